@@ -1,7 +1,21 @@
 #!/usr/bin/env bash
 # Sets up .venv (scripts/setup.sh), then runs the linters and the whole test suite.
+# The suite runs from a copy of the checkout in an empty temporary folder: users clone the repository
+# alone, so a test that reads anything beside the checkout (such as a sibling ../shared) fails here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 ./scripts/setup.sh
 .venv/bin/ruff check .
-.venv/bin/python -m pytest -q "$@"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+alone="$scratch/t3rl"
+mkdir "$alone"
+# Tracked and new (not ignored) files that exist in the work tree, as they are now.
+git ls-files -z --cached --others --exclude-standard \
+  | while IFS= read -r -d '' file; do [[ -e $file ]] && printf '%s\0' "$file"; done \
+  | tar --null -T - -cf - | tar -xf - -C "$alone"
+# The editable install maps the package `t3rl_conf` to this checkout's conf/; the copy's own comes first.
+ln -s conf "$alone/t3rl_conf"
+cd "$alone"
+PYTHONPATH="$alone${PYTHONPATH:+:$PYTHONPATH}" "$root/.venv/bin/python" -m pytest -q "$@"

@@ -1,19 +1,44 @@
-"""Suite-wide setup: the composition cache lives in a fresh directory for this session only, so tests
-(and the `t3rl` processes they start) neither read nor fill the user's ~/.cache/t3rl."""
+"""Suite-wide setup.
+
+- The composition cache lives in a fresh directory for this session only, so tests (and the `t3rl`
+  processes they start) neither read nor fill the user's ~/.cache/t3rl.
+- Users clone the repository alone: opening anything in a sibling `shared/` folder of the checkout
+  fails the test that did it (an audit hook sees every `open` of this process; `scripts/test.sh`
+  also runs the suite from a copy with no sibling folder, which covers subprocesses).
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
 _CACHE_DIR = "T3RL_CACHE_DIR"
+_SIBLING_SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+class ReadOutsideRepository(RuntimeError):
+    """A test opened a file in the sibling `shared/` folder that users do not have."""
+
+
+def _refuse_sibling_shared(event: str, args: tuple) -> None:
+    if event != "open" or not args or not isinstance(args[0], str | os.PathLike):
+        return
+    path = os.fspath(args[0])
+    if isinstance(path, bytes) or "shared" not in path:
+        return
+    resolved = Path(os.path.abspath(path))
+    if resolved == _SIBLING_SHARED or _SIBLING_SHARED in resolved.parents:
+        raise ReadOutsideRepository(f"{path}: tests must not read ../shared; put data under tests/fixtures/")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ[_CACHE_DIR] = tempfile.mkdtemp(prefix="t3rl-test-cache-")
+    sys.addaudithook(_refuse_sibling_shared)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

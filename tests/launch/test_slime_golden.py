@@ -15,7 +15,7 @@ from launch.slime_options import argv_issues, is_flag
 from t3rl_core.config import RuntimeConfig
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_GOLDEN = REPO / ".." / "shared" / "reference" / "golden" / "t3rl_stage1.args"
+T3RL_GOLDEN = REPO / "tests" / "fixtures" / "golden" / "t3rl_stage1.args"
 OWN_GOLDEN = Path(__file__).with_name("golden") / "stage2_bfcl.args"
 
 # Golden hook paths are T3RL's own module layout; compared by role.
@@ -83,8 +83,8 @@ def plan_of(experiment: str, *overrides: str):
 
 
 def test_stage1_argv_is_t3rls_published_argv(clean_env):
-    assert SHARED_GOLDEN.exists(), f"golden argv missing: {SHARED_GOLDEN}"
-    golden = [line for line in SHARED_GOLDEN.read_text().splitlines() if line]
+    assert T3RL_GOLDEN.exists(), f"golden argv missing: {T3RL_GOLDEN}"
+    golden = [line for line in T3RL_GOLDEN.read_text().splitlines() if line]
     _, plan = plan_of("stage1_bfcl")
     job = plan.stage("train").slime_job
     ours = pairs(list(job.argv))
@@ -124,7 +124,7 @@ def test_stage1_argv_is_accepted_by_slimes_option_set(clean_env):
     _, plan = plan_of("stage1_bfcl")
     assert argv_issues(plan.stage("train").slime_job.argv) == []
     golden = [
-        line.replace("${", "/").replace("}", "") for line in SHARED_GOLDEN.read_text().splitlines() if line
+        line.replace("${", "/").replace("}", "") for line in T3RL_GOLDEN.read_text().splitlines() if line
     ]
     assert argv_issues(golden) == []  # the published argv itself passes the option table
 

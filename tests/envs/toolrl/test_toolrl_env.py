@@ -15,8 +15,7 @@ from t3rl_core.registries import ACTION_PARSERS, DATASETS, ENVS, REWARDS
 from t3rl_core.rewards.base import RewardInput
 from t3rl_core.types import AnswerAction
 
-REPO = Path(__file__).resolve().parents[3]
-TEST_PARQUET = REPO / ".." / "shared" / "data" / "toolrl_rlla_4k" / "test.parquet"
+TEST_PARQUET = Path(__file__).resolve().parents[2] / "fixtures" / "toolrl" / "rlla_4k_test.parquet"
 
 
 def config(tools_in_metadata: bool = False) -> ToolRLEnvConfig:

@@ -23,8 +23,7 @@ from tests.rollout.fakes import ScriptedEngine
 # Loading the tiny tokenizer (transformers) dominates: several seconds once per test process.
 pytestmark = pytest.mark.slow
 
-SHARED = Path(__file__).resolve().parents[3] / ".." / "shared"
-TEST_PARQUET = SHARED / "data" / "toolrl_rlla_4k" / "test.parquet"
+TEST_PARQUET = Path(__file__).resolve().parents[2] / "fixtures" / "toolrl" / "rlla_4k_test.parquet"
 # The tiny test tokenizer spends far more tokens per character than Qwen's (the longest gold answer
 # exceeds ToolRL's 1024).
 MAX_NEW_TOKENS = 8192
