@@ -204,7 +204,8 @@ def _package_dir(package: str) -> Path | None:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(next(iter(spec.submodule_search_locations)))
+    # Resolved: a package reached through a symlink is shown where its files live.
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
 def _first_comment(file: Path | None) -> str:

@@ -15,6 +15,8 @@ mkdir "$alone"
 git ls-files -z --cached --others --exclude-standard \
   | while IFS= read -r -d '' file; do [[ -e $file ]] && printf '%s\0' "$file"; done \
   | tar --null -T - -cf - | tar -xf - -C "$alone"
+# The git state (manifests record it) comes along.
+cp -a .git "$alone/.git"
 # The editable install maps the package `t3rl_conf` to this checkout's conf/; the copy's own comes first.
 ln -s conf "$alone/t3rl_conf"
 cd "$alone"
