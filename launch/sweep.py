@@ -138,10 +138,16 @@ class PointRecord:
     varying: list[str]
     overrides: list[str]
     run_dir: str | None = None
-    # planned | running | succeeded | failed | stopped
+    # planned | running | succeeded | failed | stopped | interrupted (the launcher was signalled)
     status: str = "planned"
     metric: float | None = None
     error: str | None = None
+
+
+def _launcher() -> dict[str, Any]:
+    import socket
+
+    return {"host": socket.gethostname(), "pid": os.getpid()}
 
 
 @dataclass
@@ -152,9 +158,18 @@ class SweepSummary:
     name: str
     metric_name: str | None = None
     points: dict[int, PointRecord] = field(default_factory=dict)
+    # The host and pid of the t3rl process running the points: a point still `running` after that
+    # process died (SIGKILL, lost node) was interrupted.
+    launcher: dict[str, Any] = field(default_factory=_launcher)
 
     def add(self, point: Point) -> None:
         self.points[point.index] = PointRecord(point.index, list(point.varying), list(point.overrides))
+        self.write()
+
+    def plan(self, points: Sequence[Point]) -> None:
+        """Record every point as planned before the first one starts (a crash leaves them so)."""
+        for point in points:
+            self.points[point.index] = PointRecord(point.index, list(point.varying), list(point.overrides))
         self.write()
 
     def update(self, index: int, **changes: Any) -> None:
@@ -167,6 +182,7 @@ class SweepSummary:
         return {
             "name": self.name,
             "metric": self.metric_name,
+            "launcher": self.launcher,
             "points": [asdict(self.points[i]) for i in sorted(self.points)],
         }
 
@@ -180,6 +196,8 @@ class SweepSummary:
         lines = [
             f"# sweep {self.name}",
             "",
+            f"metric: `{metric}`" + ("" if self.metric_name else " (no eval stage: none is recorded)"),
+            "",
             f"| # | point | run dir | status | {metric} |",
             "|---|---|---|---|---|",
         ]
@@ -187,7 +205,8 @@ class SweepSummary:
             r = self.points[i]
             value = "" if r.metric is None else f"{r.metric:.6g}"
             run_dir = os.path.relpath(r.run_dir, self.sweep_dir) if r.run_dir else ""
-            lines.append(f"| {r.index} | {' '.join(r.varying)} | {run_dir} | {r.status} | {value} |")
+            status = f"{r.status}: {r.error}" if r.error else r.status
+            lines.append(f"| {r.index} | {' '.join(r.varying)} | {run_dir} | {status} | {value} |")
         return "\n".join(lines) + "\n"
 
 
@@ -211,6 +230,16 @@ def read_metric(summary: Mapping[str, Any], dotted: str) -> float:
 
 # What a point is scored by when its config names no objective: the last eval stage's accuracy.
 DEFAULT_METRIC = "overall.accuracy"
+
+
+def metric_label(stages: Sequence[Any], objective: Any = None) -> str | None:
+    """What `point_metric` reads, for tables: "<eval stage>: <dotted key>"; None without an eval stage."""
+    evals = [s.name for s in stages if s.kind == "eval" and "summary" in s.outputs]
+    if objective is not None and objective.stage:
+        evals = [name for name in evals if name == objective.stage]
+    if not evals:
+        return None
+    return f"{evals[-1]}: {objective.metric if objective else DEFAULT_METRIC}"
 
 
 def point_metric(stages: Sequence[Any], objective: Any = None) -> float | None:

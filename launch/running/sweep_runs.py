@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from launch.plan import Plan
     from launch.resolve import Resolved
-    from launch.sweep import Point
+    from launch.sweep import Point, SweepSummary
 
 
 def run_sweep(
@@ -38,7 +38,14 @@ def run_sweep(
     from launch.rundir import RunDir
     from launch.running.search_runs import run_search_trials
     from launch.search import is_search
-    from launch.sweep import SweepSummary, check_points, expand_points, point_metric, print_points_table
+    from launch.sweep import (
+        SweepSummary,
+        check_points,
+        expand_points,
+        metric_label,
+        point_metric,
+        print_points_table,
+    )
 
     if is_search(overrides):
         if dry:
@@ -68,30 +75,68 @@ def run_sweep(
     if not all(c.ok for c in checks):
         return EXIT_CONFIG
     sweep_dir = sweep_dirs[0]
-    summary = SweepSummary(sweep_dir=sweep_dir, name=sweep_name)
+    first_resolved, first_plan = checks[0].plan
+    summary = SweepSummary(
+        sweep_dir=sweep_dir,
+        name=sweep_name,
+        metric_name=metric_label(first_plan.stages, first_resolved.run.objective),
+    )
+    summary.plan(points)
     failed = 0
     for check, point in zip(checks, points, strict=True):
         resolved, plan = check.plan
-        run_dir = RunDir(plan.run_dir)
-        run_dir.path.mkdir(parents=True, exist_ok=True)
-        summary.add(point)
-        summary.update(point.index, run_dir=str(run_dir.path), status="running")
         console.rule(f"point {point.index}: {' '.join(point.varying)}")
-        write_run_dir(run_dir, resolved, plan, config_dirs)
-        try:
-            result = execute(plan, run_dir, resolved, from_stage, only, dry=dry, console=console)
-        except KeyboardInterrupt:
-            summary.update(point.index, status="stopped")
-            raise
-        code = report_result(result, plan, run_dir, console, dry=dry)
-        summary.update(
-            point.index, status=result.status, metric=point_metric(plan.stages, resolved.run.objective)
-        )
-        failed += code != 0
+        status, error = _run_point(summary, point, check.plan, config_dirs, from_stage, only, dry, console)
+        metric = None
+        if status == "succeeded":
+            try:
+                metric = point_metric(plan.stages, resolved.run.objective)
+            except (OSError, ValueError, KeyError) as err:
+                status, error = "failed", f"no metric: {err}"
+        summary.update(point.index, status=status, metric=metric, error=error)
+        failed += status not in ("succeeded", "planned")
     console.print(
         f"sweep: {sweep_dir / 'sweep.md'} ({len(points) - failed}/{len(points)} ok)", soft_wrap=True
     )
     return EXIT_FAILED if failed else 0
+
+
+def _run_point(
+    summary: SweepSummary,
+    point: Point,
+    planned: tuple[Resolved, Plan],
+    config_dirs: list[str],
+    from_stage: str | None,
+    only: str | None,
+    dry: bool,
+    console: Console,
+) -> tuple[str, str | None]:
+    """Run one point; (status, error). Whatever ends it, its record leaves `running`: a refusal or
+    an exception is `failed` (the sweep goes on), a signal `interrupted` (the sweep stops)."""
+    from launch.pipeline import PipelineError
+    from launch.rundir import RunDir, RunDirError
+
+    resolved, plan = planned
+    run_dir = RunDir(plan.run_dir)
+    run_dir.path.mkdir(parents=True, exist_ok=True)
+    summary.update(point.index, run_dir=str(run_dir.path), status="running")
+    try:
+        write_run_dir(run_dir, resolved, plan, config_dirs)
+        result = execute(plan, run_dir, resolved, from_stage, only, dry=dry, console=console)
+    except KeyboardInterrupt:
+        summary.update(point.index, status="interrupted", error="stopped by a signal (Ctrl-C, SIGTERM)")
+        raise
+    except (PipelineError, RunDirError) as err:
+        console.print(f"[red]point {point.index}:[/] {err}", soft_wrap=True, highlight=False)
+        return "failed", str(err).splitlines()[0]
+    except Exception as err:
+        console.print_exception()
+        return "failed", f"{type(err).__name__}: {err}"
+    report_result(result, plan, run_dir, console, dry=dry)
+    if result.status in ("succeeded", "planned"):
+        return result.status, None
+    outcome = result.results.get(result.failed_stage or "")
+    return result.status, f"stage {result.failed_stage}: {outcome.message if outcome else ''}".strip()
 
 
 def _tracked(point: Point, sweep_name: str) -> Point:
