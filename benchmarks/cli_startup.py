@@ -3,7 +3,7 @@
 Three fresh processes, alternating, several times, in one scratch directory (each plan writes a new run
 dir under it); the medians and both ratios to `import hydra` are printed:
   - cold: `T3RL_NO_CACHE=1`, so Hydra is imported and composes the config, as on a first invocation;
-  - warm: the composition cache filled by an earlier identical command line (launch/compose_cache.py),
+  - warm: the composition cache filled by an earlier identical command line (launch/config/compose_cache.py),
     so Hydra is not imported; validation and planning run in full as always.
 Targets: ratio <= 2 and plan < 1 s.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from run_configs import make_run, t3rl_stages
 
-from launch.schema import RunConfig
+from launch.config.schema import RunConfig
 
 
 @pytest.fixture

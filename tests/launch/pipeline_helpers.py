@@ -10,12 +10,12 @@ import io
 import sys
 from pathlib import Path
 
-from launch.executors.local import LocalExecutor
-from launch.pipeline import run_pipeline
-from launch.plan import Plan
-from launch.rundir import RunDir
-from launch.schema import LocalExecutorConfig
-from launch.stages import Stage
+from launch.config.schema import LocalExecutorConfig
+from launch.plan.build import Plan
+from launch.plan.stages import Stage
+from launch.run.executors.local import LocalExecutor
+from launch.run.pipeline import run_pipeline
+from launch.run.rundir import RunDir
 
 
 def stage(name: str, marks: Path, body: str = "true", **fields: object) -> Stage:

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from omegaconf import OmegaConf
 
-from launch.schema import RunConfig
+from launch.config.schema import RunConfig
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from launch.cli import app
+from launch.cli.app import app
 
 CASES = [
     # typos in keys, with and without '+', and in group options

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from launch.cli import app
+from launch.cli.app import app
 
 HEAVY = ("torch", "transformers", "ray", "sglang", "wandb", "bfcl_eval")
 
@@ -104,7 +104,7 @@ def test_plan_imports_no_heavy_library(workdir):
     """Neither when it composes the config nor on a composition cache hit (then not Hydra either)."""
     code = (
         "import json, sys\n"
-        "from launch.cli import app\n"
+        "from launch.cli.app import app\n"
         "try:\n"
         "    app(['plan', '+experiment=stage2_bfcl'])\n"
         "except SystemExit as e:\n"

@@ -1,4 +1,4 @@
-"""launch.compose_cache: a repeated command line reuses its composition, any changed input recomposes,
+"""launch.config.compose_cache: a repeated command line reuses its composition, any changed input recomposes,
 and validation runs on every call."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import launch.resolve as resolve_module
-from launch import compose_cache
-from launch.compose_cache import Entry, Plain, on_search_path
-from launch.errors import ConfigError
-from launch.provenance import Origin, Provenance
-from launch.resolve import resolve
+import launch.config.resolve as resolve_module
+from launch.config import compose_cache
+from launch.config.compose_cache import Entry, Plain, on_search_path
+from launch.config.errors import ConfigError
+from launch.config.provenance import Origin, Provenance
+from launch.config.resolve import resolve
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 STAGE2 = ["+experiment=stage2_bfcl", "hardware.nodes=2", "+stages.train.hardware.pipeline_parallel=1"]
@@ -212,6 +212,6 @@ def test_on_search_path(config_dir) -> None:
 
 
 def test_the_package_name_matches_the_composer() -> None:
-    from launch.compose import PACKAGE
+    from launch.config.compose import PACKAGE
 
     assert compose_cache.CONF_PACKAGE == PACKAGE

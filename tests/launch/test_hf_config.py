@@ -1,12 +1,12 @@
-"""launch.hf_config: slime's HF config.json cross-check rules, on config.json files written here."""
+"""launch.checks.hf_config: slime's HF config.json cross-check rules, on config.json files written here."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from launch.hf_config import compare, read_hf_config
-from launch.resolve import resolve
+from launch.checks.hf_config import compare, read_hf_config
+from launch.config.resolve import resolve
 
 
 def _arch(model: str):

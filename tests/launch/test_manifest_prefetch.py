@@ -1,4 +1,4 @@
-"""launch.rundir.prefetched_manifest_facts: the git state and platform string are computed on a thread
+"""launch.run.rundir.prefetched_manifest_facts: the git state and platform string are computed on a thread
 started early, used by the next manifest of the same checkout inside the block, and only by that one."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from launch import rundir
-from launch.rundir import collect_manifest, git_state, prefetched_manifest_facts
+from launch.run import rundir
+from launch.run.rundir import collect_manifest, git_state, prefetched_manifest_facts
 
 REPO = Path(__file__).resolve().parents[2]
 

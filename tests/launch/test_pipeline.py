@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from pipeline_helpers import alive, count, run, stage, three_stage_plan
 
-from launch.pipeline import PipelineError, decide, run_pipeline
-from launch.plan import Plan
-from launch.rundir import RunDir
+from launch.plan.build import Plan
+from launch.run.pipeline import PipelineError, decide, run_pipeline
+from launch.run.rundir import RunDir
 
 HELPERS = Path(__file__).with_name("pipeline_helpers.py")
 
@@ -205,7 +205,7 @@ def test_one_pipeline_per_run_dir(dirs):
 
 
 def test_dry_executor_writes_commands_and_records_nothing(dirs):
-    from launch.executors.dry import DryExecutor
+    from launch.run.executors.dry import DryExecutor
 
     run_dir, marks = dirs
     result = run_pipeline(three_stage_plan(run_dir, marks), RunDir(run_dir), DryExecutor())

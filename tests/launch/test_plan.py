@@ -8,9 +8,9 @@ import pytest
 import yaml
 from run_configs import group, make_run, t3rl_stages
 
-from launch.errors import ConfigError
-from launch.plan import PlanContext, build_plan
-from launch.planning.convert import conversion_gpus
+from launch.config.errors import ConfigError
+from launch.plan.build import PlanContext, build_plan
+from launch.plan.builders.convert import conversion_gpus
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.eval.config import EvalConfig
 
@@ -182,8 +182,8 @@ def test_plan_script_runs_by_hand_with_its_own_ray_head(tmp_path):
     import os
     import subprocess
 
-    from launch.plan import Plan
-    from launch.stages import Stage
+    from launch.plan.build import Plan
+    from launch.plan.stages import Stage
 
     marks = tmp_path / "marks"
     marks.mkdir()

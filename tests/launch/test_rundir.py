@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launch.rundir import (
+from launch.run.rundir import (
     RunDir,
     RunDirError,
     RunState,

@@ -6,8 +6,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from launch.cli import app
-from launch.commands.runtime import with_options
+from launch.cli.app import app
+from launch.cli.runtime import with_options
 from t3rl_core.eval.config import EvalConfig
 from tests.support.tiny_stack import shared_tiny_stack, write_runtime_yaml
 

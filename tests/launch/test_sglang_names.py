@@ -1,10 +1,10 @@
-"""The static SGLang parser names in launch/sglang_names.py equal SGLang's real registries."""
+"""The static SGLang parser names in launch/checks/sglang_names.py equal SGLang's real registries."""
 
 from __future__ import annotations
 
 import pytest
 
-from launch import sglang_names
+from launch.checks import sglang_names
 from t3rl_core.chat.families import FAMILIES
 
 

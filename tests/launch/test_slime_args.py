@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from run_configs import CONF, group, make_run, t3rl_stages
 
-from launch.errors import ConfigError
-from launch.slime_args import HOOKS, TrainPaths, build_train_job
-from launch.slime_option_table import SLIME
-from launch.slime_options import argv_issues, check_argv, known_options
+from launch.config.errors import ConfigError
+from launch.plan.slime_args import HOOKS, TrainPaths, build_train_job
+from launch.plan.slime_option_table import SLIME
+from launch.plan.slime_options import argv_issues, check_argv, known_options
 
 PATHS = TrainPaths(
     hf_checkpoint="/hf",

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from launch.plan import PlanContext, build_plan
-from launch.resolve import resolve
-from launch.slime_args import HOOK_FLAGS, HOOKS
-from launch.slime_options import argv_issues, is_flag
+from launch.config.resolve import resolve
+from launch.plan.build import PlanContext, build_plan
+from launch.plan.slime_args import HOOK_FLAGS, HOOKS
+from launch.plan.slime_options import argv_issues, is_flag
 from t3rl_core.config import RuntimeConfig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,7 +27,7 @@ GOLDEN_HOOKS = {
     "t3rl.mismatch.mis.compute_mis_weights_with_cp": "tis",
 }
 # Flags whose values are paths (compared by role), and the flag pairs t3rl adds on purpose
-# (launch/slime_args.py docstring): --load = --save for resume, the run's seed made explicit.
+# (launch/plan/slime_args.py docstring): --load = --save for resume, the run's seed made explicit.
 PATH_FLAGS = {
     "--hf-checkpoint",
     "--ref-load",

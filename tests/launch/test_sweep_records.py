@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from launch.cli import app
+from launch.cli.app import app
 
 SWEEP = ("run", "-m", "+experiment=stage1_bfcl", "reward=progress,binary", "executor=local")
 
@@ -48,7 +48,7 @@ def test_an_exception_in_a_point_fails_it_and_the_next_point_still_runs(
         calls.append(plan.run_dir.name)
         raise RuntimeError("executor exploded")
 
-    monkeypatch.setattr("launch.running.sweep_runs.execute", broken)
+    monkeypatch.setattr("launch.run.sweep_runs.execute", broken)
     result = CliRunner().invoke(app, list(SWEEP), env={"COLUMNS": "200"})
     assert result.exit_code == 1, result.output
     assert calls == ["p00", "p01"]
@@ -64,7 +64,7 @@ def test_a_signal_marks_the_point_interrupted_and_leaves_the_rest_planned(
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt  # what SIGTERM and Ctrl-C become in `t3rl run`
 
-    monkeypatch.setattr("launch.running.sweep_runs.execute", interrupted)
+    monkeypatch.setattr("launch.run.sweep_runs.execute", interrupted)
     result = CliRunner().invoke(app, list(SWEEP), env={"COLUMNS": "200"})
     assert result.exit_code == 130, result.output
     summary, markdown = _sweep(runs)

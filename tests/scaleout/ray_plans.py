@@ -6,9 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from launch.plan import Plan
-from launch.slime_args import SlimeJob
-from launch.stages import Stage
+from launch.plan.build import Plan
+from launch.plan.slime_args import SlimeJob
+from launch.plan.stages import Stage
 
 # Prints numbered lines slowly enough that a test can interrupt the launcher in the middle.
 TRAIN_CODE = (

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from launch.executors.ray_jobs import RayExecutor
-from launch.pipeline import run_pipeline
-from launch.rundir import RunDir
-from launch.schema import RayExecutorConfig
+from launch.config.schema import RayExecutorConfig
+from launch.run.executors.ray_jobs import RayExecutor
+from launch.run.pipeline import run_pipeline
+from launch.run.rundir import RunDir
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ray_plans import two_stage_plan

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from launch.executors.slurm import SlurmExecutor
-from launch.pipeline import run_pipeline
-from launch.rundir import RunDir
+from launch.run.executors.slurm import SlurmExecutor
+from launch.run.pipeline import run_pipeline
+from launch.run.rundir import RunDir
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ray_plans import two_stage_plan

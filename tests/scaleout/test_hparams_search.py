@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launch.executors.dry import DryExecutor
-from launch.pipeline import run_pipeline
-from launch.plan import PlanContext, build_plan
-from launch.resolve import resolve
-from launch.rundir import RunDir
-from launch.search import TrialOutcome, run_search
-from launch.sweep import Point, read_metric
+from launch.config.resolve import resolve
+from launch.plan.build import PlanContext, build_plan
+from launch.run.executors.dry import DryExecutor
+from launch.run.pipeline import run_pipeline
+from launch.run.rundir import RunDir
+from launch.run.search import TrialOutcome, run_search
+from launch.run.sweep import Point, read_metric
 
 pytestmark = pytest.mark.slow
 

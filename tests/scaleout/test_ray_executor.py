@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from launch.errors import ConfigError
-from launch.executors.ray_jobs import RayExecutor, read_record, run_key
-from launch.pipeline import run_pipeline
-from launch.plan import Plan
-from launch.rundir import RunDir
-from launch.schema import RayExecutorConfig
+from launch.config.errors import ConfigError
+from launch.config.schema import RayExecutorConfig
+from launch.plan.build import Plan
+from launch.run.executors.ray_jobs import RayExecutor, read_record, run_key
+from launch.run.pipeline import run_pipeline
+from launch.run.rundir import RunDir
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ray_cluster import LocalRay, local_ray

@@ -10,11 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from launch.errors import ConfigError
-from launch.executors.ray_jobs import RayExecutor, check_cluster, dashboard_address
-from launch.plan import PlanContext, build_plan
-from launch.resolve import resolve
-from launch.schema import RayExecutorConfig
+from launch.config.errors import ConfigError
+from launch.config.resolve import resolve
+from launch.config.schema import RayExecutorConfig
+from launch.plan.build import PlanContext, build_plan
+from launch.run.executors.ray_jobs import RayExecutor, check_cluster, dashboard_address
 
 
 def _train(hardware: str):

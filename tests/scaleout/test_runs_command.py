@@ -9,12 +9,12 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from launch.cli import app
-from launch.executors.local import LocalExecutor
-from launch.pipeline import run_dir_lock, run_pipeline
-from launch.plan import Plan
-from launch.rundir import RunDir
-from launch.stages import Stage
+from launch.cli.app import app
+from launch.plan.build import Plan
+from launch.plan.stages import Stage
+from launch.run.executors.local import LocalExecutor
+from launch.run.pipeline import run_dir_lock, run_pipeline
+from launch.run.rundir import RunDir
 
 
 def _run(runs: Path, name: str, commands: list[str]) -> RunDir:

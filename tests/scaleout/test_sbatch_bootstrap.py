@@ -10,8 +10,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from launch.executors.sbatch import SbatchJob, render_sbatch
-from launch.schema import SlurmExecutorConfig
+from launch.config.schema import SlurmExecutorConfig
+from launch.run.executors.sbatch import SbatchJob, render_sbatch
 
 FAKES = Path(__file__).parent / "fake_slurm"
 

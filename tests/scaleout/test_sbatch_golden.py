@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from launch.executors.base import StageContext
-from launch.executors.sbatch import render_sbatch, sbatch_directives, sbatch_parameters
-from launch.executors.slurm import sbatch_job
-from launch.plan import PlanContext, build_plan
-from launch.resolve import resolve
+from launch.config.resolve import resolve
+from launch.plan.build import PlanContext, build_plan
+from launch.run.executors.base import StageContext
+from launch.run.executors.sbatch import render_sbatch, sbatch_directives, sbatch_parameters
+from launch.run.executors.slurm import sbatch_job
 
 GOLDEN = Path(__file__).parent / "golden"
 RUN_DIR = Path("/lustre/runs/stage1_bfcl/20260101-000000")

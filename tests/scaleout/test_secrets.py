@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from launch.cli import app
-from launch.executors.local import LocalExecutor
-from launch.pipeline import run_pipeline
-from launch.plan import Plan
-from launch.rundir import RunDir
-from launch.schema import RunConfig
-from launch.stages import Stage
-from launch.tracking import tracked
+from launch.cli.app import app
+from launch.config.schema import RunConfig
+from launch.plan.build import Plan
+from launch.plan.stages import Stage
+from launch.plan.tracking import tracked
+from launch.run.executors.local import LocalExecutor
+from launch.run.pipeline import run_pipeline
+from launch.run.rundir import RunDir
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ray_plans import NoteReporter
@@ -90,7 +90,7 @@ def test_a_run_with_wandb_offline_keeps_every_secret_out(runs: Path) -> None:
 def test_a_stage_printing_secrets_leaves_them_out_of_its_log_and_the_tracker(
     runs: Path, tmp_path: Path
 ) -> None:
-    from launch.resolve import resolve
+    from launch.config.resolve import resolve
 
     run = resolve(["+experiment=quickstart", "tracking=wandb", "tracking.mode=offline", INTERPOLATED]).run
     run_dir = RunDir.new(runs, "leaky")

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from launch.executors.slurm import SlurmExecutor, read_record
-from launch.pipeline import run_pipeline
-from launch.rundir import RunDir
+from launch.run.executors.slurm import SlurmExecutor, read_record
+from launch.run.pipeline import run_pipeline
+from launch.run.rundir import RunDir
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ray_plans import NoteReporter, two_stage_plan

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from launch.cli import app
+from launch.cli.app import app
 
 # 2 hardware configs x 3 tensor-parallel sizes x 2 rewards = 12 points. A global batch of 8 splits
 # over every data-parallel size except 16 (2 nodes x 8 GPUs at TP 1): exactly 2 points are invalid.
@@ -75,9 +75,9 @@ def test_fixed_sweep_plans_all_twelve_points_in_one_call(runs: Path) -> None:
 
 
 def test_point_metric_reads_the_objective_or_the_last_eval_accuracy(tmp_path: Path) -> None:
-    from launch.schema import ObjectiveConfig
-    from launch.stages import Stage
-    from launch.sweep import point_metric
+    from launch.config.schema import ObjectiveConfig
+    from launch.plan.stages import Stage
+    from launch.run.sweep import point_metric
 
     def eval_stage(name: str, accuracy: float | None) -> Stage:
         summary = tmp_path / f"{name}.json"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from launch.schema import TrackingConfig
-from launch.secrets import MASK, is_secret_name, public_env, scrub_obj, scrub_text
-from launch.tracking import slime_tracking_args, tracking_env, tracking_names
+from launch.config.schema import TrackingConfig
+from launch.config.secrets import MASK, is_secret_name, public_env, scrub_obj, scrub_text
+from launch.plan.tracking import slime_tracking_args, tracking_env, tracking_names
 
 
 def test_secret_names_cover_env_style_and_config_keys_but_not_data_keys() -> None:

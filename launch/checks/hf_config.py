@@ -1,0 +1,124 @@
+"""Compare a local HF checkpoint's config.json with the Megatron architecture, before any GPU is used.
+
+slime runs the same comparison at argument-parsing time (`_hf_validate_args` in
+slime/backends/megatron_utils/arguments.py) — on the cluster, after the job started. These are its
+rules (a field is compared only when both sides have it; MoE configs skip the dense FFN size unless
+some layers are dense), plus query groups and the vocabulary, which may only be larger than the HF one
+(Megatron pads it; a smaller one cannot hold the checkpoint's embeddings). Reads the JSON directly:
+no transformers import.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from launch.config.schema import MegatronArch
+
+_MOE_MARKERS = ("moe_intermediate_size", "num_experts", "n_routed_experts", "num_local_experts")
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One architecture field that disagrees with config.json."""
+
+    # MegatronArch field, dotted below model.architecture ("num_layers", "moe.moe_ffn_hidden_size").
+    field: str
+    ours: Any
+    # The HF key and its value.
+    hf_key: str
+    theirs: Any
+    # The value our field should take to agree.
+    expected: Any
+    # "==": must be equal; ">=": ours must be at least `expected` (Megatron pads the vocabulary up).
+    relation: str = "=="
+
+
+def read_hf_config(checkpoint: str | Path) -> dict[str, Any] | None:
+    """The text-model part of `<checkpoint>/config.json`, or None when there is no such local file."""
+    path = Path(checkpoint) / "config.json"
+    if not path.is_file():
+        return None
+    config = json.loads(path.read_text())
+    return config.get("text_config") or config
+
+
+def compare(arch: MegatronArch, hf: dict[str, Any]) -> list[Mismatch]:
+    """Every field of `arch` that disagrees with the HF config."""
+    mismatches = []
+    for field, ours, hf_key, theirs in _pairs(arch, hf):
+        if theirs is None or ours is None:
+            continue
+        # HF ties embeddings where Megatron unties them: the two flags must be opposite.
+        expected = not theirs if field == "untie_embeddings_and_output_weights" else theirs
+        if field == "vocab_size":
+            if ours < expected:
+                mismatches.append(Mismatch(field, ours, hf_key, theirs, expected, ">="))
+        elif not _equal(ours, expected):
+            mismatches.append(Mismatch(field, ours, hf_key, theirs, expected))
+    return mismatches
+
+
+# Our field, the HF key (rope_theta also appears as rope_parameters.rope_theta).
+_FIELDS = (
+    ("hidden_size", "hidden_size"),
+    ("num_attention_heads", "num_attention_heads"),
+    ("num_layers", "num_hidden_layers"),
+    ("vocab_size", "vocab_size"),
+    ("norm_epsilon", "rms_norm_eps"),
+    ("num_query_groups", "num_key_value_heads"),
+    ("untie_embeddings_and_output_weights", "tie_word_embeddings"),
+    ("rotary_base", "rope_theta"),
+    ("ffn_hidden_size", "intermediate_size"),
+    ("moe.moe_ffn_hidden_size", "moe_intermediate_size"),
+    ("moe.moe_shared_expert_intermediate_size", "shared_expert_intermediate_size"),
+)
+
+
+def _pairs(arch: MegatronArch, hf: dict[str, Any]) -> list[tuple[str, Any, str, Any]]:
+    """(our field, our value, HF key, HF value) for each field both sides have."""
+    ours = {
+        **arch.model_dump(),
+        "num_query_groups": arch.num_query_groups or arch.num_attention_heads,
+        "moe.moe_ffn_hidden_size": arch.moe.moe_ffn_hidden_size if arch.moe else None,
+        "moe.moe_shared_expert_intermediate_size": arch.moe.moe_shared_expert_intermediate_size
+        if arch.moe
+        else None,
+    }
+    theirs = {**hf, "rope_theta": _rope_theta(hf)}
+    skip_dense = _is_moe(hf) and not _has_dense_layers(arch)
+    return [
+        (field, ours[field], hf_key, theirs[hf_key])
+        for field, hf_key in _FIELDS
+        if hf_key in theirs and not (skip_dense and field == "ffn_hidden_size")
+    ]
+
+
+def _rope_theta(hf: dict[str, Any]) -> Any:
+    if "rope_theta" in hf:
+        return hf["rope_theta"]
+    parameters = hf.get("rope_parameters")
+    return parameters.get("rope_theta") if isinstance(parameters, dict) else None
+
+
+def _is_moe(hf: dict[str, Any]) -> bool:
+    return any(marker in hf for marker in _MOE_MARKERS)
+
+
+def _has_dense_layers(arch: MegatronArch) -> bool:
+    # slime compares the dense FFN size of an MoE config only when --moe-layer-freq is unset, lists a 0,
+    # or is the int 0 (t3rl always passes it).
+    if arch.moe is None:
+        return True
+    freq = arch.moe.moe_layer_freq
+    return 0 in freq if isinstance(freq, list) else freq == 0
+
+
+def _equal(ours: Any, expected: Any) -> bool:
+    if isinstance(ours, bool) or isinstance(expected, bool):
+        return bool(ours) == bool(expected)
+    if isinstance(ours, int | float) and isinstance(expected, int | float):
+        return abs(float(ours) - float(expected)) <= 1e-12 * max(1.0, abs(float(expected)))
+    return ours == expected

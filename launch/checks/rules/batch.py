@@ -1,0 +1,271 @@
+"""A train stage's curriculum: batch arithmetic, schedule, eval and token budgets (slime's rules).
+
+Batch sizes count samples: a rollout yields rollout_batch_size × n_samples_per_prompt of them, and
+each optimizer step takes global_batch_size. slime drops the samples of a rollout that do not fill a
+whole step, and Megatron needs each step to split evenly over the data-parallel ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from launch.checks.rules.topology import fitting
+from launch.checks.validate import Context, Scope, per_scope
+from launch.config.errors import Problem
+
+_NONZERO_STD_FILTERS = ("check_reward_nonzero_std",)
+
+
+def _listed(values: list[int]) -> str:
+    return ", ".join(map(str, values))
+
+
+def _samples(scope: Scope) -> int:
+    cur = scope.curriculum
+    assert cur is not None
+    return cur.rollout_batch_size * cur.n_samples_per_prompt
+
+
+@per_scope
+def steps_per_rollout_defined(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """RL needs global_batch_size or num_steps_per_rollout, and the two may not disagree (slime)."""
+    cur = scope.curriculum
+    if cur is None or cur.mode != "rl":
+        return
+    total = _samples(scope)
+    gbs, steps = cur.global_batch_size, cur.num_steps_per_rollout
+    if gbs is None and steps is None:
+        yield Problem(
+            scope.cur("global_batch_size"),
+            "neither global_batch_size nor num_steps_per_rollout is set",
+            fix=f"set {scope.cur('global_batch_size')}={total} (one optimizer step per rollout)",
+        )
+    if steps is not None and total % steps:
+        yield Problem(
+            scope.cur("num_steps_per_rollout"),
+            f"{total} samples per rollout (rollout_batch_size × n_samples_per_prompt) "
+            f"do not split into {steps} steps",
+            fix=f"set {scope.cur('num_steps_per_rollout')} to one of {_listed(fitting(total, 1))}",
+        )
+    elif steps is not None and gbs is not None and gbs != total // steps:
+        key = ctx.latest(scope.cur("global_batch_size"), scope.cur("num_steps_per_rollout"))
+        yield Problem(
+            key,
+            f"global_batch_size {gbs} disagrees with num_steps_per_rollout {steps}: "
+            f"{total} samples / {steps} steps = {total // steps} (slime asserts they match)",
+            fix=f"set {scope.cur('global_batch_size')}={total // steps}, or remove one of the two",
+        )
+
+
+@per_scope
+def rollout_fills_whole_steps(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """slime trains floor(samples / global_batch_size) steps per rollout and drops the rest."""
+    cur = scope.curriculum
+    if cur is None or cur.global_batch_size is None:
+        return
+    total, gbs = _samples(scope), cur.global_batch_size
+    if total % gbs == 0:
+        return
+    key = ctx.latest(
+        scope.cur("global_batch_size"), scope.cur("rollout_batch_size"), scope.cur("n_samples_per_prompt")
+    )
+    what = (
+        "no optimizer step at all" if gbs > total else f"{total % gbs} samples of every rollout are dropped"
+    )
+    yield Problem(
+        key,
+        f"rollout_batch_size {cur.rollout_batch_size} × n_samples_per_prompt {cur.n_samples_per_prompt} "
+        f"= {total} samples is not a multiple of global_batch_size {gbs}: {what}",
+        fix=f"set {scope.cur('global_batch_size')} to a divisor of {total}: {_listed(fitting(total, 1))} "
+        f"({total} = one step per rollout)",
+    )
+
+
+@per_scope
+def global_batch_splits_over_data_parallel(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Megatron's micro-batch calculator: global batch divisible by micro batch (1) × data-parallel size."""
+    cur = scope.curriculum
+    if cur is None or scope.world_size % scope.model_parallel:
+        return
+    gbs = cur.global_batch_size or (
+        _samples(scope) // cur.num_steps_per_rollout if cur.num_steps_per_rollout else None
+    )
+    dp = scope.data_parallel
+    if gbs is None or gbs % dp == 0:
+        return
+    yield Problem(
+        scope.cur("global_batch_size"),
+        f"global batch {gbs} does not split over {dp} data-parallel ranks "
+        f"(world {scope.world_size} / (TP × PP × CP) {scope.model_parallel}; Megatron)",
+        fix=f"use a global batch that is a multiple of {dp}",
+    )
+
+
+@per_scope
+def over_sampling_covers_batch(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """slime: over_sampling_batch_size must be at least rollout_batch_size."""
+    cur = scope.curriculum
+    if (
+        cur is None
+        or cur.over_sampling_batch_size is None
+        or cur.over_sampling_batch_size >= cur.rollout_batch_size
+    ):
+        return
+    key = ctx.latest(scope.cur("over_sampling_batch_size"), scope.cur("rollout_batch_size"))
+    yield Problem(
+        key,
+        f"over_sampling_batch_size {cur.over_sampling_batch_size} "
+        f"< rollout_batch_size {cur.rollout_batch_size} (slime)",
+        fix=f"set {scope.cur('over_sampling_batch_size')} >= {cur.rollout_batch_size}, or null",
+    )
+
+
+@per_scope
+def schedule_length_set(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """slime: --num-rollout or --num-epoch is required."""
+    cur = scope.curriculum
+    if cur is not None and cur.num_rollout is None and cur.num_epoch is None:
+        yield Problem(
+            scope.cur("num_rollout"),
+            "the train stage has no length: neither num_rollout nor num_epoch is set",
+            fix=f"set {scope.cur('num_rollout')} (T3RL: 800) or {scope.cur('num_epoch')}",
+        )
+
+
+@per_scope
+def eval_interval_needs_eval_split(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """slime: --eval-interval needs eval datasets."""
+    cur = scope.curriculum
+    if cur is not None and cur.eval_interval is not None and cur.eval_split is None:
+        key = ctx.latest(scope.cur("eval_interval"), scope.cur("eval_split"))
+        yield Problem(
+            key,
+            f"eval_interval {cur.eval_interval} but no eval_split: in-loop eval has no data",
+            fix=f"set {scope.cur('eval_split')} (e.g. bfcl_val), or {scope.cur('eval_interval')}=null",
+        )
+
+
+@per_scope
+def sft_mode_consistent(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """slime's SFT rollout samples nothing and evaluates nothing: one sample per prompt, no in-loop eval."""
+    cur = scope.curriculum
+    if cur is None or cur.mode != "sft":
+        return
+    if cur.n_samples_per_prompt != 1:
+        yield Problem(
+            scope.cur("n_samples_per_prompt"),
+            f"mode sft trains on dataset rows: n_samples_per_prompt is {cur.n_samples_per_prompt}",
+            fix=f"set {scope.cur('n_samples_per_prompt')}=1",
+        )
+    if cur.eval_interval is not None:
+        yield Problem(
+            scope.cur("eval_interval"),
+            "slime's SFT rollout has no in-loop eval",
+            fix=f"set {scope.cur('eval_interval')}=null and evaluate with an eval stage",
+        )
+    if cur.dynamic_sampling_filter is not None:
+        yield Problem(
+            scope.cur("dynamic_sampling_filter"),
+            "mode sft has no rewards to filter groups by",
+            fix=f"set {scope.cur('dynamic_sampling_filter')}=null",
+        )
+
+
+@per_scope
+def group_filter_needs_groups(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """A reward-std filter drops every group of one sample (its std is always 0)."""
+    cur = scope.curriculum
+    if cur is None or cur.mode != "rl" or not cur.dynamic_sampling_filter or cur.n_samples_per_prompt > 1:
+        return
+    if any(cur.dynamic_sampling_filter.endswith(name) for name in _NONZERO_STD_FILTERS):
+        key = ctx.latest(scope.cur("dynamic_sampling_filter"), scope.cur("n_samples_per_prompt"))
+        yield Problem(
+            key,
+            "check_reward_nonzero_std with n_samples_per_prompt 1 drops every group "
+            "(a single reward has std 0)",
+            fix=f"set {scope.cur('n_samples_per_prompt')} >= 2 (T3RL: 16), "
+            f"or {scope.cur('dynamic_sampling_filter')}=null",
+        )
+
+
+@per_scope
+def kl_coef_needs_kl_loss(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """slime ignores --kl-loss-coef without --use-kl-loss."""
+    cur = scope.curriculum
+    if cur is not None and cur.algorithm.kl_loss_coef != 0 and not cur.algorithm.use_kl_loss:
+        yield Problem(
+            scope.cur("algorithm.kl_loss_coef"),
+            f"kl_loss_coef {cur.algorithm.kl_loss_coef} has no effect: use_kl_loss is false",
+            fix=f"set {scope.cur('algorithm.use_kl_loss')}=true, or kl_loss_coef=0",
+        )
+
+
+@per_scope
+def token_budget_fits_one_call(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """A sample is split over the CP ranks, so one micro-batch holds max_tokens_per_gpu × CP of it.
+
+    slime packs micro-batches up to that budget, but a longer sample is trained alone in an over-budget
+    micro-batch (slime/utils/dp_schedule.py) rather than rejected, so this is a memory warning: when even
+    one model call may exceed the budget, the budget no longer bounds activation memory.
+    """
+    cur, hw = scope.curriculum, scope.hardware
+    if cur is None or not hw.dynamic_batch or hw.max_tokens_per_gpu is None:
+        return
+    budget = hw.max_tokens_per_gpu * hw.context_parallel
+    if budget >= cur.rollout_max_response_len:
+        return
+    need = -(-cur.rollout_max_response_len // hw.context_parallel)
+    yield Problem(
+        scope.hw("max_tokens_per_gpu"),
+        f"max_tokens_per_gpu {hw.max_tokens_per_gpu} × CP {hw.context_parallel} = {budget} tokens, "
+        f"but one model call may return {cur.rollout_max_response_len} tokens: longer samples are "
+        "trained alone in over-budget micro-batches (memory follows the longest episode, not the budget)",
+        fix=f"raise {scope.hw('max_tokens_per_gpu')} to >= {need} or context_parallel, if memory allows "
+        "(T3RL stage 1 runs 2048 × CP 1 on H200 with per-call 10000)",
+        severity="warning",
+    )
+
+
+@per_scope
+def splits_exist(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Train and eval splits must be ones the env's data preparation writes (when the env lists them)."""
+    cur = scope.curriculum
+    known = env_splits(ctx)
+    if cur is None or known is None:
+        return
+    for field in ("train_split", "eval_split"):
+        split = getattr(cur, field)
+        if split is not None and split not in known:
+            yield Problem(
+                scope.cur(field),
+                f"split '{split}' is not prepared by env {ctx.run.env.name}",
+                fix=split_fix(scope.cur(field), split, known),
+            )
+
+
+def env_splits(ctx: Context) -> list[str] | None:
+    """Split names the env's prepare step writes, when its config class declares them (`split_names()`)."""
+    split_names = getattr(ctx.run.env, "split_names", None)
+    return sorted(split_names()) if callable(split_names) else None
+
+
+def split_fix(key: str, split: str, known: list[str]) -> str:
+    from launch.config.errors import did_you_mean
+
+    guess = did_you_mean(split, known)
+    return f"did you mean {key}={guess}?" if guess else f"use one of {', '.join(known)}"
+
+
+RULES = (
+    steps_per_rollout_defined,
+    rollout_fills_whole_steps,
+    global_batch_splits_over_data_parallel,
+    over_sampling_covers_batch,
+    schedule_length_set,
+    eval_interval_needs_eval_split,
+    sft_mode_consistent,
+    group_filter_needs_groups,
+    kl_coef_needs_kl_loss,
+    token_budget_fits_one_call,
+    splits_exist,
+)

@@ -1,0 +1,151 @@
+"""The model bundle agrees with itself: family, chat template, SGLang parsers, architecture, checkpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from launch.checks import sglang_names
+from launch.checks.hf_config import compare, read_hf_config
+from launch.checks.validate import Context
+from launch.config.errors import Problem, did_you_mean
+
+ARCH = "model.architecture"
+
+
+def _families() -> list[str]:
+    from t3rl_core.chat.families import FAMILIES
+
+    return sorted(FAMILIES)
+
+
+def family_known(ctx: Context) -> Iterator[Problem]:
+    """The chat-template family must be one t3rl ships (t3rl_core/chat/families.py)."""
+    family = ctx.run.model.family
+    known = _families()
+    if family not in known:
+        guess = did_you_mean(family, known)
+        yield Problem(
+            "model.family",
+            f"unknown chat-template family '{family}'",
+            fix=f"did you mean model.family={guess}?" if guess else f"use one of {', '.join(known)}",
+        )
+
+
+def chat_template_shipped(ctx: Context) -> Iterator[Problem]:
+    """A named chat template must be shipped in t3rl_core/chat/templates (or be a path to a .jinja file)."""
+    from pathlib import Path
+
+    from t3rl_core.chat.format import shipped_templates
+
+    template = ctx.run.model.chat.chat_template
+    if template is None or template in shipped_templates() or Path(template).is_file():
+        return
+    guess = did_you_mean(template, shipped_templates())
+    yield Problem(
+        "model.chat.chat_template",
+        f"chat template '{template}' is neither shipped with t3rl nor an existing .jinja file",
+        fix=f"did you mean model.chat.chat_template={guess}?"
+        if guess
+        else f"use one of {', '.join(shipped_templates())}, a .jinja path, or null (the tokenizer's own)",
+    )
+
+
+def tool_call_parser_fits(ctx: Context) -> Iterator[Problem]:
+    """The tool-call parser must be registered in SGLang and read the calls the family's template writes."""
+    parsers, family = ctx.run.model.parsers, ctx.run.model.family
+    key = "model.parsers.tool_call_parser"
+    name = parsers.tool_call_parser
+    if name not in sglang_names.TOOL_CALL_PARSERS:
+        guess = did_you_mean(name, sglang_names.TOOL_CALL_PARSERS)
+        yield Problem(
+            key,
+            f"'{name}' is not a tool-call parser of SGLang 0.5.23",
+            fix=f"did you mean {key}={guess}?" if guess else f"use one of {_fit(family, 'tool')}",
+        )
+        return
+    fitting = sglang_names.FAMILY_TOOL_CALL_PARSERS.get(family)
+    if fitting is not None and name not in fitting:
+        yield Problem(
+            key,
+            f"tool-call parser '{name}' does not read the calls the {family} chat template writes",
+            fix=f"set {key} to one of {', '.join(fitting)} (or model.family to the parser's family)",
+        )
+
+
+def reasoning_parser_fits(ctx: Context) -> Iterator[Problem]:
+    """The reasoning parser must be registered in SGLang and match the family's thinking tags."""
+    parsers, family = ctx.run.model.parsers, ctx.run.model.family
+    key = "model.parsers.reasoning_parser"
+    name = parsers.reasoning_parser
+    if name is None:
+        return
+    if name not in sglang_names.REASONING_PARSERS:
+        guess = did_you_mean(name, sglang_names.REASONING_PARSERS)
+        yield Problem(
+            key,
+            f"'{name}' is not a reasoning parser of SGLang 0.5.23",
+            fix=f"did you mean {key}={guess}?"
+            if guess
+            else f"use one of {_fit(family, 'reasoning')} or null",
+        )
+        return
+    fitting = sglang_names.FAMILY_REASONING_PARSERS.get(family)
+    if fitting is not None and name not in fitting:
+        options = ", ".join(fitting) if fitting else "none: the family has no reasoning tags"
+        yield Problem(
+            key,
+            f"reasoning parser '{name}' does not match the {family} family's thinking tags",
+            fix=f"set {key}=null" + (f" or one of {options}" if fitting else f" ({options})"),
+        )
+    if parsers.think_tags is not None:
+        yield Problem(
+            "model.parsers.think_tags",
+            f"both reasoning_parser '{name}' and think_tags {list(parsers.think_tags)} are set; "
+            "only one is used",
+            fix="set model.parsers.think_tags=null, or model.parsers.reasoning_parser=null",
+        )
+
+
+def _fit(family: str, kind: str) -> str:
+    table = sglang_names.FAMILY_TOOL_CALL_PARSERS if kind == "tool" else sglang_names.FAMILY_REASONING_PARSERS
+    return ", ".join(table.get(family, ())) or "the names in launch/checks/sglang_names.py"
+
+
+def moe_layer_pattern_length(ctx: Context) -> Iterator[Problem]:
+    """Megatron: a --moe-layer-freq list has one entry per layer."""
+    arch = ctx.run.model.architecture
+    freq = arch.moe.moe_layer_freq if arch.moe is not None else None
+    if isinstance(freq, list) and len(freq) != arch.num_layers:
+        yield Problem(
+            f"{ARCH}.moe.moe_layer_freq",
+            f"moe_layer_freq lists {len(freq)} layers but the model has num_layers {arch.num_layers}",
+            fix=f"give one 0/1 entry per layer ({arch.num_layers} entries)",
+        )
+
+
+def hf_checkpoint_matches_architecture(ctx: Context) -> Iterator[Problem]:
+    """A local HF checkpoint's config.json must agree with the Megatron architecture (slime's HF check)."""
+    model = ctx.run.model
+    hf = read_hf_config(model.hf_checkpoint)
+    if hf is None:
+        return
+    for m in compare(model.architecture, hf):
+        key = f"{ARCH}.{m.field}"
+        need = "at least " if m.relation == ">=" else ""
+        yield Problem(
+            key,
+            f"{key} is {m.ours!r} but {model.hf_checkpoint}/config.json has {m.hf_key} = {m.theirs!r} "
+            f"(needs {need}{m.expected!r})",
+            fix=f"set {key}={m.expected!r}, or point model.hf_checkpoint at the checkpoint "
+            "this architecture describes",
+        )
+
+
+RULES = (
+    family_known,
+    chat_template_shipped,
+    tool_call_parser_fits,
+    reasoning_parser_fits,
+    moe_layer_pattern_length,
+    hf_checkpoint_matches_architecture,
+)

@@ -1,0 +1,178 @@
+"""The pipeline: stage names, references to earlier stages, each stage's inputs, eval settings."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import ValidationError
+
+from launch.checks.validate import Context
+from launch.config.errors import Problem, did_you_mean
+from launch.config.overlay import overlay
+from launch.config.schema import (
+    ConvertHfToTorchDistStage,
+    ConvertTorchDistToHfStage,
+    EvalStage,
+    PrepareDataStage,
+    TrainStage,
+)
+from launch.config.schema_errors import problems_from_validation
+from t3rl_core.eval.config import EvalConfig
+
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+def stage_names_are_path_safe(ctx: Context) -> Iterator[Problem]:
+    """Stage names become directory names in the run dir."""
+    for name in ctx.run.stages:
+        if not _NAME.match(name):
+            yield Problem(
+                f"stages.{name}",
+                f"stage name '{name}' is not usable as a directory name",
+                fix="use letters, digits, '_', '-' and '.' only",
+            )
+
+
+def references_name_earlier_stages(ctx: Context) -> Iterator[Problem]:
+    """init_from, source and checkpoint name an earlier stage of the kind they consume."""
+    earlier: dict[str, Any] = {}
+    for name, stage in ctx.run.stages.items():
+        refs: list[tuple[str, str | None, type, str]] = []
+        if isinstance(stage, TrainStage):
+            refs.append(("init_from", stage.init_from, TrainStage, "a train stage"))
+        elif isinstance(stage, ConvertTorchDistToHfStage):
+            refs.append(("source", stage.source, TrainStage, "a train stage"))
+        elif isinstance(stage, EvalStage):
+            refs.append(
+                (
+                    "checkpoint",
+                    stage.checkpoint,
+                    ConvertTorchDistToHfStage,
+                    "a convert_torch_dist_to_hf stage",
+                )
+            )
+        for field, ref, kind, what in refs:
+            if ref is None:
+                continue
+            key = f"stages.{name}.{field}"
+            candidates = [n for n, s in earlier.items() if isinstance(s, kind)]
+            if ref in earlier and isinstance(earlier[ref], kind):
+                continue
+            if ref in earlier:
+                message = f"'{ref}' is a {earlier[ref].kind} stage, not {what}"
+            elif ref in ctx.run.stages:
+                message = f"'{ref}' runs after '{name}'; {field} must name an earlier stage"
+            else:
+                message = f"no stage named '{ref}'"
+            guess = did_you_mean(ref, candidates)
+            if guess:
+                fix = f"did you mean {key}={guess}?"
+            elif len(candidates) == 1:
+                fix = f"set {key}={candidates[0]}"
+            else:
+                fix = (
+                    f"set {key} to one of {', '.join(candidates)}"
+                    if candidates
+                    else f"add {what} before '{name}'"
+                )
+            yield Problem(key, message, fix=fix)
+        earlier[name] = stage
+
+
+def stages_have_their_inputs(ctx: Context) -> Iterator[Problem]:
+    """Train and eval read prepared data; a train stage from the base model needs a torch_dist conversion."""
+    seen: list[Any] = []
+    for name, stage in ctx.run.stages.items():
+        has_data = any(isinstance(s, PrepareDataStage) for s in seen)
+        if isinstance(stage, TrainStage | EvalStage) and not has_data:
+            yield Problem(
+                f"stages.{name}",
+                f"{stage.kind} stage '{name}' reads prepared data, but no prepare_data stage runs before it",
+                fix="add a stage `data: {kind: prepare_data}` first",
+            )
+        converted = any(isinstance(s, ConvertHfToTorchDistStage) for s in seen)
+        if isinstance(stage, TrainStage) and stage.init_from is None and not converted:
+            yield Problem(
+                f"stages.{name}.init_from",
+                f"train stage '{name}' starts from the base model, but no convert_hf_to_torch_dist stage "
+                "makes its Megatron weights",
+                fix=f"add `to_torch_dist: {{kind: convert_hf_to_torch_dist}}` before '{name}', "
+                "or set init_from to an earlier train stage",
+            )
+        seen.append(stage)
+
+
+def eval_settings_valid(ctx: Context) -> Iterator[Problem]:
+    """The root eval section, and each eval stage's overrides of it, form a valid EvalConfig."""
+    evals = [stage for stage in ctx.run.stages.values() if isinstance(stage, EvalStage)]
+    # The root split matters only where a stage (or `t3rl eval`, with no stages) does not name its own.
+    root_split_used = not evals or any("split" not in stage.eval for stage in evals)
+    yield from _eval_problems(ctx.run.eval, "eval", ctx, check_split=root_split_used)
+    for name, stage in ctx.run.stages.items():
+        if not isinstance(stage, EvalStage) or not stage.eval:
+            continue
+        merged = overlay(ctx.run.eval.model_dump(), stage.eval)
+        try:
+            config = EvalConfig.model_validate(merged)
+        except ValidationError as error:
+            yield from problems_from_validation(
+                error, merged, ctx.provenance, prefix=f"stages.{name}.eval", root=ctx.data
+            )
+            continue
+        yield from _eval_problems(config, f"stages.{name}.eval", ctx, stage.eval)
+
+
+def _eval_problems(
+    config: EvalConfig, prefix: str, ctx: Context, overrides: Any = None, *, check_split: bool = True
+) -> Iterator[Problem]:
+    def key(field: str) -> str:
+        return f"{prefix}.{field}" if overrides is None or field in overrides else f"eval.{field}"
+
+    too_big = [k for k in config.pass_k if k > config.samples]
+    if too_big:
+        yield Problem(
+            key("pass_k"),
+            f"pass@k for k = {too_big} needs that many samples per task; samples is {config.samples}",
+            fix=f"set {key('samples')}={max(too_big)}, or drop those k",
+        )
+    from launch.checks.rules.batch import env_splits, split_fix
+
+    known = env_splits(ctx)
+    if check_split and known is not None and config.split not in known:
+        yield Problem(
+            key("split"),
+            f"eval split '{config.split}' is not prepared by env {ctx.run.env.name}",
+            fix=split_fix(key("split"), config.split, known),
+        )
+
+
+def next_experiment_exists(ctx: Context) -> Iterator[Problem]:
+    """next_experiment names an experiment on the search path."""
+    name = ctx.run.next_experiment
+    if name is None:
+        return
+    from launch.config.compose_cache import on_search_path
+
+    if on_search_path(f"experiment/{name}", ctx.config_dirs):
+        return  # found without importing Hydra; otherwise Hydra's listing decides and suggests
+    from launch.config.compose import group_options
+
+    options = group_options("experiment", ctx.config_dirs)
+    if name not in options:
+        guess = did_you_mean(name, options)
+        yield Problem(
+            "next_experiment",
+            f"no experiment '{name}'",
+            fix=f"did you mean next_experiment={guess}?" if guess else f"use one of {', '.join(options)}",
+        )
+
+
+RULES = (
+    stage_names_are_path_safe,
+    references_name_earlier_stages,
+    stages_have_their_inputs,
+    eval_settings_valid,
+    next_experiment_exists,
+)

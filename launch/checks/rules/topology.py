@@ -1,0 +1,257 @@
+"""GPU topology: Megatron's parallel layout against the world size and the model, SGLang's engines.
+
+Each rule cites the check it anticipates (Megatron's initialize_model_parallel / validate_args, slime's
+argument validation, SGLang's engine setup), so a config that passes here does not fail there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from launch.checks.validate import Context, Scope, per_scope
+from launch.config.errors import Problem
+
+ARCH = "model.architecture"
+_CUSTOM_PIPELINE_SPLIT = ("--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers")
+
+
+def fitting(total: int, others: int) -> list[int]:
+    """Values v with total % (others * v) == 0: what a factor may be set to, the others unchanged."""
+    if others <= 0 or total % others:
+        return []
+    return [v for v in range(1, total // others + 1) if (total // others) % v == 0]
+
+
+def _set_one_of(key: str, options: list[int], why: str) -> str:
+    return f"set {key} to one of {', '.join(map(str, options))} ({why})" if options else ""
+
+
+@per_scope
+def model_parallel_fits_world(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Megatron: the world size must be divisible by TP × PP × CP."""
+    hw = scope.hardware
+    world, mp = scope.world_size, scope.model_parallel
+    if world % mp == 0:
+        return
+    factors = ("tensor_parallel", "pipeline_parallel", "context_parallel")
+    key = ctx.latest(*(scope.hw(f) for f in factors), scope.hw("nodes"), scope.hw("gpus_per_node"))
+    field = key.rsplit(".", 1)[1]
+    more_gpus = f"use a world size (nodes × gpus_per_node) that is a multiple of {mp}"
+    fewer = ""
+    if field in factors:
+        fewer = _set_one_of(
+            key, fitting(world, mp // getattr(hw, field)), f"world size {world} must divide by it"
+        )
+    yield Problem(
+        key,
+        f"world size {world} (nodes {hw.nodes} × gpus_per_node {hw.gpus_per_node}) is not divisible by "
+        f"TP {hw.tensor_parallel} × PP {hw.pipeline_parallel} × CP {hw.context_parallel} = {mp} (Megatron)",
+        fix=f"{fewer}; or {more_gpus}" if fewer else more_gpus,
+    )
+
+
+@per_scope
+def expert_layout_fits_world(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Megatron: the world size must be divisible by expert-TP × EP × PP (expert groups)."""
+    hw = scope.hardware
+    world = scope.world_size
+    size = hw.expert_tensor_parallel * hw.expert_parallel * hw.pipeline_parallel
+    if world % size == 0:
+        return
+    key = ctx.latest(scope.hw("expert_parallel"), scope.hw("expert_tensor_parallel"))
+    others = size // getattr(hw, key.rsplit(".", 1)[1])
+    yield Problem(
+        key,
+        f"world size {world} is not divisible by expert_tensor_parallel {hw.expert_tensor_parallel} × "
+        f"expert_parallel {hw.expert_parallel} × pipeline_parallel {hw.pipeline_parallel} = {size} "
+        "(Megatron expert groups)",
+        fix=_set_one_of(key, fitting(world, others), f"world size {world} must divide by it"),
+    )
+
+
+@per_scope
+def expert_parallel_needs_experts(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Megatron: expert parallelism needs an MoE model whose expert count it divides."""
+    ep = scope.hardware.expert_parallel
+    moe = ctx.run.model.architecture.moe
+    key = scope.hw("expert_parallel")
+    if ep > 1 and moe is None:
+        yield Problem(
+            key,
+            f"expert_parallel {ep} on a dense model ({ctx.run.model.name} has no experts)",
+            fix=f"set {key}=1",
+        )
+    elif moe is not None and moe.num_experts % ep:
+        options = [v for v in fitting(scope.world_size, 1) if moe.num_experts % v == 0]
+        yield Problem(
+            key,
+            f"{moe.num_experts} experts cannot be split evenly over expert_parallel {ep}",
+            fix=_set_one_of(
+                key, options, f"divides both {moe.num_experts} experts and world size {scope.world_size}"
+            ),
+        )
+
+
+@per_scope
+def sequence_parallel_needs_tp(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Sequence parallelism splits activations over the tensor-parallel group: it needs TP > 1."""
+    hw = scope.hardware
+    if hw.sequence_parallel and hw.tensor_parallel == 1:
+        key = ctx.latest(scope.hw("sequence_parallel"), scope.hw("tensor_parallel"))
+        yield Problem(
+            key,
+            "sequence_parallel needs tensor_parallel > 1 (Megatron silently turns it off at TP 1)",
+            fix=f"set {scope.hw('sequence_parallel')}=false, or {scope.hw('tensor_parallel')} > 1",
+        )
+
+
+@per_scope
+def heads_divisible_by_tp(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Megatron: attention heads and query groups must divide evenly over the tensor-parallel ranks."""
+    arch = ctx.run.model.architecture
+    tp = scope.hardware.tensor_parallel
+    key = scope.hw("tensor_parallel")
+    for field in ("num_attention_heads", "num_query_groups"):
+        count = getattr(arch, field)
+        if count is not None and count % tp:
+            heads, groups = arch.num_attention_heads, arch.num_query_groups or arch.num_attention_heads
+            options = [v for v in fitting(scope.world_size, 1) if heads % v == 0 and groups % v == 0]
+            yield Problem(
+                key,
+                f"{field} {count} of {ctx.run.model.name} is not divisible by tensor_parallel {tp}",
+                fix=_set_one_of(
+                    key, options, f"divides {heads} heads, {groups} query groups and the world size"
+                ),
+            )
+            return
+
+
+@per_scope
+def layers_divisible_by_pp(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Megatron: layers must split evenly over pipeline stages unless the first/last stage sizes are given."""
+    arch = ctx.run.model.architecture
+    pp = scope.hardware.pipeline_parallel
+    if arch.num_layers % pp == 0 or any(flag in arch.extra_args for flag in _CUSTOM_PIPELINE_SPLIT):
+        return
+    key = scope.hw("pipeline_parallel")
+    options = [v for v in fitting(scope.world_size, scope.model_parallel // pp) if arch.num_layers % v == 0]
+    yield Problem(
+        key,
+        f"{arch.num_layers} layers are not divisible by pipeline_parallel {pp} (Megatron)",
+        fix=_set_one_of(key, options, f"divides {arch.num_layers} layers and fits the world size")
+        + f"; or add --decoder-last-pipeline-num-layers to {ARCH}.extra_args",
+    )
+
+
+@per_scope
+def rollout_gpus_match_layout(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Colocated engines use the training GPUs; separate engines (train_async.py) need their own GPUs."""
+    hw = scope.hardware
+    key = scope.hw("rollout_gpus")
+    if hw.colocate and hw.rollout_gpus not in (None, scope.world_size):
+        yield Problem(
+            key,
+            f"rollout_gpus {hw.rollout_gpus} under colocate: colocated SGLang engines share all "
+            f"{scope.world_size} training GPUs",
+            fix=f"set {key}=null, or {scope.hw('colocate')}=false to give SGLang GPUs of its own",
+        )
+    if not hw.colocate and not hw.rollout_gpus:
+        yield Problem(
+            key,
+            "colocate=false runs slime's train_async.py with separate SGLang GPUs, "
+            "but rollout_gpus is not set",
+            fix=f"set {key} to a multiple of gpus_per_engine ({hw.gpus_per_engine}), "
+            f"or {scope.hw('colocate')}=true",
+        )
+
+
+@per_scope
+def engines_fill_rollout_gpus(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """slime starts one SGLang engine per gpus_per_engine GPUs; engines never span nodes in t3rl."""
+    hw = scope.hardware
+    key = scope.hw("gpus_per_engine")
+    pool = scope.rollout_gpus
+    if pool and pool % hw.gpus_per_engine:
+        options = [v for v in fitting(pool, 1) if v <= hw.gpus_per_node]
+        yield Problem(
+            key,
+            f"{pool} rollout GPUs cannot be split into engines of {hw.gpus_per_engine} GPUs",
+            fix=_set_one_of(key, options, f"divides {pool} rollout GPUs"),
+        )
+    if hw.gpus_per_engine > hw.gpus_per_node:
+        yield Problem(
+            key,
+            f"an SGLang engine of {hw.gpus_per_engine} GPUs would span nodes of {hw.gpus_per_node} GPUs "
+            "(multi-node engines are not supported by t3rl's launcher)",
+            fix=f"set {key} <= {hw.gpus_per_node}",
+        )
+
+
+@per_scope
+def engine_tp_divides_heads(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """SGLang shards attention heads over an engine's GPUs (its TP = gpus_per_engine)."""
+    heads = ctx.run.model.architecture.num_attention_heads
+    gpus = scope.hardware.gpus_per_engine
+    if heads % gpus:
+        key = scope.hw("gpus_per_engine")
+        options = [v for v in fitting(heads, 1) if v <= scope.hardware.gpus_per_node]
+        yield Problem(
+            key,
+            f"SGLang tensor parallel {gpus} does not divide {heads} attention heads of {ctx.run.model.name}",
+            fix=_set_one_of(key, options, f"divides {heads} heads"),
+        )
+
+
+@per_scope
+def dynamic_batch_needs_budget(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """slime: --use-dynamic-batch-size packs micro-batches up to --max-tokens-per-gpu, which must be set."""
+    if scope.hardware.dynamic_batch and scope.hardware.max_tokens_per_gpu is None:
+        key = scope.hw("max_tokens_per_gpu")
+        yield Problem(
+            key, "dynamic_batch needs a token budget", fix=f"set {key} (T3RL: 2048), or dynamic_batch=false"
+        )
+
+
+@per_scope
+def cuda_device_max_connections(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Megatron asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with TP > 1 or CP > 1 (t3rl sets it itself)."""
+    hw = scope.hardware
+    value = hw.env_vars.get("CUDA_DEVICE_MAX_CONNECTIONS")
+    if (hw.tensor_parallel > 1 or hw.context_parallel > 1) and value not in (None, "1"):
+        key = scope.hw("env_vars") + ".CUDA_DEVICE_MAX_CONNECTIONS"
+        yield Problem(
+            key,
+            f"CUDA_DEVICE_MAX_CONNECTIONS={value} with TP {hw.tensor_parallel} / CP {hw.context_parallel}: "
+            "Megatron requires 1 to order its communication kernels",
+            fix=f"remove {key} (t3rl sets it to 1 in the Ray runtime env)",
+        )
+
+
+@per_scope
+def mla_attention_backend(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """slime's scripts drop Megatron's flash backend for MLA models (its MLA head sizes differ)."""
+    if ctx.run.model.architecture.mla is not None and scope.hardware.attention_backend == "flash":
+        key = scope.hw("attention_backend")
+        yield Problem(
+            key,
+            f"{ctx.run.model.name} uses multi-latent attention; slime's run scripts say to drop "
+            "--attention-backend flash for MLA models (its deepseek-r1 script keeps it on newer stacks)",
+            fix=f"set {key}=auto unless your Transformer Engine supports MLA with flash attention",
+            severity="warning",
+        )
+
+
+RULES = (
+    model_parallel_fits_world,
+    expert_layout_fits_world,
+    expert_parallel_needs_experts,
+    sequence_parallel_needs_tp,
+    heads_divisible_by_tp,
+    layers_divisible_by_pp,
+    rollout_gpus_match_layout,
+    engines_fill_rollout_gpus,
+    engine_tp_divides_heads,
+    dynamic_batch_needs_budget,
+    cuda_device_max_connections,
+    mla_attention_backend,
+)

@@ -1,0 +1,233 @@
+"""`t3rl validate`, `t3rl show` and `t3rl ls`: look at configs without running anything.
+
+t3rl validate [OVERRIDES…] [--config-dir DIR…]             every problem, exit 2 if any error
+t3rl show [OVERRIDES…] [--explain KEY…] [--config-dir DIR…]   the resolved config, or keys with their source
+t3rl ls [GROUP] [--config-dir DIR…]                         config groups and their options
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from launch.config.provenance import Provenance
+    from launch.config.resolve import Composed
+
+EXIT_CONFIG = 2
+
+Overrides = Annotated[
+    list[str] | None,
+    typer.Argument(help="Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b", show_default=False),
+]
+ConfigDirs = Annotated[
+    list[Path] | None,
+    typer.Option("--config-dir", help="Extra config dir searched after t3rl's (repeatable)."),
+]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("validate")
+    def validate(overrides: Overrides = None, config_dir: ConfigDirs = None) -> None:
+        """Check a config (schema, topology, batch sizes, parsers, checkpoint, stages); exit 2 on errors."""
+        raise typer.Exit(validate_command(overrides or [], _dirs(config_dir)))
+
+    @app.command("show")
+    def show(
+        overrides: Overrides = None,
+        explain: Annotated[
+            list[str] | None,
+            typer.Option("--explain", "-e", help="Print KEY's value and the file or override that set it."),
+        ] = None,
+        config_dir: ConfigDirs = None,
+    ) -> None:
+        """Print the resolved config, or with --explain where each value came from."""
+        raise typer.Exit(show_command(overrides or [], explain or [], _dirs(config_dir)))
+
+    @app.command("ls")
+    def ls(
+        group: Annotated[str | None, typer.Argument(help="A config group, e.g. model.")] = None,
+        config_dir: ConfigDirs = None,
+    ) -> None:
+        """List config groups and their options (* = the default), with each file's description."""
+        raise typer.Exit(ls_command(group, _dirs(config_dir)))
+
+
+def _dirs(config_dir: list[Path] | None) -> list[str]:
+    return [str(d) for d in config_dir or []]
+
+
+def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+# -------------------------------------------------------------------------------------------- validate
+
+
+def validate_command(overrides: list[str], config_dirs: list[str]) -> int:
+    from launch.config.errors import ConfigError, render_problems
+    from launch.config.resolve import resolve
+
+    try:
+        resolved = resolve(overrides, config_dirs)
+    except ConfigError as error:
+        render_problems([*error.problems, *error.warnings], _console(stderr=True))
+        return EXIT_CONFIG
+    console = _console()
+    if resolved.warnings:
+        render_problems(resolved.warnings, _console(stderr=True))
+    run = resolved.run
+    stages = " → ".join(f"{name} ({stage.kind})" for name, stage in run.stages.items()) or "no stages"
+    console.print(f"[green]valid[/]: {run.name} — model {run.model.name}, hardware {run.hardware.name}")
+    console.print(f"  stages: {stages}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ show
+
+
+def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) -> int:
+    """Prints the config (or the explained keys) even when it does not validate; then exit 2."""
+    from launch.config.errors import ConfigError, render_problems
+    from launch.config.resolve import compose_resolved, resolve
+
+    try:
+        composed = compose_resolved(overrides, config_dirs)
+    except ConfigError as error:
+        render_problems([*error.problems, *error.warnings], _console(stderr=True))
+        return EXIT_CONFIG
+    problems = []
+    tree: dict[str, Any] = composed.data
+    try:
+        resolved = resolve(overrides, config_dirs)
+        tree = resolved.run.model_dump(mode="json")
+        problems = resolved.warnings
+    except ConfigError as error:
+        problems = [*error.problems, *error.warnings]
+    console = _console()
+    if keys:
+        for key in keys:
+            if not _explain(key, tree, composed, console):
+                return EXIT_CONFIG
+    else:
+        import yaml
+
+        console.print(yaml.safe_dump(tree, sort_keys=False, allow_unicode=True), markup=False, end="")
+    if problems:
+        render_problems(problems, _console(stderr=True))
+    return EXIT_CONFIG if any(p.severity == "error" for p in problems) else 0
+
+
+def _explain(key: str, tree: dict[str, Any], composed: Composed, console: Console) -> bool:
+    from rich.markup import escape
+
+    found, value = _lookup(tree, key)
+    if not found:
+        _unknown_key(key, tree, composed)
+        return False
+    leaves = list(_leaves(key, value)) if isinstance(value, dict) and value else [(key, value)]
+    for leaf, leaf_value in leaves:
+        origin = composed.provenance.origin(leaf)
+        exact = origin is not None and _is_own(leaf, composed.provenance)
+        console.print(f"[cyan]{escape(leaf)}[/] = {escape(_text(leaf_value))}")
+        if exact and origin is not None:
+            console.print(f"    set in: [magenta]{escape(origin.source)}[/]")
+            if origin.chosen_by:
+                console.print(f"    chosen by: {escape(origin.chosen_by)}")
+            if isinstance(origin.raw, str) and "${" in origin.raw:
+                console.print(f"    written as: {escape(origin.raw)}")
+        else:
+            console.print("    set in: [magenta](schema default: no config file or override sets it)[/]")
+    return True
+
+
+def _is_own(key: str, provenance: Provenance) -> bool:
+    """True when a file or override set exactly this key (not only an ancestor or descendant)."""
+    return any(k == key for k, _ in provenance.items())
+
+
+def _unknown_key(key: str, tree: dict[str, Any], composed: Composed) -> None:
+    from launch.config.errors import Problem, did_you_mean, render_problems
+
+    parent, _, leaf = key.rpartition(".")
+    found, node = _lookup(tree, parent) if parent else (True, tree)
+    known = sorted(node) if found and isinstance(node, dict) else []
+    guess = did_you_mean(leaf, known)
+    fix = (
+        f"did you mean --explain {parent + '.' if parent else ''}{guess}?"
+        if guess
+        else (
+            f"keys under '{parent or '<root>'}': {', '.join(known)}"
+            if known
+            else f"'{parent}' is not a section"
+        )
+    )
+    render_problems(
+        [Problem(key, "no such key in the resolved config", "--explain", fix)], _console(stderr=True)
+    )
+
+
+def _lookup(tree: Any, key: str) -> tuple[bool, Any]:
+    node = tree
+    for part in key.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False, None
+    return True, node
+
+
+def _leaves(prefix: str, node: Any) -> Any:
+    if isinstance(node, dict) and node:
+        for k, v in node.items():
+            yield from _leaves(f"{prefix}.{k}", v)
+    else:
+        yield prefix, node
+
+
+def _text(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+# -------------------------------------------------------------------------------------------------- ls
+
+
+def ls_command(group: str | None, config_dirs: list[str]) -> int:
+    from rich.markup import escape
+
+    from launch.config.compose import compose, config_source, group_options, groups
+    from launch.config.errors import ConfigError, Problem, did_you_mean, render_problems
+
+    try:
+        known = groups(config_dirs)
+        defaults = compose([], config_dirs).choices
+    except ConfigError as error:
+        render_problems(error.problems, _console(stderr=True))
+        return EXIT_CONFIG
+    if group is not None and group not in known:
+        guess = did_you_mean(group, known)
+        fix = f"did you mean `t3rl ls {guess}`?" if guess else f"groups: {', '.join(known)}"
+        render_problems([Problem(group, f"no config group '{group}'", "t3rl ls", fix)], _console(stderr=True))
+        return EXIT_CONFIG
+    console = _console()
+    width = max((len(o) for g in known for o in group_options(g, config_dirs)), default=0) + 2
+    for name in [group] if group else known:
+        console.print(f"[bold]{escape(name)}[/]")
+        for option in group_options(name, config_dirs):
+            shown, description = config_source(f"{name}/{option}", config_dirs) or ("", "")
+            mark = "*" if defaults.get(name) == option else " "
+            console.print(f"  {escape(option + mark):<{width}} {escape(description)}")
+            if group:
+                console.print(f"  {'':<{width}} [dim]{escape(shown)}[/]")
+    console.print("* = the default; choose another with GROUP=OPTION (an experiment with +experiment=NAME)")
+    return 0

@@ -1,0 +1,116 @@
+"""`t3rl run` and `t3rl plan`: overrides → resolved config → plan → run dir → executor.
+
+    t3rl run  [OVERRIDES…] [-m] [--run-dir DIR] [--from STAGE | --only STAGE] [--config-dir DIR…]
+    t3rl plan [OVERRIDES…] [-m] [--run-dir DIR] [--from STAGE | --only STAGE] [--config-dir DIR…]
+
+`plan` is `run` with the dry executor: it writes the run dir (config, manifest, plan.sh, every
+stage's command.sh) and runs nothing. `--run-dir` resumes (or re-plans) an existing run: without
+overrides it reuses the run's own. `-m` expands Hydra sweep syntax (`reward=progress,binary`),
+validates every point before any starts, and gives each point its own run dir.
+
+Exit codes: 0 done, 1 a stage failed (or the run dir cannot be used), 2 config error, 130 stopped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+_OVERRIDES_HELP = "Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b hardware.tensor_parallel=4"
+
+
+Overrides = Annotated[list[str] | None, typer.Argument(help=_OVERRIDES_HELP, show_default=False)]
+# Plain str parameters: typer coerces Path ones through pydantic adapters, a cost on every start.
+ConfigDirs = Annotated[list[str] | None, typer.Option("--config-dir", help="Extra config dir (repeatable).")]
+FromStage = Annotated[str | None, typer.Option("--from", help="Rerun this stage and every stage after it.")]
+Only = Annotated[str | None, typer.Option("--only", help="Run only this stage.")]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run")
+    def run(
+        overrides: Overrides = None,
+        multirun: Annotated[bool, typer.Option("-m", "--multirun", help="Sweep: one run per point.")] = False,
+        run_dir: Annotated[str | None, typer.Option("--run-dir", help="Resume this run dir.")] = None,
+        from_stage: FromStage = None,
+        only: Only = None,
+        config_dir: ConfigDirs = None,
+    ) -> None:
+        """Run the staged pipeline of an experiment (resumable: finished, unchanged stages are skipped)."""
+        raise typer.Exit(
+            main(overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=False)
+        )
+
+    @app.command("plan")
+    def plan(
+        overrides: Overrides = None,
+        multirun: Annotated[
+            bool, typer.Option("-m", "--multirun", help="Plan every point of a sweep.")
+        ] = False,
+        run_dir: Annotated[
+            str | None, typer.Option("--run-dir", help="What a run of this dir would do.")
+        ] = None,
+        from_stage: FromStage = None,
+        only: Only = None,
+        config_dir: ConfigDirs = None,
+    ) -> None:
+        """Show every stage and its exact commands, and write the run dir with plan.sh; run nothing."""
+        raise typer.Exit(
+            main(overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=True)
+        )
+
+
+def main(
+    overrides: list[str],
+    multirun: bool,
+    run_dir: str | None,
+    from_stage: str | None,
+    only: str | None,
+    config_dirs: list[str],
+    *,
+    dry: bool,
+) -> int:
+    """The whole command; returns the exit code."""
+    import signal
+
+    from rich.console import Console
+
+    from launch.config.errors import ConfigError, render_problems
+    from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED
+    from launch.run.pipeline import PipelineError
+    from launch.run.rundir import RunDirError, prefetched_manifest_facts
+    from launch.run.single import run_single
+    from launch.run.steps import t3rl_root
+
+    console = Console(highlight=False)
+    dirs = list(config_dirs)
+    # The manifest's git state and platform string are computed meanwhile, on a thread.
+    with prefetched_manifest_facts(t3rl_root()):
+        # A SIGTERM (scheduler, `kill`) stops stages like Ctrl-C does, so the state records it.
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            if multirun:
+                if run_dir is not None:
+                    raise PipelineError("--run-dir names one run; a sweep makes one run dir per point")
+                from launch.run.sweep_runs import run_sweep
+
+                return run_sweep(overrides, dirs, from_stage, only, dry=dry, console=console)
+            path = Path(run_dir) if run_dir is not None else None
+            return run_single(overrides, dirs, path, from_stage, only, dry=dry, console=console)
+        except ConfigError as error:
+            render_problems([*error.problems, *error.warnings], Console(stderr=True))
+            return EXIT_CONFIG
+        except (PipelineError, RunDirError) as error:
+            Console(stderr=True).print(f"[red]error:[/] {error}", soft_wrap=True, highlight=False)
+            return EXIT_FAILED
+        except KeyboardInterrupt:
+            console.print("[yellow]stopped[/]: stages that were running are recorded as stopped.")
+            return EXIT_STOPPED
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt

@@ -1,0 +1,139 @@
+"""`t3rl data` and `t3rl eval`: the runtime's own work (data preparation, standalone evaluation), in process.
+
+t3rl data bfcl --out data/bfcl
+t3rl eval +experiment=quickstart --engine reference --limit-per-category 5
+t3rl eval model=qwen3_4b_instruct_2507 --engine sglang --url http://127.0.0.1:30000 --k 4
+t3rl eval --runtime-config runs/x/runtime/eval.yaml --engine reference
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from launch.config.schema import RunConfig
+    from t3rl_core.config import RuntimeConfig
+    from t3rl_core.eval.config import EvalConfig
+
+ENGINES = ("reference", "hf", "sglang")
+
+
+def register(app: typer.Typer) -> None:
+    data_app = typer.Typer(
+        help="Prepare a dataset: one JSONL file per split plus manifest.json.", no_args_is_help=True
+    )
+    data_app.command("bfcl")(data_bfcl)
+    app.add_typer(data_app, name="data")
+    app.command("eval")(eval_command)
+
+
+def data_bfcl(out: Annotated[Path, typer.Option("--out", help="output directory")]) -> None:
+    """BFCL multi-turn (the four categories shipped in bfcl-eval), split by T3RL's id shuffle."""
+    from t3rl_core.data.__main__ import main
+
+    raise typer.Exit(main(["bfcl", "--out", str(out)]))
+
+
+def eval_command(
+    overrides: Annotated[
+        list[str] | None, typer.Argument(help="Hydra overrides, e.g. +experiment=quickstart")
+    ] = None,
+    engine: Annotated[
+        str | None, typer.Option(help=f"engine: {', '.join(ENGINES)} (default: eval.engine)")
+    ] = None,
+    url: Annotated[str | None, typer.Option(help="SGLang server URL (engine sglang)")] = None,
+    split: Annotated[str | None, typer.Option(help="prepared split (default: eval.split)")] = None,
+    k: Annotated[int | None, typer.Option("--k", help="samples per task; reports pass@1 and pass@k")] = None,
+    limit_per_category: Annotated[int | None, typer.Option(help="tasks per category")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="output dir (default: <runs_dir>/eval-<engine>-<time>)")
+    ] = None,
+    data: Annotated[
+        Path | None, typer.Option(help="split file or data dir (default: prepared into <out>/data)")
+    ] = None,
+    runtime_config: Annotated[
+        Path | None, typer.Option(help="a runtime YAML instead of composing the config from overrides")
+    ] = None,
+    serve_checkpoint: Annotated[
+        Path | None, typer.Option(help="HF dir to serve with SGLang (engine sglang)")
+    ] = None,
+    tp: Annotated[int, typer.Option(help="SGLang TP size for --serve-checkpoint")] = 1,
+    resume: Annotated[
+        bool, typer.Option(help="keep finished episodes of an interrupted eval in --out")
+    ] = False,
+) -> None:
+    """Evaluate a model (or the scripted reference policy) on a prepared split, here and now."""
+    from t3rl_core.eval.config import EvalConfig
+    from t3rl_core.eval.evaluate import evaluate
+
+    if engine is not None and engine not in ENGINES:
+        raise typer.BadParameter(f"choose one of {', '.join(ENGINES)}", param_hint="--engine")
+    if runtime_config is not None:
+        if overrides:
+            raise typer.BadParameter(
+                "give overrides or --runtime-config, not both", param_hint="--runtime-config"
+            )
+        from t3rl_core.config import RuntimeConfig
+
+        runtime, config, runs_dir = RuntimeConfig.from_yaml(runtime_config), EvalConfig(), Path("runs")
+    else:
+        run = _resolve(overrides or [])
+        runtime, config, runs_dir = runtime_of(run), run.eval, Path(run.paths.runs_dir)
+    config = with_options(
+        config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category
+    )
+    out = out or runs_dir / f"eval-{config.engine.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    data_path = data or _prepared(runtime, out / "data", config.split)
+    evaluate(runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume)
+
+
+def with_options(config: EvalConfig, **options: Any) -> EvalConfig:
+    """The eval config with the command-line options applied (None = keep)."""
+    data = config.model_dump(mode="json")
+    engine, url, k = options.pop("engine"), options.pop("url"), options.pop("k")
+    if engine is not None and engine != data["engine"]["name"]:
+        data["engine"] = {"name": engine}  # another engine: its own defaults, not the old engine's keys
+    if url is not None:
+        if data["engine"]["name"] != "sglang":
+            raise typer.BadParameter("--url needs --engine sglang", param_hint="--url")
+        data["engine"]["url"] = url
+    if k is not None:
+        data["samples"], data["pass_k"] = k, sorted({1, k})
+        data["temperature"] = data["temperature"] or 1.0  # k greedy samples would all be equal
+    data |= {key: value for key, value in options.items() if value is not None}
+    return type(config).model_validate(data)
+
+
+def runtime_of(run: RunConfig) -> RuntimeConfig:
+    """The runtime config of a resolved run, as an eval of its base model sees it."""
+    from t3rl_core.config import RuntimeConfig
+
+    return RuntimeConfig(env=run.env, reward=run.reward, chat=run.model.chat, parsers=run.model.parsers)
+
+
+def _resolve(overrides: list[str]) -> RunConfig:
+    """The validated run config; a config error is printed (key, source, fix) and exits with code 2."""
+    from rich.console import Console
+
+    from launch.config.errors import EXIT_CONFIG_ERROR, ConfigError, render_problems
+    from launch.config.resolve import resolve
+
+    try:
+        return resolve(overrides).run
+    except ConfigError as error:
+        render_problems([*error.problems, *error.warnings], Console(stderr=True))
+        raise typer.Exit(EXIT_CONFIG_ERROR) from None
+
+
+def _prepared(runtime: RuntimeConfig, data_dir: Path, split: str) -> Path:
+    """`<data_dir>/<split>.jsonl`, prepared from the runtime's env config when it is not there yet."""
+    path = data_dir / f"{split}.jsonl"
+    if not path.exists():
+        from t3rl_core.data import prepare_from_runtime
+
+        prepare_from_runtime(runtime, data_dir)
+    return path

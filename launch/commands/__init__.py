@@ -1,1 +1,0 @@
-"""CLI command groups, one module each (see launch.cli)."""

@@ -1,0 +1,482 @@
+"""Compose a run config from t3rl's config groups with Hydra, recording which file set what.
+
+The search path is the installed package `pkg://t3rl_conf` (repo `conf/`, shipped in the wheel), then
+each user `--config-dir`, then any `hydra.searchpath=[...]` override — Hydra's own order, so a user dir
+adds groups and options without forking ours.
+
+This runs Hydra's composition steps directly (defaults list → load each config at its package → merge
+→ apply overrides) instead of `hydra.compose`, for two reasons: each loaded config is kept as a
+`Layer`, which is exactly the provenance `t3rl show --explain` needs; and nothing global (GlobalHydra,
+plugin discovery, logging) is set up, so it is cheap to call once per sweep point. The Hydra
+internals used here are those of hydra-core 1.3 (pinned in requirements/lock.txt).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
+from hydra._internal.config_repository import CachingConfigRepository
+from hydra._internal.config_search_path_impl import ConfigSearchPathImpl
+from hydra._internal.core_plugins.file_config_source import FileConfigSource
+from hydra._internal.core_plugins.importlib_resources_config_source import ImportlibResourcesConfigSource
+from hydra._internal.core_plugins.structured_config_source import StructuredConfigSource
+from hydra._internal.defaults_list import create_defaults_list
+from hydra._internal.sources_registry import SourcesRegistry
+from hydra.core.default_element import ResultDefault
+from hydra.core.object_type import ObjectType
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from hydra.errors import ConfigCompositionException, HydraException, MissingConfigException
+from omegaconf import DictConfig, OmegaConf, flag_override, open_dict
+from omegaconf.errors import OmegaConfBaseException
+
+from launch.config.errors import ConfigError, Problem, did_you_mean
+
+PRIMARY_CONFIG = "config"
+PACKAGE = "t3rl_conf"
+PACKAGE_SOURCE = f"pkg://{PACKAGE}"
+# Groups the primary config's defaults list names with `null`: chosen with `group=x` or `+group=x`.
+OPTIONAL_GROUPS = ("experiment", "hparams_search")
+
+# The config sources t3rl's search path uses, registered directly: Hydra's plugin discovery is only
+# needed when Hydra's own config groups are composed (see `_needs_hydra_node`).
+for _source in (FileConfigSource, ImportlibResourcesConfigSource, StructuredConfigSource):
+    SourcesRegistry.instance().register(_source)
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One config file of the defaults list, as merged into the run config."""
+
+    # Hydra's name for it: "config", "model/qwen3_8b", "curriculum/bfcl_stage1".
+    config_path: str
+    # Where it lives, for people: a path relative to the working directory when possible.
+    source: str
+    # Dotted key its content lands under ("" = root).
+    package: str
+    # Its content, already placed at `package` (so its leaves carry full dotted keys).
+    content: DictConfig
+    # Why this option was chosen: "" (the default), an override, or the file whose defaults list chose it.
+    chosen_by: str
+
+
+@dataclass(frozen=True)
+class AppliedOverride:
+    """A command-line override of a config key (not of a group), in application order."""
+
+    text: str
+    key: str
+    value: Any
+    delete: bool
+
+
+@dataclass(frozen=True)
+class Composition:
+    """A composed, unresolved run config and how it was built."""
+
+    config: DictConfig
+    # Hydra's own node (sweeper/launcher settings), kept apart from the run config.
+    hydra: DictConfig
+    layers: list[Layer]
+    overrides: list[AppliedOverride]
+    # Config group (with package when mounted elsewhere) -> chosen option.
+    choices: dict[str, str | None]
+
+
+def compose(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Composition:
+    """Compose t3rl's primary config with Hydra overrides; raises ConfigError with every problem."""
+    loader = _loader(_normalise_dirs(config_dirs))
+    written = {_optional_group_choice(o): o for o in overrides}
+    overrides = list(written)
+    parsed = _parse(overrides)
+    sweeps = [o for o in parsed if o.is_sweep_override()]
+    if sweeps:
+        raise ConfigError([_sweep_problem(o) for o in sweeps])
+    missing = [p for o in parsed if _is_searchpath(o) for p in _missing_searchpath_dirs(o)]
+    if missing:
+        raise ConfigError(missing)
+    with_hydra = _needs_hydra_node(parsed)
+    if with_hydra:
+        from hydra.core.plugins import Plugins
+
+        Plugins.instance()  # registers Hydra's sweeper/launcher config groups
+    try:
+        repo = CachingConfigRepository(loader.repository)
+        loader._process_config_searchpath(PRIMARY_CONFIG, parsed, repo)
+        defaults = create_defaults_list(
+            repo=repo,
+            config_name=PRIMARY_CONFIG,
+            overrides_list=[o for o in parsed if with_hydra or not _is_searchpath(o)],
+            prepend_hydra=with_hydra,
+            skip_missing=False,
+        )
+    except MissingConfigException as e:
+        raise ConfigError([_in_user_words(_missing_config_problem(e, parsed, loader), written)]) from None
+    except (ConfigCompositionException, OmegaConfBaseException, ValueError) as e:
+        raise ConfigError([_in_user_words(_composition_problem(e, parsed, loader), written)]) from None
+
+    cfg = OmegaConf.create()
+    layers: list[Layer] = []
+    metadata = defaults.overrides.override_metadata
+    with flag_override(cfg, "no_deepcopy_set_nodes", True):
+        for default in defaults.defaults:
+            loaded = loader._load_single_config(default=default, repo=repo)
+            cfg.merge_with(loaded.config)
+            if default.config_path is None or default.config_path.startswith("hydra/"):
+                continue
+            layers.append(
+                Layer(
+                    config_path=default.config_path,
+                    source=display_path(loaded.path, default.config_path),
+                    package=default.package or "",
+                    content=loaded.config,
+                    chosen_by=_chosen_by(default, metadata, parsed, written),
+                )
+            )
+    _strip_defaults(cfg)
+    OmegaConf.set_struct(cfg, True)
+    if with_hydra:
+        OmegaConf.set_readonly(cfg.hydra, False)
+    applied = _apply_overrides(cfg, defaults.config_overrides)
+
+    with open_dict(cfg):
+        hydra_node = cfg.pop("hydra", None) or OmegaConf.create()
+    choices = {k: v for k, v in defaults.overrides.known_choices.items() if not k.startswith("hydra")}
+    return Composition(config=cfg, hydra=hydra_node, layers=layers, overrides=applied, choices=choices)
+
+
+def group_options(group: str, config_dirs: Sequence[str] = ()) -> list[str]:
+    """Options of a config group across the search path (e.g. "model" -> ["deepseek_v3", ...])."""
+    repo = _loader(_normalise_dirs(config_dirs)).repository
+    return sorted(repo.get_group_options(group, results_filter=ObjectType.CONFIG))
+
+
+def groups(config_dirs: Sequence[str] = ()) -> list[str]:
+    """Config groups across the search path (Hydra's own groups excluded)."""
+    return _groups_of(_loader(_normalise_dirs(config_dirs)))
+
+
+def _groups_of(loader: ConfigLoaderImpl) -> list[str]:
+    options = loader.repository.get_group_options("", results_filter=ObjectType.GROUP)
+    return sorted(g for g in options if g != "hydra")
+
+
+def config_source(config_path: str, config_dirs: Sequence[str] = ()) -> tuple[str, str] | None:
+    """(display path, first comment line) of one config file, e.g. "model/qwen3_8b"; None if absent."""
+    result = _loader(_normalise_dirs(config_dirs)).repository.load_config(config_path)
+    if result is None:
+        return None
+    shown = display_path(result.path, config_path)
+    return shown, _first_comment(_local_file(result.path, config_path))
+
+
+def display_path(source_path: str, config_path: str) -> str:
+    """A config file as people find it: relative to the working directory when below it."""
+    file = _local_file(source_path, config_path)
+    if file is None:
+        return f"{source_path}/{config_path}.yaml"
+    try:
+        return str(file.relative_to(Path.cwd()))
+    except ValueError:
+        return str(file)
+
+
+def _local_file(source_path: str, config_path: str) -> Path | None:
+    scheme, _, location = source_path.partition("://")
+    if scheme == "file":
+        return Path(location) / f"{config_path}.yaml"
+    if scheme == "pkg":
+        root = _package_dir(location.replace("/", "."))
+        return None if root is None else root / f"{config_path}.yaml"
+    return None
+
+
+@lru_cache(maxsize=8)
+def _package_dir(package: str) -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    # Resolved: a package reached through a symlink is shown where its files live.
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+def _first_comment(file: Path | None) -> str:
+    """The first sentence of a config file's header comment (its description in `t3rl ls`)."""
+    if file is None or not file.is_file():
+        return ""
+    words: list[str] = []
+    for line in file.read_text().splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("#"):
+            break
+        if not stripped.startswith("# @package"):
+            words.append(stripped.lstrip("#").strip())
+    text = " ".join(words)
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
+
+def _normalise_dirs(config_dirs: Sequence[str]) -> tuple[str, ...]:
+    dirs = tuple(os.path.abspath(d) for d in config_dirs)
+    missing = [d for d in dirs if not os.path.isdir(d)]
+    if missing:
+        raise ConfigError(
+            [
+                Problem(
+                    key="--config-dir",
+                    message=f"config directory {d} does not exist",
+                    source=f"--config-dir {d}",
+                    fix="pass an existing directory of config groups (e.g. <dir>/model/my_model.yaml)",
+                )
+                for d in missing
+            ]
+        )
+    return dirs
+
+
+@lru_cache(maxsize=16)
+def _loader(config_dirs: tuple[str, ...]) -> ConfigLoaderImpl:
+    search_path = ConfigSearchPathImpl()
+    search_path.append("hydra", "pkg://hydra.conf")
+    search_path.append("main", PACKAGE_SOURCE)
+    for directory in config_dirs:
+        search_path.append("command-line", f"file://{directory}")
+    search_path.append("schema", "structured://")
+    return ConfigLoaderImpl(config_search_path=search_path)
+
+
+def _parse(overrides: Sequence[str]) -> list[Override]:
+    try:
+        return OverridesParser.create().parse_overrides(list(overrides))
+    except HydraException as e:
+        bad = next((o for o in overrides if _unparsable(o)), " ".join(overrides))
+        raise ConfigError(
+            [
+                Problem(
+                    key=bad.split("=", 1)[0].lstrip("+~"),
+                    message=f"cannot parse override {bad!r}: {e}",
+                    source=f"override `{bad}`",
+                    fix="write overrides as key=value, +key=value (add), ~key (delete) or group=option; "
+                    "quote values with spaces or brackets for the shell",
+                )
+            ]
+        ) from None
+
+
+def _needs_hydra_node(parsed: list[Override]) -> bool:
+    """Hydra's own groups (sweeper, launcher, ...) cost a third of a composition; compose them only
+    when an override touches them or a sweep definition (hparams_search) may select them."""
+    return any(
+        (o.key_or_group.startswith("hydra") and not _is_searchpath(o)) or o.key_or_group == "hparams_search"
+        for o in parsed
+    )
+
+
+def _is_searchpath(override: Override) -> bool:
+    return override.key_or_group == "hydra.searchpath"
+
+
+def _missing_searchpath_dirs(override: Override) -> list[Problem]:
+    """Hydra only warns about a search-path entry that does not exist; for t3rl it is an error."""
+    entries = override.value()
+    entries = entries if isinstance(entries, list) else [entries]
+    return [
+        Problem(
+            key="hydra.searchpath",
+            message=f"search path entry {entry} is not an existing directory",
+            source=f"override `{override.input_line}`",
+            fix="list existing config dirs as file:///abs/dir (or use --config-dir DIR)",
+        )
+        for entry in entries
+        if isinstance(entry, str)
+        and entry.startswith("file://")
+        and not os.path.isdir(entry[len("file://") :])
+    ]
+
+
+def _optional_group_choice(override: str) -> str:
+    """`+experiment=x` → `experiment=x`: the primary config lists these groups as `null` (nothing chosen),
+    so Hydra wants a plain override, while `+group=x` is the spelling people know from Hydra's docs."""
+    for group in OPTIONAL_GROUPS:
+        if override.startswith(f"+{group}="):
+            return override[1:]
+    return override
+
+
+def _sweep_problem(override: Override) -> Problem:
+    text = override.input_line or override.key_or_group
+    return Problem(
+        key=override.key_or_group,
+        message=f"'{text}' is a sweep (several values); a single run takes one value",
+        source=f"override `{text}`",
+        fix=f"run the sweep with `t3rl run -m ... {text}`, or pick one value",
+    )
+
+
+def _unparsable(override: str) -> bool:
+    try:
+        OverridesParser.create().parse_override(override)
+    except HydraException:
+        return True
+    return False
+
+
+def _chosen_by(
+    default: ResultDefault, metadata: dict[str, Any], parsed: list[Override], written: dict[str, str]
+) -> str:
+    """Why a config was picked: a command-line override, the file whose defaults list named it, or ""
+    when it is the primary config's own default."""
+    group = default.config_path.rpartition("/")[0] if default.config_path else ""
+    key = default.override_key or group
+    meta = metadata.get(key)
+    if meta is not None and not meta.external_override and meta.containing_config_path:
+        return f"{meta.containing_config_path}.yaml"
+    text = next((o.input_line for o in parsed if o.get_key_element().lstrip("+~") == key), None)
+    if text:
+        return f"override `{written.get(text, text)}`"
+    if default.parent and default.parent != PRIMARY_CONFIG:
+        return f"{default.parent}.yaml"
+    return ""
+
+
+def _apply_overrides(cfg: DictConfig, overrides: list[Override]) -> list[AppliedOverride]:
+    applied = []
+    problems = []
+    for override in overrides:
+        key = override.key_or_group
+        try:
+            ConfigLoaderImpl._apply_overrides_to_config([override], cfg)
+        except (ConfigCompositionException, OmegaConfBaseException) as e:
+            problems.append(_override_problem(override, cfg, e))
+            continue
+        if not key.startswith("hydra.") and key != "hydra":
+            applied.append(
+                AppliedOverride(
+                    text=override.input_line or key,
+                    key=key,
+                    value=override.value(),
+                    delete=override.is_delete(),
+                )
+            )
+    if problems:
+        raise ConfigError(problems)
+    return applied
+
+
+def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> Problem:
+    key = override.key_or_group
+    text = override.input_line or key
+    parent, _, leaf = key.rpartition(".")
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    if override.is_add() and OmegaConf.select(cfg, key, throw_on_missing=False) is not None:
+        return Problem(
+            key=key,
+            message=f"'{key}' already exists, so it cannot be added with '+'",
+            source=f"override `{text}`",
+            fix=f"drop the '+': {text[1:]}",
+        )
+    if isinstance(node, DictConfig) and leaf not in node:
+        from launch.config.schema_walk import field_names
+
+        known = set(node.keys()) | set(field_names(parent, OmegaConf.to_container(cfg, resolve=False)))
+        guess = did_you_mean(leaf, known)
+        where = f"under '{parent}'" if parent else "at the top level"
+        fix = (
+            f"did you mean '{_join(parent, guess)}'? e.g. {_join(parent, guess)}={_value_text(override)}"
+            if guess
+            else (f"known keys {where}: {', '.join(sorted(known))}")
+        )
+        return Problem(key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix)
+    return Problem(key=key, message=f"cannot apply override: {error}", source=f"override `{text}`")
+
+
+def _missing_config_problem(
+    error: MissingConfigException, parsed: list[Override], loader: ConfigLoaderImpl
+) -> Problem:
+    missing = error.missing_cfg_file or ""
+    group, _, option = missing.rpartition("/")
+    options = list(error.options or []) or (
+        sorted(loader.repository.get_group_options(group, results_filter=ObjectType.CONFIG)) if group else []
+    )
+    text = next((o.input_line for o in parsed if o.key_or_group.split("@")[0] == group), None)
+    source = f"override `{text}`" if text else _source_of_default(str(error))
+    guess = did_you_mean(option, options)
+    if not group:
+        return Problem(key=missing, message=str(error).strip(), source=source)
+    if not options and not loader.repository.group_exists(group):
+        known_groups = _groups_of(loader)
+        g_guess = did_you_mean(group, known_groups)
+        return Problem(
+            key=group,
+            message=f"unknown config group '{group}'",
+            source=source,
+            fix=f"did you mean '{g_guess}'?" if g_guess else f"known groups: {', '.join(known_groups)}",
+        )
+    fix = f"did you mean {group}={guess}?" if guess else f"choose one of: {', '.join(options)}"
+    return Problem(
+        key=group, message=f"unknown option '{option}' for config group '{group}'", source=source, fix=fix
+    )
+
+
+def _composition_problem(error: Exception, parsed: list[Override], loader: ConfigLoaderImpl) -> Problem:
+    message = str(error).strip()
+    quoted = message.split("'")
+    name = quoted[1] if len(quoted) > 2 else ""
+    text = next((o.input_line for o in parsed if name and o.key_or_group == name), None)
+    if "No match in the defaults list" in message and name:
+        known = _groups_of(loader)
+        guess = did_you_mean(name.split("@")[0], known)
+        return Problem(
+            key=name,
+            message=f"'{name}' is not a config group of the defaults list",
+            source=f"override `{text}`" if text else "",
+            fix=f"did you mean '{guess}'?"
+            if guess
+            else f"config groups: {', '.join(known)}; to add one use +{name}=...",
+        )
+    return Problem(key=name, message=message, source=f"override `{text}`" if text else "")
+
+
+def _in_user_words(problem: Problem, written: dict[str, str]) -> Problem:
+    """Quote overrides as the user typed them (`+experiment=x`, not the rewritten `experiment=x`)."""
+    for rewritten, original in written.items():
+        if problem.source == f"override `{rewritten}`":
+            return replace(problem, source=f"override `{original}`")
+    return problem
+
+
+def _source_of_default(message: str) -> str:
+    # Hydra words it "In '<config_path>': Could not find ..." when a defaults list names the option.
+    if message.startswith("In '"):
+        return message.split("'")[1] + ".yaml"
+    return ""
+
+
+def _strip_defaults(cfg: Any) -> None:
+    """Remove defaults lists left in structured configs (Hydra does the same after merging)."""
+    if not isinstance(cfg, DictConfig) or cfg._is_missing() or cfg._is_none():
+        return
+    with flag_override(cfg, ["readonly", "struct"], False):
+        if cfg._get_flag("HYDRA_REMOVE_TOP_LEVEL_DEFAULTS"):
+            cfg._set_flag("HYDRA_REMOVE_TOP_LEVEL_DEFAULTS", None)
+            cfg.pop("defaults", None)
+    for _key, value in cfg.items_ex(resolve=False):
+        _strip_defaults(value)
+
+
+def _join(parent: str, leaf: str | None) -> str:
+    return f"{parent}.{leaf}" if parent else str(leaf)
+
+
+def _value_text(override: Override) -> str:
+    return (
+        override.input_line.split("=", 1)[1] if override.input_line and "=" in override.input_line else "..."
+    )

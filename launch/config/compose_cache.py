@@ -1,0 +1,280 @@
+"""A disk cache of composed configs, so that a repeated command line does not import or run Hydra.
+
+Composition (defaults list, merge, overrides, interpolations) is the slowest step of every CLI start
+and a pure function of: the overrides and config dirs, the working directory (relative paths and the
+file names shown in provenance), the config files on the search path, the code and versions of t3rl,
+Hydra, OmegaConf and PyYAML, and the environment variables `${oc.env:…}` reads. An entry is stored
+under a hash of the command line and working directory, together with a digest of everything else
+(taken before composing, so a file edited meanwhile makes the entry stale, never wrong) and the value
+of each variable `oc.env` read; a lookup recomputes the digest and rereads those variables, and any
+difference is a miss that rewrites the entry.
+
+What is cached is the resolved plain config, its provenance and Hydra's own node — never validation,
+which runs on every call. Never cached: errors, compositions that emitted a warning or called a resolver
+other than OmegaConf's pure `oc.*` ones and `oc.env` (a resolver registered by other code may read
+anything), overrides of Hydra's own node or search path, and data that a JSON round trip would change.
+
+Location: $T3RL_CACHE_DIR, else $XDG_CACHE_HOME/t3rl, else ~/.cache/t3rl (entries under `compose/`).
+T3RL_NO_CACHE=1 (any value but 0) turns the cache off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from launch.config.provenance import Origin, Provenance
+from launch.run.rundir import atomic_write_text, package_versions
+
+FORMAT = 1
+# Beyond this many entries the least recently written ones are removed (one per command line).
+MAX_ENTRIES = 256
+# OmegaConf's resolvers whose result depends on the config alone.
+PURE_RESOLVERS = frozenset(
+    {"oc.create", "oc.decode", "oc.deprecated", "oc.select", "oc.dict.keys", "oc.dict.values"}
+)
+# launch.config.compose.PACKAGE, the package of t3rl's own config groups (that module imports Hydra).
+CONF_PACKAGE = "t3rl_conf"
+VERSIONED = ("t3rl", "hydra-core", "omegaconf", "antlr4-python3-runtime", "PyYAML")
+# The modules whose code decides what composition returns.
+CODE = ("compose.py", "provenance.py", "resolve.py", "compose_cache.py")
+# Overrides of these keys reach outside the config files (Hydra's search path and its own node).
+UNCACHED_KEYS = ("hydra", "hparams_search")
+
+
+@dataclass(frozen=True)
+class Plain:
+    """A composed config with interpolations resolved, as the validators take it."""
+
+    data: dict[str, Any]
+    provenance: Provenance
+    # Hydra's own node (sweeper settings); empty unless hydra/* or hparams_search was used.
+    hydra: dict[str, Any]
+
+
+@dataclass
+class Reads:
+    """What a composition read besides its files: environment variables, and any impure resolver."""
+
+    env: dict[str, str | None] = field(default_factory=dict)
+    impure: set[str] = field(default_factory=set)
+
+
+def cached_compose(
+    overrides: Sequence[str], config_dirs: Sequence[str], compose: Callable[[], Plain]
+) -> Plain:
+    """`compose()`'s result for this command line: from the cache when its inputs are unchanged,
+    else computed (with Hydra imported by `compose`) and stored when it is safe to reuse."""
+    entry = Entry.of(overrides, config_dirs)
+    if entry is None:
+        return compose()
+    hit = entry.load()
+    if hit is not None:
+        return hit
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with recording_resolvers() as reads, warnings.catch_warnings(record=True) as caught:
+            plain = compose()
+    finally:
+        # Shown as they would have been; a composition that warns is not cached (a hit would hide it).
+        for w in caught:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+    if not caught and not reads.impure:
+        entry.store(plain, reads.env)
+    return plain
+
+
+def cache_dir() -> Path:
+    """Where t3rl keeps caches."""
+    explicit = os.environ.get("T3RL_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "t3rl"
+
+
+def enabled() -> bool:
+    return os.environ.get("T3RL_NO_CACHE", "") in ("", "0")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The cache file of one command line, and the digest of its current inputs."""
+
+    path: Path
+    digest: str
+
+    @classmethod
+    def of(cls, overrides: Sequence[str], config_dirs: Sequence[str]) -> Entry | None:
+        """None when the cache is off or this command line must not be cached."""
+        if not enabled() or any(_key_of(o).startswith(UNCACHED_KEYS) for o in overrides):
+            return None
+        dirs = [os.path.abspath(d) for d in config_dirs]
+        roots = _search_path_roots(dirs)
+        if roots is None:
+            return None
+        try:
+            digest = _inputs_digest(roots)
+        except OSError:
+            return None
+        line = json.dumps([list(overrides), dirs, os.getcwd()])
+        name = hashlib.sha256(line.encode()).hexdigest()[:32]
+        return cls(cache_dir() / "compose" / f"{name}.json", digest)
+
+    def load(self) -> Plain | None:
+        """The stored composition if its inputs are unchanged; None if absent, stale or unreadable."""
+        try:
+            header_line, _, body = self.path.read_text().partition("\n")
+            header = json.loads(header_line)
+            if (
+                header["format"] != FORMAT
+                or header["digest"] != self.digest
+                or header["body"] != hashlib.sha256(body.encode()).hexdigest()
+                or any(os.environ.get(k) != v for k, v in header["env"].items())
+            ):
+                return None
+            payload = json.loads(body)
+            origins = {k: Origin(*v) for k, v in payload["provenance"].items()}
+            return Plain(payload["data"], Provenance(origins), payload["hydra"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def store(self, plain: Plain, env: Mapping[str, str | None]) -> None:
+        """Write the entry, unless its data would not read back identical (then the cache is skipped)."""
+        payload = {
+            "data": plain.data,
+            "provenance": {
+                k: [o.source, o.chosen_by, o.raw, o.order, o.deleted] for k, o in plain.provenance.items()
+            },
+            "hydra": plain.hydra,
+        }
+        try:
+            body = json.dumps(payload, allow_nan=False)
+        except (TypeError, ValueError):
+            return
+        if not _identical(json.loads(body), payload):
+            return
+        header = {
+            "format": FORMAT,
+            "digest": self.digest,
+            "env": dict(env),
+            "body": hashlib.sha256(body.encode()).hexdigest(),
+        }
+        with contextlib.suppress(OSError):
+            atomic_write_text(self.path, json.dumps(header) + "\n" + body)
+            _prune(self.path.parent)
+
+
+@contextlib.contextmanager
+def recording_resolvers() -> Iterator[Reads]:
+    """Record every resolver call made inside the block (the variables `oc.env` reads, by name)."""
+    from omegaconf.basecontainer import BaseContainer
+
+    import launch.config.compose  # noqa: F401  (Hydra registers its resolvers on import: wrap those too)
+
+    reads = Reads()
+    registry = BaseContainer._resolvers
+    originals = dict(registry)
+    wrappers = {name: _recording(name, resolver, reads) for name, resolver in originals.items()}
+    registry.update(wrappers)
+    try:
+        yield reads
+    finally:
+        # A resolver registered meanwhile went unrecorded: its composition is not cached.
+        reads.impure.update(set(registry) - set(originals))
+        for name, wrapper in wrappers.items():
+            if registry.get(name) is wrapper:
+                registry[name] = originals[name]
+
+
+def _recording(name: str, resolver: Callable[..., Any], reads: Reads) -> Callable[..., Any]:
+    # OmegaConf calls a registered resolver as (config, parent, node, args, args_str).
+    def record(config: Any, parent: Any, node: Any, args: tuple[Any, ...], args_str: tuple[str, ...]) -> Any:
+        if name == "oc.env" and args:
+            reads.env[str(args[0])] = os.environ.get(str(args[0]))
+        elif name not in PURE_RESOLVERS:
+            reads.impure.add(name)
+        return resolver(config, parent, node, args, args_str)
+
+    return record
+
+
+def on_search_path(config_path: str, config_dirs: Sequence[str] = ()) -> bool:
+    """True when `<config_path>.yaml` is a file in a directory of the search path (Hydra would find
+    it); False means unknown here — ask Hydra (`launch.config.compose`)."""
+    roots = _search_path_roots([os.path.abspath(d) for d in config_dirs]) or []
+    return any(os.path.isfile(os.path.join(root, f"{config_path}.yaml")) for root in roots)
+
+
+def _key_of(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def _search_path_roots(config_dirs: Sequence[str]) -> list[str] | None:
+    """The directories of t3rl's search path: the `t3rl_conf` package, then each config dir;
+    None when one is not a plain directory (a zipped package, a missing dir: left to Hydra)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(CONF_PACKAGE)
+    package = list(spec.submodule_search_locations or []) if spec is not None else []
+    roots = [*package, *config_dirs]
+    return roots if package and all(os.path.isdir(r) for r in roots) else None
+
+
+def _inputs_digest(roots: Sequence[str]) -> str:
+    """Digest of what composition reads besides the command line and the environment: every .yaml
+    file (name and bytes) and directory name on the search path, the composition code, and versions."""
+    digest = hashlib.sha256(repr((FORMAT, sys.version, package_versions(VERSIONED))).encode())
+    here = Path(__file__).parent
+    for name in CODE:
+        digest.update(name.encode() + b"\0" + (here / name).read_bytes())
+    for root in roots:
+        digest.update(b"root\0" + root.encode() + b"\0")
+        for directory, files in _walk(root):
+            digest.update(b"dir\0" + directory.encode() + b"\0")
+            for file in files:
+                content = Path(root, directory, file).read_bytes()
+                digest.update(f"file\0{file}\0{len(content)}\0".encode() + content)
+    return digest.hexdigest()
+
+
+def _walk(root: str) -> Iterator[tuple[str, list[str]]]:
+    """(dir relative to root, its .yaml files) in a stable order, following links once."""
+    seen: set[str] = set()
+
+    def fail(error: OSError) -> None:
+        raise error
+
+    for directory, subdirs, files in os.walk(root, onerror=fail, followlinks=True):
+        real = os.path.realpath(directory)
+        subdirs[:] = sorted(d for d in subdirs if d != "__pycache__") if real not in seen else []
+        seen.add(real)
+        yield os.path.relpath(directory, root), sorted(f for f in files if f.endswith(".yaml"))
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """Equal, with the same types all the way down (True is not 1, a tuple is not a list)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_identical(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _prune(directory: Path) -> None:
+    entries = list(directory.glob("*.json"))
+    if len(entries) <= MAX_ENTRIES:
+        return
+    entries.sort(key=lambda p: p.stat().st_mtime_ns)
+    for old in entries[: len(entries) - MAX_ENTRIES]:
+        old.unlink(missing_ok=True)

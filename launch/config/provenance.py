@@ -1,0 +1,128 @@
+"""Where every key of a run config came from: a config file (and why it was chosen) or an override.
+
+Built from a `Composition`: each config file of the defaults list contributes the keys it sets, at its
+package, in merge order; command-line overrides come last. Later sources win, as in the merge itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Imported where used: a provenance read from the composition cache needs neither Hydra nor OmegaConf.
+    from launch.config.compose import Composition
+
+# Order offsets: files chosen by a command-line group override, then command-line key overrides.
+_CHOSEN_ON_COMMAND_LINE = 1_000
+_COMMAND_LINE = 2_000
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The last source that set a key."""
+
+    # A config file ("conf/hardware/h200x8.yaml") or an override ("override `hardware.nodes=2`").
+    source: str
+    # Why that file was used: "" (a default of the primary config), an override or a file's defaults list.
+    chosen_by: str
+    # The value as written there (interpolations unresolved); None for sub-trees and deletions.
+    raw: Any
+    # Recency: config files in merge order, then files chosen on the command line, then overrides.
+    order: int
+    # True when an override deleted the key (`~key`).
+    deleted: bool = False
+
+    def describe(self) -> str:
+        what = f"deleted by {self.source}" if self.deleted else self.source
+        return f"{what} (chosen by {self.chosen_by})" if self.chosen_by else what
+
+
+class Provenance:
+    """Dotted key → Origin for every node (leaves and sub-trees) of a composed config."""
+
+    def __init__(self, origins: dict[str, Origin]) -> None:
+        self._origins = origins
+
+    @classmethod
+    def from_composition(cls, composition: Composition) -> Provenance:
+        from omegaconf import OmegaConf
+
+        origins: dict[str, Origin] = {}
+        for position, layer in enumerate(composition.layers):
+            # A file the command line chose ranks after every file chosen by config files.
+            order = position + (_CHOSEN_ON_COMMAND_LINE if layer.chosen_by.startswith("override") else 0)
+            for key, raw in _nodes(layer.content, ""):
+                if _at_or_below(key, layer.package):
+                    origins[key] = Origin(layer.source, layer.chosen_by, raw, order)
+        order = _COMMAND_LINE
+        for override in composition.overrides:
+            source = f"override `{override.text}`"
+            if override.delete:
+                for key in [k for k in origins if k == override.key or k.startswith(override.key + ".")]:
+                    del origins[key]
+                origins[override.key] = Origin(source, "", None, order, deleted=True)
+            else:
+                value = (
+                    OmegaConf.create({"v": override.value}).v
+                    if isinstance(override.value, dict | list)
+                    else None
+                )
+                origins[override.key] = Origin(source, "", override.value, order)
+                for key, raw in _nodes(value, override.key) if value is not None else ():
+                    origins[key] = Origin(source, "", raw, order)
+            order += 1
+        return cls(origins)
+
+    def origin(self, key: str) -> Origin | None:
+        """Who set `key`: the key itself, else its nearest ancestor, else the latest of its descendants."""
+        if key in self._origins:
+            return self._origins[key]
+        parent = key
+        while "." in parent:
+            parent = parent.rsplit(".", 1)[0]
+            if parent in self._origins:
+                return self._origins[parent]
+        below = [o for k, o in self._origins.items() if k.startswith(key + ".")] if key else []
+        return max(below, key=lambda o: o.order) if below else None
+
+    def source(self, key: str) -> str:
+        """A one-line answer to "where was `key` set?" ("" when no file or override set it)."""
+        found = self.origin(key)
+        return found.describe() if found else ""
+
+    def order(self, key: str) -> int:
+        """Merge position of the source of `key` (-1 when unset): the key changed last has the highest."""
+        found = self.origin(key)
+        return found.order if found else -1
+
+    def items(self) -> Iterator[tuple[str, Origin]]:
+        return iter(sorted(self._origins.items()))
+
+    def to_dict(self) -> dict[str, str]:
+        """Leaf key → source description, for run manifests."""
+        return {k: o.describe() for k, o in sorted(self._origins.items())}
+
+
+def _at_or_below(key: str, package: str) -> bool:
+    """False for the containers a file's package creates above its own keys (`stages`, `stages.train`)."""
+    return not package or key == package or key.startswith(package + ".")
+
+
+def _nodes(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
+    """(dotted key, raw value) of every node below `node`; lists and scalars are leaves."""
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    if isinstance(node, DictConfig):
+        if node._is_none() or node._is_missing():
+            return
+        for key, value in node.items_ex(resolve=False):
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(value, DictConfig) and not value._is_none():
+                yield dotted, None  # a sub-tree: its leaves carry the values
+                yield from _nodes(value, dotted)
+            elif isinstance(value, ListConfig) and not value._is_none():
+                yield dotted, OmegaConf.to_container(value, resolve=False)
+            else:
+                yield dotted, value

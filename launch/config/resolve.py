@@ -1,0 +1,113 @@
+"""overrides → a validated RunConfig: compose, resolve interpolations, schema-validate, cross-check.
+
+`resolve` is the one entry point of the config layer: `t3rl run`, `plan`, `validate`, `show` and sweeps
+all call it, so every command sees the same config and the same errors. It never starts or writes
+anything; a config that cannot run raises ConfigError listing every problem. Composition goes through
+`launch.config.compose_cache` (a repeated command line skips Hydra); validation always runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from launch.checks.validate import validate
+from launch.config.compose_cache import Plain, cached_compose
+from launch.config.errors import ConfigError, Problem
+from launch.config.provenance import Provenance
+from launch.config.schema import RunConfig
+from launch.config.schema_errors import problems_from_validation
+
+if TYPE_CHECKING:
+    # Hydra and OmegaConf are imported where a composition is computed, not on a cache hit.
+    from launch.config.compose import Composition
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A run config that passed every check, and how it was built."""
+
+    run: RunConfig
+    # The resolved config as plain data (what RunConfig was validated from).
+    config: dict[str, Any]
+    # The overrides as given on the command line.
+    overrides: list[str]
+    provenance: Provenance
+    # Problems that do not stop a run (severity "warning").
+    warnings: list[Problem] = field(default_factory=list)
+    # Hydra's own node (sweeper settings), for sweeps; empty unless hydra/* or hparams_search was used.
+    hydra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A composed config with interpolations resolved, before schema and cross-field validation."""
+
+    composition: Composition
+    provenance: Provenance
+    data: dict[str, Any]
+
+
+def compose_resolved(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Composed:
+    """Compose and resolve interpolations only (for inspecting configs that may not validate)."""
+    from launch.config.compose import compose
+
+    composition = compose(overrides, config_dirs)
+    provenance = Provenance.from_composition(composition)
+    return Composed(composition, provenance, _plain(composition, provenance))
+
+
+def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolved:
+    """Compose, resolve and validate a run config; raises ConfigError with every problem found."""
+    plain = cached_compose(overrides, config_dirs, lambda: _plain_composition(overrides, config_dirs))
+    data, provenance = plain.data, plain.provenance
+    try:
+        run = RunConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(problems_from_validation(error, data, provenance)) from None
+    problems = validate(run, data, provenance, config_dirs)
+    if any(p.severity == "error" for p in problems):
+        raise ConfigError(problems)
+    return Resolved(
+        run=run,
+        config=data,
+        overrides=list(overrides),
+        provenance=provenance,
+        warnings=list(problems),
+        hydra=plain.hydra,
+    )
+
+
+def _plain_composition(overrides: Sequence[str], config_dirs: Sequence[str]) -> Plain:
+    from omegaconf import OmegaConf
+
+    composed = compose_resolved(overrides, config_dirs)
+    hydra_node = composed.composition.hydra
+    hydra = OmegaConf.to_container(hydra_node, resolve=False) if hydra_node else {}
+    return Plain(composed.data, composed.provenance, hydra)  # type: ignore[arg-type]
+
+
+def _plain(composition: Composition, provenance: Provenance) -> dict[str, Any]:
+    """The config with interpolations resolved; a broken interpolation names its key and source."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        data = OmegaConf.to_container(composition.config, resolve=True, throw_on_missing=True)
+    except OmegaConfBaseException as error:
+        key = str(getattr(error, "full_key", "") or "")
+        raise ConfigError(
+            [
+                Problem(
+                    key,
+                    f"cannot resolve the value: {str(getattr(error, 'msg', error)).splitlines()[0]}",
+                    provenance.source(key),
+                    "fix the ${...} interpolation (it must name an existing key, or ${oc.env:VAR,default})",
+                )
+            ]
+        ) from None
+    assert isinstance(data, dict)
+    return data

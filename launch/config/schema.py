@@ -1,0 +1,381 @@
+"""The schema of a whole run: every config group as a pydantic model with unknown keys rejected.
+
+Field names here are the contract between `conf/*.yaml`, the validators, the slime argv builder and
+the stages. Cross-field rules live in `launch.checks.validate`, not here, so that each error can name the
+file or override that set the offending key.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from t3rl_core.config import AnyEnvConfig, AnyRewardConfig, ChatConfig, MisConfig, ParsersConfig
+from t3rl_core.eval.config import EvalConfig
+from t3rl_core.strict import StrictModel
+
+# ---------------------------------------------------------------------------------------------- model
+
+
+class MoEArch(StrictModel):
+    """Mixture-of-experts fields of the Megatron architecture."""
+
+    num_experts: int = Field(ge=1)
+    moe_ffn_hidden_size: int = Field(ge=1)
+    moe_router_topk: int = Field(ge=1)
+    moe_shared_expert_intermediate_size: int | None = None
+    # Megatron's --moe-layer-freq: 1 = every layer is MoE, or a 0/1 list, one entry per layer.
+    moe_layer_freq: int | list[int] = 1
+
+
+class MLAArch(StrictModel):
+    """Multi-latent attention fields (DeepSeek-V3)."""
+
+    q_lora_rank: int | None = None
+    kv_lora_rank: int
+    qk_head_dim: int
+    qk_pos_emb_head_dim: int
+    v_head_dim: int
+
+
+class MegatronArch(StrictModel):
+    """The model architecture as Megatron flags (slime's MODEL_ARGS), checked against the HF config.json."""
+
+    num_layers: int = Field(ge=1)
+    hidden_size: int = Field(ge=1)
+    ffn_hidden_size: int = Field(ge=1)
+    num_attention_heads: int = Field(ge=1)
+    # None = multi-head attention (no --group-query-attention).
+    num_query_groups: int | None = None
+    kv_channels: int | None = None
+    vocab_size: int = Field(ge=1)
+    normalization: Literal["RMSNorm", "LayerNorm"] = "RMSNorm"
+    norm_epsilon: float = Field(gt=0)
+    rotary_base: float = Field(gt=0)
+    swiglu: bool = True
+    disable_bias_linear: bool = True
+    add_qkv_bias: bool = False
+    qk_layernorm: bool = False
+    untie_embeddings_and_output_weights: bool = False
+    moe: MoEArch | None = None
+    mla: MLAArch | None = None
+    # Flags not modelled above, as argv tokens (e.g. ["--rotary-percent", "0.5"]); checked against
+    # slime's and Megatron's option set at resolve time.
+    extra_args: list[str] = Field(default_factory=list)
+
+
+class ModelConfig(StrictModel):
+    """A model family bundle: weights, architecture, chat format and SGLang parsers in one place."""
+
+    # Short name, also the conversion output name (<checkpoints_dir>/<name>_torch_dist).
+    name: str
+    # Chat-template family shipped in t3rl_core/chat/templates (qwen3, qwen2_5, llama3, glm4, deepseek_v3).
+    family: str
+    # Hugging Face hub id (documentation, and the default directory name under paths.models_dir).
+    hf_id: str
+    # Local HF directory with config.json, tokenizer and weights.
+    hf_checkpoint: str
+    # True: hf_checkpoint is built offline by t3rl (tiny random weights, a tokenizer trained on the
+    # env's data, the family's chat template) by the prepare_model stage — for CPU runs and tests.
+    synthetic: bool = False
+    architecture: MegatronArch
+    chat: ChatConfig
+    parsers: ParsersConfig
+
+
+# ------------------------------------------------------------------------------------------- hardware
+
+
+class RecomputeConfig(StrictModel):
+    """Megatron activation recomputation."""
+
+    granularity: Literal["full", "selective"] = "full"
+    method: Literal["uniform", "block"] = "uniform"
+    num_layers: int = Field(1, ge=1)
+
+
+class HardwareConfig(StrictModel):
+    """Cluster topology and parallel layout."""
+
+    name: str
+    gpu_type: str = "H200"
+    nodes: int = Field(1, ge=1)
+    gpus_per_node: int = Field(8, ge=1)
+    # True: SGLang and Megatron share the training GPUs (train.py);
+    # False: SGLang gets `rollout_gpus` extra GPUs (train_async.py).
+    colocate: bool = True
+    # GPUs for SGLang engines when not colocated; None under colocate (= all training GPUs).
+    rollout_gpus: int | None = None
+    # GPUs per SGLang engine (SGLang's TP).
+    gpus_per_engine: int = Field(1, ge=1)
+    tensor_parallel: int = Field(1, ge=1)
+    pipeline_parallel: int = Field(1, ge=1)
+    context_parallel: int = Field(1, ge=1)
+    expert_parallel: int = Field(1, ge=1)
+    expert_tensor_parallel: int = Field(1, ge=1)
+    sequence_parallel: bool = False
+    recompute: RecomputeConfig | None = None
+    recompute_loss_function: bool = False
+    # Token-budget batching (slime's --use-dynamic-batch-size) and its budget.
+    dynamic_batch: bool = True
+    max_tokens_per_gpu: int | None = Field(None, ge=1)
+    log_probs_chunk_size: int | None = None
+    # Megatron's --attention-backend (slime's MISC_ARGS); None = Megatron's own default (auto).
+    attention_backend: Literal["flash", "fused", "unfused", "local", "auto"] | None = "flash"
+    sglang_mem_fraction: float = Field(0.8, gt=0, le=1)
+    sglang_attention_backend: str | None = None
+    sglang_chunked_prefill_size: int | None = None
+    # Extra environment variables for the Ray job (CUDA_DEVICE_MAX_CONNECTIONS is derived).
+    env_vars: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def world_size(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+
+# ----------------------------------------------------------------------------------------- curriculum
+
+
+class OptimizerConfig(StrictModel):
+    name: Literal["adam", "sgd"] = "adam"
+    lr: float = Field(1e-6, gt=0)
+    lr_decay_style: Literal["constant", "linear", "cosine"] = "constant"
+    weight_decay: float = Field(0.01, ge=0)
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.999
+    clip_grad: float = 1.0
+
+
+class AlgorithmConfig(StrictModel):
+    """Policy-gradient settings (slime's GRPO_ARGS)."""
+
+    advantage_estimator: Literal[
+        "grpo", "gspo", "cispo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "ppo"
+    ] = "grpo"
+    use_kl_loss: bool = True
+    kl_loss_coef: float = 0.0
+    kl_loss_type: Literal["k1", "k2", "k3", "low_var_kl"] = "low_var_kl"
+    entropy_coef: float = 0.0
+    eps_clip: float = 0.2
+    eps_clip_high: float | None = 0.28
+    # Log train/inference mismatch metrics through t3rl's TIS hook (slime's --get-mismatch-metrics).
+    mismatch_metrics: bool = False
+    # Apply truncated importance sampling (slime's --use-tis).
+    use_tis: bool = False
+    mis: MisConfig = MisConfig()
+
+
+class CurriculumConfig(StrictModel):
+    """One training stage of a curriculum: data, batch sizes, lengths, algorithm, schedule."""
+
+    name: str
+    # "rl": slime's policy-gradient loop; "sft": slime's SFT mode (cold start, rejection-sampled data).
+    mode: Literal["rl", "sft"] = "rl"
+    # Prepared split names (files <split>.jsonl of the prepare_data stage).
+    train_split: str
+    eval_split: str | None = None
+    num_rollout: int | None = Field(None, ge=1)
+    num_epoch: int | None = Field(None, ge=1)
+    rollout_batch_size: int = Field(ge=1)
+    n_samples_per_prompt: int = Field(1, ge=1)
+    global_batch_size: int | None = Field(None, ge=1)
+    num_steps_per_rollout: int | None = Field(None, ge=1)
+    over_sampling_batch_size: int | None = None
+    rollout_shuffle: bool = True
+    balance_data: bool = True
+    # Tokens per model call in training and in in-loop eval (slime's *-max-response-len).
+    rollout_max_response_len: int = Field(ge=1)
+    eval_max_response_len: int | None = Field(None, ge=1)
+    rollout_temperature: float = Field(1.0, gt=0)
+    rollout_top_p: float = Field(1.0, gt=0, le=1)
+    n_samples_per_eval_prompt: int = Field(1, ge=1)
+    # Model calls per episode, and an optional cap on an episode's total tokens.
+    max_num_steps: int = Field(30, ge=1)
+    max_context_len: int | None = Field(None, ge=1)
+    algorithm: AlgorithmConfig = AlgorithmConfig()
+    optimizer: OptimizerConfig = OptimizerConfig()
+    save_interval: int | None = Field(None, ge=1)
+    eval_interval: int | None = Field(None, ge=1)
+    # DAPO-style group filter (slime's --dynamic-sampling-filter-path), a dotted path.
+    dynamic_sampling_filter: str | None = None
+
+
+# ------------------------------------------------------------------------------- executor, tracking
+
+
+class DryExecutorConfig(StrictModel):
+    """Plan only: writes the run dir and plan.sh, runs nothing."""
+
+    kind: Literal["dry"] = "dry"
+
+
+class LocalExecutorConfig(StrictModel):
+    """Runs each stage's commands as subprocesses on this machine; starts its own Ray head for train."""
+
+    kind: Literal["local"] = "local"
+    ray_port: int = 6379
+    dashboard_port: int = 8265
+    # Seconds a child gets between SIGTERM and SIGKILL on Ctrl-C or failure.
+    stop_grace_s: float = Field(10.0, ge=0)
+
+
+class RayExecutorConfig(StrictModel):
+    """Submits train stages to an existing Ray cluster through Ray's Job Submission SDK."""
+
+    kind: Literal["ray"] = "ray"
+    # http://host:8265; None = $RAY_ADDRESS.
+    address: str | None = None
+    working_dir: str | None = None
+    # Seconds between SIGINT-triggered stop_job and giving up waiting for the job to end.
+    stop_grace_s: float = Field(30.0, ge=0)
+    # "local": prepare/convert/eval stages run here as subprocesses; "ray": they are Ray jobs too
+    # (for clusters whose storage this machine cannot see).
+    other_stages: Literal["local", "ray"] = "local"
+
+
+class SlurmExecutorConfig(StrictModel):
+    """Renders an sbatch script per stage and submits it through submitit."""
+
+    kind: Literal["slurm"] = "slurm"
+    account: str | None = None
+    partition: str | None = None
+    time_limit: str = "24:00:00"
+    container_image: str | None = None
+    container_mounts: list[str] = Field(default_factory=list)
+    extra_sbatch: list[str] = Field(default_factory=list)
+    # Shell lines run first in every job (e.g. `source /shared/t3rl/.venv/bin/activate`).
+    setup: list[str] = Field(default_factory=list)
+    cpus_per_task: int | None = Field(None, ge=1)
+    # Whole nodes for the job (Ray and slime assume they own the node's GPUs).
+    exclusive: bool = True
+    # Ports of the Ray head that each job starts on its first node.
+    ray_port: int = 6379
+    dashboard_port: int = 8265
+    # Seconds to wait for every node's GPUs to register with the Ray head before giving up.
+    ray_start_timeout_s: int = Field(600, ge=1)
+    # Directory for submitit's files and the rendered scripts; None = <run dir>/slurm.
+    folder: str | None = None
+
+
+ExecutorConfig = Annotated[
+    DryExecutorConfig | LocalExecutorConfig | RayExecutorConfig | SlurmExecutorConfig,
+    Field(discriminator="kind"),
+]
+
+
+class TrackingConfig(StrictModel):
+    """Experiment tracking, mapped to slime's flags."""
+
+    kind: Literal["none", "tensorboard", "wandb"] = "none"
+    project: str | None = None
+    group: str | None = None
+    run_name: str | None = None
+    # wandb: "online", "offline" (forced when no WANDB_API_KEY is set) or "disabled".
+    mode: Literal["online", "offline", "disabled"] = "online"
+    dir: str | None = None
+
+
+class ObjectiveConfig(StrictModel):
+    """What an hparams search optimises: a number in an eval stage's summary.json (conf/hparams_search/)."""
+
+    # Eval stage whose summary.json holds the metric; None = the pipeline's last eval stage.
+    stage: str | None = None
+    # Dotted key inside summary.json, e.g. "overall.accuracy".
+    metric: str
+
+
+class PathsConfig(StrictModel):
+    """Where things live on the cluster and here."""
+
+    runs_dir: str = "runs"
+    # Shared cache for conversions (<model>_torch_dist), reused across runs.
+    checkpoints_dir: str = "checkpoints"
+    models_dir: str = "models"
+    slime_root: str = "/root/slime"
+    megatron_root: str = "/root/Megatron-LM"
+    python: str = "python3"
+
+
+# ----------------------------------------------------------------------------------------------- stages
+
+
+class PrepareModelStage(StrictModel):
+    """Makes model.hf_checkpoint exist: builds a synthetic offline model, or checks a downloaded one."""
+
+    kind: Literal["prepare_model"] = "prepare_model"
+
+
+class PrepareDataStage(StrictModel):
+    """Writes the env's dataset splits as JSONL (prompt + metadata)."""
+
+    kind: Literal["prepare_data"] = "prepare_data"
+
+
+class ConvertHfToTorchDistStage(StrictModel):
+    """HF → Megatron torch_dist (slime's tools/convert_hf_to_torch_dist.py), cached by model name."""
+
+    kind: Literal["convert_hf_to_torch_dist"] = "convert_hf_to_torch_dist"
+
+
+class TrainStage(StrictModel):
+    """One slime run (RL or SFT)."""
+
+    kind: Literal["train"] = "train"
+    curriculum: CurriculumConfig
+    # Earlier stage whose weights this one starts from: a train stage, or None for the base model.
+    init_from: str | None = None
+    # Topology changes for this stage only (e.g. {"context_parallel": 4}), merged onto `hardware`.
+    hardware: dict[str, Any] = Field(default_factory=dict)
+
+
+class ConvertTorchDistToHfStage(StrictModel):
+    """Megatron → HF (slime's tools/convert_torch_dist_to_hf.py) of a train stage's last checkpoint."""
+
+    kind: Literal["convert_torch_dist_to_hf"] = "convert_torch_dist_to_hf"
+    source: str
+
+
+class EvalStage(StrictModel):
+    """Standalone evaluation; starts an SGLang server on `checkpoint` unless eval.engine.url is set."""
+
+    kind: Literal["eval"] = "eval"
+    # A convert_torch_dist_to_hf stage, or None for the base model.
+    checkpoint: str | None = None
+    # Overrides of the root `eval` section for this stage (e.g. {"split": "bfcl_val"}).
+    eval: dict[str, Any] = Field(default_factory=dict)
+
+
+StageSpec = Annotated[
+    PrepareModelStage
+    | PrepareDataStage
+    | ConvertHfToTorchDistStage
+    | TrainStage
+    | ConvertTorchDistToHfStage
+    | EvalStage,
+    Field(discriminator="kind"),
+]
+
+
+# ------------------------------------------------------------------------------------------------- run
+
+
+class RunConfig(StrictModel):
+    """A whole resolved experiment."""
+
+    name: str
+    seed: int = 42
+    model: ModelConfig
+    hardware: HardwareConfig
+    env: AnyEnvConfig
+    reward: AnyRewardConfig
+    eval: EvalConfig = EvalConfig()
+    executor: ExecutorConfig = LocalExecutorConfig()
+    tracking: TrackingConfig = TrackingConfig()
+    paths: PathsConfig = PathsConfig()
+    # Stages in execution order; names are referenced by later stages.
+    stages: dict[str, StageSpec] = Field(default_factory=dict)
+    # After a successful run, `t3rl run` prints the plan of this experiment (e.g. the GPU next step).
+    next_experiment: str | None = None
+    # Set by an hparams_search config: the metric its trials are scored by.
+    objective: ObjectiveConfig | None = None

@@ -1,0 +1,122 @@
+"""pydantic validation errors as Problems: dotted config keys, where they were set, and a fix."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from launch.config.errors import Problem, did_you_mean
+from launch.config.provenance import Provenance
+from launch.config.schema_walk import field_names
+from t3rl_core.registry import UnknownNameError
+
+
+def problems_from_validation(
+    error: ValidationError,
+    data: Mapping[str, Any],
+    provenance: Provenance,
+    *,
+    prefix: str = "",
+    root: Mapping[str, Any] | None = None,
+) -> list[Problem]:
+    """One Problem per pydantic error of validating `data`, which sits at `prefix` of the run config
+    `root` (the whole run config when validating RunConfig itself)."""
+    problems = []
+    for item in error.errors(include_url=False):
+        key = _join(prefix, _config_key(item["loc"], data))
+        problems.append(_problem(item, key, provenance, data if root is None else root))
+    return problems
+
+
+def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any]) -> Problem:
+    kind = item["type"]
+    parent, _, leaf = key.rpartition(".")
+    source = provenance.source(key)
+    if kind == "extra_forbidden":
+        known = field_names(parent, root)
+        guess = did_you_mean(leaf, known)
+        where = f"under '{parent}'" if parent else "at the top level"
+        fix = (
+            f"did you mean '{_join(parent, guess)}'?" if guess else f"known keys {where}: {', '.join(known)}"
+        )
+        return Problem(key, f"unknown key '{leaf}' {where}", source, fix)
+    if kind == "missing":
+        return Problem(
+            key, "required key is missing", source, f"set {key}=<value> (see `t3rl show --explain {parent}`)"
+        )
+    if kind in ("literal_error", "enum"):
+        expected = item.get("ctx", {}).get("expected", "")
+        guess = did_you_mean(
+            str(item.get("input")), [e.strip(" '") for e in expected.replace(" or ", ",").split(",")]
+        )
+        fix = f"did you mean {key}={guess}?" if guess else f"use one of {expected}"
+        return Problem(key, f"invalid value {item.get('input')!r}", source, fix)
+    if kind == "union_tag_invalid":
+        ctx = item.get("ctx", {})
+        tags = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",")]
+        tag_key = _join(key, str(ctx.get("discriminator", "kind")).strip("'"))
+        guess = did_you_mean(str(ctx.get("tag", "")), tags)
+        fix = f"did you mean {tag_key}={guess}?" if guess else f"use one of {', '.join(tags)}"
+        return Problem(tag_key, f"unknown kind {ctx.get('tag')!r}", provenance.source(tag_key), fix)
+    cause = item.get("ctx", {}).get("error")
+    if isinstance(cause, UnknownNameError):
+        name_key = _join(key, "name")
+        fix = (
+            f"did you mean {name_key}={cause.suggestion}?"
+            if cause.suggestion
+            else f"use one of {', '.join(cause.known)}"
+        )
+        return Problem(name_key, f"unknown {cause.kind} '{cause.name}'", provenance.source(name_key), fix)
+    return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, _bounds_fix(item, key))
+
+
+_TYPE_FIXES = {
+    "string_type": "quote it so it stays a string: {key}='{value}'",
+    "int_parsing": "give a whole number",
+    "int_type": "give a whole number",
+    "int_from_float": "give a whole number",
+    "float_parsing": "give a number",
+    "bool_parsing": "give true or false",
+    "list_type": "give a list, e.g. {key}=[a,b]",
+    "dict_type": "give a mapping, e.g. {key}={{k: v}}",
+}
+
+
+def _bounds_fix(item: Any, key: str) -> str:
+    ctx = item.get("ctx", {})
+    for bound, word in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+        if bound in ctx:
+            return f"set {key} {word} {ctx[bound]}"
+    template = _TYPE_FIXES.get(item["type"])
+    return template.format(key=key, value=item.get("input")) if template else ""
+
+
+def _config_key(loc: tuple[Any, ...], data: Mapping[str, Any]) -> str:
+    """pydantic's location without the union tags it inserts (e.g. stages.train.<train>.curriculum)."""
+    parts: list[str] = []
+    node: Any = data
+    for element in loc:
+        if _has(node, element):
+            node = node[element]
+        elif isinstance(node, Mapping) and not isinstance(element, int) and _is_tag(element, node):
+            continue
+        else:
+            node = None
+        parts.append(str(element))
+    return ".".join(parts)
+
+
+def _has(node: Any, element: Any) -> bool:
+    if isinstance(node, Mapping):
+        return element in node
+    return isinstance(node, list) and isinstance(element, int) and element < len(node)
+
+
+def _is_tag(element: Any, node: Mapping[str, Any]) -> bool:
+    return element in (node.get("kind"), node.get("name")) or str(element).startswith("function-")
+
+
+def _join(parent: str, leaf: str | None) -> str:
+    return f"{parent}.{leaf}" if parent and leaf else (leaf or parent)

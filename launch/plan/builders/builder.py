@@ -1,0 +1,196 @@
+"""The state shared by the stage builders: stages built so far, path helpers, runtime configs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from launch.config.errors import ConfigError, Problem
+from launch.config.overlay import overlay
+from launch.config.schema import CurriculumConfig, EvalStage, RunConfig, TrainStage
+from launch.plan.ray_head import RayHead
+from launch.plan.stages import OutputRef, Stage
+from t3rl_core.config import RolloutConfig, RuntimeConfig
+from t3rl_core.eval.config import EvalConfig
+
+if TYPE_CHECKING:
+    from launch.plan.build import PlanContext
+
+COMPLETE_MARKER = ".t3rl-complete"
+
+
+class PlanBuilder:
+    """One plan being built: its stages so far and the files the stage being built reads."""
+
+    def __init__(self, run: RunConfig, ctx: PlanContext) -> None:
+        self.run = run
+        self.ctx = ctx
+        self.stages: dict[str, Stage] = {}
+        self.files: dict[str, str] = {}
+        self.specs = run.stages
+
+    # paths
+
+    def abs(self, path: str) -> str:
+        p = Path(path).expanduser()
+        return str(p if p.is_absolute() else (self.ctx.base_dir / p).resolve())
+
+    def stage_dir(self, name: str) -> str:
+        return str(self.ctx.run_dir / "stages" / name)
+
+    @staticmethod
+    def runtime_file(name: str, suffix: str = "") -> str:
+        return f"runtime/{name}{suffix}.yaml"
+
+    # lookups
+
+    def earlier(self, kind: str) -> list[Stage]:
+        """Stages of `kind` built so far (i.e. before the one being built)."""
+        return [s for s in self.stages.values() if s.kind == kind]
+
+    def ref(self, stage: str, key: str) -> OutputRef:
+        return OutputRef(stage, key)
+
+    def path(self, ref: OutputRef) -> str:
+        return self.stages[ref.stage].outputs[ref.key]
+
+    def hf_source(self) -> tuple[dict[str, OutputRef], str]:
+        """The base model's HF dir: the prepare_model stage's output, else model.hf_checkpoint."""
+        models = self.earlier("prepare_model")
+        if models:
+            ref = self.ref(models[-1].name, "hf")
+            return {"hf": ref}, self.path(ref)
+        return {}, self.abs(self.run.model.hf_checkpoint)
+
+    def data_ref(self, name: str, split: str) -> OutputRef:
+        datas = self.earlier("prepare_data")
+        if not datas:
+            raise problem(
+                f"stages.{name}",
+                "reads prepared data but no prepare_data stage comes before it",
+                "add a stage `{kind: prepare_data}` before it",
+            )
+        ref = self.ref(datas[-1].name, f"split:{split}")
+        if ref.key not in self.stages[ref.stage].outputs:
+            raise problem(f"stages.{name}", f"split '{split}' is not written by stage '{ref.stage}'")
+        return ref
+
+    # runtime config
+
+    def runtime_config(
+        self, tokenizer: str, curriculum: CurriculumConfig | None, for_eval: bool
+    ) -> RuntimeConfig:
+        model = self.run.model
+        rollout = RolloutConfig()
+        mis = None
+        if curriculum is not None:
+            max_new = curriculum.rollout_max_response_len
+            if for_eval and curriculum.eval_max_response_len:
+                max_new = curriculum.eval_max_response_len
+            rollout = RolloutConfig(
+                max_num_steps=curriculum.max_num_steps,
+                max_context_len=curriculum.max_context_len,
+                max_new_tokens=max_new,
+                temperature=curriculum.rollout_temperature,
+                top_p=curriculum.rollout_top_p,
+            )
+            mis = curriculum.algorithm.mis
+        return RuntimeConfig(
+            env=self.run.env,
+            reward=self.run.reward,
+            chat=model.chat.model_copy(update={"tokenizer": tokenizer}),
+            parsers=model.parsers,
+            rollout=rollout,
+            **({"mis": mis} if mis is not None else {}),
+        )
+
+    def add_file(self, rel: str, text: str) -> str:
+        """Register a file the stage being built reads; its absolute path."""
+        path = str(self.ctx.run_dir / rel)
+        self.files[path] = text
+        return path
+
+    def write_runtime(self, name: str, runtime: RuntimeConfig) -> str:
+        return self.add_file(self.runtime_file(name), runtime.to_yaml())
+
+    def needed_splits(self) -> list[str]:
+        splits: list[str] = []
+        for name, spec in self.specs.items():
+            if isinstance(spec, TrainStage):
+                cur = spec.curriculum
+                splits.append(cur.train_split)
+                if cur.eval_split and cur.eval_interval and cur.mode == "rl":
+                    splits.append(cur.eval_split)
+            elif isinstance(spec, EvalStage):
+                splits.append(self.eval_config(name, spec).split)
+        return list(dict.fromkeys(splits))
+
+    def eval_config(self, name: str, spec: EvalStage) -> EvalConfig:
+        if not spec.eval:
+            return self.run.eval
+        merged = overlay(self.run.eval.model_dump(mode="json"), spec.eval)
+        try:
+            return EvalConfig.model_validate(merged)
+        except ValueError as err:
+            raise problem(f"stages.{name}.eval", f"invalid eval override: {err}") from err
+
+    # helpers
+
+    def require_train(self, source: str, key: str) -> None:
+        spec = self.specs.get(source)
+        if source not in self.stages or not isinstance(spec, TrainStage):
+            raise problem(
+                key,
+                f"'{source}' is not an earlier train stage",
+                f"name one of: {', '.join(s.name for s in self.earlier('train')) or '(none)'}",
+            )
+        if spec.curriculum.save_interval is None:
+            raise problem(
+                f"stages.{source}.curriculum.save_interval",
+                f"stage '{source}' never saves a checkpoint "
+                f"(slime saves only with --save-interval) but {key} uses it",
+                "set a save_interval (slime also saves after the last rollout)",
+            )
+
+    def first_curriculum(self) -> CurriculumConfig | None:
+        for spec in self.specs.values():
+            if isinstance(spec, TrainStage):
+                return spec.curriculum
+        return None
+
+    def curriculum_of(self, train_name: str) -> CurriculumConfig | None:
+        spec = self.specs.get(train_name)
+        return spec.curriculum if isinstance(spec, TrainStage) else None
+
+    def slime_requires(self, script: str) -> dict[str, str]:
+        """The slime and Megatron checkouts a GPU stage runs from."""
+        paths = self.run.paths
+        return {
+            script: f"a slime checkout (paths.slime_root / $SLIME_ROOT is {paths.slime_root})",
+            paths.megatron_root: (
+                f"a Megatron-LM source tree (paths.megatron_root / $MEGATRON_ROOT is {paths.megatron_root})"
+            ),
+        }
+
+    def hf_requires(self, inputs: Mapping[str, OutputRef], hf: str) -> dict[str, str]:
+        """The base model's HF directory, unless a prepare_model stage of this run makes it."""
+        if "hf" in inputs:
+            return {}
+        hint = f"huggingface-cli download {self.run.model.hf_id} --local-dir {hf}"
+        return {f"{hf}/config.json": f"the HF checkpoint of {self.run.model.name} ({hint})"}
+
+    def slime_tool_env(self) -> dict[str, Any]:
+        """Where slime's tools/ scripts run: from the slime checkout, with Megatron's source importable."""
+        paths = self.run.paths
+        return {"env": {"PYTHONPATH": f"{paths.megatron_root}:{paths.slime_root}"}, "cwd": paths.slime_root}
+
+    def ray_address(self) -> str | None:
+        executor = self.run.executor
+        if executor.kind == "ray":
+            return executor.address
+        return f"http://127.0.0.1:{getattr(executor, 'dashboard_port', RayHead.dashboard_port)}"
+
+
+def problem(key: str, message: str, fix: str = "") -> ConfigError:
+    return ConfigError([Problem(key, message, fix=fix)])

@@ -1,0 +1,125 @@
+"""Checkpoint conversions with slime's tools: HF → Megatron torch_dist, and a trained checkpoint → HF."""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+
+from launch.config.schema import ConvertHfToTorchDistStage, ConvertTorchDistToHfStage, RunConfig
+from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
+from launch.plan.slime_args import model_args
+from launch.plan.stages import Command, Stage
+
+# GPU memory in GB by hardware.gpu_type, for the one-GPU-or-torchrun choice of the HF→torch_dist conversion.
+GPU_MEMORY_GB = {
+    "H200": 141,
+    "H100": 80,
+    "H800": 80,
+    "H20": 96,
+    "A100": 80,
+    "A800": 80,
+    "B200": 180,
+    "L40S": 48,
+}
+
+
+def convert_hf_to_torch_dist(builder: PlanBuilder, name: str, _: ConvertHfToTorchDistStage) -> Stage:
+    paths = builder.run.paths
+    inputs, hf = builder.hf_source()
+    # The cache is shared across runs, one directory per HF source: the same model family loaded
+    # from another directory (e.g. stage 1's exported weights) never overwrites the base conversion.
+    source = hashlib.sha256(hf.encode()).hexdigest()[:12]
+    out = f"{builder.abs(paths.checkpoints_dir)}/{builder.run.model.name}-{source}_torch_dist"
+    marker = f"{out}/{COMPLETE_MARKER}"
+    gpus = conversion_gpus(builder.run)
+    tool = f"{paths.slime_root}/tools/convert_hf_to_torch_dist.py"
+    launcher = [paths.python] if gpus == 1 else ["torchrun", "--nproc-per-node", str(gpus)]
+    convert = (
+        *launcher,
+        tool,
+        *model_args(builder.run.model.architecture),
+        "--hf-checkpoint",
+        hf,
+        "--save",
+        out,
+    )
+    commands: tuple[Command, ...] = (
+        f"rm -f {shlex.quote(marker)}",
+        tuple(convert),
+        f"touch {shlex.quote(marker)}",
+    )
+    return Stage(
+        name,
+        "convert_hf_to_torch_dist",
+        commands,
+        inputs=inputs,
+        outputs={"torch_dist": out},
+        **builder.slime_tool_env(),
+        gpus=gpus,
+        complete_when=(f"{out}/latest_checkpointed_iteration.txt", marker),
+        requires={**builder.slime_requires(tool), **builder.hf_requires(inputs, hf)},
+        summary=f"{builder.run.model.name}: HF → torch_dist ({gpus} GPU{'s' if gpus > 1 else ''})",
+    )
+
+
+def convert_torch_dist_to_hf(builder: PlanBuilder, name: str, spec: ConvertTorchDistToHfStage) -> Stage:
+    paths = builder.run.paths
+    builder.require_train(spec.source, f"stages.{name}.source")
+    inputs, hf = builder.hf_source()
+    inputs["checkpoint"] = builder.ref(spec.source, "checkpoint")
+    save = builder.path(inputs["checkpoint"])
+    out = f"{builder.stage_dir(name)}/hf"
+    marker = f"{out}/{COMPLETE_MARKER}"
+    tracker = shlex.quote(f"{save}/latest_checkpointed_iteration.txt")
+    tool = f"{paths.slime_root}/tools/convert_torch_dist_to_hf.py"
+    convert = shlex.join([paths.python, tool])
+    convert += f' --input-dir "{save}/iter_$(printf %07d "$ITER")"'
+    convert += " " + shlex.join(
+        [
+            "--output-dir",
+            out,
+            "--origin-hf-dir",
+            hf,
+            "--vocab-size",
+            str(builder.run.model.architecture.vocab_size),
+            "--force",
+        ]
+    )
+    commands: tuple[Command, ...] = (f"ITER=$(cat {tracker})", convert, f"touch {shlex.quote(marker)}")
+    return Stage(
+        name,
+        "convert_torch_dist_to_hf",
+        commands,
+        inputs=inputs,
+        outputs={"hf": out},
+        **builder.slime_tool_env(),
+        complete_when=(marker,),
+        summary=f"last checkpoint of {spec.source} → HF",
+        requires={**builder.slime_requires(tool), **builder.hf_requires(inputs, hf)},
+    )
+
+
+def conversion_gpus(run: RunConfig) -> int:
+    """1 when the HF and Megatron copies of the weights fit one GPU, else every GPU of a node."""
+    params = estimated_parameters(run)
+    memory = GPU_MEMORY_GB.get(run.hardware.gpu_type, 80) * 1e9
+    # bf16 weights held twice (HF state dict + Megatron model) during the conversion.
+    needed = 2 * 2 * params
+    return 1 if needed <= 0.9 * memory else run.hardware.gpus_per_node
+
+
+def estimated_parameters(run: RunConfig) -> int:
+    """Parameter count from the Megatron architecture (embeddings, attention, MLP / experts)."""
+    a = run.model.architecture
+    head = a.kv_channels or a.hidden_size // a.num_attention_heads
+    groups = a.num_query_groups or a.num_attention_heads
+    attention = a.hidden_size * head * (2 * a.num_attention_heads + 2 * groups)
+    mlp_factor = 3 if a.swiglu else 2
+    if a.moe is None:
+        mlp = mlp_factor * a.hidden_size * a.ffn_hidden_size
+    else:
+        experts = a.moe.num_experts * mlp_factor * a.hidden_size * a.moe.moe_ffn_hidden_size
+        shared = mlp_factor * a.hidden_size * (a.moe.moe_shared_expert_intermediate_size or 0)
+        mlp = experts + shared
+    embeddings = a.vocab_size * a.hidden_size * (2 if a.untie_embeddings_and_output_weights else 1)
+    return int(a.num_layers * (attention + mlp) + embeddings)

@@ -1,0 +1,69 @@
+"""eval stages: `python -m t3rl_core.eval` on the base model or a converted checkpoint."""
+
+from __future__ import annotations
+
+import yaml
+
+from launch.config.schema import ConvertTorchDistToHfStage, EvalStage
+from launch.plan.builders.builder import PlanBuilder, problem
+from launch.plan.stages import Stage
+
+
+def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
+    config = builder.eval_config(name, spec)
+    inputs, hf = builder.hf_source()
+    curriculum = builder.first_curriculum()
+    if spec.checkpoint is not None:
+        source = builder.stages.get(spec.checkpoint)
+        if source is None or source.kind != "convert_torch_dist_to_hf":
+            raise problem(
+                f"stages.{name}.checkpoint",
+                f"'{spec.checkpoint}' is not an earlier convert_torch_dist_to_hf stage",
+                "name the conversion stage of the checkpoint",
+            )
+        inputs = {"checkpoint": builder.ref(spec.checkpoint, "hf")}
+        hf = builder.path(inputs["checkpoint"])
+        trained = builder.specs[spec.checkpoint]
+        assert isinstance(trained, ConvertTorchDistToHfStage)
+        curriculum = builder.curriculum_of(trained.source)
+    inputs["data"] = builder.data_ref(name, config.split)
+    stage_dir = builder.stage_dir(name)
+    runtime = builder.write_runtime(name, builder.runtime_config(hf, curriculum, for_eval=True))
+    eval_yaml = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+    eval_file = builder.add_file(builder.runtime_file(name, ".eval"), eval_yaml)
+    cmd = [
+        builder.ctx.python,
+        "-m",
+        "t3rl_core.eval",
+        "--runtime-config",
+        runtime,
+        "--eval-config",
+        eval_file,
+        "--data",
+        builder.path(inputs["data"]),
+        "--out",
+        stage_dir,
+        "--resume",
+        "--no-progress",
+    ]
+    gpus = 0
+    engine = config.engine
+    if engine.name == "sglang" and getattr(engine, "url", None) is None:
+        tp = builder.run.hardware.gpus_per_engine
+        cmd += ["--serve-checkpoint", hf, "--tp", str(tp)]
+        gpus = tp
+    outputs = {
+        "dir": stage_dir,
+        "summary": f"{stage_dir}/summary.json",
+        "report": f"{stage_dir}/report.md",
+    }
+    what = spec.checkpoint or "base model"
+    return Stage(
+        name,
+        "eval",
+        (tuple(cmd),),
+        inputs=inputs,
+        outputs=outputs,
+        gpus=gpus,
+        summary=f"{engine.name} eval of {what} on {config.split}",
+    )

@@ -1,0 +1,64 @@
+"""prepare_data and prepare_model stages: the dataset splits, and the base model's HF directory."""
+
+from __future__ import annotations
+
+import shlex
+
+from launch.config.schema import PrepareDataStage, PrepareModelStage
+from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
+from launch.plan.stages import Command, Stage
+
+
+def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
+    out = f"{builder.stage_dir(name)}/data"
+    _, hf = builder.hf_source()
+    runtime = builder.write_runtime(name, builder.runtime_config(hf, None, for_eval=False))
+    outputs = {"dir": out, **{f"split:{s}": f"{out}/{s}.jsonl" for s in builder.needed_splits()}}
+    cmd = (builder.ctx.python, "-m", "t3rl_core.data", "--runtime-config", runtime, "--out", out)
+    summary = f"{builder.run.env.name}: {', '.join(builder.needed_splits())}"
+    return Stage(name, "prepare_data", (cmd,), outputs=outputs, summary=summary)
+
+
+def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stage:
+    model = builder.run.model
+    hf = builder.abs(model.hf_checkpoint)
+    if model.synthetic:
+        datas = builder.earlier("prepare_data")
+        inputs = {"corpus": builder.ref(datas[-1].name, "dir")} if datas else {}
+        corpus = ["--corpus", builder.path(inputs["corpus"])] if inputs else []
+        marker = f"{hf}/{COMPLETE_MARKER}"
+        commands: tuple[Command, ...] = (
+            f"rm -f {shlex.quote(marker)}",
+            (
+                builder.ctx.python,
+                "-m",
+                "t3rl_core.chat.tiny",
+                "--family",
+                model.family,
+                "--out",
+                hf,
+                *corpus,
+                "--model-vocab-size",
+                str(model.architecture.vocab_size),
+            ),
+            f"touch {shlex.quote(marker)}",
+        )
+        return Stage(
+            name,
+            "prepare_model",
+            commands,
+            inputs=inputs,
+            outputs={"hf": hf},
+            complete_when=(marker,),
+            summary=f"tiny offline {model.family} model → {hf}",
+        )
+    hint = f"download it first: huggingface-cli download {model.hf_id} --local-dir {hf}"
+    check = f"test -f {shlex.quote(hf + '/config.json')} || {{ echo {shlex.quote(f'{hf}/config.json is missing; ' + hint)} >&2; exit 1; }}"  # noqa: E501
+    return Stage(
+        name,
+        "prepare_model",
+        (check,),
+        outputs={"hf": hf},
+        complete_when=(f"{hf}/config.json",),
+        summary=f"check {model.hf_id} at {hf}",
+    )

@@ -1,0 +1,75 @@
+"""train stages: a slime training job submitted to Ray (argv from `launch.plan.slime_args`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from launch.config.schema import TrainStage
+from launch.plan.builders.builder import PlanBuilder, problem
+from launch.plan.slime_args import TrainPaths, build_train_job
+from launch.plan.stages import Stage
+
+
+def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
+    cur = spec.curriculum
+    inputs, hf = builder.hf_source()
+    if spec.init_from is None:
+        converts = builder.earlier("convert_hf_to_torch_dist")
+        if not converts:
+            raise problem(
+                f"stages.{name}.init_from",
+                "starts from the base model, but no convert_hf_to_torch_dist stage comes before it",
+                "add a stage `{kind: convert_hf_to_torch_dist}` before it",
+            )
+        inputs["base"] = builder.ref(converts[-1].name, "torch_dist")
+    else:
+        builder.require_train(spec.init_from, f"stages.{name}.init_from")
+        inputs["base"] = builder.ref(spec.init_from, "checkpoint")
+    inputs["train_data"] = builder.data_ref(name, cur.train_split)
+    eval_data = None
+    if cur.mode == "rl" and cur.eval_split and cur.eval_interval:
+        inputs["eval_data"] = builder.data_ref(name, cur.eval_split)
+        eval_data = builder.path(inputs["eval_data"])
+    stage_dir = builder.stage_dir(name)
+    runtime = builder.write_runtime(name, builder.runtime_config(hf, cur, for_eval=False))
+    paths = builder.run.paths
+    train_paths = TrainPaths(
+        hf_checkpoint=hf,
+        ref_load=builder.path(inputs["base"]),
+        save=f"{stage_dir}/checkpoint",
+        prompt_data=builder.path(inputs["train_data"]),
+        eval_prompt_data=eval_data,
+        runtime_config=runtime,
+        stage_dir=stage_dir,
+        slime_root=paths.slime_root,
+        megatron_root=paths.megatron_root,
+        t3rl_root=builder.ctx.t3rl_root,
+        python=paths.python,
+    )
+    job = build_train_job(
+        builder.run,
+        name,
+        spec,
+        train_paths,
+        address=builder.ray_address(),
+        run_id=builder.ctx.run_id,
+        environ=builder.ctx.environ,
+    )
+    outputs = {
+        "checkpoint": train_paths.save,
+        "rollouts": f"{stage_dir}/rollouts",
+        "runtime_config": runtime,
+    }
+    return Stage(
+        name,
+        "train",
+        (tuple(job.submit_argv()),),
+        inputs=inputs,
+        outputs=outputs,
+        needs_ray_head=True,
+        gpus=job.gpus,
+        nodes=job.nodes,
+        slime_job=job,
+        requires={**builder.slime_requires(job.script), **builder.hf_requires(inputs, hf)},
+        summary=f"{cur.mode} {cur.name} on {cur.train_split}: {Path(job.script).name}, {job.gpus} GPUs",
+    )

@@ -1,0 +1,107 @@
+"""A stage as data: its exact commands, what it reads from earlier stages, what it writes.
+
+Executors only run `Stage.commands` and record what happened; none of them knows what slime is. A
+later stage names an earlier stage's output by `OutputRef`, and the plan fills in the path, so a path
+is written once (where the producing stage is built) and never copied by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from launch.plan.slime_args import SlimeJob
+
+StageKind = Literal[
+    "prepare_model", "prepare_data", "convert_hf_to_torch_dist", "train", "convert_torch_dist_to_hf", "eval"
+]
+# A shell line (run as is by bash) or an argv (quoted when rendered).
+Command = str | tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class OutputRef:
+    """Output `key` of the earlier stage `stage`."""
+
+    stage: str
+    key: str
+
+    def __str__(self) -> str:
+        return f"{self.stage}.{self.key}"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of a run, with everything needed to run it by hand."""
+
+    name: str
+    kind: StageKind
+    commands: tuple[Command, ...]
+    # Role → the earlier stage output this stage reads (e.g. "data" → prepare_data.dir).
+    inputs: Mapping[str, OutputRef] = field(default_factory=dict)
+    # Key → absolute path this stage writes.
+    outputs: Mapping[str, str] = field(default_factory=dict)
+    # Config files the stage reads (absolute path → content), written before it runs.
+    files: Mapping[str, str] = field(default_factory=dict)
+    # Variables exported before the commands run (never secrets).
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    # True: a Ray head must be up on this machine while the commands run (train stages).
+    needs_ray_head: bool = False
+    gpus: int = 0
+    nodes: int = 1
+    # Paths that all exist only once the stage's output is complete; a stage whose output is complete
+    # is skipped (conversions, cached across runs). Empty = always run.
+    complete_when: tuple[str, ...] = ()
+    # The structured slime submission behind a train stage's `ray job submit` command (for executors
+    # that submit through Ray's SDK instead of the CLI).
+    slime_job: SlimeJob | None = None
+    # One line for tables.
+    summary: str = ""
+    # Paths that must exist where the stage runs and that no stage makes (the slime checkout, a
+    # downloaded model), each with what to do when it is missing: checked for every stage of a run
+    # before the first one starts, so a missing install fails in seconds, not after data preparation.
+    requires: Mapping[str, str] = field(default_factory=dict)
+
+    def script(self) -> str:
+        """The stage's command.sh body: strict bash, its env, its cwd, its commands."""
+        lines = ["set -euo pipefail"]
+        lines += [f"export {k}={shlex.quote(v)}" for k, v in self.env.items()]
+        if self.cwd:
+            lines.append(f"cd {shlex.quote(self.cwd)}")
+        lines += [render_command(c) for c in self.commands]
+        return "\n".join(lines) + "\n"
+
+    def fingerprint(self) -> str:
+        """Hash of everything that decides what the stage does; a change means its output is stale."""
+        payload = {
+            "kind": self.kind,
+            "script": self.script(),
+            "outputs": dict(self.outputs),
+            "files": dict(self.files),
+            "ray": self.needs_ray_head,
+            "gpus": self.gpus,
+            "nodes": self.nodes,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def render_command(command: Command) -> str:
+    """A command as one shell line; long argvs wrap one flag per line for people."""
+    if isinstance(command, str):
+        return command
+    if len(command) <= 8:
+        return shlex.join(command)
+    parts: list[str] = [shlex.quote(command[0])]
+    for token in command[1:]:
+        quoted = shlex.quote(token)
+        if token.startswith("--") or token == "--":
+            parts.append(" \\\n    " + quoted)
+        else:
+            parts.append(" " + quoted)
+    return "".join(parts)

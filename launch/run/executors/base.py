@@ -1,0 +1,112 @@
+"""The executor interface: run one stage's commands somewhere, stream its log, report how it ended.
+
+An executor knows nothing about slime or about resuming: the pipeline (`launch.run.pipeline`) decides
+which stages run, writes each stage's `command.sh`, and records state; the executor runs that file
+(or, for a train stage, may submit `stage.slime_job` through an SDK) and returns a `StageResult`.
+On Ctrl-C it stops what it started and lets KeyboardInterrupt propagate; the pipeline records the
+stage as stopped. If the t3rl process itself is killed, the next run of the same run dir hands the
+stage's saved handle to `stop_stale` first, so a stage never runs twice at once.
+
+Executors are chosen by `executor.kind` through `EXECUTORS` (kind → "module:Class"); a class is
+constructed as `Cls(config, out=<text stream for live output>)`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+if TYPE_CHECKING:
+    from launch.plan.build import Plan
+    from launch.plan.stages import Stage
+
+ResultStatus = Literal["succeeded", "failed", "stopped", "planned"]
+
+EXECUTORS: dict[str, str] = {
+    "dry": "launch.run.executors.dry:DryExecutor",
+    "local": "launch.run.executors.local:LocalExecutor",
+    "ray": "launch.run.executors.ray_jobs:RayExecutor",
+    "slurm": "launch.run.executors.slurm:SlurmExecutor",
+}
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """Where a stage's files are."""
+
+    run_dir: Path
+    stage_dir: Path
+    # stages/<name>/command.sh, already written: exactly what to run.
+    command_file: Path
+    # stages/<name>/log.txt: append the stage's output here.
+    log_file: Path
+    # 1 for the first execution of this stage in this run dir, 2 after a crash or failure, …
+    attempt: int
+    plan: Plan
+    # Call once the stage is started with whatever identifies what runs (a process group, a job id);
+    # it is saved in the stage's record, and given to `stop_stale` if this t3rl process dies.
+    on_started: Callable[[dict[str, Any]], None] = lambda handle: None
+
+
+@dataclass(frozen=True)
+class StageResult:
+    status: ResultStatus
+    returncode: int | None = None
+    message: str = ""
+
+
+class Executor(ABC):
+    """Runs stages one at a time."""
+
+    # True: stages are only shown, never run (the pipeline then records nothing).
+    dry: bool = False
+
+    @abstractmethod
+    def run_stage(self, stage: Stage, ctx: StageContext) -> StageResult:
+        """Run `stage` to completion; KeyboardInterrupt propagates after everything started is stopped."""
+
+    def stop_stale(self, stage: Stage, handle: dict[str, Any]) -> str | None:
+        """Stop what an earlier, dead t3rl process left running for `stage` (its `on_started` handle),
+        before the stage runs again; returns a line for the log, or None if nothing was running."""
+        return None
+
+    def preflight(self, stages: Sequence[Stage]) -> list[str]:
+        """What is missing for `stages` where this executor runs them, one line each (empty = ready).
+
+        The default checks each stage's `requires` on this machine; executors that run stages
+        elsewhere (a Ray cluster, SLURM nodes) check nothing here.
+        """
+        needed: dict[tuple[str, str], list[str]] = {}
+        for stage in stages:
+            for path, what in stage.requires.items():
+                if not os.path.exists(path):
+                    needed.setdefault((path, what), []).append(stage.name)
+        return [
+            f"{path} is missing (needed by {', '.join(names)}): {what}"
+            for (path, what), names in needed.items()
+        ]
+
+    def close(self) -> None:  # noqa: B027 - optional hook: most executors hold nothing between stages
+        """Release whatever the executor holds between stages (called once, after the last stage)."""
+
+
+def make_executor(config: Any, out: TextIO | None = None) -> Executor:
+    """The executor for `config.kind`."""
+    target = EXECUTORS.get(config.kind)
+    if target is None:
+        raise ValueError(f"unknown executor kind '{config.kind}' (known: {', '.join(sorted(EXECUTORS))})")
+    module_name, _, cls_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        if err.name != module_name:
+            raise
+        raise ValueError(
+            f"executor '{config.kind}' is not available in this installation ({module_name})"
+        ) from err
+    return getattr(module, cls_name)(config, out=out)

@@ -1,0 +1,190 @@
+"""The local executor: each stage's command.sh as a subprocess here, its output live on the terminal
+and in log.txt; a Ray head of its own around stages that need one.
+
+Each stage runs in a new session (its own process group), so that on Ctrl-C, on a failing command,
+and after the stage ends, everything it started can be stopped as one: SIGTERM to the group, then
+SIGKILL to whatever is left after `stop_grace_s`. Nothing a stage starts outlives it. If t3rl itself
+is killed (SIGKILL, a lost terminal), the group's identity is in the stage's record, and the next
+run of the run dir stops the leftovers before running the stage again.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from launch.config.schema import LocalExecutorConfig
+from launch.config.secrets import scrub_text, secret_values
+from launch.plan.ray_head import RayHead
+from launch.plan.stages import Stage
+from launch.run.executors.base import Executor, StageContext, StageResult
+from launch.run.rundir import now
+
+Handle = dict[str, Any]
+
+
+class LocalExecutor(Executor):
+    def __init__(
+        self, config: LocalExecutorConfig | None = None, out: TextIO | None = None, ray_bin: str | None = None
+    ) -> None:
+        self.config = config or LocalExecutorConfig()
+        self.out = out if out is not None else sys.stdout
+        self.ray_bin = ray_bin or _default_ray_bin()
+
+    def run_stage(self, stage: Stage, ctx: StageContext) -> StageResult:
+        ctx.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with ctx.log_file.open("a", encoding="utf-8") as log:
+            log.write(f"\n===== t3rl: stage {stage.name}, attempt {ctx.attempt}, started {now()} =====\n")
+            log.flush()
+            head = RayHead(self.config.ray_port, self.config.dashboard_port)
+            ray_up = False
+            try:
+                if stage.needs_ray_head:
+                    code = self._run([self.ray_bin, *head.start_argv(stage.gpus)[1:]], log, ctx.stage_dir)
+                    if code != 0:
+                        return StageResult(
+                            "failed", code, f"`ray start --head` failed (exit {code}); see {ctx.log_file}"
+                        )
+                    ray_up = True
+                code = self._run(["bash", str(ctx.command_file)], log, ctx.stage_dir, ctx.on_started)
+            finally:
+                if ray_up:
+                    self._run([self.ray_bin, *RayHead.stop_argv()[1:]], log, ctx.stage_dir)
+        if code == 0:
+            return StageResult("succeeded", 0)
+        return StageResult("failed", code, f"exit code {code}; see {ctx.log_file}")
+
+    def stop_stale(self, stage: Stage, handle: Handle) -> str | None:
+        pgid = handle.get("pgid")
+        if not isinstance(pgid, int) or not _same_group(handle) or not _group_alive(pgid):
+            return None
+        self._stop_group(pgid)
+        return f"stopped process group {pgid}, left running by an earlier t3rl process"
+
+    def _run(
+        self, argv: Sequence[str], log: TextIO, cwd: Path, on_started: Callable[[Handle], None] | None = None
+    ) -> int:
+        """Run `argv` in its own session, teeing its output; stop its whole group when it ends."""
+        secrets = secret_values()
+        cwd.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        reader = threading.Thread(target=self._tee, args=(proc, log, secrets), daemon=True)
+        reader.start()
+        try:
+            if on_started is not None:
+                on_started(_group_handle(proc.pid))
+            code = proc.wait()
+        except KeyboardInterrupt:
+            self._stop_group(proc.pid)
+            proc.wait()
+            reader.join(timeout=5)
+            log.write(f"===== t3rl: stopped by the user at {now()} =====\n")
+            log.flush()
+            raise
+        # Whatever the command left running (background jobs, daemons) goes with it.
+        self._stop_group(proc.pid)
+        reader.join(timeout=5)
+        return code
+
+    def _tee(self, proc: subprocess.Popen[bytes], log: TextIO, secrets: frozenset[str]) -> None:
+        assert proc.stdout is not None
+        for raw in iter(proc.stdout.readline, b""):
+            line = scrub_text(raw.decode("utf-8", errors="replace"), secrets)
+            log.write(line)
+            log.flush()
+            self.out.write(line)
+            self.out.flush()
+
+    def _stop_group(self, pgid: int) -> None:
+        """SIGTERM the process group, then SIGKILL it if anything is still alive after the grace period."""
+        if not _signal_group(pgid, signal.SIGTERM):
+            return
+        deadline = time.monotonic() + self.config.stop_grace_s
+        while time.monotonic() < deadline:
+            if not _group_alive(pgid):
+                return
+            time.sleep(0.05)
+        _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """Any non-zombie process left in the group (zombies wait for a parent that may not be us)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return _signal_group(pgid, 0)
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(int(entry.name))
+        if fields is not None and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat from the state field on (the command name before it may contain spaces)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2 :].split()
+
+
+def _group_handle(pgid: int) -> Handle:
+    """What identifies a process group across t3rl processes: host, boot, group id, leader start time."""
+    fields = _stat_fields(pgid)
+    return {
+        "host": socket.gethostname(),
+        "boot_id": _boot_id(),
+        "pgid": pgid,
+        "leader_start": fields[19] if fields else None,
+    }
+
+
+def _same_group(handle: Handle) -> bool:
+    """True when `handle` names a group of this host and boot that was not replaced since.
+
+    Linux never hands out a pid that is still some group's id, so while members of the recorded
+    group live, the id is still that group's; only a leader with another start time is a new group.
+    """
+    if handle.get("host") != socket.gethostname() or handle.get("boot_id") != _boot_id():
+        return False
+    fields = _stat_fields(handle["pgid"])
+    return fields is None or fields[19] == handle.get("leader_start")
+
+
+def _boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def _default_ray_bin() -> str:
+    """The `ray` next to this interpreter (a venv's), else whatever `ray` is on PATH."""
+    candidate = Path(sys.executable).with_name("ray")
+    return str(candidate) if candidate.exists() else "ray"

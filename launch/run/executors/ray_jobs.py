@@ -1,0 +1,336 @@
+"""executor=ray: run stages as jobs on an existing Ray cluster through Ray's Job Submission API.
+
+A train stage carries its slime submission as data (`Stage.slime_job`): the job's entrypoint is
+`python3 train.py <argv>` (what `ray job submit … --` would run), its runtime env the job's env vars
+(PYTHONPATH, CUDA_DEVICE_MAX_CONNECTIONS, tracking, …) plus `executor.working_dir` when set. Before
+anything is submitted the cluster's live nodes are counted through Ray's state API on the dashboard:
+fewer GPUs (or GPU nodes) than the stage's topology asks for is a clear error, and nothing runs.
+Multi-node layouts need nothing else here: slime's `--actor-num-nodes` / `--rollout-num-gpus` in the
+argv describe the whole cluster, and slime's placement groups spread the actors over it.
+
+Resume: the submission id (`t3rl-<run>-<stage>-<n>`, n = the first number the cluster does not
+know) is written to `stages/<name>/ray_job.json` before submitting, so a rerun asks the cluster
+about it — even after a crash between the two: a pending or running job is re-attached (its log
+followed again), a succeeded one is taken as is, a failed or stopped one is submitted again as a new
+attempt.
+
+Logs: Ray streams a job's whole log on every attach. `stages/<name>/ray/<submission id>.log` keeps it
+complete; the stage's `log.txt` gets only what that file did not have yet, so a re-attached log has
+every line once. Ctrl-C stops the job (`stop_job`), waits up to `stop_grace_s` for it to end, then
+lets KeyboardInterrupt through (the pipeline records the stage as stopped).
+
+Other stages (prepare/convert/eval): `other_stages: local` (default) runs them on this machine with
+the local executor — this machine must see the cluster's storage, as the train job reads their
+outputs; `other_stages: ray` submits their command.sh body as a `bash -c` job (entrypoint GPUs = the
+stage's), for when everything must run on the cluster.
+
+Secrets never leave this machine: a train job's env names secret variables as `${NAME}` (slime_args.job_env),
+which Ray expands from the cluster's own environment. Ray is imported lazily.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from launch.config.errors import ConfigError, Problem
+from launch.config.schema import LocalExecutorConfig, RayExecutorConfig
+from launch.config.secrets import scrub_text
+from launch.plan.stages import Stage
+from launch.run.executors import records
+from launch.run.executors.base import Executor, StageContext, StageResult
+
+JOB_RECORD = "ray_job.json"
+TERMINAL = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
+
+
+def dashboard_address(config: RayExecutorConfig, environ: Mapping[str, str] | None = None) -> str:
+    """The cluster's dashboard URL: `executor.address`, else $RAY_ADDRESS."""
+    env = os.environ if environ is None else environ
+    address = config.address or env.get("RAY_ADDRESS")
+    if not address:
+        raise ConfigError(
+            [
+                Problem(
+                    key="executor.address",
+                    message="executor=ray needs the Ray cluster's dashboard address",
+                    fix="pass executor.address=http://<head>:8265 or export RAY_ADDRESS",
+                )
+            ]
+        )
+    return address if "://" in address else f"http://{address}"
+
+
+def check_cluster(address: str, gpus: int, nodes: int, list_nodes: Callable[..., Any] | None = None) -> None:
+    """Fail before submitting when the live cluster has fewer GPUs or GPU nodes than a stage needs."""
+    if gpus <= 0:
+        return
+    if list_nodes is None:
+        from ray.util.state import list_nodes
+    try:
+        alive = list_nodes(address=address, filters=[("state", "=", "ALIVE")], detail=True)
+    except Exception as error:  # the state API raises plain exceptions for connection problems
+        raise ConfigError(
+            [
+                Problem(
+                    key="executor.address",
+                    message=f"cannot reach the Ray dashboard at {address}: {error}",
+                    fix="start the cluster (ray start --head) or correct executor.address",
+                )
+            ]
+        ) from None
+    per_node = [float(n.resources_total.get("GPU", 0)) for n in alive]
+    total, gpu_nodes = sum(per_node), sum(g > 0 for g in per_node)
+    if total >= gpus and gpu_nodes >= nodes:
+        return
+    raise ConfigError(
+        [
+            Problem(
+                key="hardware",
+                message=(
+                    f"the Ray cluster at {address} has {total:g} GPU(s) on {gpu_nodes} GPU node(s) "
+                    f"({len(per_node)} live node(s)); this stage needs {gpus} GPU(s) on {nodes} node(s)"
+                ),
+                fix="add GPU nodes to the cluster, or pick a hardware config that fits it (t3rl ls hardware)",
+            )
+        ]
+    )
+
+
+@dataclass
+class JobRecord:
+    """`stages/<name>/ray_job.json`: which cluster job a stage is."""
+
+    submission_id: str
+    attempt: int
+    address: str
+    submitted_at: float
+    status: str = "PENDING"
+
+
+def read_record(stage_dir: Path) -> JobRecord | None:
+    return records.read_record(stage_dir / JOB_RECORD, JobRecord)
+
+
+def run_key(run_dir: Path) -> str:
+    """A submission-id-safe name of a run dir, unique per path."""
+    digest = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:8]
+    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in f"{run_dir.parent.name}-{run_dir.name}")
+    return f"{name}-{digest}"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One Ray job as the SDK takes it."""
+
+    entrypoint: str
+    runtime_env: Mapping[str, Any]
+    entrypoint_num_gpus: float | None = None
+
+
+class RayJobRunner:
+    """Submits or re-attaches one stage's job, follows its log, returns its final Ray status."""
+
+    def __init__(
+        self, address: str, *, stop_grace_s: float = 30.0, client: Any = None, out: TextIO | None = None
+    ) -> None:
+        if client is None:
+            from ray.job_submission import JobSubmissionClient
+
+            client = JobSubmissionClient(address)
+        self.address = address
+        self.client = client
+        self.stop_grace_s = stop_grace_s
+        # The terminal, which sees the job's log as it comes (as with the local executor).
+        self.out = out
+
+    def run(
+        self,
+        job: JobSpec,
+        *,
+        key: str,
+        stage: str,
+        stage_dir: Path,
+        log: TextIO,
+        on_job: Callable[[str], None] = lambda job_id: None,
+    ) -> str:
+        record = self._attach_or_submit(job, key, stage, stage_dir)
+        on_job(record.submission_id)
+        try:
+            status = self._follow(record.submission_id, stage_dir, log)
+        except KeyboardInterrupt:
+            self.client.stop_job(record.submission_id)
+            record.status = self._wait(record.submission_id, timeout=self.stop_grace_s)
+            records.write_record(stage_dir / JOB_RECORD, record)
+            raise
+        record.status = status
+        records.write_record(stage_dir / JOB_RECORD, record)
+        return status
+
+    def message(self, job_id: str) -> str:
+        return scrub_text(self.client.get_job_info(job_id).message or "")
+
+    def _attach_or_submit(self, job: JobSpec, key: str, stage: str, stage_dir: Path) -> JobRecord:
+        previous = read_record(stage_dir)
+        attempt = 1
+        if previous is not None:
+            status = self.status(previous.submission_id)
+            if status is not None and status not in ("FAILED", "STOPPED"):
+                return previous  # pending, running or succeeded: never submitted twice
+            attempt = previous.attempt + 1
+        # Ids the cluster already knows belong to earlier executions (e.g. of a superseded stage dir).
+        while self.status(f"t3rl-{key}-{stage}-{attempt}") is not None:
+            attempt += 1
+        record = JobRecord(f"t3rl-{key}-{stage}-{attempt}", attempt, self.address, time.time())
+        # Recorded before submitting: a crash in between leaves an id the next run can ask about.
+        records.write_record(stage_dir / JOB_RECORD, record)
+        self.client.submit_job(
+            entrypoint=job.entrypoint,
+            submission_id=record.submission_id,
+            runtime_env=dict(job.runtime_env),
+            entrypoint_num_gpus=job.entrypoint_num_gpus,
+            metadata={"t3rl_run": key, "t3rl_stage": stage},
+        )
+        return record
+
+    def status(self, job_id: str) -> str | None:
+        try:
+            return str(self.client.get_job_status(job_id).value)
+        except RuntimeError:  # the SDK's "job does not exist"
+            return None
+
+    def _follow(self, job_id: str, stage_dir: Path, log: TextIO) -> str:
+        """Copy the job's log until it ends (re-attaching should the stream drop first); its status."""
+        full = stage_dir / "ray" / f"{job_id}.log"
+        full.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            copy = _LogCopy(full, log, self.out)
+            if self.status(job_id) in TERMINAL:
+                # A finished job's log in one call (tailing it would wait on a closed stream).
+                copy.feed(self.client.get_job_logs(job_id))
+            else:
+                asyncio.run(self._tail(job_id, copy))
+            status = self._wait(job_id, timeout=5.0)
+            if status in TERMINAL:
+                return status
+
+    async def _tail(self, job_id: str, copy: _LogCopy) -> None:
+        async for chunk in self.client.tail_job_logs(job_id):
+            copy.feed(chunk)
+
+    def _wait(self, job_id: str, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.status(job_id) or "FAILED"
+            if status in TERMINAL or time.monotonic() >= deadline:
+                return status
+            time.sleep(0.5)
+
+
+class _LogCopy:
+    """Ray replays a job's log from its start on every attach: pass on only what `full` lacks."""
+
+    def __init__(self, full: Path, log: TextIO, out: TextIO | None) -> None:
+        self.full = full
+        self.log = log
+        self.out = out
+        self.have = full.stat().st_size if full.exists() else 0
+        self.position = 0
+
+    def feed(self, chunk: str) -> None:
+        data = chunk.encode()
+        start, self.position = self.position, self.position + len(data)
+        if self.position <= self.have:
+            return
+        new = data[max(0, self.have - start) :].decode(errors="replace")
+        self.have = self.position
+        with self.full.open("a") as out:
+            out.write(new)
+        for stream in (self.log, self.out):
+            if stream is not None:
+                stream.write(scrub_text(new))
+                stream.flush()
+
+
+class RayExecutor(Executor):
+    """Train stages (and with `other_stages: ray` all stages) as jobs on an existing Ray cluster."""
+
+    def __init__(self, config: RayExecutorConfig | None = None, out: TextIO | None = None) -> None:
+        self.config = config or RayExecutorConfig()
+        self.out = out if out is not None else sys.stdout
+        self._runner: RayJobRunner | None = None
+        self._checked = False
+
+    def runner(self) -> RayJobRunner:
+        if self._runner is None:
+            address = dashboard_address(self.config)
+            self._runner = RayJobRunner(address, stop_grace_s=self.config.stop_grace_s, out=self.out)
+        return self._runner
+
+    def on_cluster(self, stage: Stage) -> bool:
+        return stage.slime_job is not None or self.config.other_stages == "ray"
+
+    def preflight(self, stages: Sequence[Stage]) -> list[str]:
+        """Only the stages that run here: the cluster's own paths cannot be seen from this machine."""
+        return super().preflight([stage for stage in stages if not self.on_cluster(stage)])
+
+    def run_stage(self, stage: Stage, ctx: StageContext) -> StageResult:
+        if not self._checked:
+            # Before the first stage of the run (even a local one): the cluster must fit every Ray stage.
+            ray_stages = [s for s in ctx.plan.stages if self.on_cluster(s)]
+            if ray_stages:
+                biggest = max(ray_stages, key=lambda s: (s.gpus, s.nodes))
+                check_cluster(self.runner().address, biggest.gpus, max(s.nodes for s in ray_stages))
+            self._checked = True
+        if not self.on_cluster(stage):
+            from launch.run.executors.local import LocalExecutor
+
+            local = LocalExecutor(LocalExecutorConfig(stop_grace_s=self.config.stop_grace_s), out=self.out)
+            return local.run_stage(stage, ctx)
+        job = self.job_spec(stage)
+        runner = self.runner()
+        ctx.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with ctx.log_file.open("a", encoding="utf-8") as log:
+            log.write(f"\n===== t3rl: stage {stage.name}, attempt {ctx.attempt}, on {runner.address} =====\n")
+            log.flush()
+            status = runner.run(
+                job,
+                key=run_key(ctx.run_dir),
+                stage=stage.name,
+                stage_dir=ctx.stage_dir,
+                log=log,
+                on_job=lambda job_id: ctx.on_started({"ray_job": job_id, "address": runner.address}),
+            )
+        record = read_record(ctx.stage_dir)
+        job_id = record.submission_id if record else "?"
+        if status == "SUCCEEDED":
+            return StageResult("succeeded", 0, f"Ray job {job_id}")
+        if status == "STOPPED":
+            return StageResult("stopped", None, f"Ray job {job_id} was stopped")
+        return StageResult(
+            "failed", 1, f"Ray job {job_id} failed: {runner.message(job_id)}; see {ctx.log_file}"
+        )
+
+    def stop_stale(self, stage: Stage, handle: dict[str, Any]) -> str | None:
+        """A job left by a dead t3rl process keeps running: run_stage re-attaches to it."""
+        job = handle.get("ray_job")
+        return f"Ray job {job} outlived the previous t3rl process; re-attaching to it" if job else None
+
+    def job_spec(self, stage: Stage) -> JobSpec:
+        """The SDK submission of a stage: slime's entrypoint, or the stage's script under bash."""
+        working_dir = {"working_dir": self.config.working_dir} if self.config.working_dir else {}
+        if stage.slime_job is not None:
+            job = stage.slime_job
+            return JobSpec(shlex.join(job.entrypoint), {"env_vars": dict(job.env_vars), **working_dir})
+        gpus = float(stage.gpus) if stage.gpus else None
+        return JobSpec(
+            shlex.join(["bash", "-c", stage.script()]), dict(working_dir), entrypoint_num_gpus=gpus
+        )

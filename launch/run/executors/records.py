@@ -1,0 +1,22 @@
+"""The small JSON record a remote executor keeps per stage (which cluster job the stage is)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def read_record(path: Path, cls: type[T]) -> T | None:
+    """The record at `path` as `cls`, or None when the stage never submitted anything."""
+    return cls(**json.loads(path.read_text())) if path.exists() else None
+
+
+def write_record(path: Path, record: Any) -> None:
+    """Write a dataclass record atomically (a crash leaves the old record or the new one)."""
+    from launch.run.rundir import atomic_write_json
+
+    atomic_write_json(path, asdict(record))

@@ -1,0 +1,179 @@
+"""executor=slurm: one SLURM job per stage, submitted and watched through submitit.
+
+Each stage gets `stages/<name>/job.sbatch` (`launch.run.executors.sbatch`): it allocates the stage's
+nodes, brings a Ray cluster up over them when the stage needs one (train), runs the stage's
+`command.sh` on the first node (for a train stage that is slime's `ray job submit`), and stops Ray on
+every node when it exits. submitit submits an allocation of the same size (`use_srun=False`: its
+Python runs once, on the first node) whose only work is `bash job.sbatch >> log.txt`; the `#SBATCH`
+lines in the script then only document it, and `sbatch job.sbatch` alone works the same way.
+
+The SLURM job id is written to `stages/<name>/slurm_job.json` as soon as sbatch answers. A rerun
+(resume) asks SLURM about it first: a pending or running job is re-attached (watched until it ends),
+a completed one is taken as is, any other end (failed, cancelled, timeout, node failure) is
+submitted again. Ctrl-C cancels the job (scancel) and lets KeyboardInterrupt through.
+
+Shared storage: submitit's folder (`executor.folder`, default `<run dir>/slurm`), the run dir and the
+Python that runs t3rl must be visible from the nodes, as on any cluster with a shared filesystem;
+`executor.setup` lines (e.g. activating that environment) run first in every job script.
+
+submitit is imported lazily.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from launch.config.schema import SlurmExecutorConfig
+from launch.config.secrets import scrub_text
+from launch.plan.stages import Stage
+from launch.run.executors import records
+from launch.run.executors.base import Executor, StageContext, StageResult
+from launch.run.executors.sbatch import SbatchJob, render_sbatch, sbatch_parameters
+
+JOB_RECORD = "slurm_job.json"
+SCRIPT = "job.sbatch"
+# SLURM states of a job that is not over yet (submitit's list).
+ACTIVE = frozenset(
+    {"READY", "PENDING", "RUNNING", "UNKNOWN", "REQUEUED", "COMPLETING", "PREEMPTED", "CONFIGURING"}
+)
+
+
+@dataclass
+class SlurmRecord:
+    """`stages/<name>/slurm_job.json`: which SLURM job a stage is."""
+
+    job_id: str
+    attempt: int
+    folder: str
+    script: str
+    submitted_at: float
+    state: str = "PENDING"
+
+
+def read_record(stage_dir: Path) -> SlurmRecord | None:
+    return records.read_record(stage_dir / JOB_RECORD, SlurmRecord)
+
+
+def sbatch_job(stage: Stage, ctx: StageContext, run_name: str) -> SbatchJob:
+    """The allocation a stage needs: its nodes, their GPUs, a Ray cluster for train stages."""
+    nodes = max(stage.nodes, 1)
+    return SbatchJob(
+        job_name=f"t3rl-{run_name}-{stage.name}",
+        nodes=nodes,
+        gpus_per_node=-(-stage.gpus // nodes) if stage.gpus else 0,
+        needs_ray=stage.needs_ray_head,
+        command_file=str(ctx.command_file),
+        workdir=str(ctx.stage_dir),
+        output=str(ctx.stage_dir / "slurm-%j.out"),
+    )
+
+
+class SlurmExecutor(Executor):
+    """Runs every stage as its own SLURM job (see the module docstring)."""
+
+    # Seconds between two looks at a running job (submitit itself asks sacct less often).
+    poll_s: float = 5.0
+
+    def preflight(self, stages: Sequence[Stage]) -> list[str]:
+        """Nothing to check here: every stage runs on the allocated nodes, whose paths differ."""
+        return []
+
+    def __init__(self, config: SlurmExecutorConfig | None = None, out: TextIO | None = None) -> None:
+        self.config = config or SlurmExecutorConfig()
+        self.out = out if out is not None else sys.stdout
+
+    def run_stage(self, stage: Stage, ctx: StageContext) -> StageResult:
+        job = sbatch_job(stage, ctx, ctx.plan.name)
+        script = ctx.stage_dir / SCRIPT
+        from launch.run.rundir import atomic_write_text
+
+        atomic_write_text(script, scrub_text(render_sbatch(job, self.config)))
+        folder = Path(self.config.folder or ctx.run_dir / "slurm") / stage.name
+        ctx.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with ctx.log_file.open("a", encoding="utf-8") as log:
+            log.write(
+                f"\n===== t3rl: stage {stage.name}, attempt {ctx.attempt}, SLURM job script {script} =====\n"
+            )
+        record, handle = self._attach_or_submit(job, script, folder, ctx)
+        ctx.on_started({"slurm_job": record.job_id, "folder": record.folder})
+        try:
+            state = self._watch(handle, ctx.log_file)
+        except KeyboardInterrupt:
+            handle.cancel(check=False)
+            record.state = "CANCELLED"
+            records.write_record(ctx.stage_dir / JOB_RECORD, record)
+            raise
+        record.state = state
+        records.write_record(ctx.stage_dir / JOB_RECORD, record)
+        if state == "COMPLETED":
+            return StageResult("succeeded", 0, f"SLURM job {record.job_id}")
+        return StageResult("failed", 1, f"SLURM job {record.job_id} ended {state}; see {ctx.log_file}")
+
+    def stop_stale(self, stage: Stage, handle: dict[str, Any]) -> str | None:
+        """A SLURM job left by a dead t3rl process keeps running: run_stage re-attaches to it."""
+        job = handle.get("slurm_job")
+        return f"SLURM job {job} outlived the previous t3rl process; re-attaching to it" if job else None
+
+    def _attach_or_submit(
+        self, job: SbatchJob, script: Path, folder: Path, ctx: StageContext
+    ) -> tuple[SlurmRecord, Any]:
+        import submitit
+
+        previous = read_record(ctx.stage_dir)
+        if previous is not None:
+            handle = submitit.SlurmJob(folder=previous.folder, job_id=previous.job_id)
+            state = _state(handle)
+            if state in ACTIVE or state == "COMPLETED":
+                return previous, handle  # never submitted twice
+        executor = submitit.SlurmExecutor(folder=folder)
+        executor.update_parameters(**sbatch_parameters(job, self.config))
+        command = ["bash", "-c", 'bash "$0" >>"$1" 2>&1', str(script), str(ctx.log_file)]
+        # One task (the first node's) does the work; submitit counts one per node and would wait for all.
+        handle = executor.submit(submitit.helpers.CommandFunction(command, verbose=False)).task(0)
+        attempt = previous.attempt + 1 if previous else 1
+        record = SlurmRecord(handle.job_id, attempt, str(folder), str(script), time.time())
+        records.write_record(ctx.stage_dir / JOB_RECORD, record)
+        return record, handle
+
+    def _watch(self, handle: Any, log_file: Path) -> str:
+        """Wait for the job to end, echoing what it appends to the log; its final SLURM state."""
+        offset = log_file.stat().st_size if log_file.exists() else 0
+        while True:
+            done = handle.done()
+            offset = self._echo(log_file, offset)
+            if done:
+                return _final_state(handle)
+            time.sleep(self.poll_s)
+
+    def _echo(self, log_file: Path, offset: int) -> int:
+        if not log_file.exists():
+            return offset
+        with log_file.open("rb") as handle:
+            handle.seek(offset)
+            data = handle.read()
+        if data:
+            self.out.write(data.decode(errors="replace"))
+            self.out.flush()
+        return offset + len(data)
+
+
+def _state(handle: Any) -> str:
+    """The job's SLURM state, asking sacct now (a finished job with a result file counts as COMPLETED)."""
+    if handle.paths.result_pickle.exists():
+        return _final_state(handle)
+    return str(handle.get_info(mode="force").get("State") or "UNKNOWN").split()[0].upper()
+
+
+def _final_state(handle: Any) -> str:
+    """COMPLETED when the job's command succeeded; otherwise SLURM's word for how it ended."""
+    try:
+        handle.result()
+    except Exception:  # submitit's FailedJobError / UncompletedJobError: the job did not succeed
+        state = str(handle.get_info(mode="force").get("State") or "FAILED").split()[0].upper()
+        return "FAILED" if state in ("COMPLETED", *ACTIVE) else state
+    return "COMPLETED"

@@ -1,0 +1,326 @@
+"""Run a plan's stages in order with an executor, resumably.
+
+Which stages run (`decide`), per stage in plan order:
+- **cached**: it succeeded before with the same fingerprint (commands, env, files it reads) and the
+  same upstream run ids (no earlier stage ran again since), and its complete-markers still exist;
+- **complete**: its output already exists and is complete (`Stage.complete_when`; the shared HF →
+  torch_dist cache, an available model) — adopted without running;
+- **resume**: it started before with the same command and inputs but did not finish (killed, failed,
+  stopped): it runs again in place, so a train stage continues from its last checkpoint;
+- **run**: anything else. If an older output of the stage exists (its command or an upstream stage
+  changed), its directory is moved to `superseded/` first, so a stale checkpoint is never resumed.
+A stage that runs gives its output a new run id, so every later stage sees a changed upstream and
+runs too ("changed ones and everything after").
+
+`--from S` forces S to run and selects everything after it; `--only S` forces S alone. Stages before
+the selection are left as they are, but must have succeeded (or be complete) since the selection
+reads their outputs.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from launch.plan.build import Plan
+from launch.plan.stages import Stage
+from launch.run.executors.base import Executor, StageContext, StageResult
+from launch.run.rundir import RunDir, RunDirError, RunState, StageRecord, now
+
+Action = Literal["run", "resume", "cached", "complete", "outside"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    stage: str
+    action: Action
+    reason: str
+    # Move the stage's old directory aside before running (its output is stale).
+    supersede: bool = False
+    # Identity of the stage's output for the stages after it, when the stage does not run.
+    output_id: str | None = None
+
+    @property
+    def executes(self) -> bool:
+        return self.action in ("run", "resume")
+
+
+class PipelineError(Exception):
+    """The pipeline cannot start (bad --from/--only, missing upstream outputs, run dir in use)."""
+
+
+def decide(
+    plan: Plan,
+    state: RunState,
+    *,
+    from_stage: str | None = None,
+    only: str | None = None,
+    exists: Callable[[str], bool] = os.path.exists,
+) -> list[Decision]:
+    """What happens to each stage of `plan` given the saved `state` (no side effects)."""
+    names = plan.names()
+    for flag, value in (("--from", from_stage), ("--only", only)):
+        if value is not None and value not in names:
+            raise PipelineError(f"{flag} {value}: no such stage (stages: {', '.join(names)})")
+    if from_stage and only:
+        raise PipelineError("use either --from or --only, not both")
+    selected = {only} if only else set(names[names.index(from_stage) :]) if from_stage else set(names)
+    forced = {only or from_stage} - {None}
+
+    current: dict[str, str | None] = {}
+    decisions: list[Decision] = []
+    for stage in plan.stages:
+        name = stage.name
+        rec = state.stages.get(name)
+        upstream = dict(current)
+        fp = stage.fingerprint()
+        complete = bool(stage.complete_when) and all(exists(p) for p in stage.complete_when)
+        done = rec is not None and rec.status in ("succeeded", "skipped")
+        if name not in selected:
+            current[name] = rec.run_id if done else (f"complete:{fp}" if complete else None)
+            decisions.append(Decision(name, "outside", "not selected", output_id=current[name]))
+            continue
+        missing = [p for p, run_id in upstream.items() if run_id is None]
+        if missing:
+            raise PipelineError(
+                f"stage '{name}' needs the outputs of {', '.join(missing)}, which has not succeeded in this "
+                "run dir; run without --from/--only (or --from the first of them)"
+            )
+        same_inputs = rec is not None and rec.fingerprint == fp and rec.upstream == upstream
+        markers_ok = not stage.complete_when or complete
+        if done and same_inputs and markers_ok and name not in forced:
+            current[name] = rec.run_id
+            decisions.append(Decision(name, "cached", "unchanged since it succeeded", output_id=rec.run_id))
+            continue
+        in_place = rec is not None and not done and same_inputs
+        supersede = rec is not None and not in_place
+        inside = str(Path(plan.run_dir) / "stages" / name)
+        survives = complete and not (
+            supersede and any(p.startswith(inside + "/") for p in stage.complete_when)
+        )
+        if survives and name not in forced:
+            current[name] = f"complete:{fp}"
+            decisions.append(
+                Decision(name, "complete", "output exists and is complete", supersede, current[name])
+            )
+            continue
+        current[name] = f"pending:{name}"
+        if in_place:
+            decisions.append(Decision(name, "resume", f"unfinished ({rec.status}); same command", False))
+        else:
+            decisions.append(Decision(name, "run", _why_run(rec, fp, upstream, name in forced), supersede))
+    return decisions
+
+
+def _why_run(rec: StageRecord | None, fp: str, upstream: dict[str, str | None], forced: bool) -> str:
+    if forced:
+        return "selected by --from/--only"
+    if rec is None:
+        return "never ran"
+    if rec.fingerprint != fp:
+        return "its command, env or config changed"
+    changed = [k for k in upstream if rec.upstream.get(k) != upstream[k]]
+    if changed:
+        return f"upstream ran again: {', '.join(changed)}"
+    return "its output is gone"
+
+
+class Reporter(Protocol):
+    """Progress callbacks (the CLI prints them; tests may record them)."""
+
+    def decisions(self, plan: Plan, decisions: list[Decision]) -> None: ...
+
+    def stage_started(self, stage: Stage, decision: Decision, attempt: int) -> None: ...
+
+    def stage_finished(self, stage: Stage, result: StageResult, seconds: float) -> None: ...
+
+    def note(self, stage: Stage, text: str) -> None: ...
+
+
+class SilentReporter:
+    def decisions(self, plan: Plan, decisions: list[Decision]) -> None:
+        pass
+
+    def stage_started(self, stage: Stage, decision: Decision, attempt: int) -> None:
+        pass
+
+    def stage_finished(self, stage: Stage, result: StageResult, seconds: float) -> None:
+        pass
+
+    def note(self, stage: Stage, text: str) -> None:
+        pass
+
+
+@dataclass
+class PipelineResult:
+    # succeeded | failed | stopped | planned
+    status: str
+    decisions: list[Decision]
+    results: dict[str, StageResult] = field(default_factory=dict)
+
+    @property
+    def failed_stage(self) -> str | None:
+        return next((k for k, r in self.results.items() if r.status in ("failed", "stopped")), None)
+
+
+@contextmanager
+def run_dir_lock(run_dir: RunDir) -> Iterator[None]:
+    """One pipeline per run dir at a time (released by the OS if this process dies)."""
+    path = run_dir.path / ".lock"
+    with path.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise PipelineError(f"{run_dir.path} is in use by another t3rl process") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def run_pipeline(
+    plan: Plan,
+    run_dir: RunDir,
+    executor: Executor,
+    *,
+    from_stage: str | None = None,
+    only: str | None = None,
+    reporter: Reporter | None = None,
+) -> PipelineResult:
+    """Run what `decide` says, recording each stage's state as it goes (nothing for a dry executor)."""
+    reporter = reporter or SilentReporter()
+    with run_dir_lock(run_dir):
+        try:
+            state = run_dir.load_state()
+        except RunDirError as err:
+            raise PipelineError(str(err)) from err
+        decisions = decide(plan, state, from_stage=from_stage, only=only)
+        reporter.decisions(plan, decisions)
+        if executor.dry:
+            # Only stages that never ran get files: an existing stage dir documents its own output.
+            for decision in decisions:
+                if decision.action == "run" and not decision.supersede:
+                    stage = plan.stage(decision.stage)
+                    run_dir.write_files(stage.files)
+                    run_dir.write_stage_command(stage.name, stage.script())
+            return PipelineResult("planned", decisions)
+        missing = executor.preflight([plan.stage(d.stage) for d in decisions if d.executes])
+        if missing:
+            executor.close()
+            raise PipelineError(
+                "this machine cannot run the plan; nothing was started:\n  "
+                + "\n  ".join(missing)
+                + "\n(`t3rl plan` writes every command without running it; executor=ray or "
+                "executor=slurm run the GPU stages on a cluster)"
+            )
+        try:
+            return _execute(plan, run_dir, executor, state, decisions, reporter)
+        finally:
+            executor.close()
+
+
+def _execute(
+    plan: Plan,
+    run_dir: RunDir,
+    executor: Executor,
+    state: RunState,
+    decisions: list[Decision],
+    reporter: Reporter,
+) -> PipelineResult:
+    result = PipelineResult("succeeded", decisions)
+    current: dict[str, str] = {}
+    for decision in decisions:
+        stage = plan.stage(decision.stage)
+        rec = state.stages.get(stage.name)
+        upstream = dict(current)
+        if decision.action in ("cached", "outside"):
+            if decision.output_id is not None:
+                current[stage.name] = decision.output_id
+            continue
+        if decision.supersede:
+            run_dir.supersede(stage.name, stage.files)
+        if decision.action == "complete":
+            assert decision.output_id is not None
+            record = StageRecord(
+                "skipped",
+                stage.fingerprint(),
+                decision.output_id,
+                upstream,
+                finished_at=now(),
+                message=decision.reason,
+            )
+            run_dir.record(state, stage.name, record)
+            run_dir.write_stage_outputs(stage.name, stage.outputs)
+            current[stage.name] = record.run_id
+            continue
+        if rec is not None and rec.status == "running" and rec.handle:
+            # The t3rl process that ran it died (we hold the run dir's lock): stop its leftovers first.
+            note = executor.stop_stale(stage, rec.handle)
+            if note:
+                reporter.note(stage, note)
+        attempt = (rec.attempts + 1) if (decision.action == "resume" and rec) else 1
+        run_id = uuid.uuid4().hex[:12]
+        run_dir.write_files(stage.files)
+        command_file = run_dir.write_stage_command(stage.name, stage.script())
+        record = StageRecord(
+            "running", stage.fingerprint(), run_id, upstream, attempts=attempt, started_at=now()
+        )
+        run_dir.record(state, stage.name, record)
+
+        def started(handle: dict[str, Any], record: StageRecord = record, name: str = stage.name) -> None:
+            record.handle = dict(handle)
+            run_dir.record(state, name, record)
+
+        ctx = StageContext(
+            run_dir=run_dir.path,
+            stage_dir=run_dir.stage_dir(stage.name),
+            command_file=command_file,
+            log_file=run_dir.stage_dir(stage.name) / "log.txt",
+            attempt=attempt,
+            plan=plan,
+            on_started=started,
+        )
+        reporter.stage_started(stage, decision, attempt)
+        started = time.monotonic()
+        try:
+            outcome = executor.run_stage(stage, ctx)
+        except KeyboardInterrupt:
+            outcome = StageResult("stopped", None, "stopped by the user (Ctrl-C)")
+            _finish(run_dir, state, stage.name, record, outcome)
+            result.results[stage.name] = outcome
+            reporter.stage_finished(stage, outcome, time.monotonic() - started)
+            raise
+        except Exception as err:
+            outcome = StageResult("failed", None, f"executor error: {type(err).__name__}: {err}")
+            _finish(run_dir, state, stage.name, record, outcome)
+            raise
+        _finish(run_dir, state, stage.name, record, outcome)
+        result.results[stage.name] = outcome
+        reporter.stage_finished(stage, outcome, time.monotonic() - started)
+        if outcome.status != "succeeded":
+            result.status = outcome.status
+            return result
+        run_dir.write_stage_outputs(stage.name, stage.outputs)
+        current[stage.name] = run_id
+    return result
+
+
+def _finish(run_dir: RunDir, state: RunState, name: str, record: StageRecord, outcome: StageResult) -> None:
+    record.status = (
+        "succeeded"
+        if outcome.status == "succeeded"
+        else "stopped"
+        if outcome.status == "stopped"
+        else "failed"
+    )
+    record.returncode = outcome.returncode
+    record.message = outcome.message
+    record.finished_at = now()
+    run_dir.record(state, name, record)

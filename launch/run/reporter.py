@@ -1,0 +1,70 @@
+"""The pipeline's progress on the terminal (rich)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from launch.plan.build import Plan
+    from launch.plan.stages import Stage
+    from launch.run.executors.base import StageResult
+    from launch.run.pipeline import Decision
+
+
+class RichReporter:
+    """The pipeline's progress on the terminal: the decision table, then one line per stage."""
+
+    def __init__(self, console: Console, show_commands: bool) -> None:
+        self.console = console
+        self.show_commands = show_commands
+
+    def decisions(self, plan: Plan, decisions: list[Decision]) -> None:
+        from rich.markup import escape
+        from rich.table import Table
+
+        table = Table(title=f"{plan.name}: {len(plan.stages)} stages", title_justify="left")
+        for column in ("#", "stage", "kind", "action", "what", "GPUs"):
+            table.add_column(column, overflow="fold")
+        colours = {"run": "green", "resume": "yellow", "cached": "dim", "complete": "dim", "outside": "dim"}
+        for i, (stage, decision) in enumerate(zip(plan.stages, decisions, strict=True)):
+            action = f"[{colours[decision.action]}]{decision.action}[/] [dim]({escape(decision.reason)})[/]"
+            table.add_row(
+                str(i), stage.name, stage.kind, action, escape(stage.summary), str(stage.gpus or "")
+            )
+        self.console.print(table)
+        if self.show_commands:
+            for stage in plan.stages:
+                self.console.print(f"[bold]{stage.name}[/]", soft_wrap=True)
+                for line in _short(stage):
+                    self.console.print(f"  [cyan]{escape(line)}[/]", soft_wrap=True)
+
+    def stage_started(self, stage: Stage, decision: Decision, attempt: int) -> None:
+        again = f", attempt {attempt}" if attempt > 1 else ""
+        self.console.rule(f"[bold]{stage.name}[/] ({stage.kind}{again}): {decision.reason}")
+
+    def stage_finished(self, stage: Stage, result: StageResult, seconds: float) -> None:
+        mark = {"succeeded": "[green]✓[/]", "failed": "[red]✗[/]", "stopped": "[yellow]■[/]"}.get(
+            result.status, ""
+        )
+        detail = f": {result.message}" if result.message else ""
+        self.console.print(f"{mark} {stage.name} {result.status} in {seconds:.1f}s{detail}", soft_wrap=True)
+
+    def note(self, stage: Stage, text: str) -> None:
+        self.console.print(f"[yellow]{stage.name}[/]: {text}", soft_wrap=True, highlight=False)
+
+
+def _short(stage: Stage) -> list[str]:
+    """Each command on one line, long argvs and long tokens shortened (plan.sh has them whole)."""
+    import shlex
+
+    lines = []
+    for command in stage.commands:
+        if isinstance(command, str):
+            lines.append(command)
+            continue
+        shown = [t if len(t) <= 60 else t[:40] + "…" for t in command[:8]]
+        rest = f" … (+{len(command) - 8} tokens)" if len(command) > 8 else ""
+        lines.append(shlex.join(shown) + rest)
+    return lines

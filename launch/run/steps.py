@@ -1,0 +1,170 @@
+"""The steps every run takes: resolve the overrides, plan, write the run dir, execute, report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from launch.run.exit_codes import EXIT_FAILED, EXIT_STOPPED
+from launch.run.reporter import RichReporter
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from launch.config.resolve import Resolved
+    from launch.plan.build import Plan
+    from launch.run.pipeline import PipelineResult
+    from launch.run.rundir import RunDir
+
+
+def t3rl_root() -> Path:
+    """The directory holding the t3rl_core package (the checkout whose git state manifests record)."""
+    import t3rl_core
+
+    return Path(t3rl_core.__file__).resolve().parents[1]
+
+
+def resolve_overrides(overrides: list[str], config_dirs: list[str], console: Console) -> Resolved:
+    from launch.config.errors import render_problems
+    from launch.config.resolve import resolve
+
+    resolved = resolve(overrides, config_dirs)
+    if resolved.warnings:
+        render_problems(resolved.warnings, console)
+    return resolved
+
+
+def plan_run(resolved: Resolved, run_dir: RunDir) -> Plan:
+    """The plan of a resolved config in `run_dir`; ConfigErrors carry the file that set the key."""
+    import os
+    import sys
+
+    from launch.config.errors import ConfigError
+    from launch.plan.build import PlanContext, build_plan
+
+    ctx = PlanContext(
+        run_dir=run_dir.path,
+        base_dir=Path.cwd(),
+        t3rl_root=str(t3rl_root()),
+        python=sys.executable,
+        run_id=run_dir.id,
+        environ=dict(os.environ),
+    )
+    try:
+        return build_plan(resolved.run, ctx)
+    except ConfigError as error:
+        source = resolved.provenance.source
+        raise ConfigError([p.with_source(_source_of(source, p.key)) for p in error.problems]) from None
+
+
+def _source_of(source: Any, key: str) -> str:
+    # Walk up the dotted key until some file or override set it.
+    parts = key.split(".")
+    while parts:
+        found = source(".".join(parts))
+        if found:
+            return found
+        parts.pop()
+    return ""
+
+
+def write_run_dir(run_dir: RunDir, resolved: Resolved, plan: Plan, config_dirs: list[str]) -> None:
+    """config.yaml, overrides.yaml, manifest.json, plan.sh (secrets masked in what is for reading)."""
+    import yaml
+
+    from launch.config.schema import TrainStage
+    from launch.config.secrets import scrub_obj, scrub_text
+    from launch.plan.slime_args import merge_hardware
+    from launch.run.rundir import collect_manifest
+
+    run = resolved.run
+    config_yaml = yaml.dump(scrub_obj(resolved.config), Dumper=_yaml_dumper(yaml), sort_keys=False)
+    run_dir.write_config(config_yaml, resolved.overrides)
+    topology = {"hardware": run.hardware.model_dump(mode="json"), "stages": {}}
+    for name, spec in run.stages.items():
+        if isinstance(spec, TrainStage):
+            hw = merge_hardware(run.hardware, spec.hardware, f"stages.{name}.hardware")
+            topology["stages"][name] = {
+                "gpus": hw.world_size,
+                "nodes": hw.nodes,
+                "tp": hw.tensor_parallel,
+                "pp": hw.pipeline_parallel,
+                "cp": hw.context_parallel,
+                "ep": hw.expert_parallel,
+                "colocate": hw.colocate,
+            }
+    env_data = getattr(run.env, "data", None)
+    seeds = {"run": run.seed, "eval": run.eval.seed}
+    if env_data is not None and hasattr(env_data, "seed"):
+        seeds["data"] = env_data.seed
+    previous = run_dir.read_manifest()
+    manifest = collect_manifest(
+        run_name=run.name,
+        run_id=run_dir.id,
+        t3rl_root=t3rl_root(),
+        topology=topology,
+        seeds=seeds,
+        overrides=resolved.overrides,
+        config_dirs=config_dirs,
+        created_at=previous.get("created_at"),
+    )
+    run_dir.write_manifest(manifest)
+    run_dir.write_plan_script(scrub_text(plan.render_script()))
+
+
+def _yaml_dumper(yaml: Any) -> Any:
+    """libyaml's safe dumper when the install has it (several times faster than the pure one)."""
+    return getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def execute(
+    plan: Plan,
+    run_dir: RunDir,
+    resolved: Resolved,
+    from_stage: str | None,
+    only: str | None,
+    *,
+    dry: bool,
+    console: Console,
+) -> PipelineResult:
+    import sys
+
+    from launch.run.executors.base import make_executor
+    from launch.run.executors.dry import DryExecutor
+    from launch.run.pipeline import run_pipeline
+
+    executor = DryExecutor() if dry else make_executor(resolved.run.executor, out=sys.stdout)
+    reporter = RichReporter(console, show_commands=dry or executor.dry)
+    if executor.dry:
+        return run_pipeline(plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter)
+    from launch.plan.tracking import tracked
+
+    with tracked(resolved.run, run_dir.path, resolved.config, reporter) as reporter:
+        return run_pipeline(plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter)
+
+
+def report_result(result: PipelineResult, plan: Plan, run_dir: RunDir, console: Console, *, dry: bool) -> int:
+    where = f"[bold]{run_dir.path}[/]"
+    if result.status == "planned":
+        console.print(f"planned: {where} (every command: {run_dir.path / 'plan.sh'})", soft_wrap=True)
+        console.print(f"run it:  t3rl run --run-dir {run_dir.path}", soft_wrap=True)
+        return 0
+    if result.status == "succeeded":
+        console.print(f"[green]done[/]: {where}", soft_wrap=True)
+        return 0
+    name = result.failed_stage
+    outcome = result.results.get(name) if name else None
+    console.print(
+        f"[red]stage {name} {result.status}[/]: {outcome.message if outcome else ''}", soft_wrap=True
+    )
+    console.print(f"resume with: t3rl run --run-dir {run_dir.path}", soft_wrap=True)
+    return EXIT_STOPPED if result.status == "stopped" else EXIT_FAILED
+
+
+def new_sweep_dir(resolved: Resolved, stamp: str) -> Path:
+    runs = Path(resolved.run.paths.runs_dir).expanduser().resolve()
+    path, n = runs / resolved.run.name / f"sweep-{stamp}", 0
+    while path.exists():
+        n += 1
+        path = runs / resolved.run.name / f"sweep-{stamp}-{n}"
+    return path

@@ -1,0 +1,256 @@
+"""Sweeps (`t3rl run -m`): expand the points, validate every one before anything runs, keep a summary.
+
+Expansion is Hydra's own (BasicSweeper.split_arguments): `a=1,2 b=x,y` is the cartesian product, a
+group choice such as `model=qwen3_4b,qwen3_8b` swaps a whole family. Each point is then resolved,
+validated and planned with the same code as a single run; if any point fails, the sweep stops there
+with a table naming each bad point and its fixes, and nothing is submitted.
+
+Every point gets its own run dir and two tracking overrides: `tracking.group=<sweep>` and
+`tracking.run_name=<sweep>-p<NN>`. The sweep dir holds `sweep.json` (machine-readable) and
+`sweep.md` (the same table for people), rewritten after every point so a crash loses nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from launch.config.errors import ConfigError, Problem
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+@dataclass(frozen=True)
+class Point:
+    """One configuration of a sweep."""
+
+    index: int
+    # Every override of this point, in command-line order.
+    overrides: tuple[str, ...]
+    # Only the swept ones (what distinguishes this point), as key=value.
+    varying: tuple[str, ...]
+
+    def run_name(self, sweep: str) -> str:
+        return f"{sweep}-p{self.index:02d}"
+
+    def with_tracking(self, sweep: str) -> tuple[str, ...]:
+        """The overrides plus the tracking names of this point within the sweep."""
+        return (*self.overrides, f"tracking.group={sweep}", f"tracking.run_name={self.run_name(sweep)}")
+
+
+def is_sweep(overrides: Sequence[str]) -> bool:
+    """True when any override sweeps (`a=1,2`, `range(...)`, `glob(...)`)."""
+    return any(o.is_sweep_override() for o in _parse(overrides))
+
+
+def expand_points(overrides: Sequence[str]) -> list[Point]:
+    """The cartesian product of the swept overrides, in Hydra's order."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+
+    parsed = _parse(overrides)
+    swept_keys = {o.get_key_element() for o in parsed if o.is_sweep_override()}
+    (batch,) = BasicSweeper.split_arguments(parsed, max_batch_size=None)
+    points = []
+    for index, combination in enumerate(batch):
+        varying = tuple(item for item in combination if item.split("=", 1)[0] in swept_keys)
+        points.append(Point(index=index, overrides=tuple(combination), varying=varying))
+    return points
+
+
+def _parse(overrides: Sequence[str]) -> list[Any]:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
+
+    try:
+        return OverridesParser.create().parse_overrides(list(overrides))
+    except OverrideParseException as error:
+        raise ConfigError([Problem(key="", message=str(error), source="command line")]) from None
+
+
+@dataclass(frozen=True)
+class PointCheck:
+    """A point after resolve + validate + plan: its problems, or what the plan produced."""
+
+    point: Point
+    problems: tuple[Problem, ...] = ()
+    # Whatever the planner returned for a valid point (handed back to the runner unchanged).
+    plan: Any = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def check_points(points: Sequence[Point], planner: Callable[[Sequence[str]], Any]) -> list[PointCheck]:
+    """Plan every point; a ConfigError becomes that point's problems, the others carry their plan."""
+    checks = []
+    for point in points:
+        try:
+            checks.append(PointCheck(point=point, plan=planner(point.overrides)))
+        except ConfigError as error:
+            checks.append(PointCheck(point=point, problems=tuple(error.problems)))
+    return checks
+
+
+def print_points_table(checks: Sequence[PointCheck], console: Console | None = None) -> None:
+    """One row per point: its swept overrides and either `ok` or each problem with its fix."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = console or Console()
+    table = Table(title=f"{len(checks)} sweep points", show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("point", overflow="fold")
+    table.add_column("check", overflow="fold")
+    for check in checks:
+        verdict = "[green]ok[/]"
+        if check.problems:
+            verdict = "\n".join(_problem_line(p) for p in check.problems)
+        table.add_row(str(check.point.index), escape(" ".join(check.point.varying)), verdict)
+    console.print(table, soft_wrap=True)
+    bad = sum(not c.ok for c in checks)
+    if bad:
+        console.print(
+            f"[red]{bad} of {len(checks)} points are invalid[/]; nothing was submitted.", soft_wrap=True
+        )
+
+
+def _problem_line(problem: Problem) -> str:
+    from rich.markup import escape
+
+    line = f"[red]{escape(problem.key or '<config>')}[/]: {escape(problem.message)}"
+    if problem.fix:
+        line += f"\n  fix: [green]{escape(problem.fix)}[/]"
+    return line
+
+
+@dataclass
+class PointRecord:
+    """One row of the sweep summary."""
+
+    index: int
+    varying: list[str]
+    overrides: list[str]
+    run_dir: str | None = None
+    # planned | running | succeeded | failed | stopped | interrupted (the launcher was signalled)
+    status: str = "planned"
+    metric: float | None = None
+    error: str | None = None
+
+
+def _launcher() -> dict[str, Any]:
+    import socket
+
+    return {"host": socket.gethostname(), "pid": os.getpid()}
+
+
+@dataclass
+class SweepSummary:
+    """`<sweep dir>/sweep.json` and `sweep.md`, rewritten atomically on every update."""
+
+    sweep_dir: Path
+    name: str
+    metric_name: str | None = None
+    points: dict[int, PointRecord] = field(default_factory=dict)
+    # The host and pid of the t3rl process running the points: a point still `running` after that
+    # process died (SIGKILL, lost node) was interrupted.
+    launcher: dict[str, Any] = field(default_factory=_launcher)
+
+    def add(self, point: Point) -> None:
+        self.points[point.index] = PointRecord(point.index, list(point.varying), list(point.overrides))
+        self.write()
+
+    def plan(self, points: Sequence[Point]) -> None:
+        """Record every point as planned before the first one starts (a crash leaves them so)."""
+        for point in points:
+            self.points[point.index] = PointRecord(point.index, list(point.varying), list(point.overrides))
+        self.write()
+
+    def update(self, index: int, **changes: Any) -> None:
+        record = self.points[index]
+        for key, value in changes.items():
+            setattr(record, key, value)
+        self.write()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "metric": self.metric_name,
+            "launcher": self.launcher,
+            "points": [asdict(self.points[i]) for i in sorted(self.points)],
+        }
+
+    def write(self) -> None:
+        self.sweep_dir.mkdir(parents=True, exist_ok=True)
+        _atomic_write(self.sweep_dir / "sweep.json", json.dumps(self.as_dict(), indent=2) + "\n")
+        _atomic_write(self.sweep_dir / "sweep.md", self.markdown())
+
+    def markdown(self) -> str:
+        metric = self.metric_name or "metric"
+        lines = [
+            f"# sweep {self.name}",
+            "",
+            f"metric: `{metric}`" + ("" if self.metric_name else " (no eval stage: none is recorded)"),
+            "",
+            f"| # | point | run dir | status | {metric} |",
+            "|---|---|---|---|---|",
+        ]
+        for i in sorted(self.points):
+            r = self.points[i]
+            value = "" if r.metric is None else f"{r.metric:.6g}"
+            run_dir = os.path.relpath(r.run_dir, self.sweep_dir) if r.run_dir else ""
+            status = f"{r.status}: {r.error}" if r.error else r.status
+            lines.append(f"| {r.index} | {' '.join(r.varying)} | {run_dir} | {status} | {value} |")
+        return "\n".join(lines) + "\n"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def read_metric(summary: Mapping[str, Any], dotted: str) -> float:
+    """The number at a dotted key of an eval summary ("overall.accuracy")."""
+    node: Any = summary
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise KeyError(f"{dotted!r}: no {part!r} in the eval summary (keys: {sorted(node or {})})")
+        node = node[part]
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        raise ValueError(f"{dotted!r} is {node!r}, not a number")
+    return float(node)
+
+
+# What a point is scored by when its config names no objective: the last eval stage's accuracy.
+DEFAULT_METRIC = "overall.accuracy"
+
+
+def metric_label(stages: Sequence[Any], objective: Any = None) -> str | None:
+    """What `point_metric` reads, for tables: "<eval stage>: <dotted key>"; None without an eval stage."""
+    evals = [s.name for s in stages if s.kind == "eval" and "summary" in s.outputs]
+    if objective is not None and objective.stage:
+        evals = [name for name in evals if name == objective.stage]
+    if not evals:
+        return None
+    return f"{evals[-1]}: {objective.metric if objective else DEFAULT_METRIC}"
+
+
+def point_metric(stages: Sequence[Any], objective: Any = None) -> float | None:
+    """A finished point's score from its eval summary.json: `objective` (stage + dotted metric) when
+    set, else the last eval stage's overall accuracy; None when that stage wrote no summary."""
+    evals = [s for s in stages if s.kind == "eval" and "summary" in s.outputs]
+    if objective is not None and objective.stage:
+        evals = [s for s in evals if s.name == objective.stage]
+    if not evals:
+        return None
+    path = Path(evals[-1].outputs["summary"])
+    if not path.exists():
+        return None
+    return read_metric(json.loads(path.read_text()), objective.metric if objective else DEFAULT_METRIC)
