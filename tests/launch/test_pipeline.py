@@ -55,9 +55,11 @@ def test_sigkill_mid_stage_resumes_and_completes_each_stage_exactly_once(dirs):
     # so that the second run resumes it instead of superseding it).
     (marks / "b.sleep").write_text("30")
     middle = f"echo $$ > {marks}/b.pid\nsleep $(cat {marks}/b.sleep)"
+    search_path = os.pathsep.join([str(HELPERS.parent), os.environ.get("PYTHONPATH", "")])
     child = subprocess.Popen(
         [sys.executable, str(HELPERS), str(run_dir), str(marks), middle],
-        env={**os.environ, "PYTHONPATH": str(HELPERS.parent)},
+        # The helpers' folder first, then the caller's path (the checkout under test).
+        env={**os.environ, "PYTHONPATH": search_path},
     )
     deadline = time.monotonic() + 30
     # Wait for the whole pid line: the shell may have created the file but not written it yet.
