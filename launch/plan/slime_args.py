@@ -200,10 +200,11 @@ def model_args(arch: MegatronArch, key: str = "model.architecture") -> list[str]
         args += ["--num-experts", str(moe.num_experts), "--moe-ffn-hidden-size", str(moe.moe_ffn_hidden_size)]
         args += ["--moe-router-topk", str(moe.moe_router_topk)]
         args += _opt("--moe-shared-expert-intermediate-size", moe.moe_shared_expert_intermediate_size)
-        # A per-layer list is one token, e.g. "[0, 1, 1]" (Megatron evaluates it).
+        # A per-layer list is one token without spaces, e.g. "[0,1,1]": Megatron's moe_freq_type
+        # accepts only the characters ,0-9[]()+* (slime's deepseek-v3.sh writes it so too).
         args += [
             "--moe-layer-freq",
-            str(freq) if isinstance(freq, int) else "[" + ", ".join(map(str, freq)) + "]",
+            str(freq) if isinstance(freq, int) else "[" + ",".join(map(str, freq)) + "]",
         ]
     return args + list(arch.extra_args)
 

@@ -1,9 +1,10 @@
-"""Check a built slime argv against the option strings slime and Megatron really accept.
+"""Check a built slime argv against the options slime and Megatron really accept.
 
 slime parses with `parse_known_args` (slime notes §6), so a typo, a removed flag or a stray value
 (`--colocate true`) would be dropped without a word. Every argv t3rl builds goes through
-`check_argv` before it is written anywhere; any unknown flag, flag without its value, or token that
-belongs to no flag is a config error that names it.
+`check_argv` before it is written anywhere; any unknown flag, flag without its value, token that
+belongs to no flag, flag given twice (argparse keeps the last silently) or value the option's type
+function or choices reject is a config error that names it.
 """
 
 from __future__ import annotations
@@ -14,21 +15,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from launch.config.errors import ConfigError, Problem, did_you_mean
-from launch.plan.slime_option_table import MEGATRON, SGLANG, SLIME, Arity
+from launch.plan.option_types import value_problem
+from launch.plan.slime_option_table import OPTIONS, Option
+from launch.plan.slime_sglang_options import SGLANG_OPTIONS
 
 # argparse reads "-1" and "-0.5" as values, not as options, when no option looks like a number.
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+([eE][-+]?\d+)?$|^-\d+[eE][-+]?\d+$")
 
 
 @lru_cache(maxsize=1)
-def known_options() -> dict[str, Arity]:
-    """Every accepted option string → the number of value tokens it takes."""
-    table: dict[str, Arity] = {}
-    for source in (MEGATRON, SLIME, SGLANG):
-        for arity, names in source.items():
-            for name in names.split():
-                table[name] = arity
-    return table
+def known_options() -> dict[str, Option]:
+    """Every accepted option string → who defines it, its nargs, type function and choices."""
+    return {**OPTIONS, **SGLANG_OPTIONS}
 
 
 def is_flag(token: str) -> bool:
@@ -45,9 +43,10 @@ class ArgvIssue:
 
 
 def argv_issues(argv: Sequence[str]) -> list[ArgvIssue]:
-    """Unknown flags, flags missing their values, and value tokens no flag consumes."""
+    """Unknown or repeated flags, missing or rejected values, and value tokens no flag consumes."""
     table = known_options()
     issues: list[ArgvIssue] = []
+    seen: dict[str, int] = {}
     i = 0
     while i < len(argv):
         token = argv[i]
@@ -57,9 +56,13 @@ def argv_issues(argv: Sequence[str]) -> list[ArgvIssue]:
             )
             i += 1
             continue
-        name, eq, _ = token.partition("=")
-        arity = table.get(name)
-        if arity is None:
+        name, eq, inline = token.partition("=")
+        option = table.get(name)
+        if name in seen:
+            message = f"given twice (also at token {seen[name]}; argparse keeps the last)"
+            issues.append(ArgvIssue(i, name, message))
+        seen.setdefault(name, i)
+        if option is None:
             hint = did_you_mean(name, table)
             issues.append(
                 ArgvIssue(
@@ -71,17 +74,34 @@ def argv_issues(argv: Sequence[str]) -> list[ArgvIssue]:
             i += 1 + len(list(_values(argv, i + 1)))
             continue
         if eq:
-            if arity != 1:
+            if option.nargs != 1:
                 issues.append(ArgvIssue(i, token, "only single-value options may use the --flag=value form"))
+            issues += _value_issues(i, name, option, [inline])
             i += 1
             continue
         values = list(_values(argv, i + 1))
-        wanted = {0: (0, 0), 1: (1, 1), 3: (3, 3), "+": (1, None), "*": (0, None)}[arity]
-        low, high = wanted
+        low, high = _bounds(option.nargs)
         taken = len(values) if high is None else min(len(values), high)
         if taken < low:
-            issues.append(ArgvIssue(i, name, f"takes {_describe(arity)} but got {len(values)}"))
+            issues.append(ArgvIssue(i, name, f"takes {_describe(option.nargs)} but got {len(values)}"))
+        issues += _value_issues(i, name, option, values[:taken])
         i += 1 + taken
+    return issues
+
+
+def _bounds(nargs: int | str) -> tuple[int, int | None]:
+    if isinstance(nargs, int):
+        return nargs, nargs
+    return {"?": (0, 1), "+": (1, None), "*": (0, None)}[nargs]
+
+
+def _value_issues(index: int, name: str, option: Option, values: Sequence[str]) -> list[ArgvIssue]:
+    """Each value run through the option's declared type function and choices, as argparse would."""
+    issues = []
+    for value in values:
+        problem = value_problem(option.type, option.choices, value)
+        if problem is not None:
+            issues.append(ArgvIssue(index, name, problem))
     return issues
 
 
@@ -92,10 +112,9 @@ def _values(argv: Sequence[str], start: int) -> Iterator[str]:
         yield token
 
 
-def _describe(arity: Arity) -> str:
-    return {0: "no value", 1: "one value", 3: "three values", "+": "one or more values", "*": "any values"}[
-        arity
-    ]
+def _describe(nargs: int | str) -> str:
+    named = {0: "no value", 1: "one value", "?": "at most one value", "+": "one or more values"}
+    return named.get(nargs, "any values" if nargs == "*" else f"{nargs} values")
 
 
 def check_argv(argv: Sequence[str], *, key: str, source: str = "") -> None:
@@ -109,7 +128,8 @@ def check_argv(argv: Sequence[str], *, key: str, source: str = "") -> None:
                     message=f"slime argv token {issue.index} '{issue.token}': {issue.message}",
                     source=source,
                     fix="remove or correct it (extra_args, hardware.env_vars or the model's flags); "
-                    "if slime really accepts it, add it to launch/plan/slime_option_table.py",
+                    "if slime really accepts it, regenerate launch/plan/slime_option_table.py "
+                    "(scripts/gen_slime_option_table.py)",
                 )
                 for issue in issues
             ]

@@ -8,6 +8,7 @@ import shlex
 from launch.config.schema import ConvertHfToTorchDistStage, ConvertTorchDistToHfStage, RunConfig
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
 from launch.plan.slime_args import model_args
+from launch.plan.slime_options import check_argv
 from launch.plan.stages import Command, Stage
 
 # GPU memory in GB by hardware.gpu_type, for the one-GPU-or-torchrun choice of the HF→torch_dist conversion.
@@ -43,6 +44,8 @@ def convert_hf_to_torch_dist(builder: PlanBuilder, name: str, _: ConvertHfToTorc
         "--save",
         out,
     )
+    # The tool parses with Megatron's parser: the same flags, types and choices as training.
+    check_argv(convert[len(launcher) + 1 :], key=f"stages.{name}")
     commands: tuple[Command, ...] = (
         f"rm -f {shlex.quote(marker)}",
         tuple(convert),
