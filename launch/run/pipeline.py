@@ -2,7 +2,10 @@
 
 Which stages run (`decide`), per stage in plan order:
 - **cached**: it succeeded before with the same fingerprint (commands, env, files it reads) and the
-  same upstream run ids (no earlier stage ran again since), and its complete-markers still exist;
+  same upstream run ids (no earlier stage ran again since), its complete-markers still exist, and
+  every output it declares (`Stage.verify`, plus its outputs.json) still matches the digest recorded
+  when it finished (`launch.output_digest`): a deleted summary, an emptied outputs.json or a data file
+  with garbage in it makes the stage run again, with the damaged path named in the reason;
 - **complete**: its output already exists and is complete (`Stage.complete_when`; the shared HF →
   torch_dist cache, an available model) — adopted without running;
 - **resume**: it started before with the same command and inputs but did not finish (killed, failed,
@@ -32,6 +35,7 @@ from typing import Any, Literal, Protocol
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult
+from launch.run.output_digest import digests, first_mismatch
 from launch.run.rundir import RunDir, RunDirError, RunState, StageRecord, now
 
 Action = Literal["run", "resume", "cached", "complete", "outside"]
@@ -95,15 +99,25 @@ def decide(
             )
         same_inputs = rec is not None and rec.fingerprint == fp and rec.upstream == upstream
         markers_ok = not stage.complete_when or complete
+        damage = None
         if done and same_inputs and markers_ok and name not in forced:
-            current[name] = rec.run_id
-            decisions.append(Decision(name, "cached", "unchanged since it succeeded", output_id=rec.run_id))
-            continue
+            assert rec is not None
+            damage = first_mismatch(rec.outputs, verified_outputs(plan, stage))
+            if damage is None:
+                current[name] = rec.run_id
+                decisions.append(
+                    Decision(name, "cached", "unchanged since it succeeded", output_id=rec.run_id)
+                )
+                continue
+            damage = "output damaged: " + damage.replace(f"{plan.run_dir}/", "")
         in_place = rec is not None and not done and same_inputs
         supersede = rec is not None and not in_place
         inside = str(Path(plan.run_dir) / "stages" / name)
-        survives = complete and not (
-            supersede and any(p.startswith(inside + "/") for p in stage.complete_when)
+        # A damaged output is never adopted as complete: its markers may outlive the damage.
+        survives = (
+            complete
+            and damage is None
+            and not (supersede and any(p.startswith(inside + "/") for p in stage.complete_when))
         )
         if survives and name not in forced:
             current[name] = f"complete:{fp}"
@@ -115,8 +129,14 @@ def decide(
         if in_place:
             decisions.append(Decision(name, "resume", f"unfinished ({rec.status}); same command", False))
         else:
-            decisions.append(Decision(name, "run", _why_run(rec, fp, upstream, name in forced), supersede))
+            reason = damage or _why_run(rec, fp, upstream, name in forced)
+            decisions.append(Decision(name, "run", reason, supersede))
     return decisions
+
+
+def verified_outputs(plan: Plan, stage: Stage) -> tuple[str, ...]:
+    """What a resume checks of a finished stage: its declared outputs and its outputs.json."""
+    return (*stage.verify, str(Path(plan.run_dir) / "stages" / stage.name / "outputs.json"))
 
 
 def _why_run(rec: StageRecord | None, fp: str, upstream: dict[str, str | None], forced: bool) -> str:
@@ -248,6 +268,7 @@ def _execute(
             run_dir.supersede(stage.name, stage.files)
         if decision.action == "complete":
             assert decision.output_id is not None
+            run_dir.write_stage_outputs(stage.name, stage.outputs)
             record = StageRecord(
                 "skipped",
                 stage.fingerprint(),
@@ -255,9 +276,9 @@ def _execute(
                 upstream,
                 finished_at=now(),
                 message=decision.reason,
+                outputs=digests(verified_outputs(plan, stage)),
             )
             run_dir.record(state, stage.name, record)
-            run_dir.write_stage_outputs(stage.name, stage.outputs)
             current[stage.name] = record.run_id
             continue
         if rec is not None and rec.status == "running" and rec.handle:
@@ -301,15 +322,30 @@ def _execute(
             outcome = StageResult("failed", None, f"executor error: {type(err).__name__}: {err}")
             _finish(run_dir, state, stage.name, record, outcome)
             raise
+        if outcome.status == "succeeded":
+            outcome = _check_outputs(plan, run_dir, stage, record, outcome)
         _finish(run_dir, state, stage.name, record, outcome)
         result.results[stage.name] = outcome
         reporter.stage_finished(stage, outcome, time.monotonic() - started)
         if outcome.status != "succeeded":
             result.status = outcome.status
             return result
-        run_dir.write_stage_outputs(stage.name, stage.outputs)
         current[stage.name] = run_id
     return result
+
+
+def _check_outputs(
+    plan: Plan, run_dir: RunDir, stage: Stage, record: StageRecord, outcome: StageResult
+) -> StageResult:
+    """A stage that exited 0 succeeded only if it wrote every output it declares; their digests go
+    into its record, for the next resume to check."""
+    run_dir.write_stage_outputs(stage.name, stage.outputs)
+    record.outputs = digests(verified_outputs(plan, stage))
+    missing = [path for path, value in record.outputs.items() if value is None]
+    if missing:
+        shown = ", ".join(p.replace(f"{plan.run_dir}/", "") for p in missing)
+        return StageResult("failed", outcome.returncode, f"exited 0 but did not write {shown}")
+    return outcome
 
 
 def _finish(run_dir: RunDir, state: RunState, name: str, record: StageRecord, outcome: StageResult) -> None:

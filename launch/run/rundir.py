@@ -113,6 +113,9 @@ class StageRecord:
     message: str = ""
     # What the executor started (process group, job id), to stop it if t3rl dies.
     handle: dict[str, Any] = field(default_factory=dict)
+    # Digest of each declared output (Stage.verify and outputs.json) when the stage finished
+    # (launch.output_digest); a resume skips the stage only while they all still match.
+    outputs: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any], path: Path) -> StageRecord:

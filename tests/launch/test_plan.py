@@ -213,3 +213,30 @@ def test_plan_script_runs_by_hand_with_its_own_ray_head(tmp_path):
         "ray stop",
         "after",
     ]
+
+
+def test_every_stage_kind_declares_the_outputs_a_resume_verifies():
+    plan = build_plan(make_run(stages={**full_stages(), "prepare_model": {"kind": "prepare_model"}}), CTX)
+    declared = {stage.kind: stage.verify for stage in plan.stages}
+    assert set(declared) == {
+        "prepare_data",
+        "prepare_model",
+        "convert_hf_to_torch_dist",
+        "train",
+        "convert_torch_dist_to_hf",
+        "eval",
+    }
+    assert all(declared.values())
+    data = plan.stage("prepare_data")
+    assert set(data.verify) == {
+        *(v for k, v in data.outputs.items() if k.startswith("split:")),
+        f"{data.outputs['dir']}/manifest.json",
+    }
+    assert plan.stage("train_stage1").verify == (plan.stage("train_stage1").outputs["checkpoint"],)
+    assert plan.stage("to_hf").verify == (plan.stage("to_hf").outputs["hf"],)
+    assert plan.stage("convert_base").verify == (plan.stage("convert_base").outputs["torch_dist"],)
+    assert plan.stage("eval").verify == (
+        "/run/stages/eval/summary.json",
+        "/run/stages/eval/trajectories.jsonl",
+        "/run/stages/eval/report.md",
+    )

@@ -60,6 +60,7 @@ def convert_hf_to_torch_dist(builder: PlanBuilder, name: str, _: ConvertHfToTorc
         **builder.slime_tool_env(),
         gpus=gpus,
         complete_when=(f"{out}/latest_checkpointed_iteration.txt", marker),
+        verify=(out,),
         requires={**builder.slime_requires(tool), **builder.hf_requires(inputs, hf)},
         summary=f"{builder.run.model.name}: HF → torch_dist ({gpus} GPU{'s' if gpus > 1 else ''})",
     )
@@ -97,6 +98,7 @@ def convert_torch_dist_to_hf(builder: PlanBuilder, name: str, spec: ConvertTorch
         outputs={"hf": out},
         **builder.slime_tool_env(),
         complete_when=(marker,),
+        verify=(out,),
         summary=f"last checkpoint of {spec.source} → HF",
         requires={**builder.slime_requires(tool), **builder.hf_requires(inputs, hf)},
     )

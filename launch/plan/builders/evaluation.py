@@ -65,5 +65,6 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
         inputs=inputs,
         outputs=outputs,
         gpus=gpus,
+        verify=(outputs["summary"], f"{stage_dir}/trajectories.jsonl", outputs["report"]),
         summary=f"{engine.name} eval of {what} on {config.split}",
     )

@@ -16,7 +16,9 @@ def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
     outputs = {"dir": out, **{f"split:{s}": f"{out}/{s}.jsonl" for s in builder.needed_splits()}}
     cmd = (builder.ctx.python, "-m", "t3rl_core.data", "--runtime-config", runtime, "--out", out)
     summary = f"{builder.run.env.name}: {', '.join(builder.needed_splits())}"
-    return Stage(name, "prepare_data", (cmd,), outputs=outputs, summary=summary)
+    # Every split and the data manifest (its sha256 per split) are checked on resume.
+    verify = (*(v for k, v in outputs.items() if k != "dir"), f"{out}/manifest.json")
+    return Stage(name, "prepare_data", (cmd,), outputs=outputs, summary=summary, verify=verify)
 
 
 def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stage:
@@ -50,6 +52,7 @@ def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stag
             inputs=inputs,
             outputs={"hf": hf},
             complete_when=(marker,),
+            verify=(hf,),
             summary=f"tiny offline {model.family} model → {hf}",
         )
     hint = f"download it first: huggingface-cli download {model.hf_id} --local-dir {hf}"
@@ -60,5 +63,6 @@ def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stag
         (check,),
         outputs={"hf": hf},
         complete_when=(f"{hf}/config.json",),
+        verify=(hf,),
         summary=f"check {model.hf_id} at {hf}",
     )

@@ -70,6 +70,7 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
         gpus=job.gpus,
         nodes=job.nodes,
         slime_job=job,
+        verify=(train_paths.save,) if cur.save_interval is not None else (),
         requires={**builder.slime_requires(job.script), **builder.hf_requires(inputs, hf)},
         summary=f"{cur.mode} {cur.name} on {cur.train_split}: {Path(job.script).name}, {job.gpus} GPUs",
     )
