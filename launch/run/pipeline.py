@@ -4,7 +4,7 @@ Which stages run (`decide`), per stage in plan order:
 - **cached**: it succeeded before with the same fingerprint (commands, env, files it reads) and the
   same upstream run ids (no earlier stage ran again since), its complete-markers still exist, and
   every output it declares (`Stage.verify`, plus its outputs.json) still matches the digest recorded
-  when it finished (`launch.output_digest`): a deleted summary, an emptied outputs.json or a data file
+  when it finished (`launch.run.output_digest`): a deleted summary, an emptied outputs.json or a data file
   with garbage in it makes the stage run again, with the damaged path named in the reason;
 - **complete**: its output already exists and is complete (`Stage.complete_when`; the shared HF →
   torch_dist cache, an available model) — adopted without running;

@@ -114,7 +114,7 @@ class StageRecord:
     # What the executor started (process group, job id), to stop it if t3rl dies.
     handle: dict[str, Any] = field(default_factory=dict)
     # Digest of each declared output (Stage.verify and outputs.json) when the stage finished
-    # (launch.output_digest); a resume skips the stage only while they all still match.
+    # (launch.run.output_digest); a resume skips the stage only while they all still match.
     outputs: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
