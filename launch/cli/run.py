@@ -3,6 +3,10 @@
     t3rl run  [OVERRIDES…] [-m] [--run-dir DIR] [--from STAGE | --only STAGE] [--config-dir DIR…]
     t3rl plan [OVERRIDES…] [-m] [--run-dir DIR] [--from STAGE | --only STAGE] [--config-dir DIR…]
 
+A sweep's points each run as their own launcher process, `executor.max_parallel` at a time
+(default 1 for local, all for ray/slurm), shown in one live table; `--run-dir <sweep dir>` resumes
+every point that has not succeeded, re-attaching to its jobs.
+
 `plan` is `run` with the dry executor: it writes the run dir (config, manifest, plan.sh, every
 stage's command.sh) and runs nothing. `--run-dir` resumes (or re-plans) an existing run: without
 overrides it reuses the run's own. `-m` expands Hydra sweep syntax (`reward=progress,binary`),
@@ -33,7 +37,9 @@ def register(app: typer.Typer) -> None:
     def run(
         overrides: Overrides = None,
         multirun: Annotated[bool, typer.Option("-m", "--multirun", help="Sweep: one run per point.")] = False,
-        run_dir: Annotated[str | None, typer.Option("--run-dir", help="Resume this run dir.")] = None,
+        run_dir: Annotated[
+            str | None, typer.Option("--run-dir", help="Resume this run dir (or every point of a sweep dir).")
+        ] = None,
         from_stage: FromStage = None,
         only: Only = None,
         config_dir: ConfigDirs = None,
@@ -79,6 +85,7 @@ def main(
 
     from launch.config.errors import ConfigError, render_problems
     from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED
+    from launch.run.parallel import record_result
     from launch.run.pipeline import PipelineError
     from launch.run.rundir import RunDirError, prefetched_manifest_facts
     from launch.run.single import run_single
@@ -91,9 +98,13 @@ def main(
         # A SIGTERM (scheduler, `kill`) stops stages like Ctrl-C does, so the state records it.
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
+            if run_dir is not None and (Path(run_dir).expanduser() / "sweep.json").exists():
+                return _resume_sweep(Path(run_dir).expanduser(), overrides, from_stage, only, dry, console)
             if multirun:
                 if run_dir is not None:
-                    raise PipelineError("--run-dir names one run; a sweep makes one run dir per point")
+                    raise PipelineError(
+                        f"--run-dir {run_dir} is not a sweep dir (no sweep.json): a new sweep makes its own"
+                    )
                 from launch.run.sweep_runs import run_sweep
 
                 return run_sweep(overrides, dirs, from_stage, only, dry=dry, console=console)
@@ -101,15 +112,39 @@ def main(
             return run_single(overrides, dirs, path, from_stage, only, dry=dry, console=console)
         except ConfigError as error:
             render_problems([*error.problems, *error.warnings], Console(stderr=True))
+            record_result(EXIT_CONFIG, "; ".join(f"{p.key}: {p.message}" for p in error.problems))
             return EXIT_CONFIG
         except (PipelineError, RunDirError) as error:
             Console(stderr=True).print(f"[red]error:[/] {error}", soft_wrap=True, highlight=False)
+            record_result(EXIT_FAILED, str(error).splitlines()[0])
             return EXIT_FAILED
         except KeyboardInterrupt:
             console.print("[yellow]stopped[/]: stages that were running are recorded as stopped.")
+            record_result(EXIT_STOPPED, "stopped by a signal (Ctrl-C, SIGTERM)")
             return EXIT_STOPPED
+        except Exception as error:
+            record_result(EXIT_FAILED, f"{type(error).__name__}: {error}")
+            raise
         finally:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _resume_sweep(
+    sweep_dir: Path, overrides: list[str], from_stage: str | None, only: str | None, dry: bool, console: Any
+) -> int:
+    from launch.run.pipeline import PipelineError
+    from launch.run.sweep_runs import resume_sweep
+
+    if overrides:
+        raise PipelineError(
+            f"{sweep_dir} is a sweep: its points resume with their own overrides; to change one point, "
+            f"run it alone with t3rl run --run-dir {sweep_dir}/pNN {' '.join(overrides)}"
+        )
+    if dry:
+        raise PipelineError(
+            f"{sweep_dir} is a sweep: plan one point with t3rl plan --run-dir {sweep_dir}/pNN"
+        )
+    return resume_sweep(sweep_dir, from_stage, only, console)
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

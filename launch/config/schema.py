@@ -218,6 +218,8 @@ class LocalExecutorConfig(StrictModel):
     dashboard_port: int = 8265
     # Seconds a child gets between SIGTERM and SIGKILL on Ctrl-C or failure.
     stop_grace_s: float = Field(10.0, ge=0)
+    # Sweep points run at once on this machine (each its own launcher process).
+    max_parallel: int = Field(1, ge=1)
 
 
 class RayExecutorConfig(StrictModel):
@@ -232,6 +234,8 @@ class RayExecutorConfig(StrictModel):
     # "local": prepare/convert/eval stages run here as subprocesses; "ray": they are Ray jobs too
     # (for clusters whose storage this machine cannot see).
     other_stages: Literal["local", "ray"] = "local"
+    # Sweep points run at once; None = as many as the cluster's GPUs hold (each point's biggest stage).
+    max_parallel: int | None = Field(None, ge=1)
 
 
 class SlurmExecutorConfig(StrictModel):
@@ -256,6 +260,8 @@ class SlurmExecutorConfig(StrictModel):
     ray_start_timeout_s: int = Field(600, ge=1)
     # Directory for submitit's files and the rendered scripts; None = <run dir>/slurm.
     folder: str | None = None
+    # Sweep points submitted at once (each its own SLURM jobs); None = all, SLURM's queue decides.
+    max_parallel: int | None = Field(None, ge=1)
 
 
 ExecutorConfig = Annotated[

@@ -138,10 +138,16 @@ class PointRecord:
     varying: list[str]
     overrides: list[str]
     run_dir: str | None = None
-    # planned | running | succeeded | failed | stopped | interrupted (the launcher was signalled)
+    # planned | waiting (its run dir is held by another launcher) | running | succeeded | failed |
+    # interrupted (the launcher was signalled)
     status: str = "planned"
     metric: float | None = None
     error: str | None = None
+    # The stage the point is at (or ended in) and its job there (Ray submission id, SLURM job id).
+    stage: str | None = None
+    job: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
 
 
 def _launcher() -> dict[str, Any]:
@@ -161,6 +167,15 @@ class SweepSummary:
     # The host and pid of the t3rl process running the points: a point still `running` after that
     # process died (SIGKILL, lost node) was interrupted.
     launcher: dict[str, Any] = field(default_factory=_launcher)
+
+    @classmethod
+    def load(cls, sweep_dir: Path) -> SweepSummary:
+        """The summary a sweep wrote, to resume it (this process becomes its launcher)."""
+        data = json.loads((sweep_dir / "sweep.json").read_text())
+        summary = cls(sweep_dir=sweep_dir, name=data["name"], metric_name=data.get("metric"))
+        for record in data["points"]:
+            summary.points[record["index"]] = PointRecord(**record)
+        return summary
 
     def add(self, point: Point) -> None:
         self.points[point.index] = PointRecord(point.index, list(point.varying), list(point.overrides))
@@ -198,15 +213,18 @@ class SweepSummary:
             "",
             f"metric: `{metric}`" + ("" if self.metric_name else " (no eval stage: none is recorded)"),
             "",
-            f"| # | point | run dir | status | {metric} |",
-            "|---|---|---|---|---|",
+            f"| # | point | run dir | status | stage | job | {metric} |",
+            "|---|---|---|---|---|---|---|",
         ]
         for i in sorted(self.points):
             r = self.points[i]
             value = "" if r.metric is None else f"{r.metric:.6g}"
             run_dir = os.path.relpath(r.run_dir, self.sweep_dir) if r.run_dir else ""
             status = f"{r.status}: {r.error}" if r.error else r.status
-            lines.append(f"| {r.index} | {' '.join(r.varying)} | {run_dir} | {status} | {value} |")
+            lines.append(
+                f"| {r.index} | {' '.join(r.varying)} | {run_dir} | {status} | {r.stage or ''} "
+                f"| {r.job or ''} | {value} |"
+            )
         return "\n".join(lines) + "\n"
 
 

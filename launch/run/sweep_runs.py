@@ -1,9 +1,23 @@
-"""A `-m` sweep: every point validated and planned before any starts, each in its own run dir."""
+"""A `-m` sweep: every point validated and planned before any starts, each in its own run dir.
+
+Then the points run `executor.max_parallel` at a time. One at a time (local's default, and every
+`t3rl plan -m`), each point runs here, in this process, its output on the terminal. More than one
+(slurm and ray by default): each point is its own launcher process (`launch.run.parallel`), its
+output in `<point>/launcher.log`, and one live table shows them all.
+
+Whatever ends a point, its record leaves `running`: a refusal or an exception is `failed` with its
+error (the sweep goes on), a signal `interrupted` (the sweep stops, and says how to resume it).
+`t3rl run --run-dir <sweep dir>` resumes every point that has not succeeded.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED
 from launch.run.steps import (
@@ -12,6 +26,7 @@ from launch.run.steps import (
     plan_run,
     report_result,
     resolve_overrides,
+    t3rl_root,
     write_run_dir,
 )
 
@@ -20,7 +35,23 @@ if TYPE_CHECKING:
 
     from launch.config.resolve import Resolved
     from launch.plan.build import Plan
+    from launch.run.parallel import PointProgress
+    from launch.run.rundir import RunDir
     from launch.run.sweep import Point, SweepSummary
+
+INTERRUPTED = "stopped by a signal (Ctrl-C, SIGTERM)"
+
+
+@dataclass(frozen=True)
+class PlannedPoint:
+    """A validated, planned point: what runs it needs."""
+
+    index: int
+    label: str
+    run_dir: RunDir
+    resolved: Resolved
+    plan: Plan
+    config_dirs: list[str]
 
 
 def run_sweep(
@@ -38,14 +69,7 @@ def run_sweep(
     from launch.run.rundir import RunDir
     from launch.run.search import is_search
     from launch.run.search_runs import run_search_trials
-    from launch.run.sweep import (
-        SweepSummary,
-        check_points,
-        expand_points,
-        metric_label,
-        point_metric,
-        print_points_table,
-    )
+    from launch.run.sweep import SweepSummary, check_points, expand_points, metric_label, print_points_table
 
     if is_search(overrides):
         if dry:
@@ -74,69 +98,229 @@ def run_sweep(
     print_points_table(checks, console)
     if not all(c.ok for c in checks):
         return EXIT_CONFIG
-    sweep_dir = sweep_dirs[0]
     first_resolved, first_plan = checks[0].plan
     summary = SweepSummary(
-        sweep_dir=sweep_dir,
+        sweep_dir=sweep_dirs[0],
         name=sweep_name,
         metric_name=metric_label(first_plan.stages, first_resolved.run.objective),
     )
     summary.plan(points)
-    failed = 0
+    planned = []
     for check, point in zip(checks, points, strict=True):
         resolved, plan = check.plan
-        console.rule(f"point {point.index}: {' '.join(point.varying)}")
-        status, error = _run_point(summary, point, check.plan, config_dirs, from_stage, only, dry, console)
+        summary.points[point.index].run_dir = str(plan.run_dir)
+        planned.append(
+            PlannedPoint(
+                point.index, " ".join(point.varying), RunDir(plan.run_dir), resolved, plan, config_dirs
+            )
+        )
+    summary.write()
+    return run_points(planned, summary, from_stage, only, dry=dry, console=console)
+
+
+def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, console: Console) -> int:
+    """`t3rl run --run-dir <sweep dir>`: every point that has not succeeded runs again in its own run
+    dir, with its own overrides (re-attaching to jobs still running); succeeded points stay as they are
+    unless --from/--only asks for a stage of every point."""
+    from launch.run.rundir import RunDir
+    from launch.run.sweep import SweepSummary
+
+    summary = SweepSummary.load(sweep_dir)
+    planned = []
+    for index in sorted(summary.points):
+        record = summary.points[index]
+        if record.run_dir is None or (record.status == "succeeded" and from_stage is None and only is None):
+            continue
+        run_dir = RunDir(Path(record.run_dir))
+        config_dirs = list(run_dir.read_manifest().get("config_dirs", []))
+        resolved = resolve_overrides(run_dir.read_overrides(), config_dirs, console)
+        plan = plan_run(resolved, run_dir)
+        planned.append(PlannedPoint(index, " ".join(record.varying), run_dir, resolved, plan, config_dirs))
+    if not planned:
+        console.print(f"every point of {sweep_dir} succeeded; nothing to resume", soft_wrap=True)
+        return 0
+    console.print(f"resuming {len(planned)} point(s) of [bold]{sweep_dir}[/]", soft_wrap=True)
+    return run_points(planned, summary, from_stage, only, dry=False, console=console)
+
+
+def run_points(
+    planned: list[PlannedPoint],
+    summary: SweepSummary,
+    from_stage: str | None,
+    only: str | None,
+    *,
+    dry: bool,
+    console: Console,
+) -> int:
+    """Run the points (see the module docstring); 0 when every one succeeded (or was planned)."""
+    max_parallel = getattr(planned[0].resolved.run.executor, "max_parallel", 1)
+    try:
+        if dry or max_parallel == 1 or len(planned) == 1:
+            statuses = _one_at_a_time(planned, summary, from_stage, only, dry, console)
+        else:
+            statuses = _at_once(planned, summary, max_parallel, from_stage, only, console)
+    except KeyboardInterrupt:
+        if not dry:
+            console.print(f"resume the sweep with: t3rl run --run-dir {summary.sweep_dir}", soft_wrap=True)
+        raise
+    ok = sum(status in ("succeeded", "planned") for status in statuses)
+    console.print(f"sweep: {summary.sweep_dir / 'sweep.md'} ({ok}/{len(statuses)} ok)", soft_wrap=True)
+    if ok < len(statuses):
+        console.print(f"resume the rest with: t3rl run --run-dir {summary.sweep_dir}", soft_wrap=True)
+        return EXIT_FAILED
+    return 0
+
+
+def _one_at_a_time(
+    planned: list[PlannedPoint],
+    summary: SweepSummary,
+    from_stage: str | None,
+    only: str | None,
+    dry: bool,
+    console: Console,
+) -> list[str]:
+    from launch.run.rundir import now
+
+    statuses = []
+    for item in planned:
+        console.rule(f"point {item.index}: {item.label}")
+        summary.update(item.index, started_at=now(), finished_at=None, error=None)
+        status, error = _run_point(summary, item, from_stage, only, dry, console)
         metric = None
         if status == "succeeded":
-            try:
-                metric = point_metric(plan.stages, resolved.run.objective)
-            except (OSError, ValueError, KeyError) as err:
-                status, error = "failed", f"no metric: {err}"
-        summary.update(point.index, status=status, metric=metric, error=error)
-        failed += status not in ("succeeded", "planned")
-    console.print(
-        f"sweep: {sweep_dir / 'sweep.md'} ({len(points) - failed}/{len(points)} ok)", soft_wrap=True
-    )
-    return EXIT_FAILED if failed else 0
+            status, metric, error = _scored(item, error)
+        summary.update(item.index, status=status, metric=metric, error=error, finished_at=now())
+        statuses.append(status)
+    return statuses
 
 
 def _run_point(
     summary: SweepSummary,
-    point: Point,
-    planned: tuple[Resolved, Plan],
-    config_dirs: list[str],
+    item: PlannedPoint,
     from_stage: str | None,
     only: str | None,
     dry: bool,
     console: Console,
 ) -> tuple[str, str | None]:
-    """Run one point; (status, error). Whatever ends it, its record leaves `running`: a refusal or
-    an exception is `failed` (the sweep goes on), a signal `interrupted` (the sweep stops)."""
+    """Run one point here; (status, error). A signal marks it interrupted and propagates."""
     from launch.run.pipeline import PipelineError
-    from launch.run.rundir import RunDir, RunDirError
+    from launch.run.rundir import RunDirError
 
-    resolved, plan = planned
-    run_dir = RunDir(plan.run_dir)
+    run_dir = item.run_dir
     run_dir.path.mkdir(parents=True, exist_ok=True)
-    summary.update(point.index, run_dir=str(run_dir.path), status="running")
+    summary.update(item.index, run_dir=str(run_dir.path), status="running")
     try:
-        write_run_dir(run_dir, resolved, plan, config_dirs)
-        result = execute(plan, run_dir, resolved, from_stage, only, dry=dry, console=console)
+        write_run_dir(run_dir, item.resolved, item.plan, item.config_dirs)
+        result = execute(item.plan, run_dir, item.resolved, from_stage, only, dry=dry, console=console)
     except KeyboardInterrupt:
-        summary.update(point.index, status="interrupted", error="stopped by a signal (Ctrl-C, SIGTERM)")
+        summary.update(item.index, status="interrupted", error=INTERRUPTED)
         raise
     except (PipelineError, RunDirError) as err:
-        console.print(f"[red]point {point.index}:[/] {err}", soft_wrap=True, highlight=False)
+        console.print(f"[red]point {item.index}:[/] {err}", soft_wrap=True, highlight=False)
         return "failed", str(err).splitlines()[0]
     except Exception as err:
         console.print_exception()
         return "failed", f"{type(err).__name__}: {err}"
-    report_result(result, plan, run_dir, console, dry=dry)
+    report_result(result, item.plan, run_dir, console, dry=dry)
     if result.status in ("succeeded", "planned"):
         return result.status, None
     outcome = result.results.get(result.failed_stage or "")
     return result.status, f"stage {result.failed_stage}: {outcome.message if outcome else ''}".strip()
+
+
+def _scored(item: PlannedPoint, error: str | None) -> tuple[str, float | None, str | None]:
+    """A succeeded point's metric; a metric that cannot be read fails the point."""
+    from launch.run.sweep import point_metric
+
+    try:
+        return "succeeded", point_metric(item.plan.stages, item.resolved.run.objective), error
+    except (OSError, ValueError, KeyError) as err:
+        return "failed", None, f"no metric: {err}"
+
+
+def _at_once(
+    planned: list[PlannedPoint],
+    summary: SweepSummary,
+    max_parallel: int | None,
+    from_stage: str | None,
+    only: str | None,
+    console: Console,
+) -> list[str]:
+    """Each point as its own launcher process, within max_parallel and the cluster's GPUs."""
+    from launch.run.parallel import PointJob, PointScheduler
+    from launch.run.rundir import now
+    from launch.run.sweep_view import live_points, points_table
+
+    flags = [*(["--from", from_stage] if from_stage else []), *(["--only", only] if only else [])]
+    jobs, statuses = [], {}
+    for item in planned:
+        try:
+            item.run_dir.path.mkdir(parents=True, exist_ok=True)
+            write_run_dir(item.run_dir, item.resolved, item.plan, item.config_dirs)
+        except OSError as err:
+            statuses[item.index] = "failed"
+            summary.update(item.index, status="failed", error=f"cannot write the run dir: {err}")
+            continue
+        argv = (sys.executable, "-m", "launch", "run", "--run-dir", str(item.run_dir.path), *flags)
+        gpus = max((stage.gpus for stage in item.plan.stages), default=0)
+        jobs.append(PointJob(item.index, item.run_dir.path, argv, gpus, item.run_dir.path / "launcher.log"))
+    labels = {item.index: item.label for item in planned}
+    metric_name = summary.metric_name or "metric"
+    seen: dict[int, tuple[str, str, str]] = {}
+
+    def record(progress: dict[int, PointProgress], show: Callable[[Any], None]) -> None:
+        for index, point in progress.items():
+            key, before = (point.status, point.stage, point.job), seen.get(index, ("", "", ""))
+            if before == key:
+                continue
+            seen[index] = key
+            changes: dict[str, Any] = {"status": point.status, "stage": point.stage or None}
+            if point.job:
+                changes["job"] = point.job
+            if point.status == "running" and before[0] != "running":
+                changes |= {"started_at": now(), "finished_at": None, "error": None}
+            if point.ended is not None:
+                changes |= {"finished_at": now(), "error": point.error}
+            summary.update(index, **changes)
+        show(progress)
+
+    at_once = f"{max_parallel} at a time" if max_parallel else "all at once"
+    title = f"{summary.name}: {len(jobs)} points, {at_once}"
+    scheduler = PointScheduler(
+        jobs, max_parallel=max_parallel, gpu_capacity=_gpu_capacity(planned[0].resolved), env=_child_env()
+    )
+    with live_points(console, title, labels, metric_name) as show:
+        scheduler.on_change = lambda progress: record(progress, show)
+        progress = scheduler.run()
+    metrics: dict[int, float | None] = {}
+    for item in planned:
+        if item.index not in progress:
+            continue
+        status = progress[item.index].status
+        if status == "succeeded":
+            status, metrics[item.index], error = _scored(item, None)
+            summary.update(item.index, status=status, metric=metrics[item.index], error=error)
+            progress[item.index].status = status
+        statuses[item.index] = status
+    console.print(points_table(title, labels, progress, metrics, metric_name))
+    return [statuses[index] for index in sorted(statuses)]
+
+
+def _gpu_capacity(resolved: Resolved) -> int | None:
+    """Ray: the cluster's GPUs (points wait here for room rather than as pending jobs); else no cap."""
+    executor = resolved.run.executor
+    if executor.kind != "ray":
+        return None
+    from launch.run.executors.ray_jobs import cluster_gpus, dashboard_address
+
+    return cluster_gpus(dashboard_address(executor))
+
+
+def _child_env() -> dict[str, str]:
+    """This environment with the t3rl checkout first on PYTHONPATH (the points run this very code)."""
+    root = str(t3rl_root())
+    path = os.environ.get("PYTHONPATH", "")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([root, path]) if path else root}
 
 
 def _tracked(point: Point, sweep_name: str) -> Point:

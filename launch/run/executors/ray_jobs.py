@@ -105,6 +105,25 @@ def check_cluster(address: str, gpus: int, nodes: int, list_nodes: Callable[...,
     )
 
 
+def cluster_gpus(address: str, list_nodes: Callable[..., Any] | None = None) -> int:
+    """The GPUs of the live cluster's nodes (how many a sweep's points may hold at once)."""
+    if list_nodes is None:
+        from ray.util.state import list_nodes
+    try:
+        alive = list_nodes(address=address, filters=[("state", "=", "ALIVE")], detail=True)
+    except Exception as error:  # the state API raises plain exceptions for connection problems
+        raise ConfigError(
+            [
+                Problem(
+                    key="executor.address",
+                    message=f"cannot reach the Ray dashboard at {address}: {error}",
+                    fix="start the cluster (ray start --head) or correct executor.address",
+                )
+            ]
+        ) from None
+    return int(sum(float(n.resources_total.get("GPU", 0)) for n in alive))
+
+
 @dataclass
 class JobRecord:
     """`stages/<name>/ray_job.json`: which cluster job a stage is."""
