@@ -19,7 +19,7 @@ import time
 HEAVY = ("torch", "transformers", "ray", "sglang", "wandb", "bfcl_eval")
 RESOLVE = (
     "import sys\n"
-    "from launch.config.resolve import resolve\n"
+    "from launch.checks.resolve import resolve\n"
     "resolve(['+experiment=stage2_bfcl'])\n"
     f"heavy = [m for m in sys.modules if m.split('.')[0] in {HEAVY!r}]\n"
     "print(','.join(sorted(heavy)))\n"

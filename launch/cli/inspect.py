@@ -15,8 +15,8 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from launch.checks.resolve import Composed
     from launch.config.provenance import Provenance
-    from launch.config.resolve import Composed
 
 EXIT_CONFIG = 2
 
@@ -71,8 +71,8 @@ def _console(stderr: bool = False) -> Console:
 
 
 def validate_command(overrides: list[str], config_dirs: list[str]) -> int:
+    from launch.checks.resolve import resolve
     from launch.config.errors import ConfigError, render_problems
-    from launch.config.resolve import resolve
 
     try:
         resolved = resolve(overrides, config_dirs)
@@ -94,8 +94,8 @@ def validate_command(overrides: list[str], config_dirs: list[str]) -> int:
 
 def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) -> int:
     """Prints the config (or the explained keys) even when it does not validate; then exit 2."""
+    from launch.checks.resolve import compose_resolved, resolve
     from launch.config.errors import ConfigError, render_problems
-    from launch.config.resolve import compose_resolved, resolve
 
     try:
         composed = compose_resolved(overrides, config_dirs)

@@ -119,8 +119,8 @@ def _resolve(overrides: list[str]) -> RunConfig:
     """The validated run config; a config error is printed (key, source, fix) and exits with code 2."""
     from rich.console import Console
 
+    from launch.checks.resolve import resolve
     from launch.config.errors import EXIT_CONFIG_ERROR, ConfigError, render_problems
-    from launch.config.resolve import resolve
 
     try:
         return resolve(overrides).run

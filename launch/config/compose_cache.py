@@ -45,7 +45,7 @@ PURE_RESOLVERS = frozenset(
 CONF_PACKAGE = "t3rl_conf"
 VERSIONED = ("t3rl", "hydra-core", "omegaconf", "antlr4-python3-runtime", "PyYAML")
 # The modules whose code decides what composition returns.
-CODE = ("compose.py", "provenance.py", "resolve.py", "compose_cache.py")
+CODE = ("config/compose.py", "config/provenance.py", "checks/resolve.py", "config/compose_cache.py")
 # Overrides of these keys reach outside the config files (Hydra's search path and its own node).
 UNCACHED_KEYS = ("hydra", "hparams_search")
 
@@ -233,7 +233,7 @@ def _inputs_digest(roots: Sequence[str]) -> str:
     """Digest of what composition reads besides the command line and the environment: every .yaml
     file (name and bytes) and directory name on the search path, the composition code, and versions."""
     digest = hashlib.sha256(repr((FORMAT, sys.version, package_versions(VERSIONED))).encode())
-    here = Path(__file__).parent
+    here = Path(__file__).parents[1]
     for name in CODE:
         digest.update(name.encode() + b"\0" + (here / name).read_bytes())
     for root in roots:

@@ -10,7 +10,7 @@ from launch.run.steps import execute, plan_run, report_result, resolve_overrides
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from launch.config.resolve import Resolved
+    from launch.checks.resolve import Resolved
     from launch.run.rundir import RunDir
 
 
@@ -63,7 +63,7 @@ def _show_next(experiment: str, config_dirs: list[str], console: Console) -> Non
 
     from rich.table import Table
 
-    from launch.config.resolve import resolve
+    from launch.checks.resolve import resolve
     from launch.plan.build import PlanContext, build_plan
 
     resolved = resolve([f"+experiment={experiment}"], config_dirs)

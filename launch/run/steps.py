@@ -11,7 +11,7 @@ from launch.run.reporter import RichReporter
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from launch.config.resolve import Resolved
+    from launch.checks.resolve import Resolved
     from launch.plan.build import Plan
     from launch.run.pipeline import PipelineResult
     from launch.run.rundir import RunDir
@@ -25,8 +25,8 @@ def t3rl_root() -> Path:
 
 
 def resolve_overrides(overrides: list[str], config_dirs: list[str], console: Console) -> Resolved:
+    from launch.checks.resolve import resolve
     from launch.config.errors import render_problems
-    from launch.config.resolve import resolve
 
     resolved = resolve(overrides, config_dirs)
     if resolved.warnings:

@@ -33,7 +33,7 @@ from launch.run.steps import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from launch.config.resolve import Resolved
+    from launch.checks.resolve import Resolved
     from launch.plan.build import Plan
     from launch.run.parallel import PointProgress
     from launch.run.rundir import RunDir

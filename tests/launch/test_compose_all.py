@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from launch.checks.resolve import resolve
 from launch.config.compose import compose
 from launch.config.errors import ConfigError
-from launch.config.resolve import resolve
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 OPTIONAL = {"experiment", "hparams_search"}

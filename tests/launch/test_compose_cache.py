@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import launch.config.resolve as resolve_module
+import launch.checks.resolve as resolve_module
+from launch.checks.resolve import resolve
 from launch.config import compose_cache
 from launch.config.compose_cache import Entry, Plain, on_search_path
 from launch.config.errors import ConfigError
 from launch.config.provenance import Origin, Provenance
-from launch.config.resolve import resolve
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 STAGE2 = ["+experiment=stage2_bfcl", "hardware.nodes=2", "+stages.train.hardware.pipeline_parallel=1"]

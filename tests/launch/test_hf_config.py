@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from launch.checks.hf_config import compare, read_hf_config
-from launch.config.resolve import resolve
+from launch.checks.resolve import resolve
 
 
 def _arch(model: str):

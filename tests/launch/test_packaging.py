@@ -21,7 +21,7 @@ SOURCES = ("pyproject.toml", "setup.py", "README.md", "conf", "launch", "t3rl_co
 
 PROBE = """
 import json, launch, t3rl_conf
-from launch.config.resolve import resolve
+from launch.checks.resolve import resolve
 resolved = resolve(["+experiment=stage1_bfcl", "model=qwen3_8b"])
 print(json.dumps({
     "launch": launch.__file__,

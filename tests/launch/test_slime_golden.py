@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launch.config.resolve import resolve
+from launch.checks.resolve import resolve
 from launch.plan.build import PlanContext, build_plan
 from launch.plan.slime_args import HOOK_FLAGS, HOOKS
 from launch.plan.slime_options import argv_issues, is_flag

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launch.config.resolve import resolve
+from launch.checks.resolve import resolve
 from launch.plan.build import PlanContext, build_plan
 from launch.run.executors.dry import DryExecutor
 from launch.run.pipeline import run_pipeline

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError
-from launch.config.resolve import resolve
 from launch.config.schema import RayExecutorConfig
 from launch.plan.build import PlanContext, build_plan
 from launch.run.executors.ray_jobs import RayExecutor, check_cluster, dashboard_address

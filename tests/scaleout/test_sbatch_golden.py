@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from launch.config.resolve import resolve
+from launch.checks.resolve import resolve
 from launch.plan.build import PlanContext, build_plan
 from launch.run.executors.base import StageContext
 from launch.run.executors.sbatch import render_sbatch, sbatch_directives, sbatch_parameters

@@ -90,7 +90,7 @@ def test_a_run_with_wandb_offline_keeps_every_secret_out(runs: Path) -> None:
 def test_a_stage_printing_secrets_leaves_them_out_of_its_log_and_the_tracker(
     runs: Path, tmp_path: Path
 ) -> None:
-    from launch.config.resolve import resolve
+    from launch.checks.resolve import resolve
 
     run = resolve(["+experiment=quickstart", "tracking=wandb", "tracking.mode=offline", INTERPOLATED]).run
     run_dir = RunDir.new(runs, "leaky")

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError
-from launch.config.resolve import resolve
 from t3rl_core.envs.tau2.users import LLMUserConfig, ScriptedUserConfig
 from t3rl_core.rewards.tau2 import Tau2RewardConfig
 
@@ -58,7 +58,7 @@ def test_user_sim_and_domain_overrides():
 
 def test_planning_imports_neither_tau2_nor_litellm():
     code = (
-        "import sys; from launch.config.resolve import resolve; resolve(['+experiment=tau2_pipeline']);"
+        "import sys; from launch.checks.resolve import resolve; resolve(['+experiment=tau2_pipeline']);"
         "from t3rl_core.registries import REWARDS, ENVS, USER_SIMULATORS, DATASETS;"
         "ENVS.config_class('tau2'); REWARDS.factory('tau2_shaped'); USER_SIMULATORS.factory('llm');"
         "print(sorted(m for m in ('tau2', 'litellm', 'openai', 'torch') if m in sys.modules))"
