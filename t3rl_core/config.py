@@ -14,6 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field
 
+from t3rl_core.registries import ENVS, REWARDS
 from t3rl_core.registry import registered
 from t3rl_core.strict import StrictModel
 
@@ -32,8 +33,8 @@ class RewardConfig(StrictModel):
     name: str
 
 
-AnyEnvConfig = registered(EnvConfig, "ENVS")
-AnyRewardConfig = registered(RewardConfig, "REWARDS")
+AnyEnvConfig = registered(EnvConfig, ENVS)
+AnyRewardConfig = registered(RewardConfig, REWARDS)
 
 
 class ChatConfig(StrictModel):

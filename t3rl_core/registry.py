@@ -78,16 +78,11 @@ class Registry:
         return self.factory(config.name)(config, **kwargs)  # type: ignore[attr-defined]
 
 
-def registered(base: type[BaseModel], registry: str) -> Any:
-    """A field type for a config section validated by the named registry of `t3rl_core.registries`
-    (e.g. "ENVS"): the section's `name` picks the entry's config model, serialised as that model.
+def registered(base: type[BaseModel], registry: Registry) -> Any:
+    """A field type for a config section validated by `registry` (e.g. `t3rl_core.registries.ENVS`):
+    the section's `name` picks the entry's config model, serialised as that model.
 
-    The registries module is imported on first validation, not here, because it names the very config
-    modules that declare these fields.
+    Entries name their config modules by dotted path, so a config module can hand its own registry to
+    this function without an import circle.
     """
-
-    def validate(value: Any) -> Any:
-        registries = importlib.import_module("t3rl_core.registries")
-        return getattr(registries, registry).validate(value)
-
-    return Annotated[SerializeAsAny[base], BeforeValidator(validate)]
+    return Annotated[SerializeAsAny[base], BeforeValidator(registry.validate)]

@@ -1,95 +1,24 @@
 """Cross-field checks of a run config, at resolve time: every problem found before anything starts.
 
-The checks are plain functions in `launch/checks/rules/` (one rule each), run over a `Context`. Topology and
-batch rules run once per `Scope`: the root hardware, or each train stage with its own hardware
-overrides merged in and its curriculum. A rule returns Problems with the key, message and fix; the
-source (file or override) is filled in here from the provenance.
+The checks are plain functions in `launch/checks/rules/` (one rule each), run over a `Context`
+(`launch/checks/context.py`). Topology and batch rules run once per `Scope`: the root hardware, or each
+train stage with its own hardware overrides merged in and its curriculum. A rule returns Problems with
+the key, message and fix; the source (file or override) is filled in here from the provenance.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
+from launch.checks.context import Context, Scope
 from launch.config.errors import Problem
 from launch.config.overlay import overlay
 from launch.config.provenance import Provenance
-from launch.config.schema import CurriculumConfig, HardwareConfig, RunConfig, TrainStage
+from launch.config.schema import HardwareConfig, RunConfig, TrainStage
 from launch.config.schema_errors import problems_from_validation
-
-
-@dataclass(frozen=True)
-class Scope:
-    """One training topology: the root hardware, or a train stage's hardware (with overrides) + curriculum."""
-
-    # Train stage name; None = the root hardware section of a config without train stages.
-    stage: str | None
-    hardware: HardwareConfig
-    curriculum: CurriculumConfig | None
-    # Hardware fields the stage overrides (their keys live under stages.<stage>.hardware).
-    overridden: frozenset[str] = frozenset()
-
-    def hw(self, field: str) -> str:
-        """Dotted key of a hardware field as this scope sees it."""
-        top = field.split(".")[0]
-        return f"stages.{self.stage}.hardware.{field}" if top in self.overridden else f"hardware.{field}"
-
-    def cur(self, field: str) -> str:
-        """Dotted key of a curriculum field of this scope's train stage."""
-        return f"stages.{self.stage}.curriculum.{field}"
-
-    @property
-    def world_size(self) -> int:
-        return self.hardware.nodes * self.hardware.gpus_per_node
-
-    @property
-    def model_parallel(self) -> int:
-        hw = self.hardware
-        return hw.tensor_parallel * hw.pipeline_parallel * hw.context_parallel
-
-    @property
-    def data_parallel(self) -> int:
-        return self.world_size // self.model_parallel
-
-    @property
-    def rollout_gpus(self) -> int:
-        """GPUs the SGLang engines share: all training GPUs under colocate."""
-        hw = self.hardware
-        return self.world_size if hw.colocate else (hw.rollout_gpus or 0)
-
-
-@dataclass(frozen=True)
-class Context:
-    """What the rules see."""
-
-    run: RunConfig
-    # The plain resolved config RunConfig was validated from.
-    data: Mapping[str, Any]
-    provenance: Provenance
-    scopes: tuple[Scope, ...]
-    config_dirs: tuple[str, ...] = ()
-
-    def latest(self, *keys: str) -> str:
-        """Of several keys that together break a rule, the one changed last (the likeliest culprit)."""
-        return max(keys, key=self.provenance.order)
-
-
-Rule = Callable[[Context], Iterable[Problem]]
-
-
-def per_scope(check: Callable[[Scope, Context], Iterable[Problem]]) -> Rule:
-    """A rule applied to every scope (root hardware or each train stage)."""
-
-    def rule(ctx: Context) -> Iterable[Problem]:
-        for scope in ctx.scopes:
-            yield from check(scope, ctx)
-
-    rule.__name__ = check.__name__
-    rule.__doc__ = check.__doc__
-    return rule
 
 
 def validate(

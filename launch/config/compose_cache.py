@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from launch.config.provenance import Origin, Provenance
-from launch.run.rundir import atomic_write_text, package_versions
+from launch.files import atomic_write_text
+from launch.installed import package_versions
 
 FORMAT = 1
 # Beyond this many entries the least recently written ones are removed (one per command line).

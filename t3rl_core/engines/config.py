@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from t3rl_core.registries import ENGINES
 from t3rl_core.registry import registered
 from t3rl_core.strict import StrictModel
 
@@ -57,4 +58,4 @@ class ReferenceEngineConfig(EngineConfig):
     latency_s: float = Field(0.0, ge=0)
 
 
-AnyEngineConfig = registered(EngineConfig, "ENGINES")
+AnyEngineConfig = registered(EngineConfig, ENGINES)

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from t3rl_core.registries import SANDBOXES
 from t3rl_core.registry import registered
 from t3rl_core.strict import StrictModel
 
@@ -76,4 +77,4 @@ class SandboxFusionConfig(SandboxConfig):
     backoff_max_s: float = Field(8.0, ge=0)
 
 
-AnySandboxConfig = registered(SandboxConfig, "SANDBOXES")
+AnySandboxConfig = registered(SandboxConfig, SANDBOXES)

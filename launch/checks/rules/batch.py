@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from launch.checks.context import Context, Scope, per_scope
 from launch.checks.rules.topology import fitting
-from launch.checks.validate import Context, Scope, per_scope
 from launch.config.errors import Problem
 
 _NONZERO_STD_FILTERS = ("check_reward_nonzero_std",)

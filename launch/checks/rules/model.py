@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from launch.checks import sglang_names
+from launch.checks.context import Context
 from launch.checks.hf_config import compare, read_hf_config
-from launch.checks.validate import Context
 from launch.config.errors import Problem, did_you_mean
 
 ARCH = "model.architecture"

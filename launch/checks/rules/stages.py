@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from launch.checks.validate import Context
+from launch.checks.context import Context
 from launch.config.errors import Problem, did_you_mean
 from launch.config.overlay import overlay
 from launch.config.schema import (

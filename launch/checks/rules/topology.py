@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from launch.checks.validate import Context, Scope, per_scope
+from launch.checks.context import Context, Scope, per_scope
 from launch.config.errors import Problem
 
 ARCH = "model.architecture"

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.overlay import overlay
 from launch.config.schema import CurriculumConfig, EvalStage, RunConfig, TrainStage
+from launch.plan.context import PlanContext
 from launch.plan.ray_head import RayHead
 from launch.plan.stages import OutputRef, Stage
 from t3rl_core.config import RolloutConfig, RuntimeConfig
 from t3rl_core.eval.config import EvalConfig
-
-if TYPE_CHECKING:
-    from launch.plan.build import PlanContext
 
 COMPLETE_MARKER = ".t3rl-complete"
 

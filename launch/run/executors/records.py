@@ -17,6 +17,6 @@ def read_record(path: Path, cls: type[T]) -> T | None:
 
 def write_record(path: Path, record: Any) -> None:
     """Write a dataclass record atomically (a crash leaves the old record or the new one)."""
-    from launch.run.rundir import atomic_write_json
+    from launch.files import atomic_write_json
 
     atomic_write_json(path, asdict(record))

@@ -90,7 +90,7 @@ class SlurmExecutor(Executor):
     def run_stage(self, stage: Stage, ctx: StageContext) -> StageResult:
         job = sbatch_job(stage, ctx, ctx.plan.name)
         script = ctx.stage_dir / SCRIPT
-        from launch.run.rundir import atomic_write_text
+        from launch.files import atomic_write_text
 
         atomic_write_text(script, scrub_text(render_sbatch(job, self.config)))
         folder = Path(self.config.folder or ctx.run_dir / "slurm") / stage.name

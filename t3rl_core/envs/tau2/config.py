@@ -8,6 +8,7 @@ from pydantic import Field
 
 from t3rl_core.config import EnvConfig
 from t3rl_core.envs.tau2.users import ScriptedUserConfig, UserSimulatorConfig
+from t3rl_core.registries import USER_SIMULATORS
 from t3rl_core.registry import registered
 from t3rl_core.strict import StrictModel
 
@@ -15,7 +16,7 @@ Tau2Domain = Literal["airline", "retail", "telecom"]
 DOMAINS: tuple[Tau2Domain, ...] = ("airline", "retail", "telecom")
 
 
-AnyUserSimulatorConfig = registered(UserSimulatorConfig, "USER_SIMULATORS")
+AnyUserSimulatorConfig = registered(UserSimulatorConfig, USER_SIMULATORS)
 
 
 class Tau2DataConfig(StrictModel):

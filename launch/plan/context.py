@@ -1,0 +1,22 @@
+"""What a plan depends on outside the config; the stage builders and `launch.plan.build` share it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """What a plan depends on outside the config."""
+
+    run_dir: Path
+    # Relative config paths (runs_dir "runs", models_dir "models") are taken relative to this.
+    base_dir: Path
+    # Directory holding the t3rl_core package (PYTHONPATH of the Ray job).
+    t3rl_root: str
+    # Interpreter with t3rl installed, for the t3rl_core stage commands.
+    python: str
+    run_id: str
+    environ: Mapping[str, str] = field(default_factory=dict)

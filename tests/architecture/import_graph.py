@@ -1,0 +1,107 @@
+"""The import graph of t3rl's own packages, read from the sources (nothing is imported).
+
+Every import counts: module level, inside functions (lazy imports), under `TYPE_CHECKING`, and
+`importlib.import_module("literal")` — a lazy import is still a dependency, and a circle through one
+is still a circle a reader has to hold in mind.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGES = ("launch", "t3rl_core")
+
+
+def module_name(root: Path, file: Path) -> str:
+    parts = list(file.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Every module of t3rl's packages under `root`, by dotted name."""
+    files = (file for package in PACKAGES for file in sorted((root / package).rglob("*.py")))
+    return {module_name(root, file): file for file in files}
+
+
+def _imported_names(tree: ast.AST, current: str, is_package: bool) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = current.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                stem = ".".join([*base, node.module] if node.module else base)
+            else:
+                stem = node.module or ""
+            yield stem
+            yield from (f"{stem}.{alias.name}" for alias in node.names)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            yield node.args[0].value
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """module → the t3rl modules it imports (a `from package import name` counts as importing the
+    submodule `package.name` when one exists, else the package)."""
+    known = modules(root)
+    graph: dict[str, set[str]] = {}
+    for name, file in known.items():
+        targets = set()
+        tree = ast.parse(file.read_text(encoding="utf-8"), str(file))
+        for imported in _imported_names(tree, name, file.name == "__init__.py"):
+            if imported in known:
+                targets.add(imported)
+        # `from a.b import c`: both "a.b" and "a.b.c" were yielded; keep the submodule alone when it exists.
+        for target in list(targets):
+            is_package = known[target].name == "__init__.py"
+            if is_package and any(other.startswith(target + ".") for other in targets):
+                targets.discard(target)
+        targets.discard(name)
+        graph[name] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found

@@ -1,0 +1,57 @@
+"""The dependency rules of the layout, checked on the sources: no import circles anywhere in t3rl's
+packages, `t3rl_core` never imports `launch` (nor Hydra), and each `launch/` step imports only the
+steps before it (config → checks → plan → run; cli may import all)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.architecture.import_graph import cycles, import_graph, modules
+
+REPO = Path(__file__).resolve().parents[2]
+GRAPH = import_graph(REPO)
+# The flow's order: a step may import itself and the steps before it.
+STEPS = ("launch.config", "launch.checks", "launch.plan", "launch.run", "launch.cli")
+
+
+def step_of(module: str) -> int | None:
+    return next((i for i, step in enumerate(STEPS) if module == step or module.startswith(step + ".")), None)
+
+
+def test_the_graph_covers_every_module() -> None:
+    assert set(GRAPH) == set(modules(REPO))
+    assert len(GRAPH) > 100
+    # Sanity of the reader: known edges are seen, including lazy ones inside functions.
+    assert "launch.checks.rules" in GRAPH["launch.checks.validate"]
+    assert "launch.config.errors" in GRAPH["launch.checks.validate"]
+
+
+def test_no_import_circles() -> None:
+    assert cycles(GRAPH) == []
+
+
+def test_the_cycle_finder_finds_a_planted_circle() -> None:
+    planted = {name: set(targets) for name, targets in GRAPH.items()}
+    planted["launch.config.errors"].add("launch.checks.validate")
+    found = cycles(planted)
+    assert found and any({"launch.config.errors", "launch.checks.validate"} <= set(c) for c in found)
+
+
+def test_t3rl_core_imports_neither_launch_nor_hydra() -> None:
+    core = {name: targets for name, targets in GRAPH.items() if name.startswith("t3rl_core")}
+    offenders = [(name, t) for name, targets in core.items() for t in targets if t.startswith("launch")]
+    assert offenders == []
+    for name, file in modules(REPO).items():
+        if name.startswith("t3rl_core"):
+            text = file.read_text(encoding="utf-8")
+            assert "import hydra" not in text and "from hydra" not in text, name
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if step_of(m) is not None))
+def test_launch_steps_import_only_earlier_steps(module: str) -> None:
+    own = step_of(module)
+    assert own is not None
+    later = sorted(t for t in GRAPH[module] if (step := step_of(t)) is not None and step > own)
+    assert later == [], f"{module} imports a later step of the flow: {later}"
