@@ -20,34 +20,22 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from hydra._internal.config_loader_impl import ConfigLoaderImpl
-from hydra._internal.config_repository import CachingConfigRepository
-from hydra._internal.config_search_path_impl import ConfigSearchPathImpl
-from hydra._internal.core_plugins.file_config_source import FileConfigSource
-from hydra._internal.core_plugins.importlib_resources_config_source import ImportlibResourcesConfigSource
-from hydra._internal.core_plugins.structured_config_source import StructuredConfigSource
-from hydra._internal.defaults_list import create_defaults_list
-from hydra._internal.sources_registry import SourcesRegistry
 from hydra.core.default_element import ResultDefault
-from hydra.core.object_type import ObjectType
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.errors import ConfigCompositionException, HydraException, MissingConfigException
 from omegaconf import DictConfig, OmegaConf, flag_override, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
+from launch.config import hydra_internals as internals
 from launch.config.errors import ConfigError, Problem, did_you_mean
+from launch.config.hydra_internals import ConfigLoaderImpl
 
 PRIMARY_CONFIG = "config"
 PACKAGE = "t3rl_conf"
 PACKAGE_SOURCE = f"pkg://{PACKAGE}"
 # Groups the primary config's defaults list names with `null`: chosen with `group=x` or `+group=x`.
 OPTIONAL_GROUPS = ("experiment", "hparams_search")
-
-# The config sources t3rl's search path uses, registered directly: Hydra's plugin discovery is only
-# needed when Hydra's own config groups are composed (see `_needs_hydra_node`).
-for _source in (FileConfigSource, ImportlibResourcesConfigSource, StructuredConfigSource):
-    SourcesRegistry.instance().register(_source)
 
 
 @dataclass(frozen=True)
@@ -107,14 +95,12 @@ def compose(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Compos
 
         Plugins.instance()  # registers Hydra's sweeper/launcher config groups
     try:
-        repo = CachingConfigRepository(loader.repository)
-        loader._process_config_searchpath(PRIMARY_CONFIG, parsed, repo)
-        defaults = create_defaults_list(
-            repo=repo,
-            config_name=PRIMARY_CONFIG,
-            overrides_list=[o for o in parsed if with_hydra or not _is_searchpath(o)],
-            prepend_hydra=with_hydra,
-            skip_missing=False,
+        repo, defaults = internals.defaults_list(
+            loader,
+            PRIMARY_CONFIG,
+            [o for o in parsed if with_hydra or not _is_searchpath(o)],
+            with_hydra=with_hydra,
+            command_line=parsed,
         )
     except MissingConfigException as e:
         raise ConfigError([_in_user_words(_missing_config_problem(e, parsed, loader), written)]) from None
@@ -126,7 +112,7 @@ def compose(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Compos
     metadata = defaults.overrides.override_metadata
     with flag_override(cfg, "no_deepcopy_set_nodes", True):
         for default in defaults.defaults:
-            loaded = loader._load_single_config(default=default, repo=repo)
+            loaded = internals.load_single_config(loader, default, repo)
             cfg.merge_with(loaded.config)
             if default.config_path is None or default.config_path.startswith("hydra/"):
                 continue
@@ -153,8 +139,7 @@ def compose(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Compos
 
 def group_options(group: str, config_dirs: Sequence[str] = ()) -> list[str]:
     """Options of a config group across the search path (e.g. "model" -> ["deepseek_v3", ...])."""
-    repo = _loader(_normalise_dirs(config_dirs)).repository
-    return sorted(repo.get_group_options(group, results_filter=ObjectType.CONFIG))
+    return internals.group_options(_loader(_normalise_dirs(config_dirs)), group)
 
 
 def groups(config_dirs: Sequence[str] = ()) -> list[str]:
@@ -163,13 +148,12 @@ def groups(config_dirs: Sequence[str] = ()) -> list[str]:
 
 
 def _groups_of(loader: ConfigLoaderImpl) -> list[str]:
-    options = loader.repository.get_group_options("", results_filter=ObjectType.GROUP)
-    return sorted(g for g in options if g != "hydra")
+    return [g for g in internals.config_groups(loader) if g != "hydra"]
 
 
 def config_source(config_path: str, config_dirs: Sequence[str] = ()) -> tuple[str, str] | None:
     """(display path, first comment line) of one config file, e.g. "model/qwen3_8b"; None if absent."""
-    result = _loader(_normalise_dirs(config_dirs)).repository.load_config(config_path)
+    result = internals.load_config_file(_loader(_normalise_dirs(config_dirs)), config_path)
     if result is None:
         return None
     shown = display_path(result.path, config_path)
@@ -244,13 +228,14 @@ def _normalise_dirs(config_dirs: Sequence[str]) -> tuple[str, ...]:
 
 @lru_cache(maxsize=16)
 def _loader(config_dirs: tuple[str, ...]) -> ConfigLoaderImpl:
-    search_path = ConfigSearchPathImpl()
-    search_path.append("hydra", "pkg://hydra.conf")
-    search_path.append("main", PACKAGE_SOURCE)
-    for directory in config_dirs:
-        search_path.append("command-line", f"file://{directory}")
-    search_path.append("schema", "structured://")
-    return ConfigLoaderImpl(config_search_path=search_path)
+    return internals.new_loader(
+        [
+            ("hydra", "pkg://hydra.conf"),
+            ("main", PACKAGE_SOURCE),
+            *(("command-line", f"file://{directory}") for directory in config_dirs),
+            ("schema", "structured://"),
+        ]
+    )
 
 
 def _parse(overrides: Sequence[str]) -> list[Override]:
@@ -353,7 +338,7 @@ def _apply_overrides(cfg: DictConfig, overrides: list[Override]) -> list[Applied
     for override in overrides:
         key = override.key_or_group
         try:
-            ConfigLoaderImpl._apply_overrides_to_config([override], cfg)
+            internals.apply_override(override, cfg)
         except (ConfigCompositionException, OmegaConfBaseException) as e:
             problems.append(_override_problem(override, cfg, e))
             continue
@@ -404,14 +389,14 @@ def _missing_config_problem(
     missing = error.missing_cfg_file or ""
     group, _, option = missing.rpartition("/")
     options = list(error.options or []) or (
-        sorted(loader.repository.get_group_options(group, results_filter=ObjectType.CONFIG)) if group else []
+        internals.group_options(loader, group) if group else []
     )
     text = next((o.input_line for o in parsed if o.key_or_group.split("@")[0] == group), None)
     source = f"override `{text}`" if text else _source_of_default(str(error))
     guess = did_you_mean(option, options)
     if not group:
         return Problem(key=missing, message=str(error).strip(), source=source)
-    if not options and not loader.repository.group_exists(group):
+    if not options and not internals.group_exists(loader, group):
         known_groups = _groups_of(loader)
         g_guess = did_you_mean(group, known_groups)
         return Problem(

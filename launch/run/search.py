@@ -65,17 +65,13 @@ def run_search(
 ) -> dict[str, Any]:
     """Run the Optuna study of the selected hparams_search config; returns the plugin's results file."""
     import yaml
-    from hydra._internal.hydra import Hydra
-    from hydra._internal.utils import create_config_search_path
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
 
     from launch.config.compose import OPTIONAL_GROUPS, PACKAGE_SOURCE
+    from launch.config.hydra_internals import optuna_capable_hydra
 
     register_sweeper_configs()
-    search_path = create_config_search_path(PACKAGE_SOURCE)
-    for directory in config_dirs:
-        search_path.append("command-line", f"file://{Path(directory).resolve()}")
     summary = SweepSummary(sweep_dir=sweep_dir, name=name, metric_name=metric_name)
     # Hydra wants `experiment=x` for groups the primary config lists as null; t3rl takes `+experiment=x` too.
     base = [
@@ -108,7 +104,8 @@ def run_search(
 
     GlobalHydra.instance().clear()
     try:
-        hydra = Hydra.create_main_hydra2("t3rl", search_path)
+        dirs = [str(Path(directory).resolve()) for directory in config_dirs]
+        hydra = optuna_capable_hydra("t3rl", PACKAGE_SOURCE, dirs)
         hydra.multirun(
             config_name="config",
             task_function=task,

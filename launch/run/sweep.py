@@ -50,11 +50,11 @@ def is_sweep(overrides: Sequence[str]) -> bool:
 
 def expand_points(overrides: Sequence[str]) -> list[Point]:
     """The cartesian product of the swept overrides, in Hydra's order."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from launch.config.hydra_internals import split_sweep
 
     parsed = _parse(overrides)
     swept_keys = {o.get_key_element() for o in parsed if o.is_sweep_override()}
-    (batch,) = BasicSweeper.split_arguments(parsed, max_batch_size=None)
+    batch = split_sweep(parsed)
     points = []
     for index, combination in enumerate(batch):
         varying = tuple(item for item in combination if item.split("=", 1)[0] in swept_keys)

@@ -1,0 +1,136 @@
+"""Every use of Hydra's private API (`hydra._internal.*` and private methods), behind one module.
+
+t3rl composes configs itself instead of through `@hydra.main`, because it needs what Hydra keeps to
+itself: which file set each key (provenance), the defaults list before merging, and per-override
+errors. Hydra's public API exposes none of that, so these functions reach into its internals. They
+are pinned to the versions tested (`hydra-core>=1.3.2,<1.4` in pyproject.toml), and
+`tests/launch/test_hydra_internals.py` pins the behaviour t3rl relies on, so an upgrade that changes
+any of it fails there first, with the function named.
+
+For the next Hydra (1.4 or 2.0), check each function here against its source:
+- `ConfigLoaderImpl._load_single_config`, `_process_config_searchpath` and the static
+  `_apply_overrides_to_config` (names and signatures have been stable since 1.1 but are private);
+- `create_defaults_list(repo=, config_name=, overrides_list=, prepend_hydra=, skip_missing=)` and its
+  result's `.defaults`, `.config_overrides`, `.overrides.override_metadata` / `.known_choices`;
+- the config sources' registry (`SourcesRegistry.instance().register`) and `ConfigSearchPathImpl`;
+- `BasicSweeper.split_arguments(overrides, max_batch_size)`, the cartesian product of a sweep;
+- `Hydra.create_main_hydra2(task_name, search_path)` and `create_config_search_path(source)`, which
+  drive a sweeper plugin (Optuna) without `@hydra.main`.
+If one of them is gone, the replacement belongs here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
+from hydra._internal.config_repository import CachingConfigRepository
+from hydra._internal.config_search_path_impl import ConfigSearchPathImpl
+from hydra._internal.core_plugins.file_config_source import FileConfigSource
+from hydra._internal.core_plugins.importlib_resources_config_source import ImportlibResourcesConfigSource
+from hydra._internal.core_plugins.structured_config_source import StructuredConfigSource
+from hydra._internal.defaults_list import DefaultsList, create_defaults_list
+from hydra._internal.sources_registry import SourcesRegistry
+from hydra.core.default_element import ResultDefault
+from hydra.core.object_type import ObjectType
+from hydra.core.override_parser.types import Override
+from omegaconf import DictConfig
+
+__all__ = [
+    "CachingConfigRepository",
+    "ConfigLoaderImpl",
+    "DefaultsList",
+    "apply_override",
+    "config_groups",
+    "defaults_list",
+    "group_exists",
+    "group_options",
+    "load_config_file",
+    "load_single_config",
+    "new_loader",
+    "optuna_capable_hydra",
+    "split_sweep",
+]
+
+# The config sources t3rl's search path uses, registered directly: Hydra's plugin discovery (slow) is
+# only needed when Hydra's own config groups are composed.
+for _source in (FileConfigSource, ImportlibResourcesConfigSource, StructuredConfigSource):
+    SourcesRegistry.instance().register(_source)
+
+
+def new_loader(entries: Sequence[tuple[str, str]]) -> ConfigLoaderImpl:
+    """A config loader over the search path `entries`: (provider, "pkg://…" / "file://…") in order."""
+    search_path = ConfigSearchPathImpl()
+    for provider, path in entries:
+        search_path.append(provider, path)
+    return ConfigLoaderImpl(config_search_path=search_path)
+
+
+def defaults_list(
+    loader: ConfigLoaderImpl,
+    primary: str,
+    overrides: list[Override],
+    *,
+    with_hydra: bool,
+    command_line: list[Override],
+) -> tuple[CachingConfigRepository, DefaultsList]:
+    """The defaults list of `primary` under `overrides` (what Hydra would merge, in order), and the
+    repository to load each entry from. The `hydra.searchpath` overrides among `command_line` extend
+    the loader's search path first, as in a Hydra app."""
+    repo = CachingConfigRepository(loader.repository)
+    loader._process_config_searchpath(primary, command_line, repo)
+    defaults = create_defaults_list(
+        repo=repo, config_name=primary, overrides_list=overrides, prepend_hydra=with_hydra, skip_missing=False
+    )
+    return repo, defaults
+
+
+def load_single_config(
+    loader: ConfigLoaderImpl, default: ResultDefault, repo: CachingConfigRepository
+) -> Any:
+    """One entry of a defaults list, loaded (`.config`, `.path`), with Hydra's own checks."""
+    return loader._load_single_config(default=default, repo=repo)
+
+
+def apply_override(override: Override, cfg: DictConfig) -> None:
+    """Apply one parsed override to a composed config exactly as Hydra does (`+`, `++`, `~`, …)."""
+    ConfigLoaderImpl._apply_overrides_to_config([override], cfg)
+
+
+def load_config_file(loader: ConfigLoaderImpl, config_path: str) -> Any:
+    """A config file by its Hydra path ("model/qwen3_8b") on the loader's search path, or None."""
+    return loader.repository.load_config(config_path)
+
+
+def group_options(loader: ConfigLoaderImpl, group: str) -> list[str]:
+    """Options of a config group across the search path."""
+    return sorted(loader.repository.get_group_options(group, results_filter=ObjectType.CONFIG))
+
+
+def config_groups(loader: ConfigLoaderImpl) -> list[str]:
+    """Top-level config groups across the search path."""
+    return sorted(loader.repository.get_group_options("", results_filter=ObjectType.GROUP))
+
+
+def group_exists(loader: ConfigLoaderImpl, group: str) -> bool:
+    return bool(loader.repository.group_exists(group))
+
+
+def split_sweep(overrides: list[Override]) -> list[list[str]]:
+    """The points of a sweep: the cartesian product of its swept overrides, in Hydra's order."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+
+    (batch,) = BasicSweeper.split_arguments(overrides, max_batch_size=None)
+    return [list(point) for point in batch]
+
+
+def optuna_capable_hydra(task_name: str, primary_source: str, config_dirs: Sequence[str]) -> Any:
+    """A Hydra instance over t3rl's search path that can run `multirun` with a sweeper plugin."""
+    from hydra._internal.hydra import Hydra
+    from hydra._internal.utils import create_config_search_path
+
+    search_path = create_config_search_path(primary_source)
+    for directory in config_dirs:
+        search_path.append("command-line", f"file://{directory}")
+    return Hydra.create_main_hydra2(task_name, search_path)

@@ -1,0 +1,89 @@
+"""The behaviour t3rl relies on from Hydra's private API (launch/config/hydra_internals.py), pinned: an
+upgrade of hydra-core that changes any of it fails here, naming the function to port."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf
+
+from launch.config import hydra_internals as internals
+from launch.config.compose import PACKAGE_SOURCE
+
+
+def parse(*overrides: str) -> list:
+    return OverridesParser.create().parse_overrides(list(overrides))
+
+
+@pytest.fixture(scope="module")
+def loader():
+    return internals.new_loader([("hydra", "pkg://hydra.conf"), ("main", PACKAGE_SOURCE), ("schema", "structured://")])
+
+
+def test_the_installed_hydra_is_in_the_tested_range() -> None:
+    major, minor = (int(part) for part in version("hydra-core").split(".")[:2])
+    assert (major, minor) == (1, 3), "hydra_internals.py was written against hydra-core 1.3: port it first"
+
+
+def test_groups_and_options_on_the_search_path(loader) -> None:
+    groups = internals.config_groups(loader)
+    assert {"model", "hardware", "experiment", "reward", "env"} <= set(groups)
+    assert "qwen3_8b" in internals.group_options(loader, "model")
+    assert internals.group_exists(loader, "model")
+    assert not internals.group_exists(loader, "no_such_group")
+    assert internals.load_config_file(loader, "model/qwen3_8b") is not None
+    assert internals.load_config_file(loader, "model/no_such_model") is None
+
+
+def test_defaults_list_order_and_who_chose_what(loader) -> None:
+    overrides = parse("experiment=stage1_bfcl", "model=qwen3_8b")
+    repo, defaults = internals.defaults_list(
+        loader, "config", overrides, with_hydra=False, command_line=overrides
+    )
+    paths = [d.config_path for d in defaults.defaults]
+    # The primary config comes after its groups (`_self_` last), the experiment after the primary.
+    assert paths.index("model/qwen3_8b") < paths.index("config") < paths.index("experiment/stage1_bfcl")
+    assert defaults.overrides.known_choices["model"] == "qwen3_8b"
+    # A group chosen inside the experiment file names that file as its container.
+    chosen = {k: m.containing_config_path for k, m in defaults.overrides.override_metadata.items()}
+    assert chosen["hardware"] == "experiment/stage1_bfcl"
+    assert chosen["model"] is None  # the command line's choice
+    model = next(d for d in defaults.defaults if d.config_path == "model/qwen3_8b")
+    loaded = internals.load_single_config(loader, model, repo)
+    assert loaded.path == PACKAGE_SOURCE
+    assert OmegaConf.select(loaded.config, "model.hf_id") == "Qwen/Qwen3-8B"
+
+
+def test_apply_override_follows_hydras_prefix_rules() -> None:
+    cfg = OmegaConf.create({"a": {"b": 1}, "c": 2})
+    OmegaConf.set_struct(cfg, True)
+    internals.apply_override(parse("a.b=5")[0], cfg)
+    internals.apply_override(parse("+a.new=7")[0], cfg)
+    internals.apply_override(parse("~c")[0], cfg)
+    internals.apply_override(parse("++a.d=9")[0], cfg)
+    assert OmegaConf.to_container(cfg) == {"a": {"b": 5, "new": 7, "d": 9}}
+    with pytest.raises(Exception, match=r"Could not override 'a\.missing'"):
+        internals.apply_override(parse("a.missing=1")[0], cfg)
+
+
+def test_split_sweep_is_the_cartesian_product_in_order() -> None:
+    points = internals.split_sweep(parse("x=1,2", "y=a,b", "z=fixed"))
+    assert points == [
+        ["x=1", "y=a", "z=fixed"],
+        ["x=1", "y=b", "z=fixed"],
+        ["x=2", "y=a", "z=fixed"],
+        ["x=2", "y=b", "z=fixed"],
+    ]
+
+
+def test_a_hydra_for_sweeper_plugins_can_be_created() -> None:
+    from hydra.core.global_hydra import GlobalHydra
+
+    GlobalHydra.instance().clear()
+    try:
+        hydra = internals.optuna_capable_hydra("t3rl", PACKAGE_SOURCE, [])
+        assert callable(hydra.multirun)
+    finally:
+        GlobalHydra.instance().clear()
