@@ -2,7 +2,7 @@
 """Generate t3rl's slime/Megatron option table from a slime and a Megatron-LM checkout.
 
 slime parses its argv with `parse_known_args`, so t3rl checks every argv it builds against the real
-option set (`launch.slime_options`). This script builds that set the way slime does: Megatron's
+option set (`launch.plan.slime_options`). This script builds that set the way slime does: Megatron's
 `megatron.training.arguments.add_megatron_arguments` (with slime's `docker/patch/latest/megatron.patch`
 applied to a temporary copy, as slime's image does), then slime's `get_slime_extra_args_provider()`
 on the same parser, plus the four mode flags slime's `_pre_parse_mode` reads first. Every action's

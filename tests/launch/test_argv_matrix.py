@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError
-from launch.config.resolve import resolve
 from launch.plan.build import PlanContext, build_plan
 from launch.plan.option_types import value_problem
 from launch.plan.slime_options import is_flag, known_options
