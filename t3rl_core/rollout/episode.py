@@ -93,7 +93,9 @@ class _Episode:
         parser: ActionParser,
         sampling: SamplingParams,
         limits: RolloutConfig,
+        tools_key: str | None,
     ) -> None:
+        self.tools_key = tools_key
         self.env, self.engine, self.chat, self.parser, self.limits = env, engine, chat, parser, limits
         self.messages: list[Message] = [dict(message) for message in task["prompt"]]
         self.tools = (task.get("metadata") or {}).get("tools") or None
@@ -118,7 +120,9 @@ class _Episode:
         if first.inline is not None:
             raise _Ended("failed", "env.reset() returned inline text; only step() may continue a model turn")
         self.messages.extend(first.messages)
-        self.trajectory = Trajectory(self.chat.prompt_ids(self.messages, self.tools))
+        self.trajectory = Trajectory(
+            self.chat.prompt_ids(self.messages, self.tools, tools_key=self.tools_key)
+        )
         if first.done:
             raise _Ended("truncated" if first.truncated else "completed")
         while True:
@@ -206,10 +210,12 @@ async def run_episode(
     parser: ActionParser,
     sampling: SamplingParams,
     limits: RolloutConfig,
+    tools_key: str | None = None,
 ) -> EpisodeResult:
-    """Run one episode of `task` (a dataset row: prompt messages, metadata.tools) to its end."""
+    """Run one episode of `task` (a dataset row: prompt messages, metadata.tools) to its end;
+    `tools_key` is the tools' `tools_cache_key` when the caller has computed it."""
     started = time.perf_counter()
-    episode = _Episode(task, env, engine, chat, parser, sampling, limits)
+    episode = _Episode(task, env, engine, chat, parser, sampling, limits, tools_key)
     status: Status = "completed"
     error: str | None = None
     try:

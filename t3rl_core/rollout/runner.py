@@ -11,7 +11,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from t3rl_core.chat.format import ChatFormat
+from t3rl_core.chat.format import ChatFormat, tools_cache_key
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.registries import ACTION_PARSERS, ENVS, REWARDS
 from t3rl_core.rewards.base import RewardInput, RewardResult
@@ -46,7 +46,7 @@ class EpisodeRunner:
             chat,
             reward,
         )
-        self._parsers: OrderedDict[tuple[str, str], ActionParser] = OrderedDict()
+        self._parsers: OrderedDict[tuple[str, str, str], ActionParser] = OrderedDict()
 
     @classmethod
     def from_runtime(
@@ -68,12 +68,21 @@ class EpisodeRunner:
         )
 
     def parser(
-        self, action_format: str, tools: list[dict[str, Any]], late_tools: list[dict[str, Any]] | None = None
+        self,
+        action_format: str,
+        tools: list[dict[str, Any]],
+        late_tools: list[dict[str, Any]] | None = None,
+        *,
+        tools_key: str | None = None,
     ) -> ActionParser:
         """The action parser of an env's format for one tool list (cached). `late_tools` (a row's
         `metadata.late_tools`: functions an env offers after the prompt) reach the factory as a keyword
-        only when the row has some."""
-        key = (action_format, json.dumps([tools, late_tools or []], sort_keys=True))
+        only when the row has some. `tools_key` is `tools_cache_key(tools)` when the caller has it."""
+        key = (
+            action_format,
+            tools_cache_key(tools) if tools_key is None else tools_key,
+            json.dumps(late_tools, sort_keys=True) if late_tools else "",
+        )
         parser = self._parsers.get(key)
         if parser is None:
             factory = ACTION_PARSERS.factory(action_format)
@@ -96,9 +105,11 @@ class EpisodeRunner:
         """Play one episode of a dataset row and score it. Never raises for env, model or data problems."""
         metadata = task.get("metadata") or {}
         tools = list(metadata.get("tools") or [])
+        tools_key = tools_cache_key(tools)
         try:
             env = self.env_factory(task, mode)
-            parser = self.parser(env.action_format, tools, list(metadata.get("late_tools") or []))
+            late_tools = list(metadata.get("late_tools") or [])
+            parser = self.parser(env.action_format, tools, late_tools, tools_key=tools_key)
         except Exception as exc:
             return self._unplayable(task, tools, f"cannot start the episode: {type(exc).__name__}: {exc}")
         result = await run_episode(
@@ -109,6 +120,7 @@ class EpisodeRunner:
             parser=parser,
             sampling=sampling or self.default_sampling(),
             limits=self.runtime.rollout,
+            tools_key=tools_key,
         )
         return result, self._score(result, task, step)
 

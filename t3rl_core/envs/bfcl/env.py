@@ -299,4 +299,3 @@ class BFCLEnvFactory:
 def make_factory(config: BFCLEnvConfig) -> BFCLEnvFactory:
     """Registry factory of `bfcl_multi_turn` (t3rl_core.registries.ENVS)."""
     return BFCLEnvFactory(config)
-
