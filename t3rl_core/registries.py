@@ -1,4 +1,5 @@
-"""Every registry of the runtime, with the modules its entries live in.
+"""Every registry of the runtime, with the modules its entries live in, and the entry-point group
+and config base class of its plugins (`t3rl_core.plugins`).
 
 Config modules import only pydantic; factories may import heavy libraries.
 """
@@ -21,6 +22,8 @@ ENVS = Registry(
         ),
         "tau2": Entry("t3rl_core.envs.tau2.config:Tau2EnvConfig", "t3rl_core.envs.tau2.env:make_factory"),
     },
+    group="t3rl.envs",
+    base="t3rl_core.config:EnvConfig",
 )
 
 REWARDS = Registry(
@@ -42,6 +45,8 @@ REWARDS = Registry(
             "t3rl_core.rewards.retool:ReToolRewardConfig", "t3rl_core.rewards.retool:ReToolOutcomeReward"
         ),
     },
+    group="t3rl.rewards",
+    base="t3rl_core.config:RewardConfig",
 )
 
 ENGINES = Registry(
@@ -55,6 +60,8 @@ ENGINES = Registry(
             "t3rl_core.engines.config:ReferenceEngineConfig", "t3rl_core.engines.reference:ReferenceEngine"
         ),
     },
+    group="t3rl.engines",
+    base="t3rl_core.engines.config:EngineConfig",
 )
 
 SANDBOXES = Registry(
@@ -65,6 +72,8 @@ SANDBOXES = Registry(
             "t3rl_core.sandbox.config:SandboxFusionConfig", "t3rl_core.sandbox.fusion:SandboxFusionClient"
         ),
     },
+    group="t3rl.sandboxes",
+    base="t3rl_core.sandbox.config:SandboxConfig",
 )
 
 USER_SIMULATORS = Registry(
@@ -75,6 +84,8 @@ USER_SIMULATORS = Registry(
             "t3rl_core.envs.tau2.users:ScriptedUserConfig", "t3rl_core.envs.tau2.users:ScriptedUser"
         ),
     },
+    group="t3rl.user_simulators",
+    base="t3rl_core.envs.tau2.users:UserSimulatorConfig",
 )
 
 # Data preparation per env name: `prepare(env_config, out_dir: Path) -> dict[str, Path]` writes one
@@ -93,6 +104,9 @@ DATASETS = Registry(
         ),
         "tau2": Entry("t3rl_core.envs.tau2.config:Tau2EnvConfig", "t3rl_core.envs.tau2.data:prepare"),
     },
+    group="t3rl.envs",
+    base="t3rl_core.config:EnvConfig",
+    attribute="prepare",
 )
 
 # How model text becomes an action, by `Env.action_format`. Factories are called as

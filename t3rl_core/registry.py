@@ -1,19 +1,28 @@
 """Registries by name: a config names an entry, the registry imports and builds it.
 
-Each entry points at two dotted paths, so that validating a config only imports the (light) pydantic
-config module and building it imports the (possibly heavy) implementation. Adding a world = one module
-with its config class and factory, one line in `registries.py`, and one YAML file under `conf/`.
+Each built-in entry points at two dotted paths, so that validating a config only imports the (light)
+pydantic config module and building it imports the (possibly heavy) implementation.
+
+A name that is not built in is a plugin (see `t3rl_core.plugins` for what a plugin object is):
+- an import path, `name: my_pkg.module:MyReward`, imported when the config is validated;
+- or an entry point of the registry's group (`[project.entry-points."t3rl.rewards"] exact = "…"`),
+  looked up only when a name is neither built in nor an import path, so built-in names never pay for
+  scanning the installed distributions.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.metadata
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, SerializeAsAny
+
+BUILT_IN = "built-in"
 
 
 class UnknownNameError(ValueError):
@@ -22,8 +31,19 @@ class UnknownNameError(ValueError):
     def __init__(self, kind: str, name: str, known: list[str]) -> None:
         close = difflib.get_close_matches(name, known, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
-        super().__init__(f"unknown {kind} '{name}'; known: {', '.join(sorted(known))}.{hint}")
+        super().__init__(
+            f"unknown {kind} '{name}'; known: {', '.join(sorted(known))}.{hint} "
+            "A plugin is named by its import path, e.g. my_pkg.module:MyClass"
+        )
         self.kind, self.name, self.known, self.suggestion = kind, name, known, close[0] if close else None
+
+
+class PluginError(ValueError):
+    """A plugin named in a config cannot be used: it does not import, or is not a plugin of its kind."""
+
+    def __init__(self, kind: str, name: str, reason: str, fix: str) -> None:
+        super().__init__(f"{kind} plugin '{name}': {reason}")
+        self.kind, self.name, self.reason, self.fix = kind, name, reason, fix
 
 
 def load_object(path: str) -> Any:
@@ -31,51 +51,194 @@ def load_object(path: str) -> Any:
     module_name, sep, attr = path.partition(":")
     if not sep:
         module_name, _, attr = path.rpartition(".")
-    return getattr(importlib.import_module(module_name), attr)
+    target: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def is_import_path(name: str) -> bool:
+    """`pkg.module:Attr`: the form a config uses to name a plugin directly."""
+    module, sep, attr = name.partition(":")
+    return bool(sep and module and attr)
 
 
 @dataclass(frozen=True)
 class Entry:
-    """Where a registry entry lives: its config model and its factory, as `module:attr` paths."""
+    """Where a registry entry lives: its config model and its factory, as `module:attr` paths (or, for
+    a plugin already imported, the objects themselves)."""
 
-    config: str
-    factory: str
+    config: str | type[BaseModel]
+    factory: str | Any
+    # "built-in", or where a plugin came from (its import path, or its entry point and distribution).
+    source: str = BUILT_IN
+    # The plugin's top-level module (what a Ray job must be able to import); None for built-ins.
+    module: str | None = None
+    # Contract: outcome fields an env provides / a reward needs (declared on the plugin object).
+    provides: frozenset[str] | None = None
+    needs: frozenset[str] | None = None
 
 
+@dataclass(frozen=True)
+class Listed:
+    """One name a registry answers to, and where it comes from (for `t3rl ls`)."""
+
+    name: str
+    source: str
+    target: str = ""
+
+
+@dataclass
 class Registry:
-    """Name → (config model, factory), imported on first use."""
+    """Name → (config model, factory), imported on first use.
 
-    def __init__(self, kind: str, entries: Mapping[str, Entry]) -> None:
-        self.kind = kind
-        self._entries = dict(entries)
+    `group` is the entry-point group plugins register under; `base` the config class (as a path) every
+    plugin config must extend; `attribute` the plugin object's attribute that is this registry's factory
+    (the data registry reads an env plugin's `prepare`), None = the object itself.
+    """
+
+    kind: str
+    entries: Mapping[str, Entry]
+    group: str | None = None
+    base: str | None = None
+    attribute: str | None = None
+    _plugins: dict[str, Entry] = field(default_factory=dict, repr=False)
 
     def names(self) -> list[str]:
-        return sorted(self._entries)
+        """Built-in names and the names of installed entry points (scans the installed distributions)."""
+        return sorted({*self.entries, *self._entry_points()})
+
+    def built_in(self, name: str) -> bool:
+        return name in self.entries
 
     def entry(self, name: str) -> Entry:
-        try:
-            return self._entries[name]
-        except KeyError:
-            raise UnknownNameError(self.kind, name, self.names()) from None
+        if name in self.entries:
+            return self.entries[name]
+        if name not in self._plugins:
+            self._plugins[name] = self._plugin(name)
+        return self._plugins[name]
 
     def config_class(self, name: str) -> type[BaseModel]:
-        return load_object(self.entry(name).config)
+        config = self.entry(name).config
+        return load_object(config) if isinstance(config, str) else config
 
     def validate(self, data: Any) -> BaseModel:
         """Validate a mapping with a `name` key into that entry's config model."""
         if isinstance(data, BaseModel):
             return data
         if not isinstance(data, Mapping) or "name" not in data:
-            raise ValueError(f"a {self.kind} section needs a 'name' key (one of: {', '.join(self.names())})")
+            raise ValueError(
+                f"a {self.kind} section needs a 'name' key (one of: {', '.join(sorted(self.entries))}, "
+                "or a plugin's import path pkg.module:Class)"
+            )
         return self.config_class(str(data["name"])).model_validate(dict(data))
 
     def factory(self, name: str) -> Any:
         """The imported factory of an entry."""
-        return load_object(self.entry(name).factory)
+        factory = self.entry(name).factory
+        return load_object(factory) if isinstance(factory, str) else factory
 
     def build(self, config: BaseModel, **kwargs: Any) -> Any:
         """Call the factory of the entry named by `config.name` with the config."""
         return self.factory(config.name)(config, **kwargs)  # type: ignore[attr-defined]
+
+    def listing(self) -> list[Listed]:
+        """Every built-in entry and installed entry-point plugin with its source."""
+        rows = [Listed(name, BUILT_IN, _path(entry.factory)) for name, entry in sorted(self.entries.items())]
+        for name, point in sorted(self._entry_points().items()):
+            if name not in self.entries:
+                rows.append(Listed(name, _entry_point_source(self.group or "", point), point.value))
+        return rows
+
+    # ------------------------------------------------------------------------------------- plugins
+
+    def _entry_points(self) -> dict[str, importlib.metadata.EntryPoint]:
+        return _entry_points(self.group) if self.group else {}
+
+    def _plugin(self, name: str) -> Entry:
+        if is_import_path(name):
+            return self._from_object(name, name, f"import path {name}")
+        point = self._entry_points().get(name)
+        if point is None:
+            raise UnknownNameError(self.kind, name, self.names())
+        return self._from_object(name, point.value, _entry_point_source(self.group or "", point))
+
+    def _from_object(self, name: str, path: str, source: str) -> Entry:
+        module = path.partition(":")[0]
+        try:
+            target = load_object(path)
+        except ImportError as exc:
+            raise PluginError(
+                self.kind,
+                name,
+                f"cannot import {module}: {exc}",
+                f"install the package that provides {module.split('.')[0]} (pip install -e DIR) "
+                "or add its directory to PYTHONPATH",
+            ) from exc
+        except AttributeError as exc:
+            raise PluginError(
+                self.kind, name, f"{module} has no {path.partition(':')[2]}", "check the name after ':'"
+            ) from exc
+        if isinstance(target, Entry):
+            return Entry(
+                target.config,
+                target.factory,
+                source,
+                module.split(".")[0],
+                target.provides,
+                target.needs,
+            )
+        config = getattr(target, "Config", None)
+        self._check_config(name, config)
+        factory = getattr(target, self.attribute) if self.attribute else target
+        if self.attribute and factory is None:
+            raise PluginError(
+                self.kind, name, f"has no '{self.attribute}'", f"define {path}.{self.attribute}"
+            )
+        return Entry(
+            config,
+            factory,
+            source,
+            module.split(".")[0],
+            _names(getattr(target, "provides", None)),
+            _names(getattr(target, "needs", None)),
+        )
+
+    def _check_config(self, name: str, config: Any) -> None:
+        base = load_object(self.base) if self.base else BaseModel
+        if not (isinstance(config, type) and issubclass(config, base)):
+            raise PluginError(
+                self.kind,
+                name,
+                f"its `Config` is {config!r}, not a subclass of {base.__module__}.{base.__name__}",
+                f"give the plugin class a `Config = MyConfig` attribute, MyConfig extending {base.__name__}",
+            )
+        if config.model_config.get("extra") != "forbid":
+            raise PluginError(
+                self.kind,
+                name,
+                f"{config.__name__} accepts unknown keys (extra={config.model_config.get('extra')!r})",
+                "do not override model_config['extra']: t3rl configs reject unknown keys",
+            )
+
+
+@cache
+def _entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+    return {point.name: point for point in importlib.metadata.entry_points(group=group)}
+
+
+def _entry_point_source(group: str, point: importlib.metadata.EntryPoint) -> str:
+    dist = point.dist
+    where = f" ({dist.name} {dist.version})" if dist is not None else ""
+    return f"entry point {group}{where}"
+
+
+def _path(target: Any) -> str:
+    return target if isinstance(target, str) else f"{target.__module__}:{target.__qualname__}"
+
+
+def _names(value: Any) -> frozenset[str] | None:
+    return None if value is None else frozenset(value)
 
 
 def registered(base: type[BaseModel], registry: Registry) -> Any:

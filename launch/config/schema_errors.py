@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from launch.config.errors import Problem, did_you_mean
 from launch.config.provenance import Provenance
 from launch.config.schema_walk import field_names
-from t3rl_core.registry import UnknownNameError
+from t3rl_core.registry import PluginError, UnknownNameError
 
 
 def problems_from_validation(
@@ -66,9 +66,12 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         fix = (
             f"did you mean {name_key}={cause.suggestion}?"
             if cause.suggestion
-            else f"use one of {', '.join(cause.known)}"
+            else f"use one of {', '.join(cause.known)}, or a plugin's import path (pkg.module:Class)"
         )
         return Problem(name_key, f"unknown {cause.kind} '{cause.name}'", provenance.source(name_key), fix)
+    if isinstance(cause, PluginError):
+        name_key = _join(key, "name")
+        return Problem(name_key, str(cause), provenance.source(name_key), cause.fix)
     return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, _bounds_fix(item, key))
 
 

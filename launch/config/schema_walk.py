@@ -1,8 +1,9 @@
 """Which schema model describes a dotted config key — for "did you mean" and schema defaults.
 
 Follows RunConfig field by field, narrowing unions with the config's own `kind`/`name` values and the
-registry-typed sections (env, reward, eval engine) with their registry. A stage's `hardware` and `eval`
-dicts are overlays of HardwareConfig and EvalConfig, so they are described by those models.
+registry-typed sections (env, reward, eval engine, sandbox, user simulator; plugins too) with their
+registry. A stage's `hardware` and `eval` dicts are overlays of HardwareConfig and EvalConfig, so they
+are described by those models.
 """
 
 from __future__ import annotations
@@ -87,15 +88,19 @@ def _pick_member(members: list[Any], value: Any) -> type[BaseModel] | None:
 
 
 def _registered(base: type[BaseModel], value: Any) -> type[BaseModel] | None:
-    """The registry entry's config class for a registry-typed section (env, reward, engine)."""
-    from t3rl_core.config import EnvConfig, RewardConfig
-    from t3rl_core.engines.config import EngineConfig
-    from t3rl_core.registries import ENGINES, ENVS, REWARDS
+    """The registry entry's config class for a registry-typed section (env, reward, engine, sandbox,
+    user simulator), plugins included; None when the name does not resolve."""
+    from t3rl_core import registries
+    from t3rl_core.plugins import PLUGIN_REGISTRIES
+    from t3rl_core.registry import load_object
 
-    registry = {EnvConfig: ENVS, RewardConfig: REWARDS, EngineConfig: ENGINES}.get(base)
-    if registry is None or not isinstance(value, Mapping) or value.get("name") not in registry.names():
+    if not isinstance(value, Mapping) or not isinstance(value.get("name"), str):
         return None
-    try:
-        return registry.config_class(str(value["name"]))
-    except ImportError:
-        return None
+    for attr in PLUGIN_REGISTRIES:
+        registry = getattr(registries, attr)
+        if registry.base and load_object(registry.base) is base:
+            try:
+                return registry.config_class(value["name"])
+            except (ImportError, ValueError):
+                return None
+    return None
