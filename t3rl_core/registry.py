@@ -72,8 +72,9 @@ class Entry:
     factory: str | Any
     # "built-in", or where a plugin came from (its import path, or its entry point and distribution).
     source: str = BUILT_IN
-    # The plugin's top-level module (what a Ray job must be able to import); None for built-ins.
-    module: str | None = None
+    # The plugin's import path `pkg.module:Object` (what a Ray job must be able to import); None for
+    # built-ins.
+    target: str | None = None
     # Contract: outcome fields an env provides / a reward needs (declared on the plugin object).
     provides: frozenset[str] | None = None
     needs: frozenset[str] | None = None
@@ -180,14 +181,7 @@ class Registry:
                 self.kind, name, f"{module} has no {path.partition(':')[2]}", "check the name after ':'"
             ) from exc
         if isinstance(target, Entry):
-            return Entry(
-                target.config,
-                target.factory,
-                source,
-                module.split(".")[0],
-                target.provides,
-                target.needs,
-            )
+            return Entry(target.config, target.factory, source, path, target.provides, target.needs)
         config = getattr(target, "Config", None)
         self._check_config(name, config)
         factory = getattr(target, self.attribute) if self.attribute else target
@@ -195,14 +189,8 @@ class Registry:
             raise PluginError(
                 self.kind, name, f"has no '{self.attribute}'", f"define {path}.{self.attribute}"
             )
-        return Entry(
-            config,
-            factory,
-            source,
-            module.split(".")[0],
-            _names(getattr(target, "provides", None)),
-            _names(getattr(target, "needs", None)),
-        )
+        provides, needs = getattr(target, "provides", None), getattr(target, "needs", None)
+        return Entry(config, factory, source, path, _names(provides), _names(needs))
 
     def _check_config(self, name: str, config: Any) -> None:
         base = load_object(self.base) if self.base else BaseModel

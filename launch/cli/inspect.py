@@ -214,8 +214,8 @@ def ls_command(group: str | None, config_dirs: list[str]) -> int:
     except ConfigError as error:
         render_problems(error.problems, _console(stderr=True))
         return EXIT_CONFIG
-    if group is not None and group not in known:
-        guess = did_you_mean(group, known)
+    if group is not None and group not in known and group not in REGISTRY_GROUPS:
+        guess = did_you_mean(group, [*known, *REGISTRY_GROUPS])
         fix = f"did you mean `t3rl ls {guess}`?" if guess else f"groups: {', '.join(known)}"
         render_problems([Problem(group, f"no config group '{group}'", "t3rl ls", fix)], _console(stderr=True))
         return EXIT_CONFIG
@@ -223,11 +223,46 @@ def ls_command(group: str | None, config_dirs: list[str]) -> int:
     width = max((len(o) for g in known for o in group_options(g, config_dirs)), default=0) + 2
     for name in [group] if group else known:
         console.print(f"[bold]{escape(name)}[/]")
-        for option in group_options(name, config_dirs):
+        for option in group_options(name, config_dirs) if name in known else []:
             shown, description = config_source(f"{name}/{option}", config_dirs) or ("", "")
             mark = "*" if defaults.get(name) == option else " "
             console.print(f"  {escape(option + mark):<{width}} {escape(description)}")
             if group:
                 console.print(f"  {'':<{width}} [dim]{escape(shown)}[/]")
+        if group and group in REGISTRY_GROUPS:
+            _print_registry(group, config_dirs if name in known else None, console)
     console.print("* = the default; choose another with GROUP=OPTION (an experiment with +experiment=NAME)")
     return 0
+
+
+# Config groups (and the eval engine) whose `name` picks a registry entry, by registries attribute.
+REGISTRY_GROUPS = {
+    "env": "ENVS",
+    "reward": "REWARDS",
+    "engine": "ENGINES",
+    "sandbox": "SANDBOXES",
+    "user_sim": "USER_SIMULATORS",
+}
+
+
+def _print_registry(group: str, config_dirs: list[str] | None, console: Console) -> None:
+    """The names a section's `name` may take: built-ins, installed entry-point plugins, and plugins
+    the group's options name by import path, each with its source."""
+    from rich.markup import escape
+
+    from launch.config.compose import config_source, group_options, option_name
+    from t3rl_core import registries
+    from t3rl_core.registry import Listed, is_import_path
+
+    registry = getattr(registries, REGISTRY_GROUPS[group])
+    rows = registry.listing()
+    for option in group_options(group, config_dirs) if config_dirs is not None else []:
+        name = option_name(f"{group}/{option}", config_dirs)
+        if name is not None and is_import_path(name):
+            shown = (config_source(f"{group}/{option}", config_dirs) or ("?", ""))[0]
+            rows.append(Listed(name, f"import path, {group}={option} ({shown})"))
+    width = max(len(row.name) for row in rows) + 2
+    console.print(f"  [bold]{registry.kind} names[/] (`name:` of the section; plugins: {registry.group})")
+    for row in rows:
+        console.print(f"  {escape(row.name):<{width}} {escape(row.source)}  [dim]{escape(row.target)}[/]")
+    console.print(f"  {'pkg.module:Class':<{width}} a plugin by import path (see t3rl_core.plugins)")

@@ -65,6 +65,10 @@ def eval_command(
     resume: Annotated[
         bool, typer.Option(help="keep finished episodes of an interrupted eval in --out")
     ] = False,
+    config_dir: Annotated[
+        list[Path] | None,
+        typer.Option("--config-dir", help="Extra config dir searched after t3rl's (repeatable)."),
+    ] = None,
 ) -> None:
     """Evaluate a model (or the scripted reference policy) on a prepared split, here and now."""
     from t3rl_core.eval.config import EvalConfig
@@ -81,7 +85,7 @@ def eval_command(
 
         runtime, config, runs_dir = RuntimeConfig.from_yaml(runtime_config), EvalConfig(), Path("runs")
     else:
-        run = _resolve(overrides or [])
+        run = _resolve(overrides or [], [str(d) for d in config_dir or []])
         runtime, config, runs_dir = runtime_of(run), run.eval, Path(run.paths.runs_dir)
     config = with_options(
         config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category
@@ -115,7 +119,7 @@ def runtime_of(run: RunConfig) -> RuntimeConfig:
     return RuntimeConfig(env=run.env, reward=run.reward, chat=run.model.chat, parsers=run.model.parsers)
 
 
-def _resolve(overrides: list[str]) -> RunConfig:
+def _resolve(overrides: list[str], config_dirs: list[str]) -> RunConfig:
     """The validated run config; a config error is printed (key, source, fix) and exits with code 2."""
     from rich.console import Console
 
@@ -123,7 +127,7 @@ def _resolve(overrides: list[str]) -> RunConfig:
     from launch.config.errors import EXIT_CONFIG_ERROR, ConfigError, render_problems
 
     try:
-        return resolve(overrides).run
+        return resolve(overrides, config_dirs).run
     except ConfigError as error:
         render_problems([*error.problems, *error.warnings], Console(stderr=True))
         raise typer.Exit(EXIT_CONFIG_ERROR) from None

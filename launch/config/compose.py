@@ -160,6 +160,13 @@ def config_source(config_path: str, config_dirs: Sequence[str] = ()) -> tuple[st
     return shown, _first_comment(_local_file(result.path, config_path))
 
 
+def option_name(config_path: str, config_dirs: Sequence[str] = ()) -> str | None:
+    """The top-level `name` a config file sets (the registry entry of env/reward/... options), if any."""
+    result = _loader(_normalise_dirs(config_dirs)).repository.load_config(config_path)
+    name = result.config.get("name") if result is not None else None
+    return name if isinstance(name, str) else None
+
+
 def display_path(source_path: str, config_path: str) -> str:
     """A config file as people find it: relative to the working directory when below it."""
     file = _local_file(source_path, config_path)

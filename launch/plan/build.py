@@ -75,6 +75,7 @@ class Plan:
                 "",
                 f"# ---- stage {stage.name} ({stage.kind}){': ' + stage.summary if stage.summary else ''}",
             ]
+            out += [f"# {note}" for note in stage.notes]
             if stage.complete_when:
                 out.append("# skipped by t3rl when these exist: " + " ".join(stage.complete_when))
             body = stage.script().replace("set -euo pipefail\n", "")

@@ -93,13 +93,20 @@ class SlimeJob:
     gpus: int = 0
     nodes: int = 1
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Plugin package directories Ray uploads for the job (runtime_env py_modules).
+    py_modules: tuple[str, ...] = ()
 
     @property
     def entrypoint(self) -> list[str]:
         return [self.python, self.script, *self.argv]
 
+    def runtime_env(self) -> dict[str, Any]:
+        """Ray's runtime_env of the job: environment variables, and the plugin code it must carry."""
+        modules = {"py_modules": list(self.py_modules)} if self.py_modules else {}
+        return {"env_vars": dict(self.env_vars), **modules}
+
     def runtime_env_json(self) -> str:
-        return json.dumps({"env_vars": dict(self.env_vars)})
+        return json.dumps(self.runtime_env())
 
     def submit_argv(self) -> list[str]:
         """`ray job submit … -- python3 train.py <argv>` as argv tokens."""

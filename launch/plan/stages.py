@@ -36,6 +36,16 @@ class OutputRef:
 
 
 @dataclass(frozen=True)
+class ImportCheck:
+    """Modules (plugins) a stage's processes import, and the interpreter and PYTHONPATH they run with:
+    pre-flight imports them there before the first stage starts."""
+
+    python: str
+    pythonpath: str | None
+    modules: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Stage:
     """One step of a run, with everything needed to run it by hand."""
 
@@ -72,6 +82,10 @@ class Stage:
     # 0 without writing one of them has failed. Not part of the fingerprint (what to check is not
     # what the stage does).
     verify: tuple[str, ...] = ()
+    # Plugin modules the stage imports, checked by pre-flight where the stage runs.
+    imports: ImportCheck | None = None
+    # Lines for plan.sh above the stage's commands (e.g. how plugin code reaches its Ray job).
+    notes: tuple[str, ...] = ()
 
     def script(self) -> str:
         """The stage's command.sh body: strict bash, its env, its cwd, its commands."""

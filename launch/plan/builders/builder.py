@@ -11,9 +11,14 @@ from launch.config.overlay import overlay
 from launch.config.schema import CurriculumConfig, EvalStage, RunConfig, TrainStage
 from launch.plan.context import PlanContext
 from launch.plan.ray_head import RayHead
-from launch.plan.stages import OutputRef, Stage
+from launch.plan.stages import ImportCheck, OutputRef, Stage
 from t3rl_core.config import RolloutConfig, RuntimeConfig
 from t3rl_core.eval.config import EvalConfig
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from launch.plan.plugin_shipping import Shipment
 
 COMPLETE_MARKER = ".t3rl-complete"
 
@@ -182,6 +187,32 @@ class PlanBuilder:
         """Where slime's tools/ scripts run: from the slime checkout, with Megatron's source importable."""
         paths = self.run.paths
         return {"env": {"PYTHONPATH": f"{paths.megatron_root}:{paths.slime_root}"}, "cwd": paths.slime_root}
+
+    def shipments(self, configs: Mapping[str, BaseModel]) -> list[Shipment]:
+        """How the plugin packages `configs` name reach the stage's processes."""
+        from launch.plan.plugin_shipping import shipments
+
+        executor = self.run.executor
+        working_dir = executor.working_dir if executor.kind == "ray" else None
+        try:
+            return shipments(configs, working_dir)
+        except ValueError as err:
+            raise problem("env.name", str(err), "install the plugin or put it on PYTHONPATH") from err
+
+    def local_plugin_env(
+        self, configs: Mapping[str, BaseModel]
+    ) -> tuple[dict[str, str], ImportCheck | None, tuple[str, ...]]:
+        """For a stage running t3rl_core here: its env (plugin source trees on PYTHONPATH), its
+        pre-flight import check and plan notes; empty when `configs` name no plugin."""
+        from launch.plan.plugin_shipping import plugin_modules, pythonpath
+
+        shipped = self.shipments(configs)
+        if not shipped:
+            return {}, None, ()
+        path = pythonpath(shipped, self.ctx.environ.get("PYTHONPATH"))
+        check = ImportCheck(self.ctx.python, path, tuple(plugin_modules(configs)))
+        notes = tuple(f"plugin {s.describe()}" for s in shipped)
+        return ({"PYTHONPATH": path} if path else {}), check, notes
 
     def ray_address(self) -> str | None:
         executor = self.run.executor

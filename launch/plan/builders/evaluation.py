@@ -58,6 +58,9 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
         "report": f"{stage_dir}/report.md",
     }
     what = spec.checkpoint or "base model"
+    env, imports, notes = builder.local_plugin_env(
+        {"env": builder.run.env, "reward": builder.run.reward, f"stages.{name}.eval": config}
+    )
     return Stage(
         name,
         "eval",
@@ -67,4 +70,7 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
         gpus=gpus,
         verify=(outputs["summary"], f"{stage_dir}/trajectories.jsonl", outputs["report"]),
         summary=f"{engine.name} eval of {what} on {config.split}",
+        env=env,
+        imports=imports,
+        notes=notes,
     )

@@ -18,7 +18,18 @@ def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
     summary = f"{builder.run.env.name}: {', '.join(builder.needed_splits())}"
     # Every split and the data manifest (its sha256 per split) are checked on resume.
     verify = (*(v for k, v in outputs.items() if k != "dir"), f"{out}/manifest.json")
-    return Stage(name, "prepare_data", (cmd,), outputs=outputs, summary=summary, verify=verify)
+    env, imports, notes = builder.local_plugin_env({"env": builder.run.env})
+    return Stage(
+        name,
+        "prepare_data",
+        (cmd,),
+        outputs=outputs,
+        summary=summary,
+        verify=verify,
+        env=env,
+        imports=imports,
+        notes=notes,
+    )
 
 
 def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stage:

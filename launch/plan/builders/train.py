@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from launch.config.schema import TrainStage
 from launch.plan.builders.builder import PlanBuilder, problem
+from launch.plan.plugin_shipping import plugin_modules, py_modules, pythonpath
 from launch.plan.slime_args import TrainPaths, build_train_job
-from launch.plan.stages import Stage
+from launch.plan.stages import ImportCheck, Stage
 
 
 def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
@@ -55,6 +57,14 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
         run_id=builder.ctx.run_id,
         environ=builder.ctx.environ,
     )
+    # The hooks stay t3rl's; the runtime YAML names the plugins, which the job's runtime_env carries.
+    sections = {"env": builder.run.env, "reward": builder.run.reward}
+    shipped = builder.shipments(sections)
+    job = replace(job, py_modules=tuple(py_modules(shipped)))
+    imports = None
+    if shipped:
+        path = pythonpath(shipped, job.env_vars.get("PYTHONPATH"))
+        imports = ImportCheck(job.python, path, tuple(plugin_modules(sections)))
     outputs = {
         "checkpoint": train_paths.save,
         "rollouts": f"{stage_dir}/rollouts",
@@ -73,4 +83,6 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
         verify=(train_paths.save,) if cur.save_interval is not None else (),
         requires={**builder.slime_requires(job.script), **builder.hf_requires(inputs, hf)},
         summary=f"{cur.mode} {cur.name} on {cur.train_split}: {Path(job.script).name}, {job.gpus} GPUs",
+        imports=imports,
+        notes=tuple(f"plugin {s.describe()}" for s in shipped),
     )

@@ -78,17 +78,23 @@ class Executor(ABC):
     def preflight(self, stages: Sequence[Stage]) -> list[str]:
         """What is missing for `stages` where this executor runs them, one line each (empty = ready).
 
-        The default checks each stage's `requires` on this machine; executors that run stages
-        elsewhere (a Ray cluster, SLURM nodes) check nothing here.
+        The default checks each stage's `requires` on this machine and imports its plugin modules with
+        the stage's interpreter and PYTHONPATH; executors that run stages elsewhere (a Ray cluster,
+        SLURM nodes) check nothing here.
         """
+        from launch.run.import_check import import_problems
+
         needed: dict[tuple[str, str], list[str]] = {}
         for stage in stages:
             for path, what in stage.requires.items():
                 if not os.path.exists(path):
                     needed.setdefault((path, what), []).append(stage.name)
         return [
-            f"{path} is missing (needed by {', '.join(names)}): {what}"
-            for (path, what), names in needed.items()
+            *(
+                f"{path} is missing (needed by {', '.join(names)}): {what}"
+                for (path, what), names in needed.items()
+            ),
+            *import_problems(stages),
         ]
 
     def close(self) -> None:  # noqa: B027 - optional hook: most executors hold nothing between stages

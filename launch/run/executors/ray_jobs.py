@@ -348,7 +348,7 @@ class RayExecutor(Executor):
         working_dir = {"working_dir": self.config.working_dir} if self.config.working_dir else {}
         if stage.slime_job is not None:
             job = stage.slime_job
-            return JobSpec(shlex.join(job.entrypoint), {"env_vars": dict(job.env_vars), **working_dir})
+            return JobSpec(shlex.join(job.entrypoint), {**job.runtime_env(), **working_dir})
         gpus = float(stage.gpus) if stage.gpus else None
         return JobSpec(
             shlex.join(["bash", "-c", stage.script()]), dict(working_dir), entrypoint_num_gpus=gpus
