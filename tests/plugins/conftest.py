@@ -1,0 +1,26 @@
+"""The example plugin package (examples/plugin) on sys.path, as `PYTHONPATH=examples/plugin` puts it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from t3rl_core import registry
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin"
+EXAMPLE_CONF = EXAMPLE / "conf"
+
+
+@pytest.fixture
+def example_on_path(monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    return EXAMPLE
+
+
+@pytest.fixture
+def fresh_entry_points():
+    """Entry points are scanned once per process; a test that installs one rescans before and after."""
+    registry._entry_points.cache_clear()
+    yield
+    registry._entry_points.cache_clear()
