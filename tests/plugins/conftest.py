@@ -7,9 +7,7 @@ from pathlib import Path
 import pytest
 
 from t3rl_core import registry
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin"
-EXAMPLE_CONF = EXAMPLE / "conf"
+from tests.support.plugin_example import EXAMPLE
 
 
 @pytest.fixture

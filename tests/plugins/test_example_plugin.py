@@ -7,17 +7,15 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, EXAMPLE_CONF
 from typer.testing import CliRunner
 
 from launch.cli.app import app
 from launch.plan.stages import ImportCheck, Stage
 from launch.run.import_check import import_problems
+from tests.support.plugin_example import EXAMPLE, EXAMPLE_CONF, REPO
 
-REPO = Path(__file__).resolve().parents[2]
 CONF = ["--config-dir", str(EXAMPLE_CONF)]
 
 
