@@ -1,16 +1,19 @@
 """`t3rl run` and `t3rl plan`: overrides → resolved config → plan → run dir → executor.
 
     t3rl run  [OVERRIDES…] [-m] [--run-dir DIR] [--from STAGE | --only STAGE] [--config-dir DIR…]
-    t3rl plan [OVERRIDES…] [-m] [--run-dir DIR] [--from STAGE | --only STAGE] [--config-dir DIR…]
+    t3rl plan [OVERRIDES…] [-m] [--run-dir DIR | --out DIR] [--from STAGE | --only STAGE] [--config-dir DIR…]
 
 A sweep's points each run as their own launcher process, `executor.max_parallel` at a time
 (default 1 for local, all for ray/slurm), shown in one live table; `--run-dir <sweep dir>` resumes
 every point that has not succeeded, re-attaching to its jobs.
 
-`plan` is `run` with the dry executor: it writes the run dir (config, manifest, plan.sh, every
-stage's command.sh) and runs nothing. `--run-dir` resumes (or re-plans) an existing run: without
-overrides it reuses the run's own. `-m` expands Hydra sweep syntax (`reward=progress,binary`),
-validates every point before any starts, and gives each point its own run dir.
+`plan` is `run` with the dry executor: it writes a plan dir (config, manifest, plan.sh, every stage's
+command.sh) under `paths.plans_dir` (or `--out DIR`), never under the runs dir, and runs nothing.
+`run --run-dir R` resumes R with the overrides it ran with; overrides given now are merged into
+them (a key given again is replaced) and every attempt's overrides are kept in
+R/overrides.history.yaml. `plan --run-dir R` shows what that resume would change and run, and
+writes nothing at all. `-m` expands Hydra sweep syntax (`reward=progress,binary`), validates every
+point before any starts, and gives each point its own run dir.
 
 Exit codes: 0 done, 1 a stage failed (or the run dir cannot be used), 2 config error, 130 stopped.
 """
@@ -56,15 +59,20 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("-m", "--multirun", help="Plan every point of a sweep.")
         ] = False,
         run_dir: Annotated[
-            str | None, typer.Option("--run-dir", help="What a run of this dir would do.")
+            str | None,
+            typer.Option("--run-dir", help="What `t3rl run --run-dir` would do there (writes nothing)."),
+        ] = None,
+        out: Annotated[
+            str | None,
+            typer.Option("--out", help="Write the plan here instead of <paths.plans_dir>/<name>/<time>."),
         ] = None,
         from_stage: FromStage = None,
         only: Only = None,
         config_dir: ConfigDirs = None,
     ) -> None:
-        """Show every stage and its exact commands, and write the run dir with plan.sh; run nothing."""
+        """Show every stage and its exact commands, and write them to a plan dir with plan.sh; run nothing."""
         raise typer.Exit(
-            main(overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=True)
+            main(overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=True, out=out)
         )
 
 
@@ -77,6 +85,7 @@ def main(
     config_dirs: list[str],
     *,
     dry: bool,
+    out: str | None = None,
 ) -> int:
     """The whole command; returns the exit code."""
     import signal
@@ -105,11 +114,14 @@ def main(
                     raise PipelineError(
                         f"--run-dir {run_dir} is not a sweep dir (no sweep.json): a new sweep makes its own"
                     )
+                if out is not None:
+                    raise PipelineError("--out names one dir; a planned sweep makes one dir per point")
                 from launch.run.sweep_runs import run_sweep
 
                 return run_sweep(overrides, dirs, from_stage, only, dry=dry, console=console)
             path = Path(run_dir) if run_dir is not None else None
-            return run_single(overrides, dirs, path, from_stage, only, dry=dry, console=console)
+            out_path = Path(out) if out is not None else None
+            return run_single(overrides, dirs, path, from_stage, only, dry=dry, console=console, out=out_path)
         except ConfigError as error:
             render_problems([*error.problems, *error.warnings], Console(stderr=True))
             record_result(EXIT_CONFIG, "; ".join(f"{p.key}: {p.message}" for p in error.problems))

@@ -128,7 +128,8 @@ def register(app: typer.Typer) -> None:
 
     @runs_app.command("show")
     def show(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
-        """The run's manifest (code, host, topology, seeds) and each stage's record."""
+        """The run's manifest (code, launcher host, planned topology, seeds), its attempts and each
+        stage's record."""
         raise typer.Exit(show_run(run_dir))
 
 
@@ -176,13 +177,19 @@ def show_run(path: Path, console: Console | None = None) -> int:
         ("updated", manifest.get("updated_at")),
         ("git", f"{git.get('sha', '?')}{' (dirty)' if git.get('dirty') else ''}" if git else None),
         ("t3rl", manifest.get("t3rl_version")),
-        ("host", (manifest.get("host") or {}).get("hostname")),
+        ("launcher", (manifest.get("launcher") or manifest.get("host") or {}).get("hostname")),
         ("overrides", " ".join(manifest.get("overrides") or []) or None),
-        ("topology", json.dumps(manifest.get("topology")) if manifest.get("topology") else None),
+        ("planned", json.dumps(topology) if (topology := _topology(manifest)) else None),
         ("seeds", json.dumps(manifest.get("seeds")) if manifest.get("seeds") else None),
     ):
         if value:
             console.print(f"  {label:<10} {escape(str(value))}", soft_wrap=True)
+    history = _history(path)
+    if len(history) > 1:
+        console.print("  attempts (overrides given → in force):", soft_wrap=True)
+        for entry in history:
+            given = " ".join(entry.get("given") or []) or "(none)"
+            console.print(f"    {entry.get('attempt')}  {entry.get('at')}  {escape(given)}", soft_wrap=True)
     table = Table(title="stages", title_justify="left")
     for column in ("stage", "status", "attempts", "started", "finished", "job", "message"):
         table.add_column(column, overflow="fold")
@@ -203,6 +210,24 @@ def show_run(path: Path, console: Console | None = None) -> int:
     console.print(table)
     console.print(f"logs: {path / 'stages' / '<stage>' / 'log.txt'}", soft_wrap=True)
     return 0
+
+
+def _topology(manifest: dict[str, Any]) -> Any:
+    """What the config asked of the cluster (older manifests call it `topology`)."""
+    return manifest.get("planned_topology") or manifest.get("topology")
+
+
+def _history(path: Path) -> list[dict[str, Any]]:
+    import yaml
+
+    file = path / "overrides.history.yaml"
+    if not file.exists():
+        return []
+    try:
+        data = yaml.safe_load(file.read_text())
+    except yaml.YAMLError:
+        return []
+    return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
 
 
 def _status(status: str) -> str:

@@ -395,9 +395,7 @@ def _missing_config_problem(
 ) -> Problem:
     missing = error.missing_cfg_file or ""
     group, _, option = missing.rpartition("/")
-    options = list(error.options or []) or (
-        internals.group_options(loader, group) if group else []
-    )
+    options = list(error.options or []) or (internals.group_options(loader, group) if group else [])
     text = next((o.input_line for o in parsed if o.key_or_group.split("@")[0] == group), None)
     source = f"override `{text}`" if text else _source_of_default(str(error))
     guess = did_you_mean(option, options)

@@ -295,6 +295,8 @@ class PathsConfig(StrictModel):
     """Where things live on the cluster and here."""
 
     runs_dir: str = "runs"
+    # Where `t3rl plan` writes (never under runs_dir: `t3rl runs` lists runs, not plans).
+    plans_dir: str = "plans"
     # Shared cache for conversions (<model>_torch_dist), reused across runs.
     checkpoints_dir: str = "checkpoints"
     models_dir: str = "models"

@@ -205,6 +205,24 @@ def run_dir_lock(run_dir: RunDir) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def preview(
+    plan: Plan,
+    run_dir: RunDir,
+    *,
+    from_stage: str | None = None,
+    only: str | None = None,
+    reporter: Reporter | None = None,
+) -> PipelineResult:
+    """What `run_pipeline` would do in an existing run dir, read-only: no lock, no file written."""
+    try:
+        state = run_dir.load_state()
+    except RunDirError as err:
+        raise PipelineError(str(err)) from err
+    decisions = decide(plan, state, from_stage=from_stage, only=only)
+    (reporter or SilentReporter()).decisions(plan, decisions)
+    return PipelineResult("planned", decisions)
+
+
 def run_pipeline(
     plan: Plan,
     run_dir: RunDir,

@@ -1,8 +1,9 @@
 """The run directory: what a user opens after a run, and the state a resumed run continues from.
 
     <run dir>/
-      config.yaml       the resolved config            overrides.yaml   the command-line overrides
-      manifest.json     git sha + dirty flag, package versions, host, topology, seeds, t3rl version
+      config.yaml       the resolved config            overrides.yaml   the overrides in force
+      overrides.history.yaml          per `t3rl run` of the dir: the overrides given, the ones in force
+      manifest.json     git sha + dirty flag, package versions, launcher host, planned topology, seeds
       plan.sh           every stage's commands in order, runnable by hand
       state.json        per stage: status, command fingerprint, run id, upstream run ids (the resume state)
       runtime/<stage>.yaml            the runtime config a stage reads (slime's --custom-config-path)
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import platform
 import shutil
 import socket
@@ -198,6 +200,40 @@ class RunDir:
         path = self.path / "manifest.json"
         return read_json(path) if path.exists() else {}
 
+    def is_plan(self) -> bool:
+        """Written by `t3rl plan` (a preview, never executed), not by `t3rl run`."""
+        return self.read_manifest().get("record") == "plan"
+
+    @property
+    def history_file(self) -> Path:
+        return self.path / "overrides.history.yaml"
+
+    def read_history(self) -> list[dict[str, Any]]:
+        """One entry per `t3rl run` of this dir: attempt, time, the overrides given, the ones in force."""
+        if not self.history_file.exists():
+            return []
+        try:
+            data = yaml.safe_load(self.history_file.read_text())
+        except yaml.YAMLError as err:
+            raise RunDirError(f"{self.history_file} is corrupt: {err}") from err
+        if not isinstance(data, list):
+            raise RunDirError(f"{self.history_file} should be a list of attempts")
+        return data
+
+    def append_history(self, given: list[str], overrides: list[str]) -> int:
+        """Record one more `t3rl run` of this dir (before its overrides.yaml is rewritten); its attempt
+        number (1 for a new run)."""
+        history = self.read_history()
+        if not history and (self.path / "overrides.yaml").exists():
+            # A run recorded before histories were kept: its overrides are its first attempt's.
+            started = self.read_manifest().get("created_at")
+            stored = self.read_overrides()
+            history.append({"attempt": 1, "at": started, "given": stored, "overrides": stored})
+        attempt = len(history) + 1
+        history.append({"attempt": attempt, "at": now(), "given": list(given), "overrides": list(overrides)})
+        atomic_write_text(self.history_file, yaml.safe_dump(history, sort_keys=False), durable=True)
+        return attempt
+
     def write_files(self, files: Mapping[str, str]) -> None:
         """Files the stages read, by run-dir-relative path."""
         for rel, text in files.items():
@@ -259,6 +295,7 @@ class RunDir:
 
 # ------------------------------------------------------------------------------------------ manifest
 
+
 def git_state(repo: Path) -> dict[str, Any]:
     """The commit of the t3rl checkout and whether tracked files differ from it (None outside git)."""
 
@@ -280,6 +317,8 @@ def collect_manifest(
     *,
     run_name: str,
     run_id: str,
+    record: str = "run",
+    attempt: int | None = None,
     t3rl_root: Path,
     topology: Mapping[str, Any],
     seeds: Mapping[str, int],
@@ -287,23 +326,29 @@ def collect_manifest(
     config_dirs: list[str],
     created_at: str | None = None,
 ) -> dict[str, Any]:
-    """manifest.json: what ran, from which code, on which host."""
+    """manifest.json: what ran, from which code; the machine the launcher ran on (`launcher`) and what
+    the config asks of the cluster (`planned_topology`) are two things: under executor=slurm or ray
+    the stages run elsewhere."""
     versions = package_versions()
     git, platform_name = _slow_facts(t3rl_root)
     return {
         "run": run_name,
         "run_id": run_id,
+        # "run": t3rl run executes it; "plan": written by t3rl plan, never executed.
+        "record": record,
+        "attempt": attempt,
         "t3rl_version": versions.get("t3rl"),
         "created_at": created_at or now(),
         "updated_at": now(),
         "git": git,
         "packages": versions,
-        "host": {
+        "launcher": {
             "hostname": socket.gethostname(),
             "platform": platform_name,
             "python": platform.python_version(),
+            "pid": os.getpid(),
         },
-        "topology": dict(topology),
+        "planned_topology": dict(topology),
         "seeds": dict(seeds),
         "overrides": overrides,
         "config_dirs": config_dirs,

@@ -23,31 +23,126 @@ def run_single(
     *,
     dry: bool,
     console: Console,
+    out: Path | None = None,
 ) -> int:
+    """`t3rl run` (a new run dir, or `run_dir_path` resumed with the overrides it ran with plus the
+    `overrides` given now) or, with `dry`, `t3rl plan` (into a plan dir; for an existing run dir, a
+    read-only preview that writes nothing)."""
+    import shlex
+
+    from launch.run.pipeline import PipelineError
     from launch.run.rundir import RunDir
 
     existing = RunDir(run_dir_path) if run_dir_path is not None else None
-    if existing is not None and existing.exists() and not overrides:
-        overrides = existing.read_overrides()
-        config_dirs = config_dirs or list(existing.read_manifest().get("config_dirs", []))
-        console.print(
-            f"resuming [bold]{existing.path}[/] with its overrides: {' '.join(overrides) or '(none)'}"
+    given = list(overrides)
+    if dry and existing is not None and out is not None:
+        raise PipelineError(
+            "--run-dir previews a run without writing anything; --out writes a new plan: use one"
+        )
+    if existing is not None and existing.exists():
+        overrides, config_dirs = _resumed(existing, given, config_dirs, console, dry=dry)
+    elif existing is not None and dry:
+        raise PipelineError(
+            f"{existing.path} is not a run dir (no config.yaml), so there is nothing to preview; "
+            f"`t3rl plan --out {existing.path} …` writes a new plan there"
         )
     resolved = resolve_overrides(overrides, config_dirs, console)
-    run_dir = existing or _new_run_dir(resolved)
+    dry = dry or resolved.run.executor.kind == "dry"
+    if dry and existing is not None:
+        return _preview(existing, resolved, from_stage, only, given, console)
+    if not dry and existing is not None and existing.is_plan():
+        raise PipelineError(
+            f"{existing.path} is a plan written by `t3rl plan`, not a run; start the run with "
+            f"`t3rl run {shlex.join(overrides)}` (its record goes under paths.runs_dir)"
+        )
+    run_dir, fresh = (
+        _plan_dir(resolved, out) if dry else (existing, False) if existing else (_new_run_dir(resolved), True)
+    )
     run_dir.path.mkdir(parents=True, exist_ok=True)
     try:
         plan = plan_run(resolved, run_dir)
     except BaseException:
-        if existing is None:
+        if fresh:
             run_dir.remove_if_empty()
         raise
-    write_run_dir(run_dir, resolved, plan, config_dirs)
+    write_run_dir(run_dir, resolved, plan, config_dirs, record="plan" if dry else "run", given=given)
     result = execute(plan, run_dir, resolved, from_stage, only, dry=dry, console=console)
     code = report_result(result, plan, run_dir, console, dry=dry)
+    if dry:
+        dirs = "".join(f" --config-dir {shlex.quote(d)}" for d in config_dirs)
+        console.print(f"run it:  t3rl run {shlex.join(overrides)}{dirs}", soft_wrap=True)
     if code == 0 and not dry and resolved.run.next_experiment:
         _show_next(resolved.run.next_experiment, config_dirs, console)
     return code
+
+
+def _resumed(
+    existing: RunDir, given: list[str], config_dirs: list[str], console: Console, *, dry: bool
+) -> tuple[list[str], list[str]]:
+    """The overrides and config dirs of a resumed run: the stored ones, with `given` merged in."""
+    from launch.run.override_merge import merge_overrides
+
+    stored = existing.read_overrides()
+    overrides = merge_overrides(stored, given)
+    config_dirs = config_dirs or list(existing.read_manifest().get("config_dirs", []))
+    verb = "previewing a resume of" if dry else "resuming"
+    console.print(
+        f"{verb} [bold]{existing.path}[/] with its overrides: {' '.join(stored) or '(none)'}",
+        soft_wrap=True,
+    )
+    if overrides != stored:
+        console.print(f"  with {' '.join(given)}: {' '.join(overrides)}", soft_wrap=True)
+    return overrides, config_dirs
+
+
+def _preview(
+    existing: RunDir,
+    resolved: Resolved,
+    from_stage: str | None,
+    only: str | None,
+    given: list[str],
+    console: Console,
+) -> int:
+    """`t3rl plan --run-dir R`: what `t3rl run --run-dir R` would change and run; R is not touched."""
+    import shlex
+
+    from launch.run.config_diff import config_changes
+    from launch.run.pipeline import preview
+    from launch.run.reporter import RichReporter
+    from launch.run.steps import config_yaml
+
+    plan = plan_run(resolved, existing)
+    changes = config_changes((existing.path / "config.yaml").read_text(), config_yaml(resolved))
+    if changes:
+        console.print(f"config changes against the run's record ({len(changes)}):", soft_wrap=True)
+        for line in changes:
+            console.print(f"  {line}", soft_wrap=True, highlight=False, markup=False)
+    else:
+        console.print("config: unchanged since the last run of this dir", soft_wrap=True)
+    preview(
+        plan, existing, from_stage=from_stage, only=only, reporter=RichReporter(console, show_commands=True)
+    )
+    console.print(f"nothing was written: the record of {existing.path} is unchanged", soft_wrap=True)
+    command = shlex.join(["t3rl", "run", "--run-dir", str(existing.path), *given])
+    console.print(f"run it:  {command}", soft_wrap=True)
+    return 0
+
+
+def _plan_dir(resolved: Resolved, out: Path | None) -> tuple[RunDir, bool]:
+    """Where `t3rl plan` writes: `out`, else a new `<plans_dir>/<name>/<timestamp>`; (dir, created now)."""
+    from launch.run.pipeline import PipelineError
+    from launch.run.rundir import RunDir
+
+    if out is None:
+        plans = Path(resolved.run.paths.plans_dir).expanduser().resolve()
+        return RunDir.new(plans, resolved.run.name), True
+    target = RunDir(out.expanduser())
+    if target.exists() and not target.is_plan():
+        raise PipelineError(
+            f"{target.path} holds a run's record; a plan never writes over one "
+            f"(`t3rl plan --run-dir {target.path}` previews what a run there would do)"
+        )
+    return target, not target.path.exists()
 
 
 def _new_run_dir(resolved: Resolved) -> RunDir:

@@ -68,31 +68,38 @@ def _source_of(source: Any, key: str) -> str:
     return ""
 
 
-def write_run_dir(run_dir: RunDir, resolved: Resolved, plan: Plan, config_dirs: list[str]) -> None:
-    """config.yaml, overrides.yaml, manifest.json, plan.sh (secrets masked in what is for reading)."""
+def config_yaml(resolved: Resolved) -> str:
+    """The resolved config as config.yaml holds it (secrets masked)."""
     import yaml
 
-    from launch.config.schema import TrainStage
-    from launch.config.secrets import scrub_obj, scrub_text
-    from launch.plan.slime_args import merge_hardware
+    from launch.config.secrets import scrub_obj
+
+    return yaml.dump(scrub_obj(resolved.config), Dumper=_yaml_dumper(yaml), sort_keys=False)
+
+
+def write_run_dir(
+    run_dir: RunDir,
+    resolved: Resolved,
+    plan: Plan,
+    config_dirs: list[str],
+    *,
+    record: str = "run",
+    given: list[str] | None = None,
+    attempt: bool = True,
+) -> None:
+    """config.yaml, overrides.yaml, manifest.json, plan.sh (secrets masked in what is for reading).
+
+    `record` is "run" (a run about to execute: one more entry in its overrides history, with the
+    overrides `given` on this command line, unless `attempt` is False: a run dir prepared here for a
+    child launcher that records its own attempt) or "plan" (a `t3rl plan` output, never executed)."""
+    from launch.config.secrets import scrub_text
     from launch.run.rundir import collect_manifest
 
     run = resolved.run
-    config_yaml = yaml.dump(scrub_obj(resolved.config), Dumper=_yaml_dumper(yaml), sort_keys=False)
-    run_dir.write_config(config_yaml, resolved.overrides)
-    topology = {"hardware": run.hardware.model_dump(mode="json"), "stages": {}}
-    for name, spec in run.stages.items():
-        if isinstance(spec, TrainStage):
-            hw = merge_hardware(run.hardware, spec.hardware, f"stages.{name}.hardware")
-            topology["stages"][name] = {
-                "gpus": hw.world_size,
-                "nodes": hw.nodes,
-                "tp": hw.tensor_parallel,
-                "pp": hw.pipeline_parallel,
-                "cp": hw.context_parallel,
-                "ep": hw.expert_parallel,
-                "colocate": hw.colocate,
-            }
+    number = None
+    if record == "run" and attempt:
+        number = run_dir.append_history(resolved.overrides if given is None else given, resolved.overrides)
+    run_dir.write_config(config_yaml(resolved), resolved.overrides)
     env_data = getattr(run.env, "data", None)
     seeds = {"run": run.seed, "eval": run.eval.seed}
     if env_data is not None and hasattr(env_data, "seed"):
@@ -101,8 +108,10 @@ def write_run_dir(run_dir: RunDir, resolved: Resolved, plan: Plan, config_dirs: 
     manifest = collect_manifest(
         run_name=run.name,
         run_id=run_dir.id,
+        record=record,
+        attempt=number,
         t3rl_root=t3rl_root(),
-        topology=topology,
+        topology=planned_topology(resolved, plan),
         seeds=seeds,
         overrides=resolved.overrides,
         config_dirs=config_dirs,
@@ -110,6 +119,28 @@ def write_run_dir(run_dir: RunDir, resolved: Resolved, plan: Plan, config_dirs: 
     )
     run_dir.write_manifest(manifest)
     run_dir.write_plan_script(scrub_text(plan.render_script()))
+
+
+def planned_topology(resolved: Resolved, plan: Plan) -> dict[str, Any]:
+    """What the config asks for (executor, hardware, GPUs and nodes per stage): not where t3rl ran."""
+    from launch.config.schema import TrainStage
+    from launch.plan.slime_args import merge_hardware
+
+    run = resolved.run
+    stages: dict[str, Any] = {}
+    for stage in plan.stages:
+        stages[stage.name] = {"kind": stage.kind, "gpus": stage.gpus, "nodes": stage.nodes}
+        spec = run.stages.get(stage.name)
+        if isinstance(spec, TrainStage):
+            hw = merge_hardware(run.hardware, spec.hardware, f"stages.{stage.name}.hardware")
+            stages[stage.name].update(
+                tp=hw.tensor_parallel,
+                pp=hw.pipeline_parallel,
+                cp=hw.context_parallel,
+                ep=hw.expert_parallel,
+                colocate=hw.colocate,
+            )
+    return {"executor": run.executor.kind, "hardware": run.hardware.model_dump(mode="json"), "stages": stages}
 
 
 def _yaml_dumper(yaml: Any) -> Any:
@@ -147,7 +178,6 @@ def report_result(result: PipelineResult, plan: Plan, run_dir: RunDir, console: 
     where = f"[bold]{run_dir.path}[/]"
     if result.status == "planned":
         console.print(f"planned: {where} (every command: {run_dir.path / 'plan.sh'})", soft_wrap=True)
-        console.print(f"run it:  t3rl run --run-dir {run_dir.path}", soft_wrap=True)
         return 0
     if result.status == "succeeded":
         console.print(f"[green]done[/]: {where}", soft_wrap=True)
@@ -161,8 +191,10 @@ def report_result(result: PipelineResult, plan: Plan, run_dir: RunDir, console: 
     return EXIT_STOPPED if result.status == "stopped" else EXIT_FAILED
 
 
-def new_sweep_dir(resolved: Resolved, stamp: str) -> Path:
-    runs = Path(resolved.run.paths.runs_dir).expanduser().resolve()
+def new_sweep_dir(resolved: Resolved, stamp: str, *, plan: bool = False) -> Path:
+    """`<runs_dir>/<name>/sweep-<stamp>`; under plans_dir for a sweep that is only planned."""
+    paths = resolved.run.paths
+    runs = Path(paths.plans_dir if plan else paths.runs_dir).expanduser().resolve()
     path, n = runs / resolved.run.name / f"sweep-{stamp}", 0
     while path.exists():
         n += 1

@@ -82,7 +82,8 @@ def run_sweep(
         return run_search_trials(overrides, config_dirs, console)
     points = expand_points(overrides)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    # The sweep dir follows from the first point's runs_dir and name; check_points plans in order.
+    # The sweep dir follows from the first point's runs_dir (plans_dir when planning) and name;
+    # check_points plans in order.
     sweep_dirs: list[Path] = []
     indexes = iter(range(len(points)))
 
@@ -90,7 +91,7 @@ def run_sweep(
         index = next(indexes)
         resolved = resolve_overrides(list(point_overrides), config_dirs, console)
         if not sweep_dirs:
-            sweep_dirs.append(new_sweep_dir(resolved, stamp))
+            sweep_dirs.append(new_sweep_dir(resolved, stamp, plan=dry))
         return resolved, plan_run(resolved, RunDir(sweep_dirs[0] / f"p{index:02d}"))
 
     sweep_name = f"sweep-{stamp}"
@@ -210,7 +211,7 @@ def _run_point(
     run_dir.path.mkdir(parents=True, exist_ok=True)
     summary.update(item.index, run_dir=str(run_dir.path), status="running")
     try:
-        write_run_dir(run_dir, item.resolved, item.plan, item.config_dirs)
+        write_run_dir(run_dir, item.resolved, item.plan, item.config_dirs, record="plan" if dry else "run")
         result = execute(item.plan, run_dir, item.resolved, from_stage, only, dry=dry, console=console)
     except KeyboardInterrupt:
         summary.update(item.index, status="interrupted", error=INTERRUPTED)
@@ -256,7 +257,8 @@ def _at_once(
     for item in planned:
         try:
             item.run_dir.path.mkdir(parents=True, exist_ok=True)
-            write_run_dir(item.run_dir, item.resolved, item.plan, item.config_dirs)
+            # The child launcher (`t3rl run --run-dir`) records the attempt.
+            write_run_dir(item.run_dir, item.resolved, item.plan, item.config_dirs, attempt=False)
         except OSError as err:
             statuses[item.index] = "failed"
             summary.update(item.index, status="failed", error=f"cannot write the run dir: {err}")

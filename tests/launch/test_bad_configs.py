@@ -405,6 +405,7 @@ def test_bad_config_exits_2_naming_key_source_and_fix(
     runs = tmp_path / "runs"
     monkeypatch.setenv("T3RL_RUNS_DIR", str(runs))
     monkeypatch.setenv("T3RL_CHECKPOINTS_DIR", str(tmp_path / "checkpoints"))
+    monkeypatch.setenv("T3RL_PLANS_DIR", str(tmp_path / "plans"))
     args = _args(overrides, hf_dir, tmp_path)
     runner = CliRunner()
 
@@ -422,6 +423,8 @@ def test_bad_config_exits_2_naming_key_source_and_fix(
     planned = runner.invoke(app, ["plan", *args, *dry])
     assert planned.exit_code == 2, planned.output
     assert not runs.exists() or not any(runs.iterdir()), "a bad config wrote a run directory"
+    plans = tmp_path / "plans"
+    assert not plans.exists() or not any(plans.rglob("*.*")), "a bad config wrote a plan"
 
 
 def test_table_is_large_enough() -> None:

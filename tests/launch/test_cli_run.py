@@ -20,7 +20,13 @@ HEAVY = ("torch", "transformers", "ray", "sglang", "wandb", "bfcl_eval")
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for name in ("T3RL_RUNS_DIR", "T3RL_CHECKPOINTS_DIR", "T3RL_MODELS_DIR", "WANDB_API_KEY"):
+    for name in (
+        "T3RL_RUNS_DIR",
+        "T3RL_PLANS_DIR",
+        "T3RL_CHECKPOINTS_DIR",
+        "T3RL_MODELS_DIR",
+        "WANDB_API_KEY",
+    ):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
 
@@ -34,16 +40,24 @@ def only_run_dir(root: Path) -> Path:
     return run_dir
 
 
-def test_plan_writes_a_complete_run_dir_and_runs_nothing(workdir):
+def test_plan_writes_a_complete_plan_dir_apart_from_runs_and_runs_nothing(workdir):
     result = invoke("plan", "+experiment=stage1_bfcl")
     assert result.exit_code == 0, result.output
-    run_dir = only_run_dir(workdir / "runs" / "stage1_bfcl")
+    assert not (workdir / "runs").exists(), "a plan is not a run: `t3rl runs` must not list it"
+    run_dir = only_run_dir(workdir / "plans" / "stage1_bfcl")
     for name in ("config.yaml", "overrides.yaml", "manifest.json", "plan.sh"):
         assert (run_dir / name).exists(), name
     assert yaml.safe_load((run_dir / "overrides.yaml").read_text()) == ["+experiment=stage1_bfcl"]
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["git"]["sha"] and manifest["packages"]["hydra-core"]
-    assert manifest["topology"]["stages"]["train"]["tp"] == 2 and manifest["seeds"]["run"] == 42
+    assert manifest["record"] == "plan" and manifest["attempt"] is None
+    assert not (run_dir / "overrides.history.yaml").exists()
+    # Where the launcher ran and what the config asks of the cluster are two separate records.
+    planned = manifest["planned_topology"]
+    assert planned["stages"]["train"]["tp"] == 2 and planned["stages"]["train"]["gpus"] == 8
+    assert planned["executor"] == "local" and planned["hardware"]["gpus_per_node"] == 8
+    assert manifest["launcher"]["hostname"] and "host" not in manifest and "topology" not in manifest
+    assert manifest["seeds"]["run"] == 42
     for stage in ("data", "to_torch_dist", "train", "to_hf", "eval"):
         assert (run_dir / "stages" / stage / "command.sh").exists()
     assert (run_dir / "runtime" / "train.yaml").exists()
@@ -53,7 +67,7 @@ def test_plan_writes_a_complete_run_dir_and_runs_nothing(workdir):
     train_cmd = (run_dir / "stages" / "train" / "command.sh").read_text()
     assert "ray job submit" in train_cmd and "ray job submit" in plan_sh
     assert "ray start --head" in plan_sh and "ray start" not in train_cmd
-    assert "t3rl run --run-dir" in result.output
+    assert "run it:  t3rl run +experiment=stage1_bfcl" in result.output
 
 
 def test_plan_with_a_bad_config_exits_2_and_writes_nothing(workdir):
@@ -79,7 +93,8 @@ def test_plan_error_from_the_planner_names_the_file_that_set_the_key(workdir):
 def test_multirun_plans_every_point_in_its_own_run_dir(workdir):
     result = invoke("plan", "-m", "+experiment=stage1_bfcl", "reward=progress,binary")
     assert result.exit_code == 0, result.output
-    (sweep,) = (workdir / "runs" / "stage1_bfcl").iterdir()
+    assert not (workdir / "runs").exists()
+    (sweep,) = (workdir / "plans" / "stage1_bfcl").iterdir()
     points = sorted(p.name for p in sweep.iterdir() if p.is_dir())
     assert points == ["p00", "p01"]
     rewards = [yaml.safe_load((sweep / p / "config.yaml").read_text())["reward"]["name"] for p in points]

@@ -40,7 +40,7 @@ def test_the_next_manifest_uses_the_prefetched_facts_once(git_calls) -> None:
         first = manifest(REPO)
         assert git_calls == []
         assert first["git"] == git_state(REPO) and first["git"]["sha"]
-        assert first["host"]["platform"] == platform.platform()
+        assert first["launcher"]["platform"] == platform.platform()
         second = manifest(REPO)
         assert git_calls == [REPO] and second["git"] == first["git"]
 

@@ -62,7 +62,7 @@ def _invoke(*args: str) -> str:
 
 def test_plan_passes_secrets_by_reference_only(runs: Path) -> None:
     _invoke("plan", "+experiment=stage1_bfcl", "tracking=wandb", INTERPOLATED)
-    (run_dir,) = runs.glob("stage1_bfcl/*")
+    (run_dir,) = (runs.parent / "plans").glob("stage1_bfcl/*")
     command = (run_dir / "stages/train/command.sh").read_text()
     assert '"HF_TOKEN": "${HF_TOKEN}"' in command and '"WANDB_API_KEY": "${WANDB_API_KEY}"' in command
     assert "--wandb-key" not in command

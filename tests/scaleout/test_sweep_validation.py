@@ -51,7 +51,8 @@ def test_invalid_points_stop_the_whole_sweep_before_anything_runs(runs: Path) ->
 def test_fixed_sweep_plans_all_twelve_points_in_one_call(runs: Path) -> None:
     code, out = _invoke("plan", "-m", *SWEEP, "stages.train.curriculum.global_batch_size=16")
     assert code == 0, out
-    (sweep_json,) = runs.rglob("sweep.json")
+    assert not runs.exists(), "planned points are plans, not runs"
+    (sweep_json,) = (runs.parent / "plans").rglob("sweep.json")
     summary = json.loads(sweep_json.read_text())
     assert [p["status"] for p in summary["points"]] == ["planned"] * 12
     run_dirs = [Path(p["run_dir"]) for p in summary["points"]]

@@ -1,0 +1,43 @@
+"""Differences between two config.yaml texts, one line per changed key (for `t3rl plan --run-dir`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+_MISSING = object()
+
+
+def config_changes(old_yaml: str, new_yaml: str, limit: int = 40) -> list[str]:
+    """`key: old → new` per leaf that differs (`+ key: v` added, `- key: v` removed), at most `limit`."""
+    old, new = _flatten(yaml.safe_load(old_yaml) or {}), _flatten(yaml.safe_load(new_yaml) or {})
+    lines = []
+    for key in sorted(old.keys() | new.keys()):
+        before, after = old.get(key, _MISSING), new.get(key, _MISSING)
+        if before == after:
+            continue
+        if before is _MISSING:
+            lines.append(f"+ {key}: {_show(after)}")
+        elif after is _MISSING:
+            lines.append(f"- {key}: {_show(before)}")
+        else:
+            lines.append(f"{key}: {_show(before)} → {_show(after)}")
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"… and {len(lines) - limit} more"]
+    return lines
+
+
+def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(node, dict) and node:
+        flat: dict[str, Any] = {}
+        for key, value in node.items():
+            flat.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    return {prefix: node}
+
+
+def _show(value: Any) -> str:
+    text = yaml.safe_dump(value, default_flow_style=True, width=10**6).strip()
+    text = text.removesuffix("\n...").removesuffix("...").strip()
+    return text if len(text) <= 80 else text[:77] + "…"

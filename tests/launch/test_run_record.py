@@ -1,0 +1,174 @@
+"""The run record (issue 8 §3, issue 14 §2): a dry command never touches it, a resume keeps its
+overrides and their history, plans live apart from runs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from launch.cli.app import app
+from launch.run.override_merge import merge_overrides
+
+# Data preparation only, on ReTool's bundled sample problems: a real stage that takes about a second.
+EXPERIMENT = """\
+# @package _global_
+defaults:
+  - override /env: retool_python
+  - override /reward: retool_outcome
+  - override /executor: local
+  - override /tracking: none
+  - _self_
+name: rec
+env:
+  data:
+    test_size: 4
+eval:
+  split: retool_test
+stages:
+  prepare_data:
+    kind: prepare_data
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    for name in ("T3RL_RUNS_DIR", "T3RL_PLANS_DIR", "WANDB_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "conf" / "experiment").mkdir(parents=True)
+    (tmp_path / "conf" / "experiment" / "rec.yaml").write_text(EXPERIMENT)
+    return tmp_path
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"}, catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def finished(workdir: Path) -> Path:
+    code, out = invoke("run", "+experiment=rec", "--config-dir", str(workdir / "conf"))
+    assert code == 0, out
+    (run_dir,) = (workdir / "runs" / "rec").iterdir()
+    return run_dir
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file and directory below `root` with its bytes and mtime."""
+    return {
+        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"<dir>", p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+    } | {".": (b"<dir>", root.stat().st_mtime_ns)}
+
+
+def record(run_dir: Path, name: str) -> dict:
+    return json.loads((run_dir / "state.json").read_text())["stages"][name]
+
+
+def test_plan_on_a_finished_run_leaves_every_byte_unchanged_and_shows_what_would_change(finished):
+    before = snapshot(finished)
+    code, out = invoke("plan", "--run-dir", str(finished), "env.data.seed=9")
+    assert code == 0, out
+    assert snapshot(finished) == before
+    assert "env.data.seed: 42 → 9" in out
+    assert "run (its command, env or config changed)" in out
+    assert f"nothing was written: the record of {finished} is unchanged" in out
+    assert f"run it:  t3rl run --run-dir {finished} env.data.seed=9" in out
+    # Without a change: every stage cached, still nothing written.
+    code, out = invoke("plan", "--run-dir", str(finished))
+    assert code == 0 and "cached" in out and "config: unchanged" in out, out
+    assert snapshot(finished) == before
+
+
+def test_plan_never_writes_into_a_run_even_with_out_and_runs_never_runs_a_plan(finished, workdir):
+    before = snapshot(finished)
+    code, out = invoke(
+        "plan", "+experiment=rec", "--config-dir", str(workdir / "conf"), "--out", str(finished)
+    )
+    assert code == 1 and "holds a run's record" in out, out
+    assert snapshot(finished) == before
+    code, out = invoke("plan", "+experiment=rec", "--config-dir", str(workdir / "conf"), "--out", "myplan")
+    assert code == 0, out
+    assert json.loads((workdir / "myplan" / "manifest.json").read_text())["record"] == "plan"
+    code, out = invoke("run", "--run-dir", "myplan")
+    assert code == 1 and "is a plan written by `t3rl plan`, not a run" in out, out
+    assert not (workdir / "myplan" / "state.json").exists()
+
+
+def test_plan_of_a_missing_run_dir_creates_nothing(workdir):
+    code, out = invoke("plan", "--run-dir", "runs/rec/nope", "+experiment=rec", "--config-dir", "conf")
+    assert code == 1 and "not a run dir" in out, out
+    assert not (workdir / "runs").exists()
+
+
+def test_plans_live_apart_so_runs_lists_runs_only(finished, workdir):
+    code, out = invoke("plan", "+experiment=rec", "--config-dir", str(workdir / "conf"))
+    assert code == 0, out
+    (plan_dir,) = (workdir / "plans" / "rec").iterdir()
+    assert (plan_dir / "plan.sh").exists() and not (plan_dir / "state.json").exists()
+    code, out = invoke("runs", "--runs-dir", str(workdir / "runs"))
+    assert code == 0 and "1 runs in" in out and finished.name in out and plan_dir.name not in out, out
+
+
+def test_resume_with_an_override_keeps_the_stored_ones_and_each_attempts_history(finished, workdir):
+    first = record(finished, "prepare_data")
+    code, out = invoke("run", "--run-dir", str(finished), "env.data.seed=9")
+    assert code == 0, out
+    stored = yaml.safe_load((finished / "overrides.yaml").read_text())
+    assert stored == ["+experiment=rec", "env.data.seed=9"]
+    assert yaml.safe_load((finished / "config.yaml").read_text())["env"]["data"]["seed"] == 9
+    # The changed stage ran again; the config dir came from the record.
+    assert record(finished, "prepare_data")["run_id"] != first["run_id"]
+    # Given again with another value: replaced in place, never listed twice.
+    code, out = invoke("run", "--run-dir", str(finished), "env.data.seed=10")
+    assert code == 0, out
+    assert yaml.safe_load((finished / "overrides.yaml").read_text()) == [
+        "+experiment=rec",
+        "env.data.seed=10",
+    ]
+    history = yaml.safe_load((finished / "overrides.history.yaml").read_text())
+    assert [(h["attempt"], h["given"], h["overrides"]) for h in history] == [
+        (1, ["+experiment=rec"], ["+experiment=rec"]),
+        (2, ["env.data.seed=9"], ["+experiment=rec", "env.data.seed=9"]),
+        (3, ["env.data.seed=10"], ["+experiment=rec", "env.data.seed=10"]),
+    ]
+    manifest = json.loads((finished / "manifest.json").read_text())
+    assert manifest["record"] == "run" and manifest["attempt"] == 3
+    assert manifest["overrides"] == ["+experiment=rec", "env.data.seed=10"]
+    code, out = invoke("runs", "show", str(finished))
+    assert code == 0 and "env.data.seed=9" in out and "attempts" in out, out
+
+
+def test_a_run_recorded_before_histories_starts_its_history_with_its_stored_overrides(finished):
+    (finished / "overrides.history.yaml").unlink()
+    code, out = invoke("run", "--run-dir", str(finished))
+    assert code == 0, out
+    history = yaml.safe_load((finished / "overrides.history.yaml").read_text())
+    assert [(h["attempt"], h["given"]) for h in history] == [(1, ["+experiment=rec"]), (2, [])]
+
+
+@pytest.mark.parametrize(
+    ("stored", "given", "merged"),
+    [
+        (["+experiment=a", "lr=1"], ["lr=2"], ["+experiment=a", "lr=2"]),
+        (["+experiment=a"], ["+experiment=a", "x=1"], ["+experiment=a", "x=1"]),
+        (["+experiment=a"], ["experiment=b"], ["+experiment=b"]),
+        (["+experiment=a", "+extra.k=1"], ["~extra.k"], ["+experiment=a"]),
+        (["+experiment=a"], ["~model.bias"], ["+experiment=a", "~model.bias"]),
+        (["a=1", "b=2", "a=3"], ["a=4"], ["a=4", "b=2"]),
+        (["reward=progress"], ["++reward=binary"], ["++reward=binary"]),
+    ],
+)
+def test_merge_overrides(stored, given, merged):
+    assert merge_overrides(stored, given) == merged
+
+
+def test_no_stray_files_outside_the_run_and_plan_dirs(finished, workdir):
+    code, out = invoke("plan", "--run-dir", str(finished))
+    assert code == 0, out
+    assert sorted(os.listdir(workdir)) == ["conf", "runs"]
