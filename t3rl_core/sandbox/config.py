@@ -8,6 +8,7 @@ from pydantic import Field
 
 from t3rl_core.registries import SANDBOXES
 from t3rl_core.registry import registered
+from t3rl_core.sandbox.protections import Layer
 from t3rl_core.strict import StrictModel
 
 
@@ -29,7 +30,7 @@ class LocalSandboxConfig(SandboxConfig):
     cpu_time_s: int | None = Field(None, ge=1)
     # Address-space limit per process (RLIMIT_AS), MiB.
     memory_mb: int = Field(1024, ge=64)
-    # Processes and threads the cell may have at once (a pids cgroup, else RLIMIT_NPROC).
+    # Processes and threads the cell may have at once (a pids cgroup, else RLIMIT_NPROC of the cell uid).
     max_processes: int = Field(32, ge=1)
     # Largest file the cell may write (RLIMIT_FSIZE), MiB.
     max_file_size_mb: int = Field(16, ge=0)
@@ -37,11 +38,24 @@ class LocalSandboxConfig(SandboxConfig):
     max_output_bytes: int = Field(1 << 20, ge=1)
     # Cells running at once.
     max_concurrency: int = Field(8, ge=1)
-    # best_effort: network, PID and mount namespaces where the kernel allows them, a warning where
-    # not; required: refuse to run without them; none: plain processes (rlimits, scrubbed env only).
+    # best_effort: every protection the host allows, a warning naming the missing ones; required:
+    # refuse to run without all of them; none: plain processes (rlimits, scrubbed env only).
     isolation: Literal["best_effort", "required", "none"] = "best_effort"
+    # Protections whose absence is an error even under best_effort (see t3rl_core.sandbox.protections).
+    require: list[Layer] = Field(default_factory=list)
+    # The unprivileged uid and gid cells run as when t3rl is root (default: nobody/nogroup).
+    cell_uid: int = Field(65534, ge=1)
+    cell_gid: int = Field(65534, ge=1)
+    # Total size of everything a cell writes (its directory is a tmpfs of this size), MiB.
+    cell_disk_mb: int = Field(64, ge=1)
+    # Covered by private, empty, read-only mounts in every cell: where other programs keep unix sockets
+    # and scratch files (docker.sock and dbus under /run, Ray's session sockets under /tmp).
+    private_dirs: list[str] = Field(default_factory=lambda: ["/tmp", "/run", "/var/run", "/var/tmp", "/dev/shm"])
+    # Modules the zygote imports once, so cells that use them start warm (e.g. [numpy, sympy]).
+    preload: list[str] = Field(default_factory=list)
     # Paths covered by an empty directory (or /dev/null for files) inside the cell's read-only
-    # filesystem: credentials the cell's user could otherwise read ("~" is t3rl's home).
+    # filesystem: credentials the cell's user could otherwise read ("~" is t3rl's home; matters most
+    # without the user layer, i.e. when t3rl is not root and cells keep its uid).
     hidden_paths: list[str] = Field(
         default_factory=lambda: [
             *("~/.ssh", "~/.aws", "~/.config", "~/.cache", "~/.netrc", "~/.git-credentials"),

@@ -1,41 +1,42 @@
-"""The local sandbox: a fresh, confined Python process per cell, no server.
+"""The local sandbox: a fresh, confined Python process per cell, forked from a pre-isolated zygote.
 
-Per cell: an empty temporary working directory (removed afterwards); a scrubbed environment; the
-namespaces `isolation.probe` found (no network, own PIDs, read-only filesystem but the working
-directory); a pids cgroup when running as root; rlimits on CPU time, address space, processes and
-file size; a wall-clock limit after which the whole process group is killed; stdout and stderr read
-incrementally and the cell killed once either exceeds `max_output_bytes`.
+Per sandbox: one zygote process (`child/zygote.py`) in its own network and mount namespaces, with a
+read-only filesystem and private empty /tmp, /run, /var/tmp, /dev/shm. Per cell: a fork of it in a
+fresh mount and PID namespace, a size-capped tmpfs as its only writable directory, a pids cgroup when
+t3rl is root, an unprivileged uid without groups, no_new_privs, Landlock and seccomp, rlimits on CPU
+time, address space and file size; a wall-clock limit after which the whole PID namespace is killed;
+stdout and stderr read incrementally and the cell killed once either exceeds `max_output_bytes`.
+What holds on this host is observed by a probe cell at start-up (`protections.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
+import math
 import os
 import shutil
 import signal
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from t3rl_core.sandbox.base import Sandbox, SandboxResult, SandboxStatus
+from t3rl_core.sandbox.cell_run import CellRun
 from t3rl_core.sandbox.cgroup import PidsCgroups
-from t3rl_core.sandbox.command import cell_command, cell_env, cell_spec, cpu_limit_s, read_status
 from t3rl_core.sandbox.config import LocalSandboxConfig
-from t3rl_core.sandbox.isolation import Isolation, probe
+from t3rl_core.sandbox.protections import CELL_LAYERS, PROBE_CELL, Protections, observe
+from t3rl_core.sandbox.zygote_process import Zygote, ZygoteError
 
 log = logging.getLogger(__name__)
 
-_READ_CHUNK = 1 << 16
-# After the cell's supervisor exits, how long stray holders of its pipes may keep them open.
-_DRAIN_GRACE_S = 1.0
+MIB = 1 << 20
+_PROBE_TIMEOUT_S = 30.0
 # (status, exit code, error message) of a finished cell.
-_Verdict = tuple[SandboxStatus, int | None, str | None]
+_Verdict = tuple[SandboxStatus, "int | None", "str | None"]
 
 
 class LocalSandbox(Sandbox):
@@ -44,154 +45,176 @@ class LocalSandbox(Sandbox):
     def __init__(self, config: LocalSandboxConfig) -> None:
         self.config = config
         self.python = config.python or sys.executable
-        found = probe(self.python, config.isolation)
-        self._cgroups = PidsCgroups.open() if os.geteuid() == 0 else None
-        limit = "cgroup" if self._cgroups else ("rlimit" if os.geteuid() != 0 else "none")
-        self.isolation: Isolation = replace(found, process_limit=limit)
-        gaps = self.isolation.missing()
-        if gaps and config.isolation == "required":
-            self.close_cgroups()
-            raise RuntimeError("local sandbox isolation is required but incomplete: " + "; ".join(gaps))
-        if gaps and config.isolation == "best_effort":
-            log.warning("local sandbox runs with reduced isolation: %s", "; ".join(gaps))
+        self._cgroups = PidsCgroups.open() if os.geteuid() == 0 and config.isolation != "none" else None
+        # Cell directories when there is no mount namespace to give each one a private tmpfs.
+        self._workdir_root = tempfile.mkdtemp(prefix="t3rl-sandbox-")
+        os.chmod(self._workdir_root, 0o711)
+        try:
+            self._zygote, self.protections = self._start()
+        except BaseException:
+            self._release()
+            raise
+        self._cell_layers = sorted(CELL_LAYERS & set(self.protections.active))
         self._slots = asyncio.Semaphore(config.max_concurrency)
+
+    # ------------------------------------------------------------------------------------ start-up
+
+    def _start(self) -> tuple[Zygote, Protections]:
+        """The strongest setup that runs a cell here, and what it protects (logged once)."""
+        c = self.config
+        attempts = [False] if c.isolation == "none" else [True, False]
+        errors = []
+        for namespaces in attempts:
+            try:
+                zygote = Zygote(self.python, self._zygote_spec(namespaces), cell_env(c))
+            except ZygoteError as err:
+                errors.append(str(err))
+                continue
+            found = self._probe(zygote)
+            if isinstance(found, Protections):
+                self._check(found)
+                return zygote, found
+            errors.append(found)
+            zygote.close()
+        raise RuntimeError(f"the local sandbox cannot run a Python cell with {self.python}: " + " | ".join(errors))
+
+    def _zygote_spec(self, namespaces: bool) -> dict[str, Any]:
+        c = self.config
+        return {
+            "isolation": c.isolation,
+            "try_namespaces": namespaces,
+            "host_euid": os.geteuid(),
+            "uid": c.cell_uid,
+            "gid": c.cell_gid,
+            "disk_bytes": c.cell_disk_mb * MIB,
+            "private_dirs": c.private_dirs,
+            "hidden": [os.path.expanduser(p) for p in c.hidden_paths],
+            "workdir_root": self._workdir_root,
+            "rlimit_nproc": self._cgroups is None,
+            "preload": c.preload,
+            "limits": {
+                "cpu_s": cpu_limit_s(c),
+                "memory_bytes": c.memory_mb * MIB,
+                "nproc": c.max_processes,
+                "fsize_bytes": c.max_file_size_mb * MIB,
+            },
+        }
+
+    def _probe(self, zygote: Zygote) -> Protections | str:
+        """Run the probe cell; its observations, or why it did not run cleanly."""
+        cgroup = self._cgroups.create(self.config.max_processes) if self._cgroups else None
+        try:
+            run = CellRun(zygote, PROBE_CELL, cgroup, 1 << 20)
+            try:
+                run.wait_blocking(_PROBE_TIMEOUT_S)
+                statuses = run.statuses()
+                out, err = bytes(run.buffers[run.stdout]), bytes(run.buffers[run.stderr])
+            finally:
+                run.close()
+        except (OSError, ZygoteError) as error:
+            return f"the probe cell could not start: {error}"
+        finally:
+            if cgroup is not None and self._cgroups is not None:
+                self._cgroups.remove(cgroup)
+        if not statuses or statuses[-1] != {"exit": 0}:
+            return f"the probe cell failed: {statuses} {err.decode(errors='replace')[-2000:]}"
+        applied = next((s["applied"] for s in statuses if "applied" in s), [])
+        cell_uid_is_root = zygote.cell_spec["uid"] == 0 and os.geteuid() == 0
+        limit = "cgroup" if self._cgroups else ("none" if cell_uid_is_root else "rlimit")
+        return observe({**zygote.cell_spec, "host_euid": os.geteuid()}, json.loads(out), applied, limit)
+
+    def _check(self, found: Protections) -> None:
+        c = self.config
+        if c.isolation == "required" and found.missing:
+            raise RuntimeError("local sandbox isolation is required but incomplete: " + found.line())
+        lacking = found.not_held(c.require)
+        if lacking:
+            raise RuntimeError(
+                f"sandbox.require lists {', '.join(lacking)}, which this host does not provide ("
+                + "; ".join(f"{name}: {found.missing[name]}" for name in lacking)
+                + "). Run where the kernel allows it (README: local sandbox), or remove it from sandbox.require."
+            )
+        if found.missing and c.isolation == "best_effort":
+            log.warning(found.line())
+        else:
+            log.info(found.line())
+
+    # ------------------------------------------------------------------------------------------ cells
 
     async def run(self, code: str) -> SandboxResult:
         async with self._slots:
             started = time.monotonic()
-            workdir = Path(tempfile.mkdtemp(prefix="t3rl-cell-"))
             cgroup: Path | None = None
             try:
                 if self._cgroups is not None:
                     cgroup = self._cgroups.create(self.config.max_processes)
-                return await self._run(code, workdir, cgroup, started)
-            except OSError as err:
-                failed: _Verdict = ("sandbox_error", None, f"could not prepare the cell: {err}")
-                return _result(failed, b"", b"", started)
-            finally:
+                run = CellRun(self._zygote, code, cgroup, self.config.max_output_bytes)
+            except (OSError, ZygoteError) as err:
                 if cgroup is not None and self._cgroups is not None:
                     self._cgroups.remove(cgroup)
-                shutil.rmtree(workdir, ignore_errors=True)
+                return _result(("sandbox_error", None, f"could not prepare the cell: {err}"), b"", b"", started)
+            try:
+                in_time = await run.wait_async(self.config.timeout_s)
+                verdict = self._classify(run, in_time)
+                out, err_ = bytes(run.buffers[run.stdout]), bytes(run.buffers[run.stderr])
+            finally:
+                run.close()
+                if cgroup is not None and self._cgroups is not None:
+                    self._cgroups.remove(cgroup)
+            return _result(verdict, out, err_, started)
 
-    async def aclose(self) -> None:
-        self.close_cgroups()
-
-    def close_cgroups(self) -> None:
-        if self._cgroups is not None:
-            self._cgroups.close()
-
-    async def _run(self, code: str, workdir: Path, cgroup: Path | None, started: float) -> SandboxResult:
-        read_fd, write_fd = os.pipe()
-        spec = cell_spec(self.config, workdir, write_fd, readonly=self.isolation.readonly_root, cgroup=cgroup)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *cell_command(self.python, self.isolation.prefix, spec),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=cell_env(self.config, workdir),
-                cwd=workdir,
-                pass_fds=(write_fd,),
-                start_new_session=True,
-            )
-        except OSError:
-            os.close(read_fd)
-            raise
-        finally:
-            os.close(write_fd)
-        run = _CellRun(proc, self.config.max_output_bytes)
-        try:
-            ended_by = await run.complete(code.encode(), self.config.timeout_s)
-        finally:
-            # Also after a normal end: background processes left in the group go too.
-            run.kill()
-            await proc.wait()
-            status = read_status(read_fd)
-        return _result(self._classify(run, ended_by, status), run.stdout, run.stderr, started)
-
-    def _classify(self, run: _CellRun, ended_by: str | None, raw_status: bytes) -> _Verdict:
+    def _classify(self, run: CellRun, in_time: bool) -> _Verdict:
         c = self.config
-        if ended_by == "timeout":
+        if not in_time:
             return "timeout", None, f"wall-clock limit of {c.timeout_s:g} s exceeded"
-        if ended_by == "output":
+        if run.overflowed:
             return "output_limit", None, f"output exceeded {c.max_output_bytes} bytes"
-        try:
-            status: dict[str, Any] = json.loads(raw_status)
-        except ValueError:
-            return "sandbox_error", None, f"the cell supervisor died (exit {run.proc.returncode})"
-        if "setup_error" in status:
-            return "sandbox_error", None, f"sandbox setup failed: {status['setup_error']}"
-        if "signal" in status:
-            sig = signal.Signals(status["signal"])
+        statuses = run.statuses()
+        final = statuses[-1] if statuses else {}
+        failed = next((s["setup_error"] for s in statuses if "setup_error" in s), None)
+        if failed is not None:
+            return "sandbox_error", None, f"sandbox setup failed: {failed}"
+        applied = next((s["applied"] for s in statuses if "applied" in s), None)
+        if applied is not None and not set(self._cell_layers) <= set(applied):
+            return "sandbox_error", None, f"the cell ran without {set(self._cell_layers) - set(applied)}"
+        if "signal" in final:
+            sig = signal.Signals(final["signal"])
             if sig == signal.SIGXCPU:
                 return "timeout", -sig, f"CPU-time limit of {cpu_limit_s(c)} s exceeded"
             return "error", -sig, f"killed by {sig.name}"
-        code = int(status["exit"])
+        if "exit" not in final:
+            return "sandbox_error", None, "the cell's supervisor died without a verdict"
+        code = int(final["exit"])
         if code == 0:
             return "success", 0, None
         reason = f"exit code {code}"
-        if _last_line(run.stderr).startswith("MemoryError"):
+        if _last_line(run.buffers[run.stderr]).startswith("MemoryError"):
             reason += f" (MemoryError: address-space limit of {c.memory_mb} MiB)"
         return "error", code, reason
 
+    async def aclose(self) -> None:
+        self._release()
 
-class _CellRun:
-    """One started cell: feeds its source, collects capped output, enforces the wall clock."""
+    def _release(self) -> None:
+        zygote = getattr(self, "_zygote", None)
+        if zygote is not None:
+            zygote.close()
+        if self._cgroups is not None:
+            self._cgroups.close()
+        shutil.rmtree(self._workdir_root, ignore_errors=True)
 
-    def __init__(self, proc: asyncio.subprocess.Process, cap: int) -> None:
-        self.proc, self.cap = proc, cap
-        self.stdout, self.stderr = bytearray(), bytearray()
-        self.overflowed = False
 
-    async def complete(self, source: bytes, timeout_s: float) -> Literal["timeout", "output"] | None:
-        """None when the cell ended by itself, else what ended it."""
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        drains = [
-            asyncio.create_task(self._drain(self.proc.stdout, self.stdout)),
-            asyncio.create_task(self._drain(self.proc.stderr, self.stderr)),
-        ]
-        timed_out = False
-        try:
-            await asyncio.wait_for(self._feed_and_wait(source), timeout_s)
-        except TimeoutError:
-            timed_out = True
-            self.kill()
-        finally:
-            await self._finish(drains)
-        if self.overflowed:
-            return "output"
-        return "timeout" if timed_out else None
+def cpu_limit_s(config: LocalSandboxConfig) -> int:
+    return config.cpu_time_s or math.ceil(config.timeout_s)
 
-    async def _feed_and_wait(self, source: bytes) -> None:
-        assert self.proc.stdin is not None
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.proc.stdin.write(source)
-            await self.proc.stdin.drain()
-            self.proc.stdin.close()
-        await self.proc.wait()
 
-    async def _drain(self, stream: asyncio.StreamReader, into: bytearray) -> None:
-        while chunk := await stream.read(_READ_CHUNK):
-            room = self.cap - len(into)
-            into += chunk[:room]
-            if len(chunk) > room:
-                self.overflowed = True
-                self.kill()
-                return
-
-    async def _finish(self, drains: list[asyncio.Task[None]]) -> None:
-        """Let the readers reach end-of-file; past a grace period kill everything and stop reading."""
-        _, pending = await asyncio.wait(drains, timeout=_DRAIN_GRACE_S)
-        if pending:
-            self.kill()
-            _, pending = await asyncio.wait(pending, timeout=_DRAIN_GRACE_S)
-        for task in pending:
-            task.cancel()
-
-    def kill(self) -> None:
-        """SIGKILL the cell's process group (unshare, the supervisor; the PID namespace takes the rest)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+def cell_env(config: LocalSandboxConfig) -> dict[str, str]:
+    """Only allow-listed variables survive (no API keys or tokens), then the configured ones."""
+    env = {k: os.environ[k] for k in config.env_allowlist if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(HOME="/tmp", TMPDIR="/tmp")
+    env.update(config.env)
+    return env
 
 
 def _result(verdict: _Verdict, out: bytes, err: bytes, started: float) -> SandboxResult:

@@ -1,0 +1,212 @@
+"""One cell, forked from the zygote: its three processes and the confinement it applies to itself.
+
+    zygote ─fork→ starter ─unshare(mount, PID), cell tmpfs, fork→ init (PID 1) ─fork→ cell
+                  (exits)                                        waits, reports   confines itself, runs
+
+The starter reads the source and enters a fresh mount and PID namespace; init (PID 1 of that PID
+namespace, still privileged) mounts /proc and waits for the cell or for t3rl to drop the lifeline,
+whichever comes first; when init exits the kernel kills every process left in the namespace. The
+cell drops to the unprivileged uid, sets no_new_privs, Landlock and seccomp, then runs the source.
+
+Wire format (all pipes t3rl made and passed through the zygote): the lifeline carries an 8-byte
+length and the source, then stays open as long as t3rl wants the cell alive. The status pipe gets
+JSON lines: first {"applied": [layers]} from the cell, then {"exit": n} or {"signal": n} from init,
+or {"setup_error": "..."} from whichever step failed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+from dataclasses import dataclass
+
+from . import landlock, mounts, privileges, seccomp
+from .libc import CLONE_NEWNS, CLONE_NEWPID, unshare
+
+CELL_FILENAME = "<cell>"
+
+
+@dataclass(frozen=True)
+class Pipes:
+    lifeline: int
+    stdout: int
+    stderr: int
+    status: int
+    # t3rl's open cgroup.procs of the cell's pids cgroup, or None.
+    cgroup: int | None
+
+    def all(self) -> list[int]:
+        return [self.lifeline, self.stdout, self.stderr, self.status, *([self.cgroup] if self.cgroup else [])]
+
+
+def start(spec: dict, pipes: Pipes) -> None:
+    """The starter (a fresh child of the zygote); never returns."""
+    try:
+        code = _read_source(pipes.lifeline)
+        if pipes.cgroup is not None:
+            os.write(pipes.cgroup, b"0")
+            os.close(pipes.cgroup)
+        if spec["namespaces"]:
+            unshare(CLONE_NEWNS | CLONE_NEWPID)
+            mounts.mount_cell_dir(spec["disk_bytes"], spec["uid"], spec["gid"])
+            workdir = mounts.CELL_DIR
+        else:
+            workdir = os.path.join(spec["workdir_root"], f"cell-{os.getpid()}")
+            os.mkdir(workdir, 0o700)
+            if spec["setuid"]:
+                os.chown(workdir, spec["uid"], spec["gid"])
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        if os.fork() == 0:
+            _init(spec, pipes, code, workdir)
+    except BaseException as err:  # noqa: BLE001 — whatever failed, t3rl must hear of it, not hang
+        report(pipes.status, {"setup_error": f"{type(err).__name__}: {err}"})
+    os._exit(0)
+
+
+def _read_source(fd: int) -> str:
+    header = _read_exactly(fd, 8)
+    return _read_exactly(fd, int.from_bytes(header, "little")).decode("utf-8", errors="replace")
+
+
+def _read_exactly(fd: int, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            raise EOFError("t3rl closed the cell's source pipe early")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def report(fd: int, message: dict) -> None:
+    with contextlib.suppress(OSError):
+        os.write(fd, json.dumps(message).encode() + b"\n")
+
+
+def _init(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
+    """PID 1 of the cell's namespace (or a plain parent without namespaces); never returns."""
+    try:
+        if spec["namespaces"]:
+            mounts.mount_proc()
+        cell = os.fork()
+        if cell == 0:
+            _cell(spec, pipes, code, workdir)
+        os.close(pipes.stdout)
+        os.close(pipes.stderr)
+        outcome = _wait(cell, pipes.lifeline)
+    except BaseException as err:  # noqa: BLE001
+        report(pipes.status, {"setup_error": f"{type(err).__name__}: {err}"})
+        os._exit(0)
+    if outcome is not None:
+        report(pipes.status, outcome)
+    # Without a PID namespace, at least the cell's own process group goes with it, and its directory.
+    with contextlib.suppress(OSError):
+        os.killpg(cell, signal.SIGKILL)
+    if not spec["namespaces"]:
+        shutil.rmtree(workdir, ignore_errors=True)
+    os._exit(0)
+
+
+def _wait(cell: int, lifeline: int) -> dict | None:
+    """The cell's exit as a status message; None when t3rl dropped the lifeline first."""
+    pidfd = os.pidfd_open(cell)
+    poll = select.poll()
+    poll.register(pidfd, select.POLLIN)
+    poll.register(lifeline, select.POLLIN)
+    while True:
+        ready = dict(poll.poll())
+        if pidfd in ready:
+            break
+        if lifeline in ready:
+            return None
+    _, wait_status = os.waitpid(cell, 0)
+    code = os.waitstatus_to_exitcode(wait_status)
+    return {"exit": code} if code >= 0 else {"signal": -code}
+
+
+def _cell(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
+    """The cell: confine, then run the source as __main__; never returns."""
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(pipes.stdout, 1)
+        os.dup2(pipes.stderr, 2)
+        for fd in (null, pipes.stdout, pipes.stderr, pipes.lifeline):
+            os.close(fd)
+        applied = confine(spec, workdir)
+        os.chdir(workdir)
+        os.environ.update(HOME=workdir, TMPDIR=workdir)
+    except BaseException as err:  # noqa: BLE001
+        report(pipes.status, {"setup_error": f"{type(err).__name__}: {err}"})
+        os._exit(0)
+    report(pipes.status, {"applied": applied})
+    os.close(pipes.status)
+    _finish(_run(code))
+
+
+def confine(spec: dict, workdir: str) -> list[str]:
+    """Apply the cell-side layers the spec asks for, in the order they depend on; the names applied."""
+    applied = []
+    privileges.set_limits(spec["limits"], nproc=spec["rlimit_nproc"])
+    if spec["drop_privileges"]:
+        privileges.drop_bounding_set()
+        if spec["setuid"]:
+            privileges.become(spec["uid"], spec["gid"])
+        privileges.drop_capabilities()
+        privileges.set_no_new_privs()
+        applied.append("user")
+    if spec["landlock_abi"]:
+        landlock.restrict([workdir], [os.devnull], spec["landlock_abi"])
+        applied.append("landlock")
+    if spec["seccomp"]:
+        seccomp.install()
+        applied.append("seccomp")
+    return applied
+
+
+def _run(code: str) -> int:
+    """Execute the cell as `__main__`; returns the exit code Python itself would give it."""
+    namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
+    try:
+        exec(compile(code, CELL_FILENAME, "exec"), namespace)
+    except SystemExit as exit_:
+        if exit_.code is None or isinstance(exit_.code, int):
+            return exit_.code or 0
+        print(exit_.code, file=sys.stderr)
+        return 1
+    except BaseException as exc:
+        # Imported only now: they cost milliseconds on every cell otherwise.
+        import linecache
+        import traceback
+
+        linecache.cache[CELL_FILENAME] = (len(code), None, code.splitlines(keepends=True), CELL_FILENAME)
+        # Skip this function's frame: the traceback starts in the cell.
+        tb = exc.__traceback__.tb_next if exc.__traceback__ else None
+        traceback.print_exception(type(exc), exc, tb)
+        return 1
+    return 0
+
+
+def _finish(exit_code: int) -> None:
+    """Exit without the interpreter's teardown, doing by hand the parts a cell can observe.
+
+    A normal teardown in a forked child touches every inherited page (copy-on-write) and takes tens of
+    milliseconds; waiting for the cell's threads, atexit handlers and flushing stdio is what matters.
+    """
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()  # type: ignore[attr-defined]
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(exit_code & 0xFF)

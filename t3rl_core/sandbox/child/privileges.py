@@ -1,0 +1,64 @@
+"""Turn a forked cell into an unprivileged process: no capabilities, an unprivileged uid/gid without
+supplementary groups, `no_new_privs`, resource limits."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+
+from .libc import LIBC, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, check, prctl
+
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [(field, ctypes.c_uint32) for field in ("effective", "permitted", "inheritable")]
+
+
+def drop_bounding_set() -> None:
+    """No capability can be regained by exec (needs CAP_SETPCAP: call before giving up the uid)."""
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        last_cap = int(f.read())
+    for cap in range(last_cap + 1):
+        prctl(PR_CAPBSET_DROP, cap)
+
+
+def drop_capabilities() -> None:
+    """Empty the current sets. Setuid away from root does that by itself; in a user namespace the cell
+    stays uid 0 of a namespace whose mounts it could otherwise remount writable."""
+    header, data = _CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    check(LIBC.capset(ctypes.byref(header), data), "capset")
+
+
+def become(uid: int, gid: int) -> None:
+    """Real, effective and saved ids all set, groups emptied first (setgroups needs the privilege)."""
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+
+
+def set_no_new_privs() -> None:
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def set_limits(limits: dict[str, int], *, nproc: bool) -> None:
+    """`nproc`: apply RLIMIT_NPROC too (only without a pids cgroup: it counts every process of the uid)."""
+    wanted = {
+        resource.RLIMIT_CORE: (0, 0),
+        # SIGXCPU at the limit, SIGKILL one second later if the cell ignores it.
+        resource.RLIMIT_CPU: (limits["cpu_s"], limits["cpu_s"] + 1),
+        resource.RLIMIT_AS: (limits["memory_bytes"], limits["memory_bytes"]),
+        resource.RLIMIT_FSIZE: (limits["fsize_bytes"], limits["fsize_bytes"]),
+    }
+    if nproc:
+        wanted[resource.RLIMIT_NPROC] = (limits["nproc"], limits["nproc"])
+    for which, (soft, hard) in wanted.items():
+        _, current_hard = resource.getrlimit(which)
+        if current_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, current_hard), min(hard, current_hard)
+        resource.setrlimit(which, (soft, hard))

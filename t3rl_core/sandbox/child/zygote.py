@@ -1,0 +1,97 @@
+"""The zygote: one long-lived, pre-isolated interpreter per sandbox that forks a fresh cell per request.
+
+Starting an interpreter costs ~30 ms of CPU (most of it `site`); forking this one costs well under
+a millisecond, and every cell still starts from the same pristine state (the zygote never runs cell
+code). The zygote enters its network and mount namespaces once (a user namespace too when t3rl is not
+root), makes the filesystem read-only with private empty /tmp, /run, ... , then answers requests on
+its control socket: a JSON spec line with the cell's pipes attached (SCM_RIGHTS), one fork each.
+
+Started by `t3rl_core.sandbox.zygote_process` as `python -I -B -X utf8 -c <bootstrap> <spec json>`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+
+from . import cell, landlock, mounts, seccomp
+from .libc import CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, PR_SET_CHILD_SUBREAPER, prctl, unshare
+
+MAX_REQUEST = 1 << 16
+MAX_FDS = 5
+
+
+def _enter_namespaces(spec: dict) -> bool:
+    """Own network and mount namespaces (and a user namespace when not root); False if refused."""
+    as_root = os.geteuid() == 0
+    uid, gid = os.geteuid(), os.getegid()
+    try:
+        unshare(CLONE_NEWNS | CLONE_NEWNET | (0 if as_root else CLONE_NEWUSER))
+    except OSError:
+        return False
+    if not as_root:
+        # The only id a user namespace may map without a setuid helper is our own: it becomes root inside.
+        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+    # Everything the interpreter imports from, for a cell uid that is not the owner of those files.
+    exposed = [sys.base_prefix, sys.prefix, *sys.path] if as_root else []
+    mounts.prepare_zygote_root(spec["private_dirs"], spec["hidden"], exposed)
+    return True
+
+
+def configure(spec: dict) -> dict:
+    """Set up this process and work out what each cell will apply; the result goes back to t3rl."""
+    wanted = spec["isolation"] != "none"
+    host_root = os.geteuid() == 0
+    namespaces = wanted and spec["try_namespaces"] and _enter_namespaces(spec)
+    cell_spec = {
+        **spec,
+        "namespaces": namespaces,
+        "drop_privileges": wanted,
+        # A root host drops the cell to the configured uid; in a user namespace there is no other id
+        # to become, and the cell runs as the (unprivileged) user that started t3rl.
+        "setuid": wanted and host_root,
+        "landlock_abi": landlock.abi_version() if wanted else 0,
+        "seccomp": wanted and seccomp.supported(),
+    }
+    if not namespaces:
+        cell_spec["uid"], cell_spec["gid"] = (spec["uid"], spec["gid"]) if cell_spec["setuid"] else (0, 0)
+    return cell_spec
+
+
+def serve(ctl: socket.socket, spec: dict) -> None:
+    """Fork a starter per request until t3rl closes the control socket."""
+    # Cells' init processes are re-parented here when their starter exits, and reaped automatically.
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    while True:
+        message, fds, _, _ = socket.recv_fds(ctl, MAX_REQUEST, MAX_FDS)
+        if not message:
+            return
+        pipes = cell.Pipes(*fds[:4], cgroup=fds[4] if len(fds) > 4 else None)
+        try:
+            if os.fork() == 0:
+                ctl.close()
+                cell.start(spec, pipes)
+        except OSError as err:
+            cell.report(pipes.status, {"setup_error": f"fork: {err}"})
+        for fd in fds:
+            os.close(fd)
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    ctl = socket.socket(fileno=spec.pop("ctl_fd"))
+    try:
+        cell_spec = configure(spec)
+        for module in spec["preload"]:
+            __import__(module)
+    except Exception as err:  # noqa: BLE001 — reported to t3rl, which decides what to do
+        ctl.send(json.dumps({"error": f"{type(err).__name__}: {err}"}).encode())
+        return
+    ctl.send(json.dumps(cell_spec).encode())
+    serve(ctl, cell_spec)

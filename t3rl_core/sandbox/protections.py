@@ -1,0 +1,95 @@
+"""The protections a local sandbox has on this host, each one observed, not assumed.
+
+A probe cell runs through the real path at start-up and reports what it sees (its uid, interfaces,
+parent PID, read-only root, the size of its directory, its seccomp mode); the cell-side layers also
+report themselves on every cell, so a layer that stops applying turns into a sandbox error instead of
+silently vanishing. The result is one log line, a `sandbox` section of the run manifest, and the
+check behind `sandbox.require`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+Layer = Literal["user", "network", "pid", "mount", "disk", "seccomp", "landlock", "process_limit"]
+LAYERS: tuple[Layer, ...] = get_args(Layer)
+# The layers a cell applies to itself (and reports per cell); the rest are set up before it runs.
+CELL_LAYERS: frozenset[str] = frozenset({"user", "seccomp", "landlock"})
+
+WHAT_IS_LOST: dict[str, str] = {
+    "user": "cells run with the host uid: they read whatever t3rl's user can (as root: /etc/shadow)",
+    "network": "cells can open network connections",
+    "pid": "cells see and can signal other processes, and can leave processes behind",
+    "mount": "cells write wherever their uid may and reach unix sockets under /tmp and /run",
+    "disk": "no total disk cap per cell (only the per-file size limit)",
+    "seccomp": "cells can ptrace, create user namespaces and open unix sockets where the uid allows",
+    "landlock": "no second, kernel-enforced limit on where cells write, nor on signals and abstract sockets",
+    "process_limit": "fork bombs are stopped only by the wall-clock limit",
+}
+
+PROBE_CELL = """
+import json, os, socket
+def status(key):
+    with open("/proc/self/status") as f:
+        return next((line.split()[1] for line in f if line.startswith(key + ":")), None)
+disk = os.statvfs(".")
+print(json.dumps({
+    "uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(),
+    "no_new_privs": status("NoNewPrivs") == "1", "seccomp": status("Seccomp") == "2",
+    "interfaces": sorted(name for _, name in socket.if_nameindex()),
+    "ppid": os.getppid(),
+    "root_readonly": bool(os.statvfs("/").f_flag & os.ST_RDONLY),
+    "cwd_writable": os.access(".", os.W_OK),
+    "disk_bytes": disk.f_blocks * disk.f_frsize,
+}))
+"""
+
+
+@dataclass(frozen=True)
+class Protections:
+    """Layer → how it holds here, for the active ones; layer → what is lost, for the missing ones."""
+
+    active: dict[str, str]
+    missing: dict[str, str] = field(default_factory=dict)
+
+    def line(self) -> str:
+        """The start-up log line."""
+        held = ", ".join(f"{name} ({how})" for name, how in self.active.items()) or "none"
+        text = f"local sandbox protections: {held}"
+        if self.missing:
+            text += "; MISSING: " + "; ".join(f"{name}: {why}" for name, why in self.missing.items())
+        return text
+
+    def not_held(self, required: list[str]) -> list[str]:
+        return [name for name in required if name not in self.active]
+
+    def to_manifest(self) -> dict[str, Any]:
+        return {"active": dict(self.active), "missing": dict(self.missing)}
+
+
+def observe(cell_spec: dict[str, Any], seen: dict[str, Any], applied: list[str], process_limit: str) -> Protections:
+    """What holds, from the zygote's settings, the probe cell's observations and what the cell applied."""
+    active: dict[str, str] = {}
+    unprivileged = seen["uid"] != 0 or (cell_spec["host_euid"] != 0 and cell_spec["namespaces"])
+    if "user" in applied and unprivileged and seen["groups"] in ([], [seen["gid"]]) and seen["no_new_privs"]:
+        who = f"uid {seen['uid']}" if seen["uid"] else f"the invoking uid {cell_spec['host_euid']} via a user namespace"
+        active["user"] = f"{who}, no supplementary groups, no_new_privs, no capabilities"
+    if cell_spec["namespaces"] and set(seen["interfaces"]) <= {"lo"}:
+        active["network"] = "own network namespace, loopback down"
+    if seen["ppid"] == 1:
+        active["pid"] = "own PID namespace per cell"
+    if cell_spec["namespaces"] and seen["root_readonly"]:
+        active["mount"] = "read-only root; private empty /tmp, /run, /var/tmp, /dev/shm and configured paths"
+    if cell_spec["namespaces"] and seen["cwd_writable"] and seen["disk_bytes"] <= cell_spec["disk_bytes"]:
+        active["disk"] = f"cell dir is a {cell_spec['disk_bytes'] >> 20} MiB tmpfs"
+    if "seccomp" in applied and seen["seccomp"]:
+        active["seccomp"] = "ptrace, namespaces, AF_UNIX sockets, io_uring, keyrings, bpf refused"
+    if "landlock" in applied:
+        active["landlock"] = f"ABI {cell_spec['landlock_abi']}: writes only in the cell dir" + (
+            ", no TCP" if cell_spec["landlock_abi"] >= 4 else ""
+        ) + (", signals and abstract sockets scoped" if cell_spec["landlock_abi"] >= 6 else "")
+    if process_limit != "none":
+        active["process_limit"] = "pids cgroup" if process_limit == "cgroup" else "RLIMIT_NPROC of the cell uid"
+    missing = {name: WHAT_IS_LOST[name] for name in LAYERS if name not in active}
+    return Protections(active=active, missing=missing)
