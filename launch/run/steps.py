@@ -94,6 +94,8 @@ def write_run_dir(
     child launcher that records its own attempt) or "plan" (a `t3rl plan` output, never executed)."""
     from launch.config.secrets import scrub_text
     from launch.run.rundir import collect_manifest
+    from t3rl_core.sandbox.config import LocalSandboxConfig
+    from t3rl_core.sandbox.local import sandbox_manifest
 
     run = resolved.run
     number = None
@@ -117,6 +119,9 @@ def write_run_dir(
         config_dirs=config_dirs,
         created_at=previous.get("created_at"),
     )
+    local_sandbox = getattr(run.env, "sandbox", None)
+    if isinstance(local_sandbox, LocalSandboxConfig):
+        manifest["sandbox"] = sandbox_manifest(local_sandbox)
     run_dir.write_manifest(manifest)
     run_dir.write_plan_script(scrub_text(plan.render_script()))
 

@@ -50,7 +50,9 @@ class LocalSandboxConfig(SandboxConfig):
     cell_disk_mb: int = Field(64, ge=1)
     # Covered by private, empty, read-only mounts in every cell: where other programs keep unix sockets
     # and scratch files (docker.sock and dbus under /run, Ray's session sockets under /tmp).
-    private_dirs: list[str] = Field(default_factory=lambda: ["/tmp", "/run", "/var/run", "/var/tmp", "/dev/shm"])
+    private_dirs: list[str] = Field(
+        default_factory=lambda: ["/tmp", "/run", "/var/run", "/var/tmp", "/dev/shm"]
+    )
     # Modules the zygote imports once, so cells that use them start warm (e.g. [numpy, sympy]).
     preload: list[str] = Field(default_factory=list)
     # Paths covered by an empty directory (or /dev/null for files) inside the cell's read-only

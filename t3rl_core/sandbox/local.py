@@ -18,6 +18,7 @@ import math
 import os
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -76,7 +77,9 @@ class LocalSandbox(Sandbox):
                 return zygote, found
             errors.append(found)
             zygote.close()
-        raise RuntimeError(f"the local sandbox cannot run a Python cell with {self.python}: " + " | ".join(errors))
+        raise RuntimeError(
+            f"the local sandbox cannot run a Python cell with {self.python}: " + " | ".join(errors)
+        )
 
     def _zygote_spec(self, namespaces: bool) -> dict[str, Any]:
         c = self.config
@@ -132,7 +135,8 @@ class LocalSandbox(Sandbox):
             raise RuntimeError(
                 f"sandbox.require lists {', '.join(lacking)}, which this host does not provide ("
                 + "; ".join(f"{name}: {found.missing[name]}" for name in lacking)
-                + "). Run where the kernel allows it (README: local sandbox), or remove it from sandbox.require."
+                + "). Run where the kernel allows it (README: local sandbox security), "
+                + "or remove it from sandbox.require."
             )
         if found.missing and c.isolation == "best_effort":
             log.warning(found.line())
@@ -152,7 +156,9 @@ class LocalSandbox(Sandbox):
             except (OSError, ZygoteError) as err:
                 if cgroup is not None and self._cgroups is not None:
                     self._cgroups.remove(cgroup)
-                return _result(("sandbox_error", None, f"could not prepare the cell: {err}"), b"", b"", started)
+                return _result(
+                    ("sandbox_error", None, f"could not prepare the cell: {err}"), b"", b"", started
+                )
             try:
                 in_time = await run.wait_async(self.config.timeout_s)
                 verdict = self._classify(run, in_time)
@@ -204,6 +210,18 @@ class LocalSandbox(Sandbox):
         shutil.rmtree(self._workdir_root, ignore_errors=True)
 
 
+def sandbox_manifest(config: LocalSandboxConfig) -> dict[str, Any]:
+    """The run manifest's `sandbox` section: the protections a sandbox with `config` has on this host
+    (found by starting one; the rollout's own sandbox logs its line again wherever it runs)."""
+    entry: dict[str, Any] = {"probed_on": socket.gethostname()}
+    try:
+        sandbox = LocalSandbox(config)
+    except RuntimeError as err:
+        return {**entry, "error": str(err)}
+    sandbox._release()
+    return {**entry, **sandbox.protections.to_manifest()}
+
+
 def cpu_limit_s(config: LocalSandboxConfig) -> int:
     return config.cpu_time_s or math.ceil(config.timeout_s)
 
@@ -232,3 +250,7 @@ def _result(verdict: _Verdict, out: bytes, err: bytes, started: float) -> Sandbo
 def _last_line(text: bytes | bytearray) -> str:
     lines = text.decode("utf-8", errors="replace").strip().splitlines()
     return lines[-1] if lines else ""
+
+
+if __name__ == "__main__":
+    print(json.dumps(sandbox_manifest(LocalSandboxConfig()), indent=2))

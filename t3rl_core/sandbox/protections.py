@@ -68,12 +68,18 @@ class Protections:
         return {"active": dict(self.active), "missing": dict(self.missing)}
 
 
-def observe(cell_spec: dict[str, Any], seen: dict[str, Any], applied: list[str], process_limit: str) -> Protections:
+def observe(
+    cell_spec: dict[str, Any], seen: dict[str, Any], applied: list[str], process_limit: str
+) -> Protections:
     """What holds, from the zygote's settings, the probe cell's observations and what the cell applied."""
     active: dict[str, str] = {}
     unprivileged = seen["uid"] != 0 or (cell_spec["host_euid"] != 0 and cell_spec["namespaces"])
     if "user" in applied and unprivileged and seen["groups"] in ([], [seen["gid"]]) and seen["no_new_privs"]:
-        who = f"uid {seen['uid']}" if seen["uid"] else f"the invoking uid {cell_spec['host_euid']} via a user namespace"
+        who = (
+            f"uid {seen['uid']}"
+            if seen["uid"]
+            else f"the invoking uid {cell_spec['host_euid']} via a user namespace"
+        )
         active["user"] = f"{who}, no supplementary groups, no_new_privs, no capabilities"
     if cell_spec["namespaces"] and set(seen["interfaces"]) <= {"lo"}:
         active["network"] = "own network namespace, loopback down"
@@ -86,10 +92,14 @@ def observe(cell_spec: dict[str, Any], seen: dict[str, Any], applied: list[str],
     if "seccomp" in applied and seen["seccomp"]:
         active["seccomp"] = "ptrace, namespaces, AF_UNIX sockets, io_uring, keyrings, bpf refused"
     if "landlock" in applied:
-        active["landlock"] = f"ABI {cell_spec['landlock_abi']}: writes only in the cell dir" + (
-            ", no TCP" if cell_spec["landlock_abi"] >= 4 else ""
-        ) + (", signals and abstract sockets scoped" if cell_spec["landlock_abi"] >= 6 else "")
+        active["landlock"] = (
+            f"ABI {cell_spec['landlock_abi']}: writes only in the cell dir"
+            + (", no TCP" if cell_spec["landlock_abi"] >= 4 else "")
+            + (", signals and abstract sockets scoped" if cell_spec["landlock_abi"] >= 6 else "")
+        )
     if process_limit != "none":
-        active["process_limit"] = "pids cgroup" if process_limit == "cgroup" else "RLIMIT_NPROC of the cell uid"
+        active["process_limit"] = (
+            "pids cgroup" if process_limit == "cgroup" else "RLIMIT_NPROC of the cell uid"
+        )
     missing = {name: WHAT_IS_LOST[name] for name in LAYERS if name not in active}
     return Protections(active=active, missing=missing)

@@ -61,7 +61,9 @@ class Zygote:
             proc.kill()
             _, err = proc.communicate()
             ours.close()
-            why = reply.get("error") or f"it exited ({proc.returncode}): {err.decode(errors='replace')[-2000:]}"
+            why = (
+                reply.get("error") or f"it exited ({proc.returncode}): {err.decode(errors='replace')[-2000:]}"
+            )
             raise ZygoteError(f"the sandbox zygote under {self.python} did not start: {why}")
         assert proc.stderr is not None
         proc.stderr.close()  # nothing reads it from here on; a crash shows as a dead zygote

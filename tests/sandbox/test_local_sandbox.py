@@ -1,7 +1,9 @@
 """Hostile cells against the local sandbox: each is stopped by its limit with a clear result, leaves
 nothing behind, and the sandbox serves the next cell.
 
-Protections the machine cannot provide (the isolation probe reports them) skip the tests that need them.
+Protections the machine cannot provide (the start-up probe reports them) skip the tests that need them.
+The attacks issue 10 lists (root-only files, host unix sockets, disk, ptrace, user namespaces) are in
+test_sandbox_attacks.py; each layer on its own in test_sandbox_layers.py.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -62,7 +65,9 @@ def run_hostile(code: str, **overrides: object) -> SandboxResult:
         try:
             result = await sandbox.run(code)
             zygote = sandbox._zygote.proc.pid  # the one process meant to outlive cells
-            assert [p for p in processes_with(marker) if p != zygote] == [], "processes of the cell survived it"
+            assert [p for p in processes_with(marker) if p != zygote] == [], (
+                "processes of the cell survived it"
+            )
             after = await sandbox.run("print('still serving')")
             assert (after.status, after.stdout) == ("success", "still serving\n"), after
             return result
@@ -73,10 +78,11 @@ def run_hostile(code: str, **overrides: object) -> SandboxResult:
 
 
 @pytest.fixture(scope="module")
-def isolation():
+def active() -> dict[str, str]:
+    """The protections in force here: layer name → how it holds."""
     sandbox, _ = make()
     asyncio.run(sandbox.aclose())
-    return sandbox.protections
+    return sandbox.protections.active
 
 
 # -------------------------------------------------------------------------------------- ordinary cells
@@ -98,11 +104,18 @@ def test_output_exit_code_and_traceback():
     assert (r.status, r.exit_code) == ("error", 3)
 
 
-def test_working_directory_is_empty_writable_and_removed():
-    r = run_hostile("import os\nprint(os.getcwd())\nprint(os.listdir('.'))\nopen('a.txt', 'w').write('ok')")
-    cwd, listing = r.stdout.splitlines()
-    assert r.status == "success" and listing == "[]"
-    assert not Path(cwd).exists()
+def test_working_directory_is_empty_writable_and_fresh_per_cell():
+    code = "import os\nprint(os.listdir('.'))\nopen('a.txt', 'w').write('ok')\nprint(os.listdir('.'))"
+    sandbox, _ = make()
+
+    async def go() -> list[SandboxResult]:
+        try:
+            return [await sandbox.run(code) for _ in range(2)]
+        finally:
+            await sandbox.aclose()
+
+    for r in asyncio.run(go()):  # the second cell does not see the first one's file
+        assert (r.status, r.stdout.splitlines()) == ("success", ["[]", "['a.txt']"]), r
 
 
 # ------------------------------------------------------------------------------------------- hostile
@@ -134,8 +147,8 @@ def test_memory_bomb_hits_the_address_space_limit():
     assert r.error == "exit code 1 (MemoryError: address-space limit of 256 MiB)"
 
 
-def test_fork_bomb_hits_the_process_limit(isolation):
-    if isolation.process_limit == "none":
+def test_fork_bomb_hits_the_process_limit(active):
+    if "process_limit" not in active:
         pytest.skip("no process limit here (root without a writable pids cgroup)")
     r = run_hostile("import os\nwhile True:\n    os.fork()")
     assert r.status in ("error", "timeout"), r
@@ -162,29 +175,31 @@ def test_file_size_limit():
     assert r.stderr.rstrip().splitlines()[-1] == "OSError: [Errno 27] File too large"
 
 
-def test_writing_outside_the_working_directory_fails(isolation, tmp_path):
-    if not isolation.readonly_root:
+def test_writing_outside_the_working_directory_fails(active, tmp_path):
+    if "mount" not in active:
         pytest.skip("no read-only filesystem here")
-    tmp_target = Path("/tmp") / f"t3rl-escape-{uuid.uuid4().hex}"
     own_target = tmp_path / "escape.txt"
     code = (
         "import os\n"
-        f"for path in [os.path.join('..', 'escape.txt'), {str(tmp_target)!r}, {str(own_target)!r}]:\n"
+        f"for path in [os.path.join('..', 'escape.txt'), '/var/tmp/escape.txt', '/etc/escape.txt']:\n"
         "    try:\n"
         "        open(path, 'w').write('pwned')\n"
         "        print('wrote', path)\n"
         "    except OSError as err:\n"
         "        print('refused', err.strerror)\n"
+        # The host's /tmp (where tmp_path lives) is not even visible: the cell's /tmp is its own.
+        f"print(os.path.exists({str(tmp_path)!r}))\n"
     )
     r = run_hostile(code)
     assert r.status == "success"
-    assert r.stdout.splitlines() == ["refused Read-only file system"] * 3
-    assert not tmp_target.exists() and not own_target.exists()
+    assert r.stdout.splitlines() == ["refused Read-only file system"] * 3 + ["False"]
+    assert not own_target.exists() and not Path("/escape.txt").exists()
 
 
-def test_credential_files_are_hidden(isolation, tmp_path):
-    if not isolation.readonly_root:
+def test_credential_files_are_hidden(active, visible_dir):
+    if "mount" not in active:
         pytest.skip("no mount namespace here")
+    tmp_path = visible_dir
     (tmp_path / "creds").mkdir()
     (tmp_path / "creds" / "key").write_text("secret-key")
     (tmp_path / "token").write_text("secret-token")
@@ -198,8 +213,8 @@ def test_credential_files_are_hidden(isolation, tmp_path):
     assert (tmp_path / "token").read_text() == "secret-token"  # hidden from the cell, untouched outside
 
 
-def test_network_connections_fail(isolation):
-    if not isolation.network:
+def test_network_connections_fail(active):
+    if "network" not in active:
         pytest.skip("no network namespace here")
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -209,7 +224,11 @@ def test_network_connections_fail(isolation):
     try:
         r = run_hostile(f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1)")
         assert r.status == "error"
-        assert r.stderr.rstrip().splitlines()[-1] == "OSError: [Errno 101] Network is unreachable"
+        # Landlock refuses the TCP connect before routing would (ABI 4+); else the empty namespace does.
+        assert r.stderr.rstrip().splitlines()[-1] in (
+            "PermissionError: [Errno 13] Permission denied",
+            "OSError: [Errno 101] Network is unreachable",
+        )
         with pytest.raises(BlockingIOError):
             listener.accept()  # nobody connected
     finally:
@@ -231,32 +250,39 @@ def test_secrets_in_the_environment_are_not_visible(monkeypatch):
     assert r.stdout.splitlines()[0] == "None"
 
 
-def test_killing_the_parent_does_not_reach_t3rl(isolation):
-    code = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint('alive')\n"
-    if isolation.pid_namespace:
-        # Inside a PID namespace the test process is not even addressable.
-        code += f"try:\n    os.kill({os.getpid()}, signal.SIGKILL)\n"
-        code += "except OSError as err:\n    print(err.strerror)\n"
+def test_killing_the_parent_does_not_reach_t3rl(active):
+    code = (
+        "import os, signal\n"
+        f"for pid in (os.getppid(), {os.getpid()}):\n"
+        "    try:\n"
+        "        os.kill(pid, signal.SIGKILL)\n"
+        "        print('sent')\n"
+        "    except OSError as err:\n"
+        "        print(err.strerror)\n"
+    )
     r = run_hostile(code)
     # This test process (the "server") is still running, and the sandbox served the next cell.
-    if isolation.pid_namespace:
-        assert r.status == "success" and r.stdout.splitlines() == ["alive", "No such process"]
+    if "pid" in active and "user" in active:
+        # The supervisor is root (another uid); the test process is outside the PID namespace.
+        assert (r.status, r.stdout.splitlines()) == (
+            "success",
+            ["Operation not permitted", "No such process"],
+        )
     else:
-        assert r.status == "sandbox_error"  # the cell killed its own supervisor, nothing above it
+        assert r.status in ("success", "sandbox_error")
 
 
 # ------------------------------------------------------------------------------------------ serving
 
 
-def test_probe_uses_what_the_kernel_offers(isolation):
+def test_probe_uses_what_the_kernel_offers(active):
     """Where unshare can create the namespaces, the probe must end up with all of them in force."""
     unshare = shutil.which("unshare")
     user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
     namespaces = ["--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
     if unshare is None or subprocess.run([unshare, *user, *namespaces, "true"]).returncode != 0:
         pytest.skip("this kernel or container does not allow the namespaces")
-    assert (isolation.network, isolation.pid_namespace, isolation.readonly_root) == (True, True, True)
-    assert isolation.process_limit != "none" or os.geteuid() == 0
+    assert {"network", "pid", "mount", "disk", "user", "process_limit"} <= set(active)
 
 
 def test_concurrency_is_bounded():
@@ -276,8 +302,10 @@ def test_concurrency_is_bounded():
     assert most_at_once <= 2
 
 
-def test_required_isolation_refuses_to_run_without_it(isolation):
-    if isolation.missing():
+def test_required_isolation_refuses_to_run_without_it(active):
+    sandbox, _ = make()
+    asyncio.run(sandbox.aclose())
+    if sandbox.protections.missing:
         with pytest.raises(RuntimeError, match="isolation is required"):
             make(isolation="required")
     else:
@@ -299,10 +327,30 @@ def test_an_interpreter_that_cannot_start_is_refused_at_construction():
         LocalSandbox(config)
 
 
+def test_a_dead_zygote_is_restarted_and_the_cell_runs():
+    sandbox, _ = make()
+
+    async def go() -> SandboxResult:
+        try:
+            first = sandbox._zygote.proc.pid
+            os.kill(first, signal.SIGKILL)
+            sandbox._zygote.proc.wait()
+            result = await sandbox.run("print('after restart')")
+            assert sandbox._zygote.proc.pid != first
+            return result
+        finally:
+            await sandbox.aclose()
+
+    r = asyncio.run(go())
+    assert (r.status, r.stdout) == ("success", "after restart\n")
+
+
 def test_a_cell_that_cannot_start_is_a_sandbox_error():
     sandbox, _ = make()
-    sandbox.python = "/nonexistent/python"  # e.g. the interpreter vanished after the probe
+    sandbox._zygote.python = "/nonexistent/python"  # the interpreter vanished after start-up...
+    os.kill(sandbox._zygote.proc.pid, signal.SIGKILL)  # ...and the zygote died
+    sandbox._zygote.proc.wait()
     result = asyncio.run(sandbox.run("print(1)"))
     asyncio.run(sandbox.aclose())
     assert result.status == "sandbox_error" and result.exit_code is None
-    assert result.error.startswith(("could not prepare the cell", "the cell supervisor died"))
+    assert result.error.startswith("could not prepare the cell: cannot start /nonexistent/python")

@@ -65,7 +65,7 @@ def start(spec: dict, pipes: Pipes) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         if os.fork() == 0:
             _init(spec, pipes, code, workdir)
-    except BaseException as err:  # noqa: BLE001 — whatever failed, t3rl must hear of it, not hang
+    except BaseException as err:
         report(pipes.status, {"setup_error": f"{type(err).__name__}: {err}"})
     os._exit(0)
 
@@ -102,7 +102,7 @@ def _init(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
         os.close(pipes.stdout)
         os.close(pipes.stderr)
         outcome = _wait(cell, pipes.lifeline)
-    except BaseException as err:  # noqa: BLE001
+    except BaseException as err:
         report(pipes.status, {"setup_error": f"{type(err).__name__}: {err}"})
         os._exit(0)
     if outcome is not None:
@@ -145,7 +145,7 @@ def _cell(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
         applied = confine(spec, workdir)
         os.chdir(workdir)
         os.environ.update(HOME=workdir, TMPDIR=workdir)
-    except BaseException as err:  # noqa: BLE001
+    except BaseException as err:
         report(pipes.status, {"setup_error": f"{type(err).__name__}: {err}"})
         os._exit(0)
     report(pipes.status, {"applied": applied})
@@ -165,7 +165,8 @@ def confine(spec: dict, workdir: str) -> list[str]:
         privileges.set_no_new_privs()
         applied.append("user")
     if spec["landlock_abi"]:
-        landlock.restrict([workdir], [os.devnull], spec["landlock_abi"])
+        writable = [workdir, mounts.SHM_DIR] if spec["namespaces"] else [workdir]
+        landlock.restrict(writable, [os.devnull], spec["landlock_abi"])
         applied.append("landlock")
     if spec["seccomp"]:
         seccomp.install()

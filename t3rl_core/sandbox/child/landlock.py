@@ -65,14 +65,21 @@ def restrict(writable_dirs: list[str], writable_files: list[str], abi: int) -> N
         attr.net, size = NET_BIND_TCP | NET_CONNECT_TCP, 16
     if abi >= 6:
         attr.scoped, size = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL, 24
-    ruleset = check(syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0), "landlock ruleset")
+    ruleset = check(
+        syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0), "landlock ruleset"
+    )
     try:
-        rules = [(path, writes) for path in writable_dirs] + [(p, writes & _FILE_RIGHTS) for p in writable_files]
+        rules = [(path, writes) for path in writable_dirs] + [
+            (p, writes & _FILE_RIGHTS) for p in writable_files
+        ]
         for path, allowed in rules:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             try:
                 rule = _PathBeneath(allowed, fd)
-                check(syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0), f"landlock rule {path}")
+                check(
+                    syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0),
+                    f"landlock rule {path}",
+                )
             finally:
                 os.close(fd)
         check(syscall(SYS_RESTRICT_SELF, ruleset, 0), "landlock restrict_self")

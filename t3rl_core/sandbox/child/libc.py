@@ -27,9 +27,15 @@ def check(result: int, what: str) -> int:
     return result
 
 
-def mount(source: str | None, target: str, flags: int, fstype: str | None = None, data: str | None = None) -> None:
+def mount(
+    source: str | None, target: str, flags: int, fstype: str | None = None, data: str | None = None
+) -> None:
     args = [x.encode() if x else None for x in (source, target, fstype)]
     check(LIBC.mount(*args, ctypes.c_ulong(flags), data.encode() if data else None), f"mount {target}")
+
+
+def umount_detached(target: str) -> None:
+    check(LIBC.umount2(target.encode(), 2), f"umount {target}")  # MNT_DETACH
 
 
 def unshare(flags: int) -> None:

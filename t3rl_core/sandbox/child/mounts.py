@@ -3,8 +3,8 @@
 Once per zygote: every mount made private, empty tmpfs mounts over the places where other programs
 keep sockets and scratch files (`/tmp`, `/run`, `/var/tmp`, `/dev/shm`, configured extras), the
 hidden credential paths covered, then every mount remounted read-only. Per cell (in its own mount
-namespace, a copy of the zygote's): a size-capped tmpfs owned by the cell's uid over `/tmp`, the only
-writable place, and a `/proc` of the cell's own PID namespace.
+namespace, a copy of the zygote's): one size-capped tmpfs owned by the cell's uid, shown at `/tmp`
+and `/dev/shm`, the only writable places, and a `/proc` of the cell's own PID namespace.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from .libc import mount
+from .libc import mount, umount_detached
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_MOVE, MS_REC = 1024, 2048, 4096, 8192, 16384
@@ -27,7 +27,10 @@ KEPT_FLAGS = {
     os.ST_NODIRATIME: MS_NODIRATIME,
     os.ST_RELATIME: MS_RELATIME,
 }
-CELL_DIR = "/tmp"
+CELL_DIR, SHM_DIR = "/tmp", "/dev/shm"
+# Where a cell's tmpfs is assembled before its parts are bound into place (the zygote's empty /run
+# shows again once it is unmounted).
+STAGING = "/run"
 # Inodes of the cell's tmpfs: plenty for real work, a bound on a cell creating millions of empty files.
 CELL_INODES = 65536
 
@@ -106,9 +109,17 @@ def expose(paths: list[str]) -> None:
 
 
 def mount_cell_dir(size_bytes: int, uid: int, gid: int) -> None:
-    """The cell's writable directory: a fresh tmpfs whose size is the cell's total disk allowance."""
-    options = f"size={size_bytes},nr_inodes={CELL_INODES},mode=0700,uid={uid},gid={gid}"
-    mount("tmpfs", CELL_DIR, MS_NOSUID | MS_NODEV, "tmpfs", options)
+    """The cell's writable places, /tmp and /dev/shm (multiprocessing's semaphores live there), both
+    parts of one fresh tmpfs whose size is the cell's total disk allowance."""
+    options = f"size={size_bytes},nr_inodes={CELL_INODES},mode=0700"
+    mount("tmpfs", STAGING, MS_NOSUID | MS_NODEV, "tmpfs", options)
+    for part, target in (("cell", CELL_DIR), ("shm", SHM_DIR)):
+        if not os.path.isdir(target):
+            continue
+        os.mkdir(f"{STAGING}/{part}", 0o700)
+        os.chown(f"{STAGING}/{part}", uid, gid)
+        mount(f"{STAGING}/{part}", target, MS_BIND)
+    umount_detached(STAGING)
 
 
 def mount_proc() -> None:

@@ -90,7 +90,7 @@ def main() -> None:
         cell_spec = configure(spec)
         for module in spec["preload"]:
             __import__(module)
-    except Exception as err:  # noqa: BLE001 — reported to t3rl, which decides what to do
+    except Exception as err:
         ctl.send(json.dumps({"error": f"{type(err).__name__}: {err}"}).encode())
         return
     ctl.send(json.dumps(cell_spec).encode())
