@@ -225,7 +225,7 @@ def test_multirun_executes_every_point_and_summarises_the_sweep(workdir):
 def test_plan_records_the_local_sandbox_protections_in_the_manifest(workdir):
     result = invoke("plan", "+experiment=retool")
     assert result.exit_code == 0, result.output
-    manifest = json.loads((only_run_dir(workdir / "runs" / "retool") / "manifest.json").read_text())
+    manifest = json.loads((only_run_dir(workdir / "plans" / "retool") / "manifest.json").read_text())
     sandbox = manifest["sandbox"]
     assert set(sandbox) == {"probed_on", "active", "missing"}
     assert sorted([*sandbox["active"], *sandbox["missing"]]) == sorted(
@@ -237,5 +237,5 @@ def test_a_required_sandbox_layer_the_host_lacks_is_named_in_the_manifest(workdi
     overrides = ["env.sandbox.isolation=none", "env.sandbox.require=[seccomp]"]
     result = invoke("plan", "+experiment=retool", *overrides)
     assert result.exit_code == 0, result.output
-    manifest = json.loads((only_run_dir(workdir / "runs" / "retool") / "manifest.json").read_text())
+    manifest = json.loads((only_run_dir(workdir / "plans" / "retool") / "manifest.json").read_text())
     assert "sandbox.require lists seccomp" in manifest["sandbox"]["error"]
