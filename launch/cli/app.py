@@ -22,7 +22,8 @@ app = typer.Typer(
         "  t3rl plan +experiment=bfcl_env_tuning           # the GPU pipeline, every command\n\n"
         "  t3rl run -m +experiment=stage1_bfcl reward=progress,binary\n\n"
         "  t3rl show +experiment=stage1_bfcl --explain hardware.tensor_parallel\n\n"
-        "  t3rl ls model"
+        "  t3rl ls model\n\n"
+        "  t3rl score bfcl trajectories.jsonl            # official verdicts of trajectories you have"
     ),
     no_args_is_help=True,
     rich_markup_mode="rich",
@@ -36,6 +37,7 @@ COMMAND_MODULES = (
     "launch.cli.inspect",
     "launch.cli.runtime",
     "launch.cli.runs",
+    "launch.cli.score",
 )
 
 for _name in COMMAND_MODULES:

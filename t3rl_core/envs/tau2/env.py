@@ -238,28 +238,15 @@ class Tau2Env(Env):
         return Transition(messages=[last] if last else [], done=True, info=info)
 
     def _evaluate(self) -> dict[str, Any]:
-        from tau2.data_model.simulation import SimulationRun, TerminationReason
-        from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
-        from tau2.utils.utils import get_now
-
         assert self._termination is not None
-        run = SimulationRun(
-            id=str(uuid.uuid4()),
-            task_id=self.spec.task.id,
-            start_time=self._started,
-            end_time=get_now(),
+        return evaluate_trajectory(
+            self.spec.domain,
+            self.spec.task,
+            self._trajectory,
+            self._termination,
+            started=self._started,
             duration=time.perf_counter() - self._clock,
-            termination_reason=TerminationReason(self._termination),
-            messages=self._trajectory,
         )
-        info = evaluate_simulation(
-            simulation=run,
-            task=self.spec.task,
-            evaluation_type=EvaluationType.ALL,
-            solo_mode=False,
-            domain=self.spec.domain,
-        )
-        return info.model_dump(mode="json")
 
     # ----------------------------------------------------------------------------------- results
 
@@ -287,6 +274,11 @@ class Tau2Env(Env):
             "reward_info": evaluation,
         }
 
+    def conversation(self) -> list[dict[str, Any]]:
+        """The conversation so far as tau2 writes it (JSON), greeting first: what `t3rl_core.score.tau2`
+        takes."""
+        return [message.model_dump(mode="json") for message in self._trajectory]
+
     def oracle(self) -> Action | None:
         """The next step of the task's gold plan (`t3rl_core.envs.tau2.oracle`); a step counts as taken
         once the agent made exactly that call, so after a deviation the same step is offered again."""
@@ -299,6 +291,36 @@ class Tau2Env(Env):
     def _advance_plan(self, call: ToolCall) -> None:
         if self._plan_done < len(self._plan) and self._plan[self._plan_done] == call:
             self._plan_done += 1
+
+
+def evaluate_trajectory(
+    domain: str,
+    task: Task,
+    messages: list[Tau2Message],
+    termination: str,
+    *,
+    started: str | None = None,
+    duration: float = 0.0,
+) -> dict[str, Any]:
+    """tau2's `evaluate_simulation` of a finished conversation (tau2 messages, greeting included), as a
+    JSON mapping with `reward`, `reward_basis` and each check's info."""
+    from tau2.data_model.simulation import SimulationRun, TerminationReason
+    from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
+    from tau2.utils.utils import get_now
+
+    run = SimulationRun(
+        id=str(uuid.uuid4()),
+        task_id=task.id,
+        start_time=started or get_now(),
+        end_time=get_now(),
+        duration=duration,
+        termination_reason=TerminationReason(termination),
+        messages=messages,
+    )
+    info = evaluate_simulation(
+        simulation=run, task=task, evaluation_type=EvaluationType.ALL, solo_mode=False, domain=domain
+    )
+    return info.model_dump(mode="json")
 
 
 def partial_components(evaluation: Mapping[str, Any]) -> dict[str, float]:

@@ -1,0 +1,219 @@
+"""`t3rl score WORLD FILE.jsonl [OVERRIDES…]`: score trajectories you already have, one JSON per line.
+
+Line formats (other keys are ignored):
+  bfcl    {"id": "multi_turn_base_3", "decoded": [[["cd(folder='x')"], …], …], "mode": "eval"}
+  toolrl  {"id": …, "response": "<think>…</think>\\n<tool_call>…", "ground_truth": "…", "step": 0}
+  retool  {"id": …, "response": "… <answer>\\boxed{42}</answer>", "answer": "42"}
+  tau2    {"id": "0", "domain": "airline", "messages": [tau2 messages], "termination_reason": "agent_stop"}
+The env and reward configs come from the composed config, so overrides choose them as for a run
+(`reward=toolrl_coarse`, `env.eval_max_step_limit=20`); a config that names another world's env or
+reward leaves that world's defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from t3rl_core.score import Verdict
+
+WORLDS = ("bfcl", "toolrl", "retool", "tau2")
+EXIT_CONFIG = 2
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(score_command)
+
+
+def score_command(
+    world: Annotated[str, typer.Argument(help=f"one of {', '.join(WORLDS)}", show_default=False)],
+    file: Annotated[Path, typer.Argument(help="JSONL of trajectories, one per line", show_default=False)],
+    overrides: Annotated[
+        list[str] | None,
+        typer.Argument(help="Hydra overrides choosing env/reward configs, e.g. reward=toolrl_coarse"),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="output dir for verdicts.jsonl and summary.json (default: FILE.scored/)"),
+    ] = None,
+    mode: Annotated[
+        str, typer.Option(help="bfcl: eval (official verdict) or train (T3RL progress)")
+    ] = "eval",
+    config_dir: Annotated[
+        list[Path] | None,
+        typer.Option("--config-dir", help="Extra config dir searched after t3rl's (repeatable)."),
+    ] = None,
+    progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+) -> None:
+    """Score a JSONL of trajectories with the worlds' own checkers; writes verdicts.jsonl + summary.json."""
+    if world not in WORLDS:
+        raise typer.BadParameter(f"choose one of {', '.join(WORLDS)}", param_hint="WORLD")
+    if mode not in ("eval", "train"):
+        raise typer.BadParameter("choose eval or train", param_hint="--mode")
+    if not file.is_file():
+        raise typer.BadParameter(f"{file} is not a file", param_hint="FILE")
+    scorer = _scorer(world, _section(world, overrides or [], [str(d) for d in config_dir or []]), mode)
+    out = out or file.with_name(file.name.removesuffix(".jsonl") + ".scored")
+    summary = score_file(world, file, out, scorer, show_progress=progress)
+    typer.echo(
+        f"{summary['scored']} scored, {summary['errors']} failed to score; mean reward "
+        f"{_fmt(summary['mean_reward'])}, success {_fmt(summary['success_rate'])} → {out}"
+    )
+
+
+def score_file(
+    world: str,
+    file: Path,
+    out: Path,
+    scorer: Callable[[Mapping[str, Any]], Verdict],
+    *,
+    show_progress: bool = True,
+) -> dict[str, Any]:
+    """Score every line of `file` into `out`/verdicts.jsonl (flushed per line) and `out`/summary.json.
+    A line that cannot be scored becomes a verdict with its `error`; it never stops the others."""
+    from rich.progress import Progress
+
+    lines = [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out.mkdir(parents=True, exist_ok=True)
+    records: list[dict[str, Any]] = []
+    started = time.monotonic()
+    with (
+        Progress(disable=not show_progress, transient=True) as bar,
+        (out / "verdicts.jsonl").open("w", encoding="utf-8") as sink,
+    ):
+        task = bar.add_task(f"score {world}", total=len(lines))
+        for number, line in enumerate(lines, 1):
+            record = _score_line(world, line, number, scorer)
+            records.append(record)
+            sink.write(json.dumps(record, default=str) + "\n")
+            sink.flush()
+            bar.advance(task)
+    summary = _summary(world, file, records, time.monotonic() - started)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+def _score_line(
+    world: str, line: str, number: int, scorer: Callable[[Mapping[str, Any]], Verdict]
+) -> dict[str, Any]:
+    try:
+        item = json.loads(line)
+        if not isinstance(item, dict):
+            raise ValueError("a line must be a JSON object")
+        return {"line": number, **scorer(item).to_json()}
+    except Exception as exc:
+        return {"line": number, "world": world, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _summary(world: str, file: Path, records: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    scored = [r for r in records if "error" not in r]
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for record in scored:
+        details = record.get("details") or {}
+        groups.setdefault(str(details.get("category") or details.get("domain") or "all"), []).append(record)
+    return {
+        "world": world,
+        "file": str(file),
+        "lines": len(records),
+        "scored": len(scored),
+        "errors": len(records) - len(scored),
+        "mean_reward": _mean([r["reward"] for r in scored]),
+        "success_rate": _mean([float(r["success"]) for r in scored]),
+        "groups": {
+            name: {
+                "scored": len(group),
+                "mean_reward": _mean([r["reward"] for r in group]),
+                "success_rate": _mean([float(r["success"]) for r in group]),
+            }
+            for name, group in sorted(groups.items())
+        },
+        "wall_time_s": round(seconds, 3),
+    }
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+# ------------------------------------------------------------------------------------------ configs
+
+_SECTION = {
+    "bfcl": ("env", "bfcl_multi_turn"),
+    "toolrl": ("reward", "toolrl"),
+    "retool": ("reward", "retool_outcome"),
+}
+
+
+def _section(world: str, overrides: list[str], config_dirs: list[str]) -> BaseModel | None:
+    """The composed env/reward section of the world, validated with provenance; None when the composed
+    config names another world's section (its defaults are used) or the world takes none (tau2)."""
+    if world not in _SECTION:
+        if overrides:
+            raise typer.BadParameter(f"{world} takes no config overrides", param_hint="OVERRIDES")
+        return None
+    from pydantic import ValidationError
+    from rich.console import Console
+
+    from launch.checks.resolve import compose_resolved
+    from launch.config.errors import ConfigError, render_problems
+    from launch.config.schema_errors import problems_from_validation
+    from t3rl_core import registries
+
+    key, name = _SECTION[world]
+    try:
+        composed = compose_resolved(overrides, config_dirs)
+        data = composed.data.get(key) or {}
+        if data.get("name") != name:
+            return None
+        registry = registries.ENVS if key == "env" else registries.REWARDS
+        try:
+            return registry.validate(data)
+        except ValidationError as error:
+            raise ConfigError(
+                problems_from_validation(error, data, composed.provenance, prefix=key, root=composed.data)
+            ) from None
+    except ConfigError as error:
+        render_problems([*error.problems, *error.warnings], Console(stderr=True))
+        raise typer.Exit(EXIT_CONFIG) from None
+
+
+def _scorer(world: str, section: Any, mode: str) -> Callable[[Mapping[str, Any]], Verdict]:
+    from t3rl_core import score
+
+    if world == "bfcl":
+        return lambda item: score.bfcl(
+            item["decoded"], task_id=_id(item), mode=item.get("mode", mode), config=section
+        )
+    if world == "toolrl":
+        return lambda item: score.toolrl(
+            item["response"],
+            item["ground_truth"],
+            step=int(item.get("step", 0)),
+            variant=section,
+            id=_id(item),
+        )
+    if world == "retool":
+        return lambda item: score.retool(item["response"], str(item["answer"]), config=section, id=_id(item))
+    return lambda item: score.tau2(
+        item["messages"],
+        domain=item["domain"],
+        task_id=_id(item),
+        termination_reason=item.get("termination_reason", "agent_stop"),
+    )
+
+
+def _id(item: Mapping[str, Any]) -> str | None:
+    value = item.get("id", item.get("task_id"))
+    return None if value is None else str(value)
