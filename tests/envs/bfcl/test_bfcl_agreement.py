@@ -161,8 +161,16 @@ def perturb(row: dict[str, Any], kind: str, rng: random.Random) -> Decoded | Non
 
 
 KINDS = (
-    "drop_call", "change_argument", "add_call", "swap_order", "skip_turn", "truncate",
-    "split_steps", "flood_steps", "bad_arguments", "call_in_empty_turn",
+    "drop_call",
+    "change_argument",
+    "add_call",
+    "swap_order",
+    "skip_turn",
+    "truncate",
+    "split_steps",
+    "flood_steps",
+    "bad_arguments",
+    "call_in_empty_turn",
 )
 
 
@@ -208,7 +216,10 @@ def test_perturbed_trajectories_agree_with_the_official_checker(bfcl_rows):
     assert set(KINDS) == {kind for _, kind, *_ in cases}
     # The perturbations reach every verdict the runner can give on multi-turn entries.
     assert {
-        "valid", FORCE_TERMINATED, "multi_turn:empty_turn_model_response",
-        "multi_turn:instance_state_mismatch", "multi_turn:execution_response_mismatch",
+        "valid",
+        FORCE_TERMINATED,
+        "multi_turn:empty_turn_model_response",
+        "multi_turn:instance_state_mismatch",
+        "multi_turn:execution_response_mismatch",
     } <= set(verdicts), verdicts
     assert verdicts["valid"] >= 40 and sum(verdicts.values()) - verdicts["valid"] >= 80, verdicts

@@ -63,12 +63,20 @@ def test_rows_follow_the_dataset_contract(bfcl_rows):
         assert row["prompt"][1]["content"] == task["question"][0][0]["content"]
         assert set(meta) == {"tools", "late_tools", "data_source", "ability", "split", "index", "bfcl_task"}
         assert set(task) == {
-            "id", "initial_config", "involved_classes", "ground_truth", "processed_question",
-            "missed_function", "question", "split",
+            "id",
+            "initial_config",
+            "involved_classes",
+            "ground_truth",
+            "processed_question",
+            "missed_function",
+            "question",
+            "split",
         }
         assert len(task["processed_question"]) == len(task["ground_truth"]) - 1 == len(task["question"]) - 1
-        assert all(tool["type"] == "function" and tool["function"]["parameters"]["type"] == "object"
-                   for tool in meta["tools"])
+        assert all(
+            tool["type"] == "function" and tool["function"]["parameters"]["type"] == "object"
+            for tool in meta["tools"]
+        )
         if meta["data_source"] == "multi_turn_miss_param":
             assert task["ground_truth"] == gold[task["id"]]
         json.dumps(row)  # serialisable as is

@@ -16,8 +16,11 @@ from t3rl_core.types import AnswerAction, InvalidAction
 
 def _outcome(correct, total, accuracy, interactions, format_errors):
     return {
-        "turns_correct": correct, "turns_total": total, "accuracy": accuracy,
-        "interactions": interactions, "format_errors": format_errors,
+        "turns_correct": correct,
+        "turns_total": total,
+        "accuracy": accuracy,
+        "interactions": interactions,
+        "format_errors": format_errors,
     }
 
 

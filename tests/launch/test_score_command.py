@@ -1,0 +1,73 @@
+"""`t3rl score WORLD FILE.jsonl [OVERRIDES]`: verdicts per line, a summary, nothing written on refusal."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from launch.cli.app import app
+from t3rl_core import score
+
+GOOD = '<think>check</think>\n<tool_call>\n{"name": "f", "parameters": {"a": 1}}\n</tool_call>'
+PARTIAL = '<think>check</think>\n<tool_call>\n{"name": "f", "parameters": {"a": 2}}\n</tool_call>'
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def write(path, *lines: object):
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return path
+
+
+def read_verdicts(out):
+    return [json.loads(line) for line in (out / "verdicts.jsonl").read_text().splitlines()]
+
+
+def test_bfcl_file_gives_official_verdicts_and_keeps_bad_lines(tmp_path):
+    row = score.bfcl_row("multi_turn_base_1")
+    gold = [[turn] for turn in row["metadata"]["bfcl_task"]["ground_truth"]]
+    file = write(
+        tmp_path / "trajs.jsonl",
+        {"id": "multi_turn_base_1", "decoded": gold},
+        {"id": "multi_turn_base_1", "decoded": gold[:1]},
+        "not json",
+        {"id": "multi_turn_base_99999", "decoded": gold},
+    )
+    result = invoke("score", "bfcl", str(file), "--no-progress")
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "trajs.scored"
+    verdicts = read_verdicts(out)
+    assert [v["line"] for v in verdicts] == [1, 2, 3, 4]
+    assert verdicts[0]["success"] is True and verdicts[1]["details"]["failed_turn"] == 1
+    assert "error" in verdicts[2] and "unknown BFCL task id" in verdicts[3]["error"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["scored"], summary["errors"], summary["success_rate"]) == (2, 2, 0.5)
+    assert summary["groups"]["multi_turn_base"]["scored"] == 2
+
+
+def test_overrides_choose_the_reward_variant(tmp_path):
+    file = write(
+        tmp_path / "answers.jsonl", {"id": "a", "response": PARTIAL, "ground_truth": GOOD, "step": 3}
+    )
+    out = tmp_path / "out"
+    assert (
+        invoke(
+            "score", "toolrl", str(file), "reward=toolrl_coarse", "--out", str(out), "--no-progress"
+        ).exit_code
+        == 0
+    )
+    (verdict,) = read_verdicts(out)
+    expected = score.toolrl(PARTIAL, GOOD, step=3, variant="coarse")
+    assert verdict["reward"] == expected.reward != score.toolrl(PARTIAL, GOOD, step=3).reward
+
+
+def test_refused_commands_write_nothing(tmp_path):
+    file = write(tmp_path / "answers.jsonl", {"response": GOOD, "ground_truth": GOOD})
+    typo = invoke("score", "toolrl", str(file), "reward=toolrl_coarse", "reward.coarsee=true")
+    assert typo.exit_code == 2 and "did you mean 'reward.coarse'?" in typo.output
+    assert invoke("score", "toolrll", str(file)).exit_code == 2
+    assert invoke("score", "toolrl", str(tmp_path / "missing.jsonl")).exit_code == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.jsonl"]
