@@ -55,7 +55,8 @@ class ParsersConfig(StrictModel):
     tool_call_parser: str
     # A name registered in sglang's ReasoningParser (e.g. "qwen3", "deepseek-r1"); None = see think_tags.
     reasoning_parser: str | None = None
-    # Reasoning delimiters when no SGLang reasoning parser fits (T3RL's "<thinking>" for Qwen3-2507).
+    # Reasoning delimiters: alone, plain tags; with a reasoning_parser, they replace the parser's own
+    # tags and its rules apply to them (T3RL: qwen3-thinking with <thinking>…</thinking>).
     think_tags: tuple[str, str] | None = None
 
 

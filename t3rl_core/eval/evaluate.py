@@ -77,7 +77,8 @@ def evaluate(
             serve_checkpoint,
             tp=tp,
             tool_call_parser=runtime.parsers.tool_call_parser,
-            reasoning_parser=runtime.parsers.reasoning_parser,
+            # The server's parser would split on its own tags; t3rl parses the text itself anyway.
+            reasoning_parser=None if runtime.parsers.think_tags else runtime.parsers.reasoning_parser,
             config=config.server,
             launch=launch,
             log_path=out_dir / SERVER_LOG,

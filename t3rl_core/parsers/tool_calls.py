@@ -40,10 +40,14 @@ def _as_openai_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class ReasoningSplitter:
-    """Validates and strips one reasoning block (SGLang's ReasoningParser, or plain think tags)."""
+    """Validates and strips one reasoning block (SGLang's ReasoningParser, or plain think tags).
+
+    With both a parser and think tags, the parser's rules apply to the given tags (T3RL's recipe:
+    `qwen3-thinking`, i.e. reasoning forced open, with `<thinking>` instead of `<think>`)."""
 
     def __init__(self, parsers: ParsersConfig) -> None:
         self.parser_name = parsers.reasoning_parser
+        self.tags = parsers.think_tags
         if self.parser_name:
             reasoning_parser = load().ReasoningParser
             if self.parser_name not in reasoning_parser.DetectorMap:
@@ -51,7 +55,7 @@ class ReasoningSplitter:
                     f"unknown reasoning_parser '{self.parser_name}'; SGLang knows: "
                     f"{', '.join(sorted(reasoning_parser.DetectorMap))}"
                 )
-            detector = reasoning_parser(self.parser_name, stream_reasoning=False).detector
+            detector = self._parser().detector
             self.start, self.end = detector.think_start_token, detector.think_end_token
             self.forced = bool(getattr(detector, "force_reasoning", False))
         elif parsers.think_tags:
@@ -60,6 +64,13 @@ class ReasoningSplitter:
         else:
             self.start = self.end = ""
             self.forced = False
+
+    def _parser(self) -> Any:
+        """A fresh SGLang ReasoningParser (it keeps state between calls), with the tags overridden."""
+        parser = load().ReasoningParser(self.parser_name, stream_reasoning=False)
+        if self.tags:
+            parser.detector.think_start_token, parser.detector.think_end_token = self.tags
+        return parser
 
     def split(self, text: str) -> tuple[str | None, str]:
         """(reasoning, the rest); raises InvalidOutput on malformed reasoning tags."""
@@ -84,8 +95,7 @@ class ReasoningSplitter:
             return None, text
         if self.parser_name:
             # SGLang expects the block at the very start; GLM models write their role's newline first
-            reasoning_parser = load().ReasoningParser(self.parser_name, stream_reasoning=False)
-            reasoning, normal = reasoning_parser.parse_non_stream(text.lstrip())
+            reasoning, normal = self._parser().parse_non_stream(text.lstrip())
             return (reasoning or "").strip(), normal or ""
         before, _, rest = text.partition(self.start) if starts else ("", "", text)
         reasoning, _, after = rest.partition(self.end)

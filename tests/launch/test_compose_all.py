@@ -110,7 +110,7 @@ def test_stage1_reproduces_t3rl_values() -> None:
     )
     assert (cur.rollout_max_response_len, cur.eval_max_response_len, cur.eval_interval) == (10000, 20000, 5)
     assert run.model.architecture.rotary_base == 5_000_000
-    assert run.model.parsers.tool_call_parser == "hermes"
+    assert run.model.parsers.tool_call_parser == "qwen"
     assert run.tracking.kind == "tensorboard"
 
 

@@ -48,7 +48,7 @@ def test_runtime_files_follow_the_model_the_curriculum_and_the_checkpoint():
         30,
         1.0,
     )
-    assert train.mis.tis_level == "token" and train.parsers.tool_call_parser == "hermes"
+    assert train.mis.tis_level == "token" and train.parsers.tool_call_parser == "qwen"
     evaluated = runtime_of(plan, "/run/runtime/eval.yaml")
     assert evaluated.chat.tokenizer == plan.stage("to_hf").outputs["hf"]
     assert evaluated.rollout.max_new_tokens == 20000  # the eval's per-call limit of the trained stage

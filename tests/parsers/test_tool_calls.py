@@ -217,3 +217,22 @@ def test_parsing_never_raises(pieces: list[str]) -> None:
         assert isinstance(action, ToolCallAction | AnswerAction | InvalidAction)
         if isinstance(action, ToolCallAction):
             assert action.calls and all(call.name in ("get_weather", "cd") for call in action.calls)
+
+
+def test_t3rl_recipe_qwen3_thinking_rules_on_thinking_tags():
+    """T3RL's instruct2507 recipe: SGLang's `qwen3-thinking` (reasoning forced open) on <thinking> tags."""
+    recipe = parser("qwen", "qwen3-thinking", ("<thinking>", "</thinking>"))
+    call = '<thinking>go</thinking>\n<tool_call>\n{"name": "cd", "arguments": {"folder": "a"}}\n</tool_call>'
+    action = recipe.parse(call)
+    assert isinstance(action, ToolCallAction) and action.reasoning == "go"
+    assert action.calls == (ToolCall("cd", {"folder": "a"}),)
+    forced = recipe.parse("go</thinking>Done.")  # forced open: text before the end tag is reasoning
+    assert isinstance(forced, AnswerAction) and (forced.reasoning, forced.text) == ("go", "Done.")
+    for bad in ("<think>x</think>ok", "no reasoning at all"):
+        assert isinstance(recipe.parse(bad), InvalidAction), bad
+    # Without the override the same parser reads Qwen's own <think> tags.
+    plain = parser("qwen", "qwen3-thinking").parse("<think>x</think>ok")
+    assert isinstance(plain, AnswerAction) and plain.reasoning == "x"
+    # `qwen` (SGLang's alias of qwen25) takes only the template's multi-line block.
+    one_line = '<thinking>go</thinking><tool_call>{"name": "cd", "arguments": {"folder": "a"}}</tool_call>'
+    assert isinstance(recipe.parse(one_line), InvalidAction)

@@ -97,13 +97,6 @@ def reasoning_parser_fits(ctx: Context) -> Iterator[Problem]:
             f"reasoning parser '{name}' does not match the {family} family's thinking tags",
             fix=f"set {key}=null" + (f" or one of {options}" if fitting else f" ({options})"),
         )
-    if parsers.think_tags is not None:
-        yield Problem(
-            "model.parsers.think_tags",
-            f"both reasoning_parser '{name}' and think_tags {list(parsers.think_tags)} are set; "
-            "only one is used",
-            fix="set model.parsers.think_tags=null, or model.parsers.reasoning_parser=null",
-        )
 
 
 def _fit(family: str, kind: str) -> str:
