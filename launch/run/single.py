@@ -72,7 +72,8 @@ def run_single(
         dirs = "".join(f" --config-dir {shlex.quote(d)}" for d in config_dirs)
         console.print(f"run it:  t3rl run {shlex.join(overrides)}{dirs}", soft_wrap=True)
     if code == 0 and not dry and resolved.run.next_experiment:
-        _show_next(resolved.run.next_experiment, config_dirs, console)
+        next_overrides = continuing_overrides(resolved, run_dir.path, resolved.run.next_experiment, config_dirs)
+        _show_next(next_overrides, config_dirs, console)
     return code
 
 
@@ -145,15 +146,49 @@ def _plan_dir(resolved: Resolved, out: Path | None) -> tuple[RunDir, bool]:
     return target, not target.path.exists()
 
 
+def continuing_overrides(
+    resolved: Resolved, run_dir: Path, experiment: str, config_dirs: list[str]
+) -> list[str]:
+    """The next experiment's overrides: this run's own (model, hardware, …) carried over, and its first
+    train stage continuing from this run's last train stage when both train the same model."""
+    from launch.config.errors import ConfigError
+    from launch.config.resolve import resolve
+
+    carried = [o for o in resolved.overrides if o.lstrip("+~").partition("=")[0] != "experiment"]
+    base = [f"+experiment={experiment}"]
+    for candidate in (base + carried, base):
+        try:
+            upcoming = resolve(candidate, config_dirs).run
+            break
+        except ConfigError:
+            continue
+    else:
+        return base
+    ours = [name for name, stage in resolved.run.stages.items() if stage.kind == "train"]
+    theirs = [name for name, stage in upcoming.stages.items() if stage.kind == "train"]
+    if not ours or not theirs or upcoming.model.name != resolved.run.model.name:
+        return candidate
+    first = upcoming.stages[theirs[0]]
+    if getattr(first, "init_from", None) is not None:
+        return candidate
+    continuing = [*candidate, f"stages.{theirs[0]}.init_from=run:{run_dir.resolve()}:{ours[-1]}"]
+    try:
+        resolve(continuing, config_dirs)
+    except ConfigError:
+        return candidate  # this run's checkpoint is not usable (e.g. removed): start from the base model
+    return continuing
+
+
 def _new_run_dir(resolved: Resolved) -> RunDir:
     from launch.run.rundir import RunDir
 
     return RunDir.new(Path(resolved.run.paths.runs_dir).expanduser().resolve(), resolved.run.name)
 
 
-def _show_next(experiment: str, config_dirs: list[str], console: Console) -> None:
-    """The plan of the follow-up experiment (e.g. the GPU pipeline after the CPU quickstart)."""
+def _show_next(overrides: list[str], config_dirs: list[str], console: Console) -> None:
+    """The plan of the follow-up experiment and the exact command that starts it."""
     import os
+    import shlex
     import sys
 
     from rich.table import Table
@@ -161,7 +196,8 @@ def _show_next(experiment: str, config_dirs: list[str], console: Console) -> Non
     from launch.checks.resolve import resolve
     from launch.plan.build import PlanContext, build_plan
 
-    resolved = resolve([f"+experiment={experiment}"], config_dirs)
+    resolved = resolve(overrides, config_dirs)
+    experiment = resolved.run.name
     runs = Path(resolved.run.paths.runs_dir).expanduser().resolve()
     ctx = PlanContext(
         run_dir=runs / experiment / "<timestamp>",
@@ -172,10 +208,12 @@ def _show_next(experiment: str, config_dirs: list[str], console: Console) -> Non
         environ=dict(os.environ),
     )
     plan = build_plan(resolved.run, ctx)
-    table = Table(title=f"next: +experiment={experiment}", title_justify="left")
+    table = Table(title=f"next: {overrides[0]}", title_justify="left")
     for column in ("stage", "kind", "what", "GPUs"):
         table.add_column(column)
     for stage in plan.stages:
         table.add_row(stage.name, stage.kind, stage.summary, str(stage.gpus or ""))
     console.print(table)
-    console.print(f"every command: t3rl plan +experiment={experiment}", soft_wrap=True)
+    dirs = [token for d in config_dirs for token in ("--config-dir", d)]
+    console.print(f"every command: t3rl plan {shlex.join([*dirs, *overrides])}", soft_wrap=True)
+    console.print(f"next: t3rl run {shlex.join([*dirs, *overrides])}", soft_wrap=True, highlight=False)

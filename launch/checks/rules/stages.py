@@ -19,6 +19,7 @@ from launch.config.schema import (
     TrainStage,
 )
 from launch.config.schema_errors import problems_from_validation
+from launch.run.previous import PREFIX, PreviousRunError, RunStageRef, continued_checkpoint
 from t3rl_core.eval.config import EvalConfig
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
@@ -40,7 +41,7 @@ def references_name_earlier_stages(ctx: Context) -> Iterator[Problem]:
     earlier: dict[str, Any] = {}
     for name, stage in ctx.run.stages.items():
         refs: list[tuple[str, str | None, type, str]] = []
-        if isinstance(stage, TrainStage):
+        if isinstance(stage, TrainStage) and not is_run_ref(stage.init_from):
             refs.append(("init_from", stage.init_from, TrainStage, "a train stage"))
         elif isinstance(stage, ConvertTorchDistToHfStage):
             refs.append(("source", stage.source, TrainStage, "a train stage"))
@@ -148,6 +149,26 @@ def _eval_problems(
         )
 
 
+def is_run_ref(value: str | None) -> bool:
+    return value is not None and value.startswith(PREFIX)
+
+
+def init_from_run_usable(ctx: Context) -> Iterator[Problem]:
+    """`init_from: run:<run dir>:<stage>` names a finished train stage of another run of this model."""
+    for name, stage in ctx.run.stages.items():
+        if not isinstance(stage, TrainStage) or not is_run_ref(stage.init_from):
+            continue
+        key = f"stages.{name}.init_from"
+        try:
+            ref = RunStageRef.parse(stage.init_from)
+            assert ref is not None
+            continued_checkpoint(ref, ctx.run.model.name)
+        except ValueError as err:
+            yield Problem(key, str(err), fix=f"e.g. {key}=run:runs/stage1_bfcl/<timestamp>:train")
+        except PreviousRunError as err:
+            yield Problem(key, str(err), fix=err.fix)
+
+
 def next_experiment_exists(ctx: Context) -> Iterator[Problem]:
     """next_experiment names an experiment on the search path."""
     name = ctx.run.next_experiment
@@ -172,6 +193,7 @@ def next_experiment_exists(ctx: Context) -> Iterator[Problem]:
 RULES = (
     stage_names_are_path_safe,
     references_name_earlier_stages,
+    init_from_run_usable,
     stages_have_their_inputs,
     eval_settings_valid,
     next_experiment_exists,

@@ -10,10 +10,17 @@ from launch.plan.builders.builder import PlanBuilder, problem
 from launch.plan.plugin_shipping import plugin_modules, py_modules, pythonpath
 from launch.plan.slime_args import TrainPaths, build_train_job
 from launch.plan.stages import ImportCheck, Stage
+from launch.run.previous import RunStageRef, checkpoint_dir
+
+
+def _previous_checkpoint(builder: PlanBuilder, ref: RunStageRef) -> str:
+    """The Megatron checkpoint dir a finished train stage of another run saved to."""
+    return str(checkpoint_dir(Path(builder.abs(str(ref.run_dir))), ref.stage))
 
 
 def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
     cur = spec.curriculum
+    base = ""
     inputs, hf = builder.hf_source()
     if spec.init_from is None:
         converts = builder.earlier("convert_hf_to_torch_dist")
@@ -24,6 +31,9 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
                 "add a stage `{kind: convert_hf_to_torch_dist}` before it",
             )
         inputs["base"] = builder.ref(converts[-1].name, "torch_dist")
+    elif (previous := RunStageRef.parse(spec.init_from)) is not None:
+        # Another run's finished train stage (checked by the validator; planning does no I/O).
+        base = _previous_checkpoint(builder, previous)
     else:
         builder.require_train(spec.init_from, f"stages.{name}.init_from")
         inputs["base"] = builder.ref(spec.init_from, "checkpoint")
@@ -37,8 +47,8 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
     paths = builder.run.paths
     train_paths = TrainPaths(
         hf_checkpoint=hf,
-        ref_load=builder.path(inputs["base"]),
-        save=f"{stage_dir}/checkpoint",
+        ref_load=builder.path(inputs["base"]) if "base" in inputs else base,
+        save=str(checkpoint_dir(builder.ctx.run_dir, name)),
         prompt_data=builder.path(inputs["train_data"]),
         eval_prompt_data=eval_data,
         runtime_config=runtime,
