@@ -72,7 +72,8 @@ def run_single(
         dirs = "".join(f" --config-dir {shlex.quote(d)}" for d in config_dirs)
         console.print(f"run it:  t3rl run {shlex.join(overrides)}{dirs}", soft_wrap=True)
     if code == 0 and not dry and resolved.run.next_experiment:
-        next_overrides = continuing_overrides(resolved, run_dir.path, resolved.run.next_experiment, config_dirs)
+        upcoming = resolved.run.next_experiment
+        next_overrides = continuing_overrides(resolved, run_dir.path, upcoming, config_dirs)
         _show_next(next_overrides, config_dirs, console)
     return code
 
@@ -151,8 +152,8 @@ def continuing_overrides(
 ) -> list[str]:
     """The next experiment's overrides: this run's own (model, hardware, …) carried over, and its first
     train stage continuing from this run's last train stage when both train the same model."""
+    from launch.checks.resolve import resolve
     from launch.config.errors import ConfigError
-    from launch.config.resolve import resolve
 
     carried = [o for o in resolved.overrides if o.lstrip("+~").partition("=")[0] != "experiment"]
     base = [f"+experiment={experiment}"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError
-from launch.config.resolve import resolve
 from launch.plan.build import PlanContext, build_plan
 from launch.run.rundir import RunDir, RunState, StageRecord
 from launch.run.single import continuing_overrides

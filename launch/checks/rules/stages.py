@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from launch.checks.context import Context
+from launch.checks.previous_run import PREFIX, PreviousRunError, RunStageRef, continued_checkpoint
 from launch.config.errors import Problem, did_you_mean
 from launch.config.overlay import overlay
 from launch.config.schema import (
@@ -19,7 +20,6 @@ from launch.config.schema import (
     TrainStage,
 )
 from launch.config.schema_errors import problems_from_validation
-from launch.run.previous import PREFIX, PreviousRunError, RunStageRef, continued_checkpoint
 from t3rl_core.eval.config import EvalConfig
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")

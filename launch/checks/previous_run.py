@@ -4,17 +4,19 @@ The reference names a run directory and one of its train stages. It is usable wh
 the stage finished (status `succeeded`, or `skipped` over a complete output), its recorded checkpoint
 holds a Megatron checkpoint (`latest_checkpointed_iteration.txt`), and the run trained the same model.
 The new train stage then loads those weights as its reference (`--ref-load`) exactly as a train stage
-continues from an earlier stage of its own run.
+continues from an earlier stage of its own run. The run directory is read here by its documented
+layout (state.json, stages/<name>/outputs.json; see launch.run.rundir), since checks come before the
+run step.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
-
-from launch.run.rundir import RunDir, RunDirError, read_json
 
 PREFIX = "run:"
 FINISHED = ("succeeded", "skipped")
@@ -51,47 +53,59 @@ class PreviousRunError(Exception):
 
 def continued_checkpoint(ref: RunStageRef, model_name: str) -> Path:
     """The Megatron checkpoint dir of the referenced finished train stage (PreviousRunError if unusable)."""
-    run = RunDir(ref.run_dir.resolve())
-    if not run.state_file.is_file():
+    run_dir = ref.run_dir.resolve()
+    state_file = run_dir / "state.json"
+    if not state_file.is_file():
         raise PreviousRunError(
             f"{ref.run_dir} is not a t3rl run directory (no state.json)",
             "point it at a directory made by `t3rl run` (see `t3rl runs`)",
         )
-    try:
-        state = run.load_state()
-        outputs = read_json(run.stage_dir(ref.stage) / "outputs.json") if ref.stage in state.stages else {}
-    except RunDirError as err:
-        raise PreviousRunError(str(err), "repair the run directory or continue from another run") from None
-    record = state.stages.get(ref.stage)
-    if record is None:
+    stages = _read(state_file).get("stages")
+    if not isinstance(stages, dict):
+        raise PreviousRunError(f"{state_file} is not a t3rl state file", "continue from another run")
+    record = stages.get(ref.stage)
+    if not isinstance(record, dict):
         raise PreviousRunError(
             f"run {ref.run_dir} has no stage '{ref.stage}' that ever ran",
-            f"use one of its stages: {', '.join(state.stages) or '(none ran)'}",
+            f"use one of its stages: {', '.join(stages) or '(none ran)'}",
         )
-    if record.status not in FINISHED:
+    status = record.get("status")
+    if status not in FINISHED:
         raise PreviousRunError(
-            f"stage '{ref.stage}' of {ref.run_dir} is {record.status}, not finished",
+            f"stage '{ref.stage}' of {ref.run_dir} is {status}, not finished",
             f"finish it first: t3rl run --run-dir {ref.run_dir}",
         )
-    if not (isinstance(outputs, dict) and outputs.get("checkpoint")):
+    outputs_file = run_dir / "stages" / ref.stage / "outputs.json"
+    outputs = _read(outputs_file) if outputs_file.is_file() else {}
+    if not outputs.get("checkpoint"):
         raise PreviousRunError(
             f"stage '{ref.stage}' of {ref.run_dir} is not a train stage (it records no checkpoint)",
             "name a train stage of that run",
         )
     # Where the plan points --ref-load (also right when the run directory was moved since).
-    checkpoint = checkpoint_dir(run.path, ref.stage)
+    checkpoint = checkpoint_dir(run_dir, ref.stage)
     if not (checkpoint / "latest_checkpointed_iteration.txt").is_file():
         raise PreviousRunError(
             f"the checkpoint of stage '{ref.stage}' ({checkpoint}) has no latest_checkpointed_iteration.txt",
             "continue from a run whose checkpoint is still on disk",
         )
-    trained = _model_name(run.path / "config.yaml")
+    trained = _model_name(run_dir / "config.yaml")
     if trained is not None and trained != model_name:
         raise PreviousRunError(
             f"run {ref.run_dir} trained model '{trained}', this run is model '{model_name}'",
             f"set model={trained}",
         )
     return checkpoint
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise PreviousRunError(f"cannot read {path}: {err}", "repair the run directory") from None
+    if not isinstance(data, dict):
+        raise PreviousRunError(f"{path} is not a JSON object", "repair the run directory")
+    return data
 
 
 def checkpoint_dir(run_dir: Path, stage: str) -> Path:
