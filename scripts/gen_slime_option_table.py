@@ -158,8 +158,6 @@ def render(rows: Sequence[Row], megatron_commit: str, slime_commit: str) -> str:
         f"{MEGATRON_PATCH} applied to Megatron); do not edit by hand, regenerate (see that script).",
         '"""',
         "",
-        "# ruff: noqa: E501  (one option per line)",
-        "",
         "from typing import Any, Literal, NamedTuple",
         "",
         f'MEGATRON_LM_COMMIT = "{megatron_commit}"',
@@ -182,7 +180,22 @@ def render(rows: Sequence[Row], megatron_commit: str, slime_commit: str) -> str:
     for name, fields in flat:
         lines.append(f"    {literal(name)}: Option({', '.join(map(literal, fields))}),")
     lines.append("}")
-    return "\n".join(lines) + "\n"
+    return formatted("\n".join(lines) + "\n")
+
+
+def formatted(text: str) -> str:
+    """The text as `ruff format` (the repository's formatter, pinned in the lock) leaves it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(DEFAULT_OUT), "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=DEFAULT_OUT.parents[2],
+    )
+    if done.returncode != 0:
+        sys.exit(f"ruff format failed: {done.stderr}")
+    return done.stdout
 
 
 def literal(value: Any) -> str:
