@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import sys
 
 import typer
 
@@ -28,8 +29,30 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
-    add_completion=False,
+    # --install-completion / --show-completion for bash, zsh, fish and PowerShell.
+    add_completion=True,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("t3rl")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            number = "unknown (not installed)"
+        typer.echo(f"t3rl {number}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    show_version: bool = typer.Option(
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print t3rl's version and exit."
+    ),
+) -> None:
+    """Declarative experiments for multi-turn tool-use RL on slime."""
 
 # Each module defines `register(app)`.
 COMMAND_MODULES = (
@@ -44,10 +67,16 @@ for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)
 
 
+# Modules holding nanobind extensions: nanobind reports every instance still alive at exit as
+# "nanobind: leaked …", and frozen objects are never collected, so with these loaded we do not freeze.
+NANOBIND_USERS = ("triton", "xgrammar", "torch", "sglang")
+
+
 def main() -> None:
     try:
         app()
     finally:
         # The interpreter's last garbage collections at exit walk every object imported or built (~40 ms
         # of a short command); frozen objects are skipped. Files t3rl writes are closed before this point.
-        gc.freeze()
+        if not any(name in sys.modules for name in NANOBIND_USERS):
+            gc.freeze()

@@ -7,6 +7,7 @@ t3rl ls [GROUP] [--config-dir DIR…]                         config groups and 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -58,7 +59,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _dirs(config_dir: list[Path] | None) -> list[str]:
-    return [str(d) for d in config_dir or []]
+    """Absolute, with `~` expanded (`--config-dir=~/x` reaches us as typed)."""
+    return [os.path.abspath(os.path.expanduser(d)) for d in config_dir or []]
 
 
 def _console(stderr: bool = False) -> Console:

@@ -88,6 +88,7 @@ def main(
     out: str | None = None,
 ) -> int:
     """The whole command; returns the exit code."""
+    import os
     import signal
 
     from rich.console import Console
@@ -101,7 +102,9 @@ def main(
     from launch.run.steps import t3rl_root
 
     console = Console(highlight=False)
-    dirs = list(config_dirs)
+    # `--config-dir=~/x` reaches us unexpanded (the shell expands ~ only at a word's start); run dirs
+    # record absolute paths, so a resumed run or sweep point finds them from any directory.
+    dirs = [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]
     # The manifest's git state and platform string are computed meanwhile, on a thread.
     with prefetched_manifest_facts(t3rl_root()):
         # A SIGTERM (scheduler, `kill`) stops stages like Ctrl-C does, so the state records it.

@@ -1,13 +1,15 @@
 """`t3rl data` and `t3rl eval`: the runtime's own work (data preparation, standalone evaluation), in process.
 
-t3rl data bfcl --out data/bfcl
+t3rl data bfcl --out data/bfcl [env.data.seed=7] [--config-dir DIR]
 t3rl eval +experiment=quickstart --engine reference --limit-per-category 5
+t3rl eval +experiment=quickstart --stage eval_tiny      # that stage's settings (limits, engine, split)
 t3rl eval model=qwen3_4b_instruct_2507 --engine sglang --url http://127.0.0.1:30000 --k 4
 t3rl eval --runtime-config runs/x/runtime/eval.yaml --engine reference
 """
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -31,11 +33,38 @@ def register(app: typer.Typer) -> None:
     app.command("eval")(eval_command)
 
 
-def data_bfcl(out: Annotated[Path, typer.Option("--out", help="output directory")]) -> None:
-    """BFCL multi-turn (the four categories shipped in bfcl-eval), split by T3RL's id shuffle."""
-    from t3rl_core.data.__main__ import main
+ConfigDirs = Annotated[
+    list[str] | None,
+    typer.Option("--config-dir", help="Extra config dir searched after t3rl's (repeatable)."),
+]
 
-    raise typer.Exit(main(["bfcl", "--out", str(out)]))
+
+def data_bfcl(
+    out: Annotated[Path, typer.Option("--out", help="output directory")],
+    overrides: Annotated[
+        list[str] | None,
+        typer.Argument(help="Hydra overrides of the env, e.g. env.data.seed=7", show_default=False),
+    ] = None,
+    config_dir: ConfigDirs = None,
+) -> None:
+    """BFCL multi-turn (the four categories shipped in bfcl-eval), split by T3RL's id shuffle.
+
+    The env config is the composed one: `env.data.*` overrides and --config-dir env files
+    change the splits exactly as in a run's prepare_data stage.
+    """
+    from t3rl_core.data.__main__ import prepare_and_show
+
+    env = _resolve(overrides or [], config_dir or []).env
+    if env.name != "bfcl_multi_turn":
+        from launch.config.errors import EXIT_CONFIG_ERROR
+
+        typer.echo(
+            f"error env: the composed env is '{env.name}', not BFCL multi-turn\n"
+            "    fix: drop the env override, or use env=bfcl_multi_turn",
+            err=True,
+        )
+        raise typer.Exit(EXIT_CONFIG_ERROR)
+    raise typer.Exit(prepare_and_show(env, out))
 
 
 def eval_command(
@@ -65,10 +94,14 @@ def eval_command(
     resume: Annotated[
         bool, typer.Option(help="keep finished episodes of an interrupted eval in --out")
     ] = False,
-    config_dir: Annotated[
-        list[Path] | None,
-        typer.Option("--config-dir", help="Extra config dir searched after t3rl's (repeatable)."),
+    stage: Annotated[
+        str | None,
+        typer.Option(
+            help="an eval stage of the experiment whose settings to use (its limits, engine, split), "
+            "e.g. --stage eval_tiny"
+        ),
     ] = None,
+    config_dir: ConfigDirs = None,
 ) -> None:
     """Evaluate a model (or the scripted reference policy) on a prepared split, here and now."""
     from t3rl_core.eval.config import EvalConfig
@@ -77,6 +110,8 @@ def eval_command(
     if engine is not None and engine not in ENGINES:
         raise typer.BadParameter(f"choose one of {', '.join(ENGINES)}", param_hint="--engine")
     if runtime_config is not None:
+        if stage is not None:
+            raise typer.BadParameter("--stage needs the experiment's overrides", param_hint="--stage")
         if overrides:
             raise typer.BadParameter(
                 "give overrides or --runtime-config, not both", param_hint="--runtime-config"
@@ -85,8 +120,9 @@ def eval_command(
 
         runtime, config, runs_dir = RuntimeConfig.from_yaml(runtime_config), EvalConfig(), Path("runs")
     else:
-        run = _resolve(overrides or [], [str(d) for d in config_dir or []])
-        runtime, config, runs_dir = runtime_of(run), run.eval, Path(run.paths.runs_dir)
+        run = _resolve(overrides or [], config_dir or [])
+        config = run.eval if stage is None else stage_eval_config(run, stage)
+        runtime, runs_dir = runtime_of(run), Path(run.paths.runs_dir)
     config = with_options(
         config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category
     )
@@ -112,6 +148,21 @@ def with_options(config: EvalConfig, **options: Any) -> EvalConfig:
     return type(config).model_validate(data)
 
 
+def stage_eval_config(run: RunConfig, name: str) -> EvalConfig:
+    """The eval settings of the experiment's eval stage `name`: the root `eval` with its overrides."""
+    from launch.config.overlay import overlay
+    from launch.config.schema import EvalStage
+
+    spec = run.stages.get(name)
+    if not isinstance(spec, EvalStage):
+        evals = [n for n, s in run.stages.items() if isinstance(s, EvalStage)]
+        raise typer.BadParameter(
+            f"'{name}' is not an eval stage of this config (eval stages: {', '.join(evals) or 'none'})",
+            param_hint="--stage",
+        )
+    return type(run.eval).model_validate(overlay(run.eval.model_dump(mode="json"), spec.eval))
+
+
 def runtime_of(run: RunConfig) -> RuntimeConfig:
     """The runtime config of a resolved run, as an eval of its base model sees it."""
     from t3rl_core.config import RuntimeConfig
@@ -127,7 +178,7 @@ def _resolve(overrides: list[str], config_dirs: list[str]) -> RunConfig:
     from launch.config.errors import EXIT_CONFIG_ERROR, ConfigError, render_problems
 
     try:
-        return resolve(overrides, config_dirs).run
+        return resolve(overrides, [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]).run
     except ConfigError as error:
         render_problems([*error.problems, *error.warnings], Console(stderr=True))
         raise typer.Exit(EXIT_CONFIG_ERROR) from None

@@ -89,6 +89,9 @@ def compose(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Compos
     missing = [p for o in parsed if _is_searchpath(o) for p in _missing_searchpath_dirs(o)]
     if missing:
         raise ConfigError(missing)
+    foreign = [_hydra_setting_problem(o) for o in parsed if _is_hydra_setting(o)]
+    if foreign:
+        raise ConfigError(foreign)
     with_hydra = _needs_hydra_node(parsed)
     if with_hydra:
         from hydra.core.plugins import Plugins
@@ -216,7 +219,7 @@ def _first_comment(file: Path | None) -> str:
 
 
 def _normalise_dirs(config_dirs: Sequence[str]) -> tuple[str, ...]:
-    dirs = tuple(os.path.abspath(d) for d in config_dirs)
+    dirs = tuple(os.path.abspath(os.path.expanduser(d)) for d in config_dirs)
     missing = [d for d in dirs if not os.path.isdir(d)]
     if missing:
         raise ConfigError(
@@ -269,6 +272,46 @@ def _needs_hydra_node(parsed: list[Override]) -> bool:
     return any(
         (o.key_or_group.startswith("hydra") and not _is_searchpath(o)) or o.key_or_group == "hparams_search"
         for o in parsed
+    )
+
+
+# Hydra's own settings t3rl uses: the search path and the sweeper of an hparams_search.
+HYDRA_KEYS_USED = ("hydra.searchpath", "hydra.sweeper", "hydra/sweeper")
+# Hydra settings t3rl replaces with its own, and what to write instead.
+HYDRA_EQUIVALENTS = {
+    "hydra.run": (
+        "t3rl writes each run to <paths.runs_dir>/<name>/<timestamp>",
+        "paths.runs_dir=<dir> (or name=<name>); to continue a run: t3rl run --run-dir <run dir>",
+    ),
+    "hydra.sweep": (
+        "t3rl writes each sweep to <paths.runs_dir>/<name>/sweep-<timestamp>/pNN",
+        "paths.runs_dir=<dir>; to continue a sweep: t3rl run --run-dir <sweep dir>",
+    ),
+    "hydra.job.name": ("the run's name is t3rl's `name`", "name=<run name>"),
+    "hydra.job.chdir": ("t3rl never changes directory: each stage runs in its own stage dir", "drop it"),
+    "hydra.output_subdir": (
+        "every run dir holds config.yaml, overrides.yaml and manifest.json",
+        "drop it (`t3rl show` prints the resolved config)",
+    ),
+}
+
+
+def _is_hydra_setting(override: Override) -> bool:
+    key = override.key_or_group
+    return (key == "hydra" or key.startswith(("hydra.", "hydra/"))) and not key.startswith(HYDRA_KEYS_USED)
+
+
+def _hydra_setting_problem(override: Override) -> Problem:
+    key = override.key_or_group
+    found = next((k for k in HYDRA_EQUIVALENTS if key == k or key.startswith(k + ".")), None)
+    what, fix = HYDRA_EQUIVALENTS.get(
+        found or "", ("t3rl does not run through @hydra.main, so Hydra's own settings do nothing", "drop it")
+    )
+    return Problem(
+        key=key,
+        message=f"Hydra setting {key} has no effect in t3rl: {what}",
+        source=f"override `{override.input_line}`",
+        fix=fix,
     )
 
 

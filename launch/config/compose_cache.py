@@ -118,7 +118,7 @@ class Entry:
         """None when the cache is off or this command line must not be cached."""
         if not enabled() or any(_key_of(o).startswith(UNCACHED_KEYS) for o in overrides):
             return None
-        dirs = [os.path.abspath(d) for d in config_dirs]
+        dirs = [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]
         roots = _search_path_roots(dirs)
         if roots is None:
             return None
@@ -211,7 +211,7 @@ def _recording(name: str, resolver: Callable[..., Any], reads: Reads) -> Callabl
 def on_search_path(config_path: str, config_dirs: Sequence[str] = ()) -> bool:
     """True when `<config_path>.yaml` is a file in a directory of the search path (Hydra would find
     it); False means unknown here — ask Hydra (`launch.config.compose`)."""
-    roots = _search_path_roots([os.path.abspath(d) for d in config_dirs]) or []
+    roots = _search_path_roots([os.path.abspath(os.path.expanduser(d)) for d in config_dirs]) or []
     return any(os.path.isfile(os.path.join(root, f"{config_path}.yaml")) for root in roots)
 
 

@@ -66,7 +66,12 @@ def run_single(
             run_dir.remove_if_empty()
         raise
     write_run_dir(run_dir, resolved, plan, config_dirs, record="plan" if dry else "run", given=given)
-    result = execute(plan, run_dir, resolved, from_stage, only, dry=dry, console=console)
+    try:
+        result = execute(plan, run_dir, resolved, from_stage, only, dry=dry, console=console)
+    except KeyboardInterrupt:
+        if not dry:
+            console.print(f"resume with: t3rl run --run-dir {run_dir.path}", soft_wrap=True)
+        raise
     code = report_result(result, plan, run_dir, console, dry=dry)
     if dry:
         dirs = "".join(f" --config-dir {shlex.quote(d)}" for d in config_dirs)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from t3rl_core.config import RuntimeConfig
+from t3rl_core.config import EnvConfig, RuntimeConfig
 from t3rl_core.data import default_env_config, prepare_env_data, read_manifest
 
 
@@ -22,7 +22,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give either a dataset name or --runtime-config, not both")
 
     from rich.console import Console
-    from rich.table import Table
 
     console = Console(stderr=True)
     try:
@@ -33,12 +32,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         console.print(f"[red]cannot read the env config:[/red] {exc}")
         return 2
-    with console.status(f"preparing {env.name} data in {args.out} …"):
-        prepare_env_data(env, args.out)
-    table = Table(title=f"{env.name} → {args.out}")
+    return prepare_and_show(env, args.out)
+
+
+def prepare_and_show(env: EnvConfig, out: Path) -> int:
+    """Prepare `env`'s splits into `out` and print a table of them (rows, size, sha256)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(stderr=True)
+    with console.status(f"preparing {env.name} data in {out} …"):
+        prepare_env_data(env, out)
+    table = Table(title=f"{env.name} → {out}")
     for column in ("split", "rows", "MB", "sha256"):
         table.add_column(column, justify="right" if column in ("rows", "MB") else "left")
-    for name, info in read_manifest(args.out)["splits"].items():
+    for name, info in read_manifest(out)["splits"].items():
         table.add_row(name, str(info["rows"]), f"{info['bytes'] / 1e6:.1f}", info["sha256"][:16])
     console.print(table)
     return 0
