@@ -42,7 +42,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A home dir holding ~/myconf/experiment/conventions.yaml; runs go under the tmp dir."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("T3RL_RUNS_DIR", raising=False)
+    for name in ("T3RL_RUNS_DIR", "T3RL_PLANS_DIR"):
+        monkeypatch.delenv(name, raising=False)
     conf = tmp_path / "home" / "myconf" / "experiment"
     conf.mkdir(parents=True)
     (conf / "conventions.yaml").write_text(EXPERIMENT)
@@ -62,7 +63,7 @@ def test_config_dir_with_a_tilde_is_expanded_and_recorded_absolute(home: Path, t
     assert invoke("validate", "--config-dir=~/myconf", "+experiment=conventions").exit_code == 0
     result = invoke("plan", "--config-dir=~/myconf", "+experiment=conventions")
     assert result.exit_code == 0, result.output
-    (manifest,) = (tmp_path / "runs" / "conventions").glob("*/manifest.json")
+    (manifest,) = tmp_path.rglob("conventions/*/manifest.json")  # under the plans dir
     assert json.loads(manifest.read_text())["config_dirs"] == [str(home / "myconf")]
     shown = invoke("show", "--config-dir=~/myconf", "+experiment=conventions", "--explain", "name")
     assert shown.exit_code == 0 and "conventions" in shown.output
