@@ -17,16 +17,25 @@ import json
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from t3rl_core.chat.format import ChatFormat
     from t3rl_core.types import Message
 
 # Stands in for the first non-system message's content when the head is rendered on its own.
 _PROBE = "\u27e6t3rl-prompt-head\u27e7"
 # Distinct heads kept (a run has one per tool list and system prompt).
 _HEAD_CACHE_SIZE = 512
+
+
+class RendersAndEncodes(Protocol):
+    """What the head cache needs of a chat format (`t3rl_core.chat.format.ChatFormat`, which owns it)."""
+
+    def render(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None = None
+    ) -> str: ...
+
+    def encode(self, text: str) -> list[int]: ...
 
 
 @dataclass
@@ -38,7 +47,7 @@ class _Head:
 class PromptHeads:
     """Per (system messages, tools): the head text and its ids; None when the template gives no head."""
 
-    def __init__(self, chat: ChatFormat, isolated_tokens: Iterable[str]) -> None:
+    def __init__(self, chat: RendersAndEncodes, isolated_tokens: Iterable[str]) -> None:
         self.chat = chat
         self.isolated_tokens = tuple(token for token in isolated_tokens if token)
         self._heads: OrderedDict[tuple[str, str], _Head | None] = OrderedDict()
