@@ -1,12 +1,17 @@
-"""Atomic file writes, shared by every step of the flow (composition cache, run directory, executors)."""
+"""Atomic file writes and exclusive locks, shared by every step of the flow (composition cache, run
+directory, executors, sweeps)."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock, Timeout
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
@@ -37,3 +42,37 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
 
 def atomic_write_json(path: Path, data: Any, *, durable: bool = False) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False) + "\n", durable=durable)
+
+
+class LockHeld(Exception):
+    """Another process holds the lock."""
+
+
+@contextmanager
+def exclusive_lock(path: Path) -> Iterator[None]:
+    """Hold `path` as an exclusive lock for the block, or raise LockHeld at once (no waiting).
+
+    The OS releases it if this process dies, so a killed launcher never leaves a stale lock. Each call
+    opens its own lock (not filelock's per-path singleton), so a second holder in the same process is
+    refused too, as it would be in another process.
+    """
+    lock = FileLock(path, is_singleton=False)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise LockHeld(str(path)) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def is_locked(path: Path) -> bool:
+    """True while some process holds the lock at `path` (see `exclusive_lock`); never creates it."""
+    if not path.exists():
+        return False
+    try:
+        with exclusive_lock(path):
+            return False
+    except LockHeld:
+        return True

@@ -10,7 +10,6 @@ is shown as `interrupted` (its t3rl process died; `t3rl run --run-dir DIR` resum
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from dataclasses import dataclass
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from launch.files import is_locked
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -70,7 +71,7 @@ def load_run(path: Path) -> RunView:
     records: dict[str, dict[str, Any]] = {}
     if state_file.exists():
         records = json.loads(state_file.read_text()).get("stages", {})
-    active = _locked(path)
+    active = is_locked(path / ".lock")
     names = list(config.get("stages") or {}) + [n for n in records if n not in (config.get("stages") or {})]
     stages = []
     for name in names:
@@ -82,20 +83,6 @@ def load_run(path: Path) -> RunView:
     manifest_file = path / "manifest.json"
     manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
     return RunView(path, manifest, tuple(stages))
-
-
-def _locked(path: Path) -> bool:
-    """True while a t3rl process holds the run dir's lock (see launch.run.pipeline.run_dir_lock)."""
-    lock = path / ".lock"
-    if not lock.exists():
-        return False
-    with lock.open("a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False
 
 
 def find_runs(runs_dir: Path) -> list[Path]:

@@ -20,7 +20,6 @@ SIGINT to every running point, waits for them to stop their jobs, and re-raises 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import signal
@@ -30,6 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from launch.files import is_locked
 
 # Exit codes of a point's launcher (launch.run.exit_codes) → the point's status.
 _STATUS_BY_CODE = {0: "succeeded", 130: "interrupted"}
@@ -125,7 +126,7 @@ class PointScheduler:
             self.progress[job.index].status = "waiting"
             changed = True
         for slot in self._slots.values():
-            if slot.proc is None and not _locked(slot.job.run_dir):
+            if slot.proc is None and not is_locked(slot.job.run_dir / ".lock"):
                 self._start(slot)
                 changed = True
         return changed
@@ -229,20 +230,6 @@ def _why(run_dir: Path, code: int) -> str:
     if code == 130:
         return "stopped by a signal (Ctrl-C, SIGTERM)"
     return f"the point's launcher exited {code} (see {run_dir / 'launcher.log'})"
-
-
-def _locked(run_dir: Path) -> bool:
-    """True while another process holds the run dir's lock (a launcher that outlived its sweep)."""
-    path = run_dir / ".lock"
-    if not path.exists():
-        return False
-    with path.open("a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False
 
 
 def _current_stage(run_dir: Path) -> tuple[str, str]:

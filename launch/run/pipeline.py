@@ -22,7 +22,6 @@ reads their outputs.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 import uuid
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from launch.files import LockHeld, exclusive_lock
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult
@@ -193,16 +193,11 @@ class PipelineResult:
 @contextmanager
 def run_dir_lock(run_dir: RunDir) -> Iterator[None]:
     """One pipeline per run dir at a time (released by the OS if this process dies)."""
-    path = run_dir.path / ".lock"
-    with path.open("a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise PipelineError(f"{run_dir.path} is in use by another t3rl process") from None
-        try:
+    try:
+        with exclusive_lock(run_dir.path / ".lock"):
             yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    except LockHeld:
+        raise PipelineError(f"{run_dir.path} is in use by another t3rl process") from None
 
 
 def preview(
