@@ -133,35 +133,38 @@ def _signal_group(pgid: int, sig: int) -> bool:
 
 def _group_alive(pgid: int) -> bool:
     """Any non-zombie process left in the group (zombies wait for a parent that may not be us)."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return _signal_group(pgid, 0)
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
+    import psutil
+
+    for process in psutil.process_iter(["status"]):
+        if process.info["status"] == psutil.STATUS_ZOMBIE:
             continue
-        fields = _stat_fields(int(entry.name))
-        if fields is not None and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
+        try:
+            if os.getpgid(process.pid) == pgid:
+                return True
+        except ProcessLookupError:
+            continue
     return False
 
 
-def _stat_fields(pid: int) -> list[str] | None:
-    """/proc/<pid>/stat from the state field on (the command name before it may contain spaces)."""
+def _leader_start(pgid: int) -> float | None:
+    """When the process whose pid is `pgid` started (None when it is gone)."""
+    import psutil
+
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+        return psutil.Process(pgid).create_time()
+    except psutil.NoSuchProcess:
         return None
-    return stat[stat.rfind(")") + 2 :].split()
 
 
 def _group_handle(pgid: int) -> Handle:
     """What identifies a process group across t3rl processes: host, boot, group id, leader start time."""
-    fields = _stat_fields(pgid)
+    import psutil
+
     return {
         "host": socket.gethostname(),
-        "boot_id": _boot_id(),
+        "boot": psutil.boot_time(),
         "pgid": pgid,
-        "leader_start": fields[19] if fields else None,
+        "leader_start": _leader_start(pgid),
     }
 
 
@@ -171,17 +174,12 @@ def _same_group(handle: Handle) -> bool:
     Linux never hands out a pid that is still some group's id, so while members of the recorded
     group live, the id is still that group's; only a leader with another start time is a new group.
     """
-    if handle.get("host") != socket.gethostname() or handle.get("boot_id") != _boot_id():
+    import psutil
+
+    if handle.get("host") != socket.gethostname() or handle.get("boot") != psutil.boot_time():
         return False
-    fields = _stat_fields(handle["pgid"])
-    return fields is None or fields[19] == handle.get("leader_start")
-
-
-def _boot_id() -> str | None:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return None
+    started = _leader_start(handle["pgid"])
+    return started is None or started == handle.get("leader_start")
 
 
 def _default_ray_bin() -> str:
