@@ -29,7 +29,7 @@ class SGLangEngineConfig(EngineConfig):
     timeout_s: float = Field(600.0, gt=0)
     # Attempts per request (first try included) before the episode is ABORTED.
     max_attempts: int = Field(3, ge=1)
-    # First back-off delay in seconds; doubles per retry.
+    # Back-off before the first retry, seconds: ceiling of a uniform draw (full jitter), doubling per retry.
     backoff_s: float = Field(1.0, ge=0)
 
 

@@ -12,6 +12,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core.backoff import backoff_delay
 from t3rl_core.engines.base import Engine, FinishReason, Generation, GenerationContext, SamplingParams
 from t3rl_core.engines.config import SGLangEngineConfig
 
@@ -109,7 +110,7 @@ class SGLangEngine(Engine):
         error = "no attempt made"
         for attempt in range(self.config.max_attempts):
             if attempt:
-                await asyncio.sleep(self.config.backoff_s * 2 ** (attempt - 1))
+                await asyncio.sleep(backoff_delay(attempt, self.config.backoff_s))
             session, slots = self._client()
             try:
                 async with (

@@ -10,10 +10,10 @@ than 200 and "SandboxError" are retried with exponential backoff; a cell's own f
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core.backoff import backoff_delay
 from t3rl_core.sandbox.base import Sandbox, SandboxResult, SandboxStatus
 from t3rl_core.sandbox.config import SandboxFusionConfig
 
@@ -33,7 +33,6 @@ class SandboxFusionClient(Sandbox):
         self.endpoint = config.url.rstrip("/") + "/run_code"
         self._slots = asyncio.Semaphore(config.max_concurrency)
         self._session: aiohttp.ClientSession | None = None
-        self._jitter = random.Random()
 
     async def run(self, code: str) -> SandboxResult:
         async with self._slots:
@@ -41,7 +40,9 @@ class SandboxFusionClient(Sandbox):
             failures: list[str] = []
             for attempt in range(self.config.max_attempts):
                 if attempt:
-                    await asyncio.sleep(self._backoff_s(attempt))
+                    await asyncio.sleep(
+                        backoff_delay(attempt, self.config.backoff_initial_s, self.config.backoff_max_s)
+                    )
                 try:
                     body = await self._post(code)
                 except _Retryable as err:
@@ -73,10 +74,6 @@ class SandboxFusionClient(Sandbox):
             "files": {},
             "fetch_files": [],
         }
-
-    def _backoff_s(self, attempt: int) -> float:
-        ceiling = min(self.config.backoff_max_s, self.config.backoff_initial_s * 2 ** (attempt - 1))
-        return self._jitter.uniform(0, ceiling)
 
     async def _post(self, code: str) -> dict[str, Any]:
         import aiohttp

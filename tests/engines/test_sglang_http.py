@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 from aiohttp import web
 
+from t3rl_core.backoff import backoff_delay
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import ParsersConfig, RolloutConfig
+from t3rl_core.engines import sglang_http
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.engines.config import SGLangEngineConfig
 from t3rl_core.engines.sglang_http import BadResponse, SGLangEngine, parse_generation
@@ -140,14 +141,21 @@ def test_transient_faults_are_retried(fault: str) -> None:
         ("hang", "TimeoutError"),
     ],
 )
-def test_persistent_faults_abort_after_all_attempts(fault: str, message: str) -> None:
+def test_persistent_faults_abort_after_all_attempts(fault: str, message: str, monkeypatch) -> None:
+    waits: list[tuple[int, float]] = []
+
+    def recorded(attempt: int, initial_s: float) -> float:
+        waits.append((attempt, initial_s))
+        return backoff_delay(attempt, initial_s)
+
+    monkeypatch.setattr(sglang_http, "backoff_delay", recorded)
     server = FaultyServer([fault])
-    started = time.monotonic()
     generation = asyncio.run(generate(server, timeout_s=0.2, max_attempts=3, backoff_s=0.05))
     assert generation.finish_reason == "abort" and generation.token_ids == []
     assert message in generation.error and "failed 3 time(s)" in generation.error
     assert len(server.requests) == 3
-    assert time.monotonic() - started >= 0.05 + 0.1  # exponential back-off between attempts
+    # A jittered exponential back-off before each retry (not before the first attempt).
+    assert waits == [(1, 0.05), (2, 0.05)]
 
 
 def test_client_errors_and_server_aborts_are_not_retried() -> None:
