@@ -67,6 +67,11 @@ def test_sigkill_mid_stage_resumes_and_completes_each_stage_exactly_once(dirs):
         assert time.monotonic() < deadline, "stage b never started"
         assert child.poll() is None, "the pipeline process ended early"
         time.sleep(0.05)
+    # ... and for the launcher to have recorded the stage's process group (killed before that, it
+    # cannot know what to stop; the window is the few lines after Popen).
+    while not json.loads((run_dir / "state.json").read_text())["stages"]["b"].get("handle"):
+        assert time.monotonic() < deadline, "stage b's process group was never recorded"
+        time.sleep(0.05)
     child.send_signal(signal.SIGKILL)
     child.wait()
     orphan = int((marks / "b.pid").read_text())

@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+import psutil
+
 from launch.config.schema import LocalExecutorConfig
 from launch.config.secrets import scrub_text, secret_values
 from launch.plan.ray_head import RayHead
@@ -133,8 +135,6 @@ def _signal_group(pgid: int, sig: int) -> bool:
 
 def _group_alive(pgid: int) -> bool:
     """Any non-zombie process left in the group (zombies wait for a parent that may not be us)."""
-    import psutil
-
     for process in psutil.process_iter(["status"]):
         if process.info["status"] == psutil.STATUS_ZOMBIE:
             continue
@@ -148,8 +148,6 @@ def _group_alive(pgid: int) -> bool:
 
 def _leader_start(pgid: int) -> float | None:
     """When the process whose pid is `pgid` started (None when it is gone)."""
-    import psutil
-
     try:
         return psutil.Process(pgid).create_time()
     except psutil.NoSuchProcess:
@@ -158,8 +156,6 @@ def _leader_start(pgid: int) -> float | None:
 
 def _group_handle(pgid: int) -> Handle:
     """What identifies a process group across t3rl processes: host, boot, group id, leader start time."""
-    import psutil
-
     return {
         "host": socket.gethostname(),
         "boot": psutil.boot_time(),
@@ -174,8 +170,6 @@ def _same_group(handle: Handle) -> bool:
     Linux never hands out a pid that is still some group's id, so while members of the recorded
     group live, the id is still that group's; only a leader with another start time is a new group.
     """
-    import psutil
-
     if handle.get("host") != socket.gethostname() or handle.get("boot") != psutil.boot_time():
         return False
     started = _leader_start(handle["pgid"])
