@@ -302,7 +302,11 @@ class PathsConfig(StrictModel):
     models_dir: str = "models"
     slime_root: str = "/root/slime"
     megatron_root: str = "/root/Megatron-LM"
+    # slime's interpreter on the GPU machines: train.py and slime's conversion tools.
     python: str = "python3"
+    # t3rl's interpreter where the t3rl_core stages run (data, model preparation, eval and its SGLang
+    # server); None = this machine's under the local executor, `python` under ray/slurm.
+    cluster_python: str | None = None
 
 
 # ----------------------------------------------------------------------------------------------- stages

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -169,6 +170,30 @@ def init_from_run_usable(ctx: Context) -> Iterator[Problem]:
             yield Problem(key, str(err), fix=err.fix)
 
 
+def cluster_python_usable(ctx: Context) -> Iterator[Problem]:
+    """paths.cluster_python is a command name or an absolute path (the same on every node); under
+    the local executor, where "the cluster" is this machine, it must exist here."""
+    python = ctx.run.paths.cluster_python
+    if python is None:
+        return
+    key = "paths.cluster_python"
+    example = f"{key}=/opt/t3rl/.venv/bin/python"
+    if not python.strip() or any(c.isspace() for c in python):
+        yield Problem(key, f"'{python}' is not an interpreter path", fix=f"name one, e.g. {example}")
+    elif "/" in python and not os.path.isabs(python):
+        yield Problem(
+            key,
+            f"'{python}' is relative: it would resolve against each node's working directory",
+            fix=f"give an absolute path, e.g. {example}",
+        )
+    elif ctx.run.executor.kind == "local" and "/" in python and not os.access(python, os.X_OK):
+        yield Problem(
+            key,
+            f"{python} is not an executable on this machine (executor=local runs every stage here)",
+            fix=f"point it at an existing interpreter, or set {key}=null to use this one",
+        )
+
+
 def next_experiment_exists(ctx: Context) -> Iterator[Problem]:
     """next_experiment names an experiment on the search path."""
     name = ctx.run.next_experiment
@@ -196,5 +221,6 @@ RULES = (
     init_from_run_usable,
     stages_have_their_inputs,
     eval_settings_valid,
+    cluster_python_usable,
     next_experiment_exists,
 )

@@ -35,6 +35,13 @@ class PlanBuilder:
 
     # paths
 
+    def cluster_python(self) -> str:
+        """The interpreter of the t3rl_core stages where they run (see paths.cluster_python)."""
+        paths = self.run.paths
+        if paths.cluster_python:
+            return paths.cluster_python
+        return self.ctx.python if self.run.executor.kind in ("local", "dry") else paths.python
+
     def abs(self, path: str) -> str:
         p = Path(path).expanduser()
         return str(p if p.is_absolute() else (self.ctx.base_dir / p).resolve())
@@ -210,7 +217,7 @@ class PlanBuilder:
         if not shipped:
             return {}, None, ()
         path = pythonpath(shipped, self.ctx.environ.get("PYTHONPATH"))
-        check = ImportCheck(self.ctx.python, path, tuple(plugin_modules(configs)))
+        check = ImportCheck(self.cluster_python(), path, tuple(plugin_modules(configs)))
         notes = tuple(f"plugin {s.describe()}" for s in shipped)
         return ({"PYTHONPATH": path} if path else {}), check, notes
 

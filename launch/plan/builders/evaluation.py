@@ -32,7 +32,7 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     eval_yaml = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
     eval_file = builder.add_file(builder.runtime_file(name, ".eval"), eval_yaml)
     cmd = [
-        builder.ctx.python,
+        builder.cluster_python(),
         "-m",
         "t3rl_core.eval",
         "--runtime-config",

@@ -14,7 +14,7 @@ def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
     _, hf = builder.hf_source()
     runtime = builder.write_runtime(name, builder.runtime_config(hf, None, for_eval=False))
     outputs = {"dir": out, **{f"split:{s}": f"{out}/{s}.jsonl" for s in builder.needed_splits()}}
-    cmd = (builder.ctx.python, "-m", "t3rl_core.data", "--runtime-config", runtime, "--out", out)
+    cmd = (builder.cluster_python(), "-m", "t3rl_core.data", "--runtime-config", runtime, "--out", out)
     summary = f"{builder.run.env.name}: {', '.join(builder.needed_splits())}"
     # Every split and the data manifest (its sha256 per split) are checked on resume.
     verify = (*(v for k, v in outputs.items() if k != "dir"), f"{out}/manifest.json")
@@ -43,7 +43,7 @@ def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stag
         commands: tuple[Command, ...] = (
             f"rm -f {shlex.quote(marker)}",
             (
-                builder.ctx.python,
+                builder.cluster_python(),
                 "-m",
                 "t3rl_core.chat.tiny",
                 "--family",
