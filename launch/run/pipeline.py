@@ -78,7 +78,10 @@ def decide(
     selected = {only} if only else set(names[names.index(from_stage) :]) if from_stage else set(names)
     forced = {only or from_stage} - {None}
 
+    first_selected = min(names.index(n) for n in selected)
     current: dict[str, str | None] = {}
+    # Why an earlier stage's output cannot be read by the selection (damaged since it finished).
+    unusable: dict[str, str] = {}
     decisions: list[Decision] = []
     for stage in plan.stages:
         name = stage.name
@@ -89,13 +92,20 @@ def decide(
         done = rec is not None and rec.status in ("succeeded", "skipped")
         if name not in selected:
             current[name] = rec.run_id if done else (f"complete:{fp}" if complete else None)
+            if done and names.index(name) < first_selected:
+                assert rec is not None
+                damage = first_mismatch(rec.outputs, verified_outputs(plan, stage))
+                if damage is not None:
+                    current[name] = None
+                    unusable[name] = damage.replace(f"{plan.run_dir}/", "")
             decisions.append(Decision(name, "outside", "not selected", output_id=current[name]))
             continue
         missing = [p for p, run_id in upstream.items() if run_id is None]
         if missing:
+            why = "".join(f"; {p}: output damaged: {unusable[p]}" for p in missing if p in unusable)
             raise PipelineError(
                 f"stage '{name}' needs the outputs of {', '.join(missing)}, which has not succeeded in this "
-                "run dir; run without --from/--only (or --from the first of them)"
+                f"run dir{why}; run without --from/--only (or --from the first of them)"
             )
         same_inputs = rec is not None and rec.fingerprint == fp and rec.upstream == upstream
         markers_ok = not stage.complete_when or complete

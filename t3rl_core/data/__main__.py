@@ -10,6 +10,7 @@ from pathlib import Path
 
 from t3rl_core.config import EnvConfig, RuntimeConfig
 from t3rl_core.data import default_env_config, prepare_env_data, read_manifest
+from t3rl_core.data.rows import DataError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -41,8 +42,13 @@ def prepare_and_show(env: EnvConfig, out: Path) -> int:
     from rich.table import Table
 
     console = Console(stderr=True)
-    with console.status(f"preparing {env.name} data in {out} …"):
-        prepare_env_data(env, out)
+    try:
+        with console.status(f"preparing {env.name} data in {out} …"):
+            prepare_env_data(env, out)
+    except DataError as error:
+        # A bad source line is the input's fault, not a bug: one line naming it, no traceback.
+        console.print(f"[red]error:[/red] {error}", soft_wrap=True, highlight=False)
+        return 2
     table = Table(title=f"{env.name} → {out}")
     for column in ("split", "rows", "MB", "sha256"):
         table.add_column(column, justify="right" if column in ("rows", "MB") else "left")

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from t3rl_core.config import RuntimeConfig
+from t3rl_core.data.rows import DataError
 from t3rl_core.eval.evaluate import evaluate, load_eval_config
 
 
@@ -32,16 +33,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 
-    summary = evaluate(
-        RuntimeConfig.from_yaml(args.runtime_config),
-        load_eval_config(args.eval_config),
-        args.data,
-        args.out,
-        serve_checkpoint=args.serve_checkpoint,
-        tp=args.tp,
-        resume=args.resume,
-        progress=not args.no_progress,
-    )
+    try:
+        summary = evaluate(
+            RuntimeConfig.from_yaml(args.runtime_config),
+            load_eval_config(args.eval_config),
+            args.data,
+            args.out,
+            serve_checkpoint=args.serve_checkpoint,
+            tp=args.tp,
+            resume=args.resume,
+            progress=not args.no_progress,
+        )
+    except DataError as error:
+        # A bad dataset line is the input's fault, not a bug: one line naming it, no traceback.
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     return 0 if summary["complete"] else 1
 
 

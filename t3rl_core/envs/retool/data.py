@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from t3rl_core.data.rows import read_jsonl
 from t3rl_core.envs.retool.config import ReToolDataConfig, ReToolEnvConfig
 from t3rl_core.envs.retool.parser import interpreter_block
 
@@ -60,8 +61,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
         import pyarrow.parquet as pq
 
         return pq.read_table(path).to_pylist()
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return [row for _, row in read_jsonl(path)]
 
 
 def _metadata(data: ReToolDataConfig, index: int, split: str) -> dict[str, Any]:
