@@ -121,10 +121,14 @@ class LocalSandbox(Sandbox):
                 self._cgroups.remove(cgroup)
         if not statuses or statuses[-1] != {"exit": 0}:
             return f"the probe cell failed: {statuses} {err.decode(errors='replace')[-2000:]}"
+        try:
+            seen = json.loads(out)
+        except ValueError:
+            return f"the probe cell printed no report: {out[-2000:]!r} {err[-2000:]!r}"
         applied = next((s["applied"] for s in statuses if "applied" in s), [])
         cell_uid_is_root = zygote.cell_spec["uid"] == 0 and os.geteuid() == 0
         limit = "cgroup" if self._cgroups else ("none" if cell_uid_is_root else "rlimit")
-        return observe({**zygote.cell_spec, "host_euid": os.geteuid()}, json.loads(out), applied, limit)
+        return observe({**zygote.cell_spec, "host_euid": os.geteuid()}, seen, applied, limit)
 
     def _check(self, found: Protections) -> None:
         c = self.config

@@ -150,7 +150,12 @@ def _cell(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
         os._exit(0)
     report(pipes.status, {"applied": applied})
     os.close(pipes.status)
-    _finish(_run(code))
+    try:
+        exit_code = _run(code)
+    except BaseException:  # reporting the cell's own exception failed (e.g. traceback not importable)
+        os.write(2, b"the cell raised an exception that could not be reported\n")
+        exit_code = 1
+    _finish(exit_code)
 
 
 def confine(spec: dict, workdir: str) -> list[str]:

@@ -58,8 +58,9 @@ def configure(spec: dict) -> dict:
         "landlock_abi": landlock.abi_version() if wanted else 0,
         "seccomp": wanted and seccomp.supported(),
     }
-    if not namespaces:
-        cell_spec["uid"], cell_spec["gid"] = (spec["uid"], spec["gid"]) if cell_spec["setuid"] else (0, 0)
+    if not cell_spec["setuid"]:
+        # The cell keeps this process's ids: root of the user namespace, or the invoking user without one.
+        cell_spec["uid"], cell_spec["gid"] = (0, 0) if namespaces else (os.geteuid(), os.getegid())
     return cell_spec
 
 
