@@ -45,12 +45,16 @@ def host_offers(layer: str) -> bool:
         with open("/proc/self/status") as f:
             return platform.machine() == "x86_64" and any(line.startswith("Seccomp:") for line in f)
     if layer == "landlock":
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.syscall.restype = ctypes.c_long
-        return libc.syscall(444, None, ctypes.c_size_t(0), 1) > 0  # landlock_create_ruleset(VERSION)
+        return landlock_abi() > 0
     if layer == "process_limit":
         return True  # a pids cgroup as root, RLIMIT_NPROC of an unprivileged cell uid otherwise
     raise ValueError(layer)
+
+
+def landlock_abi() -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return max(int(libc.syscall(444, None, ctypes.c_size_t(0), 1)), 0)  # landlock_create_ruleset(VERSION)
 
 
 def need(*layers: str) -> None:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
 import socket
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -24,6 +22,8 @@ from t3rl_core.registries import SANDBOXES
 from t3rl_core.sandbox.base import SandboxResult
 from t3rl_core.sandbox.config import LocalSandboxConfig
 from t3rl_core.sandbox.local import LocalSandbox
+from t3rl_core.sandbox.protections import LAYERS
+from tests.sandbox.conftest import host_offers, need
 
 CAP = 64 * 1024
 
@@ -129,9 +129,9 @@ def test_infinite_loop_hits_the_wall_clock_limit():
 
 
 def test_cpu_time_limit_is_reported_as_timeout():
-    r = run_hostile("while True:\n    pass", timeout_s=5.0, cpu_time_s=1)
+    # A wall-clock limit far away: on a loaded machine one CPU second can take several wall seconds.
+    r = run_hostile("while True:\n    pass", timeout_s=30.0, cpu_time_s=1)
     assert (r.status, r.exit_code, r.error) == ("timeout", -24, "CPU-time limit of 1 s exceeded")
-    assert r.duration_s < 4
 
 
 def test_sleeping_cell_and_its_children_are_killed_on_timeout():
@@ -147,9 +147,7 @@ def test_memory_bomb_hits_the_address_space_limit():
     assert r.error == "exit code 1 (MemoryError: address-space limit of 256 MiB)"
 
 
-def test_fork_bomb_hits_the_process_limit(active):
-    if "process_limit" not in active:
-        pytest.skip("no process limit here (root without a writable pids cgroup)")
+def test_fork_bomb_hits_the_process_limit():
     r = run_hostile("import os\nwhile True:\n    os.fork()")
     assert r.status in ("error", "timeout"), r
     assert "Resource temporarily unavailable" in r.stderr
@@ -175,9 +173,8 @@ def test_file_size_limit():
     assert r.stderr.rstrip().splitlines()[-1] == "OSError: [Errno 27] File too large"
 
 
-def test_writing_outside_the_working_directory_fails(active, tmp_path):
-    if "mount" not in active:
-        pytest.skip("no read-only filesystem here")
+def test_writing_outside_the_working_directory_fails(tmp_path):
+    need("mount")
     own_target = tmp_path / "escape.txt"
     code = (
         "import os\n"
@@ -196,9 +193,8 @@ def test_writing_outside_the_working_directory_fails(active, tmp_path):
     assert not own_target.exists() and not Path("/escape.txt").exists()
 
 
-def test_credential_files_are_hidden(active, visible_dir):
-    if "mount" not in active:
-        pytest.skip("no mount namespace here")
+def test_credential_files_are_hidden(visible_dir):
+    need("mount")
     tmp_path = visible_dir
     (tmp_path / "creds").mkdir()
     (tmp_path / "creds" / "key").write_text("secret-key")
@@ -213,9 +209,8 @@ def test_credential_files_are_hidden(active, visible_dir):
     assert (tmp_path / "token").read_text() == "secret-token"  # hidden from the cell, untouched outside
 
 
-def test_network_connections_fail(active):
-    if "network" not in active:
-        pytest.skip("no network namespace here")
+def test_network_connections_fail():
+    need("network")
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
@@ -250,7 +245,7 @@ def test_secrets_in_the_environment_are_not_visible(monkeypatch):
     assert r.stdout.splitlines()[0] == "None"
 
 
-def test_killing_the_parent_does_not_reach_t3rl(active):
+def test_killing_the_parent_does_not_reach_t3rl():
     code = (
         "import os, signal\n"
         f"for pid in (os.getppid(), {os.getpid()}):\n"
@@ -262,7 +257,7 @@ def test_killing_the_parent_does_not_reach_t3rl(active):
     )
     r = run_hostile(code)
     # This test process (the "server") is still running, and the sandbox served the next cell.
-    if "pid" in active and "user" in active:
+    if host_offers("pid") and host_offers("user"):
         # The supervisor is root (another uid); the test process is outside the PID namespace.
         assert (r.status, r.stdout.splitlines()) == (
             "success",
@@ -276,13 +271,9 @@ def test_killing_the_parent_does_not_reach_t3rl(active):
 
 
 def test_probe_uses_what_the_kernel_offers(active):
-    """Where unshare can create the namespaces, the probe must end up with all of them in force."""
-    unshare = shutil.which("unshare")
-    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-    namespaces = ["--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
-    if unshare is None or subprocess.run([unshare, *user, *namespaces, "true"]).returncode != 0:
-        pytest.skip("this kernel or container does not allow the namespaces")
-    assert {"network", "pid", "mount", "disk", "user", "process_limit"} <= set(active)
+    """Every layer the host offers (found without the sandbox's code) is in force in the sandbox."""
+    offered = {layer for layer in LAYERS if host_offers(layer)}
+    assert offered <= set(active), f"offered here but not applied: {offered - set(active)}"
 
 
 def test_concurrency_is_bounded():
@@ -302,7 +293,7 @@ def test_concurrency_is_bounded():
     assert most_at_once <= 2
 
 
-def test_required_isolation_refuses_to_run_without_it(active):
+def test_required_isolation_refuses_to_run_without_it():
     sandbox, _ = make()
     asyncio.run(sandbox.aclose())
     if sandbox.protections.missing:

@@ -20,7 +20,7 @@ import pytest
 from t3rl_core.registries import SANDBOXES
 from t3rl_core.sandbox.base import SandboxResult
 from t3rl_core.sandbox.local import LocalSandbox
-from tests.sandbox.conftest import need
+from tests.sandbox.conftest import landlock_abi, need
 
 
 def run(code: str, **overrides: object) -> SandboxResult:
@@ -221,6 +221,21 @@ def test_disk_cap_is_per_cell_and_freed():
             await sandbox.aclose()
 
     assert [r.stdout for r in asyncio.run(go())] == ["ok\n"] * 3
+
+
+def test_tcp_is_refused_by_landlock_inside_the_network_namespace():
+    need("network", "landlock")
+    if landlock_abi() < 4:
+        pytest.skip("Landlock ABI < 4 has no TCP rules")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    try:
+        r = run("import socket\n" + attempt(f"socket.create_connection(('127.0.0.1', {port}), timeout=1)"))
+    finally:
+        listener.close()
+    # EACCES is Landlock's answer; the empty namespace alone would say "Network is unreachable".
+    assert (r.status, r.stdout) == ("success", "Permission denied\n"), r
 
 
 # ------------------------------------------------------------------------------ ptrace and namespaces

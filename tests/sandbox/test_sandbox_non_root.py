@@ -28,6 +28,7 @@ AS_NOBODY = textwrap.dedent(
     sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=5))
     attacks = {
         "whoami": "import os; print(os.getuid(), os.getgroups())",
+        "caps": "print([ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('CapEff')][0])",
         "remount": "import ctypes; libc = ctypes.CDLL(None, use_errno=True)\\n"
         "print(libc.mount(None, b'/', None, 32 | 4096, None), ctypes.get_errno())",  # MS_REMOUNT|MS_BIND
         "userns": "import ctypes; libc = ctypes.CDLL(None, use_errno=True)\\n"
@@ -85,7 +86,8 @@ def test_unprivileged_user_gets_every_layer_through_a_user_namespace():
     assert report["protections"]["active"]["process_limit"] == "RLIMIT_NPROC of the cell uid"
     assert report["attacks"] == {
         "whoami": "0 []",  # root of the namespace = nobody outside
-        "remount": "-1 1",  # EPERM: no capabilities left to make the read-only root writable
+        "caps": "0" * 16,  # none of the namespace root's capabilities
+        "remount": "-1 1",  # EPERM (Landlock and the dropped capabilities): the root stays read-only
         "userns": "-1 1",
         "unix": "1",
     }
