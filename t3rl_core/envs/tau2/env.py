@@ -13,16 +13,16 @@ as the agent:
 - the user may call its own tools (telecom's device) before it answers; those results go only to it;
 - the episode ends on `done` (agent_stop), on a user stop marker (user_stop), after `max_steps`
   orchestrator steps (max_steps) or `max_errors` tool errors (too_many_errors), counted as tau2 does;
-- then tau2's `evaluate_simulation` scores the trajectory without an LLM for these domains: the
-  database after replaying the agent's calls against the gold actions' database, env assertions,
-  gold-action matches, and communicated info, multiplied over the task's reward basis.
+- then tau2's evaluation (`evaluate_simulation`, reproduced without its per-episode rebuilds in
+  t3rl_core.envs.tau2.evaluation) scores the trajectory without an LLM for these domains: the
+  database after the agent's calls against the gold actions' database, env assertions, gold-action
+  matches, and communicated info, multiplied over the task's reward basis.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 import uuid
 from collections.abc import Mapping
 from copy import deepcopy
@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from t3rl_core.envs.base import Env, Mode
 from t3rl_core.envs.tau2.config import Tau2EnvConfig
-from t3rl_core.envs.tau2.domain import DONE, RESPOND, DomainSpec, domain_spec, tau2_registry, user_task
+from t3rl_core.envs.tau2.domain import DONE, RESPOND, DomainSpec, domain_spec, user_task
+from t3rl_core.envs.tau2.evaluation import domain_world, evaluate_episode
 from t3rl_core.envs.tau2.oracle import call_text, gold_plan
 from t3rl_core.envs.tau2.users import UserSession, UserSimulator, UserToolResult, UserTurn
 from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCall, ToolCallAction, Transition
@@ -81,8 +82,6 @@ class Tau2Env(Env):
         self.spec, self.domain, self.user, self.config = spec, domain, user, config
         self._env: Environment | None = None
         self._trajectory: list[Tau2Message] = []
-        self._started = ""
-        self._clock = 0.0
         self._steps = self._errors = self._format_errors = self._user_turns = 0
         self._termination: str | None = None
         self._evaluation: dict[str, Any] | None = None
@@ -97,7 +96,6 @@ class Tau2Env(Env):
         from tau2.orchestrator.orchestrator import DEFAULT_FIRST_AGENT_MESSAGE
         from tau2.utils.utils import get_now
 
-        self._started, self._clock = get_now(), time.perf_counter()
         self._env = await asyncio.to_thread(self._build_environment)
         greeting = deepcopy(DEFAULT_FIRST_AGENT_MESSAGE)
         greeting.timestamp = get_now()
@@ -106,7 +104,7 @@ class Tau2Env(Env):
 
     def _build_environment(self) -> Environment:
         task = self.spec.task
-        environment = tau2_registry().get_env_constructor(self.spec.domain)(solo_mode=False)
+        environment = domain_world(self.spec.domain).environment()
         state = task.initial_state
         environment.set_state(
             initialization_data=state.initialization_data if state else None,
@@ -238,15 +236,10 @@ class Tau2Env(Env):
         return Transition(messages=[last] if last else [], done=True, info=info)
 
     def _evaluate(self) -> dict[str, Any]:
-        assert self._termination is not None
-        return evaluate_trajectory(
-            self.spec.domain,
-            self.spec.task,
-            self._trajectory,
-            self._termination,
-            started=self._started,
-            duration=time.perf_counter() - self._clock,
-        )
+        assert self._termination is not None and self._env is not None
+        world = domain_world(self.spec.domain)
+        info = evaluate_episode(world, self.spec.task, self._termination, self._trajectory, self._env)
+        return info.model_dump(mode="json")
 
     # ----------------------------------------------------------------------------------- results
 
