@@ -67,6 +67,9 @@ class RolloutConfig(StrictModel):
     max_num_steps: int = Field(30, ge=1)
     # Cap on prompt + response tokens of an episode; None = no cap beyond per-call limits.
     max_context_len: int | None = Field(None, ge=1)
+    # Cap on the response tokens of an episode (model output + observations after the prompt);
+    # no model call starts once it is spent and a call never asks for more than what is left.
+    max_response_len: int | None = Field(None, ge=1)
     # Tokens per model call (slime's --rollout-max-response-len; the eval uses it as is).
     max_new_tokens: int = Field(1024, ge=1)
     temperature: float = Field(1.0, ge=0.0)

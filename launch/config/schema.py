@@ -190,9 +190,11 @@ class CurriculumConfig(StrictModel):
     rollout_temperature: float = Field(1.0, gt=0)
     rollout_top_p: float = Field(1.0, gt=0, le=1)
     n_samples_per_eval_prompt: int = Field(1, ge=1)
-    # Model calls per episode, and an optional cap on an episode's total tokens.
+    # Model calls per episode, and optional caps on an episode's total tokens and on its tokens after
+    # the prompt (model output + observations: Agent-R1's response budget).
     max_num_steps: int = Field(30, ge=1)
     max_context_len: int | None = Field(None, ge=1)
+    max_response_len: int | None = Field(None, ge=1)
     algorithm: AlgorithmConfig = AlgorithmConfig()
     optimizer: OptimizerConfig = OptimizerConfig()
     save_interval: int | None = Field(None, ge=1)

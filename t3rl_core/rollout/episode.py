@@ -145,9 +145,12 @@ class _Episode:
 
     async def _generate(self) -> Generation:
         assert self.trajectory is not None
-        budget = None
+        budgets = []
         if self.limits.max_context_len is not None:
-            budget = self.limits.max_context_len - len(self.trajectory)
+            budgets.append(self.limits.max_context_len - len(self.trajectory))
+        if self.limits.max_response_len is not None:
+            budgets.append(self.limits.max_response_len - len(self.trajectory.response_ids))
+        budget = min(budgets) if budgets else None
         if len(self.model_texts) >= self.limits.max_num_steps or (budget is not None and budget <= 0):
             if self.mid_turn:
                 self._close_turn(None)

@@ -72,6 +72,18 @@ def test_context_cap_bounds_each_call_and_truncates(qwen_chat: ChatFormat) -> No
     assert aligned(result)
 
 
+def test_response_budget_counts_tokens_after_the_prompt_only(qwen_chat: ChatFormat) -> None:
+    """Agent-R1's max_response_length: model output + observations after the prompt, whatever its length."""
+    engine = ScriptedEngine(qwen_chat, [CALL] * 10)
+    prompt = len(qwen_chat.prompt_ids(task()["prompt"], TOOLS))
+    result = run(qwen_chat, ToyEnv(), engine, RolloutConfig(max_response_len=60, max_new_tokens=1000))
+    assert result.status == "truncated"
+    budgets = [60 - (len(seen) - prompt) for seen in engine.inputs]
+    assert [s.max_new_tokens for s in engine.samplings] == budgets
+    assert budgets[0] == 60 and all(b > 0 for b in budgets)
+    assert aligned(result)
+
+
 def test_engine_abort_ends_aborted_with_its_error(qwen_chat: ChatFormat) -> None:
     engine = FixedEngine([Generation([], [], "abort", error="server went away")])
     result = run(qwen_chat, ToyEnv(), engine)

@@ -101,6 +101,7 @@ class PlanBuilder:
             rollout = RolloutConfig(
                 max_num_steps=curriculum.max_num_steps,
                 max_context_len=curriculum.max_context_len,
+                max_response_len=curriculum.max_response_len,
                 max_new_tokens=max_new,
                 temperature=curriculum.rollout_temperature,
                 top_p=curriculum.rollout_top_p,

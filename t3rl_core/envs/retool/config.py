@@ -31,7 +31,7 @@ class ReToolDataConfig(StrictModel):
     # metadata.data_source of every row (Agent-R1 dispatches its reward on this value).
     data_source: str = "BytedTsinghua-SIA/DAPO-Math-17k"
     # Shuffle seed; the first `test_size` shuffled rows are the test split, the rest train
-    # (Agent-R1: seed 42, 100 test rows).
+    # (Agent-R1: seed 42, 100 test rows; the order of datasets' Dataset.shuffle(seed)).
     seed: int = 42
     test_size: int = Field(100, ge=1)
     train_split: str = "retool_train"

@@ -4,7 +4,6 @@ conversations for the SFT cold start."""
 from __future__ import annotations
 
 import json
-import random
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,7 @@ def prepare(config: ReToolEnvConfig, out_dir: Path) -> dict[str, Path]:
             f"{len(records)} problems leave no training rows after holding out test_size={data.test_size}; "
             "lower env.data.test_size or point env.data.source at a larger set (e.g. DAPO-Math-17K)"
         )
-    order = list(range(len(records)))
-    random.Random(data.seed).shuffle(order)
+    order = shuffled_order(len(records), data.seed)
     test, train = order[: data.test_size], order[data.test_size :]
     splits = {
         data.test_split: [problem_row(data, records[i], i, "test") for i in test],
@@ -44,6 +42,14 @@ def prepare(config: ReToolEnvConfig, out_dir: Path) -> dict[str, Path]:
         lines = [json.dumps(r, ensure_ascii=False) + "\n" for r in rows]
         written[split].write_text("".join(lines), encoding="utf-8")
     return written
+
+
+def shuffled_order(n: int, seed: int) -> list[int]:
+    """Row order after Hugging Face datasets' `Dataset.shuffle(seed=seed)`, Agent-R1's split: it permutes
+    the rows with `np.random.default_rng(seed).permutation(n)` (a different set than random.Random)."""
+    import numpy as np
+
+    return [int(i) for i in np.random.default_rng(seed).permutation(n)]
 
 
 def read_problems(data: ReToolDataConfig) -> list[dict[str, Any]]:

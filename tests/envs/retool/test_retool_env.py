@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from t3rl_core.envs.retool.config import ReToolEnvConfig
-from t3rl_core.envs.retool.data import read_problems
+from t3rl_core.envs.retool.data import read_problems, shuffled_order
 from t3rl_core.envs.retool.env import NO_OUTPUT, tool_content
 from t3rl_core.envs.retool.parser import extract_code, interpreter_block
 from t3rl_core.registries import ACTION_PARSERS, DATASETS, ENVS, REWARDS
@@ -276,3 +276,25 @@ def test_data_errors(tmp_path):
         ReToolEnvConfig(data={"instruction": "Solve it."})
     with pytest.raises(ValidationError, match="format string"):
         ReToolEnvConfig(data={"instruction": "{question} {other}"})
+
+
+@pytest.mark.parametrize(("n", "seed"), [(14, 42), (17398, 42), (1000, 7)])
+def test_held_out_split_is_agent_r1s_datasets_shuffle(n: int, seed: int, tmp_path):
+    """Agent-R1 holds out the first 100 rows of `Dataset.shuffle(seed=42)`: the same rows here (the real
+    `datasets` library on a dataset of row numbers; random.Random(42) would give another set)."""
+    import random
+
+    import datasets  # locked (requirements/nodeps.in) for this check
+    rows = datasets.Dataset.from_dict({"row": list(range(n))}).shuffle(seed=seed)["row"]
+    assert shuffled_order(n, seed) == list(rows)
+    other = list(range(n))
+    random.Random(seed).shuffle(other)
+    assert other[: min(n, 100)] != list(rows)[: min(n, 100)]
+
+
+def test_prepared_test_split_is_the_first_rows_of_the_shuffle(tmp_path):
+    source = tmp_path / "problems.jsonl"
+    source.write_text("".join(json.dumps({"prompt": f"q{i}", "target": str(i)}) + "\n" for i in range(300)))
+    splits = prepare(tmp_path / "out", source=str(source), test_size=100)
+    held_out = [r["metadata"]["index"] for r in splits["retool_test"]]
+    assert held_out == shuffled_order(300, 42)[:100]
