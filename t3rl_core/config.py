@@ -9,7 +9,7 @@ sides agree on every field.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import Field
@@ -17,6 +17,9 @@ from pydantic import Field
 from t3rl_core.registries import ENVS, REWARDS
 from t3rl_core.registry import registered
 from t3rl_core.strict import StrictModel
+
+if TYPE_CHECKING:
+    from t3rl_core.chat.families import Family
 
 RUNTIME_KEY = "t3rl"
 
@@ -37,13 +40,54 @@ AnyEnvConfig = registered(EnvConfig, ENVS)
 AnyRewardConfig = registered(RewardConfig, REWARDS)
 
 
+class ChatFamilyConfig(StrictModel):
+    """A chat format's control tokens, for a template t3rl does not ship (a user's .jinja file). The
+    parsers that read it are the model's `parsers`."""
+
+    # The family's name (model.family).
+    name: str
+    # Control tokens (role markers, turn ends): special tokens of the tokenizer.
+    special_tokens: list[str] = Field(min_length=1)
+    # Format tags the model writes as text (e.g. <tool_call>): added, non-special tokens.
+    tag_tokens: list[str] = Field(default_factory=list)
+    # Tokens that end an assistant turn (sampling stops on them); the first is the usual one.
+    stop_tokens: list[str] = Field(min_length=1)
+    bos_token: str | None = None
+    eos_token: str
+    pad_token: str
+    # Text a model of the family writes first in each of its turns.
+    turn_prefix: str = ""
+    # The token ending a turn that calls tools, when it differs from stop_tokens[0].
+    tool_turn_stop: str | None = None
+
+    def to_family(self, parsers: ParsersConfig | None = None) -> Family:
+        from t3rl_core.chat.families import Family
+
+        return Family(
+            name=self.name,
+            special_tokens=tuple(self.special_tokens),
+            tag_tokens=tuple(self.tag_tokens),
+            stop_tokens=tuple(self.stop_tokens),
+            bos_token=self.bos_token,
+            eos_token=self.eos_token,
+            pad_token=self.pad_token,
+            tool_call_parser=parsers.tool_call_parser if parsers else "",
+            reasoning_parser=parsers.reasoning_parser if parsers else None,
+            turn_prefix=self.turn_prefix,
+            tool_turn_stop=self.tool_turn_stop,
+        )
+
+
 class ChatConfig(StrictModel):
     """How conversations become token ids."""
 
     # HF model or tokenizer directory (a hub id is accepted only where the hub is reachable).
     tokenizer: str
-    # A template shipped in t3rl_core/chat/templates/<name>.jinja, or None for the tokenizer's own.
+    # A template shipped in t3rl_core/chat/templates/<name>.jinja, a .jinja file, a template plugin
+    # (`pkg.module:OBJECT` or an entry point of t3rl.chat_templates), or None for the tokenizer's own.
     chat_template: str | None = None
+    # The control tokens of a .jinja template's family (shipped templates and plugins bring their own).
+    family: ChatFamilyConfig | None = None
     # Extra variables for the template (e.g. {"enable_thinking": false}).
     chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
 

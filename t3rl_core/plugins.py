@@ -14,10 +14,11 @@ provenance. The object itself is the factory, called as the built-ins' are:
 | sandbox | `t3rl.sandboxes` | `Plugin(config)` | a `Sandbox` |
 | user simulator | `t3rl.user_simulators` | `Plugin(config)` | a `UserSimulator` |
 
-An env plugin may declare `provides` (the outcome fields its `Env.outcome()` always holds) and a reward
-plugin `needs` (the outcome fields it reads); they take part in the cross-group checks. Instead of the
-object, a plugin may be a `t3rl_core.registry.Entry` naming its config and factory by path, so that
-validating a config imports only the config module.
+The contract between an env and a reward is declared on the config classes, as for built-ins: an env
+config's `OUTCOME_FIELDS` (the keys every `Env.outcome()` returns) and a reward config's
+`NEEDS_OUTCOME` (the keys it reads), both `ClassVar[frozenset[str]]`; the launcher's cross-group
+checks compare them. Instead of the object, a plugin may be a `t3rl_core.registry.Entry` naming its
+config and factory by path, so that validating a config imports only the config module.
 
 A config names a plugin by import path (`reward: {name: my_pkg.rewards:Exact}`) or by the name of an
 entry point its distribution declares:

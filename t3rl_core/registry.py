@@ -75,9 +75,6 @@ class Entry:
     # The plugin's import path `pkg.module:Object` (what a Ray job must be able to import); None for
     # built-ins.
     target: str | None = None
-    # Contract: outcome fields an env provides / a reward needs (declared on the plugin object).
-    provides: frozenset[str] | None = None
-    needs: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -154,7 +151,7 @@ class Registry:
     # ------------------------------------------------------------------------------------- plugins
 
     def _entry_points(self) -> dict[str, importlib.metadata.EntryPoint]:
-        return _entry_points(self.group) if self.group else {}
+        return entry_points(self.group) if self.group else {}
 
     def _plugin(self, name: str) -> Entry:
         if is_import_path(name):
@@ -181,7 +178,7 @@ class Registry:
                 self.kind, name, f"{module} has no {path.partition(':')[2]}", "check the name after ':'"
             ) from exc
         if isinstance(target, Entry):
-            return Entry(target.config, target.factory, source, path, target.provides, target.needs)
+            return Entry(target.config, target.factory, source, path)
         config = getattr(target, "Config", None)
         self._check_config(name, config)
         factory = getattr(target, self.attribute) if self.attribute else target
@@ -189,8 +186,7 @@ class Registry:
             raise PluginError(
                 self.kind, name, f"has no '{self.attribute}'", f"define {path}.{self.attribute}"
             )
-        provides, needs = getattr(target, "provides", None), getattr(target, "needs", None)
-        return Entry(config, factory, source, path, _names(provides), _names(needs))
+        return Entry(config, factory, source, path)
 
     def _check_config(self, name: str, config: Any) -> None:
         base = load_object(self.base) if self.base else BaseModel
@@ -211,7 +207,8 @@ class Registry:
 
 
 @cache
-def _entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+def entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+    """The installed entry points of a group by name (scanned once per process)."""
     return {point.name: point for point in importlib.metadata.entry_points(group=group)}
 
 
@@ -223,10 +220,6 @@ def _entry_point_source(group: str, point: importlib.metadata.EntryPoint) -> str
 
 def _path(target: Any) -> str:
     return target if isinstance(target, str) else f"{target.__module__}:{target.__qualname__}"
-
-
-def _names(value: Any) -> frozenset[str] | None:
-    return None if value is None else frozenset(value)
 
 
 def registered(base: type[BaseModel], registry: Registry) -> Any:

@@ -61,6 +61,7 @@ COMMAND_MODULES = (
     "launch.cli.runtime",
     "launch.cli.runs",
     "launch.cli.score",
+    "launch.cli.check_template",
 )
 
 for _name in COMMAND_MODULES:

@@ -21,7 +21,7 @@ from t3rl_core.chat.template import compile_template, render_template
 from t3rl_core.chat.tokenizer import load_tokenizer
 
 if TYPE_CHECKING:
-    from t3rl_core.config import ChatConfig
+    from t3rl_core.config import ChatConfig, ParsersConfig
     from t3rl_core.types import Message
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
@@ -112,8 +112,14 @@ class ChatFormat:
         self._heads = PromptHeads(self, _isolated_tokens(self._backend))
 
     @classmethod
-    def from_config(cls, config: ChatConfig) -> ChatFormat:
-        return cls.from_pretrained(config.tokenizer, config.chat_template, **config.chat_template_kwargs)
+    def from_config(cls, config: ChatConfig, parsers: ParsersConfig | None = None) -> ChatFormat:
+        """The chat format of a config: a shipped template, a template plugin or a .jinja file (with
+        `config.family`'s tokens), or the tokenizer's own template."""
+        from t3rl_core.chat.custom import resolve
+
+        template, family_ = resolve(config, parsers)
+        tokenizer = _load_tokenizer(str(config.tokenizer))
+        return cls(tokenizer, template=template, family_=family_, template_kwargs=config.chat_template_kwargs)
 
     @classmethod
     def from_pretrained(

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-from t3rl_core.chat.families import FAMILIES, family
+from t3rl_core.chat.families import FAMILIES, Family, family
 from t3rl_core.chat.format import load_template
 
 # Pre-tokenization of the Qwen2 / Llama-3 tokenizers: a newline run is its own piece, so a text split
@@ -71,13 +71,18 @@ def _corpus_texts(corpus: Path | None) -> Iterator[str]:
 
 
 def build_tokenizer(
-    family_name: str, out_dir: str | Path, corpus: str | Path | None = None, vocab_size: int = 2048
+    family_name: str | Family,
+    out_dir: str | Path,
+    corpus: str | Path | None = None,
+    vocab_size: int = 2048,
+    template: str | None = None,
 ) -> Path:
-    """Train and save a byte-level BPE tokenizer of the family (with its template) into `out_dir`."""
+    """Train and save a byte-level BPE tokenizer of the family (with its template) into `out_dir`; a
+    family t3rl does not ship is given as a `Family` with its `template` source."""
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    spec = family(family_name)
+    spec = family_name if isinstance(family_name, Family) else family(family_name)
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
         [
@@ -103,7 +108,7 @@ def build_tokenizer(
         pad_token=spec.pad_token,
         model_max_length=131072,
     )
-    wrapped.chat_template = load_template(family_name)
+    wrapped.chat_template = template or load_template(spec.name)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     wrapped.save_pretrained(str(out))
@@ -153,14 +158,15 @@ def build_model(
 
 
 def build(
-    family_name: str,
+    family_name: str | Family,
     out_dir: str | Path,
     corpus: str | Path | None = None,
     with_model: bool = True,
     vocab_size: int | None = None,
+    template: str | None = None,
 ) -> Path:
     """Tokenizer, and unless `with_model` is False the tiny model, in one HF directory."""
-    out = build_tokenizer(family_name, out_dir, corpus)
+    out = build_tokenizer(family_name, out_dir, corpus, template=template)
     if with_model:
         build_model(out, vocab_size=vocab_size)
     return out
@@ -183,7 +189,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m t3rl_core.chat.tiny", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--family", required=True, choices=sorted(FAMILIES))
+    parser.add_argument("--family", required=True, help=f"a shipped family ({', '.join(sorted(FAMILIES))})")
+    parser.add_argument(
+        "--chat-template", help="for a family t3rl does not ship: a template plugin or a .jinja file"
+    )
+    parser.add_argument(
+        "--family-spec", help="for a .jinja template: its family's tokens (ChatFamilyConfig JSON)"
+    )
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--corpus", type=Path, help="a text/JSONL file or a directory of *.jsonl files")
     parser.add_argument("--no-model", action="store_true", help="build the tokenizer only")
@@ -193,10 +205,32 @@ def main(argv: list[str] | None = None) -> None:
         help="embedding rows, padded beyond the tokenizer (Megatron's --vocab-size)",
     )
     args = parser.parse_args(argv)
+    spec, template = _family_and_template(args.family, args.chat_template, args.family_spec)
     out = build(
-        args.family, args.out, args.corpus, with_model=not args.no_model, vocab_size=args.model_vocab_size
+        spec,
+        args.out,
+        args.corpus,
+        with_model=not args.no_model,
+        vocab_size=args.model_vocab_size,
+        template=template,
     )
     print(json.dumps({"family": args.family, "dir": str(out)}))
+
+
+def _family_and_template(name: str, chat_template: str | None, spec: str | None) -> tuple[Family, str | None]:
+    """A shipped family by name, or a user's: a template plugin's, or a .jinja file with `spec`."""
+    if chat_template is None and spec is None:
+        return family(name), None
+    from t3rl_core.chat.custom import resolve
+    from t3rl_core.config import ChatConfig
+
+    config = ChatConfig.model_validate(
+        {"tokenizer": "", "chat_template": chat_template, "family": json.loads(spec) if spec else None}
+    )
+    template, found = resolve(config)
+    if found is None or found.name != name:
+        raise SystemExit(f"--chat-template {chat_template} does not describe family '{name}'")
+    return found, template
 
 
 if __name__ == "__main__":

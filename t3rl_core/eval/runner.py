@@ -133,7 +133,7 @@ async def run_eval(
         top_p=runtime.rollout.top_p if config.temperature > 0 else 1.0,
         max_new_tokens=runtime.rollout.max_new_tokens,
     )
-    chat = ChatFormat.from_config(runtime.chat)
+    chat = ChatFormat.from_config(runtime.chat, runtime.parsers)
     engine: Engine = ENGINES.build(config.engine, chat=chat)
     runner = EpisodeRunner.from_runtime(runtime, engine, chat=chat)
     records = list(done.values())

@@ -224,7 +224,7 @@ def _build_runner(args: Any, runtime: RuntimeConfig, url: str) -> EpisodeRunner:
         concurrency=(getattr(args, "sglang_server_concurrency", None) or 512) * engines,
         timeout_s=float(getattr(args, "sglang_router_request_timeout_secs", None) or 14400),
     )
-    chat = ChatFormat.from_config(runtime.chat)
+    chat = ChatFormat.from_config(runtime.chat, runtime.parsers)
     return EpisodeRunner.from_runtime(runtime, ENGINES.build(config, chat=chat), chat=chat)
 
 

@@ -57,7 +57,7 @@ class EpisodeRunner:
             runtime,
             engine,
             env_factory=ENVS.build(runtime.env),
-            chat=chat or ChatFormat.from_config(runtime.chat),
+            chat=chat or ChatFormat.from_config(runtime.chat, runtime.parsers),
             reward=REWARDS.build(runtime.reward),
         )
 

@@ -19,6 +19,6 @@ def example_on_path(monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def fresh_entry_points():
     """Entry points are scanned once per process; a test that installs one rescans before and after."""
-    registry._entry_points.cache_clear()
+    registry.entry_points.cache_clear()
     yield
-    registry._entry_points.cache_clear()
+    registry.entry_points.cache_clear()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from t3rl_core.config import RewardConfig
@@ -9,6 +11,9 @@ from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
 
 
 class ExactTargetConfig(RewardConfig):
+    # The outcome keys read below: an env that does not provide them is refused before a run.
+    NEEDS_OUTCOME: ClassVar[frozenset[str]] = frozenset({"value", "target", "calls"})
+
     name: str = "exact_target"
     extra_call_penalty: float = Field(0.1, ge=0)  # subtracted per call beyond the fewest possible
     max_add: int = Field(5, ge=1)  # must equal env.max_add: it sets the fewest possible calls
@@ -16,7 +21,6 @@ class ExactTargetConfig(RewardConfig):
 
 class ExactTarget(Reward):
     Config = ExactTargetConfig
-    needs = ("value", "target", "calls")  # outcome keys read below
 
     def __init__(self, config: ExactTargetConfig) -> None:
         self.config = config

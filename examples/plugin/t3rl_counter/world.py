@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -25,6 +25,9 @@ ADD_TOOL = {
 
 class CounterConfig(EnvConfig):
     """Tasks: start at 0, reach `target` (drawn per task) with at most `max_add` per call."""
+
+    # The keys of every outcome(): rewards are checked against them before a run.
+    OUTCOME_FIELDS: ClassVar[frozenset[str]] = frozenset({"value", "target", "calls", "answered"})
 
     name: str = "counter"
     tasks: int = Field(8, ge=1)  # rows per split
@@ -69,7 +72,6 @@ class CounterWorld:
     """The plugin: built once per run from its config, makes one CounterEnv per task row."""
 
     Config = CounterConfig
-    provides = ("value", "target", "calls", "answered")  # keys of every outcome()
 
     def __init__(self, config: CounterConfig) -> None:
         self.config = config

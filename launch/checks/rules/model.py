@@ -19,34 +19,73 @@ def _families() -> list[str]:
 
 
 def family_known(ctx: Context) -> Iterator[Problem]:
-    """The chat-template family must be one t3rl ships (t3rl_core/chat/families.py)."""
-    family = ctx.run.model.family
-    known = _families()
-    if family not in known:
-        guess = did_you_mean(family, known)
+    """The chat-template family must be one t3rl ships (t3rl_core/chat/families.py), the family of a
+    template plugin, or the one `model.chat.family` describes (for a user's .jinja template)."""
+    chat, family = ctx.run.model.chat, ctx.run.model.family
+    if chat.family is not None and chat.family.name != family:
         yield Problem(
-            "model.family",
-            f"unknown chat-template family '{family}'",
-            fix=f"did you mean model.family={guess}?" if guess else f"use one of {', '.join(known)}",
+            "model.chat.family.name",
+            f"model.chat.family describes family '{chat.family.name}' but model.family is '{family}'",
+            fix=f"set model.chat.family.name={family}",
         )
+        return
+    known = _families()
+    plugin = _plugin_family(chat.chat_template)
+    if family in known or chat.family is not None or plugin == family:
+        return
+    guess = did_you_mean(family, known)
+    yield Problem(
+        "model.family",
+        f"unknown chat-template family '{family}'"
+        + (f" (template plugin {chat.chat_template} is of family '{plugin}')" if plugin else ""),
+        fix=f"did you mean model.family={guess}?"
+        if guess
+        else f"use one of {', '.join(known)}, or describe your family's tokens in model.chat.family",
+    )
+
+
+def _plugin_family(template: str | None) -> str | None:
+    from t3rl_core.chat.custom import template_plugin
+
+    if template is None:
+        return None
+    try:
+        plugin = template_plugin(template)
+    except ValueError:
+        return None  # chat_template_shipped reports it
+    return plugin.family.name if plugin else None
 
 
 def chat_template_shipped(ctx: Context) -> Iterator[Problem]:
-    """A named chat template must be shipped in t3rl_core/chat/templates (or be a path to a .jinja file)."""
+    """A named chat template must be shipped in t3rl_core/chat/templates, a template plugin that imports,
+    or a path to a .jinja file."""
     from pathlib import Path
 
+    from t3rl_core.chat.custom import template_plugin
     from t3rl_core.chat.format import shipped_templates
 
     template = ctx.run.model.chat.chat_template
     if template is None or template in shipped_templates() or Path(template).is_file():
         return
+    try:
+        if template_plugin(template) is not None:
+            return
+    except ValueError as err:
+        yield Problem(
+            "model.chat.chat_template",
+            str(err),
+            fix="install the plugin's package or add its directory to PYTHONPATH",
+        )
+        return
     guess = did_you_mean(template, shipped_templates())
     yield Problem(
         "model.chat.chat_template",
-        f"chat template '{template}' is neither shipped with t3rl nor an existing .jinja file",
+        f"chat template '{template}' is neither shipped with t3rl, a template plugin, nor an existing "
+        ".jinja file",
         fix=f"did you mean model.chat.chat_template={guess}?"
         if guess
-        else f"use one of {', '.join(shipped_templates())}, a .jinja path, or null (the tokenizer's own)",
+        else f"use one of {', '.join(shipped_templates())}, a .jinja path, a plugin's import path "
+        "(pkg.module:TEMPLATE), or null (the tokenizer's own)",
     )
 
 

@@ -7,6 +7,7 @@ import shlex
 from launch.config.schema import PrepareDataStage, PrepareModelStage
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
 from launch.plan.stages import Command, Stage
+from t3rl_core.config import ChatConfig
 
 
 def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
@@ -48,6 +49,7 @@ def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stag
                 "t3rl_core.chat.tiny",
                 "--family",
                 model.family,
+                *_user_family_args(model.family, model.chat),
                 "--out",
                 hf,
                 *corpus,
@@ -77,3 +79,14 @@ def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stag
         verify=(hf,),
         summary=f"check {model.hf_id} at {hf}",
     )
+
+
+def _user_family_args(family: str, chat: ChatConfig) -> list[str]:
+    """How the tiny build learns a family t3rl does not ship: its template plugin or .jinja file, and a
+    .jinja file's family tokens."""
+    from t3rl_core.chat.families import FAMILIES
+
+    if family in FAMILIES or chat.chat_template is None:
+        return []
+    spec = ["--family-spec", chat.family.model_dump_json()] if chat.family is not None else []
+    return ["--chat-template", chat.chat_template, *spec]

@@ -1,0 +1,106 @@
+"""`t3rl check-template MODEL [OVERRIDES…]`: is a model family's chat template fit for TITO episodes?
+
+MODEL is a `model/` option (t3rl's or one in a --config-dir): its chat template (shipped, plugin or
+.jinja file), family tokens and SGLang parsers are checked with `t3rl_core.chat.check`. The tokenizer
+is the model's own when its directory is here, else a tiny offline one trained with the family's
+tokens and template (nothing is downloaded).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from launch.config.schema import ModelConfig
+
+EXIT_CONFIG, EXIT_FAILED = 2, 1
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check-template")(check_template_command)
+
+
+def check_template_command(
+    model: Annotated[str, typer.Argument(help="a model/ config option, e.g. qwen3_8b", show_default=False)],
+    overrides: Annotated[
+        list[str] | None, typer.Argument(help="Hydra overrides, e.g. model.parsers.x=y")
+    ] = None,
+    tokenizer: Annotated[
+        Path | None, typer.Option(help="tokenizer dir (default: model.chat.tokenizer if it is here)")
+    ] = None,
+    config_dir: Annotated[
+        list[Path] | None,
+        typer.Option("--config-dir", help="Extra config dir searched after t3rl's (repeatable)."),
+    ] = None,
+) -> None:
+    """Render, tokenize, check TITO deltas against a fresh render, and read the template's own tool calls
+    (and reasoning) back with the model's SGLang parsers; exit 1 when a check fails."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from t3rl_core.chat.check import check_template
+    from t3rl_core.chat.custom import resolve
+    from t3rl_core.chat.format import ChatFormat
+
+    config = _model(model, overrides or [], [str(d) for d in config_dir or []])
+    console = Console(highlight=False, soft_wrap=True)
+    try:
+        template, family = resolve(config.chat, config.parsers)
+    except ValueError as err:
+        console.print(f"[red]error[/] model.chat.chat_template: {escape(str(err))}")
+        raise typer.Exit(EXIT_CONFIG) from None
+    with tempfile.TemporaryDirectory(prefix="t3rl-check-template-") as scratch:
+        directory = tokenizer or Path(config.chat.tokenizer)
+        if not (directory / "tokenizer_config.json").is_file():
+            if family is None:
+                console.print(
+                    f"[red]error[/] no tokenizer at {escape(str(directory))} and no family tokens to build "
+                    "one from: pass --tokenizer DIR, or name a shipped/plugin template or model.chat.family"
+                )
+                raise typer.Exit(EXIT_CONFIG)
+            from t3rl_core.chat.tiny import build_tokenizer
+
+            directory = build_tokenizer(family, Path(scratch) / "tokenizer", template=template)
+            console.print(f"tokenizer: a tiny offline one with the {escape(family.name)} family's tokens")
+        else:
+            console.print(f"tokenizer: {escape(str(directory))}")
+        chat = ChatFormat.from_config(
+            config.chat.model_copy(update={"tokenizer": str(directory)}), config.parsers
+        )
+        findings = check_template(chat, config.parsers)
+    for finding in findings:
+        mark = "[green]ok[/]  " if finding.ok else "[red]FAIL[/]"
+        console.print(f"{mark} {escape(finding.check)}: {escape(finding.detail)}")
+    failed = [f for f in findings if not f.ok]
+    console.print(
+        f"{config.name} ({config.family}): {len(findings) - len(failed)}/{len(findings)} checks pass"
+    )
+    raise typer.Exit(EXIT_FAILED if failed else 0)
+
+
+def _model(model: str, overrides: list[str], config_dirs: list[str]) -> ModelConfig:
+    """The composed `model` section, validated with provenance (exit 2 on a config error)."""
+    from pydantic import ValidationError
+    from rich.console import Console
+
+    from launch.checks.resolve import compose_resolved
+    from launch.config.errors import ConfigError, render_problems
+    from launch.config.schema import ModelConfig
+    from launch.config.schema_errors import problems_from_validation
+
+    try:
+        composed = compose_resolved([f"model={model}", *overrides], config_dirs)
+        data = composed.data.get("model") or {}
+        try:
+            return ModelConfig.model_validate(data)
+        except ValidationError as error:
+            raise ConfigError(
+                problems_from_validation(error, data, composed.provenance, prefix="model", root=composed.data)
+            ) from None
+    except ConfigError as error:
+        render_problems([*error.problems, *error.warnings], Console(stderr=True))
+        raise typer.Exit(EXIT_CONFIG) from None
