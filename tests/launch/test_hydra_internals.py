@@ -19,9 +19,7 @@ def parse(*overrides: str) -> list:
 
 @pytest.fixture(scope="module")
 def loader():
-    return internals.new_loader(
-        [("hydra", "pkg://hydra.conf"), ("main", PACKAGE_SOURCE), ("schema", "structured://")]
-    )
+    return internals.new_loader([("hydra", "pkg://hydra.conf"), ("main", PACKAGE_SOURCE), ("schema", "structured://")])
 
 
 def test_the_installed_hydra_is_in_the_tested_range() -> None:

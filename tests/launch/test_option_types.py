@@ -16,7 +16,8 @@ from launch.plan.option_types import int_tuple, layer_pattern, value_problem
 from launch.plan.slime_options import check_argv
 
 MEGATRON_ARGS = (
-    Path(__file__).resolve().parents[1] / "fixtures/slime_options/Megatron-LM/megatron/training/arguments.py"
+    Path(__file__).resolve().parents[1]
+    / "fixtures/slime_options/Megatron-LM/megatron/training/arguments.py"
 )
 
 
