@@ -14,9 +14,7 @@ from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.metrics import OVERALL
 from t3rl_core.eval.report import write_report
 from t3rl_core.eval.runner import load_rows, run_eval, select_rows
-from t3rl_core.eval.server import SGLANG_LAUNCH, SGLangServer
-
-SERVER_LOG = "server.log"
+from t3rl_core.eval.server import SERVER_LOG, SGLANG_LAUNCH, SGLangServer
 
 
 def load_eval_config(path: Path | None) -> EvalConfig:

@@ -24,10 +24,60 @@ from typing import Any
 from t3rl_core.eval.config import ServerConfig
 
 SGLANG_LAUNCH = (sys.executable, "-m", "sglang.launch_server")
+# The server's output, in the eval's output dir.
+SERVER_LOG = "server.log"
 
 
 class ServerStartError(RuntimeError):
     """The server exited or did not answer /health in time."""
+
+
+def launch_argv(
+    model_path: str | Path,
+    *,
+    tp: int,
+    tool_call_parser: str,
+    reasoning_parser: str | None,
+    config: ServerConfig,
+    launch: Sequence[str] = SGLANG_LAUNCH,
+) -> list[str]:
+    """The `python -m sglang.launch_server …` argv of a checkpoint (what the eval stage's plan shows)."""
+    argv = [
+        *launch,
+        "--model-path", str(model_path),
+        "--tp", str(tp),
+        "--tool-call-parser", tool_call_parser,
+    ]  # fmt: skip
+    if reasoning_parser:
+        argv += ["--reasoning-parser", reasoning_parser]
+    return [*argv, "--host", config.host, "--port", str(config.port), *config.extra_args]
+
+
+def wait_for_server(url: str, timeout_s: float, pid: int | None = None) -> None:
+    """Until `url` answers /health; ServerStartError when process `pid` ends first or time runs out."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if _healthy(url):
+            return
+        if pid is not None and not _alive(pid):
+            raise ServerStartError(f"the server (pid {pid}) exited before {url}/health answered")
+        time.sleep(0.5)
+    raise ServerStartError(f"server not healthy at {url}/health after {timeout_s:.0f} s")
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie, i.e. exited but not yet reaped by its shell, counts as ended)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
 
 
 class SGLangServer:
@@ -61,16 +111,14 @@ class SGLangServer:
         return f"http://{self.config.host}:{self.config.port}"
 
     def command(self) -> list[str]:
-        argv = [
-            *self.launch,
-            "--model-path", self.model_path,
-            "--tp", str(self.tp),
-            "--tool-call-parser", self.tool_call_parser,
-        ]  # fmt: skip
-        if self.reasoning_parser:
-            argv += ["--reasoning-parser", self.reasoning_parser]
-        argv += ["--host", self.config.host, "--port", str(self.config.port), *self.config.extra_args]
-        return argv
+        return launch_argv(
+            self.model_path,
+            tp=self.tp,
+            tool_call_parser=self.tool_call_parser,
+            reasoning_parser=self.reasoning_parser,
+            config=self.config,
+            launch=self.launch,
+        )
 
     def start(self) -> None:
         if _port_in_use(self.config.host, self.config.port):

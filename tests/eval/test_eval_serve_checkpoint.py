@@ -4,7 +4,9 @@ HTTP, writes the report and always stops the server."""
 
 import json
 import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from t3rl_core.config import RuntimeConfig
 from t3rl_core.eval import __main__ as eval_main
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.evaluate import evaluate
+from t3rl_core.eval.server import ServerStartError
 from tests.support.tiny_stack import free_port, shared_tiny_stack, write_runtime_yaml
 
 pytestmark = pytest.mark.slow
@@ -95,3 +98,65 @@ def test_sglang_without_url_or_checkpoint_is_a_clear_error(setup, tmp_path):
             data,
             tmp_path,
         )
+
+
+def test_the_planned_stage_script_starts_and_stops_the_server_when_run_by_hand(setup, tmp_path):
+    """The eval stage's command.sh as the planner writes it (the server's own argv in the script, its pid
+    handed to the eval), run with plain bash: the eval completes over HTTP and the server is gone."""
+    from types import SimpleNamespace
+
+    from launch.plan.builders.evaluation import _with_server
+    from launch.plan.stages import Stage
+    from t3rl_core.eval.config import ServerConfig
+
+    _, data, model, runtime_file = setup
+    port = free_port()
+    # `python -m sglang.launch_server` goes to the stand-in; every other call to the real interpreter.
+    python = tmp_path / "python"
+    python.write_text(
+        "#!/usr/bin/env bash\n"
+        'if [[ "$1 $2" == "-m sglang.launch_server" ]]; then shift 2\n'
+        f'  exec {sys.executable} {LAUNCH[1]} "$@"\nfi\n'
+        f'exec {sys.executable} "$@"\n'
+    )
+    python.chmod(0o755)
+    eval_file = tmp_path / "eval.yaml"
+    config = {
+        "engine": {"name": "sglang", "max_attempts": 1},
+        "server": {"port": port, "startup_timeout_s": 120},
+        "max_new_tokens": 8, "max_num_steps": 2, "concurrency": 2,
+    }  # fmt: skip
+    eval_file.write_text(yaml.safe_dump({"eval": config}))
+    out = tmp_path / "out"
+    builder = SimpleNamespace(
+        run=SimpleNamespace(model=SimpleNamespace(parsers=RuntimeConfig.from_yaml(runtime_file).parsers)),
+        ctx=SimpleNamespace(python=str(python)),
+    )
+    cmd = [str(python), "-m", "t3rl_core.eval", "--runtime-config", str(runtime_file), "--eval-config",
+           str(eval_file), "--data", str(data), "--out", str(out), "--no-progress"]  # fmt: skip
+    commands = _with_server(builder, cmd, str(model), 1, ServerConfig(port=port), str(out))
+    script = tmp_path / "command.sh"
+    script.write_text(Stage("eval", "eval", commands).script())
+    assert "-m sglang.launch_server" in script.read_text() and f"--port {port}" in script.read_text()
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] and summary["engine"]["url"] == f"http://127.0.0.1:{port}"
+    assert not _port_open(port), "the server outlived the stage script"
+    assert (out / "server.log").exists()
+
+
+def test_the_eval_fails_at_once_when_the_servers_process_ends(setup, tmp_path):
+    _, data, _, runtime_file = setup
+    eval_file = tmp_path / "eval.yaml"
+    eval_file.write_text(yaml.safe_dump({"eval": {"engine": {"name": "sglang"}}}))
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a server that exited (e.g. out of GPU memory) before it ever answered
+    started = time.monotonic()
+    with pytest.raises(ServerStartError, match=f"pid {dead.pid}"):
+        eval_main.main(
+            ["--runtime-config", str(runtime_file), "--eval-config", str(eval_file), "--data", str(data),
+             "--out", str(tmp_path / "out"), "--url", f"http://127.0.0.1:{free_port()}",
+             "--server-pid", str(dead.pid)]
+        )  # fmt: skip
+    assert time.monotonic() - started < 10

@@ -66,18 +66,19 @@ def test_stage_fingerprint_covers_the_files_it_reads():
 
 def test_eval_serves_the_checkpoint_only_when_the_engine_needs_a_server():
     sglang = {"eval": {"engine": {"name": "sglang"}}}
-    command = build_plan(make_run(stages=full_stages(**sglang)), CTX).stage("eval").commands[0]
-    assert command[command.index("--serve-checkpoint") + 1] == "/run/stages/to_hf/hf"
-    assert command[command.index("--tp") + 1] == "1"
+    script = build_plan(make_run(stages=full_stages(**sglang)), CTX).stage("eval").script()
+    # The server's exact argv is in the script (and so in plan.sh); the eval gets its URL and pid.
+    assert "-m sglang.launch_server \\\n    --model-path /run/stages/to_hf/hf \\\n    --tp 1" in script
+    assert "--tool-call-parser qwen" in script and "--port 30000" in script
+    assert "server_pid=$!" in script and "trap 'kill \"$server_pid\"" in script
+    assert '--url http://127.0.0.1:30000 \\\n    --server-pid "$server_pid"' in script
     remote = {"eval": {"engine": {"name": "sglang", "url": "http://gpu:30000"}}}
-    assert (
-        "--serve-checkpoint"
-        not in build_plan(make_run(stages=full_stages(**remote)), CTX).stage("eval").commands[0]
-    )
+    remote_script = build_plan(make_run(stages=full_stages(**remote)), CTX).stage("eval").script()
+    assert "sglang.launch_server" not in remote_script and "--server-pid" not in remote_script
     reference = {"eval": {"engine": {"name": "reference"}, "split": "bfcl_val"}}
     plan = build_plan(make_run(stages=full_stages(**reference)), CTX)
     command = plan.stage("eval").commands[0]
-    assert "--serve-checkpoint" not in command
+    assert "sglang.launch_server" not in plan.stage("eval").script()
     assert command[command.index("--data") + 1] == plan.stage("prepare_data").outputs["split:bfcl_val"]
 
 

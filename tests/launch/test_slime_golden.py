@@ -152,9 +152,9 @@ def test_two_stage_pipeline_chains_stage2_onto_stage1(clean_env):
     convert = plan.stage("stage2_hf").script()
     assert f"{two['--save'][0]}/latest_checkpointed_iteration.txt" in convert
     eval_stage = plan.stage("eval")
-    assert "--serve-checkpoint" in eval_stage.commands[0]
-    served = eval_stage.commands[0][eval_stage.commands[0].index("--serve-checkpoint") + 1]
-    assert served == plan.stage("stage2_hf").outputs["hf"]
+    assert f"-m sglang.launch_server \\\n    --model-path {plan.stage('stage2_hf').outputs['hf']} " in (
+        eval_stage.script()
+    )
 
 
 def test_runtime_env_never_holds_the_wandb_key(clean_env, monkeypatch):

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import shlex
+
 import yaml
 
 from launch.config.schema import ConvertTorchDistToHfStage, EvalStage
 from launch.plan.builders.builder import PlanBuilder, problem
-from launch.plan.stages import Stage
+from launch.plan.stages import Command, Stage, render_command
+from t3rl_core.eval.config import ServerConfig
+from t3rl_core.eval.server import SERVER_LOG, launch_argv
 
 
 def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
@@ -48,10 +52,10 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     ]
     gpus = 0
     engine = config.engine
+    commands: tuple[Command, ...] = (tuple(cmd),)
     if engine.name == "sglang" and getattr(engine, "url", None) is None:
-        tp = builder.run.hardware.gpus_per_engine
-        cmd += ["--serve-checkpoint", hf, "--tp", str(tp)]
-        gpus = tp
+        gpus = builder.run.hardware.gpus_per_engine
+        commands = _with_server(builder, cmd, hf, gpus, config.server, stage_dir)
     outputs = {
         "dir": stage_dir,
         "summary": f"{stage_dir}/summary.json",
@@ -64,7 +68,7 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     return Stage(
         name,
         "eval",
-        (tuple(cmd),),
+        commands,
         inputs=inputs,
         outputs=outputs,
         gpus=gpus,
@@ -73,4 +77,31 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
         env=env,
         imports=imports,
         notes=notes,
+    )
+
+
+def _with_server(
+    builder: PlanBuilder, cmd: list[str], hf: str, tp: int, server: ServerConfig, stage_dir: str
+) -> tuple[Command, ...]:
+    """The stage's script starts the SGLang server itself (so plan.sh shows its exact argv, and the
+    stage runs by hand as written), stops it whenever the script exits, and hands its pid to the eval,
+    which waits for /health and fails at once if the server dies first."""
+    parsers = builder.run.model.parsers
+    launch = launch_argv(
+        hf,
+        tp=tp,
+        tool_call_parser=parsers.tool_call_parser,
+        reasoning_parser=parsers.reasoning_parser,
+        config=server,
+        launch=(builder.ctx.python, "-m", "sglang.launch_server"),
+    )
+    log = shlex.quote(f"{stage_dir}/{SERVER_LOG}")
+    url = f"http://{server.host}:{server.port}"
+    return (
+        "# The SGLang server of this eval, in the background; stopped whenever this script exits.",
+        f"mkdir -p {shlex.quote(stage_dir)}",
+        render_command(tuple(launch)) + f" \\\n    >>{log} 2>&1 &",
+        "server_pid=$!",
+        "trap 'kill \"$server_pid\" 2>/dev/null || true; wait \"$server_pid\" 2>/dev/null || true' EXIT",
+        render_command((*cmd, "--url", url)) + ' \\\n    --server-pid "$server_pid"',
     )
