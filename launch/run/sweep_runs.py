@@ -123,6 +123,7 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
     """`t3rl run --run-dir <sweep dir>`: every point that has not succeeded runs again in its own run
     dir, with its own overrides (re-attaching to jobs still running); succeeded points stay as they are
     unless --from/--only asks for a stage of every point."""
+    from launch.run.pipeline import PipelineError
     from launch.run.rundir import RunDir
     from launch.run.sweep import SweepSummary
 
@@ -133,6 +134,11 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
         if record.run_dir is None or (record.status == "succeeded" and from_stage is None and only is None):
             continue
         run_dir = RunDir(Path(record.run_dir))
+        if run_dir.is_plan():
+            raise PipelineError(
+                f"{sweep_dir} was planned by `t3rl plan -m`, not run: start the sweep with "
+                "`t3rl run -m` and the same overrides (its record goes under paths.runs_dir)"
+            )
         config_dirs = list(run_dir.read_manifest().get("config_dirs", []))
         resolved = resolve_overrides(run_dir.read_overrides(), config_dirs, console)
         plan = plan_run(resolved, run_dir)

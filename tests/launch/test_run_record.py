@@ -100,6 +100,15 @@ def test_plan_never_writes_into_a_run_even_with_out_and_runs_never_runs_a_plan(f
     assert not (workdir / "myplan" / "state.json").exists()
 
 
+def test_a_planned_sweep_is_not_run_in_the_plans_dir(workdir):
+    code, out = invoke("plan", "-m", "+experiment=rec", "env.data.seed=1,2", "--config-dir", "conf")
+    assert code == 0, out
+    (sweep,) = (workdir / "plans" / "rec").iterdir()
+    code, out = invoke("run", "--run-dir", str(sweep))
+    assert code == 1 and "was planned by `t3rl plan -m`, not run" in out, out
+    assert not list(sweep.rglob("state.json")) and not (workdir / "runs").exists()
+
+
 def test_plan_of_a_missing_run_dir_creates_nothing(workdir):
     code, out = invoke("plan", "--run-dir", "runs/rec/nope", "+experiment=rec", "--config-dir", "conf")
     assert code == 1 and "not a run dir" in out, out
