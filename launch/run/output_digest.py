@@ -56,8 +56,8 @@ def first_mismatch(recorded: Mapping[str, str | None], paths: Iterable[str]) -> 
         if path in recorded and recorded[path] != now:
             if recorded[path] is None:
                 return f"{path} appeared after the stage finished"
-            what = "files, sizes or index files" if now.startswith("tree:") else "content"
-            return f"{path} changed since the stage finished ({what} differ)"
+            what = "its files, sizes or index files differ" if now.startswith("tree:") else "content differs"
+            return f"{path} changed since the stage finished ({what})"
     return None
 
 

@@ -90,7 +90,7 @@ def test_an_emptied_outputs_json_reruns_that_stage_and_everything_after(dirs):
     decisions = resume(plan, run_dir)
     assert decisions[1] == (
         "run",
-        "output damaged: stages/ckpt/outputs.json changed since the stage finished (content differ)",
+        "output damaged: stages/ckpt/outputs.json changed since the stage finished (content differs)",
     )
     assert decisions[2] == ("run", "upstream ran again: ckpt")
     assert [count(marks, n, "done") for n in ("data", "ckpt", "eval")] == [1, 2, 2]
@@ -108,7 +108,7 @@ def test_garbage_in_a_prepared_data_file_reruns_data_and_everything_after(dirs):
     decisions = resume(plan, run_dir)
     assert [a for a, _ in decisions] == ["run", "run", "run"]
     assert decisions[0][1] == (
-        "output damaged: stages/data/data/train.jsonl changed since the stage finished (content differ)"
+        "output damaged: stages/data/data/train.jsonl changed since the stage finished (content differs)"
     )
     assert json.loads(data.read_text()) == {"prompt": "hi"}
 
