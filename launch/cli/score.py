@@ -53,7 +53,18 @@ def score_command(
     ] = None,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
 ) -> None:
-    """Score a JSONL of trajectories with the worlds' own checkers; writes verdicts.jsonl + summary.json."""
+    """Score a JSONL of trajectories with the worlds' own checkers; writes verdicts.jsonl + summary.json.
+
+    One JSON object per line:
+
+    bfcl: {"id": "multi_turn_base_3", "decoded": turns of steps of call strings, "mode": "eval"}
+
+    toolrl: {"id": …, "response": "<think>…</think>…", "ground_truth": "…", "step": 0}
+
+    retool: {"id": …, "response": "… <answer>\\boxed{42}</answer>", "answer": "42"}
+
+    tau2: {"id": "0", "domain": "airline", "messages": tau2's messages, "termination_reason": "agent_stop"}
+    """
     if world not in WORLDS:
         raise typer.BadParameter(f"choose one of {', '.join(WORLDS)}", param_hint="WORLD")
     if mode not in ("eval", "train"):
