@@ -23,7 +23,14 @@ from t3rl_core.eval.runner import score_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-SPLITS = {"bfcl_test": 300, "bfcl_train": 400, "bfcl_train_base": 100, "bfcl_val": 100, "bfcl_all": 800}
+SPLITS = {
+    "bfcl_test": 300,
+    "bfcl_train": 400,
+    "bfcl_train_base": 100,
+    "bfcl_val": 100,
+    "bfcl_unseen": 400,
+    "bfcl_all": 800,
+}
 CATEGORIES = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
 TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
 _checker_names = (f"t3rl_quickstart_{i}" for i in itertools.count())

@@ -17,11 +17,14 @@ MULTI_TURN_CATEGORIES = (
 )
 
 # Prepared file stem → (split of its rows or None for all, category filter or None).
-SPLIT_FILES: dict[str, tuple[str | None, str | None]] = {
-    "bfcl_train_base": ("train", "multi_turn_base"),
-    "bfcl_train": ("train", None),
-    "bfcl_val": ("val", None),
-    "bfcl_test": ("test", None),
+SPLIT_FILES: dict[str, tuple[tuple[str, ...] | None, str | None]] = {
+    "bfcl_train_base": (("train",), "multi_turn_base"),
+    "bfcl_train": (("train",), None),
+    "bfcl_val": (("val",), None),
+    "bfcl_test": (("test",), None),
+    # The 400 tasks no T3RL stage trains on (val + test ids): the published stage-1 checkpoint's
+    # "400 unseen BFCL V3 instances" (60.00 %).
+    "bfcl_unseen": (("val", "test"), None),
     "bfcl_all": (None, None),
 }
 

@@ -132,16 +132,16 @@ def build_rows(config: BFCLEnvConfig) -> list[dict[str, Any]]:
 
 
 def prepare(config: BFCLEnvConfig, out_dir: Path) -> dict[str, Path]:
-    """Write bfcl_train_base / bfcl_train / bfcl_val / bfcl_test / bfcl_all .jsonl; stem → path."""
+    """Write bfcl_train_base / bfcl_train / bfcl_val / bfcl_test / bfcl_unseen / bfcl_all .jsonl."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = build_rows(config)
     paths = {}
-    for stem, (split, category) in SPLIT_FILES.items():
+    for stem, (splits, category) in SPLIT_FILES.items():
         selected = [
             row
             for row in rows
-            if (split is None or row["metadata"]["split"] == split)
+            if (splits is None or row["metadata"]["split"] in splits)
             and (category is None or row["metadata"]["data_source"] == category)
         ]
         paths[stem] = write_jsonl(selected, out_dir / f"{stem}.jsonl")

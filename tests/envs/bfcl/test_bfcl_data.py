@@ -117,7 +117,11 @@ def test_prepare_writes_the_files_and_is_byte_deterministic(tmp_path: Path):
     second = prepare(config, tmp_path / "b")
     counts = {name: sum(1 for _ in path.open()) for name, path in first.items()}
     expected = {"bfcl_train_base": 100, "bfcl_train": 400, "bfcl_val": 100, "bfcl_test": 300, "bfcl_all": 800}
-    assert counts == expected
+    assert counts == {**expected, "bfcl_unseen": 400}
+    # The unseen split is exactly val + test: no task whose id any train split holds.
+    ids = {n: {json.loads(row)["metadata"]["bfcl_task"]["id"] for row in p.open()} for n, p in first.items()}
+    assert ids["bfcl_unseen"] == ids["bfcl_val"] | ids["bfcl_test"]
+    assert not ids["bfcl_unseen"] & ids["bfcl_train"]
     for name in first:
         digest_a = hashlib.sha256(first[name].read_bytes()).hexdigest()
         assert digest_a == hashlib.sha256(second[name].read_bytes()).hexdigest(), name
