@@ -15,13 +15,17 @@ For the next Hydra (1.4 or 2.0), check each function here against its source:
 - the config sources' registry (`SourcesRegistry.instance().register`) and `ConfigSearchPathImpl`;
 - `BasicSweeper.split_arguments(overrides, max_batch_size)`, the cartesian product of a sweep;
 - `Hydra.create_main_hydra2(task_name, search_path)` and `create_config_search_path(source)`, which
-  drive a sweeper plugin (Optuna) without `@hydra.main`.
+  drive a sweeper plugin (Optuna) without `@hydra.main`;
+- `Plugins.instantiate_launcher(config=, hydra_context=, task_function=)`, which the sweeper calls in
+  its `setup` (replaced for one multirun by `launcher_override`), and the launcher protocol the
+  sweeper uses: `launch(job_overrides, initial_job_idx) -> list[JobReturn]`.
 If one of them is gone, the replacement belongs here and nowhere else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
@@ -46,6 +50,7 @@ __all__ = [
     "defaults_list",
     "group_exists",
     "group_options",
+    "launcher_override",
     "load_config_file",
     "load_single_config",
     "new_loader",
@@ -134,3 +139,19 @@ def optuna_capable_hydra(task_name: str, primary_source: str, config_dirs: Seque
     for directory in config_dirs:
         search_path.append("command-line", f"file://{directory}")
     return Hydra.create_main_hydra2(task_name, search_path)
+
+
+@contextmanager
+def launcher_override(launcher: Any) -> Iterator[None]:
+    """Within the block, a sweeper's `setup` gets `launcher` (an object with Hydra's
+    `launch(job_overrides, initial_job_idx) -> list[JobReturn]`) instead of `hydra.launcher`'s: Hydra
+    only instantiates launchers from the `hydra_plugins` package, and t3rl's runs its trials as
+    t3rl points (each batch at once)."""
+    from hydra.core.plugins import Plugins
+
+    plugins = Plugins.instance()
+    plugins.instantiate_launcher = lambda **_: launcher  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        del plugins.instantiate_launcher

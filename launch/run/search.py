@@ -9,10 +9,11 @@ Why the plugin rather than our own ask/tell loop: the search space, sampler, dir
 and storage stay plain Hydra config that users already know, and the plugin's own sampling and
 study handling run unchanged. The CLI is not `@hydra.main`, so this module does what `hydra.main`
 would: it builds a `Hydra` object over t3rl's config search path and calls its `multirun`, which
-instantiates the sweeper from the composed `hydra.sweeper` node and Hydra's basic in-process
-launcher. Each trial's task function receives the trial's override list, runs it as a t3rl point
-(resolve → validate → plan → execute, its own run dir) and returns the objective; a trial whose run
-fails or has no metric raises, which Optuna records as a failed trial (`max_failure_rate` applies).
+instantiates the sweeper from the composed `hydra.sweeper` node. The sweeper asks the study for
+`n_jobs` trials at a time and hands each batch to its launcher; t3rl's launcher (`_TrialsLauncher`)
+runs the batch as t3rl points (resolve → validate → plan → execute, each its own run dir; a batch of
+several at once, each its own launcher process as in a parallel sweep) and returns each objective; a
+trial whose run fails or has no metric is a failed trial (`max_failure_rate` applies).
 The plugin writes `optimization_results.yaml` into the sweep dir next to our `sweep.json`.
 
 Hydra, the plugin and optuna are imported inside the functions, so `t3rl plan` never loads them.
@@ -40,8 +41,9 @@ class TrialOutcome:
     error: str | None = None
 
 
-# Runs one trial's point (its full override list) and reports how it went.
-TrialRunner = Callable[[Point], TrialOutcome]
+# Runs one batch of trials (their points, with their full override lists; the search's summary, which
+# it may update as the trials go) and reports how each went.
+TrialsRunner = Callable[[Sequence[Point], SweepSummary], list[TrialOutcome]]
 
 
 def is_search(overrides: Sequence[str]) -> bool:
@@ -59,17 +61,20 @@ def run_search(
     *,
     sweep_dir: Path,
     name: str,
-    run_trial: TrialRunner,
+    run_trials: TrialsRunner,
     config_dirs: Sequence[str] = (),
     metric_name: str | None = None,
 ) -> dict[str, Any]:
-    """Run the Optuna study of the selected hparams_search config; returns the plugin's results file."""
+    """Run the Optuna study of the selected hparams_search config; returns the plugin's results file.
+
+    The sweeper asks for `hydra.sweeper.n_jobs` trials at a time and hands them to its launcher;
+    t3rl's launcher gives each batch to `run_trials` (which may run them at once) and returns each
+    trial's metric, or its failure, which Optuna records as a failed trial (`max_failure_rate`)."""
     import yaml
     from hydra.core.global_hydra import GlobalHydra
-    from hydra.core.hydra_config import HydraConfig
 
     from launch.config.compose import OPTIONAL_GROUPS, PACKAGE_SOURCE
-    from launch.config.hydra_internals import optuna_capable_hydra
+    from launch.config.hydra_internals import launcher_override, optuna_capable_hydra
 
     register_sweeper_configs()
     summary = SweepSummary(sweep_dir=sweep_dir, name=name, metric_name=metric_name)
@@ -77,51 +82,71 @@ def run_search(
     base = [
         o[1:] if o.startswith("+") and o[1:].split("=", 1)[0] in OPTIONAL_GROUPS else o for o in overrides
     ]
-
-    def task(_: Any) -> float:
-        hydra_cfg = HydraConfig.get()
-        trial_overrides = tuple(hydra_cfg.overrides.task)
-        point = Point(
-            index=int(hydra_cfg.job.num),
-            overrides=trial_overrides,
-            varying=tuple(o for o in trial_overrides if o not in base),
-        )
-        summary.add(point)
-        summary.update(point.index, status="running")
-        outcome = run_trial(point)
-        summary.update(
-            point.index,
-            run_dir=outcome.run_dir,
-            status=outcome.status,
-            metric=outcome.metric,
-            error=outcome.error,
-        )
-        if outcome.metric is None:
-            raise RuntimeError(
-                f"trial {point.index} ({' '.join(point.varying)}): {outcome.error or outcome.status}"
-            )
-        return outcome.metric
-
+    launcher = _TrialsLauncher(summary, base, run_trials)
     GlobalHydra.instance().clear()
     try:
         dirs = [str(Path(directory).resolve()) for directory in config_dirs]
         hydra = optuna_capable_hydra("t3rl", PACKAGE_SOURCE, dirs)
-        hydra.multirun(
-            config_name="config",
-            task_function=task,
-            overrides=[
-                *base,
-                f"hydra.sweep.dir={sweep_dir}",
-                # Trials write nothing through Hydra: its per-job dir is the sweep dir itself.
-                "hydra.sweep.subdir=.",
-                # t3rl writes its own run dirs; Hydra's per-job copies and cwd changes are not wanted.
-                "hydra.output_subdir=null",
-                "hydra.job.chdir=false",
-                "hydra/job_logging=none",
-                "hydra/hydra_logging=none",
-            ],
-            with_log_configuration=False,
-        )
+        with launcher_override(launcher):
+            hydra.multirun(
+                config_name="config",
+                task_function=lambda _: None,  # never called: the launcher runs the trials
+                overrides=[
+                    *base,
+                    f"hydra.sweep.dir={sweep_dir}",
+                    # Trials write nothing through Hydra: its per-job dir is the sweep dir itself.
+                    "hydra.sweep.subdir=.",
+                    # t3rl writes its own run dirs; Hydra's per-job copies and cwd changes are not wanted.
+                    "hydra.output_subdir=null",
+                    "hydra.job.chdir=false",
+                    "hydra/job_logging=none",
+                    "hydra/hydra_logging=none",
+                ],
+                with_log_configuration=False,
+            )
     finally:
         GlobalHydra.instance().clear()
     return yaml.safe_load((sweep_dir / "optimization_results.yaml").read_text())
+
+
+class _TrialsLauncher:
+    """What the Optuna sweeper launches its batches of trials with (Hydra's launcher protocol)."""
+
+    def __init__(self, summary: SweepSummary, base: Sequence[str], run_trials: TrialsRunner) -> None:
+        self.summary = summary
+        self.base = list(base)
+        self.run_trials = run_trials
+
+    def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> list[Any]:
+        from hydra.core.utils import JobReturn, JobStatus
+
+        points = [
+            Point(
+                index=initial_job_idx + i,
+                overrides=tuple(trial),
+                varying=tuple(o for o in trial if o not in self.base),
+            )
+            for i, trial in enumerate(job_overrides)
+        ]
+        for point in points:
+            self.summary.add(point)
+            self.summary.update(point.index, status="running")
+        outcomes = self.run_trials(points, self.summary)
+        returns = []
+        for point, outcome in zip(points, outcomes, strict=True):
+            self.summary.update(
+                point.index,
+                run_dir=outcome.run_dir,
+                status=outcome.status,
+                metric=outcome.metric,
+                error=outcome.error,
+            )
+            result = JobReturn(overrides=list(point.overrides), status=JobStatus.COMPLETED)
+            result.return_value = outcome.metric
+            if outcome.metric is None:
+                result.status = JobStatus.FAILED
+                result.return_value = RuntimeError(
+                    f"trial {point.index} ({' '.join(point.varying)}): {outcome.error or outcome.status}"
+                )
+            returns.append(result)
+        return returns

@@ -1,7 +1,10 @@
-"""An Optuna search (`hparams_search=<name>`): trials run one after another, each a full run."""
+"""An Optuna search (`hparams_search=<name>`): each trial a full run; the `hydra.sweeper.n_jobs` trials
+of a batch run at once (each its own launcher process, as the points of a parallel sweep), a batch of
+one here, in this process."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from launch.run.steps import execute, new_sweep_dir, plan_run, resolve_overrides, write_run_dir
@@ -9,7 +12,8 @@ from launch.run.steps import execute, new_sweep_dir, plan_run, resolve_overrides
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from launch.run.sweep import Point
+    from launch.run.search import TrialOutcome
+    from launch.run.sweep import Point, SweepSummary
 
 
 def run_search_trials(overrides: list[str], config_dirs: list[str], console: Console) -> int:
@@ -20,13 +24,14 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
     from launch.run.rundir import RunDir
     from launch.run.search import TrialOutcome, run_search
     from launch.run.sweep import point_metric
+    from launch.run.sweep_runs import PlannedPoint, at_once
 
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     first = resolve_overrides([o for o in overrides if "," not in o], config_dirs, console)
     sweep_dir = new_sweep_dir(first, stamp)
     objective = first.run.objective
 
-    def run_trial(point: Point) -> TrialOutcome:
+    def plan_trial(point: Point) -> PlannedPoint | TrialOutcome:
         run_dir = RunDir(sweep_dir / f"p{point.index:02d}")
         try:
             resolved = resolve_overrides(list(point.with_tracking(sweep_dir.name)), config_dirs, console)
@@ -34,20 +39,40 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
             plan = plan_run(resolved, run_dir)
         except ConfigError as error:
             return TrialOutcome(None, "failed", None, str(error))
-        write_run_dir(run_dir, resolved, plan, config_dirs)
-        result = execute(plan, run_dir, resolved, None, None, dry=False, console=console)
+        return PlannedPoint(point.index, " ".join(point.varying), run_dir, resolved, plan, config_dirs)
+
+    def run_one(item: PlannedPoint) -> TrialOutcome:
+        write_run_dir(item.run_dir, item.resolved, item.plan, config_dirs)
+        result = execute(item.plan, item.run_dir, item.resolved, None, None, dry=False, console=console)
         if result.status != "succeeded":
-            return TrialOutcome(str(run_dir.path), result.status, None, result.failed_stage)
-        metric = point_metric(plan.stages, objective)
+            return TrialOutcome(str(item.run_dir.path), result.status, None, result.failed_stage)
+        metric = point_metric(item.plan.stages, objective)
         return TrialOutcome(
-            str(run_dir.path), "succeeded", metric, None if metric is not None else "no eval summary"
+            str(item.run_dir.path), "succeeded", metric, None if metric is not None else "no eval summary"
         )
+
+    def run_trials(points: Sequence[Point], summary: SweepSummary) -> list[TrialOutcome]:
+        planned = {point.index: plan_trial(point) for point in points}
+        ready = [item for item in planned.values() if isinstance(item, PlannedPoint)]
+        if len(points) == 1 and ready:
+            return [run_one(ready[0])]
+        if ready:
+            at_once(ready, summary, None, None, None, console)
+        outcomes = []
+        for point in points:
+            item = planned[point.index]
+            if not isinstance(item, PlannedPoint):
+                outcomes.append(item)
+                continue
+            record = summary.points[point.index]
+            outcomes.append(TrialOutcome(str(item.run_dir.path), record.status, record.metric, record.error))
+        return outcomes
 
     results = run_search(
         overrides,
         sweep_dir=sweep_dir,
         name=sweep_dir.name,
-        run_trial=run_trial,
+        run_trials=run_trials,
         config_dirs=config_dirs,
         metric_name=objective.metric if objective else None,
     )

@@ -165,7 +165,7 @@ def run_points(
         if dry or max_parallel == 1 or len(planned) == 1:
             statuses = _one_at_a_time(planned, summary, from_stage, only, dry, console)
         else:
-            statuses = _at_once(planned, summary, max_parallel, from_stage, only, console)
+            statuses = at_once(planned, summary, max_parallel, from_stage, only, console)
     except KeyboardInterrupt:
         if not dry:
             console.print(f"resume the sweep with: t3rl run --run-dir {summary.sweep_dir}", soft_wrap=True)
@@ -245,7 +245,7 @@ def _scored(item: PlannedPoint, error: str | None) -> tuple[str, float | None, s
         return "failed", None, f"no metric: {err}"
 
 
-def _at_once(
+def at_once(
     planned: list[PlannedPoint],
     summary: SweepSummary,
     max_parallel: int | None,
@@ -253,7 +253,8 @@ def _at_once(
     only: str | None,
     console: Console,
 ) -> list[str]:
-    """Each point as its own launcher process, within max_parallel and the cluster's GPUs."""
+    """Each point as its own launcher process, within max_parallel and the cluster's GPUs (also the
+    trials of an Optuna batch); their statuses, in index order, and the summary updated."""
     from launch.run.parallel import PointJob, PointScheduler
     from launch.run.rundir import now
     from launch.run.sweep_view import live_points, points_table

@@ -11,6 +11,7 @@ import json
 import math
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from launch.run.executors.dry import DryExecutor
 from launch.run.pipeline import run_pipeline
 from launch.run.rundir import RunDir
 from launch.run.search import TrialOutcome, run_search
-from launch.run.sweep import Point, read_metric
+from launch.run.sweep import Point, SweepSummary, read_metric
 
 pytestmark = pytest.mark.slow
 
@@ -57,13 +58,27 @@ def test_six_trial_search_reads_each_trials_eval_summary(tmp_path: Path) -> None
         metric = read_metric(json.loads(summary.read_text()), resolved.run.objective.metric)
         return TrialOutcome(str(run_dir.path), "succeeded", metric)
 
+    batches: list[list[int]] = []
+
+    def run_trials(points: Sequence[Point], summary: SweepSummary) -> list[TrialOutcome]:
+        batches.append([p.index for p in points])
+        assert all(summary.points[p.index].status == "running" for p in points)
+        return [run_trial(point) for point in points]
+
     results = run_search(
-        ["+experiment=stage1_bfcl", "hparams_search=bfcl_lr_kl_reward", "hydra.sweeper.n_trials=6"],
+        [
+            "+experiment=stage1_bfcl",
+            "hparams_search=bfcl_lr_kl_reward",
+            "hydra.sweeper.n_trials=6",
+            "hydra.sweeper.n_jobs=2",
+        ],
         sweep_dir=sweep_dir,
         name="search",
-        run_trial=run_trial,
+        run_trials=run_trials,
         metric_name="overall.accuracy",
     )
+    # n_jobs trials at a time: each batch is handed over whole (t3rl runs a batch's points at once).
+    assert batches == [[0, 1], [2, 3], [4, 5]]
 
     points = json.loads((sweep_dir / "sweep.json").read_text())["points"]
     assert [p["index"] for p in points] == list(range(6)) and all(p["status"] == "succeeded" for p in points)
