@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, SerializeAsAny
+from pydantic import BaseModel, BeforeValidator, SerializeAsAny, TypeAdapter, ValidationError
 
 BUILT_IN = "built-in"
 
@@ -144,8 +144,10 @@ class Registry:
         """Every built-in entry and installed entry-point plugin with its source."""
         rows = [Listed(name, BUILT_IN, _path(entry.factory)) for name, entry in sorted(self.entries.items())]
         for name, point in sorted(self._entry_points().items()):
-            if name not in self.entries:
-                rows.append(Listed(name, _entry_point_source(self.group or "", point), point.value))
+            source = _entry_point_source(self.group or "", point)
+            if name in self.entries:
+                source += ", unused: the built-in of the same name wins"
+            rows.append(Listed(name, source, point.value))
         return rows
 
     # ------------------------------------------------------------------------------------- plugins
@@ -177,11 +179,15 @@ class Registry:
             raise PluginError(
                 self.kind, name, f"{module} has no {path.partition(':')[2]}", "check the name after ':'"
             ) from exc
+        except Exception as exc:  # the plugin's own module failed while importing: say so, not crash
+            raise PluginError(
+                self.kind, name, f"importing {module} raised {type(exc).__name__}: {exc}", f"fix {module}"
+            ) from exc
         if isinstance(target, Entry):
             return Entry(target.config, target.factory, source, path)
         config = getattr(target, "Config", None)
         self._check_config(name, config)
-        factory = getattr(target, self.attribute) if self.attribute else target
+        factory = getattr(target, self.attribute, None) if self.attribute else target
         if self.attribute and factory is None:
             raise PluginError(
                 self.kind, name, f"has no '{self.attribute}'", f"define {path}.{self.attribute}"
@@ -197,6 +203,15 @@ class Registry:
                 f"its `Config` is {config!r}, not a subclass of {base.__module__}.{base.__name__}",
                 f"give the plugin class a `Config = MyConfig` attribute, MyConfig extending {base.__name__}",
             )
+        try:
+            TypeAdapter(config.model_fields["name"].annotation).validate_python(name)
+        except ValidationError:
+            raise PluginError(
+                self.kind,
+                name,
+                f"{config.__name__}.name does not accept '{name}', the name the config uses",
+                "declare `name: str` in the plugin's Config (an import path or entry-point name is its name)",
+            ) from None
         if config.model_config.get("extra") != "forbid":
             raise PluginError(
                 self.kind,

@@ -77,6 +77,10 @@ def test_pre_flight_imports_plugins_where_the_stage_runs(example_on_path):
     problems = import_problems([missing])
     assert len(problems) == 2 and all("needed by train" in p for p in problems)
     assert "No module named 't3rl_counter'" in problems[0]
+    # `t3rl run` asks the executor before the first stage; the local one runs these imports.
+    from launch.run.executors.local import LocalExecutor
+
+    assert LocalExecutor().preflight([ok, missing]) == problems
 
 
 @pytest.mark.slow

@@ -12,6 +12,8 @@ from t3rl_core.registries import DATASETS, ENVS, REWARDS
 from t3rl_core.registry import PluginError, Registry, UnknownNameError
 
 BAD_PLUGINS = """
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 from t3rl_core.config import RewardConfig
 
@@ -34,6 +36,14 @@ class WrongBase:
 
 class AcceptsAnything:
     Config = Loose
+
+
+class Narrow(RewardConfig):
+    name: Literal["narrow"] = "narrow"
+
+
+class NarrowName:
+    Config = Narrow
 """
 
 
@@ -66,14 +76,24 @@ def test_an_env_plugin_is_also_its_own_data_preparation(example_on_path, tmp_pat
 def test_an_entry_point_names_a_plugin_with_its_distribution(
     example_on_path, tmp_path, monkeypatch, fresh_entry_points
 ):
-    install_entry_points(tmp_path, "t3rl.rewards", {"exact_ep": "t3rl_counter.reward:ExactTarget"})
+    entries = {"exact_ep": "t3rl_counter.reward:ExactTarget", "binary": "t3rl_counter.reward:ExactTarget"}
+    install_entry_points(tmp_path, "t3rl.rewards", entries)
     monkeypatch.syspath_prepend(str(tmp_path))
     config = REWARDS.validate({"name": "exact_ep"})
     assert type(config).__name__ == "ExactTargetConfig"
     assert REWARDS.entry("exact_ep").source == "entry point t3rl.rewards (t3rl-counter 0.1.0)"
-    listed = {row.name: row for row in REWARDS.listing()}
-    assert listed["exact_ep"].target == "t3rl_counter.reward:ExactTarget"
-    assert listed["binary"].source == "built-in"
+    listed = [(row.name, row.source, row.target) for row in REWARDS.listing()]
+    assert (
+        "exact_ep",
+        "entry point t3rl.rewards (t3rl-counter 0.1.0)",
+        "t3rl_counter.reward:ExactTarget",
+    ) in listed
+    binary = [source for name, source, _ in listed if name == "binary"]
+    assert binary == [
+        "built-in",
+        "entry point t3rl.rewards (t3rl-counter 0.1.0), unused: the built-in of the same name wins",
+    ]
+    assert type(REWARDS.validate({"name": "binary"})).__name__ == "BinaryRewardConfig"
     with pytest.raises(UnknownNameError) as error:
         REWARDS.validate({"name": "exact_eq"})
     assert error.value.suggestion == "exact_ep"
@@ -96,10 +116,13 @@ def test_built_in_names_never_scan_installed_distributions(monkeypatch, fresh_en
         ("bad_plugins:NoConfig", "its `Config` is None"),
         ("bad_plugins:WrongBase", "not a subclass of t3rl_core.config.RewardConfig"),
         ("bad_plugins:AcceptsAnything", "accepts unknown keys"),
+        ("bad_plugins:NarrowName", "Narrow.name does not accept 'bad_plugins:NarrowName'"),
+        ("broken_plugin:Anything", "importing broken_plugin raised ZeroDivisionError"),
     ],
 )
 def test_a_plugin_that_cannot_be_used_says_why_and_how_to_fix_it(name, reason, tmp_path, monkeypatch):
     (tmp_path / "bad_plugins.py").write_text(BAD_PLUGINS)
+    (tmp_path / "broken_plugin.py").write_text("RATIO = 1 / 0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     fresh = Registry(REWARDS.kind, REWARDS.entries, group=REWARDS.group, base=REWARDS.base)
     with pytest.raises(PluginError) as error:
