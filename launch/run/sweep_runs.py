@@ -224,7 +224,7 @@ def _run_point(
         raise
     except (PipelineError, RunDirError) as err:
         console.print(f"[red]point {item.index}:[/] {err}", soft_wrap=True, highlight=False)
-        return "failed", str(err).splitlines()[0]
+        return "failed", _one_line(str(err))
     except Exception as err:
         console.print_exception()
         return "failed", f"{type(err).__name__}: {err}"
@@ -336,3 +336,13 @@ def _tracked(point: Point, sweep_name: str) -> Point:
     from dataclasses import replace
 
     return replace(point, overrides=point.with_tracking(sweep_name))
+
+
+def _one_line(message: str) -> str:
+    """A multi-line refusal as one table cell: its headline, its first item, how many more."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if len(lines) == 1:
+        return lines[0]
+    items = [line for line in lines[1:] if not line.startswith("(")]
+    more = f" (+{len(items) - 1} more)" if len(items) > 1 else ""
+    return f"{lines[0].rstrip(':')}: {items[0]}{more}" if items else lines[0]

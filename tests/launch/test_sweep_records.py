@@ -33,7 +33,11 @@ def test_a_preflight_refusal_fails_the_point_and_the_sweep_goes_on(runs: Path) -
     assert result.exit_code == 1, result.output
     summary, markdown = _sweep(runs)
     assert [p["status"] for p in summary["points"]] == ["failed", "failed"]
-    assert all("cannot run the plan" in p["error"] for p in summary["points"])
+    assert all(
+        p["error"].startswith("this machine cannot run the plan; nothing was started: ")
+        for p in summary["points"]
+    )
+    assert all(p["error"].endswith(" more)") and "\n" not in p["error"] for p in summary["points"])
     assert summary["metric"] == "eval: overall.accuracy"
     assert "metric: `eval: overall.accuracy`" in markdown
     assert "| eval: overall.accuracy |" in markdown and "failed: this machine cannot run" in markdown
