@@ -1,6 +1,9 @@
 """`t3rl runs`: the run dirs under a runs dir with each stage's status; `t3rl runs show DIR`: one run.
 
-    t3rl runs [--runs-dir DIR]          every run (<name>/<timestamp>, and sweep points <name>/sweep-*/pNN)
+    t3rl runs [--runs-dir DIR] [--name GLOB] [--status S] [--where KEY=VALUE…] [--metric KEY]
+                                        every run (<name>/<timestamp>, and sweep points <name>/sweep-*/pNN)
+                                        with each eval stage's metric (default overall.accuracy, n tasks)
+    t3rl runs diff A B                  the config keys that differ, with the file/override that set each
     t3rl runs show DIR                  its manifest and per-stage state (status, attempts, job ids, logs)
 
 Reads only what the run dirs hold (state.json, config.yaml, manifest.json); nothing is imported
@@ -107,11 +110,35 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--runs-dir", help="Where run dirs live (default: $T3RL_RUNS_DIR or ./runs)."),
         ] = None,
+        name: Annotated[
+            str | None, typer.Option("--name", help="Only runs whose path matches this glob, e.g. 'stage1*'.")
+        ] = None,
+        status: Annotated[
+            str | None, typer.Option("--status", help="Only runs with this status (succeeded, failed, …).")
+        ] = None,
+        where: Annotated[
+            list[str] | None,
+            typer.Option("--where", help="Only runs whose config has KEY=VALUE, e.g. reward.name=binary."),
+        ] = None,
+        metric: Annotated[
+            str, typer.Option("--metric", help="The eval summary key shown per eval stage.")
+        ] = "overall.accuracy",
     ) -> None:
-        """Every run under the runs dir, newest first, with one mark per stage."""
+        """Every run under the runs dir, newest first: one mark per stage, each eval stage's metric."""
         if ctx.invoked_subcommand is not None:
             return
-        raise typer.Exit(list_runs(runs_dir or default_runs_dir()))
+        filters = RunFilter(name=name, status=status, where=tuple(where or ()))
+        raise typer.Exit(list_runs(runs_dir or default_runs_dir(), filters=filters, metric=metric))
+
+    @runs_app.command("diff")
+    def diff(
+        a: Annotated[Path, typer.Argument(help="A run directory.")],
+        b: Annotated[Path, typer.Argument(help="Another run directory.")],
+    ) -> None:
+        """How two runs' configs differ, key by key, with the file or override that set each side."""
+        from launch.cli.runs_diff import diff_runs
+
+        raise typer.Exit(diff_runs(a, b))
 
     @runs_app.command("show")
     def show(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
@@ -120,24 +147,100 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(show_run(run_dir))
 
 
-def list_runs(runs_dir: Path, console: Console | None = None) -> int:
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs `t3rl runs` lists."""
+
+    # fnmatch glob on the run's path below the runs dir.
+    name: str | None = None
+    status: str | None = None
+    # KEY=VALUE pairs the run's config.yaml must hold (VALUE compared as YAML).
+    where: tuple[str, ...] = ()
+
+    def keeps(self, relative: str, view: RunView) -> bool:
+        import fnmatch
+
+        import yaml
+
+        if self.name and not fnmatch.fnmatch(relative, self.name) and not fnmatch.fnmatch(
+            relative, f"{self.name}/*"
+        ):
+            return False
+        if self.status and view.status != self.status:
+            return False
+        if self.where:
+            config = yaml.safe_load((view.path / "config.yaml").read_text()) or {}
+            for condition in self.where:
+                key, _, wanted = condition.partition("=")
+                if _lookup(config, key) != yaml.safe_load(wanted):
+                    return False
+        return True
+
+
+def eval_metrics(view: RunView, metric: str) -> list[tuple[str, float | None, int | None]]:
+    """(eval stage, its summary's `metric`, its task count) for each eval stage that wrote a summary."""
+    found = []
+    for stage in view.stages:
+        summary_file = view.path / "stages" / stage.name / "summary.json"
+        if not summary_file.exists():
+            continue
+        try:
+            summary = json.loads(summary_file.read_text())
+        except ValueError:
+            continue
+        value = _lookup(summary, metric)
+        tasks = _lookup(summary, "overall.tasks")
+        found.append(
+            (
+                stage.name,
+                float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None,
+                tasks if isinstance(tasks, int) else None,
+            )
+        )
+    return found
+
+
+def _lookup(node: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def list_runs(
+    runs_dir: Path,
+    console: Console | None = None,
+    *,
+    filters: RunFilter | None = None,
+    metric: str = "overall.accuracy",
+) -> int:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     console = console or Console(highlight=False)
+    filters = filters or RunFilter()
     if not runs_dir.is_dir():
         Console(stderr=True).print(f"[red]error:[/] no runs dir at {runs_dir}", soft_wrap=True)
         return 1
-    paths = find_runs(runs_dir)
-    table = Table(title=f"{len(paths)} runs in {runs_dir}", title_justify="left")
-    for column in ("run", "created", "status", "stages"):
-        table.add_column(column, overflow="fold")
-    for path in paths:
+    rows = []
+    for path in find_runs(runs_dir):
         view = load_run(path)
+        relative = str(path.relative_to(runs_dir))
+        if filters.keeps(relative, view):
+            rows.append((relative, view))
+    table = Table(title=f"{len(rows)} runs in {runs_dir}", title_justify="left")
+    for column in ("run", "created", "status", "stages", metric):
+        table.add_column(column, overflow="fold")
+    for relative, view in rows:
         stages = "  ".join(f"{MARKS.get(s.status, '?')} {escape(s.name)}" for s in view.stages)
         created = str(view.manifest.get("created_at", ""))[:19].replace("T", " ")
-        table.add_row(escape(str(path.relative_to(runs_dir))), created, _status(view.status), stages)
+        metrics = "\n".join(
+            f"{escape(name)} {'–' if value is None else f'{value:.3f}'}" + (f" (n={n})" if n else "")
+            for name, value, n in eval_metrics(view, metric)
+        )
+        table.add_row(escape(relative), created, _status(view.status), stages, metrics)
     console.print(table)
     console.print("marks: " + "  ".join(f"{mark} {name}" for name, mark in MARKS.items()), soft_wrap=True)
     return 0

@@ -93,7 +93,7 @@ def write_run_dir(
     overrides `given` on this command line, unless `attempt` is False: a run dir prepared here for a
     child launcher that records its own attempt) or "plan" (a `t3rl plan` output, never executed)."""
     from launch.config.secrets import scrub_text
-    from launch.run.rundir import collect_manifest
+    from launch.run.rundir import atomic_write_json, collect_manifest
     from t3rl_core.sandbox.config import LocalSandboxConfig
     from t3rl_core.sandbox.local import sandbox_manifest
 
@@ -123,7 +123,16 @@ def write_run_dir(
     if isinstance(local_sandbox, LocalSandboxConfig):
         manifest["sandbox"] = sandbox_manifest(local_sandbox)
     run_dir.write_manifest(manifest)
+    # Which file or override set each key (what `t3rl runs diff` shows beside each difference).
+    atomic_write_json(
+        run_dir.path / PROVENANCE_FILE,
+        {key: scrub_text(source) for key, source in resolved.provenance.to_dict().items()},
+    )
     run_dir.write_plan_script(scrub_text(plan.render_script()))
+
+
+# Dotted key → the file or override that set it, in every run dir.
+PROVENANCE_FILE = "provenance.json"
 
 
 def planned_topology(resolved: Resolved, plan: Plan) -> dict[str, Any]:

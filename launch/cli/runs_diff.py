@@ -1,0 +1,118 @@
+"""`t3rl runs diff A B`: how two runs' configs differ, key by key, with the file or override that set
+each side (from each run dir's provenance.json), and the overrides each was given.
+
+Reads config.yaml, overrides.yaml and provenance.json only; nothing heavier than PyYAML and rich.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class KeyDifference:
+    key: str
+    a: Any
+    b: Any
+
+
+def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[KeyDifference]:
+    """Every leaf key whose value differs (or exists on one side only), sorted by key."""
+    flat_a, flat_b = _flatten(a), _flatten(b)
+    return [
+        KeyDifference(key, flat_a.get(key, _ABSENT), flat_b.get(key, _ABSENT))
+        for key in sorted(flat_a.keys() | flat_b.keys())
+        if flat_a.get(key, _ABSENT) != flat_b.get(key, _ABSENT)
+    ]
+
+
+def source_of(provenance: dict[str, str], key: str) -> str:
+    """The recorded source of `key`, or of its nearest ancestor that has one."""
+    parts = key.split(".")
+    while parts:
+        found = provenance.get(".".join(parts))
+        if found:
+            return found
+        parts.pop()
+    return ""
+
+
+def diff_runs(a: Path, b: Path, console: Console | None = None) -> int:
+    import yaml
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = console or Console(highlight=False)
+    for path in (a, b):
+        if not (path / "config.yaml").exists():
+            Console(stderr=True).print(f"[red]error:[/] {path} is not a t3rl run dir (no config.yaml)")
+            return 1
+    configs = [yaml.safe_load((p / "config.yaml").read_text()) or {} for p in (a, b)]
+    provenances = [_provenance(p) for p in (a, b)]
+    overrides = [_overrides(p) for p in (a, b)]
+    console.print(f"[bold]A[/] {escape(str(a))}\n[bold]B[/] {escape(str(b))}", soft_wrap=True)
+    only_a = [o for o in overrides[0] if o not in overrides[1]]
+    only_b = [o for o in overrides[1] if o not in overrides[0]]
+    if only_a or only_b:
+        console.print(
+            f"overrides only in A: {escape(' '.join(only_a)) or '-'}\n"
+            f"overrides only in B: {escape(' '.join(only_b)) or '-'}",
+            soft_wrap=True,
+        )
+    differences = config_differences(*configs)
+    if not differences:
+        console.print("the resolved configs are identical")
+        return 0
+    table = Table(title=f"{len(differences)} key(s) differ", title_justify="left", show_lines=True)
+    for column in ("key", "A", "B", "set in A", "set in B"):
+        table.add_column(column, overflow="fold")
+    for difference in differences:
+        table.add_row(
+            escape(difference.key),
+            escape(_show(difference.a)),
+            escape(_show(difference.b)),
+            escape(source_of(provenances[0], difference.key) if difference.a is not _ABSENT else ""),
+            escape(source_of(provenances[1], difference.key) if difference.b is not _ABSENT else ""),
+        )
+    console.print(table)
+    if not all(provenances):
+        console.print("[dim](a run without provenance.json predates it: its sources are not shown)[/]")
+    return 0
+
+
+def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(node, dict) and node:
+        flat: dict[str, Any] = {}
+        for key, value in node.items():
+            flat.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    return {prefix: node}
+
+
+def _show(value: Any) -> str:
+    if value is _ABSENT:
+        return "(absent)"
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+def _provenance(path: Path) -> dict[str, str]:
+    from launch.run.steps import PROVENANCE_FILE
+
+    file = path / PROVENANCE_FILE
+    return json.loads(file.read_text()) if file.exists() else {}
+
+
+def _overrides(path: Path) -> list[str]:
+    import yaml
+
+    file = path / "overrides.yaml"
+    return list(yaml.safe_load(file.read_text()) or []) if file.exists() else []
