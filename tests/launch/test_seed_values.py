@@ -33,3 +33,22 @@ def test_bfcl_stages_follow_t3rls_instruct2507_recipe(experiment: str) -> None:
     assert train["mis"]["tis_level"] == "token" and train["mis"]["tis_mode"] == "truncate"
     eval_file = next(p for p in plan.files if p.endswith("/runtime/eval.eval.yaml"))
     assert yaml.safe_load(plan.files[eval_file])["split"] == "bfcl_unseen"
+
+
+def test_toolrl_defaults_to_its_readme_model_with_slimes_flags() -> None:
+    from launch.plan.slime_args import model_args
+
+    run = resolve(["+experiment=toolrl_grpo"]).run
+    assert run.model.hf_id == "Qwen/Qwen2.5-3B-Instruct"
+    # slime's scripts/models/qwen2.5-3B.sh, flag by flag (order aside).
+    published = {
+        "--swiglu": None, "--num-layers": "36", "--hidden-size": "2048", "--ffn-hidden-size": "11008",
+        "--num-attention-heads": "16", "--use-rotary-position-embeddings": None,
+        "--disable-bias-linear": None, "--add-qkv-bias": None, "--normalization": "RMSNorm",
+        "--norm-epsilon": "1e-06", "--rotary-base": "1000000", "--group-query-attention": None,
+        "--num-query-groups": "2", "--vocab-size": "151936",
+    }  # fmt: skip
+    argv = model_args(run.model.architecture)
+    flags = {t: (argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("--") else None)
+             for i, t in enumerate(argv) if t.startswith("--")}  # fmt: skip
+    assert flags == published
