@@ -154,3 +154,60 @@ def test_a_stage_that_exits_0_without_its_declared_output_has_failed(dirs):
     assert result.results["eval"].message == "exited 0 but did not write stages/eval/summary.json"
     record = json.loads((run_dir / "state.json").read_text())["stages"]["eval"]
     assert record["status"] == "failed" and record["returncode"] == 0
+
+
+def test_a_launcher_killed_mid_stage_leaves_a_record_that_says_so_and_a_preview_touches_nothing(dirs):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from pipeline_helpers import three_stage_plan
+
+    from launch.cli.runs import load_run
+    from launch.run.pipeline import preview
+    from launch.run.rundir import RunDir
+
+    run_dir, marks = dirs
+    middle = f"echo $$ > {marks}/b.pid\nsleep 30"
+    helpers = Path(__file__).with_name("pipeline_helpers.py")
+    search_path = os.pathsep.join([str(helpers.parent), os.environ.get("PYTHONPATH", "")])
+    child = subprocess.Popen(
+        [sys.executable, str(helpers), str(run_dir), str(marks), middle],
+        env={**os.environ, "PYTHONPATH": search_path},
+    )
+    state = run_dir / "state.json"
+    deadline = time.monotonic() + 30
+    while not state.exists() or not json.loads(state.read_text())["stages"].get("b", {}).get("handle"):
+        assert time.monotonic() < deadline and child.poll() is None
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    try:
+        record = json.loads(state.read_text())["stages"]["b"]
+        assert record["status"] == "running" and record["outputs"] == {}
+        # No t3rl process holds the run dir: readers show the stage interrupted.
+        assert {s.name: s.status for s in load_run_view(run_dir, load_run)} == {
+            "a": "succeeded",
+            "b": "interrupted",
+            "c": "planned",
+        }
+        before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+        result = preview(three_stage_plan(run_dir, marks, middle), RunDir(run_dir))
+        assert [(d.action, d.reason) for d in result.decisions] == [
+            ("cached", "unchanged since it succeeded"),
+            ("resume", "unfinished (running); same command"),
+            ("run", "never ran"),
+        ]
+        assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+    finally:
+        os.killpg(json.loads(state.read_text())["stages"]["b"]["handle"]["pgid"], signal.SIGKILL)
+
+
+def load_run_view(run_dir: Path, load_run):
+    """The stages of `t3rl runs` for a run dir without a config.yaml (a plan built in the test)."""
+    (run_dir / "config.yaml").write_text("stages: {a: {}, b: {}, c: {}}\n")
+    try:
+        return load_run(run_dir).stages
+    finally:
+        (run_dir / "config.yaml").unlink()
