@@ -38,8 +38,12 @@ class UnknownNameError(ValueError):
         self.kind, self.name, self.known, self.suggestion = kind, name, known, close[0] if close else None
 
 
-class PluginError(ValueError):
-    """A plugin named in a config cannot be used: it does not import, or is not a plugin of its kind."""
+class PluginError(ValueError, ImportError):
+    """A plugin named in a config cannot be used: it does not import, or is not a plugin of its kind.
+
+    A ValueError, so that pydantic reports it at the config key that names the plugin; an ImportError,
+    so that code looking through every registered name skips the plugins it cannot load.
+    """
 
     def __init__(self, kind: str, name: str, reason: str, fix: str) -> None:
         super().__init__(f"{kind} plugin '{name}': {reason}")
