@@ -14,6 +14,9 @@ provenance. The object itself is the factory, called as the built-ins' are:
 | sandbox | `t3rl.sandboxes` | `Plugin(config)` | a `Sandbox` |
 | user simulator | `t3rl.user_simulators` | `Plugin(config)` | a `UserSimulator` |
 
+A chat template plugin (group `t3rl.chat_templates`) is an object with `template` and `family`
+instead (`t3rl_core.chat.custom`).
+
 The contract between an env and a reward is declared on the config classes, as for built-ins: an env
 config's `OUTCOME_FIELDS` (the keys every `Env.outcome()` returns) and a reward config's
 `NEEDS_OUTCOME` (the keys it reads), both `ClassVar[frozenset[str]]`; the launcher's cross-group
@@ -33,7 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from t3rl_core.registry import Entry, Registry
+from t3rl_core.registry import Registry
 
 # Registries a config section can name a plugin of, by the attribute of `t3rl_core.registries`.
 PLUGIN_REGISTRIES = ("ENVS", "REWARDS", "ENGINES", "SANDBOXES", "USER_SIMULATORS")
@@ -41,12 +44,17 @@ PLUGIN_REGISTRIES = ("ENVS", "REWARDS", "ENGINES", "SANDBOXES", "USER_SIMULATORS
 
 @dataclass(frozen=True)
 class UsedPlugin:
-    """A plugin a resolved config uses: where (dotted key), which, and its registry entry."""
+    """A plugin a resolved config uses: where (dotted key), which, and its import path."""
 
     key: str
     kind: str
     name: str
-    entry: Entry
+    # `pkg.module:Object`: what a process must import to use it.
+    target: str
+
+    @property
+    def module(self) -> str:
+        return self.target.partition(":")[0]
 
 
 def registry_for(config: BaseModel) -> Registry | None:
@@ -62,16 +70,23 @@ def registry_for(config: BaseModel) -> Registry | None:
 
 
 def used_plugins(config: BaseModel, prefix: str = "") -> list[UsedPlugin]:
-    """Every plugin (non-built-in registry name) a validated config names, at any depth."""
+    """Every plugin a validated config names, at any depth: registry names that are not built in, and
+    chat templates given as plugins."""
     return list(_walk(config, prefix))
 
 
 def _walk(node: Any, key: str) -> Iterator[UsedPlugin]:
+    from t3rl_core.config import ChatConfig
+
     if isinstance(node, BaseModel):
         registry = registry_for(node)
         name = getattr(node, "name", None)
         if registry is not None and isinstance(name, str) and not registry.built_in(name):
-            yield UsedPlugin(key, registry.kind, name, registry.entry(name))
+            yield UsedPlugin(key, registry.kind, name, registry.entry(name).target or name)
+        if isinstance(node, ChatConfig) and node.chat_template is not None:
+            target = template_target(node.chat_template)
+            if target is not None:
+                yield UsedPlugin(f"{key}.chat_template", "chat template", node.chat_template, target)
         for field in type(node).model_fields:
             yield from _walk(getattr(node, field), f"{key}.{field}" if key else field)
     elif isinstance(node, dict):
@@ -80,3 +95,17 @@ def _walk(node: Any, key: str) -> Iterator[UsedPlugin]:
     elif isinstance(node, list | tuple):
         for i, v in enumerate(node):
             yield from _walk(v, f"{key}.{i}")
+
+
+def template_target(name: str) -> str | None:
+    """The import path of a chat-template plugin `name` names (itself, or its entry point's), or None."""
+    from t3rl_core.chat.custom import TEMPLATE_GROUP
+    from t3rl_core.chat.format import shipped_templates
+    from t3rl_core.registry import entry_points, is_import_path
+
+    if name in shipped_templates():
+        return None
+    if is_import_path(name):
+        return name
+    point = entry_points(TEMPLATE_GROUP).get(name)
+    return point.value if point is not None else None

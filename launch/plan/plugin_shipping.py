@@ -63,7 +63,7 @@ def shipments(configs: Mapping[str, BaseModel], working_dir: str | None = None) 
     by_package: dict[str, list[UsedPlugin]] = {}
     for key, config in configs.items():
         for used in used_plugins(config, key):
-            by_package.setdefault(_module(used).split(".")[0], []).append(used)
+            by_package.setdefault(used.module.split(".")[0], []).append(used)
     return [_shipment(package, plugins, working_dir) for package, plugins in sorted(by_package.items())]
 
 
@@ -72,7 +72,7 @@ def plugin_modules(configs: Mapping[str, BaseModel]) -> list[str]:
     modules = set()
     for key, config in configs.items():
         for used in used_plugins(config, key):
-            modules.add(_module(used))
+            modules.add(used.module)
     return sorted(modules)
 
 
@@ -85,10 +85,6 @@ def pythonpath(shipped: Iterable[Shipment], base: str | None) -> str | None:
 
 def py_modules(shipped: Iterable[Shipment]) -> list[str]:
     return [s.path for s in shipped if s.how == "py_modules"]
-
-
-def _module(used: UsedPlugin) -> str:
-    return (used.entry.target or used.name).partition(":")[0]
 
 
 def _shipment(package: str, plugins: list[UsedPlugin], working_dir: str | None) -> Shipment:

@@ -84,3 +84,10 @@ def test_plan_with_a_plugin_imports_no_heavy_library(tmp_path):
     assert done.returncode == 0, done.stderr
     loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
     assert "t3rl_counter" in loaded and not loaded & set(HEAVY)
+
+
+def test_a_chat_template_plugin_ships_like_an_env_plugin(example_on_path):
+    _, built = plan("model=counter_chatml", "hardware=h100x1")
+    train = built.stage("train")
+    assert "t3rl_counter.chat" in train.imports.modules
+    assert any("chat template t3rl_counter.chat:CHATML (model.chat.chat_template)" in n for n in train.notes)

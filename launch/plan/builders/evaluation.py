@@ -63,7 +63,12 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     }
     what = spec.checkpoint or "base model"
     env, imports, notes = builder.local_plugin_env(
-        {"env": builder.run.env, "reward": builder.run.reward, f"stages.{name}.eval": config}
+        {
+            "env": builder.run.env,
+            "reward": builder.run.reward,
+            "model.chat": builder.run.model.chat,
+            f"stages.{name}.eval": config,
+        }
     )
     return Stage(
         name,

@@ -58,6 +58,7 @@ def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stag
             ),
             f"touch {shlex.quote(marker)}",
         )
+        env, imports, notes = builder.local_plugin_env({"model.chat": model.chat})
         return Stage(
             name,
             "prepare_model",
@@ -67,6 +68,9 @@ def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stag
             complete_when=(marker,),
             verify=(hf,),
             summary=f"tiny offline {model.family} model → {hf}",
+            env=env,
+            imports=imports,
+            notes=notes,
         )
     hint = f"download it first: huggingface-cli download {model.hf_id} --local-dir {hf}"
     check = f"test -f {shlex.quote(hf + '/config.json')} || {{ echo {shlex.quote(f'{hf}/config.json is missing; ' + hint)} >&2; exit 1; }}"  # noqa: E501

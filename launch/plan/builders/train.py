@@ -68,7 +68,7 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
         environ=builder.ctx.environ,
     )
     # The hooks stay t3rl's; the runtime YAML names the plugins, which the job's runtime_env carries.
-    sections = {"env": builder.run.env, "reward": builder.run.reward}
+    sections = {"env": builder.run.env, "reward": builder.run.reward, "model.chat": builder.run.model.chat}
     shipped = builder.shipments(sections)
     job = replace(job, py_modules=tuple(py_modules(shipped)))
     imports = None
