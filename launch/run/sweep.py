@@ -225,6 +225,8 @@ class SweepSummary:
                 f"| {r.index} | {' '.join(r.varying)} | {run_dir} | {status} | {r.stage or ''} "
                 f"| {r.job or ''} | {value} |"
             )
+        if (self.sweep_dir / "sweep.png").exists():
+            lines += ["", f"![{metric} per point](sweep.png)"]
         return "\n".join(lines) + "\n"
 
 

@@ -171,6 +171,11 @@ def run_points(
             console.print(f"resume the sweep with: t3rl run --run-dir {summary.sweep_dir}", soft_wrap=True)
         raise
     ok = sum(status in ("succeeded", "planned") for status in statuses)
+    if not dry:
+        from launch.run.sweep_plot import plot_sweep
+
+        if plot_sweep(summary) is not None:
+            summary.write()  # sweep.md now links the plot
     console.print(f"sweep: {summary.sweep_dir / 'sweep.md'} ({ok}/{len(statuses)} ok)", soft_wrap=True)
     if ok < len(statuses):
         console.print(f"resume the rest with: t3rl run --run-dir {summary.sweep_dir}", soft_wrap=True)

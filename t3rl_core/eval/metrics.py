@@ -10,6 +10,7 @@ Both are computed per task, then averaged over tasks. Accuracy is the mean succe
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,21 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     """pass^k of one task: the chance that k samples drawn from the n all succeed."""
     _check(n, c, k)
     return comb(c, k) / comb(n, k)
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a success rate (95 % for z = 1.96); (0, 1) when n is 0. Unlike
+    p ± z·sqrt(p(1−p)/n) it stays inside [0, 1] and is not empty at p = 0 or 1 (a small all-wrong eval
+    still says how unsure it is)."""
+    if n <= 0:
+        return 0.0, 1.0
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes {successes} must be within 0..n={n}")
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _check(n: int, c: int, k: int) -> None:

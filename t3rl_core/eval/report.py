@@ -2,30 +2,39 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from t3rl_core.eval.metrics import OVERALL
+from t3rl_core.eval.metrics import OVERALL, wilson_interval
 
 REPORT_FILE = "report.md"
 CHART_FILE = "accuracy_by_category.png"
+PASS_AT_K_FILE = "pass_at_k.png"
 
 
 def write_report(summary: dict[str, Any], out_dir: Path) -> Path:
-    """Write report.md and the chart next to it; returns the report's path."""
+    """Write report.md and its charts next to it; returns the report's path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_categories(summary, out_dir / CHART_FILE)
+    curves = plot_pass_at_k(summary, out_dir / PASS_AT_K_FILE)
     path = out_dir / REPORT_FILE
-    path.write_text(render_markdown(summary))
+    path.write_text(render_markdown(summary, pass_at_k_chart=curves))
     return path
 
 
-def render_markdown(summary: dict[str, Any]) -> str:
+def render_markdown(summary: dict[str, Any], *, pass_at_k_chart: bool = False) -> str:
     ks = summary.get("pass_k", [])
     columns = ["category", "tasks", "episodes", "accuracy", "progress", "reward"]
     columns += [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
-    rows = [[name, *_cells(block, columns[1:])] for name, block in summary["categories"].items()]
-    rows.append([f"**{OVERALL}**", *(f"**{cell}**" for cell in _cells(summary[OVERALL], columns[1:]))])
+    intervals = [f"[{b.low:.3f}, {b.high:.3f}]" for b in chart_bars(summary)]
+    rows = [
+        [name, *_cells(block, columns[1:]), interval]
+        for (name, block), interval in zip(summary["categories"].items(), intervals, strict=False)
+    ]
+    overall = [*_cells(summary[OVERALL], columns[1:]), intervals[-1]]
+    rows.append([f"**{OVERALL}**", *(f"**{cell}**" for cell in overall)])
+    columns.append("accuracy 95 % CI (Wilson)")
 
     status_names = sorted(summary[OVERALL]["statuses"])
     status_rows = [
@@ -36,6 +45,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
     lines = [
         f"# Evaluation: `{summary.get('split', '?')}` with engine `{engine.get('name', '?')}`",
         "",
+        f"- model: {model_label(summary)}",
         f"- data: `{summary.get('data', '?')}`",
         f"- samples per task: {summary.get('samples', '?')}, temperature {summary.get('temperature', '?')}",
         f"- episodes: {summary[OVERALL]['episodes']} over {summary[OVERALL]['tasks']} tasks"
@@ -57,38 +67,129 @@ def render_markdown(summary: dict[str, Any]) -> str:
         "",
         f"![accuracy by category]({CHART_FILE})",
         "",
+        *([f"![pass@k]({PASS_AT_K_FILE})", ""] if pass_at_k_chart else []),
     ]
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class CategoryBar:
+    """One group of bars of the chart: a category (or overall) with its n and accuracy's interval."""
+
+    name: str
+    episodes: int
+    accuracy: float
+    low: float
+    high: float
+    progress: float
+
+
+def chart_bars(summary: dict[str, Any]) -> list[CategoryBar]:
+    """Per category, overall last: accuracy with its 95 % Wilson interval over the episodes."""
+    bars = []
+    for name, block in [*summary["categories"].items(), (OVERALL, summary[OVERALL])]:
+        episodes = int(block.get("episodes") or 0)
+        accuracy = float(block.get("accuracy") or 0.0)
+        low, high = wilson_interval(round(accuracy * episodes), episodes)
+        bars.append(
+            CategoryBar(
+                name.removeprefix("multi_turn_"), episodes, accuracy, low, high, block.get("progress") or 0.0
+            )
+        )
+    return bars
+
+
+def model_label(summary: dict[str, Any]) -> str:
+    """What was evaluated, in a few words: the model path or server, else the engine's name."""
+    engine = summary.get("engine", {})
+    found = summary.get("model") or engine.get("model_path") or engine.get("url")
+    name = engine.get("name", "?")
+    if not found:
+        return "scripted gold policy" if name == "reference" else f"engine {name}"
+    return f"{Path(str(found)).name or found} ({name})"
+
+
+def chart_title(summary: dict[str, Any]) -> str:
+    return f"{model_label(summary)} on {summary.get('split', '?')}"
+
+
 def plot_categories(summary: dict[str, Any], path: Path) -> None:
-    """Grouped bars of accuracy and progress per category, overall last."""
+    """Bars of accuracy (with 95 % Wilson intervals) and progress per category, overall last; each
+    category's n under its name. Zero bars keep a visible outline and their value label."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    blocks = [*summary["categories"].items(), (OVERALL, summary[OVERALL])]
-    names = [name.removeprefix("multi_turn_") for name, _ in blocks]
-    accuracy = [block["accuracy"] or 0.0 for _, block in blocks]
-    progress = [block["progress"] or 0.0 for _, block in blocks]
-    positions = range(len(blocks))
+    bars = chart_bars(summary)
+    positions = list(range(len(bars)))
     width = 0.38
-
-    figure, axes = plt.subplots(figsize=(max(4.0, 1.4 * len(blocks)), 3.6))
-    bars = axes.bar([p - width / 2 for p in positions], accuracy, width, label="accuracy")
-    axes.bar_label(bars, fmt="%.2f", fontsize=8)
-    bars = axes.bar([p + width / 2 for p in positions], progress, width, label="progress")
-    axes.bar_label(bars, fmt="%.2f", fontsize=8)
-    axes.set_xticks(list(positions), names, rotation=20, ha="right")
-    axes.set_ylim(0, 1.22)
+    figure, axes = plt.subplots(figsize=(max(4.5, 1.5 * len(bars)), 3.9))
+    drawn = axes.bar(
+        [p - width / 2 for p in positions],
+        [b.accuracy for b in bars],
+        width,
+        yerr=[[b.accuracy - b.low for b in bars], [b.high - b.accuracy for b in bars]],
+        capsize=3,
+        edgecolor="black",
+        linewidth=0.6,
+        label="accuracy (95 % Wilson interval)",
+    )
+    axes.bar_label(drawn, fmt="%.2f", fontsize=8, padding=2)
+    drawn = axes.bar(
+        [p + width / 2 for p in positions],
+        [b.progress for b in bars],
+        width,
+        edgecolor="black",
+        linewidth=0.6,
+        label="progress",
+    )
+    axes.bar_label(drawn, fmt="%.2f", fontsize=8, padding=2)
+    axes.set_xticks(positions, [f"{b.name}\nn={b.episodes}" for b in bars], fontsize=8)
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_ylim(0, 1.25)
     axes.set_ylabel("score")
-    engine = summary.get("engine", {}).get("name", "?")
-    axes.set_title(f"{summary.get('split', '?')} · engine {engine}")
+    axes.set_title(chart_title(summary), fontsize=10)
     axes.legend(loc="upper left", ncol=2, fontsize=8, frameon=False)
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
+
+
+def plot_pass_at_k(summary: dict[str, Any], path: Path) -> bool:
+    """pass@k against k per category (overall bold), when more than one k was measured; False if not."""
+    ks = [k for k in summary.get("pass_k", []) if summary[OVERALL].get(f"pass@{k}") is not None]
+    if len(ks) < 2:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(5.0, 3.6))
+    for name, block in [*summary["categories"].items(), (OVERALL, summary[OVERALL])]:
+        values = [block.get(f"pass@{k}") for k in ks]
+        if any(v is None for v in values):
+            continue
+        bold = name == OVERALL
+        axes.plot(
+            ks,
+            values,
+            marker="o",
+            linewidth=2.2 if bold else 1.0,
+            color="black" if bold else None,
+            label=f"{name.removeprefix('multi_turn_')} (tasks={block.get('tasks')})",
+        )
+    axes.set_xticks(ks)
+    axes.set_xlabel("k (samples)")
+    axes.set_ylabel("pass@k")
+    axes.set_ylim(0, 1.05)
+    axes.set_title(f"pass@k · {chart_title(summary)}", fontsize=10)
+    axes.legend(fontsize=7, frameon=False)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return True
 
 
 def _cells(block: dict[str, Any], keys: list[str]) -> list[str]:

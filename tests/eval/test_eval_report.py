@@ -41,3 +41,52 @@ def test_report_has_the_numbers_and_the_chart(tmp_path):
 def test_incomplete_runs_say_so(tmp_path):
     text = write_report(_summary(complete=False), tmp_path).read_text()
     assert "**incomplete**" in text
+
+
+def test_wilson_interval_matches_the_textbook_values():
+    from t3rl_core.eval.metrics import wilson_interval
+
+    low, high = wilson_interval(5, 10)
+    assert (round(low, 3), round(high, 3)) == (0.237, 0.763)
+    low, high = wilson_interval(0, 5)  # all wrong: still an honest, non-empty interval
+    assert low == 0.0 and round(high, 3) == 0.434
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def _zero_summary(ks):
+    from t3rl_core.eval.metrics import EpisodeScore, summarize
+
+    samples = max(ks)
+    scores = summarize(
+        [
+            EpisodeScore(f"{c}/{t}", c, success, 0.0, 0.0)
+            for c in ("multi_turn_base", "multi_turn_long_context")
+            for t in range(3)
+            for success in [False] * (samples - 1) + [c.endswith("base") and t == 0]
+        ],
+        ks=ks,
+    )
+    engine = {"name": "hf", "model_path": "/runs/quickstart/x/models/tiny_qwen3"}
+    return {"split": "bfcl_test", "engine": engine, "samples": samples, "pass_k": ks, **scores}
+
+
+def test_chart_names_model_split_and_n_and_draws_intervals_for_all_zero(tmp_path):
+    from t3rl_core.eval.report import PASS_AT_K_FILE, chart_bars, chart_title
+
+    summary = _zero_summary([1])
+    bars = chart_bars(summary)
+    long_context = next(b for b in bars if b.name == "long_context")
+    assert long_context.accuracy == 0.0 and long_context.episodes == 3 and long_context.high > 0.4
+    assert chart_title(summary) == "tiny_qwen3 (hf) on bfcl_test"
+    text = write_report(summary, tmp_path).read_text()
+    assert "- model: tiny_qwen3 (hf)" in text and "accuracy 95 % CI (Wilson)" in text
+    assert "| multi_turn_long_context | 3 | 3 | 0.000 |" in text and "[0.000, 0.562] |" in text
+    assert not (tmp_path / PASS_AT_K_FILE).exists()  # k = 1 only: no curve
+
+
+def test_pass_at_k_curves_when_k_is_above_one(tmp_path):
+    from t3rl_core.eval.report import PASS_AT_K_FILE
+
+    text = write_report(_zero_summary([1, 2, 4]), tmp_path).read_text()
+    assert (tmp_path / PASS_AT_K_FILE).read_bytes().startswith(b"\x89PNG")
+    assert f"![pass@k]({PASS_AT_K_FILE})" in text

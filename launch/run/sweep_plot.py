@@ -1,0 +1,89 @@
+"""`sweep.png` beside `sweep.md`: the sweep's metric per point, with a 95 % Wilson interval when the
+metric is a rate over the eval's episodes (accuracy, pass@k), so points are compared with their noise.
+
+matplotlib is imported only when a sweep with at least one scored point ends.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from launch.run.sweep import SweepSummary
+
+PLOT_FILE = "sweep.png"
+# Metrics that are a share of episodes (a Wilson interval applies).
+RATE_KEYS = ("accuracy", "pass@", "pass^")
+
+
+@dataclass(frozen=True)
+class PointScore:
+    index: int
+    label: str
+    metric: float
+    # Episodes the metric is a rate over; None when it is not a rate (no interval is drawn).
+    episodes: int | None
+
+
+def point_scores(summary: SweepSummary) -> list[PointScore]:
+    """Every point that has a metric, with the episode count of its eval summary when it is a rate."""
+    stage, _, key = (summary.metric_name or "").rpartition(": ")
+    rate = any(part in key.rsplit(".", 1)[-1] for part in RATE_KEYS)
+    scores = []
+    for index in sorted(summary.points):
+        record = summary.points[index]
+        if record.metric is None:
+            continue
+        episodes = None
+        if rate and stage and record.run_dir:
+            episodes = _episodes(Path(record.run_dir) / "stages" / stage / "summary.json")
+        scores.append(PointScore(index, " ".join(record.varying) or f"p{index:02d}", record.metric, episodes))
+    return scores
+
+
+def _episodes(path: Path) -> int | None:
+    try:
+        value = json.loads(path.read_text())["overall"]["episodes"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def plot_sweep(summary: SweepSummary) -> Path | None:
+    """Write sweep.png (None when no point has a metric yet)."""
+    scores = point_scores(summary)
+    if not scores:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from t3rl_core.eval.metrics import wilson_interval
+
+    lows, highs = [], []
+    for score in scores:
+        if score.episodes is None:
+            lows.append(0.0)
+            highs.append(0.0)
+            continue
+        low, high = wilson_interval(round(score.metric * score.episodes), score.episodes)
+        lows.append(max(0.0, score.metric - low))
+        highs.append(max(0.0, high - score.metric))
+    positions = list(range(len(scores)))
+    figure, axes = plt.subplots(figsize=(max(4.5, 1.1 * len(scores) + 2), 4.0))
+    axes.errorbar(positions, [s.metric for s in scores], yerr=[lows, highs], fmt="o", capsize=4)
+    for position, score in zip(positions, scores, strict=True):
+        n = f"\nn={score.episodes}" if score.episodes else ""
+        axes.annotate(f"{score.metric:.3f}{n}", (position, score.metric), textcoords="offset points",
+                      xytext=(8, 0), fontsize=7, va="center")  # fmt: skip
+    axes.set_xticks(positions, [s.label for s in scores], rotation=25, ha="right", fontsize=7)
+    axes.set_ylabel(summary.metric_name or "metric")
+    interval = " (95 % Wilson interval)" if any(s.episodes for s in scores) else ""
+    axes.set_title(f"{summary.name}: {summary.metric_name or 'metric'} per point{interval}", fontsize=9)
+    figure.tight_layout()
+    path = summary.sweep_dir / PLOT_FILE
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
