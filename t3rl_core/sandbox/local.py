@@ -155,11 +155,11 @@ class LocalSandbox(Sandbox):
             cgroup: Path | None = None
             try:
                 if self._cgroups is not None:
-                    cgroup = self._cgroups.create(self.config.max_processes)
+                    cgroup = self._cgroups.acquire(self.config.max_processes)
                 run = CellRun(self._zygote, code, cgroup, self.config.max_output_bytes)
             except (OSError, ZygoteError) as err:
                 if cgroup is not None and self._cgroups is not None:
-                    self._cgroups.remove(cgroup)
+                    self._cgroups.release(cgroup)
                 return _result(
                     ("sandbox_error", None, f"could not prepare the cell: {err}"), b"", b"", started
                 )
@@ -170,7 +170,7 @@ class LocalSandbox(Sandbox):
             finally:
                 run.close()
                 if cgroup is not None and self._cgroups is not None:
-                    self._cgroups.remove(cgroup)
+                    self._cgroups.release(cgroup)
             return _result(verdict, out, err_, started)
 
     def _classify(self, run: CellRun, in_time: bool) -> _Verdict:
