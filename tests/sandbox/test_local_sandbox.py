@@ -345,3 +345,14 @@ def test_a_cell_that_cannot_start_is_a_sandbox_error():
     asyncio.run(sandbox.aclose())
     assert result.status == "sandbox_error" and result.exit_code is None
     assert result.error.startswith("could not prepare the cell: cannot start /nonexistent/python")
+
+
+def test_preloaded_modules_are_already_imported_in_every_cell():
+    code = "import sys\nprint('fractions' in sys.modules)"
+    assert run_hostile(code).stdout == "False\n"
+    assert run_hostile(code, preload=["fractions"]).stdout == "True\n"
+
+
+def test_a_preload_that_cannot_be_imported_is_refused_at_construction():
+    with pytest.raises(RuntimeError, match="No module named 't3rl_no_such_module'"):
+        make(preload=["t3rl_no_such_module"])
