@@ -72,7 +72,8 @@ def eval_command(
         list[str] | None, typer.Argument(help="Hydra overrides, e.g. +experiment=quickstart")
     ] = None,
     engine: Annotated[
-        str | None, typer.Option(help=f"engine: {', '.join(ENGINES)} (default: eval.engine)")
+        str | None,
+        typer.Option(help=f"engine: {', '.join(ENGINES)} or a plugin's name (default: eval.engine)"),
     ] = None,
     url: Annotated[str | None, typer.Option(help="SGLang server URL (engine sglang)")] = None,
     split: Annotated[str | None, typer.Option(help="prepared split (default: eval.split)")] = None,
@@ -108,7 +109,7 @@ def eval_command(
     from t3rl_core.eval.evaluate import evaluate
 
     if engine is not None and engine not in ENGINES:
-        raise typer.BadParameter(f"choose one of {', '.join(ENGINES)}", param_hint="--engine")
+        _check_engine_plugin(engine)
     if runtime_config is not None:
         if stage is not None:
             raise typer.BadParameter("--stage needs the experiment's overrides", param_hint="--stage")
@@ -129,6 +130,18 @@ def eval_command(
     out = out or runs_dir / f"eval-{config.engine.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     data_path = data or _prepared(runtime, out / "data", config.split)
     evaluate(runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume)
+
+
+def _check_engine_plugin(name: str) -> None:
+    """An engine that is not built in must be a plugin that loads (import path or entry point)."""
+    from t3rl_core.registries import ENGINES as REGISTRY
+
+    try:
+        REGISTRY.entry(name)
+    except ValueError as err:
+        raise typer.BadParameter(
+            f"{err}; built-in engines: {', '.join(ENGINES)}", param_hint="--engine"
+        ) from None
 
 
 def with_options(config: EvalConfig, **options: Any) -> EvalConfig:

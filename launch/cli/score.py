@@ -112,6 +112,15 @@ def score_file(
     return summary
 
 
+# Keys each world's lines must have (the others are optional).
+REQUIRED = {
+    "bfcl": ("id", "decoded"),
+    "toolrl": ("response", "ground_truth"),
+    "retool": ("response", "answer"),
+    "tau2": ("id", "domain", "messages"),
+}
+
+
 def _score_line(
     world: str, line: str, number: int, scorer: Callable[[Mapping[str, Any]], Verdict]
 ) -> dict[str, Any]:
@@ -119,6 +128,13 @@ def _score_line(
         item = json.loads(line)
         if not isinstance(item, dict):
             raise ValueError("a line must be a JSON object")
+        missing = [
+            key for key in REQUIRED[world] if key not in item and not (key == "id" and "task_id" in item)
+        ]
+        if missing:
+            raise ValueError(
+                f"missing {', '.join(missing)} (a {world} line has {', '.join(REQUIRED[world])})"
+            )
         return {"line": number, **scorer(item).to_json()}
     except Exception as exc:
         return {"line": number, "world": world, "error": f"{type(exc).__name__}: {exc}"}

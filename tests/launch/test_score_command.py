@@ -35,16 +35,18 @@ def test_bfcl_file_gives_official_verdicts_and_keeps_bad_lines(tmp_path):
         {"id": "multi_turn_base_1", "decoded": gold[:1]},
         "not json",
         {"id": "multi_turn_base_99999", "decoded": gold},
+        {"id": "multi_turn_base_1", "decode": gold},
     )
     result = invoke("score", "bfcl", str(file), "--no-progress")
     assert result.exit_code == 0, result.output
     out = tmp_path / "trajs.scored"
     verdicts = read_verdicts(out)
-    assert [v["line"] for v in verdicts] == [1, 2, 3, 4]
+    assert [v["line"] for v in verdicts] == [1, 2, 3, 4, 5]
     assert verdicts[0]["success"] is True and verdicts[1]["details"]["failed_turn"] == 1
     assert "error" in verdicts[2] and "unknown BFCL task id" in verdicts[3]["error"]
+    assert verdicts[4]["error"] == "ValueError: missing decoded (a bfcl line has id, decoded)"
     summary = json.loads((out / "summary.json").read_text())
-    assert (summary["scored"], summary["errors"], summary["success_rate"]) == (2, 2, 0.5)
+    assert (summary["scored"], summary["errors"], summary["success_rate"]) == (2, 3, 0.5)
     assert summary["groups"]["multi_turn_base"]["scored"] == 2
 
 

@@ -17,6 +17,24 @@ from launch.run.import_check import import_problems
 from tests.support.plugin_example import EXAMPLE, EXAMPLE_CONF, REPO
 
 CONF = ["--config-dir", str(EXAMPLE_CONF)]
+QUITTER = """
+from t3rl_core.engines.config import EngineConfig, ReferenceEngineConfig
+from t3rl_core.engines.reference import ReferenceEngine, as_model_output
+
+
+class QuitterConfig(EngineConfig):
+    name: str = "quitter"
+
+
+class Quitter(ReferenceEngine):
+    Config = QuitterConfig
+
+    def __init__(self, config, chat=None):
+        super().__init__(ReferenceEngineConfig(), chat=chat)
+
+    async def generate(self, input_ids, sampling, context=None):
+        return as_model_output(self.chat, "Done.", calls_tools=False, sampling=sampling)
+"""
 
 
 def invoke(*args: str):
@@ -102,6 +120,18 @@ def test_eval_with_the_reference_engine_through_the_plugin(workdir):
     assert summary["env"] == "t3rl_counter.world:CounterWorld" and summary["overall"]["tasks"] == 8
     records = [json.loads(x) for x in (workdir / "out" / "trajectories.jsonl").read_text().splitlines()]
     assert {r["status"] for r in records} == {"completed"} and {r["reward"] for r in records} == {1.0}
+    # An engine plugin by import path: the gold policy that always says it is done at once.
+    (workdir / "quitter.py").write_text(QUITTER)
+    sys.path.insert(0, str(workdir))
+    try:
+        result = invoke(*args[:-1], "quitter:Quitter", "--out", str(workdir / "quit"))
+    finally:
+        sys.path.remove(str(workdir))
+    assert result.exit_code == 0, result.output
+    summary = json.loads((workdir / "quit" / "summary.json").read_text())
+    assert summary["engine"]["name"] == "quitter:Quitter" and summary["overall"]["accuracy"] == 0.0
+    unknown = invoke(*args[:-1], "quitter_gone:Quitter", "--out", str(workdir / "gone"))
+    assert unknown.exit_code == 2 and "Invalid value for --engine" in unknown.output
 
 
 @pytest.mark.slow
