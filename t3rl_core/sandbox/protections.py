@@ -84,7 +84,7 @@ def observe(
     if cell_spec["namespaces"] and set(seen["interfaces"]) <= {"lo"}:
         active["network"] = "own network namespace, loopback down"
     if seen["ppid"] == 1:
-        active["pid"] = "own PID namespace per cell"
+        active["pid"] = "own PID and IPC namespaces per cell"
     if cell_spec["namespaces"] and seen["root_readonly"]:
         active["mount"] = "read-only root; private empty /tmp, /run, /var/tmp, /dev/shm and configured paths"
     if cell_spec["namespaces"] and seen["cwd_writable"] and seen["disk_bytes"] <= cell_spec["disk_bytes"]:

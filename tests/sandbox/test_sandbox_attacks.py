@@ -8,6 +8,7 @@ offer a layer it needs (checked without the sandbox's code, see conftest.host_of
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
 import socket
 import threading
@@ -284,3 +285,21 @@ def test_threads_and_subprocesses_still_work():
     )
     r = run(code, timeout_s=10.0)
     assert (r.status, r.stdout.splitlines()) == ("success", ["thread", "7", "6"]), r
+
+
+def test_host_sysv_shared_memory_is_out_of_reach():
+    need("pid")
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = int.from_bytes(os.urandom(3), "little") + 1
+    segment = libc.shmget(key, 4096, 0o1000 | 0o666)  # IPC_CREAT, readable and writable by anyone
+    assert segment >= 0
+    try:
+        code = (
+            "import ctypes, os\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            f"print(libc.shmget({key}, 0, 0), os.strerror(ctypes.get_errno()))\n"
+        )
+        r = run(code)
+    finally:
+        libc.shmctl(segment, 0, None)  # IPC_RMID
+    assert (r.status, r.stdout) == ("success", "-1 No such file or directory\n"), r

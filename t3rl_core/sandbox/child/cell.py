@@ -1,6 +1,6 @@
 """One cell, forked from the zygote: its three processes and the confinement it applies to itself.
 
-    zygote ─fork→ starter ─unshare(mount, PID), cell tmpfs, fork→ init (PID 1) ─fork→ cell
+    zygote ─fork→ starter ─unshare(mount, PID, IPC), tmpfs, fork→ init (PID 1) ─fork→ cell
                   (exits)                                        waits, reports   confines itself, runs
 
 The starter reads the source and enters a fresh mount and PID namespace; init (PID 1 of that PID
@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass
 
 from . import landlock, mounts, privileges, seccomp
-from .libc import CLONE_NEWNS, CLONE_NEWPID, unshare
+from .libc import CLONE_NEWIPC, CLONE_NEWNS, CLONE_NEWPID, unshare
 
 CELL_FILENAME = "<cell>"
 
@@ -54,7 +54,8 @@ def start(spec: dict, pipes: Pipes) -> None:
             os.write(pipes.cgroup, b"0")
             os.close(pipes.cgroup)
         if spec["namespaces"]:
-            unshare(CLONE_NEWNS | CLONE_NEWPID)
+            # Own SysV IPC and POSIX message queues too: no rendezvous with other cells through them.
+            unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC)
             mounts.mount_cell_dir(spec["disk_bytes"], spec["uid"], spec["gid"])
             workdir = mounts.CELL_DIR
         else:

@@ -18,18 +18,27 @@ import socket
 import sys
 
 from . import cell, landlock, mounts, seccomp
-from .libc import CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, PR_SET_CHILD_SUBREAPER, prctl, unshare
+from .libc import (
+    CLONE_NEWIPC,
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWUSER,
+    PR_SET_CHILD_SUBREAPER,
+    prctl,
+    unshare,
+)
 
 MAX_REQUEST = 1 << 16
 MAX_FDS = 5
 
 
 def _enter_namespaces(spec: dict) -> bool:
-    """Own network and mount namespaces (and a user namespace when not root); False if refused."""
+    """Own network, mount and IPC namespaces (and a user namespace when not root); False if refused.
+    The IPC namespace keeps cells away from the host's SysV shared memory, semaphores and queues."""
     as_root = os.geteuid() == 0
     uid, gid = os.geteuid(), os.getegid()
     try:
-        unshare(CLONE_NEWNS | CLONE_NEWNET | (0 if as_root else CLONE_NEWUSER))
+        unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | (0 if as_root else CLONE_NEWUSER))
     except OSError:
         return False
     if not as_root:
