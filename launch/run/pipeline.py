@@ -236,8 +236,13 @@ def run_pipeline(
     from_stage: str | None = None,
     only: str | None = None,
     reporter: Reporter | None = None,
+    record: Callable[[], None] | None = None,
 ) -> PipelineResult:
-    """Run what `decide` says, recording each stage's state as it goes (nothing for a dry executor)."""
+    """Run what `decide` says, recording each stage's state as it goes (nothing for a dry executor).
+
+    `record` writes the run's own record (config, overrides and their history, manifest): called
+    under the run dir's lock once the selection and the pre-flight checks passed, so a refused
+    command (dir in use, damaged input of --only, missing install) leaves the record as it was."""
     reporter = reporter or SilentReporter()
     with run_dir_lock(run_dir):
         try:
@@ -247,6 +252,8 @@ def run_pipeline(
         decisions = decide(plan, state, from_stage=from_stage, only=only)
         reporter.decisions(plan, decisions)
         if executor.dry:
+            if record is not None:
+                record()
             # Only stages that never ran get files: an existing stage dir documents its own output.
             for decision in decisions:
                 if decision.action == "run" and not decision.supersede:
@@ -263,6 +270,8 @@ def run_pipeline(
                 + "\n(`t3rl plan` writes every command without running it; executor=ray or "
                 "executor=slurm run the GPU stages on a cluster)"
             )
+        if record is not None:
+            record()
         try:
             return _execute(plan, run_dir, executor, state, decisions, reporter)
         finally:

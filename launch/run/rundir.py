@@ -153,6 +153,12 @@ class RunDir:
         with contextlib.suppress(OSError):
             self.path.rmdir()
 
+    def remove_if_unused(self) -> None:
+        """Undo `new` when the run was refused before its record was written (only its lock exists)."""
+        if not self.exists() and {p.name for p in self.path.iterdir()} <= {".lock"}:
+            (self.path / ".lock").unlink(missing_ok=True)
+            self.remove_if_empty()
+
     # ------------------------------------------------------------------------------ files
 
     @property

@@ -65,9 +65,16 @@ def run_single(
         if fresh:
             run_dir.remove_if_empty()
         raise
-    write_run_dir(run_dir, resolved, plan, config_dirs, record="plan" if dry else "run", given=given)
+
+    def record() -> None:
+        write_run_dir(run_dir, resolved, plan, config_dirs, record="plan" if dry else "run", given=given)
+
     try:
-        result = execute(plan, run_dir, resolved, from_stage, only, dry=dry, console=console)
+        result = execute(plan, run_dir, resolved, from_stage, only, dry=dry, console=console, record=record)
+    except PipelineError:
+        if fresh:
+            run_dir.remove_if_unused()
+        raise
     except KeyboardInterrupt:
         if not dry:
             console.print(f"resume with: t3rl run --run-dir {run_dir.path}", soft_wrap=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -171,7 +172,9 @@ def execute(
     *,
     dry: bool,
     console: Console,
+    record: Callable[[], None] | None = None,
 ) -> PipelineResult:
+    """Run (or, `dry`, plan) the pipeline; `record` writes the run's record once it may start."""
     import sys
 
     from launch.run.executors.base import make_executor
@@ -181,11 +184,15 @@ def execute(
     executor = DryExecutor() if dry else make_executor(resolved.run.executor, out=sys.stdout)
     reporter = RichReporter(console, show_commands=dry or executor.dry)
     if executor.dry:
-        return run_pipeline(plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter)
+        return run_pipeline(
+            plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter, record=record
+        )
     from launch.plan.tracking import tracked
 
     with tracked(resolved.run, run_dir.path, resolved.config, reporter) as reporter:
-        return run_pipeline(plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter)
+        return run_pipeline(
+            plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter, record=record
+        )
 
 
 def report_result(result: PipelineResult, plan: Plan, run_dir: RunDir, console: Console, *, dry: bool) -> int:

@@ -153,6 +153,28 @@ def test_resume_with_an_override_keeps_the_stored_ones_and_each_attempts_history
     assert code == 0 and "env.data.seed=9" in out and "attempts" in out, out
 
 
+def test_a_refused_resume_leaves_the_record_as_it_was(finished):
+    import fcntl
+
+    before = snapshot(finished)
+    with (finished / ".lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # another t3rl process is running this dir
+        code, out = invoke("run", "--run-dir", str(finished), "env.data.seed=9")
+    assert code == 1 and "in use by another t3rl process" in out, out
+    # Trying a lock touches the lock file (filelock opens it with O_TRUNC); the record is untouched.
+    after = snapshot(finished)
+    assert {k: v for k, v in after.items() if k not in (".", ".lock")} == {
+        k: v for k, v in before.items() if k not in (".", ".lock")
+    }
+
+
+def test_a_new_run_refused_before_its_first_stage_leaves_no_run_dir(workdir, monkeypatch):
+    monkeypatch.setenv("SLIME_ROOT", str(workdir / "no-slime"))
+    code, out = invoke("run", "+experiment=stage1_bfcl", "executor=local")
+    assert code == 1 and "this machine cannot run the plan" in out, out
+    assert not any((workdir / "runs" / "stage1_bfcl").iterdir())
+
+
 def test_a_run_recorded_before_histories_starts_its_history_with_its_stored_overrides(finished):
     (finished / "overrides.history.yaml").unlink()
     code, out = invoke("run", "--run-dir", str(finished))
