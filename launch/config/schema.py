@@ -141,6 +141,8 @@ class OptimizerConfig(StrictModel):
     name: Literal["adam", "sgd"] = "adam"
     lr: float = Field(1e-6, gt=0)
     lr_decay_style: Literal["constant", "linear", "cosine"] = "constant"
+    # Share of the training steps with a linear warm-up from 0 (Megatron --lr-warmup-fraction); None = none.
+    lr_warmup_fraction: float | None = Field(None, gt=0, lt=1)
     weight_decay: float = Field(0.01, ge=0)
     adam_beta1: float = 0.9
     adam_beta2: float = 0.999

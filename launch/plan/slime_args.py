@@ -270,6 +270,7 @@ def sft_args(paths: TrainPaths, cur: CurriculumConfig, family: str, key: str) ->
 def optimizer_args(cur: CurriculumConfig) -> list[str]:
     opt = cur.optimizer
     args = ["--optimizer", opt.name, "--lr", num(opt.lr), "--lr-decay-style", opt.lr_decay_style]
+    args += _opt("--lr-warmup-fraction", opt.lr_warmup_fraction)
     args += ["--weight-decay", num(opt.weight_decay)]
     if opt.name == "adam":
         args += ["--adam-beta1", num(opt.adam_beta1), "--adam-beta2", num(opt.adam_beta2)]

@@ -35,6 +35,9 @@ class EvalConfig(StrictModel):
     # Categories (data_source values) to keep; None = all.
     categories: list[str] | None = None
     temperature: float = Field(0.0, ge=0.0)
+    # Nucleus and top-k sampling when temperature > 0: None = the runtime's rollout.top_p; -1 = no top-k.
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    top_k: int = Field(-1, ge=-1)
     seed: int = 0
     # Tokens per model call; None = the runtime config's rollout.max_new_tokens.
     max_new_tokens: int | None = Field(None, ge=1)

@@ -128,9 +128,12 @@ async def run_eval(
         trajectories.write_text("")
     pending = [job for job in jobs if (job.task_id, job.sample) not in done]
 
+    sampled = config.temperature > 0
+    top_p = runtime.rollout.top_p if config.top_p is None else config.top_p
     sampling = SamplingParams(
         temperature=config.temperature,
-        top_p=runtime.rollout.top_p if config.temperature > 0 else 1.0,
+        top_p=top_p if sampled else 1.0,
+        top_k=config.top_k if sampled else -1,
         max_new_tokens=runtime.rollout.max_new_tokens,
     )
     chat = ChatFormat.from_config(runtime.chat, runtime.parsers)

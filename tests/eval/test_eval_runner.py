@@ -112,3 +112,24 @@ def test_resume_runs_only_what_is_missing(rows, runtime, tmp_path, monkeypatch):
     records = _records(partial_dir)
     assert len(records) == len(rows) and len({r["task_id"] for r in records}) == len(rows)
     assert resumed["overall"] == full["overall"] and resumed["categories"] == full["categories"]
+
+
+@pytest.mark.parametrize(
+    ("kw", "expected"),
+    [
+        ({"temperature": 0.8, "top_p": 1.0, "top_k": 20}, (0.8, 1.0, 20)),  # Tau2-RL-Pipeline's pass@k run
+        ({"temperature": 0.7}, (0.7, 1.0, -1)),  # top_p from the runtime, no top-k
+        ({"temperature": 0.0, "top_p": 0.5, "top_k": 20}, (0.0, 1.0, -1)),  # greedy ignores both
+    ],
+)
+def test_eval_sampling_carries_top_p_and_top_k(rows, runtime, tmp_path, monkeypatch, kw, expected):
+    seen = []
+    original = eval_runner._run_episode
+
+    async def recording(runner, job, sampling):
+        seen.append((sampling.temperature, sampling.top_p, sampling.top_k))
+        return await original(runner, job, sampling)
+
+    monkeypatch.setattr(eval_runner, "_run_episode", recording)
+    asyncio.run(run_eval(runtime, _config(limit_per_category=1, **kw), rows, tmp_path, show_progress=False))
+    assert seen and set(seen) == {expected}

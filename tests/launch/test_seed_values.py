@@ -52,3 +52,15 @@ def test_toolrl_defaults_to_its_readme_model_with_slimes_flags() -> None:
     flags = {t: (argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("--") else None)
              for i, t in enumerate(argv) if t.startswith("--")}  # fmt: skip
     assert flags == published
+
+
+def test_tau2_pipeline_carries_the_reference_options() -> None:
+    run = resolve(["+experiment=tau2_pipeline"]).run
+    plan = build_plan(run, CTX)
+    sft = next(s for s in plan.stages if s.slime_job is not None)
+    argv = list(sft.slime_job.argv)
+    assert argv[argv.index("--lr-warmup-fraction") + 1] == "0.05"  # SFT: 5 % linear warm-up
+    assert run.env.tool_result_role == "user"  # tool results as user messages
+    eval_file = next(p for p in plan.files if p.endswith(".eval.yaml"))
+    evaluated = yaml.safe_load(plan.files[eval_file])
+    assert (evaluated["temperature"], evaluated["top_p"], evaluated["top_k"]) == (0.8, 1.0, 20)

@@ -47,7 +47,8 @@ class Tau2EnvConfig(EnvConfig):
     # Tool errors before the episode ends as too_many_errors with reward 0 (tau2 DEFAULT_MAX_ERRORS).
     max_errors: int = Field(10, ge=1)
     # Role of tool results shown to the model: "tool" (rendered by the chat template's tool-response
-    # format) or "user" (Tau2-RL-Pipeline: a user message "Tool result for <call>:\n<result>").
+    # format) or "user" (Tau2-RL-Pipeline: a user message "Tool result for <call>:\n<result>"; the
+    # shipped conf/env/tau2.yaml sets this reference value).
     tool_result_role: Literal["tool", "user"] = "tool"
     data: Tau2DataConfig = Tau2DataConfig()
 
