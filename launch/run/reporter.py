@@ -39,6 +39,8 @@ class RichReporter:
                 self.console.print(f"[bold]{stage.name}[/]", soft_wrap=True)
                 for line in _short(stage):
                     self.console.print(f"  [cyan]{escape(line)}[/]", soft_wrap=True)
+                for note in stage.notes:  # e.g. how plugin code reaches the stage's job
+                    self.console.print(f"  [dim]# {escape(note)}[/]", soft_wrap=True)
 
     def stage_started(self, stage: Stage, decision: Decision, attempt: int) -> None:
         again = f", attempt {attempt}" if attempt > 1 else ""

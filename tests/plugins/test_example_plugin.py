@@ -75,6 +75,7 @@ def test_ls_lists_plugins_with_their_source(workdir):
 def test_plan_ships_the_plugin_to_the_ray_job_and_its_local_stages(workdir):
     result = invoke("plan", *CONF, "+experiment=counter_grpo")
     assert result.exit_code == 0, result.output
+    assert "# plugin env t3rl_counter.world:CounterWorld (env), reward" in result.output
     (plan_sh,) = workdir.rglob("plan.sh")
     script = plan_sh.read_text()
     package = str(EXAMPLE / "t3rl_counter")
