@@ -10,12 +10,15 @@ digest recorded when it finished:
   model.safetensors.index.json, latest_checkpointed_iteration.txt), so a truncated shard, a lost file or
   an edited index is caught without reading gigabytes of weights.
 
-`None` means the path does not exist.
+`None` means the path does not exist. A data file with a data manifest beside it (`manifest.json` of
+`python -m t3rl_core.data`, listing each split's file and sha256) must also agree with that
+manifest when its stage finishes (`manifest_disagreement`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -84,3 +87,22 @@ def _tree_digest(root: Path) -> str:
             if name.endswith(INDEX_SUFFIXES) and st.st_size <= INDEX_FILE_LIMIT:
                 sha.update(_file_sha256(file).encode())
     return sha.hexdigest()
+
+
+def manifest_disagreement(recorded: Mapping[str, str | None]) -> str | None:
+    """One line naming a data file whose sha256 differs from the data manifest beside it; else None."""
+    for path, value in recorded.items():
+        file = Path(path)
+        manifest = file.parent / "manifest.json"
+        if value is None or not value.startswith("sha256:") or file == manifest or not manifest.is_file():
+            continue
+        try:
+            splits = json.loads(manifest.read_text()).get("splits", {})
+        except (OSError, ValueError, AttributeError):
+            return f"{manifest} is not a readable data manifest"
+        listed = {
+            entry.get("file"): entry.get("sha256") for entry in splits.values() if isinstance(entry, dict)
+        }
+        if file.name in listed and listed[file.name] != value.removeprefix("sha256:"):
+            return f"{path} does not match the sha256 its data manifest records"
+    return None

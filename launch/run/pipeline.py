@@ -35,7 +35,7 @@ from launch.files import LockHeld, exclusive_lock
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult
-from launch.run.output_digest import digests, first_mismatch
+from launch.run.output_digest import digests, first_mismatch, manifest_disagreement
 from launch.run.rundir import RunDir, RunDirError, RunState, StageRecord, now
 
 Action = Literal["run", "resume", "cached", "complete", "outside"]
@@ -377,6 +377,9 @@ def _check_outputs(
     if missing:
         shown = ", ".join(p.replace(f"{plan.run_dir}/", "") for p in missing)
         return StageResult("failed", outcome.returncode, f"exited 0 but did not write {shown}")
+    disagreement = manifest_disagreement(record.outputs)
+    if disagreement is not None:
+        return StageResult("failed", outcome.returncode, disagreement.replace(f"{plan.run_dir}/", ""))
     return outcome
 
 

@@ -211,3 +211,21 @@ def load_run_view(run_dir: Path, load_run):
         return load_run(run_dir).stages
     finally:
         (run_dir / "config.yaml").unlink()
+
+
+def test_a_data_file_that_disagrees_with_its_data_manifest_fails_its_stage(dirs):
+    run_dir, marks = dirs
+    data = run_dir / "stages" / "data" / "data"
+    split = data / "train.jsonl"
+    manifest = {"splits": {"train": {"file": "train.jsonl", "sha256": "0" * 64}}}
+    write = (
+        f"mkdir -p {data} && echo '{{}}' > {split} && echo '{json.dumps(manifest)}' > {data}/manifest.json"
+    )
+    plan = Plan(
+        "test", run_dir, (stage("data", marks, write, verify=(str(split), str(data / "manifest.json"))),)
+    )
+    result = run(plan, run_dir)
+    assert result.status == "failed"
+    assert result.results["data"].message == (
+        "stages/data/data/train.jsonl does not match the sha256 its data manifest records"
+    )
