@@ -4,11 +4,13 @@
                                         every run (<name>/<timestamp>, and sweep points <name>/sweep-*/pNN)
                                         with each eval stage's metric (default overall.accuracy, n tasks)
     t3rl runs diff A B                  the config keys that differ, with the file/override that set each
-    t3rl runs show DIR                  its manifest and per-stage state (status, attempts, job ids, logs)
+    t3rl runs show DIR                  its manifest, attempts and per-stage state (status, attempts, job ids,
+                                        logs); a finished stage whose outputs no longer match is `damaged`
 
-Reads only what the run dirs hold (state.json, config.yaml, manifest.json); nothing is imported
-beyond rich and PyYAML. A stage recorded as running while no t3rl process holds the run dir's lock
-is shown as `interrupted` (its t3rl process died; `t3rl run --run-dir DIR` resumes it).
+Reads only what the run dirs hold (state.json, config.yaml, manifest.json; `show` also digests the
+recorded outputs, launch.run.output_digest); nothing is imported beyond rich and PyYAML. A stage
+recorded as running while no t3rl process holds the run dir's lock is shown as `interrupted` (its
+t3rl process died; `t3rl run --run-dir DIR` resumes it).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ MARKS = {
     "interrupted": "[magenta]![/]",
     "failed": "[red]✗[/]",
     "stopped": "[yellow]■[/]",
+    "damaged": "[red]≠[/]",
     "planned": "[dim]·[/]",
 }
 
@@ -288,18 +291,31 @@ def show_run(path: Path, console: Console | None = None) -> int:
         job = " ".join(
             f"{k}={v}" for k, v in (record.get("handle") or {}).items() if k in ("ray_job", "slurm_job")
         )
+        status, message = stage.status, str(record.get("message") or "")
+        damage = _damage(path, record) if status in ("succeeded", "skipped") else None
+        if damage is not None:
+            status, message = "damaged", f"{damage} (`t3rl run --run-dir` reruns it)"
         table.add_row(
             escape(stage.name),
-            _status(stage.status),
+            _status(status),
             str(record.get("attempts", "")),
             str(record.get("started_at") or ""),
             str(record.get("finished_at") or ""),
             escape(job),
-            escape(str(record.get("message") or "")),
+            escape(message),
         )
     console.print(table)
     console.print(f"logs: {path / 'stages' / '<stage>' / 'log.txt'}", soft_wrap=True)
     return 0
+
+
+def _damage(path: Path, record: dict[str, Any]) -> str | None:
+    """How a finished stage's outputs differ from the digests recorded when it finished, if they do."""
+    from launch.run.output_digest import first_mismatch
+
+    outputs = record.get("outputs") or {}
+    damage = first_mismatch(outputs, list(outputs)) if isinstance(outputs, dict) else None
+    return damage.replace(f"{path.resolve()}/", "") if damage else None
 
 
 def _topology(manifest: dict[str, Any]) -> Any:

@@ -203,3 +203,11 @@ def test_no_stray_files_outside_the_run_and_plan_dirs(finished, workdir):
     code, out = invoke("plan", "--run-dir", str(finished))
     assert code == 0, out
     assert sorted(os.listdir(workdir)) == ["conf", "runs"]
+
+
+def test_runs_show_names_a_finished_stage_whose_output_was_damaged(finished):
+    (finished / "stages" / "prepare_data" / "data" / "manifest.json").write_text("{}")
+    code, out = invoke("runs", "show", str(finished))
+    assert code == 0, out
+    assert "≠ damaged" in out
+    assert "stages/prepare_data/data/manifest.json changed since the stage finished" in out
