@@ -424,6 +424,13 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
         known = set(node.keys()) | set(field_names(parent, OmegaConf.to_container(cfg, resolve=False)))
         guess = did_you_mean(leaf, known)
         where = f"under '{parent}'" if parent else "at the top level"
+        if guess == leaf:  # a schema field this composition leaves at its default: add it
+            return Problem(
+                key=key,
+                message=f"'{leaf}' is a field {where} that this config does not set",
+                source=f"override `{text}`",
+                fix=f"add it with '+': +{key}={_value_text(override)}",
+            )
         fix = (
             f"did you mean '{_join(parent, guess)}'? e.g. {_join(parent, guess)}={_value_text(override)}"
             if guess

@@ -343,6 +343,14 @@ class TrainStage(StrictModel):
     init_from: str | None = None
     # Topology changes for this stage only (e.g. {"context_parallel": 4}), merged onto `hardware`.
     hardware: dict[str, Any] = Field(default_factory=dict)
+    # T3RL's debug scripts: "rollout_only" generates and saves rollouts without training (rollout GPUs
+    # only); "train_only" trains on saved rollouts without SGLang. None = a normal run.
+    debug: Literal["rollout_only", "train_only"] | None = None
+    # Rollouts a debug stage generates or trains on (slime --num-rollout).
+    debug_num_rollout: int = Field(2, ge=1)
+    # train_only: the saved rollouts, an earlier rollout_only stage of this run or a directory holding
+    # rollout_data_<id>.pt for ids 0 .. debug_num_rollout - 1.
+    rollouts_from: str | None = None
 
 
 class ConvertTorchDistToHfStage(StrictModel):

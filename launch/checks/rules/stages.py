@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -194,6 +195,63 @@ def cluster_python_usable(ctx: Context) -> Iterator[Problem]:
         )
 
 
+def debug_stages_consistent(ctx: Context) -> Iterator[Problem]:
+    """A train_only stage names its saved rollouts (an earlier rollout_only stage, or a directory that
+    holds rollout_data_<id>.pt for every rollout it trains on); no other stage sets rollouts_from, and
+    nothing takes weights from a rollout_only stage."""
+    earlier: dict[str, Any] = {}
+    for name, stage in ctx.run.stages.items():
+        if not isinstance(stage, TrainStage):
+            earlier[name] = stage
+            continue
+        key = f"stages.{name}.rollouts_from"
+        source = stage.rollouts_from
+        if stage.debug != "train_only" and source is not None:
+            yield Problem(key, "only a debug: train_only stage reads saved rollouts", fix=f"remove {key}")
+        elif stage.debug == "train_only" and source is None:
+            yield Problem(
+                key,
+                "a debug: train_only stage trains on saved rollouts but names none",
+                fix=f"set {key} to an earlier rollout_only stage or a directory of rollout_data_<id>.pt",
+            )
+        elif stage.debug == "train_only" and source is not None:
+            yield from _rollouts_source_problems(key, source, stage.debug_num_rollout, earlier)
+        parent = earlier.get(stage.init_from or "")
+        if isinstance(parent, TrainStage) and parent.debug == "rollout_only":
+            yield Problem(
+                f"stages.{name}.init_from",
+                f"'{stage.init_from}' only generates rollouts (debug: rollout_only): it has no weights",
+                fix="start from a stage that trains, or from the base model (init_from: null)",
+            )
+        earlier[name] = stage
+
+
+def _rollouts_source_problems(
+    key: str, source: str, count: int, earlier: dict[str, Any]
+) -> Iterator[Problem]:
+    stage = earlier.get(source)
+    if stage is not None:
+        if not (isinstance(stage, TrainStage) and stage.debug == "rollout_only"):
+            yield Problem(key, f"stage '{source}' saves no debug rollouts", fix="name a rollout_only stage")
+        elif stage.debug_num_rollout < count:
+            yield Problem(
+                key,
+                f"'{source}' saves {stage.debug_num_rollout} rollouts, this stage trains on {count}",
+                fix=f"set debug_num_rollout to at most {stage.debug_num_rollout}",
+            )
+        return
+    directory = Path(source).expanduser()
+    names = [f"rollout_data_{i}.pt" for i in range(count)]
+    missing = [name for name in names if not (directory / name).is_file()]
+    if missing:
+        yield Problem(
+            key,
+            f"'{source}' is no earlier stage, and the directory lacks {', '.join(missing[:3])}"
+            + (f" (+{len(missing) - 3} more)" if len(missing) > 3 else ""),
+            fix="name an earlier rollout_only stage, or a directory written by one",
+        )
+
+
 def next_experiment_exists(ctx: Context) -> Iterator[Problem]:
     """next_experiment names an experiment on the search path."""
     name = ctx.run.next_experiment
@@ -222,5 +280,6 @@ RULES = (
     stages_have_their_inputs,
     eval_settings_valid,
     cluster_python_usable,
+    debug_stages_consistent,
     next_experiment_exists,
 )

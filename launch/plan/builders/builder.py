@@ -156,6 +156,8 @@ class PlanBuilder:
                 f"'{source}' is not an earlier train stage",
                 f"name one of: {', '.join(s.name for s in self.earlier('train')) or '(none)'}",
             )
+        if spec.debug == "rollout_only":
+            raise problem(key, f"stage '{source}' only generates rollouts", "name a stage that trains")
         if spec.curriculum.save_interval is None:
             raise problem(
                 f"stages.{source}.curriculum.save_interval",

@@ -10,12 +10,32 @@ from launch.config.schema import TrainStage
 from launch.plan.builders.builder import PlanBuilder, problem
 from launch.plan.plugin_shipping import plugin_modules, py_modules, pythonpath
 from launch.plan.slime_args import TrainPaths, build_train_job
-from launch.plan.stages import ImportCheck, Stage
+from launch.plan.slime_debug import build_debug_job
+from launch.plan.stages import ImportCheck, OutputRef, Stage
 
 
 def _previous_checkpoint(builder: PlanBuilder, ref: RunStageRef) -> str:
     """The Megatron checkpoint dir a finished train stage of another run saved to."""
     return str(checkpoint_dir(Path(builder.abs(str(ref.run_dir))), ref.stage))
+
+
+def _debug_rollouts(
+    builder: PlanBuilder, name: str, spec: TrainStage, inputs: dict[str, OutputRef], stage_dir: str
+) -> str:
+    """Where a debug stage writes (rollout_only) or reads (train_only) its rollout .pt files."""
+    if spec.debug == "rollout_only":
+        return f"{stage_dir}/rollouts"
+    key = f"stages.{name}.rollouts_from"
+    source = spec.rollouts_from
+    if source is None:
+        raise problem(key, "a train_only stage needs saved rollouts", "name a rollout_only stage or a dir")
+    earlier = builder.specs.get(source)
+    if source in builder.stages and isinstance(earlier, TrainStage):
+        if earlier.debug != "rollout_only":
+            raise problem(key, f"stage '{source}' saves no debug rollouts", "name a rollout_only stage")
+        inputs["rollouts"] = builder.ref(source, "rollouts")
+        return builder.path(inputs["rollouts"])
+    return builder.abs(source)
 
 
 def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
@@ -58,15 +78,12 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
         t3rl_root=builder.ctx.t3rl_root,
         python=paths.python,
     )
-    job = build_train_job(
-        builder.run,
-        name,
-        spec,
-        train_paths,
-        address=builder.ray_address(),
-        run_id=builder.ctx.run_id,
-        environ=builder.ctx.environ,
-    )
+    common = {"address": builder.ray_address(), "run_id": builder.ctx.run_id, "environ": builder.ctx.environ}
+    if spec.debug is None:
+        job = build_train_job(builder.run, name, spec, train_paths, **common)
+    else:
+        rollouts = _debug_rollouts(builder, name, spec, inputs, stage_dir)
+        job = build_debug_job(builder.run, name, spec, train_paths, rollouts, **common)
     # The hooks stay t3rl's; the runtime YAML names the plugins, which the job's runtime_env carries.
     sections = {"env": builder.run.env, "reward": builder.run.reward, "model.chat": builder.run.model.chat}
     shipped = builder.shipments(sections)
@@ -80,6 +97,8 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
         "rollouts": f"{stage_dir}/rollouts",
         "runtime_config": runtime,
     }
+    if spec.debug == "rollout_only":
+        del outputs["checkpoint"]  # nothing trains
     return Stage(
         name,
         "train",
