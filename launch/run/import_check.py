@@ -44,13 +44,29 @@ def import_problems(stages: Sequence[Stage]) -> list[str]:
     return lines
 
 
+def probe_argv(python: str, modules: Sequence[str]) -> list[str]:
+    """The command that imports `modules` with `python` and prints the failures as its last line."""
+    return [python, "-c", _PROBE, *modules]
+
+
+def probe_failures(output: str, modules: Sequence[str], otherwise: str) -> dict[str, str]:
+    """Module → error from a probe's output; every module fails with `otherwise` when the probe itself
+    did not get to print its verdict (interpreter missing, environment broken)."""
+    lines = output.strip().splitlines()
+    try:
+        failed = json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {module: otherwise for module in modules}
+    return failed if isinstance(failed, dict) else {module: otherwise for module in modules}
+
+
 def _failures(check: ImportCheck) -> dict[str, str]:
     env = dict(os.environ)
     if check.pythonpath is not None:
         env["PYTHONPATH"] = check.pythonpath
     try:
         done = subprocess.run(
-            [check.python, "-c", _PROBE, *check.modules],
+            probe_argv(check.python, check.modules),
             env=env,
             capture_output=True,
             text=True,
@@ -58,8 +74,5 @@ def _failures(check: ImportCheck) -> dict[str, str]:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {module: f"cannot run {check.python}: {exc}" for module in check.modules}
-    try:
-        return json.loads(done.stdout.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
-        reason = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        return {module: reason for module in check.modules}
+    reason = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    return probe_failures(done.stdout, check.modules, reason)

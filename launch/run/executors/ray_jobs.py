@@ -19,6 +19,10 @@ complete; the stage's `log.txt` gets only what that file did not have yet, so a 
 every line once. Ctrl-C stops the job (`stop_job`), waits up to `stop_grace_s` for it to end, then
 lets KeyboardInterrupt through (the pipeline records the stage as stopped).
 
+Pre-flight: the plugin modules a cluster stage imports (`Stage.imports`) are imported by a short probe
+job with that stage's runtime env before anything runs, so a plugin the job does not carry fails in
+seconds.
+
 Other stages (prepare/convert/eval): `other_stages: local` (default) runs them on this machine with
 the local executor — this machine must see the cluster's storage, as the train job reads their
 outputs; `other_stages: ray` submits their command.sh body as a `bash -c` job (entrypoint GPUs = the
@@ -49,6 +53,8 @@ from launch.run.executors import records
 from launch.run.executors.base import Executor, StageContext, StageResult
 
 JOB_RECORD = "ray_job.json"
+# Seconds a plugin import probe may take (Ray sets up its runtime env, uploads py_modules, imports).
+PROBE_TIMEOUT_S = 300.0
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
 
 
@@ -194,6 +200,14 @@ class RayJobRunner:
         records.write_record(stage_dir / JOB_RECORD, record)
         return status
 
+    def probe(self, job: JobSpec, timeout: float) -> tuple[str, str]:
+        """Run a short job to its end (stopped after `timeout` seconds); its log and final status."""
+        job_id = self.client.submit_job(entrypoint=job.entrypoint, runtime_env=dict(job.runtime_env))
+        status = self._wait(job_id, timeout)
+        if status not in TERMINAL:
+            self.client.stop_job(job_id)
+        return self.client.get_job_logs(job_id), status
+
     def message(self, job_id: str) -> str:
         return scrub_text(self.client.get_job_info(job_id).message or "")
 
@@ -298,8 +312,37 @@ class RayExecutor(Executor):
         return stage.slime_job is not None or self.config.other_stages == "ray"
 
     def preflight(self, stages: Sequence[Stage]) -> list[str]:
-        """Only the stages that run here: the cluster's own paths cannot be seen from this machine."""
-        return super().preflight([stage for stage in stages if not self.on_cluster(stage)])
+        """The stages that run here as the local executor checks them (the cluster's own paths cannot be
+        seen from this machine); for the cluster's stages, their plugin modules are imported by a short
+        Ray job with the stage's own runtime env (the packages it carries included)."""
+        local = super().preflight([stage for stage in stages if not self.on_cluster(stage)])
+        return [*local, *self._cluster_imports([s for s in stages if self.on_cluster(s) and s.imports])]
+
+    def _cluster_imports(self, stages: Sequence[Stage]) -> list[str]:
+        from launch.run.import_check import probe_argv, probe_failures
+
+        lines = []
+        for stage in stages:
+            assert stage.imports is not None
+            modules = stage.imports.modules
+            spec = self.job_spec(stage)
+            if stage.slime_job is not None:
+                python, runtime_env = stage.slime_job.python, dict(spec.runtime_env)
+            else:
+                path = {"PYTHONPATH": stage.imports.pythonpath} if stage.imports.pythonpath else {}
+                python, runtime_env = stage.imports.python, {**spec.runtime_env, "env_vars": path}
+            probe = JobSpec(shlex.join(probe_argv(python, modules)), runtime_env)
+            try:
+                output, status = self.runner().probe(probe, PROBE_TIMEOUT_S)
+            except Exception as exc:  # an unreachable cluster is a pre-flight finding too
+                lines.append(f"cannot check {stage.name}'s plugin imports on the Ray cluster: {exc}")
+                continue
+            otherwise = f"the probe job ended {status}: {(output.strip().splitlines() or [''])[-1]}"
+            for module, error in probe_failures(output, modules, otherwise).items():
+                lines.append(
+                    f"plugin module {module} does not import on the Ray cluster (stage {stage.name}): {error}"
+                )
+        return lines
 
     def run_stage(self, stage: Stage, ctx: StageContext) -> StageResult:
         if not self._checked:
