@@ -62,6 +62,7 @@ COMMAND_MODULES = (
     "launch.cli.runs",
     "launch.cli.score",
     "launch.cli.check_template",
+    "launch.cli.rollouts",
 )
 
 for _name in COMMAND_MODULES:

@@ -1,0 +1,218 @@
+"""`t3rl rollouts show FILE|DIR`: slime's saved rollouts on CPU, one table row per sample.
+
+slime saves rollouts as `torch.save({"rollout_id", "samples": [Sample.to_dict(), …]})`: the files of a
+`debug: rollout_only` stage (`rollout_data_<id>.pt`) and of `--dump-details` (`rollout_data/<id>.pt`,
+`train_data/<id>.pt`). Each row shows the prompt's head, the response with its tool calls, the reward,
+how much of the response is trained (loss-mask coverage) and the TITO check: one loss-mask entry and
+one rollout log-prob per response token, and the response inside `tokens`. Files are read with
+`torch.load(weights_only=True)` (tensors and plain data only); `--trust` unpickles anything, for files
+you made yourself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+_TOOL_CALL = re.compile(r"<tool_call>.*?</tool_call>|<｜tool▁call▁begin｜>.*?<｜tool▁call▁end｜>", re.DOTALL)
+
+
+class RolloutFileError(Exception):
+    """A file that is not one of slime's saved rollouts."""
+
+
+@dataclass(frozen=True)
+class SampleView:
+    """What the table shows of one sample."""
+
+    index: int
+    status: str
+    reward: str
+    prompt: str
+    response: str
+    tool_calls: int
+    coverage: str
+    tito: str
+
+
+def rollout_files(target: Path) -> list[Path]:
+    """FILE itself, or every .pt file under DIR in name order."""
+    if target.is_file():
+        return [target]
+    if target.is_dir():
+        files = sorted(target.rglob("*.pt"), key=lambda p: (str(p.parent), _number(p), p.name))
+        if files:
+            return files
+        raise RolloutFileError(f"{target} holds no .pt rollout files")
+    raise RolloutFileError(f"{target} does not exist")
+
+
+def _number(path: Path) -> int:
+    digits = re.findall(r"\d+", path.stem)
+    return int(digits[-1]) if digits else -1
+
+
+def load_samples(path: Path, *, trust: bool = False) -> tuple[Any, list[Mapping[str, Any]]]:
+    """(rollout id, sample dicts) of one saved rollout file."""
+    import torch
+
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=not trust)
+    except Exception as err:  # torch raises UnpicklingError, RuntimeError, EOFError, … by cause
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()] or [type(err).__name__]
+        reason = next((line for line in lines if "Unsupported global" in line), lines[0])
+        hint = "" if trust else " (if you made it yourself and it holds other objects, pass --trust)"
+        raise RolloutFileError(f"{path} cannot be read as saved rollouts: {reason}{hint}") from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("samples"), list):
+        raise RolloutFileError(f"{path} is not a slime rollout file (no 'samples' list)")
+    samples = [s if isinstance(s, Mapping) else getattr(s, "__dict__", {}) for s in data["samples"]]
+    return data.get("rollout_id"), samples
+
+
+def _as_list(value: Any) -> list[Any] | None:
+    if value is None:
+        return None
+    return value.tolist() if hasattr(value, "tolist") else list(value)
+
+
+def tito_problems(sample: Mapping[str, Any]) -> list[str]:
+    """Where the sample's token accounting is inconsistent (empty = aligned)."""
+    n = int(sample.get("response_length") or 0)
+    tokens = _as_list(sample.get("tokens")) or []
+    problems = []
+    mask = _as_list(sample.get("loss_mask"))
+    if mask is not None and len(mask) != n:
+        problems.append(f"loss_mask {len(mask)} ≠ response_length {n}")
+    log_probs = _as_list(sample.get("rollout_log_probs"))
+    if log_probs is not None and len(log_probs) != n:
+        problems.append(f"rollout_log_probs {len(log_probs)} ≠ response_length {n}")
+    if n > len(tokens):
+        problems.append(f"response_length {n} > tokens {len(tokens)}")
+    return problems
+
+
+def _prompt_head(prompt: Any, width: int) -> str:
+    if isinstance(prompt, list):
+        users = [m.get("content", "") for m in prompt if isinstance(m, Mapping) and m.get("role") == "user"]
+        prompt = users[-1] if users else (prompt[-1].get("content", "") if prompt else "")
+    return _clip(str(prompt), width)
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _reward(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items())
+    return f"{float(value):.3f}"
+
+
+def view(index: int, sample: Mapping[str, Any], width: int) -> SampleView:
+    response = str(sample.get("response") or "")
+    mask = _as_list(sample.get("loss_mask"))
+    n = int(sample.get("response_length") or 0)
+    coverage = "-" if not mask else f"{sum(1 for m in mask if m) / len(mask):.0%} of {len(mask)}"
+    problems = tito_problems(sample)
+    calls = len(_TOOL_CALL.findall(response))
+    shown = _TOOL_CALL.sub(lambda m: "⟦" + _clip(m.group(0), 60) + "⟧", response)
+    status = sample.get("status")
+    return SampleView(
+        index=index,
+        status=str(getattr(status, "value", status) or "-"),
+        reward=_reward(sample.get("reward")),
+        prompt=_prompt_head(sample.get("prompt", ""), width),
+        response=_clip(shown, width * 2) if response else f"({n} tokens, no text)",
+        tool_calls=calls,
+        coverage=coverage,
+        tito="ok" if not problems else "✗ " + "; ".join(problems),
+    )
+
+
+def show(
+    target: Path, console: Console, *, limit: int | None, width: int, full: int | None, trust: bool
+) -> int:
+    """Print a table per file; exit code 1 when a sample breaks the TITO check, 2 on unreadable input."""
+    from rich.table import Table
+
+    try:
+        files = rollout_files(target)
+    except RolloutFileError as err:
+        console.print(f"[red]error:[/] {err}")
+        return 2
+    broken = 0
+    for path in files:
+        try:
+            rollout_id, samples = load_samples(path, trust=trust)
+        except RolloutFileError as err:
+            console.print(f"[red]error:[/] {err}")
+            return 2
+        views = [view(i, s, width) for i, s in enumerate(samples)]
+        broken += sum(v.tito != "ok" for v in views)
+        rewards = [float(s["reward"]) for s in samples if isinstance(s.get("reward"), int | float)]
+        mean = f", mean reward {sum(rewards) / len(rewards):.3f}" if rewards else ""
+        table = Table(
+            title=f"{path} — rollout {rollout_id}: {len(samples)} samples{mean}", title_justify="left"
+        )
+        for column in (
+            "#",
+            "status",
+            "reward",
+            "prompt",
+            "response (⟦tool calls⟧)",
+            "calls",
+            "trained",
+            "TITO",
+        ):
+            table.add_column(column, overflow="fold")
+        for v in views[:limit]:
+            tito = "[green]ok[/]" if v.tito == "ok" else f"[red]{v.tito}[/]"
+            table.add_row(
+                str(v.index), v.status, v.reward, v.prompt, v.response, str(v.tool_calls), v.coverage, tito
+            )
+        console.print(table)
+        if limit is not None and len(views) > limit:
+            console.print(f"… {len(views) - limit} more samples (--limit)")
+        if full is not None and 0 <= full < len(samples):
+            console.rule(f"sample {full}: full response")
+            console.print(str(samples[full].get("response", "")), markup=False, highlight=False)
+    if broken:
+        console.print(f"[red]{broken} sample(s) break the TITO check[/]")
+    return 1 if broken else 0
+
+
+def register(app: typer.Typer) -> None:
+    rollouts_app = typer.Typer(help="Inspect slime's saved rollouts on CPU.", no_args_is_help=True)
+    app.add_typer(rollouts_app, name="rollouts")
+
+    @rollouts_app.command("show")
+    def show_command(
+        target: Annotated[Path, typer.Argument(help="A saved rollout .pt file, or a directory of them.")],
+        limit: Annotated[int | None, typer.Option("--limit", help="Rows per file (default: all).")] = None,
+        width: Annotated[int, typer.Option("--width", help="Characters of prompt shown.")] = 60,
+        full: Annotated[
+            int | None, typer.Option("--full", help="Also print this sample's whole response.")
+        ] = None,
+        trust: Annotated[
+            bool, typer.Option("--trust", help="Unpickle any object (only for files you made yourself).")
+        ] = False,
+    ) -> None:
+        """A table per file: prompt head, response with tool calls, reward, loss-mask coverage, TITO check.
+
+        Reads `debug: rollout_only` outputs (rollout_data_<id>.pt) and `--dump-details` files. Exit code 1
+        when a sample's token accounting is inconsistent, 2 when a file cannot be read.
+        """
+        from rich.console import Console
+
+        raise typer.Exit(show(target, Console(), limit=limit, width=width, full=full, trust=trust))
