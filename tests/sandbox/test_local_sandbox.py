@@ -356,3 +356,10 @@ def test_preloaded_modules_are_already_imported_in_every_cell():
 def test_a_preload_that_cannot_be_imported_is_refused_at_construction():
     with pytest.raises(RuntimeError, match="No module named 't3rl_no_such_module'"):
         make(preload=["t3rl_no_such_module"])
+
+
+def test_a_source_larger_than_any_pipe_buffer_arrives_whole():
+    # 2 MiB: more than the largest pipe buffer, so t3rl feeds it as the starter reads.
+    payload = "x" * (2 << 20)
+    r = run_hostile(f"s = {payload!r}\nprint(len(s))", timeout_s=10.0)
+    assert (r.status, r.stdout) == ("success", f"{2 << 20}\n"), r.error
