@@ -15,7 +15,6 @@ import os
 import select
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from t3rl_core.sandbox.zygote_process import Zygote
@@ -30,7 +29,7 @@ DRAIN_GRACE_S = 1.0
 class CellRun:
     """One cell in flight. Drive it with `wait_async` (the sandbox) or `wait_blocking` (the probe)."""
 
-    def __init__(self, zygote: Zygote, code: str, cgroup: Path | None, cap: int) -> None:
+    def __init__(self, zygote: Zygote, code: str, cap: int) -> None:
         self.cap = cap
         self.buffers: dict[int, bytearray] = {}
         self.overflowed = False
@@ -41,8 +40,6 @@ class CellRun:
         self.status, status_w = os.pipe()
         theirs = [lifeline_r, out_w, err_w, status_w]
         try:
-            if cgroup is not None:
-                theirs.append(os.open(cgroup / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
             self.open = {self.stdout, self.stderr, self.status}
             for fd in self.open:
                 os.set_blocking(fd, False)

@@ -1,9 +1,10 @@
-"""A pids cgroup per cell: the process limit that also holds for root, where RLIMIT_NPROC does not.
+"""A pids cgroup per sandbox slot (one cell at a time): a process limit per cell.
 
-The kernel never applies RLIMIT_NPROC to uid 0, so a root sandbox (the usual container) needs the
-pids controller to stop a fork bomb. Works where this process may create cgroups below its own one
-in a hierarchy with the pids controller (cgroup v1 `pids`, or v2 with `pids` enabled for children);
-elsewhere `PidsCgroups.open()` returns None and the caller falls back to RLIMIT_NPROC.
+RLIMIT_NPROC never applies to uid 0 and counts every process of a uid across all cells at once, so
+the pids controller is what bounds one cell's processes. Works where this process may create cgroups
+below its own one in a hierarchy with the pids controller (cgroup v1 `pids`, or v2 with `pids`
+enabled for children); elsewhere `PidsCgroups.open()` returns None and the caller falls back to
+RLIMIT_NPROC.
 """
 
 from __future__ import annotations
@@ -40,18 +41,11 @@ def _own_pids_cgroup() -> Path | None:
 
 
 class PidsCgroups:
-    """A parent cgroup owned by this sandbox; one child with `pids.max` per running cell.
-
-    Children are reused: creating and removing a cgroup costs milliseconds of kernel work per cell
-    (removal also waits for the cell's last processes), reading an empty `cgroup.procs` does not.
-    """
+    """A parent cgroup owned by this sandbox; one child with `pids.max` per slot (one cell at a time)."""
 
     def __init__(self, parent: Path) -> None:
         self.parent = parent
         self._ids = itertools.count()
-        # Empty children ready for a cell, and released ones that still held processes (killed).
-        self._free: list[Path] = []
-        self._draining: list[Path] = []
         self._finalizer = weakref.finalize(self, _remove_tree, parent)
 
     @classmethod
@@ -73,33 +67,6 @@ class PidsCgroups:
             return None
         return cgroups
 
-    def acquire(self, max_processes: int) -> Path:
-        """An empty child cgroup limited to `max_processes` tasks (reused when one is free)."""
-        still = []
-        for path in self._draining:
-            (self._free if not _tasks(path) else still).append(path)
-        self._draining = still
-        while self._free:
-            path = self._free.pop()
-            try:
-                (path / "pids.max").write_text(str(max_processes))
-                return path
-            except OSError:
-                _remove_tree(path)
-        return self.create(max_processes)
-
-    def release(self, path: Path) -> None:
-        """Back to the pool once empty; what the cell left running is killed first."""
-        try:
-            left = _tasks(path)
-        except OSError:
-            _remove_tree(path)
-            return
-        for pid in left:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        (self._draining if left else self._free).append(path)
-
     def create(self, max_processes: int) -> Path:
         """A fresh child cgroup limited to `max_processes` tasks; returns its directory."""
         path = self.parent / f"cell-{next(self._ids)}"
@@ -112,15 +79,11 @@ class PidsCgroups:
         return path
 
     def remove(self, path: Path) -> None:
-        """Kill whatever is left in the cell's cgroup, then delete it."""
+        """Kill whatever is left in the cgroup, then delete it."""
         _remove_tree(path)
 
     def close(self) -> None:
         self._finalizer()
-
-
-def _tasks(path: Path) -> list[int]:
-    return [int(pid) for pid in (path / "cgroup.procs").read_text().split()]
 
 
 def _remove_tree(path: Path) -> None:

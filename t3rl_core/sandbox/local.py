@@ -1,9 +1,10 @@
 """The local sandbox: a fresh, confined Python process per cell, forked from a pre-isolated zygote.
 
-Per sandbox: one zygote process (`child/zygote.py`) in its own network and mount namespaces, with a
-read-only filesystem and private empty /tmp, /run, /var/tmp, /dev/shm. Per cell: a fork of it in a
-fresh mount and PID namespace, a size-capped tmpfs as its only writable directory, a pids cgroup when
-t3rl is root, an unprivileged uid without groups, no_new_privs, Landlock and seccomp, rlimits on CPU
+Per slot (up to `max_concurrency`, started on demand): a zygote process (`child/zygote.py`) in its
+own network, mount and IPC namespaces, with a read-only filesystem and private empty /tmp, /run,
+/var/tmp, /dev/shm, living in its own pids cgroup when t3rl is root. Per cell: a fork of a free
+slot's zygote in fresh mount, PID and IPC namespaces, a size-capped tmpfs as its only writable
+directory, an unprivileged uid without groups, no_new_privs, Landlock and seccomp, rlimits on CPU
 time, address space and file size; a wall-clock limit after which the whole PID namespace is killed;
 stdout and stderr read incrementally and the cell killed once either exceeds `max_output_bytes`.
 What holds on this host is observed by a probe cell at start-up (`protections.py`).
@@ -12,6 +13,7 @@ What holds on this host is observed by a probe cell at start-up (`protections.py
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -22,6 +24,7 @@ import socket
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,36 +53,65 @@ class LocalSandbox(Sandbox):
         # Cell directories when there is no mount namespace to give each one a private tmpfs.
         self._workdir_root = tempfile.mkdtemp(prefix="t3rl-sandbox-")
         os.chmod(self._workdir_root, 0o711)
+        # One zygote per cell running at once, started on demand; `_idle` are those free now.
+        self._slots: list[_Slot] = []
+        self._idle: list[_Slot] = []
         try:
-            self._zygote, self.protections = self._start()
+            first, self.protections = self._start()
         except BaseException:
             self._release()
             raise
+        self._slots.append(first)
+        self._idle.append(first)
         self._cell_layers = sorted(CELL_LAYERS & set(self.protections.active))
-        self._slots = asyncio.Semaphore(config.max_concurrency)
+        self._limit = asyncio.Semaphore(config.max_concurrency)
 
     # ------------------------------------------------------------------------------------ start-up
 
-    def _start(self) -> tuple[Zygote, Protections]:
+    def _start(self) -> tuple[_Slot, Protections]:
         """The strongest setup that runs a cell here, and what it protects (logged once)."""
         c = self.config
         attempts = [False] if c.isolation == "none" else [True, False]
         errors = []
         for namespaces in attempts:
             try:
-                zygote = Zygote(self.python, self._zygote_spec(namespaces), cell_env(c))
-            except ZygoteError as err:
+                slot = self._new_slot(self._zygote_spec(namespaces))
+            except (OSError, ZygoteError) as err:
                 errors.append(str(err))
                 continue
-            found = self._probe(zygote)
+            found = self._probe(slot.zygote)
             if isinstance(found, Protections):
                 self._check(found)
-                return zygote, found
+                return slot, found
             errors.append(found)
-            zygote.close()
+            self._close_slot(slot)
         raise RuntimeError(
             f"the local sandbox cannot run a Python cell with {self.python}: " + " | ".join(errors)
         )
+
+    def _new_slot(self, spec: dict[str, Any]) -> _Slot:
+        # The zygote, its starter and the cell's init share the cgroup with the cell's own processes.
+        cgroup = self._cgroups.create(self.config.max_processes + 3) if self._cgroups else None
+        try:
+            return _Slot(Zygote(self.python, spec, cell_env(self.config), cgroup), cgroup)
+        except BaseException:
+            if cgroup is not None and self._cgroups is not None:
+                self._cgroups.remove(cgroup)
+            raise
+
+    def _another_slot(self) -> _Slot:
+        """One more zygote like the first (the probe's findings hold for it too)."""
+        first = self._slots[0].zygote
+        slot = self._new_slot(first.spec)
+        if slot.zygote.cell_spec != first.cell_spec:
+            self._close_slot(slot)
+            raise ZygoteError("a new sandbox zygote came up with different protections than the first")
+        return slot
+
+    def _close_slot(self, slot: _Slot) -> None:
+        slot.zygote.close()
+        if slot.cgroup is not None and self._cgroups is not None:
+            self._cgroups.remove(slot.cgroup)
 
     def _zygote_spec(self, namespaces: bool) -> dict[str, Any]:
         c = self.config
@@ -105,9 +137,8 @@ class LocalSandbox(Sandbox):
 
     def _probe(self, zygote: Zygote) -> Protections | str:
         """Run the probe cell; its observations, or why it did not run cleanly."""
-        cgroup = self._cgroups.create(self.config.max_processes) if self._cgroups else None
         try:
-            run = CellRun(zygote, PROBE_CELL, cgroup, 1 << 20)
+            run = CellRun(zygote, PROBE_CELL, 1 << 20)
             try:
                 run.wait_blocking(_PROBE_TIMEOUT_S)
                 statuses = run.statuses()
@@ -116,9 +147,6 @@ class LocalSandbox(Sandbox):
                 run.close()
         except (OSError, ZygoteError) as error:
             return f"the probe cell could not start: {error}"
-        finally:
-            if cgroup is not None and self._cgroups is not None:
-                self._cgroups.remove(cgroup)
         if not statuses or statuses[-1] != {"exit": 0}:
             return f"the probe cell failed: {statuses} {err.decode(errors='replace')[-2000:]}"
         try:
@@ -150,28 +178,38 @@ class LocalSandbox(Sandbox):
     # ------------------------------------------------------------------------------------------ cells
 
     async def run(self, code: str) -> SandboxResult:
-        async with self._slots:
+        async with self._limit:
             started = time.monotonic()
-            cgroup: Path | None = None
             try:
-                if self._cgroups is not None:
-                    cgroup = self._cgroups.acquire(self.config.max_processes)
-                run = CellRun(self._zygote, code, cgroup, self.config.max_output_bytes)
+                slot = self._idle.pop() if self._idle else await self._grow()
             except (OSError, ZygoteError) as err:
-                if cgroup is not None and self._cgroups is not None:
-                    self._cgroups.release(cgroup)
                 return _result(
                     ("sandbox_error", None, f"could not prepare the cell: {err}"), b"", b"", started
                 )
             try:
-                in_time = await run.wait_async(self.config.timeout_s)
-                verdict = self._classify(run, in_time)
-                out, err_ = bytes(run.buffers[run.stdout]), bytes(run.buffers[run.stderr])
+                return await self._run_in(slot, code, started)
             finally:
-                run.close()
-                if cgroup is not None and self._cgroups is not None:
-                    self._cgroups.release(cgroup)
-            return _result(verdict, out, err_, started)
+                self._idle.append(slot)
+
+    async def _grow(self) -> _Slot:
+        slot = await asyncio.get_running_loop().run_in_executor(None, self._another_slot)
+        self._slots.append(slot)
+        return slot
+
+    async def _run_in(self, slot: _Slot, code: str, started: float) -> SandboxResult:
+        try:
+            run = CellRun(slot.zygote, code, self.config.max_output_bytes)
+        except (OSError, ZygoteError) as err:
+            return _result(("sandbox_error", None, f"could not prepare the cell: {err}"), b"", b"", started)
+        try:
+            in_time = await run.wait_async(self.config.timeout_s)
+            verdict = self._classify(run, in_time)
+            out, err_ = bytes(run.buffers[run.stdout]), bytes(run.buffers[run.stderr])
+        finally:
+            run.close()
+            if slot.cgroup is not None:
+                _kill_all_but(slot.cgroup, slot.zygote.proc.pid)
+        return _result(verdict, out, err_, started)
 
     def _classify(self, run: CellRun, in_time: bool) -> _Verdict:
         c = self.config
@@ -206,12 +244,29 @@ class LocalSandbox(Sandbox):
         self._release()
 
     def _release(self) -> None:
-        zygote = getattr(self, "_zygote", None)
-        if zygote is not None:
-            zygote.close()
+        for slot in self._slots:
+            self._close_slot(slot)
+        self._slots, self._idle = [], []
         if self._cgroups is not None:
             self._cgroups.close()
         shutil.rmtree(self._workdir_root, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """One zygote and the pids cgroup it and its cells live in (None without cgroups)."""
+
+    zygote: Zygote
+    cgroup: Path | None
+
+
+def _kill_all_but(cgroup: Path, keep: int) -> None:
+    """What a cell left behind in its slot's cgroup (only possible without a PID namespace)."""
+    with contextlib.suppress(OSError):
+        for pid in (cgroup / "cgroup.procs").read_text().split():
+            if int(pid) != keep:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
 
 
 def sandbox_manifest(config: LocalSandboxConfig) -> dict[str, Any]:

@@ -39,20 +39,12 @@ class Pipes:
     stdout: int
     stderr: int
     status: int
-    # t3rl's open cgroup.procs of the cell's pids cgroup, or None.
-    cgroup: int | None
-
-    def all(self) -> list[int]:
-        return [self.lifeline, self.stdout, self.stderr, self.status, *([self.cgroup] if self.cgroup else [])]
 
 
 def start(spec: dict, pipes: Pipes) -> None:
     """The starter (a fresh child of the zygote); never returns."""
     try:
         code = _read_source(pipes.lifeline)
-        if pipes.cgroup is not None:
-            os.write(pipes.cgroup, b"0")
-            os.close(pipes.cgroup)
         if spec["namespaces"]:
             # Own SysV IPC and POSIX message queues too: no rendezvous with other cells through them.
             unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC)

@@ -5,6 +5,7 @@ a millisecond, and every cell still starts from the same pristine state (the zyg
 code). The zygote enters its network and mount namespaces once (a user namespace too when t3rl is not
 root), makes the filesystem read-only with private empty /tmp, /run, ... , then answers requests on
 its control socket: a JSON spec line with the cell's pipes attached (SCM_RIGHTS), one fork each.
+t3rl keeps one zygote per concurrent cell, each in its own pids cgroup, which its cells are born in.
 
 Started by `t3rl_core.sandbox.zygote_process` as `python -I -B -X utf8 -c <bootstrap> <spec json>`.
 """
@@ -29,7 +30,6 @@ from .libc import (
 )
 
 MAX_REQUEST = 1 << 16
-MAX_FDS = 5
 
 
 def _enter_namespaces(spec: dict) -> bool:
@@ -79,10 +79,10 @@ def serve(ctl: socket.socket, spec: dict) -> None:
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     while True:
-        message, fds, _, _ = socket.recv_fds(ctl, MAX_REQUEST, MAX_FDS)
+        message, fds, _, _ = socket.recv_fds(ctl, MAX_REQUEST, len(cell.Pipes.__dataclass_fields__))
         if not message:
             return
-        pipes = cell.Pipes(*fds[:4], cgroup=fds[4] if len(fds) > 4 else None)
+        pipes = cell.Pipes(*fds)
         try:
             if os.fork() == 0:
                 ctl.close()
@@ -96,7 +96,11 @@ def serve(ctl: socket.socket, spec: dict) -> None:
 def main() -> None:
     spec = json.loads(sys.argv[1])
     ctl = socket.socket(fileno=spec.pop("ctl_fd"))
+    cgroup_fd = spec.pop("cgroup_fd")
     try:
+        if cgroup_fd is not None:
+            os.write(cgroup_fd, b"0")
+            os.close(cgroup_fd)
         cell_spec = configure(spec)
         for module in spec["preload"]:
             __import__(module)
