@@ -304,6 +304,9 @@ class PathsConfig(StrictModel):
     # Shared cache for conversions (<model>_torch_dist), reused across runs.
     checkpoints_dir: str = "checkpoints"
     models_dir: str = "models"
+    # Prepared data (one copy per content key, linked into each run) and tiny models: shared storage
+    # for cluster runs.
+    cache_dir: str = "~/.cache/t3rl"
     slime_root: str = "/root/slime"
     megatron_root: str = "/root/Megatron-LM"
     # slime's interpreter on the GPU machines: train.py and slime's conversion tools.

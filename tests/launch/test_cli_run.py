@@ -184,7 +184,9 @@ def test_run_reports_a_failing_stage_with_exit_1_and_how_to_resume(workdir, monk
     conf = workdir / "myconf" / "experiment"
     conf.mkdir(parents=True)
     (conf / "cli_data_only.yaml").write_text(EXPERIMENT)
-    # A python that fails stands in for a broken environment; the stage must fail cleanly.
+    # A python that fails stands in for a broken environment; the stage must fail cleanly. (A cache of
+    # its own: data prepared by another test would be linked without running python at all.)
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(workdir / "cache"))
     fake = workdir / "bin" / "python"
     fake.parent.mkdir()
     fake.write_text("#!/usr/bin/env bash\necho 'no such module' >&2\nexit 3\n")

@@ -20,6 +20,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
+    # A cache of its own: the points must really prepare their data (seconds), not link a copy.
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
     for name in ("T3RL_RUNS_DIR", "T3RL_CHECKPOINTS_DIR", "T3RL_MODELS_DIR", "WANDB_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path

@@ -88,10 +88,11 @@ def test_synthetic_model_is_built_from_the_prepared_data_and_marked_complete():
     stage = plan.stage("prepare_model")
     script = stage.script()
     assert stage.commands[1] == (
-        "/venv/bin/python", "-m", "t3rl_core.chat.tiny", "--family", "qwen3", "--out", "/models/tiny_qwen3",
+        "/venv/bin/python", "-m", "t3rl_core.chat.tiny", "--family", "qwen3",
+        "--out", "/cache/models/tiny_qwen3",
         "--corpus", "/run/stages/prepare_data/data", "--model-vocab-size", "2112",
     )  # fmt: skip
-    assert stage.complete_when == ("/models/tiny_qwen3/.t3rl-complete",)
+    assert stage.complete_when == ("/cache/models/tiny_qwen3/.t3rl-complete",)
     assert script.index("rm -f") < script.index("t3rl_core.chat.tiny") < script.index("touch")
 
 

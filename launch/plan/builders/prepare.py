@@ -8,14 +8,33 @@ from launch.config.schema import PrepareDataStage, PrepareModelStage
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
 from launch.plan.stages import Command, Stage
 from t3rl_core.config import ChatConfig
+from t3rl_core.data import content_key
 
 
 def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
+    """The splits are prepared once per content key into `<paths.cache_dir>/data/<key>` (written to a
+    temporary dir, then renamed: concurrent runs never see half a copy) and linked into the run as
+    `stages/<name>/data`; a run whose data is already there only makes the link."""
     out = f"{builder.stage_dir(name)}/data"
     _, hf = builder.hf_source()
     runtime = builder.write_runtime(name, builder.runtime_config(hf, None, for_eval=False))
     outputs = {"dir": out, **{f"split:{s}": f"{out}/{s}.jsonl" for s in builder.needed_splits()}}
-    cmd = (builder.cluster_python(), "-m", "t3rl_core.data", "--runtime-config", runtime, "--out", out)
+    cache = shlex.quote(f"{builder.abs(builder.run.paths.cache_dir)}/data/{content_key(builder.run.env)}")
+    prepare = shlex.join(
+        (builder.cluster_python(), "-m", "t3rl_core.data", "--runtime-config", runtime, "--out", "DIR")
+    ).removesuffix(" DIR")
+    commands: tuple[Command, ...] = (
+        f"cache={cache}",
+        'if [ -f "$cache/manifest.json" ]; then echo "data: $cache (prepared before: same content key)"',
+        "else",
+        '  mkdir -p "$(dirname "$cache")"',
+        '  tmp=$(mktemp -d "$cache.tmp.XXXXXX") && chmod 755 "$tmp"  # readable by whoever shares the cache',
+        f'  {prepare} "$tmp"',
+        '  if [ -e "$cache" ] && [ ! -f "$cache/manifest.json" ]; then rm -rf "$cache"; fi  # a broken copy',
+        '  mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"  # else a concurrent run stored it first',
+        "fi",
+        f'rm -rf {shlex.quote(out)} && ln -s "$cache" {shlex.quote(out)}',
+    )
     summary = f"{builder.run.env.name}: {', '.join(builder.needed_splits())}"
     # Every split and the data manifest (its sha256 per split) are checked on resume.
     verify = (*(v for k, v in outputs.items() if k != "dir"), f"{out}/manifest.json")
@@ -23,7 +42,7 @@ def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
     return Stage(
         name,
         "prepare_data",
-        (cmd,),
+        commands,
         outputs=outputs,
         summary=summary,
         verify=verify,
