@@ -27,7 +27,7 @@ class BinaryRewardConfig(RewardConfig):
 
 
 def turn_metrics(outcome: Mapping[str, Any]) -> dict[str, float]:
-    """progress, accuracy and format_reward of one episode outcome."""
+    """progress, accuracy, format_reward and hints of one episode outcome."""
     total = int(outcome["turns_total"])
     interactions = int(outcome["interactions"])
     well_formed = interactions - int(outcome["format_errors"])
@@ -36,6 +36,8 @@ def turn_metrics(outcome: Mapping[str, Any]) -> dict[str, float]:
         "accuracy": float(outcome["accuracy"]),
         # An episode without a single model action has shown no format at all: it earns nothing.
         "format_reward": well_formed / interactions if interactions else 0.0,
+        # Corrective hints the environment gave in the episode (train-mode augmentation; 0 when off).
+        "hints": float(sum((outcome.get("hints") or {}).values())),
     }
 
 

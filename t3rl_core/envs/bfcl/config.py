@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from t3rl_core.config import EnvConfig
+from t3rl_core.envs.bfcl.augment import AugmentationConfig
 from t3rl_core.strict import StrictModel
 
 MULTI_TURN_CATEGORIES = (
@@ -69,6 +70,8 @@ class BFCLEnvConfig(EnvConfig):
     # Eval mode only: an unparsable model output ends the turn, as bfcl-eval's inference loop does
     # ("failed to decode, proceed to next turn"). False = feed the error back like train mode does.
     eval_invalid_action_ends_turn: bool = True
+    # Train mode only: corrective hints after failed calls (t3rl_core.envs.bfcl.augment); eval never.
+    augmentation: AugmentationConfig = AugmentationConfig()
     data: BFCLDataConfig = BFCLDataConfig()
 
     def split_names(self) -> list[str]:

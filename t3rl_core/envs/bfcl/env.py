@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from t3rl_core.envs.base import Env, Mode
+from t3rl_core.envs.bfcl.augment import Augmenter
 from t3rl_core.envs.bfcl.checks import EMPTY_RESPONSE, FORCE_TERMINATED, IRRELEVANCE, check_turn
 from t3rl_core.envs.bfcl.config import BFCLEnvConfig
 from t3rl_core.envs.bfcl.world import ERROR_PREFIX, World, is_long_context, render_call
@@ -69,6 +70,10 @@ class BFCLTask:
     involved_classes: list[str]
     ground_truth: list[list[str]]
     follow_ups: list[str]  # the user texts of turns 1..n-1 (turn 0 is in the row's prompt)
+    # Function names offered with the prompt, and those a later turn offers (miss_func: turn → names);
+    # None when the row does not say (hints then name every function of the world).
+    offered: tuple[str, ...] | None = None
+    offered_later: Mapping[int, tuple[str, ...]] | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> BFCLTask:
@@ -83,6 +88,8 @@ class BFCLTask:
                 f"{task['id']}: {len(ground_truth)} ground-truth turns need {len(ground_truth) - 1} "
                 f"follow-up questions, got {len(follow_ups)}"
             )
+        tools = metadata.get("tools")
+        missed = task.get("missed_function") or {}
         return cls(
             id=task["id"],
             category=metadata.get("data_source") or task["id"].rsplit("_", 1)[0],
@@ -90,7 +97,13 @@ class BFCLTask:
             involved_classes=list(task["involved_classes"]),
             ground_truth=ground_truth,
             follow_ups=follow_ups,
+            offered=None if tools is None else tuple(_function_name(t) for t in tools),
+            offered_later={int(turn): tuple(d["name"] for d in docs) for turn, docs in missed.items()},
         )
+
+
+def _function_name(tool: Mapping[str, Any]) -> str:
+    return str(tool["function"]["name"] if "function" in tool else tool["name"])
 
 
 class BFCLEnv(Env):
@@ -111,6 +124,11 @@ class BFCLEnv(Env):
         self._model_results: list[str] = []  # every call result of the model, all turns
         self._cut_off: set[int] = set()
         self._done = False
+        # Corrective hints (train mode only: eval observations stay exactly bfcl-eval's).
+        augmentation = config.augmentation
+        self._augmenter = (
+            Augmenter(augmentation, task.id) if mode == "train" and augmentation.enabled else None
+        )
         self.force_terminated = False
         self.format_errors = self.tool_call_errors = self.tool_calls = self.interactions = 0
 
@@ -162,8 +180,20 @@ class BFCLEnv(Env):
             self._calls_this_turn += 1
             if result.startswith(ERROR_PREFIX):
                 self.tool_call_errors += 1
+            if self._augmenter is not None:
+                result = self._augmenter.augment(self._model, call, result, self._offered())
             messages.append({"role": "tool", "name": call.name, "content": result})
         return messages
+
+    def _offered(self) -> set[str] | None:
+        """The functions the model has been offered by the current turn."""
+        if self.task.offered is None:
+            return None
+        later = self.task.offered_later or {}
+        return {
+            *self.task.offered,
+            *(n for turn, names in later.items() if turn <= self._turn for n in names),
+        }
 
     def _count_attempt(self, messages: list[Message]) -> Transition:
         self._attempts += 1
@@ -255,6 +285,8 @@ class BFCLEnv(Env):
             "interactions": self.interactions,
             "force_terminated": self.force_terminated,
             "failure": None if accuracy else self._failure(reached_all),
+            # Train-mode corrective hints given, per kind (empty when augmentation is off).
+            "hints": dict(self._augmenter.counts) if self._augmenter is not None else {},
         }
 
     def _failure(self, reached_all: bool) -> str:

@@ -35,7 +35,14 @@ def test_prepare_from_runtime_dispatches_by_env_and_writes_manifest(tmp_path: Pa
     assert manifest["env"] == "bfcl_multi_turn"
     assert manifest["env_config"]["data"]["categories"] == ["multi_turn_base"]
     rows = {name: info["rows"] for name, info in manifest["splits"].items()}
-    expected = {"bfcl_train_base": 100, "bfcl_train": 100, "bfcl_val": 25, "bfcl_test": 75, "bfcl_all": 200}
+    expected = {
+        "bfcl_train_base": 100,
+        "bfcl_train": 100,
+        "bfcl_val": 25,
+        "bfcl_test": 75,
+        "bfcl_unseen": 100,
+    }
+    expected["bfcl_all"] = 200
     assert rows == expected
     for name, info in manifest["splits"].items():
         assert info["sha256"] == hashlib.sha256(paths[name].read_bytes()).hexdigest()

@@ -36,7 +36,12 @@ def _outcome(correct, total, accuracy, interactions, format_errors):
 )
 def test_rewards_on_hand_computed_outcomes(outcome, progress, accuracy, format_reward):
     inp = RewardInput(outcome=outcome)
-    expected_metrics = {"progress": progress, "accuracy": accuracy, "format_reward": format_reward}
+    expected_metrics = {
+        "progress": progress,
+        "accuracy": accuracy,
+        "format_reward": format_reward,
+        "hints": 0.0,
+    }
     by_progress = ProgressReward(ProgressRewardConfig())(inp)
     by_accuracy = BinaryReward(BinaryRewardConfig())(inp)
     assert by_progress.value == pytest.approx(progress)
