@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 import zlib
 from collections.abc import Iterable, Mapping
@@ -143,6 +144,10 @@ async def run_eval(
     started = time.monotonic()
     complete = False
     try:
+        # No bar (a pipeline stage, a log, not a terminal): plain progress lines, which the launcher
+        # shows as a bar on its own terminal.
+        show_progress = show_progress and sys.stderr.isatty()
+        lines = None if show_progress else ProgressLines(len(jobs), len(done))
         with _progress(show_progress) as progress, trajectories.open("a") as sink:
             bar = (
                 progress.add_task("eval", total=len(jobs), completed=len(done), acc="") if progress else None
@@ -157,6 +162,8 @@ async def run_eval(
                 sink.flush()
                 if progress is not None and bar is not None:
                     _advance(progress, bar, records)
+                if lines is not None:
+                    lines.advance(records)
 
             await asyncio.gather(*(one(job) for job in pending))
             complete = True
@@ -268,6 +275,29 @@ def _load_done(path: Path, wanted: set[tuple[str, int]]) -> dict[tuple[str, int]
     # Rewrite without torn lines or records outside this plan, so the file matches the summary.
     path.write_text("".join(json.dumps(r) + "\n" for r in done.values()))
     return done
+
+
+class ProgressLines:
+    """`eval progress: 12/40 episodes, accuracy 0.500, ETA 82s` on stdout, every 5 % of the episodes
+    or 10 s (and at the end): readable in a log, and the line `launch` turns into a live bar."""
+
+    def __init__(self, total: int, done: int, every_s: float = 10.0) -> None:
+        self.total, self.done, self.every_s = total, done, every_s
+        self.started, self.resumed_at = time.monotonic(), done
+        self.last_shown, self.last_done = self.started, done
+        self.step = max(1, total // 20)
+
+    def advance(self, records: list[dict[str, Any]]) -> None:
+        self.done += 1
+        now = time.monotonic()
+        pending = self.done < self.total
+        if pending and self.done - self.last_done < self.step and now - self.last_shown < self.every_s:
+            return
+        self.last_shown, self.last_done = now, self.done
+        accuracy = sum(bool(r["success"]) for r in records) / len(records)
+        rate = (self.done - self.resumed_at) / max(now - self.started, 1e-9)
+        eta = f", ETA {(self.total - self.done) / rate:.0f}s" if self.done < self.total and rate > 0 else ""
+        print(f"eval progress: {self.done}/{self.total} episodes, accuracy {accuracy:.3f}{eta}", flush=True)
 
 
 def _progress(enabled: bool) -> AbstractContextManager[Progress | None]:

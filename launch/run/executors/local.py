@@ -29,6 +29,7 @@ from launch.plan.ray_head import RayHead
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult
 from launch.run.rundir import now
+from launch.run.stage_progress import LiveStageOutput
 
 Handle = dict[str, Any]
 
@@ -56,7 +57,12 @@ class LocalExecutor(Executor):
                             "failed", code, f"`ray start --head` failed (exit {code}); see {ctx.log_file}"
                         )
                     ray_up = True
-                code = self._run(["bash", str(ctx.command_file)], log, ctx.stage_dir, ctx.on_started)
+                echo = LiveStageOutput(self.out, stage.name)
+                try:
+                    command = ["bash", str(ctx.command_file)]
+                    code = self._run(command, log, ctx.stage_dir, ctx.on_started, echo)
+                finally:
+                    echo.close()
             finally:
                 if ray_up:
                     self._run([self.ray_bin, *RayHead.stop_argv()[1:]], log, ctx.stage_dir)
@@ -72,7 +78,12 @@ class LocalExecutor(Executor):
         return f"stopped process group {pgid}, left running by an earlier t3rl process"
 
     def _run(
-        self, argv: Sequence[str], log: TextIO, cwd: Path, on_started: Callable[[Handle], None] | None = None
+        self,
+        argv: Sequence[str],
+        log: TextIO,
+        cwd: Path,
+        on_started: Callable[[Handle], None] | None = None,
+        echo: LiveStageOutput | None = None,
     ) -> int:
         """Run `argv` in its own session, teeing its output; stop its whole group when it ends."""
         secrets = secret_values()
@@ -86,7 +97,7 @@ class LocalExecutor(Executor):
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        reader = threading.Thread(target=self._tee, args=(proc, log, secrets), daemon=True)
+        reader = threading.Thread(target=self._tee, args=(proc, log, secrets, echo), daemon=True)
         reader.start()
         try:
             if on_started is not None:
@@ -104,14 +115,23 @@ class LocalExecutor(Executor):
         reader.join(timeout=5)
         return code
 
-    def _tee(self, proc: subprocess.Popen[bytes], log: TextIO, secrets: frozenset[str]) -> None:
+    def _tee(
+        self,
+        proc: subprocess.Popen[bytes],
+        log: TextIO,
+        secrets: frozenset[str],
+        echo: LiveStageOutput | None = None,
+    ) -> None:
         assert proc.stdout is not None
         for raw in iter(proc.stdout.readline, b""):
             line = scrub_text(raw.decode("utf-8", errors="replace"), secrets)
             log.write(line)
             log.flush()
-            self.out.write(line)
-            self.out.flush()
+            if echo is not None:
+                echo.write(line)
+            else:
+                self.out.write(line)
+                self.out.flush()
 
     def _stop_group(self, pgid: int) -> None:
         """SIGTERM the process group, then SIGKILL it if anything is still alive after the grace period."""

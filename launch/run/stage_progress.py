@@ -1,0 +1,114 @@
+"""Live progress of a running stage, read from its own output lines.
+
+An eval stage prints `eval progress: 12/40 episodes, accuracy 0.500, ETA 82s` (t3rl_core.eval); slime
+logs `rollout 3: {...}` after each rollout and `step 17: {...}` after each train step. On a terminal
+the local executor turns these into one live bar under the stage's output (an eval's progress lines
+replace the bar rather than scroll); elsewhere (a pipe, CI, a log) every line is printed as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+EVAL_LINE = re.compile(
+    r"^eval progress: (?P<done>\d+)/(?P<total>\d+) episodes, accuracy (?P<accuracy>[0-9.]+)"
+)
+ROLLOUT_LINE = re.compile(r"\brollout (?P<rollout>\d+): \{")
+STEP_LINE = re.compile(r"\bstep (?P<step>\d+): \{")
+
+
+@dataclass
+class StageProgress:
+    """What a stage's output said about its progress so far."""
+
+    done: int | None = None
+    total: int | None = None
+    accuracy: float | None = None
+    rollout: int | None = None
+    step: int | None = None
+
+    def feed(self, line: str) -> str | None:
+        """Take one output line; "eval" or "train" when it was a progress line, else None."""
+        if found := EVAL_LINE.search(line):
+            self.done, self.total = int(found["done"]), int(found["total"])
+            self.accuracy = float(found["accuracy"])
+            return "eval"
+        if found := ROLLOUT_LINE.search(line):
+            self.rollout = int(found["rollout"])
+            return "train"
+        if found := STEP_LINE.search(line):
+            self.step = int(found["step"])
+            return "train"
+        return None
+
+    def describe(self) -> str:
+        parts = []
+        if self.accuracy is not None:
+            parts.append(f"accuracy {self.accuracy:.3f}")
+        if self.rollout is not None:
+            parts.append(f"rollout {self.rollout}")
+        if self.step is not None:
+            parts.append(f"train step {self.step}")
+        return ", ".join(parts)
+
+
+class LiveStageOutput:
+    """Echoes a stage's output to `out`; on a terminal, also keeps a progress bar below it."""
+
+    def __init__(self, out: TextIO, stage: str) -> None:
+        self.out = out
+        self.state = StageProgress()
+        self.live = _is_terminal(out)
+        self._progress: Any = None
+        self._bar: Any = None
+        self.stage = stage
+
+    def write(self, line: str) -> None:
+        kind = self.state.feed(line)
+        if not self.live:
+            self.out.write(line)
+            self.out.flush()
+            return
+        if kind is None or kind == "train":
+            self._console().print(line.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+        if kind is not None:
+            self._update()
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def _console(self) -> Any:
+        if self._progress is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[detail]}"),
+                TimeRemainingColumn(),
+                console=Console(file=self.out),
+                transient=True,
+            )
+            self._bar = self._progress.add_task(self.stage, total=None, detail="")
+            self._progress.start()
+        return self._progress.console
+
+    def _update(self) -> None:
+        self._console()
+        state = self.state
+        self._progress.update(
+            self._bar, completed=state.done or 0, total=state.total, detail=state.describe()
+        )
+
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
