@@ -16,6 +16,8 @@ import importlib
 import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+from types import FunctionType
 from typing import Any
 
 from t3rl_core.types import ToolCall
@@ -48,9 +50,7 @@ class World:
                 instance._load_scenario(scenario, long_context=long_context)
             self.instances[class_name] = instance
             # A later class wins a shared method name, as in bfcl-eval's name → instance mapping.
-            for name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
-                if not name.startswith("_"):
-                    self.methods[name] = method
+            self.methods.update(_public_methods(instance))
 
     def execute(self, call: ToolCall) -> str:
         """Run one call; every failure becomes an "Error during execution: …" text, never an exception."""
@@ -93,6 +93,29 @@ class World:
         if len(args) > len(names):
             raise ValueError(f"too many positional arguments for {name}: {call_string!r}")
         return dict(zip(names, args, strict=False))
+
+
+@cache
+def _method_names(cls: type) -> tuple[str, ...]:
+    """Public names whose class attribute binds to a method on an instance (functions, classmethods)."""
+    return tuple(
+        name
+        for name, value in inspect.getmembers_static(cls)
+        if not name.startswith("_") and isinstance(value, FunctionType | classmethod)
+    )
+
+
+def _public_methods(instance: Any) -> dict[str, Callable[..., Any]]:
+    """The instance's public bound methods, as `inspect.getmembers(instance, inspect.ismethod)` finds
+    them, without reading every attribute (getmembers evaluates each property and sorts them all: it
+    was most of an episode's env construction)."""
+    own = vars(instance) if hasattr(instance, "__dict__") else {}
+    methods = {}
+    for name in (*_method_names(type(instance)), *(n for n in own if not n.startswith("_"))):
+        value = getattr(instance, name, None)
+        if inspect.ismethod(value):
+            methods[name] = value
+    return dict(sorted(methods.items()))
 
 
 def result_text(result: Any) -> str:

@@ -239,3 +239,29 @@ def test_factory_from_the_registry(row_by_id):
     with pytest.raises(ValueError, match="bfcl_task"):
         factory({"prompt": [], "metadata": {}}, "train")
     asyncio.run(factory.aclose())
+
+
+def test_world_finds_the_methods_getmembers_finds() -> None:
+    """Every bfcl-eval API class: the world's method table equals inspect.getmembers' public methods."""
+    import importlib
+    import inspect
+
+    from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING
+
+    from t3rl_core.envs.bfcl.world import _public_methods
+
+    checked = 0
+    for class_name, module in CLASS_FILE_PATH_MAPPING.items():
+        try:
+            instance = getattr(importlib.import_module(module), class_name)()
+        except ImportError:  # web search needs extras the multi-turn categories never use
+            continue
+        checked += 1
+        instance.shadowing = instance.__repr__  # an instance attribute holding a bound method
+        expected = {
+            name: method
+            for name, method in inspect.getmembers(instance, inspect.ismethod)
+            if not name.startswith("_")
+        }
+        assert _public_methods(instance) == expected, class_name
+    assert checked >= 8
