@@ -11,8 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
     """Write `text` to `path` so that readers see the old content or the new, never a mix.
@@ -56,6 +54,9 @@ def exclusive_lock(path: Path) -> Iterator[None]:
     opens its own lock (not filelock's per-path singleton), so a second holder in the same process is
     refused too, as it would be in another process.
     """
+    # filelock pulls in asyncio and ssl (~0.1 s): imported only when a lock is taken, not by every command.
+    from filelock import FileLock, Timeout
+
     lock = FileLock(path, is_singleton=False)
     try:
         lock.acquire(timeout=0)
