@@ -35,6 +35,9 @@ REWARDS = Registry(
         "binary": Entry(
             "t3rl_core.rewards.progress:BinaryRewardConfig", "t3rl_core.rewards.progress:BinaryReward"
         ),
+        "bfcl_format": Entry(
+            "t3rl_core.rewards.progress:FormatRewardConfig", "t3rl_core.rewards.progress:FormatReward"
+        ),
         "toolrl": Entry(
             "t3rl_core.rewards.toolrl:ToolRLRewardConfig", "t3rl_core.rewards.toolrl:ToolRLReward"
         ),

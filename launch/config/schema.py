@@ -346,6 +346,11 @@ class TrainStage(StrictModel):
     init_from: str | None = None
     # Topology changes for this stage only (e.g. {"context_parallel": 4}), merged onto `hardware`.
     hardware: dict[str, Any] = Field(default_factory=dict)
+    # This stage's overrides of the root `env` / `reward` sections (merged key by key), e.g. a curriculum
+    # stage with {augmentation: {enabled: true}} or a format reward {name: bfcl_format}. The prepared data
+    # is the run's: choose categories with the curriculum's train_split, not env.data.
+    env: dict[str, Any] = Field(default_factory=dict)
+    reward: dict[str, Any] = Field(default_factory=dict)
     # T3RL's debug scripts: "rollout_only" generates and saves rollouts without training (rollout GPUs
     # only); "train_only" trains on saved rollouts without SGLang. None = a normal run.
     debug: Literal["rollout_only", "train_only"] | None = None
@@ -406,3 +411,24 @@ class RunConfig(StrictModel):
     next_experiment: str | None = None
     # Set by an hparams_search config: the metric its trials are scored by.
     objective: ObjectiveConfig | None = None
+
+
+def stage_sections(run: RunConfig, stage: TrainStage) -> tuple[Any, Any]:
+    """The env and reward a train stage runs with: the root sections with its overrides merged in
+    (ValueError naming what does not validate)."""
+    from pydantic import TypeAdapter
+
+    from launch.config.overlay import overlay
+
+    env, reward = run.env, run.reward
+    if stage.env:
+        merged = overlay(run.env.model_dump(), stage.env)
+        env = TypeAdapter(AnyEnvConfig).validate_python(merged)
+    if stage.reward:
+        base = (
+            {}
+            if "name" in stage.reward and stage.reward["name"] != run.reward.name
+            else run.reward.model_dump()
+        )
+        reward = TypeAdapter(AnyRewardConfig).validate_python(overlay(base, stage.reward))
+    return env, reward

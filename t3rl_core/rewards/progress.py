@@ -41,6 +41,25 @@ def turn_metrics(outcome: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
+class FormatRewardConfig(RewardConfig):
+    """The paper's format/syntax stage: the share of the model's actions that parse, and nothing for an
+    episode without a single well-formed tool call (PROPOSED shape: the paper publishes no formula)."""
+
+    name: Literal["bfcl_format"] = "bfcl_format"
+
+
+class FormatReward(Reward):
+    """reward = format_reward if the episode made at least one call that ran, else 0.0."""
+
+    def __init__(self, config: FormatRewardConfig) -> None:
+        self.config = config
+
+    def __call__(self, inp: RewardInput) -> RewardResult:
+        metrics = turn_metrics(inp.outcome)
+        called = int(inp.outcome.get("tool_calls", 0)) > 0
+        return RewardResult(value=metrics["format_reward"] if called else 0.0, metrics=metrics)
+
+
 class ProgressReward(Reward):
     """reward = turns_correct / turns_total (unreached turns count as incorrect)."""
 

@@ -20,6 +20,7 @@ from launch.config.schema import (
     EvalStage,
     PrepareDataStage,
     TrainStage,
+    stage_sections,
 )
 from launch.config.schema_errors import problems_from_validation
 from t3rl_core.eval.config import EvalConfig
@@ -252,6 +253,32 @@ def _rollouts_source_problems(
         )
 
 
+def stage_sections_valid(ctx: Context) -> Iterator[Problem]:
+    """A train stage's env / reward overrides merge into valid sections; env.data is the run's."""
+    for name, stage in ctx.run.stages.items():
+        if not isinstance(stage, TrainStage) or not (stage.env or stage.reward):
+            continue
+        if "data" in stage.env:
+            yield Problem(
+                f"stages.{name}.env.data",
+                "the prepared data is the run's: a stage cannot change env.data",
+                fix=f"choose the stage's data with stages.{name}.curriculum.train_split",
+            )
+            continue
+        for section in ("env", "reward"):
+            if not getattr(stage, section):
+                continue
+            alone = stage.model_copy(update={"reward" if section == "env" else "env": {}})
+            try:
+                stage_sections(ctx.run, alone)
+            except ValueError as err:
+                yield Problem(
+                    f"stages.{name}.{section}",
+                    f"the stage's {section} override is invalid: {' '.join(str(err).splitlines()[:3])}",
+                    fix=f"see conf/{section}/*.yaml for its fields",
+                )
+
+
 def next_experiment_exists(ctx: Context) -> Iterator[Problem]:
     """next_experiment names an experiment on the search path."""
     name = ctx.run.next_experiment
@@ -281,5 +308,6 @@ RULES = (
     eval_settings_valid,
     cluster_python_usable,
     debug_stages_consistent,
+    stage_sections_valid,
     next_experiment_exists,
 )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.overlay import overlay
-from launch.config.schema import CurriculumConfig, EvalStage, RunConfig, TrainStage
+from launch.config.schema import CurriculumConfig, EvalStage, RunConfig, TrainStage, stage_sections
 from launch.plan.context import PlanContext
 from launch.plan.ray_head import RayHead
 from launch.plan.stages import ImportCheck, OutputRef, Stage
@@ -89,9 +89,16 @@ class PlanBuilder:
     # runtime config
 
     def runtime_config(
-        self, tokenizer: str, curriculum: CurriculumConfig | None, for_eval: bool
+        self,
+        tokenizer: str,
+        curriculum: CurriculumConfig | None,
+        for_eval: bool,
+        stage: TrainStage | None = None,
     ) -> RuntimeConfig:
         model = self.run.model
+        env, reward = (
+            stage_sections(self.run, stage) if stage is not None else (self.run.env, self.run.reward)
+        )
         rollout = RolloutConfig()
         mis = None
         if curriculum is not None:
@@ -108,8 +115,8 @@ class PlanBuilder:
             )
             mis = curriculum.algorithm.mis
         return RuntimeConfig(
-            env=self.run.env,
-            reward=self.run.reward,
+            env=env,
+            reward=reward,
             chat=model.chat.model_copy(update={"tokenizer": tokenizer}),
             parsers=model.parsers,
             rollout=rollout,

@@ -63,7 +63,7 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
         inputs["eval_data"] = builder.data_ref(name, cur.eval_split)
         eval_data = builder.path(inputs["eval_data"])
     stage_dir = builder.stage_dir(name)
-    runtime = builder.write_runtime(name, builder.runtime_config(hf, cur, for_eval=False))
+    runtime = builder.write_runtime(name, builder.runtime_config(hf, cur, for_eval=False, stage=spec))
     paths = builder.run.paths
     train_paths = TrainPaths(
         hf_checkpoint=hf,
