@@ -104,7 +104,7 @@ def _tokenize(chat: ChatFormat, parsers: ParsersConfig) -> Finding:
     return Finding("tokenize", True, f"{len(ids)} prompt tokens; turn ends {list(chat.stop_token_ids)}")
 
 
-def _model_turn(chat: ChatFormat, parsers: ParsersConfig, text: str, calls_tools: bool) -> list[int]:
+def _model_turn(chat: ChatFormat, text: str, calls_tools: bool) -> list[int]:
     """The token ids a model of the family emits for `text` (turn prefix, text, turn-ending token)."""
     sampling = SamplingParams(max_new_tokens=4096)
     return as_model_output(chat, text, calls_tools=calls_tools, sampling=sampling).token_ids
@@ -112,9 +112,9 @@ def _model_turn(chat: ChatFormat, parsers: ParsersConfig, text: str, calls_tools
 
 def _tito(chat: ChatFormat, parsers: ParsersConfig) -> Finding:
     think = _think_text(parsers)
-    first = _model_turn(chat, parsers, think + render_calls(parsers.tool_call_parser, [CALL]), True)
+    first = _model_turn(chat, think + render_calls(parsers.tool_call_parser, [CALL]), True)
     # A trailing newline, as models often write: a template that strips assistant text breaks TITO.
-    second = _model_turn(chat, parsers, think + "It is 21 degrees in Paris.\n", False)
+    second = _model_turn(chat, think + "It is 21 degrees in Paris.\n", False)
     tokens = chat.prompt_ids([SYSTEM, USER], TOOLS)
     tokens += first + chat.turn_end_ids(first[-1], [TOOL_RESULT], add_generation_prompt=True)
     tokens += second + chat.turn_end_ids(second[-1], [FOLLOW_UP], add_generation_prompt=True)
