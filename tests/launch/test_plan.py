@@ -230,10 +230,13 @@ def test_every_stage_kind_declares_the_outputs_a_resume_verifies():
     }
     assert all(declared.values())
     data = plan.stage("prepare_data")
+    # Every split the env writes (not only the ones this plan reads) and the data manifest.
+    written = make_run().env.split_names()
     assert set(data.verify) == {
-        *(v for k, v in data.outputs.items() if k.startswith("split:")),
+        *(f"{data.outputs['dir']}/{split}.jsonl" for split in written),
         f"{data.outputs['dir']}/manifest.json",
     }
+    assert {v for k, v in data.outputs.items() if k.startswith("split:")} <= set(data.verify)
     assert plan.stage("train_stage1").verify == (plan.stage("train_stage1").outputs["checkpoint"],)
     assert plan.stage("to_hf").verify == (plan.stage("to_hf").outputs["hf"],)
     assert plan.stage("convert_base").verify == (plan.stage("convert_base").outputs["torch_dist"],)

@@ -211,3 +211,47 @@ def test_runs_show_names_a_finished_stage_whose_output_was_damaged(finished):
     assert code == 0, out
     assert "≠ damaged" in out
     assert "stages/prepare_data/data/manifest.json changed since the stage finished" in out
+
+
+def test_garbage_in_a_shared_prepared_copy_is_caught_on_resume_and_the_copy_prepared_again(workdir):
+    cache = workdir / "data-cache"
+    code, out = invoke("run", "+experiment=rec", "--config-dir", "conf", f"paths.cache_dir={cache}")
+    assert code == 0, out
+    (run_dir,) = (workdir / "runs" / "rec").iterdir()
+    split = (run_dir / "stages" / "prepare_data" / "data" / "retool_test.jsonl").resolve()
+    assert split.is_relative_to(cache)
+    good = split.read_bytes()
+    split.write_bytes(good + b"garbage\n")
+    code, out = invoke("run", "--run-dir", str(run_dir))
+    assert code == 0, out
+    assert (
+        "output damaged: stages/prepare_data/data/retool_test.jsonl changed since the stage finished "
+        "(content differs)" in out
+    )
+    # The shared copy failed its check against its manifest and was prepared again, not relinked.
+    assert split.read_bytes() == good
+    assert (
+        "retool_test.jsonl: its sha256 differs from the one manifest.json records"
+        in (run_dir / "stages" / "prepare_data" / "log.txt").read_text()
+    )
+
+
+def test_data_check_names_each_problem_of_a_prepared_dir(tmp_path):
+    from t3rl_core.data.check import main, problems
+
+    (tmp_path / "a.jsonl").write_text('{"prompt": [{"role": "user"}]}\n')
+    (tmp_path / "b.jsonl").write_text('{"prompt": [{"role": "user"}]}\n')
+    from t3rl_core.data import describe_file
+
+    splits = {name: describe_file(tmp_path / f"{name}.jsonl") for name in ("a", "b")}
+    (tmp_path / "manifest.json").write_text(json.dumps({"splits": splits}))
+    assert problems(tmp_path) == [] and main([str(tmp_path)]) == 0
+    (tmp_path / "a.jsonl").write_text("garbage\n")
+    (tmp_path / "b.jsonl").unlink()
+    assert problems(tmp_path) == [
+        f"{tmp_path}/a.jsonl: its sha256 differs from the one manifest.json records",
+        f"{tmp_path}/b.jsonl: missing",
+    ]
+    (tmp_path / "manifest.json").write_text("{")
+    assert problems(tmp_path)[0].startswith(f"{tmp_path}/manifest.json: not a readable data manifest")
+    assert main([str(tmp_path / "nowhere")]) == 1

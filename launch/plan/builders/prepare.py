@@ -14,7 +14,7 @@ from t3rl_core.data import content_key
 def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
     """The splits are prepared once per content key into `<paths.cache_dir>/data/<key>` (written to a
     temporary dir, then renamed: concurrent runs never see half a copy) and linked into the run as
-    `stages/<name>/data`; a run whose data is already there only makes the link."""
+    `stages/<name>/data`; a run whose data is already there, intact, only makes the link."""
     out = f"{builder.stage_dir(name)}/data"
     _, hf = builder.hf_source()
     runtime = builder.write_runtime(name, builder.runtime_config(hf, None, for_eval=False))
@@ -23,21 +23,27 @@ def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
     prepare = shlex.join(
         (builder.cluster_python(), "-m", "t3rl_core.data", "--runtime-config", runtime, "--out", "DIR")
     ).removesuffix(" DIR")
+    # A shared copy is reused only while every split matches its manifest's sha256: a damaged one
+    # (edited, truncated) is prepared again rather than linked into more runs.
+    check = shlex.join((builder.cluster_python(), "-m", "t3rl_core.data.check"))
     commands: tuple[Command, ...] = (
         f"cache={cache}",
-        'if [ -f "$cache/manifest.json" ]; then echo "data: $cache (prepared before: same content key)"',
+        f'if {check} "$cache" 2>/dev/null; then echo "data: $cache (prepared before: same content key)"',
         "else",
         '  mkdir -p "$(dirname "$cache")"',
         '  tmp=$(mktemp -d "$cache.tmp.XXXXXX") && chmod 755 "$tmp"  # readable by whoever shares the cache',
         f'  {prepare} "$tmp"',
-        '  if [ -e "$cache" ] && [ ! -f "$cache/manifest.json" ]; then rm -rf "$cache"; fi  # a broken copy',
+        f'  if [ -e "$cache" ] && ! {check} "$cache"; then rm -rf "$cache"; fi  # a broken copy',
         '  mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"  # else a concurrent run stored it first',
         "fi",
         f'rm -rf {shlex.quote(out)} && ln -s "$cache" {shlex.quote(out)}',
     )
     summary = f"{builder.run.env.name}: {', '.join(builder.needed_splits())}"
-    # Every split and the data manifest (its sha256 per split) are checked on resume.
-    verify = (*(v for k, v in outputs.items() if k != "dir"), f"{out}/manifest.json")
+    # Every split the env writes (by content: a shared copy rebuilt elsewhere is still the same data)
+    # and the data manifest are checked on resume.
+    declared = getattr(builder.run.env, "split_names", None)
+    splits = dict.fromkeys([*(declared() if callable(declared) else []), *builder.needed_splits()])
+    verify = (*(f"{out}/{split}.jsonl" for split in splits), f"{out}/manifest.json")
     env, imports, notes = builder.local_plugin_env({"env": builder.run.env})
     return Stage(
         name,
