@@ -389,6 +389,36 @@ StageSpec = Annotated[
 ]
 
 
+# --------------------------------------------------------------------------------------------- services
+
+
+class ServiceConfig(StrictModel):
+    """A server some stages need while they run (tau2's LLM customer): started before the stage's
+    commands, healthy before they run, stopped when the stage ends (t3rl_core.services)."""
+
+    kind: Literal["sglang"] = "sglang"
+    # HF dir of the served model.
+    model_path: str
+    # Tensor parallel size of the server; its GPUs, outside the stage's own (CUDA_VISIBLE_DEVICES).
+    tp: int = Field(1, ge=1)
+    gpus: list[int] = Field(default_factory=list)
+    host: str = "127.0.0.1"
+    port: int = Field(30001, ge=1, le=65535)
+    startup_timeout_s: float = Field(900.0, gt=0)
+    extra_args: list[str] = Field(default_factory=list)
+    # argv prefix that starts the server; None = `<cluster python> -m sglang.launch_server`.
+    launch: list[str] | None = None
+    # Stages that need it; None = every train and eval stage.
+    stages: list[str] | None = None
+    # Key inside `env` that receives the server's URL (+ url_path), e.g. tau2's user.base_url.
+    env_url_key: str | None = "user.base_url"
+    url_path: str = "/v1"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}{self.url_path}"
+
+
 # ------------------------------------------------------------------------------------------------- run
 
 
@@ -407,6 +437,8 @@ class RunConfig(StrictModel):
     paths: PathsConfig = PathsConfig()
     # Stages in execution order; names are referenced by later stages.
     stages: dict[str, StageSpec] = Field(default_factory=dict)
+    # Servers stages need while they run (name → how to start it).
+    services: dict[str, ServiceConfig] = Field(default_factory=dict)
     # After a successful run, `t3rl run` prints the plan of this experiment (e.g. the GPU next step).
     next_experiment: str | None = None
     # Set by an hparams_search config: the metric its trials are scored by.

@@ -23,6 +23,7 @@ from launch.plan.builders.prepare import prepare_data, prepare_model
 from launch.plan.builders.train import train
 from launch.plan.context import PlanContext
 from launch.plan.ray_head import RayHead
+from launch.plan.services import services_of, wrap
 from launch.plan.stages import OutputRef, Stage
 
 # The builder of each stage kind: (builder, stage name, stage spec) → Stage.
@@ -94,7 +95,9 @@ def build_plan(run: RunConfig, ctx: PlanContext) -> Plan:
     for name, spec in run.stages.items():
         builder.files = {}
         stage = STAGE_BUILDERS[spec.kind](builder, name, spec)
-        builder.stages[name] = replace(stage, files=builder.files)
+        stage = replace(stage, files=builder.files)
+        services = services_of(run, name, spec.kind)
+        builder.stages[name] = wrap(stage, services, builder.cluster_python(), str(ctx.run_dir))
     executor = run.executor
     head = RayHead(getattr(executor, "ray_port", 6379), getattr(executor, "dashboard_port", 8265))
     return Plan(run.name, ctx.run_dir, tuple(builder.stages.values()), head)

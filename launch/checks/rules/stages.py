@@ -279,6 +279,45 @@ def stage_sections_valid(ctx: Context) -> Iterator[Problem]:
                 )
 
 
+def services_fit(ctx: Context) -> Iterator[Problem]:
+    """A service names existing stages, one GPU per tensor-parallel rank on this node's GPUs, and a
+    key the env has."""
+    hardware = ctx.run.hardware
+    for name, service in ctx.run.services.items():
+        key = f"services.{name}"
+        for stage in service.stages or []:
+            if stage not in ctx.run.stages:
+                guess = did_you_mean(stage, list(ctx.run.stages))
+                yield Problem(
+                    f"{key}.stages",
+                    f"no stage named '{stage}'",
+                    fix=f"did you mean {guess}?" if guess else f"use one of {', '.join(ctx.run.stages)}",
+                )
+        if service.gpus and len(service.gpus) != service.tp:
+            yield Problem(
+                f"{key}.gpus",
+                f"{len(service.gpus)} GPUs for a server with tp {service.tp}",
+                fix=f"give {service.tp} GPU ids, or set {key}.tp={len(service.gpus)}",
+            )
+        outside = [gpu for gpu in service.gpus if not 0 <= gpu < hardware.gpus_per_node]
+        if outside:
+            yield Problem(
+                f"{key}.gpus",
+                f"GPU ids {outside} do not exist on a {hardware.gpus_per_node}-GPU node",
+                fix=f"use ids 0..{hardware.gpus_per_node - 1}",
+            )
+        if service.env_url_key is not None:
+            node: Any = ctx.run.env.model_dump()
+            for part in service.env_url_key.split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            if node is None:
+                yield Problem(
+                    f"{key}.env_url_key",
+                    f"the env ({ctx.run.env.name}) has no key '{service.env_url_key}'",
+                    fix=f"set {key}.env_url_key to a key of env (tau2's LLM user: user.base_url), or null",
+                )
+
+
 def next_experiment_exists(ctx: Context) -> Iterator[Problem]:
     """next_experiment names an experiment on the search path."""
     name = ctx.run.next_experiment
@@ -309,5 +348,6 @@ RULES = (
     cluster_python_usable,
     debug_stages_consistent,
     stage_sections_valid,
+    services_fit,
     next_experiment_exists,
 )

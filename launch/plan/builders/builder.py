@@ -11,6 +11,7 @@ from launch.config.overlay import overlay
 from launch.config.schema import CurriculumConfig, EvalStage, RunConfig, TrainStage, stage_sections
 from launch.plan.context import PlanContext
 from launch.plan.ray_head import RayHead
+from launch.plan.services import services_of, with_urls
 from launch.plan.stages import ImportCheck, OutputRef, Stage
 from t3rl_core.config import RolloutConfig, RuntimeConfig
 from t3rl_core.eval.config import EvalConfig
@@ -130,6 +131,13 @@ class PlanBuilder:
         return path
 
     def write_runtime(self, name: str, runtime: RuntimeConfig) -> str:
+        spec = self.specs.get(name)
+        services = services_of(self.run, name, spec.kind) if spec is not None else []
+        if any(service.env_url_key for _, service in services):
+            # The env reaches the servers the stage starts (e.g. tau2's user model) at their URLs.
+            data = runtime.model_dump(mode="json")
+            data["env"] = with_urls(data["env"], services)
+            runtime = RuntimeConfig.model_validate(data)
         return self.add_file(self.runtime_file(name), runtime.to_yaml())
 
     def needed_splits(self) -> list[str]:

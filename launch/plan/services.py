@@ -1,0 +1,66 @@
+"""Managed services in a plan: which stages need which server, the stage's commands wrapped in its
+start/stop (t3rl_core.services), and the server's URL written into the stage's env."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+from typing import Any
+
+import yaml
+
+from launch.config.schema import RunConfig, ServiceConfig
+from launch.plan.stages import Stage
+
+USERS = ("train", "eval")
+
+
+def services_of(run: RunConfig, name: str, kind: str) -> list[tuple[str, ServiceConfig]]:
+    """The services stage `name` (of `kind`) runs with."""
+    return [
+        (service, spec)
+        for service, spec in run.services.items()
+        if (name in spec.stages if spec.stages is not None else kind in USERS)
+    ]
+
+
+def with_urls(env: dict[str, Any], services: list[tuple[str, ServiceConfig]]) -> dict[str, Any]:
+    """`env` (plain data) with each service's URL at its env_url_key."""
+    for _, spec in services:
+        if spec.env_url_key is None:
+            continue
+        *parents, leaf = spec.env_url_key.split(".")
+        node = env
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = spec.url
+    return env
+
+
+def wrap(stage: Stage, services: list[tuple[str, ServiceConfig]], python: str, run_dir: str) -> Stage:
+    """The stage with each service started first and stopped on exit (however the stage ends)."""
+    if not services:
+        return stage
+    files = dict(stage.files)
+    before: list[str] = []
+    for service, spec in services:
+        path = f"{run_dir}/runtime/{stage.name}.{service}.service.yaml"
+        stage_dir = f"{run_dir}/stages/{stage.name}"
+        runtime = {
+            "name": service,
+            "model_path": spec.model_path,
+            "tp": spec.tp,
+            "gpus": spec.gpus,
+            "host": spec.host,
+            "port": spec.port,
+            "startup_timeout_s": spec.startup_timeout_s,
+            "extra_args": spec.extra_args,
+            "launch": spec.launch if spec.launch is not None else [python, "-m", "sglang.launch_server"],
+            "pid_file": f"{stage_dir}/{service}.pid",
+            "log_file": f"{stage_dir}/{service}.log",
+        }
+        files[path] = yaml.safe_dump(runtime, sort_keys=False)
+        manage = f"{shlex.quote(python)} -m t3rl_core.services {{}} --config {shlex.quote(path)}"
+        before += [manage.format("start"), f"trap {shlex.quote(manage.format('stop'))} EXIT"]
+    summary = f"{stage.summary} (with {', '.join(name for name, _ in services)})"
+    return replace(stage, commands=(*before, *stage.commands), files=files, summary=summary)

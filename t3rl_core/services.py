@@ -1,0 +1,135 @@
+"""Managed services of a stage (e.g. tau2's LLM customer): an SGLang server started before the stage's
+commands, healthy before they run, stopped when the stage ends however it ends.
+
+    python -m t3rl_core.services start --config SERVICE.yaml   # returns once /health answers
+    python -m t3rl_core.services stop --config SERVICE.yaml    # idempotent
+
+A stage's command.sh runs `start`, then `trap '… stop …' EXIT`, then its own commands. The server runs
+in its own session (SGLang forks workers), so `stop` signals its whole process group: SIGTERM, then
+SIGKILL after the grace period. `start` first stops a server a killed earlier attempt left behind
+(its pid file), refuses a port something else holds (a health check would pass against it), and on a
+failed start stops what it began and prints the end of the server's log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+from pydantic import Field
+
+from t3rl_core.eval.server import ServerStartError, _alive, _healthy, _port_in_use, _signal_group
+from t3rl_core.strict import StrictModel
+
+SGLANG_LAUNCH = ("python3", "-m", "sglang.launch_server")
+
+
+class ServiceSpec(StrictModel):
+    """One running service as a stage's command.sh starts it (written by the plan)."""
+
+    name: str
+    model_path: str
+    tp: int = Field(1, ge=1)
+    # GPU ids the server sees (CUDA_VISIBLE_DEVICES); empty = inherit the stage's.
+    gpus: list[int] = Field(default_factory=list)
+    host: str = "127.0.0.1"
+    port: int = Field(30001, ge=1, le=65535)
+    startup_timeout_s: float = Field(900.0, gt=0)
+    stop_grace_s: float = Field(20.0, ge=0)
+    extra_args: list[str] = Field(default_factory=list)
+    # argv prefix that starts the server (the default is SGLang's; tests use a stand-in).
+    launch: list[str] = Field(default_factory=lambda: list(SGLANG_LAUNCH))
+    pid_file: str
+    log_file: str
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def argv(self) -> list[str]:
+        return [
+            *self.launch,
+            "--model-path", self.model_path,
+            "--tp", str(self.tp),
+            "--host", self.host,
+            "--port", str(self.port),
+            *self.extra_args,
+        ]  # fmt: skip
+
+
+def start(spec: ServiceSpec) -> None:
+    """Start the server and wait until it is healthy (ServerStartError otherwise, nothing left running)."""
+    stop(spec)  # a server an earlier, killed attempt of this stage left behind
+    if _port_in_use(spec.host, spec.port):
+        raise ServerStartError(f"{spec.name}: port {spec.port} on {spec.host} is already in use")
+    env = dict(os.environ)
+    if spec.gpus:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, spec.gpus))
+    Path(spec.log_file).parent.mkdir(parents=True, exist_ok=True)
+    with open(spec.log_file, "ab") as log:
+        process = subprocess.Popen(
+            spec.argv(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
+        )
+    Path(spec.pid_file).write_text(str(process.pid))
+    deadline = time.monotonic() + spec.startup_timeout_s
+    try:
+        while not _healthy(spec.url):
+            if process.poll() is not None:
+                raise ServerStartError(f"{spec.name} exited with code {process.returncode} before /health")
+            if time.monotonic() > deadline:
+                raise ServerStartError(
+                    f"{spec.name} not healthy at {spec.url}/health in {spec.startup_timeout_s:.0f} s"
+                )
+            time.sleep(0.2)
+    except BaseException as err:
+        stop(spec)
+        tail = Path(spec.log_file).read_text(errors="replace").splitlines()[-20:]
+        raise ServerStartError(f"{err}; last lines of {spec.log_file}:\n" + "\n".join(tail)) from None
+
+
+def stop(spec: ServiceSpec) -> bool:
+    """Stop the server of the pid file, if any (True when one was running)."""
+    path = Path(spec.pid_file)
+    try:
+        pid = int(path.read_text().strip())
+    except (OSError, ValueError):
+        return False
+    running = _alive(pid)
+    if running:
+        _signal_group(pid, signal.SIGTERM)
+        deadline = time.monotonic() + spec.stop_grace_s
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    _signal_group(pid, signal.SIGKILL)  # also children whose leader already exited
+    path.unlink(missing_ok=True)
+    return running
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    cli = argparse.ArgumentParser(prog="python -m t3rl_core.services", description=__doc__.split("\n\n")[0])
+    cli.add_argument("action", choices=["start", "stop"])
+    cli.add_argument("--config", type=Path, required=True, help="the service's YAML (written by the plan)")
+    args = cli.parse_args(argv)
+    spec = ServiceSpec.model_validate(yaml.safe_load(args.config.read_text()))
+    if args.action == "stop":
+        was = stop(spec)
+        print(f"{spec.name}: {'stopped' if was else 'not running'}", file=sys.stderr)
+        return 0
+    try:
+        start(spec)
+    except ServerStartError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(f"{spec.name}: healthy at {spec.url}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
