@@ -161,6 +161,8 @@ class AlgorithmConfig(StrictModel):
     entropy_coef: float = 0.0
     eps_clip: float = 0.2
     eps_clip_high: float | None = 0.28
+    # Dual-clip PPO's lower bound for negative advantages (slime --eps-clip-c; veRL clip_ratio_c); None = off.
+    eps_clip_c: float | None = Field(None, gt=1)
     # Log train/inference mismatch metrics through t3rl's TIS hook (slime's --get-mismatch-metrics).
     mismatch_metrics: bool = False
     # Apply truncated importance sampling (slime's --use-tis).

@@ -289,7 +289,7 @@ def grpo_args(cur: CurriculumConfig) -> list[str]:
             algo.kl_loss_type,
         ]
     args += ["--entropy-coef", num(algo.entropy_coef), "--eps-clip", num(algo.eps_clip)]
-    args += _opt("--eps-clip-high", algo.eps_clip_high)
+    args += _opt("--eps-clip-high", algo.eps_clip_high) + _opt("--eps-clip-c", algo.eps_clip_c)
     args += _switch("--use-tis", algo.use_tis) + _switch("--get-mismatch-metrics", algo.mismatch_metrics)
     if algo.use_tis or algo.mismatch_metrics:
         args += ["--custom-tis-function-path", HOOKS["tis"]]

@@ -64,3 +64,11 @@ def test_tau2_pipeline_carries_the_reference_options() -> None:
     eval_file = next(p for p in plan.files if p.endswith(".eval.yaml"))
     evaluated = yaml.safe_load(plan.files[eval_file])
     assert (evaluated["temperature"], evaluated["top_p"], evaluated["top_k"]) == (0.8, 1.0, 20)
+
+
+def test_retool_rl_carries_agent_r1s_values() -> None:
+    plan = build_plan(resolve(["+experiment=retool"]).run, CTX)
+    argv = list(plan.stage("rl").slime_job.argv)
+    assert argv[argv.index("--eps-clip-c") + 1] == "3.0"  # clip_ratio_c=3.0
+    assert argv[argv.index("--kl-loss-coef") + 1] == "0.001"
+    assert runtime(plan, "rl")["rollout"]["max_response_len"] == 16384  # max_response_length
