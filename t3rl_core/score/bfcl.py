@@ -42,7 +42,9 @@ def _row(task_id: str, config_json: str) -> dict[str, Any]:
     if entry is None:
         raise ValueError(f"unknown BFCL task id {task_id!r}: not in bfcl-eval's {category} data")
     truth = next(item["ground_truth"] for item in load_ground_truth_entry(category) if item["id"] == task_id)
-    split = split_of_ids(config.data)[int(number)]
+    split = split_of_ids(config.data).get(int(number))
+    if split is None:
+        raise ValueError(f"BFCL task id {task_id!r}: id {number} >= data.num_ids {config.data.num_ids}")
     return build_row(entry, truth, category, split, system_prompt(config.data.think_tags))
 
 
