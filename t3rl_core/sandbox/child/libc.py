@@ -35,10 +35,6 @@ def mount(
     check(LIBC.mount(*args, ctypes.c_ulong(flags), data.encode() if data else None), f"mount {target}")
 
 
-def umount_detached(target: str) -> None:
-    check(LIBC.umount2(target.encode(), 2), f"umount {target}")  # MNT_DETACH
-
-
 def unshare(flags: int) -> None:
     check(LIBC.unshare(flags), "unshare")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from .libc import mount, umount_detached
+from .libc import mount
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_MOVE, MS_REC = 1024, 2048, 4096, 8192, 16384
@@ -28,8 +28,7 @@ KEPT_FLAGS = {
     os.ST_RELATIME: MS_RELATIME,
 }
 CELL_DIR, SHM_DIR = "/tmp", "/dev/shm"
-# Where a cell's tmpfs is assembled before its parts are bound into place (the zygote's empty /run
-# shows again once it is unmounted).
+# Where a cell's tmpfs is assembled before its parts are bound into place (then covered by an empty one).
 STAGING = "/run"
 # Inodes of the cell's tmpfs: plenty for real work, a bound on a cell creating millions of empty files.
 CELL_INODES = 65536
@@ -119,7 +118,8 @@ def mount_cell_dir(size_bytes: int, uid: int, gid: int) -> None:
         os.mkdir(f"{STAGING}/{part}", 0o700)
         os.chown(f"{STAGING}/{part}", uid, gid)
         mount(f"{STAGING}/{part}", target, MS_BIND)
-    umount_detached(STAGING)
+    # Covered again by an empty tmpfs rather than unmounted: an unmount waits for an RCU grace period.
+    mount("tmpfs", STAGING, MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "tmpfs", "size=4k,mode=0755")
 
 
 def mount_proc() -> None:
