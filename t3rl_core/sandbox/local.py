@@ -207,8 +207,8 @@ class LocalSandbox(Sandbox):
             out, err_ = bytes(run.buffers[run.stdout]), bytes(run.buffers[run.stderr])
         finally:
             run.close()
-            if slot.cgroup is not None:
-                _kill_all_but(slot.cgroup, slot.zygote.proc.pid)
+            if slot.cgroup is not None and not slot.zygote.cell_spec["namespaces"]:
+                _kill_leftovers(slot.cgroup, slot.zygote.cell_spec["uid"])
         return _result(verdict, out, err_, started)
 
     def _classify(self, run: CellRun, in_time: bool) -> _Verdict:
@@ -260,12 +260,13 @@ class _Slot:
     cgroup: Path | None
 
 
-def _kill_all_but(cgroup: Path, keep: int) -> None:
-    """What a cell left behind in its slot's cgroup (only possible without a PID namespace)."""
+def _kill_leftovers(cgroup: Path, cell_uid: int) -> None:
+    """Processes a cell left in its slot's cgroup, which only a cell without a PID namespace can; the
+    zygote and the next cell's prepared init (root, not the cell uid) stay."""
     with contextlib.suppress(OSError):
         for pid in (cgroup / "cgroup.procs").read_text().split():
-            if int(pid) != keep:
-                with contextlib.suppress(ProcessLookupError):
+            with contextlib.suppress(OSError):
+                if os.stat(f"/proc/{pid}").st_uid == cell_uid:
                     os.kill(int(pid), signal.SIGKILL)
 
 

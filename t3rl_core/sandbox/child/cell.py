@@ -1,12 +1,15 @@
 """One cell, forked from the zygote: its three processes and the confinement it applies to itself.
 
-    zygote ─fork→ starter ─unshare(mount, PID, IPC), tmpfs, fork→ init (PID 1) ─fork→ cell
-                  (exits)                                        waits, reports   confines itself, runs
+    zygote ─fork→ starter ─unshare(mount, PID, IPC), tmpfs, fork→ init (PID 1) ─request, fork→ cell
+                  (exits)                                       waits, reports    confines itself, runs
 
-The starter reads the source and enters a fresh mount and PID namespace; init (PID 1 of that PID
-namespace, still privileged) mounts /proc and waits for the cell or for t3rl to drop the lifeline,
-whichever comes first; when init exits the kernel kills every process left in the namespace. The
-cell drops to the unprivileged uid, sets no_new_privs, Landlock and seccomp, then runs the source.
+All of it up to the request happens ahead of time: the starter enters a fresh mount, PID and IPC
+namespace; init (PID 1 of that PID namespace, still privileged) mounts /proc and waits on the
+control socket for t3rl's next request, tells the zygote it took one (the zygote then prepares the
+next cell), closes the socket, reads the source and forks the cell. It then waits for the cell or for
+t3rl to drop the lifeline, whichever comes first; when init exits the kernel kills every process
+left in the namespace. The cell drops to the unprivileged uid, sets no_new_privs, Landlock and
+seccomp, then runs the source.
 
 Wire format (all pipes t3rl made and passed through the zygote): the lifeline carries an 8-byte
 length and the source, then stays open as long as t3rl wants the cell alive. The status pipe gets
@@ -24,6 +27,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import sys
 from dataclasses import dataclass
 
@@ -41,10 +45,10 @@ class Pipes:
     status: int
 
 
-def start(spec: dict, pipes: Pipes) -> None:
-    """The starter (a fresh child of the zygote); never returns."""
+def prepare(spec: dict, ctl: socket.socket, taken: int) -> None:
+    """The starter (a fresh child of the zygote): build the next cell's namespaces and its init ahead
+    of any request, so a request only costs the cell's own fork. Never returns."""
     try:
-        code = _read_source(pipes.lifeline)
         if spec["namespaces"]:
             # Own SysV IPC and POSIX message queues too: no rendezvous with other cells through them.
             unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC)
@@ -57,9 +61,27 @@ def start(spec: dict, pipes: Pipes) -> None:
                 os.chown(workdir, spec["uid"], spec["gid"])
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         if os.fork() == 0:
-            _init(spec, pipes, code, workdir)
+            _init(spec, ctl, taken, workdir)
     except BaseException as err:
-        report(pipes.status, {"setup_error": f"{type(err).__name__}: {err}"})
+        _fail_next_request(ctl, taken, err)
+    os._exit(0)
+
+
+def _take_request(ctl: socket.socket, taken: int) -> Pipes:
+    """Wait for t3rl's next request and tell the zygote it was taken; exits if t3rl closed the socket."""
+    message, fds, _, _ = socket.recv_fds(ctl, 1 << 16, len(Pipes.__dataclass_fields__))
+    ctl.close()
+    if not message:
+        os._exit(0)  # nothing written to `taken`: the zygote exits too
+    with contextlib.suppress(OSError):  # a dead zygote: this cell still runs, t3rl restarts it next time
+        os.write(taken, b"t")
+    os.close(taken)
+    return Pipes(*fds)
+
+
+def _fail_next_request(ctl: socket.socket, taken: int, err: BaseException) -> None:
+    """Preparing failed: answer the next request with the reason instead of leaving it unanswered."""
+    report(_take_request(ctl, taken).status, {"setup_error": f"{type(err).__name__}: {err}"})
     os._exit(0)
 
 
@@ -84,11 +106,16 @@ def report(fd: int, message: dict) -> None:
         os.write(fd, json.dumps(message).encode() + b"\n")
 
 
-def _init(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
+def _init(spec: dict, ctl: socket.socket, taken: int, workdir: str) -> None:
     """PID 1 of the cell's namespace (or a plain parent without namespaces); never returns."""
     try:
         if spec["namespaces"]:
             mounts.mount_proc()
+    except BaseException as err:
+        _fail_next_request(ctl, taken, err)
+    pipes = _take_request(ctl, taken)
+    try:
+        code = _read_source(pipes.lifeline)
         cell = os.fork()
         if cell == 0:
             _cell(spec, pipes, code, workdir)

@@ -4,7 +4,8 @@ Starting an interpreter costs ~30 ms of CPU (most of it `site`); forking this on
 a millisecond, and every cell still starts from the same pristine state (the zygote never runs cell
 code). The zygote enters its network and mount namespaces once (a user namespace too when t3rl is not
 root), makes the filesystem read-only with private empty /tmp, /run, ... , then answers requests on
-its control socket: a JSON spec line with the cell's pipes attached (SCM_RIGHTS), one fork each.
+its control socket: a JSON spec line with the cell's pipes attached (SCM_RIGHTS). The next cell's
+namespaces and init are always prepared before its request arrives (see `cell.py`).
 t3rl keeps one zygote per concurrent cell, each in its own pids cgroup, which its cells are born in.
 
 Started by `t3rl_core.sandbox.zygote_process` as `python -I -B -X utf8 -c <bootstrap> <spec json>`.
@@ -28,8 +29,6 @@ from .libc import (
     prctl,
     unshare,
 )
-
-MAX_REQUEST = 1 << 16
 
 
 def _enter_namespaces(spec: dict) -> bool:
@@ -74,23 +73,21 @@ def configure(spec: dict) -> dict:
 
 
 def serve(ctl: socket.socket, spec: dict) -> None:
-    """Fork a starter per request until t3rl closes the control socket."""
+    """Keep one cell prepared: fork its starter, wait until its init took a request, repeat; stop
+    when an init reports nothing (t3rl closed the control socket)."""
     # Cells' init processes are re-parented here when their starter exits, and reaped automatically.
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     while True:
-        message, fds, _, _ = socket.recv_fds(ctl, MAX_REQUEST, len(cell.Pipes.__dataclass_fields__))
-        if not message:
+        taken_r, taken_w = os.pipe()
+        if os.fork() == 0:
+            os.close(taken_r)
+            cell.prepare(spec, ctl, taken_w)
+        os.close(taken_w)
+        took = os.read(taken_r, 1)
+        os.close(taken_r)
+        if not took:
             return
-        pipes = cell.Pipes(*fds)
-        try:
-            if os.fork() == 0:
-                ctl.close()
-                cell.start(spec, pipes)
-        except OSError as err:
-            cell.report(pipes.status, {"setup_error": f"fork: {err}"})
-        for fd in fds:
-            os.close(fd)
 
 
 def main() -> None:
