@@ -157,3 +157,23 @@ def test_ctrl_c_prints_the_resume_command(home: Path, tmp_path: Path) -> None:
     (run_dir,) = (tmp_path / "runs" / "conventions").iterdir()
     assert launcher.returncode == 130, output
     assert f"resume with: t3rl run --run-dir {run_dir}" in output
+
+
+def test_no_gc_freeze_once_nanobind_modules_are_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """gc.freeze() keeps nanobind instances alive to the end, so nanobind reports them as leaked."""
+    import gc
+
+    from launch.cli import app as cli
+
+    frozen: list[bool] = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    monkeypatch.setattr(sys, "argv", ["t3rl", "--version"])
+    for name in cli.NANOBIND_USERS:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    with pytest.raises(SystemExit):
+        cli.main()
+    assert frozen == [True]  # a light command: frozen, its exit is faster
+    monkeypatch.setitem(sys.modules, "xgrammar", object())
+    with pytest.raises(SystemExit):
+        cli.main()
+    assert frozen == [True]  # xgrammar loaded: not frozen
