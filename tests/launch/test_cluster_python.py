@@ -19,20 +19,21 @@ T3RL_STAGES = ("data", "eval")
 
 
 def _interpreter(commands: tuple, module: str) -> str:
-    """The first word of the command that runs `module` (a command may be an argv or a shell line)."""
+    """The interpreter that runs `python -m <module>` (a command may be an argv or a shell line)."""
     import shlex
 
     for command in commands:
         words = shlex.split(command) if isinstance(command, str) else list(command)
-        if module in " ".join(words):
-            return words[0]
+        for i in range(1, len(words) - 1):
+            if words[i] == "-m" and words[i + 1] == module:
+                return words[i - 1]
     raise AssertionError(f"no command runs {module}: {commands}")
 
 
 def interpreters(overrides: list[str]) -> dict[str, str]:
     """The interpreter of each t3rl_core stage's first command, and of the slime stages."""
     plan = build_plan(resolve(["+experiment=stage1_bfcl", *overrides]).run, CTX)
-    out = {name: _interpreter(plan.stage(name).commands, f"-m t3rl_core.{name}") for name in T3RL_STAGES}
+    out = {name: _interpreter(plan.stage(name).commands, f"t3rl_core.{name}") for name in T3RL_STAGES}
     out["to_torch_dist"] = plan.stage("to_torch_dist").commands[1][0]
     out["train"] = plan.stage("train").slime_job.python
     return out
