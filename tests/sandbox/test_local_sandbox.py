@@ -84,7 +84,12 @@ def run_hostile(code: str, **overrides: object) -> SandboxResult:
     async def go() -> SandboxResult:
         try:
             result = await sandbox.run(code)
-            survivors = set(processes_with(marker)) - sandbox_own(sandbox)
+            # Processes that are only still exiting (the starter, a finished init) vanish within moments.
+            for _ in range(40):
+                survivors = set(processes_with(marker)) - sandbox_own(sandbox)
+                if not survivors:
+                    break
+                await asyncio.sleep(0.05)
             assert not survivors, "processes of the cell survived it"
             after = await sandbox.run("print('still serving')")
             assert (after.status, after.stdout) == ("success", "still serving\n"), after
