@@ -1,9 +1,11 @@
-"""Standalone eval throughput: bounded concurrency against a fixed-latency engine, side by side.
+"""`t3rl eval` throughput: bounded concurrency against the reference engine with a fixed latency.
 
 The scripted reference engine with a simulated per-call latency stands in for a remote SGLang server;
-the same BFCL test tasks are evaluated with 1 episode in flight and with `--concurrency` in flight.
-With latency L per call the sequential run takes ≈ calls × L; the concurrent one should approach
-calls × L / concurrency plus the loop's own CPU cost (also measured, at zero latency).
+BFCL test tasks (`--per-category` of each category) are evaluated with `--concurrency` episodes in
+flight, through `run_eval` as `t3rl eval` runs it (trajectories and summary written). The ideal is
+the same jobs, in the same order, on `--concurrency` slots, each taking exactly its model calls x
+latency (the loop's own CPU hidden entirely): the makespan of that schedule. Several repeats; medians
+(min–max) of ideal / wall. Target: >= 0.92. The last line is the ratio.
 
     .venv/bin/python benchmarks/eval_concurrency.py [--per-category 10] [--latency 0.05] [--concurrency 32]
 """
@@ -12,6 +14,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
+import json
+import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,26 +27,43 @@ from t3rl_core.config import RuntimeConfig
 from t3rl_core.envs.bfcl.config import BFCLEnvConfig
 from t3rl_core.envs.bfcl.data import build_rows
 from t3rl_core.eval.config import EvalConfig
-from t3rl_core.eval.runner import run_eval, select_rows
+from t3rl_core.eval.runner import TRAJECTORIES_FILE, plan_jobs, run_eval, select_rows
+
+TARGET = 0.92
 
 
 def timed_eval(
     runtime: RuntimeConfig, rows: list[dict], latency: float, concurrency: int
-) -> tuple[float, dict]:
+) -> tuple[float, list[dict]]:
     config = EvalConfig.model_validate(
         {"engine": {"name": "reference", "latency_s": latency}, "concurrency": concurrency}
     )
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
-        summary = asyncio.run(run_eval(runtime, config, rows, Path(out), show_progress=False))
-        return time.perf_counter() - start, summary
+        asyncio.run(run_eval(runtime, config, rows, Path(out), show_progress=False))
+        wall = time.perf_counter() - start
+        records = [json.loads(line) for line in (Path(out) / TRAJECTORIES_FILE).read_text().splitlines()]
+    return wall, records
 
 
-def main() -> None:
+def ideal_makespan(jobs: list, calls: dict[tuple[str, int], int], latency: float, slots: int) -> float:
+    """Jobs started in order on the first free slot (as the eval's semaphore does), latency only."""
+    free = [0.0] * slots
+    end = 0.0
+    for job in jobs:
+        start = heapq.heappop(free)
+        finish = start + calls[(job.task_id, job.sample)] * latency
+        heapq.heappush(free, finish)
+        end = max(end, finish)
+    return end
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-category", type=int, default=10)
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per model call")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
     runtime = RuntimeConfig.model_validate(
@@ -53,20 +76,32 @@ def main() -> None:
         }
     )
     test_rows = [row for row in build_rows(BFCLEnvConfig()) if row["metadata"]["split"] == "test"]
-    rows = select_rows(test_rows, EvalConfig(limit_per_category=args.per_category))
+    config = EvalConfig(limit_per_category=args.per_category, concurrency=args.concurrency)
+    rows = select_rows(test_rows, config)
+    jobs = plan_jobs(rows, config)
 
-    timed_eval(runtime, rows, 0.0, 1)  # warm-up: imports, tokenizer, bfcl-eval API classes, parsers
-    cpu_time, summary = timed_eval(runtime, rows, 0.0, 1)
-    episodes = summary["overall"]["episodes"]
-    sequential, _ = timed_eval(runtime, rows, args.latency, 1)
-    concurrent, _ = timed_eval(runtime, rows, args.latency, args.concurrency)
-    print(f"{episodes} episodes, engine latency {args.latency * 1000:.0f} ms per call")
-    per_episode_ms = cpu_time / episodes * 1000
-    print(f"  loop's own cost (latency 0, 1 in flight): {cpu_time:.2f} s = {per_episode_ms:.1f} ms/episode")
-    print(f"  1 in flight:  {sequential:.2f} s ({episodes / sequential:.1f} episodes/s)")
-    print(f"  {args.concurrency} in flight: {concurrent:.2f} s ({episodes / concurrent:.1f} episodes/s)")
-    print(f"  speed-up: {sequential / concurrent:.1f}x")
+    cpu_time, _ = timed_eval(runtime, rows, 0.0, 1)  # also the warm-up: imports, API classes, parsers
+    ratios, walls, ideal = [], [], 0.0
+    for _ in range(args.repeats):
+        wall, records = timed_eval(runtime, rows, args.latency, args.concurrency)
+        calls = {(r["task_id"], r["sample"]): r["num_model_calls"] for r in records}
+        ideal = ideal_makespan(jobs, calls, args.latency, args.concurrency)
+        walls.append(wall)
+        ratios.append(ideal / wall)
+    median = statistics.median(ratios)
+    print(
+        f"{len(jobs)} episodes, {args.concurrency} in flight, engine {args.latency * 1000:.0f} ms per call; "
+        f"loop's own cost at latency 0, 1 in flight: {cpu_time:.2f} s"
+    )
+    print(
+        f"ideal {ideal:.2f} s; wall median {statistics.median(walls):.2f} s "
+        f"(min {min(walls):.2f}, max {max(walls):.2f})"
+    )
+    met = median >= TARGET
+    print(f"target ideal / wall >= {TARGET}: {'met' if met else 'NOT met'}")
+    print(f"ratio ideal / wall: median {median:.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
+    return 0 if met else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
