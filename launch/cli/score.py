@@ -52,6 +52,13 @@ def score_command(
         typer.Option("--config-dir", help="Extra config dir searched after t3rl's (repeatable)."),
     ] = None,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            help="a prepared split (JSONL rows): lines give only their id (as `t3rl eval` names tasks) "
+            "and take the ground truth / answer / tau2 task from the row"
+        ),
+    ] = None,
 ) -> None:
     """Score a JSONL of trajectories with the worlds' own checkers; writes verdicts.jsonl + summary.json.
 
@@ -71,7 +78,11 @@ def score_command(
         raise typer.BadParameter("choose eval or train", param_hint="--mode")
     if not file.is_file():
         raise typer.BadParameter(f"{file} is not a file", param_hint="FILE")
+    if data is not None and not data.is_file():
+        raise typer.BadParameter(f"{data} is not a file", param_hint="--data")
     scorer = _scorer(world, _section(world, overrides or [], [str(d) for d in config_dir or []]), mode)
+    if data is not None:
+        scorer = _with_rows(world, scorer, data)
     out = out or file.with_name(file.name.removesuffix(".jsonl") + ".scored")
     summary = score_file(world, file, out, scorer, show_progress=progress)
     typer.echo(
@@ -128,6 +139,7 @@ def _score_line(
         item = json.loads(line)
         if not isinstance(item, dict):
             raise ValueError("a line must be a JSON object")
+        item = getattr(scorer, "fill", lambda x: x)(item)
         missing = [
             key for key in REQUIRED[world] if key not in item and not (key == "id" and "task_id" in item)
         ]
@@ -236,9 +248,47 @@ def _scorer(world: str, section: Any, mode: str) -> Callable[[Mapping[str, Any]]
     return lambda item: score.tau2(
         item["messages"],
         domain=item["domain"],
-        task_id=_id(item),
+        task_id=None if item.get("task") else _id(item),
+        task=item.get("task"),
         termination_reason=item.get("termination_reason", "agent_stop"),
     )
+
+
+class _WithRows:
+    """A scorer whose lines take what they lack from the prepared row of the same task id."""
+
+    def __init__(
+        self, world: str, scorer: Callable[[Mapping[str, Any]], Verdict], rows: dict[str, Any]
+    ) -> None:
+        self.world, self.scorer, self.rows = world, scorer, rows
+
+    def fill(self, item: dict[str, Any]) -> dict[str, Any]:
+        row = self.rows.get(_id(item) or "")
+        if row is None:
+            return item
+        metadata = row.get("metadata") or {}
+        if self.world in ("toolrl", "retool"):
+            return {"ground_truth" if self.world == "toolrl" else "answer": row.get("label"), **item}
+        if self.world == "tau2":
+            return {
+                **item,
+                "domain": item.get("domain", metadata.get("domain")),
+                "task": metadata.get("task"),
+            }
+        return item
+
+    def __call__(self, item: Mapping[str, Any]) -> Verdict:
+        return self.scorer(item)
+
+
+def _with_rows(world: str, scorer: Callable[[Mapping[str, Any]], Verdict], data: Path) -> _WithRows:
+    from t3rl_core.eval.runner import load_rows, task_id
+
+    try:
+        rows = load_rows(data)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--data") from None
+    return _WithRows(world, scorer, {task_id(row): row for row in rows})
 
 
 def _id(item: Mapping[str, Any]) -> str | None:

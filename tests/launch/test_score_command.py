@@ -73,3 +73,36 @@ def test_refused_commands_write_nothing(tmp_path):
     assert invoke("score", "toolrll", str(file)).exit_code == 2
     assert invoke("score", "toolrl", str(tmp_path / "missing.jsonl")).exit_code == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.jsonl"]
+
+
+def test_lines_take_their_ground_truth_from_a_prepared_split(tmp_path):
+    rows = tmp_path / "toolrl_test.jsonl"
+    prompt = [{"role": "user", "content": "Call f with a=1."}]
+    row = {"prompt": prompt, "metadata": {"data_source": "rlla", "index": 7}, "label": GOOD}
+    write(rows, row)
+    file = write(
+        tmp_path / "answers.jsonl", {"id": "rlla/7", "response": GOOD}, {"id": "rlla/8", "response": GOOD}
+    )
+    out = tmp_path / "out"
+    assert (
+        invoke(
+            "score", "toolrl", str(file), "--data", str(rows), "--out", str(out), "--no-progress"
+        ).exit_code
+        == 0
+    )
+    found, unknown = read_verdicts(out)
+    assert found["reward"] == score.toolrl(GOOD, GOOD).reward and found["success"] is True
+    assert unknown["error"] == "ValueError: missing ground_truth (a toolrl line has response, ground_truth)"
+    write(rows, {"prompt": [], "label": GOOD})
+    refused = invoke("score", "toolrl", str(file), "--data", str(rows), "--out", str(tmp_path / "no"))
+    assert refused.exit_code == 2 and not (tmp_path / "no").exists()
+
+
+def test_a_tau2_line_takes_domain_and_task_from_its_row():
+    from launch.cli.score import _WithRows
+
+    row = {"metadata": {"domain": "airline", "task_id": "5", "task": {"id": "5"}}}
+    filled = _WithRows("tau2", lambda item: item, {"tau2_airline/5": row}).fill(
+        {"id": "tau2_airline/5", "messages": []}
+    )
+    assert (filled["domain"], filled["task"]) == ("airline", {"id": "5"})
