@@ -16,6 +16,7 @@ import typer
 
 if TYPE_CHECKING:
     from launch.config.schema import ModelConfig
+    from t3rl_core.config import ChatConfig, ParsersConfig
 
 EXIT_CONFIG, EXIT_FAILED = 2, 1
 
@@ -25,7 +26,14 @@ def register(app: typer.Typer) -> None:
 
 
 def check_template_command(
-    model: Annotated[str, typer.Argument(help="a model/ config option, e.g. qwen3_8b", show_default=False)],
+    model: Annotated[
+        str,
+        typer.Argument(
+            help="a model/ config option (e.g. qwen3_8b), or a chat family or template plugin "
+            "(e.g. glm4, my_pkg.chat:MINE) checked with its own parsers",
+            show_default=False,
+        ),
+    ],
     overrides: Annotated[
         list[str] | None, typer.Argument(help="Hydra overrides, e.g. model.parsers.x=y")
     ] = None,
@@ -46,16 +54,16 @@ def check_template_command(
     from t3rl_core.chat.custom import resolve
     from t3rl_core.chat.format import ChatFormat
 
-    config = _model(model, overrides or [], [str(d) for d in config_dir or []])
+    label, chat_config, parsers = _target(model, overrides or [], [str(d) for d in config_dir or []])
     console = Console(highlight=False, soft_wrap=True)
     try:
-        template, family = resolve(config.chat, config.parsers)
+        template, family = resolve(chat_config, parsers)
     except ValueError as err:
         console.print(f"[red]error[/] model.chat.chat_template: {escape(str(err))}")
         raise typer.Exit(EXIT_CONFIG) from None
     with tempfile.TemporaryDirectory(prefix="t3rl-check-template-") as scratch:
-        directory = tokenizer or Path(config.chat.tokenizer)
-        if not (directory / "tokenizer_config.json").is_file():
+        directory = tokenizer or (Path(chat_config.tokenizer) if chat_config.tokenizer else None)
+        if directory is None or not (directory / "tokenizer_config.json").is_file():
             if family is None:
                 console.print(
                     f"[red]error[/] no tokenizer at {escape(str(directory))} and no family tokens to build "
@@ -68,18 +76,41 @@ def check_template_command(
             console.print(f"tokenizer: a tiny offline one with the {escape(family.name)} family's tokens")
         else:
             console.print(f"tokenizer: {escape(str(directory))}")
-        chat = ChatFormat.from_config(
-            config.chat.model_copy(update={"tokenizer": str(directory)}), config.parsers
-        )
-        findings = check_template(chat, config.parsers)
+        chat = ChatFormat.from_config(chat_config.model_copy(update={"tokenizer": str(directory)}), parsers)
+        findings = check_template(chat, parsers)
     for finding in findings:
         mark = "[green]ok[/]  " if finding.ok else "[red]FAIL[/]"
         console.print(f"{mark} {escape(finding.check)}: {escape(finding.detail)}")
     failed = [f for f in findings if not f.ok]
-    console.print(
-        f"{config.name} ({config.family}): {len(findings) - len(failed)}/{len(findings)} checks pass"
-    )
+    console.print(f"{label}: {len(findings) - len(failed)}/{len(findings)} checks pass")
     raise typer.Exit(EXIT_FAILED if failed else 0)
+
+
+def _target(
+    model: str, overrides: list[str], config_dirs: list[str]
+) -> tuple[str, ChatConfig, ParsersConfig]:
+    """What to check: a model option's chat config and parsers, else a chat family's or template plugin's
+    own template with the parsers its family names."""
+    from launch.config.compose import group_options
+    from t3rl_core.chat.custom import template_plugin
+    from t3rl_core.chat.families import FAMILIES
+    from t3rl_core.config import ChatConfig, ParsersConfig
+
+    if model not in group_options("model", config_dirs):
+        try:
+            plugin = None if model in FAMILIES else template_plugin(model)
+        except ValueError as err:
+            raise typer.BadParameter(str(err), param_hint="MODEL") from None
+        family = FAMILIES.get(model) or (plugin.family if plugin else None)
+        if family is not None:
+            if overrides:
+                raise typer.BadParameter("overrides apply to a model/ option only", param_hint="OVERRIDES")
+            parsers = ParsersConfig(
+                tool_call_parser=family.tool_call_parser, reasoning_parser=family.reasoning_parser
+            )
+            return f"{model} ({family.name})", ChatConfig(tokenizer="", chat_template=model), parsers
+    config = _model(model, overrides, config_dirs)
+    return f"{config.name} ({config.family})", config.chat, config.parsers
 
 
 def _model(model: str, overrides: list[str], config_dirs: list[str]) -> ModelConfig:

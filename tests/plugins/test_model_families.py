@@ -50,6 +50,14 @@ def test_check_template_of_a_plugin_template_family(example_on_path):
     result = invoke("check-template", "counter_chatml", "--config-dir", str(EXAMPLE_CONF))
     assert result.exit_code == 0, result.output
     assert "counter_chatml (chatml): 4/4 checks pass" in result.output
+    # The plugin, and a shipped family, by name alone: checked with their family's own parsers.
+    assert (
+        "t3rl_counter.chat:CHATML (chatml): 4/4"
+        in invoke("check-template", "t3rl_counter.chat:CHATML").output
+    )
+    assert "glm4 (glm4): 5/5 checks pass" in invoke("check-template", "glm4").output
+    refused = invoke("check-template", "glm4", "model.parsers.tool_call_parser=qwen25")
+    assert refused.exit_code == 2
 
 
 def test_a_jinja_family_in_a_user_config_dir_validates_plans_and_checks(user_conf, tmp_path):
