@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 if TYPE_CHECKING:
+    from launch.checks.resolve import Resolved
     from launch.config.schema import RunConfig
     from t3rl_core.config import RuntimeConfig
     from t3rl_core.eval.config import EvalConfig
@@ -104,9 +105,16 @@ def eval_command(
     ] = None,
     config_dir: ConfigDirs = None,
 ) -> None:
-    """Evaluate a model (or the scripted reference policy) on a prepared split, here and now."""
+    """Evaluate a model (or the scripted reference policy) on a prepared split, here and now.
+
+    The engine is checked before the first episode (SGLang: /health and /get_model_info); an engine
+    that does not answer, or more engine failures than eval.max_engine_failure_rate allows, exits 1
+    with summary.json `complete: false` and the reason. The out dir also gets config.yaml,
+    overrides.yaml and manifest.json, as a pipeline run dir does."""
+    from t3rl_core.engines.base import EngineUnavailable
     from t3rl_core.eval.config import EvalConfig
     from t3rl_core.eval.evaluate import evaluate
+    from t3rl_core.secret import SecretResolutionError
 
     if engine is not None and engine not in ENGINES:
         _check_engine_plugin(engine)
@@ -120,16 +128,64 @@ def eval_command(
         from t3rl_core.config import RuntimeConfig
 
         runtime, config, runs_dir = RuntimeConfig.from_yaml(runtime_config), EvalConfig(), Path("runs")
+        composed: dict[str, Any] = {"t3rl": runtime.model_dump(mode="json")}
     else:
-        run = _resolve(overrides or [], config_dir or [])
+        resolved = _resolve(overrides or [], config_dir or [])
+        run = resolved.run
         config = run.eval if stage is None else stage_eval_config(run, stage)
         runtime, runs_dir = runtime_of(run), Path(run.paths.runs_dir)
+        composed = dict(resolved.config)
     config = with_options(
         config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category
     )
     out = out or runs_dir / f"eval-{config.engine.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    write_eval_record(out, composed | {"eval": config.model_dump(mode="json")}, overrides or [])
     data_path = data or _prepared(runtime, out / "data", config.split)
-    evaluate(runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume)
+    try:
+        summary = evaluate(
+            runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume
+        )
+    except (EngineUnavailable, SecretResolutionError) as error:
+        _fail(f"eval failed: {error}", out)
+    if not summary["complete"]:
+        _fail(f"eval incomplete: {summary['reason']}", out)
+
+
+def _fail(message: str, out: Path) -> NoReturn:
+    """Print why the eval failed (the record stays in `out`) and exit 1."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from launch.config.secrets import scrub_text
+
+    console = Console(stderr=True)
+    console.print(f"[red]{escape(scrub_text(message))}[/]", soft_wrap=True)
+    console.print(f"record: {out / 'summary.json'}", soft_wrap=True)
+    raise typer.Exit(1)
+
+
+def write_eval_record(out: Path, config: dict[str, Any], overrides: list[str]) -> None:
+    """config.yaml, overrides.yaml and manifest.json of a standalone eval dir (secrets masked)."""
+    import yaml
+
+    from launch.config.secrets import scrub_obj
+    from launch.run.rundir import RunDir, collect_manifest
+    from launch.run.steps import t3rl_root
+
+    record = RunDir(out)
+    record.path.mkdir(parents=True, exist_ok=True)
+    record.write_config(yaml.safe_dump(scrub_obj(config), sort_keys=False), overrides)
+    manifest = collect_manifest(
+        run_name="eval",
+        run_id=record.path.name,
+        t3rl_root=t3rl_root(),
+        topology={},
+        seeds={"eval": config["eval"]["seed"]},
+        overrides=overrides,
+        config_dirs=[],
+        created_at=record.read_manifest().get("created_at"),
+    )
+    record.write_manifest(manifest)
 
 
 def _check_engine_plugin(name: str) -> None:
@@ -183,7 +239,7 @@ def runtime_of(run: RunConfig) -> RuntimeConfig:
     return RuntimeConfig(env=run.env, reward=run.reward, chat=run.model.chat, parsers=run.model.parsers)
 
 
-def _resolve(overrides: list[str], config_dirs: list[str]) -> RunConfig:
+def _resolve(overrides: list[str], config_dirs: list[str]) -> Resolved:
     """The validated run config; a config error is printed (key, source, fix) and exits with code 2."""
     from rich.console import Console
 
@@ -191,7 +247,7 @@ def _resolve(overrides: list[str], config_dirs: list[str]) -> RunConfig:
     from launch.config.errors import EXIT_CONFIG_ERROR, ConfigError, render_problems
 
     try:
-        return resolve(overrides, [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]).run
+        return resolve(overrides, [os.path.abspath(os.path.expanduser(d)) for d in config_dirs])
     except ConfigError as error:
         render_problems([*error.problems, *error.warnings], Console(stderr=True))
         raise typer.Exit(EXIT_CONFIG_ERROR) from None

@@ -23,7 +23,7 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
     from launch.config.errors import ConfigError
     from launch.run.rundir import RunDir
     from launch.run.search import TrialOutcome, run_search
-    from launch.run.sweep import point_metric
+    from launch.run.sweep import IncompleteEval, point_metric
     from launch.run.sweep_runs import PlannedPoint, at_once
 
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -46,7 +46,10 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
         result = execute(item.plan, item.run_dir, item.resolved, None, None, dry=False, console=console)
         if result.status != "succeeded":
             return TrialOutcome(str(item.run_dir.path), result.status, None, result.failed_stage)
-        metric = point_metric(item.plan.stages, objective)
+        try:
+            metric = point_metric(item.plan.stages, objective)
+        except IncompleteEval as error:
+            return TrialOutcome(str(item.run_dir.path), "failed", None, str(error))
         return TrialOutcome(
             str(item.run_dir.path), "succeeded", metric, None if metric is not None else "no eval summary"
         )

@@ -262,9 +262,14 @@ def metric_label(stages: Sequence[Any], objective: Any = None) -> str | None:
     return f"{evals[-1]}: {objective.metric if objective else DEFAULT_METRIC}"
 
 
+class IncompleteEval(Exception):
+    """The eval a point is scored by did not finish: its numbers must not be read."""
+
+
 def point_metric(stages: Sequence[Any], objective: Any = None) -> float | None:
     """A finished point's score from its eval summary.json: `objective` (stage + dotted metric) when
-    set, else the last eval stage's overall accuracy; None when that stage wrote no summary."""
+    set, else the last eval stage's overall accuracy; None when that stage wrote no summary.
+    Raises IncompleteEval for a summary without `complete: true` (the engine failed, the run stopped)."""
     evals = [s for s in stages if s.kind == "eval" and "summary" in s.outputs]
     if objective is not None and objective.stage:
         evals = [s for s in evals if s.name == objective.stage]
@@ -273,4 +278,8 @@ def point_metric(stages: Sequence[Any], objective: Any = None) -> float | None:
     path = Path(evals[-1].outputs["summary"])
     if not path.exists():
         return None
-    return read_metric(json.loads(path.read_text()), objective.metric if objective else DEFAULT_METRIC)
+    summary = json.loads(path.read_text())
+    if summary.get("complete") is not True:
+        reason = summary.get("reason") or "the eval stopped before every episode finished"
+        raise IncompleteEval(f"{path} is incomplete, its metrics are not used: {reason}")
+    return read_metric(summary, objective.metric if objective else DEFAULT_METRIC)

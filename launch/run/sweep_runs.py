@@ -241,12 +241,13 @@ def _run_point(
 
 
 def _scored(item: PlannedPoint, error: str | None) -> tuple[str, float | None, str | None]:
-    """A succeeded point's metric; a metric that cannot be read fails the point."""
-    from launch.run.sweep import point_metric
+    """A succeeded point's metric; a metric that cannot be read (or comes from an incomplete eval)
+    fails the point."""
+    from launch.run.sweep import IncompleteEval, point_metric
 
     try:
         return "succeeded", point_metric(item.plan.stages, item.resolved.run.objective), error
-    except (OSError, ValueError, KeyError) as err:
+    except (IncompleteEval, OSError, ValueError, KeyError) as err:
         return "failed", None, f"no metric: {err}"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from t3rl_core.envs.base import Env
@@ -50,8 +50,17 @@ class GenerationContext:
     tool_call_parser: str | None = None
 
 
+class EngineUnavailable(RuntimeError):
+    """The engine cannot answer at all (a dead URL, a model that does not load): nothing to evaluate."""
+
+
 class Engine(ABC):
     """An async text generator over token ids."""
+
+    async def check(self) -> dict[str, Any]:
+        """Before the first episode: raise EngineUnavailable unless the engine can answer; return what
+        it serves (recorded with the results). Engines with nothing remote to reach answer at once."""
+        return {}
 
     @abstractmethod
     async def generate(

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from t3rl_core.registries import ENGINES
 from t3rl_core.registry import registered
+from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel
 
 
@@ -23,6 +24,10 @@ class SGLangEngineConfig(EngineConfig):
     name: Literal["sglang"] = "sglang"
     # Base URL, e.g. http://127.0.0.1:30000; None = the server the eval stage starts itself.
     url: str | None = None
+    # The server's --api-key, by reference (env:NAME or file:PATH), sent as a Bearer token; None = none.
+    api_key: Secret | None = None
+    # Seconds the health check before the first episode waits for /health and /get_model_info.
+    health_timeout_s: float = Field(10.0, gt=0)
     # Requests in flight at once.
     concurrency: int = Field(64, ge=1)
     # Seconds per request before it is retried.

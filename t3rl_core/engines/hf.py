@@ -37,6 +37,16 @@ class HFEngine(Engine):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._slots = asyncio.Semaphore(config.concurrency)
 
+    async def check(self) -> dict[str, Any]:
+        """The model loads (in a worker thread); a directory that holds none fails before any episode."""
+        from t3rl_core.engines.base import EngineUnavailable
+
+        try:
+            await asyncio.to_thread(self._load)
+        except Exception as exc:
+            raise EngineUnavailable(f"hf engine: cannot load a model from {self.path}: {exc}") from None
+        return {"model_path": self.path}
+
     def _load(self) -> Any:
         with self._load_lock:
             if self._model is None:

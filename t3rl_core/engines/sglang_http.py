@@ -13,8 +13,16 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.backoff import backoff_delay
-from t3rl_core.engines.base import Engine, FinishReason, Generation, GenerationContext, SamplingParams
+from t3rl_core.engines.base import (
+    Engine,
+    EngineUnavailable,
+    FinishReason,
+    Generation,
+    GenerationContext,
+    SamplingParams,
+)
 from t3rl_core.engines.config import SGLangEngineConfig
+from t3rl_core.secret import mask_url
 
 if TYPE_CHECKING:
     import aiohttp
@@ -79,7 +87,11 @@ class SGLangEngine(Engine):
                 "the sglang engine needs engine.url (the eval stage sets it to the server it starts)"
             )
         self.config = config
-        self.url = config.url.rstrip("/") + "/generate"
+        self.base_url = config.url.rstrip("/")
+        self.url = self.base_url + "/generate"
+        self._headers = {"Content-Type": "application/json"}
+        if config.api_key is not None:
+            self._headers["Authorization"] = f"Bearer {config.api_key.reveal().get_secret_value()}"
         # Session and semaphore belong to one event loop; they are rebuilt when a new loop calls.
         self._loop: asyncio.AbstractEventLoop | None = None
         self._session: aiohttp.ClientSession | None = None
@@ -115,9 +127,7 @@ class SGLangEngine(Engine):
             try:
                 async with (
                     slots,
-                    session.post(
-                        self.url, data=body, headers={"Content-Type": "application/json"}, timeout=timeout
-                    ) as response,
+                    session.post(self.url, data=body, headers=self._headers, timeout=timeout) as response,
                 ):
                     raw = await response.read()
                     if response.status >= 500:
@@ -129,7 +139,39 @@ class SGLangEngine(Engine):
             except (aiohttp.ClientError, TimeoutError, BadResponse) as exc:
                 error = f"{type(exc).__name__}: {exc}"
         attempts = self.config.max_attempts
-        return Generation([], [], "abort", error=f"{self.url} failed {attempts} time(s); last error: {error}")
+        return Generation(
+            [], [], "abort", error=f"{mask_url(self.url)} failed {attempts} time(s); last error: {error}"
+        )
+
+    async def check(self) -> dict[str, Any]:
+        """`/health` answers 200 and `/get_model_info` names the served model, within health_timeout_s."""
+        import aiohttp
+
+        where = mask_url(self.base_url)
+        timeout = aiohttp.ClientTimeout(total=self.config.health_timeout_s)
+        session, _ = self._client()
+        info: Any = None
+        for path in ("/health", "/get_model_info"):
+            try:
+                async with session.get(
+                    self.base_url + path, headers=self._headers, timeout=timeout
+                ) as response:
+                    raw = await response.read()
+                    if response.status != 200:
+                        raise EngineUnavailable(
+                            f"SGLang server {where}: GET {path} answered HTTP {response.status} "
+                            f"{raw[:200]!r}; is it still loading, or not an SGLang server?"
+                        )
+                    if path == "/get_model_info":
+                        info = json.loads(raw)
+            except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+                reason = "no answer" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+                raise EngineUnavailable(
+                    f"SGLang server {where} is not answering GET {path} ({mask_url(reason)}); start it "
+                    "or point eval.engine.url / --url at a running one"
+                ) from None
+        model = info.get("model_path") if isinstance(info, dict) else None
+        return {"url": where, "served_model": model, "model_info": info if isinstance(info, dict) else None}
 
     async def aclose(self) -> None:
         if self._session is not None and self._loop is asyncio.get_running_loop():

@@ -10,7 +10,8 @@ duration of the eval (and always stops it); with a url the eval uses that server
 eval stage starts `python -m sglang.launch_server` itself (so plan.sh shows it) and passes
 `--url … --server-pid $!`: the eval waits for the server's /health, or fails as soon as it exits.
 `--data` is the split file, or the prepared data directory holding `<eval.split>.jsonl`.
-Writes trajectories.jsonl, summary.json, report.md and the chart into --out.
+Writes trajectories.jsonl, summary.json, report.md and the chart into --out. Exits 1 when the engine
+does not answer its health check, or the eval is incomplete (summary.json `reason` says why).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from pathlib import Path
 
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.data.rows import DataError
+from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.eval.evaluate import evaluate, load_eval_config
 from t3rl_core.eval.server import wait_for_server
+from t3rl_core.secret import SecretResolutionError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         # A bad dataset line is the input's fault, not a bug: one line naming it, no traceback.
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except (EngineUnavailable, SecretResolutionError) as error:
+        print(f"eval failed: {error}", file=sys.stderr)
+        return 1
     return 0 if summary["complete"] else 1
 
 

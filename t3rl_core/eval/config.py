@@ -43,4 +43,7 @@ class EvalConfig(StrictModel):
     max_new_tokens: int | None = Field(None, ge=1)
     # Model calls per episode; None = the runtime config's rollout.max_num_steps.
     max_num_steps: int | None = Field(None, ge=1)
+    # Share of episodes the engine may fail (aborted: no answer, dropped connection, server abort)
+    # before the eval stops as incomplete; 0 = any engine failure fails the eval.
+    max_engine_failure_rate: float = Field(0.0, ge=0.0, le=1.0)
     server: ServerConfig = ServerConfig()

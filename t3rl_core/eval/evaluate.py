@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,8 @@ import yaml
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.metrics import OVERALL
-from t3rl_core.eval.report import write_report
-from t3rl_core.eval.runner import load_rows, run_eval, select_rows
+from t3rl_core.eval.report import STATUSES, write_report
+from t3rl_core.eval.runner import SUMMARY_FILE, load_rows, run_eval, select_rows
 from t3rl_core.eval.server import SERVER_LOG, SGLANG_LAUNCH, SGLangServer
 
 
@@ -64,6 +65,7 @@ def evaluate(
                 data_path=str(data_file),
                 resume=resume,
                 show_progress=progress,
+                checkpoint=serve_checkpoint,
             )
         )
 
@@ -82,25 +84,66 @@ def evaluate(
             log_path=out_dir / SERVER_LOG,
         )
         with server:
-            summary = run(config.model_copy(update={"engine": engine.model_copy(update={"url": server.url})}))
+            summary = _reported(
+                out_dir,
+                lambda: run(
+                    config.model_copy(update={"engine": engine.model_copy(update={"url": server.url})})
+                ),
+            )
     else:
-        summary = run(config)
-    write_report(summary, out_dir)
+        summary = _reported(out_dir, lambda: run(config))
     _print(summary, out_dir)
+    return summary
+
+
+def _reported(out_dir: Path, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """`run()`'s summary with report.md next to it, also when the run raised after writing one."""
+    try:
+        summary = run()
+    except BaseException:
+        if (out_dir / SUMMARY_FILE).is_file():
+            write_report(json.loads((out_dir / SUMMARY_FILE).read_text()), out_dir)
+        raise
+    write_report(summary, out_dir)
     return summary
 
 
 def _print(summary: dict[str, Any], out_dir: Path) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     ks = summary["pass_k"]
-    table = Table(title=f"{summary['split']} · engine {summary['engine']['name']}")
-    for column in ["category", "tasks", "accuracy", "progress", *(f"pass@{k}" for k in ks)]:
+    table = Table(
+        title=f"{summary['split']} · engine {summary['engine']['name']}",
+        caption="status: episodes " + "/".join(STATUSES),
+    )
+    columns = ["category", "tasks", "accuracy", "progress", *(f"pass@{k}" for k in ks), "status"]
+    for column in columns:
         table.add_column(column, justify="left" if column == "category" else "right")
     for name, block in [*summary["categories"].items(), (OVERALL, summary[OVERALL])]:
         values = [block["accuracy"], block["progress"], *(block[f"pass@{k}"] for k in ks)]
-        table.add_row(name, str(block["tasks"]), *("–" if v is None else f"{v:.3f}" for v in values))
+        table.add_row(
+            name,
+            str(block["tasks"]),
+            *("–" if v is None else f"{v:.3f}" for v in values),
+            status_cell(block["statuses"]),
+        )
     console = Console()
     console.print(table)
+    failures = summary[OVERALL].get("engine_failures", 0)
+    if failures:
+        console.print(
+            f"[yellow]{failures} episode(s) failed in the engine[/] (not scored; "
+            f"eval.max_engine_failure_rate={summary['engine_failures']['max_rate']:g})"
+        )
+    if not summary["complete"]:
+        console.print(
+            f"[red]eval incomplete[/]: {escape(summary.get('reason') or 'unknown')}", soft_wrap=True
+        )
     console.print(f"report: {out_dir / 'report.md'}")
+
+
+def status_cell(statuses: dict[str, int]) -> str:
+    """Episode counts per status, in the caption's order: "7/1/0/0"."""
+    return "/".join(str(statuses.get(name, 0)) for name in STATUSES)

@@ -6,6 +6,10 @@ With n samples of a task of which c succeed:
   pass^k = C(c, k) / C(n, k)         (probability that all k drawn samples succeed; tau-bench)
 Both are computed per task, then averaged over tasks. Accuracy is the mean success rate per task
 (= pass@1), averaged over tasks; progress and reward are means over episodes.
+
+An episode the engine failed (status `aborted`: the model never answered) is not a wrong answer: it
+is counted under `engine_failures` and left out of every score (an eval only passes with such
+episodes when `eval.max_engine_failure_rate` allows them).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from statistics import fmean
 from typing import Any
 
 OVERALL = "overall"
+ENGINE_FAILURE = "aborted"
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -68,9 +73,10 @@ class EpisodeScore:
 
 
 def summarize(scores: Iterable[EpisodeScore], ks: Sequence[int]) -> dict[str, Any]:
-    """`{"overall": {...}, "categories": {name: {...}}}`; each block has tasks, episodes, accuracy,
-    progress (None when no episode reports it), reward, pass@k / pass^k per k (over the tasks with at
-    least k samples; None when there are none), and status counts."""
+    """`{"overall": {...}, "categories": {name: {...}}}`; each block has tasks, episodes,
+    engine_failures (left out of every score), scored_episodes, wrong, accuracy, progress (None when no
+    episode reports it), reward, pass@k / pass^k per k (over the tasks with at least k scored samples;
+    None when there are none), and status counts."""
     by_category: dict[str, list[EpisodeScore]] = defaultdict(list)
     everything: list[EpisodeScore] = []
     for score in scores:
@@ -82,14 +88,18 @@ def summarize(scores: Iterable[EpisodeScore], ks: Sequence[int]) -> dict[str, An
     }
 
 
-def _block(scores: list[EpisodeScore], ks: Sequence[int]) -> dict[str, Any]:
+def _block(everything: list[EpisodeScore], ks: Sequence[int]) -> dict[str, Any]:
+    scores = [s for s in everything if s.status != ENGINE_FAILURE]
     tasks: dict[str, list[EpisodeScore]] = defaultdict(list)
     for score in scores:
         tasks[score.task_id].append(score)
     progress = [s.progress for s in scores if s.progress is not None]
     block: dict[str, Any] = {
-        "tasks": len(tasks),
-        "episodes": len(scores),
+        "tasks": len({s.task_id for s in everything}),
+        "episodes": len(everything),
+        "scored_episodes": len(scores),
+        "engine_failures": len(everything) - len(scores),
+        "wrong": sum(not s.success for s in scores),
         "accuracy": _mean(fmean(s.success for s in group) for group in tasks.values()),
         "progress": _mean(progress),
         "reward": _mean(s.reward for s in scores),
@@ -100,7 +110,7 @@ def _block(scores: list[EpisodeScore], ks: Sequence[int]) -> dict[str, Any]:
         usable = [(n, c) for n, c in counts if n >= k]
         block[f"pass@{k}"] = _mean(pass_at_k(n, c, k) for n, c in usable)
         block[f"pass^{k}"] = _mean(pass_hat_k(n, c, k) for n, c in usable)
-    block["statuses"] = dict(sorted(Counter(s.status for s in scores).items()))
+    block["statuses"] = dict(sorted(Counter(s.status for s in everything).items()))
     return block
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from t3rl_core.eval.metrics import OVERALL, wilson_interval
 
+STATUSES = ("completed", "truncated", "aborted", "failed")
 REPORT_FILE = "report.md"
 CHART_FILE = "accuracy_by_category.png"
 PASS_AT_K_FILE = "pass_at_k.png"
@@ -25,7 +26,7 @@ def write_report(summary: dict[str, Any], out_dir: Path) -> Path:
 
 def render_markdown(summary: dict[str, Any], *, pass_at_k_chart: bool = False) -> str:
     ks = summary.get("pass_k", [])
-    columns = ["category", "tasks", "episodes", "accuracy", "progress", "reward"]
+    columns = ["category", "tasks", "episodes", "engine_failures", "accuracy", "progress", "reward"]
     columns += [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
     intervals = [f"[{b.low:.3f}, {b.high:.3f}]" for b in chart_bars(summary)]
     rows = [
@@ -36,7 +37,7 @@ def render_markdown(summary: dict[str, Any], *, pass_at_k_chart: bool = False) -
     rows.append([f"**{OVERALL}**", *(f"**{cell}**" for cell in overall)])
     columns.append("accuracy 95 % CI (Wilson)")
 
-    status_names = sorted(summary[OVERALL]["statuses"])
+    status_names = [*STATUSES, *(s for s in sorted(summary[OVERALL]["statuses"]) if s not in STATUSES)]
     status_rows = [
         [name, *(str(block["statuses"].get(s, 0)) for s in status_names)]
         for name, block in [*summary["categories"].items(), (OVERALL, summary[OVERALL])]
@@ -52,12 +53,13 @@ def render_markdown(summary: dict[str, Any], *, pass_at_k_chart: bool = False) -
         f" in {summary.get('wall_time_s', 0.0):.1f} s",
     ]
     if not summary.get("complete", True):
-        lines.append("- **incomplete**: the run stopped before every episode finished")
+        reason = summary.get("reason") or "the run stopped before every episode finished"
+        lines.append(f"- **incomplete — do not use these numbers**: {reason}")
     lines += [
         "",
         "Accuracy is the share of episodes that pass the environment's checker (per task, then averaged);",
         "progress is the mean share of correct turns. pass@k / pass^k are unbiased estimates from the",
-        "samples of each task.",
+        "samples of each task. Episodes the engine failed (`aborted`: no answer) are not scored.",
         "",
         *_table(columns, rows),
         "",
@@ -65,6 +67,7 @@ def render_markdown(summary: dict[str, Any], *, pass_at_k_chart: bool = False) -
         "",
         *_table(["category", *status_names], status_rows),
         "",
+        *_evaluated(summary),
         f"![accuracy by category]({CHART_FILE})",
         "",
         *([f"![pass@k]({PASS_AT_K_FILE})", ""] if pass_at_k_chart else []),
@@ -88,7 +91,8 @@ def chart_bars(summary: dict[str, Any]) -> list[CategoryBar]:
     """Per category, overall last: accuracy with its 95 % Wilson interval over the episodes."""
     bars = []
     for name, block in [*summary["categories"].items(), (OVERALL, summary[OVERALL])]:
-        episodes = int(block.get("episodes") or 0)
+        # The interval is over the scored episodes: an engine failure is no evidence either way.
+        episodes = int(block.get("scored_episodes", block.get("episodes")) or 0)
         accuracy = float(block.get("accuracy") or 0.0)
         low, high = wilson_interval(round(accuracy * episodes), episodes)
         bars.append(
@@ -102,7 +106,10 @@ def chart_bars(summary: dict[str, Any]) -> list[CategoryBar]:
 def model_label(summary: dict[str, Any]) -> str:
     """What was evaluated, in a few words: the model path or server, else the engine's name."""
     engine = summary.get("engine", {})
-    found = summary.get("model") or engine.get("model_path") or engine.get("url")
+    model = summary.get("model") or {}
+    found = (
+        model.get("served_model") or model.get("model_path") or engine.get("model_path") or engine.get("url")
+    )
     name = engine.get("name", "?")
     if not found:
         return "scripted gold policy" if name == "reference" else f"engine {name}"
@@ -111,6 +118,36 @@ def model_label(summary: dict[str, Any]) -> str:
 
 def chart_title(summary: dict[str, Any]) -> str:
     return f"{model_label(summary)} on {summary.get('split', '?')}"
+
+
+def _evaluated(summary: dict[str, Any]) -> list[str]:
+    """The "what was evaluated" section: model, checkpoint, sampling, dataset, code."""
+    model = summary.get("model") or {}
+    checkpoint = model.get("checkpoint") or {}
+    dataset = summary.get("dataset") or {}
+    git = summary.get("git") or {}
+    pipeline = summary.get("pipeline")
+    facts = [
+        ("engine", model.get("engine") or summary.get("engine", {}).get("name")),
+        ("url", model.get("url")),
+        ("served model (from the server)", model.get("served_model")),
+        ("model path", model.get("model_path")),
+        ("policy", model.get("policy")),
+        ("checkpoint", checkpoint.get("path")),
+        ("checkpoint fingerprint", checkpoint.get("fingerprint")),
+        ("checkpoint produced by", _stage(checkpoint.get("produced_by"))),
+        ("pipeline run / stage", _stage(pipeline)),
+        ("sampling", ", ".join(f"{k}={v}" for k, v in (summary.get("sampling") or {}).items())),
+        ("dataset", f"{dataset.get('split')} `{dataset.get('path')}`" if dataset else None),
+        ("dataset sha256", dataset.get("sha256")),
+        ("git", f"{git.get('sha')}{' (dirty)' if git.get('dirty') else ''}" if git.get("sha") else None),
+    ]
+    rows = [[name, f"`{value}`" if "`" not in str(value) else str(value)] for name, value in facts if value]
+    return ["## What was evaluated", "", *_table(["", ""], rows), ""]
+
+
+def _stage(record: dict[str, Any] | None) -> str | None:
+    return f"{record['run_dir']} · {record['stage']}" if record else None
 
 
 def plot_categories(summary: dict[str, Any], path: Path) -> None:

@@ -1,15 +1,18 @@
 """The standalone evaluation loop: k seeded samples per task, bounded concurrency, nothing lost.
 
 Every finished episode is appended (and flushed) to `trajectories.jsonl` at once, so a crash or an
-interrupt keeps all finished work; `resume=True` skips the episodes already in that file. An episode
-that raises is recorded as `failed` with its error instead of stopping the run. `summary.json` is
-written at the end (marked incomplete when the run stopped early).
+interrupt keeps all finished work; `resume=True` skips the episodes already in that file (except the
+ones the engine failed, which run again). An episode that raises is recorded as `failed` with its
+error instead of stopping the run. `summary.json` is written at the end, also when the run stopped
+early (`complete: false` and the `reason`), with what was evaluated (`model`, `sampling`, `dataset`
+with its sha256, `git`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import sys
 import time
 import zlib
@@ -19,10 +22,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import t3rl_core
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
+from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
+from t3rl_core.secret import mask_url
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -112,9 +118,15 @@ async def run_eval(
     data_path: str | None = None,
     resume: bool = False,
     show_progress: bool = True,
+    checkpoint: Path | None = None,
 ) -> dict[str, Any]:
-    """Evaluate the selected `rows` into trajectories.jsonl and summary.json, and return the summary."""
+    """Evaluate the selected `rows` into trajectories.jsonl and summary.json, and return the summary.
+
+    The engine is checked before the first episode (EngineUnavailable propagates after summary.json
+    says why). Episodes the engine fails (status `aborted`) are counted apart from wrong answers;
+    once they exceed `max_engine_failure_rate` of the episodes, the eval stops and is incomplete."""
     from t3rl_core.chat.format import ChatFormat
+    from t3rl_core.engines.base import EngineUnavailable
     from t3rl_core.registries import ENGINES
     from t3rl_core.rollout.runner import EpisodeRunner
 
@@ -141,9 +153,16 @@ async def run_eval(
     engine: Engine = ENGINES.build(config.engine, chat=chat)
     runner = EpisodeRunner.from_runtime(runtime, engine, chat=chat)
     records = list(done.values())
+    budget = FailureBudget(config.max_engine_failure_rate, len(jobs))
     started = time.monotonic()
-    complete = False
+    outcome = Outcome(reason="stopped before every episode finished (interrupted or crashed)")
     try:
+        try:
+            served = await engine.check()
+        except EngineUnavailable as error:
+            outcome.reason = f"engine unavailable before the first episode: {error}"
+            raise
+        outcome.model = model_record(config.engine, served, checkpoint)
         # No bar (a pipeline stage, a log, not a terminal): plain progress lines, which the launcher
         # shows as a bar on its own terminal.
         show_progress = show_progress and sys.stderr.isatty()
@@ -156,6 +175,8 @@ async def run_eval(
 
             async def one(job: EpisodeJob) -> None:
                 async with semaphore:
+                    if budget.exceeded:
+                        return
                     record = await _run_episode(runner, job, sampling)
                 records.append(record)
                 sink.write(json.dumps(record, default=str) + "\n")  # never lose an episode to a type
@@ -164,14 +185,64 @@ async def run_eval(
                     _advance(progress, bar, records)
                 if lines is not None:
                     lines.advance(records)
+                if budget.add(record):
+                    for task in tasks:  # the eval cannot pass any more: stop what is in flight
+                        if task is not asyncio.current_task():
+                            task.cancel()
 
-            await asyncio.gather(*(one(job) for job in pending))
-            complete = True
+            tasks = [asyncio.create_task(one(job)) for job in pending]
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+            for result in results:
+                if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+                    raise result
+        outcome.reason = budget.reason(len(jobs) - len(records))
+        outcome.complete = outcome.reason is None
     finally:
         await runner.aclose()  # closes the engine too
-        summary = _summary(runtime, config, records, data_path, time.monotonic() - started, complete)
+        summary = _summary(runtime, config, records, data_path, time.monotonic() - started, outcome, out_dir)
         (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+@dataclass
+class Outcome:
+    """How the eval ended: complete, or the reason it is not; and the model it evaluated."""
+
+    complete: bool = False
+    reason: str | None = None
+    model: dict[str, Any] | None = None
+
+
+@dataclass
+class FailureBudget:
+    """Engine failures allowed: at most `max_rate` of `total` episodes."""
+
+    max_rate: float
+    total: int
+    failures: int = 0
+    first_error: str | None = None
+
+    @property
+    def exceeded(self) -> bool:
+        return self.failures > self.max_rate * self.total
+
+    def add(self, record: Mapping[str, Any]) -> bool:
+        """Count `record`; True when this one used up the budget."""
+        if not record.get("engine_failure"):
+            return False
+        self.failures += 1
+        self.first_error = self.first_error or record.get("error")
+        return self.failures == math.floor(self.max_rate * self.total) + 1
+
+    def reason(self, not_run: int) -> str | None:
+        if not self.exceeded:
+            return None
+        stopped = f"; stopped early, {not_run} episode(s) not run" if not_run else ""
+        return (
+            f"the engine failed {self.failures} of {self.total} episode(s) "
+            f"({self.failures / self.total:.1%} > eval.max_engine_failure_rate={self.max_rate:g}){stopped}; "
+            f"first error: {self.first_error}"
+        )
 
 
 async def _run_episode(runner: Any, job: EpisodeJob, sampling: SamplingParams) -> dict[str, Any]:
@@ -182,6 +253,14 @@ async def _run_episode(runner: Any, job: EpisodeJob, sampling: SamplingParams) -
         "sample": job.sample,
         "seed": job.seed,
     }
+    record = await _play(runner, job, sampling, record)
+    # Only the engine ends an episode `aborted` (no answer, dropped connection, server abort).
+    return record | {"engine_failure": record["status"] == "aborted"}
+
+
+async def _play(
+    runner: Any, job: EpisodeJob, sampling: SamplingParams, record: dict[str, Any]
+) -> dict[str, Any]:
     try:
         episode, reward = await runner.run(job.row, "eval", sampling=replace(sampling, seed=job.seed), step=0)
     except Exception as error:  # one broken episode must not stop the eval
@@ -235,14 +314,18 @@ def _summary(
     records: list[dict[str, Any]],
     data_path: str | None,
     wall_time_s: float,
-    complete: bool,
+    outcome: Outcome,
+    out_dir: Path,
 ) -> dict[str, Any]:
     scores = summarize((score_of(r) for r in records), config.pass_k)
     response_lengths = [len(r["response_ids"]) for r in records if "response_ids" in r]
+    engine = config.engine.model_dump(mode="json")
+    if engine.get("url"):
+        engine["url"] = mask_url(engine["url"])
     return {
         "split": config.split,
         "data": data_path,
-        "engine": config.engine.model_dump(mode="json"),
+        "engine": engine,
         "env": runtime.env.name,
         "reward_name": runtime.reward.name,
         "samples": config.samples,
@@ -251,12 +334,38 @@ def _summary(
         "seed": config.seed,
         "max_new_tokens": runtime.rollout.max_new_tokens,
         "max_num_steps": runtime.rollout.max_num_steps,
-        "complete": complete,
+        "complete": outcome.complete,
+        "reason": outcome.reason,
+        "engine_failures": {
+            "episodes": sum(bool(r.get("engine_failure")) for r in records),
+            "max_rate": config.max_engine_failure_rate,
+        },
+        "model": outcome.model,
+        "sampling": {
+            "temperature": config.temperature,
+            "top_p": runtime.rollout.top_p if config.temperature > 0 else 1.0,
+            "max_new_tokens": runtime.rollout.max_new_tokens,
+            "max_num_steps": runtime.rollout.max_num_steps,
+            "samples": config.samples,
+            "seed": config.seed,
+        },
+        "dataset": _dataset_record(config, data_path),
+        # The pipeline run and stage this eval belongs to (None for a standalone `t3rl eval`).
+        "pipeline": run_stage_of(out_dir),
+        "git": git_state(Path(t3rl_core.__file__).resolve().parents[1]),
         "wall_time_s": round(wall_time_s, 3),
         "mean_response_tokens": sum(response_lengths) / len(response_lengths) if response_lengths else None,
         OVERALL: scores[OVERALL],
         "categories": scores["categories"],
     }
+
+
+def _dataset_record(config: EvalConfig, data_path: str | None) -> dict[str, Any]:
+    record: dict[str, Any] = {"split": config.split, "path": data_path, "sha256": None}
+    if data_path and Path(data_path).is_file():
+        record["sha256"] = file_sha256(Path(data_path))
+    record |= {"categories": config.categories, "limit_per_category": config.limit_per_category}
+    return record
 
 
 def _load_done(path: Path, wanted: set[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
@@ -270,7 +379,8 @@ def _load_done(path: Path, wanted: set[tuple[str, int]]) -> dict[tuple[str, int]
         except json.JSONDecodeError:
             continue
         key = (record.get("task_id"), record.get("sample"))
-        if key in wanted:
+        # An episode the engine failed never got an answer: it runs again.
+        if key in wanted and record.get("status") != "aborted":
             done[key] = record  # type: ignore[index]
     # Rewrite without torn lines or records outside this plan, so the file matches the summary.
     path.write_text("".join(json.dumps(r) + "\n" for r in done.values()))

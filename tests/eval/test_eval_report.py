@@ -29,18 +29,44 @@ def test_report_has_the_numbers_and_the_chart(tmp_path):
     assert path == tmp_path / REPORT_FILE
     text = path.read_text()
     assert "`bfcl_test` with engine `reference`" in text
-    assert "| multi_turn_base | 2 | 2 | 0.500 | 0.750 | 0.750 | 0.500 | 0.500 |" in text
-    assert "| **overall** | **3** | **3** | **0.667** |" in text
-    assert "| multi_turn_base | 1 | 1 |" in text  # statuses: completed, truncated
+    assert "| multi_turn_base | 2 | 2 | 0 | 0.500 | 0.750 | 0.750 | 0.500 | 0.500 |" in text
+    assert "| **overall** | **3** | **3** | **0** | **0.667** |" in text
+    assert "| category | completed | truncated | aborted | failed |" in text
+    assert "| multi_turn_base | 1 | 1 | 0 | 0 |" in text
     assert "incomplete" not in text
     assert f"]({CHART_FILE})" in text
     png = (tmp_path / CHART_FILE).read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 5000
 
 
-def test_incomplete_runs_say_so(tmp_path):
-    text = write_report(_summary(complete=False), tmp_path).read_text()
-    assert "**incomplete**" in text
+def test_incomplete_runs_say_so_with_the_reason(tmp_path):
+    summary = _summary(complete=False) | {"reason": "the engine failed 1 of 3 episode(s)"}
+    text = write_report(summary, tmp_path).read_text()
+    assert "**incomplete — do not use these numbers**: the engine failed 1 of 3 episode(s)" in text
+
+
+def test_the_report_names_what_was_evaluated(tmp_path):
+    summary = _summary() | {
+        "model": {
+            "engine": "sglang",
+            "url": "http://user:***@gpu-node:30000",
+            "served_model": "/ckpt/iter_0000100_hf",
+            "checkpoint": {"path": "/ckpt/iter_0000100_hf", "fingerprint": "sha256:ab12"},
+        },
+        "sampling": {"temperature": 0.0, "max_new_tokens": 8192},
+        "dataset": {"split": "bfcl_test", "path": "data/bfcl_test.jsonl", "sha256": "c50e99"},
+        "git": {"sha": "258d0d2", "dirty": True},
+    }
+    text = write_report(summary, tmp_path).read_text()
+    for fact in (
+        "| url | `http://user:***@gpu-node:30000` |",
+        "| served model (from the server) | `/ckpt/iter_0000100_hf` |",
+        "| checkpoint fingerprint | `sha256:ab12` |",
+        "| sampling | `temperature=0.0, max_new_tokens=8192` |",
+        "| dataset sha256 | `c50e99` |",
+        "| git | `258d0d2 (dirty)` |",
+    ):
+        assert fact in text
 
 
 def test_wilson_interval_matches_the_textbook_values():
@@ -80,7 +106,7 @@ def test_chart_names_model_split_and_n_and_draws_intervals_for_all_zero(tmp_path
     assert chart_title(summary) == "tiny_qwen3 (hf) on bfcl_test"
     text = write_report(summary, tmp_path).read_text()
     assert "- model: tiny_qwen3 (hf)" in text and "accuracy 95 % CI (Wilson)" in text
-    assert "| multi_turn_long_context | 3 | 3 | 0.000 |" in text and "[0.000, 0.562] |" in text
+    assert "| multi_turn_long_context | 3 | 3 | 0 | 0.000 |" in text and "[0.000, 0.562] |" in text
     assert not (tmp_path / PASS_AT_K_FILE).exists()  # k = 1 only: no curve
 
 

@@ -2,6 +2,7 @@
 stand-in launch command running t3rl's SGLang-protocol server on the tiny model), evaluates over
 HTTP, writes the report and always stops the server."""
 
+import hashlib
 import json
 import socket
 import subprocess
@@ -69,6 +70,11 @@ def test_served_checkpoint_eval(setup):
         assert 0 < sum(record["loss_mask"]) <= 8 * 2 and len(record["log_probs"]) == n
     assert (out / "report.md").exists() and (out / "accuracy_by_category.png").exists()
     assert (out / "server.log").exists()
+    # What was evaluated: the checkpoint the server reports, its fingerprint, the data's hash.
+    assert summary["model"]["served_model"] == str(model)
+    assert summary["model"]["checkpoint"]["fingerprint"].startswith("sha256:")
+    assert summary["model"]["checkpoint"]["files"] == len([p for p in model.rglob("*") if p.is_file()])
+    assert summary["dataset"]["sha256"] == hashlib.sha256((data / "bfcl_test.jsonl").read_bytes()).hexdigest()
 
 
 def test_stage_command_uses_a_configured_url_without_serving(setup, tmp_path):
@@ -76,16 +82,18 @@ def test_stage_command_uses_a_configured_url_without_serving(setup, tmp_path):
     eval_file = tmp_path / "eval.yaml"
     engine = {"name": "sglang", "url": "http://127.0.0.1:1", "max_attempts": 1}
     eval_file.write_text(yaml.safe_dump({"eval": {"engine": engine}}))
-    # No server listens on port 1: with a url the command must not start one, and every episode aborts.
+    # No server listens on port 1: with a url the command must not start one, and the health check
+    # fails the stage before any episode runs, with a record saying why.
     code = eval_main.main(
         ["--runtime-config", str(runtime_file), "--eval-config", str(eval_file), "--data", str(data),
          "--out", str(tmp_path / "out"), "--serve-checkpoint", "/nonexistent", "--no-progress"]
     )  # fmt: skip
-    assert code == 0
-    records = [
-        json.loads(line) for line in (tmp_path / "out" / "trajectories.jsonl").read_text().splitlines()
-    ]
-    assert len(records) == 4 and {r["status"] for r in records} == {"aborted"}
+    assert code == 1
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["complete"] is False and "http://127.0.0.1:1" in summary["reason"]
+    assert summary["overall"]["episodes"] == 0
+    assert (tmp_path / "out" / "trajectories.jsonl").read_text() == ""
+    assert "do not use these numbers" in (tmp_path / "out" / "report.md").read_text()
     assert not (tmp_path / "out" / "server.log").exists()
 
 

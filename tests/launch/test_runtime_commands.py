@@ -4,12 +4,13 @@ import json
 
 import pytest
 import typer
+import yaml
 from typer.testing import CliRunner
 
 from launch.cli.app import app
 from launch.cli.runtime import with_options
 from t3rl_core.eval.config import EvalConfig
-from tests.support.tiny_stack import shared_tiny_stack, write_runtime_yaml
+from tests.support.tiny_stack import free_port, shared_tiny_stack, write_runtime_yaml
 
 runner = CliRunner()
 
@@ -56,7 +57,36 @@ def test_eval_from_overrides(tmp_path):
     args = ["eval", *overrides, "--engine", "reference", "--limit-per-category", "1", "--data", str(data)]
     result = runner.invoke(app, [*args, "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert json.loads((out / "summary.json").read_text())["overall"]["tasks"] == 4
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["overall"]["tasks"] == 4 and summary["complete"] is True
+    assert "status: episodes completed/truncated/aborted/failed" in result.output
+    assert "4/0/0/0" in result.output  # the overall row's status column
+    # A standalone eval dir is a record like a pipeline run's.
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert config["model"]["hf_checkpoint"] == str(model) and config["eval"]["engine"]["name"] == "reference"
+    assert yaml.safe_load((out / "overrides.yaml").read_text()) == overrides
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["overrides"] == overrides and "sha" in manifest["git"]
+
+
+def test_eval_against_a_dead_url_exits_1_naming_it(tmp_path):
+    from t3rl_core.chat.tiny import shared_tokenizer_dir
+
+    data, _ = shared_tiny_stack()
+    runtime = write_runtime_yaml(tmp_path / "runtime.yaml", shared_tokenizer_dir("qwen3"))
+    out = tmp_path / "out"
+    url = f"http://evaluser:planted-url-pass-71@127.0.0.1:{free_port()}"
+    args = ["eval", "--runtime-config", str(runtime), "--engine", "sglang", "--url", url]
+    result = runner.invoke(app, [*args, "--data", str(data), "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    masked = url.replace("planted-url-pass-71", "***")
+    assert f"SGLang server {masked} is not answering GET /health" in result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False and masked in summary["reason"]
+    assert {"config.yaml", "overrides.yaml", "manifest.json", "report.md"} <= {p.name for p in out.iterdir()}
+    # The URL's password is in no file of the record and nowhere in the output.
+    assert "planted-url-pass-71" not in result.output
+    assert not [p for p in out.rglob("*") if p.is_file() and b"planted-url-pass-71" in p.read_bytes()]
 
 
 def test_eval_config_errors_exit_2(tmp_path):

@@ -1,0 +1,102 @@
+"""Credentials in configs: a reference to where the value lives, never the value itself.
+
+A `Secret` field takes `env:NAME` (an environment variable) or `file:PATH` (a file holding the value,
+e.g. a mounted secret). Configs, run dirs, caches, logs and error messages only ever carry that
+reference; `reveal()` reads the value, as a pydantic `SecretStr`, in the process that sends it. A
+literal credential given to such a field is refused without being repeated.
+
+URLs get the same rule: `mask_url` hides the password of `scheme://user:password@host`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import GetCoreSchemaHandler, SecretStr
+from pydantic_core import PydanticCustomError, core_schema
+
+MASK = "***"
+# Environment-variable names as shells accept them.
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# `scheme://user:password@`: the password is group 2 (a user name alone is not a credential).
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):([^/@\s]+)@")
+SECRET_REFERENCE_ERROR = "secret_reference"
+REFERENCE_HELP = "env:NAME (an environment variable holding it) or file:PATH (a file holding it)"
+
+
+def mask_url(text: str) -> str:
+    """`text` with the password of every `scheme://user:password@host` replaced by the mask."""
+    return _URL_USERINFO.sub(rf"\1:{MASK}@", text)
+
+
+def url_passwords(text: str) -> list[str]:
+    """The passwords embedded in URLs of `text` (already masked ones excluded)."""
+    return [m.group(2) for m in _URL_USERINFO.finditer(text) if m.group(2) != MASK]
+
+
+class SecretResolutionError(RuntimeError):
+    """The reference names a variable that is not set or a file that cannot be read."""
+
+
+class Secret:
+    """A credential by reference (`env:NAME` or `file:PATH`); serialises as the reference only."""
+
+    __slots__ = ("reference",)
+
+    def __init__(self, reference: str) -> None:
+        kind, _, target = reference.partition(":")
+        if not (kind == "env" and ENV_NAME.match(target)) and not (kind == "file" and target):
+            # The rejected text may be the credential itself: it is not repeated.
+            raise PydanticCustomError(
+                SECRET_REFERENCE_ERROR,
+                "takes a reference to a credential, " + REFERENCE_HELP + ", never the credential itself",
+            )
+        self.reference = reference
+
+    @property
+    def kind(self) -> str:
+        return self.reference.partition(":")[0]
+
+    @property
+    def target(self) -> str:
+        return self.reference.partition(":")[2]
+
+    def reveal(self) -> SecretStr:
+        """The value, read now (strip of the trailing newline files usually end with)."""
+        if self.kind == "env":
+            value = os.environ.get(self.target)
+            if not value:
+                raise SecretResolutionError(
+                    f"{self.reference}: environment variable {self.target} is not set"
+                )
+            return SecretStr(value)
+        try:
+            return SecretStr(Path(self.target).expanduser().read_text().strip())
+        except OSError as error:
+            raise SecretResolutionError(f"{self.reference}: cannot read ({error.strerror})") from None
+
+    def __repr__(self) -> str:
+        return f"Secret({self.reference!r})"
+
+    def __str__(self) -> str:
+        return self.reference
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other.reference == self.reference
+
+    def __hash__(self) -> int:
+        return hash(self.reference)
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        from_str = core_schema.no_info_after_validator_function(cls, core_schema.str_schema())
+        return core_schema.json_or_python_schema(
+            json_schema=from_str,
+            python_schema=core_schema.union_schema([core_schema.is_instance_schema(cls), from_str]),
+            serialization=core_schema.plain_serializer_function_ser_schema(str),
+        )
