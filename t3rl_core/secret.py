@@ -94,9 +94,14 @@ class Secret:
     def __get_pydantic_core_schema__(
         cls, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
-        from_str = core_schema.no_info_after_validator_function(cls, core_schema.str_schema())
-        return core_schema.json_or_python_schema(
-            json_schema=from_str,
-            python_schema=core_schema.union_schema([core_schema.is_instance_schema(cls), from_str]),
-            serialization=core_schema.plain_serializer_function_ser_schema(str),
+        return core_schema.no_info_plain_validator_function(
+            _validate, serialization=core_schema.plain_serializer_function_ser_schema(str)
         )
+
+
+def _validate(value: Any) -> Secret:
+    if isinstance(value, Secret):
+        return value
+    if not isinstance(value, str):
+        raise PydanticCustomError(SECRET_REFERENCE_ERROR, "takes a reference string, " + REFERENCE_HELP)
+    return Secret(value)

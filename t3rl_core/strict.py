@@ -8,4 +8,6 @@ class StrictModel(BaseModel):
 
     # defer_build: a model's validator is built on first use, once, inside the model that uses it;
     # building each of the ~40 config models eagerly at import took most of `t3rl plan`'s start-up.
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    # hide_input_in_errors: a rejected value may be a credential; launch names the key and its source
+    # from `errors()` (which keep the input for non-secret keys), a raw traceback never echoes it.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, hide_input_in_errors=True)

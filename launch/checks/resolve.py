@@ -20,6 +20,7 @@ from launch.config.errors import ConfigError, Problem
 from launch.config.provenance import Provenance
 from launch.config.schema import RunConfig
 from launch.config.schema_errors import problems_from_validation
+from launch.config.secrets import remember_config, remember_overrides
 
 if TYPE_CHECKING:
     # Hydra and OmegaConf are imported where a composition is computed, not on a cache hit.
@@ -55,15 +56,20 @@ def compose_resolved(overrides: Sequence[str], config_dirs: Sequence[str] = ()) 
     """Compose and resolve interpolations only (for inspecting configs that may not validate)."""
     from launch.config.compose import compose
 
+    remember_overrides(overrides)
     composition = compose(overrides, config_dirs)
     provenance = Provenance.from_composition(composition)
-    return Composed(composition, provenance, _plain(composition, provenance))
+    data = _plain(composition, provenance)
+    remember_config(data)  # masked from here on wherever they reappear (show, errors, files, logs)
+    return Composed(composition, provenance, data)
 
 
 def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolved:
     """Compose, resolve and validate a run config; raises ConfigError with every problem found."""
+    remember_overrides(overrides)
     plain = cached_compose(overrides, config_dirs, lambda: _plain_composition(overrides, config_dirs))
     data, provenance = plain.data, plain.provenance
+    remember_config(data)
     try:
         run = RunConfig.model_validate(data)
     except ValidationError as error:

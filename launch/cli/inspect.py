@@ -112,6 +112,9 @@ def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) 
         problems = resolved.warnings
     except ConfigError as error:
         problems = [*error.problems, *error.warnings]
+    from launch.config.secrets import scrub_obj
+
+    tree = scrub_obj(tree)  # secret keys, URL passwords, secret flags' values and known values masked
     console = _console()
     if keys:
         for key in keys:
@@ -129,6 +132,8 @@ def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) 
 def _explain(key: str, tree: dict[str, Any], composed: Composed, console: Console) -> bool:
     from rich.markup import escape
 
+    from launch.config.secrets import scrub_text
+
     found, value = _lookup(tree, key)
     if not found:
         _unknown_key(key, tree, composed)
@@ -139,11 +144,11 @@ def _explain(key: str, tree: dict[str, Any], composed: Composed, console: Consol
         exact = origin is not None and _is_own(leaf, composed.provenance)
         console.print(f"[cyan]{escape(leaf)}[/] = {escape(_text(leaf_value))}")
         if exact and origin is not None:
-            console.print(f"    set in: [magenta]{escape(origin.source)}[/]")
+            console.print(f"    set in: [magenta]{escape(scrub_text(origin.source))}[/]")
             if origin.chosen_by:
-                console.print(f"    chosen by: {escape(origin.chosen_by)}")
+                console.print(f"    chosen by: {escape(scrub_text(origin.chosen_by))}")
             if isinstance(origin.raw, str) and "${" in origin.raw:
-                console.print(f"    written as: {escape(origin.raw)}")
+                console.print(f"    written as: {escape(scrub_text(origin.raw))}")
         else:
             console.print("    set in: [magenta](schema default: no config file or override sets it)[/]")
     return True

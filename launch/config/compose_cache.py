@@ -5,14 +5,16 @@ and a pure function of: the overrides and config dirs, the working directory (re
 file names shown in provenance), the config files on the search path, the code and versions of t3rl,
 Hydra, OmegaConf and PyYAML, and the environment variables `${oc.env:…}` reads. An entry is stored
 under a hash of the command line and working directory, together with a digest of everything else
-(taken before composing, so a file edited meanwhile makes the entry stale, never wrong) and the value
-of each variable `oc.env` read; a lookup recomputes the digest and rereads those variables, and any
-difference is a miss that rewrites the entry.
+(taken before composing, so a file edited meanwhile makes the entry stale, never wrong) and a sha256
+of the value of each variable `oc.env` read; a lookup recomputes the digest and rehashes those
+variables, and any difference is a miss that rewrites the entry.
 
 What is cached is the resolved plain config, its provenance and Hydra's own node — never validation,
 which runs on every call. Never cached: errors, compositions that emitted a warning or called a resolver
 other than OmegaConf's pure `oc.*` ones and `oc.env` (a resolver registered by other code may read
-anything), overrides of Hydra's own node or search path, and data that a JSON round trip would change.
+anything), overrides of Hydra's own node or search path, data that a JSON round trip would change, and
+any composition holding a secret (`launch.config.secrets.holds_secret`: a secret-looking key's value,
+a URL password, a secret flag's value, a secret environment variable's value).
 
 Location: $T3RL_CACHE_DIR, else $XDG_CACHE_HOME/t3rl, else ~/.cache/t3rl (entries under `compose/`).
 T3RL_NO_CACHE=1 (any value but 0) turns the cache off.
@@ -32,10 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from launch.config.provenance import Origin, Provenance
+from launch.config.secrets import holds_secret
 from launch.files import atomic_write_text
 from launch.installed import package_versions
 
-FORMAT = 1
+FORMAT = 2
 # Beyond this many entries the least recently written ones are removed (one per command line).
 MAX_ENTRIES = 256
 # OmegaConf's resolvers whose result depends on the config alone.
@@ -88,9 +91,20 @@ def cached_compose(
         # Shown as they would have been; a composition that warns is not cached (a hit would hide it).
         for w in caught:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
-    if not caught and not reads.impure:
+    # A config holding a credential is never written to disk (a hit could not mask it back anyway).
+    if not caught and not reads.impure and not _holds_secret(plain, overrides):
         entry.store(plain, reads.env)
     return plain
+
+
+def _holds_secret(plain: Plain, overrides: Sequence[str]) -> bool:
+    provenance = [[o.source, o.raw] for _, o in plain.provenance.items()]
+    return holds_secret([list(overrides), plain.data, plain.hydra, provenance])
+
+
+def _env_digest(value: str | None) -> str | None:
+    """What an entry keeps of a variable `oc.env` read: enough to notice a change, not the value."""
+    return None if value is None else hashlib.sha256(value.encode()).hexdigest()
 
 
 def cache_dir() -> Path:
@@ -139,7 +153,7 @@ class Entry:
                 header["format"] != FORMAT
                 or header["digest"] != self.digest
                 or header["body"] != hashlib.sha256(body.encode()).hexdigest()
-                or any(os.environ.get(k) != v for k, v in header["env"].items())
+                or any(_env_digest(os.environ.get(k)) != v for k, v in header["env"].items())
             ):
                 return None
             payload = json.loads(body)
@@ -166,7 +180,7 @@ class Entry:
         header = {
             "format": FORMAT,
             "digest": self.digest,
-            "env": dict(env),
+            "env": {k: _env_digest(v) for k, v in env.items()},
             "body": hashlib.sha256(body.encode()).hexdigest(),
         }
         with contextlib.suppress(OSError):

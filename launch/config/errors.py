@@ -34,6 +34,13 @@ class Problem:
     # Warnings are reported but do not fail validation.
     severity: Severity = "error"
 
+    def __post_init__(self) -> None:
+        # A message may quote a value and a source an override: credentials are masked in all three.
+        from launch.config.secrets import scrub_text
+
+        for name in ("message", "source", "fix"):
+            object.__setattr__(self, name, scrub_text(getattr(self, name)))
+
     def with_source(self, source: str) -> Problem:
         return self if self.source else replace(self, source=source)
 
@@ -72,6 +79,8 @@ def render_problems(problems: Sequence[Problem], console: Console | None = None)
     from rich.markup import escape
 
     console = console or Console(stderr=True)
+    # Scrubbed again: values remembered since the problem was made (a config composed later) count too.
+    problems = [Problem(p.key, p.message, p.source, p.fix, p.severity) for p in problems]
     for p in sorted(problems, key=lambda p: p.severity != "error"):
         colour = "red" if p.severity == "error" else "yellow"
         console.print(

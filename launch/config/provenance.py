@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from launch.config.secrets import mask_override
+
 if TYPE_CHECKING:
     # Imported where used: a provenance read from the composition cache needs neither Hydra nor OmegaConf.
     from launch.config.compose import Composition
@@ -58,7 +60,7 @@ class Provenance:
                     origins[key] = Origin(layer.source, layer.chosen_by, raw, order)
         order = _COMMAND_LINE
         for override in composition.overrides:
-            source = f"override `{override.text}`"
+            source = f"override `{mask_override(override.text)}`"
             if override.delete:
                 for key in [k for k in origins if k == override.key or k.startswith(override.key + ".")]:
                     del origins[key]

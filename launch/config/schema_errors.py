@@ -10,7 +10,9 @@ from pydantic import ValidationError
 from launch.config.errors import Problem, did_you_mean
 from launch.config.provenance import Provenance
 from launch.config.schema_walk import field_names
+from launch.config.secrets import is_secret_key
 from t3rl_core.registry import PluginError, UnknownNameError
+from t3rl_core.secret import SECRET_REFERENCE_ERROR
 
 
 def problems_from_validation(
@@ -34,6 +36,10 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     kind = item["type"]
     parent, _, leaf = key.rpartition(".")
     source = provenance.source(key)
+    if kind == SECRET_REFERENCE_ERROR or (is_secret_key(key) and kind != "extra_forbidden"):
+        # The value may be the credential itself: never repeated, and the fix is the reference.
+        fix = f"export NAME=<the credential>, then {key}=env:NAME (or {key}=file:PATH of a file holding it)"
+        return Problem(key, item["msg"], source, fix)
     if kind == "extra_forbidden":
         known = field_names(parent, root)
         guess = did_you_mean(leaf, known)

@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 import yaml
 
-from launch.config.secrets import scrub_obj, scrub_text
+from launch.config.secrets import mask_overrides, scrub_obj, scrub_text
 from launch.files import atomic_write_json, atomic_write_text
 from launch.installed import package_versions
 
@@ -174,7 +174,7 @@ class RunDir:
     def write_config(self, config_yaml: str, overrides: list[str]) -> None:
         """config.yaml and overrides.yaml; a previous, different pair is kept under superseded/."""
         config_file, overrides_file = self.path / "config.yaml", self.path / "overrides.yaml"
-        overrides_yaml = yaml.safe_dump(list(overrides))
+        overrides_yaml = yaml.safe_dump(mask_overrides(overrides))
         if config_file.exists() and config_file.read_text() != config_yaml:
             keep = self.path / "superseded"
             keep.mkdir(exist_ok=True)
@@ -356,7 +356,7 @@ def collect_manifest(
         },
         "planned_topology": dict(topology),
         "seeds": dict(seeds),
-        "overrides": overrides,
+        "overrides": mask_overrides(overrides),
         "config_dirs": config_dirs,
     }
 

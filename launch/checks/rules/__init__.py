@@ -1,5 +1,5 @@
 """Cross-field rules, one function each, grouped by what they look at. `RULES` runs in this order."""
 
-from launch.checks.rules import batch, model, stages, topology
+from launch.checks.rules import batch, credentials, model, stages, topology
 
-RULES = (*topology.RULES, *batch.RULES, *model.RULES, *stages.RULES)
+RULES = (*credentials.RULES, *topology.RULES, *batch.RULES, *model.RULES, *stages.RULES)

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
+from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel
 from t3rl_core.types import Message, ToolCall
 
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 STOP_MARKERS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
-_ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 # ------------------------------------------------------------------------------------------- config
@@ -50,9 +49,9 @@ class LLMUserConfig(UserSimulatorConfig):
     temperature: float = Field(0.7, ge=0.0)
     # Tokens per user reply; None = the server's default.
     max_tokens: int | None = Field(None, ge=1)
-    # NAME of the environment variable holding the API key (never the key itself); None = a local
-    # server that checks no key.
-    api_key_env: str | None = None
+    # The API key by reference: env:NAME or file:PATH (never the key itself); None = a local server
+    # that checks no key.
+    api_key: Secret | None = None
     # Extra JSON fields of every request (SGLang: chat_template_kwargs, e.g. thinking off).
     extra_body: dict[str, Any] = Field(default_factory=dict)
     # Seconds per request, and retries of a failed request (the openai client's own back-off).
@@ -60,16 +59,6 @@ class LLMUserConfig(UserSimulatorConfig):
     max_retries: int = Field(3, ge=0)
     # Requests in flight at once across all episodes of this process.
     concurrency: int = Field(64, ge=1)
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _is_a_name(cls, value: str | None) -> str | None:
-        if value is not None and not _ENV_VAR_NAME.match(value):
-            raise ValueError(
-                "api_key_env takes the NAME of an environment variable (e.g. USER_SIM_API_KEY), "
-                "not a key: keys never go into config files"
-            )
-        return value
 
 
 class ScriptedUserConfig(UserSimulatorConfig):
@@ -158,10 +147,8 @@ class LLMUser(UserSimulator):
 
     def __init__(self, config: LLMUserConfig) -> None:
         self.config = config
-        if config.api_key_env is not None and not os.environ.get(config.api_key_env):
-            raise ValueError(
-                f"the LLM user simulator reads its API key from ${config.api_key_env}, which is not set"
-            )
+        if config.api_key is not None:
+            config.api_key.reveal()  # fails here, naming the reference, when it does not resolve
         self._client: AsyncOpenAI | None = None
         self._semaphore: asyncio.Semaphore | None = None
 
@@ -196,7 +183,8 @@ class LLMUser(UserSimulator):
             from openai import AsyncOpenAI
 
             # A local server checks no key, but the client insists on one.
-            key = os.environ[self.config.api_key_env] if self.config.api_key_env else "EMPTY"
+            api_key = self.config.api_key
+            key = api_key.reveal().get_secret_value() if api_key is not None else "EMPTY"
             self._client = AsyncOpenAI(
                 base_url=self.config.base_url,
                 api_key=key,

@@ -52,8 +52,9 @@ def test_user_sim_and_domain_overrides():
     assert isinstance(llm, LLMUserConfig) and llm.model == "my-user"
     with pytest.raises(ConfigError, match="telekom"):
         resolve([*tau2, "env.domains=[telekom]"])
-    with pytest.raises(ConfigError, match="api_key_env"):
-        resolve([*tau2, "user_sim=llm", "env.user.api_key_env=sk-123-secret"])
+    with pytest.raises(ConfigError, match=r"env\.user\.api_key") as rejected:
+        resolve([*tau2, "user_sim=llm", "env.user.api_key=sk-123-secret"])
+    assert "sk-123-secret" not in str(rejected.value)
 
 
 def test_planning_imports_neither_tau2_nor_litellm():

@@ -19,6 +19,7 @@ from t3rl_core.envs.tau2.users import (
     UserToolResult,
     first_person,
 )
+from t3rl_core.secret import SecretResolutionError
 from t3rl_core.types import ToolCall, ToolCallAction
 
 
@@ -65,12 +66,13 @@ def test_scripted_user_rules_in_order():
     assert again.stops and again.text.endswith("###STOP###")
 
 
-def test_llm_user_config_takes_an_env_var_name_never_a_key(monkeypatch):
-    with pytest.raises(ValueError, match="NAME of an environment variable"):
-        LLMUserConfig(base_url="http://x/v1", model="m", api_key_env="sk-live-1234")
+def test_llm_user_config_takes_a_key_reference_never_a_key(monkeypatch):
+    with pytest.raises(ValueError, match="reference to a credential") as rejected:
+        LLMUserConfig(base_url="http://x/v1", model="m", api_key="sk-live-1234")
+    assert "sk-live-1234" not in str(rejected.value)
     monkeypatch.delenv("T3RL_TEST_USER_KEY", raising=False)
-    with pytest.raises(ValueError, match=r"\$T3RL_TEST_USER_KEY, which is not set"):
-        LLMUser(LLMUserConfig(base_url="http://x/v1", model="m", api_key_env="T3RL_TEST_USER_KEY"))
+    with pytest.raises(SecretResolutionError, match="T3RL_TEST_USER_KEY is not set"):
+        LLMUser(LLMUserConfig(base_url="http://x/v1", model="m", api_key="env:T3RL_TEST_USER_KEY"))
 
 
 class FakeChatServer:
@@ -129,7 +131,7 @@ def test_llm_user_drives_a_telecom_episode_through_an_openai_compatible_server(b
             "base_url": f"http://127.0.0.1:{port}/v1",
             "model": "user-sim",
             "temperature": 0.7,
-            "api_key_env": "T3RL_TEST_USER_KEY",
+            "api_key": "env:T3RL_TEST_USER_KEY",
             "extra_body": {"chat_template_kwargs": {"enable_thinking": False}},
         }
         factory = make_factory(Tau2EnvConfig.model_validate({"user": user}))
