@@ -55,7 +55,7 @@ def data_bfcl(
     """
     from t3rl_core.data.__main__ import prepare_and_show
 
-    env = _resolve(overrides or [], config_dir or []).env
+    env = _resolve(overrides or [], config_dir or []).run.env
     if env.name != "bfcl_multi_turn":
         from launch.config.errors import EXIT_CONFIG_ERROR
 

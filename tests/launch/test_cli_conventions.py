@@ -122,6 +122,7 @@ def test_eval_stage_uses_that_stages_settings(tmp_path: Path, monkeypatch: pytes
 
     def fake_evaluate(runtime, config, data, out, **kwargs):
         seen["config"] = config
+        return {"complete": True}
 
     monkeypatch.setattr("t3rl_core.eval.evaluate.evaluate", fake_evaluate)
     data = tmp_path / "bfcl_test.jsonl"

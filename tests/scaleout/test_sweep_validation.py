@@ -78,12 +78,13 @@ def test_fixed_sweep_plans_all_twelve_points_in_one_call(runs: Path) -> None:
 def test_point_metric_reads_the_objective_or_the_last_eval_accuracy(tmp_path: Path) -> None:
     from launch.config.schema import ObjectiveConfig
     from launch.plan.stages import Stage
-    from launch.run.sweep import point_metric
+    from launch.run.sweep import IncompleteEval, point_metric
 
     def eval_stage(name: str, accuracy: float | None) -> Stage:
         summary = tmp_path / f"{name}.json"
         if accuracy is not None:
-            summary.write_text(json.dumps({"overall": {"accuracy": accuracy, "reward": accuracy / 2}}))
+            overall = {"accuracy": accuracy, "reward": accuracy / 2}
+            summary.write_text(json.dumps({"complete": True, "overall": overall}))
         return Stage(name=name, kind="eval", commands=(), outputs={"summary": str(summary)})
 
     stages = [
@@ -96,3 +97,12 @@ def test_point_metric_reads_the_objective_or_the_last_eval_accuracy(tmp_path: Pa
     assert point_metric([*stages[:2], eval_stage("never_ran", None)]) is None
     with pytest.raises(KeyError, match="no 'pass_at_1'"):
         point_metric(stages, ObjectiveConfig(metric="overall.pass_at_1"))
+    # An incomplete eval's numbers are never read: the point (trial) fails, naming the reason.
+    broken = eval_stage("broken", 0.9)
+    path = Path(broken.outputs["summary"])
+    path.write_text(json.dumps({**json.loads(path.read_text()), "complete": False, "reason": "engine died"}))
+    with pytest.raises(IncompleteEval, match="engine died"):
+        point_metric([*stages, broken])
+    path.write_text(json.dumps({"overall": {"accuracy": 0.9}}))  # no `complete` at all: not trusted
+    with pytest.raises(IncompleteEval):
+        point_metric([*stages, broken])
