@@ -53,6 +53,10 @@ def _options(
     ),
 ) -> None:
     """Declarative experiments for multi-turn tool-use RL on slime."""
+    from launch.config.secrets import scrub_standard_streams
+
+    # Whatever a command prints passes the secret scrubber last (values it remembered, URL passwords).
+    scrub_standard_streams()
 
 # Each module defines `register(app)`.
 COMMAND_MODULES = (

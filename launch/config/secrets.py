@@ -202,3 +202,27 @@ def mask_overrides(overrides: Iterable[str]) -> list[str]:
 def public_env(environ: Mapping[str, str]) -> dict[str, str]:
     """`environ` without its secret-named variables: what may be written next to a command."""
     return {k: v for k, v in environ.items() if not is_secret_name(k)}
+
+
+class ScrubbingStream:
+    """A text stream that scrubs what is written through it (a backstop under every CLI output)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        self.inner.write(scrub_text(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def scrub_standard_streams() -> None:
+    """Route this process's stdout and stderr through `ScrubbingStream` (once)."""
+    import sys
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if not isinstance(stream, ScrubbingStream):
+            setattr(sys, name, ScrubbingStream(stream))

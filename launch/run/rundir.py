@@ -236,7 +236,14 @@ class RunDir:
             stored = self.read_overrides()
             history.append({"attempt": 1, "at": started, "given": stored, "overrides": stored})
         attempt = len(history) + 1
-        history.append({"attempt": attempt, "at": now(), "given": list(given), "overrides": list(overrides)})
+        history.append(
+            {
+                "attempt": attempt,
+                "at": now(),
+                "given": mask_overrides(given),
+                "overrides": mask_overrides(overrides),
+            }
+        )
         atomic_write_text(self.history_file, yaml.safe_dump(history, sort_keys=False), durable=True)
         return attempt
 

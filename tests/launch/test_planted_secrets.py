@@ -67,7 +67,7 @@ ACCEPTED = (
 def test_a_planned_run_and_show_keep_every_secret_out(workdir: Path) -> None:
     code, _ = _run("plan", *ACCEPTED)
     assert code == 0
-    (run_dir,) = (workdir / "runs" / "stage1_bfcl").iterdir()
+    (run_dir,) = (workdir / "plans" / "stage1_bfcl").iterdir()
     for name in ("config.yaml", "overrides.yaml", "manifest.json", "plan.sh"):
         assert (run_dir / name).is_file()
     assert list((run_dir / "runtime").glob("*.yaml")), "the planted run wrote no runtime YAML"
@@ -108,7 +108,7 @@ def test_a_credential_in_the_config_is_refused_without_being_repeated(
         assert code == 2, out
         # The fix names the reference (an override Hydra cannot parse gets its grammar fix instead).
         assert key in out and ("env:NAME" in out or "cannot parse override" in out)
-    assert not (workdir / "runs").exists()  # a rejected command writes no run dir
+    assert not (workdir / "runs").exists() and not (workdir / "plans").exists()  # nothing written
     assert _leaks(workdir) == []
 
 
