@@ -100,8 +100,12 @@ def test_an_entry_point_names_a_plugin_with_its_distribution(
 
 
 def test_built_in_names_never_scan_installed_distributions(monkeypatch, fresh_entry_points):
-    def scan(**_: object) -> None:
-        raise AssertionError("entry points scanned for a built-in name")
+    real = importlib.metadata.entry_points
+
+    def scan(**kwargs: str):
+        if kwargs.get("group", "").startswith("t3rl."):
+            raise AssertionError("entry points scanned for a built-in name")
+        return real(**kwargs)  # pydantic looks for its own plugins once
 
     monkeypatch.setattr(importlib.metadata, "entry_points", scan)
     fresh = Registry(REWARDS.kind, REWARDS.entries, group=REWARDS.group, base=REWARDS.base)
@@ -129,3 +133,24 @@ def test_a_plugin_that_cannot_be_used_says_why_and_how_to_fix_it(name, reason, t
         fresh.validate({"name": name})
     assert reason in str(error.value) and error.value.fix
     assert isinstance(error.value, ImportError)  # skipped by code that lists what it can load
+
+
+def test_shipped_experiments_never_scan_for_plugins(monkeypatch, fresh_entry_points, tmp_path):
+    """Validating and planning configs made of built-ins only pays for no entry-point scan."""
+    import sys
+
+    from launch.checks.resolve import resolve
+    from launch.plan.build import PlanContext, build_plan
+
+    scanned: list[str] = []
+    real = importlib.metadata.entry_points
+
+    def spy(**kwargs: str):
+        scanned.append(kwargs.get("group", ""))
+        return real(**kwargs)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", spy)
+    for experiment in ("quickstart", "stage1_bfcl", "retool", "tau2_pipeline"):
+        run = resolve([f"+experiment={experiment}"]).run
+        build_plan(run, PlanContext(tmp_path / experiment, tmp_path, "/t3rl", sys.executable, experiment))
+    assert not [group for group in scanned if group.startswith("t3rl.")]

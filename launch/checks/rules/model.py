@@ -46,9 +46,10 @@ def family_known(ctx: Context) -> Iterator[Problem]:
 
 def _plugin_family(template: str | None) -> str | None:
     from t3rl_core.chat.custom import template_plugin
+    from t3rl_core.chat.format import shipped_templates
 
-    if template is None:
-        return None
+    if template is None or template in shipped_templates():
+        return None  # not a plugin: no need to scan the installed distributions for one
     try:
         plugin = template_plugin(template)
     except ValueError:
