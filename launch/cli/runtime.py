@@ -140,8 +140,10 @@ def eval_command(
     )
     out = out or runs_dir / f"eval-{config.engine.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     write_eval_record(out, composed | {"eval": config.model_dump(mode="json")}, overrides or [])
-    data_path = data or _prepared(runtime, out / "data", config.split)
     try:
+        if data is None:
+            _check_server(config)  # seconds, where preparing the data first could take minutes
+        data_path = data or _prepared(runtime, out / "data", config.split)
         summary = evaluate(
             runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume
         )
@@ -151,16 +153,38 @@ def eval_command(
         _fail(f"eval incomplete: {summary['reason']}", out)
 
 
+def _check_server(config: EvalConfig) -> None:
+    """A running SGLang server (engine sglang with a url) answers its health check."""
+    engine = config.engine
+    if engine.name == "sglang" and getattr(engine, "url", None):
+        import asyncio
+
+        from t3rl_core.engines.sglang_http import SGLangEngine
+
+        async def check() -> None:
+            client = SGLangEngine(engine)  # type: ignore[arg-type]
+            try:
+                await client.check()
+            finally:
+                await client.aclose()
+
+        asyncio.run(check())
+
+
 def _fail(message: str, out: Path) -> NoReturn:
     """Print why the eval failed (the record stays in `out`) and exit 1."""
     from rich.console import Console
     from rich.markup import escape
 
     from launch.config.secrets import scrub_text
+    from launch.files import atomic_write_json
 
+    summary = out / "summary.json"
+    if not summary.exists():  # failed before the eval started: the record still says so
+        atomic_write_json(summary, {"complete": False, "reason": scrub_text(message)})
     console = Console(stderr=True)
     console.print(f"[red]{escape(scrub_text(message))}[/]", soft_wrap=True)
-    console.print(f"record: {out / 'summary.json'}", soft_wrap=True)
+    console.print(f"record: {summary}", soft_wrap=True)
     raise typer.Exit(1)
 
 

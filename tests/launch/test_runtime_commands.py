@@ -100,3 +100,16 @@ def test_data_bfcl(tmp_path):
     result = runner.invoke(app, ["data", "bfcl", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert sum(1 for _ in (tmp_path / "bfcl_test.jsonl").open()) == 300
+
+
+def test_a_dead_url_fails_before_the_data_is_prepared(tmp_path):
+    out = tmp_path / "out"
+    url = f"http://127.0.0.1:{free_port()}"
+    args = ["eval", "+experiment=quickstart", "--engine", "sglang", "--url", url, "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert f"SGLang server {url} is not answering GET /health" in result.output
+    assert not (out / "data").exists()  # nothing prepared for an eval that cannot run
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False and url in summary["reason"]
+    assert (out / "manifest.json").exists() and (out / "config.yaml").exists()
