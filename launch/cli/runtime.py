@@ -150,7 +150,7 @@ def eval_command(
     except (EngineUnavailable, SecretResolutionError) as error:
         _fail(f"eval failed: {error}", out)
     if not summary["complete"]:
-        _fail(f"eval incomplete: {summary['reason']}", out)
+        _fail(None, out)  # the reason was printed under the table
 
 
 def _check_server(config: EvalConfig) -> None:
@@ -171,8 +171,8 @@ def _check_server(config: EvalConfig) -> None:
         asyncio.run(check())
 
 
-def _fail(message: str, out: Path) -> NoReturn:
-    """Print why the eval failed (the record stays in `out`) and exit 1."""
+def _fail(message: str | None, out: Path) -> NoReturn:
+    """Print why the eval failed (unless already printed; the record stays in `out`) and exit 1."""
     from rich.console import Console
     from rich.markup import escape
 
@@ -180,10 +180,11 @@ def _fail(message: str, out: Path) -> NoReturn:
     from launch.files import atomic_write_json
 
     summary = out / "summary.json"
-    if not summary.exists():  # failed before the eval started: the record still says so
+    if message is not None and not summary.exists():  # failed before it started: the record says so
         atomic_write_json(summary, {"complete": False, "reason": scrub_text(message)})
     console = Console(stderr=True)
-    console.print(f"[red]{escape(scrub_text(message))}[/]", soft_wrap=True)
+    if message is not None:
+        console.print(f"[red]{escape(scrub_text(message))}[/]", soft_wrap=True)
     console.print(f"record: {summary}", soft_wrap=True)
     raise typer.Exit(1)
 
