@@ -55,6 +55,10 @@ def test_validate_and_show_treat_plugin_keys_as_built_in_ones(workdir):
     assert "set in: override `reward.extra_call_penalt=0.3`" in typo.output
     shown = invoke("show", *CONF, "+experiment=counter", "--explain", "env.max_add")
     assert "examples/plugin/conf/env/counter.yaml" in shown.output
+    default = invoke("show", *CONF, "+experiment=counter", "--explain", "reward.extra_call_penalty")
+    assert "reward.extra_call_penalty = 0.1" in default.output
+    tree = invoke("show", *CONF, "+experiment=counter").output  # the plugin's own fields, resolved
+    assert "name: t3rl_counter.world:CounterWorld\n  tasks: 8\n  max_add: 5\n  seed: 0" in tree
 
 
 def test_a_plugin_that_does_not_import_is_a_config_error_with_a_fix(workdir):
