@@ -40,6 +40,12 @@ _SECRET_KEY_NAME = re.compile(
 # `--flag=value`, `--flag,value` or `--flag value` inside an override's text (a Hydra list or string).
 _FLAG_IN_TEXT = re.compile(r"(--?[A-Za-z][\w-]*)(?:=|,\s*|\s+)['\"]?([^,\]\s'\"]+)")
 _REFERENCE = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S+|\$\{oc\.env:[^}]+\})$")
+# Command-line flags: a trailing `token` only in the names of credentials (Megatron's --fim-pad-token
+# takes a vocabulary token).
+_SECRET_FLAG_NAME = re.compile(
+    r"^((.*_)?(api_key|access_key|secret_key|password|passwd|secret|credentials?|wandb_key)"
+    r"|token|auth_token|access_token|api_token|hf_token|bearer_token)$"
+)
 # Values this short are too likely to occur by chance ("1", "true") to be masked inside other text.
 _MIN_SECRET_LEN = 6
 # Values this process has seen in secret places (see remember_config).
@@ -61,11 +67,12 @@ def is_secret_key(dotted: str) -> bool:
 
 
 def is_secret_flag(token: str) -> bool:
-    """`--api-key`, `--token`, `--hf-token=…`: a command-line flag whose value is a credential."""
+    """`--api-key`, `--token`, `--hf-token=…`: a command-line flag whose value is a credential (not
+    `--fim-pad-token` and the like, which name a vocabulary token)."""
     if not token.startswith("-"):
         return False
-    name = token.lstrip("-").split("=", 1)[0]
-    return bool(name) and is_secret_name(name.replace("-", "_"))
+    name = token.lstrip("-").split("=", 1)[0].replace("-", "_").lower()
+    return bool(_SECRET_FLAG_NAME.match(name))
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> frozenset[str]:

@@ -119,3 +119,15 @@ def test_the_cache_keeps_no_value_of_a_variable_it_reads(workdir: Path) -> None:
     entries = list((workdir / "cache").rglob("*.json"))
     assert entries, "the composition was not cached"
     assert not [e for e in entries if PLANTED["oc_env"].encode() in e.read_bytes().split(b"\n")[0]]
+
+
+@pytest.mark.parametrize(
+    ("flag", "secret"),
+    [
+        ("--api-key", True), ("--admin-api-key", True), ("--token=x", True), ("--hf-token", True),
+        ("--password", True), ("--fim-pad-token", False), ("--eos-token", False),
+        ("--rollout-stop-token-ids", False), ("--tp", False),
+    ],
+)  # fmt: skip
+def test_secret_flags_are_credentials_not_vocabulary_tokens(flag: str, secret: bool) -> None:
+    assert secrets.is_secret_flag(flag) is secret
