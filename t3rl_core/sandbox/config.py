@@ -30,7 +30,8 @@ class LocalSandboxConfig(SandboxConfig):
     cpu_time_s: int | None = Field(None, ge=1)
     # Address-space limit per process (RLIMIT_AS), MiB.
     memory_mb: int = Field(1024, ge=64)
-    # Processes and threads the cell may have at once (a pids cgroup, else RLIMIT_NPROC of the cell uid).
+    # Processes and threads the cell may have at once (its slot's pids cgroup, which also holds the
+    # slot's zygote and the cell's init; else RLIMIT_NPROC of the cell uid).
     max_processes: int = Field(32, ge=1)
     # Largest file the cell may write (RLIMIT_FSIZE), MiB.
     max_file_size_mb: int = Field(16, ge=0)
