@@ -6,12 +6,12 @@ set -euo pipefail
 # ---- stage data (prepare_data): bfcl_multi_turn: bfcl_train_base, bfcl_val, bfcl_train, bfcl_unseen
 (
 cache=<cache>/data/bfcl_multi_turn-78032c8a7aec87cc
-if [ -f "$cache/manifest.json" ]; then echo "data: $cache (prepared before: same content key)"
+if /venv/bin/python -m t3rl_core.data.check "$cache" 2>/dev/null; then echo "data: $cache (prepared before: same content key)"
 else
   mkdir -p "$(dirname "$cache")"
   tmp=$(mktemp -d "$cache.tmp.XXXXXX") && chmod 755 "$tmp"  # readable by whoever shares the cache
   /venv/bin/python -m t3rl_core.data --runtime-config /RUN/runtime/data.yaml --out "$tmp"
-  if [ -e "$cache" ] && [ ! -f "$cache/manifest.json" ]; then rm -rf "$cache"; fi  # a broken copy
+  if [ -e "$cache" ] && ! /venv/bin/python -m t3rl_core.data.check "$cache"; then rm -rf "$cache"; fi  # a broken copy
   mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"  # else a concurrent run stored it first
 fi
 rm -rf /RUN/stages/data/data && ln -s "$cache" /RUN/stages/data/data
