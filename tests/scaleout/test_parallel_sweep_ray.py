@@ -60,7 +60,7 @@ def _point(cluster: LocalRay, run_dir: Path, index: int, lines: int, code: int =
 def test_points_run_as_concurrent_ray_jobs_up_to_the_clusters_gpus(cluster: LocalRay, tmp_path: Path) -> None:
     capacity = cluster_gpus(cluster.dashboard)
     assert capacity == 2
-    points = [_point(cluster, tmp_path / f"p{i:02d}", i, lines=10, code=3 if i == 1 else 0) for i in range(3)]
+    points = [_point(cluster, tmp_path / f"p{i:02d}", i, lines=6, code=3 if i == 1 else 0) for i in range(3)]
     progress = PointScheduler(points, gpu_capacity=capacity, poll_s=0.1).run()
     # The failing point 1 stopped nothing else.
     assert [progress[i].status for i in range(3)] == ["succeeded", "failed", "succeeded"], [
@@ -82,7 +82,7 @@ def test_a_killed_sweep_launcher_reattaches_to_every_points_job(cluster: LocalRa
         run_dir.mkdir()
     output = (tmp_path / "launcher.out").open("w")
     launcher = subprocess.Popen(
-        [sys.executable, str(HERE / "sweep_launcher_driver.py"), cluster.dashboard, "40",
+        [sys.executable, str(HERE / "sweep_launcher_driver.py"), cluster.dashboard, "20",
          *map(str, run_dirs)],
         stdout=output, stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True,
     )  # fmt: skip
@@ -104,14 +104,14 @@ def test_a_killed_sweep_launcher_reattaches_to_every_points_job(cluster: LocalRa
     before = {d: read_record(d / "stages/train") for d in run_dirs}
 
     progress = PointScheduler(
-        [_point(cluster, d, i, lines=40) for i, d in enumerate(run_dirs)], poll_s=0.1
+        [_point(cluster, d, i, lines=20) for i, d in enumerate(run_dirs)], poll_s=0.1
     ).run()
     assert [p.status for p in progress.values()] == ["succeeded", "succeeded"]
     for run_dir in run_dirs:
         (job,) = _jobs_of(cluster, run_dir)  # re-attached: no second submission
         assert job.submission_id == before[run_dir].submission_id
         log = (run_dir / "stages/train/log.txt").read_text()
-        assert all(log.count(f"train line {i} ") == 1 for i in range(40))
+        assert all(log.count(f"train line {i} ") == 1 for i in range(20))
 
 
 def _kill_point_launchers(run_dirs: list[Path]) -> None:
