@@ -4,7 +4,8 @@ Each benchmark runs with its defaults in a fresh process; its last line (the rat
 (0 = target met) go into the table between the `<!-- benchmark-table -->` markers of README.md. Timings
 depend on the machine and its load: rerun on a quiet machine before comparing with the targets.
 
-    .venv/bin/python benchmarks/readme_table.py [--only NAME ...] [--readme README.md]
+    .venv/bin/python benchmarks/readme_table.py [--only NAME ...] [--readme README.md] > table.log
+    .venv/bin/python benchmarks/readme_table.py --from-log table.log    # the table of an earlier run
 """
 
 from __future__ import annotations
@@ -51,22 +52,33 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", help="scripts to run (the other rows keep their text)")
     parser.add_argument("--readme", type=Path, default=HERE.parent / "README.md")
+    parser.add_argument("--from-log", type=Path, help="this script's output of an earlier run: no rerun")
     args = parser.parse_args()
     readme = args.readme.read_text()
     if START not in readme or END not in readme:
         raise SystemExit(f"{args.readme} has no {START} … {END} section")
-    current = readme[readme.index(START) + len(START) : readme.index(END)]
+    begin, end = readme.index(START) + len(START), readme.index(END)
+    current = readme[begin:end]
     rows = {}
     for line in current.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if len(cells) == 5 and cells[0].startswith("`benchmarks/"):
             rows[cells[0]] = line
+    logged = {}
+    if args.from_log:
+        for line in args.from_log.read_text().splitlines():
+            found = re.fullmatch(r"(.+?): (.*) \((met|NOT met), \d+ s\)", line)
+            if found:
+                logged[found[1]] = (found[2], found[3] == "met")
     for command, (what, target) in BENCHMARKS.items():
         key = f"`benchmarks/{command}`"
-        if args.only and command.split()[0] not in args.only:
+        if (args.only and command.split()[0] not in args.only) or (args.from_log and command not in logged):
             continue
-        last, met, seconds = run(command)
-        print(f"{command}: {last} ({'met' if met else 'NOT met'}, {seconds:.0f} s)", flush=True)
+        if args.from_log:
+            last, met = logged[command]
+        else:
+            last, met, seconds = run(command)
+            print(f"{command}: {last} ({'met' if met else 'NOT met'}, {seconds:.0f} s)", flush=True)
         last = re.sub(r"\s+", " ", last).replace("|", "/")
         rows[key] = f"| {key} | {what} | {target} | {last} | {'yes' if met else 'no'} |"
     table = [
@@ -74,7 +86,7 @@ def main() -> int:
         "|---|---|---|---|---|",
         *(rows[f"`benchmarks/{c}`"] for c in BENCHMARKS if f"`benchmarks/{c}`" in rows),
     ]
-    args.readme.write_text(readme.replace(current, "\n" + "\n".join(table) + "\n"))
+    args.readme.write_text(readme[:begin] + "\n" + "\n".join(table) + "\n" + readme[end:])
     return 0
 
 
