@@ -98,15 +98,17 @@ class LocalExecutor(Executor):
             start_new_session=True,
         )
         reader = threading.Thread(target=self._tee, args=(proc, log, secrets, echo), daemon=True)
-        reader.start()
+        # From here on a Ctrl-C, wherever it lands, stops the group the command started.
         try:
+            reader.start()
             if on_started is not None:
                 on_started(_group_handle(proc.pid))
             code = proc.wait()
         except KeyboardInterrupt:
             self._stop_group(proc.pid)
             proc.wait()
-            reader.join(timeout=5)
+            if reader.ident is not None:
+                reader.join(timeout=5)
             log.write(f"===== t3rl: stopped by the user at {now()} =====\n")
             log.flush()
             raise
@@ -137,12 +139,26 @@ class LocalExecutor(Executor):
         """SIGTERM the process group, then SIGKILL it if anything is still alive after the grace period."""
         if not _signal_group(pgid, signal.SIGTERM):
             return
-        deadline = time.monotonic() + self.config.stop_grace_s
-        while time.monotonic() < deadline:
-            if not _group_alive(pgid):
-                return
-            time.sleep(0.05)
+        if _wait_until_gone(pgid, self.config.stop_grace_s):
+            return
         _signal_group(pgid, signal.SIGKILL)
+        # SIGKILL is delivered asynchronously: "stopped" is reported once nothing of the group runs.
+        _wait_until_gone(pgid, _KILL_WAIT_S)
+
+
+# Upper bound on waiting for SIGKILLed processes to go (they cannot ignore it; only a process stuck in
+# uninterruptible I/O takes longer, and then t3rl reports the stage stopped anyway).
+_KILL_WAIT_S = 5.0
+
+
+def _wait_until_gone(pgid: int, timeout_s: float) -> bool:
+    """True once no live process is left in the group; False if some still run after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while _group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _signal_group(pgid: int, sig: int) -> bool:
