@@ -119,6 +119,12 @@ def main(
                     )
                 if out is not None:
                     raise PipelineError("--out names one dir; a planned sweep makes one dir per point")
+                from launch.run.search import is_search
+
+                if is_search(overrides):
+                    from launch.run.search_runs import run_search_trials
+
+                    return run_search_trials(overrides, dirs, console, dry=dry)
                 from launch.run.sweep_runs import run_sweep
 
                 return run_sweep(overrides, dirs, from_stage, only, dry=dry, console=console)

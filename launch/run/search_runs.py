@@ -16,15 +16,23 @@ if TYPE_CHECKING:
     from launch.run.sweep import Point, SweepSummary
 
 
-def run_search_trials(overrides: list[str], config_dirs: list[str], console: Console) -> int:
+def run_search_trials(overrides: list[str], config_dirs: list[str], console: Console, *, dry: bool) -> int:
     """An Optuna search (hparams_search=<name>): each trial is a full run; its metric feeds the study."""
     from datetime import datetime
 
-    from launch.config.errors import ConfigError
+    from launch.config.errors import ConfigError, Problem
     from launch.run.rundir import RunDir
     from launch.run.search import TrialOutcome, run_search
     from launch.run.sweep import IncompleteEval, point_metric
     from launch.run.sweep_runs import PlannedPoint, at_once
+
+    if dry:
+        problem = Problem(
+            "hparams_search",
+            "a search picks its points as it goes: there is nothing to plan ahead",
+            fix="plan one trial by giving its values as plain overrides",
+        )
+        raise ConfigError([problem])
 
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     first = resolve_overrides([o for o in overrides if "," not in o], config_dirs, console)

@@ -65,21 +65,9 @@ def run_sweep(
 ) -> int:
     from datetime import datetime
 
-    from launch.config.errors import ConfigError, Problem
     from launch.run.rundir import RunDir
-    from launch.run.search import is_search
-    from launch.run.search_runs import run_search_trials
     from launch.run.sweep import SweepSummary, check_points, expand_points, metric_label, print_points_table
 
-    if is_search(overrides):
-        if dry:
-            problem = Problem(
-                "hparams_search",
-                "a search picks its points as it goes: there is nothing to plan ahead",
-                fix="plan one trial by giving its values as plain overrides",
-            )
-            raise ConfigError([problem])
-        return run_search_trials(overrides, config_dirs, console)
     points = expand_points(overrides)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     # The sweep dir follows from the first point's runs_dir (plans_dir when planning) and name;
