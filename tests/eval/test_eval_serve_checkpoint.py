@@ -139,6 +139,7 @@ def test_the_planned_stage_script_starts_and_stops_the_server_when_run_by_hand(s
     builder = SimpleNamespace(
         run=SimpleNamespace(model=SimpleNamespace(parsers=RuntimeConfig.from_yaml(runtime_file).parsers)),
         ctx=SimpleNamespace(python=str(python)),
+        cluster_python=lambda: str(python),
     )
     cmd = [str(python), "-m", "t3rl_core.eval", "--runtime-config", str(runtime_file), "--eval-config",
            str(eval_file), "--data", str(data), "--out", str(out), "--no-progress"]  # fmt: skip

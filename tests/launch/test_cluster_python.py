@@ -4,6 +4,7 @@ slime's (paths.python) under ray/slurm; a bad value is a config error."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -12,28 +13,23 @@ import pytest
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError
 from launch.plan.build import PlanContext, build_plan
+from launch.plan.stages import render_command
 
 LOCAL = "/planning/venv/bin/python"
 CTX = PlanContext(Path("/run"), Path("/base"), "/t3rl", LOCAL, "test-run", {})
 T3RL_STAGES = ("data", "eval")
 
 
-def _interpreter(commands: tuple, module: str) -> str:
-    """The interpreter that runs `python -m <module>` (a command may be an argv or a shell line)."""
-    import shlex
-
-    for command in commands:
-        words = shlex.split(command) if isinstance(command, str) else list(command)
-        for i in range(1, len(words) - 1):
-            if words[i] == "-m" and words[i + 1] == module:
-                return words[i - 1]
-    raise AssertionError(f"no command runs {module}: {commands}")
-
-
 def interpreters(overrides: list[str]) -> dict[str, str]:
-    """The interpreter of each t3rl_core stage's first command, and of the slime stages."""
+    """The interpreter that runs each t3rl_core stage's module (every such command agrees), and the
+    slime stages'."""
     plan = build_plan(resolve(["+experiment=stage1_bfcl", *overrides]).run, CTX)
-    out = {name: _interpreter(plan.stage(name).commands, f"t3rl_core.{name}") for name in T3RL_STAGES}
+    out = {}
+    for name in T3RL_STAGES:
+        text = "\n".join(render_command(c) for c in plan.stage(name).commands)
+        used = set(re.findall(r"(\S+) -m (?:t3rl_core\.\w+|sglang\.launch_server)", text))
+        assert len(used) == 1, (name, used)
+        out[name] = used.pop()
     out["to_torch_dist"] = plan.stage("to_torch_dist").commands[1][0]
     out["train"] = plan.stage("train").slime_job.python
     return out

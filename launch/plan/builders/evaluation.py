@@ -98,7 +98,7 @@ def _with_server(
         tool_call_parser=parsers.tool_call_parser,
         reasoning_parser=parsers.reasoning_parser,
         config=server,
-        launch=(builder.ctx.python, "-m", "sglang.launch_server"),
+        launch=(builder.cluster_python(), "-m", "sglang.launch_server"),
     )
     log = shlex.quote(f"{stage_dir}/{SERVER_LOG}")
     url = f"http://{server.host}:{server.port}"
