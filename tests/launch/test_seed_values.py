@@ -33,6 +33,8 @@ def test_bfcl_stages_follow_t3rls_instruct2507_recipe(experiment: str) -> None:
     assert train["mis"]["tis_level"] == "token" and train["mis"]["tis_mode"] == "truncate"
     eval_file = next(p for p in plan.files if p.endswith("/runtime/eval.eval.yaml"))
     assert yaml.safe_load(plan.files[eval_file])["split"] == "bfcl_unseen"
+    # The eval server gets no reasoning parser whose <think> tags would disagree with <thinking>.
+    assert "--reasoning-parser" not in plan.stage("eval").script()
 
 
 def test_toolrl_defaults_to_its_readme_model_with_slimes_flags() -> None:

@@ -96,7 +96,8 @@ def _with_server(
         hf,
         tp=tp,
         tool_call_parser=parsers.tool_call_parser,
-        reasoning_parser=parsers.reasoning_parser,
+        # With think_tags the server's parser would split on its own tags; t3rl parses /generate text itself.
+        reasoning_parser=None if parsers.think_tags else parsers.reasoning_parser,
         config=server,
         launch=(builder.cluster_python(), "-m", "sglang.launch_server"),
     )
