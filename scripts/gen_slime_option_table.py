@@ -15,7 +15,8 @@ Regenerate when slime (or the Megatron commit its image pins) moves:
     git -C Megatron-LM checkout <commit pinned by slime's docker/Dockerfile>
     .venv/bin/python scripts/gen_slime_option_table.py --slime slime --megatron Megatron-LM
 
-It needs torch (the CPU build in `.venv` is enough) because Megatron's argument module imports it;
+It needs torch (the CPU build in `.venv` is enough) because Megatron's argument module imports it,
+and the pinned ruff, which formats the table as the repository is formatted;
 slime's SGLang-side modules are replaced by stand-ins, since only its option builder is needed.
 Never commit the checkouts. `--check` compares instead of writing (exit 1 when the table differs).
 """
