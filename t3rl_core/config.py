@@ -9,7 +9,7 @@ sides agree on every field.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import yaml
 from pydantic import Field
@@ -25,13 +25,29 @@ RUNTIME_KEY = "t3rl"
 
 
 class EnvConfig(StrictModel):
-    """Base of every env section; subclasses narrow `name` to a Literal."""
+    """Base of every env section; subclasses narrow `name` to a Literal.
+
+    The contract with rewards is declared data on the class: `OUTCOME_FIELDS` names the keys every
+    `Env.outcome()` of this env returns (None = undeclared, no reward can be checked against it).
+    """
+
+    OUTCOME_FIELDS: ClassVar[frozenset[str] | None] = None
 
     name: str
 
+    def eval_categories(self) -> list[str] | None:
+        """The `metadata.data_source` values the prepared rows carry (None = not known before the data)."""
+        return None
+
 
 class RewardConfig(StrictModel):
-    """Base of every reward section; subclasses narrow `name` to a Literal."""
+    """Base of every reward section; subclasses narrow `name` to a Literal.
+
+    `NEEDS_OUTCOME` names the `Env.outcome()` keys the reward reads: an env that does not provide them
+    all would score every episode from missing data, so the launcher rejects the pair before a run.
+    """
+
+    NEEDS_OUTCOME: ClassVar[frozenset[str]] = frozenset()
 
     name: str
 
@@ -90,6 +106,9 @@ class ChatConfig(StrictModel):
     family: ChatFamilyConfig | None = None
     # Extra variables for the template (e.g. {"enable_thinking": false}).
     chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
+    # True: a shipped template of another family than model.family is intended (the launcher rejects
+    # it otherwise: the parsers and stop tokens follow the family, not the template).
+    allow_foreign_template: bool = False
 
 
 class ParsersConfig(StrictModel):

@@ -83,4 +83,5 @@ def per_scope(check: Callable[[Scope, Context], Iterable[Problem]]) -> Rule:
 
     rule.__name__ = check.__name__
     rule.__doc__ = check.__doc__
+    rule.check = check  # type: ignore[attr-defined]  # for trying a candidate layout in one scope
     return rule

@@ -33,7 +33,39 @@ def validate(
     )
     for rule in RULES:
         problems.extend(rule(ctx))
-    return _unique(p.with_source(provenance.source(p.key)) for p in problems)
+    if not any(p.severity == "error" for p in problems):
+        problems.extend(plan_problems(run))
+    return _unique(p.with_source(_source_of(provenance, p.key)) for p in problems)
+
+
+def plan_problems(run: RunConfig) -> list[Problem]:
+    """What building the plan would refuse (no I/O: the plan is built in memory and dropped), so that
+    `validate` rejects every config `plan` and `run` reject."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from launch.config.errors import ConfigError
+    from launch.plan.build import PlanContext, build_plan
+
+    where = Path.cwd() / "<run dir>"
+    ctx = PlanContext(where, Path.cwd(), "<t3rl>", sys.executable, "<run id>", dict(os.environ))
+    try:
+        build_plan(run, ctx)
+    except ConfigError as error:
+        return list(error.problems)
+    return []
+
+
+def _source_of(provenance: Provenance, key: str) -> str:
+    """The source of `key`, else of its nearest ancestor some file or override set."""
+    parts = key.split(".")
+    while parts:
+        found = provenance.source(".".join(parts))
+        if found:
+            return found
+        parts.pop()
+    return ""
 
 
 def build_scopes(

@@ -79,6 +79,32 @@ class Composition:
 
 def compose(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Composition:
     """Compose t3rl's primary config with Hydra overrides; raises ConfigError with every problem."""
+    import yaml
+
+    try:
+        return _compose(overrides, config_dirs)
+    except yaml.YAMLError as error:
+        raise ConfigError([yaml_problem(error)]) from None
+
+
+def yaml_problem(error: Exception) -> Problem:
+    """A config file that is not valid YAML (syntax, duplicated key): its file, line and column."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    where = f"{mark.name}:{mark.line + 1}:{mark.column + 1}" if mark is not None else "a config file"
+    what = " ".join(str(getattr(error, "problem", "") or error).split())
+    context = getattr(error, "context", None)
+    if context and "duplicate" in what:
+        first = getattr(error, "context_mark", None)
+        what += f" (the mapping starts at line {first.line + 1})" if first is not None else ""
+    fix = (
+        "keep one of the two entries (YAML mappings take each key once)"
+        if "duplicate" in what
+        else "fix the YAML syntax there (a missing ':' or closing bracket, a tab, an unquoted ': ')"
+    )
+    return Problem(key=where, message=f"not valid YAML: {what}", source=where, fix=fix)
+
+
+def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Composition:
     loader = _loader(_normalise_dirs(config_dirs))
     written = {_optional_group_choice(o): o for o in overrides}
     overrides = list(written)
@@ -419,9 +445,11 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
             fix=f"drop the '+': {text[1:]}",
         )
     if isinstance(node, DictConfig) and leaf not in node:
+        from launch.config.fixes import assign
         from launch.config.schema_walk import field_names
 
-        known = set(node.keys()) | set(field_names(parent, OmegaConf.to_container(cfg, resolve=False)))
+        composed = OmegaConf.to_container(cfg, resolve=False)
+        known = set(node.keys()) | set(field_names(parent, composed))
         guess = did_you_mean(leaf, known)
         where = f"under '{parent}'" if parent else "at the top level"
         if guess == leaf:  # a schema field this composition leaves at its default: add it
@@ -432,7 +460,8 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
                 fix=f"add it with '+': +{key}={_value_text(override)}",
             )
         fix = (
-            f"did you mean '{_join(parent, guess)}'? e.g. {_join(parent, guess)}={_value_text(override)}"
+            f"did you mean '{_join(parent, guess)}'? e.g. "
+            + assign(composed, _join(parent, guess), _value_text(override))
             if guess
             else (f"known keys {where}: {', '.join(sorted(known))}")
         )

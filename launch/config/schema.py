@@ -13,6 +13,7 @@ from pydantic import Field
 
 from t3rl_core.config import AnyEnvConfig, AnyRewardConfig, ChatConfig, MisConfig, ParsersConfig
 from t3rl_core.eval.config import EvalConfig
+from t3rl_core.fields import ClusterPath, PathComponent, RayAddress, SlurmDuration
 from t3rl_core.strict import StrictModel
 
 # ---------------------------------------------------------------------------------------------- model
@@ -24,19 +25,19 @@ class MoEArch(StrictModel):
     num_experts: int = Field(ge=1)
     moe_ffn_hidden_size: int = Field(ge=1)
     moe_router_topk: int = Field(ge=1)
-    moe_shared_expert_intermediate_size: int | None = None
+    moe_shared_expert_intermediate_size: int | None = Field(None, ge=1)
     # Megatron's --moe-layer-freq: 1 = every layer is MoE, or a 0/1 list, one entry per layer.
-    moe_layer_freq: int | list[int] = 1
+    moe_layer_freq: Annotated[int, Field(ge=1)] | list[Literal[0, 1]] = 1
 
 
 class MLAArch(StrictModel):
     """Multi-latent attention fields (DeepSeek-V3)."""
 
-    q_lora_rank: int | None = None
-    kv_lora_rank: int
-    qk_head_dim: int
-    qk_pos_emb_head_dim: int
-    v_head_dim: int
+    q_lora_rank: int | None = Field(None, ge=1)
+    kv_lora_rank: int = Field(ge=1)
+    qk_head_dim: int = Field(ge=1)
+    qk_pos_emb_head_dim: int = Field(ge=1)
+    v_head_dim: int = Field(ge=1)
 
 
 class MegatronArch(StrictModel):
@@ -47,8 +48,8 @@ class MegatronArch(StrictModel):
     ffn_hidden_size: int = Field(ge=1)
     num_attention_heads: int = Field(ge=1)
     # None = multi-head attention (no --group-query-attention).
-    num_query_groups: int | None = None
-    kv_channels: int | None = None
+    num_query_groups: int | None = Field(None, ge=1)
+    kv_channels: int | None = Field(None, ge=1)
     vocab_size: int = Field(ge=1)
     normalization: Literal["RMSNorm", "LayerNorm"] = "RMSNorm"
     norm_epsilon: float = Field(gt=0)
@@ -69,7 +70,7 @@ class ModelConfig(StrictModel):
     """A model family bundle: weights, architecture, chat format and SGLang parsers in one place."""
 
     # Short name, also the conversion output name (<checkpoints_dir>/<name>_torch_dist).
-    name: str
+    name: PathComponent
     # Chat-template family shipped in t3rl_core/chat/templates (qwen3, qwen2_5, llama3, glm4, deepseek_v3).
     family: str
     # Hugging Face hub id (documentation, and the default directory name under paths.models_dir).
@@ -100,13 +101,19 @@ class HardwareConfig(StrictModel):
 
     name: str
     gpu_type: str = "H200"
+    # Memory of one GPU in GiB (H100 80, H200 141): the per-GPU memory-fit check of the parallel layout.
+    # None = the check is skipped.
+    gpu_memory_gib: float | None = Field(None, gt=0)
+    # GPUs each node physically has (what `ray start --num-gpus` and sbatch may claim per node);
+    # None = gpus_per_node, i.e. training uses whole nodes.
+    node_gpus: int | None = Field(None, ge=1)
     nodes: int = Field(1, ge=1)
     gpus_per_node: int = Field(8, ge=1)
     # True: SGLang and Megatron share the training GPUs (train.py);
     # False: SGLang gets `rollout_gpus` extra GPUs (train_async.py).
     colocate: bool = True
     # GPUs for SGLang engines when not colocated; None under colocate (= all training GPUs).
-    rollout_gpus: int | None = None
+    rollout_gpus: int | None = Field(None, ge=1)
     # GPUs per SGLang engine (SGLang's TP).
     gpus_per_engine: int = Field(1, ge=1)
     tensor_parallel: int = Field(1, ge=1)
@@ -120,12 +127,14 @@ class HardwareConfig(StrictModel):
     # Token-budget batching (slime's --use-dynamic-batch-size) and its budget.
     dynamic_batch: bool = True
     max_tokens_per_gpu: int | None = Field(None, ge=1)
-    log_probs_chunk_size: int | None = None
+    # slime --log-probs-chunk-size; -1 = no chunking.
+    log_probs_chunk_size: int | None = Field(None, ge=-1)
     # Megatron's --attention-backend (slime's MISC_ARGS); None = Megatron's own default (auto).
     attention_backend: Literal["flash", "fused", "unfused", "local", "auto"] | None = "flash"
     sglang_mem_fraction: float = Field(0.8, gt=0, le=1)
     sglang_attention_backend: str | None = None
-    sglang_chunked_prefill_size: int | None = None
+    # SGLang --chunked-prefill-size; -1 disables chunked prefill.
+    sglang_chunked_prefill_size: int | None = Field(None, ge=-1)
     # Extra environment variables for the Ray job (CUDA_DEVICE_MAX_CONNECTIONS is derived).
     env_vars: dict[str, str] = Field(default_factory=dict)
 
@@ -144,9 +153,10 @@ class OptimizerConfig(StrictModel):
     # Share of the training steps with a linear warm-up from 0 (Megatron --lr-warmup-fraction); None = none.
     lr_warmup_fraction: float | None = Field(None, gt=0, lt=1)
     weight_decay: float = Field(0.01, ge=0)
-    adam_beta1: float = 0.9
-    adam_beta2: float = 0.999
-    clip_grad: float = 1.0
+    adam_beta1: float = Field(0.9, ge=0, lt=1)
+    adam_beta2: float = Field(0.999, ge=0, lt=1)
+    # Gradient-norm clipping; 0 = none.
+    clip_grad: float = Field(1.0, ge=0)
 
 
 class AlgorithmConfig(StrictModel):
@@ -156,11 +166,11 @@ class AlgorithmConfig(StrictModel):
         "grpo", "gspo", "cispo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "ppo"
     ] = "grpo"
     use_kl_loss: bool = True
-    kl_loss_coef: float = 0.0
+    kl_loss_coef: float = Field(0.0, ge=0)
     kl_loss_type: Literal["k1", "k2", "k3", "low_var_kl"] = "low_var_kl"
-    entropy_coef: float = 0.0
-    eps_clip: float = 0.2
-    eps_clip_high: float | None = 0.28
+    entropy_coef: float = Field(0.0, ge=0)
+    eps_clip: float = Field(0.2, gt=0)
+    eps_clip_high: float | None = Field(0.28, gt=0)
     # Dual-clip PPO's lower bound for negative advantages (slime --eps-clip-c; veRL clip_ratio_c); None = off.
     eps_clip_c: float | None = Field(None, gt=1)
     # Log train/inference mismatch metrics through t3rl's TIS hook (slime's --get-mismatch-metrics).
@@ -177,15 +187,15 @@ class CurriculumConfig(StrictModel):
     # "rl": slime's policy-gradient loop; "sft": slime's SFT mode (cold start, rejection-sampled data).
     mode: Literal["rl", "sft"] = "rl"
     # Prepared split names (files <split>.jsonl of the prepare_data stage).
-    train_split: str
-    eval_split: str | None = None
+    train_split: PathComponent
+    eval_split: PathComponent | None = None
     num_rollout: int | None = Field(None, ge=1)
     num_epoch: int | None = Field(None, ge=1)
     rollout_batch_size: int = Field(ge=1)
     n_samples_per_prompt: int = Field(1, ge=1)
     global_batch_size: int | None = Field(None, ge=1)
     num_steps_per_rollout: int | None = Field(None, ge=1)
-    over_sampling_batch_size: int | None = None
+    over_sampling_batch_size: int | None = Field(None, ge=1)
     rollout_shuffle: bool = True
     balance_data: bool = True
     # Tokens per model call in training and in in-loop eval (slime's *-max-response-len).
@@ -220,8 +230,8 @@ class LocalExecutorConfig(StrictModel):
     """Runs each stage's commands as subprocesses on this machine; starts its own Ray head for train."""
 
     kind: Literal["local"] = "local"
-    ray_port: int = 6379
-    dashboard_port: int = 8265
+    ray_port: int = Field(6379, ge=1, le=65535)
+    dashboard_port: int = Field(8265, ge=1, le=65535)
     # Seconds a child gets between SIGTERM and SIGKILL on Ctrl-C or failure.
     stop_grace_s: float = Field(10.0, ge=0)
     # Sweep points run at once on this machine (each its own launcher process).
@@ -233,7 +243,7 @@ class RayExecutorConfig(StrictModel):
 
     kind: Literal["ray"] = "ray"
     # http://host:8265; None = $RAY_ADDRESS.
-    address: str | None = None
+    address: RayAddress | None = None
     working_dir: str | None = None
     # Seconds between SIGINT-triggered stop_job and giving up waiting for the job to end.
     stop_grace_s: float = Field(30.0, ge=0)
@@ -250,7 +260,8 @@ class SlurmExecutorConfig(StrictModel):
     kind: Literal["slurm"] = "slurm"
     account: str | None = None
     partition: str | None = None
-    time_limit: str = "24:00:00"
+    # sbatch --time: minutes, HH:MM:SS or D-HH:MM:SS.
+    time_limit: SlurmDuration = "24:00:00"
     container_image: str | None = None
     container_mounts: list[str] = Field(default_factory=list)
     extra_sbatch: list[str] = Field(default_factory=list)
@@ -260,12 +271,12 @@ class SlurmExecutorConfig(StrictModel):
     # Whole nodes for the job (Ray and slime assume they own the node's GPUs).
     exclusive: bool = True
     # Ports of the Ray head that each job starts on its first node.
-    ray_port: int = 6379
-    dashboard_port: int = 8265
+    ray_port: int = Field(6379, ge=1, le=65535)
+    dashboard_port: int = Field(8265, ge=1, le=65535)
     # Seconds to wait for every node's GPUs to register with the Ray head before giving up.
     ray_start_timeout_s: int = Field(600, ge=1)
     # Directory for submitit's files and the rendered scripts; None = <run dir>/slurm.
-    folder: str | None = None
+    folder: ClusterPath | None = None
     # Sweep points submitted at once (each its own SLURM jobs); None = all, SLURM's queue decides.
     max_parallel: int | None = Field(None, ge=1)
 
@@ -280,9 +291,9 @@ class TrackingConfig(StrictModel):
     """Experiment tracking, mapped to slime's flags."""
 
     kind: Literal["none", "tensorboard", "wandb"] = "none"
-    project: str | None = None
-    group: str | None = None
-    run_name: str | None = None
+    project: str | None = Field(None, min_length=1)
+    group: str | None = Field(None, min_length=1)
+    run_name: str | None = Field(None, min_length=1)
     # wandb: "online", "offline" (forced when no WANDB_API_KEY is set) or "disabled".
     mode: Literal["online", "offline", "disabled"] = "online"
     dir: str | None = None
@@ -294,7 +305,7 @@ class ObjectiveConfig(StrictModel):
     # Eval stage whose summary.json holds the metric; None = the pipeline's last eval stage.
     stage: str | None = None
     # Dotted key inside summary.json, e.g. "overall.accuracy".
-    metric: str
+    metric: str = Field(min_length=1)
 
 
 class PathsConfig(StrictModel):
@@ -309,10 +320,10 @@ class PathsConfig(StrictModel):
     # Prepared data (one copy per content key, linked into each run) and tiny models: shared storage
     # for cluster runs.
     cache_dir: str = "~/.cache/t3rl"
-    slime_root: str = "/root/slime"
-    megatron_root: str = "/root/Megatron-LM"
+    slime_root: ClusterPath = "/root/slime"
+    megatron_root: ClusterPath = "/root/Megatron-LM"
     # slime's interpreter on the GPU machines: train.py and slime's conversion tools.
-    python: str = "python3"
+    python: str = Field("python3", min_length=1)
     # t3rl's interpreter where the t3rl_core stages run (data, model preparation, eval and its SGLang
     # server); None = this machine's under the local executor, `python` under ray/slurm.
     cluster_python: str | None = None
@@ -427,8 +438,10 @@ class ServiceConfig(StrictModel):
 class RunConfig(StrictModel):
     """A whole resolved experiment."""
 
-    name: str
-    seed: int = 42
+    # The run's directory name under paths.runs_dir.
+    name: PathComponent
+    # numpy and torch take seeds in [0, 2**32).
+    seed: int = Field(42, ge=0, lt=2**32)
     model: ModelConfig
     hardware: HardwareConfig
     env: AnyEnvConfig

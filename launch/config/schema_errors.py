@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -9,7 +10,7 @@ from pydantic import ValidationError
 
 from launch.config.errors import Problem, did_you_mean
 from launch.config.provenance import Provenance
-from launch.config.schema_walk import field_names
+from launch.config.schema_walk import field_names, model_at
 from launch.config.secrets import is_secret_key
 from t3rl_core.registry import PluginError, UnknownNameError
 from t3rl_core.secret import SECRET_REFERENCE_ERROR
@@ -78,7 +79,46 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     if isinstance(cause, PluginError):
         name_key = _join(key, "name")
         return Problem(name_key, str(cause), provenance.source(name_key), cause.fix)
-    return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, _bounds_fix(item, key))
+    fix = _bounds_fix(item, key)
+    list_item = key.rpartition(".")[2].isdigit()
+    if list_item:
+        key = key.rpartition(".")[0]
+    default, why = _default_of(key, root), "its default"
+    if "becomes a directory name" in str(item.get("msg")):
+        default = re.sub(r"[^A-Za-z0-9_.+-]+", "_", str(item.get("input"))).strip("._-+") or "run"
+        why = "a safe directory name"
+    if default is not None:
+        fix = f"set {key}={default} ({fix.removeprefix('set ') if fix else why})"
+    message = f"{item['msg']} (got {item.get('input')!r})"
+    return Problem(key, message, source, fix or "see the field's comment")
+
+
+def _default_of(key: str, root: Mapping[str, Any]) -> str | None:
+    """The schema default of `key` as override text, when it has one (a value that validates)."""
+    import json
+
+    from pydantic_core import PydanticUndefined
+
+    parent, _, leaf = key.rpartition(".")
+    model = model_at(parent, root)
+    field = model.model_fields.get(leaf) if model is not None else None
+    if field is None:
+        return None
+    if field.default_factory is not None:
+        value = field.default_factory()  # type: ignore[call-arg]
+    elif field.default is PydanticUndefined:
+        return None
+    else:
+        value = field.default
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float | str):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(v, int | float | str) for v in value):
+        return "[" + ",".join(map(str, value)) + "]"
+    return json.dumps(value) if isinstance(value, dict) and not value else None
 
 
 _TYPE_FIXES = {
@@ -124,7 +164,12 @@ def _has(node: Any, element: Any) -> bool:
 
 
 def _is_tag(element: Any, node: Mapping[str, Any]) -> bool:
-    return element in (node.get("kind"), node.get("name")) or str(element).startswith("function-")
+    text = str(element)
+    return (
+        element in (node.get("kind"), node.get("name"))
+        or text.startswith(("function-", "constrained-"))
+        or "[" in text
+    )
 
 
 def _join(parent: str, leaf: str | None) -> str:

@@ -149,9 +149,11 @@ class RunDir:
         return f"{self.path.parent.name}-{self.path.name}"
 
     def remove_if_empty(self) -> None:
-        """Undo `new` when nothing was written (e.g. the config failed to plan)."""
+        """Undo `new` when nothing was written (e.g. the config failed to plan), including the
+        `<runs_dir>/<name>/` it made if no other run lives there."""
         with contextlib.suppress(OSError):
             self.path.rmdir()
+            self.path.parent.rmdir()
 
     def remove_if_unused(self) -> None:
         """Undo `new` when the run was refused before its record was written (only its lock exists)."""

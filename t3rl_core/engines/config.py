@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from t3rl_core.fields import Device, HttpUrl
 from t3rl_core.registries import ENGINES
 from t3rl_core.registry import registered
 from t3rl_core.secret import Secret
@@ -23,7 +24,7 @@ class SGLangEngineConfig(EngineConfig):
 
     name: Literal["sglang"] = "sglang"
     # Base URL, e.g. http://127.0.0.1:30000; None = the server the eval stage starts itself.
-    url: str | None = None
+    url: HttpUrl | None = None
     # The server's --api-key, by reference (env:NAME or file:PATH), sent as a Bearer token; None = none.
     api_key: Secret | None = None
     # Seconds the health check before the first episode waits for /health and /get_model_info.
@@ -44,7 +45,8 @@ class HFEngineConfig(EngineConfig):
     name: Literal["hf"] = "hf"
     # Local HF model dir; None = the run's tokenizer dir (the tiny offline model in the quickstart).
     model_path: str | None = None
-    device: str = "cpu"
+    # torch device: cpu, cuda, cuda:N or mps.
+    device: Device = "cpu"
     dtype: Literal["float32", "bfloat16"] = "float32"
     # Generations run one at a time on CPU; this bounds queued requests.
     concurrency: int = Field(1, ge=1)

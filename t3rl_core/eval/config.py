@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from t3rl_core.engines.config import AnyEngineConfig, ReferenceEngineConfig
+from t3rl_core.fields import PathComponent
 from t3rl_core.strict import StrictModel
 
 
@@ -24,16 +27,16 @@ class EvalConfig(StrictModel):
 
     engine: AnyEngineConfig = ReferenceEngineConfig()
     # Prepared split to evaluate (a file <split>.jsonl of the prepare_data stage).
-    split: str = "bfcl_test"
+    split: PathComponent = "bfcl_test"
     # Samples per task; pass@k and pass^k are reported for every k in `pass_k` (each ≤ samples).
     samples: int = Field(1, ge=1)
-    pass_k: list[int] = Field(default_factory=lambda: [1])
+    pass_k: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1], min_length=1)
     # Episodes in flight at once.
     concurrency: int = Field(32, ge=1)
     # Tasks per category (data_source); None = all.
     limit_per_category: int | None = Field(None, ge=1)
     # Categories (data_source values) to keep; None = all.
-    categories: list[str] | None = None
+    categories: list[str] | None = Field(None, min_length=1)
     temperature: float = Field(0.0, ge=0.0)
     # Nucleus and top-k sampling when temperature > 0: None = the runtime's rollout.top_p; -1 = no top-k.
     top_p: float | None = Field(None, gt=0.0, le=1.0)

@@ -17,11 +17,15 @@ from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
 class ProgressRewardConfig(RewardConfig):
     """correct turns / total turns of the episode (T3RL's fine-grained progress reward)."""
 
+    NEEDS_OUTCOME = frozenset({"turns_total", "turns_correct", "accuracy", "interactions", "format_errors"})
+
     name: Literal["progress"] = "progress"
 
 
 class BinaryRewardConfig(RewardConfig):
     """1 when every turn of the episode is correct, else 0."""
+
+    NEEDS_OUTCOME = frozenset({"turns_total", "turns_correct", "accuracy", "interactions", "format_errors"})
 
     name: Literal["binary"] = "binary"
 

@@ -26,6 +26,8 @@ _BOXED = "\\boxed{"
 class ReToolRewardConfig(RewardConfig):
     """ReTool's {−1, 0, 1} outcome reward."""
 
+    NEEDS_OUTCOME = frozenset({"response", "ground_truth"})
+
     name: Literal["retool_outcome"] = "retool_outcome"
     # The response is cut at the first occurrence of this token (Qwen's <|im_end|>); "" = no cut.
     end_of_turn: str = "<|im_end|>"

@@ -88,6 +88,9 @@ def _telecom_weights() -> dict[str, PartialWeights]:
 class Tau2RewardConfig(RewardConfig):
     """The pipeline's defaults (tau2.md A2); every environment switch of its code is a field here."""
 
+    # Read with .get() defaults: on an env without them every episode would silently score 0.
+    NEEDS_OUTCOME = frozenset({"domain", "task_reward", "partial_components"})
+
     name: Literal["tau2_shaped"] = "tau2_shaped"
     alpha: float = Field(0.25, ge=0)
     alpha_multipliers: dict[str, float] = Field(

@@ -57,6 +57,8 @@ _STAGE_SWITCH_STEP = 30
 class ToolRLRewardConfig(RewardConfig):
     """ToolRL's reward; the defaults are the published GRPO run (every variant off)."""
 
+    NEEDS_OUTCOME = frozenset({"response", "ground_truth"})
+
     name: Literal["toolrl"] = "toolrl"
     # Format reward range (R_fmt is max when the format matches, else min).
     format_max: float = 1.0

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from t3rl_core.fields import HttpUrl
 from t3rl_core.registries import SANDBOXES
 from t3rl_core.registry import registered
 from t3rl_core.sandbox.protections import Layer
@@ -78,7 +79,7 @@ class SandboxFusionConfig(SandboxConfig):
 
     name: Literal["sandbox_fusion"] = "sandbox_fusion"
     # Server base URL (Agent-R1's ReTool: http://localhost:8080).
-    url: str = "http://localhost:8080"
+    url: HttpUrl = "http://localhost:8080"
     language: str = "python"
     # Limits the server enforces per cell, seconds (RunCodeRequest.run_timeout / compile_timeout).
     run_timeout_s: float = Field(10.0, gt=0)

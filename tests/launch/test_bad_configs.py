@@ -179,7 +179,7 @@ CASES = [
         "gbs-not-divisor",
         ["+experiment=stage1_bfcl", "stages.train.curriculum.global_batch_size=500"],
         "stages.train.curriculum.global_batch_size",
-        "divisor of 512",
+        "divides 512",
         "override `stages.train.curriculum.global_batch_size=500`",
     ),
     (
@@ -227,7 +227,7 @@ CASES = [
             "stages.train.curriculum.global_batch_size=32",
         ],
         "stages.train.curriculum.n_samples_per_prompt",
-        "dynamic_sampling_filter=null",
+        "n_samples_per_prompt=",
         "override `stages.train.curriculum.n_samples_per_prompt=1`",
     ),
     (

@@ -1,5 +1,21 @@
 """Cross-field rules, one function each, grouped by what they look at. `RULES` runs in this order."""
 
-from launch.checks.rules import batch, credentials, model, stages, topology
+from launch.checks.rules import batch, contracts, credentials, model, resources, stages, topology, values
 
-RULES = (*credentials.RULES, *topology.RULES, *batch.RULES, *model.RULES, *stages.RULES)
+RULES = (
+    *credentials.RULES,
+    *topology.RULES,
+    *batch.RULES,
+    *resources.RULES,
+    *model.RULES,
+    *contracts.RULES,
+    *values.RULES,
+    *stages.RULES,
+)
+
+# The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).
+SCOPE_RULES = tuple(
+    rule.check  # type: ignore[attr-defined]
+    for rule in (*topology.RULES, *batch.RULES, resources.layout_fits_nodes)
+    if hasattr(rule, "check")
+)

@@ -45,7 +45,7 @@ def steps_per_rollout_defined(scope: Scope, ctx: Context) -> Iterator[Problem]:
             scope.cur("num_steps_per_rollout"),
             f"{total} samples per rollout (rollout_batch_size × n_samples_per_prompt) "
             f"do not split into {steps} steps",
-            fix=f"set {scope.cur('num_steps_per_rollout')} to one of {_listed(fitting(total, 1))}",
+            fix=_pick(scope, ctx, "num_steps_per_rollout", fitting(total, 1), f"divides {total} samples"),
         )
     elif steps is not None and gbs is not None and gbs != total // steps:
         key = ctx.latest(scope.cur("global_batch_size"), scope.cur("num_steps_per_rollout"))
@@ -76,8 +76,13 @@ def rollout_fills_whole_steps(scope: Scope, ctx: Context) -> Iterator[Problem]:
         key,
         f"rollout_batch_size {cur.rollout_batch_size} × n_samples_per_prompt {cur.n_samples_per_prompt} "
         f"= {total} samples is not a multiple of global_batch_size {gbs}: {what}",
-        fix=f"set {scope.cur('global_batch_size')} to a divisor of {total}: {_listed(fitting(total, 1))} "
-        f"({total} = one step per rollout)",
+        fix=_pick(
+            scope,
+            ctx,
+            "global_batch_size",
+            fitting(total, 1),
+            f"divides {total}; {total} = one step per rollout",
+        ),
     )
 
 
@@ -97,7 +102,7 @@ def global_batch_splits_over_data_parallel(scope: Scope, ctx: Context) -> Iterat
         scope.cur("global_batch_size"),
         f"global batch {gbs} does not split over {dp} data-parallel ranks "
         f"(world {scope.world_size} / (TP × PP × CP) {scope.model_parallel}; Megatron)",
-        fix=f"use a global batch that is a multiple of {dp}",
+        fix=_data_parallel_fix(scope, ctx, gbs, dp),
     )
 
 
@@ -116,7 +121,8 @@ def over_sampling_covers_batch(scope: Scope, ctx: Context) -> Iterator[Problem]:
         key,
         f"over_sampling_batch_size {cur.over_sampling_batch_size} "
         f"< rollout_batch_size {cur.rollout_batch_size} (slime)",
-        fix=f"set {scope.cur('over_sampling_batch_size')} >= {cur.rollout_batch_size}, or null",
+        fix=f"set {scope.cur('over_sampling_batch_size')}={cur.rollout_batch_size} "
+        f"(>= {cur.rollout_batch_size}), or null",
     )
 
 
@@ -128,7 +134,7 @@ def schedule_length_set(scope: Scope, ctx: Context) -> Iterator[Problem]:
         yield Problem(
             scope.cur("num_rollout"),
             "the train stage has no length: neither num_rollout nor num_epoch is set",
-            fix=f"set {scope.cur('num_rollout')} (T3RL: 800) or {scope.cur('num_epoch')}",
+            fix=f"set {scope.cur('num_rollout')}=800 (T3RL), or {scope.cur('num_epoch')}",
         )
 
 
@@ -141,7 +147,7 @@ def eval_interval_needs_eval_split(scope: Scope, ctx: Context) -> Iterator[Probl
         yield Problem(
             key,
             f"eval_interval {cur.eval_interval} but no eval_split: in-loop eval has no data",
-            fix=f"set {scope.cur('eval_split')} (e.g. bfcl_val), or {scope.cur('eval_interval')}=null",
+            fix=f"set {scope.cur('eval_interval')}=null; or {scope.cur('eval_split')} to a prepared split",
         )
 
 
@@ -183,7 +189,7 @@ def group_filter_needs_groups(scope: Scope, ctx: Context) -> Iterator[Problem]:
             key,
             "check_reward_nonzero_std with n_samples_per_prompt 1 drops every group "
             "(a single reward has std 0)",
-            fix=f"set {scope.cur('n_samples_per_prompt')} >= 2 (T3RL: 16), "
+            fix=f"set {scope.cur('n_samples_per_prompt')}=16 (>= 2; T3RL: 16), "
             f"or {scope.cur('dynamic_sampling_filter')}=null",
         )
 
@@ -241,6 +247,45 @@ def splits_exist(scope: Scope, ctx: Context) -> Iterator[Problem]:
                 f"split '{split}' is not prepared by env {ctx.run.env.name}",
                 fix=split_fix(scope.cur(field), split, known),
             )
+
+
+def _pick(scope: Scope, ctx: Context, field: str, options: list[int], why: str) -> str:
+    """`set <curriculum field>=V (one of …: why)`, V one with which the scope validates."""
+    from launch.checks.rules.layouts import first_valid
+
+    value = first_valid(scope, ctx, "curriculum", field, options)
+    return f"set {scope.cur(field)}={value} (one of {_listed(options)}: {why})"
+
+
+def _data_parallel_fix(scope: Scope, ctx: Context, gbs: int, dp: int) -> str:
+    """A global batch that splits over the data-parallel ranks, and the layouts under which this one does."""
+    from launch.checks.rules.layouts import first_valid, passes
+
+    cur = scope.curriculum
+    assert cur is not None
+    total = _samples(scope)
+    batches = [v for v in fitting(total, 1) if v % dp == 0]
+    layouts = []
+    for field in ("gpus_per_node", "tensor_parallel", "nodes"):
+        current = getattr(scope.hardware, field)
+        values = [v for v in range(1, max(current, 8) * 2 + 1) if v != current]
+        ok = [v for v in values if _dp_ok(scope, field, v, gbs) and passes(scope, ctx, "hardware", field, v)]
+        if ok:
+            layouts.append(f"{scope.hw(field)} {' or '.join(map(str, ok[:4]))}")
+    working = f"; layouts under which {gbs} splits: {', '.join(layouts)}" if layouts else ""
+    if batches and cur.num_steps_per_rollout is None:
+        value = first_valid(scope, ctx, "curriculum", "global_batch_size", batches)
+        head = f"set {scope.cur('global_batch_size')}={value} (a multiple of {dp} dividing {total} samples)"
+    else:
+        head = f"use a global batch that is a multiple of {dp} (none divides {total} samples)"
+    return head + working
+
+
+def _dp_ok(scope: Scope, field: str, value: int, gbs: int) -> bool:
+    hw = scope.hardware.model_copy(update={field: value})
+    world = hw.nodes * hw.gpus_per_node
+    mp = hw.tensor_parallel * hw.pipeline_parallel * hw.context_parallel
+    return world % mp == 0 and gbs % (world // mp) == 0
 
 
 def env_splits(ctx: Context) -> list[str] | None:

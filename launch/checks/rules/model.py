@@ -108,7 +108,8 @@ def tool_call_parser_fits(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             key,
             f"tool-call parser '{name}' does not read the calls the {family} chat template writes",
-            fix=f"set {key} to one of {', '.join(fitting)} (or model.family to the parser's family)",
+            fix=f"set {key}={fitting[0]} (one of {', '.join(fitting)}; "
+            "or model.family to the parser's family)",
         )
 
 
@@ -152,7 +153,7 @@ def moe_layer_pattern_length(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             f"{ARCH}.moe.moe_layer_freq",
             f"moe_layer_freq lists {len(freq)} layers but the model has num_layers {arch.num_layers}",
-            fix=f"give one 0/1 entry per layer ({arch.num_layers} entries)",
+            fix=f"give one 0/1 entry per layer ({arch.num_layers} entries), e.g. {ARCH}.moe.moe_layer_freq=1",
         )
 
 

@@ -35,7 +35,7 @@ def stage_names_are_path_safe(ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 f"stages.{name}",
                 f"stage name '{name}' is not usable as a directory name",
-                fix="use letters, digits, '_', '-' and '.' only",
+                fix="rename the stage with letters, digits, '_', '-' and '.' only",
             )
 
 
@@ -77,7 +77,7 @@ def references_name_earlier_stages(ctx: Context) -> Iterator[Problem]:
                 fix = f"set {key}={candidates[0]}"
             else:
                 fix = (
-                    f"set {key} to one of {', '.join(candidates)}"
+                    f"set {key}={candidates[-1]} (one of {', '.join(candidates)})"
                     if candidates
                     else f"add {what} before '{name}'"
                 )

@@ -22,8 +22,18 @@ def fitting(total: int, others: int) -> list[int]:
     return [v for v in range(1, total // others + 1) if (total // others) % v == 0]
 
 
-def _set_one_of(key: str, options: list[int], why: str) -> str:
-    return f"set {key} to one of {', '.join(map(str, options))} ({why})" if options else ""
+def _set_one_of(
+    key: str, options: list[int], why: str, scope: Scope | None = None, ctx: Context | None = None
+) -> str:
+    """`set key=V (one of …: why)`, V the option with which the rest of the scope validates too."""
+    if not options:
+        return ""
+    value = options[0]
+    if scope is not None and ctx is not None:
+        from launch.checks.rules.layouts import first_valid
+
+        value = first_valid(scope, ctx, "hardware", key.rsplit(".", 1)[1], options) or value
+    return f"set {key}={value} (one of {', '.join(map(str, options))}: {why})"
 
 
 @per_scope
@@ -40,7 +50,7 @@ def model_parallel_fits_world(scope: Scope, ctx: Context) -> Iterator[Problem]:
     fewer = ""
     if field in factors:
         fewer = _set_one_of(
-            key, fitting(world, mp // getattr(hw, field)), f"world size {world} must divide by it"
+            key, fitting(world, mp // getattr(hw, field)), f"world size {world} must divide by it", scope, ctx
         )
     yield Problem(
         key,
@@ -65,7 +75,7 @@ def expert_layout_fits_world(scope: Scope, ctx: Context) -> Iterator[Problem]:
         f"world size {world} is not divisible by expert_tensor_parallel {hw.expert_tensor_parallel} × "
         f"expert_parallel {hw.expert_parallel} × pipeline_parallel {hw.pipeline_parallel} = {size} "
         "(Megatron expert groups)",
-        fix=_set_one_of(key, fitting(world, others), f"world size {world} must divide by it"),
+        fix=_set_one_of(key, fitting(world, others), f"world size {world} must divide by it", scope, ctx),
     )
 
 
@@ -87,7 +97,11 @@ def expert_parallel_needs_experts(scope: Scope, ctx: Context) -> Iterator[Proble
             key,
             f"{moe.num_experts} experts cannot be split evenly over expert_parallel {ep}",
             fix=_set_one_of(
-                key, options, f"divides both {moe.num_experts} experts and world size {scope.world_size}"
+                key,
+                options,
+                f"divides both {moe.num_experts} experts and world size {scope.world_size}",
+                scope,
+                ctx,
             ),
         )
 
@@ -120,7 +134,11 @@ def heads_divisible_by_tp(scope: Scope, ctx: Context) -> Iterator[Problem]:
                 key,
                 f"{field} {count} of {ctx.run.model.name} is not divisible by tensor_parallel {tp}",
                 fix=_set_one_of(
-                    key, options, f"divides {heads} heads, {groups} query groups and the world size"
+                    key,
+                    options,
+                    f"divides {heads} heads, {groups} query groups and the world size",
+                    scope,
+                    ctx,
                 ),
             )
             return
@@ -138,7 +156,7 @@ def layers_divisible_by_pp(scope: Scope, ctx: Context) -> Iterator[Problem]:
     yield Problem(
         key,
         f"{arch.num_layers} layers are not divisible by pipeline_parallel {pp} (Megatron)",
-        fix=_set_one_of(key, options, f"divides {arch.num_layers} layers and fits the world size")
+        fix=_set_one_of(key, options, f"divides {arch.num_layers} layers and fits the world size", scope, ctx)
         + f"; or add --decoder-last-pipeline-num-layers to {ARCH}.extra_args",
     )
 
@@ -160,7 +178,8 @@ def rollout_gpus_match_layout(scope: Scope, ctx: Context) -> Iterator[Problem]:
             key,
             "colocate=false runs slime's train_async.py with separate SGLang GPUs, "
             "but rollout_gpus is not set",
-            fix=f"set {key} to a multiple of gpus_per_engine ({hw.gpus_per_engine}), "
+            fix=f"set {scope.hw('colocate')}=true; or {key} to a multiple of gpus_per_engine "
+            f"({hw.gpus_per_engine}) that the nodes have spare, "
             f"or {scope.hw('colocate')}=true",
         )
 
@@ -176,14 +195,15 @@ def engines_fill_rollout_gpus(scope: Scope, ctx: Context) -> Iterator[Problem]:
         yield Problem(
             key,
             f"{pool} rollout GPUs cannot be split into engines of {hw.gpus_per_engine} GPUs",
-            fix=_set_one_of(key, options, f"divides {pool} rollout GPUs"),
+            fix=_set_one_of(key, options, f"divides {pool} rollout GPUs", scope, ctx),
         )
     if hw.gpus_per_engine > hw.gpus_per_node:
         yield Problem(
             key,
             f"an SGLang engine of {hw.gpus_per_engine} GPUs would span nodes of {hw.gpus_per_node} GPUs "
             "(multi-node engines are not supported by t3rl's launcher)",
-            fix=f"set {key} <= {hw.gpus_per_node}",
+            fix=f"set {key}={max(v for v in range(1, hw.gpus_per_node + 1) if hw.gpus_per_node % v == 0)} "
+            f"(<= {hw.gpus_per_node})",
         )
 
 
@@ -198,7 +218,7 @@ def engine_tp_divides_heads(scope: Scope, ctx: Context) -> Iterator[Problem]:
         yield Problem(
             key,
             f"SGLang tensor parallel {gpus} does not divide {heads} attention heads of {ctx.run.model.name}",
-            fix=_set_one_of(key, options, f"divides {heads} heads"),
+            fix=_set_one_of(key, options, f"divides {heads} heads", scope, ctx),
         )
 
 
@@ -208,7 +228,7 @@ def dynamic_batch_needs_budget(scope: Scope, ctx: Context) -> Iterator[Problem]:
     if scope.hardware.dynamic_batch and scope.hardware.max_tokens_per_gpu is None:
         key = scope.hw("max_tokens_per_gpu")
         yield Problem(
-            key, "dynamic_batch needs a token budget", fix=f"set {key} (T3RL: 2048), or dynamic_batch=false"
+            key, "dynamic_batch needs a token budget", fix=f"set {key}=2048 (T3RL), or dynamic_batch=false"
         )
 
 
@@ -223,7 +243,7 @@ def cuda_device_max_connections(scope: Scope, ctx: Context) -> Iterator[Problem]
             key,
             f"CUDA_DEVICE_MAX_CONNECTIONS={value} with TP {hw.tensor_parallel} / CP {hw.context_parallel}: "
             "Megatron requires 1 to order its communication kernels",
-            fix=f"remove {key} (t3rl sets it to 1 in the Ray runtime env)",
+            fix=f"set {key}='1' (or remove {key}: t3rl sets it to 1 in the Ray runtime env)",
         )
 
 

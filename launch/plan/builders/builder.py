@@ -178,7 +178,8 @@ class PlanBuilder:
                 f"stages.{source}.curriculum.save_interval",
                 f"stage '{source}' never saves a checkpoint "
                 f"(slime saves only with --save-interval) but {key} uses it",
-                "set a save_interval (slime also saves after the last rollout)",
+                f"set stages.{source}.curriculum.save_interval={spec.curriculum.num_rollout or 100} "
+                "(slime also saves after the last rollout)",
             )
 
     def first_curriculum(self) -> CurriculumConfig | None:

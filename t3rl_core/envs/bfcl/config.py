@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from t3rl_core.config import EnvConfig
 from t3rl_core.envs.bfcl.augment import AugmentationConfig
@@ -43,6 +43,17 @@ class BFCLDataConfig(StrictModel):
     # Qwen3-Instruct-2507, matching `parsers.think_tags`); None = ask for reasoning without naming tags.
     think_tags: tuple[str, str] | None = None
 
+    @field_validator("val_ratio")
+    @classmethod
+    def _ratios_leave_a_test_split(cls, value: float, info: ValidationInfo) -> float:
+        train = info.data.get("train_ratio", 0.0)
+        if train + value >= 1:
+            raise ValueError(
+                f"train_ratio {train} + val_ratio {value} must stay below 1 "
+                "(the rest of the ids is the test split)"
+            )
+        return value
+
     @field_validator("categories")
     @classmethod
     def _known_categories(cls, value: list[str]) -> list[str]:
@@ -58,6 +69,14 @@ class BFCLEnvConfig(EnvConfig):
     Train mode keeps T3RL's progress semantics (every turn scored, the episode goes on after a failed
     turn); eval mode reproduces the official bfcl-eval verdict. See `t3rl_core.envs.bfcl.env`.
     """
+
+    OUTCOME_FIELDS = frozenset(
+        {
+            *("task_id", "category", "mode", "turn_scores", "turn_errors", "turns_total", "turns_correct"),
+            *("turns_completed", "progress", "accuracy", "format_errors", "tool_call_errors", "tool_calls"),
+            *("interactions", "force_terminated", "failure"),
+        }
+    )
 
     name: Literal["bfcl_multi_turn"] = "bfcl_multi_turn"
     # Attempts (tool steps and format errors) per user turn in train mode before the turn is forced on.
@@ -77,3 +96,7 @@ class BFCLEnvConfig(EnvConfig):
     def split_names(self) -> list[str]:
         """The files (`<name>.jsonl`) the prepare_data stage writes for this env."""
         return list(SPLIT_FILES)
+
+    def eval_categories(self) -> list[str]:
+        """Rows carry their BFCL category as data_source."""
+        return list(self.data.categories)

