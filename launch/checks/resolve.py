@@ -105,15 +105,36 @@ def _plain(composition: Composition, provenance: Provenance) -> dict[str, Any]:
         data = OmegaConf.to_container(composition.config, resolve=True, throw_on_missing=True)
     except OmegaConfBaseException as error:
         key = str(getattr(error, "full_key", "") or "")
+        message = str(getattr(error, "msg", error)).splitlines()[0]
+        fix = _interpolation_fix(composition, provenance, key, message)
         raise ConfigError(
-            [
-                Problem(
-                    key,
-                    f"cannot resolve the value: {str(getattr(error, 'msg', error)).splitlines()[0]}",
-                    provenance.source(key),
-                    "fix the ${...} interpolation (it must name an existing key, or ${oc.env:VAR,default})",
-                )
-            ]
+            [Problem(key, f"cannot resolve the value: {message}", provenance.source(key), fix)]
         ) from None
     assert isinstance(data, dict)
     return data
+
+
+def _interpolation_fix(composition: Composition, provenance: Provenance, key: str, message: str) -> str:
+    """The value with its misspelt interpolation key corrected, when a close key exists."""
+    import re
+
+    from omegaconf import OmegaConf
+
+    from launch.config.errors import did_you_mean
+
+    generic = "fix the ${...} interpolation (it must name an existing key, or ${oc.env:VAR,default})"
+    found = re.search(r"Interpolation key '([^']+)' not found", message)
+    origin = provenance.origin(key)
+    raw = origin.raw if origin is not None else None
+    if not found or not isinstance(raw, str):
+        return generic
+    missing = found.group(1)
+    parent, _, leaf = missing.rpartition(".")
+    node = OmegaConf.select(composition.config, parent) if parent else composition.config
+    keys = [str(k) for k in node.keys()] if OmegaConf.is_dict(node) else []
+    guess = did_you_mean(leaf, keys)
+    if guess is None:
+        return generic
+    corrected = raw.replace("${" + missing + "}", "${" + (f"{parent}.{guess}" if parent else guess) + "}")
+    target = f"{parent}.{guess}" if parent else guess
+    return f"set {key}={corrected} (the interpolation names no key '{missing}'; did you mean '{target}'?)"

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from launch.config.errors import Problem, did_you_mean
+from launch.config.fixes import assign
 from launch.config.provenance import Provenance
 from launch.config.schema_walk import field_names, model_at
 from launch.config.secrets import is_secret_key
@@ -45,9 +46,11 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         known = field_names(parent, root)
         guess = did_you_mean(leaf, known)
         where = f"under '{parent}'" if parent else "at the top level"
-        fix = (
-            f"did you mean '{_join(parent, guess)}'?" if guess else f"known keys {where}: {', '.join(known)}"
-        )
+        if guess:
+            target = _join(parent, guess)
+            fix = f"did you mean '{target}'? e.g. {assign(root, target, _override_text(item.get('input')))}"
+        else:
+            fix = f"known keys {where}: {', '.join(known)}"
         return Problem(key, f"unknown key '{leaf}' {where}", source, fix)
     if kind == "missing":
         return Problem(
@@ -80,6 +83,8 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         name_key = _join(key, "name")
         return Problem(name_key, str(cause), provenance.source(name_key), cause.fix)
     fix = _bounds_fix(item, key)
+    if item["type"] == "string_type":
+        fix = f"quote it so it stays a string: {assign(root, key, repr(str(item.get('input'))))}"
     list_item = key.rpartition(".")[2].isdigit()
     if list_item:
         key = key.rpartition(".")[0]
@@ -140,6 +145,19 @@ def _bounds_fix(item: Any, key: str) -> str:
             return f"set {key} {word} {ctx[bound]}"
     template = _TYPE_FIXES.get(item["type"])
     return template.format(key=key, value=item.get("input")) if template else ""
+
+
+def _override_text(value: Any) -> str:
+    """A value as it would be written in an override."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "[" + ",".join(_override_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_override_text(v)}" for k, v in value.items()) + "}"
+    return str(value)
 
 
 def _config_key(loc: tuple[Any, ...], data: Mapping[str, Any]) -> str:

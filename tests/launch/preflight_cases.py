@@ -159,7 +159,8 @@ BAD = [
     ),
     (
         "sandbox-url-port",
-        ["env=retool_python", "sandbox=sandbox_fusion", "env.sandbox.url=http://h:99999"],
+        ["env=retool_python", "sandbox=sandbox_fusion", "env.sandbox.url=http://h:99999",
+            "reward=retool_outcome", "eval.split=retool_test"],
         "env.sandbox.url",
         "",
         "override `env.sandbox.url=http://h:99999`",
@@ -243,10 +244,10 @@ BAD = [
     # 9. did-you-mean: a schema key that is not composed gets the '+' form
     (
         "schema-key-not-composed",
-        [S1, "stages.eval.eval.samples=4"],
-        "stages.eval.eval.samples",
-        "+stages.eval.eval.samples=4",
-        "override `stages.eval.eval.samples=4`",
+        [S1, "stages.eval.eval.temperature=0.5"],
+        "stages.eval.eval.temperature",
+        "+stages.eval.eval.temperature=0.5",
+        "override `stages.eval.eval.temperature=0.5`",
     ),
     # 11. what plan rejects, validate rejects
     (

@@ -148,7 +148,7 @@ CASES = [
     ),
     (
         "engine-spans-nodes",
-        ["hardware=h100x2", "hardware.gpus_per_engine=4", "hardware.nodes=2"],
+        ["hardware=h100x2", "hardware.gpus_per_engine=4", "hardware.nodes=2", "executor=slurm"],
         "hardware.gpus_per_engine",
         "<= 2",
         "override `hardware.gpus_per_engine=4`",
@@ -200,6 +200,7 @@ CASES = [
             "stages.train.curriculum.n_samples_per_prompt=4",
             "stages.train.curriculum.global_batch_size=12",
             "stages.train.curriculum.dynamic_sampling_filter=null",
+            "executor=slurm",
         ],
         "stages.train.curriculum.global_batch_size",
         "multiple of 16",

@@ -94,25 +94,19 @@ def _apply_first_fix(args: list[str], error: dict[str, str]) -> list[str] | None
         or error["message"].startswith("unknown option")
     )
     blamed = re.match(r"override `(.*)`", error["source"])
-    kept = []
+    kept, added = [], set()
     for arg in args:
         if blamed and renamed and arg == blamed.group(1):
             continue  # the misspelt override is replaced by the fix
         if "=" in arg and arg.split("=", 1)[0].lstrip("+~") in keys:
+            if arg.startswith("+"):
+                added.add(arg.split("=", 1)[0].lstrip("+"))  # the user added it: changing it keeps the '+'
             continue
         kept.append(arg)
-    return kept + [f"{key}={value}" for key, value in assignments]
+    return kept + [f"{'+' if key in added else ''}{key}={value}" for key, value in assignments]
 
 
 # Cases whose first fix does not validate yet (issue 9 work left): kept visible as strict xfails.
-FIX_NOT_YET_VALID = {
-    *("added-key-typo", "added-top-level-key", "broken-interpolation", "cuda-device-connections"),
-    *("engine-spans-nodes", "env-var-not-a-string", "eval-category-other-env", "family-changed-template-not"),
-    *("gbs-vs-data-parallel", "moe-pattern-length", "pass-k-over-samples", "pass-k-stage-over-samples"),
-    *("query-groups-vs-heads", "sandbox-url-port", "schema-key-not-composed", "sft-with-samples"),
-    "stage-overlay-typo",
-}
-
 ALL_CASES = [(c[0], c[1]) for c in CASES] + [(c[0], c[1]) for c in BAD]
 
 
@@ -120,8 +114,6 @@ ALL_CASES = [(c[0], c[1]) for c in CASES] + [(c[0], c[1]) for c in BAD]
 def test_first_fix_validates(case: str, overrides: list[str], sandbox: Path) -> None:
     if case in FILE_FIXES:
         pytest.skip(FILE_FIXES[case])
-    if case in FIX_NOT_YET_VALID:
-        pytest.xfail("the first fix of this case does not validate yet")
     args = _fill(overrides, sandbox)
     code, out = _invoke("validate", *args)
     assert code == 2, out

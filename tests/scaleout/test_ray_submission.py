@@ -70,7 +70,10 @@ def test_cluster_check_counts_gpus_and_gpu_nodes() -> None:
 
 
 def test_address_comes_from_config_or_ray_address() -> None:
-    assert dashboard_address(RayExecutorConfig(address="head:8265"), environ={}) == "http://head:8265"
+    assert dashboard_address(RayExecutorConfig(address="http://head:8265"), environ={}) == "http://head:8265"
+    with pytest.raises(ValueError, match="scheme"):  # the schema wants the URL whole (issue 9)
+        RayExecutorConfig(address="head:8265")
+    assert dashboard_address(RayExecutorConfig(), environ={"RAY_ADDRESS": "head:8265"}) == "http://head:8265"
     assert dashboard_address(RayExecutorConfig(), environ={"RAY_ADDRESS": "http://h:1"}) == "http://h:1"
     with pytest.raises(
         ConfigError, match=re.escape("executor.address=http://<head>:8265 or export RAY_ADDRESS")

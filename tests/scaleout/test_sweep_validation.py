@@ -35,21 +35,22 @@ def _invoke(*args: str) -> tuple[int, str]:
 
 
 def test_invalid_points_stop_the_whole_sweep_before_anything_runs(runs: Path) -> None:
-    # `run` with the local executor: had any point started, its run dir would exist.
-    code, out = _invoke("run", "-m", *SWEEP, "stages.train.curriculum.global_batch_size=8", "executor=local")
+    # `run` with a real executor (slurm: 2-node points need one Ray head per job, not the local one): had
+    # any point started, its run dir would exist.
+    code, out = _invoke("run", "-m", *SWEEP, "stages.train.curriculum.global_batch_size=8", "executor=slurm")
     assert code == 2, out
     assert "12 sweep points" in out
     assert "2 of 12 points are invalid" in out and "nothing was submitted" in out
     bad_rows = [line for line in out.splitlines() if "global batch 8 does not split over 16" in line]
     assert len(bad_rows) == 2, out
-    assert out.count("fix: use a global batch that is a multiple of 16") == 2
+    assert out.count("global_batch_size=16 (a multiple of 16 dividing 512 samples)") == 2
     assert not runs.exists() or not any(runs.rglob("state.json"))
     assert not runs.exists() or not any(runs.rglob("sweep.json"))
 
 
 @pytest.mark.slow
 def test_fixed_sweep_plans_all_twelve_points_in_one_call(runs: Path) -> None:
-    code, out = _invoke("plan", "-m", *SWEEP, "stages.train.curriculum.global_batch_size=16")
+    code, out = _invoke("plan", "-m", *SWEEP, "stages.train.curriculum.global_batch_size=16", "executor=slurm")
     assert code == 0, out
     assert not runs.exists(), "planned points are plans, not runs"
     (sweep_json,) = (runs.parent / "plans").rglob("sweep.json")

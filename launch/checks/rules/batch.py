@@ -157,24 +157,37 @@ def sft_mode_consistent(scope: Scope, ctx: Context) -> Iterator[Problem]:
     cur = scope.curriculum
     if cur is None or cur.mode != "sft":
         return
+    fix = _sft_fix(scope)
     if cur.n_samples_per_prompt != 1:
         yield Problem(
             scope.cur("n_samples_per_prompt"),
             f"mode sft trains on dataset rows: n_samples_per_prompt is {cur.n_samples_per_prompt}",
-            fix=f"set {scope.cur('n_samples_per_prompt')}=1",
+            fix=fix,
         )
     if cur.eval_interval is not None:
         yield Problem(
             scope.cur("eval_interval"),
-            "slime's SFT rollout has no in-loop eval",
-            fix=f"set {scope.cur('eval_interval')}=null and evaluate with an eval stage",
+            "slime's SFT rollout has no in-loop eval (evaluate with an eval stage)",
+            fix=fix,
         )
     if cur.dynamic_sampling_filter is not None:
         yield Problem(
-            scope.cur("dynamic_sampling_filter"),
-            "mode sft has no rewards to filter groups by",
-            fix=f"set {scope.cur('dynamic_sampling_filter')}=null",
+            scope.cur("dynamic_sampling_filter"), "mode sft has no rewards to filter groups by", fix=fix
         )
+
+
+def _sft_fix(scope: Scope) -> str:
+    """Every change SFT mode needs at once, so that applying the fix of any one of its errors validates."""
+    cur = scope.curriculum
+    assert cur is not None
+    changes = {"n_samples_per_prompt": 1} if cur.n_samples_per_prompt != 1 else {}
+    if cur.global_batch_size and cur.rollout_batch_size % cur.global_batch_size:
+        changes["global_batch_size"] = cur.rollout_batch_size
+    if cur.eval_interval is not None:
+        changes["eval_interval"] = "null"
+    if cur.dynamic_sampling_filter is not None:
+        changes["dynamic_sampling_filter"] = "null"
+    return "set " + " ".join(f"{scope.cur(k)}={v}" for k, v in changes.items())
 
 
 @per_scope
@@ -265,20 +278,26 @@ def _data_parallel_fix(scope: Scope, ctx: Context, gbs: int, dp: int) -> str:
     assert cur is not None
     total = _samples(scope)
     batches = [v for v in fitting(total, 1) if v % dp == 0]
-    layouts = []
-    for field in ("gpus_per_node", "tensor_parallel", "nodes"):
+    layouts: list[tuple[str, list[int]]] = []
+    for field in ("tensor_parallel", "gpus_per_node", "nodes"):
         current = getattr(scope.hardware, field)
-        values = [v for v in range(1, max(current, 8) * 2 + 1) if v != current]
-        ok = [v for v in values if _dp_ok(scope, field, v, gbs) and passes(scope, ctx, "hardware", field, v)]
+        values = sorted(range(1, max(current, 8) * 2 + 1), key=lambda v: (abs(v - current), -v))
+        ok = [
+            v for v in values[1:] if _dp_ok(scope, field, v, gbs) and passes(scope, ctx, "hardware", field, v)
+        ]
         if ok:
-            layouts.append(f"{scope.hw(field)} {' or '.join(map(str, ok[:4]))}")
-    working = f"; layouts under which {gbs} splits: {', '.join(layouts)}" if layouts else ""
+            layouts.append((scope.hw(field), ok[:4]))
+    listed = ", ".join(f"{key} {' or '.join(map(str, sorted(ok)))}" for key, ok in layouts)
+    working = f"layouts under which {gbs} splits: {listed}" if layouts else ""
     if batches and cur.num_steps_per_rollout is None:
         value = first_valid(scope, ctx, "curriculum", "global_batch_size", batches)
         head = f"set {scope.cur('global_batch_size')}={value} (a multiple of {dp} dividing {total} samples)"
-    else:
-        head = f"use a global batch that is a multiple of {dp} (none divides {total} samples)"
-    return head + working
+        return f"{head}; {working}" if working else head
+    if layouts:
+        key, ok = layouts[0]
+        why = f"no global batch that is a multiple of {dp} divides {total} samples"
+        return f"set {key}={ok[0]} ({why}; {working})"
+    return f"use a global batch that is a multiple of {dp} (none divides {total} samples)"
 
 
 def _dp_ok(scope: Scope, field: str, value: int, gbs: int) -> bool:

@@ -6,15 +6,34 @@ data-parallel ranks, the nodes' GPUs), so the proposed fix validates as it is.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 
 from launch.checks.context import Context, Scope
 from launch.checks.rules.resources import candidate_layouts, training_gib
 
 
+# True while rules run on a candidate: their fix texts are not read, so they skip their own searches.
+_TRYING: ContextVar[bool] = ContextVar("_TRYING", default=False)
+
+
+@contextmanager
+def _trying() -> Iterator[None]:
+    token = _TRYING.set(True)
+    try:
+        yield
+    finally:
+        _TRYING.reset(token)
+
+
 def smallest_fitting_layout(scope: Scope, ctx: Context, tokens: int) -> dict[str, int]:
     """Changed hardware fields of the smallest fitting layout (fewest nodes, then least PP, TP, EP)."""
     from launch.checks.rules import SCOPE_RULES
+
+    if _TRYING.get():
+        return {}
 
     hw, arch = scope.hardware, ctx.run.model.architecture
     current = {
@@ -39,8 +58,9 @@ def smallest_fitting_layout(scope: Scope, ctx: Context, tokens: int) -> dict[str
         if best is not None and rank >= best:
             continue
         trial = replace(scope, hardware=candidate)
-        if any(p.severity == "error" for rule in SCOPE_RULES for p in rule(trial, ctx)):
-            continue
+        with _trying():
+            if any(p.severity == "error" for rule in SCOPE_RULES for p in rule(trial, ctx)):
+                continue
         best, chosen = rank, layout
     return {k: v for k, v in chosen.items() if current[k] != v}
 
@@ -53,6 +73,8 @@ def first_valid(scope: Scope, ctx: Context, section: str, field: str, options: l
         return None
     current = getattr(model, field)
     ordered = sorted(options, key=lambda v: (abs(v - current) if isinstance(current, int) else 0, -v))
+    if _TRYING.get():
+        return ordered[0]
     return next((v for v in ordered if passes(scope, ctx, section, field, v)), ordered[0])
 
 
@@ -63,6 +85,9 @@ def passes(scope: Scope, ctx: Context, section: str, field: str, value: int) -> 
     model = scope.hardware if section == "hardware" else scope.curriculum
     if model is None:
         return False
+    if _TRYING.get():
+        return True
     changed = model.model_copy(update={field: value})
     trial = replace(scope, **{"hardware" if section == "hardware" else "curriculum": changed})
-    return not any(p.severity == "error" for rule in SCOPE_RULES for p in rule(trial, ctx))
+    with _trying():
+        return not any(p.severity == "error" for rule in SCOPE_RULES for p in rule(trial, ctx))

@@ -105,11 +105,15 @@ def tool_call_parser_fits(ctx: Context) -> Iterator[Problem]:
         return
     fitting = sglang_names.FAMILY_TOOL_CALL_PARSERS.get(family)
     if fitting is not None and name not in fitting:
+        blamed = ctx.latest(key, "model.family")
+        owner = _family_of(name, sglang_names.FAMILY_TOOL_CALL_PARSERS, ctx.run.model.chat.chat_template)
+        fix = f"set {key}={fitting[0]} (one of {', '.join(fitting)}; or model.family to the parser's family)"
+        if blamed == "model.family" and owner:
+            fix = f"set model.family={owner} (the family whose calls '{name}' reads)"
         yield Problem(
-            key,
+            blamed,
             f"tool-call parser '{name}' does not read the calls the {family} chat template writes",
-            fix=f"set {key}={fitting[0]} (one of {', '.join(fitting)}; "
-            "or model.family to the parser's family)",
+            fix=fix,
         )
 
 
@@ -140,6 +144,12 @@ def reasoning_parser_fits(ctx: Context) -> Iterator[Problem]:
         )
 
 
+def _family_of(parser: str, table: dict[str, tuple[str, ...]], template: str | None) -> str | None:
+    """A family whose parsers include `parser`, the chat template's own first."""
+    owners = [family for family, names in table.items() if parser in names]
+    return template if template in owners else (owners[0] if owners else None)
+
+
 def _fit(family: str, kind: str) -> str:
     table = sglang_names.FAMILY_TOOL_CALL_PARSERS if kind == "tool" else sglang_names.FAMILY_REASONING_PARSERS
     return ", ".join(table.get(family, ())) or "the names in launch/checks/sglang_names.py"
@@ -153,8 +163,14 @@ def moe_layer_pattern_length(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             f"{ARCH}.moe.moe_layer_freq",
             f"moe_layer_freq lists {len(freq)} layers but the model has num_layers {arch.num_layers}",
-            fix=f"give one 0/1 entry per layer ({arch.num_layers} entries), e.g. {ARCH}.moe.moe_layer_freq=1",
+            fix=f"set {ARCH}.moe.moe_layer_freq=[{','.join(map(str, _resized(freq, arch.num_layers)))}] "
+            f"(one 0/1 entry per layer: {arch.num_layers})",
         )
+
+
+def _resized(pattern: list[int], length: int) -> list[int]:
+    """The pattern cut or extended (with its last entry) to `length` entries."""
+    return (pattern + pattern[-1:] * length)[:length]
 
 
 def hf_checkpoint_matches_architecture(ctx: Context) -> Iterator[Problem]:

@@ -139,7 +139,13 @@ def _eval_problems(
         yield Problem(
             key("pass_k"),
             f"pass@k for k = {too_big} needs that many samples per task; samples is {config.samples}",
-            fix=f"set {key('samples')}={max(too_big)}, or drop those k",
+            fix=f"set {key('samples')}={max(too_big)}"
+            + (
+                f" {key('temperature')}=1.0"
+                if config.temperature == 0 and config.engine.name != "reference"
+                else ""
+            )
+            + ", or drop those k",
         )
     from launch.checks.rules.batch import env_splits, split_fix
 

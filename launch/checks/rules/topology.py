@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.config.errors import Problem
+from launch.config.fixes import assign
 
 ARCH = "model.architecture"
 _CUSTOM_PIPELINE_SPLIT = ("--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers")
@@ -123,6 +124,8 @@ def sequence_parallel_needs_tp(scope: Scope, ctx: Context) -> Iterator[Problem]:
 def heads_divisible_by_tp(scope: Scope, ctx: Context) -> Iterator[Problem]:
     """Megatron: attention heads and query groups must divide evenly over the tensor-parallel ranks."""
     arch = ctx.run.model.architecture
+    if arch.num_query_groups and arch.num_attention_heads % arch.num_query_groups:
+        return  # the architecture itself is inconsistent: architecture_consistent names it
     tp = scope.hardware.tensor_parallel
     key = scope.hw("tensor_parallel")
     for field in ("num_attention_heads", "num_query_groups"):
@@ -243,7 +246,8 @@ def cuda_device_max_connections(scope: Scope, ctx: Context) -> Iterator[Problem]
             key,
             f"CUDA_DEVICE_MAX_CONNECTIONS={value} with TP {hw.tensor_parallel} / CP {hw.context_parallel}: "
             "Megatron requires 1 to order its communication kernels",
-            fix=f"set {key}='1' (or remove {key}: t3rl sets it to 1 in the Ray runtime env)",
+            fix=f"set {assign(ctx.data, key, repr('1'))} "
+            f"(or remove {key}: t3rl sets it to 1 in the Ray runtime env)",
         )
 
 
