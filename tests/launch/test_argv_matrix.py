@@ -88,15 +88,21 @@ def test_every_accepted_combination_plans_argv_slime_takes(experiment: str, mode
             assert slime_argv_problems(argv) == [], (hardware, stage)
 
 
+# Multi-node layouts need an executor that starts Ray on every node (the local one starts one head here).
+TWO_NODES = ["hardware=h200x8x2nodes", "executor=slurm"]
+# DeepSeek-V3 (671B) fits H200s from 16 nodes on (the smallest layout `t3rl validate` proposes).
+FITTING = {"deepseek_v3": ["hardware.nodes=16", "hardware.tensor_parallel=4", "hardware.expert_parallel=128"]}
+
+
 def test_the_matrix_covers_every_family_with_a_train_argv() -> None:
     """Each family is planned into a checked train argv by at least one experiment and layout."""
     for model in MODELS:
-        run = resolve(["+experiment=stage1_bfcl", f"model={model}", "hardware=h200x8x2nodes"]).run
+        run = resolve(["+experiment=stage1_bfcl", f"model={model}", *TWO_NODES, *FITTING.get(model, [])]).run
         assert any(stage.slime_job for stage in build_plan(run, CTX).stages), model
 
 
 def test_deepseek_v3_layer_pattern_is_one_token_megatron_accepts() -> None:
-    run = resolve(["+experiment=stage1_bfcl", "model=deepseek_v3", "hardware=h200x8x2nodes"]).run
+    run = resolve(["+experiment=stage1_bfcl", "model=deepseek_v3", *TWO_NODES, *FITTING["deepseek_v3"]]).run
     argv = list(build_plan(run, CTX).stage("train").slime_job.argv)
     freq = argv[argv.index("--moe-layer-freq") + 1]
     assert " " not in freq and freq.startswith("[0,0,0,1,")

@@ -44,6 +44,8 @@ def _selections(group: str, option: str) -> list[tuple[list[str], str]]:
     if group == "hparams_search":
         return [(["+experiment=stage1_bfcl", f"hparams_search={option}"], group)]
     ways = [([f"{group}={option}"], group)] if group in compose([]).choices else []
+    if group == "hardware":  # a multi-node layout needs an executor that starts Ray on every node
+        ways.append(([f"{group}={option}", "executor=slurm"], group))
     for experiment in _experiments():
         for key, chosen in _choices(experiment).items():
             if key.split("@")[0] == group and (chosen is not None or "@" in key):

@@ -164,7 +164,7 @@ def moe_layer_pattern_length(ctx: Context) -> Iterator[Problem]:
             f"{ARCH}.moe.moe_layer_freq",
             f"moe_layer_freq lists {len(freq)} layers but the model has num_layers {arch.num_layers}",
             fix=f"set {ARCH}.moe.moe_layer_freq=[{','.join(map(str, _resized(freq, arch.num_layers)))}] "
-            f"(one 0/1 entry per layer: {arch.num_layers})",
+            f"({arch.num_layers} entries, one 0/1 per layer)",
         )
 
 
