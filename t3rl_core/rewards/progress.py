@@ -14,10 +14,14 @@ from t3rl_core.config import RewardConfig
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
 
 
+# The outcome keys `turn_metrics` reads.
+TURN_FIELDS = frozenset({"turns_total", "turns_correct", "accuracy", "interactions", "format_errors"})
+
+
 class ProgressRewardConfig(RewardConfig):
     """correct turns / total turns of the episode (T3RL's fine-grained progress reward)."""
 
-    NEEDS_OUTCOME = frozenset({"turns_total", "turns_correct", "accuracy", "interactions", "format_errors"})
+    NEEDS_OUTCOME = TURN_FIELDS
 
     name: Literal["progress"] = "progress"
 
@@ -25,7 +29,7 @@ class ProgressRewardConfig(RewardConfig):
 class BinaryRewardConfig(RewardConfig):
     """1 when every turn of the episode is correct, else 0."""
 
-    NEEDS_OUTCOME = frozenset({"turns_total", "turns_correct", "accuracy", "interactions", "format_errors"})
+    NEEDS_OUTCOME = TURN_FIELDS
 
     name: Literal["binary"] = "binary"
 
@@ -48,6 +52,8 @@ def turn_metrics(outcome: Mapping[str, Any]) -> dict[str, float]:
 class FormatRewardConfig(RewardConfig):
     """The paper's format/syntax stage: the share of the model's actions that parse, and nothing for an
     episode without a single well-formed tool call (PROPOSED shape: the paper publishes no formula)."""
+
+    NEEDS_OUTCOME = TURN_FIELDS | {"tool_calls"}
 
     name: Literal["bfcl_format"] = "bfcl_format"
 

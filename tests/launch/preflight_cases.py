@@ -15,9 +15,9 @@ BAD = [
     # 1. contracts between groups
     (
         "reward-needs-turns",
-        ["env=retool_python", "eval.split=retool_test"],
+        ["env=retool_python"],
         "env.name",
-        "reward=retool_outcome",
+        "env=bfcl_multi_turn",
         "conf/env/retool_python.yaml",
     ),
     (
@@ -159,8 +159,13 @@ BAD = [
     ),
     (
         "sandbox-url-port",
-        ["env=retool_python", "sandbox=sandbox_fusion", "env.sandbox.url=http://h:99999",
-            "reward=retool_outcome", "eval.split=retool_test"],
+        [
+            "env=retool_python",
+            "sandbox=sandbox_fusion",
+            "env.sandbox.url=http://h:99999",
+            "reward=retool_outcome",
+            "eval.split=retool_test",
+        ],
         "env.sandbox.url",
         "",
         "override `env.sandbox.url=http://h:99999`",

@@ -17,7 +17,12 @@ from launch.config.errors import ConfigError
 from launch.config.provenance import Origin, Provenance
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
-STAGE2 = ["+experiment=stage2_bfcl", "hardware.nodes=2", "+stages.train.hardware.pipeline_parallel=1", "executor=slurm"]
+STAGE2 = [
+    "+experiment=stage2_bfcl",
+    "hardware.nodes=2",
+    "+stages.train.hardware.pipeline_parallel=1",
+    "executor=slurm",
+]
 PROBE = ["+experiment=stage2_bfcl", "hardware=probe"]
 
 

@@ -27,6 +27,7 @@ SAMPLE_OUTCOME: dict[str, Any] = {
     "domain": "telecom",
     "task_reward": 1.0,
     "partial_components": {"action": 1.0},
+    "tool_calls": 2,
 }
 
 

@@ -50,7 +50,9 @@ def test_invalid_points_stop_the_whole_sweep_before_anything_runs(runs: Path) ->
 
 @pytest.mark.slow
 def test_fixed_sweep_plans_all_twelve_points_in_one_call(runs: Path) -> None:
-    code, out = _invoke("plan", "-m", *SWEEP, "stages.train.curriculum.global_batch_size=16", "executor=slurm")
+    code, out = _invoke(
+        "plan", "-m", *SWEEP, "stages.train.curriculum.global_batch_size=16", "executor=slurm"
+    )
     assert code == 0, out
     assert not runs.exists(), "planned points are plans, not runs"
     (sweep_json,) = (runs.parent / "plans").rglob("sweep.json")

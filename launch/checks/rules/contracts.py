@@ -30,12 +30,18 @@ def reward_reads_what_env_provides(ctx: Context) -> Iterator[Problem]:
     fitting = _rewards_for(provided)
     key = ctx.latest("reward.name", "env.name")
     envs = _envs_for(needed)
-    if fitting:
-        fix = f"set reward={fitting[0]} (rewards that read env {env.name}'s outcome: {', '.join(fitting)})"
-    elif envs:
-        fix = f"set env={envs[0]} (envs whose outcome reward {reward.name} reads: {', '.join(envs)})"
-    else:
-        fix = "pick a reward whose NEEDS_OUTCOME the env's OUTCOME_FIELDS cover"
+    to_env = (
+        f"env={envs[0]} (envs whose outcome reward {reward.name} reads: {', '.join(envs)})" if envs else ""
+    )
+    to_reward = (
+        f"reward={fitting[0]} (rewards that read env {env.name}'s outcome: {', '.join(fitting)})"
+        if fitting
+        else ""
+    )
+    # Undo the change the user made last: the env they picked, or the reward.
+    first, second = (to_env, to_reward) if key == "env.name" else (to_reward, to_env)
+    choices = [c for c in (first, second) if c]
+    fix = "set " + "; or ".join(choices) if choices else "pick a reward whose NEEDS_OUTCOME the env covers"
     yield Problem(
         key,
         f"reward {reward.name} reads outcome fields {missing} that env {env.name} does not provide"

@@ -14,7 +14,6 @@ from dataclasses import replace
 from launch.checks.context import Context, Scope
 from launch.checks.rules.resources import candidate_layouts, training_gib
 
-
 # True while rules run on a candidate: their fix texts are not read, so they skip their own searches.
 _TRYING: ContextVar[bool] = ContextVar("_TRYING", default=False)
 
