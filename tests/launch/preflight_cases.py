@@ -24,14 +24,14 @@ BAD = [
         "tau2-reward-on-bfcl",
         ["reward=tau2_shaped"],
         "reward.name",
-        "reward=binary",
+        "reward=",
         "conf/reward/tau2_shaped.yaml",
     ),
     (
         "retool-reward-on-bfcl",
         [S1, "reward=retool_outcome"],
         "reward.name",
-        "reward=binary",
+        "reward=",
         "conf/reward/retool_outcome.yaml",
     ),
     (

@@ -172,7 +172,7 @@ def test_a_new_run_refused_before_its_first_stage_leaves_no_run_dir(workdir, mon
     monkeypatch.setenv("SLIME_ROOT", str(workdir / "no-slime"))
     code, out = invoke("run", "+experiment=stage1_bfcl", "executor=local")
     assert code == 1 and "this machine cannot run the plan" in out, out
-    assert not any((workdir / "runs" / "stage1_bfcl").iterdir())
+    assert not (workdir / "runs" / "stage1_bfcl").exists()  # not even an empty runs/<name>/ (issue 9)
 
 
 def test_a_run_recorded_before_histories_starts_its_history_with_its_stored_overrides(finished):
