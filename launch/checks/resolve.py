@@ -131,7 +131,7 @@ def _interpolation_fix(composition: Composition, provenance: Provenance, key: st
     missing = found.group(1)
     parent, _, leaf = missing.rpartition(".")
     node = OmegaConf.select(composition.config, parent) if parent else composition.config
-    keys = [str(k) for k in node.keys()] if OmegaConf.is_dict(node) else []
+    keys = [str(k) for k in node] if OmegaConf.is_dict(node) else []
     guess = did_you_mean(leaf, keys)
     if guess is None:
         return generic

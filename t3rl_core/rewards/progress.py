@@ -13,7 +13,6 @@ from typing import Any, Literal
 from t3rl_core.config import RewardConfig
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
 
-
 # The outcome keys `turn_metrics` reads.
 TURN_FIELDS = frozenset({"turns_total", "turns_correct", "accuracy", "interactions", "format_errors"})
 
