@@ -55,6 +55,8 @@ from launch.run.executors.base import Executor, StageContext, StageResult
 JOB_RECORD = "ray_job.json"
 # Seconds a plugin import probe may take (Ray sets up its runtime env, uploads py_modules, imports).
 PROBE_TIMEOUT_S = 300.0
+# Seconds a probe waits for a freshly started cluster's job agent ("No available agent … try again later").
+AGENT_WAIT_S = 60.0
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
 
 
@@ -202,7 +204,15 @@ class RayJobRunner:
 
     def probe(self, job: JobSpec, timeout: float) -> tuple[str, str]:
         """Run a short job to its end (stopped after `timeout` seconds); its log and final status."""
-        job_id = self.client.submit_job(entrypoint=job.entrypoint, runtime_env=dict(job.runtime_env))
+        deadline = time.monotonic() + AGENT_WAIT_S
+        while True:
+            try:
+                job_id = self.client.submit_job(entrypoint=job.entrypoint, runtime_env=dict(job.runtime_env))
+                break
+            except RuntimeError as err:  # a cluster just started has no job agent yet: Ray says so
+                if "try again later" not in str(err) or time.monotonic() > deadline:
+                    raise
+                time.sleep(1.0)
         status = self._wait(job_id, timeout)
         if status not in TERMINAL:
             self.client.stop_job(job_id)
