@@ -100,7 +100,7 @@ def _walk(node: Any, key: str) -> Iterator[UsedPlugin]:
 def template_target(name: str) -> str | None:
     """The import path of a chat-template plugin `name` names (itself, or its entry point's), or None."""
     from t3rl_core.chat.custom import TEMPLATE_GROUP
-    from t3rl_core.chat.format import shipped_templates
+    from t3rl_core.chat.shipped import shipped_templates
     from t3rl_core.registry import entry_points, is_import_path
 
     if name in shipped_templates():

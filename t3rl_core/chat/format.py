@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from t3rl_core.chat.families import Family, detect_family, family
 from t3rl_core.chat.prompt_head import PromptHeads
+from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
 from t3rl_core.chat.template import compile_template, render_template
 from t3rl_core.chat.tokenizer import load_tokenizer
 
@@ -24,31 +25,11 @@ if TYPE_CHECKING:
     from t3rl_core.config import ChatConfig, ParsersConfig
     from t3rl_core.types import Message
 
-TEMPLATES_DIR = Path(__file__).with_name("templates")
 # Stands in for the model's text in the base conversation of the deltas; never produced by a model.
 _SENTINEL = "\u27e6t3rl-assistant-turn\u27e7"
 _BASE: tuple[Message, ...] = ({"role": "user", "content": "."},)
 # Prompts whose token ids are kept (GRPO samples each prompt n times in a row).
 _PROMPT_CACHE_SIZE = 1024
-
-
-def shipped_templates() -> list[str]:
-    """Names of the chat templates shipped in t3rl_core/chat/templates."""
-    return sorted(path.stem for path in TEMPLATES_DIR.glob("*.jinja"))
-
-
-def load_template(name_or_path: str) -> str:
-    """A shipped template by name, or a .jinja file by path."""
-    shipped = TEMPLATES_DIR / f"{name_or_path}.jinja"
-    if shipped.is_file():
-        return shipped.read_text()
-    path = Path(name_or_path)
-    if path.suffix == ".jinja" and path.is_file():
-        return path.read_text()
-    raise ValueError(
-        f"unknown chat template '{name_or_path}': not a shipped template ({', '.join(shipped_templates())}) "
-        "nor a .jinja file"
-    )
 
 
 @lru_cache(maxsize=8)

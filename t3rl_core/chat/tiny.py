@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from t3rl_core.chat.families import FAMILIES, Family, family
-from t3rl_core.chat.format import load_template
+from t3rl_core.chat.shipped import load_template
 
 # Pre-tokenization of the Qwen2 / Llama-3 tokenizers: a newline run is its own piece, so a text split
 # at a newline tokenizes as the whole does (TITO deltas end with the generation prompt's newline).

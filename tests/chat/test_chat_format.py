@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from t3rl_core.chat.families import FAMILIES
-from t3rl_core.chat.format import ChatFormat, load_template, shipped_templates
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.chat.shipped import load_template, shipped_templates
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import ChatConfig
 

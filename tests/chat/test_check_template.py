@@ -4,7 +4,8 @@ read the template's calls, and a template that drops reasoning each fail their o
 from __future__ import annotations
 
 from t3rl_core.chat.check import check_template
-from t3rl_core.chat.format import ChatFormat, load_template
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.chat.shipped import load_template
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import ParsersConfig
 

@@ -11,7 +11,8 @@ import pytest
 
 from t3rl_core.chat import tiny
 from t3rl_core.chat.families import FAMILIES
-from t3rl_core.chat.format import ChatFormat, load_template
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.chat.shipped import load_template
 
 
 def test_builds_are_byte_identical(tmp_path: Path) -> None:

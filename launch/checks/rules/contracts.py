@@ -80,7 +80,7 @@ def _envs_for(needed: frozenset[str]) -> list[str]:
 
 def chat_template_of_family(ctx: Context) -> Iterator[Problem]:
     """A shipped chat template belongs to model.family unless chat.allow_foreign_template is true."""
-    from t3rl_core.chat.format import shipped_templates
+    from t3rl_core.chat.shipped import shipped_templates
 
     chat, family = ctx.run.model.chat, ctx.run.model.family
     template = chat.chat_template

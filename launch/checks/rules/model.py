@@ -46,7 +46,7 @@ def family_known(ctx: Context) -> Iterator[Problem]:
 
 def _plugin_family(template: str | None) -> str | None:
     from t3rl_core.chat.custom import template_plugin
-    from t3rl_core.chat.format import shipped_templates
+    from t3rl_core.chat.shipped import shipped_templates
 
     if template is None or template in shipped_templates():
         return None  # not a plugin: no need to scan the installed distributions for one
@@ -63,7 +63,7 @@ def chat_template_shipped(ctx: Context) -> Iterator[Problem]:
     from pathlib import Path
 
     from t3rl_core.chat.custom import template_plugin
-    from t3rl_core.chat.format import shipped_templates
+    from t3rl_core.chat.shipped import shipped_templates
 
     template = ctx.run.model.chat.chat_template
     if template is None or template in shipped_templates() or Path(template).is_file():
