@@ -350,13 +350,6 @@ BAD = [
         "override `eval.samples=4`",
     ),
     (
-        "url-on-checkpoint",
-        [S1, "eval.engine.url=http://10.0.0.1:30000"],
-        "eval.engine.url",
-        "eval.engine.url=null",
-        "override `eval.engine.url=http://10.0.0.1:30000`",
-    ),
-    (
         "etp-on-dense",
         ["hardware.expert_tensor_parallel=2"],
         "hardware.expert_tensor_parallel",
@@ -425,6 +418,7 @@ UNUSUAL = [
         ],
     ),
     ("name-with-dots", ["name=exp.v2-lr_1e-6"]),
+    ("url-on-checkpoint-warns", [S1, "eval.engine.url=http://10.0.0.1:30000"]),
     ("sampled-eval", [S1, "eval.samples=4", "eval.pass_k=[1,4]", "eval.temperature=0.7"]),
     ("eval-two-categories", ["eval.categories=[multi_turn_base,multi_turn_long_context]"]),
     (

@@ -148,8 +148,8 @@ def tau2_splits_exist(ctx: Context) -> Iterator[Problem]:
 
 
 def eval_stage_evaluates_its_checkpoint(ctx: Context) -> Iterator[Problem]:
-    """An eval stage naming a checkpoint must serve it: a fixed URL or the scripted reference policy
-    would report numbers of another model under the checkpoint's name."""
+    """An eval stage naming a checkpoint must serve it: the scripted reference policy would report numbers
+    of another model under the checkpoint's name (an error); a fixed URL may (a warning)."""
     for name, config, overrides in _eval_configs(ctx):
         stage = ctx.run.stages.get(name) if name else None
         if not isinstance(stage, EvalStage) or stage.checkpoint is None:
@@ -169,8 +169,9 @@ def eval_stage_evaluates_its_checkpoint(ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 key,
                 f"eval stage '{name}' names checkpoint '{stage.checkpoint}', but engine.url sends every "
-                "request to an already running server, which does not serve it",
-                fix=f"set {key}=null (the stage starts SGLang on the checkpoint)",
+                "request to an already running server: make sure it serves that checkpoint",
+                fix=f"set {key}=null to have the stage start SGLang on the checkpoint",
+                severity="warning",
             )
 
 
