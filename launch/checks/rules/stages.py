@@ -11,7 +11,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from launch.checks.context import Context
-from launch.checks.previous_run import PREFIX, PreviousRunError, RunStageRef, continued_checkpoint
 from launch.config.errors import Problem, did_you_mean
 from launch.config.overlay import overlay
 from launch.config.schema import (
@@ -23,6 +22,7 @@ from launch.config.schema import (
     stage_sections,
 )
 from launch.config.schema_errors import problems_from_validation
+from launch.previous_run import PREFIX, PreviousRunError, RunStageRef, continued_checkpoint
 from t3rl_core.eval.config import EvalConfig
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from launch.checks.previous_run import RunStageRef, checkpoint_dir
 from launch.config.schema import TrainStage
 from launch.plan.builders.builder import PlanBuilder, problem
 from launch.plan.plugin_shipping import plugin_modules, py_modules, pythonpath
 from launch.plan.slime_args import TrainPaths, build_train_job
 from launch.plan.slime_debug import build_debug_job
 from launch.plan.stages import ImportCheck, OutputRef, Stage
+from launch.previous_run import RunStageRef, checkpoint_dir
 
 
 def _previous_checkpoint(builder: PlanBuilder, ref: RunStageRef) -> str:

@@ -5,7 +5,7 @@ the stage finished (status `succeeded`, or `skipped` over a complete output), it
 holds a Megatron checkpoint (`latest_checkpointed_iteration.txt`), and the run trained the same model.
 The new train stage then loads those weights as its reference (`--ref-load`) exactly as a train stage
 continues from an earlier stage of its own run. The run directory is read here by its documented
-layout (state.json, stages/<name>/outputs.json; see launch.run.rundir), since checks come before the
+layout (state.json, stages/<name>/outputs.json; see launch.run.rundir), since checks and plan come before the
 run step.
 """
 
