@@ -65,6 +65,9 @@ class Context:
     provenance: Provenance
     scopes: tuple[Scope, ...]
     config_dirs: tuple[str, ...] = ()
+    # The per-scope checks a candidate layout must pass (the rules package's SCOPE_RULES), handed in
+    # by the validator so that fix searches need not import the rules they run.
+    scope_checks: tuple[Callable[[Scope, Context], Iterable[Problem]], ...] = ()
 
     def latest(self, *keys: str) -> str:
         """Of several keys that together break a rule, the one changed last (the likeliest culprit)."""

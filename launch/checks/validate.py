@@ -25,11 +25,16 @@ def validate(
     run: RunConfig, data: Mapping[str, Any], provenance: Provenance, config_dirs: Sequence[str] = ()
 ) -> list[Problem]:
     """Every problem (errors and warnings) of a schema-valid run config, each with its source."""
-    from launch.checks.rules import RULES
+    from launch.checks.rules import RULES, SCOPE_RULES
 
     scopes, problems = build_scopes(run, data, provenance)
     ctx = Context(
-        run=run, data=data, provenance=provenance, scopes=tuple(scopes), config_dirs=tuple(config_dirs)
+        run=run,
+        data=data,
+        provenance=provenance,
+        scopes=tuple(scopes),
+        config_dirs=tuple(config_dirs),
+        scope_checks=SCOPE_RULES,
     )
     for rule in RULES:
         problems.extend(rule(ctx))

@@ -12,10 +12,11 @@ two are checked separately. It is an estimate: it rejects layouts that cannot fi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import product
 
 from launch.checks.context import Context, Scope, per_scope
+from launch.checks.rules.layouts import TRYING, trying
 from launch.config.errors import Problem
 from launch.config.schema import HardwareConfig, MegatronArch
 
@@ -127,8 +128,6 @@ def training_fits_gpu_memory(scope: Scope, ctx: Context) -> Iterator[Problem]:
     need = training_gib(arch, hw, tokens)
     if need <= hw.gpu_memory_gib:
         return
-    from launch.checks.rules.layouts import smallest_fitting_layout
-
     key = ctx.latest(
         *(scope.hw(f) for f in ("tensor_parallel", "pipeline_parallel", "expert_parallel", "nodes")),
         scope.hw("gpu_memory_gib"),
@@ -158,6 +157,41 @@ def training_fits_gpu_memory(scope: Scope, ctx: Context) -> Iterator[Problem]:
         f"({tokens} tokens per micro-batch); a {hw.gpu_type} has {hw.gpu_memory_gib:g} GiB",
         fix=fix,
     )
+
+
+def smallest_fitting_layout(scope: Scope, ctx: Context, tokens: int) -> dict[str, int]:
+    """Changed hardware fields of the smallest fitting layout (fewest nodes, then least PP, TP, EP)."""
+    if TRYING.get():
+        return {}
+
+    hw, arch = scope.hardware, ctx.run.model.architecture
+    current = {
+        f: getattr(hw, f) for f in ("nodes", "tensor_parallel", "pipeline_parallel", "expert_parallel")
+    }
+    best: tuple[int, int, int, int] | None = None
+    chosen: dict[str, int] = {}
+    for layout in candidate_layouts(hw, arch):
+        if best is not None and layout["nodes"] > best[0]:
+            break
+        if hw.sequence_parallel and layout["tensor_parallel"] == 1:
+            continue
+        candidate = hw.model_copy(update=layout)
+        if training_gib(arch, candidate, tokens) > (hw.gpu_memory_gib or 0):
+            continue
+        rank = (
+            layout["nodes"],
+            layout["pipeline_parallel"],
+            layout["tensor_parallel"],
+            layout["expert_parallel"],
+        )
+        if best is not None and rank >= best:
+            continue
+        trial = replace(scope, hardware=candidate)
+        with trying():
+            if any(p.severity == "error" for rule in ctx.scope_checks for p in rule(trial, ctx)):
+                continue
+        best, chosen = rank, layout
+    return {k: v for k, v in chosen.items() if current[k] != v}
 
 
 def _fitting_budget(arch: MegatronArch, hw: HardwareConfig, tokens: int) -> int | None:
