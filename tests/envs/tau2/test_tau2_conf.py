@@ -45,8 +45,9 @@ def test_user_sim_and_domain_overrides():
     # Without an experiment the root eval split (bfcl_test) is not a tau2 split: name one.
     with pytest.raises(ConfigError, match="tau2_test"):
         resolve(["env=tau2"])
-    tau2 = ["env=tau2", "eval.split=tau2_test"]
-    run = resolve([*tau2, "reward=tau2_shaped", "env.domains=[retail]"]).run
+    # tau2's own reward: the default (progress) reads outcome fields tau2 does not produce.
+    tau2 = ["env=tau2", "eval.split=tau2_test", "reward=tau2_shaped"]
+    run = resolve([*tau2, "env.domains=[retail]"]).run
     assert isinstance(run.env.user, ScriptedUserConfig) and run.env.domains == ["retail"]
     llm = resolve([*tau2, "user_sim=llm", "env.user.model=my-user"]).run.env.user
     assert isinstance(llm, LLMUserConfig) and llm.model == "my-user"
