@@ -26,7 +26,9 @@ class KeyDifference:
 
 def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[KeyDifference]:
     """Every leaf key whose value differs (or exists on one side only), sorted by key."""
-    flat_a, flat_b = _flatten(a), _flatten(b)
+    from launch.run.config_diff import flatten
+
+    flat_a, flat_b = flatten(a), flatten(b)
     return [
         KeyDifference(key, flat_a.get(key, _ABSENT), flat_b.get(key, _ABSENT))
         for key in sorted(flat_a.keys() | flat_b.keys())
@@ -87,15 +89,6 @@ def diff_runs(a: Path, b: Path, console: Console | None = None) -> int:
     if not all(provenances):
         console.print("[dim](a run without provenance.json predates it: its sources are not shown)[/]")
     return 0
-
-
-def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(node, dict) and node:
-        flat: dict[str, Any] = {}
-        for key, value in node.items():
-            flat.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-        return flat
-    return {prefix: node}
 
 
 def _show(value: Any) -> str:

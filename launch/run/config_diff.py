@@ -11,7 +11,7 @@ _MISSING = object()
 
 def config_changes(old_yaml: str, new_yaml: str, limit: int = 40) -> list[str]:
     """`key: old → new` per leaf that differs (`+ key: v` added, `- key: v` removed), at most `limit`."""
-    old, new = _flatten(yaml.safe_load(old_yaml) or {}), _flatten(yaml.safe_load(new_yaml) or {})
+    old, new = flatten(yaml.safe_load(old_yaml) or {}), flatten(yaml.safe_load(new_yaml) or {})
     lines = []
     for key in sorted(old.keys() | new.keys()):
         before, after = old.get(key, _MISSING), new.get(key, _MISSING)
@@ -28,11 +28,12 @@ def config_changes(old_yaml: str, new_yaml: str, limit: int = 40) -> list[str]:
     return lines
 
 
-def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+def flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+    """A nested config as dotted keys → leaf values (an empty mapping is a leaf)."""
     if isinstance(node, dict) and node:
         flat: dict[str, Any] = {}
         for key, value in node.items():
-            flat.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+            flat.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
         return flat
     return {prefix: node}
 
