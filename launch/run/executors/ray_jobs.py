@@ -81,21 +81,7 @@ def check_cluster(address: str, gpus: int, nodes: int, list_nodes: Callable[...,
     """Fail before submitting when the live cluster has fewer GPUs or GPU nodes than a stage needs."""
     if gpus <= 0:
         return
-    if list_nodes is None:
-        from ray.util.state import list_nodes
-    try:
-        alive = list_nodes(address=address, filters=[("state", "=", "ALIVE")], detail=True)
-    except Exception as error:  # the state API raises plain exceptions for connection problems
-        raise ConfigError(
-            [
-                Problem(
-                    key="executor.address",
-                    message=f"cannot reach the Ray dashboard at {address}: {error}",
-                    fix="start the cluster (ray start --head) or correct executor.address",
-                )
-            ]
-        ) from None
-    per_node = [float(n.resources_total.get("GPU", 0)) for n in alive]
+    per_node = _live_node_gpus(address, list_nodes)
     total, gpu_nodes = sum(per_node), sum(g > 0 for g in per_node)
     if total >= gpus and gpu_nodes >= nodes:
         return
@@ -115,6 +101,11 @@ def check_cluster(address: str, gpus: int, nodes: int, list_nodes: Callable[...,
 
 def cluster_gpus(address: str, list_nodes: Callable[..., Any] | None = None) -> int:
     """The GPUs of the live cluster's nodes (how many a sweep's points may hold at once)."""
+    return int(sum(_live_node_gpus(address, list_nodes)))
+
+
+def _live_node_gpus(address: str, list_nodes: Callable[..., Any] | None) -> list[float]:
+    """The GPUs of each live node of the cluster; a ConfigError naming the address when unreachable."""
     if list_nodes is None:
         from ray.util.state import list_nodes
     try:
@@ -129,7 +120,7 @@ def cluster_gpus(address: str, list_nodes: Callable[..., Any] | None = None) -> 
                 )
             ]
         ) from None
-    return int(sum(float(n.resources_total.get("GPU", 0)) for n in alive))
+    return [float(n.resources_total.get("GPU", 0)) for n in alive]
 
 
 @dataclass
