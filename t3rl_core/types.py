@@ -24,6 +24,9 @@ class ToolCallAction:
     calls: tuple[ToolCall, ...]
     text: str  # the assistant text the calls were parsed from (reasoning stripped)
     reasoning: str | None = None
+    # The text outside the calls (reasoning excluded), stripped; None when the format does not delimit
+    # its calls with tags, so the parser cannot tell where a call ends.
+    content: str | None = None
 
 
 @dataclass(frozen=True)

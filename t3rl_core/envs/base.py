@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from t3rl_core.types import Action, Transition
+
+if TYPE_CHECKING:
+    from t3rl_core.envs.format_repair import FormatRepair
 
 Mode = Literal["train", "eval"]
 
@@ -23,6 +26,9 @@ class Env(ABC):
     # How model text becomes an action: "tool_calls" (the family's SGLang tool-call parser) or a
     # format registered in `t3rl_core.parsers.actions` (e.g. "code_block").
     action_format: str = "tool_calls"
+    # The format-repair protocol of this episode (t3rl_core.envs.format_repair), or None: a turn that
+    # breaks the format then goes to `step()` like any other.
+    format_repair: FormatRepair | None = None
 
     async def reset(self) -> Transition:
         """Start the episode; returns observations to append after the prompt (usually none)."""
@@ -35,6 +41,11 @@ class Env(ABC):
     @abstractmethod
     def outcome(self) -> dict[str, Any]:
         """JSON-serialisable result of the episode so far, read by rewards and metrics."""
+
+    def format_problem(self, action: Action) -> str | None:
+        """Why `action` breaks the env's strict action format (None = it does not); asked only when
+        `format_repair` is set."""
+        return None
 
     def oracle(self) -> Action | None:
         """The gold next action at the current state, for the scripted reference engine."""

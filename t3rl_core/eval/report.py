@@ -8,7 +8,7 @@ from typing import Any
 
 from t3rl_core.eval.metrics import OVERALL, wilson_interval
 
-STATUSES = ("completed", "truncated", "aborted", "failed")
+STATUSES = ("completed", "truncated", "aborted", "failed", "parse_error")
 REPORT_FILE = "report.md"
 CHART_FILE = "accuracy_by_category.png"
 PASS_AT_K_FILE = "pass_at_k.png"

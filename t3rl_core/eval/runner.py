@@ -278,6 +278,7 @@ async def _play(
         "reward_metrics": metrics,
         "outcome": outcome,
         "num_model_calls": episode.num_model_calls,
+        "format_repairs": episode.format_repairs,
         "error": episode.error,
         "timings": dict(episode.timings or {}),
         "prompt_ids": list(episode.prompt_ids),

@@ -59,7 +59,11 @@ async def generate(
     sample.loss_mask = list(episode.loss_mask)
     sample.rollout_log_probs = list(episode.log_probs)
     sample.reward = reward.value
-    sample.status = sample_status(sample, episode.status)
+    # slime has no parse_error status: a turn the format repair could not fix removes the sample from
+    # training (its loss mask is zeroed and the tau2 reward gives it weight 0), as the reference does.
+    sample.status = sample_status(sample, "failed" if episode.status == "parse_error" else episode.status)
+    if episode.status == "parse_error":
+        sample.remove_sample = True
     sample.metadata = {
         **(sample.metadata or {}),
         "outcome": episode.outcome,
@@ -68,6 +72,8 @@ async def generate(
         "t3rl_metrics": {
             "num_model_calls": episode.num_model_calls,
             "trainable_tokens": sum(episode.loss_mask),
+            "format_repairs": episode.format_repairs,
+            "parse_error": float(episode.status == "parse_error"),
             "status": episode.status,
             "error": episode.error,
             **{f"time_{name}": value for name, value in (episode.timings or {}).items()},

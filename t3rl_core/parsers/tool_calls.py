@@ -139,7 +139,9 @@ class ToolCallActionParser:
                 error=f"Invalid output format: could not parse the output ({exc!r})", text=text
             )
         if calls:
-            return ToolCallAction(calls=tuple(calls), text=normal.strip(), reasoning=reasoning)
+            return ToolCallAction(
+                calls=tuple(calls), text=normal.strip(), reasoning=reasoning, content=self._outside(normal)
+            )
         return AnswerAction(text=normal.strip(), reasoning=reasoning)
 
     # ------------------------------------------------------------------------------------------ calls
@@ -178,6 +180,16 @@ class ToolCallActionParser:
         if not isinstance(arguments, dict):
             raise InvalidOutput(f"the arguments of '{name}' must be an object of argument names to values")
         return ToolCall(name=name, arguments=arguments)
+
+    def _outside(self, text: str) -> str | None:
+        """`text` without its tagged calls (and their block), stripped; None for untagged formats."""
+        fmt = self._format
+        if fmt is None or not (fmt.call_open and fmt.call_close):
+            return None
+        for opener, closer in ((fmt.block_open, fmt.block_close), (fmt.call_open, fmt.call_close)):
+            if opener and closer:
+                text = re.sub(re.escape(opener) + ".*?" + re.escape(closer), "", text, flags=re.DOTALL)
+        return text.strip()
 
     def _hint(self) -> str:
         if self._format is None:

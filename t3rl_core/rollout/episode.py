@@ -24,10 +24,12 @@ if TYPE_CHECKING:
     from t3rl_core.config import RolloutConfig
     from t3rl_core.engines.base import Engine, Generation
     from t3rl_core.envs.base import Env
+    from t3rl_core.envs.format_repair import FormatRepair
 
 logger = logging.getLogger(__name__)
 
-Status = Literal["completed", "truncated", "aborted", "failed"]
+# parse_error: a malformed turn the format-repair protocol could not get fixed (t3rl_core.envs.format_repair).
+Status = Literal["completed", "truncated", "aborted", "failed", "parse_error"]
 
 
 class ActionParser(Protocol):
@@ -52,6 +54,8 @@ class EpisodeResult:
     timings: dict[str, float] = field(default_factory=dict)
     # First token where the trajectory differs from a fresh render (only with rollout.tito_drift_check).
     drift_at: int | None = None
+    # Malformed turns the format-repair protocol retried (each counted once, however many attempts).
+    format_repairs: int = 0
 
     def __post_init__(self) -> None:
         if not len(self.log_probs) == len(self.loss_mask) == len(self.response_ids):
@@ -108,7 +112,9 @@ class _Episode:
             env=env, messages=self.messages, tool_call_parser=getattr(parser, "tool_call_parser", None)
         )
         self.trajectory: Trajectory | None = None
-        self.model_texts: list[str] = []
+        self.model_texts: list[str] = []  # the texts of the model turns kept in the conversation
+        self.model_calls = 0  # every call, also the repair attempts of a repaired turn
+        self.format_repairs = 0
         self.generation_s = 0.0
         # True while the trajectory ends where the model writes next: after a generation prompt, or
         # inside its turn after inline text (`mid_turn`).
@@ -127,23 +133,97 @@ class _Episode:
             raise _Ended("truncated" if first.truncated else "completed")
         while True:
             continuing = self.mid_turn  # this call goes on with the assistant message of the last one
-            generation = await self._generate()
-            text = self.chat.model_text(generation.token_ids)
-            self.model_texts.append(text)
-            if continuing:
-                self.messages[-1]["content"] += text
-            else:
-                self.messages.append({"role": "assistant", "content": text})
+            generation, text = await self._model_turn(self.sampling, continuing)
             last_token = generation.token_ids[-1] if generation.token_ids else None
             if generation.finish_reason != "stop":
                 self._close_turn(last_token)
                 if generation.finish_reason == "length":
                     raise _Ended("truncated")
                 raise _Ended("aborted", generation.error or "the engine aborted the request")
-            transition = await self._env_call(self.env.step, self.parser.parse(text))
+            action = self.parser.parse(text)
+            repair = self.env.format_repair
+            if repair is not None and not continuing:
+                problem = self.env.format_problem(action)
+                if problem is not None:
+                    action, last_token = await self._repair(repair, generation, problem)
+            transition = await self._env_call(self.env.step, action)
             self._observe(transition, last_token)
 
-    async def _generate(self) -> Generation:
+    async def _model_turn(self, sampling: SamplingParams, continuing: bool = False) -> tuple[Generation, str]:
+        """One model call, its text appended to the conversation (to the open assistant message when
+        `continuing`)."""
+        generation = await self._generate(sampling)
+        text = self.chat.model_text(generation.token_ids)
+        self.model_texts.append(text)
+        if continuing:
+            self.messages[-1]["content"] += text
+        else:
+            self.messages.append({"role": "assistant", "content": text})
+        return generation, text
+
+    async def _repair(
+        self, repair: FormatRepair, failed: Generation, problem: str
+    ) -> tuple[Action, int | None]:
+        """The format-repair protocol (t3rl_core.envs.format_repair) for the malformed turn `failed`:
+        close it, send the correction, retry at the repair temperature. Returns the repaired action and
+        its last token, the failed turns kept untrained (loss mask 0) or taken back per `repair`. A
+        repair that fails or cannot run ends the episode (`parse_error`; `aborted` if the engine
+        aborts), with every token from the failed turn on untrained."""
+        assert self.trajectory is not None
+        self.format_repairs += 1
+        start = len(self.trajectory.response_ids) - len(failed.token_ids)
+        first_message, first_text = len(self.messages) - 1, len(self.model_texts) - 1
+        try:
+            action, generation, retry_start = await self._retry(repair, failed, problem)
+        except _Ended as ended:
+            self.trajectory.exclude(start)
+            if ended.status == "truncated":
+                limit = "a step or token limit was reached before the format was repaired"
+                raise _Ended("parse_error", limit) from None
+            raise
+        if repair.keep_in_history:
+            self.trajectory.exclude(start, retry_start)
+        else:
+            self.trajectory.rewind(start)
+            self.trajectory.append_model(generation.token_ids, generation.log_probs)
+            del self.messages[first_message:-1]
+            del self.model_texts[first_text:-1]
+        if not repair.train_on_repaired:
+            self.trajectory.exclude(len(self.trajectory.response_ids) - len(generation.token_ids))
+        return action, generation.token_ids[-1] if generation.token_ids else None
+
+    async def _retry(
+        self, repair: FormatRepair, failed: Generation, problem: str
+    ) -> tuple[Action, Generation, int]:
+        """Correction and retry until a turn parses: (its action, its generation, where it starts)."""
+        assert self.trajectory is not None
+        sampling = dataclasses.replace(self.sampling, temperature=repair.temperature)
+        generation = failed
+        for _ in range(repair.attempts):
+            correction: Message = {"role": "user", "content": repair.message}
+            self.messages.append(correction)
+            last_token = generation.token_ids[-1] if generation.token_ids else None
+            self.trajectory.append_observation(
+                self.chat.turn_end_ids(last_token, [correction], add_generation_prompt=True)
+            )
+            self.awaiting_model = True
+            retry_start = len(self.trajectory.response_ids)
+            generation, text = await self._model_turn(sampling)
+            if generation.finish_reason == "abort":
+                self._close_turn(generation.token_ids[-1] if generation.token_ids else None)
+                raise _Ended("aborted", generation.error or "the engine aborted the request")
+            action = self.parser.parse(text)
+            problem = (
+                self.env.format_problem(action) or ""
+                if generation.finish_reason == "stop"
+                else "the output was cut off at the token limit"
+            )
+            if not problem:
+                return action, generation, retry_start
+        self._close_turn(generation.token_ids[-1] if generation.token_ids else None)
+        raise _Ended("parse_error", f"the format repair failed: {problem}")
+
+    async def _generate(self, sampling: SamplingParams) -> Generation:
         assert self.trajectory is not None
         budgets = []
         if self.limits.max_context_len is not None:
@@ -151,11 +231,10 @@ class _Episode:
         if self.limits.max_response_len is not None:
             budgets.append(self.limits.max_response_len - len(self.trajectory.response_ids))
         budget = min(budgets) if budgets else None
-        if len(self.model_texts) >= self.limits.max_num_steps or (budget is not None and budget <= 0):
+        if self.model_calls >= self.limits.max_num_steps or (budget is not None and budget <= 0):
             if self.mid_turn:
                 self._close_turn(None)
             raise _Ended("truncated")
-        sampling = self.sampling
         if budget is not None:
             sampling = dataclasses.replace(sampling, max_new_tokens=min(sampling.max_new_tokens, budget))
         started = time.perf_counter()
@@ -165,6 +244,7 @@ class _Episode:
             raise _Ended("aborted", f"engine failed: {_describe(exc)}") from exc
         finally:
             self.generation_s += time.perf_counter() - started
+        self.model_calls += 1
         self.trajectory.append_model(generation.token_ids, generation.log_probs)
         self.awaiting_model = self.mid_turn = False
         return generation
@@ -188,7 +268,7 @@ class _Episode:
             self.awaiting_model = self.mid_turn = True
             return
         self.messages.extend(transition.messages)
-        more = not transition.done and len(self.model_texts) < self.limits.max_num_steps
+        more = not transition.done and self.model_calls < self.limits.max_num_steps
         self.trajectory.append_observation(
             self.chat.turn_end_ids(last_token, transition.messages, add_generation_prompt=more)
         )
@@ -258,7 +338,7 @@ async def run_episode(
         response_text="".join(episode.model_texts),
         status=status,
         outcome=outcome,
-        num_model_calls=len(episode.model_texts),
+        num_model_calls=episode.model_calls,
         error=error,
         timings={
             "generation_s": episode.generation_s,
@@ -266,4 +346,5 @@ async def run_episode(
             "total_s": total,
         },
         drift_at=drift_at,
+        format_repairs=episode.format_repairs,
     )

@@ -46,6 +46,21 @@ class Trajectory:
         self.log_probs.extend([0.0] * len(token_ids))
         self.check()
 
+    def rewind(self, response_length: int) -> None:
+        """Drop every response token from `response_length` on (a turn the episode takes back)."""
+        if not 0 <= response_length <= len(self.response_ids):
+            raise ValueError(f"cannot rewind {len(self.response_ids)} response tokens to {response_length}")
+        for values in (self.response_ids, self.loss_mask, self.log_probs):
+            del values[response_length:]
+        del self._tokens[len(self.prompt_ids) + response_length :]
+        self.check()
+
+    def exclude(self, start: int, end: int | None = None) -> None:
+        """Response tokens [start, end) (to the end by default) stay in the context, untrained (mask 0)."""
+        self.loss_mask[start:end] = [0] * len(self.loss_mask[start:end])
+        self.log_probs[start:end] = [0.0] * len(self.log_probs[start:end])
+        self.check()
+
     def check(self) -> None:
         lengths = (len(self.response_ids), len(self.loss_mask), len(self.log_probs))
         if len(set(lengths)) != 1:

@@ -31,8 +31,8 @@ def test_report_has_the_numbers_and_the_chart(tmp_path):
     assert "`bfcl_test` with engine `reference`" in text
     assert "| multi_turn_base | 2 | 2 | 0 | 0.500 | 0.750 | 0.750 | 0.500 | 0.500 |" in text
     assert "| **overall** | **3** | **3** | **0** | **0.667** |" in text
-    assert "| category | completed | truncated | aborted | failed |" in text
-    assert "| multi_turn_base | 1 | 1 | 0 | 0 |" in text
+    assert "| category | completed | truncated | aborted | failed | parse_error |" in text
+    assert "| multi_turn_base | 1 | 1 | 0 | 0 | 0 |" in text
     assert "incomplete" not in text
     assert f"]({CHART_FILE})" in text
     png = (tmp_path / CHART_FILE).read_bytes()

@@ -100,6 +100,34 @@ def test_status_uses_the_samples_own_enum():
         hooks.sample_status(Sample(), "exploded")
 
 
+@pytest.mark.parametrize(
+    ("status", "slime_status", "removed"),
+    [("parse_error", "failed", True), ("completed", "completed", False)],
+)
+def test_a_failed_format_repair_removes_the_sample(monkeypatch, status, slime_status, removed):
+    from t3rl_core.rewards.base import RewardResult
+    from t3rl_core.rollout.episode import EpisodeResult
+
+    episode = EpisodeResult(
+        prompt_ids=[1], response_ids=[2, 3], loss_mask=[0, 0], log_probs=[0.0, 0.0], messages=[],
+        response_text="x", status=status, outcome={}, num_model_calls=2, format_repairs=1,
+    )  # fmt: skip
+
+    class Runner:
+        async def run(self, *args, **kwargs):
+            return episode, RewardResult(value=0.0)
+
+    async def runner(args, runtime):
+        return Runner()
+
+    monkeypatch.setattr(hooks, "_runner", runner)
+    monkeypatch.setattr(hooks.RuntimeConfig, "from_slime_args", classmethod(lambda cls, args: None))
+    sample = asyncio.run(hooks.generate(SimpleNamespace(), Sample(prompt=[], metadata={}), {}))
+    assert sample.status is Sample.Status(slime_status) and sample.remove_sample is removed
+    assert sample.metadata["t3rl_metrics"]["format_repairs"] == 1
+    assert sample.response_length == len(sample.loss_mask) == len(sample.rollout_log_probs) == 2
+
+
 def test_partial_rollout_is_refused():
     with pytest.raises(ValueError, match="partial-rollout"):
         asyncio.run(hooks.generate(SimpleNamespace(partial_rollout=True), Sample(), {}))

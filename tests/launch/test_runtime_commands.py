@@ -59,8 +59,8 @@ def test_eval_from_overrides(tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["overall"]["tasks"] == 4 and summary["complete"] is True
-    assert "status: episodes completed/truncated/aborted/failed" in result.output
-    assert "4/0/0/0" in result.output  # the overall row's status column
+    assert "status: episodes completed/truncated/aborted/failed/parse_error" in result.output
+    assert "4/0/0/0/0" in result.output  # the overall row's status column
     # A standalone eval dir is a record like a pipeline run's.
     config = yaml.safe_load((out / "config.yaml").read_text())
     assert config["model"]["hf_checkpoint"] == str(model) and config["eval"]["engine"]["name"] == "reference"

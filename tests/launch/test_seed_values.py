@@ -63,6 +63,11 @@ def test_tau2_pipeline_carries_the_reference_options() -> None:
     argv = list(sft.slime_job.argv)
     assert argv[argv.index("--lr-warmup-fraction") + 1] == "0.05"  # SFT: 5 % linear warm-up
     assert run.env.tool_result_role == "user"  # tool results as user messages
+    from t3rl_core.envs.format_repair import REFERENCE_MESSAGE
+
+    repair = run.env.format_repair  # one greedy retry with the reference's correction, word for word
+    assert (repair.attempts, repair.temperature, repair.message) == (1, 0.0, REFERENCE_MESSAGE)
+    assert (repair.keep_in_history.train, repair.keep_in_history.eval) == (False, True)
     eval_file = next(p for p in plan.files if p.endswith(".eval.yaml"))
     evaluated = yaml.safe_load(plan.files[eval_file])
     assert (evaluated["temperature"], evaluated["top_p"], evaluated["top_k"]) == (0.8, 1.0, 20)

@@ -77,6 +77,7 @@ def test_t3rl_thinking_tags_with_hermes_one_line_calls() -> None:
         calls=(ToolCall("cd", {"folder": "documents"}),),
         text='<tool_call>{"name": "cd", "arguments": {"folder": "documents"}}</tool_call>',
         reasoning="I must enter the documents folder first.",
+        content="",
     )
 
 
@@ -236,3 +237,21 @@ def test_t3rl_recipe_qwen3_thinking_rules_on_thinking_tags():
     # `qwen` (SGLang's alias of qwen25) takes only the template's multi-line block.
     one_line = '<thinking>go</thinking><tool_call>{"name": "cd", "arguments": {"folder": "a"}}</tool_call>'
     assert isinstance(recipe.parse(one_line), InvalidAction)
+
+
+@pytest.mark.parametrize(
+    ("parser_name", "text", "content"),
+    [
+        (
+            "hermes",
+            'Checking.\n<tool_call>{"name": "cd", "arguments": {}}</tool_call>\nDone?',
+            "Checking.\n\nDone?",
+        ),
+        ("qwen25", '<tool_call>\n{"name": "cd", "arguments": {}}\n</tool_call>\n', ""),
+        ("llama3", '{"name": "cd", "parameters": {}}', None),
+    ],
+)
+def test_the_text_outside_the_calls_is_reported(parser_name, text, content):
+    tools = [{"name": "cd", "parameters": {"type": "object", "properties": {}}}]
+    action = ToolCallActionParser(ParsersConfig(tool_call_parser=parser_name), tools).parse(text)
+    assert isinstance(action, ToolCallAction) and action.content == content

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from t3rl_core.config import EnvConfig
+from t3rl_core.envs.format_repair import FormatRepairConfig
 from t3rl_core.envs.tau2.users import ScriptedUserConfig, UserSimulatorConfig
 from t3rl_core.registries import USER_SIMULATORS
 from t3rl_core.registry import registered
@@ -64,6 +65,11 @@ class Tau2EnvConfig(EnvConfig):
     # format) or "user" (Tau2-RL-Pipeline: a user message "Tool result for <call>:\n<result>"; the
     # shipped conf/env/tau2.yaml sets this reference value).
     tool_result_role: Literal["tool", "user"] = "tool"
+    # Tau2-RL-Pipeline's format-repair protocol (t3rl_core.envs.format_repair): a turn that is not
+    # exactly one tool call with nothing else around it gets the reference's FORMAT ERROR message and
+    # one greedy retry; a turn still malformed ends the episode as `parse_error` (removed from training).
+    # None = no repair: the model gets a FORMAT ERROR observation and the episode goes on.
+    format_repair: FormatRepairConfig | None = FormatRepairConfig()
     data: Tau2DataConfig = Tau2DataConfig()
 
     def split_names(self) -> list[str]:

@@ -67,7 +67,7 @@ async def demonstration(config: Tau2EnvConfig, row: dict[str, Any]) -> dict[str,
         return None
     domain = domain_spec(spec.domain)
     user = ScriptedUser(ScriptedUserConfig()).session(user_task(spec.task, domain))
-    env = Tau2Env(spec, domain, user, config)
+    env = Tau2Env(spec, domain, user, config, "train")
     messages: list[Message] = list(row["prompt"])
     transition = await env.reset()
     messages += transition.messages

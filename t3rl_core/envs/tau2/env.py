@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.envs.base import Env, Mode
+from t3rl_core.envs.format_repair import FormatRepair
 from t3rl_core.envs.tau2.config import Tau2EnvConfig
 from t3rl_core.envs.tau2.domain import DONE, RESPOND, DomainSpec, domain_spec, user_task
 from t3rl_core.envs.tau2.evaluation import domain_world, evaluate_episode
@@ -78,8 +79,12 @@ class Tau2Task:
 class Tau2Env(Env):
     """One tau2 episode; see the module docstring."""
 
-    def __init__(self, spec: Tau2Task, domain: DomainSpec, user: UserSession, config: Tau2EnvConfig) -> None:
+    def __init__(
+        self, spec: Tau2Task, domain: DomainSpec, user: UserSession, config: Tau2EnvConfig, mode: Mode
+    ) -> None:
         self.spec, self.domain, self.user, self.config = spec, domain, user, config
+        repair = config.format_repair
+        self.format_repair = FormatRepair.for_mode(repair, mode) if repair is not None else None
         self._env: Environment | None = None
         self._trajectory: list[Tau2Message] = []
         self._steps = self._errors = self._format_errors = self._user_turns = 0
@@ -131,6 +136,17 @@ class Tau2Env(Env):
         if call.name == DONE:
             return await self._agent_stop()
         return await self._use_tool(call)
+
+    def format_problem(self, action: Action) -> str | None:
+        """Tau2-RL-Pipeline's strict action parse: exactly one tool call and no text around it."""
+        call, problem = _single_call(action)
+        if call is None:
+            self._format_errors += 1
+            return problem
+        if isinstance(action, ToolCallAction) and action.content:
+            self._format_errors += 1
+            return "Text outside the tool call."
+        return None
 
     def _format_error(self, problem: str) -> Transition:
         self._format_errors += 1
@@ -359,7 +375,7 @@ class Tau2EnvFactory:
             raise ValueError(f"mode must be 'train' or 'eval', got {mode!r}")
         spec = Tau2Task.from_row(task)
         domain = domain_spec(spec.domain)
-        return Tau2Env(spec, domain, self.user.session(user_task(spec.task, domain)), self.config)
+        return Tau2Env(spec, domain, self.user.session(user_task(spec.task, domain)), self.config, mode)
 
     async def aclose(self) -> None:
         await self.user.aclose()

@@ -16,10 +16,10 @@ from t3rl_core.engines.reference import ReferenceEngine
 from t3rl_core.rollout.runner import EpisodeRunner
 
 
-def _runner(**faults):
+def _runner(env=None, **faults):
     runtime = RuntimeConfig.model_validate(
         {
-            "env": {"name": "tau2"},
+            "env": {"name": "tau2", **(env or {})},
             "reward": {"name": "tau2_shaped"},
             "chat": {"tokenizer": str(shared_tokenizer_dir("qwen3")), "chat_template": "qwen3"},
             "parsers": {"tool_call_parser": "hermes"},
@@ -55,7 +55,8 @@ def test_gold_plan_through_the_episode_loop(base_rows):
 
 @pytest.mark.slow
 def test_injected_faults_become_feedback_not_crashes(base_rows):
-    runner = _runner(extra_call=0.3, malformed_json=0.3)
+    # without the format repair, a bad turn is an observation the model sees
+    runner = _runner({"format_repair": None}, extra_call=0.3, malformed_json=0.3)
 
     async def play():
         return await runner.run(base_rows["retail"]["0"], "train", SamplingParams())
