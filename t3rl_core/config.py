@@ -151,6 +151,17 @@ class MisConfig(StrictModel):
     tis_batch_normalize: bool = True
 
 
+class KlInRewardConfig(StrictModel):
+    """veRL's KL penalty in the reward (fixed controller): each response token's reward loses
+    coef × KL(π‖π_ref) before GRPO's group z-score (t3rl_core.hooks.advantage)."""
+
+    # β, the fixed KL coefficient (veRL algorithm.kl_ctrl.kl_coef, default 0.001); > 0 (null the
+    # section for none).
+    coef: float = Field(0.001, gt=0)
+    # veRL's kl_penalty estimator of log π − log π_ref = d: kl = d, abs = |d|, mse = d²/2.
+    type: Literal["kl", "abs", "mse"] = "kl"
+
+
 class RuntimeConfig(StrictModel):
     """Everything the hooks and the standalone eval need to run episodes."""
 
@@ -160,6 +171,8 @@ class RuntimeConfig(StrictModel):
     parsers: ParsersConfig
     rollout: RolloutConfig = RolloutConfig()
     mis: MisConfig = MisConfig()
+    # The advantage hook's KL-in-reward settings; None = the hook is not planned.
+    kl_in_reward: KlInRewardConfig | None = None
 
     def to_yaml(self) -> str:
         """The file passed to slime's --custom-config-path."""

@@ -11,7 +11,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from t3rl_core.config import AnyEnvConfig, AnyRewardConfig, ChatConfig, MisConfig, ParsersConfig
+from t3rl_core.config import (
+    AnyEnvConfig,
+    AnyRewardConfig,
+    ChatConfig,
+    KlInRewardConfig,
+    MisConfig,
+    ParsersConfig,
+)
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.fields import ClusterPath, PathComponent, RayAddress, SlurmDuration
 from t3rl_core.strict import StrictModel
@@ -178,6 +185,9 @@ class AlgorithmConfig(StrictModel):
     # Apply truncated importance sampling (slime's --use-tis).
     use_tis: bool = False
     mis: MisConfig = MisConfig()
+    # KL penalty in the reward before GRPO's group z-score (veRL's use_kl_loss=False + kl_ctrl, as
+    # ToolRL trains), through t3rl's advantage hook; None = slime's own GRPO advantages.
+    kl_in_reward: KlInRewardConfig | None = None
 
 
 class CurriculumConfig(StrictModel):

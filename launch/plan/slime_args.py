@@ -48,6 +48,7 @@ HOOKS = {
     "eval_rollout_log": "t3rl_core.hooks.slime.log_eval_rollout_data",
     "eval": "t3rl_core.hooks.slime.eval_rollout_with_metrics",
     "tis": "t3rl_core.hooks.mis.compute_mis_weights_with_cp",
+    "advantage": "t3rl_core.hooks.advantage.kl_in_reward_grpo",
 }
 HOOK_FLAGS = {
     "--custom-generate-function-path": "generate",
@@ -55,6 +56,7 @@ HOOK_FLAGS = {
     "--custom-eval-rollout-log-function-path": "eval_rollout_log",
     "--eval-function-path": "eval",
     "--custom-tis-function-path": "tis",
+    "--custom-advantage-function-path": "advantage",
 }
 SFT_ROLLOUT = "slime.rollout.sft_rollout.generate_rollout"
 # slime's MultiTurnLossMaskGenerator knows these chat formats only.
@@ -293,7 +295,55 @@ def grpo_args(cur: CurriculumConfig) -> list[str]:
     args += _switch("--use-tis", algo.use_tis) + _switch("--get-mismatch-metrics", algo.mismatch_metrics)
     if algo.use_tis or algo.mismatch_metrics:
         args += ["--custom-tis-function-path", HOOKS["tis"]]
+    if algo.kl_in_reward is not None:
+        # --kl-coef makes slime load the reference and compute both log-probs before the advantage
+        # hook, which puts the penalty in the reward (slime's own GRPO returns ignore --kl-coef).
+        args += ["--kl-coef", num(algo.kl_in_reward.coef)]
+        args += ["--custom-advantage-function-path", HOOKS["advantage"]]
     return args
+
+
+def check_advantage_hook(argv: list[str], cur: CurriculumConfig, extra_args: list[str]) -> None:
+    """t3rl's advantage hook named through the model's extra_args without the curriculum's
+    `algorithm.kl_in_reward`: the hook has no β, and without the `--kl-coef` that section plans slime
+    loads no reference model (nor computes the actor's log-probs) before calling it."""
+    if cur.algorithm.kl_in_reward is not None:
+        return
+    if _last_value(argv, "--custom-advantage-function-path") != HOOKS["advantage"]:
+        return
+    rest = _without_flag(extra_args, "--custom-advantage-function-path")
+    raise ConfigError(
+        [
+            Problem(
+                "model.architecture.extra_args",
+                "names t3rl's advantage hook, but the train curriculum sets no algorithm.kl_in_reward: "
+                "no KL coefficient, and no --kl-coef to load the reference model",
+                fix=f"set model.architecture.extra_args=[{','.join(rest)}] (then set the curriculum's "
+                "algorithm.kl_in_reward={coef:0.001,type:kl}: the plan adds the hook)",
+            )
+        ]
+    )
+
+
+def _last_value(argv: list[str], flag: str) -> str | None:
+    """The value argparse keeps for a one-value `flag` (the last one, `--flag v` or `--flag=v`)."""
+    values = [argv[i + 1] for i, token in enumerate(argv[:-1]) if token == flag]
+    values += [token.partition("=")[2] for token in argv if token.startswith(f"{flag}=")]
+    return values[-1] if values else None
+
+
+def _without_flag(argv: list[str], flag: str) -> list[str]:
+    """`argv` minus a one-value `flag` and its value."""
+    out: list[str] = []
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token == flag:
+            skip = True
+        elif not token.startswith(f"{flag}="):
+            out.append(token)
+    return out
 
 
 def tracking_args(
@@ -424,6 +474,7 @@ def build_train_job(
         groups["custom"] = custom_args(paths, run.reward)
     argv = [token for group in groups.values() for token in group]
     check_argv(argv, key=key)
+    check_advantage_hook(argv, cur, run.model.architecture.extra_args)
     script = "train.py" if hw.colocate and not sft else "train_async.py"
     rollout_gpus = 0 if (sft or hw.colocate) else (hw.rollout_gpus or 0)
     return SlimeJob(

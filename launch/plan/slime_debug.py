@@ -18,6 +18,7 @@ from launch.plan.slime_args import (
     HOOKS,
     SlimeJob,
     TrainPaths,
+    check_advantage_hook,
     ckpt_args,
     grpo_args,
     job_env,
@@ -98,7 +99,8 @@ def build_debug_job(
         groups["ckpt"] = ckpt_args(paths, cur.model_copy(update={"save_interval": None}))
         groups["rollout"] = _with_num_rollout(rollout_args(paths, cur, run.seed), stage.debug_num_rollout)
         groups["optimizer"] = optimizer_args(cur)
-        groups["grpo"] = grpo_args(cur)
+        # Nothing trains: no advantage hook.
+        groups["grpo"] = _without(grpo_args(cur), "--custom-advantage-function-path")
         groups["tracking"] = tracking_args(run.tracking, run.name, run_id, paths.stage_dir, environ)
         groups["perf"] = perf_args(hw)
         groups["sglang"] = sglang_args(hw)
@@ -130,6 +132,7 @@ def build_debug_job(
         gpus = hw.world_size
     argv = [token for group in groups.values() for token in group]
     check_argv(argv, key=key)
+    check_advantage_hook(argv, cur, run.model.architecture.extra_args)
     return SlimeJob(
         script=f"{paths.slime_root}/train.py",
         argv=tuple(argv),

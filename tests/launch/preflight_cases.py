@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 S1 = "+experiment=stage1_bfcl"
+TOOLRL = "+experiment=toolrl_grpo"
+ADVANTAGE_HOOK = "t3rl_core.hooks.advantage.kl_in_reward_grpo"
 CUR = "stages.train.curriculum"
 
 BAD = [
@@ -323,6 +325,41 @@ BAD = [
         [S1, f"{CUR}.algorithm.kl_loss_coef=-0.1"],
         f"{CUR}.algorithm.kl_loss_coef",
         ">= 0",
+        "override",
+    ),
+    (
+        "kl-in-reward-zero",
+        [TOOLRL, f"{CUR}.algorithm.kl_in_reward.coef=0"],
+        f"{CUR}.algorithm.kl_in_reward.coef",
+        "> 0",
+        "override",
+    ),
+    (
+        "kl-in-reward-in-sft",
+        ["+experiment=retool", "stages.sft.curriculum.algorithm.kl_in_reward={coef:0.001}"],
+        "stages.sft.curriculum.algorithm.kl_in_reward",
+        "stages.sft.curriculum.algorithm.kl_in_reward=null",
+        "override",
+    ),
+    (
+        "kl-in-reward-not-grpo",
+        [TOOLRL, f"{CUR}.algorithm.advantage_estimator=reinforce_plus_plus_baseline"],
+        f"{CUR}.algorithm.advantage_estimator",
+        f"{CUR}.algorithm.advantage_estimator=grpo",
+        "override",
+    ),
+    (
+        "kl-in-reward-and-kl-loss",
+        [TOOLRL, f"{CUR}.algorithm.use_kl_loss=true", f"{CUR}.algorithm.kl_loss_coef=0.01"],
+        f"{CUR}.algorithm.kl_loss_coef",
+        f"{CUR}.algorithm.kl_loss_coef=0",
+        "override",
+    ),
+    (
+        "advantage-hook-without-kl-in-reward",
+        [S1, f"model.architecture.extra_args=[--custom-advantage-function-path,{ADVANTAGE_HOOK}]"],
+        "model.architecture.extra_args",
+        "model.architecture.extra_args=[]",
         "override",
     ),
     ("seed-too-big", ["seed=5000000000"], "seed", "< 4294967296", "override `seed=5000000000`"),

@@ -219,6 +219,41 @@ def kl_coef_needs_kl_loss(scope: Scope, ctx: Context) -> Iterator[Problem]:
         )
 
 
+# slime's estimators whose returns are GRPO's (one outcome value per sample), which the hook replaces.
+_GRPO_ESTIMATORS = ("grpo", "gspo", "cispo")
+
+
+@per_scope
+def kl_in_reward_has_a_reference(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """The KL-in-reward hook needs slime's policy-gradient loop with a reference model and GRPO returns.
+
+    The plan loads the reference with --kl-coef, which slime refuses next to a non-zero --kl-loss-coef.
+    """
+    cur = scope.curriculum
+    if cur is None or cur.algorithm.kl_in_reward is None:
+        return
+    algo, hook = cur.algorithm, scope.cur("algorithm.kl_in_reward")
+    if cur.mode != "rl":
+        yield Problem(
+            ctx.latest(hook, scope.cur("mode")),
+            "algorithm.kl_in_reward needs a reference model and advantages, and mode sft has neither",
+            fix=f"set {hook}=null",
+        )
+    elif algo.advantage_estimator not in _GRPO_ESTIMATORS:
+        yield Problem(
+            ctx.latest(hook, scope.cur("algorithm.advantage_estimator")),
+            f"algorithm.kl_in_reward replaces GRPO's advantages, not {algo.advantage_estimator}'s",
+            fix=f"set {scope.cur('algorithm.advantage_estimator')}=grpo, or {hook}=null",
+        )
+    if algo.use_kl_loss and algo.kl_loss_coef != 0:
+        yield Problem(
+            ctx.latest(hook, scope.cur("algorithm.kl_loss_coef")),
+            f"kl_in_reward loads the reference with --kl-coef {algo.kl_in_reward.coef}, and slime refuses "
+            f"it next to a non-zero --kl-loss-coef {algo.kl_loss_coef} (one KL term: reward or loss)",
+            fix=f"set {scope.cur('algorithm.kl_loss_coef')}=0, or {hook}=null",
+        )
+
+
 @per_scope
 def token_budget_fits_one_call(scope: Scope, ctx: Context) -> Iterator[Problem]:
     """A sample is split over the CP ranks, so one micro-batch holds max_tokens_per_gpu × CP of it.
@@ -330,6 +365,7 @@ RULES = (
     sft_mode_consistent,
     group_filter_needs_groups,
     kl_coef_needs_kl_loss,
+    kl_in_reward_has_a_reference,
     token_budget_fits_one_call,
     splits_exist,
 )

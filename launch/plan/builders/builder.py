@@ -102,6 +102,7 @@ class PlanBuilder:
         )
         rollout = RolloutConfig()
         mis = None
+        kl_in_reward = None
         if curriculum is not None:
             max_new = curriculum.rollout_max_response_len
             if for_eval and curriculum.eval_max_response_len:
@@ -115,6 +116,7 @@ class PlanBuilder:
                 top_p=curriculum.rollout_top_p,
             )
             mis = curriculum.algorithm.mis
+            kl_in_reward = None if for_eval else curriculum.algorithm.kl_in_reward
         return RuntimeConfig(
             env=env,
             reward=reward,
@@ -122,6 +124,7 @@ class PlanBuilder:
             parsers=model.parsers,
             rollout=rollout,
             **({"mis": mis} if mis is not None else {}),
+            kl_in_reward=kl_in_reward,
         )
 
     def add_file(self, rel: str, text: str) -> str:
