@@ -441,6 +441,10 @@ class ServiceConfig(StrictModel):
     def url(self) -> str:
         return f"http://{self.host}:{self.port}{self.url_path}"
 
+    def serves(self, stage: str, kind: str) -> bool:
+        """Whether stage `stage` (of `kind`) runs with this service."""
+        return stage in self.stages if self.stages is not None else kind in ("train", "eval")
+
 
 # ------------------------------------------------------------------------------------------------- run
 

@@ -12,16 +12,10 @@ import yaml
 from launch.config.schema import RunConfig, ServiceConfig
 from launch.plan.stages import Stage
 
-USERS = ("train", "eval")
-
 
 def services_of(run: RunConfig, name: str, kind: str) -> list[tuple[str, ServiceConfig]]:
     """The services stage `name` (of `kind`) runs with."""
-    return [
-        (service, spec)
-        for service, spec in run.services.items()
-        if (name in spec.stages if spec.stages is not None else kind in USERS)
-    ]
+    return [(service, spec) for service, spec in run.services.items() if spec.serves(name, kind)]
 
 
 def with_urls(env: dict[str, Any], services: list[tuple[str, ServiceConfig]]) -> dict[str, Any]:

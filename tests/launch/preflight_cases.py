@@ -13,6 +13,9 @@ TOOLRL = "+experiment=toolrl_grpo"
 ADVANTAGE_HOOK = "t3rl_core.hooks.advantage.kl_in_reward_grpo"
 CUR = "stages.train.curriculum"
 
+# tau2's LLM customer as a managed service with tp 2 (its GPUs are added by each case).
+TAU2_SIM = ["+experiment=tau2_pipeline", "+services.user_sim.model_path=/m", "+services.user_sim.tp=2"]
+
 BAD = [
     # 1. contracts between groups
     (
@@ -419,6 +422,21 @@ BAD = [
         "override",
     ),
     ("tracking-empty-project", ["tracking=wandb", "tracking.project=''"], "tracking.project", "", "override"),
+    # managed services beside their stages' GPUs
+    (
+        "service-on-training-gpus",
+        [*TAU2_SIM, "hardware.gpus_per_node=4", "+services.user_sim.gpus=[3,4]"],
+        "services.user_sim.gpus",
+        "services.user_sim.gpus=[4,5]",
+        "override `+services.user_sim.gpus=[3,4]`",
+    ),
+    (
+        "service-beyond-a-full-node",
+        [*TAU2_SIM, "+services.user_sim.gpus=[6,7]"],
+        "services.user_sim.gpus",
+        "hardware.gpus_per_node=4 services.user_sim.gpus=[4,5]",
+        "override `+services.user_sim.gpus=[6,7]`",
+    ),
 ]
 
 # Cases whose first fix is a file edit rather than an override (the test says so, with the reason).
@@ -455,6 +473,7 @@ UNUSUAL = [
         ],
     ),
     ("name-with-dots", ["name=exp.v2-lr_1e-6"]),
+    ("service-fills-the-node", [*TAU2_SIM, "hardware.gpus_per_node=4", "+services.user_sim.gpus=[4,5]"]),
     ("url-on-checkpoint-warns", [S1, "eval.engine.url=http://10.0.0.1:30000"]),
     ("sampled-eval", [S1, "eval.samples=4", "eval.pass_k=[1,4]", "eval.temperature=0.7"]),
     ("eval-two-categories", ["eval.categories=[multi_turn_base,multi_turn_long_context]"]),

@@ -27,6 +27,7 @@ USER_SIM = [
     "+services.user_sim.model_path=/models/Qwen3-4B-Instruct-2507",
     "+services.user_sim.tp=2",
     "+services.user_sim.gpus=[6,7]",
+    "hardware.gpus_per_node=4",  # training on GPUs 0-3 leaves the service its own GPUs
 ]
 
 

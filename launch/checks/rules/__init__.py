@@ -1,6 +1,16 @@
 """Cross-field rules, one function each, grouped by what they look at. `RULES` runs in this order."""
 
-from launch.checks.rules import batch, contracts, credentials, model, resources, stages, topology, values
+from launch.checks.rules import (
+    batch,
+    contracts,
+    credentials,
+    model,
+    resources,
+    service_gpus,
+    stages,
+    topology,
+    values,
+)
 
 RULES = (
     *credentials.RULES,
@@ -11,6 +21,7 @@ RULES = (
     *contracts.RULES,
     *values.RULES,
     *stages.RULES,
+    *service_gpus.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).

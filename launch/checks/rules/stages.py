@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from launch.checks.context import Context
+from launch.checks.rules.resources import node_gpus
 from launch.config.errors import Problem, did_you_mean
 from launch.config.overlay import overlay
 from launch.config.schema import (
@@ -305,12 +306,13 @@ def services_fit(ctx: Context) -> Iterator[Problem]:
                 f"{len(service.gpus)} GPUs for a server with tp {service.tp}",
                 fix=f"give {service.tp} GPU ids, or set {key}.tp={len(service.gpus)}",
             )
-        outside = [gpu for gpu in service.gpus if not 0 <= gpu < hardware.gpus_per_node]
+        have = node_gpus(hardware)
+        outside = [gpu for gpu in service.gpus if not 0 <= gpu < have]
         if outside:
             yield Problem(
                 f"{key}.gpus",
-                f"GPU ids {outside} do not exist on a {hardware.gpus_per_node}-GPU node",
-                fix=f"use ids 0..{hardware.gpus_per_node - 1}",
+                f"GPU ids {outside} do not exist on a {have}-GPU node (hardware.node_gpus)",
+                fix=f"use ids 0..{have - 1}",
             )
         if service.env_url_key is not None:
             node: Any = ctx.run.env.model_dump()
