@@ -50,22 +50,27 @@ class LockHeld(Exception):
 def exclusive_lock(path: Path) -> Iterator[None]:
     """Hold `path` as an exclusive lock for the block, or raise LockHeld at once (no waiting).
 
-    The OS releases it if this process dies, so a killed launcher never leaves a stale lock. Each call
-    opens its own lock (not filelock's per-path singleton), so a second holder in the same process is
-    refused too, as it would be in another process.
+    An advisory `flock` on the file: the OS releases it if this process dies, so a killed launcher
+    never leaves a stale lock. Each call opens its own descriptor, so a second holder in the same
+    process is refused too, as it would be in another process. (flock directly, not the filelock
+    package: importing that pulls in asyncio, a cost on every `t3rl plan` and `run`.)
     """
-    # filelock pulls in asyncio and ssl (~0.1 s): imported only when a lock is taken, not by every command.
-    from filelock import FileLock, Timeout
+    import fcntl
 
-    lock = FileLock(path, is_singleton=False)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        lock.acquire(timeout=0)
-    except Timeout:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
         raise LockHeld(str(path)) from None
+    except BaseException:
+        os.close(fd)
+        raise
     try:
         yield
     finally:
-        lock.release()
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 def is_locked(path: Path) -> bool:

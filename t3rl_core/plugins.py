@@ -30,6 +30,7 @@ entry point its distribution declares:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -60,13 +61,22 @@ class UsedPlugin:
 def registry_for(config: BaseModel) -> Registry | None:
     """The registry whose base config class `config` extends, or None."""
     from t3rl_core import registries
-    from t3rl_core.registry import load_object
 
     for attr in PLUGIN_REGISTRIES:
         registry: Registry = getattr(registries, attr)
-        if registry.base and isinstance(config, load_object(registry.base)):
+        base = _imported_class(registry.base) if registry.base else None
+        if base is not None and isinstance(config, base):
             return registry
     return None
+
+
+def _imported_class(path: str) -> type | None:
+    """The class at `module:Class` if its module is imported, else None: no instance of a class exists
+    before its module is imported, and importing a base only to find nothing extends it (tau2's user
+    simulators pull in asyncio) is start-up time of every `t3rl plan`."""
+    module, _, name = path.partition(":")
+    loaded = sys.modules.get(module)
+    return getattr(loaded, name, None) if loaded is not None else None
 
 
 def used_plugins(config: BaseModel, prefix: str = "") -> list[UsedPlugin]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from t3rl_core.secret import mask_url, url_passwords
@@ -52,6 +53,8 @@ _MIN_SECRET_LEN = 6
 _REMEMBERED: set[str] = set()
 
 
+# Cached: every scrub of printed or written text walks the environment's names through it.
+@lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """True for variable or config-key names that hold credentials (FOO_API_KEY, HF_TOKEN, api_key)."""
     if name in _KNOWN_SECRETS or _SECRET_KEY_NAME.search(name.replace("-", "_")):

@@ -93,10 +93,8 @@ def write_run_dir(
     `record` is "run" (a run about to execute: one more entry in its overrides history, with the
     overrides `given` on this command line, unless `attempt` is False: a run dir prepared here for a
     child launcher that records its own attempt) or "plan" (a `t3rl plan` output, never executed)."""
-    from launch.config.secrets import scrub_text
+    from launch.config.secrets import scrub_text, secret_values
     from launch.run.rundir import atomic_write_json, collect_manifest
-    from t3rl_core.sandbox.config import LocalSandboxConfig
-    from t3rl_core.sandbox.local import sandbox_manifest
 
     run = resolved.run
     number = None
@@ -120,14 +118,19 @@ def write_run_dir(
         config_dirs=config_dirs,
         created_at=previous.get("created_at"),
     )
-    local_sandbox = getattr(run.env, "sandbox", None)
-    if isinstance(local_sandbox, LocalSandboxConfig):
-        manifest["sandbox"] = sandbox_manifest(local_sandbox)
+    sandbox = getattr(run.env, "sandbox", None)
+    if sandbox is not None:  # the sandbox modules are imported only for envs that have one
+        from t3rl_core.sandbox.config import LocalSandboxConfig
+        from t3rl_core.sandbox.local import sandbox_manifest
+
+        if isinstance(sandbox, LocalSandboxConfig):
+            manifest["sandbox"] = sandbox_manifest(sandbox)
     run_dir.write_manifest(manifest)
     # Which file or override set each key (what `t3rl runs diff` shows beside each difference).
+    secrets = secret_values()  # once, not once per key
     atomic_write_json(
         run_dir.path / PROVENANCE_FILE,
-        {key: scrub_text(source) for key, source in resolved.provenance.to_dict().items()},
+        {key: scrub_text(source, secrets) for key, source in resolved.provenance.to_dict().items()},
     )
     run_dir.write_plan_script(scrub_text(plan.render_script()))
 

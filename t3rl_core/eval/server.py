@@ -14,8 +14,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -212,6 +210,11 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
 
 
 def _healthy(url: str) -> bool:
+    # Here, not at module level: the launcher imports this module to plan (urllib.request pulls in
+    # http.client and ssl), and only a running eval polls a server.
+    import urllib.error
+    import urllib.request
+
     try:
         with urllib.request.urlopen(f"{url}/health", timeout=5) as response:
             return response.status == 200
