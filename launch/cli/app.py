@@ -6,9 +6,7 @@ everything heavier is imported inside the command functions, so `t3rl --help` st
 
 from __future__ import annotations
 
-import gc
 import importlib
-import sys
 
 import typer
 
@@ -72,17 +70,3 @@ COMMAND_MODULES = (
 for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)
 
-
-# Modules holding nanobind extensions: nanobind reports every instance still alive at exit as
-# "nanobind: leaked …", and frozen objects are never collected, so with these loaded we do not freeze.
-NANOBIND_USERS = ("triton", "xgrammar", "torch", "sglang")
-
-
-def main() -> None:
-    try:
-        app()
-    finally:
-        # The interpreter's last garbage collections at exit walk every object imported or built (~40 ms
-        # of a short command); frozen objects are skipped. Files t3rl writes are closed before this point.
-        if not any(name in sys.modules for name in NANOBIND_USERS):
-            gc.freeze()

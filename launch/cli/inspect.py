@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from launch.cli.validate_command import EXIT_CONFIG, rich_console, validate_command
+
 if TYPE_CHECKING:
     from rich.console import Console
 
     from launch.checks.resolve import Composed
     from launch.config.provenance import Provenance
-
-EXIT_CONFIG = 2
 
 Overrides = Annotated[
     list[str] | None,
@@ -63,34 +63,6 @@ def _dirs(config_dir: list[Path] | None) -> list[str]:
     return [os.path.abspath(os.path.expanduser(d)) for d in config_dir or []]
 
 
-def _console(stderr: bool = False) -> Console:
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
-
-
-# -------------------------------------------------------------------------------------------- validate
-
-
-def validate_command(overrides: list[str], config_dirs: list[str]) -> int:
-    from launch.checks.resolve import resolve
-    from launch.config.errors import ConfigError, render_problems
-
-    try:
-        resolved = resolve(overrides, config_dirs)
-    except ConfigError as error:
-        render_problems([*error.problems, *error.warnings], _console(stderr=True))
-        return EXIT_CONFIG
-    console = _console()
-    if resolved.warnings:
-        render_problems(resolved.warnings, _console(stderr=True))
-    run = resolved.run
-    stages = " → ".join(f"{name} ({stage.kind})" for name, stage in run.stages.items()) or "no stages"
-    console.print(f"[green]valid[/]: {run.name} — model {run.model.name}, hardware {run.hardware.name}")
-    console.print(f"  stages: {stages}")
-    return 0
-
-
 # ------------------------------------------------------------------------------------------------ show
 
 
@@ -102,7 +74,7 @@ def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) 
     try:
         composed = compose_resolved(overrides, config_dirs)
     except ConfigError as error:
-        render_problems([*error.problems, *error.warnings], _console(stderr=True))
+        render_problems([*error.problems, *error.warnings], rich_console(stderr=True))
         return EXIT_CONFIG
     problems = []
     tree: dict[str, Any] = composed.data
@@ -115,7 +87,7 @@ def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) 
     from launch.config.secrets import scrub_obj
 
     tree = scrub_obj(tree)  # secret keys, URL passwords, secret flags' values and known values masked
-    console = _console()
+    console = rich_console()
     if keys:
         for key in keys:
             if not _explain(key, tree, composed, console):
@@ -125,7 +97,7 @@ def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) 
 
         console.print(yaml.safe_dump(tree, sort_keys=False, allow_unicode=True), markup=False, end="")
     if problems:
-        render_problems(problems, _console(stderr=True))
+        render_problems(problems, rich_console(stderr=True))
     return EXIT_CONFIG if any(p.severity == "error" for p in problems) else 0
 
 
@@ -176,7 +148,7 @@ def _unknown_key(key: str, tree: dict[str, Any], composed: Composed) -> None:
         )
     )
     render_problems(
-        [Problem(key, "no such key in the resolved config", "--explain", fix)], _console(stderr=True)
+        [Problem(key, "no such key in the resolved config", "--explain", fix)], rich_console(stderr=True)
     )
 
 
@@ -219,14 +191,15 @@ def ls_command(group: str | None, config_dirs: list[str]) -> int:
         known = groups(config_dirs)
         defaults = compose([], config_dirs).choices
     except ConfigError as error:
-        render_problems(error.problems, _console(stderr=True))
+        render_problems(error.problems, rich_console(stderr=True))
         return EXIT_CONFIG
     if group is not None and group not in known and group not in REGISTRY_GROUPS:
         guess = did_you_mean(group, [*known, *REGISTRY_GROUPS])
         fix = f"did you mean `t3rl ls {guess}`?" if guess else f"groups: {', '.join(known)}"
-        render_problems([Problem(group, f"no config group '{group}'", "t3rl ls", fix)], _console(stderr=True))
+        problem = Problem(group, f"no config group '{group}'", "t3rl ls", fix)
+        render_problems([problem], rich_console(stderr=True))
         return EXIT_CONFIG
-    console = _console()
+    console = rich_console()
     width = max((len(o) for g in known for o in group_options(g, config_dirs)), default=0) + 2
     for name in [group] if group else known:
         console.print(f"[bold]{escape(name)}[/]")

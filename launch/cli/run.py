@@ -20,10 +20,11 @@ Exit codes: 0 done, 1 a stage failed (or the run dir cannot be used), 2 config e
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+
+from launch.cli.run_command import run_command
 
 _OVERRIDES_HELP = "Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b hardware.tensor_parallel=4"
 
@@ -49,7 +50,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the staged pipeline of an experiment (resumable: finished, unchanged stages are skipped)."""
         raise typer.Exit(
-            main(overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=False)
+            run_command(overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=False)
         )
 
     @app.command("plan")
@@ -72,101 +73,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show every stage and its exact commands, and write them to a plan dir with plan.sh; run nothing."""
         raise typer.Exit(
-            main(overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=True, out=out)
+            run_command(
+                overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=True, out=out
+            )
         )
-
-
-def main(
-    overrides: list[str],
-    multirun: bool,
-    run_dir: str | None,
-    from_stage: str | None,
-    only: str | None,
-    config_dirs: list[str],
-    *,
-    dry: bool,
-    out: str | None = None,
-) -> int:
-    """The whole command; returns the exit code."""
-    import os
-    import signal
-
-    from rich.console import Console
-
-    from launch.config.errors import ConfigError, render_problems
-    from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED
-    from launch.run.parallel import record_result
-    from launch.run.pipeline import PipelineError
-    from launch.run.rundir import RunDirError, prefetched_manifest_facts
-    from launch.run.single import run_single
-    from launch.run.steps import t3rl_root
-
-    console = Console(highlight=False)
-    # `--config-dir=~/x` reaches us unexpanded (the shell expands ~ only at a word's start); run dirs
-    # record absolute paths, so a resumed run or sweep point finds them from any directory.
-    dirs = [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]
-    # The manifest's git state and platform string are computed meanwhile, on a thread.
-    with prefetched_manifest_facts(t3rl_root()):
-        # A SIGTERM (scheduler, `kill`) stops stages like Ctrl-C does, so the state records it.
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-        try:
-            if run_dir is not None and (Path(run_dir).expanduser() / "sweep.json").exists():
-                return _resume_sweep(Path(run_dir).expanduser(), overrides, from_stage, only, dry, console)
-            if multirun:
-                if run_dir is not None:
-                    raise PipelineError(
-                        f"--run-dir {run_dir} is not a sweep dir (no sweep.json): a new sweep makes its own"
-                    )
-                if out is not None:
-                    raise PipelineError("--out names one dir; a planned sweep makes one dir per point")
-                from launch.run.search import is_search
-
-                if is_search(overrides):
-                    from launch.run.search_runs import run_search_trials
-
-                    return run_search_trials(overrides, dirs, console, dry=dry)
-                from launch.run.sweep_runs import run_sweep
-
-                return run_sweep(overrides, dirs, from_stage, only, dry=dry, console=console)
-            path = Path(run_dir) if run_dir is not None else None
-            out_path = Path(out) if out is not None else None
-            return run_single(overrides, dirs, path, from_stage, only, dry=dry, console=console, out=out_path)
-        except ConfigError as error:
-            render_problems([*error.problems, *error.warnings], Console(stderr=True))
-            record_result(EXIT_CONFIG, "; ".join(f"{p.key}: {p.message}" for p in error.problems))
-            return EXIT_CONFIG
-        except (PipelineError, RunDirError) as error:
-            Console(stderr=True).print(f"[red]error:[/] {error}", soft_wrap=True, highlight=False)
-            record_result(EXIT_FAILED, str(error).splitlines()[0])
-            return EXIT_FAILED
-        except KeyboardInterrupt:
-            console.print("[yellow]stopped[/]: stages that were running are recorded as stopped.")
-            record_result(EXIT_STOPPED, "stopped by a signal (Ctrl-C, SIGTERM)")
-            return EXIT_STOPPED
-        except Exception as error:
-            record_result(EXIT_FAILED, f"{type(error).__name__}: {error}")
-            raise
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _resume_sweep(
-    sweep_dir: Path, overrides: list[str], from_stage: str | None, only: str | None, dry: bool, console: Any
-) -> int:
-    from launch.run.pipeline import PipelineError
-    from launch.run.sweep_runs import resume_sweep
-
-    if overrides:
-        raise PipelineError(
-            f"{sweep_dir} is a sweep: its points resume with their own overrides; to change one point, "
-            f"run it alone with t3rl run --run-dir {sweep_dir}/pNN {' '.join(overrides)}"
-        )
-    if dry:
-        raise PipelineError(
-            f"{sweep_dir} is a sweep: plan one point with t3rl plan --run-dir {sweep_dir}/pNN"
-        )
-    return resume_sweep(sweep_dir, from_stage, only, console)
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt

@@ -164,7 +164,7 @@ def test_no_gc_freeze_once_nanobind_modules_are_loaded(monkeypatch: pytest.Monke
     """gc.freeze() keeps nanobind instances alive to the end, so nanobind reports them as leaked."""
     import gc
 
-    from launch.cli import app as cli
+    import launch.cli as cli
 
     frozen: list[bool] = []
     monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))

@@ -1,0 +1,37 @@
+"""The body of `t3rl validate` (see `launch.cli.inspect` for the command line), free of Typer:
+`launch.cli.main` calls it directly for a plain `t3rl validate OVERRIDES…`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+EXIT_CONFIG = 2
+
+
+def rich_console(stderr: bool = False) -> Console:
+    """A console for command output (soft wrap: long lines are never cut, whatever the width)."""
+    from rich.console import Console as RichConsole
+
+    return RichConsole(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def validate_command(overrides: list[str], config_dirs: list[str]) -> int:
+    from launch.checks.resolve import resolve
+    from launch.config.errors import ConfigError, render_problems
+
+    try:
+        resolved = resolve(overrides, config_dirs)
+    except ConfigError as error:
+        render_problems([*error.problems, *error.warnings], rich_console(stderr=True))
+        return EXIT_CONFIG
+    console = rich_console()
+    if resolved.warnings:
+        render_problems(resolved.warnings, rich_console(stderr=True))
+    run = resolved.run
+    stages = " → ".join(f"{name} ({stage.kind})" for name, stage in run.stages.items()) or "no stages"
+    console.print(f"[green]valid[/]: {run.name} — model {run.model.name}, hardware {run.hardware.name}")
+    console.print(f"  stages: {stages}")
+    return 0
