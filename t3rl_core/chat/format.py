@@ -8,7 +8,6 @@ depends on the new messages only, never on the history.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.chat.families import Family, detect_family, family
+from t3rl_core.chat.keys import json_key
 from t3rl_core.chat.prompt_head import PromptHeads
 from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
 from t3rl_core.chat.template import compile_template, render_template
@@ -45,8 +45,10 @@ def _load_tokenizer(path: str) -> Any:
 
 
 def tools_cache_key(tools: Sequence[Mapping[str, Any]] | None) -> str:
-    """A tool list as a cache key (equal lists, equal keys)."""
-    return json.dumps(tools or None, sort_keys=True, default=str)
+    """A tool list as a cache key: equal lists with their keys in the same order give equal keys. Key
+    order counts: templates write each tool's JSON in its own key order, so two lists that differ only
+    in it render different prompts."""
+    return json_key(tools or None)
 
 
 def _isolated_tokens(backend: Any) -> list[str]:
@@ -88,6 +90,9 @@ class ChatFormat:
         self._prompt_cache: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
         # The Rust tokenizer of a fast HF tokenizer, for encodes without transformers' Python overhead.
         self._backend = getattr(tokenizer, "backend_tokenizer", None)
+        # Its offset-free batch encode (tokenizers >= 0.21): the same ids, ~30 % less CPU than `encode`,
+        # which also computes character offsets and token strings that nothing here reads.
+        self._encode_fast = getattr(self._backend, "encode_batch_fast", None)
         self._compiled = compile_template(self.template)
         self._render_globals = {**tokenizer.special_tokens_map, **self.template_kwargs}
         self._heads = PromptHeads(self, _isolated_tokens(self._backend))
@@ -138,6 +143,8 @@ class ChatFormat:
     def encode(self, text: str) -> list[int]:
         if not text:
             return []
+        if self._encode_fast is not None:
+            return self._encode_fast([text], add_special_tokens=False)[0].ids
         if self._backend is not None:
             return self._backend.encode(text, add_special_tokens=False).ids
         return self.tokenizer.encode(text, add_special_tokens=False)
@@ -169,7 +176,7 @@ class ChatFormat:
         lists costs ~0.3 ms a time)."""
         if tools_key is None:
             tools_key = tools_cache_key(tools)
-        key = (tools_key, json.dumps(messages, sort_keys=True, default=str))
+        key = (tools_key, json_key(messages, sort_keys=True))
         ids = self._prompt_cache.get(key)
         if ids is None:
             text = self.render(messages, tools, add_generation_prompt=True)

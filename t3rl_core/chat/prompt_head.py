@@ -13,11 +13,12 @@ ids against whole-text encodes for every shipped family on real BFCL prompts.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from t3rl_core.chat.keys import json_key
 
 if TYPE_CHECKING:
     from t3rl_core.types import Message
@@ -63,7 +64,7 @@ class PromptHeads:
         its head's ids."""
         leading = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
         system = [dict(message) for message in messages[:leading]]
-        key = (tools_key, json.dumps(system, sort_keys=True, default=str))
+        key = (tools_key, json_key(system, sort_keys=True))
         if key in self._heads:
             self._heads.move_to_end(key)
             head = self._heads[key]

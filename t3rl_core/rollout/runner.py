@@ -6,12 +6,12 @@ episode's tokens, masks and log-probs plus its reward out.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.chat.format import ChatFormat, tools_cache_key
+from t3rl_core.chat.keys import json_key
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.registries import ACTION_PARSERS, ENVS, REWARDS
 from t3rl_core.rewards.base import RewardInput, RewardResult
@@ -81,7 +81,7 @@ class EpisodeRunner:
         key = (
             action_format,
             tools_cache_key(tools) if tools_key is None else tools_key,
-            json.dumps(late_tools, sort_keys=True) if late_tools else "",
+            json_key(late_tools) if late_tools else "",
         )
         parser = self._parsers.get(key)
         if parser is None:

@@ -187,3 +187,16 @@ def test_tito_drift_locates_the_first_difference(qwen_chat: ChatFormat) -> None:
 def test_missing_stop_tokens_are_rejected(qwen_chat: ChatFormat) -> None:
     with pytest.raises(ValueError, match="lacks the turn-ending tokens"):
         ChatFormat(qwen_chat.tokenizer, template=load_template("llama3"), family_=FAMILIES["llama3"])
+
+
+def test_the_fast_encode_gives_the_ids_of_a_plain_encode(chat: ChatFormat) -> None:
+    """`encode` takes the tokenizer's offset-free path; its ids must be those of `Tokenizer.encode`."""
+    assert chat._encode_fast is not None
+    texts = [
+        chat.render(CONVERSATION, TOOLS, add_generation_prompt=True),
+        "  leading spaces, trailing\t\n",
+        "ünïcödé 中文 emoji 🎉 and\r\nCRLF",
+        "".join(chat.tokenizer.all_special_tokens) + "text between" + chat.tokenizer.all_special_tokens[0],
+    ]
+    for text in texts:
+        assert chat.encode(text) == chat._backend.encode(text, add_special_tokens=False).ids
