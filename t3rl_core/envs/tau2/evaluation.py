@@ -15,12 +15,11 @@ base split) check the reward info equals tau2's (`env.evaluate_trajectory`, tau2
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING
 
-from t3rl_core.envs.tau2.db_copy import copy_tree, paused_gc
+from t3rl_core.envs.tau2.db_copy import copy_tree, freeze_long_lived, paused_gc
 from t3rl_core.envs.tau2.domain import tau2_registry
 
 if TYPE_CHECKING:
@@ -45,7 +44,7 @@ class DomainWorld:
         self._gold: dict[str, tuple[str | None, str | None]] = {}
         # The shared, long-lived objects loaded so far (tau2's modules, tasks, this database) are
         # never garbage: keep the collector from walking them on every full collection.
-        gc.freeze()
+        freeze_long_lived()
 
     def environment(self) -> Environment:
         """A fresh environment of the domain over a private copy of its databases."""
