@@ -8,10 +8,11 @@ stopping them is a signal each handles as it would a user's Ctrl-C.
 
 How many run at once: `executor.max_parallel` points (None = no limit), and at most `gpu_capacity`
 GPUs held by running points (each point counts its biggest cluster stage; Ray sets the capacity to
-the cluster's GPUs, so points queue here rather than as pending jobs). A point whose run dir is locked
-by a launcher that outlived its parent (the sweep launcher was killed) is watched until that launcher
-ends, then resumed: nothing runs twice. Job ids live in each point's own `state.json` and
-`stages/<name>/{ray,slurm}_job.json`, so a resumed sweep re-attaches to every point's jobs.
+the cluster's free GPUs, see launch.run.executors.ray_capacity, so points queue here rather than as
+pending jobs). A point whose run dir is locked by a launcher that outlived its parent (the sweep
+launcher was killed) is watched until that launcher ends, then resumed: nothing runs twice. Job ids
+live in each point's own `state.json` and `stages/<name>/{ray,slurm}_job.json`, so a resumed sweep
+re-attaches to every point's jobs.
 
 Children run in sessions of their own: a terminal's Ctrl-C reaches only this process, which forwards
 SIGINT to every running point, waits for them to stop their jobs, and re-raises KeyboardInterrupt.

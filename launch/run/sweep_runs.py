@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from launch.checks.resolve import Resolved
     from launch.plan.build import Plan
-    from launch.run.parallel import PointProgress
+    from launch.run.parallel import PointJob, PointProgress
     from launch.run.rundir import RunDir
     from launch.run.sweep import Point, SweepSummary
 
@@ -290,7 +290,10 @@ def at_once(
     at_once = f"{max_parallel} at a time" if max_parallel else "all at once"
     title = f"{summary.name}: {len(jobs)} points, {at_once}"
     scheduler = PointScheduler(
-        jobs, max_parallel=max_parallel, gpu_capacity=_gpu_capacity(planned[0].resolved), env=_child_env()
+        jobs,
+        max_parallel=max_parallel,
+        gpu_capacity=_gpu_capacity(planned[0].resolved, jobs, console),
+        env=_child_env(),
     )
     with live_points(console, title, labels, metric_name) as show:
         scheduler.on_change = lambda progress: record(progress, show)
@@ -309,14 +312,20 @@ def at_once(
     return [statuses[index] for index in sorted(statuses)]
 
 
-def _gpu_capacity(resolved: Resolved) -> int | None:
-    """Ray: the cluster's GPUs (points wait here for room rather than as pending jobs); else no cap."""
+def _gpu_capacity(resolved: Resolved, jobs: list[PointJob], console: Console) -> int | None:
+    """Ray: the cluster's free GPUs (points wait here for room rather than as pending jobs), counting
+    those the sweep's own re-attached points hold as theirs; other executors: no cap."""
     executor = resolved.run.executor
     if executor.kind != "ray":
         return None
-    from launch.run.executors.ray_jobs import cluster_gpus, dashboard_address
+    from launch.run.executors.ray_capacity import live_submission_ids, own_live_gpus, sweep_capacity
+    from launch.run.executors.ray_jobs import dashboard_address
 
-    return cluster_gpus(dashboard_address(executor))
+    address = dashboard_address(executor)
+    own = own_live_gpus([(job.run_dir, job.gpus) for job in jobs], lambda: live_submission_ids(address))
+    capacity = sweep_capacity(address, own)
+    console.print(f"Ray cluster {address}: {capacity.note}", highlight=False)
+    return capacity.gpus
 
 
 def _child_env() -> dict[str, str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from launch.run.executors.ray_capacity import gpu_usage, sweep_capacity
 from launch.run.executors.ray_jobs import cluster_gpus, read_record, run_key
 from launch.run.parallel import PointJob, PointScheduler
 
@@ -74,6 +75,25 @@ def test_points_run_as_concurrent_ray_jobs_up_to_the_clusters_gpus(cluster: Loca
         "\nray jobs (start, end) ms:",
         [(j.submission_id, j.start_time, j.end_time) for j in (a, b, c)],
     )
+
+
+def test_gpus_another_job_holds_are_not_the_sweeps(cluster: LocalRay) -> None:
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(cluster.dashboard)
+    other = client.submit_job(entrypoint="sleep 600", entrypoint_num_gpus=1)  # someone else's job
+    try:
+        deadline = time.monotonic() + 60
+        # The head's monitor refreshes the load report every few seconds.
+        while gpu_usage(cluster.dashboard) != (1.0, 2.0):
+            assert time.monotonic() < deadline, gpu_usage(cluster.dashboard)
+            time.sleep(0.5)
+        capacity = sweep_capacity(cluster.dashboard)
+        # Of the 2 GPUs, 1 is the other job's (the scheduler's use of the capacity: the test above).
+        assert capacity.gpus == 1, capacity
+        assert cluster_gpus(cluster.dashboard) == 2
+    finally:
+        client.stop_job(other)
 
 
 def test_a_killed_sweep_launcher_reattaches_to_every_points_job(cluster: LocalRay, tmp_path: Path) -> None:
