@@ -172,6 +172,39 @@ def build(
     return out
 
 
+# Packages whose versions change the bytes a build writes (tokenizer JSON, config, safetensors).
+_BUILD_PACKAGES = ("tokenizers", "transformers", "torch", "safetensors")
+
+
+def definition_key(definition: dict[str, object]) -> str:
+    """16 hex digits naming what a build with `definition` (the family, its template or template file,
+    the model config, the corpus's identity: everything the build's arguments say) writes, together
+    with the builder itself: this module's source, the shipped template and the packages that
+    serialise the files. A change to any of them names a new directory, so a stale build is never
+    reused."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions: dict[str, str | None] = {}
+    for name in _BUILD_PACKAGES:
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:
+            versions[name] = None
+    template = str(definition.get("chat_template") or definition.get("family") or "")
+    try:
+        template_source = load_template(template)
+    except ValueError:  # a template plugin (an import path): its name is in the definition
+        template_source = None
+    payload = {
+        "definition": definition,
+        "builder": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
+        "template": template_source,
+        "packages": versions,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 @cache
 def _scratch_root() -> Path:
     root = Path(tempfile.mkdtemp(prefix="t3rl-tiny-"))

@@ -87,13 +87,16 @@ def test_synthetic_model_is_built_from_the_prepared_data_and_marked_complete():
     plan = build_plan(make_run(stages=stages, model="model/tiny_qwen3"), CTX)
     stage = plan.stage("prepare_model")
     script = stage.script()
-    assert stage.commands[1] == (
-        "/venv/bin/python", "-m", "t3rl_core.chat.tiny", "--family", "qwen3",
-        "--out", "/cache/models/tiny_qwen3",
-        "--corpus", "/run/stages/prepare_data/data", "--model-vocab-size", "2112",
-    )  # fmt: skip
-    assert stage.complete_when == ("/cache/models/tiny_qwen3/.t3rl-complete",)
-    assert script.index("rm -f") < script.index("t3rl_core.chat.tiny") < script.index("touch")
+    hf = stage.outputs["hf"]  # keyed by its definition: tests/launch/test_tiny_model_cache.py
+    assert hf.startswith("/cache/models/tiny_qwen3-")
+    build = (
+        "/venv/bin/python -m t3rl_core.chat.tiny --family qwen3 --corpus /run/stages/prepare_data/data "
+        '--model-vocab-size 2112 --out "$tmp"'
+    )
+    assert build in script
+    assert stage.complete_when == (f"{hf}/.t3rl-complete",)
+    build_at, marked_at = script.index("t3rl_core.chat.tiny"), script.index('touch "$tmp/.t3rl-complete"')
+    assert build_at < marked_at < script.index("mv -T")
 
 
 def test_downloaded_model_is_checked_with_the_download_command_in_the_message(tmp_path):

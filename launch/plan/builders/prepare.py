@@ -7,6 +7,7 @@ import shlex
 from launch.config.schema import PrepareDataStage, PrepareModelStage
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
 from launch.plan.stages import Command, Stage
+from t3rl_core.chat.tiny import definition_key
 from t3rl_core.config import ChatConfig
 from t3rl_core.data import content_key
 
@@ -60,43 +61,9 @@ def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
 
 def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stage:
     model = builder.run.model
-    hf = builder.abs(model.hf_checkpoint)
     if model.synthetic:
-        datas = builder.earlier("prepare_data")
-        inputs = {"corpus": builder.ref(datas[-1].name, "dir")} if datas else {}
-        corpus = ["--corpus", builder.path(inputs["corpus"])] if inputs else []
-        marker = f"{hf}/{COMPLETE_MARKER}"
-        commands: tuple[Command, ...] = (
-            f"rm -f {shlex.quote(marker)}",
-            (
-                builder.cluster_python(),
-                "-m",
-                "t3rl_core.chat.tiny",
-                "--family",
-                model.family,
-                *_user_family_args(model.family, model.chat),
-                "--out",
-                hf,
-                *corpus,
-                "--model-vocab-size",
-                str(model.architecture.vocab_size),
-            ),
-            f"touch {shlex.quote(marker)}",
-        )
-        env, imports, notes = builder.local_plugin_env({"model.chat": model.chat})
-        return Stage(
-            name,
-            "prepare_model",
-            commands,
-            inputs=inputs,
-            outputs={"hf": hf},
-            complete_when=(marker,),
-            verify=(hf,),
-            summary=f"tiny offline {model.family} model → {hf}",
-            env=env,
-            imports=imports,
-            notes=notes,
-        )
+        return _synthetic_model(builder, name)
+    hf = builder.abs(model.hf_checkpoint)
     hint = f"download it first: huggingface-cli download {model.hf_id} --local-dir {hf}"
     check = f"test -f {shlex.quote(hf + '/config.json')} || {{ echo {shlex.quote(f'{hf}/config.json is missing; ' + hint)} >&2; exit 1; }}"  # noqa: E501
     return Stage(
@@ -107,6 +74,74 @@ def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stag
         complete_when=(f"{hf}/config.json",),
         verify=(hf,),
         summary=f"check {model.hf_id} at {hf}",
+    )
+
+
+def _synthetic_model(builder: PlanBuilder, name: str) -> Stage:
+    """The tiny offline model goes to `<model.hf_checkpoint>-<definition key>`: built in a temporary dir
+    and renamed, so a dir of that name is always a whole build of that very definition (a change to
+    the definition, the corpus or the builder names a new dir; an interrupted build is never reused).
+    `model.hf_checkpoint` itself becomes a link to the latest build, for tools pointed at it by hand."""
+    model = builder.run.model
+    base = builder.abs(model.hf_checkpoint)
+    datas = builder.earlier("prepare_data")
+    inputs = {"corpus": builder.ref(datas[-1].name, "dir")} if datas else {}
+    corpus = ["--corpus", builder.path(inputs["corpus"])] if inputs else []
+    family_args = _user_family_args(model.family, model.chat)
+    definition = {
+        "family": model.family,
+        "family_args": family_args,
+        "chat_template": model.chat.chat_template,
+        "architecture": model.architecture.model_dump(mode="json"),
+        # The corpus by content (the prepared data's key), not by the run's path to it.
+        "corpus": content_key(builder.run.env) if datas else None,
+    }
+    hf = f"{base}-{definition_key(definition)}"
+    marker = f"{hf}/{COMPLETE_MARKER}"
+    build = shlex.join(
+        (
+            builder.cluster_python(),
+            "-m",
+            "t3rl_core.chat.tiny",
+            "--family",
+            model.family,
+            *family_args,
+            *corpus,
+            "--model-vocab-size",
+            str(model.architecture.vocab_size),
+            "--out",
+            "DIR",
+        )
+    ).removesuffix(" DIR")
+    link = shlex.quote(base)
+    commands: tuple[Command, ...] = (
+        f"model={shlex.quote(hf)}",
+        f'if [ -f {shlex.quote(marker)} ]; then echo "model: $model (built before: same definition)"',
+        "else",
+        '  mkdir -p "$(dirname "$model")"',
+        '  tmp=$(mktemp -d "$model.tmp.XXXXXX") && chmod 755 "$tmp"  # readable by whoever shares the cache',
+        f'  {build} "$tmp"',
+        f'  touch "$tmp/{COMPLETE_MARKER}"',
+        f'  [ -f {shlex.quote(marker)} ] || rm -rf "$model"  # a partial dir there is never reused',
+        '  mv -T "$tmp" "$model" 2>/dev/null || rm -rf "$tmp"  # else a concurrent run stored it first',
+        "fi",
+        # The latest build under the configured name (a real dir there, from an older t3rl, is kept).
+        f'if [ -L {link} ] || [ ! -e {link} ]; then ln -sfn "$(basename "$model")" {link}.link.$$ '
+        f"&& mv -T {link}.link.$$ {link}; fi",
+    )
+    env, imports, notes = builder.local_plugin_env({"model.chat": model.chat})
+    return Stage(
+        name,
+        "prepare_model",
+        commands,
+        inputs=inputs,
+        outputs={"hf": hf},
+        complete_when=(marker,),
+        verify=(hf,),
+        summary=f"tiny offline {model.family} model → {hf}",
+        env=env,
+        imports=imports,
+        notes=notes,
     )
 
 
