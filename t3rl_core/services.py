@@ -9,11 +9,17 @@ in its own session (SGLang forks workers), so `stop` signals its whole process g
 SIGKILL after the grace period. `start` first stops a server a killed earlier attempt left behind
 (its pid file), refuses a port something else holds (a health check would pass against it), and on a
 failed start stops what it began and prints the end of the server's log.
+
+A trap does not run when the shell is SIGKILLed, so the server is not left to the trap alone: `start`
+leaves a keeper process (`keep`) that owns the server and stops it as soon as the stage's shell is
+gone (polled every 0.2 s) or the keeper is signalled; if the keeper itself is SIGKILLed, the kernel
+SIGKILLs the server (PR_SET_PDEATHSIG, t3rl_core.lifetime).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import signal
 import subprocess
@@ -21,6 +27,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 
 import yaml
 from pydantic import Field
@@ -64,25 +71,23 @@ class ServiceSpec(StrictModel):
         ]  # fmt: skip
 
 
-def start(spec: ServiceSpec) -> None:
-    """Start the server and wait until it is healthy (ServerStartError otherwise, nothing left running)."""
+def start(spec: ServiceSpec, owner: int | None = None) -> None:
+    """Start the server and wait until it is healthy (ServerStartError otherwise, nothing left running).
+    It lives until `stop`, or until the `owner` process (default: the caller's parent, i.e. the
+    stage's shell) ends, however it ends: a keeper process watches both (see `keep`)."""
     stop(spec)  # a server an earlier, killed attempt of this stage left behind
     if _port_in_use(spec.host, spec.port):
         raise ServerStartError(f"{spec.name}: port {spec.port} on {spec.host} is already in use")
-    env = dict(os.environ)
-    if spec.gpus:
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, spec.gpus))
     Path(spec.log_file).parent.mkdir(parents=True, exist_ok=True)
+    keeper_argv = [sys.executable, "-m", "t3rl_core.services", "keep", "--spec", spec.model_dump_json()]
+    keeper_argv += ["--owner", str(owner if owner is not None else os.getppid())]
     with open(spec.log_file, "ab") as log:
-        process = subprocess.Popen(
-            spec.argv(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
-        )
-    Path(spec.pid_file).write_text(str(process.pid))
+        keeper = subprocess.Popen(keeper_argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + spec.startup_timeout_s
     try:
-        while not _healthy(spec.url):
-            if process.poll() is not None:
-                raise ServerStartError(f"{spec.name} exited with code {process.returncode} before /health")
+        while not (Path(spec.pid_file).exists() and _healthy(spec.url)):
+            if keeper.poll() is not None:
+                raise ServerStartError(f"{spec.name} exited with code {keeper.returncode} before /health")
             if time.monotonic() > deadline:
                 raise ServerStartError(
                     f"{spec.name} not healthy at {spec.url}/health in {spec.startup_timeout_s:.0f} s"
@@ -90,8 +95,55 @@ def start(spec: ServiceSpec) -> None:
             time.sleep(0.2)
     except BaseException as err:
         stop(spec)
+        keeper.kill()
+        keeper.wait()
         tail = Path(spec.log_file).read_text(errors="replace").splitlines()[-20:]
         raise ServerStartError(f"{err}; last lines of {spec.log_file}:\n" + "\n".join(tail)) from None
+
+
+class _Stopped(Exception):
+    """The keeper was asked to stop (SIGTERM, SIGINT, SIGHUP)."""
+
+
+def _raise_stopped(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped
+
+
+def keep(spec: ServiceSpec, owner: int) -> int:
+    """Run the server until it exits, `owner` ends or this keeper is signalled; then stop it.
+
+    The server runs in its own session (SGLang forks workers; `stop` signals the whole group) and, on
+    Linux, is SIGKILLed by the kernel if this keeper dies first (PR_SET_PDEATHSIG), so nothing outlives
+    the stage even when the stage's shell and this keeper are both SIGKILLed. Returns the server's exit
+    code, or 0 when the keeper stopped it."""
+    from t3rl_core.lifetime import die_with_parent
+
+    env = dict(os.environ)
+    if spec.gpus:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, spec.gpus))
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, _raise_stopped)
+    server: subprocess.Popen[bytes] | None = None
+    stopped = False
+    try:
+        with open(spec.log_file, "ab") as log:
+            server = subprocess.Popen(
+                spec.argv(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
+                preexec_fn=functools.partial(die_with_parent, os.getpid()),
+            )
+        Path(spec.pid_file).write_text(str(server.pid))
+        while server.poll() is None and _alive(owner):
+            time.sleep(0.2)
+    except _Stopped:
+        pass
+    finally:
+        if server is not None and server.poll() is None:
+            stopped = stop(spec)
+    return 0 if stopped or server is None else server.returncode
 
 
 def stop(spec: ServiceSpec) -> bool:
@@ -114,9 +166,15 @@ def stop(spec: ServiceSpec) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     cli = argparse.ArgumentParser(prog="python -m t3rl_core.services", description=__doc__.split("\n\n")[0])
-    cli.add_argument("action", choices=["start", "stop"])
-    cli.add_argument("--config", type=Path, required=True, help="the service's YAML (written by the plan)")
+    cli.add_argument("action", choices=["start", "stop", "keep"])
+    cli.add_argument("--config", type=Path, help="the service's YAML (written by the plan)")
+    cli.add_argument("--spec", help=argparse.SUPPRESS)  # keep: the spec as JSON (start passes it)
+    cli.add_argument("--owner", type=int, help=argparse.SUPPRESS)  # keep: the process it dies with
     args = cli.parse_args(argv)
+    if args.action == "keep":
+        return keep(ServiceSpec.model_validate_json(args.spec), args.owner)
+    if args.config is None:
+        cli.error("--config is required")
     spec = ServiceSpec.model_validate(yaml.safe_load(args.config.read_text()))
     if args.action == "stop":
         was = stop(spec)

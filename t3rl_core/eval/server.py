@@ -123,9 +123,12 @@ class SGLangServer:
             # A health check would succeed against whatever already listens there.
             raise ServerStartError(f"port {self.config.port} on {self.config.host} is already in use")
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        # The kernel's parent-death signal follows the thread that forks: only the main thread lives
+        # as long as this process (t3rl_core.lifetime execs the server with it set).
+        lifetime = [sys.executable, "-m", "t3rl_core.lifetime", "--"] if _in_main_thread() else []
         try:
             self._process = subprocess.Popen(
-                self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                [*lifetime, *self.command()], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
         finally:
             if self.log_path:

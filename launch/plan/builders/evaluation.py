@@ -89,9 +89,11 @@ def _with_server(
     builder: PlanBuilder, cmd: list[str], hf: str, tp: int, server: ServerConfig, stage_dir: str
 ) -> tuple[Command, ...]:
     """The stage's script starts the SGLang server itself (so plan.sh shows its exact argv, and the
-    stage runs by hand as written), stops it whenever the script exits, and hands its pid to the eval,
+    stage runs by hand as written), stops it whenever the script exits (the trap; a SIGKILLed script
+    runs no trap, so the server also carries a parent-death signal), and hands its pid to the eval,
     which waits for /health and fails at once if the server dies first."""
     parsers = builder.run.model.parsers
+    python = builder.cluster_python()
     launch = launch_argv(
         hf,
         tp=tp,
@@ -99,7 +101,8 @@ def _with_server(
         # With think_tags the server's parser would split on its own tags; t3rl parses /generate text itself.
         reasoning_parser=None if parsers.think_tags else parsers.reasoning_parser,
         config=server,
-        launch=(builder.cluster_python(), "-m", "sglang.launch_server"),
+        # through t3rl_core.lifetime: the server dies with this script even if the script is SIGKILLed
+        launch=(python, "-m", "t3rl_core.lifetime", "--", python, "-m", "sglang.launch_server"),
     )
     log = shlex.quote(f"{stage_dir}/{SERVER_LOG}")
     url = f"http://{server.host}:{server.port}"
@@ -108,6 +111,6 @@ def _with_server(
         f"mkdir -p {shlex.quote(stage_dir)}",
         render_command(tuple(launch)) + f" \\\n    >>{log} 2>&1 &",
         "server_pid=$!",
-        "trap 'kill \"$server_pid\" 2>/dev/null || true; wait \"$server_pid\" 2>/dev/null || true' EXIT",
+        'trap \'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true\' EXIT',
         render_command((*cmd, "--url", url)) + ' \\\n    --server-pid "$server_pid"',
     )
