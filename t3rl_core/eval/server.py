@@ -19,6 +19,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from t3rl_core import lifetime as lifetime_module
 from t3rl_core.eval.config import ServerConfig
 
 SGLANG_LAUNCH = (sys.executable, "-m", "sglang.launch_server")
@@ -124,8 +125,9 @@ class SGLangServer:
             raise ServerStartError(f"port {self.config.port} on {self.config.host} is already in use")
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         # The kernel's parent-death signal follows the thread that forks: only the main thread lives
-        # as long as this process (t3rl_core.lifetime execs the server with it set).
-        lifetime = [sys.executable, "-m", "t3rl_core.lifetime", "--"] if _in_main_thread() else []
+        # as long as this process. t3rl_core.lifetime (stdlib only, run as a file so that it needs no
+        # import path) execs the server with it set.
+        lifetime = [sys.executable, lifetime_module.__file__, "--"] if _in_main_thread() else []
         try:
             self._process = subprocess.Popen(
                 [*lifetime, *self.command()], stdout=log, stderr=subprocess.STDOUT, start_new_session=True

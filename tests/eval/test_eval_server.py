@@ -112,3 +112,39 @@ with server:
     os.kill(process.pid, signal.SIGTERM)
     assert process.wait(timeout=30) == 128 + signal.SIGTERM
     assert not _alive(child)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_sigkilled_eval_process_takes_its_server_down(tmp_path):
+    """No `finally` runs on SIGKILL: the server carries a parent-death signal (t3rl_core.lifetime)."""
+    pid_file = tmp_path / "server.pid"
+    script = f"""
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+from t3rl_core.eval.config import ServerConfig
+from t3rl_core.eval.server import SGLangServer
+server = SGLangServer("m", tp=1, tool_call_parser="hermes", launch={list(FAKE)!r},
+                      config=ServerConfig(port={_free_port()}))
+with server:
+    Path({str(pid_file)!r}).write_text(str(server._process.pid))
+    time.sleep(60)
+"""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the wrapper needs no import path
+    process = subprocess.Popen([sys.executable, "-c", script], env=env)
+    deadline = time.monotonic() + 30
+    while not pid_file.exists():
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    server = int(pid_file.read_text())
+    try:
+        assert _alive(server)
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + 5
+        while _alive(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(server), "the server outlived its SIGKILLed eval process"
+    finally:
+        if _alive(server):
+            os.kill(server, signal.SIGKILL)

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RuntimeConfig
-from t3rl_core.engines.base import SamplingParams
+from t3rl_core.engines.base import Generation, SamplingParams
 from t3rl_core.envs.format_repair import REFERENCE_MESSAGE
 from t3rl_core.envs.tau2.config import Tau2EnvConfig
 from t3rl_core.rollout.episode import EpisodeResult
@@ -38,6 +38,7 @@ def play(
     texts: list[str],
     mode: str = "train",
     max_num_steps: int = 2,
+    engine_class: type[ScriptedEngine] = ScriptedEngine,
     **env,
 ) -> tuple[EpisodeResult, ScriptedEngine]:
     runtime = RuntimeConfig.model_validate(
@@ -49,7 +50,7 @@ def play(
             "rollout": {"max_num_steps": max_num_steps, "tito_drift_check": True},
         }
     )
-    engine = ScriptedEngine(chat, texts, calls_tools=lambda text: "<tool_call>" in text)
+    engine = engine_class(chat, texts, calls_tools=lambda text: "<tool_call>" in text)
     runner = EpisodeRunner.from_runtime(runtime, engine, chat=chat)
 
     async def run() -> EpisodeResult:
@@ -132,6 +133,29 @@ def test_several_calls_and_unclosed_tags_are_repaired(chat, retail0):
 def test_repaired_turn_as_context_only(chat, retail0):
     result, _ = play(chat, retail0, [PLAIN, GOOD], format_repair={"train_on_repaired": False})
     assert aligned(result) and sum(result.loss_mask) == 0 and GOOD in chat.decode(result.response_ids)
+
+
+class AbortingRetry(ScriptedEngine):
+    """Plays the script, but the engine aborts the first call at temperature 0 (the repair)."""
+
+    async def generate(self, input_ids, sampling, context=None):
+        if sampling.temperature == 0.0 and not any(s.temperature == 0.0 for s in self.samplings):
+            self.samplings.append(sampling)
+            return Generation([], [], "abort", error="server went away")
+        return await super().generate(input_ids, sampling, context)
+
+
+def test_an_engine_abort_during_the_repair_is_an_abort_with_nothing_trained(chat, retail0):
+    result, _ = play(chat, retail0, [PLAIN, GOOD], max_num_steps=5, engine_class=AbortingRetry)
+    assert (result.status, result.error) == ("aborted", "server went away")
+    assert aligned(result) and sum(result.loss_mask) == 0
+
+
+def test_a_retry_cut_off_at_the_token_limit_is_a_parse_error(chat, retail0):
+    long_reply = json.dumps({"name": "respond", "arguments": {"content": "word " * 600}})
+    result, _ = play(chat, retail0, [PLAIN, f"<tool_call>\n{long_reply}\n</tool_call>"], max_num_steps=5)
+    assert result.status == "parse_error" and "cut off at the token limit" in result.error
+    assert aligned(result) and sum(result.loss_mask) == 0
 
 
 def test_limit_reached_before_the_repair_is_a_parse_error(chat, retail0):
