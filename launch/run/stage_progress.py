@@ -1,9 +1,11 @@
 """Live progress of a running stage, read from its own output lines.
 
-An eval stage prints `eval progress: 12/40 episodes, accuracy 0.500, ETA 82s` (t3rl_core.eval); slime
-logs `rollout 3: {...}` after each rollout and `step 17: {...}` after each train step. On a terminal
-the local executor turns these into one live bar under the stage's output (an eval's progress lines
-replace the bar rather than scroll); elsewhere (a pipe, CI, a log) every line is printed as it is.
+An eval stage prints `eval progress: 12/40 episodes, accuracy 0.500, ETA 82s` (t3rl_core.eval), a data
+stage `data progress: 120/800 rows built, ETA 3s` per phase of its preparation (t3rl_core.data.progress);
+slime logs `rollout 3: {...}` after each rollout and `step 17: {...}` after each train step. On a
+terminal the local executor turns these into one live bar under the stage's output (eval and data
+progress lines replace the bar rather than scroll); elsewhere (a pipe, CI, a log) every line is
+printed as it is.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, TextIO
 EVAL_LINE = re.compile(
     r"^eval progress: (?P<done>\d+)/(?P<total>\d+) episodes, accuracy (?P<accuracy>[0-9.]+)"
 )
+DATA_LINE = re.compile(r"^data progress: (?P<done>\d+)/(?P<total>\d+) (?P<what>[^,\n]+)")
 ROLLOUT_LINE = re.compile(r"\brollout (?P<rollout>\d+): \{")
 STEP_LINE = re.compile(r"\bstep (?P<step>\d+): \{")
 
@@ -25,16 +28,22 @@ class StageProgress:
 
     done: int | None = None
     total: int | None = None
+    # What `done` counts when it is not episodes (a data phase: "rows built").
+    what: str | None = None
     accuracy: float | None = None
     rollout: int | None = None
     step: int | None = None
 
     def feed(self, line: str) -> str | None:
-        """Take one output line; "eval" or "train" when it was a progress line, else None."""
+        """Take one output line; "eval", "data" or "train" when it was a progress line, else None."""
         if found := EVAL_LINE.search(line):
             self.done, self.total = int(found["done"]), int(found["total"])
             self.accuracy = float(found["accuracy"])
             return "eval"
+        if found := DATA_LINE.search(line):
+            self.done, self.total = int(found["done"]), int(found["total"])
+            self.what = found["what"].strip()
+            return "data"
         if found := ROLLOUT_LINE.search(line):
             self.rollout = int(found["rollout"])
             return "train"
@@ -44,7 +53,7 @@ class StageProgress:
         return None
 
     def describe(self) -> str:
-        parts = []
+        parts = [self.what] if self.what else []
         if self.accuracy is not None:
             parts.append(f"accuracy {self.accuracy:.3f}")
         if self.rollout is not None:

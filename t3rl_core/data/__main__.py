@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from t3rl_core.config import EnvConfig, RuntimeConfig
 from t3rl_core.data import default_env_config, prepare_env_data, read_manifest
+from t3rl_core.data.progress import ProgressLines, reporting
 from t3rl_core.data.rows import DataError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import TaskID
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -43,7 +50,7 @@ def prepare_and_show(env: EnvConfig, out: Path) -> int:
 
     console = Console(stderr=True)
     try:
-        with console.status(f"preparing {env.name} data in {out} …"):
+        with _shown_progress(console, f"preparing {env.name} data"):
             prepare_env_data(env, out)
     except DataError as error:
         # A bad source line is the input's fault, not a bug: one line naming it, no traceback.
@@ -56,6 +63,34 @@ def prepare_and_show(env: EnvConfig, out: Path) -> int:
         table.add_row(name, str(info["rows"]), f"{info['bytes'] / 1e6:.1f}", info["sha256"][:16])
     console.print(table)
     return 0
+
+
+@contextmanager
+def _shown_progress(console: Console, title: str) -> Iterator[None]:
+    """Each phase of the preparation as a bar on a terminal (stderr), else as progress lines (stdout)."""
+    if not console.is_terminal:
+        with reporting(ProgressLines()):
+            yield
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn(f"[bold]{title}[/] {{task.description}}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        tasks: dict[tuple[int, str], TaskID] = {}
+
+        def show(done: int, total: int, what: str) -> None:
+            if (total, what) not in tasks:
+                tasks[total, what] = bar.add_task(what, total=total)
+            bar.update(tasks[total, what], completed=done)
+
+        with reporting(show):
+            yield
 
 
 if __name__ == "__main__":

@@ -46,6 +46,30 @@ def test_on_a_terminal_eval_progress_drives_a_bar_instead_of_scrolling() -> None
     assert "loading the model" in text and "eval progress:" not in text
 
 
+def test_data_progress_lines_are_parsed_phase_by_phase() -> None:
+    state = StageProgress()
+    assert state.feed("data progress: 120/800 rows built, ETA 3s\n") == "data"
+    assert (state.done, state.total, state.what) == (120, 800, "rows built")
+    assert state.feed("data progress: 0/2100 rows written\n") == "data"
+    assert (state.done, state.total, state.what) == (0, 2100, "rows written")
+    assert state.describe() == "rows written"
+    assert state.feed("preparing data progress: 1/2 rows\n") is None  # only a line that starts so
+
+
+def test_on_a_terminal_data_progress_drives_the_bar_instead_of_scrolling() -> None:
+    out = _Terminal()
+    echo = LiveStageOutput(out, "prepare_data")
+    echo.write("data: preparing\n")
+    echo.write("data progress: 400/800 rows built, ETA 2s\n")
+    task = echo._progress.tasks[0]
+    assert (task.completed, task.total, task.fields["detail"]) == (400, 800, "rows built")
+    echo.write("data progress: 700/2100 rows written, ETA 1s\n")
+    assert (task.completed, task.total, task.fields["detail"]) == (700, 2100, "rows written")
+    echo.close()
+    text = out.getvalue()
+    assert "data: preparing" in text and "data progress:" not in text
+
+
 def test_eval_prints_a_line_every_5_percent_and_at_the_end(capsys) -> None:
     lines = ProgressLines(total=40, done=0, every_s=3600)
     records = []

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from t3rl_core.data.progress import Steps
 from t3rl_core.envs.bfcl.config import SPLIT_FILES, BFCLDataConfig, BFCLEnvConfig
 
 ABILITY = "multi_turn_function_calling"
@@ -119,15 +120,20 @@ def build_rows(config: BFCLEnvConfig) -> list[dict[str, Any]]:
 
     split = split_of_ids(config.data)
     system = system_prompt(config.data.think_tags)
-    rows = []
+    loaded = []
     for category in config.data.categories:
         entries = load_dataset_entry(category, include_prereq=False, include_language_specific_hint=False)
         ground_truth = {item["id"]: item["ground_truth"] for item in load_ground_truth_entry(category)}
+        loaded.append((category, entries, ground_truth))
+    phase = Steps(sum(len(entries) for _, entries, _ in loaded), "rows built")
+    rows = []
+    for category, entries, ground_truth in loaded:
         for entry in entries:
             number = int(entry["id"].rsplit("_", 1)[1])
             if number not in split:
                 raise ValueError(f"{entry['id']}: id {number} ≥ data.num_ids {config.data.num_ids}")
             rows.append(build_row(entry, ground_truth[entry["id"]], category, split[number], system))
+            phase.advance()
     return rows
 
 
@@ -136,23 +142,30 @@ def prepare(config: BFCLEnvConfig, out_dir: Path) -> dict[str, Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = build_rows(config)
-    paths = {}
-    for stem, (splits, category) in SPLIT_FILES.items():
-        selected = [
+    files = {
+        stem: [
             row
             for row in rows
             if (splits is None or row["metadata"]["split"] in splits)
             and (category is None or row["metadata"]["data_source"] == category)
         ]
-        paths[stem] = write_jsonl(selected, out_dir / f"{stem}.jsonl")
+        for stem, (splits, category) in SPLIT_FILES.items()
+    }
+    phase = Steps(sum(map(len, files.values())), "rows written")
+    paths = {}
+    for stem, selected in files.items():
+        paths[stem] = write_jsonl(selected, out_dir / f"{stem}.jsonl", phase)
     return paths
 
 
-def write_jsonl(rows: Iterable[Mapping[str, Any]], path: Path) -> Path:
-    """Write atomically: a failed run never leaves a truncated file under the final name."""
+def write_jsonl(rows: Iterable[Mapping[str, Any]], path: Path, phase: Steps | None = None) -> Path:
+    """Write atomically: a failed run never leaves a truncated file under the final name. Each row is
+    a step of `phase` when given."""
     partial = path.with_name(path.name + ".partial")
     with partial.open("w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            if phase is not None:
+                phase.advance()
     os.replace(partial, path)
     return path

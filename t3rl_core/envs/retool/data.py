@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from t3rl_core.data.progress import Steps
 from t3rl_core.data.rows import read_jsonl
 from t3rl_core.envs.retool.config import ReToolDataConfig, ReToolEnvConfig
 from t3rl_core.envs.retool.parser import interpreter_block
@@ -37,9 +38,11 @@ def prepare(config: ReToolEnvConfig, out_dir: Path) -> dict[str, Path]:
         splits[data.sft_split] = [worked_row(config, records[i], i) for i in train]
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
+    phase = Steps(sum(map(len, splits.values())), "rows written")
     for split, rows in splits.items():
         written[split] = out_dir / f"{split}.jsonl"
         lines = [json.dumps(r, ensure_ascii=False) + "\n" for r in rows]
+        phase.advance(len(rows))
         written[split].write_text("".join(lines), encoding="utf-8")
     return written
 

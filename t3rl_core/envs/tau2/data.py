@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from t3rl_core.data.progress import Steps
 from t3rl_core.envs.tau2.config import Tau2EnvConfig
 from t3rl_core.envs.tau2.domain import domain_spec, load_tasks, user_task
 from t3rl_core.envs.tau2.oracle import demonstrates_anything
@@ -104,7 +105,12 @@ def prepare(config: Tau2EnvConfig, out_dir: Path) -> dict[str, Path]:
 
 
 async def _demonstrations(config: Tau2EnvConfig, source: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
-    return [await demonstration(config, row) for row in source]
+    phase = Steps(len(source), "tau2 demonstrations played")
+    demos = []
+    for row in source:
+        demos.append(await demonstration(config, row))
+        phase.advance()
+    return demos
 
 
 def _write(out_dir: Path, name: str, items: Iterator[dict[str, Any]]) -> Path:

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from t3rl_core.data.progress import counted
 from t3rl_core.envs.toolrl.config import ToolRLEnvConfig
 
 # How ToolRL's system prompt lists a tool: "N. Name: …\nDescription: …\nParameters: {json}".
@@ -18,7 +19,9 @@ def prepare(config: ToolRLEnvConfig, out_dir: Path) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     for split, source in config.data.splits.items():
-        rows = [convert_row(r, config.data.tools_in_metadata) for r in read_parquet(Path(source))]
+        records = read_parquet(Path(source))
+        converted = counted(records, len(records), f"{split} rows converted")
+        rows = [convert_row(r, config.data.tools_in_metadata) for r in converted]
         path = out_dir / f"{split}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         written[split] = path
