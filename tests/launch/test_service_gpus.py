@@ -156,3 +156,27 @@ def test_two_services_on_the_same_gpus_are_rejected():
     )
     assert problem.fix == "set services.judge.gpus=[6]"
     resolve(overrides(*extra[:-3], "+services.judge.gpus=[6]", *extra[-2:]))
+
+
+DEBUG = (
+    "+experiment=bfcl_debug",
+    "+services.judge.model_path=/m",
+    "+services.judge.env_url_key=null",
+    "hardware.gpus_per_node=4",
+    "hardware.colocate=false",
+    "+hardware.rollout_gpus=2",
+)
+
+
+def test_debug_stages_count_only_the_gpus_they_run_on():
+    # rollout_only runs the 2 rollout engines alone (GPUs 0-1); train_only the 4 training GPUs alone
+    resolve([*DEBUG, "+services.judge.gpus=[2]", "+services.judge.stages=[rollouts]"])
+    resolve([*DEBUG, "+services.judge.gpus=[4]", "+services.judge.stages=[train]"])
+    with pytest.raises(ConfigError) as caught:
+        resolve([*DEBUG, "+services.judge.gpus=[1]", "+services.judge.stages=[rollouts]"])
+    [problem] = caught.value.problems
+    assert "stage rollouts uses GPUs 0-1" in problem.message and problem.fix.startswith(
+        "set services.judge.gpus=[2]"
+    )
+    with pytest.raises(ConfigError, match="stage train uses GPUs 0-3"):
+        resolve([*DEBUG, "+services.judge.gpus=[2]", "+services.judge.stages=[train]"])

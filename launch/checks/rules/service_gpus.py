@@ -5,7 +5,8 @@ of the stage's job: the local executor's Ray head, a Slurm job's first node. On 
 
 - a train stage's Ray claims `gpus_per_node` training GPUs (colocated SGLang engines share them) plus
   its share of any separate rollout GPUs, and Ray numbers them from 0 (`ray start --num-gpus N` hands
-  out ids 0..N-1), so they are ids 0..N-1;
+  out ids 0..N-1), so they are ids 0..N-1 (a `rollout_only` debug stage: its rollout GPUs alone; a
+  `train_only` one: its training GPUs alone);
 - an eval stage that serves its checkpoint itself starts SGLang with `gpus_per_engine` ranks, which
   SGLang places from id 0;
 - a service sees the ids in its `gpus` (CUDA_VISIBLE_DEVICES), or, with none, the stage's own GPUs
@@ -40,10 +41,16 @@ class Occupant:
     scope: Scope | None  # the train stage's topology (None for an eval stage)
 
 
-def _train_occupant(scope: Scope) -> Occupant:
+def _train_occupant(scope: Scope, stage: TrainStage) -> Occupant:
     hw = scope.hardware
     cur = scope.curriculum
-    separate = 0 if hw.colocate or cur is None or cur.mode == "sft" else scope.rollout_gpus
+    if stage.debug == "rollout_only":  # slime runs only the rollout engines, on the rollout GPUs
+        engines = scope.world_size if hw.colocate else (hw.rollout_gpus or scope.world_size)
+        used = min(engines, node_gpus(hw))
+        return Occupant(
+            scope.stage or "train", f"{used} rollout GPUs (rollout_only)", used, node_gpus(hw), None
+        )
+    separate = 0 if hw.colocate or cur is None or cur.mode == "sft" or stage.debug else scope.rollout_gpus
     per_node = -(-separate // hw.nodes)
     what = f"{hw.gpus_per_node} training GPUs" + (
         f" + {per_node} rollout GPUs" if per_node else ", SGLang engines colocated"
@@ -69,7 +76,7 @@ def _occupants(ctx: Context, service: ServiceConfig) -> list[Occupant]:
         if not service.serves(name, stage.kind):
             continue
         if isinstance(stage, TrainStage) and name in scopes:
-            found.append(_train_occupant(scopes[name]))
+            found.append(_train_occupant(scopes[name], stage))
         elif isinstance(stage, EvalStage):
             found.append(_eval_occupant(name, stage, ctx))
     return found
