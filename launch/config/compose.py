@@ -82,7 +82,8 @@ def compose(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Compos
     import yaml
 
     try:
-        return _compose(overrides, config_dirs)
+        with internals.libyaml_parsing():
+            return _compose(overrides, config_dirs)
     except yaml.YAMLError as error:
         raise ConfigError([yaml_problem(error)]) from None
 

@@ -18,7 +18,9 @@ For the next Hydra (1.4 or 2.0), check each function here against its source:
   drive a sweeper plugin (Optuna) without `@hydra.main`;
 - `Plugins.instantiate_launcher(config=, hydra_context=, task_function=)`, which the sweeper calls in
   its `setup` (replaced for one multirun by `launcher_override`), and the launcher protocol the
-  sweeper uses: `launch(job_overrides, initial_job_idx) -> list[JobReturn]`.
+  sweeper uses: `launch(job_overrides, initial_job_idx) -> list[JobReturn]`;
+- OmegaConf's `omegaconf._utils.get_yaml_loader`, which `OmegaConf.load` calls for the loader class of
+  every config file Hydra reads (replaced during a composition by `libyaml_parsing`).
 If one of them is gone, the replacement belongs here and nowhere else.
 """
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import IO, Any
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra._internal.config_repository import CachingConfigRepository
@@ -51,6 +53,7 @@ __all__ = [
     "group_exists",
     "group_options",
     "launcher_override",
+    "libyaml_parsing",
     "load_config_file",
     "load_single_config",
     "new_loader",
@@ -155,3 +158,52 @@ def launcher_override(launcher: Any) -> Iterator[None]:
         yield
     finally:
         del plugins.instantiate_launcher
+
+
+@contextmanager
+def libyaml_parsing() -> Iterator[None]:
+    """Within the block, `OmegaConf.load` parses with libyaml's C parser: several times faster than
+    the pure-Python one, a good part of a composition's time. OmegaConf's own loader class still
+    constructs the values (its float resolver, no timestamps, the duplicate-key check). A file libyaml
+    rejects is parsed again by OmegaConf's pure-Python loader, so every YAML error (its wording, file,
+    line and column) is exactly the one reported without this. Without libyaml, nothing changes."""
+    import yaml
+    from omegaconf import _utils
+
+    if not getattr(yaml, "__with_libyaml__", False):
+        yield
+        return
+    python_loader = _utils.get_yaml_loader
+    _utils.get_yaml_loader = lambda: _with_libyaml(python_loader())
+    try:
+        yield
+    finally:
+        _utils.get_yaml_loader = python_loader
+
+
+def _with_libyaml(python_loader: type) -> type:
+    """`python_loader` (a yaml.SafeLoader subclass) parsing with libyaml, see `libyaml_parsing`."""
+    import yaml
+    from yaml.constructor import SafeConstructor
+    from yaml.cyaml import CParser
+    from yaml.resolver import Resolver
+
+    class LibyamlLoader(CParser, python_loader):  # type: ignore[misc, valid-type]
+        def __init__(self, stream: str | bytes | IO[Any]) -> None:
+            self._stream = stream
+            self._start = stream.tell() if hasattr(stream, "tell") else None
+            CParser.__init__(self, stream)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+
+        def get_single_data(self) -> Any:
+            try:
+                return super().get_single_data()
+            except yaml.YAMLError:
+                if not isinstance(self._stream, str | bytes):
+                    if self._start is None:
+                        raise
+                    self._stream.seek(self._start)
+                return yaml.load(self._stream, Loader=python_loader)
+
+    return LibyamlLoader

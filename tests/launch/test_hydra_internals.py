@@ -4,6 +4,7 @@ upgrade of hydra-core that changes any of it fails here, naming the function to 
 from __future__ import annotations
 
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -87,3 +88,54 @@ def test_a_hydra_for_sweeper_plugins_can_be_created() -> None:
         assert callable(hydra.multirun)
     finally:
         GlobalHydra.instance().clear()
+
+
+REPO_CONF = Path(__file__).resolve().parents[2] / "conf"
+# Files OmegaConf rejects, each for another reason: libyaml words some of these differently, and must
+# not be what t3rl reports.
+BROKEN_YAML = {
+    "unclosed": "# @package _global_\nname: broken\nhardware: [1,\n",
+    "duplicate": "hardware:\n  nodes: 1\n  nodes: 2\n",
+    "indent": "name: x\n  bad: indent\n",
+    "tab": "model:\n\tname: x\n",
+    "colon": "name: a: b\n",
+    "quote": "name: 'unterminated\n",
+    "alias": "end_of_turn: ***\n",
+}
+
+
+def _load(path: Path) -> tuple[str, object]:
+    try:
+        return "ok", OmegaConf.to_container(OmegaConf.load(path.open()))
+    except Exception as error:  # the outcome compared, whatever it is
+        return type(error).__name__, str(error)
+
+
+def test_libyaml_parsing_is_in_force_only_inside_its_block() -> None:
+    from omegaconf import _utils
+    from yaml.cyaml import CParser
+
+    with internals.libyaml_parsing():
+        assert issubclass(_utils.get_yaml_loader(), CParser)
+    assert not issubclass(_utils.get_yaml_loader(), CParser)
+
+
+def test_libyaml_parsing_loads_every_shipped_config_as_omegaconf_does() -> None:
+    files = sorted(REPO_CONF.rglob("*.yaml"))
+    assert len(files) > 40
+    plain = {f: _load(f) for f in files}
+    with internals.libyaml_parsing():
+        fast = {f: _load(f) for f in files}
+    assert fast == plain
+    assert all(outcome == "ok" for outcome, _ in plain.values())
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_YAML))
+def test_libyaml_parsing_reports_every_yaml_error_as_omegaconf_does(name: str, tmp_path: Path) -> None:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(BROKEN_YAML[name])
+    plain = _load(path)
+    with internals.libyaml_parsing():
+        fast = _load(path)
+    assert plain[0] != "ok"
+    assert fast == plain
