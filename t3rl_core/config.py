@@ -75,6 +75,8 @@ class ChatFamilyConfig(StrictModel):
     turn_prefix: str = ""
     # The token ending a turn that calls tools, when it differs from stop_tokens[0].
     tool_turn_stop: str | None = None
+    # Text a model writes first in a turn that calls tools, when it differs from turn_prefix.
+    call_turn_prefix: str | None = None
 
     def to_family(self, parsers: ParsersConfig | None = None) -> Family:
         from t3rl_core.chat.families import Family
@@ -91,6 +93,7 @@ class ChatFamilyConfig(StrictModel):
             reasoning_parser=parsers.reasoning_parser if parsers else None,
             turn_prefix=self.turn_prefix,
             tool_turn_stop=self.tool_turn_stop,
+            call_turn_prefix=self.call_turn_prefix,
         )
 
 

@@ -7,7 +7,10 @@ tests/launch/test_sglang_names.py, so an SGLang upgrade that renames a parser fa
 
 from __future__ import annotations
 
-# sglang.srt.function_call.function_call_parser.FunctionCallParser.ToolCallParserEnum
+from t3rl_core.parsers.own import OWN_TOOL_CALL_PARSERS
+
+# sglang.srt.function_call.function_call_parser.FunctionCallParser.ToolCallParserEnum as t3rl loads it:
+# SGLang's own parsers, then t3rl's (t3rl_core.parsers.own: native formats no SGLang parser reads).
 TOOL_CALL_PARSERS = (
     "apertus2509", "beam", "cohere_command4", "deepseekv3", "deepseekv31", "deepseekv32",
     "deepseekv4", "deepseekv41", "dots", "gemma4", "gigachat3", "gigachat35", "glm", "glm45",
@@ -15,6 +18,7 @@ TOOL_CALL_PARSERS = (
     "kimi_k2", "kimi_k3", "lfm2", "ling3", "llama3", "mimo", "minicpm5", "minimax-m2", "minimax-m3",
     "mistral", "muse", "nanbeige", "poolside_v1", "pythonic", "qwen", "qwen25", "qwen3_coder",
     "response_template", "spark25", "step3", "step3p5", "trinity",
+    *OWN_TOOL_CALL_PARSERS,
 )  # fmt: skip
 
 # sglang.srt.parser.reasoning_parser.ReasoningParser.DetectorMap
@@ -34,6 +38,7 @@ FAMILY_TOOL_CALL_PARSERS: dict[str, tuple[str, ...]] = {
     "qwen2_5": ("hermes", "qwen25", "qwen"),
     "llama3": ("llama3",),
     "glm4": ("glm45", "glm"),
+    "glm4_0414": ("glm4_0414",),
     "deepseek_v3": ("deepseekv3",),
 }
 
@@ -43,5 +48,6 @@ FAMILY_REASONING_PARSERS: dict[str, tuple[str, ...]] = {
     "qwen2_5": (),
     "llama3": (),
     "glm4": ("glm45",),
+    "glm4_0414": (),
     "deepseek_v3": ("deepseek-r1", "deepseek-v3"),
 }

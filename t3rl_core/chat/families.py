@@ -26,6 +26,9 @@ class Family:
     turn_prefix: str = ""
     # The token ending a turn that calls tools, when it differs from stop_tokens[0] (GLM: <|observation|>).
     tool_turn_stop: str | None = None
+    # Text a model writes first in a turn that calls tools, when it differs from turn_prefix (GLM-4-0414
+    # writes the function name right after <|assistant|>, an answer after a newline).
+    call_turn_prefix: str | None = None
 
 
 _QWEN_TAGS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>")
@@ -95,6 +98,29 @@ FAMILIES: dict[str, Family] = {
             reasoning_parser="glm45",
             turn_prefix="\n",
             tool_turn_stop="<|observation|>",
+        ),
+        Family(
+            # GLM-4-0414's native format (GLM-4-9B-0414): calls as `NAME\n{json}` assistant segments.
+            name="glm4_0414",
+            special_tokens=(
+                "<|endoftext|>",
+                "[gMASK]",
+                "<sop>",
+                "<|system|>",
+                "<|user|>",
+                "<|assistant|>",
+                "<|observation|>",
+            ),
+            tag_tokens=(),
+            stop_tokens=("<|user|>", "<|observation|>", "<|endoftext|>"),
+            bos_token=None,
+            eos_token="<|endoftext|>",
+            pad_token="<|endoftext|>",
+            tool_call_parser="glm4_0414",
+            reasoning_parser=None,
+            turn_prefix="\n",
+            tool_turn_stop="<|observation|>",
+            call_turn_prefix="",
         ),
         Family(
             name="deepseek_v3",

@@ -115,7 +115,8 @@ def as_model_output(
     family = chat.family
     stop_token = chat.stop_token_ids[0]
     if family is not None:
-        text = family.turn_prefix + text
+        calls_prefix = family.call_turn_prefix if calls_tools else None
+        text = (family.turn_prefix if calls_prefix is None else calls_prefix) + text
         if calls_tools and family.tool_turn_stop:
             stop_token = chat.tokenizer.convert_tokens_to_ids(family.tool_turn_stop)
     ends = [text.find(stop) + len(stop) for stop in sampling.stop if stop and stop in text]

@@ -21,6 +21,7 @@ from typing import Any
 
 from t3rl_core import lifetime as lifetime_module
 from t3rl_core.eval.config import ServerConfig
+from t3rl_core.parsers.own import OWN_TOOL_CALL_PARSERS
 
 SGLANG_LAUNCH = (sys.executable, "-m", "sglang.launch_server")
 # The server's output, in the eval's output dir.
@@ -41,12 +42,10 @@ def launch_argv(
     launch: Sequence[str] = SGLANG_LAUNCH,
 ) -> list[str]:
     """The `python -m sglang.launch_server …` argv of a checkpoint (what the eval stage's plan shows)."""
-    argv = [
-        *launch,
-        "--model-path", str(model_path),
-        "--tp", str(tp),
-        "--tool-call-parser", tool_call_parser,
-    ]  # fmt: skip
+    argv = [*launch, "--model-path", str(model_path), "--tp", str(tp)]
+    # t3rl reads the text of /generate itself; SGLang's server would refuse a name only t3rl registers.
+    if tool_call_parser not in OWN_TOOL_CALL_PARSERS:
+        argv += ["--tool-call-parser", tool_call_parser]
     if reasoning_parser:
         argv += ["--reasoning-parser", reasoning_parser]
     return [*argv, "--host", config.host, "--port", str(config.port), *config.extra_args]

@@ -97,6 +97,11 @@ def _qwen3_coder(calls: Sequence[ToolCall]) -> str:
     )
 
 
+def _glm4_0414(calls: Sequence[ToolCall]) -> str:
+    """GLM-4-0414: each call its own assistant segment, the name then the JSON arguments (no tags)."""
+    return "<|assistant|>".join(f"{call.name}\n{_json(call.arguments)}" for call in calls)
+
+
 def _mistral(calls: Sequence[ToolCall]) -> str:
     return "[TOOL_CALLS] " + _json([{"name": call.name, "arguments": call.arguments} for call in calls])
 
@@ -132,6 +137,7 @@ FORMATS: dict[str, CallFormat] = {
     "glm": CallFormat(_glm45, **_TAGGED),
     "glm45": CallFormat(_glm45, **_TAGGED),
     "glm47": CallFormat(_glm47, **_TAGGED),
+    "glm4_0414": CallFormat(_glm4_0414),
     "qwen3_coder": CallFormat(_qwen3_coder, **_TAGGED),
     "mistral": CallFormat(_mistral),
 }

@@ -21,6 +21,8 @@ like xgrammar's):
 - `sglang.utils` (numpy, requests, IPython): the protocol imports `convert_json_schema_to_str` from it,
   called only to build sampling parameters of a server request; the stand-in forwards the call to
   the real module.
+
+t3rl's own detectors (`t3rl_core.parsers.own`) join SGLang's tool-call parser table here.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from t3rl_core.parsers.own import OWN_TOOL_CALL_PARSERS
 
 
 @dataclass(frozen=True)
@@ -193,6 +197,12 @@ def load() -> SGLangParsers:
         from sglang.srt.entrypoints.openai.protocol import Tool
         from sglang.srt.function_call.function_call_parser import FunctionCallParser
         from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+        # t3rl's detectors subclass SGLang's base detector: built while the stand-ins are in place.
+        for name, target in OWN_TOOL_CALL_PARSERS.items():
+            module, _, factory = target.partition(":")
+            detector = getattr(importlib.import_module(module), factory)()
+            FunctionCallParser.ToolCallParserEnum.setdefault(name, detector)
 
     # The detectors log and drop calls they cannot parse; t3rl reports those to the model itself.
     logging.getLogger("sglang.srt.function_call").setLevel(logging.CRITICAL)

@@ -118,6 +118,7 @@ def test_assistant_tool_calls_render_in_the_family_format(chat: ChatFormat) -> N
         "llama3": '{"name": "ls", "parameters": {"path"',
     }
     marker |= {"glm4": "<tool_call>ls\n<arg_key>path</arg_key>", "deepseek_v3": "<｜tool▁sep｜>ls\n```json"}
+    marker |= {"glm4_0414": '<|assistant|>ls\n{"path": "/tmp"}'}
     assert marker[chat.family.name] in text
 
 

@@ -99,7 +99,7 @@ def tool_call_parser_fits(ctx: Context) -> Iterator[Problem]:
         guess = did_you_mean(name, sglang_names.TOOL_CALL_PARSERS)
         yield Problem(
             key,
-            f"'{name}' is not a tool-call parser of SGLang 0.5.23",
+            f"'{name}' is not a tool-call parser of SGLang 0.5.23 or t3rl",
             fix=f"did you mean {key}={guess}?" if guess else f"use one of {_fit(family, 'tool')}",
         )
         return
