@@ -268,8 +268,11 @@ def at_once(
         gpus = max((stage.gpus for stage in item.plan.stages), default=0)
         jobs.append(PointJob(item.index, item.run_dir.path, argv, gpus, item.run_dir.path / "launcher.log"))
     labels = {item.index: item.label for item in planned}
+    by_index = {item.index: item for item in planned}
     metric_name = summary.metric_name or "metric"
     seen: dict[int, tuple[str, str, str]] = {}
+    # Each point's metric as soon as it succeeds, for the live table (the summary's come below).
+    live_metrics: dict[int, float | None] = {}
 
     def record(progress: dict[int, PointProgress], show: Callable[[Any], None]) -> None:
         for index, point in progress.items():
@@ -284,6 +287,8 @@ def at_once(
                 changes |= {"started_at": now(), "finished_at": None, "error": None}
             if point.ended is not None:
                 changes |= {"finished_at": now(), "error": point.error}
+            if point.status == "succeeded":
+                live_metrics[index] = _scored(by_index[index], None)[1]
             summary.update(index, **changes)
         show(progress)
 
@@ -295,7 +300,7 @@ def at_once(
         gpu_capacity=_gpu_capacity(planned[0].resolved, jobs, console),
         env=_child_env(),
     )
-    with live_points(console, title, labels, metric_name) as show:
+    with live_points(console, title, labels, metric_name, live_metrics) as show:
         scheduler.on_change = lambda progress: record(progress, show)
         progress = scheduler.run()
     metrics: dict[int, float | None] = {}

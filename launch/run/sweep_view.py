@@ -54,11 +54,20 @@ def points_table(
 
 
 class PlainLines:
-    """One line per point whose status or stage changed (logs, CI, pipes)."""
+    """One line per point whose status or stage changed (logs, CI, pipes); a scored point's line names
+    its metric."""
 
-    def __init__(self, console: Console, labels: Mapping[int, str]) -> None:
+    def __init__(
+        self,
+        console: Console,
+        labels: Mapping[int, str],
+        metrics: Mapping[int, float | None] | None = None,
+        metric_name: str = "metric",
+    ) -> None:
         self.console = console
         self.labels = labels
+        self.metrics = metrics if metrics is not None else {}
+        self.metric_name = metric_name
         self.seen: dict[int, tuple[str, str, str]] = {}
 
     def update(self, progress: Mapping[int, PointProgress]) -> None:
@@ -68,7 +77,9 @@ class PlainLines:
             if self.seen.get(index) == key or point.status == "planned":
                 continue
             self.seen[index] = key
-            detail = " ".join(x for x in (point.stage, f"[{point.job}]" if point.job else "") if x)
+            metric = self.metrics.get(index)
+            scored = f"{self.metric_name}={metric:.4g}" if metric is not None else ""
+            detail = " ".join(x for x in (point.stage, f"[{point.job}]" if point.job else "", scored) if x)
             self.console.print(
                 f"point {index} ({self.labels[index]}): {point.status} {detail}".rstrip(),
                 soft_wrap=True,
@@ -79,18 +90,24 @@ class PlainLines:
 
 @contextmanager
 def live_points(
-    console: Console, title: str, labels: Mapping[int, str], metric_name: str
+    console: Console,
+    title: str,
+    labels: Mapping[int, str],
+    metric_name: str,
+    metrics: Mapping[int, float | None] | None = None,
 ) -> Iterator[Callable[[Mapping[int, PointProgress]], None]]:
-    """A callback that shows the points' progress: a live table on a terminal, else plain lines."""
+    """A callback that shows the points' progress: a live table on a terminal, else plain lines.
+    `metrics` (filled by the caller as points are scored) is read at every call."""
+    scores: Mapping[int, float | None] = metrics if metrics is not None else {}
     if not console.is_terminal:
-        yield PlainLines(console, labels).update
+        yield PlainLines(console, labels, scores, metric_name).update
         return
     from rich.live import Live
 
-    empty: dict[int, float | None] = {}
     with Live(console=console, refresh_per_second=2, transient=False) as live:
 
         def update(progress: Mapping[int, PointProgress]) -> None:
-            live.update(points_table(title, labels, progress, empty, metric_name))
+            # Drawn at once: a change is shown when it happens (the timer only advances the times).
+            live.update(points_table(title, labels, progress, scores, metric_name), refresh=True)
 
         yield update
