@@ -10,7 +10,9 @@
 Reads only what the run dirs hold (state.json, config.yaml, manifest.json; `show` also digests the
 recorded outputs, launch.run.output_digest); nothing is imported beyond rich and PyYAML. A stage
 recorded as running while no t3rl process holds the run dir's lock is shown as `interrupted` (its
-t3rl process died; `t3rl run --run-dir DIR` resumes it).
+t3rl process died; `t3rl run --run-dir DIR` resumes it); a sweep point its sweep records as running
+while the sweep's launcher is gone is `interrupted (launcher gone)` (launch.run.sweep_liveness), and
+`t3rl runs show <sweep dir>` lists the sweep's points so.
 """
 
 from __future__ import annotations
@@ -56,9 +58,13 @@ class RunView:
     path: Path
     manifest: dict[str, Any]
     stages: tuple[StageView, ...]
+    # A sweep point's status in its sweep's record when that record is stale (see sweep_liveness).
+    sweep_status: str | None = None
 
     @property
     def status(self) -> str:
+        if self.sweep_status is not None:
+            return self.sweep_status
         statuses = [s.status for s in self.stages]
         for status in ("running", "interrupted", "failed", "stopped"):
             if status in statuses:
@@ -88,7 +94,21 @@ def load_run(path: Path) -> RunView:
         stages.append(StageView(name, status, record))
     manifest_file = path / "manifest.json"
     manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
-    return RunView(path, manifest, tuple(stages))
+    return RunView(path, manifest, tuple(stages), _gone_sweep_point(path))
+
+
+def _gone_sweep_point(path: Path) -> str | None:
+    """LAUNCHER_GONE for a sweep point its sweep records as running or waiting with no launcher left."""
+    from launch.run.sweep_liveness import LAUNCHER_GONE, points_now
+
+    if not (path.parent / "sweep.json").exists():
+        return None
+    try:
+        points = points_now(path.parent)
+    except (OSError, ValueError):
+        return None
+    mine = [p for p in points if p.get("run_dir") and Path(p["run_dir"]).resolve() == path.resolve()]
+    return LAUNCHER_GONE if mine and mine[0]["status"] == LAUNCHER_GONE else None
 
 
 def find_runs(runs_dir: Path) -> list[Path]:
@@ -144,9 +164,9 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(diff_runs(a, b))
 
     @runs_app.command("show")
-    def show(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
+    def show(run_dir: Annotated[Path, typer.Argument(help="A run directory, or a sweep dir.")]) -> None:
         """The run's manifest (code, launcher host, planned topology, seeds), its attempts and each
-        stage's record."""
+        stage's record; for a sweep dir, each point's status, stage, job and metric."""
         raise typer.Exit(show_run(run_dir))
 
 
@@ -165,11 +185,14 @@ class RunFilter:
 
         import yaml
 
-        if self.name and not fnmatch.fnmatch(relative, self.name) and not fnmatch.fnmatch(
-            relative, f"{self.name}/*"
+        if (
+            self.name
+            and not fnmatch.fnmatch(relative, self.name)
+            and not fnmatch.fnmatch(relative, f"{self.name}/*")
         ):
             return False
-        if self.status and view.status != self.status:
+        # `--status interrupted` also keeps `interrupted (launcher gone)`.
+        if self.status and self.status not in (view.status, view.status.split(" ")[0]):
             return False
         if self.where:
             config = yaml.safe_load((view.path / "config.yaml").read_text()) or {}
@@ -255,6 +278,8 @@ def show_run(path: Path, console: Console | None = None) -> int:
     from rich.table import Table
 
     console = console or Console(highlight=False)
+    if not (path / "config.yaml").exists() and (path / "sweep.json").exists():
+        return show_sweep(path, console)
     if not (path / "config.yaml").exists():
         Console(stderr=True).print(
             f"[red]error:[/] {path} is not a t3rl run dir (no config.yaml)", soft_wrap=True
@@ -309,6 +334,43 @@ def show_run(path: Path, console: Console | None = None) -> int:
     return 0
 
 
+def show_sweep(path: Path, console: Console) -> int:
+    """A sweep dir: each point's status as it is now (a dead launcher's `running` point is
+    `interrupted (launcher gone)`), stage, job, metric and run dir."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from launch.run.sweep_liveness import LAUNCHER_GONE, launcher_alive, points_now
+
+    data = json.loads((path / "sweep.json").read_text())
+    points = points_now(path)
+    launcher = "running" if launcher_alive(path) else "not running"
+    console.print(
+        f"[bold]{escape(str(path.resolve()))}[/]: sweep {escape(str(data.get('name')))}", soft_wrap=True
+    )
+    console.print(f"  launcher   {launcher}", soft_wrap=True)
+    metric = str(data.get("metric") or "metric")
+    table = Table(title="points", title_justify="left")
+    for column in ("#", "point", "status", "stage", "job", metric, "run dir"):
+        table.add_column(column, overflow="fold")
+    for point in points:
+        value = point.get("metric")
+        status = point["status"]
+        table.add_row(
+            str(point.get("index")),
+            escape(" ".join(point.get("varying") or [])),
+            _status(status) + (f": {escape(str(point['error']))}" if point.get("error") else ""),
+            escape(str(point.get("stage") or "")),
+            escape(str(point.get("job") or "")),
+            "" if value is None else f"{value:.4g}",
+            escape(os.path.relpath(point["run_dir"], path) if point.get("run_dir") else ""),
+        )
+    console.print(table)
+    if any(p["status"] == LAUNCHER_GONE for p in points):
+        console.print(f"resume it with: t3rl run --run-dir {path}", soft_wrap=True)
+    return 0
+
+
 def _damage(path: Path, record: dict[str, Any]) -> str | None:
     """How a finished stage's outputs differ from the digests recorded when it finished, if they do."""
     from launch.run.output_digest import first_mismatch
@@ -337,4 +399,5 @@ def _history(path: Path) -> list[dict[str, Any]]:
 
 
 def _status(status: str) -> str:
-    return f"{MARKS.get(status, '?')} {status}"
+    # `interrupted (launcher gone)` takes the mark of `interrupted`.
+    return f"{MARKS.get(status, MARKS.get(status.split(' ')[0], '?'))} {status}"

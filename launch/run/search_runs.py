@@ -24,6 +24,7 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
     from launch.run.rundir import RunDir
     from launch.run.search import TrialOutcome, run_search
     from launch.run.sweep import IncompleteEval, point_metric
+    from launch.run.sweep_liveness import sweep_lock
     from launch.run.sweep_runs import PlannedPoint, at_once
 
     if dry:
@@ -79,13 +80,14 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
             outcomes.append(TrialOutcome(str(item.run_dir.path), record.status, record.metric, record.error))
         return outcomes
 
-    results = run_search(
-        overrides,
-        sweep_dir=sweep_dir,
-        name=sweep_dir.name,
-        run_trials=run_trials,
-        config_dirs=config_dirs,
-        metric_name=objective.metric if objective else None,
-    )
+    with sweep_lock(sweep_dir):
+        results = run_search(
+            overrides,
+            sweep_dir=sweep_dir,
+            name=sweep_dir.name,
+            run_trials=run_trials,
+            config_dirs=config_dirs,
+            metric_name=objective.metric if objective else None,
+        )
     console.print(f"search done: {sweep_dir} best {results.get('best_params')} = {results.get('best_value')}")
     return 0

@@ -148,12 +148,18 @@ def run_points(
     console: Console,
 ) -> int:
     """Run the points (see the module docstring); 0 when every one succeeded (or was planned)."""
+    from contextlib import nullcontext
+
+    from launch.run.sweep_liveness import sweep_lock
+
     max_parallel = getattr(planned[0].resolved.run.executor, "max_parallel", 1)
     try:
-        if dry or max_parallel == 1 or len(planned) == 1:
-            statuses = _one_at_a_time(planned, summary, from_stage, only, dry, console)
-        else:
-            statuses = at_once(planned, summary, max_parallel, from_stage, only, console)
+        # Held while the points run: `t3rl runs` tells a dead launcher's `running` points by it.
+        with nullcontext() if dry else sweep_lock(summary.sweep_dir):
+            if dry or max_parallel == 1 or len(planned) == 1:
+                statuses = _one_at_a_time(planned, summary, from_stage, only, dry, console)
+            else:
+                statuses = at_once(planned, summary, max_parallel, from_stage, only, console)
     except KeyboardInterrupt:
         if not dry:
             console.print(f"resume the sweep with: t3rl run --run-dir {summary.sweep_dir}", soft_wrap=True)
