@@ -21,6 +21,9 @@ like xgrammar's):
 - `sglang.utils` (numpy, requests, IPython): the protocol imports `convert_json_schema_to_str` from it,
   called only to build sampling parameters of a server request; the stand-in forwards the call to
   the real module.
+And the pydantic models those modules define (hundreds: SGLang's protocol, openai's types, xgrammar's
+tags) build their validators on first use (`defer_build`) rather than at class creation: the parsers
+validate one of them, `Tool`.
 
 t3rl's own detectors (`t3rl_core.parsers.own`) join SGLang's tool-call parser table here.
 """
@@ -189,11 +192,24 @@ def _stand_ins() -> Iterator[None]:
                 del sys.modules[name]
 
 
+@contextmanager
+def _deferred_model_builds() -> Iterator[None]:
+    """Pydantic models defined while the block runs build their validators on first use."""
+    from pydantic import BaseModel
+
+    config = BaseModel.model_config
+    BaseModel.model_config = {**config, "defer_build": True}
+    try:
+        yield
+    finally:
+        BaseModel.model_config = config
+
+
 @cache
 def load() -> SGLangParsers:
     """SGLang's FunctionCallParser, ReasoningParser and Tool (imported on first use)."""
     _register_bare_package()
-    with _light_xgrammar(), _bare_packages(["openai"]), _stand_ins():
+    with _light_xgrammar(), _bare_packages(["openai"]), _stand_ins(), _deferred_model_builds():
         from sglang.srt.entrypoints.openai.protocol import Tool
         from sglang.srt.function_call.function_call_parser import FunctionCallParser
         from sglang.srt.parser.reasoning_parser import ReasoningParser

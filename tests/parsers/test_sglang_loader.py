@@ -96,14 +96,19 @@ def test_the_stand_ins_parse_exactly_as_the_real_packages_do() -> None:
 def test_after_the_parsers_load_the_real_packages_import_whole() -> None:
     """The bare openai packages are gone once the parsers are loaded: `import openai` runs the real
     package, whose types are the very classes SGLang's protocol models were built with; the
-    forwarded `convert_json_schema_to_str` reaches the real sglang.utils."""
+    forwarded `convert_json_schema_to_str` reaches the real sglang.utils; pydantic builds models
+    defined afterwards at class creation again."""
     code = (
         "import json\n"
         "from t3rl_core.parsers.sglang_loader import load\n"
         "load()\n"
         "from sglang.srt.entrypoints.openai import protocol\n"
         "import openai, openai.types.responses as responses, sglang.utils\n"
+        "from pydantic import BaseModel\n"
+        "class Later(BaseModel):\n"
+        "    x: int\n"
         "print(json.dumps({'client': hasattr(openai, 'OpenAI'), 'file': openai.__file__,\n"
+        " 'later_built': Later.__pydantic_complete__,\n"
         " 'same': protocol.ResponseReasoningItem is responses.ResponseReasoningItem,\n"
         " 'schema': protocol.convert_json_schema_to_str({'type': 'object'}),\n"
         " 'real': sglang.utils.convert_json_schema_to_str({'type': 'object'})}))\n"
@@ -114,3 +119,4 @@ def test_after_the_parsers_load_the_real_packages_import_whole() -> None:
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["client"] and seen["file"].endswith("openai/__init__.py") and seen["same"]
     assert seen["schema"] == seen["real"] == '{"type": "object"}'
+    assert seen["later_built"]  # models defined after the parsers loaded build as usual
