@@ -137,10 +137,13 @@ def optuna_capable_hydra(task_name: str, primary_source: str, config_dirs: Seque
     """A Hydra instance over t3rl's search path that can run `multirun` with a sweeper plugin."""
     from hydra._internal.hydra import Hydra
     from hydra._internal.utils import create_config_search_path
+    from hydra.core.config_search_path import SearchPathQuery
 
     search_path = create_config_search_path(primary_source)
+    # Before the structured-config source, which Hydra requires last (the order compose uses).
+    schema = SearchPathQuery(provider="schema")
     for directory in config_dirs:
-        search_path.append("command-line", f"file://{directory}")
+        search_path.prepend("command-line", f"file://{directory}", anchor=schema)
     return Hydra.create_main_hydra2(task_name, search_path)
 
 

@@ -109,6 +109,20 @@ def run_search(
     return yaml.safe_load((sweep_dir / "optimization_results.yaml").read_text())
 
 
+class TrialFailed(RuntimeError):
+    """A trial that gave no metric; the sweeper re-raises it once `max_failure_rate` is exceeded."""
+
+
+def _parsed(overrides: Sequence[str]) -> list[tuple[str, Any]]:
+    """(key, value) of each override as Hydra reads it, comparable across spellings."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    return [
+        (o.get_key_element(), repr(o.value()))
+        for o in OverridesParser.create().parse_overrides(list(overrides))
+    ]
+
+
 class _TrialsLauncher:
     """What the Optuna sweeper launches its batches of trials with (Hydra's launcher protocol)."""
 
@@ -120,11 +134,16 @@ class _TrialsLauncher:
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> list[Any]:
         from hydra.core.utils import JobReturn, JobStatus
 
+        base = _parsed(self.base)
         points = [
             Point(
                 index=initial_job_idx + i,
                 overrides=tuple(trial),
-                varying=tuple(o for o in trial if o not in self.base),
+                # What the sampler chose: Hydra hands the base overrides back normalised
+                # (`x=false` as `x=False`), so they are compared parsed.
+                varying=tuple(
+                    o for o, parsed in zip(trial, _parsed(trial), strict=True) if parsed not in base
+                ),
             )
             for i, trial in enumerate(job_overrides)
         ]
@@ -145,7 +164,7 @@ class _TrialsLauncher:
             result.return_value = outcome.metric
             if outcome.metric is None:
                 result.status = JobStatus.FAILED
-                result.return_value = RuntimeError(
+                result.return_value = TrialFailed(
                     f"trial {point.index} ({' '.join(point.varying)}): {outcome.error or outcome.status}"
                 )
             returns.append(result)

@@ -5,8 +5,10 @@ one here, in this process."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from launch.run.exit_codes import EXIT_FAILED
 from launch.run.steps import execute, new_sweep_dir, plan_run, resolve_overrides, write_run_dir
 
 if TYPE_CHECKING:
@@ -22,7 +24,7 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
 
     from launch.config.errors import ConfigError, Problem
     from launch.run.rundir import RunDir
-    from launch.run.search import TrialOutcome, run_search
+    from launch.run.search import TrialFailed, TrialOutcome, run_search
     from launch.run.sweep import IncompleteEval, point_metric
     from launch.run.sweep_liveness import sweep_lock
     from launch.run.sweep_runs import PlannedPoint, at_once
@@ -80,14 +82,54 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
             outcomes.append(TrialOutcome(str(item.run_dir.path), record.status, record.metric, record.error))
         return outcomes
 
-    with sweep_lock(sweep_dir):
-        results = run_search(
-            overrides,
-            sweep_dir=sweep_dir,
-            name=sweep_dir.name,
-            run_trials=run_trials,
-            config_dirs=config_dirs,
-            metric_name=objective.metric if objective else None,
+    try:
+        with sweep_lock(sweep_dir):
+            results = run_search(
+                overrides,
+                sweep_dir=sweep_dir,
+                name=sweep_dir.name,
+                run_trials=run_trials,
+                config_dirs=config_dirs,
+                metric_name=objective.metric if objective else None,
+            )
+    except TrialFailed as error:
+        _print_trials(sweep_dir, console)
+        console.print(
+            f"[red]search stopped:[/] {error} (more failed trials than hydra.sweeper.max_failure_rate "
+            "allows)",
+            soft_wrap=True,
+            highlight=False,
         )
+        return EXIT_FAILED
+    _print_trials(sweep_dir, console)
     console.print(f"search done: {sweep_dir} best {results.get('best_params')} = {results.get('best_value')}")
     return 0
+
+
+def _print_trials(sweep_dir: Path, console: Console) -> None:
+    """Every trial of the study so far: its values, status, metric (or why it has none) and run dir."""
+    import json
+
+    from rich.markup import escape
+    from rich.table import Table
+
+    data = json.loads((sweep_dir / "sweep.json").read_text())
+    metric = str(data.get("metric") or "metric")
+    table = Table(title=f"{data['name']}: {len(data['points'])} trial(s)", title_justify="left")
+    for column in ("#", "values", "status", metric, "started", "finished"):
+        table.add_column(column, overflow="fold")
+    for point in data["points"]:
+        value = point.get("metric")
+        status = point["status"] + (f": {point['error']}" if point.get("error") else "")
+        table.add_row(
+            str(point["index"]),
+            escape(" ".join(point["varying"])),
+            escape(status),
+            "" if value is None else f"{value:.4g}",
+            str(point.get("started_at") or "")[11:19],
+            str(point.get("finished_at") or "")[11:19],
+        )
+    console.print(table)
+    console.print(
+        f"study: {sweep_dir / 'sweep.md'}, {sweep_dir / 'optimization_results.yaml'}", soft_wrap=True
+    )

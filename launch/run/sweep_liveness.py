@@ -27,6 +27,7 @@ LIVE_STATES = frozenset({"running", "waiting"})
 @contextmanager
 def sweep_lock(sweep_dir: Path) -> Iterator[None]:
     """Held by the process running a sweep's points; a second launcher of the same sweep is refused."""
+    sweep_dir.mkdir(parents=True, exist_ok=True)  # a search's dir is made as its first trial starts
     try:
         with exclusive_lock(sweep_dir / SWEEP_LOCK):
             yield

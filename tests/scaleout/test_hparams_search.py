@@ -96,3 +96,19 @@ def test_six_trial_search_reads_each_trials_eval_summary(tmp_path: Path) -> None
     assert results["best_value"] == pytest.approx(best["metric"])
     assert {f"{k}={v}" for k, v in results["best_params"].items()} == set(best["varying"])
     assert (sweep_dir / "optimization_results.yaml").exists()
+
+
+def test_a_failed_trial_stops_the_search_with_its_reason(tmp_path: Path) -> None:
+    from launch.run.search import TrialFailed
+
+    def run_trials(points: Sequence[Point], summary: SweepSummary) -> list[TrialOutcome]:
+        return [TrialOutcome(None, "failed", None, "stage eval: the engine failed") for _ in points]
+
+    with pytest.raises(TrialFailed, match=r"trial 0 \(.*\): stage eval: the engine failed"):
+        run_search(
+            ["+experiment=stage1_bfcl", "hparams_search=bfcl_lr_kl_reward", "hydra.sweeper.n_trials=1",
+             "hydra.sweeper.max_failure_rate=0.0"],
+            sweep_dir=tmp_path / "search", name="search", run_trials=run_trials,
+        )  # fmt: skip
+    (point,) = json.loads((tmp_path / "search" / "sweep.json").read_text())["points"]
+    assert (point["status"], point["error"]) == ("failed", "stage eval: the engine failed")
