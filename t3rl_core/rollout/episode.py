@@ -142,10 +142,8 @@ class _Episode:
                 raise _Ended("aborted", generation.error or "the engine aborted the request")
             action = self.parser.parse(text)
             repair = self.env.format_repair
-            if repair is not None and not continuing:
-                problem = self.env.format_problem(action)
-                if problem is not None:
-                    action, last_token = await self._repair(repair, generation, problem)
+            if repair is not None and not continuing and self.env.format_problem(action) is not None:
+                action, last_token = await self._repair(repair, generation)
             transition = await self._env_call(self.env.step, action)
             self._observe(transition, last_token)
 
@@ -161,9 +159,7 @@ class _Episode:
             self.messages.append({"role": "assistant", "content": text})
         return generation, text
 
-    async def _repair(
-        self, repair: FormatRepair, failed: Generation, problem: str
-    ) -> tuple[Action, int | None]:
+    async def _repair(self, repair: FormatRepair, failed: Generation) -> tuple[Action, int | None]:
         """The format-repair protocol (t3rl_core.envs.format_repair) for the malformed turn `failed`:
         close it, send the correction, retry at the repair temperature. Returns the repaired action and
         its last token, the failed turns kept untrained (loss mask 0) or taken back per `repair`. A
@@ -174,7 +170,7 @@ class _Episode:
         start = len(self.trajectory.response_ids) - len(failed.token_ids)
         first_message, first_text = len(self.messages) - 1, len(self.model_texts) - 1
         try:
-            action, generation, retry_start = await self._retry(repair, failed, problem)
+            action, generation, retry_start = await self._retry(repair, failed)
         except _Ended as ended:
             self.trajectory.exclude(start)
             if ended.status == "truncated":
@@ -192,13 +188,11 @@ class _Episode:
             self.trajectory.exclude(len(self.trajectory.response_ids) - len(generation.token_ids))
         return action, generation.token_ids[-1] if generation.token_ids else None
 
-    async def _retry(
-        self, repair: FormatRepair, failed: Generation, problem: str
-    ) -> tuple[Action, Generation, int]:
+    async def _retry(self, repair: FormatRepair, failed: Generation) -> tuple[Action, Generation, int]:
         """Correction and retry until a turn parses: (its action, its generation, where it starts)."""
         assert self.trajectory is not None
         sampling = dataclasses.replace(self.sampling, temperature=repair.temperature)
-        generation = failed
+        generation, problem = failed, ""
         for _ in range(repair.attempts):
             correction: Message = {"role": "user", "content": repair.message}
             self.messages.append(correction)
