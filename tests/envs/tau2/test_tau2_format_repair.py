@@ -94,8 +94,11 @@ def test_train_retries_greedily_and_keeps_only_the_repaired_turn(chat, retail0):
     assert result.outcome["format_errors"] == 1 and result.outcome["user_turns"] == 2
 
 
-def test_eval_keeps_the_format_error_turn_and_does_not_train_the_failed_one(chat, retail0):
-    result, engine = play(chat, retail0, [PLAIN, GOOD], mode="eval")
+@pytest.mark.parametrize(
+    ("mode", "env"), [("eval", {}), ("train", {"format_repair": {"keep_in_history": {"train": True}}})]
+)
+def test_kept_history_shows_the_format_error_turn_and_does_not_train_the_failed_one(chat, retail0, mode, env):
+    result, engine = play(chat, retail0, [PLAIN, GOOD], mode=mode, **env)
     assert [s.temperature for s in engine.samplings] == [0.7, 0.0]
     roles = [(m["role"], m["content"]) for m in result.messages[2:5]]
     assert roles == [("assistant", PLAIN), ("user", REFERENCE_MESSAGE), ("assistant", GOOD)]
