@@ -79,6 +79,8 @@ def test_gpus_the_sweeps_own_jobs_hold_count_as_its_own(dashboard: tuple[str, di
     capacity = sweep_capacity(address, own_gpus=4)
     assert capacity.gpus == 6
     assert "2 held by other jobs" in capacity.note
+    # Own jobs still pending hold nothing yet: the capacity never exceeds the cluster.
+    assert sweep_capacity(address, own_gpus=8).gpus == 8
 
 
 def test_no_load_report_yet_falls_back_to_the_installed_gpus(dashboard: tuple[str, dict]) -> None:

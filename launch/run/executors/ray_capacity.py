@@ -82,7 +82,8 @@ def sweep_capacity(
         )
     used, total = usage
     free = max(total - used, 0.0)
-    gpus = int(free + own_gpus)
+    # A pending job of the sweep's holds nothing yet: never more than the cluster has.
+    gpus = int(min(free + own_gpus, total))
     busy = used - own_gpus
     return Capacity(
         gpus, f"{gpus} of {total:g} GPU(s) free for the sweep ({max(busy, 0.0):g} held by other jobs)"
