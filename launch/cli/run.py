@@ -32,7 +32,9 @@ _OVERRIDES_HELP = "Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b 
 Overrides = Annotated[list[str] | None, typer.Argument(help=_OVERRIDES_HELP, show_default=False)]
 # Plain str parameters: typer coerces Path ones through pydantic adapters, a cost on every start.
 ConfigDirs = Annotated[list[str] | None, typer.Option("--config-dir", help="Extra config dir (repeatable).")]
-FromStage = Annotated[str | None, typer.Option("--from", help="Rerun this stage and every stage after it.")]
+FromStage = Annotated[
+    str | None, typer.Option("--from", help="Rerun this stage and the later stages that read its output.")
+]
 Only = Annotated[str | None, typer.Option("--only", help="Run only this stage.")]
 
 

@@ -87,6 +87,11 @@ class Stage:
     # Lines for plan.sh above the stage's commands (e.g. how plugin code reaches its Ray job).
     notes: tuple[str, ...] = ()
 
+    def reads_from(self) -> tuple[str, ...]:
+        """The earlier stages whose outputs this stage reads (its `inputs`, in order, once each): a
+        resume reruns it when one of them ran again, and only then (not when an unrelated one did)."""
+        return tuple(dict.fromkeys(ref.stage for ref in self.inputs.values()))
+
     def script(self) -> str:
         """The stage's command.sh body: strict bash, its env, its cwd, its commands."""
         lines = ["set -euo pipefail"]

@@ -2,7 +2,7 @@
 
 Which stages run (`decide`), per stage in plan order:
 - **cached**: it succeeded before with the same fingerprint (commands, env, files it reads) and the
-  same upstream run ids (no earlier stage ran again since), its complete-markers still exist, and
+  same upstream run ids (no stage it reads from ran again since), its complete-markers still exist, and
   every output it declares (`Stage.verify`, plus its outputs.json) still matches the digest recorded
   when it finished (`launch.run.output_digest`): a deleted summary, an emptied outputs.json or a data file
   with garbage in it makes the stage run again, with the damaged path named in the reason;
@@ -12,12 +12,15 @@ Which stages run (`decide`), per stage in plan order:
   stopped): it runs again in place, so a train stage continues from its last checkpoint;
 - **run**: anything else. If an older output of the stage exists (its command or an upstream stage
   changed), its directory is moved to `superseded/` first, so a stale checkpoint is never resumed.
-A stage that runs gives its output a new run id, so every later stage sees a changed upstream and
-runs too ("changed ones and everything after").
+A stage's upstream is the stages it reads from (`Stage.reads_from`: the earlier stages its `inputs`
+name). A stage that runs gives its output a new run id, so the stages that read it, and those that
+read them, see a changed upstream and run too; a later stage that reads none of them stays cached
+(a damaged eval reruns that eval, not the evals after it; damaged data reruns every consumer).
 
-`--from S` forces S to run and selects everything after it; `--only S` forces S alone. Stages before
-the selection are left as they are, but must have succeeded (or be complete) since the selection
-reads their outputs.
+`--from S` forces S to run and selects everything after it (the stages that read S, directly or not,
+run; the others run only if they are stale themselves); `--only S` forces S alone. Stages outside the
+selection are left as they are, but those a selected stage reads must have succeeded (or be
+complete).
 """
 
 from __future__ import annotations
@@ -25,11 +28,11 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from launch.files import LockHeld, exclusive_lock
 from launch.plan.build import Plan
@@ -39,6 +42,8 @@ from launch.run.output_digest import digests, first_mismatch, manifest_disagreem
 from launch.run.rundir import RunDir, RunDirError, RunState, StageRecord, now
 
 Action = Literal["run", "resume", "cached", "complete", "outside"]
+# A stage's output id: a run id, `complete:<fingerprint>`, `pending:<name>`, or None (no usable output).
+_Id = TypeVar("_Id", str, str | None)
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,7 @@ def decide(
     for stage in plan.stages:
         name = stage.name
         rec = state.stages.get(name)
-        upstream = dict(current)
+        upstream = upstream_ids(stage, current)
         fp = stage.fingerprint()
         complete = bool(stage.complete_when) and all(exists(p) for p in stage.complete_when)
         done = rec is not None and rec.status in ("succeeded", "skipped")
@@ -107,7 +112,13 @@ def decide(
                 f"stage '{name}' needs the outputs of {', '.join(missing)}, which has not succeeded in this "
                 f"run dir{why}; run without --from/--only (or --from the first of them)"
             )
-        same_inputs = rec is not None and rec.fingerprint == fp and rec.upstream == upstream
+        # A record written before upstreams were per dependency lists every earlier stage; only the
+        # stages this one reads count.
+        same_inputs = (
+            rec is not None
+            and rec.fingerprint == fp
+            and all(rec.upstream.get(k) == v for k, v in upstream.items())
+        )
         markers_ok = not stage.complete_when or complete
         damage = None
         if done and same_inputs and markers_ok and name not in forced:
@@ -142,6 +153,19 @@ def decide(
             reason = damage or _why_run(rec, fp, upstream, name in forced)
             decisions.append(Decision(name, "run", reason, supersede))
     return decisions
+
+
+def upstream_ids(stage: Stage, current: Mapping[str, _Id]) -> dict[str, _Id]:
+    """The output id of each stage `stage` reads from, in plan order, out of `current` (every
+    earlier stage's)."""
+    reads = stage.reads_from()
+    later = [name for name in reads if name not in current]
+    if later:
+        raise PipelineError(
+            f"stage '{stage.name}' reads the output of {', '.join(later)}, which is not an earlier "
+            "stage of the plan"
+        )
+    return {name: output for name, output in current.items() if name in reads}
 
 
 def verified_outputs(plan: Plan, stage: Stage) -> tuple[str, ...]:
@@ -291,7 +315,7 @@ def _execute(
     for decision in decisions:
         stage = plan.stage(decision.stage)
         rec = state.stages.get(stage.name)
-        upstream = dict(current)
+        upstream = upstream_ids(stage, current) if decision.action in ("run", "resume", "complete") else {}
         if decision.action in ("cached", "outside"):
             if decision.output_id is not None:
                 current[stage.name] = decision.output_id

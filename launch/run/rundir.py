@@ -75,7 +75,8 @@ class StageRecord:
     # Identity of the stage's current output: a fresh id per execution, "complete:<fingerprint>" when
     # an existing complete output was adopted.
     run_id: str
-    # run_id of every earlier stage when this one ran; a change upstream makes this output stale.
+    # run_id of each stage this one reads from (Stage.reads_from) when it ran; a change there makes
+    # this output stale. (Records written before that list every earlier stage.)
     upstream: dict[str, str] = field(default_factory=dict)
     attempts: int = 0
     started_at: str | None = None

@@ -12,19 +12,25 @@ from pathlib import Path
 
 from launch.config.schema import LocalExecutorConfig
 from launch.plan.build import Plan
-from launch.plan.stages import Stage
+from launch.plan.stages import OutputRef, Stage
 from launch.run.executors.local import LocalExecutor
 from launch.run.pipeline import run_pipeline
 from launch.run.rundir import RunDir
 
 
-def stage(name: str, marks: Path, body: str = "true", **fields: object) -> Stage:
+def stage(
+    name: str, marks: Path, body: str = "true", reads: tuple[str, ...] = (), **fields: object
+) -> Stage:
+    """A shell stage; `reads` names the earlier stages whose output it reads (a rerun of one of them
+    reruns it)."""
     script = f"echo x >> {marks}/{name}.started\n{body}\necho x >> {marks}/{name}.done"
-    return Stage(name=name, kind="prepare_data", commands=(script,), **fields)  # type: ignore[arg-type]
+    inputs = {f"from_{source}": OutputRef(source, "out") for source in reads}
+    return Stage(name=name, kind="prepare_data", commands=(script,), inputs=inputs, **fields)  # type: ignore[arg-type]
 
 
 def three_stage_plan(run_dir: Path, marks: Path, middle: str = "true") -> Plan:
-    stages = (stage("a", marks), stage("b", marks, middle), stage("c", marks))
+    """a → b → c, each reading the one before."""
+    stages = (stage("a", marks), stage("b", marks, middle, reads=("a",)), stage("c", marks, reads=("b",)))
     return Plan("test", run_dir, stages)
 
 

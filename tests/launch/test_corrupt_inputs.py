@@ -96,7 +96,7 @@ def test_only_refuses_to_read_an_earlier_output_damaged_since_it_finished(tmp_pa
         run_dir,
         (
             stage("data", marks, f"mkdir -p {data.parent} && echo '{GOOD}' > {data}", verify=(str(data),)),
-            stage("eval", marks),
+            stage("eval", marks, reads=("data",)),
         ),
     )
     assert run(plan, run_dir).status == "succeeded"

@@ -159,8 +159,10 @@ def test_complete_output_is_adopted_without_running(dirs, tmp_path):
     cache = tmp_path / "cache" / "model_torch_dist"
     cache.mkdir(parents=True)
     (cache / "latest_checkpointed_iteration.txt").write_text("release")
-    convert = stage("convert", marks, complete_when=(str(cache / "latest_checkpointed_iteration.txt"),))
-    plan = Plan("test", run_dir, (stage("a", marks), convert, stage("c", marks)))
+    convert = stage(
+        "convert", marks, reads=("a",), complete_when=(str(cache / "latest_checkpointed_iteration.txt"),)
+    )
+    plan = Plan("test", run_dir, (stage("a", marks), convert, stage("c", marks, reads=("convert",))))
     result = run(plan, run_dir)
     assert [d.action for d in result.decisions] == ["run", "complete", "run"]
     assert count(marks, "convert", "started") == 0
@@ -176,7 +178,8 @@ def test_complete_markers_inside_a_superseded_stage_dir_do_not_count(dirs):
     run_dir, marks = dirs
     inside = run_dir / "stages" / "b" / "hf" / ".t3rl-complete"
     b = replace(
-        stage("b", marks, f"mkdir -p {inside.parent} && touch {inside}"), complete_when=(str(inside),)
+        stage("b", marks, f"mkdir -p {inside.parent} && touch {inside}", reads=("a",)),
+        complete_when=(str(inside),),
     )
     plan = Plan("test", run_dir, (stage("a", marks), b))
     run(plan, run_dir)

@@ -25,7 +25,8 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def data_eval_plan(run_dir: Path, marks: Path, cache: Path | None = None) -> Plan:
-    """data → checkpoint (a directory of shards and an index) → eval (a summary), all declared."""
+    """data → checkpoint (a directory of shards and an index) → eval (a summary), each reading the one
+    before, every output declared."""
     data = run_dir / "stages" / "data" / "data" / "train.jsonl"
     ckpt = (cache or run_dir / "stages" / "ckpt") / "model"
     summary = run_dir / "stages" / "eval" / "summary.json"
@@ -41,8 +42,8 @@ def data_eval_plan(run_dir: Path, marks: Path, cache: Path | None = None) -> Pla
         run_dir,
         (
             stage("data", marks, write_data, verify=(str(data),)),
-            stage("ckpt", marks, write_ckpt, verify=(str(ckpt),), complete_when=complete),
-            stage("eval", marks, write_summary, verify=(str(summary),)),
+            stage("ckpt", marks, write_ckpt, reads=("data",), verify=(str(ckpt),), complete_when=complete),
+            stage("eval", marks, write_summary, reads=("ckpt",), verify=(str(summary),)),
         ),
     )
 
