@@ -65,6 +65,7 @@ def _typer(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         # a cross-field error, a schema error and an unknown experiment: exit code 2, the same report
         ["validate", "+experiment=stage2_bfcl", "hardware.tensor_parallel=3"],
         ["plan", "+experiment=stage2_bfcl", "model.nonexistent=1"],
+        ["run", "+experiment=stage2_bfcl", "hardware.nodes=0"],
         ["validate", "+experiment=no_such_experiment"],
     ],
 )
