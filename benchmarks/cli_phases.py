@@ -1,0 +1,111 @@
+"""Where a cold `t3rl plan|validate +experiment=stage2_bfcl` spends its CPU, phase by phase.
+
+Each run is a fresh process (T3RL_NO_CACHE=1, one bytecode cache for all, as cli_startup.py does) that
+imports the libraries and t3rl's modules one group at a time, then runs the command with its main
+steps timed; a phase's figure is the least CPU time it took over the runs (the least disturbed by
+other work on the machine). Imports are charged to the first group that needs them. A diagnostic,
+not a target: cli_startup.py holds the targets.
+
+    .venv/bin/python benchmarks/cli_phases.py [plan|validate] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# Runs in the child: prints {phase: cpu seconds} as JSON on its last line.
+CHILD = r"""
+import contextlib, importlib, io, json, sys, time
+phases, last = {}, time.process_time()
+
+def mark(label):
+    global last
+    now = time.process_time()
+    phases[label] = phases.get(label, 0.0) + now - last
+    last = now
+
+for label, modules in [
+    ("import hydra, omegaconf (the yardstick)", ["hydra", "omegaconf"]),
+    ("import pydantic", ["pydantic", "pydantic.main"]),
+    ("import the schema (t3rl_core.config, launch.config.schema)", ["launch.config.schema"]),
+    ("import composition, checks, plan, run modules", [
+        "launch.config.compose", "launch.checks.resolve", "launch.checks.rules", "launch.plan.build",
+        "launch.run.single", "launch.cli.run_command", "launch.cli.validate_command"]),
+    ("import rich.console", ["rich.console"]),
+]:
+    for name in modules:
+        importlib.import_module(name)
+    mark(label)
+
+import launch.checks.resolve as resolve_module
+import launch.checks.validate as validate_module
+import launch.run.single as single
+
+steps = {}
+
+def timed(owner, name, label):
+    inner = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            steps[label] = steps.get(label, 0.0) + time.process_time() - start
+    setattr(owner, name, wrapper)
+
+STEP_ORDER = []
+for owner, name, label in [
+    (resolve_module, "_plain_composition", "  compose (Hydra + OmegaConf, provenance)"),
+    (resolve_module, "validate", "  cross-field rules and the trial plan"),
+    (validate_module, "plan_problems", "    of which the trial plan"),
+    (single, "plan_run", "  build the plan"),
+    (single, "execute", "  write the plan dir and print it"),
+]:
+    timed(owner, name, label)
+    STEP_ORDER.append(label)
+sys.argv = ["t3rl", COMMAND, "+experiment=stage2_bfcl"]
+from launch.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        main()
+    except SystemExit:
+        pass
+mark("run the command")
+for label in STEP_ORDER:
+    if label in steps:
+        phases[label] = steps[label]
+phases["total (after interpreter start-up)"] = sum(v for k, v in phases.items() if not k.startswith(" "))
+print(json.dumps(phases))
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", nargs="?", default="plan", choices=("plan", "validate"))
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("T3RL_")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env |= {"T3RL_NO_CACHE": "1", "PYTHONPYCACHEPREFIX": str(Path(scratch) / "pycache")}
+        code = CHILD.replace("COMMAND", repr(args.command))
+        runs = []
+        for run in range(args.runs + 1):  # the first writes the bytecode cache and is discarded
+            done = subprocess.run(
+                [sys.executable, "-c", code], cwd=scratch, env=env, capture_output=True, text=True, check=True
+            )
+            if run:
+                runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    for phase in runs[0]:
+        print(f"{phase:64} {1000 * min(r[phase] for r in runs):7.1f} ms CPU (least of {args.runs})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
