@@ -373,10 +373,11 @@ def show_sweep(path: Path, console: Console) -> int:
 
 def _damage(path: Path, record: dict[str, Any]) -> str | None:
     """How a finished stage's outputs differ from the digests recorded when it finished, if they do."""
-    from launch.run.output_digest import first_mismatch
+    from launch.run.output_digest import FileHashes, first_mismatch
 
     outputs = record.get("outputs") or {}
-    damage = first_mismatch(outputs, list(outputs)) if isinstance(outputs, dict) else None
+    hashes = FileHashes.load(path / "file_hashes.json")
+    damage = first_mismatch(outputs, list(outputs), hashes) if isinstance(outputs, dict) else None
     return damage.replace(f"{path.resolve()}/", "") if damage else None
 
 

@@ -1,14 +1,17 @@
-"""What a stage's declared outputs look like now, as one short string per path, for resume.
+"""What a stage's declared outputs contain now, as one short string per path, for resume.
 
 A finished stage is skipped only while each output it declared (`Stage.verify`) still matches the
-digest recorded when it finished:
+digest recorded when it finished. Digests are of content only, never of timestamps:
 
-- a file up to `HASHED_FILE_LIMIT` bytes: the sha256 of its content (data splits, eval summaries and
-  trajectories, the stage's own outputs.json);
-- a larger file, or a directory (checkpoints, HF exports): a cheap fingerprint: every file's relative
-  path, size and mtime, plus the content of its small index files (`*.json`, `*.txt`: config.json,
-  model.safetensors.index.json, latest_checkpointed_iteration.txt), so a truncated shard, a lost file or
-  an edited index is caught without reading gigabytes of weights.
+- a file: `sha256:<hex>` of its bytes (data splits, eval summaries and trajectories, outputs.json);
+- a directory (checkpoints, HF exports): `files:<hex>`, a hash of every file's relative path, size
+  and sha256, so a truncated shard, a lost file or one changed byte is caught, and a directory rebuilt
+  with the same content (new mtimes) still matches: what reads it does not run again.
+
+Hashing a checkpoint is paid once: `FileHashes` remembers each file's sha256 with the (size, mtime,
+ctime, inode) it was hashed at, and a later check re-reads only files whose stat differs. ctime and
+the inode are in that key because neither can be set back by hand (`touch -d`/`os.utime` set ctime
+to now), so an edit that restores size and mtime is hashed again, not trusted.
 
 `None` means the path does not exist. A data file with a data manifest beside it (`manifest.json` of
 `python -m t3rl_core.data`, listing each split's file and sha256) must also agree with that
@@ -23,43 +26,89 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-HASHED_FILE_LIMIT = 512 * 1024 * 1024
-INDEX_SUFFIXES = (".json", ".txt")
-INDEX_FILE_LIMIT = 1024 * 1024
+from launch.files import atomic_write_json
+
+# Digest kinds this version writes; a record holding another kind (an mtime-based fingerprint of an
+# older t3rl) is only checked to exist, since it cannot be compared with a content digest.
+CONTENT_KINDS = ("sha256:", "files:")
 _CHUNK = 1024 * 1024
 
 
-def digest(path: str | Path) -> str | None:
+class FileHashes:
+    """sha256 of files by absolute path, each kept with the stat it was computed at and reused while
+    the file's (size, mtime, ctime, inode) are unchanged."""
+
+    def __init__(self, entries: dict[str, list[int | str]] | None = None) -> None:
+        self.entries: dict[str, list[int | str]] = entries or {}
+        self.changed = False
+
+    @classmethod
+    def load(cls, path: Path) -> FileHashes:
+        """The hashes saved at `path`; none when it is missing or unreadable (a cache: the cost of
+        losing it is hashing again, never a wrong answer)."""
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return cls()
+        if not isinstance(data, dict):
+            return cls()
+        return cls({k: v for k, v in data.items() if isinstance(v, list) and len(v) == 5})
+
+    def save(self, path: Path) -> None:
+        """Write the hashes of the files that still exist, if any was added since loading."""
+        if self.changed:
+            atomic_write_json(path, {k: v for k, v in self.entries.items() if os.path.exists(k)})
+            self.changed = False
+
+    def sha256(self, file: Path, st: os.stat_result) -> str:
+        key: list[int | str] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+        entry = self.entries.get(str(file))
+        if entry is not None and entry[:4] == key:
+            return str(entry[4])
+        sha = _file_sha256(file)
+        self.entries[str(file)] = [*key, sha]
+        self.changed = True
+        return sha
+
+
+def digest(path: str | Path, hashes: FileHashes | None = None) -> str | None:
     """The digest of a file or directory; None when it does not exist."""
     p = Path(path)
+    hashes = hashes if hashes is not None else FileHashes()
     try:
         st = p.stat()
     except FileNotFoundError:
         return None
     if p.is_dir():
-        return "tree:" + _tree_digest(p)
-    if st.st_size <= HASHED_FILE_LIMIT:
-        return "sha256:" + _file_sha256(p)
-    return f"stat:{st.st_size}:{st.st_mtime_ns}"
+        return "files:" + _tree_digest(p, hashes)
+    return "sha256:" + hashes.sha256(p, st)
 
 
-def digests(paths: Iterable[str]) -> dict[str, str | None]:
-    return {path: digest(path) for path in paths}
+def digests(paths: Iterable[str], hashes: FileHashes | None = None) -> dict[str, str | None]:
+    return {path: digest(path, hashes) for path in paths}
 
 
-def first_mismatch(recorded: Mapping[str, str | None], paths: Iterable[str]) -> str | None:
+def first_mismatch(
+    recorded: Mapping[str, str | None], paths: Iterable[str], hashes: FileHashes | None = None
+) -> str | None:
     """One line naming the first declared output that differs from its record; None when all match.
 
-    Paths with no recorded digest (records written before digests existed) are only checked to exist.
+    Paths with no recorded content digest (records written before digests, or with an older
+    mtime-based one) are only checked to exist.
     """
     for path in paths:
-        now = digest(path)
+        was = recorded.get(path, "")
+        if was is not None and not was.startswith(CONTENT_KINDS):
+            if not os.path.exists(path):
+                return f"{path} is missing"
+            continue
+        now = digest(path, hashes)
         if now is None:
             return f"{path} is missing"
-        if path in recorded and recorded[path] != now:
-            if recorded[path] is None:
+        if was != now:
+            if was is None:
                 return f"{path} appeared after the stage finished"
-            what = "its files, sizes or index files differ" if now.startswith("tree:") else "content differs"
+            what = "its files or their content differ" if now.startswith("files:") else "content differs"
             return f"{path} changed since the stage finished ({what})"
     return None
 
@@ -72,7 +121,7 @@ def _file_sha256(path: Path) -> str:
     return sha.hexdigest()
 
 
-def _tree_digest(root: Path) -> str:
+def _tree_digest(root: Path, hashes: FileHashes) -> str:
     sha = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -83,9 +132,7 @@ def _tree_digest(root: Path) -> str:
             except FileNotFoundError:
                 continue
             rel = file.relative_to(root).as_posix()
-            sha.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-            if name.endswith(INDEX_SUFFIXES) and st.st_size <= INDEX_FILE_LIMIT:
-                sha.update(_file_sha256(file).encode())
+            sha.update(f"{rel}\0{st.st_size}\0{hashes.sha256(file, st)}\0".encode())
     return sha.hexdigest()
 
 

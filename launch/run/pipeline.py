@@ -38,7 +38,7 @@ from launch.files import LockHeld, exclusive_lock
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult
-from launch.run.output_digest import digests, first_mismatch, manifest_disagreement
+from launch.run.output_digest import FileHashes, digests, first_mismatch, manifest_disagreement
 from launch.run.rundir import RunDir, RunDirError, RunState, StageRecord, now
 
 Action = Literal["run", "resume", "cached", "complete", "outside"]
@@ -72,8 +72,10 @@ def decide(
     from_stage: str | None = None,
     only: str | None = None,
     exists: Callable[[str], bool] = os.path.exists,
+    hashes: FileHashes | None = None,
 ) -> list[Decision]:
-    """What happens to each stage of `plan` given the saved `state` (no side effects)."""
+    """What happens to each stage of `plan` given the saved `state` (no side effects but the file
+    hashes it adds to `hashes`)."""
     names = plan.names()
     for flag, value in (("--from", from_stage), ("--only", only)):
         if value is not None and value not in names:
@@ -99,7 +101,7 @@ def decide(
             current[name] = rec.run_id if done else (f"complete:{fp}" if complete else None)
             if done and names.index(name) < first_selected:
                 assert rec is not None
-                damage = first_mismatch(rec.outputs, verified_outputs(plan, stage))
+                damage = first_mismatch(rec.outputs, verified_outputs(plan, stage), hashes)
                 if damage is not None:
                     current[name] = None
                     unusable[name] = damage.replace(f"{plan.run_dir}/", "")
@@ -123,7 +125,7 @@ def decide(
         damage = None
         if done and same_inputs and markers_ok and name not in forced:
             assert rec is not None
-            damage = first_mismatch(rec.outputs, verified_outputs(plan, stage))
+            damage = first_mismatch(rec.outputs, verified_outputs(plan, stage), hashes)
             if damage is None:
                 current[name] = rec.run_id
                 decisions.append(
@@ -247,7 +249,8 @@ def preview(
         state = run_dir.load_state()
     except RunDirError as err:
         raise PipelineError(str(err)) from err
-    decisions = decide(plan, state, from_stage=from_stage, only=only)
+    hashes = FileHashes.load(run_dir.file_hashes_file)
+    decisions = decide(plan, state, from_stage=from_stage, only=only, hashes=hashes)
     (reporter or SilentReporter()).decisions(plan, decisions)
     return PipelineResult("planned", decisions)
 
@@ -273,7 +276,8 @@ def run_pipeline(
             state = run_dir.load_state()
         except RunDirError as err:
             raise PipelineError(str(err)) from err
-        decisions = decide(plan, state, from_stage=from_stage, only=only)
+        hashes = FileHashes.load(run_dir.file_hashes_file)
+        decisions = decide(plan, state, from_stage=from_stage, only=only, hashes=hashes)
         reporter.decisions(plan, decisions)
         if executor.dry:
             if record is not None:
@@ -297,7 +301,7 @@ def run_pipeline(
         if record is not None:
             record()
         try:
-            return _execute(plan, run_dir, executor, state, decisions, reporter)
+            return _execute(plan, run_dir, executor, state, decisions, reporter, hashes)
         finally:
             executor.close()
 
@@ -309,8 +313,11 @@ def _execute(
     state: RunState,
     decisions: list[Decision],
     reporter: Reporter,
+    hashes: FileHashes,
 ) -> PipelineResult:
     result = PipelineResult("succeeded", decisions)
+    # The hashes `decide` computed (a rebuilt output's files) are not computed again next time.
+    hashes.save(run_dir.file_hashes_file)
     current: dict[str, str] = {}
     for decision in decisions:
         stage = plan.stage(decision.stage)
@@ -332,9 +339,10 @@ def _execute(
                 upstream,
                 finished_at=now(),
                 message=decision.reason,
-                outputs=digests(verified_outputs(plan, stage)),
+                outputs=digests(verified_outputs(plan, stage), hashes),
             )
             run_dir.record(state, stage.name, record)
+            hashes.save(run_dir.file_hashes_file)
             current[stage.name] = record.run_id
             continue
         if rec is not None and rec.status == "running" and rec.handle:
@@ -379,8 +387,9 @@ def _execute(
             _finish(run_dir, state, stage.name, record, outcome)
             raise
         if outcome.status == "succeeded":
-            outcome = _check_outputs(plan, run_dir, stage, record, outcome)
+            outcome = _check_outputs(plan, run_dir, stage, record, outcome, hashes)
         _finish(run_dir, state, stage.name, record, outcome)
+        hashes.save(run_dir.file_hashes_file)
         result.results[stage.name] = outcome
         reporter.stage_finished(stage, outcome, time.monotonic() - started)
         if outcome.status != "succeeded":
@@ -391,12 +400,12 @@ def _execute(
 
 
 def _check_outputs(
-    plan: Plan, run_dir: RunDir, stage: Stage, record: StageRecord, outcome: StageResult
+    plan: Plan, run_dir: RunDir, stage: Stage, record: StageRecord, outcome: StageResult, hashes: FileHashes
 ) -> StageResult:
     """A stage that exited 0 succeeded only if it wrote every output it declares; their digests go
     into its record, for the next resume to check."""
     run_dir.write_stage_outputs(stage.name, stage.outputs)
-    record.outputs = digests(verified_outputs(plan, stage))
+    record.outputs = digests(verified_outputs(plan, stage), hashes)
     missing = [path for path, value in record.outputs.items() if value is None]
     if missing:
         shown = ", ".join(p.replace(f"{plan.run_dir}/", "") for p in missing)

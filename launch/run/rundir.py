@@ -6,6 +6,7 @@
       manifest.json     git sha + dirty flag, package versions, launcher host, planned topology, seeds
       plan.sh           every stage's commands in order, runnable by hand
       state.json        per stage: status, command fingerprint, run id, upstream run ids (the resume state)
+      file_hashes.json  sha256 of each output file by stat, so a resume re-reads only changed files
       runtime/<stage>.yaml            the runtime config a stage reads (slime's --custom-config-path)
       stages/<name>/command.sh        exactly what the stage runs
       stages/<name>/log.txt           its output (appended per attempt)
@@ -167,6 +168,11 @@ class RunDir:
     @property
     def state_file(self) -> Path:
         return self.path / "state.json"
+
+    @property
+    def file_hashes_file(self) -> Path:
+        """The sha256 of every output file with the stat it was hashed at (`FileHashes`)."""
+        return self.path / "file_hashes.json"
 
     def stage_dir(self, name: str) -> Path:
         return self.path / "stages" / name
