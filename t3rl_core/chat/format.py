@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core.chat.batch_encode import BatchEncoder
 from t3rl_core.chat.families import Family, detect_family, family
 from t3rl_core.chat.keys import json_key
 from t3rl_core.chat.prompt_head import PromptHeads
@@ -96,6 +97,7 @@ class ChatFormat:
         self._compiled = compile_template(self.template)
         self._render_globals = {**tokenizer.special_tokens_map, **self.template_kwargs}
         self._heads = PromptHeads(self, _isolated_tokens(self._backend))
+        self._batches = BatchEncoder(self._encode_many)
 
     @classmethod
     def from_config(cls, config: ChatConfig, parsers: ParsersConfig | None = None) -> ChatFormat:
@@ -149,6 +151,20 @@ class ChatFormat:
             return self._backend.encode(text, add_special_tokens=False).ids
         return self.tokenizer.encode(text, add_special_tokens=False)
 
+    async def encode_async(self, text: str) -> list[int]:
+        """`encode(text)` off the event loop, batched with the other encodes of the loop iteration
+        (see t3rl_core.chat.batch_encode); the same ids."""
+        if not text:
+            return []
+        if self._backend is None:  # a Python tokenizer holds the GIL: nothing to gain from a thread
+            return self.encode(text)
+        return await self._batches.encode(text)
+
+    def _encode_many(self, texts: list[str]) -> list[list[int]]:
+        if self._encode_fast is not None:
+            return [encoding.ids for encoding in self._encode_fast(texts, add_special_tokens=False)]
+        return [self.encode(text) for text in texts]
+
     def decode(self, ids: Sequence[int]) -> str:
         if self._backend is not None:
             return self._backend.decode(list(ids), skip_special_tokens=False)
@@ -172,21 +188,42 @@ class ChatFormat:
         tools_key: str | None = None,
     ) -> list[int]:
         """The token ids the first model call starts from (cached: a prompt's n samples share them).
-        `tools_key` is `tools_key(tools)` when the caller has it already (serialising BFCL's tool
-        lists costs ~0.3 ms a time)."""
-        if tools_key is None:
-            tools_key = tools_cache_key(tools)
-        key = (tools_key, json_key(messages, sort_keys=True))
-        ids = self._prompt_cache.get(key)
+        `tools_key` is `tools_cache_key(tools)` when the caller has it already."""
+        key, ids = self._cached_prompt(messages, tools, tools_key)
         if ids is None:
             text = self.render(messages, tools, add_generation_prompt=True)
-            ids = self._heads.encode_prompt(text, messages, tools, tools_key)
-            self._prompt_cache[key] = ids
-            if len(self._prompt_cache) > _PROMPT_CACHE_SIZE:
-                self._prompt_cache.popitem(last=False)
-        else:
-            self._prompt_cache.move_to_end(key)
+            ids = self._keep_prompt(key, self._heads.encode_prompt(text, messages, tools, key[0]))
         return list(ids)
+
+    async def prompt_ids_async(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        tools_key: str | None = None,
+    ) -> list[int]:
+        """`prompt_ids` with its encodes off the event loop (`encode_async`): the same ids."""
+        key, ids = self._cached_prompt(messages, tools, tools_key)
+        if ids is None:
+            text = self.render(messages, tools, add_generation_prompt=True)
+            encoded = await self._heads.encode_prompt_async(text, messages, tools, key[0])
+            ids = self._keep_prompt(key, encoded)
+        return list(ids)
+
+    def _cached_prompt(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None, tools_key: str | None
+    ) -> tuple[tuple[str, str], list[int] | None]:
+        key = (tools_cache_key(tools) if tools_key is None else tools_key, json_key(messages, sort_keys=True))
+        ids = self._prompt_cache.get(key)
+        if ids is not None:
+            self._prompt_cache.move_to_end(key)
+        return key, ids
+
+    def _keep_prompt(self, key: tuple[str, str], ids: list[int]) -> list[int]:
+        self._prompt_cache[key] = ids
+        if len(self._prompt_cache) > _PROMPT_CACHE_SIZE:
+            self._prompt_cache.popitem(last=False)
+        return ids
 
     def model_text(self, ids: Sequence[int]) -> str:
         """The text of one model call as it goes into the assistant message (a final stop token excluded)."""
@@ -210,11 +247,26 @@ class ChatFormat:
         next, it is not repeated (Qwen stops at <|im_end|>, so only the "\\n" after it is added); when
         the call was cut by length, the template's whole closing is added.
         """
+        return self.encode(self._turn_end_text(last_token, new_messages, add_generation_prompt))
+
+    async def turn_end_ids_async(
+        self,
+        last_token: int | None,
+        new_messages: Sequence[Message] = (),
+        *,
+        add_generation_prompt: bool = False,
+    ) -> list[int]:
+        """`turn_end_ids` with its encode off the event loop (`encode_async`): the same ids."""
+        return await self.encode_async(self._turn_end_text(last_token, new_messages, add_generation_prompt))
+
+    def _turn_end_text(
+        self, last_token: int | None, new_messages: Sequence[Message], add_generation_prompt: bool
+    ) -> str:
         text = self._continuation(new_messages, add_generation_prompt)
         stop_text = self._stop_text.get(last_token) if last_token is not None else None
         if stop_text and text.startswith(stop_text):
             text = text[len(stop_text) :]
-        return self.encode(text)
+        return text
 
     def tito_drift(
         self,

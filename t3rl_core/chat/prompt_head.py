@@ -13,6 +13,7 @@ ids against whole-text encodes for every shipped family on real BFCL prompts.
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,11 +39,32 @@ class RendersAndEncodes(Protocol):
 
     def encode(self, text: str) -> list[int]: ...
 
+    async def encode_async(self, text: str) -> list[int]: ...
+
 
 @dataclass
 class _Head:
     text: str
     ids: list[int] | None = None  # known once a whole prompt with this head was encoded
+    # Set while an async caller encodes this head's first whole prompt: others wait for its ids.
+    pending: asyncio.Future[None] | None = None
+
+
+@dataclass
+class _Job:
+    """What one prompt needs encoded: its rest after a known head, or (first sight) the rest and the
+    whole text, which proves the cut and gives the head's ids; or the whole text alone (no head)."""
+
+    text: str
+    key: tuple[str, str]
+    head: _Head | None
+    rest: str | None
+
+    @property
+    def texts(self) -> list[str]:
+        if self.head is None or self.rest is None:
+            return [self.text]
+        return [self.rest] if self.head.ids is not None else [self.rest, self.text]
 
 
 class PromptHeads:
@@ -62,6 +84,40 @@ class PromptHeads:
     ) -> list[int]:
         """The ids of `text`, the render of `messages` with `tools` (`tools_key` names them), reusing
         its head's ids."""
+        job = self._job(text, messages, tools, tools_key)
+        return self._finish(job, [self.chat.encode(part) for part in job.texts])
+
+    async def encode_prompt_async(
+        self,
+        text: str,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]] | None,
+        tools_key: str,
+    ) -> list[int]:
+        """`encode_prompt` with the encodes off the event loop (`chat.encode_async`); concurrent first
+        prompts of one new head encode its whole text once, the others wait for its ids."""
+        job = self._job(text, messages, tools, tools_key)
+        while job.head is not None and job.head.ids is None and job.head.pending is not None:
+            await asyncio.shield(job.head.pending)
+            job = self._job(text, messages, tools, tools_key)
+        first = job.head is not None and job.head.ids is None and job.rest is not None
+        if first and job.head is not None:
+            job.head.pending = asyncio.get_running_loop().create_future()
+        try:
+            encoded = await asyncio.gather(*(self.chat.encode_async(part) for part in job.texts))
+            return self._finish(job, encoded)
+        finally:
+            if first and job.head is not None and job.head.pending is not None:
+                job.head.pending.set_result(None)
+                job.head.pending = None
+
+    def _job(
+        self,
+        text: str,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]] | None,
+        tools_key: str,
+    ) -> _Job:
         leading = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
         system = [dict(message) for message in messages[:leading]]
         key = (tools_key, json_key(system, sort_keys=True))
@@ -73,16 +129,23 @@ class PromptHeads:
             if len(self._heads) > _HEAD_CACHE_SIZE:
                 self._heads.popitem(last=False)
         if head is None or not text.startswith(head.text):
-            return self.chat.encode(text)
-        rest = self.chat.encode(text[len(head.text) :])
-        if head.ids is None:  # the head's first prompt: its whole encode gives the head's ids and the proof
-            whole = self.chat.encode(text)
-            if len(rest) > len(whole) or whole[len(whole) - len(rest) :] != rest:
-                self._heads[key] = None
-                return whole
-            head.ids = whole[: len(whole) - len(rest)]
+            return _Job(text, key, None, None)
+        return _Job(text, key, head, text[len(head.text) :])
+
+    def _finish(self, job: _Job, encoded: list[list[int]]) -> list[int]:
+        if job.head is None or job.rest is None:
+            return encoded[0]
+        rest = encoded[0]
+        if len(encoded) == 1:
+            assert job.head.ids is not None
+            return job.head.ids + rest
+        whole = encoded[1]  # the head's first prompt: its whole encode gives the head's ids and the proof
+        if len(rest) > len(whole) or whole[len(whole) - len(rest) :] != rest:
+            if self._heads.get(job.key) is job.head:
+                self._heads[job.key] = None
             return whole
-        return head.ids + rest
+        job.head.ids = whole[: len(whole) - len(rest)]
+        return whole
 
     def _head(self, system: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]] | None) -> _Head | None:
         probe = self.chat.render([*system, {"role": "user", "content": _PROBE}], tools)

@@ -59,7 +59,9 @@ class ReferenceEngine(Engine):
             return Generation([], [], "abort", error=f"reference engine: {error}")
         rng = random.Random(self._state_seed(input_ids)) if self.config.faults else None
         text, calls_tools = self._text(action, context, rng)
-        return as_model_output(self.chat, text, calls_tools=calls_tools, sampling=sampling)
+        emitted, stop_token = _emitted(self.chat, text, calls_tools=calls_tools, sampling=sampling)
+        # Tokenized off the event loop, as a remote server tokenizes away from the rollout process.
+        return _generation(await self.chat.encode_async(emitted), stop_token, sampling)
 
     def _state_seed(self, input_ids: list[int]) -> int:
         """Seed of this call's faults: the config seed and the state, so reruns inject the same faults."""
@@ -112,6 +114,15 @@ def as_model_output(
 ) -> Generation:
     """`text` as a model of the chat family emits it: the family's turn prefix, the text's tokens and
     the turn-ending token, stopping like SGLang would (at a stop string or at the length cap)."""
+    emitted, stop_token = _emitted(chat, text, calls_tools=calls_tools, sampling=sampling)
+    return _generation(chat.encode(emitted), stop_token, sampling)
+
+
+def _emitted(
+    chat: ChatFormat, text: str, *, calls_tools: bool, sampling: SamplingParams
+) -> tuple[str, int | None]:
+    """The text the model writes (with its turn prefix, cut after a stop string) and the turn-ending
+    token that follows it (None when a stop string ended the call)."""
     family = chat.family
     stop_token = chat.stop_token_ids[0]
     if family is not None:
@@ -120,7 +131,11 @@ def as_model_output(
         if calls_tools and family.tool_turn_stop:
             stop_token = chat.tokenizer.convert_tokens_to_ids(family.tool_turn_stop)
     ends = [text.find(stop) + len(stop) for stop in sampling.stop if stop and stop in text]
-    ids = chat.encode(text[: min(ends)]) if ends else [*chat.encode(text), stop_token]
+    return (text[: min(ends)], None) if ends else (text, stop_token)
+
+
+def _generation(ids: list[int], stop_token: int | None, sampling: SamplingParams) -> Generation:
+    ids = ids if stop_token is None else [*ids, stop_token]
     if len(ids) > sampling.max_new_tokens:
         ids = ids[: sampling.max_new_tokens]
         return Generation(ids, [0.0] * len(ids), "length")

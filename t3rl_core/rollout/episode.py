@@ -127,7 +127,7 @@ class _Episode:
             raise _Ended("failed", "env.reset() returned inline text; only step() may continue a model turn")
         self.messages.extend(first.messages)
         self.trajectory = Trajectory(
-            self.chat.prompt_ids(self.messages, self.tools, tools_key=self.tools_key)
+            await self.chat.prompt_ids_async(self.messages, self.tools, tools_key=self.tools_key)
         )
         if first.done:
             raise _Ended("truncated" if first.truncated else "completed")
@@ -145,7 +145,7 @@ class _Episode:
             if repair is not None and not continuing and self.env.format_problem(action) is not None:
                 action, last_token = await self._repair(repair, generation)
             transition = await self._env_call(self.env.step, action)
-            self._observe(transition, last_token)
+            await self._observe(transition, last_token)
 
     async def _model_turn(self, sampling: SamplingParams, continuing: bool = False) -> tuple[Generation, str]:
         """One model call, its text appended to the conversation (to the open assistant message when
@@ -249,12 +249,12 @@ class _Episode:
         except Exception as exc:
             raise _Ended("failed", f"environment error: {_describe(exc)}") from exc
 
-    def _observe(self, transition: Transition, last_token: int | None) -> None:
+    async def _observe(self, transition: Transition, last_token: int | None) -> None:
         """Append what the env returned: inline text inside the model's turn, or the turn's end and
         new messages; ends the episode when the env is done or the step limit is reached."""
         assert self.trajectory is not None
         if transition.inline is not None:
-            self.trajectory.append_observation(self.chat.encode(transition.inline))
+            self.trajectory.append_observation(await self.chat.encode_async(transition.inline))
             self.messages[-1]["content"] += transition.inline
             if transition.done:
                 self._close_turn(None)
@@ -264,7 +264,7 @@ class _Episode:
         self.messages.extend(transition.messages)
         more = not transition.done and self.model_calls < self.limits.max_num_steps
         self.trajectory.append_observation(
-            self.chat.turn_end_ids(last_token, transition.messages, add_generation_prompt=more)
+            await self.chat.turn_end_ids_async(last_token, transition.messages, add_generation_prompt=more)
         )
         self.awaiting_model = more
         if transition.done:

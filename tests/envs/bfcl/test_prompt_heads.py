@@ -6,9 +6,11 @@ share tool lists); a head whose split would change the ids must be dropped, neve
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from typing import Any
 
+from t3rl_core.chat.batch_encode import BatchEncoder
 from t3rl_core.chat.format import ChatFormat, tools_cache_key
 from t3rl_core.chat.prompt_head import PromptHeads
 from tests.rollout.fakes import chat, qwen_chat  # noqa: F401
@@ -68,3 +70,29 @@ def test_a_head_that_changes_the_ids_is_dropped(
         text = qwen_chat.render(row["prompt"], tools, add_generation_prompt=True)
         assert heads.encode_prompt(text, row["prompt"], tools, tools_cache_key(tools)) == marking.encode(text)
     assert list(heads._heads.values()) == [None]
+
+
+def test_concurrent_first_prompts_of_a_new_head_encode_it_whole_once(
+    qwen_chat: ChatFormat,  # noqa: F811
+    bfcl_rows: list[dict[str, Any]],
+) -> None:
+    chat_ = ChatFormat(qwen_chat.tokenizer, template=qwen_chat.template, family_=qwen_chat.family)
+    row = next(row for row in bfcl_rows if row["metadata"]["split"] == "test")
+    tools = row["metadata"]["tools"]
+    prompts = [[*row["prompt"][:-1], {"role": "user", "content": f"question {i}"}] for i in range(6)]
+    encoded: list[str] = []
+    inner = chat_._encode_many
+
+    def counting(texts: list[str]) -> list[list[int]]:
+        encoded.extend(texts)
+        return inner(texts)
+
+    chat_._batches = BatchEncoder(counting)
+
+    async def run() -> list[list[int]]:
+        return await asyncio.gather(*(chat_.prompt_ids_async(prompt, tools) for prompt in prompts))
+
+    assert asyncio.run(run()) == [chat_.render_ids(p, tools, add_generation_prompt=True) for p in prompts]
+    head = next(head for head in chat_._heads._heads.values() if head is not None)
+    assert sum(text.startswith(head.text) for text in encoded) == 1  # the one whole-prompt encode
+    assert len(encoded) == len(prompts) + 1
