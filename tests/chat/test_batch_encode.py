@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from t3rl_core.chat.batch_encode import BatchEncoder
+from t3rl_core.chat.batch_encode import INLINE_CHARS, BatchEncoder
 from t3rl_core.chat.format import ChatFormat
 from tests.rollout.fakes import chat, qwen_chat  # noqa: F401
 
@@ -22,21 +22,36 @@ def test_async_encodes_equal_plain_encodes(chat: ChatFormat) -> None:  # noqa: F
     assert asyncio.run(run()) == [chat.encode(text) for text in TEXTS]
 
 
-def test_one_worker_batch_per_loop_iteration_off_the_loop_thread() -> None:
+def _recording_encoder() -> tuple[BatchEncoder, list[tuple[list[str], str]]]:
     calls: list[tuple[list[str], str]] = []
 
     def encode_batch(texts: list[str]) -> list[list[int]]:
         calls.append((texts, threading.current_thread().name))
         return [[len(text)] for text in texts]
 
-    encoder = BatchEncoder(encode_batch)
+    return BatchEncoder(encode_batch), calls
+
+
+def test_one_worker_batch_per_loop_iteration_off_the_loop_thread() -> None:
+    encoder, calls = _recording_encoder()
+    texts = ["a" * INLINE_CHARS, "b", "c" * 10]
+
+    async def run() -> list[list[int]]:
+        return await asyncio.gather(*(encoder.encode(text) for text in texts))
+
+    assert asyncio.run(run()) == [[len(text)] for text in texts]
+    assert [batch for batch, _ in calls] == [texts]
+    assert calls[0][1] != threading.current_thread().name
+
+
+def test_a_small_batch_is_encoded_on_the_loop() -> None:
+    encoder, calls = _recording_encoder()
 
     async def run() -> list[list[int]]:
         return await asyncio.gather(*(encoder.encode(text) for text in ("a", "bb", "ccc")))
 
     assert asyncio.run(run()) == [[1], [2], [3]]
-    assert [texts for texts, _ in calls] == [["a", "bb", "ccc"]]
-    assert calls[0][1] != threading.current_thread().name
+    assert calls == [(["a", "bb", "ccc"], threading.current_thread().name)]
 
 
 def test_a_new_event_loop_is_not_blocked_by_what_a_dead_one_left() -> None:
@@ -54,10 +69,12 @@ def test_an_encode_error_reaches_every_caller_of_the_batch() -> None:
 
     encoder = BatchEncoder(fail)
 
-    async def run() -> list[Any]:
-        return await asyncio.gather(encoder.encode("a"), encoder.encode("b"), return_exceptions=True)
+    async def run(size: int) -> list[Any]:
+        texts = ("a" * size, "b")
+        return await asyncio.gather(*(encoder.encode(text) for text in texts), return_exceptions=True)
 
-    assert [str(error) for error in asyncio.run(run())] == ["broken tokenizer"] * 2
+    for size in (1, INLINE_CHARS):  # on the loop and in the worker
+        assert [str(error) for error in asyncio.run(run(size))] == ["broken tokenizer"] * 2
 
 
 @pytest.mark.parametrize("capped", [False, True])
