@@ -53,11 +53,13 @@ def exclusive_lock(path: Path) -> Iterator[None]:
     An advisory `flock` on the file: the OS releases it if this process dies, so a killed launcher
     never leaves a stale lock. Each call opens its own descriptor, so a second holder in the same
     process is refused too, as it would be in another process. (flock directly, not the filelock
-    package: importing that pulls in asyncio, a cost on every `t3rl plan` and `run`.)
+    package: importing that pulls in asyncio, a cost on every `t3rl plan` and `run`; and it opens
+    with O_TRUNC, which rewrites the file's mtime on every try.) The file is created if missing and
+    otherwise left as it is: a refused try changes nothing in the run dir.
     """
     import fcntl
 
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -74,11 +76,22 @@ def exclusive_lock(path: Path) -> Iterator[None]:
 
 
 def is_locked(path: Path) -> bool:
-    """True while some process holds the lock at `path` (see `exclusive_lock`); never creates it."""
-    if not path.exists():
+    """True while some process holds the lock at `path` (see `exclusive_lock`); neither creates nor
+    modifies the file (`t3rl runs` and sweeps probe run dirs that a launcher may be using).
+
+    The probe asks for a shared lock, which only an exclusive holder refuses: two probes at once do
+    not take each other for a holder. Closing the descriptor drops the probe's lock.
+    """
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
         return False
     try:
-        with exclusive_lock(path):
-            return False
-    except LockHeld:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
         return True
+    finally:
+        os.close(fd)
+    return False
