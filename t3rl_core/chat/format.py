@@ -19,7 +19,7 @@ from t3rl_core.chat.families import Family, detect_family, family
 from t3rl_core.chat.keys import json_key
 from t3rl_core.chat.prompt_head import PromptHeads
 from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
-from t3rl_core.chat.template import compile_template, render_template
+from t3rl_core.chat.template import RenderedJSON, compile_template, render_template
 from t3rl_core.chat.tokenizer import load_tokenizer
 
 if TYPE_CHECKING:
@@ -89,6 +89,8 @@ class ChatFormat:
         self._stop_text = dict(zip(self.stop_token_ids, stop_tokens, strict=True))
         self._closing_cache: dict[bool, str] = {}
         self._prompt_cache: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
+        # Per tool list (by tools_cache_key): its tools as RenderedJSON, so prompts reuse their JSON.
+        self._tool_lists: OrderedDict[str, list[Any]] = OrderedDict()
         # The Rust tokenizer of a fast HF tokenizer, for encodes without transformers' Python overhead.
         self._backend = getattr(tokenizer, "backend_tokenizer", None)
         # Its offset-free batch encode (tokenizers >= 0.21): the same ids, ~30 % less CPU than `encode`,
@@ -191,7 +193,7 @@ class ChatFormat:
         `tools_key` is `tools_cache_key(tools)` when the caller has it already."""
         key, ids = self._cached_prompt(messages, tools, tools_key)
         if ids is None:
-            text = self.render(messages, tools, add_generation_prompt=True)
+            text = self.render(messages, self._rendered_tools(tools, key[0]), add_generation_prompt=True)
             ids = self._keep_prompt(key, self._heads.encode_prompt(text, messages, tools, key[0]))
         return list(ids)
 
@@ -205,7 +207,7 @@ class ChatFormat:
         """`prompt_ids` with its encodes off the event loop (`encode_async`): the same ids."""
         key, ids = self._cached_prompt(messages, tools, tools_key)
         if ids is None:
-            text = self.render(messages, tools, add_generation_prompt=True)
+            text = self.render(messages, self._rendered_tools(tools, key[0]), add_generation_prompt=True)
             encoded = await self._heads.encode_prompt_async(text, messages, tools, key[0])
             ids = self._keep_prompt(key, encoded)
         return list(ids)
@@ -218,6 +220,22 @@ class ChatFormat:
         if ids is not None:
             self._prompt_cache.move_to_end(key)
         return key, ids
+
+    def _rendered_tools(
+        self, tools: Sequence[Mapping[str, Any]] | None, tools_key: str
+    ) -> list[Any] | None:
+        if not tools:
+            return None
+        rendered = self._tool_lists.get(tools_key)
+        if rendered is None:
+            rendered = self._tool_lists[tools_key] = [
+                RenderedJSON(tool) if isinstance(tool, Mapping) else tool for tool in tools
+            ]
+            if len(self._tool_lists) > _PROMPT_CACHE_SIZE:
+                self._tool_lists.popitem(last=False)
+        else:
+            self._tool_lists.move_to_end(tools_key)
+        return rendered
 
     def _keep_prompt(self, key: tuple[str, str], ids: list[int]) -> list[int]:
         self._prompt_cache[key] = ids

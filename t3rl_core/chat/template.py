@@ -9,6 +9,7 @@ same text for every shipped family.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -19,6 +20,18 @@ from typing import Any
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
+class RenderedJSON(dict):  # type: ignore[type-arg]
+    """A dict (a tool of a run's tool list) that keeps its `tojson` texts, one per argument set: the
+    same tool lists are rendered into prompt after prompt (BFCL: ~20 tools, ~0.1 ms of JSON a prompt).
+    Built from a deep copy, so the texts always describe its contents."""
+
+    __slots__ = ("texts",)
+
+    def __init__(self, value: Mapping[str, Any]) -> None:
+        super().__init__(copy.deepcopy(dict(value)))
+        self.texts: dict[tuple[Any, ...], str] = {}
+
+
 def _tojson(
     value: Any,
     ensure_ascii: bool = False,
@@ -27,6 +40,14 @@ def _tojson(
     sort_keys: bool = False,
 ) -> str:
     # Jinja's own filter escapes HTML characters, which no chat format wants.
+    if type(value) is RenderedJSON:
+        args = (ensure_ascii, indent, None if separators is None else tuple(separators), sort_keys)
+        text = value.texts.get(args)
+        if text is None:
+            text = value.texts[args] = json.dumps(
+                value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+            )
+        return text
     return json.dumps(
         value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
     )

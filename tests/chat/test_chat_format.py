@@ -201,3 +201,27 @@ def test_the_fast_encode_gives_the_ids_of_a_plain_encode(chat: ChatFormat) -> No
     ]
     for text in texts:
         assert chat.encode(text) == chat._backend.encode(text, add_special_tokens=False).ids
+
+
+def test_tools_with_kept_json_render_exactly_like_plain_tools(chat: ChatFormat) -> None:
+    from t3rl_core.chat.template import RenderedJSON
+
+    kept = [RenderedJSON(tool) for tool in TOOLS]
+    for _ in range(2):  # the second render reads the kept texts
+        assert chat.render(CONVERSATION, kept, add_generation_prompt=True) == chat.render(
+            CONVERSATION, TOOLS, add_generation_prompt=True
+        )
+    assert chat.prompt_ids(CONVERSATION[:2], TOOLS) == chat.render_ids(
+        CONVERSATION[:2], TOOLS, add_generation_prompt=True
+    )
+    if chat.family.name == "qwen3":  # it writes each tool with a plain tojson
+        assert kept[0].texts
+
+
+def test_kept_json_describes_the_tool_as_it_was_when_kept(qwen_chat: ChatFormat) -> None:
+    from t3rl_core.chat.template import RenderedJSON
+
+    tool = {"type": "function", "function": {"name": "ls", "description": "List files.", "parameters": {}}}
+    kept = RenderedJSON(tool)
+    tool["function"]["name"] = "rm"  # the caller's later change does not reach the kept copy
+    assert '"name": "ls"' in qwen_chat.render(CONVERSATION[:2], [kept])
