@@ -16,7 +16,7 @@ import importlib
 import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from types import FunctionType
 from typing import Any
 
@@ -71,16 +71,10 @@ class World:
 
     def parse(self, call_string: str) -> ToolCall:
         """A bfcl call string such as `sort('a.txt')` or `cd(folder='x')` → ToolCall with named arguments."""
-        node = ast.parse(call_string.strip(), mode="eval").body
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-            raise ValueError(f"not a plain function call: {call_string!r}")
-        name = node.func.id
-        args = [ast.literal_eval(arg) for arg in node.args]
-        kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None}
-        if len(kwargs) != len(node.keywords):
-            raise ValueError(f"**kwargs are not supported: {call_string!r}")
+        name, args, kwargs = _read_call(call_string)
+        kwargs = _fresh(kwargs)
         if args:
-            kwargs = {**self._name_positional(name, args, call_string), **kwargs}
+            kwargs = {**self._name_positional(name, _fresh(list(args)), call_string), **kwargs}
         return ToolCall(name=name, arguments=kwargs)
 
     def _name_positional(self, name: str, args: list[Any], call_string: str) -> dict[str, Any]:
@@ -93,6 +87,33 @@ class World:
         if len(args) > len(names):
             raise ValueError(f"too many positional arguments for {name}: {call_string!r}")
         return dict(zip(names, args, strict=False))
+
+
+@lru_cache(maxsize=4096)
+def _read_call(call_string: str) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+    """(name, positional values, keyword values) of a call string; cached, since every episode parses
+    its task's gold calls again (callers take `_fresh` copies of the values)."""
+    node = ast.parse(call_string.strip(), mode="eval").body
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        raise ValueError(f"not a plain function call: {call_string!r}")
+    args = tuple(ast.literal_eval(arg) for arg in node.args)
+    kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None}
+    if len(kwargs) != len(node.keywords):
+        raise ValueError(f"**kwargs are not supported: {call_string!r}")
+    return node.func.id, args, kwargs
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a literal value whose containers are new (the cached parse is never handed out)."""
+    if type(value) is dict:
+        return {key: _fresh(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_fresh(item) for item in value]
+    if type(value) is set:
+        return {_fresh(item) for item in value}
+    if type(value) is tuple:
+        return tuple(_fresh(item) for item in value)
+    return value
 
 
 @cache

@@ -265,3 +265,16 @@ def test_world_finds_the_methods_getmembers_finds() -> None:
         }
         assert _public_methods(instance) == expected, class_name
     assert checked >= 8
+
+
+def test_parsed_calls_never_share_values_with_later_parses(row_by_id):
+    """Call strings are parsed once per process; each parse still hands out values of its own."""
+    env = make_env(row_by_id["multi_turn_base_0"])
+    call_string = "mv(source='a.txt', destination={'dir': ['x', 'y']})"
+    first = env.parse_call(call_string)
+    first.arguments["destination"]["dir"].append("changed")
+    first.arguments["source"] = "b.txt"
+    assert env.parse_call(call_string).arguments == {"source": "a.txt", "destination": {"dir": ["x", "y"]}}
+    assert env.parse_call("sort('final_report.pdf')").arguments == {"file_name": "final_report.pdf"}
+    with pytest.raises(ValueError, match="plain function call"):
+        env.parse_call("a.b()")
