@@ -45,3 +45,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     path = os.environ.pop(_CACHE_DIR, None)
     if path:
         shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _forget_remembered_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test stands for a fresh command: values an earlier test's config remembered as secrets
+    (masked for the rest of that process) must not mask this test's files."""
+    from launch.config import secrets
+
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())

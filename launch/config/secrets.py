@@ -47,6 +47,11 @@ _SECRET_FLAG_NAME = re.compile(
     r"^((.*_)?(api_key|access_key|secret_key|password|passwd|secret|credentials?|wandb_key)"
     r"|token|auth_token|access_token|api_token|hf_token|bearer_token)$"
 )
+# A key ending in `token` names a credential (`token`, `hf_token`) or a vocabulary token
+# (`eos_token: "<|im_end|>"`); the value tells them apart, as no credential is written like a special
+# token. Masking a special token would also corrupt every prompt and template that contains it.
+_TOKEN_KEY = re.compile(r"(?i)token$")
+_VOCABULARY_TOKEN = re.compile(r"^(<[^<>\s]{1,64}>|\[[A-Za-z_]{1,32}\])$")
 # Values this short are too likely to occur by chance ("1", "true") to be masked inside other text.
 _MIN_SECRET_LEN = 6
 # Values this process has seen in secret places (see remember_config).
@@ -67,6 +72,19 @@ def is_secret_key(dotted: str) -> bool:
     a `secrets` node, a secret-named variable under env_vars / runtime_env."""
     parts = [p for p in dotted.split(".") if p]
     return bool(parts) and (is_secret_name(parts[-1]) or "secrets" in parts[:-1] or parts[-1] == "secrets")
+
+
+def is_vocabulary_token(key: str, value: object) -> bool:
+    """`eos_token: "<|im_end|>"`, `pad_token: "</s>"`, `mask_token: "[MASK]"`: a token-named key holding
+    a special token of a vocabulary, not a credential (keys under a `secrets` node excepted)."""
+    parts = [p for p in str(key).split(".") if p]
+    return (
+        bool(parts)
+        and "secrets" not in parts[:-1]
+        and bool(_TOKEN_KEY.search(parts[-1]))
+        and isinstance(value, str)
+        and bool(_VOCABULARY_TOKEN.match(value.strip().strip("'\"")))
+    )
 
 
 def is_secret_flag(token: str) -> bool:
@@ -119,6 +137,7 @@ def _is_secret_entry(key: object, value: object) -> bool:
         and (is_secret_name(key) or key == "secrets")
         and value not in (None, "")
         and not is_reference(value)
+        and not is_vocabulary_token(key, value)
     )
 
 
@@ -151,7 +170,11 @@ def secrets_in(obj: Any, key: str = "") -> list[str]:
         for k, v in obj.items():
             child = f"{key}.{k}" if key else str(k)
             if is_secret_key(child):
-                found += [str(x) for x in _leaves(v) if x not in (None, "") and not is_reference(x)]
+                found += [
+                    str(x)
+                    for x in _leaves(v)
+                    if x not in (None, "") and not is_reference(x) and not is_vocabulary_token(child, x)
+                ]
             else:
                 found += secrets_in(v, child)
     elif isinstance(obj, list | tuple):
@@ -191,7 +214,13 @@ def remember_overrides(overrides: Sequence[str]) -> None:
     override Hydra rejects is masked in the error), and URL passwords in any override."""
     for override in overrides:
         key, eq, value = override.lstrip("+~").partition("=")
-        if eq and is_secret_key(key) and value.strip("'\"") and not is_reference(value):
+        if (
+            eq
+            and is_secret_key(key)
+            and value.strip("'\"")
+            and not is_reference(value)
+            and not is_vocabulary_token(key, value)
+        ):
             remember([value, value.strip("'\"")])
         remember(url_passwords(override))
         remember(m.group(2) for m in _FLAG_IN_TEXT.finditer(override) if is_secret_flag(m.group(1)))
@@ -200,7 +229,9 @@ def remember_overrides(overrides: Sequence[str]) -> None:
 def mask_override(override: str) -> str:
     """An override as it may be written or printed: a secret key's value masked, then scrubbed."""
     key, eq, value = override.partition("=")
-    if eq and is_secret_key(key.lstrip("+~")) and value and not is_reference(value):
+    bare = key.lstrip("+~")
+    credential = eq and value and not is_reference(value) and not is_vocabulary_token(bare, value)
+    if credential and is_secret_key(bare):
         return f"{key}={MASK}"
     return scrub_text(override)
 

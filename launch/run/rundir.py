@@ -259,7 +259,7 @@ class RunDir:
     def write_files(self, files: Mapping[str, str]) -> None:
         """Files the stages read, by run-dir-relative path."""
         for rel, text in files.items():
-            atomic_write_text(self.path / rel, scrub_text(text))
+            atomic_write_text(self.path / rel, _scrub_file(rel, text))
 
     def write_plan_script(self, text: str) -> None:
         path = self.path / "plan.sh"
@@ -417,3 +417,12 @@ def _slow_facts(t3rl_root: Path) -> tuple[dict[str, Any], str]:
                 return prefetch.facts
             break
     return git_state(t3rl_root), platform.platform()
+
+
+def _scrub_file(rel: str, text: str) -> str:
+    """`text` scrubbed; a YAML file whose text held a secret is scrubbed as data and dumped again, so
+    the mask lands as a quoted string (a bare `***` would be read back as a YAML alias)."""
+    scrubbed = scrub_text(text)
+    if scrubbed == text or not rel.endswith((".yaml", ".yml")):
+        return scrubbed
+    return yaml.safe_dump(scrub_obj(yaml.safe_load(text)), sort_keys=False, allow_unicode=True)

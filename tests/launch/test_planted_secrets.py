@@ -131,3 +131,43 @@ def test_the_cache_keeps_no_value_of_a_variable_it_reads(workdir: Path) -> None:
 )  # fmt: skip
 def test_secret_flags_are_credentials_not_vocabulary_tokens(flag: str, secret: bool) -> None:
     assert secrets.is_secret_flag(flag) is secret
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "secret"),
+    [
+        ("model.eos_token", "<|im_end|>", False), ("pad_token", "</s>", False),
+        ("tokenizer.mask_token", "[MASK]", False), ("model.chat.think_token", "<think>", False),
+        ("hf_token", "hf_abcdef123456", True), ("token", "sk-live-0123456789", True),
+        ("auth_token", "<not-a-vocabulary-token-but-angle bracketed>", True),
+        ("secrets.eos_token", "<|im_end|>", True), ("eval.api_key", "<|im_end|>", True),
+    ],
+)  # fmt: skip
+def test_a_special_token_under_a_token_named_key_is_not_a_credential(
+    key: str, value: str, secret: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())
+    parent, _, last = key.rpartition(".")
+    data: dict = {last: value}
+    for part in reversed([p for p in parent.split(".") if p]):
+        data = {part: data}
+    assert (value in secrets.secrets_in(data)) is secret
+    assert (secrets.mask_override(f"{key}={value}") == f"{key}=***") is secret
+    secrets.remember_config(data)
+    secrets.remember_overrides([f"{key}={value}"])
+    assert ("***" in secrets.scrub_text(f"template ends with {value}")) is secret
+
+
+def test_a_yaml_file_that_held_a_secret_is_still_yaml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from launch.run.rundir import RunDir
+
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())
+    secrets.remember(["s3cr3t-value-42"])
+    run = RunDir(tmp_path / "run")
+    run.path.mkdir(parents=True)
+    run.write_files({"runtime/env.yaml": "end_of_turn: s3cr3t-value-42\nother: [a, s3cr3t-value-42]\n"})
+    text = (run.path / "runtime/env.yaml").read_text()
+    assert "s3cr3t-value-42" not in text
+    assert yaml.safe_load(text) == {"end_of_turn": "***", "other": ["a", "***"]}
