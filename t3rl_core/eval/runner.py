@@ -26,6 +26,7 @@ import t3rl_core
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.eval.config import EvalConfig
+from t3rl_core.eval.jsonl import record_line
 from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
 from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
 from t3rl_core.secret import mask_url
@@ -179,7 +180,7 @@ async def run_eval(
                         return
                     record = await _run_episode(runner, job, sampling)
                 records.append(record)
-                sink.write(json.dumps(record, default=str) + "\n")  # never lose an episode to a type
+                sink.write(record_line(record))  # never lose an episode to a type
                 sink.flush()
                 if progress is not None and bar is not None:
                     _advance(progress, bar, records)

@@ -1,0 +1,48 @@
+"""Trajectory lines read back exactly as `json.dumps(record, default=str)` would have written them."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from t3rl_core.eval.jsonl import record_line
+
+
+def _same_as_json(record: dict) -> None:
+    line = record_line(record)
+    assert line.endswith("}\n") and "\n" not in line[:-1]
+    back, expected = json.loads(line), json.loads(json.dumps(record, default=str))
+    assert json.dumps(back, sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+def test_token_lists_and_the_rest_read_back_unchanged() -> None:
+    _same_as_json(
+        {
+            "task_id": "multi_turn_base_0",
+            "reward": 0.5,
+            "progress": None,
+            "messages": [{"role": "user", "content": "ünïcödé \"quoted\" \n"}],
+            "prompt_ids": list(range(5000)),
+            "response_ids": [7, 8],
+            "loss_mask": [0, 1],
+            "log_probs": [0.0, -1.25e-05, -3.0],
+            "outcome": {1: "int key", "path": Path("/tmp/x")},
+        }
+    )
+
+
+def test_lists_orjson_would_write_otherwise_go_through_json() -> None:
+    record = {
+        "log_probs": [float("nan"), -math.inf, -0.5],
+        "response_ids": [1, None, 2**70],
+        "loss_mask": [Path("odd")],
+        "prompt_ids": [],
+    }
+    _same_as_json(record)
+    assert "NaN" in record_line(record) and "-Infinity" in record_line(record)
+
+
+def test_records_without_token_lists() -> None:
+    _same_as_json({})
+    _same_as_json({"task_id": "t", "status": "failed", "error": "boom"})
