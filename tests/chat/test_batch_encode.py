@@ -32,16 +32,16 @@ def _recording_encoder() -> tuple[BatchEncoder, list[tuple[list[str], str]]]:
     return BatchEncoder(encode_batch), calls
 
 
-def test_one_worker_batch_per_loop_iteration_off_the_loop_thread() -> None:
+def test_short_texts_go_to_a_worker_as_one_batch_and_a_long_one_alone() -> None:
     encoder, calls = _recording_encoder()
-    texts = ["a" * INLINE_CHARS, "b", "c" * 10]
+    texts = ["s" * 3000, "L" * INLINE_CHARS, "t" * 3000]
 
     async def run() -> list[list[int]]:
         return await asyncio.gather(*(encoder.encode(text) for text in texts))
 
     assert asyncio.run(run()) == [[len(text)] for text in texts]
-    assert [batch for batch, _ in calls] == [texts]
-    assert calls[0][1] != threading.current_thread().name
+    assert sorted(batch for batch, _ in calls) == [[texts[1]], [texts[0], texts[2]]]
+    assert threading.current_thread().name not in {thread for _, thread in calls}
 
 
 def test_a_small_batch_is_encoded_on_the_loop() -> None:
