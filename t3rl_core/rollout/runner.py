@@ -16,6 +16,7 @@ from t3rl_core.engines.base import SamplingParams
 from t3rl_core.registries import ACTION_PARSERS, ENVS, REWARDS
 from t3rl_core.rewards.base import RewardInput, RewardResult
 from t3rl_core.rollout.episode import ActionParser, EpisodeResult, run_episode
+from t3rl_core.rollout.heap import freeze_startup_heap
 
 if TYPE_CHECKING:
     from t3rl_core.config import RuntimeConfig
@@ -52,14 +53,17 @@ class EpisodeRunner:
     def from_runtime(
         cls, runtime: RuntimeConfig, engine: Engine, *, chat: ChatFormat | None = None
     ) -> EpisodeRunner:
-        """Build the env factory, chat format and reward from the registries; `chat` reuses a loaded one."""
-        return cls(
+        """Build the env factory, chat format and reward from the registries; `chat` reuses a loaded one.
+        The process's start-up heap is frozen out of the collector's way here, once (rollout/heap.py)."""
+        runner = cls(
             runtime,
             engine,
             env_factory=ENVS.build(runtime.env),
             chat=chat or ChatFormat.from_config(runtime.chat, runtime.parsers),
             reward=REWARDS.build(runtime.reward),
         )
+        freeze_startup_heap()
+        return runner
 
     def default_sampling(self) -> SamplingParams:
         rollout = self.runtime.rollout

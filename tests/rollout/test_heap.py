@@ -1,0 +1,43 @@
+"""The first runner of a process freezes its start-up heap out of the collector's way, once."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+import t3rl_core.rollout.heap as heap
+
+
+def test_the_start_up_heap_is_frozen_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(heap, "_frozen", False)
+    monkeypatch.setattr(gc, "collect", lambda *args: calls.append("collect") or 0)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    heap.freeze_startup_heap()
+    heap.freeze_startup_heap()
+    assert calls == ["collect", "freeze"]
+
+
+def test_building_a_runner_freezes_the_heap(monkeypatch: pytest.MonkeyPatch) -> None:
+    from t3rl_core.chat.tiny import shared_tokenizer_dir
+    from t3rl_core.config import RuntimeConfig
+    from t3rl_core.engines.config import ReferenceEngineConfig
+    from t3rl_core.engines.reference import ReferenceEngine
+    from t3rl_core.rollout.runner import EpisodeRunner
+
+    frozen: list[bool] = []
+    monkeypatch.setattr("t3rl_core.rollout.runner.freeze_startup_heap", lambda: frozen.append(True))
+    runtime = RuntimeConfig.model_validate(
+        {
+            "env": {"name": "bfcl_multi_turn"},
+            "reward": {"name": "progress"},
+            "chat": {"tokenizer": str(shared_tokenizer_dir("qwen3")), "chat_template": "qwen3"},
+            "parsers": {"tool_call_parser": "qwen25"},
+        }
+    )
+    from t3rl_core.chat.format import ChatFormat
+
+    chat = ChatFormat.from_config(runtime.chat)
+    EpisodeRunner.from_runtime(runtime, ReferenceEngine(ReferenceEngineConfig(), chat=chat), chat=chat)
+    assert frozen == [True]
