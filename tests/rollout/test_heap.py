@@ -9,14 +9,19 @@ import pytest
 import t3rl_core.rollout.heap as heap
 
 
-def test_the_start_up_heap_is_frozen_once(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("before", "after"), [(700, heap.YOUNG_THRESHOLD), (50_000, 50_000)])
+def test_the_start_up_heap_is_frozen_once(monkeypatch: pytest.MonkeyPatch, before: int, after: int) -> None:
     calls: list[str] = []
+    thresholds = [(before, 10, 10)]
     monkeypatch.setattr(heap, "_frozen", False)
     monkeypatch.setattr(gc, "collect", lambda *args: calls.append("collect") or 0)
     monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(gc, "get_threshold", lambda: thresholds[-1])
+    monkeypatch.setattr(gc, "set_threshold", lambda *values: thresholds.append(values))
     heap.freeze_startup_heap()
     heap.freeze_startup_heap()
     assert calls == ["collect", "freeze"]
+    assert thresholds[1:] == [(after, 10, 10)]  # raised, never lowered
 
 
 def test_building_a_runner_freezes_the_heap(monkeypatch: pytest.MonkeyPatch) -> None:
