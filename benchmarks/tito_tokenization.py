@@ -50,12 +50,12 @@ def main() -> None:
     delta_s: dict[int, list[float]] = defaultdict(list)
     rerender_s: dict[int, list[float]] = defaultdict(list)
     episode: dict[str, Any] = {}
-    original = chat.turn_end_ids
+    original = chat.turn_end_ids_async  # what the episode loop calls (its encode may leave the loop)
 
-    def timed(last_token, new_messages=(), *, add_generation_prompt=False):
+    async def timed(last_token, new_messages=(), *, add_generation_prompt=False):
         call = episode["calls"] = episode.get("calls", 0) + 1
         started = time.perf_counter()
-        ids = original(last_token, new_messages, add_generation_prompt=add_generation_prompt)
+        ids = await original(last_token, new_messages, add_generation_prompt=add_generation_prompt)
         delta_s[call].append(time.perf_counter() - started)
         if new_messages:  # the same delta by re-rendering the whole history, at this same moment
             history = episode["messages"]
@@ -66,7 +66,7 @@ def main() -> None:
             rerender_s[call].append(time.perf_counter() - started)
         return ids
 
-    chat.turn_end_ids = timed  # type: ignore[method-assign]
+    chat.turn_end_ids_async = timed  # type: ignore[method-assign]
     for _ in range(args.episodes):
         episode.clear()
         task = row(args.turns)
