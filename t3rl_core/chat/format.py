@@ -14,9 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from t3rl_core.chat.batch_encode import BatchEncoder
 from t3rl_core.chat.families import Family, detect_family, family
 from t3rl_core.chat.keys import json_key
+from t3rl_core.chat.offloop import OffLoopEncoder
 from t3rl_core.chat.prompt_head import PromptHeads
 from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
 from t3rl_core.chat.template import RenderedJSON, compile_template, render_template
@@ -99,7 +99,7 @@ class ChatFormat:
         self._compiled = compile_template(self.template)
         self._render_globals = {**tokenizer.special_tokens_map, **self.template_kwargs}
         self._heads = PromptHeads(self, _isolated_tokens(self._backend))
-        self._batches = BatchEncoder(self._encode_many)
+        self._off_loop = OffLoopEncoder(self.encode)
 
     @classmethod
     def from_config(cls, config: ChatConfig, parsers: ParsersConfig | None = None) -> ChatFormat:
@@ -154,18 +154,11 @@ class ChatFormat:
         return self.tokenizer.encode(text, add_special_tokens=False)
 
     async def encode_async(self, text: str) -> list[int]:
-        """`encode(text)` off the event loop, batched with the other encodes of the loop iteration
-        (see t3rl_core.chat.batch_encode); the same ids."""
-        if not text:
-            return []
+        """`encode(text)`, in a worker thread when the text is long (t3rl_core/chat/offloop.py); the
+        same ids."""
         if self._backend is None:  # a Python tokenizer holds the GIL: nothing to gain from a thread
             return self.encode(text)
-        return await self._batches.encode(text)
-
-    def _encode_many(self, texts: list[str]) -> list[list[int]]:
-        if self._encode_fast is not None:
-            return [encoding.ids for encoding in self._encode_fast(texts, add_special_tokens=False)]
-        return [self.encode(text) for text in texts]
+        return await self._off_loop.encode(text)
 
     def decode(self, ids: Sequence[int]) -> str:
         if self._backend is not None:

@@ -10,8 +10,8 @@ import asyncio
 from collections import Counter
 from typing import Any
 
-from t3rl_core.chat.batch_encode import BatchEncoder
 from t3rl_core.chat.format import ChatFormat, tools_cache_key
+from t3rl_core.chat.offloop import OffLoopEncoder
 from t3rl_core.chat.prompt_head import PromptHeads
 from tests.rollout.fakes import chat, qwen_chat  # noqa: F401
 
@@ -81,13 +81,13 @@ def test_concurrent_first_prompts_of_a_new_head_encode_it_whole_once(
     tools = row["metadata"]["tools"]
     prompts = [[*row["prompt"][:-1], {"role": "user", "content": f"question {i}"}] for i in range(6)]
     encoded: list[str] = []
-    inner = chat_._encode_many
+    inner = chat_.encode
 
-    def counting(texts: list[str]) -> list[list[int]]:
-        encoded.extend(texts)
-        return inner(texts)
+    def counting(text: str) -> list[int]:
+        encoded.append(text)
+        return inner(text)
 
-    chat_._batches = BatchEncoder(counting)
+    chat_._off_loop = OffLoopEncoder(counting)
 
     async def run() -> list[list[int]]:
         return await asyncio.gather(*(chat_.prompt_ids_async(prompt, tools) for prompt in prompts))
