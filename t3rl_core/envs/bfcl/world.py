@@ -46,7 +46,7 @@ class World:
             cls = getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[class_name]), class_name)
             instance = cls()
             if class_name not in STATELESS_CLASSES:
-                scenario = copy.deepcopy(initial_config.get(class_name, {}))
+                scenario = _fresh(initial_config.get(class_name, {}))
                 instance._load_scenario(scenario, long_context=long_context)
             self.instances[class_name] = instance
             # A later class wins a shared method name, as in bfcl-eval's name → instance mapping.
@@ -61,7 +61,7 @@ class World:
             return f"{ERROR_PREFIX}name '{call.name}' is not defined"
         try:
             # The API classes may keep or mutate argument objects; the caller's action stays intact.
-            result = method(**copy.deepcopy(call.arguments))
+            result = method(**_fresh(call.arguments))
         except Exception as exc:
             return f"{ERROR_PREFIX}{exc}"
         return result_text(result)
@@ -103,17 +103,20 @@ def _read_call(call_string: str) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
     return node.func.id, args, kwargs
 
 
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
 def _fresh(value: Any) -> Any:
-    """A copy of a literal value whose containers are new (the cached parse is never handed out)."""
-    if type(value) is dict:
+    """A deep copy of JSON-like data (a scenario, call arguments, a parsed call's values), ~3x faster
+    than `copy.deepcopy` on it; anything else is handed to `copy.deepcopy`."""
+    kind = type(value)
+    if kind is dict:
         return {key: _fresh(item) for key, item in value.items()}
-    if type(value) is list:
+    if kind is list:
         return [_fresh(item) for item in value]
-    if type(value) is set:
-        return {_fresh(item) for item in value}
-    if type(value) is tuple:
-        return tuple(_fresh(item) for item in value)
-    return value
+    if kind in _ATOMS:
+        return value
+    return copy.deepcopy(value)
 
 
 @cache

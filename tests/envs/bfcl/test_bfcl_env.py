@@ -278,3 +278,24 @@ def test_parsed_calls_never_share_values_with_later_parses(row_by_id):
     assert env.parse_call("sort('final_report.pdf')").arguments == {"file_name": "final_report.pdf"}
     with pytest.raises(ValueError, match="plain function call"):
         env.parse_call("a.b()")
+
+
+def test_worlds_copy_the_scenario_and_the_arguments(row_by_id):
+    """A world's API calls change neither the row's initial config nor the caller's arguments."""
+    import copy
+
+    from t3rl_core.envs.bfcl.world import World, _fresh
+
+    row = row_by_id["multi_turn_base_0"]
+    config = row["metadata"]["bfcl_task"]["initial_config"]
+    before = copy.deepcopy(config)
+    env = make_env(row)
+    step(env, calls(env, "cd(folder='document')", "mkdir(dir_name='new_dir')", "touch(file_name='a.txt')"))
+    assert config == before
+    world = World(config, row["metadata"]["bfcl_task"]["involved_classes"], False)
+    call = ToolCall("echo", {"content": "hi", "file_name": "b.txt"})
+    world.execute(call)
+    assert call.arguments == {"content": "hi", "file_name": "b.txt"}
+    odd = {"when": {1, 2}, "items": [[1], {"k": "v"}]}
+    copied = _fresh(odd)
+    assert copied == odd and copied["when"] is not odd["when"] and copied["items"][0] is not odd["items"][0]
