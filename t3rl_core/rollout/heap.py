@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import gc
 
+from t3rl_core.gc_freeze import freeze_long_lived
+
 _frozen = False
 YOUNG_THRESHOLD = 10_000
 
@@ -28,6 +30,6 @@ def freeze_startup_heap() -> None:
         return
     _frozen = True
     gc.collect()
-    gc.freeze()
+    freeze_long_lived()  # undone at exit: a rollout worker has torch's triton loaded
     young, middle, old = gc.get_threshold()
     gc.set_threshold(max(young, YOUNG_THRESHOLD), middle, old)

@@ -8,13 +8,11 @@ times faster. Anything that is not a JSON-shaped value or a pydantic model is de
 
 from __future__ import annotations
 
-import atexit
 import copy
 import gc
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -68,21 +66,3 @@ def paused_gc() -> Iterator[None]:
             _Pause.depth -= 1
             if _Pause.depth == 0 and _Pause.resume:
                 gc.enable()
-
-
-@cache
-def _unfreeze_at_exit() -> None:
-    atexit.register(gc.unfreeze)
-
-
-def freeze_long_lived() -> None:
-    """Move every object alive now out of the collector's way (`gc.freeze()`) until the process exits.
-
-    Frozen objects are never collected, and nanobind extensions (triton, which torch loads in every
-    rollout worker and in any process that builds a transformers model) report each of their objects
-    still alive when the interpreter shuts down as "nanobind: leaked …". An atexit handler runs before
-    that shutdown: unfreezing there lets the interpreter's last collections free them, so the freeze
-    costs nothing at exit and prints nothing.
-    """
-    _unfreeze_at_exit()
-    gc.freeze()

@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING
 
-from t3rl_core.envs.tau2.db_copy import copy_tree, freeze_long_lived, paused_gc
+from t3rl_core.envs.tau2.db_copy import copy_tree, paused_gc
 from t3rl_core.envs.tau2.domain import tau2_registry
+from t3rl_core.gc_freeze import freeze_long_lived
 
 if TYPE_CHECKING:
     from tau2.data_model.message import Message as Tau2Message

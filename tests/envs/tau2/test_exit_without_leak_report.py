@@ -18,12 +18,20 @@ from t3rl_core.envs.tau2 import evaluation
 
 
 def _exit_report(freeze: str) -> subprocess.CompletedProcess[str]:
-    script = f"import triton\nfrom t3rl_core.envs.tau2.db_copy import freeze_long_lived\n{freeze}\n"
+    script = f"import triton\nfrom t3rl_core.gc_freeze import freeze_long_lived\n{freeze}\n"
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
 
 
-def test_a_freeze_with_triton_loaded_exits_without_a_nanobind_leak_report() -> None:
-    done = _exit_report("freeze_long_lived()")
+@pytest.mark.parametrize(
+    "freeze",
+    [
+        "freeze_long_lived()",
+        # The first episode runner of a rollout worker freezes its start-up heap the same way.
+        "from t3rl_core.rollout.heap import freeze_startup_heap; freeze_startup_heap()",
+    ],
+)
+def test_a_freeze_with_triton_loaded_exits_without_a_nanobind_leak_report(freeze: str) -> None:
+    done = _exit_report(freeze)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "nanobind: leaked" not in done.stderr, done.stderr[:2000]
     # The check can see a leak: a bare freeze, as tau2's evaluation did, is reported.
