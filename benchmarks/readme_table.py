@@ -34,6 +34,10 @@ BENCHMARKS = {
         "≤ 2.0 × / ≤ 1.8 ×",
     ),
     "eval_startup.py": ("`t3rl eval` launch to first finished episode", "≤ 1.0 s, no torch"),
+    "sandbox_throughput.py": (
+        "local sandbox `print(1)` cells/s, concurrency 2 and 4",
+        "≥ 70/s and ≥ 1.0 × bare `python -c`",
+    ),
 }
 
 
