@@ -5,11 +5,16 @@ The stored list stays in order; an override of a key already there replaces that
 key is appended, and `~key` drops the stored entries of that key (and is kept only when none was
 there, i.e. it deletes a key of the composed config). So the user never repeats `+experiment=…`
 and Hydra never sees one key twice.
+
+A credential given literally is stored masked (`key=***`): t3rl never writes its value, so it cannot
+replay it. `refuse_masked` stops a resume whose overrides would still carry the mask, before anything
+runs, instead of composing `***` as the credential.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def override_key(override: str) -> str:
@@ -36,3 +41,35 @@ def merge_overrides(stored: Sequence[str], given: Sequence[str]) -> list[str]:
         else:
             merged.append(override)
     return merged
+
+
+def refuse_masked(overrides: Sequence[str], run_dir: Path, command: str) -> None:
+    """Raise a `ConfigError` naming every override that still holds the mask (a literal credential
+    stored masked and not given again on this command line); `command` is how to re-give it
+    (`t3rl run --run-dir R`)."""
+    from launch.config.errors import ConfigError, Problem
+    from launch.config.secrets import MASK
+
+    problems = [
+        Problem(
+            key=override_key(override),
+            message=(
+                "this override was given as a literal credential, which t3rl stores masked "
+                f"({override}) and never writes; resuming would pass {MASK} as its value"
+            ),
+            source=str(run_dir / "overrides.yaml"),
+            fix=(
+                f"give it again: {command} {_prefix(override)}{override_key(override)}=VALUE; better, "
+                f"a reference that never needs repeating: {_prefix(override)}{override_key(override)}"
+                "='${oc.env:NAME}' with NAME exported"
+            ),
+        )
+        for override in overrides
+        if not override.startswith("~") and MASK in override.partition("=")[2]
+    ]
+    if problems:
+        raise ConfigError(problems)
+
+
+def _prefix(override: str) -> str:
+    return override[: len(override) - len(override.lstrip("+"))]

@@ -94,10 +94,12 @@ def _resumed(
     existing: RunDir, given: list[str], config_dirs: list[str], console: Console, *, dry: bool
 ) -> tuple[list[str], list[str]]:
     """The overrides and config dirs of a resumed run: the stored ones, with `given` merged in."""
-    from launch.run.override_merge import merge_overrides
+    from launch.run.override_merge import merge_overrides, refuse_masked
 
     stored = existing.read_overrides()
     overrides = merge_overrides(stored, given)
+    command = f"t3rl {'plan' if dry else 'run'} --run-dir {existing.path}"
+    refuse_masked(overrides, existing.path, command)
     config_dirs = config_dirs or list(existing.read_manifest().get("config_dirs", []))
     verb = "previewing a resume of" if dry else "resuming"
     console.print(

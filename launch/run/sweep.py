@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launch.config.errors import ConfigError, Problem
+from launch.config.secrets import mask_overrides
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -198,7 +199,7 @@ class SweepSummary:
             "name": self.name,
             "metric": self.metric_name,
             "launcher": self.launcher,
-            "points": [asdict(self.points[i]) for i in sorted(self.points)],
+            "points": [_masked(asdict(self.points[i])) for i in sorted(self.points)],
         }
 
     def write(self) -> None:
@@ -222,12 +223,24 @@ class SweepSummary:
             run_dir = os.path.relpath(r.run_dir, self.sweep_dir) if r.run_dir else ""
             status = f"{r.status}: {r.error}" if r.error else r.status
             lines.append(
-                f"| {r.index} | {' '.join(r.varying)} | {run_dir} | {status} | {r.stage or ''} "
-                f"| {r.job or ''} | {value} |"
+                f"| {r.index} | {' '.join(mask_overrides(r.varying))} | {run_dir} | {status} "
+                f"| {r.stage or ''} | {r.job or ''} | {value} |"
             )
         if (self.sweep_dir / "sweep.png").exists():
             lines += ["", f"![{metric} per point](sweep.png)"]
         return "\n".join(lines) + "\n"
+
+
+def _masked(record: dict[str, Any]) -> dict[str, Any]:
+    """A point's row as written: a credential given literally among its overrides masked."""
+    from launch.config.secrets import scrub_obj
+
+    masked = {
+        **record,
+        "varying": mask_overrides(record["varying"]),
+        "overrides": mask_overrides(record["overrides"]),
+    }
+    return scrub_obj(masked)
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -111,6 +111,7 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
     """`t3rl run --run-dir <sweep dir>`: every point that has not succeeded runs again in its own run
     dir, with its own overrides (re-attaching to jobs still running); succeeded points stay as they are
     unless --from/--only asks for a stage of every point."""
+    from launch.run.override_merge import refuse_masked
     from launch.run.pipeline import PipelineError
     from launch.run.rundir import RunDir
     from launch.run.sweep import SweepSummary
@@ -128,7 +129,10 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
                 "`t3rl run -m` and the same overrides (its record goes under paths.runs_dir)"
             )
         config_dirs = list(run_dir.read_manifest().get("config_dirs", []))
-        resolved = resolve_overrides(run_dir.read_overrides(), config_dirs, console)
+        stored = run_dir.read_overrides()
+        # A point cannot be given an override here: one whose credential was stored masked resumes alone.
+        refuse_masked(stored, run_dir.path, f"t3rl run --run-dir {run_dir.path}")
+        resolved = resolve_overrides(stored, config_dirs, console)
         plan = plan_run(resolved, run_dir)
         planned.append(PlannedPoint(index, " ".join(record.varying), run_dir, resolved, plan, config_dirs))
     if not planned:
