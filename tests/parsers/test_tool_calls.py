@@ -7,6 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from t3rl_core.config import ParsersConfig
+from t3rl_core.parsers import tool_calls
+from t3rl_core.parsers.render import FORMATS, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.types import AnswerAction, InvalidAction, ToolCall, ToolCallAction
 
@@ -255,3 +257,40 @@ def test_the_text_outside_the_calls_is_reported(parser_name, text, content):
     tools = [{"name": "cd", "parameters": {"type": "object", "properties": {}}}]
     action = ToolCallActionParser(ParsersConfig(tool_call_parser=parser_name), tools).parse(text)
     assert isinstance(action, ToolCallAction) and action.content == content
+
+
+def _format_texts(parser_name: str) -> list[str]:
+    """Calls to known and unknown functions, one or two per text, and a plain answer, in one format."""
+    weather = ToolCall(name="get_weather", arguments={"location": "Tokyo", "days": 2})
+    cd = ToolCall(name="cd", arguments={"folder": "docs"})
+    unknown = ToolCall(name="ls", arguments={})
+    calls = ([weather], [weather, cd], [cd, weather], [unknown], [weather, unknown])
+    return [*(render_calls(parser_name, batch) for batch in calls), "It is sunny in Tokyo."]
+
+
+@pytest.mark.parametrize("parser_name", sorted(FORMATS))
+def test_tool_index_built_once_parses_as_sglang_rebuilding_it(
+    parser_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cached = parser(parser_name)
+    monkeypatch.setattr(tool_calls, "_index_tools_once", lambda detector, tools: None)
+    rebuilt = parser(parser_name)
+    assert "_get_tool_indices" not in vars(rebuilt._calls.detector)  # SGLang's own method, per parse
+    for text in _format_texts(parser_name):
+        assert cached.parse(text) == rebuilt.parse(text), text
+
+
+def test_the_tool_index_is_built_once_per_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[int] = []
+    detector_class = type(parser("qwen25")._calls.detector)
+    original = detector_class._get_tool_indices
+
+    def counting(self, tools):
+        built.append(len(tools))
+        return original(self, tools)
+
+    monkeypatch.setattr(detector_class, "_get_tool_indices", counting)
+    qwen = parser("qwen25")
+    for text in _format_texts("qwen25") * 3:
+        qwen.parse(text)
+    assert built == [len(TOOLS)]
