@@ -64,6 +64,15 @@ class Secret:
     def target(self) -> str:
         return self.reference.partition(":")[2]
 
+    def shell_expression(self) -> str:
+        """How a bash script reads the value where it runs, without holding it: `"${NAME}"` or
+        `"$(cat PATH)"`."""
+        if self.kind == "env":
+            return f'"${{{self.target}}}"'
+        import shlex
+
+        return f'"$(cat {shlex.quote(self.target)})"'
+
     def reveal(self) -> SecretStr:
         """The value, read now (strip of the trailing newline files usually end with)."""
         if self.kind == "env":

@@ -77,6 +77,9 @@ class Stage:
     # downloaded model), each with what to do when it is missing: checked for every stage of a run
     # before the first one starts, so a missing install fails in seconds, not after data preparation.
     requires: Mapping[str, str] = field(default_factory=dict)
+    # Environment variables that must be set (non-empty) where the stage runs, each with what reads
+    # it (a credential by reference): checked with `requires`.
+    requires_env: Mapping[str, str] = field(default_factory=dict)
     # The outputs whose content a resume checks (`launch.run.output_digest`): digested when the stage
     # finishes; a finished stage is skipped only while every one still matches, and a stage that exits
     # 0 without writing one of them has failed. Not part of the fingerprint (what to check is not

@@ -133,6 +133,11 @@ class SGLangEngine(Engine):
                     if response.status >= 500:
                         error = f"HTTP {response.status}: {raw[:200]!r}"
                         continue
+                    if response.status in (401, 403):
+                        where = mask_url(self.base_url)
+                        return Generation(
+                            [], [], "abort", error=self._refused(where, "POST /generate", response.status)
+                        )
                     if response.status >= 400:
                         return Generation([], [], "abort", error=f"HTTP {response.status}: {raw[:500]!r}")
                     return parse_generation(raw)
@@ -157,6 +162,8 @@ class SGLangEngine(Engine):
                     self.base_url + path, headers=self._headers, timeout=timeout
                 ) as response:
                     raw = await response.read()
+                    if response.status in (401, 403):
+                        raise EngineUnavailable(self._refused(where, f"GET {path}", response.status))
                     if response.status != 200:
                         raise EngineUnavailable(
                             f"SGLang server {where}: GET {path} answered HTTP {response.status} "
@@ -172,6 +179,18 @@ class SGLangEngine(Engine):
                 ) from None
         model = info.get("model_path") if isinstance(info, dict) else None
         return {"url": where, "served_model": model, "model_info": info if isinstance(info, dict) else None}
+
+    def _refused(self, where: str, request: str, status: int) -> str:
+        sent = (
+            f"the key of {self.config.api_key} was refused"
+            if self.config.api_key is not None
+            else "no key was sent"
+        )
+        return (
+            f"SGLang server {where} refused {request} with HTTP {status} ({sent}): it was started with "
+            "--api-key; set eval.server.api_key (a server the eval starts) or eval.engine.api_key (a "
+            "running one) to env:NAME or file:PATH holding that key"
+        )
 
     async def aclose(self) -> None:
         if self._session is not None and self._loop is asyncio.get_running_loop():

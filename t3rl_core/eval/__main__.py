@@ -47,16 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
 
-    config = load_eval_config(args.eval_config)
+    config = load_eval_config(args.eval_config).with_server_key()
     if args.url is not None:
         if config.engine.name != "sglang":
             parser.error(f"--url needs engine sglang (the eval config's engine is {config.engine.name})")
         config = config.model_copy(update={"engine": config.engine.model_copy(update={"url": args.url})})
-    if args.server_pid is not None:
-        if args.url is None:
-            parser.error("--server-pid needs --url")
-        wait_for_server(args.url, config.server.startup_timeout_s, args.server_pid)
+    if args.server_pid is not None and args.url is None:
+        parser.error("--server-pid needs --url")
     try:
+        if args.server_pid is not None:
+            wait_for_server(args.url, config.server.startup_timeout_s, args.server_pid, config.server.api_key)
         summary = evaluate(
             RuntimeConfig.from_yaml(args.runtime_config),
             config,

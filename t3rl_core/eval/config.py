@@ -8,6 +8,7 @@ from pydantic import Field
 
 from t3rl_core.engines.config import AnyEngineConfig, ReferenceEngineConfig
 from t3rl_core.fields import PathComponent
+from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel
 
 
@@ -20,6 +21,9 @@ class ServerConfig(StrictModel):
     startup_timeout_s: float = Field(900.0, gt=0)
     # Extra `python -m sglang.launch_server` flags, e.g. ["--mem-fraction-static", "0.8"].
     extra_args: list[str] = Field(default_factory=list)
+    # The server's `--api-key`, by reference (env:NAME or file:PATH, resolved where the stage runs);
+    # the eval engine sends it as a Bearer token unless engine.api_key names another. None = no key.
+    api_key: Secret | None = None
 
 
 class EvalConfig(StrictModel):
@@ -50,3 +54,10 @@ class EvalConfig(StrictModel):
     # before the eval stops as incomplete; 0 = any engine failure fails the eval.
     max_engine_failure_rate: float = Field(0.0, ge=0.0, le=1.0)
     server: ServerConfig = ServerConfig()
+
+    def with_server_key(self) -> EvalConfig:
+        """This config with the engine sending the server's key, when it has none of its own."""
+        engine = self.engine
+        if self.server.api_key is None or engine.name != "sglang" or getattr(engine, "api_key", None):
+            return self
+        return self.model_copy(update={"engine": engine.model_copy(update={"api_key": self.server.api_key})})

@@ -49,6 +49,7 @@ def evaluate(
     launch: Sequence[str] = SGLANG_LAUNCH,
 ) -> dict[str, Any]:
     """Run the eval into `out_dir` (trajectories, summary, report); returns the summary."""
+    config = config.with_server_key()
     data_file = resolve_data(data, config.split)
     rows = select_rows(load_rows(data_file), config)
     if not rows:

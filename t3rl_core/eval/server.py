@@ -22,6 +22,7 @@ from typing import Any
 from t3rl_core import lifetime as lifetime_module
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.parsers.own import OWN_TOOL_CALL_PARSERS
+from t3rl_core.secret import Secret
 
 SGLANG_LAUNCH = (sys.executable, "-m", "sglang.launch_server")
 # The server's output, in the eval's output dir.
@@ -51,11 +52,15 @@ def launch_argv(
     return [*argv, "--host", config.host, "--port", str(config.port), *config.extra_args]
 
 
-def wait_for_server(url: str, timeout_s: float, pid: int | None = None) -> None:
-    """Until `url` answers /health; ServerStartError when process `pid` ends first or time runs out."""
+def wait_for_server(
+    url: str, timeout_s: float, pid: int | None = None, api_key: Secret | None = None
+) -> None:
+    """Until `url` answers /health (sent the server's key, if any, as a Bearer token); ServerStartError
+    when process `pid` ends first or time runs out."""
+    headers = _auth_headers(api_key)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if _healthy(url):
+        if _healthy(url, headers):
             return
         if pid is not None and not _alive(pid):
             raise ServerStartError(f"the server (pid {pid}) exited before {url}/health answered")
@@ -127,9 +132,14 @@ class SGLangServer:
         # as long as this process. t3rl_core.lifetime (stdlib only, run as a file so that it needs no
         # import path) execs the server with it set.
         lifetime = [sys.executable, lifetime_module.__file__, "--"] if _in_main_thread() else []
+        # Read now, in the process that starts the server; `command()` (what is shown) never holds it.
+        key = self._key()
         try:
             self._process = subprocess.Popen(
-                [*lifetime, *self.command()], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                [*lifetime, *self.command(), *(("--api-key", key) if key else ())],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         finally:
             if self.log_path:
@@ -165,8 +175,18 @@ class SGLangServer:
     ) -> None:
         self.stop()
 
+    def _key(self) -> str | None:
+        if self.config.api_key is None:
+            return None
+        key = self.config.api_key.reveal().get_secret_value()
+        if not key:
+            # SGLang takes an empty --api-key as no key at all: the server would answer anyone.
+            raise ServerStartError(f"eval.server.api_key ({self.config.api_key}) is empty")
+        return key
+
     def _wait_healthy(self) -> None:
         assert self._process is not None
+        headers = _auth_headers(self.config.api_key)
         deadline = time.monotonic() + self.config.startup_timeout_s
         while time.monotonic() < deadline:
             code = self._process.poll()
@@ -174,7 +194,7 @@ class SGLangServer:
                 raise ServerStartError(
                     f"server exited with code {code} before it was healthy{self._log_hint()}"
                 )
-            if _healthy(self.url):
+            if _healthy(self.url, headers):
                 return
             time.sleep(0.5)
         raise ServerStartError(
@@ -213,14 +233,22 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
         os.killpg(pid, sig)
 
 
-def _healthy(url: str) -> bool:
+def _auth_headers(api_key: Secret | None) -> dict[str, str]:
+    if api_key is None:
+        return {}
+    return {"Authorization": f"Bearer {api_key.reveal().get_secret_value()}"}
+
+
+def _healthy(url: str, headers: dict[str, str] | None = None) -> bool:
     # Here, not at module level: the launcher imports this module to plan (urllib.request pulls in
     # http.client and ssl), and only a running eval polls a server.
     import urllib.error
     import urllib.request
 
+    # SGLang answers /health without a key; a proxy in front of it may not.
+    request = urllib.request.Request(f"{url}/health", headers=headers or {})
     try:
-        with urllib.request.urlopen(f"{url}/health", timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=5) as response:
             return response.status == 200
     except (urllib.error.URLError, OSError):
         return False

@@ -171,3 +171,48 @@ def test_a_yaml_file_that_held_a_secret_is_still_yaml(
     text = (run.path / "runtime/env.yaml").read_text()
     assert "s3cr3t-value-42" not in text
     assert yaml.safe_load(text) == {"end_of_turn": "***", "other": ["a", "***"]}
+
+
+def test_the_eval_servers_key_is_planned_by_reference_never_by_value(workdir: Path) -> None:
+    """eval.server.api_key: the server's argv reads the key where the stage runs; no file holds it."""
+    code, out = _run("plan", "+experiment=stage1_bfcl", "eval.server.api_key=env:SGLANG_API_KEY")
+    assert code == 0, out
+    (run_dir,) = (workdir / "plans" / "stage1_bfcl").iterdir()
+    for script in (run_dir / "plan.sh", run_dir / "stages" / "eval" / "command.sh"):
+        text = script.read_text()
+        assert '--api-key "${SGLANG_API_KEY}"' in text
+        # An unset or empty variable stops the script before the server starts without a key.
+        assert ': "${SGLANG_API_KEY:?eval.server.api_key (env:SGLANG_API_KEY)' in text
+    key_file = workdir / "sglang.key"
+    key_file.write_text(PLANTED["reference"])
+    code, out = _run("plan", "+experiment=stage1_bfcl", f"eval.server.api_key=file:{key_file}", "--out", "p2")
+    assert code == 0, out
+    assert f'--api-key "$(cat {key_file})"' in (workdir / "p2" / "plan.sh").read_text()
+    code, out = _run(
+        "plan", "+experiment=stage1_bfcl", f"eval.server.api_key={PLANTED['field']}", "--out", "p3"
+    )
+    assert code == 2 and "eval.server.api_key" in out and "env:NAME" in out, out
+    assert not (workdir / "p3").exists()
+    assert [leak for leak in _leaks(workdir) if "sglang.key" not in leak] == []
+
+
+def test_a_local_eval_stage_needs_its_servers_key_set_before_anything_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from launch.plan.build import build_plan
+    from launch.run.executors.local import LocalExecutor
+    from tests.launch.run_configs import make_run
+    from tests.launch.test_plan import CTX, full_stages
+
+    server = {"api_key": "env:T3RL_TEST_SERVER_KEY"}
+    stages = full_stages(eval={"engine": {"name": "sglang"}, "server": server})
+    stage = build_plan(make_run(stages=stages), CTX).stage("eval")
+    executor = LocalExecutor.__new__(LocalExecutor)
+    monkeypatch.delenv("T3RL_TEST_SERVER_KEY", raising=False)
+    missing = [line for line in executor.preflight([stage]) if "T3RL_TEST_SERVER_KEY" in line]
+    assert missing == [
+        "environment variable T3RL_TEST_SERVER_KEY is not set (needed by eval): "
+        "eval.server.api_key=env:T3RL_TEST_SERVER_KEY, the key of its SGLang server: export it"
+    ]
+    monkeypatch.setenv("T3RL_TEST_SERVER_KEY", PLANTED["reference"])
+    assert not [line for line in executor.preflight([stage]) if "T3RL_TEST_SERVER_KEY" in line]

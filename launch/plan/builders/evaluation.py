@@ -11,6 +11,7 @@ from launch.plan.builders.builder import PlanBuilder, problem
 from launch.plan.stages import Command, Stage, render_command
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import SERVER_LOG, launch_argv
+from t3rl_core.secret import Secret
 
 
 def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
@@ -53,9 +54,16 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     gpus = 0
     engine = config.engine
     commands: tuple[Command, ...] = (tuple(cmd),)
+    requires: dict[str, str] = {}
+    requires_env: dict[str, str] = {}
     if engine.name == "sglang" and getattr(engine, "url", None) is None:
         gpus = builder.run.hardware.gpus_per_engine
         commands = _with_server(builder, cmd, hf, gpus, config.server, stage_dir)
+        key = config.server.api_key
+        if key is not None and key.kind == "env":
+            requires_env[key.target] = f"eval.server.api_key={key}, the key of its SGLang server: export it"
+        elif key is not None:
+            requires[key.target] = f"eval.server.api_key={key}: the file holding its SGLang server's key"
     outputs = {
         "dir": stage_dir,
         "summary": f"{stage_dir}/summary.json",
@@ -82,6 +90,8 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
         env=env,
         imports=imports,
         notes=notes,
+        requires=requires,
+        requires_env=requires_env,
     )
 
 
@@ -106,11 +116,28 @@ def _with_server(
     )
     log = shlex.quote(f"{stage_dir}/{SERVER_LOG}")
     url = f"http://{server.host}:{server.port}"
+    key_guard: tuple[Command, ...] = ()
+    key_flag = ""
+    if server.api_key is not None:
+        key_guard = _key_guard(server.api_key)
+        key_flag = f" \\\n    --api-key {server.api_key.shell_expression()}"
     return (
         "# The SGLang server of this eval, in the background; stopped whenever this script exits.",
         f"mkdir -p {shlex.quote(stage_dir)}",
-        render_command(tuple(launch)) + f" \\\n    >>{log} 2>&1 &",
+        *key_guard,
+        render_command(tuple(launch)) + key_flag + f" \\\n    >>{log} 2>&1 &",
         "server_pid=$!",
         'trap \'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true\' EXIT',
         render_command((*cmd, "--url", url)) + ' \\\n    --server-pid "$server_pid"',
     )
+
+
+def _key_guard(key: Secret) -> tuple[Command, ...]:
+    """Stop the script before the server starts when its key is unset or empty where the stage runs:
+    SGLang takes an empty --api-key as no key, and would answer anyone."""
+    what = f"eval.server.api_key ({key})"
+    if key.kind == "env":
+        return (f': "${{{key.target}:?{what}: export {key.target} where this stage runs}}"',)
+    path = shlex.quote(key.target)
+    message = shlex.quote(f"{what}: {key.target} is missing, unreadable or empty")
+    return (f"[ -r {path} ] && [ -s {path} ] || {{ echo {message} >&2; exit 1; }}",)

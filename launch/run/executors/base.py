@@ -85,14 +85,22 @@ class Executor(ABC):
         from launch.run.import_check import import_problems
 
         needed: dict[tuple[str, str], list[str]] = {}
+        unset: dict[tuple[str, str], list[str]] = {}
         for stage in stages:
             for path, what in stage.requires.items():
                 if not os.path.exists(path):
                     needed.setdefault((path, what), []).append(stage.name)
+            for name, what in stage.requires_env.items():
+                if not os.environ.get(name):
+                    unset.setdefault((name, what), []).append(stage.name)
         return [
             *(
                 f"{path} is missing (needed by {', '.join(names)}): {what}"
                 for (path, what), names in needed.items()
+            ),
+            *(
+                f"environment variable {name} is not set (needed by {', '.join(names)}): {what}"
+                for (name, what), names in unset.items()
             ),
             *import_problems(stages),
         ]
