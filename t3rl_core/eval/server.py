@@ -107,6 +107,7 @@ class SGLangServer:
         self.log_path = log_path
         self.stop_grace_s = stop_grace_s
         self._process: subprocess.Popen[bytes] | None = None
+        self._redactor: subprocess.Popen[bytes] | None = None
         self._previous_sigterm: Any = None
 
     @property
@@ -127,23 +128,32 @@ class SGLangServer:
         if _port_in_use(self.config.host, self.config.port):
             # A health check would succeed against whatever already listens there.
             raise ServerStartError(f"port {self.config.port} on {self.config.host} is already in use")
-        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        log: Any = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         # The kernel's parent-death signal follows the thread that forks: only the main thread lives
         # as long as this process. t3rl_core.lifetime (stdlib only, run as a file so that it needs no
         # import path) execs the server with it set.
         lifetime = [sys.executable, lifetime_module.__file__, "--"] if _in_main_thread() else []
         # Read now, in the process that starts the server; `command()` (what is shown) never holds it.
         key = self._key()
+        redactor = None
         try:
+            if key and self.config.api_key is not None and self.log_path:
+                # SGLang logs its arguments, the key among them: the log is written through a mask.
+                redact = [sys.executable, "-m", "t3rl_core.redact", str(self.config.api_key)]
+                redactor = self._redactor = subprocess.Popen(
+                    redact, stdin=subprocess.PIPE, stdout=log, start_new_session=True
+                )
             self._process = subprocess.Popen(
                 [*lifetime, *self.command(), *(("--api-key", key) if key else ())],
-                stdout=log,
+                stdout=redactor.stdin if redactor else log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         finally:
+            if redactor is not None and redactor.stdin is not None:
+                redactor.stdin.close()  # the server holds the pipe now; the redactor ends with it
             if self.log_path:
-                log.close()  # type: ignore[union-attr]
+                log.close()
         self._trap_sigterm()
         try:
             self._wait_healthy()
@@ -164,6 +174,14 @@ class SGLangServer:
         elif process is not None:
             # The leader is gone but children it forked may still hold GPUs or the port.
             _signal_group(process.pid, signal.SIGKILL)
+        redactor, self._redactor = self._redactor, None
+        if redactor is not None:
+            # Ends at the end of the server's output; the last lines it copies are the server's last words.
+            try:
+                redactor.wait(timeout=self.stop_grace_s)
+            except subprocess.TimeoutExpired:
+                redactor.kill()
+                redactor.wait()
         self._restore_sigterm()
 
     def __enter__(self) -> SGLangServer:

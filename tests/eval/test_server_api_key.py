@@ -63,7 +63,9 @@ def test_the_started_server_gets_the_key_and_the_engine_sends_it(
         # No key at all: the same loud refusal, saying none was sent.
         with pytest.raises(EngineUnavailable, match="no key was sent"):
             asyncio.run(_use(_engine(server.url, None)))
-    assert KEY not in (tmp_path / "server.log").read_text()
+    # The server logs its arguments, key included (as SGLang does): the log holds the mask instead.
+    log = (tmp_path / "server.log").read_text()
+    assert KEY not in log and "api_key='***'" in log
 
 
 def test_a_key_read_from_a_file_reaches_the_server(tmp_path: Path) -> None:
@@ -102,3 +104,14 @@ def test_a_literal_key_is_refused_by_the_config() -> None:
     with pytest.raises(ValueError, match="never the credential itself") as refused:
         ServerConfig(api_key=KEY)
     assert KEY not in str(refused.value)
+
+
+def test_the_redactor_masks_the_key_in_a_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    monkeypatch.setenv("EVAL_SERVER_KEY", KEY)
+    lines = f"start\nserver_args=(api_key='{KEY}')\n{KEY}{KEY} end\n".encode()
+    done = subprocess.run(
+        [sys.executable, "-m", "t3rl_core.redact", "env:EVAL_SERVER_KEY"], input=lines, capture_output=True
+    )
+    assert done.returncode == 0 and done.stdout == b"start\nserver_args=(api_key='***')\n****** end\n"

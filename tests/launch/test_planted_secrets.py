@@ -183,6 +183,8 @@ def test_the_eval_servers_key_is_planned_by_reference_never_by_value(workdir: Pa
         assert '--api-key "${SGLANG_API_KEY}"' in text
         # An unset or empty variable stops the script before the server starts without a key.
         assert ': "${SGLANG_API_KEY:?eval.server.api_key (env:SGLANG_API_KEY)' in text
+        # SGLang logs its arguments: its log is written through a mask of the key.
+        assert "-m t3rl_core.redact env:SGLANG_API_KEY >>" in text
     key_file = workdir / "sglang.key"
     key_file.write_text(PLANTED["reference"])
     code, out = _run("plan", "+experiment=stage1_bfcl", f"eval.server.api_key=file:{key_file}", "--out", "p2")

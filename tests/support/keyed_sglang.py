@@ -32,6 +32,8 @@ def main() -> None:
     args, _ = parser.parse_known_args()
     if not args.api_key:
         sys.exit("keyed_sglang: no --api-key given")
+    # As SGLang does: its arguments, the key among them, in its log.
+    print(f"server_args=ServerArgs(port={args.port}, api_key={args.api_key!r})", flush=True)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:

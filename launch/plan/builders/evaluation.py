@@ -118,14 +118,18 @@ def _with_server(
     url = f"http://{server.host}:{server.port}"
     key_guard: tuple[Command, ...] = ()
     key_flag = ""
+    output = f">>{log} 2>&1 &"
     if server.api_key is not None:
         key_guard = _key_guard(server.api_key)
         key_flag = f" \\\n    --api-key {server.api_key.shell_expression()}"
+        # SGLang logs its arguments, the key among them: the log is written through a mask.
+        redact = shlex.join([python, "-m", "t3rl_core.redact", str(server.api_key)])
+        output = f"> >({redact} >>{log}) 2>&1 &"
     return (
         "# The SGLang server of this eval, in the background; stopped whenever this script exits.",
         f"mkdir -p {shlex.quote(stage_dir)}",
         *key_guard,
-        render_command(tuple(launch)) + key_flag + f" \\\n    >>{log} 2>&1 &",
+        render_command(tuple(launch)) + key_flag + f" \\\n    {output}",
         "server_pid=$!",
         'trap \'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true\' EXIT',
         render_command((*cmd, "--url", url)) + ' \\\n    --server-pid "$server_pid"',
