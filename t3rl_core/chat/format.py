@@ -31,6 +31,14 @@ _SENTINEL = "\u27e6t3rl-assistant-turn\u27e7"
 _BASE: tuple[Message, ...] = ({"role": "user", "content": "."},)
 # Prompts whose token ids are kept (GRPO samples each prompt n times in a row).
 _PROMPT_CACHE_SIZE = 1024
+# Turn deltas whose token ids are kept: envs repeat observations (BFCL: ~65 % of the deltas of 256
+# episodes of distinct rows repeat an earlier one: the same tool outputs and follow-up questions).
+_DELTA_CACHE_SIZE = 4096
+# Template globals whose output is not a function of the inputs: a template naming one renders each
+# delta afresh.
+_UNSTABLE_GLOBALS = ("strftime_now", "lipsum")
+# A turn delta's cache key: the new messages' items, the generation prompt, the model's stop token.
+_DeltaKey = tuple[tuple[tuple[tuple[str, str], ...], ...], bool, int | None]
 
 
 @lru_cache(maxsize=8)
@@ -88,6 +96,9 @@ class ChatFormat:
         self.stop_token_ids: tuple[int, ...] = tuple(vocab[token] for token in stop_tokens)
         self._stop_text = dict(zip(self.stop_token_ids, stop_tokens, strict=True))
         self._closing_cache: dict[bool, str] = {}
+        # Turn-delta ids by (new messages as JSON, generation prompt, stop token the model ended on).
+        self._deltas: dict[_DeltaKey, list[int]] = {}
+        self._stable_deltas = not any(name in self.template for name in _UNSTABLE_GLOBALS)
         self._prompt_cache: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
         # Per tool list (by tools_cache_key): its tools as RenderedJSON, so prompts reuse their JSON.
         self._tool_lists: OrderedDict[str, list[Any]] = OrderedDict()
@@ -258,7 +269,12 @@ class ChatFormat:
         next, it is not repeated (Qwen stops at <|im_end|>, so only the "\\n" after it is added); when
         the call was cut by length, the template's whole closing is added.
         """
-        return self.encode(self._turn_end_text(last_token, new_messages, add_generation_prompt))
+        key = self._delta_key(last_token, new_messages, add_generation_prompt)
+        ids = self._deltas.get(key) if key else None
+        if ids is None:
+            ids = self.encode(self._turn_end_text(last_token, new_messages, add_generation_prompt))
+            self._keep_delta(key, ids)
+        return list(ids)
 
     async def turn_end_ids_async(
         self,
@@ -268,7 +284,38 @@ class ChatFormat:
         add_generation_prompt: bool = False,
     ) -> list[int]:
         """`turn_end_ids` with its encode off the event loop (`encode_async`): the same ids."""
-        return await self.encode_async(self._turn_end_text(last_token, new_messages, add_generation_prompt))
+        key = self._delta_key(last_token, new_messages, add_generation_prompt)
+        ids = self._deltas.get(key) if key else None
+        if ids is None:
+            text = self._turn_end_text(last_token, new_messages, add_generation_prompt)
+            ids = await self.encode_async(text)
+            self._keep_delta(key, ids)
+        return list(ids)
+
+    def _delta_key(
+        self, last_token: int | None, new_messages: Sequence[Message], add_generation_prompt: bool
+    ) -> _DeltaKey | None:
+        """What a turn delta's ids depend on (the template, its variables and the tokenizer are fixed):
+        the new messages, the generation prompt and the stop token the model ended on, if any. None (no
+        caching) unless every message is a dict of strings (an env's observations), whose equality is
+        the template's, or when the template is not a function of its inputs."""
+        if not self._stable_deltas:
+            return None
+        messages = []
+        for message in new_messages:
+            if type(message) is not dict or not all(
+                type(key) is str and type(value) is str for key, value in message.items()
+            ):
+                return None
+            messages.append(tuple(message.items()))
+        return tuple(messages), add_generation_prompt, last_token if last_token in self._stop_text else None
+
+    def _keep_delta(self, key: _DeltaKey | None, ids: list[int]) -> None:
+        if key is None:
+            return
+        if len(self._deltas) >= _DELTA_CACHE_SIZE:
+            del self._deltas[next(iter(self._deltas))]  # the oldest
+        self._deltas[key] = ids
 
     def _turn_end_text(
         self, last_token: int | None, new_messages: Sequence[Message], add_generation_prompt: bool

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from t3rl_core.chat.families import FAMILIES
@@ -225,3 +227,55 @@ def test_kept_json_describes_the_tool_as_it_was_when_kept(qwen_chat: ChatFormat)
     kept = RenderedJSON(tool)
     tool["function"]["name"] = "rm"  # the caller's later change does not reach the kept copy
     assert '"name": "ls"' in qwen_chat.render(CONVERSATION[:2], [kept])
+
+
+DELTAS = [
+    [{"role": "tool", "content": "a.txt", "name": "ls"}],
+    [{"role": "tool", "content": "a.txt"}, {"role": "tool", "content": "b.txt"}],
+    [{"role": "user", "content": "Thanks."}],
+    [],
+]
+
+
+def test_cached_turn_deltas_are_the_fresh_ones(chat: ChatFormat) -> None:
+    last_tokens = [None, chat.encode("x")[0], *chat.stop_token_ids]
+    for messages in DELTAS:
+        for last in last_tokens:
+            for gen in (False, True):
+                fresh = chat.encode(chat._turn_end_text(last, messages, gen))
+                assert chat.turn_end_ids(last, messages, add_generation_prompt=gen) == fresh
+                assert chat.turn_end_ids(last, messages, add_generation_prompt=gen) == fresh  # cached
+                cached = asyncio.run(chat.turn_end_ids_async(last, messages, add_generation_prompt=gen))
+                assert cached == fresh
+
+
+def test_a_repeated_turn_delta_is_rendered_once(
+    qwen_chat: ChatFormat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rendered: list[int] = []
+    original = qwen_chat._render_delta
+    monkeypatch.setattr(qwen_chat, "_render_delta", lambda m, g: rendered.append(len(m)) or original(m, g))
+    messages = [{"role": "tool", "content": "once-rendered delta"}]
+    first = qwen_chat.turn_end_ids(None, messages, add_generation_prompt=True)
+    first.append(-1)  # a caller's change never reaches the cache
+    again = asyncio.run(qwen_chat.turn_end_ids_async(None, messages, add_generation_prompt=True))
+    assert again == first[:-1]
+    assert rendered == [3]
+
+
+def test_deltas_render_afresh_for_unstable_templates_and_non_string_messages(
+    qwen_chat: ChatFormat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dated = ChatFormat(
+        qwen_chat.tokenizer,
+        template=load_template("qwen3") + "{% if false %}{{ strftime_now('%d') }}{% endif %}",
+        family_=qwen_chat.family,
+    )
+    odd = [{"role": "tool", "content": "x", "name": None}]  # not all strings
+    for chat, messages in ((dated, [{"role": "tool", "content": "x"}]), (qwen_chat, odd)):
+        rendered: list[int] = []
+        spy = lambda m, g, o=chat._render_delta, r=rendered: r.append(1) or o(m, g)  # noqa: E731
+        monkeypatch.setattr(chat, "_render_delta", spy)
+        for _ in range(2):
+            chat.turn_end_ids(None, messages, add_generation_prompt=True)
+        assert rendered == [1, 1]
