@@ -40,7 +40,8 @@ _SECRET_KEY_NAME = re.compile(
 )
 # `--flag=value`, `--flag,value` or `--flag value` inside an override's text (a Hydra list or string).
 _FLAG_IN_TEXT = re.compile(r"(--?[A-Za-z][\w-]*)(?:=|,\s*|\s+)['\"]?([^,\]\s'\"]+)")
-_REFERENCE = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S+|\$\{oc\.env:[^}]+\})$")
+# `${oc.env:NAME}`, also as a sweep point's override spells it (`$\{oc.env\:NAME\}`, Hydra's escapes).
+_REFERENCE = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S+|\$\\?\{oc\.env\\?:[^}\\]+\\?\})$")
 # Command-line flags: a trailing `token` only in the names of credentials (Megatron's --fim-pad-token
 # takes a vocabulary token).
 _SECRET_FLAG_NAME = re.compile(

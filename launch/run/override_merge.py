@@ -73,3 +73,30 @@ def refuse_masked(overrides: Sequence[str], run_dir: Path, command: str) -> None
 
 def _prefix(override: str) -> str:
     return override[: len(override) - len(override.lstrip("+"))]
+
+
+def refuse_literals_for_children(overrides: Sequence[str]) -> None:
+    """Raise a `ConfigError` naming every override that holds a literal credential, for points of a
+    sweep that each run as their own launcher (`t3rl run --run-dir`), which reads the point's
+    overrides.yaml, where such a value is masked."""
+    from launch.config.errors import ConfigError, Problem
+    from launch.config.secrets import MASK, mask_override
+
+    problems = [
+        Problem(
+            key=override_key(override),
+            message=(
+                "a literal credential cannot reach the points of a parallel sweep: each point runs as "
+                f"its own t3rl process from its overrides.yaml, where it is stored masked ({MASK})"
+            ),
+            source=f"override `{mask_override(override)}`",
+            fix=(
+                f"pass it by reference: {_prefix(override)}{override_key(override)}='${{oc.env:NAME}}' "
+                "with NAME exported (or executor.max_parallel=1, which runs the points in this process)"
+            ),
+        )
+        for override in overrides
+        if MASK in mask_override(override) and MASK not in override
+    ]
+    if problems:
+        raise ConfigError(problems)

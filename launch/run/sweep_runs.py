@@ -88,6 +88,10 @@ def run_sweep(
     if not all(c.ok for c in checks):
         return EXIT_CONFIG
     first_resolved, first_plan = checks[0].plan
+    if not dry and len(points) > 1 and getattr(first_resolved.run.executor, "max_parallel", 1) != 1:
+        from launch.run.override_merge import refuse_literals_for_children
+
+        refuse_literals_for_children(list(dict.fromkeys(o for c in checks for o in c.plan[0].overrides)))
     summary = SweepSummary(
         sweep_dir=sweep_dirs[0],
         name=sweep_name,

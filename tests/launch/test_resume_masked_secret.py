@@ -131,3 +131,18 @@ def test_a_sweep_point_holding_a_masked_literal_is_refused_with_how_to_resume_it
     assert snapshot(sweep) == before
     assert f"t3rl run --run-dir {point}" in out and "hardware.env_vars.HF_TOKEN" in out
     assert leaks(workdir) == []
+
+
+def test_a_parallel_sweep_refuses_a_literal_its_point_launchers_could_not_read(workdir: Path) -> None:
+    """Points run in parallel each start as `t3rl run --run-dir <point>`, from the masked overrides.yaml."""
+    args = ("run", "-m", "+experiment=rec", "--config-dir", "conf", "env.data.seed=1,2")
+    code, out = invoke(*args, "executor.max_parallel=2", f"++hardware.env_vars.HF_TOKEN={LITERAL}")
+    assert code == 2, out
+    assert "hardware.env_vars.HF_TOKEN" in out and "${oc.env:NAME}" in out and "max_parallel=1" in out
+    assert not (workdir / "runs").exists() and leaks(workdir) == []
+    # By reference, the same parallel sweep runs.
+    code, out = invoke(
+        *args, "executor.max_parallel=2", "++hardware.env_vars.HF_TOKEN=${oc.env:PLANTED_PLAIN_VAR}"
+    )
+    assert code == 0, out
+    assert leaks(workdir) == []
