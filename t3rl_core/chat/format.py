@@ -33,7 +33,10 @@ _BASE: tuple[Message, ...] = ({"role": "user", "content": "."},)
 _PROMPT_CACHE_SIZE = 1024
 # Turn deltas whose token ids are kept: envs repeat observations (BFCL: ~65 % of the deltas of 256
 # episodes of distinct rows repeat an earlier one: the same tool outputs and follow-up questions).
-_DELTA_CACHE_SIZE = 4096
+# Bounded to ~1M kept ids (tens of MB at most): a long tool output is rarely repeated, and is kept
+# alive by its key too.
+_DELTA_CACHE_SIZE = 2048
+_DELTA_MAX_TOKENS = 512
 # Template globals whose output is not a function of the inputs: a template naming one renders each
 # delta afresh.
 _UNSTABLE_GLOBALS = ("strftime_now", "lipsum")
@@ -311,7 +314,7 @@ class ChatFormat:
         return tuple(messages), add_generation_prompt, last_token if last_token in self._stop_text else None
 
     def _keep_delta(self, key: _DeltaKey | None, ids: list[int]) -> None:
-        if key is None:
+        if key is None or len(ids) > _DELTA_MAX_TOKENS:
             return
         if len(self._deltas) >= _DELTA_CACHE_SIZE:
             del self._deltas[next(iter(self._deltas))]  # the oldest

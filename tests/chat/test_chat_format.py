@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from t3rl_core.chat import format as chat_format
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.shipped import load_template, shipped_templates
@@ -263,7 +264,7 @@ def test_a_repeated_turn_delta_is_rendered_once(
     assert rendered == [3]
 
 
-def test_deltas_render_afresh_for_unstable_templates_and_non_string_messages(
+def test_deltas_render_afresh_for_unstable_templates_odd_messages_and_long_outputs(
     qwen_chat: ChatFormat, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dated = ChatFormat(
@@ -272,7 +273,8 @@ def test_deltas_render_afresh_for_unstable_templates_and_non_string_messages(
         family_=qwen_chat.family,
     )
     odd = [{"role": "tool", "content": "x", "name": None}]  # not all strings
-    for chat, messages in ((dated, [{"role": "tool", "content": "x"}]), (qwen_chat, odd)):
+    long = [{"role": "tool", "content": " ".join(f"w{i}" for i in range(chat_format._DELTA_MAX_TOKENS))}]
+    for chat, messages in ((dated, [{"role": "tool", "content": "x"}]), (qwen_chat, odd), (qwen_chat, long)):
         rendered: list[int] = []
         spy = lambda m, g, o=chat._render_delta, r=rendered: r.append(1) or o(m, g)  # noqa: E731
         monkeypatch.setattr(chat, "_render_delta", spy)
