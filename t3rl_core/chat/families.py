@@ -33,6 +33,10 @@ class Family:
 
 _QWEN_TAGS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>")
 _THINK_TAGS = ("<think>", "</think>")
+# GLM-4's control tokens, shared by its GLM-4.5-style and native (0414) call formats.
+_GLM_SPECIAL = (
+    "<|endoftext|>", "[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"
+)  # fmt: skip
 
 FAMILIES: dict[str, Family] = {
     family.name: family
@@ -80,15 +84,7 @@ FAMILIES: dict[str, Family] = {
         ),
         Family(
             name="glm4",
-            special_tokens=(
-                "<|endoftext|>",
-                "[gMASK]",
-                "<sop>",
-                "<|system|>",
-                "<|user|>",
-                "<|assistant|>",
-                "<|observation|>",
-            ),
+            special_tokens=_GLM_SPECIAL,
             tag_tokens=(*_QWEN_TAGS, *_THINK_TAGS, "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
             stop_tokens=("<|user|>", "<|observation|>", "<|endoftext|>"),
             bos_token=None,
@@ -102,15 +98,7 @@ FAMILIES: dict[str, Family] = {
         Family(
             # GLM-4-0414's native format (GLM-4-9B-0414): calls as `NAME\n{json}` assistant segments.
             name="glm4_0414",
-            special_tokens=(
-                "<|endoftext|>",
-                "[gMASK]",
-                "<sop>",
-                "<|system|>",
-                "<|user|>",
-                "<|assistant|>",
-                "<|observation|>",
-            ),
+            special_tokens=_GLM_SPECIAL,
             tag_tokens=(),
             stop_tokens=("<|user|>", "<|observation|>", "<|endoftext|>"),
             bos_token=None,
