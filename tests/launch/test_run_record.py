@@ -13,26 +13,7 @@ from typer.testing import CliRunner
 
 from launch.cli.app import app
 from launch.run.override_merge import merge_overrides
-
-# Data preparation only, on ReTool's bundled sample problems: a real stage that takes about a second.
-EXPERIMENT = """\
-# @package _global_
-defaults:
-  - override /env: retool_python
-  - override /reward: retool_outcome
-  - override /executor: local
-  - override /tracking: none
-  - _self_
-name: rec
-env:
-  data:
-    test_size: 4
-eval:
-  split: retool_test
-stages:
-  prepare_data:
-    kind: prepare_data
-"""
+from tests.support.retool_prepare_only import EXPERIMENT
 
 
 @pytest.fixture
