@@ -13,10 +13,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import GetCoreSchemaHandler, SecretStr
-from pydantic_core import PydanticCustomError, core_schema
+if TYPE_CHECKING:
+    # pydantic is imported where a Secret is validated or revealed, not with this module: the URL
+    # masking below also runs where configs are composed, which must not pay for pydantic
+    # (launch.config.compose_ahead).
+    from pydantic import GetCoreSchemaHandler, SecretStr
+    from pydantic_core import core_schema
 
 MASK = "***"
 # Environment-variable names as shells accept them.
@@ -49,6 +53,8 @@ class Secret:
     def __init__(self, reference: str) -> None:
         kind, _, target = reference.partition(":")
         if not (kind == "env" and ENV_NAME.match(target)) and not (kind == "file" and target):
+            from pydantic_core import PydanticCustomError
+
             # The rejected text may be the credential itself: it is not repeated.
             raise PydanticCustomError(
                 SECRET_REFERENCE_ERROR,
@@ -75,6 +81,8 @@ class Secret:
 
     def reveal(self) -> SecretStr:
         """The value, read now (strip of the trailing newline files usually end with)."""
+        from pydantic import SecretStr
+
         if self.kind == "env":
             value = os.environ.get(self.target)
             if not value:
@@ -103,6 +111,8 @@ class Secret:
     def __get_pydantic_core_schema__(
         cls, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
+        from pydantic_core import core_schema
+
         return core_schema.no_info_plain_validator_function(
             _validate, serialization=core_schema.plain_serializer_function_ser_schema(str)
         )
@@ -112,5 +122,7 @@ def _validate(value: Any) -> Secret:
     if isinstance(value, Secret):
         return value
     if not isinstance(value, str):
+        from pydantic_core import PydanticCustomError
+
         raise PydanticCustomError(SECRET_REFERENCE_ERROR, "takes a reference string, " + REFERENCE_HELP)
     return Secret(value)

@@ -10,21 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
-from launch.checks.validate import validate
-from launch.config.compose_cache import Plain, cached_compose
+from launch.checks.validate import import_checks, validate
+from launch.config import compose_ahead
 from launch.config.errors import ConfigError, Problem
 from launch.config.provenance import Provenance
-from launch.config.schema import RunConfig
+from launch.config.resolved import composed_plain
+from launch.config.schema import RunConfig, build_validators
 from launch.config.schema_errors import problems_from_validation
 from launch.config.secrets import remember_config, remember_overrides
-
-if TYPE_CHECKING:
-    # Hydra and OmegaConf are imported where a composition is computed, not on a cache hit.
-    from launch.config.compose import Composition
 
 
 @dataclass(frozen=True)
@@ -43,31 +40,13 @@ class Resolved:
     hydra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Composed:
-    """A composed config with interpolations resolved, before schema and cross-field validation."""
-
-    composition: Composition
-    provenance: Provenance
-    data: dict[str, Any]
-
-
-def compose_resolved(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Composed:
-    """Compose and resolve interpolations only (for inspecting configs that may not validate)."""
-    from launch.config.compose import compose
-
-    remember_overrides(overrides)
-    composition = compose(overrides, config_dirs)
-    provenance = Provenance.from_composition(composition)
-    data = _plain(composition, provenance)
-    remember_config(data)  # masked from here on wherever they reappear (show, errors, files, logs)
-    return Composed(composition, provenance, data)
-
-
 def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolved:
     """Compose, resolve and validate a run config; raises ConfigError with every problem found."""
     remember_overrides(overrides)
-    plain = cached_compose(overrides, config_dirs, lambda: _plain_composition(overrides, config_dirs))
+    if compose_ahead.composing(overrides, config_dirs):  # work that needs no config, done meanwhile
+        build_validators()
+        import_checks()
+    plain = compose_ahead.take(overrides, config_dirs) or composed_plain(overrides, config_dirs)
     data, provenance = plain.data, plain.provenance
     remember_config(data)
     try:
@@ -85,56 +64,3 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         warnings=list(problems),
         hydra=plain.hydra,
     )
-
-
-def _plain_composition(overrides: Sequence[str], config_dirs: Sequence[str]) -> Plain:
-    from omegaconf import OmegaConf
-
-    composed = compose_resolved(overrides, config_dirs)
-    hydra_node = composed.composition.hydra
-    hydra = OmegaConf.to_container(hydra_node, resolve=False) if hydra_node else {}
-    return Plain(composed.data, composed.provenance, hydra)  # type: ignore[arg-type]
-
-
-def _plain(composition: Composition, provenance: Provenance) -> dict[str, Any]:
-    """The config with interpolations resolved; a broken interpolation names its key and source."""
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    try:
-        data = OmegaConf.to_container(composition.config, resolve=True, throw_on_missing=True)
-    except OmegaConfBaseException as error:
-        key = str(getattr(error, "full_key", "") or "")
-        message = str(getattr(error, "msg", error)).splitlines()[0]
-        fix = _interpolation_fix(composition, provenance, key, message)
-        raise ConfigError(
-            [Problem(key, f"cannot resolve the value: {message}", provenance.source(key), fix)]
-        ) from None
-    assert isinstance(data, dict)
-    return data
-
-
-def _interpolation_fix(composition: Composition, provenance: Provenance, key: str, message: str) -> str:
-    """The value with its misspelt interpolation key corrected, when a close key exists."""
-    import re
-
-    from omegaconf import OmegaConf
-
-    from launch.config.errors import did_you_mean
-
-    generic = "fix the ${...} interpolation (it must name an existing key, or ${oc.env:VAR,default})"
-    found = re.search(r"Interpolation key '([^']+)' not found", message)
-    origin = provenance.origin(key)
-    raw = origin.raw if origin is not None else None
-    if not found or not isinstance(raw, str):
-        return generic
-    missing = found.group(1)
-    parent, _, leaf = missing.rpartition(".")
-    node = OmegaConf.select(composition.config, parent) if parent else composition.config
-    keys = [str(k) for k in node] if OmegaConf.is_dict(node) else []
-    guess = did_you_mean(leaf, keys)
-    if guess is None:
-        return generic
-    corrected = raw.replace("${" + missing + "}", "${" + (f"{parent}.{guess}" if parent else guess) + "}")
-    target = f"{parent}.{guess}" if parent else guess
-    return f"set {key}={corrected} (the interpolation names no key '{missing}'; did you mean '{target}'?)"

@@ -43,6 +43,12 @@ def validate(
     return _unique(p.with_source(_source_of(provenance, p.key)) for p in problems)
 
 
+def import_checks() -> None:
+    """Import what `validate` runs (its rules, the trial plan's builders) before it is first called."""
+    import launch.checks.rules
+    import launch.plan.build  # noqa: F401
+
+
 def plan_problems(run: RunConfig) -> list[Problem]:
     """What building the plan would refuse (no I/O: the plan is built in memory and dropped), so that
     `validate` rejects every config `plan` and `run` reject."""

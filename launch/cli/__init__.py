@@ -49,6 +49,10 @@ def run_plain(command: str, overrides: list[str]) -> int:
     """What the Typer app does for `command` with these overrides and every option at its default."""
     import errno
 
+    from launch.config import compose_ahead
+
+    # First of all, before Hydra or pydantic is imported: a child composes while this process imports.
+    compose_ahead.start(overrides)
     from launch.config.secrets import scrub_standard_streams
 
     scrub_standard_streams()  # as the app's callback does before any command
@@ -68,3 +72,5 @@ def run_plain(command: str, overrides: list[str]) -> int:
         # Python's advice for EPIPE: point stdout at devnull, or the flush at exit fails once more.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    finally:
+        compose_ahead.discard()  # a command that ended before resolving leaves no child behind

@@ -68,8 +68,9 @@ def _dirs(config_dir: list[Path] | None) -> list[str]:
 
 def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) -> int:
     """Prints the config (or the explained keys) even when it does not validate; then exit 2."""
-    from launch.checks.resolve import compose_resolved, resolve
+    from launch.checks.resolve import resolve
     from launch.config.errors import ConfigError, render_problems
+    from launch.config.resolved import compose_resolved
 
     try:
         composed = compose_resolved(overrides, config_dirs)

@@ -19,6 +19,8 @@ def rich_console(stderr: bool = False) -> Console:
 
 
 def validate_command(overrides: list[str], config_dirs: list[str]) -> int:
+    import rich.console  # noqa: F401  (before resolving: overlaps with a composing child, compose_ahead)
+
     from launch.checks.resolve import resolve
     from launch.config.errors import ConfigError, render_problems
 

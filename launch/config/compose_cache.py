@@ -49,7 +49,7 @@ PURE_RESOLVERS = frozenset(
 CONF_PACKAGE = "t3rl_conf"
 VERSIONED = ("t3rl", "hydra-core", "omegaconf", "antlr4-python3-runtime", "PyYAML")
 # The modules whose code decides what composition returns.
-CODE = ("config/compose.py", "config/provenance.py", "checks/resolve.py", "config/compose_cache.py")
+CODE = ("config/compose.py", "config/provenance.py", "config/resolved.py", "config/compose_cache.py")
 # Overrides of these keys reach outside the config files (Hydra's search path and its own node).
 UNCACHED_KEYS = ("hydra", "hparams_search")
 

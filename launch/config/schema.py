@@ -493,3 +493,9 @@ def stage_sections(run: RunConfig, stage: TrainStage) -> tuple[Any, Any]:
         )
         reward = TypeAdapter(AnyRewardConfig).validate_python(overlay(base, stage.reward))
     return env, reward
+
+
+def build_validators() -> None:
+    """Build RunConfig's validator now rather than on its first use (StrictModel defers it), so that
+    the build overlaps with a composition running in a child (launch.config.compose_ahead)."""
+    RunConfig.model_rebuild()

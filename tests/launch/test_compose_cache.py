@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import launch.checks.resolve as resolve_module
+import launch.config.resolved as resolved_module
 from launch.checks.resolve import resolve
 from launch.config import compose_cache
 from launch.config.compose_cache import Entry, Plain, on_search_path
@@ -34,13 +34,13 @@ def compositions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple]
     for name in ("T3RL_RUNS_DIR", "T3RL_CHECKPOINTS_DIR", "T3RL_MODELS_DIR", "SLIME_ROOT", "MEGATRON_ROOT"):
         monkeypatch.delenv(name, raising=False)
     calls: list[tuple] = []
-    real = resolve_module._plain_composition
+    real = resolved_module.plain_composition
 
     def counting(*args: object) -> Plain:
         calls.append(args)
         return real(*args)
 
-    monkeypatch.setattr(resolve_module, "_plain_composition", counting)
+    monkeypatch.setattr(resolved_module, "plain_composition", counting)
     return calls
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from launch.checks.resolve import compose_resolved, resolve
+from launch.checks.resolve import resolve
 from launch.cli.app import app
+from launch.config.resolved import compose_resolved
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 

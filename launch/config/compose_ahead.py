@@ -1,0 +1,156 @@
+"""Compose in a forked child while the parent imports and builds the schema.
+
+A cold `t3rl plan|run|validate` spends about as long importing Hydra and composing as importing the
+schema, checks and plan modules and building the validators, and neither needs the other until
+validation. So the plain CLI path (`launch.cli.run_plain`) calls `start` before importing either: the
+child imports Hydra and composes through the composition cache (`launch.config.resolved.composed_plain`,
+exactly what `resolve` calls), and sends the result back through a pipe; the parent meanwhile goes on,
+and `resolve` collects the result with `take`. On two cores that hides most of the composition.
+
+The result is the one `resolve` would compute itself: a composition error comes back as its problems
+and is raised as the same ConfigError; anything else going wrong in the child (a bug, a signal, a
+result that does not pickle) makes `take` return None, so the parent composes in process and a bug
+shows its own traceback. Nothing is forked where it cannot help or work: without `os.fork`, on one
+usable CPU, once a thread runs, or with `T3RL_COMPOSE_AHEAD=0`. The child writes nothing but what
+composition itself writes (the composition cache entry, and any warning on stderr, once).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from launch.config.compose_cache import Plain
+
+ENV_SWITCH = "T3RL_COMPOSE_AHEAD"
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A child composing `key`, writing its pickled outcome to `fd`."""
+
+    key: tuple[tuple[str, ...], tuple[str, ...]]
+    pid: int
+    fd: int
+
+
+_pending: _Pending | None = None
+
+
+def enabled() -> bool:
+    """Whether a child can compose in parallel here (fork available, a second CPU, not switched off)."""
+    if os.environ.get(ENV_SWITCH, "") == "0" or not hasattr(os, "fork"):
+        return False
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return usable >= 2
+
+
+def start(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> None:
+    """Fork a child that composes this command line, unless one already does or it cannot help.
+    Call it before importing Hydra or pydantic: the parent must not have started any thread."""
+    global _pending
+    if _pending is not None or not enabled() or _threads_running():
+        return
+    key = (tuple(overrides), tuple(config_dirs))
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child never returns from here
+        os.close(read_fd)
+        _compose_in_child(write_fd, key)
+    os.close(write_fd)
+    _pending = _Pending(key, pid, read_fd)
+
+
+def composing(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> bool:
+    """Whether a child is composing this command line now."""
+    return _pending is not None and _pending.key == (tuple(overrides), tuple(config_dirs))
+
+
+def _threads_running() -> bool:
+    """A fork copies locks other threads may hold (logging, imports) and not the threads to free them."""
+    threading = sys.modules.get("threading")
+    return threading is not None and threading.active_count() > 1
+
+
+def take(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Plain | None:
+    """The child's composition of this command line (raising its ConfigError as `resolve` would); None
+    when no child composes it or the child failed: then the caller composes."""
+    global _pending
+    pending, _pending = _pending, None
+    if pending is None:
+        return None
+    if pending.key != (tuple(overrides), tuple(config_dirs)):
+        _discard(pending)
+        return None
+    payload = _read_all(pending.fd)
+    os.close(pending.fd)
+    _, status = os.waitpid(pending.pid, 0)
+    if status != 0 or not payload:
+        return None
+    try:
+        outcome = pickle.loads(payload)
+    except Exception:  # a truncated or foreign payload: compose here instead
+        return None
+    if outcome[0] == "plain":
+        return outcome[1]
+    if outcome[0] == "error":
+        from launch.config.errors import ConfigError
+
+        raise ConfigError(outcome[1])
+    return None
+
+
+def discard() -> None:
+    """Stop a child whose result will not be taken (the command ended before resolving)."""
+    global _pending
+    pending, _pending = _pending, None
+    if pending is not None:
+        _discard(pending)
+
+
+def _discard(pending: _Pending) -> None:
+    import signal
+
+    os.close(pending.fd)
+    try:
+        os.kill(pending.pid, signal.SIGKILL)
+        os.waitpid(pending.pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _compose_in_child(write_fd: int, key: tuple[tuple[str, ...], tuple[str, ...]]) -> None:
+    code = 1
+    try:
+        from launch.config.errors import ConfigError
+        from launch.config.resolved import composed_plain
+        from launch.config.secrets import scrub_standard_streams
+
+        scrub_standard_streams()  # a composition warning is masked as the parent would mask it
+        try:
+            outcome: tuple[object, ...] = ("plain", composed_plain(*key))
+        except ConfigError as error:
+            outcome = ("error", [*error.problems, *error.warnings])
+        payload = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(write_fd, view) :]
+        code = 0
+    except BaseException:  # any failure (a bug, an interrupt) hands composition back to the parent
+        pass
+    finally:
+        sys.stderr.flush()
+        # No atexit handlers, no flushing of buffers inherited from the parent: the parent owns those.
+        os._exit(code)
