@@ -95,7 +95,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         env = {k: v for k, v in os.environ.items() if not k.startswith("T3RL_")}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env |= {"T3RL_NO_CACHE": "1", "T3RL_COMPOSE_AHEAD": "0", "PYTHONPYCACHEPREFIX": str(Path(scratch) / "pycache")}
+        env |= {"T3RL_NO_CACHE": "1", "T3RL_COMPOSE_AHEAD": "0"}
+        env["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
         code = CHILD.replace("COMMAND", repr(args.command))
         runs = []
         for run in range(args.runs + 1):  # the first writes the bytecode cache and is discarded

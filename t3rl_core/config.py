@@ -179,7 +179,9 @@ class RuntimeConfig(StrictModel):
 
     def to_yaml(self) -> str:
         """The file passed to slime's --custom-config-path."""
-        return yaml.safe_dump({RUNTIME_KEY: self.model_dump(mode="json")}, sort_keys=False)
+        from t3rl_core.yaml_text import safe_dump
+
+        return safe_dump({RUNTIME_KEY: self.model_dump(mode="json")}, sort_keys=False)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> RuntimeConfig:

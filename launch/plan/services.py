@@ -7,10 +7,9 @@ import shlex
 from dataclasses import replace
 from typing import Any
 
-import yaml
-
 from launch.config.schema import RunConfig, ServiceConfig
 from launch.plan.stages import Stage
+from t3rl_core.yaml_text import safe_dump
 
 
 def services_of(run: RunConfig, name: str, kind: str) -> list[tuple[str, ServiceConfig]]:
@@ -53,7 +52,7 @@ def wrap(stage: Stage, services: list[tuple[str, ServiceConfig]], python: str, r
             "pid_file": f"{stage_dir}/{service}.pid",
             "log_file": f"{stage_dir}/{service}.log",
         }
-        files[path] = yaml.safe_dump(runtime, sort_keys=False)
+        files[path] = safe_dump(runtime, sort_keys=False)
         manage = f"{shlex.quote(python)} -m t3rl_core.services {{}} --config {shlex.quote(path)}"
         before += [manage.format("start"), f"trap {shlex.quote(manage.format('stop'))} EXIT"]
     summary = f"{stage.summary} (with {', '.join(name for name, _ in services)})"

@@ -71,11 +71,10 @@ def _source_of(source: Any, key: str) -> str:
 
 def config_yaml(resolved: Resolved) -> str:
     """The resolved config as config.yaml holds it (secrets masked)."""
-    import yaml
-
     from launch.config.secrets import scrub_obj
+    from t3rl_core.yaml_text import safe_dump
 
-    return yaml.dump(scrub_obj(resolved.config), Dumper=_yaml_dumper(yaml), sort_keys=False)
+    return safe_dump(scrub_obj(resolved.config), sort_keys=False)
 
 
 def write_run_dir(
@@ -159,11 +158,6 @@ def planned_topology(resolved: Resolved, plan: Plan) -> dict[str, Any]:
                 colocate=hw.colocate,
             )
     return {"executor": run.executor.kind, "hardware": run.hardware.model_dump(mode="json"), "stages": stages}
-
-
-def _yaml_dumper(yaml: Any) -> Any:
-    """libyaml's safe dumper when the install has it (several times faster than the pure one)."""
-    return getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def execute(

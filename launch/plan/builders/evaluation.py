@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import shlex
 
-import yaml
-
 from launch.config.schema import ConvertTorchDistToHfStage, EvalStage
 from launch.plan.builders.builder import PlanBuilder, problem
 from launch.plan.stages import Command, Stage, render_command
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import SERVER_LOG, launch_argv
 from t3rl_core.secret import Secret
+from t3rl_core.yaml_text import safe_dump
 
 
 def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
@@ -34,7 +33,7 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     inputs["data"] = builder.data_ref(name, config.split)
     stage_dir = builder.stage_dir(name)
     runtime = builder.write_runtime(name, builder.runtime_config(hf, curriculum, for_eval=True))
-    eval_yaml = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+    eval_yaml = safe_dump(config.model_dump(mode="json"), sort_keys=False)
     eval_file = builder.add_file(builder.runtime_file(name, ".eval"), eval_yaml)
     cmd = [
         builder.cluster_python(),
