@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from t3rl_core.chat.format import ChatFormat
 
 PREMATURE_ANSWER = "I have completed your request."
+# Emitted texts whose ids are kept: a scripted policy repeats its replies (BFCL: the same gold calls
+# and answers across the episodes of a batch), and a real server tokenizes in its own process, so
+# encoding each again would charge the rollout loop for work that is not its own. Short texts only
+# (a tool call or an answer); ~1M ids at most.
+_IDS_CACHE_SIZE = 4096
+_IDS_CACHE_MAX_CHARS = 1024
 
 
 def _wrong_value(value: Any) -> Any:
@@ -46,6 +52,8 @@ class ReferenceEngine(Engine):
         self.config, self.chat = config, chat
         # How often each fault was injected (read by tests and reports).
         self.injected: Counter[str] = Counter()
+        # Ids of emitted texts (the chat format is fixed per engine, so the text alone is the key).
+        self._ids: dict[str, tuple[int, ...]] = {}
 
     async def generate(
         self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
@@ -60,8 +68,20 @@ class ReferenceEngine(Engine):
         rng = random.Random(self._state_seed(input_ids)) if self.config.faults else None
         text, calls_tools = self._text(action, context, rng)
         emitted, stop_token = _emitted(self.chat, text, calls_tools=calls_tools, sampling=sampling)
-        # Tokenized off the event loop, as a remote server tokenizes away from the rollout process.
-        return _generation(await self.chat.encode_async(emitted), stop_token, sampling)
+        return _generation(await self._encode(emitted), stop_token, sampling)
+
+    async def _encode(self, text: str) -> list[int]:
+        """The ids of `text` as `chat.encode` gives them, from the kept ids of a repeated text; a new
+        text is tokenized off the event loop when long, as a remote server tokenizes away from the
+        rollout process."""
+        ids = self._ids.get(text)
+        if ids is None:
+            ids = tuple(await self.chat.encode_async(text))
+            if len(text) <= _IDS_CACHE_MAX_CHARS:
+                if len(self._ids) >= _IDS_CACHE_SIZE:
+                    del self._ids[next(iter(self._ids))]  # the oldest
+                self._ids[text] = ids
+        return list(ids)
 
     def _state_seed(self, input_ids: list[int]) -> int:
         """Seed of this call's faults: the config seed and the state, so reruns inject the same faults."""

@@ -11,7 +11,7 @@ from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import ParsersConfig, RolloutConfig
 from t3rl_core.engines.base import GenerationContext, SamplingParams
 from t3rl_core.engines.config import ReferenceEngineConfig
-from t3rl_core.engines.reference import PREMATURE_ANSWER, ReferenceEngine
+from t3rl_core.engines.reference import PREMATURE_ANSWER, ReferenceEngine, as_model_output
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
 from t3rl_core.types import AnswerAction, InvalidAction, ToolCall, ToolCallAction
@@ -94,3 +94,44 @@ def test_latency_stop_strings_and_length(qwen_chat: ChatFormat) -> None:
     assert cut.finish_reason == "stop" and qwen_chat.decode(cut.token_ids).endswith('"add"')
     short = asyncio.run(engine.generate([1], SamplingParams(max_new_tokens=2), context))
     assert short.finish_reason == "length" and len(short.token_ids) == 2
+
+
+class _Scripted(ToyEnv):
+    """Answers with the given texts in turn (the engine's oracle)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        super().__init__(("q",))
+        self.texts = texts
+
+    def oracle(self) -> AnswerAction:
+        return AnswerAction(text=self.texts.pop(0))
+
+
+def test_kept_ids_of_repeated_texts_equal_fresh_encodes(
+    qwen_chat: ChatFormat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from t3rl_core.engines import reference
+
+    monkeypatch.setattr(reference, "_IDS_CACHE_SIZE", 3)  # evictions happen within the script
+    monkeypatch.setattr(reference, "_IDS_CACHE_MAX_CHARS", 40)
+    long = "a long answer that is never kept " * 3
+    # Same-length texts, repeats after eviction, a text that is a prefix of another, a long one twice.
+    texts = ["Done: ab.", "Done: cd.", "Done: ab.", "Done", "Done: ef.", "Done: gh.", "Done: ab.", long, long]
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=qwen_chat)
+    encodes: list[str] = []
+    encode_async = qwen_chat.encode_async
+
+    async def counted(text: str) -> list[int]:
+        encodes.append(text)
+        return await encode_async(text)
+
+    monkeypatch.setattr(qwen_chat, "encode_async", counted)
+    context = GenerationContext(env=_Scripted(list(texts)))
+    for text in texts:
+        generation = asyncio.run(engine.generate([1], SamplingParams(), context))
+        fresh = as_model_output(qwen_chat, text, calls_tools=False, sampling=SamplingParams())
+        assert generation.token_ids == fresh.token_ids, text
+        generation.token_ids.clear()  # a caller changing its ids must not change the kept ones
+    # The second "Done: ab." came from the kept ids; the third was evicted by then, the long one never kept.
+    assert len(encodes) == len(texts) - 1
+    assert encodes.count(long) == 2
