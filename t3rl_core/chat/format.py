@@ -33,10 +33,13 @@ _BASE: tuple[Message, ...] = ({"role": "user", "content": "."},)
 _PROMPT_CACHE_SIZE = 1024
 # Turn deltas whose token ids are kept: envs repeat observations (BFCL: ~65 % of the deltas of 256
 # episodes of distinct rows repeat an earlier one: the same tool outputs and follow-up questions).
-# Bounded to ~1M kept ids (tens of MB at most): a long tool output is rarely repeated, and is kept
-# alive by its key too.
+# Long ones repeat too (the same call on the same state returns the same long listing to each sample
+# of a prompt), and cost the most to encode again (BFCL: 46 deltas of 0.5-4k tokens, ~0.1 s of
+# encoding a 256-episode batch). Bounded by entries and by ids kept in all (~1M, tens of MB at most:
+# their keys hold the texts too); the oldest go first.
 _DELTA_CACHE_SIZE = 2048
-_DELTA_MAX_TOKENS = 512
+_DELTA_CACHE_TOKENS = 1 << 20
+_DELTA_MAX_TOKENS = 8192
 # Template globals whose output is not a function of the inputs: a template naming one renders each
 # delta afresh.
 _UNSTABLE_GLOBALS = ("strftime_now", "lipsum")
@@ -101,6 +104,7 @@ class ChatFormat:
         self._closing_cache: dict[bool, str] = {}
         # Turn-delta ids by (new messages as JSON, generation prompt, stop token the model ended on).
         self._deltas: dict[_DeltaKey, list[int]] = {}
+        self._delta_tokens = 0  # ids kept in `_deltas`, in all
         self._stable_deltas = not any(name in self.template for name in _UNSTABLE_GLOBALS)
         self._prompt_cache: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
         # Per tool list (by tools_cache_key): its tools as RenderedJSON, so prompts reuse their JSON.
@@ -228,9 +232,7 @@ class ChatFormat:
             self._prompt_cache.move_to_end(key)
         return key, ids
 
-    def _rendered_tools(
-        self, tools: Sequence[Mapping[str, Any]] | None, tools_key: str
-    ) -> list[Any] | None:
+    def _rendered_tools(self, tools: Sequence[Mapping[str, Any]] | None, tools_key: str) -> list[Any] | None:
         if not tools:
             return None
         rendered = self._tool_lists.get(tools_key)
@@ -316,9 +318,11 @@ class ChatFormat:
     def _keep_delta(self, key: _DeltaKey | None, ids: list[int]) -> None:
         if key is None or len(ids) > _DELTA_MAX_TOKENS:
             return
-        if len(self._deltas) >= _DELTA_CACHE_SIZE:
-            del self._deltas[next(iter(self._deltas))]  # the oldest
+        replaced = self._deltas.pop(key, None)  # two episodes that missed at once keep it twice
+        self._delta_tokens += len(ids) - (len(replaced) if replaced is not None else 0)
         self._deltas[key] = ids
+        while len(self._deltas) > _DELTA_CACHE_SIZE or self._delta_tokens > _DELTA_CACHE_TOKENS:
+            self._delta_tokens -= len(self._deltas.pop(next(iter(self._deltas))))  # the oldest
 
     def _turn_end_text(
         self, last_token: int | None, new_messages: Sequence[Message], add_generation_prompt: bool

@@ -281,3 +281,44 @@ def test_deltas_render_afresh_for_unstable_templates_odd_messages_and_long_outpu
         for _ in range(2):
             chat.turn_end_ids(None, messages, add_generation_prompt=True)
         assert rendered == [1, 1]
+
+
+def test_kept_deltas_stay_within_their_id_budget_and_equal_fresh_renders(
+    qwen_chat: ChatFormat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = ChatFormat(qwen_chat.tokenizer, template=qwen_chat.template, family_=qwen_chat.family)
+    monkeypatch.setattr(chat_format, "_DELTA_CACHE_TOKENS", 300)
+    rendered: list[str] = []
+    original = chat._render_delta
+    monkeypatch.setattr(
+        chat, "_render_delta", lambda m, g: rendered.append(m[-1]["content"]) or original(m, g)
+    )
+    # Long outputs of different lengths (two fill the budget), repeated after being dropped.
+    outputs = [
+        " ".join(f"{name}{i}" for i in range(size)) for name, size in (("a", 60), ("b", 90), ("c", 40))
+    ]
+    hits = dropped = 0
+    for content in [*outputs, outputs[0], *outputs, outputs[2]]:
+        messages = [{"role": "tool", "content": content}]
+        fresh = qwen_chat.encode(qwen_chat._turn_end_text(None, messages, True))
+        was_kept, seen, renders = (
+            chat._delta_key(None, messages, True) in chat._deltas,
+            content in rendered,
+            len(rendered),
+        )
+        assert chat.turn_end_ids(None, messages, add_generation_prompt=True) == fresh
+        assert len(rendered) == renders + (not was_kept)  # rendered again exactly when not kept
+        hits, dropped = hits + was_kept, dropped + (seen and not was_kept)
+        kept = sum(len(ids) for ids in chat._deltas.values())
+        assert chat._delta_tokens == kept <= chat_format._DELTA_CACHE_TOKENS
+    assert hits and dropped
+
+
+def test_a_delta_kept_twice_is_counted_once(qwen_chat: ChatFormat) -> None:
+    chat = ChatFormat(qwen_chat.tokenizer, template=qwen_chat.template, family_=qwen_chat.family)
+    messages = [{"role": "tool", "content": "listing " * 50}]
+    key = chat._delta_key(None, messages, True)
+    ids = chat.encode(chat._turn_end_text(None, messages, True))
+    chat._keep_delta(key, ids)
+    chat._keep_delta(key, list(ids))  # two episodes missed it at once
+    assert chat._delta_tokens == len(ids) and len(chat._deltas) == 1
