@@ -35,7 +35,7 @@ class Trajectory:
         self.response_ids.extend(token_ids)
         self._tokens.extend(token_ids)
         self.loss_mask.extend([1] * len(token_ids))
-        self.log_probs.extend(float(value) for value in log_probs)
+        self.log_probs.extend(map(float, log_probs))
         self.check()
 
     def append_observation(self, token_ids: Sequence[int]) -> None:
@@ -62,8 +62,8 @@ class Trajectory:
         self.check()
 
     def check(self) -> None:
-        lengths = (len(self.response_ids), len(self.loss_mask), len(self.log_probs))
-        if len(set(lengths)) != 1:
+        if not len(self.response_ids) == len(self.loss_mask) == len(self.log_probs):
+            lengths = (len(self.response_ids), len(self.loss_mask), len(self.log_probs))
             raise TitoViolation(
                 f"TITO violation: response {lengths[0]}, loss mask {lengths[1]}, log-probs {lengths[2]}"
             )
