@@ -106,7 +106,8 @@ class ChatFormat:
         self._deltas: dict[_DeltaKey, list[int]] = {}
         self._delta_tokens = 0  # ids kept in `_deltas`, in all
         self._stable_deltas = not any(name in self.template for name in _UNSTABLE_GLOBALS)
-        self._prompt_cache: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
+        # Tuples: immutable, and the collector stops walking a tuple of ints after its first look.
+        self._prompt_cache: OrderedDict[tuple[str, str], tuple[int, ...]] = OrderedDict()
         # Per tool list (by tools_cache_key): its tools as RenderedJSON, so prompts reuse their JSON.
         self._tool_lists: OrderedDict[str, list[Any]] = OrderedDict()
         # The Rust tokenizer of a fast HF tokenizer, for encodes without transformers' Python overhead.
@@ -225,7 +226,7 @@ class ChatFormat:
 
     def _cached_prompt(
         self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None, tools_key: str | None
-    ) -> tuple[tuple[str, str], list[int] | None]:
+    ) -> tuple[tuple[str, str], tuple[int, ...] | None]:
         key = (tools_cache_key(tools) if tools_key is None else tools_key, json_key(messages, sort_keys=True))
         ids = self._prompt_cache.get(key)
         if ids is not None:
@@ -246,11 +247,11 @@ class ChatFormat:
             self._tool_lists.move_to_end(tools_key)
         return rendered
 
-    def _keep_prompt(self, key: tuple[str, str], ids: list[int]) -> list[int]:
-        self._prompt_cache[key] = ids
+    def _keep_prompt(self, key: tuple[str, str], ids: list[int]) -> tuple[int, ...]:
+        kept = self._prompt_cache[key] = tuple(ids)
         if len(self._prompt_cache) > _PROMPT_CACHE_SIZE:
             self._prompt_cache.popitem(last=False)
-        return ids
+        return kept
 
     def model_text(self, ids: Sequence[int]) -> str:
         """The text of one model call as it goes into the assistant message (a final stop token excluded)."""

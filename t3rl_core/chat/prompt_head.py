@@ -45,7 +45,7 @@ class RendersAndEncodes(Protocol):
 @dataclass
 class _Head:
     text: str
-    ids: list[int] | None = None  # known once a whole prompt with this head was encoded
+    ids: tuple[int, ...] | None = None  # known once a whole prompt with this head was encoded
     # Set while an async caller encodes this head's first whole prompt: others wait for its ids.
     pending: asyncio.Future[None] | None = None
 
@@ -104,8 +104,13 @@ class PromptHeads:
         if first and job.head is not None:
             job.head.pending = asyncio.get_running_loop().create_future()
         try:
-            encoded = await asyncio.gather(*(self.chat.encode_async(part) for part in job.texts))
-            return self._finish(job, encoded)
+            # One text (a known head's rest) is awaited in place: gathering wraps it in a task, which
+            # suspends the episode until the loop's next iteration, after every other episode woken
+            # with it, though the rest's encode runs on the loop at once anyway.
+            texts = job.texts
+            if len(texts) == 1:
+                return self._finish(job, [await self.chat.encode_async(texts[0])])
+            return self._finish(job, await asyncio.gather(*(self.chat.encode_async(part) for part in texts)))
         finally:
             if first and job.head is not None and job.head.pending is not None:
                 job.head.pending.set_result(None)
@@ -138,13 +143,13 @@ class PromptHeads:
         rest = encoded[0]
         if len(encoded) == 1:
             assert job.head.ids is not None
-            return job.head.ids + rest
+            return [*job.head.ids, *rest]
         whole = encoded[1]  # the head's first prompt: its whole encode gives the head's ids and the proof
         if len(rest) > len(whole) or whole[len(whole) - len(rest) :] != rest:
             if self._heads.get(job.key) is job.head:
                 self._heads[job.key] = None
             return whole
-        job.head.ids = whole[: len(whole) - len(rest)]
+        job.head.ids = tuple(whole[: len(whole) - len(rest)])
         return whole
 
     def _head(self, system: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]] | None) -> _Head | None:

@@ -8,23 +8,27 @@ the same length; any attempt to break that raises a `TitoViolation`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 
 class TitoViolation(AssertionError):
     """The response tokens, loss mask and log-probs fell out of alignment (a bug, never model output)."""
 
 
-@dataclass
 class Trajectory:
-    prompt_ids: list[int]
-    response_ids: list[int] = field(default_factory=list)
-    loss_mask: list[int] = field(default_factory=list)
-    log_probs: list[float] = field(default_factory=list)
+    def __init__(self, prompt_ids: Sequence[int]) -> None:
+        # Prompt + response in one list, grown in place: each model call reads it without a copy, and
+        # an episode keeps one prompt-long list alive, not two (hundreds of episodes' token lists are
+        # most of what a young-generation collection walks during a batch).
+        self._tokens = list(prompt_ids)
+        self._prompt_length = len(self._tokens)
+        self.response_ids: list[int] = []
+        self.loss_mask: list[int] = []
+        self.log_probs: list[float] = []
 
-    def __post_init__(self) -> None:
-        # prompt + response, grown in place so that each model call reads it without a copy
-        self._tokens = self.prompt_ids + self.response_ids
+    @property
+    def prompt_ids(self) -> list[int]:
+        """The prompt's ids (a copy)."""
+        return self._tokens[: self._prompt_length]
 
     def append_model(self, token_ids: Sequence[int], log_probs: Sequence[float]) -> None:
         """Tokens the model sampled: trained on (mask 1), with the engine's log-probs."""
@@ -52,7 +56,7 @@ class Trajectory:
             raise ValueError(f"cannot rewind {len(self.response_ids)} response tokens to {response_length}")
         for values in (self.response_ids, self.loss_mask, self.log_probs):
             del values[response_length:]
-        del self._tokens[len(self.prompt_ids) + response_length :]
+        del self._tokens[self._prompt_length + response_length :]
         self.check()
 
     def exclude(self, start: int, end: int | None = None) -> None:

@@ -322,3 +322,14 @@ def test_a_delta_kept_twice_is_counted_once(qwen_chat: ChatFormat) -> None:
     chat._keep_delta(key, ids)
     chat._keep_delta(key, list(ids))  # two episodes missed it at once
     assert chat._delta_tokens == len(ids) and len(chat._deltas) == 1
+
+
+def test_kept_prompt_ids_are_handed_out_as_copies(qwen_chat: ChatFormat) -> None:
+    fresh = qwen_chat.render_ids(CONVERSATION[:2], TOOLS, add_generation_prompt=True)
+    for prompt_ids in (
+        lambda: qwen_chat.prompt_ids(CONVERSATION[:2], TOOLS),
+        lambda: asyncio.run(qwen_chat.prompt_ids_async(CONVERSATION[:2], TOOLS)),
+    ):
+        first = prompt_ids()
+        first.append(-1)  # an episode growing its token list from it
+        assert prompt_ids() == fresh

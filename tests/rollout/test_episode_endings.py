@@ -168,3 +168,14 @@ def test_trajectory_rejects_misaligned_appends() -> None:
 def test_episode_result_enforces_alignment() -> None:
     with pytest.raises(TitoViolation):
         EpisodeResult([1], [2, 3], [1], [0.0, 0.0], [], "", "completed", {}, 1)
+
+
+def test_trajectory_owns_a_copy_of_its_prompt() -> None:
+    prompt = [1, 2]
+    trajectory = Trajectory(prompt)
+    prompt.append(9)
+    trajectory.prompt_ids.append(8)  # a copy
+    trajectory.append_model([3], [-0.5])
+    assert trajectory.tokens == [1, 2, 3] and trajectory.prompt_ids == [1, 2] and len(trajectory) == 3
+    trajectory.rewind(0)
+    assert trajectory.tokens == [1, 2] and trajectory.response_ids == []

@@ -112,8 +112,12 @@ class BFCLEnv(Env):
     def __init__(self, task: BFCLTask, config: BFCLEnvConfig, mode: Mode) -> None:
         self.task, self.config, self.mode = task, config, mode
         self._limit = config.eval_max_step_limit if mode == "eval" else config.max_step_limit
+        # Built on first use after reset(), not in it: the episode's first model call then starts
+        # without waiting for them, and they are built while it runs (on a batch start every
+        # episode's reset runs before any first call goes out).
         self._model: World | None = None
         self._gold: World | None = None
+        self._reset = False
         n = len(task.ground_truth)
         self._scores: list[float | None] = [None] * n
         self._errors: list[str | None] = [None] * n
@@ -143,21 +147,32 @@ class BFCLEnv(Env):
 
     def parse_call(self, call_string: str) -> ToolCall:
         """A bfcl call string (positional arguments allowed) as a ToolCall of the model world's API."""
+        return self._model_world("parse_call").parse(call_string)
+
+    def _model_world(self, caller: str) -> World:
         if self._model is None:
-            raise RuntimeError("BFCLEnv.parse_call() before reset()")
-        return self._model.parse(call_string)
+            if not self._reset:
+                raise RuntimeError(f"BFCLEnv.{caller}() before reset()")
+            self._model = self._world()
+        return self._model
+
+    def _gold_world(self) -> World:
+        if self._gold is None:
+            self._gold = self._world()
+        return self._gold
+
+    def _world(self) -> World:
+        return World(self.task.initial_config, self.task.involved_classes, is_long_context(self.task.id))
 
     # ------------------------------------------------------------------------------------- episode
 
     async def reset(self) -> Transition:
-        long_context = is_long_context(self.task.id)
-        self._model = World(self.task.initial_config, self.task.involved_classes, long_context)
-        self._gold = World(self.task.initial_config, self.task.involved_classes, long_context)
+        self._model = self._gold = None
+        self._reset = True
         return Transition()
 
     async def step(self, action: Action) -> Transition:
-        if self._model is None:
-            raise RuntimeError("BFCLEnv.step() before reset()")
+        self._model_world("step")
         if self._done:
             raise RuntimeError(f"{self.task.id}: step() after the episode ended")
         self.interactions += 1
@@ -171,17 +186,17 @@ class BFCLEnv(Env):
         return self._end_turn([], cut_off=False)
 
     def _run_calls(self, action: ToolCallAction) -> list[Message]:
-        assert self._model is not None
+        model = self._model_world("step")
         messages: list[Message] = []
         for call in action.calls:
-            result = self._model.execute(call)
+            result = model.execute(call)
             self._model_results.append(result)
             self.tool_calls += 1
             self._calls_this_turn += 1
             if result.startswith(ERROR_PREFIX):
                 self.tool_call_errors += 1
             if self._augmenter is not None:
-                result = self._augmenter.augment(self._model, call, result, self._offered())
+                result = self._augmenter.augment(model, call, result, self._offered())
             messages.append({"role": "tool", "name": call.name, "content": result})
         return messages
 
@@ -226,9 +241,9 @@ class BFCLEnv(Env):
         return Transition(messages=[*messages, question], info=info)
 
     def _score_turn(self, turn: int, *, cut_off: bool) -> None:
-        assert self._model is not None and self._gold is not None
+        model, gold = self._model_world("step"), self._gold_world()
         gold_calls = self.task.ground_truth[turn]
-        gold_results = self._gold.execute_all([self._gold.parse(call) for call in gold_calls])
+        gold_results = gold.execute_all([gold.parse(call) for call in gold_calls])
         if not gold_calls:
             if self.mode == "train" and self.config.strict_irrelevance:
                 asked = None if not self._calls_this_turn else IRRELEVANCE
@@ -242,7 +257,7 @@ class BFCLEnv(Env):
         elif self._calls_this_turn == 0:
             error = EMPTY_RESPONSE
         else:
-            error = check_turn(self._model, self._gold, self._model_results, gold_results, turn)
+            error = check_turn(model, gold, self._model_results, gold_results, turn)
         self._scores[turn], self._errors[turn] = (0.0 if error else 1.0), error
 
     def _turn_info(self, turn: int) -> dict[str, Any]:
@@ -301,7 +316,7 @@ class BFCLEnv(Env):
         The calls are offered while the model has made no call in the current turn; afterwards (and
         on an empty-ground-truth turn, where the right move is to ask) the oracle answers in text.
         """
-        if self._done or self._model is None:
+        if self._done or not self._reset:
             return None
         gold_calls = self.task.ground_truth[self._turn]
         if gold_calls and self._calls_this_turn == 0:

@@ -299,3 +299,29 @@ def test_worlds_copy_the_scenario_and_the_arguments(row_by_id):
     odd = {"when": {1, 2}, "items": [[1], {"k": "v"}]}
     copied = _fresh(odd)
     assert copied == odd and copied["when"] is not odd["when"] and copied["items"][0] is not odd["items"][0]
+
+
+def test_worlds_are_built_on_first_use_after_reset(row_by_id, monkeypatch):
+    """reset() builds no world (an episode's first model call need not wait for them); the model world
+    comes with the first call parsed or stepped, the ground truth's with the first turn scored, and
+    both equal the worlds a reset used to build."""
+    from t3rl_core.envs.bfcl import env as env_module
+
+    built: list[int] = []
+    world_class = env_module.World
+
+    def counted(*args, **kwargs):
+        built.append(1)
+        return world_class(*args, **kwargs)
+
+    monkeypatch.setattr(env_module, "World", counted)
+    env = make_env(row_by_id["multi_turn_base_0"], mode="eval")
+    assert built == [] and env.oracle() is not None and len(built) == 1  # the oracle parses with it
+    step(env, gold(env, 0))
+    assert len(built) == 1
+    step(env, ANSWER)  # the turn is scored on the ground truth's world
+    assert len(built) == 2 and env.outcome()["turn_scores"][0] == 1.0
+    fresh = BFCLEnv(BFCLTask.from_row(row_by_id["multi_turn_base_0"]), BFCLEnvConfig(), "eval")
+    with pytest.raises(RuntimeError, match=r"parse_call\(\) before reset"):
+        fresh.parse_call("ls()")
+    assert fresh.oracle() is None and built == [1, 1]

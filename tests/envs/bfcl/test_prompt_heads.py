@@ -96,3 +96,24 @@ def test_concurrent_first_prompts_of_a_new_head_encode_it_whole_once(
     head = next(head for head in chat_._heads._heads.values() if head is not None)
     assert sum(text.startswith(head.text) for text in encoded) == 1  # the one whole-prompt encode
     assert len(encoded) == len(prompts) + 1
+
+
+def test_a_known_heads_prompt_is_encoded_without_suspending_its_episode(
+    qwen_chat: ChatFormat,  # noqa: F811
+    bfcl_rows: list[dict[str, Any]],
+) -> None:
+    """Once its head is known, a prompt's rest is encoded in place: the coroutine finishes on its first
+    step. A suspension there would hold every episode of a batch start until all their resets ran."""
+    row = _shared_tool_rows(bfcl_rows, per_list=2, lists=1)[0]
+    tools = row["metadata"]["tools"]
+    asyncio.run(qwen_chat.prompt_ids_async(row["prompt"], tools))  # the head's first prompt
+    system = [message for message in row["prompt"] if message["role"] == "system"]
+    prompt = [*system, {"role": "user", "content": "Another question on the same tools."}]
+    step = qwen_chat.prompt_ids_async(prompt, tools)
+    try:
+        step.send(None)
+    except StopIteration as finished:
+        assert finished.value == qwen_chat.render_ids(prompt, tools, add_generation_prompt=True)
+    else:
+        step.close()
+        raise AssertionError("the prompt's encode suspended the episode")
