@@ -172,8 +172,8 @@ class RuntimeConfig(StrictModel):
     reward: AnyRewardConfig
     chat: ChatConfig
     parsers: ParsersConfig
-    rollout: RolloutConfig = RolloutConfig()
-    mis: MisConfig = MisConfig()
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    mis: MisConfig = Field(default_factory=MisConfig)
     # The advantage hook's KL-in-reward settings; None = the hook is not planned.
     kl_in_reward: KlInRewardConfig | None = None
 

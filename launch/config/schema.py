@@ -184,7 +184,7 @@ class AlgorithmConfig(StrictModel):
     mismatch_metrics: bool = False
     # Apply truncated importance sampling (slime's --use-tis).
     use_tis: bool = False
-    mis: MisConfig = MisConfig()
+    mis: MisConfig = Field(default_factory=MisConfig)
     # KL penalty in the reward before GRPO's group z-score (veRL's use_kl_loss=False + kl_ctrl, as
     # ToolRL trains), through t3rl's advantage hook; None = slime's own GRPO advantages.
     kl_in_reward: KlInRewardConfig | None = None
@@ -219,8 +219,8 @@ class CurriculumConfig(StrictModel):
     max_num_steps: int = Field(30, ge=1)
     max_context_len: int | None = Field(None, ge=1)
     max_response_len: int | None = Field(None, ge=1)
-    algorithm: AlgorithmConfig = AlgorithmConfig()
-    optimizer: OptimizerConfig = OptimizerConfig()
+    algorithm: AlgorithmConfig = Field(default_factory=AlgorithmConfig)
+    optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig)
     save_interval: int | None = Field(None, ge=1)
     eval_interval: int | None = Field(None, ge=1)
     # DAPO-style group filter (slime's --dynamic-sampling-filter-path), a dotted path.
@@ -460,10 +460,10 @@ class RunConfig(StrictModel):
     hardware: HardwareConfig
     env: AnyEnvConfig
     reward: AnyRewardConfig
-    eval: EvalConfig = EvalConfig()
-    executor: ExecutorConfig = LocalExecutorConfig()
-    tracking: TrackingConfig = TrackingConfig()
-    paths: PathsConfig = PathsConfig()
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    executor: ExecutorConfig = Field(default_factory=LocalExecutorConfig)
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+    paths: PathsConfig = Field(default_factory=PathsConfig)
     # Stages in execution order; names are referenced by later stages.
     stages: dict[str, StageSpec] = Field(default_factory=dict)
     # Servers stages need while they run (name → how to start it).

@@ -29,7 +29,7 @@ class ServerConfig(StrictModel):
 class EvalConfig(StrictModel):
     """What to evaluate and how."""
 
-    engine: AnyEngineConfig = ReferenceEngineConfig()
+    engine: AnyEngineConfig = Field(default_factory=ReferenceEngineConfig)
     # Prepared split to evaluate (a file <split>.jsonl of the prepare_data stage).
     split: PathComponent = "bfcl_test"
     # Samples per task; pass@k and pass^k are reported for every k in `pass_k` (each ≤ samples).
@@ -53,7 +53,7 @@ class EvalConfig(StrictModel):
     # Share of episodes the engine may fail (aborted: no answer, dropped connection, server abort)
     # before the eval stops as incomplete; 0 = any engine failure fails the eval.
     max_engine_failure_rate: float = Field(0.0, ge=0.0, le=1.0)
-    server: ServerConfig = ServerConfig()
+    server: ServerConfig = Field(default_factory=ServerConfig)
 
     def with_server_key(self) -> EvalConfig:
         """This config with the engine sending the server's key, when it has none of its own."""
