@@ -12,6 +12,7 @@ would otherwise hide. The ids are those of a plain encode: only where the work r
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,17 +21,27 @@ INLINE_CHARS = 4096
 # Worker threads: a burst of new prompt heads (an eval's start) is encoded on two cores at once.
 WORKERS = 2
 
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _workers() -> ThreadPoolExecutor:
+    """The process's encode workers, shared by every chat format: a thread is a process resource, and
+    starting one blocks the loop until it runs (a new eval's first long encodes waited for two)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="t3rl-encode")
+        return _pool
+
 
 class OffLoopEncoder:
     """`await encode(text)`: `encode_one(text)` on the loop when short, in a worker thread when long."""
 
     def __init__(self, encode_one: Callable[[str], list[int]]) -> None:
         self._encode_one = encode_one
-        self._executor: ThreadPoolExecutor | None = None
 
     async def encode(self, text: str) -> list[int]:
         if len(text) < INLINE_CHARS:
             return self._encode_one(text)
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(WORKERS, thread_name_prefix="t3rl-encode")
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self._encode_one, text)
+        return await asyncio.get_running_loop().run_in_executor(_workers(), self._encode_one, text)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import marshal
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
@@ -28,8 +29,20 @@ class RenderedJSON(dict):  # type: ignore[type-arg]
     __slots__ = ("texts",)
 
     def __init__(self, value: Mapping[str, Any]) -> None:
-        super().__init__(copy.deepcopy(dict(value)))
+        super().__init__(_deep_copy(dict(value)))
         self.texts: dict[tuple[Any, ...], str] = {}
+
+
+def _deep_copy(value: dict[str, Any]) -> dict[str, Any]:
+    """`copy.deepcopy(value)`; for plain data through a `marshal` round trip, the same copy made in C
+    (~4x faster on a BFCL tool list, whose copies a new tool list's first prompt waits for). marshal
+    writes only exact dicts, lists, tuples, sets, strings, bytes, numbers, bools and None, keeping
+    shared references shared as deepcopy does, and refuses anything else, which deepcopy then copies."""
+    try:
+        copied: dict[str, Any] = marshal.loads(marshal.dumps(value))
+    except ValueError:
+        return copy.deepcopy(value)
+    return copied
 
 
 def _tojson(

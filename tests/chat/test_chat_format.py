@@ -333,3 +333,30 @@ def test_kept_prompt_ids_are_handed_out_as_copies(qwen_chat: ChatFormat) -> None
         first = prompt_ids()
         first.append(-1)  # an episode growing its token list from it
         assert prompt_ids() == fresh
+
+
+def test_kept_tool_copies_are_deep_copies_of_any_value() -> None:
+    """Plain data is copied by a marshal round trip, anything else by deepcopy: either way the copy
+    equals deepcopy's, types and shared references included, and shares nothing mutable."""
+    import copy
+    from collections import OrderedDict
+
+    from t3rl_core.chat.template import _deep_copy
+
+    class Note:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Note) and other.text == self.text
+
+    shared = ["a", "b"]
+    plain = {"enum": ("x", "y"), "ints": {1: 1.0, 2: True, "3": -0.0}, "twice": [shared, shared]}
+    for value in (plain, {**plain, "ordered": OrderedDict(k=[1])}, {**plain, "note": Note("n")}):
+        copied, expected = _deep_copy(value), copy.deepcopy(value)
+        assert copied == expected and [type(v) for v in copied.values()] == [type(v) for v in value.values()]
+        assert [type(v) for v in copied["ints"].values()] == [float, bool, float]
+        assert copied["twice"][0] is copied["twice"][1] and copied["twice"][0] is not shared
+        for key in ("ordered", "note"):
+            if key in value:
+                assert type(copied[key]) is type(value[key]) and copied[key] is not value[key]

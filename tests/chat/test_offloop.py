@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from t3rl_core.chat.format import ChatFormat
-from t3rl_core.chat.offloop import INLINE_CHARS, OffLoopEncoder
+from t3rl_core.chat.offloop import INLINE_CHARS, WORKERS, OffLoopEncoder
 from tests.rollout.fakes import chat, qwen_chat  # noqa: F401
 
 TEXTS = ["hello", "<|im_start|>user\nList my files.<|im_end|>\n", "ünïcödé 中文 🎉", "x y " * INLINE_CHARS]
@@ -60,3 +60,20 @@ def test_reference_engine_output_is_the_same_sync_or_async(qwen_chat: ChatFormat
         assert _generation(async_ids, stop, sampling) == as_model_output(
             qwen_chat, text, calls_tools=True, sampling=sampling
         )
+
+
+def test_every_encoder_shares_the_processs_workers() -> None:
+    """Chat formats come and go (an eval builds one per run): their long encodes share one set of
+    worker threads instead of starting new ones each time."""
+    threads: set[str] = set()
+
+    def encode_one(text: str) -> list[int]:
+        threads.add(threading.current_thread().name)
+        return [len(text)]
+
+    async def run() -> None:
+        for _ in range(6):
+            await asyncio.gather(*(OffLoopEncoder(encode_one).encode("L" * INLINE_CHARS) for _ in range(4)))
+
+    asyncio.run(run())
+    assert 1 <= len(threads) <= WORKERS
