@@ -496,6 +496,10 @@ def stage_sections(run: RunConfig, stage: TrainStage) -> tuple[Any, Any]:
 
 
 def build_validators() -> None:
-    """Build RunConfig's validator now rather than on its first use (StrictModel defers it), so that
-    the build overlaps with a composition running in a child (launch.config.compose_ahead)."""
-    RunConfig.model_rebuild()
+    """Build now, rather than on first use (StrictModel defers them), the validators a resolve builds:
+    the run's, and those the checks and the trial plan validate with (a stage's hardware, its eval
+    settings, the runtime config), so that they overlap with a composing child (compose_ahead)."""
+    from t3rl_core.config import RuntimeConfig
+
+    for model in (RunConfig, HardwareConfig, EvalConfig, RuntimeConfig):
+        model.model_rebuild()

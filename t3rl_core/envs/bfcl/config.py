@@ -90,8 +90,8 @@ class BFCLEnvConfig(EnvConfig):
     # ("failed to decode, proceed to next turn"). False = feed the error back like train mode does.
     eval_invalid_action_ends_turn: bool = True
     # Train mode only: corrective hints after failed calls (t3rl_core.envs.bfcl.augment); eval never.
-    augmentation: AugmentationConfig = AugmentationConfig()
-    data: BFCLDataConfig = BFCLDataConfig()
+    augmentation: AugmentationConfig = Field(default_factory=AugmentationConfig)
+    data: BFCLDataConfig = Field(default_factory=BFCLDataConfig)
 
     def split_names(self) -> list[str]:
         """The files (`<name>.jsonl`) the prepare_data stage writes for this env."""

@@ -70,8 +70,8 @@ class ReToolEnvConfig(EnvConfig):
     max_turns: int = Field(5, ge=1)
     # Characters of sandbox output returned to the model; longer output is cut and "..." appended.
     max_tool_response_length: int = Field(512, ge=1)
-    sandbox: AnySandboxConfig = LocalSandboxConfig()
-    data: ReToolDataConfig = ReToolDataConfig()
+    sandbox: AnySandboxConfig = Field(default_factory=LocalSandboxConfig)
+    data: ReToolDataConfig = Field(default_factory=ReToolDataConfig)
 
     def split_names(self) -> list[str]:
         """The JSONL files prepare_data writes."""

@@ -55,7 +55,7 @@ class Tau2EnvConfig(EnvConfig):
     # Domains whose tasks are prepared (rows carry their domain; every domain runs in one env).
     domains: list[Tau2Domain] = Field(default_factory=lambda: list(DOMAINS), min_length=1)
     # Who plays the customer (registry USER_SIMULATORS: "llm" or "scripted").
-    user: AnyUserSimulatorConfig = ScriptedUserConfig()
+    user: AnyUserSimulatorConfig = Field(default_factory=ScriptedUserConfig)
     # tau2 orchestrator steps (agent, user and tool messages) before the episode ends as max_steps
     # with reward 0 (Tau2-RL-Pipeline TAU2_MAX_STEPS: 100).
     max_steps: int = Field(100, ge=1)
@@ -69,8 +69,8 @@ class Tau2EnvConfig(EnvConfig):
     # exactly one tool call with nothing else around it gets the reference's FORMAT ERROR message and
     # one greedy retry; a turn still malformed ends the episode as `parse_error` (removed from training).
     # None = no repair: the model gets a FORMAT ERROR observation and the episode goes on.
-    format_repair: FormatRepairConfig | None = FormatRepairConfig()
-    data: Tau2DataConfig = Tau2DataConfig()
+    format_repair: FormatRepairConfig | None = Field(default_factory=FormatRepairConfig)
+    data: Tau2DataConfig = Field(default_factory=Tau2DataConfig)
 
     def split_names(self) -> list[str]:
         """The files (`<name>.jsonl`) the prepare_data stage writes for this env."""
