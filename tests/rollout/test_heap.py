@@ -9,7 +9,7 @@ import pytest
 import t3rl_core.rollout.heap as heap
 
 
-@pytest.mark.parametrize(("before", "after"), [(700, heap.YOUNG_THRESHOLD), (50_000, 50_000)])
+@pytest.mark.parametrize(("before", "after"), [(700, heap.YOUNG_THRESHOLD), (500_000, 500_000)])
 def test_the_start_up_heap_is_frozen_once(monkeypatch: pytest.MonkeyPatch, before: int, after: int) -> None:
     calls: list[str] = []
     thresholds = [(before, 10, 10)]
