@@ -191,7 +191,17 @@ async def run_eval(
                         if task is not asyncio.current_task():
                             task.cancel()
 
-            tasks = [asyncio.create_task(one(job)) for job in pending]
+            tasks: list[asyncio.Task[None]] = []
+            try:
+                for job in pending:
+                    tasks.append(asyncio.create_task(one(job)))
+                    # Started one by one: an episode whose first prompt is ready makes its first model
+                    # call before the next one's set-up, not after every in-flight episode's set-up.
+                    await asyncio.sleep(0)
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                raise
             results = await asyncio.gather(*tasks, return_exceptions=True)
             for result in results:
                 if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):

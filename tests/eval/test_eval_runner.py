@@ -133,3 +133,29 @@ def test_eval_sampling_carries_top_p_and_top_k(rows, runtime, tmp_path, monkeypa
     monkeypatch.setattr(eval_runner, "_run_episode", recording)
     asyncio.run(run_eval(runtime, _config(limit_per_category=1, **kw), rows, tmp_path, show_progress=False))
     assert seen and set(seen) == {expected}
+
+
+def test_episodes_start_one_by_one(rows, runtime, tmp_path, monkeypatch):
+    """An episode whose first prompt is ready makes its first model call before the episodes started
+    after it run their set-up: a new tool list's first prompt waits for an encode, and the eval's first
+    model call would otherwise wait for every in-flight episode's set-up."""
+    from t3rl_core.engines.reference import ReferenceEngine
+    from t3rl_core.envs.bfcl.env import BFCLEnv
+
+    events: list[str] = []
+    reset, generate = BFCLEnv.reset, ReferenceEngine.generate
+
+    async def logged_reset(self):
+        events.append("reset")
+        return await reset(self)
+
+    async def logged_generate(self, *args, **kwargs):
+        events.append("generate")
+        return await generate(self, *args, **kwargs)
+
+    monkeypatch.setattr(BFCLEnv, "reset", logged_reset)
+    monkeypatch.setattr(ReferenceEngine, "generate", logged_generate)
+    monkeypatch.setattr("t3rl_core.chat.offloop.INLINE_CHARS", 10**9)  # encodes on the loop: no thread timing
+    asyncio.run(run_eval(runtime, _config(concurrency=len(rows)), rows, tmp_path, show_progress=False))
+    assert events.count("reset") == len(rows) > 3
+    assert events.index("generate") < len(rows) - 1  # before the last episode's reset
