@@ -17,6 +17,7 @@ import sys
 import time
 import zlib
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -155,6 +156,11 @@ async def run_eval(
     runner = EpisodeRunner.from_runtime(runtime, engine, chat=chat)
     records = list(done.values())
     budget = FailureBudget(config.max_engine_failure_rate, len(jobs))
+    # The checkout's git state for summary.json, read while the episodes run: two git commands that
+    # would otherwise hold the summary back after the last episode.
+    pool = ThreadPoolExecutor(1, thread_name_prefix="t3rl-eval-git")
+    git = pool.submit(git_state, Path(t3rl_core.__file__).resolve().parents[1])
+    pool.shutdown(wait=False)  # its one thread ends once the commands are done
     started = time.monotonic()
     outcome = Outcome(reason="stopped before every episode finished (interrupted or crashed)")
     try:
@@ -210,7 +216,8 @@ async def run_eval(
         outcome.complete = outcome.reason is None
     finally:
         await runner.aclose()  # closes the engine too
-        summary = _summary(runtime, config, records, data_path, time.monotonic() - started, outcome, out_dir)
+        wall_time_s = time.monotonic() - started
+        summary = _summary(runtime, config, records, data_path, wall_time_s, outcome, out_dir, git.result())
         (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 
@@ -328,6 +335,7 @@ def _summary(
     wall_time_s: float,
     outcome: Outcome,
     out_dir: Path,
+    git: dict[str, Any],
 ) -> dict[str, Any]:
     scores = summarize((score_of(r) for r in records), config.pass_k)
     response_lengths = [len(r["response_ids"]) for r in records if "response_ids" in r]
@@ -364,7 +372,7 @@ def _summary(
         "dataset": _dataset_record(config, data_path),
         # The pipeline run and stage this eval belongs to (None for a standalone `t3rl eval`).
         "pipeline": run_stage_of(out_dir),
-        "git": git_state(Path(t3rl_core.__file__).resolve().parents[1]),
+        "git": git,
         "wall_time_s": round(wall_time_s, 3),
         "mean_response_tokens": sum(response_lengths) / len(response_lengths) if response_lengths else None,
         OVERALL: scores[OVERALL],

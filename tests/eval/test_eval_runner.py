@@ -159,3 +159,31 @@ def test_episodes_start_one_by_one(rows, runtime, tmp_path, monkeypatch):
     asyncio.run(run_eval(runtime, _config(concurrency=len(rows)), rows, tmp_path, show_progress=False))
     assert events.count("reset") == len(rows) > 3
     assert events.index("generate") < len(rows) - 1  # before the last episode's reset
+
+
+def test_the_git_state_is_read_while_the_episodes_run(rows, runtime, tmp_path, monkeypatch):
+    """summary.json's git state comes from a worker started with the eval, not from git commands run
+    after the last episode."""
+    import threading
+
+    from t3rl_core.engines.reference import ReferenceEngine
+
+    events: list[str] = []
+    generate = ReferenceEngine.generate
+
+    async def logged_generate(self, *args, **kwargs):
+        events.append("generate")
+        return await generate(self, *args, **kwargs)
+
+    def git_state(root):
+        events.append(f"git in {threading.current_thread().name}")
+        return {"sha": "abc", "dirty": False}
+
+    monkeypatch.setattr(ReferenceEngine, "generate", logged_generate)
+    monkeypatch.setattr(eval_runner, "git_state", git_state)
+    config = EvalConfig.model_validate({"engine": {"name": "reference", "latency_s": 0.02}, "concurrency": 2})
+    summary = asyncio.run(run_eval(runtime, config, rows, tmp_path, show_progress=False))
+    assert summary["git"] == {"sha": "abc", "dirty": False}
+    read = [event for event in events if event.startswith("git")]
+    assert len(read) == 1 and read[0].startswith("git in t3rl-eval-git")
+    assert events.index(read[0]) < len(events) - 1  # before the last model call
