@@ -128,6 +128,18 @@ class ToolCallActionParser:
         _index_tools_once(self._calls.detector, sglang_tools)
         self._format: CallFormat | None = FORMATS.get(self.tool_call_parser)
         self._reasoning = ReasoningSplitter(parsers)
+        # The format's tag patterns, compiled once rather than escaped and looked up on every parse.
+        fmt = self._format
+        self._call_blocks: re.Pattern[str] | None = None
+        self._tagged_spans: list[re.Pattern[str]] = []
+        if fmt is not None and fmt.call_open and fmt.call_close:
+            call = re.escape(fmt.call_open) + "(.*?)" + re.escape(fmt.call_close)
+            self._call_blocks = re.compile(call, re.DOTALL)
+            self._tagged_spans = [
+                re.compile(re.escape(opener) + ".*?" + re.escape(closer), re.DOTALL)
+                for opener, closer in ((fmt.block_open, fmt.block_close), (fmt.call_open, fmt.call_close))
+                if opener and closer
+            ]
 
     def parse(self, text: str) -> Action:
         try:
@@ -184,12 +196,10 @@ class ToolCallActionParser:
 
     def _outside(self, text: str) -> str | None:
         """`text` without its tagged calls (and their block), stripped; None for untagged formats."""
-        fmt = self._format
-        if fmt is None or not (fmt.call_open and fmt.call_close):
+        if self._call_blocks is None:
             return None
-        for opener, closer in ((fmt.block_open, fmt.block_close), (fmt.call_open, fmt.call_close)):
-            if opener and closer:
-                text = re.sub(re.escape(opener) + ".*?" + re.escape(closer), "", text, flags=re.DOTALL)
+        for span in self._tagged_spans:
+            text = span.sub("", text)
         return text.strip()
 
     def _hint(self) -> str:
@@ -210,9 +220,8 @@ class ToolCallActionParser:
                 if opener and closer and text.count(opener) != text.count(closer):
                     counts = f"{text.count(opener)} {opener} but {text.count(closer)} {closer}"
                     raise InvalidOutput(f"unbalanced tags: {counts}. {self._hint()}")
-            blocks = re.findall(
-                re.escape(fmt.call_open) + "(.*?)" + re.escape(fmt.call_close), text, re.DOTALL
-            )
+            assert self._call_blocks is not None
+            blocks = self._call_blocks.findall(text)
             if len(blocks) != text.count(fmt.call_open):
                 raise InvalidOutput(f"tool call tags are nested or out of order. {self._hint()}")
             return [_read_block(self.tool_call_parser, block) for block in blocks]
