@@ -25,14 +25,28 @@ def _text_value(value: Any) -> str:
 
 
 def _glm_value(value: Any) -> str:
-    """GLM writes strings raw, but SGLang's GLM parsers read every value as JSON first: a string that is
-    itself valid JSON ("12", "true", "0E0", '"x"') is written JSON-quoted so that it stays that string."""
-    if isinstance(value, str):
-        try:
-            json.loads(value)
-        except ValueError:
-            return value
+    """GLM writes strings raw, but SGLang's GLM parsers read a value as JSON first, then as a JSON string
+    with its escapes, then (for a string argument) strip one pair of wrapping quotes: a string any of
+    those readings would change ("12", "true", '"x"', "'x'", '\\"x\\"') is written JSON-quoted, which
+    the first reading gives back exactly."""
+    if isinstance(value, str) and not _glm_reads_otherwise(value):
+        return value
     return _json(value)
+
+
+def _glm_reads_otherwise(text: str) -> bool:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return True
+    try:
+        json.loads(text)
+        return True
+    except ValueError:
+        pass
+    try:
+        json.loads(json.loads('{"tmp": "' + text + '"}')["tmp"])
+        return True
+    except ValueError:
+        return False
 
 
 def _json_tagged(calls: Sequence[ToolCall]) -> str:

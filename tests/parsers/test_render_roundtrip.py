@@ -87,7 +87,12 @@ def test_roundtrip_random_arguments(name: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
-@pytest.mark.parametrize("value", ["0E0", "12", "-1.5", "true", "null", "NULL", "Null", '"x"', "[1]"])
+@pytest.mark.parametrize(
+    "value",
+    # JSON-like, quoted either way (GLM's parser strips one pair of quotes from a string argument), and
+    # a JSON string's escaped spelling (GLM's parser reads it unescaped).
+    ["0E0", "12", "-1.5", "true", "null", "NULL", "Null", '"x"', "[1]", "''", "'x'", '\\"x\\"', '""'],
+)
 def test_strings_that_look_like_json_stay_strings(name: str, value: str) -> None:
     calls = (ToolCall("move_file", {"s": value}),)
     action = PARSERS[name].parse(render_calls(name, calls))
