@@ -57,8 +57,16 @@ def start(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> None:
     if _pending is not None or not enabled() or _threads_running():
         return
     key = (tuple(overrides), tuple(config_dirs))
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
+    try:
+        read_fd, write_fd = os.pipe()
+    except OSError:  # out of file descriptors: compose here
+        return
+    try:
+        pid = os.fork()
+    except OSError:  # a process limit, or a sandbox that forbids fork: compose here
+        os.close(read_fd)
+        os.close(write_fd)
+        return
     if pid == 0:  # the child never returns from here
         os.close(read_fd)
         _compose_in_child(write_fd, key)

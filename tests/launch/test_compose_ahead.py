@@ -143,6 +143,18 @@ def test_nothing_is_forked_where_it_cannot_help_or_work(
     assert compose_ahead._pending is None
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open descriptors in /proc")
+def test_a_refused_fork_composes_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    before = len(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, "fork", refused)
+    compose_ahead.start(["+experiment=stage2_bfcl"])
+    assert compose_ahead._pending is None
+    assert len(os.listdir("/proc/self/fd")) == before  # the pipe was closed again
+
+
 def test_a_running_thread_is_seen() -> None:
     import threading
 
