@@ -3,7 +3,8 @@
 `resolve` is the one entry point of the config layer: `t3rl run`, `plan`, `validate`, `show` and sweeps
 all call it, so every command sees the same config and the same errors. It never starts or writes
 anything; a config that cannot run raises ConfigError listing every problem. Composition goes through
-`launch.config.compose_cache` (a repeated command line skips Hydra); validation always runs.
+`launch.config.compose_cache` (a repeated command line skips Hydra), in a child forked at the start of
+a plain command when there is one (`launch.config.compose_ahead`); validation always runs.
 """
 
 from __future__ import annotations
