@@ -12,7 +12,6 @@ not a target: bfcl_concurrency.py holds the target.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import statistics
@@ -21,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bfcl_common import make_runner, t3rl_episode, test_rows, trained_tokenizer
+from bfcl_common import batch_arguments, batch_rows, make_runner, t3rl_episode, test_rows, trained_tokenizer
 
 
 class BatchClock:
@@ -54,14 +53,9 @@ def _summary(values: list[float], scale: float = 1.0, unit: str = "s") -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--family", default="qwen3")
-    parser.add_argument("--episodes", type=int, default=256)
-    parser.add_argument("--latency", type=float, default=0.05, help="engine seconds per call")
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
+    args = batch_arguments(__doc__.split("\n\n")[0], repeats=7)
     every = test_rows()
-    rows = [every[i % len(every)] for i in range(args.episodes)]
+    rows = batch_rows(every, args.episodes)
     clock = BatchClock()
     cpu, collector, first_calls, ratios, calls = [], [], [], [], 0
     with tempfile.TemporaryDirectory() as scratch:

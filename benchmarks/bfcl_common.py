@@ -8,6 +8,7 @@ t3rl's loop: the same env, the same action parser on the model's text, the same 
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from pathlib import Path
@@ -24,6 +25,21 @@ from t3rl_core.envs.bfcl.config import BFCLEnvConfig
 from t3rl_core.envs.bfcl.data import build_rows
 from t3rl_core.rewards.base import RewardInput
 from t3rl_core.rollout.runner import EpisodeRunner
+
+
+def batch_arguments(description: str, repeats: int) -> argparse.Namespace:
+    """The command line of the 256-episode batch benchmarks: --family, --episodes, --latency, --repeats."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--family", default="qwen3")
+    parser.add_argument("--episodes", type=int, default=256)
+    parser.add_argument("--latency", type=float, default=0.05, help="engine seconds per call")
+    parser.add_argument("--repeats", type=int, default=repeats)
+    return parser.parse_args()
+
+
+def batch_rows(every: list[dict[str, Any]], episodes: int) -> list[dict[str, Any]]:
+    """`episodes` rows taken in order from `every`, starting over when it runs out."""
+    return [every[i % len(every)] for i in range(episodes)]
 
 
 def test_rows() -> list[dict[str, Any]]:

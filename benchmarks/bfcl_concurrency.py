@@ -11,7 +11,6 @@ repeats; medians (min–max) of wall / ideal. Target: <= 1.25. The last line is 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -19,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bfcl_common import make_runner, t3rl_episode, test_rows, trained_tokenizer
+from bfcl_common import batch_arguments, batch_rows, make_runner, t3rl_episode, test_rows, trained_tokenizer
 
 TARGET_RATIO = 1.25
 
@@ -31,14 +30,9 @@ async def batch(runner, rows) -> tuple[float, list[int]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--family", default="qwen3")
-    parser.add_argument("--episodes", type=int, default=256)
-    parser.add_argument("--latency", type=float, default=0.05, help="engine seconds per call")
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = batch_arguments(__doc__.split("\n\n")[0], repeats=3)
     every = test_rows()
-    rows = [every[i % len(every)] for i in range(args.episodes)]
+    rows = batch_rows(every, args.episodes)
     with tempfile.TemporaryDirectory() as scratch:
         runner = make_runner(args.family, trained_tokenizer(args.family, every, Path(scratch)), args.latency)
         for row in every:  # a worker that has seen every tool list: the heads are cached
