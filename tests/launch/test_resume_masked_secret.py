@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from launch.cli.app import app
 from launch.config import secrets
 from tests.support.retool_prepare_only import EXPERIMENT
+from tests.support.retool_prepare_only import tree_snapshot as snapshot
 
 LITERAL = "hf_literal_planted_5e1a"
 REGIVEN = "hf_regiven_planted_77c2"
@@ -41,13 +42,6 @@ def started(workdir: Path, *overrides: str) -> Path:
     assert code == 0, out
     (run_dir,) = (workdir / "runs" / "rec").iterdir()
     return run_dir
-
-
-def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {
-        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"<dir>", p.stat().st_mtime_ns)
-        for p in sorted(root.rglob("*"))
-    }
 
 
 def leaks(root: Path) -> list[str]:

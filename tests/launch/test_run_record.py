@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from launch.cli.app import app
 from launch.run.override_merge import merge_overrides
 from tests.support.retool_prepare_only import EXPERIMENT
+from tests.support.retool_prepare_only import tree_snapshot as snapshot
 
 
 @pytest.fixture
@@ -37,14 +38,6 @@ def finished(workdir: Path) -> Path:
     assert code == 0, out
     (run_dir,) = (workdir / "runs" / "rec").iterdir()
     return run_dir
-
-
-def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    """Every file and directory below `root` with its bytes and mtime."""
-    return {
-        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"<dir>", p.stat().st_mtime_ns)
-        for p in sorted(root.rglob("*"))
-    } | {".": (b"<dir>", root.stat().st_mtime_ns)}
 
 
 def record(run_dir: Path, name: str) -> dict:
