@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 ENV_SWITCH = "T3RL_COMPOSE_AHEAD"
 
 
+def _key(overrides: Sequence[str], config_dirs: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return tuple(overrides), tuple(config_dirs)
+
+
 class _Pending:
     """A child composing `key`, writing its pickled outcome to `fd`."""
 
@@ -56,7 +60,7 @@ def start(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> None:
     global _pending
     if _pending is not None or not enabled() or _threads_running():
         return
-    key = (tuple(overrides), tuple(config_dirs))
+    key = _key(overrides, config_dirs)
     try:
         read_fd, write_fd = os.pipe()
     except OSError:  # out of file descriptors: compose here
@@ -76,7 +80,7 @@ def start(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> None:
 
 def composing(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> bool:
     """Whether a child is composing this command line now."""
-    return _pending is not None and _pending.key == (tuple(overrides), tuple(config_dirs))
+    return _pending is not None and _pending.key == _key(overrides, config_dirs)
 
 
 def _threads_running() -> bool:
@@ -92,7 +96,7 @@ def take(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Plain | N
     pending, _pending = _pending, None
     if pending is None:
         return None
-    if pending.key != (tuple(overrides), tuple(config_dirs)):
+    if pending.key != _key(overrides, config_dirs):
         _discard(pending)
         return None
     payload = _read_all(pending.fd)

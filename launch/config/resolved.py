@@ -42,8 +42,8 @@ def compose_resolved(overrides: Sequence[str], config_dirs: Sequence[str] = ()) 
 
 
 def composed_plain(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Plain:
-    """The plain composition of this command line, from the composition cache when it is current."""
-    remember_overrides(overrides)
+    """The plain composition of this command line, from the composition cache when it is current (a
+    composition it computes remembers the overrides' and config's secrets first: compose_resolved)."""
     return cached_compose(overrides, config_dirs, lambda: plain_composition(overrides, config_dirs))
 
 

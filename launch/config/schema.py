@@ -18,6 +18,7 @@ from t3rl_core.config import (
     KlInRewardConfig,
     MisConfig,
     ParsersConfig,
+    RuntimeConfig,
 )
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.fields import ClusterPath, PathComponent, RayAddress, SlurmDuration
@@ -499,7 +500,5 @@ def build_validators() -> None:
     """Build now, rather than on first use (StrictModel defers them), the validators a resolve builds:
     the run's, and those the checks and the trial plan validate with (a stage's hardware, its eval
     settings, the runtime config), so that they overlap with a composing child (compose_ahead)."""
-    from t3rl_core.config import RuntimeConfig
-
     for model in (RunConfig, HardwareConfig, EvalConfig, RuntimeConfig):
         model.model_rebuild()
