@@ -50,7 +50,9 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval contains p in exact arithmetic; rounding can put a bound a hair past it (an upper
+    # bound of 0.9999999999999999 at 6/6, a lower one of 3e-17 at 0/11), which plots as a negative error.
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def _check(n: int, c: int, k: int) -> None:

@@ -103,6 +103,13 @@ def chart_bars(summary: dict[str, Any]) -> list[CategoryBar]:
     return bars
 
 
+def error_bars(bars: list[CategoryBar]) -> list[list[float]]:
+    """matplotlib's yerr (below, above) of the accuracy bars. The interval is over round(accuracy · n)
+    passes while accuracy is averaged per task first, so a bar may sit a little outside its interval:
+    that side gets no whisker rather than a negative one (which matplotlib refuses)."""
+    return [[max(0.0, b.accuracy - b.low) for b in bars], [max(0.0, b.high - b.accuracy) for b in bars]]
+
+
 def model_label(summary: dict[str, Any]) -> str:
     """What was evaluated, in a few words: the model path or server, else the engine's name."""
     engine = summary.get("engine", {})
@@ -166,7 +173,7 @@ def plot_categories(summary: dict[str, Any], path: Path) -> None:
         [p - width / 2 for p in positions],
         [b.accuracy for b in bars],
         width,
-        yerr=[[b.accuracy - b.low for b in bars], [b.high - b.accuracy for b in bars]],
+        yerr=error_bars(bars),
         capsize=3,
         edgecolor="black",
         linewidth=0.6,
