@@ -9,7 +9,7 @@ the key, message and fix; the source (file or override) is filled in here from t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -18,6 +18,9 @@ from launch.config.errors import Problem
 from launch.config.overlay import overlay
 from launch.config.provenance import Provenance
 from launch.config.schema import HardwareConfig, RunConfig, TrainStage
+
+if TYPE_CHECKING:
+    from launch.plan.build import Plan
 from launch.config.schema_errors import problems_from_validation
 
 
@@ -39,7 +42,10 @@ def validate(
     for rule in RULES:
         problems.extend(rule(ctx))
     if not any(p.severity == "error" for p in problems):
-        problems.extend(plan_problems(run))
+        plan, refused = trial_plan(run)
+        problems.extend(refused)
+        if plan is not None:
+            problems.extend(plan_checks(ctx, plan))
     return _unique(p.with_source(_source_of(provenance, p.key)) for p in problems)
 
 
@@ -49,8 +55,8 @@ def import_checks() -> None:
     import launch.plan.build  # noqa: F401
 
 
-def plan_problems(run: RunConfig) -> list[Problem]:
-    """What building the plan would refuse (no I/O: the plan is built in memory and dropped), so that
+def trial_plan(run: RunConfig) -> tuple[Plan | None, list[Problem]]:
+    """The plan built in memory (no I/O; dropped after the checks), or what building it refuses, so that
     `validate` rejects every config `plan` and `run` reject."""
     import os
     import sys
@@ -62,10 +68,16 @@ def plan_problems(run: RunConfig) -> list[Problem]:
     where = Path.cwd() / "<run dir>"
     ctx = PlanContext(where, Path.cwd(), "<t3rl>", sys.executable, "<run id>", dict(os.environ))
     try:
-        build_plan(run, ctx)
+        return build_plan(run, ctx), []
     except ConfigError as error:
-        return list(error.problems)
-    return []
+        return None, list(error.problems)
+
+
+def plan_checks(ctx: Context, plan: Plan) -> list[Problem]:
+    """Checks of what the plan holds and reads: the resource ledger."""
+    from launch.checks.ledger import claims_of, ledger_problems
+
+    return ledger_problems(claims_of(ctx.run, plan), ctx.latest)
 
 
 def _source_of(provenance: Provenance, key: str) -> str:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
-from launch.files import LockHeld, exclusive_lock
+from launch.files import LockHeld, exclusive_lock, waiting_lock
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult
@@ -321,7 +321,6 @@ def _execute(
     current: dict[str, str] = {}
     for decision in decisions:
         stage = plan.stage(decision.stage)
-        rec = state.stages.get(stage.name)
         upstream = upstream_ids(stage, current) if decision.action in ("run", "resume", "complete") else {}
         if decision.action in ("cached", "outside"):
             if decision.output_id is not None:
@@ -331,72 +330,142 @@ def _execute(
             run_dir.supersede(stage.name, stage.files)
         if decision.action == "complete":
             assert decision.output_id is not None
-            run_dir.write_stage_outputs(stage.name, stage.outputs)
-            record = StageRecord(
-                "skipped",
-                stage.fingerprint(),
-                decision.output_id,
-                upstream,
-                finished_at=now(),
-                message=decision.reason,
-                outputs=digests(verified_outputs(plan, stage), hashes),
-            )
-            run_dir.record(state, stage.name, record)
-            hashes.save(run_dir.file_hashes_file)
-            current[stage.name] = record.run_id
+            current[stage.name] = _adopt(plan, run_dir, state, stage, decision, upstream, hashes)
             continue
-        if rec is not None and rec.status == "running" and rec.handle:
-            # The t3rl process that ran it died (we hold the run dir's lock): stop its leftovers first.
-            note = executor.stop_stale(stage, rec.handle)
-            if note:
-                reporter.note(stage, note)
-        attempt = (rec.attempts + 1) if (decision.action == "resume" and rec) else 1
-        run_id = uuid.uuid4().hex[:12]
-        run_dir.write_files(stage.files)
-        command_file = run_dir.write_stage_command(stage.name, stage.script())
-        record = StageRecord(
-            "running", stage.fingerprint(), run_id, upstream, attempts=attempt, started_at=now()
-        )
-        run_dir.record(state, stage.name, record)
-
-        def started(handle: dict[str, Any], record: StageRecord = record, name: str = stage.name) -> None:
-            record.handle = dict(handle)
-            run_dir.record(state, name, record)
-
-        ctx = StageContext(
-            run_dir=run_dir.path,
-            stage_dir=run_dir.stage_dir(stage.name),
-            command_file=command_file,
-            log_file=run_dir.stage_dir(stage.name) / "log.txt",
-            attempt=attempt,
-            plan=plan,
-            on_started=started,
-        )
-        reporter.stage_started(stage, decision, attempt)
-        started = time.monotonic()
-        try:
-            outcome = executor.run_stage(stage, ctx)
-        except KeyboardInterrupt:
-            outcome = StageResult("stopped", None, "stopped by the user (Ctrl-C)")
-            _finish(run_dir, state, stage.name, record, outcome)
-            result.results[stage.name] = outcome
-            reporter.stage_finished(stage, outcome, time.monotonic() - started)
-            raise
-        except Exception as err:
-            outcome = StageResult("failed", None, f"executor error: {type(err).__name__}: {err}")
-            _finish(run_dir, state, stage.name, record, outcome)
-            raise
-        if outcome.status == "succeeded":
-            outcome = _check_outputs(plan, run_dir, stage, record, outcome, hashes)
-        _finish(run_dir, state, stage.name, record, outcome)
-        hashes.save(run_dir.file_hashes_file)
-        result.results[stage.name] = outcome
-        reporter.stage_finished(stage, outcome, time.monotonic() - started)
-        if outcome.status != "succeeded":
-            result.status = outcome.status
+        with _shared_output(plan, stage, reporter):
+            if shared_output(plan, stage) and all(os.path.exists(p) for p in stage.complete_when):
+                # Another run or sweep point built it while this one waited: built once, adopted here.
+                adopted = Decision(
+                    stage.name,
+                    "complete",
+                    "built meanwhile by another run",
+                    False,
+                    f"complete:{stage.fingerprint()}",
+                )
+                current[stage.name] = _adopt(plan, run_dir, state, stage, adopted, upstream, hashes)
+                continue
+            outcome = _run_stage(plan, run_dir, executor, state, stage, decision, reporter, hashes, upstream)
+        result.results[stage.name] = outcome.result
+        if outcome.result.status != "succeeded":
+            result.status = outcome.result.status
             return result
-        current[stage.name] = run_id
+        current[stage.name] = outcome.run_id
     return result
+
+
+def shared_output(plan: Plan, stage: Stage) -> str | None:
+    """The directory of a stage's output that other runs share (a cache outside the run dir), or None."""
+    for path in stage.complete_when[:1]:
+        parent = str(Path(path).parent)
+        if not parent.startswith(str(plan.run_dir) + "/"):
+            return parent
+    return None
+
+
+@contextmanager
+def _shared_output(plan: Plan, stage: Stage, reporter: Reporter) -> Iterator[None]:
+    """Builders of one shared output take turns: the first builds it, the others wait and adopt it."""
+    shared = shared_output(plan, stage)
+    if shared is None:
+        yield
+        return
+
+    def waiting() -> None:
+        reporter.note(stage, f"waiting for another run building {shared}")
+
+    with waiting_lock(Path(shared + ".lock"), waiting):
+        yield
+
+
+def _adopt(
+    plan: Plan,
+    run_dir: RunDir,
+    state: RunState,
+    stage: Stage,
+    decision: Decision,
+    upstream: dict[str, str],
+    hashes: FileHashes,
+) -> str:
+    """Record a stage whose output exists and is complete as skipped; its output id."""
+    assert decision.output_id is not None
+    run_dir.write_stage_outputs(stage.name, stage.outputs)
+    record = StageRecord(
+        "skipped",
+        stage.fingerprint(),
+        decision.output_id,
+        upstream,
+        finished_at=now(),
+        message=decision.reason,
+        outputs=digests(verified_outputs(plan, stage), hashes),
+    )
+    run_dir.record(state, stage.name, record)
+    hashes.save(run_dir.file_hashes_file)
+    return record.run_id
+
+
+@dataclass(frozen=True)
+class _Ran:
+    result: StageResult
+    run_id: str
+
+
+def _run_stage(
+    plan: Plan,
+    run_dir: RunDir,
+    executor: Executor,
+    state: RunState,
+    stage: Stage,
+    decision: Decision,
+    reporter: Reporter,
+    hashes: FileHashes,
+    upstream: dict[str, str],
+) -> _Ran:
+    """Run one stage with the executor, recording it before, when it starts and when it ends."""
+    rec = state.stages.get(stage.name)
+    if rec is not None and rec.status == "running" and rec.handle:
+        # The t3rl process that ran it died (we hold the run dir's lock): stop its leftovers first.
+        note = executor.stop_stale(stage, rec.handle)
+        if note:
+            reporter.note(stage, note)
+    attempt = (rec.attempts + 1) if (decision.action == "resume" and rec) else 1
+    run_id = uuid.uuid4().hex[:12]
+    run_dir.write_files(stage.files)
+    command_file = run_dir.write_stage_command(stage.name, stage.script())
+    record = StageRecord("running", stage.fingerprint(), run_id, upstream, attempts=attempt, started_at=now())
+    run_dir.record(state, stage.name, record)
+
+    def started(handle: dict[str, Any], record: StageRecord = record, name: str = stage.name) -> None:
+        record.handle = dict(handle)
+        run_dir.record(state, name, record)
+
+    ctx = StageContext(
+        run_dir=run_dir.path,
+        stage_dir=run_dir.stage_dir(stage.name),
+        command_file=command_file,
+        log_file=run_dir.stage_dir(stage.name) / "log.txt",
+        attempt=attempt,
+        plan=plan,
+        on_started=started,
+    )
+    reporter.stage_started(stage, decision, attempt)
+    started = time.monotonic()
+    try:
+        outcome = executor.run_stage(stage, ctx)
+    except KeyboardInterrupt:
+        outcome = StageResult("stopped", None, "stopped by the user (Ctrl-C)")
+        _finish(run_dir, state, stage.name, record, outcome)
+        reporter.stage_finished(stage, outcome, time.monotonic() - started)
+        raise
+    except Exception as err:
+        outcome = StageResult("failed", None, f"executor error: {type(err).__name__}: {err}")
+        _finish(run_dir, state, stage.name, record, outcome)
+        raise
+    if outcome.status == "succeeded":
+        outcome = _check_outputs(plan, run_dir, stage, record, outcome, hashes)
+    _finish(run_dir, state, stage.name, record, outcome)
+    hashes.save(run_dir.file_hashes_file)
+    reporter.stage_finished(stage, outcome, time.monotonic() - started)
+    return _Ran(outcome, run_id)
 
 
 def _check_outputs(

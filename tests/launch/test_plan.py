@@ -130,6 +130,10 @@ def test_torch_dist_cache_is_keyed_by_model_and_its_hf_source():
     # Another HF source (e.g. stage 1's exported weights) converts into its own directory.
     assert moved.outputs["torch_dist"] != out and not moved.complete_when[1].startswith(out)
     assert stage.env["PYTHONPATH"] == "/root/Megatron-LM:/root/slime" and stage.cwd == "/root/slime"
+    # Other architecture flags (a Megatron setting of the same weights) convert into their own directory.
+    arch = other.model.architecture.model_copy(update={"extra_args": ["--rotary-percent", "0.5"]})
+    reflagged = other.model_copy(update={"model": other.model.model_copy(update={"architecture": arch})})
+    assert build_plan(reflagged, CTX).stage("convert_base").outputs["torch_dist"] != moved.outputs["torch_dist"]
 
 
 def test_large_models_convert_over_a_whole_node():

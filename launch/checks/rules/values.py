@@ -4,13 +4,10 @@ settings slime or the eval would take without complaint but that make the experi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
-
-from pydantic import ValidationError
 
 from launch.checks.context import Context, Scope, per_scope
+from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem, did_you_mean
-from launch.config.overlay import overlay
 from launch.config.schema import EvalStage
 from t3rl_core.eval.config import EvalConfig
 
@@ -29,37 +26,16 @@ _SUMMARY_NUMBERS = (
 _GROUP_ESTIMATORS = ("grpo", "gspo", "cispo")
 
 
-def _eval_configs(ctx: Context) -> Iterator[tuple[str | None, EvalConfig, dict[str, Any]]]:
-    """(eval stage name or None for the root section, effective eval config, the stage's overrides)."""
-    evals = [(n, s) for n, s in ctx.run.stages.items() if isinstance(s, EvalStage)]
-    if not evals:
-        yield None, ctx.run.eval, {}
-    for name, stage in evals:
-        if not stage.eval:
-            yield name, ctx.run.eval, {}
-            continue
-        try:
-            config = EvalConfig.model_validate(overlay(ctx.run.eval.model_dump(), stage.eval))
-        except ValidationError:
-            continue  # reported by eval_settings_valid
-        yield name, config, stage.eval
-
-
-def _eval_key(stage: str | None, overrides: dict[str, Any], field: str) -> str:
-    top = field.split(".")[0]
-    return f"stages.{stage}.eval.{field}" if stage and top in overrides else f"eval.{field}"
-
-
 def eval_categories_exist(ctx: Context) -> Iterator[Problem]:
     """eval.categories keeps rows by data_source: a name the env's rows never carry keeps nothing."""
     known = ctx.run.env.eval_categories()
     if known is None:
         return
-    for stage, config, overrides in _eval_configs(ctx):
+    for stage, config, overrides in eval_configs(ctx.run):
         unknown = [c for c in config.categories or () if c not in known]
         if not unknown:
             continue
-        key = _eval_key(stage, overrides, "categories")
+        key = eval_key(stage, overrides, "categories")
         kept = [c for c in config.categories or () if c in known]
         guesses = [did_you_mean(c, known) for c in unknown]
         fixed = [g for g in guesses if g] if all(guesses) else []
@@ -105,7 +81,7 @@ def objective_names_an_eval_metric(ctx: Context) -> Iterator[Problem]:
             fix=f"set objective.stage={guess} (eval stages: {', '.join(evals)})",
         )
         return
-    config = next(c for n, c, _ in _eval_configs(ctx) if n == stage)
+    config = next(c for n, c, _ in eval_configs(ctx.run) if n == stage)
     known = _summary_metrics(config, ctx.run.env.eval_categories())
     metric = objective.metric
     if metric in known or (metric.startswith("categories.") and ctx.run.env.eval_categories() is None):
@@ -150,13 +126,13 @@ def tau2_splits_exist(ctx: Context) -> Iterator[Problem]:
 def eval_stage_evaluates_its_checkpoint(ctx: Context) -> Iterator[Problem]:
     """An eval stage naming a checkpoint must serve it: the scripted reference policy would report numbers
     of another model under the checkpoint's name (an error); a fixed URL may (a warning)."""
-    for name, config, overrides in _eval_configs(ctx):
+    for name, config, overrides in eval_configs(ctx.run):
         stage = ctx.run.stages.get(name) if name else None
         if not isinstance(stage, EvalStage) or stage.checkpoint is None:
             continue
         engine = config.engine
         if engine.name == "reference":
-            key = _eval_key(name, overrides, "engine.name")
+            key = eval_key(name, overrides, "engine.name")
             yield Problem(
                 key,
                 f"eval stage '{name}' names checkpoint '{stage.checkpoint}', "
@@ -165,7 +141,7 @@ def eval_stage_evaluates_its_checkpoint(ctx: Context) -> Iterator[Problem]:
                 fix=f"set {key}=sglang",
             )
         elif getattr(engine, "url", None) is not None:
-            key = _eval_key(name, overrides, "engine.url")
+            key = eval_key(name, overrides, "engine.url")
             yield Problem(
                 key,
                 f"eval stage '{name}' names checkpoint '{stage.checkpoint}', but engine.url sends every "
@@ -177,42 +153,14 @@ def eval_stage_evaluates_its_checkpoint(ctx: Context) -> Iterator[Problem]:
 
 def repeated_samples_vary(ctx: Context) -> Iterator[Problem]:
     """pass@k over k greedy samples of a deterministic engine is pass@1 k times over."""
-    for name, config, overrides in _eval_configs(ctx):
+    for name, config, overrides in eval_configs(ctx.run):
         if config.samples > 1 and config.temperature == 0 and config.engine.name in ("sglang", "hf"):
-            key = ctx.latest(_eval_key(name, overrides, "samples"), _eval_key(name, overrides, "temperature"))
+            key = ctx.latest(eval_key(name, overrides, "samples"), eval_key(name, overrides, "temperature"))
             yield Problem(
                 key,
                 f"{config.samples} samples per task at temperature 0: greedy decoding repeats one answer, "
                 "so pass@k and pass^k equal pass@1",
-                fix=f"set {_eval_key(name, overrides, 'temperature')}=1.0",
-            )
-
-
-def eval_server_port_free(ctx: Context) -> Iterator[Problem]:
-    """The eval stage's SGLang server binds a port the local Ray head already uses."""
-    executor = ctx.run.executor
-    ports = {
-        getattr(executor, "ray_port", None): "ray_port",
-        getattr(executor, "dashboard_port", None): "dashboard_port",
-    }
-    if executor.kind == "local" and executor.ray_port == executor.dashboard_port:  # type: ignore[union-attr]
-        yield Problem(
-            ctx.latest("executor.ray_port", "executor.dashboard_port"),
-            f"ray_port and dashboard_port are both {executor.ray_port}: the Ray head cannot bind both",  # type: ignore[union-attr]
-            fix="set executor.dashboard_port=8265"
-            if executor.ray_port != 8265
-            else "set executor.dashboard_port=8266",  # type: ignore[union-attr]
-        )
-    if executor.kind not in ("local", "dry"):
-        return
-    for name, config, overrides in _eval_configs(ctx):
-        port = config.server.port
-        if port in ports and name is not None:
-            key = _eval_key(name, overrides, "server.port")
-            yield Problem(
-                key,
-                f"the eval server's port {port} is the local Ray head's {ports[port]}",
-                fix=f"set {key}=30000" if port != 30000 else f"set {key}=30001",
+                fix=f"set {eval_key(name, overrides, 'temperature')}=1.0",
             )
 
 
@@ -348,7 +296,6 @@ RULES = (
     tau2_splits_exist,
     eval_stage_evaluates_its_checkpoint,
     repeated_samples_vary,
-    eval_server_port_free,
     algorithm_meaningful,
     lengths_consistent,
     in_loop_eval_happens,

@@ -27,9 +27,11 @@ GPU_MEMORY_GB = {
 def convert_hf_to_torch_dist(builder: PlanBuilder, name: str, _: ConvertHfToTorchDistStage) -> Stage:
     paths = builder.run.paths
     inputs, hf = builder.hf_source()
-    # The cache is shared across runs, one directory per HF source: the same model family loaded
-    # from another directory (e.g. stage 1's exported weights) never overwrites the base conversion.
-    source = hashlib.sha256(hf.encode()).hexdigest()[:12]
+    # The cache is shared across runs, one directory per HF source and architecture flags: the same
+    # model family loaded from another directory (e.g. stage 1's exported weights), or converted with
+    # other flags, never reuses nor overwrites another conversion.
+    arch = model_args(builder.run.model.architecture)
+    source = hashlib.sha256("\0".join([hf, *arch]).encode()).hexdigest()[:12]
     out = f"{builder.abs(paths.checkpoints_dir)}/{builder.run.model.name}-{source}_torch_dist"
     marker = f"{out}/{COMPLETE_MARKER}"
     gpus = conversion_gpus(builder.run)
@@ -38,7 +40,7 @@ def convert_hf_to_torch_dist(builder: PlanBuilder, name: str, _: ConvertHfToTorc
     convert = (
         *launcher,
         tool,
-        *model_args(builder.run.model.architecture),
+        *arch,
         "--hf-checkpoint",
         hf,
         "--save",

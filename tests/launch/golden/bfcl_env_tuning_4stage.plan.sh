@@ -18,11 +18,11 @@ rm -rf /RUN/stages/data/data && ln -s "$cache" /RUN/stages/data/data
 )
 
 # ---- stage to_torch_dist (convert_hf_to_torch_dist): qwen2_5_7b_instruct: HF → torch_dist (1 GPU)
-# skipped by t3rl when these exist: /BASE/checkpoints/qwen2_5_7b_instruct-69bd9d1234a1_torch_dist/latest_checkpointed_iteration.txt /BASE/checkpoints/qwen2_5_7b_instruct-69bd9d1234a1_torch_dist/.t3rl-complete
+# skipped by t3rl when these exist: /BASE/checkpoints/qwen2_5_7b_instruct-30b1f35e312b_torch_dist/latest_checkpointed_iteration.txt /BASE/checkpoints/qwen2_5_7b_instruct-30b1f35e312b_torch_dist/.t3rl-complete
 (
 export PYTHONPATH=/root/Megatron-LM:/root/slime
 cd /root/slime
-rm -f /BASE/checkpoints/qwen2_5_7b_instruct-69bd9d1234a1_torch_dist/.t3rl-complete
+rm -f /BASE/checkpoints/qwen2_5_7b_instruct-30b1f35e312b_torch_dist/.t3rl-complete
 python3 /root/slime/tools/convert_hf_to_torch_dist.py \
     --swiglu \
     --num-layers 28 \
@@ -40,8 +40,8 @@ python3 /root/slime/tools/convert_hf_to_torch_dist.py \
     --vocab-size 152064 \
     --untie-embeddings-and-output-weights \
     --hf-checkpoint /BASE/models/Qwen2.5-7B-Instruct \
-    --save /BASE/checkpoints/qwen2_5_7b_instruct-69bd9d1234a1_torch_dist
-touch /BASE/checkpoints/qwen2_5_7b_instruct-69bd9d1234a1_torch_dist/.t3rl-complete
+    --save /BASE/checkpoints/qwen2_5_7b_instruct-30b1f35e312b_torch_dist
+touch /BASE/checkpoints/qwen2_5_7b_instruct-30b1f35e312b_torch_dist/.t3rl-complete
 )
 
 # ---- stage format (train): rl bfcl_stage1 on bfcl_train_base: train.py, 8 GPUs
@@ -72,7 +72,7 @@ ray job submit \
     --vocab-size 152064 \
     --untie-embeddings-and-output-weights \
     --hf-checkpoint /BASE/models/Qwen2.5-7B-Instruct \
-    --ref-load /BASE/checkpoints/qwen2_5_7b_instruct-69bd9d1234a1_torch_dist \
+    --ref-load /BASE/checkpoints/qwen2_5_7b_instruct-30b1f35e312b_torch_dist \
     --load /RUN/stages/format/checkpoint \
     --save /RUN/stages/format/checkpoint \
     --save-interval 20 \

@@ -1,0 +1,337 @@
+"""One ledger of what a run holds while it runs: ports, GPUs, Ray heads, directories, shared outputs.
+
+Every holder — the local Ray head, an eval stage's SGLang server, a managed service, a stage's
+output, a directory t3rl lists or fills — claims its resources here with the config key that set
+each one. A claim is held on a host (this machine, or the node of one stage's job) during a window:
+one stage while it runs (with its services and its server), or the whole run. The ledger spans
+everything that can be up at once: within a run, the claims of one window plus the run-wide ones;
+across the points of a sweep run `executor.max_parallel` at a time, every claim of every point on a
+host the points share. Two holders of one resource at once is a Problem that names both, blamed on
+the key set last, with a free value as the fix. Shared outputs (a conversion cache) may be claimed by
+many holders when they would build the same content (they are built once, the others wait); a
+different content at the same path is a collision.
+
+The ledger counts, too: a GPU listed twice by one holder, or more GPUs than the host has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import PurePosixPath
+from typing import Literal
+
+from launch.config.errors import Problem
+from launch.config.schema import EvalStage, RunConfig, ServiceConfig
+from launch.plan.build import Plan
+from launch.plan.ray_head import RayHead
+from t3rl_core.eval.config import ServerConfig
+
+# Of several config keys, the one set last (`Context.latest`): the likeliest culprit.
+Latest = Callable[..., str]
+ResourceKind = Literal["port", "gpus", "ray_head", "tree", "output"]
+
+THIS_MACHINE = "this machine"
+# Ports `ray start --head` binds besides the two t3rl sets: the Ray client server's default.
+_RAY_CLIENT_PORT = 10001
+# Executors whose stages all run on the launcher's machine.
+_LOCAL_EXECUTORS = ("local", "dry")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One holder's hold on one resource."""
+
+    kind: ResourceKind
+    host: str
+    # The port number, a GPU id, "" for a Ray head, or a path.
+    item: int | str
+    # Who holds it, as a person reads it ("the SGLang server of eval stage eval").
+    holder: str
+    # The config key that sets it; "" when no key does (the fix then moves the other holder).
+    key: str
+    # The stage during which it is held; None = the whole run.
+    window: str | None = None
+    # For outputs: what is built there (equal content = one shared build, not a collision).
+    content: str = ""
+    # The sweep point holding it ("" in a single run), for messages.
+    point: str = ""
+    # The key's schema default: what a fix moving this holder proposes first, when it is free.
+    default: int | None = None
+
+    def who(self) -> str:
+        where = f" ({self.point})" if self.point else ""
+        set_by = f" [{self.key}]" if self.key else ""
+        return f"{self.holder}{where}{set_by}"
+
+
+@dataclass(frozen=True)
+class Collision:
+    """Two claims that cannot both hold."""
+
+    first: Claim
+    second: Claim
+    what: str
+
+
+# ---------------------------------------------------------------------------------------------- claims
+
+
+def claims_of(run: RunConfig, plan: Plan, point: str = "") -> list[Claim]:
+    """Every claim of one run: its Ray head, servers, services, GPU lists, outputs and directories."""
+    claims: list[Claim] = []
+    claims += _ray_head_claims(run, plan, point)
+    for stage in plan.stages:
+        host = _host_of(run, stage.kind, stage.name, point)
+        spec = run.stages.get(stage.name)
+        if isinstance(spec, EvalStage):
+            claims += _eval_server_claims(run, stage.name, spec, host, point)
+        for service_name, service in run.services.items():
+            if service.serves(stage.name, stage.kind):
+                claims += _service_claims(service_name, service, stage.name, host, point)
+        if stage.gpus and host == THIS_MACHINE:
+            claims.append(
+                Claim(
+                    "gpus",
+                    host,
+                    stage.gpus,
+                    f"stage {stage.name} ({stage.gpus} GPUs)",
+                    "",
+                    stage.name,
+                    point=point,
+                )
+            )
+        for path in stage.complete_when[:1]:
+            # A complete_when output outside the run dir is a cache other runs and points share.
+            shared = str(PurePosixPath(path).parent)
+            if not shared.startswith(str(plan.run_dir)):
+                claims.append(
+                    Claim(
+                        "output",
+                        "",
+                        shared,
+                        f"the output of stage {stage.name}",
+                        f"stages.{stage.name}",
+                        None,
+                        stage.fingerprint(),
+                        point,
+                    )
+                )
+    claims += _tree_claims(run, point)
+    return claims
+
+
+def _host_of(run: RunConfig, kind: str, stage: str, point: str) -> str:
+    """Where a stage's commands (and its services and server) run."""
+    executor = run.executor
+    if executor.kind in _LOCAL_EXECUTORS:
+        return THIS_MACHINE
+    if executor.kind == "ray" and kind != "train" and executor.other_stages == "local":
+        return THIS_MACHINE
+    return f"the node of stage {stage}" + (f" of {point}" if point else "")
+
+
+def _ray_head_claims(run: RunConfig, plan: Plan, point: str) -> list[Claim]:
+    """The local executor's Ray head, up around train stages on this machine (kept run-wide: a head left
+    by `ray stop` failing, or a user's own head, holds the same ports)."""
+    if run.executor.kind not in _LOCAL_EXECUTORS or not any(s.needs_ray_head for s in plan.stages):
+        return []
+    head = plan.ray_head
+    holder = "the local Ray head"
+    return [
+        Claim(
+            "port",
+            THIS_MACHINE,
+            head.port,
+            f"{holder} (GCS)",
+            "executor.ray_port",
+            point=point,
+            default=RayHead.port,
+        ),
+        Claim(
+            "port",
+            THIS_MACHINE,
+            head.dashboard_port,
+            f"{holder} (dashboard, jobs API)",
+            "executor.dashboard_port",
+            point=point,
+            default=RayHead.dashboard_port,
+        ),
+        Claim("port", THIS_MACHINE, _RAY_CLIENT_PORT, f"{holder} (client server)", "", point=point),
+        Claim("ray_head", THIS_MACHINE, "", holder, "executor", point=point),
+    ]
+
+
+def _eval_server_claims(run: RunConfig, name: str, spec: EvalStage, host: str, point: str) -> list[Claim]:
+    from launch.checks.eval_configs import eval_config_of, eval_key
+
+    config = eval_config_of(run, spec)
+    if config is None or config.engine.name != "sglang" or getattr(config.engine, "url", None) is not None:
+        return []
+    key = eval_key(name, spec.eval, "server.port")
+    holder = f"the SGLang server of eval stage {name}"
+    default = ServerConfig.model_fields["port"].default
+    return [Claim("port", host, config.server.port, holder, key, name, point=point, default=default)]
+
+
+def _service_claims(name: str, service: ServiceConfig, stage: str, host: str, point: str) -> list[Claim]:
+    key = f"services.{name}"
+    holder = f"service {name}"
+    default = ServiceConfig.model_fields["port"].default
+    return [Claim("port", host, service.port, holder, f"{key}.port", stage, point=point, default=default)]
+
+
+def _tree_claims(run: RunConfig, point: str) -> list[Claim]:
+    """Directories t3rl lists (each child a run or a plan): nothing else may live inside them."""
+    paths = run.paths
+    trees = {
+        "paths.runs_dir": (paths.runs_dir, "the runs t3rl lists"),
+        "paths.plans_dir": (paths.plans_dir, "the plans t3rl writes"),
+        "paths.checkpoints_dir": (paths.checkpoints_dir, "the conversion cache"),
+        "paths.models_dir": (paths.models_dir, "the HF models"),
+        "paths.cache_dir": (paths.cache_dir, "the prepared-data and tiny-model cache"),
+    }
+    return [Claim("tree", "", _normal(path), what, key, point=point) for key, (path, what) in trees.items()]
+
+
+def _normal(path: str) -> str:
+    from pathlib import Path
+
+    return str(Path(path).expanduser().absolute())
+
+
+# ------------------------------------------------------------------------------------------- collisions
+
+# Trees whose every child t3rl takes for one of its own records: another tree may not overlap them.
+_LISTED_TREES = ("paths.runs_dir", "paths.plans_dir")
+
+
+def collisions(claims: Sequence[Claim], concurrent_points: bool = False) -> list[Collision]:
+    """Pairs of claims that cannot hold at once. Claims of different sweep points overlap in time only
+    when `concurrent_points` (they run at once); within one point, a stage's claims overlap those of
+    the same stage and the run-wide ones."""
+    found: list[Collision] = []
+    for a, b in combinations(claims, 2):
+        if a.point != b.point and not concurrent_points:
+            continue
+        if a.kind != b.kind or a.host != b.host:
+            continue
+        if a.point == b.point and a.window is not None and b.window is not None and a.window != b.window:
+            continue
+        what = _conflict(a, b)
+        if what:
+            found.append(Collision(a, b, what))
+    return found
+
+
+def _conflict(a: Claim, b: Claim) -> str:
+    if a.kind == "port" and a.item == b.item and (a.holder, a.key) != (b.holder, b.key):
+        return f"port {a.item} of {a.host}"
+    if a.kind == "port" and a.item == b.item and a.point != b.point:
+        return f"port {a.item} of {a.host}"
+    if a.kind in ("ray_head", "gpus") and a.point != b.point:
+        return "the GPUs of this machine" if a.kind == "gpus" else "the Ray head of this machine"
+    if a.kind == "output" and a.item == b.item and a.content != b.content:
+        return f"the shared output {a.item} (built with different content)"
+    if a.kind == "tree" and a.point == b.point and (a.key in _LISTED_TREES or b.key in _LISTED_TREES):
+        pa, pb = PurePosixPath(str(a.item)), PurePosixPath(str(b.item))
+        if pa == pb or pa in pb.parents or pb in pa.parents:
+            return f"the directory {a.item if len(str(a.item)) >= len(str(b.item)) else b.item}"
+    return ""
+
+
+def duplicate_gpus(run: RunConfig) -> Iterator[Problem]:
+    """A GPU listed twice by one holder is one GPU counted twice."""
+    for name, service in run.services.items():
+        repeated = sorted({g for g in service.gpus if service.gpus.count(g) > 1})
+        if repeated:
+            unique = list(dict.fromkeys(service.gpus))
+            free = [g for g in range(max(service.gpus) + 1 + service.tp) if g not in unique]
+            fixed = sorted(unique + free[: len(service.gpus) - len(unique)])
+            yield Problem(
+                f"services.{name}.gpus",
+                f"GPU(s) {repeated} listed more than once: a tp {service.tp} server needs "
+                f"{service.tp} distinct GPUs",
+                fix=f"set services.{name}.gpus=[{','.join(map(str, fixed))}]",
+            )
+
+
+# -------------------------------------------------------------------------------------------- problems
+
+
+def ledger_problems(
+    claims: Sequence[Claim], latest: Latest, concurrent_points: bool = False
+) -> list[Problem]:
+    """Each collision as a Problem on the key set last, with a free value where a value moves it."""
+    taken_ports = {(c.host, c.item) for c in claims if c.kind == "port"}
+    return [_problem(c, latest, taken_ports) for c in collisions(claims, concurrent_points)]
+
+
+def _problem(collision: Collision, latest: Latest, taken: set[tuple[str, int | str]]) -> Problem:
+    a, b = collision.first, collision.second
+    message = f"{collision.what} is held by both {a.who()} and {b.who()}"
+    if a.point != b.point:
+        return _concurrent_problem(collision, message)
+    movable = [c for c in (a, b) if c.key and c.kind == "port" and not c.key.startswith("executor")]
+    keyed = [c for c in (a, b) if c.key]
+    if a.kind == "port":
+        candidates = movable or keyed
+        blamed = _blame(candidates, latest) if candidates else b
+        port = _free_port(blamed, taken)
+        return Problem(
+            blamed.key or b.key,
+            f"{message}: one of them would fail to bind it",
+            fix=f"set {blamed.key}={port} (a port nothing else of the run holds)",
+        )
+    if a.kind == "tree":
+        listed = a if a.key in _LISTED_TREES else b
+        other = b if listed is a else a
+        blamed = _blame([a, b], latest)
+        fixed = _outside(other if blamed is other else listed, listed if blamed is other else other)
+        return Problem(
+            blamed.key,
+            f"{message}: t3rl takes every entry of {listed.key} for one of its own records",
+            fix=f"set {blamed.key}={fixed}",
+        )
+    return Problem(keyed[0].key if keyed else "", message, fix="make them differ")
+
+
+def _concurrent_problem(collision: Collision, message: str) -> Problem:
+    a = collision.first
+    if a.kind == "output":
+        return Problem(
+            a.key,
+            f"{message}: points running at once would build {a.item} over each other",
+            fix="set executor.max_parallel=1 (the points then build it in turn), or give the points "
+            "different model.name values",
+        )
+    return Problem(
+        "executor.max_parallel",
+        f"{message}: the sweep runs these points at once on {a.host}",
+        fix="set executor.max_parallel=1 (one point at a time on this machine), or executor=slurm "
+        "(each point its own nodes)",
+    )
+
+
+def _blame(claims: Sequence[Claim], latest: Latest) -> Claim:
+    by_key = {c.key: c for c in claims}
+    return by_key[latest(*by_key)]
+
+
+def _free_port(claim: Claim, taken: set[tuple[str, int | str]]) -> int:
+    """The claim's default port when nothing holds it, else the next port up that nothing holds."""
+    reserved = {RayHead.port, RayHead.dashboard_port, _RAY_CLIENT_PORT}
+    if claim.default is not None and (claim.host, claim.default) not in taken:
+        return claim.default
+    port = int(claim.item)
+    while (claim.host, port) in taken or port in reserved:
+        port = port + 1 if port < 65535 else 1024
+    return port
+
+
+def _outside(moved: Claim, fixed: Claim) -> str:
+    """A directory for `moved` beside `fixed`'s tree, not inside or above it."""
+    base = PurePosixPath(str(fixed.item))
+    name = moved.key.rsplit(".", 1)[-1].removesuffix("_dir")
+    return str(base.parent / f"{base.name}-{name}" if base.name else base / name)

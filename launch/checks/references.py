@@ -1,0 +1,119 @@
+"""Import paths a config names resolve to an object that exists, or to the nearest one that does.
+
+A hook or filter is named by import path (`package.module:attr` or slime's `package.module.attr`) and
+imported hours later on a GPU node. Pre-flight resolves it now: slime's own objects against the table
+of slime's importable names at the pinned commit (`launch.checks.slime_objects`; slime is not
+installed where `t3rl validate` runs), anything else by importing its module here. A wrong spelling
+gets the nearest import path that exists.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+import pkgutil
+from dataclasses import dataclass
+
+from launch.checks.slime_objects import SLIME_OBJECTS
+
+# Packages present only on the GPU machines, resolved against a recorded table instead of imported.
+_TABLES = {"slime": SLIME_OBJECTS}
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """Why an import path does not resolve, and the nearest one that does (None when none is close)."""
+
+    reason: str
+    nearest: str | None
+
+
+def split_path(path: str) -> tuple[str, str]:
+    """(module, attribute) of `pkg.mod:attr` or `pkg.mod.attr`."""
+    module, sep, attr = path.partition(":")
+    if sep:
+        return module, attr
+    module, _, attr = path.rpartition(".")
+    return module, attr
+
+
+def resolve(path: str) -> Unresolved | None:
+    """None when `path` names an object that exists; else why not, with the nearest existing path."""
+    module, attr = split_path(path)
+    if not module or not attr:
+        return Unresolved("an import path is `package.module:function` (or package.module.function)", None)
+    table = _TABLES.get(module.split(".")[0])
+    if table is not None:
+        return _in_table(path, module, attr, table)
+    return _by_import(path, module, attr)
+
+
+def _in_table(path: str, module: str, attr: str, table: dict[str, tuple[str, ...]]) -> Unresolved | None:
+    if attr.split(".")[0] in table.get(module, ()):
+        return None
+    known = [f"{m}.{name}" for m, names in table.items() for name in names]
+    what = f"{module} has no '{attr}'" if module in table else f"no module {module}"
+    return Unresolved(what, _nearest(f"{module}.{attr}", known, path))
+
+
+def _by_import(path: str, module: str, attr: str) -> Unresolved | None:
+    missing = _missing_module(module)
+    if missing is not None:
+        parent = missing.rpartition(".")[0]
+        siblings = _submodules(parent)
+        guess = _nearest(missing, siblings, missing)
+        nearest = None
+        if guess is not None:
+            rest = module[len(missing) :]
+            nearest = _join(f"{guess}{rest}", attr, path)
+        return Unresolved(f"no module named {missing}", nearest)
+    try:
+        target = importlib.import_module(module)
+    except Exception as error:  # a module that fails to import fails the same way where it runs
+        return Unresolved(f"importing {module} fails: {type(error).__name__}: {error}", None)
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            names = [n for n in dir(target) if not n.startswith("_")]
+            guess = _nearest(part, names, part)
+            return Unresolved(
+                f"{module} has no '{attr}'", _join(module, guess, path) if guess is not None else None
+            )
+        target = getattr(target, part)
+    return None
+
+
+def _missing_module(module: str) -> str | None:
+    """The shortest prefix of `module` that cannot be found, or None when all of it can."""
+    parts = module.split(".")
+    for end in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:end])
+        try:
+            if importlib.util.find_spec(prefix) is None:
+                return prefix
+        except (ImportError, ValueError):
+            return prefix
+    return None
+
+
+def _submodules(parent: str) -> list[str]:
+    """Importable modules directly under `parent` ("" = top level), as full dotted names."""
+    if not parent:
+        return [m.name for m in pkgutil.iter_modules()]
+    try:
+        package = importlib.import_module(parent)
+    except Exception:
+        return []
+    where = getattr(package, "__path__", None)
+    return [f"{parent}.{m.name}" for m in pkgutil.iter_modules(where)] if where else []
+
+
+def _nearest(name: str, candidates: list[str], typed: str) -> str | None:
+    """The closest candidate, never the typed value itself."""
+    matches = difflib.get_close_matches(name, [c for c in candidates if c != typed], n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def _join(module: str, attr: str, like: str) -> str:
+    """`module` and `attr` joined the way the user wrote the path (`:` or `.`)."""
+    return f"{module}:{attr}" if ":" in like else f"{module}.{attr}"
