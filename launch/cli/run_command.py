@@ -25,7 +25,7 @@ def run_command(
     from rich.console import Console
 
     from launch.config.errors import ConfigError, render_problems
-    from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED
+    from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED, INTERRUPTED
     from launch.run.parallel import record_result
     from launch.run.pipeline import PipelineError
     from launch.run.rundir import RunDirError, prefetched_manifest_facts
@@ -72,7 +72,7 @@ def run_command(
             return EXIT_FAILED
         except KeyboardInterrupt:
             console.print("[yellow]stopped[/]: stages that were running are recorded as stopped.")
-            record_result(EXIT_STOPPED, "stopped by a signal (Ctrl-C, SIGTERM)")
+            record_result(EXIT_STOPPED, INTERRUPTED)
             return EXIT_STOPPED
         except Exception as error:
             record_result(EXIT_FAILED, f"{type(error).__name__}: {error}")

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from launch.files import is_locked
+from launch.run.exit_codes import INTERRUPTED
 
 # Exit codes of a point's launcher (launch.run.exit_codes) → the point's status.
 _STATUS_BY_CODE = {0: "succeeded", 130: "interrupted"}
@@ -229,7 +230,7 @@ def _why(run_dir: Path, code: int) -> str:
         name, record = failed[-1]
         return f"stage {name}: {record.get('message', '')}".strip()
     if code == 130:
-        return "stopped by a signal (Ctrl-C, SIGTERM)"
+        return INTERRUPTED
     return f"the point's launcher exited {code} (see {run_dir / 'launcher.log'})"
 
 

@@ -21,12 +21,15 @@ Hydra, the plugin and optuna are imported inside the functions, so `t3rl plan` n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from launch.config.errors import Problem
+from launch.run.exit_codes import INTERRUPTED
 from launch.run.sweep import Point, SweepSummary
+from t3rl_core.secret import mask_url
 
 SEARCH_GROUP = "hparams_search"
 
@@ -109,6 +112,37 @@ def run_search(
     return yaml.safe_load((sweep_dir / "optimization_results.yaml").read_text())
 
 
+def storage_problem(sweeper: Mapping[str, Any]) -> Problem | None:
+    """Why Optuna could not open `hydra.sweeper.storage` (a URL SQLAlchemy cannot read, an unknown
+    dialect, a database driver that is not installed), found before the search writes anything;
+    None when it can (or the study is in memory)."""
+    storage = sweeper.get("storage")
+    if not isinstance(storage, str) or not storage or "${" in storage:
+        return None
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    key, source = "hydra.sweeper.storage", "the hparams_search config or a hydra.sweeper.storage override"
+    in_memory = f"or {key}=null (a study in memory) or {key}=sqlite:///<dir>/study.db"
+    try:
+        url = make_url(storage)
+        dialect = url.get_dialect()
+    except (ArgumentError, NoSuchModuleError, ValueError) as error:
+        message = f"Optuna cannot use storage {mask_url(storage)!r}: {str(error).splitlines()[0]}"
+        return Problem(key, message, source, f"give an SQLAlchemy database URL {in_memory}")
+    try:
+        dialect.import_dbapi()
+    except ImportError as error:
+        message = (
+            f"Optuna cannot open storage {mask_url(storage)!r}: SQLAlchemy's {url.get_backend_name()} "
+            f"dialect needs the driver '{dialect.driver}', which is not installed ({error})"
+        )
+        return Problem(
+            key, message, source, f"install '{dialect.driver}' into t3rl's environment, {in_memory}"
+        )
+    return None
+
+
 class TrialFailed(RuntimeError):
     """A trial that gave no metric; the sweeper re-raises it once `max_failure_rate` is exceeded."""
 
@@ -150,7 +184,17 @@ class _TrialsLauncher:
         for point in points:
             self.summary.add(point)
             self.summary.update(point.index, status="running")
-        outcomes = self.run_trials(points, self.summary)
+        try:
+            outcomes = self.run_trials(points, self.summary)
+        except BaseException as error:
+            # Whatever ends the batch, no trial of it stays `running` in the record.
+            interrupted = isinstance(error, KeyboardInterrupt)
+            reason = INTERRUPTED if interrupted else f"{type(error).__name__}: {error}"
+            for point in points:
+                if self.summary.points[point.index].status == "running":
+                    status = "interrupted" if interrupted else "failed"
+                    self.summary.update(point.index, status=status, error=reason.splitlines()[0])
+            raise
         returns = []
         for point, outcome in zip(points, outcomes, strict=True):
             self.summary.update(

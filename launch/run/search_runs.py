@@ -23,9 +23,10 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
     from datetime import datetime
 
     from launch.config.errors import ConfigError, Problem
-    from launch.run.rundir import RunDir
-    from launch.run.search import TrialFailed, TrialOutcome, run_search
-    from launch.run.sweep import IncompleteEval, point_metric
+    from launch.run.pipeline import PipelineError
+    from launch.run.rundir import RunDir, RunDirError
+    from launch.run.search import TrialFailed, TrialOutcome, run_search, storage_problem
+    from launch.run.sweep import IncompleteEval, SweepSummary, point_metric
     from launch.run.sweep_liveness import sweep_lock
     from launch.run.sweep_runs import PlannedPoint, at_once
 
@@ -39,22 +40,29 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
 
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     first = resolve_overrides([o for o in overrides if "," not in o], config_dirs, console)
+    problem = storage_problem(first.hydra.get("sweeper") or {})
+    if problem is not None:
+        raise ConfigError([problem])
     sweep_dir = new_sweep_dir(first, stamp)
     objective = first.run.objective
+    metric_name = objective.metric if objective else None
 
     def plan_trial(point: Point) -> PlannedPoint | TrialOutcome:
         run_dir = RunDir(sweep_dir / f"p{point.index:02d}")
         try:
             resolved = resolve_overrides(list(point.with_tracking(sweep_dir.name)), config_dirs, console)
-            run_dir.path.mkdir(parents=True, exist_ok=True)
             plan = plan_run(resolved, run_dir)
         except ConfigError as error:
             return TrialOutcome(None, "failed", None, str(error))
         return PlannedPoint(point.index, " ".join(point.varying), run_dir, resolved, plan, config_dirs)
 
     def run_one(item: PlannedPoint) -> TrialOutcome:
-        write_run_dir(item.run_dir, item.resolved, item.plan, config_dirs)
-        result = execute(item.plan, item.run_dir, item.resolved, None, None, dry=False, console=console)
+        try:
+            write_run_dir(item.run_dir, item.resolved, item.plan, config_dirs)
+            result = execute(item.plan, item.run_dir, item.resolved, None, None, dry=False, console=console)
+        except (PipelineError, RunDirError) as error:  # refused at pre-flight: a failed trial
+            console.print(f"[red]trial {item.index}:[/] {error}", soft_wrap=True, highlight=False)
+            return TrialOutcome(str(item.run_dir.path), "failed", None, str(error).splitlines()[0])
         if result.status != "succeeded":
             return TrialOutcome(str(item.run_dir.path), result.status, None, result.failed_stage)
         try:
@@ -82,6 +90,8 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
             outcomes.append(TrialOutcome(str(item.run_dir.path), record.status, record.metric, record.error))
         return outcomes
 
+    # The record first (the sweep dir appears with it), then the launcher's lock inside.
+    SweepSummary(sweep_dir=sweep_dir, name=sweep_dir.name, metric_name=metric_name).write()
     try:
         with sweep_lock(sweep_dir):
             results = run_search(
@@ -90,7 +100,7 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
                 name=sweep_dir.name,
                 run_trials=run_trials,
                 config_dirs=config_dirs,
-                metric_name=objective.metric if objective else None,
+                metric_name=metric_name,
             )
     except TrialFailed as error:
         _print_trials(sweep_dir, console)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.secrets import mask_overrides
+from launch.files import atomic_write_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -182,10 +183,13 @@ class SweepSummary:
         self.points[point.index] = PointRecord(point.index, list(point.varying), list(point.overrides))
         self.write()
 
-    def plan(self, points: Sequence[Point]) -> None:
-        """Record every point as planned before the first one starts (a crash leaves them so)."""
+    def plan(self, points: Sequence[Point], run_dirs: Mapping[int, str]) -> None:
+        """Record every point as planned, with its run dir, before the first one starts (a crash leaves
+        them so, and `t3rl run --run-dir <sweep dir>` resumes each)."""
         for point in points:
-            self.points[point.index] = PointRecord(point.index, list(point.varying), list(point.overrides))
+            self.points[point.index] = PointRecord(
+                point.index, list(point.varying), list(point.overrides), run_dir=run_dirs[point.index]
+            )
         self.write()
 
     def update(self, index: int, **changes: Any) -> None:
@@ -203,9 +207,11 @@ class SweepSummary:
         }
 
     def write(self) -> None:
-        self.sweep_dir.mkdir(parents=True, exist_ok=True)
-        _atomic_write(self.sweep_dir / "sweep.json", json.dumps(self.as_dict(), indent=2) + "\n")
-        _atomic_write(self.sweep_dir / "sweep.md", self.markdown())
+        files = {"sweep.json": json.dumps(self.as_dict(), indent=2) + "\n", "sweep.md": self.markdown()}
+        if not self.sweep_dir.exists() and _created_with(self.sweep_dir, files):
+            return
+        for name, text in files.items():
+            atomic_write_text(self.sweep_dir / name, text)
 
     def markdown(self) -> str:
         metric = self.metric_name or "metric"
@@ -243,10 +249,29 @@ def _masked(record: dict[str, Any]) -> dict[str, Any]:
     return scrub_obj(masked)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+def _created_with(sweep_dir: Path, files: Mapping[str, str]) -> bool:
+    """Create `sweep_dir` holding `files` in one rename, so that no reader (`t3rl runs`, a resume, a
+    launcher killed right then) ever finds the dir without its record; False if it appeared meanwhile.
+    The files are staged in the runs dir (the sweep dir's grandparent), not beside the sweep dir, where
+    `<runs>/<name>/` would show a second entry for a moment."""
+    import shutil
+    import uuid
+
+    sweep_dir.parent.mkdir(parents=True, exist_ok=True)
+    # Not mkdtemp: its mode 0700 would stay the sweep dir's; mkdir gives the umask's, as any run dir.
+    staging = sweep_dir.parent.parent / f".{sweep_dir.name}.{uuid.uuid4().hex[:12]}"
+    staging.mkdir()
+    try:
+        for name, text in files.items():
+            (staging / name).write_text(text)
+        staging.rename(sweep_dir)  # fails on a non-empty dir made meanwhile (and on a file)
+    except OSError:
+        if not sweep_dir.is_dir():
+            raise
+        return False
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return True
 
 
 def read_metric(summary: Mapping[str, Any], dotted: str) -> float:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED
+from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, INTERRUPTED
 from launch.run.steps import (
     execute,
     new_sweep_dir,
@@ -38,9 +38,6 @@ if TYPE_CHECKING:
     from launch.run.parallel import PointJob, PointProgress
     from launch.run.rundir import RunDir
     from launch.run.sweep import Point, SweepSummary
-
-INTERRUPTED = "stopped by a signal (Ctrl-C, SIGTERM)"
-
 
 @dataclass(frozen=True)
 class PlannedPoint:
@@ -97,17 +94,15 @@ def run_sweep(
         name=sweep_name,
         metric_name=metric_label(first_plan.stages, first_resolved.run.objective),
     )
-    summary.plan(points)
     planned = []
     for check, point in zip(checks, points, strict=True):
         resolved, plan = check.plan
-        summary.points[point.index].run_dir = str(plan.run_dir)
         planned.append(
             PlannedPoint(
                 point.index, " ".join(point.varying), RunDir(plan.run_dir), resolved, plan, config_dirs
             )
         )
-    summary.write()
+    summary.plan(points, {item.index: str(item.run_dir.path) for item in planned})
     return run_points(planned, summary, from_stage, only, dry=dry, console=console)
 
 
