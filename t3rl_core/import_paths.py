@@ -1,10 +1,10 @@
 """Import paths a config names resolve to an object that exists, or to the nearest one that does.
 
-A hook or filter is named by import path (`package.module:attr` or slime's `package.module.attr`) and
-imported hours later on a GPU node. Pre-flight resolves it now: slime's own objects against the table
-of slime's importable names at the pinned commit (`launch.checks.slime_objects`; slime is not
-installed where `t3rl validate` runs), anything else by importing its module here. A wrong spelling
-gets the nearest import path that exists.
+A plugin, hook or filter is named by import path (`package.module:attr` or slime's
+`package.module.attr`) and imported later, often hours later on a GPU node. Resolving it at pre-flight
+imports its module here; a package that is installed only where the job runs (slime) is resolved
+against a table of its importable names instead (`tables`). A wrong spelling gets the nearest import
+path that exists, not a list of built-in names.
 """
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ import difflib
 import importlib
 import importlib.util
 import pkgutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from launch.checks.slime_objects import SLIME_OBJECTS
-
-# Packages present only on the GPU machines, resolved against a recorded table instead of imported.
-_TABLES = {"slime": SLIME_OBJECTS}
+# Top-level package → {module → its public object names}: packages resolved without importing them.
+Tables = Mapping[str, Mapping[str, tuple[str, ...]]]
 
 
 @dataclass(frozen=True)
@@ -27,6 +26,8 @@ class Unresolved:
 
     reason: str
     nearest: str | None
+    # The path's top-level package is not installed here (it may be where the path is imported).
+    package_missing: bool = False
 
 
 def split_path(path: str) -> tuple[str, str]:
@@ -38,18 +39,18 @@ def split_path(path: str) -> tuple[str, str]:
     return module, attr
 
 
-def resolve(path: str) -> Unresolved | None:
+def resolve(path: str, tables: Tables | None = None) -> Unresolved | None:
     """None when `path` names an object that exists; else why not, with the nearest existing path."""
     module, attr = split_path(path)
     if not module or not attr:
         return Unresolved("an import path is `package.module:function` (or package.module.function)", None)
-    table = _TABLES.get(module.split(".")[0])
+    table = (tables or {}).get(module.split(".")[0])
     if table is not None:
         return _in_table(path, module, attr, table)
     return _by_import(path, module, attr)
 
 
-def _in_table(path: str, module: str, attr: str, table: dict[str, tuple[str, ...]]) -> Unresolved | None:
+def _in_table(path: str, module: str, attr: str, table: Mapping[str, tuple[str, ...]]) -> Unresolved | None:
     if attr.split(".")[0] in table.get(module, ()):
         return None
     known = [f"{m}.{name}" for m, names in table.items() for name in names]
@@ -67,7 +68,7 @@ def _by_import(path: str, module: str, attr: str) -> Unresolved | None:
         if guess is not None:
             rest = module[len(missing) :]
             nearest = _join(f"{guess}{rest}", attr, path)
-        return Unresolved(f"no module named {missing}", nearest)
+        return Unresolved(f"no module named {missing}", nearest, package_missing="." not in missing)
     try:
         target = importlib.import_module(module)
     except Exception as error:  # a module that fails to import fails the same way where it runs

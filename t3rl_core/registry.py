@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, SerializeAsAny, TypeAdapter, ValidationError
 
+from t3rl_core.import_paths import resolve as resolve_import_path
+
 if TYPE_CHECKING:
     # Imported where entry points are scanned: a config of built-in names never pays for it.
     import importlib.metadata
@@ -48,9 +50,11 @@ class PluginError(ValueError, ImportError):
     so that code looking through every registered name skips the plugins it cannot load.
     """
 
-    def __init__(self, kind: str, name: str, reason: str, fix: str) -> None:
+    def __init__(self, kind: str, name: str, reason: str, fix: str, nearest: str | None = None) -> None:
         super().__init__(f"{kind} plugin '{name}': {reason}")
         self.kind, self.name, self.reason, self.fix = kind, name, reason, fix
+        # The existing import path closest to a misspelt one.
+        self.nearest = nearest
 
 
 def load_object(path: str) -> Any:
@@ -175,16 +179,23 @@ class Registry:
         try:
             target = load_object(path)
         except ImportError as exc:
+            nearest = _nearest(path)
             raise PluginError(
                 self.kind,
                 name,
                 f"cannot import {module}: {exc}",
                 f"install the package that provides {module.split('.')[0]} (pip install -e DIR) "
                 "or add its directory to PYTHONPATH",
+                nearest,
             ) from exc
         except AttributeError as exc:
+            nearest = _nearest(path)
             raise PluginError(
-                self.kind, name, f"{module} has no {path.partition(':')[2]}", "check the name after ':'"
+                self.kind,
+                name,
+                f"{module} has no {path.partition(':')[2]}",
+                "check the name after ':'",
+                nearest,
             ) from exc
         except Exception as exc:  # the plugin's own module failed while importing: say so, not crash
             raise PluginError(
@@ -254,3 +265,9 @@ def registered(base: type[BaseModel], registry: Registry) -> Any:
     this function without an import circle.
     """
     return Annotated[SerializeAsAny[base], BeforeValidator(registry.validate)]
+
+
+def _nearest(path: str) -> str | None:
+    """The existing import path closest to a misspelt one."""
+    unresolved = resolve_import_path(path)
+    return unresolved.nearest if unresolved is not None else None

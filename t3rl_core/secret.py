@@ -1,9 +1,14 @@
 """Credentials in configs: a reference to where the value lives, never the value itself.
 
-A `Secret` field takes `env:NAME` (an environment variable) or `file:PATH` (a file holding the value,
-e.g. a mounted secret). Configs, run dirs, caches, logs and error messages only ever carry that
-reference; `reveal()` reads the value, as a pydantic `SecretStr`, in the process that sends it. A
-literal credential given to such a field is refused without being repeated.
+A `Secret` field takes `env:NAME` (an environment variable; `${oc.env:NAME}` is read as the same) or
+`file:PATH` (a file holding the value, e.g. a mounted secret). Configs, run dirs, caches, logs and error
+messages only ever carry that reference; `reveal()` reads the value, as a pydantic `SecretStr`, in the
+process that sends it. A literal credential given to such a field is refused without being repeated.
+
+Every value revealed is kept in `revealed()` for this process's own masking, and, when the process runs
+under a t3rl launcher that tees its output (the environment names the launcher's socket in
+`T3RL_SECRET_SINK`), sent to that launcher before `reveal()` returns: the launcher masks it in the log
+and on the terminal from the next line on, whatever the variable or file is called.
 
 URLs get the same rule: `mask_url` hides the password of `scheme://user:password@host`.
 """
@@ -27,7 +32,12 @@ MASK = "***"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # `scheme://user:password@`: the password is group 2 (a user name alone is not a credential).
 _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):([^/@\s]+)@")
+# `${oc.env:NAME}`, the environment reference of config files, given to a Secret field.
+_OC_ENV = re.compile(r"^\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)\}$")
 SECRET_REFERENCE_ERROR = "secret_reference"
+# A unix datagram socket of the launcher teeing this process's output (see the module's docstring).
+SINK_ENV = "T3RL_SECRET_SINK"
+_REVEALED: set[str] = set()
 REFERENCE_HELP = "env:NAME (an environment variable holding it) or file:PATH (a file holding it)"
 
 
@@ -41,6 +51,34 @@ def url_passwords(text: str) -> list[str]:
     return [m.group(2) for m in _URL_USERINFO.finditer(text) if m.group(2) != MASK]
 
 
+def is_reference(text: str) -> bool:
+    """`env:NAME` or `file:PATH`: what a Secret takes."""
+    kind, _, target = text.partition(":")
+    return (kind == "env" and bool(ENV_NAME.match(target))) or (kind == "file" and bool(target))
+
+
+def revealed() -> frozenset[str]:
+    """Every value a Secret has revealed in this process."""
+    return frozenset(_REVEALED)
+
+
+def _note_revealed(value: str) -> None:
+    if not value or value in _REVEALED:
+        return
+    _REVEALED.add(value)
+    sink = os.environ.get(SINK_ENV)
+    if not sink:
+        return
+    import socket  # here: only a process that reveals a secret under a launcher needs it
+
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as announce:
+            # Queued in the launcher's socket when sendto returns, so before this process can print it.
+            announce.sendto(value.encode(), sink)
+    except OSError:
+        pass  # the launcher is gone (or never listened): nobody tees this output
+
+
 class SecretResolutionError(RuntimeError):
     """The reference names a variable that is not set or a file that cannot be read."""
 
@@ -51,8 +89,7 @@ class Secret:
     __slots__ = ("reference",)
 
     def __init__(self, reference: str) -> None:
-        kind, _, target = reference.partition(":")
-        if not (kind == "env" and ENV_NAME.match(target)) and not (kind == "file" and target):
+        if not is_reference(reference):
             from pydantic_core import PydanticCustomError
 
             # The rejected text may be the credential itself: it is not repeated.
@@ -89,11 +126,13 @@ class Secret:
                 raise SecretResolutionError(
                     f"{self.reference}: environment variable {self.target} is not set"
                 )
-            return SecretStr(value)
-        try:
-            return SecretStr(Path(self.target).expanduser().read_text().strip())
-        except OSError as error:
-            raise SecretResolutionError(f"{self.reference}: cannot read ({error.strerror})") from None
+        else:
+            try:
+                value = Path(self.target).expanduser().read_text().strip()
+            except OSError as error:
+                raise SecretResolutionError(f"{self.reference}: cannot read ({error.strerror})") from None
+        _note_revealed(value)
+        return SecretStr(value)
 
     def __repr__(self) -> str:
         return f"Secret({self.reference!r})"
@@ -125,4 +164,5 @@ def _validate(value: Any) -> Secret:
         from pydantic_core import PydanticCustomError
 
         raise PydanticCustomError(SECRET_REFERENCE_ERROR, "takes a reference string, " + REFERENCE_HELP)
-    return Secret(value)
+    environment = _OC_ENV.match(value.strip())
+    return Secret(f"env:{environment.group(1)}" if environment else value)

@@ -33,6 +33,7 @@ import yaml
 from pydantic import Field
 
 from t3rl_core.eval.server import ServerStartError, _alive, _healthy, _port_in_use, _signal_group
+from t3rl_core.secret_launch import argv_for
 from t3rl_core.strict import StrictModel
 
 SGLANG_LAUNCH = ("python3", "-m", "sglang.launch_server")
@@ -128,7 +129,9 @@ def keep(spec: ServiceSpec, owner: int) -> int:
     try:
         with open(spec.log_file, "ab") as log:
             server = subprocess.Popen(
-                spec.argv(),
+                # Flags given by reference (extra_args: --api-key env:NAME) are revealed by the server's
+                # own process, which masks them in its output: neither its argv nor this log holds them.
+                argv_for(spec.argv()),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,

@@ -52,5 +52,7 @@ def _forget_remembered_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test stands for a fresh command: values an earlier test's config remembered as secrets
     (masked for the rest of that process) must not mask this test's files."""
     from launch.config import secrets
+    from t3rl_core import secret
 
     monkeypatch.setattr(secrets, "_REMEMBERED", set())
+    monkeypatch.setattr(secret, "_REVEALED", set())  # values a Secret revealed, masked likewise

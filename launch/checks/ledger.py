@@ -1,15 +1,15 @@
 """One ledger of what a run holds while it runs: ports, GPUs, Ray heads, directories, shared outputs.
 
 Every holder — the local Ray head, an eval stage's SGLang server, a managed service, a stage's
-output, a directory t3rl lists or fills — claims its resources here with the config key that set
+GPUs, a directory t3rl lists or fills — claims its resources here with the config key that set
 each one. A claim is held on a host (this machine, or the node of one stage's job) during a window:
 one stage while it runs (with its services and its server), or the whole run. The ledger spans
 everything that can be up at once: within a run, the claims of one window plus the run-wide ones;
 across the points of a sweep run `executor.max_parallel` at a time, every claim of every point on a
 host the points share. Two holders of one resource at once is a Problem that names both, blamed on
-the key set last, with a free value as the fix. Shared outputs (a conversion cache) may be claimed by
-many holders when they would build the same content (they are built once, the others wait); a
-different content at the same path is a collision.
+the key set last, with a free value as the fix. (Shared outputs need no claim: a conversion cache's
+directory is keyed by everything that decides its content, and its builders take turns at run time,
+`launch.run.pipeline`.)
 
 The ledger counts, too: a GPU listed twice by one holder, or more GPUs than the host has.
 """
@@ -30,7 +30,7 @@ from t3rl_core.eval.config import ServerConfig
 
 # Of several config keys, the one set last (`Context.latest`): the likeliest culprit.
 Latest = Callable[..., str]
-ResourceKind = Literal["port", "gpus", "ray_head", "tree", "output"]
+ResourceKind = Literal["port", "gpus", "ray_head", "tree"]
 
 THIS_MACHINE = "this machine"
 # Ports `ray start --head` binds besides the two t3rl sets: the Ray client server's default.
@@ -53,12 +53,13 @@ class Claim:
     key: str
     # The stage during which it is held; None = the whole run.
     window: str | None = None
-    # For outputs: what is built there (equal content = one shared build, not a collision).
-    content: str = ""
     # The sweep point holding it ("" in a single run), for messages.
     point: str = ""
     # The key's schema default: what a fix moving this holder proposes first, when it is free.
     default: int | None = None
+    # Configured but never bound by this run (the local Ray head's ports in a run without train
+    # stages): it still collides within the run, never with another sweep point.
+    dormant: bool = False
 
     def who(self) -> str:
         where = f" ({self.point})" if self.point else ""
@@ -102,22 +103,6 @@ def claims_of(run: RunConfig, plan: Plan, point: str = "") -> list[Claim]:
                     point=point,
                 )
             )
-        for path in stage.complete_when[:1]:
-            # A complete_when output outside the run dir is a cache other runs and points share.
-            shared = str(PurePosixPath(path).parent)
-            if not shared.startswith(str(plan.run_dir)):
-                claims.append(
-                    Claim(
-                        "output",
-                        "",
-                        shared,
-                        f"the output of stage {stage.name}",
-                        f"stages.{stage.name}",
-                        None,
-                        stage.fingerprint(),
-                        point,
-                    )
-                )
     claims += _tree_claims(run, point)
     return claims
 
@@ -133,12 +118,15 @@ def _host_of(run: RunConfig, kind: str, stage: str, point: str) -> str:
 
 
 def _ray_head_claims(run: RunConfig, plan: Plan, point: str) -> list[Claim]:
-    """The local executor's Ray head, up around train stages on this machine (kept run-wide: a head left
-    by `ray stop` failing, or a user's own head, holds the same ports)."""
-    if run.executor.kind not in _LOCAL_EXECUTORS or not any(s.needs_ray_head for s in plan.stages):
+    """The local executor's Ray head, up around train stages on this machine: claimed run-wide and by
+    every run of the executor, as a head left by a failed `ray stop`, or a user's own head on these
+    ports, holds them all the same."""
+    if run.executor.kind not in _LOCAL_EXECUTORS:
         return []
     head = plan.ray_head
     holder = "the local Ray head"
+    # Points that never start it do not share it (their ports stay claimed: see above).
+    train = any(s.needs_ray_head for s in plan.stages)
     return [
         Claim(
             "port",
@@ -148,6 +136,7 @@ def _ray_head_claims(run: RunConfig, plan: Plan, point: str) -> list[Claim]:
             "executor.ray_port",
             point=point,
             default=RayHead.port,
+            dormant=not train,
         ),
         Claim(
             "port",
@@ -157,9 +146,18 @@ def _ray_head_claims(run: RunConfig, plan: Plan, point: str) -> list[Claim]:
             "executor.dashboard_port",
             point=point,
             default=RayHead.dashboard_port,
+            dormant=not train,
         ),
-        Claim("port", THIS_MACHINE, _RAY_CLIENT_PORT, f"{holder} (client server)", "", point=point),
-        Claim("ray_head", THIS_MACHINE, "", holder, "executor", point=point),
+        Claim(
+            "port",
+            THIS_MACHINE,
+            _RAY_CLIENT_PORT,
+            f"{holder} (client server)",
+            "",
+            point=point,
+            dormant=not train,
+        ),
+        *([Claim("ray_head", THIS_MACHINE, "", holder, "executor", point=point)] if train else []),
     ]
 
 
@@ -213,7 +211,7 @@ def collisions(claims: Sequence[Claim], concurrent_points: bool = False) -> list
     the same stage and the run-wide ones."""
     found: list[Collision] = []
     for a, b in combinations(claims, 2):
-        if a.point != b.point and not concurrent_points:
+        if a.point != b.point and (not concurrent_points or a.dormant or b.dormant):
             continue
         if a.kind != b.kind or a.host != b.host:
             continue
@@ -231,9 +229,7 @@ def _conflict(a: Claim, b: Claim) -> str:
     if a.kind == "port" and a.item == b.item and a.point != b.point:
         return f"port {a.item} of {a.host}"
     if a.kind in ("ray_head", "gpus") and a.point != b.point:
-        return "the GPUs of this machine" if a.kind == "gpus" else "the Ray head of this machine"
-    if a.kind == "output" and a.item == b.item and a.content != b.content:
-        return f"the shared output {a.item} (built with different content)"
+        return f"the {'GPUs' if a.kind == 'gpus' else 'Ray head'} of {a.host}"
     if a.kind == "tree" and a.point == b.point and (a.key in _LISTED_TREES or b.key in _LISTED_TREES):
         pa, pb = PurePosixPath(str(a.item)), PurePosixPath(str(b.item))
         if pa == pb or pa in pb.parents or pb in pa.parents:
@@ -260,6 +256,31 @@ def duplicate_gpus(run: RunConfig) -> Iterator[Problem]:
 # -------------------------------------------------------------------------------------------- problems
 
 
+def sweep_problems(points: Sequence[tuple[str, RunConfig, Plan]], max_parallel: int | None) -> list[Problem]:
+    """What points of a sweep would hold at once on a host they share (`executor.max_parallel` at a time;
+    None = all): one Problem naming the first two points that collide and everything they share."""
+    if len(points) < 2 or max_parallel == 1:
+        return []
+    claims = [c for label, run, plan in points for c in claims_of(run, plan, point=label)]
+    shared: dict[tuple[str, str], list[str]] = {}
+    for collision in collisions(claims, concurrent_points=True):
+        a, b = collision.first, collision.second
+        if a.point != b.point and collision.what not in shared.setdefault((a.point, b.point), []):
+            shared[(a.point, b.point)].append(collision.what)
+    if not shared:
+        return []
+    (first, second), what = next(iter(shared.items()))
+    more = f" ({len(shared) - 1} more pair(s) of points likewise)" if len(shared) > 1 else ""
+    return [
+        Problem(
+            "executor.max_parallel",
+            f"sweep points {first} and {second} would run at once and both hold {', '.join(what)}{more}",
+            fix="set executor.max_parallel=1 (one point at a time on this machine), or executor=slurm "
+            "(each point its own nodes)",
+        )
+    ]
+
+
 def ledger_problems(
     claims: Sequence[Claim], latest: Latest, concurrent_points: bool = False
 ) -> list[Problem]:
@@ -271,8 +292,6 @@ def ledger_problems(
 def _problem(collision: Collision, latest: Latest, taken: set[tuple[str, int | str]]) -> Problem:
     a, b = collision.first, collision.second
     message = f"{collision.what} is held by both {a.who()} and {b.who()}"
-    if a.point != b.point:
-        return _concurrent_problem(collision, message)
     movable = [c for c in (a, b) if c.key and c.kind == "port" and not c.key.startswith("executor")]
     keyed = [c for c in (a, b) if c.key]
     if a.kind == "port":
@@ -295,23 +314,6 @@ def _problem(collision: Collision, latest: Latest, taken: set[tuple[str, int | s
             fix=f"set {blamed.key}={fixed}",
         )
     return Problem(keyed[0].key if keyed else "", message, fix="make them differ")
-
-
-def _concurrent_problem(collision: Collision, message: str) -> Problem:
-    a = collision.first
-    if a.kind == "output":
-        return Problem(
-            a.key,
-            f"{message}: points running at once would build {a.item} over each other",
-            fix="set executor.max_parallel=1 (the points then build it in turn), or give the points "
-            "different model.name values",
-        )
-    return Problem(
-        "executor.max_parallel",
-        f"{message}: the sweep runs these points at once on {a.host}",
-        fix="set executor.max_parallel=1 (one point at a time on this machine), or executor=slurm "
-        "(each point its own nodes)",
-    )
 
 
 def _blame(claims: Sequence[Claim], latest: Latest) -> Claim:

@@ -22,7 +22,7 @@ from launch.config.provenance import Provenance
 from launch.config.resolved import composed_plain
 from launch.config.schema import RunConfig, build_validators
 from launch.config.schema_errors import problems_from_validation
-from launch.config.secrets import remember_config, remember_overrides
+from launch.config.secrets import remember_config, remember_overrides, remember_revealed
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         run = RunConfig.model_validate(data)
     except ValidationError as error:
         raise ConfigError(problems_from_validation(error, data, provenance)) from None
+    remember_revealed(run)  # masked wherever they show up, and refused in names (credentials rules)
     problems = validate(run, data, provenance, config_dirs)
     if any(p.severity == "error" for p in problems):
         raise ConfigError(problems)

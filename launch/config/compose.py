@@ -14,8 +14,8 @@ internals used here are those of hydra-core 1.3 (pinned in requirements/lock.txt
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,9 @@ class Layer:
     content: DictConfig
     # Why this option was chosen: "" (the default), an override, or the file whose defaults list chose it.
     chosen_by: str
+    # An experiment file's own leaves (dotted key → value) as written, before later files merge into
+    # the nodes it shares with them; empty for other files.
+    written: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,7 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
     with flag_override(cfg, "no_deepcopy_set_nodes", True):
         for default in defaults.defaults:
             loaded = internals.load_single_config(loader, default, repo)
+            own = _leaves(loaded.config) if (default.config_path or "").startswith("experiment/") else {}
             cfg.merge_with(loaded.config)
             if default.config_path is None or default.config_path.startswith("hydra/"):
                 continue
@@ -153,6 +157,7 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
                     package=default.package or "",
                     content=loaded.config,
                     chosen_by=_chosen_by(default, metadata, parsed, written),
+                    written=own,
                 )
             )
     _strip_defaults(cfg)
@@ -165,6 +170,21 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
         hydra_node = cfg.pop("hydra", None) or OmegaConf.create()
     choices = {k: v for k, v in defaults.overrides.known_choices.items() if not k.startswith("hydra")}
     return Composition(config=cfg, hydra=hydra_node, layers=layers, overrides=applied, choices=choices)
+
+
+def _leaves(node: DictConfig) -> dict[str, Any]:
+    """Dotted key → value (interpolations unresolved; lists are values) of every leaf of `node`."""
+    found: dict[str, Any] = {}
+
+    def walk(value: Any, prefix: str) -> None:
+        if isinstance(value, dict):
+            for key, child in value.items():
+                walk(child, f"{prefix}.{key}" if prefix else str(key))
+        elif prefix:
+            found[prefix] = value
+
+    walk(OmegaConf.to_container(node, resolve=False), "")
+    return found
 
 
 def group_options(group: str, config_dirs: Sequence[str] = ()) -> list[str]:

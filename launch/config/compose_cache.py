@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from launch.config.provenance import Origin, Provenance
+from launch.config.provenance import Origin, Provenance, Shadow
 from launch.config.secrets import holds_secret
 from launch.files import atomic_write_text
 from launch.installed import package_versions
 
-FORMAT = 2
+FORMAT = 3
 # Beyond this many entries the least recently written ones are removed (one per command line).
 MAX_ENTRIES = 256
 # OmegaConf's resolvers whose result depends on the config alone.
@@ -49,7 +49,13 @@ PURE_RESOLVERS = frozenset(
 CONF_PACKAGE = "t3rl_conf"
 VERSIONED = ("t3rl", "hydra-core", "omegaconf", "antlr4-python3-runtime", "PyYAML")
 # The modules whose code decides what composition returns.
-CODE = ("config/compose.py", "config/provenance.py", "config/resolved.py", "config/compose_cache.py")
+CODE = (
+    "config/compose.py",
+    "config/provenance.py",
+    "config/resolved.py",
+    "config/compose_cache.py",
+    "config/env_references.py",
+)
 # Overrides of these keys reach outside the config files (Hydra's search path and its own node).
 UNCACHED_KEYS = ("hydra", "hparams_search")
 
@@ -158,7 +164,8 @@ class Entry:
                 return None
             payload = json.loads(body)
             origins = {k: Origin(*v) for k, v in payload["provenance"].items()}
-            return Plain(payload["data"], Provenance(origins), payload["hydra"])
+            shadowed = {k: Shadow(*v) for k, v in payload["shadowed"].items()}
+            return Plain(payload["data"], Provenance(origins, shadowed), payload["hydra"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
@@ -169,6 +176,7 @@ class Entry:
             "provenance": {
                 k: [o.source, o.chosen_by, o.raw, o.order, o.deleted] for k, o in plain.provenance.items()
             },
+            "shadowed": {k: [s.source, s.raw, s.by] for k, s in plain.provenance.shadowed.items()},
             "hydra": plain.hydra,
         }
         try:

@@ -41,23 +41,45 @@ class Origin:
         return f"{what} (chosen by {self.chosen_by})" if self.chosen_by else what
 
 
+@dataclass(frozen=True)
+class Shadow:
+    """A value an experiment file set that a config file merged after it replaced (Hydra merges an
+    experiment's own keys where `_self_` stands in its defaults list)."""
+
+    # The experiment file and the value it wrote.
+    source: str
+    raw: Any
+    # The file merged later whose value won.
+    by: str
+
+
 class Provenance:
     """Dotted key → Origin for every node (leaves and sub-trees) of a composed config."""
 
-    def __init__(self, origins: dict[str, Origin]) -> None:
+    def __init__(self, origins: dict[str, Origin], shadowed: dict[str, Shadow] | None = None) -> None:
         self._origins = origins
+        # Leaf key → the experiment's value a later file replaced.
+        self.shadowed = shadowed or {}
 
     @classmethod
     def from_composition(cls, composition: Composition) -> Provenance:
         from omegaconf import OmegaConf
 
         origins: dict[str, Origin] = {}
+        shadowed: dict[str, Shadow] = {}
+        experiments: dict[str, tuple[str, Any]] = {}
         for position, layer in enumerate(composition.layers):
             # A file the command line chose ranks after every file chosen by config files.
             order = position + (_CHOSEN_ON_COMMAND_LINE if layer.chosen_by.startswith("override") else 0)
             for key, raw in _nodes(layer.content, ""):
-                if _at_or_below(key, layer.package):
-                    origins[key] = Origin(layer.source, layer.chosen_by, raw, order)
+                if not _at_or_below(key, layer.package):
+                    continue
+                mine = experiments.get(key)
+                if mine is not None and _replaces(mine[1], raw):
+                    shadowed[key] = Shadow(mine[0], mine[1], layer.source)
+                origins[key] = Origin(layer.source, layer.chosen_by, raw, order)
+            # What an experiment wrote itself (its content node is shared with later merges).
+            experiments.update({key: (layer.source, raw) for key, raw in layer.written.items()})
         order = _COMMAND_LINE
         for override in composition.overrides:
             source = f"override `{mask_override(override.text)}`"
@@ -75,7 +97,9 @@ class Provenance:
                 for key, raw in _nodes(value, override.key) if value is not None else ():
                     origins[key] = Origin(source, "", raw, order)
             order += 1
-        return cls(origins)
+        for key in [k for k in shadowed if origins[k].source.startswith("override")]:
+            del shadowed[key]  # the command line set it again: the user's last word
+        return cls(origins, shadowed)
 
     def origin(self, key: str) -> Origin | None:
         """Who set `key`: the key itself, else its nearest ancestor, else the latest of its descendants."""
@@ -105,6 +129,11 @@ class Provenance:
     def to_dict(self) -> dict[str, str]:
         """Leaf key → source description, for run manifests."""
         return {k: o.describe() for k, o in sorted(self._origins.items())}
+
+
+def _replaces(before: Any, after: Any) -> bool:
+    """A leaf value written again with another value (sub-trees carry None and merge key by key)."""
+    return before is not None and after is not None and before != after
 
 
 def _at_or_below(key: str, package: str) -> bool:

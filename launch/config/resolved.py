@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from launch.config.compose_cache import Plain, cached_compose
+from launch.config.env_references import keep_environment_references
 from launch.config.errors import ConfigError, Problem
 from launch.config.provenance import Provenance
 from launch.config.secrets import remember_config, remember_overrides
@@ -35,6 +36,7 @@ def compose_resolved(overrides: Sequence[str], config_dirs: Sequence[str] = ()) 
 
     remember_overrides(overrides)
     composition = compose(overrides, config_dirs)
+    keep_environment_references(composition.config)  # a job's variables and credentials stay references
     provenance = Provenance.from_composition(composition)
     data = _plain(composition, provenance)
     remember_config(data)  # masked from here on wherever they reappear (show, errors, files, logs)

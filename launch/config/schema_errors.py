@@ -81,7 +81,12 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         return Problem(name_key, f"unknown {cause.kind} '{cause.name}'", provenance.source(name_key), fix)
     if isinstance(cause, PluginError):
         name_key = _join(key, "name")
-        return Problem(name_key, str(cause), provenance.source(name_key), cause.fix)
+        fix = (
+            f"set {name_key}={cause.nearest} (the nearest import path that exists)"
+            if cause.nearest
+            else cause.fix
+        )
+        return Problem(name_key, str(cause), provenance.source(name_key), fix)
     fix = _bounds_fix(item, key)
     if item["type"] == "string_type":
         fix = f"quote it so it stays a string: {assign(root, key, repr(str(item.get('input'))))}"

@@ -21,94 +21,44 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from t3rl_core.secret import mask_url, url_passwords
+from launch.config.secret_names import (
+    is_credential_at,
+    is_reference,
+    is_secret_flag,
+    is_secret_key,
+    is_secret_name,
+)
+from t3rl_core.secret import Secret, SecretResolutionError, mask_url, revealed, url_passwords
 
 MASK = "***"
 
-# Named explicitly because their names do not all follow the *_KEY / *_TOKEN pattern.
-_KNOWN_SECRETS = frozenset({"WANDB_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
-# Environment-variable style (upper case): any *_KEY / *_TOKEN / *_SECRET / *_PASSWORD.
-_SECRET_ENV_NAME = re.compile(r"(^|_)(KEY|TOKEN|SECRET|PASSWORD)$")
-# Config-key style (any case): narrower, because slime-shaped keys such as `reward_key` or
-# `input_key` name data fields, not credentials.
-_SECRET_KEY_NAME = re.compile(
-    r"(?i)(^|_)(api_key|access_key|secret_key|wandb_key|token|secret|password|passwd|credentials?)$"
-)
 # `--flag=value`, `--flag,value` or `--flag value` inside an override's text (a Hydra list or string).
 _FLAG_IN_TEXT = re.compile(r"(--?[A-Za-z][\w-]*)(?:=|,\s*|\s+)['\"]?([^,\]\s'\"]+)")
-# `${oc.env:NAME}`, also as a sweep point's override spells it (`$\{oc.env\:NAME\}`, Hydra's escapes).
-_REFERENCE = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S+|\$\\?\{oc\.env\\?:[^}\\]+\\?\})$")
-# Command-line flags: a trailing `token` only in the names of credentials (Megatron's --fim-pad-token
-# takes a vocabulary token).
-_SECRET_FLAG_NAME = re.compile(
-    r"^((.*_)?(api_key|access_key|secret_key|password|passwd|secret|credentials?|wandb_key)"
-    r"|token|auth_token|access_token|api_token|hf_token|bearer_token)$"
-)
-# A key ending in `token` names a credential (`token`, `hf_token`) or a vocabulary token
-# (`eos_token: "<|im_end|>"`); the value tells them apart, as no credential is written like a special
-# token. Masking a special token would also corrupt every prompt and template that contains it.
-_TOKEN_KEY = re.compile(r"(?i)token$")
-_VOCABULARY_TOKEN = re.compile(r"^(<[^<>\s]{1,64}>|\[[A-Za-z_]{1,32}\])$")
 # Values this short are too likely to occur by chance ("1", "true") to be masked inside other text.
 _MIN_SECRET_LEN = 6
 # Values this process has seen in secret places (see remember_config).
 _REMEMBERED: set[str] = set()
 
 
-# Cached: every scrub of printed or written text walks the environment's names through it.
-@lru_cache(maxsize=4096)
-def is_secret_name(name: str) -> bool:
-    """True for variable or config-key names that hold credentials (FOO_API_KEY, HF_TOKEN, api_key)."""
-    if name in _KNOWN_SECRETS or _SECRET_KEY_NAME.search(name.replace("-", "_")):
-        return True
-    return name.isupper() and bool(_SECRET_ENV_NAME.search(name))
-
-
-def is_secret_key(dotted: str) -> bool:
-    """True for a config key whose value is a credential: a secret-looking last name, anything under
-    a `secrets` node, a secret-named variable under env_vars / runtime_env."""
-    parts = [p for p in dotted.split(".") if p]
-    return bool(parts) and (is_secret_name(parts[-1]) or "secrets" in parts[:-1] or parts[-1] == "secrets")
-
-
-def is_vocabulary_token(key: str, value: object) -> bool:
-    """`eos_token: "<|im_end|>"`, `pad_token: "</s>"`, `mask_token: "[MASK]"`: a token-named key holding
-    a special token of a vocabulary, not a credential (keys under a `secrets` node excepted)."""
-    parts = [p for p in str(key).split(".") if p]
-    return (
-        bool(parts)
-        and "secrets" not in parts[:-1]
-        and bool(_TOKEN_KEY.search(parts[-1]))
-        and isinstance(value, str)
-        and bool(_VOCABULARY_TOKEN.match(value.strip().strip("'\"")))
-    )
-
-
-def is_secret_flag(token: str) -> bool:
-    """`--api-key`, `--token`, `--hf-token=…`: a command-line flag whose value is a credential (not
-    `--fim-pad-token` and the like, which name a vocabulary token)."""
-    if not token.startswith("-"):
-        return False
-    name = token.lstrip("-").split("=", 1)[0].replace("-", "_").lower()
-    return bool(_SECRET_FLAG_NAME.match(name))
-
-
 def secret_values(environ: Mapping[str, str] | None = None) -> frozenset[str]:
-    """The values of the secret-named variables of `environ` (default: this process's environment),
-    and the secret values this process has remembered."""
+    """The credentials of `environ` (default: this process's environment) by their names and looks,
+    the secret values this process has remembered and every value a `Secret` revealed in it."""
     env = os.environ if environ is None else environ
-    found = {v for k, v in env.items() if is_secret_name(k) and len(v) >= _MIN_SECRET_LEN}
-    return frozenset(found | _REMEMBERED)
+    found = {v for k, v in env.items() if len(v) >= _MIN_SECRET_LEN and is_credential_at(k, v)}
+    return frozenset(found) | _known()
+
+
+def _known() -> frozenset[str]:
+    return frozenset(_REMEMBERED) | frozenset(v for v in revealed() if len(v) >= 2)
 
 
 def scrub_text(text: str, secrets: Iterable[str] | None = None) -> str:
     """`text` with every secret value (longest first, so overlaps stay masked) and every URL password
     replaced by the mask."""
-    values = secret_values() if secrets is None else frozenset(secrets) | _REMEMBERED
+    values = secret_values() if secrets is None else frozenset(secrets) | _known()
     for value in sorted(values, key=len, reverse=True):
         if value:
             text = text.replace(value, MASK)
@@ -118,8 +68,8 @@ def scrub_text(text: str, secrets: Iterable[str] | None = None) -> str:
 def scrub_obj(obj: Any, secrets: Iterable[str] | None = None) -> Any:
     """A copy of JSON-like data: secret keys and secret flags' values masked, secret values and URL
     passwords cut out of strings."""
-    values = frozenset(secret_values() if secrets is None else frozenset(secrets) | _REMEMBERED)
-    return _scrub(obj, values)
+    values = secret_values() if secrets is None else frozenset(secrets) | _known()
+    return _scrub(obj, values, "")
 
 
 def holds_secret(obj: Any) -> bool:
@@ -127,40 +77,41 @@ def holds_secret(obj: Any) -> bool:
     return scrub_obj(obj) != obj
 
 
-def is_reference(value: object) -> bool:
-    """`env:NAME`, `file:PATH` or `${oc.env:NAME}`: where a credential lives, not the credential."""
-    return isinstance(value, str) and bool(_REFERENCE.match(value.strip("'\"")))
+def _is_secret_entry(key: str, value: object) -> bool:
+    """An entry masked whole: a credential, or any non-empty subtree under a secret key."""
+    if isinstance(value, Mapping | list | tuple):
+        return bool(value) and is_secret_key(key)
+    return is_credential_at(key, value)
 
 
-def _is_secret_entry(key: object, value: object) -> bool:
-    return (
-        isinstance(key, str)
-        and (is_secret_name(key) or key == "secrets")
-        and value not in (None, "")
-        and not is_reference(value)
-        and not is_vocabulary_token(key, value)
-    )
-
-
-def _scrub(obj: Any, values: frozenset[str]) -> Any:
+def _scrub(obj: Any, values: frozenset[str], key: str) -> Any:
     if isinstance(obj, Mapping):
-        return {k: MASK if _is_secret_entry(k, v) else _scrub(v, values) for k, v in obj.items()}
+        out = {}
+        for k, v in obj.items():
+            child = f"{key}.{k}" if key else str(k)
+            out[k] = MASK if _is_secret_entry(child, v) else _scrub(v, values, child)
+        return out
     if isinstance(obj, list | tuple):
-        return type(obj)(_scrub(v, values) for v in _mask_flag_values(list(obj)))
+        items = _mask_flag_values(list(obj))
+        return type(obj)(MASK if is_credential_at(key, v) else _scrub(v, values, key) for v in items)
     if isinstance(obj, str):
         return scrub_text(obj, values)
     return obj
 
 
 def _mask_flag_values(items: list[Any]) -> list[Any]:
-    """`["--api-key", "X"]` → `["--api-key", MASK]`; `["--token=X"]` → `["--token=***"]`."""
+    """`["--api-key", "X"]` → `["--api-key", MASK]`; `["--token=X"]` → `["--token=***"]` (a reference
+    such as `env:NAME` stays: it is where the value lives)."""
     out = list(items)
     for i, item in enumerate(items):
         if isinstance(item, str) and is_secret_flag(item):
-            if "=" in item:
-                out[i] = item.split("=", 1)[0] + "=" + MASK
-            elif i + 1 < len(items) and isinstance(items[i + 1], str) and not items[i + 1].startswith("-"):
-                out[i + 1] = MASK
+            flag, eq, value = item.partition("=")
+            if eq and not is_reference(value):
+                out[i] = flag + "=" + MASK
+            elif not eq and i + 1 < len(items) and isinstance(items[i + 1], str):
+                following = items[i + 1]
+                if not following.startswith("-") and not is_reference(following):
+                    out[i + 1] = MASK
     return out
 
 
@@ -170,12 +121,10 @@ def secrets_in(obj: Any, key: str = "") -> list[str]:
     if isinstance(obj, Mapping):
         for k, v in obj.items():
             child = f"{key}.{k}" if key else str(k)
-            if is_secret_key(child):
-                found += [
-                    str(x)
-                    for x in _leaves(v)
-                    if x not in (None, "") and not is_reference(x) and not is_vocabulary_token(child, x)
-                ]
+            if isinstance(v, Mapping | list | tuple) and is_secret_key(child):
+                found += [str(x) for x in _leaves(v) if is_credential_at(child, x)]
+            elif is_credential_at(child, v):
+                found.append(str(v))
             else:
                 found += secrets_in(v, child)
     elif isinstance(obj, list | tuple):
@@ -186,10 +135,10 @@ def secrets_in(obj: Any, key: str = "") -> list[str]:
                     found.append(item.split("=", 1)[1])
                 elif i + 1 < len(items) and isinstance(items[i + 1], str):
                     found.append(items[i + 1])
-            found += secrets_in(item, key)
+            found += [str(item)] if is_credential_at(key, item) else secrets_in(item, key)
     elif isinstance(obj, str):
         found += url_passwords(obj)
-    return [value for value in found if value and value != MASK]
+    return [value for value in found if value and value != MASK and not is_reference(value)]
 
 
 def _leaves(obj: Any) -> list[Any]:
@@ -215,24 +164,41 @@ def remember_overrides(overrides: Sequence[str]) -> None:
     override Hydra rejects is masked in the error), and URL passwords in any override."""
     for override in overrides:
         key, eq, value = override.lstrip("+~").partition("=")
-        if (
-            eq
-            and is_secret_key(key)
-            and value.strip("'\"")
-            and not is_reference(value)
-            and not is_vocabulary_token(key, value)
-        ):
+        if eq and is_credential_at(key, value.strip("'\"")):
             remember([value, value.strip("'\"")])
         remember(url_passwords(override))
         remember(m.group(2) for m in _FLAG_IN_TEXT.finditer(override) if is_secret_flag(m.group(1)))
 
 
+def remember_revealed(config: Any) -> None:
+    """Reveal every `Secret` a validated config (pydantic models, any depth) holds that resolves here,
+    so that this process masks its value wherever it shows up, e.g. in a stage's output (a reference
+    that does not resolve here is left to the process that needs it)."""
+    for secret in _secrets_of(config):
+        try:
+            secret.reveal()
+        except SecretResolutionError:
+            continue
+
+
+def _secrets_of(obj: Any) -> Iterator[Secret]:
+    if isinstance(obj, Secret):
+        yield obj
+    elif isinstance(obj, Mapping):
+        for value in obj.values():
+            yield from _secrets_of(value)
+    elif isinstance(obj, list | tuple):
+        for value in obj:
+            yield from _secrets_of(value)
+    elif hasattr(obj, "__pydantic_fields__"):  # a config model: its fields are its attributes
+        for value in vars(obj).values():
+            yield from _secrets_of(value)
+
+
 def mask_override(override: str) -> str:
     """An override as it may be written or printed: a secret key's value masked, then scrubbed."""
     key, eq, value = override.partition("=")
-    bare = key.lstrip("+~")
-    credential = eq and value and not is_reference(value) and not is_vocabulary_token(bare, value)
-    if credential and is_secret_key(bare):
+    if eq and is_credential_at(key.lstrip("+~"), value.strip("'\"")):
         return f"{key}={MASK}"
     return scrub_text(override)
 

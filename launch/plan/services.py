@@ -7,8 +7,11 @@ import shlex
 from dataclasses import replace
 from typing import Any
 
+from launch.config.errors import ConfigError, Problem
 from launch.config.schema import RunConfig, ServiceConfig
 from launch.plan.stages import Stage
+from t3rl_core.secret import Secret
+from t3rl_core.secret_launch import argv_for, split
 from t3rl_core.yaml_text import safe_dump
 
 
@@ -36,9 +39,17 @@ def wrap(stage: Stage, services: list[tuple[str, ServiceConfig]], python: str, r
         return stage
     files = dict(stage.files)
     before: list[str] = []
+    requires, requires_env = dict(stage.requires), dict(stage.requires_env)
     for service, spec in services:
         path = f"{run_dir}/runtime/{stage.name}.{service}.service.yaml"
         stage_dir = f"{run_dir}/stages/{stage.name}"
+        launch = spec.launch if spec.launch is not None else [python, "-m", "sglang.launch_server"]
+        for flag, reference in _references(service, [*launch, *spec.extra_args]):
+            what = f"{flag} {reference} of service {service} (services.{service}.extra_args)"
+            if reference.kind == "env":
+                requires_env[reference.target] = f"{what}: export it"
+            else:
+                requires[reference.target] = f"{what}: the file holding it"
         runtime = {
             "name": service,
             "model_path": spec.model_path,
@@ -48,7 +59,7 @@ def wrap(stage: Stage, services: list[tuple[str, ServiceConfig]], python: str, r
             "port": spec.port,
             "startup_timeout_s": spec.startup_timeout_s,
             "extra_args": spec.extra_args,
-            "launch": spec.launch if spec.launch is not None else [python, "-m", "sglang.launch_server"],
+            "launch": launch,
             "pid_file": f"{stage_dir}/{service}.pid",
             "log_file": f"{stage_dir}/{service}.log",
         }
@@ -56,4 +67,22 @@ def wrap(stage: Stage, services: list[tuple[str, ServiceConfig]], python: str, r
         manage = f"{shlex.quote(python)} -m t3rl_core.services {{}} --config {shlex.quote(path)}"
         before += [manage.format("start"), f"trap {shlex.quote(manage.format('stop'))} EXIT"]
     summary = f"{stage.summary} (with {', '.join(name for name, _ in services)})"
-    return replace(stage, commands=(*before, *stage.commands), files=files, summary=summary)
+    return replace(
+        stage,
+        commands=(*before, *stage.commands),
+        files=files,
+        summary=summary,
+        requires=requires,
+        requires_env=requires_env,
+    )
+
+
+def _references(service: str, argv: list[str]) -> list[tuple[str, Secret]]:
+    """The flags of `argv` given by reference (env:NAME, file:PATH), which the server's own process
+    reveals (t3rl_core.secret_launch); a ConfigError when its launch is no Python entry point."""
+    try:
+        argv_for(argv)
+    except ValueError as error:
+        fix = f"set services.{service}.launch=[PYTHON,-m,MODULE] (or [PYTHON,SCRIPT.py])"
+        raise ConfigError([Problem(f"services.{service}.launch", str(error), fix=fix)]) from None
+    return [(flag, Secret(reference)) for flag, reference in split(argv)[1]]

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from launch.config.env_references import job_variable
 from launch.config.errors import ConfigError, Problem
 from launch.config.overlay import overlay
 from launch.config.schema import (
@@ -37,7 +38,7 @@ from launch.config.schema import (
     TrackingConfig,
     TrainStage,
 )
-from launch.config.secrets import is_secret_name
+from launch.plan.pass_through import check_groups
 from launch.plan.slime_options import check_argv
 from launch.plan.tracking import slime_tracking_args, tracking_env, tracking_names
 
@@ -430,8 +431,8 @@ def job_env(
     if run.tracking.kind == "wandb" and environ.get("WANDB_API_KEY"):
         # A reference Ray expands on the worker from its own environment: the key never enters a file.
         env["WANDB_API_KEY"] = "${WANDB_API_KEY}"
-    # Secret-named variables go by reference too, so that no command or file holds their value.
-    env.update({k: f"${{{k}}}" if is_secret_name(k) else v for k, v in hw.env_vars.items()})
+    # Credentials go by reference too, so that no command or file holds their value.
+    env.update({k: job_variable(k, v, environ) for k, v in hw.env_vars.items()})
     return env
 
 
@@ -473,6 +474,7 @@ def build_train_job(
         groups["misc"] = misc_args(hw, run.seed)
         groups["custom"] = custom_args(paths, run.reward)
     argv = [token for group in groups.values() for token in group]
+    check_groups(groups, run.model.architecture.extra_args, key)
     check_argv(argv, key=key)
     check_advantage_hook(argv, cur, run.model.architecture.extra_args)
     script = "train.py" if hw.colocate and not sft else "train_async.py"

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from launch.config.schema import HardwareConfig, RunConfig, TrainStage
+from launch.plan.pass_through import check_groups
 from launch.plan.slime_args import (
     HOOKS,
     SlimeJob,
@@ -131,6 +132,7 @@ def build_debug_job(
         ]  # fmt: skip
         gpus = hw.world_size
     argv = [token for group in groups.values() for token in group]
+    check_groups(groups, run.model.architecture.extra_args, key)
     check_argv(argv, key=key)
     check_advantage_hook(argv, cur, run.model.architecture.extra_args)
     return SlimeJob(

@@ -23,6 +23,7 @@ from t3rl_core import lifetime as lifetime_module
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.parsers.own import OWN_TOOL_CALL_PARSERS
 from t3rl_core.secret import Secret
+from t3rl_core.secret_launch import argv_for
 
 SGLANG_LAUNCH = (sys.executable, "-m", "sglang.launch_server")
 # The server's output, in the eval's output dir.
@@ -107,7 +108,6 @@ class SGLangServer:
         self.log_path = log_path
         self.stop_grace_s = stop_grace_s
         self._process: subprocess.Popen[bytes] | None = None
-        self._redactor: subprocess.Popen[bytes] | None = None
         self._previous_sigterm: Any = None
 
     @property
@@ -133,25 +133,17 @@ class SGLangServer:
         # as long as this process. t3rl_core.lifetime (stdlib only, run as a file so that it needs no
         # import path) execs the server with it set.
         lifetime = [sys.executable, lifetime_module.__file__, "--"] if _in_main_thread() else []
-        # Read now, in the process that starts the server; `command()` (what is shown) never holds it.
-        key = self._key()
-        redactor = None
+        # Checked now, so that an unset or empty key fails here; the server's own process reads it
+        # again (t3rl_core.secret_launch, which also masks it in the server's log): no argv holds it.
+        self._key()
+        argv = self.command()
+        if self.config.api_key is not None:
+            argv += ["--api-key", str(self.config.api_key)]
         try:
-            if key and self.config.api_key is not None and self.log_path:
-                # SGLang logs its arguments, the key among them: the log is written through a mask.
-                redact = [sys.executable, "-m", "t3rl_core.redact", str(self.config.api_key)]
-                redactor = self._redactor = subprocess.Popen(
-                    redact, stdin=subprocess.PIPE, stdout=log, start_new_session=True
-                )
             self._process = subprocess.Popen(
-                [*lifetime, *self.command(), *(("--api-key", key) if key else ())],
-                stdout=redactor.stdin if redactor else log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+                [*lifetime, *argv_for(argv)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
         finally:
-            if redactor is not None and redactor.stdin is not None:
-                redactor.stdin.close()  # the server holds the pipe now; the redactor ends with it
             if self.log_path:
                 log.close()
         self._trap_sigterm()
@@ -174,14 +166,6 @@ class SGLangServer:
         elif process is not None:
             # The leader is gone but children it forked may still hold GPUs or the port.
             _signal_group(process.pid, signal.SIGKILL)
-        redactor, self._redactor = self._redactor, None
-        if redactor is not None:
-            # Ends at the end of the server's output; the last lines it copies are the server's last words.
-            try:
-                redactor.wait(timeout=self.stop_grace_s)
-            except subprocess.TimeoutExpired:
-                redactor.kill()
-                redactor.wait()
         self._restore_sigterm()
 
     def __enter__(self) -> SGLangServer:

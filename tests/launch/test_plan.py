@@ -133,7 +133,8 @@ def test_torch_dist_cache_is_keyed_by_model_and_its_hf_source():
     # Other architecture flags (a Megatron setting of the same weights) convert into their own directory.
     arch = other.model.architecture.model_copy(update={"extra_args": ["--rotary-percent", "0.5"]})
     reflagged = other.model_copy(update={"model": other.model.model_copy(update={"architecture": arch})})
-    assert build_plan(reflagged, CTX).stage("convert_base").outputs["torch_dist"] != moved.outputs["torch_dist"]
+    reconverted = build_plan(reflagged, CTX).stage("convert_base")
+    assert reconverted.outputs["torch_dist"] != moved.outputs["torch_dist"]
 
 
 def test_large_models_convert_over_a_whole_node():

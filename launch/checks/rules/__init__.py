@@ -4,7 +4,9 @@ from launch.checks.rules import (
     batch,
     contracts,
     credentials,
+    imports,
     model,
+    one_truth,
     resources,
     service_gpus,
     stages,
@@ -21,6 +23,8 @@ RULES = (
     *contracts.RULES,
     *values.RULES,
     *stages.RULES,
+    *imports.RULES,
+    *one_truth.RULES,
     *service_gpus.RULES,
 )
 

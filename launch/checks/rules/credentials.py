@@ -1,22 +1,38 @@
-"""No credential is written into the config itself: URLs carry no password, argument lists no secret
-flag's value. Both would reach config.yaml, runtime YAMLs and commands; the fix is a reference that the
-process using the credential resolves (a `Secret` field: env:NAME or file:PATH)."""
+"""No credential is written into the config itself, and none shows up where it would be masked.
+
+URLs carry no password and argument lists no secret flag's value: both would reach config.yaml,
+runtime YAMLs and commands; the fix is a reference that the process using the credential resolves (a
+`Secret` field: env:NAME or file:PATH). A flag given by reference is revealed only where t3rl starts
+the program through its secret launcher (the eval's server, a service); elsewhere the program would
+get the reference's text. A credential's value in any other config value (the run's name, a stage's
+name, a path) is refused: every file and every line printed masks it, so plan.sh would name a
+directory or address that does not exist. A literal that looks like a credential under a key that
+takes one is a warning: t3rl masks it, but it sits in a config file or the shell's history.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from launch.checks.context import Context
 from launch.config.errors import Problem
-from launch.config.secrets import is_reference, is_secret_flag
-from t3rl_core.secret import url_passwords
+from launch.config.secret_names import is_credential_at, is_secret_key
+from launch.config.secrets import is_reference, is_secret_flag, scrub_text, secret_values
+from t3rl_core.secret import revealed, url_passwords
 
 _FIX = (
     "remove the credential and pass it by reference: export NAME=<the credential>, then set the "
     "section's credential field to env:NAME (e.g. eval.engine.api_key=env:SGLANG_API_KEY, "
     "env.user.api_key=env:USER_SIM_API_KEY; job variables: hardware.env_vars.NAME='${oc.env:NAME}')"
 )
+# Argument lists of programs t3rl starts through t3rl_core.secret_launch (a flag's reference is
+# revealed by the program's own process): the eval's server, a managed service.
+_REVEALING_LISTS = re.compile(r"^((stages\.[^.]+\.)?eval\.server|services\.[^.]+)\.extra_args$")
+# A credential shorter than this is not looked for inside other values (it would match by chance).
+_MIN_FOUND_LEN = 6
 
 
 def no_password_in_urls(ctx: Context) -> Iterator[Problem]:
@@ -27,7 +43,8 @@ def no_password_in_urls(ctx: Context) -> Iterator[Problem]:
 
 
 def no_secret_flag_values(ctx: Context) -> Iterator[Problem]:
-    """`--api-key X` / `--token=X` in any argument list (extra_args and the like)."""
+    """`--api-key X` / `--token=X` in any argument list (extra_args and the like); `--api-key env:NAME`
+    only where the program's own process reveals it."""
     for key, items in _lists(ctx.data, ""):
         for i, item in enumerate(items):
             if not (isinstance(item, str) and is_secret_flag(item)):
@@ -37,17 +54,96 @@ def no_secret_flag_values(ctx: Context) -> Iterator[Problem]:
                 value = str(items[i + 1])
             if value and not is_reference(value):
                 yield Problem(f"{key}.{i}", f"a credential follows the secret flag {flag}", fix=_FIX)
+            elif value and not _REVEALING_LISTS.match(key):
+                yield Problem(
+                    f"{key}.{i}",
+                    f"{flag} {value}: this program would get the reference's text, not the credential "
+                    "(only the eval's server and services reveal references in their extra_args)",
+                    fix="remove the flag and pass the credential through the environment: "
+                    "hardware.env_vars.NAME='${oc.env:NAME}' with NAME exported where the job runs",
+                )
+
+
+def no_secret_in_names(ctx: Context) -> Iterator[Problem]:
+    """A credential's value (a secret-named variable's, one of this config's, one a Secret revealed)
+    in an ordinary value or name of the config: masked in every file, plan.sh would not match the
+    directories and addresses the run uses."""
+    values = sorted((v for v in secret_values() if len(v) >= _MIN_FOUND_LEN), key=len, reverse=True)
+    if not values:
+        return
+    for key, text in _names_and_values(ctx.data, ""):
+        found = next((v for v in values if v in text), None)
+        if found is not None and found not in url_passwords(text):  # a URL's password: reported above
+            yield Problem(
+                scrub_text(key),
+                f"holds {_what(found)}: every file and line t3rl writes masks it, so plan.sh, "
+                "config.yaml and the run dir's name would not show what the run uses",
+                fix="use another value here (names and paths must not contain a credential)",
+            )
+
+
+def literal_credentials(ctx: Context) -> Iterator[Problem]:
+    """A literal that looks like a credential under a key that takes one (a warning: it is masked)."""
+    for key, value in _leaves(ctx.data, ""):
+        if not is_credential_at(key, value):
+            continue
+        parent, _, name = key.rpartition(".")
+        if parent.rsplit(".", 1)[-1] == "env_vars":
+            reference = f"{key}='${{oc.env:{name}}}'"
+            effect = f"the job reads ${{{name}}} from the environment where it runs, not this value"
+        else:
+            reference = f"{key}=env:NAME (or file:PATH) in a credential field"
+            effect = "it is masked in every file t3rl writes, but sits in your config or shell history"
+        yield Problem(
+            key,
+            f"looks like a credential written into the config: {effect}",
+            fix=f"export it and pass it by reference: {reference}",
+            severity="warning",
+        )
+
+
+def _what(value: str) -> str:
+    """Where a credential's value comes from, without the value."""
+    names = sorted(k for k, v in os.environ.items() if v == value)
+    if names:
+        return f"the value of the environment variable {names[0]}"
+    if value in revealed():
+        return "the value of a Secret (env:NAME / file:PATH) of this config"
+    return "the value of a credential of this config"
+
+
+def _names_and_values(node: Any, key: str) -> Iterator[tuple[str, str]]:
+    """Every mapping key and string value outside credential entries, with its dotted key."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            child = f"{key}.{k}" if key else str(k)
+            yield child, str(k)
+            if not (is_secret_key(child) or is_credential_at(child, v)):
+                yield from _names_and_values(v, child)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            if i and isinstance(node[i - 1], str) and is_secret_flag(node[i - 1]):
+                continue  # the value of `--api-key`: a credential's place
+            yield from _names_and_values(v, f"{key}.{i}")
+    elif isinstance(node, str) and not is_reference(node):
+        yield key, node
+
+
+def _leaves(node: Any, key: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, f"{key}.{k}" if key else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _leaves(v, f"{key}.{i}")
+    else:
+        yield key, node
 
 
 def _strings(node: Any, key: str) -> Iterator[tuple[str, str]]:
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _strings(v, f"{key}.{k}" if key else str(k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _strings(v, f"{key}.{i}")
-    elif isinstance(node, str):
-        yield key, node
+    for path, leaf in _leaves(node, key):
+        if isinstance(leaf, str):
+            yield path, leaf
 
 
 def _lists(node: Any, key: str) -> Iterator[tuple[str, list[Any]]]:
@@ -60,4 +156,4 @@ def _lists(node: Any, key: str) -> Iterator[tuple[str, list[Any]]]:
             yield from _lists(v, f"{key}.{i}")
 
 
-RULES = (no_password_in_urls, no_secret_flag_values)
+RULES = (no_password_in_urls, no_secret_flag_values, no_secret_in_names, literal_credentials)

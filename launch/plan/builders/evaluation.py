@@ -10,6 +10,7 @@ from launch.plan.stages import Command, Stage, render_command
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import SERVER_LOG, launch_argv
 from t3rl_core.secret import Secret
+from t3rl_core.secret_launch import argv_for, split
 from t3rl_core.yaml_text import safe_dump
 
 
@@ -58,11 +59,17 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     if engine.name == "sglang" and getattr(engine, "url", None) is None:
         gpus = builder.run.hardware.gpus_per_engine
         commands = _with_server(builder, cmd, hf, gpus, config.server, stage_dir)
-        key = config.server.api_key
-        if key is not None and key.kind == "env":
-            requires_env[key.target] = f"eval.server.api_key={key}, the key of its SGLang server: export it"
-        elif key is not None:
-            requires[key.target] = f"eval.server.api_key={key}: the file holding its SGLang server's key"
+        for flag, reference in split(_server_argv(builder, hf, gpus, config.server))[1]:
+            secret = Secret(reference)
+            what = (
+                f"eval.server.api_key={secret}, the key of its SGLang server"
+                if (flag, secret) == ("--api-key", config.server.api_key)
+                else f"{flag} {secret} of its SGLang server (eval.server.extra_args)"
+            )
+            if secret.kind == "env":
+                requires_env[secret.target] = f"{what}: export it"
+            else:
+                requires[secret.target] = f"{what}: the file holding it"
     outputs = {
         "dir": stage_dir,
         "summary": f"{stage_dir}/summary.json",
@@ -94,41 +101,42 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     )
 
 
-def _with_server(
-    builder: PlanBuilder, cmd: list[str], hf: str, tp: int, server: ServerConfig, stage_dir: str
-) -> tuple[Command, ...]:
-    """The stage's script starts the SGLang server itself (so plan.sh shows its exact argv, and the
-    stage runs by hand as written), stops it whenever the script exits (the trap; a SIGKILLed script
-    runs no trap, so the server also carries a parent-death signal), and hands its pid to the eval,
-    which waits for /health and fails at once if the server dies first."""
+def _server_argv(builder: PlanBuilder, hf: str, tp: int, server: ServerConfig) -> list[str]:
+    """`python -m sglang.launch_server …` of the eval's server; its key and any flag of extra_args
+    given by reference (env:NAME, file:PATH) stay references (t3rl_core.secret_launch reveals them)."""
     parsers = builder.run.model.parsers
-    python = builder.cluster_python()
-    launch = launch_argv(
+    argv = launch_argv(
         hf,
         tp=tp,
         tool_call_parser=parsers.tool_call_parser,
         # With think_tags the server's parser would split on its own tags; t3rl parses /generate text itself.
         reasoning_parser=None if parsers.think_tags else parsers.reasoning_parser,
         config=server,
-        # through t3rl_core.lifetime: the server dies with this script even if the script is SIGKILLed
-        launch=(python, "-m", "t3rl_core.lifetime", "--", python, "-m", "sglang.launch_server"),
+        launch=(builder.cluster_python(), "-m", "sglang.launch_server"),
     )
+    return argv if server.api_key is None else [*argv, "--api-key", str(server.api_key)]
+
+
+def _with_server(
+    builder: PlanBuilder, cmd: list[str], hf: str, tp: int, server: ServerConfig, stage_dir: str
+) -> tuple[Command, ...]:
+    """The stage's script starts the SGLang server itself (so plan.sh shows its exact argv, and the
+    stage runs by hand as written), stops it whenever the script exits (the trap; a SIGKILLed script
+    runs no trap, so the server also carries a parent-death signal), and hands its pid to the eval,
+    which waits for /health and fails at once if the server dies first. A credential the server takes
+    is read by the server's own process (t3rl_core.secret_launch), which also masks it in its output
+    (SGLang logs its arguments): no command line, file or log holds it."""
+    python = builder.cluster_python()
+    # through t3rl_core.lifetime: the server dies with this script even if the script is SIGKILLed
+    launch = (python, "-m", "t3rl_core.lifetime", "--", *argv_for(_server_argv(builder, hf, tp, server)))
     log = shlex.quote(f"{stage_dir}/{SERVER_LOG}")
     url = f"http://{server.host}:{server.port}"
-    key_guard: tuple[Command, ...] = ()
-    key_flag = ""
-    output = f">>{log} 2>&1 &"
-    if server.api_key is not None:
-        key_guard = _key_guard(server.api_key)
-        key_flag = f" \\\n    --api-key {server.api_key.shell_expression()}"
-        # SGLang logs its arguments, the key among them: the log is written through a mask.
-        redact = shlex.join([python, "-m", "t3rl_core.redact", str(server.api_key)])
-        output = f"> >({redact} >>{log}) 2>&1 &"
+    key_guard = _key_guard(server.api_key) if server.api_key is not None else ()
     return (
         "# The SGLang server of this eval, in the background; stopped whenever this script exits.",
         f"mkdir -p {shlex.quote(stage_dir)}",
         *key_guard,
-        render_command(tuple(launch)) + key_flag + f" \\\n    {output}",
+        render_command(launch) + f" \\\n    >>{log} 2>&1 &",
         "server_pid=$!",
         'trap \'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true\' EXIT',
         render_command((*cmd, "--url", url)) + ' \\\n    --server-pid "$server_pid"',

@@ -29,6 +29,7 @@ from launch.plan.ray_head import RayHead
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult
 from launch.run.rundir import now
+from launch.run.secret_sink import SecretSink
 from launch.run.stage_progress import LiveStageOutput
 
 Handle = dict[str, Any]
@@ -49,9 +50,12 @@ class LocalExecutor(Executor):
             log.flush()
             head = RayHead(self.config.ray_port, self.config.dashboard_port)
             ray_up = False
+            # The stage's processes (the Ray head's workers too) announce every secret they reveal here.
+            sink = SecretSink()
             try:
                 if stage.needs_ray_head:
-                    code = self._run([self.ray_bin, *head.start_argv(stage.gpus)[1:]], log, ctx.stage_dir)
+                    start = [self.ray_bin, *head.start_argv(stage.gpus)[1:]]
+                    code = self._run(start, log, ctx.stage_dir, sink=sink)
                     if code != 0:
                         return StageResult(
                             "failed", code, f"`ray start --head` failed (exit {code}); see {ctx.log_file}"
@@ -60,12 +64,15 @@ class LocalExecutor(Executor):
                 echo = LiveStageOutput(self.out, stage.name)
                 try:
                     command = ["bash", str(ctx.command_file)]
-                    code = self._run(command, log, ctx.stage_dir, ctx.on_started, echo)
+                    code = self._run(command, log, ctx.stage_dir, ctx.on_started, echo, sink)
                 finally:
                     echo.close()
             finally:
-                if ray_up:
-                    self._run([self.ray_bin, *RayHead.stop_argv()[1:]], log, ctx.stage_dir)
+                try:
+                    if ray_up:
+                        self._run([self.ray_bin, *RayHead.stop_argv()[1:]], log, ctx.stage_dir, sink=sink)
+                finally:
+                    sink.close()
         if code == 0:
             return StageResult("succeeded", 0)
         return StageResult("failed", code, f"exit code {code}; see {ctx.log_file}")
@@ -84,11 +91,13 @@ class LocalExecutor(Executor):
         cwd: Path,
         on_started: Callable[[Handle], None] | None = None,
         echo: LiveStageOutput | None = None,
+        sink: SecretSink | None = None,
     ) -> int:
-        """Run `argv` in its own session, teeing its output; stop its whole group when it ends."""
+        """Run `argv` in its own session, teeing its output with every secret masked (those it announces
+        to `sink` too); stop its whole group when it ends."""
         secrets = secret_values()
         cwd.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(sink.env() if sink else {})}
         proc = subprocess.Popen(
             list(argv),
             cwd=cwd,
@@ -97,7 +106,7 @@ class LocalExecutor(Executor):
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        reader = threading.Thread(target=self._tee, args=(proc, log, secrets, echo), daemon=True)
+        reader = threading.Thread(target=self._tee, args=(proc, log, secrets, echo, sink), daemon=True)
         # From here on a Ctrl-C, wherever it lands, stops the group the command started.
         try:
             reader.start()
@@ -123,9 +132,12 @@ class LocalExecutor(Executor):
         log: TextIO,
         secrets: frozenset[str],
         echo: LiveStageOutput | None = None,
+        sink: SecretSink | None = None,
     ) -> None:
         assert proc.stdout is not None
         for raw in iter(proc.stdout.readline, b""):
+            if sink is not None:
+                sink.drain()  # a value announced before this line was written is masked in it
             line = scrub_text(raw.decode("utf-8", errors="replace"), secrets)
             log.write(line)
             log.flush()

@@ -1,0 +1,138 @@
+"""What looks like a credential: names of variables, config keys and flags that hold one, and values
+that look like one under a key-like name. Pure predicates; `launch.config.secrets` masks by them and
+`launch.checks.rules.credentials` warns by them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+from functools import lru_cache
+
+# Named explicitly because their names do not all follow the patterns below.
+_KNOWN_SECRETS = frozenset({"WANDB_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
+# Environment-variable style (upper case), by the name's last word. PASS, PWD, PAT and AUTH only after
+# another word: PWD alone is the shell's working directory.
+_SECRET_ENV_NAME = re.compile(
+    r"((^|_)(KEY|API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|BEARER)|_(PASS|PWD|PAT|AUTH))$"
+)
+# Config-key style (any case, `-` read as `_`): narrower, because slime-shaped keys such as
+# `reward_key` or `input_key` name data fields, not credentials.
+_SECRET_KEY_NAME = re.compile(
+    r"(?i)(^|_)(api_?key|access_?key|secret_?key|private_?key|wandb_key|token|secret|password|passwd"
+    r"|passphrase|credentials?|auth|bearer|pat)$"
+)
+# Command-line flags: a trailing `token` only in the names of credentials (Megatron's --fim-pad-token
+# takes a vocabulary token).
+_SECRET_FLAG_NAME = re.compile(
+    r"^((.*_)?(api_?key|access_?key|secret_?key|private_?key|password|passwd|passphrase|secret"
+    r"|credentials?|wandb_key|pat)|token|auth|bearer|(auth|access|api|hf|bearer|refresh|id)_token)$"
+)
+# Words of names that may hold a credential under another spelling (`signing_salt`, `SESSION_COOKIE`,
+# `myKeyId`): a value there is one when it also looks random (`looks_like_credential`). Whole words,
+# so that `tokenizer` or `passes` are not.
+_KEY_LIKE_WORDS = frozenset({
+    "key", "keys", "keyid", "apikey", "token", "secret", "secrets", "pass", "passwd", "password",
+    "passphrase", "pwd", "auth", "authorization", "cred", "creds", "credential", "credentials", "sig",
+    "signature", "signing", "cookie", "session", "bearer", "salt", "pat", "private",
+})  # fmt: skip
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# A key ending in `token` names a credential (`token`, `hf_token`) or a vocabulary token
+# (`eos_token: "<|im_end|>"`); the value tells them apart, as no credential is written like a special
+# token. Masking a special token would also corrupt every prompt and template that contains it.
+_TOKEN_KEY = re.compile(r"(?i)token$")
+_VOCABULARY_TOKEN = re.compile(r"^(<[^<>\s]{1,64}>|\[[A-Za-z_]{1,32}\])$")
+# `env:NAME`, `file:PATH`, `${oc.env:NAME}` (also as a sweep point's override spells it, with Hydra's
+# escapes `$\{oc.env\:NAME\}`), and `${NAME}` (how a job's environment refers to its own variable).
+_REFERENCE = re.compile(
+    r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S+|\$\\?\{oc\.env\\?:[^}\\]+\\?\}|\$\{[A-Za-z_][A-Za-z0-9_]*\})$"
+)
+# A run of characters as random keys are written (base62, hex, base64 without `/`), long enough that a
+# run of a word-built name rarely is one.
+_RANDOM_RUN = re.compile(r"[A-Za-z0-9+]{16,}")
+# Shannon entropy (bits per character) and share of neighbouring characters of another class (lower,
+# upper, digit) from which such a run counts as random: 16+ random base62 or hex characters pass 83-99 %
+# of the time, words with a number (`checkpoint20000steps`, `model00001of00004`) do not.
+_RANDOM_BITS = 3.0
+_RANDOM_CHANGES = 0.25
+
+
+# Cached: every scrub of printed or written text walks the environment's names through it.
+@lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """True for variable or config-key names that hold credentials (FOO_API_KEY, GITHUB_PAT, api_key)."""
+    if name in _KNOWN_SECRETS or _SECRET_KEY_NAME.search(name.replace("-", "_")):
+        return True
+    return name.isupper() and bool(_SECRET_ENV_NAME.search(name))
+
+
+def is_secret_key(dotted: str) -> bool:
+    """True for a config key whose value is a credential: a secret-looking last name, anything under
+    a `secrets` node, a secret-named variable under env_vars / runtime_env."""
+    parts = [p for p in dotted.split(".") if p]
+    return bool(parts) and (is_secret_name(parts[-1]) or "secrets" in parts[:-1] or parts[-1] == "secrets")
+
+
+@lru_cache(maxsize=4096)
+def is_key_like(name: str) -> bool:
+    """A name that may hold a credential under a spelling `is_secret_name` does not take for one."""
+    return any(word.lower() in _KEY_LIKE_WORDS for word in _WORDS.findall(name))
+
+
+def looks_like_credential(value: object) -> bool:
+    """A value with a long run of letters and digits that looks random (a key, not a path of words,
+    a model name or a number)."""
+    return isinstance(value, str) and len(value) <= 4096 and any(map(_random, _RANDOM_RUN.findall(value)))
+
+
+@lru_cache(maxsize=4096)
+def _random(run: str) -> bool:
+    if not (any(c.isdigit() for c in run) and any(c.isalpha() for c in run)):
+        return False
+    bits = -sum(n / len(run) * math.log2(n / len(run)) for n in Counter(run).values())
+    changes = sum(_kind(a) != _kind(b) for a, b in itertools.pairwise(run)) / (len(run) - 1)
+    return bits >= _RANDOM_BITS and changes >= _RANDOM_CHANGES
+
+
+def _kind(char: str) -> int:
+    return 0 if char.isdigit() else 1 if char.isupper() else 2
+
+
+def is_vocabulary_token(key: str, value: object) -> bool:
+    """`eos_token: "<|im_end|>"`, `pad_token: "</s>"`, `mask_token: "[MASK]"`: a token-named key holding
+    a special token of a vocabulary, not a credential (keys under a `secrets` node excepted)."""
+    parts = [p for p in str(key).split(".") if p]
+    return (
+        bool(parts)
+        and "secrets" not in parts[:-1]
+        and bool(_TOKEN_KEY.search(parts[-1]))
+        and isinstance(value, str)
+        and bool(_VOCABULARY_TOKEN.match(value.strip().strip("'\"")))
+    )
+
+
+def is_reference(value: object) -> bool:
+    """`env:NAME`, `file:PATH`, `${oc.env:NAME}` or `${NAME}`: where a credential lives, not the
+    credential."""
+    return isinstance(value, str) and bool(_REFERENCE.match(value.strip("'\"")))
+
+
+def is_credential_at(key: str, value: object) -> bool:
+    """True when `value`, set at the dotted config `key`, is a credential itself: under a secret key
+    (not a reference, not a special token), or token-shaped and random under a key-like name."""
+    if value in (None, "") or is_reference(value):
+        return False
+    if is_secret_key(key):
+        return not is_vocabulary_token(key, value)
+    return is_key_like(key.rsplit(".", 1)[-1]) and looks_like_credential(value)
+
+
+def is_secret_flag(token: str) -> bool:
+    """`--api-key`, `--token`, `--hf-token=…`: a command-line flag whose value is a credential (not
+    `--fim-pad-token` and the like, which name a vocabulary token)."""
+    if not token.startswith("-"):
+        return False
+    name = token.lstrip("-").split("=", 1)[0].replace("-", "_").lower()
+    return bool(_SECRET_FLAG_NAME.match(name))

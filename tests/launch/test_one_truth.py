@@ -1,0 +1,113 @@
+"""One truth per setting: a value set in one place and silently replaced in another is refused, naming
+both; hooks named by import path resolve, or the nearest existing path is proposed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launch.checks.resolve import resolve
+from launch.config.errors import ConfigError, Problem
+
+EXPERIMENT = """# @package _global_
+defaults:
+  - {first}
+  - /curriculum@stages.train.curriculum: bfcl_stage1
+  - {last}
+name: mine
+stages:
+  data:
+    kind: prepare_data
+  to_torch_dist:
+    kind: convert_hf_to_torch_dist
+  train:
+    kind: train
+    curriculum:
+      num_rollout: 10
+"""
+
+
+def _problems(overrides: list[str], config_dirs: list[str] = ()) -> list[Problem]:
+    try:
+        resolve(overrides, config_dirs)
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
+@pytest.fixture
+def user_conf(tmp_path: Path) -> Path:
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "self_first.yaml").write_text(
+        EXPERIMENT.format(first="_self_", last="override /reward: progress")
+    )
+    (tmp_path / "experiment" / "self_last.yaml").write_text(
+        EXPERIMENT.format(first="override /reward: progress", last="_self_")
+    )
+    return tmp_path
+
+
+def test_an_experiment_value_a_later_default_replaces_is_refused(user_conf: Path) -> None:
+    problems = _problems(["+experiment=self_first"], [str(user_conf)])
+    key = "stages.train.curriculum.num_rollout"
+    mine = [p for p in problems if p.key == key]
+    assert mine, problems
+    assert "self_first.yaml" in mine[0].source and "bfcl_stage1.yaml" in mine[0].message
+    assert mine[0].fix.startswith(f"set {key}=10")
+    # Applying the fix on the command line states the value last: accepted.
+    assert not [
+        p for p in _problems(["+experiment=self_first", f"{key}=10"], [str(user_conf)]) if p.key == key
+    ]
+
+
+def test_an_experiment_whose_own_values_come_last_is_accepted(user_conf: Path) -> None:
+    problems = _problems(["+experiment=self_last"], [str(user_conf)])
+    assert not [p for p in problems if "merged after" in p.message]
+
+
+def test_a_service_url_the_user_also_set_is_refused() -> None:
+    overrides = [
+        "+experiment=tau2_pipeline",
+        "+services.user_sim.model_path=/m",
+        "+services.user_sim.gpus=[6,7]",
+        "+services.user_sim.tp=2",
+        "hardware.gpus_per_node=6",
+        "hardware.node_gpus=8",
+        "env.user.base_url=http://10.0.0.9:8000/v1",
+    ]
+    problems = [p for p in _problems(overrides) if p.key == "env.user.base_url"]
+    assert problems and "services.user_sim" in problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("key", "typo", "nearest"),
+    [
+        (
+            "stages.train.curriculum.dynamic_sampling_filter",
+            "slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_stdd",
+            "slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std",
+        ),
+        (
+            "stages.train.curriculum.dynamic_sampling_filter",
+            "slime.rollout.filter_hub.dynamic_sampling_filter.check_reward_nonzero_std",
+            "slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std",
+        ),
+        (
+            "stages.train.curriculum.dynamic_sampling_filter",
+            "t3rl_core.rewards.tau2.rejection_sampling_filte",
+            "t3rl_core.rewards.tau2.rejection_sampling_filter",
+        ),
+    ],
+)
+def test_a_misspelt_hook_gets_the_nearest_existing_path(key: str, typo: str, nearest: str) -> None:
+    problems = [p for p in _problems(["+experiment=stage1_bfcl", f"{key}={typo}"]) if p.key == key]
+    assert problems and problems[0].fix == f"set {key}={nearest}"
+    assert not [p for p in _problems(["+experiment=stage1_bfcl", f"{key}={nearest}"]) if p.key == key]
+
+
+def test_a_hook_flag_passed_through_is_resolved() -> None:
+    key = "model.architecture.extra_args"
+    overrides = ["+experiment=stage1_bfcl", f"{key}=[--custom-rm-path,t3rl_core.rewards.toolrl.nosuch]"]
+    problems = [p for p in _problems(overrides) if p.key == key]
+    assert problems and "does not resolve" in problems[0].message
