@@ -142,6 +142,11 @@ class RolloutConfig(StrictModel):
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     # Re-render the whole conversation at episode end and compare with the TITO tokens (costly).
     tito_drift_check: bool = False
+    # Share of a rollout's samples that may fail on infrastructure (the env, the engine, the reward or
+    # t3rl raised; never trained on, removed with their prompt group) before the run stops with the
+    # first failure's traceback; 0 = the first failure stops it, 1 = only a rollout that lost every
+    # sample does (t3rl_core.hooks.failures).
+    max_failure_rate: float = Field(0.05, ge=0.0, le=1.0)
 
 
 class MisConfig(StrictModel):

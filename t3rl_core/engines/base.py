@@ -34,6 +34,10 @@ class Generation:
     log_probs: list[float]
     finish_reason: FinishReason
     error: str | None = None  # set when finish_reason == "abort" because of a transport failure
+    # The server's bookkeeping of the call, as SGLang's meta_info names it (sglang_http.CALL_META_KEYS:
+    # prompt and prefix-cached tokens, weight version, speculative-decoding counters); empty elsewhere.
+    # Bookkeeping, not output: two generations of the same tokens are equal whatever it says.
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.token_ids) != len(self.log_probs):

@@ -38,8 +38,44 @@ def sampling_from_request(params: dict[str, Any]) -> SamplingParams:
     )
 
 
+class PrefixCache:
+    """The prompt tokens a prefix cache could serve: every earlier request's prompt and output as a
+    token trie, cleared once it holds `max_nodes` tokens (a full cache evicts)."""
+
+    def __init__(self, max_nodes: int = 1_000_000) -> None:
+        self.max_nodes = max_nodes
+        self._root: dict[int, dict] = {}
+        self._nodes = 0
+
+    def cached(self, token_ids: list[int]) -> int:
+        """How many leading tokens of `token_ids` an earlier request already computed."""
+        node, length = self._root, 0
+        for token in token_ids:
+            child = node.get(token)
+            if child is None:
+                break
+            node, length = child, length + 1
+        return length
+
+    def add(self, token_ids: list[int]) -> None:
+        if self._nodes + len(token_ids) > self.max_nodes:
+            self._root, self._nodes = {}, 0
+        node = self._root
+        for token in token_ids:
+            child = node.get(token)
+            if child is None:
+                child = node[token] = {}
+                self._nodes += 1
+            node = child
+
+
 def generation_response(
-    generation: Generation, prompt_tokens: int, text: str, with_logprobs: bool
+    generation: Generation,
+    prompt_tokens: int,
+    text: str,
+    with_logprobs: bool,
+    cached_tokens: int = 0,
+    weight_version: str = "default",
 ) -> dict[str, Any]:
     """A `/generate` response body in SGLang's shape."""
     finish: dict[str, Any] = {"type": generation.finish_reason}
@@ -54,6 +90,8 @@ def generation_response(
         "finish_reason": finish,
         "prompt_tokens": prompt_tokens,
         "completion_tokens": len(generation.token_ids),
+        "cached_tokens": cached_tokens,
+        "weight_version": weight_version,
     }
     if with_logprobs:
         meta["output_token_logprobs"] = [
@@ -66,8 +104,17 @@ def generation_response(
 class GenerateServer:
     """SGLang's HTTP surface over an Engine."""
 
-    def __init__(self, engine: Engine, *, model_path: str = "", chat: ChatFormat | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        model_path: str = "",
+        chat: ChatFormat | None = None,
+        weight_version: str = "default",
+    ) -> None:
         self.engine, self.model_path, self.chat = engine, model_path, chat
+        self.weight_version = weight_version
+        self.prefix_cache = PrefixCache()
         self._runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
@@ -105,9 +152,18 @@ class GenerateServer:
             sampling = sampling_from_request(body.get("sampling_params") or {})
         except (ValueError, KeyError, TypeError) as exc:
             return web.json_response({"error": f"bad request: {type(exc).__name__}: {exc}"}, status=400)
+        cached = self.prefix_cache.cached(input_ids)
         generation = await self.engine.generate(input_ids, sampling)
+        self.prefix_cache.add(input_ids + generation.token_ids)
         text = self.chat.decode(generation.token_ids) if self.chat is not None else ""
-        response = generation_response(generation, len(input_ids), text, bool(body.get("return_logprob")))
+        response = generation_response(
+            generation,
+            len(input_ids),
+            text,
+            bool(body.get("return_logprob")),
+            cached_tokens=cached,
+            weight_version=self.weight_version,
+        )
         return web.json_response(response)
 
     async def _health(self, request: web.Request) -> web.Response:
@@ -149,10 +205,11 @@ def main(argv: list[str] | None = None) -> None:
         "--chat-template", help="a shipped chat template name, when the tokenizer's own is not wanted"
     )
     parser.add_argument("--concurrency", type=int, default=1, help="generations running at once")
+    parser.add_argument("--weight-version", default="default", help="reported in meta_info, as SGLang's")
     args = parser.parse_args(argv)
     chat = ChatFormat.from_pretrained(args.model, args.chat_template)
     engine = HFEngine(HFEngineConfig(model_path=args.model, concurrency=args.concurrency), chat=chat)
-    server = GenerateServer(engine, model_path=args.model, chat=chat)
+    server = GenerateServer(engine, model_path=args.model, chat=chat, weight_version=args.weight_version)
     web.run_app(server.app(), host=args.host, port=args.port, print=None)
 
 

@@ -1,6 +1,7 @@
 """A running SGLang server (or slime's router), spoken to over its native `/generate` endpoint.
 
-Token ids go in (`input_ids`), token ids and their log-probs come back (`meta_info.output_token_logprobs`).
+Token ids go in (`input_ids`), token ids and their log-probs come back (`meta_info.output_token_logprobs`),
+with the call's bookkeeping slime keeps per sample (prompt and cached tokens, weight version).
 Transport failures — 5xx, refused or dropped connections, timeouts, truncated or invalid bodies — are
 retried with exponential back-off; when the attempts run out the call returns `finish_reason="abort"`
 with the error, and the episode ends ABORTED. Nothing raises to the episode loop.
@@ -30,6 +31,17 @@ if TYPE_CHECKING:
     from t3rl_core.chat.format import ChatFormat
 
 _FINISH_REASONS: dict[str, FinishReason] = {"stop": "stop", "length": "length", "abort": "abort"}
+# meta_info entries slime's own generate keeps per call (its Sample's prefix_cache_info, weight_versions
+# and spec_info), carried into Generation.meta so the hooks fill the sample as slime would.
+CALL_META_KEYS = (
+    "prompt_tokens",
+    "cached_tokens",
+    "completion_tokens",
+    "weight_version",
+    "spec_accept_token_num",
+    "spec_draft_token_num",
+    "spec_verify_ct",
+)
 
 
 class BadResponse(ValueError):
@@ -75,7 +87,8 @@ def parse_generation(body: bytes) -> Generation:
     error = None
     if kind == "abort":
         error = f"SGLang aborted the request: {finish.get('message') if isinstance(finish, dict) else finish}"
-    return Generation(token_ids, log_probs, _FINISH_REASONS[kind], error=error)
+    call_meta = {key: meta[key] for key in CALL_META_KEYS if meta.get(key) is not None}
+    return Generation(token_ids, log_probs, _FINISH_REASONS[kind], error=error, meta=call_meta)
 
 
 class SGLangEngine(Engine):

@@ -8,7 +8,11 @@ Flags (all dotted paths, as slime's `load_function` wants them):
   --eval-function-path                     t3rl_core.hooks.slime.eval_rollout_with_metrics
   --custom-config-path                     <run dir>/runtime/<stage>.yaml (top-level key `t3rl`)
 
-`generate` sets `sample.reward`, so slime skips its own reward model for these samples.
+`generate` sets `sample.reward`, so slime skips its own reward model for these samples. It also fills
+what slime's own generate function would: `weight_versions`, `prefix_cache_info` and `spec_info` from
+each SGLang call's meta_info, `non_generation_time`, and `metadata.source_name` (the row's
+`data_source`, which slime's `get_source` reads). An episode the infrastructure broke is never trained
+on (`t3rl_core.hooks.failures`).
 """
 
 from __future__ import annotations
@@ -23,9 +27,19 @@ from typing import TYPE_CHECKING, Any
 
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.engines.base import SamplingParams
+from t3rl_core.hooks.failures import (
+    METADATA_KEY,
+    StepBudget,
+    check_failure_rate,
+    failure_metrics,
+    failure_of,
+    remove_failed_groups,
+)
 from t3rl_core.rewards.base import RewardInput
 
 if TYPE_CHECKING:
+    from t3rl_core.rollout.episode import EpisodeResult
+    from t3rl_core.rollout.failures import Failure
     from t3rl_core.rollout.runner import EpisodeRunner
 
 # Per event loop (slime keeps one for the rollout manager; tests make many): (config, url) → runner.
@@ -33,6 +47,8 @@ _RUNNERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, s
     weakref.WeakKeyDictionary()
 )
 _SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_new_tokens")
+# The failures of the training step under way in this process (slime runs one rollout manager).
+_BUDGET: StepBudget | None = None
 
 
 async def generate(
@@ -59,13 +75,20 @@ async def generate(
     sample.loss_mask = list(episode.loss_mask)
     sample.rollout_log_probs = list(episode.log_probs)
     sample.reward = reward.value
+    sample.non_generation_time = float((episode.timings or {}).get("orchestration_s", 0.0))
+    _apply_call_meta(args, sample, episode)
     # slime has no parse_error status: a turn the format repair could not fix removes the sample from
     # training (its loss mask is zeroed and the tau2 reward gives it weight 0), as the reference does.
     sample.status = sample_status(sample, "failed" if episode.status == "parse_error" else episode.status)
-    if episode.status == "parse_error":
+    if episode.status == "parse_error" or episode.failure is not None:
         sample.remove_sample = True
+    metadata = dict(sample.metadata or {})
+    if metadata.get("data_source") is not None:
+        metadata["source_name"] = str(metadata["data_source"])
+    if episode.failure is not None:
+        metadata[METADATA_KEY] = episode.failure.as_dict()
     sample.metadata = {
-        **(sample.metadata or {}),
+        **metadata,
         "outcome": episode.outcome,
         "reward_metrics": dict(reward.metrics),
         "messages": list(episode.messages),
@@ -79,7 +102,46 @@ async def generate(
             **{f"time_{name}": value for name, value in (episode.timings or {}).items()},
         },
     }
+    if episode.failure is not None and not evaluation:
+        _count_failure(args, runtime, episode.failure, sample)
     return sample
+
+
+def _apply_call_meta(args: Any, sample: Any, episode: EpisodeResult) -> None:
+    """Per model call, what slime's own generate keeps from SGLang's meta_info: the weight version,
+    prompt and prefix-cached tokens, and (with speculative decoding) the draft counters. The sample
+    comes fresh from slime's data source (t3rl refuses partial rollouts, which would resume one)."""
+    speculative = getattr(args, "sglang_speculative_algorithm", None)
+    for meta in episode.call_meta:
+        if "weight_version" in meta:
+            sample.weight_versions.append(meta["weight_version"])
+        sample.prefix_cache_info.add(meta)
+        if speculative:
+            sample.spec_info.add(meta)
+
+
+def _count_failure(args: Any, runtime: RuntimeConfig, failure: Failure, sample: Any) -> None:
+    """Count a failed training episode against its step's budget (raises once it is spent). An
+    episode slime itself aborted at the end of a rollout never reaches training and is not counted."""
+    global _BUDGET
+    if failure.kind == "engine" and _slime_aborting():
+        return
+    step = training_step()
+    if _BUDGET is None or _BUDGET.step != step:
+        batch = int(args.rollout_batch_size) * int(args.n_samples_per_prompt)
+        _BUDGET = StepBudget(step, runtime.rollout.max_failure_rate, batch)
+    _BUDGET.record(failure, sample)
+
+
+def _slime_aborting() -> bool:
+    """Whether slime is aborting its rollout's remaining requests (its batch is complete)."""
+    try:
+        from slime.rollout.sglang_rollout import GenerateState
+    except ImportError:
+        return False
+    # slime's singleton (SingletonMeta): read, never built here.
+    state = getattr(GenerateState, "_instances", {}).get(GenerateState)
+    return bool(getattr(state, "aborted", False))
 
 
 async def reward_func(args: Any, sample: Any, **_: Any) -> Any:
@@ -114,9 +176,15 @@ def log_rollout_data(
     rollout_extra_metrics: dict[str, Any] | None,
     rollout_time: float,
 ) -> bool:
-    """Adds rollout/<data_source>/<metric> and rollout/average/<metric>; False keeps slime's own logging."""
-    metrics = category_metrics(_flatten(samples), "rollout")
+    """Adds rollout/<data_source>/<metric>, rollout/average/<metric> and rollout/failures/…; False keeps
+    slime's own logging. slime calls it on the whole batch before building training data from it, so
+    this is also where every prompt group holding a failed episode is removed from training."""
+    flat = _flatten(samples)
+    removed = remove_failed_groups(flat)
+    metrics = category_metrics(flat, "rollout") | failure_metrics(flat, "rollout", removed)
     _publish(args, rollout_id, metrics, rollout_extra_metrics, "rollout/step")
+    if removed:
+        check_failure_rate(flat, _max_failure_rate(args), f"rollout {rollout_id}")
     return False
 
 
@@ -132,7 +200,9 @@ def log_eval_rollout_data(
 
 
 def eval_rollout_with_metrics(args: Any, rollout_id: int, data_source: Any, evaluation: bool = True) -> Any:
-    """slime's default rollout for eval, with `metrics` always a dict (the eval log hook adds to it)."""
+    """slime's default rollout for eval, with `metrics` always a dict (the eval log hook adds to it), and
+    every sample the infrastructure broke taken out of each dataset's samples, rewards and truncation
+    flags (counted under eval/<dataset>/failures/…), so slime's eval scores measure the policy only."""
     from slime.rollout.base_types import RolloutFnEvalOutput, RolloutFnTrainOutput
     from slime.rollout.sglang_rollout import generate_rollout
 
@@ -141,15 +211,39 @@ def eval_rollout_with_metrics(args: Any, rollout_id: int, data_source: Any, eval
         output = RolloutFnEvalOutput(data=output) if evaluation else RolloutFnTrainOutput(samples=output)
     if not isinstance(output.metrics, dict):
         output.metrics = {}
+    if isinstance(output, RolloutFnEvalOutput):
+        for name, result in output.data.items():
+            output.metrics |= _without_failures(args, rollout_id, name, result)
     return output
 
 
+def _without_failures(args: Any, rollout_id: int, name: str, result: dict[str, Any]) -> dict[str, float]:
+    """Drop one eval dataset's failed samples, with their rewards and truncation flags (slime's eval
+    data keeps the three lists aligned); returns the failure metrics."""
+    samples = list(result.get("samples") or [])
+    metrics = failure_metrics(samples, f"eval/{name}")
+    kept = [i for i, sample in enumerate(samples) if failure_of(sample) is None]
+    if len(kept) < len(samples):
+        check_failure_rate(samples, _max_failure_rate(args), f"eval {name} at rollout {rollout_id}")
+        for key in ("samples", "rewards", "truncated"):
+            if isinstance(result.get(key), list) and len(result[key]) == len(samples):
+                result[key] = [result[key][i] for i in kept]
+    return metrics
+
+
+def _max_failure_rate(args: Any) -> float:
+    return RuntimeConfig.from_slime_args(args).rollout.max_failure_rate
+
+
 def category_metrics(samples: Iterable[Any], prefix: str) -> dict[str, float]:
-    """Means of the reward, its metrics and t3rl's counters per `metadata.data_source` and overall."""
+    """Means of the reward, its metrics and t3rl's counters per `metadata.data_source` and overall,
+    over the samples no infrastructure failure broke."""
     per_source: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     everything: dict[str, list[float]] = defaultdict(list)
     for sample in samples:
         metadata = sample.metadata or {}
+        if METADATA_KEY in metadata:  # measured nothing about the policy (rollout/failures/… counts it)
+            continue
         source = str(metadata.get("data_source", "default"))
         for name, value in _numbers(sample, metadata):
             per_source[source][name].append(value)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from t3rl_core.engines.base import GenerationContext, SamplingParams
+from t3rl_core.rollout.failures import Failure
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
 from t3rl_core.types import Action, Message, Transition
 
@@ -56,6 +57,10 @@ class EpisodeResult:
     drift_at: int | None = None
     # Malformed turns the format-repair protocol retried (each counted once, however many attempts).
     format_repairs: int = 0
+    # What the environment, the engine, the reward or t3rl broke (None: the policy's own episode).
+    failure: Failure | None = None
+    # Each model call's bookkeeping from the engine (SGLang's prompt and cached tokens, weight version).
+    call_meta: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not len(self.log_probs) == len(self.loss_mask) == len(self.response_ids):
@@ -74,15 +79,20 @@ class EpisodeResult:
 
 
 class _Ended(Exception):
-    """Ends the loop with a status (and an error when something failed)."""
+    """Ends the loop with a status (and an error, and what broke, when something failed)."""
 
-    def __init__(self, status: Status, error: str | None = None) -> None:
+    def __init__(self, status: Status, error: str | None = None, failure: Failure | None = None) -> None:
         super().__init__(error or status)
-        self.status, self.error = status, error
+        self.status, self.error, self.failure = status, error, failure
 
 
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _aborted(generation: Generation) -> _Ended:
+    error = generation.error or "the engine aborted the request"
+    return _Ended("aborted", error, Failure("engine", "abort", error))
 
 
 class _Episode:
@@ -116,6 +126,7 @@ class _Episode:
         self.model_calls = 0  # every call, also the repair attempts of a repaired turn
         self.format_repairs = 0
         self.generation_s = 0.0
+        self.call_meta: list[dict[str, Any]] = []
         # True while the trajectory ends where the model writes next: after a generation prompt, or
         # inside its turn after inline text (`mid_turn`).
         self.awaiting_model = True
@@ -124,7 +135,8 @@ class _Episode:
     async def run(self) -> None:
         first = await self._env_call(self.env.reset)
         if first.inline is not None:
-            raise _Ended("failed", "env.reset() returned inline text; only step() may continue a model turn")
+            error = "env.reset() returned inline text; only step() may continue a model turn"
+            raise _Ended("failed", error, Failure("env", "InlineReset", error))
         self.messages.extend(first.messages)
         self.trajectory = Trajectory(
             await self.chat.prompt_ids_async(self.messages, self.tools, tools_key=self.tools_key)
@@ -139,7 +151,7 @@ class _Episode:
                 self._close_turn(last_token)
                 if generation.finish_reason == "length":
                     raise _Ended("truncated")
-                raise _Ended("aborted", generation.error or "the engine aborted the request")
+                raise _aborted(generation)
             action = self.parser.parse(text)
             repair = self.env.format_repair
             if repair is not None and not continuing and self.env.format_problem(action) is not None:
@@ -205,7 +217,7 @@ class _Episode:
             generation, text = await self._model_turn(sampling)
             if generation.finish_reason == "abort":
                 self._close_turn(generation.token_ids[-1] if generation.token_ids else None)
-                raise _Ended("aborted", generation.error or "the engine aborted the request")
+                raise _aborted(generation)
             action = self.parser.parse(text)
             problem = (
                 self.env.format_problem(action) or ""
@@ -235,10 +247,13 @@ class _Episode:
         try:
             generation = await self.engine.generate(self.trajectory.tokens, sampling, self.context)
         except Exception as exc:
-            raise _Ended("aborted", f"engine failed: {_describe(exc)}") from exc
+            error = f"engine failed: {_describe(exc)}"
+            raise _Ended("aborted", error, Failure.from_exception("engine", exc, error)) from exc
         finally:
             self.generation_s += time.perf_counter() - started
         self.model_calls += 1
+        if generation.meta:
+            self.call_meta.append(generation.meta)
         self.trajectory.append_model(generation.token_ids, generation.log_probs)
         self.awaiting_model = self.mid_turn = False
         return generation
@@ -247,7 +262,8 @@ class _Episode:
         try:
             return await method(*args)
         except Exception as exc:
-            raise _Ended("failed", f"environment error: {_describe(exc)}") from exc
+            error = f"environment error: {_describe(exc)}"
+            raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
 
     async def _observe(self, transition: Transition, last_token: int | None) -> None:
         """Append what the env returned: inline text inside the model's turn, or the turn's end and
@@ -295,20 +311,25 @@ async def run_episode(
     episode = _Episode(task, env, engine, chat, parser, sampling, limits, tools_key)
     status: Status = "completed"
     error: str | None = None
+    failure: Failure | None = None
     try:
         await episode.run()
     except _Ended as ended:
-        status, error = ended.status, ended.error
+        status, error, failure = ended.status, ended.error, ended.failure
     except TitoViolation as exc:
         status, error = "failed", str(exc)
+        failure = Failure.from_exception("t3rl", exc, error)
     except Exception as exc:  # a bug in the loop or the template must not kill the rollout batch
         logger.exception("episode failed")
         status, error = "failed", f"episode loop error: {_describe(exc)}"
+        failure = Failure.from_exception("t3rl", exc, error)
     outcome: dict[str, Any] = {}
     try:
         outcome = dict(env.outcome())
     except Exception as exc:
-        error = error or f"env.outcome() failed: {_describe(exc)}"
+        message = f"env.outcome() failed: {_describe(exc)}"
+        error = error or message
+        failure = failure or Failure.from_exception("env", exc, message)
         status = "failed"
     try:
         await env.aclose()
@@ -341,4 +362,6 @@ async def run_episode(
         },
         drift_at=drift_at,
         format_repairs=episode.format_repairs,
+        failure=failure,
+        call_meta=episode.call_meta,
     )

@@ -16,6 +16,7 @@ from t3rl_core.engines.base import SamplingParams
 from t3rl_core.registries import ACTION_PARSERS, ENVS, REWARDS
 from t3rl_core.rewards.base import RewardInput, RewardResult
 from t3rl_core.rollout.episode import ActionParser, EpisodeResult, run_episode
+from t3rl_core.rollout.failures import Failure
 from t3rl_core.rollout.heap import freeze_startup_heap
 
 if TYPE_CHECKING:
@@ -115,7 +116,8 @@ class EpisodeRunner:
             late_tools = list(metadata.get("late_tools") or [])
             parser = self.parser(env.action_format, tools, late_tools, tools_key=tools_key)
         except Exception as exc:
-            return self._unplayable(task, tools, f"cannot start the episode: {type(exc).__name__}: {exc}")
+            error = f"cannot start the episode: {type(exc).__name__}: {exc}"
+            return self._unplayable(task, tools, Failure.from_exception("env", exc, error))
         result = await run_episode(
             task,
             env=env,
@@ -141,10 +143,11 @@ class EpisodeRunner:
         except Exception as exc:
             message = f"reward failed: {type(exc).__name__}: {exc}"
             result.error = f"{result.error}; {message}" if result.error else message
+            result.failure = result.failure or Failure.from_exception("reward", exc, message)
             return RewardResult(value=0.0)
 
     def _unplayable(
-        self, task: Mapping[str, Any], tools: list[dict[str, Any]], error: str
+        self, task: Mapping[str, Any], tools: list[dict[str, Any]], failure: Failure
     ) -> tuple[EpisodeResult, RewardResult]:
         """A FAILED result for a row no env accepts: the prompt alone, so the batch keeps its shape."""
         messages = [dict(message) for message in task.get("prompt") or []]
@@ -162,7 +165,8 @@ class EpisodeRunner:
             status="failed",
             outcome={},
             num_model_calls=0,
-            error=error,
+            error=failure.message,
+            failure=failure,
         )
         return result, RewardResult(value=0.0)
 

@@ -79,6 +79,15 @@ def test_generate_fills_a_trainable_sample(stack, via):
         assert 1 <= metadata["t3rl_metrics"]["num_model_calls"] <= 3
         assert sample.reward == pytest.approx(metadata["outcome"]["progress"])
         assert metadata["messages"][: len(sample.prompt)] == sample.prompt
+        # SGLang's per-call bookkeeping, as slime's own generate keeps it; slime's get_source reads
+        # metadata.source_name.
+        calls = metadata["t3rl_metrics"]["num_model_calls"]
+        assert sample.weight_versions == ["default"] * calls
+        assert sample.prefix_cache_info.total_prompt_tokens >= prompt_len * calls
+        assert metadata["source_name"] == metadata["data_source"]
+        # What slime calls on it: response-length metrics, the debug dump and its reload.
+        assert sample.effective_response_length == sum(sample.loss_mask)
+        assert Sample.from_dict(sample.to_dict()) == sample
         assert sample.response == "".join(
             m["content"] for m in metadata["messages"][len(sample.prompt) :] if m["role"] == "assistant"
         )
@@ -90,6 +99,14 @@ def test_generate_fills_a_trainable_sample(stack, via):
         and "0,1" in _runs(s.loss_mask)
         for s in samples
     )
+
+    # A later call reads its episode's earlier tokens again: the server's prefix cache served them, and
+    # slime's rollout/prefix_cache_hit_rate (cached over prompt tokens of all samples) sees it (the
+    # server is shared by the tests of this module: a repeated prompt is all cached).
+    multi = [s for s in samples if s.metadata["t3rl_metrics"]["num_model_calls"] >= 2]
+    assert multi and all(s.prefix_cache_info.cached_tokens >= len(s.tokens) - s.response_length for s in multi)
+    cached = sum(s.prefix_cache_info.cached_tokens for s in samples)
+    assert 0 < cached <= sum(s.prefix_cache_info.total_prompt_tokens for s in samples)
 
     # reward_func recomputes the same value from the stored outcome once the reward is cleared.
     stored = [s.reward for s in samples]

@@ -73,7 +73,8 @@ def test_without_slime_metrics_dict_nothing_is_lost_silently(monkeypatch):
     assert logged == [(
         {"rollout/base/reward": 1.0, "rollout/base/num_model_calls": 3.0, "rollout/base/truncated": 0.0,
          "rollout/base/aborted": 0.0, "rollout/average/reward": 1.0, "rollout/average/num_model_calls": 3.0,
-         "rollout/average/truncated": 0.0, "rollout/average/aborted": 0.0, "rollout/step": 20},
+         "rollout/average/truncated": 0.0, "rollout/average/aborted": 0.0, "rollout/failures/rate": 0.0,
+         "rollout/failures/removed_samples": 0.0, "rollout/step": 20},
         "rollout/step",
     )]  # fmt: skip
 
@@ -174,7 +175,7 @@ def test_eval_rollout_always_has_a_metrics_dict(monkeypatch, returned):
         monkeypatch.setitem(sys.modules, name, module)
     output = hooks.eval_rollout_with_metrics(SimpleNamespace(), 4, None)
     assert calls == [(4, True)]
-    assert output.data == {"bfcl": {}} and output.metrics == {}
+    assert output.data == {"bfcl": {}} and output.metrics == {"eval/bfcl/failures/rate": 0.0}
 
 
 def test_signatures_match_how_slime_calls_the_hooks():

@@ -1,9 +1,13 @@
-"""A stand-in for slime's `Sample` (slime/utils/types.py): the same field names, defaults and Status
-enum, so hooks can be tested on machines without slime."""
+"""A stand-in for slime's `Sample` (slime/utils/types.py), so hooks can be tested on machines without
+slime: the same field names, defaults, nested types and the methods slime's rollout code calls on the
+samples the hooks return (`tests/hooks/test_slime_sample_standin.py` compares the names with a record
+of slime's class at the pinned commit, `tests/fixtures/slime_sample/sample_fields.json`).
+
+Not here: `append_response_tokens`, which only slime's own generate function calls on its samples."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
 
@@ -46,3 +50,95 @@ class Sample:
     train_metadata: dict | None = None
     session_id: str | None = None
     non_generation_time: float = 0.0
+
+    @dataclass
+    class SpecInfo:
+        """Speculative-decoding counters summed over a sample's model calls (SGLang meta_info keys)."""
+
+        spec_accept_token_num: int = 0
+        spec_draft_token_num: int = 0
+        spec_verify_ct: int = 0
+        completion_token_num: int = 0
+
+        @property
+        def spec_accept_rate(self) -> float:
+            drafted = self.spec_draft_token_num
+            return self.spec_accept_token_num / drafted if drafted > 0 else 0.0
+
+        @property
+        def spec_accept_length(self) -> float:
+            return self.completion_token_num / self.spec_verify_ct if self.spec_verify_ct > 0 else 0.0
+
+        def add(self, meta_info: dict) -> None:
+            self.spec_accept_token_num += meta_info.get("spec_accept_token_num", 0)
+            self.spec_draft_token_num += meta_info.get("spec_draft_token_num", 0)
+            self.spec_verify_ct += meta_info.get("spec_verify_ct", 0)
+            self.completion_token_num += meta_info.get("completion_tokens", 0)
+
+        def to_dict(self) -> dict[str, int]:
+            return {f.name: getattr(self, f.name) for f in fields(self)}
+
+        @staticmethod
+        def from_dict(data: dict) -> Sample.SpecInfo:
+            return Sample.SpecInfo(**{f.name: data.get(f.name, 0) for f in fields(Sample.SpecInfo)})
+
+    spec_info: SpecInfo = field(default_factory=SpecInfo)
+
+    @dataclass
+    class PrefixCacheInfo:
+        """Prompt tokens SGLang served from its prefix cache, over a sample's model calls."""
+
+        cached_tokens: int = 0
+        total_prompt_tokens: int = 0
+
+        @property
+        def prefix_cache_hit_rate(self) -> float:
+            total = self.total_prompt_tokens
+            return self.cached_tokens / total if total > 0 else 0.0
+
+        def add(self, meta_info: dict) -> None:
+            self.cached_tokens += meta_info.get("cached_tokens", 0)
+            self.total_prompt_tokens += meta_info.get("prompt_tokens", 0)
+
+        def to_dict(self) -> dict[str, int]:
+            return {f.name: getattr(self, f.name) for f in fields(self)}
+
+        @staticmethod
+        def from_dict(data: dict) -> Sample.PrefixCacheInfo:
+            names = [f.name for f in fields(Sample.PrefixCacheInfo)]
+            return Sample.PrefixCacheInfo(**{name: data.get(name, 0) for name in names})
+
+    prefix_cache_info: PrefixCacheInfo = field(default_factory=PrefixCacheInfo)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, as slime's debug dump (`--save-debug-rollout-data`) saves a sample; attributes
+        set beyond the fields travel too."""
+        value = dict(vars(self))
+        value["status"] = self.status.value
+        value["spec_info"] = self.spec_info.to_dict()
+        value["prefix_cache_info"] = self.prefix_cache_info.to_dict()
+        return value
+
+    @staticmethod
+    def from_dict(data: dict) -> Sample:
+        """The sample `to_dict` wrote (slime's `--load-debug-rollout-data`)."""
+        data = dict(data)
+        data["status"] = Sample.Status(data["status"])
+        data["spec_info"] = Sample.SpecInfo.from_dict(data.get("spec_info", {}))
+        data["prefix_cache_info"] = Sample.PrefixCacheInfo.from_dict(data.get("prefix_cache_info", {}))
+        names = {f.name for f in fields(Sample)}
+        sample = Sample(**{key: value for key, value in data.items() if key in names})
+        for key, value in data.items():
+            if key not in names:
+                setattr(sample, key, value)
+        return sample
+
+    def get_reward_value(self, args: Any) -> Any:
+        """The scalar reward slime trains on: the reward, or its `--reward-key` entry."""
+        key = args.reward_key
+        return self.reward[key] if key else self.reward
+
+    @property
+    def effective_response_length(self) -> int:
+        """Response tokens trained on (all of them without a loss mask)."""
+        return sum(self.loss_mask) if self.loss_mask is not None else self.response_length

@@ -1,0 +1,110 @@
+"""Episodes the infrastructure broke, as slime sees them (see `t3rl_core.rollout.failures`).
+
+- The generate hook marks such a sample `remove_sample` (slime zeroes its loss mask) and records the
+  failure under `metadata.t3rl_failure`.
+- slime's GRPO normalises rewards per prompt group, removed samples included, so one failed sample
+  would still shift its siblings' advantages: the rollout log hook, which slime calls on the whole
+  batch before turning it into training data, removes every group with a failure.
+- Failures are counted by `kind/error_type` in the rollout and eval metrics.
+- A training step stops the run once its failures exceed `rollout.max_failure_rate` of its batch
+  (`rollout_batch_size × n_samples_per_prompt` samples), counted as episodes finish, so that a world
+  that always fails cannot keep slime over-sampling groups a dynamic filter drops; an eval stops when
+  its failed share passes the same rate. The error names the first failure, with its traceback.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from t3rl_core.rollout.failures import Failure
+
+METADATA_KEY = "t3rl_failure"
+
+
+class FailureRateExceeded(RuntimeError):
+    """Too many episodes of one rollout failed on infrastructure: the run stops."""
+
+
+def failure_of(sample: Any) -> Failure | None:
+    """The failure the generate hook recorded on a sample, if any."""
+    data = (sample.metadata or {}).get(METADATA_KEY)
+    return Failure.from_dict(data) if data else None
+
+
+def remove_failed_groups(samples: Iterable[Any]) -> int:
+    """Mark every sample of a prompt group holding a failed sample `remove_sample` (a sample without a
+    group index is a group of its own); returns how many samples are removed for failures."""
+    samples = list(samples)
+    broken = {_group(sample) for sample in samples if failure_of(sample) is not None}
+    removed = 0
+    for sample in samples:
+        if _group(sample) in broken:
+            sample.remove_sample = True
+            removed += 1
+    return removed
+
+
+def failure_metrics(samples: list[Any], prefix: str, removed: int | None = None) -> dict[str, float]:
+    """`<prefix>/failures/<kind>/<error_type>` counts, the failed share `<prefix>/failures/rate` and,
+    when given, the samples removed with their groups."""
+    counts = Counter(failure.label for sample in samples if (failure := failure_of(sample)) is not None)
+    metrics = {f"{prefix}/failures/{label}": float(n) for label, n in sorted(counts.items())}
+    metrics[f"{prefix}/failures/rate"] = sum(counts.values()) / len(samples) if samples else 0.0
+    if removed is not None:
+        metrics[f"{prefix}/failures/removed_samples"] = float(removed)
+    return metrics
+
+
+def check_failure_rate(samples: list[Any], max_rate: float, where: str) -> None:
+    """Raise FailureRateExceeded when more than `max_rate` of `samples` failed (or all of them did)."""
+    failed = [(sample, failure) for sample in samples if (failure := failure_of(sample)) is not None]
+    if failed and (len(failed) > max_rate * len(samples) or len(failed) == len(samples)):
+        counts = Counter(failure.label for _, failure in failed)
+        sample, first = failed[0]
+        raise FailureRateExceeded(
+            stop_message(where, f"{len(failed)} of {len(samples)} samples", max_rate, counts, first, sample)
+        )
+
+
+@dataclass
+class StepBudget:
+    """The failures one training step may have: at most `max_rate` of its `batch` samples."""
+
+    step: int
+    max_rate: float
+    batch: int
+    counts: Counter[str] = field(default_factory=Counter)
+    first: tuple[Failure, Any] | None = None
+
+    def record(self, failure: Failure, sample: Any) -> None:
+        """Count a failed episode; raise FailureRateExceeded once the step's budget is spent."""
+        self.counts[failure.label] += 1
+        self.first = self.first or (failure, sample)
+        failed = sum(self.counts.values())
+        if failed > self.max_rate * self.batch:
+            what = f"{failed} episodes (a batch has {self.batch} samples)"
+            raise FailureRateExceeded(
+                stop_message(f"rollout {self.step}", what, self.max_rate, self.counts, *self.first)
+            )
+
+
+def stop_message(
+    where: str, what: str, max_rate: float, counts: Mapping[str, int], first: Failure, sample: Any
+) -> str:
+    by_type = ", ".join(f"{label} × {n}" for label, n in sorted(counts.items()))
+    source = (sample.metadata or {}).get("data_source")
+    about = f"sample {sample.index}" + (f" ({source})" if source else "")
+    trace = f"\n{first.traceback.rstrip()}" if first.traceback else ""
+    return (
+        f"{where}: {what} failed on infrastructure ({by_type}), more than rollout.max_failure_rate="
+        f"{max_rate:g} allows; the run stops. Failed episodes are never trained on. "
+        f"First failure, {about}: {first.message}{trace}"
+    )
+
+
+def _group(sample: Any) -> tuple[str, int]:
+    group = getattr(sample, "group_index", None)
+    return ("group", group) if group is not None else ("sample", id(sample))
