@@ -12,7 +12,7 @@ import pytest
 import launch.config.resolved as resolved_module
 from launch.checks.resolve import resolve
 from launch.config import compose_cache
-from launch.config.compose_cache import Entry, Plain, on_search_path
+from launch.config.compose_cache import FORMAT, Entry, Plain, on_search_path
 from launch.config.errors import ConfigError
 from launch.config.provenance import Origin, Provenance
 
@@ -125,7 +125,7 @@ def test_a_changed_environment_variable_read_by_oc_env_recomposes(compositions, 
         lambda text: "not json at all",
         lambda text: text[: len(text) // 2],
         lambda text: text.replace('"name": "stage2_bfcl"', '"name": "tampered"'),
-        lambda text: text.replace('"format": 2', '"format": 1'),
+        lambda text: text.replace(f'"format": {FORMAT}', '"format": 1'),
         lambda text: "",
     ],
     ids=["garbage", "truncated", "edited-body", "old-format", "empty"],
