@@ -14,7 +14,8 @@ which runs on every call. Never cached: errors, compositions that emitted a warn
 other than OmegaConf's pure `oc.*` ones and `oc.env` (a resolver registered by other code may read
 anything), overrides of Hydra's own node or search path, data that a JSON round trip would change, and
 any composition holding a secret (`launch.config.secrets.holds_secret`: a secret-looking key's value,
-a URL password, a secret flag's value, a secret environment variable's value).
+a URL password, a secret flag's value, a secret environment variable's value) or the value one of its
+references points at (`holds_referenced_value`: a run named after a Secret field's value).
 
 Location: $T3RL_CACHE_DIR, else $XDG_CACHE_HOME/t3rl, else ~/.cache/t3rl (entries under `compose/`).
 T3RL_NO_CACHE=1 (any value but 0) turns the cache off.
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from launch.config.provenance import Origin, Provenance, Shadow
-from launch.config.secrets import holds_secret
+from launch.config.secrets import holds_referenced_value, holds_secret
 from launch.files import atomic_write_text
 from launch.installed import package_versions
 
@@ -105,7 +106,8 @@ def cached_compose(
 
 def _holds_secret(plain: Plain, overrides: Sequence[str]) -> bool:
     provenance = [[o.source, o.raw] for _, o in plain.provenance.items()]
-    return holds_secret([list(overrides), plain.data, plain.hydra, provenance])
+    everything = [list(overrides), plain.data, plain.hydra, provenance]
+    return holds_secret(everything) or holds_referenced_value(everything)
 
 
 def _env_digest(value: str | None) -> str | None:

@@ -37,6 +37,10 @@ MASK = "***"
 
 # `--flag=value`, `--flag,value` or `--flag value` inside an override's text (a Hydra list or string).
 _FLAG_IN_TEXT = re.compile(r"(--?[A-Za-z][\w-]*)(?:=|,\s*|\s+)['\"]?([^,\]\s'\"]+)")
+# `${oc.env:NAME…}` in a value: NAME.
+_OC_ENV_NAME = re.compile(r"\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)")
+# More than a credential file holds: a longer file is not one.
+_MAX_SECRET_FILE = 65536
 # Values this short are too likely to occur by chance ("1", "true") to be masked inside other text.
 _MIN_SECRET_LEN = 6
 # Values this process has seen in secret places (see remember_config).
@@ -75,6 +79,42 @@ def scrub_obj(obj: Any, secrets: Iterable[str] | None = None) -> Any:
 def holds_secret(obj: Any) -> bool:
     """True when scrubbing would change `obj`: it must not be cached or printed as it is."""
     return scrub_obj(obj) != obj
+
+
+def holds_referenced_value(obj: Any) -> bool:
+    """True when a value a reference of `obj` points at (env:NAME, file:PATH, `${oc.env:NAME}`) is also
+    written out in `obj`, e.g. in the run's name: a credential only validation tells apart (a Secret
+    field's value, whatever it is called), so `obj` must not be cached. Nothing is remembered."""
+    texts = list(_texts(obj))
+    values = {value for text in texts for value in _referenced(text) if len(value) >= _MIN_SECRET_LEN}
+    return any(value in text for value in values for text in texts)
+
+
+def _texts(obj: Any) -> Iterator[str]:
+    if isinstance(obj, Mapping):
+        for key, value in obj.items():
+            yield str(key)
+            yield from _texts(value)
+    elif isinstance(obj, list | tuple):
+        for value in obj:
+            yield from _texts(value)
+    elif isinstance(obj, str):
+        yield obj
+
+
+def _referenced(text: str) -> list[str]:
+    """The values the references in `text` point at, where they resolve here."""
+    found = [os.environ.get(name, "") for name in _OC_ENV_NAME.findall(text)]
+    kind, _, target = text.partition(":")
+    if kind == "env":
+        found.append(os.environ.get(target, ""))
+    elif kind == "file" and target:
+        try:
+            with open(os.path.expanduser(target), encoding="utf-8", errors="replace") as file:
+                found.append(file.read(_MAX_SECRET_FILE).strip())
+        except OSError:
+            pass
+    return found
 
 
 def _is_secret_entry(key: str, value: object) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 from launch.checks.context import Context
 from launch.config.errors import Problem
 from launch.config.secret_names import is_credential_at, is_secret_key
-from launch.config.secrets import is_reference, is_secret_flag, scrub_text, secret_values
+from launch.config.secrets import is_reference, is_secret_flag, secret_values
 from t3rl_core.secret import revealed, url_passwords
 
 _FIX = (
@@ -71,15 +71,17 @@ def no_secret_in_names(ctx: Context) -> Iterator[Problem]:
     values = sorted((v for v in secret_values() if len(v) >= _MIN_FOUND_LEN), key=len, reverse=True)
     if not values:
         return
-    for key, text in _names_and_values(ctx.data, ""):
+    for key, text, is_name in _names_and_values(ctx.data, ""):
         found = next((v for v in values if v in text), None)
-        if found is not None and found not in url_passwords(text):  # a URL's password: reported above
-            yield Problem(
-                scrub_text(key),
-                f"holds {_what(found)}: every file and line t3rl writes masks it, so plan.sh, "
-                "config.yaml and the run dir's name would not show what the run uses",
-                fix="use another value here (names and paths must not contain a credential)",
-            )
+        if found is None or found in url_passwords(text):  # a URL's password: reported above
+            continue
+        what = "the name of an entry under it" if is_name else "it"
+        yield Problem(
+            key.rpartition(".")[0] if is_name else key,
+            f"{what} holds {_what(found)}: every file and line t3rl writes masks it, so plan.sh, "
+            "config.yaml and the run dir's name would not show what the run uses",
+            fix="use another value here (names and paths must not contain a credential)",
+        )
 
 
 def literal_credentials(ctx: Context) -> Iterator[Problem]:
@@ -112,12 +114,12 @@ def _what(value: str) -> str:
     return "the value of a credential of this config"
 
 
-def _names_and_values(node: Any, key: str) -> Iterator[tuple[str, str]]:
-    """Every mapping key and string value outside credential entries, with its dotted key."""
+def _names_and_values(node: Any, key: str) -> Iterator[tuple[str, str, bool]]:
+    """Every mapping key and string value outside credential entries: (dotted key, text, is a key)."""
     if isinstance(node, dict):
         for k, v in node.items():
             child = f"{key}.{k}" if key else str(k)
-            yield child, str(k)
+            yield child, str(k), True
             if not (is_secret_key(child) or is_credential_at(child, v)):
                 yield from _names_and_values(v, child)
     elif isinstance(node, list):
@@ -126,7 +128,7 @@ def _names_and_values(node: Any, key: str) -> Iterator[tuple[str, str]]:
                 continue  # the value of `--api-key`: a credential's place
             yield from _names_and_values(v, f"{key}.{i}")
     elif isinstance(node, str) and not is_reference(node):
-        yield key, node
+        yield key, node, False
 
 
 def _leaves(node: Any, key: str) -> Iterator[tuple[str, Any]]:
