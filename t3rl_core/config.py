@@ -9,11 +9,23 @@ sides agree on every field.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import Field
 
+from t3rl_core.fields import (
+    Above,
+    ChatTag,
+    Identifier,
+    ModelRef,
+    Name,
+    NonNegativeFloat,
+    PositiveFloat,
+    RegistryName,
+    TemplateRef,
+    Text,
+)
 from t3rl_core.registries import ENVS, REWARDS
 from t3rl_core.registry import registered
 from t3rl_core.strict import StrictModel
@@ -33,10 +45,16 @@ class EnvConfig(StrictModel):
 
     OUTCOME_FIELDS: ClassVar[frozenset[str] | None] = None
 
-    name: str
+    name: RegistryName
 
     def eval_categories(self) -> list[str] | None:
         """The `metadata.data_source` values the prepared rows carry (None = not known before the data)."""
+        return None
+
+    def split_parts(self) -> dict[str, frozenset[str]] | None:
+        """Split name → the parts of the task space its rows come from (None = not declared): two splits
+        share a task exactly when they share a part, which pre-flight checks between the splits a
+        training stage reads and those an eval scores, without preparing any data."""
         return None
 
 
@@ -49,7 +67,7 @@ class RewardConfig(StrictModel):
 
     NEEDS_OUTCOME: ClassVar[frozenset[str]] = frozenset()
 
-    name: str
+    name: RegistryName
 
 
 AnyEnvConfig = registered(EnvConfig, ENVS)
@@ -61,22 +79,22 @@ class ChatFamilyConfig(StrictModel):
     parsers that read it are the model's `parsers`."""
 
     # The family's name (model.family).
-    name: str
+    name: Name
     # Control tokens (role markers, turn ends): special tokens of the tokenizer.
-    special_tokens: list[str] = Field(min_length=1)
+    special_tokens: list[ChatTag] = Field(min_length=1)
     # Format tags the model writes as text (e.g. <tool_call>): added, non-special tokens.
-    tag_tokens: list[str] = Field(default_factory=list)
+    tag_tokens: list[ChatTag] = Field(default_factory=list)
     # Tokens that end an assistant turn (sampling stops on them); the first is the usual one.
-    stop_tokens: list[str] = Field(min_length=1)
-    bos_token: str | None = None
-    eos_token: str
-    pad_token: str
+    stop_tokens: list[ChatTag] = Field(min_length=1)
+    bos_token: ChatTag | None = None
+    eos_token: ChatTag
+    pad_token: ChatTag
     # Text a model of the family writes first in each of its turns.
-    turn_prefix: str = ""
+    turn_prefix: Text = ""
     # The token ending a turn that calls tools, when it differs from stop_tokens[0].
-    tool_turn_stop: str | None = None
+    tool_turn_stop: ChatTag | None = None
     # Text a model writes first in a turn that calls tools, when it differs from turn_prefix.
-    call_turn_prefix: str | None = None
+    call_turn_prefix: Text | None = None
 
     def to_family(self, parsers: ParsersConfig | None = None) -> Family:
         from t3rl_core.chat.families import Family
@@ -101,14 +119,14 @@ class ChatConfig(StrictModel):
     """How conversations become token ids."""
 
     # HF model or tokenizer directory (a hub id is accepted only where the hub is reachable).
-    tokenizer: str
+    tokenizer: ModelRef
     # A template shipped in t3rl_core/chat/templates/<name>.jinja, a .jinja file, a template plugin
     # (`pkg.module:OBJECT` or an entry point of t3rl.chat_templates), or None for the tokenizer's own.
-    chat_template: str | None = None
+    chat_template: TemplateRef | None = None
     # The control tokens of a .jinja template's family (shipped templates and plugins bring their own).
     family: ChatFamilyConfig | None = None
     # Extra variables for the template (e.g. {"enable_thinking": false}).
-    chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
+    chat_template_kwargs: dict[Identifier, Any] = Field(default_factory=dict)
     # True: a shipped template of another family than model.family is intended (the launcher rejects
     # it otherwise: the parsers and stop tokens follow the family, not the template).
     allow_foreign_template: bool = False
@@ -118,12 +136,12 @@ class ParsersConfig(StrictModel):
     """How model text becomes actions: SGLang's own parsers, chosen by name."""
 
     # A name registered in sglang's FunctionCallParser (e.g. "qwen25", "hermes", "llama3", "deepseekv3").
-    tool_call_parser: str
+    tool_call_parser: Name
     # A name registered in sglang's ReasoningParser (e.g. "qwen3", "deepseek-r1"); None = see think_tags.
-    reasoning_parser: str | None = None
+    reasoning_parser: Name | None = None
     # Reasoning delimiters: alone, plain tags; with a reasoning_parser, they replace the parser's own
     # tags and its rules apply to them (T3RL: qwen3-thinking with <thinking>…</thinking>).
-    think_tags: tuple[str, str] | None = None
+    think_tags: tuple[ChatTag, ChatTag] | None = None
 
 
 class RolloutConfig(StrictModel):
@@ -154,8 +172,9 @@ class MisConfig(StrictModel):
 
     tis_level: Literal["token", "sequence", "geometric"] = "token"
     tis_mode: Literal["truncate", "clip", "mask"] = "truncate"
-    tis_lower_bound: float = 0.5
-    tis_upper_bound: float = 2.0
+    # Importance weights outside [lower, upper] are truncated, clipped or masked (an empty range is none).
+    tis_lower_bound: NonNegativeFloat = 0.5
+    tis_upper_bound: Annotated[PositiveFloat, Above("tis_lower_bound")] = 2.0
     tis_batch_normalize: bool = True
 
 

@@ -21,7 +21,40 @@ from t3rl_core.config import (
     RuntimeConfig,
 )
 from t3rl_core.eval.config import EvalConfig
-from t3rl_core.fields import ClusterPath, PathComponent, RayAddress, SlurmDuration
+from t3rl_core.fields import (
+    ArgvToken,
+    AtLeast,
+    ClusterPath,
+    ContainerImage,
+    ContainerMount,
+    Delay,
+    DottedKey,
+    EnvVarName,
+    GpuId,
+    HfHubId,
+    HookPath,
+    Hostname,
+    Identifier,
+    Interpreter,
+    Label,
+    LocalPath,
+    ModelRef,
+    Name,
+    OffOrPositiveInt,
+    PathComponent,
+    Port,
+    PositiveFloat,
+    RayAddress,
+    SbatchOption,
+    Seconds,
+    Seed,
+    ShellLine,
+    SlurmDuration,
+    StageName,
+    StageRef,
+    Text,
+    UrlPath,
+)
 from t3rl_core.strict import StrictModel
 
 # ---------------------------------------------------------------------------------------------- model
@@ -71,7 +104,7 @@ class MegatronArch(StrictModel):
     mla: MLAArch | None = None
     # Flags not modelled above, as argv tokens (e.g. ["--rotary-percent", "0.5"]); checked against
     # slime's and Megatron's option set at resolve time.
-    extra_args: list[str] = Field(default_factory=list)
+    extra_args: list[ArgvToken] = Field(default_factory=list)
 
 
 class ModelConfig(StrictModel):
@@ -80,11 +113,11 @@ class ModelConfig(StrictModel):
     # Short name, also the conversion output name (<checkpoints_dir>/<name>_torch_dist).
     name: PathComponent
     # Chat-template family shipped in t3rl_core/chat/templates (qwen3, qwen2_5, llama3, glm4, deepseek_v3).
-    family: str
+    family: Name
     # Hugging Face hub id (documentation, and the default directory name under paths.models_dir).
-    hf_id: str
+    hf_id: HfHubId
     # Local HF directory with config.json, tokenizer and weights.
-    hf_checkpoint: str
+    hf_checkpoint: LocalPath
     # True: hf_checkpoint is built offline by t3rl (tiny random weights, a tokenizer trained on the
     # env's data, the family's chat template) by the prepare_model stage — for CPU runs and tests.
     synthetic: bool = False
@@ -107,8 +140,8 @@ class RecomputeConfig(StrictModel):
 class HardwareConfig(StrictModel):
     """Cluster topology and parallel layout."""
 
-    name: str
-    gpu_type: str = "H200"
+    name: Name
+    gpu_type: Name = "H200"
     # Memory of one GPU in GiB (H100 80, H200 141): the per-GPU memory-fit check of the parallel layout.
     # None = the check is skipped.
     gpu_memory_gib: float | None = Field(None, gt=0)
@@ -136,15 +169,15 @@ class HardwareConfig(StrictModel):
     dynamic_batch: bool = True
     max_tokens_per_gpu: int | None = Field(None, ge=1)
     # slime --log-probs-chunk-size; -1 = no chunking.
-    log_probs_chunk_size: int | None = Field(None, ge=-1)
+    log_probs_chunk_size: OffOrPositiveInt | None = None
     # Megatron's --attention-backend (slime's MISC_ARGS); None = Megatron's own default (auto).
     attention_backend: Literal["flash", "fused", "unfused", "local", "auto"] | None = "flash"
     sglang_mem_fraction: float = Field(0.8, gt=0, le=1)
-    sglang_attention_backend: str | None = None
+    sglang_attention_backend: Name | None = None
     # SGLang --chunked-prefill-size; -1 disables chunked prefill.
-    sglang_chunked_prefill_size: int | None = Field(None, ge=-1)
+    sglang_chunked_prefill_size: OffOrPositiveInt | None = None
     # Extra environment variables for the Ray job (CUDA_DEVICE_MAX_CONNECTIONS is derived).
-    env_vars: dict[str, str] = Field(default_factory=dict)
+    env_vars: dict[EnvVarName, Text] = Field(default_factory=dict)
 
     @property
     def world_size(self) -> int:
@@ -178,7 +211,8 @@ class AlgorithmConfig(StrictModel):
     kl_loss_type: Literal["k1", "k2", "k3", "low_var_kl"] = "low_var_kl"
     entropy_coef: float = Field(0.0, ge=0)
     eps_clip: float = Field(0.2, gt=0)
-    eps_clip_high: float | None = Field(0.28, gt=0)
+    # DAPO's clip-higher: the upper clip range is at least the lower one; None = eps_clip.
+    eps_clip_high: Annotated[PositiveFloat, AtLeast("eps_clip")] | None = 0.28
     # Dual-clip PPO's lower bound for negative advantages (slime --eps-clip-c; veRL clip_ratio_c); None = off.
     eps_clip_c: float | None = Field(None, gt=1)
     # Log train/inference mismatch metrics through t3rl's TIS hook (slime's --get-mismatch-metrics).
@@ -194,7 +228,7 @@ class AlgorithmConfig(StrictModel):
 class CurriculumConfig(StrictModel):
     """One training stage of a curriculum: data, batch sizes, lengths, algorithm, schedule."""
 
-    name: str
+    name: Name
     # "rl": slime's policy-gradient loop; "sft": slime's SFT mode (cold start, rejection-sampled data).
     mode: Literal["rl", "sft"] = "rl"
     # Prepared split names (files <split>.jsonl of the prepare_data stage).
@@ -225,7 +259,7 @@ class CurriculumConfig(StrictModel):
     save_interval: int | None = Field(None, ge=1)
     eval_interval: int | None = Field(None, ge=1)
     # DAPO-style group filter (slime's --dynamic-sampling-filter-path), a dotted path.
-    dynamic_sampling_filter: str | None = None
+    dynamic_sampling_filter: HookPath | None = None
 
 
 # ------------------------------------------------------------------------------- executor, tracking
@@ -241,10 +275,10 @@ class LocalExecutorConfig(StrictModel):
     """Runs each stage's commands as subprocesses on this machine; starts its own Ray head for train."""
 
     kind: Literal["local"] = "local"
-    ray_port: int = Field(6379, ge=1, le=65535)
-    dashboard_port: int = Field(8265, ge=1, le=65535)
+    ray_port: Port = 6379
+    dashboard_port: Port = 8265
     # Seconds a child gets between SIGTERM and SIGKILL on Ctrl-C or failure.
-    stop_grace_s: float = Field(10.0, ge=0)
+    stop_grace_s: Delay = 10.0
     # Sweep points run at once on this machine (each its own launcher process).
     max_parallel: int = Field(1, ge=1)
 
@@ -255,9 +289,9 @@ class RayExecutorConfig(StrictModel):
     kind: Literal["ray"] = "ray"
     # http://host:8265; None = $RAY_ADDRESS.
     address: RayAddress | None = None
-    working_dir: str | None = None
+    working_dir: LocalPath | None = None
     # Seconds between SIGINT-triggered stop_job and giving up waiting for the job to end.
-    stop_grace_s: float = Field(30.0, ge=0)
+    stop_grace_s: Delay = 30.0
     # "local": prepare/convert/eval stages run here as subprocesses; "ray": they are Ray jobs too
     # (for clusters whose storage this machine cannot see).
     other_stages: Literal["local", "ray"] = "local"
@@ -269,21 +303,22 @@ class SlurmExecutorConfig(StrictModel):
     """Renders an sbatch script per stage and submits it through submitit."""
 
     kind: Literal["slurm"] = "slurm"
-    account: str | None = None
-    partition: str | None = None
+    account: Name | None = None
+    partition: Name | None = None
     # sbatch --time: minutes, HH:MM:SS or D-HH:MM:SS.
     time_limit: SlurmDuration = "24:00:00"
-    container_image: str | None = None
-    container_mounts: list[str] = Field(default_factory=list)
-    extra_sbatch: list[str] = Field(default_factory=list)
+    container_image: ContainerImage | None = None
+    container_mounts: list[ContainerMount] = Field(default_factory=list)
+    # More #SBATCH options, e.g. ["--qos=high", "--constraint=h100"].
+    extra_sbatch: list[SbatchOption] = Field(default_factory=list)
     # Shell lines run first in every job (e.g. `source /shared/t3rl/.venv/bin/activate`).
-    setup: list[str] = Field(default_factory=list)
+    setup: list[ShellLine] = Field(default_factory=list)
     cpus_per_task: int | None = Field(None, ge=1)
     # Whole nodes for the job (Ray and slime assume they own the node's GPUs).
     exclusive: bool = True
     # Ports of the Ray head that each job starts on its first node.
-    ray_port: int = Field(6379, ge=1, le=65535)
-    dashboard_port: int = Field(8265, ge=1, le=65535)
+    ray_port: Port = 6379
+    dashboard_port: Port = 8265
     # Seconds to wait for every node's GPUs to register with the Ray head before giving up.
     ray_start_timeout_s: int = Field(600, ge=1)
     # Directory for submitit's files and the rendered scripts; None = <run dir>/slurm.
@@ -302,42 +337,42 @@ class TrackingConfig(StrictModel):
     """Experiment tracking, mapped to slime's flags."""
 
     kind: Literal["none", "tensorboard", "wandb"] = "none"
-    project: str | None = Field(None, min_length=1)
-    group: str | None = Field(None, min_length=1)
-    run_name: str | None = Field(None, min_length=1)
+    project: Label | None = None
+    group: Label | None = None
+    run_name: Label | None = None
     # wandb: "online", "offline" (forced when no WANDB_API_KEY is set) or "disabled".
     mode: Literal["online", "offline", "disabled"] = "online"
-    dir: str | None = None
+    dir: LocalPath | None = None
 
 
 class ObjectiveConfig(StrictModel):
     """What an hparams search optimises: a number in an eval stage's summary.json (conf/hparams_search/)."""
 
     # Eval stage whose summary.json holds the metric; None = the pipeline's last eval stage.
-    stage: str | None = None
+    stage: StageName | None = None
     # Dotted key inside summary.json, e.g. "overall.accuracy".
-    metric: str = Field(min_length=1)
+    metric: DottedKey
 
 
 class PathsConfig(StrictModel):
     """Where things live on the cluster and here."""
 
-    runs_dir: str = "runs"
+    runs_dir: LocalPath = "runs"
     # Where `t3rl plan` writes (never under runs_dir: `t3rl runs` lists runs, not plans).
-    plans_dir: str = "plans"
+    plans_dir: LocalPath = "plans"
     # Shared cache for conversions (<model>_torch_dist), reused across runs.
-    checkpoints_dir: str = "checkpoints"
-    models_dir: str = "models"
+    checkpoints_dir: LocalPath = "checkpoints"
+    models_dir: LocalPath = "models"
     # Prepared data (one copy per content key, linked into each run) and tiny models: shared storage
     # for cluster runs.
-    cache_dir: str = "~/.cache/t3rl"
+    cache_dir: LocalPath = "~/.cache/t3rl"
     slime_root: ClusterPath = "/root/slime"
     megatron_root: ClusterPath = "/root/Megatron-LM"
     # slime's interpreter on the GPU machines: train.py and slime's conversion tools.
-    python: str = Field("python3", min_length=1)
+    python: Interpreter = "python3"
     # t3rl's interpreter where the t3rl_core stages run (data, model preparation, eval and its SGLang
     # server); None = this machine's under the local executor, `python` under ray/slurm.
-    cluster_python: str | None = None
+    cluster_python: Interpreter | None = None
 
 
 # ----------------------------------------------------------------------------------------------- stages
@@ -367,14 +402,14 @@ class TrainStage(StrictModel):
     kind: Literal["train"] = "train"
     curriculum: CurriculumConfig
     # Earlier stage whose weights this one starts from: a train stage, or None for the base model.
-    init_from: str | None = None
+    init_from: StageRef | None = None
     # Topology changes for this stage only (e.g. {"context_parallel": 4}), merged onto `hardware`.
-    hardware: dict[str, Any] = Field(default_factory=dict)
+    hardware: dict[Identifier, Any] = Field(default_factory=dict)
     # This stage's overrides of the root `env` / `reward` sections (merged key by key), e.g. a curriculum
     # stage with {augmentation: {enabled: true}} or a format reward {name: bfcl_format}. The prepared data
     # is the run's: choose categories with the curriculum's train_split, not env.data.
-    env: dict[str, Any] = Field(default_factory=dict)
-    reward: dict[str, Any] = Field(default_factory=dict)
+    env: dict[Identifier, Any] = Field(default_factory=dict)
+    reward: dict[Identifier, Any] = Field(default_factory=dict)
     # T3RL's debug scripts: "rollout_only" generates and saves rollouts without training (rollout GPUs
     # only); "train_only" trains on saved rollouts without SGLang. None = a normal run.
     debug: Literal["rollout_only", "train_only"] | None = None
@@ -382,14 +417,14 @@ class TrainStage(StrictModel):
     debug_num_rollout: int = Field(2, ge=1)
     # train_only: the saved rollouts, an earlier rollout_only stage of this run or a directory holding
     # rollout_data_<id>.pt for ids 0 .. debug_num_rollout - 1.
-    rollouts_from: str | None = None
+    rollouts_from: StageRef | None = None
 
 
 class ConvertTorchDistToHfStage(StrictModel):
     """Megatron → HF (slime's tools/convert_torch_dist_to_hf.py) of a train stage's last checkpoint."""
 
     kind: Literal["convert_torch_dist_to_hf"] = "convert_torch_dist_to_hf"
-    source: str
+    source: StageName
 
 
 class EvalStage(StrictModel):
@@ -397,9 +432,9 @@ class EvalStage(StrictModel):
 
     kind: Literal["eval"] = "eval"
     # A convert_torch_dist_to_hf stage, or None for the base model.
-    checkpoint: str | None = None
+    checkpoint: StageName | None = None
     # Overrides of the root `eval` section for this stage (e.g. {"split": "bfcl_val"}).
-    eval: dict[str, Any] = Field(default_factory=dict)
+    eval: dict[Identifier, Any] = Field(default_factory=dict)
 
 
 StageSpec = Annotated[
@@ -422,21 +457,21 @@ class ServiceConfig(StrictModel):
 
     kind: Literal["sglang"] = "sglang"
     # HF dir of the served model.
-    model_path: str
+    model_path: ModelRef
     # Tensor parallel size of the server; its GPUs, outside the stage's own (CUDA_VISIBLE_DEVICES).
     tp: int = Field(1, ge=1)
-    gpus: list[int] = Field(default_factory=list)
-    host: str = "127.0.0.1"
-    port: int = Field(30001, ge=1, le=65535)
-    startup_timeout_s: float = Field(900.0, gt=0)
-    extra_args: list[str] = Field(default_factory=list)
+    gpus: list[GpuId] = Field(default_factory=list)
+    host: Hostname = "127.0.0.1"
+    port: Port = 30001
+    startup_timeout_s: Seconds = 900.0
+    extra_args: list[ArgvToken] = Field(default_factory=list)
     # argv prefix that starts the server; None = `<cluster python> -m sglang.launch_server`.
-    launch: list[str] | None = None
+    launch: list[ArgvToken] | None = None
     # Stages that need it; None = every train and eval stage.
-    stages: list[str] | None = None
+    stages: list[StageName] | None = None
     # Key inside `env` that receives the server's URL (+ url_path), e.g. tau2's user.base_url.
-    env_url_key: str | None = "user.base_url"
-    url_path: str = "/v1"
+    env_url_key: DottedKey | None = "user.base_url"
+    url_path: UrlPath = "/v1"
 
     @property
     def url(self) -> str:
@@ -455,8 +490,7 @@ class RunConfig(StrictModel):
 
     # The run's directory name under paths.runs_dir.
     name: PathComponent
-    # numpy and torch take seeds in [0, 2**32).
-    seed: int = Field(42, ge=0, lt=2**32)
+    seed: Seed = 42
     model: ModelConfig
     hardware: HardwareConfig
     env: AnyEnvConfig
@@ -466,13 +500,16 @@ class RunConfig(StrictModel):
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     paths: PathsConfig = Field(default_factory=PathsConfig)
     # Stages in execution order; names are referenced by later stages.
-    stages: dict[str, StageSpec] = Field(default_factory=dict)
-    # Servers stages need while they run (name → how to start it).
-    services: dict[str, ServiceConfig] = Field(default_factory=dict)
+    stages: dict[StageName, StageSpec] = Field(default_factory=dict)
+    # Servers stages need while they run (name → how to start it; the name names its pid and log files).
+    services: dict[PathComponent, ServiceConfig] = Field(default_factory=dict)
     # After a successful run, `t3rl run` prints the plan of this experiment (e.g. the GPU next step).
-    next_experiment: str | None = None
+    next_experiment: Name | None = None
     # Set by an hparams_search config: the metric its trials are scored by.
     objective: ObjectiveConfig | None = None
+    # True: an eval may score tasks a training stage of its checkpoint trained on (pre-flight refuses
+    # that overlap otherwise: the env's `split_parts()` tell which splits share tasks).
+    allow_train_eval_overlap: bool = False
 
 
 def stage_sections(run: RunConfig, stage: TrainStage) -> tuple[Any, Any]:

@@ -9,6 +9,7 @@ from launch.checks.rules import (
     one_truth,
     resources,
     service_gpus,
+    splits,
     stages,
     topology,
     values,
@@ -25,6 +26,7 @@ RULES = (
     *stages.RULES,
     *imports.RULES,
     *one_truth.RULES,
+    *splits.RULES,
     *service_gpus.RULES,
 )
 

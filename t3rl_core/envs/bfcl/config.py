@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from t3rl_core.config import EnvConfig
 from t3rl_core.envs.bfcl.augment import AugmentationConfig
+from t3rl_core.fields import ChatTag, Seed
 from t3rl_core.strict import StrictModel
 
-MULTI_TURN_CATEGORIES = (
+Category = Literal[
     "multi_turn_base",
     "multi_turn_miss_func",
     "multi_turn_miss_param",
     "multi_turn_long_context",
-)
+]
+MULTI_TURN_CATEGORIES: tuple[Category, ...] = typing.get_args(Category)
 
 # Prepared file stem → (split of its rows or None for all, category filter or None).
 SPLIT_FILES: dict[str, tuple[tuple[str, ...] | None, str | None]] = {
@@ -33,15 +36,15 @@ SPLIT_FILES: dict[str, tuple[tuple[str, ...] | None, str | None]] = {
 class BFCLDataConfig(StrictModel):
     """T3RL's id split of the multi-turn categories shipped inside the bfcl-eval package."""
 
-    categories: list[str] = Field(default_factory=lambda: list(MULTI_TURN_CATEGORIES))
+    categories: list[Category] = Field(default_factory=lambda: list(MULTI_TURN_CATEGORIES), min_length=1)
     # Seed of the shuffle of entry ids 0..num_ids-1 (T3RL: random.seed(42)).
-    seed: int = 42
+    seed: Seed = 42
     num_ids: int = Field(200, ge=1)
     train_ratio: float = Field(0.5, gt=0, lt=1)
     val_ratio: float = Field(0.125, ge=0, lt=1)
     # Reasoning delimiters named in the system prompt (e.g. ["<thinking>", "</thinking>"] for
     # Qwen3-Instruct-2507, matching `parsers.think_tags`); None = ask for reasoning without naming tags.
-    think_tags: tuple[str, str] | None = None
+    think_tags: tuple[ChatTag, ChatTag] | None = None
 
     @field_validator("val_ratio")
     @classmethod
@@ -52,14 +55,6 @@ class BFCLDataConfig(StrictModel):
                 f"train_ratio {train} + val_ratio {value} must stay below 1 "
                 "(the rest of the ids is the test split)"
             )
-        return value
-
-    @field_validator("categories")
-    @classmethod
-    def _known_categories(cls, value: list[str]) -> list[str]:
-        unknown = [name for name in value if name not in MULTI_TURN_CATEGORIES]
-        if unknown or not value:
-            raise ValueError(f"categories must be a non-empty subset of {list(MULTI_TURN_CATEGORIES)}")
         return value
 
 
@@ -100,3 +95,13 @@ class BFCLEnvConfig(EnvConfig):
     def eval_categories(self) -> list[str]:
         """Rows carry their BFCL category as data_source."""
         return list(self.data.categories)
+
+    def split_parts(self) -> dict[str, frozenset[str]]:
+        """Parts are (id split, category): bfcl_unseen is val and test of every category."""
+        parts = {}
+        for name, (id_splits, category) in SPLIT_FILES.items():
+            categories = [category] if category else self.data.categories
+            parts[name] = frozenset(
+                f"{s}/{c}" for s in id_splits or ("train", "val", "test") for c in categories
+            )
+        return parts

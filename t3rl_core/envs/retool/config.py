@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from t3rl_core.config import EnvConfig
-from t3rl_core.fields import PathComponent
+from t3rl_core.fields import Label, LocalPath, PathComponent, Seed, Text
 from t3rl_core.sandbox.config import AnySandboxConfig, LocalSandboxConfig
 from t3rl_core.strict import StrictModel
 
@@ -25,26 +25,26 @@ class ReToolDataConfig(StrictModel):
     """Math problems with reference answers (DAPO-Math style), converted to t3rl JSONL rows."""
 
     # JSONL or parquet of problems; None = the few arithmetic problems shipped with t3rl (CPU runs).
-    source: str | None = None
+    source: LocalPath | None = None
     # Field names of the problem text and of its reference answer (DAPO-Math-17K-cleaned: prompt, target).
-    question_key: str = "prompt"
-    answer_key: str = "target"
+    question_key: Label = "prompt"
+    answer_key: Label = "target"
     # metadata.data_source of every row (Agent-R1 dispatches its reward on this value).
-    data_source: str = "BytedTsinghua-SIA/DAPO-Math-17k"
+    data_source: Label = "BytedTsinghua-SIA/DAPO-Math-17k"
     # Shuffle seed; the first `test_size` shuffled rows are the test split, the rest train
     # (Agent-R1: seed 42, 100 test rows; the order of datasets' Dataset.shuffle(seed)).
-    seed: int = 42
+    seed: Seed = 42
     test_size: int = Field(100, ge=1)
     train_split: PathComponent = "retool_train"
     test_split: PathComponent = "retool_test"
     # Conversations for the SFT cold start (JSONL or parquet, one list of chat messages per row, the
     # assistant turns with their <code> and <interpreter> text). None = worked solutions of the
     # built-in sample's train problems when `source` is None too; else no SFT split is written.
-    sft_source: str | None = None
-    messages_key: str = "messages"
+    sft_source: LocalPath | None = None
+    messages_key: Label = "messages"
     sft_split: PathComponent = "retool_sft"
     # The user message; `{question}` is replaced by the problem (literal braces doubled).
-    instruction: str = DEFAULT_INSTRUCTION
+    instruction: Text = DEFAULT_INSTRUCTION
 
     @field_validator("instruction")
     @classmethod
@@ -78,6 +78,17 @@ class ReToolEnvConfig(EnvConfig):
         d = self.data
         with_sft = d.sft_source is not None or d.source is None
         return [d.train_split, d.test_split, *([d.sft_split] if with_sft else [])]
+
+    def split_parts(self) -> dict[str, frozenset[str]]:
+        """The test rows are the first shuffled rows, train the rest; the built-in SFT conversations solve
+        train problems, a given SFT source is a dataset of its own."""
+        d = self.data
+        sft = {"train"} if d.sft_source is None else {f"sft:{d.sft_source}"}
+        return {
+            d.train_split: frozenset({"train"}),
+            d.test_split: frozenset({"test"}),
+            d.sft_split: frozenset(sft),
+        }
 
     def eval_categories(self) -> list[str]:
         """Every row carries the configured data_source."""

