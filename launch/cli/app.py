@@ -48,13 +48,21 @@ def _version(value: bool) -> None:
 def _options(
     show_version: bool = typer.Option(
         False, "--version", "-V", callback=_version, is_eager=True, help="Print t3rl's version and exit."
+    ctx: typer.Context,
     ),
 ) -> None:
     """Declarative experiments for multi-turn tool-use RL on slime."""
     from launch.config.secrets import scrub_standard_streams
 
+    from launch.config.override_syntax import COMMAND_OPTIONS
     # Whatever a command prints passes the secret scrubber last (values it remembered, URL passwords).
     scrub_standard_streams()
+    # An unknown `--option` reaches the overrides of run, plan and validate: a misspelt option of the
+    # command is told from a config key by these.
+    command = ctx.command.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
+    params = command.params if command is not None else []
+    COMMAND_OPTIONS.set(tuple(o for param in params for o in param.opts if o.startswith("-")))
+
 
 # Each module defines `register(app)`.
 COMMAND_MODULES = (

@@ -1,6 +1,6 @@
 """`t3rl validate`, `t3rl show` and `t3rl ls`: look at configs without running anything.
 
-t3rl validate [OVERRIDES…] [--config-dir DIR…]             every problem, exit 2 if any error
+t3rl validate [OVERRIDES…] [-m] [--config-dir DIR…]        every problem, exit 2 if any error
 t3rl show [OVERRIDES…] [--explain KEY…] [--config-dir DIR…]   the resolved config, or keys with their source
 t3rl ls [GROUP] [--config-dir DIR…]                         config groups and their options
 """
@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from launch.cli.validate_command import EXIT_CONFIG, rich_console, validate_command
+from launch.cli.validate_command import (
+    EXIT_CONFIG,
+    UNKNOWN_OPTIONS_AS_OVERRIDES,
+    rich_console,
+    validate_command,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,10 +37,16 @@ ConfigDirs = Annotated[
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("validate")
-    def validate(overrides: Overrides = None, config_dir: ConfigDirs = None) -> None:
+    @app.command("validate", context_settings=UNKNOWN_OPTIONS_AS_OVERRIDES)
+    def validate(
+        overrides: Overrides = None,
+        multirun: Annotated[
+            bool, typer.Option("-m", "--multirun", help="Check every point of a sweep, or a search's space.")
+        ] = False,
+        config_dir: ConfigDirs = None,
+    ) -> None:
         """Check a config (schema, topology, batch sizes, parsers, checkpoint, stages); exit 2 on errors."""
-        raise typer.Exit(validate_command(overrides or [], _dirs(config_dir)))
+        raise typer.Exit(validate_command(overrides or [], _dirs(config_dir), multirun=multirun))
 
     @app.command("show")
     def show(

@@ -25,6 +25,7 @@ from typing import Annotated
 import typer
 
 from launch.cli.run_command import run_command
+from launch.cli.validate_command import UNKNOWN_OPTIONS_AS_OVERRIDES
 
 _OVERRIDES_HELP = "Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b hardware.tensor_parallel=4"
 
@@ -39,7 +40,7 @@ Only = Annotated[str | None, typer.Option("--only", help="Run only this stage.")
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("run")
+    @app.command("run", context_settings=UNKNOWN_OPTIONS_AS_OVERRIDES)
     def run(
         overrides: Overrides = None,
         multirun: Annotated[bool, typer.Option("-m", "--multirun", help="Sweep: one run per point.")] = False,
@@ -55,7 +56,7 @@ def register(app: typer.Typer) -> None:
             run_command(overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=False)
         )
 
-    @app.command("plan")
+    @app.command("plan", context_settings=UNKNOWN_OPTIONS_AS_OVERRIDES)
     def plan(
         overrides: Overrides = None,
         multirun: Annotated[

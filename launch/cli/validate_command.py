@@ -9,6 +9,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 EXIT_CONFIG = 2
+# Commands taking overrides hand an unknown `--option` to them, where it is read as the config key it
+# names (`--lr=1` → the corrected override) instead of Typer's bare "No such option".
+UNKNOWN_OPTIONS_AS_OVERRIDES = {"ignore_unknown_options": True}
 
 
 def rich_console(stderr: bool = False) -> Console:
@@ -18,13 +21,17 @@ def rich_console(stderr: bool = False) -> Console:
     return RichConsole(stderr=stderr, highlight=False, soft_wrap=True)
 
 
-def validate_command(overrides: list[str], config_dirs: list[str]) -> int:
+def validate_command(overrides: list[str], config_dirs: list[str], *, multirun: bool = False) -> int:
     import rich.console  # noqa: F401  (before resolving: overlaps with a composing child, compose_ahead)
 
     from launch.checks.resolve import resolve
     from launch.config.errors import ConfigError, render_problems
 
     try:
+        if multirun:
+            from launch.run.sweep_checks import validate_multirun
+
+            return validate_multirun(overrides, config_dirs, rich_console())
         resolved = resolve(overrides, config_dirs)
     except ConfigError as error:
         render_problems([*error.problems, *error.warnings], rich_console(stderr=True))

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from hydra.core.default_element import ResultDefault
-from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
-from hydra.errors import ConfigCompositionException, HydraException, MissingConfigException
+from hydra.errors import ConfigCompositionException, MissingConfigException
 from omegaconf import DictConfig, OmegaConf, flag_override, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from launch.config import hydra_internals as internals
+from launch.config import override_fixes, override_syntax
 from launch.config.errors import ConfigError, Problem, did_you_mean
 from launch.config.hydra_internals import ConfigLoaderImpl
 
@@ -112,10 +112,14 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
     loader = _loader(_normalise_dirs(config_dirs))
     written = {_optional_group_choice(o): o for o in overrides}
     overrides = list(written)
-    parsed = _parse(overrides)
+    lookup = _lookup(config_dirs)
+    parsed = override_syntax.parse(overrides, lookup, typed=list(written.values()))
     sweeps = [o for o in parsed if o.is_sweep_override()]
     if sweeps:
-        raise ConfigError([_sweep_problem(o) for o in sweeps])
+        # A list is what a sweep in a single run often meant, when the key holds one.
+        data = lookup.composed([o for o in overrides if o not in {s.input_line for s in sweeps}])
+        lists = {o.key_or_group for o in sweeps if data and override_fixes.holds_list(o.key_or_group, data)}
+        raise ConfigError([override_fixes.sweep_problem(o, o.key_or_group in lists) for o in sweeps])
     missing = [p for o in parsed if _is_searchpath(o) for p in _missing_searchpath_dirs(o)]
     if missing:
         raise ConfigError(missing)
@@ -185,6 +189,28 @@ def _leaves(node: DictConfig) -> dict[str, Any]:
 
     walk(OmegaConf.to_container(node, resolve=False), "")
     return found
+
+
+def parse_overrides(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> list[Override]:
+    """Hydra's parse of command-line overrides; ConfigError with the corrected override per mistake."""
+    return override_syntax.parse(overrides, _lookup(config_dirs))
+
+
+def _lookup(config_dirs: Sequence[str]) -> override_syntax.ConfigLookup:
+    """Other compositions and the config options, for reading a mistake in the overrides."""
+
+    def composed(overrides: Sequence[str]) -> dict[str, Any] | None:
+        try:
+            data = OmegaConf.to_container(compose(overrides, config_dirs).config, resolve=False)
+        except ConfigError:
+            return None
+        return data if isinstance(data, dict) else None  # type: ignore[return-value]
+
+    def choice_of(option: str) -> str | None:
+        group = next((g for g in groups(config_dirs) if option in group_options(g, config_dirs)), None)
+        return None if group is None else f"{'+' if group in OPTIONAL_GROUPS else ''}{group}={option}"
+
+    return override_syntax.ConfigLookup(composed, choice_of)
 
 
 def group_options(group: str, config_dirs: Sequence[str] = ()) -> list[str]:
@@ -295,24 +321,6 @@ def _loader(config_dirs: tuple[str, ...]) -> ConfigLoaderImpl:
     )
 
 
-def _parse(overrides: Sequence[str]) -> list[Override]:
-    try:
-        return OverridesParser.create().parse_overrides(list(overrides))
-    except HydraException as e:
-        bad = next((o for o in overrides if _unparsable(o)), " ".join(overrides))
-        raise ConfigError(
-            [
-                Problem(
-                    key=bad.split("=", 1)[0].lstrip("+~"),
-                    message=f"cannot parse override {bad!r}: {e}",
-                    source=f"override `{bad}`",
-                    fix="write overrides as key=value, +key=value (add), ~key (delete) or group=option; "
-                    "quote values with spaces or brackets for the shell",
-                )
-            ]
-        ) from None
-
-
 def _needs_hydra_node(parsed: list[Override]) -> bool:
     """Hydra's own groups (sweeper, launcher, ...) cost a third of a composition; compose them only
     when an override touches them or a sweep definition (hparams_search) may select them."""
@@ -393,24 +401,6 @@ def _optional_group_choice(override: str) -> str:
     return override
 
 
-def _sweep_problem(override: Override) -> Problem:
-    text = override.input_line or override.key_or_group
-    return Problem(
-        key=override.key_or_group,
-        message=f"'{text}' is a sweep (several values); a single run takes one value",
-        source=f"override `{text}`",
-        fix=f"run the sweep with `t3rl run -m ... {text}`, or pick one value",
-    )
-
-
-def _unparsable(override: str) -> bool:
-    try:
-        OverridesParser.create().parse_override(override)
-    except HydraException:
-        return True
-    return False
-
-
 def _chosen_by(
     default: ResultDefault, metadata: dict[str, Any], parsed: list[Override], written: dict[str, str]
 ) -> str:
@@ -458,6 +448,10 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
     text = override.input_line or key
     parent, _, leaf = key.rpartition(".")
     node = OmegaConf.select(cfg, parent) if parent else cfg
+    while node is None and parent:  # a parent the config lacks: the first missing level is judged
+        parent, _, leaf = parent.rpartition(".")
+        node = OmegaConf.select(cfg, parent) if parent else cfg
+    below = key[len(_join(parent, leaf)) :]  # the rest of the key, under that level
     if override.is_add() and OmegaConf.select(cfg, key, throw_on_missing=False) is not None:
         return Problem(
             key=key,
@@ -465,6 +459,9 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
             source=f"override `{text}`",
             fix=f"drop the '+': {text[1:]}",
         )
+    if override.is_delete() and not (isinstance(node, DictConfig) and leaf in node):
+        siblings = [str(k) for k in node] if isinstance(node, DictConfig) else []
+        return override_fixes.nothing_to_delete(key, text, siblings)
     if isinstance(node, DictConfig) and leaf not in node:
         from launch.config.fixes import assign
         from launch.config.schema_walk import field_names
@@ -481,8 +478,8 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
                 fix=f"add it with '+': +{key}={_value_text(override)}",
             )
         fix = (
-            f"did you mean '{_join(parent, guess)}'? e.g. "
-            + assign(composed, _join(parent, guess), _value_text(override))
+            f"did you mean '{_join(parent, guess)}{below}'? e.g. "
+            + assign(composed, _join(parent, guess) + below, _value_text(override))
             if guess
             else (f"known keys {where}: {', '.join(sorted(known))}")
         )

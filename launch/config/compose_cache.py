@@ -107,7 +107,7 @@ def cached_compose(
 def _holds_secret(plain: Plain, overrides: Sequence[str]) -> bool:
     provenance = [[o.source, o.raw] for _, o in plain.provenance.items()]
     everything = [list(overrides), plain.data, plain.hydra, provenance]
-    return holds_secret(everything) or holds_referenced_value(everything)
+    return holds_secret(everything) or holds_referenced_value(plain.data, everything)
 
 
 def _env_digest(value: str | None) -> str | None:

@@ -173,11 +173,17 @@ def libyaml_parsing() -> Iterator[None]:
     import yaml
     from omegaconf import _utils
 
-    if not getattr(yaml, "__with_libyaml__", False):
+    # Nested (a composition made while diagnosing another one's overrides): already in place.
+    if not getattr(yaml, "__with_libyaml__", False) or getattr(_utils.get_yaml_loader, "libyaml", False):
         yield
         return
     python_loader = _utils.get_yaml_loader
-    _utils.get_yaml_loader = lambda: _with_libyaml(python_loader())
+
+    def libyaml_loader() -> type:
+        return _with_libyaml(python_loader())
+
+    libyaml_loader.libyaml = True  # type: ignore[attr-defined]
+    _utils.get_yaml_loader = libyaml_loader
     try:
         yield
     finally:

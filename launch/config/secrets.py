@@ -81,12 +81,15 @@ def holds_secret(obj: Any) -> bool:
     return scrub_obj(obj) != obj
 
 
-def holds_referenced_value(obj: Any) -> bool:
-    """True when a value a reference of `obj` points at (env:NAME, file:PATH, `${oc.env:NAME}`) is also
-    written out in `obj`, e.g. in the run's name: a credential only validation tells apart (a Secret
-    field's value, whatever it is called), so `obj` must not be cached. Nothing is remembered."""
-    texts = list(_texts(obj))
-    values = {value for text in texts for value in _referenced(text) if len(value) >= _MIN_SECRET_LEN}
+def holds_referenced_value(config: Any, *others: Any) -> bool:
+    """True when a value a reference of the resolved `config` points at (env:NAME, file:PATH, a kept
+    `${oc.env:NAME}`) is also written out in it or in `others`, e.g. in the run's name: a credential
+    only validation tells apart (a Secret field's value, whatever it is called), so none of it may be
+    cached. Nothing is remembered."""
+    texts = [*_texts(config), *_texts(list(others))]
+    values = {
+        value for text in _texts(config) for value in _referenced(text) if len(value) >= _MIN_SECRET_LEN
+    }
     return any(value in text for value in values for text in texts)
 
 

@@ -27,6 +27,7 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
     from launch.run.rundir import RunDir, RunDirError
     from launch.run.search import TrialFailed, TrialOutcome, run_search, storage_problem
     from launch.run.sweep import IncompleteEval, SweepSummary, point_metric
+    from launch.run.sweep_checks import search_base, search_problems
     from launch.run.sweep_liveness import sweep_lock
     from launch.run.sweep_runs import PlannedPoint, at_once
 
@@ -39,10 +40,14 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
         raise ConfigError([problem])
 
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    first = resolve_overrides([o for o in overrides if "," not in o], config_dirs, console)
+    first = resolve_overrides(search_base(overrides, config_dirs), config_dirs, console)
     problem = storage_problem(first.hydra.get("sweeper") or {})
     if problem is not None:
         raise ConfigError([problem])
+    # The space at each bound and choice, and the trials of a batch together, before the study starts.
+    problems = search_problems(overrides, first, config_dirs)
+    if problems:
+        raise ConfigError(problems)
     sweep_dir = new_sweep_dir(first, stamp)
     objective = first.run.objective
     metric_name = objective.metric if objective else None

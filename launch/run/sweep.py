@@ -65,13 +65,9 @@ def expand_points(overrides: Sequence[str]) -> list[Point]:
 
 
 def _parse(overrides: Sequence[str]) -> list[Any]:
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import OverrideParseException
+    from launch.config.compose import parse_overrides
 
-    try:
-        return OverridesParser.create().parse_overrides(list(overrides))
-    except OverrideParseException as error:
-        raise ConfigError([Problem(key="", message=str(error), source="command line")]) from None
+    return parse_overrides(overrides)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from launch.config.env_references import job_variable
-from tests.support.planted import invoke, leaks, shown
+from tests.support.planted import invoke, isolate, leaks, shown
 
 PLANTED = {
     "pat": "ghp_plantedpat00000000001",  # GITHUB_PAT, by override
@@ -41,19 +41,15 @@ OVERRIDES = (
 
 @pytest.fixture
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("T3RL_PLANS_DIR", raising=False)
-    for name, value in (
-        ("GITHUB_PAT", PLANTED["pat"]),
-        ("DEPLOY_CRED", PLANTED["deploy"]),
-        ("STAGE_VALUE", PLANTED["stage"]),
-        ("SERVER_KEY_HOLDER", PLANTED["server"]),
-    ):
-        monkeypatch.setenv(name, value)
+    environ = {
+        "GITHUB_PAT": PLANTED["pat"],
+        "DEPLOY_CRED": PLANTED["deploy"],
+        "STAGE_VALUE": PLANTED["stage"],
+        "SERVER_KEY_HOLDER": PLANTED["server"],
+    }
     (tmp_path / "conf" / "experiment").mkdir(parents=True)
     (tmp_path / "conf" / "experiment" / "with_env.yaml").write_text(EXPERIMENT)
-    return tmp_path
+    return isolate(tmp_path, monkeypatch, environ)
 
 
 def test_an_environment_reference_stays_one_in_every_file_and_output(workdir: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from t3rl_core.redact import mask_output
 from tests.support.leaky_plugin import write_plugin
-from tests.support.planted import invoke, leaks, shown
+from tests.support.planted import invoke, isolate, leaks, shown
 
 PLANTED = {
     "configured": "leaky-cred-value-8e3f1a",  # the plugin's configured credential
@@ -26,15 +26,13 @@ PLANTED = {
 
 @pytest.fixture
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("T3RL_RUNS_DIR", raising=False)
-    monkeypatch.setenv("LEAKY_CRED", PLANTED["configured"])  # names that do not look secret
-    monkeypatch.setenv("LEAKY_SESSION", PLANTED["session"])
     monkeypatch.syspath_prepend(str(tmp_path))  # the plugin imports here (validation) and in its stage
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), *sys.path]))
     monkeypatch.delitem(sys.modules, "leaky_world", raising=False)
-    return tmp_path
+    # Names that do not look secret.
+    return isolate(
+        tmp_path, monkeypatch, {"LEAKY_CRED": PLANTED["configured"], "LEAKY_SESSION": PLANTED["session"]}
+    )
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ import yaml
 from launch.checks.resolve import resolve
 from launch.config import secrets
 from launch.config.secret_names import is_credential_at, is_secret_flag, is_secret_name, looks_like_credential
-from tests.support.planted import invoke, leaks, shown
+from tests.support.planted import invoke, isolate, leaks, shown
 
 REPO = Path(__file__).resolve().parents[2]
 _RANDOM = random.Random(22)
@@ -120,14 +120,11 @@ def test_no_shipped_experiment_warns_of_or_masks_a_credential(experiment: str) -
 
 @pytest.fixture
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("T3RL_PLANS_DIR", "T3RL_RUNS_DIR", "OPENAI_APIKEY", "MY_SERVICE_SIG"):
+    for name in ("OPENAI_APIKEY", "MY_SERVICE_SIG"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HF_TOKEN", PLANTED["hf"])
-    monkeypatch.setenv("PLAIN_SERVER_KEY_HOLDER", PLANTED["plain"])
     (tmp_path / "key").write_text(PLANTED["in_file"] + "\n")
-    return tmp_path
+    environ = {"HF_TOKEN": PLANTED["hf"], "PLAIN_SERVER_KEY_HOLDER": PLANTED["plain"]}
+    return isolate(tmp_path, monkeypatch, environ)
 
 
 def test_a_literal_credential_under_any_spelling_is_masked_and_warned_about(workdir: Path) -> None:

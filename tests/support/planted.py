@@ -6,9 +6,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from launch.cli.app import app
+
+
+def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, environ: Mapping[str, str]) -> Path:
+    """`tmp_path` as the working directory, with a composition cache of its own, the default run and
+    plan dirs (under it) and the variables of `environ` set (a test's planted values)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("T3RL_PLANS_DIR", "T3RL_RUNS_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    return tmp_path
 
 
 def invoke(*args: str) -> tuple[int, str]:

@@ -1,0 +1,329 @@
+"""A search space checked before the study starts: every value Optuna may pick is one a run accepts.
+
+The space is `hydra.sweeper.params` of the hparams_search config, with the sweeps given on the command
+line replacing entries of the same key (as the Optuna sweeper merges them) and plain overrides of a key
+fixing it. Each entry is read in the sweeper's own grammar (`interval(a, b)`, `tag(log, interval(a, b))`,
+`int(interval(…))`, `range(a, b[, step])`, `choice(…)`), checked for what Optuna itself refuses later (a
+log-uniform interval that reaches 0 or below, low above high, an empty range), then the config is
+built with the key at each bound and at each choice (the other keys at their configured values) and
+validated as a run is, so a key that does not exist, a bound outside the field's domain or a choice a
+cross-field rule refuses is found now, not as a failed trial hours into the study. Problems are blamed
+on the search entry (its file, or the override that set it); a fix rewrites the entry as a command-line
+sweep of the key, which replaces the file's entry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from launch.config.errors import Problem
+from launch.config.override_fixes import shell_word
+
+if TYPE_CHECKING:
+    from hydra.core.override_parser.types import Override
+
+# The problems a run built from these overrides has ([] = it validates).
+Probe = Callable[[Sequence[str]], list[Problem]]
+# Where a dotted config key was set (provenance), for entries of the hparams_search file.
+SourceOf = Callable[[str], str]
+PARAMS = "hydra.sweeper.params"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One entry of the search space."""
+
+    # The key as the sweeper writes it into each trial's overrides (may start with '+').
+    key: str
+    # Its distribution in Hydra's override grammar ("tag(log, interval(1e-7, 1e-5))").
+    text: str
+    # The hparams_search file, or the override that set it.
+    source: str
+
+    @property
+    def from_command_line(self) -> bool:
+        return self.source.startswith("override `")
+
+
+def search_params(sweeper: Mapping[str, Any], overrides: Sequence[str], source_of: SourceOf) -> list[Param]:
+    """The search space as the Optuna sweeper builds it from its params and the command line."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    params = {
+        str(key): Param(str(key), str(text), source_of(f"{PARAMS}.{key}"))
+        for key, text in (sweeper.get("params") or {}).items()
+    }
+    for text, override in zip(
+        overrides, OverridesParser.create().parse_overrides(list(overrides)), strict=True
+    ):
+        key = override.get_key_element()
+        if override.is_sweep_override():
+            params[key] = Param(key, text.split("=", 1)[1], f"override `{text}`")
+        else:
+            params.pop(key, None)  # a fixed value: the sweeper takes it out of the space
+    return list(params.values())
+
+
+def search_space_problems(
+    params: Sequence[Param], base: Sequence[str], data: Mapping[str, Any], probe: Probe
+) -> list[Problem]:
+    """Every problem of the space: its entries' own, then those of a run at each bound and choice.
+    `base`: the overrides every trial has; `data`: the config they resolve to."""
+    checks = [_EntryCheck(param, list(base), data, probe) for param in params]
+    problems = [problem for check in checks for problem in check.own_problems]
+    sound = [check for check in checks if not check.own_problems]
+    _probe_together(sound, list(base), probe)
+    return problems + [problem for check in sound for problem in check.problems()]
+
+
+def _probe_together(checks: Sequence[_EntryCheck], base: list[str], probe: Probe) -> None:
+    """Probe the entries' values in as few runs as there are values in the longest entry: run r sets
+    every entry to its r-th value, as a trial sets every searched key. A problem is its entry's when it
+    names the entry's key; the other values of a refused run are probed one by one later."""
+    rounds = max((len(check.values) for check in checks), default=0)
+    for r in range(rounds):
+        chosen = [(check, check.values[r % len(check.values)]) for check in checks]
+        refused = [
+            p for p in probe([*base, *(f"{c.param.key}={v}" for c, v in chosen)]) if p.severity == "error"
+        ]
+        for check, value in chosen:
+            own = [p for p in refused if check.owns(p)]
+            if own or not refused:  # an entry refused elsewhere may hide this one's: probed alone later
+                check.probed.setdefault(value, own)
+
+
+class _EntryCheck:
+    def __init__(self, param: Param, base: list[str], data: Mapping[str, Any], probe: Probe) -> None:
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+        from hydra.errors import HydraException
+
+        self.param = param
+        self.base = base
+        self.data = data
+        self.probe = probe
+        self.name = param.key.lstrip("+~")
+        # Value (as override text) → the problems of a run with the key at it.
+        self.probed: dict[str, list[Problem]] = {}
+        self.unreadable = ""
+        try:
+            self.override = OverridesParser.create().parse_override(f"{param.key}={param.text}")
+        except HydraException as error:
+            self.unreadable = (str(error).splitlines()[1:2] or [str(error)])[0]
+
+    def owns(self, problem: Problem) -> bool:
+        return problem.key == self.name or problem.key.startswith(self.name + ".")
+
+    @cached_property
+    def values(self) -> list[str]:
+        """What a trial may set the key to, at the edges: both bounds, every choice, a range's ends."""
+        from hydra.core.override_parser.types import IntervalSweep
+
+        value = self.override.value()
+        if isinstance(value, IntervalSweep):
+            return [str(value.start), str(value.end)]
+        every = _values(self.override, self.param.text)
+        ends = list(dict.fromkeys(every[:1] + every[-1:]))
+        return ends if self.override.is_range_sweep() else every
+
+    @cached_property
+    def own_problems(self) -> list[Problem]:
+        """What is wrong with the entry itself, whatever the config (read, bounds in order, non-empty)."""
+        from hydra.core.override_parser.types import IntervalSweep, RangeSweep
+
+        if self.unreadable:
+            return [self._problem(f"cannot read the search entry '{self.param.text}': {self.unreadable}", "")]
+        value = self.override.value()
+        if isinstance(value, IntervalSweep):
+            return self._interval_shape(value)
+        if isinstance(value, RangeSweep) and not self.values:
+            start, stop, step = value.start, value.stop, value.step
+            message = (
+                f"'{self.param.text}' is empty: from {start} in steps of {step}, no value is before {stop}"
+            )
+            fixed = f"range({stop}, {start}, {step})" if (stop - start) * step < 0 else ""
+            return [self._problem(message, fixed, "start and stop swapped")]
+        return []
+
+    def problems(self) -> list[Problem]:
+        """What is wrong with a run at one of the entry's values (after `_probe_together`)."""
+        from hydra.core.override_parser.types import IntervalSweep
+
+        missing = self._missing_key()
+        if missing is not None:
+            return [missing]
+        value = self.override.value()
+        if isinstance(value, IntervalSweep):
+            return self._interval(value)
+        return self._choices()
+
+    # ------------------------------------------------------------------------------------- intervals
+
+    def _interval_shape(self, sweep: Any) -> list[Problem]:
+        low, high, log = sweep.start, sweep.end, "log" in sweep.tags
+        if low > high:
+            fixed = self._interval_text(sweep, high, low)
+            message = f"'{self.param.text}' has its low bound above its high bound"
+            return [self._problem(message, fixed, "low and high swapped")]
+        if log and low <= 0:
+            message = f"'{self.param.text}' is log-uniform, so its low bound must be above 0 (is {low})"
+            start = self._cast(sweep, high / 1000) if high > 0 else None
+            fixed = self._interval_text(sweep, start, high) if start is not None else ""
+            return [self._problem(message, fixed, "three decades below the high bound")]
+        return []
+
+    def _interval(self, sweep: Any) -> list[Problem]:
+        low, high, log = sweep.start, sweep.end, "log" in sweep.tags
+        problems = []
+        for bound, value, other in (("low", low, high), ("high", high, low)):
+            refused = self._refused(value)
+            if refused:
+                edge = self._within(sweep, value, other, log)
+                pair = (edge, high) if bound == "low" else (low, edge)
+                fixed = self._interval_text(sweep, *pair) if edge is not None else ""
+                what = f"its {bound} bound {self.name}={value} is refused: {_first(refused)}"
+                problems.append(
+                    self._problem(
+                        f"'{self.param.text}' reaches a value no run accepts: {what}",
+                        fixed,
+                        "the nearest bound a run accepts",
+                    )
+                )
+        return problems
+
+    def _within(self, sweep: Any, value: float, other: float, log: bool) -> float | None:
+        """A bound a run accepts instead of `value`: the field's own inclusive bound, else one a thousandth
+        of the way (a log interval: three decades) from `other`, the bound that is accepted."""
+        if self._refused(other):
+            return None
+        edge, inclusive = _declared_edge(self.name, self.data, lower=value < other)
+        candidates = [edge] if edge is not None and inclusive else []
+        if log and value < other:
+            candidates.append(other / 1000)
+        elif log:
+            candidates.append(other * 1000)
+        else:
+            start = edge if edge is not None else value
+            candidates.append(start + (other - start) / 1000)
+        for candidate in candidates:
+            cast = self._cast(sweep, candidate)
+            if (cast - value) * (other - value) > 0 and not self._refused(cast):
+                return cast
+        return None
+
+    def _cast(self, sweep: Any, value: float) -> float:
+        return (
+            round(value)
+            if isinstance(sweep.start, int) and isinstance(sweep.end, int)
+            else float(f"{value:.3g}")
+        )
+
+    def _interval_text(self, sweep: Any, low: float, high: float) -> str:
+        inner = f"interval({low!r}, {high!r})"
+        if isinstance(sweep.start, int) and isinstance(sweep.end, int):
+            inner = f"int({inner})"
+        if sweep.tags:
+            inner = f"tag({', '.join(sorted(sweep.tags))}, {inner})"
+        return inner
+
+    # --------------------------------------------------------------------------------------- choices
+
+    def _choices(self) -> list[Problem]:
+        """A choice at each of its values, a range at both ends, a fixed entry at its value."""
+        values = self.values
+        if not self.override.is_sweep_override():
+            kind = "value"
+        else:
+            kind = "end" if self.override.is_range_sweep() else "choice"
+        refused = {v: p for v in values if (p := self._refused(v))}
+        kept = [v for v in values if v not in refused]
+        fixed = _choice_text(kept) if kind == "choice" and kept else ""
+        return [
+            self._problem(
+                f"'{self.param.text}' has the {kind} {self.name}={value}, which no run accepts: "
+                + _first(inner),
+                fixed,
+                "without the refused values",
+            )
+            for value, inner in refused.items()
+        ]
+
+    # ---------------------------------------------------------------------------------------- shared
+
+    def _missing_key(self) -> Problem | None:
+        """The searched key is not one a run has: one problem for the entry, with the key meant."""
+        unknown = next(
+            (
+                p
+                for p in self._refused(self.values[0])
+                if p.key == self.name and p.message.startswith("unknown key")
+            ),
+            None,
+        )
+        if unknown is None:
+            return None
+        meant = re.search(r"did you mean '([^']+)'", unknown.fix)
+        message = f"{self.name} is searched, but it is no key of the experiment: {unknown.message}"
+        if meant is None:
+            return self._problem(message, "", fallback=unknown.fix)
+        if not self.param.from_command_line:
+            return self._problem(message, "", fallback=f"rename the entry to {meant.group(1)}")
+        renamed = (
+            f"{self.param.key[: len(self.param.key) - len(self.name)]}{meant.group(1)}={self.param.text}"
+        )
+        return self._problem(message, "", fallback=f"{shell_word(renamed)} (the key meant)")
+
+    def _refused(self, value: object) -> list[Problem]:
+        text = str(value)
+        if text not in self.probed:
+            overrides = [*self.base, f"{self.param.key}={text}"]
+            self.probed[text] = [p for p in self.probe(overrides) if p.severity == "error"]
+        return self.probed[text]
+
+    def _problem(self, message: str, fixed: str, why: str = "", fallback: str = "") -> Problem:
+        """A problem of the entry; `fixed`: its corrected distribution ("" = none derived, then
+        `fallback` or words)."""
+        if fixed:
+            fix = f"{shell_word(f'{self.param.key}={fixed}')} ({why}, given after -m)"
+        else:
+            fix = fallback or f"change the entry in {self.param.source} (one bound or choice a run accepts)"
+        key = self.name if self.param.from_command_line else f"{PARAMS}.{self.param.key}"
+        return Problem(key, message, self.param.source, fix)
+
+
+def _declared_edge(key: str, data: Mapping[str, Any], *, lower: bool) -> tuple[float | None, bool]:
+    """The bound the schema declares for `key` on that side (pydantic's `ge`/`gt` or `le`/`lt`), and
+    whether a value may equal it; (None, False) when it declares none."""
+    from annotated_types import Ge, Gt, Le, Lt
+
+    from launch.config.schema_walk import model_at
+
+    parent, _, leaf = key.rpartition(".")
+    model = model_at(parent, data)
+    field = model.model_fields.get(leaf) if model is not None else None
+    for constraint in field.metadata if field is not None else ():
+        if lower and isinstance(constraint, Ge | Gt):
+            bound = constraint.ge if isinstance(constraint, Ge) else constraint.gt
+            return float(bound), isinstance(constraint, Ge)  # type: ignore[arg-type]
+        if not lower and isinstance(constraint, Le | Lt):
+            bound = constraint.le if isinstance(constraint, Le) else constraint.lt
+            return float(bound), isinstance(constraint, Le)  # type: ignore[arg-type]
+    return None, False
+
+
+def _values(override: Override, text: str) -> list[str]:
+    """The values of a choice or range, or the one value of a fixed entry."""
+    return list(override.sweep_string_iterator()) if override.is_sweep_override() else [text]
+
+
+def _choice_text(values: Sequence[str]) -> str:
+    return values[0] if len(values) == 1 else f"choice({', '.join(values)})"
+
+
+def _first(problems: Sequence[Problem]) -> str:
+    first = problems[0]
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{first.key}: {first.message}{more}"

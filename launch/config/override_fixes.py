@@ -1,0 +1,106 @@
+"""Overrides Hydra parses but that do not say what was meant, answered with the override that does.
+
+A sweep (`a=1,2`) in a command that runs once (a list, when the key holds one; else `-m`), a `~key` of a
+key the config does not have, and a string field given a word Hydra reads as a number, a boolean or
+null (`tracking.project=1e3`, `name=true`). Fixes are written as one shell word each, quoted where the
+shell would otherwise split, glob or unquote them.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from types import UnionType
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
+
+from launch.config.errors import Problem, did_you_mean
+
+if TYPE_CHECKING:
+    from hydra.core.override_parser.types import Override
+
+# Characters a shell word may hold unquoted (no globbing, splitting or expansion).
+_SHELL_SAFE = re.compile(r"[\w@%+=:,./~-]+")
+
+
+def shell_word(override: str) -> str:
+    """An override as one shell word: as is when the shell leaves it alone, else quoted."""
+    if _SHELL_SAFE.fullmatch(override):
+        return override
+    if not re.search(r"[\"$`\\!]", override):
+        return f'"{override}"'
+    return shlex.quote(override)
+
+
+def hydra_quoted(value: str) -> str:
+    """A value quoted in Hydra's grammar, so that spaces and special characters stay in it."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def sweep_problem(override: Override, holds_list: bool) -> Problem:
+    """A sweep (`a=1,2`) in a command that runs once: a list when the key holds one, else `-m`."""
+    text = override.input_line or override.key_or_group
+    key = override.key_or_group
+    prefix = text.split("=", 1)[0]
+    values = list(override.sweep_string_iterator())
+    sweep = f"`t3rl run -m … {text}` (one run per value; `t3rl validate -m` checks every point)"
+    simple = override.value_type is not None and override.value_type.name == "SIMPLE_CHOICE_SWEEP"
+    if holds_list and simple:
+        listed = f"{prefix}=[{','.join(values)}]"
+        return Problem(
+            key=key,
+            message=f"'{text}' is a sweep in Hydra's syntax (one run per value), and {key} holds a list",
+            source=f"override `{text}`",
+            fix=f"{shell_word(listed)} (a list); or sweep it with {sweep}",
+        )
+    one = f"; or pick one value: {shell_word(f'{prefix}={values[0]}')}" if values else ""
+    return Problem(
+        key=key,
+        message=f"'{text}' is a sweep (several values); this command runs once",
+        source=f"override `{text}`",
+        fix=f"add -m to sweep it: {sweep}{one}",
+    )
+
+
+def holds_list(key: str, data: Mapping[str, Any]) -> bool:
+    """True when `key` of the composed `data` is a list, or its schema field is one."""
+    from launch.config.schema_walk import model_at  # lazy: only a sweep in a single run gets here
+
+    node: Any = data
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    if isinstance(node, list):
+        return True
+    parent, _, leaf = key.rpartition(".")
+    model = model_at(parent, data)
+    field = model.model_fields.get(leaf) if model is not None else None
+    if field is None:
+        return False
+    members = get_args(field.annotation) if get_origin(field.annotation) in (Union, UnionType) else ()
+    return any(get_origin(t) in (list, tuple, set, frozenset) for t in (field.annotation, *members))
+
+
+def nothing_to_delete(key: str, text: str, siblings: Sequence[str]) -> Problem:
+    """`~key` of a key the config does not have: the one meant, when a sibling is close, else drop it."""
+    parent, _, leaf = key.rpartition(".")
+    guess = did_you_mean(leaf, siblings)
+    where = f"under '{parent}'" if parent else "at the top level"
+    drop = f"drop `{text}`: without it the config is the same"
+    fix = f"~{parent + '.' if parent else ''}{guess}; or {drop}" if guess else drop
+    return Problem(key, f"nothing to delete: no key '{leaf}' {where}", f"override `{text}`", fix)
+
+
+def typed_as_scalar(key: str, source: str, value: object) -> Problem | None:
+    """A string field given, in an override, a word Hydra reads as a number, a boolean or null (`1e3`,
+    `true`, `1.10`, `null`): the override again, its value quoted as typed."""
+    found = re.fullmatch(r"override `(\+{0,2}" + re.escape(key) + r")=(.*)`", source)
+    if found is None or not isinstance(value, bool | int | float | None):
+        return None
+    prefix, text = found.groups()
+    kind = {bool: "the boolean", int: "the integer", float: "the float"}.get(type(value), "no value:")
+    return Problem(
+        key,
+        f"{key} takes a string, but Hydra reads `{text}` as {kind} {value!r}",
+        source,
+        f"{shell_word(f'{prefix}={hydra_quoted(text)}')} (quoted for Hydra, and for the shell around it)",
+    )

@@ -1,0 +1,326 @@
+"""Command-line overrides Hydra cannot parse, read as what the user meant: each gets the corrected override.
+
+Hydra reports the first token its grammar rejects ("missing EQUAL at ':'"); the mistake behind it is
+usually one of a few: a colon for '=', a space the shell split an override at (`key= value`, `key =value`,
+`name=a b` whose quotes the shell removed, a list `[1, 2]`), an unclosed list or quote, a `--flag` given
+to the command as if it were a config key, or a config option named without its group. Each is read
+from the arguments as typed (the neighbours of the token Hydra rejects) and answered with one Problem
+whose fix is the override to type instead, quoted for the shell where it has to be.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from launch.config.errors import ConfigError, Problem, did_you_mean
+from launch.config.override_fixes import hydra_quoted, shell_word
+
+if TYPE_CHECKING:
+    from hydra.core.override_parser.types import Override
+
+GENERIC_FIX = (
+    "write overrides as key=value, +key=value (add), ~key (delete) or group=option; "
+    "quote values with spaces or brackets for the shell"
+)
+_PAIRS = {"[": "]", "{": "}", "(": ")"}
+# The options of the command being run (the CLI sets them): a `--flag` close to one is that option.
+COMMAND_OPTIONS: ContextVar[tuple[str, ...]] = ContextVar("command_options", default=())
+
+
+@dataclass(frozen=True)
+class ConfigLookup:
+    """What reading a mistake needs from the configs (`launch.config.compose` gives it; this module is
+    what compose parses with, so it cannot import compose)."""
+
+    # The composed config of some overrides, as plain data; None when they do not compose.
+    composed: Callable[[Sequence[str]], Mapping[str, Any] | None]
+    # The override choosing a config option of this name (`+experiment=stage1_bfcl`), if one has it.
+    choice_of: Callable[[str], str | None]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What some consecutive arguments meant: the override to type instead, and why."""
+
+    # How many arguments, from the first one read, this reading covers.
+    count: int
+    key: str
+    message: str
+    # The corrected overrides (as argv items), or () when only words can help.
+    fixed: tuple[str, ...] = ()
+    # Said after the corrected override, or instead of it when there is none.
+    note: str = ""
+
+
+def parse(
+    overrides: Sequence[str], lookup: ConfigLookup, typed: Sequence[str] | None = None
+) -> list[Override]:
+    """Hydra's parse of the overrides; raises ConfigError with a corrected override per mistake.
+    `typed`: the overrides as the user spelt them, when `overrides` rewrote some (quoted in problems)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        return OverridesParser.create().parse_overrides(list(overrides))
+    except HydraException:
+        raise ConfigError(syntax_problems(overrides if typed is None else typed, lookup)) from None
+
+
+def syntax_problems(overrides: Sequence[str], lookup: ConfigLookup) -> list[Problem]:
+    """One Problem per mistake among `overrides` (some of which Hydra cannot parse)."""
+    reader = _Reader(list(overrides), lookup)
+    problems = []
+    i = 0
+    while i < len(reader.items):
+        reading = reader.read(i)
+        if reading is None:
+            i += 1
+            continue
+        typed = " ".join(reader.items[i : i + reading.count])
+        fix = " ".join(shell_word(o) for o in reading.fixed)
+        if reading.note:
+            fix = f"{fix} ({reading.note})" if fix else reading.note
+        problems.append(Problem(reading.key, reading.message, f"override `{typed}`", fix))
+        i += reading.count
+    return problems or [_hydra_problem(reader.items)]
+
+
+class _Reader:
+    """Reads the arguments from one index on: which mistake starts there, if any."""
+
+    def __init__(self, items: list[str], lookup: ConfigLookup) -> None:
+        self.items = items
+        self.lookup = lookup
+
+    @cached_property
+    def keys(self) -> set[str]:
+        """Every dotted key of the config the parseable arguments compose to (what a `--flag` names)."""
+        data = self.lookup.composed([o for o in self.items if _parses(o)])
+        return set(_dotted(data, "")) if data is not None else set()
+
+    def read(self, i: int) -> _Reading | None:
+        item, following = self.items[i], self.items[i + 1 :]
+        if item.startswith("-") and not _parses(item):
+            return self._dash_option(item, following)
+        if _unbalanced(item):
+            return self._unclosed(i)
+        if _parses(item):
+            return self._split_value(item, following)
+        return self._no_equals(item, following) if "=" not in item else None
+
+    def _split_value(self, item: str, following: list[str]) -> _Reading | None:
+        """A valid override followed by the words the shell split off its value."""
+        if item.endswith("=") and following and _bare(following[0]):
+            key = item[:-1]
+            return _Reading(
+                2,
+                key.lstrip("+~"),
+                f"a space after '=': the shell passed `{item}` and `{following[0]}` as two arguments "
+                f"({key} would be set to '' and '{following[0]}' is not an override)",
+                (item + following[0],),
+            )
+        words = self._words(following)
+        if "=" not in item or not words:
+            return None
+        key, value = item.split("=", 1)
+        return _Reading(
+            1 + len(words),
+            key.lstrip("+~"),
+            f"the shell split `{' '.join([item, *words])}` at the space{'s' if len(words) > 1 else ''}: "
+            "quotes around a value with spaces do not reach t3rl unless the whole override is quoted",
+            (f"{key}={hydra_quoted(' '.join([value, *words]))}",),
+        )
+
+    def _words(self, items: list[str]) -> list[str]:
+        """The bare words at the start of `items` that are no mistake of their own (`name:foo`,
+        `key =v`, a group's option): what the shell split off a value with spaces."""
+        words = []
+        for j, item in enumerate(items):
+            if not _bare(item) or item.startswith("-") or _unbalanced(item):
+                break
+            alone = self._no_equals(item, items[j + 1 :])
+            if alone is not None and alone.fixed:
+                break
+            words.append(item)
+        return words
+
+    def _no_equals(self, item: str, following: list[str]) -> _Reading | None:
+        """An argument with no '=': `key:value`, `key: value`, `key =value`, `key = value`, a bare word."""
+        if following and following[0].startswith("=") and following[0] != "=":
+            return _spaced_equals(item, following[0][1:], 2)
+        if following[:1] == ["="] and len(following) > 1 and _bare(following[1]):
+            return _spaced_equals(item, following[1], 3)
+        key, colon, value = item.partition(":")
+        if colon and _is_key(key):
+            if value:
+                message = f"'{item}' has ':' where an override has '='"
+                return _Reading(1, key.lstrip("+~"), message, (f"{key}={value}",))
+            if following and _bare(following[0]):
+                message = f"`{item} {following[0]}` is YAML's 'key: value'; an override is key=value"
+                return _Reading(2, key.lstrip("+~"), message, (f"{key}={following[0]}",))
+        return self._bare_word(item)
+
+    def _bare_word(self, word: str) -> _Reading | None:
+        """A word alone: a config option named without its group (`stage1_bfcl`), or a key, no value."""
+        if not _is_key(word):
+            return None
+        choice = self.lookup.choice_of(word)
+        if choice is not None:
+            group = choice.split("=", 1)[0].lstrip("+")
+            return _Reading(1, group, f"'{word}' is an option of config group '{group}'", (choice,))
+        message = f"'{word}' is not an override: it has no '='"
+        return _Reading(1, word, message, (), f"give it a value: {word}=<value>")
+
+    def _unclosed(self, i: int) -> _Reading:
+        """A list, dict or quote left open: closed by the arguments after it (the shell split it at
+        spaces), else by the closers it lacks."""
+        items = self.items
+        end = i + 1
+        while end < len(items) and _unbalanced(" ".join(items[i:end])):
+            end += 1
+        joined = " ".join(items[i:end])
+        key = items[i].split("=", 1)[0].lstrip("+~")
+        if not _unbalanced(joined):
+            message = f"the shell split `{joined}` at the space{'s' if end - i > 2 else ''}"
+            fixed = (_without_split_spaces(joined),)
+            return _Reading(end - i, key, message, fixed, "quoted, so the shell keeps it whole")
+        closers = _closers(items[i])
+        what = "quote" if closers[:1] in ("'", '"') else "bracket"
+        message = f"'{items[i]}' leaves a {what} open (missing {' '.join(repr(c) for c in closers)})"
+        return _Reading(1, key, message, (items[i] + closers,))
+
+    def _dash_option(self, item: str, following: list[str]) -> _Reading:
+        """`--name=value`, `--name value` or `--flag`: a config key written as a command-line option."""
+        flag, equals, value = item.partition("=")
+        count = 1
+        if not equals:
+            if following and _bare(following[0]) and not following[0].startswith("-"):
+                value, count = following[0], 2
+            else:
+                value = "true"
+        typed = " ".join([item, *following[: count - 1]])
+        option = _closest_option(flag)
+        if option is not None:
+            note = f"did you mean the option {option}? (`t3rl <command> --help` lists them)"
+            return _Reading(count, flag, f"'{typed}' is not an option of this command", (), note)
+        name = flag.lstrip("-")
+        key = _key_named(name.replace("-", "_"), self.keys)
+        message = f"'{typed}' is not an option of this command: config settings are overrides, key=value"
+        if key is None:
+            note = "write it as an override without dashes; `t3rl show` prints every key"
+            return _Reading(count, name, message, (), note)
+        return _Reading(count, key, message, (f"{key}={value}",))
+
+
+def _spaced_equals(key: str, value: str, count: int) -> _Reading:
+    typed = f"{key} ={value}" if count == 2 else f"{key} = {value}"
+    return _Reading(
+        count,
+        key.lstrip("+~"),
+        f"a space around '=': the shell split `{typed}` into {count} arguments",
+        (f"{key}={value}",),
+    )
+
+
+def _closest_option(flag: str) -> str | None:
+    """The option of the running command closest to a misspelt one (`--run_dir` → `--run-dir`)."""
+    return did_you_mean(flag, COMMAND_OPTIONS.get())
+
+
+def _key_named(name: str, keys: Collection[str]) -> str | None:
+    """The config key a flag's name stands for: the key itself, else the shallowest key whose last part
+    it is, else the closest such."""
+    if name in keys:
+        return name
+    by_leaf: dict[str, list[str]] = {}
+    for key in sorted(keys, key=lambda k: (k.count("."), k)):
+        by_leaf.setdefault(key.rpartition(".")[2], []).append(key)
+    leaf = name if name in by_leaf else did_you_mean(name, by_leaf)
+    return by_leaf[leaf][0] if leaf is not None else None
+
+
+def _dotted(node: Any, prefix: str) -> Iterator[str]:
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            yield dotted
+            yield from _dotted(value, dotted)
+
+
+def _hydra_problem(items: list[str]) -> Problem:
+    """What Hydra says about the first argument it cannot parse, when no reading above fits."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    for item in items:
+        try:
+            OverridesParser.create().parse_override(item)
+        except HydraException as error:
+            reason = str(error).splitlines()[1:2] or [str(error)]
+            return Problem(
+                key=item.split("=", 1)[0].lstrip("+~"),
+                message=f"cannot parse override '{item}': {reason[0]}",
+                source=f"override `{item}`",
+                fix=GENERIC_FIX,
+            )
+    return Problem("", f"cannot parse the overrides `{' '.join(items)}`", "command line", GENERIC_FIX)
+
+
+def _parses(item: str) -> bool:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        OverridesParser.create().parse_override(item)
+    except HydraException:
+        return False
+    return True
+
+
+def _bare(item: str) -> bool:
+    """A word with no '=' that Hydra would reject alone (a value the shell split off)."""
+    return "=" not in item and not _parses(item)
+
+
+def _is_key(text: str) -> bool:
+    return re.fullmatch(r"[+~]{0,2}[A-Za-z_][\w.@/-]*", text) is not None
+
+
+def _closers(text: str) -> str:
+    """The closers `text` lacks, innermost first (quotes hide brackets inside them)."""
+    stack: list[str] = []
+    for char in text:
+        if stack and stack[-1] in "'\"":
+            if char == stack[-1]:
+                stack.pop()
+            continue
+        if char in "'\"":
+            stack.append(char)
+        elif char in _PAIRS:
+            stack.append(_PAIRS[char])
+        elif stack and char == stack[-1]:
+            stack.pop()
+    return "".join(reversed(stack))
+
+
+def _unbalanced(text: str) -> bool:
+    return bool(_closers(text))
+
+
+def _without_split_spaces(text: str) -> str:
+    """An override the shell split at spaces, put back together: spaces inside quotes are kept."""
+    out, quote = [], ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == " ":
+            continue
+        out.append(char)
+    return "".join(out)

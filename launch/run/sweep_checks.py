@@ -1,0 +1,248 @@
+"""A sweep or a search checked as a whole, before any point runs (`t3rl run|plan|validate -m`).
+
+Each point of a sweep is validated and planned on its own first (`launch.run.sweep.check_points`); what
+no single point shows is checked here, over all of them: two points writing one directory (a
+`tracking.dir` every point shares puts their TensorBoard events in one run), points that would hold
+one port or the GPUs of one machine at once (`launch.checks.ledger`, for the points
+`executor.max_parallel` runs together), and points that are the same run (a warning: the sweep does
+the same work twice). A search is checked before its study starts: its space at every bound and
+choice (`launch.checks.search_space`), and its trials that run at once (`hydra.sweeper.n_jobs`) on
+the ledger like the points of a sweep.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from launch.checks.ledger import sweep_problems as concurrent_problems
+from launch.config.errors import ConfigError, Problem, render_problems
+from launch.config.override_fixes import shell_word
+from launch.plan.tracking import tracking_dir
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from launch.checks.resolve import Resolved
+    from launch.plan.build import Plan
+    from launch.run.sweep import Point
+
+# Keys a sweep sets per point itself: points differing only there are the same run.
+_PER_POINT_KEYS = ("run_name", "group")
+
+
+@dataclass(frozen=True)
+class CheckedPoint:
+    """A point that passed its own checks, with its config and plan."""
+
+    point: Point
+    resolved: Resolved
+    plan: Plan
+
+    @property
+    def label(self) -> str:
+        return f"p{self.point.index:02d} ({' '.join(self.point.varying)})"
+
+
+def whole_sweep_problems(points: Sequence[CheckedPoint], overrides: Sequence[str]) -> list[Problem]:
+    """What the points of one sweep do to each other (see the module docstring)."""
+    if len(points) < 2:
+        return []
+    problems = _shared_dirs(points) + _same_runs(points, overrides)
+    max_parallel = getattr(points[0].resolved.run.executor, "max_parallel", 1)
+    problems += concurrent_problems([(p.label, p.resolved.run, p.plan) for p in points], max_parallel)
+    source = points[0].resolved.provenance.source
+    return [p.with_source(source(p.key)) if p.key else p for p in problems]
+
+
+def _written_dirs(point: CheckedPoint) -> dict[str, tuple[str, str]]:
+    """Directory → (what writes it, the config key that places it) for every directory the point writes
+    that is its own: the run dir, the outputs of its stages (cached conversions are shared on purpose)
+    and its TensorBoard events."""
+    run = point.resolved.run
+    dirs = {str(point.plan.run_dir): ("its run dir", "")}
+    for stage in point.plan.stages:
+        if not stage.complete_when:
+            dirs |= {path: (f"stage {stage.name}'s {key}", "") for key, path in stage.outputs.items()}
+    if run.tracking.kind == "tensorboard":
+        events = str(Path(tracking_dir(run.tracking, point.plan.run_dir)).expanduser().absolute())
+        dirs[events] = ("its TensorBoard events", "tracking.dir")
+    return dirs
+
+
+def _shared_dirs(points: Sequence[CheckedPoint]) -> list[Problem]:
+    holders: dict[str, tuple[CheckedPoint, str, str]] = {}
+    problems = []
+    for point in points:
+        for path, (what, key) in _written_dirs(point).items():
+            first = holders.setdefault(path, (point, what, key))
+            if first[0] is point:
+                continue
+            other, other_what, _ = first
+            fix = (
+                f"{shell_word(f'tracking.dir={path}/${{tracking.run_name}}')} (one dir per point below it)"
+                if key == "tracking.dir"
+                else "give each point its own directory"
+            )
+            problems.append(
+                Problem(
+                    key,
+                    f"points {other.label} and {point.label} both write {path} ({other_what}; {what})",
+                    point.resolved.provenance.source(key) if key else "",
+                    fix,
+                )
+            )
+    return _first_per_key(problems)
+
+
+def _same_runs(points: Sequence[CheckedPoint], overrides: Sequence[str]) -> list[Problem]:
+    """A warning when points are the same run (a repeated value, a swept key another override replaces):
+    with one swept override, the fix is that override with each run once."""
+    from launch.config.compose import parse_overrides
+
+    seen: dict[str, CheckedPoint] = {}
+    repeats = []
+    for point in points:
+        config = dict(point.resolved.config)
+        config["tracking"] = {k: v for k, v in config.get("tracking", {}).items() if k not in _PER_POINT_KEYS}
+        first = seen.setdefault(json.dumps(config, sort_keys=True, default=str), point)
+        if first is not point:
+            repeats.append((first, point))
+    if not repeats:
+        return []
+    message = "the sweep would do the same run twice: " + ", ".join(
+        f"{later.label} is {first.label}" for first, later in repeats
+    )
+    sweeps = [
+        (t, o) for t, o in zip(overrides, parse_overrides(overrides), strict=True) if o.is_sweep_override()
+    ]
+    values = list(sweeps[0][1].sweep_string_iterator()) if len(sweeps) == 1 else []
+    if len(values) != len(points):
+        return [Problem("", message, "", "drop the values that repeat a run", severity="warning")]
+    text, override = sweeps[0]
+    later = {point.point.index for _, point in repeats}
+    kept = ",".join(v for i, v in enumerate(values) if i not in later)
+    once = shell_word(text.split("=", 1)[0] + "=" + kept)
+    fix = f"{once} (each run once; vary the seed to repeat one on purpose)"
+    return [Problem(override.key_or_group, message, f"override `{text}`", fix, severity="warning")]
+
+
+def _first_per_key(problems: list[Problem]) -> list[Problem]:
+    """One problem per key and directory: a sweep of n points sharing a dir says so once."""
+    kept: dict[tuple[str, str], Problem] = {}
+    for problem in problems:
+        kept.setdefault((problem.key, problem.message.rpartition(" both write ")[2]), problem)
+    return list(kept.values())
+
+
+# -------------------------------------------------------------------------------------------- searches
+
+
+def search_problems(overrides: Sequence[str], first: Resolved, config_dirs: Sequence[str]) -> list[Problem]:
+    """The search's space at each bound and choice, and its trials that run at once on the ledger."""
+    from launch.checks.search_space import search_params, search_space_problems
+
+    sweeper = first.hydra.get("sweeper") or {}
+    params = search_params(sweeper, overrides, first.provenance.source)
+    base = search_base(overrides, config_dirs)
+    problems = search_space_problems(params, base, first.config, lambda o: _problems_of(o, config_dirs))
+    n_jobs = int(sweeper.get("n_jobs") or 1)
+    if n_jobs > 1 and not problems:
+        set_by = [o for o in overrides if o.split("=", 1)[0] == "hydra.sweeper.n_jobs"]
+        source = f"override `{set_by[-1]}`" if set_by else first.provenance.source("hydra.sweeper.n_jobs")
+        problems += _trials_at_once(first, n_jobs, source)
+    return problems
+
+
+def search_base(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> list[str]:
+    """The overrides every trial of a search has: those that do not sweep."""
+    from launch.config.compose import parse_overrides
+
+    parsed = parse_overrides(overrides, config_dirs)
+    return [o for o, override in zip(overrides, parsed, strict=True) if not override.is_sweep_override()]
+
+
+def _trials_at_once(first: Resolved, n_jobs: int, source: str) -> list[Problem]:
+    """Trials differ only in the searched values, so two copies of the base point hold what any two
+    trials of a batch hold together."""
+    from launch.run.rundir import RunDir
+    from launch.run.steps import plan_run
+
+    trials = [
+        (f"p{i:02d}", first.run, plan_run(first, RunDir(Path.cwd() / "<search>" / f"p{i:02d}")))
+        for i in range(2)
+    ]
+    return [
+        Problem(
+            "hydra.sweeper.n_jobs",
+            f"the {n_jobs} trials of a batch run at once: {problem.message}",
+            source,
+            "set hydra.sweeper.n_jobs=1 (one trial at a time on this machine), or executor=slurm "
+            "(each trial its own nodes)",
+        )
+        for problem in concurrent_problems(trials, None)
+    ]
+
+
+def _problems_of(overrides: Sequence[str], config_dirs: Sequence[str]) -> list[Problem]:
+    from launch.checks.resolve import resolve
+
+    try:
+        resolve(list(overrides), config_dirs)
+    except ConfigError as error:
+        return list(error.problems)
+    return []
+
+
+def refuse_whole_sweep(points: Sequence[CheckedPoint], overrides: Sequence[str], console: Console) -> None:
+    """`whole_sweep_problems` for a sweep about to run: warnings printed, errors raised (ConfigError)."""
+    problems = whole_sweep_problems(points, overrides)
+    warnings = [p for p in problems if p.severity == "warning"]
+    if any(p.severity == "error" for p in problems):
+        raise ConfigError(problems)
+    if warnings:
+        render_problems(warnings, console)
+
+
+# ------------------------------------------------------------------------------------------ validate -m
+
+
+def validate_multirun(overrides: list[str], config_dirs: list[str], console: Console) -> int:
+    """`t3rl validate -m`: every point (or the search space) and the sweep as a whole; nothing written.
+    Each point's problems are in its row of the table printed, those of the whole below it; exit code."""
+    from launch.checks.resolve import resolve
+    from launch.run.exit_codes import EXIT_CONFIG
+    from launch.run.rundir import RunDir
+    from launch.run.search import is_search
+    from launch.run.steps import plan_run
+    from launch.run.sweep import check_points, expand_points, print_points_table
+
+    if is_search(overrides):
+        first = resolve(search_base(overrides, config_dirs), config_dirs)
+        problems = search_problems(overrides, first, config_dirs)
+    else:
+        # Tracked as `t3rl run -m` tracks them: each point's own run name (a tracking dir may name it).
+        points = [replace(p, overrides=p.with_tracking("sweep")) for p in expand_points(overrides)]
+        pending = iter(points)
+
+        def planner(point_overrides: Sequence[str]) -> CheckedPoint:
+            point = next(pending)
+            resolved = resolve(list(point_overrides), config_dirs)
+            run_dir = RunDir(Path.cwd() / "<sweep dir>" / f"p{point.index:02d}")
+            return CheckedPoint(point, resolved, plan_run(resolved, run_dir))
+
+        checks = check_points(points, planner)
+        print_points_table(checks, console)
+        if not all(check.ok for check in checks):
+            return EXIT_CONFIG
+        problems = whole_sweep_problems([check.plan for check in checks], overrides)
+    if problems:
+        render_problems(problems)
+    if any(p.severity == "error" for p in problems):
+        return EXIT_CONFIG
+    what = "its search space at every bound and choice" if is_search(overrides) else "every point"
+    console.print(f"[green]valid[/]: the sweep as a whole and {what}")
+    return 0
