@@ -46,15 +46,15 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _options(
+    ctx: typer.Context,
     show_version: bool = typer.Option(
         False, "--version", "-V", callback=_version, is_eager=True, help="Print t3rl's version and exit."
-    ctx: typer.Context,
     ),
 ) -> None:
     """Declarative experiments for multi-turn tool-use RL on slime."""
+    from launch.config.override_syntax import COMMAND_OPTIONS
     from launch.config.secrets import scrub_standard_streams
 
-    from launch.config.override_syntax import COMMAND_OPTIONS
     # Whatever a command prints passes the secret scrubber last (values it remembered, URL passwords).
     scrub_standard_streams()
     # An unknown `--option` reaches the overrides of run, plan and validate: a misspelt option of the
