@@ -2,6 +2,14 @@
 are single tokens, text round-trips), an episode's incremental token deltas (TITO) equal a fresh render
 of the same conversation, and the model's SGLang parsers read back the calls (and reasoning) the
 template itself writes for an assistant turn. What `t3rl check-template` runs.
+
+With `parsers.think_tags` the reasoning block is the prompt's, not the template's: the model writes
+`<thinking>…</thinking>` into its turn's text, which an episode keeps verbatim, so the template's own
+rendering of `reasoning_content` never reaches a trajectory. The parsers are then checked on the turn
+as the model must write it: that block, then the template's calls. With a forced-open reasoning
+parser (T3RL's `qwen3-thinking` on `<thinking>`), a turn that never closes the block is a format error
+(SGLang's detector alone would end the reasoning at `<tool_call>` and read the call, or swallow a plain
+answer as reasoning); see docs/explanation/thinking-tags.md.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.engines.reference import as_model_output
 from t3rl_core.parsers.render import render_calls
-from t3rl_core.types import Message, ToolCall, ToolCallAction
+from t3rl_core.types import InvalidAction, Message, ToolCall, ToolCallAction
 
 if TYPE_CHECKING:
     from t3rl_core.chat.format import ChatFormat
@@ -156,14 +164,22 @@ def _written_turn(chat: ChatFormat, reasoning: bool) -> str:
     return written[: min(stops)] if stops else written
 
 
+def _model_turn_text(chat: ChatFormat, parsers: ParsersConfig, reasoning: bool) -> tuple[str, str]:
+    """The text of an assistant turn that calls a tool, and who wrote it: with think tags, the model's
+    reasoning block before the template's call; otherwise all the template's."""
+    if parsers.think_tags:
+        return _think_text(parsers) + _written_turn(chat, False), "the model's turn"
+    return _written_turn(chat, reasoning), "the template's turn"
+
+
 def _tool_calls(chat: ChatFormat, parsers: ParsersConfig) -> Finding:
     from t3rl_core.parsers.tool_calls import ToolCallActionParser
 
-    written = _written_turn(chat, False)
+    written, whose = _model_turn_text(chat, parsers, False)
     action = ToolCallActionParser(parsers, TOOLS).parse(written)
     name = f"tool-call parser {parsers.tool_call_parser}"
     if not isinstance(action, ToolCallAction) or list(action.calls) != [CALL]:
-        return Finding(name, False, f"reads {action!r} from the template's turn {written!r}; expected {CALL}")
+        return Finding(name, False, f"reads {action!r} from {whose} {written!r}; expected {CALL}")
     return Finding(name, True, f"reads back {CALL.name}({CALL.arguments}) from {written.strip()!r}")
 
 
@@ -172,10 +188,24 @@ def _reasoning(chat: ChatFormat, parsers: ParsersConfig) -> Finding | None:
         return None
     from t3rl_core.parsers.tool_calls import ToolCallActionParser
 
-    written = _written_turn(chat, True)
+    written, whose = _model_turn_text(chat, parsers, True)
     action = ToolCallActionParser(parsers, TOOLS).parse(written)
     name = f"reasoning parser {parsers.reasoning_parser or parsers.think_tags}"
     reasoning = getattr(action, "reasoning", None)
     if reasoning != REASONING:
-        return Finding(name, False, f"reads reasoning {reasoning!r} from the template's turn {written!r}")
-    return Finding(name, True, "reads back the reasoning the template writes")
+        return Finding(name, False, f"reads reasoning {reasoning!r} from {whose} {written!r}")
+    if not parsers.think_tags:
+        return Finding(name, True, "reads back the reasoning the template writes")
+    start, end = parsers.think_tags
+    unclosed = ToolCallActionParser(parsers, TOOLS).parse(_written_turn(chat, False))
+    rule = (
+        f"a turn without {end} is a format error"
+        if isinstance(unclosed, InvalidAction)
+        else f"a turn without {start}…{end} is read as it is"
+    )
+    return Finding(
+        name,
+        True,
+        f"reads back the {start}…{end} block the model writes in its turn (the prompt's tags; episodes "
+        f"keep the model's text, never the template's own reasoning rendering); {rule}",
+    )
