@@ -5,6 +5,7 @@ from launch.checks.rules import (
     contracts,
     credentials,
     imports,
+    kernels,
     model,
     one_truth,
     resources,
@@ -27,6 +28,7 @@ RULES = (
     *imports.RULES,
     *one_truth.RULES,
     *splits.RULES,
+    *kernels.RULES,
     *service_gpus.RULES,
 )
 

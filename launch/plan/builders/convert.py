@@ -5,23 +5,12 @@ from __future__ import annotations
 import hashlib
 import shlex
 
+from launch.config.gpus import GPUS
 from launch.config.schema import ConvertHfToTorchDistStage, ConvertTorchDistToHfStage, RunConfig
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
 from launch.plan.slime_args import model_args
 from launch.plan.slime_options import check_argv
 from launch.plan.stages import Command, Stage
-
-# GPU memory in GB by hardware.gpu_type, for the one-GPU-or-torchrun choice of the HF→torch_dist conversion.
-GPU_MEMORY_GB = {
-    "H200": 141,
-    "H100": 80,
-    "H800": 80,
-    "H20": 96,
-    "A100": 80,
-    "A800": 80,
-    "B200": 180,
-    "L40S": 48,
-}
 
 
 def convert_hf_to_torch_dist(builder: PlanBuilder, name: str, _: ConvertHfToTorchDistStage) -> Stage:
@@ -109,7 +98,9 @@ def convert_torch_dist_to_hf(builder: PlanBuilder, name: str, spec: ConvertTorch
 def conversion_gpus(run: RunConfig) -> int:
     """1 when the HF and Megatron copies of the weights fit one GPU, else every GPU of a node."""
     params = estimated_parameters(run)
-    memory = GPU_MEMORY_GB.get(run.hardware.gpu_type, 80) * 1e9
+    hw = run.hardware
+    gpu = GPUS.get(hw.gpu_type)
+    memory = (hw.gpu_memory_gib or (gpu.memory_gib[-1] if gpu else 80)) * 2**30
     # bf16 weights held twice (HF state dict + Megatron model) during the conversion.
     needed = 2 * 2 * params
     return 1 if needed <= 0.9 * memory else run.hardware.gpus_per_node

@@ -1,0 +1,104 @@
+"""What each GPU type is (vendor, architecture, compute capability, memory), and what each attention
+kernel backend needs of it: declarations the pre-flight reads (`launch.checks.rules.kernels`) instead
+of knowing GPUs or kernels by name. Facts from the vendors' data sheets and SGLang's / FlashAttention's
+stated support."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Vendor = Literal["nvidia", "amd"]
+
+
+@dataclass(frozen=True)
+class Gpu:
+    vendor: Vendor
+    # NVIDIA compute capability × 10 (Hopper 90); None for other vendors.
+    sm: int | None
+    # Memory of one GPU in GiB, each variant sold.
+    memory_gib: tuple[float, ...]
+
+    @property
+    def generation(self) -> str:
+        if self.vendor != "nvidia" or self.sm is None:
+            return self.vendor
+        return {70: "Volta", 75: "Turing", 80: "Ampere", 86: "Ampere", 89: "Ada", 90: "Hopper"}.get(
+            self.sm, "Blackwell" if self.sm >= 100 else f"sm{self.sm}"
+        )
+
+
+GPUS: dict[str, Gpu] = {
+    "V100": Gpu("nvidia", 70, (16, 32)),
+    "T4": Gpu("nvidia", 75, (16,)),
+    "A10": Gpu("nvidia", 86, (24,)),
+    "A100": Gpu("nvidia", 80, (40, 80)),
+    "A800": Gpu("nvidia", 80, (40, 80)),
+    "A6000": Gpu("nvidia", 86, (48,)),
+    "L4": Gpu("nvidia", 89, (24,)),
+    "L40": Gpu("nvidia", 89, (48,)),
+    "L40S": Gpu("nvidia", 89, (48,)),
+    "RTX4090": Gpu("nvidia", 89, (24,)),
+    "H100": Gpu("nvidia", 90, (80, 94)),
+    "H800": Gpu("nvidia", 90, (80,)),
+    "H20": Gpu("nvidia", 90, (96,)),
+    "H200": Gpu("nvidia", 90, (141,)),
+    "GH200": Gpu("nvidia", 90, (96, 144)),
+    "B200": Gpu("nvidia", 100, (180,)),
+    "GB200": Gpu("nvidia", 100, (186,)),
+    "B300": Gpu("nvidia", 103, (288,)),
+    "MI250X": Gpu("amd", None, (128,)),
+    "MI300X": Gpu("amd", None, (192,)),
+    "MI325X": Gpu("amd", None, (256,)),
+}
+
+
+@dataclass(frozen=True)
+class KernelNeeds:
+    """What an attention backend needs: a vendor, a compute-capability range, multi-latent attention."""
+
+    vendor: Vendor | None = "nvidia"
+    min_sm: int | None = None
+    max_sm: int | None = None
+    mla_only: bool = False
+    why: str = ""
+
+    def refuses(self, gpu: Gpu, mla: bool) -> str | None:
+        """Why a GPU (and model) cannot run the backend, or None."""
+        if self.vendor is not None and gpu.vendor != self.vendor:
+            return f"it runs on {self.vendor.upper()} GPUs only"
+        if gpu.sm is not None and self.min_sm is not None and gpu.sm < self.min_sm:
+            return f"it needs compute capability {_capability(self.min_sm)} or newer{self.why}"
+        if gpu.sm is not None and self.max_sm is not None and gpu.sm > self.max_sm:
+            return f"it supports compute capability up to {_capability(self.max_sm)}{self.why}"
+        if self.mla_only and not mla:
+            return "it implements multi-latent attention only (DeepSeek-style models)"
+        return None
+
+
+# SGLang's --attention-backend values that need a particular GPU (the others run anywhere SGLang does).
+SGLANG_ATTENTION: dict[str, KernelNeeds] = {
+    "fa3": KernelNeeds(min_sm=80, max_sm=90, why=" (FlashAttention 3: Ampere to Hopper, not Blackwell)"),
+    "fa4": KernelNeeds(min_sm=90, why=" (FlashAttention 4: Hopper and Blackwell)"),
+    "flashinfer": KernelNeeds(min_sm=75),
+    "flashmla": KernelNeeds(min_sm=90, max_sm=90, mla_only=True, why=" (FlashMLA: Hopper)"),
+    "trtllm_mla": KernelNeeds(min_sm=100, mla_only=True, why=" (TensorRT-LLM kernels: Blackwell)"),
+    "cutedsl_mla": KernelNeeds(min_sm=100, mla_only=True, why=" (CuTe DSL kernels: Blackwell)"),
+    "trtllm_mha": KernelNeeds(min_sm=100, why=" (TensorRT-LLM kernels: Blackwell)"),
+    "hpc_ops": KernelNeeds(min_sm=90, max_sm=90, why=" (HPC-Ops: Hopper)"),
+    "aiter": KernelNeeds(vendor="amd"),
+    "wave": KernelNeeds(vendor="amd"),
+}
+# Megatron's --attention-backend values that need a particular GPU.
+MEGATRON_ATTENTION: dict[str, KernelNeeds] = {
+    "flash": KernelNeeds(min_sm=80, why=" (FlashAttention 2: Ampere or newer)"),
+}
+
+
+def _capability(sm: int) -> str:
+    return f"{sm // 10}.{sm % 10}"
+
+
+def backends_for(gpu: Gpu, table: dict[str, KernelNeeds], mla: bool) -> list[str]:
+    """The table's backends the GPU (and model) can run."""
+    return [name for name, needs in table.items() if needs.refuses(gpu, mla) is None]
