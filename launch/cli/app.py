@@ -10,6 +10,8 @@ import importlib
 
 import typer
 
+from launch.cli.help_format import plain_metavars
+
 app = typer.Typer(
     name="t3rl",
     help=(
@@ -77,4 +79,5 @@ COMMAND_MODULES = (
 
 for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)
+plain_metavars(app)  # `A B`, `--out DIR`, nothing after a flag (not Typer's `{a} {b}`, `<bool>`)
 

@@ -29,20 +29,24 @@ def check_template_command(
     model: Annotated[
         str,
         typer.Argument(
+            metavar="MODEL",
             help="a model/ config option (e.g. qwen3_8b), or a chat family or template plugin "
             "(e.g. glm4, my_pkg.chat:MINE) checked with its own parsers",
             show_default=False,
         ),
     ],
     overrides: Annotated[
-        list[str] | None, typer.Argument(help="Hydra overrides, e.g. model.parsers.x=y")
+        list[str] | None, typer.Argument(metavar="OVERRIDES", help="Hydra overrides, e.g. model.parsers.x=y")
     ] = None,
     tokenizer: Annotated[
-        Path | None, typer.Option(help="tokenizer dir (default: model.chat.tokenizer if it is here)")
+        Path | None,
+        typer.Option(metavar="DIR", help="tokenizer dir (default: model.chat.tokenizer if it is here)"),
     ] = None,
     config_dir: Annotated[
         list[Path] | None,
-        typer.Option("--config-dir", help="Extra config dir searched after t3rl's (repeatable)."),
+        typer.Option(
+            "--config-dir", metavar="DIR", help="Extra config dir searched after t3rl's (repeatable)."
+        ),
     ] = None,
 ) -> None:
     """Render, tokenize, check TITO deltas against a fresh render, and read the template's own tool calls
@@ -54,6 +58,10 @@ def check_template_command(
     from t3rl_core.chat.custom import resolve
     from t3rl_core.chat.format import ChatFormat
 
+    if tokenizer is not None and not (tokenizer / "tokenizer_config.json").is_file():
+        raise typer.BadParameter(
+            f"{tokenizer} holds no tokenizer (no tokenizer_config.json)", param_hint="--tokenizer"
+        )
     label, chat_config, parsers = _target(model, overrides or [], [str(d) for d in config_dir or []])
     console = Console(highlight=False, soft_wrap=True)
     try:

@@ -60,8 +60,20 @@ def _number(path: Path) -> int:
     return int(digits[-1]) if digits else -1
 
 
+# What a file torch.save wrote starts with: a zip archive (torch >= 1.6) or a pickle's protocol opcode.
+_TORCH_SAVE_HEADS = (b"PK\x03\x04", b"\x80")
+
+
 def load_samples(path: Path, *, trust: bool = False) -> tuple[Any, list[Mapping[str, Any]]]:
     """(rollout id, sample dicts) of one saved rollout file."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4)
+    except OSError as err:
+        raise RolloutFileError(f"{path} cannot be read: {err.strerror}") from None
+    if not head.startswith(_TORCH_SAVE_HEADS):
+        # Unpickling text anyway (--trust) fails with whatever the first bytes look like to pickle.
+        raise RolloutFileError(f"{path} is not a file torch.save wrote (neither a zip archive nor a pickle)")
     import torch
 
     try:
@@ -151,7 +163,8 @@ def show(
     except RolloutFileError as err:
         console.print(f"[red]error:[/] {err}")
         return 2
-    broken = 0
+    broken: list[str] = []
+    hidden: list[str] = []
     for path in files:
         try:
             rollout_id, samples = load_samples(path, trust=trust)
@@ -159,7 +172,11 @@ def show(
             console.print(f"[red]error:[/] {err}")
             return 2
         views = [view(i, s, width) for i, s in enumerate(samples)]
-        broken += sum(v.tito != "ok" for v in views)
+        for v in views:  # named, so one the table does not show (--limit) can be found
+            if v.tito != "ok":
+                broken.append(f"{path.name} sample {v.index}")
+                if limit is not None and v.index >= limit:
+                    hidden.append(f"{path.name} sample {v.index}")
         rewards = [float(s["reward"]) for s in samples if isinstance(s.get("reward"), int | float)]
         mean = f", mean reward {sum(rewards) / len(rewards):.3f}" if rewards else ""
         table = Table(
@@ -188,7 +205,13 @@ def show(
             console.rule(f"sample {full}: full response")
             console.print(str(samples[full].get("response", "")), markup=False, highlight=False)
     if broken:
-        console.print(f"[red]{broken} sample(s) break the TITO check[/]")
+        console.print(
+            f"[red]{len(broken)} sample(s) break the TITO check[/]: {', '.join(broken)}", soft_wrap=True
+        )
+    if hidden:
+        console.print(
+            f"[red]not shown (--limit):[/] {', '.join(hidden)}; `--full N` prints sample N", soft_wrap=True
+        )
     return 1 if broken else 0
 
 
@@ -198,11 +221,23 @@ def register(app: typer.Typer) -> None:
 
     @rollouts_app.command("show")
     def show_command(
-        target: Annotated[Path, typer.Argument(help="A saved rollout .pt file, or a directory of them.")],
-        limit: Annotated[int | None, typer.Option("--limit", help="Rows per file (default: all).")] = None,
-        width: Annotated[int, typer.Option("--width", help="Characters of prompt shown.")] = 60,
+        target: Annotated[
+            Path,
+            typer.Argument(
+                metavar="FILE|DIR",
+                help="A saved rollout .pt file, or a directory of them.",
+                show_default=False,
+            ),
+        ],
+        limit: Annotated[
+            int | None, typer.Option("--limit", min=1, metavar="N", help="Rows per file (default: all).")
+        ] = None,
+        width: Annotated[
+            int, typer.Option("--width", min=10, metavar="CHARS", help="Characters of prompt shown.")
+        ] = 60,
         full: Annotated[
-            int | None, typer.Option("--full", help="Also print this sample's whole response.")
+            int | None,
+            typer.Option("--full", min=0, metavar="INDEX", help="Also print this sample's whole response."),
         ] = None,
         trust: Annotated[
             bool, typer.Option("--trust", help="Unpickle any object (only for files you made yourself).")

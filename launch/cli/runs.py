@@ -1,8 +1,10 @@
 """`t3rl runs`: the run dirs under a runs dir with each stage's status; `t3rl runs show DIR`: one run.
 
     t3rl runs [--runs-dir DIR] [--name GLOB] [--status S] [--where KEY=VALUE…] [--metric KEY]
-                                        every run (<name>/<timestamp>, and sweep points <name>/sweep-*/pNN)
-                                        with each eval stage's metric (default overall.accuracy, n tasks)
+                                        every run (<name>/<timestamp>, sweep points <name>/sweep-*/pNN and
+                                        `t3rl eval` records eval-*) with each eval's metric (default
+                                        overall.accuracy, n tasks); a filter or metric that can match
+                                        nothing exits 2 (launch.cli.runs_filter)
     t3rl runs diff A B                  the config keys that differ, with the file/override that set each
     t3rl runs show DIR                  its manifest, attempts and per-stage state (status, attempts, job ids,
                                         logs); a finished stage whose outputs no longer match is `damaged`
@@ -25,13 +27,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from launch.cli.eval_command import EVAL_RECORD
+from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, check_metric, lookup
 from launch.files import is_locked
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-# Run dirs sit at <runs>/<name>/<timestamp> and, for sweeps, <runs>/<name>/<sweep>/pNN.
-RUN_DIR_PATTERNS = ("*/*/config.yaml", "*/*/*/config.yaml")
+# Run dirs sit at <runs>/<name>/<timestamp> and, for sweeps, <runs>/<name>/<sweep>/pNN; a standalone
+# `t3rl eval` writes <runs>/eval-<engine>-<time>.
+RUN_DIR_PATTERNS = ("*/config.yaml", "*/*/config.yaml", "*/*/*/config.yaml")
 MARKS = {
     "succeeded": "[green]✓[/]",
     "skipped": "[green]=[/]",
@@ -75,9 +80,14 @@ class RunView:
 
 
 def load_run(path: Path) -> RunView:
-    """A run dir's stages in config order (stages never started are `planned`)."""
+    """A run dir's stages in config order (stages never started are `planned`); a `t3rl eval` record is
+    one stage, `eval`."""
     import yaml
 
+    manifest_file = path / "manifest.json"
+    manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
+    if manifest.get("record") == EVAL_RECORD:
+        return RunView(path, manifest, (_eval_stage(path),))
     config = yaml.safe_load((path / "config.yaml").read_text()) or {}
     state_file = path / "state.json"
     records: dict[str, dict[str, Any]] = {}
@@ -92,9 +102,23 @@ def load_run(path: Path) -> RunView:
         if status == "running" and not active:
             status = "interrupted"
         stages.append(StageView(name, status, record))
-    manifest_file = path / "manifest.json"
-    manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
     return RunView(path, manifest, tuple(stages), _gone_sweep_point(path))
+
+
+def _eval_stage(path: Path) -> StageView:
+    """A `t3rl eval` record as one stage: its summary says how it ended; without one, it is running
+    while its eval holds the lock, else it was interrupted."""
+    summary_file = path / "summary.json"
+    try:
+        summary = json.loads(summary_file.read_text()) if summary_file.exists() else None
+    except ValueError:
+        summary = {"complete": False, "reason": f"{summary_file} is not valid JSON"}
+    if summary is None:
+        status = "running" if is_locked(path / ".lock") else "interrupted"
+        return StageView(EVAL_RECORD, status, {})
+    complete = summary.get("complete") is True
+    record = {"message": "" if complete else str(summary.get("reason") or "incomplete")}
+    return StageView(EVAL_RECORD, "succeeded" if complete else "failed", record)
 
 
 def _gone_sweep_point(path: Path) -> str | None:
@@ -117,6 +141,13 @@ def find_runs(runs_dir: Path) -> list[Path]:
     return sorted(found, key=lambda p: (p / "config.yaml").stat().st_mtime, reverse=True)
 
 
+def summary_file(view: RunView, stage: str) -> Path:
+    """Where an eval stage's summary.json is (a `t3rl eval` record keeps it at its top)."""
+    if view.manifest.get("record") == EVAL_RECORD:
+        return view.path / "summary.json"
+    return view.path / "stages" / stage / "summary.json"
+
+
 def default_runs_dir() -> Path:
     """conf/paths/default.yaml's default: $T3RL_RUNS_DIR, else ./runs."""
     return Path(os.environ.get("T3RL_RUNS_DIR", "runs"))
@@ -131,32 +162,50 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         runs_dir: Annotated[
             Path | None,
-            typer.Option("--runs-dir", help="Where run dirs live (default: $T3RL_RUNS_DIR or ./runs)."),
+            typer.Option(
+                "--runs-dir", metavar="DIR", help="Where run dirs live (default: $T3RL_RUNS_DIR or ./runs)."
+            ),
         ] = None,
         name: Annotated[
-            str | None, typer.Option("--name", help="Only runs whose path matches this glob, e.g. 'stage1*'.")
+            str | None,
+            typer.Option(
+                "--name", metavar="GLOB", help="Only runs whose path matches this glob, e.g. 'stage1*'."
+            ),
         ] = None,
         status: Annotated[
-            str | None, typer.Option("--status", help="Only runs with this status (succeeded, failed, …).")
+            str | None,
+            typer.Option(
+                "--status", metavar="STATUS", help=f"Only runs with this status ({', '.join(RUN_STATUSES)})."
+            ),
         ] = None,
         where: Annotated[
             list[str] | None,
-            typer.Option("--where", help="Only runs whose config has KEY=VALUE, e.g. reward.name=binary."),
+            typer.Option(
+                "--where",
+                metavar="KEY=VALUE",
+                help="Only runs whose config has KEY=VALUE, e.g. reward.name=binary (repeatable).",
+            ),
         ] = None,
         metric: Annotated[
-            str, typer.Option("--metric", help="The eval summary key shown per eval stage.")
+            str, typer.Option("--metric", metavar="KEY", help="The eval summary key shown per eval stage.")
         ] = "overall.accuracy",
     ) -> None:
         """Every run under the runs dir, newest first: one mark per stage, each eval stage's metric."""
         if ctx.invoked_subcommand is not None:
             return
-        filters = RunFilter(name=name, status=status, where=tuple(where or ()))
-        raise typer.Exit(list_runs(runs_dir or default_runs_dir(), filters=filters, metric=metric))
+        try:
+            filters = RunFilter.parse(name, status, where or ())
+        except BadFilter as error:
+            raise typer.BadParameter(str(error), param_hint=error.argument) from None
+        code = list_runs(
+            runs_dir or default_runs_dir(), filters=filters, metric=metric, given=runs_dir is not None
+        )
+        raise typer.Exit(code)
 
     @runs_app.command("diff")
     def diff(
-        a: Annotated[Path, typer.Argument(help="A run directory.")],
-        b: Annotated[Path, typer.Argument(help="Another run directory.")],
+        a: Annotated[Path, typer.Argument(metavar="A", help="A run directory.", show_default=False)],
+        b: Annotated[Path, typer.Argument(metavar="B", help="Another run directory.", show_default=False)],
     ) -> None:
         """How two runs' configs differ, key by key, with the file or override that set each side."""
         from launch.cli.runs_diff import diff_runs
@@ -164,61 +213,26 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(diff_runs(a, b))
 
     @runs_app.command("show")
-    def show(run_dir: Annotated[Path, typer.Argument(help="A run directory, or a sweep dir.")]) -> None:
-        """The run's manifest (code, launcher host, planned topology, seeds), its attempts and each
-        stage's record; for a sweep dir, each point's status, stage, job and metric."""
+    def show(
+        run_dir: Annotated[
+            Path,
+            typer.Argument(metavar="RUN_DIR", help="A run directory, or a sweep dir.", show_default=False),
+        ],
+    ) -> None:
+        """The run's manifest (code, launcher host, the hardware its stages asked for, seeds), its attempts
+        and each stage's record; for a sweep dir, each point's status, stage, job and metric."""
         raise typer.Exit(show_run(run_dir))
-
-
-@dataclass(frozen=True)
-class RunFilter:
-    """Which runs `t3rl runs` lists."""
-
-    # fnmatch glob on the run's path below the runs dir.
-    name: str | None = None
-    status: str | None = None
-    # KEY=VALUE pairs the run's config.yaml must hold (VALUE compared as YAML).
-    where: tuple[str, ...] = ()
-
-    def keeps(self, relative: str, view: RunView) -> bool:
-        import fnmatch
-
-        import yaml
-
-        if (
-            self.name
-            and not fnmatch.fnmatch(relative, self.name)
-            and not fnmatch.fnmatch(relative, f"{self.name}/*")
-        ):
-            return False
-        # `--status interrupted` also keeps `interrupted (launcher gone)`.
-        if self.status and self.status not in (view.status, view.status.split(" ")[0]):
-            return False
-        if self.where:
-            config = yaml.safe_load((view.path / "config.yaml").read_text()) or {}
-            for condition in self.where:
-                key, _, wanted = condition.partition("=")
-                if _lookup(config, key) != yaml.safe_load(wanted):
-                    return False
-        return True
 
 
 def eval_metrics(view: RunView, metric: str) -> list[tuple[str, float | None, int | None]]:
     """(eval stage, its summary's `metric`, its task count) for each eval stage that wrote a summary."""
     found = []
-    for stage in view.stages:
-        summary_file = view.path / "stages" / stage.name / "summary.json"
-        if not summary_file.exists():
-            continue
-        try:
-            summary = json.loads(summary_file.read_text())
-        except ValueError:
-            continue
-        value = _lookup(summary, metric)
-        tasks = _lookup(summary, "overall.tasks")
+    for stage, summary in _summaries(view):
+        value = lookup(summary, metric)
+        tasks = lookup(summary, "overall.tasks")
         found.append(
             (
-                stage.name,
+                stage,
                 float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None,
                 tasks if isinstance(tasks, int) else None,
             )
@@ -226,12 +240,18 @@ def eval_metrics(view: RunView, metric: str) -> list[tuple[str, float | None, in
     return found
 
 
-def _lookup(node: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
+def _summaries(view: RunView) -> list[tuple[str, dict[str, Any]]]:
+    """(eval stage, its summary.json) for each stage that wrote a readable one."""
+    found = []
+    for stage in view.stages:
+        path = summary_file(view, stage.name)
+        try:
+            summary = json.loads(path.read_text()) if path.exists() else None
+        except ValueError:
+            continue
+        if isinstance(summary, dict):
+            found.append((stage.name, summary))
+    return found
 
 
 def list_runs(
@@ -240,22 +260,37 @@ def list_runs(
     *,
     filters: RunFilter | None = None,
     metric: str = "overall.accuracy",
+    given: bool = True,
 ) -> int:
+    """The table of runs; 2 when the runs dir `given` is not one, or a filter or the metric can match
+    nothing (the default runs dir not made yet is no error: no run has started here)."""
+    import yaml
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     console = console or Console(highlight=False)
+    errors = Console(stderr=True, highlight=False)
     filters = filters or RunFilter()
+    if not runs_dir.is_dir() and (given or runs_dir.exists()):
+        errors.print(f"[red]error:[/] --runs-dir {runs_dir}: no runs dir there", soft_wrap=True)
+        return 2
+    runs = [(path, load_run(path)) for path in find_runs(runs_dir)] if runs_dir.is_dir() else []
+    configs = {path: yaml.safe_load((path / "config.yaml").read_text()) or {} for path, _ in runs}
+    rows = [
+        (str(path.relative_to(runs_dir)), view)
+        for path, view in runs
+        if filters.keeps(str(path.relative_to(runs_dir)), view, configs[path])
+    ]
+    try:
+        filters.check_keys(configs.values())
+        check_metric(metric, (summary for _, view in rows for _, summary in _summaries(view)))
+    except BadFilter as error:
+        errors.print(f"[red]error:[/] {error.argument}: {escape(str(error))}", soft_wrap=True)
+        return 2
     if not runs_dir.is_dir():
-        Console(stderr=True).print(f"[red]error:[/] no runs dir at {runs_dir}", soft_wrap=True)
-        return 1
-    rows = []
-    for path in find_runs(runs_dir):
-        view = load_run(path)
-        relative = str(path.relative_to(runs_dir))
-        if filters.keeps(relative, view):
-            rows.append((relative, view))
+        console.print(f"no runs yet: {runs_dir} does not exist (`t3rl run …` makes it)", soft_wrap=True)
+        return 0
     table = Table(title=f"{len(rows)} runs in {runs_dir}", title_justify="left")
     for column in ("run", "created", "status", "stages", metric):
         table.add_column(column, overflow="fold")
@@ -297,7 +332,8 @@ def show_run(path: Path, console: Console | None = None) -> int:
         ("t3rl", manifest.get("t3rl_version")),
         ("launcher", (manifest.get("launcher") or manifest.get("host") or {}).get("hostname")),
         ("overrides", " ".join(manifest.get("overrides") or []) or None),
-        ("planned", json.dumps(topology) if (topology := _topology(manifest)) else None),
+        ("executor", (_topology(manifest) or {}).get("executor")),
+        ("hardware", _hardware(manifest)),
         ("seeds", json.dumps(manifest.get("seeds")) if manifest.get("seeds") else None),
     ):
         if value:
@@ -309,8 +345,9 @@ def show_run(path: Path, console: Console | None = None) -> int:
             given = " ".join(entry.get("given") or []) or "(none)"
             console.print(f"    {entry.get('attempt')}  {entry.get('at')}  {escape(given)}", soft_wrap=True)
     table = Table(title="stages", title_justify="left")
-    for column in ("stage", "status", "attempts", "started", "finished", "job", "message"):
+    for column in ("stage", "status", "GPUs", "attempts", "started", "finished", "job", "message"):
         table.add_column(column, overflow="fold")
+    planned = (_topology(manifest) or {}).get("stages") or {}
     for stage in view.stages:
         record = stage.record
         job = " ".join(
@@ -323,6 +360,7 @@ def show_run(path: Path, console: Console | None = None) -> int:
         table.add_row(
             escape(stage.name),
             _status(status),
+            str((planned.get(stage.name) or {}).get("gpus") or ""),
             str(record.get("attempts", "")),
             str(record.get("started_at") or ""),
             str(record.get("finished_at") or ""),
@@ -384,6 +422,20 @@ def _damage(path: Path, record: dict[str, Any]) -> str | None:
 def _topology(manifest: dict[str, Any]) -> Any:
     """What the config asked of the cluster (older manifests call it `topology`)."""
     return manifest.get("planned_topology") or manifest.get("topology")
+
+
+def _hardware(manifest: dict[str, Any]) -> str | None:
+    """The hardware the run's stages use: its layout when a stage needs GPUs, none when all run on
+    the CPU (the config's `hardware` section is then unused, whatever it names)."""
+    topology = _topology(manifest)
+    if not isinstance(topology, dict) or not topology.get("stages"):
+        return None
+    gpus = {name: stage.get("gpus") or 0 for name, stage in topology["stages"].items()}
+    if not any(gpus.values()):
+        return "none: every stage runs on the CPU"
+    hw = topology.get("hardware") or {}
+    layout = f"{hw.get('nodes', '?')} node(s) × {hw.get('gpus_per_node', '?')} {hw.get('gpu_type', 'GPU')}"
+    return f"{hw.get('name', '?')} ({layout}); GPUs per stage in the table"
 
 
 def _history(path: Path) -> list[dict[str, Any]]:

@@ -71,9 +71,15 @@ def diff_runs(a: Path, b: Path, console: Console | None = None) -> int:
             soft_wrap=True,
         )
     differences = config_differences(*configs)
+    secret, unknown = masked_differences(a, b, {d.key for d in differences})
+    differences = sorted([*differences, *secret], key=lambda d: d.key)
     if not differences:
-        console.print("the resolved configs are identical")
+        console.print("the resolved configs are identical" + (f" ({unknown})" if unknown else ""))
         return 0
+    if not [d for d in differences if d not in secret]:
+        console.print(
+            f"the resolved configs differ (secret): {len(secret)} masked value(s) differ", soft_wrap=True
+        )
     table = Table(title=f"{len(differences)} key(s) differ", title_justify="left", show_lines=True)
     for column in ("key", "A", "B", "set in A", "set in B"):
         table.add_column(column, overflow="fold")
@@ -89,6 +95,24 @@ def diff_runs(a: Path, b: Path, console: Console | None = None) -> int:
     if not all(provenances):
         console.print("[dim](a run without provenance.json predates it: its sources are not shown)[/]")
     return 0
+
+
+def masked_differences(a: Path, b: Path, seen: set[str]) -> tuple[list[KeyDifference], str]:
+    """Keys both config.yaml files mask alike (`***`) whose values differ by their fingerprints
+    (launch.run.secret_fingerprints), shown as "*** (secret, differs)"; and why masked values could not
+    be compared, if they could not ("" when they were)."""
+    from launch.run import secret_fingerprints
+
+    prints = [secret_fingerprints.read(path) for path in (a, b)]
+    if prints[0] is None or prints[1] is None:
+        masked = any(p and p["values"] for p in prints)
+        return [], "masked values not compared: a run predates secret fingerprints" if masked else ""
+    values = [p["values"] for p in prints]
+    keys = sorted((values[0].keys() | values[1].keys()) - seen)
+    if prints[0]["key"] != prints[1]["key"] and prints[0]["key"] and prints[1]["key"]:
+        return [], "masked values not compared: fingerprinted with different keys (another user or machine)"
+    shown = "*** (secret, differs)"
+    return [KeyDifference(k, shown, shown) for k in keys if values[0].get(k) != values[1].get(k)], ""
 
 
 def _show(value: Any) -> str:

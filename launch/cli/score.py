@@ -34,29 +34,42 @@ def register(app: typer.Typer) -> None:
 
 
 def score_command(
-    world: Annotated[str, typer.Argument(help=f"one of {', '.join(WORLDS)}", show_default=False)],
-    file: Annotated[Path, typer.Argument(help="JSONL of trajectories, one per line", show_default=False)],
+    world: Annotated[
+        str, typer.Argument(metavar="WORLD", help=f"one of {', '.join(WORLDS)}", show_default=False)
+    ],
+    file: Annotated[
+        Path, typer.Argument(metavar="FILE", help="JSONL of trajectories, one per line", show_default=False)
+    ],
     overrides: Annotated[
         list[str] | None,
-        typer.Argument(help="Hydra overrides choosing env/reward configs, e.g. reward=toolrl_coarse"),
+        typer.Argument(
+            metavar="OVERRIDES", help="Hydra overrides choosing env/reward configs, e.g. reward=toolrl_coarse"
+        ),
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="output dir for verdicts.jsonl and summary.json (default: FILE.scored/)"),
+        typer.Option(
+            metavar="DIR",
+            help="output dir for verdicts.jsonl and summary.json (default: next to FILE, its name with "
+            ".scored for .jsonl: runs/r.jsonl → runs/r.scored/)",
+        ),
     ] = None,
     mode: Annotated[
-        str, typer.Option(help="bfcl: eval (official verdict) or train (T3RL progress)")
+        str, typer.Option(metavar="eval|train", help="bfcl: eval (official verdict) or train (T3RL progress)")
     ] = "eval",
     config_dir: Annotated[
         list[Path] | None,
-        typer.Option("--config-dir", help="Extra config dir searched after t3rl's (repeatable)."),
+        typer.Option(
+            "--config-dir", metavar="DIR", help="Extra config dir searched after t3rl's (repeatable)."
+        ),
     ] = None,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
     data: Annotated[
         Path | None,
         typer.Option(
+            metavar="FILE",
             help="a prepared split (JSONL rows): lines give only their id (as `t3rl eval` names tasks) "
-            "and take the ground truth / answer / tau2 task from the row"
+            "and take the ground truth / answer / tau2 task from the row",
         ),
     ] = None,
 ) -> None:
@@ -71,6 +84,9 @@ def score_command(
     retool: {"id": …, "response": "… <answer>\\boxed{42}</answer>", "answer": "42"}
 
     tau2: {"id": "0", "domain": "airline", "messages": tau2's messages, "termination_reason": "agent_stop"}
+
+    Exit code 0 when every line scored, 1 when some did not (each named on stderr with its line number;
+    verdicts.jsonl keeps them too), 2 for a bad argument or a file with no line to score (nothing written).
     """
     if world not in WORLDS:
         raise typer.BadParameter(f"choose one of {', '.join(WORLDS)}", param_hint="WORLD")
@@ -78,6 +94,8 @@ def score_command(
         raise typer.BadParameter("choose eval or train", param_hint="--mode")
     if not file.is_file():
         raise typer.BadParameter(f"{file} is not a file", param_hint="FILE")
+    if not any(line.strip() for line in file.read_text(encoding="utf-8", errors="replace").splitlines()):
+        raise typer.BadParameter(f"{file} has no line to score (it is empty)", param_hint="FILE")
     if data is not None and not data.is_file():
         raise typer.BadParameter(f"{data} is not a file", param_hint="--data")
     scorer = _scorer(world, _section(world, overrides or [], [str(d) for d in config_dir or []]), mode)
@@ -89,6 +107,21 @@ def score_command(
         f"{summary['scored']} scored, {summary['errors']} failed to score; mean reward "
         f"{_fmt(summary['mean_reward'])}, success {_fmt(summary['success_rate'])} → {out}"
     )
+    if summary["errors"]:
+        _name_failed_lines(out / "verdicts.jsonl", file)
+        raise typer.Exit(1)
+
+
+# Lines named on stderr when some fail to score; verdicts.jsonl has every one.
+_SHOWN_FAILURES = 20
+
+
+def _name_failed_lines(verdicts: Path, file: Path) -> None:
+    failed = [r for r in map(json.loads, verdicts.read_text(encoding="utf-8").splitlines()) if "error" in r]
+    for record in failed[:_SHOWN_FAILURES]:
+        typer.echo(f"{file}:{record['line']}: {record['error']}", err=True)
+    if len(failed) > _SHOWN_FAILURES:
+        typer.echo(f"… and {len(failed) - _SHOWN_FAILURES} more lines: see {verdicts}", err=True)
 
 
 def score_file(

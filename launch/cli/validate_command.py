@@ -37,9 +37,14 @@ def validate_command(overrides: list[str], config_dirs: list[str], *, multirun: 
         render_problems([*error.problems, *error.warnings], rich_console(stderr=True))
         return EXIT_CONFIG
     console = rich_console()
-    if resolved.warnings:
-        render_problems(resolved.warnings, rich_console(stderr=True))
     run = resolved.run
+    warnings = list(resolved.warnings)
+    if not run.stages:  # a valid config, but `t3rl run` and `t3rl plan` refuse it
+        from launch.run.steps import no_stages_problem
+
+        warnings.append(no_stages_problem(severity="warning"))
+    if warnings:
+        render_problems(warnings, rich_console(stderr=True))
     stages = " → ".join(f"{name} ({stage.kind})" for name, stage in run.stages.items()) or "no stages"
     console.print(f"[green]valid[/]: {run.name} — model {run.model.name}, hardware {run.hardware.name}")
     console.print(f"  stages: {stages}")

@@ -127,6 +127,8 @@ class RunDir:
 
     def __init__(self, path: Path) -> None:
         self.path = path.resolve()
+        # The ancestors `new` created for this dir (the runs dir itself on a first run), deepest first.
+        self.created: list[Path] = []
 
     # ------------------------------------------------------------------------------ creation
 
@@ -135,12 +137,15 @@ class RunDir:
         """A fresh `<runs_dir>/<name>/<timestamp>` (suffixed -1, -2, … if that exists)."""
         stamp = stamp or datetime.now().strftime("%Y%m%d-%H%M%S")
         parent = runs_dir / name
+        created = [p for p in (parent, *parent.parents) if not p.exists()]
         parent.mkdir(parents=True, exist_ok=True)
         candidate, n = parent / stamp, 0
         while True:
             try:
                 candidate.mkdir()
-                return cls(candidate)
+                run_dir = cls(candidate)
+                run_dir.created = created
+                return run_dir
             except FileExistsError:
                 n += 1
                 candidate = parent / f"{stamp}-{n}"
@@ -152,10 +157,11 @@ class RunDir:
 
     def remove_if_empty(self) -> None:
         """Undo `new` when nothing was written (e.g. the config failed to plan), including the
-        `<runs_dir>/<name>/` it made if no other run lives there."""
+        `<runs_dir>/<name>/` (and the runs dir) it made if no other run lives there."""
         with contextlib.suppress(OSError):
             self.path.rmdir()
-            self.path.parent.rmdir()
+            for directory in self.created:
+                directory.rmdir()
 
     def remove_if_unused(self) -> None:
         """Undo `new` when the run was refused before its record was written (only its lock exists)."""

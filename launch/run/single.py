@@ -39,13 +39,17 @@ def run_single(
         raise PipelineError(
             "--run-dir previews a run without writing anything; --out writes a new plan: use one"
         )
-    if existing is not None and existing.exists():
-        overrides, config_dirs = _resumed(existing, given, config_dirs, console, dry=dry)
-    elif existing is not None and dry:
+    if existing is not None and not existing.exists():
         raise PipelineError(
-            f"{existing.path} is not a run dir (no config.yaml), so there is nothing to preview; "
-            f"`t3rl plan --out {existing.path} …` writes a new plan there"
+            f"{existing.path} is not a run dir (no config.yaml), so there is nothing to "
+            + (
+                f"preview; `t3rl plan --out {existing.path} …` writes a new plan there"
+                if dry
+                else "resume; `t3rl run OVERRIDES…` starts a new run (its dir goes under paths.runs_dir)"
+            )
         )
+    if existing is not None:
+        overrides, config_dirs = _resumed(existing, given, config_dirs, console, dry=dry)
     resolved = resolve_overrides(overrides, config_dirs, console)
     dry = dry or resolved.run.executor.kind == "dry"
     if dry and existing is not None:
@@ -71,12 +75,10 @@ def run_single(
 
     try:
         result = execute(plan, run_dir, resolved, from_stage, only, dry=dry, console=console, record=record)
-    except PipelineError:
-        if fresh:
+    except BaseException as error:
+        if fresh:  # refused before its record was written (pre-flight, --from, the lock): leave nothing
             run_dir.remove_if_unused()
-        raise
-    except KeyboardInterrupt:
-        if not dry:
+        if isinstance(error, KeyboardInterrupt) and not dry and run_dir.exists():
             console.print(f"resume with: t3rl run --run-dir {run_dir.path}", soft_wrap=True)
         raise
     code = report_result(result, plan, run_dir, console, dry=dry)
@@ -153,11 +155,14 @@ def _plan_dir(resolved: Resolved, out: Path | None) -> tuple[RunDir, bool]:
         plans = Path(resolved.run.paths.plans_dir).expanduser().resolve()
         return RunDir.new(plans, resolved.run.name), True
     target = RunDir(out.expanduser())
+    if target.path.exists() and not target.path.is_dir():
+        raise PipelineError(f"--out {out}: {target.path} is a file, not a directory for the plan")
     if target.exists() and not target.is_plan():
         raise PipelineError(
             f"{target.path} holds a run's record; a plan never writes over one "
             f"(`t3rl plan --run-dir {target.path}` previews what a run there would do)"
         )
+    target.created = [p for p in target.path.parents if not p.exists()]
     return target, not target.path.exists()
 
 

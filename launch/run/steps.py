@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from launch.checks.resolve import Resolved
+    from launch.config.errors import Problem, Severity
     from launch.plan.build import Plan
     from launch.run.pipeline import PipelineResult
     from launch.run.rundir import RunDir
@@ -26,13 +27,30 @@ def t3rl_root() -> Path:
 
 
 def resolve_overrides(overrides: list[str], config_dirs: list[str], console: Console) -> Resolved:
+    """The validated config of a run, plan or sweep point; a config with no stage is refused here (there
+    would be nothing to run, and no run dir is made for it)."""
     from launch.checks.resolve import resolve
-    from launch.config.errors import render_problems
+    from launch.config.errors import ConfigError, render_problems
 
     resolved = resolve(overrides, config_dirs)
+    if not resolved.run.stages:
+        raise ConfigError([no_stages_problem()])
     if resolved.warnings:
         render_problems(resolved.warnings, console)
     return resolved
+
+
+def no_stages_problem(severity: Severity = "error") -> Problem:
+    """A config without stages: what an experiment brings, so the fix names one."""
+    from launch.config.errors import Problem
+
+    return Problem(
+        "stages",
+        "the config has no stages, so there is nothing to run (no experiment was chosen?)",
+        "the primary config (conf/config.yaml) and the overrides given",
+        "choose an experiment: +experiment=quickstart (`t3rl ls experiment` lists them)",
+        severity=severity,
+    )
 
 
 def plan_run(resolved: Resolved, run_dir: RunDir) -> Plan:
@@ -132,6 +150,16 @@ def write_run_dir(
         {key: scrub_text(source, secrets) for key, source in resolved.provenance.to_dict().items()},
     )
     run_dir.write_plan_script(scrub_text(plan.render_script()))
+    write_secret_fingerprints(run_dir.path, resolved.config)
+
+
+def write_secret_fingerprints(path: Path, config: dict[str, Any]) -> None:
+    """What `t3rl runs diff` compares where config.yaml shows `***` (launch.run.secret_fingerprints)."""
+    from launch.config.secrets import scrub_obj
+    from launch.run.rundir import atomic_write_json
+    from launch.run.secret_fingerprints import FILE, fingerprints
+
+    atomic_write_json(path / FILE, fingerprints(config, scrub_obj(config)))
 
 
 # Dotted key → the file or override that set it, in every run dir.

@@ -126,7 +126,8 @@ def test_eval_stage_uses_that_stages_settings(tmp_path: Path, monkeypatch: pytes
 
     monkeypatch.setattr("t3rl_core.eval.evaluate.evaluate", fake_evaluate)
     data = tmp_path / "bfcl_test.jsonl"
-    data.write_text("")
+    metadata = {"index": "multi_turn_base_0", "data_source": "multi_turn_base"}
+    data.write_text(json.dumps({"prompt": [{"role": "user", "content": "x"}], "metadata": metadata}) + "\n")
     result = invoke(
         "eval", "+experiment=quickstart", "--stage", "eval_reference", "--data", str(data),
         "--out", str(tmp_path / "out"),

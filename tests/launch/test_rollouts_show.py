@@ -81,6 +81,22 @@ def test_a_broken_sample_fails_the_tito_check(tmp_path: Path) -> None:
     assert tito_problems(sample(0)) == []
 
 
+def test_a_broken_sample_beyond_the_limit_is_named(tmp_path: Path) -> None:
+    path = save(tmp_path / "rollout_data_0.pt", 0, [sample(0), sample(1), sample(2, mask_len=20)])
+    code, text = render(path, limit=1)
+    assert code == 1
+    assert "1 sample(s) break the TITO check: rollout_data_0.pt sample 2" in text
+    assert "not shown (--limit): rollout_data_0.pt sample 2" in text
+
+
+def test_a_file_torch_did_not_write_is_named_so_even_when_trusted(tmp_path: Path) -> None:
+    text_file = tmp_path / "notes.pt"
+    text_file.write_text("12 garbage\n")
+    for trust in (False, True):
+        code, text = render(text_file, trust=trust)
+        assert code == 2 and "is not a file torch.save wrote" in text and "invalid literal" not in text
+
+
 def test_a_directory_is_read_in_rollout_order(tmp_path: Path) -> None:
     for rollout_id in (10, 2):
         save(tmp_path / f"rollout_data_{rollout_id}.pt", rollout_id, [sample(0)])

@@ -75,18 +75,31 @@ def test_eval_against_a_dead_url_exits_1_naming_it(tmp_path):
     data, _ = shared_tiny_stack()
     runtime = write_runtime_yaml(tmp_path / "runtime.yaml", shared_tokenizer_dir("qwen3"))
     out = tmp_path / "out"
-    url = f"http://evaluser:planted-url-pass-71@127.0.0.1:{free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     args = ["eval", "--runtime-config", str(runtime), "--engine", "sglang", "--url", url]
     result = runner.invoke(app, [*args, "--data", str(data), "--out", str(out)])
     assert result.exit_code == 1, result.output
-    masked = url.replace("planted-url-pass-71", "***")
-    assert f"SGLang server {masked} is not answering GET /health" in result.output
+    assert f"SGLang server {url} is not answering GET /health" in result.output
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["complete"] is False and masked in summary["reason"]
+    assert summary["complete"] is False and url in summary["reason"]
     assert {"config.yaml", "overrides.yaml", "manifest.json", "report.md"} <= {p.name for p in out.iterdir()}
-    # The URL's password is in no file of the record and nowhere in the output.
-    assert "planted-url-pass-71" not in result.output
-    assert not [p for p in out.rglob("*") if p.is_file() and b"planted-url-pass-71" in p.read_bytes()]
+
+
+@pytest.mark.parametrize("where", ["--url", "eval.engine.url"])
+def test_a_password_in_the_eval_url_is_refused_either_way_and_never_shown(tmp_path, where):
+    """`--url` and `eval.engine.url=` agree: a URL carrying a password is refused before anything is
+    written (the credential goes by reference, eval.engine.api_key=env:NAME), whatever else is set."""
+    url = f"http://evaluser:planted-url-pass-71@127.0.0.1:{free_port()}"
+    given = ["--url", url] if where == "--url" else [f"eval.engine.url={url}"]
+    api_key = "eval.engine.api_key=env:SGLANG_API_KEY"
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["eval", "--engine", "sglang", api_key, *given, "--out", str(out)], env={"COLUMNS": "300"}
+    )
+    assert result.exit_code == 2, result.output
+    assert "password is embedded in this URL" in result.output
+    assert "not answering" not in result.output and "planted-url-pass-71" not in result.output
+    assert not out.exists()
 
 
 def test_eval_config_errors_exit_2(tmp_path):

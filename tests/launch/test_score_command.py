@@ -38,8 +38,12 @@ def test_bfcl_file_gives_official_verdicts_and_keeps_bad_lines(tmp_path):
         {"id": "multi_turn_base_1", "decode": gold},
     )
     result = invoke("score", "bfcl", str(file), "--no-progress")
-    assert result.exit_code == 0, result.output
-    out = tmp_path / "trajs.scored"
+    assert result.exit_code == 1, result.output  # lines failed to score: named on stderr, kept below
+    for number, said in ((3, "JSONDecodeError"), (4, "unknown BFCL task id"), (5, "missing decoded")):
+        line = next(x for x in result.stderr.splitlines() if x.startswith(f"{file}:{number}: "))
+        assert said in line, result.stderr
+    assert f"{file}:1:" not in result.stderr and f"{file}:2:" not in result.stderr
+    out = tmp_path / "trajs.scored"  # FILE's name with .scored for .jsonl, as --help says
     verdicts = read_verdicts(out)
     assert [v["line"] for v in verdicts] == [1, 2, 3, 4, 5]
     assert verdicts[0]["success"] is True and verdicts[1]["details"]["failed_turn"] == 1
@@ -72,7 +76,15 @@ def test_refused_commands_write_nothing(tmp_path):
     assert typo.exit_code == 2 and "did you mean 'reward.coarse'?" in typo.output
     assert invoke("score", "toolrll", str(file)).exit_code == 2
     assert invoke("score", "toolrl", str(tmp_path / "missing.jsonl")).exit_code == 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.jsonl"]
+    empty = write(tmp_path / "empty.jsonl")
+    refused = invoke("score", "toolrl", str(empty))
+    assert refused.exit_code == 2 and "has no line to score" in refused.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.jsonl", "empty.jsonl"]
+
+
+def test_help_names_the_default_out_dir_the_command_uses():
+    help_text = " ".join(CliRunner().invoke(app, ["score", "--help"], env={"COLUMNS": "300"}).output.split())
+    assert "runs/r.jsonl → runs/r.scored/" in help_text
 
 
 def test_lines_take_their_ground_truth_from_a_prepared_split(tmp_path):
@@ -84,12 +96,8 @@ def test_lines_take_their_ground_truth_from_a_prepared_split(tmp_path):
         tmp_path / "answers.jsonl", {"id": "rlla/7", "response": GOOD}, {"id": "rlla/8", "response": GOOD}
     )
     out = tmp_path / "out"
-    assert (
-        invoke(
-            "score", "toolrl", str(file), "--data", str(rows), "--out", str(out), "--no-progress"
-        ).exit_code
-        == 0
-    )
+    result = invoke("score", "toolrl", str(file), "--data", str(rows), "--out", str(out), "--no-progress")
+    assert result.exit_code == 1  # line 2's id is not in the split
     found, unknown = read_verdicts(out)
     assert found["reward"] == score.toolrl(GOOD, GOOD).reward and found["success"] is True
     assert unknown["error"] == "ValueError: missing ground_truth (a toolrl line has response, ground_truth)"

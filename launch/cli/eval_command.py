@@ -1,0 +1,288 @@
+"""`t3rl eval`: evaluate here and now, into an eval-only run record that `t3rl runs` lists.
+
+Every argument is checked before anything is written (the options' values, --url, --data,
+--runtime-config, --out, an SGLang engine without a server); a bad one exits 2 with the option it names.
+Then the out dir gets the record: config.yaml (the config the eval ran with, without the experiment's
+stages, which it does not run), overrides.yaml, manifest.json (`record: eval`), and while the eval runs
+a lock (`t3rl runs` tells a running eval from an interrupted one by it); summary.json, report.md and
+the trajectories follow (t3rl_core.eval.evaluate).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from t3rl_core.config import RuntimeConfig
+    from t3rl_core.eval.config import EvalConfig
+
+ENGINES = ("reference", "hf", "sglang")
+# The eval record's manifest says so: `t3rl runs` shows it as one stage of this name.
+EVAL_RECORD = "eval"
+# Sections of the composed config an eval does not run (the experiment's pipeline).
+NOT_EVALUATED = ("stages", "services", "next_experiment", "objective", "curriculum")
+# The option that set each EvalConfig field, for errors in the values given.
+OPTION_OF = {
+    "samples": "--k",
+    "pass_k": "--k",
+    "temperature": "--k",
+    "limit_per_category": "--limit-per-category",
+    "split": "--split",
+    "engine": "--engine",
+}
+
+ConfigDirs = Annotated[
+    list[str] | None,
+    typer.Option("--config-dir", metavar="DIR", help="Extra config dir searched after t3rl's (repeatable)."),
+]
+
+
+def eval_command(
+    overrides: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="OVERRIDES", help="Hydra overrides, e.g. +experiment=quickstart"),
+    ] = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME", help=f"engine: {', '.join(ENGINES)} or a plugin's name (default: eval.engine)"
+        ),
+    ] = None,
+    url: Annotated[str | None, typer.Option(metavar="URL", help="SGLang server URL (engine sglang)")] = None,
+    split: Annotated[
+        str | None, typer.Option(metavar="SPLIT", help="prepared split (default: eval.split)")
+    ] = None,
+    k: Annotated[
+        int | None,
+        typer.Option("--k", min=1, metavar="K", help="samples per task; reports pass@1 and pass@k"),
+    ] = None,
+    limit_per_category: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="tasks per category")
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(metavar="DIR", help="output dir (default: <runs_dir>/eval-<engine>-<time>)"),
+    ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(metavar="PATH", help="split file or data dir (default: prepared into <out>/data)"),
+    ] = None,
+    runtime_config: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="a runtime YAML instead of composing the config from overrides"),
+    ] = None,
+    serve_checkpoint: Annotated[
+        Path | None, typer.Option(metavar="DIR", help="HF dir to serve with SGLang (engine sglang)")
+    ] = None,
+    tp: Annotated[int, typer.Option(min=1, metavar="N", help="SGLang TP size for --serve-checkpoint")] = 1,
+    resume: Annotated[
+        bool, typer.Option(help="keep finished episodes of an interrupted eval in --out")
+    ] = False,
+    stage: Annotated[
+        str | None,
+        typer.Option(
+            metavar="STAGE",
+            help="an eval stage of the experiment whose settings to use (its limits, engine, split), "
+            "e.g. --stage eval_tiny",
+        ),
+    ] = None,
+    config_dir: ConfigDirs = None,
+) -> None:
+    """Evaluate a model (or the scripted reference policy) on a prepared split, here and now.
+
+    The engine is checked before the first episode (SGLang: /health and /get_model_info); an engine
+    that does not answer, or more engine failures than eval.max_engine_failure_rate allows, exits 1
+    with summary.json `complete: false` and the reason. A bad argument exits 2 and writes nothing.
+    The out dir is an eval-only run record (config.yaml, overrides.yaml, manifest.json) that
+    `t3rl runs` lists."""
+    from launch.cli import runtime as common
+    from launch.files import LockHeld, exclusive_lock
+    from t3rl_core.engines.base import EngineUnavailable
+    from t3rl_core.eval.evaluate import evaluate
+    from t3rl_core.secret import SecretResolutionError
+
+    if engine is not None and engine not in ENGINES:
+        _check_engine_plugin(engine)
+    if runtime_config is not None:
+        runtime, config, runs_dir = _from_runtime_config(runtime_config, overrides or [], stage)
+        composed: dict[str, Any] = {"t3rl": runtime.model_dump(mode="json")}
+    else:
+        resolved = common.resolve_or_exit(overrides or [], config_dir or [])
+        run = resolved.run
+        config = run.eval if stage is None else common.stage_eval_config(run, stage)
+        runtime, runs_dir = common.runtime_of(run), Path(run.paths.runs_dir)
+        composed = {k: v for k, v in resolved.config.items() if k not in NOT_EVALUATED}
+    config = common.with_options(
+        config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category
+    )
+    _check_engine_source(config, serve_checkpoint, data)
+    if data is not None:
+        _check_data(data, config)
+    out = out or runs_dir / f"eval-{config.engine.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if out.exists() and not out.is_dir():
+        raise typer.BadParameter(
+            f"{out} is a file, not a directory for the eval's record", param_hint="--out"
+        )
+    write_eval_record(out, composed | {"eval": config.model_dump(mode="json")}, overrides or [], stage)
+    try:
+        with exclusive_lock(out / ".lock"):
+            if data is None:
+                _check_server(config)  # seconds, where preparing the data first could take minutes
+            data_path = data or common.prepared(runtime, out / "data", config.split)
+            summary = evaluate(
+                runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume
+            )
+    except LockHeld:
+        _fail(f"{out} is in use by another t3rl eval", out)
+    except (EngineUnavailable, SecretResolutionError) as error:
+        _fail(f"eval failed: {error}", out)
+    if not summary["complete"]:
+        _fail(None, out)  # the reason was printed under the table
+
+
+def _from_runtime_config(
+    path: Path, overrides: list[str], stage: str | None
+) -> tuple[RuntimeConfig, EvalConfig, Path]:
+    """(runtime, default eval settings, runs dir) of `--runtime-config FILE`; exit 2 if it cannot be read."""
+    import yaml
+    from pydantic import ValidationError
+
+    from t3rl_core.config import RuntimeConfig
+    from t3rl_core.eval.config import EvalConfig
+
+    if stage is not None:
+        raise typer.BadParameter("--stage needs the experiment's overrides", param_hint="--stage")
+    if overrides:
+        raise typer.BadParameter(
+            "give overrides or --runtime-config, not both", param_hint="--runtime-config"
+        )
+    if not path.is_file():
+        raise typer.BadParameter(f"{path} does not exist or is not a file", param_hint="--runtime-config")
+    try:
+        return RuntimeConfig.from_yaml(path), EvalConfig(), Path("runs")
+    except (yaml.YAMLError, ValidationError, AttributeError, UnicodeDecodeError) as error:
+        reason = str(error).splitlines()[0] if not isinstance(error, AttributeError) else "not a mapping"
+        raise typer.BadParameter(
+            f"{path} is not a t3rl runtime YAML (runs/<run>/runtime/<stage>.yaml): {reason}",
+            param_hint="--runtime-config",
+        ) from None
+
+
+def _check_engine_source(config: EvalConfig, serve_checkpoint: Path | None, data: Path | None) -> None:
+    """An SGLang engine needs a server: a URL without a password (credentials go by reference), or a
+    checkpoint to serve. Refused here, before the record or the data are written."""
+    from t3rl_core.secret import url_passwords
+
+    engine = config.engine
+    url = getattr(engine, "url", None)
+    if url and url_passwords(url):
+        raise typer.BadParameter(
+            "a password is embedded in this URL (user:password@host), as `t3rl validate` refuses for "
+            "eval.engine.url: remove it and pass the credential by reference, e.g. export "
+            "SGLANG_API_KEY=<it> and eval.engine.api_key=env:SGLANG_API_KEY",
+            param_hint="--url / eval.engine.url",
+        )
+    if engine.name == "sglang" and not url and serve_checkpoint is None:
+        raise typer.BadParameter(
+            "engine sglang has no server: give --url http://host:port (or eval.engine.url=…), "
+            "--serve-checkpoint DIR to serve one, or --engine reference|hf",
+            param_hint="--url / eval.engine.url",
+        )
+    if serve_checkpoint is not None and not (serve_checkpoint / "config.json").is_file():
+        raise typer.BadParameter(
+            f"{serve_checkpoint} holds no HF config.json", param_hint="--serve-checkpoint"
+        )
+
+
+def _check_data(data: Path, config: EvalConfig) -> None:
+    """--data: the split file exists, its rows read and some match the categories."""
+    from t3rl_core.data.rows import DataError
+    from t3rl_core.eval.evaluate import resolve_data
+    from t3rl_core.eval.runner import load_rows, select_rows
+
+    try:
+        rows = select_rows(load_rows(resolve_data(data, config.split)), config)
+    except (FileNotFoundError, DataError) as error:
+        raise typer.BadParameter(str(error), param_hint="--data") from None
+    if not rows:
+        raise typer.BadParameter(
+            f"no task of {data} is in eval.categories={config.categories}", param_hint="--data"
+        )
+
+
+def _check_server(config: EvalConfig) -> None:
+    """A running SGLang server (engine sglang with a url) answers its health check."""
+    engine = config.engine
+    if engine.name == "sglang" and getattr(engine, "url", None):
+        import asyncio
+
+        from t3rl_core.engines.sglang_http import SGLangEngine
+
+        async def check() -> None:
+            client = SGLangEngine(engine)  # type: ignore[arg-type]
+            try:
+                await client.check()
+            finally:
+                await client.aclose()
+
+        asyncio.run(check())
+
+
+def _fail(message: str | None, out: Path) -> NoReturn:
+    """Print why the eval failed (unless already printed; the record stays in `out`) and exit 1."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from launch.config.secrets import scrub_text
+    from launch.files import atomic_write_json
+
+    summary = out / "summary.json"
+    if message is not None and not summary.exists():  # failed before it started: the record says so
+        atomic_write_json(summary, {"complete": False, "reason": scrub_text(message)})
+    console = Console(stderr=True)
+    if message is not None:
+        console.print(f"[red]{escape(scrub_text(message))}[/]", soft_wrap=True)
+    console.print(f"record: {summary}", soft_wrap=True)
+    raise typer.Exit(1)
+
+
+def write_eval_record(out: Path, config: dict[str, Any], overrides: list[str], stage: str | None) -> None:
+    """config.yaml, overrides.yaml and manifest.json of a standalone eval dir (secrets masked)."""
+    import yaml
+
+    from launch.config.secrets import scrub_obj
+    from launch.run.rundir import RunDir, collect_manifest
+    from launch.run.steps import t3rl_root, write_secret_fingerprints
+
+    record = RunDir(out)
+    record.path.mkdir(parents=True, exist_ok=True)
+    record.write_config(yaml.safe_dump(scrub_obj(config), sort_keys=False), overrides)
+    manifest = collect_manifest(
+        run_name=str(config.get("name") or EVAL_RECORD),
+        run_id=record.path.name,
+        record=EVAL_RECORD,
+        t3rl_root=t3rl_root(),
+        topology={},
+        seeds={"eval": config["eval"]["seed"]},
+        overrides=overrides,
+        config_dirs=[],
+        created_at=record.read_manifest().get("created_at"),
+    )
+    record.write_manifest(manifest | {"eval": {"stage": stage, "engine": config["eval"]["engine"]["name"]}})
+    write_secret_fingerprints(record.path, config)
+
+
+def _check_engine_plugin(name: str) -> None:
+    """An engine that is not built in must be a plugin that loads (import path or entry point)."""
+    from t3rl_core.registries import ENGINES as REGISTRY
+
+    try:
+        REGISTRY.entry(name)
+    except ValueError as err:
+        raise typer.BadParameter(
+            f"{err}; built-in engines: {', '.join(ENGINES)}", param_hint="--engine"
+        ) from None

@@ -1,0 +1,75 @@
+"""Help and usage lines in the usual Unix spelling: `t3rl runs diff [OPTIONS] A B`, `--out DIR`,
+`--k INTEGER`, and nothing after a flag.
+
+Typer writes required arguments as `{a} {b}` and gives every option a type placeholder (`<bool>` after
+`--trust`, `<list[Path]>` after `--config-dir`). `plain_metavars(app)` gives every command and group of
+the app the classes below: an argument is its metavar (its name in capitals by default), bracketed when
+optional and followed by `...` when repeatable; an option shows its metavar (click's TEXT / INTEGER /
+PATH by default) and a flag shows none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+# Click's names for the values (`--k INTEGER`), by Typer's type label.
+_CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH", "Path": "PATH"}
+
+
+class _Argument(TyperArgument):
+    @property
+    def display_name_raw(self) -> str:  # also the name errors give: "Missing argument 'RUN_DIR'"
+        return self.metavar or (self.name or "").upper()
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None  # the name column already shows the metavar
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+
+class _Option(TyperOption):
+    def display_type_rich(self, ctx: Any) -> str | None:
+        if self.is_flag or self.count:
+            return None
+        if self.metavar is not None:
+            return self.metavar
+        label = self.display_type(ctx).strip("<>")
+        label = label.removeprefix("list[").removesuffix("]")  # repeatable: the help text says so
+        return _CLICK_NAMES.get(label, label.upper())
+
+
+def _plain(param: Any) -> Any:
+    """The same parameter object, given the class above that matches it (only its display differs)."""
+    if type(param) is TyperArgument:
+        param.__class__ = _Argument
+    elif type(param) is TyperOption:
+        param.__class__ = _Option
+    return param
+
+
+class PlainCommand(TyperCommand):
+    def get_params(self, ctx: Any) -> list[Any]:
+        # Every parameter, also those Typer adds late (--help, --install-completion).
+        return [_plain(param) for param in super().get_params(ctx)]
+
+
+class PlainGroup(TyperGroup):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return [_plain(param) for param in super().get_params(ctx)]
+
+
+def plain_metavars(app: typer.Typer) -> None:
+    """Make every command and group registered on `app` (and its sub-apps) use the plain classes."""
+    app.info.cls = PlainGroup
+    for command in app.registered_commands:
+        if command.cls in (None, TyperCommand):  # Typer fills in its own class when registering
+            command.cls = PlainCommand
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            plain_metavars(group.typer_instance)

@@ -1,0 +1,146 @@
+"""What `t3rl runs --name/--status/--where/--metric` keep and show, and why a bad one is refused.
+
+A filter or metric that can match nothing is a mistake, not an empty answer: `--status sucess`,
+`--where nonsense` (no `=`), `--where nosuch.key=3` (no listed run's config has the key) and
+`--metric overall.acuracy` (no eval summary has that number) exit 2 naming the argument, with the
+closest known value. Light: PyYAML and the standard library (and the eval metrics' block shape).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from launch.cli.runs import RunView
+
+# What RunView.status can be (a sweep point's `interrupted (launcher gone)` matches `interrupted`).
+RUN_STATUSES = ("succeeded", "running", "interrupted", "failed", "stopped", "planned")
+# A block's pass@k / pass^k, for any k.
+_PASS_K = re.compile(r"^pass[@^]\d+$")
+
+
+class BadFilter(Exception):
+    """A `t3rl runs` argument that can match nothing; str() says why, `argument` names it."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(message)
+        self.argument = argument
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs `t3rl runs` lists."""
+
+    # fnmatch glob on the run's path below the runs dir.
+    name: str | None = None
+    status: str | None = None
+    # (dotted key, value) pairs the run's config.yaml must hold (the value read as YAML).
+    where: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def parse(cls, name: str | None, status: str | None, where: Iterable[str]) -> RunFilter:
+        """The filter of these arguments; BadFilter for a status no run has or a condition without KEY=."""
+        import yaml
+
+        if status is not None and status not in RUN_STATUSES:
+            raise BadFilter("--status", f"no run is '{status}'{_guess(status, RUN_STATUSES)}")
+        conditions = []
+        for condition in where:
+            key, equals, wanted = condition.partition("=")
+            if not equals or not key.strip():
+                raise BadFilter(
+                    "--where", f"'{condition}' is not KEY=VALUE (e.g. --where reward.name=binary)"
+                )
+            try:
+                conditions.append((key.strip(), yaml.safe_load(wanted)))
+            except yaml.YAMLError:
+                conditions.append((key.strip(), wanted))
+        return cls(name, status, tuple(conditions))
+
+    def check_keys(self, configs: Iterable[Mapping[str, Any]]) -> None:
+        """BadFilter for a --where key that no run's config has (nothing could ever match it)."""
+        if not self.where:
+            return
+        known: set[str] = set()
+        for config in configs:
+            known |= set(dotted_keys(config))
+        for key, _ in self.where:
+            if known and key not in known:
+                raise BadFilter("--where", f"no run's config has the key '{key}'{_guess(key, known)}")
+
+    def keeps(self, relative: str, view: RunView, config: Mapping[str, Any]) -> bool:
+        if (
+            self.name
+            and not fnmatch.fnmatch(relative, self.name)
+            and not fnmatch.fnmatch(relative, f"{self.name}/*")
+        ):
+            return False
+        # `--status interrupted` also keeps `interrupted (launcher gone)`.
+        if self.status and self.status not in (view.status, view.status.split(" ")[0]):
+            return False
+        return all(lookup(config, key) == wanted for key, wanted in self.where)
+
+
+def check_metric(metric: str, summaries: Iterable[Mapping[str, Any]]) -> None:
+    """BadFilter unless some eval summary has the number `metric`; with no summary to look in, unless it
+    has a summary block's shape (overall.<number> or categories.<name>.<number>)."""
+    found: set[str] = set()
+    for summary in summaries:
+        found |= {key for key, value in dotted_keys(summary).items() if _is_number(value)}
+    if metric in found or (not found and _block_shaped(metric)):
+        return
+    known = found | {f"overall.{name}" for name in block_numbers()}
+    where = "in any listed run's eval summary" if found else "in an eval summary"
+    raise BadFilter("--metric", f"there is no number '{metric}' {where}{_guess(metric, known)}")
+
+
+def lookup(node: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def dotted_keys(node: Any, prefix: str = "") -> dict[str, Any]:
+    """Every key of a nested mapping, dotted, with its value (inner mappings included)."""
+    keys: dict[str, Any] = {}
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            keys[dotted] = value
+            keys |= dotted_keys(value, dotted)
+    return keys
+
+
+@cache
+def block_numbers() -> tuple[str, ...]:
+    """The numbers of a summary block (overall and each category), as the eval computes them."""
+    from t3rl_core.eval.metrics import EpisodeScore, summarize
+
+    block = summarize([EpisodeScore("t", "c", True, 0.0, 0.0)], ks=[1])["overall"]
+    return tuple(name for name, value in block.items() if _is_number(value))
+
+
+def _block_shaped(metric: str) -> bool:
+    parts = metric.split(".")
+    leaf = parts[-1]
+    shaped = (len(parts) == 2 and parts[0] == "overall") or (len(parts) == 3 and parts[0] == "categories")
+    return shaped and (leaf in block_numbers() or bool(_PASS_K.match(leaf)))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _guess(value: str, known: Iterable[str]) -> str:
+    # Looser than the config's did-you-mean: these words are few, and a typo of a short one ('sucess')
+    # differs from it by a larger share.
+    guess = difflib.get_close_matches(value, sorted(known), n=1, cutoff=0.5)
+    return f"; did you mean '{guess[0]}'?" if guess else ""
