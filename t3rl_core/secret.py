@@ -62,6 +62,15 @@ def revealed() -> frozenset[str]:
     return frozenset(_REVEALED)
 
 
+def mask_revealed(text: str) -> str:
+    """`text` with every value a Secret revealed in this process masked (for the files a t3rl_core
+    process writes itself: an error message may quote a credential)."""
+    for value in sorted(_REVEALED, key=len, reverse=True):
+        if len(value) >= 2:
+            text = text.replace(value, MASK)
+    return text
+
+
 def _note_revealed(value: str) -> None:
     if not value or value in _REVEALED:
         return

@@ -26,6 +26,7 @@ from typing import Any
 
 from launch.config.secret_names import (
     is_credential_at,
+    is_key_like,
     is_reference,
     is_secret_flag,
     is_secret_key,
@@ -51,7 +52,12 @@ def secret_values(environ: Mapping[str, str] | None = None) -> frozenset[str]:
     """The credentials of `environ` (default: this process's environment) by their names and looks,
     the secret values this process has remembered and every value a `Secret` revealed in it."""
     env = os.environ if environ is None else environ
-    found = {v for k, v in env.items() if len(v) >= _MIN_SECRET_LEN and is_credential_at(k, v)}
+    found = {
+        v
+        for k, v in env.items()
+        # The cached name checks first: this runs on every line t3rl prints.
+        if (is_secret_name(k) or is_key_like(k)) and len(v) >= _MIN_SECRET_LEN and is_credential_at(k, v)
+    }
     return frozenset(found) | _known()
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from t3rl_core.secret import mask_revealed
+
 # The per-token lists of a record (ints, and log-probs as floats).
 LIST_FIELDS = ("prompt_ids", "response_ids", "loss_mask", "log_probs")
 
@@ -22,7 +24,10 @@ LIST_FIELDS = ("prompt_ids", "response_ids", "loss_mask", "log_probs")
 def record_line(record: Mapping[str, Any]) -> str:
     """`json.dumps(record, default=str)` (the token lists last) and a newline."""
     lists = {key: record[key] for key in LIST_FIELDS if type(record.get(key)) is list}
-    rest = json.dumps({key: value for key, value in record.items() if key not in lists}, default=str)
+    # Its text fields may quote a credential (an error message): masked; its token lists cannot.
+    rest = mask_revealed(
+        json.dumps({key: value for key, value in record.items() if key not in lists}, default=str)
+    )
     if not lists:
         return rest + "\n"
     parts = [f"{json.dumps(key)}: {_list_text(value)}" for key, value in lists.items()]

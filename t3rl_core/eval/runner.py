@@ -30,7 +30,7 @@ from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.jsonl import record_line
 from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
 from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
-from t3rl_core.secret import mask_url
+from t3rl_core.secret import mask_revealed, mask_url
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -218,7 +218,7 @@ async def run_eval(
         await runner.aclose()  # closes the engine too
         wall_time_s = time.monotonic() - started
         summary = _summary(runtime, config, records, data_path, wall_time_s, outcome, out_dir, git.result())
-        (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
+        (out_dir / SUMMARY_FILE).write_text(mask_revealed(json.dumps(summary, indent=2)) + "\n")
     return summary
 
 

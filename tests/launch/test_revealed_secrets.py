@@ -79,3 +79,16 @@ def test_nothing_to_mask_leaves_the_streams_alone() -> None:
     before = os.fstat(1).st_ino
     mask_output([])
     assert os.fstat(1).st_ino == before
+
+
+def test_an_evals_records_and_summary_mask_what_a_secret_revealed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files a t3rl_core process writes itself (trajectories.jsonl, summary.json): an episode's
+    error message may quote a credential its plugin revealed."""
+    from t3rl_core.eval.jsonl import record_line
+    from t3rl_core.secret import Secret, mask_revealed
+
+    monkeypatch.setenv("LEAKY_CRED", PLANTED["configured"])
+    value = Secret("env:LEAKY_CRED").reveal().get_secret_value()
+    line = record_line({"error": f"RuntimeError: refused {value}", "response_ids": [1, 2]})
+    assert value not in line and '"error": "RuntimeError: refused ***"' in line
+    assert mask_revealed(f"first error: {value}") == "first error: ***"
