@@ -26,6 +26,7 @@ from t3rl_core.fields import (
     TemplateRef,
     Text,
 )
+from t3rl_core.input_files import InputFile
 from t3rl_core.registries import ENVS, REWARDS
 from t3rl_core.registry import registered
 from t3rl_core.strict import StrictModel
@@ -50,6 +51,10 @@ class EnvConfig(StrictModel):
     def eval_categories(self) -> list[str] | None:
         """The `metadata.data_source` values the prepared rows carry (None = not known before the data)."""
         return None
+
+    def input_files(self) -> list[InputFile]:
+        """The dataset files a user gives this env (none for envs whose data ships in a package)."""
+        return []
 
     def split_parts(self) -> dict[str, frozenset[str]] | None:
         """Split name → the parts of the task space its rows come from (None = not declared): two splits

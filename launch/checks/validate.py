@@ -74,10 +74,14 @@ def trial_plan(run: RunConfig) -> tuple[Plan | None, list[Problem]]:
 
 
 def plan_checks(ctx: Context, plan: Plan) -> list[Problem]:
-    """Checks of what the plan holds and reads: the resource ledger."""
+    """Checks of what the plan holds and runs: the resource ledger, the interpreters it starts here."""
     from launch.checks.ledger import claims_of, ledger_problems
+    from launch.checks.probes import interpreters_import_t3rl
 
-    return ledger_problems(claims_of(ctx.run, plan), ctx.latest)
+    return [
+        *ledger_problems(claims_of(ctx.run, plan), ctx.latest),
+        *interpreters_import_t3rl(ctx, plan),
+    ]
 
 
 def _source_of(provenance: Provenance, key: str) -> str:

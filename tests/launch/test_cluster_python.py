@@ -1,6 +1,7 @@
 """The t3rl_core stages (data, model preparation, eval and its SGLang server) run with an explicit
-cluster-side interpreter: paths.cluster_python, else this machine's under the local executor and
-slime's (paths.python) under ray/slurm; a bad value is a config error."""
+cluster-side interpreter: paths.cluster_python, else this machine's where they run here (the local
+executor, Ray's other_stages: local) and slime's (paths.python) on the cluster; a bad value is a config
+error, and so is an interpreter here that cannot import t3rl."""
 
 from __future__ import annotations
 
@@ -41,12 +42,20 @@ def test_local_executor_runs_them_with_this_machines_interpreter() -> None:
     assert used["train"] == used["to_torch_dist"] == "python3"  # slime's, paths.python
 
 
+def test_stages_ray_runs_here_use_this_machines_interpreter() -> None:
+    # Ray's other_stages: local runs data and eval on this machine (slime's python3 may lack t3rl).
+    used = interpreters(["executor=ray"])
+    assert [used[s] for s in T3RL_STAGES] == [LOCAL, LOCAL]
+    assert used["train"] == "python3"
+
+
 @pytest.mark.parametrize("executor", ["slurm", "ray"])
 def test_cluster_executors_never_use_the_planning_machines_interpreter(executor: str) -> None:
-    used = interpreters([f"executor={executor}"])
+    other = ["executor.other_stages=ray"] if executor == "ray" else []
+    used = interpreters([f"executor={executor}", *other])
     assert LOCAL not in used.values()
     assert [used[s] for s in T3RL_STAGES] == ["python3", "python3"]
-    explicit = interpreters([f"executor={executor}", "paths.cluster_python=/opt/t3rl/bin/python"])
+    explicit = interpreters([f"executor={executor}", *other, "paths.cluster_python=/opt/t3rl/bin/python"])
     assert [explicit[s] for s in T3RL_STAGES] == ["/opt/t3rl/bin/python"] * 2
     assert explicit["train"] == "python3"
 

@@ -1,5 +1,6 @@
 """Cross-field rules, one function each, grouped by what they look at. `RULES` runs in this order."""
 
+from launch.checks import probes
 from launch.checks.rules import (
     batch,
     contracts,
@@ -29,6 +30,7 @@ RULES = (
     *one_truth.RULES,
     *splits.RULES,
     *kernels.RULES,
+    *probes.RULES,
     *service_gpus.RULES,
 )
 

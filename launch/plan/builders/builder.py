@@ -37,11 +37,15 @@ class PlanBuilder:
     # paths
 
     def cluster_python(self) -> str:
-        """The interpreter of the t3rl_core stages where they run (see paths.cluster_python)."""
+        """The interpreter of the t3rl_core stages where they run (see paths.cluster_python): this
+        machine's when they run here (the local executor, or Ray's `other_stages: local`), slime's
+        `paths.python` on the cluster."""
         paths = self.run.paths
         if paths.cluster_python:
             return paths.cluster_python
-        return self.ctx.python if self.run.executor.kind in ("local", "dry") else paths.python
+        executor = self.run.executor
+        here = executor.kind in ("local", "dry") or (executor.kind == "ray" and executor.other_stages == "local")
+        return self.ctx.python if here else paths.python
 
     def abs(self, path: str) -> str:
         p = Path(path).expanduser()

@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 
 from t3rl_core.config import EnvConfig
 from t3rl_core.fields import Label, LocalPath, PathComponent, Seed, Text
+from t3rl_core.input_files import InputFile
 from t3rl_core.sandbox.config import AnySandboxConfig, LocalSandboxConfig
 from t3rl_core.strict import StrictModel
 
@@ -78,6 +79,20 @@ class ReToolEnvConfig(EnvConfig):
         d = self.data
         with_sft = d.sft_source is not None or d.source is None
         return [d.train_split, d.test_split, *([d.sft_split] if with_sft else [])]
+
+    def input_files(self) -> list[InputFile]:
+        """The problems file (question and answer columns) and the SFT conversations (a messages list)."""
+        d = self.data
+        files = []
+        if d.source is not None:
+            columns = {d.question_key: "data.question_key", d.answer_key: "data.answer_key"}
+            files.append(InputFile("data.source", d.source, "ReTool problems", columns))
+        if d.sft_source is not None:
+            messages = {d.messages_key: "data.messages_key"}
+            files.append(
+                InputFile("data.sft_source", d.sft_source, "SFT conversations", messages, (d.messages_key,))
+            )
+        return files
 
     def split_parts(self) -> dict[str, frozenset[str]]:
         """The test rows are the first shuffled rows, train the rest; the built-in SFT conversations solve

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from t3rl_core.config import EnvConfig
 from t3rl_core.fields import LocalPath, PathComponent
+from t3rl_core.input_files import InputFile
 from t3rl_core.strict import StrictModel
 
 
@@ -34,6 +35,16 @@ class ToolRLEnvConfig(EnvConfig):
     def split_names(self) -> list[str]:
         """The JSONL files prepare_data writes."""
         return list(self.data.splits)
+
+    def input_files(self) -> list[InputFile]:
+        """Each split's rlla parquet: ToolRL's four columns, the prompt a list of messages."""
+        columns: dict[str, str | None] = dict.fromkeys(
+            ("data_source", "prompt", "reward_model", "extra_info")
+        )
+        return [
+            InputFile(f"data.splits.{name}", str(path), "ToolRL rlla parquet", columns, ("prompt",))
+            for name, path in self.data.splits.items()
+        ]
 
     def split_parts(self) -> dict[str, frozenset[str]]:
         """Each split is its parquet file: two names for one file are one set of tasks."""

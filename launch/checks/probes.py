@@ -1,0 +1,225 @@
+"""Probes, cheap and local, of what the plan will read: a user's dataset files (their first rows against
+the columns the env declares), the interpreter stages started on this machine will use (it imports
+t3rl and the plugins), and the endpoints the plan calls from this machine (they answer).
+
+A probe refuses only what is certainly wrong here (a file whose rows lack a column, an interpreter
+that cannot import t3rl). What may be fine by the time the stage runs, or elsewhere (a file not
+downloaded yet, a server not started yet), is a warning.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from launch.checks.context import Context
+from launch.config.errors import Problem, did_you_mean
+from launch.plan.build import Plan
+from launch.run.import_check import probe_argv, probe_failures
+from t3rl_core.input_files import InputFile
+
+# Rows of a dataset file a probe reads.
+ROWS = 20
+# Seconds an endpoint has to answer a probe.
+ENDPOINT_TIMEOUT_S = 1.5
+# Stage kinds whose commands run t3rl_core with the t3rl interpreter.
+_T3RL_STAGES = ("prepare_data", "prepare_model", "eval")
+
+
+# ---------------------------------------------------------------------------------------- dataset files
+
+
+def dataset_files_usable(ctx: Context) -> Iterator[Problem]:
+    """Each user-given dataset file exists and its first rows have the columns the env reads."""
+    local = ctx.run.executor.kind in ("local", "dry")
+    for spec in ctx.run.env.input_files():
+        key = f"env.{spec.key}"
+        path = Path(spec.path).expanduser()
+        if not path.is_file():
+            where = "this machine" if local else "this machine (the stage may see it on the cluster)"
+            yield Problem(
+                key,
+                f"{spec.what} {path} does not exist on {where}: prepare_data would fail",
+                fix=f"download it to {path}, or set {key} to the file",
+                severity="warning",
+            )
+            continue
+        problem = _row_problem(spec, path)
+        if problem is not None:
+            yield problem
+
+
+def _row_problem(spec: InputFile, path: Path) -> Problem | None:
+    key = f"env.{spec.key}"
+    try:
+        rows = list(_first_rows(path))
+    except (OSError, ValueError) as error:
+        return Problem(
+            key, f"{spec.what} {path} cannot be read: {error}", fix=f"set {key} to a JSONL or parquet file"
+        )
+    if not rows:
+        return Problem(key, f"{spec.what} {path} has no rows", fix=f"set {key} to a file with rows")
+    for where, row in rows:
+        if not isinstance(row, dict):
+            return Problem(
+                key, f"{path}:{where}: a row is {type(row).__name__}, not an object", fix=_fix(spec)
+            )
+        missing = [c for c in spec.columns if c not in row]
+        if missing:
+            column, column_key = missing[0], spec.columns[missing[0]]
+            unused = [str(c) for c in row if c not in spec.columns]
+            # The nearest name, else the one column of the row the env would not read.
+            guess = did_you_mean(column, unused) or (unused[0] if len(unused) == 1 else None)
+            renamed = column_key is not None and guess is not None and len(missing) == 1
+            has = ", ".join(map(str, row)) or "none"
+            return Problem(
+                f"env.{column_key}" if renamed else key,
+                f"{_at(path, where)}: the row has no column {', '.join(repr(c) for c in missing)} "
+                f"({spec.what} need {', '.join(spec.columns)}; this row has {has})",
+                fix=f"set env.{column_key}={guess}" if renamed else _fix(spec),
+            )
+        for column in spec.list_columns:
+            if not isinstance(row[column], list):
+                return Problem(
+                    key,
+                    f"{_at(path, where)}: column '{column}' is a {type(row[column]).__name__}, not a list of "
+                    "chat messages",
+                    fix=_fix(spec),
+                )
+    return None
+
+
+def _at(path: Path, where: str) -> str:
+    """`file:line` for a JSONL line, `file row N` for a parquet row."""
+    return f"{path}:{where}" if where.isdigit() else f"{path} {where}"
+
+
+def _fix(spec: InputFile) -> str:
+    return f"convert the file to rows with {', '.join(spec.columns)} (the env reads these columns)"
+
+
+def _first_rows(path: Path) -> Iterator[tuple[str, Any]]:
+    """(line or row number, row) of the file's first rows: JSONL lines, or a parquet file's rows."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq  # only when a parquet file is probed
+
+        batch = next(pq.ParquetFile(path).iter_batches(batch_size=ROWS), None)
+        for number, row in enumerate(batch.to_pylist() if batch is not None else [], 1):
+            yield f"row {number}", row
+        return
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if number > ROWS:
+                return
+            if raw.strip():
+                try:
+                    yield str(number), json.loads(raw)
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"line {number} is not JSON ({error.msg})") from None
+
+
+# ---------------------------------------------------------------------------------------- interpreters
+
+
+def interpreters_import_t3rl(ctx: Context, plan: Plan) -> Iterator[Problem]:
+    """The interpreter of t3rl_core stages started on this machine imports t3rl and the stage's plugins
+    (probed only when it is not this interpreter, which evidently does)."""
+    for stage in plan.stages:
+        if stage.kind not in _T3RL_STAGES or not _runs_here(ctx, stage.kind):
+            continue
+        python = _python_of(ctx, stage)
+        if python is None or _same_interpreter(python, sys.executable):
+            continue
+        modules = ("t3rl_core", "rich", *(stage.imports.modules if stage.imports else ()))
+        pythonpath = stage.imports.pythonpath if stage.imports else None
+        failed = _probe(python, pythonpath, modules)
+        if failed:
+            module, error = next(iter(failed.items()))
+            key = "paths.cluster_python"
+            yield Problem(
+                key,
+                f"stage {stage.name} runs on this machine with {python}, which cannot import {module} "
+                f"({error})",
+                fix=f"set {key}={sys.executable} (an interpreter here with t3rl installed)",
+            )
+            return
+
+
+def _runs_here(ctx: Context, kind: str) -> bool:
+    executor = ctx.run.executor
+    return executor.kind in ("local", "dry") or (executor.kind == "ray" and executor.other_stages == "local")
+
+
+def _python_of(ctx: Context, stage: Any) -> str | None:
+    """The interpreter a stage started here runs t3rl_core with, when it is not this one."""
+    return ctx.run.paths.cluster_python
+
+
+def _same_interpreter(a: str, b: str) -> bool:
+    found = shutil.which(a)
+    return found is not None and os.path.realpath(found) == os.path.realpath(b)
+
+
+@functools.cache
+def _probe(python: str, pythonpath: str | None, modules: tuple[str, ...]) -> dict[str, str]:
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    try:
+        done = subprocess.run(
+            probe_argv(python, modules), env=env, capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return dict.fromkeys(modules, f"cannot run {python}: {error}")
+    reason = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    return probe_failures(done.stdout, modules, reason)
+
+
+# ------------------------------------------------------------------------------------------- endpoints
+
+
+def endpoints_answer(ctx: Context) -> Iterator[Problem]:
+    """A server the plan calls from this machine answers now (a warning: it may be started later)."""
+    from launch.checks.eval_configs import eval_configs, eval_key
+
+    if not _runs_here(ctx, "eval"):
+        return
+    seen: set[str] = set()
+    for stage, config, overrides in eval_configs(ctx.run):
+        url = getattr(config.engine, "url", None)
+        if config.engine.name != "sglang" or url is None or url in seen:
+            continue
+        seen.add(url)
+        why = _unanswered(url.rstrip("/") + "/health")
+        if why is not None:
+            key = eval_key(stage, overrides, "engine.url")
+            yield Problem(
+                key,
+                f"{url} does not answer GET /health from this machine ({why}); the eval stage would fail",
+                fix=f"start the server before the run, or set {key}=null to have the stage serve the model",
+                severity="warning",
+            )
+
+
+def _unanswered(url: str) -> str | None:
+    # urllib only when a URL is probed: importing it (http.client, email) is start-up time of every plan.
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=ENDPOINT_TIMEOUT_S):
+            return None
+    except urllib.error.HTTPError as error:
+        return None if error.code in (401, 403) else f"HTTP {error.code}"
+    except (OSError, ValueError) as error:
+        return str(getattr(error, "reason", error))
+
+
+RULES = (dataset_files_usable, endpoints_answer)
