@@ -2,10 +2,10 @@
 
 A dataset's `prepare` counts its work through `Steps(total, what)` (or `counted(items, …)`); the
 caller of the preparation decides what the counts become (`reporting(sink)`): `python -m
-t3rl_core.data` prints `data progress: 120/800 rows built, ETA 3s` lines on stdout when stderr is not
-a terminal (the form of `eval progress: …`, which `launch` turns into a live bar under a running
-stage) and draws a rich bar when it is. Nobody watching (a library call, a test) costs one
-context-variable read per phase.
+t3rl_core.data` prints `data progress: 120/800 rows built, ETA 3s` lines on stdout (a few seconds
+apart, and each phase's end) when stderr is not a terminal (the form of `eval progress: …`, which
+`launch` turns into a live bar under a running stage) and draws a rich bar when it is. Nobody
+watching (a library call, a test) costs one context-variable read per phase.
 """
 
 from __future__ import annotations
@@ -59,28 +59,32 @@ def counted(items: Iterable[T], total: int, what: str) -> Iterator[T]:
 
 
 class ProgressLines:
-    """A sink printing `data progress: 120/800 rows built, ETA 3s` every 5 % of a phase or 10 s, and
-    at its start and end: readable in a log, and the line `launch` turns into a live bar."""
+    """A sink printing `data progress: 120/800 rows built, ETA 3s` at most once every `every_s` seconds,
+    and each phase's last count, as tqdm and rich do when they write to a log: a 3-second preparation
+    prints its two phase ends, a long one a line every few seconds. Each line is also what `launch`
+    turns into a live bar under a running stage."""
 
-    def __init__(self, out: TextIO | None = None, every_s: float = 10.0) -> None:
-        self.out, self.every_s = out, every_s
+    def __init__(
+        self, out: TextIO | None = None, every_s: float = 3.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.out, self.every_s, self.clock = out, every_s, clock
         self._phase: tuple[int, str] | None = None
-        self._started = self._last_shown = 0.0
-        self._last_done = 0
+        self._started = 0.0
+        # When the last line was printed (any phase); the first line waits `every_s` from the start.
+        self._last_shown: float | None = None
 
     def __call__(self, done: int, total: int, what: str) -> None:
-        now = time.monotonic()
-        if done == 0 or (total, what) != self._phase:
-            self._phase, self._started, self._last_shown, self._last_done = (total, what), now, now, 0
-            if done == 0:
-                self._print(done, total, what, "")
-                return
-        step = max(1, total // 20)
-        if done < total and done - self._last_done < step and now - self._last_shown < self.every_s:
+        now = self.clock()
+        if (total, what) != self._phase:
+            self._phase, self._started = (total, what), now
+        if self._last_shown is None:
+            self._last_shown = now
+        last = done >= total
+        if not last and now - self._last_shown < self.every_s:
             return
-        self._last_shown, self._last_done = now, done
+        self._last_shown = now
         rate = done / max(now - self._started, 1e-9)
-        eta = f", ETA {(total - done) / rate:.0f}s" if done < total else ""
+        eta = f", ETA {(total - done) / rate:.0f}s" if not last and rate > 0 else ""
         self._print(done, total, what, eta)
 
     def _print(self, done: int, total: int, what: str, eta: str) -> None:

@@ -31,19 +31,39 @@ def test_bfcl_counts_every_row_it_builds_and_writes(tmp_path: Path) -> None:
         assert counts == list(range(total + 1))  # from 0, one row at a time, to the end
 
 
-def test_lines_every_5_percent_with_an_eta_and_at_the_end() -> None:
-    out = io.StringIO()
-    sink = ProgressLines(out, every_s=3600)
-    for done in range(41):
-        sink(done, 40, "rows built")
-    lines = out.getvalue().splitlines()
-    assert lines[0] == "data progress: 0/40 rows built"
-    assert len(lines) == 1 + 20 and lines[1].startswith("data progress: 2/40 rows built, ETA ")
-    assert lines[-1] == "data progress: 40/40 rows built"
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _lines_of(seconds_per_phase: float, rows: int = 800) -> list[str]:
+    """What a preparation of two phases (rows built, rows written) prints at an even pace."""
+    out, clock = io.StringIO(), _Clock()
+    sink = ProgressLines(out, clock=clock)
+    for what in ("rows built", "rows written"):
+        for done in range(rows + 1):
+            sink(done, rows, what)
+            clock.now += seconds_per_phase / rows
+    return out.getvalue().splitlines()
+
+
+def test_a_short_preparation_prints_each_phases_end_only() -> None:
+    """A 3-second data stage printed 42 lines (every 5 % of each phase); now its two phase ends."""
+    assert _lines_of(1.5) == ["data progress: 800/800 rows built", "data progress: 800/800 rows written"]
+
+
+def test_a_long_preparation_prints_a_line_every_few_seconds_with_an_eta() -> None:
+    lines = _lines_of(30.0)  # a minute in all: a line every 3 s and the two ends
+    assert 20 <= len(lines) <= 22, lines
+    assert lines[0].startswith("data progress: 80/800 rows built, ETA 27s")
+    assert lines[-1] == "data progress: 800/800 rows written"
     # What the launcher reads from them.
     state = StageProgress()
     assert [state.feed(line + "\n") for line in lines[-2:]] == ["data", "data"]
-    assert (state.done, state.total, state.what) == (40, 40, "rows built")
+    assert (state.done, state.total, state.what) == (800, 800, "rows written")
 
 
 def test_the_data_command_prints_progress_lines_when_not_on_a_terminal(
