@@ -12,7 +12,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.envs.tau2.users import UserTask
-from t3rl_core.types import ToolCall
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
@@ -115,10 +114,8 @@ def user_task(task: Task, spec: DomainSpec) -> UserTask:
     instructions = task.user_scenario.instructions
     # tau2 picks its tool-using guidelines when the user has tools at all.
     simulator = UserSimulator(tools=[] if spec.user_tools else None, instructions=task.user_scenario)
-    gold = task.evaluation_criteria.actions if task.evaluation_criteria else None
     return UserTask(
         system_prompt=simulator.system_prompt,
         instructions=instructions if isinstance(instructions, str) else instructions.model_dump(),
         tools=spec.user_tools,
-        gold_actions=tuple(ToolCall(a.name, dict(a.arguments)) for a in gold or () if a.requestor == "user"),
     )

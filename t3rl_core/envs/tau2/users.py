@@ -9,6 +9,7 @@ conversation is a text containing one of tau2's stop markers (###STOP###, ###TRA
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import re
@@ -21,7 +22,7 @@ from pydantic import Field
 
 from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel
-from t3rl_core.types import Message, ToolCall
+from t3rl_core.types import Message
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -62,7 +63,8 @@ class LLMUserConfig(UserSimulatorConfig):
 
 
 class ScriptedUserConfig(UserSimulatorConfig):
-    """A deterministic user driven by the task's scenario (tests, CPU runs, gold demonstrations)."""
+    """A deterministic user driven by the task's scenario (tests, CPU runs, gold demonstrations). It does
+    on its device only what the agent asks for as a call it can read, with the agent's arguments."""
 
     name: Literal["scripted"] = "scripted"
     # Reply to an agent message that asks for a confirmation or a yes/no decision.
@@ -84,8 +86,6 @@ class UserTask:
     instructions: Mapping[str, Any] | str
     # OpenAI schemas of the user's own tools (telecom's device); empty in retail and airline.
     tools: list[dict[str, Any]] = field(default_factory=list)
-    # The task's gold user-side actions in order (only the scripted user reads them).
-    gold_actions: tuple[ToolCall, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -241,6 +241,9 @@ def _arguments(text: str | None) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------------------- scripted
 
+# A sentence that says not to do something ("do NOT touch …", "never run …", "avoid …").
+_NEGATION = re.compile(r"\b(?:not|never|avoid|without|stop)\b|n't\b", re.I)
+_SENTENCE_START = re.compile(r"(?:^|[.!?;]\s|\n)")
 _CONFIRMATION = re.compile(
     r"\b(confirm|proceed|yes or no|yes/no|shall i|should i|would you like|do you want|go ahead)\b", re.I
 )
@@ -288,8 +291,11 @@ class ScriptedUserSession(UserSession):
     """Rules, first match wins:
 
     1. the opening (the reply to the agent's greeting) states the reason for the call;
-    2. the agent's text names the next gold user action's tool → the user performs it, then reports
-       its result;
+    2. the agent asks for calls of the user's own tools, each written as a call it can read
+       (`name(key=value, ...)`, values as Python literals, tau2's functional format) in a sentence
+       that does not say not to → the user makes exactly those calls, with the agent's arguments,
+       then reports the results (a tool's name alone, a call it cannot read or one the agent
+       forbids is no request);
     3. the agent asks for a confirmation or a yes/no decision → `confirm_reply`;
     4. known information (name, ids, ...) not yet told → all of it, in the scenario's order;
     5. otherwise → `stop_reply` (contains ###STOP###, which ends the episode).
@@ -304,7 +310,7 @@ class ScriptedUserSession(UserSession):
             self._reason = str(instructions.get("reason_for_call") or "")
             known = str(instructions.get("known_info") or "")
         self._known = [first_person(s.strip()) for s in _SENTENCE_END.split(known) if s.strip()]
-        self._pending = list(task.gold_actions)
+        self._tools = {str(tool["function"]["name"]) for tool in task.tools if "function" in tool}
         self._opened = False
         self._calls = 0
 
@@ -314,16 +320,53 @@ class ScriptedUserSession(UserSession):
         if not self._opened:
             self._opened = True
             return UserTurn(text=" ".join(first_person(self._reason).split()))
-        if self._pending and re.search(rf"\b{re.escape(self._pending[0].name)}\b", incoming):
-            action = self._pending.pop(0)
-            self._calls += 1
-            call = UserToolCall(
-                id=f"user_call_{self._calls}", name=action.name, arguments=dict(action.arguments)
-            )
-            return UserTurn(text=None, tool_calls=(call,))
+        requested = requested_calls(incoming, self._tools)
+        if requested:
+            calls = []
+            for name, arguments in requested:
+                self._calls += 1
+                calls.append(UserToolCall(id=f"user_call_{self._calls}", name=name, arguments=arguments))
+            return UserTurn(text=None, tool_calls=tuple(calls))
         if _CONFIRMATION.search(incoming):
             return UserTurn(text=self.config.confirm_reply)
         if self._known:
             told, self._known = " ".join(self._known), []
             return UserTurn(text=told)
         return UserTurn(text=self.config.stop_reply)
+
+
+def requested_calls(text: str, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The calls of `tools` that `text` asks for: `name(key=value, ...)` with literal values, in order,
+    leaving out those in a sentence that says not to."""
+    if not tools:
+        return []
+    names = "|".join(re.escape(name) for name in sorted(tools, key=len, reverse=True))
+    calls = []
+    for match in re.finditer(rf"\b({names})\s*\(", text):
+        arguments = _call_arguments(text, match.start(), match.end())
+        if arguments is None:
+            continue
+        starts = [m.end() for m in _SENTENCE_START.finditer(text, 0, match.start() + 1)]
+        sentence = text[max(starts, default=0) : match.start()]
+        if not _NEGATION.search(sentence):
+            calls.append((match.group(1), arguments))
+    return calls
+
+
+def _call_arguments(text: str, start: int, open_paren: int) -> dict[str, Any] | None:
+    """The keyword arguments of the call written from `start` (its "(" ends at `open_paren`), or None
+    when no closing ")" makes it a call with literal keyword arguments only."""
+    close = text.find(")", open_paren)
+    while close != -1:
+        try:
+            node = ast.parse(text[start : close + 1], mode="eval").body
+        except SyntaxError:
+            close = text.find(")", close + 1)
+            continue
+        if not isinstance(node, ast.Call) or node.args:
+            return None
+        try:
+            return {str(k.arg): ast.literal_eval(k.value) for k in node.keywords if k.arg is not None}
+        except ValueError:
+            return None
+    return None

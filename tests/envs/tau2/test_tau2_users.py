@@ -33,6 +33,9 @@ def test_first_person_turns_the_scenario_into_the_customers_words():
     assert first_person("If the agent asks you, say yes.") == "If the agent asks me, say yes."
 
 
+DEVICE_TOOL = {"type": "function", "function": {"name": "toggle_airplane_mode", "parameters": {}}}
+
+
 def test_scripted_user_rules_in_order():
     task = UserTask(
         system_prompt="",
@@ -40,7 +43,7 @@ def test_scripted_user_rules_in_order():
             "reason_for_call": "You want to fix your phone.",
             "known_info": "You are Ann. Your id is 7.",
         },
-        gold_actions=(ToolCall("toggle_airplane_mode", {}),),
+        tools=[DEVICE_TOOL],
     )
     user = ScriptedUser(ScriptedUserConfig()).session(task)
 
@@ -52,10 +55,11 @@ def test_scripted_user_rules_in_order():
         result = await user.reply(
             (UserToolResult("user_call_1", "toggle_airplane_mode", "Airplane mode off"),)
         )
-        again = await user.reply("Please run toggle_airplane_mode() again.")  # no gold call left
-        return opening, details, confirm, device, result, again
+        again = await user.reply("Please run toggle_airplane_mode() again.")  # whatever the gold plan says
+        done = await user.reply("Is there anything else?")
+        return opening, details, confirm, device, result, again, done
 
-    opening, details, confirm, device, result, again = asyncio.run(conversation())
+    opening, details, confirm, device, result, again, done = asyncio.run(conversation())
     assert opening.text == "I want to fix my phone."
     assert details.text == "I am Ann. My id is 7."  # all known info at once
     assert confirm.text == "Yes, please go ahead."
@@ -63,7 +67,8 @@ def test_scripted_user_rules_in_order():
         ("toggle_airplane_mode", {})
     ]
     assert result.text == "toggle_airplane_mode: Airplane mode off"
-    assert again.stops and again.text.endswith("###STOP###")
+    assert [c.id for c in again.tool_calls] == ["user_call_2"]
+    assert done.stops and done.text.endswith("###STOP###")
 
 
 def test_llm_user_config_takes_a_key_reference_never_a_key(monkeypatch):
