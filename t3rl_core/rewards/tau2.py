@@ -35,11 +35,13 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import sqrt
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
 from t3rl_core.config import RewardConfig
+from t3rl_core.envs.tau2.config import Tau2Domain
+from t3rl_core.fields import AtMost, NonNegativeFloat, Probability
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
 from t3rl_core.strict import StrictModel
 
@@ -54,10 +56,10 @@ STD_EPS = 1e-6
 class PartialWeights(StrictModel):
     """Weights of tau2's check fractions in the partial score (only present components count)."""
 
-    action: float = Field(0.5, ge=0)
-    communicate: float = Field(0.15, ge=0)
-    env_assertion: float = Field(0.35, ge=0)
-    db: float = Field(0.0, ge=0)
+    action: NonNegativeFloat = 0.5
+    communicate: NonNegativeFloat = 0.15
+    env_assertion: NonNegativeFloat = 0.35
+    db: NonNegativeFloat = 0.0
 
 
 class CurriculumWeighting(StrictModel):
@@ -67,21 +69,23 @@ class CurriculumWeighting(StrictModel):
     # Multiply the rewards by the weights (false: compute and log them only).
     apply: bool = True
     min_attempts: int = Field(5, ge=1)
-    solved_above: float = Field(0.75, ge=0, le=1)
-    solved_weight: float = Field(0.1, ge=0)
-    hard_below: float = Field(0.25, ge=0, le=1)
-    hard_weight: float = Field(0.5, ge=0)
+    solved_above: Probability = 0.75
+    solved_weight: NonNegativeFloat = 0.1
+    # Success rates below this are hard; the two ranges do not overlap (solved is tested first).
+    hard_below: Annotated[Probability, AtMost("solved_above")] = 0.25
+    hard_weight: NonNegativeFloat = 0.5
 
 
 class RejectionSampling(StrictModel):
     """What the RFT filter keeps of a prompt group."""
 
-    success_threshold: float = 1.0
-    # A group without a success keeps its best attempt when its partial score reaches this.
-    fallback_partial: float = Field(0.6, ge=0)
+    # tau2's task reward is in [0, 1]; a threshold of 0 would keep every attempt.
+    success_threshold: float = Field(1.0, gt=0, le=1)
+    # A group without a success keeps its best attempt when its partial score (in [0, 1]) reaches this.
+    fallback_partial: Probability = 0.6
 
 
-def _telecom_weights() -> dict[str, PartialWeights]:
+def _telecom_weights() -> dict[Tau2Domain, PartialWeights]:
     return {"telecom": PartialWeights(action=0.35, communicate=0.35, env_assertion=0.30, db=0.0)}
 
 
@@ -92,14 +96,14 @@ class Tau2RewardConfig(RewardConfig):
     NEEDS_OUTCOME = frozenset({"domain", "task_reward", "partial_components"})
 
     name: Literal["tau2_shaped"] = "tau2_shaped"
-    alpha: float = Field(0.25, ge=0)
-    alpha_multipliers: dict[str, float] = Field(
+    alpha: NonNegativeFloat = 0.25
+    alpha_multipliers: dict[Tau2Domain, NonNegativeFloat] = Field(
         default_factory=lambda: {"retail": 0.8, "airline": 1.0, "telecom": 1.6}
     )
     partial_weights: PartialWeights = PartialWeights()
-    domain_partial_weights: dict[str, PartialWeights] = Field(default_factory=_telecom_weights)
-    # A task counts as solved (curriculum, accuracy) when its reward reaches this.
-    success_threshold: float = 1.0
+    domain_partial_weights: dict[Tau2Domain, PartialWeights] = Field(default_factory=_telecom_weights)
+    # A task counts as solved (curriculum, accuracy) when its reward (in [0, 1]) reaches this.
+    success_threshold: float = Field(1.0, gt=0, le=1)
     curriculum: CurriculumWeighting = CurriculumWeighting()
     rejection_sampling: RejectionSampling = RejectionSampling()
 
@@ -296,6 +300,13 @@ def rejection_sampling_filter(args: Any, samples: Sequence[Any], **_: Any) -> bo
     for sample, kept in zip(flat, keep, strict=True):
         sample.metadata = {**(sample.metadata or {}), RFT_KEEP_KEY: kept}
     return any(keep)
+
+
+# Declarations the launcher's pre-flight reads (launch.plan.algorithms): the filter judges a prompt's
+# group of attempts, and the reward post-process turns its marks into the advantages (1 kept, 0 not),
+# so no group baseline is taken: one attempt per task is a valid RFT setting.
+rejection_sampling_filter.needs_groups = False  # type: ignore[attr-defined]
+rejection_sampling_filter.sets_advantages = True  # type: ignore[attr-defined]
 
 
 def _reward(args: Any) -> Tau2ShapedReward:

@@ -3,6 +3,7 @@
 from launch.checks import probes
 from launch.checks.rules import (
     batch,
+    components,
     contracts,
     credentials,
     imports,
@@ -31,6 +32,7 @@ RULES = (
     *splits.RULES,
     *kernels.RULES,
     *probes.RULES,
+    *components.RULES,
     *service_gpus.RULES,
 )
 

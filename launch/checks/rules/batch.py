@@ -12,8 +12,7 @@ from collections.abc import Iterator
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.rules.topology import fitting
 from launch.config.errors import Problem
-
-_NONZERO_STD_FILTERS = ("check_reward_nonzero_std",)
+from launch.plan.algorithms import ESTIMATORS, filter_declaration
 
 
 def _listed(values: list[int]) -> str:
@@ -196,12 +195,12 @@ def group_filter_needs_groups(scope: Scope, ctx: Context) -> Iterator[Problem]:
     cur = scope.curriculum
     if cur is None or cur.mode != "rl" or not cur.dynamic_sampling_filter or cur.n_samples_per_prompt > 1:
         return
-    if any(cur.dynamic_sampling_filter.endswith(name) for name in _NONZERO_STD_FILTERS):
+    if filter_declaration(cur.dynamic_sampling_filter).needs_groups:
         key = ctx.latest(scope.cur("dynamic_sampling_filter"), scope.cur("n_samples_per_prompt"))
         yield Problem(
             key,
-            "check_reward_nonzero_std with n_samples_per_prompt 1 drops every group "
-            "(a single reward has std 0)",
+            f"{cur.dynamic_sampling_filter.rpartition('.')[2]} judges a prompt's group of samples, and "
+            "n_samples_per_prompt 1 makes every group one sample (a single reward has std 0)",
             fix=f"set {scope.cur('n_samples_per_prompt')}=16 (>= 2; T3RL: 16), "
             f"or {scope.cur('dynamic_sampling_filter')}=null",
         )
@@ -217,10 +216,6 @@ def kl_coef_needs_kl_loss(scope: Scope, ctx: Context) -> Iterator[Problem]:
             f"kl_loss_coef {cur.algorithm.kl_loss_coef} has no effect: use_kl_loss is false",
             fix=f"set {scope.cur('algorithm.use_kl_loss')}=true, or kl_loss_coef=0",
         )
-
-
-# slime's estimators whose returns are GRPO's (one outcome value per sample), which the hook replaces.
-_GRPO_ESTIMATORS = ("grpo", "gspo", "cispo")
 
 
 @per_scope
@@ -239,7 +234,7 @@ def kl_in_reward_has_a_reference(scope: Scope, ctx: Context) -> Iterator[Problem
             "algorithm.kl_in_reward needs a reference model and advantages, and mode sft has neither",
             fix=f"set {hook}=null",
         )
-    elif algo.advantage_estimator not in _GRPO_ESTIMATORS:
+    elif not ESTIMATORS[algo.advantage_estimator].grpo_returns:
         yield Problem(
             ctx.latest(hook, scope.cur("algorithm.advantage_estimator")),
             f"algorithm.kl_in_reward replaces GRPO's advantages, not {algo.advantage_estimator}'s",

@@ -9,6 +9,7 @@ from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem, did_you_mean
 from launch.config.schema import EvalStage
+from launch.plan.algorithms import ESTIMATORS, filter_declaration
 from t3rl_core.eval.config import EvalConfig
 
 # Numbers of an eval summary.json block (t3rl_core.eval.metrics._block) besides pass@k / pass^k.
@@ -22,8 +23,6 @@ _SUMMARY_NUMBERS = (
     "wall_time_s",
     "mean_response_tokens",
 )
-# Estimators whose advantage is the reward minus its group's mean: one sample per prompt gives 0.
-_GROUP_ESTIMATORS = ("grpo", "gspo", "cispo")
 
 
 def eval_categories_exist(ctx: Context) -> Iterator[Problem]:
@@ -172,27 +171,22 @@ def algorithm_meaningful(scope: Scope, ctx: Context) -> Iterator[Problem]:
         return
     algo = cur.algorithm
     estimator = scope.cur("algorithm.advantage_estimator")
-    if algo.advantage_estimator in _GROUP_ESTIMATORS and cur.n_samples_per_prompt == 1:
+    declared = ESTIMATORS[algo.advantage_estimator]
+    filtered = filter_declaration(cur.dynamic_sampling_filter) if cur.dynamic_sampling_filter else None
+    baseline = declared.group_baseline and not (filtered is not None and filtered.sets_advantages)
+    if baseline and cur.n_samples_per_prompt == 1:
         key = ctx.latest(scope.cur("n_samples_per_prompt"), estimator)
+        without = [n for n, e in ESTIMATORS.items() if not e.group_baseline and e.unsupported is None]
+        alternative = f"; or {estimator}={without[0]}" if without else ""
         yield Problem(
             key,
             f"{algo.advantage_estimator} with n_samples_per_prompt 1: each advantage is the reward minus "
             "the mean of a group of one, always 0, so training never updates the policy",
-            fix=f"set {scope.cur('n_samples_per_prompt')}=8; or {estimator}=reinforce_plus_plus",
+            fix=f"set {scope.cur('n_samples_per_prompt')}=8{alternative}",
         )
-    if algo.advantage_estimator in ("reinforce_plus_plus", "reinforce_plus_plus_baseline"):
-        yield Problem(
-            estimator,
-            f"slime requires --normalize-advantages for {algo.advantage_estimator}, which t3rl does not pass",
-            fix=f"set {estimator}=grpo",
-        )
-    if algo.advantage_estimator == "ppo":
-        yield Problem(
-            estimator,
-            "ppo trains a critic, which t3rl's train stage does not configure (no critic checkpoint or "
-            "optimizer)",
-            fix=f"set {estimator}=grpo",
-        )
+    if declared.unsupported is not None:
+        supported = [n for n, e in ESTIMATORS.items() if e.unsupported is None]
+        yield Problem(estimator, declared.unsupported, fix=f"set {estimator}={supported[0]}")
     if algo.eps_clip_high is not None and algo.eps_clip_high < algo.eps_clip:
         key = ctx.latest(scope.cur("algorithm.eps_clip_high"), scope.cur("algorithm.eps_clip"))
         yield Problem(

@@ -1,0 +1,63 @@
+"""Every plugin component the run will build is built once at pre-flight, so a constructor that raises
+fails `t3rl validate` and `t3rl plan`, not a stage hours in.
+
+Envs, rewards, sandboxes and user simulators are built with their config exactly as the stages build
+them, then closed. Engines are left out: they are built with a chat format (a tokenizer loaded from the
+model), which is no cheap probe; the eval stage's own start-up reports theirs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel
+
+from launch.checks.context import Context
+from launch.config.errors import Problem
+from t3rl_core.plugins import registry_for, used_plugins
+
+_BUILT_HERE = ("env", "reward", "sandbox", "user simulator")
+
+
+def plugins_construct(ctx: Context) -> Iterator[Problem]:
+    """Each plugin env, reward, sandbox and user simulator constructs from its config."""
+    for used in used_plugins(ctx.run):
+        if used.kind not in _BUILT_HERE:
+            continue
+        config = _at(ctx.run, used.key)
+        registry = registry_for(config) if isinstance(config, BaseModel) else None
+        if registry is None:
+            continue
+        try:
+            _close(registry.build(config))
+        except Exception as error:  # the plugin's own code: whatever it raises is the finding
+            yield Problem(
+                f"{used.key}.name",
+                f"{used.kind} plugin {used.name}: building it from its config raised "
+                f"{type(error).__name__}: {error}",
+                fix=f"fix the constructor in {used.module} (every stage that uses it builds it the same "
+                f"way), or the {used.key} settings it rejects",
+            )
+
+
+def _at(node: Any, key: str) -> Any:
+    for part in key.split("."):
+        node = node[part] if isinstance(node, dict) else getattr(node, part, None)
+    return node
+
+
+def _close(component: Any) -> None:
+    """Release what a probe build opened (a sandbox's processes, an env's worlds)."""
+    closing = getattr(component, "aclose", None) or getattr(component, "close", None)
+    if closing is None:
+        return
+    result = closing()
+    if inspect.isawaitable(result):
+        import asyncio  # only when a plugin closes asynchronously: asyncio is start-up time otherwise
+
+        asyncio.run(result)  # type: ignore[arg-type]
+
+
+RULES = (plugins_construct,)
