@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from launch.cli import completion
+
 if TYPE_CHECKING:
     from launch.config.schema import ModelConfig
     from t3rl_core.config import ChatConfig, ParsersConfig
@@ -36,7 +38,12 @@ def check_template_command(
         ),
     ],
     overrides: Annotated[
-        list[str] | None, typer.Argument(metavar="OVERRIDES", help="Hydra overrides, e.g. model.parsers.x=y")
+        list[str] | None,
+        typer.Argument(
+            metavar="OVERRIDES",
+            help="Hydra overrides, e.g. model.parsers.x=y",
+            autocompletion=completion.overrides,
+        ),
     ] = None,
     tokenizer: Annotated[
         Path | None,

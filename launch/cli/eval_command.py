@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from launch.cli import completion
+
 if TYPE_CHECKING:
     from t3rl_core.config import RuntimeConfig
     from t3rl_core.eval.config import EvalConfig
@@ -44,7 +46,11 @@ ConfigDirs = Annotated[
 def eval_command(
     overrides: Annotated[
         list[str] | None,
-        typer.Argument(metavar="OVERRIDES", help="Hydra overrides, e.g. +experiment=quickstart"),
+        typer.Argument(
+            metavar="OVERRIDES",
+            help="Hydra overrides, e.g. +experiment=quickstart",
+            autocompletion=completion.overrides,
+        ),
     ] = None,
     engine: Annotated[
         str | None,

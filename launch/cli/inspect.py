@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from launch.cli import completion
 from launch.cli.validate_command import (
     EXIT_CONFIG,
     UNKNOWN_OPTIONS_AS_OVERRIDES,
@@ -28,11 +29,16 @@ if TYPE_CHECKING:
 
 Overrides = Annotated[
     list[str] | None,
-    typer.Argument(help="Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b", show_default=False),
+    typer.Argument(
+        metavar="OVERRIDES",
+        help="Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b",
+        show_default=False,
+        autocompletion=completion.overrides,
+    ),
 ]
 ConfigDirs = Annotated[
     list[Path] | None,
-    typer.Option("--config-dir", help="Extra config dir searched after t3rl's (repeatable)."),
+    typer.Option("--config-dir", metavar="DIR", help="Extra config dir searched after t3rl's (repeatable)."),
 ]
 
 
@@ -53,7 +59,12 @@ def register(app: typer.Typer) -> None:
         overrides: Overrides = None,
         explain: Annotated[
             list[str] | None,
-            typer.Option("--explain", "-e", help="Print KEY's value and the file or override that set it."),
+            typer.Option(
+                "--explain",
+                "-e",
+                metavar="KEY",
+                help="Print KEY's value and the file or override that set it.",
+            ),
         ] = None,
         config_dir: ConfigDirs = None,
     ) -> None:
@@ -62,7 +73,12 @@ def register(app: typer.Typer) -> None:
 
     @app.command("ls")
     def ls(
-        group: Annotated[str | None, typer.Argument(help="A config group, e.g. model.")] = None,
+        group: Annotated[
+            str | None,
+            typer.Argument(
+                metavar="GROUP", help="A config group, e.g. model.", autocompletion=completion.groups
+            ),
+        ] = None,
         config_dir: ConfigDirs = None,
     ) -> None:
         """List config groups and their options (* = the default), with each file's description."""

@@ -24,19 +24,30 @@ from typing import Annotated
 
 import typer
 
+from launch.cli import completion
 from launch.cli.run_command import run_command
 from launch.cli.validate_command import UNKNOWN_OPTIONS_AS_OVERRIDES
 
 _OVERRIDES_HELP = "Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b hardware.tensor_parallel=4"
 
 
-Overrides = Annotated[list[str] | None, typer.Argument(help=_OVERRIDES_HELP, show_default=False)]
-# Plain str parameters: typer coerces Path ones through pydantic adapters, a cost on every start.
-ConfigDirs = Annotated[list[str] | None, typer.Option("--config-dir", help="Extra config dir (repeatable).")]
-FromStage = Annotated[
-    str | None, typer.Option("--from", help="Rerun this stage and the later stages that read its output.")
+Overrides = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="OVERRIDES", help=_OVERRIDES_HELP, show_default=False, autocompletion=completion.overrides
+    ),
 ]
-Only = Annotated[str | None, typer.Option("--only", help="Run only this stage.")]
+# Plain str parameters: typer coerces Path ones through pydantic adapters, a cost on every start.
+ConfigDirs = Annotated[
+    list[str] | None, typer.Option("--config-dir", metavar="DIR", help="Extra config dir (repeatable).")
+]
+FromStage = Annotated[
+    str | None,
+    typer.Option(
+        "--from", metavar="STAGE", help="Rerun this stage and the later stages that read its output."
+    ),
+]
+Only = Annotated[str | None, typer.Option("--only", metavar="STAGE", help="Run only this stage.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -45,7 +56,10 @@ def register(app: typer.Typer) -> None:
         overrides: Overrides = None,
         multirun: Annotated[bool, typer.Option("-m", "--multirun", help="Sweep: one run per point.")] = False,
         run_dir: Annotated[
-            str | None, typer.Option("--run-dir", help="Resume this run dir (or every point of a sweep dir).")
+            str | None,
+            typer.Option(
+                "--run-dir", metavar="DIR", help="Resume this run dir (or every point of a sweep dir)."
+            ),
         ] = None,
         from_stage: FromStage = None,
         only: Only = None,
@@ -64,11 +78,15 @@ def register(app: typer.Typer) -> None:
         ] = False,
         run_dir: Annotated[
             str | None,
-            typer.Option("--run-dir", help="What `t3rl run --run-dir` would do there (writes nothing)."),
+            typer.Option(
+                "--run-dir", metavar="DIR", help="What `t3rl run --run-dir` would do there (writes nothing)."
+            ),
         ] = None,
         out: Annotated[
             str | None,
-            typer.Option("--out", help="Write the plan here instead of <paths.plans_dir>/<name>/<time>."),
+            typer.Option(
+                "--out", metavar="DIR", help="Write the plan here instead of <paths.plans_dir>/<name>/<time>."
+            ),
         ] = None,
         from_stage: FromStage = None,
         only: Only = None,

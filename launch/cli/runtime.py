@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from launch.cli import completion
 from launch.cli.eval_command import ConfigDirs, eval_command
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def data_bfcl(
             metavar="OVERRIDES",
             help="Hydra overrides of the env, e.g. env.data.seed=7",
             show_default=False,
+            autocompletion=completion.overrides,
         ),
     ] = None,
     config_dir: ConfigDirs = None,

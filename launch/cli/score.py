@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from launch.cli import completion
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -43,7 +45,9 @@ def score_command(
     overrides: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="OVERRIDES", help="Hydra overrides choosing env/reward configs, e.g. reward=toolrl_coarse"
+            metavar="OVERRIDES",
+            help="Hydra overrides choosing env/reward configs, e.g. reward=toolrl_coarse",
+            autocompletion=completion.overrides,
         ),
     ] = None,
     out: Annotated[

@@ -1,0 +1,68 @@
+"""Shell completion of what t3rl's arguments name: config groups after `t3rl ls `, and in overrides a
+group's `group=` key and then its options (`model=qwen3_<TAB>`), `+experiment=` with the experiments,
+from t3rl's config dirs and the command line's own --config-dir (`t3rl --install-completion` installs
+the shell's side; subcommands and options complete as before).
+
+Each completer reads the config search path only (no composition, no schema): a TAB costs a
+fraction of a second. A config dir that does not exist completes nothing rather than failing.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+def groups(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
+    """`t3rl ls <TAB>`: the config groups (with what choosing one does)."""
+    return [
+        (g, f"choose with {_spelled(g)}=OPTION")
+        for g in _groups(_config_dirs(ctx))
+        if g.startswith(incomplete)
+    ]
+
+
+def overrides(ctx: Any, incomplete: str) -> list[str]:
+    """An override being typed: `group=` keys first, then `group=option` once the `=` is there."""
+    config_dirs = _config_dirs(ctx)
+    key, equals, value = incomplete.partition("=")
+    bare = key.lstrip("+~")
+    known = _groups(config_dirs)
+    if equals:
+        if bare not in known:
+            return []  # a config key's value: nothing to offer
+        from launch.config.compose import group_options
+
+        return [
+            f"{key}={option}"
+            for option in _safe(group_options, bare, config_dirs)
+            if option.startswith(value)
+        ]
+    return [f"{_spelled(g)}=" for g in known if _spelled(g).startswith(key) or g.startswith(bare)]
+
+
+def _spelled(group: str) -> str:
+    """How an override names the group: `+experiment` for those the primary config leaves empty."""
+    from launch.config.compose import OPTIONAL_GROUPS
+
+    return f"+{group}" if group in OPTIONAL_GROUPS else group
+
+
+def _groups(config_dirs: list[str]) -> list[str]:
+    from launch.config.compose import groups as config_groups
+
+    return _safe(config_groups, config_dirs)
+
+
+def _safe(function: Any, *args: Any) -> list[str]:
+    from launch.config.errors import ConfigError
+
+    try:
+        return list(function(*args))
+    except ConfigError:  # e.g. a --config-dir typed so far that does not exist
+        return []
+
+
+def _config_dirs(ctx: Any) -> list[str]:
+    given = (getattr(ctx, "params", None) or {}).get("config_dir") or []
+    return [os.path.abspath(os.path.expanduser(str(d))) for d in given]
