@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from launch.run.sweep import SweepSummary
 
@@ -81,9 +82,24 @@ def plot_sweep(summary: SweepSummary) -> Path | None:
     axes.set_xticks(positions, [s.label for s in scores], rotation=25, ha="right", fontsize=7)
     axes.set_ylabel(summary.metric_name or "metric")
     interval = " (95 % Wilson interval)" if any(s.episodes for s in scores) else ""
-    axes.set_title(f"{summary.name}: {summary.metric_name or 'metric'} per point{interval}", fontsize=9)
+    fit_title(axes, f"{summary.name}: {summary.metric_name or 'metric'} per point{interval}")
     figure.tight_layout()
     path = summary.sweep_dir / PLOT_FILE
     figure.savefig(path, dpi=120)
     plt.close(figure)
     return path
+
+
+def fit_title(axes: Any, title: str) -> None:
+    """`title` over `axes`, wrapped onto more lines until it is narrower than the figure (a sweep name
+    and a dotted metric overflow a narrow figure, and the layout clips a title rather than shrink it)."""
+    import textwrap
+
+    figure = axes.figure
+    renderer = figure.canvas.get_renderer()
+    width = len(title)
+    while True:
+        axes.set_title("\n".join(textwrap.wrap(title, width)), fontsize=9)
+        if axes.title.get_window_extent(renderer).width <= 0.95 * figure.bbox.width or width <= 20:
+            return
+        width = int(width * 0.85)

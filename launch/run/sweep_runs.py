@@ -323,7 +323,7 @@ def at_once(
         if status == "succeeded":
             status, metrics[item.index], error = _scored(item, None)
             summary.update(item.index, status=status, metric=metrics[item.index], error=error)
-            progress[item.index].status = status
+            progress[item.index].status, progress[item.index].error = status, error
         statuses[item.index] = status
     console.print(points_table(title, labels, progress, metrics, metric_name))
     return [statuses[index] for index in sorted(statuses)]

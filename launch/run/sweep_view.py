@@ -34,7 +34,18 @@ def points_table(
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
-    for column in ("#", "point", "status", "stage", "job", "time", metric_name):
+    # Why a point failed or was interrupted, once one has (the live table stays narrow until then).
+    reasons = {i: p.error for i, p in progress.items() if p.error and p.status != "succeeded"}
+    for column in (
+        "#",
+        "point",
+        "status",
+        "stage",
+        "job",
+        "time",
+        metric_name,
+        *(["reason"] if reasons else []),
+    ):
         table.add_column(column, overflow="fold")
     now = time.time()
     for index in sorted(progress):
@@ -49,6 +60,7 @@ def points_table(
             escape(point.job),
             "" if elapsed is None else f"{elapsed:.0f}s",
             "" if metric is None else f"{metric:.4g}",
+            *([escape(reasons.get(index) or "")] if reasons else []),
         )
     return table
 

@@ -41,3 +41,44 @@ def test_a_metric_that_is_not_a_rate_gets_no_interval_and_no_points_no_plot(tmp_
     assert all(s.episodes is None for s in point_scores(summary))
     empty = SweepSummary(sweep_dir=tmp_path / "empty", name="sweep-y", metric_name=None)
     assert plot_sweep(empty) is None and not (tmp_path / "empty" / PLOT_FILE).exists()
+
+
+def test_a_long_title_is_wrapped_inside_the_figure(tmp_path: Path, monkeypatch) -> None:
+    from matplotlib.figure import Figure
+
+    summary = _summary(tmp_path, "eval_reference: categories.multi_turn_long_context.accuracy")
+    summary.name = "sweep-20260101-000000-reward-and-learning-rate"
+    titles = []
+    save = Figure.savefig
+
+    def measured(figure, *args, **kwargs):
+        box = figure.axes[0].title.get_window_extent(figure.canvas.get_renderer())
+        titles.append((figure.axes[0].title.get_text(), box.x0, box.x1, figure.bbox.width))
+        return save(figure, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", measured)
+    plot_sweep(summary)
+    ((text, left, right, width),) = titles
+    assert left >= 0 and right <= width, titles  # nothing clipped
+    assert "\n" in text and text.replace("\n", " ").startswith(summary.name)
+
+
+def test_the_final_table_says_why_each_point_failed() -> None:
+    from rich.console import Console
+
+    from launch.run.parallel import PointProgress
+    from launch.run.sweep_view import points_table
+
+    progress = {
+        0: PointProgress(status="succeeded"),
+        1: PointProgress(status="failed", stage="train", error="stage train: exit code 3 (see its log)"),
+    }
+    console = Console(record=True, width=250)
+    console.print(points_table("sweep-x", {0: "lr=1e-6", 1: "lr=1e-5"}, progress, {0: 0.5}, "metric"))
+    text = console.export_text()
+    assert "reason" in text
+    failed = next(line for line in text.splitlines() if "lr=1e-5" in line)
+    assert "stage train: exit code 3 (see its log)" in failed
+    console = Console(record=True, width=250)
+    console.print(points_table("sweep-x", {0: "lr=1e-6"}, {0: progress[0]}, {0: 0.5}, "metric"))
+    assert "reason" not in console.export_text()  # no point failed: no column for it
