@@ -14,6 +14,7 @@ internals used here are those of hydra-core 1.3 (pinned in requirements/lock.txt
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -287,8 +288,14 @@ def _first_comment(file: Path | None) -> str:
         if not stripped.startswith("# @package"):
             words.append(stripped.lstrip("#").strip())
     text = " ".join(words)
-    end = text.find(". ")
-    return text if end < 0 else text[: end + 1]
+    for end in (m.start() + 1 for m in re.finditer(r"\. ", text)):
+        if not text[:end].endswith(_ABBREVIATIONS):
+            return text[:end]
+    return text
+
+
+# Abbreviations whose period ends no sentence (`t3rl ls` cut a description at "i.e.").
+_ABBREVIATIONS = (" i.e.", " e.g.", " cf.", " vs.", " approx.", "(i.e.", "(e.g.", "(cf.")
 
 
 def _normalise_dirs(config_dirs: Sequence[str]) -> tuple[str, ...]:

@@ -61,3 +61,16 @@ def test_overrides_complete_from_the_command_lines_config_dir(tmp_path: Path) ->
     (tmp_path / "model" / "my_own_model.yaml").write_text("# mine\n")
     assert "model=my_own_model" in complete(f"t3rl run --config-dir {tmp_path} model=my")
     assert complete("t3rl run --config-dir /no/such/dir model=qwen3_8") == []
+
+
+def test_ls_describes_each_option_with_a_whole_sentence() -> None:
+    """The description is the header comment's first sentence: never cut at an abbreviation's period."""
+    from launch.config.compose import config_source, group_options, groups
+
+    for group in groups():
+        for option in group_options(group):
+            _, description = config_source(f"{group}/{option}") or ("", "")
+            assert not description.endswith(("i.e.", "e.g.", "cf.", "vs.")), (group, option, description)
+    _, rft = config_source("curriculum/tau2_rft") or ("", "")
+    assert rft.endswith("i.e. the gradient of supervised fine-tuning on the kept on-policy samples "
+                        "(t3rl_core/rewards/tau2.py).")  # fmt: skip
