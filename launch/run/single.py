@@ -83,6 +83,11 @@ def run_single(
         raise
     code = report_result(result, plan, run_dir, console, dry=dry)
     if dry:
+        sandbox = getattr(resolved.run.env, "sandbox", None)
+        if getattr(sandbox, "name", None) == "local":  # the sandbox module loads only for such envs
+            from t3rl_core.sandbox.local import memory_cap_line
+
+            console.print(memory_cap_line(sandbox), soft_wrap=True)
         dirs = "".join(f" --config-dir {shlex.quote(d)}" for d in config_dirs)
         console.print(f"run it:  t3rl run {shlex.join(overrides)}{dirs}", soft_wrap=True)
     if code == 0 and not dry and resolved.run.next_experiment:

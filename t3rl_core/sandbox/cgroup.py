@@ -1,10 +1,12 @@
-"""A pids cgroup per sandbox slot (one cell at a time): a process limit per cell.
+"""A cgroup per sandbox slot (one cell at a time): a process limit and a memory limit per cell.
 
 RLIMIT_NPROC never applies to uid 0 and counts every process of a uid across all cells at once, so
-the pids controller is what bounds one cell's processes. Works where this process may create cgroups
-below its own one in a hierarchy with the pids controller (cgroup v1 `pids`, or v2 with `pids`
-enabled for children); elsewhere `PidsCgroups.open()` returns None and the caller falls back to
-RLIMIT_NPROC.
+the pids controller is what bounds one cell's processes. RLIMIT_AS bounds one process's address space
+but not memory a cell holds outside it (memfd, SysV and POSIX shared memory, files on tmpfs, many
+processes at once): the memory controller counts all of it. Each controller is used where this
+process may create cgroups below its own one in a hierarchy that has it (cgroup v1 `pids` / `memory`,
+or v2 with the controller available to children); `CellCgroups.open()` returns None when neither is,
+and the caller falls back to RLIMIT_NPROC and to refusing the calls that make unaccounted memory.
 """
 
 from __future__ import annotations
@@ -15,75 +17,194 @@ import os
 import signal
 import time
 import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
 
 _instances = itertools.count()
+CONTROLLERS = ("pids", "memory")
 
 
-def _own_pids_cgroup() -> Path | None:
-    """The directory of this process's cgroup in a hierarchy that has the pids controller."""
-    mounts: dict[str, Path] = {}  # "pids" (v1) or "" (v2) → mount point
+def _own_cgroups() -> tuple[dict[str, Path], Path | None]:
+    """This process's cgroup directory in each v1 hierarchy of a wanted controller, and in v2."""
+    v1_mounts: dict[str, Path] = {}
+    v2_mount = None
     with open("/proc/self/mountinfo") as f:
         for line in f:
             left, _, right = line.partition(" - ")
             fstype, _, options = right.split()[:3]
-            if fstype == "cgroup" and "pids" in options.split(","):
-                mounts["pids"] = Path(left.split()[4])
-            elif fstype == "cgroup2":
-                mounts.setdefault("", Path(left.split()[4]))
+            point = Path(left.split()[4])
+            if fstype == "cgroup":
+                for controller in set(options.split(",")) & set(CONTROLLERS):
+                    v1_mounts[controller] = point
+            elif fstype == "cgroup2" and v2_mount is None:
+                v2_mount = point
+    v1: dict[str, Path] = {}
+    v2 = None
     with open("/proc/self/cgroup") as f:
         for line in f:
             _, controllers, path = line.rstrip("\n").split(":", 2)
-            key = "pids" if "pids" in controllers.split(",") else controllers
-            if key in mounts and key in ("pids", ""):
-                return mounts[key] / path.lstrip("/")
-    return None
+            for controller in set(controllers.split(",")) & set(v1_mounts):
+                v1[controller] = v1_mounts[controller] / path.lstrip("/")
+            if controllers == "" and v2_mount is not None:
+                v2 = v2_mount / path.lstrip("/")
+    return v1, v2
 
 
-class PidsCgroups:
-    """A parent cgroup owned by this sandbox; one child with `pids.max` per slot (one cell at a time)."""
+@dataclass
+class SlotCgroup:
+    """One slot's cgroups: one directory per hierarchy, which the slot's zygote joins."""
 
-    def __init__(self, parent: Path) -> None:
-        self.parent = parent
+    dirs: list[Path]
+    pids: Path | None
+    memory: Path | None
+    memory_v1: bool = False
+    _oom_kills_seen: int = field(default=0, repr=False)
+
+    def procs(self) -> list[int]:
+        with contextlib.suppress(OSError):
+            return [int(pid) for pid in (self.dirs[0] / "cgroup.procs").read_text().split()]
+        return []
+
+    def memory_usage(self) -> int:
+        assert self.memory is not None
+        name = "memory.usage_in_bytes" if self.memory_v1 else "memory.current"
+        return int((self.memory / name).read_text())
+
+    def limit_memory(self, limit_bytes: int) -> None:
+        """The most the slot's processes may hold, swap included, and no swap where v2 can say so."""
+        assert self.memory is not None
+        if self.memory_v1:
+            (self.memory / "memory.limit_in_bytes").write_text(str(limit_bytes))
+            # memory + swap; absent without swap accounting
+            swap = self.memory / "memory.memsw.limit_in_bytes"
+            if swap.exists():
+                swap.write_text(str(limit_bytes))
+            return
+        (self.memory / "memory.max").write_text(str(limit_bytes))
+        swap = self.memory / "memory.swap.max"
+        if swap.exists():
+            swap.write_text("0")
+
+    def new_oom_kills(self) -> int:
+        """Processes the kernel killed for the memory limit since the last call."""
+        if self.memory is None:
+            return 0
+        name = "memory.oom_control" if self.memory_v1 else "memory.events"
+        kills = 0
+        with contextlib.suppress(OSError):
+            for line in (self.memory / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    kills = int(value)
+        new, self._oom_kills_seen = kills - self._oom_kills_seen, kills
+        return new
+
+
+class CellCgroups:
+    """Parent cgroups owned by this sandbox (one per hierarchy used); a `SlotCgroup` per slot."""
+
+    def __init__(self, parents: dict[str, Path], memory_v1: bool, made: list[Path]) -> None:
+        # controller → the parent directory whose children have it (one directory for both in v2)
+        self.parents = parents
+        self.memory_v1 = memory_v1
         self._ids = itertools.count()
-        self._finalizer = weakref.finalize(self, _remove_tree, parent)
+        self._finalizer = weakref.finalize(self, _remove_all, made)
+
+    @property
+    def pids(self) -> bool:
+        return "pids" in self.parents
+
+    @property
+    def memory(self) -> bool:
+        return "memory" in self.parents
 
     @classmethod
-    def open(cls) -> PidsCgroups | None:
+    def open(cls) -> CellCgroups | None:
+        """The controllers this process can give each slot; None when it can give none."""
+        name = f"t3rl-sandbox-{os.getpid()}-{next(_instances)}"
         try:
-            own = _own_pids_cgroup()
-            if own is None:
-                return None
-            parent = own / f"t3rl-sandbox-{os.getpid()}-{next(_instances)}"
-            parent.mkdir()
+            v1, v2 = _own_cgroups()
         except OSError:
             return None
-        cgroups = cls(parent)
+        parents: dict[str, Path] = {}
+        made: list[Path] = []
+        for controller in CONTROLLERS:
+            if controller in v1 and _made(v1[controller] / name, made):
+                parents[controller] = v1[controller] / name
+        missing = [c for c in CONTROLLERS if c not in parents]
+        if missing and v2 is not None and _made(v2 / name, made):
+            for controller in _enable_v2(v2 / name, missing):
+                parents[controller] = v2 / name
+        memory_v1 = "memory" in v1 and parents.get("memory") == v1["memory"] / name
+        cgroups = cls(parents, memory_v1, made)
         try:
+            if not parents:
+                raise OSError("no cgroup controller to use")
             probe = cgroups.create(1)
+            if cgroups.memory:
+                probe.limit_memory(1 << 30)
+                probe.memory_usage()
             cgroups.remove(probe)
         except OSError:
-            _remove_tree(parent)
+            cgroups.close()
             return None
         return cgroups
 
-    def create(self, max_processes: int) -> Path:
-        """A fresh child cgroup limited to `max_processes` tasks; returns its directory."""
-        path = self.parent / f"cell-{next(self._ids)}"
-        path.mkdir()
+    def create(self, max_processes: int) -> SlotCgroup:
+        """A fresh slot cgroup in every hierarchy used, limited to `max_processes` tasks (memory is
+        limited once the slot's zygote runs: see `SlotCgroup.limit_memory`)."""
+        n = next(self._ids)
+        dirs: dict[Path, Path] = {}
         try:
-            (path / "pids.max").write_text(str(max_processes))
+            for parent in dict.fromkeys(self.parents.values()):
+                dirs[parent] = parent / f"cell-{n}"
+                dirs[parent].mkdir()
+            pids = dirs[self.parents["pids"]] if self.pids else None
+            if pids is not None:
+                (pids / "pids.max").write_text(str(max_processes))
         except OSError:
-            path.rmdir()
+            for path in dirs.values():
+                _remove_tree(path)
             raise
-        return path
+        memory = dirs[self.parents["memory"]] if self.memory else None
+        return SlotCgroup(list(dirs.values()), pids, memory, self.memory_v1)
 
-    def remove(self, path: Path) -> None:
-        """Kill whatever is left in the cgroup, then delete it."""
-        _remove_tree(path)
+    def remove(self, slot: SlotCgroup) -> None:
+        """Kill whatever is left in the slot's cgroups, then delete them."""
+        for path in slot.dirs:
+            _remove_tree(path)
 
     def close(self) -> None:
         self._finalizer()
+
+
+def _made(path: Path, made: list[Path]) -> bool:
+    try:
+        path.mkdir()
+    except OSError:
+        return False
+    made.append(path)
+    return True
+
+
+def _enable_v2(parent: Path, wanted: list[str]) -> list[str]:
+    """Enable for the children of `parent` (a v2 cgroup without processes) those of `wanted` it has."""
+    try:
+        available = (parent / "cgroup.controllers").read_text().split()
+    except OSError:
+        return []
+    enabled = []
+    for controller in wanted:
+        if controller in available:
+            with contextlib.suppress(OSError):
+                (parent / "cgroup.subtree_control").write_text(f"+{controller}")
+                enabled.append(controller)
+    return enabled
+
+
+def _remove_all(paths: list[Path]) -> None:
+    for path in paths:
+        _remove_tree(path)
 
 
 def _remove_tree(path: Path) -> None:

@@ -29,11 +29,15 @@ class LocalSandboxConfig(SandboxConfig):
     timeout_s: float = Field(10.0, gt=0)
     # CPU-time limit per process (RLIMIT_CPU), seconds; None = the wall-clock limit rounded up.
     cpu_time_s: int | None = Field(None, ge=1)
-    # Address-space limit per process (RLIMIT_AS), MiB.
+    # Address-space limit per process (RLIMIT_AS), MiB; with a memory cgroup (root, and a host that
+    # allows it) also the cell's whole memory, all processes and shared memory together, plus its files.
     memory_mb: int = Field(1024, ge=64)
     # Processes and threads the cell may have at once (its slot's pids cgroup, which also holds the
     # slot's zygote and the cell's init; else RLIMIT_NPROC of the cell uid).
     max_processes: int = Field(32, ge=1)
+    # Descriptors a process of the cell may hold (RLIMIT_NOFILE): each can pin kernel memory that no
+    # limit counts (the data queued in a socket pair, a pipe's buffer).
+    max_open_files: int = Field(256, ge=16)
     # Largest file the cell may write (RLIMIT_FSIZE), MiB.
     max_file_size_mb: int = Field(16, ge=0)
     # Bytes kept of stdout and of stderr each; a cell writing more is killed (status output_limit).

@@ -2,11 +2,13 @@
 
 Per slot (up to `max_concurrency`, started on demand): a zygote process (`child/zygote.py`) in its
 own network, mount and IPC namespaces, with a read-only filesystem and private empty /tmp, /run,
-/var/tmp, /dev/shm, living in its own pids cgroup when t3rl is root. Per cell: a fork of a free
+/var/tmp, /dev/shm (the interpreter, venv and project bound back where they live below those), living
+in its own pids and memory cgroups when t3rl is root and the host allows. Per cell: a fork of a free
 slot's zygote in fresh mount, PID and IPC namespaces, a size-capped tmpfs as its only writable
 directory, an unprivileged uid without groups, no_new_privs, Landlock and seccomp, rlimits on CPU
-time, address space and file size; a wall-clock limit after which the whole PID namespace is killed;
-stdout and stderr read incrementally and the cell killed once either exceeds `max_output_bytes`.
+time, address space, open files and file size; a wall-clock limit after which the whole PID namespace
+is killed; stdout and stderr read incrementally and the cell killed once either exceeds
+`max_output_bytes`.
 What holds on this host is observed by a probe cell at start-up (`protections.py`).
 """
 
@@ -25,20 +27,32 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from t3rl_core.sandbox.base import Sandbox, SandboxResult, SandboxStatus
 from t3rl_core.sandbox.cell_run import CellRun
-from t3rl_core.sandbox.cgroup import PidsCgroups
+from t3rl_core.sandbox.cgroup import CellCgroups, SlotCgroup
+from t3rl_core.sandbox.child import seccomp
 from t3rl_core.sandbox.config import LocalSandboxConfig
-from t3rl_core.sandbox.protections import CELL_LAYERS, PROBE_CELL, Protections, observe
-from t3rl_core.sandbox.zygote_process import Zygote, ZygoteError
+from t3rl_core.sandbox.protections import (
+    CELL_LAYERS,
+    PROBE_CELL,
+    MemoryCap,
+    Protections,
+    memory_cap_text,
+    observe,
+)
+from t3rl_core.sandbox.zygote_process import CHILD_PACKAGE_PARENT, Zygote, ZygoteError
 
 log = logging.getLogger(__name__)
 
 MIB = 1 << 20
 _PROBE_TIMEOUT_S = 30.0
+# How long the sandbox's own setup retries a fork refused by the slot's process limit, beyond the
+# wall-clock limit of the cell before (whose processes hold the limit until they are torn down).
+_SETUP_PATIENCE_S = 10.0
+# The project t3rl runs from (its checkout, or site-packages): cells see it read-only wherever it is.
+PROJECT_DIR = CHILD_PACKAGE_PARENT.parents[1]
 # (status, exit code, error message) of a finished cell.
 _Verdict = tuple[SandboxStatus, "int | None", "str | None"]
 
@@ -49,7 +63,7 @@ class LocalSandbox(Sandbox):
     def __init__(self, config: LocalSandboxConfig) -> None:
         self.config = config
         self.python = config.python or sys.executable
-        self._cgroups = PidsCgroups.open() if os.geteuid() == 0 and config.isolation != "none" else None
+        self._cgroups = _cgroups(config)
         # Cell directories when there is no mount namespace to give each one a private tmpfs.
         self._workdir_root = tempfile.mkdtemp(prefix="t3rl-sandbox-")
         os.chmod(self._workdir_root, 0o711)
@@ -93,7 +107,12 @@ class LocalSandbox(Sandbox):
         # The zygote, its starter and the cell's init share the cgroup with the cell's own processes.
         cgroup = self._cgroups.create(self.config.max_processes + 3) if self._cgroups else None
         try:
-            return _Slot(Zygote(self.python, spec, cell_env(self.config), cgroup), cgroup)
+            zygote = Zygote(self.python, spec, cell_env(self.config), cgroup.dirs if cgroup else None)
+            if cgroup is not None and cgroup.memory is not None:
+                # On top of what the zygote itself holds here: the cell's memory and its files (tmpfs).
+                c = self.config
+                cgroup.limit_memory(cgroup.memory_usage() + (c.memory_mb + c.cell_disk_mb) * MIB)
+            return _Slot(zygote, cgroup)
         except BaseException:
             if cgroup is not None and self._cgroups is not None:
                 self._cgroups.remove(cgroup)
@@ -125,13 +144,17 @@ class LocalSandbox(Sandbox):
             "private_dirs": c.private_dirs,
             "hidden": [os.path.expanduser(p) for p in c.hidden_paths],
             "workdir_root": self._workdir_root,
-            "rlimit_nproc": self._cgroups is None,
+            "visible": [str(PROJECT_DIR)],
+            "rlimit_nproc": not (self._cgroups and self._cgroups.pids),
+            "memory_cgroup": bool(self._cgroups and self._cgroups.memory),
+            "patience_s": c.timeout_s + _SETUP_PATIENCE_S,
             "preload": c.preload,
             "limits": {
                 "cpu_s": cpu_limit_s(c),
                 "memory_bytes": c.memory_mb * MIB,
                 "nproc": c.max_processes,
                 "fsize_bytes": c.max_file_size_mb * MIB,
+                "open_files": c.max_open_files,
             },
         }
 
@@ -155,7 +178,8 @@ class LocalSandbox(Sandbox):
             return f"the probe cell printed no report: {out[-2000:]!r} {err[-2000:]!r}"
         applied = next((s["applied"] for s in statuses if "applied" in s), [])
         cell_uid_is_root = zygote.cell_spec["uid"] == 0 and os.geteuid() == 0
-        limit = "cgroup" if self._cgroups else ("none" if cell_uid_is_root else "rlimit")
+        pids_cgroup = self._cgroups is not None and self._cgroups.pids
+        limit = "cgroup" if pids_cgroup else ("none" if cell_uid_is_root else "rlimit")
         return observe({**zygote.cell_spec, "host_euid": os.geteuid()}, seen, applied, limit)
 
     def _check(self, found: Protections) -> None:
@@ -209,7 +233,17 @@ class LocalSandbox(Sandbox):
             run.close()
             if slot.cgroup is not None and not slot.zygote.cell_spec["namespaces"]:
                 _kill_leftovers(slot.cgroup, slot.zygote.cell_spec["uid"])
+        if slot.cgroup is not None and slot.cgroup.new_oom_kills():
+            verdict = verdict if verdict[0] == "timeout" else self._out_of_memory(verdict)
         return _result(verdict, out, err_, started)
+
+    def _out_of_memory(self, verdict: _Verdict) -> _Verdict:
+        c = self.config
+        why = (
+            f"memory limit of {c.memory_mb + c.cell_disk_mb} MiB for the whole cell exceeded "
+            "(memory_mb + cell_disk_mb): the kernel killed a process of it"
+        )
+        return "error", verdict[1], why
 
     def _classify(self, run: CellRun, in_time: bool) -> _Verdict:
         c = self.config
@@ -229,6 +263,11 @@ class LocalSandbox(Sandbox):
             sig = signal.Signals(final["signal"])
             if sig == signal.SIGXCPU:
                 return "timeout", -sig, f"CPU-time limit of {cpu_limit_s(c)} s exceeded"
+            if sig == signal.SIGBUS:
+                why = (
+                    f"a mapped file beyond the cell's {c.cell_disk_mb} MiB of disk, e.g. POSIX shared memory"
+                )
+                return "error", -sig, f"killed by SIGBUS ({why} in /dev/shm)"
             return "error", -sig, f"killed by {sig.name}"
         if "exit" not in final:
             return "sandbox_error", None, "the cell's supervisor died without a verdict"
@@ -254,20 +293,42 @@ class LocalSandbox(Sandbox):
 
 @dataclass(frozen=True)
 class _Slot:
-    """One zygote and the pids cgroup it and its cells live in (None without cgroups)."""
+    """One zygote and the cgroups it and its cells live in (None without cgroups)."""
 
     zygote: Zygote
-    cgroup: Path | None
+    cgroup: SlotCgroup | None
 
 
-def _kill_leftovers(cgroup: Path, cell_uid: int) -> None:
+def _kill_leftovers(cgroup: SlotCgroup, cell_uid: int) -> None:
     """Processes a cell left in its slot's cgroup, which only a cell without a PID namespace can; the
     zygote and the next cell's prepared init (root, not the cell uid) stay."""
-    with contextlib.suppress(OSError):
-        for pid in (cgroup / "cgroup.procs").read_text().split():
-            with contextlib.suppress(OSError):
-                if os.stat(f"/proc/{pid}").st_uid == cell_uid:
-                    os.kill(int(pid), signal.SIGKILL)
+    for pid in cgroup.procs():
+        with contextlib.suppress(OSError):
+            if os.stat(f"/proc/{pid}").st_uid == cell_uid:
+                os.kill(pid, signal.SIGKILL)
+
+
+def _cgroups(config: LocalSandboxConfig) -> CellCgroups | None:
+    """The slot cgroups this host gives a sandbox with `config` (only a root t3rl makes them)."""
+    return CellCgroups.open() if os.geteuid() == 0 and config.isolation != "none" else None
+
+
+def memory_cap(config: LocalSandboxConfig) -> MemoryCap:
+    """Which of the two memory caps a local sandbox with `config` gets on this host, found without
+    starting one: a memory cgroup per cell ("cgroup"), else the address-space limit with the calls
+    that create memory it does not count refused ("seccomp"); "none" without either."""
+    cgroups = _cgroups(config)
+    if cgroups is not None:
+        cgroups.close()
+        if cgroups.memory:
+            return "cgroup"
+    return "seccomp" if config.isolation != "none" and seccomp.supported() else "none"
+
+
+def memory_cap_line(config: LocalSandboxConfig) -> str:
+    """`memory_cap` in one line (what `t3rl plan` prints for an experiment with a local sandbox)."""
+    text = memory_cap_text(memory_cap(config), config.memory_mb, config.cell_disk_mb, config.max_processes)
+    return f"local sandbox memory cap: {text}"
 
 
 def sandbox_manifest(config: LocalSandboxConfig) -> dict[str, Any]:

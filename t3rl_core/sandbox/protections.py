@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-Layer = Literal["user", "network", "pid", "mount", "disk", "seccomp", "landlock", "process_limit"]
+Layer = Literal["user", "network", "pid", "mount", "disk", "seccomp", "landlock", "process_limit", "memory"]
 LAYERS: tuple[Layer, ...] = get_args(Layer)
 # The layers a cell applies to itself (and reports per cell); the rest are set up before it runs.
 CELL_LAYERS: frozenset[str] = frozenset({"user", "seccomp", "landlock"})
@@ -23,21 +23,24 @@ WHAT_IS_LOST: dict[str, str] = {
     "pid": "cells see and can signal other processes, and can leave processes behind",
     "mount": "cells write wherever their uid may and reach unix sockets under /tmp and /run",
     "disk": "no total disk cap per cell (only the per-file size limit)",
-    "seccomp": "cells can ptrace, create user namespaces and open unix sockets where the uid allows",
+    "seccomp": "cells can ptrace, create user namespaces and open sockets of any family (AF_UNIX, AF_VSOCK)",
     "landlock": "no second, kernel-enforced limit on where cells write, nor on signals and abstract sockets",
     "process_limit": "fork bombs are stopped only by the wall-clock limit",
+    "memory": "only each process's address space is limited: shared memory (memfd, SysV) is not counted",
 }
 
 PROBE_CELL = """
-import json, os, socket
+import json, os
 def status(key):
     with open("/proc/self/status") as f:
         return next((line.split()[1] for line in f if line.startswith(key + ":")), None)
 disk = os.statvfs(".")
+with open("/proc/self/net/dev") as f:  # the cell's own network namespace (no socket needed)
+    interfaces = sorted(line.split(":")[0].strip() for line in f if ":" in line)
 print(json.dumps({
     "uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(),
     "no_new_privs": status("NoNewPrivs") == "1", "seccomp": status("Seccomp") == "2",
-    "interfaces": sorted(name for _, name in socket.if_nameindex()),
+    "interfaces": interfaces,
     "ppid": os.getppid(),
     "root_readonly": bool(os.statvfs("/").f_flag & os.ST_RDONLY),
     "cwd_writable": os.access(".", os.W_OK),
@@ -68,6 +71,25 @@ class Protections:
         return {"active": dict(self.active), "missing": dict(self.missing)}
 
 
+MemoryCap = Literal["cgroup", "seccomp", "none"]
+
+
+def memory_cap_text(cap: MemoryCap, memory_mb: int, disk_mb: int, max_processes: int) -> str:
+    """How a cell's memory is capped, in the words of the log line, the manifest and `t3rl plan`."""
+    if cap == "cgroup":
+        return (
+            f"memory cgroup: {memory_mb + disk_mb} MiB for all of a cell's processes, shared memory "
+            f"and files together (memory_mb {memory_mb} + cell_disk_mb {disk_mb})"
+        )
+    per_process = f"RLIMIT_AS of {memory_mb} MiB per process (up to {max_processes} processes)"
+    if cap == "seccomp":
+        return (
+            f"no memory cgroup on this host: {per_process}; memfd_create, memfd_secret and SysV "
+            f"shm/msg/sem refused by seccomp; POSIX shared memory within the {disk_mb} MiB cell dir"
+        )
+    return f"{per_process} only: {WHAT_IS_LOST['memory']}"
+
+
 def observe(
     cell_spec: dict[str, Any], seen: dict[str, Any], applied: list[str], process_limit: str
 ) -> Protections:
@@ -90,7 +112,7 @@ def observe(
     if cell_spec["namespaces"] and seen["cwd_writable"] and seen["disk_bytes"] <= cell_spec["disk_bytes"]:
         active["disk"] = f"cell dir is a {cell_spec['disk_bytes'] >> 20} MiB tmpfs"
     if "seccomp" in applied and seen["seccomp"]:
-        active["seccomp"] = "ptrace, namespaces, AF_UNIX sockets, io_uring, keyrings, bpf refused"
+        active["seccomp"] = "ptrace, namespaces, sockets of every family, io_uring, keyrings, bpf refused"
     if "landlock" in applied:
         active["landlock"] = (
             f"ABI {cell_spec['landlock_abi']}: writes only in the cell dir"
@@ -101,5 +123,13 @@ def observe(
         active["process_limit"] = (
             "pids cgroup" if process_limit == "cgroup" else "RLIMIT_NPROC of the cell uid"
         )
+    limits = cell_spec["limits"]
+    cap = "cgroup" if cell_spec["memory_cgroup"] else "seccomp" if "seccomp" in active else "none"
+    if cap != "none":
+        active["memory"] = memory_cap_text(
+            cap, limits["memory_bytes"] >> 20, cell_spec["disk_bytes"] >> 20, limits["nproc"]
+        )
     missing = {name: WHAT_IS_LOST[name] for name in LAYERS if name not in active}
+    if "seccomp" in missing and not cell_spec["seccomp"] and cell_spec["isolation"] != "none":
+        missing["seccomp"] += f" (no filter for {cell_spec['machine']}: x86_64 and aarch64 have one)"
     return Protections(active=active, missing=missing)

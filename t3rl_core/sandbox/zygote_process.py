@@ -28,23 +28,26 @@ class ZygoteError(RuntimeError):
 class Zygote:
     """One zygote process and its control socket. `cell_spec` is what the zygote set up and will apply.
 
-    With a `cgroup`, the zygote joins it before anything else and every cell it forks is born there:
-    moving a process into a cgroup waits for an RCU grace period (~10 ms), forking into one does not.
+    With `cgroups` (a directory per hierarchy), the zygote joins them before anything else and every
+    cell it forks is born there: moving a process into a cgroup waits for an RCU grace period (~10 ms),
+    forking into one does not.
     """
 
     def __init__(
-        self, python: str, spec: dict[str, Any], env: dict[str, str], cgroup: Path | None = None
+        self, python: str, spec: dict[str, Any], env: dict[str, str], cgroups: list[Path] | None = None
     ) -> None:
-        self.python, self.spec, self.env, self.cgroup = python, spec, env, cgroup
+        self.python, self.spec, self.env, self.cgroups = python, spec, env, cgroups or []
         self._lock = threading.Lock()
         self.proc, self.sock, self.cell_spec = self._start()
 
     def _start(self) -> tuple[subprocess.Popen[bytes], socket.socket, dict[str, Any]]:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        procs = os.open(self.cgroup / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC) if self.cgroup else None
-        passed = [theirs.fileno(), *([procs] if procs is not None else [])]
+        procs: list[int] = []
         try:
-            spec = json.dumps({**self.spec, "ctl_fd": theirs.fileno(), "cgroup_fd": procs})
+            for cgroup in self.cgroups:
+                procs.append(os.open(cgroup / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
+            passed = [theirs.fileno(), *procs]
+            spec = json.dumps({**self.spec, "ctl_fd": theirs.fileno(), "cgroup_fds": procs})
             try:
                 proc = subprocess.Popen(
                     [self.python, "-I", "-B", "-X", "utf8", "-c", BOOTSTRAP, spec],
@@ -60,8 +63,8 @@ class Zygote:
                 raise ZygoteError(f"cannot start {self.python}: {err}") from err
         finally:
             theirs.close()
-            if procs is not None:
-                os.close(procs)
+            for fd in procs:
+                os.close(fd)
         ours.settimeout(_START_TIMEOUT_S)
         try:
             hello = ours.recv(1 << 16)

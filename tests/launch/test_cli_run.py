@@ -231,8 +231,10 @@ def test_plan_records_the_local_sandbox_protections_in_the_manifest(workdir):
     sandbox = manifest["sandbox"]
     assert set(sandbox) == {"probed_on", "active", "missing"}
     assert sorted([*sandbox["active"], *sandbox["missing"]]) == sorted(
-        ["user", "network", "pid", "mount", "disk", "seccomp", "landlock", "process_limit"]
+        ["user", "network", "pid", "mount", "disk", "seccomp", "landlock", "process_limit", "memory"]
     )
+    # One line says which memory cap this host gives the cells (t3rl_core.sandbox.local.memory_cap).
+    assert "local sandbox memory cap: " in result.output
 
 
 def test_a_required_sandbox_layer_the_host_lacks_is_named_in_the_manifest(workdir):

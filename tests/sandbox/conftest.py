@@ -8,11 +8,27 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def kept_names(directory: str) -> list[str]:
+    """The entries a cell sees in its own `directory` (/tmp, /dev/shm): the first path component of
+    each tree that must stay visible there (this interpreter, its venv, the checkout) when it lives
+    below `directory` (a clone under /tmp), and nothing else."""
+    trees = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)), str(REPO)]
+    names = set()
+    for tree in trees:
+        real = os.path.realpath(tree)
+        if real.startswith(directory.rstrip("/") + "/"):
+            names.add(real[len(directory.rstrip("/")) + 1 :].split("/")[0])
+    return sorted(names)
 
 
 @pytest.fixture
@@ -48,7 +64,55 @@ def host_offers(layer: str) -> bool:
         return landlock_abi() > 0
     if layer == "process_limit":
         return True  # a pids cgroup as root, RLIMIT_NPROC of an unprivileged cell uid otherwise
+    if layer == "memory":
+        return host_offers("seccomp") or memory_cgroup_offered()
     raise ValueError(layer)
+
+
+@functools.cache
+def memory_cgroup_offered() -> bool:
+    """Whether this (root) process may make a child cgroup with a memory limit: cgroup v1's memory
+    hierarchy or v2 with the memory controller available below its own cgroup."""
+    if os.geteuid() != 0:
+        return False
+    own = {}
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            own[controllers] = path.lstrip("/")
+    candidates = []
+    if "memory" in own:
+        candidates.append((Path("/sys/fs/cgroup/memory") / own["memory"], "memory.limit_in_bytes"))
+    if "" in own:
+        for root in (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")):
+            if (root / "cgroup.controllers").exists():
+                candidates.append((root / own[""], "memory.max"))
+                break
+    for parent, limit_file in candidates:
+        probe = parent / f"t3rl-test-probe-{os.getpid()}"
+        try:
+            probe.mkdir()
+        except OSError:
+            continue
+        try:
+            if limit_file == "memory.max":
+                if "memory" not in (probe / "cgroup.controllers").read_text().split():
+                    continue
+                (probe / "cgroup.subtree_control").write_text("+memory")
+                leaf = probe / "leaf"
+                leaf.mkdir()
+                try:
+                    (leaf / limit_file).write_text(str(1 << 30))
+                finally:
+                    leaf.rmdir()
+            else:
+                (probe / limit_file).write_text(str(1 << 30))
+            return True
+        except OSError:
+            continue
+        finally:
+            probe.rmdir()
+    return False
 
 
 def landlock_abi() -> int:

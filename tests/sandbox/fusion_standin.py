@@ -20,9 +20,10 @@ REQUEST_FIELDS = {"code", "language", "run_timeout", "compile_timeout", "stdin",
 
 class FusionStandIn:
     def __init__(self) -> None:
-        # "http500", "sandbox_error", "garbage" (non-JSON body), "hang" (never answers in time),
-        # "slow" (answers after 0.2 s).
+        # "http500", "sandbox_error", "garbage" (non-JSON body), "hang" (answers only once the stand-in
+        # closes), "slow" (answers after 0.2 s).
         self.faults: list[str] = []
+        self.closing = asyncio.Event()
         self.requests: list[dict[str, Any]] = []
         self.in_flight = self.max_in_flight = 0
         self.url = ""
@@ -41,7 +42,7 @@ class FusionStandIn:
             if fault == "sandbox_error":
                 return web.json_response(_response("SandboxError", "executor pod lost", None))
             if fault == "hang":
-                await asyncio.sleep(1)
+                await self.closing.wait()
             if fault == "slow":
                 await asyncio.sleep(0.2)
             if set(body) != REQUEST_FIELDS or body["language"] != "python":
@@ -100,4 +101,5 @@ async def serve() -> AsyncIterator[FusionStandIn]:
     try:
         yield standin
     finally:
+        standin.closing.set()
         await runner.cleanup()

@@ -12,6 +12,7 @@ import asyncio
 import os
 import signal
 import socket
+import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -23,16 +24,17 @@ from t3rl_core.sandbox.base import SandboxResult
 from t3rl_core.sandbox.config import LocalSandboxConfig
 from t3rl_core.sandbox.local import LocalSandbox
 from t3rl_core.sandbox.protections import LAYERS
-from tests.sandbox.conftest import host_offers, need
+from tests.sandbox.conftest import host_offers, kept_names, need
 
 CAP = 64 * 1024
 
 
 def make(**overrides: object) -> tuple[LocalSandbox, str]:
-    """A sandbox with short limits; its cells carry a unique marker variable to find their processes."""
+    """A sandbox with small limits; its cells carry a unique marker variable to find their processes.
+    The wall-clock limit is far beyond what a cell needs on a busy machine: tests of it set their own."""
     marker = f"t3rl-test-{uuid.uuid4().hex}"
     fields = {
-        "timeout_s": 2.0,
+        "timeout_s": 30.0,
         "memory_mb": 256,
         "max_processes": 16,
         "max_output_bytes": CAP,
@@ -128,7 +130,10 @@ def test_output_exit_code_and_traceback():
 
 
 def test_working_directory_is_empty_writable_and_fresh_per_cell():
-    code = "import os\nprint(os.listdir('.'))\nopen('a.txt', 'w').write('ok')\nprint(os.listdir('.'))"
+    code = (
+        "import os\nprint(sorted(os.listdir('.')))\nopen('a.txt', 'w').write('ok')\n"
+        "print(sorted(os.listdir('.')))"
+    )
     sandbox, _ = make()
 
     async def go() -> list[SandboxResult]:
@@ -137,8 +142,10 @@ def test_working_directory_is_empty_writable_and_fresh_per_cell():
         finally:
             await sandbox.aclose()
 
+    # Empty but for the interpreter's, venv's and checkout's trees when they live under /tmp.
+    kept = kept_names("/tmp")
     for r in asyncio.run(go()):  # the second cell does not see the first one's file
-        assert (r.status, r.stdout.splitlines()) == ("success", ["[]", "['a.txt']"]), r
+        assert (r.status, r.stdout.splitlines()) == ("success", [str(kept), str(sorted([*kept, "a.txt"]))]), r
 
 
 # ------------------------------------------------------------------------------------------- hostile
@@ -148,7 +155,8 @@ def test_infinite_loop_hits_the_wall_clock_limit():
     started = time.monotonic()
     r = run_hostile("while True:\n    pass", timeout_s=1.0)
     assert (r.status, r.error) == ("timeout", "wall-clock limit of 1 s exceeded")
-    assert 1.0 <= r.duration_s < 2.5 and time.monotonic() - started < 5
+    # Stopped at the limit, not later than a busy machine's scheduling delays can explain.
+    assert 1.0 <= r.duration_s < 10 and time.monotonic() - started < 20
 
 
 def test_cpu_time_limit_is_reported_as_timeout():
@@ -176,12 +184,45 @@ def test_fork_bomb_hits_the_process_limit():
     assert "Resource temporarily unavailable" in r.stderr
 
 
+def test_setup_waits_while_the_process_limit_is_still_full():
+    """The next cell's fork waits (with backoff) while the slot's process limit is reached, as it is
+    while a fork bomb's processes are torn down: it runs once they are gone instead of failing."""
+    sandbox, _ = make()
+    cgroup = sandbox._slots[0].cgroup
+    if cgroup is None or cgroup.pids is None:
+        pytest.skip("no pids cgroup here: the process limit is RLIMIT_NPROC, which a root init ignores")
+    limit = int((cgroup.pids / "pids.max").read_text())
+    # Moving tasks in is not limited by pids.max (forking is): these fill the slot past its limit.
+    fillers = [subprocess.Popen(["sleep", "60"]) for _ in range(limit)]
+
+    async def go() -> SandboxResult:
+        try:
+            for filler in fillers:
+                (cgroup.pids / "cgroup.procs").write_text(str(filler.pid))
+            pending = asyncio.ensure_future(sandbox.run("print('ran')"))
+            # Long enough that the cell's first fork is refused (on any machine, however busy).
+            await asyncio.sleep(0.5)
+            for filler in fillers:
+                filler.kill()
+                filler.wait()
+            return await pending
+        finally:
+            for filler in fillers:
+                filler.kill()
+                filler.wait()
+            await sandbox.aclose()
+
+    r = asyncio.run(go())
+    assert (r.status, r.stdout, r.error) == ("success", "ran\n", None)
+
+
 def test_hundred_megabytes_of_output_are_cut_and_the_cell_killed():
     started = time.monotonic()
-    r = run_hostile("import sys\nchunk = 'x' * 1_000_000\nfor _ in range(100):\n    sys.stdout.write(chunk)")
+    code = "import sys\nchunk = 'x' * 1_000_000\nfor _ in range(100):\n    sys.stdout.write(chunk)\n"
+    r = run_hostile(code + "import time\ntime.sleep(120)", timeout_s=120.0)
     assert (r.status, r.error) == ("output_limit", f"output exceeded {CAP} bytes")
     assert r.stdout == "x" * CAP
-    assert time.monotonic() - started < 5  # killed on overflow, not at the wall-clock limit
+    assert time.monotonic() - started < 60  # killed on overflow, not at the wall-clock limit
 
 
 def test_stderr_flood_is_capped_too():
@@ -242,11 +283,17 @@ def test_network_connections_fail():
     try:
         r = run_hostile(f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1)")
         assert r.status == "error"
-        # Landlock refuses the TCP connect before routing would (ABI 4+); else the empty namespace does.
-        assert r.stderr.rstrip().splitlines()[-1] in (
-            "PermissionError: [Errno 13] Permission denied",
-            "OSError: [Errno 101] Network is unreachable",
+        # seccomp refuses the socket itself; else Landlock refuses the TCP connect before routing would
+        # (ABI 4+); else the empty namespace does.
+        expected = (
+            ["PermissionError: [Errno 1] Operation not permitted"]
+            if host_offers("seccomp")
+            else [
+                "PermissionError: [Errno 13] Permission denied",
+                "OSError: [Errno 101] Network is unreachable",
+            ]
         )
+        assert r.stderr.rstrip().splitlines()[-1] in expected
         with pytest.raises(BlockingIOError):
             listener.accept()  # nobody connected
     finally:
@@ -364,19 +411,24 @@ def test_a_cell_that_cannot_start_is_a_sandbox_error():
     sandbox, _ = make()
     zygote = sandbox._slots[0].zygote
     zygote.python = "/nonexistent/python"  # the interpreter vanished after start-up...
-    os.kill(zygote.proc.pid, signal.SIGKILL)  # ...and the zygote died (its prepared cell serves once)
+    os.kill(zygote.proc.pid, signal.SIGKILL)  # ...and the zygote died
     zygote.proc.wait()
 
     async def go() -> list[SandboxResult]:
         try:
-            return [await sandbox.run("print(1)") for _ in range(2)]
+            return [await sandbox.run("print(1)") for _ in range(3)]
         finally:
             await sandbox.aclose()
 
-    prepared, result = asyncio.run(go())
-    assert prepared.status == "success"
-    assert result.status == "sandbox_error" and result.exit_code is None
-    assert result.error.startswith("could not prepare the cell: cannot start /nonexistent/python")
+    # The cell the zygote had prepared before it died serves one request; whether the zygote got to
+    # prepare it depends on the machine's load. Every cell after that fails the same way.
+    results = asyncio.run(go())
+    served = [r for r in results if r.status == "success"]
+    assert len(served) <= 1 and results[: len(served)] == served
+    failed = results[len(served) :]
+    why = "cannot start /nonexistent/python: [Errno 2] No such file or directory: '/nonexistent/python'"
+    expected = ("sandbox_error", None, f"could not prepare the cell: {why}")
+    assert [(r.status, r.exit_code, r.error) for r in failed] == [expected] * len(failed)
 
 
 def test_preloaded_modules_are_already_imported_in_every_cell():

@@ -1,7 +1,7 @@
 """The non-root path: t3rl started by an unprivileged user gets its protections from a user namespace
 (cells run as that user, mapped to root inside, with no capabilities). Run from root by switching a
-child to nobody in a private mount namespace where the interpreter stays reachable (the same
-`expose` the sandbox uses for a 0700 home)."""
+child to nobody in a private mount namespace with a fresh /tmp, where the interpreter, its venv and the
+checkout stay reachable (the same `cover` the sandbox uses for /tmp and a 0700 home)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ AS_NOBODY = textwrap.dedent(
     from t3rl_core.sandbox.config import LocalSandboxConfig
     from t3rl_core.sandbox.local import LocalSandbox
 
-    sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=5))
+    sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=30))
     attacks = {
         "whoami": "import os; print(os.getuid(), os.getgroups())",
         "caps": "print([ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('CapEff')][0])",
@@ -53,8 +53,8 @@ SWITCH = textwrap.dedent(
     import os, sys
     from t3rl_core.sandbox.child import mounts
     from t3rl_core.sandbox.child.libc import mount
-    mount("tmpfs", "/tmp", 0, "tmpfs", "mode=1777")
-    mounts.expose([sys.base_prefix, sys.prefix, *sys.path])
+    kept = [sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)), *sys.path]
+    mounts.cover(["/tmp"], [*kept, os.environ["PYTHONPATH"]], closed=True, options="mode=1777")
     os.chdir("/")
     os.execvp("setpriv", ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
                           sys.executable, "-c", sys.argv[1]])

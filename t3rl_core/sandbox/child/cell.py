@@ -29,9 +29,10 @@ import shutil
 import signal
 import socket
 import sys
+import time
 from dataclasses import dataclass
 
-from . import landlock, mounts, privileges, seccomp
+from . import ipc, landlock, mounts, privileges, seccomp
 from .libc import CLONE_NEWIPC, CLONE_NEWNS, CLONE_NEWPID, unshare
 
 CELL_FILENAME = "<cell>"
@@ -52,7 +53,7 @@ def prepare(spec: dict, ctl: socket.socket, taken: int) -> None:
         if spec["namespaces"]:
             # Own SysV IPC and POSIX message queues too: no rendezvous with other cells through them.
             unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC)
-            mounts.mount_cell_dir(spec["disk_bytes"], spec["uid"], spec["gid"])
+            mounts.mount_cell_dir(spec["disk_bytes"], spec["uid"], spec["gid"], spec["kept"])
             workdir = mounts.CELL_DIR
         else:
             workdir = os.path.join(spec["workdir_root"], f"cell-{os.getpid()}")
@@ -60,11 +61,33 @@ def prepare(spec: dict, ctl: socket.socket, taken: int) -> None:
             if spec["setuid"]:
                 os.chown(workdir, spec["uid"], spec["gid"])
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        if os.fork() == 0:
+        # The zygote's score: the init may be killed at the memory limit (its namespace goes with it).
+        privileges.set_oom_score_adj(privileges.OOM_DEFAULT)
+        if fork_patiently(spec["patience_s"]) == 0:
             _init(spec, ctl, taken, workdir)
     except BaseException as err:
         _fail_next_request(ctl, taken, err)
     os._exit(0)
+
+
+def fork_patiently(patience_s: float, lifeline: int | None = None) -> int:
+    """os.fork(), retried with backoff while the slot's process limit is reached: the processes of the
+    cell before (a fork bomb fills the limit) are still being torn down. Gives up after `patience_s`,
+    or as soon as t3rl drops the `lifeline` (it no longer waits for this cell)."""
+    give_up = time.monotonic() + patience_s
+    delay = 0.001
+    watch = select.poll()
+    if lifeline is not None:
+        watch.register(lifeline, select.POLLIN)
+    while True:
+        try:
+            return os.fork()
+        except BlockingIOError:
+            if time.monotonic() + delay > give_up:
+                raise
+        if watch.poll(delay * 1000):  # only a hang-up: the source was read whole before
+            raise BlockingIOError("t3rl gave up on the cell while the process limit was still reached")
+        delay = min(delay * 2, 0.1)
 
 
 def _take_request(ctl: socket.socket, taken: int) -> Pipes:
@@ -116,7 +139,7 @@ def _init(spec: dict, ctl: socket.socket, taken: int, workdir: str) -> None:
     pipes = _take_request(ctl, taken)
     try:
         code = _read_source(pipes.lifeline)
-        cell = os.fork()
+        cell = fork_patiently(spec["patience_s"], pipes.lifeline)
         if cell == 0:
             _cell(spec, pipes, code, workdir)
         os.close(pipes.stdout)
@@ -125,6 +148,8 @@ def _init(spec: dict, ctl: socket.socket, taken: int, workdir: str) -> None:
     except BaseException as err:
         report(pipes.status, {"setup_error": f"{type(err).__name__}: {err}"})
         os._exit(0)
+    if sysv_allowed(spec):
+        ipc.remove_sysv_objects()
     if outcome is not None:
         report(pipes.status, outcome)
     # Without a PID namespace, at least the cell's own process group goes with it, and its directory.
@@ -181,6 +206,7 @@ def _cell(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
 def confine(spec: dict, workdir: str) -> list[str]:
     """Apply the cell-side layers the spec asks for, in the order they depend on; the names applied."""
     applied = []
+    privileges.set_oom_score_adj(privileges.OOM_FIRST)
     privileges.set_limits(spec["limits"], nproc=spec["rlimit_nproc"])
     if spec["drop_privileges"]:
         privileges.drop_bounding_set()
@@ -194,9 +220,16 @@ def confine(spec: dict, workdir: str) -> list[str]:
         landlock.restrict(writable, [os.devnull], spec["landlock_abi"])
         applied.append("landlock")
     if spec["seccomp"]:
-        seccomp.install()
+        refused = () if spec["memory_cgroup"] else seccomp.MEMFD
+        seccomp.install(refused + (() if sysv_allowed(spec) else seccomp.SYSV_IPC))
         applied.append("seccomp")
     return applied
+
+
+def sysv_allowed(spec: dict) -> bool:
+    """SysV IPC objects outlive their creator: only a cell with its own IPC namespace, whose memory
+    cgroup counts what they hold, may make them (its init removes them when it ends)."""
+    return spec["memory_cgroup"] and spec["namespaces"]
 
 
 def _run(code: str) -> int:

@@ -32,6 +32,9 @@ CELL_DIR, SHM_DIR = "/tmp", "/dev/shm"
 STAGING = "/run"
 # Inodes of the cell's tmpfs: plenty for real work, a bound on a cell creating millions of empty files.
 CELL_INODES = 65536
+# The empty tmpfs that covers a private directory, a hidden one or a directory closed to other users.
+COVER_FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC
+COVER_OPTIONS = "size=64k,mode=0755"
 
 
 def _mount_points() -> list[str]:
@@ -40,35 +43,40 @@ def _mount_points() -> list[str]:
     return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), p) for p in points]
 
 
-def prepare_zygote_root(private_dirs: list[str], hidden: list[str], exposed: list[str]) -> None:
-    """Private empty directories, hidden credentials, the `exposed` trees made reachable for the cell
-    uid (see `expose`), then the whole tree read-only."""
+def prepare_zygote_root(
+    private_dirs: list[str], hidden: list[str], kept: list[str], *, closed: bool
+) -> list[str]:
+    """Private empty directories (the `kept` trees bound back through them, see `cover`), hidden
+    credentials, then the whole tree read-only. Returns the kept trees each cell binds again over its
+    own /tmp and /dev/shm (a checkout or venv under /tmp)."""
     mount(None, "/", MS_REC | MS_PRIVATE)
-    # CELL_DIR first: it is covered anyway, and `expose` parks its bind mounts there.
-    mount("tmpfs", CELL_DIR, MS_NOSUID | MS_NODEV | MS_NOEXEC, "tmpfs", "size=64k,mode=0700")
-    if exposed:
-        expose(exposed)
-    covered = {os.path.realpath(CELL_DIR)}
-    for path in private_dirs:
-        real = os.path.realpath(path)
-        if real not in covered and os.path.isdir(real):
-            covered.add(real)
-            mount("tmpfs", real, MS_NOSUID | MS_NODEV | MS_NOEXEC, "tmpfs", "size=4k,mode=0755")
+    bound = cover([CELL_DIR, *private_dirs], kept, closed=closed)
     for path in hidden:
         if os.path.isdir(path):
-            mount("tmpfs", path, MS_NOSUID | MS_NODEV | MS_NOEXEC, "tmpfs", "size=4k,mode=0755")
+            mount("tmpfs", path, COVER_FLAGS, "tmpfs", COVER_OPTIONS)
         elif os.path.exists(path):
             mount(os.devnull, path, MS_BIND)
     for point in _mount_points():
         try:
-            kept = os.statvfs(point).f_flag
+            kept_flags = os.statvfs(point).f_flag
             flags = MS_REMOUNT | MS_BIND | MS_RDONLY
-            flags |= sum(ms for st, ms in KEPT_FLAGS.items() if kept & st)
+            flags |= sum(ms for st, ms in KEPT_FLAGS.items() if kept_flags & st)
             mount(None, point, flags)
         except OSError:
             # Over-mounted or vanished mounts cannot be reached; the root itself must succeed.
             if point == "/":
                 raise
+    return [tree for tree in bound if any(_below(tree, d) for d in (CELL_DIR, SHM_DIR))]
+
+
+def _below(path: str, directory: str) -> bool:
+    return path.startswith(directory.rstrip("/") + "/")
+
+
+def _outermost(paths: list[str]) -> list[str]:
+    """The existing directories among `paths` (resolved), without those inside another one."""
+    real = sorted({os.path.realpath(p) for p in paths if p and os.path.isdir(p)})
+    return [p for p in real if not any(_below(p, q) for q in real)]
 
 
 def _closed_ancestor(path: str) -> str | None:
@@ -81,43 +89,73 @@ def _closed_ancestor(path: str) -> str | None:
     return None
 
 
-def expose(paths: list[str]) -> None:
-    """Make each of `paths` reachable for an unprivileged cell uid without opening anything else.
+def cover(dirs: list[str], keep: list[str], *, closed: bool, options: str = COVER_OPTIONS) -> list[str]:
+    """Cover each of `dirs` with an empty tmpfs while every tree of `keep` (the interpreter, the venv,
+    the project) stays visible at its own path, wherever it lives (a venv under /tmp on a cluster node).
 
-    The interpreter may live below a directory closed to other users (pyenv under /root, a conda in a
-    0700 home). Such a directory is covered by an empty tmpfs, and only the needed trees are bound
-    back at their own paths, so the rest of that home stays out of sight.
+    A kept tree below a covered directory is bound back onto the cover, with its own mount's flags
+    (read-only once the whole tree is remounted so). With `closed`, a directory above a kept tree that
+    other users may not traverse (pyenv under a 0700 /root, for a cell uid that is not its owner) is
+    covered the same way, so only the kept trees of it show through. Returns the trees bound back.
     """
-    wanted = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)})
-    by_ancestor: dict[str, list[str]] = {}
-    for path in wanted:
-        ancestor = _closed_ancestor(path)
-        if ancestor is not None and not any(path.startswith(p + "/") for p in by_ancestor.get(ancestor, [])):
-            by_ancestor.setdefault(ancestor, []).append(path)
-    for n, (ancestor, trees) in enumerate(by_ancestor.items()):
-        parked = []
-        for m, tree in enumerate(trees):
-            spot = os.path.join(CELL_DIR, f"expose-{n}-{m}")
-            os.mkdir(spot)
-            mount(tree, spot, MS_BIND | MS_REC)
-            parked.append((spot, tree))
-        mount("tmpfs", ancestor, MS_NOSUID | MS_NODEV, "tmpfs", "size=64k,mode=0755")
-        for spot, tree in parked:
-            os.makedirs(tree, mode=0o755)
-            mount(spot, tree, MS_MOVE)
+    covers = _outermost(dirs)
+    trees = _outermost(keep)
+    hidden_by: dict[str, str] = {}
+    for tree in trees:
+        above = [c for c in covers if _below(tree, c)]
+        ancestor = _closed_ancestor(tree) if closed else None
+        if ancestor is not None:
+            above.append(ancestor)
+        if above:
+            hidden_by[tree] = min(above, key=len)
+    # Held open across the covering: the bind source is reached through the descriptor afterwards.
+    held = {tree: os.open(tree, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for tree in hidden_by}
+    try:
+        for target in sorted({*covers, *hidden_by.values()}, key=len):
+            if os.path.isdir(target):  # not inside a directory covered just before
+                mount("tmpfs", target, COVER_FLAGS, "tmpfs", options if target in covers else COVER_OPTIONS)
+        for tree, fd in held.items():
+            make_dirs(tree)
+            mount(f"/proc/self/fd/{fd}", tree, MS_BIND | MS_REC)
+    finally:
+        for fd in held.values():
+            os.close(fd)
+    # A directory to cover that lies inside a tree just bound back is visible again.
+    for path in _outermost(dirs):
+        if any(_below(path, tree) for tree in held):
+            mount("tmpfs", path, COVER_FLAGS, "tmpfs", options)
+    return sorted(held)
 
 
-def mount_cell_dir(size_bytes: int, uid: int, gid: int) -> None:
+def make_dirs(path: str, root: str = "/") -> None:
+    """`path` (absolute) below `root`, each missing level 0755 whatever the umask (the cell uid must
+    traverse them)."""
+    current = root
+    for part in path.strip("/").split("/"):
+        current = os.path.join(current, part)
+        if not os.path.isdir(current):
+            os.mkdir(current)
+            os.chmod(current, 0o755)
+
+
+def mount_cell_dir(size_bytes: int, uid: int, gid: int, kept: list[str]) -> None:
     """The cell's writable places, /tmp and /dev/shm (multiprocessing's semaphores live there), both
-    parts of one fresh tmpfs whose size is the cell's total disk allowance."""
+    parts of one fresh tmpfs whose size is the cell's total disk allowance; `kept` trees below them
+    (bound in the zygote's mount namespace, still visible here) are bound into the parts first."""
     options = f"size={size_bytes},nr_inodes={CELL_INODES},mode=0700"
     mount("tmpfs", STAGING, MS_NOSUID | MS_NODEV, "tmpfs", options)
     for part, target in (("cell", CELL_DIR), ("shm", SHM_DIR)):
         if not os.path.isdir(target):
             continue
-        os.mkdir(f"{STAGING}/{part}", 0o700)
-        os.chown(f"{STAGING}/{part}", uid, gid)
-        mount(f"{STAGING}/{part}", target, MS_BIND)
+        staged = f"{STAGING}/{part}"
+        os.mkdir(staged, 0o700)
+        os.chown(staged, uid, gid)
+        for tree in kept:
+            if _below(tree, target):
+                inside = tree[len(target.rstrip("/")) :]
+                make_dirs(inside, staged)
+                mount(tree, staged + inside, MS_BIND | MS_REC)
+        mount(staged, target, MS_BIND | MS_REC)
     # Covered again by an empty tmpfs rather than unmounted: an unmount waits for an RCU grace period.
     mount("tmpfs", STAGING, MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "tmpfs", "size=4k,mode=0755")
 

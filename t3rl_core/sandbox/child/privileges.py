@@ -3,6 +3,7 @@ supplementary groups, `no_new_privs`, resource limits."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import resource
@@ -10,6 +11,8 @@ import resource
 from .libc import LIBC, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, check, prctl
 
 _CAPABILITY_VERSION_3 = 0x20080522
+# /proc/<pid>/oom_score_adj: the OOM killer never picks -1000 and always picks 1000 before 0.
+OOM_NEVER, OOM_DEFAULT, OOM_FIRST = -1000, 0, 1000
 
 
 class _CapHeader(ctypes.Structure):
@@ -46,10 +49,18 @@ def set_no_new_privs() -> None:
     prctl(PR_SET_NO_NEW_PRIVS, 1)
 
 
+def set_oom_score_adj(score: int) -> None:
+    """Lowering needs CAP_SYS_RESOURCE: without it the score stays as it was."""
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as f:
+        f.write(str(score))
+
+
 def set_limits(limits: dict[str, int], *, nproc: bool) -> None:
     """`nproc`: apply RLIMIT_NPROC too (only without a pids cgroup: it counts every process of the uid)."""
     wanted = {
         resource.RLIMIT_CORE: (0, 0),
+        # Every descriptor can pin kernel memory no limit counts (a socket's queued data, a pipe).
+        resource.RLIMIT_NOFILE: (limits["open_files"], limits["open_files"]),
         # SIGXCPU at the limit, SIGKILL one second later if the cell ignores it.
         resource.RLIMIT_CPU: (limits["cpu_s"], limits["cpu_s"] + 1),
         resource.RLIMIT_AS: (limits["memory_bytes"], limits["memory_bytes"]),

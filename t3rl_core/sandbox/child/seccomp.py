@@ -5,14 +5,23 @@ What it refuses, and why a namespace or the uid drop alone does not cover it:
 - unshare, setns, and clone with any namespace flag: a user namespace gives a cell back capabilities
   over its own copies of the mounts; clone3 answers ENOSYS (its flags sit in memory the filter cannot
   read; the C library then falls back to clone, which is checked).
-- socket(AF_UNIX) and datagram socketpair(AF_UNIX): a network namespace does not cover filesystem
-  sockets, and a filter cannot read the path a connect() names, so a cell gets no unix socket of its
-  own; stream socketpairs (asyncio, multiprocessing pipes) still work, and cannot be re-connected.
+- socket() of every address family but those in ALLOWED_FAMILIES (none: a cell needs no socket of its
+  own), so a family that namespaces do not cover (AF_VSOCK reaches the VM's host, AF_UNIX filesystem
+  sockets, the next one a kernel adds) is refused without being named. socketpair() only as AF_UNIX
+  stream or seqpacket pairs (asyncio, multiprocessing): they cannot be re-connected elsewhere, while a
+  datagram pair can send to any filesystem socket.
 - io_uring: its operations open and connect sockets without passing through the filter.
 - keyctl, add_key, request_key: the kernel keyring of the cell uid is shared by every cell.
 - bpf, perf_event_open, userfaultfd: kernel attack surface no cell needs.
-Only x86-64 is described here (the only architecture this was tested on); elsewhere the layer is
-reported as missing rather than guessed.
+- memfd_secret: memory hidden even from the kernel's own accounting tools; no cell needs it.
+- On request (`install(refused)`): memfd_create (MEMFD) where no memory cgroup counts a cell's memory
+  (the address-space limit does not count a memfd's pages once unmapped, or never mapped, so a cell
+  could keep gigabytes in them), and SysV shmget, msgget, semget (SYSV_IPC) also where the cell has no
+  IPC namespace of its own (its objects would outlive it). POSIX shared memory stays possible, inside
+  the cell's size-capped /dev/shm.
+
+The system call numbers differ per architecture: x86-64 has its own table, aarch64 the generic one.
+Elsewhere the layer is reported missing (with the machine's name) rather than guessed.
 """
 
 from __future__ import annotations
@@ -27,7 +36,6 @@ from .libc import prctl
 
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
-AUDIT_ARCH_X86_64 = 0xC000003E
 X32_SYSCALL_BIT = 0x40000000
 # classic BPF opcodes: load word at absolute offset, jumps on equal / greater-or-equal / bits set, and, return
 LD_ABS, JEQ, JGE, JSET, AND, RET = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
@@ -36,7 +44,12 @@ NR_OFFSET, ARCH_OFFSET = 0, 4
 # Every CLONE_NEW* flag clone() accepts (CLONE_NEWTIME only exists for unshare and clone3).
 NAMESPACE_FLAGS = 0x20000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 SOCK_TYPE_MASK = 0xF
+# Address families a cell may open a socket of (an allow-list: anything else is refused).
+ALLOWED_FAMILIES: tuple[int, ...] = ()
+# socketpair() types allowed for AF_UNIX.
+ALLOWED_PAIR_TYPES = (socket.SOCK_STREAM, socket.SOCK_SEQPACKET)
 
+# From the kernel's arch/x86/entry/syscalls/syscall_64.tbl and include/uapi/asm-generic/unistd.h.
 X86_64 = {
     "ptrace": 101,
     "process_vm_readv": 310,
@@ -56,12 +69,71 @@ X86_64 = {
     "bpf": 321,
     "perf_event_open": 298,
     "userfaultfd": 323,
+    "memfd_create": 319,
+    "memfd_secret": 447,
+    "shmget": 29,
+    "msgget": 68,
+    "semget": 64,
+}
+GENERIC = {
+    "ptrace": 117,
+    "process_vm_readv": 270,
+    "process_vm_writev": 271,
+    "unshare": 97,
+    "setns": 268,
+    "clone": 220,
+    "clone3": 435,
+    "socket": 198,
+    "socketpair": 199,
+    "io_uring_setup": 425,
+    "io_uring_enter": 426,
+    "io_uring_register": 427,
+    "keyctl": 219,
+    "add_key": 217,
+    "request_key": 218,
+    "bpf": 280,
+    "perf_event_open": 241,
+    "userfaultfd": 282,
+    "memfd_create": 279,
+    "memfd_secret": 447,
+    "shmget": 194,
+    "msgget": 186,
+    "semget": 190,
 }
 ALWAYS_REFUSED = (
     *("ptrace", "process_vm_readv", "process_vm_writev", "unshare", "setns"),
-    *("keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd"),
+    *("keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "memfd_secret"),
 )
+# Refused where the cell's memory cgroup would not count what they hold (see the module docstring).
+MEMFD = ("memfd_create",)
+SYSV_IPC = ("shmget", "msgget", "semget")
 NOT_IMPLEMENTED = ("clone3", "io_uring_setup", "io_uring_enter", "io_uring_register")
+
+
+@dataclass(frozen=True)
+class Arch:
+    """What the filter needs to know of one architecture."""
+
+    audit: int  # AUDIT_ARCH_* value the kernel puts in seccomp_data.arch
+    numbers: dict[str, int]
+    # x86-64 also accepts x32 system calls (numbers with X32_SYSCALL_BIT), which the table does not cover.
+    has_x32: bool
+
+
+# platform.machine() → its architecture; little-endian only (the audit values say so).
+ARCHES = {
+    "x86_64": Arch(audit=0xC000003E, numbers=X86_64, has_x32=True),
+    "aarch64": Arch(audit=0xC00000B7, numbers=GENERIC, has_x32=False),
+}
+
+
+def arch_for(machine: str) -> Arch | None:
+    """The filter's architecture for a `platform.machine()` string; None where there is no filter."""
+    return ARCHES.get(machine)
+
+
+def supported(machine: str | None = None) -> bool:
+    return arch_for(machine or platform.machine()) is not None
 
 
 @dataclass(frozen=True)
@@ -81,16 +153,17 @@ def _refuse(err: int) -> int:
     return RET_ERRNO | err
 
 
-def program() -> list[_Insn | str]:
+def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
     """The filter as instructions and labels (a label names the instruction that follows it)."""
-    nr = X86_64
+    nr = arch.numbers
     prog: list[_Insn | str] = [
         _Insn(LD_ABS, ARCH_OFFSET),
-        _Insn(JEQ, AUDIT_ARCH_X86_64, false="kill"),
+        _Insn(JEQ, arch.audit, false="kill"),
         _Insn(LD_ABS, NR_OFFSET),
-        _Insn(JGE, X32_SYSCALL_BIT, true="kill"),
     ]
-    for name in ALWAYS_REFUSED:
+    if arch.has_x32:
+        prog.append(_Insn(JGE, X32_SYSCALL_BIT, true="kill"))
+    for name in ALWAYS_REFUSED + refused:
         prog.append(_Insn(JEQ, nr[name], true="eperm"))
     for name in NOT_IMPLEMENTED:
         prog.append(_Insn(JEQ, nr[name], true="enosys"))
@@ -105,18 +178,18 @@ def program() -> list[_Insn | str]:
         _Insn(RET, RET_ALLOW),
         "socket",
         _Insn(LD_ABS, _arg(0)),
-        _Insn(JEQ, socket.AF_UNIX, true="eperm"),
-        _Insn(RET, RET_ALLOW),
+        *[_Insn(JEQ, family, true="allow") for family in ALLOWED_FAMILIES],
+        _Insn(RET, _refuse(errno.EPERM)),
         "socketpair",
         _Insn(LD_ABS, _arg(0)),
-        _Insn(JEQ, socket.AF_UNIX, false="allow"),
+        _Insn(JEQ, socket.AF_UNIX, false="eperm"),
         _Insn(LD_ABS, _arg(1)),
         _Insn(AND, SOCK_TYPE_MASK),
-        _Insn(JEQ, socket.SOCK_DGRAM, true="eperm"),
-        "allow",
-        _Insn(RET, RET_ALLOW),
+        *[_Insn(JEQ, kind, true="allow") for kind in ALLOWED_PAIR_TYPES],
         "eperm",
         _Insn(RET, _refuse(errno.EPERM)),
+        "allow",
+        _Insn(RET, RET_ALLOW),
         "enosys",
         _Insn(RET, _refuse(errno.ENOSYS)),
         "kill",
@@ -159,13 +232,13 @@ def assemble(prog: list[_Insn | str]) -> list[tuple[int, int, int, int]]:
     return [(i.code, offset(n, i.true), offset(n, i.false), i.k) for n, i in enumerate(insns)]
 
 
-def supported() -> bool:
-    return platform.machine() == "x86_64"
-
-
-def install() -> None:
-    """Apply the filter to this process and its future children (needs no_new_privs or CAP_SYS_ADMIN)."""
-    code = assemble(program())
+def install(refused: tuple[str, ...] = ()) -> None:
+    """Apply the filter, refusing `refused` system calls too, to this process and its future children
+    (needs no_new_privs or CAP_SYS_ADMIN)."""
+    arch = arch_for(platform.machine())
+    if arch is None:
+        raise OSError(errno.ENOSYS, f"no seccomp filter for {platform.machine()}")
+    code = assemble(program(arch, refused))
     filters = (_SockFilter * len(code))(*[_SockFilter(*row) for row in code])
     fprog = _SockFprog(len(code), filters)
     prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog))

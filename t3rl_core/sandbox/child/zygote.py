@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import signal
 import socket
 import sys
 
-from . import cell, landlock, mounts, seccomp
+from . import cell, landlock, mounts, privileges, seccomp
 from .libc import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
@@ -31,39 +32,45 @@ from .libc import (
 )
 
 
-def _enter_namespaces(spec: dict) -> bool:
-    """Own network, mount and IPC namespaces (and a user namespace when not root); False if refused.
+def _enter_namespaces(spec: dict) -> list[str] | None:
+    """Own network, mount and IPC namespaces (and a user namespace when not root); None if refused,
+    else the trees each cell binds back over its own /tmp and /dev/shm (see `mounts.cover`).
     The IPC namespace keeps cells away from the host's SysV shared memory, semaphores and queues."""
     as_root = os.geteuid() == 0
     uid, gid = os.geteuid(), os.getegid()
     try:
         unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | (0 if as_root else CLONE_NEWUSER))
     except OSError:
-        return False
+        return None
     if not as_root:
         # The only id a user namespace may map without a setuid helper is our own: it becomes root inside.
         for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
             with open(f"/proc/self/{name}", "w") as f:
                 f.write(text)
-    # Everything the interpreter imports from, for a cell uid that is not the owner of those files.
-    exposed = [sys.base_prefix, sys.prefix, *sys.path] if as_root else []
-    mounts.prepare_zygote_root(spec["private_dirs"], spec["hidden"], exposed)
-    return True
+    # Everything the interpreter runs and imports from stays visible wherever it lives (under /tmp
+    # too); a cell uid that is not their owner also needs a way through closed directories above them.
+    interpreter = [sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)), *sys.path]
+    return mounts.prepare_zygote_root(
+        spec["private_dirs"], spec["hidden"], [*interpreter, *spec["visible"]], closed=as_root
+    )
 
 
 def configure(spec: dict) -> dict:
     """Set up this process and work out what each cell will apply; the result goes back to t3rl."""
     wanted = spec["isolation"] != "none"
     host_root = os.geteuid() == 0
-    namespaces = wanted and spec["try_namespaces"] and _enter_namespaces(spec)
+    kept = _enter_namespaces(spec) if wanted and spec["try_namespaces"] else None
+    namespaces = kept is not None
     cell_spec = {
         **spec,
         "namespaces": namespaces,
+        "kept": kept or [],
         "drop_privileges": wanted,
         # A root host drops the cell to the configured uid; in a user namespace there is no other id
         # to become, and the cell runs as the (unprivileged) user that started t3rl.
         "setuid": wanted and host_root,
         "landlock_abi": landlock.abi_version() if wanted else 0,
+        "machine": platform.machine(),
         "seccomp": wanted and seccomp.supported(),
     }
     if not cell_spec["setuid"]:
@@ -80,7 +87,7 @@ def serve(ctl: socket.socket, spec: dict) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     while True:
         taken_r, taken_w = os.pipe()
-        if os.fork() == 0:
+        if cell.fork_patiently(spec["patience_s"]) == 0:
             os.close(taken_r)
             cell.prepare(spec, ctl, taken_w)
         os.close(taken_w)
@@ -93,11 +100,14 @@ def serve(ctl: socket.socket, spec: dict) -> None:
 def main() -> None:
     spec = json.loads(sys.argv[1])
     ctl = socket.socket(fileno=spec.pop("ctl_fd"))
-    cgroup_fd = spec.pop("cgroup_fd")
     try:
-        if cgroup_fd is not None:
-            os.write(cgroup_fd, b"0")
-            os.close(cgroup_fd)
+        for fd in spec.pop("cgroup_fds"):
+            os.write(fd, b"0")
+            os.close(fd)
+        if spec["memory_cgroup"]:
+            # The kernel picks what to kill at the slot's memory limit: never this zygote (root may
+            # say so), always a cell first (each raises its own score).
+            privileges.set_oom_score_adj(privileges.OOM_NEVER)
         cell_spec = configure(spec)
         for module in spec["preload"]:
             __import__(module)
