@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from launch.checks.resolve import Resolved
     from launch.plan.build import Plan
+    from launch.plan.stages import Stage
     from launch.run.sweep import Point
 
 # Keys a sweep sets per point itself: points differing only there are the same run.
@@ -197,14 +198,24 @@ def _problems_of(overrides: Sequence[str], config_dirs: Sequence[str]) -> list[P
     return []
 
 
-def refuse_whole_sweep(points: Sequence[CheckedPoint], overrides: Sequence[str], console: Console) -> None:
-    """`whole_sweep_problems` for a sweep about to run: warnings printed, errors raised (ConfigError)."""
+def refuse_whole_sweep(
+    points: Sequence[CheckedPoint], overrides: Sequence[str], only: str | None, console: Console
+) -> None:
+    """`whole_sweep_problems` for a sweep about to run (`--only S`: S is all each point runs); warnings
+    printed, errors raised (ConfigError)."""
+    if only is not None:
+        points = [replace(p, plan=replace(p.plan, stages=_only(p.plan.stages, only))) for p in points]
     problems = whole_sweep_problems(points, overrides)
     warnings = [p for p in problems if p.severity == "warning"]
     if any(p.severity == "error" for p in problems):
         raise ConfigError(problems)
     if warnings:
         render_problems(warnings, console)
+
+
+def _only(stages: tuple[Stage, ...], name: str) -> tuple[Stage, ...]:
+    """The stage `--only` names (all of them when none has that name: the pipeline refuses it later)."""
+    return tuple(s for s in stages if s.name == name) or stages
 
 
 # ------------------------------------------------------------------------------------------ validate -m

@@ -86,7 +86,7 @@ def run_sweep(
         return EXIT_CONFIG
     from launch.run.sweep_checks import CheckedPoint, refuse_whole_sweep
 
-    refuse_whole_sweep([CheckedPoint(c.point, *c.plan) for c in checks], overrides, console)
+    refuse_whole_sweep([CheckedPoint(c.point, *c.plan) for c in checks], overrides, only, console)
     first_resolved, first_plan = checks[0].plan
     if not dry and len(points) > 1 and getattr(first_resolved.run.executor, "max_parallel", 1) != 1:
         from launch.run.override_merge import refuse_literals_for_children
