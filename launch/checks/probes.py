@@ -209,6 +209,19 @@ def endpoints_answer(ctx: Context) -> Iterator[Problem]:
 
 
 def _unanswered(url: str) -> str | None:
+    """Why `url` gives no answer within the timeout, or None. The request runs in a daemon thread: a
+    name lookup is not bounded by urllib's timeout, and a resolver that never answers must not hold up
+    the command."""
+    import threading
+
+    found: list[str | None] = []
+    thread = threading.Thread(target=lambda: found.append(_get(url)), daemon=True)
+    thread.start()
+    thread.join(ENDPOINT_TIMEOUT_S + 0.5)
+    return found[0] if found else f"no answer within {ENDPOINT_TIMEOUT_S:g} s"
+
+
+def _get(url: str) -> str | None:
     # urllib only when a URL is probed: importing it (http.client, email) is start-up time of every plan.
     import urllib.error
     import urllib.request

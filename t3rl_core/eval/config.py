@@ -7,7 +7,8 @@ from typing import Annotated
 from pydantic import Field
 
 from t3rl_core.engines.config import AnyEngineConfig, ReferenceEngineConfig
-from t3rl_core.fields import PathComponent
+from t3rl_core.eval.published import PublishedConfig
+from t3rl_core.fields import ArgvToken, Hostname, Label, OffOrPositiveInt, PathComponent, Port, Seconds, Seed
 from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel
 
@@ -15,12 +16,15 @@ from t3rl_core.strict import StrictModel
 class ServerConfig(StrictModel):
     """The SGLang server the eval stage starts on a converted checkpoint (unless engine.url is set)."""
 
-    port: int = Field(30000, ge=1, le=65535)
-    host: str = "127.0.0.1"
+    port: Port = 30000
+    host: Hostname = "127.0.0.1"
+    # The server's tensor parallel size (its GPUs, ids 0..tp-1 of the stage's node); None = the
+    # rollout engines' hardware.gpus_per_engine.
+    tp: int | None = Field(None, ge=1)
     # Seconds to wait for /health before the stage fails.
-    startup_timeout_s: float = Field(900.0, gt=0)
+    startup_timeout_s: Seconds = 900.0
     # Extra `python -m sglang.launch_server` flags, e.g. ["--mem-fraction-static", "0.8"].
-    extra_args: list[str] = Field(default_factory=list)
+    extra_args: list[ArgvToken] = Field(default_factory=list)
     # The server's `--api-key`, by reference (env:NAME or file:PATH, resolved where the stage runs);
     # the eval engine sends it as a Bearer token unless engine.api_key names another. None = no key.
     api_key: Secret | None = None
@@ -34,18 +38,21 @@ class EvalConfig(StrictModel):
     split: PathComponent = "bfcl_test"
     # Samples per task; pass@k and pass^k are reported for every k in `pass_k` (each ≤ samples).
     samples: int = Field(1, ge=1)
+    # Whole-eval repeats, repeat r with seed `seed + r`: the summary reports each metric's mean, standard
+    # deviation and per-task agreement across them (its main numbers pool all repeats).
+    repeats: int = Field(1, ge=1, le=100)
     pass_k: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1], min_length=1)
     # Episodes in flight at once.
     concurrency: int = Field(32, ge=1)
     # Tasks per category (data_source); None = all.
     limit_per_category: int | None = Field(None, ge=1)
     # Categories (data_source values) to keep; None = all.
-    categories: list[str] | None = Field(None, min_length=1)
+    categories: list[Label] | None = Field(None, min_length=1)
     temperature: float = Field(0.0, ge=0.0)
     # Nucleus and top-k sampling when temperature > 0: None = the runtime's rollout.top_p; -1 = no top-k.
     top_p: float | None = Field(None, gt=0.0, le=1.0)
-    top_k: int = Field(-1, ge=-1)
-    seed: int = 0
+    top_k: OffOrPositiveInt = -1
+    seed: Seed = 0
     # Tokens per model call; None = the runtime config's rollout.max_new_tokens.
     max_new_tokens: int | None = Field(None, ge=1)
     # Model calls per episode; None = the runtime config's rollout.max_num_steps.
@@ -54,6 +61,9 @@ class EvalConfig(StrictModel):
     # before the eval stops as incomplete; 0 = any engine failure fails the eval.
     max_engine_failure_rate: float = Field(0.0, ge=0.0, le=1.0)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    # The published results this eval should reproduce (the recipe declares them; None = none):
+    # summary.json, report.md, `t3rl runs` and `t3rl eval --published` give the verdict on each.
+    published: PublishedConfig | None = None
 
     def with_server_key(self) -> EvalConfig:
         """This config with the engine sending the server's key, when it has none of its own."""

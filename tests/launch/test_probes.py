@@ -102,3 +102,21 @@ def test_an_endpoint_that_does_not_answer_is_a_warning() -> None:
     errors, warnings = _problems(["+experiment=stage1_bfcl", f"eval.engine.url={url}"])
     assert not [p for p in errors if p.key == "eval.engine.url"]
     assert [p for p in warnings if p.key == "eval.engine.url" and "does not answer" in p.message]
+
+
+def test_a_host_whose_name_never_resolves_does_not_hold_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import threading
+
+    from launch.checks import probes
+
+    blocked = threading.Event()
+
+    def never_resolves(*args: object, **kwargs: object) -> object:
+        blocked.wait()
+        raise socket.gaierror("resolver gone")
+
+    monkeypatch.setattr(socket, "getaddrinfo", never_resolves)
+    monkeypatch.setattr(probes, "ENDPOINT_TIMEOUT_S", 0.2)
+    assert "no answer within" in (probes._unanswered("http://nowhere.invalid:30000/health") or "")
+    blocked.set()

@@ -6,6 +6,7 @@ from launch.checks.rules import (
     components,
     contracts,
     credentials,
+    eval_server,
     imports,
     kernels,
     model,
@@ -33,6 +34,7 @@ RULES = (
     *kernels.RULES,
     *probes.RULES,
     *components.RULES,
+    *eval_server.RULES,
     *service_gpus.RULES,
 )
 

@@ -7,7 +7,7 @@ of the stage's job: the local executor's Ray head, a Slurm job's first node. On 
   its share of any separate rollout GPUs, and Ray numbers them from 0 (`ray start --num-gpus N` hands
   out ids 0..N-1), so they are ids 0..N-1 (a `rollout_only` debug stage: its rollout GPUs alone; a
   `train_only` one: its training GPUs alone);
-- an eval stage that serves its checkpoint itself starts SGLang with `gpus_per_engine` ranks, which
+- an eval stage that serves its checkpoint itself starts SGLang with `eval.server.tp` ranks, which
   SGLang places from id 0;
 - a service sees the ids in its `gpus` (CUDA_VISIBLE_DEVICES), or, with none, the stage's own GPUs
   from id 0, where SGLang puts its tp ranks.
@@ -65,7 +65,7 @@ def _eval_occupant(name: str, stage: EvalStage, ctx: Context) -> Occupant:
     except ValueError:  # reported by eval_settings_valid
         config = ctx.run.eval
     serves_itself = config.engine.name == "sglang" and getattr(config.engine, "url", None) is None
-    used = hw.gpus_per_engine if serves_itself else 0
+    used = (config.server.tp or hw.gpus_per_engine) if serves_itself else 0
     return Occupant(name, f"its SGLang server's {used} GPU(s)", used, node_gpus(hw), None)
 
 

@@ -57,7 +57,7 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     requires: dict[str, str] = {}
     requires_env: dict[str, str] = {}
     if engine.name == "sglang" and getattr(engine, "url", None) is None:
-        gpus = builder.run.hardware.gpus_per_engine
+        gpus = config.server.tp or builder.run.hardware.gpus_per_engine
         commands = _with_server(builder, cmd, hf, gpus, config.server, stage_dir)
         for flag, reference in split(_server_argv(builder, hf, gpus, config.server))[1]:
             secret = Secret(reference)

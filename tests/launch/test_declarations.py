@@ -1,0 +1,61 @@
+"""Checks that follow from what components declare: estimators and filters (launch/plan/algorithms.py),
+and the eval server's counting (its TP against heads, node and memory)."""
+
+from __future__ import annotations
+
+from launch.checks.resolve import resolve
+from launch.config.errors import ConfigError, Problem
+from launch.plan.algorithms import ESTIMATORS, filter_declaration
+
+TAU2_RFT = ["+experiment=tau2_pipeline", "stages.rft.curriculum.global_batch_size=16"]
+
+
+def _errors(overrides: list[str]) -> list[Problem]:
+    try:
+        resolve(overrides)
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
+def test_rft_with_one_attempt_per_task_is_valid() -> None:
+    # The rejection-sampling filter declares that it sets the advantages: no group baseline is taken.
+    assert filter_declaration("t3rl_core.rewards.tau2.rejection_sampling_filter").sets_advantages
+    assert _errors([*TAU2_RFT, "stages.rft.curriculum.n_samples_per_prompt=1"]) == []
+
+
+def test_grpo_with_one_sample_and_no_such_filter_is_refused_with_a_supported_fix() -> None:
+    key = "stages.grpo.curriculum.n_samples_per_prompt"
+    problems = [p for p in _errors(["+experiment=tau2_pipeline", f"{key}=1"]) if "group of one" in p.message]
+    assert problems and problems[0].key == key
+    # No fix proposes an estimator t3rl cannot run.
+    assert not any(name in problems[0].fix for name, e in ESTIMATORS.items() if e.unsupported)
+
+
+def test_slimes_std_filter_is_declared_to_need_groups() -> None:
+    path = "slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std"
+    assert filter_declaration(path).needs_groups and not filter_declaration(path).sets_advantages
+
+
+def test_an_unsupported_estimator_is_refused_by_its_declaration() -> None:
+    key = "stages.train.curriculum.algorithm.advantage_estimator"
+    for name, estimator in ESTIMATORS.items():
+        if estimator.unsupported:
+            problems = [p for p in _errors(["+experiment=stage1_bfcl", f"{key}={name}"]) if p.key == key]
+            assert problems and problems[0].message == estimator.unsupported
+
+
+def test_the_671b_eval_server_is_refused_at_one_gpu_and_one_node() -> None:
+    layout = ["hardware.nodes=16", "hardware.tensor_parallel=4", "hardware.expert_parallel=128"]
+    overrides = ["+experiment=stage1_bfcl", "model=deepseek_v3", "hardware=h200x8x2nodes", "executor=slurm"]
+    (problem,) = [p for p in _errors([*overrides, *layout]) if p.key == "eval.server.tp"]
+    assert "1250 GiB" in problem.message and "engine.url" in problem.fix
+
+
+def test_an_eval_server_tp_is_counted_against_heads_and_memory() -> None:
+    problems = [
+        p for p in _errors(["+experiment=stage1_bfcl", "eval.server.tp=3"]) if p.key == "eval.server.tp"
+    ]
+    assert problems and "does not divide 32 attention heads" in problems[0].message
+    fix = problems[0].fix.split(" (")[0].removeprefix("set ")
+    assert not [p for p in _errors(["+experiment=stage1_bfcl", fix]) if p.key == "eval.server.tp"]
