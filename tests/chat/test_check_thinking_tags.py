@@ -4,12 +4,16 @@ not on the template's own reasoning rendering, which no episode ever contains.""
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from launch.cli.app import app
 from t3rl_core.chat.check import check_template
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import ParsersConfig
+from t3rl_core.parsers.sglang_loader import load
+from t3rl_core.parsers.tool_calls import ToolCallActionParser
+from t3rl_core.types import AnswerAction, InvalidAction, ToolCallAction
 
 T3RL = ParsersConfig(
     tool_call_parser="qwen", reasoning_parser="qwen3-thinking", think_tags=("<thinking>", "</thinking>")
@@ -35,3 +39,28 @@ def test_the_shipped_default_model_passes_its_own_check() -> None:
     result = CliRunner().invoke(app, ["check-template", "qwen3_4b_instruct_2507"])
     assert result.exit_code == 0, result.output
     assert "5/5 checks pass" in result.output
+
+
+CALL = '<tool_call>\n{"name": "cd", "arguments": {"folder": "a"}}\n</tool_call>'
+
+
+@pytest.mark.parametrize(
+    ("text", "sglang", "t3rl"),
+    [
+        (f"<thinking>go</thinking>\n{CALL}", ("go", f"\n{CALL}"), ToolCallAction),
+        (CALL, ("", CALL), InvalidAction),
+        (f"<think>go</think>\n{CALL}", ("<think>go</think>\n", CALL), InvalidAction),
+        ("<thinking>go</thinking>Done.", ("go", "Done."), AnswerAction),
+        ("Done.", ("Done.", ""), InvalidAction),
+    ],
+)
+def test_what_sglang_and_t3rl_make_of_t3rls_combination(text, sglang, t3rl) -> None:
+    """The table of docs/explanation/thinking-tags.md: SGLang's detector alone, and t3rl's parse."""
+    detector = load().ReasoningParser("qwen3-thinking", stream_reasoning=False)
+    detector.detector.think_start_token, detector.detector.think_end_token = T3RL.think_tags
+    assert detector.parse_non_stream(text) == sglang
+    tools = [{"name": "cd", "parameters": {"type": "object", "properties": {"folder": {"type": "string"}}}}]
+    action = ToolCallActionParser(T3RL, tools).parse(text)
+    assert isinstance(action, t3rl)
+    if t3rl is InvalidAction:
+        assert "the reasoning never ends: close it with </thinking>" in action.error

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import sys
+from dataclasses import dataclass
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 from t3rl_core.chat.format import ChatFormat
@@ -94,3 +96,28 @@ def toy_sample(index: int, group: int, source: str = "multi_turn_base") -> Sampl
         prompt=row["prompt"],
         metadata=row["metadata"] | {"data_source": source},
     )
+
+
+def fake_slime(monkeypatch: Any, modules: dict[str, dict[str, Any]]) -> None:
+    """Stand-in slime modules for one test: each dotted name with the given attributes, its parent
+    packages created and each module set on its parent, as an import would."""
+    made: dict[str, ModuleType] = {}
+    for name, attributes in modules.items():
+        parts = name.split(".")
+        for depth in range(1, len(parts) + 1):
+            made.setdefault(".".join(parts[:depth]), ModuleType(".".join(parts[:depth])))
+        for key, value in attributes.items():
+            setattr(made[name], key, value)
+    for name, module in made.items():
+        monkeypatch.setitem(sys.modules, name, module)
+        parent, _, child = name.rpartition(".")
+        if parent:
+            setattr(made[parent], child, module)
+
+
+@dataclass
+class EvalOutput:
+    """slime's RolloutFnEvalOutput."""
+
+    data: dict
+    metrics: dict | None = None

@@ -104,7 +104,9 @@ def test_generate_fills_a_trainable_sample(stack, via):
     # slime's rollout/prefix_cache_hit_rate (cached over prompt tokens of all samples) sees it (the
     # server is shared by the tests of this module: a repeated prompt is all cached).
     multi = [s for s in samples if s.metadata["t3rl_metrics"]["num_model_calls"] >= 2]
-    assert multi and all(s.prefix_cache_info.cached_tokens >= len(s.tokens) - s.response_length for s in multi)
+    assert multi and all(
+        s.prefix_cache_info.cached_tokens >= len(s.tokens) - s.response_length for s in multi
+    )
     cached = sum(s.prefix_cache_info.cached_tokens for s in samples)
     assert 0 < cached <= sum(s.prefix_cache_info.total_prompt_tokens for s in samples)
 

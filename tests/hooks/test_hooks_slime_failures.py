@@ -5,8 +5,6 @@ first error and its traceback."""
 from __future__ import annotations
 
 import asyncio
-import sys
-import types
 from dataclasses import dataclass
 
 import pytest
@@ -14,7 +12,15 @@ import pytest
 from t3rl_core.engines.base import Generation
 from t3rl_core.hooks import slime as hooks
 from t3rl_core.hooks.failures import FailureRateExceeded
-from tests.hooks.slime_fakes import MissingPackageEnv, Progress, slime_args, toy_sample, use_runner
+from tests.hooks.slime_fakes import (
+    EvalOutput,
+    MissingPackageEnv,
+    Progress,
+    fake_slime,
+    slime_args,
+    toy_sample,
+    use_runner,
+)
 from tests.rollout.fakes import FixedEngine
 from tests.support.slime_sample import Sample
 
@@ -96,14 +102,7 @@ def test_requests_slime_aborts_after_its_batch_is_full_are_not_counted(monkeypat
         aborted: bool
 
     GenerateState._instances = {GenerateState: GenerateState(aborted=True)}
-    rollout = types.ModuleType("slime.rollout.sglang_rollout")
-    rollout.GenerateState = GenerateState
-    for name, module in {
-        "slime": types.ModuleType("slime"),
-        "slime.rollout": types.ModuleType("slime.rollout"),
-        "slime.rollout.sglang_rollout": rollout,
-    }.items():
-        monkeypatch.setitem(sys.modules, name, module)
+    fake_slime(monkeypatch, {"slime.rollout.sglang_rollout": {"GenerateState": GenerateState}})
     aborted = Generation([], [], "abort", error="SGLang aborted the request: Abort before prefill")
     use_runner(monkeypatch, qwen_chat, engine=FixedEngine([aborted]))
     # A budget of zero failures: counting this episode would stop the run.
@@ -131,24 +130,14 @@ def test_a_batch_over_the_rate_stops_after_its_metrics_are_logged():
     assert extra["rollout/failures/env/OSError"] == 2.0
 
 
-@dataclass
-class _EvalOutput:
-    data: dict
-    metrics: dict | None = None
-
-
 def _fake_slime_eval(monkeypatch, data):
-    rollout = types.ModuleType("slime.rollout.sglang_rollout")
-    rollout.generate_rollout = lambda args, rollout_id, data_source, evaluation=False: _EvalOutput(data)
-    base = types.ModuleType("slime.rollout.base_types")
-    base.RolloutFnEvalOutput, base.RolloutFnTrainOutput = _EvalOutput, list
-    for name, module in {
-        "slime": types.ModuleType("slime"),
-        "slime.rollout": types.ModuleType("slime.rollout"),
-        "slime.rollout.sglang_rollout": rollout,
-        "slime.rollout.base_types": base,
-    }.items():
-        monkeypatch.setitem(sys.modules, name, module)
+    fake_slime(
+        monkeypatch,
+        {
+            "slime.rollout.sglang_rollout": {"generate_rollout": lambda *args, **kwargs: EvalOutput(data)},
+            "slime.rollout.base_types": {"RolloutFnEvalOutput": EvalOutput, "RolloutFnTrainOutput": list},
+        },
+    )
 
 
 def test_eval_scores_leave_failed_samples_out(monkeypatch, qwen_chat):

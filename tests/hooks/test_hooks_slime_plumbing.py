@@ -1,14 +1,13 @@
 """The slime hooks' bookkeeping with slime-shaped samples (no engine involved)."""
 
 import asyncio
-import sys
-import types
 from dataclasses import dataclass
 from types import SimpleNamespace
 
 import pytest
 
 from t3rl_core.hooks import slime as hooks
+from tests.hooks.slime_fakes import EvalOutput, fake_slime
 from tests.support.slime_sample import Sample
 
 
@@ -56,19 +55,17 @@ def test_eval_log_prefixes_each_dataset_and_accepts_groups():
 
 def test_without_slime_metrics_dict_nothing_is_lost_silently(monkeypatch):
     logged = []
-    fake = types.ModuleType("slime.observability.logging_utils")
-    fake.log = lambda args, metrics, step_key: logged.append((metrics, step_key))
-    step = types.ModuleType("slime.observability.metric_utils")
-    step.compute_rollout_step = lambda args, rollout_id: rollout_id * 10
-    for name, module in {
-        "slime": types.ModuleType("slime"),
-        "slime.observability": types.ModuleType("slime.observability"),
-        "slime.observability.logging_utils": fake,
-        "slime.observability.metric_utils": step,
-    }.items():
-        monkeypatch.setitem(sys.modules, name, module)
-    sys.modules["slime.observability"].logging_utils = fake
-    sys.modules["slime.observability"].metric_utils = step
+    fake_slime(
+        monkeypatch,
+        {
+            "slime.observability.logging_utils": {
+                "log": lambda args, metrics, step_key: logged.append((metrics, step_key))
+            },
+            "slime.observability.metric_utils": {
+                "compute_rollout_step": lambda args, rollout_id: rollout_id * 10
+            },
+        },
+    )
     hooks.log_rollout_data(2, SimpleNamespace(), [_sample("base", 1.0)], None, 0.0)
     assert logged == [(
         {"rollout/base/reward": 1.0, "rollout/base/num_model_calls": 3.0, "rollout/base/truncated": 0.0,
@@ -143,36 +140,29 @@ def test_reward_func_returns_the_stored_reward_for_samples_and_groups():
 
 
 @dataclass
-class _EvalOutput:
-    data: dict
-    metrics: dict | None = None
-
-
-@dataclass
 class _TrainOutput:
     samples: list
     metrics: dict | None = None
 
 
-@pytest.mark.parametrize("returned", [_EvalOutput({"bfcl": {}}), {"bfcl": {}}])
+@pytest.mark.parametrize("returned", [EvalOutput({"bfcl": {}}), {"bfcl": {}}])
 def test_eval_rollout_always_has_a_metrics_dict(monkeypatch, returned):
     calls = []
-    rollout = types.ModuleType("slime.rollout.sglang_rollout")
 
     def generate_rollout(args, rollout_id, data_source, evaluation=False):
         calls.append((rollout_id, evaluation))
         return returned
 
-    rollout.generate_rollout = generate_rollout
-    base = types.ModuleType("slime.rollout.base_types")
-    base.RolloutFnEvalOutput, base.RolloutFnTrainOutput = _EvalOutput, _TrainOutput
-    for name, module in {
-        "slime": types.ModuleType("slime"),
-        "slime.rollout": types.ModuleType("slime.rollout"),
-        "slime.rollout.sglang_rollout": rollout,
-        "slime.rollout.base_types": base,
-    }.items():
-        monkeypatch.setitem(sys.modules, name, module)
+    fake_slime(
+        monkeypatch,
+        {
+            "slime.rollout.sglang_rollout": {"generate_rollout": generate_rollout},
+            "slime.rollout.base_types": {
+                "RolloutFnEvalOutput": EvalOutput,
+                "RolloutFnTrainOutput": _TrainOutput,
+            },
+        },
+    )
     output = hooks.eval_rollout_with_metrics(SimpleNamespace(), 4, None)
     assert calls == [(4, True)]
     assert output.data == {"bfcl": {}} and output.metrics == {"eval/bfcl/failures/rate": 0.0}

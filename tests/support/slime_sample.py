@@ -9,7 +9,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
+
+
+def _ratio(part: int, whole: int) -> float:
+    return part / whole if whole > 0 else 0.0
+
+
+class _Counters:
+    """slime's counter records (SpecInfo, PrefixCacheInfo): each field sums one SGLang meta_info entry
+    over a sample's model calls (`_META`: field → entry); to_dict/from_dict carry every field."""
+
+    _META: ClassVar[dict[str, str]]
+
+    def add(self, meta_info: dict) -> None:
+        for name, key in self._META.items():
+            setattr(self, name, getattr(self, name) + meta_info.get(key, 0))
+
+    def to_dict(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Any:
+        return cls(**{f.name: data.get(f.name, 0) for f in fields(cls)})  # type: ignore[arg-type]
 
 
 @dataclass
@@ -52,8 +74,15 @@ class Sample:
     non_generation_time: float = 0.0
 
     @dataclass
-    class SpecInfo:
-        """Speculative-decoding counters summed over a sample's model calls (SGLang meta_info keys)."""
+    class SpecInfo(_Counters):
+        """Speculative-decoding counters."""
+
+        _META: ClassVar[dict[str, str]] = {
+            "spec_accept_token_num": "spec_accept_token_num",
+            "spec_draft_token_num": "spec_draft_token_num",
+            "spec_verify_ct": "spec_verify_ct",
+            "completion_token_num": "completion_tokens",
+        }
 
         spec_accept_token_num: int = 0
         spec_draft_token_num: int = 0
@@ -62,51 +91,29 @@ class Sample:
 
         @property
         def spec_accept_rate(self) -> float:
-            drafted = self.spec_draft_token_num
-            return self.spec_accept_token_num / drafted if drafted > 0 else 0.0
+            return _ratio(self.spec_accept_token_num, self.spec_draft_token_num)
 
         @property
         def spec_accept_length(self) -> float:
-            return self.completion_token_num / self.spec_verify_ct if self.spec_verify_ct > 0 else 0.0
-
-        def add(self, meta_info: dict) -> None:
-            self.spec_accept_token_num += meta_info.get("spec_accept_token_num", 0)
-            self.spec_draft_token_num += meta_info.get("spec_draft_token_num", 0)
-            self.spec_verify_ct += meta_info.get("spec_verify_ct", 0)
-            self.completion_token_num += meta_info.get("completion_tokens", 0)
-
-        def to_dict(self) -> dict[str, int]:
-            return {f.name: getattr(self, f.name) for f in fields(self)}
-
-        @staticmethod
-        def from_dict(data: dict) -> Sample.SpecInfo:
-            return Sample.SpecInfo(**{f.name: data.get(f.name, 0) for f in fields(Sample.SpecInfo)})
+            return _ratio(self.completion_token_num, self.spec_verify_ct)
 
     spec_info: SpecInfo = field(default_factory=SpecInfo)
 
     @dataclass
-    class PrefixCacheInfo:
-        """Prompt tokens SGLang served from its prefix cache, over a sample's model calls."""
+    class PrefixCacheInfo(_Counters):
+        """Prompt tokens SGLang served from its prefix cache, of all prompt tokens."""
+
+        _META: ClassVar[dict[str, str]] = {
+            "cached_tokens": "cached_tokens",
+            "total_prompt_tokens": "prompt_tokens",
+        }
 
         cached_tokens: int = 0
         total_prompt_tokens: int = 0
 
         @property
         def prefix_cache_hit_rate(self) -> float:
-            total = self.total_prompt_tokens
-            return self.cached_tokens / total if total > 0 else 0.0
-
-        def add(self, meta_info: dict) -> None:
-            self.cached_tokens += meta_info.get("cached_tokens", 0)
-            self.total_prompt_tokens += meta_info.get("prompt_tokens", 0)
-
-        def to_dict(self) -> dict[str, int]:
-            return {f.name: getattr(self, f.name) for f in fields(self)}
-
-        @staticmethod
-        def from_dict(data: dict) -> Sample.PrefixCacheInfo:
-            names = [f.name for f in fields(Sample.PrefixCacheInfo)]
-            return Sample.PrefixCacheInfo(**{name: data.get(name, 0) for name in names})
+            return _ratio(self.cached_tokens, self.total_prompt_tokens)
 
     prefix_cache_info: PrefixCacheInfo = field(default_factory=PrefixCacheInfo)
 
