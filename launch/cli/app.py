@@ -54,7 +54,7 @@ def _options(
     ),
 ) -> None:
     """Declarative experiments for multi-turn tool-use RL on slime."""
-    from launch.config.override_syntax import COMMAND_OPTIONS
+    from launch.config.command_line import COMMAND_OPTIONS
     from launch.config.secrets import scrub_standard_streams
 
     # Whatever a command prints passes the secret scrubber last (values it remembered, URL passwords).

@@ -19,18 +19,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra.core.default_element import ResultDefault
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
-from hydra.errors import ConfigCompositionException, MissingConfigException
+from hydra.errors import ConfigCompositionException, HydraException, MissingConfigException
 from omegaconf import DictConfig, OmegaConf, flag_override, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from launch.config import hydra_internals as internals
-from launch.config import override_fixes, override_syntax
 from launch.config.errors import ConfigError, Problem, did_you_mean
 from launch.config.hydra_internals import ConfigLoaderImpl
+
+if TYPE_CHECKING:
+    from launch.config.override_syntax import ConfigLookup
 
 PRIMARY_CONFIG = "config"
 PACKAGE = "t3rl_conf"
@@ -113,14 +116,10 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
     loader = _loader(_normalise_dirs(config_dirs))
     written = {_optional_group_choice(o): o for o in overrides}
     overrides = list(written)
-    lookup = _lookup(config_dirs)
-    parsed = override_syntax.parse(overrides, lookup, typed=list(written.values()))
+    parsed = _parse(overrides, config_dirs, typed=list(written.values()))
     sweeps = [o for o in parsed if o.is_sweep_override()]
     if sweeps:
-        # A list is what a sweep in a single run often meant, when the key holds one.
-        data = lookup.composed([o for o in overrides if o not in {s.input_line for s in sweeps}])
-        lists = {o.key_or_group for o in sweeps if data and override_fixes.holds_list(o.key_or_group, data)}
-        raise ConfigError([override_fixes.sweep_problem(o, o.key_or_group in lists) for o in sweeps])
+        raise ConfigError(_sweep_problems(overrides, sweeps, config_dirs))
     missing = [p for o in parsed if _is_searchpath(o) for p in _missing_searchpath_dirs(o)]
     if missing:
         raise ConfigError(missing)
@@ -194,11 +193,32 @@ def _leaves(node: DictConfig) -> dict[str, Any]:
 
 def parse_overrides(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> list[Override]:
     """Hydra's parse of command-line overrides; ConfigError with the corrected override per mistake."""
-    return override_syntax.parse(overrides, _lookup(config_dirs))
+    return _parse(overrides, config_dirs, overrides)
 
 
-def _lookup(config_dirs: Sequence[str]) -> override_syntax.ConfigLookup:
+def _parse(overrides: Sequence[str], config_dirs: Sequence[str], typed: Sequence[str]) -> list[Override]:
+    """`typed`: the overrides as the user spelt them (`+experiment=x` for `experiment=x`), for problems."""
+    try:
+        return OverridesParser.create().parse_overrides(list(overrides))
+    except HydraException:
+        from launch.config.override_syntax import syntax_problems  # lazy: only a line Hydra refuses
+
+        raise ConfigError(syntax_problems(typed, _lookup(config_dirs))) from None
+
+
+def _sweep_problems(
+    overrides: Sequence[str], sweeps: list[Override], config_dirs: Sequence[str]
+) -> list[Problem]:
+    """A sweep in a command that runs once; a list is what it often meant, when the key holds one."""
+    from launch.config.override_fixes import holds_list, sweep_problem  # lazy: an error's path
+
+    data = _lookup(config_dirs).composed([o for o in overrides if o not in {s.input_line for s in sweeps}])
+    return [sweep_problem(o, data is not None and holds_list(o.key_or_group, data)) for o in sweeps]
+
+
+def _lookup(config_dirs: Sequence[str]) -> ConfigLookup:
     """Other compositions and the config options, for reading a mistake in the overrides."""
+    from launch.config.override_syntax import ConfigLookup
 
     def composed(overrides: Sequence[str]) -> dict[str, Any] | None:
         try:
@@ -211,7 +231,7 @@ def _lookup(config_dirs: Sequence[str]) -> override_syntax.ConfigLookup:
         group = next((g for g in groups(config_dirs) if option in group_options(g, config_dirs)), None)
         return None if group is None else f"{'+' if group in OPTIONAL_GROUPS else ''}{group}={option}"
 
-    return override_syntax.ConfigLookup(composed, choice_of)
+    return ConfigLookup(composed, choice_of)
 
 
 def group_options(group: str, config_dirs: Sequence[str] = ()) -> list[str]:
@@ -468,7 +488,9 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
         )
     if override.is_delete() and not (isinstance(node, DictConfig) and leaf in node):
         siblings = [str(k) for k in node] if isinstance(node, DictConfig) else []
-        return override_fixes.nothing_to_delete(key, text, siblings)
+        from launch.config.override_fixes import nothing_to_delete
+
+        return nothing_to_delete(key, text, siblings)
     if isinstance(node, DictConfig) and leaf not in node:
         from launch.config.fixes import assign
         from launch.config.schema_walk import field_names

@@ -12,24 +12,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from launch.config.errors import ConfigError, Problem, did_you_mean
+from launch.config.command_line import COMMAND_OPTIONS
+from launch.config.errors import Problem, did_you_mean
 from launch.config.override_fixes import hydra_quoted, shell_word
-
-if TYPE_CHECKING:
-    from hydra.core.override_parser.types import Override
 
 GENERIC_FIX = (
     "write overrides as key=value, +key=value (add), ~key (delete) or group=option; "
     "quote values with spaces or brackets for the shell"
 )
 _PAIRS = {"[": "]", "{": "}", "(": ")"}
-# The options of the command being run (the CLI sets them): a `--flag` close to one is that option.
-COMMAND_OPTIONS: ContextVar[tuple[str, ...]] = ContextVar("command_options", default=())
 
 
 @dataclass(frozen=True)
@@ -55,20 +50,6 @@ class _Reading:
     fixed: tuple[str, ...] = ()
     # Said after the corrected override, or instead of it when there is none.
     note: str = ""
-
-
-def parse(
-    overrides: Sequence[str], lookup: ConfigLookup, typed: Sequence[str] | None = None
-) -> list[Override]:
-    """Hydra's parse of the overrides; raises ConfigError with a corrected override per mistake.
-    `typed`: the overrides as the user spelt them, when `overrides` rewrote some (quoted in problems)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-
-    try:
-        return OverridesParser.create().parse_overrides(list(overrides))
-    except HydraException:
-        raise ConfigError(syntax_problems(overrides if typed is None else typed, lookup)) from None
 
 
 def syntax_problems(overrides: Sequence[str], lookup: ConfigLookup) -> list[Problem]:

@@ -10,7 +10,6 @@ from pydantic import ValidationError
 
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import assign
-from launch.config.override_fixes import typed_as_scalar
 from launch.config.provenance import Provenance
 from launch.config.schema_walk import field_names, model_at
 from launch.config.secrets import is_secret_key
@@ -89,9 +88,12 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         )
         return Problem(name_key, str(cause), provenance.source(name_key), fix)
     fix = _bounds_fix(item, key)
-    typed = typed_as_scalar(key, source, item.get("input")) if kind == "string_type" else None
-    if typed is not None:
-        return typed
+    if kind == "string_type":
+        from launch.config.override_fixes import typed_as_scalar  # lazy: an error's path
+
+        typed = typed_as_scalar(key, source, item.get("input"))
+        if typed is not None:
+            return typed
     if item["type"] == "string_type":
         fix = f"quote it so it stays a string: {assign(root, key, repr(str(item.get('input'))))}"
     list_item = key.rpartition(".")[2].isdigit()
