@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from launch.checks.fixes import list_override
 from launch.config.errors import ConfigError, Problem
 from launch.plan.slime_options import is_flag
 
@@ -106,7 +107,7 @@ def check_pass_through(derived: Sequence[str], extra: Sequence[str], key: str, s
                 key,
                 f"'{theirs}' passes through a flag t3rl derives {source} ('{ours}'): argparse would keep "
                 "only the last of the two",
-                fix=f"set {key}=[{','.join(rest)}]{moved}"
+                fix=f"set {list_override(key, rest)}{moved}"
                 + ("" if moved or not field else f" (then set {field})"),
             )
         )

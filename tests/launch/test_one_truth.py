@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from launch.checks.fixes import list_override
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, Problem
 
@@ -111,3 +112,33 @@ def test_a_hook_flag_passed_through_is_resolved() -> None:
     overrides = ["+experiment=stage1_bfcl", f"{key}=[--custom-rm-path,t3rl_core.rewards.toolrl.nosuch]"]
     problems = [p for p in _problems(overrides) if p.key == key]
     assert problems and "does not resolve" in problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("extra", "owner"),
+    [
+        (["--port", "31000"], "eval.server.port"),
+        (["--tp-size=2"], "eval.server.tp"),
+        (["--tool-call-parser", "qwen25"], "model.parsers.tool_call_parser"),
+        (["--mem-fraction-static", "0.7", "--mem-fraction-static", "0.8"], None),
+    ],
+)
+def test_a_server_flag_t3rl_writes_or_repeated_is_refused(extra: list[str], owner: str | None) -> None:
+    key = "eval.server.extra_args"
+    override = list_override(key, extra)
+    problems = [p for p in _problems(["+experiment=stage1_bfcl", override]) if p.key == key]
+    assert problems and (owner is None or owner in problems[0].message)
+    fix = problems[0].fix.split(" (")[0].removeprefix("set ")
+    assert not [p for p in _problems(["+experiment=stage1_bfcl", fix]) if p.key == key]
+
+
+def test_a_job_variable_t3rl_derives_is_refused() -> None:
+    overrides = [
+        "+experiment=stage1_bfcl",
+        "+hardware.env_vars.WANDB_DIR=/x",
+        "+hardware.env_vars.NCCL_DEBUG=INFO",
+    ]
+    (problem,) = [p for p in _problems(overrides) if p.key == "hardware.env_vars.WANDB_DIR"]
+    assert problem.fix.startswith("delete it: ~hardware.env_vars.WANDB_DIR (")
+    fixed = [overrides[0], overrides[2]]  # the override dropped, as deleting the key does
+    assert not [p for p in _problems(fixed) if p.key.startswith("hardware.env_vars")]

@@ -38,7 +38,7 @@ def test_a_derived_flag_in_extra_args_names_its_key(extra: list[str], field: str
     problem = caught.value.problems[0]
     assert problem.key == KEY and field in problem.message + problem.fix
     # The fix keeps the flags t3rl does not derive.
-    assert problem.fix.startswith(f"set {KEY}=[--rotary-percent,0.5]")
+    assert problem.fix.startswith(f"set {KEY}=[--rotary-percent,'0.5']")
 
 
 def test_flags_t3rl_does_not_derive_pass_through() -> None:

@@ -16,8 +16,12 @@ from launch.cli.app import app
 _BLOCK = re.compile(
     r"^error (?P<key>.*?): (?P<message>.*?)\n\s+set in: (?P<source>.*?)\n\s+fix: (?P<fix>.*?)$", re.M
 )
+# A deletion in a fix: `~key` with no value.
+_DELETION = re.compile(r"(?<![\w.+~/-])~([A-Za-z_][\w.@]*)(?![\w.=])")
 # An assignment in a fix: `key=value`, `+key=value`, or a group choice `group=option`.
 _ASSIGNMENT = re.compile(r"(?<![\w.+~/-])([+~]?[A-Za-z_][\w.@]*)=(\[[^\]]*\]|\{[^}]*\}|[^\s,;?)]+)")
+# An assignment a fix quotes for the shell: `"key='1e3'"` (the shell passes it without the outer quotes).
+_SHELL_QUOTED = re.compile(r'"([+~]?[A-Za-z_][\w.@]*=[^"]*)"')
 
 
 @pytest.fixture
@@ -82,8 +86,14 @@ def test_bad_config_is_caught_with_key_source_and_fix(
 
 
 def _apply_first_fix(args: list[str], error: dict[str, str]) -> list[str] | None:
-    """The overrides with the first alternative of the error's fix applied; None when it has none."""
+    """The overrides with the first alternative of the error's fix applied; None when it has none.
+    A deletion (`~key`) drops the override that set the key, or deletes a key a file set."""
     first = re.split(r"; |, or | or | \(", error["fix"], maxsplit=1)[0]
+    deleted = _DELETION.findall(first)
+    if deleted:
+        kept = [a for a in args if a.split("=", 1)[0].lstrip("+~") not in deleted]
+        return kept if len(kept) < len(args) else [*args, *(f"~{key}" for key in deleted)]
+    first = _SHELL_QUOTED.sub(r"\1", first)
     assignments = _ASSIGNMENT.findall(first)
     if not assignments:
         return None

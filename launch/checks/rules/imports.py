@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 
 from launch.checks.context import Context, Scope, per_scope
+from launch.checks.fixes import list_override
 from launch.checks.slime_objects import SLIME_OBJECTS
 from launch.config.errors import Problem, Severity
 from t3rl_core.import_paths import Unresolved, resolve
@@ -67,7 +68,7 @@ def hook_flags_resolve(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             key,
             f"{flag} '{value}' does not resolve: {unresolved.reason}",
-            fix=f"set {key}=[{','.join(fixed)}]",
+            fix=f"set {list_override(key, fixed)}",
             severity=_severity(ctx, unresolved),
         )
 

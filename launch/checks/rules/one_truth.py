@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from launch.checks.context import Context
+from launch.checks.context import Context, Scope, per_scope
+from launch.checks.eval_configs import eval_configs, eval_key
+from launch.checks.fixes import list_override
 from launch.config.errors import Problem
 
 
@@ -52,6 +54,89 @@ def service_urls_not_set_twice(ctx: Context) -> Iterator[Problem]:
         )
 
 
+# Flags t3rl writes into every SGLang server it starts (t3rl_core.eval.server.launch_argv,
+# t3rl_core.services.ServiceSpec.argv), with their aliases in SGLang, → the field that sets each
+# ("{server}" is the server's own section, "model" the run's model).
+_SERVER_FLAGS = {
+    ("--model-path", "--model"): "{checkpoint}",
+    ("--tp", "--tp-size", "--tensor-parallel-size"): "{server}.tp",
+    ("--host",): "{server}.host",
+    ("--port",): "{server}.port",
+    ("--api-key",): "{server}.api_key",
+    ("--tool-call-parser",): "model.parsers.tool_call_parser",
+    ("--reasoning-parser",): "model.parsers.reasoning_parser",
+}
+
+
+def server_flags_not_passed_through(ctx: Context) -> Iterator[Problem]:
+    """A server's extra_args neither repeat a flag nor pass one t3rl writes from another key."""
+    servers = [
+        (f"services.{n}", s.extra_args, f"services.{n}.model_path") for n, s in ctx.run.services.items()
+    ]
+    for stage, config, overrides in eval_configs(ctx.run):
+        key = eval_key(stage, overrides, "server.extra_args")
+        servers.append((key.removesuffix(".extra_args"), config.server.extra_args, "the eval's checkpoint"))
+    seen: set[str] = set()
+    for section, extra, checkpoint in servers:
+        key = f"{section}.extra_args"
+        if key in seen:
+            continue
+        seen.add(key)
+        flags = [(i, t.partition("=")[0]) for i, t in enumerate(extra) if t.startswith("--")]
+        names = [flag for _, flag in flags]
+        for index, flag in flags:
+            owner = next((o for aliases, o in _SERVER_FLAGS.items() if flag in aliases), None)
+            twice = names.count(flag) > 1
+            if owner is None and not twice:
+                continue
+            end = (
+                index + 1
+                if "=" in extra[index] or index + 1 >= len(extra) or extra[index + 1].startswith("--")
+                else index + 2
+            )
+            rest = [*extra[:index], *extra[end:]]
+            field = owner.format(server=section, checkpoint=checkpoint) if owner else None
+            why = (
+                f"t3rl writes {flag} from {field}: SGLang's argparse keeps the last of the two"
+                if field
+                else f"{flag} is given twice: SGLang's argparse keeps the last"
+            )
+            yield Problem(
+                key,
+                f"'{' '.join(extra[index:end])}' in {key}: {why}",
+                fix=f"set {list_override(key, rest)}"
+                + (f" (then set {field})" if field and "." in field else ""),
+            )
+            break
+
+
+# The job environment t3rl derives (launch.plan.slime_args.job_env), → the setting it follows.
+# CUDA_DEVICE_MAX_CONNECTIONS has its own rule (Megatron's assertion: launch.checks.rules.topology).
+_DERIVED_ENV = {
+    "PYTHONPATH": "paths.megatron_root and paths.slime_root (plus t3rl's own package)",
+    "PYTORCH_CUDA_ALLOC_CONF": "the SFT mode of a train stage",
+    "WANDB_MODE": "tracking.mode",
+    "WANDB_DIR": "tracking.dir",
+    "TENSORBOARD_DIR": "tracking.dir",
+}
+
+
+@per_scope
+def derived_env_not_overridden(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """A variable of hardware.env_vars that t3rl also writes into the job's environment is refused."""
+    for name, value in scope.hardware.env_vars.items():
+        if name not in _DERIVED_ENV:
+            continue
+        key = f"{scope.hw('env_vars')}.{name}"
+        follows = _DERIVED_ENV[name]
+        # A map assigned on the command line merges into the old one: only deleting the key drops it.
+        yield Problem(
+            key,
+            f"{name}={value} would replace the {name} t3rl writes into the job from {follows}",
+            fix=f"delete it: ~{key} (and change {follows.split(' ')[0]} instead)",
+        )
+
+
 def _value(data: Any, key: str) -> Any:
     for part in key.split("."):
         data = data.get(part) if isinstance(data, dict) else None
@@ -66,4 +151,9 @@ def _text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-RULES = (experiment_values_kept, service_urls_not_set_twice)
+RULES = (
+    experiment_values_kept,
+    service_urls_not_set_twice,
+    server_flags_not_passed_through,
+    derived_env_not_overridden,
+)
