@@ -26,6 +26,7 @@ from t3rl_core.fields import (
     TemplateRef,
     Text,
 )
+from t3rl_core.home_paths import expand_home
 from t3rl_core.input_files import InputFile
 from t3rl_core.registries import ENVS, REWARDS
 from t3rl_core.registry import registered
@@ -215,7 +216,7 @@ class RuntimeConfig(StrictModel):
     @classmethod
     def from_yaml(cls, path: str | Path) -> RuntimeConfig:
         data = yaml.safe_load(Path(path).read_text())
-        return cls.model_validate(data.get(RUNTIME_KEY, data))
+        return cls.model_validate(expand_home(data.get(RUNTIME_KEY, data)))
 
     @classmethod
     def from_slime_args(cls, args: Any) -> RuntimeConfig:

@@ -23,6 +23,7 @@ from launch.config.resolved import composed_plain
 from launch.config.schema import RunConfig, build_validators
 from launch.config.schema_errors import problems_from_validation
 from launch.config.secrets import remember_config, remember_overrides, remember_revealed
+from t3rl_core.home_paths import expand_home
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         build_validators()
         import_checks()
     plain = compose_ahead.take(overrides, config_dirs) or composed_plain(overrides, config_dirs)
-    data, provenance = plain.data, plain.provenance
+    # `~/…` expanded here, once, after the composition cache (it reads $HOME every time).
+    data, provenance = expand_home(plain.data), plain.provenance
     remember_config(data)
     try:
         run = RunConfig.model_validate(data)

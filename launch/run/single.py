@@ -157,7 +157,7 @@ def _plan_dir(resolved: Resolved, out: Path | None) -> tuple[RunDir, bool]:
     from launch.run.rundir import RunDir
 
     if out is None:
-        plans = Path(resolved.run.paths.plans_dir).expanduser().resolve()
+        plans = Path(resolved.run.paths.plans_dir).resolve()
         return RunDir.new(plans, resolved.run.name), True
     target = RunDir(out.expanduser())
     if target.path.exists() and not target.path.is_dir():
@@ -207,7 +207,7 @@ def continuing_overrides(
 def _new_run_dir(resolved: Resolved) -> RunDir:
     from launch.run.rundir import RunDir
 
-    return RunDir.new(Path(resolved.run.paths.runs_dir).expanduser().resolve(), resolved.run.name)
+    return RunDir.new(Path(resolved.run.paths.runs_dir).resolve(), resolved.run.name)
 
 
 def _show_next(overrides: list[str], config_dirs: list[str], console: Console) -> None:
@@ -223,7 +223,7 @@ def _show_next(overrides: list[str], config_dirs: list[str], console: Console) -
 
     resolved = resolve(overrides, config_dirs)
     experiment = resolved.run.name
-    runs = Path(resolved.run.paths.runs_dir).expanduser().resolve()
+    runs = Path(resolved.run.paths.runs_dir).resolve()
     ctx = PlanContext(
         run_dir=runs / experiment / "<timestamp>",
         base_dir=Path.cwd(),

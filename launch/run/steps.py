@@ -240,7 +240,7 @@ def report_result(result: PipelineResult, plan: Plan, run_dir: RunDir, console: 
 def new_sweep_dir(resolved: Resolved, stamp: str, *, plan: bool = False) -> Path:
     """`<runs_dir>/<name>/sweep-<stamp>`; under plans_dir for a sweep that is only planned."""
     paths = resolved.run.paths
-    runs = Path(paths.plans_dir if plan else paths.runs_dir).expanduser().resolve()
+    runs = Path(paths.plans_dir if plan else paths.runs_dir).resolve()
     path, n = runs / resolved.run.name / f"sweep-{stamp}", 0
     while path.exists():
         n += 1
