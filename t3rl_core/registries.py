@@ -21,6 +21,9 @@ ENVS = Registry(
             "t3rl_core.envs.retool.config:ReToolEnvConfig", "t3rl_core.envs.retool.env:make_factory"
         ),
         "tau2": Entry("t3rl_core.envs.tau2.config:Tau2EnvConfig", "t3rl_core.envs.tau2.env:make_factory"),
+        "verifiers": Entry(
+            "t3rl_core.envs.verifiers.config:VerifiersEnvConfig", "t3rl_core.envs.verifiers.env:make_factory"
+        ),
     },
     group="t3rl.envs",
     base="t3rl_core.config:EnvConfig",
@@ -46,6 +49,9 @@ REWARDS = Registry(
         ),
         "retool_outcome": Entry(
             "t3rl_core.rewards.retool:ReToolRewardConfig", "t3rl_core.rewards.retool:ReToolOutcomeReward"
+        ),
+        "env_score": Entry(
+            "t3rl_core.rewards.env_score:EnvScoreRewardConfig", "t3rl_core.rewards.env_score:EnvScoreReward"
         ),
     },
     group="t3rl.rewards",
@@ -106,6 +112,9 @@ DATASETS = Registry(
             "t3rl_core.envs.retool.config:ReToolEnvConfig", "t3rl_core.envs.retool.data:prepare"
         ),
         "tau2": Entry("t3rl_core.envs.tau2.config:Tau2EnvConfig", "t3rl_core.envs.tau2.data:prepare"),
+        "verifiers": Entry(
+            "t3rl_core.envs.verifiers.config:VerifiersEnvConfig", "t3rl_core.envs.verifiers.data:prepare"
+        ),
     },
     group="t3rl.envs",
     base="t3rl_core.config:EnvConfig",

@@ -42,6 +42,10 @@ class Env(ABC):
     def outcome(self) -> dict[str, Any]:
         """JSON-serialisable result of the episode so far, read by rewards and metrics."""
 
+    async def finish(self) -> None:  # noqa: B027 (optional hook: most envs score in step())
+        """The episode has ended, however (also by a t3rl step or token limit): settle what `outcome()`
+        reports. An env that scores asynchronously (verifiers' rubric) does it here."""
+
     def format_problem(self, action: Action) -> str | None:
         """Why `action` breaks the env's strict action format (None = it does not); asked only when
         `format_repair` is set."""

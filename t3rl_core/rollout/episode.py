@@ -325,6 +325,7 @@ async def run_episode(
         failure = Failure.from_exception("t3rl", exc, error)
     outcome: dict[str, Any] = {}
     try:
+        await env.finish()
         outcome = dict(env.outcome())
     except Exception as exc:
         message = f"env.outcome() failed: {_describe(exc)}"

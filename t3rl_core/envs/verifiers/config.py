@@ -1,0 +1,58 @@
+"""Config of a verifiers environment as a t3rl world (pydantic only; verifiers is imported by the env)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from t3rl_core.config import EnvConfig
+from t3rl_core.envs.verifiers.loader_args import loader_problem
+from t3rl_core.fields import PathComponent
+from t3rl_core.strict import StrictModel
+
+# What every episode's outcome carries (t3rl_core.envs.verifiers.env).
+OUTCOME = frozenset(
+    {"reward", "metrics", "stop_condition", "truncated", "error", "turn_rewards", "turn_steps"}
+)
+
+
+class VerifiersDataConfig(StrictModel):
+    """The environment's own datasets (`dataset`, `eval_dataset`) written as t3rl JSONL splits."""
+
+    train_split: PathComponent = "verifiers_train"
+    eval_split: PathComponent = "verifiers_eval"
+    # Rows per split in the environment's order (verifiers' `-n`); None = all.
+    limit: int | None = Field(None, ge=1)
+
+
+class VerifiersEnvConfig(EnvConfig):
+    """An installed verifiers environment: `load_environment(**args)` of module `id`."""
+
+    OUTCOME_FIELDS = OUTCOME
+
+    name: Literal["verifiers"] = "verifiers"
+    # The environment's id as the hub names it (`owner/my-env`) or its module name (`my_env`).
+    id: str = Field(min_length=1)
+    # Keyword arguments of the environment's load_environment().
+    args: dict[str, Any] = Field(default_factory=dict)
+    data: VerifiersDataConfig = Field(default_factory=VerifiersDataConfig)
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _no_args(cls, value: Any) -> Any:
+        """`args: null` in the group file, so that `env.args={…}` replaces it on the command line."""
+        return {} if value is None else value
+
+    @field_validator("args")
+    @classmethod
+    def _loader_accepts_args(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        if "id" in info.data:
+            problem = loader_problem(info.data["id"], value)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
+
+    def split_names(self) -> list[str]:
+        """The JSONL files prepare_data writes."""
+        return [self.data.train_split, self.data.eval_split]

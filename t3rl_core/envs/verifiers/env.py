@@ -1,0 +1,175 @@
+"""A verifiers environment's episode inside t3rl's loop.
+
+verifiers' own rollout (`Environment._run_rollout_state`: `rollout()`, then the rubric's
+`score_rollout`, then its cleanup) runs as a task of the episode with an `EpisodeClient` as its model.
+Its stop conditions, max turns, per-turn state and `env_response` (tool calls for a ToolEnv, any reply
+for a custom MultiTurnEnv) are its own; t3rl renders, tokenizes and samples each model turn, and the
+messages verifiers adds to the conversation between two turns are the episode's observations. The
+outcome is the rubric's: its weighted reward and each function's score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import verifiers
+from verifiers.types import Messages
+from verifiers.utils.message_utils import normalize_messages
+
+from t3rl_core.envs.base import Env, Mode
+from t3rl_core.envs.verifiers.bridge import EpisodeClient, EpisodeEnded
+from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
+from t3rl_core.envs.verifiers.convert import MODEL, to_chat, to_response
+from t3rl_core.types import Action, AnswerAction, Transition
+
+# Row metadata key holding verifiers' own rollout input (prompt, example_id, answer, info, task).
+INPUT_KEY = "verifiers"
+
+
+class VerifiersEnv(Env):
+    """One rollout of a loaded verifiers environment."""
+
+    def __init__(self, vf_env: Any, rollout_input: Mapping[str, Any]) -> None:
+        self.vf_env, self.input = vf_env, dict(rollout_input)
+        self.client = EpisodeClient()
+        self._rollout: asyncio.Task[Any] | None = None
+        self._prompt: list[dict[str, Any]] = []  # the conversation verifiers last sent to the model
+        self._state: Any = None
+        self._turns = 0
+
+    async def reset(self) -> Transition:
+        # The private entry point is verifiers' own rollout-and-score of one input (what its public
+        # run_rollout calls), without converting the State to a dict: the outcome reads its trajectory.
+        self._rollout = asyncio.create_task(
+            self.vf_env._run_rollout_state(self.input, self.client, MODEL, {})
+        )
+        row_prompt = [_dump(m) for m in normalize_messages(self.input["prompt"])]
+        request = await self._next_request()
+        if request is None:
+            return self._final(row_prompt)
+        self._check_prefix(request, row_prompt, assistant_turn=False)
+        return Transition(messages=[to_chat(m) for m in request[len(row_prompt) :]])
+
+    async def step(self, action: Action) -> Transition:
+        if self._rollout is None or self._state is not None:
+            raise RuntimeError("step() outside a running verifiers rollout")
+        self._turns += 1
+        self.client.answer(to_response(action, self._turns))
+        request = await self._next_request()
+        if request is None:
+            return self._final(self._prompt, after_assistant=True)
+        new_from = len(self._prompt) + 1  # after the model's own turn
+        self._check_prefix(request, self._prompt, assistant_turn=True)
+        return Transition(messages=[to_chat(m) for m in request[new_from:]])
+
+    async def finish(self) -> None:
+        """t3rl ended the episode while verifiers waited for a turn: verifiers ends and scores it."""
+        if self._rollout is not None and self._state is None:
+            self.client.answer(EpisodeEnded("t3rl ended the episode (a step or token limit)"))
+            self._state = await self._rollout
+
+    def outcome(self) -> dict[str, Any]:
+        state = self._state
+        if state is None:
+            raise RuntimeError("the verifiers rollout did not finish")
+        trajectory = state.get("trajectory") or []
+        error = state.get("error")
+        return {
+            "reward": float(state.get("reward") or 0.0),
+            "metrics": {name: float(value) for name, value in (state.get("metrics") or {}).items()},
+            "stop_condition": state.get("stop_condition"),
+            "truncated": bool(state.get("is_truncated")),
+            "error": None if error is None else f"{type(error).__name__}: {error}",
+            "turn_rewards": [step.get("reward") for step in trajectory],
+            "turn_steps": [1] * len(trajectory),
+        }
+
+    def oracle(self) -> Action | None:
+        """The dataset's answer, where the environment has one (verifiers keeps no gold actions)."""
+        answer = self.input.get("answer")
+        return AnswerAction(text=str(answer)) if answer else None
+
+    async def aclose(self) -> None:
+        if self._rollout is not None and not self._rollout.done():
+            self._rollout.cancel()
+
+    async def _next_request(self) -> Messages | None:
+        """verifiers' next prompt to the model, or None when its rollout (and scoring) has finished."""
+        assert self._rollout is not None
+        waiting = asyncio.ensure_future(self.client.requests.get())
+        done, _ = await asyncio.wait({waiting, self._rollout}, return_when=asyncio.FIRST_COMPLETED)
+        if waiting in done:
+            return waiting.result()
+        waiting.cancel()
+        self._state = self._rollout.result()
+        return None
+
+    def _check_prefix(self, request: Messages, before: list[dict[str, Any]], *, assistant_turn: bool) -> None:
+        """t3rl trains on one growing conversation: verifiers must extend the last prompt (with the
+        model's turn) rather than rewrite it."""
+        dumped = [_dump(m) for m in request]
+        extends = dumped[: len(before)] == before
+        if assistant_turn:
+            extends = extends and len(dumped) > len(before) and dumped[len(before)]["role"] == "assistant"
+        if not extends:
+            raise RuntimeError(
+                "the environment's next prompt does not extend the conversation (a get_prompt_messages "
+                "that rewrites history): t3rl trains token-in/token-out on one growing conversation"
+            )
+        self._prompt = dumped
+
+    def _final(self, before: list[dict[str, Any]], after_assistant: bool = False) -> Transition:
+        """The messages verifiers added after the last model turn (a final env response), and the end."""
+        state = self._state
+        conversation = [*normalize_messages(state.get("prompt") or []), *(state.get("completion") or [])]
+        new = conversation[len(before) + after_assistant :]
+        return Transition(
+            messages=[to_chat(m) for m in new], done=True, truncated=bool(state.get("is_truncated"))
+        )
+
+
+def _dump(message: Any) -> dict[str, Any]:
+    return message.model_dump(exclude_none=True) if hasattr(message, "model_dump") else dict(message)
+
+
+def rollout_input(task: Mapping[str, Any]) -> dict[str, Any]:
+    """verifiers' RolloutInput of a prepared row (kept in metadata.verifiers by prepare)."""
+    stored = (task.get("metadata") or {}).get(INPUT_KEY)
+    if not isinstance(stored, Mapping):
+        raise ValueError(f"a verifiers row needs metadata.{INPUT_KEY}: prepare it with the verifiers env")
+    data = dict(stored)
+    if isinstance(data.get("info"), str):
+        data["info"] = json.loads(data["info"])
+    return data
+
+
+class VerifiersEnvFactory:
+    """Loads the environment once with verifiers' loader; every episode runs one rollout of it."""
+
+    def __init__(self, config: VerifiersEnvConfig) -> None:
+        self.config = config
+        self.vf_env = load(config)
+
+    def __call__(self, task: Mapping[str, Any], mode: Mode) -> VerifiersEnv:
+        return VerifiersEnv(self.vf_env, rollout_input(task))
+
+    async def aclose(self) -> None:
+        """The environment lives as long as the process (verifiers tears it down at exit)."""
+
+
+def load(config: VerifiersEnvConfig) -> Any:
+    """`verifiers.load_environment(id, **args)`, refusing rubrics t3rl cannot apply to one episode."""
+    vf_env = verifiers.load_environment(config.id, **config.args)
+    if vf_env.requires_group_rollouts:
+        raise ValueError(
+            f"environment '{config.id}' has group reward functions (its rubric scores rollouts of a prompt "
+            "together); t3rl scores each episode alone"
+        )
+    return vf_env
+
+
+def make_factory(config: VerifiersEnvConfig) -> VerifiersEnvFactory:
+    return VerifiersEnvFactory(config)

@@ -1,0 +1,71 @@
+"""`env.args` against an installed environment module's `load_environment` signature, read from its
+source (`ast`): validation imports neither the module nor verifiers, whose import tree is heavy."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from collections.abc import Mapping
+from typing import Any
+
+LOADER = "load_environment"
+
+
+def module_name(env_id: str) -> str:
+    """The module verifiers imports for an environment id (`owner/my-env` → `my_env`)."""
+    return env_id.replace("-", "_").split("/")[-1]
+
+
+def loader_problem(env_id: str, args: Mapping[str, Any]) -> str | None:
+    """Why `load_environment(**args)` of `env_id`'s module cannot be called (None = it can)."""
+    name = module_name(env_id)
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError) as exc:
+        return f"cannot look up module '{name}': {exc}"
+    if spec is None or spec.origin is None:
+        return (
+            f"no installed module '{name}' (environment '{env_id}'): install the environment first "
+            f"(`prime env install {env_id}` or `pip install` its package)"
+        )
+    if not spec.origin.endswith(".py"):
+        return None  # a compiled module: nothing to read, verifiers' loader checks at load time
+    with open(spec.origin, encoding="utf-8") as source:
+        tree = ast.parse(source.read(), spec.origin)
+    loader = next(
+        (
+            node
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == LOADER
+        ),
+        None,
+    )
+    if loader is None:
+        return None if _reexports_loader(tree) else f"module '{name}' ({spec.origin}) defines no {LOADER}()"
+    return _call_problem(loader.args, args)
+
+
+def _reexports_loader(tree: ast.Module) -> bool:
+    """`from .x import load_environment` in a package's __init__: the signature lives elsewhere."""
+    return any(
+        isinstance(node, ast.ImportFrom) and any(alias.asname or alias.name == LOADER for alias in node.names)
+        for node in tree.body
+    )
+
+
+def _call_problem(signature: ast.arguments, args: Mapping[str, Any]) -> str | None:
+    positional = [*signature.posonlyargs, *signature.args]
+    by_keyword = [a.arg for a in signature.args] + [a.arg for a in signature.kwonlyargs]
+    if signature.vararg is None and signature.posonlyargs:
+        required_positional = signature.posonlyargs[: len(positional) - len(signature.defaults)]
+        if required_positional:
+            return f"{LOADER}() needs positional arguments {[a.arg for a in required_positional]}"
+    unknown = [key for key in args if key not in by_keyword]
+    if unknown and signature.kwarg is None:
+        return f"{LOADER}() takes no argument {unknown}; it accepts {by_keyword or 'none'}"
+    with_default = {a.arg for a in positional[len(positional) - len(signature.defaults) :]}
+    with_default |= {a.arg for a, d in zip(signature.kwonlyargs, signature.kw_defaults, strict=True) if d}
+    missing = [name for name in by_keyword if name not in with_default and name not in args]
+    if missing:
+        return f"{LOADER}() needs {missing}: set them in env.args"
+    return None
