@@ -39,11 +39,7 @@ def check_template_command(
     ],
     overrides: Annotated[
         list[str] | None,
-        typer.Argument(
-            metavar="OVERRIDES",
-            help="Hydra overrides, e.g. model.parsers.x=y",
-            autocompletion=completion.overrides,
-        ),
+        completion.overrides_argument("Hydra overrides, e.g. model.parsers.x=y"),
     ] = None,
     tokenizer: Annotated[
         Path | None,
@@ -123,7 +119,10 @@ def _target(
             parsers = ParsersConfig(
                 tool_call_parser=family.tool_call_parser, reasoning_parser=family.reasoning_parser
             )
-            return f"{model} ({family.name})", ChatConfig(tokenizer="", chat_template=model), parsers
+            # No tokenizer (a tiny one is built for the family): a config no user writes, so it is
+            # constructed as is rather than validated against ModelRef's non-empty path.
+            chat = ChatConfig.model_construct(tokenizer="", chat_template=model)
+            return f"{model} ({family.name})", chat, parsers
     config = _model(model, overrides, config_dirs)
     return f"{config.name} ({config.family})", config.chat, config.parsers
 

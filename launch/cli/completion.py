@@ -12,6 +12,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import typer
+
+
+def overrides_argument(help: str) -> Any:
+    """The OVERRIDES argument of a command that composes a config (completed by `overrides`)."""
+    return typer.Argument(metavar="OVERRIDES", help=help, show_default=False, autocompletion=overrides)
+
 
 def groups(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
     """`t3rl ls <TAB>`: the config groups (with what choosing one does)."""

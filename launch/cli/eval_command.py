@@ -46,11 +46,7 @@ ConfigDirs = Annotated[
 def eval_command(
     overrides: Annotated[
         list[str] | None,
-        typer.Argument(
-            metavar="OVERRIDES",
-            help="Hydra overrides, e.g. +experiment=quickstart",
-            autocompletion=completion.overrides,
-        ),
+        completion.overrides_argument("Hydra overrides, e.g. +experiment=quickstart"),
     ] = None,
     engine: Annotated[
         str | None,
@@ -96,6 +92,14 @@ def eval_command(
             "e.g. --stage eval_tiny",
         ),
     ] = None,
+    published: Annotated[
+        bool,
+        typer.Option(
+            "--published",
+            help="print the verdict on the experiment's published results (eval.published): reproduced, "
+            "not reproduced (gap and interval) or not comparable (why)",
+        ),
+    ] = False,
     config_dir: ConfigDirs = None,
 ) -> None:
     """Evaluate a model (or the scripted reference policy) on a prepared split, here and now.
@@ -126,6 +130,10 @@ def eval_command(
         config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category
     )
     _check_engine_source(config, serve_checkpoint, data)
+    if published:
+        from launch.run.published_view import require_published
+
+        require_published(config)
     if data is not None:
         _check_data(data, config)
     out = out or runs_dir / f"eval-{config.engine.name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -146,6 +154,12 @@ def eval_command(
         _fail(f"{out} is in use by another t3rl eval", out)
     except (EngineUnavailable, SecretResolutionError) as error:
         _fail(f"eval failed: {error}", out)
+    if published:
+        from rich.console import Console
+
+        from launch.run.published_view import print_verdicts
+
+        print_verdicts(summary, Console(highlight=False))
     if not summary["complete"]:
         _fail(None, out)  # the reason was printed under the table
 

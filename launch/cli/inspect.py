@@ -29,12 +29,7 @@ if TYPE_CHECKING:
 
 Overrides = Annotated[
     list[str] | None,
-    typer.Argument(
-        metavar="OVERRIDES",
-        help="Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b",
-        show_default=False,
-        autocompletion=completion.overrides,
-    ),
+    completion.overrides_argument("Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b"),
 ]
 ConfigDirs = Annotated[
     list[Path] | None,

@@ -33,9 +33,7 @@ _OVERRIDES_HELP = "Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b 
 
 Overrides = Annotated[
     list[str] | None,
-    typer.Argument(
-        metavar="OVERRIDES", help=_OVERRIDES_HELP, show_default=False, autocompletion=completion.overrides
-    ),
+    completion.overrides_argument(_OVERRIDES_HELP),
 ]
 # Plain str parameters: typer coerces Path ones through pydantic adapters, a cost on every start.
 ConfigDirs = Annotated[

@@ -39,12 +39,7 @@ def data_bfcl(
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="output directory")],
     overrides: Annotated[
         list[str] | None,
-        typer.Argument(
-            metavar="OVERRIDES",
-            help="Hydra overrides of the env, e.g. env.data.seed=7",
-            show_default=False,
-            autocompletion=completion.overrides,
-        ),
+        completion.overrides_argument("Hydra overrides of the env, e.g. env.data.seed=7"),
     ] = None,
     config_dir: ConfigDirs = None,
 ) -> None:

@@ -44,10 +44,8 @@ def score_command(
     ],
     overrides: Annotated[
         list[str] | None,
-        typer.Argument(
-            metavar="OVERRIDES",
-            help="Hydra overrides choosing env/reward configs, e.g. reward=toolrl_coarse",
-            autocompletion=completion.overrides,
+        completion.overrides_argument(
+            "Hydra overrides choosing env/reward configs, e.g. reward=toolrl_coarse"
         ),
     ] = None,
     out: Annotated[

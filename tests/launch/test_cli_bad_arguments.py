@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from launch import cli
 from launch.cli.app import app
+from tests.support.no_slime import no_slime_workdir
 
 GARBAGE = "garbage{{\n\x00not json, yaml, torch or a config\n"
 # Where each case's files live, relative to its working directory (each test starts in an empty one).
@@ -138,15 +139,8 @@ KEPT = {"score-file": {"scored", "scored/verdicts.jsonl", "scored/summary.json"}
 
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty working dir with the default runs, plans and cache dirs under it."""
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    for name in ("T3RL_RUNS_DIR", "T3RL_PLANS_DIR", "T3RL_CHECKPOINTS_DIR", "T3RL_MODELS_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SLIME_ROOT", str(tmp_path / "no-slime"))
-    monkeypatch.setenv("MEGATRON_ROOT", str(tmp_path / "no-megatron"))
-    return work
+    """An empty working dir with the default runs and plans dirs under it, and no slime checkout."""
+    return no_slime_workdir(tmp_path / "work", monkeypatch)
 
 
 def _files(root: Path) -> set[str]:

@@ -13,22 +13,14 @@ import yaml
 from typer.testing import CliRunner
 
 from launch.cli.app import app
+from tests.support.no_slime import cli_workdir
 
 HEAVY = ("torch", "transformers", "ray", "sglang", "wandb", "bfcl_eval")
 
 
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in (
-        "T3RL_RUNS_DIR",
-        "T3RL_PLANS_DIR",
-        "T3RL_CHECKPOINTS_DIR",
-        "T3RL_MODELS_DIR",
-        "WANDB_API_KEY",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path
+    return cli_workdir(tmp_path, monkeypatch)
 
 
 def invoke(*args: str):

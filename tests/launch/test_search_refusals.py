@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from launch.cli.app import app
+from tests.support.no_slime import no_slime_workdir
 
 SEARCH = [
     "run",
@@ -23,13 +24,8 @@ SEARCH = [
 
 @pytest.fixture
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in ("T3RL_RUNS_DIR", "T3RL_CHECKPOINTS_DIR", "T3RL_MODELS_DIR", "WANDB_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
     # No slime checkout here: every trial's pre-flight refuses to start it.
-    monkeypatch.setenv("SLIME_ROOT", str(tmp_path / "no-slime"))
-    monkeypatch.setenv("MEGATRON_ROOT", str(tmp_path / "no-megatron"))
-    return tmp_path
+    return no_slime_workdir(tmp_path / "work", monkeypatch)
 
 
 def test_a_trial_refused_at_pre_flight_is_recorded_failed_with_the_reason(workdir: Path) -> None:
