@@ -83,6 +83,9 @@ def run_single(
         raise
     code = report_result(result, plan, run_dir, console, dry=dry)
     if dry:
+        from launch.run.published_view import show_published
+
+        show_published(resolved.run, console)
         sandbox = getattr(resolved.run.env, "sandbox", None)
         if getattr(sandbox, "name", None) == "local":  # the sandbox module loads only for such envs
             from t3rl_core.sandbox.local import memory_cap_line

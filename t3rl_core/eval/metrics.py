@@ -10,6 +10,10 @@ Both are computed per task, then averaged over tasks. Accuracy is the mean succe
 An episode the engine failed (status `aborted`: the model never answered) is not a wrong answer: it
 is counted under `engine_failures` and left out of every score (an eval only passes with such
 episodes when `eval.max_engine_failure_rate` allows them).
+
+Failed episodes are counted by whose fault they are (`failures`: agent, parse, user_simulator,
+infrastructure; t3rl_core.eval.attribution), and `accuracy_without_user_simulator` is the accuracy with
+the episodes the user simulator failed left out (equal to `accuracy` when it failed none).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from typing import Any
 
 OVERALL = "overall"
 ENGINE_FAILURE = "aborted"
+USER_SIMULATOR, INFRASTRUCTURE = "user_simulator", "infrastructure"
+FAILURE_KEYS = ("agent", "parse", USER_SIMULATOR, INFRASTRUCTURE)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -72,6 +78,10 @@ class EpisodeScore:
     reward: float
     progress: float | None = None
     status: str = "completed"
+    # Whose fault a failure is (t3rl_core.eval.attribution): agent, user_simulator or infrastructure,
+    # and the rule's kind (parse, engine_failure, ...); None for a success or an unattributed failure.
+    party: str | None = None
+    kind: str | None = None
 
 
 def summarize(scores: Iterable[EpisodeScore], ks: Sequence[int]) -> dict[str, Any]:
@@ -113,7 +123,29 @@ def _block(everything: list[EpisodeScore], ks: Sequence[int]) -> dict[str, Any]:
         block[f"pass@{k}"] = _mean(pass_at_k(n, c, k) for n, c in usable)
         block[f"pass^{k}"] = _mean(pass_hat_k(n, c, k) for n, c in usable)
     block["statuses"] = dict(sorted(Counter(s.status for s in everything).items()))
+    block["failures"] = failure_counts(everything)
+    kept: dict[str, list[EpisodeScore]] = defaultdict(list)
+    for score in scores:
+        if score.party != USER_SIMULATOR:
+            kept[score.task_id].append(score)
+    block["accuracy_without_user_simulator"] = _mean(fmean(s.success for s in g) for g in kept.values())
     return block
+
+
+def failure_counts(scores: Iterable[EpisodeScore]) -> dict[str, int]:
+    """Failed episodes by whose fault: agent (wrong answers), parse (the agent's unreadable output),
+    user_simulator, infrastructure (engine failures included)."""
+    counts = dict.fromkeys(FAILURE_KEYS, 0)
+    for score in scores:
+        if score.success:
+            continue
+        if score.party in (USER_SIMULATOR, INFRASTRUCTURE):
+            counts[score.party] += 1
+        elif score.status == ENGINE_FAILURE:
+            counts[INFRASTRUCTURE] += 1
+        else:
+            counts["parse" if score.kind == "parse" else "agent"] += 1
+    return counts
 
 
 def _mean(values: Iterable[float]) -> float | None:

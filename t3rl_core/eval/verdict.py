@@ -1,0 +1,187 @@
+"""Did an eval reproduce the published results its recipe declares (`eval.published`)?
+
+For every published value: `not comparable` when the eval did not measure the same thing (another
+split or data, another scorer version, user simulator, temperature, k, categories or task count, or
+an incomplete eval), each reason named; otherwise `reproduced` when the published value lies inside the
+eval's own confidence interval (Wilson, over the scope's tasks; `tolerance.margin` wider on each side),
+else `not reproduced` with the gap (measured − published) and the interval.
+
+The Wilson interval is computed over the scope's tasks with the measured value as the rate: every
+per-task score (a success rate, pass@k or pass^k) lies in [0, 1], so its variance is at most that of a
+success/failure per task, and the interval is at least as wide as the task-to-task noise requires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any
+
+from t3rl_core.eval.metrics import OVERALL, wilson_interval
+
+if TYPE_CHECKING:  # `t3rl runs` reads verdicts (one_line) without loading the config models
+    from t3rl_core.eval.published import PublishedConfig, PublishedResult, PublishedValue, Tolerance
+
+REPRODUCED, NOT_REPRODUCED, NOT_COMPARABLE = "reproduced", "not reproduced", "not comparable"
+
+
+def verdicts(summary: Mapping[str, Any], published: PublishedConfig) -> list[dict[str, Any]]:
+    """One verdict per published value, in declaration order."""
+    return [
+        _verdict(summary, result, value, published.tolerance) | {"role": _role(result, published)}
+        for result in published.results
+        for value in result.values
+    ]
+
+
+def _role(result: PublishedResult, published: PublishedConfig) -> str:
+    """target: the result this eval should reproduce; reference: shown beside it."""
+    return "target" if result.label == published.target else "reference"
+
+
+def _verdict(
+    summary: Mapping[str, Any], result: PublishedResult, value: PublishedValue, tolerance: Tolerance
+) -> dict[str, Any]:
+    key = result.metric.key()
+    verdict: dict[str, Any] = {
+        "label": result.label,
+        "model": result.model,
+        "scope": value.scope,
+        "metric": key,
+        "definition": result.metric.describe(),
+        "published": value.value,
+        "published_tasks": value.tasks,
+        "source": result.source,
+    }
+    reasons = incomparable(summary, result, value)
+    block = _block(summary, value.scope)
+    measured = block.get(key) if block else None
+    if not reasons and not isinstance(measured, int | float):
+        reasons.append(f"this eval did not measure {key} (eval.pass_k={list(summary.get('pass_k') or [])})")
+    if reasons:
+        return verdict | {"status": NOT_COMPARABLE, "why": reasons}
+    assert block is not None and isinstance(measured, int | float)
+    tasks = int(block.get("tasks") or 0)
+    z = NormalDist().inv_cdf(0.5 + tolerance.confidence / 2)
+    low, high = wilson_interval(round(measured * tasks), tasks, z=z)
+    inside = low - tolerance.margin <= value.value <= high + tolerance.margin
+    return verdict | {
+        "status": REPRODUCED if inside else NOT_REPRODUCED,
+        "measured": measured,
+        "gap": measured - value.value,
+        "interval": [low, high],
+        "tasks": tasks,
+        "confidence": tolerance.confidence,
+        # Half the interval's width: differences smaller than this are noise at this many tasks.
+        "resolution": (high - low) / 2,
+    }
+
+
+def incomparable(summary: Mapping[str, Any], result: PublishedResult, value: PublishedValue) -> list[str]:
+    """Why the eval behind `summary` did not measure what `result` publishes (empty: it did)."""
+    reasons: list[str] = []
+    if summary.get("complete") is not True:
+        reasons.append(f"the eval is incomplete ({summary.get('reason') or 'it stopped early'})")
+    split = summary.get("split")
+    if result.split is None:
+        reasons.append(f"published on {result.benchmark}, which no t3rl split holds (this eval: {split})")
+    elif result.split != split:
+        reasons.append(f"another split: published on {result.split}, this eval ran {split}")
+    identity = summary.get("identity") or {}
+    data = (summary.get("dataset") or {}).get("sha256")
+    if result.data_sha256 is not None and result.split == split and data != result.data_sha256:
+        reasons.append(
+            f"other data: {split} has sha256 {_hash(data)}, the declaration pins {_hash(result.data_sha256)}"
+        )
+    reasons += _scorer(result, identity.get("scorer") or {})
+    reasons += _user_simulator(result, identity.get("user_simulator"))
+    reasons += _metric(summary, result, value)
+    return reasons
+
+
+def _scorer(result: PublishedResult, scorer: Mapping[str, Any]) -> list[str]:
+    if result.scorer is None:
+        return []
+    published = f"{result.scorer.package} {result.scorer.version or ''}".strip()
+    ours = f"{scorer.get('package')} {scorer.get('version') or '(version unknown)'}"
+    if scorer.get("package") != result.scorer.package:
+        return [f"another scorer: published with {published}, this eval scored by {ours}"]
+    if result.scorer.version is not None and scorer.get("version") != result.scorer.version:
+        return [f"another scorer version: published with {published}, this eval with {ours}"]
+    return []
+
+
+def _user_simulator(result: PublishedResult, user: Mapping[str, Any] | None) -> list[str]:
+    expected = result.user_simulator
+    if expected is None:
+        return []
+    if not user or user.get("model") is None:
+        name = (user or {}).get("name") or "none"
+        return [f"another user simulator: published with {expected.model}, this eval's is {name} (no model)"]
+    reasons = []
+    if user.get("model") != expected.model:
+        reasons.append(
+            f"another user simulator: published with {expected.model}, this eval with {user['model']}"
+        )
+    if expected.temperature is not None and user.get("temperature") != expected.temperature:
+        reasons.append(
+            f"user simulator temperature: published {expected.temperature:g}, "
+            f"this eval {user.get('temperature')}"
+        )
+    return reasons
+
+
+def _metric(summary: Mapping[str, Any], result: PublishedResult, value: PublishedValue) -> list[str]:
+    metric, reasons = result.metric, []
+    temperature = summary.get("temperature")
+    if metric.temperature is not None and temperature != metric.temperature:
+        shown = "greedy (temperature 0)" if metric.temperature == 0 else f"temperature {metric.temperature:g}"
+        reasons.append(f"another temperature: published {shown}, this eval samples at {temperature}")
+    if metric.k not in (summary.get("pass_k") or [1]) and metric.name != "accuracy":
+        reasons.append(
+            f"another k: published {metric.key()}, this eval measured k in {summary.get('pass_k')}"
+        )
+    categories = sorted((summary.get("categories") or {}).keys())
+    if value.scope == OVERALL and metric.categories is not None and sorted(metric.categories) != categories:
+        reasons.append(
+            f"other categories: published over {sorted(metric.categories)}, this eval over {categories}"
+        )
+    block = _block(summary, value.scope)
+    if block is None:
+        reasons.append(f"this eval has no category {value.scope} (it has {', '.join(categories) or 'none'})")
+    elif value.tasks is not None and block.get("tasks") != value.tasks:
+        reasons.append(
+            f"another task count: published over {value.tasks} tasks, this eval over {block.get('tasks')}"
+        )
+    limit = (summary.get("dataset") or {}).get("limit_per_category")
+    if limit is not None and value.tasks is None:
+        reasons.append(f"a slice of the split (eval.limit_per_category={limit})")
+    return reasons
+
+
+def _block(summary: Mapping[str, Any], scope: str) -> Mapping[str, Any] | None:
+    if scope == OVERALL:
+        return summary.get(OVERALL)
+    return (summary.get("categories") or {}).get(scope)
+
+
+def _hash(value: str | None) -> str:
+    return f"{value[:12]}…" if value else "unknown"
+
+
+def headline(found: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The verdict a one-line view shows: the target's overall value (its first value without one);
+    None without a target."""
+    targets = [verdict for verdict in found if verdict["role"] == "target"]
+    overall = [verdict for verdict in targets if verdict["scope"] == OVERALL]
+    return (overall or targets or [None])[0]
+
+
+def one_line(verdict: Mapping[str, Any]) -> str:
+    """ "published 0.600 (T3RL stage 1 accuracy): not reproduced, −0.123 [0.431, 0.529]"."""
+    head = f"published {verdict['published']:.3f} ({verdict['label']} {verdict['metric']})"
+    status = verdict["status"]
+    if status == NOT_COMPARABLE:
+        return f"{head}: {status}: {verdict['why'][0]}"
+    low, high = verdict["interval"]
+    return f"{head}: {status}, {verdict['measured']:.3f} ({verdict['gap']:+.3f}) [{low:.3f}, {high:.3f}]"

@@ -1,0 +1,120 @@
+"""Whole-eval repeats (seeds, statistics, the report) and resuming an eval: only missing, engine-failed or
+unverifiable episodes run again, and the summary says how many episodes each attempt gave."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from t3rl_core.config import RuntimeConfig
+from t3rl_core.eval import runner as eval_runner
+from t3rl_core.eval.config import EvalConfig
+from t3rl_core.eval.metrics import EpisodeScore
+from t3rl_core.eval.repeats import repeat_stats
+from t3rl_core.eval.report import render_markdown
+from t3rl_core.eval.resume import INDEX_FILE
+from t3rl_core.eval.runner import TRAJECTORIES_FILE, plan_jobs, run_eval
+from tests.support.tiny_stack import bfcl_rows, runtime_dict
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return bfcl_rows(per_category=1)
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    from t3rl_core.chat.tiny import shared_tokenizer_dir
+
+    return RuntimeConfig.model_validate(runtime_dict(shared_tokenizer_dir("qwen3"), max_new_tokens=32768))
+
+
+def _config(**kw) -> EvalConfig:
+    return EvalConfig.model_validate({"engine": {"name": "reference"}, "concurrency": 4, **kw})
+
+
+def _records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / TRAJECTORIES_FILE).read_text().splitlines()]
+
+
+def test_repeat_r_is_the_eval_with_seed_plus_r(rows) -> None:
+    jobs = plan_jobs(rows, _config(repeats=3, seed=5))
+    assert len(jobs) == 3 * len(rows)
+    by_repeat = {r: [j.seed for j in jobs if j.repeat == r] for r in range(3)}
+    for repeat in range(3):
+        alone = plan_jobs(rows, _config(seed=5 + repeat))
+        assert [j.seed for j in alone] == by_repeat[repeat]
+    assert len({j.key for j in jobs}) == len(jobs)
+
+
+def test_statistics_across_repeats() -> None:
+    def s(task: str, success: bool) -> EpisodeScore:
+        return EpisodeScore(task, "cat", success, float(success))
+
+    scored = [(0, s("a", True)), (0, s("b", True)), (1, s("a", True)), (1, s("b", False))]
+    stats = repeat_stats(scored, 2, [1])
+    assert stats["overall"]["accuracy"]["values"] == [1.0, 0.5]
+    assert stats["overall"]["accuracy"]["mean"] == 0.75
+    assert stats["overall"]["accuracy"]["std"] == pytest.approx(0.3535533905932738)
+    assert stats["overall"]["agreement"] == 0.5  # a agreed, b did not
+    assert repeat_stats(scored[:2], 1, [1])["overall"]["accuracy"]["std"] is None
+
+
+def test_an_eval_with_repeats_reports_their_spread(rows, runtime, tmp_path) -> None:
+    config = _config(repeats=2, engine={"name": "reference", "faults": {"malformed_json": 0.5}, "seed": 1})
+    summary = asyncio.run(run_eval(runtime, config, rows, tmp_path, show_progress=False))
+    records = _records(tmp_path)
+    assert sorted({r["repeat"] for r in records}) == [0, 1] and len(records) == 2 * len(rows)
+    assert summary["overall"]["episodes"] == 2 * len(rows) and summary["overall"]["tasks"] == len(rows)
+    stats = summary["repeats"]["overall"]
+    assert len(stats["accuracy"]["values"]) == 2 and stats["agreement"] is not None
+    report = render_markdown(summary)
+    assert "## Variance across 2 repeats" in report and "per-task agreement" in report
+    assert "## Failures by whose fault" in report
+
+
+def test_resume_keeps_verified_episodes_and_reruns_the_rest(rows, runtime, tmp_path, monkeypatch) -> None:
+    config = _config()
+    out = tmp_path / "eval"
+    full = asyncio.run(run_eval(runtime, config, rows, out, show_progress=False))
+    assert full["attempts"] == {"this": 1, "episodes_by_attempt": {"1": 4}, "rerun": {}}
+    lines = (out / TRAJECTORIES_FILE).read_text().splitlines(keepends=True)
+    # Episode 0 stays as it is; 1 was edited after it was written; 2 is marked as an engine failure by a
+    # matching index entry (as a real aborted episode is); 3 is missing.
+    edited = lines[1].replace('"success": true', '"success": false')
+    aborted = json.loads(lines[2]) | {"status": "aborted"}
+    aborted_line = json.dumps(aborted) + "\n"
+    index = [json.loads(line) for line in (out / INDEX_FILE).read_text().splitlines()]
+    from t3rl_core.eval.resume import line_digest
+
+    index[2]["sha256"] = line_digest(aborted_line)
+    (out / TRAJECTORIES_FILE).write_text(lines[0] + edited + aborted_line)
+    (out / INDEX_FILE).write_text("".join(json.dumps(entry) + "\n" for entry in index[:3]))
+
+    played = []
+    original = eval_runner._run_episode
+
+    async def counting(runner, job, sampling, attempt):
+        played.append(job.task_id)
+        return await original(runner, job, sampling, attempt)
+
+    monkeypatch.setattr(eval_runner, "_run_episode", counting)
+    resumed = asyncio.run(run_eval(runtime, config, rows, out, resume=True, show_progress=False))
+    assert sorted(played) == sorted(json.loads(line)["task_id"] for line in lines[1:])
+    assert resumed["attempts"] == {
+        "this": 2,
+        "episodes_by_attempt": {"1": 1, "2": 3},
+        "rerun": {"unverified": 1, "engine_failed": 1},
+    }
+    assert resumed["overall"]["accuracy"] == full["overall"]["accuracy"] == 1.0
+    assert [r["attempt"] for r in _records(out)] == [1, 2, 2, 2]
+
+    # Changed settings: a finished episode of another temperature is no episode of this eval.
+    played.clear()
+    changed = asyncio.run(
+        run_eval(runtime, _config(temperature=0.5), rows, out, resume=True, show_progress=False)
+    )
+    assert len(played) == len(rows) and changed["attempts"]["rerun"] == {"changed": len(rows)}
