@@ -44,6 +44,11 @@ def keep_environment_references(node: Any, key: str = "", environment: bool = Fa
             node[name] = _UNESCAPED.sub(r"\\${oc.env:", raw)
 
 
+def kept_reference(key: str) -> bool:
+    """Whether a `${oc.env:…}` at dotted `key` stays a reference (resolved where the job runs, not here)."""
+    return any(part in ENVIRONMENT_KEYS for part in key.split(".")[:-1]) or is_secret_key(key)
+
+
 def job_variable(name: str, value: str, environ: Mapping[str, str]) -> str:
     """A job's variable `name` as its environment (Ray's runtime env) takes it, never holding a
     credential: `${oc.env:NAME}` kept by the config → `${NAME}`, expanded where the job runs (a default,

@@ -7,12 +7,14 @@ are imported where a composition is computed, not on a cache hit.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from launch.config.compose_cache import Plain, cached_compose
-from launch.config.env_references import keep_environment_references
+from launch.config.env_references import keep_environment_references, kept_reference
 from launch.config.errors import ConfigError, Problem
 from launch.config.provenance import Provenance
 from launch.config.secrets import remember_config, remember_overrides
@@ -63,6 +65,9 @@ def _plain(composition: Composition, provenance: Provenance) -> dict[str, Any]:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    unset = unset_variables(provenance)
+    if unset:
+        raise ConfigError(unset)
     try:
         data = OmegaConf.to_container(composition.config, resolve=True, throw_on_missing=True)
     except OmegaConfBaseException as error:
@@ -74,6 +79,31 @@ def _plain(composition: Composition, provenance: Provenance) -> dict[str, Any]:
         ) from None
     assert isinstance(data, dict)
     return data
+
+
+# `${oc.env:NAME}` with no default: the variable must be set.
+_REQUIRED_VARIABLE = re.compile(r"(?<!\\)\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def unset_variables(provenance: Provenance) -> list[Problem]:
+    """Every key whose value reads an environment variable that is not set, and has no default: all of
+    them at once (OmegaConf would stop at the first)."""
+    problems = []
+    for key, origin in provenance.items():
+        if not isinstance(origin.raw, str) or kept_reference(key):
+            continue  # a kept reference is read where the job runs, where it may well be set
+        for name in dict.fromkeys(_REQUIRED_VARIABLE.findall(origin.raw)):
+            if name not in os.environ:
+                problems.append(
+                    Problem(
+                        key,
+                        f"reads environment variable {name}, which is not set here",
+                        origin.describe(),
+                        f"export {name}=… before the command (the value is yours to give), or set "
+                        f"{key}=${{oc.env:{name},DEFAULT}} with a default",
+                    )
+                )
+    return problems
 
 
 def _interpolation_fix(composition: Composition, provenance: Provenance, key: str, message: str) -> str:

@@ -90,16 +90,8 @@ def test_every_accepted_combination_plans_argv_slime_takes(experiment: str, mode
 
 # Multi-node layouts need an executor that starts Ray on every node (the local one starts one head here).
 TWO_NODES = ["hardware=h200x8x2nodes", "executor=slurm"]
-# DeepSeek-V3 (671B) trains on H200s from 16 nodes on (the smallest layout `t3rl validate` proposes); its
-# bf16 weights fit no one-node eval server, so the eval stage calls a server running elsewhere.
-FITTING = {
-    "deepseek_v3": [
-        "hardware.nodes=16",
-        "hardware.tensor_parallel=4",
-        "hardware.expert_parallel=128",
-        "eval.engine.url=http://sglang-deepseek:30000",
-    ]
-}
+# DeepSeek-V3 (671B) fits H200s from 16 nodes on (the smallest layout `t3rl validate` proposes).
+FITTING = {"deepseek_v3": ["hardware.nodes=16", "hardware.tensor_parallel=4", "hardware.expert_parallel=128"]}
 
 
 def test_the_matrix_covers_every_family_with_a_train_argv() -> None:

@@ -78,13 +78,14 @@ def test_a_hit_gives_what_a_fresh_composition_gives(compositions, monkeypatch, t
 
 def test_editing_a_config_file_recomposes_even_at_the_same_size_and_mtime(compositions, config_dir) -> None:
     dirs = [str(config_dir)]
-    assert resolve(PROBE, dirs).run.hardware.gpu_type == "H200"
+    assert resolve(PROBE, dirs).run.hardware.gpu_memory_gib == 141
     probe = config_dir / "hardware" / "probe.yaml"
     stat = probe.stat()
-    probe.write_text(probe.read_text().replace("gpu_type: H200", "gpu_type: H100"))
+    # An H200 of another memory size, written at the same length (a GPU type's memory is checked).
+    probe.write_text(probe.read_text().replace("gpu_memory_gib: 141", "gpu_memory_gib: 140"))
     os.utime(probe, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert probe.stat().st_size == stat.st_size and probe.stat().st_mtime_ns == stat.st_mtime_ns
-    assert resolve(PROBE, dirs).run.hardware.gpu_type == "H100"
+    assert resolve(PROBE, dirs).run.hardware.gpu_memory_gib == 140
     assert len(compositions) == 2
     resolve(PROBE, dirs)
     assert len(compositions) == 2

@@ -3,9 +3,13 @@ and the eval server's counting (its TP against heads, node and memory)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, Problem
 from launch.plan.algorithms import ESTIMATORS, filter_declaration
+from launch.plan.build import build_plan
+from launch.plan.context import PlanContext
 
 TAU2_RFT = ["+experiment=tau2_pipeline", "stages.rft.curriculum.global_batch_size=16"]
 
@@ -45,11 +49,14 @@ def test_an_unsupported_estimator_is_refused_by_its_declaration() -> None:
             assert problems and problems[0].message == estimator.unsupported
 
 
-def test_the_671b_eval_server_is_refused_at_one_gpu_and_one_node() -> None:
+def test_the_671b_eval_server_gets_a_whole_node_and_a_warning() -> None:
     layout = ["hardware.nodes=16", "hardware.tensor_parallel=4", "hardware.expert_parallel=128"]
     overrides = ["+experiment=stage1_bfcl", "model=deepseek_v3", "hardware=h200x8x2nodes", "executor=slurm"]
-    (problem,) = [p for p in _errors([*overrides, *layout]) if p.key == "eval.server.tp"]
-    assert "1250 GiB" in problem.message and "engine.url" in problem.fix
+    resolved = resolve([*overrides, *layout])
+    (warning,) = [p for p in resolved.warnings if p.key == "eval.server.tp"]
+    assert "no server within one node" in warning.message and "engine.url" in warning.fix
+    plan = build_plan(resolved.run, PlanContext(Path("/r"), Path("/b"), "/t", "python3", "id", {}))
+    assert plan.stage("eval").gpus == 8  # not --tp 1: the largest TP a node gives
 
 
 def test_an_eval_server_tp_is_counted_against_heads_and_memory() -> None:

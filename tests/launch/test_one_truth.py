@@ -142,3 +142,16 @@ def test_a_job_variable_t3rl_derives_is_refused() -> None:
     assert problem.fix.startswith("delete it: ~hardware.env_vars.WANDB_DIR (")
     fixed = [overrides[0], overrides[2]]  # the override dropped, as deleting the key does
     assert not [p for p in _problems(fixed) if p.key.startswith("hardware.env_vars")]
+
+
+def test_every_unset_environment_variable_is_named_at_once() -> None:
+    overrides = [
+        "+experiment=stage1_bfcl",
+        "model.hf_checkpoint=${oc.env:T3RL_TEST_UNSET_A}",
+        "paths.models_dir=${oc.env:T3RL_TEST_UNSET_B}",
+        "+hardware.env_vars.SOME_TOKEN=${oc.env:T3RL_TEST_UNSET_C}",  # read where the job runs
+    ]
+    problems = _problems(overrides)
+    named = {p.key: p for p in problems if "not set here" in p.message}
+    assert set(named) == {"model.hf_checkpoint", "paths.models_dir"}
+    assert "T3RL_TEST_UNSET_A" in named["model.hf_checkpoint"].message

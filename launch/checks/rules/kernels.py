@@ -27,21 +27,21 @@ def gpu_type_known(scope: Scope, ctx: Context) -> Iterator[Problem]:
 
 
 @per_scope
-def memory_matches_gpu_type(scope: Scope, ctx: Context) -> Iterator[Problem]:
-    """gpu_memory_gib is one of the sizes the GPU type is sold with."""
+def memory_within_gpu_type(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """gpu_memory_gib claims no more than the GPU type has (less is a cautious setting, e.g. the usable
+    memory in GiB; more lets the memory-fit checks pass layouts that run out of memory)."""
     hw = scope.hardware
     gpu = GPUS.get(hw.gpu_type)
-    if gpu is None or hw.gpu_memory_gib is None or hw.gpu_memory_gib in gpu.memory_gib:
+    if gpu is None or hw.gpu_memory_gib is None or hw.gpu_memory_gib <= max(gpu.memory_gib) * 1.05:
         return
     key = ctx.latest(scope.hw("gpu_memory_gib"), scope.hw("gpu_type"))
     sizes = " or ".join(f"{m:g}" for m in gpu.memory_gib)
-    # The GPU type is what the cluster has: the memory follows it.
-    fix = f"set {scope.hw('gpu_memory_gib')}={gpu.memory_gib[0]:g}"
     yield Problem(
         key,
         f"a {hw.gpu_type} has {sizes} GiB, but gpu_memory_gib is {hw.gpu_memory_gib:g}: the memory-fit "
-        "checks would use the wrong size",
-        fix=fix,
+        "checks would accept layouts that do not fit",
+        # The GPU type is what the cluster has: the memory follows it.
+        fix=f"set {scope.hw('gpu_memory_gib')}={gpu.memory_gib[0]:g}",
     )
 
 
@@ -73,4 +73,4 @@ def attention_kernels_run_on_gpu(scope: Scope, ctx: Context) -> Iterator[Problem
         )
 
 
-RULES = (gpu_type_known, memory_matches_gpu_type, attention_kernels_run_on_gpu)
+RULES = (gpu_type_known, memory_within_gpu_type, attention_kernels_run_on_gpu)

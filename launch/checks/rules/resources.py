@@ -12,72 +12,20 @@ two are checked separately. It is an estimate: it rejects layouts that cannot fi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import product
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.rules.layouts import TRYING, trying
 from launch.config.errors import Problem
 from launch.config.schema import HardwareConfig, MegatronArch
+from launch.plan.model_size import GIB, engine_gib, param_counts
 
-GIB = 1024**3
 # CUDA context, NCCL buffers and allocator fragmentation per GPU.
 _OVERHEAD_GIB = 6.0
 # bf16 weights (2) + fp32 gradient buffer (4); Adam's fp32 master copy + two moments (12) are sharded.
 _WEIGHT_GRAD_BYTES = 6
 _OPTIMIZER_BYTES = 12
-
-
-@dataclass(frozen=True)
-class ParamCounts:
-    """Parameters of the model by how Megatron shards them."""
-
-    # Transformer layers outside the experts (attention, dense MLPs, norms, router): TP × PP.
-    dense_layers: int
-    # Routed experts: EP × expert-TP × PP.
-    experts: int
-    # Embedding and output layer: TP (on the first and last pipeline stage).
-    embeddings: int
-
-    @property
-    def total(self) -> int:
-        return self.dense_layers + self.experts + self.embeddings
-
-
-def param_counts(arch: MegatronArch) -> ParamCounts:
-    h, heads = arch.hidden_size, arch.num_attention_heads
-    if arch.mla is not None:
-        mla = arch.mla
-        head_q = mla.qk_head_dim + mla.qk_pos_emb_head_dim
-        q = h * mla.q_lora_rank + mla.q_lora_rank * heads * head_q if mla.q_lora_rank else h * heads * head_q
-        kv = h * (mla.kv_lora_rank + mla.qk_pos_emb_head_dim)
-        kv += mla.kv_lora_rank * heads * (mla.qk_head_dim + mla.v_head_dim)
-        attention = q + kv + heads * mla.v_head_dim * h
-    else:
-        head_dim = arch.kv_channels or h // heads
-        groups = arch.num_query_groups or heads
-        attention = 2 * h * heads * head_dim + 2 * h * groups * head_dim
-    mlp_mats = 3 if arch.swiglu else 2
-    dense_mlp = mlp_mats * h * arch.ffn_hidden_size
-    moe = arch.moe
-    moe_layers = _moe_layers(arch)
-    dense_layers = arch.num_layers * attention + (arch.num_layers - moe_layers) * dense_mlp
-    experts = 0
-    if moe is not None:
-        shared = mlp_mats * h * (moe.moe_shared_expert_intermediate_size or 0)
-        dense_layers += moe_layers * (shared + h * moe.num_experts)
-        experts = moe_layers * moe.num_experts * mlp_mats * h * moe.moe_ffn_hidden_size
-    embeddings = arch.vocab_size * h * (2 if arch.untie_embeddings_and_output_weights else 1)
-    return ParamCounts(dense_layers, experts, embeddings)
-
-
-def _moe_layers(arch: MegatronArch) -> int:
-    if arch.moe is None:
-        return 0
-    freq = arch.moe.moe_layer_freq
-    if isinstance(freq, list):
-        return sum(freq)
-    return sum(1 for layer in range(arch.num_layers) if layer % freq == 0)
 
 
 def training_gib(arch: MegatronArch, hw: HardwareConfig, tokens: int) -> float:
@@ -201,11 +149,6 @@ def _fitting_budget(arch: MegatronArch, hw: HardwareConfig, tokens: int) -> int 
             return budget
         budget //= 2
     return None
-
-
-def engine_gib(arch: MegatronArch, gpus_per_engine: int) -> float:
-    """bf16 weights of one SGLang engine's shard, GiB."""
-    return param_counts(arch).total * 2 / gpus_per_engine / GIB
 
 
 @per_scope

@@ -27,6 +27,7 @@ from launch.checks.rules.resources import node_gpus
 from launch.config.errors import Problem
 from launch.config.overlay import overlay
 from launch.config.schema import EvalStage, ServiceConfig, TrainStage
+from launch.plan.model_size import server_tp
 from t3rl_core.eval.config import EvalConfig
 
 
@@ -65,7 +66,7 @@ def _eval_occupant(name: str, stage: EvalStage, ctx: Context) -> Occupant:
     except ValueError:  # reported by eval_settings_valid
         config = ctx.run.eval
     serves_itself = config.engine.name == "sglang" and getattr(config.engine, "url", None) is None
-    used = (config.server.tp or hw.gpus_per_engine) if serves_itself else 0
+    used = server_tp(ctx.run.model.architecture, hw, config.server.tp) if serves_itself else 0
     return Occupant(name, f"its SGLang server's {used} GPU(s)", used, node_gpus(hw), None)
 
 

@@ -14,6 +14,7 @@ from launch.plan.ray_head import RayHead
 from launch.plan.services import services_of, with_urls
 from launch.plan.stages import ImportCheck, OutputRef, Stage
 from t3rl_core.config import RolloutConfig, RuntimeConfig
+from t3rl_core.credit import TurnCreditConfig
 from t3rl_core.eval.config import EvalConfig
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ class PlanBuilder:
         if paths.cluster_python:
             return paths.cluster_python
         executor = self.run.executor
-        here = executor.kind in ("local", "dry") or (executor.kind == "ray" and executor.other_stages == "local")
+        ray_here = executor.kind == "ray" and executor.other_stages == "local"
+        here = executor.kind in ("local", "dry") or ray_here
         return self.ctx.python if here else paths.python
 
     def abs(self, path: str) -> str:
@@ -106,7 +108,7 @@ class PlanBuilder:
         )
         rollout = RolloutConfig()
         mis = None
-        kl_in_reward = None
+        kl_in_reward = turn_credit = None
         if curriculum is not None:
             max_new = curriculum.rollout_max_response_len
             if for_eval and curriculum.eval_max_response_len:
@@ -121,6 +123,8 @@ class PlanBuilder:
             )
             mis = curriculum.algorithm.mis
             kl_in_reward = None if for_eval else curriculum.algorithm.kl_in_reward
+            if not for_eval and curriculum.algorithm.credit == "turn":
+                turn_credit = TurnCreditConfig(outcome_weight=curriculum.algorithm.turn_outcome_weight)
         return RuntimeConfig(
             env=env,
             reward=reward,
@@ -129,6 +133,7 @@ class PlanBuilder:
             rollout=rollout,
             **({"mis": mis} if mis is not None else {}),
             kl_in_reward=kl_in_reward,
+            turn_credit=turn_credit,
         )
 
     def add_file(self, rel: str, text: str) -> str:

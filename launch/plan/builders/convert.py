@@ -8,6 +8,7 @@ import shlex
 from launch.config.gpus import GPUS
 from launch.config.schema import ConvertHfToTorchDistStage, ConvertTorchDistToHfStage, RunConfig
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
+from launch.plan.model_size import param_counts
 from launch.plan.slime_args import model_args
 from launch.plan.slime_options import check_argv
 from launch.plan.stages import Command, Stage
@@ -97,27 +98,10 @@ def convert_torch_dist_to_hf(builder: PlanBuilder, name: str, spec: ConvertTorch
 
 def conversion_gpus(run: RunConfig) -> int:
     """1 when the HF and Megatron copies of the weights fit one GPU, else every GPU of a node."""
-    params = estimated_parameters(run)
+    params = param_counts(run.model.architecture).total
     hw = run.hardware
     gpu = GPUS.get(hw.gpu_type)
     memory = (hw.gpu_memory_gib or (gpu.memory_gib[-1] if gpu else 80)) * 2**30
     # bf16 weights held twice (HF state dict + Megatron model) during the conversion.
     needed = 2 * 2 * params
     return 1 if needed <= 0.9 * memory else run.hardware.gpus_per_node
-
-
-def estimated_parameters(run: RunConfig) -> int:
-    """Parameter count from the Megatron architecture (embeddings, attention, MLP / experts)."""
-    a = run.model.architecture
-    head = a.kv_channels or a.hidden_size // a.num_attention_heads
-    groups = a.num_query_groups or a.num_attention_heads
-    attention = a.hidden_size * head * (2 * a.num_attention_heads + 2 * groups)
-    mlp_factor = 3 if a.swiglu else 2
-    if a.moe is None:
-        mlp = mlp_factor * a.hidden_size * a.ffn_hidden_size
-    else:
-        experts = a.moe.num_experts * mlp_factor * a.hidden_size * a.moe.moe_ffn_hidden_size
-        shared = mlp_factor * a.hidden_size * (a.moe.moe_shared_expert_intermediate_size or 0)
-        mlp = experts + shared
-    embeddings = a.vocab_size * a.hidden_size * (2 if a.untie_embeddings_and_output_weights else 1)
-    return int(a.num_layers * (attention + mlp) + embeddings)

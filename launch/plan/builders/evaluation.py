@@ -6,6 +6,7 @@ import shlex
 
 from launch.config.schema import ConvertTorchDistToHfStage, EvalStage
 from launch.plan.builders.builder import PlanBuilder, problem
+from launch.plan.model_size import server_tp
 from launch.plan.stages import Command, Stage, render_command
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import SERVER_LOG, launch_argv
@@ -57,7 +58,7 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     requires: dict[str, str] = {}
     requires_env: dict[str, str] = {}
     if engine.name == "sglang" and getattr(engine, "url", None) is None:
-        gpus = config.server.tp or builder.run.hardware.gpus_per_engine
+        gpus = server_tp(builder.run.model.architecture, builder.run.hardware, config.server.tp)
         commands = _with_server(builder, cmd, hf, gpus, config.server, stage_dir)
         for flag, reference in split(_server_argv(builder, hf, gpus, config.server))[1]:
             secret = Secret(reference)
