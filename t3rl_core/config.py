@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 import yaml
 from pydantic import Field
 
+from t3rl_core.credit import TurnCreditConfig
 from t3rl_core.fields import (
     Above,
     ChatTag,
@@ -206,6 +207,8 @@ class RuntimeConfig(StrictModel):
     mis: MisConfig = Field(default_factory=MisConfig)
     # The advantage hook's KL-in-reward settings; None = the hook is not planned.
     kl_in_reward: KlInRewardConfig | None = None
+    # algorithm.credit=turn's settings (t3rl_core.credit); None = trajectory-level credit.
+    turn_credit: TurnCreditConfig | None = None
 
     def to_yaml(self) -> str:
         """The file passed to slime's --custom-config-path."""

@@ -223,6 +223,11 @@ class AlgorithmConfig(StrictModel):
     # KL penalty in the reward before GRPO's group z-score (veRL's use_kl_loss=False + kl_ctrl, as
     # ToolRL trains), through t3rl's advantage hook; None = slime's own GRPO advantages.
     kl_in_reward: KlInRewardConfig | None = None
+    # How advantages are built (t3rl_core.credit): trajectory = slime's estimator, one per episode; turn =
+    # MT-GRPO's turn-level credit (the env's turn_rewards) through t3rl's advantage hook.
+    credit: Literal["trajectory", "turn"] = "trajectory"
+    # credit=turn: λ, the outcome advantage's weight on a rewarded turn's tokens (MT-GRPO: 1).
+    turn_outcome_weight: float = Field(1.0, ge=0)
 
 
 class CurriculumConfig(StrictModel):

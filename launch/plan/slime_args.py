@@ -50,6 +50,8 @@ HOOKS = {
     "eval": "t3rl_core.hooks.slime.eval_rollout_with_metrics",
     "tis": "t3rl_core.hooks.mis.compute_mis_weights_with_cp",
     "advantage": "t3rl_core.hooks.advantage.kl_in_reward_grpo",
+    "turn_rewards": "t3rl_core.hooks.advantage.turn_level_rewards",
+    "turn_advantage": "t3rl_core.hooks.advantage.turn_level_advantages",
 }
 HOOK_FLAGS = {
     "--custom-generate-function-path": "generate",
@@ -301,6 +303,11 @@ def grpo_args(cur: CurriculumConfig) -> list[str]:
         # hook, which puts the penalty in the reward (slime's own GRPO returns ignore --kl-coef).
         args += ["--kl-coef", num(algo.kl_in_reward.coef)]
         args += ["--custom-advantage-function-path", HOOKS["advantage"]]
+    if algo.credit == "turn":
+        # MT-GRPO's advantages need the whole batch (the rollout side computes them, they reach the
+        # training ranks as the per-sample rewards) and a hook that hands them to the loss.
+        args += ["--custom-reward-post-process-path", HOOKS["turn_rewards"]]
+        args += ["--custom-advantage-function-path", HOOKS["turn_advantage"]]
     return args
 
 

@@ -1,4 +1,7 @@
-"""veRL's KL-in-reward GRPO for slime (slime's --custom-advantage-function-path).
+"""t3rl's advantage hooks for slime: veRL's KL-in-reward GRPO, and MT-GRPO's turn-level credit (the latter
+documented at `turn_level_rewards`).
+
+veRL's KL-in-reward GRPO (slime's --custom-advantage-function-path).
 
 ToolRL trains with veRL's GRPO with the KL term out of the loss and in the reward (`use_kl_loss=False`,
 `apply_kl_penalty` with a fixed coefficient β): every response token's reward is −β·kl_t, the outcome
@@ -37,6 +40,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.config import RUNTIME_KEY, KlInRewardConfig, RuntimeConfig
+from t3rl_core.credit import TurnCreditConfig
 
 if TYPE_CHECKING:
     import torch
@@ -209,3 +213,129 @@ def kl_config(args: Any) -> KlInRewardConfig:
 @lru_cache(maxsize=8)
 def _config_from_json(text: str) -> KlInRewardConfig:
     return KlInRewardConfig.model_validate(json.loads(text))
+
+
+# --------------------------------------------------------------------------------- turn-level credit
+
+
+def turn_level_rewards(args: Any, samples: list[Any]) -> tuple[list[float], list[torch.Tensor]]:
+    """slime's --custom-reward-post-process-path under algorithm.credit=turn: MT-GRPO's advantages of
+    the whole rollout batch, one value per response token, in place of slime's group-normalised rewards.
+
+    MT-GRPO (Zeng et al. 2025, arXiv 2505.11821, Eq. "Â^MT"): with R^O_i the episode's reward (the t3rl
+    reward) and r_{i,k} the world's reward of turn k (outcome `turn_rewards`, None = not rewarded),
+    within each prompt group G (n_samples_per_prompt consecutive samples, slime's order):
+
+        Â^O_i   = (R^O_i − mean_G R^O) / (std_G R^O + 1e-6)
+        Â^T_i,k = (r_i,k − mean r_·,k) / (std r_·,k + 1e-6)   over the members of G that have a turn k reward
+        A_i,t   = Â^T_i,k + λ·Â^O_i   for a token t in a rewarded turn k of sample i
+                = Â^O_i               for every other token (unrewarded turns, e.g. MT-GRPO's final one)
+
+    std is unbiased; a group of one keeps its outcome score (veRL's GRPO); a turn index fewer than two
+    members of a group reached gets no turn term (nothing to compare it with). A turn's tokens run from
+    the model's first token of its first step to the next turn's first (observations, mask 0, included).
+    Each token gets its own turn's term only, never a sum of normalised terms of later turns: the
+    baseline of a token therefore does not depend on where its trajectory stopped, the construction
+    verl #7244 shows to be biased when the policy controls termination; credit of later turns reaches
+    earlier ones through Â^O alone.
+
+    The statistics need the whole batch, which only the rollout side has, so they are computed here;
+    the values travel to the training ranks as slime's per-sample `rewards` (split with the batch), and
+    `turn_level_advantages` hands them to the loss. Returns slime's (raw_rewards, rewards).
+    """
+    import torch
+
+    config = turn_credit_config(args)
+    group = int(args.n_samples_per_prompt)
+    if len(samples) % group:
+        raise ValueError(f"{len(samples)} samples do not form groups of n_samples_per_prompt {group}")
+    records = [_turn_record(sample) for sample in samples]
+    raw = [float(sample.reward) for sample in samples]
+    outcome = group_zscore(
+        torch.tensor(raw, dtype=torch.float64), torch.ones(len(raw), dtype=torch.bool), group
+    )
+    width = max((len(r["rewards"]) for r in records), default=0)
+    turn = torch.full((len(samples), max(width, 1)), float("nan"), dtype=torch.float64)
+    for i, record in enumerate(records):
+        for k, value in enumerate(record["rewards"]):
+            if value is not None:
+                turn[i, k] = value
+    present = ~turn.isnan()
+    turn_adv = torch.zeros_like(turn)
+    for k in range(turn.shape[1]):
+        counts = present[:, k].view(-1, group).sum(dim=1).repeat_interleave(group)
+        z = group_zscore(turn[:, k].nan_to_num(0.0), present[:, k], group)
+        turn_adv[:, k] = torch.where(present[:, k] & (counts >= 2), z, torch.zeros_like(z))
+    rewards = []
+    for i, (sample, record) in enumerate(zip(samples, records, strict=True)):
+        values = torch.full((int(sample.response_length),), float(outcome[i]), dtype=torch.float64)
+        for k, (start, end) in enumerate(record["spans"]):
+            if present[i, k]:
+                values[start:end] = turn_adv[i, k] + config.outcome_weight * outcome[i]
+        rewards.append(values.float())
+    return raw, rewards
+
+
+def turn_level_advantages(
+    args: Any, rollout_data: dict[str, Any], *, topology: Callable[[], Topology] = megatron_topology
+) -> None:
+    """slime's advantage hook under algorithm.credit=turn: each local sample's per-token MT-GRPO
+    advantages (computed over the batch by `turn_level_rewards`, arriving as its `rewards`), cut to the
+    tokens this context-parallel rank holds."""
+    import torch
+
+    turn_credit_config(args)
+    values = rollout_data["rewards"]
+    lengths = [int(n) for n in rollout_data["response_lengths"]]
+    for i, (value, length) in enumerate(zip(values, lengths, strict=True)):
+        if not isinstance(value, torch.Tensor) or value.shape != (length,):
+            raise ValueError(
+                f"sample {i}: rewards {getattr(value, 'shape', value)!r} are not one advantage per response "
+                f"token ({length}): algorithm.credit=turn needs --custom-reward-post-process-path "
+                "t3rl_core.hooks.advantage.turn_level_rewards, which the plan adds"
+            )
+    cp_size = topology().cp_size
+    if cp_size > 1:
+        from slime.backends.megatron_utils.cp_utils import slice_log_prob_with_cp
+
+        values = [
+            slice_log_prob_with_cp(value, total, length)
+            for value, total, length in zip(values, rollout_data["total_lengths"], lengths, strict=True)
+        ]
+    masks = _local_masks(rollout_data, cp_size)
+    advantages = []
+    for i, (value, mask) in enumerate(zip(values, masks, strict=True)):
+        if value.shape != mask.shape:
+            raise ValueError(f"sample {i}: advantages {tuple(value.shape)} vs loss mask {tuple(mask.shape)}")
+        advantages.append(value.to(torch.float32))
+    rollout_data["advantages"] = advantages
+    rollout_data["returns"] = list(advantages)
+
+
+def _turn_record(sample: Any) -> dict[str, Any]:
+    record = (sample.metadata or {}).get("turn_credit")
+    if record is None:
+        raise ValueError(
+            "a sample has no turn rewards (metadata.turn_credit): algorithm.credit=turn needs a world whose "
+            "outcome reports turn_rewards and turn_steps, played by t3rl_core.hooks.slime.generate"
+        )
+    if len(record["spans"]) != len(record["rewards"]):
+        raise ValueError(f"{len(record['rewards'])} turn rewards for {len(record['spans'])} turn spans")
+    return record
+
+
+def turn_credit_config(args: Any) -> TurnCreditConfig:
+    """The `turn_credit` section of the runtime config on `args`."""
+    data = getattr(args, RUNTIME_KEY, None)
+    if isinstance(data, RuntimeConfig):
+        section: Any = data.turn_credit
+    elif isinstance(data, dict):
+        section = data.get("turn_credit")
+    else:
+        section = RuntimeConfig.from_slime_args(args).turn_credit
+    if section is None:
+        raise ValueError(
+            "the turn-level credit hooks run, but the runtime config has no turn_credit section: set the "
+            "curriculum's algorithm.credit=turn"
+        )
+    return section if isinstance(section, TurnCreditConfig) else TurnCreditConfig.model_validate(section)

@@ -26,6 +26,7 @@ from statistics import fmean
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.config import RuntimeConfig
+from t3rl_core.credit import turn_record
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.hooks.failures import (
     METADATA_KEY,
@@ -92,6 +93,7 @@ async def generate(
         "outcome": episode.outcome,
         "reward_metrics": dict(reward.metrics),
         "messages": list(episode.messages),
+        "turn_credit": turn_record(episode.outcome, episode.step_starts, len(response_ids)),
         "t3rl_metrics": {
             "num_model_calls": episode.num_model_calls,
             "trainable_tokens": sum(episode.loss_mask),

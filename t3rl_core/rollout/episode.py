@@ -57,6 +57,8 @@ class EpisodeResult:
     drift_at: int | None = None
     # Malformed turns the format-repair protocol retried (each counted once, however many attempts).
     format_repairs: int = 0
+    # Response offset of the model's first token of each env step (t3rl_core.credit.turn_spans).
+    step_starts: list[int] = field(default_factory=list)
     # What the environment, the engine, the reward or t3rl broke (None: the policy's own episode).
     failure: Failure | None = None
     # Each model call's bookkeeping from the engine (SGLang's prompt and cached tokens, weight version).
@@ -125,6 +127,7 @@ class _Episode:
         self.model_texts: list[str] = []  # the texts of the model turns kept in the conversation
         self.model_calls = 0  # every call, also the repair attempts of a repaired turn
         self.format_repairs = 0
+        self.step_starts: list[int] = []
         self.generation_s = 0.0
         self.call_meta: list[dict[str, Any]] = []
         # True while the trajectory ends where the model writes next: after a generation prompt, or
@@ -144,6 +147,7 @@ class _Episode:
         if first.done:
             raise _Ended("truncated" if first.truncated else "completed")
         while True:
+            self.step_starts.append(len(self.trajectory.response_ids))
             continuing = self.mid_turn  # this call goes on with the assistant message of the last one
             generation, text = await self._model_turn(self.sampling, continuing)
             last_token = generation.token_ids[-1] if generation.token_ids else None
@@ -363,6 +367,7 @@ async def run_episode(
         },
         drift_at=drift_at,
         format_repairs=episode.format_repairs,
+        step_starts=episode.step_starts,
         failure=failure,
         call_meta=episode.call_meta,
     )

@@ -69,7 +69,7 @@ class BFCLEnvConfig(EnvConfig):
         {
             *("task_id", "category", "mode", "turn_scores", "turn_errors", "turns_total", "turns_correct"),
             *("turns_completed", "progress", "accuracy", "format_errors", "tool_call_errors", "tool_calls"),
-            *("interactions", "force_terminated", "failure"),
+            *("interactions", "force_terminated", "failure", "turn_rewards", "turn_steps"),
         }
     )
 

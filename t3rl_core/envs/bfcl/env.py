@@ -122,6 +122,7 @@ class BFCLEnv(Env):
         self._scores: list[float | None] = [None] * n
         self._errors: list[str | None] = [None] * n
         self._finished = [False] * n
+        self._turn_steps = [0] * n  # env steps (model actions) each turn took
         self._turn = 0
         self._attempts = 0  # per turn: what the step limit counts
         self._calls_this_turn = 0
@@ -176,6 +177,7 @@ class BFCLEnv(Env):
         if self._done:
             raise RuntimeError(f"{self.task.id}: step() after the episode ended")
         self.interactions += 1
+        self._turn_steps[self._turn] += 1
         if isinstance(action, InvalidAction):
             self.format_errors += 1
             if self.mode == "eval" and self.config.eval_invalid_action_ends_turn:
@@ -302,6 +304,11 @@ class BFCLEnv(Env):
             "failure": None if accuracy else self._failure(reached_all),
             # Train-mode corrective hints given, per kind (empty when augmentation is off).
             "hints": dict(self._augmenter.counts) if self._augmenter is not None else {},
+            # Per-turn credit (t3rl_core.credit): a reached turn's score (an uncounted turn's None).
+            "turn_rewards": [
+                score if steps else None for score, steps in zip(scores, self._turn_steps, strict=True)
+            ],
+            "turn_steps": list(self._turn_steps),
         }
 
     def _failure(self, reached_all: bool) -> str:

@@ -1,0 +1,94 @@
+"""How advantages are built from an episode's rewards (`algorithm.credit`), and what each way needs.
+
+- trajectory: slime's own estimator; every token of an episode shares one advantage.
+- turn: MT-GRPO's turn-level credit (Zeng et al. 2025, "Reinforcing Multi-Turn Reasoning in LLM Agents
+  via Turn-Level Credit Assignment", arXiv 2505.11821): the outcome advantage Â^O plus, on the tokens of
+  each turn the world rewards, that turn's own group-normalised advantage Â^T (t3rl_core.hooks.advantage).
+
+Each declaration states its prerequisites as data; the launcher's pre-flight reads them (no rule names a
+credit). A world that rewards turns reports `turn_rewards` (one float or None per turn) and `turn_steps`
+(the env steps each turn took) in its outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from t3rl_core.strict import StrictModel
+
+TURN_FIELDS = frozenset({"turn_rewards", "turn_steps"})
+
+
+class Credit:
+    """A way to build advantages; subclasses declare what it needs."""
+
+    # Env.outcome() keys it reads.
+    NEEDS_OUTCOME: ClassVar[frozenset[str]] = frozenset()
+    # slime advantage estimators it works with (None = any).
+    ESTIMATORS: ClassVar[tuple[str, ...] | None] = None
+    # Curriculum modes it applies to.
+    MODES: ClassVar[tuple[str, ...]] = ("rl", "sft")
+    # Plans slime's one --custom-advantage-function-path (nothing else may then: KL-in-reward does too).
+    ADVANTAGE_HOOK: ClassVar[bool] = False
+    # Samples per prompt it normalises over, at least.
+    MIN_GROUP: ClassVar[int] = 1
+
+
+class TrajectoryCredit(Credit):
+    """slime's estimator as configured: one advantage per episode."""
+
+
+class TurnCredit(Credit):
+    """MT-GRPO: Â^T of the turn + λ·Â^O on a rewarded turn's tokens, Â^O elsewhere."""
+
+    NEEDS_OUTCOME = TURN_FIELDS
+    ESTIMATORS = ("grpo",)
+    MODES = ("rl",)
+    ADVANTAGE_HOOK = True
+    MIN_GROUP = 2
+
+
+CREDITS: dict[str, type[Credit]] = {"trajectory": TrajectoryCredit, "turn": TurnCredit}
+
+
+class TurnCreditConfig(StrictModel):
+    """The runtime side of algorithm.credit=turn (the rollout hooks read it)."""
+
+    # λ, the outcome advantage's weight on a rewarded turn's tokens (MT-GRPO: 1).
+    outcome_weight: float = Field(1.0, ge=0)
+
+
+def turn_spans(
+    step_starts: Sequence[int], turn_steps: Sequence[int], response_length: int
+) -> list[tuple[int, int]]:
+    """The response tokens of each turn: turn k runs from its first step's first model token to the
+    next turn's (the last to the end of the response), observations included. A turn with no step (not
+    reached) is an empty span."""
+    starts: list[int] = []
+    step = 0
+    for count in turn_steps:
+        starts.append(step_starts[step] if count and step < len(step_starts) else -1)
+        step += count
+    spans = []
+    for k, start in enumerate(starts):
+        if start < 0:
+            spans.append((response_length, response_length))
+            continue
+        later = [s for s in starts[k + 1 :] if s >= 0]
+        spans.append((start, later[0] if later else response_length))
+    return spans
+
+
+def turn_record(outcome: Mapping[str, Any], step_starts: Sequence[int], response_length: int) -> dict | None:
+    """What the training side needs of an episode's turns: their rewards and token spans (None when
+    the world reports no turn rewards)."""
+    rewards, steps = outcome.get("turn_rewards"), outcome.get("turn_steps")
+    if rewards is None or steps is None:
+        return None
+    if len(rewards) != len(steps):
+        raise ValueError(f"{len(rewards)} turn rewards for {len(steps)} turns (outcome turn_steps)")
+    spans = turn_spans(step_starts, steps, response_length)
+    return {"rewards": [None if r is None else float(r) for r in rewards], "spans": [list(s) for s in spans]}
