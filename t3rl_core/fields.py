@@ -1,20 +1,232 @@
-"""Typed string fields of the config models: the schema rejects a malformed value, naming the key.
+"""The declared domain of every config field: what a number may be, what a string denotes.
 
-Each type stays a plain `str` once validated (consumers join, quote and print them as text), so the
-check lives in an AfterValidator and the error is pydantic's `value_error` with the reason.
+Numbers: every float is finite (`StrictModel` sets `allow_inf_nan=False`, which also refuses the
+strings "inf" and "nan"), and every numeric field states its bound or range where it is defined, with
+pydantic's constraints (`Field(gt=…)`) or one of the named domains below; an order between two fields
+of one model is declared on the later one (`AtLeast`, `AtMost`, `Above`, `Below`).
+
+Strings: a str field says what it denotes by its type, one of the kinds below (or a Literal, a declared
+choice). Each kind carries a `StrKind` marker, which the schema audit and the docs read, and a cheap
+syntactic check: no I/O and no imports, since resolving what a value names is pre-flight's work. A
+value stays a plain `str` once validated (consumers join, quote and print them as text), so the check
+is an AfterValidator and its error pydantic's `value_error` with the reason. A check that knows the
+value that was meant raises `Corrected`: launch prints it as the fix, `set <key>=<corrected>`.
 """
 
 from __future__ import annotations
 
+import operator
 import re
-from typing import Annotated
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from annotated_types import Ge, Gt, Le, Lt
 from pydantic import AfterValidator
 
-_DEVICE = re.compile(r"^(cpu|cuda|cuda:\d+|mps)$")
-# SLURM's --time forms: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (sbatch(1), "-t, --time").
-_SLURM_TIME = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^\d+-\d+$")
+if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler, ValidationInfo
+    from pydantic_core import core_schema
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The name of a numeric domain; its bounds are the constraints beside it in the type, and values
+    inside them that mean nothing are `excluded` (refused by `refuse_excluded`)."""
+
+    name: str
+    description: str
+    excluded: tuple[float, ...] = ()
+
+    def refuse_excluded(self, value: float) -> float:
+        if value in self.excluded:
+            raise ValueError(f"{value} means nothing here: {self.description}")
+        return value
+
+
+@dataclass(frozen=True)
+class StrKind:
+    """What a str field denotes (a path, a URL, an env-var name, …), for the schema audit and the docs."""
+
+    name: str
+    description: str
+
+
+class Corrected(ValueError):
+    """A refused value whose intended form is known: `value` is what the field should be set to."""
+
+    def __init__(self, message: str, value: str) -> None:
+        super().__init__(f"{message}; use {value}")
+        self.value = value
+
+
+# ------------------------------------------------------------------------------------------ numbers
+
+
+PositiveInt = Annotated[int, Domain("positive integer", "a whole number >= 1"), Ge(1)]
+NonNegativeInt = Annotated[int, Domain("non-negative integer", "a whole number >= 0"), Ge(0)]
+PositiveFloat = Annotated[float, Domain("positive real", "a finite number > 0"), Gt(0)]
+NonNegativeFloat = Annotated[float, Domain("non-negative real", "a finite number >= 0"), Ge(0)]
+Probability = Annotated[float, Domain("probability", "a number in [0, 1]"), Ge(0), Le(1)]
+# numpy, torch and datasets take seeds in [0, 2**32).
+Seed = Annotated[int, Domain("seed", "a whole number in [0, 2**32)"), Ge(0), Lt(2**32)]
+Port = Annotated[int, Domain("port", "a TCP port in [1, 65535]"), Ge(1), Le(65535)]
+Seconds = Annotated[float, Domain("seconds", "a duration > 0 (a timeout or a limit)"), Gt(0)]
+Delay = Annotated[float, Domain("delay", "a wait in seconds >= 0 (0 = none)"), Ge(0)]
+GpuId = Annotated[int, Domain("GPU id", "a CUDA device index >= 0"), Ge(0)]
+# slime's and SGLang's spelling of "off" for a size: -1, never 0.
+_OFF_OR_POSITIVE = Domain("-1 or positive", "-1 turns it off, else a whole number >= 1", excluded=(0,))
+OffOrPositiveInt = Annotated[int, _OFF_OR_POSITIVE, Ge(-1), AfterValidator(_OFF_OR_POSITIVE.refuse_excluded)]
+# A real with no natural bound, deliberately (e.g. a reward's range); finite like every float.
+FiniteReal = Annotated[float, Domain("real", "any finite number (deliberately unbounded)")]
+
+Relation = Literal[">=", ">", "<=", "<"]
+HOLDS: dict[str, Callable[[Any, Any], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+}
+
+
+class OutOfOrder(ValueError):
+    """A field breaks its declared order with an earlier field of the same model."""
+
+    def __init__(self, relation: Relation, other: str, other_value: object) -> None:
+        super().__init__(f"must be {relation} {other} ({other_value})")
+        self.relation, self.other, self.other_value = relation, other, other_value
+
+
+@dataclass(frozen=True)
+class Ordered:
+    """This field stands in `relation` to the earlier field `other` of its model (when both are set).
+
+    Declared on the later of the two fields, which is the one validated with the other's value at
+    hand; the schema audit checks that `other` comes first."""
+
+    relation: Relation
+    other: str
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        from pydantic_core import core_schema
+
+        return core_schema.with_info_after_validator_function(self._check, handler(source))
+
+    def _check(self, value: Any, info: ValidationInfo) -> Any:
+        other = info.data.get(self.other)
+        if value is None or other is None or HOLDS[self.relation](value, other):
+            return value
+        raise OutOfOrder(self.relation, self.other, other)
+
+
+def AtLeast(other: str) -> Ordered:
+    return Ordered(">=", other)
+
+
+def AtMost(other: str) -> Ordered:
+    return Ordered("<=", other)
+
+
+def Above(other: str) -> Ordered:
+    return Ordered(">", other)
+
+
+def Below(other: str) -> Ordered:
+    return Ordered("<", other)
+
+
+# ------------------------------------------------------------------------------------------ strings
+
+
+def _matching(pattern: str, message: str) -> Callable[[str], str]:
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.match(value):
+            raise ValueError(message)
+        return value
+
+    return check
+
+
+def _trimmed(what: str) -> Callable[[str], str]:
+    """Non-empty, no white space at either end (a pasted value's stray space is never meant)."""
+
+    def check(value: str) -> str:
+        if not value.strip():
+            raise ValueError(f"{what} must not be empty")
+        if value != value.strip():
+            raise Corrected(f"{what} has white space at an end", value.strip())
+        return value
+
+    return check
+
+
+def _no_space(what: str, example: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not value or any(c.isspace() for c in value):
+            raise ValueError(f"{what} is one word without white space, e.g. {example}")
+        return value
+
+    return check
+
+
+def _no_nul(what: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if "\0" in value:
+            raise ValueError(f"{what} cannot contain a NUL character")
+        return value
+
+    return check
+
+
+_trimmed_path = _trimmed("a path")
+
+
+def _path(value: str) -> str:
+    return _trimmed_path(_no_nul("a path")(value))
+
+
+def _absolute(value: str) -> str:
+    if not value.startswith("/"):
+        raise ValueError("must be an absolute path on the cluster (it is read there, not here)")
+    return _path(value)
+
+
 _PATH_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+
+
+def _path_component(value: str) -> str:
+    if not _PATH_COMPONENT.match(value) or value in (".", ".."):
+        safe = re.sub(r"[^A-Za-z0-9_.+-]+", "_", value).strip("._-+") or "run"
+        raise Corrected(
+            "becomes a directory name: use letters, digits, '_', '-', '+' and '.' only "
+            "(no '/', no leading '.' or '-', not empty)",
+            safe,
+        )
+    return value
+
+
+def _stage_ref(value: str) -> str:
+    if "/" in value or ":" in value:  # another run's stage (run:<dir>:<stage>) or a directory
+        return _path(value)
+    return _path_component(value)
+
+
+def _interpreter(value: str) -> str:
+    if not value or any(c.isspace() for c in value):
+        raise ValueError("not an interpreter path: a command name or an absolute path, without spaces")
+    if "/" in value and not value.startswith("/"):
+        raise ValueError(
+            "a command name or an absolute path: a relative path would resolve against each node's "
+            "working directory"
+        )
+    return value
+
+
+_DEVICE = re.compile(r"^(cpu|cuda|cuda:\d+|mps)$")
 
 
 def _device(value: str) -> str:
@@ -23,18 +235,8 @@ def _device(value: str) -> str:
     return value
 
 
-def _url(schemes: tuple[str, ...]) -> AfterValidator:
-    def check(value: str) -> str:
-        scheme, sep, rest = value.partition("://")
-        if not sep or scheme not in schemes or not rest.split("/", 1)[0]:
-            raise ValueError(f"a URL with a scheme and a host is needed, e.g. {schemes[0]}://host:port")
-        host_port = rest.split("/", 1)[0]
-        port = host_port.rsplit(":", 1)[1] if ":" in host_port and not host_port.endswith("]") else None
-        if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
-            raise ValueError(f"port {port!r} is not a number in 1..65535")
-        return value
-
-    return AfterValidator(check)
+# SLURM's --time forms: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (sbatch(1), "-t, --time").
+_SLURM_TIME = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^\d+-\d+$")
 
 
 def _slurm_time(value: str) -> str:
@@ -43,30 +245,263 @@ def _slurm_time(value: str) -> str:
     raise ValueError("a SLURM time limit is minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS")
 
 
-def _absolute(value: str) -> str:
-    if not value.startswith("/"):
-        raise ValueError("must be an absolute path on the cluster (it is read there, not here)")
+_SBATCH_OPTION = re.compile(r"^--[A-Za-z][A-Za-z0-9-]*(=.*)?$")
+
+
+def _sbatch_option(value: str) -> str:
+    if value.startswith("#SBATCH"):
+        raise Corrected("t3rl writes the #SBATCH prefix itself", _sbatch_option(value[7:].strip()))
+    if not _SBATCH_OPTION.match(value):
+        raise ValueError("an sbatch option --name or --name=value, e.g. --qos=high")
     return value
 
 
-def _path_component(value: str) -> str:
-    if not _PATH_COMPONENT.match(value) or value in (".", ".."):
-        raise ValueError(
-            "becomes a directory name: use letters, digits, '_', '-', '+' and '.' only "
-            "(no '/', no leading '.' or '-', not empty)"
+_HOST = re.compile(
+    r"^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*$"
+)
+# An IPv6 literal has at least two colons (one colon is host:port).
+_IPV6 = re.compile(r"^[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*$")
+
+
+def _host(value: str) -> str:
+    if "://" in value or (":" in value.strip("[]") and not _IPV6.match(value.strip("[]"))):
+        bare = value.partition("://")[2] or value
+        raise Corrected(
+            "a host name or IP address only (no scheme, no port: the port is its own key)",
+            bare.split("/", 1)[0].rsplit(":", 1)[0] or "127.0.0.1",
         )
+    if not (_HOST.match(value) or _IPV6.match(value.strip("[]"))):
+        raise ValueError("a host name or IP address, e.g. 127.0.0.1 or node-1.cluster")
     return value
 
 
-# A torch device string.
-Device = Annotated[str, AfterValidator(_device)]
-# An http(s) URL with a host (SGLang servers, SandboxFusion, a Ray dashboard).
-HttpUrl = Annotated[str, _url(("http", "https"))]
-# A Ray cluster address for the Job Submission SDK: its dashboard URL (http/https) or a ray:// client.
-RayAddress = Annotated[str, _url(("http", "https", "ray"))]
-# A SLURM `--time` value.
-SlurmDuration = Annotated[str, AfterValidator(_slurm_time)]
-# A path read on the GPU machines, where the launcher's working directory means nothing.
-ClusterPath = Annotated[str, AfterValidator(_absolute)]
+_no_nul_token = _no_nul("an argv token")
+
+
+def _argv_token(value: str) -> str:
+    flag = _no_nul_token(value).split("=", 1)[0]
+    if value.startswith("-") and any(c.isspace() for c in flag):
+        raise ValueError(f"one argv token per list item: write {value.split()} as separate items")
+    return value
+
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_dotted_function = _matching(
+    rf"^{_IDENT}(\.{_IDENT})+$", "a dotted path module.function, e.g. pkg.filters.keep"
+)
+
+
+def _hook_path(value: str) -> str:
+    if ":" in value:
+        module, _, attr = value.partition(":")
+        raise Corrected(
+            "slime imports hooks by a dotted path (module.function), not module:function", f"{module}.{attr}"
+        )
+    return _dotted_function(value)
+
+
+def _kind(name: str, description: str, check: Callable[[str], str] | None = None) -> Any:
+    """`str` of the kind `name`: its marker, and its check when it has one."""
+    marker = StrKind(name, description)
+    return Annotated[str, marker, AfterValidator(check)] if check else Annotated[str, marker]
+
+
+# Free text, shown or sent as is (prompts, canned replies, prefixes); may be empty.
+Text = _kind("text", "free text, used as is")
+Label = _kind(
+    "label",
+    "a non-empty name on one line, used as is (a project, a served model, a data source)",
+    _matching(r"^\S(.*\S)?$", "a non-empty name without line breaks or white space at its ends"),
+)
+Name = _kind(
+    "name",
+    "a short name without white space (a family, a parser, a GPU type, a partition)",
+    _matching(r"^[A-Za-z0-9_][A-Za-z0-9_.:+@/-]*$", "a name: letters, digits and _ . : + @ / -"),
+)
+# A Python identifier: a template variable, a JSON field, a key of an overlay of a config section.
+Identifier = _kind(
+    "identifier",
+    "letters, digits and '_', not starting with a digit",
+    _matching(rf"^{_IDENT}$", "an identifier: letters, digits and '_', not starting with a digit"),
+)
+# A name t3rl looks up in a registry: built in, an entry point, or a plugin's import path.
+RegistryName = _kind(
+    "registry name",
+    "a built-in name, an entry-point name or a plugin's import path pkg.module:Object",
+    _matching(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]*$", "a registry name or an import path pkg.module:Object"),
+)
+StageName = _kind("stage name", "the name of a stage of the run (a key of `stages`)", _path_component)
+# Where a stage takes something from: an earlier stage of this run, another run's (run:<run dir>:<stage>),
+# or a directory.
+StageRef = _kind(
+    "stage reference", "an earlier stage's name, run:<run dir>:<stage>, or a directory", _stage_ref
+)
 # A user string that becomes one directory or file name.
-PathComponent = Annotated[str, AfterValidator(_path_component)]
+PathComponent = _kind("path component", "becomes one directory or file name", _path_component)
+# A path read where the stage runs (relative ones against its working directory; ~ is expanded).
+LocalPath = _kind("path", "a file or directory path", _path)
+# A path read on the GPU machines, where the launcher's working directory means nothing.
+ClusterPath = _kind("cluster path", "an absolute path on the GPU machines", _absolute)
+Interpreter = _kind(
+    "interpreter", "a Python interpreter: a command name looked up on PATH, or an absolute path", _interpreter
+)
+EnvVarName = _kind(
+    "env-var name",
+    "an environment variable's name",
+    _matching(rf"^{_IDENT}$", "an environment variable name: letters, digits, '_'"),
+)
+ModuleName = _kind(
+    "module name",
+    "a dotted Python module name (e.g. numpy.linalg)",
+    _matching(rf"^{_IDENT}(\.{_IDENT})*$", "a dotted Python module name, e.g. numpy.linalg"),
+)
+# A function slime imports by its dotted path (slime's load_function splits at the last dot).
+HookPath = _kind("hook path", "a dotted path module.function", _hook_path)
+DottedKey = _kind(
+    "dotted key",
+    "a key path into a mapping, parts joined by '.' (e.g. overall.accuracy)",
+    _matching(r"^[^.\s]+(\.[^.\s]+)*$", "a dotted key like overall.accuracy (no empty parts)"),
+)
+HfHubId = _kind(
+    "HF hub id",
+    "a Hugging Face hub id org/name",
+    _matching(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", "a Hugging Face hub id org/name"),
+)
+# A model or tokenizer: a local HF directory, or a hub id where the hub is reachable.
+ModelRef = _kind("model reference", "a local HF model directory, or a hub id org/name", _path)
+# Chat templates: a shipped name, a .jinja file, a plugin's import path or an entry-point name.
+TemplateRef = _kind(
+    "chat template",
+    "a shipped template name, a .jinja file, or a template plugin",
+    _trimmed("a chat template"),
+)
+ChatTag = _kind(
+    "chat tag", "a control token or tag of a chat format (e.g. <tool_call>)", _trimmed("a chat tag")
+)
+ArgvToken = _kind("argv token", "one command-line token", _argv_token)
+ShellLine = _kind("shell line", "a line of bash", _no_nul("a shell line"))
+SbatchOption = _kind("sbatch option", "an #SBATCH option --name[=value]", _sbatch_option)
+ContainerImage = _kind(
+    "container image",
+    "an image reference or a squashfs file (pyxis --container-image)",
+    _no_space("a container image", "nvcr.io/nvidia/pytorch:24.07-py3"),
+)
+ContainerMount = _kind(
+    "container mount",
+    "SRC[:DST[:FLAGS]] (pyxis --container-mounts, joined by ',')",
+    _matching(r"^[^\s,:]+(:[^\s,:]+){0,2}$", "a mount SRC[:DST[:FLAGS]], without ',' or spaces"),
+)
+Hostname = _kind("host", "a host name or IP address", _host)
+UrlPath = _kind(
+    "URL path",
+    "the path part of a URL, from its leading '/'",
+    _matching(r"^(/[^/\s?#]+)*/?$", "a URL path starting with '/', e.g. /v1"),
+)
+# A torch device string.
+Device = _kind("device", "a torch device: cpu, cuda, cuda:N or mps", _device)
+# A SLURM `--time` value.
+SlurmDuration = _kind("SLURM duration", "minutes, HH:MM:SS or D-HH:MM:SS", _slurm_time)
+
+
+# ---------------------------------------------------------------------------------------------- URLs
+
+_HTTP = ("http", "https")
+
+
+def _authority(rest: str) -> tuple[str, str | None]:
+    """(host, port or None) of the part of a URL after `scheme://`."""
+    authority = rest.split("/", 1)[0].rpartition("@")[2]
+    if authority.startswith("["):  # [IPv6]:port
+        host, _, tail = authority[1:].partition("]")
+        return host, tail[1:] if tail.startswith(":") else None
+    host, sep, port = authority.partition(":")
+    return host, port if sep else None
+
+
+def _url(
+    schemes: tuple[str, ...],
+    appended: dict[str, str] | None = None,
+    ports: Callable[[str, str, str | None], None] | None = None,
+) -> Callable[[str], str]:
+    """A URL check: a scheme of `schemes` and a host; no path the client appends itself (suffix → why);
+    `ports(scheme, host, port)` refuses ports of another service."""
+
+    def check(value: str) -> str:
+        if value != value.strip():
+            raise Corrected("a URL has no white space at its ends", check(value.strip()))
+        scheme, sep, rest = value.partition("://")
+        if not sep:
+            raise Corrected(
+                f"a URL needs a scheme ({'://, '.join(schemes)}://)", check(f"{schemes[0]}://{value}")
+            )
+        host, port = _authority(rest)
+        if scheme not in schemes or not host or any(c.isspace() for c in value):
+            raise ValueError(f"a URL with a scheme and a host is needed, e.g. {schemes[0]}://host:port")
+        if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
+            raise ValueError(f"port {port!r} is not a number in 1..65535")
+        path = "/" + rest.partition("/")[2].split("?", 1)[0].rstrip("/")
+        for suffix, why in (appended or {}).items():
+            if path.endswith(suffix):
+                raise Corrected(why, check(value.rstrip("/")[: -len(suffix)] or value))
+        if ports is not None:
+            ports(scheme, host, port)
+        return value
+
+    return check
+
+
+def _ray_ports(scheme: str, host: str, port: str | None) -> None:
+    if port == "6379":
+        raise Corrected(
+            "6379 is the Ray head's GCS port (ray start --port); jobs are submitted to its dashboard "
+            "(default port 8265)",
+            f"http://{host}:8265",
+        )
+    if scheme == "ray" and port == "8265":
+        raise Corrected(
+            "8265 is the dashboard, which speaks http; ray:// is the Ray Client server (10001)",
+            f"http://{host}:8265",
+        )
+    if scheme != "ray" and port == "10001":
+        raise Corrected("10001 is the Ray Client server, which speaks ray://", f"ray://{host}:10001")
+
+
+_GENERATE = "the client appends /generate itself"
+_NATIVE = "the sglang engine speaks SGLang's native API at the server's root, not the OpenAI-compatible /v1"
+
+_OPENAI = "the OpenAI client appends /chat/completions itself"
+
+# An http(s) URL with a host (a plugin's own endpoint; t3rl's clients have the kinds below).
+HttpUrl = _kind("URL", "an http(s) URL with a host", _url(_HTTP))
+# The root of an SGLang server or slime's router: the engine POSTs to <url>/generate.
+SGLangUrl = _kind(
+    "SGLang URL",
+    "an SGLang server's root URL (the client appends /generate)",
+    _url(
+        _HTTP,
+        {"/generate": _GENERATE, "/v1/chat/completions": _NATIVE, "/v1/completions": _NATIVE, "/v1": _NATIVE},
+    ),
+)
+# The base URL of an OpenAI-compatible API (…/v1): the openai client POSTs to <url>/chat/completions.
+OpenAIBaseUrl = _kind(
+    "OpenAI base URL",
+    "an OpenAI-compatible API's base URL, e.g. http://host:30001/v1",
+    _url(_HTTP, {"/chat/completions": _OPENAI, "/completions": _OPENAI}),
+)
+# A SandboxFusion server's root: the client POSTs to <url>/run_code.
+SandboxFusionUrl = _kind(
+    "SandboxFusion URL",
+    "a SandboxFusion server's root URL (the client appends /run_code)",
+    _url(_HTTP, {"/run_code": "the client appends /run_code itself"}),
+)
+# A Ray cluster for the Job Submission SDK: its dashboard (http://head:8265) or a Ray Client address
+# (ray://head:10001), never the GCS port 6379 that `ray start --address` takes.
+RayAddress = _kind(
+    "Ray address",
+    "a Ray dashboard URL http://head:8265 or a Ray Client address ray://head:10001",
+    _url(
+        ("http", "https", "ray"),
+        {"/api/jobs": "the Job Submission client appends /api/jobs/ itself"},
+        _ray_ports,
+    ),
+)

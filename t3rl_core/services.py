@@ -33,6 +33,17 @@ import yaml
 from pydantic import Field
 
 from t3rl_core.eval.server import ServerStartError, _alive, _healthy, _port_in_use, _signal_group
+from t3rl_core.fields import (
+    ArgvToken,
+    Delay,
+    GpuId,
+    Hostname,
+    LocalPath,
+    ModelRef,
+    PathComponent,
+    Port,
+    Seconds,
+)
 from t3rl_core.secret_launch import argv_for
 from t3rl_core.strict import StrictModel
 
@@ -42,20 +53,20 @@ SGLANG_LAUNCH = ("python3", "-m", "sglang.launch_server")
 class ServiceSpec(StrictModel):
     """One running service as a stage's command.sh starts it (written by the plan)."""
 
-    name: str
-    model_path: str
+    name: PathComponent
+    model_path: ModelRef
     tp: int = Field(1, ge=1)
     # GPU ids the server sees (CUDA_VISIBLE_DEVICES); empty = inherit the stage's.
-    gpus: list[int] = Field(default_factory=list)
-    host: str = "127.0.0.1"
-    port: int = Field(30001, ge=1, le=65535)
-    startup_timeout_s: float = Field(900.0, gt=0)
-    stop_grace_s: float = Field(20.0, ge=0)
-    extra_args: list[str] = Field(default_factory=list)
+    gpus: list[GpuId] = Field(default_factory=list)
+    host: Hostname = "127.0.0.1"
+    port: Port = 30001
+    startup_timeout_s: Seconds = 900.0
+    stop_grace_s: Delay = 20.0
+    extra_args: list[ArgvToken] = Field(default_factory=list)
     # argv prefix that starts the server (the default is SGLang's; tests use a stand-in).
-    launch: list[str] = Field(default_factory=lambda: list(SGLANG_LAUNCH))
-    pid_file: str
-    log_file: str
+    launch: list[ArgvToken] = Field(default_factory=lambda: list(SGLANG_LAUNCH))
+    pid_file: LocalPath
+    log_file: LocalPath
 
     @property
     def url(self) -> str:

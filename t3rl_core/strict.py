@@ -10,4 +10,15 @@ class StrictModel(BaseModel):
     # building each of the ~40 config models eagerly at import took most of `t3rl plan`'s start-up.
     # hide_input_in_errors: a rejected value may be a credential; launch names the key and its source
     # from `errors()` (which keep the input for non-secret keys), a raw traceback never echoes it.
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, hide_input_in_errors=True)
+    # allow_inf_nan=False: no setting is infinite or NaN, also when written as the string "inf" or
+    # "nan"; it holds for floats inside lists, dicts and tuples, and for every subclass (plugins').
+    # validate_default: a default meets its field's domain and its order with other fields
+    # (t3rl_core.fields.Ordered), as a value the user writes does.
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        defer_build=True,
+        hide_input_in_errors=True,
+        allow_inf_nan=False,
+        validate_default=True,
+    )

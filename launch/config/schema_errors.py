@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +12,7 @@ from launch.config.fixes import assign
 from launch.config.provenance import Provenance
 from launch.config.schema_walk import field_names, model_at
 from launch.config.secrets import is_secret_key
+from t3rl_core.fields import HOLDS, Corrected, OutOfOrder
 from t3rl_core.registry import PluginError, UnknownNameError
 from t3rl_core.secret import SECRET_REFERENCE_ERROR
 
@@ -61,7 +61,7 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         guess = did_you_mean(
             str(item.get("input")), [e.strip(" '") for e in expected.replace(" or ", ",").split(",")]
         )
-        fix = f"did you mean {key}={guess}?" if guess else f"use one of {expected}"
+        fix = f"did you mean {_assignment(root, key, guess)}?" if guess else f"use one of {expected}"
         return Problem(key, f"invalid value {item.get('input')!r}", source, fix)
     if kind == "union_tag_invalid":
         ctx = item.get("ctx", {})
@@ -87,6 +87,13 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
             else cause.fix
         )
         return Problem(name_key, str(cause), provenance.source(name_key), fix)
+    if isinstance(cause, Corrected):
+        message = f"{item['msg']} (got {item.get('input')!r})"
+        if item["loc"][-1:] == ("[key]",):
+            return Problem(key, message, source, f"rename the key to {cause.value}")
+        return Problem(_list_of(key), message, source, f"set {_assignment(root, key, cause.value)}")
+    if isinstance(cause, OutOfOrder):
+        return _out_of_order(cause, key, item.get("input"), provenance, root)
     fix = _bounds_fix(item, key)
     if kind == "string_type":
         from launch.config.override_fixes import typed_as_scalar  # lazy: an error's path
@@ -100,9 +107,6 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     if list_item:
         key = key.rpartition(".")[0]
     default, why = _default_of(key, root), "its default"
-    if "becomes a directory name" in str(item.get("msg")):
-        default = re.sub(r"[^A-Za-z0-9_.+-]+", "_", str(item.get("input"))).strip("._-+") or "run"
-        why = "a safe directory name"
     if default is not None:
         fix = f"set {key}={default} ({fix.removeprefix('set ') if fix else why})"
     message = f"{item['msg']} (got {item.get('input')!r})"
@@ -143,6 +147,7 @@ _TYPE_FIXES = {
     "int_type": "give a whole number",
     "int_from_float": "give a whole number",
     "float_parsing": "give a number",
+    "finite_number": "give a finite number",
     "bool_parsing": "give true or false",
     "list_type": "give a list, e.g. {key}=[a,b]",
     "dict_type": "give a mapping, e.g. {key}={{k: v}}",
@@ -156,6 +161,60 @@ def _bounds_fix(item: Any, key: str) -> str:
             return f"set {key} {word} {ctx[bound]}"
     template = _TYPE_FIXES.get(item["type"])
     return template.format(key=key, value=item.get("input")) if template else ""
+
+
+_INVERSE = {">=": "<=", ">": "<", "<=": ">=", "<": ">"}
+
+
+def _out_of_order(
+    cause: OutOfOrder, key: str, value: Any, provenance: Provenance, root: Mapping[str, Any]
+) -> Problem:
+    """Two fields out of their declared order: blame the one set last (the later-named on a tie) and
+    move it back into order, to its default when that fits."""
+    other = _join(key.rpartition(".")[0], cause.other)
+    values = {key: value, other: cause.other_value}
+    blamed = max((key, other), key=provenance.order)
+    partner = other if blamed == key else key
+    relation = cause.relation if blamed == key else _INVERSE[cause.relation]
+    default = _default_of(blamed, root)
+    if _number(default) is not None and HOLDS[relation](_number(default), values[partner]):
+        fix = f"set {assign(root, blamed, default)} (its default)"
+    elif "=" in relation:
+        fix = f"set {assign(root, blamed, values[partner])}"
+    else:
+        fix = f"set {blamed} {relation} {values[partner]}"
+    name, partner_name = blamed.rpartition(".")[2], partner.rpartition(".")[2]
+    message = f"{name} {values[blamed]} must be {relation} {partner_name} {values[partner]}"
+    return Problem(blamed, message, provenance.source(blamed), fix)
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _assignment(root: Mapping[str, Any], key: str, value: Any) -> str:
+    """`key=value` as an override; for a list item, the whole list with the item replaced."""
+    parent, _, index = key.rpartition(".")
+    items = _value_at(root, parent) if index.isdigit() else None
+    if isinstance(items, list) and int(index) < len(items):
+        return assign(root, parent, _override_text([*items[: int(index)], value, *items[int(index) + 1 :]]))
+    return assign(root, key, _override_text(value))
+
+
+def _list_of(key: str) -> str:
+    """The key of the list a list item's key names (the key itself otherwise)."""
+    parent, _, index = key.rpartition(".")
+    return parent if index.isdigit() else key
+
+
+def _value_at(root: Mapping[str, Any], key: str) -> Any:
+    node: Any = root
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node
 
 
 def _override_text(value: Any) -> str:

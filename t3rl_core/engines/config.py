@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from t3rl_core.fields import Device, HttpUrl
+from t3rl_core.fields import Delay, Device, LocalPath, Probability, RegistryName, Seconds, Seed, SGLangUrl
 from t3rl_core.registries import ENGINES
 from t3rl_core.registry import registered
 from t3rl_core.secret import Secret
@@ -16,7 +16,7 @@ from t3rl_core.strict import StrictModel
 class EngineConfig(StrictModel):
     """Base of every engine section."""
 
-    name: str
+    name: RegistryName
 
 
 class SGLangEngineConfig(EngineConfig):
@@ -24,19 +24,19 @@ class SGLangEngineConfig(EngineConfig):
 
     name: Literal["sglang"] = "sglang"
     # Base URL, e.g. http://127.0.0.1:30000; None = the server the eval stage starts itself.
-    url: HttpUrl | None = None
+    url: SGLangUrl | None = None
     # The server's --api-key, by reference (env:NAME or file:PATH), sent as a Bearer token; None = none.
     api_key: Secret | None = None
     # Seconds the health check before the first episode waits for /health and /get_model_info.
-    health_timeout_s: float = Field(10.0, gt=0)
+    health_timeout_s: Seconds = 10.0
     # Requests in flight at once.
     concurrency: int = Field(64, ge=1)
     # Seconds per request before it is retried.
-    timeout_s: float = Field(600.0, gt=0)
+    timeout_s: Seconds = 600.0
     # Attempts per request (first try included) before the episode is ABORTED.
     max_attempts: int = Field(3, ge=1)
     # Back-off before the first retry, seconds: ceiling of a uniform draw (full jitter), doubling per retry.
-    backoff_s: float = Field(1.0, ge=0)
+    backoff_s: Delay = 1.0
 
 
 class HFEngineConfig(EngineConfig):
@@ -44,7 +44,7 @@ class HFEngineConfig(EngineConfig):
 
     name: Literal["hf"] = "hf"
     # Local HF model dir; None = the run's tokenizer dir (the tiny offline model in the quickstart).
-    model_path: str | None = None
+    model_path: LocalPath | None = None
     # torch device: cpu, cuda, cuda:N or mps.
     device: Device = "cpu"
     dtype: Literal["float32", "bfloat16"] = "float32"
@@ -57,12 +57,12 @@ class ReferenceEngineConfig(EngineConfig):
 
     name: Literal["reference"] = "reference"
     # Probability per model call of each injected fault (0 = a perfect policy).
-    faults: dict[Literal["malformed_json", "wrong_argument", "extra_call", "premature_answer"], float] = (
-        Field(default_factory=dict)
-    )
-    seed: int = 0
+    faults: dict[
+        Literal["malformed_json", "wrong_argument", "extra_call", "premature_answer"], Probability
+    ] = Field(default_factory=dict)
+    seed: Seed = 0
     # Simulated latency per call, for benchmarks of the loop against a fixed-latency engine.
-    latency_s: float = Field(0.0, ge=0)
+    latency_s: Delay = 0.0
 
 
 AnyEngineConfig = registered(EngineConfig, ENGINES)

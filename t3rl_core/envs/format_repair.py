@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from t3rl_core.fields import NonNegativeFloat, Text
 from t3rl_core.strict import StrictModel
 
 # Tau2-RL-Pipeline's correction, word for word (tau2_rl_pipeline/rollout.py, eval/eval_passk.py).
@@ -46,9 +47,9 @@ class FormatRepairConfig(StrictModel):
     # Retries after a malformed turn; each sends the correction again after the last failed text.
     attempts: int = Field(1, ge=1, le=10)
     # Sampling temperature of the retries (0 = greedy); the rest of the sampling is the episode's.
-    temperature: float = Field(0.0, ge=0.0)
+    temperature: NonNegativeFloat = 0.0
     # The user message that asks for the fix.
-    message: str = Field(REFERENCE_MESSAGE, min_length=1)
+    message: Text = Field(REFERENCE_MESSAGE, min_length=1)
     keep_in_history: KeepInHistory = KeepInHistory()
     # Whether the repaired turn is trained on (loss mask 1) or kept as context only (loss mask 0).
     train_on_repaired: bool = True

@@ -129,10 +129,6 @@ def importance_weights(
     """(weights, kept masks, metrics) per sequence; weights are 0 outside the loss mask."""
     import torch
 
-    if config.tis_lower_bound >= config.tis_upper_bound:
-        raise ValueError(
-            f"tis_lower_bound {config.tis_lower_bound} must be below tis_upper_bound {config.tis_upper_bound}"
-        )
     lower, upper = config.tis_lower_bound, config.tis_upper_bound
     weights, kept_masks = [], []
     metrics: dict[str, list[torch.Tensor]] = {}

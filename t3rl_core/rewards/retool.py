@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from t3rl_core.config import RewardConfig
+from t3rl_core.fields import ChatTag
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
 
 _FORMAT = re.compile(r"<answer>.*\\boxed\{.*\}.*</answer>$", re.DOTALL)
@@ -30,7 +31,7 @@ class ReToolRewardConfig(RewardConfig):
 
     name: Literal["retool_outcome"] = "retool_outcome"
     # The response is cut at the first occurrence of this token (Qwen's <|im_end|>); "" = no cut.
-    end_of_turn: str = "<|im_end|>"
+    end_of_turn: ChatTag | Literal[""] = "<|im_end|>"
     # Seconds math-verify may spend parsing or comparing one answer (enforced on the main thread only).
     grading_timeout_s: int = Field(5, ge=1)
 

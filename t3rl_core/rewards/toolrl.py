@@ -22,11 +22,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import model_validator
 
 from t3rl_core.config import RewardConfig
+from t3rl_core.fields import AtMost, FiniteReal, NonNegativeInt, PositiveInt
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
 
 # The assistant turn of each chat format: text after the last header, up to the end-of-turn token.
@@ -61,11 +62,11 @@ class ToolRLRewardConfig(RewardConfig):
 
     name: Literal["toolrl"] = "toolrl"
     # Format reward range (R_fmt is max when the format matches, else min).
-    format_max: float = 1.0
-    format_min: float = 0.0
+    format_max: FiniteReal = 1.0
+    format_min: Annotated[FiniteReal, AtMost("format_max")] = 0.0
     # Correctness reward range; ToolRL's default [−3, 3].
-    correctness_max: float = 3.0
-    correctness_min: float = -3.0
+    correctness_max: FiniteReal = 3.0
+    correctness_min: Annotated[FiniteReal, AtMost("correctness_max")] = -3.0
     # CORRECTMAX1: correctness range [−1, 1] (leave correctness_max/min at their defaults).
     correct_max1: bool = False
     # MAX1STEP30MAX3: before step 30 the correctness range is divided by 3; from step 30 on the format
@@ -84,14 +85,14 @@ class ToolRLRewardConfig(RewardConfig):
     with_length: bool = False
     # SCHEDULELENGTH: L = (640 − 384)·step/105 + 384 instead of length_target_words.
     schedule_length: bool = False
-    length_target_words: int = 512
-    length_max: float = 1.0
-    length_min: float = 0.0
+    length_target_words: PositiveInt = 512
+    length_max: FiniteReal = 1.0
+    length_min: Annotated[FiniteReal, AtMost("length_max")] = 0.0
     # Chat format whose assistant-turn delimiters cut the prediction out of the decoded text.
     model_style: Literal["qwen", "llama"] = "qwen"
     # ToolRL's step t = RewardInput.step + step_offset: slime's first rollout is 0, ToolRL's first
     # training step is 1 (its step 0 is the validation pass before training).
-    step_offset: int = 1
+    step_offset: NonNegativeInt = 1
 
     @model_validator(mode="after")
     def _no_dead_switches(self) -> ToolRLRewardConfig:
@@ -101,8 +102,6 @@ class ToolRLRewardConfig(RewardConfig):
             raise ValueError("schedule_length changes the length reward, which needs with_length: true")
         if self.coarse and (self.refined or self.intermediate):
             raise ValueError("coarse scores exact matches only; refined/intermediate would have no effect")
-        if self.length_target_words < 1:
-            raise ValueError("length_target_words must be >= 1")
         return self
 
 

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from t3rl_core.fields import HttpUrl
+from t3rl_core.fields import (
+    AtLeast,
+    Delay,
+    EnvVarName,
+    Interpreter,
+    LocalPath,
+    ModuleName,
+    Name,
+    RegistryName,
+    SandboxFusionUrl,
+    Seconds,
+    Text,
+)
 from t3rl_core.registries import SANDBOXES
 from t3rl_core.registry import registered
 from t3rl_core.sandbox.protections import Layer
@@ -16,7 +28,7 @@ from t3rl_core.strict import StrictModel
 class SandboxConfig(StrictModel):
     """Base of every sandbox section; subclasses narrow `name` to a Literal."""
 
-    name: str
+    name: RegistryName
 
 
 class LocalSandboxConfig(SandboxConfig):
@@ -24,9 +36,9 @@ class LocalSandboxConfig(SandboxConfig):
 
     name: Literal["local"] = "local"
     # Interpreter that runs the cells; None = the one running t3rl.
-    python: str | None = None
+    python: Interpreter | None = None
     # Wall-clock limit per cell, seconds (ReTool's SandboxFusion run_timeout is 10).
-    timeout_s: float = Field(10.0, gt=0)
+    timeout_s: Seconds = 10.0
     # CPU-time limit per process (RLIMIT_CPU), seconds; None = the wall-clock limit rounded up.
     cpu_time_s: int | None = Field(None, ge=1)
     # Address-space limit per process (RLIMIT_AS), MiB; with a memory cgroup (root, and a host that
@@ -56,24 +68,26 @@ class LocalSandboxConfig(SandboxConfig):
     cell_disk_mb: int = Field(64, ge=1)
     # Covered by private, empty, read-only mounts in every cell: where other programs keep unix sockets
     # and scratch files (docker.sock and dbus under /run, Ray's session sockets under /tmp).
-    private_dirs: list[str] = Field(
+    private_dirs: list[LocalPath] = Field(
         default_factory=lambda: ["/tmp", "/run", "/var/run", "/var/tmp", "/dev/shm"]
     )
     # Modules the zygote imports once, so cells that use them start warm (e.g. [numpy, sympy]).
-    preload: list[str] = Field(default_factory=list)
+    preload: list[ModuleName] = Field(default_factory=list)
     # Paths covered by an empty directory (or /dev/null for files) inside the cell's read-only
     # filesystem: credentials the cell's user could otherwise read ("~" is t3rl's home; matters most
     # without the user layer, i.e. when t3rl is not root and cells keep its uid).
-    hidden_paths: list[str] = Field(
+    hidden_paths: list[LocalPath] = Field(
         default_factory=lambda: [
             *("~/.ssh", "~/.aws", "~/.config", "~/.cache", "~/.netrc", "~/.git-credentials"),
             *("~/.docker", "~/.kube", "~/.huggingface", "~/.npmrc", "~/.pypirc"),
         ]
     )
     # Environment variables copied from t3rl's own environment; everything else is dropped.
-    env_allowlist: list[str] = Field(default_factory=lambda: ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"])
+    env_allowlist: list[EnvVarName] = Field(
+        default_factory=lambda: ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
+    )
     # Variables set in every cell (after the allow-list).
-    env: dict[str, str] = Field(
+    env: dict[EnvVarName, Text] = Field(
         default_factory=lambda: {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     )
 
@@ -83,20 +97,20 @@ class SandboxFusionConfig(SandboxConfig):
 
     name: Literal["sandbox_fusion"] = "sandbox_fusion"
     # Server base URL (Agent-R1's ReTool: http://localhost:8080).
-    url: HttpUrl = "http://localhost:8080"
-    language: str = "python"
+    url: SandboxFusionUrl = "http://localhost:8080"
+    language: Name = "python"
     # Limits the server enforces per cell, seconds (RunCodeRequest.run_timeout / compile_timeout).
-    run_timeout_s: float = Field(10.0, gt=0)
-    compile_timeout_s: float = Field(10.0, gt=0)
+    run_timeout_s: Seconds = 10.0
+    compile_timeout_s: Seconds = 10.0
     # HTTP timeout of one attempt, seconds; None = run_timeout_s + compile_timeout_s + 10.
-    request_timeout_s: float | None = Field(None, gt=0)
+    request_timeout_s: Seconds | None = None
     # Requests in flight at once (Agent-R1: 32).
     max_concurrency: int = Field(32, ge=1)
     # Attempts per cell on transport errors, HTTP errors and status SandboxError (Agent-R1: 5).
     max_attempts: int = Field(5, ge=1)
     # Exponential backoff between attempts: initial · 2^k, capped, with full jitter.
-    backoff_initial_s: float = Field(0.5, ge=0)
-    backoff_max_s: float = Field(8.0, ge=0)
+    backoff_initial_s: Delay = 0.5
+    backoff_max_s: Annotated[Delay, AtLeast("backoff_initial_s")] = 8.0
 
 
 AnySandboxConfig = registered(SandboxConfig, SANDBOXES)

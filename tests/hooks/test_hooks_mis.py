@@ -91,7 +91,7 @@ def test_geometric_mask_rejects_whole_sequences():
 
 
 def test_bad_bounds_and_shapes_are_errors():
-    with pytest.raises(ValueError, match="below"):
+    with pytest.raises(ValueError, match="must be > tis_lower_bound"):
         _call(True, tis_lower_bound=2.0, tis_upper_bound=1.0)
     args = SimpleNamespace(use_tis=False, t3rl={"mis": {}})
     with pytest.raises(ValueError, match="sequence 0"):

@@ -148,6 +148,63 @@ BAD = [
         "",
         "override `executor.address=head:8265`",
     ),
+    # a URL carrying the path its client appends, or a Ray address on the GCS port: the corrected URL
+    (
+        "sglang-url-with-generate",
+        ["eval.engine.url=http://h:30000/generate"],
+        "eval.engine.url",
+        "eval.engine.url=http://h:30000",
+        "override `eval.engine.url=http://h:30000/generate`",
+    ),
+    (
+        "user-url-with-chat-completions",
+        ["+experiment=tau2_pipeline", "env.user.base_url=http://h:30001/v1/chat/completions"],
+        "env.user.base_url",
+        "env.user.base_url=http://h:30001/v1",
+        "override `env.user.base_url=http://h:30001/v1/chat/completions`",
+    ),
+    (
+        "sandbox-url-with-run-code",
+        [
+            "env=retool_python",
+            "sandbox=sandbox_fusion",
+            "env.sandbox.url=http://h:8080/run_code",
+            "reward=retool_outcome",
+            "eval.split=retool_test",
+        ],
+        "env.sandbox.url",
+        "env.sandbox.url=http://h:8080",
+        "override `env.sandbox.url=http://h:8080/run_code`",
+    ),
+    (
+        "ray-address-gcs-port",
+        ["executor=ray", "executor.address=http://head:6379"],
+        "executor.address",
+        "executor.address=http://head:8265",
+        "override `executor.address=http://head:6379`",
+    ),
+    # numeric domains: finite, "-1 = off" never 0, declared orders between fields
+    (
+        "lr-infinite",
+        [S1, f"{CUR}.optimizer.lr=inf"],
+        f"{CUR}.optimizer.lr",
+        f"{CUR}.optimizer.lr=",
+        f"override `{CUR}.optimizer.lr=inf`",
+    ),
+    (
+        "chunk-size-zero",
+        ["hardware.log_probs_chunk_size=0"],
+        "hardware.log_probs_chunk_size",
+        "hardware.log_probs_chunk_size=null",
+        "override `hardware.log_probs_chunk_size=0`",
+    ),
+    (
+        "format-range-reversed",
+        [TOOLRL, "reward.format_min=2"],
+        "reward.format_min",
+        "reward.format_min=0.0",
+        "override `reward.format_min=2`",
+    ),
     (
         "slurm-time",
         ["executor=slurm", "executor.time_limit=2days"],

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from t3rl_core.envs.bfcl.world import ERROR_PREFIX, World
+from t3rl_core.fields import Probability, Seed
 from t3rl_core.strict import StrictModel
 from t3rl_core.types import ToolCall
 
@@ -46,8 +47,8 @@ class AugmentationConfig(StrictModel):
     enabled: bool = False
     kinds: list[HintKind] = Field(default_factory=lambda: list(KINDS))
     # Chance that a failed call whose error a kind explains gets its hint.
-    probability: float = Field(1.0, ge=0.0, le=1.0)
-    seed: int = 0
+    probability: Probability = 1.0
+    seed: Seed = 0
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from t3rl_core.fields import Identifier, Label, NonNegativeFloat, OpenAIBaseUrl, RegistryName, Seconds, Text
 from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel
 from t3rl_core.types import Message
@@ -36,7 +37,7 @@ STOP_MARKERS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 class UserSimulatorConfig(StrictModel):
     """Base of every user-simulator section (`env.user`); subclasses narrow `name` to a Literal."""
 
-    name: str
+    name: RegistryName
 
 
 class LLMUserConfig(UserSimulatorConfig):
@@ -44,19 +45,19 @@ class LLMUserConfig(UserSimulatorConfig):
 
     name: Literal["llm"] = "llm"
     # Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:30001/v1.
-    base_url: str
+    base_url: OpenAIBaseUrl
     # Model name the server expects in requests.
-    model: str
-    temperature: float = Field(0.7, ge=0.0)
+    model: Label
+    temperature: NonNegativeFloat = 0.7
     # Tokens per user reply; None = the server's default.
     max_tokens: int | None = Field(None, ge=1)
     # The API key by reference: env:NAME or file:PATH (never the key itself); None = a local server
     # that checks no key.
     api_key: Secret | None = None
     # Extra JSON fields of every request (SGLang: chat_template_kwargs, e.g. thinking off).
-    extra_body: dict[str, Any] = Field(default_factory=dict)
+    extra_body: dict[Identifier, Any] = Field(default_factory=dict)
     # Seconds per request, and retries of a failed request (the openai client's own back-off).
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: Seconds = 120.0
     max_retries: int = Field(3, ge=0)
     # Requests in flight at once across all episodes of this process.
     concurrency: int = Field(64, ge=1)
@@ -68,9 +69,9 @@ class ScriptedUserConfig(UserSimulatorConfig):
 
     name: Literal["scripted"] = "scripted"
     # Reply to an agent message that asks for a confirmation or a yes/no decision.
-    confirm_reply: str = "Yes, please go ahead."
+    confirm_reply: Text = "Yes, please go ahead."
     # Last reply once everything known has been told; the stop marker ends the episode.
-    stop_reply: str = "Thank you, that is all I need. ###STOP###"
+    stop_reply: Text = "Thank you, that is all I need. ###STOP###"
 
 
 # ------------------------------------------------------------------------------------------ session

@@ -8,7 +8,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from t3rl_core.config import EnvConfig
 from t3rl_core.envs.verifiers.loader_args import loader_problem
-from t3rl_core.fields import PathComponent
+from t3rl_core.fields import Identifier, Name, PathComponent
 from t3rl_core.strict import StrictModel
 
 # What every episode's outcome carries (t3rl_core.envs.verifiers.env).
@@ -33,9 +33,9 @@ class VerifiersEnvConfig(EnvConfig):
 
     name: Literal["verifiers"] = "verifiers"
     # The environment's id as the hub names it (`owner/my-env`) or its module name (`my_env`).
-    id: str = Field(min_length=1)
+    id: Name
     # Keyword arguments of the environment's load_environment().
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[Identifier, Any] = Field(default_factory=dict)
     data: VerifiersDataConfig = Field(default_factory=VerifiersDataConfig)
 
     @field_validator("args", mode="before")

@@ -131,5 +131,5 @@ def test_prepare_writes_the_files_and_is_byte_deterministic(tmp_path: Path):
 
 
 def test_unknown_category_is_rejected():
-    with pytest.raises(ValidationError, match="subset"):
+    with pytest.raises(ValidationError, match="multi_turn_base"):
         BFCLDataConfig(categories=["multi_turn_composite"])
