@@ -103,3 +103,27 @@ def test_moe_skips_dense_ffn_only_without_dense_layers(tmp_path: Path) -> None:
 
 def test_no_local_checkpoint_means_no_check(tmp_path: Path) -> None:
     assert read_hf_config(tmp_path / "absent") is None
+
+
+def test_a_checkpoint_of_another_model_blames_the_checkpoint_and_proposes_its_model(tmp_path: Path) -> None:
+    from launch.config.errors import ConfigError
+
+    hf = _write(tmp_path, QWEN3_8B)
+    try:
+        resolve(["+experiment=stage1_bfcl", f"model.hf_checkpoint={hf}"])
+    except ConfigError as error:
+        problems = [p for p in error.problems if p.key.startswith("model.")]
+    assert [p.key for p in problems] == ["model.hf_checkpoint"]
+    assert problems[0].fix.startswith(f"set model=qwen3_8b model.hf_checkpoint={hf} ")
+    resolve(["+experiment=stage1_bfcl", "model=qwen3_8b", f"model.hf_checkpoint={hf}"])
+
+
+def test_an_architecture_field_changed_last_is_blamed_itself(tmp_path: Path) -> None:
+    from launch.config.errors import ConfigError
+
+    hf = _write(tmp_path, QWEN3_8B)
+    try:
+        resolve(["model=qwen3_8b", f"model.hf_checkpoint={hf}", "model.architecture.hidden_size=2048"])
+    except ConfigError as error:
+        keys = [p.key for p in error.problems]
+    assert keys == ["model.architecture.hidden_size"]

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
 
 from launch.checks import sglang_names
 from launch.checks.context import Context
 from launch.checks.hf_config import compare, read_hf_config
 from launch.config.errors import Problem, did_you_mean
+from launch.config.schema import MegatronArch
 
 ARCH = "model.architecture"
 
@@ -174,14 +180,34 @@ def _resized(pattern: list[int], length: int) -> list[int]:
 
 
 def hf_checkpoint_matches_architecture(ctx: Context) -> Iterator[Problem]:
-    """A local HF checkpoint's config.json must agree with the Megatron architecture (slime's HF check)."""
+    """A local HF checkpoint's config.json must agree with the Megatron architecture (slime's HF check).
+
+    Blame goes to what the user changed: a checkpoint pointed at (model.hf_checkpoint set last) is of
+    another model, so the fix picks the model option whose architecture its config.json describes; an
+    architecture field changed last is fixed to the checkpoint's value."""
     model = ctx.run.model
     # A synthetic model is built from this very architecture into a dir keyed by it; hf_checkpoint
     # links to the latest build, which may be of another definition.
     hf = None if model.synthetic else read_hf_config(model.hf_checkpoint)
     if hf is None:
         return
-    for m in compare(model.architecture, hf):
+    mismatches = compare(model.architecture, hf)
+    if not mismatches:
+        return
+    fields = [f"{ARCH}.{m.field}" for m in mismatches]
+    if ctx.latest("model.hf_checkpoint", *fields) == "model.hf_checkpoint":
+        differ = ", ".join(f"{m.hf_key} {m.theirs!r} (the model says {m.ours!r})" for m in mismatches[:3])
+        option = _model_option_for(hf, ctx.config_dirs)
+        yield Problem(
+            "model.hf_checkpoint",
+            f"{model.hf_checkpoint}/config.json is not a {model.name} checkpoint: {differ}",
+            fix=f"set model={option} model.hf_checkpoint={model.hf_checkpoint} (the model option this "
+            "checkpoint's config.json describes)"
+            if option
+            else f"point model.hf_checkpoint at a {model.name} checkpoint, or pick this one's model option",
+        )
+        return
+    for m in mismatches:
         key = f"{ARCH}.{m.field}"
         need = "at least " if m.relation == ">=" else ""
         yield Problem(
@@ -191,6 +217,22 @@ def hf_checkpoint_matches_architecture(ctx: Context) -> Iterator[Problem]:
             fix=f"set {key}={m.expected!r}, or point model.hf_checkpoint at the checkpoint "
             "this architecture describes",
         )
+
+
+def _model_option_for(hf: dict[str, object], config_dirs: tuple[str, ...]) -> str | None:
+    """The `model/` option on the search path whose architecture agrees with an HF config.json."""
+    spec = importlib.util.find_spec("t3rl_conf")
+    roots = [*(spec.submodule_search_locations or [] if spec else []), *config_dirs]
+    for root in roots:
+        for path in sorted(Path(root, "model").glob("*.yaml")):
+            try:
+                data = yaml.safe_load(path.read_text()) or {}
+                arch = MegatronArch.model_validate(data.get("architecture") or {})
+            except (OSError, yaml.YAMLError, ValidationError, AttributeError):
+                continue
+            if not compare(arch, hf):
+                return path.stem
+    return None
 
 
 RULES = (
