@@ -28,6 +28,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from launch.cli.eval_command import EVAL_RECORD
+from launch.cli.results_compare import (
+    MIXED_FLAG,
+    MIXED_HELP,
+    differing,
+    hidden_note,
+    reference_identity,
+    result_lines,
+)
 from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, check_metric, lookup
 from launch.files import is_locked
 
@@ -189,6 +197,7 @@ def register(app: typer.Typer) -> None:
         metric: Annotated[
             str, typer.Option("--metric", metavar="KEY", help="The eval summary key shown per eval stage.")
         ] = "overall.accuracy",
+        mixed_identity: Annotated[bool, typer.Option(MIXED_FLAG, help=MIXED_HELP)] = False,
     ) -> None:
         """Every run under the runs dir, newest first: one mark per stage, each eval stage's metric."""
         if ctx.invoked_subcommand is not None:
@@ -198,7 +207,11 @@ def register(app: typer.Typer) -> None:
         except BadFilter as error:
             raise typer.BadParameter(str(error), param_hint=error.argument) from None
         code = list_runs(
-            runs_dir or default_runs_dir(), filters=filters, metric=metric, given=runs_dir is not None
+            runs_dir or default_runs_dir(),
+            filters=filters,
+            metric=metric,
+            given=runs_dir is not None,
+            mixed=mixed_identity,
         )
         raise typer.Exit(code)
 
@@ -206,11 +219,19 @@ def register(app: typer.Typer) -> None:
     def diff(
         a: Annotated[Path, typer.Argument(metavar="A", help="A run directory.", show_default=False)],
         b: Annotated[Path, typer.Argument(metavar="B", help="Another run directory.", show_default=False)],
+        mixed_identity: Annotated[bool, typer.Option(MIXED_FLAG, help=MIXED_HELP)] = False,
     ) -> None:
-        """How two runs' configs differ, key by key, with the file or override that set each side."""
+        """How two runs' configs differ, key by key, with the file or override that set each side; then
+        their eval results side by side, refused (exit 1) when the benchmarks they measured differ."""
+        from rich.console import Console
+
+        from launch.cli.results_compare import compare_results
         from launch.cli.runs_diff import diff_runs
 
-        raise typer.Exit(diff_runs(a, b))
+        code = diff_runs(a, b)
+        if code == 0:
+            code = compare_results(a, b, Console(highlight=False), mixed=mixed_identity)
+        raise typer.Exit(code)
 
     @runs_app.command("show")
     def show(
@@ -261,9 +282,11 @@ def list_runs(
     filters: RunFilter | None = None,
     metric: str = "overall.accuracy",
     given: bool = True,
+    mixed: bool = False,
 ) -> int:
     """The table of runs; 2 when the runs dir `given` is not one, or a filter or the metric can match
-    nothing (the default runs dir not made yet is no error: no run has started here)."""
+    nothing (the default runs dir not made yet is no error: no run has started here). A result of
+    another benchmark identity than the listing's is not shown beside the others unless `mixed`."""
     import yaml
     from rich.console import Console
     from rich.markup import escape
@@ -294,15 +317,21 @@ def list_runs(
     table = Table(title=f"{len(rows)} runs in {runs_dir}", title_justify="left")
     for column in ("run", "created", "status", "stages", metric):
         table.add_column(column, overflow="fold")
+    reference = reference_identity(summary for _, view in rows for _, summary in _summaries(view))
+    hidden = 0
     for relative, view in rows:
         stages = "  ".join(f"{MARKS.get(s.status, '?')} {escape(s.name)}" for s in view.stages)
         created = str(view.manifest.get("created_at", ""))[:19].replace("T", " ")
-        metrics = "\n".join(
-            f"{escape(name)} {'–' if value is None else f'{value:.3f}'}" + (f" (n={n})" if n else "")
-            for name, value, n in eval_metrics(view, metric)
-        )
+        lines = []
+        for (name, value, n), (_, summary) in zip(eval_metrics(view, metric), _summaries(view), strict=True):
+            lines += result_lines(name, value, n, summary, reference, mixed=mixed)
+            hidden += bool(differing(summary, reference))
+        metrics = "\n".join(escape(line) for line in lines)
         table.add_row(escape(relative), created, _status(view.status), stages, metrics)
     console.print(table)
+    note = hidden_note(0 if mixed else hidden)
+    if note:
+        console.print(escape(note), soft_wrap=True)
     console.print("marks: " + "  ".join(f"{mark} {name}" for name, mark in MARKS.items()), soft_wrap=True)
     return 0
 

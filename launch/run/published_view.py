@@ -63,15 +63,17 @@ def require_published(config: EvalConfig) -> PublishedConfig:
 
 
 def print_verdicts(summary: Mapping[str, Any], console: Console) -> None:
-    """One row per published value: verdict, measured value with its interval, gap, or why not comparable."""
+    """One row per published value: its verdict, the measured value with its interval and the gap; then
+    why each value that is not comparable is not."""
     from rich.markup import escape
     from rich.table import Table
 
     found = (summary.get("published") or {}).get("verdicts") or []
-    table = Table(title="published results", title_justify="left", show_lines=True)
+    table = Table(title="published results", title_justify="left")
     for column in ("result", "scope", "metric", "published", "measured [interval]", "gap", "verdict"):
         table.add_column(column, overflow="fold")
     colours = {"reproduced": "green", "not reproduced": "red", "not comparable": "yellow"}
+    reasons = []
     for verdict in found:
         interval = verdict.get("interval")
         measured = (
@@ -79,8 +81,6 @@ def print_verdicts(summary: Mapping[str, Any], console: Console) -> None:
             if interval is not None
             else "–"
         )
-        why = "\n".join(verdict.get("why") or [])
-        status = f"[{colours.get(verdict['status'], 'white')}]{verdict['status']}[/]"
         table.add_row(
             escape(f"{verdict['label']} ({verdict['role']})"),
             escape(verdict["scope"]),
@@ -88,6 +88,9 @@ def print_verdicts(summary: Mapping[str, Any], console: Console) -> None:
             f"{verdict['published']:.3f}",
             measured,
             f"{verdict['gap']:+.3f}" if verdict.get("gap") is not None else "–",
-            status + (f"\n{escape(why)}" if why else ""),
+            f"[{colours.get(verdict['status'], 'white')}]{verdict['status']}[/]",
         )
+        reasons += [f"{verdict['label']} · {verdict['scope']}: {why}" for why in verdict.get("why") or []]
     console.print(table)
+    for line in reasons:
+        console.print(f"  not comparable, {escape(line)}", soft_wrap=True)

@@ -210,14 +210,20 @@ class SweepSummary:
             atomic_write_text(self.sweep_dir / name, text)
 
     def markdown(self) -> str:
+        from launch.run.sweep_compare import marks
+
         metric = self.metric_name or "metric"
+        standing = marks(self)
         lines = [
             f"# sweep {self.name}",
             "",
             f"metric: `{metric}`" + ("" if self.metric_name else " (no eval stage: none is recorded)"),
             "",
-            f"| # | point | run dir | status | stage | job | {metric} |",
-            "|---|---|---|---|---|---|---|",
+            "vs best: points whose 95 % interval overlaps the best point's cannot be told apart from it; a "
+            "point whose eval measured another benchmark (identity) is not ranked.",
+            "",
+            f"| # | point | run dir | status | stage | job | {metric} | vs best (95 % interval) |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for i in sorted(self.points):
             r = self.points[i]
@@ -226,7 +232,7 @@ class SweepSummary:
             status = f"{r.status}: {r.error}" if r.error else r.status
             lines.append(
                 f"| {r.index} | {' '.join(mask_overrides(r.varying))} | {run_dir} | {status} "
-                f"| {r.stage or ''} | {r.job or ''} | {value} |"
+                f"| {r.stage or ''} | {r.job or ''} | {value} | {standing.get(i, '')} |"
             )
         if (self.sweep_dir / "sweep.png").exists():
             lines += ["", f"![{metric} per point](sweep.png)"]
@@ -300,6 +306,11 @@ class IncompleteEval(Exception):
     """The eval a point is scored by did not finish: its numbers must not be read."""
 
 
+class IncomparableEval(IncompleteEval):
+    """The eval a trial is scored by measured another benchmark than the study's: its number must not
+    feed the study (an IncompleteEval, so every caller refusing an unusable metric refuses it)."""
+
+
 def point_metric(stages: Sequence[Any], objective: Any = None) -> float | None:
     """A finished point's score from its eval summary.json: `objective` (stage + dotted metric) when
     set, else the last eval stage's overall accuracy; None when that stage wrote no summary.
@@ -316,4 +327,14 @@ def point_metric(stages: Sequence[Any], objective: Any = None) -> float | None:
     if summary.get("complete") is not True:
         reason = summary.get("reason") or "the eval stopped before every episode finished"
         raise IncompleteEval(f"{path} is incomplete, its metrics are not used: {reason}")
+    sweep_dir = path.parents[3]  # <sweep dir>/pNN/stages/<stage>/summary.json
+    if objective is not None and (sweep_dir / "sweep.json").exists():
+        from launch.run.sweep_compare import objective_identity_differences
+
+        parts = objective_identity_differences(sweep_dir, summary)
+        if parts:  # a study ranks only results of one benchmark
+            raise IncomparableEval(
+                f"{path}: its eval measured another benchmark than the study's first scored trial, so its "
+                f"metric is not given to the study: {'; '.join(parts)}"
+            )
     return read_metric(summary, objective.metric if objective else DEFAULT_METRIC)

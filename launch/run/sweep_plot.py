@@ -1,5 +1,5 @@
 """`sweep.png` beside `sweep.md`: the sweep's metric per point, with a 95 % Wilson interval when the
-metric is a rate over the eval's episodes (accuracy, pass@k), so points are compared with their noise.
+metric is a rate over the eval's tasks (accuracy, pass@k), so points are compared with their noise.
 
 matplotlib is imported only when a sweep with at least one scored point ends.
 """
@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from launch.run.sweep import SweepSummary
+from launch.run.sweep_compare import RATE_KEYS, count, unranked
 
 PLOT_FILE = "sweep.png"
-# Metrics that are a share of episodes (a Wilson interval applies).
-RATE_KEYS = ("accuracy", "pass@", "pass^")
 
 
 @dataclass(frozen=True)
@@ -28,13 +27,16 @@ class PointScore:
 
 
 def point_scores(summary: SweepSummary) -> list[PointScore]:
-    """Every point that has a metric, with the episode count of its eval summary when it is a rate."""
+    """Every point that has a metric, with the episode count of its eval summary when it is a rate;
+    points whose eval measured another benchmark than the sweep's reference are left out (sweep.md
+    names what differs)."""
     stage, _, key = (summary.metric_name or "").rpartition(": ")
     rate = any(part in key.rsplit(".", 1)[-1] for part in RATE_KEYS)
     scores = []
+    left_out = unranked(summary)
     for index in sorted(summary.points):
         record = summary.points[index]
-        if record.metric is None:
+        if record.metric is None or index in left_out:
             continue
         episodes = None
         if rate and stage and record.run_dir:
@@ -44,11 +46,12 @@ def point_scores(summary: SweepSummary) -> list[PointScore]:
 
 
 def _episodes(path: Path) -> int | None:
+    """What the interval is over: the eval's tasks (samples and repeats of one task are not independent),
+    or its episodes in a summary that does not count tasks."""
     try:
-        value = json.loads(path.read_text())["overall"]["episodes"]
-    except (OSError, ValueError, KeyError, TypeError):
+        return count(json.loads(path.read_text()))
+    except (OSError, ValueError, AttributeError):
         return None
-    return value if isinstance(value, int) and value > 0 else None
 
 
 def plot_sweep(summary: SweepSummary) -> Path | None:
@@ -82,7 +85,9 @@ def plot_sweep(summary: SweepSummary) -> Path | None:
     axes.set_xticks(positions, [s.label for s in scores], rotation=25, ha="right", fontsize=7)
     axes.set_ylabel(summary.metric_name or "metric")
     interval = " (95 % Wilson interval)" if any(s.episodes for s in scores) else ""
-    fit_title(axes, f"{summary.name}: {summary.metric_name or 'metric'} per point{interval}")
+    left_out = sorted(unranked(summary))
+    apart = f"; not shown, another benchmark: {', '.join(f'p{i:02d}' for i in left_out)}" if left_out else ""
+    fit_title(axes, f"{summary.name}: {summary.metric_name or 'metric'} per point{interval}{apart}")
     figure.tight_layout()
     path = summary.sweep_dir / PLOT_FILE
     figure.savefig(path, dpi=120)

@@ -114,6 +114,20 @@ def test_reports_exist(run, stage):
     assert (out / "accuracy_by_category.png").read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.parametrize("stage", ["eval_reference", "eval_tiny"])
+def test_reports_show_repeats_failures_and_identity(run, stage):
+    run_dir, _ = run
+    out = run_dir / "stages" / stage
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["repeats"]["count"] == 2 and len(summary["repeats"]["overall"]["accuracy"]["values"]) == 2
+    assert summary["identity"]["scorer"]["package"] == "bfcl-eval"
+    report = (out / "report.md").read_text()
+    for section in ("## Variance across 2 repeats", "## Failures by whose fault", "## Benchmark identity"):
+        assert section in report, section
+    failed = [r for r in _jsonl(out / "trajectories.jsonl") if not r["success"]]
+    assert all(r["attribution"]["party"] == "agent" and r["attribution"]["evidence"] for r in failed)
+
+
 def test_the_next_experiments_plan_is_printed(run):
     _, stdout = run
     tail = stdout[stdout.index("bfcl_env_tuning") :]
