@@ -59,6 +59,8 @@ class SlotCgroup:
     memory: Path | None
     memory_v1: bool = False
     _oom_kills_seen: int = field(default=0, repr=False)
+    # The file counting OOM kills, open for the slot's life: read after every cell.
+    _events: int | None = field(default=None, repr=False)
 
     def procs(self) -> list[int]:
         with contextlib.suppress(OSError):
@@ -89,15 +91,22 @@ class SlotCgroup:
         """Processes the kernel killed for the memory limit since the last call."""
         if self.memory is None:
             return 0
-        name = "memory.oom_control" if self.memory_v1 else "memory.events"
-        kills = 0
-        with contextlib.suppress(OSError):
-            for line in (self.memory / name).read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    kills = int(value)
+        try:
+            if self._events is None:
+                name = "memory.oom_control" if self.memory_v1 else "memory.events"
+                self._events = os.open(self.memory / name, os.O_RDONLY | os.O_CLOEXEC)
+            text = os.pread(self._events, 4096, 0)
+        except OSError:
+            return 0
+        _, found, rest = text.partition(b"\noom_kill ")
+        kills = int(rest.split(b"\n", 1)[0]) if found else 0
         new, self._oom_kills_seen = kills - self._oom_kills_seen, kills
         return new
+
+    def close(self) -> None:
+        if self._events is not None:
+            os.close(self._events)
+            self._events = None
 
 
 class CellCgroups:
@@ -171,6 +180,7 @@ class CellCgroups:
 
     def remove(self, slot: SlotCgroup) -> None:
         """Kill whatever is left in the slot's cgroups, then delete them."""
+        slot.close()
         for path in slot.dirs:
             _remove_tree(path)
 

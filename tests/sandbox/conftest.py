@@ -59,7 +59,9 @@ def host_offers(layer: str) -> bool:
         return os.geteuid() == 0 or host_offers("mount")
     if layer == "seccomp":
         with open("/proc/self/status") as f:
-            return platform.machine() == "x86_64" and any(line.startswith("Seccomp:") for line in f)
+            return platform.machine() in ("x86_64", "aarch64") and any(
+                line.startswith("Seccomp:") for line in f
+            )
     if layer == "landlock":
         return landlock_abi() > 0
     if layer == "process_limit":

@@ -105,11 +105,13 @@ def test_seccomp_filter_refuses_what_it_lists():
             "clone3": raw(NR["clone3"], None, ctypes.c_size_t(0)),
             "keyctl": raw(NR["keyctl"], 0, -3, 0),  # KEYCTL_GET_KEYRING_ID of the user keyring
             "memfd_secret": raw(NR["memfd_secret"], 0),
+            # No pidfd at all: EBADF from the kernel, EPERM from the filter.
+            "pidfd_getfd": raw(NR["pidfd_getfd"], -1, 0, 0),
         }
 
     before, after = in_child(filtered(), probe)
     assert before["unix_socket"] == "ok" and before["dgram_pair"] == "ok" and before["ptrace"] == "ESRCH"
-    assert before["inet_socket"] == "ok"
+    assert before["inet_socket"] == "ok" and before["pidfd_getfd"] == "EBADF"
     assert after == {
         "ptrace": "EPERM",
         "unix_socket": "EPERM",
@@ -121,6 +123,7 @@ def test_seccomp_filter_refuses_what_it_lists():
         "clone3": "ENOSYS",
         "keyctl": "EPERM",
         "memfd_secret": "EPERM",
+        "pidfd_getfd": "EPERM",
     }
 
 

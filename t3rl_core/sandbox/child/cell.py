@@ -61,8 +61,6 @@ def prepare(spec: dict, ctl: socket.socket, taken: int) -> None:
             if spec["setuid"]:
                 os.chown(workdir, spec["uid"], spec["gid"])
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        # The zygote's score: the init may be killed at the memory limit (its namespace goes with it).
-        privileges.set_oom_score_adj(privileges.OOM_DEFAULT)
         if fork_patiently(spec["patience_s"]) == 0:
             _init(spec, ctl, taken, workdir)
     except BaseException as err:

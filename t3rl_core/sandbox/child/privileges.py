@@ -12,7 +12,7 @@ from .libc import LIBC, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, check, prctl
 
 _CAPABILITY_VERSION_3 = 0x20080522
 # /proc/<pid>/oom_score_adj: the OOM killer never picks -1000 and always picks 1000 before 0.
-OOM_NEVER, OOM_DEFAULT, OOM_FIRST = -1000, 0, 1000
+OOM_NEVER, OOM_FIRST = -1000, 1000
 
 
 class _CapHeader(ctypes.Structure):
@@ -51,8 +51,12 @@ def set_no_new_privs() -> None:
 
 def set_oom_score_adj(score: int) -> None:
     """Lowering needs CAP_SYS_RESOURCE: without it the score stays as it was."""
-    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as f:
-        f.write(str(score))
+    with contextlib.suppress(OSError):
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, str(score).encode())
+        finally:
+            os.close(fd)
 
 
 def set_limits(limits: dict[str, int], *, nproc: bool) -> None:

@@ -1,7 +1,8 @@
 """A seccomp filter for cells, assembled as classic BPF and installed with prctl (no libseccomp needed).
 
 What it refuses, and why a namespace or the uid drop alone does not cover it:
-- ptrace, process_vm_readv/writev: reading or freezing another process (the supervisor above all).
+- ptrace, process_vm_readv/writev, pidfd_getfd, process_madvise, kcmp: reading, freezing or probing
+  another process (the supervisor above all).
 - unshare, setns, and clone with any namespace flag: a user namespace gives a cell back capabilities
   over its own copies of the mounts; clone3 answers ENOSYS (its flags sit in memory the filter cannot
   read; the C library then falls back to clone, which is checked).
@@ -54,6 +55,9 @@ X86_64 = {
     "ptrace": 101,
     "process_vm_readv": 310,
     "process_vm_writev": 311,
+    "pidfd_getfd": 438,
+    "process_madvise": 440,
+    "kcmp": 312,
     "unshare": 272,
     "setns": 308,
     "clone": 56,
@@ -79,6 +83,9 @@ GENERIC = {
     "ptrace": 117,
     "process_vm_readv": 270,
     "process_vm_writev": 271,
+    "pidfd_getfd": 438,
+    "process_madvise": 440,
+    "kcmp": 272,
     "unshare": 97,
     "setns": 268,
     "clone": 220,
@@ -101,7 +108,8 @@ GENERIC = {
     "semget": 190,
 }
 ALWAYS_REFUSED = (
-    *("ptrace", "process_vm_readv", "process_vm_writev", "unshare", "setns"),
+    *("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise", "kcmp"),
+    *("unshare", "setns"),
     *("keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "memfd_secret"),
 )
 # Refused where the cell's memory cgroup would not count what they hold (see the module docstring).

@@ -105,8 +105,8 @@ def main() -> None:
             os.write(fd, b"0")
             os.close(fd)
         if spec["memory_cgroup"]:
-            # The kernel picks what to kill at the slot's memory limit: never this zygote (root may
-            # say so), always a cell first (each raises its own score).
+            # The kernel picks what to kill at the slot's memory limit: never this zygote nor the
+            # cells' inits, which inherit the score (root may say so); a cell raises its own to be first.
             privileges.set_oom_score_adj(privileges.OOM_NEVER)
         cell_spec = configure(spec)
         for module in spec["preload"]:
