@@ -138,13 +138,12 @@ def Below(other: str) -> Ordered:
 
 
 # ------------------------------------------------------------------------------------------ strings
+# Patterns are compiled on first use (re's own cache), not at import: most kinds a command never checks.
 
 
 def _matching(pattern: str, message: str) -> Callable[[str], str]:
-    compiled = re.compile(pattern)
-
     def check(value: str) -> str:
-        if not compiled.match(value):
+        if not re.match(pattern, value):
             raise ValueError(message)
         return value
 
@@ -195,11 +194,11 @@ def _absolute(value: str) -> str:
     return _path(value)
 
 
-_PATH_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_PATH_COMPONENT = r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$"
 
 
 def _path_component(value: str) -> str:
-    if not _PATH_COMPONENT.match(value) or value in (".", ".."):
+    if not re.match(_PATH_COMPONENT, value) or value in (".", ".."):
         safe = re.sub(r"[^A-Za-z0-9_.+-]+", "_", value).strip("._-+") or "run"
         raise Corrected(
             "becomes a directory name: use letters, digits, '_', '-', '+' and '.' only "
@@ -226,51 +225,49 @@ def _interpreter(value: str) -> str:
     return value
 
 
-_DEVICE = re.compile(r"^(cpu|cuda|cuda:\d+|mps)$")
+_DEVICE = r"^(cpu|cuda|cuda:\d+|mps)$"
 
 
 def _device(value: str) -> str:
-    if not _DEVICE.match(value):
+    if not re.match(_DEVICE, value):
         raise ValueError("a torch device is 'cpu', 'cuda', 'cuda:N' or 'mps'")
     return value
 
 
 # SLURM's --time forms: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (sbatch(1), "-t, --time").
-_SLURM_TIME = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^\d+-\d+$")
+_SLURM_TIME = r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^\d+-\d+$"
 
 
 def _slurm_time(value: str) -> str:
-    if value in ("infinite", "unlimited", "UNLIMITED", "INFINITE") or _SLURM_TIME.match(value):
+    if value in ("infinite", "unlimited", "UNLIMITED", "INFINITE") or re.match(_SLURM_TIME, value):
         return value
     raise ValueError("a SLURM time limit is minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS")
 
 
-_SBATCH_OPTION = re.compile(r"^--[A-Za-z][A-Za-z0-9-]*(=.*)?$")
+_SBATCH_OPTION = r"^--[A-Za-z][A-Za-z0-9-]*(=.*)?$"
 
 
 def _sbatch_option(value: str) -> str:
     if value.startswith("#SBATCH"):
         raise Corrected("t3rl writes the #SBATCH prefix itself", _sbatch_option(value[7:].strip()))
-    if not _SBATCH_OPTION.match(value):
+    if not re.match(_SBATCH_OPTION, value):
         raise ValueError("an sbatch option --name or --name=value, e.g. --qos=high")
     return value
 
 
-_HOST = re.compile(
-    r"^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*$"
-)
+_HOST = r"^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*$"
 # An IPv6 literal has at least two colons (one colon is host:port).
-_IPV6 = re.compile(r"^[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*$")
+_IPV6 = r"^[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*$"
 
 
 def _host(value: str) -> str:
-    if "://" in value or (":" in value.strip("[]") and not _IPV6.match(value.strip("[]"))):
+    if "://" in value or (":" in value.strip("[]") and not re.match(_IPV6, value.strip("[]"))):
         bare = value.partition("://")[2] or value
         raise Corrected(
             "a host name or IP address only (no scheme, no port: the port is its own key)",
             bare.split("/", 1)[0].rsplit(":", 1)[0] or "127.0.0.1",
         )
-    if not (_HOST.match(value) or _IPV6.match(value.strip("[]"))):
+    if not (re.match(_HOST, value) or re.match(_IPV6, value.strip("[]"))):
         raise ValueError("a host name or IP address, e.g. 127.0.0.1 or node-1.cluster")
     return value
 
