@@ -41,7 +41,8 @@ NOT_THE_USER = ("Tool result for ", "FORMAT ERROR")
 # Errors of the user model's API client that mean the model refused the request (openai's 4xx errors);
 # connection errors, timeouts and 5xx are the infrastructure's.
 USER_MODEL_REFUSALS = ("BadRequestError", "UnprocessableEntityError", "ContentFilterFinishReasonError")
-ASKS = re.compile(r"\b(can|could|would|will) you\b|\bplease\b|\bfor me\b|\byourself\b|\bon your end\b", re.I)
+# A request that the agent do something (a bare "please" is not: users say it reporting what they did).
+ASKS = re.compile(r"\b(can|could|would|will) you\b|\bfor me\b|\byourself\b|\bon your end\b", re.I)
 IDENTIFIERS = {
     "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
     "user id": re.compile(r"\b[a-z]+_[a-z]+_\d{3,}\b"),

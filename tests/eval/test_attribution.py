@@ -130,6 +130,11 @@ def test_a_user_repeating_what_the_agent_said_contradicts_nothing() -> None:
     assert attribute(record, ROW)["party"] == AGENT
 
 
+def test_reporting_an_own_action_politely_is_no_request() -> None:
+    record = _tau2(user("My phone has no mobile data."), user("Please wait, I turned airplane mode off."))
+    assert attribute(record, ROW)["party"] == AGENT
+
+
 def test_asking_the_agent_for_its_own_actions_is_no_fault() -> None:
     record = _tau2(user("My phone has no mobile data. Can you check my customer record please?"))
     assert attribute(record, ROW)["party"] == AGENT

@@ -207,3 +207,16 @@ def test_the_t3rl_declaration_holds_the_published_numbers() -> None:
     assert declared["T3RL stage 1"].values[0].value == 0.6 and declared["T3RL stage 1"].values[0].tasks == 400
     assert declared["T3RL stage 1"].split == "bfcl_unseen"
     assert declared["Qwen3-4B-Instruct"].values[0].value == 0.1575
+
+
+def test_eval_published_needs_a_declaration(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+
+    out = tmp_path / "record"
+    args = ["eval", "+experiment=quickstart", "--engine", "reference", "--published", "--out", str(out)]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "250"})
+    assert result.exit_code == 2, result.output
+    assert "declares no published result (eval.published)" in result.output
+    assert not out.exists()  # refused before anything was written
