@@ -220,3 +220,32 @@ def test_eval_published_needs_a_declaration(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "declares no published result (eval.published)" in result.output
     assert not out.exists()  # refused before anything was written
+
+
+def test_the_report_says_when_a_reproduction_is_too_small_to_mean_much() -> None:
+    from t3rl_core.eval.report_sections import published_section
+
+    published = PublishedConfig.model_validate(
+        {
+            "target": "airline",
+            "results": [
+                _result("airline", 0.5, values=[{"scope": "tau2_airline", "value": 0.5, "tasks": 20}]),
+                # Outside the asymmetric interval [0.342, 0.742], though closer than its half width.
+                _result("far", 0.745, values=[{"scope": "tau2_airline", "value": 0.745, "tasks": 20}]),
+            ],
+        }
+    )
+    block = {"tasks": 20, "accuracy": 0.55}
+    summary = {
+        "complete": True,
+        "split": "bfcl_test",
+        "pass_k": [1],
+        "temperature": 0.0,
+        "overall": block,
+        "categories": {"tau2_airline": block},
+    }
+    summary["published"] = {"tolerance": {"confidence": 0.95}, "verdicts": verdicts(summary, published)}
+    rows = {line.split(" | ")[0]: line for line in published_section(summary) if line.startswith("| ")}
+    assert "**reproduced**" in rows["| airline (target)"]
+    assert "20 tasks resolve ±0.2" in rows["| airline (target)"]
+    assert "**not reproduced**" in rows["| far (reference)"] and "resolve" not in rows["| far (reference)"]
