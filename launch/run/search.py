@@ -80,6 +80,7 @@ def run_search(
     from launch.config.hydra_internals import launcher_override, optuna_capable_hydra
 
     register_sweeper_configs()
+    _log_through_logging()
     summary = SweepSummary(sweep_dir=sweep_dir, name=name, metric_name=metric_name)
     # Hydra wants `experiment=x` for groups the primary config lists as null; t3rl takes `+experiment=x` too.
     base = [
@@ -141,6 +142,16 @@ def storage_problem(sweeper: Mapping[str, Any]) -> Problem | None:
             key, message, source, f"install '{dialect.driver}' into t3rl's environment, {in_memory}"
         )
     return None
+
+
+def _log_through_logging() -> None:
+    """Optuna's records go to Python's logging like the sweeper's: its own default handler keeps the
+    stderr it first saw, which a second search in one process (tests, a notebook) finds closed and
+    prints a logging traceback for. Warnings still reach stderr (logging's last resort)."""
+    import optuna
+
+    optuna.logging.disable_default_handler()
+    optuna.logging.enable_propagation()
 
 
 class TrialFailed(RuntimeError):
