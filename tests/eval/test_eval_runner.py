@@ -5,13 +5,13 @@ import json
 
 import pytest
 
-from t3rl_core.config import RuntimeConfig
 from t3rl_core.eval import runner as eval_runner
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.metrics import summarize
 from t3rl_core.eval.resume import INDEX_FILE
 from t3rl_core.eval.runner import SUMMARY_FILE, TRAJECTORIES_FILE, plan_jobs, run_eval, score_of, select_rows
-from tests.support.tiny_stack import bfcl_rows, runtime_dict
+from tests.support.eval_runs import bfcl_runtime, read_records, reference_config
+from tests.support.tiny_stack import bfcl_rows
 
 
 @pytest.fixture(scope="module")
@@ -21,17 +21,11 @@ def rows():
 
 @pytest.fixture(scope="module")
 def runtime():
-    from t3rl_core.chat.tiny import shared_tokenizer_dir
-
-    return RuntimeConfig.model_validate(runtime_dict(shared_tokenizer_dir("qwen3"), max_new_tokens=32768))
+    return bfcl_runtime()
 
 
-def _config(**kw):
-    return EvalConfig.model_validate({"engine": {"name": "reference"}, "concurrency": 3, **kw})
-
-
-def _records(out):
-    return [json.loads(line) for line in (out / TRAJECTORIES_FILE).read_text().splitlines()]
+_config = reference_config
+_records = read_records
 
 
 def test_selection_and_seeds(rows):

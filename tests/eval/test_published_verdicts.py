@@ -16,7 +16,8 @@ from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.published import PublishedConfig
 from t3rl_core.eval.runner import run_eval
 from t3rl_core.eval.verdict import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED, headline, one_line, verdicts
-from tests.support.tiny_stack import bfcl_rows, runtime_dict, write_jsonl
+from tests.support.eval_runs import bfcl_runtime
+from tests.support.tiny_stack import bfcl_rows, write_jsonl
 
 CATEGORIES = ["multi_turn_base", "multi_turn_long_context", "multi_turn_miss_func", "multi_turn_miss_param"]
 
@@ -35,9 +36,7 @@ def _result(label: str, value: float, **kw) -> dict:
 
 @pytest.fixture(scope="module")
 def runtime() -> RuntimeConfig:
-    from t3rl_core.chat.tiny import shared_tokenizer_dir
-
-    return RuntimeConfig.model_validate(runtime_dict(shared_tokenizer_dir("qwen3"), max_new_tokens=32768))
+    return bfcl_runtime()
 
 
 @pytest.fixture(scope="module")

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 
-from t3rl_core.config import RuntimeConfig
 from t3rl_core.eval import runner as eval_runner
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.metrics import EpisodeScore
@@ -17,7 +15,8 @@ from t3rl_core.eval.repeats import repeat_stats
 from t3rl_core.eval.report import render_markdown
 from t3rl_core.eval.resume import INDEX_FILE
 from t3rl_core.eval.runner import TRAJECTORIES_FILE, plan_jobs, run_eval
-from tests.support.tiny_stack import bfcl_rows, runtime_dict
+from tests.support.eval_runs import bfcl_runtime, read_records, reference_config
+from tests.support.tiny_stack import bfcl_rows
 
 
 @pytest.fixture(scope="module")
@@ -27,17 +26,11 @@ def rows():
 
 @pytest.fixture(scope="module")
 def runtime():
-    from t3rl_core.chat.tiny import shared_tokenizer_dir
-
-    return RuntimeConfig.model_validate(runtime_dict(shared_tokenizer_dir("qwen3"), max_new_tokens=32768))
+    return bfcl_runtime()
 
 
 def _config(**kw) -> EvalConfig:
-    return EvalConfig.model_validate({"engine": {"name": "reference"}, "concurrency": 4, **kw})
-
-
-def _records(out: Path) -> list[dict]:
-    return [json.loads(line) for line in (out / TRAJECTORIES_FILE).read_text().splitlines()]
+    return reference_config(concurrency=4, **kw)
 
 
 def test_repeat_r_is_the_eval_with_seed_plus_r(rows) -> None:
@@ -66,7 +59,7 @@ def test_statistics_across_repeats() -> None:
 def test_an_eval_with_repeats_reports_their_spread(rows, runtime, tmp_path) -> None:
     config = _config(repeats=2, engine={"name": "reference", "faults": {"malformed_json": 0.5}, "seed": 1})
     summary = asyncio.run(run_eval(runtime, config, rows, tmp_path, show_progress=False))
-    records = _records(tmp_path)
+    records = read_records(tmp_path)
     assert sorted({r["repeat"] for r in records}) == [0, 1] and len(records) == 2 * len(rows)
     assert summary["overall"]["episodes"] == 2 * len(rows) and summary["overall"]["tasks"] == len(rows)
     stats = summary["repeats"]["overall"]
@@ -110,7 +103,7 @@ def test_resume_keeps_verified_episodes_and_reruns_the_rest(rows, runtime, tmp_p
         "rerun": {"unverified": 1, "engine_failed": 1},
     }
     assert resumed["overall"]["accuracy"] == full["overall"]["accuracy"] == 1.0
-    assert [r["attempt"] for r in _records(out)] == [1, 2, 2, 2]
+    assert [r["attempt"] for r in read_records(out)] == [1, 2, 2, 2]
 
     # Changed settings: a finished episode of another temperature is no episode of this eval.
     played.clear()
