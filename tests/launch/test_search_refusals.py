@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from launch.cli.app import app
 from tests.support.no_slime import no_slime_workdir
+from tests.support.sweep_watch import bare_sweep_dirs
 
 SEARCH = [
     "run",
@@ -29,9 +30,10 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_trial_refused_at_pre_flight_is_recorded_failed_with_the_reason(workdir: Path) -> None:
-    result = CliRunner().invoke(app, SEARCH)
+    with bare_sweep_dirs(workdir / "runs" / "stage1_bfcl") as bare:  # the record comes first
+        result = CliRunner().invoke(app, SEARCH)
     assert result.exit_code == 1, result.output
-    assert "Traceback" not in result.output
+    assert "Traceback" not in result.output and bare == []
     (sweep_json,) = (workdir / "runs").rglob("sweep.json")
     (point,) = json.loads(sweep_json.read_text())["points"]
     assert point["status"] == "failed" and "cannot run the plan" in point["error"], point

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from launch.cli.app import app
+from tests.support.sweep_watch import bare_sweep_dirs
 
 SWEEP = ("run", "-m", "+experiment=stage1_bfcl", "reward=progress,binary", "executor=local")
 
@@ -79,50 +78,12 @@ def test_a_signal_marks_the_point_interrupted_and_leaves_the_rest_planned(
     assert "interrupted: stopped by a signal" in markdown
 
 
-# Sweep dirs being watched by the audit hook below (empty: the hook does nothing).
-_WATCHED: list[Path] = []
-_SEEN_BARE: list[str] = []
-
-
-def _sweep_dir_never_bare(event: str, args: tuple) -> None:
-    """Before every file operation of this process: no sweep dir under a watched dir lacks sweep.json."""
-    if not _WATCHED or event not in ("open", "os.mkdir", "os.rename", "os.replace"):
-        return
-    watched = _WATCHED.pop()  # the scan below is audited too: stop watching while it runs
-    try:
-        for name in os.listdir(watched) if os.path.isdir(watched) else []:
-            if name.startswith("sweep-") and not os.path.exists(os.path.join(watched, name, "sweep.json")):
-                _SEEN_BARE.append(f"{name} before {event} {args[0]!r}")
-    finally:
-        _WATCHED.append(watched)
-
-
-sys.addaudithook(_sweep_dir_never_bare)
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        SWEEP,
-        (
-            "run",
-            "-m",
-            "+experiment=stage1_bfcl",
-            "hparams_search=bfcl_lr_kl_reward",
-            "hydra.sweeper.n_trials=1",
-        ),
-    ],
-    ids=["sweep", "search"],
-)
-def test_a_sweep_dir_never_exists_without_its_record(runs: Path, command: tuple[str, ...]) -> None:
-    """A launcher killed at any moment leaves a sweep dir `t3rl run --run-dir` can resume (or none)."""
-    _SEEN_BARE.clear()
-    _WATCHED.append(runs / "stage1_bfcl")
-    try:
-        result = CliRunner().invoke(app, list(command), env={"COLUMNS": "200"})
-    finally:
-        _WATCHED.clear()
+def test_a_sweep_dir_never_exists_without_its_record(runs: Path) -> None:
+    """A launcher killed at any moment leaves a sweep dir `t3rl run --run-dir` can resume (or none);
+    a search's: tests/launch/test_search_refusals.py."""
+    with bare_sweep_dirs(runs / "stage1_bfcl") as bare:
+        result = CliRunner().invoke(app, list(SWEEP), env={"COLUMNS": "200"})
     assert result.exit_code == 1, result.output
-    assert _SEEN_BARE == []
+    assert bare == []
     summary, _ = _sweep(runs)
     assert all(p["run_dir"] for p in summary["points"])
