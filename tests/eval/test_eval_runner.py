@@ -10,7 +10,7 @@ from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.metrics import summarize
 from t3rl_core.eval.resume import INDEX_FILE
 from t3rl_core.eval.runner import SUMMARY_FILE, TRAJECTORIES_FILE, plan_jobs, run_eval, score_of, select_rows
-from tests.support.eval_runs import bfcl_runtime, read_records, reference_config
+from tests.support.eval_runs import bfcl_runtime, count_episodes, read_records, reference_config
 from tests.support.tiny_stack import bfcl_rows
 
 
@@ -96,14 +96,7 @@ def test_resume_runs_only_what_is_missing(rows, runtime, tmp_path, monkeypatch):
     index = (tmp_path / "full" / INDEX_FILE).read_text().splitlines(keepends=True)
     (partial_dir / INDEX_FILE).write_text("".join(index[:4]))
 
-    played = []
-    original = eval_runner._run_episode
-
-    async def counting(runner, job, sampling, attempt):
-        played.append(job.task_id)
-        return await original(runner, job, sampling, attempt)
-
-    monkeypatch.setattr(eval_runner, "_run_episode", counting)
+    played = count_episodes(monkeypatch)
     resumed = asyncio.run(run_eval(runtime, config, rows, partial_dir, resume=True, show_progress=False))
     assert len(played) == len(rows) - 3
     records = _records(partial_dir)

@@ -8,14 +8,13 @@ import json
 
 import pytest
 
-from t3rl_core.eval import runner as eval_runner
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.metrics import EpisodeScore
 from t3rl_core.eval.repeats import repeat_stats
 from t3rl_core.eval.report import render_markdown
 from t3rl_core.eval.resume import INDEX_FILE
 from t3rl_core.eval.runner import TRAJECTORIES_FILE, plan_jobs, run_eval
-from tests.support.eval_runs import bfcl_runtime, read_records, reference_config
+from tests.support.eval_runs import bfcl_runtime, count_episodes, read_records, reference_config
 from tests.support.tiny_stack import bfcl_rows
 
 
@@ -87,14 +86,7 @@ def test_resume_keeps_verified_episodes_and_reruns_the_rest(rows, runtime, tmp_p
     (out / TRAJECTORIES_FILE).write_text(lines[0] + edited + aborted_line)
     (out / INDEX_FILE).write_text("".join(json.dumps(entry) + "\n" for entry in index[:3]))
 
-    played = []
-    original = eval_runner._run_episode
-
-    async def counting(runner, job, sampling, attempt):
-        played.append(job.task_id)
-        return await original(runner, job, sampling, attempt)
-
-    monkeypatch.setattr(eval_runner, "_run_episode", counting)
+    played = count_episodes(monkeypatch)
     resumed = asyncio.run(run_eval(runtime, config, rows, out, resume=True, show_progress=False))
     assert sorted(played) == sorted(json.loads(line)["task_id"] for line in lines[1:])
     assert resumed["attempts"] == {

@@ -29,3 +29,18 @@ def reference_config(concurrency: int = 3, **settings: Any) -> EvalConfig:
 
 def read_records(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / TRAJECTORIES_FILE).read_text().splitlines()]
+
+
+def count_episodes(monkeypatch: Any) -> list[str]:
+    """The task ids of the episodes the eval runner plays from now on (pytest's monkeypatch undoes it)."""
+    from t3rl_core.eval import runner
+
+    played: list[str] = []
+    original = runner._run_episode
+
+    async def counting(engine_runner: Any, job: Any, sampling: Any, attempt: int) -> dict[str, Any]:
+        played.append(job.task_id)
+        return await original(engine_runner, job, sampling, attempt)
+
+    monkeypatch.setattr(runner, "_run_episode", counting)
+    return played
