@@ -105,12 +105,13 @@ def select_rows(rows: Iterable[Mapping[str, Any]], config: EvalConfig) -> list[M
 def plan_jobs(rows: Iterable[Mapping[str, Any]], config: EvalConfig, settings: str = "") -> list[EpisodeJob]:
     """`config.samples` jobs per row and repeat, each with a seed that depends only on (eval seed +
     repeat, task, sample); `settings` (resuming.settings_digest) goes into each job's fingerprint."""
+    listed = list(rows)
+    row_digests = [resuming.digest(row) if settings else "" for row in listed]
     jobs = []
     for repeat in range(config.repeats):
-        for row in rows:
+        for row, row_digest in zip(listed, row_digests, strict=True):
             tid = task_id(row)
             category = (row.get("metadata") or {}).get("data_source", "default")
-            row_digest = resuming.digest(row) if settings else ""
             for sample in range(config.samples):
                 seed = zlib.crc32(f"{config.seed + repeat}/{tid}/{sample}".encode()) & 0x7FFFFFFF
                 fingerprint = resuming.digest([row_digest, seed, settings]) if settings else ""
