@@ -403,14 +403,18 @@ def show_run(path: Path, console: Console | None = None) -> int:
 
 def show_sweep(path: Path, console: Console) -> int:
     """A sweep dir: each point's status as it is now (a dead launcher's `running` point is
-    `interrupted (launcher gone)`), stage, job, metric and run dir."""
+    `interrupted (launcher gone)`), stage, job, metric, standing against the best point (sweep.md's) and
+    run dir."""
     from rich.markup import escape
     from rich.table import Table
 
+    from launch.run.sweep import SweepSummary
+    from launch.run.sweep_compare import marks
     from launch.run.sweep_liveness import LAUNCHER_GONE, launcher_alive, points_now
 
     data = json.loads((path / "sweep.json").read_text())
     points = points_now(path)
+    standing = marks(SweepSummary.load(path))  # by interval; another benchmark's points not ranked
     launcher = "running" if launcher_alive(path) else "not running"
     console.print(
         f"[bold]{escape(str(path.resolve()))}[/]: sweep {escape(str(data.get('name')))}", soft_wrap=True
@@ -418,7 +422,7 @@ def show_sweep(path: Path, console: Console) -> int:
     console.print(f"  launcher   {launcher}", soft_wrap=True)
     metric = str(data.get("metric") or "metric")
     table = Table(title="points", title_justify="left")
-    for column in ("#", "point", "status", "stage", "job", metric, "run dir"):
+    for column in ("#", "point", "status", "stage", "job", metric, "vs best (95 % interval)", "run dir"):
         table.add_column(column, overflow="fold")
     for point in points:
         value = point.get("metric")
@@ -430,6 +434,7 @@ def show_sweep(path: Path, console: Console) -> int:
             escape(str(point.get("stage") or "")),
             escape(str(point.get("job") or "")),
             "" if value is None else f"{value:.4g}",
+            escape(standing.get(point.get("index"), "")),
             escape(os.path.relpath(point["run_dir"], path) if point.get("run_dir") else ""),
         )
     console.print(table)

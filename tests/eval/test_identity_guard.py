@@ -14,7 +14,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from launch.cli.app import app
-from launch.cli.runs import list_runs
+from launch.cli.runs import list_runs, show_run
 from launch.run.sweep import IncomparableEval, Point, SweepSummary, point_metric
 from launch.run.sweep_compare import marks
 from launch.run.sweep_plot import point_scores
@@ -124,6 +124,10 @@ def test_sweep_points_are_compared_by_interval_and_only_on_one_benchmark(tmp_pat
     markdown = (tmp_path / "sweep" / "sweep.md").read_text()
     assert "| vs best (95 % interval) |" in markdown and "overlaps best [0.356, 0.548]" in markdown
     assert [score.index for score in point_scores(sweep)] == [0, 1, 2]  # sweep.png leaves p03 out
+    console = Console(record=True, width=300)
+    assert show_run(sweep.sweep_dir, console) == 0  # `t3rl runs show <sweep dir>`
+    shown = console.export_text()
+    assert "overlaps best [0.356, 0.548]" in shown and "not ranked, another benchmark: data" in shown
 
 
 def test_a_search_trial_of_another_benchmark_feeds_nothing_to_the_study(tmp_path: Path) -> None:
