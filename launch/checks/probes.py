@@ -27,6 +27,8 @@ from t3rl_core.input_files import InputFile
 
 # Rows of a dataset file a probe reads.
 ROWS = 20
+# Seconds an interpreter has to import t3rl for a probe (a slow shared filesystem takes a while).
+PROBE_TIMEOUT_S = 30
 # Seconds an endpoint has to answer a probe.
 ENDPOINT_TIMEOUT_S = 1.5
 # Stage kinds whose commands run t3rl_core with the t3rl interpreter.
@@ -125,6 +127,23 @@ def _first_rows(path: Path) -> Iterator[tuple[str, Any]]:
                     raise ValueError(f"line {number} is not JSON ({error.msg})") from None
 
 
+def model_checkpoint_present(ctx: Context) -> Iterator[Problem]:
+    """A downloaded model's HF directory exists where the local executor will read it (a warning: it
+    may be downloaded before `t3rl run`, whose own pre-flight then requires it)."""
+    model = ctx.run.model
+    if model.synthetic or ctx.run.executor.kind != "local":
+        return
+    path = Path(model.hf_checkpoint).expanduser()
+    if not (path / "config.json").is_file():
+        yield Problem(
+            "model.hf_checkpoint",
+            f"{path} holds no config.json here: the stages that read the base model would fail",
+            fix=f"download it first (huggingface-cli download {model.hf_id} --local-dir {path}), or set "
+            "model.hf_checkpoint to the model's directory",
+            severity="warning",
+        )
+
+
 # ---------------------------------------------------------------------------------------- interpreters
 
 
@@ -140,6 +159,15 @@ def interpreters_import_t3rl(ctx: Context, plan: Plan) -> Iterator[Problem]:
         modules = ("t3rl_core", "rich", *(stage.imports.modules if stage.imports else ()))
         pythonpath = stage.imports.pythonpath if stage.imports else None
         failed = _probe(python, pythonpath, modules)
+        if failed is None:
+            yield Problem(
+                "paths.cluster_python",
+                f"{python} did not answer an import probe within {PROBE_TIMEOUT_S:g} s (stage {stage.name} "
+                "runs with it on this machine)",
+                fix=f"check that {python} starts; or set paths.cluster_python={sys.executable}",
+                severity="warning",
+            )
+            return
         if failed:
             module, error = next(iter(failed.items()))
             key = "paths.cluster_python"
@@ -168,15 +196,18 @@ def _same_interpreter(a: str, b: str) -> bool:
 
 
 @functools.cache
-def _probe(python: str, pythonpath: str | None, modules: tuple[str, ...]) -> dict[str, str]:
+def _probe(python: str, pythonpath: str | None, modules: tuple[str, ...]) -> dict[str, str] | None:
+    """Module → why it does not import with `python`; None when the probe did not end in time."""
     env = dict(os.environ)
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
     try:
         done = subprocess.run(
-            probe_argv(python, modules), env=env, capture_output=True, text=True, timeout=60
+            probe_argv(python, modules), env=env, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S
         )
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except subprocess.TimeoutExpired:
+        return None
+    except OSError as error:
         return dict.fromkeys(modules, f"cannot run {python}: {error}")
     reason = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
     return probe_failures(done.stdout, modules, reason)
@@ -235,4 +266,4 @@ def _get(url: str) -> str | None:
         return str(getattr(error, "reason", error))
 
 
-RULES = (dataset_files_usable, endpoints_answer)
+RULES = (dataset_files_usable, model_checkpoint_present, endpoints_answer)

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from launch.checks.undo import with_undo_fixes
 from launch.checks.validate import import_checks, validate
 from launch.config import compose_ahead
 from launch.config.errors import ConfigError, Problem
@@ -55,7 +56,8 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
     try:
         run = RunConfig.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(problems_from_validation(error, data, provenance)) from None
+        problems = problems_from_validation(error, data, provenance)
+        raise ConfigError(with_undo_fixes(problems, overrides, config_dirs)) from None
     remember_revealed(run)  # masked wherever they show up, and refused in names (credentials rules)
     problems = validate(run, data, provenance, config_dirs)
     if any(p.severity == "error" for p in problems):

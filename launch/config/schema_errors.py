@@ -234,8 +234,17 @@ def _config_key(loc: tuple[Any, ...], data: Mapping[str, Any]) -> str:
     """pydantic's location without the union tags it inserts (e.g. stages.train.<train>.curriculum)."""
     parts: list[str] = []
     node: Any = data
-    for element in loc:
-        if _has(node, element):
+    for index, element in enumerate(loc):
+        after = loc[index + 1] if index + 1 < len(loc) else None
+        # A tag that is also a key of its node (an eval stage's `eval` overrides): a tag when the next
+        # element is the node's own field rather than one of that key's.
+        if _has(node, element) and not (
+            isinstance(node, Mapping)
+            and element in (node.get("kind"), node.get("name"))
+            and after is not None
+            and _has(node, after)
+            and not _has(node[element], after)
+        ):
             node = node[element]
         elif isinstance(node, Mapping) and not isinstance(element, int) and _is_tag(element, node):
             continue

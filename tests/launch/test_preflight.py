@@ -12,17 +12,11 @@ from test_bad_configs import CASES
 from typer.testing import CliRunner
 
 from launch.cli.app import app
+from tests.support.fix_applier import apply_first_fix
 
 _BLOCK = re.compile(
     r"^error (?P<key>.*?): (?P<message>.*?)\n\s+set in: (?P<source>.*?)\n\s+fix: (?P<fix>.*?)$", re.M
 )
-# A deletion in a fix: `~key` with no value.
-_DELETION = re.compile(r"(?<![\w.+~/-])~([A-Za-z_][\w.@]*)(?![\w.=])")
-# An assignment in a fix: `key=value`, `+key=value`, or a group choice `group=option`.
-_ASSIGNMENT = re.compile(r"(?<![\w.+~/-])([+~]?[A-Za-z_][\w.@]*)=(\[[^\]]*\]|\{[^}]*\}|[^\s,;?)]+)")
-# An assignment a fix quotes for the shell: `"key='1e3'"` (the shell passes it without the outer quotes).
-_SHELL_QUOTED = re.compile(r'"([+~]?[A-Za-z_][\w.@]*=[^"]*)"')
-
 
 @pytest.fixture
 def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -85,37 +79,6 @@ def test_bad_config_is_caught_with_key_source_and_fix(
     assert _tree(work) == before, "a rejected command wrote into the working directory"
 
 
-def _apply_first_fix(args: list[str], error: dict[str, str]) -> list[str] | None:
-    """The overrides with the first alternative of the error's fix applied; None when it has none.
-    A deletion (`~key`) drops the override that set the key, or deletes a key a file set."""
-    first = re.split(r"; |, or | or | \(", error["fix"], maxsplit=1)[0]
-    deleted = _DELETION.findall(first)
-    if deleted:
-        kept = [a for a in args if a.split("=", 1)[0].lstrip("+~") not in deleted]
-        return kept if len(kept) < len(args) else [*args, *(f"~{key}" for key in deleted)]
-    first = _SHELL_QUOTED.sub(r"\1", first)
-    assignments = _ASSIGNMENT.findall(first)
-    if not assignments:
-        return None
-    keys = {k.lstrip("+~") for k, _ in assignments}
-    renamed = (
-        error["message"].startswith("unknown key")
-        or "must be added" in error["message"]
-        or error["message"].startswith("unknown option")
-    )
-    blamed = re.match(r"override `(.*)`", error["source"])
-    kept, added = [], set()
-    for arg in args:
-        if blamed and renamed and arg == blamed.group(1):
-            continue  # the misspelt override is replaced by the fix
-        if "=" in arg and arg.split("=", 1)[0].lstrip("+~") in keys:
-            if arg.startswith("+"):
-                added.add(arg.split("=", 1)[0].lstrip("+"))  # the user added it: changing it keeps the '+'
-            continue
-        kept.append(arg)
-    return kept + [f"{'+' if key in added else ''}{key}={value}" for key, value in assignments]
-
-
 # Cases whose first fix does not validate yet (issue 9 work left): kept visible as strict xfails.
 ALL_CASES = [(c[0], c[1]) for c in CASES] + [(c[0], c[1]) for c in BAD]
 
@@ -129,7 +92,7 @@ def test_first_fix_validates(case: str, overrides: list[str], sandbox: Path) -> 
     assert code == 2, out
     errors = _errors(out)
     assert errors, out
-    fixed = _apply_first_fix(args, errors[0])
+    fixed = apply_first_fix(args, errors[0])
     assert fixed is not None, f"the first fix of {case} names no assignment: {errors[0]['fix']}"
     code, after = _invoke("validate", *fixed)
     assert code == 0, f"{case}: after the fix {fixed}:\n{after}"

@@ -1,0 +1,78 @@
+"""The smallest fix of a value the schema refuses is often to undo the override that set it: the value
+the key had before, in the experiment and group files, is one the rest of the config was built around
+(a domain's nearest bound or a cleaned-up spelling may break another rule, or repeat the typo)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from launch.checks.fixes import quoted
+from launch.config.errors import ConfigError, Problem
+from launch.config.resolved import composed_plain
+
+_OVERRIDE = re.compile(r"^override `(?P<text>[^`]*)`")
+
+
+def with_undo_fixes(
+    problems: list[Problem], overrides: Sequence[str], config_dirs: Sequence[str]
+) -> list[Problem]:
+    """Each problem whose key an override set gets, as its first fix, the key's value without that
+    override (when the files give it one); its own fix stays as the alternative, first when it only
+    trims what was typed (a URL's appended path, white space)."""
+    return [_undone(p, overrides, config_dirs) for p in problems]
+
+
+def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str]) -> Problem:
+    found = _OVERRIDE.match(problem.source)
+    if found is None or found.group("text") not in overrides:
+        return problem
+    text = found.group("text")
+    key = text.split("=", 1)[0].lstrip("+~")
+    if problem.key != key and not problem.key.startswith(key + "."):
+        return problem
+    before = _value_without(text, overrides, config_dirs, problem.key)
+    written = text.split("=", 1)[1] if "=" in text else None
+    if before is None or written is None or _text(before) == written:
+        return problem
+    undo = f"set {problem.key}={_text(before)} (its value without `{text}`)"
+    trims = problem.fix.startswith("set ") and _trims(problem.fix, written)
+    fix = f"{problem.fix}; or {undo}" if trims else f"{undo}; or {problem.fix}" if problem.fix else undo
+    return replace(problem, fix=fix)
+
+
+def _value_without(text: str, overrides: Sequence[str], config_dirs: Sequence[str], key: str) -> Any:
+    rest = [o for o in overrides if o != text]
+    try:
+        data: Any = composed_plain(rest, config_dirs).data
+    except ConfigError:
+        return None
+    for part in key.split("."):
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        else:
+            return None
+    return None if isinstance(data, dict) else data
+
+
+def _text(value: Any) -> str:
+    """A value as an override writes it, reading back as the same value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ",".join(_text(v) for v in value) + "]"
+    return quoted(str(value))
+
+
+def _trims(fix: str, written: str) -> bool:
+    """Whether the fix's value is what was written with something trimmed (a corrected spelling)."""
+    value = fix.removeprefix("set ").split("=", 1)[-1].split(" ")[0]
+    return bool(value) and value != written and value.strip("'\"") in written

@@ -1,0 +1,36 @@
+"""Mutations of the shipped experiments generated from the schema (tests/support/preflight_mutations.py):
+each is refused at its key with a first fix that validates when applied, or accepted with a plan whose
+slime argv the option table accepts. The suite runs a fixed sample of every kind; the full run is
+`python -m tests.support.preflight_mutations` (its counts are in docs/explanation/preflight.md)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from tests.support.preflight_mutations import Mutation, judge, mutations
+
+# Per kind of mutation, every how-many-th one the suite runs (the kinds differ in number by 20x).
+_EVERY = {"domain": 23, "wrong kind": 17, "choice": 5, "collision": 3, "reference": 3}
+
+
+def _sample() -> list[Mutation]:
+    by_kind: dict[str, list[Mutation]] = defaultdict(list)
+    for mutation in mutations():
+        by_kind[mutation.kind].append(mutation)
+    return [m for kind, found in sorted(by_kind.items()) for m in found[:: _EVERY.get(kind, 1)]]
+
+
+SAMPLE = _sample()
+
+
+@pytest.mark.parametrize("mutation", SAMPLE, ids=[str(m) for m in SAMPLE])
+def test_a_mutation_is_refused_with_a_fix_that_validates_or_accepted(mutation: Mutation) -> None:
+    verdict = judge(mutation)
+    assert verdict.outcome in ("refused, fix validates", "accepted"), verdict.detail
+
+
+def test_the_sample_covers_every_kind() -> None:
+    assert {m.kind for m in SAMPLE} == set(_EVERY)
+    assert len(SAMPLE) >= 60

@@ -1,0 +1,263 @@
+"""Mutations of the shipped experiments, generated from the schema, and what the pre-flight makes of
+each: every leaf pushed through its type's boundaries and wrong kinds, every pair of port holders
+collided, every stage reference broken. Each mutation must end one of two ways:
+
+- refused with an error at the mutated key (or the key it collides with), whose first fix, applied as
+  the user would, validates;
+- accepted, which means the whole plan was built and every slime argv in it passed slime's generated
+  option table (`t3rl validate` builds the plan in memory).
+
+`python -m tests.support.preflight_mutations` runs them all and prints the counts that the docs report
+(docs/explanation/preflight.md); tests/launch/test_preflight_mutations.py runs a fixed sample.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+from launch.checks.fixes import quoted
+from launch.checks.ledger import claims_of
+from launch.checks.resolve import Resolved, resolve
+from launch.checks.validate import trial_plan
+from launch.config.errors import ConfigError, Problem
+from launch.config.schema_walk import model_at
+from t3rl_core.fields import Domain, StrKind
+from tests.support.fix_applier import apply_first_fix
+from tests.support.schema_leaves import Leaf, leaves
+
+EXPERIMENTS = sorted(
+    p.stem for p in (Path(__file__).resolve().parents[2] / "conf" / "experiment").glob("*.yaml")
+)
+Outcome = Literal[
+    "refused, fix validates", "refused, fix fails", "refused, prose fix", "refused elsewhere", "accepted"
+]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    experiment: str
+    kind: str
+    key: str
+    value: str
+    # Keys a refusal may name besides `key` (the other holder of a collided resource).
+    also: tuple[str, ...] = ()
+
+    @property
+    def overrides(self) -> list[str]:
+        return [f"+experiment={self.experiment}", f"{self.key}={self.value}"]
+
+    def __str__(self) -> str:
+        return f"{self.experiment}: {self.key}={self.value} ({self.kind})"
+
+
+@cache
+def _resolved(experiment: str) -> Resolved:
+    return resolve([f"+experiment={experiment}"])
+
+
+# ------------------------------------------------------------------------------------------ generation
+
+
+def mutations(experiments: list[str] = EXPERIMENTS) -> Iterator[Mutation]:
+    """Every mutation of every experiment, each (field, kind, value) once across experiments."""
+    seen: set[tuple[str, str, str]] = set()
+    for experiment in experiments:
+        for mutation in _of(experiment):
+            model = model_at(mutation.key.rpartition(".")[0], _resolved(experiment).config)
+            field = f"{getattr(model, '__qualname__', '?')}.{mutation.key.rpartition('.')[2]}"
+            tag = (field, mutation.kind, mutation.value)
+            if mutation.kind in ("collision", "reference") or tag not in seen:
+                seen.add(tag)
+                yield mutation
+
+
+def _of(experiment: str) -> Iterator[Mutation]:
+    try:
+        resolved = _resolved(experiment)
+    except ConfigError:
+        return  # an experiment that needs a value of the user's (a hub environment's id) as shipped
+    for key, value in _scalars(resolved.config, ""):
+        parent, _, name = key.rpartition(".")
+        model = model_at(parent, resolved.config)
+        if model is None or name not in model.model_fields:
+            continue
+        yield from _leaf_mutations(experiment, key, value, model, name)
+    yield from _collisions(experiment, resolved)
+    yield from _broken_references(experiment, resolved)
+
+
+def _scalars(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _scalars(v, f"{prefix}.{k}" if prefix else str(k))
+    elif not isinstance(node, list):
+        yield prefix, node
+
+
+def _leaf_mutations(experiment: str, key: str, value: Any, model: Any, name: str) -> Iterator[Mutation]:
+    annotation = model.model_fields[name].annotation
+    choices = _choices(annotation)
+    if choices:
+        yield Mutation(experiment, "choice", key, "not_a_choice")
+        return
+    if isinstance(value, bool):
+        yield Mutation(experiment, "wrong kind", key, "maybe")
+        return
+    leaf = next((lf for lf in leaves(model) if lf.field == name and lf.where == ""), None)
+    if leaf is None:
+        return
+    if leaf.base in (int, float):
+        for bad in _outside(leaf):
+            yield Mutation(experiment, "domain", key, _text(bad))
+        yield Mutation(experiment, "wrong kind", key, "abc")
+    elif leaf.base is str and any(isinstance(m, StrKind) for m in leaf.metadata):
+        kind = next(m for m in leaf.metadata if isinstance(m, StrKind)).name
+        if kind not in ("text", "free text"):
+            yield Mutation(experiment, "wrong kind", key, quoted("not a valid value/../ x"))
+        yield Mutation(experiment, "wrong kind", key, "''")
+
+
+def _choices(annotation: Any) -> tuple[Any, ...]:
+    """The choices of a Literal field (or an optional Literal)."""
+    if get_origin(annotation) is Literal:
+        return get_args(annotation)
+    for arm in get_args(annotation):
+        if get_origin(arm) is Literal:
+            return get_args(arm)
+    return ()
+
+
+def _outside(leaf: Leaf) -> list[Any]:
+    """inf, nan, and each bound's nearest value outside it, and the values a domain excludes."""
+    from annotated_types import Ge, Gt, Interval, Le, Lt
+
+    values: list[Any] = [math.inf, math.nan]
+    for bound in leaf.bounds():
+        for part in bound if isinstance(bound, Interval) else [bound]:
+            limit = getattr(part, type(part).__name__.lower())
+            if limit is None:
+                continue
+            step = 1 if leaf.base is int else max(abs(limit), 1) * 1e-3
+            values.append({Ge: limit - step, Gt: limit, Le: limit + step, Lt: limit}[type(part)])
+    for domain in (m for m in leaf.metadata if isinstance(m, Domain)):
+        values.extend(domain.excluded)
+    return values
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _collisions(experiment: str, resolved: Resolved) -> Iterator[Mutation]:
+    """Every ordered pair of port holders with keys, the second moved onto the first's port."""
+    plan, _ = trial_plan(resolved.run)
+    if plan is None:
+        return
+    ports = [c for c in claims_of(resolved.run, plan) if c.kind == "port" and c.key]
+    for a in ports:
+        for b in ports:
+            if a.key != b.key and a.item != b.item and _settable(b.key, resolved.config):
+                yield Mutation(experiment, "collision", b.key, str(a.item), (a.key,))
+
+
+def _settable(key: str, config: dict[str, Any]) -> bool:
+    node: Any = config
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _broken_references(experiment: str, resolved: Resolved) -> Iterator[Mutation]:
+    for name, spec in resolved.config.get("stages", {}).items():
+        for field in ("init_from", "source", "checkpoint", "rollouts_from"):
+            if isinstance(spec.get(field), str):
+                yield Mutation(experiment, "reference", f"stages.{name}.{field}", "nosuch_stage")
+
+
+# --------------------------------------------------------------------------------------------- judging
+
+
+@dataclass(frozen=True)
+class Verdict:
+    mutation: Mutation
+    outcome: Outcome
+    detail: str = ""
+
+
+def judge(mutation: Mutation) -> Verdict:
+    """What the pre-flight makes of a mutation (see the module docstring)."""
+    args = mutation.overrides
+    errors = _errors(args)
+    if not errors:
+        return Verdict(mutation, "accepted")
+    named = [e for e in errors if _names(e.key, mutation)]
+    if not named:
+        return Verdict(mutation, "refused elsewhere", f"{errors[0].key}: {errors[0].message}")
+    error = named[0]
+    fixed = apply_first_fix(args, {"message": error.message, "source": error.source, "fix": error.fix})
+    if fixed is None:
+        return Verdict(mutation, "refused, prose fix", error.fix)
+    after = [e for e in _errors(fixed) if _names(e.key, mutation)]
+    if after:
+        return Verdict(mutation, "refused, fix fails", f"{error.fix} → {after[0].key}: {after[0].message}")
+    return Verdict(mutation, "refused, fix validates")
+
+
+def _errors(args: list[str]) -> list[Problem]:
+    try:
+        resolve(args)
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
+def _names(key: str, mutation: Mutation) -> bool:
+    """An error at the mutated key, one of its parents (a list item's list), or a collision partner."""
+    for wanted in (mutation.key, *mutation.also):
+        if key == wanted or (wanted.startswith(key + ".") and key.count(".") >= wanted.count(".") - 1):
+            return True
+    return False
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Run every pre-flight mutation and print the counts.")
+    parser.add_argument("--show", type=int, default=10, help="examples printed per outcome but the good ones")
+    args = parser.parse_args()
+    counts: Counter[str] = Counter()
+    kinds: Counter[tuple[str, str]] = Counter()
+    examples: dict[str, list[Verdict]] = {}
+    for mutation in mutations():
+        verdict = judge(mutation)
+        counts[verdict.outcome] += 1
+        kinds[(mutation.kind, verdict.outcome)] += 1
+        examples.setdefault(verdict.outcome, []).append(verdict)
+    total = sum(counts.values())
+    print(f"{total} mutations of {len(EXPERIMENTS)} experiments")
+    for outcome, n in counts.most_common():
+        print(f"  {n:5d}  {outcome}")
+    for (kind, outcome), n in sorted(kinds.items()):
+        print(f"    {kind:10s} {outcome:24s} {n}")
+    for outcome, verdicts in examples.items():
+        if outcome in ("refused, fix validates", "accepted"):
+            continue
+        for verdict in verdicts[: args.show]:
+            print(f"  [{outcome}] {verdict.mutation} — {verdict.detail}")
+    return 0 if set(counts) <= {"refused, fix validates", "accepted"} else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
