@@ -299,7 +299,7 @@ CASES = [
     (
         "hf-config-mismatch",
         ["model.hf_checkpoint={hf}"],
-        "model.architecture.rotary_base",
+        "model.hf_checkpoint",
         "rotary_base=1000000",
         "conf/model/qwen3_4b_instruct_2507.yaml",
     ),

@@ -204,7 +204,9 @@ def hf_checkpoint_matches_architecture(ctx: Context) -> Iterator[Problem]:
             fix=f"set model={option} model.hf_checkpoint={model.hf_checkpoint} (the model option this "
             "checkpoint's config.json describes)"
             if option
-            else f"point model.hf_checkpoint at a {model.name} checkpoint, or pick this one's model option",
+            else "set "
+            + " ".join(f"{ARCH}.{m.field}={m.expected!r}" for m in mismatches)
+            + " (the architecture this checkpoint's config.json describes)",
         )
         return
     for m in mismatches:

@@ -187,25 +187,6 @@ def algorithm_meaningful(scope: Scope, ctx: Context) -> Iterator[Problem]:
     if declared.unsupported is not None:
         supported = [n for n, e in ESTIMATORS.items() if e.unsupported is None]
         yield Problem(estimator, declared.unsupported, fix=f"set {estimator}={supported[0]}")
-    if algo.eps_clip_high is not None and algo.eps_clip_high < algo.eps_clip:
-        key = ctx.latest(scope.cur("algorithm.eps_clip_high"), scope.cur("algorithm.eps_clip"))
-        yield Problem(
-            key,
-            f"eps_clip_high {algo.eps_clip_high} < eps_clip {algo.eps_clip}: the upper clip range is "
-            "narrower than the lower one (DAPO's clip-higher raises it)",
-            fix=f"set {scope.cur('algorithm.eps_clip_high')}={algo.eps_clip}",
-        )
-    mis = algo.mis
-    if mis.tis_lower_bound >= mis.tis_upper_bound or mis.tis_lower_bound < 0:
-        key = ctx.latest(
-            scope.cur("algorithm.mis.tis_lower_bound"), scope.cur("algorithm.mis.tis_upper_bound")
-        )
-        yield Problem(
-            key,
-            f"TIS bounds [{mis.tis_lower_bound}, {mis.tis_upper_bound}] are empty or negative",
-            fix=f"set {scope.cur('algorithm.mis.tis_lower_bound')}=0.5 "
-            f"{scope.cur('algorithm.mis.tis_upper_bound')}=2.0",
-        )
 
 
 @per_scope
