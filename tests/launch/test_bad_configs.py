@@ -300,8 +300,8 @@ CASES = [
         "hf-config-mismatch",
         ["model.hf_checkpoint={hf}"],
         "model.hf_checkpoint",
-        "rotary_base=1000000",
-        "conf/model/qwen3_4b_instruct_2507.yaml",
+        "set model=qwen3_4b model.hf_checkpoint=",  # the option whose architecture the checkpoint has
+        "override `model.hf_checkpoint=",
     ),
     (
         "moe-pattern-length",
