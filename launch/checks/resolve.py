@@ -61,7 +61,7 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
     remember_revealed(run)  # masked wherever they show up, and refused in names (credentials rules)
     problems = validate(run, data, provenance, config_dirs)
     if any(p.severity == "error" for p in problems):
-        raise ConfigError(problems)
+        raise ConfigError(with_undo_fixes(problems, overrides, config_dirs, prose_only=True))
     return Resolved(
         run=run,
         config=data,

@@ -17,12 +17,20 @@ _OVERRIDE = re.compile(r"^override `(?P<text>[^`]*)`")
 
 
 def with_undo_fixes(
-    problems: list[Problem], overrides: Sequence[str], config_dirs: Sequence[str]
+    problems: list[Problem], overrides: Sequence[str], config_dirs: Sequence[str], *, prose_only: bool = False
 ) -> list[Problem]:
     """Each problem whose key an override set gets, as its first fix, the key's value without that
     override (when the files give it one); its own fix stays as the alternative, first when it only
-    trims what was typed (a URL's appended path, white space)."""
-    return [_undone(p, overrides, config_dirs) for p in problems]
+    trims what was typed (a URL's appended path, white space). `prose_only`: only problems whose own fix
+    is no assignment (a cross-field rule's fix is usually the smaller change)."""
+    return [
+        p if prose_only and (p.severity != "error" or _assigns(p.fix)) else _undone(p, overrides, config_dirs)
+        for p in problems
+    ]
+
+
+def _assigns(fix: str) -> bool:
+    return bool(re.search(r"(?<![\w.+~/-])[+~]?[A-Za-z_][\w.@]*=\S", fix.split("; ")[0]))
 
 
 def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str]) -> Problem:
@@ -35,7 +43,7 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
         return problem
     before = _value_without(text, overrides, config_dirs, problem.key)
     written = text.split("=", 1)[1] if "=" in text else None
-    if before is None or written is None or _text(before) == written:
+    if before is _MISSING or written is None or _text(before) == written:
         return problem
     undo = f"set {problem.key}={_text(before)} (its value without `{text}`)"
     trims = problem.fix.startswith("set ") and _trims(problem.fix, written)
@@ -43,20 +51,24 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
     return replace(problem, fix=fix)
 
 
+_MISSING = object()
+
+
 def _value_without(text: str, overrides: Sequence[str], config_dirs: Sequence[str], key: str) -> Any:
+    """The key's value in the composition without override `text` (`_MISSING`: none, or a mapping)."""
     rest = [o for o in overrides if o != text]
     try:
         data: Any = composed_plain(rest, config_dirs).data
     except ConfigError:
-        return None
+        return _MISSING
     for part in key.split("."):
         if isinstance(data, dict) and part in data:
             data = data[part]
         elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
             data = data[int(part)]
         else:
-            return None
-    return None if isinstance(data, dict) else data
+            return _MISSING
+    return _MISSING if isinstance(data, dict) else data
 
 
 def _text(value: Any) -> str:

@@ -236,6 +236,7 @@ def _names(key: str, mutation: Mutation) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description="Run every pre-flight mutation and print the counts.")
     parser.add_argument("--show", type=int, default=10, help="examples printed per outcome but the good ones")
+    parser.add_argument("--accepted", action="store_true", help="also list the accepted mutations")
     args = parser.parse_args()
     counts: Counter[str] = Counter()
     kinds: Counter[tuple[str, str]] = Counter()
@@ -252,7 +253,7 @@ def main() -> int:
     for (kind, outcome), n in sorted(kinds.items()):
         print(f"    {kind:10s} {outcome:24s} {n}")
     for outcome, verdicts in examples.items():
-        if outcome in ("refused, fix validates", "accepted"):
+        if outcome == "refused, fix validates" or (outcome == "accepted" and not args.accepted):
             continue
         for verdict in verdicts[: args.show]:
             print(f"  [{outcome}] {verdict.mutation} — {verdict.detail}")
