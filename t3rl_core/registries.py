@@ -24,6 +24,9 @@ ENVS = Registry(
         "verifiers": Entry(
             "t3rl_core.envs.verifiers.config:VerifiersEnvConfig", "t3rl_core.envs.verifiers.env:make_factory"
         ),
+        "openenv": Entry(
+            "t3rl_core.envs.openenv.config:OpenEnvEnvConfig", "t3rl_core.envs.openenv.env:make_factory"
+        ),
     },
     group="t3rl.envs",
     base="t3rl_core.config:EnvConfig",
@@ -114,6 +117,9 @@ DATASETS = Registry(
         "tau2": Entry("t3rl_core.envs.tau2.config:Tau2EnvConfig", "t3rl_core.envs.tau2.data:prepare"),
         "verifiers": Entry(
             "t3rl_core.envs.verifiers.config:VerifiersEnvConfig", "t3rl_core.envs.verifiers.data:prepare"
+        ),
+        "openenv": Entry(
+            "t3rl_core.envs.openenv.config:OpenEnvEnvConfig", "t3rl_core.envs.openenv.data:prepare"
         ),
     },
     group="t3rl.envs",

@@ -28,6 +28,8 @@ SAMPLE_OUTCOME: dict[str, Any] = {
     "task_reward": 1.0,
     "partial_components": {"action": 1.0},
     "tool_calls": 2,
+    "reward": 0.5,
+    "metrics": {"correct_answer": 1.0},
 }
 
 

@@ -27,7 +27,10 @@ def credit_has_what_it_needs(scope: Scope, ctx: Context) -> Iterator[Problem]:
             fix=undo,
         )
         return
-    env, reward = stage_sections(ctx.run, ctx.run.stages[scope.stage])  # type: ignore[arg-type]
+    try:
+        env, reward = stage_sections(ctx.run, ctx.run.stages[scope.stage])  # type: ignore[arg-type]
+    except ValueError:  # the stage's env/reward overrides do not validate: another rule says so
+        env, reward = ctx.run.env, ctx.run.reward
     provided = type(env).OUTCOME_FIELDS
     missing = sorted(credit.NEEDS_OUTCOME - provided) if provided is not None else []
     if missing:

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 HUB_ENVS = Path(__file__).parent / "hub_envs"
+# The ToolEnv shipped as env=verifiers's default (a module path is an environment id too).
+CALCULATOR = "t3rl_core.envs.verifiers.calculator_example"
 
 
 @pytest.fixture(autouse=True, scope="session")

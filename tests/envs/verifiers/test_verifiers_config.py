@@ -9,19 +9,20 @@ import pytest
 from pydantic import ValidationError
 
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
-from tests.envs.verifiers.conftest import HUB_ENVS
+from tests.envs.verifiers.conftest import CALCULATOR, HUB_ENVS
 
 
 def test_arguments_of_the_loader_validate() -> None:
-    config = VerifiersEnvConfig(id="vf_calculator", args={"num_examples": 2, "max_turns": 3})
+    config = VerifiersEnvConfig(id=CALCULATOR, args={"num_examples": 2, "max_turns": 3})
     assert config.split_names() == ["verifiers_train", "verifiers_eval"]
     assert VerifiersEnvConfig(id="owner/vf-guess", args={"secret": 3}).id == "owner/vf-guess"
+    assert VerifiersEnvConfig(id="vf_guess").args == {}
 
 
 @pytest.mark.parametrize(
     ("env_id", "args", "words"),
     [
-        ("vf_calculator", {"num_exampels": 2}, r"no argument \['num_exampels'\].*'num_examples'"),
+        (CALCULATOR, {"num_exampels": 2}, r"no argument \['num_exampels'\].*'num_examples'"),
         ("vf_not_installed", {}, "no installed module 'vf_not_installed'.*prime env install"),
     ],
 )
@@ -43,7 +44,8 @@ def test_validation_does_not_import_verifiers() -> None:
         "import sys\n"
         f"sys.path.insert(0, {str(HUB_ENVS)!r})\n"
         "from t3rl_core.envs.verifiers.config import VerifiersEnvConfig\n"
-        "VerifiersEnvConfig(id='vf_calculator', args={'num_examples': 1})\n"
-        "assert 'verifiers' not in sys.modules and 'vf_calculator' not in sys.modules\n"
+        f"VerifiersEnvConfig(id={CALCULATOR!r}, args={{'num_examples': 1}})\n"
+        "VerifiersEnvConfig(id='vf_guess', args={'secret': 2})\n"
+        f"assert not {{'verifiers', {CALCULATOR!r}, 'vf_guess'}} & set(sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

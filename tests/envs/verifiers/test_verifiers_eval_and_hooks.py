@@ -16,6 +16,7 @@ from launch.cli.app import app
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.hooks import slime as hooks
+from tests.envs.verifiers.conftest import CALCULATOR
 from tests.envs.verifiers.openai_standin import reply
 from tests.envs.verifiers.test_verifiers_world import call, library_rollout, prepared, runtime
 from tests.support.scripted_sglang import scripted_sglang
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_t3rl_eval_with_the_reference_policy(tmp_path: Path) -> None:
-    config = runtime("vf_calculator", {"num_examples": 3})
+    config = runtime(CALCULATOR, {"num_examples": 3})
     runtime_file = tmp_path / "runtime.yaml"
     runtime_file.write_text(config.to_yaml())
     out = tmp_path / "eval"
@@ -46,7 +47,7 @@ def test_t3rl_eval_with_the_reference_policy(tmp_path: Path) -> None:
 
 
 def test_slime_generate_hook_trains_on_the_environment(tmp_path: Path) -> None:
-    config = runtime("vf_calculator", {"num_examples": 2})
+    config = runtime(CALCULATOR, {"num_examples": 2})
     row = prepared(config, tmp_path)["verifiers_train"][0]
     chat = ChatFormat.from_pretrained(shared_tokenizer_dir("qwen3"), "qwen3")
     script = [call("add", a=3, b=4), "The sum is 7."]

@@ -16,6 +16,7 @@ from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.registries import DATASETS
 from t3rl_core.rollout.runner import EpisodeRunner
+from tests.envs.verifiers.conftest import CALCULATOR
 from tests.envs.verifiers.openai_standin import reply, scripted_server
 from tests.rollout.fakes import ScriptedEngine
 
@@ -82,7 +83,7 @@ def call(name: str, **arguments: Any) -> str:
 
 
 def test_prepare_writes_the_environments_datasets(tmp_path: Path) -> None:
-    splits = prepared(runtime("vf_calculator", {"num_examples": 3}), tmp_path)
+    splits = prepared(runtime(CALCULATOR, {"num_examples": 3}), tmp_path)
     assert [len(splits[name]) for name in ("verifiers_train", "verifiers_eval")] == [3, 2]
     row = splits["verifiers_train"][1]
     assert [m["role"] for m in row["prompt"]] == ["system", "user"]
@@ -94,7 +95,7 @@ def test_prepare_writes_the_environments_datasets(tmp_path: Path) -> None:
 
 
 def test_tool_env_scores_as_the_library_does(tmp_path: Path, chat: ChatFormat) -> None:
-    config = runtime("vf_calculator", {"num_examples": 2})
+    config = runtime(CALCULATOR, {"num_examples": 2})
     row = prepared(config, tmp_path)["verifiers_train"][1]
     library = library_rollout(config, row, [reply(calls=[("add", {"a": 13, "b": 5})]), reply("It is 18.")])
     episode, reward = t3rl_episode(config, chat, row, [call("add", a=13, b=5), "It is 18."])
@@ -110,7 +111,7 @@ def test_tool_env_scores_as_the_library_does(tmp_path: Path, chat: ChatFormat) -
 
 
 def test_a_wrong_answer_scores_as_the_library_does(tmp_path: Path, chat: ChatFormat) -> None:
-    config = runtime("vf_calculator", {"num_examples": 1})
+    config = runtime(CALCULATOR, {"num_examples": 1})
     row = prepared(config, tmp_path)["verifiers_train"][0]
     library = library_rollout(config, row, [reply("It is 8.")])
     _, reward = t3rl_episode(config, chat, row, ["It is 8."])

@@ -1,0 +1,61 @@
+"""Config of an OpenEnv environment as a t3rl world (pydantic only; openenv is imported by the env)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from t3rl_core.config import EnvConfig
+from t3rl_core.fields import ArgvToken, ContainerImage, HttpUrl, Identifier, PathComponent, Text
+from t3rl_core.strict import StrictModel
+
+OUTCOME = frozenset({"reward", "metrics", "truncated", "error", "turn_rewards", "turn_steps"})
+
+
+class OpenEnvDataConfig(StrictModel):
+    """OpenEnv environments have no dataset: a task is a reset of the environment with its own seed."""
+
+    train_split: PathComponent = "openenv_train"
+    eval_split: PathComponent = "openenv_eval"
+    train_episodes: int = Field(64, ge=1)
+    eval_episodes: int = Field(16, ge=1)
+    # reset(seed=seed + i) for the i-th train task; the eval tasks follow the train ones.
+    seed: int = Field(0, ge=0)
+
+
+class OpenEnvEnvConfig(EnvConfig):
+    """A running OpenEnv server (`url`), one this world starts (`url` + `command`), or a Docker image."""
+
+    OUTCOME_FIELDS = OUTCOME
+
+    name: Literal["openenv"] = "openenv"
+    # The server's base URL (http://host:port); with `command`, where the started server listens.
+    url: HttpUrl | None = None
+    # Docker image of the environment, started with OpenEnv's own LocalDockerProvider.
+    image: ContainerImage | None = None
+    # argv that starts the server at `url` (e.g. uvicorn my_env.server.app:app --port 8001): started
+    # when the world is built, stopped when it closes.
+    command: list[ArgvToken] | None = None
+    # Seconds a started server or container gets to answer /health.
+    startup_timeout_s: float = Field(120.0, gt=0)
+    # The system message of every task (the environment's first observation follows as a user message).
+    system_prompt: Text = "You act in an environment through its tool. Call it until the episode ends."
+    # The one tool the model acts with; its parameters are the environment's action schema.
+    tool_name: Identifier = "step"
+    # An action field a plain-text answer fills (chat-like environments); None = a text answer ends the
+    # episode.
+    text_field: Identifier | None = None
+    data: OpenEnvDataConfig = Field(default_factory=OpenEnvDataConfig)
+
+    @model_validator(mode="after")
+    def _one_server(self) -> OpenEnvEnvConfig:
+        if (self.url is None) == (self.image is None):
+            raise ValueError("give the environment's server as exactly one of env.url and env.image")
+        if self.command is not None and self.url is None:
+            raise ValueError("env.command starts the server at env.url: set env.url (http://127.0.0.1:PORT)")
+        return self
+
+    def split_names(self) -> list[str]:
+        """The JSONL files prepare_data writes."""
+        return [self.data.train_split, self.data.eval_split]

@@ -1,0 +1,67 @@
+"""An OpenEnv environment's tasks as t3rl JSONL rows: a reset seed each, the system message, and the one
+tool whose parameters are the environment's action schema (read from its server's /schema)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
+from t3rl_core.envs.openenv.env import RESET_KEY
+from t3rl_core.envs.openenv.server import EnvServer
+
+
+def prepare(config: OpenEnvEnvConfig, out_dir: Path) -> dict[str, Path]:
+    server = EnvServer(config)
+    try:
+        tool = action_tool(config, server.schema()["action"])
+    finally:
+        server.close()
+    data = config.data
+    splits = {
+        data.train_split: range(data.seed, data.seed + data.train_episodes),
+        data.eval_split: range(
+            data.seed + data.train_episodes, data.seed + data.train_episodes + data.eval_episodes
+        ),
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for split, seeds in splits.items():
+        rows = [row(config, tool, split, i, seed) for i, seed in enumerate(seeds)]
+        written[split] = out_dir / f"{split}.jsonl"
+        written[split].write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return written
+
+
+def action_tool(config: OpenEnvEnvConfig, schema: dict[str, Any]) -> dict[str, Any]:
+    """The environment's action schema as an OpenAI tool (OpenEnv's own `metadata` field left out)."""
+    properties = {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"}
+    parameters = {
+        "type": "object",
+        "properties": properties,
+        "required": [r for r in schema.get("required", []) if r in properties],
+    }
+    for key in ("$defs", "definitions"):
+        if key in schema:
+            parameters[key] = schema[key]
+    description = (
+        schema.get("description") or f"Take one action in the environment ({schema.get('title', 'action')})."
+    )
+    return {
+        "type": "function",
+        "function": {"name": config.tool_name, "description": description, "parameters": parameters},
+    }
+
+
+def row(config: OpenEnvEnvConfig, tool: dict[str, Any], split: str, index: int, seed: int) -> dict[str, Any]:
+    return {
+        "prompt": [{"role": "system", "content": config.system_prompt}],
+        "metadata": {
+            "data_source": "openenv",
+            "split": split,
+            "index": index,
+            "tools": [tool],
+            RESET_KEY: {"seed": seed},
+        },
+    }

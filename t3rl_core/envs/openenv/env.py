@@ -1,0 +1,130 @@
+"""An OpenEnv environment's episode inside t3rl's loop, through OpenEnv's own client.
+
+Each episode opens its own session (`GenericEnvClient`: reset/step over the server's WebSocket) and
+resets with its task's arguments; the first observation follows the task's system message. The model
+acts by calling one tool whose parameters are the environment's action schema (or, with `text_field`,
+by answering in text); each call is one `step()`, its observation the tool's result, its reward the
+environment's. The episode ends when the environment says done, or when the model stops acting.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from openenv.core.generic_client import GenericEnvClient
+
+from t3rl_core.envs.base import Env, Mode
+from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
+from t3rl_core.envs.openenv.server import EnvServer
+from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCallAction, Transition
+
+# Row metadata key holding the task's reset arguments.
+RESET_KEY = "openenv_reset"
+# Observation fields every OpenEnv observation has, reported apart from what the model reads.
+_BOOKKEEPING = ("reward", "done", "metadata")
+
+
+def observation_text(observation: Mapping[str, Any]) -> str:
+    """What the model reads of an observation: its one text field as it is, else its fields as JSON."""
+    shown = {key: value for key, value in observation.items() if key not in _BOOKKEEPING}
+    texts = [value for value in shown.values() if isinstance(value, str)]
+    if len(shown) == 1 and texts:
+        return texts[0]
+    return json.dumps(shown, ensure_ascii=False, sort_keys=True)
+
+
+class OpenEnvEpisode(Env):
+    """One session of an OpenEnv server."""
+
+    def __init__(self, url: str, config: OpenEnvEnvConfig, reset_args: Mapping[str, Any]) -> None:
+        self.url, self.config, self.reset_args = url, config, dict(reset_args)
+        self.client: GenericEnvClient | None = None
+        self.rewards: list[float | None] = []  # per model turn: its steps' rewards summed
+        self.done = self.stopped = False
+        self.error: str | None = None
+
+    async def reset(self) -> Transition:
+        self.client = GenericEnvClient(base_url=self.url)
+        result = await self.client.reset(**self.reset_args)
+        self.done = bool(result.done)
+        first = {"role": "user", "content": observation_text(result.observation)}
+        return Transition(messages=[first], done=self.done)
+
+    async def step(self, action: Action) -> Transition:
+        assert self.client is not None
+        payloads = self._payloads(action)
+        if payloads is None:  # the model answered without acting
+            self.stopped = True
+            self.rewards.append(None)
+            return Transition(done=True)
+        if isinstance(payloads, str):  # a malformed turn: the parser's reason, no step
+            self.rewards.append(None)
+            return Transition(messages=[{"role": "user", "content": payloads}])
+        messages: list[Message] = []
+        rewards: list[float] = []
+        role = "tool" if isinstance(action, ToolCallAction) else "user"
+        for payload in payloads:
+            try:
+                result = await self.client.step(payload)
+            except RuntimeError as exc:  # the server refused the action (e.g. it fails the schema)
+                messages.append({"role": role, "content": str(exc)})
+                continue
+            rewards.append(float(result.reward or 0.0))
+            messages.append({"role": role, "content": observation_text(result.observation)})
+            if result.done:
+                self.done = True
+                break
+        self.rewards.append(sum(rewards) if rewards else None)
+        return Transition(messages=messages, done=self.done)
+
+    def _payloads(self, action: Action) -> list[dict[str, Any]] | str | None:
+        match action:
+            case ToolCallAction(calls=calls) if calls:
+                wrong = [call.name for call in calls if call.name != self.config.tool_name]
+                if wrong:
+                    return f"Unknown tool {wrong[0]!r}: call {self.config.tool_name!r}."
+                return [dict(call.arguments) for call in calls]
+            case AnswerAction(text=text) | ToolCallAction(text=text) if self.config.text_field is not None:
+                return [{self.config.text_field: text}]
+            case InvalidAction(error=error):
+                return error
+        return None
+
+    def outcome(self) -> dict[str, Any]:
+        total = sum(r for r in self.rewards if r is not None)
+        return {
+            "reward": total,
+            "metrics": {
+                "steps": float(sum(1 for r in self.rewards if r is not None)),
+                "done": float(self.done),
+            },
+            "truncated": not (self.done or self.stopped),
+            "error": self.error,
+            "turn_rewards": list(self.rewards),
+            "turn_steps": [1] * len(self.rewards),
+        }
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.close()
+
+
+class OpenEnvFactory:
+    """The run's server (connected, started or pulled once); every episode opens its own session."""
+
+    def __init__(self, config: OpenEnvEnvConfig) -> None:
+        self.config = config
+        self.server = EnvServer(config)
+
+    def __call__(self, task: Mapping[str, Any], mode: Mode) -> OpenEnvEpisode:
+        reset_args = (task.get("metadata") or {}).get(RESET_KEY) or {}
+        return OpenEnvEpisode(self.server.url, self.config, reset_args)
+
+    async def aclose(self) -> None:
+        self.server.close()
+
+
+def make_factory(config: OpenEnvEnvConfig) -> OpenEnvFactory:
+    return OpenEnvFactory(config)

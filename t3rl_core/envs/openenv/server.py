@@ -1,0 +1,81 @@
+"""Where the environment's server is: a URL given, a local command this world starts and stops, or a
+Docker image started through OpenEnv's own provider."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.request
+from contextlib import suppress
+from typing import Any
+
+from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
+from t3rl_core.eval.server import ServerStartError, _healthy, _signal_group
+from t3rl_core.lifetime import die_with_parent
+
+
+class EnvServer:
+    """The server of one run's episodes: `url` to connect to, `close()` to stop what was started."""
+
+    def __init__(self, config: OpenEnvEnvConfig) -> None:
+        self.config = config
+        self._process: subprocess.Popen[bytes] | None = None
+        self._provider: Any = None
+        if config.image is not None:
+            self.url = self._start_container(config.image)
+        else:
+            assert config.url is not None
+            self.url = config.url.rstrip("/")
+            if config.command is not None:
+                self._start_command(config.command)
+
+    def schema(self) -> dict[str, Any]:
+        """The environment's JSON schemas (`/schema`: action, observation, state)."""
+        with urllib.request.urlopen(f"{self.url}/schema", timeout=30) as response:
+            return json.loads(response.read())
+
+    def close(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            _signal_group(self._process.pid, signal.SIGTERM)
+            with suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=10)
+            _signal_group(self._process.pid, signal.SIGKILL)
+            self._process.wait()
+        if self._provider is not None:
+            self._provider.stop_container()
+            self._provider = None
+
+    def _start_command(self, argv: list[str]) -> None:
+        if _healthy(self.url):
+            raise ServerStartError(f"something already answers at {self.url}: env.command would not be used")
+        self._process = subprocess.Popen(
+            argv,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=functools.partial(die_with_parent, os.getpid()),
+        )
+        deadline = time.monotonic() + self.config.startup_timeout_s
+        while not _healthy(self.url):
+            if self._process.poll() is not None:
+                tail = (self._process.stderr.read() if self._process.stderr else b"").decode(errors="replace")
+                raise ServerStartError(f"env.command exited with {self._process.returncode}: {tail[-2000:]}")
+            if time.monotonic() > deadline:
+                self.close()
+                raise ServerStartError(
+                    f"no /health at {self.url} within {self.config.startup_timeout_s:.0f} s"
+                )
+            time.sleep(0.2)
+
+    def _start_container(self, image: str) -> str:
+        # Lazy: OpenEnv's Docker provider is needed only for env.image.
+        from openenv.core.containers.runtime import LocalDockerProvider
+
+        self._provider = LocalDockerProvider()
+        url = self._provider.start_container(image)
+        self._provider.wait_for_ready(url, timeout_s=self.config.startup_timeout_s)
+        return str(url).rstrip("/")
