@@ -193,21 +193,30 @@ def _local_masks(rollout_data: dict[str, Any], cp_size: int) -> list[Any]:
 
 def kl_config(args: Any) -> KlInRewardConfig:
     """The `kl_in_reward` section of the runtime config on `args` (validated once per distinct value)."""
-    data = getattr(args, RUNTIME_KEY, None)
-    if isinstance(data, RuntimeConfig):
-        section: Any = data.kl_in_reward
-    elif isinstance(data, dict):
-        section = data.get("kl_in_reward")
-    else:
-        section = RuntimeConfig.from_slime_args(args).kl_in_reward
-    if section is None:
-        raise ValueError(
-            "the KL-in-reward advantage hook runs, but the runtime config has no kl_in_reward section: "
-            "set the curriculum's algorithm.kl_in_reward"
-        )
+    section = runtime_section(
+        args,
+        "kl_in_reward",
+        "the KL-in-reward advantage hook runs, but the runtime config has no kl_in_reward section: "
+        "set the curriculum's algorithm.kl_in_reward",
+    )
     if isinstance(section, KlInRewardConfig):
         return section
     return _config_from_json(json.dumps(section, sort_keys=True))
+
+
+def runtime_section(args: Any, key: str, missing: str) -> Any:
+    """Section `key` of the runtime config on `args` (a model or its plain data); `missing` is the
+    error when it is null."""
+    data = getattr(args, RUNTIME_KEY, None)
+    if isinstance(data, RuntimeConfig):
+        section: Any = getattr(data, key)
+    elif isinstance(data, dict):
+        section = data.get(key)
+    else:
+        section = getattr(RuntimeConfig.from_slime_args(args), key)
+    if section is None:
+        raise ValueError(missing)
+    return section
 
 
 @lru_cache(maxsize=8)
@@ -326,16 +335,10 @@ def _turn_record(sample: Any) -> dict[str, Any]:
 
 def turn_credit_config(args: Any) -> TurnCreditConfig:
     """The `turn_credit` section of the runtime config on `args`."""
-    data = getattr(args, RUNTIME_KEY, None)
-    if isinstance(data, RuntimeConfig):
-        section: Any = data.turn_credit
-    elif isinstance(data, dict):
-        section = data.get("turn_credit")
-    else:
-        section = RuntimeConfig.from_slime_args(args).turn_credit
-    if section is None:
-        raise ValueError(
-            "the turn-level credit hooks run, but the runtime config has no turn_credit section: set the "
-            "curriculum's algorithm.credit=turn"
-        )
+    section = runtime_section(
+        args,
+        "turn_credit",
+        "the turn-level credit hooks run, but the runtime config has no turn_credit section: set the "
+        "curriculum's algorithm.credit=turn",
+    )
     return section if isinstance(section, TurnCreditConfig) else TurnCreditConfig.model_validate(section)

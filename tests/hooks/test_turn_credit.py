@@ -131,7 +131,7 @@ def test_missing_turn_rewards_and_an_unplanned_post_process_are_refused() -> Non
     data = rank_data([1.0, 0.5, 0.0, 1.0, 0.0, 0.0], [0, 1])
     with pytest.raises(ValueError, match="custom-reward-post-process-path"):
         turn_level_advantages(args(), data, topology=lambda: ALONE)
-    with pytest.raises(ValueError, match="algorithm.credit=turn"):
+    with pytest.raises(ValueError, match=r"algorithm\.credit=turn"):
         turn_level_rewards(SimpleNamespace(n_samples_per_prompt=3, t3rl={"turn_credit": None}), samples())
 
 

@@ -6,6 +6,7 @@ advantage hook build the advantages, checked against MT-GRPO by hand from the ep
 from __future__ import annotations
 
 import asyncio
+import itertools
 import statistics
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -20,11 +21,10 @@ from t3rl_core.chat.tiny import shared_tokenizer_dir  # noqa: E402
 from t3rl_core.config import RuntimeConfig  # noqa: E402
 from t3rl_core.envs.bfcl.config import BFCLEnvConfig  # noqa: E402
 from t3rl_core.envs.bfcl.env import DONE_TEXT, BFCLEnv, BFCLTask  # noqa: E402
-from t3rl_core.hooks import slime as hooks  # noqa: E402
 from t3rl_core.hooks.advantage import Topology, turn_level_advantages, turn_level_rewards  # noqa: E402
 from t3rl_core.parsers.render import render_calls  # noqa: E402
 from t3rl_core.types import Action, AnswerAction, ToolCallAction  # noqa: E402
-from tests.support.scripted_sglang import scripted_sglang  # noqa: E402
+from tests.support.scripted_sglang import generate_with_router  # noqa: E402
 from tests.support.slime_sample import Sample  # noqa: E402
 from tests.support.tiny_stack import bfcl_rows  # noqa: E402
 
@@ -65,21 +65,6 @@ def script(row: dict, policy: Callable[[int, Action], Action]) -> list[str]:
     return asyncio.run(play())
 
 
-def generate(config: RuntimeConfig, chat: ChatFormat, row: dict, texts: list[str], index: int) -> Sample:
-    async def play() -> Sample:
-        async with scripted_sglang(chat, texts, calls_tools=lambda t: "<tool_call>" in t) as (host, port):
-            args = SimpleNamespace(sglang_router_ip=host, sglang_router_port=port, partial_rollout=False)
-            for key, value in yaml.safe_load(config.to_yaml()).items():
-                setattr(args, key, value)
-            sample = Sample(index=index, prompt=row["prompt"], metadata=dict(row["metadata"]))
-            try:
-                return await hooks.generate(args, sample, {"temperature": 1.0, "max_new_tokens": 8192})
-            finally:
-                await hooks.close_runners()
-
-    return asyncio.run(play())
-
-
 def zscore(values: list[float]) -> list[float]:
     mean, std = statistics.fmean(values), statistics.stdev(values)
     return [(v - mean) / (std + 1e-6) for v in values]
@@ -91,7 +76,12 @@ def test_bfcl_turn_rewards_reach_the_advantages() -> None:
     chat = ChatFormat.from_pretrained(shared_tokenizer_dir("qwen3"), "qwen3")
     gold = script(row, lambda turn, action: action)
     skip_first = script(row, lambda turn, action: AnswerAction(text=DONE_TEXT) if turn == 0 else action)
-    samples = [generate(config, chat, row, texts, i) for i, texts in enumerate((gold, skip_first))]
+    samples = [
+        generate_with_router(
+            config, chat, texts, Sample(index=i, prompt=row["prompt"], metadata=dict(row["metadata"]))
+        )
+        for i, texts in enumerate((gold, skip_first))
+    ]
 
     outcomes = [s.metadata["outcome"] for s in samples]
     n_turns = len(row["metadata"]["bfcl_task"]["ground_truth"])
@@ -103,7 +93,7 @@ def test_bfcl_turn_rewards_reach_the_advantages() -> None:
         spans = record["spans"]
         # Turns tile the response from the first model token; each starts with a model token.
         assert spans[0][0] == 0 and spans[-1][1] == sample.response_length
-        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
         assert all(sample.loss_mask[start] == 1 for start, _ in spans)
 
     args = SimpleNamespace(n_samples_per_prompt=2, t3rl=yaml.safe_load(config.to_yaml())["t3rl"])

@@ -6,11 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-import yaml
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
@@ -19,13 +17,12 @@ from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
-from t3rl_core.hooks import slime as hooks
 from t3rl_core.registries import DATASETS
 from t3rl_core.rollout.runner import EpisodeRunner
 from tests.envs.openenv.conftest import server_command
 from tests.envs.openenv.counter_policy import move
 from tests.rollout.fakes import ScriptedEngine
-from tests.support.scripted_sglang import scripted_sglang
+from tests.support.scripted_sglang import generate_with_router
 from tests.support.slime_sample import Sample
 
 pytestmark = pytest.mark.slow  # a uvicorn server per test and the tiny tokenizer
@@ -123,18 +120,8 @@ def test_slime_generate_hook(tmp_path: Path, port: int) -> None:
     )
     chat = ChatFormat.from_pretrained(shared_tokenizer_dir("qwen3"), "qwen3")
 
-    async def play() -> Sample:
-        async with scripted_sglang(chat, [move(2), move(1)], calls_tools=lambda t: True) as (host, router):
-            args = SimpleNamespace(sglang_router_ip=host, sglang_router_port=router, partial_rollout=False)
-            for key, value in yaml.safe_load(config.to_yaml()).items():
-                setattr(args, key, value)
-            sample = Sample(index=0, prompt=row["prompt"], metadata=dict(row["metadata"]))
-            try:
-                return await hooks.generate(args, sample, {"temperature": 1.0, "max_new_tokens": 256})
-            finally:
-                await hooks.close_runners()
-
-    sample = asyncio.run(play())
+    sample = Sample(index=0, prompt=row["prompt"], metadata=dict(row["metadata"]))
+    sample = generate_with_router(config, chat, [move(2), move(1)], sample)
     assert sample.status == Sample.Status.COMPLETED
     assert sample.reward == pytest.approx(-0.1 + 1.0)  # seed 0: target 3, reached on the second move
     assert sample.metadata["turn_credit"]["rewards"] == pytest.approx([-0.1, 1.0])

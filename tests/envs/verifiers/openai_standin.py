@@ -10,6 +10,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.support.scripted_sglang import serving
+
 
 def reply(content: str | None = None, calls: Sequence[tuple[str, dict[str, Any]]] = ()) -> dict[str, Any]:
     """One scripted assistant message: text, tool calls, or both."""
@@ -38,12 +40,5 @@ async def scripted_server(script: Sequence[dict[str, Any]]) -> AsyncIterator[str
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", complete)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
+    async with serving(app) as port:
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        await runner.cleanup()

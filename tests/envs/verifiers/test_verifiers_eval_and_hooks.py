@@ -3,23 +3,19 @@ in training through slime's generate hook (a scripted SGLang stand-in as slime's
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from launch.cli.app import app
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
-from t3rl_core.hooks import slime as hooks
 from tests.envs.verifiers.conftest import CALCULATOR
 from tests.envs.verifiers.openai_standin import reply
 from tests.envs.verifiers.test_verifiers_world import call, library_rollout, prepared, runtime
-from tests.support.scripted_sglang import scripted_sglang
+from tests.support.scripted_sglang import generate_with_router
 from tests.support.slime_sample import Sample
 
 pytestmark = pytest.mark.slow
@@ -53,18 +49,8 @@ def test_slime_generate_hook_trains_on_the_environment(tmp_path: Path) -> None:
     script = [call("add", a=3, b=4), "The sum is 7."]
     library = library_rollout(config, row, [reply(calls=[("add", {"a": 3, "b": 4})]), reply("The sum is 7.")])
 
-    async def play() -> Sample:
-        async with scripted_sglang(chat, script, calls_tools=lambda t: "<tool_call>" in t) as (host, port):
-            args = SimpleNamespace(sglang_router_ip=host, sglang_router_port=port, partial_rollout=False)
-            for key, value in yaml.safe_load(config.to_yaml()).items():
-                setattr(args, key, value)
-            sample = Sample(index=0, prompt=row["prompt"], label=row["label"], metadata=dict(row["metadata"]))
-            try:
-                return await hooks.generate(args, sample, {"temperature": 1.0, "max_new_tokens": 256})
-            finally:
-                await hooks.close_runners()
-
-    sample = asyncio.run(play())
+    sample = Sample(index=0, prompt=row["prompt"], label=row["label"], metadata=dict(row["metadata"]))
+    sample = generate_with_router(config, chat, script, sample)
     assert sample.status == Sample.Status.COMPLETED
     assert sample.reward == library["reward"] == 1.5
     assert sample.metadata["reward_metrics"] == pytest.approx(library["metrics"])
