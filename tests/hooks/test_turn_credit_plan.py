@@ -11,7 +11,7 @@ import yaml
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError
 
-TURN = "+stages.train.curriculum.algorithm.credit=turn"
+TURN = "stages.train.curriculum.algorithm.credit=turn"
 
 
 def test_turn_credit_plans_both_hooks_and_the_runtime_section(tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_trajectory_credit_plans_neither() -> None:
 @pytest.mark.parametrize(
     ("overrides", "words"),
     [
-        (["+experiment=toolrl_grpo", TURN], "both replace slime's advantages"),
+        (["+experiment=toolrl_grpo", f"+{TURN}"], "both replace slime's advantages"),
         (["+experiment=retool", "+stages.rl.curriculum.algorithm.credit=turn"], "turn_rewards"),
         (["+experiment=stage1_bfcl", TURN, "stages.train.curriculum.algorithm.advantage_estimator=gspo"],
          "not gspo's"),
