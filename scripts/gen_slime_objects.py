@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "launch" / "checks" / "slime_objects.py"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "launch" / "config" / "slime_objects.py"
 
 
 def objects(checkout: Path) -> dict[str, list[str]]:

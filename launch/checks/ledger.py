@@ -20,16 +20,40 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Literal, Protocol
 
 from launch.config.errors import Problem
-from launch.config.schema import EvalStage, RunConfig, ServiceConfig
-from launch.plan.build import Plan
-from launch.plan.ray_head import RayHead
+from launch.config.schema import EvalStage, LocalExecutorConfig, RunConfig, ServiceConfig
 from t3rl_core.eval.config import ServerConfig
 
 # Of several config keys, the one set last (`Context.latest`): the likeliest culprit.
 Latest = Callable[..., str]
+# The Ray head's ports when the executor sets none (the local executor's defaults).
+_RAY_PORT = LocalExecutorConfig.model_fields["ray_port"].default
+_DASHBOARD_PORT = LocalExecutorConfig.model_fields["dashboard_port"].default
+
+
+class PlannedStage(Protocol):
+    """What the ledger reads of a planned stage (`launch.plan.stages.Stage`; the checks step does not
+    import the plan step, which comes after it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def gpus(self) -> int: ...
+    @property
+    def needs_ray_head(self) -> bool: ...
+
+
+class PlannedRun(Protocol):
+    """What the ledger reads of a plan (`launch.plan.build.Plan`)."""
+
+    @property
+    def stages(self) -> Sequence[PlannedStage]: ...
+
+
 ResourceKind = Literal["port", "gpus", "ray_head", "tree"]
 
 THIS_MACHINE = "this machine"
@@ -79,7 +103,7 @@ class Collision:
 # ---------------------------------------------------------------------------------------------- claims
 
 
-def claims_of(run: RunConfig, plan: Plan, point: str = "") -> list[Claim]:
+def claims_of(run: RunConfig, plan: PlannedRun, point: str = "") -> list[Claim]:
     """Every claim of one run: its Ray head, servers, services, GPU lists, outputs and directories."""
     claims: list[Claim] = []
     claims += _ray_head_claims(run, plan, point)
@@ -117,13 +141,14 @@ def _host_of(run: RunConfig, kind: str, stage: str, point: str) -> str:
     return f"the node of stage {stage}" + (f" of {point}" if point else "")
 
 
-def _ray_head_claims(run: RunConfig, plan: Plan, point: str) -> list[Claim]:
+def _ray_head_claims(run: RunConfig, plan: PlannedRun, point: str) -> list[Claim]:
     """The local executor's Ray head, up around train stages on this machine: claimed run-wide and by
     every run of the executor, as a head left by a failed `ray stop`, or a user's own head on these
     ports, holds them all the same."""
     if run.executor.kind not in _LOCAL_EXECUTORS:
         return []
-    head = plan.ray_head
+    port = getattr(run.executor, "ray_port", _RAY_PORT)
+    dashboard = getattr(run.executor, "dashboard_port", _DASHBOARD_PORT)
     holder = "the local Ray head"
     # Points that never start it do not share it (their ports stay claimed: see above).
     train = any(s.needs_ray_head for s in plan.stages)
@@ -131,21 +156,21 @@ def _ray_head_claims(run: RunConfig, plan: Plan, point: str) -> list[Claim]:
         Claim(
             "port",
             THIS_MACHINE,
-            head.port,
+            port,
             f"{holder} (GCS)",
             "executor.ray_port",
             point=point,
-            default=RayHead.port,
+            default=_RAY_PORT,
             dormant=not train,
         ),
         Claim(
             "port",
             THIS_MACHINE,
-            head.dashboard_port,
+            dashboard,
             f"{holder} (dashboard, jobs API)",
             "executor.dashboard_port",
             point=point,
-            default=RayHead.dashboard_port,
+            default=_DASHBOARD_PORT,
             dormant=not train,
         ),
         Claim(
@@ -256,7 +281,9 @@ def duplicate_gpus(run: RunConfig) -> Iterator[Problem]:
 # -------------------------------------------------------------------------------------------- problems
 
 
-def sweep_problems(points: Sequence[tuple[str, RunConfig, Plan]], max_parallel: int | None) -> list[Problem]:
+def sweep_problems(
+    points: Sequence[tuple[str, RunConfig, PlannedRun]], max_parallel: int | None
+) -> list[Problem]:
     """What points of a sweep would hold at once on a host they share (`executor.max_parallel` at a time;
     None = all): one Problem naming the first two points that collide and everything they share."""
     if len(points) < 2 or max_parallel == 1:
@@ -323,7 +350,7 @@ def _blame(claims: Sequence[Claim], latest: Latest) -> Claim:
 
 def _free_port(claim: Claim, taken: set[tuple[str, int | str]]) -> int:
     """The claim's default port when nothing holds it, else the next port up that nothing holds."""
-    reserved = {RayHead.port, RayHead.dashboard_port, _RAY_CLIENT_PORT}
+    reserved = {_RAY_PORT, _DASHBOARD_PORT, _RAY_CLIENT_PORT}
     if claim.default is not None and (claim.host, claim.default) not in taken:
         return claim.default
     port = int(claim.item)

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from launch.checks.context import Context
+from launch.checks.import_probe import probe_argv, probe_failures
+from launch.checks.ledger import PlannedRun
 from launch.config.errors import Problem, did_you_mean
-from launch.plan.build import Plan
-from launch.run.import_check import probe_argv, probe_failures
 from t3rl_core.input_files import InputFile
 
 # Rows of a dataset file a probe reads.
@@ -147,7 +147,7 @@ def model_checkpoint_present(ctx: Context) -> Iterator[Problem]:
 # ---------------------------------------------------------------------------------------- interpreters
 
 
-def interpreters_import_t3rl(ctx: Context, plan: Plan) -> Iterator[Problem]:
+def interpreters_import_t3rl(ctx: Context, plan: PlannedRun) -> Iterator[Problem]:
     """The interpreter of t3rl_core stages started on this machine imports t3rl and the stage's plugins
     (probed only when it is not this interpreter, which evidently does)."""
     for stage in plan.stages:
@@ -156,8 +156,10 @@ def interpreters_import_t3rl(ctx: Context, plan: Plan) -> Iterator[Problem]:
         python = _python_of(ctx, stage)
         if python is None or _same_interpreter(python, sys.executable):
             continue
-        modules = ("t3rl_core", "rich", *(stage.imports.modules if stage.imports else ()))
-        pythonpath = stage.imports.pythonpath if stage.imports else None
+        # The plugins the stage imports (launch.plan.stages.ImportCheck), when it names any.
+        imports = getattr(stage, "imports", None)
+        modules = ("t3rl_core", "rich", *(imports.modules if imports else ()))
+        pythonpath = imports.pythonpath if imports else None
         failed = _probe(python, pythonpath, modules)
         if failed is None:
             yield Problem(

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from launch.checks.fixes import quoted
 from launch.config.errors import ConfigError, Problem
+from launch.config.fixes import quoted
 from launch.config.resolved import composed_plain
 
 _OVERRIDE = re.compile(r"^override `(?P<text>[^`]*)`")

@@ -28,14 +28,6 @@ EVAL_RECORD = "eval"
 # Sections of the composed config an eval does not run (the experiment's pipeline).
 NOT_EVALUATED = ("stages", "services", "next_experiment", "objective", "curriculum")
 # The option that set each EvalConfig field, for errors in the values given.
-OPTION_OF = {
-    "samples": "--k",
-    "pass_k": "--k",
-    "temperature": "--k",
-    "limit_per_category": "--limit-per-category",
-    "split": "--split",
-    "engine": "--engine",
-}
 
 ConfigDirs = Annotated[
     list[str] | None,
@@ -109,7 +101,7 @@ def eval_command(
     with summary.json `complete: false` and the reason. A bad argument exits 2 and writes nothing.
     The out dir is an eval-only run record (config.yaml, overrides.yaml, manifest.json) that
     `t3rl runs` lists."""
-    from launch.cli import runtime as common
+    from launch.cli import eval_setup as common
     from launch.files import LockHeld, exclusive_lock
     from t3rl_core.engines.base import EngineUnavailable
     from t3rl_core.eval.evaluate import evaluate

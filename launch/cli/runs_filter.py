@@ -14,10 +14,15 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from launch.cli.runs import RunView
+
+class Viewed(Protocol):
+    """What a filter reads of a listed run (`launch.cli.runs.RunView`, which imports this module)."""
+
+    @property
+    def status(self) -> str: ...
+
 
 # What RunView.status can be (a sweep point's `interrupted (launcher gone)` matches `interrupted`).
 RUN_STATUSES = ("succeeded", "running", "interrupted", "failed", "stopped", "planned")
@@ -74,7 +79,7 @@ class RunFilter:
             if known and key not in known:
                 raise BadFilter("--where", f"no run's config has the key '{key}'{_guess(key, known)}")
 
-    def keeps(self, relative: str, view: RunView, config: Mapping[str, Any]) -> bool:
+    def keeps(self, relative: str, view: Viewed, config: Mapping[str, Any]) -> bool:
         if (
             self.name
             and not fnmatch.fnmatch(relative, self.name)

@@ -10,20 +10,17 @@ t3rl eval --runtime-config runs/x/runtime/eval.yaml --engine reference
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from launch.cli import completion
 from launch.cli.eval_command import ConfigDirs, eval_command
+from launch.cli.eval_setup import resolve_or_exit
 
 if TYPE_CHECKING:
-    from launch.checks.resolve import Resolved
-    from launch.config.schema import RunConfig
-    from t3rl_core.config import RuntimeConfig
-    from t3rl_core.eval.config import EvalConfig
+    pass
 
 
 def register(app: typer.Typer) -> None:
@@ -63,77 +60,3 @@ def data_bfcl(
         )
         raise typer.Exit(EXIT_CONFIG_ERROR)
     raise typer.Exit(prepare_and_show(env, out))
-
-
-def with_options(config: EvalConfig, **options: Any) -> EvalConfig:
-    """The eval config with the command-line options applied (None = keep); a value the config refuses
-    exits 2 naming the option that gave it."""
-    from pydantic import ValidationError
-
-    from launch.cli.eval_command import OPTION_OF
-
-    data = config.model_dump(mode="json")
-    engine, url, k = options.pop("engine"), options.pop("url"), options.pop("k")
-    if engine is not None and engine != data["engine"]["name"]:
-        data["engine"] = {"name": engine}  # another engine: its own defaults, not the old engine's keys
-    if url is not None:
-        if data["engine"]["name"] != "sglang":
-            raise typer.BadParameter("--url needs --engine sglang", param_hint="--url")
-        data["engine"]["url"] = url
-    if k is not None:
-        data["samples"], data["pass_k"] = k, sorted({1, k})
-        data["temperature"] = data["temperature"] or 1.0  # k greedy samples would all be equal
-    data |= {key: value for key, value in options.items() if value is not None}
-    try:
-        return type(config).model_validate(data)
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        option = "--url" if where.startswith("engine.url") else OPTION_OF.get(str(first["loc"][0]), where)
-        raise typer.BadParameter(f"eval.{where}: {first['msg']}", param_hint=option) from None
-
-
-def stage_eval_config(run: RunConfig, name: str) -> EvalConfig:
-    """The eval settings of the experiment's eval stage `name`: the root `eval` with its overrides."""
-    from launch.config.overlay import overlay
-    from launch.config.schema import EvalStage
-
-    spec = run.stages.get(name)
-    if not isinstance(spec, EvalStage):
-        evals = [n for n, s in run.stages.items() if isinstance(s, EvalStage)]
-        raise typer.BadParameter(
-            f"'{name}' is not an eval stage of this config (eval stages: {', '.join(evals) or 'none'})",
-            param_hint="--stage",
-        )
-    return type(run.eval).model_validate(overlay(run.eval.model_dump(mode="json"), spec.eval))
-
-
-def runtime_of(run: RunConfig) -> RuntimeConfig:
-    """The runtime config of a resolved run, as an eval of its base model sees it."""
-    from t3rl_core.config import RuntimeConfig
-
-    return RuntimeConfig(env=run.env, reward=run.reward, chat=run.model.chat, parsers=run.model.parsers)
-
-
-def resolve_or_exit(overrides: list[str], config_dirs: list[str]) -> Resolved:
-    """The validated run config; a config error is printed (key, source, fix) and exits with code 2."""
-    from rich.console import Console
-
-    from launch.checks.resolve import resolve
-    from launch.config.errors import EXIT_CONFIG_ERROR, ConfigError, render_problems
-
-    try:
-        return resolve(overrides, [os.path.abspath(os.path.expanduser(d)) for d in config_dirs])
-    except ConfigError as error:
-        render_problems([*error.problems, *error.warnings], Console(stderr=True))
-        raise typer.Exit(EXIT_CONFIG_ERROR) from None
-
-
-def prepared(runtime: RuntimeConfig, data_dir: Path, split: str) -> Path:
-    """`<data_dir>/<split>.jsonl`, prepared from the runtime's env config when it is not there yet."""
-    path = data_dir / f"{split}.jsonl"
-    if not path.exists():
-        from t3rl_core.data import prepare_from_runtime
-
-        prepare_from_runtime(runtime, data_dir)
-    return path

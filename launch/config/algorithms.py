@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from launch.checks.slime_objects import SLIME_OBJECTS
+from launch.config.slime_objects import SLIME_OBJECTS
 from t3rl_core.import_paths import resolve
 from t3rl_core.registry import load_object
 

@@ -1,9 +1,12 @@
 """Fix text as an override the user can paste: `key=value`, or `+key=value` when the key is valid but
-absent from the composed config (Hydra refuses to set a key that is not there without '+')."""
+absent from the composed config (Hydra refuses to set a key that is not there without '+'); a value
+Hydra's grammar would type (a number, a bool, null) or split (a comma, a bracket) is quoted, so an
+applied fix reads back as what it says."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -20,3 +23,19 @@ def present(data: Mapping[str, Any], key: str) -> bool:
 def assign(data: Mapping[str, Any], key: str, value: object) -> str:
     """`key=value`, with '+' when the key is not in the composed config."""
     return f"{'' if present(data, key) else '+'}{key}={value}"
+
+# What Hydra reads as a plain string: no quoting needed.
+_PLAIN = re.compile(r"^[A-Za-z_/.~+-][\w/.:~+-]*$")
+_TYPED = re.compile(r"^(true|false|null|none|nan|inf|[-+]?inf|[-+]?(\d[\d_]*)?\.?\d*([eE][-+]?\d+)?)$", re.I)
+
+
+def quoted(token: str) -> str:
+    """`token` as an element of an override, quoted when Hydra would not keep it a string."""
+    if _PLAIN.match(token) and not _TYPED.match(token):
+        return token
+    return "'" + token.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def list_override(key: str, tokens: Sequence[str]) -> str:
+    """`key=[a,b,…]` with every element a string when read back."""
+    return f"{key}=[{','.join(quoted(t) for t in tokens)}]"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from launch.checks.fixes import list_override
 from launch.config.errors import ConfigError, Problem
+from launch.config.fixes import list_override
 from launch.plan.slime_options import is_flag
 
 # Derived flags whose config field is not the flag's own name (`--lr` ← optimizer.lr is found by name).

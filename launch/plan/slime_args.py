@@ -39,6 +39,7 @@ from launch.config.schema import (
     TrainStage,
 )
 from launch.plan.pass_through import check_groups
+from launch.plan.slime_constraints import check_constraints
 from launch.plan.slime_options import check_argv
 from launch.plan.tracking import slime_tracking_args, tracking_env, tracking_names
 
@@ -483,6 +484,9 @@ def build_train_job(
     argv = [token for group in groups.values() for token in group]
     check_groups(groups, run.model.architecture.extra_args, key)
     check_argv(argv, key=key)
+    check_constraints(
+        argv, run.model.architecture.extra_args, key=key, extra_key="model.architecture.extra_args"
+    )
     check_advantage_hook(argv, cur, run.model.architecture.extra_args)
     script = "train.py" if hw.colocate and not sft else "train_async.py"
     rollout_gpus = 0 if (sft or hw.colocate) else (hw.rollout_gpus or 0)

@@ -33,6 +33,7 @@ from launch.plan.slime_args import (
     sglang_args,
     tracking_args,
 )
+from launch.plan.slime_constraints import check_constraints
 from launch.plan.slime_options import check_argv, known_options
 
 ROLLOUT_FILE = "rollout_data_{rollout_id}.pt"
@@ -134,6 +135,9 @@ def build_debug_job(
     argv = [token for group in groups.values() for token in group]
     check_groups(groups, run.model.architecture.extra_args, key)
     check_argv(argv, key=key)
+    check_constraints(
+        argv, run.model.architecture.extra_args, key=key, extra_key="model.architecture.extra_args"
+    )
     check_advantage_hook(argv, cur, run.model.architecture.extra_args)
     return SlimeJob(
         script=f"{paths.slime_root}/train.py",
@@ -145,4 +149,3 @@ def build_debug_job(
         nodes=max(1, -(-gpus // hw.gpus_per_node)),
         groups={name: tuple(tokens) for name, tokens in groups.items()},
     )
-

@@ -3,24 +3,13 @@ runs with (a plugin that imports in the launcher but not in the job fails in sec
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from collections.abc import Sequence
 
+from launch.checks.import_probe import probe_argv, probe_failures
 from launch.plan.stages import ImportCheck, Stage
 
-# Imports each module named in argv and prints {module: error} for those that fail.
-_PROBE = """
-import importlib, json, sys
-failed = {}
-for name in sys.argv[1:]:
-    try:
-        importlib.import_module(name)
-    except BaseException as exc:
-        failed[name] = f"{type(exc).__name__}: {exc}"
-print(json.dumps(failed))
-"""
 TIMEOUT_S = 120
 
 
@@ -42,22 +31,6 @@ def import_problems(stages: Sequence[Stage]) -> list[str]:
                 f"(PYTHONPATH={check.pythonpath or ''}), needed by {', '.join(users[key])}: {error}"
             )
     return lines
-
-
-def probe_argv(python: str, modules: Sequence[str]) -> list[str]:
-    """The command that imports `modules` with `python` and prints the failures as its last line."""
-    return [python, "-c", _PROBE, *modules]
-
-
-def probe_failures(output: str, modules: Sequence[str], otherwise: str) -> dict[str, str]:
-    """Module → error from a probe's output; every module fails with `otherwise` when the probe itself
-    did not get to print its verdict (interpreter missing, environment broken)."""
-    lines = output.strip().splitlines()
-    try:
-        failed = json.loads(lines[-1])
-    except (IndexError, json.JSONDecodeError):
-        return {module: otherwise for module in modules}
-    return failed if isinstance(failed, dict) else {module: otherwise for module in modules}
 
 
 def _failures(check: ImportCheck) -> dict[str, str]:

@@ -302,7 +302,7 @@ def rejection_sampling_filter(args: Any, samples: Sequence[Any], **_: Any) -> bo
     return any(keep)
 
 
-# Declarations the launcher's pre-flight reads (launch.plan.algorithms): the filter judges a prompt's
+# Declarations the launcher's pre-flight reads (launch.config.algorithms): the filter judges a prompt's
 # group of attempts, and the reward post-process turns its marks into the advantages (1 kept, 0 not),
 # so no group baseline is taken: one attempt per task is a valid RFT setting.
 rejection_sampling_filter.needs_groups = False  # type: ignore[attr-defined]

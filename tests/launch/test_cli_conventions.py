@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from launch.checks.resolve import resolve
 from launch.cli.app import app
-from launch.cli.runtime import stage_eval_config
+from launch.cli.eval_setup import stage_eval_config
 
 EXPERIMENT = """\
 # @package _global_

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from run_configs import group
 
+from launch.config.model_size import param_counts
 from launch.config.schema import MegatronArch
-from launch.plan.model_size import param_counts
 from t3rl_core.registries import ENVS, REWARDS
 from t3rl_core.rewards.base import RewardInput
 from t3rl_core.types import AnswerAction

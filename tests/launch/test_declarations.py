@@ -1,4 +1,4 @@
-"""Checks that follow from what components declare: estimators and filters (launch/plan/algorithms.py),
+"""Checks that follow from what components declare: estimators and filters (launch/config/algorithms.py),
 and the eval server's counting (its TP against heads, node and memory)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from launch.checks.resolve import resolve
+from launch.config.algorithms import ESTIMATORS, filter_declaration
 from launch.config.errors import ConfigError, Problem
-from launch.plan.algorithms import ESTIMATORS, filter_declaration
 from launch.plan.build import build_plan
 from launch.plan.context import PlanContext
 

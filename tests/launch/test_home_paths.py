@@ -70,7 +70,7 @@ def test_eval_gets_its_tokenizer_under_the_home(home: Path, monkeypatch: pytest.
         return {"complete": True}
 
     monkeypatch.setattr("t3rl_core.eval.evaluate.evaluate", evaluate)
-    monkeypatch.setattr("launch.cli.runtime.prepared", lambda runtime, data_dir, split: data_dir)
+    monkeypatch.setattr("launch.cli.eval_setup.prepared", lambda runtime, data_dir, split: data_dir)
     result = CliRunner().invoke(
         app, ["eval", "+experiment=quickstart", "--engine", "reference", "--out", "out"]
     )

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from launch.checks.fixes import list_override
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, Problem
+from launch.config.fixes import list_override
 
 EXPERIMENT = """# @package _global_
 defaults:

@@ -8,7 +8,7 @@ import yaml
 from typer.testing import CliRunner
 
 from launch.cli.app import app
-from launch.cli.runtime import with_options
+from launch.cli.eval_setup import with_options
 from t3rl_core.eval.config import EvalConfig
 from tests.support.tiny_stack import free_port, shared_tiny_stack, write_runtime_yaml
 

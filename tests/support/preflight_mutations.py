@@ -23,11 +23,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
-from launch.checks.fixes import quoted
 from launch.checks.ledger import claims_of
 from launch.checks.resolve import Resolved, resolve
 from launch.checks.validate import trial_plan
 from launch.config.errors import ConfigError, Problem
+from launch.config.fixes import quoted
 from launch.config.schema_walk import model_at
 from t3rl_core.fields import Domain, StrKind
 from tests.support.fix_applier import apply_first_fix

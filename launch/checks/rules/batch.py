@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.rules.topology import fitting
+from launch.config.algorithms import ESTIMATORS, filter_declaration
 from launch.config.errors import Problem
-from launch.plan.algorithms import ESTIMATORS, filter_declaration
 
 
 def _listed(values: list[int]) -> str:

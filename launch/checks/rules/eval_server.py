@@ -1,5 +1,5 @@
 """The SGLang server an eval stage starts on its checkpoint, counted like the rollout engines: its
-tensor-parallel ranks (`eval.server.tp`, else `launch.plan.model_size.server_tp`'s choice) divide the
+tensor-parallel ranks (`eval.server.tp`, else `launch.config.model_size.server_tp`'s choice) divide the
 model's attention heads, fit the node, and hold the bf16 weights (t3rl serves the converted HF
 checkpoint) inside SGLang's static memory fraction."""
 
@@ -11,8 +11,8 @@ from launch.checks.context import Context
 from launch.checks.eval_configs import eval_config_of, eval_key
 from launch.checks.rules.resources import node_gpus
 from launch.config.errors import Problem
+from launch.config.model_size import WEIGHTS_SHARE, engine_gib, server_tp
 from launch.config.schema import EvalStage
-from launch.plan.model_size import WEIGHTS_SHARE, engine_gib, server_tp
 
 
 def eval_server_fits(ctx: Context) -> Iterator[Problem]:

@@ -3,7 +3,7 @@
 slime imports `--dynamic-sampling-filter-path`, `--custom-*-path` and the like when the job starts on the
 GPU nodes; a misspelt one fails there after data preparation and conversion. The curriculum's
 `dynamic_sampling_filter` and every slime hook flag in a pass-through argv are resolved at pre-flight
-(`t3rl_core.import_paths`, slime's own objects from `launch.checks.slime_objects`), each refusal
+(`t3rl_core.import_paths`, slime's own objects from `launch.config.slime_objects`), each refusal
 proposing the nearest import path that exists.
 """
 
@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterator
 
 from launch.checks.context import Context, Scope, per_scope
-from launch.checks.fixes import list_override
-from launch.checks.slime_objects import SLIME_OBJECTS
 from launch.config.errors import Problem, Severity
+from launch.config.fixes import list_override
+from launch.config.slime_objects import SLIME_OBJECTS
 from t3rl_core.import_paths import Unresolved, resolve
 
 # slime options whose value is a function's import path (not a file: --custom-config-path is one).

@@ -17,8 +17,8 @@ from typing import Any
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
-from launch.checks.fixes import list_override
 from launch.config.errors import Problem
+from launch.config.fixes import list_override
 
 
 def experiment_values_kept(ctx: Context) -> Iterator[Problem]:

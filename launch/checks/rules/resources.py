@@ -18,8 +18,8 @@ from itertools import product
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.rules.layouts import TRYING, trying
 from launch.config.errors import Problem
+from launch.config.model_size import GIB, engine_gib, param_counts
 from launch.config.schema import HardwareConfig, MegatronArch
-from launch.plan.model_size import GIB, engine_gib, param_counts
 
 # CUDA context, NCCL buffers and allocator fragmentation per GPU.
 _OVERHEAD_GIB = 6.0

@@ -25,9 +25,9 @@ from launch.checks.context import Context, Scope
 from launch.checks.rules.layouts import passes
 from launch.checks.rules.resources import node_gpus
 from launch.config.errors import Problem
+from launch.config.model_size import server_tp
 from launch.config.overlay import overlay
 from launch.config.schema import EvalStage, ServiceConfig, TrainStage
-from launch.plan.model_size import server_tp
 from t3rl_core.eval.config import EvalConfig
 
 

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
+from launch.config.algorithms import ESTIMATORS, filter_declaration
 from launch.config.errors import Problem, did_you_mean
 from launch.config.schema import EvalStage
-from launch.plan.algorithms import ESTIMATORS, filter_declaration
 from t3rl_core.eval.config import EvalConfig
 
 # Numbers of an eval summary.json block (t3rl_core.eval.metrics._block) besides pass@k / pass^k.

@@ -6,9 +6,9 @@ import hashlib
 import shlex
 
 from launch.config.gpus import GPUS
+from launch.config.model_size import param_counts
 from launch.config.schema import ConvertHfToTorchDistStage, ConvertTorchDistToHfStage, RunConfig
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
-from launch.plan.model_size import param_counts
 from launch.plan.slime_args import model_args
 from launch.plan.slime_options import check_argv
 from launch.plan.stages import Command, Stage

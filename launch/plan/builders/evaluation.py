@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import shlex
 
+from launch.config.model_size import server_tp
 from launch.config.schema import ConvertTorchDistToHfStage, EvalStage
 from launch.plan.builders.builder import PlanBuilder, problem
-from launch.plan.model_size import server_tp
 from launch.plan.stages import Command, Stage, render_command
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import SERVER_LOG, launch_argv

@@ -320,7 +320,7 @@ class RayExecutor(Executor):
         return [*local, *self._cluster_imports([s for s in stages if self.on_cluster(s) and s.imports])]
 
     def _cluster_imports(self, stages: Sequence[Stage]) -> list[str]:
-        from launch.run.import_check import probe_argv, probe_failures
+        from launch.checks.import_probe import probe_argv, probe_failures
 
         lines = []
         for stage in stages:
