@@ -66,3 +66,49 @@ def test_an_eval_server_tp_is_counted_against_heads_and_memory() -> None:
     assert problems and "does not divide 32 attention heads" in problems[0].message
     fix = problems[0].fix.split(" (")[0].removeprefix("set ")
     assert not [p for p in _errors(["+experiment=stage1_bfcl", fix]) if p.key == "eval.server.tp"]
+
+
+def test_slimes_own_assertions_on_its_argv_are_checked() -> None:
+    from launch.plan.slime_constraints import violations
+
+    assert list(violations(["--use-rollout-logprobs", "--use-tis"]))
+    assert list(violations(["--kl-coef", "0.1", "--kl-loss-coef", "0.01"]))
+    assert not list(violations(["--kl-coef", "0.1", "--kl-loss-coef", "0"]))  # 0 is off, as slime reads it
+    assert list(violations(["--num-epoch", "2", "--num-rollout", "10"]))
+    assert list(violations(["--get-mismatch-metrics"]))
+    key = "model.architecture.extra_args"
+    overrides = [
+        "+experiment=stage1_bfcl",
+        f"{key}=[--use-rollout-logprobs]",
+        "stages.train.curriculum.algorithm.use_tis=true",
+    ]
+    (problem,) = [p for p in _errors(overrides) if p.key == key]
+    assert problem.fix == f"set {key}=[]"
+
+
+def test_tracker_names_follow_the_trackers_rules() -> None:
+    problems = _errors(["+experiment=stage1_bfcl", "tracking=wandb", "tracking.project='team/proj:v1'"])
+    (problem,) = [p for p in problems if p.key == "tracking.project"]
+    assert problem.fix == "set tracking.project=team-proj-v1"
+    assert _errors(["+experiment=stage1_bfcl", "tracking=wandb", "tracking.project=team-proj-v1"]) == []
+
+
+def test_a_schedule_given_twice_and_a_wasted_over_sampling() -> None:
+    cur = "stages.train.curriculum"
+    (problem,) = [
+        p for p in _errors(["+experiment=stage1_bfcl", f"{cur}.num_epoch=2"]) if "ignores" in p.message
+    ]
+    assert problem.key == f"{cur}.num_epoch" and problem.fix.startswith(f"set {cur}.num_rollout=null")
+    resolved = resolve(
+        [
+            "+experiment=stage1_bfcl",
+            f"{cur}.dynamic_sampling_filter=null",
+            f"{cur}.over_sampling_batch_size=64",
+        ]
+    )
+    assert [w for w in resolved.warnings if "wasted" in w.message]
+
+
+def test_cuda_visible_devices_in_the_job_env_is_refused() -> None:
+    problems = _errors(["+experiment=stage1_bfcl", "+hardware.env_vars.CUDA_VISIBLE_DEVICES='0,1'"])
+    assert [p for p in problems if p.key == "hardware.env_vars.CUDA_VISIBLE_DEVICES"]

@@ -17,6 +17,7 @@ from launch.checks.rules import (
     splits,
     stages,
     topology,
+    tracking,
     values,
 )
 
@@ -36,6 +37,7 @@ RULES = (
     *kernels.RULES,
     *probes.RULES,
     *components.RULES,
+    *tracking.RULES,
     *eval_server.RULES,
     *service_gpus.RULES,
 )

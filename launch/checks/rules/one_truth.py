@@ -118,6 +118,8 @@ _DERIVED_ENV = {
     "WANDB_MODE": "tracking.mode",
     "WANDB_DIR": "tracking.dir",
     "TENSORBOARD_DIR": "tracking.dir",
+    # Ray hands each worker its GPUs through this variable; a value of the job's own would override it.
+    "CUDA_VISIBLE_DEVICES": "the GPUs Ray assigns each worker (hardware.gpus_per_node)",
 }
 
 
@@ -134,6 +136,41 @@ def derived_env_not_overridden(scope: Scope, ctx: Context) -> Iterator[Problem]:
             key,
             f"{name}={value} would replace the {name} t3rl writes into the job from {follows}",
             fix=f"delete it: ~{key} (and change {follows.split(' ')[0]} instead)",
+        )
+
+
+@per_scope
+def schedule_given_once(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """num_rollout and num_epoch both set: slime keeps num_rollout and ignores num_epoch without a word."""
+    cur = scope.curriculum
+    if cur is None or cur.num_rollout is None or cur.num_epoch is None:
+        return
+    rollout, epoch = scope.cur("num_rollout"), scope.cur("num_epoch")
+    key = ctx.latest(rollout, epoch)
+    dropped = epoch if key == rollout else rollout
+    yield Problem(
+        key,
+        f"num_rollout {cur.num_rollout} and num_epoch {cur.num_epoch} both set the stage's length; slime "
+        "keeps num_rollout and ignores num_epoch",
+        fix=f"set {dropped}=null (the length is then {key.rsplit('.', 1)[1]}'s)",
+    )
+
+
+@per_scope
+def over_sampling_has_a_filter(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Drawing more prompts than a rollout keeps only matters to a dynamic-sampling filter that drops
+    groups: without one, slime keeps the first rollout_batch_size groups (a warning)."""
+    cur = scope.curriculum
+    if cur is None or cur.over_sampling_batch_size in (None, cur.rollout_batch_size):
+        return
+    if cur.dynamic_sampling_filter is None:
+        key = scope.cur("over_sampling_batch_size")
+        yield Problem(
+            key,
+            f"over_sampling_batch_size {cur.over_sampling_batch_size} draws more prompts than the rollout's "
+            f"{cur.rollout_batch_size}, but no dynamic_sampling_filter drops any: the extra ones are wasted",
+            fix=f"set {key}=null, or a {scope.cur('dynamic_sampling_filter')}",
+            severity="warning",
         )
 
 
@@ -156,4 +193,6 @@ RULES = (
     service_urls_not_set_twice,
     server_flags_not_passed_through,
     derived_env_not_overridden,
+    schedule_given_once,
+    over_sampling_has_a_filter,
 )
