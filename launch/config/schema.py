@@ -44,6 +44,7 @@ from t3rl_core.fields import (
     PathComponent,
     Port,
     PositiveFloat,
+    PositiveInt,
     RayAddress,
     SbatchOption,
     Seconds,
@@ -121,6 +122,9 @@ class ModelConfig(StrictModel):
     # True: hf_checkpoint is built offline by t3rl (tiny random weights, a tokenizer trained on the
     # env's data, the family's chat template) by the prepare_model stage — for CPU runs and tests.
     synthetic: bool = False
+    # Tokens the model attends over (HF config.json max_position_embeddings): a prompt with what it
+    # generates must fit in it, or SGLang refuses the request. None = not declared (not checked).
+    context_length: PositiveInt | None = None
     architecture: MegatronArch
     chat: ChatConfig
     parsers: ParsersConfig
@@ -376,7 +380,8 @@ class PathsConfig(StrictModel):
     # slime's interpreter on the GPU machines: train.py and slime's conversion tools.
     python: Interpreter = "python3"
     # t3rl's interpreter where the t3rl_core stages run (data, model preparation, eval and its SGLang
-    # server); None = this machine's under the local executor, `python` under ray/slurm.
+    # server); None = this machine's where they run here (local executor, Ray's other_stages: local),
+    # `python` on the cluster (slurm, Ray's other_stages: ray).
     cluster_python: Interpreter | None = None
 
 

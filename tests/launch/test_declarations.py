@@ -112,3 +112,24 @@ def test_a_schedule_given_twice_and_a_wasted_over_sampling() -> None:
 def test_cuda_visible_devices_in_the_job_env_is_refused() -> None:
     problems = _errors(["+experiment=stage1_bfcl", "+hardware.env_vars.CUDA_VISIBLE_DEVICES='0,1'"])
     assert [p for p in problems if p.key == "hardware.env_vars.CUDA_VISIBLE_DEVICES"]
+
+
+def test_lengths_leave_room_in_the_models_context(tmp_path: Path) -> None:
+    import json
+
+    cur = "stages.train.curriculum"
+    base = ["+experiment=stage1_bfcl", "model=qwen3_8b", "hardware=h100x8"]
+    (problem,) = [
+        p for p in _errors([*base, f"{cur}.rollout_max_response_len=50000"]) if "context of" in p.message
+    ]
+    assert problem.key == f"{cur}.rollout_max_response_len"
+    assert not [p for p in _errors([*base, problem.fix.removeprefix("set ")]) if "context of" in p.message]
+    (problem,) = [p for p in _errors([*base, f"{cur}.max_context_len=65536"]) if "context of" in p.message]
+    assert problem.fix == f"set {cur}.max_context_len=40960"
+    (problem,) = [p for p in _errors([*base, "eval.max_new_tokens=40960"]) if "context of" in p.message]
+    assert problem.key == "eval.max_new_tokens"
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 32768}))
+    problems = _errors([*base, f"model.hf_checkpoint={tmp_path}"])
+    assert [
+        p for p in problems if p.key == "model.context_length" and p.fix == "set model.context_length=32768"
+    ]

@@ -10,6 +10,7 @@ from launch.checks.rules import (
     eval_server,
     imports,
     kernels,
+    lengths,
     model,
     one_truth,
     resources,
@@ -38,6 +39,7 @@ RULES = (
     *probes.RULES,
     *components.RULES,
     *tracking.RULES,
+    *lengths.RULES,
     *eval_server.RULES,
     *service_gpus.RULES,
 )
