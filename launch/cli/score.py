@@ -5,6 +5,8 @@ Line formats (other keys are ignored):
   toolrl  {"id": …, "response": "<think>…</think>\\n<tool_call>…", "ground_truth": "…", "step": 0}
   retool  {"id": …, "response": "… <answer>\\boxed{42}</answer>", "answer": "42"}
   tau2    {"id": "0", "domain": "airline", "messages": [tau2 messages], "termination_reason": "agent_stop"}
+  verifiers {"id": …, "prompt": [messages], "completion": [messages], "answer": "…", "info": {…}} (verifiers'
+          results format), scored by the rubric of env=verifiers env.id=… (t3rl_core.envs.verifiers.rescore)
 The env and reward configs come from the composed config, so overrides choose them as for a run
 (`reward=toolrl_coarse`, `env.eval_max_step_limit=20`); a config that names another world's env or
 reward leaves that world's defaults.
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
     from t3rl_core.score import Verdict
 
-WORLDS = ("bfcl", "toolrl", "retool", "tau2")
+WORLDS = ("bfcl", "toolrl", "retool", "tau2", "verifiers")
 EXIT_CONFIG = 2
 
 
@@ -164,6 +166,7 @@ REQUIRED = {
     "toolrl": ("response", "ground_truth"),
     "retool": ("response", "answer"),
     "tau2": ("id", "domain", "messages"),
+    "verifiers": ("prompt", "completion"),
 }
 
 
@@ -227,6 +230,7 @@ _SECTION = {
     "bfcl": ("env", "bfcl_multi_turn"),
     "toolrl": ("reward", "toolrl"),
     "retool": ("reward", "retool_outcome"),
+    "verifiers": ("env", "verifiers"),
 }
 
 
@@ -280,6 +284,15 @@ def _scorer(world: str, section: Any, mode: str) -> Callable[[Mapping[str, Any]]
         )
     if world == "retool":
         return lambda item: score.retool(item["response"], str(item["answer"]), config=section, id=_id(item))
+    if world == "verifiers":
+        if section is None:
+            raise typer.BadParameter(
+                "the rubric is the environment's: give env=verifiers env.id=…", param_hint="OVERRIDES"
+            )
+        # Here: verifiers' import tree loads only when a verifiers file is scored.
+        from t3rl_core.envs.verifiers.rescore import rescore
+
+        return lambda item: rescore(item, section)
     return lambda item: score.tau2(
         item["messages"],
         domain=item["domain"],
