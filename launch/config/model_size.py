@@ -5,6 +5,7 @@ server gets. One count for the checks (launch.checks.rules.resources, .eval_serv
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from launch.config.schema import HardwareConfig, MegatronArch
@@ -86,3 +87,14 @@ def server_tp(arch: MegatronArch, hw: HardwareConfig, requested: int | None) -> 
     if hw.gpus_per_engine in fitting:
         return hw.gpus_per_engine
     return fitting[0] if fitting else valid[-1]
+
+
+def data_parallel(extra_args: Sequence[str]) -> int:
+    """The data-parallel replicas an SGLang server's pass-through flags ask for (`--dp-size N`, `--dp N`,
+    or their `=N` forms); 1 when none. Each replica holds `tp` GPUs."""
+    for index, token in enumerate(extra_args):
+        flag, eq, inline = token.partition("=")
+        if flag in ("--dp-size", "--dp"):
+            value = inline if eq else (extra_args[index + 1] if index + 1 < len(extra_args) else "")
+            return int(value) if value.isdigit() and int(value) > 0 else 1
+    return 1

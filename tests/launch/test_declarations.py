@@ -133,3 +133,23 @@ def test_lengths_leave_room_in_the_models_context(tmp_path: Path) -> None:
     assert [
         p for p in problems if p.key == "model.context_length" and p.fix == "set model.context_length=32768"
     ]
+
+
+def test_an_eval_servers_pass_through_flags_are_read() -> None:
+    key = "eval.server.extra_args"
+    base = ["+experiment=stage1_bfcl"]
+    (problem,) = [p for p in _errors([*base, f"{key}=[--mem-fraction-statc,'0.7']"]) if p.key == key]
+    assert problem.fix == f"set {key}=[--mem-fraction-static,'0.7']"
+    assert _errors([*base, problem.fix.removeprefix("set ")]) == []
+    for bad in (
+        "[--dp-size,'16']",
+        "[--mem-fraction-static,'1.5']",
+        "[--context-length,'9999999']",
+        "[--dtype,fp7]",
+    ):
+        assert [p for p in _errors([*base, f"{key}={bad}"]) if p.key == key], bad
+    plan = build_plan(
+        resolve([*base, f"{key}=[--dp-size,'2']"]).run,
+        PlanContext(Path("/r"), Path("/b"), "/t", "python3", "i", {}),
+    )
+    assert plan.stage("eval").gpus == 2

@@ -25,7 +25,7 @@ from launch.checks.context import Context, Scope
 from launch.checks.rules.layouts import passes
 from launch.checks.rules.resources import node_gpus
 from launch.config.errors import Problem
-from launch.config.model_size import server_tp
+from launch.config.model_size import data_parallel, server_tp
 from launch.config.overlay import overlay
 from launch.config.schema import EvalStage, ServiceConfig, TrainStage
 from t3rl_core.eval.config import EvalConfig
@@ -66,7 +66,8 @@ def _eval_occupant(name: str, stage: EvalStage, ctx: Context) -> Occupant:
     except ValueError:  # reported by eval_settings_valid
         config = ctx.run.eval
     serves_itself = config.engine.name == "sglang" and getattr(config.engine, "url", None) is None
-    used = server_tp(ctx.run.model.architecture, hw, config.server.tp) if serves_itself else 0
+    tp = server_tp(ctx.run.model.architecture, hw, config.server.tp)
+    used = tp * data_parallel(config.server.extra_args) if serves_itself else 0
     return Occupant(name, f"its SGLang server's {used} GPU(s)", used, node_gpus(hw), None)
 
 

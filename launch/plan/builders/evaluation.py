@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import shlex
 
-from launch.config.model_size import server_tp
+from launch.config.errors import ConfigError
+from launch.config.model_size import data_parallel, server_tp
 from launch.config.schema import ConvertTorchDistToHfStage, EvalStage
 from launch.plan.builders.builder import PlanBuilder, problem
+from launch.plan.server_options import server_argv_problems
 from launch.plan.stages import Command, Stage, render_command
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import SERVER_LOG, launch_argv
@@ -59,6 +61,18 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     requires_env: dict[str, str] = {}
     if engine.name == "sglang" and getattr(engine, "url", None) is None:
         gpus = server_tp(builder.run.model.architecture, builder.run.hardware, config.server.tp)
+        where = "server" in spec.eval and "extra_args" in spec.eval["server"]
+        key = f"stages.{name}.eval.server.extra_args" if where else "eval.server.extra_args"
+        hardware = builder.run.hardware
+        problems = server_argv_problems(
+            config.server.extra_args,
+            key,
+            tp=gpus,
+            gpus=hardware.node_gpus or hardware.gpus_per_node,
+            context_length=builder.run.model.context_length,
+        )
+        if problems:
+            raise ConfigError(problems)
         commands = _with_server(builder, cmd, hf, gpus, config.server, stage_dir)
         for flag, reference in split(_server_argv(builder, hf, gpus, config.server))[1]:
             secret = Secret(reference)
@@ -91,7 +105,8 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
         commands,
         inputs=inputs,
         outputs=outputs,
-        gpus=gpus,
+        # Each data-parallel replica of the server holds `gpus` (its TP) GPUs.
+        gpus=gpus * data_parallel(config.server.extra_args),
         verify=(outputs["summary"], f"{stage_dir}/trajectories.jsonl", outputs["report"]),
         summary=f"{engine.name} eval of {what} on {config.split}",
         env=env,
