@@ -9,6 +9,7 @@ from typing import Any
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.schema import RunConfig, ServiceConfig
+from launch.plan.server_options import server_argv_problems
 from launch.plan.stages import Stage
 from t3rl_core.secret import Secret
 from t3rl_core.secret_launch import argv_for, split
@@ -41,6 +42,13 @@ def wrap(stage: Stage, services: list[tuple[str, ServiceConfig]], python: str, r
     before: list[str] = []
     requires, requires_env = dict(stage.requires), dict(stage.requires_env)
     for service, spec in services:
+        # A service's replicas share its GPU list (or the stage's first tp GPUs).
+        gpus = len(spec.gpus) or spec.tp
+        problems = server_argv_problems(
+            spec.extra_args, f"services.{service}.extra_args", tp=spec.tp, gpus=gpus, context_length=None
+        )
+        if problems:
+            raise ConfigError(problems)
         path = f"{run_dir}/runtime/{stage.name}.{service}.service.yaml"
         stage_dir = f"{run_dir}/stages/{stage.name}"
         launch = spec.launch if spec.launch is not None else [python, "-m", "sglang.launch_server"]
