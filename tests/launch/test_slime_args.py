@@ -282,6 +282,11 @@ def test_no_dangling_flag_whatever_is_left_unset(hw, cur, algo, tracking, key):
     curriculum = {**base, **cur, "algorithm": {**base["algorithm"], **algo}}
     stages = {**t3rl_stages(), "train_stage1": {"kind": "train", "curriculum": curriculum, "hardware": hw}}
     run = make_run(stages=stages, tracking=tracking)
+    budgetless = hw.get("dynamic_batch", True) and hw.get("max_tokens_per_gpu", 2048) is None
+    if budgetless:  # slime asserts a budget for dynamic batches: refused with the config error
+        with pytest.raises(ConfigError, match="--use-dynamic-batch-size needs --max-tokens-per-gpu"):
+            job_of(run, environ={})
+        return
     job = job_of(run, environ={"WANDB_API_KEY": "secret-key-value"} if key else {})
     argv = list(job.argv)
     table = known_options()
