@@ -1,5 +1,6 @@
-"""Managed services of a stage (e.g. tau2's LLM customer): an SGLang server started before the stage's
-commands, healthy before they run, stopped when the stage ends however it ends.
+"""Managed services of a stage (e.g. tau2's LLM customer, an OpenEnv environment's server): an SGLang
+server, or any HTTP server a command starts, started before the stage's commands, healthy before they
+run, stopped when the stage ends however it ends.
 
     python -m t3rl_core.services start --config SERVICE.yaml   # returns once /health answers
     python -m t3rl_core.services stop --config SERVICE.yaml    # idempotent
@@ -28,6 +29,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import Literal
 
 import yaml
 from pydantic import Field
@@ -43,6 +45,7 @@ from t3rl_core.fields import (
     PathComponent,
     Port,
     Seconds,
+    UrlPath,
 )
 from t3rl_core.secret_launch import argv_for
 from t3rl_core.strict import StrictModel
@@ -54,7 +57,13 @@ class ServiceSpec(StrictModel):
     """One running service as a stage's command.sh starts it (written by the plan)."""
 
     name: PathComponent
-    model_path: ModelRef
+    # "sglang": an SGLang server of `model_path`; "command": the `command` argv, any HTTP server
+    # (an OpenEnv environment's), `{host}` and `{port}` in it replaced by this spec's.
+    kind: Literal["sglang", "command"] = "sglang"
+    model_path: ModelRef | None = None
+    command: list[ArgvToken] | None = None
+    # Path a healthy server answers 200 on.
+    health_path: UrlPath = "/health"
     tp: int = Field(1, ge=1)
     # GPU ids the server sees (CUDA_VISIBLE_DEVICES); empty = inherit the stage's.
     gpus: list[GpuId] = Field(default_factory=list)
@@ -73,6 +82,10 @@ class ServiceSpec(StrictModel):
         return f"http://{self.host}:{self.port}"
 
     def argv(self) -> list[str]:
+        if self.kind == "command":
+            assert self.command is not None, "a command service names its command"
+            return [token.format(host=self.host, port=self.port) for token in self.command]
+        assert self.model_path is not None, "an SGLang service names its model"
         return [
             *self.launch,
             "--model-path", self.model_path,
@@ -97,12 +110,13 @@ def start(spec: ServiceSpec, owner: int | None = None) -> None:
         keeper = subprocess.Popen(keeper_argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + spec.startup_timeout_s
     try:
-        while not (Path(spec.pid_file).exists() and _healthy(spec.url)):
+        while not (Path(spec.pid_file).exists() and _healthy(spec.url, path=spec.health_path)):
             if keeper.poll() is not None:
                 raise ServerStartError(f"{spec.name} exited with code {keeper.returncode} before /health")
             if time.monotonic() > deadline:
+                where = f"{spec.url}{spec.health_path}"
                 raise ServerStartError(
-                    f"{spec.name} not healthy at {spec.url}/health in {spec.startup_timeout_s:.0f} s"
+                    f"{spec.name} not healthy at {where} in {spec.startup_timeout_s:.0f} s"
                 )
             time.sleep(0.2)
     except BaseException as err:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from t3rl_core.config import (
     AnyEnvConfig,
@@ -465,9 +465,15 @@ class ServiceConfig(StrictModel):
     """A server some stages need while they run (tau2's LLM customer): started before the stage's
     commands, healthy before they run, stopped when the stage ends (t3rl_core.services)."""
 
-    kind: Literal["sglang"] = "sglang"
-    # HF dir of the served model.
-    model_path: ModelRef
+    # "sglang": an SGLang server of `model_path`; "command": any HTTP server `command` starts (an OpenEnv
+    # environment's server), `{host}` and `{port}` in it replaced by this service's.
+    kind: Literal["sglang", "command"] = "sglang"
+    # HF dir of the served model (kind sglang).
+    model_path: ModelRef | None = None
+    # The server's argv (kind command).
+    command: list[ArgvToken] | None = None
+    # Path a healthy server answers 200 on.
+    health_path: UrlPath = "/health"
     # Tensor parallel size of the server; its GPUs, outside the stage's own (CUDA_VISIBLE_DEVICES).
     tp: int = Field(1, ge=1)
     gpus: list[GpuId] = Field(default_factory=list)
@@ -482,6 +488,18 @@ class ServiceConfig(StrictModel):
     # Key inside `env` that receives the server's URL (+ url_path), e.g. tau2's user.base_url.
     env_url_key: DottedKey | None = "user.base_url"
     url_path: UrlPath = "/v1"
+
+    @model_validator(mode="after")
+    def _what_it_serves(self) -> ServiceConfig:
+        if self.kind == "sglang" and self.model_path is None:
+            raise ValueError("an SGLang service serves a model: set model_path")
+        if self.kind == "command" and not self.command:
+            raise ValueError("a command service is started by its command: set command (an argv)")
+        if self.kind == "command" and (self.model_path is not None or self.tp != 1 or self.extra_args):
+            raise ValueError(
+                "model_path, tp and extra_args are an SGLang service's: a command service has none"
+            )
+        return self
 
     @property
     def url(self) -> str:

@@ -52,7 +52,8 @@ def wrap(stage: Stage, services: list[tuple[str, ServiceConfig]], python: str, r
         path = f"{run_dir}/runtime/{stage.name}.{service}.service.yaml"
         stage_dir = f"{run_dir}/stages/{stage.name}"
         launch = spec.launch if spec.launch is not None else [python, "-m", "sglang.launch_server"]
-        for flag, reference in _references(service, [*launch, *spec.extra_args]):
+        served = [*launch, *spec.extra_args] if spec.kind == "sglang" else []
+        for flag, reference in _references(service, served):
             what = f"{flag} {reference} of service {service} (services.{service}.extra_args)"
             if reference.kind == "env":
                 requires_env[reference.target] = f"{what}: export it"
@@ -60,7 +61,10 @@ def wrap(stage: Stage, services: list[tuple[str, ServiceConfig]], python: str, r
                 requires[reference.target] = f"{what}: the file holding it"
         runtime = {
             "name": service,
+            "kind": spec.kind,
             "model_path": spec.model_path,
+            "command": spec.command,
+            "health_path": spec.health_path,
             "tp": spec.tp,
             "gpus": spec.gpus,
             "host": spec.host,

@@ -241,14 +241,14 @@ def _auth_headers(api_key: Secret | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key.reveal().get_secret_value()}"}
 
 
-def _healthy(url: str, headers: dict[str, str] | None = None) -> bool:
+def _healthy(url: str, headers: dict[str, str] | None = None, path: str = "/health") -> bool:
     # Here, not at module level: the launcher imports this module to plan (urllib.request pulls in
     # http.client and ssl), and only a running eval polls a server.
     import urllib.error
     import urllib.request
 
     # SGLang answers /health without a key; a proxy in front of it may not.
-    request = urllib.request.Request(f"{url}/health", headers=headers or {})
+    request = urllib.request.Request(f"{url}{path}", headers=headers or {})
     try:
         with urllib.request.urlopen(request, timeout=5) as response:
             return response.status == 200

@@ -68,6 +68,23 @@ _SERVER_FLAGS = {
 }
 
 
+def one_server_per_env_url(ctx: Context) -> Iterator[Problem]:
+    """A service that serves the env's URL, and an env that would start its own server there too."""
+    for name, service in ctx.run.services.items():
+        if service.env_url_key is None:
+            continue
+        parent = service.env_url_key.rpartition(".")[0]
+        section = _value(ctx.data, f"env.{parent}" if parent else "env")
+        if isinstance(section, dict) and section.get("command"):
+            key = f"env.{parent}.command" if parent else "env.command"
+            yield Problem(
+                key,
+                f"services.{name} starts the server at env.{service.env_url_key}, and {key} would start "
+                "another one there",
+                fix=f"set {key}=null (the service runs it)",
+            )
+
+
 def server_flags_not_passed_through(ctx: Context) -> Iterator[Problem]:
     """A server's extra_args neither repeat a flag nor pass one t3rl writes from another key."""
     servers = [
@@ -191,6 +208,7 @@ def _text(value: Any) -> str:
 RULES = (
     experiment_values_kept,
     service_urls_not_set_twice,
+    one_server_per_env_url,
     server_flags_not_passed_through,
     derived_env_not_overridden,
     schedule_given_once,

@@ -97,6 +97,8 @@ def services_leave_stage_gpus_free(ctx: Context) -> Iterator[Problem]:
     taken: dict[str, list[tuple[str, set[int]]]] = {}  # stage → (service, its ids) seen so far
     for name, service in ctx.run.services.items():
         key = f"services.{name}"
+        if service.kind == "command" and not service.gpus:
+            continue  # a CPU server: no GPU to share
         occupants = _occupants(ctx, service)
         if not occupants:
             continue

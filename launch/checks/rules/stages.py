@@ -292,7 +292,7 @@ def services_fit(ctx: Context) -> Iterator[Problem]:
                     f"no stage named '{stage}'",
                     fix=f"did you mean {guess}?" if guess else f"use one of {', '.join(ctx.run.stages)}",
                 )
-        if service.gpus and len(service.gpus) != service.tp:
+        if service.kind == "sglang" and service.gpus and len(service.gpus) != service.tp:
             yield Problem(
                 f"{key}.gpus",
                 f"{len(service.gpus)} GPUs for a server with tp {service.tp}",
