@@ -91,7 +91,8 @@ SGLANG_ATTENTION: dict[str, KernelNeeds] = {
 }
 # Megatron's --attention-backend values that need a particular GPU.
 MEGATRON_ATTENTION: dict[str, KernelNeeds] = {
-    "flash": KernelNeeds(min_sm=80, why=" (FlashAttention 2: Ampere or newer)"),
+    # Any vendor (ROCm builds of Transformer Engine have their own flash kernels); on NVIDIA, Ampere on.
+    "flash": KernelNeeds(vendor=None, min_sm=80, why=" (FlashAttention 2: Ampere or newer)"),
 }
 
 
