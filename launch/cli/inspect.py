@@ -92,7 +92,7 @@ def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) 
     """Prints the config (or the explained keys) even when it does not validate; then exit 2."""
     from launch.checks.resolve import resolve
     from launch.config.errors import ConfigError, render_problems
-    from launch.config.resolved import compose_resolved
+    from launch.config.composed import compose_resolved
 
     try:
         composed = compose_resolved(overrides, config_dirs)
@@ -146,7 +146,24 @@ def _explain(key: str, tree: dict[str, Any], composed: Composed, console: Consol
                 console.print(f"    written as: {escape(scrub_text(origin.raw))}")
         else:
             console.print("    set in: [magenta](schema default: no config file or override sets it)[/]")
+        _describe(leaf, tree, origin.source if exact and origin is not None else "", console)
     return True
+
+
+def _describe(key: str, tree: dict[str, Any], source: str, console: Console) -> None:
+    """The key's type, domain, default and comments: the configuration reference's own text."""
+    from rich.markup import escape
+
+    from launch.config.field_docs import comment_in_file, doc_at, yaml_comments
+
+    doc = doc_at(key, tree)
+    if doc is not None:
+        console.print(f"    [dim]{escape(doc.summary())}[/]")
+        if doc.comment:
+            console.print(f"    {escape(doc.comment)}")
+    note = comment_in_file(key, yaml_comments(Path(source).read_text())) if Path(source).is_file() else ""
+    if note and (doc is None or note != doc.comment):
+        console.print(f"    {escape(source)}: {escape(note)}")
 
 
 def _is_own(key: str, provenance: Provenance) -> bool:
