@@ -1,10 +1,10 @@
-"""Run the issue-13 benchmarks and regenerate README's benchmark table from their output.
+"""Run the issue-13 benchmarks and regenerate the benchmark table of docs/explanation/performance.md.
 
 Each benchmark runs with its defaults in a fresh process; its last line (the ratio) and its exit status
-(0 = target met) go into the table between the `<!-- benchmark-table -->` markers of README.md. Timings
+(0 = target met) go into the table between the `<!-- benchmark-table -->` markers of that page. Timings
 depend on the machine and its load: rerun on a quiet machine before comparing with the targets.
 
-    .venv/bin/python benchmarks/readme_table.py [--only NAME ...] [--readme README.md] > table.log
+    .venv/bin/python benchmarks/readme_table.py [--only NAME ...] [--readme PAGE.md] > table.log
     .venv/bin/python benchmarks/readme_table.py --from-log table.log    # the table of an earlier run
 """
 
@@ -55,7 +55,9 @@ def run(command: str) -> tuple[str, bool, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", help="scripts to run (the other rows keep their text)")
-    parser.add_argument("--readme", type=Path, default=HERE.parent / "README.md")
+    parser.add_argument(
+        "--readme", type=Path, default=HERE.parent / "docs" / "explanation" / "performance.md"
+    )
     parser.add_argument("--from-log", type=Path, help="this script's output of an earlier run: no rerun")
     args = parser.parse_args()
     readme = args.readme.read_text()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up .venv (scripts/setup.sh), then runs the linters and the whole test suite.
+# Sets up .venv (scripts/setup.sh), then runs the linters, the documentation build and the whole test suite.
 # The suite runs from a copy of the checkout in an empty temporary folder: users clone the repository
 # alone, so a test that reads anything beside the checkout (such as a sibling ../shared) fails here.
 set -euo pipefail
@@ -9,6 +9,9 @@ root=$PWD
 .venv/bin/ruff check .
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# The documentation site, offline: a broken link or anchor, a page missing from the nav (or a nav entry
+# without its page) fails here. Built outside the checkout.
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir "$scratch/site"  # (--quiet would hide the warnings --strict counts)
 alone="$scratch/t3rl"
 mkdir "$alone"
 # Tracked and new (not ignored) files that exist in the work tree, as they are now.

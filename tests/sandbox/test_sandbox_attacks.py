@@ -1,5 +1,5 @@
 """The attacks of issue 10 against the local sandbox, end to end: each test fails when every layer that
-holds against it is removed (which layer holds when: README, "Local sandbox security").
+holds against it is removed (which layer holds when: docs/explanation/sandbox.md).
 
 Run as root (CI is root): the cell drops to nobody. A test skips only when the host itself cannot
 offer a layer it needs (checked without the sandbox's code, see conftest.host_offers).
