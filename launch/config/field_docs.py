@@ -111,8 +111,7 @@ def _arms(tp: Any) -> list[Any]:
 
 def type_text(tp: Any) -> str:
     bare, metadata = _split(tp)
-    registry = _registry(metadata)
-    if registry is not None:
+    if (registry := _registry(metadata)) is not None:
         return f"{registry.kind} section"
     origin = get_origin(bare)
     if origin in (Union, types.UnionType):
@@ -146,8 +145,7 @@ def _registry(metadata: list[Any]) -> Registry | None:
 def domain_text(tp: Any) -> str:
     """What the type declares beyond itself, e.g. `≥ 1`, `port: a TCP port in [1, 65535]`, `one of: a, b`."""
     bare, metadata = _split(tp)
-    registry = _registry(metadata)
-    if registry is not None:
+    if (registry := _registry(metadata)) is not None:
         return f"`name`: a built-in {registry.kind}, an entry point of {registry.group} or an import path"
     parts = _own_domain(metadata)
     origin = get_origin(bare)
@@ -198,13 +196,17 @@ def _number(value: Any) -> str:
 # ----------------------------------------------------------------------------------------- defaults
 
 
-def default_text(field: FieldInfo) -> str:
+def schema_default(field: FieldInfo) -> tuple[bool, Any]:
+    """(whether the field has a default, the default): its factory's value for a default factory."""
     if field.default_factory is not None:
-        value = field.default_factory()  # type: ignore[call-arg]
-    elif field.default is PydanticUndefined:
+        return True, field.default_factory()  # type: ignore[call-arg]
+    return field.default is not PydanticUndefined, field.default
+
+
+def default_text(field: FieldInfo) -> str:
+    found, value = schema_default(field)
+    if not found:
         return REQUIRED
-    else:
-        value = field.default
     if isinstance(value, BaseModel):
         return "(its fields' defaults)"
     return _yaml(value)

@@ -117,19 +117,14 @@ def _default_of(key: str, root: Mapping[str, Any]) -> str | None:
     """The schema default of `key` as override text, when it has one (a value that validates)."""
     import json
 
-    from pydantic_core import PydanticUndefined
+    from launch.config.field_docs import schema_default
 
     parent, _, leaf = key.rpartition(".")
     model = model_at(parent, root)
     field = model.model_fields.get(leaf) if model is not None else None
-    if field is None:
+    found, value = schema_default(field) if field is not None else (False, None)
+    if not found:
         return None
-    if field.default_factory is not None:
-        value = field.default_factory()  # type: ignore[call-arg]
-    elif field.default is PydanticUndefined:
-        return None
-    else:
-        value = field.default
     if value is None:
         return "null"
     if isinstance(value, bool):
