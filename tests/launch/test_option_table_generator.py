@@ -1,6 +1,7 @@
-"""The option table is the generator's output: run on a committed excerpt of Megatron's and slime's
-argument sources, the script reproduces the committed table's rows for those options exactly, and the
-committed file is the script's own rendering of its rows (nobody edited it by hand)."""
+"""The option table is the generator's output: run on the project's stand-ins for Megatron's and slime's
+argument sources (tests/fixtures/slime_options: the same shapes, every path of the generator), the script
+reproduces the committed table's rows for those options exactly, and the committed file is the script's
+own rendering of its rows (nobody edited it by hand)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,12 @@ def test_generator_reproduces_the_committed_rows_from_the_sources(tmp_path: Path
         options
     )
     assert len(options) > 30
+    # Every way the generator names a type function, and every source an option comes from.
+    assert {option[2] for option in options.values()} >= {
+        None, "int", "float", "str", "bool", "json.loads", "enum", "moe_freq_type", "tuple_type",
+        "megatron.training.arguments:_add_inference_args.<locals>.<lambda>",
+    }  # fmt: skip
+    assert {option[0] for option in options.values()} == {"megatron", "slime", "slime-mode"}
     for name, option in options.items():
         assert tuple(option) == tuple(OPTIONS[name]), name
     assert generated["SLIME_COMMIT"] == slime_option_table.SLIME_COMMIT

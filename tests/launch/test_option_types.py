@@ -1,6 +1,6 @@
 """t3rl's re-implementations of Megatron's type functions accept and reject exactly what Megatron's
-own functions (from the committed source excerpt) accept and reject, and the argv checker applies
-them, the choices and the no-duplicate rule."""
+functions do (as the project's stand-in for Megatron's argument module states them), and the argv
+checker applies them, the choices and the no-duplicate rule."""
 
 from __future__ import annotations
 
