@@ -1,0 +1,128 @@
+"""A composition with Hydra, its interpolations resolved by OmegaConf: the plain config the schema
+validates and its provenance, or every problem in words a user can act on.
+
+`launch.config.resolved` comes here for what the direct composition (`launch.config.direct`) leaves to
+Hydra, and the commands that inspect a composition (`t3rl show`, `score`, `check-template`) for its
+layers. Importing this module imports Hydra and OmegaConf.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from omegaconf import OmegaConf
+from omegaconf.basecontainer import BaseContainer
+from omegaconf.errors import OmegaConfBaseException
+
+from launch.config.compose import Composition, compose
+from launch.config.compose_cache import Plain, Reads
+from launch.config.env_references import keep_environment_references, unset_variables
+from launch.config.errors import ConfigError, Problem, did_you_mean
+from launch.config.provenance import Provenance
+from launch.config.secrets import remember_config, remember_overrides
+
+# OmegaConf's resolvers whose result depends on the config alone.
+PURE_RESOLVERS = frozenset(
+    {"oc.create", "oc.decode", "oc.deprecated", "oc.select", "oc.dict.keys", "oc.dict.values"}
+)
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A composed config with interpolations resolved, before schema and cross-field validation."""
+
+    composition: Composition
+    provenance: Provenance
+    data: dict[str, Any]
+
+
+def compose_resolved(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Composed:
+    """Compose and resolve interpolations only (for inspecting configs that may not validate)."""
+    remember_overrides(overrides)
+    composition = compose(overrides, config_dirs)
+    keep_environment_references(composition.config)  # a job's variables and credentials stay references
+    provenance = Provenance.from_composition(composition)
+    data = _plain(composition, provenance)
+    remember_config(data)  # masked from here on wherever they reappear (show, errors, files, logs)
+    return Composed(composition, provenance, data)
+
+
+def plain_with_hydra(overrides: Sequence[str], config_dirs: Sequence[str], reads: Reads) -> Plain:
+    """`compose_resolved` as plain data, recording in `reads` what its resolvers read."""
+    with recording_resolvers(reads):
+        composed = compose_resolved(overrides, config_dirs)
+    hydra_node = composed.composition.hydra
+    hydra = OmegaConf.to_container(hydra_node, resolve=False) if hydra_node else {}
+    return Plain(composed.data, composed.provenance, hydra)  # type: ignore[arg-type]
+
+
+def _plain(composition: Composition, provenance: Provenance) -> dict[str, Any]:
+    """The config with interpolations resolved; a broken interpolation names its key and source."""
+    unset = unset_variables(provenance)
+    if unset:
+        raise ConfigError(unset)
+    try:
+        data = OmegaConf.to_container(composition.config, resolve=True, throw_on_missing=True)
+    except OmegaConfBaseException as error:
+        key = str(getattr(error, "full_key", "") or "")
+        message = str(getattr(error, "msg", error)).splitlines()[0]
+        fix = _interpolation_fix(composition, provenance, key, message)
+        raise ConfigError(
+            [Problem(key, f"cannot resolve the value: {message}", provenance.source(key), fix)]
+        ) from None
+    assert isinstance(data, dict)
+    return data
+
+
+@contextlib.contextmanager
+def recording_resolvers(reads: Reads) -> Iterator[None]:
+    """Record in `reads` every resolver call made inside the block (the variables `oc.env` reads)."""
+    registry = BaseContainer._resolvers
+    originals = dict(registry)
+    wrappers = {name: _recording(name, resolver, reads) for name, resolver in originals.items()}
+    registry.update(wrappers)
+    try:
+        yield
+    finally:
+        # A resolver registered meanwhile went unrecorded: its composition is not cached.
+        reads.impure.update(set(registry) - set(originals))
+        for name, wrapper in wrappers.items():
+            if registry.get(name) is wrapper:
+                registry[name] = originals[name]
+
+
+def _recording(name: str, resolver: Callable[..., Any], reads: Reads) -> Callable[..., Any]:
+    # OmegaConf calls a registered resolver as (config, parent, node, args, args_str).
+    def record(config: Any, parent: Any, node: Any, args: tuple[Any, ...], args_str: tuple[str, ...]) -> Any:
+        if name == "oc.env" and args:
+            reads.env[str(args[0])] = os.environ.get(str(args[0]))
+        elif name not in PURE_RESOLVERS:
+            reads.impure.add(name)
+        return resolver(config, parent, node, args, args_str)
+
+    return record
+
+
+def _interpolation_fix(composition: Composition, provenance: Provenance, key: str, message: str) -> str:
+    """The value with its misspelt interpolation key corrected, when a close key exists."""
+    generic = "fix the ${...} interpolation (it must name an existing key, or ${oc.env:VAR,default})"
+    found = re.search(r"Interpolation key '([^']+)' not found", message)
+    origin = provenance.origin(key)
+    raw = origin.raw if origin is not None else None
+    if not found or not isinstance(raw, str):
+        return generic
+    missing = found.group(1)
+    parent, _, leaf = missing.rpartition(".")
+    node = OmegaConf.select(composition.config, parent) if parent else composition.config
+    keys = [str(k) for k in node] if OmegaConf.is_dict(node) else []
+    guess = did_you_mean(leaf, keys)
+    if guess is None:
+        return generic
+    corrected = raw.replace("${" + missing + "}", "${" + (f"{parent}.{guess}" if parent else guess) + "}")
+    target = f"{parent}.{guess}" if parent else guess
+    return f"set {key}={corrected} (the interpolation names no key '{missing}'; did you mean '{target}'?)"

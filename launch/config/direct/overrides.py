@@ -1,0 +1,89 @@
+"""Command-line overrides in the forms people type every day, read and applied as Hydra does.
+
+Read: `key=value` and `+key=value` with a key of dotted names and a value Hydra's grammar reads as one
+token of a known type: an integer, a decimal or exponent float, true/false, null, or a word of
+letters, digits and `_ . / : -` (not starting with a digit). Anything else (sweeps, lists, quotes,
+interpolations, `~key`, `++key`, `group@package`) is Unsupported. Applied: `key=value` to a key the
+config has (a scalar), `+key=value` to a key it lacks (or holds null), both as OmegaConf sets a value:
+in place, where the box is shared.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from launch.config.direct.nodes import Box
+from launch.config.direct.unsupported import Unsupported
+
+_LINE = re.compile(r"(\+?)([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*)=(.+)", re.DOTALL)
+_INT = re.compile(r"-?(0|[1-9][0-9]*)")
+_FLOAT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+([eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)")
+_WORD = re.compile(r"[A-Za-z_/][A-Za-z0-9_./:-]*")
+# Words Hydra's grammar reads as another type (case-insensitive).
+_KEYWORDS = {"true": True, "false": False, "null": None}
+_FLOAT_WORDS = ("inf", "nan")
+# Keys whose overrides need Hydra's own node or a sweeper.
+_HYDRA_KEYS = ("hydra", "hparams_search")
+
+
+@dataclass(frozen=True)
+class Override:
+    """One command-line override: `text` as given to the composition, its key and typed value."""
+
+    text: str
+    key: str
+    value: Any
+    add: bool
+
+    def key_element(self) -> str:
+        """Hydra's key element: the key with its `+`."""
+        return f"+{self.key}" if self.add else self.key
+
+
+def parse(text: str) -> Override:
+    found = _LINE.fullmatch(text)
+    if found is None:
+        raise Unsupported(f"an override the direct composition does not read: {text}")
+    add, key, raw = found.groups()
+    if key.split(".")[0].startswith(_HYDRA_KEYS):
+        raise Unsupported(f"{key}: Hydra's own settings")
+    return Override(text, key, _value(raw), bool(add))
+
+
+def _value(raw: str) -> Any:
+    if _INT.fullmatch(raw):
+        return int(raw)
+    if _FLOAT.fullmatch(raw):
+        return float(raw)
+    word = raw.lower()
+    if word in _KEYWORDS:
+        return _KEYWORDS[word]
+    if _WORD.fullmatch(raw) and word not in _FLOAT_WORDS:
+        return raw
+    raise Unsupported(f"a value the direct composition does not read: {raw}")
+
+
+def apply(config: dict[str, Any], override: Override) -> None:
+    """Set the override's value in the (boxed) composed config, or raise Unsupported where Hydra would
+    refuse it or do something else (a missing key, a mapping or list replaced, an interpolated parent)."""
+    *parents, last = override.key.split(".")
+    node = config
+    for part in parents:
+        child = node.get(part)
+        if child is None and override.add:
+            node[part] = child = {}
+        if not isinstance(child, dict):
+            raise Unsupported(f"{override.text}: {part} is not a mapping of the config")
+        node = child
+    current = node.get(last)
+    if override.add:
+        if current is not None and not (isinstance(current, Box) and current.value is None):
+            raise Unsupported(f"{override.text}: the key exists")
+    elif not isinstance(current, Box):
+        raise Unsupported(f"{override.text}: not a scalar of the config")
+    if isinstance(current, Box):
+        current.value = override.value
+    else:
+        node[last] = Box(override.value)
