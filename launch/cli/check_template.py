@@ -132,8 +132,8 @@ def _model(model: str, overrides: list[str], config_dirs: list[str]) -> ModelCon
     from pydantic import ValidationError
     from rich.console import Console
 
+    from launch.config.composed import compose_resolved
     from launch.config.errors import ConfigError, render_problems
-    from launch.config.resolved import compose_resolved
     from launch.config.schema import ModelConfig
     from launch.config.schema_errors import problems_from_validation
 

@@ -50,7 +50,7 @@ def overrides(ctx: Any, incomplete: str) -> list[str]:
 
 def _spelled(group: str) -> str:
     """How an override names the group: `+experiment` for those the primary config leaves empty."""
-    from launch.config.compose import OPTIONAL_GROUPS
+    from launch.config.optional_groups import OPTIONAL_GROUPS
 
     return f"+{group}" if group in OPTIONAL_GROUPS else group
 

@@ -244,8 +244,8 @@ def _section(world: str, overrides: list[str], config_dirs: list[str]) -> BaseMo
     from pydantic import ValidationError
     from rich.console import Console
 
+    from launch.config.composed import compose_resolved
     from launch.config.errors import ConfigError, render_problems
-    from launch.config.resolved import compose_resolved
     from launch.config.schema_errors import problems_from_validation
     from t3rl_core import registries
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,44 +31,14 @@ from omegaconf.errors import OmegaConfBaseException
 from launch.config import hydra_internals as internals
 from launch.config.errors import ConfigError, Problem, did_you_mean
 from launch.config.hydra_internals import ConfigLoaderImpl
+from launch.config.layers import AppliedOverride, Layer, leaves
+from launch.config.optional_groups import OPTIONAL_GROUPS, optional_group_choice
+from launch.config.search_path import PACKAGE_SOURCE, display_path, local_file
 
 if TYPE_CHECKING:
     from launch.config.override_syntax import ConfigLookup
 
 PRIMARY_CONFIG = "config"
-PACKAGE = "t3rl_conf"
-PACKAGE_SOURCE = f"pkg://{PACKAGE}"
-# Groups the primary config's defaults list names with `null`: chosen with `group=x` or `+group=x`.
-OPTIONAL_GROUPS = ("experiment", "hparams_search")
-
-
-@dataclass(frozen=True)
-class Layer:
-    """One config file of the defaults list, as merged into the run config."""
-
-    # Hydra's name for it: "config", "model/qwen3_8b", "curriculum/bfcl_stage1".
-    config_path: str
-    # Where it lives, for people: a path relative to the working directory when possible.
-    source: str
-    # Dotted key its content lands under ("" = root).
-    package: str
-    # Its content, already placed at `package` (so its leaves carry full dotted keys).
-    content: DictConfig
-    # Why this option was chosen: "" (the default), an override, or the file whose defaults list chose it.
-    chosen_by: str
-    # An experiment file's own leaves (dotted key → value) as written, before later files merge into
-    # the nodes it shares with them; empty for other files.
-    written: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class AppliedOverride:
-    """A command-line override of a config key (not of a group), in application order."""
-
-    text: str
-    key: str
-    value: Any
-    delete: bool
 
 
 @dataclass(frozen=True)
@@ -114,7 +84,7 @@ def yaml_problem(error: Exception) -> Problem:
 
 def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Composition:
     loader = _loader(_normalise_dirs(config_dirs))
-    written = {_optional_group_choice(o): o for o in overrides}
+    written = {optional_group_choice(o): o for o in overrides}
     overrides = list(written)
     parsed = _parse(overrides, config_dirs, typed=list(written.values()))
     sweeps = [o for o in parsed if o.is_sweep_override()]
@@ -150,7 +120,8 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
     with flag_override(cfg, "no_deepcopy_set_nodes", True):
         for default in defaults.defaults:
             loaded = internals.load_single_config(loader, default, repo)
-            own = _leaves(loaded.config) if (default.config_path or "").startswith("experiment/") else {}
+            experiment = (default.config_path or "").startswith("experiment/")
+            own = leaves(OmegaConf.to_container(loaded.config, resolve=False)) if experiment else {}
             cfg.merge_with(loaded.config)
             if default.config_path is None or default.config_path.startswith("hydra/"):
                 continue
@@ -174,21 +145,6 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
         hydra_node = cfg.pop("hydra", None) or OmegaConf.create()
     choices = {k: v for k, v in defaults.overrides.known_choices.items() if not k.startswith("hydra")}
     return Composition(config=cfg, hydra=hydra_node, layers=layers, overrides=applied, choices=choices)
-
-
-def _leaves(node: DictConfig) -> dict[str, Any]:
-    """Dotted key → value (interpolations unresolved; lists are values) of every leaf of `node`."""
-    found: dict[str, Any] = {}
-
-    def walk(value: Any, prefix: str) -> None:
-        if isinstance(value, dict):
-            for key, child in value.items():
-                walk(child, f"{prefix}.{key}" if prefix else str(key))
-        elif prefix:
-            found[prefix] = value
-
-    walk(OmegaConf.to_container(node, resolve=False), "")
-    return found
 
 
 def parse_overrides(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> list[Override]:
@@ -254,7 +210,7 @@ def config_source(config_path: str, config_dirs: Sequence[str] = ()) -> tuple[st
     if result is None:
         return None
     shown = display_path(result.path, config_path)
-    return shown, _first_comment(_local_file(result.path, config_path))
+    return shown, _first_comment(local_file(result.path, config_path))
 
 
 def option_name(config_path: str, config_dirs: Sequence[str] = ()) -> str | None:
@@ -262,38 +218,6 @@ def option_name(config_path: str, config_dirs: Sequence[str] = ()) -> str | None
     result = _loader(_normalise_dirs(config_dirs)).repository.load_config(config_path)
     name = result.config.get("name") if result is not None else None
     return name if isinstance(name, str) else None
-
-
-def display_path(source_path: str, config_path: str) -> str:
-    """A config file as people find it: relative to the working directory when below it."""
-    file = _local_file(source_path, config_path)
-    if file is None:
-        return f"{source_path}/{config_path}.yaml"
-    try:
-        return str(file.relative_to(Path.cwd()))
-    except ValueError:
-        return str(file)
-
-
-def _local_file(source_path: str, config_path: str) -> Path | None:
-    scheme, _, location = source_path.partition("://")
-    if scheme == "file":
-        return Path(location) / f"{config_path}.yaml"
-    if scheme == "pkg":
-        root = _package_dir(location.replace("/", "."))
-        return None if root is None else root / f"{config_path}.yaml"
-    return None
-
-
-@lru_cache(maxsize=8)
-def _package_dir(package: str) -> Path | None:
-    import importlib.util
-
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    # Resolved: a package reached through a symlink is shown where its files live.
-    return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
 def _first_comment(file: Path | None) -> str:
@@ -417,15 +341,6 @@ def _missing_searchpath_dirs(override: Override) -> list[Problem]:
         and entry.startswith("file://")
         and not os.path.isdir(entry[len("file://") :])
     ]
-
-
-def _optional_group_choice(override: str) -> str:
-    """`+experiment=x` → `experiment=x`: the primary config lists these groups as `null` (nothing chosen),
-    so Hydra wants a plain override, while `+group=x` is the spelling people know from Hydra's docs."""
-    for group in OPTIONAL_GROUPS:
-        if override.startswith(f"+{group}="):
-            return override[1:]
-    return override
 
 
 def _chosen_by(

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from launch.config.provenance import Origin, Provenance, Shadow
+from launch.config.search_path import roots
 from launch.config.secrets import holds_referenced_value, holds_secret
 from launch.files import atomic_write_text
 from launch.installed import package_versions
@@ -42,20 +43,24 @@ from launch.installed import package_versions
 FORMAT = 3
 # Beyond this many entries the least recently written ones are removed (one per command line).
 MAX_ENTRIES = 256
-# OmegaConf's resolvers whose result depends on the config alone.
-PURE_RESOLVERS = frozenset(
-    {"oc.create", "oc.decode", "oc.deprecated", "oc.select", "oc.dict.keys", "oc.dict.values"}
-)
-# launch.config.compose.PACKAGE, the package of t3rl's own config groups (that module imports Hydra).
-CONF_PACKAGE = "t3rl_conf"
 VERSIONED = ("t3rl", "hydra-core", "omegaconf", "antlr4-python3-runtime", "PyYAML")
 # The modules whose code decides what composition returns.
 CODE = (
     "config/compose.py",
+    "config/composed.py",
     "config/provenance.py",
+    "config/layers.py",
     "config/resolved.py",
     "config/compose_cache.py",
     "config/env_references.py",
+    "config/optional_groups.py",
+    "config/search_path.py",
+    "config/direct/compose.py",
+    "config/direct/config_files.py",
+    "config/direct/defaults.py",
+    "config/direct/interpolation.py",
+    "config/direct/nodes.py",
+    "config/direct/overrides.py",
 )
 # Overrides of these keys reach outside the config files (Hydra's search path and its own node).
 UNCACHED_KEYS = ("hydra", "hparams_search")
@@ -80,20 +85,22 @@ class Reads:
 
 
 def cached_compose(
-    overrides: Sequence[str], config_dirs: Sequence[str], compose: Callable[[], Plain]
+    overrides: Sequence[str], config_dirs: Sequence[str], compose: Callable[[Reads], Plain]
 ) -> Plain:
-    """`compose()`'s result for this command line: from the cache when its inputs are unchanged,
-    else computed (with Hydra imported by `compose`) and stored when it is safe to reuse."""
+    """`compose(reads)`'s result for this command line: from the cache when its inputs are unchanged,
+    else computed (recording in `reads` what it read besides the files) and stored when it is safe
+    to reuse."""
+    reads = Reads()
     entry = Entry.of(overrides, config_dirs)
     if entry is None:
-        return compose()
+        return compose(reads)
     hit = entry.load()
     if hit is not None:
         return hit
     caught: list[warnings.WarningMessage] = []
     try:
-        with recording_resolvers() as reads, warnings.catch_warnings(record=True) as caught:
-            plain = compose()
+        with warnings.catch_warnings(record=True) as caught:
+            plain = compose(reads)
     finally:
         # Shown as they would have been; a composition that warns is not cached (a hit would hide it).
         for w in caught:
@@ -141,11 +148,11 @@ class Entry:
         if not enabled() or any(_key_of(o).startswith(UNCACHED_KEYS) for o in overrides):
             return None
         dirs = [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]
-        roots = _search_path_roots(dirs)
-        if roots is None:
+        found = roots(dirs)
+        if found is None:
             return None
         try:
-            digest = _inputs_digest(roots)
+            digest = _inputs_digest(found)
         except OSError:
             return None
         line = json.dumps([list(overrides), dirs, os.getcwd()])
@@ -198,60 +205,15 @@ class Entry:
             _prune(self.path.parent)
 
 
-@contextlib.contextmanager
-def recording_resolvers() -> Iterator[Reads]:
-    """Record every resolver call made inside the block (the variables `oc.env` reads, by name)."""
-    from omegaconf.basecontainer import BaseContainer
-
-    import launch.config.compose  # noqa: F401  (Hydra registers its resolvers on import: wrap those too)
-
-    reads = Reads()
-    registry = BaseContainer._resolvers
-    originals = dict(registry)
-    wrappers = {name: _recording(name, resolver, reads) for name, resolver in originals.items()}
-    registry.update(wrappers)
-    try:
-        yield reads
-    finally:
-        # A resolver registered meanwhile went unrecorded: its composition is not cached.
-        reads.impure.update(set(registry) - set(originals))
-        for name, wrapper in wrappers.items():
-            if registry.get(name) is wrapper:
-                registry[name] = originals[name]
-
-
-def _recording(name: str, resolver: Callable[..., Any], reads: Reads) -> Callable[..., Any]:
-    # OmegaConf calls a registered resolver as (config, parent, node, args, args_str).
-    def record(config: Any, parent: Any, node: Any, args: tuple[Any, ...], args_str: tuple[str, ...]) -> Any:
-        if name == "oc.env" and args:
-            reads.env[str(args[0])] = os.environ.get(str(args[0]))
-        elif name not in PURE_RESOLVERS:
-            reads.impure.add(name)
-        return resolver(config, parent, node, args, args_str)
-
-    return record
-
-
 def on_search_path(config_path: str, config_dirs: Sequence[str] = ()) -> bool:
     """True when `<config_path>.yaml` is a file in a directory of the search path (Hydra would find
     it); False means unknown here — ask Hydra (`launch.config.compose`)."""
-    roots = _search_path_roots([os.path.abspath(os.path.expanduser(d)) for d in config_dirs]) or []
-    return any(os.path.isfile(os.path.join(root, f"{config_path}.yaml")) for root in roots)
+    found = roots([os.path.abspath(os.path.expanduser(d)) for d in config_dirs]) or []
+    return any(os.path.isfile(os.path.join(root, f"{config_path}.yaml")) for root in found)
 
 
 def _key_of(override: str) -> str:
     return override.split("=", 1)[0].lstrip("+~")
-
-
-def _search_path_roots(config_dirs: Sequence[str]) -> list[str] | None:
-    """The directories of t3rl's search path: the `t3rl_conf` package, then each config dir;
-    None when one is not a plain directory (a zipped package, a missing dir: left to Hydra)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec(CONF_PACKAGE)
-    package = list(spec.submodule_search_locations or []) if spec is not None else []
-    roots = [*package, *config_dirs]
-    return roots if package and all(os.path.isdir(r) for r in roots) else None
 
 
 def _inputs_digest(roots: Sequence[str]) -> str:

@@ -11,11 +11,16 @@ job's environment gets `${NAME}`, which Ray (or the shell) expands where the job
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from launch.config.errors import Problem
 from launch.config.secret_names import is_credential_at, is_secret_key
+
+if TYPE_CHECKING:
+    from launch.config.provenance import Provenance
 
 # Mappings whose values become environment variables of a job.
 ENVIRONMENT_KEYS = frozenset({"env_vars", "runtime_env"})
@@ -39,9 +44,17 @@ def keep_environment_references(node: Any, key: str = "", environment: bool = Fa
             if not (child._is_missing() or child._is_none() or child._is_interpolation()):
                 keep_environment_references(child, dotted, inside)
             continue
-        raw = child._value()
-        if isinstance(raw, str) and _UNESCAPED.search(raw) and (inside or is_secret_key(dotted)):
-            node[name] = _UNESCAPED.sub(r"\\${oc.env:", raw)
+        kept = kept_text(child._value(), dotted, inside)
+        if kept is not None:
+            node[name] = kept
+
+
+def kept_text(raw: object, key: str, environment: bool) -> str | None:
+    """`raw` (the value at dotted `key`, inside a job-environment mapping or not) with its `${oc.env:…}`
+    escaped, when they must stay references; None when there is nothing to keep."""
+    if isinstance(raw, str) and _UNESCAPED.search(raw) and (environment or is_secret_key(key)):
+        return _UNESCAPED.sub(r"\\${oc.env:", raw)
+    return None
 
 
 def kept_reference(key: str) -> bool:
@@ -65,3 +78,28 @@ def job_variable(name: str, value: str, environ: Mapping[str, str]) -> str:
     if _KEPT.search(value):
         return _KEPT.sub(shell, value)
     return f"${{{name}}}" if is_credential_at(name, value) else value
+
+
+# `${oc.env:NAME}` with no default: the variable must be set.
+_REQUIRED_VARIABLE = re.compile(r"(?<!\\)\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def unset_variables(provenance: Provenance) -> list[Problem]:
+    """Every key whose value reads an environment variable that is not set, and has no default: all of
+    them at once (OmegaConf would stop at the first)."""
+    problems = []
+    for key, origin in provenance.items():
+        if not isinstance(origin.raw, str) or kept_reference(key):
+            continue  # a kept reference is read where the job runs, where it may well be set
+        for name in dict.fromkeys(_REQUIRED_VARIABLE.findall(origin.raw)):
+            if name not in os.environ:
+                problems.append(
+                    Problem(
+                        key,
+                        f"reads environment variable {name}, which is not set here",
+                        origin.describe(),
+                        f"export {name}=… before the command (the value is yours to give), or set "
+                        f"{key}=${{oc.env:{name},DEFAULT}} with a default",
+                    )
+                )
+    return problems

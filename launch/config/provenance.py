@@ -6,14 +6,14 @@ package, in merge order; command-line overrides come last. Later sources win, as
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from launch.config.layers import AppliedOverride, Layer
 from launch.config.secrets import mask_override
 
 if TYPE_CHECKING:
-    # Imported where used: a provenance read from the composition cache needs neither Hydra nor OmegaConf.
     from launch.config.compose import Composition
 
 # Order offsets: files chosen by a command-line group override, then command-line key overrides.
@@ -63,12 +63,16 @@ class Provenance:
 
     @classmethod
     def from_composition(cls, composition: Composition) -> Provenance:
-        from omegaconf import OmegaConf
+        return cls.from_layers(composition.layers, composition.overrides)
 
+    @classmethod
+    def from_layers(cls, layers: Sequence[Layer], overrides: Sequence[AppliedOverride]) -> Provenance:
+        """From the files of a composition (their content as it reads after composing) and its
+        key overrides."""
         origins: dict[str, Origin] = {}
         shadowed: dict[str, Shadow] = {}
         experiments: dict[str, tuple[str, Any]] = {}
-        for position, layer in enumerate(composition.layers):
+        for position, layer in enumerate(layers):
             # A file the command line chose ranks after every file chosen by config files.
             order = position + (_CHOSEN_ON_COMMAND_LINE if layer.chosen_by.startswith("override") else 0)
             for key, raw in _nodes(layer.content, ""):
@@ -81,21 +85,17 @@ class Provenance:
             # What an experiment wrote itself (its content node is shared with later merges).
             experiments.update({key: (layer.source, raw) for key, raw in layer.written.items()})
         order = _COMMAND_LINE
-        for override in composition.overrides:
+        for override in overrides:
             source = f"override `{mask_override(override.text)}`"
             if override.delete:
                 for key in [k for k in origins if k == override.key or k.startswith(override.key + ".")]:
                     del origins[key]
                 origins[override.key] = Origin(source, "", None, order, deleted=True)
             else:
-                value = (
-                    OmegaConf.create({"v": override.value}).v
-                    if isinstance(override.value, dict | list)
-                    else None
-                )
                 origins[override.key] = Origin(source, "", override.value, order)
-                for key, raw in _nodes(value, override.key) if value is not None else ():
-                    origins[key] = Origin(source, "", raw, order)
+                if isinstance(override.value, dict | list):
+                    for key, raw in _nodes(_as_config(override.value), override.key):
+                        origins[key] = Origin(source, "", raw, order)
             order += 1
         for key in [k for k in shadowed if origins[k].source.startswith("override")]:
             del shadowed[key]  # the command line set it again: the user's last word
@@ -141,9 +141,26 @@ def _at_or_below(key: str, package: str) -> bool:
     return not package or key == package or key.startswith(package + ".")
 
 
+def _as_config(value: dict[str, Any] | list[Any]) -> Any:
+    """An override's mapping or list as OmegaConf reads it (its nodes are what provenance lists)."""
+    from omegaconf import OmegaConf  # lazy: only an override with a mapping or list value (never direct)
+
+    return OmegaConf.create({"v": value}).v
+
+
 def _nodes(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
-    """(dotted key, raw value) of every node below `node`; lists and scalars are leaves."""
-    from omegaconf import DictConfig, ListConfig, OmegaConf
+    """(dotted key, raw value) of every node below `node` (plain dicts, or an OmegaConf DictConfig);
+    lists and scalars are leaves."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            dotted = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(value, dict):
+                yield dotted, None
+                yield from _nodes(value, dotted)
+            else:
+                yield dotted, value
+        return
+    from omegaconf import DictConfig, ListConfig, OmegaConf  # lazy: only a composition Hydra made
 
     if isinstance(node, DictConfig):
         if node._is_none() or node._is_missing():

@@ -76,8 +76,9 @@ def run_search(
     import yaml
     from hydra.core.global_hydra import GlobalHydra
 
-    from launch.config.compose import OPTIONAL_GROUPS, PACKAGE_SOURCE
     from launch.config.hydra_internals import launcher_override, optuna_capable_hydra
+    from launch.config.optional_groups import OPTIONAL_GROUPS
+    from launch.config.search_path import PACKAGE_SOURCE
 
     register_sweeper_configs()
     _log_through_logging()

@@ -215,9 +215,3 @@ def test_on_search_path(config_dir) -> None:
     assert not on_search_path("experiment/nope")
     assert on_search_path("hardware/probe", [str(config_dir)])
     assert not on_search_path("hardware/probe")
-
-
-def test_the_package_name_matches_the_composer() -> None:
-    from launch.config.compose import PACKAGE
-
-    assert compose_cache.CONF_PACKAGE == PACKAGE

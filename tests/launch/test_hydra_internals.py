@@ -11,7 +11,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
 from launch.config import hydra_internals as internals
-from launch.config.compose import PACKAGE_SOURCE
+from launch.config.search_path import PACKAGE_SOURCE
 
 
 def parse(*overrides: str) -> list:

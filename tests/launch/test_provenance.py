@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from launch.checks.resolve import resolve
 from launch.cli.app import app
-from launch.config.resolved import compose_resolved
+from launch.config.composed import compose_resolved
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
