@@ -15,6 +15,7 @@ from types import UnionType
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 from launch.config.errors import Problem, did_you_mean
+from launch.config.fixes import quoted
 
 if TYPE_CHECKING:
     from hydra.core.override_parser.types import Override
@@ -30,11 +31,6 @@ def shell_word(override: str) -> str:
     if not re.search(r"[\"$`\\!]", override):
         return f'"{override}"'
     return shlex.quote(override)
-
-
-def hydra_quoted(value: str) -> str:
-    """A value quoted in Hydra's grammar, so that spaces and special characters stay in it."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def sweep_problem(override: Override, holds_list: bool) -> Problem:
@@ -102,5 +98,5 @@ def typed_as_scalar(key: str, source: str, value: object) -> Problem | None:
         key,
         f"{key} takes a string, but Hydra reads `{text}` as {kind} {value!r}",
         source,
-        f"{shell_word(f'{prefix}={hydra_quoted(text)}')} (quoted for Hydra, and for the shell around it)",
+        f"{shell_word(f'{prefix}={quoted(text)}')} (quoted for Hydra, and for the shell around it)",
     )

@@ -18,7 +18,8 @@ from typing import Any
 
 from launch.config.command_line import COMMAND_OPTIONS
 from launch.config.errors import Problem, did_you_mean
-from launch.config.override_fixes import hydra_quoted, shell_word
+from launch.config.fixes import quoted
+from launch.config.override_fixes import shell_word
 
 GENERIC_FIX = (
     "write overrides as key=value, +key=value (add), ~key (delete) or group=option; "
@@ -114,7 +115,7 @@ class _Reader:
             key.lstrip("+~"),
             f"the shell split `{' '.join([item, *words])}` at the space{'s' if len(words) > 1 else ''}: "
             "quotes around a value with spaces do not reach t3rl unless the whole override is quoted",
-            (f"{key}={hydra_quoted(' '.join([value, *words]))}",),
+            (f"{key}={quoted(' '.join([value, *words]))}",),
         )
 
     def _words(self, items: list[str]) -> list[str]:
