@@ -1,16 +1,13 @@
-"""The `t3rl` command line: one Typer app, one module per command group under `launch.cli`.
-
-Command modules import only light libraries at module level (typer, rich, pydantic); Hydra and
-everything heavier is imported inside the command functions, so `t3rl --help` stays instant.
+"""The `t3rl` command line: one Typer app whose subcommands live one module per command group under
+`launch.cli`, each imported only when its command runs (`launch.cli.lazy`), so `t3rl --help` imports
+none of them.
 """
 
 from __future__ import annotations
 
-import importlib
-
 import typer
 
-from launch.cli.help_format import plain_metavars
+from launch.cli.lazy import LazyGroup
 
 app = typer.Typer(
     name="t3rl",
@@ -31,6 +28,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     # --install-completion / --show-completion for bash, zsh, fish and PowerShell.
     add_completion=True,
+    # Plain metavars (`A B`, `--out DIR`) like every subcommand (`launch.cli.help_format`).
+    cls=LazyGroup,
 )
 
 
@@ -64,20 +63,3 @@ def _options(
     command = ctx.command.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
     params = command.params if command is not None else []
     COMMAND_OPTIONS.set(tuple(o for param in params for o in param.opts if o.startswith("-")))
-
-
-# Each module defines `register(app)`.
-COMMAND_MODULES = (
-    "launch.cli.run",
-    "launch.cli.inspect",
-    "launch.cli.runtime",
-    "launch.cli.runs",
-    "launch.cli.score",
-    "launch.cli.check_template",
-    "launch.cli.rollouts",
-)
-
-for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(app)
-plain_metavars(app)  # `A B`, `--out DIR`, nothing after a flag (not Typer's `{a} {b}`, `<bool>`)
-

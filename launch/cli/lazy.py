@@ -1,0 +1,115 @@
+"""The subcommands of `t3rl`, each defined in its own module and imported only when it runs.
+
+`t3rl --help` lists them from the table below (name, module, the first paragraph of its help), so it
+imports no command module; resolving a command (running it, its own `--help`, completing its
+arguments) imports its module, whose `register(app)` defines it on a Typer app. Command modules can
+therefore import what they use at their top: only their own command pays for it.
+`tests/launch/test_lazy_cli.py` checks that the listed help is each command's own.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+import typer
+import typer.main
+from typer.core import TyperCommand
+
+from launch.cli.help_format import PlainGroup, plain_metavars
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    # The module whose `register(app)` defines the command.
+    module: str
+    # The first paragraph of its help, line breaks kept (what `t3rl --help` shows next to its name).
+    help: str
+
+
+# In the order `t3rl --help` lists them.
+SUBCOMMANDS = {
+    "run": Subcommand(
+        "launch.cli.run",
+        "Run the staged pipeline of an experiment (resumable: finished, unchanged stages are skipped).",
+    ),
+    "plan": Subcommand(
+        "launch.cli.run",
+        "Show every stage and its exact commands, and write them to a plan dir with plan.sh; run nothing.",
+    ),
+    "validate": Subcommand(
+        "launch.cli.inspect",
+        "Check a config (schema, topology, batch sizes, parsers, checkpoint, stages); exit 2 on errors.",
+    ),
+    "show": Subcommand(
+        "launch.cli.inspect", "Print the resolved config, or with --explain where each value came from."
+    ),
+    "ls": Subcommand(
+        "launch.cli.inspect",
+        "List config groups and their options (* = the default), with each file's description.",
+    ),
+    "eval": Subcommand(
+        "launch.cli.runtime",
+        "Evaluate a model (or the scripted reference policy) on a prepared split, here and now.",
+    ),
+    "score": Subcommand(
+        "launch.cli.score",
+        "Score a JSONL of trajectories with the worlds' own checkers; writes verdicts.jsonl + summary.json.",
+    ),
+    "check-template": Subcommand(
+        "launch.cli.check_template",
+        "Render, tokenize, check TITO deltas against a fresh render, and read the template's own tool calls\n"
+        "(and reasoning) back with the model's SGLang parsers; exit 1 when a check fails.",
+    ),
+    "data": Subcommand(
+        "launch.cli.runtime", "Prepare a dataset: one JSONL file per split plus manifest.json."
+    ),
+    "runs": Subcommand("launch.cli.runs", "List run directories and their stages' status."),
+    "rollouts": Subcommand("launch.cli.rollouts", "Inspect slime's saved rollouts on CPU."),
+}
+
+
+class LazyGroup(PlainGroup):
+    """The `t3rl` group: lists SUBCOMMANDS without importing them, imports one when it is resolved."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._listing = False
+        super().__init__(**kwargs)
+
+    @property  # type: ignore[override]
+    def commands(self) -> MutableMapping[str, Any]:
+        """Every command, each module imported (for code that walks the whole tree: docs, tests)."""
+        for name in SUBCOMMANDS:
+            self._resolve(name)
+        return self._loaded
+
+    @commands.setter
+    def commands(self, value: MutableMapping[str, Any]) -> None:
+        self._loaded = dict(value)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*SUBCOMMANDS, *(name for name in self._loaded if name not in SUBCOMMANDS)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in self._loaded or cmd_name not in SUBCOMMANDS:
+            return self._loaded.get(cmd_name)
+        if self._listing:  # listed in this group's help: its name and help suffice
+            return TyperCommand(name=cmd_name, help=SUBCOMMANDS[cmd_name].help)
+        return self._resolve(cmd_name)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+    def _resolve(self, name: str) -> Any:
+        if name not in self._loaded:
+            sub = typer.Typer(rich_markup_mode=self.rich_markup_mode)
+            importlib.import_module(SUBCOMMANDS[name].module).register(sub)
+            plain_metavars(sub)
+            self._loaded.update(typer.main.get_group(sub).commands)
+        return self._loaded.get(name)

@@ -1,0 +1,43 @@
+"""launch.cli.lazy: `t3rl --help` lists every subcommand with its own help without importing its module;
+resolving one imports it."""
+
+from __future__ import annotations
+
+import inspect
+
+import click
+import typer.main
+from typer.testing import CliRunner
+
+from launch.cli.app import app
+from launch.cli.lazy import SUBCOMMANDS
+
+
+def _root() -> click.Group:
+    return typer.main.get_command(app)  # type: ignore[return-value]
+
+
+def test_the_table_lists_every_command_with_its_own_help() -> None:
+    root = _root()
+    commands = root.commands  # every module imported
+    assert list(commands) and set(commands) == set(SUBCOMMANDS)
+    for name, entry in SUBCOMMANDS.items():
+        first = inspect.cleandoc(commands[name].help or "").split("\n\n")[0].strip()
+        assert entry.help == first, name
+
+
+def test_help_reads_the_same_listed_or_loaded() -> None:
+    root = _root()
+    ctx = click.Context(root, info_name="t3rl", terminal_width=200)
+    listed = root.get_help(ctx)
+    assert not root._loaded  # nothing was imported to list the commands
+    root.commands  # noqa: B018  (loads every command)
+    assert root.get_help(ctx) == listed
+
+
+def test_a_command_resolves_to_its_module() -> None:
+    result = CliRunner().invoke(app, ["runs", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "List run directories" in result.output
+    result = CliRunner().invoke(app, ["no-such-command"])
+    assert result.exit_code == 2 and "No such command" in result.output
