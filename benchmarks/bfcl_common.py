@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,34 @@ async def rerender_episode(runner: EpisodeRunner, row: dict[str, Any]) -> tuple[
     runner.reward(RewardInput(outcome=env.outcome(), response="".join(texts), metadata=row["metadata"]))
     await env.aclose()
     return time.perf_counter() - started, generation_s, calls
+
+
+Play = Callable[[EpisodeRunner, dict[str, Any]], Awaitable[tuple[float, float, int]]]
+
+
+class EngineCpu:
+    """Counts the process CPU spent inside `runner.engine.generate`: the scripted engine's own work
+    (the oracle, its text's ids), which a served model does in another process."""
+
+    def __init__(self, runner: EpisodeRunner) -> None:
+        self.seconds = 0.0
+        generate = runner.engine.generate
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            started = time.process_time()
+            try:
+                return await generate(*args, **kwargs)
+            finally:
+                self.seconds += time.process_time() - started
+
+        runner.engine.generate = counted  # type: ignore[method-assign]
+
+
+async def loop_cpu(
+    play: Play, runner: EpisodeRunner, engine: EngineCpu, row: dict[str, Any]
+) -> tuple[float, int]:
+    """(process CPU seconds of the episode's loop, model calls): all threads of this process (off-loop
+    encodes included) while the one episode runs, less the engine's own CPU."""
+    started, before = time.process_time(), engine.seconds
+    _, _, calls = await play(runner, row)
+    return time.process_time() - started - (engine.seconds - before), calls
