@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import t3rl_core
 from t3rl_core.config import RuntimeConfig
@@ -121,6 +121,27 @@ def plan_jobs(rows: Iterable[Mapping[str, Any]], config: EvalConfig, settings: s
     return jobs
 
 
+@runtime_checkable
+class KnowsEpisodeLength(Protocol):
+    """An env factory that can tell how many model calls a row's episode takes (its gold play)."""
+
+    def expected_model_calls(self, task: Mapping[str, Any]) -> int | None: ...
+
+
+def longest_first(jobs: list[EpisodeJob], factory: object) -> list[EpisodeJob]:
+    """The jobs in the order the eval starts them: the longest episodes (by the factory's
+    `expected_model_calls`) first, equal or unknown lengths in plan order. A long episode started
+    last keeps one slot busy after all others are idle; started first, the short ones fill the
+    slots around it, so every slot stays busy until the last calls (longest processing time first)."""
+    if not isinstance(factory, KnowsEpisodeLength):
+        return jobs
+    lengths: dict[int, int] = {}
+    for job in jobs:
+        if id(job.row) not in lengths:
+            lengths[id(job.row)] = factory.expected_model_calls(job.row) or 0
+    return sorted(jobs, key=lambda job: -lengths[id(job.row)])
+
+
 def apply_eval_limits(runtime: RuntimeConfig, config: EvalConfig) -> RuntimeConfig:
     """The runtime config with the eval's per-call token and per-episode step limits, when set."""
     update = {
@@ -180,6 +201,7 @@ async def run_eval(
     chat = ChatFormat.from_config(runtime.chat, runtime.parsers)
     engine: Engine = ENGINES.build(config.engine, chat=chat)
     runner = EpisodeRunner.from_runtime(runtime, engine, chat=chat)
+    pending = longest_first(pending, runner.env_factory)
     records = list(done.values())
     budget = FailureBudget(config.max_engine_failure_rate, len(jobs))
     # The checkout's git state for summary.json, read while the episodes run: two git commands that

@@ -346,6 +346,15 @@ class BFCLEnvFactory:
             raise ValueError(f"mode must be 'train' or 'eval', got {mode!r}")
         return BFCLEnv(BFCLTask.from_row(task), self.config, mode)
 
+    def expected_model_calls(self, task: Mapping[str, Any]) -> int | None:
+        """The model calls of the gold play of a row (`BFCLEnv.oracle`): two per turn with ground-truth
+        calls (the calls, then the answer), one per empty turn; None for a row without a BFCL task.
+        A scheduling hint: an eval starts its long episodes first."""
+        bfcl_task = (task.get("metadata") or {}).get("bfcl_task")
+        if not isinstance(bfcl_task, Mapping):
+            return None
+        return sum(2 if turn else 1 for turn in bfcl_task.get("ground_truth") or ())
+
     async def aclose(self) -> None:
         """Episodes own their worlds; there is nothing to release."""
 
