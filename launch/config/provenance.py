@@ -79,7 +79,10 @@ class Provenance:
                 if not _at_or_below(key, layer.package):
                     continue
                 mine = experiments.get(key)
-                if mine is not None and _replaces(mine[1], raw):
+                # An experiment built on another (its defaults name it) replaces that one's values on
+                # purpose; a group file merged after an experiment does so silently.
+                later_experiment = layer.config_path.startswith("experiment/")
+                if mine is not None and not later_experiment and _replaces(mine[1], raw):
                     shadowed[key] = Shadow(mine[0], mine[1], layer.source)
                 origins[key] = Origin(layer.source, layer.chosen_by, raw, order)
             # What an experiment wrote itself (its content node is shared with later merges).

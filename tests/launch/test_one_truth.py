@@ -155,3 +155,11 @@ def test_every_unset_environment_variable_is_named_at_once() -> None:
     named = {p.key: p for p in problems if "not set here" in p.message}
     assert set(named) == {"model.hf_checkpoint", "paths.models_dir"}
     assert "T3RL_TEST_UNSET_A" in named["model.hf_checkpoint"].message
+
+
+def test_an_experiment_built_on_another_replaces_its_values_on_purpose(tmp_path: Path) -> None:
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "derived.yaml").write_text(
+        "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - _self_\nname: derived\n"
+    )
+    assert not [p for p in _problems(["+experiment=derived"], [str(tmp_path)]) if "merged after" in p.message]
