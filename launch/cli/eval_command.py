@@ -10,15 +10,36 @@ the trajectories follow (t3rl_core.eval.evaluate).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+import yaml
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
 
 from launch.cli import completion
+from launch.cli import eval_setup as common
+from launch.config.errors import EXIT_CONFIG_ERROR
+from launch.config.secrets import scrub_obj, scrub_text
+from launch.files import LockHeld, atomic_write_json, exclusive_lock
+from launch.run.published_view import print_verdicts, require_published
+from launch.run.rundir import RunDir, collect_manifest
+from launch.run.steps import t3rl_root, write_secret_fingerprints
+from t3rl_core.config import RuntimeConfig
+from t3rl_core.data.rows import DataError
+from t3rl_core.engines.base import EngineUnavailable
+from t3rl_core.eval.config import EvalConfig
+from t3rl_core.eval.evaluate import evaluate, resolve_data
+from t3rl_core.eval.runner import load_rows, select_rows
+from t3rl_core.registries import ENGINES as REGISTRY
+from t3rl_core.secret import SecretResolutionError, url_passwords
 
 if TYPE_CHECKING:
+    from launch.config.schema import RunConfig
     from t3rl_core.config import RuntimeConfig
     from t3rl_core.eval.config import EvalConfig
 
@@ -101,14 +122,9 @@ def eval_command(
     with summary.json `complete: false` and the reason. A bad argument exits 2 and writes nothing.
     The out dir is an eval-only run record (config.yaml, overrides.yaml, manifest.json) that
     `t3rl runs` lists."""
-    from launch.cli import eval_setup as common
-    from launch.files import LockHeld, exclusive_lock
-    from t3rl_core.engines.base import EngineUnavailable
-    from t3rl_core.eval.evaluate import evaluate
-    from t3rl_core.secret import SecretResolutionError
-
     if engine is not None and engine not in ENGINES:
         _check_engine_plugin(engine)
+    run: RunConfig | None = None
     if runtime_config is not None:
         runtime, config, runs_dir = _from_runtime_config(runtime_config, overrides or [], stage)
         composed: dict[str, Any] = {"t3rl": runtime.model_dump(mode="json")}
@@ -122,9 +138,8 @@ def eval_command(
         config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category
     )
     _check_engine_source(config, serve_checkpoint, data)
+    _check_tokenizer(runtime, run, [*(f"--config-dir {d}" for d in config_dir or []), *(overrides or [])])
     if published:
-        from launch.run.published_view import require_published
-
         require_published(config)
     if data is not None:
         _check_data(data, config)
@@ -147,25 +162,35 @@ def eval_command(
     except (EngineUnavailable, SecretResolutionError) as error:
         _fail(f"eval failed: {error}", out)
     if published:
-        from rich.console import Console
-
-        from launch.run.published_view import print_verdicts
-
         print_verdicts(summary, Console(highlight=False))
     if not summary["complete"]:
         _fail(None, out)  # the reason was printed under the table
+
+
+def _check_tokenizer(runtime: RuntimeConfig, run: RunConfig | None, arguments: list[str]) -> None:
+    """A tokenizer named by a local path must be there before anything is written; a synthetic model's
+    is built by its experiment's prepare_model stage, which the message names."""
+    tokenizer = Path(str(runtime.chat.tokenizer)).expanduser()
+    if not (tokenizer.is_absolute() or str(runtime.chat.tokenizer).startswith(".")) or tokenizer.exists():
+        return
+    stages = [n for n, s in (run.stages.items() if run else ()) if s.kind == "prepare_model"]
+    if run is not None and run.model.synthetic and stages:
+        how = (
+            f"the experiment's {stages[0]} stage builds it (from the prepared data): run "
+            f"`t3rl run {' '.join(arguments)}` first"
+        )
+    else:
+        how = "point model.chat.tokenizer at a local model directory"
+    Console(stderr=True, highlight=False).print(
+        f"error: the tokenizer {tokenizer} does not exist yet; {how}", soft_wrap=True
+    )
+    raise typer.Exit(EXIT_CONFIG_ERROR)
 
 
 def _from_runtime_config(
     path: Path, overrides: list[str], stage: str | None
 ) -> tuple[RuntimeConfig, EvalConfig, Path]:
     """(runtime, default eval settings, runs dir) of `--runtime-config FILE`; exit 2 if it cannot be read."""
-    import yaml
-    from pydantic import ValidationError
-
-    from t3rl_core.config import RuntimeConfig
-    from t3rl_core.eval.config import EvalConfig
-
     if stage is not None:
         raise typer.BadParameter("--stage needs the experiment's overrides", param_hint="--stage")
     if overrides:
@@ -187,8 +212,6 @@ def _from_runtime_config(
 def _check_engine_source(config: EvalConfig, serve_checkpoint: Path | None, data: Path | None) -> None:
     """An SGLang engine needs a server: a URL without a password (credentials go by reference), or a
     checkpoint to serve. Refused here, before the record or the data are written."""
-    from t3rl_core.secret import url_passwords
-
     engine = config.engine
     url = getattr(engine, "url", None)
     if url and url_passwords(url):
@@ -212,10 +235,6 @@ def _check_engine_source(config: EvalConfig, serve_checkpoint: Path | None, data
 
 def _check_data(data: Path, config: EvalConfig) -> None:
     """--data: the split file exists, its rows read and some match the categories."""
-    from t3rl_core.data.rows import DataError
-    from t3rl_core.eval.evaluate import resolve_data
-    from t3rl_core.eval.runner import load_rows, select_rows
-
     try:
         rows = select_rows(load_rows(resolve_data(data, config.split)), config)
     except (FileNotFoundError, DataError) as error:
@@ -230,8 +249,7 @@ def _check_server(config: EvalConfig) -> None:
     """A running SGLang server (engine sglang with a url) answers its health check."""
     engine = config.engine
     if engine.name == "sglang" and getattr(engine, "url", None):
-        import asyncio
-
+        # lazy: the SGLang client, only to check a server
         from t3rl_core.engines.sglang_http import SGLangEngine
 
         async def check() -> None:
@@ -246,12 +264,6 @@ def _check_server(config: EvalConfig) -> None:
 
 def _fail(message: str | None, out: Path) -> NoReturn:
     """Print why the eval failed (unless already printed; the record stays in `out`) and exit 1."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    from launch.config.secrets import scrub_text
-    from launch.files import atomic_write_json
-
     summary = out / "summary.json"
     if message is not None and not summary.exists():  # failed before it started: the record says so
         atomic_write_json(summary, {"complete": False, "reason": scrub_text(message)})
@@ -264,12 +276,6 @@ def _fail(message: str | None, out: Path) -> NoReturn:
 
 def write_eval_record(out: Path, config: dict[str, Any], overrides: list[str], stage: str | None) -> None:
     """config.yaml, overrides.yaml and manifest.json of a standalone eval dir (secrets masked)."""
-    import yaml
-
-    from launch.config.secrets import scrub_obj
-    from launch.run.rundir import RunDir, collect_manifest
-    from launch.run.steps import t3rl_root, write_secret_fingerprints
-
     record = RunDir(out)
     record.path.mkdir(parents=True, exist_ok=True)
     record.write_config(yaml.safe_dump(scrub_obj(config), sort_keys=False), overrides)
@@ -290,8 +296,6 @@ def write_eval_record(out: Path, config: dict[str, Any], overrides: list[str], s
 
 def _check_engine_plugin(name: str) -> None:
     """An engine that is not built in must be a plugin that loads (import path or entry point)."""
-    from t3rl_core.registries import ENGINES as REGISTRY
-
     try:
         REGISTRY.entry(name)
     except ValueError as err:

@@ -183,3 +183,16 @@ def test_the_plain_path_says_the_same(
     out, err = capfd.readouterr()
     assert exit_.value.code == code and "no stages" in out + err and "Traceback" not in out + err
     assert os.listdir(here) == []
+
+
+def test_eval_of_a_synthetic_model_not_built_yet_exits_2_naming_the_stage(tmp_path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "empty-cache"))
+    result = CliRunner().invoke(app, ["eval", "+experiment=quickstart", "--engine", "hf"])
+    assert result.exit_code == 2, result.output
+    assert "does not exist yet" in result.output and "t3rl run +experiment=quickstart" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "runs").exists()
