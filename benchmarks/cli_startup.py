@@ -1,21 +1,24 @@
-"""Start-up of `t3rl plan +experiment=stage2_bfcl` against a bare `python -c "import hydra"`.
+"""Start-up of `t3rl plan|validate +experiment=stage2_bfcl` against `python -c "import hydra, omegaconf"`.
 
-Fresh processes, alternating, several times, in one scratch directory (each plan writes a new run
-dir under it); the medians and the ratios to `import hydra` are printed:
-  - cold: `T3RL_NO_CACHE=1`, so Hydra is imported and composes the config, as on a first invocation;
-    as users run it, so with a second CPU a forked child composes while the command imports the schema
-    (launch/config/compose_ahead.py);
-  - cold, in one process (`T3RL_COMPOSE_AHEAD=0` too): for reference, no target;
-  - warm: the composition cache filled by an earlier identical command line (launch/config/compose_cache.py),
-    so Hydra is not imported; validation and planning run in full as always.
-Targets: ratio <= 2 (plan), <= 1.8 (validate) and plan < 1 s. Each row also shows its median CPU time
-(user + system, the composing child's included): overlapping on two cores shortens the wait, not the work.
+Fresh processes, alternating (one round runs every command once, so a busy neighbour slows all of them
+alike), several rounds, in one scratch directory (each plan writes a new plan dir under it); medians are
+printed with their ratios to the bare import:
+  - cold, in one process (`T3RL_NO_CACHE=1 T3RL_COMPOSE_AHEAD=0`): nothing cached, nothing forked, as on
+    a first invocation on one CPU. Target (issue 26): <= 1.5x the bare import, for plan and for validate,
+    on CPU time (user + system; in one process the wall time on an idle machine, and what a loaded
+    machine cannot inflate);
+  - cold (`T3RL_NO_CACHE=1`): as users run it, so with a second CPU a forked child composes while the
+    command imports the schema (launch/config/compose_ahead.py): an addition, not how the target above
+    is met. Targets: wall <= 2x (plan) and <= 1.8x (validate);
+  - warm: the composition cache filled by an earlier identical command line (compose_cache.py); validation
+    and planning run in full as always. Target: plan < 1 s wall.
+Exit code 1 when a target is missed.
 
 Every process gets the same bytecode cache (PYTHONPYCACHEPREFIX in the scratch dir, filled by one
 discarded run of each command), as an installed package has; otherwise a PYTHONDONTWRITEBYTECODE
 environment would recompile t3rl's sources on every start while Hydra's come precompiled.
 
-    python benchmarks/cli_startup.py [--repeats 7]
+    python benchmarks/cli_startup.py [--repeats 9]
 """
 
 from __future__ import annotations
@@ -35,11 +38,14 @@ PLAN = [str(T3RL), "plan", "+experiment=stage2_bfcl"]
 VALIDATE = [str(T3RL), "validate", "+experiment=stage2_bfcl"]
 BARE = [sys.executable, "-c", "import hydra, omegaconf"]
 BARE_LABEL = "python -c 'import hydra, omegaconf'"
-# label → (ratio target to the bare import, seconds target)
+ONE_PROCESS = ("t3rl plan, cold, in one process", "t3rl validate, cold, in one process")
+# label → (CPU ratio target, wall ratio target, wall seconds target) against the bare import
 TARGETS = {
-    "t3rl plan, cold (T3RL_NO_CACHE=1)": (2.0, None),
-    "t3rl validate, cold (T3RL_NO_CACHE=1)": (1.8, None),
-    "t3rl plan, warm composition cache": (None, 1.0),
+    "t3rl plan, cold, in one process": (1.5, None, None),
+    "t3rl validate, cold, in one process": (1.5, None, None),
+    "t3rl plan, cold (T3RL_NO_CACHE=1)": (None, 2.0, None),
+    "t3rl validate, cold (T3RL_NO_CACHE=1)": (None, 1.8, None),
+    "t3rl plan, warm composition cache": (None, None, 1.0),
 }
 
 
@@ -53,53 +59,71 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
+def measure(repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds of every command, `repeats` alternating rounds."""
     with tempfile.TemporaryDirectory() as scratch:
         cwd = Path(scratch)
         base = {k: v for k, v in os.environ.items() if not k.startswith("T3RL_")}
         base.pop("PYTHONDONTWRITEBYTECODE", None)
         base["PYTHONPYCACHEPREFIX"] = str(cwd / "pycache")
         cold = {**base, "T3RL_NO_CACHE": "1"}
+        alone = {**cold, "T3RL_COMPOSE_AHEAD": "0"}
         commands = {
             BARE_LABEL: (BARE, base),
+            ONE_PROCESS[0]: (PLAN, alone),
+            ONE_PROCESS[1]: (VALIDATE, alone),
             "t3rl plan, cold (T3RL_NO_CACHE=1)": (PLAN, cold),
             "t3rl validate, cold (T3RL_NO_CACHE=1)": (VALIDATE, cold),
-            "t3rl plan, cold, in one process": (PLAN, {**cold, "T3RL_COMPOSE_AHEAD": "0"}),
-            "t3rl validate, cold, in one process": (VALIDATE, {**cold, "T3RL_COMPOSE_AHEAD": "0"}),
             "t3rl plan, warm composition cache": (PLAN, {**base, "T3RL_CACHE_DIR": str(cwd / "cache")}),
         }
         for argv, env in commands.values():  # discarded: writes bytecode, fills the composition cache
             timed(argv, cwd, env)
-        runs: dict[str, list[float]] = {label: [] for label in commands}
-        cpu: dict[str, list[float]] = {label: [] for label in commands}
-        for _ in range(args.repeats):
+        walls: dict[str, list[float]] = {label: [] for label in commands}
+        cpus: dict[str, list[float]] = {label: [] for label in commands}
+        for _ in range(repeats):
             for label, (argv, env) in commands.items():
-                wall, used = timed(argv, cwd, env)
-                runs[label].append(wall)
-                cpu[label].append(used)
-    medians = {label: statistics.median(times) for label, times in runs.items()}
-    for label, times in runs.items():
+                wall, cpu = timed(argv, cwd, env)
+                walls[label].append(wall)
+                cpus[label].append(cpu)
+    return walls, cpus
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=9)
+    args = parser.parse_args()
+    walls, cpus = measure(args.repeats)
+    wall = {label: statistics.median(times) for label, times in walls.items()}
+    cpu = {label: statistics.median(times) for label, times in cpus.items()}
+    for label in walls:
         print(
-            f"{label:38} median {medians[label]:.3f} s (min {min(times):.3f}, max {max(times):.3f}),"
-            f" CPU {statistics.median(cpu[label]):.3f} s"
+            f"{label:40} wall median {wall[label]:.3f} s (min {min(walls[label]):.3f}),"
+            f" CPU median {cpu[label]:.3f} s (min {min(cpus[label]):.3f})"
         )
-    bare = medians[BARE_LABEL]
-    for label in ("t3rl plan, cold, in one process", "t3rl validate, cold, in one process"):
-        print(f"{label}: {medians[label] / bare:.2f}x the bare import (for reference)")
-    met, ratios = True, []
-    for label, (ratio_target, seconds_target) in TARGETS.items():
-        ratio = medians[label] / bare
-        ok = (ratio_target is None or ratio <= ratio_target) and (
-            seconds_target is None or medians[label] < seconds_target
-        )
+    met = True
+    for label, (cpu_target, wall_target, seconds_target) in TARGETS.items():
+        cpu_ratio, wall_ratio = cpu[label] / cpu[BARE_LABEL], wall[label] / wall[BARE_LABEL]
+        checks = []
+        if cpu_target is not None:
+            checks.append((cpu_ratio <= cpu_target, f"CPU {cpu_ratio:.2f}x (target <= {cpu_target:g}x)"))
+        if wall_target is not None:
+            checks.append((wall_ratio <= wall_target, f"wall {wall_ratio:.2f}x (target <= {wall_target:g}x)"))
+        if seconds_target is not None:
+            ok = wall[label] < seconds_target
+            checks.append((ok, f"wall {wall[label]:.3f} s (target < {seconds_target:g} s)"))
+        ok = all(passed for passed, _ in checks)
         met &= ok
-        wanted = f"<= {ratio_target:g}x" if ratio_target is not None else f"< {seconds_target:g} s"
-        print(f"{label}: {ratio:.2f}x the bare import (target {wanted}: {'met' if ok else 'NOT met'})")
-        ratios.append(f"{label.split(' (')[0].replace('t3rl ', '')} {ratio:.2f}")
-    print("ratio to `import hydra, omegaconf`: " + ", ".join(ratios))
+        words = "; ".join(text for _, text in checks)
+        print(f"{label}: {words}: {'met' if ok else 'NOT met'}")
+    one = ", ".join(f"{label.split()[1]} {cpu[label] / cpu[BARE_LABEL]:.2f}" for label in ONE_PROCESS)
+    forked = ", ".join(
+        f"{label.split()[1]} {wall[label] / wall[BARE_LABEL]:.2f}" for label in list(TARGETS)[2:4]
+    )
+    warm = wall["t3rl plan, warm composition cache"]
+    print(
+        f"ratio to `import hydra, omegaconf`: in one process (CPU) {one}; forked (wall) {forked};"
+        f" warm plan {warm:.2f} s"
+    )
     return 0 if met else 1
 
 

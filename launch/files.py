@@ -3,6 +3,7 @@ directory, executors, sweeps)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
@@ -57,8 +58,6 @@ def exclusive_lock(path: Path) -> Iterator[None]:
     with O_TRUNC, which rewrites the file's mtime on every try.) The file is created if missing and
     otherwise left as it is: a refused try changes nothing in the run dir.
     """
-    import fcntl
-
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -79,8 +78,6 @@ def exclusive_lock(path: Path) -> Iterator[None]:
 def waiting_lock(path: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold `path` as an exclusive lock for the block, waiting for another holder to let go first
     (`on_wait` is called once when it must wait). Same flock as `exclusive_lock`."""
-    import fcntl
-
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -102,8 +99,6 @@ def is_locked(path: Path) -> bool:
     The probe asks for a shared lock, which only an exclusive holder refuses: two probes at once do
     not take each other for a holder. Closing the descriptor drops the probe's lock.
     """
-    import fcntl
-
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:

@@ -9,11 +9,12 @@ sides agree on every field.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import Field
 
+from t3rl_core.chat.families import Family
 from t3rl_core.credit import TurnCreditConfig
 from t3rl_core.fields import (
     Above,
@@ -32,9 +33,7 @@ from t3rl_core.input_files import InputFile
 from t3rl_core.registries import ENVS, REWARDS
 from t3rl_core.registry import registered
 from t3rl_core.strict import StrictModel
-
-if TYPE_CHECKING:
-    from t3rl_core.chat.families import Family
+from t3rl_core.yaml_text import safe_dump
 
 RUNTIME_KEY = "t3rl"
 
@@ -104,8 +103,6 @@ class ChatFamilyConfig(StrictModel):
     call_turn_prefix: Text | None = None
 
     def to_family(self, parsers: ParsersConfig | None = None) -> Family:
-        from t3rl_core.chat.families import Family
-
         return Family(
             name=self.name,
             special_tokens=tuple(self.special_tokens),
@@ -212,8 +209,6 @@ class RuntimeConfig(StrictModel):
 
     def to_yaml(self) -> str:
         """The file passed to slime's --custom-config-path."""
-        from t3rl_core.yaml_text import safe_dump
-
         return safe_dump({RUNTIME_KEY: self.model_dump(mode="json")}, sort_keys=False)
 
     @classmethod

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import AfterValidator
+from pydantic_core import core_schema
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, ValidationInfo
-    from pydantic_core import core_schema
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,6 @@ class Ordered:
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
-        from pydantic_core import core_schema
-
         return core_schema.with_info_after_validator_function(self._check, handler(source))
 
     def _check(self, value: Any, info: ValidationInfo) -> Any:

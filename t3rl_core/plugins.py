@@ -37,7 +37,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from t3rl_core.registry import Registry
+from t3rl_core import registries
+from t3rl_core.chat.custom import TEMPLATE_GROUP
+from t3rl_core.chat.shipped import shipped_templates
+from t3rl_core.config import ChatConfig
+from t3rl_core.registry import Registry, entry_points, is_import_path
 
 # Registries a config section can name a plugin of, by the attribute of `t3rl_core.registries`.
 PLUGIN_REGISTRIES = ("ENVS", "REWARDS", "ENGINES", "SANDBOXES", "USER_SIMULATORS")
@@ -60,8 +64,6 @@ class UsedPlugin:
 
 def registry_for(config: BaseModel) -> Registry | None:
     """The registry whose base config class `config` extends, or None."""
-    from t3rl_core import registries
-
     for attr in PLUGIN_REGISTRIES:
         registry: Registry = getattr(registries, attr)
         base = _imported_class(registry.base) if registry.base else None
@@ -86,8 +88,6 @@ def used_plugins(config: BaseModel, prefix: str = "") -> list[UsedPlugin]:
 
 
 def _walk(node: Any, key: str) -> Iterator[UsedPlugin]:
-    from t3rl_core.config import ChatConfig
-
     if isinstance(node, BaseModel):
         registry = registry_for(node)
         name = getattr(node, "name", None)
@@ -109,10 +109,6 @@ def _walk(node: Any, key: str) -> Iterator[UsedPlugin]:
 
 def template_target(name: str) -> str | None:
     """The import path of a chat-template plugin `name` names (itself, or its entry point's), or None."""
-    from t3rl_core.chat.custom import TEMPLATE_GROUP
-    from t3rl_core.chat.shipped import shipped_templates
-    from t3rl_core.registry import entry_points, is_import_path
-
     if name in shipped_templates():
         return None
     if is_import_path(name):

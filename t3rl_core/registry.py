@@ -25,7 +25,7 @@ from t3rl_core.import_paths import resolve as resolve_import_path
 
 if TYPE_CHECKING:
     # Imported where entry points are scanned: a config of built-in names never pays for it.
-    import importlib.metadata
+    import importlib.metadata  # lazy: importlib.metadata, only when a name is not built in
 
 BUILT_IN = "built-in"
 
@@ -242,7 +242,7 @@ class Registry:
 @cache
 def entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
     """The installed entry points of a group by name (scanned once per process)."""
-    import importlib.metadata
+    import importlib.metadata  # lazy: importlib.metadata, only when a name is not built in
 
     return {point.name: point for point in importlib.metadata.entry_points(group=group)}
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     # masking below also runs where configs are composed, which must not pay for pydantic
     # (launch.config.compose_ahead).
     from pydantic import GetCoreSchemaHandler, SecretStr
-    from pydantic_core import core_schema
+    from pydantic_core import core_schema  # lazy: pydantic, only when a model holding a Secret is built
 
 MASK = "***"
 # Environment-variable names as shells accept them.
@@ -78,7 +79,7 @@ def _note_revealed(value: str) -> None:
     sink = os.environ.get(SINK_ENV)
     if not sink:
         return
-    import socket  # here: only a process that reveals a secret under a launcher needs it
+    import socket  # lazy: only a process that reveals a secret under a launcher needs it
 
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as announce:
@@ -99,7 +100,7 @@ class Secret:
 
     def __init__(self, reference: str) -> None:
         if not is_reference(reference):
-            from pydantic_core import PydanticCustomError
+            from pydantic_core import PydanticCustomError  # lazy: pydantic, only when a reference is refused
 
             # The rejected text may be the credential itself: it is not repeated.
             raise PydanticCustomError(
@@ -121,13 +122,12 @@ class Secret:
         `"$(cat PATH)"`."""
         if self.kind == "env":
             return f'"${{{self.target}}}"'
-        import shlex
 
         return f'"$(cat {shlex.quote(self.target)})"'
 
     def reveal(self) -> SecretStr:
         """The value, read now (strip of the trailing newline files usually end with)."""
-        from pydantic import SecretStr
+        from pydantic import SecretStr  # lazy: pydantic, only when a value is revealed
 
         if self.kind == "env":
             value = os.environ.get(self.target)
@@ -159,7 +159,7 @@ class Secret:
     def __get_pydantic_core_schema__(
         cls, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
-        from pydantic_core import core_schema
+        from pydantic_core import core_schema  # lazy: pydantic, only when a model holding a Secret is built
 
         return core_schema.no_info_plain_validator_function(
             _validate, serialization=core_schema.plain_serializer_function_ser_schema(str)
@@ -170,7 +170,7 @@ def _validate(value: Any) -> Secret:
     if isinstance(value, Secret):
         return value
     if not isinstance(value, str):
-        from pydantic_core import PydanticCustomError
+        from pydantic_core import PydanticCustomError  # lazy: pydantic, only when a reference is refused
 
         raise PydanticCustomError(SECRET_REFERENCE_ERROR, "takes a reference string, " + REFERENCE_HELP)
     environment = _OC_ENV.match(value.strip())

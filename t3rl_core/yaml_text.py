@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
+
 
 def safe_dump(data: Any, **options: Any) -> str:
     """`yaml.safe_dump(data, **options)`, through libyaml when available."""
-    import yaml
-
     return yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), **options)

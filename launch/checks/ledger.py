@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Literal, Protocol
 
+from launch.checks.eval_configs import eval_config_of, eval_key
 from launch.config.errors import Problem
 from launch.config.schema import EvalStage, LocalExecutorConfig, RunConfig, ServiceConfig
 from t3rl_core.eval.config import ServerConfig
@@ -187,8 +188,6 @@ def _ray_head_claims(run: RunConfig, plan: PlannedRun, point: str) -> list[Claim
 
 
 def _eval_server_claims(run: RunConfig, name: str, spec: EvalStage, host: str, point: str) -> list[Claim]:
-    from launch.checks.eval_configs import eval_config_of, eval_key
-
     config = eval_config_of(run, spec)
     if config is None or config.engine.name != "sglang" or getattr(config.engine, "url", None) is not None:
         return []
@@ -219,8 +218,6 @@ def _tree_claims(run: RunConfig, point: str) -> list[Claim]:
 
 
 def _normal(path: str) -> str:
-    from pathlib import Path
-
     return str(Path(path).expanduser().absolute())
 
 

@@ -15,11 +15,13 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from launch.checks.context import Context
+from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.import_probe import probe_argv, probe_failures
 from launch.checks.ledger import PlannedRun
 from launch.config.errors import Problem, did_you_mean
@@ -110,7 +112,7 @@ def _fix(spec: InputFile) -> str:
 def _first_rows(path: Path) -> Iterator[tuple[str, Any]]:
     """(line or row number, row) of the file's first rows: JSONL lines, or a parquet file's rows."""
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq  # only when a parquet file is probed
+        import pyarrow.parquet as pq  # lazy: pyarrow, only when a parquet file is probed
 
         batch = next(pq.ParquetFile(path).iter_batches(batch_size=ROWS), None)
         for number, row in enumerate(batch.to_pylist() if batch is not None else [], 1):
@@ -220,8 +222,6 @@ def _probe(python: str, pythonpath: str | None, modules: tuple[str, ...]) -> dic
 
 def endpoints_answer(ctx: Context) -> Iterator[Problem]:
     """A server the plan calls from this machine answers now (a warning: it may be started later)."""
-    from launch.checks.eval_configs import eval_configs, eval_key
-
     if not _runs_here(ctx, "eval"):
         return
     seen: set[str] = set()
@@ -245,8 +245,6 @@ def _unanswered(url: str) -> str | None:
     """Why `url` gives no answer within the timeout, or None. The request runs in a daemon thread: a
     name lookup is not bounded by urllib's timeout, and a resolver that never answers must not hold up
     the command."""
-    import threading
-
     found: list[str | None] = []
     thread = threading.Thread(target=lambda: found.append(_get(url)), daemon=True)
     thread.start()
@@ -256,8 +254,8 @@ def _unanswered(url: str) -> str | None:
 
 def _get(url: str) -> str | None:
     # urllib only when a URL is probed: importing it (http.client, email) is start-up time of every plan.
-    import urllib.error
-    import urllib.request
+    import urllib.error  # lazy: urllib.request (http.client, email), only to probe a URL
+    import urllib.request  # lazy: urllib.request (http.client, email), only to probe a URL
 
     try:
         with urllib.request.urlopen(url, timeout=ENDPOINT_TIMEOUT_S):

@@ -20,8 +20,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from annotated_types import Ge, Gt, Le, Lt
+
 from launch.config.errors import Problem
 from launch.config.override_fixes import shell_word
+from launch.config.schema_walk import model_at
 
 if TYPE_CHECKING:
     from hydra.core.override_parser.types import Override
@@ -51,6 +54,7 @@ class Param:
 
 def search_params(sweeper: Mapping[str, Any], overrides: Sequence[str], source_of: SourceOf) -> list[Param]:
     """The search space as the Optuna sweeper builds it from its params and the command line."""
+    # lazy: Hydra's override parser, only for an hparams_search sweep
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     params = {
@@ -98,7 +102,10 @@ def _probe_together(checks: Sequence[_EntryCheck], base: list[str], probe: Probe
 
 class _EntryCheck:
     def __init__(self, param: Param, base: list[str], data: Mapping[str, Any], probe: Probe) -> None:
+        # lazy: Hydra's override parser, only for an hparams_search sweep
         from hydra.core.override_parser.overrides_parser import OverridesParser
+
+        # lazy: Hydra's override parser, only for an hparams_search sweep
         from hydra.errors import HydraException
 
         self.param = param
@@ -120,6 +127,7 @@ class _EntryCheck:
     @cached_property
     def values(self) -> list[str]:
         """What a trial may set the key to, at the edges: both bounds, every choice, a range's ends."""
+        # lazy: Hydra's override parser, only for an hparams_search sweep
         from hydra.core.override_parser.types import IntervalSweep
 
         value = self.override.value()
@@ -132,6 +140,7 @@ class _EntryCheck:
     @cached_property
     def own_problems(self) -> list[Problem]:
         """What is wrong with the entry itself, whatever the config (read, bounds in order, non-empty)."""
+        # lazy: Hydra's override parser, only for an hparams_search sweep
         from hydra.core.override_parser.types import IntervalSweep, RangeSweep
 
         if self.unreadable:
@@ -150,6 +159,7 @@ class _EntryCheck:
 
     def problems(self) -> list[Problem]:
         """What is wrong with a run at one of the entry's values (after `_probe_together`)."""
+        # lazy: Hydra's override parser, only for an hparams_search sweep
         from hydra.core.override_parser.types import IntervalSweep
 
         missing = self._missing_key()
@@ -297,10 +307,6 @@ class _EntryCheck:
 def _declared_edge(key: str, data: Mapping[str, Any], *, lower: bool) -> tuple[float | None, bool]:
     """The bound the schema declares for `key` on that side (pydantic's `ge`/`gt` or `le`/`lt`), and
     whether a value may equal it; (None, False) when it declares none."""
-    from annotated_types import Ge, Gt, Le, Lt
-
-    from launch.config.schema_walk import model_at
-
     parent, _, leaf = key.rpartition(".")
     model = model_at(parent, data)
     field = model.model_fields.get(leaf) if model is not None else None

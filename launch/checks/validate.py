@@ -8,16 +8,23 @@ the key, message and fix; the source (file or override) is filled in here from t
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from launch.checks.context import Context, Scope
-from launch.config.errors import Problem
+from launch.checks.ledger import claims_of, ledger_problems
+from launch.checks.probes import interpreters_import_t3rl
+from launch.checks.rules import RULES, SCOPE_RULES
+from launch.config.errors import ConfigError, Problem
 from launch.config.overlay import overlay
 from launch.config.provenance import Provenance
 from launch.config.schema import HardwareConfig, RunConfig, TrainStage
+from launch.plan.build import PlanContext, build_plan
 
 if TYPE_CHECKING:
     from launch.plan.build import Plan
@@ -28,8 +35,6 @@ def validate(
     run: RunConfig, data: Mapping[str, Any], provenance: Provenance, config_dirs: Sequence[str] = ()
 ) -> list[Problem]:
     """Every problem (errors and warnings) of a schema-valid run config, each with its source."""
-    from launch.checks.rules import RULES, SCOPE_RULES
-
     scopes, problems = build_scopes(run, data, provenance)
     ctx = Context(
         run=run,
@@ -51,20 +56,15 @@ def validate(
 
 def import_checks() -> None:
     """Import what `validate` runs (its rules, the trial plan's builders) before it is first called."""
-    import launch.checks.rules
+    import launch.checks.rules  # lazy: imported early on purpose, while a child composes (compose_ahead)
+
+    # lazy: imported early on purpose, while a child composes (compose_ahead)
     import launch.plan.build  # noqa: F401
 
 
 def trial_plan(run: RunConfig) -> tuple[Plan | None, list[Problem]]:
     """The plan built in memory (no I/O; dropped after the checks), or what building it refuses, so that
     `validate` rejects every config `plan` and `run` reject."""
-    import os
-    import sys
-    from pathlib import Path
-
-    from launch.config.errors import ConfigError
-    from launch.plan.build import PlanContext, build_plan
-
     where = Path.cwd() / "<run dir>"
     ctx = PlanContext(where, Path.cwd(), "<t3rl>", sys.executable, "<run id>", dict(os.environ))
     try:
@@ -75,9 +75,6 @@ def trial_plan(run: RunConfig) -> tuple[Plan | None, list[Problem]]:
 
 def plan_checks(ctx: Context, plan: Plan) -> list[Problem]:
     """Checks of what the plan holds and runs: the resource ledger, the interpreters it starts here."""
-    from launch.checks.ledger import claims_of, ledger_problems
-    from launch.checks.probes import interpreters_import_t3rl
-
     return [
         *ledger_problems(claims_of(ctx.run, plan), ctx.latest),
         *interpreters_import_t3rl(ctx, plan),

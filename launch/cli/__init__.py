@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import gc
 import os
 import sys
+
+from launch.config import compose_ahead
 
 # Commands whose plain form, `t3rl COMMAND OVERRIDES…` with no option at all (the everyday form, and how
 # a sweep starts each point), runs its body directly: building the Typer app and coercing its parameters
@@ -22,15 +26,13 @@ def main() -> None:
         args = sys.argv[1:]
         if is_plain(args):
             sys.exit(run_plain(args[0], args[1:]))
-        from launch.cli.app import app
+        from launch.cli.app import app  # lazy: Typer and the app, never for a plain plan/run/validate
 
         app()
     finally:
         # The interpreter's last garbage collections at exit walk every object imported or built (~40 ms
         # of a short command); frozen objects are skipped. Files t3rl writes are closed before this point.
         if not any(name in sys.modules for name in NANOBIND_USERS):
-            import gc
-
             gc.freeze()
 
 
@@ -47,21 +49,19 @@ def is_plain(args: list[str]) -> bool:
 
 def run_plain(command: str, overrides: list[str]) -> int:
     """What the Typer app does for `command` with these overrides and every option at its default."""
-    import errno
-
-    from launch.config import compose_ahead
-
     # First of all, before Hydra or pydantic is imported: a child composes while this process imports.
     compose_ahead.start(overrides)
+    # lazy: after the fork: the composing child must not pay for it
     from launch.config.secrets import scrub_standard_streams
 
     scrub_standard_streams()  # as the app's callback does before any command
     try:
         if command == "validate":
+            # lazy: only the command that runs, after the fork
             from launch.cli.validate_command import validate_command
 
             return validate_command(overrides, [])
-        from launch.cli.run_command import run_command
+        from launch.cli.run_command import run_command  # lazy: only the command that runs, after the fork
 
         return run_command(overrides, False, None, None, None, [], dry=command == "plan")
     except KeyboardInterrupt:  # Typer's exit code for an interrupt

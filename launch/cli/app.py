@@ -8,6 +8,7 @@ from __future__ import annotations
 import typer
 
 from launch.cli.lazy import LazyGroup
+from launch.config.command_line import COMMAND_OPTIONS
 
 app = typer.Typer(
     name="t3rl",
@@ -35,6 +36,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
+        # lazy: importlib.metadata, only for --version
         from importlib.metadata import PackageNotFoundError, version
 
         try:
@@ -53,7 +55,7 @@ def _options(
     ),
 ) -> None:
     """Declarative experiments for multi-turn tool-use RL on slime."""
-    from launch.config.command_line import COMMAND_OPTIONS
+    # lazy: not for --help: the callback runs with a command
     from launch.config.secrets import scrub_standard_streams
 
     # Whatever a command prints passes the secret scrubber last (values it remembered, URL passwords).

@@ -10,15 +10,24 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
 
 from launch.cli import completion
-
-if TYPE_CHECKING:
-    from launch.config.schema import ModelConfig
-    from t3rl_core.config import ChatConfig, ParsersConfig
+from launch.config.errors import ConfigError, render_problems
+from launch.config.resolved import composed_plain
+from launch.config.schema import ModelConfig
+from launch.config.schema_errors import problems_from_validation
+from t3rl_core.chat.check import check_template
+from t3rl_core.chat.custom import resolve, template_plugin
+from t3rl_core.chat.families import FAMILIES
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.chat.tiny import build_tokenizer
+from t3rl_core.config import ChatConfig, ParsersConfig
 
 EXIT_CONFIG, EXIT_FAILED = 2, 1
 
@@ -54,13 +63,6 @@ def check_template_command(
 ) -> None:
     """Render, tokenize, check TITO deltas against a fresh render, and read the template's own tool calls
     (and reasoning) back with the model's SGLang parsers; exit 1 when a check fails."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    from t3rl_core.chat.check import check_template
-    from t3rl_core.chat.custom import resolve
-    from t3rl_core.chat.format import ChatFormat
-
     if tokenizer is not None and not (tokenizer / "tokenizer_config.json").is_file():
         raise typer.BadParameter(
             f"{tokenizer} holds no tokenizer (no tokenizer_config.json)", param_hint="--tokenizer"
@@ -81,7 +83,6 @@ def check_template_command(
                     "one from: pass --tokenizer DIR, or name a shipped/plugin template or model.chat.family"
                 )
                 raise typer.Exit(EXIT_CONFIG)
-            from t3rl_core.chat.tiny import build_tokenizer
 
             directory = build_tokenizer(family, Path(scratch) / "tokenizer", template=template)
             console.print(f"tokenizer: a tiny offline one with the {escape(family.name)} family's tokens")
@@ -102,10 +103,7 @@ def _target(
 ) -> tuple[str, ChatConfig, ParsersConfig]:
     """What to check: a model option's chat config and parsers, else a chat family's or template plugin's
     own template with the parsers its family names."""
-    from launch.config.compose import group_options
-    from t3rl_core.chat.custom import template_plugin
-    from t3rl_core.chat.families import FAMILIES
-    from t3rl_core.config import ChatConfig, ParsersConfig
+    from launch.config.compose import group_options  # lazy: Hydra lists the model options (not for --help)
 
     if model not in group_options("model", config_dirs):
         try:
@@ -129,16 +127,8 @@ def _target(
 
 def _model(model: str, overrides: list[str], config_dirs: list[str]) -> ModelConfig:
     """The composed `model` section, validated with provenance (exit 2 on a config error)."""
-    from pydantic import ValidationError
-    from rich.console import Console
-
-    from launch.config.composed import compose_resolved
-    from launch.config.errors import ConfigError, render_problems
-    from launch.config.schema import ModelConfig
-    from launch.config.schema_errors import problems_from_validation
-
     try:
-        composed = compose_resolved([f"model={model}", *overrides], config_dirs)
+        composed = composed_plain([f"model={model}", *overrides], config_dirs)
         data = composed.data.get("model") or {}
         try:
             return ModelConfig.model_validate(data)

@@ -14,6 +14,9 @@ from typing import Any
 
 import typer
 
+from launch.config.errors import ConfigError
+from launch.config.optional_groups import OPTIONAL_GROUPS
+
 
 def overrides_argument(help: str) -> Any:
     """The OVERRIDES argument of a command that composes a config (completed by `overrides`)."""
@@ -38,6 +41,7 @@ def overrides(ctx: Any, incomplete: str) -> list[str]:
     if equals:
         if bare not in known:
             return []  # a config key's value: nothing to offer
+        # lazy: Hydra lists the options, only while completing
         from launch.config.compose import group_options
 
         return [
@@ -50,20 +54,17 @@ def overrides(ctx: Any, incomplete: str) -> list[str]:
 
 def _spelled(group: str) -> str:
     """How an override names the group: `+experiment` for those the primary config leaves empty."""
-    from launch.config.optional_groups import OPTIONAL_GROUPS
-
     return f"+{group}" if group in OPTIONAL_GROUPS else group
 
 
 def _groups(config_dirs: list[str]) -> list[str]:
+    # lazy: Hydra lists the groups, only while completing
     from launch.config.compose import groups as config_groups
 
     return _safe(config_groups, config_dirs)
 
 
 def _safe(function: Any, *args: Any) -> list[str]:
-    from launch.config.errors import ConfigError
-
     try:
         return list(function(*args))
     except ConfigError:  # e.g. a --config-dir typed so far that does not exist

@@ -32,16 +32,14 @@ from launch.run.steps import t3rl_root, write_secret_fingerprints
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.data.rows import DataError
 from t3rl_core.engines.base import EngineUnavailable
+from t3rl_core.eval import evaluate as evaluation
 from t3rl_core.eval.config import EvalConfig
-from t3rl_core.eval.evaluate import evaluate, resolve_data
 from t3rl_core.eval.runner import load_rows, select_rows
 from t3rl_core.registries import ENGINES as REGISTRY
 from t3rl_core.secret import SecretResolutionError, url_passwords
 
 if TYPE_CHECKING:
     from launch.config.schema import RunConfig
-    from t3rl_core.config import RuntimeConfig
-    from t3rl_core.eval.config import EvalConfig
 
 ENGINES = ("reference", "hf", "sglang")
 # The eval record's manifest says so: `t3rl runs` shows it as one stage of this name.
@@ -154,7 +152,7 @@ def eval_command(
             if data is None:
                 _check_server(config)  # seconds, where preparing the data first could take minutes
             data_path = data or common.prepared(runtime, out / "data", config.split)
-            summary = evaluate(
+            summary = evaluation.evaluate(
                 runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume
             )
     except LockHeld:
@@ -236,7 +234,7 @@ def _check_engine_source(config: EvalConfig, serve_checkpoint: Path | None, data
 def _check_data(data: Path, config: EvalConfig) -> None:
     """--data: the split file exists, its rows read and some match the categories."""
     try:
-        rows = select_rows(load_rows(resolve_data(data, config.split)), config)
+        rows = select_rows(load_rows(evaluation.resolve_data(data, config.split)), config)
     except (FileNotFoundError, DataError) as error:
         raise typer.BadParameter(str(error), param_hint="--data") from None
     if not rows:

@@ -10,11 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from launch.checks.resolve import resolve
+from launch.config.errors import EXIT_CONFIG_ERROR, ConfigError, render_problems
+from launch.config.overlay import overlay
+from launch.config.schema import EvalStage
+from t3rl_core.config import RuntimeConfig
 
 if TYPE_CHECKING:
     from launch.checks.resolve import Resolved
     from launch.config.schema import RunConfig
-    from t3rl_core.config import RuntimeConfig
     from t3rl_core.eval.config import EvalConfig
 
 # The eval setting each command-line option sets, for errors that name the option.
@@ -31,8 +38,6 @@ OPTION_OF = {
 def with_options(config: EvalConfig, **options: Any) -> EvalConfig:
     """The eval config with the command-line options applied (None = keep); a value the config refuses
     exits 2 naming the option that gave it."""
-    from pydantic import ValidationError
-
     data = config.model_dump(mode="json")
     engine, url, k = options.pop("engine"), options.pop("url"), options.pop("k")
     if engine is not None and engine != data["engine"]["name"]:
@@ -56,9 +61,6 @@ def with_options(config: EvalConfig, **options: Any) -> EvalConfig:
 
 def stage_eval_config(run: RunConfig, name: str) -> EvalConfig:
     """The eval settings of the experiment's eval stage `name`: the root `eval` with its overrides."""
-    from launch.config.overlay import overlay
-    from launch.config.schema import EvalStage
-
     spec = run.stages.get(name)
     if not isinstance(spec, EvalStage):
         evals = [n for n, s in run.stages.items() if isinstance(s, EvalStage)]
@@ -71,18 +73,11 @@ def stage_eval_config(run: RunConfig, name: str) -> EvalConfig:
 
 def runtime_of(run: RunConfig) -> RuntimeConfig:
     """The runtime config of a resolved run, as an eval of its base model sees it."""
-    from t3rl_core.config import RuntimeConfig
-
     return RuntimeConfig(env=run.env, reward=run.reward, chat=run.model.chat, parsers=run.model.parsers)
 
 
 def resolve_or_exit(overrides: list[str], config_dirs: list[str]) -> Resolved:
     """The validated run config; a config error is printed (key, source, fix) and exits with code 2."""
-    from rich.console import Console
-
-    from launch.checks.resolve import resolve
-    from launch.config.errors import EXIT_CONFIG_ERROR, ConfigError, render_problems
-
     try:
         return resolve(overrides, [os.path.abspath(os.path.expanduser(d)) for d in config_dirs])
     except ConfigError as error:
@@ -94,6 +89,7 @@ def prepared(runtime: RuntimeConfig, data_dir: Path, split: str) -> Path:
     """`<data_dir>/<split>.jsonl`, prepared from the runtime's env config when it is not there yet."""
     path = data_dir / f"{split}.jsonl"
     if not path.exists():
+        # lazy: the data preparers, only when the split is not prepared yet
         from t3rl_core.data import prepare_from_runtime
 
         prepare_from_runtime(runtime, data_dir)

@@ -7,12 +7,16 @@ t3rl ls [GROUP] [--config-dir DIR…]                         config groups and 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import yaml
+from rich.markup import escape
 
+from launch.checks.resolve import resolve
 from launch.cli import completion
 from launch.cli.validate_command import (
     EXIT_CONFIG,
@@ -20,11 +24,16 @@ from launch.cli.validate_command import (
     rich_console,
     validate_command,
 )
+from launch.config.compose_cache import Plain
+from launch.config.errors import ConfigError, Problem, did_you_mean, render_problems
+from launch.config.resolved import composed_plain
+from launch.config.secrets import scrub_obj, scrub_text
+from t3rl_core import registries
+from t3rl_core.registry import Listed, is_import_path
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from launch.checks.resolve import Composed
     from launch.config.provenance import Provenance
 
 Overrides = Annotated[
@@ -90,12 +99,8 @@ def _dirs(config_dir: list[Path] | None) -> list[str]:
 
 def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) -> int:
     """Prints the config (or the explained keys) even when it does not validate; then exit 2."""
-    from launch.checks.resolve import resolve
-    from launch.config.errors import ConfigError, render_problems
-    from launch.config.composed import compose_resolved
-
     try:
-        composed = compose_resolved(overrides, config_dirs)
+        composed = composed_plain(overrides, config_dirs)
     except ConfigError as error:
         render_problems([*error.problems, *error.warnings], rich_console(stderr=True))
         return EXIT_CONFIG
@@ -107,7 +112,6 @@ def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) 
         problems = resolved.warnings
     except ConfigError as error:
         problems = [*error.problems, *error.warnings]
-    from launch.config.secrets import scrub_obj
 
     tree = scrub_obj(tree)  # secret keys, URL passwords, secret flags' values and known values masked
     console = rich_console()
@@ -116,19 +120,13 @@ def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) 
             if not _explain(key, tree, composed, console):
                 return EXIT_CONFIG
     else:
-        import yaml
-
         console.print(yaml.safe_dump(tree, sort_keys=False, allow_unicode=True), markup=False, end="")
     if problems:
         render_problems(problems, rich_console(stderr=True))
     return EXIT_CONFIG if any(p.severity == "error" for p in problems) else 0
 
 
-def _explain(key: str, tree: dict[str, Any], composed: Composed, console: Console) -> bool:
-    from rich.markup import escape
-
-    from launch.config.secrets import scrub_text
-
+def _explain(key: str, tree: dict[str, Any], composed: Plain, console: Console) -> bool:
     found, value = _lookup(tree, key)
     if not found:
         _unknown_key(key, tree, composed)
@@ -152,9 +150,7 @@ def _explain(key: str, tree: dict[str, Any], composed: Composed, console: Consol
 
 def _describe(key: str, tree: dict[str, Any], source: str, console: Console) -> None:
     """The key's type, domain, default and comments: the configuration reference's own text."""
-    from rich.markup import escape
-
-    from launch.config.field_docs import comment_in_file, doc_at, yaml_comments
+    from launch.config.field_docs import comment_in_file, doc_at, yaml_comments  # lazy: only for --explain
 
     doc = doc_at(key, tree)
     if doc is not None:
@@ -171,9 +167,7 @@ def _is_own(key: str, provenance: Provenance) -> bool:
     return any(k == key for k, _ in provenance.items())
 
 
-def _unknown_key(key: str, tree: dict[str, Any], composed: Composed) -> None:
-    from launch.config.errors import Problem, did_you_mean, render_problems
-
+def _unknown_key(key: str, tree: dict[str, Any], composed: Plain) -> None:
     parent, _, leaf = key.rpartition(".")
     found, node = _lookup(tree, parent) if parent else (True, tree)
     known = sorted(node) if found and isinstance(node, dict) else []
@@ -213,8 +207,6 @@ def _leaves(prefix: str, node: Any) -> Any:
 
 
 def _text(value: Any) -> str:
-    import json
-
     return value if isinstance(value, str) else json.dumps(value)
 
 
@@ -222,10 +214,12 @@ def _text(value: Any) -> str:
 
 
 def ls_command(group: str | None, config_dirs: list[str]) -> int:
-    from rich.markup import escape
-
-    from launch.config.compose import compose, config_source, group_options, groups
-    from launch.config.errors import ConfigError, Problem, did_you_mean, render_problems
+    from launch.config.compose import (  # lazy: Hydra, only for ls
+        compose,
+        config_source,
+        group_options,
+        groups,
+    )
 
     try:
         known = groups(config_dirs)
@@ -268,11 +262,7 @@ REGISTRY_GROUPS = {
 def _print_registry(group: str, config_dirs: list[str] | None, console: Console) -> None:
     """The names a section's `name` may take: built-ins, installed entry-point plugins, and plugins
     the group's options name by import path, each with its source."""
-    from rich.markup import escape
-
-    from launch.config.compose import config_source, group_options, option_name
-    from t3rl_core import registries
-    from t3rl_core.registry import Listed, is_import_path
+    from launch.config.compose import config_source, group_options, option_name  # lazy: Hydra, only for ls
 
     registry = getattr(registries, REGISTRY_GROUPS[group])
     rows = registry.listing()

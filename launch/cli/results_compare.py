@@ -16,6 +16,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+from rich.table import Table
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -28,6 +31,7 @@ MIXED_HELP = "Show results of differing benchmark identity side by side anyway, 
 
 def reference_identity(summaries: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The identity most recorded summaries share (the first one's on a tie); None when none is recorded."""
+    # lazy: importlib.metadata (installed versions), only when results are compared
     from t3rl_core.eval.identity import reference
 
     return reference(s.get("identity") for s in summaries)
@@ -35,6 +39,7 @@ def reference_identity(summaries: Iterable[Mapping[str, Any]]) -> Mapping[str, A
 
 def differing(summary: Mapping[str, Any], reference: Mapping[str, Any] | None) -> list[str]:
     """How `summary`'s identity differs from the reference (empty when equal or not recorded)."""
+    # lazy: importlib.metadata (installed versions), only when results are compared
     from t3rl_core.eval import identity as identities
 
     own = summary.get("identity")
@@ -45,7 +50,7 @@ def differing(summary: Mapping[str, Any], reference: Mapping[str, Any] | None) -
 
 def verdict_line(summary: Mapping[str, Any]) -> str | None:
     """The verdict on the recipe's target published result, in one line; None without a declaration."""
-    from t3rl_core.eval.verdict import headline, one_line
+    from t3rl_core.eval.verdict import headline, one_line  # lazy: only when results are compared
 
     found = (summary.get("published") or {}).get("verdicts")
     if not found:
@@ -106,9 +111,7 @@ def compare_results(
 ) -> int:
     """`runs diff`'s results section: each eval stage both runs have, side by side, when their
     benchmark identities are equal; 1 (refused, the differing parts named) when one pair's differ."""
-    from rich.markup import escape
-    from rich.table import Table
-
+    # lazy: importlib.metadata (installed versions), only when results are compared
     from t3rl_core.eval import identity as identities
 
     left, right = summaries_of(a), summaries_of(b)
@@ -148,7 +151,7 @@ def compare_results(
 
 
 def _metric(summary: Mapping[str, Any], metric: str) -> float | None:
-    from launch.run.sweep import read_metric
+    from launch.run.sweep import read_metric  # lazy: the sweep module, only for a sweep's metric
 
     try:
         return read_metric(summary, metric)
@@ -157,8 +160,6 @@ def _metric(summary: Mapping[str, Any], metric: str) -> float | None:
 
 
 def _cell(value: float | None, summary: Mapping[str, Any]) -> str:
-    from rich.markup import escape
-
     tasks = (summary.get("overall") or {}).get("tasks")
     text = "–" if value is None else f"{value:.3f}" + (f" (n={tasks})" if tasks else "")
     verdict = verdict_line(summary)

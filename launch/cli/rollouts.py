@@ -15,12 +15,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from rich.console import Console
+from rich.table import Table
 
 _TOOL_CALL = re.compile(r"<tool_call>.*?</tool_call>|<｜tool▁call▁begin｜>.*?<｜tool▁call▁end｜>", re.DOTALL)
 
@@ -74,7 +73,7 @@ def load_samples(path: Path, *, trust: bool = False) -> tuple[Any, list[Mapping[
     if not head.startswith(_TORCH_SAVE_HEADS):
         # Unpickling text anyway (--trust) fails with whatever the first bytes look like to pickle.
         raise RolloutFileError(f"{path} is not a file torch.save wrote (neither a zip archive nor a pickle)")
-    import torch
+    import torch  # lazy: torch, only to read a rollout file (not for --help)
 
     try:
         data = torch.load(path, map_location="cpu", weights_only=not trust)
@@ -156,8 +155,6 @@ def show(
     target: Path, console: Console, *, limit: int | None, width: int, full: int | None, trust: bool
 ) -> int:
     """Print a table per file; exit code 1 when a sample breaks the TITO check, 2 on unreadable input."""
-    from rich.table import Table
-
     try:
         files = rollout_files(target)
     except RolloutFileError as err:
@@ -248,6 +245,4 @@ def register(app: typer.Typer) -> None:
         Reads `debug: rollout_only` outputs (rollout_data_<id>.pt) and `--dump-details` files. Exit code 1
         when a sample's token accounting is inconsistent, 2 when a file cannot be read.
         """
-        from rich.console import Console
-
         raise typer.Exit(show(target, Console(), limit=limit, width=width, full=full, trust=trust))

@@ -3,8 +3,20 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 from typing import Any
+
+from rich.console import Console
+
+from launch.config.errors import ConfigError, render_problems
+from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED, INTERRUPTED
+from launch.run.parallel import record_result
+from launch.run.pipeline import PipelineError
+from launch.run.rundir import RunDirError, prefetched_manifest_facts
+from launch.run.single import run_single
+from launch.run.steps import t3rl_root
 
 
 def run_command(
@@ -19,19 +31,6 @@ def run_command(
     out: str | None = None,
 ) -> int:
     """The whole command; returns the exit code."""
-    import os
-    import signal
-
-    from rich.console import Console
-
-    from launch.config.errors import ConfigError, render_problems
-    from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED, INTERRUPTED
-    from launch.run.parallel import record_result
-    from launch.run.pipeline import PipelineError
-    from launch.run.rundir import RunDirError, prefetched_manifest_facts
-    from launch.run.single import run_single
-    from launch.run.steps import t3rl_root
-
     console = Console(highlight=False)
     # `--config-dir=~/x` reaches us unexpanded (the shell expands ~ only at a word's start); run dirs
     # record absolute paths, so a resumed run or sweep point finds them from any directory.
@@ -50,13 +49,15 @@ def run_command(
                     )
                 if out is not None:
                     raise PipelineError("--out names one dir; a planned sweep makes one dir per point")
+                # lazy: the sweep modules (Hydra's sweep parser), only with -m
                 from launch.run.search import is_search
 
                 if is_search(overrides):
+                    # lazy: the sweep modules, only with -m
                     from launch.run.search_runs import run_search_trials
 
                     return run_search_trials(overrides, dirs, console, dry=dry)
-                from launch.run.sweep_runs import run_sweep
+                from launch.run.sweep_runs import run_sweep  # lazy: the sweep modules, only with -m
 
                 return run_sweep(overrides, dirs, from_stage, only, dry=dry, console=console)
             path = Path(run_dir) if run_dir is not None else None
@@ -84,8 +85,7 @@ def run_command(
 def _resume_sweep(
     sweep_dir: Path, overrides: list[str], from_stage: str | None, only: str | None, dry: bool, console: Any
 ) -> int:
-    from launch.run.pipeline import PipelineError
-    from launch.run.sweep_runs import resume_sweep
+    from launch.run.sweep_runs import resume_sweep  # lazy: the sweep modules, only for a sweep dir
 
     if overrides:
         raise PipelineError(

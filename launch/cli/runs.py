@@ -23,14 +23,19 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
+import yaml
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from launch.cli.eval_command import EVAL_RECORD
 from launch.cli.results_compare import (
     MIXED_FLAG,
     MIXED_HELP,
+    compare_results,
     differing,
     hidden_note,
     reference_identity,
@@ -38,9 +43,7 @@ from launch.cli.results_compare import (
 )
 from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, check_metric, lookup
 from launch.files import is_locked
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from launch.run.output_digest import FileHashes, first_mismatch
 
 # Run dirs sit at <runs>/<name>/<timestamp> and, for sweeps, <runs>/<name>/<sweep>/pNN; a standalone
 # `t3rl eval` writes <runs>/eval-<engine>-<time>.
@@ -90,8 +93,6 @@ class RunView:
 def load_run(path: Path) -> RunView:
     """A run dir's stages in config order (stages never started are `planned`); a `t3rl eval` record is
     one stage, `eval`."""
-    import yaml
-
     manifest_file = path / "manifest.json"
     manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
     if manifest.get("record") == EVAL_RECORD:
@@ -131,6 +132,7 @@ def _eval_stage(path: Path) -> StageView:
 
 def _gone_sweep_point(path: Path) -> str | None:
     """LAUNCHER_GONE for a sweep point its sweep records as running or waiting with no launcher left."""
+    # lazy: the sweep modules, only for a sweep dir
     from launch.run.sweep_liveness import LAUNCHER_GONE, points_now
 
     if not (path.parent / "sweep.json").exists():
@@ -223,10 +225,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """How two runs' configs differ, key by key, with the file or override that set each side; then
         their eval results side by side, refused (exit 1) when the benchmarks they measured differ."""
-        from rich.console import Console
-
-        from launch.cli.results_compare import compare_results
-        from launch.cli.runs_diff import diff_runs
+        from launch.cli.runs_diff import diff_runs  # lazy: the run step's modules, only for `t3rl runs diff`
 
         code = diff_runs(a, b)
         if code == 0:
@@ -287,11 +286,6 @@ def list_runs(
     """The table of runs; 2 when the runs dir `given` is not one, or a filter or the metric can match
     nothing (the default runs dir not made yet is no error: no run has started here). A result of
     another benchmark identity than the listing's is not shown beside the others unless `mixed`."""
-    import yaml
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
     console = console or Console(highlight=False)
     errors = Console(stderr=True, highlight=False)
     filters = filters or RunFilter()
@@ -337,10 +331,6 @@ def list_runs(
 
 
 def show_run(path: Path, console: Console | None = None) -> int:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
     console = console or Console(highlight=False)
     if not (path / "config.yaml").exists() and (path / "sweep.json").exists():
         return show_sweep(path, console)
@@ -405,11 +395,10 @@ def show_sweep(path: Path, console: Console) -> int:
     """A sweep dir: each point's status as it is now (a dead launcher's `running` point is
     `interrupted (launcher gone)`), stage, job, metric, standing against the best point (sweep.md's) and
     run dir."""
-    from rich.markup import escape
-    from rich.table import Table
+    from launch.run.sweep import SweepSummary  # lazy: the sweep modules, only for a sweep dir
+    from launch.run.sweep_compare import marks  # lazy: the sweep modules, only for a sweep dir
 
-    from launch.run.sweep import SweepSummary
-    from launch.run.sweep_compare import marks
+    # lazy: the sweep modules, only for a sweep dir
     from launch.run.sweep_liveness import LAUNCHER_GONE, launcher_alive, points_now
 
     data = json.loads((path / "sweep.json").read_text())
@@ -445,8 +434,6 @@ def show_sweep(path: Path, console: Console) -> int:
 
 def _damage(path: Path, record: dict[str, Any]) -> str | None:
     """How a finished stage's outputs differ from the digests recorded when it finished, if they do."""
-    from launch.run.output_digest import FileHashes, first_mismatch
-
     outputs = record.get("outputs") or {}
     hashes = FileHashes.load(path / "file_hashes.json")
     damage = first_mismatch(outputs, list(outputs), hashes) if isinstance(outputs, dict) else None
@@ -473,8 +460,6 @@ def _hardware(manifest: dict[str, Any]) -> str | None:
 
 
 def _history(path: Path) -> list[dict[str, Any]]:
-    import yaml
-
     file = path / "overrides.history.yaml"
     if not file.exists():
         return []

@@ -9,10 +9,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from rich.console import Console
+import yaml
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from launch.run import secret_fingerprints
+from launch.run.config_diff import flatten
+from launch.run.steps import PROVENANCE_FILE
 
 _ABSENT = object()
 
@@ -26,8 +32,6 @@ class KeyDifference:
 
 def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[KeyDifference]:
     """Every leaf key whose value differs (or exists on one side only), sorted by key."""
-    from launch.run.config_diff import flatten
-
     flat_a, flat_b = flatten(a), flatten(b)
     return [
         KeyDifference(key, flat_a.get(key, _ABSENT), flat_b.get(key, _ABSENT))
@@ -48,11 +52,6 @@ def source_of(provenance: dict[str, str], key: str) -> str:
 
 
 def diff_runs(a: Path, b: Path, console: Console | None = None) -> int:
-    import yaml
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
     console = console or Console(highlight=False)
     for path in (a, b):
         if not (path / "config.yaml").exists():
@@ -101,8 +100,6 @@ def masked_differences(a: Path, b: Path, seen: set[str]) -> tuple[list[KeyDiffer
     """Keys both config.yaml files mask alike (`***`) whose values differ by their fingerprints
     (launch.run.secret_fingerprints), shown as "*** (secret, differs)"; and why masked values could not
     be compared, if they could not ("" when they were)."""
-    from launch.run import secret_fingerprints
-
     prints = [secret_fingerprints.read(path) for path in (a, b)]
     if prints[0] is None or prints[1] is None:
         masked = any(p and p["values"] for p in prints)
@@ -122,14 +119,10 @@ def _show(value: Any) -> str:
 
 
 def _provenance(path: Path) -> dict[str, str]:
-    from launch.run.steps import PROVENANCE_FILE
-
     file = path / PROVENANCE_FILE
     return json.loads(file.read_text()) if file.exists() else {}
 
 
 def _overrides(path: Path) -> list[str]:
-    import yaml
-
     file = path / "overrides.yaml"
     return list(yaml.safe_load(file.read_text()) or []) if file.exists() else []

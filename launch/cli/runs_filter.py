@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
+import yaml
+
+from t3rl_core.eval.metrics import EpisodeScore, summarize
+
 
 class Viewed(Protocol):
     """What a filter reads of a listed run (`launch.cli.runs.RunView`, which imports this module)."""
@@ -51,8 +55,6 @@ class RunFilter:
     @classmethod
     def parse(cls, name: str | None, status: str | None, where: Iterable[str]) -> RunFilter:
         """The filter of these arguments; BadFilter for a status no run has or a condition without KEY=."""
-        import yaml
-
         if status is not None and status not in RUN_STATUSES:
             raise BadFilter("--status", f"no run is '{status}'{_guess(status, RUN_STATUSES)}")
         conditions = []
@@ -127,8 +129,6 @@ def dotted_keys(node: Any, prefix: str = "") -> dict[str, Any]:
 @cache
 def block_numbers() -> tuple[str, ...]:
     """The numbers of a summary block (overall and each category), as the eval computes them."""
-    from t3rl_core.eval.metrics import EpisodeScore, summarize
-
     block = summarize([EpisodeScore("t", "c", True, 0.0, 0.0)], ks=[1])["overall"]
     return tuple(name for name, value in block.items() if _is_number(value))
 

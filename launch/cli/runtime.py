@@ -18,6 +18,8 @@ import typer
 from launch.cli import completion
 from launch.cli.eval_command import ConfigDirs, eval_command
 from launch.cli.eval_setup import resolve_or_exit
+from launch.config.errors import EXIT_CONFIG_ERROR
+from t3rl_core.data.__main__ import prepare_and_show
 
 if TYPE_CHECKING:
     pass
@@ -45,14 +47,10 @@ def data_bfcl(
     The env config is the composed one: `env.data.*` overrides and --config-dir env files
     change the splits exactly as in a run's prepare_data stage.
     """
-    from t3rl_core.data.__main__ import prepare_and_show
-
     if out.exists() and not out.is_dir():
         raise typer.BadParameter(f"{out} is a file, not a directory for the splits", param_hint="--out")
     env = resolve_or_exit(overrides or [], config_dir or []).run.env
     if env.name != "bfcl_multi_turn":
-        from launch.config.errors import EXIT_CONFIG_ERROR
-
         typer.echo(
             f"error env: the composed env is '{env.name}', not BFCL multi-turn\n"
             "    fix: drop the env override, or use env=bfcl_multi_turn",

@@ -21,8 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import Progress
 
 from launch.cli import completion
+from launch.config.errors import ConfigError, render_problems
+from launch.config.resolved import composed_plain
+from launch.config.schema_errors import problems_from_validation
+from t3rl_core import registries, score
+from t3rl_core.eval.runner import load_rows, task_id
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -138,8 +146,6 @@ def score_file(
 ) -> dict[str, Any]:
     """Score every line of `file` into `out`/verdicts.jsonl (flushed per line) and `out`/summary.json.
     A line that cannot be scored becomes a verdict with its `error`; it never stops the others."""
-    from rich.progress import Progress
-
     lines = [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
@@ -241,17 +247,10 @@ def _section(world: str, overrides: list[str], config_dirs: list[str]) -> BaseMo
         if overrides:
             raise typer.BadParameter(f"{world} takes no config overrides", param_hint="OVERRIDES")
         return None
-    from pydantic import ValidationError
-    from rich.console import Console
-
-    from launch.config.composed import compose_resolved
-    from launch.config.errors import ConfigError, render_problems
-    from launch.config.schema_errors import problems_from_validation
-    from t3rl_core import registries
 
     key, name = _SECTION[world]
     try:
-        composed = compose_resolved(overrides, config_dirs)
+        composed = composed_plain(overrides, config_dirs)
         data = composed.data.get(key) or {}
         if data.get("name") != name:
             return None
@@ -268,8 +267,6 @@ def _section(world: str, overrides: list[str], config_dirs: list[str]) -> BaseMo
 
 
 def _scorer(world: str, section: Any, mode: str) -> Callable[[Mapping[str, Any]], Verdict]:
-    from t3rl_core import score
-
     if world == "bfcl":
         return lambda item: score.bfcl(
             item["decoded"], task_id=_id(item), mode=item.get("mode", mode), config=section
@@ -290,7 +287,7 @@ def _scorer(world: str, section: Any, mode: str) -> Callable[[Mapping[str, Any]]
                 "the rubric is the environment's: give env=verifiers env.id=…", param_hint="OVERRIDES"
             )
         # Here: verifiers' import tree loads only when a verifiers file is scored.
-        from t3rl_core.envs.verifiers.rescore import rescore
+        from t3rl_core.envs.verifiers.rescore import rescore  # lazy: verifiers, only for the verifiers world
 
         return lambda item: rescore(item, section)
     return lambda item: score.tau2(
@@ -330,8 +327,6 @@ class _WithRows:
 
 
 def _with_rows(world: str, scorer: Callable[[Mapping[str, Any]], Verdict], data: Path) -> _WithRows:
-    from t3rl_core.eval.runner import load_rows, task_id
-
     try:
         rows = load_rows(data)
     except ValueError as err:

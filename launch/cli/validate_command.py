@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.console import Console as RichConsole
+
+from launch.checks.resolve import resolve
+from launch.config.errors import ConfigError, render_problems
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -16,20 +21,13 @@ UNKNOWN_OPTIONS_AS_OVERRIDES = {"ignore_unknown_options": True}
 
 def rich_console(stderr: bool = False) -> Console:
     """A console for command output (soft wrap: long lines are never cut, whatever the width)."""
-    from rich.console import Console as RichConsole
-
     return RichConsole(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def validate_command(overrides: list[str], config_dirs: list[str], *, multirun: bool = False) -> int:
-    import rich.console  # noqa: F401  (before resolving: overlaps with a composing child, compose_ahead)
-
-    from launch.checks.resolve import resolve
-    from launch.config.errors import ConfigError, render_problems
-
     try:
         if multirun:
-            from launch.run.sweep_checks import validate_multirun
+            from launch.run.sweep_checks import validate_multirun  # lazy: the sweep modules, only with -m
 
             return validate_multirun(overrides, config_dirs, rich_console())
         resolved = resolve(overrides, config_dirs)
@@ -40,6 +38,7 @@ def validate_command(overrides: list[str], config_dirs: list[str], *, multirun: 
     run = resolved.run
     warnings = list(resolved.warnings)
     if not run.stages:  # a valid config, but `t3rl run` and `t3rl plan` refuse it
+        # lazy: the run step's modules, only for a config without stages
         from launch.run.steps import no_stages_problem
 
         warnings.append(no_stages_problem(severity="warning"))

@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import yaml
 from hydra.core.default_element import ResultDefault
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
@@ -30,13 +31,13 @@ from omegaconf.errors import OmegaConfBaseException
 
 from launch.config import hydra_internals as internals
 from launch.config.errors import ConfigError, Problem, did_you_mean
+from launch.config.fixes import assign
 from launch.config.hydra_internals import ConfigLoaderImpl
 from launch.config.layers import AppliedOverride, Layer, leaves
 from launch.config.optional_groups import OPTIONAL_GROUPS, optional_group_choice
+from launch.config.override_fixes import nothing_to_delete
+from launch.config.override_syntax import ConfigLookup
 from launch.config.search_path import PACKAGE_SOURCE, display_path, local_file
-
-if TYPE_CHECKING:
-    from launch.config.override_syntax import ConfigLookup
 
 PRIMARY_CONFIG = "config"
 
@@ -56,8 +57,6 @@ class Composition:
 
 def compose(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Composition:
     """Compose t3rl's primary config with Hydra overrides; raises ConfigError with every problem."""
-    import yaml
-
     try:
         with internals.libyaml_parsing():
             return _compose(overrides, config_dirs)
@@ -98,6 +97,7 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
         raise ConfigError(foreign)
     with_hydra = _needs_hydra_node(parsed)
     if with_hydra:
+        # lazy: Hydra's plugin discovery, only when Hydra's own groups compose
         from hydra.core.plugins import Plugins
 
         Plugins.instance()  # registers Hydra's sweeper/launcher config groups
@@ -174,7 +174,6 @@ def _sweep_problems(
 
 def _lookup(config_dirs: Sequence[str]) -> ConfigLookup:
     """Other compositions and the config options, for reading a mistake in the overrides."""
-    from launch.config.override_syntax import ConfigLookup
 
     def composed(overrides: Sequence[str]) -> dict[str, Any] | None:
         try:
@@ -403,11 +402,10 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
         )
     if override.is_delete() and not (isinstance(node, DictConfig) and leaf in node):
         siblings = [str(k) for k in node] if isinstance(node, DictConfig) else []
-        from launch.config.override_fixes import nothing_to_delete
 
         return nothing_to_delete(key, text, siblings)
     if isinstance(node, DictConfig) and leaf not in node:
-        from launch.config.fixes import assign
+        # lazy: the schema (pydantic), only to explain an unknown key
         from launch.config.schema_walk import field_names
 
         composed = OmegaConf.to_container(cfg, resolve=False)

@@ -20,6 +20,8 @@ from __future__ import annotations
 # Only what the interpreter has loaded at start-up: whatever is imported before the fork delays both
 # processes (dataclasses, typing and pickle took ~20 ms); the rest is imported after it.
 import os
+import pickle  # lazy: after the fork: the parent imports it only when it needs it
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -104,7 +106,6 @@ def take(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Plain | N
     _, status = os.waitpid(pending.pid, 0)
     if status != 0 or not payload:
         return None
-    import pickle
 
     try:
         outcome = pickle.loads(payload)
@@ -113,6 +114,7 @@ def take(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Plain | N
     if outcome[0] == "plain":
         return outcome[1]
     if outcome[0] == "error":
+        # lazy: after the fork: the parent imports it only when it needs it
         from launch.config.errors import ConfigError
 
         raise ConfigError(outcome[1])
@@ -128,8 +130,6 @@ def discard() -> None:
 
 
 def _discard(pending: _Pending) -> None:
-    import signal
-
     os.close(pending.fd)
     try:
         os.kill(pending.pid, signal.SIGKILL)
@@ -148,10 +148,15 @@ def _read_all(fd: int) -> bytes:
 def _compose_in_child(write_fd: int, key: tuple[tuple[str, ...], tuple[str, ...]]) -> None:
     code = 1
     try:
-        import pickle
+        import pickle  # lazy: after the fork: the parent imports it only when it needs it
 
+        # lazy: after the fork: the parent imports it only when it needs it
         from launch.config.errors import ConfigError
+
+        # lazy: after the fork: the parent imports it only when it needs it
         from launch.config.resolved import composed_plain
+
+        # lazy: after the fork: the parent imports it only when it needs it
         from launch.config.secrets import scrub_standard_streams
 
         scrub_standard_streams()  # a composition warning is masked as the parent would mask it

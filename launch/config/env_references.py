@@ -33,7 +33,7 @@ _KEPT = re.compile(r"\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)(?:,([^{}]*))?\}")
 def keep_environment_references(node: Any, key: str = "", environment: bool = False) -> None:
     """Escape `${oc.env:…}` in the unresolved `node` (an OmegaConf container) under job-environment
     mappings and secret keys, so that resolving the config leaves the reference text there."""
-    from omegaconf import DictConfig, ListConfig
+    from omegaconf import DictConfig, ListConfig  # lazy: OmegaConf, only for a composition Hydra made
 
     children = node.keys() if isinstance(node, DictConfig) else range(len(node))
     for name in children:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    # lazy: rich, only when problems are printed (a composing child never does)
     from rich.console import Console
 
 EXIT_CONFIG_ERROR = 2
@@ -36,6 +37,7 @@ class Problem:
 
     def __post_init__(self) -> None:
         # A message may quote a value and a source an override: credentials are masked in all three.
+        # lazy: secrets imports the Secret type; problems are data first
         from launch.config.secrets import scrub_text
 
         for name in ("message", "source", "fix"):
@@ -75,8 +77,9 @@ def render_problems(problems: Sequence[Problem], console: Console | None = None)
 
     Lines are never wrapped, so a key, a path or a fix can be copied (and grepped) whole.
     """
+    # lazy: rich, only when problems are printed (a composing child never does)
     from rich.console import Console
-    from rich.markup import escape
+    from rich.markup import escape  # lazy: rich, only when problems are printed
 
     console = console or Console(stderr=True)
     # Scrubbed again: values remembered since the problem was made (a config composed later) count too.

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
+import yaml
 from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
 from pydantic import BaseModel, BeforeValidator
 from pydantic.fields import FieldInfo
@@ -293,8 +294,6 @@ def _first_sentence(doc: str) -> str:
 def yaml_comments(text: str) -> dict[str, str]:
     """Dotted key (relative to the file's package) → the comment at the end of its line, for every
     mapping key of a config file (list items are not keys)."""
-    import yaml
-
     lines = text.splitlines()
     found: dict[str, str] = {}
 

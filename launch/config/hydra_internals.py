@@ -30,6 +30,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
+import yaml
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra._internal.config_repository import CachingConfigRepository
 from hydra._internal.config_search_path_impl import ConfigSearchPathImpl
@@ -37,11 +38,18 @@ from hydra._internal.core_plugins.file_config_source import FileConfigSource
 from hydra._internal.core_plugins.importlib_resources_config_source import ImportlibResourcesConfigSource
 from hydra._internal.core_plugins.structured_config_source import StructuredConfigSource
 from hydra._internal.defaults_list import DefaultsList, create_defaults_list
+from hydra._internal.hydra import Hydra
 from hydra._internal.sources_registry import SourcesRegistry
+from hydra._internal.utils import create_config_search_path
+from hydra.core.config_search_path import SearchPathQuery
 from hydra.core.default_element import ResultDefault
 from hydra.core.object_type import ObjectType
 from hydra.core.override_parser.types import Override
-from omegaconf import DictConfig
+from hydra.core.plugins import Plugins
+from omegaconf import DictConfig, _utils
+from yaml.constructor import SafeConstructor
+from yaml.cyaml import CParser
+from yaml.resolver import Resolver
 
 __all__ = [
     "CachingConfigRepository",
@@ -127,6 +135,7 @@ def group_exists(loader: ConfigLoaderImpl, group: str) -> bool:
 
 def split_sweep(overrides: list[Override]) -> list[list[str]]:
     """The points of a sweep: the cartesian product of its swept overrides, in Hydra's order."""
+    # lazy: Hydra's sweeper, only to expand a sweep
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 
     (batch,) = BasicSweeper.split_arguments(overrides, max_batch_size=None)
@@ -135,10 +144,6 @@ def split_sweep(overrides: list[Override]) -> list[list[str]]:
 
 def optuna_capable_hydra(task_name: str, primary_source: str, config_dirs: Sequence[str]) -> Any:
     """A Hydra instance over t3rl's search path that can run `multirun` with a sweeper plugin."""
-    from hydra._internal.hydra import Hydra
-    from hydra._internal.utils import create_config_search_path
-    from hydra.core.config_search_path import SearchPathQuery
-
     search_path = create_config_search_path(primary_source)
     # Before the structured-config source, which Hydra requires last (the order compose uses).
     schema = SearchPathQuery(provider="schema")
@@ -153,8 +158,6 @@ def launcher_override(launcher: Any) -> Iterator[None]:
     `launch(job_overrides, initial_job_idx) -> list[JobReturn]`) instead of `hydra.launcher`'s: Hydra
     only instantiates launchers from the `hydra_plugins` package, and t3rl's runs its trials as
     t3rl points (each batch at once)."""
-    from hydra.core.plugins import Plugins
-
     plugins = Plugins.instance()
     plugins.instantiate_launcher = lambda **_: launcher  # type: ignore[method-assign]
     try:
@@ -170,9 +173,6 @@ def libyaml_parsing() -> Iterator[None]:
     constructs the values (its float resolver, no timestamps, the duplicate-key check). A file libyaml
     rejects is parsed again by OmegaConf's pure-Python loader, so every YAML error (its wording, file,
     line and column) is exactly the one reported without this. Without libyaml, nothing changes."""
-    import yaml
-    from omegaconf import _utils
-
     # Nested (a composition made while diagnosing another one's overrides): already in place.
     if not getattr(yaml, "__with_libyaml__", False) or getattr(_utils.get_yaml_loader, "libyaml", False):
         yield
@@ -192,10 +192,6 @@ def libyaml_parsing() -> Iterator[None]:
 
 def _with_libyaml(python_loader: type) -> type:
     """`python_loader` (a yaml.SafeLoader subclass) parsing with libyaml, see `libyaml_parsing`."""
-    import yaml
-    from yaml.constructor import SafeConstructor
-    from yaml.cyaml import CParser
-    from yaml.resolver import Resolver
 
     class LibyamlLoader(CParser, python_loader):  # type: ignore[misc, valid-type]
         def __init__(self, stream: str | bytes | IO[Any]) -> None:

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+
 from launch.config.command_line import COMMAND_OPTIONS
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import quoted
@@ -236,9 +239,6 @@ def _dotted(node: Any, prefix: str) -> Iterator[str]:
 
 def _hydra_problem(items: list[str]) -> Problem:
     """What Hydra says about the first argument it cannot parse, when no reading above fits."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-
     for item in items:
         try:
             OverridesParser.create().parse_override(item)
@@ -254,9 +254,6 @@ def _hydra_problem(items: list[str]) -> Problem:
 
 
 def _parses(item: str) -> bool:
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-
     try:
         OverridesParser.create().parse_override(item)
     except HydraException:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, TypeAdapter, model_validator
 
+from launch.config.overlay import overlay
 from t3rl_core.config import (
     AnyEnvConfig,
     AnyRewardConfig,
@@ -543,10 +544,6 @@ class RunConfig(StrictModel):
 def stage_sections(run: RunConfig, stage: TrainStage) -> tuple[Any, Any]:
     """The env and reward a train stage runs with: the root sections with its overrides merged in
     (ValueError naming what does not validate)."""
-    from pydantic import TypeAdapter
-
-    from launch.config.overlay import overlay
-
     env, reward = run.env, run.reward
     if stage.env:
         merged = overlay(run.env.model_dump(), stage.env)

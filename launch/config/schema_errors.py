@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -115,8 +116,7 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
 
 def _default_of(key: str, root: Mapping[str, Any]) -> str | None:
     """The schema default of `key` as override text, when it has one (a value that validates)."""
-    import json
-
+    # lazy: the docs reader, only when a fix names a field's default
     from launch.config.field_docs import schema_default
 
     parent, _, leaf = key.rpartition(".")

@@ -15,7 +15,10 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel
 
 from launch.config.schema import EvalStage, HardwareConfig, RunConfig, TrainStage
+from t3rl_core import registries
 from t3rl_core.eval.config import EvalConfig
+from t3rl_core.plugins import PLUGIN_REGISTRIES
+from t3rl_core.registry import load_object
 
 # Free-form dict fields that are partial overrides of a model.
 OVERLAYS: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
@@ -90,10 +93,6 @@ def _pick_member(members: list[Any], value: Any) -> type[BaseModel] | None:
 def _registered(base: type[BaseModel], value: Any) -> type[BaseModel] | None:
     """The registry entry's config class for a registry-typed section (env, reward, engine, sandbox,
     user simulator), plugins included; None when the name does not resolve."""
-    from t3rl_core import registries
-    from t3rl_core.plugins import PLUGIN_REGISTRIES
-    from t3rl_core.registry import load_object
-
     if not isinstance(value, Mapping) or not isinstance(value.get("name"), str):
         return None
     for attr in PLUGIN_REGISTRIES:

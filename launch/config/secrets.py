@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -277,8 +278,6 @@ class ScrubbingStream:
 
 def scrub_standard_streams() -> None:
     """Route this process's stdout and stderr through `ScrubbingStream` (once)."""
-    import sys
-
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if not isinstance(stream, ScrubbingStream):

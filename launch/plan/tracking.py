@@ -19,6 +19,7 @@ WANDB_API_KEY from the environment. Without one, wandb runs offline. wandb is im
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -139,7 +140,7 @@ def open_tracker(
     """The launcher's tracker for this run, or None (tracking off, tensorboard, or wandb disabled)."""
     if tracking.kind != "wandb" or tracking.mode == "disabled":
         return None
-    import wandb
+    import wandb  # lazy: wandb, only when a run opens its tracker
 
     names = tracking_names(tracking, experiment=experiment, run_id=run_id)
     directory = Path(tracking_dir(tracking, run_dir))
@@ -161,8 +162,6 @@ def open_tracker(
 
 def stage_metrics(outputs: Mapping[str, str]) -> dict[str, float]:
     """The numbers of a stage's eval summary (`outputs["summary"]`, its "overall" block), if it wrote one."""
-    import json
-
     path = outputs.get("summary")
     if not path or not Path(path).exists():
         return {}
@@ -215,8 +214,6 @@ def tracked(run: RunConfig, run_dir: Path, config: Mapping[str, Any], reporter: 
 
     The tracker's run gets the resolved config and the run dir's manifest.json, then one record per
     stage; it is closed with the pipeline's outcome ("stopped" on Ctrl-C, "failed" on an error)."""
-    import json
-
     manifest_file = run_dir / "manifest.json"
     manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
     tracker = open_tracker(

@@ -16,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from launch.config.errors import ConfigError, Problem
+from launch.config.secrets import MASK, mask_override
+
 
 def override_key(override: str) -> str:
     """`+experiment=x` → `experiment`, `++a.b=1` → `a.b`, `~a.b` / `~a.b=1` → `a.b`."""
@@ -47,9 +50,6 @@ def refuse_masked(overrides: Sequence[str], run_dir: Path, command: str) -> None
     """Raise a `ConfigError` naming every override that still holds the mask (a literal credential
     stored masked and not given again on this command line); `command` is how to re-give it
     (`t3rl run --run-dir R`)."""
-    from launch.config.errors import ConfigError, Problem
-    from launch.config.secrets import MASK
-
     problems = [
         Problem(
             key=override_key(override),
@@ -79,9 +79,6 @@ def refuse_literals_for_children(overrides: Sequence[str]) -> None:
     """Raise a `ConfigError` naming every override that holds a literal credential, for points of a
     sweep that each run as their own launcher (`t3rl run --run-dir`), which reads the point's
     overrides.yaml, where such a value is masked."""
-    from launch.config.errors import ConfigError, Problem
-    from launch.config.secrets import MASK, mask_override
-
     problems = [
         Problem(
             key=override_key(override),

@@ -33,6 +33,7 @@ from typing import Any
 
 from launch.files import is_locked
 from launch.run.exit_codes import INTERRUPTED
+from launch.run.rundir import atomic_write_json
 
 # Exit codes of a point's launcher (launch.run.exit_codes) → the point's status.
 _STATUS_BY_CODE = {0: "succeeded", 130: "interrupted"}
@@ -208,8 +209,6 @@ def record_result(code: int, error: str | None) -> None:
     """In a point's launcher: say how it ended, for the sweep (nothing when not run by a sweep)."""
     path = os.environ.get(RESULT_ENV)
     if path:
-        from launch.run.rundir import atomic_write_json
-
         atomic_write_json(Path(path), {"code": code, "error": error})
 
 

@@ -6,6 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+from rich.table import Table
+
+from launch.checks.eval_configs import eval_configs
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -16,10 +21,6 @@ if TYPE_CHECKING:
 
 def show_published(run: RunConfig, console: Console) -> None:
     """The published results each eval stage should reproduce, a few lines each (nothing without any)."""
-    from rich.markup import escape
-
-    from launch.checks.eval_configs import eval_configs
-
     stages = [(name, c) for name, c, _ in eval_configs(run) if name is not None and c.published is not None]
     if not stages:
         return
@@ -50,7 +51,7 @@ def show_published(run: RunConfig, console: Console) -> None:
 
 def require_published(config: EvalConfig) -> PublishedConfig:
     """`t3rl eval --published` needs a declaration: exit 2 naming where it comes from otherwise."""
-    import typer
+    import typer  # lazy: typer, only when t3rl eval refuses a published reference
 
     if config.published is None:
         raise typer.BadParameter(
@@ -65,9 +66,6 @@ def require_published(config: EvalConfig) -> PublishedConfig:
 def print_verdicts(summary: Mapping[str, Any], console: Console) -> None:
     """One row per published value: its verdict, the measured value with its interval and the gap; then
     why each value that is not comparable is not."""
-    from rich.markup import escape
-    from rich.table import Table
-
     found = (summary.get("published") or {}).get("verdicts") or []
     table = Table(title="published results", title_justify="left")
     for column in ("result", "scope", "metric", "published", "measured [interval]", "gap", "verdict"):

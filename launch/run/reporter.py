@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
+
+from rich.markup import escape
+from rich.table import Table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,9 +25,6 @@ class RichReporter:
         self.show_commands = show_commands
 
     def decisions(self, plan: Plan, decisions: list[Decision]) -> None:
-        from rich.markup import escape
-        from rich.table import Table
-
         table = Table(title=f"{plan.name}: {len(plan.stages)} stages", title_justify="left")
         for column in ("#", "stage", "kind", "action", "what", "GPUs"):
             table.add_column(column, overflow="fold")
@@ -59,8 +60,6 @@ class RichReporter:
 
 def _short(stage: Stage) -> list[str]:
     """Each command on one line, long argvs and long tokens shortened (plan.sh has them whole)."""
-    import shlex
-
     lines = []
     for command in stage.commands:
         if isinstance(command, str):

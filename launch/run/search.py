@@ -16,7 +16,8 @@ several at once, each its own launcher process as in a parallel sweep) and retur
 trial whose run fails or has no metric is a failed trial (`max_failure_rate` applies).
 The plugin writes `optimization_results.yaml` into the sweep dir next to our `sweep.json`.
 
-Hydra, the plugin and optuna are imported inside the functions, so `t3rl plan` never loads them.
+The plugin and optuna are imported when a search runs; Hydra at the top (this module is imported
+only for sweeps, which parse their overrides with Hydra anyway).
 """
 
 from __future__ import annotations
@@ -26,7 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.utils import JobReturn, JobStatus
+
 from launch.config.errors import Problem
+from launch.config.hydra_internals import launcher_override, optuna_capable_hydra
+from launch.config.optional_groups import OPTIONAL_GROUPS
+from launch.config.search_path import PACKAGE_SOURCE
 from launch.run.exit_codes import INTERRUPTED
 from launch.run.sweep import Point, SweepSummary
 from t3rl_core.secret import mask_url
@@ -56,6 +65,7 @@ def is_search(overrides: Sequence[str]) -> bool:
 
 def register_sweeper_configs() -> None:
     """Make `hydra/sweeper: optuna` composable (its plugin registers the config when imported)."""
+    # lazy: the plugin imports optuna: only when a search runs
     import hydra_plugins.hydra_optuna_sweeper.config  # noqa: F401
 
 
@@ -73,13 +83,6 @@ def run_search(
     The sweeper asks for `hydra.sweeper.n_jobs` trials at a time and hands them to its launcher;
     t3rl's launcher gives each batch to `run_trials` (which may run them at once) and returns each
     trial's metric, or its failure, which Optuna records as a failed trial (`max_failure_rate`)."""
-    import yaml
-    from hydra.core.global_hydra import GlobalHydra
-
-    from launch.config.hydra_internals import launcher_override, optuna_capable_hydra
-    from launch.config.optional_groups import OPTIONAL_GROUPS
-    from launch.config.search_path import PACKAGE_SOURCE
-
     register_sweeper_configs()
     _log_through_logging()
     summary = SweepSummary(sweep_dir=sweep_dir, name=name, metric_name=metric_name)
@@ -121,7 +124,9 @@ def storage_problem(sweeper: Mapping[str, Any]) -> Problem | None:
     storage = sweeper.get("storage")
     if not isinstance(storage, str) or not storage or "${" in storage:
         return None
-    from sqlalchemy.engine import make_url
+    from sqlalchemy.engine import make_url  # lazy: sqlalchemy, only for a study's storage URL
+
+    # lazy: sqlalchemy, only for a study's storage URL
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
     key, source = "hydra.sweeper.storage", "the hparams_search config or a hydra.sweeper.storage override"
@@ -149,7 +154,7 @@ def _log_through_logging() -> None:
     """Optuna's records go to Python's logging like the sweeper's: its own default handler keeps the
     stderr it first saw, which a second search in one process (tests, a notebook) finds closed and
     prints a logging traceback for. Warnings still reach stderr (logging's last resort)."""
-    import optuna
+    import optuna  # lazy: optuna, only while an Optuna search runs
 
     optuna.logging.disable_default_handler()
     optuna.logging.enable_propagation()
@@ -161,8 +166,6 @@ class TrialFailed(RuntimeError):
 
 def _parsed(overrides: Sequence[str]) -> list[tuple[str, Any]]:
     """(key, value) of each override as Hydra reads it, comparable across spellings."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
     return [
         (o.get_key_element(), repr(o.value()))
         for o in OverridesParser.create().parse_overrides(list(overrides))
@@ -178,8 +181,6 @@ class _TrialsLauncher:
         self.run_trials = run_trials
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> list[Any]:
-        from hydra.core.utils import JobReturn, JobStatus
-
         base = _parsed(self.base)
         points = [
             Point(

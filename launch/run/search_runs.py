@@ -4,33 +4,34 @@ one here, in this process."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+from rich.table import Table
+
+from launch.config.errors import ConfigError, Problem
 from launch.run.exit_codes import EXIT_FAILED
+from launch.run.pipeline import PipelineError
+from launch.run.rundir import RunDir, RunDirError
+from launch.run.search import TrialFailed, TrialOutcome, run_search, storage_problem
 from launch.run.steps import execute, new_sweep_dir, plan_run, resolve_overrides, write_run_dir
+from launch.run.sweep import IncompleteEval, SweepSummary, point_metric
+from launch.run.sweep_checks import search_base, search_problems
+from launch.run.sweep_liveness import sweep_lock
+from launch.run.sweep_runs import PlannedPoint, at_once
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from launch.run.search import TrialOutcome
-    from launch.run.sweep import Point, SweepSummary
+    from launch.run.sweep import Point
 
 
 def run_search_trials(overrides: list[str], config_dirs: list[str], console: Console, *, dry: bool) -> int:
     """An Optuna search (hparams_search=<name>): each trial is a full run; its metric feeds the study."""
-    from datetime import datetime
-
-    from launch.config.errors import ConfigError, Problem
-    from launch.run.pipeline import PipelineError
-    from launch.run.rundir import RunDir, RunDirError
-    from launch.run.search import TrialFailed, TrialOutcome, run_search, storage_problem
-    from launch.run.sweep import IncompleteEval, SweepSummary, point_metric
-    from launch.run.sweep_checks import search_base, search_problems
-    from launch.run.sweep_liveness import sweep_lock
-    from launch.run.sweep_runs import PlannedPoint, at_once
-
     if dry:
         problem = Problem(
             "hparams_search",
@@ -123,11 +124,6 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
 
 def _print_trials(sweep_dir: Path, console: Console) -> None:
     """Every trial of the study so far: its values, status, metric (or why it has none) and run dir."""
-    import json
-
-    from rich.markup import escape
-    from rich.table import Table
-
     data = json.loads((sweep_dir / "sweep.json").read_text())
     metric = str(data.get("metric") or "metric")
     table = Table(title=f"{data['name']}: {len(data['points'])} trial(s)", title_justify="left")

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from launch.config.compose_cache import cache_dir
 from launch.run.config_diff import flatten
 
 FILE = "secret_fingerprints.json"
@@ -52,8 +53,6 @@ def read(run_dir: Path) -> dict[str, Any] | None:
 
 def _key() -> bytes:
     """This user's fingerprint key, made on first use (mode 0600, written atomically)."""
-    from launch.config.compose_cache import cache_dir
-
     path = cache_dir() / _KEY_FILE
     try:
         return bytes.fromhex(path.read_text().strip())

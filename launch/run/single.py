@@ -2,16 +2,36 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from launch.run.steps import execute, plan_run, report_result, resolve_overrides, t3rl_root, write_run_dir
+from rich.table import Table
+
+from launch.checks.resolve import resolve
+from launch.config.errors import ConfigError
+from launch.plan.build import PlanContext, build_plan
+from launch.run.config_diff import config_changes
+from launch.run.pipeline import PipelineError, preview
+from launch.run.published_view import show_published
+from launch.run.reporter import RichReporter
+from launch.run.rundir import RunDir
+from launch.run.steps import (
+    config_yaml,
+    execute,
+    plan_run,
+    report_result,
+    resolve_overrides,
+    t3rl_root,
+    write_run_dir,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from launch.checks.resolve import Resolved
-    from launch.run.rundir import RunDir
 
 
 def run_single(
@@ -28,11 +48,6 @@ def run_single(
     """`t3rl run` (a new run dir, or `run_dir_path` resumed with the overrides it ran with plus the
     `overrides` given now) or, with `dry`, `t3rl plan` (into a plan dir; for an existing run dir, a
     read-only preview that writes nothing)."""
-    import shlex
-
-    from launch.run.pipeline import PipelineError
-    from launch.run.rundir import RunDir
-
     existing = RunDir(run_dir_path) if run_dir_path is not None else None
     given = list(overrides)
     if dry and existing is not None and out is not None:
@@ -83,11 +98,10 @@ def run_single(
         raise
     code = report_result(result, plan, run_dir, console, dry=dry)
     if dry:
-        from launch.run.published_view import show_published
-
         show_published(resolved.run, console)
         sandbox = getattr(resolved.run.env, "sandbox", None)
         if getattr(sandbox, "name", None) == "local":  # the sandbox module loads only for such envs
+            # lazy: the local sandbox (asyncio), only for an env that uses it
             from t3rl_core.sandbox.local import memory_cap_line
 
             console.print(memory_cap_line(sandbox), soft_wrap=True)
@@ -104,6 +118,7 @@ def _resumed(
     existing: RunDir, given: list[str], config_dirs: list[str], console: Console, *, dry: bool
 ) -> tuple[list[str], list[str]]:
     """The overrides and config dirs of a resumed run: the stored ones, with `given` merged in."""
+    # lazy: only when a run dir is resumed
     from launch.run.override_merge import merge_overrides, refuse_masked
 
     stored = existing.read_overrides()
@@ -130,13 +145,6 @@ def _preview(
     console: Console,
 ) -> int:
     """`t3rl plan --run-dir R`: what `t3rl run --run-dir R` would change and run; R is not touched."""
-    import shlex
-
-    from launch.run.config_diff import config_changes
-    from launch.run.pipeline import preview
-    from launch.run.reporter import RichReporter
-    from launch.run.steps import config_yaml
-
     plan = plan_run(resolved, existing)
     changes = config_changes((existing.path / "config.yaml").read_text(), config_yaml(resolved))
     if changes:
@@ -156,9 +164,6 @@ def _preview(
 
 def _plan_dir(resolved: Resolved, out: Path | None) -> tuple[RunDir, bool]:
     """Where `t3rl plan` writes: `out`, else a new `<plans_dir>/<name>/<timestamp>`; (dir, created now)."""
-    from launch.run.pipeline import PipelineError
-    from launch.run.rundir import RunDir
-
     if out is None:
         plans = Path(resolved.run.paths.plans_dir).resolve()
         return RunDir.new(plans, resolved.run.name), True
@@ -179,9 +184,6 @@ def continuing_overrides(
 ) -> list[str]:
     """The next experiment's overrides: this run's own (model, hardware, …) carried over, and its first
     train stage continuing from this run's last train stage when both train the same model."""
-    from launch.checks.resolve import resolve
-    from launch.config.errors import ConfigError
-
     carried = [o for o in resolved.overrides if o.lstrip("+~").partition("=")[0] != "experiment"]
     base = [f"+experiment={experiment}"]
     for candidate in (base + carried, base):
@@ -208,22 +210,11 @@ def continuing_overrides(
 
 
 def _new_run_dir(resolved: Resolved) -> RunDir:
-    from launch.run.rundir import RunDir
-
     return RunDir.new(Path(resolved.run.paths.runs_dir).resolve(), resolved.run.name)
 
 
 def _show_next(overrides: list[str], config_dirs: list[str], console: Console) -> None:
     """The plan of the follow-up experiment and the exact command that starts it."""
-    import os
-    import shlex
-    import sys
-
-    from rich.table import Table
-
-    from launch.checks.resolve import resolve
-    from launch.plan.build import PlanContext, build_plan
-
     resolved = resolve(overrides, config_dirs)
     experiment = resolved.run.name
     runs = Path(resolved.run.paths.runs_dir).resolve()

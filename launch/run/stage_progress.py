@@ -14,6 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
 EVAL_LINE = re.compile(
     r"^eval progress: (?P<done>\d+)/(?P<total>\d+) episodes, accuracy (?P<accuracy>[0-9.]+)"
 )
@@ -92,9 +95,6 @@ class LiveStageOutput:
 
     def _console(self) -> Any:
         if self._progress is None:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
             self._progress = Progress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),

@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import t3rl_core
+from launch.checks.resolve import resolve
+from launch.config.errors import ConfigError, Problem, render_problems
+from launch.config.schema import TrainStage
+from launch.config.secrets import scrub_obj, scrub_text, secret_values
+from launch.plan.build import PlanContext, build_plan
+from launch.plan.slime_args import merge_hardware
+from launch.plan.tracking import tracked
+from launch.run.executors.base import make_executor
+from launch.run.executors.dry import DryExecutor
 from launch.run.exit_codes import EXIT_FAILED, EXIT_STOPPED
+from launch.run.pipeline import run_pipeline
 from launch.run.reporter import RichReporter
+from launch.run.rundir import atomic_write_json, collect_manifest
+from launch.run.secret_fingerprints import FILE, fingerprints
+from t3rl_core.yaml_text import safe_dump
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from launch.checks.resolve import Resolved
-    from launch.config.errors import Problem, Severity
+    from launch.config.errors import Severity
     from launch.plan.build import Plan
     from launch.run.pipeline import PipelineResult
     from launch.run.rundir import RunDir
@@ -21,17 +37,12 @@ if TYPE_CHECKING:
 
 def t3rl_root() -> Path:
     """The directory holding the t3rl_core package (the checkout whose git state manifests record)."""
-    import t3rl_core
-
     return Path(t3rl_core.__file__).resolve().parents[1]
 
 
 def resolve_overrides(overrides: list[str], config_dirs: list[str], console: Console) -> Resolved:
     """The validated config of a run, plan or sweep point; a config with no stage is refused here (there
     would be nothing to run, and no run dir is made for it)."""
-    from launch.checks.resolve import resolve
-    from launch.config.errors import ConfigError, render_problems
-
     resolved = resolve(overrides, config_dirs)
     if not resolved.run.stages:
         raise ConfigError([no_stages_problem()])
@@ -42,8 +53,6 @@ def resolve_overrides(overrides: list[str], config_dirs: list[str], console: Con
 
 def no_stages_problem(severity: Severity = "error") -> Problem:
     """A config without stages: what an experiment brings, so the fix names one."""
-    from launch.config.errors import Problem
-
     return Problem(
         "stages",
         "the config has no stages, so there is nothing to run (no experiment was chosen?)",
@@ -55,12 +64,6 @@ def no_stages_problem(severity: Severity = "error") -> Problem:
 
 def plan_run(resolved: Resolved, run_dir: RunDir) -> Plan:
     """The plan of a resolved config in `run_dir`; ConfigErrors carry the file that set the key."""
-    import os
-    import sys
-
-    from launch.config.errors import ConfigError
-    from launch.plan.build import PlanContext, build_plan
-
     ctx = PlanContext(
         run_dir=run_dir.path,
         base_dir=Path.cwd(),
@@ -89,9 +92,6 @@ def _source_of(source: Any, key: str) -> str:
 
 def config_yaml(resolved: Resolved) -> str:
     """The resolved config as config.yaml holds it (secrets masked)."""
-    from launch.config.secrets import scrub_obj
-    from t3rl_core.yaml_text import safe_dump
-
     return safe_dump(scrub_obj(resolved.config), sort_keys=False)
 
 
@@ -110,9 +110,6 @@ def write_run_dir(
     `record` is "run" (a run about to execute: one more entry in its overrides history, with the
     overrides `given` on this command line, unless `attempt` is False: a run dir prepared here for a
     child launcher that records its own attempt) or "plan" (a `t3rl plan` output, never executed)."""
-    from launch.config.secrets import scrub_text, secret_values
-    from launch.run.rundir import atomic_write_json, collect_manifest
-
     run = resolved.run
     number = None
     if record == "run" and attempt:
@@ -137,7 +134,10 @@ def write_run_dir(
     )
     sandbox = getattr(run.env, "sandbox", None)
     if sandbox is not None:  # the sandbox modules are imported only for envs that have one
+        # lazy: the local sandbox (asyncio), only for an env that uses it
         from t3rl_core.sandbox.config import LocalSandboxConfig
+
+        # lazy: the local sandbox (asyncio), only for an env that uses it
         from t3rl_core.sandbox.local import sandbox_manifest
 
         if isinstance(sandbox, LocalSandboxConfig):
@@ -155,10 +155,6 @@ def write_run_dir(
 
 def write_secret_fingerprints(path: Path, config: dict[str, Any]) -> None:
     """What `t3rl runs diff` compares where config.yaml shows `***` (launch.run.secret_fingerprints)."""
-    from launch.config.secrets import scrub_obj
-    from launch.run.rundir import atomic_write_json
-    from launch.run.secret_fingerprints import FILE, fingerprints
-
     atomic_write_json(path / FILE, fingerprints(config, scrub_obj(config)))
 
 
@@ -168,9 +164,6 @@ PROVENANCE_FILE = "provenance.json"
 
 def planned_topology(resolved: Resolved, plan: Plan) -> dict[str, Any]:
     """What the config asks for (executor, hardware, GPUs and nodes per stage): not where t3rl ran."""
-    from launch.config.schema import TrainStage
-    from launch.plan.slime_args import merge_hardware
-
     run = resolved.run
     stages: dict[str, Any] = {}
     for stage in plan.stages:
@@ -200,19 +193,12 @@ def execute(
     record: Callable[[], None] | None = None,
 ) -> PipelineResult:
     """Run (or, `dry`, plan) the pipeline; `record` writes the run's record once it may start."""
-    import sys
-
-    from launch.run.executors.base import make_executor
-    from launch.run.executors.dry import DryExecutor
-    from launch.run.pipeline import run_pipeline
-
     executor = DryExecutor() if dry else make_executor(resolved.run.executor, out=sys.stdout)
     reporter = RichReporter(console, show_commands=dry or executor.dry)
     if executor.dry:
         return run_pipeline(
             plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter, record=record
         )
-    from launch.plan.tracking import tracked
 
     with tracked(resolved.run, run_dir.path, resolved.config, reporter) as reporter:
         return run_pipeline(

@@ -14,17 +14,22 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from launch.config.errors import ConfigError, Problem
-from launch.config.secrets import mask_overrides
+from launch.config.secrets import mask_overrides, scrub_obj
 from launch.files import atomic_write_text
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from launch.run.sweep_compare import marks, objective_identity_differences
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,7 @@ def is_sweep(overrides: Sequence[str]) -> bool:
 
 def expand_points(overrides: Sequence[str]) -> list[Point]:
     """The cartesian product of the swept overrides, in Hydra's order."""
+    # lazy: Hydra, only to expand a sweep (not to read one)
     from launch.config.hydra_internals import split_sweep
 
     parsed = _parse(overrides)
@@ -65,7 +71,7 @@ def expand_points(overrides: Sequence[str]) -> list[Point]:
 
 
 def _parse(overrides: Sequence[str]) -> list[Any]:
-    from launch.config.compose import parse_overrides
+    from launch.config.compose import parse_overrides  # lazy: Hydra, only to expand a sweep (not to read one)
 
     return parse_overrides(overrides)
 
@@ -97,10 +103,6 @@ def check_points(points: Sequence[Point], planner: Callable[[Sequence[str]], Any
 
 def print_points_table(checks: Sequence[PointCheck], console: Console | None = None) -> None:
     """One row per point: its swept overrides and either `ok` or each problem with its fix."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
     console = console or Console()
     table = Table(title=f"{len(checks)} sweep points", show_lines=True)
     table.add_column("#", justify="right")
@@ -120,8 +122,6 @@ def print_points_table(checks: Sequence[PointCheck], console: Console | None = N
 
 
 def _problem_line(problem: Problem) -> str:
-    from rich.markup import escape
-
     line = f"[red]{escape(problem.key or '<config>')}[/]: {escape(problem.message)}"
     if problem.fix:
         line += f"\n  fix: [green]{escape(problem.fix)}[/]"
@@ -149,8 +149,6 @@ class PointRecord:
 
 
 def _launcher() -> dict[str, Any]:
-    import socket
-
     return {"host": socket.gethostname(), "pid": os.getpid()}
 
 
@@ -210,8 +208,6 @@ class SweepSummary:
             atomic_write_text(self.sweep_dir / name, text)
 
     def markdown(self) -> str:
-        from launch.run.sweep_compare import marks
-
         metric = self.metric_name or "metric"
         standing = marks(self)
         lines = [
@@ -241,8 +237,6 @@ class SweepSummary:
 
 def _masked(record: dict[str, Any]) -> dict[str, Any]:
     """A point's row as written: a credential given literally among its overrides masked."""
-    from launch.config.secrets import scrub_obj
-
     masked = {
         **record,
         "varying": mask_overrides(record["varying"]),
@@ -256,9 +250,6 @@ def _created_with(sweep_dir: Path, files: Mapping[str, str]) -> bool:
     launcher killed right then) ever finds the dir without its record; False if it appeared meanwhile.
     The files are staged in the runs dir (the sweep dir's grandparent), not beside the sweep dir, where
     `<runs>/<name>/` would show a second entry for a moment."""
-    import shutil
-    import uuid
-
     sweep_dir.parent.mkdir(parents=True, exist_ok=True)
     # Not mkdtemp: its mode 0700 would stay the sweep dir's; mkdir gives the umask's, as any run dir.
     staging = sweep_dir.parent.parent / f".{sweep_dir.name}.{uuid.uuid4().hex[:12]}"
@@ -329,8 +320,6 @@ def point_metric(stages: Sequence[Any], objective: Any = None) -> float | None:
         raise IncompleteEval(f"{path} is incomplete, its metrics are not used: {reason}")
     sweep_dir = path.parents[3]  # <sweep dir>/pNN/stages/<stage>/summary.json
     if objective is not None and (sweep_dir / "sweep.json").exists():
-        from launch.run.sweep_compare import objective_identity_differences
-
         parts = objective_identity_differences(sweep_dir, summary)
         if parts:  # a study ranks only results of one benchmark
             raise IncomparableEval(

@@ -19,9 +19,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launch.checks.ledger import sweep_problems as concurrent_problems
+from launch.checks.resolve import resolve
+from launch.checks.search_space import search_params, search_space_problems
+from launch.config.compose import parse_overrides
 from launch.config.errors import ConfigError, Problem, render_problems
 from launch.config.override_fixes import shell_word
 from launch.plan.tracking import tracking_dir
+from launch.run.exit_codes import EXIT_CONFIG
+from launch.run.rundir import RunDir
+from launch.run.search import is_search
+from launch.run.steps import plan_run
+from launch.run.sweep import check_points, expand_points, print_points_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -102,8 +110,6 @@ def _shared_dirs(points: Sequence[CheckedPoint]) -> list[Problem]:
 def _same_runs(points: Sequence[CheckedPoint], overrides: Sequence[str]) -> list[Problem]:
     """A warning when points are the same run (a repeated value, a swept key another override replaces):
     with one swept override, the fix is that override with each run once."""
-    from launch.config.compose import parse_overrides
-
     seen: dict[str, CheckedPoint] = {}
     repeats = []
     for point in points:
@@ -144,8 +150,6 @@ def _first_per_key(problems: list[Problem]) -> list[Problem]:
 
 def search_problems(overrides: Sequence[str], first: Resolved, config_dirs: Sequence[str]) -> list[Problem]:
     """The search's space at each bound and choice, and its trials that run at once on the ledger."""
-    from launch.checks.search_space import search_params, search_space_problems
-
     sweeper = first.hydra.get("sweeper") or {}
     params = search_params(sweeper, overrides, first.provenance.source)
     base = search_base(overrides, config_dirs)
@@ -160,8 +164,6 @@ def search_problems(overrides: Sequence[str], first: Resolved, config_dirs: Sequ
 
 def search_base(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> list[str]:
     """The overrides every trial of a search has: those that do not sweep."""
-    from launch.config.compose import parse_overrides
-
     parsed = parse_overrides(overrides, config_dirs)
     return [o for o, override in zip(overrides, parsed, strict=True) if not override.is_sweep_override()]
 
@@ -169,9 +171,6 @@ def search_base(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> li
 def _trials_at_once(first: Resolved, n_jobs: int, source: str) -> list[Problem]:
     """Trials differ only in the searched values, so two copies of the base point hold what any two
     trials of a batch hold together."""
-    from launch.run.rundir import RunDir
-    from launch.run.steps import plan_run
-
     trials = [
         (f"p{i:02d}", first.run, plan_run(first, RunDir(Path.cwd() / "<search>" / f"p{i:02d}")))
         for i in range(2)
@@ -189,8 +188,6 @@ def _trials_at_once(first: Resolved, n_jobs: int, source: str) -> list[Problem]:
 
 
 def _problems_of(overrides: Sequence[str], config_dirs: Sequence[str]) -> list[Problem]:
-    from launch.checks.resolve import resolve
-
     try:
         resolve(list(overrides), config_dirs)
     except ConfigError as error:
@@ -224,13 +221,6 @@ def _only(stages: tuple[Stage, ...], name: str) -> tuple[Stage, ...]:
 def validate_multirun(overrides: list[str], config_dirs: list[str], console: Console) -> int:
     """`t3rl validate -m`: every point (or the search space) and the sweep as a whole; nothing written.
     Each point's problems are in its row of the table printed, those of the whole below it; exit code."""
-    from launch.checks.resolve import resolve
-    from launch.run.exit_codes import EXIT_CONFIG
-    from launch.run.rundir import RunDir
-    from launch.run.search import is_search
-    from launch.run.steps import plan_run
-    from launch.run.sweep import check_points, expand_points, print_points_table
-
     if is_search(overrides):
         first = resolve(search_base(overrides, config_dirs), config_dirs)
         problems = search_problems(overrides, first, config_dirs)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from t3rl_core.eval.metrics import wilson_interval
+
 # A sweep's record (launch.run.sweep.SweepSummary, which imports this module for its markdown) is read
 # through its `metric_name` and `points` only.
 SweepSummary = Any
@@ -57,8 +59,6 @@ def count(summary: Mapping[str, Any]) -> int | None:
 
 
 def point_results(sweep: SweepSummary) -> list[PointResult]:
-    from t3rl_core.eval.metrics import wilson_interval
-
     rate = is_rate(sweep.metric_name)
     results = []
     for index in sorted(sweep.points):
@@ -83,6 +83,7 @@ def _read(path: Path | None) -> dict[str, Any]:
 
 def marks(sweep: SweepSummary) -> dict[int, str]:
     """Each scored point's standing: best, overlaps best, below best, or not ranked (and why)."""
+    # lazy: importlib.metadata (installed versions), only when points are compared
     from t3rl_core.eval.identity import differences, reference
 
     results = point_results(sweep)
@@ -126,6 +127,7 @@ def unranked(sweep: SweepSummary) -> set[int]:
 def objective_identity_differences(sweep_dir: Path, summary: Mapping[str, Any]) -> list[str]:
     """Record the first scored trial's identity in the sweep dir; for a later one, the parts in which its
     identity differs from it (empty: the same benchmark, or no identity recorded)."""
+    # lazy: importlib.metadata (installed versions), only when points are compared
     from t3rl_core.eval.identity import differences
 
     own = summary.get("identity")

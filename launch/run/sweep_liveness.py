@@ -32,6 +32,7 @@ def sweep_lock(sweep_dir: Path) -> Iterator[None]:
         with exclusive_lock(sweep_dir / SWEEP_LOCK):
             yield
     except LockHeld:
+        # lazy: the pipeline's modules, only when a sweep takes its lock
         from launch.run.pipeline import PipelineError
 
         raise PipelineError(f"{sweep_dir} is in use by another t3rl process (its sweep launcher)") from None

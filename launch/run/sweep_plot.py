@@ -7,12 +7,14 @@ matplotlib is imported only when a sweep with at least one scored point ends.
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from launch.run.sweep import SweepSummary
 from launch.run.sweep_compare import RATE_KEYS, count, unranked
+from t3rl_core.eval.metrics import wilson_interval
 
 PLOT_FILE = "sweep.png"
 
@@ -59,12 +61,10 @@ def plot_sweep(summary: SweepSummary) -> Path | None:
     scores = point_scores(summary)
     if not scores:
         return None
-    import matplotlib
+    import matplotlib  # lazy: matplotlib, only when a sweep is plotted
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from t3rl_core.eval.metrics import wilson_interval
+    import matplotlib.pyplot as plt  # lazy: matplotlib, only when a sweep is plotted
 
     lows, highs = [], []
     for score in scores:
@@ -98,8 +98,6 @@ def plot_sweep(summary: SweepSummary) -> Path | None:
 def fit_title(axes: Any, title: str) -> None:
     """`title` over `axes`, wrapped onto more lines until it is narrower than the figure (a sweep name
     and a dotted metric overflow a narrow figure, and the layout clips a title rather than shrink it)."""
-    import textwrap
-
     figure = axes.figure
     renderer = figure.canvas.get_renderer()
     width = len(title)

@@ -15,11 +15,19 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from launch.run.executors.ray_capacity import live_submission_ids, own_live_gpus, sweep_capacity
+from launch.run.executors.ray_jobs import dashboard_address
 from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, INTERRUPTED
+from launch.run.override_merge import refuse_literals_for_children, refuse_masked
+from launch.run.parallel import PointJob, PointScheduler
+from launch.run.pipeline import PipelineError
+from launch.run.rundir import RunDir, RunDirError, now
 from launch.run.steps import (
     execute,
     new_sweep_dir,
@@ -29,15 +37,28 @@ from launch.run.steps import (
     t3rl_root,
     write_run_dir,
 )
+from launch.run.sweep import (
+    IncompleteEval,
+    SweepSummary,
+    check_points,
+    expand_points,
+    metric_label,
+    point_metric,
+    print_points_table,
+)
+from launch.run.sweep_checks import CheckedPoint, refuse_whole_sweep
+from launch.run.sweep_liveness import sweep_lock
+from launch.run.sweep_plot import plot_sweep
+from launch.run.sweep_view import live_points, points_table
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from launch.checks.resolve import Resolved
     from launch.plan.build import Plan
-    from launch.run.parallel import PointJob, PointProgress
-    from launch.run.rundir import RunDir
-    from launch.run.sweep import Point, SweepSummary
+    from launch.run.parallel import PointProgress
+    from launch.run.sweep import Point
+
 
 @dataclass(frozen=True)
 class PlannedPoint:
@@ -60,11 +81,6 @@ def run_sweep(
     dry: bool,
     console: Console,
 ) -> int:
-    from datetime import datetime
-
-    from launch.run.rundir import RunDir
-    from launch.run.sweep import SweepSummary, check_points, expand_points, metric_label, print_points_table
-
     points = expand_points(overrides)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     # The sweep dir follows from the first point's runs_dir (plans_dir when planning) and name;
@@ -84,13 +100,10 @@ def run_sweep(
     print_points_table(checks, console)
     if not all(c.ok for c in checks):
         return EXIT_CONFIG
-    from launch.run.sweep_checks import CheckedPoint, refuse_whole_sweep
 
     refuse_whole_sweep([CheckedPoint(c.point, *c.plan) for c in checks], overrides, only, console)
     first_resolved, first_plan = checks[0].plan
     if not dry and len(points) > 1 and getattr(first_resolved.run.executor, "max_parallel", 1) != 1:
-        from launch.run.override_merge import refuse_literals_for_children
-
         refuse_literals_for_children(list(dict.fromkeys(o for c in checks for o in c.plan[0].overrides)))
     summary = SweepSummary(
         sweep_dir=sweep_dirs[0],
@@ -113,11 +126,6 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
     """`t3rl run --run-dir <sweep dir>`: every point that has not succeeded runs again in its own run
     dir, with its own overrides (re-attaching to jobs still running); succeeded points stay as they are
     unless --from/--only asks for a stage of every point."""
-    from launch.run.override_merge import refuse_masked
-    from launch.run.pipeline import PipelineError
-    from launch.run.rundir import RunDir
-    from launch.run.sweep import SweepSummary
-
     summary = SweepSummary.load(sweep_dir)
     planned = []
     for index in sorted(summary.points):
@@ -154,10 +162,6 @@ def run_points(
     console: Console,
 ) -> int:
     """Run the points (see the module docstring); 0 when every one succeeded (or was planned)."""
-    from contextlib import nullcontext
-
-    from launch.run.sweep_liveness import sweep_lock
-
     max_parallel = getattr(planned[0].resolved.run.executor, "max_parallel", 1)
     try:
         # Held while the points run: `t3rl runs` tells a dead launcher's `running` points by it.
@@ -171,11 +175,8 @@ def run_points(
             console.print(f"resume the sweep with: t3rl run --run-dir {summary.sweep_dir}", soft_wrap=True)
         raise
     ok = sum(status in ("succeeded", "planned") for status in statuses)
-    if not dry:
-        from launch.run.sweep_plot import plot_sweep
-
-        if plot_sweep(summary) is not None:
-            summary.write()  # sweep.md now links the plot
+    if not dry and plot_sweep(summary) is not None:
+        summary.write()  # sweep.md now links the plot
     console.print(f"sweep: {summary.sweep_dir / 'sweep.md'} ({ok}/{len(statuses)} ok)", soft_wrap=True)
     if ok < len(statuses):
         console.print(f"resume the rest with: t3rl run --run-dir {summary.sweep_dir}", soft_wrap=True)
@@ -191,8 +192,6 @@ def _one_at_a_time(
     dry: bool,
     console: Console,
 ) -> list[str]:
-    from launch.run.rundir import now
-
     statuses = []
     for item in planned:
         console.rule(f"point {item.index}: {item.label}")
@@ -215,9 +214,6 @@ def _run_point(
     console: Console,
 ) -> tuple[str, str | None]:
     """Run one point here; (status, error). A signal marks it interrupted and propagates."""
-    from launch.run.pipeline import PipelineError
-    from launch.run.rundir import RunDirError
-
     run_dir = item.run_dir
     run_dir.path.mkdir(parents=True, exist_ok=True)
     summary.update(item.index, run_dir=str(run_dir.path), status="running")
@@ -243,8 +239,6 @@ def _run_point(
 def _scored(item: PlannedPoint, error: str | None) -> tuple[str, float | None, str | None]:
     """A succeeded point's metric; a metric that cannot be read (or comes from an incomplete eval)
     fails the point."""
-    from launch.run.sweep import IncompleteEval, point_metric
-
     try:
         return "succeeded", point_metric(item.plan.stages, item.resolved.run.objective), error
     except (IncompleteEval, OSError, ValueError, KeyError) as err:
@@ -261,10 +255,6 @@ def at_once(
 ) -> list[str]:
     """Each point as its own launcher process, within max_parallel and the cluster's GPUs (also the
     trials of an Optuna batch); their statuses, in index order, and the summary updated."""
-    from launch.run.parallel import PointJob, PointScheduler
-    from launch.run.rundir import now
-    from launch.run.sweep_view import live_points, points_table
-
     flags = [*(["--from", from_stage] if from_stage else []), *(["--only", only] if only else [])]
     jobs, statuses = [], {}
     for item in planned:
@@ -335,8 +325,6 @@ def _gpu_capacity(resolved: Resolved, jobs: list[PointJob], console: Console) ->
     executor = resolved.run.executor
     if executor.kind != "ray":
         return None
-    from launch.run.executors.ray_capacity import live_submission_ids, own_live_gpus, sweep_capacity
-    from launch.run.executors.ray_jobs import dashboard_address
 
     address = dashboard_address(executor)
     own = own_live_gpus([(job.run_dir, job.gpus) for job in jobs], lambda: live_submission_ids(address))
@@ -353,8 +341,6 @@ def _child_env() -> dict[str, str]:
 
 
 def _tracked(point: Point, sweep_name: str) -> Point:
-    from dataclasses import replace
-
     return replace(point, overrides=point.with_tracking(sweep_name))
 
 

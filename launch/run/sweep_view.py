@@ -7,9 +7,12 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.table import Table
 
     from launch.run.parallel import PointProgress
 
@@ -30,9 +33,6 @@ def points_table(
     metrics: Mapping[int, float | None],
     metric_name: str,
 ) -> Table:
-    from rich.markup import escape
-    from rich.table import Table
-
     table = Table(title=title, title_justify="left")
     # Why a point failed or was interrupted, once one has (the live table stays narrow until then).
     reasons = {i: p.error for i, p in progress.items() if p.error and p.status != "succeeded"}
@@ -114,7 +114,6 @@ def live_points(
     if not console.is_terminal:
         yield PlainLines(console, labels, scores, metric_name).update
         return
-    from rich.live import Live
 
     with Live(console=console, refresh_per_second=2, transient=False) as live:
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.engines.reference import as_model_output
 from t3rl_core.parsers.render import render_calls
+from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.types import InvalidAction, Message, ToolCall, ToolCallAction
 
 if TYPE_CHECKING:
@@ -173,8 +174,6 @@ def _model_turn_text(chat: ChatFormat, parsers: ParsersConfig, reasoning: bool) 
 
 
 def _tool_calls(chat: ChatFormat, parsers: ParsersConfig) -> Finding:
-    from t3rl_core.parsers.tool_calls import ToolCallActionParser
-
     written, whose = _model_turn_text(chat, parsers, False)
     action = ToolCallActionParser(parsers, TOOLS).parse(written)
     name = f"tool-call parser {parsers.tool_call_parser}"
@@ -186,7 +185,6 @@ def _tool_calls(chat: ChatFormat, parsers: ParsersConfig) -> Finding:
 def _reasoning(chat: ChatFormat, parsers: ParsersConfig) -> Finding | None:
     if not _thinks(parsers):
         return None
-    from t3rl_core.parsers.tool_calls import ToolCallActionParser
 
     written, whose = _model_turn_text(chat, parsers, True)
     action = ToolCallActionParser(parsers, TOOLS).parse(written)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.chat.families import FAMILIES, Family
+from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
 from t3rl_core.registry import entry_points, is_import_path, load_object
 
 if TYPE_CHECKING:
@@ -53,8 +54,6 @@ def template_plugin(name: str) -> ChatTemplate | None:
 
 def resolve(config: ChatConfig, parsers: ParsersConfig | None = None) -> tuple[str | None, Family | None]:
     """The Jinja source and the family of a chat config (None, None = the tokenizer's own template)."""
-    from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
-
     name = config.chat_template
     spec = config.family.to_family(parsers) if config.family is not None else None
     if name is None:

@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core.chat.custom import resolve
 from t3rl_core.chat.families import Family, detect_family, family
 from t3rl_core.chat.keys import json_key
 from t3rl_core.chat.offloop import OffLoopEncoder
@@ -124,8 +125,6 @@ class ChatFormat:
     def from_config(cls, config: ChatConfig, parsers: ParsersConfig | None = None) -> ChatFormat:
         """The chat format of a config: a shipped template, a template plugin or a .jinja file (with
         `config.family`'s tokens), or the tokenizer's own template."""
-        from t3rl_core.chat.custom import resolve
-
         template, family_ = resolve(config, parsers)
         tokenizer = _load_tokenizer(str(config.tokenizer))
         return cls(tokenizer, template=template, family_=family_, template_kwargs=config.chat_template_kwargs)

@@ -67,7 +67,7 @@ def _tojson(
 
 
 def _raise_exception(message: str) -> None:
-    from jinja2.exceptions import TemplateError
+    from jinja2.exceptions import TemplateError  # lazy: jinja2, only when a template is rendered
 
     raise TemplateError(message)
 
@@ -79,8 +79,8 @@ def _strftime_now(format: str) -> str:
 @lru_cache(maxsize=16)
 def compile_template(source: str) -> Any:
     """The compiled template (cached per source text)."""
-    from jinja2 import ext, nodes
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from jinja2 import ext, nodes  # lazy: jinja2, only when a template is rendered
+    from jinja2.sandbox import ImmutableSandboxedEnvironment  # lazy: jinja2, only when a template is rendered
 
     class _Generation(ext.Extension):
         """`{% generation %}…{% endgeneration %}` marks assistant text for masks; here it only renders."""

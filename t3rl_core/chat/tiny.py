@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import hashlib
 import json
 import shutil
 import tempfile
 from collections.abc import Iterator
 from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from t3rl_core.chat.custom import resolve
 from t3rl_core.chat.families import FAMILIES, Family, family
 from t3rl_core.chat.shipped import load_template
+from t3rl_core.config import ChatConfig
 
 # Pre-tokenization of the Qwen2 / Llama-3 tokenizers: a newline run is its own piece, so a text split
 # at a newline tokenizes as the whole does (TITO deltas end with the generation prompt's newline).
@@ -79,7 +83,10 @@ def build_tokenizer(
 ) -> Path:
     """Train and save a byte-level BPE tokenizer of the family (with its template) into `out_dir`; a
     family t3rl does not ship is given as a `Family` with its `template` source."""
+    # lazy: tokenizers, only when the tiny tokenizer is trained
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    # lazy: transformers, only when the tiny tokenizer is trained
     from transformers import PreTrainedTokenizerFast
 
     spec = family_name if isinstance(family_name, Family) else family(family_name)
@@ -123,8 +130,12 @@ def build_model(
     `vocab_size` pads the embedding beyond the tokenizer, as released models do (Megatron's
     --vocab-size must then name the padded size); None = exactly the tokenizer's size.
     """
-    import torch
+    import torch  # lazy: torch, only when the tiny model is built
+
+    # lazy: transformers, only when the tiny model is built
     from transformers import AutoTokenizer, GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+
+    # lazy: transformers, only when the tiny model is built
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()
@@ -182,9 +193,6 @@ def definition_key(definition: dict[str, object]) -> str:
     with the builder itself: this module's source, the shipped template and the packages that
     serialise the files. A change to any of them names a new directory, so a stale build is never
     reused."""
-    import hashlib
-    from importlib.metadata import PackageNotFoundError, version
-
     versions: dict[str, str | None] = {}
     for name in _BUILD_PACKAGES:
         try:
@@ -254,8 +262,6 @@ def _family_and_template(name: str, chat_template: str | None, spec: str | None)
     """A shipped family by name, or a user's: a template plugin's, or a .jinja file with `spec`."""
     if chat_template is None and spec is None:
         return family(name), None
-    from t3rl_core.chat.custom import resolve
-    from t3rl_core.config import ChatConfig
 
     config = ChatConfig.model_validate(
         {"tokenizer": "", "chat_template": chat_template, "family": json.loads(spec) if spec else None}

@@ -46,7 +46,7 @@ class LocalTokenizer:
     """The part of a fast HF tokenizer t3rl uses, over the directory's `tokenizer.json`."""
 
     def __init__(self, directory: str | Path) -> None:
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer  # lazy: tokenizers, only when a tokenizer file is loaded
 
         self.name_or_path = str(directory)
         path = Path(directory)
@@ -113,6 +113,6 @@ def load_tokenizer(path: str | Path) -> Any:
     directory = Path(path)
     if (directory / "tokenizer.json").is_file():
         return LocalTokenizer(directory)
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # lazy: transformers, only when a tokenizer is loaded
 
     return AutoTokenizer.from_pretrained(str(directory), local_files_only=True)

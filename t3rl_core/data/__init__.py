@@ -11,11 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from t3rl_core.config import EnvConfig, RuntimeConfig
 from t3rl_core.data.code_key import plugin_code
+from t3rl_core.registries import DATASETS
 
 MANIFEST = "manifest.json"
 # Short names accepted by `python -m t3rl_core.data <name>`.
@@ -47,7 +49,6 @@ def content_key(env: EnvConfig) -> str:
 def _data_package_versions() -> dict[str, str | None]:
     # Once per process (a plan asks for each data stage, twice): each lookup scans the installed
     # distributions, and what a process imported does not change version under it.
-    from importlib.metadata import PackageNotFoundError, version
 
     versions: dict[str, str | None] = {}
     for name in DATA_PACKAGES:
@@ -60,8 +61,6 @@ def _data_package_versions() -> dict[str, str | None]:
 
 def prepare_env_data(env: EnvConfig, out_dir: str | Path) -> dict[str, Path]:
     """Write the env's splits and the manifest into `out_dir`; returns split name → JSONL path."""
-    from t3rl_core.registries import DATASETS
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {name: Path(path) for name, path in DATASETS.factory(env.name)(env, out).items()}
@@ -76,8 +75,6 @@ def prepare_from_runtime(runtime: RuntimeConfig, out_dir: str | Path) -> dict[st
 
 def default_env_config(name: str) -> EnvConfig:
     """The default config of a dataset entry, by registry name or alias."""
-    from t3rl_core.registries import DATASETS
-
     return DATASETS.config_class(ALIASES.get(name, name))()
 
 

@@ -10,13 +10,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
 from t3rl_core.config import EnvConfig, RuntimeConfig
 from t3rl_core.data import default_env_config, prepare_env_data, read_manifest
 from t3rl_core.data.progress import ProgressLines, reporting
 from t3rl_core.data.rows import DataError
 
 if TYPE_CHECKING:
-    from rich.console import Console
     from rich.progress import TaskID
 
 
@@ -28,8 +31,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if (args.env is None) == (args.runtime_config is None):
         parser.error("give either a dataset name or --runtime-config, not both")
-
-    from rich.console import Console
 
     console = Console(stderr=True)
     try:
@@ -45,9 +46,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def prepare_and_show(env: EnvConfig, out: Path) -> int:
     """Prepare `env`'s splits into `out` and print a table of them (rows, size, sha256)."""
-    from rich.console import Console
-    from rich.table import Table
-
     console = Console(stderr=True)
     try:
         with _shown_progress(console, f"preparing {env.name} data"):
@@ -72,7 +70,6 @@ def _shown_progress(console: Console, title: str) -> Iterator[None]:
         with reporting(ProgressLines()):
             yield
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(
         TextColumn(f"[bold]{title}[/] {{task.description}}"),

@@ -10,6 +10,7 @@ import hashlib
 import importlib.util
 from collections.abc import Mapping
 from functools import cache
+from importlib.metadata import distribution, packages_distributions
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,6 @@ def _distribution(module: str) -> str | None:
     names = _installed().get(module.split(".")[0])
     if not names:
         return None
-    from importlib.metadata import distribution
 
     found = distribution(names[0])
     return f"{found.metadata['Name']} {found.version}"
@@ -64,6 +64,4 @@ def _distribution(module: str) -> str | None:
 def _installed() -> Mapping[str, list[str]]:
     """Top-level module → distributions providing it: a scan of every installed distribution (~1 s),
     once per process and only for configs naming a plugin (a plan keys each data stage twice)."""
-    from importlib.metadata import packages_distributions
-
     return packages_distributions()

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.eval.config import EvalConfig
@@ -110,10 +113,6 @@ def _reported(out_dir: Path, run: Callable[[], dict[str, Any]]) -> dict[str, Any
 
 
 def _print(summary: dict[str, Any], out_dir: Path) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
     ks = summary["pass_k"]
     table = Table(
         title=f"{summary['split']} · engine {summary['engine']['name']}",

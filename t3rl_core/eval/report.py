@@ -163,10 +163,10 @@ def _stage(record: dict[str, Any] | None) -> str | None:
 def plot_categories(summary: dict[str, Any], path: Path) -> None:
     """Bars of accuracy (with 95 % Wilson intervals) and progress per category, overall last; each
     category's n under its name. Zero bars keep a visible outline and their value label."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib, only when a chart is drawn
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib, only when a chart is drawn
 
     bars = chart_bars(summary)
     positions = list(range(len(bars)))
@@ -208,10 +208,10 @@ def plot_pass_at_k(summary: dict[str, Any], path: Path) -> bool:
     ks = [k for k in summary.get("pass_k", []) if summary[OVERALL].get(f"pass@{k}") is not None]
     if len(ks) < 2:
         return False
-    import matplotlib
+    import matplotlib  # lazy: matplotlib, only when a chart is drawn
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib, only when a chart is drawn
 
     figure, axes = plt.subplots(figsize=(5.0, 3.6))
     for name, block in [*summary["categories"].items(), (OVERALL, summary[OVERALL])]:

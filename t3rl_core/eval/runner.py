@@ -28,9 +28,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
 import t3rl_core
+from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import RuntimeConfig
-from t3rl_core.engines.base import SamplingParams
+from t3rl_core.data.rows import read_rows
+from t3rl_core.engines.base import EngineUnavailable, SamplingParams
 from t3rl_core.eval import resume as resuming
 from t3rl_core.eval.attribution import attribute
 from t3rl_core.eval.config import EvalConfig
@@ -40,10 +52,12 @@ from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
 from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
 from t3rl_core.eval.repeats import repeat_stats
 from t3rl_core.eval.verdict import verdicts
+from t3rl_core.registries import ENGINES
+from t3rl_core.rollout.runner import EpisodeRunner
 from t3rl_core.secret import mask_revealed, mask_url
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
+    from rich.progress import TaskID
 
     from t3rl_core.engines.base import Engine
 
@@ -72,8 +86,6 @@ class EpisodeJob:
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
     """The dataset rows of a prepared split, each checked; `DataError` names the file and line."""
-    from t3rl_core.data.rows import read_rows
-
     return read_rows(path)
 
 
@@ -171,11 +183,6 @@ async def run_eval(
     The engine is checked before the first episode (EngineUnavailable propagates after summary.json
     says why). Episodes the engine fails (status `aborted`) are counted apart from wrong answers;
     once they exceed `max_engine_failure_rate` of the episodes, the eval stops and is incomplete."""
-    from t3rl_core.chat.format import ChatFormat
-    from t3rl_core.engines.base import EngineUnavailable
-    from t3rl_core.registries import ENGINES
-    from t3rl_core.rollout.runner import EpisodeRunner
-
     if any(k > config.samples for k in config.pass_k):
         raise ValueError(f"pass_k {config.pass_k} needs at most samples={config.samples} per task")
     runtime = apply_eval_limits(runtime, config)
@@ -490,15 +497,6 @@ class ProgressLines:
 def _progress(enabled: bool) -> AbstractContextManager[Progress | None]:
     if not enabled:
         return nullcontext()
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
 
     return Progress(
         TextColumn("[bold]{task.description}"),

@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -225,8 +226,6 @@ def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def _in_main_thread() -> bool:
-    import threading
-
     return threading.current_thread() is threading.main_thread()
 
 
@@ -244,8 +243,8 @@ def _auth_headers(api_key: Secret | None) -> dict[str, str]:
 def _healthy(url: str, headers: dict[str, str] | None = None, path: str = "/health") -> bool:
     # Here, not at module level: the launcher imports this module to plan (urllib.request pulls in
     # http.client and ssl), and only a running eval polls a server.
-    import urllib.error
-    import urllib.request
+    import urllib.error  # lazy: urllib.request (http.client, email), only to poll a server
+    import urllib.request  # lazy: urllib.request (http.client, email), only to poll a server
 
     # SGLang answers /health without a key; a proxy in front of it may not.
     request = urllib.request.Request(f"{url}{path}", headers=headers or {})

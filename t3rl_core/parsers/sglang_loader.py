@@ -82,7 +82,10 @@ def _light_xgrammar() -> Iterator[None]:
     package.__spec__ = spec
     sys.modules["xgrammar"] = package
     try:
+        # lazy: xgrammar (SGLang's), only when a structural tag is built
         from xgrammar.builtin_structural_tag import get_model_structural_tag
+
+        # lazy: xgrammar (SGLang's), only when a structural tag is built
         from xgrammar.structural_tag import StructuralTag
 
         package.StructuralTag = StructuralTag  # type: ignore[attr-defined]
@@ -195,7 +198,7 @@ def _stand_ins() -> Iterator[None]:
 @contextmanager
 def _deferred_model_builds() -> Iterator[None]:
     """Pydantic models defined while the block runs build their validators on first use."""
-    from pydantic import BaseModel
+    from pydantic import BaseModel  # lazy: pydantic, only for SGLang's tool schema
 
     config = BaseModel.model_config
     BaseModel.model_config = {**config, "defer_build": True}
@@ -210,8 +213,13 @@ def load() -> SGLangParsers:
     """SGLang's FunctionCallParser, ReasoningParser and Tool (imported on first use)."""
     _register_bare_package()
     with _light_xgrammar(), _bare_packages(["openai"]), _stand_ins(), _deferred_model_builds():
+        # lazy: sglang, only when its parsers are loaded
         from sglang.srt.entrypoints.openai.protocol import Tool
+
+        # lazy: sglang, only when its parsers are loaded
         from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
+        # lazy: sglang, only when its parsers are loaded
         from sglang.srt.parser.reasoning_parser import ReasoningParser
 
         # t3rl's detectors subclass SGLang's base detector: built while the stand-ins are in place.

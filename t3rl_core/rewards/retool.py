@@ -64,7 +64,7 @@ class ReToolOutcomeReward(Reward):
         return predicted is not None and self.equivalent(predicted, ground_truth)
 
     def equivalent(self, predicted: str, ground_truth: str) -> bool:
-        from math_verify import parse, verify
+        from math_verify import parse, verify  # lazy: math_verify, only when an answer is verified
 
         # math-verify's timeouts use SIGALRM, which only the main thread may set.
         on_main = threading.current_thread() is threading.main_thread()

@@ -14,7 +14,9 @@ from typing import Any
 
 from t3rl_core.envs.base import Mode
 from t3rl_core.envs.bfcl.config import BFCLEnvConfig
-from t3rl_core.envs.bfcl.replay import Decoded
+from t3rl_core.envs.bfcl.data import build_row, split_of_ids, system_prompt
+from t3rl_core.envs.bfcl.env import BFCLEnv, BFCLTask
+from t3rl_core.envs.bfcl.replay import Decoded, play_decoded
 from t3rl_core.score.verdict import Verdict, run_sync
 
 
@@ -26,9 +28,8 @@ def bfcl_row(task_id: str, config: BFCLEnvConfig | None = None) -> dict[str, Any
 
 @lru_cache(maxsize=1024)
 def _row(task_id: str, config_json: str) -> dict[str, Any]:
+    # lazy: bfcl_eval, only when trajectories are scored
     from bfcl_eval.utils import load_dataset_entry, load_ground_truth_entry
-
-    from t3rl_core.envs.bfcl.data import build_row, split_of_ids, system_prompt
 
     config = BFCLEnvConfig.model_validate_json(config_json)
     category, _, number = task_id.rpartition("_")
@@ -58,9 +59,6 @@ async def abfcl(
 ) -> Verdict:
     """Score `decoded` ([turn][step][call string], bfcl-eval's decoded form) on the entry `task_id` (or a
     prepared `row`). Steps without calls are dropped; a turn ends after its last step."""
-    from t3rl_core.envs.bfcl.env import BFCLEnv, BFCLTask
-    from t3rl_core.envs.bfcl.replay import play_decoded
-
     config = config or BFCLEnvConfig()
     if row is None:
         if task_id is None:

@@ -13,10 +13,14 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from pydantic import TypeAdapter
+
+from t3rl_core.envs.tau2.domain import tau2_registry
+from t3rl_core.envs.tau2.env import evaluate_trajectory, partial_components
 from t3rl_core.score.verdict import Verdict, run_sync
 
 if TYPE_CHECKING:
-    from tau2.data_model.tasks import Task
+    from tau2.data_model.tasks import Task  # lazy: tau2, only when trajectories are scored
 
 # tau2's termination reasons a finished conversation can have.
 TERMINATIONS = ("agent_stop", "user_stop", "max_steps", "too_many_errors")
@@ -32,8 +36,6 @@ def tau2_task(domain: str, task_id: str) -> Task:
 
 @lru_cache(maxsize=8)
 def _tasks(domain: str) -> dict[str, Task]:
-    from t3rl_core.envs.tau2.domain import tau2_registry
-
     registry = tau2_registry()
     if domain not in registry.get_domains():
         raise ValueError(f"unknown tau2 domain {domain!r}; known: {', '.join(registry.get_domains())}")
@@ -53,11 +55,8 @@ async def atau2(
     termination_reason: str = "agent_stop",
 ) -> Verdict:
     """Score a finished conversation on `task_id` of `domain` (or a given tau2 `task`)."""
-    from pydantic import TypeAdapter
-    from tau2.data_model.message import Message
-    from tau2.data_model.tasks import Task as Tau2Task
-
-    from t3rl_core.envs.tau2.env import evaluate_trajectory, partial_components
+    from tau2.data_model.message import Message  # lazy: tau2, only when trajectories are scored
+    from tau2.data_model.tasks import Task as Tau2Task  # lazy: tau2, only when trajectories are scored
 
     if termination_reason not in TERMINATIONS:
         raise ValueError(f"termination_reason {termination_reason!r}; use one of {', '.join(TERMINATIONS)}")

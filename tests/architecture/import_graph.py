@@ -8,7 +8,8 @@ is still a circle a reader has to hold in mind.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGES = ("launch", "t3rl_core")
@@ -28,7 +29,11 @@ def modules(root: Path) -> dict[str, Path]:
 
 
 def _imported_names(tree: ast.AST, current: str, is_package: bool) -> Iterator[str]:
-    for node in ast.walk(tree):
+    yield from _names_of(ast.walk(tree), current, is_package)
+
+
+def _names_of(nodes: Iterable[ast.AST], current: str, is_package: bool) -> Iterator[str]:
+    for node in nodes:
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -51,15 +56,17 @@ def _imported_names(tree: ast.AST, current: str, is_package: bool) -> Iterator[s
             yield node.args[0].value
 
 
-def import_graph(root: Path) -> dict[str, set[str]]:
+def import_graph(root: Path, *, when_imported: bool = False) -> dict[str, set[str]]:
     """module → the t3rl modules it imports (a `from package import name` counts as importing the
-    submodule `package.name` when one exists, else the package)."""
+    submodule `package.name` when one exists, else the package). `when_imported`: only the imports that
+    run when the module is imported (not those inside functions or under `TYPE_CHECKING`)."""
     known = modules(root)
     graph: dict[str, set[str]] = {}
     for name, file in known.items():
         targets = set()
         tree = ast.parse(file.read_text(encoding="utf-8"), str(file))
-        for imported in _imported_names(tree, name, file.name == "__init__.py"):
+        nodes = _module_level(tree.body) if when_imported else ast.walk(tree)
+        for imported in _names_of(nodes, name, file.name == "__init__.py"):
             if imported in known:
                 targets.add(imported)
         # `from a.b import c`: both "a.b" and "a.b.c" were yielded; keep the submodule alone when it exists.
@@ -70,6 +77,56 @@ def import_graph(root: Path) -> dict[str, set[str]]:
         targets.discard(name)
         graph[name] = targets
     return graph
+
+
+def _module_level(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The import statements among `body` that run on import (into if/try/with, not functions)."""
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If) and not _is_type_checking(node.test):
+            yield from _module_level(node.body)
+            yield from _module_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
+                yield from _module_level(block)
+        elif isinstance(node, ast.With):
+            yield from _module_level(node.body)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):  # importlib.import_module("x")
+            yield node
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+@dataclass(frozen=True)
+class LocalImport:
+    """An import statement inside a function body."""
+
+    module: str
+    line: int
+    # The statement's first line and the line above it, as written.
+    text: str
+    above: str
+
+
+def function_imports(root: Path, module: str) -> list[LocalImport]:
+    """Every import statement inside a function (or method) of `module`."""
+    file = modules(root)[module]
+    source = file.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    found = []
+    for function in ast.walk(ast.parse(source, str(file))):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                above = lines[node.lineno - 2] if node.lineno > 1 else ""
+                found.append(LocalImport(module, node.lineno, lines[node.lineno - 1], above))
+    return sorted(set(found), key=lambda i: i.line)
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from launch.checks.context import Context, Scope, per_scope
+from launch.checks.rules.layouts import first_valid, passes
 from launch.checks.rules.topology import fitting
 from launch.config.algorithms import ESTIMATORS, filter_declaration
-from launch.config.errors import Problem
+from launch.config.errors import Problem, did_you_mean
 
 
 def _listed(values: list[int]) -> str:
@@ -294,16 +295,12 @@ def splits_exist(scope: Scope, ctx: Context) -> Iterator[Problem]:
 
 def _pick(scope: Scope, ctx: Context, field: str, options: list[int], why: str) -> str:
     """`set <curriculum field>=V (one of …: why)`, V one with which the scope validates."""
-    from launch.checks.rules.layouts import first_valid
-
     value = first_valid(scope, ctx, "curriculum", field, options)
     return f"set {scope.cur(field)}={value} (one of {_listed(options)}: {why})"
 
 
 def _data_parallel_fix(scope: Scope, ctx: Context, gbs: int, dp: int) -> str:
     """A global batch that splits over the data-parallel ranks, and the layouts under which this one does."""
-    from launch.checks.rules.layouts import first_valid, passes
-
     cur = scope.curriculum
     assert cur is not None
     total = _samples(scope)
@@ -344,8 +341,6 @@ def env_splits(ctx: Context) -> list[str] | None:
 
 
 def split_fix(key: str, split: str, known: list[str]) -> str:
-    from launch.config.errors import did_you_mean
-
     guess = did_you_mean(split, known)
     return f"did you mean {key}={guess}?" if guess else f"use one of {', '.join(known)}"
 

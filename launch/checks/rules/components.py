@@ -55,7 +55,7 @@ def _close(component: Any) -> None:
         return
     result = closing()
     if inspect.isawaitable(result):
-        import asyncio  # only when a plugin closes asynchronously: asyncio is start-up time otherwise
+        import asyncio  # lazy: asyncio, only when a plugin closes asynchronously
 
         asyncio.run(result)  # type: ignore[arg-type]
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from launch.checks.context import Context
 from launch.config.errors import Problem
 from launch.config.schema import EvalStage, TrainStage
+from t3rl_core.chat.shipped import shipped_templates
+from t3rl_core.registries import ENVS, REWARDS
 
 
 def reward_reads_what_env_provides(ctx: Context) -> Iterator[Problem]:
@@ -51,8 +53,6 @@ def reward_reads_what_env_provides(ctx: Context) -> Iterator[Problem]:
 
 
 def _rewards_for(provided: frozenset[str]) -> list[str]:
-    from t3rl_core.registries import REWARDS
-
     fitting = []
     for name in REWARDS.names():
         try:
@@ -65,8 +65,6 @@ def _rewards_for(provided: frozenset[str]) -> list[str]:
 
 
 def _envs_for(needed: frozenset[str]) -> list[str]:
-    from t3rl_core.registries import ENVS
-
     fitting = []
     for name in ENVS.names():
         try:
@@ -80,8 +78,6 @@ def _envs_for(needed: frozenset[str]) -> list[str]:
 
 def chat_template_of_family(ctx: Context) -> Iterator[Problem]:
     """A shipped chat template belongs to model.family unless chat.allow_foreign_template is true."""
-    from t3rl_core.chat.shipped import shipped_templates
-
     chat, family = ctx.run.model.chat, ctx.run.model.family
     template = chat.chat_template
     if template is None or template == family or chat.allow_foreign_template:

@@ -14,13 +14,14 @@ from launch.checks.context import Context
 from launch.checks.hf_config import compare, read_hf_config
 from launch.config.errors import Problem, did_you_mean
 from launch.config.schema import MegatronArch
+from t3rl_core.chat.custom import template_plugin
+from t3rl_core.chat.families import FAMILIES
+from t3rl_core.chat.shipped import shipped_templates
 
 ARCH = "model.architecture"
 
 
 def _families() -> list[str]:
-    from t3rl_core.chat.families import FAMILIES
-
     return sorted(FAMILIES)
 
 
@@ -51,9 +52,6 @@ def family_known(ctx: Context) -> Iterator[Problem]:
 
 
 def _plugin_family(template: str | None) -> str | None:
-    from t3rl_core.chat.custom import template_plugin
-    from t3rl_core.chat.shipped import shipped_templates
-
     if template is None or template in shipped_templates():
         return None  # not a plugin: no need to scan the installed distributions for one
     try:
@@ -66,11 +64,6 @@ def _plugin_family(template: str | None) -> str | None:
 def chat_template_shipped(ctx: Context) -> Iterator[Problem]:
     """A named chat template must be shipped in t3rl_core/chat/templates, a template plugin that imports,
     or a path to a .jinja file."""
-    from pathlib import Path
-
-    from t3rl_core.chat.custom import template_plugin
-    from t3rl_core.chat.shipped import shipped_templates
-
     template = ctx.run.model.chat.chat_template
     if template is None or template in shipped_templates() or Path(template).is_file():
         return

@@ -11,7 +11,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from launch.checks.context import Context
+from launch.checks.rules.batch import env_splits, split_fix
 from launch.checks.rules.resources import node_gpus
+from launch.config.compose_cache import on_search_path
 from launch.config.errors import Problem, did_you_mean
 from launch.config.overlay import overlay
 from launch.config.schema import (
@@ -148,7 +150,6 @@ def _eval_problems(
             )
             + ", or drop those k",
         )
-    from launch.checks.rules.batch import env_splits, split_fix
 
     known = env_splits(ctx)
     if check_split and known is not None and config.split not in known:
@@ -323,10 +324,10 @@ def next_experiment_exists(ctx: Context) -> Iterator[Problem]:
     name = ctx.run.next_experiment
     if name is None:
         return
-    from launch.config.compose_cache import on_search_path
 
     if on_search_path(f"experiment/{name}", ctx.config_dirs):
         return  # found without importing Hydra; otherwise Hydra's listing decides and suggests
+    # lazy: Hydra lists the options, only when the experiment is not found
     from launch.config.compose import group_options
 
     options = group_options("experiment", ctx.config_dirs)

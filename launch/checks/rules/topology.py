@@ -31,6 +31,7 @@ def _set_one_of(
         return ""
     value = options[0]
     if scope is not None and ctx is not None:
+        # lazy: the layout search, only to suggest a fix for a refused layout
         from launch.checks.rules.layouts import first_valid
 
         value = first_valid(scope, ctx, "hardware", key.rsplit(".", 1)[1], options) or value

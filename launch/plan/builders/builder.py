@@ -10,6 +10,8 @@ from launch.config.errors import ConfigError, Problem
 from launch.config.overlay import overlay
 from launch.config.schema import CurriculumConfig, EvalStage, RunConfig, TrainStage, stage_sections
 from launch.plan.context import PlanContext
+from launch.plan.plugin_shipping import plugin_modules, pythonpath
+from launch.plan.plugin_shipping import shipments as shipments_of
 from launch.plan.ray_head import RayHead
 from launch.plan.services import services_of, with_urls
 from launch.plan.stages import ImportCheck, OutputRef, Stage
@@ -228,12 +230,10 @@ class PlanBuilder:
 
     def shipments(self, configs: Mapping[str, BaseModel]) -> list[Shipment]:
         """How the plugin packages `configs` name reach the stage's processes."""
-        from launch.plan.plugin_shipping import shipments
-
         executor = self.run.executor
         working_dir = executor.working_dir if executor.kind == "ray" else None
         try:
-            return shipments(configs, working_dir)
+            return shipments_of(configs, working_dir)
         except ValueError as err:
             raise problem("env.name", str(err), "install the plugin or put it on PYTHONPATH") from err
 
@@ -242,8 +242,6 @@ class PlanBuilder:
     ) -> tuple[dict[str, str], ImportCheck | None, tuple[str, ...]]:
         """For a stage running t3rl_core here: its env (plugin source trees on PYTHONPATH), its
         pre-flight import check and plan notes; empty when `configs` name no plugin."""
-        from launch.plan.plugin_shipping import plugin_modules, pythonpath
-
         shipped = self.shipments(configs)
         if not shipped:
             return {}, None, ()

@@ -7,6 +7,7 @@ import shlex
 from launch.config.schema import PrepareDataStage, PrepareModelStage
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
 from launch.plan.stages import Command, Stage
+from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.tiny import definition_key
 from t3rl_core.config import ChatConfig
 from t3rl_core.data import content_key
@@ -148,8 +149,6 @@ def _synthetic_model(builder: PlanBuilder, name: str) -> Stage:
 def _user_family_args(family: str, chat: ChatConfig) -> list[str]:
     """How the tiny build learns a family t3rl does not ship: its template plugin or .jinja file, and a
     .jinja file's family tokens."""
-    from t3rl_core.chat.families import FAMILIES
-
     if family in FAMILIES or chat.chat_template is None:
         return []
     spec = ["--family-spec", chat.family.model_dump_json()] if chat.family is not None else []

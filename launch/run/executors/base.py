@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from launch.run.import_check import import_problems
+
 if TYPE_CHECKING:
     from launch.plan.build import Plan
     from launch.plan.stages import Stage
@@ -82,8 +84,6 @@ class Executor(ABC):
         the stage's interpreter and PYTHONPATH; executors that run stages elsewhere (a Ray cluster,
         SLURM nodes) check nothing here.
         """
-        from launch.run.import_check import import_problems
-
         needed: dict[tuple[str, str], list[str]] = {}
         unset: dict[tuple[str, str], list[str]] = {}
         for stage in stages:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from launch.config.errors import ConfigError, Problem
+from launch.run.executors.ray_jobs import cluster_gpus, read_record
 
 # Seconds the dashboard may take to answer the status request.
 STATUS_TIMEOUT_S = 10.0
@@ -73,9 +74,7 @@ def sweep_capacity(
     """The free GPUs plus `own_gpus` (held by this sweep's points already); the total without a report."""
     usage = gpu_usage(address, get_status)
     if usage is None:
-        if total_gpus is None:
-            from launch.run.executors.ray_jobs import cluster_gpus as total_gpus
-        total = total_gpus(address)
+        total = (total_gpus or cluster_gpus)(address)
         return Capacity(
             total,
             f"{total} GPU(s) installed (the cluster has no load report yet, so none is counted as busy)",
@@ -92,8 +91,6 @@ def sweep_capacity(
 
 def own_live_gpus(points: Sequence[tuple[Path, float]], live_submissions: Callable[[], set[str]]) -> float:
     """GPUs held by points (run dir, GPUs) one of whose stages has a pending or running Ray job."""
-    from launch.run.executors.ray_jobs import read_record
-
     recorded = {
         run_dir: {
             r.submission_id for d in (run_dir / "stages").glob("*") if (r := read_record(d)) is not None
@@ -108,7 +105,7 @@ def own_live_gpus(points: Sequence[tuple[Path, float]], live_submissions: Callab
 
 def live_submission_ids(address: str) -> set[str]:
     """Submission ids of the cluster's pending and running jobs (Ray's Job Submission SDK)."""
-    from ray.job_submission import JobSubmissionClient
+    from ray.job_submission import JobSubmissionClient  # lazy: ray, only with a Ray cluster
 
     jobs = JobSubmissionClient(address).list_jobs()
     return {j.submission_id for j in jobs if j.submission_id and str(j.status.value) in LIVE_JOB_STATES}

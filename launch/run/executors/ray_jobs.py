@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from launch.checks.import_probe import probe_argv, probe_failures
 from launch.config.errors import ConfigError, Problem
 from launch.config.schema import LocalExecutorConfig, RayExecutorConfig
 from launch.config.secrets import scrub_text
@@ -107,7 +108,7 @@ def cluster_gpus(address: str, list_nodes: Callable[..., Any] | None = None) -> 
 def _live_node_gpus(address: str, list_nodes: Callable[..., Any] | None) -> list[float]:
     """The GPUs of each live node of the cluster; a ConfigError naming the address when unreachable."""
     if list_nodes is None:
-        from ray.util.state import list_nodes
+        from ray.util.state import list_nodes  # lazy: ray, only with a Ray cluster
     try:
         alive = list_nodes(address=address, filters=[("state", "=", "ALIVE")], detail=True)
     except Exception as error:  # the state API raises plain exceptions for connection problems
@@ -161,7 +162,7 @@ class RayJobRunner:
         self, address: str, *, stop_grace_s: float = 30.0, client: Any = None, out: TextIO | None = None
     ) -> None:
         if client is None:
-            from ray.job_submission import JobSubmissionClient
+            from ray.job_submission import JobSubmissionClient  # lazy: ray, only with a Ray cluster
 
             client = JobSubmissionClient(address)
         self.address = address
@@ -320,8 +321,6 @@ class RayExecutor(Executor):
         return [*local, *self._cluster_imports([s for s in stages if self.on_cluster(s) and s.imports])]
 
     def _cluster_imports(self, stages: Sequence[Stage]) -> list[str]:
-        from launch.checks.import_probe import probe_argv, probe_failures
-
         lines = []
         for stage in stages:
             assert stage.imports is not None
@@ -354,6 +353,7 @@ class RayExecutor(Executor):
                 check_cluster(self.runner().address, biggest.gpus, max(s.nodes for s in ray_stages))
             self._checked = True
         if not self.on_cluster(stage):
+            # lazy: the local executor (psutil), only for stages run here
             from launch.run.executors.local import LocalExecutor
 
             local = LocalExecutor(LocalExecutorConfig(stop_grace_s=self.config.stop_grace_s), out=self.out)

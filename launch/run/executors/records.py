@@ -7,6 +7,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
+from launch.files import atomic_write_json
+
 T = TypeVar("T")
 
 
@@ -17,6 +19,4 @@ def read_record(path: Path, cls: type[T]) -> T | None:
 
 def write_record(path: Path, record: Any) -> None:
     """Write a dataclass record atomically (a crash leaves the old record or the new one)."""
-    from launch.files import atomic_write_json
-
     atomic_write_json(path, asdict(record))

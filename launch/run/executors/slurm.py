@@ -30,6 +30,7 @@ from typing import Any, TextIO
 
 from launch.config.schema import SlurmExecutorConfig
 from launch.config.secrets import scrub_text
+from launch.files import atomic_write_text
 from launch.plan.stages import Stage
 from launch.run.executors import records
 from launch.run.executors.base import Executor, StageContext, StageResult
@@ -90,7 +91,6 @@ class SlurmExecutor(Executor):
     def run_stage(self, stage: Stage, ctx: StageContext) -> StageResult:
         job = sbatch_job(stage, ctx, ctx.plan.name)
         script = ctx.stage_dir / SCRIPT
-        from launch.files import atomic_write_text
 
         atomic_write_text(script, scrub_text(render_sbatch(job, self.config)))
         folder = Path(self.config.folder or ctx.run_dir / "slurm") / stage.name
@@ -122,7 +122,7 @@ class SlurmExecutor(Executor):
     def _attach_or_submit(
         self, job: SbatchJob, script: Path, folder: Path, ctx: StageContext
     ) -> tuple[SlurmRecord, Any]:
-        import submitit
+        import submitit  # lazy: submitit (cloudpickle), only when a stage is submitted
 
         previous = read_record(ctx.stage_dir)
         if previous is not None:

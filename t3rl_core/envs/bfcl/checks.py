@@ -24,6 +24,7 @@ def check_turn(
     `model_results` are all the model's call results so far (every turn): a result obtained in an
     earlier turn need not be repeated. Returns None when the turn passes, else the error type.
     """
+    # lazy: bfcl_eval, only when an episode is checked
     from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import response_checker, state_checker
 
     state = state_checker(model.instances, ground_truth.instances)

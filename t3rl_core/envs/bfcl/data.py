@@ -58,6 +58,7 @@ def split_of_ids(data: BFCLDataConfig) -> dict[int, str]:
 
 def turn_questions(entry: Mapping[str, Any]) -> list[str]:
     """The user text of every turn; a held-out-function turn gets the docs plus bfcl-eval's prompt."""
+    # lazy: bfcl_eval, only when BFCL data is prepared
     from bfcl_eval.constants.default_prompts import DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING
 
     missed = entry.get("missed_function") or {}
@@ -77,8 +78,12 @@ def build_row(
     entry: Mapping[str, Any], ground_truth: list[list[str]], category: str, split: str, system: str
 ) -> dict[str, Any]:
     """One JSONL row (the project's dataset row contract)."""
-    from bfcl_eval.constants.enums import ModelStyle
+    from bfcl_eval.constants.enums import ModelStyle  # lazy: bfcl_eval, only when BFCL data is prepared
+
+    # lazy: bfcl_eval, only when BFCL data is prepared
     from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI
+
+    # lazy: bfcl_eval, only when BFCL data is prepared
     from bfcl_eval.model_handler.utils import convert_to_tool
 
     questions = turn_questions(entry)
@@ -116,6 +121,7 @@ def build_row(
 
 def build_rows(config: BFCLEnvConfig) -> list[dict[str, Any]]:
     """Every row of the configured categories, in category order then bfcl-eval's entry order."""
+    # lazy: bfcl_eval, only when BFCL data is prepared
     from bfcl_eval.utils import load_dataset_entry, load_ground_truth_entry
 
     split = split_of_ids(config.data)

@@ -38,6 +38,7 @@ class World:
     def __init__(
         self, initial_config: Mapping[str, Any], involved_classes: Sequence[str], long_context: bool
     ) -> None:
+        # lazy: bfcl_eval, only when a world is built
         from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING, STATELESS_CLASSES
 
         self.instances: dict[str, Any] = {}

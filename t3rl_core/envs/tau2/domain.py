@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from t3rl_core.envs.tau2.users import UserTask
 
 if TYPE_CHECKING:
-    from tau2.data_model.tasks import Task
-    from tau2.registry import Registry
+    from tau2.data_model.tasks import Task  # lazy: tau2, only when a tau2 domain is loaded
+    from tau2.registry import Registry  # lazy: tau2, only when a tau2 domain is loaded
 
 RESPOND = "respond"
 DONE = "done"
@@ -55,10 +55,10 @@ def tau2_registry() -> Registry:
     """tau2's registry of domains and task sets (imports tau2 and litellm on first call)."""
     # litellm otherwise fetches its model-cost map over the network at import time.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from loguru import logger
+    from loguru import logger  # lazy: tau2's logger, only when a tau2 domain is loaded
 
     logger.disable("tau2")
-    from tau2.registry import registry
+    from tau2.registry import registry  # lazy: tau2, only when a tau2 domain is loaded
 
     return registry
 
@@ -89,7 +89,7 @@ def domain_spec(domain: str) -> DomainSpec:
         user_tools = [tool.openai_schema for tool in environment.get_user_tools()]
     except ValueError:  # tau2 raises for domains without user tools
         user_tools = []
-    from tau2.environment.toolkit import ToolType
+    from tau2.environment.toolkit import ToolType  # lazy: tau2, only when a tau2 domain is loaded
 
     names = [tool["function"]["name"] for tool in tools]
     writes = frozenset(name for name in names if environment.tools.tool_type(name) == ToolType.WRITE)
@@ -109,7 +109,7 @@ def load_tasks(domain: str, split: str) -> list[Task]:
 
 def user_task(task: Task, spec: DomainSpec) -> UserTask:
     """What the user simulator of an episode of `task` is told."""
-    from tau2.user.user_simulator import UserSimulator
+    from tau2.user.user_simulator import UserSimulator  # lazy: tau2, only when a tau2 domain is loaded
 
     instructions = task.user_scenario.instructions
     # tau2 picks its tool-using guidelines when the user has tools at all.

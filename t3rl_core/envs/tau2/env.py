@@ -36,12 +36,13 @@ from t3rl_core.envs.tau2.domain import DONE, RESPOND, DomainSpec, domain_spec, u
 from t3rl_core.envs.tau2.evaluation import domain_world, evaluate_episode
 from t3rl_core.envs.tau2.oracle import call_text, gold_plan
 from t3rl_core.envs.tau2.users import UserSession, UserSimulator, UserToolResult, UserTurn
+from t3rl_core.registries import USER_SIMULATORS
 from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCall, ToolCallAction, Transition
 
 if TYPE_CHECKING:
-    from tau2.data_model.message import Message as Tau2Message
-    from tau2.data_model.tasks import Task
-    from tau2.environment.environment import Environment
+    from tau2.data_model.message import Message as Tau2Message  # lazy: tau2, only when a tau2 episode runs
+    from tau2.data_model.tasks import Task  # lazy: tau2, only when a tau2 episode runs
+    from tau2.environment.environment import Environment  # lazy: tau2, only when a tau2 episode runs
 
 FORMAT_ERROR = (
     "FORMAT ERROR: {problem} Every turn must be exactly one tool call: `respond` to write to the "
@@ -63,7 +64,7 @@ class Tau2Task:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Tau2Task:
-        from tau2.data_model.tasks import Task
+        from tau2.data_model.tasks import Task  # lazy: tau2, only when a tau2 episode runs
 
         metadata = row.get("metadata") or {}
         if not isinstance(metadata.get("task"), Mapping) or "domain" not in metadata:
@@ -98,8 +99,9 @@ class Tau2Env(Env):
     # ----------------------------------------------------------------------------------- episode
 
     async def reset(self) -> Transition:
+        # lazy: tau2, only when a tau2 episode runs
         from tau2.orchestrator.orchestrator import DEFAULT_FIRST_AGENT_MESSAGE
-        from tau2.utils.utils import get_now
+        from tau2.utils.utils import get_now  # lazy: tau2, only when a tau2 episode runs
 
         self._env = await asyncio.to_thread(self._build_environment)
         greeting = deepcopy(DEFAULT_FIRST_AGENT_MESSAGE)
@@ -153,7 +155,7 @@ class Tau2Env(Env):
         return Transition(messages=[{"role": "user", "content": FORMAT_ERROR.format(problem=problem)}])
 
     async def _respond(self, content: str) -> Transition:
-        from tau2.data_model.message import AssistantMessage
+        from tau2.data_model.message import AssistantMessage  # lazy: tau2, only when a tau2 episode runs
 
         self._record(AssistantMessage(role="assistant", content=content))
         if self._limit_reached():
@@ -161,8 +163,8 @@ class Tau2Env(Env):
         return await self._hear_user(content)
 
     async def _agent_stop(self) -> Transition:
-        from tau2.data_model.message import AssistantMessage
-        from tau2.gym.gym_agent import GymAgent
+        from tau2.data_model.message import AssistantMessage  # lazy: tau2, only when a tau2 episode runs
+        from tau2.gym.gym_agent import GymAgent  # lazy: tau2, only when a tau2 episode runs
 
         # tau2's gym agent turns its `done` tool call into a message carrying the stop token.
         self._record(AssistantMessage(role="assistant", content=GymAgent.STOP_TOKEN))
@@ -171,7 +173,9 @@ class Tau2Env(Env):
         return await self._finish(None)
 
     async def _use_tool(self, call: ToolCall) -> Transition:
-        from tau2.data_model.message import AssistantMessage
+        from tau2.data_model.message import AssistantMessage  # lazy: tau2, only when a tau2 episode runs
+
+        # lazy: tau2, only when a tau2 episode runs
         from tau2.data_model.message import ToolCall as Tau2ToolCall
 
         assert self._env is not None
@@ -197,8 +201,9 @@ class Tau2Env(Env):
 
     async def _hear_user(self, incoming: str) -> Transition:
         """The user's answer to the agent's text, after any calls of its own tools."""
+        # lazy: tau2, only when a tau2 episode runs
         from tau2.data_model.message import ToolCall as Tau2ToolCall
-        from tau2.data_model.message import UserMessage
+        from tau2.data_model.message import UserMessage  # lazy: tau2, only when a tau2 episode runs
 
         assert self._env is not None
         turn: UserTurn = await self.user.reply(incoming)
@@ -313,9 +318,12 @@ def evaluate_trajectory(
 ) -> dict[str, Any]:
     """tau2's `evaluate_simulation` of a finished conversation (tau2 messages, greeting included), as a
     JSON mapping with `reward`, `reward_basis` and each check's info."""
+    # lazy: tau2, only when a tau2 episode runs
     from tau2.data_model.simulation import SimulationRun, TerminationReason
+
+    # lazy: tau2, only when a tau2 episode runs
     from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
-    from tau2.utils.utils import get_now
+    from tau2.utils.utils import get_now  # lazy: tau2, only when a tau2 episode runs
 
     run = SimulationRun(
         id=str(uuid.uuid4()),
@@ -365,8 +373,6 @@ class Tau2EnvFactory:
     """Makes one `Tau2Env` per row; the user simulator (and its client) is shared by all episodes."""
 
     def __init__(self, config: Tau2EnvConfig) -> None:
-        from t3rl_core.registries import USER_SIMULATORS
-
         self.config = config
         self.user: UserSimulator = USER_SIMULATORS.build(config.user)
 

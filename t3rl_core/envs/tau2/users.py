@@ -26,7 +26,7 @@ from t3rl_core.strict import StrictModel
 from t3rl_core.types import Message
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI  # lazy: openai, only for a model-played user
 
 STOP_MARKERS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 
@@ -181,7 +181,7 @@ class LLMUser(UserSimulator):
 
     def _connection(self) -> tuple[AsyncOpenAI, asyncio.Semaphore]:
         if self._client is None or self._semaphore is None:
-            from openai import AsyncOpenAI
+            from openai import AsyncOpenAI  # lazy: openai, only for a model-played user
 
             # A local server checks no key, but the client insists on one.
             api_key = self.config.api_key

@@ -1,0 +1,101 @@
+"""The start-up budget, enforced: which heavy libraries (and which of t3rl's command modules) each command
+imports. Each command runs in a fresh interpreter, as a user runs it, and reports `sys.modules` at exit.
+
+A change that makes a command import more fails here until the expectation below is changed with it
+(and `benchmarks/cli_startup.py` says what it costs); one that imports less fails too, so the table stays
+the truth. Heavy libraries are reached through explicit boundaries: a command module imported only when
+its command runs (`launch.cli.lazy`), Hydra only for what the direct composition leaves to it
+(`launch.config.resolved`), and the function-local imports marked `# lazy:` (test_lazy_imports.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Libraries whose import a command pays for (module names: a package, or a costly stdlib module).
+WATCHED = (
+    "hydra",
+    "omegaconf",
+    "antlr4",
+    "pydantic",
+    "rich",
+    "typer",
+    "click",
+    "yaml",
+    "jinja2",
+    "numpy",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "sglang",
+    "tau2",
+    "bfcl_eval",
+    "ray",
+    "wandb",
+    "optuna",
+    "matplotlib",
+    "pyarrow",
+    "aiohttp",
+    "httpx",
+    "openai",
+    "asyncio",
+    "concurrent.futures",
+    "multiprocessing",
+    "urllib.request",
+    "http.client",
+    "importlib.metadata",
+)
+CONFIG = ("pydantic", "rich", "yaml", "importlib.metadata")
+# command line → what it imports of WATCHED
+BUDGET = {
+    ("--help",): {"rich", "typer"},
+    ("plan", "+experiment=stage2_bfcl"): {*CONFIG},
+    ("validate", "+experiment=stage2_bfcl"): {*CONFIG},
+    ("run", "+experiment=stage2_bfcl", "executor=dry"): {*CONFIG},
+    ("show", "+experiment=stage2_bfcl"): {*CONFIG, "typer"},
+}
+COMMAND_MODULES = {
+    "launch.cli.run",
+    "launch.cli.inspect",
+    "launch.cli.runtime",
+    "launch.cli.runs",
+    "launch.cli.score",
+    "launch.cli.check_template",
+    "launch.cli.rollouts",
+    "launch.cli.eval_command",
+}
+# The command modules a command may import: its own.
+OWN_MODULES = {"show": {"launch.cli.inspect"}}
+
+PROBE = """
+import atexit, json, sys
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.__stderr__))
+sys.argv[0] = "t3rl"
+from launch.cli import main
+main()
+"""
+
+
+def _imported(args: tuple[str, ...], cwd: Path) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("T3RL_")}
+    env |= {"PYTHONPATH": str(REPO), "T3RL_NO_CACHE": "1", "T3RL_COMPOSE_AHEAD": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("args", list(BUDGET), ids=[" ".join(a) for a in BUDGET])
+def test_each_command_imports_its_budget(args: tuple[str, ...], tmp_path: Path) -> None:
+    modules = _imported(args, tmp_path)
+    assert {name for name in WATCHED if name in modules} == BUDGET[args]
+    allowed = OWN_MODULES.get(args[0], set())
+    assert modules & COMMAND_MODULES <= allowed, "a command module imported by another command"
