@@ -9,6 +9,7 @@ from rich.console import Console as RichConsole
 
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, render_problems
+from launch.config.pydantic_plugins import without_plugins
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,7 +31,8 @@ def validate_command(overrides: list[str], config_dirs: list[str], *, multirun: 
             from launch.run.sweep_checks import validate_multirun  # lazy: the sweep modules, only with -m
 
             return validate_multirun(overrides, config_dirs, rich_console())
-        resolved = resolve(overrides, config_dirs)
+        with without_plugins():
+            resolved = resolve(overrides, config_dirs)
     except ConfigError as error:
         render_problems([*error.problems, *error.warnings], rich_console(stderr=True))
         return EXIT_CONFIG

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError
+from launch.config.pydantic_plugins import without_plugins
 from launch.plan.build import PlanContext, build_plan
 from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview
@@ -65,7 +66,8 @@ def run_single(
         )
     if existing is not None:
         overrides, config_dirs = _resumed(existing, given, config_dirs, console, dry=dry)
-    resolved = resolve_overrides(overrides, config_dirs, console)
+    with without_plugins():
+        resolved = resolve_overrides(overrides, config_dirs, console)
     dry = dry or resolved.run.executor.kind == "dry"
     if dry and existing is not None:
         return _preview(existing, resolved, from_stage, only, given, console)
@@ -79,7 +81,8 @@ def run_single(
     )
     run_dir.path.mkdir(parents=True, exist_ok=True)
     try:
-        plan = plan_run(resolved, run_dir)
+        with without_plugins():
+            plan = plan_run(resolved, run_dir)
     except BaseException:
         if fresh:
             run_dir.remove_if_empty()
