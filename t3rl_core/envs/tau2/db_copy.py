@@ -32,14 +32,21 @@ def copy_tree(value: Any) -> Any:
     if kind is tuple:
         return tuple(copy_tree(item) for item in value)
     if isinstance(value, BaseModel):
-        copied = kind.__new__(kind)
-        extra, private = value.__pydantic_extra__, value.__pydantic_private__
-        object.__setattr__(copied, "__dict__", copy_tree(value.__dict__))
-        object.__setattr__(copied, "__pydantic_fields_set__", set(value.__pydantic_fields_set__))
-        object.__setattr__(copied, "__pydantic_extra__", None if extra is None else copy_tree(extra))
-        object.__setattr__(copied, "__pydantic_private__", None if private is None else copy_tree(private))
-        return copied
+        return copy_model(value, copy_tree(value.__dict__))
     return copy.deepcopy(value)
+
+
+def copy_model(value: BaseModel, fields: dict[str, Any]) -> BaseModel:
+    """A copy of a pydantic model whose fields are `fields` (already copied), the rest of its state
+    copied with `copy_tree`; no validation runs."""
+    kind = type(value)
+    copied = kind.__new__(kind)
+    extra, private = value.__pydantic_extra__, value.__pydantic_private__
+    object.__setattr__(copied, "__dict__", fields)
+    object.__setattr__(copied, "__pydantic_fields_set__", set(value.__pydantic_fields_set__))
+    object.__setattr__(copied, "__pydantic_extra__", None if extra is None else copy_tree(extra))
+    object.__setattr__(copied, "__pydantic_private__", None if private is None else copy_tree(private))
+    return copied
 
 
 class _Pause:

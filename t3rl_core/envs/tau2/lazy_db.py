@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from t3rl_core.envs.tau2.db_copy import copy_tree
+from t3rl_core.envs.tau2.db_copy import copy_model, copy_tree
 
 
 class LazyTable(dict):  # type: ignore[type-arg]
@@ -103,18 +103,11 @@ def _is_table(value: Any) -> bool:
 def lazy_copy(database: BaseModel) -> BaseModel:
     """A private copy of a database whose tables copy their records on first read; everything else
     is copied at once (`copy_tree`)."""
-    kind = type(database)
-    copied = kind.__new__(kind)
     fields = {
         name: LazyTable(value) if _is_table(value) else copy_tree(value)
         for name, value in database.__dict__.items()
     }
-    extra, private = database.__pydantic_extra__, database.__pydantic_private__
-    object.__setattr__(copied, "__dict__", fields)
-    object.__setattr__(copied, "__pydantic_fields_set__", set(database.__pydantic_fields_set__))
-    object.__setattr__(copied, "__pydantic_extra__", None if extra is None else copy_tree(extra))
-    object.__setattr__(copied, "__pydantic_private__", None if private is None else copy_tree(private))
-    return copied
+    return copy_model(database, fields)
 
 
 def _json(value: Any) -> str:
