@@ -83,6 +83,23 @@ def test_generation_blocks_render_their_body() -> None:
     assert text == "[a][b]"
 
 
+def test_dict_keys_read_as_attributes_as_jinja_reads_them() -> None:
+    """A dict's own names (`items`) stay its methods, other names are its keys or undefined, and a
+    dunder still goes through the sandbox, exactly as in Jinja's own sandboxed environment."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    source = (
+        "{% for m in messages %}{{ m.role }}|{{ m.items is callable }}|{{ m.missing is defined }}|"
+        "{{ m.get('role') }}|{{ m.content.upper() }};{% endfor %}"
+    )
+    messages = [{"role": "user", "content": "hi", "items": "shadowed"}, {"role": "tool", "content": "x"}]
+    stock = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(source)
+    ours = render_template(
+        compile_template(source), messages, None, add_generation_prompt=False, variables={}
+    )
+    assert ours == stock.render(messages=messages) == "user|True|False|user|HI;tool|True|False|tool|X;"
+
+
 def test_templates_stay_sandboxed() -> None:
     escape = "{{ messages.__class__.__mro__ }}"
     with pytest.raises(Exception, match=r"unsafe|not safely|access"):
