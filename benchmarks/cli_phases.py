@@ -48,6 +48,7 @@ for label, modules in [
 
 import launch.checks.resolve as resolve_module
 import launch.checks.validate as validate_module
+import launch.config.schema as schema_module
 import launch.config.resolved as resolved_module
 import launch.run.single as single
 
@@ -66,6 +67,7 @@ def timed(owner, name, label):
 STEP_ORDER = []
 for owner, name, label in [
     (resolved_module, "plain_composition", "  compose (direct, provenance)"),
+    (schema_module.RunConfig, "model_validate", "  the schema: build its validators, validate"),
     (resolve_module, "validate", "  cross-field rules and the trial plan"),
     (validate_module, "trial_plan", "    of which the trial plan"),
     (single, "plan_run", "  build the plan"),

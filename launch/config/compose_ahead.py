@@ -10,9 +10,11 @@ and `resolve` collects the result with `take`. On two cores that hides most of t
 The result is the one `resolve` would compute itself: a composition error comes back as its problems
 and is raised as the same ConfigError; anything else going wrong in the child (a bug, a signal, a
 result that does not pickle) makes `take` return None, so the parent composes in process and a bug
-shows its own traceback. Nothing is forked where it cannot help or work: without `os.fork`, on one
-usable CPU, once a thread runs, or with `T3RL_COMPOSE_AHEAD=0`. The child writes nothing but what
-composition itself writes (the composition cache entry, and any warning on stderr, once).
+shows its own traceback. Nothing is forked where it cannot help or work: for a line the direct
+composition reads (`launch.config.direct`: it composes in a few milliseconds, less than a child costs),
+without `os.fork`, on one usable CPU, once a thread runs, or with `T3RL_COMPOSE_AHEAD=0`. The child
+writes nothing but what composition itself writes (the composition cache entry, and any warning on
+stderr, once).
 """
 
 from __future__ import annotations
@@ -20,8 +22,6 @@ from __future__ import annotations
 # Only what the interpreter has loaded at start-up: whatever is imported before the fork delays both
 # processes (dataclasses, typing and pickle took ~20 ms); the rest is imported after it.
 import os
-import pickle  # lazy: after the fork: the parent imports it only when it needs it
-import signal
 import sys
 from collections.abc import Sequence
 
@@ -60,7 +60,7 @@ def start(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> None:
     """Fork a child that composes this command line, unless one already does or it cannot help.
     Call it before importing Hydra or pydantic: the parent must not have started any thread."""
     global _pending
-    if _pending is not None or not enabled() or _threads_running():
+    if _pending is not None or not enabled() or _threads_running() or not _helps(overrides):
         return
     key = _key(overrides, config_dirs)
     try:
@@ -78,6 +78,14 @@ def start(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> None:
         _compose_in_child(write_fd, key)
     os.close(write_fd)
     _pending = _Pending(key, pid, read_fd)
+
+
+def _helps(overrides: Sequence[str]) -> bool:
+    """A child pays for itself only where Hydra composes (its import and composition take about as long
+    as the parent's imports); a line the direct composition reads composes in a few milliseconds."""
+    from launch.config.direct.overrides import reads_directly  # lazy: not before the checks above
+
+    return not reads_directly(overrides)
 
 
 def composing(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> bool:
@@ -106,6 +114,7 @@ def take(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Plain | N
     _, status = os.waitpid(pending.pid, 0)
     if status != 0 or not payload:
         return None
+    import pickle  # lazy: after the fork (imported before it, it delays both processes)
 
     try:
         outcome = pickle.loads(payload)
@@ -114,8 +123,7 @@ def take(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Plain | N
     if outcome[0] == "plain":
         return outcome[1]
     if outcome[0] == "error":
-        # lazy: after the fork: the parent imports it only when it needs it
-        from launch.config.errors import ConfigError
+        from launch.config.errors import ConfigError  # lazy: only when the child reports an error
 
         raise ConfigError(outcome[1])
     return None
@@ -130,6 +138,8 @@ def discard() -> None:
 
 
 def _discard(pending: _Pending) -> None:
+    import signal  # lazy: only when a child is stopped
+
     os.close(pending.fd)
     try:
         os.kill(pending.pid, signal.SIGKILL)
@@ -148,16 +158,11 @@ def _read_all(fd: int) -> bytes:
 def _compose_in_child(write_fd: int, key: tuple[tuple[str, ...], tuple[str, ...]]) -> None:
     code = 1
     try:
-        import pickle  # lazy: after the fork: the parent imports it only when it needs it
+        import pickle  # lazy: in the child, after the fork
 
-        # lazy: after the fork: the parent imports it only when it needs it
-        from launch.config.errors import ConfigError
-
-        # lazy: after the fork: the parent imports it only when it needs it
-        from launch.config.resolved import composed_plain
-
-        # lazy: after the fork: the parent imports it only when it needs it
-        from launch.config.secrets import scrub_standard_streams
+        from launch.config.errors import ConfigError  # lazy: in the child, after the fork
+        from launch.config.resolved import composed_plain  # lazy: in the child, after the fork
+        from launch.config.secrets import scrub_standard_streams  # lazy: in the child, after the fork
 
         scrub_standard_streams()  # a composition warning is masked as the parent would mask it
         try:

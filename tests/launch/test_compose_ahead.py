@@ -18,6 +18,8 @@ from launch.config.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 THREADS_RUNNING = compose_ahead._threads_running  # the fixture below stands it in for each test
+HELPS = compose_ahead._helps  # the fixture forks for every line, so that the child is tested
+HYDRA_LINE = "paths.cache_dir=${paths.runs_dir}/cache"  # an interpolated value: left to Hydra
 
 
 @pytest.fixture(autouse=True)
@@ -25,6 +27,7 @@ def _forking(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("T3RL_NO_CACHE", "1")
     monkeypatch.delenv(compose_ahead.ENV_SWITCH, raising=False)
     monkeypatch.setattr(compose_ahead, "_threads_running", lambda: False)  # pytest may run helper threads
+    monkeypatch.setattr(compose_ahead, "_helps", lambda overrides: True)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.chdir(tmp_path)
     yield
@@ -187,6 +190,7 @@ def _cli(args: list[str], cwd: Path, ahead: str) -> subprocess.CompletedProcess[
         ["validate", "+experiment=stage2_bfcl"],
         ["validate", "+experiment=stage2_bfcl", "hardware.tensor_parallel=3"],
         ["validate", "+experiment=stage2_bfcl", "model=qwen9"],
+        ["validate", "+experiment=stage2_bfcl", HYDRA_LINE],
     ],
 )
 def test_the_cli_composes_in_the_child_and_answers_the_same(args: list[str], tmp_path: Path) -> None:
@@ -195,7 +199,16 @@ def test_the_cli_composes_in_the_child_and_answers_the_same(args: list[str], tmp
     *ahead_err, ahead_probe = ahead.stderr.splitlines()
     *alone_err, alone_probe = alone.stderr.splitlines()
     assert ahead_err == alone_err
-    # The command process itself never imported Hydra: the child composed (alone, a plain line composes
-    # without Hydra and an unknown option with it: launch.config.direct).
-    assert ahead_probe == "hydra imported: False"
-    assert alone_probe == f"hydra imported: {args[-1] == 'model=qwen9'}"
+    # A line left to Hydra composes in the child, so the command process never imports Hydra; a plain
+    # line is not forked and composes directly (an unknown option then goes to Hydra, which words it).
+    unknown, hydra_line = args[-1] == "model=qwen9", args[-1] == HYDRA_LINE
+    assert ahead_probe == f"hydra imported: {unknown}"
+    assert alone_probe == f"hydra imported: {unknown or hydra_line}"
+
+
+def test_only_a_line_left_to_hydra_is_forked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compose_ahead, "_helps", HELPS)
+    compose_ahead.start(["+experiment=stage2_bfcl", "seed=7"])
+    assert compose_ahead._pending is None  # composes directly in a few milliseconds
+    compose_ahead.start(["+experiment=stage2_bfcl", HYDRA_LINE])
+    assert compose_ahead.composing(["+experiment=stage2_bfcl", HYDRA_LINE])

@@ -11,11 +11,13 @@ in place, where the box is shared.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from launch.config.direct.nodes import Box
 from launch.config.direct.unsupported import Unsupported
+from launch.config.optional_groups import optional_group_choice
 
 _LINE = re.compile(r"(\+?)([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*)=(.+)", re.DOTALL)
 _INT = re.compile(r"-?(0|[1-9][0-9]*)")
@@ -50,6 +52,17 @@ def parse(text: str) -> Override:
     if key.split(".")[0].startswith(_HYDRA_KEYS):
         raise Unsupported(f"{key}: Hydra's own settings")
     return Override(text, key, _value(raw), bool(add))
+
+
+def reads_directly(overrides: Sequence[str]) -> bool:
+    """Whether the direct composition reads every override of this command line (its config files may
+    still leave the line to Hydra)."""
+    try:
+        for text in overrides:
+            parse(optional_group_choice(text))
+    except Unsupported:
+        return False
+    return True
 
 
 def _value(raw: str) -> Any:
