@@ -11,7 +11,12 @@ from typing import Any
 
 import yaml
 
+# No line folding: libyaml and PyYAML fold a long quoted string with escaped characters at different
+# places, and one line per value is what a reader greps for anyway.
+WIDTH = 1 << 30
+
 
 def safe_dump(data: Any, **options: Any) -> str:
-    """`yaml.safe_dump(data, **options)`, through libyaml when available."""
+    """`yaml.safe_dump(data, width=WIDTH, **options)`, through libyaml when available."""
+    options.setdefault("width", WIDTH)
     return yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), **options)

@@ -125,6 +125,8 @@ def test_eval_stage_uses_that_stages_settings(tmp_path: Path, monkeypatch: pytes
         return {"complete": True}
 
     monkeypatch.setattr("t3rl_core.eval.evaluate.evaluate", fake_evaluate)
+    # The stand-in evaluate reads no tokenizer: the synthetic model need not be built first.
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
     data = tmp_path / "bfcl_test.jsonl"
     metadata = {"index": "multi_turn_base_0", "data_source": "multi_turn_base"}
     data.write_text(json.dumps({"prompt": [{"role": "user", "content": "x"}], "metadata": metadata}) + "\n")

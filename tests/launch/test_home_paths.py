@@ -70,6 +70,8 @@ def test_eval_gets_its_tokenizer_under_the_home(home: Path, monkeypatch: pytest.
         return {"complete": True}
 
     monkeypatch.setattr("t3rl_core.eval.evaluate.evaluate", evaluate)
+    # The stand-in evaluate reads no tokenizer: the synthetic model need not be built first.
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
     monkeypatch.setattr("launch.cli.eval_setup.prepared", lambda runtime, data_dir, split: data_dir)
     result = CliRunner().invoke(
         app, ["eval", "+experiment=quickstart", "--engine", "reference", "--out", "out"]

@@ -115,6 +115,8 @@ def test_a_standalone_eval_is_an_eval_record_runs_lists(tmp_path: Path, monkeypa
         return summary
 
     monkeypatch.setattr("t3rl_core.eval.evaluate.evaluate", evaluate)
+    # The stand-in evaluate reads no tokenizer: the synthetic model need not be built first.
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
     monkeypatch.chdir(tmp_path)
     data = tmp_path / "bfcl_test.jsonl"
     row = {"prompt": [{"role": "user", "content": "x"}], "metadata": {"index": "multi_turn_base_0"}}

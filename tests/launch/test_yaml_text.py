@@ -10,7 +10,7 @@ import yaml
 
 from launch.checks.resolve import resolve
 from launch.plan.build import PlanContext, build_plan
-from t3rl_core.yaml_text import safe_dump
+from t3rl_core.yaml_text import WIDTH, safe_dump
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
@@ -28,8 +28,9 @@ def test_every_yaml_file_of_a_plan_reads_as_pyyamls_own_emitter_writes_it(
     files = {path: text for path, text in files.items() if path.endswith(".yaml")}
     assert files, "every experiment's plan writes runtime configs"
     for path, text in files.items():
-        assert text == yaml.safe_dump(yaml.safe_load(text), sort_keys=False), path
-    assert safe_dump(resolved.config, sort_keys=False) == yaml.safe_dump(resolved.config, sort_keys=False)
+        assert text == yaml.safe_dump(yaml.safe_load(text), sort_keys=False, width=WIDTH), path
+    pyyaml = yaml.safe_dump(resolved.config, sort_keys=False, width=WIDTH)
+    assert safe_dump(resolved.config, sort_keys=False) == pyyaml
 
 
 def test_options_reach_the_emitter() -> None:
