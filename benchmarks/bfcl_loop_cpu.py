@@ -11,11 +11,11 @@ CPU time, not wall time: a neighbour's load on the machine does not count as the
 The ideal is no loop work at all, so the figure is the loop's whole cost. First A plays rows with
 nothing cached ("first sight", printed for reference). Then the steady state of a rollout worker:
 every tool list's prompt head seen before, but each row played for the first time (no replayed
-episode: its turn deltas are not all cached). A and B alternate row by row; the rows are dealt into
-rounds (every `--rounds`-th row, so each round mixes the categories), played alternately idle and
-with one core kept busy by a spinning child process this script starts and stops; medians
-(min–max) over each condition's rounds. Target: steady-state A <= 0.5 ms per call in both
-conditions. The last line is A/B.
+episode: its turn deltas are not all cached). A and B alternate on each row; the rows alternate
+between idle and one core kept busy by a spinning child process this script starts, pauses and
+resumes, and stops (so both conditions meet the same mix of rows and the same cache warmth); the rows
+are dealt into rounds (every `--rounds`-th row); medians (min–max) over the rounds per condition.
+Target: steady-state A <= 0.5 ms per call in both conditions. The last line is A/B.
 
     .venv/bin/python benchmarks/bfcl_loop_cpu.py [--rounds 10] [--rows 300] [--latency 0.001]
 """
@@ -38,7 +38,7 @@ from bfcl_common import (
     test_rows,
     trained_tokenizer,
 )
-from busy_core import condition, label
+from busy_core import Neighbour, label
 
 TARGET_MS = 0.5
 
@@ -60,29 +60,33 @@ async def first_sight(runner, engine: EngineCpu, rows) -> float:
     return 1000 * seconds / calls
 
 
-async def round_of(runner, engine: EngineCpu, rows) -> dict[str, float]:
-    """A and B alternating row by row: each side's loop CPU per call over the round (ms)."""
-    totals = {"t3rl": [0.0, 0], "re-render": [0.0, 0]}
-    for row in rows:
+async def round_of(runner, engine: EngineCpu, rows, neighbour: Neighbour) -> dict[tuple[bool, str], float]:
+    """A and B on each row, rows alternately idle and busy: loop CPU per call per (busy, side) (ms)."""
+    totals: dict[tuple[bool, str], list[float]] = {}
+    for number, row in enumerate(rows):
+        busy = number % 2 == 1
+        neighbour.busy(busy)
         for side, play in (("t3rl", t3rl_episode), ("re-render", rerender_episode)):
             cpu, calls = await loop_cpu(play, runner, engine, row)
-            totals[side][0] += cpu
-            totals[side][1] += calls
-    return {side: 1000 * seconds / calls for side, (seconds, calls) in totals.items()}
+            total = totals.setdefault((busy, side), [0.0, 0])
+            total[0] += cpu
+            total[1] += calls
+    neighbour.busy(False)
+    return {key: 1000 * seconds / calls for key, (seconds, calls) in totals.items()}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--family", default="qwen3")
     parser.add_argument("--rows", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=10, help="alternately idle and one core busy")
+    parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--first-sight", type=int, default=40, help="rows played cold, before the rounds")
     parser.add_argument("--latency", type=float, default=0.001, help="engine seconds per call")
     args = parser.parse_args()
     every = test_rows()
     rows = every[: args.rows]
     per_call: dict[bool, dict[str, list[float]]] = {False: {}, True: {}}
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, Neighbour() as neighbour:
         tokenizer = trained_tokenizer(args.family, every, Path(scratch))
         for warm_up in (True, False):  # first imports, template compilation, API classes
             cold_runner = make_runner(args.family, tokenizer, args.latency)
@@ -92,10 +96,9 @@ def main() -> int:
         engine = EngineCpu(runner)
         prime_heads(runner, rows)
         for number in range(args.rounds):
-            busy = number % 2 == 1
-            with condition(busy):
-                for side, value in asyncio.run(round_of(runner, engine, rows[number :: args.rounds])).items():
-                    per_call[busy].setdefault(side, []).append(value)
+            measured = asyncio.run(round_of(runner, engine, rows[number :: args.rounds], neighbour))
+            for (busy, side), value in measured.items():
+                per_call[busy].setdefault(side, []).append(value)
     print(f"t3rl      loop CPU per model call, first sight of rows and tool lists: {cold:.3f} ms")
     met, medians = True, {}
     for busy, sides in per_call.items():
@@ -104,7 +107,7 @@ def main() -> int:
             print(
                 f"{side:9s} {label(busy):13s} loop CPU per model call, steady state: median "
                 f"{medians[busy, side]:.3f} ms (min {min(values):.3f}, max {max(values):.3f}; "
-                f"{len(values)} rounds of {len(rows) // args.rounds} new rows)"
+                f"{len(values)} rounds of {len(rows) // args.rounds // 2} new rows)"
             )
         met &= medians[busy, "t3rl"] <= TARGET_MS
     print(
