@@ -332,8 +332,10 @@ def _execute(
             assert decision.output_id is not None
             current[stage.name] = _adopt(plan, run_dir, state, stage, decision, upstream, hashes)
             continue
-        with _shared_output(plan, stage, reporter):
-            if shared_output(plan, stage) and all(os.path.exists(p) for p in stage.complete_when):
+        with _shared_output(plan, stage, reporter) as waited:
+            # Adopted only when another builder finished it while this one waited: an output that was
+            # there (complete markers and all) when `decide` chose to run the stage is damaged or stale.
+            if waited and all(os.path.exists(p) for p in stage.complete_when):
                 # Another run or sweep point built it while this one waited: built once, adopted here.
                 adopted = Decision(
                     stage.name,
@@ -363,18 +365,21 @@ def shared_output(plan: Plan, stage: Stage) -> str | None:
 
 
 @contextmanager
-def _shared_output(plan: Plan, stage: Stage, reporter: Reporter) -> Iterator[None]:
-    """Builders of one shared output take turns: the first builds it, the others wait and adopt it."""
+def _shared_output(plan: Plan, stage: Stage, reporter: Reporter) -> Iterator[bool]:
+    """Builders of one shared output take turns: the first builds it, the others wait and adopt it.
+    Yields whether this one had to wait for another builder."""
     shared = shared_output(plan, stage)
     if shared is None:
-        yield
+        yield False
         return
+    waited: list[bool] = []
 
     def waiting() -> None:
+        waited.append(True)
         reporter.note(stage, f"waiting for another run building {shared}")
 
     with waiting_lock(Path(shared + ".lock"), waiting):
-        yield
+        yield bool(waited)
 
 
 def _adopt(

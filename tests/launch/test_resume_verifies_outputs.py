@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -230,3 +231,39 @@ def test_a_data_file_that_disagrees_with_its_data_manifest_fails_its_stage(dirs)
     assert result.results["data"].message == (
         "stages/data/data/train.jsonl does not match the sha256 its data manifest records"
     )
+
+
+def test_a_shared_output_another_run_builds_meanwhile_is_waited_for_and_adopted(dirs, tmp_path):
+    import fcntl
+    import threading
+
+    run_dir, marks = dirs
+    plan = data_eval_plan(run_dir, marks, cache=tmp_path / "cache")
+    model = tmp_path / "cache" / "model"
+    model.mkdir(parents=True)
+    lock = os.open(str(model) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # another run is building the shared checkpoint
+    outcome: list[object] = []
+    runner = threading.Thread(target=lambda: outcome.append(run(plan, run_dir)))
+    runner.start()
+    inode = os.fstat(lock).st_ino
+    deadline = time.monotonic() + 120
+    while not _blocked_on(inode):  # the run reached the shared stage and waits for the other builder
+        assert time.monotonic() < deadline and runner.is_alive()
+        time.sleep(0.05)
+    (model / "shard-1.bin").write_bytes(b"\0" * 4096)
+    (model / "index.json").write_text('{"weights": ["shard-1.bin"]}')
+    (model / ".done").touch()
+    fcntl.flock(lock, fcntl.LOCK_UN)
+    os.close(lock)
+    runner.join(120)
+    assert outcome and outcome[0].status == "succeeded"
+    assert count(marks, "ckpt", "started") == 0  # built once, by the other run; adopted here
+    assert count(marks, "eval", "done") == 1
+
+
+def _blocked_on(inode: int) -> bool:
+    """Whether some process waits for an flock on the file with this inode (/proc/locks marks a
+    blocked request with `->`)."""
+    lines = Path("/proc/locks").read_text().splitlines()
+    return any("->" in line and f":{inode} " in line for line in lines)
