@@ -46,6 +46,8 @@ def eval_calls_fit_the_context(ctx: Context) -> Iterator[Problem]:
     if context is None:
         return
     for stage, config, overrides in eval_configs(ctx.run):
+        if config.engine.name == "reference":
+            continue  # the scripted policy replays gold actions: no model reads its context
         if config.max_new_tokens is not None and config.max_new_tokens >= context:
             key = eval_key(stage, overrides, "max_new_tokens")
             yield Problem(
