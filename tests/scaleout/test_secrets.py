@@ -100,7 +100,8 @@ def test_a_stage_printing_secrets_leaves_them_out_of_its_log_and_the_tracker(
         commands=('echo "token=$HF_TOKEN key=$OPENAI_API_KEY"',),
     )
     config = run.model_dump(mode="json")
-    assert config["hardware"]["env_vars"]["HF_TOKEN"] == SECRETS["HF_TOKEN"]  # the config does hold it
+    # The config keeps the reference; the job's environment resolves it where it runs (issue 22 §2).
+    assert config["hardware"]["env_vars"]["HF_TOKEN"] == "${oc.env:HF_TOKEN}"
     with tracked(RunConfig.model_validate(config), run_dir.path, config, NoteReporter()) as reporter:
         result = run_pipeline(
             Plan(name="leaky", run_dir=run_dir.path, stages=(stage,)),
