@@ -23,4 +23,8 @@ cp -a .git "$alone/.git"
 # The editable install maps the package `t3rl_conf` to this checkout's conf/; the copy's own comes first.
 ln -s conf "$alone/t3rl_conf"
 cd "$alone"
-PYTHONPATH="$alone${PYTHONPATH:+:$PYTHONPATH}" "$root/.venv/bin/python" -m pytest -q "$@"
+# On every core, up to 4 (pytest-xdist; each worker imports the whole stack, ~1.2 GB resident), whole
+# modules per worker so a module's shared fixture is built once (tests/conftest.py). T3RL_TEST_WORKERS=0
+# runs in this one process. Arguments after the script go to pytest (`-n 0`, `-x`, a path).
+workers=${T3RL_TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}
+PYTHONPATH="$alone${PYTHONPATH:+:$PYTHONPATH}" "$root/.venv/bin/python" -m pytest -q -n "$workers" --dist loadfile "$@"

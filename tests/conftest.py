@@ -5,6 +5,9 @@
 - Users clone the repository alone: opening anything in a sibling `shared/` folder of the checkout
   fails the test that did it (an audit hook sees every `open` of this process; `scripts/test.sh`
   also runs the suite from a copy with no sibling folder, which covers subprocesses).
+- Under pytest-xdist (`scripts/test.sh` runs `-n 2 --dist loadfile`) workers are handed whole modules,
+  so a module-scoped fixture (a quickstart run, a server) is built once; SAME_WORKER keeps modules
+  that share a session fixture together.
 """
 
 from __future__ import annotations
@@ -18,6 +21,12 @@ from pathlib import Path
 import pytest
 
 _CACHE_DIR = "T3RL_CACHE_DIR"
+# Modules whose tests share a session fixture too costly to build on both xdist workers: one worker
+# runs them all. (xdist's own `xdist_group` marks are lost on pytest 9: pytest-xdist issue 1386.)
+SAME_WORKER = {
+    f"tests/scaleout/{name}.py": "ray_head"  # tests/scaleout/conftest.py's real Ray head
+    for name in ("test_ray_executor", "test_parallel_sweep_ray", "test_ray_plugin_preflight")
+}
 _SIBLING_SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
@@ -39,6 +48,20 @@ def _refuse_sibling_shared(event: str, args: tuple) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     os.environ[_CACHE_DIR] = tempfile.mkdtemp(prefix="t3rl-test-cache-")
     sys.addaudithook(_refuse_sibling_shared)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadfile`, with the modules of SAME_WORKER as one unit each."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # lazy: only the xdist controller schedules
+
+    class ModulesAndSharedFixtures(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return SAME_WORKER.get(module, module)
+
+    return ModulesAndSharedFixtures(config, log)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -46,11 +46,14 @@ def _selections(group: str, option: str) -> list[tuple[list[str], str]]:
     ways = [([f"{group}={option}"], group)] if group in compose([]).choices else []
     if group == "hardware":  # a multi-node layout needs an executor that starts Ray on every node
         ways.append(([f"{group}={option}", "executor=slurm"], group))
-    for experiment in _experiments():
-        for key, chosen in _choices(experiment).items():
-            if key.split("@")[0] == group and (chosen is not None or "@" in key):
-                ways.append(([f"+experiment={experiment}", f"{key}={option}"], key))
-    return ways
+    mounts = [
+        (chosen != option, [f"+experiment={experiment}", f"{key}={option}"], key)
+        for experiment in _experiments()
+        for key, chosen in _choices(experiment).items()
+        if key.split("@")[0] == group and (chosen is not None or "@" in key)
+    ]
+    # Experiments that choose the option themselves first: each failing context costs a resolve.
+    return ways + [(overrides, key) for _, overrides, key in sorted(mounts, key=lambda mount: mount[0])]
 
 
 def test_discovery_sees_every_group() -> None:

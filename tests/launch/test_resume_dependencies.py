@@ -202,10 +202,18 @@ def test_a_stage_that_reads_a_later_stage_is_refused(dirs) -> None:
         decide(plan, RunState())
 
 
+# The quickstart's stages at their smallest: one task of one category, evaluated once.
 QUICKSTART = [
     "+experiment=quickstart",
-    "stages.eval_reference.eval.limit_per_category=1",
-    "stages.eval_tiny.eval.limit_per_category=1",
+    *(
+        setting.format(stage)
+        for stage in ("eval_reference", "eval_tiny")
+        for setting in (
+            "stages.{}.eval.limit_per_category=1",
+            "+stages.{}.eval.categories=[multi_turn_base]",
+            "stages.{}.eval.repeats=1",
+        )
+    ),
     "stages.eval_tiny.eval.max_num_steps=1",
 ]
 

@@ -1,4 +1,4 @@
-"""Sweep points at once on a REAL Ray head (127.0.0.1, CPU only, two declared GPUs).
+"""Sweep points at once on a REAL Ray head (127.0.0.1, CPU only, two declared GPUs: conftest.py's).
 
 Each point is its own launcher process (tests/scaleout/sweep_point_driver.py: a local prepare stage
 and a 1-GPU "train" stage submitted through Ray's Job Submission SDK). The proof of parallelism is
@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,21 +21,10 @@ from launch.run.executors.ray_jobs import cluster_gpus, read_record, run_key
 from launch.run.parallel import PointJob, PointScheduler
 
 sys.path.insert(0, str(Path(__file__).parent))
-from ray_cluster import LocalRay, local_ray
+from ray_cluster import LocalRay
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalRay]:
-    try:
-        with local_ray(num_gpus=2) as ray:
-            yield ray
-    except RuntimeError as error:
-        if "dashboard" in str(error).lower() and "missing packages" in str(error).lower():
-            pytest.skip(f"the Ray dashboard cannot start here: {error}")
-        raise
 
 
 def _jobs_of(cluster: LocalRay, run_dir: Path) -> list[object]:

@@ -1,4 +1,4 @@
-"""executor=ray against a REAL Ray head on 127.0.0.1 (CPU only, one declared GPU resource).
+"""executor=ray against a REAL Ray head on 127.0.0.1 (CPU only, two declared GPUs: conftest.py's).
 
 The "train" stage is a slime-shaped job (`Stage.slime_job`) whose entrypoint is a Python one-liner,
 submitted through Ray's Job Submission SDK exactly as a real train stage would be.
@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,22 +25,11 @@ from launch.run.pipeline import run_pipeline
 from launch.run.rundir import RunDir
 
 sys.path.insert(0, str(Path(__file__).parent))
-from ray_cluster import LocalRay, local_ray
+from ray_cluster import LocalRay
 from ray_plans import NoteReporter, prepare_stage, train_stage, two_stage_plan
 
 pytestmark = pytest.mark.slow
 DRIVER = Path(__file__).parent / "ray_stage_driver.py"
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalRay]:
-    try:
-        with local_ray(num_gpus=1) as ray:
-            yield ray
-    except RuntimeError as error:
-        if "dashboard" in str(error).lower() and "missing packages" in str(error).lower():
-            pytest.skip(f"the Ray dashboard cannot start here: {error}")
-        raise
 
 
 def _submissions(cluster: LocalRay, run_dir: Path) -> list[str]:
@@ -84,7 +72,7 @@ def test_cluster_too_small_is_refused_before_anything_runs(cluster: LocalRay, tm
     plan = Plan(name="big", run_dir=run_dir, stages=(prepare_stage(run_dir), train_stage(gpus=8)))
     with pytest.raises(ConfigError) as err:
         run_pipeline(plan, RunDir(run_dir), _executor(cluster))
-    assert "has 1 GPU(s) on 1 GPU node(s)" in str(err.value) and "needs 8 GPU(s)" in str(err.value)
+    assert "has 2 GPU(s) on 1 GPU node(s)" in str(err.value) and "needs 8 GPU(s)" in str(err.value)
     assert _submissions(cluster, run_dir) == []
     assert not (run_dir / "stages/prep/prepared.txt").exists()  # not even the local stage ran
 

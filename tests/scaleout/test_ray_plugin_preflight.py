@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,21 +17,10 @@ from launch.run.executors.ray_jobs import RayExecutor
 from tests.support.plugin_example import EXAMPLE, REPO
 
 sys.path.insert(0, str(Path(__file__).parent))
-from ray_cluster import LocalRay, local_ray
+from ray_cluster import LocalRay
 
 pytestmark = pytest.mark.slow
 MODULES = ("t3rl_counter.world", "t3rl_counter.reward")
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalRay]:
-    try:
-        with local_ray(num_gpus=1) as ray:
-            yield ray
-    except RuntimeError as error:
-        if "dashboard" in str(error).lower() and "missing packages" in str(error).lower():
-            pytest.skip(f"the Ray dashboard cannot start here: {error}")
-        raise
 
 
 def train(py_modules: tuple[str, ...]) -> Stage:
