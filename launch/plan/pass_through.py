@@ -8,11 +8,11 @@ t3rl derives it from; the fix moves the value there.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import list_override
-from launch.plan.slime_options import is_flag
+from launch.plan.slime_options import argv_flags
 
 # Derived flags whose config field is not the flag's own name (`--lr` ← optimizer.lr is found by name).
 _HARDWARE = {
@@ -70,29 +70,11 @@ def owner(flag: str, stage_key: str) -> str | None:
     return None
 
 
-def _flags(argv: Sequence[str]) -> Iterator[tuple[int, str, list[str]]]:
-    """(index, flag, its values) of every flag of an argv."""
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        if not is_flag(token):
-            i += 1
-            continue
-        name, eq, inline = token.partition("=")
-        values = [inline] if eq else []
-        j = i + 1
-        while not eq and j < len(argv) and not is_flag(argv[j]):
-            values.append(argv[j])
-            j += 1
-        yield i, name, values
-        i = j if not eq else i + 1
-
-
 def check_pass_through(derived: Sequence[str], extra: Sequence[str], key: str, stage_key: str) -> None:
     """Raise a ConfigError for every flag of `extra` (config key `key`) that `derived` already sets."""
-    made = {flag: values for _, flag, values in _flags(derived)}
+    made = {flag: values for _, flag, values in argv_flags(derived)}
     problems = []
-    for index, flag, values in _flags(extra):
+    for index, flag, values in argv_flags(extra):
         if flag not in made:
             continue
         end = index + (1 if "=" in extra[index] else 1 + len(values))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import list_override
-from launch.plan.slime_options import is_flag
+from launch.plan.slime_options import argv_flags, is_flag
 
 
 @dataclass(frozen=True)
@@ -50,23 +50,9 @@ CONSTRAINTS = (
 
 def _given(argv: Sequence[str]) -> dict[str, list[str]]:
     """Flag → its values, for the flags that are on (a numeric value 0 is off, as slime reads it)."""
-    found: dict[str, list[str]] = {}
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        if not is_flag(token):
-            i += 1
-            continue
-        name, eq, inline = token.partition("=")
-        values = [inline] if eq else []
-        j = i + 1
-        while not eq and j < len(argv) and not is_flag(argv[j]):
-            values.append(argv[j])
-            j += 1
-        if not (len(values) == 1 and _zero(values[0])):
-            found[name] = values
-        i = j if not eq else i + 1
-    return found
+    return {
+        name: values for _, name, values in argv_flags(argv) if not (len(values) == 1 and _zero(values[0]))
+    }
 
 
 def _zero(value: str) -> bool:

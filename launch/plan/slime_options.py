@@ -33,6 +33,24 @@ def is_flag(token: str) -> bool:
     return token.startswith("-") and not _NEGATIVE_NUMBER.match(token)
 
 
+def argv_flags(argv: Sequence[str]) -> Iterator[tuple[int, str, list[str]]]:
+    """(index, flag, its values) of every flag of an argv (`--flag=value` is one token, one value)."""
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if not is_flag(token):
+            i += 1
+            continue
+        name, eq, inline = token.partition("=")
+        values = [inline] if eq else []
+        j = i + 1
+        while not eq and j < len(argv) and not is_flag(argv[j]):
+            values.append(argv[j])
+            j += 1
+        yield i, name, values
+        i = j if not eq else i + 1
+
+
 @dataclass(frozen=True)
 class ArgvIssue:
     """One problem of an argv: the token, its position and what is wrong."""
