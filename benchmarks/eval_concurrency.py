@@ -40,6 +40,19 @@ from t3rl_core.eval.runner import TRAJECTORIES_FILE, run_eval, select_rows
 TARGET = 0.92
 
 
+def bfcl_eval_runtime() -> RuntimeConfig:
+    """BFCL multi-turn with the progress reward on the tiny Qwen3 tokenizer, as the quickstart's eval."""
+    return RuntimeConfig.model_validate(
+        {
+            "env": {"name": "bfcl_multi_turn"},
+            "reward": {"name": "progress"},
+            "chat": {"tokenizer": str(shared_tokenizer_dir("qwen3")), "chat_template": "qwen3"},
+            "parsers": {"tool_call_parser": "qwen25"},
+            "rollout": {"max_new_tokens": 32768},
+        }
+    )
+
+
 def timed_eval(runtime: RuntimeConfig, rows: list, latency: float, concurrency: int) -> tuple[float, int]:
     """(wall seconds, model calls) of one eval."""
     config = EvalConfig.model_validate(
@@ -66,15 +79,7 @@ def main() -> int:
     parser.add_argument("--conditions", nargs="+", choices=["idle", "busy"], default=["idle", "busy"])
     args = parser.parse_args()
 
-    runtime = RuntimeConfig.model_validate(
-        {
-            "env": {"name": "bfcl_multi_turn"},
-            "reward": {"name": "progress"},
-            "chat": {"tokenizer": str(shared_tokenizer_dir("qwen3")), "chat_template": "qwen3"},
-            "parsers": {"tool_call_parser": "qwen25"},
-            "rollout": {"max_new_tokens": 32768},
-        }
-    )
+    runtime = bfcl_eval_runtime()
     test_rows = [row for row in build_rows(BFCLEnvConfig()) if row["metadata"]["split"] == "test"]
     rows = select_rows(test_rows, EvalConfig(limit_per_category=args.per_category))
 
