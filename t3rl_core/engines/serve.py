@@ -2,8 +2,8 @@
 
 Endpoints: `POST /generate` (input_ids mode, `return_logprob`; meta_info reports `cached_tokens` from a
 token trie of earlier requests, as a prefix cache would, and a `weight_version`), `GET /health`,
-`GET /health_generate`, `GET /get_model_info`. Tests use it to put real HTTP between the SGLang client engine and a model;
-the quickstart serves the tiny CPU model with it:
+`GET /health_generate`, `GET /get_model_info`. Tests use it to put real HTTP between the SGLang client
+engine and a model; the quickstart serves the tiny CPU model with it:
 
     python -m t3rl_core.engines.serve --model DIR --port 30000 [--chat-template qwen3]
 """
