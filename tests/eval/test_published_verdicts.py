@@ -208,11 +208,14 @@ def test_the_t3rl_declaration_holds_the_published_numbers() -> None:
     assert declared["Qwen3-4B-Instruct"].values[0].value == 0.1575
 
 
-def test_eval_published_needs_a_declaration(tmp_path: Path) -> None:
+def test_eval_published_needs_a_declaration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
     from launch.cli.app import app
 
+    # No synthetic model is built in this session's cache (the check has its own test): the eval's own
+    # refusal is what is checked.
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
     out = tmp_path / "record"
     args = ["eval", "+experiment=quickstart", "--engine", "reference", "--published", "--out", str(out)]
     result = CliRunner().invoke(app, args, env={"COLUMNS": "250"})
