@@ -71,10 +71,19 @@ def main() -> int:
     ).stdout.strip()
     text = render(objects(args.slime), commit)
     if args.check:
+        text = subprocess.run(
+            [str(Path(sys.executable).with_name("ruff")), "format", "-", "--stdin-filename", str(args.out)],
+            input=text,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         same = args.out.read_text(encoding="utf-8") == text
         print("up to date" if same else f"{args.out} differs from slime {commit}")
         return 0 if same else 1
     args.out.write_text(text, encoding="utf-8")
+    # Formatted as the repository is (the pinned ruff beside this interpreter).
+    subprocess.run([str(Path(sys.executable).with_name("ruff")), "format", "-q", str(args.out)], check=True)
     print(f"wrote {args.out}")
     return 0
 
