@@ -95,6 +95,15 @@ MEGATRON_ATTENTION: dict[str, KernelNeeds] = {
     "flash": KernelNeeds(vendor=None, min_sm=80, why=" (FlashAttention 2: Ampere or newer)"),
 }
 
+# Megatron's number formats and kernels that need a particular GPU, by the flag that turns them on
+# (slime trains in bf16 unless --fp16 is given: `--bf16` stands for that default).
+MEGATRON_NUMERICS: dict[str, KernelNeeds] = {
+    "--bf16": KernelNeeds(vendor=None, min_sm=80, why=" (bfloat16 arithmetic: Ampere or newer)"),
+    "--fp8-format": KernelNeeds(vendor=None, min_sm=89, why=" (FP8 tensor cores: Ada, Hopper or newer)"),
+    "--fp4-format": KernelNeeds(min_sm=100, why=" (NVFP4 tensor cores: Blackwell)"),
+    "--moe-grouped-gemm": KernelNeeds(vendor=None, min_sm=80, why=" (Megatron's grouped GEMM kernels)"),
+}
+
 
 def _capability(sm: int) -> str:
     return f"{sm // 10}.{sm % 10}"

@@ -1,23 +1,34 @@
-"""slime's own start-up assertions on its argv (slime/utils/arguments.py, `slime_validate_args`, at the
-pinned commit), as declarations: a flag another requires, two flags that exclude each other, a flag
-slime silently ignores next to another. Every train argv t3rl builds — pass-through flags included —
-is checked against them, so a combination slime would refuse (or quietly drop) on the cluster is a
-config error before anything starts."""
+"""slime's and Megatron's own start-up assertions on the argv, as declarations: slime's
+`slime_validate_args` and its Megatron defaults, Megatron's `validate_args`, `TransformerConfig` and
+`OptimizerParamScheduler` (at the commits `slime_option_table` names). A flag another requires, flags
+that exclude each other, a flag silently ignored next to another, and numeric relations between flags
+(a bound, a multiple). Every train argv t3rl builds — pass-through flags included — is checked against
+them, so a combination slime or Megatron would refuse (or quietly drop) on the cluster is a config
+error before anything starts.
+
+A condition names a flag: `--flag` (given, and not 0 when it takes a number), `--flag=v` (its value is
+v), `--flag>N` (its number is more than N); `a|b` is either. slime always turns on Megatron's
+distributed optimizer, and bf16 unless `--fp16` (`_set_default_megatron_args`): those count as given.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import operator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import list_override
-from launch.plan.slime_options import argv_flags, is_flag
+from launch.plan.slime_options import argv_flags, is_flag, known_options
+
+SLIME = "slime asserts it"
+MEGATRON = "Megatron asserts it"
 
 
 @dataclass(frozen=True)
 class Constraint:
-    """`flag` (given, and not 0 when it takes a number) needs every flag in `requires`, and none of
-    `excludes`; `ignored_with`: slime ignores `flag` when that flag is given too."""
+    """`flag` (a condition) needs every condition in `requires`, and none of `excludes`;
+    `ignored_with`: `flag` is dropped without a word when that condition holds too."""
 
     flag: str
     requires: tuple[str, ...] = ()
@@ -26,7 +37,20 @@ class Constraint:
     why: str = ""
 
 
+@dataclass(frozen=True)
+class Relation:
+    """`left op right` between two numbers of the argv, checked when both are known and `when` holds.
+    `right` is a flag or a quantity slime derives (`DERIVED`); op is one of `OPS`."""
+
+    left: str
+    op: str
+    right: str
+    why: str
+    when: str | None = None
+
+
 CONSTRAINTS = (
+    # slime_validate_args
     Constraint(
         "--use-rollout-logprobs", excludes=("--use-tis",), why="slime: use_rollout_logprobs and use_tis"
     ),
@@ -45,14 +69,146 @@ CONSTRAINTS = (
         excludes=("--disable-rollout-global-dataset",),
         why="slime: num_epoch needs the global dataset",
     ),
+    Constraint("--use-opd", requires=("--opd-type",)),
+    Constraint("--opd-teacher-load", requires=("--use-opd",)),
+    Constraint("--opd-type=megatron", requires=("--opd-teacher-load",)),
+    Constraint("--opd-type=sglang", excludes=("--opd-teacher-load",)),
+    Constraint("--update-weight-transport=disk", requires=("--update-weight-disk-dir",)),
+    Constraint(
+        "--update-weight-mode=delta",
+        requires=("--update-weight-transport=disk", "--update-weight-local-checkpoint-dir"),
+    ),
+    Constraint(
+        "--update-weight-mode=delta",
+        excludes=("--colocate",),
+        why="slime: a colocated engine gets the weights by CUDA IPC, delta updates are for separate ones",
+    ),
+    Constraint(
+        "--release-train",
+        requires=("--save", "--update-weight-transport=disk"),
+        excludes=("--keep-old-actor", "--advantage-estimator=ppo", "--update-weight-mode=delta"),
+    ),
+    Constraint(
+        "--allgather-cp",
+        excludes=("--context-parallel-size>1",),
+        why="slime: allgather CP is for DSA-attention models (DeepSeek-V3.2, GLM-5.1) only; others "
+        "would have their token order scrambled",
+    ),
+    Constraint("--lr-warmup-iters", ignored_with="--lr-warmup-fraction"),
+    Constraint("--micro-batch-size", ignored_with="--use-dynamic-batch-size"),
+    Constraint(
+        "--decoder-first-pipeline-num-layers|--decoder-last-pipeline-num-layers",
+        requires=("--pipeline-model-parallel-size>1",),
+    ),
+    # Megatron validate_args
+    Constraint("--fp16", excludes=("--bf16",), why="Megatron: one of fp16 and bf16"),
+    Constraint("--optimizer-cpu-offload", requires=("--use-precision-aware-optimizer",)),
+    Constraint("--overlap-param-gather", requires=("--overlap-grad-reduce",)),
+    Constraint("--tp-comm-overlap", requires=("--sequence-parallel",)),
+    Constraint(
+        "--distribute-saved-activations",
+        requires=("--tensor-model-parallel-size>1", "--recompute-granularity=full", "--recompute-method"),
+        excludes=("--sequence-parallel",),
+    ),
+    Constraint(
+        "--use-torch-fsdp2",
+        excludes=(
+            "--use-distributed-optimizer",
+            "--pipeline-model-parallel-size>1",
+            "--expert-model-parallel-size>1",
+        ),
+        why="Megatron: FSDP2 replaces the distributed optimizer slime always turns on",
+    ),
+    Constraint("--offload-optimizer-states", excludes=("--optimizer=sgd",), why="Megatron: adam only"),
+    Constraint("--load-main-params-from-ckpt", requires=("--no-load-optim",)),
+    Constraint("--fp4-format", excludes=("--fp8-format",)),
+    Constraint("--fp4-param-gather", requires=("--fp4-format",)),
+    Constraint("--fp8-param-gather", requires=("--fp8-format",), why="Megatron: fp8_param needs fp8 mode"),
+    Constraint("--expert-model-parallel-size>1", requires=("--num-experts",)),
+    # Megatron TransformerConfig
+    Constraint("--moe-enable-deepep", requires=("--moe-token-dispatcher-type=flex",)),
+    Constraint("--moe-pad-expert-input-to-capacity", requires=("--moe-expert-capacity-factor",)),
+    Constraint("--moe-shared-expert-overlap", requires=("--moe-token-dispatcher-type=alltoall",)),
+    Constraint("--moe-router-enable-expert-bias", requires=("--moe-router-score-function=sigmoid",)),
+    Constraint("--moe-router-padding-for-quantization", requires=("--fp8-format|--fp4-format",)),
+    Constraint("--moe-router-group-topk", requires=("--moe-router-num-groups",)),
+    Constraint(
+        "--cpu-offloading-num-layers",
+        excludes=("--pipeline-model-parallel-size>1", "--recompute-granularity"),
+        why="Megatron: activation CPU offloading works without pipeline stages and recomputation",
+    ),
+)
+
+
+def _train_iters(given: Mapping[str, list[str]]) -> float | None:
+    """slime's train_iters: num_rollout × rollout_batch_size × n_samples_per_prompt // global_batch_size."""
+    names = ("--num-rollout", "--rollout-batch-size", "--n-samples-per-prompt", "--global-batch-size")
+    values = [_number(given, name) for name in names]
+    if any(v is None for v in values):
+        return None
+    rollouts, prompts, samples, batch = values  # type: ignore[misc]
+    return (rollouts * prompts * samples) // batch if batch else None
+
+
+def _two_cp(given: Mapping[str, list[str]]) -> float | None:
+    cp = _number(given, "--context-parallel-size")
+    return 2 * cp if cp and cp > 1 else None
+
+
+DERIVED: dict[str, Callable[[Mapping[str, list[str]]], float | None]] = {
+    "train_iters": _train_iters,
+    "2 × --context-parallel-size": _two_cp,
+}
+
+OPS: dict[str, Callable[[float, float], bool]] = {
+    "<=": operator.le,
+    "<": operator.lt,
+    ">=": operator.ge,
+    "a multiple of": lambda a, b: a % b == 0,
+}
+
+RELATIONS = (
+    Relation("--min-lr", "<=", "--lr", "Megatron: min_lr <= lr"),
+    Relation("--lr-warmup-init", "<=", "--lr", "Megatron's scheduler: init_lr <= max_lr"),
+    Relation(
+        "--lr-warmup-iters",
+        "<",
+        "--lr-decay-iters",
+        "Megatron's scheduler: warmup steps < decay steps",
+        when="--lr-decay-iters",
+    ),
+    Relation(
+        "--lr-warmup-iters",
+        "<",
+        "train_iters",
+        "Megatron's scheduler: warmup steps < decay steps, which default to slime's train_iters "
+        "(num_rollout × rollout_batch_size × n_samples_per_prompt / global_batch_size)",
+    ),
+    Relation("--save-retain-interval", "a multiple of", "--save-interval", "Megatron asserts it"),
+    Relation("--seq-length", "a multiple of", "2 × --context-parallel-size", "Megatron, with CP > 1"),
+    Relation("--seq-length", "<=", "--max-position-embeddings", "Megatron asserts it"),
+    Relation(
+        "--rollout-max-prompt-len",
+        "<",
+        "--rollout-max-context-len",
+        "slime: at least one generated token to compute a loss on",
+    ),
+    Relation("--cpu-offloading-num-layers", "<", "--num-layers", "Megatron asserts it"),
+    Relation("--moe-router-group-topk", "<=", "--moe-router-num-groups", "Megatron asserts it"),
+    Relation("--moe-router-num-groups", "<=", "--num-experts", "Megatron: experts split into the groups"),
 )
 
 
 def _given(argv: Sequence[str]) -> dict[str, list[str]]:
-    """Flag → its values, for the flags that are on (a numeric value 0 is off, as slime reads it)."""
-    return {
+    """Flag → its values, for the flags that are on (a numeric value 0 is off, as slime reads it), with
+    the Megatron settings slime turns on itself."""
+    given = {
         name: values for _, name, values in argv_flags(argv) if not (len(values) == 1 and _zero(values[0]))
     }
+    given.setdefault("--use-distributed-optimizer", [])
+    if "--fp16" not in given:
+        given.setdefault("--bf16", [])
+    return given
 
 
 def _zero(value: str) -> bool:
@@ -62,30 +218,89 @@ def _zero(value: str) -> bool:
         return False
 
 
+def _number(given: Mapping[str, list[str]], name: str) -> float | None:
+    values = given.get(name)
+    try:
+        return float(values[-1]) if values else None
+    except ValueError:
+        return None
+
+
+def _holds(given: Mapping[str, list[str]], condition: str) -> bool:
+    """Whether one of the `|`-separated conditions holds of the argv."""
+    for term in condition.split("|"):
+        name, eq, value = term.partition("=")
+        flag, gt, bound = name.partition(">")
+        if gt:
+            number = _number(given, flag)
+            if number is not None and number > float(bound):
+                return True
+        elif eq:
+            if given.get(name) and given[name][-1] == value:
+                return True
+        elif name in given:
+            return True
+    return False
+
+
+def _asserted_by(flag: str) -> str:
+    option = known_options().get(flag)
+    return SLIME if option is not None and option.source != "megatron" else MEGATRON
+
+
+def _flags(condition: str) -> tuple[str, ...]:
+    return tuple(term.partition("=")[0].partition(">")[0] for term in condition.split("|"))
+
+
+def _said(condition: str) -> str:
+    return condition.replace("|", " or ").replace("=", " ").replace(">", " > ")
+
+
 def violations(argv: Sequence[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """(sentence, the flags involved) per slime assertion the argv would fail, or flag slime would drop."""
+    """(sentence, the flags involved) per assertion the argv would fail, or flag that would be dropped."""
     given = _given(argv)
     for rule in CONSTRAINTS:
-        if rule.flag not in given:
+        if not _holds(given, rule.flag):
             continue
+        mine = tuple(f for f in _flags(rule.flag) if f in given)
         for needed in rule.requires:
-            if not any(option in given for option in needed.split("|")):
-                either = needed.replace("|", " or ")
-                yield f"{rule.flag} needs {either}, which is not given (slime asserts it)", (rule.flag,)
+            if not _holds(given, needed):
+                why = rule.why or _asserted_by(_flags(rule.flag)[0])
+                yield f"{_said(rule.flag)} needs {_said(needed)}, which is not given ({why})", mine
         for other in rule.excludes:
-            if other in given:
-                why = rule.why or "slime asserts it"
-                yield f"{rule.flag} and {other} cannot be given together ({why})", (rule.flag, other)
-        if rule.ignored_with and rule.ignored_with in given:
-            why = "slime keeps the latter without a word"
+            if _holds(given, other):
+                why = rule.why or _asserted_by(_flags(rule.flag)[0])
+                yield (
+                    f"{_said(rule.flag)} and {_said(other)} cannot be given together ({why})",
+                    (
+                        *mine,
+                        *_flags(other),
+                    ),
+                )
+        if rule.ignored_with and _holds(given, rule.ignored_with):
             yield (
-                f"{rule.flag} is ignored next to {rule.ignored_with} ({why})",
-                (rule.flag, rule.ignored_with),
+                f"{_said(rule.flag)} is ignored next to {_said(rule.ignored_with)} "
+                "(the latter wins without a word)",
+                (*mine, *_flags(rule.ignored_with)),
             )
+    yield from relation_violations(given)
+
+
+def relation_violations(given: Mapping[str, list[str]]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """(sentence, the flags involved) per relation the argv's numbers break."""
+    for rel in RELATIONS:
+        if rel.when is not None and not _holds(given, rel.when):
+            continue
+        left = _number(given, rel.left)
+        right = DERIVED[rel.right](given) if rel.right in DERIVED else _number(given, rel.right)
+        if left is None or right is None or OPS[rel.op](left, right):
+            continue
+        flags = (rel.left,) if rel.right in DERIVED else (rel.left, rel.right)
+        yield f"{rel.left} {left:g} is not {rel.op} {rel.right} {right:g} ({rel.why})", flags
 
 
 def check_constraints(argv: Sequence[str], extra: Sequence[str], *, key: str, extra_key: str) -> None:
-    """Raise a ConfigError for every slime assertion the argv would fail: on `extra_key` (the fix drops
+    """Raise a ConfigError for every assertion the argv would fail: on `extra_key` (the fix drops
     the pass-through flag) when a flag of `extra` takes part, else on `key`."""
     passed = _given(extra)
     problems = []
@@ -93,12 +308,20 @@ def check_constraints(argv: Sequence[str], extra: Sequence[str], *, key: str, ex
         mine = [f for f in flags if f in passed]
         if not mine:
             problems.append(
-                Problem(key, f"slime argv: {sentence}", fix="change the t3rl keys that write them")
+                Problem(
+                    key,
+                    f"slime argv: {sentence}",
+                    fix="change the t3rl keys that write these flags (no override of one key fixes it alone)",
+                )
             )
             continue
         rest = _without(extra, mine[0])
         problems.append(
-            Problem(extra_key, f"slime argv: {sentence}", fix=f"set {list_override(extra_key, rest)}")
+            Problem(
+                extra_key,
+                f"slime argv: {sentence}",
+                fix=f"set {list_override(extra_key, rest)} (drop {mine[0]}: its default satisfies it)",
+            )
         )
     if problems:
         raise ConfigError(problems)

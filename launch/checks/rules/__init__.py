@@ -7,10 +7,12 @@ from launch.checks.rules import (
     contracts,
     credentials,
     credit,
+    data_sizes,
     eval_server,
     imports,
     kernels,
     lengths,
+    megatron,
     model,
     one_truth,
     resources,
@@ -35,6 +37,7 @@ RULES = (
     *imports.RULES,
     *one_truth.RULES,
     *splits.RULES,
+    *data_sizes.RULES,
     *kernels.RULES,
     *probes.RULES,
     *components.RULES,
@@ -42,6 +45,7 @@ RULES = (
     *lengths.RULES,
     *eval_server.RULES,
     *service_gpus.RULES,
+    *megatron.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).

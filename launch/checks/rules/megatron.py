@@ -1,0 +1,137 @@
+"""Megatron settings passed through `model.architecture.extra_args`, against what the rest of the config
+declares: the GPU type's compute capability against the number format and kernels the flags turn on
+(`launch.config.gpus.MEGATRON_NUMERICS`), and the learning-rate schedule's flags against the train
+stage's length. The flags' relations among themselves are slime's and Megatron's own assertions,
+declared in `launch.plan.slime_constraints`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from launch.checks.context import Context, Scope, per_scope
+from launch.config.errors import Problem
+from launch.config.fixes import list_override
+from launch.config.gpus import GPUS, MEGATRON_NUMERICS
+from launch.plan.slime_options import argv_flags, is_flag
+
+EXTRA = "model.architecture.extra_args"
+# Megatron's schedule flags that only a decaying schedule reads.
+_DECAY_FLAGS = ("--lr-decay-iters", "--min-lr")
+
+
+def _flags(extra: list[str]) -> dict[str, list[str]]:
+    """The pass-through flags that are on (a number 0 is off), with their values."""
+    return {name: values for _, name, values in argv_flags(extra) if values not in (["0"], ["0.0"])}
+
+
+def _without(extra: list[str], prefix: str) -> list[str]:
+    """`extra` without the flags that start with `prefix` and their values."""
+    kept: list[str] = []
+    skipping = False
+    for token in extra:
+        if is_flag(token):
+            skipping = token.partition("=")[0].startswith(prefix)
+        if not skipping:
+            kept.append(token)
+    return kept
+
+
+@per_scope
+def numerics_run_on_gpu(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """The number format (bf16 by default, fp16, fp8, fp4) and MoE kernels run on the GPU type."""
+    gpu = GPUS.get(scope.hardware.gpu_type)
+    if gpu is None:
+        return
+    extra = list(ctx.run.model.architecture.extra_args)
+    on = set(_flags(extra))
+    if "--fp16" not in on:
+        on.add("--bf16")
+    gpu_key = scope.hw("gpu_type")
+    for flag, needs in MEGATRON_NUMERICS.items():
+        why = needs.refuses(gpu, ctx.run.model.architecture.mla is not None) if flag in on else None
+        if why is None:
+            continue
+        where = f"{scope.hardware.gpu_type} ({gpu.generation})"
+        if flag == "--bf16":
+            yield Problem(
+                gpu_key,
+                f"slime trains in bf16 unless --fp16 is given, and bf16 cannot run on a {where}: {why}",
+                fix=f"set {list_override(EXTRA, [*extra, '--fp16'])} (train in fp16 with loss scaling)",
+            )
+            continue
+        # The flag's family goes with it (--fp8-recipe, --fp8-param-gather need --fp8-format).
+        family = flag.rsplit("-", 1)[0]
+        yield Problem(
+            ctx.latest(EXTRA, gpu_key),
+            f"{flag} cannot run on a {where}: {why}",
+            fix=f"set {list_override(EXTRA, _without(extra, family))} (drop the {family}* flags)",
+        )
+
+
+@per_scope
+def expert_and_tensor_parallel_need_sp(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Megatron: with expert and tensor parallelism, sequence parallelism must be used (it warns)."""
+    hw = scope.hardware
+    if hw.expert_parallel > 1 and hw.tensor_parallel > 1 and not hw.sequence_parallel:
+        key = ctx.latest(scope.hw("sequence_parallel"), scope.hw("expert_parallel"))
+        yield Problem(
+            key,
+            f"expert_parallel {hw.expert_parallel} with tensor_parallel {hw.tensor_parallel} and no "
+            "sequence_parallel: Megatron says sequence parallelism must be used with both",
+            fix=f"set {scope.hw('sequence_parallel')}=true",
+            severity="warning",
+        )
+
+
+@per_scope
+def schedule_flags_take_effect(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Decay flags are read by a decaying schedule only, and a decay shorter than the training leaves
+    the rest of it at --min-lr (0 by default): both run without a word, and are probably not meant."""
+    cur = scope.curriculum
+    if cur is None:
+        return
+    extra = list(ctx.run.model.architecture.extra_args)
+    given = _flags(extra)
+    style = cur.optimizer.lr_decay_style
+    style_key = scope.cur("optimizer.lr_decay_style")
+    for flag in _DECAY_FLAGS:
+        if flag in given and style == "constant":
+            yield Problem(
+                EXTRA,
+                f"{flag} has no effect: optimizer.lr_decay_style is constant",
+                fix=f"set {list_override(EXTRA, _without(extra, flag))}, or {style_key}=cosine",
+                severity="warning",
+            )
+    decay = _number(given.get("--lr-decay-iters"))
+    steps = _train_iters(scope)
+    if style != "constant" and decay is not None and steps is not None and decay < steps:
+        yield Problem(
+            EXTRA,
+            f"--lr-decay-iters {decay:g} < the {steps} optimizer steps of stage '{scope.stage}': the "
+            f"learning rate stays at --min-lr for the last {steps - decay:g} steps",
+            fix=f"set {list_override(EXTRA, _without(extra, '--lr-decay-iters'))} "
+            "(slime then decays over the whole stage)",
+            severity="warning",
+        )
+
+
+def _number(values: list[str] | None) -> float | None:
+    try:
+        return float(values[-1]) if values else None
+    except ValueError:
+        return None
+
+
+def _train_iters(scope: Scope) -> int | None:
+    """slime's optimizer steps of a train stage (its train_iters), when its length is in rollouts."""
+    cur = scope.curriculum
+    if cur is None or cur.num_rollout is None:
+        return None
+    samples = cur.rollout_batch_size * cur.n_samples_per_prompt
+    batch = cur.global_batch_size or (
+        samples // cur.num_steps_per_rollout if cur.num_steps_per_rollout else 0
+    )
+    return cur.num_rollout * samples // batch if batch else None
+
+
+RULES = (numerics_run_on_gpu, expert_and_tensor_parallel_need_sp, schedule_flags_take_effect)
