@@ -91,10 +91,13 @@ def server_tp(arch: MegatronArch, hw: HardwareConfig, requested: int | None) -> 
 
 def data_parallel(extra_args: Sequence[str]) -> int:
     """The data-parallel replicas an SGLang server's pass-through flags ask for (`--dp-size N`, `--dp N`,
-    or their `=N` forms); 1 when none. Each replica holds `tp` GPUs."""
+    or their `=N` forms); 1 when none. Each replica holds `tp` GPUs; with `--enable-dp-attention` the
+    N attention groups share the server's tp GPUs (SGLang's attention data parallelism)."""
+    if "--enable-dp-attention" in extra_args:
+        return 1
     for index, token in enumerate(extra_args):
         flag, eq, inline = token.partition("=")
-        if flag in ("--dp-size", "--dp"):
+        if flag in ("--dp-size", "--dp", "--data-parallel-size"):
             value = inline if eq else (extra_args[index + 1] if index + 1 < len(extra_args) else "")
             return int(value) if value.isdigit() and int(value) > 0 else 1
     return 1

@@ -1,72 +1,248 @@
-"""The flags an SGLang server t3rl starts may be given in `extra_args` (an eval stage's server, a
-managed service), read from the SGLang options t3rl knows (launch.plan.slime_sglang_options, without
-slime's `--sglang-` prefix): a misspelt flag, a value of the wrong type, a memory fraction outside
-(0, 1], a data-parallel width that needs more GPUs than the server has, or a context longer than the
-model's are config errors before the server is started hours in. A flag t3rl does not list is passed
-on unchecked (SGLang has hundreds; the list holds those users set)."""
+"""The flags an SGLang server t3rl starts may be given (an eval stage's server, a managed service, slime's
+`--sglang-*` engines), checked against the options the pinned SGLang parses
+(`launch.plan.sglang_server_option_table`, generated from SGLang itself) and against what SGLang's
+start-up checks refuse: a misspelt or ambiguous flag, a value of the wrong type or outside its choices,
+a number outside its domain (`_DOMAINS`), and the relations between flags (data-parallel replicas and
+attention DP against the GPUs and TP, expert parallelism within TP, chunked prefill in whole pages, a
+context longer than the model's). Each is a config error before the server is started hours in.
+
+Like SGLang's own parser (argparse with abbreviations), a flag may be an unambiguous prefix of one
+option (`--dp 2` is `--dp-size 2`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
 from launch.plan.option_types import value_problem
+from launch.plan.sglang_server_option_table import OPTIONS, SGLANG_VERSION
 from launch.plan.slime_option_table import Option
-from launch.plan.slime_sglang_options import SGLANG_OPTIONS
 
 SERVER_OPTIONS: dict[str, Option] = {
-    flag.replace("--sglang-", "--", 1): option
-    for flag, option in SGLANG_OPTIONS.items()
-    if flag.startswith("--sglang-")
-} | {
-    "--dp": Option("sglang", 1, "int", None),
-    "--dtype": Option("sglang", 1, "str", ("auto", "half", "float16", "bfloat16", "float", "float32")),
-    "--trust-remote-code": Option("sglang", 0, None, None),
-    "--served-model-name": Option("sglang", 1, "str", None),
+    flag: Option("sglang", nargs, kind, choices)  # type: ignore[arg-type]
+    for flag, (nargs, kind, choices) in OPTIONS.items()
 }
-_DATA_PARALLEL = ("--dp-size", "--dp")
+
+# SGLang's human_readable_int: a whole number, or one with an SI (k, M, G, T; decimals allowed) or IEC
+# (Ki, Mi, Gi, Ti) suffix.
+_HUMAN_INT = re.compile(r"\d+|\d+(\.\d+)?[kMGT]|\d+(Ki|Mi|Gi|Ti)")
+_SUFFIX = {
+    "k": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+}
+
+
+def human_int(value: str) -> int:
+    """A human_readable_int's value (ValueError when it is none)."""
+    if not _HUMAN_INT.fullmatch(value):
+        raise ValueError(f"invalid human-readable integer: {value!r} (e.g. 32768, 32k, 32Ki)")
+    digits = value.rstrip("kMGTi")
+    suffix = value[len(digits) :]
+    return int(float(digits) * _SUFFIX[suffix]) if suffix else int(digits)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The values SGLang accepts (or that mean something) for a numeric option."""
+
+    test: Callable[[float], bool]
+    says: str
+
+
+_AT_LEAST_ONE = Domain(lambda v: v >= 1, "a whole number >= 1")
+_NON_NEGATIVE = Domain(lambda v: v >= 0, "a number >= 0")
+# Sizes, counts and lengths: 0 or less is no size (SGLang divides by them, or allocates nothing).
+_DOMAINS: dict[str, Domain] = {
+    **dict.fromkeys(
+        [
+            "--tp-size",
+            "--dp-size",
+            "--attn-dp-size",
+            "--ep-size",
+            "--pp-size",
+            "--moe-dp-size",
+            "--page-size",
+            "--max-running-requests",
+            "--max-total-tokens",
+            "--max-prefill-tokens",
+            "--context-length",
+            "--cuda-graph-max-bs-decode",
+            "--cuda-graph-max-bs-prefill",
+            "--stream-interval",
+            "--tokenizer-worker-num",
+            "--detokenizer-worker-num",
+            "--speculative-num-steps",
+            "--speculative-eagle-topk",
+            "--speculative-num-draft-tokens",
+        ],
+        _AT_LEAST_ONE,
+    ),
+    "--mem-fraction-static": Domain(lambda v: 0 < v <= 1, "a fraction in (0, 1]"),
+    "--schedule-conservativeness": _NON_NEGATIVE,
+    "--watchdog-timeout": _NON_NEGATIVE,
+}
+
+
+@dataclass(frozen=True)
+class _Flag:
+    index: int  # of the flag token in the argv
+    given: str  # as written
+    name: str  # the option it resolves to (SERVER_OPTIONS key), or "" when none
+    values: list[str]
+
+
+def resolve(flag: str) -> str | list[str]:
+    """The option `flag` names (itself, or the one option it is a prefix of), else every candidate."""
+    if flag in SERVER_OPTIONS:
+        return flag
+    longer = [name for name in SERVER_OPTIONS if name.startswith(flag)]
+    return longer[0] if len(longer) == 1 else longer
 
 
 def server_argv_problems(
     extra: Sequence[str], key: str, *, tp: int, gpus: int, context_length: int | None
 ) -> list[Problem]:
-    """What is wrong with a server's pass-through flags, each a Problem on `key` whose fix drops or
-    corrects the flag."""
+    """What SGLang would refuse in a server's pass-through flags (`key`), served with `tp` ranks on
+    `gpus` GPUs for a model of `context_length` tokens: each a Problem whose fix drops or corrects a
+    flag."""
     problems = []
-    for index, flag, values in _flags(extra):
-        option = SERVER_OPTIONS.get(flag)
+    flags = []
+    for index, given, values in _flags(extra):
+        name = resolve(given)
         rest = _without(extra, index, len(values))
-        if option is None:
-            guess = did_you_mean(flag, SERVER_OPTIONS)
-            if guess is not None:
-                fixed = [*extra[:index], guess, *extra[index + 1 :]] if "=" not in extra[index] else None
-                fix = f"set {list_override(key, fixed)}" if fixed else f"did you mean {guess}?"
-                problems.append(
-                    Problem(key, f"{flag} is not an SGLang server flag (did you mean {guess}?)", fix=fix)
-                )
+        if isinstance(name, list):
+            problems.append(_unknown(extra, key, index, name, rest))
             continue
-        for value in values:
-            why = _why(flag, option, value, tp=tp, gpus=gpus, context_length=context_length)
-            if why is not None:
-                problems.append(Problem(key, f"{flag} {value}: {why}", fix=f"set {list_override(key, rest)}"))
-    return problems
+        flags.append(_Flag(index, given, name, values))
+        choices = [str(c) for c in SERVER_OPTIONS[name].choices or ()]
+        for offset, value in enumerate(values):
+            why = _why(name, SERVER_OPTIONS[name], value)
+            if why is None:
+                continue
+            guess = did_you_mean(value, choices) if choices and "=" not in extra[index] else None
+            at = index + 1 + offset  # the value's token: corrected to the nearest choice, else dropped
+            fixed = [*extra[:at], guess, *extra[at + 1 :]] if guess else rest
+            problems.append(Problem(key, f"{given} {value}: {why}", fix=f"set {list_override(key, fixed)}"))
+    if problems:
+        return problems
+    return _relations(extra, key, flags, tp=tp, gpus=gpus, context_length=context_length)
 
 
-def _why(
-    flag: str, option: Option, value: str, *, tp: int, gpus: int, context_length: int | None
-) -> str | None:
-    """Why SGLang would refuse (or t3rl cannot place) one flag's value, or None."""
-    why = value_problem(option.type, option.choices, value)
-    if why is not None:
-        return why
-    if flag == "--mem-fraction-static" and not 0 < float(value) <= 1:
-        return f"{value} is not a fraction in (0, 1]"
-    if flag in _DATA_PARALLEL and int(value) * tp > gpus:
-        return f"{value} data-parallel replicas of tp {tp} need {int(value) * tp} GPUs; the server has {gpus}"
-    if flag == "--context-length" and context_length and int(value) > context_length:
-        return f"{value} is longer than the model's context of {context_length} tokens (SGLang refuses it)"
+def _unknown(extra: Sequence[str], key: str, index: int, candidates: list[str], rest: list[str]) -> Problem:
+    """An option SGLang does not have (fix: the nearest one), or a prefix of several (fix: the first)."""
+    given = extra[index].partition("=")[0]
+    if candidates:
+        return Problem(
+            key,
+            f"{given} is ambiguous for SGLang {SGLANG_VERSION}: it could be {', '.join(candidates[:6])}",
+            fix=f"set {list_override(key, [*extra[:index], candidates[0], *extra[index + 1 :]])}"
+            if "=" not in extra[index]
+            else f"set {list_override(key, rest)}",
+        )
+    guess = did_you_mean(given, SERVER_OPTIONS)
+    if guess is not None and "=" not in extra[index]:
+        fix = f"set {list_override(key, [*extra[:index], guess, *extra[index + 1 :]])}"
+    else:
+        fix = f"set {list_override(key, rest)}"
+    hint = f" (did you mean {guess}?)" if guess else ""
+    return Problem(key, f"{given} is not an option of SGLang {SGLANG_VERSION}'s server{hint}", fix=fix)
+
+
+def _why(name: str, option: Option, value: str) -> str | None:
+    """Why SGLang's parser or its domain refuses one value of option `name`, or None."""
+    if option.type == "human_readable_int":
+        try:
+            number: float = human_int(value)
+        except ValueError as err:
+            return str(err)
+    else:
+        why = value_problem(option.type, option.choices, value)
+        if why is not None:
+            return why
+        if name not in _DOMAINS:
+            return None
+        number = float(value)
+    domain = _DOMAINS.get(name)
+    if domain is not None and not domain.test(number):
+        return f"{value} is not {domain.says}"
     return None
+
+
+def _relations(
+    extra: Sequence[str], key: str, flags: list[_Flag], *, tp: int, gpus: int, context_length: int | None
+) -> list[Problem]:
+    """SGLang's start-up checks between flags, and its GPUs against the server's."""
+    given = {f.name: f for f in flags}
+
+    def number(name: str) -> int | None:
+        flag = given.get(name)
+        if flag is None or not flag.values:
+            return None
+        return (
+            human_int(flag.values[0])
+            if SERVER_OPTIONS[name].type == "human_readable_int"
+            else int(flag.values[0])
+        )
+
+    def drop(name: str, message: str) -> Problem:
+        flag = given[name]
+        rest = _without(extra, flag.index, len(flag.values))
+        return Problem(
+            key, f"{flag.given} {' '.join(flag.values)}: {message}", fix=f"set {list_override(key, rest)}"
+        )
+
+    problems = []
+    dp, attn_dp = number("--dp-size"), number("--attn-dp-size")
+    attention_dp = "--enable-dp-attention" in given  # SGLang's old spelling of --attn-dp-size = dp-size
+    if attention_dp and dp is not None:
+        attn_dp, dp = dp, None
+    if dp and dp > 1 and attn_dp and attn_dp > 1:
+        problems.append(
+            drop("--dp-size", "data-parallel replicas and attention data parallelism exclude each other")
+        )
+    elif attn_dp and tp % attn_dp:
+        name = "--dp-size" if attention_dp else "--attn-dp-size"
+        problems.append(
+            drop(name, f"attention data parallelism {attn_dp} does not divide the server's tp {tp}")
+        )
+    elif dp and dp * tp > gpus:
+        problems.append(
+            drop(
+                "--dp-size",
+                f"{dp} data-parallel replicas of tp {tp} need {dp * tp} GPUs; the server has {gpus}",
+            )
+        )
+    ep = number("--ep-size")
+    if ep and tp % ep:
+        problems.append(
+            drop("--ep-size", f"expert parallelism {ep} runs inside the server's tp {tp} and must divide it")
+        )
+    chunk, page = number("--chunked-prefill-size"), number("--page-size")
+    if chunk and page and chunk > 0 and chunk % page:
+        problems.append(
+            drop(
+                "--chunked-prefill-size", f"chunked prefill {chunk} is not a whole number of pages of {page}"
+            )
+        )
+    length = number("--context-length")
+    if length and context_length and length > context_length:
+        problems.append(
+            drop(
+                "--context-length",
+                f"longer than the model's context of {context_length} tokens (SGLang refuses it)",
+            )
+        )
+    return problems
 
 
 def _flags(argv: Sequence[str]) -> list[tuple[int, str, list[str]]]:
