@@ -46,6 +46,7 @@ class EnvConfig(StrictModel):
     """
 
     OUTCOME_FIELDS: ClassVar[frozenset[str] | None] = None
+    SIZE_FIELDS: ClassVar[tuple[str, ...]] = ()
 
     name: RegistryName
 
@@ -56,6 +57,13 @@ class EnvConfig(StrictModel):
     def input_files(self) -> list[InputFile]:
         """The dataset files a user gives this env (none for envs whose data ships in a package)."""
         return []
+
+    def split_sizes(self) -> dict[str, int] | None:
+        """Split name → the most rows it can hold, known without preparing data (None = not declared).
+        Pre-flight compares it with what a stage draws from the split: a batch of more prompts than
+        the split has, or an empty split, is refused before any data is prepared. `SIZE_FIELDS` names
+        the env keys it depends on (dotted, under `env`), so that a change to one of them is blamed."""
+        return None
 
     def split_parts(self) -> dict[str, frozenset[str]] | None:
         """Split name → the parts of the task space its rows come from (None = not declared): two splits

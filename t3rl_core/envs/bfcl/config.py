@@ -58,6 +58,13 @@ class BFCLDataConfig(StrictModel):
         return value
 
 
+def id_split_counts(data: BFCLDataConfig) -> dict[str, int]:
+    """How many of the ids 0..num_ids-1 each id split gets (T3RL's cut of the shuffled ids)."""
+    train = int(data.num_ids * data.train_ratio)
+    val = int(data.num_ids * data.val_ratio)
+    return {"train": train, "val": val, "test": data.num_ids - train - val}
+
+
 class BFCLEnvConfig(EnvConfig):
     """BFCL multi-turn episodes: one model world and one ground-truth world per episode.
 
@@ -72,6 +79,8 @@ class BFCLEnvConfig(EnvConfig):
             *("interactions", "force_terminated", "failure", "turn_rewards", "turn_steps"),
         }
     )
+
+    SIZE_FIELDS = ("data.categories", "data.num_ids", "data.train_ratio", "data.val_ratio")
 
     name: Literal["bfcl_multi_turn"] = "bfcl_multi_turn"
     # Attempts (tool steps and format errors) per user turn in train mode before the turn is forced on.
@@ -91,6 +100,16 @@ class BFCLEnvConfig(EnvConfig):
     def split_names(self) -> list[str]:
         """The files (`<name>.jsonl`) the prepare_data stage writes for this env."""
         return list(SPLIT_FILES)
+
+    def split_sizes(self) -> dict[str, int]:
+        """Ids of the split's id splits × the categories it keeps; at most, since a category may ship
+        fewer entries than num_ids."""
+        ids = id_split_counts(self.data)
+        sizes = {}
+        for name, (id_splits, category) in SPLIT_FILES.items():
+            categories = [c for c in self.data.categories if category in (None, c)]
+            sizes[name] = sum(ids[s] for s in id_splits or ids) * len(categories)
+        return sizes
 
     def eval_categories(self) -> list[str]:
         """Rows carry their BFCL category as data_source."""

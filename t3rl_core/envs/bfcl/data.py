@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from t3rl_core.data.progress import Steps
-from t3rl_core.envs.bfcl.config import SPLIT_FILES, BFCLDataConfig, BFCLEnvConfig
+from t3rl_core.envs.bfcl.config import SPLIT_FILES, BFCLDataConfig, BFCLEnvConfig, id_split_counts
 
 ABILITY = "multi_turn_function_calling"
 
@@ -46,10 +46,8 @@ def split_of_ids(data: BFCLDataConfig) -> dict[int, str]:
     """Numeric entry id → "train" / "val" / "test" (T3RL: shuffle ids with random.seed(seed))."""
     ids = list(range(data.num_ids))
     random.Random(data.seed).shuffle(ids)
-    num_train = int(data.num_ids * data.train_ratio)
-    num_val = int(data.num_ids * data.val_ratio)
-    if num_train + num_val > data.num_ids:
-        raise ValueError("data.train_ratio + data.val_ratio must not exceed 1")
+    counts = id_split_counts(data)
+    num_train, num_val = counts["train"], counts["val"]
     split = {i: "train" for i in ids[:num_train]}
     split.update({i: "val" for i in ids[num_train : num_train + num_val]})
     split.update({i: "test" for i in ids[num_train + num_val :]})

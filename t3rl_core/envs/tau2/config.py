@@ -9,6 +9,7 @@ from pydantic import Field
 
 from t3rl_core.config import EnvConfig
 from t3rl_core.envs.format_repair import FormatRepairConfig
+from t3rl_core.envs.tau2.task_counts import shipped_task_counts
 from t3rl_core.envs.tau2.users import ScriptedUserConfig, UserSimulatorConfig
 from t3rl_core.registries import USER_SIMULATORS
 from t3rl_core.registry import registered
@@ -53,6 +54,8 @@ class Tau2EnvConfig(EnvConfig):
         }
     )
 
+    SIZE_FIELDS = ("domains", "data.limit", "data.demonstrations_split")
+
     name: Literal["tau2"] = "tau2"
     # Domains whose tasks are prepared (rows carry their domain; every domain runs in one env).
     domains: list[Tau2Domain] = Field(default_factory=lambda: list(DOMAINS), min_length=1)
@@ -82,6 +85,22 @@ class Tau2EnvConfig(EnvConfig):
     def eval_categories(self) -> list[str]:
         """Rows carry `tau2_<domain>` as data_source."""
         return [f"tau2_{domain}" for domain in self.domains]
+
+    def split_sizes(self) -> dict[str, int] | None:
+        """Tasks per prepared split over the selected domains (each capped by data.limit), from the
+        installed tau2's split files; the SFT split holds at most its source split's tasks."""
+        counts = {domain: shipped_task_counts(domain) for domain in self.domains}
+        if any(c is None for c in counts.values()):
+            return None
+
+        def tasks(split: str) -> int:
+            shipped = [c.get(split, 0) for c in counts.values() if c is not None]
+            return sum(min(n, self.data.limit) if self.data.limit else n for n in shipped)
+
+        sizes = {f"tau2_{split}": tasks(split) for split in self.data.splits}
+        if self.data.demonstrations_split:
+            sizes["tau2_sft"] = tasks(self.data.demonstrations_split)
+        return sizes
 
     def split_parts(self) -> dict[str, frozenset[str]]:
         """Parts are (domain, tau2 split); tau2's `base` task set is its train and test sets together; the

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from t3rl_core.envs.bfcl.config import MULTI_TURN_CATEGORIES, BFCLDataConfig, BFCLEnvConfig
+from t3rl_core.envs.bfcl.config import (
+    MULTI_TURN_CATEGORIES,
+    SPLIT_FILES,
+    BFCLDataConfig,
+    BFCLEnvConfig,
+    id_split_counts,
+)
 from t3rl_core.envs.bfcl.data import prepare, split_of_ids, system_prompt
 
 ADDED_FUNCTIONS_PROMPT = "I have updated some more functions you can choose from. What about now?"
@@ -29,6 +35,23 @@ def test_split_sizes_and_categories(bfcl_rows):
         assert per_split["val", category] == 25
         assert per_split["test", category] == 75
     assert all(row["metadata"]["bfcl_task"]["split"] == row["metadata"]["split"] for row in bfcl_rows)
+
+
+def test_declared_split_sizes_are_the_rows_of_each_split_file(bfcl_rows):
+    """Pre-flight's sizes (no data prepared) are the prepared files' row counts for the default cut."""
+    sizes = BFCLEnvConfig().split_sizes()
+    for name, (id_splits, category) in SPLIT_FILES.items():
+        kept = [
+            r
+            for r in bfcl_rows
+            if r["metadata"]["split"] in (id_splits or ("train", "val", "test"))
+            and category in (None, r["metadata"]["data_source"])
+        ]
+        assert sizes[name] == len(kept), name
+    for num_ids, train, val in ((37, 0.3, 0.2), (200, 0.5, 0.0), (9, 0.9, 0.05), (1, 0.5, 0.125)):
+        data = BFCLDataConfig(num_ids=num_ids, train_ratio=train, val_ratio=val)
+        cut = Counter(split_of_ids(data).values())
+        assert {s: cut[s] for s in ("train", "val", "test")} == id_split_counts(data)
 
 
 def test_split_is_t3rl_seeded_shuffle_of_ids():

@@ -36,6 +36,18 @@ def test_rows_of_each_domain(domain):
     json.dumps(data)  # rows are plain JSON
 
 
+@pytest.mark.parametrize("domain", sorted(TRAIN_TASKS))
+def test_declared_split_sizes_are_the_rows_prepared(domain):
+    """Pre-flight reads the sizes from tau2's split files without importing tau2; the rows agree."""
+    for limit in (None, 7):
+        env = Tau2EnvConfig(domains=[domain], data={"splits": ["train", "test"], "limit": limit})
+        sizes = env.split_sizes()
+        assert sizes is not None
+        for split in ("train", "test"):
+            assert sizes[f"tau2_{split}"] == len(list(rows(env, split)))
+        assert sizes["tau2_sft"] == sizes["tau2_train"]  # demonstrations of the train tasks, at most
+
+
 def test_unknown_split_is_a_clear_error():
     with pytest.raises(ValueError, match="has no split 'dev'; it has: base, test, train"):
         load_tasks("retail", "dev")

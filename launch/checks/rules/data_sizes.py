@@ -1,0 +1,135 @@
+"""What a stage draws from a split, against how many rows the split can hold.
+
+Each env declares the most rows of every split it prepares when that is known without preparing data
+(`EnvConfig.split_sizes()`: BFCL's id cut × categories, tau2's shipped task lists × domains). A train
+stage draws rollout_batch_size prompts (over_sampling_batch_size under dynamic sampling) per rollout:
+from a split with fewer rows, slime's data source repeats prompts inside one batch, and from one with
+fewer than half as many it returns a short batch that breaks the batch arithmetic; with num_epoch the
+run has zero rollouts. A split with no rows at all trains or scores nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+from launch.checks.context import Context, Scope
+from launch.checks.eval_configs import eval_configs, eval_key
+from launch.checks.rules.layouts import trying
+from launch.config.errors import Problem, did_you_mean
+from launch.config.schema import CurriculumConfig
+
+
+def _env_keys(ctx: Context) -> list[str]:
+    """The env keys the split sizes depend on, as the config spells them."""
+    return [f"env.{field}" for field in type(ctx.run.env).SIZE_FIELDS]
+
+
+def batch_fits_train_split(ctx: Context) -> Iterator[Problem]:
+    """A rollout draws at most as many prompts as its train split holds, and the split is not empty.
+    Stages short of rows because of one env setting get one error whose fix resizes them all."""
+    sizes = ctx.run.env.split_sizes()
+    if sizes is None:
+        return
+    by_env: dict[str, list[tuple[str, str]]] = {}
+    for scope in ctx.scopes:
+        cur = scope.curriculum
+        if cur is None or cur.train_split not in sizes:
+            continue  # an unknown split is reported by the split rules
+        size = sizes[cur.train_split]
+        over = (cur.over_sampling_batch_size or 0) > size
+        field = "over_sampling_batch_size" if over else "rollout_batch_size"
+        drawn = getattr(cur, field)
+        if drawn <= size:
+            continue
+        key = ctx.latest(scope.cur(field), scope.cur("train_split"), *_env_keys(ctx))
+        name = f"split {cur.train_split} of env {ctx.run.env.name}"
+        if size == 0:
+            message = f"{name} holds no rows: stage {scope.stage} would train on nothing"
+            fix = _other_split(scope.cur("train_split"), cur.train_split, sizes, cur.rollout_batch_size)
+        else:
+            message = (
+                f"{field} {drawn} > {size}: {name} holds at most {size} rows, so every rollout of stage "
+                f"{scope.stage} would repeat prompts within its batch (slime refills from the next epoch, "
+                "and a batch over twice the split comes back short)"
+            )
+            fix = _smaller_batch(scope, ctx, field, size) or _other_split(
+                scope.cur("train_split"), cur.train_split, sizes, cur.rollout_batch_size
+            )
+        if key.startswith("env."):
+            by_env.setdefault(key, []).append((message, fix))
+        else:
+            yield Problem(key, message, fix=fix)
+    for key, found in by_env.items():
+        fixes = [fix for _, fix in found]
+        together = all(f.startswith("set ") and " (" in f for f in fixes)
+        fix = (
+            "set " + " ".join(f.removeprefix("set ").split(" (")[0] for f in fixes) + " (each stage's batch "
+            "within its split)"
+            if together and len(fixes) > 1
+            else fixes[0]
+        )
+        yield Problem(key, "; ".join(message for message, _ in found), fix=fix)
+
+
+def _smaller_batch(scope: Scope, ctx: Context, field: str, size: int) -> str | None:
+    """The largest draw the split holds with the same optimizer steps per rollout, checked against every
+    per-scope rule (None when there is none)."""
+    cur = scope.curriculum
+    assert cur is not None
+    if field == "over_sampling_batch_size":
+        return f"set {scope.cur(field)}={size} (>= rollout_batch_size {cur.rollout_batch_size}), or null"
+    samples = cur.rollout_batch_size * cur.n_samples_per_prompt
+    steps = cur.num_steps_per_rollout or (samples // cur.global_batch_size if cur.global_batch_size else 1)
+    for prompts in range(size, 0, -1):
+        total = prompts * cur.n_samples_per_prompt
+        if total % steps:
+            continue
+        update: dict[str, int] = {"rollout_batch_size": prompts}
+        if cur.global_batch_size is not None:
+            update["global_batch_size"] = total // steps
+        if _passes(scope, ctx, cur.model_copy(update=update)):
+            assigned = " ".join(f"{scope.cur(k)}={v}" for k, v in update.items())
+            return f"set {assigned} (at most {size} prompts, {steps} optimizer step(s) per rollout as now)"
+    return None
+
+
+def _passes(scope: Scope, ctx: Context, curriculum: CurriculumConfig) -> bool:
+    trial = replace(scope, curriculum=curriculum)
+    with trying():
+        return not any(p.severity == "error" for rule in ctx.scope_checks for p in rule(trial, ctx))
+
+
+def _other_split(key: str, split: str, sizes: dict[str, int], needed: int) -> str:
+    """A split of the same role (train / held out) with at least `needed` rows, the nearest name first."""
+    role = ("test", "val", "unseen") if any(w in split for w in ("test", "val", "unseen")) else ("train",)
+    options = [s for s, n in sizes.items() if n >= needed and s != split and any(w in s for w in role)]
+    if not options:
+        return f"change the env settings that empty split {split}, or read another split at {key}"
+    rows = f"{needed} row{'s' if needed > 1 else ''}"
+    return f"set {key}={did_you_mean(split, options) or options[0]} (at least {rows})"
+
+
+def eval_splits_have_rows(ctx: Context) -> Iterator[Problem]:
+    """An eval (stage, standalone, or a train stage's in-loop eval) scores a split with rows."""
+    sizes = ctx.run.env.split_sizes()
+    if sizes is None:
+        return
+    scored: list[tuple[str, str]] = []
+    for stage, config, overrides in eval_configs(ctx.run):
+        scored.append((eval_key(stage, overrides, "split"), config.split))
+    for scope in ctx.scopes:
+        cur = scope.curriculum
+        if cur is not None and cur.eval_split is not None:
+            scored.append((scope.cur("eval_split"), cur.eval_split))
+    for key, split in scored:
+        if sizes.get(split, 1) > 0:
+            continue
+        yield Problem(
+            ctx.latest(key, *_env_keys(ctx)),
+            f"split {split} of env {ctx.run.env.name} holds no rows: the eval would score nothing",
+            fix=_other_split(key, split, sizes, 1),
+        )
+
+
+RULES = (batch_fits_train_split, eval_splits_have_rows)

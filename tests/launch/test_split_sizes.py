@@ -1,0 +1,56 @@
+"""A stage never draws more prompts per rollout than its split holds, and never reads an empty split:
+refused at pre-flight from the sizes each env declares (`EnvConfig.split_sizes()`), with a first fix
+that validates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_preflight import _errors, _invoke, sandbox  # noqa: F401  (sandbox is a fixture)
+
+from tests.support.fix_applier import apply_first_fix
+
+S1 = "+experiment=stage1_bfcl"
+TAU2 = "+experiment=tau2_pipeline"
+CUR = "stages.train.curriculum"
+
+# (overrides, the key the first error names)
+TOO_SMALL = {
+    "bfcl-fewer-ids": ([S1, "env.data.num_ids=40"], "env.data.num_ids"),
+    "bfcl-train-ratio": ([S1, "env.data.train_ratio=0.1"], "env.data.train_ratio"),
+    "bfcl-base-dropped": ([S1, "env.data.categories=[multi_turn_miss_func]"], "env.data.categories"),
+    "bfcl-no-val": ([S1, "env.data.val_ratio=0"], "env.data.val_ratio"),
+    "bfcl-batch": ([S1, "stages.train.curriculum.rollout_batch_size=128"], None),
+    "bfcl-over-sampling": ([S1, "stages.train.curriculum.over_sampling_batch_size=101"], None),
+    "tau2-one-domain-limit": ([TAU2, "env.domains=[airline]", "env.data.limit=5"], "env.data.limit"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TOO_SMALL))
+def test_a_split_smaller_than_the_batch_is_refused_and_the_fix_validates(case: str, sandbox: Path) -> None:  # noqa: F811
+    overrides, key = TOO_SMALL[case]
+    code, out = _invoke("validate", *overrides)
+    assert code == 2, out
+    errors = _errors(out)
+    assert errors, out
+    assert "rows" in errors[0]["message"], out
+    assert errors[0]["key"] == (key or overrides[-1].split("=")[0]), out
+    fixed = apply_first_fix(overrides, errors[0])
+    assert fixed is not None, errors[0]
+    code, after = _invoke("validate", *fixed)
+    assert code == 0, f"after {fixed}:\n{after}"
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        [S1, f"{CUR}.rollout_batch_size=100", f"{CUR}.global_batch_size=1600"],
+        [TAU2, "env.domains=[airline]"],  # 30 train tasks, batches of 16
+        [S1, "env.data.num_ids=64"],  # 32 train ids: exactly one batch
+    ],
+    ids=["whole-split-batch", "tau2-airline", "bfcl-exact"],
+)
+def test_a_batch_the_split_holds_is_accepted(overrides: list[str], sandbox: Path) -> None:  # noqa: F811
+    code, out = _invoke("validate", *overrides)
+    assert code == 0, out
