@@ -320,7 +320,7 @@ def check_constraints(argv: Sequence[str], extra: Sequence[str], *, key: str, ex
             Problem(
                 extra_key,
                 f"slime argv: {sentence}",
-                fix=f"set {list_override(extra_key, rest)} (drop {mine[0]}: its default satisfies it)",
+                fix=f"set {list_override(extra_key, rest)}",
             )
         )
     if problems:
