@@ -10,7 +10,9 @@ under a t3rl launcher that tees its output (the environment names the launcher's
 `T3RL_SECRET_SINK`), sent to that launcher before `reveal()` returns: the launcher masks it in the log
 and on the terminal from the next line on, whatever the variable or file is called.
 
-URLs get the same rule: `mask_url` hides the password of `scheme://user:password@host`.
+URLs get the same rule: `mask_url` hides the password of `scheme://user:password@host`; `mask_text`
+hides that and every credential known by its shape (t3rl_core.secret_shapes), and is what every file
+and line t3rl writes passes through.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ import re
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from t3rl_core.secret_pieces import mask_values
+from t3rl_core.secret_shapes import mask_shapes
 
 if TYPE_CHECKING:
     # pydantic is imported where a Secret is validated or revealed, not with this module: the URL
@@ -49,6 +54,12 @@ def mask_url(text: str) -> str:
     return _URL_USERINFO.sub(rf"\1:{MASK}@", text)
 
 
+def mask_text(text: str) -> str:
+    """`text` with URL passwords and credentials known by their shape (`sk-…`, `?token=…`,
+    `Authorization: Bearer …`) masked."""
+    return mask_shapes(mask_url(text))
+
+
 def url_passwords(text: str) -> list[str]:
     """The passwords embedded in URLs of `text` (already masked ones excluded)."""
     return [m.group(2) for m in _URL_USERINFO.finditer(text) if m.group(2) != MASK]
@@ -67,11 +78,13 @@ def revealed() -> frozenset[str]:
 
 def mask_revealed(text: str) -> str:
     """`text` with every value a Secret revealed in this process masked (for the files a t3rl_core
-    process writes itself: an error message may quote a credential)."""
-    for value in sorted(_REVEALED, key=len, reverse=True):
-        if len(value) >= 2:
-            text = text.replace(value, MASK)
-    return text
+    process writes itself: an error message may quote a credential) whole, folded over lines or cut
+    short, and what `mask_text` masks."""
+    return mask_text(mask_values(text, (v for v in _REVEALED if len(v) >= 2), _credential))
+
+
+def _credential(value: str) -> bool:
+    return True  # a Secret's value is a credential, whatever it looks like
 
 
 def _note_revealed(value: str) -> None:

@@ -11,6 +11,8 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from t3rl_core.secret_shapes import is_shaped_credential
+
 # Named explicitly because their names do not all follow the patterns below.
 _KNOWN_SECRETS = frozenset({"WANDB_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
 # Environment-variable style (upper case), by the name's last word. PASS, PWD, PAT and AUTH only after
@@ -121,9 +123,12 @@ def is_reference(value: object) -> bool:
 
 def is_credential_at(key: str, value: object) -> bool:
     """True when `value`, set at the dotted config `key`, is a credential itself: under a secret key
-    (not a reference, not a special token), or token-shaped and random under a key-like name."""
+    (not a reference, not a special token), token-shaped and random under a key-like name, or a token
+    whose issuer's prefix gives it away (`sk-…`, `hf_…`) under any key."""
     if value in (None, "") or is_reference(value):
         return False
+    if is_shaped_credential(value):
+        return True
     if is_secret_key(key):
         return not is_vocabulary_token(key, value)
     return is_key_like(key.rsplit(".", 1)[-1]) and looks_like_credential(value)

@@ -12,6 +12,8 @@ What counts as a secret:
   secret, …), of any key under a `secrets` node, and of a secret-named variable under
   `hardware.env_vars` / `runtime_env`;
 - the password of a URL (`https://user:password@host`);
+- a credential known by its shape wherever it is (`sk-…`, `hf_…`, a JWT, `?token=…`, a Bearer header:
+  t3rl_core.secret_shapes);
 - the value after a secret flag in an argument list (`--api-key X`, `--token=X`).
 `remember_config` / `remember_overrides` note the values a command's config carries, so that every
 later scrub in this process masks them wherever they reappear (an error message, a log line).
@@ -32,8 +34,11 @@ from launch.config.secret_names import (
     is_secret_flag,
     is_secret_key,
     is_secret_name,
+    looks_like_credential,
 )
-from t3rl_core.secret import Secret, SecretResolutionError, mask_url, revealed, url_passwords
+from t3rl_core.secret import Secret, SecretResolutionError, mask_text, revealed, url_passwords
+from t3rl_core.secret_pieces import mask_values
+from t3rl_core.secret_shapes import credentials_in
 
 MASK = "***"
 
@@ -67,13 +72,18 @@ def _known() -> frozenset[str]:
 
 
 def scrub_text(text: str, secrets: Iterable[str] | None = None) -> str:
-    """`text` with every secret value (longest first, so overlaps stay masked) and every URL password
-    replaced by the mask."""
+    """`text` with every secret value replaced by the mask (longest first, so overlaps stay masked;
+    also folded over lines or cut short: t3rl_core.secret_pieces), and every URL password and every
+    credential known by its shape (t3rl_core.secret_shapes)."""
     values = secret_values() if secrets is None else frozenset(secrets) | _known()
-    for value in sorted(values, key=len, reverse=True):
-        if value:
-            text = text.replace(value, MASK)
-    return mask_url(text)
+    # Whole, folded over lines by a renderer, or (a credential's) cut short by a view.
+    return mask_text(mask_values(text, values, _cuttable))
+
+
+def _cuttable(value: str) -> bool:
+    """A value whose beginning or end alone is masked too: known as a credential (remembered from a
+    secret place, revealed) or random-looking (a path under a secret-named variable is neither)."""
+    return value in _REMEMBERED or value in revealed() or looks_like_credential(value)
 
 
 def scrub_obj(obj: Any, secrets: Iterable[str] | None = None) -> Any:
@@ -187,7 +197,7 @@ def secrets_in(obj: Any, key: str = "") -> list[str]:
                     found.append(items[i + 1])
             found += [str(item)] if is_credential_at(key, item) else secrets_in(item, key)
     elif isinstance(obj, str):
-        found += url_passwords(obj)
+        found += url_passwords(obj) + [v for v in credentials_in(obj) if len(v) >= _MIN_SECRET_LEN]
     return [value for value in found if value and value != MASK and not is_reference(value)]
 
 

@@ -38,7 +38,7 @@ from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.search_path import PACKAGE_SOURCE
 from launch.run.exit_codes import INTERRUPTED
 from launch.run.sweep import Point, SweepSummary
-from t3rl_core.secret import mask_url
+from t3rl_core.secret import mask_text
 
 SEARCH_GROUP = "hparams_search"
 
@@ -135,13 +135,13 @@ def storage_problem(sweeper: Mapping[str, Any]) -> Problem | None:
         url = make_url(storage)
         dialect = url.get_dialect()
     except (ArgumentError, NoSuchModuleError, ValueError) as error:
-        message = f"Optuna cannot use storage {mask_url(storage)!r}: {str(error).splitlines()[0]}"
+        message = f"Optuna cannot use storage {mask_text(storage)!r}: {str(error).splitlines()[0]}"
         return Problem(key, message, source, f"give an SQLAlchemy database URL {in_memory}")
     try:
         dialect.import_dbapi()
     except ImportError as error:
         message = (
-            f"Optuna cannot open storage {mask_url(storage)!r}: SQLAlchemy's {url.get_backend_name()} "
+            f"Optuna cannot open storage {mask_text(storage)!r}: SQLAlchemy's {url.get_backend_name()} "
             f"dialect needs the driver '{dialect.driver}', which is not installed ({error})"
         )
         return Problem(

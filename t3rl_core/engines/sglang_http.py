@@ -23,7 +23,7 @@ from t3rl_core.engines.base import (
     SamplingParams,
 )
 from t3rl_core.engines.config import SGLangEngineConfig
-from t3rl_core.secret import mask_url
+from t3rl_core.secret import mask_text
 
 if TYPE_CHECKING:
     import aiohttp
@@ -147,7 +147,7 @@ class SGLangEngine(Engine):
                         error = f"HTTP {response.status}: {raw[:200]!r}"
                         continue
                     if response.status in (401, 403):
-                        where = mask_url(self.base_url)
+                        where = mask_text(self.base_url)
                         return Generation(
                             [], [], "abort", error=self._refused(where, "POST /generate", response.status)
                         )
@@ -158,14 +158,14 @@ class SGLangEngine(Engine):
                 error = f"{type(exc).__name__}: {exc}"
         attempts = self.config.max_attempts
         return Generation(
-            [], [], "abort", error=f"{mask_url(self.url)} failed {attempts} time(s); last error: {error}"
+            [], [], "abort", error=mask_text(f"{self.url} failed {attempts} time(s); last error: {error}")
         )
 
     async def check(self) -> dict[str, Any]:
         """`/health` answers 200 and `/get_model_info` names the served model, within health_timeout_s."""
         import aiohttp
 
-        where = mask_url(self.base_url)
+        where = mask_text(self.base_url)
         timeout = aiohttp.ClientTimeout(total=self.config.health_timeout_s)
         session, _ = self._client()
         info: Any = None
@@ -187,7 +187,7 @@ class SGLangEngine(Engine):
             except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
                 reason = "no answer" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
                 raise EngineUnavailable(
-                    f"SGLang server {where} is not answering GET {path} ({mask_url(reason)}); start it "
+                    f"SGLang server {where} is not answering GET {path} ({mask_text(reason)}); start it "
                     "or point eval.engine.url / --url at a running one"
                 ) from None
         model = info.get("model_path") if isinstance(info, dict) else None

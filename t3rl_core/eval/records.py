@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from t3rl_core.secret import mask_url
+from t3rl_core.secret import mask_text
 
 
 def file_sha256(path: Path) -> str:
@@ -83,7 +83,7 @@ def model_record(engine: Any, served: dict[str, Any], checkpoint: Path | None) -
     name = engine.name
     record: dict[str, Any] = {"engine": name}
     if name == "sglang":
-        record["url"] = mask_url(engine.url) if engine.url else None
+        record["url"] = mask_text(engine.url) if engine.url else None
         record["served_model"] = served.get("served_model")
         local = checkpoint or served.get("served_model")
         record["checkpoint"] = checkpoint_record(local)

@@ -54,7 +54,7 @@ from t3rl_core.eval.repeats import repeat_stats
 from t3rl_core.eval.verdict import verdicts
 from t3rl_core.registries import ENGINES
 from t3rl_core.rollout.runner import EpisodeRunner
-from t3rl_core.secret import mask_revealed, mask_url
+from t3rl_core.secret import mask_revealed, mask_text
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -428,7 +428,7 @@ def _summary(
     response_lengths = [len(r["response_ids"]) for r in records if "response_ids" in r]
     engine = config.engine.model_dump(mode="json")
     if engine.get("url"):
-        engine["url"] = mask_url(engine["url"])
+        engine["url"] = mask_text(engine["url"])
     summary: dict[str, Any] = {
         "split": config.split,
         "data": data_path,

@@ -22,6 +22,7 @@ from launch.config.errors import Problem
 from launch.config.secret_names import is_credential_at, is_secret_key
 from launch.config.secrets import is_reference, is_secret_flag, secret_values
 from t3rl_core.secret import revealed, url_passwords
+from t3rl_core.secret_shapes import credentials_in, is_shaped_credential
 
 _FIX = (
     "remove the credential and pass it by reference: export NAME=<the credential>, then set the "
@@ -64,6 +65,29 @@ def no_secret_flag_values(ctx: Context) -> Iterator[Problem]:
                 )
 
 
+def no_shaped_credentials(ctx: Context) -> Iterator[Problem]:
+    """A credential known by its shape (`sk-…`, `hf_…`, a JWT, `?token=…`, `Bearer …`) in an ordinary
+    value, whatever the key is called: masked in every file and line, so the command, URL or name
+    that holds it would not be what the run uses. A job variable that is one whole token is only
+    warned about (literal_credentials): the job reads it from its own environment."""
+    for key, value in _strings(ctx.data, ""):
+        if is_secret_key(key) or not credentials_in(value):
+            continue
+        if _in_environment(key) and is_shaped_credential(value):
+            continue
+        yield Problem(
+            key,
+            "holds a credential, known by its form (a token prefix such as sk- or hf_, a JWT, a URL "
+            "query parameter named token or key, an Authorization header): every file and line t3rl "
+            "writes masks it, so what runs would not be what the config says",
+            fix=_FIX,
+        )
+
+
+def _in_environment(key: str) -> bool:
+    return key.rpartition(".")[0].rsplit(".", 1)[-1] in ("env_vars", "runtime_env")
+
+
 def no_secret_in_names(ctx: Context) -> Iterator[Problem]:
     """A credential's value (a secret-named variable's, one of this config's, one a Secret revealed)
     in an ordinary value or name of the config: masked in every file, plan.sh would not match the
@@ -73,8 +97,8 @@ def no_secret_in_names(ctx: Context) -> Iterator[Problem]:
         return
     for key, text, is_name in _names_and_values(ctx.data, ""):
         found = next((v for v in values if v in text), None)
-        if found is None or found in url_passwords(text):  # a URL's password: reported above
-            continue
+        if found is None or found in url_passwords(text) or found in credentials_in(text):
+            continue  # reported above
         what = "the name of an entry under it" if is_name else "it"
         yield Problem(
             key.rpartition(".")[0] if is_name else key,
@@ -87,10 +111,10 @@ def no_secret_in_names(ctx: Context) -> Iterator[Problem]:
 def literal_credentials(ctx: Context) -> Iterator[Problem]:
     """A literal that looks like a credential under a key that takes one (a warning: it is masked)."""
     for key, value in _leaves(ctx.data, ""):
-        if not is_credential_at(key, value):
-            continue
-        parent, _, name = key.rpartition(".")
-        if parent.rsplit(".", 1)[-1] == "env_vars":
+        if not is_credential_at(key, value) or (is_shaped_credential(value) and not _in_environment(key)):
+            continue  # a token by its form outside a job's environment: refused (no_shaped_credentials)
+        name = key.rpartition(".")[2]
+        if _in_environment(key):
             reference = f"{key}='${{oc.env:{name}}}'"
             effect = f"the job reads ${{{name}}} from the environment where it runs, not this value"
         else:
@@ -158,4 +182,10 @@ def _lists(node: Any, key: str) -> Iterator[tuple[str, list[Any]]]:
             yield from _lists(v, f"{key}.{i}")
 
 
-RULES = (no_password_in_urls, no_secret_flag_values, no_secret_in_names, literal_credentials)
+RULES = (
+    no_password_in_urls,
+    no_secret_flag_values,
+    no_shaped_credentials,
+    no_secret_in_names,
+    literal_credentials,
+)

@@ -1,0 +1,78 @@
+"""Credentials known by their shape, whatever the key, flag or variable that holds them is called.
+
+Names tell most credentials apart (`launch.config.secret_names`); these are the ones text gives away
+by itself, wherever it appears (a job variable named `MODEL_OPTS`, a server flag, a URL's query, a
+header in a service's command):
+- tokens whose issuer marks them with a prefix: OpenAI/Anthropic `sk-…`, Hugging Face `hf_…`, GitHub
+  `ghp_…`/`github_pat_…`, GitLab `glpat-…`, Slack `xoxb-…`, Stripe `sk_live_…`, Google `AIza…`, AWS
+  access key ids `AKIA…`, and JSON Web Tokens (`eyJ….eyJ….…`);
+- the value of a URL query parameter named like a credential (`?token=…`, `&api_key=…`, `&sig=…`);
+- the value of an HTTP authorization header (`Authorization: Bearer …`, `X-Api-Key: …`).
+
+`credentials_in(text)` lists them and `mask_shapes(text)` masks them; t3rl_core.secret's `mask_text`,
+through which every file and line t3rl writes passes, applies it.
+"""
+
+from __future__ import annotations
+
+import re
+
+MASK = "***"
+# Each issuer's prefix and the shortest body it issues (shorter: a word that happens to start so).
+# The look-behind keeps `task-…`, `bhf_…` and the like out.
+_PREFIXED = re.compile(
+    r"(?<![A-Za-z0-9_-])("
+    r"sk-(?:proj-|ant-[a-z0-9]+-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"
+    r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|hf_[A-Za-z0-9]{30,}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}"
+    r"|github_pat_[A-Za-z0-9_]{30,}"
+    r"|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|AIza[A-Za-z0-9_-]{35}"
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    r")(?![A-Za-z0-9_])"
+)
+# `?token=V` / `&api_key=V` / `;sig=V` in a URL (SAS, signed and OAuth URLs): V.
+_QUERY = re.compile(
+    r"(?i)([?&;](?:token|access_token|auth_token|id_token|refresh_token|api_?key|api-key|key|secret"
+    r"|client_secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-credential"
+    r"|x-amz-security-token)=)([^&#\\\s'\"<>]+)"
+)
+# `Authorization: Bearer V`, `Authorization: token V`, `X-Api-Key: V`, `Proxy-Authorization: Basic V`,
+# and a bare `Bearer V` (a header as code passes it around). V holds a digit: `Bearer authentication`
+# is prose.
+_HEADER = re.compile(
+    r"(?i)((?:\b(?:proxy-)?authorization\s*[:=]\s*['\"]?(?:bearer|basic|token|digest)?\s*"
+    r"|\b(?:x-api-key|api-key|x-auth-token|x-access-token)\s*[:=]\s*['\"]?"
+    r"|\bbearer\s+))"
+    r"(?=[A-Za-z._~+/=-]*[0-9])([A-Za-z0-9._~+/=-]{8,})"
+)
+_NOT_VALUES = ("env:", "file:", "${", MASK)
+
+
+def credentials_in(text: str) -> list[str]:
+    """Every credential `text` gives away by its shape (known prefixes, URL query, header)."""
+    found = [m.group(1) for m in _PREFIXED.finditer(text)]
+    found += [m.group(2) for pattern in (_QUERY, _HEADER) for m in pattern.finditer(text)]
+    return [value for value in found if not value.startswith(_NOT_VALUES)]
+
+
+def is_shaped_credential(value: object) -> bool:
+    """The whole of `value` is a prefixed token (`sk-…`, `hf_…`, a JWT): a credential whatever its key."""
+    return isinstance(value, str) and _PREFIXED.fullmatch(value.strip().strip("'\"")) is not None
+
+
+def mask_shapes(text: str) -> str:
+    """`text` with every credential known by its shape replaced by the mask (only there: a query's
+    short value is not masked elsewhere in the text)."""
+    text = _PREFIXED.sub(MASK, text)
+    for pattern in (_QUERY, _HEADER):
+        text = pattern.sub(_keep_name, text)
+    return text
+
+
+def _keep_name(match: re.Match[str]) -> str:
+    value = match.group(2)
+    return match.group(0) if value.startswith(_NOT_VALUES) else match.group(1) + MASK

@@ -1,0 +1,143 @@
+"""Red team: credentials of kinds no name gives away (a token under an ordinary key, in a URL's query, in
+an Authorization header, in a server's flags), planted the naive way, never leave the process: not in a
+file of the run, plans or cache dir, not on the terminal, not in a record the eval writes, not in an
+error message. Every writer goes through one masking point (t3rl_core.secret.mask_text, under
+launch.config.secrets.scrub_text); these tests search what each writer produced."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+import yaml
+from rich.console import Console
+
+from launch.config import secrets
+from t3rl_core.secret import mask_revealed, mask_text
+from t3rl_core.secret_shapes import credentials_in, is_shaped_credential
+from tests.support.planted import invoke, isolate, leaks, shown
+
+# One canary per kind, each unique, none under a name that looks secret.
+CANARY = {
+    "openai": "sk-proj-RedTeam0Canary1OpenAI2x9QzK",
+    "anthropic": "sk-ant-api03-RedTeam3Canary4Anthropic5Zq",
+    "hf": "hf_RedTeamCanary6HuggingFace7abcdefgh",
+    "github": "ghp_RedTeamCanary8GitHub9abcdefghijklmn",
+    "slack": "xoxb-1234567890-RedTeam0Slack1Canary",
+    "aws": "AKIAREDTEAMCANARY123",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJyZWR0ZWFtIn0.RedTeam2Jwt3Signature",
+    "query": "qRedTeam7QueryValue",  # ?token=<this>
+    "bearer": "bRedTeam9Bearer42Value",  # Authorization: Bearer <this>
+}
+# Each kind as it turns up in text someone writes.
+IN_CONTEXT = {
+    "openai": f"OPENAI={CANARY['openai']}",
+    "anthropic": f"key {CANARY['anthropic']}.",
+    "hf": f"--hub-key={CANARY['hf']}",
+    "github": f"https://x:{CANARY['github']}@github.com/o/r.git",
+    "slack": f"'{CANARY['slack']}'",
+    "aws": f"aws_access_key_id = {CANARY['aws']}",
+    "jwt": f"cookie={CANARY['jwt']};",
+    "query": f"https://blob.example/d.parquet?sv=2024&token={CANARY['query']}&x=1",
+    "bearer": f"curl -H 'Authorization: Bearer {CANARY['bearer']}' http://h",
+}
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())  # nothing an earlier test remembered masks for us
+    return isolate(tmp_path, monkeypatch, {})
+
+
+@pytest.mark.parametrize("kind", sorted(IN_CONTEXT))
+def test_every_text_sink_masks_a_credential_known_by_its_form(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())
+    text = IN_CONTEXT[kind]
+    assert CANARY[kind] in credentials_in(text) or kind == "github"  # github: a URL password as well
+    for sink in (mask_text, mask_revealed, secrets.scrub_text):
+        masked = sink(text)
+        assert CANARY[kind] not in masked and secrets.MASK in masked, (sink, masked)
+    stream = io.StringIO()
+    secrets.ScrubbingStream(stream).write(text + "\n")
+    assert CANARY[kind] not in stream.getvalue()
+    assert CANARY[kind] not in str(secrets.scrub_obj({"extra_args": [text], "note": text}))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "task-assessment-for-the-long-horizon-runs", "Qwen/Qwen3-4B-Instruct-2507", "hf_transfer",
+        "https://huggingface.co/datasets/x?download=true&revision=main", "eos token <|im_end|>",
+        "Bearer authentication", "api_key: env:SGLANG_API_KEY", "?token=${oc.env:TOKEN}",
+        "0123456789abcdef0123456789abcdef01234567",  # a git sha: no issuer prefix
+    ],
+)  # fmt: skip
+def test_ordinary_text_is_not_taken_for_a_credential(text: str) -> None:
+    assert credentials_in(text) == [] and mask_text(text) == text and not is_shaped_credential(text)
+
+
+def test_a_token_in_a_job_variable_of_any_name_stays_out_of_every_file(workdir: Path) -> None:
+    """A whole token under a name that looks like nothing: warned about, the job reads ${NAME}."""
+    code, out = invoke(
+        "plan", "+experiment=stage1_bfcl", f"++hardware.env_vars.MODEL_OPTS={CANARY['openai']}",
+        f"++stages.train.hardware.env_vars.NCCL_NOTE={CANARY['aws']}",
+    )  # fmt: skip
+    assert code == 0, out
+    assert "warning hardware.env_vars.MODEL_OPTS" in out and "${oc.env:MODEL_OPTS}" in out
+    assert shown(CANARY, out) == []
+    (run_dir,) = (workdir / "plans" / "stage1_bfcl").iterdir()
+    assert (
+        "MODEL_OPTS" in (run_dir / "plan.sh").read_text()
+        and "${MODEL_OPTS}" in (run_dir / "plan.sh").read_text()
+    )
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert config["hardware"]["env_vars"]["MODEL_OPTS"] == secrets.MASK
+    assert leaks(CANARY, workdir) == []
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        (f"eval.server.extra_args=[--served-model-name,{CANARY['github']}]", "eval.server.extra_args.1"),
+        (f"model.architecture.extra_args=[--note,{CANARY['hf']}]", "model.architecture.extra_args.1"),
+        (f"eval.engine.url='http://127.0.0.1:30000/?token={CANARY['query']}'", "eval.engine.url"),
+        (f"name={CANARY['slack']}", "name"),
+        (f"++hardware.env_vars.CURL_OPTS='-H Authorization: Bearer {CANARY['bearer']}'",
+         "hardware.env_vars.CURL_OPTS"),
+        (f"++hardware.env_vars.SESSION_URL='https://h/login?api_key={CANARY['query']}'",
+         "hardware.env_vars.SESSION_URL"),
+        (f"paths.runs_dir=/data/{CANARY['jwt']}", "paths.runs_dir"),
+        (f"eval.engine.api_key={CANARY['anthropic']}", "eval.engine.api_key"),  # a Secret field
+    ],
+)  # fmt: skip
+def test_a_token_anywhere_else_is_refused_without_being_repeated(
+    workdir: Path, override: str, key: str
+) -> None:
+    """In a command, a URL, a name or a path the masked text would not be what runs: refused, and the
+    fix names the reference form. Nothing is written; the output never quotes the value."""
+    for command in ("validate", "plan"):
+        code, out = invoke(command, "+experiment=stage1_bfcl", override)
+        assert code == 2, out
+        assert f"error {key}" in out and "env:NAME" in out, out
+        assert shown(CANARY, out) == [], out
+    assert not (workdir / "plans").exists() and not (workdir / "runs").exists()
+    assert leaks(CANARY, workdir) == []
+
+
+def test_a_rich_line_folded_or_cut_on_the_terminal_still_hides_a_known_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rich folds a word longer than the terminal across lines, and a view may cut a long text: the
+    stream under every CLI output still masks the value (its pieces are no use without the rest)."""
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())
+    value = "remembered-RedTeam-value-0123456789-abcdefghij"
+    secrets.remember([value])
+    stream = io.StringIO()
+    console = Console(file=secrets.ScrubbingStream(stream), width=30, highlight=False)  # type: ignore[arg-type]
+    console.print(f"url=https://host/path/{value}/tail and more words")
+    console.print(f"cut: {value[:24]}…")
+    out = stream.getvalue()
+    assert value[:12] not in out and value[-12:] not in out, out
