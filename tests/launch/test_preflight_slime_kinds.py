@@ -20,6 +20,9 @@ E = "+experiment=stage1_bfcl"
 X = "model.architecture.extra_args"
 V100 = ["hardware.gpu_type=V100", "hardware.gpu_memory_gib=32", "hardware.attention_backend=auto"]
 V100 += ["hardware.sglang_attention_backend=null"]
+# DeepSeek-V3 on a layout that plans (16 nodes, TP 4, EP 128).
+MOE = ["model=deepseek_v3", "hardware.nodes=16", "hardware.tensor_parallel=4", "hardware.expert_parallel=128"]
+MOE += ["executor=slurm", "hardware.attention_backend=auto"]
 
 # (id, overrides, key named, a fragment of the message)
 BAD = [
@@ -95,6 +98,29 @@ BAD = [
         "compute capability 8.9",
     ),
     ("bf16_on_volta", V100, "hardware.gpu_type", "slime trains in bf16"),
+    (
+        "ffn_not_split_over_tp",
+        ["model.architecture.ffn_hidden_size=9729"],
+        "model.architecture.ffn_hidden_size",
+        "does not split over tensor_parallel 2",
+    ),
+    (
+        "expert_ffn_not_split_over_etp",
+        [
+            *MOE,
+            "hardware.nodes=32",
+            "model.architecture.moe.moe_ffn_hidden_size=2049",
+            "hardware.expert_tensor_parallel=2",
+        ],
+        "hardware.expert_tensor_parallel",
+        "does not split over expert_tensor_parallel 2",
+    ),
+    (
+        "expert_bias_without_sigmoid_router",
+        [*MOE, f"{X}=[--moe-router-enable-expert-bias]"],
+        X,
+        "--moe-router-score-function sigmoid",
+    ),
 ]
 
 # Unusual but valid: next to each refusal, the setting that is right.
@@ -117,9 +143,16 @@ WARNED = [
     (
         "decay_shorter_than_training",
         [f"{X}=[--lr-decay-iters,'100']", "stages.train.curriculum.optimizer.lr_decay_style=cosine"],
+        X,
         "stays at --min-lr for the last 700 steps",
     ),
-    ("decay_flag_under_constant_schedule", [f"{X}=[--min-lr,'1e-7']"], "--min-lr has no effect"),
+    ("decay_flag_under_constant_schedule", [f"{X}=[--min-lr,'1e-7']"], X, "--min-lr has no effect"),
+    (
+        "experts_and_tp_without_sp",
+        [*MOE, "hardware.sequence_parallel=false"],
+        "hardware.sequence_parallel",
+        "sequence parallelism must be used",
+    ),
 ]
 
 
@@ -156,11 +189,13 @@ def test_unusual_but_valid_setting_is_accepted(overrides: list[str], workdir: Pa
     assert code == 0, out
 
 
-@pytest.mark.parametrize(("overrides", "message"), [c[1:] for c in WARNED], ids=[c[0] for c in WARNED])
-def test_probably_wrong_setting_is_warned(overrides: list[str], message: str, workdir: Path) -> None:
+@pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in WARNED], ids=[c[0] for c in WARNED])
+def test_probably_wrong_setting_is_warned(
+    overrides: list[str], key: str, message: str, workdir: Path
+) -> None:
     code, out = _invoke("validate", E, *overrides)
     assert code == 0, out
-    assert re.search(rf"^warning {re.escape(X)}: .*{re.escape(message)}", out, re.M), out
+    assert re.search(rf"^warning {re.escape(key)}: .*{re.escape(message)}", out, re.M), out
 
 
 def test_every_declared_flag_is_an_option_of_slime_or_megatron() -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from launch.checks.context import Context, Scope, per_scope
+from launch.checks.rules.layouts import first_valid
+from launch.checks.rules.topology import fitting
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
 from launch.config.gpus import GPUS, MEGATRON_NUMERICS
@@ -65,6 +67,34 @@ def numerics_run_on_gpu(scope: Scope, ctx: Context) -> Iterator[Problem]:
             ctx.latest(EXTRA, gpu_key),
             f"{flag} cannot run on a {where}: {why}",
             fix=f"set {list_override(EXTRA, _without(extra, family))} (drop the {family}* flags)",
+        )
+
+
+@per_scope
+def linear_layers_split_over_tp(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Megatron's parallel linear layers divide their sizes exactly: the MLP's ffn_hidden_size over the
+    tensor-parallel ranks, an expert's moe_ffn_hidden_size over the expert-tensor-parallel ranks."""
+    arch, hw = ctx.run.model.architecture, scope.hardware
+    pairs = [("ffn_hidden_size", arch.ffn_hidden_size, "tensor_parallel")]
+    if arch.moe is not None:
+        pairs.append(("moe.moe_ffn_hidden_size", arch.moe.moe_ffn_hidden_size, "expert_tensor_parallel"))
+    for field, size, factor in pairs:
+        ranks = getattr(hw, factor)
+        if size % ranks == 0:
+            continue
+        key = scope.hw(factor)
+        heads = arch.num_attention_heads if factor == "tensor_parallel" else 1
+        options = [v for v in fitting(scope.world_size, 1) if size % v == 0 and heads % v == 0]
+        value = first_valid(scope, ctx, "hardware", factor, options) or 1
+        # Sequence parallelism splits over the tensor-parallel ranks: at TP 1 it goes too.
+        sp_off = factor == "tensor_parallel" and value == 1 and hw.sequence_parallel
+        also = f" {scope.hw('sequence_parallel')}=false" if sp_off else ""
+        what = " and the attention heads" if heads > 1 else ""
+        yield Problem(
+            ctx.latest(key, f"model.architecture.{field}"),
+            f"{field} {size} of {ctx.run.model.name} does not split over {factor} {ranks} "
+            "(Megatron's parallel linear layers divide it exactly)",
+            fix=f"set {key}={value}{also} (divides {size}{what})",
         )
 
 
@@ -134,4 +164,9 @@ def _train_iters(scope: Scope) -> int | None:
     return cur.num_rollout * samples // batch if batch else None
 
 
-RULES = (numerics_run_on_gpu, expert_and_tensor_parallel_need_sp, schedule_flags_take_effect)
+RULES = (
+    numerics_run_on_gpu,
+    linear_layers_split_over_tp,
+    expert_and_tensor_parallel_need_sp,
+    schedule_flags_take_effect,
+)
