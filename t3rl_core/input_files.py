@@ -8,6 +8,7 @@ against these columns), and the prepare_data stage requires it where it runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -24,3 +25,25 @@ class InputFile:
     columns: dict[str, str | None]
     # Columns that hold a list (chat messages).
     list_columns: tuple[str, ...] = ()
+
+
+# Larger JSONL files are not counted at pre-flight (reading them takes seconds); they hold more rows
+# than any batch anyway.
+COUNT_LIMIT_BYTES = 64 << 20
+
+
+def count_rows(path: str | Path) -> int | None:
+    """Rows of a local JSONL (non-blank lines) or parquet file (its footer); None when the file is
+    missing, unreadable or too large to count quickly."""
+    file = Path(path).expanduser()
+    try:
+        if file.suffix == ".parquet":
+            import pyarrow.parquet as pq  # lazy: pyarrow, only when a parquet file is counted
+
+            return int(pq.ParquetFile(file).metadata.num_rows)
+        if file.stat().st_size > COUNT_LIMIT_BYTES:
+            return None
+        with file.open("rb") as handle:
+            return sum(1 for line in handle if line.strip())
+    except (OSError, ValueError):
+        return None

@@ -46,7 +46,9 @@ def batch_fits_train_split(ctx: Context) -> Iterator[Problem]:
         name = f"split {cur.train_split} of env {ctx.run.env.name}"
         if size == 0:
             message = f"{name} holds no rows: stage {scope.stage} would train on nothing"
-            fix = _other_split(scope.cur("train_split"), cur.train_split, sizes, cur.rollout_batch_size)
+            fix = _other_split(
+                scope.cur("train_split"), cur.train_split, sizes, cur.rollout_batch_size, _env_keys(ctx)
+            )
         else:
             message = (
                 f"{field} {drawn} > {size}: {name} holds at most {size} rows, so every rollout of stage "
@@ -54,7 +56,7 @@ def batch_fits_train_split(ctx: Context) -> Iterator[Problem]:
                 "and a batch over twice the split comes back short)"
             )
             fix = _smaller_batch(scope, ctx, field, size) or _other_split(
-                scope.cur("train_split"), cur.train_split, sizes, cur.rollout_batch_size
+                scope.cur("train_split"), cur.train_split, sizes, cur.rollout_batch_size, _env_keys(ctx)
             )
         if key.startswith("env."):
             by_env.setdefault(key, []).append((message, fix))
@@ -100,12 +102,16 @@ def _passes(scope: Scope, ctx: Context, curriculum: CurriculumConfig) -> bool:
         return not any(p.severity == "error" for rule in ctx.scope_checks for p in rule(trial, ctx))
 
 
-def _other_split(key: str, split: str, sizes: dict[str, int], needed: int) -> str:
-    """A split of the same role (train / held out) with at least `needed` rows, the nearest name first."""
+def _other_split(key: str, split: str, sizes: dict[str, int], needed: int, env_keys: list[str]) -> str:
+    """A split of the same role (train / held out) with at least `needed` rows, the nearest name first;
+    else the env settings that size the split."""
     role = ("test", "val", "unseen") if any(w in split for w in ("test", "val", "unseen")) else ("train",)
     options = [s for s, n in sizes.items() if n >= needed and s != split and any(w in s for w in role)]
     if not options:
-        return f"change the env settings that empty split {split}, or read another split at {key}"
+        settings = " / ".join(env_keys) or "the env settings"
+        return (
+            f"change {settings} so that split {split} holds {needed} row(s), or read another split at {key}"
+        )
     rows = f"{needed} row{'s' if needed > 1 else ''}"
     return f"set {key}={did_you_mean(split, options) or options[0]} (at least {rows})"
 
@@ -128,7 +134,7 @@ def eval_splits_have_rows(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             ctx.latest(key, *_env_keys(ctx)),
             f"split {split} of env {ctx.run.env.name} holds no rows: the eval would score nothing",
-            fix=_other_split(key, split, sizes, 1),
+            fix=_other_split(key, split, sizes, 1, _env_keys(ctx)),
         )
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from typing import Literal
 
 from pydantic import Field, field_validator
 
 from t3rl_core.config import EnvConfig
 from t3rl_core.fields import Label, LocalPath, PathComponent, Seed, Text
-from t3rl_core.input_files import InputFile
+from t3rl_core.input_files import InputFile, count_rows
 from t3rl_core.sandbox.config import AnySandboxConfig, LocalSandboxConfig
 from t3rl_core.strict import StrictModel
 
@@ -66,6 +67,8 @@ class ReToolEnvConfig(EnvConfig):
         {"response", "ground_truth", "turns", "code_calls", "code_errors", "sandbox_errors", "truncated"}
     )
 
+    SIZE_FIELDS = ("data.source", "data.test_size", "data.sft_source")
+
     name: Literal["retool_python"] = "retool_python"
     # Model turns per episode (Agent-R1 tool.max_turns: 5); a code call in the last turn still runs.
     max_turns: int = Field(5, ge=1)
@@ -94,6 +97,19 @@ class ReToolEnvConfig(EnvConfig):
             )
         return files
 
+    def split_sizes(self) -> dict[str, int] | None:
+        """test_size of the problems are the test split, the rest train (the built-in worked solutions
+        too); a user's SFT file is counted. None when a file cannot be counted here."""
+        d = self.data
+        problems = count_rows(d.source) if d.source is not None else _sample_problems()
+        if problems is None:
+            return None
+        sizes = {d.test_split: min(d.test_size, problems), d.train_split: max(problems - d.test_size, 0)}
+        conversations = count_rows(d.sft_source) if d.sft_source is not None else sizes[d.train_split]
+        if conversations is not None and (d.sft_source is not None or d.source is None):
+            sizes[d.sft_split] = conversations
+        return sizes
+
     def split_parts(self) -> dict[str, frozenset[str]]:
         """The test rows are the first shuffled rows, train the rest; the built-in SFT conversations solve
         train problems, a given SFT source is a dataset of its own."""
@@ -108,3 +124,9 @@ class ReToolEnvConfig(EnvConfig):
     def eval_categories(self) -> list[str]:
         """Every row carries the configured data_source."""
         return [self.data.data_source]
+
+
+def _sample_problems() -> int | None:
+    """Problems of the sample shipped with t3rl (t3rl_core/envs/retool/sample_problems.jsonl)."""
+    sample = resources.files("t3rl_core.envs.retool") / "sample_problems.jsonl"
+    return count_rows(str(sample))
