@@ -36,6 +36,8 @@ def count_rows(path: str | Path) -> int | None:
     """Rows of a local JSONL (non-blank lines) or parquet file (its footer); None when the file is
     missing, unreadable or too large to count quickly."""
     file = Path(path).expanduser()
+    if not file.is_file():
+        return None
     try:
         if file.suffix == ".parquet":
             import pyarrow.parquet as pq  # lazy: pyarrow, only when a parquet file is counted
