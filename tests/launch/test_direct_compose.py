@@ -146,6 +146,15 @@ def test_what_it_leaves_to_hydra(overrides: list[str]) -> None:
     assert compose_directly(overrides, [], {}) is None
 
 
+def test_a_config_dir_of_symbolic_links(user_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Config files read through linked directories and linked files (opened by their joined path)."""
+    linked = tmp_path_factory.mktemp("linked")
+    (linked / "hardware").symlink_to(user_dir / "hardware", target_is_directory=True)
+    (linked / "experiment").mkdir()
+    (linked / "experiment" / "mine.yaml").symlink_to(user_dir / "experiment" / "mine.yaml")
+    _assert_identical(["+experiment=mine"], [str(linked)])
+
+
 def test_a_missing_config_dir_is_left_to_hydra(tmp_path: Path) -> None:
     assert compose_directly([], [str(tmp_path / "nope")], {}) is None
 

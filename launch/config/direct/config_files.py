@@ -80,7 +80,8 @@ class Repository:
 
     def _read(self, config_path: str) -> Loaded | None:
         for source_path, root in self._sources:
-            file = os.path.realpath(os.path.join(root, f"{config_path}.yaml"))
+            # Opened by its joined path: the kernel resolves links as realpath would, without a stat per part.
+            file = os.path.join(root, f"{config_path}.yaml")
             if os.path.isfile(file):
                 with open(file, encoding="utf-8") as f:
                     text = f.read()
