@@ -54,7 +54,11 @@ def _rows() -> list[tuple[str, Any, str | None, tuple[Any, ...] | None]]:
         if name is not None and name not in _TYPES:
             sys.exit(f"{action.option_strings}: SGLang type function {name} is not mapped in _TYPES")
         nargs = 1 if action.nargs is None else action.nargs
-        choices = tuple(action.choices) if action.choices is not None else None
+        # a set's order changes from run to run: sorted, so the table is the same each time
+        unordered = isinstance(action.choices, set | frozenset)
+        choices = (
+            None if action.choices is None else tuple(sorted(action.choices) if unordered else action.choices)
+        )
         for flag in action.option_strings:
             rows.append((flag, nargs, _TYPES[name] if name else None, choices))
     return sorted(rows)

@@ -7,6 +7,9 @@ tests/launch/test_sglang_names.py, so an SGLang upgrade that renames a parser fa
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 from t3rl_core.parsers.own import OWN_TOOL_CALL_PARSERS
 
 # sglang.srt.function_call.function_call_parser.FunctionCallParser.ToolCallParserEnum as t3rl loads it:
@@ -50,4 +53,19 @@ FAMILY_REASONING_PARSERS: dict[str, tuple[str, ...]] = {
     "glm4": ("glm45",),
     "glm4_0414": (),
     "deepseek_v3": ("deepseek-r1", "deepseek-v3"),
+}
+
+# sglang.srt.sampling.sampling_params.SamplingParams.verify: the values of a request's sampling SGLang
+# accepts (any other fails the request, so the rollout, mid-run). Checked against SGLang itself by
+# tests/launch/test_preflight_sglang_kinds.py; t3rl's own sampling fields have exactly these domains.
+SAMPLING_DOMAINS: dict[str, tuple[Callable[[float], bool], str]] = {
+    "temperature": (lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0 (0 = greedy)"),
+    "top_p": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "top_k": (lambda v: v == -1 or v >= 1, "-1 (off) or a whole number >= 1"),
+    "min_p": (lambda v: 0 <= v <= 1, "in [0, 1]"),
+    "frequency_penalty": (lambda v: -2 <= v <= 2, "in [-2, 2]"),
+    "presence_penalty": (lambda v: -2 <= v <= 2, "in [-2, 2]"),
+    "repetition_penalty": (lambda v: 0 < v <= 2, "in (0, 2] (1 = none)"),
+    "min_new_tokens": (lambda v: v >= 0, "a whole number >= 0"),
+    "max_new_tokens": (lambda v: v >= 0, "a whole number >= 0"),
 }

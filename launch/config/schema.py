@@ -256,7 +256,9 @@ class CurriculumConfig(StrictModel):
     # Tokens per model call in training and in in-loop eval (slime's *-max-response-len).
     rollout_max_response_len: int = Field(ge=1)
     eval_max_response_len: int | None = Field(None, ge=1)
-    rollout_temperature: float = Field(1.0, gt=0)
+    # Sampling temperature (slime --rollout-temperature); 0 = greedy, which SGLang accepts (pre-flight
+    # refuses it with a group baseline: every group would be one answer repeated).
+    rollout_temperature: float = Field(1.0, ge=0)
     rollout_top_p: float = Field(1.0, gt=0, le=1)
     n_samples_per_eval_prompt: int = Field(1, ge=1)
     # Model calls per episode, and optional caps on an episode's total tokens and on its tokens after

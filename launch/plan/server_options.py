@@ -29,7 +29,7 @@ SERVER_OPTIONS: dict[str, Option] = {
 
 # SGLang's human_readable_int: a whole number, or one with an SI (k, M, G, T; decimals allowed) or IEC
 # (Ki, Mi, Gi, Ti) suffix.
-_HUMAN_INT = re.compile(r"\d+|\d+(\.\d+)?[kMGT]|\d+(Ki|Mi|Gi|Ti)")
+_HUMAN_INT = re.compile(r"(\d+)|(\d+(?:\.\d+)?)([kMGT])|(\d+)(Ki|Mi|Gi|Ti)")
 _SUFFIX = {
     "k": 10**3,
     "M": 10**6,
@@ -44,11 +44,13 @@ _SUFFIX = {
 
 def human_int(value: str) -> int:
     """A human_readable_int's value (ValueError when it is none)."""
-    if not _HUMAN_INT.fullmatch(value):
+    match = _HUMAN_INT.fullmatch(value)
+    if match is None:
         raise ValueError(f"invalid human-readable integer: {value!r} (e.g. 32768, 32k, 32Ki)")
-    digits = value.rstrip("kMGTi")
-    suffix = value[len(digits) :]
-    return int(float(digits) * _SUFFIX[suffix]) if suffix else int(digits)
+    whole, si, si_suffix, iec, iec_suffix = match.groups()
+    if whole is not None:
+        return int(whole)
+    return int(float(si) * _SUFFIX[si_suffix]) if si is not None else int(iec) * _SUFFIX[iec_suffix]
 
 
 @dataclass(frozen=True)
@@ -110,18 +112,22 @@ def resolve(flag: str) -> str | list[str]:
 
 
 def server_argv_problems(
-    extra: Sequence[str], key: str, *, tp: int, gpus: int, context_length: int | None
+    extra: Sequence[str], key: str, *, tp: int, gpus: int, context_length: int | None, prefix: str = "--"
 ) -> list[Problem]:
     """What SGLang would refuse in a server's pass-through flags (`key`), served with `tp` ranks on
     `gpus` GPUs for a model of `context_length` tokens: each a Problem whose fix drops or corrects a
-    flag."""
+    flag. With `prefix` "--sglang-", only slime's SGLang flags of a slime argv are read (the rest stays
+    in the fixes as it is)."""
     problems = []
     flags = []
     for index, given, values in _flags(extra):
-        name = resolve(given)
+        if not given.startswith(prefix):
+            continue
+        name = resolve("--" + given.removeprefix(prefix))
         rest = _without(extra, index, len(values))
         if isinstance(name, list):
-            problems.append(_unknown(extra, key, index, name, rest))
+            spelt = [prefix + c.removeprefix("--") for c in name]
+            problems.append(_unknown(extra, key, index, spelt, rest, prefix))
             continue
         flags.append(_Flag(index, given, name, values))
         choices = [str(c) for c in SERVER_OPTIONS[name].choices or ()]
@@ -138,7 +144,9 @@ def server_argv_problems(
     return _relations(extra, key, flags, tp=tp, gpus=gpus, context_length=context_length)
 
 
-def _unknown(extra: Sequence[str], key: str, index: int, candidates: list[str], rest: list[str]) -> Problem:
+def _unknown(
+    extra: Sequence[str], key: str, index: int, candidates: list[str], rest: list[str], prefix: str
+) -> Problem:
     """An option SGLang does not have (fix: the nearest one), or a prefix of several (fix: the first)."""
     given = extra[index].partition("=")[0]
     if candidates:
@@ -149,7 +157,7 @@ def _unknown(extra: Sequence[str], key: str, index: int, candidates: list[str], 
             if "=" not in extra[index]
             else f"set {list_override(key, rest)}",
         )
-    guess = did_you_mean(given, SERVER_OPTIONS)
+    guess = did_you_mean(given, [prefix + name.removeprefix("--") for name in SERVER_OPTIONS])
     if guess is not None and "=" not in extra[index]:
         fix = f"set {list_override(key, [*extra[:index], guess, *extra[index + 1 :]])}"
     else:

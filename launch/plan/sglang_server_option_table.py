@@ -858,7 +858,7 @@ OPTIONS: dict[str, tuple[int | str, str | None, tuple[str, ...] | None]] = {
     "--revision": (1, "str", None),
     "--rl-on-policy-target": (1, "str", ("fsdp",)),
     "--rl-quant-profile": (1, "str", None),
-    "--sampling-backend": (1, "str", ("pytorch", "ascend", "intel_xpu", "flashinfer")),
+    "--sampling-backend": (1, "str", ("ascend", "flashinfer", "intel_xpu", "pytorch")),
     "--sampling-defaults": (1, "str", ("openai", "model")),
     "--sampling-mask-max-tokens": (1, "int", None),
     "--schedule-conservativeness": (1, "float", None),

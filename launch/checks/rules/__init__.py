@@ -17,6 +17,7 @@ from launch.checks.rules import (
     one_truth,
     resources,
     service_gpus,
+    sglang,
     splits,
     stages,
     topology,
@@ -46,6 +47,7 @@ RULES = (
     *eval_server.RULES,
     *service_gpus.RULES,
     *megatron.RULES,
+    *sglang.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).
