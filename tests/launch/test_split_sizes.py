@@ -16,6 +16,7 @@ from t3rl_core.envs.retool.config import ReToolEnvConfig
 from t3rl_core.input_files import count_rows
 from tests.support.fix_applier import apply_first_fix
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 S1 = "+experiment=stage1_bfcl"
 TAU2 = "+experiment=tau2_pipeline"
 CUR = "stages.train.curriculum"
@@ -29,6 +30,14 @@ TOO_SMALL = {
     "bfcl-batch": ([S1, "stages.train.curriculum.rollout_batch_size=128"], None),
     "bfcl-over-sampling": ([S1, "stages.train.curriculum.over_sampling_batch_size=101"], None),
     "tau2-one-domain-limit": ([TAU2, "env.domains=[airline]", "env.data.limit=5"], "env.data.limit"),
+    # ToolRL's 80-row test parquet as the train split of 512-prompt batches: the user's override is blamed.
+    "toolrl-small-file": (
+        [
+            "+experiment=toolrl_grpo",
+            f"env.data.splits.toolrl_train={FIXTURES / 'toolrl/rlla_4k_test.parquet'}",
+        ],
+        "env.data.splits.toolrl_train",
+    ),
     # The 14 built-in problems, 4 held out: 10 train rows for batches of 64 and 128 prompts.
     "retool-sample": (
         ["+experiment=retool", "env.data.source=null", "env.data.sft_source=null", "env.data.test_size=4"],

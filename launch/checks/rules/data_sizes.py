@@ -21,8 +21,11 @@ from launch.config.schema import CurriculumConfig
 
 
 def _env_keys(ctx: Context) -> list[str]:
-    """The env keys the split sizes depend on, as the config spells them."""
-    return [f"env.{field}" for field in type(ctx.run.env).SIZE_FIELDS]
+    """The env keys the split sizes depend on, as the config spells them, with the leaves under them
+    (a split's own file under `env.data.splits`)."""
+    fields = [f"env.{field}" for field in type(ctx.run.env).SIZE_FIELDS]
+    leaves = [k for k, _ in ctx.provenance.items() if any(k.startswith(f + ".") for f in fields)]
+    return [*fields, *leaves]
 
 
 def batch_fits_train_split(ctx: Context) -> Iterator[Problem]:

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from t3rl_core.config import EnvConfig
 from t3rl_core.fields import LocalPath, PathComponent
-from t3rl_core.input_files import InputFile
+from t3rl_core.input_files import InputFile, count_rows
 from t3rl_core.strict import StrictModel
 
 
@@ -29,6 +29,8 @@ class ToolRLEnvConfig(EnvConfig):
 
     OUTCOME_FIELDS = frozenset({"response", "ground_truth", "answered"})
 
+    SIZE_FIELDS = ("data.splits",)
+
     name: Literal["toolrl_single_turn"] = "toolrl_single_turn"
     data: ToolRLDataConfig
 
@@ -45,6 +47,11 @@ class ToolRLEnvConfig(EnvConfig):
             InputFile(f"data.splits.{name}", str(path), "ToolRL rlla parquet", columns, ("prompt",))
             for name, path in self.data.splits.items()
         ]
+
+    def split_sizes(self) -> dict[str, int]:
+        """Rows of each split's file, for the files that can be counted here (the others are unknown)."""
+        counted = {name: count_rows(path) for name, path in self.data.splits.items()}
+        return {name: rows for name, rows in counted.items() if rows is not None}
 
     def split_parts(self) -> dict[str, frozenset[str]]:
         """Each split is its parquet file: two names for one file are one set of tasks."""
