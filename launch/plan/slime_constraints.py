@@ -16,9 +16,12 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import list_override
+from launch.config.schema import MegatronArch, MLAArch, MoEArch
+from launch.plan.pass_through import owner
 from launch.plan.slime_options import argv_flags, is_flag, known_options
 
 SLIME = "slime asserts it"
@@ -34,7 +37,18 @@ class Constraint:
     requires: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
     ignored_with: str | None = None
+    # Why slime replaces the flag's setting whatever else is given (empty: it does not).
+    replaced: str = ""
     why: str = ""
+
+
+class Violation(NamedTuple):
+    """One assertion an argv fails: what is wrong, the flags taking part, and the condition it lacks
+    (for a flag another requires)."""
+
+    sentence: str
+    flags: tuple[str, ...]
+    missing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +115,16 @@ CONSTRAINTS = (
         requires=("--pipeline-model-parallel-size>1",),
     ),
     # Megatron validate_args
+    Constraint(
+        "--num-layers-per-virtual-pipeline-stage|--num-virtual-stages-per-pipeline-rank",
+        requires=("--pipeline-model-parallel-size>1",),
+        why="Megatron: the interleaved schedule needs pipeline stages",
+    ),
+    Constraint(
+        "--num-layers-per-virtual-pipeline-stage",
+        excludes=("--decoder-first-pipeline-num-layers|--decoder-last-pipeline-num-layers",),
+        why="Megatron: uneven pipeline stages take --num-virtual-stages-per-pipeline-rank",
+    ),
     Constraint("--fp16", excludes=("--bf16",), why="Megatron: one of fp16 and bf16"),
     Constraint("--optimizer-cpu-offload", requires=("--use-precision-aware-optimizer",)),
     Constraint("--overlap-param-gather", requires=("--overlap-grad-reduce",)),
@@ -125,7 +149,23 @@ CONSTRAINTS = (
     Constraint("--fp4-param-gather", requires=("--fp4-format",)),
     Constraint("--fp8-param-gather", requires=("--fp8-format",), why="Megatron: fp8_param needs fp8 mode"),
     Constraint("--expert-model-parallel-size>1", requires=("--num-experts",)),
+    Constraint(
+        "--moe-token-dispatcher-type=allgather",
+        replaced="slime turns it into alltoall (allgather cannot take variable sequence lengths)",
+    ),
+    Constraint(
+        "--lr-wsd-decay-iters|--lr-wsd-decay-style",
+        requires=("--lr-decay-style=WSD",),
+        why="Megatron reads it for that decay style only",
+    ),
     # Megatron TransformerConfig
+    Constraint(
+        "--moe-router-topk=1",
+        requires=(
+            "--moe-router-pre-softmax|--moe-router-score-function=sigmoid|--moe-router-load-balancing-type=sinkhorn",
+        ),
+        why="Megatron: a softmax over one expert has no gradient",
+    ),
     Constraint("--moe-enable-deepep", requires=("--moe-token-dispatcher-type=flex",)),
     Constraint("--moe-pad-expert-input-to-capacity", requires=("--moe-expert-capacity-factor",)),
     Constraint("--moe-shared-expert-overlap", requires=("--moe-token-dispatcher-type=alltoall",)),
@@ -155,9 +195,15 @@ def _two_cp(given: Mapping[str, list[str]]) -> float | None:
     return 2 * cp if cp and cp > 1 else None
 
 
+def _layers_per_stage(given: Mapping[str, list[str]]) -> float | None:
+    layers, stages = _number(given, "--num-layers"), _number(given, "--pipeline-model-parallel-size")
+    return layers / stages if layers and stages else None
+
+
 DERIVED: dict[str, Callable[[Mapping[str, list[str]]], float | None]] = {
     "train_iters": _train_iters,
     "2 × --context-parallel-size": _two_cp,
+    "layers per pipeline stage": _layers_per_stage,
 }
 
 OPS: dict[str, Callable[[float, float], bool]] = {
@@ -183,6 +229,12 @@ RELATIONS = (
         "train_iters",
         "Megatron's scheduler: warmup steps < decay steps, which default to slime's train_iters "
         "(num_rollout × rollout_batch_size × n_samples_per_prompt / global_batch_size)",
+    ),
+    Relation(
+        "layers per pipeline stage",
+        "a multiple of",
+        "--num-layers-per-virtual-pipeline-stage",
+        "Megatron: each pipeline stage splits into whole virtual stages",
     ),
     Relation("--save-retain-interval", "a multiple of", "--save-interval", "Megatron asserts it"),
     Relation("--seq-length", "a multiple of", "2 × --context-parallel-size", "Megatron, with CP > 1"),
@@ -256,75 +308,97 @@ def _said(condition: str) -> str:
     return condition.replace("|", " or ").replace("=", " ").replace(">", " > ")
 
 
-def violations(argv: Sequence[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """(sentence, the flags involved) per assertion the argv would fail, or flag that would be dropped."""
+def violations(argv: Sequence[str]) -> Iterator[Violation]:
+    """Each assertion the argv would fail, or flag that would be dropped."""
     given = _given(argv)
     for rule in CONSTRAINTS:
         if not _holds(given, rule.flag):
             continue
         mine = tuple(f for f in _flags(rule.flag) if f in given)
+        why = rule.why or _asserted_by(_flags(rule.flag)[0])
         for needed in rule.requires:
             if not _holds(given, needed):
-                why = rule.why or _asserted_by(_flags(rule.flag)[0])
-                yield f"{_said(rule.flag)} needs {_said(needed)}, which is not given ({why})", mine
+                yield Violation(
+                    f"{_said(rule.flag)} needs {_said(needed)}, which is not given ({why})", mine, needed
+                )
         for other in rule.excludes:
             if _holds(given, other):
-                why = rule.why or _asserted_by(_flags(rule.flag)[0])
-                yield (
-                    f"{_said(rule.flag)} and {_said(other)} cannot be given together ({why})",
-                    (
-                        *mine,
-                        *_flags(other),
-                    ),
-                )
+                sentence = f"{_said(rule.flag)} and {_said(other)} cannot be given together ({why})"
+                yield Violation(sentence, (*mine, *_flags(other)))
         if rule.ignored_with and _holds(given, rule.ignored_with):
-            yield (
+            sentence = (
                 f"{_said(rule.flag)} is ignored next to {_said(rule.ignored_with)} "
-                "(the latter wins without a word)",
-                (*mine, *_flags(rule.ignored_with)),
+                "(the latter wins without a word)"
             )
+            yield Violation(sentence, (*mine, *_flags(rule.ignored_with)))
+        if rule.replaced:
+            yield Violation(f"{_said(rule.flag)} has no effect: {rule.replaced}", mine)
     yield from relation_violations(given)
 
 
-def relation_violations(given: Mapping[str, list[str]]) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """(sentence, the flags involved) per relation the argv's numbers break."""
+def relation_violations(given: Mapping[str, list[str]]) -> Iterator[Violation]:
+    """Each relation the argv's numbers break."""
     for rel in RELATIONS:
         if rel.when is not None and not _holds(given, rel.when):
             continue
-        left = _number(given, rel.left)
-        right = DERIVED[rel.right](given) if rel.right in DERIVED else _number(given, rel.right)
+        left, right = _side(given, rel.left), _side(given, rel.right)
         if left is None or right is None or OPS[rel.op](left, right):
             continue
-        flags = (rel.left,) if rel.right in DERIVED else (rel.left, rel.right)
-        yield f"{rel.left} {left:g} is not {rel.op} {rel.right} {right:g} ({rel.why})", flags
+        flags = tuple(side for side in (rel.left, rel.right) if side not in DERIVED)
+        yield Violation(f"{rel.left} {left:g} is not {rel.op} {rel.right} {right:g} ({rel.why})", flags)
+
+
+def _side(given: Mapping[str, list[str]], side: str) -> float | None:
+    """A relation's side: a quantity slime derives, or a flag's number."""
+    return DERIVED[side](given) if side in DERIVED else _number(given, side)
 
 
 def check_constraints(argv: Sequence[str], extra: Sequence[str], *, key: str, extra_key: str) -> None:
     """Raise a ConfigError for every assertion the argv would fail: on `extra_key` (the fix drops
-    the pass-through flag) when a flag of `extra` takes part, else on `key`."""
+    the pass-through flag) when a flag of `extra` takes part, else on the config key t3rl derives a
+    flag of it from (`key`, the stage, when none)."""
     passed = _given(extra)
     problems = []
-    for sentence, flags in violations(argv):
+    for sentence, flags, missing in violations(argv):
         mine = [f for f in flags if f in passed]
-        if not mine:
+        if mine:
+            rest = _without(extra, mine[0])
             problems.append(
-                Problem(
-                    key,
-                    f"slime argv: {sentence}",
-                    fix="change the t3rl keys that write these flags (no override of one key fixes it alone)",
-                )
+                Problem(extra_key, f"slime argv: {sentence}", fix=f"set {list_override(extra_key, rest)}")
             )
             continue
-        rest = _without(extra, mine[0])
-        problems.append(
-            Problem(
-                extra_key,
-                f"slime argv: {sentence}",
-                fix=f"set {list_override(extra_key, rest)}",
-            )
+        blamed = next((k for k in (_config_key(f, key) for f in flags) if k is not None), key)
+        added = _addable(missing, key)
+        fix = (
+            f"set {list_override(extra_key, [*extra, *added])}"
+            if added
+            else "change the t3rl keys that write these flags (no override of one key fixes it alone)"
         )
+        problems.append(Problem(blamed, f"slime argv: {sentence}", fix=fix))
     if problems:
         raise ConfigError(problems)
+
+
+def _addable(condition: str | None, stage_key: str) -> list[str]:
+    """The pass-through tokens that satisfy a missing condition (its first alternative), when it names a
+    flag t3rl does not derive and a plain value."""
+    if condition is None:
+        return []
+    term = condition.split("|")[0]
+    name, eq, value = term.partition("=")
+    if ">" in name or _config_key(name, stage_key) is not None:
+        return []
+    return [name, value] if eq else [name]
+
+
+def _config_key(flag: str, stage_key: str) -> str | None:
+    """The config key t3rl writes `flag` from: a curriculum or hardware key, or an architecture field."""
+    found = owner(flag, stage_key)
+    name = flag.removeprefix("--").replace("-", "_")
+    for prefix, model in (("", MegatronArch), ("moe.", MoEArch), ("mla.", MLAArch)):
+        if found is None and name in model.model_fields:
+            found = f"model.architecture.{prefix}{name}"
+    return found
 
 
 def _without(argv: Sequence[str], flag: str) -> list[str]:

@@ -116,6 +116,31 @@ BAD = [
         "does not split over expert_tensor_parallel 2",
     ),
     (
+        "top1_router_without_pre_softmax",
+        [*MOE, f"{X}=[]", "model.architecture.moe.moe_router_topk=1"],
+        "model.architecture.moe.moe_router_topk",
+        "a softmax over one expert has no gradient",
+    ),
+    (
+        "allgather_dispatcher_replaced",
+        [*MOE, f"{X}=[--moe-token-dispatcher-type,allgather]"],
+        X,
+        "slime turns it into alltoall",
+    ),
+    ("wsd_flag_without_wsd", [f"{X}=[--lr-wsd-decay-iters,'10']"], X, "--lr-decay-style WSD"),
+    (
+        "virtual_pipeline_without_pp",
+        [f"{X}=[--num-layers-per-virtual-pipeline-stage,'4']"],
+        X,
+        "the interleaved schedule needs pipeline stages",
+    ),
+    (
+        "virtual_stage_not_dividing_a_stage",
+        [f"{X}=[--num-layers-per-virtual-pipeline-stage,'4']", "hardware.pipeline_parallel=2"],
+        X,
+        "layers per pipeline stage 18 is not a multiple",
+    ),
+    (
         "expert_bias_without_sigmoid_router",
         [*MOE, f"{X}=[--moe-router-enable-expert-bias]"],
         X,
@@ -136,6 +161,14 @@ UNUSUAL = [
     ("fp8_on_hopper", [f"{X}=[--fp8-format,e4m3,--fp8-recipe,blockwise]"]),
     ("fp16_on_volta", [*V100, f"{X}=[--fp16]"]),
     ("retain_interval_multiple", [f"{X}=[--save-retain-interval,'40']"]),
+    (
+        "virtual_pipeline",
+        [f"{X}=[--num-layers-per-virtual-pipeline-stage,'3']", "hardware.pipeline_parallel=2"],
+    ),
+    (
+        "top1_router_with_pre_softmax",
+        [*MOE, f"{X}=[--moe-router-pre-softmax]", "model.architecture.moe.moe_router_topk=1"],
+    ),
 ]
 
 # Settings that run but are probably wrong: accepted, with a warning on the key.
@@ -203,7 +236,7 @@ def test_every_declared_flag_is_an_option_of_slime_or_megatron() -> None:
     options = known_options()
     conditions = [c.flag for c in CONSTRAINTS] + [t for c in CONSTRAINTS for t in (*c.requires, *c.excludes)]
     conditions += [c.ignored_with for c in CONSTRAINTS if c.ignored_with]
-    conditions += [r.left for r in RELATIONS] + [r.right for r in RELATIONS if r.right not in DERIVED]
+    conditions += [side for r in RELATIONS for side in (r.left, r.right) if side not in DERIVED]
     conditions += [r.when for r in RELATIONS if r.when]
     flags = {re.split(r"[=>]", term)[0] for condition in conditions for term in condition.split("|")}
     assert sorted(f for f in flags if f not in options) == []
