@@ -82,6 +82,10 @@ class LocalSandboxConfig(SandboxConfig):
             *("~/.docker", "~/.kube", "~/.huggingface", "~/.npmrc", "~/.pypirc"),
         ]
     )
+    # Host paths cells may read besides the system (/usr, /etc, /lib, /proc, /sys, ...), the interpreter's
+    # trees and their own directory ("~" is t3rl's home). Everything else (the project's checkout, run
+    # directories, prepared data, homes) is unreadable where Landlock is available.
+    readable_paths: list[LocalPath] = Field(default_factory=list)
     # Environment variables copied from t3rl's own environment; everything else is dropped.
     env_allowlist: list[EnvVarName] = Field(
         default_factory=lambda: ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]

@@ -143,6 +143,7 @@ class LocalSandbox(Sandbox):
             "disk_bytes": c.cell_disk_mb * MIB,
             "private_dirs": c.private_dirs,
             "hidden": [os.path.expanduser(p) for p in c.hidden_paths],
+            "readable_paths": [os.path.expanduser(p) for p in c.readable_paths],
             "workdir_root": self._workdir_root,
             "visible": [str(PROJECT_DIR)],
             "rlimit_nproc": not (self._cgroups and self._cgroups.pids),
@@ -170,6 +171,9 @@ class LocalSandbox(Sandbox):
                 run.close()
         except (OSError, ZygoteError) as error:
             return f"the probe cell could not start: {error}"
+        failed = next((s["setup_error"] for s in statuses if "setup_error" in s), None)
+        if failed is not None:
+            return f"the probe cell could not be confined: {failed}"
         if not statuses or statuses[-1] != {"exit": 0}:
             return f"the probe cell failed: {statuses} {err.decode(errors='replace')[-2000:]}"
         try:

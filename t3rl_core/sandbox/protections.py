@@ -21,10 +21,16 @@ WHAT_IS_LOST: dict[str, str] = {
     "user": "cells run with the host uid: they read whatever t3rl's user can (as root: /etc/shadow)",
     "network": "cells can open network connections",
     "pid": "cells see and can signal other processes, and can leave processes behind",
-    "mount": "cells write wherever their uid may and reach unix sockets under /tmp and /run",
+    "mount": (
+        "cells write wherever their uid may, reach unix sockets under /tmp and /run, and hidden_paths "
+        "are not covered (only Landlock's read allow-list keeps credentials unread)"
+    ),
     "disk": "no total disk cap per cell (only the per-file size limit)",
     "seccomp": "cells can ptrace, create user namespaces and open sockets of any family (AF_UNIX, AF_VSOCK)",
-    "landlock": "no second, kernel-enforced limit on where cells write, nor on signals and abstract sockets",
+    "landlock": (
+        "no second, kernel-enforced limit on where cells write, nor on signals and abstract sockets; cells "
+        "read every file their uid may (the project, run directories, prepared data)"
+    ),
     "process_limit": "fork bombs are stopped only by the wall-clock limit",
     "memory": "only each process's address space is limited: shared memory (memfd, SysV) is not counted",
 }
@@ -35,6 +41,11 @@ def status(key):
     with open("/proc/self/status") as f:
         return next((line.split()[1] for line in f if line.startswith(key + ":")), None)
 disk = os.statvfs(".")
+try:
+    os.listdir("/")
+    reads_confined = False
+except PermissionError:
+    reads_confined = True
 with open("/proc/self/net/dev") as f:  # the cell's own network namespace (no socket needed)
     interfaces = sorted(line.split(":")[0].strip() for line in f if ":" in line)
 print(json.dumps({
@@ -45,6 +56,7 @@ print(json.dumps({
     "root_readonly": bool(os.statvfs("/").f_flag & os.ST_RDONLY),
     "cwd_writable": os.access(".", os.W_OK),
     "disk_bytes": disk.f_blocks * disk.f_frsize,
+    "reads_confined": reads_confined,
 }))
 """
 
@@ -95,7 +107,10 @@ def observe(
 ) -> Protections:
     """What holds, from the zygote's settings, the probe cell's observations and what the cell applied."""
     active: dict[str, str] = {}
-    unprivileged = seen["uid"] != 0 or (cell_spec["host_euid"] != 0 and cell_spec["namespaces"])
+    # Another uid than t3rl's, or t3rl's own mapped into a user namespace; without a namespace, a
+    # non-root t3rl's cells keep its uid and read (and signal) whatever it can.
+    other_uid = seen["uid"] not in (0, cell_spec["host_euid"])
+    unprivileged = other_uid or (cell_spec["host_euid"] != 0 and cell_spec["namespaces"])
     if "user" in applied and unprivileged and seen["groups"] in ([], [seen["gid"]]) and seen["no_new_privs"]:
         who = (
             f"uid {seen['uid']}"
@@ -116,6 +131,7 @@ def observe(
     if "landlock" in applied:
         active["landlock"] = (
             f"ABI {cell_spec['landlock_abi']}: writes only in the cell dir"
+            + (", reads only of the system, the interpreter and the cell dir" * seen["reads_confined"])
             + (", no TCP" if cell_spec["landlock_abi"] >= 4 else "")
             + (", signals and abstract sockets scoped" if cell_spec["landlock_abi"] >= 6 else "")
         )

@@ -268,7 +268,7 @@ def test_credential_files_are_hidden(visible_dir):
         f"print(repr(open({str(tmp_path / 'token')!r}).read()))\nprint(os.path.exists({str(tmp_path)!r}))"
     )
     hidden = [str(tmp_path / "creds"), str(tmp_path / "token"), str(tmp_path / "absent")]
-    r = run_hostile(code, hidden_paths=hidden)
+    r = run_hostile(code, hidden_paths=hidden, readable_paths=[str(tmp_path)])  # else Landlock refuses them
     assert (r.status, r.stdout.splitlines()) == ("success", ["[]", "''", "True"])
     assert (tmp_path / "token").read_text() == "secret-token"  # hidden from the cell, untouched outside
 

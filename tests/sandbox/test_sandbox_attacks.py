@@ -208,7 +208,7 @@ def test_private_dirs_are_empty(unix_servers):
         "    print(d, sorted(os.listdir(d)), 'ro' if os.statvfs(d).f_flag & os.ST_RDONLY else 'rw')\n"
         f"print(os.path.exists({unix_servers[0].address!r}))\n"
     )
-    r = run(code)
+    r = run(code, readable_paths=["/run", "/var/run", "/var/tmp"])  # else Landlock refuses listing them
     assert r.status == "success", r
     # /tmp and /dev/shm are the cell's own tmpfs (holding only the interpreter's, venv's and checkout's
     # trees, read-only, where those live below them); the others read-only and empty.
@@ -229,8 +229,9 @@ def test_configured_private_dir_is_covered(visible_dir):
     (visible_dir / "service.sock.txt").write_text("x")
     default_dirs = ["/tmp", "/run", "/var/run", "/var/tmp", "/dev/shm"]
     code = f"import os\nprint(os.listdir({str(visible_dir)!r}))"
-    assert run(code).stdout == "['service.sock.txt']\n"
-    assert run(code, private_dirs=[*default_dirs, str(visible_dir)]).stdout == "[]\n"
+    readable = [str(visible_dir)]  # else Landlock refuses listing it
+    assert run(code, readable_paths=readable).stdout == "['service.sock.txt']\n"
+    assert run(code, readable_paths=readable, private_dirs=[*default_dirs, str(visible_dir)]).stdout == "[]\n"
 
 
 # ----------------------------------------------------------------------------------------------- disk

@@ -31,11 +31,14 @@ import socket
 import sys
 import time
 from dataclasses import dataclass
+from types import TracebackType
 
 from . import ipc, landlock, mounts, privileges, seccomp
-from .libc import CLONE_NEWIPC, CLONE_NEWNS, CLONE_NEWPID, unshare
+from .libc import CLONE_NEWIPC, CLONE_NEWNS, CLONE_NEWPID, PR_SET_CHILD_SUBREAPER, prctl, unshare
 
 CELL_FILENAME = "<cell>"
+# Frames of an uncaught exception's traceback printed, the last ones (the interpreter's default limit).
+TRACEBACK_FRAMES = 1000
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,10 @@ def _init(spec: dict, ctl: socket.socket, taken: int, workdir: str) -> None:
     try:
         if spec["namespaces"]:
             mounts.mount_proc()
+        else:
+            # What the cell leaves behind (a daemon that called setsid, a double fork) is re-parented
+            # here instead of to the host's init, so it can be found and killed when the cell ends.
+            prctl(PR_SET_CHILD_SUBREAPER, 1)
     except BaseException as err:
         _fail_next_request(ctl, taken, err)
     pipes = _take_request(ctl, taken)
@@ -150,12 +157,41 @@ def _init(spec: dict, ctl: socket.socket, taken: int, workdir: str) -> None:
         ipc.remove_sysv_objects()
     if outcome is not None:
         report(pipes.status, outcome)
-    # Without a PID namespace, at least the cell's own process group goes with it, and its directory.
-    with contextlib.suppress(OSError):
-        os.killpg(cell, signal.SIGKILL)
     if not spec["namespaces"]:
+        # Without a PID namespace nothing tears the cell's processes down with this one: kill them all.
+        _kill_descendants()
         shutil.rmtree(workdir, ignore_errors=True)
     os._exit(0)
+
+
+def _kill_descendants() -> None:
+    """Kill and reap every child of this (subreaper) process until none is left: the grandchildren of a
+    killed child become children here in turn. Each round kills all it sees, so a process forking as
+    fast as it can gains nothing."""
+    while True:
+        for pid in _children():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _children() -> list[int]:
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as f:
+            return [int(pid) for pid in f.read().split()]
+    except OSError:  # a kernel without CONFIG_PROC_CHILDREN
+        pass
+    found = []
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError, ValueError, IndexError), open(f"/proc/{entry}/stat") as f:
+            # pid (comm) state ppid ...: comm may hold spaces and parentheses, so split after the last ')'
+            if int(f.read().rpartition(")")[2].split()[1]) == me:
+                found.append(int(entry))
+    return found
 
 
 def _wait(cell: int, lifeline: int) -> dict | None:
@@ -215,7 +251,7 @@ def confine(spec: dict, workdir: str) -> list[str]:
         applied.append("user")
     if spec["landlock_abi"]:
         writable = [workdir, mounts.SHM_DIR] if spec["namespaces"] else [workdir]
-        landlock.restrict(writable, [os.devnull], spec["landlock_abi"])
+        landlock.restrict(writable, [os.devnull], spec["landlock_abi"], spec["readable"])
         applied.append("landlock")
     if spec["seccomp"]:
         refused = () if spec["memory_cgroup"] else seccomp.MEMFD
@@ -247,10 +283,24 @@ def _run(code: str) -> int:
 
         linecache.cache[CELL_FILENAME] = (len(code), None, code.splitlines(keepends=True), CELL_FILENAME)
         # Skip this function's frame: the traceback starts in the cell.
-        tb = exc.__traceback__.tb_next if exc.__traceback__ else None
-        traceback.print_exception(type(exc), exc, tb)
+        tb = _last_entries(exc.__traceback__.tb_next if exc.__traceback__ else None, TRACEBACK_FRAMES)
+        traceback.print_exception(type(exc), exc, tb, limit=-TRACEBACK_FRAMES)
         return 1
     return 0
+
+
+def _last_entries(tb: TracebackType | None, n: int) -> TracebackType | None:
+    """The last `n` entries of a traceback, as the interpreter's own printer shows them. A runaway
+    recursion (a million frames after sys.setrecursionlimit) takes the traceback module seconds per
+    hundred thousand entries even with a negative limit (it reads every entry's positions); following
+    the links is a hundred times cheaper."""
+    depth, entry = 0, tb
+    while entry is not None:
+        depth, entry = depth + 1, entry.tb_next
+    for _ in range(depth - n):
+        assert tb is not None
+        tb = tb.tb_next
+    return tb
 
 
 def _finish(exit_code: int) -> None:

@@ -1,10 +1,13 @@
-"""Landlock for cells: writes only beneath the cell's own directories, no TCP, and (ABI 6+) no abstract
+"""Landlock for cells: reads only beneath an allow-list (the system, the interpreter's trees, the cell's
+own directories), writes only beneath the cell's own directories, no TCP, and (ABI 6+) no abstract
 unix socket or signal reaching outside the cell. Landlock also forbids ptrace of any process outside
-the domain. Each feature is used only when the running kernel's ABI version has it.
+the domain (which covers /proc/<pid>/environ and /proc/<pid>/mem). Each feature is used only when the
+running kernel's ABI version has it.
 
-Reads are not restricted here (the read-only mounts and the cell's uid decide those), and connecting
-to a filesystem unix socket is no Landlock right in ABI versions 1-7 (the seccomp layer refuses
-AF_UNIX sockets instead).
+Reads are an allow-list so that whatever else the host keeps (the project's checkout, run
+directories, prepared data with the answers, other cells' directories, a home's credentials where no
+mount namespace covers them) stays unread without being named. Connecting to a filesystem unix socket
+is no Landlock right in ABI versions 1-7 (the seccomp layer refuses AF_UNIX sockets instead).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ _WRITES_V1 = (
 )  # fmt: skip
 # Rights that apply to a file (rather than a directory hierarchy).
 _FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE
+# Executing a file opens it for reading too, so these also bound what a cell can run.
+READS = FS_READ_FILE | FS_READ_DIR
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -56,10 +61,15 @@ def handled_writes(abi: int) -> int:
     return rights
 
 
-def restrict(writable_dirs: list[str], writable_files: list[str], abi: int) -> None:
-    """Confine this process and its future children (needs no_new_privs). `abi` from abi_version(), >= 1."""
+def restrict(
+    writable_dirs: list[str], writable_files: list[str], abi: int, readable: list[str] | None = None
+) -> None:
+    """Confine this process and its future children (needs no_new_privs). `abi` from abi_version(), >= 1.
+    With `readable` (directories or files; missing ones are skipped), reads as well: only beneath those
+    and the writable places."""
     writes = handled_writes(abi)
-    attr = _RulesetAttr(fs=writes)
+    reads = 0 if readable is None else READS
+    attr = _RulesetAttr(fs=writes | reads)
     size = 8
     if abi >= 4:
         attr.net, size = NET_BIND_TCP | NET_CONNECT_TCP, 16
@@ -69,12 +79,19 @@ def restrict(writable_dirs: list[str], writable_files: list[str], abi: int) -> N
         syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0), "landlock ruleset"
     )
     try:
-        rules = [(path, writes) for path in writable_dirs] + [
-            (p, writes & _FILE_RIGHTS) for p in writable_files
+        rules = [
+            *((path, writes | reads) for path in writable_dirs),
+            *((path, (writes | reads) & _FILE_RIGHTS) for path in writable_files),
+            *((path, reads) for path in readable or []),
         ]
         for path, allowed in rules:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except FileNotFoundError:
+                continue
+            try:
+                if not os.path.isdir(f"/proc/self/fd/{fd}"):
+                    allowed &= _FILE_RIGHTS
                 rule = _PathBeneath(allowed, fd)
                 check(
                     syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0),

@@ -24,11 +24,20 @@ class _CapData(ctypes.Structure):
 
 
 def drop_bounding_set() -> None:
-    """No capability can be regained by exec (needs CAP_SETPCAP: call before giving up the uid)."""
+    """No capability can be regained by exec (needs CAP_SETPCAP: call before giving up the uid). A
+    process without capabilities (not root, no user namespace) may not, and has no need to: with
+    no_new_privs no exec grants it any."""
+    if not _has_capabilities():
+        return
     with open("/proc/sys/kernel/cap_last_cap") as f:
         last_cap = int(f.read())
     for cap in range(last_cap + 1):
         prctl(PR_CAPBSET_DROP, cap)
+
+
+def _has_capabilities() -> bool:
+    with open("/proc/self/status") as f:
+        return any(line.startswith("CapEff:") and int(line.split()[1], 16) for line in f)
 
 
 def drop_capabilities() -> None:

@@ -31,6 +31,12 @@ from .libc import (
     unshare,
 )
 
+# The system a Python program reads: programs, libraries, configuration, its own /proc and /sys.
+SYSTEM_READABLE = (
+    *("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/sys"),
+    *("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"),
+)
+
 
 def _enter_namespaces(spec: dict) -> list[str] | None:
     """Own network, mount and IPC namespaces (and a user namespace when not root); None if refused,
@@ -49,10 +55,22 @@ def _enter_namespaces(spec: dict) -> list[str] | None:
                 f.write(text)
     # Everything the interpreter runs and imports from stays visible wherever it lives (under /tmp
     # too); a cell uid that is not their owner also needs a way through closed directories above them.
-    interpreter = [sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)), *sys.path]
     return mounts.prepare_zygote_root(
-        spec["private_dirs"], spec["hidden"], [*interpreter, *spec["visible"]], closed=as_root
+        spec["private_dirs"], spec["hidden"], [*_interpreter_trees(), *spec["visible"]], closed=as_root
     )
+
+
+def _interpreter_trees() -> list[str]:
+    """What the interpreter runs and imports from (and the libraries a cell's environment points at)."""
+    libraries = os.environ.get("LD_LIBRARY_PATH", "").split(":")
+    executable = os.path.dirname(os.path.realpath(sys.executable))
+    return [p for p in (sys.base_prefix, sys.prefix, executable, *sys.path, *libraries) if p]
+
+
+def readable_paths() -> list[str]:
+    """What a cell may read (Landlock), besides its own directories: the system, the interpreter's trees
+    and the harmless devices; nothing else of the host (the project, run directories, homes)."""
+    return [*SYSTEM_READABLE, *_interpreter_trees()]
 
 
 def configure(spec: dict) -> dict:
@@ -70,6 +88,7 @@ def configure(spec: dict) -> dict:
         # to become, and the cell runs as the (unprivileged) user that started t3rl.
         "setuid": wanted and host_root,
         "landlock_abi": landlock.abi_version() if wanted else 0,
+        "readable": [*readable_paths(), *spec["readable_paths"]],
         "machine": platform.machine(),
         "seccomp": wanted and seccomp.supported(),
     }
