@@ -23,8 +23,8 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from t3rl_core.secret_pieces import mask_values
-from t3rl_core.secret_shapes import mask_shapes
+from t3rl_core.secret_pieces import mask_folded, mask_values
+from t3rl_core.secret_shapes import folded_credentials_in, mask_shapes
 
 if TYPE_CHECKING:
     # pydantic is imported where a Secret is validated or revealed, not with this module: the URL
@@ -41,6 +41,9 @@ _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):([^/@\s]+)@")
 # `${oc.env:NAME}`, the environment reference of config files, given to a Secret field.
 _OC_ENV = re.compile(r"^\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)\}$")
 SECRET_REFERENCE_ERROR = "secret_reference"
+# A credential found only in text with its line breaks taken out is masked where it occurs from this
+# length on (a short query value could also be an ordinary word of the text).
+_FOLDED_MIN = 8
 # A unix datagram socket of the launcher teeing this process's output (see the module's docstring).
 SINK_ENV = "T3RL_SECRET_SINK"
 _REVEALED: set[str] = set()
@@ -56,8 +59,13 @@ def mask_url(text: str) -> str:
 
 def mask_text(text: str) -> str:
     """`text` with URL passwords and credentials known by their shape (`sk-…`, `?token=…`,
-    `Authorization: Bearer …`) masked."""
-    return mask_shapes(mask_url(text))
+    `Authorization: Bearer …`) masked, also where a renderer folded them over lines."""
+    text = mask_url(text)
+    if "\n" in text:
+        folded = [v for v in folded_credentials_in(text) if len(v) >= _FOLDED_MIN]
+        if folded:
+            text = mask_folded(text, folded)
+    return mask_shapes(text)
 
 
 def url_passwords(text: str) -> list[str]:

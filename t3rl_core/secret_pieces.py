@@ -10,16 +10,16 @@ beginning or end of it of `PIECE` characters or more.
 
 from __future__ import annotations
 
-import re
+import bisect
+import itertools
 from collections.abc import Callable, Iterable
 
 MASK = "***"
 # A beginning or end this long of a random value is taken for the value (a key's first 12 random
 # characters do not occur by chance; an ordinary value's, e.g. a path's, might, so they are not cut).
 PIECE = 12
-# A line break and what a renderer puts around it: trailing padding, the next line's indentation or
-# a panel's border.
-_BREAK = re.compile(r"[ \t]*\r?\n[ \t│┃║|]*")
+# What a renderer puts around a line break besides padding: a panel's or table's border.
+_BORDERS = "│┃║|"
 
 
 def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], bool]) -> str:
@@ -28,32 +28,73 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
     ordered = sorted({v for v in values if v}, key=len, reverse=True)
     for value in ordered:
         text = text.replace(value, MASK)
-    foldable = [v for v in ordered if len(v) >= 4]
-    if foldable and "\n" in text:
-        text = _mask_folded(text, foldable)
+    # A value folded over lines keeps its first or its last 4 characters on one line.
+    foldable = (
+        [v for v in ordered if len(v) >= 4 and (v[:4] in text or v[-4:] in text)] if "\n" in text else []
+    )
+    if foldable:
+        text = mask_folded(text, foldable)
     for value in ordered:
         if len(value) > PIECE and is_random(value):
             text = _mask_ends(text, value)
     return text
 
 
-def _mask_folded(text: str, values: list[str]) -> str:
+def unfolded(text: str, word_starts: tuple[str, ...] = ()) -> str:
+    """`text` with its line breaks, and the padding and borders around them, taken out: what a value
+    folded over lines reads as. A line that begins with one of `word_starts` is kept apart by a space."""
+    pieces = [text[a:b] for a, b in _segments(text)]
+    return "".join(
+        (" " + piece if i and word_starts and piece.startswith(word_starts) else piece)
+        for i, piece in enumerate(pieces)
+    )
+
+
+def mask_folded(text: str, values: list[str]) -> str:
     """Each value whose characters `text` holds with line breaks between them, masked (the lines it
     spans joined)."""
-    kept: list[int] = []  # the index in `text` of each character of `joined`
-    start = 0
-    for match in _BREAK.finditer(text):
-        kept.extend(range(start, match.start()))
-        start = match.end()
-    kept.extend(range(start, len(text)))
-    joined = "".join(text[i] for i in kept)
+    segments = _segments(text)
+    joined = "".join(text[a:b] for a, b in segments)
+    values = [v for v in values if v in joined]
+    if not values:  # the common case, decided without mapping characters back
+        return text
+    offsets = list(itertools.accumulate((b - a for a, b in segments), initial=0))  # of each in `joined`
+
+    def where(at: int) -> int:  # the index in `text` of the character at `at` in `joined`
+        piece = bisect.bisect_right(offsets, at) - 1
+        return segments[piece][0] + at - offsets[piece]
+
     spans = []
     for value in values:
         at = joined.find(value)
         while at != -1:
-            spans.append((kept[at], kept[at + len(value) - 1] + 1))
+            spans.append((where(at), where(at + len(value) - 1) + 1))
             at = joined.find(value, at + len(value))
     return _masked(text, spans)
+
+
+def _segments(text: str) -> list[tuple[int, int]]:
+    """(start, end) in `text` of each line's content: without the padding and border before a line
+    break, nor the indentation and border after one."""
+    segments = []
+    lines = text.split("\n")
+    start = 0
+    for i, line in enumerate(lines):
+        a, b = start, start + len(line)
+        if i:
+            a = b - len(_strip(line, str.lstrip))
+        if i < len(lines) - 1:
+            b = a + len(_strip(text[a:b], str.rstrip))
+        segments.append((a, b))
+        start += len(line) + 1
+    return segments
+
+
+def _strip(line: str, strip: Callable[[str, str], str]) -> str:
+    """`line` without padding, one border character and the padding beyond it, at one end."""
+    once = strip(line, " \t\r")
+    twice = strip(once, _BORDERS)
+    return strip(twice, " \t") if len(once) - len(twice) == 1 else once
 
 
 def _mask_ends(text: str, value: str) -> str:

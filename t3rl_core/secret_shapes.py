@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from t3rl_core.secret_pieces import unfolded
+
 MASK = "***"
 # Each issuer's prefix and the shortest body it issues (shorter: a word that happens to start so).
 # The look-behind keeps `task-…`, `bhf_…` and the like out.
@@ -34,6 +36,13 @@ _PREFIXED = re.compile(
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
     r")(?![A-Za-z0-9_])"
 )
+# What each token of `_PREFIXED` begins with: text without any is not searched (every line printed is).
+_TOKEN_STARTS = (
+    "sk-", "sk_", "rk_", "pk_", "hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
+    "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "AIza", "AKIA", "ASIA", "eyJ",
+)  # fmt: skip
+# Words a header of `_HEADER` holds (lower case), likewise.
+_HEADER_WORDS = ("authorization", "bearer", "api-key", "auth-token", "access-token")
 # `?token=V` / `&api_key=V` / `;sig=V` in a URL (SAS, signed and OAuth URLs): V.
 _QUERY = re.compile(
     r"(?i)([?&;](?:token|access_token|auth_token|id_token|refresh_token|api_?key|api-key|key|secret"
@@ -54,9 +63,21 @@ _NOT_VALUES = ("env:", "file:", "${", MASK)
 
 def credentials_in(text: str) -> list[str]:
     """Every credential `text` gives away by its shape (known prefixes, URL query, header)."""
-    found = [m.group(1) for m in _PREFIXED.finditer(text)]
-    found += [m.group(2) for pattern in (_QUERY, _HEADER) for m in pattern.finditer(text)]
+    found = [m.group(2) for m in _QUERY.finditer(text)] if "=" in text else []
+    if any(start in text for start in _TOKEN_STARTS):
+        found += [m.group(1) for m in _PREFIXED.finditer(text)]
+    if _has_header(text):
+        found += [m.group(2) for m in _HEADER.finditer(text)]
     return [value for value in found if not value.startswith(_NOT_VALUES)]
+
+
+def folded_credentials_in(text: str) -> list[str]:
+    """The credentials of `text` read with its line breaks taken out (a renderer may fold a token
+    over lines): each as it reads whole. Text with no token's beginning, no `=` and no header word on
+    any line is not unfolded (a fold inside a token's first characters is not looked for)."""
+    if not (any(start in text for start in _TOKEN_STARTS) or "=" in text or _has_header(text)):
+        return []
+    return credentials_in(unfolded(text, _TOKEN_STARTS))
 
 
 def is_shaped_credential(value: object) -> bool:
@@ -67,10 +88,18 @@ def is_shaped_credential(value: object) -> bool:
 def mask_shapes(text: str) -> str:
     """`text` with every credential known by its shape replaced by the mask (only there: a query's
     short value is not masked elsewhere in the text)."""
-    text = _PREFIXED.sub(MASK, text)
-    for pattern in (_QUERY, _HEADER):
-        text = pattern.sub(_keep_name, text)
+    if any(start in text for start in _TOKEN_STARTS):
+        text = _PREFIXED.sub(MASK, text)
+    if "=" in text:
+        text = _QUERY.sub(_keep_name, text)
+    if _has_header(text):
+        text = _HEADER.sub(_keep_name, text)
     return text
+
+
+def _has_header(text: str) -> bool:
+    lower = text.lower()
+    return any(word in lower for word in _HEADER_WORDS)
 
 
 def _keep_name(match: re.Match[str]) -> str:

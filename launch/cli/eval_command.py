@@ -37,6 +37,7 @@ from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.runner import load_rows, select_rows
 from t3rl_core.registries import ENGINES as REGISTRY
 from t3rl_core.secret import SecretResolutionError, url_passwords
+from t3rl_core.secret_shapes import credentials_in
 
 if TYPE_CHECKING:
     from launch.config.schema import RunConfig
@@ -212,9 +213,10 @@ def _check_engine_source(config: EvalConfig, serve_checkpoint: Path | None, data
     checkpoint to serve. Refused here, before the record or the data are written."""
     engine = config.engine
     url = getattr(engine, "url", None)
-    if url and url_passwords(url):
+    if url and (url_passwords(url) or credentials_in(url)):
         raise typer.BadParameter(
-            "a password is embedded in this URL (user:password@host), as `t3rl validate` refuses for "
+            "a credential is embedded in this URL (user:password@host, a query parameter named token or "
+            "key, a token such as sk-...), as `t3rl validate` refuses for "
             "eval.engine.url: remove it and pass the credential by reference, e.g. export "
             "SGLANG_API_KEY=<it> and eval.engine.api_key=env:SGLANG_API_KEY",
             param_hint="--url / eval.engine.url",

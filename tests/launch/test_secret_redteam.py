@@ -7,6 +7,7 @@ launch.config.secrets.scrub_text); these tests search what each writer produced.
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,27 @@ def test_a_rich_line_folded_or_cut_on_the_terminal_still_hides_a_known_value(
     console.print(f"cut: {value[:24]}…")
     out = stream.getvalue()
     assert value[:12] not in out and value[-12:] not in out, out
+
+
+def test_eval_refuses_a_url_that_carries_a_token_and_writes_nothing(workdir: Path) -> None:
+    """`t3rl eval --url` is held to what pre-flight refuses in eval.engine.url: the record of the
+    model's URL (summary.json, manifest.json) would otherwise carry it."""
+    for url in (f"http://127.0.0.1:9/?token={CANARY['query']}", f"http://127.0.0.1:9/{CANARY['openai']}/"):
+        code, out = invoke(
+            "eval", "+experiment=quickstart", "--engine", "sglang", "--url", url, "--out", "ev"
+        )
+        assert code == 2 and "a credential is embedded in this URL" in out, out
+        assert shown(CANARY, out) == []
+    assert not (workdir / "ev").exists() and leaks(CANARY, workdir) == []
+
+
+def test_a_value_folded_inside_a_panel_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error panel (typer's, rich's) folds a long word between its borders."""
+    from rich.panel import Panel
+
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())
+    stream = io.StringIO()
+    console = Console(file=secrets.ScrubbingStream(stream), width=36, highlight=False)  # type: ignore[arg-type]
+    console.print(Panel(f"Invalid value: {IN_CONTEXT['query']}/{CANARY['slack']}"))
+    console.print(Panel(f"Invalid value: {IN_CONTEXT['bearer']} and {CANARY['jwt']}"))
+    assert shown(CANARY, re.sub(r"[\s│]", "", stream.getvalue())) == [], stream.getvalue()
