@@ -9,13 +9,16 @@ import math
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
 from pydantic import ConfigDict, TypeAdapter, ValidationError
-from test_preflight import _errors, _invoke
+from test_preflight import _invoke
+from test_preflight_slime_kinds import (  # the same check of a refusal, on the same experiment
+    test_kind_is_refused_with_key_and_a_fix_that_validates as refused_with_a_fix_that_validates,
+)
+from test_preflight_slime_kinds import workdir  # noqa: F401  (the working directory, used below)
 
 from launch.checks.rules.sglang import SLIME_SAMPLING
 from launch.checks.sglang_names import SAMPLING_DOMAINS
@@ -24,7 +27,6 @@ from launch.plan.server_options import _DOMAINS, SERVER_OPTIONS, human_int, serv
 from launch.plan.slime_options import known_options
 from t3rl_core.config import RolloutConfig
 from t3rl_core.eval.config import EvalConfig
-from tests.support.fix_applier import apply_first_fix
 
 E = "+experiment=stage1_bfcl"
 C = "stages.train.curriculum"
@@ -70,6 +72,9 @@ BAD = [
     ),
 ]
 
+# Each CLI case validates in the module's working directory and composition cache.
+pytestmark = pytest.mark.usefixtures("workdir")
+
 UNUSUAL = [
     ("dp_attention_on_the_whole_server", [f"{S}=[--dp-size,'8',--enable-dp-attention]", "eval.server.tp=8"]),
     ("context_in_si_units", [f"{S}=[--context-length,32k]"]),
@@ -90,43 +95,21 @@ WARNED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One working directory and composition cache for the module (each case only validates)."""
-    root = tmp_path_factory.mktemp("sglang_kinds")
-    (root / "work").mkdir()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(root / "work")
-        patch.setenv("T3RL_CACHE_DIR", str(root / "cache"))
-        patch.setenv("COLUMNS", "400")
-        yield root
-
-
 @pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in BAD], ids=[c[0] for c in BAD])
 def test_kind_is_refused_with_key_and_a_fix_that_validates(
-    overrides: list[str], key: str, message: str, workdir: Path
+    overrides: list[str], key: str, message: str
 ) -> None:
-    args = [E, *overrides]
-    code, out = _invoke("validate", *args)
-    assert code == 2, out
-    blocks = [b for b in _errors(out) if b["key"] == key and message in b["message"]]
-    assert blocks, f"no error on {key!r} saying {message!r}:\n{out}"
-    fixed = apply_first_fix(args, blocks[0])
-    assert fixed is not None, blocks[0]["fix"]
-    code, out = _invoke("validate", *fixed)
-    assert code == 0, f"fix {blocks[0]['fix']!r} does not validate:\n{out}"
+    refused_with_a_fix_that_validates(overrides, key, message, Path.cwd())
 
 
 @pytest.mark.parametrize("overrides", [c[1] for c in UNUSUAL], ids=[c[0] for c in UNUSUAL])
-def test_unusual_but_valid_setting_is_accepted(overrides: list[str], workdir: Path) -> None:
+def test_unusual_but_valid_setting_is_accepted(overrides: list[str]) -> None:
     code, out = _invoke("validate", E, *overrides)
     assert code == 0, out
 
 
 @pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in WARNED], ids=[c[0] for c in WARNED])
-def test_probably_wrong_setting_is_warned(
-    overrides: list[str], key: str, message: str, workdir: Path
-) -> None:
+def test_probably_wrong_setting_is_warned(overrides: list[str], key: str, message: str) -> None:
     code, out = _invoke("validate", E, *overrides)
     assert code == 0, out
     assert re.search(rf"^warning {re.escape(key)}: .*{re.escape(message)}", out, re.M), out
