@@ -114,6 +114,22 @@ CONSTRAINTS = (
         "--decoder-first-pipeline-num-layers|--decoder-last-pipeline-num-layers",
         requires=("--pipeline-model-parallel-size>1",),
     ),
+    # t3rl's pipeline: conversions, init_from and resume read the stage's torch_dist checkpoints.
+    Constraint(
+        "--ckpt-format",
+        requires=("--ckpt-format=torch_dist",),
+        why="t3rl's conversion to HF, init_from and resume read torch_dist checkpoints",
+    ),
+    Constraint(
+        "--no-save-optim",
+        requires=("--no-load-optim",),
+        why="a resumed stage loads its last checkpoint with --load, and Megatron looks for its optimizer",
+    ),
+    Constraint(
+        "--no-save-rng",
+        requires=("--no-load-rng",),
+        why="a resumed stage loads its last checkpoint with --load, and Megatron looks for its RNG state",
+    ),
     # Megatron validate_args
     Constraint(
         "--num-layers-per-virtual-pipeline-stage|--num-virtual-stages-per-pipeline-rank",
@@ -317,7 +333,12 @@ def violations(argv: Sequence[str]) -> Iterator[Violation]:
         mine = tuple(f for f in _flags(rule.flag) if f in given)
         why = rule.why or _asserted_by(_flags(rule.flag)[0])
         for needed in rule.requires:
-            if not _holds(given, needed):
+            if _holds(given, needed):
+                continue
+            if _flags(needed) == _flags(rule.flag):  # a value the flag must have
+                value = " ".join(given[mine[0]])
+                yield Violation(f"{mine[0]} {value} is not {_said(needed)} ({why})", mine)
+            else:
                 yield Violation(
                     f"{_said(rule.flag)} needs {_said(needed)}, which is not given ({why})", mine, needed
                 )

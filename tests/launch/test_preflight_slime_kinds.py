@@ -127,6 +127,8 @@ BAD = [
         X,
         "slime turns it into alltoall",
     ),
+    ("checkpoint_format_not_torch_dist", [f"{X}=[--ckpt-format,torch]"], X, "read torch_dist checkpoints"),
+    ("optimizer_not_saved_but_loaded", [f"{X}=[--no-save-optim]"], X, "needs --no-load-optim"),
     ("wsd_flag_without_wsd", [f"{X}=[--lr-wsd-decay-iters,'10']"], X, "--lr-decay-style WSD"),
     (
         "virtual_pipeline_without_pp",
