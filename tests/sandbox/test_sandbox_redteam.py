@@ -599,6 +599,7 @@ FALLBACK = textwrap.dedent(
         "netrc": f"print(open({home + '/.netrc'!r}).read())",
         "environ": f"print(open('/proc/{os.getpid()}/environ', 'rb').read())",
         "kill": f"import os; os.kill({os.getpid()}, 0)",
+        "init": "import os; os.kill(os.getppid(), 0)",  # the cell's supervisor: its verdict
         "write": f"open({home + '/planted'!r}, 'w').write('x')",
         "plant": "import os; open('left', 'w').write('x'); print(os.getcwd())",
         "see": "import os, glob; print(sorted(glob.glob(os.path.dirname(os.getcwd()) + '/*/left')))",
@@ -673,7 +674,8 @@ def test_fallback_without_namespaces_says_so_and_landlock_still_holds(planted):
     assert SECRET not in json.dumps(attacks)
     assert attacks["netrc"][2][0].startswith("PermissionError"), attacks["netrc"]  # Landlock's reads
     assert attacks["environ"][2][0].startswith("PermissionError"), attacks["environ"]
-    assert attacks["kill"][2][0].startswith("PermissionError"), attacks["kill"]  # Landlock's signal scope
+    for name in ("kill", "init"):  # Landlock's signal scope
+        assert attacks[name][2][0].startswith("PermissionError"), attacks[name]
     assert attacks["write"][2][0].startswith("PermissionError"), attacks["write"]
     assert attacks["plant"][0] == "success" and attacks["see"] == ["success", "[]\n", []], attacks
     assert attacks["daemon"][:2] == ["success", "spawned\n"]
