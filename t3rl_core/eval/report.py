@@ -9,6 +9,7 @@ from typing import Any
 from t3rl_core.eval.metrics import OVERALL, wilson_interval
 from t3rl_core.eval.report_sections import sections
 from t3rl_core.eval.report_sections import table as _table
+from t3rl_core.secret import mask_revealed
 
 STATUSES = ("completed", "truncated", "aborted", "failed", "parse_error")
 REPORT_FILE = "report.md"
@@ -22,7 +23,8 @@ def write_report(summary: dict[str, Any], out_dir: Path) -> Path:
     plot_categories(summary, out_dir / CHART_FILE)
     curves = plot_pass_at_k(summary, out_dir / PASS_AT_K_FILE)
     path = out_dir / REPORT_FILE
-    path.write_text(render_markdown(summary, pass_at_k_chart=curves))
+    # A reason or a model's address may quote a credential, as in summary.json: masked the same way.
+    path.write_text(mask_revealed(render_markdown(summary, pass_at_k_chart=curves)))
     return path
 
 

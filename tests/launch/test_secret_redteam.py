@@ -166,3 +166,21 @@ def test_a_value_folded_inside_a_panel_is_masked(monkeypatch: pytest.MonkeyPatch
     console.print(Panel(f"Invalid value: {IN_CONTEXT['query']}/{CANARY['slack']}"))
     console.print(Panel(f"Invalid value: {IN_CONTEXT['bearer']} and {CANARY['jwt']}"))
     assert shown(CANARY, re.sub(r"[\s│]", "", stream.getvalue())) == [], stream.getvalue()
+
+
+def test_the_eval_report_masks_what_summary_json_masks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """report.md is rendered from the summary itself, not from the masked summary.json: a reason that
+    quotes a revealed credential (any variable name) or a token is masked there too."""
+    from t3rl_core.eval.report import write_report
+    from t3rl_core.secret import Secret
+    from tests.eval.test_eval_report import _summary
+
+    revealed = "rt-revealed-Zq81Lm20Xc"
+    monkeypatch.setenv("RT_PLAIN_NAME", revealed)
+    assert Secret("env:RT_PLAIN_NAME").reveal().get_secret_value() == revealed
+    reason = f"engine refused key {revealed}; last error at {IN_CONTEXT['query']} ({CANARY['jwt']})"
+    summary = _summary(complete=False) | {"reason": reason}
+    text = write_report(summary, tmp_path).read_text()
+    assert "incomplete" in text and revealed not in text and shown(CANARY, text) == [], text
