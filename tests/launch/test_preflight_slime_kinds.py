@@ -127,6 +127,18 @@ BAD = [
         X,
         "slime turns it into alltoall",
     ),
+    (
+        "unfused_attention_under_cp",
+        ["hardware.attention_backend=unfused", "hardware.context_parallel=2"],
+        "hardware.context_parallel",
+        "context parallelism runs in its flash and fused kernels only",
+    ),
+    (
+        "local_attention_without_local_spec",
+        ["hardware.attention_backend=local"],
+        "hardware.attention_backend",
+        "--spec local",
+    ),
     ("checkpoint_format_not_torch_dist", [f"{X}=[--ckpt-format,torch]"], X, "read torch_dist checkpoints"),
     ("optimizer_not_saved_but_loaded", [f"{X}=[--no-save-optim]"], X, "needs --no-load-optim"),
     ("wsd_flag_without_wsd", [f"{X}=[--lr-wsd-decay-iters,'10']"], X, "--lr-decay-style WSD"),

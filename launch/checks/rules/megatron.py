@@ -6,7 +6,7 @@ declared in `launch.plan.slime_constraints`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.rules.layouts import first_valid
@@ -21,7 +21,7 @@ EXTRA = "model.architecture.extra_args"
 _DECAY_FLAGS = ("--lr-decay-iters", "--min-lr")
 
 
-def _flags(extra: list[str]) -> dict[str, list[str]]:
+def _flags(extra: Sequence[str]) -> dict[str, list[str]]:
     """The pass-through flags that are on (a number 0 is off), with their values."""
     return {name: values for _, name, values in argv_flags(extra) if values not in (["0"], ["0.0"])}
 
@@ -99,6 +99,29 @@ def linear_layers_split_over_tp(scope: Scope, ctx: Context) -> Iterator[Problem]
 
 
 @per_scope
+def attention_backend_fits_layout(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Transformer Engine runs context parallelism in its flash and fused kernels only (it drops the
+    unfused one), and Megatron's local backend needs its local layer spec (`--spec local`)."""
+    hw = scope.hardware
+    key = scope.hw("attention_backend")
+    if hw.context_parallel > 1 and hw.attention_backend in ("unfused", "local"):
+        yield Problem(
+            ctx.latest(key, scope.hw("context_parallel")),
+            f"attention_backend {hw.attention_backend} with context_parallel {hw.context_parallel}: "
+            "Transformer Engine's context parallelism runs in its flash and fused kernels only",
+            fix=f"set {key}=auto",
+        )
+    elif hw.attention_backend == "local" and "local" not in _flags(ctx.run.model.architecture.extra_args).get(
+        "--spec", []
+    ):
+        yield Problem(
+            key,
+            "attention_backend local needs Megatron's local layer spec (--spec local), which is not given",
+            fix=f"set {key}=auto",
+        )
+
+
+@per_scope
 def expert_and_tensor_parallel_need_sp(scope: Scope, ctx: Context) -> Iterator[Problem]:
     """Megatron: with expert and tensor parallelism, sequence parallelism must be used (it warns)."""
     hw = scope.hardware
@@ -167,6 +190,7 @@ def _train_iters(scope: Scope) -> int | None:
 RULES = (
     numerics_run_on_gpu,
     linear_layers_split_over_tp,
+    attention_backend_fits_layout,
     expert_and_tensor_parallel_need_sp,
     schedule_flags_take_effect,
 )
