@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import errno
 import gc
 import os
 import sys
 
+from launch.cli.failures import exit_code_for, mend_surroundings, sigterm_as_interrupt, unexpected
 from launch.config import compose_ahead
 
 # Commands whose plain form, `t3rl COMMAND OVERRIDES…` with no option at all (the everyday form, and how
@@ -22,6 +22,7 @@ NANOBIND_USERS = ("triton", "xgrammar", "torch", "sglang")
 
 def main() -> None:
     """The `t3rl` console script (`launch.cli:main`); importing this package alone stays cheap."""
+    mend_surroundings()
     try:
         args = sys.argv[1:]
         if is_plain(args):
@@ -29,6 +30,8 @@ def main() -> None:
         from launch.cli.app import app  # lazy: Typer and the app, never for a plain plan/run/validate
 
         app()
+    except Exception as error:  # of no kind `exit_code_for` knows: one line, not a traceback
+        sys.exit(unexpected(error))
     finally:
         # The interpreter's last garbage collections at exit walk every object imported or built (~40 ms
         # of a short command); frozen objects are skipped. Files t3rl writes are closed before this point.
@@ -56,21 +59,20 @@ def run_plain(command: str, overrides: list[str]) -> int:
 
     scrub_standard_streams()  # as the app's callback does before any command
     try:
-        if command == "validate":
+        with sigterm_as_interrupt():
+            if command == "validate":
+                # lazy: only the command that runs, after the fork
+                from launch.cli.validate_command import validate_command
+
+                return validate_command(overrides, [])
             # lazy: only the command that runs, after the fork
-            from launch.cli.validate_command import validate_command
+            from launch.cli.run_command import run_command
 
-            return validate_command(overrides, [])
-        from launch.cli.run_command import run_command  # lazy: only the command that runs, after the fork
-
-        return run_command(overrides, False, None, None, None, [], dry=command == "plan")
-    except KeyboardInterrupt:  # Typer's exit code for an interrupt
-        return 130
-    except OSError as error:  # a closed pipe (`t3rl plan … | head`): quiet, as under Typer
-        if error.errno != errno.EPIPE:
+            return run_command(overrides, False, None, None, None, [], dry=command == "plan")
+    except (Exception, KeyboardInterrupt) as error:  # as the Typer app ends (LazyGroup.invoke)
+        code = exit_code_for(error)
+        if code is None:
             raise
-        # Python's advice for EPIPE: point stdout at devnull, or the flush at exit fails once more.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return code
     finally:
         compose_ahead.discard()  # a command that ended before resolving leaves no child behind

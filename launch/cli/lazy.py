@@ -18,6 +18,7 @@ import typer
 import typer.main
 from typer.core import TyperCommand
 
+from launch.cli.failures import exit_code_for, mend_surroundings, sigterm_as_interrupt
 from launch.cli.help_format import PlainGroup, plain_metavars
 
 
@@ -98,6 +99,19 @@ class LazyGroup(PlainGroup):
         if self._listing:  # listed in this group's help: its name and help suffice
             return TyperCommand(name=cmd_name, help=SUBCOMMANDS[cmd_name].help)
         return self._resolve(cmd_name)
+
+    def invoke(self, ctx: Any) -> Any:
+        """Every command ends as `launch.cli.failures` says: a known kind of failure is one line and its
+        exit code, SIGTERM stops it as Ctrl-C does."""
+        mend_surroundings()  # again: in-process callers (tests, CliRunner) skip `launch.cli.main`
+        with sigterm_as_interrupt():
+            try:
+                return super().invoke(ctx)
+            except (Exception, KeyboardInterrupt) as error:
+                code = exit_code_for(error)
+                if code is None:
+                    raise
+                raise typer.Exit(code) from None
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -44,6 +43,7 @@ from launch.cli.results_compare import (
 from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, check_metric, lookup
 from launch.files import is_locked
 from launch.run.output_digest import FileHashes, first_mismatch
+from launch.run.record_files import RunDirError, mapping_of_mappings, read_json, read_yaml
 
 # Run dirs sit at <runs>/<name>/<timestamp> and, for sweeps, <runs>/<name>/<sweep>/pNN; a standalone
 # `t3rl eval` writes <runs>/eval-<engine>-<time>.
@@ -94,16 +94,17 @@ def load_run(path: Path) -> RunView:
     """A run dir's stages in config order (stages never started are `planned`); a `t3rl eval` record is
     one stage, `eval`."""
     manifest_file = path / "manifest.json"
-    manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
+    manifest = read_json(manifest_file, dict) if manifest_file.exists() else {}
     if manifest.get("record") == EVAL_RECORD:
         return RunView(path, manifest, (_eval_stage(path),))
-    config = yaml.safe_load((path / "config.yaml").read_text()) or {}
+    config_file = path / "config.yaml"
+    planned = mapping_of_mappings(config_file, read_yaml(config_file, dict), "stages")
     state_file = path / "state.json"
     records: dict[str, dict[str, Any]] = {}
     if state_file.exists():
-        records = json.loads(state_file.read_text()).get("stages", {})
+        records = mapping_of_mappings(state_file, read_json(state_file, dict), "stages")
     active = is_locked(path / ".lock")
-    names = list(config.get("stages") or {}) + [n for n in records if n not in (config.get("stages") or {})]
+    names = list(planned) + [n for n in records if n not in planned]
     stages = []
     for name in names:
         record = records.get(name, {})
@@ -283,7 +284,8 @@ def list_runs(
     given: bool = True,
     mixed: bool = False,
 ) -> int:
-    """The table of runs; 2 when the runs dir `given` is not one, or a filter or the metric can match
+    """The table of runs; 1 when a run dir's record cannot be read (each named on stderr, the others
+    listed); 2 when the runs dir `given` is not one, or a filter or the metric can match
     nothing (the default runs dir not made yet is no error: no run has started here). A result of
     another benchmark identity than the listing's is not shown beside the others unless `mixed`."""
     console = console or Console(highlight=False)
@@ -292,8 +294,16 @@ def list_runs(
     if not runs_dir.is_dir() and (given or runs_dir.exists()):
         errors.print(f"[red]error:[/] --runs-dir {runs_dir}: no runs dir there", soft_wrap=True)
         return 2
-    runs = [(path, load_run(path)) for path in find_runs(runs_dir)] if runs_dir.is_dir() else []
-    configs = {path: yaml.safe_load((path / "config.yaml").read_text()) or {} for path, _ in runs}
+    runs: list[tuple[Path, RunView]] = []
+    configs: dict[Path, dict[str, Any]] = {}
+    unreadable: list[RunDirError] = []  # listed after the table; the others are listed all the same
+    for path in find_runs(runs_dir) if runs_dir.is_dir() else []:
+        try:
+            view, configs[path] = load_run(path), read_yaml(path / "config.yaml", dict)
+        except RunDirError as error:
+            unreadable.append(error)
+            continue
+        runs.append((path, view))
     rows = [
         (str(path.relative_to(runs_dir)), view)
         for path, view in runs
@@ -327,7 +337,9 @@ def list_runs(
     if note:
         console.print(escape(note), soft_wrap=True)
     console.print("marks: " + "  ".join(f"{mark} {name}" for name, mark in MARKS.items()), soft_wrap=True)
-    return 0
+    for error in unreadable:
+        errors.print(f"[red]not listed:[/] {escape(str(error))}", soft_wrap=True)
+    return 1 if unreadable else 0
 
 
 def show_run(path: Path, console: Console | None = None) -> int:
@@ -401,7 +413,7 @@ def show_sweep(path: Path, console: Console) -> int:
     # lazy: the sweep modules, only for a sweep dir
     from launch.run.sweep_liveness import LAUNCHER_GONE, launcher_alive, points_now
 
-    data = json.loads((path / "sweep.json").read_text())
+    data = read_json(path / "sweep.json", dict)
     points = points_now(path)
     standing = marks(SweepSummary.load(path))  # by interval; another benchmark's points not ranked
     launcher = "running" if launcher_alive(path) else "not running"
@@ -464,8 +476,8 @@ def _history(path: Path) -> list[dict[str, Any]]:
     if not file.exists():
         return []
     try:
-        data = yaml.safe_load(file.read_text())
-    except yaml.YAMLError:
+        data = read_yaml(file)
+    except RunDirError:  # the attempts are a detail of `runs show`: shown when readable
         return []
     return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
 

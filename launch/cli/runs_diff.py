@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from launch.run import secret_fingerprints
 from launch.run.config_diff import flatten
+from launch.run.record_files import read_json, read_yaml
 from launch.run.steps import PROVENANCE_FILE
 
 _ABSENT = object()
@@ -57,7 +57,7 @@ def diff_runs(a: Path, b: Path, console: Console | None = None) -> int:
         if not (path / "config.yaml").exists():
             Console(stderr=True).print(f"[red]error:[/] {path} is not a t3rl run dir (no config.yaml)")
             return 1
-    configs = [yaml.safe_load((p / "config.yaml").read_text()) or {} for p in (a, b)]
+    configs = [read_yaml(p / "config.yaml", dict) for p in (a, b)]
     provenances = [_provenance(p) for p in (a, b)]
     overrides = [_overrides(p) for p in (a, b)]
     console.print(f"[bold]A[/] {escape(str(a))}\n[bold]B[/] {escape(str(b))}", soft_wrap=True)
@@ -120,9 +120,9 @@ def _show(value: Any) -> str:
 
 def _provenance(path: Path) -> dict[str, str]:
     file = path / PROVENANCE_FILE
-    return json.loads(file.read_text()) if file.exists() else {}
+    return read_json(file, dict) if file.exists() else {}
 
 
 def _overrides(path: Path) -> list[str]:
     file = path / "overrides.yaml"
-    return list(yaml.safe_load(file.read_text()) or []) if file.exists() else []
+    return [str(o) for o in read_yaml(file, list)] if file.exists() else []

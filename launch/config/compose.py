@@ -30,7 +30,7 @@ from omegaconf import DictConfig, OmegaConf, flag_override, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from launch.config import hydra_internals as internals
-from launch.config.errors import ConfigError, Problem, did_you_mean
+from launch.config.errors import ConfigError, Problem, did_you_mean, not_text_problem, undecodable_file
 from launch.config.fixes import assign
 from launch.config.hydra_internals import ConfigLoaderImpl
 from launch.config.layers import AppliedOverride, Layer, leaves
@@ -111,6 +111,9 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
         )
     except MissingConfigException as e:
         raise ConfigError([_in_user_words(_missing_config_problem(e, parsed, loader), written)]) from None
+    except UnicodeDecodeError as e:
+        file = undecodable_file(_normalise_dirs(config_dirs)) or "a config file"
+        raise ConfigError([not_text_problem(file, e)]) from None
     except (ConfigCompositionException, OmegaConfBaseException, ValueError) as e:
         raise ConfigError([_in_user_words(_composition_problem(e, parsed, loader), written)]) from None
 
@@ -205,7 +208,13 @@ def _groups_of(loader: ConfigLoaderImpl) -> list[str]:
 
 def config_source(config_path: str, config_dirs: Sequence[str] = ()) -> tuple[str, str] | None:
     """(display path, first comment line) of one config file, e.g. "model/qwen3_8b"; None if absent."""
-    result = internals.load_config_file(_loader(_normalise_dirs(config_dirs)), config_path)
+    dirs = _normalise_dirs(config_dirs)
+    try:
+        result = internals.load_config_file(_loader(dirs), config_path)
+    except yaml.YAMLError as error:
+        raise ConfigError([yaml_problem(error)]) from None
+    except UnicodeDecodeError as error:
+        raise ConfigError([not_text_problem(undecodable_file(dirs) or config_path, error)]) from None
     if result is None:
         return None
     shown = display_path(result.path, config_path)

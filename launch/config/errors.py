@@ -7,6 +7,7 @@ that is wrong. The CLI turns a `ConfigError` into exit code `EXIT_CONFIG_ERROR` 
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
@@ -64,6 +65,31 @@ class ConfigError(Exception):
         if not self.problems:
             raise ValueError("ConfigError needs at least one error-severity problem")
         super().__init__("\n".join(p.as_text() for p in self.problems))
+
+
+def not_text_problem(file: str, error: UnicodeDecodeError) -> Problem:
+    """A config file that is not UTF-8 text (binary, another encoding): its path and how to mend it."""
+    return Problem(
+        key=file,
+        message=f"not UTF-8 text (an undecodable byte at offset {error.start}): a config file is YAML text",
+        source=file,
+        fix="save it as UTF-8 text, or move it out of the config dir",
+    )
+
+
+def undecodable_file(dirs: Iterable[str]) -> str | None:
+    """The first `.yaml` under `dirs` that is not UTF-8 text (Hydra's loader does not name it)."""
+    for root in dirs:
+        for folder, _, names in sorted(os.walk(root)):
+            for name in sorted(n for n in names if n.endswith(".yaml")):
+                try:
+                    with open(os.path.join(folder, name), encoding="utf-8") as f:
+                        f.read()
+                except UnicodeDecodeError:
+                    return os.path.join(folder, name)
+                except OSError:
+                    continue
+    return None
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:

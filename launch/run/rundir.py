@@ -23,7 +23,6 @@ what to do; it is never taken as "no state".
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import platform
 import shutil
@@ -41,29 +40,10 @@ import yaml
 from launch.config.secrets import mask_overrides, scrub_obj, scrub_text
 from launch.files import atomic_write_json, atomic_write_text
 from launch.installed import package_versions
+from launch.run.record_files import RunDirError, read_json
 
 StageStatus = Literal["running", "succeeded", "failed", "stopped", "skipped"]
 STATE_VERSION = 1
-
-
-class RunDirError(Exception):
-    """A run directory or one of its files cannot be used as it is."""
-
-
-def read_json(path: Path) -> Any:
-    """The JSON in `path`; RunDirError naming the file when it is not valid JSON."""
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise RunDirError(f"cannot read {path}: {err}") from err
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise RunDirError(
-            f"{path} is corrupt ({err.msg} at line {err.lineno}, column {err.colno}; {len(text)} bytes). "
-            "t3rl writes it atomically, so it was changed outside t3rl. Restore or fix it; deleting it "
-            "makes the next run start every stage over."
-        ) from err
 
 
 @dataclass
@@ -190,7 +170,7 @@ class RunDir:
         """config.yaml and overrides.yaml; a previous, different pair is kept under superseded/."""
         config_file, overrides_file = self.path / "config.yaml", self.path / "overrides.yaml"
         overrides_yaml = yaml.safe_dump(mask_overrides(overrides))
-        if config_file.exists() and config_file.read_text() != config_yaml:
+        if config_file.exists() and config_file.read_bytes() != config_yaml.encode():
             keep = self.path / "superseded"
             keep.mkdir(exist_ok=True)
             n = 1
@@ -219,7 +199,7 @@ class RunDir:
 
     def read_manifest(self) -> dict[str, Any]:
         path = self.path / "manifest.json"
-        return read_json(path) if path.exists() else {}
+        return read_json(path, dict) if path.exists() else {}
 
     def is_plan(self) -> bool:
         """Written by `t3rl plan` (a preview, never executed), not by `t3rl run`."""
@@ -288,7 +268,8 @@ class RunDir:
         """The saved state; empty only when no state file exists (never for an unreadable one)."""
         if not self.state_file.exists():
             return RunState()
-        return RunState.from_dict(read_json(self.state_file), self.state_file)
+        advice = " Deleting it makes the next run start every stage over."
+        return RunState.from_dict(read_json(self.state_file, dict, advice), self.state_file)
 
     def save_state(self, state: RunState) -> None:
         atomic_write_json(self.state_file, state.to_dict(), durable=True)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import yaml
 from rich.table import Table
 
 from launch.checks.resolve import resolve
@@ -149,7 +150,11 @@ def _preview(
 ) -> int:
     """`t3rl plan --run-dir R`: what `t3rl run --run-dir R` would change and run; R is not touched."""
     plan = plan_run(resolved, existing)
-    changes = config_changes((existing.path / "config.yaml").read_text(), config_yaml(resolved))
+    recorded = existing.path / "config.yaml"
+    try:
+        changes = config_changes(recorded.read_text(errors="replace"), config_yaml(resolved))
+    except yaml.YAMLError:  # damaged by hand: a resume keeps it under superseded/, as any changed config
+        changes = [f"{recorded} is not valid YAML: a resume keeps it under superseded/ and records this one"]
     if changes:
         console.print(f"config changes against the run's record ({len(changes)}):", soft_wrap=True)
         for line in changes:

@@ -14,6 +14,7 @@ import yaml
 
 from launch.config.direct.nodes import boxed
 from launch.config.direct.unsupported import Unsupported
+from launch.config.errors import ConfigError, not_text_problem
 
 _STR = "tag:yaml.org,2002:str"
 _FLOAT = "tag:yaml.org,2002:float"
@@ -83,8 +84,11 @@ class Repository:
             # Opened by its joined path: the kernel resolves links as realpath would, without a stat per part.
             file = os.path.join(root, f"{config_path}.yaml")
             if os.path.isfile(file):
-                with open(file, encoding="utf-8") as f:
-                    text = f.read()
+                try:
+                    with open(file, encoding="utf-8") as f:
+                        text = f.read()
+                except UnicodeDecodeError as error:
+                    raise ConfigError([not_text_problem(file, error)]) from None
                 return _parse(source_path, text)
         return None
 

@@ -1,0 +1,128 @@
+"""How a `t3rl` command ends when it cannot go on: one place that turns a kind of exception into one line
+on stderr and the exit code docs/reference/cli-behaviour.md gives it, for the Typer app
+(`launch.cli.lazy.LazyGroup.invoke`) and the plain `t3rl run|plan|validate` path alike.
+
+Also the process's surroundings a newcomer's shell can hand over broken, mended before any output:
+a closed stdout/stderr/stdin (`t3rl ls >&-`) and a terminal width that is no width (`COLUMNS=0`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED
+
+# Set to see the traceback of an unexpected exception instead of its one-line summary.
+TRACEBACK_VARIABLE = "T3RL_TRACEBACK"
+_STOPPED = "stopped: interrupted by Ctrl-C or SIGTERM before the command finished"
+# What to do about an OSError on a path, by errno (the message names the path and the system's words).
+_OS_ADVICE = {
+    errno.ENOTDIR: "a file is where t3rl needs a directory: move it away or point the path elsewhere",
+    errno.EISDIR: "a directory is where t3rl needs a file: give a file's path",
+    errno.EEXIST: "something is already there: remove it or choose another path",
+    errno.EACCES: "no permission there: choose a directory you can write (paths.runs_dir=…) or fix it",
+    errno.EPERM: "no permission there: choose a directory you can write (paths.runs_dir=…) or fix it",
+    errno.EROFS: "a read-only file system: choose a writable directory (paths.runs_dir=…)",
+    errno.ENOSPC: "the disk is full: free space or choose another directory",
+    errno.EDQUOT: "your disk quota is used up: free space or choose another directory",
+    errno.ENAMETOOLONG: "the path is too long: choose a shorter one",
+    errno.ENOENT: "it does not exist: check the path",
+}
+
+
+def mend_surroundings() -> None:
+    """Closed standard streams become /dev/null (so nothing t3rl opens later lands on fd 0-2, and
+    printing to a closed stdout is silent, as Python's own print is); a COLUMNS or LINES that is not a
+    positive number is ignored (rich would print nothing at width 0)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False, errors="backslashreplace"))  # noqa: SIM115
+    for name in ("COLUMNS", "LINES"):
+        value = os.environ.get(name)
+        if value is not None and not (value.strip().isdigit() and int(value) > 0):
+            del os.environ[name]
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a scheduler, `kill`, `timeout`) stops a command as Ctrl-C does: the same records, 130."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    except ValueError:  # not the main thread: the signal stays with whoever handles it there
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def exit_code_for(error: BaseException) -> int | None:
+    """Print what `error` means for the user (stderr, one line but for config problems) and return the
+    exit code; None for an exception of no known kind (a bug: its traceback is what helps)."""
+    # Imported only when a command failed: `import launch.cli` stays cheap (a plain command forks first).
+    from launch.config.errors import ConfigError, render_problems  # lazy: see above
+    from launch.run.pipeline import PipelineError  # lazy: see above
+    from launch.run.record_files import RunDirError  # lazy: see above
+
+    if isinstance(error, KeyboardInterrupt):
+        _say(_STOPPED, "yellow")
+        return EXIT_STOPPED
+    if isinstance(error, OSError) and error.errno == errno.EPIPE:
+        # The reader went away (`t3rl ls | head -1`): quiet, as Click is; point stdout at devnull, or the
+        # flush at exit fails once more (Python's advice for EPIPE).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
+    if isinstance(error, ConfigError):
+        from rich.console import Console  # lazy: rich, only when a command failed
+
+        render_problems([*error.problems, *error.warnings], Console(stderr=True))
+        return EXIT_CONFIG
+    if isinstance(error, RunDirError | PipelineError):
+        _say(f"error: {error}")
+        return EXIT_FAILED
+    if isinstance(error, OSError) and error.filename is not None:
+        path = error.filename if error.filename2 is None else f"{error.filename} → {error.filename2}"
+        advice = _OS_ADVICE.get(error.errno or 0, "")
+        _say(f"error: {path}: {error.strerror or error}" + (f" ({advice})" if advice else ""))
+        return EXIT_FAILED
+    return None
+
+
+def unexpected(error: BaseException) -> int:
+    """The last word on an exception of no known kind, in the console script only: one line naming it and
+    how to see its traceback, exit 1. With T3RL_TRACEBACK=1 it is raised as it is."""
+    if os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):
+        raise error
+    what = (str(error).strip().splitlines() or [""])[0]
+    _say(
+        f"error: t3rl failed unexpectedly: {type(error).__name__}: {what}. This is a bug in t3rl: please "
+        f"report it with the command line; `{TRACEBACK_VARIABLE}=1 t3rl …` shows where it happened"
+    )
+    return EXIT_FAILED
+
+
+def _say(text: str, colour: str = "red") -> None:
+    from rich.console import Console  # lazy: rich, only when a command failed
+    from rich.markup import escape  # lazy: rich, only when a command failed
+
+    head, _, rest = text.partition(":")
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[{colour}]{escape(head)}:[/]{escape(rest)}")

@@ -1,0 +1,72 @@
+"""Reading a run dir's record files (JSON and YAML t3rl wrote) as what they must be: a file that is
+not valid, not UTF-8 text or not of the shape t3rl writes there (a file edited by hand, a copy cut
+short) is a `RunDirError` naming it and what to do, never taken as empty and never a traceback further
+on. Light on purpose: `t3rl runs` reads records with nothing else of the launcher imported."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+_HAND_EDITED = "t3rl writes it atomically, so it was changed outside t3rl: restore it or fix it by hand."
+_SHAPES = {dict: "a mapping", list: "a list"}
+
+
+class RunDirError(Exception):
+    """A run directory or one of its files cannot be used as it is."""
+
+
+def read_json(path: Path, shape: type = object, advice: str = "") -> Any:
+    """The JSON in `path`, which must be a `shape` (dict, list; any by default); `advice` ends the
+    message of a corrupt file."""
+    text = _text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise RunDirError(
+            f"{path} is corrupt ({err.msg} at line {err.lineno}, column {err.colno}; {len(text)} bytes). "
+            + _HAND_EDITED
+            + advice
+        ) from err
+    return _shaped(path, data, shape)
+
+
+def read_yaml(path: Path, shape: type = object) -> Any:
+    """The YAML in `path` (empty: None, or an empty `shape`), which must be a `shape`."""
+    text = _text(path)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise RunDirError(f"{path} is corrupt (not valid YAML{where}). {_HAND_EDITED}") from err
+    if data is None and shape is not object:
+        return shape()
+    return _shaped(path, data, shape)
+
+
+def mapping_of_mappings(path: Path, data: Any, key: str) -> dict[str, dict[str, Any]]:
+    """`data[key]` as t3rl writes it: names to mappings (absent: empty)."""
+    value = data.get(key) or {}
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise RunDirError(f"{path}: `{key}` is not a mapping of names to records. {_HAND_EDITED}")
+    return value
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise RunDirError(f"{path} is corrupt (not UTF-8 text: byte {err.start}). {_HAND_EDITED}") from err
+    except OSError as err:
+        raise RunDirError(f"cannot read {path}: {err.strerror or err}") from err
+
+
+def _shaped(path: Path, data: Any, shape: type) -> Any:
+    if not isinstance(data, shape):
+        found = _SHAPES.get(type(data), f"a {type(data).__name__}")
+        raise RunDirError(f"{path} is corrupt ({found} where t3rl writes {_SHAPES[shape]}). {_HAND_EDITED}")
+    return data

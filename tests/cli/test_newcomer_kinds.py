@@ -1,0 +1,266 @@
+"""Kinds of input a newcomer's shell hands `t3rl` that ended in a Python traceback, a wrong exit code or
+no message at all (docs/reference/cli-behaviour.md, "When a command cannot go on"). One test per kind;
+each drives the app in process (CliRunner) unless a closed stream needs a real process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from launch import cli
+from launch.cli.app import app
+from tests.support.no_slime import cli_workdir
+
+NOT_UTF8 = b"\xff\xfe\x00garbage \xc3\x28 not text\n"
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return cli_workdir(tmp_path / "work", monkeypatch)
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def invoke(argv: list[str], **env: str) -> Any:
+    result = CliRunner().invoke(app, argv, env={"COLUMNS": "200", **env})
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), (
+        f"{type(result.exception).__name__}: {result.exception}\n{result.output}"
+    )
+    assert "Traceback" not in result.output, result.output
+    return result
+
+
+# ---------------------------------------------------------------- a path t3rl must write is unusable
+
+
+@pytest.mark.parametrize(
+    ("argv", "blocked"),
+    [
+        (["run", "+experiment=quickstart"], "runs"),
+        (["plan", "+experiment=quickstart"], "plans"),
+        (["run", "+experiment=quickstart", "paths.runs_dir=a/b"], "a"),
+    ],
+    ids=["runs-dir-is-a-file", "plans-dir-is-a-file", "runs-dir-under-a-file"],
+)
+def test_a_file_in_the_way_of_a_dir_is_named(here: Path, argv: list[str], blocked: str) -> None:
+    """Refused by the config's checks (2) or when the dir is made (1): named either way, nothing written."""
+    (here / blocked).write_text("a file where t3rl makes a directory\n")
+    before = _files(here)
+    result = invoke(argv)
+    assert result.exit_code in (1, 2), result.output
+    assert f"{blocked} is a file" in result.output or "Not a directory" in result.output, result.output
+    assert _files(here) == before
+
+
+@pytest.mark.parametrize(
+    ("error", "says"),
+    [
+        (PermissionError(13, "Permission denied", "/data/runs"), "no permission there"),
+        (OSError(30, "Read-only file system", "/data/runs"), "read-only file system"),
+        (OSError(28, "No space left on device", "/data/runs"), "disk is full"),
+    ],
+    ids=["permission", "read-only", "full"],
+)
+def test_an_os_error_on_a_path_is_one_line_exit_1(
+    here: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, says: str
+) -> None:
+    def failing(*args: Any) -> int:
+        raise error
+
+    monkeypatch.setattr("launch.cli.inspect.ls_command", failing)
+    result = invoke(["ls"])
+    assert result.exit_code == 1 and "error: /data/runs" in result.output and says in result.output
+
+
+def test_an_existing_file_where_score_writes_is_named(here: Path) -> None:
+    (here / "r.jsonl").write_text('{"id": "multi_turn_base_1", "decoded": []}\n')
+    (here / "r.scored").write_text("in the way\n")
+    result = invoke(["score", "bfcl", "r.jsonl", "--no-progress"])
+    assert result.exit_code == 1 and "r.scored" in result.output and "File exists" in result.output
+
+
+# ---------------------------------------------------------------- SIGTERM stops any command as Ctrl-C
+
+
+def test_sigterm_stops_any_command_with_130(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only `run` turned SIGTERM into a stop; `eval`, `score`, `data`, … died with 143 and no word."""
+
+    def terminated(*args: Any) -> int:
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the command")
+
+    def reached_the_test(signum: int, frame: Any) -> None:  # instead of ending the test process
+        raise AssertionError("SIGTERM reached the test process's handler")
+
+    monkeypatch.setattr("launch.cli.inspect.ls_command", terminated)
+    previous = signal.signal(signal.SIGTERM, reached_the_test)
+    try:
+        result = invoke(["ls"])
+        assert signal.getsignal(signal.SIGTERM) is reached_the_test  # left as it was found
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert result.exit_code == 130 and "stopped" in result.output, result.output
+
+
+# ---------------------------------------------------------------- the terminal and standard streams
+
+
+@pytest.mark.parametrize("columns", ["0", "-5", "wide"])
+def test_a_terminal_width_that_is_no_width_still_prints_the_error(here: Path, columns: str) -> None:
+    """rich printed nothing at all at COLUMNS=0: exit 2 without a word."""
+    result = invoke(["runs", "--status", "sucess"], COLUMNS=columns)
+    assert result.exit_code == 2 and "sucess" in result.output, result.output
+
+
+def test_a_terminal_width_that_is_no_width_on_the_plain_path(
+    here: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("T3RL_COMPOSE_AHEAD", "0")
+    monkeypatch.setenv("COLUMNS", "0")
+    monkeypatch.setattr(sys, "argv", ["t3rl", "run"])
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    out, err = capfd.readouterr()
+    assert exit_.value.code == 2 and "no stages" in out + err
+
+
+@pytest.mark.parametrize("stream", [1, 2])
+def test_a_closed_standard_stream_is_no_traceback(here: Path, stream: int) -> None:
+    """`t3rl ls >&-`: sys.stdout was None and rich's flush raised AttributeError (exit 120)."""
+    keep = 3 - stream  # the other stream, to read what it says
+    result = subprocess.run(
+        [sys.executable, "-m", "launch", "ls", "model"],
+        cwd=here,
+        stdout=subprocess.PIPE if keep == 1 else None,
+        stderr=subprocess.PIPE if keep == 2 else None,
+        preexec_fn=lambda: os.close(stream),
+        timeout=300,
+    )
+    said = (result.stdout or result.stderr or b"").decode()
+    assert result.returncode == 0 and "Traceback" not in said, said
+
+
+# ---------------------------------------------------------------- a damaged run record
+
+
+def _run_dir(root: Path) -> Path:
+    """A small run record as t3rl writes one: a finished one-stage run."""
+    run = root / "runs" / "demo" / "20260101-000000"
+    (run / "stages" / "eval_tiny").mkdir(parents=True)
+    (run / "config.yaml").write_text(
+        yaml.safe_dump({"name": "demo", "stages": {"eval_tiny": {"kind": "eval"}}})
+    )
+    (run / "overrides.yaml").write_text(yaml.safe_dump(["+experiment=quickstart"]))
+    (run / "manifest.json").write_text(json.dumps({"run": "demo", "record": "run", "created_at": "2026"}))
+    state = {"version": 1, "stages": {"eval_tiny": {"status": "succeeded"}}}
+    (run / "state.json").write_text(json.dumps(state))
+    return run
+
+
+DAMAGE = {
+    "manifest-truncated": ("manifest.json", b'{"run": "demo", "rec'),
+    "manifest-a-list": ("manifest.json", b"[1, 2]\n"),
+    "state-truncated": ("state.json", b'{"version": 1, "sta'),
+    "state-stages-a-list": ("state.json", b'{"version": 1, "stages": [1]}'),
+    "state-stage-a-number": ("state.json", b'{"version": 1, "stages": {"eval_tiny": 5}}'),
+    "config-truncated": ("config.yaml", b"name: demo\nstages: {eval_tiny: [\n"),
+    "config-a-list": ("config.yaml", b"- 1\n"),
+    "config-stages-a-number": ("config.yaml", b"stages: 5\n"),
+    "config-not-utf8": ("config.yaml", NOT_UTF8),
+}
+
+
+def test_the_undamaged_record_lists(here: Path) -> None:
+    _run_dir(here)
+    result = invoke(["runs"])
+    assert result.exit_code == 0 and "demo" in result.output, result.output
+
+
+@pytest.mark.parametrize(("file", "content"), DAMAGE.values(), ids=DAMAGE)
+def test_a_damaged_run_record_is_named_exit_1(here: Path, file: str, content: bytes) -> None:
+    run = _run_dir(here)
+    _run_dir(here / "other")  # an intact run beside it is still listed
+    (run / file).write_bytes(content)
+    listed = invoke(["runs"])
+    assert listed.exit_code == 1 and f"{file}" in listed.output, listed.output
+    shown = invoke(["runs", "show", str(run)])
+    assert shown.exit_code == 1 and str(run / file) in shown.output, shown.output
+    assert invoke(["runs", "--runs-dir", "other/runs"]).exit_code == 0
+
+
+def test_resuming_a_run_whose_manifest_is_a_list_names_it(here: Path) -> None:
+    run = _run_dir(here)
+    (run / "manifest.json").write_text("[1, 2]\n")
+    result = invoke(["run", "--run-dir", str(run)])
+    assert result.exit_code == 1 and "manifest.json" in result.output, result.output
+
+
+@pytest.mark.parametrize("damage", ["config-not-utf8", "config-truncated"])
+def test_a_resume_preview_of_a_damaged_config(here: Path, damage: str) -> None:
+    run = _run_dir(here)
+    (run / "config.yaml").write_bytes(DAMAGE[damage][1])
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    result = invoke(["plan", "--run-dir", str(run)])
+    assert result.exit_code in (0, 1), result.output
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before  # a preview writes nothing
+
+
+# ---------------------------------------------------------------- a config file that is not UTF-8 text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "--config-dir", "mine", "model=broken"],  # composed without Hydra
+        ["validate", "--config-dir", "mine", "+experiment=quickstart", "model=broken"],  # with Hydra
+        ["ls", "--config-dir", "mine", "model"],
+    ],
+    ids=["direct", "hydra", "ls"],
+)
+def test_a_config_file_that_is_not_text_is_named_exit_2(here: Path, argv: list[str]) -> None:
+    (here / "mine" / "model").mkdir(parents=True)
+    (here / "mine" / "model" / "broken.yaml").write_bytes(NOT_UTF8)
+    result = invoke(argv)
+    assert result.exit_code == 2, result.output
+    assert "broken.yaml" in result.output and "UTF-8" in result.output, result.output
+
+
+def test_ls_names_a_config_file_that_is_not_yaml(here: Path) -> None:
+    (here / "mine" / "model").mkdir(parents=True)
+    (here / "mine" / "model" / "broken.yaml").write_text("name: [\n")
+    result = invoke(["ls", "--config-dir", "mine", "model"])
+    assert result.exit_code == 2 and "broken.yaml" in result.output and "YAML" in result.output
+
+
+# ---------------------------------------------------------------- anything else: one line, not a traceback
+
+
+def test_an_unexpected_exception_is_one_line_exit_1(
+    here: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*args: Any) -> int:
+        raise LookupError("a bug\nwith a second line")
+
+    monkeypatch.setattr("launch.cli.inspect.ls_command", broken)
+    monkeypatch.setattr(sys, "argv", ["t3rl", "ls"])
+    monkeypatch.delenv("T3RL_TRACEBACK", raising=False)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    out, err = capfd.readouterr()
+    assert exit_.value.code == 1 and "Traceback" not in out + err
+    assert "LookupError: a bug" in err and "second line" not in err and "T3RL_TRACEBACK=1" in err
+    monkeypatch.setenv("T3RL_TRACEBACK", "1")
+    with pytest.raises(LookupError):
+        cli.main()
