@@ -146,6 +146,8 @@ def observe(
             cap, limits["memory_bytes"] >> 20, cell_spec["disk_bytes"] >> 20, limits["nproc"]
         )
     missing = {name: WHAT_IS_LOST[name] for name in LAYERS if name not in active}
-    if "seccomp" in missing and not cell_spec["seccomp"] and cell_spec["isolation"] != "none":
+    if "seccomp" in missing and cell_spec.get("seccomp_refused"):
+        missing["seccomp"] += f" ({cell_spec['seccomp_refused']})"
+    elif "seccomp" in missing and not cell_spec["seccomp"] and cell_spec["isolation"] != "none":
         missing["seccomp"] += f" (no filter for {cell_spec['machine']}: x86_64 and aarch64 have one)"
     return Protections(active=active, missing=missing)

@@ -111,7 +111,7 @@ def pool(planted: Path) -> Iterator[Pool]:
 @pytest.fixture(scope="module")
 def quick(planted: Path) -> Iterator[Pool]:
     """A pool with a short wall-clock limit, for cells that never end on their own."""
-    pool = Pool(LocalSandboxConfig(timeout_s=3.0, max_concurrency=2))
+    pool = Pool(LocalSandboxConfig(timeout_s=5.0, max_concurrency=2))
     try:
         yield pool
     finally:
@@ -573,15 +573,20 @@ FALLBACK = textwrap.dedent(
     from t3rl_core.sandbox.config import LocalSandboxConfig
     from t3rl_core.sandbox.local import LocalSandbox
 
-    # This host, as one without user namespaces (and, when asked, without Landlock): refused for us and
-    # every process we start, the sandbox's zygote included.
-    arch = seccomp.arch_for(os.uname().machine)
-    nr = arch.numbers
-    refused = [nr["unshare"]] + ([444, 445, 446] if os.environ["NO_LANDLOCK"] == "1" else [])
-    prog = [seccomp._Insn(seccomp.LD_ABS, seccomp.NR_OFFSET)]
-    prog += [seccomp._Insn(seccomp.JEQ, n, true="refuse") for n in refused]
-    prog += [seccomp._Insn(seccomp.RET, seccomp.RET_ALLOW), "refuse",
-             seccomp._Insn(seccomp.RET, seccomp.RET_ERRNO | 38)]  # ENOSYS
+    # This host, as one without user namespaces, Landlock or seccomp filters (those named in LACKING):
+    # refused for us and every process we start, the sandbox's zygote included.
+    nr = seccomp.arch_for(os.uname().machine).numbers
+    lacking = os.environ["LACKING"].split(",")
+    refused = {"userns": [nr["unshare"]], "landlock": [444, 445, 446], "seccomp": [317]}  # 317: seccomp()
+    insn = seccomp._Insn
+    prog = [insn(seccomp.LD_ABS, seccomp.NR_OFFSET)]
+    prog += [insn(seccomp.JEQ, n, true="enosys") for kind in lacking for n in refused[kind]]
+    if "seccomp" in lacking:  # prctl(PR_SET_SECCOMP, ...) as a kernel without seccomp filters answers it
+        prog += [insn(seccomp.JEQ, 157, false="allow"), insn(seccomp.LD_ABS, 16),
+                 insn(seccomp.JEQ, seccomp.PR_SET_SECCOMP, true="einval")]
+    prog += ["allow", insn(seccomp.RET, seccomp.RET_ALLOW),
+             "enosys", insn(seccomp.RET, seccomp.RET_ERRNO | 38),
+             "einval", insn(seccomp.RET, seccomp.RET_ERRNO | 22)]
     code = seccomp.assemble(prog)
     filters = (seccomp._SockFilter * len(code))(*[seccomp._SockFilter(*row) for row in code])
     prctl(PR_SET_NO_NEW_PRIVS, 1)
@@ -629,8 +634,9 @@ FALLBACK = textwrap.dedent(
 )
 
 
-def fallback(planted: Path, no_landlock: bool, marker: str) -> dict:
-    """The FALLBACK script's report, run as nobody without user namespaces, HOME at planted creds."""
+def fallback(planted: Path, lacking: str, marker: str) -> dict:
+    """The FALLBACK script's report, run as nobody on a host `lacking` kernel features (userns,
+    landlock, seccomp; comma-separated), with HOME at planted credentials."""
     if os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"):
         pytest.skip("needs root (to become nobody), setpriv and unshare")
     if not host_offers("seccomp"):
@@ -646,7 +652,7 @@ def fallback(planted: Path, no_landlock: bool, marker: str) -> dict:
         "HOME": str(home),
         "T3RL_CRED": SECRET,
         "MARKER": marker,
-        "NO_LANDLOCK": "1" if no_landlock else "0",
+        "LACKING": lacking,
     }
     done = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", SWITCH, FALLBACK],
@@ -663,7 +669,7 @@ def test_fallback_without_namespaces_says_so_and_landlock_still_holds(planted):
     if not host_offers("landlock"):
         pytest.skip("this host has no Landlock: the fallback's read and signal confinement needs it")
     marker = "t3rl-redteam-fallback-" + uuid.uuid4().hex
-    report = fallback(planted, no_landlock=False, marker=marker)
+    report = fallback(planted, "userns", marker)
     missing = report["protections"]["missing"]
     assert {"user", "network", "pid", "mount", "disk"} <= set(missing)  # cells keep the launcher's uid
     assert "hidden_paths are not covered" in missing["mount"]
@@ -685,7 +691,7 @@ def test_fallback_without_namespaces_says_so_and_landlock_still_holds(planted):
 
 def test_fallback_without_namespaces_or_landlock_names_what_is_lost(planted):
     marker = "t3rl-redteam-bare-" + uuid.uuid4().hex
-    report = fallback(planted, no_landlock=True, marker=marker)
+    report = fallback(planted, "userns,landlock", marker)
     missing = report["protections"]["missing"]
     assert {"network", "pid", "mount", "disk", "landlock"} <= set(missing)
     assert "read every file their uid may" in missing["landlock"]
@@ -696,3 +702,19 @@ def test_fallback_without_namespaces_or_landlock_names_what_is_lost(planted):
     assert attacks["netrc"][1] == SECRET + "\n"  # said above: credentials readable, not pretended away
     assert attacks["daemon"][:2] == ["success", "spawned\n"]
     assert gone(marker)
+
+
+def test_without_seccomp_filters_the_layer_is_reported_missing_and_cells_still_run(planted):
+    """A kernel (or container) that refuses seccomp filters: observed at start-up, not assumed from the
+    machine's name; the warning names it and the memory cap it costs, and cells run confined otherwise."""
+    if not host_offers("mount"):
+        pytest.skip("this host has no user namespaces to keep the other layers while seccomp is refused")
+    report = fallback(planted, "seccomp", "t3rl-redteam-noseccomp-" + uuid.uuid4().hex)
+    missing = report["protections"]["missing"]
+    assert "the kernel refused the filter (Invalid argument)" in missing["seccomp"], missing
+    assert "memory" in missing  # not root: no memory cgroup, and nothing refuses memfd or SysV any more
+    assert {"network", "pid", "mount"} <= set(report["protections"]["active"])
+    assert any("seccomp: " in w for w in report["warnings"]), report["warnings"]
+    attacks = report["attacks"]
+    assert SECRET not in json.dumps(attacks)
+    assert attacks["plant"][0] == "success" and attacks["see"] == ["success", "[]\n", []], attacks

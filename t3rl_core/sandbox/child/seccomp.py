@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import os
 import platform
 import socket
 from dataclasses import dataclass
 
-from .libc import prctl
+from .libc import PR_SET_NO_NEW_PRIVS, prctl
 
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
@@ -142,6 +143,22 @@ def arch_for(machine: str) -> Arch | None:
 
 def supported(machine: str | None = None) -> bool:
     return arch_for(machine or platform.machine()) is not None
+
+
+def refusal() -> str | None:
+    """Why this kernel refuses the filter (built without seccomp filters, a container that denies
+    them), found by installing it in a throw-away child; None when it takes it."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            prctl(PR_SET_NO_NEW_PRIVS, 1)
+            install()
+        except OSError as err:
+            os._exit(err.errno or 1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    return None if code == 0 else f"the kernel refused the filter ({os.strerror(code) if code > 0 else code})"
 
 
 @dataclass(frozen=True)

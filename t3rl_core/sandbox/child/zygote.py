@@ -90,8 +90,9 @@ def configure(spec: dict) -> dict:
         "landlock_abi": landlock.abi_version() if wanted else 0,
         "readable": [*readable_paths(), *spec["readable_paths"]],
         "machine": platform.machine(),
-        "seccomp": wanted and seccomp.supported(),
+        "seccomp_refused": seccomp.refusal() if wanted and seccomp.supported() else None,
     }
+    cell_spec["seccomp"] = wanted and seccomp.supported() and cell_spec["seccomp_refused"] is None
     if not cell_spec["setuid"]:
         # The cell keeps this process's ids: root of the user namespace, or the invoking user without one.
         cell_spec["uid"], cell_spec["gid"] = (0, 0) if namespaces else (os.geteuid(), os.getegid())
