@@ -9,46 +9,22 @@ function or choices reject is a config error that names it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from launch.config.argv_tokens import argv_flags as argv_flags
+from launch.config.argv_tokens import is_flag
 from launch.config.errors import ConfigError, Problem, did_you_mean
 from launch.plan.option_types import value_problem
 from launch.plan.slime_option_table import OPTIONS, Option
 from launch.plan.slime_sglang_options import SGLANG_OPTIONS
-
-# argparse reads "-1" and "-0.5" as values, not as options, when no option looks like a number.
-_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+([eE][-+]?\d+)?$|^-\d+[eE][-+]?\d+$")
 
 
 @lru_cache(maxsize=1)
 def known_options() -> dict[str, Option]:
     """Every accepted option string → who defines it, its nargs, type function and choices."""
     return {**OPTIONS, **SGLANG_OPTIONS}
-
-
-def is_flag(token: str) -> bool:
-    return token.startswith("-") and not _NEGATIVE_NUMBER.match(token)
-
-
-def argv_flags(argv: Sequence[str]) -> Iterator[tuple[int, str, list[str]]]:
-    """(index, flag, its values) of every flag of an argv (`--flag=value` is one token, one value)."""
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        if not is_flag(token):
-            i += 1
-            continue
-        name, eq, inline = token.partition("=")
-        values = [inline] if eq else []
-        j = i + 1
-        while not eq and j < len(argv) and not is_flag(argv[j]):
-            values.append(argv[j])
-            j += 1
-        yield i, name, values
-        i = j if not eq else i + 1
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from collections.abc import Iterator, Sequence
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.rules.layouts import first_valid
 from launch.checks.rules.topology import fitting
+from launch.config.argv_tokens import argv_flags, is_flag
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
 from launch.config.gpus import GPUS, MEGATRON_NUMERICS
-from launch.plan.slime_options import argv_flags, is_flag
 
 EXTRA = "model.architecture.extra_args"
 # Megatron's schedule flags that only a decaying schedule reads.

@@ -1,0 +1,32 @@
+"""Reading an argv as argparse does: which tokens are flags, and each flag's values. The plan checks a
+built argv with it, and the pre-flight reads pass-through argv in the config with it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+# argparse reads "-1" and "-0.5" as values, not as options, when no option looks like a number.
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+([eE][-+]?\d+)?$|^-\d+[eE][-+]?\d+$")
+
+
+def is_flag(token: str) -> bool:
+    return token.startswith("-") and not _NEGATIVE_NUMBER.match(token)
+
+
+def argv_flags(argv: Sequence[str]) -> Iterator[tuple[int, str, list[str]]]:
+    """(index, flag, its values) of every flag of an argv (`--flag=value` is one token, one value)."""
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if not is_flag(token):
+            i += 1
+            continue
+        name, eq, inline = token.partition("=")
+        values = [inline] if eq else []
+        j = i + 1
+        while not eq and j < len(argv) and not is_flag(argv[j]):
+            values.append(argv[j])
+            j += 1
+        yield i, name, values
+        i = j if not eq else i + 1
