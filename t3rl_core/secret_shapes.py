@@ -36,6 +36,11 @@ _PREFIXED = re.compile(
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
     r")(?![A-Za-z0-9_])"
 )
+# A token a view cut short (`sk-proj-Ab12…`): its prefix and what is left of it before the ellipsis.
+_CUT = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:sk-|[srp]k_|hf_|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|AIza|AKIA|ASIA|eyJ)"
+    r"[A-Za-z0-9_.-]{4,}(?=…|\.\.\.)"
+)
 # What each token of `_PREFIXED` begins with: text without any is not searched (every line printed is).
 _TOKEN_STARTS = (
     "sk-", "sk_", "rk_", "pk_", "hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
@@ -50,13 +55,13 @@ _QUERY = re.compile(
     r"|x-amz-security-token)=)([^&#\\\s'\"<>]+)"
 )
 # `Authorization: Bearer V`, `Authorization: token V`, `X-Api-Key: V`, `Proxy-Authorization: Basic V`,
-# and a bare `Bearer V` (a header as code passes it around). V holds a digit: `Bearer authentication`
-# is prose.
+# and a bare `Bearer V` (a header as code passes it around). V holds a digit (`Bearer authentication`
+# is prose), or is cut short by a view (`Bearer abcd…`).
 _HEADER = re.compile(
     r"(?i)((?:\b(?:proxy-)?authorization\s*[:=]\s*['\"]?(?:bearer|basic|token|digest)?\s*"
     r"|\b(?:x-api-key|api-key|x-auth-token|x-access-token)\s*[:=]\s*['\"]?"
     r"|\bbearer\s+))"
-    r"(?=[A-Za-z._~+/=-]*[0-9])([A-Za-z0-9._~+/=-]{8,})"
+    r"((?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{4,}(?=…|\.\.\.))"
 )
 _NOT_VALUES = ("env:", "file:", "${", MASK)
 
@@ -65,7 +70,7 @@ def credentials_in(text: str) -> list[str]:
     """Every credential `text` gives away by its shape (known prefixes, URL query, header)."""
     found = [m.group(2) for m in _QUERY.finditer(text)] if "=" in text else []
     if any(start in text for start in _TOKEN_STARTS):
-        found += [m.group(1) for m in _PREFIXED.finditer(text)]
+        found += [m.group(1) for m in _PREFIXED.finditer(text)] + _CUT.findall(text)
     if _has_header(text):
         found += [m.group(2) for m in _HEADER.finditer(text)]
     return [value for value in found if not value.startswith(_NOT_VALUES)]
@@ -89,7 +94,7 @@ def mask_shapes(text: str) -> str:
     """`text` with every credential known by its shape replaced by the mask (only there: a query's
     short value is not masked elsewhere in the text)."""
     if any(start in text for start in _TOKEN_STARTS):
-        text = _PREFIXED.sub(MASK, text)
+        text = _CUT.sub(MASK, _PREFIXED.sub(MASK, text))
     if "=" in text:
         text = _QUERY.sub(_keep_name, text)
     if _has_header(text):

@@ -287,8 +287,13 @@ class ScrubbingStream:
 
 
 def scrub_standard_streams() -> None:
-    """Route this process's stdout and stderr through `ScrubbingStream` (once)."""
+    """Route this process's stdout and stderr through `ScrubbingStream`, and what rich renders
+    through the scrubber before its layout (once)."""
+    # lazy: rich.console, for a process that prints (the CLI), not for one that only composes configs
+    from launch.config.secret_rich import scrub_rich
+
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if not isinstance(stream, ScrubbingStream):
             setattr(sys, name, ScrubbingStream(stream))
+    scrub_rich(scrub_text)

@@ -7,13 +7,16 @@ launch.config.secrets.scrub_text); these tests search what each writer produced.
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from pathlib import Path
 
 import pytest
 import yaml
 from rich.console import Console
+from typer.testing import CliRunner
 
+from launch.cli.app import app
 from launch.config import secrets
 from t3rl_core.secret import mask_revealed, mask_text
 from t3rl_core.secret_shapes import credentials_in, is_shaped_credential
@@ -80,20 +83,21 @@ def test_ordinary_text_is_not_taken_for_a_credential(text: str) -> None:
     assert credentials_in(text) == [] and mask_text(text) == text and not is_shaped_credential(text)
 
 
-def test_a_token_in_a_job_variable_of_any_name_stays_out_of_every_file(workdir: Path) -> None:
-    """A whole token under a name that looks like nothing: warned about, the job reads ${NAME}."""
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_a_token_in_a_job_variable_of_any_name_stays_out_of_every_file(workdir: Path, executor: str) -> None:
+    """A whole token under a name that looks like nothing: warned about; the job (the Ray runtime env
+    in plan.sh) reads ${NAME} where it runs."""
     code, out = invoke(
-        "plan", "+experiment=stage1_bfcl", f"++hardware.env_vars.MODEL_OPTS={CANARY['openai']}",
+        "plan", "+experiment=stage1_bfcl", f"executor={executor}",
+        f"++hardware.env_vars.MODEL_OPTS={CANARY['openai']}",
         f"++stages.train.hardware.env_vars.NCCL_NOTE={CANARY['aws']}",
     )  # fmt: skip
     assert code == 0, out
     assert "warning hardware.env_vars.MODEL_OPTS" in out and "${oc.env:MODEL_OPTS}" in out
     assert shown(CANARY, out) == []
     (run_dir,) = (workdir / "plans" / "stage1_bfcl").iterdir()
-    assert (
-        "MODEL_OPTS" in (run_dir / "plan.sh").read_text()
-        and "${MODEL_OPTS}" in (run_dir / "plan.sh").read_text()
-    )
+    plan = (run_dir / "plan.sh").read_text()
+    assert '"MODEL_OPTS": "${MODEL_OPTS}"' in plan if executor == "ray" else "MODEL_OPTS" in plan
     config = yaml.safe_load((run_dir / "config.yaml").read_text())
     assert config["hardware"]["env_vars"]["MODEL_OPTS"] == secrets.MASK
     assert leaks(CANARY, workdir) == []
@@ -184,3 +188,27 @@ def test_the_eval_report_masks_what_summary_json_masks(
     summary = _summary(complete=False) | {"reason": reason}
     text = write_report(summary, tmp_path).read_text()
     assert "incomplete" in text and revealed not in text and shown(CANARY, text) == [], text
+
+
+def test_rollouts_show_masks_tokens_a_table_cell_wraps_or_a_clip_cuts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """slime's rollout files hold what the model and its tools said: a table cell wraps a long token
+    between the other columns' text, and the view clips the prompt with an ellipsis."""
+    from tests.launch.test_rollouts_show import sample, save
+
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())
+    row = sample(0)
+    row["prompt"] = f"use {CANARY['openai']} and {CANARY['jwt']} then {IN_CONTEXT['query']}"
+    row["response"] = f"{IN_CONTEXT['bearer']} {CANARY['github']} <tool_call>{CANARY['aws']}</tool_call>"
+    path = save(tmp_path / "rollout_data_0.pt", 0, [row])
+    # The prompt clipped inside a token and whole; a terminal wide enough for the table, and a narrow
+    # one that wraps its cells.
+    for width, columns in itertools.product(("12", "20", "80"), ("250", "60")):
+        args = ["rollouts", "show", str(path), "--width", width, "--full", "0"]
+        result = CliRunner().invoke(app, args, env={"COLUMNS": columns}, catch_exceptions=False)
+        code, out = result.exit_code, result.output
+        assert code in (0, 1), out
+        assert "***" in out and shown(CANARY, re.sub(r"[\s│┃]", "", out)) == [], out
+        cut = [value[:10] for value in CANARY.values() if value[:10] in out]
+        assert cut == [], out
