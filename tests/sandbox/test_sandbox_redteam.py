@@ -245,6 +245,34 @@ def test_home_credentials_run_dir_and_project_are_unread(pool, planted):
     assert seen["answers"] == seen["project_readme"] == seen["project_git"] == "Permission denied", seen
 
 
+def test_an_editable_checkout_on_sys_path_shows_its_code_not_its_runs(planted):
+    """An editable install's .pth file puts a whole checkout on sys.path: cells import its packages but
+    do not read its run directories."""
+    need("landlock")
+    venv, project = planted / "venv", planted / "project"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (project / "pkg" / "__init__.py").write_text("VALUE = 42\n")
+    answers = project / "runs" / "answers.jsonl"
+    answers.parent.mkdir()
+    answers.write_text(SECRET)
+    site = next(venv.glob("lib/python*/site-packages"))
+    (site / "_pkg.pth").write_text(f"{project}\n")
+    for path in [venv, project, *venv.rglob("*"), *project.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    for path in venv.glob("bin/*"):
+        path.chmod(0o755)
+    pool = Pool(LocalSandboxConfig(python=str(venv / "bin" / "python"), timeout_s=30.0, max_concurrency=1))
+    try:
+        r = pool.run(
+            "import pkg\nprint('import: ' + str(pkg.VALUE))\n" + attempt("runs", f"open({str(answers)!r})")
+        )
+    finally:
+        pool.close()
+    assert (r.status, outcomes(r)) == ("success", {"import": "42", "runs": "Permission denied"}), r
+
+
 def test_no_descriptor_of_the_launcher_or_the_sandbox_is_inherited(pool):
     code = (
         "import os\n"

@@ -37,6 +37,9 @@ SYSTEM_READABLE = (
     *("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"),
 )
 
+# Files that make a directory a project checkout rather than an installed tree.
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
 
 def _enter_namespaces(spec: dict) -> list[str] | None:
     """Own network, mount and IPC namespaces (and a user namespace when not root); None if refused,
@@ -70,7 +73,19 @@ def _interpreter_trees() -> list[str]:
 def readable_paths() -> list[str]:
     """What a cell may read (Landlock), besides its own directories: the system, the interpreter's trees
     and the harmless devices; nothing else of the host (the project, run directories, homes)."""
-    return [*SYSTEM_READABLE, *_interpreter_trees()]
+    return [*SYSTEM_READABLE, *(part for tree in _interpreter_trees() for part in _code_of(tree))]
+
+
+def _code_of(tree: str) -> list[str]:
+    """A project checkout on sys.path (an editable install's .pth file names it) holds run directories,
+    data and .git besides its code: only its top-level packages and modules. Any other tree whole."""
+    if not any(os.path.exists(os.path.join(tree, marker)) for marker in PROJECT_MARKERS):
+        return [tree]
+    return [
+        path
+        for path in (os.path.join(tree, name) for name in os.listdir(tree))
+        if os.path.isfile(os.path.join(path, "__init__.py")) or path.endswith((".py", ".pth", ".so"))
+    ]
 
 
 def configure(spec: dict) -> dict:
