@@ -335,6 +335,8 @@ StageRef = _kind(
 PathComponent = _kind("path component", "becomes one directory or file name", _path_component)
 # A path read where the stage runs (relative ones against its working directory; ~ is expanded).
 LocalPath = _kind("path", "a file or directory path", _path)
+# A directory t3rl writes into (created with its parents when missing): pre-flight checks that it can be.
+OutputDir = _kind("output dir", "a directory t3rl writes into, created when missing", _path)
 # A path read on the GPU machines, where the launcher's working directory means nothing.
 ClusterPath = _kind("cluster path", "an absolute path on the GPU machines", _absolute)
 Interpreter = _kind(

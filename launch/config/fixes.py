@@ -24,8 +24,9 @@ def assign(data: Mapping[str, Any], key: str, value: object) -> str:
     """`key=value`, with '+' when the key is not in the composed config."""
     return f"{'' if present(data, key) else '+'}{key}={value}"
 
-# What Hydra reads as a plain string: no quoting needed.
-_PLAIN = re.compile(r"^[A-Za-z_/.~+-][\w/.:~+-]*$")
+# What Hydra reads as a plain string: no quoting needed ("~" is its delete prefix: a value with one is
+# refused unquoted).
+_PLAIN = re.compile(r"^[A-Za-z_/.+-][\w/.:+-]*$")
 _TYPED = re.compile(r"^(true|false|null|none|nan|inf|[-+]?inf|[-+]?(\d[\d_]*)?\.?\d*([eE][-+]?\d+)?)$", re.I)
 
 
@@ -33,7 +34,10 @@ def quoted(token: str) -> str:
     """`token` as an element of an override, quoted when Hydra would not keep it a string."""
     if _PLAIN.match(token) and not _TYPED.match(token):
         return token
-    return "'" + token.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    # Inside quotes Hydra reads a backslash literally unless a quote follows it (the closing one too):
+    # only the backslashes before a quote are doubled, and the quote escaped.
+    escaped = re.sub(r"(\\*)'", lambda m: m.group(1) * 2 + "\\'", token)
+    return "'" + re.sub(r"(\\+)$", lambda m: m.group(1) * 2, escaped) + "'"
 
 
 def list_override(key: str, tokens: Sequence[str]) -> str:

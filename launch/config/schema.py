@@ -42,6 +42,7 @@ from t3rl_core.fields import (
     ModelRef,
     Name,
     OffOrPositiveInt,
+    OutputDir,
     PathComponent,
     Port,
     PositiveFloat,
@@ -369,15 +370,15 @@ class ObjectiveConfig(StrictModel):
 class PathsConfig(StrictModel):
     """Where things live on the cluster and here."""
 
-    runs_dir: LocalPath = "runs"
+    runs_dir: OutputDir = "runs"
     # Where `t3rl plan` writes (never under runs_dir: `t3rl runs` lists runs, not plans).
-    plans_dir: LocalPath = "plans"
+    plans_dir: OutputDir = "plans"
     # Shared cache for conversions (<model>_torch_dist), reused across runs.
-    checkpoints_dir: LocalPath = "checkpoints"
+    checkpoints_dir: OutputDir = "checkpoints"
     models_dir: LocalPath = "models"
     # Prepared data (one copy per content key, linked into each run) and tiny models: shared storage
     # for cluster runs.
-    cache_dir: LocalPath = "~/.cache/t3rl"
+    cache_dir: OutputDir = "~/.cache/t3rl"
     slime_root: ClusterPath = "/root/slime"
     megatron_root: ClusterPath = "/root/Megatron-LM"
     # slime's interpreter on the GPU machines: train.py and slime's conversion tools.

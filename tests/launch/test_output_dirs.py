@@ -1,0 +1,69 @@
+"""A directory t3rl writes into (an `OutputDir` field) that cannot be created or written is refused at
+pre-flight, when the stages run on this machine."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_preflight import _errors, _invoke, sandbox  # noqa: F401  (sandbox is a fixture)
+
+from launch.config.schema import PathsConfig
+from t3rl_core.fields import StrKind
+from tests.support.fix_applier import apply_first_fix
+
+QS = "+experiment=quickstart"
+
+
+def test_the_directories_t3rl_writes_are_declared_as_such() -> None:
+    kinds = {
+        name: next(m.name for m in field.metadata if isinstance(m, StrKind))
+        for name, field in PathsConfig.model_fields.items()
+        if any(isinstance(m, StrKind) for m in field.metadata)
+    }
+    assert {n for n, k in kinds.items() if k == "output dir"} == {
+        "runs_dir",
+        "plans_dir",
+        "checkpoints_dir",
+        "cache_dir",
+    }
+
+
+@pytest.mark.parametrize(
+    "key", ["paths.runs_dir", "paths.plans_dir", "paths.checkpoints_dir", "paths.cache_dir"]
+)
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_a_file_where_a_directory_is_written_is_refused(key: str, where: str, sandbox: Path) -> None:  # noqa: F811
+    blocker = sandbox / "blocker"
+    blocker.write_text("not a directory\n")
+    target = blocker if where == "a file" else blocker / "sub" / "dir"
+    overrides = [QS, f"{key}={target}"]
+    code, out = _invoke("validate", *overrides)
+    assert code == 2, out
+    (error,) = [e for e in _errors(out) if e["key"] == key]
+    assert str(blocker) in error["message"], out
+    fixed = apply_first_fix(overrides, error)
+    assert fixed is not None
+    code, after = _invoke("validate", *fixed)
+    assert code == 0, f"after {fixed}:\n{after}"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_a_read_only_tree_is_refused(sandbox: Path) -> None:  # noqa: F811
+    locked = sandbox / "locked"
+    locked.mkdir(mode=0o555)
+    code, out = _invoke("validate", QS, f"paths.runs_dir={locked / 'runs'}")
+    assert code == 2 and "is not writable" in out, out
+
+
+def test_missing_directories_that_can_be_created_and_cluster_paths_are_accepted(sandbox: Path) -> None:  # noqa: F811
+    code, out = _invoke("validate", QS, f"paths.checkpoints_dir={sandbox / 'new' / 'a' / 'b'}")
+    assert code == 0, out
+    blocker = sandbox / "blocker"
+    blocker.write_text("x")
+    # Under slurm the paths are the cluster's: nothing here says whether they can be written there.
+    code, out = _invoke(
+        "validate", "+experiment=stage1_bfcl", "executor=slurm", f"paths.checkpoints_dir={blocker}"
+    )
+    assert not [e for e in _errors(out) if e["key"] == "paths.checkpoints_dir"], out
