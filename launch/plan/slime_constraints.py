@@ -54,13 +54,15 @@ class Violation(NamedTuple):
 @dataclass(frozen=True)
 class Relation:
     """`left op right` between two numbers of the argv, checked when both are known and `when` holds.
-    `right` is a flag or a quantity slime derives (`DERIVED`); op is one of `OPS`."""
+    A side is a flag or a quantity slime derives (`DERIVED`, which `reads` names the flags of); op is
+    one of `OPS`."""
 
     left: str
     op: str
     right: str
     why: str
     when: str | None = None
+    reads: tuple[str, ...] = ()
 
 
 CONSTRAINTS = (
@@ -176,6 +178,11 @@ CONSTRAINTS = (
     ),
     # Megatron TransformerConfig
     Constraint(
+        "--moe-expert-capacity-factor",
+        excludes=("--moe-router-load-balancing-type=sinkhorn",),
+        why="Megatron: token dropping works with the aux-loss and none load balancing",
+    ),
+    Constraint(
         "--moe-router-topk=1",
         requires=(
             "--moe-router-pre-softmax|--moe-router-score-function=sigmoid|--moe-router-load-balancing-type=sinkhorn",
@@ -196,14 +203,36 @@ CONSTRAINTS = (
 )
 
 
+def _global_batch(given: Mapping[str, list[str]]) -> float | None:
+    """Samples per optimizer step: --global-batch-size, or what slime derives from --num-steps-per-rollout."""
+    batch = _number(given, "--global-batch-size")
+    prompts, samples = _number(given, "--rollout-batch-size"), _number(given, "--n-samples-per-prompt")
+    steps = _number(given, "--num-steps-per-rollout")
+    if batch is None and steps and prompts and samples:
+        batch = prompts * samples // steps
+    return batch
+
+
 def _train_iters(given: Mapping[str, list[str]]) -> float | None:
-    """slime's train_iters: num_rollout × rollout_batch_size × n_samples_per_prompt // global_batch_size."""
-    names = ("--num-rollout", "--rollout-batch-size", "--n-samples-per-prompt", "--global-batch-size")
-    values = [_number(given, name) for name in names]
-    if any(v is None for v in values):
+    """slime's train_iters: num_rollout × rollout_batch_size × n_samples_per_prompt // the global batch."""
+    rollouts, batch = _number(given, "--num-rollout"), _global_batch(given)
+    prompts, samples = _number(given, "--rollout-batch-size"), _number(given, "--n-samples-per-prompt")
+    if not (rollouts and batch and prompts and samples):
         return None
-    rollouts, prompts, samples, batch = values  # type: ignore[misc]
-    return (rollouts * prompts * samples) // batch if batch else None
+    return (rollouts * prompts * samples) // batch
+
+
+def _micro_batches_over_dp(given: Mapping[str, list[str]]) -> float | None:
+    """--micro-batch-size × the data-parallel ranks (world / (TP × PP × CP)), when a micro batch is given."""
+    micro = _number(given, "--micro-batch-size")
+    names = ("--actor-num-nodes", "--actor-num-gpus-per-node")
+    parallel = ("--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size")
+    world = [_number(given, n) for n in names]
+    split = [_number(given, n) or 1 for n in parallel]
+    if micro is None or None in world:
+        return None
+    ranks = world[0] * world[1] // (split[0] * split[1] * split[2])  # type: ignore[operator]
+    return micro * ranks if ranks else None
 
 
 def _two_cp(given: Mapping[str, list[str]]) -> float | None:
@@ -218,6 +247,8 @@ def _layers_per_stage(given: Mapping[str, list[str]]) -> float | None:
 
 DERIVED: dict[str, Callable[[Mapping[str, list[str]]], float | None]] = {
     "train_iters": _train_iters,
+    "global batch": _global_batch,
+    "--micro-batch-size × data-parallel ranks": _micro_batches_over_dp,
     "2 × --context-parallel-size": _two_cp,
     "layers per pipeline stage": _layers_per_stage,
 }
@@ -252,6 +283,15 @@ RELATIONS = (
         "--num-layers-per-virtual-pipeline-stage",
         "Megatron: each pipeline stage splits into whole virtual stages",
     ),
+    Relation(
+        "global batch",
+        "a multiple of",
+        "--micro-batch-size × data-parallel ranks",
+        "Megatron's micro-batch calculator, which slime initialises with them",
+        reads=("--micro-batch-size",),
+    ),
+    Relation("--moe-router-num-groups", "<=", "--num-experts", "Megatron: experts split into the groups"),
+    Relation("--num-experts", "a multiple of", "--moe-router-num-groups", "Megatron asserts it"),
     Relation("--save-retain-interval", "a multiple of", "--save-interval", "Megatron asserts it"),
     Relation("--seq-length", "a multiple of", "2 × --context-parallel-size", "Megatron, with CP > 1"),
     Relation("--seq-length", "<=", "--max-position-embeddings", "Megatron asserts it"),
@@ -263,7 +303,6 @@ RELATIONS = (
     ),
     Relation("--cpu-offloading-num-layers", "<", "--num-layers", "Megatron asserts it"),
     Relation("--moe-router-group-topk", "<=", "--moe-router-num-groups", "Megatron asserts it"),
-    Relation("--moe-router-num-groups", "<=", "--num-experts", "Megatron: experts split into the groups"),
 )
 
 
@@ -365,7 +404,7 @@ def relation_violations(given: Mapping[str, list[str]]) -> Iterator[Violation]:
         left, right = _side(given, rel.left), _side(given, rel.right)
         if left is None or right is None or OPS[rel.op](left, right):
             continue
-        flags = tuple(side for side in (rel.left, rel.right) if side not in DERIVED)
+        flags = (*(side for side in (rel.left, rel.right) if side not in DERIVED), *rel.reads)
         yield Violation(f"{rel.left} {left:g} is not {rel.op} {rel.right} {right:g} ({rel.why})", flags)
 
 

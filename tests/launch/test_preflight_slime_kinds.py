@@ -139,6 +139,27 @@ BAD = [
         "hardware.attention_backend",
         "--spec local",
     ),
+    (
+        "micro_batches_not_dividing_the_global_batch",
+        [f"{X}=[--micro-batch-size,'3']", "hardware.dynamic_batch=false"],
+        X,
+        "global batch 512 is not a multiple of --micro-batch-size × data-parallel ranks 12",
+    ),
+    (
+        "uneven_pipeline_middle_not_even",
+        [f"{X}=[--decoder-last-pipeline-num-layers,'7']", "hardware.pipeline_parallel=4"],
+        "hardware.pipeline_parallel",
+        "29 layers are left to 3 middle pipeline stages",
+    ),
+    (
+        "uneven_pipeline_more_layers_than_the_model",
+        [
+            f"{X}=[--decoder-first-pipeline-num-layers,'20',--decoder-last-pipeline-num-layers,'20']",
+            "hardware.pipeline_parallel=2",
+        ],
+        "hardware.pipeline_parallel",
+        "-4 layers are left to 0 middle pipeline stages",
+    ),
     ("checkpoint_format_not_torch_dist", [f"{X}=[--ckpt-format,torch]"], X, "read torch_dist checkpoints"),
     ("optimizer_not_saved_but_loaded", [f"{X}=[--no-save-optim]"], X, "needs --no-load-optim"),
     ("wsd_flag_without_wsd", [f"{X}=[--lr-wsd-decay-iters,'10']"], X, "--lr-decay-style WSD"),

@@ -17,6 +17,7 @@ from launch.config.fixes import list_override
 from launch.config.gpus import GPUS, MEGATRON_NUMERICS
 
 EXTRA = "model.architecture.extra_args"
+FIRST, LAST = "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"
 # Megatron's schedule flags that only a decaying schedule reads.
 _DECAY_FLAGS = ("--lr-decay-iters", "--min-lr")
 
@@ -99,6 +100,33 @@ def linear_layers_split_over_tp(scope: Scope, ctx: Context) -> Iterator[Problem]
 
 
 @per_scope
+def uneven_pipeline_split(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """Megatron's uneven pipeline: the layers the first and last stages do not take split evenly over the
+    stages between them (and there are some exactly when there are such stages)."""
+    pp, arch = scope.hardware.pipeline_parallel, ctx.run.model.architecture
+    extra = list(arch.extra_args)
+    given = _flags(extra)
+    first, last = _number(given.get(FIRST)), _number(given.get(LAST))
+    if pp == 1 or (first is None and last is None):
+        return  # PP 1 with these flags is slime's own assertion (launch.plan.slime_constraints)
+    middle_layers = arch.num_layers - (first or 0) - (last or 0)
+    middle_stages = pp - (first is not None) - (last is not None)
+    if middle_stages == 0 and middle_layers == 0:
+        return
+    if middle_stages > 0 and middle_layers > 0 and middle_layers % middle_stages == 0:
+        return
+    # The stages before the last take num_layers // pp each; the last takes what is left (>= that).
+    share = arch.num_layers // pp
+    split = [*_without(_without(extra, FIRST), LAST), LAST, str(arch.num_layers - (pp - 1) * share)]
+    yield Problem(
+        ctx.latest(EXTRA, scope.hw("pipeline_parallel")),
+        f"{middle_layers:g} layers are left to {middle_stages} middle pipeline stages of {pp} "
+        f"({arch.num_layers} layers; {_stage_sizes(first, last)}): Megatron needs them split evenly",
+        fix=f"set {list_override(EXTRA, split)}",
+    )
+
+
+@per_scope
 def attention_backend_fits_layout(scope: Scope, ctx: Context) -> Iterator[Problem]:
     """Transformer Engine runs context parallelism in its flash and fused kernels only (it drops the
     unfused one), and Megatron's local backend needs its local layer spec (`--spec local`)."""
@@ -168,6 +196,13 @@ def schedule_flags_take_effect(scope: Scope, ctx: Context) -> Iterator[Problem]:
         )
 
 
+def _stage_sizes(first: float | None, last: float | None) -> str:
+    sizes = [
+        f"{name} stage {size:g}" for name, size in (("first", first), ("last", last)) if size is not None
+    ]
+    return ", ".join(sizes)
+
+
 def _number(values: list[str] | None) -> float | None:
     try:
         return float(values[-1]) if values else None
@@ -190,6 +225,7 @@ def _train_iters(scope: Scope) -> int | None:
 RULES = (
     numerics_run_on_gpu,
     linear_layers_split_over_tp,
+    uneven_pipeline_split,
     attention_backend_fits_layout,
     expert_and_tensor_parallel_need_sp,
     schedule_flags_take_effect,
