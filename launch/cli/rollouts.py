@@ -84,8 +84,38 @@ def load_samples(path: Path, *, trust: bool = False) -> tuple[Any, list[Mapping[
         raise RolloutFileError(f"{path} cannot be read as saved rollouts: {reason}{hint}") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("samples"), list):
         raise RolloutFileError(f"{path} is not a slime rollout file (no 'samples' list)")
-    samples = [s if isinstance(s, Mapping) else getattr(s, "__dict__", {}) for s in data["samples"]]
+    samples = []
+    for index, sample in enumerate(data["samples"]):
+        fields = sample if isinstance(sample, Mapping) else getattr(sample, "__dict__", None)
+        if not isinstance(fields, Mapping):
+            raise RolloutFileError(
+                f"{path} is not a slime rollout file (sample {index} is a {type(sample).__name__})"
+            )
+        samples.append(fields)
     return data.get("rollout_id"), samples
+
+
+def views(path: Path, samples: list[Mapping[str, Any]], width: int) -> list[SampleView]:
+    """The rows of one file; a sample whose fields are not of slime's types (a token list that is a
+    number, a reward that is text) makes the file one t3rl cannot read, named with the sample."""
+    found = []
+    for index, sample in enumerate(samples):
+        wrong = [f for f in _SEQUENCES if not _is_sequence(sample.get(f))]
+        try:
+            if wrong:
+                raise TypeError(f"{wrong[0]} is a {type(sample[wrong[0]]).__name__}, not a list")
+            found.append(view(index, sample, width))
+        except (TypeError, ValueError, AttributeError) as err:
+            raise RolloutFileError(f"{path} is not a slime rollout file (sample {index}: {err})") from None
+    return found
+
+
+# Sample fields slime saves as token-aligned lists (or tensors).
+_SEQUENCES = ("tokens", "loss_mask", "rollout_log_probs")
+
+
+def _is_sequence(value: Any) -> bool:
+    return value is None or hasattr(value, "tolist") or isinstance(value, list | tuple)
 
 
 def _as_list(value: Any) -> list[Any] | None:
@@ -165,11 +195,11 @@ def show(
     for path in files:
         try:
             rollout_id, samples = load_samples(path, trust=trust)
+            rows = views(path, samples, width)
         except RolloutFileError as err:
             console.print(f"[red]error:[/] {err}")
             return 2
-        views = [view(i, s, width) for i, s in enumerate(samples)]
-        for v in views:  # named, so one the table does not show (--limit) can be found
+        for v in rows:  # named, so one the table does not show (--limit) can be found
             if v.tito != "ok":
                 broken.append(f"{path.name} sample {v.index}")
                 if limit is not None and v.index >= limit:
@@ -190,14 +220,14 @@ def show(
             "TITO",
         ):
             table.add_column(column, overflow="fold")
-        for v in views[:limit]:
+        for v in rows[:limit]:
             tito = "[green]ok[/]" if v.tito == "ok" else f"[red]{v.tito}[/]"
             table.add_row(
                 str(v.index), v.status, v.reward, v.prompt, v.response, str(v.tool_calls), v.coverage, tito
             )
         console.print(table)
-        if limit is not None and len(views) > limit:
-            console.print(f"… {len(views) - limit} more samples (--limit)")
+        if limit is not None and len(rows) > limit:
+            console.print(f"… {len(rows) - limit} more samples (--limit)")
         if full is not None and 0 <= full < len(samples):
             console.rule(f"sample {full}: full response")
             console.print(str(samples[full].get("response", "")), markup=False, highlight=False)

@@ -146,7 +146,9 @@ def score_file(
 ) -> dict[str, Any]:
     """Score every line of `file` into `out`/verdicts.jsonl (flushed per line) and `out`/summary.json.
     A line that cannot be scored becomes a verdict with its `error`; it never stops the others."""
-    lines = [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # Numbered as an editor numbers them (blank lines count, only \n and \r end one); each line decoded
+    # alone, so one that is not UTF-8 text fails by itself.
+    lines = [(number, raw) for number, raw in enumerate(file.read_bytes().splitlines(), 1) if raw.strip()]
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
     started = time.monotonic()
@@ -155,8 +157,8 @@ def score_file(
         (out / "verdicts.jsonl").open("w", encoding="utf-8") as sink,
     ):
         task = bar.add_task(f"score {world}", total=len(lines))
-        for number, line in enumerate(lines, 1):
-            record = _score_line(world, line, number, scorer)
+        for number, raw in lines:
+            record = _score_line(world, raw, number, scorer)
             records.append(record)
             sink.write(json.dumps(record, default=str) + "\n")
             sink.flush()
@@ -177,10 +179,10 @@ REQUIRED = {
 
 
 def _score_line(
-    world: str, line: str, number: int, scorer: Callable[[Mapping[str, Any]], Verdict]
+    world: str, raw: bytes, number: int, scorer: Callable[[Mapping[str, Any]], Verdict]
 ) -> dict[str, Any]:
     try:
-        item = json.loads(line)
+        item = json.loads(raw.decode("utf-8"))
         if not isinstance(item, dict):
             raise ValueError("a line must be a JSON object")
         item = getattr(scorer, "fill", lambda x: x)(item)

@@ -264,3 +264,33 @@ def test_an_unexpected_exception_is_one_line_exit_1(
     monkeypatch.setenv("T3RL_TRACEBACK", "1")
     with pytest.raises(LookupError):
         cli.main()
+
+
+# ---------------------------------------------------------------- input files of the wrong kind
+
+
+def test_score_names_lines_as_an_editor_numbers_them(here: Path) -> None:
+    """Blank lines were skipped before numbering (line 3 was reported as 1), and a line that is not
+    UTF-8 text stopped the whole file with a UnicodeDecodeError traceback."""
+    (here / "r.jsonl").write_bytes(b"\n\nnot json\n\xff\xfe garbage\n")
+    result = invoke(["score", "bfcl", "r.jsonl", "--no-progress"])
+    assert result.exit_code == 1, result.output
+    assert "r.jsonl:3: JSONDecodeError" in result.output and "r.jsonl:4: UnicodeDecodeError" in result.output
+
+
+@pytest.mark.parametrize(
+    ("samples", "says"),
+    [
+        ([5], "sample 0 is a int"),
+        ([{"tokens": 5}], "tokens is a int"),
+        ([{"tokens": [1, 2]}, {"response_length": "many"}], "sample 1"),
+        ([{"reward": "high"}], "sample 0"),
+    ],
+    ids=["not-a-sample", "tokens-a-number", "length-text", "reward-text"],
+)
+def test_a_rollout_sample_of_the_wrong_types_is_exit_2(here: Path, samples: list[Any], says: str) -> None:
+    import torch  # lazy: torch, only for the rollout files these cases write
+
+    torch.save({"rollout_id": 0, "samples": samples}, here / "r.pt")
+    result = invoke(["rollouts", "show", "r.pt"])
+    assert result.exit_code == 2 and "r.pt" in result.output and says in result.output, result.output
