@@ -17,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import uuid
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from t3rl_core.sandbox import local
 from t3rl_core.sandbox.base import SandboxResult
 from t3rl_core.sandbox.config import LocalSandboxConfig
 from t3rl_core.sandbox.local import PROJECT_DIR, LocalSandbox
@@ -271,6 +273,42 @@ def test_an_editable_checkout_on_sys_path_shows_its_code_not_its_runs(planted):
     finally:
         pool.close()
     assert (r.status, outcomes(r)) == ("success", {"import": "42", "runs": "Permission denied"}), r
+
+
+def test_a_checkout_under_tmp_shows_its_code_and_venv_not_its_runs(monkeypatch):
+    """A checkout with its venv under /tmp (a cluster node's scratch) is bound into each cell's own /tmp,
+    which cells read: only its packages and the venv are bound, not its run directories."""
+    need("mount")
+    base = Path(tempfile.mkdtemp(prefix="t3rl-redteam-", dir="/tmp"))
+    try:
+        checkout = base / "checkout"
+        (checkout / "pkg").mkdir(parents=True)
+        (checkout / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+        (checkout / "pkg" / "__init__.py").write_text("")
+        answers = checkout / "runs" / "answers.jsonl"
+        answers.parent.mkdir()
+        answers.write_text(SECRET)
+        answers.chmod(0o644)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(checkout / ".venv")], check=True)
+        monkeypatch.setattr(local, "PROJECT_DIR", checkout)
+        pool = Pool(LocalSandboxConfig(python=str(checkout / ".venv" / "bin" / "python"), max_concurrency=1))
+        code = (
+            "import os, subprocess, sys\n"
+            "print('python: ' + subprocess.run([sys.executable, '-c', 'print(7)'], capture_output=True, "
+            "text=True).stdout.strip())\n"
+            f"print('listing: ' + repr(sorted(os.listdir({str(checkout)!r}))))\n"
+            + attempt("runs", f"open({str(answers)!r})")
+        )
+        try:
+            r = pool.run(code)
+        finally:
+            pool.close()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert (r.status, outcomes(r)) == (
+        "success",
+        {"python": "7", "listing": "['.venv', 'pkg']", "runs": "No such file or directory"},
+    ), r
 
 
 def test_no_descriptor_of_the_launcher_or_the_sandbox_is_inherited(pool):

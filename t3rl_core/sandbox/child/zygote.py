@@ -58,9 +58,9 @@ def _enter_namespaces(spec: dict) -> list[str] | None:
                 f.write(text)
     # Everything the interpreter runs and imports from stays visible wherever it lives (under /tmp
     # too); a cell uid that is not their owner also needs a way through closed directories above them.
-    return mounts.prepare_zygote_root(
-        spec["private_dirs"], spec["hidden"], [*_interpreter_trees(), *spec["visible"]], closed=as_root
-    )
+    # A checkout among them (under /tmp, it becomes part of each cell's own /tmp) only through its code.
+    kept = [part for tree in [*_interpreter_trees(), *spec["visible"]] for part in _code_of(tree)]
+    return mounts.prepare_zygote_root(spec["private_dirs"], spec["hidden"], kept, closed=as_root)
 
 
 def _interpreter_trees() -> list[str]:
@@ -77,13 +77,18 @@ def readable_paths() -> list[str]:
 
 
 def _code_of(tree: str) -> list[str]:
-    """A project checkout on sys.path (an editable install's .pth file names it) holds run directories,
-    data and .git besides its code: only its top-level packages and modules. Any other tree whole."""
-    if not any(os.path.exists(os.path.join(tree, marker)) for marker in PROJECT_MARKERS):
+    """A project checkout (t3rl's own, or one an editable install's .pth file puts on sys.path) holds
+    run directories, data and .git besides its code: only its top-level packages and modules (a venv
+    inside it is a tree of the interpreter's own). Any other tree whole."""
+    try:
+        if not any(os.path.exists(os.path.join(tree, marker)) for marker in PROJECT_MARKERS):
+            return [tree]
+        names = os.listdir(tree)
+    except OSError:
         return [tree]
     return [
         path
-        for path in (os.path.join(tree, name) for name in os.listdir(tree))
+        for path in (os.path.join(tree, name) for name in names)
         if os.path.isfile(os.path.join(path, "__init__.py")) or path.endswith((".py", ".pth", ".so"))
     ]
 
