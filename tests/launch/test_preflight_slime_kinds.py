@@ -216,6 +216,12 @@ WARNED = [
     ),
     ("decay_flag_under_constant_schedule", [f"{X}=[--min-lr,'1e-7']"], X, "--min-lr has no effect"),
     (
+        "eval_split_never_evaluated",
+        ["stages.train.curriculum.eval_interval=null"],
+        "stages.train.curriculum.eval_interval",
+        "the in-loop eval never runs",
+    ),
+    (
         "experts_and_tp_without_sp",
         [*MOE, "hardware.sequence_parallel=false"],
         "hardware.sequence_parallel",

@@ -140,7 +140,7 @@ def schedule_length_set(scope: Scope, ctx: Context) -> Iterator[Problem]:
 
 @per_scope
 def eval_interval_needs_eval_split(scope: Scope, ctx: Context) -> Iterator[Problem]:
-    """slime: --eval-interval needs eval datasets."""
+    """slime: --eval-interval needs eval datasets; an eval split without an interval is never evaluated."""
     cur = scope.curriculum
     if cur is not None and cur.eval_interval is not None and cur.eval_split is None:
         key = ctx.latest(scope.cur("eval_interval"), scope.cur("eval_split"))
@@ -148,6 +148,14 @@ def eval_interval_needs_eval_split(scope: Scope, ctx: Context) -> Iterator[Probl
             key,
             f"eval_interval {cur.eval_interval} but no eval_split: in-loop eval has no data",
             fix=f"set {scope.cur('eval_interval')}=null; or {scope.cur('eval_split')} to a prepared split",
+        )
+    elif cur is not None and cur.mode == "rl" and cur.eval_interval is None and cur.eval_split is not None:
+        key = ctx.latest(scope.cur("eval_interval"), scope.cur("eval_split"))
+        yield Problem(
+            key,
+            f"eval_split {cur.eval_split} but no eval_interval: the in-loop eval never runs",
+            fix=f"set {scope.cur('eval_interval')}=5; or {scope.cur('eval_split')}=null",
+            severity="warning",
         )
 
 
