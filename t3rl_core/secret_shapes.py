@@ -1,6 +1,6 @@
 """Credentials known by their shape, whatever the key, flag or variable that holds them is called.
 
-Names tell most credentials apart (`launch.config.secret_names`); these are the ones text gives away
+Names tell most credentials apart (`t3rl_core.secret_names`); these are the ones text gives away
 by itself, wherever it appears (a job variable named `MODEL_OPTS`, a server flag, a URL's query, a
 header in a service's command):
 - tokens whose issuer marks them with a prefix: OpenAI/Anthropic `sk-…`, Hugging Face `hf_…`, GitHub

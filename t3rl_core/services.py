@@ -47,6 +47,7 @@ from t3rl_core.fields import (
     Seconds,
     UrlPath,
 )
+from t3rl_core.secret_env import referenced_variables, without_credentials
 from t3rl_core.secret_launch import argv_for
 from t3rl_core.strict import StrictModel
 
@@ -144,7 +145,11 @@ def keep(spec: ServiceSpec, owner: int) -> int:
     code, or 0 when the keeper stopped it."""
     from t3rl_core.lifetime import die_with_parent
 
+    # A command service (an environment's server) runs what the model asks for: it gets no credential
+    # but those its own command reads by reference.
     env = dict(os.environ)
+    if spec.kind == "command":
+        env = without_credentials(env, referenced_variables(spec.argv()))
     if spec.gpus:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, spec.gpus))
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

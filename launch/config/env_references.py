@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from launch.config.errors import Problem
-from launch.config.secret_names import is_credential_at, is_secret_key
+from t3rl_core.secret_names import is_credential_at, is_secret_key
 
 if TYPE_CHECKING:
     from launch.config.provenance import Provenance

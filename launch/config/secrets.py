@@ -27,7 +27,8 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from launch.config.secret_names import (
+from t3rl_core.secret import Secret, SecretResolutionError, mask_text, revealed, url_passwords
+from t3rl_core.secret_names import (
     is_credential_at,
     is_key_like,
     is_reference,
@@ -36,7 +37,6 @@ from launch.config.secret_names import (
     is_secret_name,
     looks_like_credential,
 )
-from t3rl_core.secret import Secret, SecretResolutionError, mask_text, revealed, url_passwords
 from t3rl_core.secret_pieces import mask_values
 from t3rl_core.secret_shapes import credentials_in
 

@@ -21,7 +21,7 @@ import yaml
 
 from launch.checks.resolve import resolve
 from launch.config import secrets
-from launch.config.secret_names import is_credential_at, is_secret_flag, is_secret_name, looks_like_credential
+from t3rl_core.secret_names import is_credential_at, is_secret_flag, is_secret_name, looks_like_credential
 from tests.support.planted import invoke, isolate, leaks, shown
 
 REPO = Path(__file__).resolve().parents[2]

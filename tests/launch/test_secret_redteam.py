@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import io
 import itertools
+import json
+import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -212,3 +215,62 @@ def test_rollouts_show_masks_tokens_a_table_cell_wraps_or_a_clip_cuts(
         assert "***" in out and shown(CANARY, re.sub(r"[\s│┃]", "", out)) == [], out
         cut = [value[:10] for value in CANARY.values() if value[:10] in out]
         assert cut == [], out
+
+
+PROBE_SERVER = """
+import http.server, json, os, sys
+
+port, out = int(sys.argv[1]), sys.argv[2]
+with open(out, "w") as f:
+    json.dump({"environ": dict(os.environ), "argv": sys.argv}, f)
+
+
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+http.server.HTTPServer(("127.0.0.1", port), Health).serve_forever()
+"""
+
+
+def test_a_command_service_runs_without_the_credentials_it_does_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An environment's server executes what the model asks: a variable it inherits could be printed
+    into an observation (trajectories, rollouts, the weights). It gets none of t3rl's credentials but
+    the one its command reads by reference."""
+    import socket
+
+    from t3rl_core.services import ServiceSpec, start, stop
+
+    plain = {
+        "HF_TOKEN": CANARY["hf"],  # a secret name
+        "MODEL_OPTS": CANARY["openai"],  # a plain name, a token's form
+        "RT_SERVICE_KEY": "rt-service-own-key-77Ab",  # what the service reads by reference
+    }
+    for name, value in plain.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "probe.py").write_text(PROBE_SERVER)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = tmp_path / "seen.json"
+    command = [sys.executable, str(tmp_path / "probe.py"), "{port}", str(out), "--key", "env:RT_SERVICE_KEY"]
+    spec = ServiceSpec(
+        name="probe", kind="command", command=command, port=port, startup_timeout_s=60,
+        pid_file=str(tmp_path / "probe.pid"), log_file=str(tmp_path / "probe.log"),
+    )  # fmt: skip
+    start(spec, owner=os.getpid())
+    try:
+        seen = json.loads(out.read_text())
+    finally:
+        stop(spec)
+    environ = seen["environ"]
+    assert {"HF_TOKEN", "MODEL_OPTS"}.isdisjoint(environ)
+    assert environ["RT_SERVICE_KEY"] == plain["RT_SERVICE_KEY"] and "PATH" in environ
+    assert seen["argv"][-1] == "--key=" + plain["RT_SERVICE_KEY"]  # revealed in its own process

@@ -19,9 +19,9 @@ from typing import Any
 
 from launch.checks.context import Context
 from launch.config.errors import Problem
-from launch.config.secret_names import is_credential_at, is_secret_key
 from launch.config.secrets import is_reference, is_secret_flag, secret_values
 from t3rl_core.secret import revealed, url_passwords
+from t3rl_core.secret_names import is_credential_at, is_secret_key
 from t3rl_core.secret_shapes import credentials_in, is_shaped_credential
 
 _FIX = (
