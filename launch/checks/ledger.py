@@ -146,6 +146,8 @@ def _ray_head_claims(run: RunConfig, plan: PlannedRun, point: str) -> list[Claim
     """The local executor's Ray head, up around train stages on this machine: claimed run-wide and by
     every run of the executor, as a head left by a failed `ray stop`, or a user's own head on these
     ports, holds them all the same."""
+    if run.executor.kind == "slurm":
+        return _job_ray_head_claims(run, plan, point)
     if run.executor.kind not in _LOCAL_EXECUTORS:
         return []
     port = getattr(run.executor, "ray_port", _RAY_PORT)
@@ -185,6 +187,32 @@ def _ray_head_claims(run: RunConfig, plan: PlannedRun, point: str) -> list[Claim
         ),
         *([Claim("ray_head", THIS_MACHINE, "", holder, "executor", point=point)] if train else []),
     ]
+
+
+def _job_ray_head_claims(run: RunConfig, plan: PlannedRun, point: str) -> list[Claim]:
+    """Under SLURM, each job that needs Ray starts a head on its first node while its stage runs."""
+    executor = run.executor
+    claims = []
+    for stage in plan.stages:
+        if not stage.needs_ray_head:
+            continue
+        host = _host_of(run, stage.kind, stage.name, point)
+        holder = f"the Ray head of stage {stage.name}'s job"
+        ports = (
+            (getattr(executor, "ray_port", _RAY_PORT), "GCS", "executor.ray_port", _RAY_PORT),
+            (
+                getattr(executor, "dashboard_port", _DASHBOARD_PORT),
+                "dashboard, jobs API",
+                "executor.dashboard_port",
+                _DASHBOARD_PORT,
+            ),
+            (_RAY_CLIENT_PORT, "client server", "", None),
+        )
+        claims += [
+            Claim("port", host, port, f"{holder} ({what})", key, stage.name, point=point, default=default)
+            for port, what, key, default in ports
+        ]
+    return claims
 
 
 def _eval_server_claims(run: RunConfig, name: str, spec: EvalStage, host: str, point: str) -> list[Claim]:

@@ -5,6 +5,7 @@ both places.
   it replaces what the experiment wrote (`Provenance.shadowed`).
 - A managed service writes its URL into the env key it serves (`env_url_key`): a URL the user set
   there would be replaced.
+- An sbatch option in `executor.extra_sbatch` that t3rl writes from a key (launch.config.sbatch_options).
 - A variable in `hardware.env_vars` that t3rl derives for the job (launch.plan.slime_args.job_env)
   and a pass-through flag that t3rl derives (launch.plan.pass_through) are refused where the argv is
   built.
@@ -18,7 +19,9 @@ from typing import Any
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem
-from launch.config.fixes import list_override
+from launch.config.fixes import list_override, quoted
+from launch.config.sbatch_options import derived_option
+from launch.config.schema import SlurmExecutorConfig
 
 
 def experiment_values_kept(ctx: Context) -> Iterator[Problem]:
@@ -127,6 +130,37 @@ def server_flags_not_passed_through(ctx: Context) -> Iterator[Problem]:
             break
 
 
+def sbatch_options_not_passed_through(ctx: Context) -> Iterator[Problem]:
+    """executor.extra_sbatch never repeats an option t3rl writes into the job script."""
+    executor = ctx.run.executor
+    if not isinstance(executor, SlurmExecutorConfig):
+        return
+    key = "executor.extra_sbatch"
+    for index, option in enumerate(executor.extra_sbatch):
+        found = derived_option(option)
+        if found is None:
+            continue
+        name, field = found
+        rest = [*executor.extra_sbatch[:index], *executor.extra_sbatch[index + 1 :]]
+        value = option.partition("=")[2]
+        dropped = list_override(key, rest)
+        if field and field.startswith("executor.") and (value or name == "exclusive"):
+            fix = f"set {field}={quoted(value) if value else 'true'} {dropped}"
+        elif field:
+            fix = f"set {dropped} (t3rl asks for --{name} from {field}: set that instead)"
+        else:
+            fix = f"set {dropped} (t3rl names --{name} itself)"
+        source = f"from {field}" if field else "itself"
+        spelled = option.lstrip("-").partition("=")[0]
+        clash = "sbatch keeps the last of the two" if name.startswith(spelled) else "SLURM counts both"
+        yield Problem(
+            key,
+            f"'{option}' in {key}: t3rl writes --{name} into every job script {source}, and {clash}",
+            fix=fix,
+        )
+        return
+
+
 # The job environment t3rl derives (launch.plan.slime_args.job_env), → the setting it follows.
 # CUDA_DEVICE_MAX_CONNECTIONS has its own rule (Megatron's assertion: launch.checks.rules.topology).
 _DERIVED_ENV = {
@@ -210,6 +244,7 @@ RULES = (
     service_urls_not_set_twice,
     one_server_per_env_url,
     server_flags_not_passed_through,
+    sbatch_options_not_passed_through,
     derived_env_not_overridden,
     schedule_given_once,
     over_sampling_has_a_filter,
