@@ -274,3 +274,18 @@ def test_a_command_service_runs_without_the_credentials_it_does_not_read(
     assert {"HF_TOKEN", "MODEL_OPTS"}.isdisjoint(environ)
     assert environ["RT_SERVICE_KEY"] == plain["RT_SERVICE_KEY"] and "PATH" in environ
     assert seen["argv"][-1] == "--key=" + plain["RT_SERVICE_KEY"]  # revealed in its own process
+
+
+def test_a_sweep_over_credentials_keeps_them_out_of_its_records(workdir: Path) -> None:
+    """Sweep points are labelled by their overrides (sweep.json, sweep.md, the terminal), and each
+    point's launcher gets its run dir, not the overrides, on its command line."""
+    code, out = invoke(
+        "run", "-m", "+experiment=stage1_bfcl", "executor=dry",
+        f"++hardware.env_vars.OPTS={CANARY['openai']},{CANARY['anthropic']}",
+        f"++hardware.env_vars.HF_TOKEN={CANARY['query']}",
+    )  # fmt: skip
+    assert code == 0, out
+    assert shown(CANARY, out) == []
+    (sweep,) = (workdir / "runs" / "stage1_bfcl").glob("sweep-*")
+    assert (sweep / "sweep.json").is_file() and "OPTS=***" in (sweep / "sweep.md").read_text()
+    assert leaks(CANARY, workdir) == []
