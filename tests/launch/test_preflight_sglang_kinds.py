@@ -33,8 +33,23 @@ C = "stages.train.curriculum"
 S = "eval.server.extra_args"
 X = "model.architecture.extra_args"
 
+B200 = ["hardware.gpu_type=B200", "hardware.gpu_memory_gib=180", "hardware.sglang_attention_backend=null"]
+
 # (id, overrides, key named, a fragment of the message)
 BAD = [
+    (
+        "sglang_backend_misspelt",
+        ["hardware.sglang_attention_backend=flashinfr"],
+        "hardware.sglang_attention_backend",
+        "not an attention backend of SGLang",
+    ),
+    ("server_backend_not_on_gpu", [f"{S}=[--attention-backend,fa3]", *B200], S, "cannot run on a B200"),
+    (
+        "server_mla_backend_on_dense_model",
+        [f"{S}=[--attention-backend,flashmla]"],
+        S,
+        "multi-latent attention",
+    ),
     ("server_flag_misspelt", [f"{S}=[--atention-backend,fa3]"], S, "not an option of SGLang"),
     ("server_flag_ambiguous", [f"{S}=[--cuda-graph-max-bs,'64']"], S, "is ambiguous"),
     ("server_choice_misspelt", [f"{S}=[--kv-cache-dtype,fp8_e4m]"], S, "invalid choice 'fp8_e4m'"),
@@ -65,6 +80,18 @@ BAD = [
     ("slime_eval_top_p_zero", [f"{X}=[--eval-top-p,'0']"], X, "top_p must be in (0, 1]"),
     ("slime_eval_temperature_negative", [f"{X}=[--eval-temperature,'-0.5']"], X, "temperature must be"),
     (
+        "template_kwarg_misspelt",
+        ["+model.chat.chat_template_kwargs={enable_thinkng:false}"],
+        "model.chat.chat_template_kwargs",
+        "reads no variable enable_thinkng",
+    ),
+    (
+        "thinking_switch_on_a_template_without_one",
+        ["model=llama3_1_8b_instruct", "+model.chat.chat_template_kwargs={enable_thinking:false}"],
+        "model.chat.chat_template_kwargs",
+        "template llama3 reads no variable enable_thinking",
+    ),
+    (
         "greedy_group_sampling",
         [f"{C}.rollout_temperature=0"],
         f"{C}.rollout_temperature",
@@ -76,6 +103,9 @@ BAD = [
 pytestmark = pytest.mark.usefixtures("workdir")
 
 UNUSUAL = [
+    ("thinking_off", ["+model.chat.chat_template_kwargs={enable_thinking:false}"]),
+    ("sglang_backend_flashinfer", ["hardware.sglang_attention_backend=flashinfer"]),
+    ("server_backend_for_blackwell", [f"{S}=[--attention-backend,fa4]", *B200]),
     ("dp_attention_on_the_whole_server", [f"{S}=[--dp-size,'8',--enable-dp-attention]", "eval.server.tp=8"]),
     ("context_in_si_units", [f"{S}=[--context-length,32k]"]),
     ("abbreviated_flag", [f"{S}=[--mem-fraction,'0.7']"]),
@@ -91,6 +121,7 @@ UNUSUAL = [
 
 # (id, overrides, key, a fragment of the warning)
 WARNED = [
+    ("expert_parallel_on_dense_model", [f"{S}=[--ep-size,'2']", "eval.server.tp=2"], S, "has no experts"),
     ("greedy_eval_top_k", ["eval.top_k=20"], "eval.top_k", "temperature 0 decodes greedily"),
 ]
 

@@ -8,21 +8,29 @@ domains) instead of a list of mistakes:
   sampling domain (`sglang_names.SAMPLING_DOMAINS`) fails the first rollout;
 - greedy rollouts (temperature 0, which SGLang accepts) make the samples of a prompt identical: with a
   group baseline every advantage is 0;
-- an eval's top_p / top_k next to temperature 0: greedy decoding ignores them.
+- an eval's top_p / top_k next to temperature 0: greedy decoding ignores them;
+- SGLang's attention backends, named in `hardware.sglang_attention_backend` or a server's flags, are
+  SGLang's choices and run on the GPU type (`launch.config.gpus.SGLANG_ATTENTION`); expert
+  parallelism on a model without experts does nothing;
+- `model.chat.chat_template_kwargs` (SGLang's and verl's `enable_thinking` and friends) names variables
+  its template reads: a key no variable of the template has is silently ignored.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.sglang_names import SAMPLING_DOMAINS
 from launch.config.algorithms import ESTIMATORS, filter_declaration
-from launch.config.errors import Problem
+from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
-from launch.plan.server_options import server_argv_problems
+from launch.config.gpus import GPUS, SGLANG_ATTENTION
+from launch.plan.server_options import SERVER_OPTIONS, resolve, server_argv_problems
 from launch.plan.slime_options import argv_flags
+from t3rl_core.chat.shipped import load_template
 
 EXTRA = "model.architecture.extra_args"
 # slime's sampling flags (slime/utils/arguments.py) → the SGLang sampling parameter each one sets.
@@ -108,4 +116,114 @@ def greedy_eval_ignores_nucleus(ctx: Context) -> Iterator[Problem]:
                 )
 
 
-RULES = (slime_sglang_flags, slime_sampling_flags, greedy_rollouts, greedy_eval_ignores_nucleus)
+_BACKEND_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
+
+
+def _server_argvs(ctx: Context) -> Iterator[tuple[str, list[str], str, bool]]:
+    """(key, argv, flag prefix, whether it serves this run's model) of every SGLang t3rl starts."""
+    yield EXTRA, list(ctx.run.model.architecture.extra_args), "--sglang-", True
+    for stage, config, overrides in eval_configs(ctx.run):
+        if stage and config.engine.name == "sglang" and getattr(config.engine, "url", None) is None:
+            yield eval_key(stage, overrides, "server.extra_args"), list(config.server.extra_args), "--", True
+    for name, service in ctx.run.services.items():
+        if service.kind == "sglang":
+            yield f"services.{name}.extra_args", list(service.extra_args), "--", False
+
+
+def sglang_backend_is_sglangs(ctx: Context) -> Iterator[Problem]:
+    """hardware.sglang_attention_backend is one of SGLang's --attention-backend choices."""
+    choices = [str(c) for c in SERVER_OPTIONS["--attention-backend"].choices or ()]
+    for scope in ctx.scopes:
+        value = scope.hardware.sglang_attention_backend
+        if value is None or value in choices:
+            continue
+        key = scope.hw("sglang_attention_backend")
+        guess = did_you_mean(value, choices)
+        yield Problem(
+            key,
+            f"'{value}' is not an attention backend of SGLang (choose from {', '.join(choices)})",
+            fix=f"set {key}={guess}" if guess else f"set {key}=null (SGLang then picks one the GPU runs)",
+        )
+
+
+def server_flags_fit_gpu_and_model(ctx: Context) -> Iterator[Problem]:
+    """A server's attention backend runs on the GPU type; expert parallelism needs experts."""
+    gpu = GPUS.get(ctx.run.hardware.gpu_type)
+    arch = ctx.run.model.architecture
+    for key, argv, prefix, own_model in _server_argvs(ctx):
+        for index, flag, values in argv_flags(argv):
+            if not flag.startswith(prefix) or len(values) != 1:
+                continue
+            name = resolve("--" + flag.removeprefix(prefix))
+            rest = [*argv[:index], *argv[index + (1 if "=" in argv[index] else 2) :]]
+            needs = SGLANG_ATTENTION.get(values[0]) if name in _BACKEND_FLAGS else None
+            why = needs.refuses(gpu, arch.mla is not None and own_model) if needs and gpu else None
+            if why is not None:
+                yield Problem(
+                    key,
+                    f"{flag} {values[0]} cannot run on a {ctx.run.hardware.gpu_type}: {why}",
+                    fix=f"set {list_override(key, rest)} (SGLang then picks a kernel the GPU runs)",
+                )
+            if name == "--ep-size" and own_model and arch.moe is None and values[0] not in ("1", "0"):
+                yield Problem(
+                    key,
+                    f"{flag} {values[0]}: {ctx.run.model.name} has no experts, so expert parallelism "
+                    "does nothing",
+                    fix=f"set {list_override(key, rest)}",
+                    severity="warning",
+                )
+
+
+KWARGS = "model.chat.chat_template_kwargs"
+# What the chat format passes to every rendering itself (t3rl_core.chat.format): not the user's to set.
+_RENDER_NAMES = frozenset({"messages", "tools", "add_generation_prompt"})
+
+
+def template_reads_its_kwargs(ctx: Context) -> Iterator[Problem]:
+    """Every chat_template_kwargs key is a variable the (shipped or .jinja) template reads."""
+    chat = ctx.run.model.chat
+    if not chat.chat_template_kwargs or chat.chat_template is None:
+        return  # the tokenizer's own template is read only where the stage runs
+    try:
+        source = load_template(chat.chat_template)
+    except ValueError:
+        return  # a template plugin (its variables are its own), or a missing one (model.py reports it)
+    # lazy: Jinja is needed only when kwargs are given, and then only to list the template's variables
+    import jinja2.meta
+
+    read = jinja2.meta.find_undeclared_variables(jinja2.Environment().parse(source)) - _RENDER_NAMES
+    unread = [k for k in chat.chat_template_kwargs if k not in read]
+    if not unread:
+        return
+    renamed = {k: did_you_mean(k, sorted(read)) for k in unread}
+    kept = {
+        (renamed.get(k) or k): v
+        for k, v in chat.chat_template_kwargs.items()
+        if k not in unread or renamed[k]
+    }
+    value = "{" + ",".join(f"{k}:{_value(v)}" for k, v in kept.items()) + "}"
+    guesses = [f"{k} → {g}" for k, g in renamed.items() if g]
+    yield Problem(
+        KWARGS,
+        f"template {Path(chat.chat_template).stem} reads no variable {', '.join(unread)}: the "
+        f"setting would be ignored (it reads {', '.join(sorted(read)) or 'none'})",
+        fix=f"set {KWARGS}={value}" + (f" (did you mean {', '.join(guesses)}?)" if guesses else ""),
+    )
+
+
+def _value(value: object) -> str:
+    """A kwargs value as a Hydra override writes it."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+RULES = (
+    slime_sglang_flags,
+    slime_sampling_flags,
+    greedy_rollouts,
+    greedy_eval_ignores_nucleus,
+    sglang_backend_is_sglangs,
+    server_flags_fit_gpu_and_model,
+    template_reads_its_kwargs,
+)
