@@ -244,13 +244,36 @@ def _hydra_problem(items: list[str]) -> Problem:
             OverridesParser.create().parse_override(item)
         except HydraException as error:
             reason = str(error).splitlines()[1:2] or [str(error)]
+            repaired = _values_quoted(item)
+            fix = (
+                f"{shell_word(repaired)} (values quoted: Hydra reads = : ~ and the like in them as syntax)"
+                if repaired
+                else GENERIC_FIX
+            )
             return Problem(
                 key=item.split("=", 1)[0].lstrip("+~"),
                 message=f"cannot parse override '{item}': {reason[0]}",
                 source=f"override `{item}`",
-                fix=GENERIC_FIX,
+                fix=fix,
             )
     return Problem("", f"cannot parse the overrides `{' '.join(items)}`", "command line", GENERIC_FIX)
+
+
+def _values_quoted(item: str) -> str | None:
+    """The override with its value (each element of a flat list) quoted, when that parses: values such
+    as `--gres=gpu:4` or `~/data` hold characters Hydra's grammar reserves."""
+    key, sep, value = item.partition("=")
+    if not sep or not _is_key(key):
+        return None
+    inner = value[1:-1] if value.startswith("[") and value.endswith("]") else None
+    if inner is not None and not any(c in inner for c in "[]{}'\""):
+        elements = [e.strip() for e in inner.split(",")] if inner.strip() else []
+        repaired = f"{key}=[{','.join(quoted(e) for e in elements)}]"
+    elif not any(c in value for c in "'\""):
+        repaired = f"{key}={quoted(value)}"
+    else:
+        return None
+    return repaired if repaired != item and _parses(repaired) else None
 
 
 def _parses(item: str) -> bool:

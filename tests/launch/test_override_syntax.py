@@ -40,6 +40,19 @@ CASES = [
     ("number-for-string", [S1, "tracking.project=1e3"], "tracking.project", "\"tracking.project='1e3'\""),
     ("boolean-for-string", [S1, "name=true"], "name", "\"name='true'\""),
     ("misspelt-parent", [S1, "trackin.project=x"], "trackin.project", "tracking.project=x"),
+    # Values holding characters Hydra's grammar reserves: quoted, each element of a list on its own.
+    (
+        "reserved-in-list",
+        [S1, "executor=slurm", "executor.extra_sbatch=[--qos=high,--constraint=h100]"],
+        "executor.extra_sbatch",
+        "\"executor.extra_sbatch=['--qos=high','--constraint=h100']\"",
+    ),
+    (
+        "home-path",
+        [S1, "paths.cache_dir=~/t3rl-cache"],
+        "paths.cache_dir",
+        "\"paths.cache_dir='~/t3rl-cache'\"",
+    ),
 ]
 
 
