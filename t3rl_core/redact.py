@@ -5,8 +5,9 @@ key (t3rl_core.secret_launch) calls `mask_output` first, so no log, file or term
 
 `mask_output(values)` points file descriptors 1 and 2 (which every child inherits) at pipes read by a
 copier forked from this process, which writes each line to the original stdout or stderr with every
-value masked. The copier ends when the last writer of both pipes is gone, so the last words of the
-process and of its children are copied too.
+value masked, and every credential `t3rl_core.secret.mask_text` knows by its form (a request log's
+`Authorization: Bearer …`, a URL's `?token=…`). The copier ends when the last writer of both pipes is
+gone, so the last words of the process and of its children are copied too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import selectors
 import signal
 import sys
 from collections.abc import Iterable
+
+from t3rl_core.secret import mask_text
 
 MASK = b"***"
 # A line is copied once its end arrives; a longer run without one is copied in pieces of this size,
@@ -89,7 +92,9 @@ def _cut_outside(buffer: bytes, end: int, secrets: list[bytes]) -> int:
 def _masked(data: bytes, secrets: list[bytes]) -> bytes:
     for secret in secrets:
         data = data.replace(secret, MASK)
-    return data
+    text = data.decode("utf-8", "surrogateescape")  # bytes that are not UTF-8 are copied as they came
+    masked = mask_text(text)
+    return data if masked == text else masked.encode("utf-8", "surrogateescape")
 
 
 def _write(fd: int, data: bytes) -> None:

@@ -11,6 +11,7 @@ import itertools
 import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -289,3 +290,21 @@ def test_a_sweep_over_credentials_keeps_them_out_of_its_records(workdir: Path) -
     (sweep,) = (workdir / "runs" / "stage1_bfcl").glob("sweep-*")
     assert (sweep / "sweep.json").is_file() and "OPTS=***" in (sweep / "sweep.md").read_text()
     assert leaks(CANARY, workdir) == []
+
+
+def test_a_servers_copier_also_masks_credentials_by_their_form() -> None:
+    """The copier in front of a server started with a key (t3rl_core.redact, through secret_launch)
+    masks what the server's request log may hold besides that key: another client's token, a header."""
+    child = (
+        "import sys\n"
+        "from t3rl_core.redact import mask_output\n"
+        "mask_output(['the-servers-own-key-1'])\n"
+        f"print('POST /generate', {IN_CONTEXT['bearer']!r}, flush=True)\n"
+        f"print('GET', {IN_CONTEXT['query']!r}, {CANARY['jwt']!r}, file=sys.stderr, flush=True)\n"
+        "sys.stdout.buffer.write(b'\\xff not utf-8\\n')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    output = (done.stdout + done.stderr).decode(errors="replace")
+    assert "POST /generate" in output and "***" in output and shown(CANARY, output) == [], output
+    assert b"\xff not utf-8\n" in done.stdout
