@@ -571,6 +571,58 @@ def test_network_of_every_kind_is_unreachable(pool):
         abstract.close()
 
 
+X32_SOCKET = (
+    "import ctypes, socket\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+    "print(libc.syscall(0x40000000 | 41, socket.AF_INET, socket.SOCK_STREAM, 0), flush=True)\n"
+)
+# mov eax, 102 (i386 socketcall); mov ebx, 1 (SYS_SOCKET); xor ecx, ecx; int 0x80; ret
+I386_SOCKETCALL = (
+    "import ctypes, mmap\n"
+    "code = bytes([0xB8, 102, 0, 0, 0, 0xBB, 1, 0, 0, 0, 0x31, 0xC9, 0xCD, 0x80, 0xC3])\n"
+    "page = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\npage.write(code)\n"
+    "call = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(page)))\n"
+    "print(call(), flush=True)\n"
+)
+
+
+@pytest.mark.parametrize("code", [X32_SOCKET, I386_SOCKETCALL], ids=["x32 ABI", "i386 int 0x80"])
+def test_system_calls_of_another_abi_do_not_pass_the_filter(pool, code):
+    """The filter's tables are x86-64's: the same kernel's x32 and i386 entry points have other numbers
+    (socketcall is not socket), so the filter kills any call through them."""
+    need("seccomp")
+    if os.uname().machine != "x86_64":
+        pytest.skip("x32 and i386 system calls exist on x86_64 only")
+    r = pool.run(code)
+    assert (r.status, r.error, r.stdout) == ("error", "killed by SIGSYS", ""), r
+    pool.serves()
+
+
+def test_no_terminal_can_be_reached(pool):
+    """No controlling terminal, and neither the launcher's terminal nor the console opens: nothing can be
+    typed into (TIOCSTI) or printed onto a terminal."""
+    code = (
+        "import fcntl, glob, os, termios\n"
+        + attempt("stdin_tiocsti", "fcntl.ioctl(0, termios.TIOCSTI, b'x')")
+        + "".join(
+            attempt(name, f"os.close(os.open({path!r}, os.O_WRONLY | os.O_NOCTTY))")
+            for name, path in (("tty", "/dev/tty"), ("console", "/dev/console"), ("ptmx", "/dev/ptmx"))
+        )
+        + "opened = []\n"
+        "for path in glob.glob('/dev/pts/[0-9]*') + glob.glob('/dev/tty[0-9S]*'):\n"
+        "    try:\n"
+        "        os.close(os.open(path, os.O_WRONLY | os.O_NOCTTY))\n"
+        "        opened.append(path)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print('opened: ' + repr(opened))\n"
+    )
+    r = pool.run(code)
+    assert r.status == "success", r
+    seen = outcomes(r)
+    assert seen.pop("opened") == "[]"
+    assert "ok" not in seen.values(), seen
+
+
 # ----------------------------------------------------------------------------- state between episodes
 
 PLANT = """
