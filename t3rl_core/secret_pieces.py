@@ -1,10 +1,12 @@
-"""Known secret values masked in text, also where a terminal view split or cut them.
+"""Known secret values masked in text, also encoded, and where a terminal view split or cut them.
 
 Replacing each value where it occurs whole misses it where the output was laid out after the value was
 put in: rich folds a word longer than the terminal over several lines (the value's pieces, each on a
 line of its own, read back into the value), and a view that shortens long text (`rollouts show`, a
-table cell) shows a value's beginning and an ellipsis. `mask_values` masks a value whole, across line
-breaks and the indentation or border that follows them, and, for values that look random, any
+table cell) shows a value's beginning and an ellipsis; and a value with a quote, a backslash, a
+non-ASCII letter or a space is written escaped in JSON (trajectories.jsonl, summary.json), quoted in a
+URL or in a shell command. `mask_values` masks a value whole and in each of those encodings, across
+line breaks and the indentation or border that follows them, and, for values that look random, any
 beginning or end of it of `PIECE` characters or more.
 """
 
@@ -12,7 +14,11 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
+import shlex
 from collections.abc import Callable, Iterable
+from functools import lru_cache
+from urllib.parse import quote, quote_plus
 
 MASK = "***"
 # A beginning or end this long of a random value is taken for the value (a key's first 12 random
@@ -25,7 +31,7 @@ _BORDERS = "│┃║|"
 def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], bool]) -> str:
     """`text` with each of `values` masked whole (longest first), folded over lines, and, where
     `is_random(value)`, any beginning or end of it at least `PIECE` long."""
-    ordered = sorted({v for v in values if v}, key=len, reverse=True)
+    ordered = sorted({form for v in values if v for form in encodings(v)}, key=len, reverse=True)
     for value in ordered:
         text = text.replace(value, MASK)
     # A value folded over lines keeps its first or its last 4 characters on one line.
@@ -34,10 +40,27 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
     )
     if foldable:
         text = mask_folded(text, foldable)
-    for value in ordered:
+    for value in {v for v in values if v}:
         if len(value) > PIECE and is_random(value):
             text = _mask_ends(text, value)
     return text
+
+
+@lru_cache(maxsize=1024)
+def encodings(value: str) -> frozenset[str]:
+    """`value` as written plain, escaped in JSON (ASCII or not), quoted in a URL, in a Python repr or
+    for a shell."""
+    forms = {
+        value,
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        quote(value, safe=""),
+        quote(value),
+        quote_plus(value),
+        repr(value)[1:-1],
+        shlex.quote(value),
+    }
+    return frozenset(form for form in forms if form)
 
 
 def unfolded(text: str, word_starts: tuple[str, ...] = ()) -> str:

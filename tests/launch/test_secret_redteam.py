@@ -11,9 +11,12 @@ import itertools
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import yaml
@@ -308,3 +311,34 @@ def test_a_servers_copier_also_masks_credentials_by_their_form() -> None:
     output = (done.stdout + done.stderr).decode(errors="replace")
     assert "POST /generate" in output and "***" in output and shown(CANARY, output) == [], output
     assert b"\xff not utf-8\n" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda v: json.dumps({"error": f"refused {v}"}),  # ASCII JSON: \\u00e4, \\"
+        lambda v: json.dumps({"error": f"refused {v}"}, ensure_ascii=False),
+        lambda v: f"GET http://h/?p={quote(v, safe='')}",
+        lambda v: f"GET http://h/{quote(v)}",
+        lambda v: f"curl -d {shlex.quote(v)}",
+        lambda v: f"raised ValueError({v!r})",
+    ],
+    ids=["json-ascii", "json", "url-quoted", "url-path", "shell", "repr"],
+)
+def test_a_known_value_with_quotes_and_accents_is_masked_in_its_encodings(
+    encode: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A password is not a random token: quotes, a backslash, accents, spaces. JSON files of an eval
+    hold it escaped, a URL percent-encoded, a shell command quoted, a traceback as its repr."""
+    from t3rl_core.eval.jsonl import record_line
+    from t3rl_core.secret import Secret
+
+    password = "pä$$w\"o'rd\\Zq8+x y/é"
+    monkeypatch.setenv("RT_PASSPHRASE_PLAIN", password)
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())
+    Secret("env:RT_PASSPHRASE_PLAIN").reveal()
+    text = encode(password)
+    assert password not in text  # the case is about the encoded form only
+    for masked in (mask_revealed(text), secrets.scrub_text(text)):
+        assert masked.count("***") == 1 and "Zq8" not in masked, masked
+    assert "Zq8" not in record_line({"error": f"refused {password}", "response_ids": [1]})
