@@ -337,6 +337,9 @@ PathComponent = _kind("path component", "becomes one directory or file name", _p
 LocalPath = _kind("path", "a file or directory path", _path)
 # A directory t3rl writes into (created with its parents when missing): pre-flight checks that it can be.
 OutputDir = _kind("output dir", "a directory t3rl writes into, created when missing", _path)
+# A local directory (or .zip) the launcher uploads to the cluster, or a remote URI the cluster fetches:
+# pre-flight checks that a local one is there.
+UploadDir = _kind("upload dir", "a local directory or .zip uploaded to the cluster, or a remote URI", _path)
 # A path read on the GPU machines, where the launcher's working directory means nothing.
 ClusterPath = _kind("cluster path", "an absolute path on the GPU machines", _absolute)
 Interpreter = _kind(

@@ -56,6 +56,7 @@ from t3rl_core.fields import (
     StageName,
     StageRef,
     Text,
+    UploadDir,
     UrlPath,
 )
 from t3rl_core.strict import StrictModel
@@ -302,7 +303,7 @@ class RayExecutorConfig(StrictModel):
     kind: Literal["ray"] = "ray"
     # http://host:8265; None = $RAY_ADDRESS.
     address: RayAddress | None = None
-    working_dir: LocalPath | None = None
+    working_dir: UploadDir | None = None
     # Seconds between SIGINT-triggered stop_job and giving up waiting for the job to end.
     stop_grace_s: Delay = 30.0
     # "local": prepare/convert/eval stages run here as subprocesses; "ray": they are Ray jobs too

@@ -1,5 +1,5 @@
 """A directory t3rl writes into (an `OutputDir` field) that cannot be created or written is refused at
-pre-flight, when the stages run on this machine."""
+pre-flight, when the stages run on this machine; a directory it uploads (an `UploadDir`) must be here."""
 
 from __future__ import annotations
 
@@ -67,3 +67,25 @@ def test_missing_directories_that_can_be_created_and_cluster_paths_are_accepted(
         "validate", "+experiment=stage1_bfcl", "executor=slurm", f"paths.checkpoints_dir={blocker}"
     )
     assert not [e for e in _errors(out) if e["key"] == "paths.checkpoints_dir"], out
+
+
+@pytest.mark.parametrize("what", ["missing", "a file"])
+def test_a_working_dir_to_upload_must_be_here(what: str, sandbox: Path) -> None:  # noqa: F811
+    path = sandbox / "code"
+    if what == "a file":
+        path.write_text("x")
+    overrides = ["+experiment=stage1_bfcl", "executor=ray", f"executor.working_dir={path}"]
+    code, out = _invoke("validate", *overrides)
+    assert code == 2, out
+    (error,) = [e for e in _errors(out) if e["key"] == "executor.working_dir"]
+    code, after = _invoke("validate", *apply_first_fix(overrides, error))
+    assert code == 0, after
+
+
+def test_a_working_dir_that_is_here_or_remote_is_accepted(sandbox: Path) -> None:  # noqa: F811
+    (sandbox / "code").mkdir()
+    for value in (str(sandbox / "code"), "s3://bucket/code.zip"):
+        code, out = _invoke(
+            "validate", "+experiment=stage1_bfcl", "executor=ray", f"executor.working_dir={value}"
+        )
+        assert code == 0, out

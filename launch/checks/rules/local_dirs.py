@@ -1,0 +1,97 @@
+"""Directories the launcher uses on this machine: the ones t3rl writes into can be written, the ones it
+uploads to the cluster are there.
+
+Fields are found by their declared kind (t3rl_core.fields), walking the validated config, so a new
+directory is checked by declaring its type:
+
+- `OutputDir`: under an executor that runs stages on this machine, a directory, or a path whose nearest
+  existing ancestor is a directory, that this user can write; a file in its place, or a read-only
+  tree, would stop the run at its first write.
+- `UploadDir`: a local directory or .zip the launcher uploads (Ray's runtime_env working_dir) exists
+  here; a remote URI (s3://, https://, ...) is the cluster's to fetch.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, get_args, get_origin
+
+from pydantic import BaseModel
+
+from launch.checks.context import Context
+from launch.config.errors import Problem
+from launch.config.fixes import quoted
+from t3rl_core.fields import StrKind
+
+
+def fields_of_kind(model: BaseModel, kind: str, prefix: str = "") -> Iterator[tuple[str, str, Any]]:
+    """(dotted key, value, the field's default) of every set str field of kind `kind` under `model`."""
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        key = f"{prefix}{name}"
+        if kind in _kinds(field.metadata, field.annotation) and isinstance(value, str):
+            yield key, value, field.default
+        elif isinstance(value, BaseModel):
+            yield from fields_of_kind(value, kind, f"{key}.")
+
+
+def _kinds(metadata: list[Any], annotation: Any) -> set[str]:
+    """The str kinds a field declares: on itself, or on an arm of an optional (`UploadDir | None`)."""
+    found = [m for m in metadata if isinstance(m, StrKind)]
+    for arm in get_args(annotation):
+        if get_origin(arm) is Annotated:
+            found += [m for m in arm.__metadata__ if isinstance(m, StrKind)]
+    return {m.name for m in found}
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why t3rl could not create or write `path`, or None."""
+    if path.exists():
+        if not path.is_dir():
+            return f"{path} is a file, not a directory"
+        return None if os.access(path, os.W_OK | os.X_OK) else f"{path} is not writable by this user"
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{ancestor} is a file, so {path} cannot be created"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return f"{path} does not exist and {ancestor} is not writable by this user"
+    return None
+
+
+def output_dirs_writable(ctx: Context) -> Iterator[Problem]:
+    """Output directories of a run whose stages start on this machine can be created and written."""
+    if ctx.run.executor.kind not in ("local", "dry"):
+        return  # the paths are the cluster's
+    for key, value, default in fields_of_kind(ctx.run, "output dir"):
+        why = _unwritable(Path(os.path.expanduser(value)))
+        if why is None:
+            continue
+        fallback = default if isinstance(default, str) and default != value else None
+        if fallback is not None and _unwritable(Path(os.path.expanduser(fallback))) is None:
+            fix = f"set {key}={quoted(fallback)} (its default, writable here)"
+        else:
+            fix = f"point {key} at a directory you can write (or fix the permissions of {value})"
+        yield Problem(key, f"{why}: t3rl writes into {key} when the run starts", fix=fix)
+
+
+def upload_dirs_present(ctx: Context) -> Iterator[Problem]:
+    """A local directory the launcher uploads to the cluster exists here (a .zip file will do)."""
+    for key, value, _ in fields_of_kind(ctx.run, "upload dir"):
+        if "://" in value:
+            continue
+        path = Path(os.path.expanduser(value))
+        if path.is_dir() or (path.is_file() and path.suffix == ".zip"):
+            continue
+        what = "is a file, not a directory or .zip" if path.exists() else "does not exist on this machine"
+        yield Problem(
+            key,
+            f"{path} {what}: the launcher uploads it to the cluster as each job's working directory",
+            fix=f"set {key}=null (paths shared with the cluster need no upload), or point it at a directory",
+        )
+
+
+RULES = (output_dirs_writable, upload_dirs_present)
