@@ -113,7 +113,7 @@ def pool(planted: Path) -> Iterator[Pool]:
 @pytest.fixture(scope="module")
 def quick(planted: Path) -> Iterator[Pool]:
     """A pool with a short wall-clock limit, for cells that never end on their own."""
-    pool = Pool(LocalSandboxConfig(timeout_s=5.0, max_concurrency=2))
+    pool = Pool(LocalSandboxConfig(timeout_s=5.0, max_concurrency=len(NEVER_ENDING)))
     try:
         yield pool
     finally:
@@ -436,22 +436,25 @@ def test_a_child_does_not_outlive_the_timeout(quick):
     quick.serves()
 
 
-@pytest.mark.parametrize(
-    ("name", "code", "status"),
-    [
-        ("regex backtracking in C", "import re\nre.match(r'(a+)+$', 'a' * 64 + 'b')", "timeout"),
-        ("signals blocked, SIGTERM ignored", "import signal, time\n"
-         "signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.Signals) - {signal.SIGKILL, signal.SIGSTOP})\n"
-         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: pass", "timeout"),
-        ("a lock held while sleeping", "import fcntl, time\nf = open('lock', 'w')\n"
-         "fcntl.flock(f, fcntl.LOCK_EX)\ntime.sleep(600)", "timeout"),
-        ("stopped by SIGSTOP", "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)", "timeout"),
-    ],
-)  # fmt: skip
-def test_cells_that_never_end_are_stopped_and_the_slot_reused(quick, name, code, status):
-    r = quick.run(code)
-    assert r.status == status, (name, r)
-    quick.serves()
+NEVER_ENDING = {
+    "regex backtracking in C": "import re\nre.match(r'(a+)+$', 'a' * 64 + 'b')",
+    "signals blocked, SIGTERM ignored": "import signal\n"
+    "signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.Signals) - {signal.SIGKILL, signal.SIGSTOP})\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: pass",
+    "a lock held while sleeping": "import fcntl, time\nf = open('lock', 'w')\n"
+    "fcntl.flock(f, fcntl.LOCK_EX)\ntime.sleep(600)",
+    "stopped by SIGSTOP": "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)",
+}
+
+
+def test_cells_that_never_end_are_stopped_and_the_slots_reused(quick):
+    """All at once, on a slot each: every one is stopped at the wall clock, and every slot serves again."""
+    results = quick.gather(*NEVER_ENDING.values())
+    assert {name: r.status for name, r in zip(NEVER_ENDING, results, strict=True)} == dict.fromkeys(
+        NEVER_ENDING, "timeout"
+    )
+    served = quick.gather(*["print(6 * 7)"] * len(NEVER_ENDING))
+    assert [(r.status, r.stdout) for r in served] == [("success", "42\n")] * len(NEVER_ENDING), served
 
 
 def test_a_cell_that_never_ends_does_not_hold_up_the_others(pool):
