@@ -430,7 +430,7 @@ def check_constraints(argv: Sequence[str], extra: Sequence[str], *, key: str, ex
         blamed = next((k for k in (_config_key(f, key) for f in flags) if k is not None), key)
         added = _addable(missing, key)
         fix = (
-            f"set {list_override(extra_key, [*extra, *added])}"
+            f"set {list_override(extra_key, [*_without(extra, added[0]), *added])}"
             if added
             else "change the t3rl keys that write these flags (no override of one key fixes it alone)"
         )

@@ -122,6 +122,12 @@ BAD = [
         "a softmax over one expert has no gradient",
     ),
     (
+        "top1_softmax_router_next_to_other_flags",
+        [*MOE, f"{X}=[--moe-router-score-function,softmax]", "model.architecture.moe.moe_router_topk=1"],
+        "model.architecture.moe.moe_router_topk",
+        "a softmax over one expert has no gradient",
+    ),
+    (
         "allgather_dispatcher_replaced",
         [*MOE, f"{X}=[--moe-token-dispatcher-type,allgather]"],
         X,
