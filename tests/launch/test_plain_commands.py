@@ -3,6 +3,7 @@ behave exactly as the Typer command does: same output, same errors, same exit co
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import launch.cli as cli
 from launch.cli import is_plain
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,3 +94,24 @@ def test_a_plain_plan_writes_the_same_plan(tmp_path: Path) -> None:
     )
     files = [sorted(p.relative_to(d) for p in d.rglob("*")) for d in (a, b)]
     assert files[0] == files[1]
+
+
+def test_a_plain_plan_or_validate_runs_without_the_collector(monkeypatch: pytest.MonkeyPatch) -> None:
+    """They end without starting a stage; a plain run keeps the collector for its stages."""
+    collecting: dict[str, bool] = {}
+
+    def run_plain(command: str, overrides: list[str]) -> int:
+        collecting[command] = gc.isenabled()
+        return 0
+
+    monkeypatch.setattr(cli, "run_plain", run_plain)
+    monkeypatch.setattr(gc, "freeze", lambda: None)  # main() freezes this process's heap at its end
+    try:
+        for command in ("plan", "validate", "run"):
+            monkeypatch.setattr(sys, "argv", ["t3rl", command, "+experiment=stage2_bfcl"])
+            with pytest.raises(SystemExit):
+                cli.main()
+            gc.enable()
+    finally:
+        gc.enable()
+    assert collecting == {"plan": False, "validate": False, "run": True}
