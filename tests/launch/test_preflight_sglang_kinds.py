@@ -5,6 +5,7 @@ unusual settings next to them that are valid are accepted."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import subprocess
@@ -92,6 +93,18 @@ BAD = [
         "template llama3 reads no variable enable_thinking",
     ),
     (
+        "server_context_below_a_call",
+        [f"{S}=[--context-length,'4096']", "eval.max_new_tokens=8192"],
+        "eval.max_new_tokens",
+        "leaves no room for a prompt",
+    ),
+    (
+        "engine_context_below_a_call",
+        [f"{X}=[--sglang-context-length,'8192']"],
+        X,
+        "before rollout_max_response_len 10000",
+    ),
+    (
         "greedy_group_sampling",
         [f"{C}.rollout_temperature=0"],
         f"{C}.rollout_temperature",
@@ -103,6 +116,7 @@ BAD = [
 pytestmark = pytest.mark.usefixtures("workdir")
 
 UNUSUAL = [
+    ("server_context_above_a_call", [f"{S}=[--context-length,'16384']", "eval.max_new_tokens=8192"]),
     ("thinking_off", ["+model.chat.chat_template_kwargs={enable_thinking:false}"]),
     ("sglang_backend_flashinfer", ["hardware.sglang_attention_backend=flashinfer"]),
     ("server_backend_for_blackwell", [f"{S}=[--attention-backend,fa4]", *B200]),
@@ -144,6 +158,26 @@ def test_probably_wrong_setting_is_warned(overrides: list[str], key: str, messag
     code, out = _invoke("validate", E, *overrides)
     assert code == 0, out
     assert re.search(rf"^warning {re.escape(key)}: .*{re.escape(message)}", out, re.M), out
+
+
+def _tokenizer(root: Path, tokens: list[str]) -> str:
+    root.mkdir()
+    added = {str(i): {"content": token, "special": True} for i, token in enumerate(tokens)}
+    (root / "tokenizer_config.json").write_text(json.dumps({"added_tokens_decoder": added}))
+    return str(root)
+
+
+def test_another_familys_tokenizer_is_refused(tmp_path: Path) -> None:
+    llama = _tokenizer(tmp_path / "llama", ["<|begin_of_text|>", "<|eot_id|>"])
+    refused_with_a_fix_that_validates(
+        [f"model.chat.tokenizer={llama}"], "model.chat.tokenizer", "has no <|endoftext|>", Path.cwd()
+    )
+
+
+def test_a_tokenizer_of_the_family_is_accepted(tmp_path: Path) -> None:
+    qwen = _tokenizer(tmp_path / "qwen", ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+    code, out = _invoke("validate", E, f"model.chat.tokenizer={qwen}")
+    assert code == 0, out
 
 
 def test_a_misspelt_choice_is_corrected_to_the_nearest() -> None:
@@ -217,6 +251,7 @@ def test_sampling_domains_are_sglangs() -> None:
     """SAMPLING_DOMAINS accepts exactly what SGLang's SamplingParams.verify accepts (SGLang imports torch:
     in a child, as the other SGLang table tests)."""
     code = f"""
+import json
 import math
 from sglang.srt.sampling.sampling_params import SamplingParams
 from launch.checks.sglang_names import SAMPLING_DOMAINS

@@ -13,11 +13,15 @@ domains) instead of a list of mistakes:
   SGLang's choices and run on the GPU type (`launch.config.gpus.SGLANG_ATTENTION`); expert
   parallelism on a model without experts does nothing;
 - `model.chat.chat_template_kwargs` (SGLang's and verl's `enable_thinking` and friends) names variables
-  its template reads: a key no variable of the template has is silently ignored.
+  its template reads: a key no variable of the template has is silently ignored;
+- a local tokenizer (`model.chat.tokenizer`) adds some control token of those the family declares
+  (`t3rl_core.chat.families`): another family's tokenizer would split them into plain text;
+- a server's `--context-length` leaves room for the tokens one call asks for.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,9 +32,11 @@ from launch.config.algorithms import ESTIMATORS, filter_declaration
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
 from launch.config.gpus import GPUS, SGLANG_ATTENTION
-from launch.plan.server_options import SERVER_OPTIONS, resolve, server_argv_problems
+from launch.plan.server_options import SERVER_OPTIONS, human_int, resolve, server_argv_problems
 from launch.plan.slime_options import argv_flags
+from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.shipped import load_template
+from t3rl_core.home_paths import expand_home
 
 EXTRA = "model.architecture.extra_args"
 # slime's sampling flags (slime/utils/arguments.py) → the SGLang sampling parameter each one sets.
@@ -218,6 +224,82 @@ def _value(value: object) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
+TOKENIZER = "model.chat.tokenizer"
+
+
+def tokenizer_has_family_tokens(ctx: Context) -> Iterator[Problem]:
+    """A local tokenizer's added tokens include the family's control tokens."""
+    model = ctx.run.model
+    declared = model.chat.family or FAMILIES.get(model.family)
+    path = Path(expand_home(model.chat.tokenizer)) / "tokenizer_config.json"
+    if declared is None or not path.is_file():
+        return  # a hub id or a tokenizer not downloaded yet: read where the stage runs
+    try:
+        added = json.loads(path.read_text()).get("added_tokens_decoder")
+    except (OSError, ValueError):
+        return  # an unreadable file is the tokenizer loader's to report
+    if not isinstance(added, dict) or not added:
+        return  # an old format that lists no added tokens here
+    have = {entry.get("content") for entry in added.values() if isinstance(entry, dict)}
+    missing = [token for token in declared.special_tokens if token not in have]
+    if len(missing) < len(declared.special_tokens):
+        return  # one of them is there: the family's tokenizer (another may live in its base vocabulary)
+    key = ctx.latest(TOKENIZER, "model.family")
+    fix = (
+        f"set {TOKENIZER}={model.hf_checkpoint} (the model's own tokenizer)"
+        if key == TOKENIZER and model.hf_checkpoint != model.chat.tokenizer
+        else f"set {TOKENIZER} to a {model.family} tokenizer, or model= the option of this tokenizer's model"
+    )
+    yield Problem(
+        key,
+        f"tokenizer {model.chat.tokenizer} has no {', '.join(missing)}: it is not a tokenizer of the "
+        f"{model.family} chat format, whose control tokens it would split into plain text",
+        fix=fix,
+    )
+
+
+def server_context_holds_a_call(ctx: Context) -> Iterator[Problem]:
+    """A server's --context-length is more than the tokens one call may ask for (SGLang refuses a
+    request whose prompt and max_new_tokens do not fit)."""
+    calls = [
+        (f"{s.cur('rollout_max_response_len')}", s.curriculum.rollout_max_response_len)
+        for s in ctx.scopes
+        if s.curriculum
+    ]
+    for key, argv, prefix, own_model in _server_argvs(ctx):
+        if not own_model:
+            continue
+        for index, flag, values in argv_flags(argv):
+            if not flag.startswith(prefix) or resolve("--" + flag.removeprefix(prefix)) != "--context-length":
+                continue
+            try:
+                length = human_int(values[0]) if len(values) == 1 else None
+            except ValueError:
+                continue  # refused by its type
+            own = calls if prefix == "--sglang-" else _eval_calls(ctx, key)
+            for source, tokens in own:
+                if length is not None and tokens >= length:
+                    rest = [*argv[:index], *argv[index + (1 if "=" in argv[index] else 2) :]]
+                    blamed = ctx.latest(key, source)
+                    yield Problem(
+                        blamed,
+                        f"{flag} {values[0]} leaves no room for a prompt before {source.rsplit('.', 1)[-1]} "
+                        f"{tokens}: SGLang refuses every such request",
+                        fix=f"set {source}={length // 2}"
+                        if blamed == source
+                        else f"set {list_override(key, rest)} (the model's own context)",
+                    )
+                    break
+
+
+def _eval_calls(ctx: Context, key: str) -> list[tuple[str, int]]:
+    """The per-call token budget the eval whose server flags are `key` sets itself."""
+    for stage, config, overrides in eval_configs(ctx.run):
+        if eval_key(stage, overrides, "server.extra_args") == key and config.max_new_tokens is not None:
+            return [(eval_key(stage, overrides, "max_new_tokens"), config.max_new_tokens)]
+    return []
+
+
 RULES = (
     slime_sglang_flags,
     slime_sampling_flags,
@@ -226,4 +308,6 @@ RULES = (
     sglang_backend_is_sglangs,
     server_flags_fit_gpu_and_model,
     template_reads_its_kwargs,
+    tokenizer_has_family_tokens,
+    server_context_holds_a_call,
 )
