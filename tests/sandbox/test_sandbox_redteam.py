@@ -221,6 +221,7 @@ def test_other_processes_are_out_of_sight(pool):
 
 
 def test_home_credentials_run_dir_and_project_are_unread(pool, planted):
+    need("landlock")  # the run directory and the checkout are world-readable: only the read allow-list
     targets = {
         **{name: str(planted / "home" / name) for name in HOME_CREDENTIALS},
         "answers": str(planted / "runs" / "retool-1" / "data" / "test.jsonl"),
@@ -361,6 +362,7 @@ def test_the_control_channel_cannot_be_reached_or_forged(pool):
 def test_writes_outside_the_cell_dir_fail_by_any_path(pool, planted):
     """Plain writes, a symlink planted in the cell's dir, a hard link to a host file, /dev/shm of the
     host, a rename out of the cell's dir: nothing outside the cell's own tmpfs changes."""
+    need("mount")  # chmod and utime are no Landlock right: the read-only root stops them
     victim = planted / "runs" / "retool-1" / "data" / "test.jsonl"
     before = victim.read_bytes()
     code = (
@@ -603,6 +605,7 @@ def test_system_calls_of_another_abi_do_not_pass_the_filter(pool, code):
 def test_no_terminal_can_be_reached(pool):
     """No controlling terminal, and neither the launcher's terminal nor the console opens: nothing can be
     typed into (TIOCSTI) or printed onto a terminal."""
+    need("landlock")  # a non-root user's own pseudo-terminals are writable by its uid
     code = (
         "import fcntl, glob, os, termios\n"
         + attempt("stdin_tiocsti", "fcntl.ioctl(0, termios.TIOCSTI, b'x')")
