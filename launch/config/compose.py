@@ -110,7 +110,8 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
             command_line=parsed,
         )
     except MissingConfigException as e:
-        raise ConfigError([_in_user_words(_missing_config_problem(e, parsed, loader), written)]) from None
+        problem = _path_as_option(parsed, loader, written) or _missing_config_problem(e, parsed, loader)
+        raise ConfigError([_in_user_words(problem, written)]) from None
     except UnicodeDecodeError as e:
         file = undecodable_file(_normalise_dirs(config_dirs)) or "a config file"
         raise ConfigError([not_text_problem(file, e)]) from None
@@ -461,6 +462,39 @@ def _missing_config_problem(
     fix = f"did you mean {group}={guess}?" if guess else f"choose one of: {', '.join(options)}"
     return Problem(
         key=group, message=f"unknown option '{option}' for config group '{group}'", source=source, fix=fix
+    )
+
+
+def _path_as_option(
+    parsed: list[Override], loader: ConfigLoaderImpl, written: dict[str, str]
+) -> Problem | None:
+    """A group option given as a file's path (`+experiment=conf/experiment/x.yaml`, `model=./m.yaml`):
+    Hydra reads the path's directories as nested groups and names a group that does not exist."""
+    for override in parsed:
+        value = override.value()
+        group = override.key_or_group.split("@")[0]
+        if not _looks_like_a_path(value) or not internals.group_exists(loader, group):
+            continue
+        typed = written.get(override.input_line, override.input_line)
+        assign = typed.split("=", 1)[0]
+        name = Path(value).name.removesuffix(".yaml")
+        message = f"'{value}' is a path; an option of config group '{group}' is a name ({group}/NAME.yaml)"
+        if name in internals.group_options(loader, group):
+            fix = f"{assign}={name}"
+        elif Path(value).resolve().parent.name == group and Path(value).is_file():
+            fix = f"--config-dir {Path(value).resolve().parent.parent} {assign}={name}"
+        else:
+            fix = f"put the file in DIR/{group}/{name}.yaml and give --config-dir DIR {assign}={name}"
+        return Problem(key=group, message=message, source=f"override `{typed}`", fix=fix)
+    return None
+
+
+def _looks_like_a_path(value: Any) -> bool:
+    """A file's path rather than a nested group's option (`model=mine/big` with a model/mine/ group)."""
+    return (
+        isinstance(value, str)
+        and "/" in value
+        and (value.endswith(".yaml") or value.startswith(("/", ".", "~")) or Path(value).exists())
     )
 
 

@@ -294,3 +294,32 @@ def test_a_rollout_sample_of_the_wrong_types_is_exit_2(here: Path, samples: list
     torch.save({"rollout_id": 0, "samples": samples}, here / "r.pt")
     result = invoke(["rollouts", "show", "r.pt"])
     assert result.exit_code == 2 and "r.pt" in result.output and says in result.output, result.output
+
+
+# ---------------------------------------------------------------- a group option given as a file's path
+
+
+def test_an_experiment_given_as_its_path_gets_the_name(here: Path) -> None:
+    """Hydra read the path's directories as groups: "unknown option 'quickstart.yaml' for config group
+    'experiment/conf/experiment'", fix "did you mean experiment/conf/experiment=quickstart?"."""
+    result = invoke(["validate", "+experiment=conf/experiment/quickstart.yaml"])
+    assert result.exit_code == 2, result.output
+    assert "is a path" in result.output and "fix: +experiment=quickstart\n" in result.output, result.output
+
+
+def test_an_own_experiment_given_as_its_path_gets_a_fix_that_validates(here: Path) -> None:
+    mine = here / "my" / "experiment"
+    mine.mkdir(parents=True)
+    (mine / "mine.yaml").write_text(
+        (Path(cli.__file__).parents[2] / "conf/experiment/quickstart.yaml").read_text()
+    )
+    result = invoke(["validate", "+experiment=my/experiment/mine.yaml"])
+    fix = f"--config-dir {here / 'my'} +experiment=mine"
+    assert result.exit_code == 2 and f"fix: {fix}\n" in result.output, result.output
+    assert invoke(["validate", *fix.split()]).exit_code == 0
+
+
+def test_a_model_given_as_a_file_elsewhere_says_where_it_must_be(here: Path) -> None:
+    (here / "m.yaml").write_text("name: m\n")
+    result = invoke(["validate", "model=./m.yaml"])
+    assert result.exit_code == 2 and "DIR/model/m.yaml" in result.output and "--config-dir" in result.output
