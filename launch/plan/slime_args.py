@@ -39,6 +39,7 @@ from launch.config.schema import (
     TrainStage,
 )
 from launch.plan.pass_through import check_groups
+from launch.plan.secret_uploads import with_upload_excludes
 from launch.plan.slime_constraints import check_constraints
 from launch.plan.slime_options import check_argv
 from launch.plan.tracking import slime_tracking_args, tracking_env, tracking_names
@@ -107,9 +108,10 @@ class SlimeJob:
         return [self.python, self.script, *self.argv]
 
     def runtime_env(self) -> dict[str, Any]:
-        """Ray's runtime_env of the job: environment variables, and the plugin code it must carry."""
+        """Ray's runtime_env of the job: environment variables, and the plugin code it must carry
+        (without the files credentials are kept in)."""
         modules = {"py_modules": list(self.py_modules)} if self.py_modules else {}
-        return {"env_vars": dict(self.env_vars), **modules}
+        return with_upload_excludes({"env_vars": dict(self.env_vars), **modules})
 
     def runtime_env_json(self) -> str:
         return json.dumps(self.runtime_env())

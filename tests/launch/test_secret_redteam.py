@@ -342,3 +342,37 @@ def test_a_known_value_with_quotes_and_accents_is_masked_in_its_encodings(
     for masked in (mask_revealed(text), secrets.scrub_text(text)):
         assert masked.count("***") == 1 and "Zq8" not in masked, masked
     assert "Zq8" not in record_line({"error": f"refused {password}", "response_ids": [1]})
+
+
+def test_ray_uploads_no_credential_file_with_a_jobs_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin's package (py_modules) and executor.working_dir are uploaded to the cluster, readable by
+    every job there: the runtime env of every Ray submission excludes the files credentials live in,
+    as Ray's own packaging reads the patterns."""
+    import zipfile
+
+    from ray._private.runtime_env.packaging import create_package  # lazy: ray, this test only
+
+    from launch.config.schema import RayExecutorConfig
+    from launch.run.executors.ray_jobs import RayExecutor
+    from tests.plugins.test_plugin_shipping import plan
+    from tests.support.plugin_example import EXAMPLE
+
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    _, built = plan("executor=ray", "executor.address=http://head:8265")
+    executor = RayExecutor(RayExecutorConfig(address="http://head:8265", working_dir=str(tmp_path)))
+    specs = [executor.job_spec(built.stage(name)) for name in ("train", "data")]
+    assert "py_modules" in specs[0].runtime_env and "working_dir" in specs[1].runtime_env
+    code = tmp_path / "code"
+    planted = [".env", "conf/.env.prod", "keys/server.key", ".aws/credentials", "sub/.git-credentials",
+               "gcp/service-account-prod.json", ".ssh/id_ed25519", "deploy.pem", ".netrc"]  # fmt: skip
+    for name in [*planted, "world.py", "conf/world.yaml"]:
+        (code / name).parent.mkdir(parents=True, exist_ok=True)
+        (code / name).write_text(CANARY["github"] if name in planted else "ordinary = 1\n")
+    for spec in specs:
+        target = tmp_path / f"{len(list(tmp_path.glob('*.zip')))}.zip"
+        create_package(str(code), target, include_gitignore=True, excludes=spec.runtime_env["excludes"])
+        names = zipfile.ZipFile(target).namelist()
+        assert {"world.py", "conf/world.yaml"} <= set(names), names
+        assert [name for name in names if name in planted] == []

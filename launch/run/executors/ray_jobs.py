@@ -49,6 +49,7 @@ from launch.checks.import_probe import probe_argv, probe_failures
 from launch.config.errors import ConfigError, Problem
 from launch.config.schema import LocalExecutorConfig, RayExecutorConfig
 from launch.config.secrets import scrub_text
+from launch.plan.secret_uploads import with_upload_excludes
 from launch.plan.stages import Stage
 from launch.run.executors import records
 from launch.run.executors.base import Executor, StageContext, StageResult
@@ -392,8 +393,8 @@ class RayExecutor(Executor):
         working_dir = {"working_dir": self.config.working_dir} if self.config.working_dir else {}
         if stage.slime_job is not None:
             job = stage.slime_job
-            return JobSpec(shlex.join(job.entrypoint), {**job.runtime_env(), **working_dir})
+            runtime_env = with_upload_excludes({**job.runtime_env(), **working_dir})
+            return JobSpec(shlex.join(job.entrypoint), runtime_env)
         gpus = float(stage.gpus) if stage.gpus else None
-        return JobSpec(
-            shlex.join(["bash", "-c", stage.script()]), dict(working_dir), entrypoint_num_gpus=gpus
-        )
+        script = shlex.join(["bash", "-c", stage.script()])
+        return JobSpec(script, with_upload_excludes(working_dir), entrypoint_num_gpus=gpus)
