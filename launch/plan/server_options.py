@@ -21,6 +21,7 @@ from launch.config.fixes import list_override
 from launch.plan.option_types import value_problem
 from launch.plan.sglang_server_option_table import OPTIONS, SGLANG_VERSION
 from launch.plan.slime_option_table import Option
+from launch.plan.slime_options import argv_flags
 
 SERVER_OPTIONS: dict[str, Option] = {
     flag: Option("sglang", nargs, kind, choices)  # type: ignore[arg-type]
@@ -120,7 +121,7 @@ def server_argv_problems(
     in the fixes as it is)."""
     problems = []
     flags = []
-    for index, given, values in _flags(extra):
+    for index, given, values in argv_flags(extra):
         if not given.startswith(prefix):
             continue
         name = resolve("--" + given.removeprefix(prefix))
@@ -251,21 +252,6 @@ def _relations(
             )
         )
     return problems
-
-
-def _flags(argv: Sequence[str]) -> list[tuple[int, str, list[str]]]:
-    found = []
-    for index, token in enumerate(argv):
-        if not token.startswith("--"):
-            continue
-        name, eq, inline = token.partition("=")
-        values = [inline] if eq else []
-        for later in argv[index + 1 :] if not eq else []:
-            if later.startswith("--"):
-                break
-            values.append(later)
-        found.append((index, name, values))
-    return found
 
 
 def _without(argv: Sequence[str], index: int, values: int) -> list[str]:
