@@ -51,6 +51,11 @@ def mend_surroundings() -> None:
     for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
         if getattr(sys, name) is None:
             setattr(sys, name, open(fd, mode, closefd=False, errors="backslashreplace"))  # noqa: SIM115
+    for stream in (sys.stdout, sys.stderr):
+        # An output encoding that cannot spell every character (PYTHONIOENCODING=ascii, a latin-1 locale):
+        # what it cannot spell is escaped instead of ending the command with UnicodeEncodeError.
+        if hasattr(stream, "reconfigure") and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
     for name in ("COLUMNS", "LINES"):
         value = os.environ.get(name)
         if value is not None and not (value.strip().isdigit() and int(value) > 0):
@@ -99,12 +104,23 @@ def exit_code_for(error: BaseException) -> int | None:
     if isinstance(error, RunDirError | PipelineError):
         _say(f"error: {error}")
         return EXIT_FAILED
+    if isinstance(error, FileNotFoundError) and error.filename is None and not _working_directory_exists():
+        _say("error: the current directory no longer exists (deleted or moved): cd into one that does")
+        return EXIT_CONFIG
     if isinstance(error, OSError) and error.filename is not None:
         path = error.filename if error.filename2 is None else f"{error.filename} → {error.filename2}"
         advice = _OS_ADVICE.get(error.errno or 0, "")
         _say(f"error: {path}: {error.strerror or error}" + (f" ({advice})" if advice else ""))
         return EXIT_FAILED
     return None
+
+
+def _working_directory_exists() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def unexpected(error: BaseException) -> int:

@@ -152,6 +152,25 @@ def test_a_closed_standard_stream_is_no_traceback(here: Path, stream: int) -> No
     assert result.returncode == 0 and "Traceback" not in said, said
 
 
+def test_an_output_encoding_that_cannot_spell_the_marks(here: Path) -> None:
+    """PYTHONIOENCODING=ascii (or a latin-1 locale): `t3rl runs` died with UnicodeEncodeError on '✓'."""
+    _run_dir(here)
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    result = subprocess.run(
+        [sys.executable, "-m", "launch", "runs"], cwd=here, env=env, capture_output=True, timeout=300
+    )
+    assert result.returncode == 0 and b"demo" in result.stdout, result.stdout + result.stderr
+
+
+def test_a_working_directory_that_was_deleted(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = here / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    result = invoke(["ls"])
+    assert result.exit_code == 2 and "current directory no longer exists" in result.output, result.output
+
+
 # ---------------------------------------------------------------- a damaged run record
 
 
