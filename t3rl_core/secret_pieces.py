@@ -49,7 +49,8 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
 @lru_cache(maxsize=1024)
 def encodings(value: str) -> frozenset[str]:
     """`value` as written plain, escaped in JSON (ASCII or not), quoted in a URL, in a Python repr or
-    for a shell."""
+    for a shell (alone, or inside a quoted `key=value`)."""
+    shell = shlex.quote(value)
     forms = {
         value,
         json.dumps(value)[1:-1],
@@ -58,7 +59,8 @@ def encodings(value: str) -> frozenset[str]:
         quote(value),
         quote_plus(value),
         repr(value)[1:-1],
-        shlex.quote(value),
+        shell,
+        shell[1:-1] if shell != value else shell,
     }
     return frozenset(form for form in forms if form)
 

@@ -321,9 +321,10 @@ def test_a_servers_copier_also_masks_credentials_by_their_form() -> None:
         lambda v: f"GET http://h/?p={quote(v, safe='')}",
         lambda v: f"GET http://h/{quote(v)}",
         lambda v: f"curl -d {shlex.quote(v)}",
+        lambda v: f"run it: t3rl run {shlex.quote('++hardware.env_vars.DB=' + v)}",
         lambda v: f"raised ValueError({v!r})",
     ],
-    ids=["json-ascii", "json", "url-quoted", "url-path", "shell", "repr"],
+    ids=["json-ascii", "json", "url-quoted", "url-path", "shell", "shell-override", "repr"],
 )
 def test_a_known_value_with_quotes_and_accents_is_masked_in_its_encodings(
     encode: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
