@@ -26,6 +26,8 @@ from launch.checks.import_probe import probe_argv, probe_failures
 from launch.checks.ledger import PlannedRun
 from launch.config.errors import Problem, did_you_mean
 from t3rl_core.input_files import InputFile
+from t3rl_core.secret import url_passwords
+from t3rl_core.secret_shapes import credentials_in
 
 # Rows of a dataset file a probe reads.
 ROWS = 20
@@ -229,6 +231,8 @@ def endpoints_answer(ctx: Context) -> Iterator[Problem]:
         url = getattr(config.engine, "url", None)
         if config.engine.name != "sglang" or url is None or url in seen:
             continue
+        if url_passwords(url) or credentials_in(url):
+            continue  # refused (credentials rules): the credential is not sent anywhere
         seen.add(url)
         why = _unanswered(url.rstrip("/") + "/health")
         if why is not None:

@@ -377,3 +377,22 @@ def test_ray_uploads_no_credential_file_with_a_jobs_code(
         names = zipfile.ZipFile(target).namelist()
         assert {"world.py", "conf/world.yaml"} <= set(names), names
         assert [name for name in names if name in planted] == []
+
+
+@pytest.mark.parametrize(
+    "url", [f"http://127.0.0.1:{{port}}/?token={CANARY['query']}", "http://u:pw1234567@127.0.0.1:{port}"]
+)
+def test_a_refused_url_is_not_probed(workdir: Path, url: str) -> None:
+    """Pre-flight asks a configured server whether it answers: not at a URL it refuses for the
+    credential it carries (the request would send it)."""
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        server.setblocking(False)
+        address = url.format(port=server.getsockname()[1])
+        code, out = invoke("validate", "+experiment=stage1_bfcl", f"eval.engine.url='{address}'")
+        assert code == 2 and "does not answer" not in out, out
+        with pytest.raises(BlockingIOError):
+            server.accept()  # nobody connected
