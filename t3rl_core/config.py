@@ -58,6 +58,11 @@ class EnvConfig(StrictModel):
         """The dataset files a user gives this env (none for envs whose data ships in a package)."""
         return []
 
+    def prompt_think_tags(self) -> tuple[str, str] | None:
+        """The reasoning delimiters the env's prompt asks the model to write (None = it names none):
+        the parser that strips reasoning (`model.parsers.think_tags`) must read the same ones."""
+        return None
+
     def split_sizes(self) -> dict[str, int] | None:
         """Split name → the most rows it can hold, known without preparing data (None = not declared).
         Pre-flight compares it with what a stage draws from the split: a batch of more prompts than

@@ -13,6 +13,7 @@ from launch.checks import sglang_names
 from launch.checks.context import Context
 from launch.checks.hf_config import compare, read_hf_config
 from launch.config.errors import Problem, did_you_mean
+from launch.config.fixes import list_override
 from launch.config.schema import MegatronArch
 from t3rl_core.chat.custom import template_plugin
 from t3rl_core.chat.families import FAMILIES
@@ -143,6 +144,40 @@ def reasoning_parser_fits(ctx: Context) -> Iterator[Problem]:
         )
 
 
+def prompt_and_parser_read_one_think_tag(ctx: Context) -> Iterator[Problem]:
+    """The tags an env's prompt asks for are the ones the reasoning parser strips: otherwise the
+    reasoning stays in the answer the tool-call parser and the reward read."""
+    asked = ctx.run.env.prompt_think_tags()
+    parsers = ctx.run.model.parsers
+    if asked is None:
+        return
+    asked = (asked[0], asked[1])
+    env_key = "env.data.think_tags"
+    if parsers.think_tags is not None and tuple(parsers.think_tags) != asked:
+        key = ctx.latest(env_key, "model.parsers.think_tags")
+        source, value = (
+            ("model.parsers.think_tags", list(parsers.think_tags))
+            if key == env_key
+            else (env_key, list(asked))
+        )
+        target = env_key if key == env_key else "model.parsers.think_tags"
+        yield Problem(
+            key,
+            f"the env's prompt asks for {asked[0]}…{asked[1]} but the parser strips "
+            f"{parsers.think_tags[0]}…{parsers.think_tags[1]} (model.parsers.think_tags): every "
+            "reasoning block would stay in the answer",
+            fix=f"set {list_override(target, value)} (the tags {source} names)",
+        )
+    elif parsers.think_tags is None and parsers.reasoning_parser is None:
+        yield Problem(
+            env_key,
+            f"the env's prompt asks for {asked[0]}…{asked[1]}, but the model strips no reasoning "
+            "(model.parsers.think_tags and reasoning_parser are null): the blocks stay in the answer",
+            fix=f"set {list_override('model.parsers.think_tags', list(asked))}",
+            severity="warning",
+        )
+
+
 def _family_of(parser: str, table: dict[str, tuple[str, ...]], template: str | None) -> str | None:
     """A family whose parsers include `parser`, the chat template's own first."""
     owners = [family for family, names in table.items() if parser in names]
@@ -235,6 +270,7 @@ RULES = (
     chat_template_shipped,
     tool_call_parser_fits,
     reasoning_parser_fits,
+    prompt_and_parser_read_one_think_tag,
     moe_layer_pattern_length,
     hf_checkpoint_matches_architecture,
 )

@@ -101,6 +101,10 @@ class BFCLEnvConfig(EnvConfig):
         """The files (`<name>.jsonl`) the prepare_data stage writes for this env."""
         return list(SPLIT_FILES)
 
+    def prompt_think_tags(self) -> tuple[str, str] | None:
+        """The system prompt names data.think_tags."""
+        return self.data.think_tags
+
     def split_sizes(self) -> dict[str, int]:
         """Ids of the split's id splits × the categories it keeps; at most, since a category may ship
         fewer entries than num_ids."""
