@@ -96,6 +96,15 @@ _DOMAINS: dict[str, Domain] = {
 }
 
 
+# Flag pairs SGLang's check_server_args refuses together, and flags (or `flag=value`) it accepts only
+# next to another (sglang/srt/arg_groups/validation_hook.py).
+_EXCLUDES = (("--disable-cuda-graph-padding", "--enable-torch-compile"),)
+_REQUIRES = (
+    ("--retraction-policy=priority", "--enable-priority-scheduling"),
+    ("--watermark-config", "--enable-watermark"),
+)
+
+
 @dataclass(frozen=True)
 class _Flag:
     index: int  # of the flag token in the argv
@@ -207,7 +216,7 @@ def _relations(
         flag = given[name]
         rest = _without(extra, flag.index, len(flag.values))
         return Problem(
-            key, f"{flag.given} {' '.join(flag.values)}: {message}", fix=f"set {list_override(key, rest)}"
+            key, f"{' '.join([flag.given, *flag.values])}: {message}", fix=f"set {list_override(key, rest)}"
         )
 
     problems = []
@@ -251,6 +260,16 @@ def _relations(
                 f"longer than the model's context of {context_length} tokens (SGLang refuses it)",
             )
         )
+    for flag, other in _EXCLUDES:
+        if flag in given and other in given:
+            problems.append(drop(flag, f"SGLang refuses it next to {other}"))
+    policy = given.get("--schedule-policy")
+    if "--enable-priority-scheduling" in given and policy and policy.values[:1] not in (["fcfs"], ["lof"]):
+        problems.append(drop("--schedule-policy", "priority scheduling runs with fcfs or lof only"))
+    for condition, needed in _REQUIRES:
+        name, _, value = condition.partition("=")
+        if name in given and (not value or given[name].values[:1] == [value]) and needed not in given:
+            problems.append(drop(name, f"SGLang needs {needed} for it"))
     return problems
 
 

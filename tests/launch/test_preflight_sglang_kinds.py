@@ -93,6 +93,24 @@ BAD = [
         "template llama3 reads no variable enable_thinking",
     ),
     (
+        "server_flags_sglang_refuses_together",
+        [f"{S}=[--enable-torch-compile,--disable-cuda-graph-padding]"],
+        S,
+        "refuses it next to --enable-torch-compile",
+    ),
+    (
+        "server_flag_needing_another",
+        [f"{S}=[--retraction-policy,priority]"],
+        S,
+        "--enable-priority-scheduling",
+    ),
+    (
+        "priority_scheduling_with_another_policy",
+        [f"{S}=[--enable-priority-scheduling,--schedule-policy,lpm]"],
+        S,
+        "fcfs or lof only",
+    ),
+    (
         "server_context_below_a_call",
         [f"{S}=[--context-length,'4096']", "eval.max_new_tokens=8192"],
         "eval.max_new_tokens",
@@ -117,6 +135,7 @@ pytestmark = pytest.mark.usefixtures("workdir")
 
 UNUSUAL = [
     ("server_context_above_a_call", [f"{S}=[--context-length,'16384']", "eval.max_new_tokens=8192"]),
+    ("priority_retraction", [f"{S}=[--retraction-policy,priority,--enable-priority-scheduling]"]),
     ("thinking_off", ["+model.chat.chat_template_kwargs={enable_thinking:false}"]),
     ("sglang_backend_flashinfer", ["hardware.sglang_attention_backend=flashinfer"]),
     ("server_backend_for_blackwell", [f"{S}=[--attention-backend,fa4]", *B200]),
@@ -135,6 +154,7 @@ UNUSUAL = [
 
 # (id, overrides, key, a fragment of the warning)
 WARNED = [
+    ("server_chat_template", [f"{S}=[--chat-template,llama-3]"], S, "renders nothing"),
     ("expert_parallel_on_dense_model", [f"{S}=[--ep-size,'2']", "eval.server.tp=2"], S, "has no experts"),
     ("greedy_eval_top_k", ["eval.top_k=20"], "eval.top_k", "temperature 0 decodes greedily"),
 ]

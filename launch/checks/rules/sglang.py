@@ -11,7 +11,8 @@ domains) instead of a list of mistakes:
 - an eval's top_p / top_k next to temperature 0: greedy decoding ignores them;
 - SGLang's attention backends, named in `hardware.sglang_attention_backend` or a server's flags, are
   SGLang's choices and run on the GPU type (`launch.config.gpus.SGLANG_ATTENTION`); expert
-  parallelism on a model without experts does nothing;
+  parallelism on a model without experts does nothing, and a chat template of a server t3rl sends token
+  ids to renders nothing;
 - `model.chat.chat_template_kwargs` (SGLang's and verl's `enable_thinking` and friends) names variables
   its template reads: a key no variable of the template has is silently ignored;
 - a local tokenizer (`model.chat.tokenizer`) adds some control token of those the family declares
@@ -122,6 +123,8 @@ def greedy_eval_ignores_nucleus(ctx: Context) -> Iterator[Problem]:
                 )
 
 
+# The server's own prompt rendering, which t3rl's token-in, token-out engines never ask for.
+_RENDERED_BY_T3RL = ("--chat-template", "--hf-chat-template-name", "--default-chat-template-kwargs")
 _BACKEND_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
 
 
@@ -153,7 +156,8 @@ def sglang_backend_is_sglangs(ctx: Context) -> Iterator[Problem]:
 
 
 def server_flags_fit_gpu_and_model(ctx: Context) -> Iterator[Problem]:
-    """A server's attention backend runs on the GPU type; expert parallelism needs experts."""
+    """A server's attention backend runs on the GPU type; expert parallelism needs experts; a chat
+    template of the server serving this run's model renders nothing."""
     gpu = GPUS.get(ctx.run.hardware.gpu_type)
     arch = ctx.run.model.architecture
     for key, argv, prefix, own_model in _server_argvs(ctx):
@@ -169,6 +173,14 @@ def server_flags_fit_gpu_and_model(ctx: Context) -> Iterator[Problem]:
                     key,
                     f"{flag} {values[0]} cannot run on a {ctx.run.hardware.gpu_type}: {why}",
                     fix=f"set {list_override(key, rest)} (SGLang then picks a kernel the GPU runs)",
+                )
+            if name in _RENDERED_BY_T3RL and own_model:
+                yield Problem(
+                    key,
+                    f"{flag} has no effect: t3rl sends the server token ids (/generate), rendered with "
+                    "model.chat.chat_template and its kwargs, so the server's chat template renders nothing",
+                    fix=f"set {list_override(key, rest)} (set model.chat.chat_template instead)",
+                    severity="warning",
                 )
             if name == "--ep-size" and own_model and arch.moe is None and values[0] not in ("1", "0"):
                 yield Problem(
