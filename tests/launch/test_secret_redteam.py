@@ -123,15 +123,19 @@ def test_a_token_in_a_job_variable_of_any_name_stays_out_of_every_file(workdir: 
          "hardware.env_vars.SESSION_URL"),
         (f"paths.runs_dir=/data/{CANARY['jwt']}", "paths.runs_dir"),
         (f"eval.engine.api_key={CANARY['anthropic']}", "eval.engine.api_key"),  # a Secret field
+        (("tracking=wandb", f"tracking.run_name={CANARY['hf']}"), "tracking.run_name"),  # wandb's run name
+        (("executor=ray", f"executor.address=http://{CANARY['jwt']}@head:8265"), "executor.address"),
     ],
 )  # fmt: skip
 def test_a_token_anywhere_else_is_refused_without_being_repeated(
-    workdir: Path, override: str, key: str
+    workdir: Path, override: str | tuple[str, ...], key: str
 ) -> None:
     """In a command, a URL, a name or a path the masked text would not be what runs: refused, and the
     fix names the reference form. Nothing is written; the output never quotes the value."""
     for command in ("validate", "plan"):
-        code, out = invoke(command, "+experiment=stage1_bfcl", override)
+        code, out = invoke(
+            command, "+experiment=stage1_bfcl", *((override,) if isinstance(override, str) else override)
+        )
         assert code == 2, out
         assert f"error {key}" in out and "env:NAME" in out, out
         assert shown(CANARY, out) == [], out
