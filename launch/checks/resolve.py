@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from launch.checks.group_choice import with_group_fixes
 from launch.checks.undo import with_undo_fixes
 from launch.checks.validate import import_checks, validate
 from launch.config import compose_ahead
@@ -57,6 +58,7 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         run = RunConfig.model_validate(data)
     except ValidationError as error:
         problems = problems_from_validation(error, data, provenance)
+        problems = with_group_fixes(problems, config_dirs)
         raise ConfigError(with_undo_fixes(problems, overrides, config_dirs)) from None
     remember_revealed(run)  # masked wherever they show up, and refused in names (credentials rules)
     problems = validate(run, data, provenance, config_dirs)

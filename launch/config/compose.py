@@ -222,6 +222,13 @@ def config_source(config_path: str, config_dirs: Sequence[str] = ()) -> tuple[st
     return shown, _first_comment(local_file(result.path, config_path))
 
 
+def option_package(config_path: str, config_dirs: Sequence[str] = ()) -> str | None:
+    """The `# @package` a config file declares ("env.user" for user_sim/llm), if any."""
+    result = _loader(_normalise_dirs(config_dirs)).repository.load_config(config_path)
+    package = result.header.get("package") if result is not None else None
+    return package if isinstance(package, str) else None
+
+
 def option_name(config_path: str, config_dirs: Sequence[str] = ()) -> str | None:
     """The top-level `name` a config file sets (the registry entry of env/reward/... options), if any."""
     result = _loader(_normalise_dirs(config_dirs)).repository.load_config(config_path)

@@ -22,6 +22,9 @@ def apply_first_fix(args: list[str], error: Mapping[str, str]) -> list[str] | No
     A deletion (`~key`) drops the override that set the key, or deletes a key a file set. `error` has
     the problem's `message`, `source` and `fix`."""
     first = re.split(r"; |, or | or | \(", error["fix"], maxsplit=1)[0]
+    # "set a=1 instead of `b=2`": the override typed is replaced by the one proposed.
+    first, _, instead = first.partition(" instead of `")
+    args = [a for a in args if a != instead.rstrip("`")] if instead else args
     deleted = _DELETION.findall(first)
     if deleted:
         kept = [a for a in args if a.split("=", 1)[0].lstrip("+~") not in deleted]
