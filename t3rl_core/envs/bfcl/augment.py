@@ -27,28 +27,13 @@ import random
 import typing
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
-
+from t3rl_core.envs.bfcl.augment_config import AugmentationConfig, HintKind
 from t3rl_core.envs.bfcl.world import ERROR_PREFIX, World
-from t3rl_core.fields import Probability, Seed
-from t3rl_core.strict import StrictModel
 from t3rl_core.types import ToolCall
 
-HintKind = Literal["unknown_function", "missing_parameter", "wrong_type", "missing_path"]
-KINDS: tuple[HintKind, ...] = typing.get_args(HintKind)
 _PATH_ERRORS = ("No such file or directory", "No such directory", "No such file")
-
-
-class AugmentationConfig(StrictModel):
-    """Corrective hints after failed calls, train mode only."""
-
-    enabled: bool = False
-    kinds: list[HintKind] = Field(default_factory=lambda: list(KINDS))
-    # Chance that a failed call whose error a kind explains gets its hint.
-    probability: Probability = 1.0
-    seed: Seed = 0
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from t3rl_core.config import EnvConfig
-from t3rl_core.envs.bfcl.augment import AugmentationConfig
+from t3rl_core.envs.bfcl.augment_config import AugmentationConfig
 from t3rl_core.fields import ChatTag, Seed
 from t3rl_core.strict import StrictModel
 

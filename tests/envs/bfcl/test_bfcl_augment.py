@@ -4,6 +4,8 @@ per seed, the per-episode count, and eval mode byte-identical with augmentation 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 
 import pytest
 
@@ -141,3 +143,16 @@ def test_eval_mode_is_byte_identical_with_augmentation_on(row_by_id, task_id):
         return seen, env.outcome()
 
     assert play(**ON) == play()
+
+
+def test_validating_the_env_config_loads_none_of_the_env() -> None:
+    """`t3rl plan`/`validate` read the augmentation settings without the worlds and runtime types."""
+    probe = (
+        "import sys\n"
+        "from t3rl_core.envs.bfcl.config import BFCLEnvConfig\n"
+        "BFCLEnvConfig.model_validate({'augmentation': {'enabled': True, 'kinds': ['wrong_type']}})\n"
+        "print(sorted(m for m in ('t3rl_core.envs.bfcl.world', 't3rl_core.envs.bfcl.augment',"
+        " 't3rl_core.types') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
