@@ -109,6 +109,8 @@ def load_run(path: Path) -> RunView:
     for name in names:
         record = records.get(name, {})
         status = record.get("status", "planned")
+        if not isinstance(status, str) or status not in MARKS:
+            raise RunDirError(f"{state_file}: stage {name} has status {status!r}, not one t3rl writes")
         if status == "running" and not active:
             status = "interrupted"
         stages.append(StageView(name, status, record))
@@ -354,16 +356,17 @@ def show_run(path: Path, console: Console | None = None) -> int:
     view = load_run(path)
     manifest = view.manifest
     console.print(f"[bold]{escape(str(path.resolve()))}[/]: {_status(view.status)}", soft_wrap=True)
-    git = manifest.get("git") or {}
+    git = _shaped(manifest, "git", dict)
+    launcher = _shaped(manifest, "launcher", dict) or _shaped(manifest, "host", dict)
     for label, value in (
         ("run", manifest.get("run_id") or manifest.get("run")),
         ("created", manifest.get("created_at")),
         ("updated", manifest.get("updated_at")),
         ("git", f"{git.get('sha', '?')}{' (dirty)' if git.get('dirty') else ''}" if git else None),
         ("t3rl", manifest.get("t3rl_version")),
-        ("launcher", (manifest.get("launcher") or manifest.get("host") or {}).get("hostname")),
-        ("overrides", " ".join(manifest.get("overrides") or []) or None),
-        ("executor", (_topology(manifest) or {}).get("executor")),
+        ("launcher", launcher.get("hostname")),
+        ("overrides", " ".join(map(str, _shaped(manifest, "overrides", list))) or None),
+        ("executor", _topology(manifest).get("executor")),
         ("hardware", _hardware(manifest)),
         ("seeds", json.dumps(manifest.get("seeds")) if manifest.get("seeds") else None),
     ):
@@ -373,16 +376,16 @@ def show_run(path: Path, console: Console | None = None) -> int:
     if len(history) > 1:
         console.print("  attempts (overrides given → in force):", soft_wrap=True)
         for entry in history:
-            given = " ".join(entry.get("given") or []) or "(none)"
+            given = " ".join(map(str, _shaped(entry, "given", list))) or "(none)"
             console.print(f"    {entry.get('attempt')}  {entry.get('at')}  {escape(given)}", soft_wrap=True)
     table = Table(title="stages", title_justify="left")
     for column in ("stage", "status", "GPUs", "attempts", "started", "finished", "job", "message"):
         table.add_column(column, overflow="fold")
-    planned = (_topology(manifest) or {}).get("stages") or {}
+    planned = _shaped(_topology(manifest), "stages", dict)
     for stage in view.stages:
         record = stage.record
         job = " ".join(
-            f"{k}={v}" for k, v in (record.get("handle") or {}).items() if k in ("ray_job", "slurm_job")
+            f"{k}={v}" for k, v in _shaped(record, "handle", dict).items() if k in ("ray_job", "slurm_job")
         )
         status, message = stage.status, str(record.get("message") or "")
         damage = _damage(path, record) if status in ("succeeded", "skipped") else None
@@ -391,7 +394,7 @@ def show_run(path: Path, console: Console | None = None) -> int:
         table.add_row(
             escape(stage.name),
             _status(status),
-            str((planned.get(stage.name) or {}).get("gpus") or ""),
+            str(_shaped(planned, stage.name, dict).get("gpus") or ""),
             str(record.get("attempts", "")),
             str(record.get("started_at") or ""),
             str(record.get("finished_at") or ""),
@@ -452,21 +455,29 @@ def _damage(path: Path, record: dict[str, Any]) -> str | None:
     return damage.replace(f"{path.resolve()}/", "") if damage else None
 
 
-def _topology(manifest: dict[str, Any]) -> Any:
-    """What the config asked of the cluster (older manifests call it `topology`)."""
-    return manifest.get("planned_topology") or manifest.get("topology")
+def _shaped(record: dict[str, Any], key: str, kind: type) -> Any:
+    """A record's entry (manifest, stage record) when it has the shape t3rl writes, else empty (shown as
+    absent)."""
+    value = record.get(key)
+    return value if isinstance(value, kind) else kind()
+
+
+def _topology(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What the config asked of the cluster (older manifests call it `topology`); {} when absent."""
+    return _shaped(manifest, "planned_topology", dict) or _shaped(manifest, "topology", dict)
 
 
 def _hardware(manifest: dict[str, Any]) -> str | None:
     """The hardware the run's stages use: its layout when a stage needs GPUs, none when all run on
     the CPU (the config's `hardware` section is then unused, whatever it names)."""
     topology = _topology(manifest)
-    if not isinstance(topology, dict) or not topology.get("stages"):
+    stages = _shaped(topology, "stages", dict)
+    if not stages:
         return None
-    gpus = {name: stage.get("gpus") or 0 for name, stage in topology["stages"].items()}
+    gpus = {name: stage.get("gpus") or 0 if isinstance(stage, dict) else 0 for name, stage in stages.items()}
     if not any(gpus.values()):
         return "none: every stage runs on the CPU"
-    hw = topology.get("hardware") or {}
+    hw = _shaped(topology, "hardware", dict)
     layout = f"{hw.get('nodes', '?')} node(s) × {hw.get('gpus_per_node', '?')} {hw.get('gpu_type', 'GPU')}"
     return f"{hw.get('name', '?')} ({layout}); GPUs per stage in the table"
 

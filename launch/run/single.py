@@ -19,7 +19,7 @@ from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview
 from launch.run.published_view import show_published
 from launch.run.reporter import RichReporter
-from launch.run.rundir import RunDir
+from launch.run.rundir import RunDir, RunDirError
 from launch.run.steps import (
     config_yaml,
     execute,
@@ -125,11 +125,23 @@ def _resumed(
     # lazy: only when a run dir is resumed
     from launch.run.override_merge import merge_overrides, refuse_masked
 
+    manifest = existing.read_manifest()
+    if manifest.get("record") == "eval":  # launch.cli.eval_command.EVAL_RECORD
+        raise PipelineError(
+            f"{existing.path} is the record of a `t3rl eval`, not a run: there are no stages to resume; "
+            "run the eval again with `t3rl eval …`, or start a run with `t3rl run OVERRIDES…`"
+        )
+    recorded_dirs = manifest.get("config_dirs", [])
+    if not isinstance(recorded_dirs, list) or not all(isinstance(d, str) for d in recorded_dirs):
+        raise RunDirError(
+            f"{existing.path / 'manifest.json'}: `config_dirs` is not a list of directories (changed "
+            "outside t3rl): restore it, or give the config dirs with --config-dir"
+        )
     stored = existing.read_overrides()
     overrides = merge_overrides(stored, given)
     command = f"t3rl {'plan' if dry else 'run'} --run-dir {existing.path}"
     refuse_masked(overrides, existing.path, command)
-    config_dirs = config_dirs or list(existing.read_manifest().get("config_dirs", []))
+    config_dirs = config_dirs or list(recorded_dirs)
     verb = "previewing a resume of" if dry else "resuming"
     console.print(
         f"{verb} [bold]{existing.path}[/] with its overrides: {' '.join(stored) or '(none)'}",

@@ -201,6 +201,15 @@ DAMAGE = {
 }
 
 
+# Fields of a readable record whose values are not of the shape t3rl writes: `runs show` shows the rest.
+ODD_FIELDS = {
+    "git": 5,
+    "launcher": "a host",
+    "overrides": 5,
+    "planned_topology": {"stages": [1], "hardware": 3},
+}
+
+
 def test_the_undamaged_record_lists(here: Path) -> None:
     _run_dir(here)
     result = invoke(["runs"])
@@ -217,6 +226,42 @@ def test_a_damaged_run_record_is_named_exit_1(here: Path, file: str, content: by
     shown = invoke(["runs", "show", str(run)])
     assert shown.exit_code == 1 and str(run / file) in shown.output, shown.output
     assert invoke(["runs", "--runs-dir", "other/runs"]).exit_code == 0
+
+
+@pytest.mark.parametrize(("field", "value"), ODD_FIELDS.items(), ids=ODD_FIELDS)
+def test_a_manifest_field_of_another_shape_is_shown_as_absent(here: Path, field: str, value: Any) -> None:
+    run = _run_dir(here)
+    manifest = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(json.dumps({**manifest, field: value}))
+    assert invoke(["runs", "show", str(run)]).exit_code == 0
+
+
+@pytest.mark.parametrize("status", [5, ["succeeded"], "sucess"])
+def test_a_stage_status_t3rl_never_writes_is_named(here: Path, status: Any) -> None:
+    run = _run_dir(here)
+    (run / "state.json").write_text(json.dumps({"version": 1, "stages": {"eval_tiny": {"status": status}}}))
+    for argv in (["runs"], ["runs", "show", str(run)]):
+        result = invoke(argv)
+        assert result.exit_code == 1 and "eval_tiny has status" in result.output, result.output
+
+
+def test_resuming_an_eval_record_is_refused(here: Path) -> None:
+    """`t3rl run --run-dir <a t3rl eval record>` ran the experiment's four stages into it."""
+    run = _run_dir(here)
+    (run / "manifest.json").write_text(json.dumps({"run": "eval", "record": "eval"}))
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    for command in ("run", "plan"):
+        result = invoke([command, "--run-dir", str(run)])
+        assert result.exit_code == 1 and "record of a `t3rl eval`" in result.output, result.output
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
+def test_recorded_config_dirs_of_another_shape_are_named(here: Path) -> None:
+    """A string was read as a list of one-letter config dirs (eight "does not exist" errors)."""
+    run = _run_dir(here)
+    (run / "manifest.json").write_text(json.dumps({"run": "demo", "config_dirs": "/my/conf"}))
+    result = invoke(["run", "--run-dir", str(run)])
+    assert result.exit_code == 1 and "`config_dirs` is not a list" in result.output, result.output
 
 
 def test_resuming_a_run_whose_manifest_is_a_list_names_it(here: Path) -> None:
