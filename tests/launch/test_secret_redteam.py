@@ -400,3 +400,20 @@ def test_a_refused_url_is_not_probed(workdir: Path, url: str) -> None:
         assert code == 2 and "does not answer" not in out, out
         with pytest.raises(BlockingIOError):
             server.accept()  # nobody connected
+
+
+@pytest.mark.parametrize(
+    ("url", "warned"),
+    [("http://10.1.2.3:30000", True), ("http://gpu-node-7:30000", True), ("https://gpu-node-7:30000", False),
+     ("http://127.0.0.1:30000", False), ("http://localhost:30000", False), ("http://[::1]:30000", False)],
+)  # fmt: skip
+def test_a_key_sent_over_plain_http_to_another_machine_is_warned_about(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, url: str, warned: bool
+) -> None:
+    """The engine's Authorization header leaves the process in clear text on the network."""
+    monkeypatch.setenv("SGLANG_API_KEY", CANARY["openai"])
+    for key in ("eval.engine.api_key", "eval.server.api_key"):  # its own, or the server's it sends
+        overrides = ["executor=ray", f"eval.engine.url='{url}'", f"{key}=env:SGLANG_API_KEY"]
+        code, out = invoke("validate", "+experiment=stage1_bfcl", *overrides)
+        assert code == 0, out
+        assert ("over plain http" in out) is warned and shown(CANARY, out) == [], out

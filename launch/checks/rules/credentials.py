@@ -12,12 +12,15 @@ takes one is a warning: t3rl masks it, but it sits in a config file or the shell
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from launch.checks.context import Context
+from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem
 from launch.config.secrets import is_reference, is_secret_flag, secret_values
 from t3rl_core.secret import revealed, url_passwords
@@ -128,6 +131,36 @@ def literal_credentials(ctx: Context) -> Iterator[Problem]:
         )
 
 
+def keys_sent_in_clear(ctx: Context) -> Iterator[Problem]:
+    """An eval engine's key sent over plain http to another machine (a warning: an internal network
+    may be trusted, but every machine on the way can read the header)."""
+    for stage, config, overrides in eval_configs(ctx.run):
+        engine = config.with_server_key().engine
+        url, key = getattr(engine, "url", None), getattr(engine, "api_key", None)
+        if not url or key is None or not _in_clear(url):
+            continue
+        yield Problem(
+            eval_key(stage, overrides, "engine.url"),
+            f"the engine sends the key of {key} to {urlsplit(url).hostname} over plain http: every "
+            "machine on the way can read it",
+            fix="put TLS in front of the server and use https://, or reach it through an SSH tunnel "
+            "(ssh -L 30000:127.0.0.1:30000 HOST, then eval.engine.url=http://127.0.0.1:30000)",
+            severity="warning",
+        )
+
+
+def _in_clear(url: str) -> bool:
+    """`http://` to a host other than this machine's loopback."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme != "http" or host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True  # a name: another machine
+
+
 def _what(value: str) -> str:
     """Where a credential's value comes from, without the value."""
     names = sorted(k for k, v in os.environ.items() if v == value)
@@ -188,4 +221,5 @@ RULES = (
     no_shaped_credentials,
     no_secret_in_names,
     literal_credentials,
+    keys_sent_in_clear,
 )
