@@ -89,6 +89,28 @@ SGLANG_ATTENTION: dict[str, KernelNeeds] = {
     "aiter": KernelNeeds(vendor="amd"),
     "wave": KernelNeeds(vendor="amd"),
 }
+# SGLang's --quantization methods by the compute capability their kernels need on NVIDIA GPUs (each
+# method's QuantizationConfig.get_min_capability in SGLang 0.5.23; methods that run from Volta on are
+# left out).
+SGLANG_QUANTIZATION: dict[str, KernelNeeds] = {
+    name: KernelNeeds(vendor=None, min_sm=sm, why=f" (SGLang's {name} kernels)")
+    for name, sm in {
+        "awq": 75,
+        "w8a8_int8": 75,
+        "humming": 75,
+        "fp8": 80,
+        "mxfp4": 80,
+        "awq_marlin": 80,
+        "gptq_marlin": 80,
+        "modelopt_fp4": 80,
+        "modelopt_mixed": 80,
+        "modelopt_fp8": 89,
+        "w8a8_fp8": 89,
+        "w4afp8": 90,
+        "nvfp4_online": 100,
+        "mxfp8": 100,
+    }.items()
+}
 # Megatron's --attention-backend values that need a particular GPU.
 MEGATRON_ATTENTION: dict[str, KernelNeeds] = {
     # Any vendor (ROCm builds of Transformer Engine have their own flash kernels); on NVIDIA, Ampere on.

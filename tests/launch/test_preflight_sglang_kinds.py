@@ -36,8 +36,16 @@ X = "model.architecture.extra_args"
 
 B200 = ["hardware.gpu_type=B200", "hardware.gpu_memory_gib=180", "hardware.sglang_attention_backend=null"]
 
+A100 = ["hardware.gpu_type=A100", "hardware.gpu_memory_gib=80"]
+
 # (id, overrides, key named, a fragment of the message)
 BAD = [
+    (
+        "quantization_for_a_newer_gpu",
+        [f"{S}=[--quantization,w8a8_fp8]", *A100],
+        S,
+        "needs compute capability 8.9 or newer",
+    ),
     (
         "sglang_backend_misspelt",
         ["hardware.sglang_attention_backend=flashinfr"],
@@ -136,6 +144,7 @@ pytestmark = pytest.mark.usefixtures("workdir")
 UNUSUAL = [
     ("server_context_above_a_call", [f"{S}=[--context-length,'16384']", "eval.max_new_tokens=8192"]),
     ("priority_retraction", [f"{S}=[--retraction-policy,priority,--enable-priority-scheduling]"]),
+    ("fp8_weights_on_ampere", [f"{S}=[--quantization,fp8]", *A100]),
     ("thinking_off", ["+model.chat.chat_template_kwargs={enable_thinking:false}"]),
     ("sglang_backend_flashinfer", ["hardware.sglang_attention_backend=flashinfer"]),
     ("server_backend_for_blackwell", [f"{S}=[--attention-backend,fa4]", *B200]),

@@ -10,7 +10,8 @@ domains) instead of a list of mistakes:
   group baseline every advantage is 0;
 - an eval's top_p / top_k next to temperature 0: greedy decoding ignores them;
 - SGLang's attention backends, named in `hardware.sglang_attention_backend` or a server's flags, are
-  SGLang's choices and run on the GPU type (`launch.config.gpus.SGLANG_ATTENTION`); expert
+  SGLang's choices and run on the GPU type (`launch.config.gpus.SGLANG_ATTENTION`), as do its
+  quantization methods (`SGLANG_QUANTIZATION`); expert
   parallelism on a model without experts does nothing, and a chat template of a server t3rl sends token
   ids to renders nothing;
 - `model.chat.chat_template_kwargs` (SGLang's and verl's `enable_thinking` and friends) names variables
@@ -32,7 +33,7 @@ from launch.checks.sglang_names import SAMPLING_DOMAINS
 from launch.config.algorithms import ESTIMATORS, filter_declaration
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
-from launch.config.gpus import GPUS, SGLANG_ATTENTION
+from launch.config.gpus import GPUS, SGLANG_ATTENTION, SGLANG_QUANTIZATION
 from launch.plan.server_options import SERVER_OPTIONS, human_int, resolve, server_argv_problems
 from launch.plan.slime_options import argv_flags
 from t3rl_core.chat.families import FAMILIES
@@ -125,6 +126,9 @@ def greedy_eval_ignores_nucleus(ctx: Context) -> Iterator[Problem]:
 
 # The server's own prompt rendering, which t3rl's token-in, token-out engines never ask for.
 _RENDERED_BY_T3RL = ("--chat-template", "--hf-chat-template-name", "--default-chat-template-kwargs")
+_QUANTIZATION = dict.fromkeys(
+    ("--quantization", "--speculative-draft-model-quantization"), SGLANG_QUANTIZATION
+)
 _BACKEND_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
 
 
@@ -156,8 +160,8 @@ def sglang_backend_is_sglangs(ctx: Context) -> Iterator[Problem]:
 
 
 def server_flags_fit_gpu_and_model(ctx: Context) -> Iterator[Problem]:
-    """A server's attention backend runs on the GPU type; expert parallelism needs experts; a chat
-    template of the server serving this run's model renders nothing."""
+    """A server's attention backend and quantization run on the GPU type; expert parallelism needs
+    experts; a chat template of the server serving this run's model renders nothing."""
     gpu = GPUS.get(ctx.run.hardware.gpu_type)
     arch = ctx.run.model.architecture
     for key, argv, prefix, own_model in _server_argvs(ctx):
@@ -165,14 +169,17 @@ def server_flags_fit_gpu_and_model(ctx: Context) -> Iterator[Problem]:
             if not flag.startswith(prefix) or len(values) != 1:
                 continue
             name = resolve("--" + flag.removeprefix(prefix))
+            if isinstance(name, list):
+                continue  # not an SGLang option: server_argv_problems reports it
             rest = [*argv[:index], *argv[index + (1 if "=" in argv[index] else 2) :]]
-            needs = SGLANG_ATTENTION.get(values[0]) if name in _BACKEND_FLAGS else None
+            table = SGLANG_ATTENTION if name in _BACKEND_FLAGS else _QUANTIZATION.get(name, {})
+            needs = table.get(values[0])
             why = needs.refuses(gpu, arch.mla is not None and own_model) if needs and gpu else None
             if why is not None:
                 yield Problem(
                     key,
                     f"{flag} {values[0]} cannot run on a {ctx.run.hardware.gpu_type}: {why}",
-                    fix=f"set {list_override(key, rest)} (SGLang then picks a kernel the GPU runs)",
+                    fix=f"set {list_override(key, rest)} (without it SGLang picks what the GPU runs)",
                 )
             if name in _RENDERED_BY_T3RL and own_model:
                 yield Problem(
