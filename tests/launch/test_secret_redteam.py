@@ -297,6 +297,9 @@ def test_a_sweep_over_credentials_keeps_them_out_of_its_records(workdir: Path) -
     (sweep,) = (workdir / "runs" / "stage1_bfcl").glob("sweep-*")
     assert (sweep / "sweep.json").is_file() and "OPTS=***" in (sweep / "sweep.md").read_text()
     assert leaks(CANARY, workdir) == []
+    # Hydra's own records of the overrides (.hydra/overrides.yaml, multirun.yaml) are never written.
+    assert [p for p in workdir.rglob("*") if p.name in (".hydra", "multirun.yaml")] == []
+    assert not (workdir / "outputs").exists() and not (workdir / "multirun").exists()
 
 
 def test_a_servers_copier_also_masks_credentials_by_their_form() -> None:
