@@ -8,6 +8,7 @@ sides agree on every field.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -38,6 +39,16 @@ from t3rl_core.yaml_text import safe_dump
 RUNTIME_KEY = "t3rl"
 
 
+@dataclass(frozen=True)
+class StartedServer:
+    """A server an env starts with `command` and then calls at `url` (keys under `env`)."""
+
+    url_key: str
+    url: str
+    command_key: str
+    command: tuple[str, ...]
+
+
 class EnvConfig(StrictModel):
     """Base of every env section; subclasses narrow `name` to a Literal.
 
@@ -57,6 +68,11 @@ class EnvConfig(StrictModel):
     def input_files(self) -> list[InputFile]:
         """The dataset files a user gives this env (none for envs whose data ships in a package)."""
         return []
+
+    def started_server(self) -> StartedServer | None:
+        """The server the env starts itself and calls (None = it starts none): pre-flight checks that
+        the command's listening port is the URL's."""
+        return None
 
     def prompt_think_tags(self) -> tuple[str, str] | None:
         """The reasoning delimiters the env's prompt asks the model to write (None = it names none):

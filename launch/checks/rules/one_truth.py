@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
@@ -161,6 +162,45 @@ def sbatch_options_not_passed_through(ctx: Context) -> Iterator[Problem]:
         return
 
 
+def started_server_listens_at_its_url(ctx: Context) -> Iterator[Problem]:
+    """A server the env starts (`EnvConfig.started_server()`) listens on the port of the URL the env
+    calls: the command's `--port` and the URL say the same thing twice, and must agree."""
+    server = ctx.run.env.started_server()
+    if server is None:
+        return
+    tokens = list(server.command)
+    index, port = _port_of(tokens)
+    parts = urlsplit(server.url)
+    expected = parts.port or (443 if parts.scheme == "https" else 80)
+    if port is None or port == expected:
+        return
+    url_key, command_key = f"env.{server.url_key}", f"env.{server.command_key}"
+    key = ctx.latest(url_key, command_key)
+    if key == url_key:
+        moved = parts._replace(netloc=f"{parts.hostname}:{port}").geturl()
+        fix = f"set {url_key}={moved} (where the command starts the server)"
+    else:
+        tokens[index] = str(expected) if "=" not in tokens[index] else f"--port={expected}"
+        fix = f"set {list_override(command_key, tokens)} (the URL's port)"
+    yield Problem(
+        key,
+        f"{command_key} starts the server on port {port}, but {url_key}={server.url} calls port {expected}: "
+        "the env would wait for a server that never answers there",
+        fix=fix,
+    )
+
+
+def _port_of(tokens: list[str]) -> tuple[int, int | None]:
+    """(index of the token holding the value, the port) of a `--port N` / `--port=N` in an argv."""
+    for index, token in enumerate(tokens):
+        value = token.partition("=")[2] if token.startswith("--port=") else None
+        if token == "--port" and index + 1 < len(tokens):
+            index, value = index + 1, tokens[index + 1]
+        if value is not None and value.isdigit():
+            return index, int(value)
+    return -1, None
+
+
 # The job environment t3rl derives (launch.plan.slime_args.job_env), → the setting it follows.
 # CUDA_DEVICE_MAX_CONNECTIONS has its own rule (Megatron's assertion: launch.checks.rules.topology).
 _DERIVED_ENV = {
@@ -245,6 +285,7 @@ RULES = (
     one_server_per_env_url,
     server_flags_not_passed_through,
     sbatch_options_not_passed_through,
+    started_server_listens_at_its_url,
     derived_env_not_overridden,
     schedule_given_once,
     over_sampling_has_a_filter,

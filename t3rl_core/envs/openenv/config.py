@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from t3rl_core.config import EnvConfig
+from t3rl_core.config import EnvConfig, StartedServer
 from t3rl_core.fields import ArgvToken, ContainerImage, HttpUrl, Identifier, PathComponent, Text
 from t3rl_core.strict import StrictModel
 
@@ -28,6 +28,7 @@ class OpenEnvEnvConfig(EnvConfig):
     """A running OpenEnv server (`url`), one this world starts (`url` + `command`), or a Docker image."""
 
     OUTCOME_FIELDS = OUTCOME
+    SIZE_FIELDS = ("data.train_episodes", "data.eval_episodes")
 
     name: Literal["openenv"] = "openenv"
     # The server's base URL (http://host:port); with `command`, where the started server listens.
@@ -59,3 +60,16 @@ class OpenEnvEnvConfig(EnvConfig):
     def split_names(self) -> list[str]:
         """The JSONL files prepare_data writes."""
         return [self.data.train_split, self.data.eval_split]
+
+    def split_sizes(self) -> dict[str, int]:
+        """One task per reset: train_episodes and eval_episodes of them."""
+        return {
+            self.data.train_split: self.data.train_episodes,
+            self.data.eval_split: self.data.eval_episodes,
+        }
+
+    def started_server(self) -> StartedServer | None:
+        """The server `command` starts, which must listen where `url` says."""
+        if self.command is None or self.url is None:
+            return None
+        return StartedServer("url", self.url, "command", tuple(self.command))
