@@ -38,3 +38,19 @@ def test_both_moved_together_are_accepted(sandbox: Path) -> None:  # noqa: F811
     moved = ["env.url=http://127.0.0.1:9010", f"env.command=[python3,-m,uvicorn,{APP},--port,'9010']"]
     code, out = _invoke("validate", *HUB, *moved)
     assert code == 0, out
+
+
+def test_a_command_service_with_a_literal_port_elsewhere_is_refused(sandbox: Path) -> None:  # noqa: F811
+    def service(port: str) -> str:
+        command = f"[python3, -m, uvicorn, {APP}, --port, '{port}']"
+        fields = f"kind: command, command: {command}, port: 8765, env_url_key: url, url_path: ''"
+        return f"+services.env_server={{{fields}}}"
+
+    overrides = [*HUB, "env.command=null", service("8766")]
+    code, out = _invoke("validate", *overrides)
+    assert code == 2, out
+    (error,) = [e for e in _errors(out) if e["key"] == "services.env_server.port"]
+    code, after = _invoke("validate", *apply_first_fix(overrides, error))
+    assert code == 0, after
+    code, out = _invoke("validate", *HUB, "env.command=null", service("{port}"))  # the port said once
+    assert code == 0, out

@@ -13,7 +13,7 @@ both places.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -163,29 +163,42 @@ def sbatch_options_not_passed_through(ctx: Context) -> Iterator[Problem]:
 
 
 def started_server_listens_at_its_url(ctx: Context) -> Iterator[Problem]:
-    """A server the env starts (`EnvConfig.started_server()`) listens on the port of the URL the env
-    calls: the command's `--port` and the URL say the same thing twice, and must agree."""
+    """A server the env starts (`EnvConfig.started_server()`) or a command service listens on the port
+    the URL it is called at names: the command's `--port` and the URL say the same thing twice."""
     server = ctx.run.env.started_server()
-    if server is None:
-        return
-    tokens = list(server.command)
+    if server is not None:
+        parts = urlsplit(server.url)
+        expected = parts.port or (443 if parts.scheme == "https" else 80)
+        url_key = f"env.{server.url_key}"
+        moved = parts._replace(netloc=f"{parts.hostname}:{{port}}").geturl()
+        yield from _port_agrees(ctx, url_key, expected, moved, f"env.{server.command_key}", server.command)
+    for name, service in ctx.run.services.items():
+        if service.kind == "command" and service.command:
+            port_key = f"services.{name}.port"
+            yield from _port_agrees(
+                ctx, port_key, service.port, "{port}", f"{port_key[:-5]}.command", service.command
+            )
+
+
+def _port_agrees(
+    ctx: Context, url_key: str, expected: int, url_at: str, command_key: str, command: Sequence[str]
+) -> Iterator[Problem]:
+    """A problem when the command's literal --port is not `expected` (`url_at`: the fixed URL key's
+    value, `{port}` standing for the command's port)."""
+    tokens = list(command)
     index, port = _port_of(tokens)
-    parts = urlsplit(server.url)
-    expected = parts.port or (443 if parts.scheme == "https" else 80)
     if port is None or port == expected:
         return
-    url_key, command_key = f"env.{server.url_key}", f"env.{server.command_key}"
     key = ctx.latest(url_key, command_key)
     if key == url_key:
-        moved = parts._replace(netloc=f"{parts.hostname}:{port}").geturl()
-        fix = f"set {url_key}={moved} (where the command starts the server)"
+        fix = f"set {url_key}={url_at.format(port=port)} (where the command starts the server)"
     else:
         tokens[index] = str(expected) if "=" not in tokens[index] else f"--port={expected}"
-        fix = f"set {list_override(command_key, tokens)} (the URL's port)"
+        fix = f"set {list_override(command_key, tokens)} (the port it is called at)"
     yield Problem(
         key,
-        f"{command_key} starts the server on port {port}, but {url_key}={server.url} calls port {expected}: "
-        "the env would wait for a server that never answers there",
+        f"{command_key} starts the server on port {port}, but it is called at port {expected} "
+        f"({url_key}): t3rl would wait for a server that never answers there",
         fix=fix,
     )
 
