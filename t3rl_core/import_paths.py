@@ -84,6 +84,23 @@ def _by_import(path: str, module: str, attr: str) -> Unresolved | None:
     return None
 
 
+def nearest_module(module: str) -> str | None:
+    """The installed module closest to `module` among its would-be siblings (found, not imported:
+    a parent package's __init__ may be heavy); None when none is close."""
+    parent, _, _ = module.rpartition(".")
+    if parent:
+        try:
+            spec = importlib.util.find_spec(parent)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        siblings = [f"{parent}.{m.name}" for m in pkgutil.iter_modules(spec.submodule_search_locations)]
+    else:
+        siblings = [m.name for m in pkgutil.iter_modules()]
+    return _nearest(module, siblings, module)
+
+
 def _missing_module(module: str) -> str | None:
     """The shortest prefix of `module` that cannot be found, or None when all of it can."""
     parts = module.split(".")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from t3rl_core.config import EnvConfig
-from t3rl_core.envs.verifiers.loader_args import loader_problem
-from t3rl_core.fields import Identifier, Name, PathComponent
+from t3rl_core.envs.verifiers.loader_args import loader_problem, module_name
+from t3rl_core.fields import Corrected, Identifier, Name, PathComponent
+from t3rl_core.import_paths import nearest_module
 from t3rl_core.strict import StrictModel
 
 # What every episode's outcome carries (t3rl_core.envs.verifiers.env).
@@ -30,6 +32,7 @@ class VerifiersEnvConfig(EnvConfig):
     """An installed verifiers environment: `load_environment(**args)` of module `id`."""
 
     OUTCOME_FIELDS = OUTCOME
+    SIZE_FIELDS = ("data.limit",)
 
     name: Literal["verifiers"] = "verifiers"
     # The environment's id as the hub names it (`owner/my-env`) or its module name (`my_env`).
@@ -37,6 +40,26 @@ class VerifiersEnvConfig(EnvConfig):
     # Keyword arguments of the environment's load_environment().
     args: dict[Identifier, Any] = Field(default_factory=dict)
     data: VerifiersDataConfig = Field(default_factory=VerifiersDataConfig)
+
+    @field_validator("id")
+    @classmethod
+    def _installed(cls, value: str) -> str:
+        """The environment's module is installed here (its loader's arguments are read from it)."""
+        name = module_name(value)
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if found:
+            return value
+        message = (
+            f"no installed module '{name}' (environment '{value}'): install the environment first "
+            f"(`prime env install {value}` or `pip install` its package)"
+        )
+        nearest = nearest_module(name)
+        if nearest is not None:
+            raise Corrected(message, nearest)
+        raise ValueError(message)
 
     @field_validator("args", mode="before")
     @classmethod
@@ -48,7 +71,7 @@ class VerifiersEnvConfig(EnvConfig):
     @classmethod
     def _loader_accepts_args(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
         if "id" in info.data:
-            problem = loader_problem(info.data["id"], value)
+            problem = loader_problem(info.data["id"], value)  # no id: its own error says why
             if problem is not None:
                 raise ValueError(problem)
         return value
@@ -56,3 +79,8 @@ class VerifiersEnvConfig(EnvConfig):
     def split_names(self) -> list[str]:
         """The JSONL files prepare_data writes."""
         return [self.data.train_split, self.data.eval_split]
+
+    def split_sizes(self) -> dict[str, int] | None:
+        """At most `limit` rows per split; unknown without a limit (the datasets load with the env)."""
+        limit = self.data.limit
+        return None if limit is None else {self.data.train_split: limit, self.data.eval_split: limit}
