@@ -236,9 +236,12 @@ def _check_engine_source(config: EvalConfig, serve_checkpoint: Path | None, data
 def _check_data(data: Path, config: EvalConfig) -> None:
     """--data: the split file exists, its rows read and some match the categories."""
     try:
-        rows = select_rows(load_rows(evaluation.resolve_data(data, config.split)), config)
+        every = load_rows(evaluation.resolve_data(data, config.split))
     except (FileNotFoundError, DataError) as error:
         raise typer.BadParameter(str(error), param_hint="--data") from None
+    if not every:
+        raise typer.BadParameter(f"{data} holds no row (it is empty)", param_hint="--data")
+    rows = select_rows(every, config)
     if not rows:
         raise typer.BadParameter(
             f"no task of {data} is in eval.categories={config.categories}", param_hint="--data"

@@ -387,3 +387,12 @@ def test_a_model_given_as_a_file_elsewhere_says_where_it_must_be(here: Path) -> 
     (here / "m.yaml").write_text("name: m\n")
     result = invoke(["validate", "model=./m.yaml"])
     assert result.exit_code == 2 and "DIR/model/m.yaml" in result.output and "--config-dir" in result.output
+
+
+def test_eval_data_that_is_empty_says_so(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It said "no task of d.jsonl is in eval.categories=None", as if the categories were wrong."""
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
+    (here / "d.jsonl").write_text("\n")
+    result = invoke(["eval", "+experiment=quickstart", "--engine", "reference", "--data", "d.jsonl"])
+    assert result.exit_code == 2 and "d.jsonl holds no row (it is empty)" in result.output, result.output
+    assert _files(here) == {"d.jsonl"}
