@@ -88,7 +88,7 @@ def _cuttable(value: str) -> bool:
 
 def scrub_obj(obj: Any, secrets: Iterable[str] | None = None) -> Any:
     """A copy of JSON-like data: secret keys and secret flags' values masked, secret values and URL
-    passwords cut out of strings."""
+    passwords cut out of strings, mapping keys included."""
     values = secret_values() if secrets is None else frozenset(secrets) | _known()
     return _scrub(obj, values, "")
 
@@ -149,7 +149,9 @@ def _scrub(obj: Any, values: frozenset[str], key: str) -> Any:
         out = {}
         for k, v in obj.items():
             child = f"{key}.{k}" if key else str(k)
-            out[k] = MASK if _is_secret_entry(child, v) else _scrub(v, values, child)
+            # A key is written as much as its value (a variable named with a token).
+            name = scrub_text(k, values) if isinstance(k, str) else k
+            out[name] = MASK if _is_secret_entry(child, v) else _scrub(v, values, child)
         return out
     if isinstance(obj, list | tuple):
         items = _mask_flag_values(list(obj))

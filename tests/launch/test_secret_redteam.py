@@ -74,7 +74,8 @@ def test_every_text_sink_masks_a_credential_known_by_its_form(
     stream = io.StringIO()
     secrets.ScrubbingStream(stream).write(text + "\n")
     assert CANARY[kind] not in stream.getvalue()
-    assert CANARY[kind] not in str(secrets.scrub_obj({"extra_args": [text], "note": text}))
+    # In a value, a list and a mapping's key (a variable named with it).
+    assert CANARY[kind] not in str(secrets.scrub_obj({"extra_args": [text], "note": text, text: {text: 1}}))
 
 
 @pytest.mark.parametrize(
@@ -124,6 +125,7 @@ def test_a_token_in_a_job_variable_of_any_name_stays_out_of_every_file(workdir: 
         (f"paths.runs_dir=/data/{CANARY['jwt']}", "paths.runs_dir"),
         (f"eval.engine.api_key={CANARY['anthropic']}", "eval.engine.api_key"),  # a Secret field
         (("tracking=wandb", f"tracking.run_name={CANARY['hf']}"), "tracking.run_name"),  # wandb's run name
+        (f"++hardware.env_vars.{CANARY['github']}='x1'", "hardware.env_vars"),  # a token as a name
         (("executor=ray", f"executor.address=http://{CANARY['jwt']}@head:8265"), "executor.address"),
     ],
 )  # fmt: skip

@@ -73,16 +73,18 @@ def no_shaped_credentials(ctx: Context) -> Iterator[Problem]:
     value, whatever the key is called: masked in every file and line, so the command, URL or name
     that holds it would not be what the run uses. A job variable that is one whole token is only
     warned about (literal_credentials): the job reads it from its own environment."""
-    for key, value in _strings(ctx.data, ""):
-        if is_secret_key(key) or not credentials_in(value):
+    named = ((key, name, True) for key, name in _keys(ctx.data, ""))
+    for key, value, is_name in [*named, *((key, value, False) for key, value in _strings(ctx.data, ""))]:
+        if not credentials_in(value) or (not is_name and is_secret_key(key)):
             continue
-        if _in_environment(key) and is_shaped_credential(value):
+        if not is_name and _in_environment(key) and is_shaped_credential(value):
             continue
         yield Problem(
-            key,
-            "holds a credential, known by its form (a token prefix such as sk- or hf_, a JWT, a URL "
-            "query parameter named token or key, an Authorization header): every file and line t3rl "
-            "writes masks it, so what runs would not be what the config says",
+            key.rpartition(".")[0] if is_name else key,
+            f"{'the name of an entry under it' if is_name else 'it'} holds a credential, known by its "
+            "form (a token prefix such as sk- or hf_, a JWT, a URL query parameter named token or key, "
+            "an Authorization header): every file and line t3rl writes masks it, so what runs would not "
+            "be what the config says",
             fix=_FIX,
         )
 
@@ -197,6 +199,18 @@ def _leaves(node: Any, key: str) -> Iterator[tuple[str, Any]]:
             yield from _leaves(v, f"{key}.{i}")
     else:
         yield key, node
+
+
+def _keys(node: Any, key: str) -> Iterator[tuple[str, str]]:
+    """(dotted key, its last name) of every mapping entry."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            child = f"{key}.{k}" if key else str(k)
+            yield child, str(k)
+            yield from _keys(v, child)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _keys(v, f"{key}.{i}")
 
 
 def _strings(node: Any, key: str) -> Iterator[tuple[str, str]]:
