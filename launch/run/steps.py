@@ -147,7 +147,11 @@ def write_run_dir(
     secrets = secret_values()  # once, not once per key
     atomic_write_json(
         run_dir.path / PROVENANCE_FILE,
-        scrub_obj(resolved.provenance.to_dict(), secrets),  # its keys may hold one as much as its values
+        # A key may hold a credential as much as its source (a variable named with a token).
+        {
+            scrub_text(key, secrets): scrub_text(source, secrets)
+            for key, source in resolved.provenance.to_dict().items()
+        },
     )
     run_dir.write_plan_script(scrub_text(plan.render_script()))
     write_secret_fingerprints(run_dir.path, resolved.config)
