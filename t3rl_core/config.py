@@ -104,6 +104,12 @@ class RewardConfig(StrictModel):
 
     name: RegistryName
 
+    def cuts_at(self) -> tuple[str, tuple[str, ...]] | None:
+        """(the field that chooses them, the chat-format tokens the reward cuts the decoded answer at);
+        None = it reads no chat format. Each must be a control token of model.family's format, or the
+        cut finds nothing and every answer is scored with the prompt around it."""
+        return None
+
 
 AnyEnvConfig = registered(EnvConfig, ENVS)
 AnyRewardConfig = registered(RewardConfig, REWARDS)

@@ -94,6 +94,11 @@ class ToolRLRewardConfig(RewardConfig):
     # training step is 1 (its step 0 is the validation pass before training).
     step_offset: NonNegativeInt = 1
 
+    def cuts_at(self) -> tuple[str, tuple[str, ...]]:
+        """model_style's control tokens: the assistant header's and the turn end."""
+        header, end = _TURN_DELIMITERS[self.model_style]
+        return "model_style", (*re.findall(r"<\|[^|]+\|>", header), end)
+
     @model_validator(mode="after")
     def _no_dead_switches(self) -> ToolRLRewardConfig:
         if self.correct_max1 and (self.correctness_max, self.correctness_min) != (3.0, -3.0):

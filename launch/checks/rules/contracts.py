@@ -11,11 +11,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import get_args
 
 from launch.checks.context import Context
 from launch.config.errors import Problem
 from launch.config.schema import EvalStage, TrainStage
+from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.shipped import shipped_templates
+from t3rl_core.config import RewardConfig
 from t3rl_core.registries import ENVS, REWARDS
 
 
@@ -100,4 +103,32 @@ def chat_template_of_family(ctx: Context) -> Iterator[Problem]:
     )
 
 
-RULES = (reward_reads_what_env_provides, chat_template_of_family)
+def reward_cuts_at_the_family_tokens(ctx: Context) -> Iterator[Problem]:
+    """A reward that cuts the answer out of the decoded text at chat-format tokens (`cuts_at()`) cuts
+    at tokens of model.family's format; the fix is the value of the reward's choosing field that does."""
+    reward, family = ctx.run.reward, ctx.run.model.family
+    cut = reward.cuts_at()
+    if cut is None or family not in FAMILIES:
+        return  # a user's family (model.chat.family) is checked against its own template elsewhere
+    field, tokens = cut
+    special = set(FAMILIES[family].special_tokens)
+    if set(tokens) <= special:
+        return
+    choices = get_args(type(reward).model_fields[field].annotation)
+    fitting = [c for c in choices if set(_cut_tokens(reward, field, c)) <= special]
+    key = ctx.latest(f"reward.{field}", "model.family")
+    yield Problem(
+        key,
+        f"reward {reward.name} cuts the answer at {', '.join(tokens)} (reward.{field}="
+        f"{getattr(reward, field)}), which the {family} chat format never writes: every answer would be "
+        "scored with the prompt around it",
+        fix=f"set reward.{field}={fitting[0]}" if fitting else f"use a reward that reads the {family} format",
+    )
+
+
+def _cut_tokens(reward: RewardConfig, field: str, value: object) -> tuple[str, ...]:
+    cut = reward.model_copy(update={field: value}).cuts_at()
+    return cut[1] if cut else ()
+
+
+RULES = (reward_reads_what_env_provides, chat_template_of_family, reward_cuts_at_the_family_tokens)
