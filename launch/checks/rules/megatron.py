@@ -1,8 +1,9 @@
-"""Megatron settings passed through `model.architecture.extra_args`, against what the rest of the config
-declares: the GPU type's compute capability against the number format and kernels the flags turn on
-(`launch.config.gpus.MEGATRON_NUMERICS`), and the learning-rate schedule's flags against the train
-stage's length. The flags' relations among themselves are slime's and Megatron's own assertions,
-declared in `launch.plan.slime_constraints`."""
+"""Megatron's needs that span the config, not only the argv: the number format and kernels the
+pass-through flags turn on against the GPU type (`launch.config.gpus.MEGATRON_NUMERICS`), the model's
+sizes and pipeline split against the parallel layout, the attention backend against context
+parallelism, and the learning-rate schedule's flags against the train stage's length. The flags'
+relations among themselves are slime's and Megatron's own assertions, declared in
+`launch.plan.slime_constraints` and checked on the built argv."""
 
 from __future__ import annotations
 
