@@ -422,3 +422,14 @@ def test_a_key_sent_over_plain_http_to_another_machine_is_warned_about(
         code, out = invoke("validate", "+experiment=stage1_bfcl", *overrides)
         assert code == 0, out
         assert ("over plain http" in out) is warned and shown(CANARY, out) == [], out
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["eval"], ["plan"], ["rollouts", "show"]])
+def test_help_shows_no_value_of_the_environment(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """No option takes its default from a variable whose value --help would print."""
+    for name, value in {"HF_TOKEN": CANARY["hf"], "T3RL_ENGINE_URL": IN_CONTEXT["query"]}.items():
+        monkeypatch.setenv(name, value)
+    code, out = invoke(*command, "--help")
+    assert code == 0 and "Usage" in out and shown(CANARY, out) == [], out
