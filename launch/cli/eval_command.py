@@ -29,6 +29,7 @@ from launch.files import LockHeld, atomic_write_json, exclusive_lock
 from launch.run.published_view import print_verdicts, require_published
 from launch.run.rundir import RunDir, collect_manifest
 from launch.run.steps import t3rl_root, write_secret_fingerprints
+from t3rl_core.chat.format import cached_tokenizer
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.data.rows import DataError
 from t3rl_core.engines.base import EngineUnavailable
@@ -167,10 +168,14 @@ def eval_command(
 
 
 def _check_tokenizer(runtime: RuntimeConfig, run: RunConfig | None, arguments: list[str]) -> None:
-    """A tokenizer named by a local path must be there before anything is written; a synthetic model's
-    is built by its experiment's prepare_model stage, which the message names."""
+    """A tokenizer named by a local path must be there, and load, before anything is written; a synthetic
+    model's is built by its experiment's prepare_model stage, which the message names."""
     tokenizer = Path(str(runtime.chat.tokenizer)).expanduser()
-    if not (tokenizer.is_absolute() or str(runtime.chat.tokenizer).startswith(".")) or tokenizer.exists():
+    if not (tokenizer.is_absolute() or str(runtime.chat.tokenizer).startswith(".")):
+        return
+    if tokenizer.exists():
+        # Loaded once here (the eval reuses it): a broken one is TokenizerError, exit 2, nothing written.
+        cached_tokenizer(str(runtime.chat.tokenizer))
         return
     stages = [n for n, s in (run.stages.items() if run else ()) if s.kind == "prepare_model"]
     if run is not None and run.model.synthetic and stages:

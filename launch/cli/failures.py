@@ -87,6 +87,7 @@ def exit_code_for(error: BaseException) -> int | None:
     from launch.config.errors import ConfigError, render_problems  # lazy: see above
     from launch.run.pipeline import PipelineError  # lazy: see above
     from launch.run.record_files import RunDirError  # lazy: see above
+    from t3rl_core.chat.tokenizer import TokenizerError  # lazy: see above
 
     if isinstance(error, KeyboardInterrupt):
         _say(_STOPPED, "yellow")
@@ -100,6 +101,9 @@ def exit_code_for(error: BaseException) -> int | None:
         from rich.console import Console  # lazy: rich, only when a command failed
 
         render_problems([*error.problems, *error.warnings], Console(stderr=True))
+        return EXIT_CONFIG
+    if isinstance(error, TokenizerError):  # a tokenizer dir given or configured that does not load
+        _say(f"error: {error}")
         return EXIT_CONFIG
     if isinstance(error, RunDirError | PipelineError):
         _say(f"error: {error}")

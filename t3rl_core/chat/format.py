@@ -21,7 +21,7 @@ from t3rl_core.chat.offloop import OffLoopEncoder
 from t3rl_core.chat.prompt_head import PromptHeads
 from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
 from t3rl_core.chat.template import RenderedJSON, compile_template, render_template
-from t3rl_core.chat.tokenizer import load_tokenizer
+from t3rl_core.chat.tokenizer import TokenizerError, load_tokenizer
 
 if TYPE_CHECKING:
     from t3rl_core.config import ChatConfig, ParsersConfig
@@ -49,11 +49,11 @@ _DeltaKey = tuple[tuple[tuple[tuple[str, str], ...], ...], bool, int | None]
 
 
 @lru_cache(maxsize=8)
-def _load_tokenizer(path: str) -> Any:
+def cached_tokenizer(path: str) -> Any:
     try:
         return load_tokenizer(path)
     except (OSError, ValueError, Exception) as exc:
-        raise ValueError(
+        raise TokenizerError(
             f"cannot load a tokenizer from '{path}' (local files only): {exc}. Build a tiny offline one "
             "with `python -m t3rl_core.chat.tiny --family qwen3 --out DIR` or point chat.tokenizer at a "
             "local model dir."
@@ -126,7 +126,7 @@ class ChatFormat:
         """The chat format of a config: a shipped template, a template plugin or a .jinja file (with
         `config.family`'s tokens), or the tokenizer's own template."""
         template, family_ = resolve(config, parsers)
-        tokenizer = _load_tokenizer(str(config.tokenizer))
+        tokenizer = cached_tokenizer(str(config.tokenizer))
         return cls(tokenizer, template=template, family_=family_, template_kwargs=config.chat_template_kwargs)
 
     @classmethod
@@ -134,7 +134,7 @@ class ChatFormat:
         cls, path: str | Path, chat_template: str | None = None, **template_kwargs: Any
     ) -> ChatFormat:
         """Load a local tokenizer; `chat_template` (a shipped name or a .jinja path) replaces its own."""
-        tokenizer = _load_tokenizer(str(path))
+        tokenizer = cached_tokenizer(str(path))
         if chat_template is None:
             return cls(tokenizer, template_kwargs=template_kwargs)
         shipped = (TEMPLATES_DIR / f"{chat_template}.jinja").is_file()

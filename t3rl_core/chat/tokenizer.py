@@ -15,6 +15,11 @@ from typing import Any
 
 from t3rl_core.chat.template import compile_template, render_template
 
+
+class TokenizerError(ValueError):
+    """A tokenizer directory that cannot be loaded (missing or broken files): the CLI's exit 2."""
+
+
 # The named special tokens of a tokenizer config (what templates see as bos_token, eos_token, …).
 NAMED_TOKENS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 

@@ -396,3 +396,23 @@ def test_eval_data_that_is_empty_says_so(here: Path, monkeypatch: pytest.MonkeyP
     result = invoke(["eval", "+experiment=quickstart", "--engine", "reference", "--data", "d.jsonl"])
     assert result.exit_code == 2 and "d.jsonl holds no row (it is empty)" in result.output, result.output
     assert _files(here) == {"d.jsonl"}
+
+
+# ---------------------------------------------------------------- a tokenizer dir that does not load
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check-template", "qwen3_8b", "--tokenizer", "tk"],
+        ["eval", "+experiment=quickstart", "--engine", "reference", "model.chat.tokenizer=./tk"],
+    ],
+    ids=["check-template", "eval"],
+)
+def test_a_tokenizer_that_does_not_load_is_exit_2_and_leaves_nothing(here: Path, argv: list[str]) -> None:
+    """A broken tokenizer_config.json was a ValueError traceback (and `eval` had written its record)."""
+    (here / "tk").mkdir()
+    (here / "tk" / "tokenizer_config.json").write_text("{\n")
+    result = invoke(argv)
+    assert result.exit_code == 2 and "cannot load a tokenizer from" in result.output, result.output
+    assert _files(here) == {"tk", "tk/tokenizer_config.json"}
