@@ -24,7 +24,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "launch" / "plan" / "sglang_server_option_table.py"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "launch" / "config" / "sglang_server_option_table.py"
 
 # SGLang's type functions, by what a value must parse as (t3rl checks it with launch.plan.option_types).
 _TYPES = {

@@ -9,7 +9,7 @@ from typing import Any
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.schema import RunConfig, ServiceConfig
-from launch.plan.server_options import server_argv_problems
+from launch.config.server_options import server_argv_problems
 from launch.plan.stages import Stage
 from t3rl_core.secret import Secret
 from t3rl_core.secret_launch import argv_for, split

@@ -24,7 +24,7 @@ from test_preflight_slime_kinds import workdir  # noqa: F401  (the working direc
 from launch.checks.rules.sglang import SLIME_SAMPLING
 from launch.checks.sglang_names import SAMPLING_DOMAINS
 from launch.config.schema import CurriculumConfig
-from launch.plan.server_options import _DOMAINS, SERVER_OPTIONS, human_int, server_argv_problems
+from launch.config.server_options import _DOMAINS, SERVER_OPTIONS, human_int, server_argv_problems
 from launch.plan.slime_options import known_options
 from t3rl_core.config import RolloutConfig
 from t3rl_core.eval.config import EvalConfig

@@ -2,7 +2,7 @@
 domains) instead of a list of mistakes:
 
 - slime's `--sglang-*` flags in `model.architecture.extra_args` start every rollout engine: they are
-  checked like an eval server's flags (`launch.plan.server_options`), each engine `gpus_per_engine`
+  checked like an eval server's flags (`launch.config.server_options`), each engine `gpus_per_engine`
   GPUs of tensor parallelism;
 - slime's sampling flags in the same argv reach SGLang with every request: a value outside SGLang's
   sampling domain (`sglang_names.SAMPLING_DOMAINS`) fails the first rollout;
@@ -31,11 +31,11 @@ from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.sglang_names import SAMPLING_DOMAINS
 from launch.config.algorithms import ESTIMATORS, filter_declaration
+from launch.config.argv_tokens import argv_flags
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
 from launch.config.gpus import GPUS, SGLANG_ATTENTION, SGLANG_QUANTIZATION
-from launch.plan.server_options import SERVER_OPTIONS, human_int, resolve, server_argv_problems
-from launch.plan.slime_options import argv_flags
+from launch.config.server_options import SERVER_OPTIONS, human_int, resolve, server_argv_problems, without
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.shipped import load_template
 from t3rl_core.home_paths import expand_home
@@ -79,11 +79,10 @@ def slime_sampling_flags(ctx: Context) -> Iterator[Problem]:
         except ValueError:
             continue  # not a number: slime's option table refuses it (launch.plan.slime_options)
         if not ok:
-            end = index + 1 + (0 if "=" in extra[index] else 1)
             yield Problem(
                 EXTRA,
                 f"{flag} {values[0]}: SGLang's {parameter} must be {says}; every request would fail",
-                fix=f"set {list_override(EXTRA, [*extra[:index], *extra[end:]])}",
+                fix=f"set {list_override(EXTRA, without(extra, index, 1))}",
             )
 
 
@@ -171,7 +170,7 @@ def server_flags_fit_gpu_and_model(ctx: Context) -> Iterator[Problem]:
             name = resolve("--" + flag.removeprefix(prefix))
             if isinstance(name, list):
                 continue  # not an SGLang option: server_argv_problems reports it
-            rest = [*argv[:index], *argv[index + (1 if "=" in argv[index] else 2) :]]
+            rest = without(argv, index, 1)
             table = SGLANG_ATTENTION if name in _BACKEND_FLAGS else _QUANTIZATION.get(name, {})
             needs = table.get(values[0])
             why = needs.refuses(gpu, arch.mla is not None and own_model) if needs and gpu else None
@@ -298,7 +297,7 @@ def server_context_holds_a_call(ctx: Context) -> Iterator[Problem]:
             own = calls if prefix == "--sglang-" else _eval_calls(ctx, key)
             for source, tokens in own:
                 if length is not None and tokens >= length:
-                    rest = [*argv[:index], *argv[index + (1 if "=" in argv[index] else 2) :]]
+                    rest = without(argv, index, 1)
                     blamed = ctx.latest(key, source)
                     yield Problem(
                         blamed,

@@ -7,8 +7,8 @@ import shlex
 from launch.config.errors import ConfigError
 from launch.config.model_size import data_parallel, server_tp
 from launch.config.schema import ConvertTorchDistToHfStage, EvalStage
+from launch.config.server_options import server_argv_problems
 from launch.plan.builders.builder import PlanBuilder, problem
-from launch.plan.server_options import server_argv_problems
 from launch.plan.stages import Command, Stage, render_command
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import SERVER_LOG, launch_argv

@@ -1,6 +1,6 @@
 """The flags an SGLang server t3rl starts may be given (an eval stage's server, a managed service, slime's
 `--sglang-*` engines), checked against the options the pinned SGLang parses
-(`launch.plan.sglang_server_option_table`, generated from SGLang itself) and against what SGLang's
+(`launch.config.sglang_server_option_table`, generated from SGLang itself) and against what SGLang's
 start-up checks refuse: a misspelt or ambiguous flag, a value of the wrong type or outside its choices,
 a number outside its domain (`_DOMAINS`), and the relations between flags (data-parallel replicas and
 attention DP against the GPUs and TP, expert parallelism within TP, chunked prefill in whole pages, a
@@ -12,21 +12,27 @@ option (`--dp 2` is `--dp-size 2`).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
+from launch.config.argv_tokens import argv_flags
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
-from launch.plan.option_types import value_problem
-from launch.plan.sglang_server_option_table import OPTIONS, SGLANG_VERSION
-from launch.plan.slime_option_table import Option
-from launch.plan.slime_options import argv_flags
+from launch.config.sglang_server_option_table import OPTIONS, SGLANG_VERSION
 
-SERVER_OPTIONS: dict[str, Option] = {
-    flag: Option("sglang", nargs, kind, choices)  # type: ignore[arg-type]
-    for flag, (nargs, kind, choices) in OPTIONS.items()
-}
+
+class Option(NamedTuple):
+    """One SGLang server option: its number of value tokens, its type, its choices."""
+
+    nargs: int | str  # 0 = a switch, 1 = one value, or argparse's "+", "*", "?"
+    type: str | None  # str, int, float, json.loads or human_readable_int (None for a switch)
+    choices: tuple[str, ...] | None
+
+
+SERVER_OPTIONS: dict[str, Option] = {flag: Option(*row) for flag, row in OPTIONS.items()}
 
 # SGLang's human_readable_int: a whole number, or one with an SI (k, M, G, T; decimals allowed) or IEC
 # (Ki, Mi, Gi, Ti) suffix.
@@ -52,6 +58,17 @@ def human_int(value: str) -> int:
     if whole is not None:
         return int(whole)
     return int(float(si) * _SUFFIX[si_suffix]) if si is not None else int(iec) * _SUFFIX[iec_suffix]
+
+
+# The type functions of SGLang's options, as its argparse applies them (json.JSONDecodeError is a
+# ValueError).
+_TYPES: dict[str, Callable[[str], Any]] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "json.loads": json.loads,
+    "human_readable_int": human_int,
+}
 
 
 @dataclass(frozen=True)
@@ -134,7 +151,7 @@ def server_argv_problems(
         if not given.startswith(prefix):
             continue
         name = resolve("--" + given.removeprefix(prefix))
-        rest = _without(extra, index, len(values))
+        rest = without(extra, index, len(values))
         if isinstance(name, list):
             spelt = [prefix + c.removeprefix("--") for c in name]
             problems.append(_unknown(extra, key, index, spelt, rest, prefix))
@@ -178,20 +195,15 @@ def _unknown(
 
 def _why(name: str, option: Option, value: str) -> str | None:
     """Why SGLang's parser or its domain refuses one value of option `name`, or None."""
-    if option.type == "human_readable_int":
-        try:
-            number: float = human_int(value)
-        except ValueError as err:
-            return str(err)
-    else:
-        why = value_problem(option.type, option.choices, value)
-        if why is not None:
-            return why
-        if name not in _DOMAINS:
-            return None
-        number = float(value)
+    convert = _TYPES[option.type or "str"]
+    try:
+        parsed = convert(value)
+    except ValueError as err:
+        return str(err) if option.type == "human_readable_int" else f"invalid {option.type} value: {value!r}"
+    if option.choices is not None and value not in option.choices:
+        return f"invalid choice {value!r} (choose from {', '.join(option.choices)})"
     domain = _DOMAINS.get(name)
-    if domain is not None and not domain.test(number):
+    if domain is not None and not domain.test(parsed):
         return f"{value} is not {domain.says}"
     return None
 
@@ -214,7 +226,7 @@ def _relations(
 
     def drop(name: str, message: str) -> Problem:
         flag = given[name]
-        rest = _without(extra, flag.index, len(flag.values))
+        rest = without(extra, flag.index, len(flag.values))
         return Problem(
             key, f"{' '.join([flag.given, *flag.values])}: {message}", fix=f"set {list_override(key, rest)}"
         )
@@ -273,6 +285,7 @@ def _relations(
     return problems
 
 
-def _without(argv: Sequence[str], index: int, values: int) -> list[str]:
+def without(argv: Sequence[str], index: int, values: int) -> list[str]:
+    """The argv without the flag at `index` and its `values` value tokens (none when written flag=value)."""
     end = index + 1 + (0 if "=" in argv[index] else values)
     return [*argv[:index], *argv[end:]]
