@@ -142,10 +142,16 @@ def sbatch_options_not_passed_through(ctx: Context) -> Iterator[Problem]:
         if found is None:
             continue
         name, field = found
-        rest = [*executor.extra_sbatch[:index], *executor.extra_sbatch[index + 1 :]]
         value = option.partition("=")[2]
+        # --exclusive=user|mcs|topo: a sharing mode the boolean key cannot say; only t3rl's own repeats it.
+        mode = name == "exclusive" and bool(value)
+        if mode and not executor.exclusive:
+            continue
+        rest = [*executor.extra_sbatch[:index], *executor.extra_sbatch[index + 1 :]]
         dropped = list_override(key, rest)
-        if field and field.startswith("executor.") and (value or name == "exclusive"):
+        if mode:
+            fix = "set executor.exclusive=false (the option says the sharing mode)"
+        elif field and field.startswith("executor.") and (value or name == "exclusive"):
             fix = f"set {field}={quoted(value) if value else 'true'} {dropped}"
         elif field:
             fix = f"set {dropped} (t3rl asks for --{name} from {field}: set that instead)"

@@ -1,0 +1,41 @@
+"""Valid but unusual configs near the boundary of a pre-flight rule (sbatch options that only share a
+prefix with one t3rl writes, values exactly at a bound, a setting whose need is met another way, ...):
+each must be accepted (exit 0, warnings allowed). A refusal of a valid config is as bad as a missed
+mistake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_preflight import _invoke, sandbox  # noqa: F401  (sandbox is a fixture)
+
+S1 = "+experiment=stage1_bfcl"
+SLURM = [S1, "executor=slurm"]
+
+CASES: list[tuple[str, list[str]]] = [
+    # sbatch options t3rl does not write, though their names begin or resemble one it does
+    ("sbatch-time-min", [*SLURM, "executor.extra_sbatch=['--time-min=60']"]),
+    ("sbatch-nodelist", [*SLURM, "executor.extra_sbatch=['--nodelist=gpu01']"]),
+    ("sbatch-exclude", [*SLURM, "executor.extra_sbatch=['--exclude=node3']"]),
+    ("sbatch-gres-nvme", [*SLURM, "executor.extra_sbatch=['--gres=nvme:1']"]),
+    ("sbatch-gres-flags", [*SLURM, "executor.extra_sbatch=['--gres-flags=enforce-binding']"]),
+    ("sbatch-tres-per-node-nvme", [*SLURM, "executor.extra_sbatch=['--tres-per-node=gres/nvme:1']"]),
+    ("sbatch-ntasks", [*SLURM, "executor.extra_sbatch=['--ntasks=1']"]),
+    ("sbatch-ntasks-per-gpu", [*SLURM, "executor.extra_sbatch=['--ntasks-per-gpu=1']"]),
+    ("sbatch-cpus-per-gpu", [*SLURM, "executor.extra_sbatch=['--cpus-per-gpu=8']"]),
+    ("sbatch-mem-per-gpu", [*SLURM, "executor.extra_sbatch=['--mem-per-gpu=80G','--mem=0']"]),
+    ("sbatch-gpu-bind", [*SLURM, "executor.extra_sbatch=['--gpu-bind=closest']"]),
+    ("sbatch-open-mode", [*SLURM, "executor.extra_sbatch=['--open-mode=append','--requeue']"]),
+    ("sbatch-signal", [*SLURM, "executor.extra_sbatch=['--signal=B:USR1@300','--constraint=a100']"]),
+    (
+        "sbatch-exclusive-mode",
+        [*SLURM, "executor.exclusive=false", "executor.extra_sbatch=['--exclusive=user']"],
+    ),
+]
+
+
+@pytest.mark.parametrize("overrides", [c[1] for c in CASES], ids=[c[0] for c in CASES])
+def test_valid_unusual_config_is_accepted(overrides: list[str], sandbox: Path) -> None:  # noqa: F811
+    code, out = _invoke("validate", *overrides)
+    assert code == 0, out
