@@ -69,6 +69,12 @@ class EnvConfig(StrictModel):
         """The dataset files a user gives this env (none for envs whose data ships in a package)."""
         return []
 
+    def off_context_logprobs(self) -> str | None:
+        """The env key (under `env`) that makes some trained tokens carry rollout log-probs sampled in
+        another context than the one they are trained in (None = none does): importance sampling on
+        rollout log-probs would weight those tokens by the wrong ratio."""
+        return None
+
     def started_server(self) -> StartedServer | None:
         """The server the env starts itself and calls (None = it starts none): pre-flight checks that
         the command's listening port is the URL's."""

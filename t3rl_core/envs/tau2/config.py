@@ -86,6 +86,14 @@ class Tau2EnvConfig(EnvConfig):
         """Rows carry `tau2_<domain>` as data_source."""
         return [f"tau2_{domain}" for domain in self.domains]
 
+    def off_context_logprobs(self) -> str | None:
+        """A repaired turn trained on in place of the failed one was sampled after the failed text and
+        the correction, which training no longer shows (t3rl_core.envs.format_repair)."""
+        repair = self.format_repair
+        if repair is None or not repair.train_on_repaired or repair.keep_in_history.train:
+            return None
+        return "format_repair.train_on_repaired"
+
     def split_sizes(self) -> dict[str, int] | None:
         """Tasks per prepared split over the selected domains (each capped by data.limit), from the
         installed tau2's split files; the SFT split holds at most its source split's tasks."""
