@@ -12,6 +12,8 @@ from test_preflight import _invoke, sandbox  # noqa: F401  (sandbox is a fixture
 
 S1 = "+experiment=stage1_bfcl"
 SLURM = [S1, "executor=slurm"]
+OPENENV = ["+experiment=hub_env_grpo", "env=openenv"]
+UVICORN = "python3, -m, uvicorn, 't3rl_core.envs.openenv.counter_example:app'"
 
 CASES: list[tuple[str, list[str]]] = [
     # sbatch options t3rl does not write, though their names begin or resemble one it does
@@ -31,6 +33,53 @@ CASES: list[tuple[str, list[str]]] = [
     (
         "sbatch-exclusive-mode",
         [*SLURM, "executor.exclusive=false", "executor.extra_sbatch=['--exclusive=user']"],
+    ),
+    # a started server's port said once ({port}), with '=', or published by docker at the URL's port
+    ("openenv-port-with-equals", [*OPENENV, f"env.command=[{UVICORN}, '--port=8765']"]),
+    ("openenv-url-trailing-slash", [*OPENENV, "env.url=http://localhost:8765/"]),
+    ("openenv-ipv6-url", [*OPENENV, "env.url='http://[::1]:8765'"]),
+    ("openenv-host-and-workers", [*OPENENV, f"env.command=[{UVICORN}, --host, 0.0.0.0, --port, '8765']"]),
+    ("openenv-running-server", [*OPENENV, "env.command=null", "env.url=http://10.1.2.3:8000"]),
+    (
+        "openenv-docker-published",
+        [
+            *OPENENV,
+            "env.url=http://127.0.0.1:9000",
+            "env.command=[docker, run, -p, '9000:8000', img, --port, '8000']",
+        ],
+    ),
+    (
+        "openenv-docker-publish-ip-proto",
+        [
+            *OPENENV,
+            "env.url=http://127.0.0.1:9000",
+            "env.command=[docker, run, '--publish=127.0.0.1:9000:8000/tcp', img, --port, '8000']",
+        ],
+    ),
+    (
+        "service-port-placeholder",
+        [
+            *OPENENV,
+            "env.command=null",
+            f"+services.envsrv={{kind: command, command: [{UVICORN}, --port, '{{port}}'], port: 8766,"
+            " env_url_key: url}",
+        ],
+    ),
+    (
+        "service-port-placeholder-equals",
+        [
+            *OPENENV,
+            "+services.judge={kind: command, command: [python3, x.py, '--port={port}'], env_url_key: null}",
+        ],
+    ),
+    (
+        "service-docker-published",
+        [
+            *OPENENV,
+            "env.command=null",
+            "+services.envsrv={kind: command, command: [docker, run, -p, '{port}:8000', img, --port, '8000'],"
+            " port: 8766, env_url_key: url}",
+        ],
     ),
 ]
 

@@ -193,7 +193,7 @@ def _port_agrees(
     value, `{port}` standing for the command's port)."""
     tokens = list(command)
     index, port = _port_of(tokens)
-    if port is None or port == expected:
+    if port is None or port == expected or port == _published_to(tokens, expected):
         return
     key = ctx.latest(url_key, command_key)
     if key == url_key:
@@ -207,6 +207,23 @@ def _port_agrees(
         f"({url_key}): t3rl would wait for a server that never answers there",
         fix=fix,
     )
+
+
+def _published_to(tokens: list[str], port: int) -> int | None:
+    """The container port a `docker run -p HOST:CONTAINER` in the argv publishes at `port` (the
+    service's `{port}` standing for it): the command's --port is then the container's."""
+    for index, token in enumerate(tokens):
+        spec = None
+        if token in ("-p", "--publish") and index + 1 < len(tokens):
+            spec = tokens[index + 1]
+        elif token.startswith(("--publish=", "-p")) and token != "-p":
+            spec = token.removeprefix("--publish=").removeprefix("-p")
+        if spec is None or ":" not in spec:
+            continue
+        host, _, inside = spec.split("/")[0].rpartition(":")
+        if host.rpartition(":")[2] in (str(port), "{port}") and inside.isdigit():
+            return int(inside)
+    return None
 
 
 def _port_of(tokens: list[str]) -> tuple[int, int | None]:
