@@ -64,20 +64,26 @@ def mend_surroundings() -> None:
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a scheduler, `kill`, `timeout`) stops a command as Ctrl-C does: the same records, 130."""
+    """SIGTERM (a scheduler, `kill`, `timeout`) stops a command as Ctrl-C does: the same records, 130.
+    Once a stop is under way, later SIGTERMs (schedulers repeat them) are let go: raised again they
+    would break the stop's own cleanup, and the default action would end the process with 143."""
+    stopping = False
+
+    def interrupt(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            raise KeyboardInterrupt
+
     try:
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        previous = signal.signal(signal.SIGTERM, interrupt)
     except ValueError:  # not the main thread: the signal stays with whoever handles it there
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+        signal.signal(signal.SIGTERM, interrupt if stopping else previous)
 
 
 def exit_code_for(error: BaseException) -> int | None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +36,8 @@ def run_command(
     dirs = [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]
     # The manifest's git state and platform string are computed meanwhile, on a thread.
     with prefetched_manifest_facts(t3rl_root()):
-        # A SIGTERM (scheduler, `kill`) stops stages like Ctrl-C does, so the state records it.
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        # A SIGTERM stops stages like Ctrl-C does (launch.cli.failures.sigterm_as_interrupt, around every
+        # command), so the state records it.
         try:
             if run_dir is not None and (Path(run_dir).expanduser() / "sweep.json").exists():
                 return _resume_sweep(Path(run_dir).expanduser(), overrides, from_stage, only, dry, console)
@@ -78,8 +77,6 @@ def run_command(
         except Exception as error:
             record_result(EXIT_FAILED, f"{type(error).__name__}: {error}")
             raise
-        finally:
-            signal.signal(signal.SIGTERM, previous)
 
 
 def _resume_sweep(
@@ -97,7 +94,3 @@ def _resume_sweep(
             f"{sweep_dir} is a sweep: plan one point with t3rl plan --run-dir {sweep_dir}/pNN"
         )
     return resume_sweep(sweep_dir, from_stage, only, console)
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt

@@ -94,24 +94,58 @@ def test_an_existing_file_where_score_writes_is_named(here: Path) -> None:
 # ---------------------------------------------------------------- SIGTERM stops any command as Ctrl-C
 
 
-def test_sigterm_stops_any_command_with_130(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _reached_the_test(signum: int, frame: Any) -> None:  # instead of ending the test process
+    raise AssertionError("SIGTERM reached the test process's handler")
+
+
+@pytest.fixture
+def sigterm_guard() -> Any:
+    """The test process's SIGTERM handler while a test signals itself, put back afterwards."""
+    previous = signal.signal(signal.SIGTERM, _reached_the_test)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_sigterm_stops_any_command_with_130(
+    here: Path, monkeypatch: pytest.MonkeyPatch, sigterm_guard: None
+) -> None:
     """Only `run` turned SIGTERM into a stop; `eval`, `score`, `data`, … died with 143 and no word."""
 
     def terminated(*args: Any) -> int:
         os.kill(os.getpid(), signal.SIGTERM)
         raise AssertionError("SIGTERM did not stop the command")
 
-    def reached_the_test(signum: int, frame: Any) -> None:  # instead of ending the test process
-        raise AssertionError("SIGTERM reached the test process's handler")
+    monkeypatch.setattr("launch.cli.inspect.ls_command", terminated)
+    result = invoke(["ls"])
+    assert result.exit_code == 130 and "stopped" in result.output, result.output
+
+
+def test_sigterms_repeated_during_a_stop_are_let_go(
+    here: Path, monkeypatch: pytest.MonkeyPatch, sigterm_guard: None
+) -> None:
+    """A scheduler repeats SIGTERM: the second broke the stop's cleanup, and one after the command had
+    put the default action back ended `t3rl run` with 143 (-15) instead of 130."""
+    cleaned = []
+
+    def terminated(*args: Any) -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        finally:
+            os.kill(os.getpid(), signal.SIGTERM)  # again, during the stop's cleanup
+            cleaned.append(True)
+        raise AssertionError("SIGTERM did not stop the command")
 
     monkeypatch.setattr("launch.cli.inspect.ls_command", terminated)
-    previous = signal.signal(signal.SIGTERM, reached_the_test)
-    try:
-        result = invoke(["ls"])
-        assert signal.getsignal(signal.SIGTERM) is reached_the_test  # left as it was found
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    assert result.exit_code == 130 and "stopped" in result.output, result.output
+    result = invoke(["ls"])
+    assert result.exit_code == 130 and cleaned == [True], result.output
+    os.kill(os.getpid(), signal.SIGTERM)  # after the command: still the stop's, not the default action
+
+
+def test_a_command_that_ends_leaves_sigterm_as_it_found_it(here: Path, sigterm_guard: None) -> None:
+    assert invoke(["ls", "model"]).exit_code == 0
+    assert signal.getsignal(signal.SIGTERM) is _reached_the_test
 
 
 # ---------------------------------------------------------------- the terminal and standard streams
