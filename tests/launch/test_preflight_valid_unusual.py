@@ -81,6 +81,15 @@ CASES: list[tuple[str, list[str]]] = [
             " port: 8766, env_url_key: url}",
         ],
     ),
+    # a family no value of ToolRL's model_style cuts: the episode loop hands the reward the model's text alone
+    ("toolrl-on-glm4", ["+experiment=toolrl_grpo", "model=glm4_9b", "hardware.nodes=2", "executor=slurm"]),
+    # think tags: the reasoning parser's own, or the parser's replaced by the same tags the prompt names
+    ("think-tags-of-the-parser", [S1, "model=qwen3_8b", "env.data.think_tags=['<think>','</think>']"]),
+    ("think-tags-replaced-alike", [S1, "model=qwen3_8b", "model.parsers.think_tags=['<think>','</think>']"]),
+    ("think-tags-own-names", [S1, "model.parsers.think_tags=['<reasoning>','</reasoning>']"]),
+    ("swap-to-llama3", [S1, "model=llama3_1_8b_instruct"]),
+    ("swap-to-glm4", [S1, "model=glm4_9b"]),
+    ("swap-to-qwen2_5", [S1, "model=qwen2_5_7b_instruct"]),
 ]
 
 

@@ -117,12 +117,25 @@ def reward_cuts_at_the_family_tokens(ctx: Context) -> Iterator[Problem]:
     choices = get_args(type(reward).model_fields[field].annotation)
     fitting = [c for c in choices if set(_cut_tokens(reward, field, c)) <= special]
     key = ctx.latest(f"reward.{field}", "model.family")
+    if not fitting:
+        # No value cuts this format: the cut finds nothing and keeps the text whole, which is right for
+        # the episode loop's answers (the model's own text, its stop token dropped), not for a decoded
+        # sample holding its prompt.
+        yield Problem(
+            key,
+            f"reward {reward.name} cuts a decoded answer at {', '.join(tokens)} (reward.{field}="
+            f"{getattr(reward, field)}), which the {family} chat format never writes: only the episode "
+            "loop's answers (the model's text alone) are scored as they are",
+            fix=f"score {family} samples through t3rl's episode loop, not with their prompt decoded",
+            severity="warning",
+        )
+        return
     yield Problem(
         key,
         f"reward {reward.name} cuts the answer at {', '.join(tokens)} (reward.{field}="
         f"{getattr(reward, field)}), which the {family} chat format never writes: every answer would be "
         "scored with the prompt around it",
-        fix=f"set reward.{field}={fitting[0]}" if fitting else f"use a reward that reads the {family} format",
+        fix=f"set reward.{field}={fitting[0]}",
     )
 
 
