@@ -43,7 +43,7 @@ from launch.cli.results_compare import (
 from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, check_metric, lookup
 from launch.files import is_locked
 from launch.run.output_digest import FileHashes, first_mismatch
-from launch.run.record_files import RunDirError, mapping_of_mappings, read_json, read_yaml
+from launch.run.record_files import RunDirError, mapping_of_mappings, read_json, read_sweep, read_yaml
 
 # Run dirs sit at <runs>/<name>/<timestamp> and, for sweeps, <runs>/<name>/<sweep>/pNN; a standalone
 # `t3rl eval` writes <runs>/eval-<engine>-<time>.
@@ -416,7 +416,7 @@ def show_sweep(path: Path, console: Console) -> int:
     # lazy: the sweep modules, only for a sweep dir
     from launch.run.sweep_liveness import LAUNCHER_GONE, launcher_alive, points_now
 
-    data = read_json(path / "sweep.json", dict)
+    data = read_sweep(path)
     points = points_now(path)
     standing = marks(SweepSummary.load(path))  # by interval; another benchmark's points not ranked
     launcher = "running" if launcher_alive(path) else "not running"

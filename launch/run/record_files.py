@@ -48,6 +48,20 @@ def read_yaml(path: Path, shape: type = object) -> Any:
     return _shaped(path, data, shape)
 
 
+def read_sweep(sweep_dir: Path) -> dict[str, Any]:
+    """A sweep's `sweep.json`: its name and points (mappings, each with its index), as t3rl writes it."""
+    path = sweep_dir / "sweep.json"
+    data = read_json(path, dict)
+    points = data.get("points", [])
+    if not (
+        isinstance(data.get("name"), str)
+        and isinstance(points, list)
+        and all(isinstance(p, dict) and isinstance(p.get("index"), int) for p in points)
+    ):
+        raise RunDirError(f"{path} is corrupt (not the name and indexed points t3rl writes). {_HAND_EDITED}")
+    return data
+
+
 def mapping_of_mappings(path: Path, data: Any, key: str) -> dict[str, dict[str, Any]]:
     """`data[key]` as t3rl writes it: names to mappings (absent: empty)."""
     value = data.get(key) or {}

@@ -29,6 +29,7 @@ from rich.table import Table
 from launch.config.errors import ConfigError, Problem
 from launch.config.secrets import mask_overrides, scrub_obj
 from launch.files import atomic_write_text
+from launch.run.record_files import RunDirError, read_sweep
 from launch.run.sweep_compare import marks, objective_identity_differences
 
 
@@ -167,10 +168,13 @@ class SweepSummary:
     @classmethod
     def load(cls, sweep_dir: Path) -> SweepSummary:
         """The summary a sweep wrote, to resume it (this process becomes its launcher)."""
-        data = json.loads((sweep_dir / "sweep.json").read_text())
+        data = read_sweep(sweep_dir)
         summary = cls(sweep_dir=sweep_dir, name=data["name"], metric_name=data.get("metric"))
-        for record in data["points"]:
-            summary.points[record["index"]] = PointRecord(**record)
+        for record in data.get("points", []):
+            try:
+                summary.points[record["index"]] = PointRecord(**record)
+            except TypeError as err:  # a field t3rl never writes, or one missing
+                raise RunDirError(f"{sweep_dir / 'sweep.json'}: point {record['index']}: {err}") from None
         return summary
 
     def add(self, point: Point) -> None:

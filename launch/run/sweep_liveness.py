@@ -10,13 +10,13 @@ dir's lock either (a parallel point's launcher may outlive the sweep's), was int
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from launch.files import LockHeld, exclusive_lock, is_locked
+from launch.run.record_files import read_sweep
 
 SWEEP_LOCK = ".lock"
 LAUNCHER_GONE = "interrupted (launcher gone)"
@@ -55,6 +55,6 @@ def point_state(record: Mapping[str, Any], alive: bool) -> str:
 
 def points_now(sweep_dir: Path) -> list[dict[str, Any]]:
     """The points of `<sweep_dir>/sweep.json`, each with its `status` as it is now."""
-    data = json.loads((sweep_dir / "sweep.json").read_text())
+    data = read_sweep(sweep_dir)
     alive = launcher_alive(sweep_dir)
     return [{**record, "status": point_state(record, alive)} for record in data.get("points", [])]

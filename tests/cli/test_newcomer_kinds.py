@@ -450,3 +450,28 @@ def test_a_tokenizer_that_does_not_load_is_exit_2_and_leaves_nothing(here: Path,
     result = invoke(argv)
     assert result.exit_code == 2 and "cannot load a tokenizer from" in result.output, result.output
     assert _files(here) == {"tk", "tk/tokenizer_config.json"}
+
+
+SWEEP_DAMAGE = {
+    "truncated": b'{"name": "sw',
+    "a-list": b"[1]\n",
+    "points-a-number": b'{"name": "sw", "points": 5}',
+    "a-field-t3rl-never-writes": b'{"name": "sw", "points": [{"index": 0, "bogus": 1}]}',
+    "not-utf8": NOT_UTF8,
+}
+
+
+@pytest.mark.parametrize("content", SWEEP_DAMAGE.values(), ids=SWEEP_DAMAGE)
+def test_a_damaged_sweep_record_is_named_exit_1(here: Path, content: bytes) -> None:
+    """`runs show`, `run --run-dir` and `runs` of a sweep whose sweep.json was edited: KeyError,
+    TypeError or JSONDecodeError tracebacks before."""
+    point = _run_dir(here)  # runs/demo/<ts>: the sweep's point p00 below
+    sweep = point.parent / "sweep-1"
+    sweep.mkdir()
+    point.rename(sweep / "p00")
+    (sweep / "sweep.json").write_bytes(content)
+    for argv in (["runs", "show", str(sweep)], ["run", "--run-dir", str(sweep)]):
+        result = invoke(argv)
+        assert result.exit_code == 1 and "sweep.json" in result.output, (argv, result.output)
+    listed = invoke(["runs"])  # the listing reads the points' status only: an extra field does not matter
+    assert listed.exit_code == 0 or ("not listed" in listed.output and "sweep.json" in listed.output)
