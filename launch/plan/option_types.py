@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from launch.config.server_options import human_int
+
 _PATTERN_CHARS = re.compile(r"[^,\d\[\]\(\)\+\*]")
 
 
@@ -68,6 +70,7 @@ TYPE_FUNCTIONS: dict[str, Callable[[str], Any]] = {
     "la_freq_type": layer_pattern,
     "tuple_type": int_tuple,
     "enum": str,  # the member name; checked against the choices
+    "human_readable_int": human_int,  # SGLang's sizes (32768, 32k, 32Ki), as slime's --sglang-* take them
 }
 
 

@@ -1,50 +1,61 @@
-"""The SGLang-side options t3rl lets through to slime, with their types (hand-curated, data only).
+"""The SGLang-side options slime accepts: every SGLang server flag as `--sglang-<flag>`, plus the router's
+and slime's own SGLang options (data only).
 
-slime registers every SGLang `ServerArgs` field as `--sglang-<flag>` plus the router's `--router-*`
-flags (slime notes, Appendix C); that set changes with every SGLang release and needs SGLang's
-serving stack to enumerate, so `scripts/gen_slime_option_table.py` leaves it out. Only flags t3rl
-users are expected to set are listed; add a row to allow another one. Types follow SGLang's
-`ServerArgs` fields and slime's `sglang_utils/arguments.py` (slime 624b824a).
+slime registers every SGLang `ServerArgs` flag as `--sglang-<flag>` except the ones it sets itself
+(`skipped_args` in slime's `sglang_utils/arguments.py`, slime 624b824a), so the `--sglang-*` table is
+derived from SGLang's own option table (launch/config/sglang_server_option_table.py, generated from the
+installed SGLang). The router's `--router-*` flags and slime's additions need SGLang's router to
+enumerate: the ones t3rl users are expected to set are listed by hand below.
 """
 
+from launch.config.sglang_server_option_table import OPTIONS as SERVER_OPTIONS
 from launch.plan.slime_option_table import Option
+
+# The ServerArgs fields slime does not register (its skipped_args), by every flag SGLang spells them with.
+_SET_BY_SLIME = frozenset(
+    [
+        "--model-path",
+        "--model",
+        "--config",
+        "--trust-remote-code",
+        "--random-seed",
+        "--enable-memory-saver",
+        "--tp-size",
+        "--tensor-parallel-size",
+        "--port",
+        "--nnodes",
+        "--node-rank",
+        "--dist-init-addr",
+        "--nccl-init-addr",
+        "--gpu-id-step",
+        "--base-gpu-id",
+        "--nccl-port",
+        "--skip-server-warmup",
+        "--enable-return-routed-experts",
+    ]
+)
 
 
 def _rows(nargs: int | str, kind: str | None, names: str) -> dict[str, Option]:
     return {name: Option("sglang", nargs, kind, None) for name in names.split()}  # type: ignore[arg-type]
 
 
+# The hand-listed rows first: a flag SGLang's table also has takes SGLang's own type and choices.
+# These are slime's own, the router's, and flags of slime's pinned SGLang that 0.5.23 renamed.
 SGLANG_OPTIONS: dict[str, Option] = {
-    **_rows(
-        0,
-        None,
-        """--sglang-disable-cuda-graph --sglang-disable-custom-all-reduce --sglang-disable-radix-cache
-        --sglang-enable-deterministic-inference --sglang-enable-dp-attention --sglang-enable-fp32-moe-router
-        --sglang-enable-metrics --sglang-enable-mixed-chunk --sglang-enable-torch-compile""",
-    ),
+    **_rows(0, None, "--sglang-enable-fp32-moe-router"),
     **_rows(
         1,
         "int",
-        """--prefill-num-servers --router-balance-abs-threshold --sglang-chunked-prefill-size
-        --sglang-context-length --sglang-cuda-graph-max-bs --sglang-decode-log-interval --sglang-dp-size
-        --sglang-ep-size --sglang-max-running-requests --sglang-max-total-tokens --sglang-moe-dense-tp-size
-        --sglang-page-size --sglang-pp-size --sglang-router-port --sglang-router-request-timeout-secs
-        --sglang-server-concurrency --sglang-speculative-eagle-topk --sglang-speculative-num-draft-tokens
-        --sglang-speculative-num-steps""",
+        """--prefill-num-servers --router-balance-abs-threshold --sglang-cuda-graph-max-bs
+        --sglang-router-port --sglang-router-request-timeout-secs --sglang-server-concurrency""",
     ),
-    **_rows(
-        1,
-        "float",
-        "--router-balance-rel-threshold --sglang-mem-fraction-static --sglang-watchdog-timeout",
-    ),
-    **_rows(
-        1,
-        "str",
-        """--router-log-level --router-policy --sglang-attention-backend --sglang-config
-        --sglang-decode-attention-backend --sglang-deepep-mode --sglang-kv-cache-dtype --sglang-log-level
-        --sglang-moe-a2a-backend --sglang-moe-runner-backend --sglang-prefill-attention-backend
-        --sglang-quantization --sglang-router-ip --sglang-schedule-policy --sglang-speculative-algorithm
-        --sglang-speculative-draft-model-path""",
-    ),
+    **_rows(1, "float", "--router-balance-rel-threshold"),
+    **_rows(1, "str", "--router-log-level --router-policy --sglang-config --sglang-router-ip"),
     **_rows("+", "int", "--sglang-cuda-graph-bs"),
+    **{
+        f"--sglang-{flag[2:]}": Option("sglang", nargs, kind, choices)  # type: ignore[arg-type]
+        for flag, (nargs, kind, choices) in SERVER_OPTIONS.items()
+        if flag not in _SET_BY_SLIME
+    },
 }
