@@ -27,16 +27,26 @@ class Estimator:
     grpo_returns: bool
     # Why t3rl's train stage cannot run it; None = it can.
     unsupported: str | None = None
+    # The slime flag that, passed through model.architecture.extra_args, gives what `unsupported` lacks.
+    unless_passed: str | None = None
 
 
-_NORMALIZE = "slime requires --normalize-advantages for it, which t3rl does not pass"
+_NORMALIZE = "slime requires --normalize-advantages for it, which t3rl does not pass itself"
 ESTIMATORS: dict[str, Estimator] = {
     "grpo": Estimator(group_baseline=True, grpo_returns=True),
     "gspo": Estimator(group_baseline=True, grpo_returns=True),
     "cispo": Estimator(group_baseline=True, grpo_returns=True),
-    "reinforce_plus_plus": Estimator(group_baseline=False, grpo_returns=False, unsupported=_NORMALIZE),
+    "reinforce_plus_plus": Estimator(
+        group_baseline=False,
+        grpo_returns=False,
+        unsupported=_NORMALIZE,
+        unless_passed="--normalize-advantages",
+    ),
     "reinforce_plus_plus_baseline": Estimator(
-        group_baseline=True, grpo_returns=False, unsupported=_NORMALIZE
+        group_baseline=True,
+        grpo_returns=False,
+        unsupported=_NORMALIZE,
+        unless_passed="--normalize-advantages",
     ),
     "ppo": Estimator(
         group_baseline=False,

@@ -12,6 +12,9 @@ from test_preflight import _invoke, sandbox  # noqa: F401  (sandbox is a fixture
 
 S1 = "+experiment=stage1_bfcl"
 SLURM = [S1, "executor=slurm"]
+C = "stages.train.curriculum"
+X = "model.architecture.extra_args"
+A100 = ["hardware.gpu_type=A100", "hardware.gpu_memory_gib=80"]
 OPENENV = ["+experiment=hub_env_grpo", "env=openenv"]
 UVICORN = "python3, -m, uvicorn, 't3rl_core.envs.openenv.counter_example:app'"
 
@@ -90,6 +93,39 @@ CASES: list[tuple[str, list[str]]] = [
     ("swap-to-llama3", [S1, "model=llama3_1_8b_instruct"]),
     ("swap-to-glm4", [S1, "model=glm4_9b"]),
     ("swap-to-qwen2_5", [S1, "model=qwen2_5_7b_instruct"]),
+    # a requirement met another way: the flag slime needs for REINFORCE++ passed through by the user
+    (
+        "reinforce-pp-normalized-by-pass-through",
+        [S1, f"{C}.algorithm.advantage_estimator=reinforce_plus_plus", f"+{X}=[--normalize-advantages]"],
+    ),
+    (
+        "reinforce-pp-baseline-normalized",
+        [
+            S1,
+            f"{C}.algorithm.advantage_estimator=reinforce_plus_plus_baseline",
+            f"+{X}=[--normalize-advantages]",
+        ],
+    ),
+    # values exactly at a bound
+    ("batch-equals-split", [S1, f"{C}.rollout_batch_size=100", f"{C}.global_batch_size=1600"]),
+    (
+        "over-sampling-equals-split",
+        [
+            S1,
+            f"{C}.rollout_batch_size=64",
+            f"{C}.global_batch_size=1024",
+            f"{C}.over_sampling_batch_size=100",
+        ],
+    ),
+    ("one-rollout", [S1, f"{C}.num_rollout=1"]),
+    ("one-epoch", [S1, f"{C}.num_rollout=null", f"{C}.num_epoch=1"]),
+    ("intervals-equal-the-run", [S1, f"{C}.num_rollout=5", f"{C}.eval_interval=5", f"{C}.save_interval=5"]),
+    ("smallest-global-batch", [S1, f"{C}.global_batch_size=8"]),
+    ("steps-instead-of-global-batch", [S1, f"{C}.num_steps_per_rollout=1", f"{C}.global_batch_size=null"]),
+    ("tp4-pp2", [S1, "hardware.tensor_parallel=4", "hardware.pipeline_parallel=2"]),
+    ("tp8", [S1, "hardware.tensor_parallel=8"]),
+    ("cp2", [S1, "hardware.context_parallel=2"]),
+    ("fp16-on-ampere", [S1, *A100, f"+{X}=[--fp16]"]),
 ]
 
 

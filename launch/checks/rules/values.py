@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.algorithms import ESTIMATORS, filter_declaration
+from launch.config.argv_tokens import argv_flags
 from launch.config.errors import Problem, did_you_mean
 from launch.config.schema import EvalStage
 from t3rl_core.eval.config import EvalConfig
@@ -184,9 +185,12 @@ def algorithm_meaningful(scope: Scope, ctx: Context) -> Iterator[Problem]:
             "the mean of a group of one, always 0, so training never updates the policy",
             fix=f"set {scope.cur('n_samples_per_prompt')}=8{alternative}",
         )
-    if declared.unsupported is not None:
+    passed = [flag for _, flag, _ in argv_flags(ctx.run.model.architecture.extra_args)]
+    if declared.unsupported is not None and declared.unless_passed not in passed:
         supported = [n for n, e in ESTIMATORS.items() if e.unsupported is None]
-        yield Problem(estimator, declared.unsupported, fix=f"set {estimator}={supported[0]}")
+        also = f" (or pass {declared.unless_passed} in model.architecture.extra_args)"
+        fix = f"set {estimator}={supported[0]}" + (also if declared.unless_passed else "")
+        yield Problem(estimator, declared.unsupported, fix=fix)
 
 
 @per_scope
