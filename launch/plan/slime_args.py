@@ -485,7 +485,9 @@ def build_train_job(
         groups["custom"] = custom_args(paths, run.reward)
     argv = [token for group in groups.values() for token in group]
     check_groups(groups, run.model.architecture.extra_args, key)
-    check_argv(argv, key=key)
+    check_argv(
+        argv, key=key, extra=run.model.architecture.extra_args, extra_key="model.architecture.extra_args"
+    )
     check_constraints(
         argv, run.model.architecture.extra_args, key=key, extra_key="model.architecture.extra_args"
     )

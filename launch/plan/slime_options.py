@@ -16,6 +16,7 @@ from functools import lru_cache
 from launch.config.argv_tokens import argv_flags as argv_flags
 from launch.config.argv_tokens import is_flag
 from launch.config.errors import ConfigError, Problem, did_you_mean
+from launch.config.fixes import list_override
 from launch.plan.option_types import value_problem
 from launch.plan.slime_option_table import OPTIONS, Option
 from launch.plan.slime_sglang_options import SGLANG_OPTIONS
@@ -111,20 +112,30 @@ def _describe(nargs: int | str) -> str:
     return named.get(nargs, "any values" if nargs == "*" else f"{nargs} values")
 
 
-def check_argv(argv: Sequence[str], *, key: str, source: str = "") -> None:
-    """Raise a ConfigError naming every bad token of `argv` (built for config key `key`)."""
+def check_argv(
+    argv: Sequence[str], *, key: str, source: str = "", extra: Sequence[str] = (), extra_key: str = ""
+) -> None:
+    """Raise a ConfigError naming every bad token of `argv` (built for config key `key`); a token of the
+    pass-through flags `extra` (set at `extra_key`) is blamed there, and its fix drops it."""
     issues = argv_issues(argv)
     if issues:
-        raise ConfigError(
-            [
-                Problem(
-                    key=key,
-                    message=f"slime argv token {issue.index} '{issue.token}': {issue.message}",
-                    source=source,
-                    fix="remove or correct it (extra_args, hardware.env_vars or the model's flags); "
-                    "if slime really accepts it, regenerate launch/plan/slime_option_table.py "
-                    "(scripts/gen_slime_option_table.py)",
-                )
-                for issue in issues
-            ]
-        )
+        raise ConfigError([_argv_problem(issue, key, source, extra, extra_key) for issue in issues])
+
+
+def _argv_problem(issue: ArgvIssue, key: str, source: str, extra: Sequence[str], extra_key: str) -> Problem:
+    message = f"slime argv token {issue.index} '{issue.token}': {issue.message}"
+    flag = issue.token.partition("=")[0]
+    given = next(((i, v) for i, f, v in argv_flags(extra) if f == flag), None) if extra_key else None
+    if given is not None:
+        start, values = given
+        end = start + 1 + (0 if "=" in extra[start] else len(values))
+        rest = [*extra[:start], *extra[end:]]
+        return Problem(key=extra_key, message=message, source="", fix=f"set {list_override(extra_key, rest)}")
+    return Problem(
+        key=key,
+        message=message,
+        source=source,
+        fix="remove or correct it (extra_args, hardware.env_vars or the model's flags); "
+        "if slime really accepts it, regenerate launch/plan/slime_option_table.py "
+        "(scripts/gen_slime_option_table.py)",
+    )

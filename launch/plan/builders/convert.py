@@ -37,7 +37,13 @@ def convert_hf_to_torch_dist(builder: PlanBuilder, name: str, _: ConvertHfToTorc
         out,
     )
     # The tool parses with Megatron's parser: the same flags, types and choices as training.
-    check_argv(convert[len(launcher) + 1 :], key=f"stages.{name}")
+    extra = builder.run.model.architecture.extra_args
+    check_argv(
+        convert[len(launcher) + 1 :],
+        key=f"stages.{name}",
+        extra=extra,
+        extra_key="model.architecture.extra_args",
+    )
     commands: tuple[Command, ...] = (
         f"rm -f {shlex.quote(marker)}",
         tuple(convert),
