@@ -126,10 +126,29 @@ CASES: list[tuple[str, list[str]]] = [
     ("tp8", [S1, "hardware.tensor_parallel=8"]),
     ("cp2", [S1, "hardware.context_parallel=2"]),
     ("fp16-on-ampere", [S1, *A100, f"+{X}=[--fp16]"]),
+    # output directories: relative, under ~, with spaces, or the cluster's (a plan for another machine)
+    ("runs-dir-relative-up", [S1, "paths.runs_dir=../elsewhere/runs"]),
+    ("cache-dir-under-home-with-space", [S1, "paths.cache_dir='~/.cache/my t3rl'"]),
+    ("cache-dir-deep-under-home", [S1, "paths.cache_dir='~/not_yet/a/b/c'"]),
+    ("tracking-dir-with-space", [S1, "tracking.dir=./tb logs"]),
+    ("slurm-cluster-paths", [*SLURM, "paths.checkpoints_dir={blocker}/ckpt", "paths.runs_dir=/lustre/runs"]),
+    ("dry-plan-for-another-machine", [S1, "executor=dry", "paths.checkpoints_dir={blocker}/ckpt"]),
+    (
+        "dry-plan-cache-elsewhere",
+        [S1, "executor=dry", "paths.cache_dir={blocker}", "paths.runs_dir={blocker}-runs/r"],
+    ),
+    ("ray-remote-working-dir", [S1, "executor=ray", "executor.working_dir=s3://bucket/code.zip"]),
+    (
+        "ray-client-cluster-paths",
+        [S1, "executor=ray", "executor.address=ray://head:10001", "paths.checkpoints_dir=/lustre/ckpt"],
+    ),
 ]
 
 
 @pytest.mark.parametrize("overrides", [c[1] for c in CASES], ids=[c[0] for c in CASES])
 def test_valid_unusual_config_is_accepted(overrides: list[str], sandbox: Path) -> None:  # noqa: F811
-    code, out = _invoke("validate", *overrides)
+    # A file where a directory would be: a path this machine could never write (also as root).
+    blocker = sandbox / "blocker"
+    blocker.write_text("not a directory\n")
+    code, out = _invoke("validate", *(o.replace("{blocker}", str(blocker)) for o in overrides))
     assert code == 0, out

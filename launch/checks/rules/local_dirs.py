@@ -6,7 +6,7 @@ directory is checked by declaring its type:
 
 - `OutputDir`: under an executor that runs stages on this machine, a directory, or a path whose nearest
   existing ancestor is a directory, that this user can write; a file in its place, or a read-only
-  tree, would stop the run at its first write.
+  tree, would stop the run at its first write. The dry executor writes only its plan (plans_dir).
 - `UploadDir`: a local directory or .zip the launcher uploads (Ray's runtime_env working_dir) exists
   here; a remote URI (s3://, https://, ...) is the cluster's to fetch.
 """
@@ -62,11 +62,17 @@ def _unwritable(path: Path) -> str | None:
     return None
 
 
+# The one directory the dry executor writes (its plan: launch.run.single._plan_dir); it runs no stage.
+_DRY_WRITES = ("paths.plans_dir",)
+
+
 def output_dirs_writable(ctx: Context) -> Iterator[Problem]:
     """Output directories of a run whose stages start on this machine can be created and written."""
     if ctx.run.executor.kind not in ("local", "dry"):
         return  # the paths are the cluster's
     for key, value, default in fields_of_kind(ctx.run, "output dir"):
+        if ctx.run.executor.kind == "dry" and key not in _DRY_WRITES:
+            continue  # a plan for another machine: its run, checkpoint and cache paths are that one's
         why = _unwritable(Path(os.path.expanduser(value)))
         if why is None:
             continue
