@@ -122,7 +122,23 @@ def _interpolation_fix(composition: Composition, provenance: Provenance, key: st
     keys = [str(k) for k in node] if OmegaConf.is_dict(node) else []
     guess = did_you_mean(leaf, keys)
     if guess is None:
-        return generic
+        return _missing_key_fix(composition, provenance, missing) or generic
     corrected = raw.replace("${" + missing + "}", "${" + (f"{parent}.{guess}" if parent else guess) + "}")
     target = f"{parent}.{guess}" if parent else guess
     return f"set {key}={corrected} (the interpolation names no key '{missing}'; did you mean '{target}'?)"
+
+
+def _missing_key_fix(composition: Composition, provenance: Provenance, missing: str) -> str | None:
+    """Where a key an interpolation reads is missing: the file that set its nearest existing ancestor
+    (a config of your own that lacks a key t3rl's options have), not the file holding the reference."""
+    parts = missing.split(".")
+    for depth in range(len(parts) - 1, 0, -1):
+        ancestor = ".".join(parts[:depth])
+        if OmegaConf.select(composition.config, ancestor) is not None:
+            source = provenance.source(ancestor)
+            where = f"in {source}" if source else "in the config"
+            return (
+                f"give {missing} a value {where}: it sets {ancestor} without {'.'.join(parts[depth:])} "
+                f"(`t3rl show --explain {missing}` shows t3rl's default one)"
+            )
+    return None

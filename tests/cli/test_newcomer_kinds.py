@@ -475,3 +475,15 @@ def test_a_damaged_sweep_record_is_named_exit_1(here: Path, content: bytes) -> N
         assert result.exit_code == 1 and "sweep.json" in result.output, (argv, result.output)
     listed = invoke(["runs"])  # the listing reads the points' status only: an extra field does not matter
     assert listed.exit_code == 0 or ("not listed" in listed.output and "sweep.json" in listed.output)
+
+
+def test_an_own_model_missing_a_key_the_env_reads_names_the_model_file(here: Path) -> None:
+    """The fix said "fix the ${...} interpolation" of conf/env/bfcl_multi_turn.yaml, which holds the
+    reference, not the mistake."""
+    (here / "mine" / "model").mkdir(parents=True)
+    (here / "mine" / "model" / "small.yaml").write_text("name: small\n")
+    result = invoke(["validate", "--config-dir", "mine", "model=small"])
+    assert result.exit_code == 2, result.output
+    assert "fix: give model.parsers.think_tags a value in mine/model/small.yaml" in result.output, (
+        result.output
+    )
