@@ -335,6 +335,15 @@ def test_a_config_file_that_is_not_text_is_named_exit_2(here: Path, argv: list[s
     assert "broken.yaml" in result.output and "UTF-8" in result.output, result.output
 
 
+@pytest.mark.parametrize("content", ["- a\n- b\n", "just words\n"], ids=["a-list", "a-scalar"])
+def test_a_config_file_that_is_not_a_mapping_is_named_exit_2(here: Path, content: str) -> None:
+    """It said "Index 'parsers' (str) is not an int" about env.data.think_tags, in another file."""
+    (here / "mine" / "model").mkdir(parents=True)
+    (here / "mine" / "model" / "odd.yaml").write_text(content)
+    result = invoke(["validate", "--config-dir", "mine", "model=odd"])
+    assert result.exit_code == 2 and "odd.yaml" in result.output and "mapping of keys" in result.output
+
+
 def test_ls_names_a_config_file_that_is_not_yaml(here: Path) -> None:
     (here / "mine" / "model").mkdir(parents=True)
     (here / "mine" / "model" / "broken.yaml").write_text("name: [\n")

@@ -14,7 +14,7 @@ import yaml
 
 from launch.config.direct.nodes import boxed
 from launch.config.direct.unsupported import Unsupported
-from launch.config.errors import ConfigError, not_text_problem
+from launch.config.errors import ConfigError, Problem, not_text_problem
 
 _STR = "tag:yaml.org,2002:str"
 _FLOAT = "tag:yaml.org,2002:float"
@@ -89,19 +89,27 @@ class Repository:
                         text = f.read()
                 except UnicodeDecodeError as error:
                     raise ConfigError([not_text_problem(file, error)]) from None
-                return _parse(source_path, text)
+                return _parse(source_path, text, file)
         return None
 
 
-def _parse(source_path: str, text: str) -> Loaded:
+def _parse(source_path: str, text: str, file: str = "") -> Loaded:
+    """`file`: the file's path, named in a problem (else its search-path entry)."""
     try:
         data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError:
         raise Unsupported("not valid YAML") from None
     if data is None:
         data = {}
-    if not isinstance(data, dict):
-        raise Unsupported("a config file that is not a mapping")
+    if not isinstance(data, dict):  # Hydra merges a list into the group's node and fails far from here
+        kind = "a list" if isinstance(data, list) else f"a single {type(data).__name__}"
+        problem = Problem(
+            key=file or source_path,
+            message=f"{kind} where a config file holds a mapping of keys",
+            source=file or source_path,
+            fix="write it as `key: value` lines (a list goes under a key)",
+        )
+        raise ConfigError([problem])
     listed = "defaults" in data
     defaults = data.pop("defaults", None)
     if listed and not isinstance(defaults, list):
