@@ -85,6 +85,12 @@ class EnvConfig(StrictModel):
         the parser that strips reasoning (`model.parsers.think_tags`) must read the same ones."""
         return None
 
+    def varies_between_attempts(self) -> str | None:
+        """The env key (under `env`) of what the env samples itself, so that attempts at one task differ
+        under a greedy policy (an LLM customer at temperature > 0); None = it answers an action the
+        same way every time. Greedy attempts then still differ: pass^k and a group baseline hold."""
+        return None
+
     def split_sizes(self) -> dict[str, int] | None:
         """Split name → the most rows it can hold, known without preparing data (None = not declared).
         Pre-flight compares it with what a stage draws from the split: a batch of more prompts than

@@ -142,6 +142,20 @@ CASES: list[tuple[str, list[str]]] = [
         "ray-client-cluster-paths",
         [S1, "executor=ray", "executor.address=ray://head:10001", "paths.checkpoints_dir=/lustre/ckpt"],
     ),
+    # greedy policy, sampling customer: tau-bench's pass^k protocol, and a GRPO group that still varies
+    (
+        "tau2-greedy-pass-hat-k-with-llm-customer",
+        [
+            "+experiment=tau2_pipeline",
+            "stages.eval.eval.temperature=0",
+            "stages.eval.eval.top_p=null",
+            "stages.eval.eval.top_k=-1",
+        ],
+    ),
+    (
+        "tau2-greedy-grpo-with-llm-customer",
+        ["+experiment=tau2_pipeline", "stages.grpo.curriculum.rollout_temperature=0"],
+    ),
 ]
 
 

@@ -93,6 +93,8 @@ def greedy_rollouts(scope: Scope, ctx: Context) -> Iterator[Problem]:
     cur = scope.curriculum
     if cur is None or cur.mode != "rl" or cur.rollout_temperature != 0 or cur.n_samples_per_prompt == 1:
         return  # a group of one is refused by values.algorithm_meaningful
+    if ctx.run.env.varies_between_attempts() is not None:
+        return  # the env's own sampling (an LLM customer) makes a greedy group differ
     estimator = cur.algorithm.advantage_estimator
     filtered = filter_declaration(cur.dynamic_sampling_filter) if cur.dynamic_sampling_filter else None
     if ESTIMATORS[estimator].group_baseline and not (filtered is not None and filtered.sets_advantages):

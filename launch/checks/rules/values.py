@@ -153,6 +153,8 @@ def eval_stage_evaluates_its_checkpoint(ctx: Context) -> Iterator[Problem]:
 
 def repeated_samples_vary(ctx: Context) -> Iterator[Problem]:
     """pass@k over k greedy samples of a deterministic engine is pass@1 k times over."""
+    if ctx.run.env.varies_between_attempts() is not None:
+        return  # the env's own sampling (an LLM customer) makes greedy attempts differ
     for name, config, overrides in eval_configs(ctx.run):
         if config.samples > 1 and config.temperature == 0 and config.engine.name in ("sglang", "hf"):
             key = ctx.latest(eval_key(name, overrides, "samples"), eval_key(name, overrides, "temperature"))

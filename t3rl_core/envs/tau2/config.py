@@ -94,6 +94,10 @@ class Tau2EnvConfig(EnvConfig):
             return None
         return "format_repair.train_on_repaired"
 
+    def varies_between_attempts(self) -> str | None:
+        """A customer that samples its replies (an LLM user at temperature > 0)."""
+        return "user.temperature" if getattr(self.user, "temperature", 0) > 0 else None
+
     def split_sizes(self) -> dict[str, int] | None:
         """Tasks per prepared split over the selected domains (each capped by data.limit), from the
         installed tau2's split files; the SFT split holds at most its source split's tasks."""
