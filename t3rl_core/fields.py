@@ -412,7 +412,9 @@ def _authority(rest: str) -> tuple[str, str | None]:
     """(host, port or None) of the part of a URL after `scheme://`."""
     authority = rest.split("/", 1)[0].rpartition("@")[2]
     if authority.startswith("["):  # [IPv6]:port
-        host, _, tail = authority[1:].partition("]")
+        host, closed, tail = authority[1:].partition("]")
+        if not closed:  # `http://[::1`: no host a client could connect to
+            return "", None
         return host, tail[1:] if tail.startswith(":") else None
     host, sep, port = authority.partition(":")
     return host, port if sep else None

@@ -496,3 +496,10 @@ def test_an_own_model_missing_a_key_the_env_reads_names_the_model_file(here: Pat
     assert "fix: give model.parsers.think_tags a value in mine/model/small.yaml" in result.output, (
         result.output
     )
+
+
+def test_an_eval_url_with_an_unclosed_ipv6_bracket_is_refused(here: Path) -> None:
+    """`--url http://[::1` was accepted: an eval record written, then "is not answering" (exit 1)."""
+    result = invoke(["eval", "+experiment=quickstart", "--url", "http://[::1"])
+    assert result.exit_code == 2 and "--url" in result.output, result.output
+    assert _files(here) == set()
