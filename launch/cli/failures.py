@@ -3,7 +3,8 @@ on stderr and the exit code docs/reference/cli-behaviour.md gives it, for the Ty
 (`launch.cli.lazy.LazyGroup.invoke`) and the plain `t3rl run|plan|validate` path alike.
 
 Also the process's surroundings a newcomer's shell can hand over broken, mended before any output:
-a closed stdout/stderr/stdin (`t3rl ls >&-`) and a terminal width that is no width (`COLUMNS=0`).
+a closed stdout/stderr/stdin (`t3rl ls >&-`), a terminal width that is no width (`COLUMNS=0`) and an
+output encoding that cannot spell t3rl's marks (`PYTHONIOENCODING=ascii`).
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ _OS_ADVICE = {
 
 def mend_surroundings() -> None:
     """Closed standard streams become /dev/null (so nothing t3rl opens later lands on fd 0-2, and
-    printing to a closed stdout is silent, as Python's own print is); a COLUMNS or LINES that is not a
-    positive number is ignored (rich would print nothing at width 0)."""
+    printing to a closed stdout is silent, as Python's own print is); characters the output encoding
+    cannot spell are escaped; a COLUMNS or LINES that is not a positive number is ignored (rich would
+    print nothing at width 0)."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
@@ -54,7 +56,7 @@ def mend_surroundings() -> None:
     for stream in (sys.stdout, sys.stderr):
         # An output encoding that cannot spell every character (PYTHONIOENCODING=ascii, a latin-1 locale):
         # what it cannot spell is escaped instead of ending the command with UnicodeEncodeError.
-        if hasattr(stream, "reconfigure") and stream.errors == "strict":
+        if hasattr(stream, "reconfigure") and getattr(stream, "errors", None) == "strict":
             stream.reconfigure(errors="backslashreplace")
     for name in ("COLUMNS", "LINES"):
         value = os.environ.get(name)
