@@ -5,16 +5,23 @@ mistake."""
 
 from __future__ import annotations
 
+import json
+from importlib import resources
 from pathlib import Path
 
 import pytest
 from test_preflight import _invoke, sandbox  # noqa: F401  (sandbox is a fixture)
+
+from tests.support.plugin_example import EXAMPLE, EXAMPLE_CONF
 
 S1 = "+experiment=stage1_bfcl"
 SLURM = [S1, "executor=slurm"]
 C = "stages.train.curriculum"
 X = "model.architecture.extra_args"
 A100 = ["hardware.gpu_type=A100", "hardware.gpu_memory_gib=80"]
+RETOOL = "+experiment=retool"
+RL = "stages.rl.curriculum"
+RETOOL_DATA = ["env.data.source='{data}/problems.jsonl'", "env.data.sft_source='{data}/sft.jsonl'"]
 OPENENV = ["+experiment=hub_env_grpo", "env=openenv"]
 UVICORN = "python3, -m, uvicorn, 't3rl_core.envs.openenv.counter_example:app'"
 
@@ -156,13 +163,106 @@ CASES: list[tuple[str, list[str]]] = [
         "tau2-greedy-grpo-with-llm-customer",
         ["+experiment=tau2_pipeline", "stages.grpo.curriculum.rollout_temperature=0"],
     ),
+    # local datasets with blank lines, in a folder whose name has a space and an accent
+    ("retool-own-data", [RETOOL, *RETOOL_DATA]),
+    (
+        "retool-batch-equals-train-rows",
+        [
+            RETOOL,
+            *RETOOL_DATA,
+            "env.data.test_size=224",
+            f"{RL}.rollout_batch_size=4",
+            f"{RL}.global_batch_size=20",
+        ],
+    ),
+    (
+        "retool-small-split-many-rollouts",
+        [
+            RETOOL,
+            *RETOOL_DATA,
+            "env.data.test_size=224",
+            f"{RL}.rollout_batch_size=4",
+            f"{RL}.global_batch_size=20",
+            f"{RL}.num_epoch=null",
+            f"{RL}.num_rollout=50",
+        ],
+    ),
+    (
+        "retool-over-sampling-equals-train-rows",
+        [RETOOL, *RETOOL_DATA, f"{RL}.over_sampling_batch_size=128"],
+    ),
+    (
+        "retool-sft-one-epoch-of-the-whole-file",
+        [RETOOL, *RETOOL_DATA, "stages.sft.curriculum.num_epoch=1"],
+    ),
+    ("retool-cluster-data-under-home", [RETOOL, "env.data.source='~/data/x.parquet'", "executor=slurm"]),
+    ("retool-cluster-relative-data", [RETOOL, "env.data.source=data/x.parquet", "executor=slurm"]),
+    # a chat template file of the family's own, by absolute path with a space, or relative
+    ("template-file-with-space", [S1, "model.chat.chat_template='{tmpl}'"]),
+    (
+        "template-file-with-thinking-off",
+        [
+            S1,
+            "model=qwen3_8b",
+            "model.chat.chat_template='{tmpl}'",
+            "+model.chat.chat_template_kwargs={enable_thinking: false}",
+        ],
+    ),
+    ("quickstart-template-file", ["+experiment=quickstart", "model.chat.chat_template='{tmpl}'"]),
+    # sweeps whose every point is valid
+    ("sweep-rewards", ["-m", S1, "reward=progress,binary"]),
+    ("sweep-tp", ["-m", S1, "hardware.tensor_parallel=2,4"]),
+    ("sweep-models", ["-m", S1, "model=qwen3_8b,qwen3_4b_instruct_2507"]),
+    ("sweep-lr-kl", ["-m", S1, f"{C}.optimizer.lr=1e-6,2e-6", f"{C}.algorithm.kl_loss_coef=0.0,0.001"]),
+    ("sweep-eval-samples", ["-m", S1, "eval.samples=1,4", "eval.pass_k=[1]", "eval.temperature=0.7"]),
+    ("sweep-seeds", ["-m", S1, "seed=1,2,3"]),
 ]
+
+# The example plugin (examples/plugin), importable as its installed package would be.
+PLUGIN_CASES: list[tuple[str, list[str]]] = [
+    ("plugin-counter", ["+experiment=counter"]),
+    ("plugin-counter-grpo", ["+experiment=counter_grpo"]),
+    ("plugin-counter-grpo-bigger-model", ["+experiment=counter_grpo", "model=qwen3_8b", "hardware=h100x2"]),
+    ("plugin-counter-grpo-slurm", ["+experiment=counter_grpo", "executor=slurm"]),
+    ("plugin-own-family", ["+experiment=counter_grpo", "model=counter_chatml"]),
+]
+
+
+def _files(root: Path) -> dict[str, Path]:
+    """The files the cases name: a path no directory can be made at, 228 problems and 64 conversations
+    with blank lines among them, a copy of the Qwen3 chat template; the last two under a folder whose
+    name has a space and an accent."""
+    blocker = root / "blocker"
+    blocker.write_text("not a directory\n")
+    data = root / "my data ü"
+    data.mkdir()
+    problems = [json.dumps({"prompt": f"What is {i}+1?", "target": str(i + 1)}) for i in range(228)]
+    (data / "problems.jsonl").write_text("\n\n".join(problems) + "\n\n")
+    turns = [{"role": "user", "content": "1+0?"}, {"role": "assistant", "content": "\\boxed{1}"}]
+    (data / "sft.jsonl").write_text("\n".join([json.dumps({"messages": turns})] * 64) + "\n\n")
+    template = data / "my qwen3.jinja"
+    template.write_text((resources.files("t3rl_core.chat") / "templates" / "qwen3.jinja").read_text())
+    return {"blocker": blocker, "data": data, "tmpl": template}
+
+
+def _filled(overrides: list[str], files: dict[str, Path]) -> list[str]:
+    for name, path in files.items():
+        overrides = [o.replace(f"{{{name}}}", str(path)) for o in overrides]
+    return overrides
 
 
 @pytest.mark.parametrize("overrides", [c[1] for c in CASES], ids=[c[0] for c in CASES])
 def test_valid_unusual_config_is_accepted(overrides: list[str], sandbox: Path) -> None:  # noqa: F811
-    # A file where a directory would be: a path this machine could never write (also as root).
-    blocker = sandbox / "blocker"
-    blocker.write_text("not a directory\n")
-    code, out = _invoke("validate", *(o.replace("{blocker}", str(blocker)) for o in overrides))
+    code, out = _invoke("validate", *_filled(overrides, _files(sandbox)))
+    assert code == 0, out
+
+
+@pytest.mark.parametrize("overrides", [c[1] for c in PLUGIN_CASES], ids=[c[0] for c in PLUGIN_CASES])
+def test_valid_unusual_plugin_config_is_accepted(
+    overrides: list[str],
+    sandbox: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    code, out = _invoke("validate", "--config-dir", str(EXAMPLE_CONF), *overrides)
     assert code == 0, out
