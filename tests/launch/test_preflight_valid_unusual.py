@@ -18,6 +18,7 @@ S1 = "+experiment=stage1_bfcl"
 SLURM = [S1, "executor=slurm"]
 C = "stages.train.curriculum"
 X = "model.architecture.extra_args"
+SRV = "eval.server.extra_args"
 A100 = ["hardware.gpu_type=A100", "hardware.gpu_memory_gib=80"]
 RETOOL = "+experiment=retool"
 RL = "stages.rl.curriculum"
@@ -209,6 +210,26 @@ CASES: list[tuple[str, list[str]]] = [
         ],
     ),
     ("quickstart-template-file", ["+experiment=quickstart", "model.chat.chat_template='{tmpl}'"]),
+    # SGLang flags spelt with '=' or apart, and a short context whose requests SGLang truncates
+    ("server-mem-fraction-equals", [S1, f"{SRV}=['--mem-fraction-static=0.8']"]),
+    ("server-two-flags-apart", [S1, f"{SRV}=[--chunked-prefill-size,'4096',--max-running-requests,'64']"]),
+    ("server-torch-compile-bs", [S1, f"{SRV}=[--enable-torch-compile,'--torch-compile-max-bs=16']"]),
+    ("server-kv-cache-fp8", [S1, f"{SRV}=['--kv-cache-dtype=fp8_e5m2','--schedule-policy=lpm']"]),
+    ("server-context-length-equals", [S1, f"{SRV}=['--context-length=40960']"]),
+    (
+        "server-json-override",
+        [S1, f'{SRV}=[\'--json-model-override-args={{"rope_scaling":{{"factor":4.0}}}}\']'],
+    ),
+    (
+        "server-short-context-auto-truncate",
+        [S1, f"{SRV}=['--context-length=8192',--allow-auto-truncate]", "eval.max_new_tokens=10000"],
+    ),
+    (
+        "slime-short-context-auto-truncate",
+        [S1, f"+{X}=['--sglang-context-length=8192',--sglang-allow-auto-truncate]"],
+    ),
+    ("slime-sglang-context-equals", [S1, f"+{X}=['--sglang-context-length=32768']"]),
+    ("slime-sglang-switches", [S1, f"+{X}=[--sglang-enable-metrics,'--sglang-max-running-requests=128']"]),
     # sweeps whose every point is valid
     ("sweep-rewards", ["-m", S1, "reward=progress,binary"]),
     ("sweep-tp", ["-m", S1, "hardware.tensor_parallel=2,4"]),

@@ -280,15 +280,18 @@ def tokenizer_has_family_tokens(ctx: Context) -> Iterator[Problem]:
 
 def server_context_holds_a_call(ctx: Context) -> Iterator[Problem]:
     """A server's --context-length is more than the tokens one call may ask for (SGLang refuses a
-    request whose prompt and max_new_tokens do not fit)."""
+    request whose prompt and max_new_tokens do not fit, unless it is started to truncate them)."""
     calls = [
         (f"{s.cur('rollout_max_response_len')}", s.curriculum.rollout_max_response_len)
         for s in ctx.scopes
         if s.curriculum
     ]
     for key, argv, prefix, own_model in _server_argvs(ctx):
-        if not own_model:
-            continue
+        named = [
+            resolve("--" + f.removeprefix(prefix)) for _, f, _ in argv_flags(argv) if f.startswith(prefix)
+        ]
+        if not own_model or "--allow-auto-truncate" in named:
+            continue  # with it, SGLang cuts max_new_tokens to the room left instead of refusing
         for index, flag, values in argv_flags(argv):
             if not flag.startswith(prefix) or resolve("--" + flag.removeprefix(prefix)) != "--context-length":
                 continue
