@@ -19,6 +19,8 @@ SLURM = [S1, "executor=slurm"]
 C = "stages.train.curriculum"
 X = "model.architecture.extra_args"
 SRV = "eval.server.extra_args"
+# Pipeline stages over 36 layers (Qwen3-4B) that 8 does not divide; TP 1 leaves the 8 GPUs to them.
+PP8 = ["hardware.tensor_parallel=1", "hardware.sequence_parallel=false", "hardware.pipeline_parallel=8"]
 A100 = ["hardware.gpu_type=A100", "hardware.gpu_memory_gib=80"]
 RETOOL = "+experiment=retool"
 RL = "stages.rl.curriculum"
@@ -210,6 +212,23 @@ CASES: list[tuple[str, list[str]]] = [
         ],
     ),
     ("quickstart-template-file", ["+experiment=quickstart", "model.chat.chat_template='{tmpl}'"]),
+    # an uneven pipeline split, its sizes spelt with '=' or apart
+    ("pp8-last-stage-given-equals", [S1, *PP8, f"+{X}=['--decoder-last-pipeline-num-layers=1']"]),
+    ("pp8-last-stage-given-apart", [S1, *PP8, f"+{X}=[--decoder-last-pipeline-num-layers,'1']"]),
+    (
+        "pp8-first-and-last-given",
+        [S1, *PP8, f"+{X}=['--decoder-first-pipeline-num-layers=1','--decoder-last-pipeline-num-layers=5']"],
+    ),
+    ("pp8-first-stage-given", [S1, *PP8, f"+{X}=['--decoder-first-pipeline-num-layers=8']"]),
+    (
+        "pp2-virtual-stages",
+        [S1, "hardware.pipeline_parallel=2", f"+{X}=['--num-virtual-stages-per-pipeline-rank=2']"],
+    ),
+    (
+        "pp2-virtual-layers",
+        [S1, "hardware.pipeline_parallel=2", f"+{X}=['--num-layers-per-virtual-pipeline-stage=9']"],
+    ),
+    ("static-micro-batch", [S1, "hardware.dynamic_batch=false", f"+{X}=['--micro-batch-size=2']"]),
     # SGLang flags spelt with '=' or apart, and a short context whose requests SGLang truncates
     ("server-mem-fraction-equals", [S1, f"{SRV}=['--mem-fraction-static=0.8']"]),
     ("server-two-flags-apart", [S1, f"{SRV}=[--chunked-prefill-size,'4096',--max-running-requests,'64']"]),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from launch.checks.context import Context, Scope, per_scope
+from launch.config.argv_tokens import argv_flags
 from launch.config.errors import Problem
 from launch.config.fixes import assign
 
@@ -153,7 +154,8 @@ def layers_divisible_by_pp(scope: Scope, ctx: Context) -> Iterator[Problem]:
     """Megatron: layers must split evenly over pipeline stages unless the first/last stage sizes are given."""
     arch = ctx.run.model.architecture
     pp = scope.hardware.pipeline_parallel
-    if arch.num_layers % pp == 0 or any(flag in arch.extra_args for flag in _CUSTOM_PIPELINE_SPLIT):
+    given = {flag for _, flag, _ in argv_flags(arch.extra_args)}  # `--flag value` or `--flag=value`
+    if arch.num_layers % pp == 0 or given & set(_CUSTOM_PIPELINE_SPLIT):
         return
     key = scope.hw("pipeline_parallel")
     options = [v for v in fitting(scope.world_size, scope.model_parallel // pp) if arch.num_layers % v == 0]
