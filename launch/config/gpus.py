@@ -41,7 +41,7 @@ GPUS: dict[str, Gpu] = {
     "RTX4090": Gpu("nvidia", 89, (24,)),
     "H100": Gpu("nvidia", 90, (80, 94)),
     "H800": Gpu("nvidia", 90, (80,)),
-    "H20": Gpu("nvidia", 90, (96,)),
+    "H20": Gpu("nvidia", 90, (96, 141)),  # the later HBM3e board holds 141 GB
     "H200": Gpu("nvidia", 90, (141,)),
     "GH200": Gpu("nvidia", 90, (96, 144)),
     "B200": Gpu("nvidia", 100, (180,)),

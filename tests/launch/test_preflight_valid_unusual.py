@@ -136,6 +136,15 @@ CASES: list[tuple[str, list[str]]] = [
     ("tp8", [S1, "hardware.tensor_parallel=8"]),
     ("cp2", [S1, "hardware.context_parallel=2"]),
     ("fp16-on-ampere", [S1, *A100, f"+{X}=[--fp16]"]),
+    # GPUs: a board's other memory size, a cautious usable size, a type t3rl does not know (a warning)
+    ("h20-141gb", [S1, "hardware.gpu_type=H20", "hardware.gpu_memory_gib=141"]),
+    ("h100-usable-gib", [S1, "hardware.gpu_type=H100", "hardware.gpu_memory_gib=79"]),
+    ("a100-40gb", [S1, "hardware.gpu_type=A100", "hardware.gpu_memory_gib=40"]),
+    ("unknown-gpu-a40", [S1, "hardware.gpu_type=A40", "hardware.gpu_memory_gib=48"]),
+    (
+        "ampere-fa3-and-fp8-weights",
+        [S1, *A100, "hardware.sglang_attention_backend=fa3", f"{SRV}=['--quantization=fp8']"],
+    ),
     # output directories: relative, under ~, with spaces, or the cluster's (a plan for another machine)
     ("runs-dir-relative-up", [S1, "paths.runs_dir=../elsewhere/runs"]),
     ("cache-dir-under-home-with-space", [S1, "paths.cache_dir='~/.cache/my t3rl'"]),
