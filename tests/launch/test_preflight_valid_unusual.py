@@ -19,6 +19,14 @@ SLURM = [S1, "executor=slurm"]
 C = "stages.train.curriculum"
 X = "model.architecture.extra_args"
 SRV = "eval.server.extra_args"
+TAU2_SERVED = ["+experiment=tau2_pipeline", "+services.user_sim.model_path=/m"]
+# The customer's server on GPUs the training leaves free.
+TAU2_SIM = [
+    *TAU2_SERVED,
+    "+services.user_sim.tp=2",
+    "hardware.gpus_per_node=4",
+    "+services.user_sim.gpus=[4,5]",
+]
 # Pipeline stages over 36 layers (Qwen3-4B) that 8 does not divide; TP 1 leaves the 8 GPUs to them.
 PP8 = ["hardware.tensor_parallel=1", "hardware.sequence_parallel=false", "hardware.pipeline_parallel=8"]
 A100 = ["hardware.gpu_type=A100", "hardware.gpu_memory_gib=80"]
@@ -114,6 +122,16 @@ CASES: list[tuple[str, list[str]]] = [
             S1,
             f"{C}.algorithm.advantage_estimator=reinforce_plus_plus_baseline",
             f"+{X}=[--normalize-advantages]",
+        ],
+    ),
+    # slime's own eval datasets and interval passed through in place of the curriculum's eval split
+    (
+        "slime-eval-config-passed-through",
+        [
+            S1,
+            f"{C}.eval_split=null",
+            f"{C}.eval_interval=null",
+            f"+{X}=['--eval-config=/data/e.yaml','--eval-interval=5']",
         ],
     ),
     # values exactly at a bound
@@ -238,6 +256,25 @@ CASES: list[tuple[str, list[str]]] = [
         [S1, "hardware.pipeline_parallel=2", f"+{X}=['--num-layers-per-virtual-pipeline-stage=9']"],
     ),
     ("static-micro-batch", [S1, "hardware.dynamic_batch=false", f"+{X}=['--micro-batch-size=2']"]),
+    # an LLM customer served beside the stages, with flags of its own
+    ("customer-beside-training", [*TAU2_SIM, "+services.user_sim.extra_args=['--mem-fraction-static=0.5']"]),
+    (
+        "customer-on-all-interfaces",
+        [*TAU2_SIM, "+services.user_sim.host=0.0.0.0", "+services.user_sim.port=30005"],
+    ),
+    (
+        "customer-for-the-eval-only",
+        [
+            *TAU2_SERVED,
+            "+services.user_sim.tp=2",
+            "+services.user_sim.stages=[eval]",
+            "+services.user_sim.gpus=[1,2]",
+        ],
+    ),
+    (
+        "customer-on-the-last-gpu",
+        [*TAU2_SERVED, "+services.user_sim.stages=[eval]", "+services.user_sim.gpus=[7]"],
+    ),
     # SGLang flags spelt with '=' or apart, and a short context whose requests SGLang truncates
     ("server-mem-fraction-equals", [S1, f"{SRV}=['--mem-fraction-static=0.8']"]),
     ("server-two-flags-apart", [S1, f"{SRV}=[--chunked-prefill-size,'4096',--max-running-requests,'64']"]),
