@@ -197,7 +197,8 @@ class HardwareConfig(StrictModel):
 class OptimizerConfig(StrictModel):
     name: Literal["adam", "sgd"] = "adam"
     lr: float = Field(1e-6, gt=0)
-    lr_decay_style: Literal["constant", "linear", "cosine"] = "constant"
+    # Megatron --lr-decay-style (WSD needs --lr-wsd-decay-iters in model.architecture.extra_args).
+    lr_decay_style: Literal["constant", "linear", "cosine", "inverse-square-root", "WSD"] = "constant"
     # Share of the training steps with a linear warm-up from 0 (Megatron --lr-warmup-fraction); None = none.
     lr_warmup_fraction: float | None = Field(None, gt=0, lt=1)
     weight_decay: float = Field(0.01, ge=0)

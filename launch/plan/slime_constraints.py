@@ -176,6 +176,11 @@ CONSTRAINTS = (
         requires=("--lr-decay-style=WSD",),
         why="Megatron reads it for that decay style only",
     ),
+    Constraint(
+        "--lr-decay-style=WSD",
+        requires=("--lr-wsd-decay-iters",),
+        why="Megatron's scheduler starts the WSD anneal that many steps before the end",
+    ),
     # Megatron TransformerConfig
     Constraint(
         "--moe-expert-capacity-factor",
@@ -429,8 +434,11 @@ def check_constraints(argv: Sequence[str], extra: Sequence[str], *, key: str, ex
             continue
         blamed = next((k for k in (_config_key(f, key) for f in flags) if k is not None), key)
         added = _addable(missing, key)
+        valued = added and len(added) == 1 and _takes_values(added[0])
         fix = (
-            f"set {list_override(extra_key, [*_without(extra, added[0]), *added])}"
+            f"add {added[0]} with its value to {extra_key}"
+            if valued
+            else f"set {list_override(extra_key, [*_without(extra, added[0]), *added])}"
             if added
             else "change the t3rl keys that write these flags (no override of one key fixes it alone)"
         )
@@ -449,6 +457,12 @@ def _addable(condition: str | None, stage_key: str) -> list[str]:
     if ">" in name or _config_key(name, stage_key) is not None:
         return []
     return [name, value] if eq else [name]
+
+
+def _takes_values(flag: str) -> bool:
+    """Whether `flag` is an option that needs a value (not a switch), by slime's option table."""
+    option = known_options().get(flag)
+    return option is not None and option.nargs != 0
 
 
 def _config_key(flag: str, stage_key: str) -> str | None:

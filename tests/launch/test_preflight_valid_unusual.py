@@ -10,8 +10,9 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from test_preflight import _invoke, sandbox  # noqa: F401  (sandbox is a fixture)
+from test_preflight import _errors, _invoke, sandbox  # noqa: F401  (sandbox is a fixture)
 
+from tests.support.fix_applier import apply_first_fix
 from tests.support.plugin_example import EXAMPLE, EXAMPLE_CONF
 
 S1 = "+experiment=stage1_bfcl"
@@ -133,6 +134,20 @@ CASES: list[tuple[str, list[str]]] = [
             f"{C}.eval_interval=null",
             f"+{X}=['--eval-config=/data/e.yaml','--eval-interval=5']",
         ],
+    ),
+    # Megatron's other learning-rate schedules (WSD with its anneal length passed through)
+    (
+        "wsd-schedule",
+        [
+            S1,
+            f"{C}.optimizer.lr_decay_style=WSD",
+            f"+{X}=['--lr-wsd-decay-style=linear','--lr-wsd-decay-iters=100']",
+        ],
+    ),
+    ("wsd-schedule-apart", [S1, f"{C}.optimizer.lr_decay_style=WSD", f"+{X}=[--lr-wsd-decay-iters,'100']"]),
+    (
+        "inverse-square-root-schedule",
+        [S1, f"{C}.optimizer.lr_decay_style=inverse-square-root", f"{C}.optimizer.lr_warmup_fraction=0.05"],
     ),
     # values exactly at a bound
     ("batch-equals-split", [S1, f"{C}.rollout_batch_size=100", f"{C}.global_batch_size=1600"]),
@@ -352,3 +367,15 @@ def test_valid_unusual_plugin_config_is_accepted(
     monkeypatch.syspath_prepend(str(EXAMPLE))
     code, out = _invoke("validate", "--config-dir", str(EXAMPLE_CONF), *overrides)
     assert code == 0, out
+
+
+def test_wsd_without_its_anneal_length_is_refused_with_a_fix_that_validates(sandbox: Path) -> None:  # noqa: F811
+    """The schedule the domain now admits needs --lr-wsd-decay-iters (Megatron's scheduler reads it)."""
+    overrides = [S1, f"{C}.optimizer.lr_decay_style=WSD"]
+    code, out = _invoke("validate", *overrides)
+    assert code == 2 and "--lr-wsd-decay-iters" in out, out
+    (error,) = _errors(out)
+    fixed = apply_first_fix(overrides, error)
+    assert fixed is not None, error
+    code, after = _invoke("validate", *fixed)
+    assert code == 0, after
