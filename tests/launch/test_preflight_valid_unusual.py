@@ -317,6 +317,10 @@ CASES: list[tuple[str, list[str]]] = [
     ("sweep-lr-kl", ["-m", S1, f"{C}.optimizer.lr=1e-6,2e-6", f"{C}.algorithm.kl_loss_coef=0.0,0.001"]),
     ("sweep-eval-samples", ["-m", S1, "eval.samples=1,4", "eval.pass_k=[1]", "eval.temperature=0.7"]),
     ("sweep-seeds", ["-m", S1, "seed=1,2,3"]),
+    ("sweep-slurm-points-at-once", ["-m", S1, "executor=slurm", "executor.max_parallel=2", "seed=1,2"]),
+    ("sweep-ray-all-on-the-cluster", ["-m", S1, "executor=ray", "executor.other_stages=ray", "seed=1,2"]),
+    ("sweep-ray-one-point-at-a-time", ["-m", S1, "executor=ray", "executor.max_parallel=1", "seed=1,2"]),
+    ("sweep-tau2-seeds", ["-m", "+experiment=tau2_pipeline", "seed=1,2"]),
 ]
 
 # The example plugin (examples/plugin), importable as its installed package would be.
