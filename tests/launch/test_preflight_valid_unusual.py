@@ -242,8 +242,9 @@ CASES: list[tuple[str, list[str]]] = [
     ),
     ("retool-cluster-data-under-home", [RETOOL, "env.data.source='~/data/x.parquet'", "executor=slurm"]),
     ("retool-cluster-relative-data", [RETOOL, "env.data.source=data/x.parquet", "executor=slurm"]),
-    # a chat template file of the family's own, by absolute path with a space, or relative
+    # a chat template file of the family's own, at a path with a space and an accent, or relative
     ("template-file-with-space", [S1, "model.chat.chat_template='{tmpl}'"]),
+    ("template-file-relative", [S1, "model.chat.chat_template='../my data ü/my qwen3.jinja'"]),
     (
         "template-file-with-thinking-off",
         [
