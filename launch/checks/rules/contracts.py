@@ -104,8 +104,10 @@ def chat_template_of_family(ctx: Context) -> Iterator[Problem]:
 
 
 def reward_cuts_at_the_family_tokens(ctx: Context) -> Iterator[Problem]:
-    """A reward that cuts the answer out of the decoded text at chat-format tokens (`cuts_at()`) cuts
-    at tokens of model.family's format; the fix is the value of the reward's choosing field that does."""
+    """A reward that cuts the answer out of decoded text at chat-format tokens (`cuts_at()`) cuts at
+    tokens of model.family's format. A warning: the cut that finds nothing keeps the text whole, which
+    is right for the episode loop's answers (the model's own text, its stop token dropped) and wrong
+    only for a decoded sample that holds its prompt."""
     reward, family = ctx.run.reward, ctx.run.model.family
     cut = reward.cuts_at()
     if cut is None or family not in FAMILIES:
@@ -116,26 +118,15 @@ def reward_cuts_at_the_family_tokens(ctx: Context) -> Iterator[Problem]:
         return
     choices = get_args(type(reward).model_fields[field].annotation)
     fitting = [c for c in choices if set(_cut_tokens(reward, field, c)) <= special]
-    key = ctx.latest(f"reward.{field}", "model.family")
-    if not fitting:
-        # No value cuts this format: the cut finds nothing and keeps the text whole, which is right for
-        # the episode loop's answers (the model's own text, its stop token dropped), not for a decoded
-        # sample holding its prompt.
-        yield Problem(
-            key,
-            f"reward {reward.name} cuts a decoded answer at {', '.join(tokens)} (reward.{field}="
-            f"{getattr(reward, field)}), which the {family} chat format never writes: only the episode "
-            "loop's answers (the model's text alone) are scored as they are",
-            fix=f"score {family} samples through t3rl's episode loop, not with their prompt decoded",
-            severity="warning",
-        )
-        return
     yield Problem(
-        key,
-        f"reward {reward.name} cuts the answer at {', '.join(tokens)} (reward.{field}="
-        f"{getattr(reward, field)}), which the {family} chat format never writes: every answer would be "
-        "scored with the prompt around it",
-        fix=f"set reward.{field}={fitting[0]}",
+        ctx.latest(f"reward.{field}", "model.family"),
+        f"reward {reward.name} cuts a decoded answer at {', '.join(tokens)} (reward.{field}="
+        f"{getattr(reward, field)}), which the {family} chat format never writes: answers are scored "
+        "whole (right for the episode loop's answers, not for a sample decoded with its prompt)",
+        fix=f"set reward.{field}={fitting[0]}"
+        if fitting
+        else f"score {family} samples through t3rl's episode loop, not with their prompt decoded",
+        severity="warning",
     )
 
 
