@@ -48,10 +48,15 @@ def test_which_options_repeat_one_t3rl_writes(option: str, derived: str | None) 
 
 @pytest.mark.parametrize(
     "extra",
-    ["['--qos=high','--time=2:00:00']", "['--gres=gpu:4']", "['--partition=gpu']", "['--output=x.log']"],
+    [
+        "['--qos=high','--time=2:00:00']",
+        "['--gres=gpu:4']",
+        "['--partition=gpu'] executor.partition=batch",
+        "['--output=x.log']",
+    ],
 )
 def test_a_derived_sbatch_option_is_refused_and_the_fix_validates(extra: str, sandbox: Path) -> None:  # noqa: F811
-    overrides = [*SLURM, f"executor.extra_sbatch={extra}"]
+    overrides = [*SLURM, *f"executor.extra_sbatch={extra}".split(" ")]
     code, out = _invoke("validate", *overrides)
     assert code == 2, out
     (error,) = [e for e in _errors(out) if e["key"] == "executor.extra_sbatch"]
@@ -80,4 +85,7 @@ def test_the_ray_head_of_a_slurm_job_holds_its_ports(override: str, key: str, sa
 
 def test_other_ports_and_options_are_accepted(sandbox: Path) -> None:  # noqa: F811
     code, out = _invoke("validate", *SLURM, "executor.ray_port=6390", "executor.extra_sbatch=['--qos=high']")
+    assert code == 0, out
+    # With executor.partition / account null, t3rl writes neither: the pass-through one is the only one.
+    code, out = _invoke("validate", *SLURM, "executor.extra_sbatch=['--partition=gpu','--account=lab']")
     assert code == 0, out

@@ -142,11 +142,11 @@ def sbatch_options_not_passed_through(ctx: Context) -> Iterator[Problem]:
         if found is None:
             continue
         name, field = found
+        if field and field.startswith("executor.") and not getattr(executor, field.removeprefix("executor.")):
+            continue  # t3rl writes this option only when its key is set: the pass-through one is the one
         value = option.partition("=")[2]
-        # --exclusive=user|mcs|topo: a sharing mode the boolean key cannot say; only t3rl's own repeats it.
+        # --exclusive=user|mcs|topo: a sharing mode the boolean key cannot say.
         mode = name == "exclusive" and bool(value)
-        if mode and not executor.exclusive:
-            continue
         rest = [*executor.extra_sbatch[:index], *executor.extra_sbatch[index + 1 :]]
         dropped = list_override(key, rest)
         if mode:
