@@ -63,7 +63,9 @@ def _by_import(path: str, module: str, attr: str) -> Unresolved | None:
     if missing is not None:
         parent = missing.rpartition(".")[0]
         siblings = _submodules(parent)
-        guess = _nearest(missing, siblings, missing)
+        # Among every installed top-level module a loose match is noise (a plugin package not on the
+        # path is not `rlcompleter`): only a near-spelling counts there.
+        guess = _nearest(missing, siblings, missing, cutoff=0.6 if parent else 0.85)
         nearest = None
         if guess is not None:
             rest = module[len(missing) :]
@@ -126,9 +128,9 @@ def _submodules(parent: str) -> list[str]:
     return [f"{parent}.{m.name}" for m in pkgutil.iter_modules(where)] if where else []
 
 
-def _nearest(name: str, candidates: list[str], typed: str) -> str | None:
+def _nearest(name: str, candidates: list[str], typed: str, cutoff: float = 0.6) -> str | None:
     """The closest candidate, never the typed value itself."""
-    matches = difflib.get_close_matches(name, [c for c in candidates if c != typed], n=1, cutoff=0.6)
+    matches = difflib.get_close_matches(name, [c for c in candidates if c != typed], n=1, cutoff=cutoff)
     return matches[0] if matches else None
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from test_preflight import _errors, _invoke, sandbox  # noqa: F401  (sandbox is a fixture)
 
-from t3rl_core.import_paths import nearest_module
+from t3rl_core.import_paths import nearest_module, resolve
 from tests.support.fix_applier import apply_first_fix
 
 HUB = "+experiment=hub_env_grpo"
@@ -38,3 +38,10 @@ def test_a_misspelt_module_gets_the_installed_one() -> None:
         == "t3rl_core.envs.verifiers.calculator_example"
     )
     assert nearest_module("t3rl_core.no_such_package.x") is None
+
+
+def test_a_missing_top_level_package_gets_no_unrelated_module() -> None:
+    """A plugin package that is not on the path is not `rlcompleter`: among all installed top-level
+    modules only a near-spelling is proposed."""
+    unresolved = resolve("t3rl_counter.world:CounterWorld")
+    assert unresolved is not None and unresolved.package_missing and unresolved.nearest is None
