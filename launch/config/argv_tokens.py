@@ -30,3 +30,16 @@ def argv_flags(argv: Sequence[str]) -> Iterator[tuple[int, str, list[str]]]:
             j += 1
         yield i, name, values
         i = j if not eq else i + 1
+
+
+def without_flag(argv: Sequence[str], flag: str, *, prefix: bool = False) -> list[str]:
+    """`argv` without every `flag` (with `prefix`: every flag that starts so) and its values."""
+    kept: list[str] = []
+    skipping = False
+    for token in argv:
+        if is_flag(token):
+            name = token.partition("=")[0]
+            skipping = name.startswith(flag) if prefix else name == flag
+        if not skipping:
+            kept.append(token)
+    return kept

@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from launch.config.argv_tokens import without_flag
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import list_override
 from launch.config.schema import MegatronArch, MLAArch, MoEArch
 from launch.plan.pass_through import owner
-from launch.plan.slime_options import argv_flags, is_flag, known_options
+from launch.plan.slime_options import argv_flags, known_options
 
 SLIME = "slime asserts it"
 MEGATRON = "Megatron asserts it"
@@ -427,7 +428,7 @@ def check_constraints(argv: Sequence[str], extra: Sequence[str], *, key: str, ex
     for sentence, flags, missing in violations(argv):
         mine = [f for f in flags if f in passed]
         if mine:
-            rest = _without(extra, mine[0])
+            rest = without_flag(extra, mine[0])
             problems.append(
                 Problem(extra_key, f"slime argv: {sentence}", fix=f"set {list_override(extra_key, rest)}")
             )
@@ -438,7 +439,7 @@ def check_constraints(argv: Sequence[str], extra: Sequence[str], *, key: str, ex
         fix = (
             f"add {added[0]} with its value to {extra_key}"
             if valued
-            else f"set {list_override(extra_key, [*_without(extra, added[0]), *added])}"
+            else f"set {list_override(extra_key, [*without_flag(extra, added[0]), *added])}"
             if added
             else "change the t3rl keys that write these flags (no override of one key fixes it alone)"
         )
@@ -473,15 +474,3 @@ def _config_key(flag: str, stage_key: str) -> str | None:
         if found is None and name in model.model_fields:
             found = f"model.architecture.{prefix}{name}"
     return found
-
-
-def _without(argv: Sequence[str], flag: str) -> list[str]:
-    """`argv` without `flag` and its values."""
-    kept: list[str] = []
-    skipping = False
-    for token in argv:
-        if is_flag(token):
-            skipping = token.partition("=")[0] == flag
-        if not skipping:
-            kept.append(token)
-    return kept

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from launch.config.argv_tokens import argv_flags as argv_flags
-from launch.config.argv_tokens import is_flag
+from launch.config.argv_tokens import is_flag, without_flag
 from launch.config.errors import ConfigError, Problem, did_you_mean
 from launch.config.fixes import list_override
 from launch.plan.option_types import value_problem
@@ -125,11 +125,8 @@ def check_argv(
 def _argv_problem(issue: ArgvIssue, key: str, source: str, extra: Sequence[str], extra_key: str) -> Problem:
     message = f"slime argv token {issue.index} '{issue.token}': {issue.message}"
     flag = issue.token.partition("=")[0]
-    given = next(((i, v) for i, f, v in argv_flags(extra) if f == flag), None) if extra_key else None
-    if given is not None:
-        start, values = given
-        end = start + 1 + (0 if "=" in extra[start] else len(values))
-        rest = [*extra[:start], *extra[end:]]
+    if extra_key and any(f == flag for _, f, _ in argv_flags(extra)):
+        rest = without_flag(extra, flag)
         return Problem(key=extra_key, message=message, source="", fix=f"set {list_override(extra_key, rest)}")
     return Problem(
         key=key,

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.rules.layouts import first_valid
 from launch.checks.rules.topology import fitting
-from launch.config.argv_tokens import argv_flags, is_flag
+from launch.config.argv_tokens import argv_flags, without_flag
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
 from launch.config.gpus import GPUS, MEGATRON_NUMERICS
@@ -28,16 +28,9 @@ def _flags(extra: Sequence[str]) -> dict[str, list[str]]:
     return {name: values for _, name, values in argv_flags(extra) if values not in (["0"], ["0.0"])}
 
 
-def _without(extra: list[str], prefix: str) -> list[str]:
-    """`extra` without the flags that start with `prefix` and their values."""
-    kept: list[str] = []
-    skipping = False
-    for token in extra:
-        if is_flag(token):
-            skipping = token.partition("=")[0].startswith(prefix)
-        if not skipping:
-            kept.append(token)
-    return kept
+def _dropped(extra: Sequence[str], prefix: str) -> list[str]:
+    """`extra` without the flags that start with `prefix` (a family such as --fp8) and their values."""
+    return without_flag(extra, prefix, prefix=True)
 
 
 @per_scope
@@ -68,7 +61,7 @@ def numerics_run_on_gpu(scope: Scope, ctx: Context) -> Iterator[Problem]:
         yield Problem(
             ctx.latest(EXTRA, gpu_key),
             f"{flag} cannot run on a {where}: {why}",
-            fix=f"set {list_override(EXTRA, _without(extra, family))} (drop the {family}* flags)",
+            fix=f"set {list_override(EXTRA, _dropped(extra, family))} (drop the {family}* flags)",
         )
 
 
@@ -118,7 +111,11 @@ def uneven_pipeline_split(scope: Scope, ctx: Context) -> Iterator[Problem]:
         return
     # The stages before the last take num_layers // pp each; the last takes what is left (>= that).
     share = arch.num_layers // pp
-    split = [*_without(_without(extra, FIRST), LAST), LAST, str(arch.num_layers - (pp - 1) * share)]
+    split = [
+        *_dropped(_dropped(extra, FIRST), LAST),
+        LAST,
+        str(arch.num_layers - (pp - 1) * share),
+    ]
     yield Problem(
         ctx.latest(EXTRA, scope.hw("pipeline_parallel")),
         f"{middle_layers:g} layers are left to {middle_stages} middle pipeline stages of {pp} "
@@ -181,7 +178,7 @@ def schedule_flags_take_effect(scope: Scope, ctx: Context) -> Iterator[Problem]:
             yield Problem(
                 EXTRA,
                 f"{flag} has no effect: optimizer.lr_decay_style is constant",
-                fix=f"set {list_override(EXTRA, _without(extra, flag))}, or {style_key}=cosine",
+                fix=f"set {list_override(EXTRA, _dropped(extra, flag))}, or {style_key}=cosine",
                 severity="warning",
             )
     decay = _number(given.get("--lr-decay-iters"))
@@ -191,7 +188,7 @@ def schedule_flags_take_effect(scope: Scope, ctx: Context) -> Iterator[Problem]:
             EXTRA,
             f"--lr-decay-iters {decay:g} < the {steps} optimizer steps of stage '{scope.stage}': the "
             f"learning rate stays at --min-lr for the last {steps - decay:g} steps",
-            fix=f"set {list_override(EXTRA, _without(extra, '--lr-decay-iters'))} "
+            fix=f"set {list_override(EXTRA, _dropped(extra, '--lr-decay-iters'))} "
             "(slime then decays over the whole stage)",
             severity="warning",
         )
