@@ -11,13 +11,12 @@ run has zero rollouts. A split with no rows at all trains or scores nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from launch.checks.context import Context, Scope
 from launch.checks.eval_configs import eval_configs, eval_key
-from launch.checks.rules.layouts import trying
+from launch.checks.rules.layouts import scope_valid
 from launch.config.errors import Problem, did_you_mean
-from launch.config.schema import CurriculumConfig
 
 
 def _env_keys(ctx: Context) -> list[str]:
@@ -28,13 +27,28 @@ def _env_keys(ctx: Context) -> list[str]:
     return [*fields, *leaves]
 
 
-def batch_fits_train_split(ctx: Context) -> Iterator[Problem]:
-    """A rollout draws at most as many prompts as its train split holds, and the split is not empty.
-    Stages short of rows because of one env setting get one error whose fix resizes them all."""
+@dataclass(frozen=True)
+class _Fix:
+    """A fix as its assignments (none: prose) and the text that says it."""
+
+    text: str
+    assigned: tuple[str, ...] = ()
+
+
+def splits_hold_what_stages_draw(ctx: Context) -> Iterator[Problem]:
+    """The env's split sizes (read once: a user's file is counted) against every train and eval stage."""
     sizes = ctx.run.env.split_sizes()
     if sizes is None:
         return
-    by_env: dict[str, list[tuple[str, str]]] = {}
+    env_keys = _env_keys(ctx)
+    yield from _batches_fit_train_splits(ctx, sizes, env_keys)
+    yield from _eval_splits_have_rows(ctx, sizes, env_keys)
+
+
+def _batches_fit_train_splits(ctx: Context, sizes: dict[str, int], env_keys: list[str]) -> Iterator[Problem]:
+    """A rollout draws at most as many prompts as its train split holds, and the split is not empty.
+    Stages short of rows because of one env setting get one error whose fix resizes them all."""
+    by_env: dict[str, list[tuple[str, _Fix]]] = {}
     for scope in ctx.scopes:
         cur = scope.curriculum
         if cur is None or cur.train_split not in sizes:
@@ -45,45 +59,44 @@ def batch_fits_train_split(ctx: Context) -> Iterator[Problem]:
         drawn = getattr(cur, field)
         if drawn <= size:
             continue
-        key = ctx.latest(scope.cur(field), scope.cur("train_split"), *_env_keys(ctx))
+        key = ctx.latest(scope.cur(field), scope.cur("train_split"), *env_keys)
         name = f"split {cur.train_split} of env {ctx.run.env.name}"
+        other = _other_split(
+            scope.cur("train_split"), cur.train_split, sizes, cur.rollout_batch_size, env_keys
+        )
         if size == 0:
             message = f"{name} holds no rows: stage {scope.stage} would train on nothing"
-            fix = _other_split(
-                scope.cur("train_split"), cur.train_split, sizes, cur.rollout_batch_size, _env_keys(ctx)
-            )
+            fix = other
         else:
             message = (
                 f"{field} {drawn} > {size}: {name} holds at most {size} rows, so every rollout of stage "
                 f"{scope.stage} would repeat prompts within its batch (slime refills from the next epoch, "
                 "and a batch over twice the split comes back short)"
             )
-            fix = _smaller_batch(scope, ctx, field, size) or _other_split(
-                scope.cur("train_split"), cur.train_split, sizes, cur.rollout_batch_size, _env_keys(ctx)
-            )
+            fix = _smaller_batch(scope, ctx, field, size) or other
         if key.startswith("env."):
             by_env.setdefault(key, []).append((message, fix))
         else:
-            yield Problem(key, message, fix=fix)
+            yield Problem(key, message, fix=fix.text)
     for key, found in by_env.items():
         fixes = [fix for _, fix in found]
-        together = all(f.startswith("set ") and " (" in f for f in fixes)
-        fix = (
-            "set " + " ".join(f.removeprefix("set ").split(" (")[0] for f in fixes) + " (each stage's batch "
-            "within its split)"
-            if together and len(fixes) > 1
-            else fixes[0]
-        )
-        yield Problem(key, "; ".join(message for message, _ in found), fix=fix)
+        if len(fixes) > 1 and all(f.assigned for f in fixes):
+            text = (
+                f"set {' '.join(a for f in fixes for a in f.assigned)} (each stage's batch within its split)"
+            )
+        else:
+            text = fixes[0].text
+        yield Problem(key, "; ".join(message for message, _ in found), fix=text)
 
 
-def _smaller_batch(scope: Scope, ctx: Context, field: str, size: int) -> str | None:
+def _smaller_batch(scope: Scope, ctx: Context, field: str, size: int) -> _Fix | None:
     """The largest draw the split holds with the same optimizer steps per rollout, checked against every
     per-scope rule (None when there is none)."""
     cur = scope.curriculum
     assert cur is not None
     if field == "over_sampling_batch_size":
-        return f"set {scope.cur(field)}={size} (>= rollout_batch_size {cur.rollout_batch_size}), or null"
+        assigned = f"{scope.cur(field)}={size}"
+        return _Fix(f"set {assigned} (>= rollout_batch_size {cur.rollout_batch_size}), or null", (assigned,))
     samples = cur.rollout_batch_size * cur.n_samples_per_prompt
     steps = cur.num_steps_per_rollout or (samples // cur.global_batch_size if cur.global_batch_size else 1)
     for prompts in range(size, 0, -1):
@@ -93,37 +106,30 @@ def _smaller_batch(scope: Scope, ctx: Context, field: str, size: int) -> str | N
         update: dict[str, int] = {"rollout_batch_size": prompts}
         if cur.global_batch_size is not None:
             update["global_batch_size"] = total // steps
-        if _passes(scope, ctx, cur.model_copy(update=update)):
-            assigned = " ".join(f"{scope.cur(k)}={v}" for k, v in update.items())
-            return f"set {assigned} (at most {size} prompts, {steps} optimizer step(s) per rollout as now)"
+        if scope_valid(replace(scope, curriculum=cur.model_copy(update=update)), ctx):
+            assigned = tuple(f"{scope.cur(k)}={v}" for k, v in update.items())
+            why = f"at most {size} prompts, {steps} optimizer step(s) per rollout as now"
+            return _Fix(f"set {' '.join(assigned)} ({why})", assigned)
     return None
 
 
-def _passes(scope: Scope, ctx: Context, curriculum: CurriculumConfig) -> bool:
-    trial = replace(scope, curriculum=curriculum)
-    with trying():
-        return not any(p.severity == "error" for rule in ctx.scope_checks for p in rule(trial, ctx))
-
-
-def _other_split(key: str, split: str, sizes: dict[str, int], needed: int, env_keys: list[str]) -> str:
+def _other_split(key: str, split: str, sizes: dict[str, int], needed: int, env_keys: list[str]) -> _Fix:
     """A split of the same role (train / held out) with at least `needed` rows, the nearest name first;
     else the env settings that size the split."""
     role = ("test", "val", "unseen") if any(w in split for w in ("test", "val", "unseen")) else ("train",)
     options = [s for s, n in sizes.items() if n >= needed and s != split and any(w in s for w in role)]
     if not options:
         settings = " / ".join(env_keys) or "the env settings"
-        return (
+        return _Fix(
             f"change {settings} so that split {split} holds {needed} row(s), or read another split at {key}"
         )
     rows = f"{needed} row{'s' if needed > 1 else ''}"
-    return f"set {key}={did_you_mean(split, options) or options[0]} (at least {rows})"
+    assigned = f"{key}={did_you_mean(split, options) or options[0]}"
+    return _Fix(f"set {assigned} (at least {rows})", (assigned,))
 
 
-def eval_splits_have_rows(ctx: Context) -> Iterator[Problem]:
+def _eval_splits_have_rows(ctx: Context, sizes: dict[str, int], env_keys: list[str]) -> Iterator[Problem]:
     """An eval (stage, standalone, or a train stage's in-loop eval) scores a split with rows."""
-    sizes = ctx.run.env.split_sizes()
-    if sizes is None:
-        return
     scored: list[tuple[str, str]] = []
     for stage, config, overrides in eval_configs(ctx.run):
         scored.append((eval_key(stage, overrides, "split"), config.split))
@@ -135,10 +141,10 @@ def eval_splits_have_rows(ctx: Context) -> Iterator[Problem]:
         if sizes.get(split, 1) > 0:
             continue
         yield Problem(
-            ctx.latest(key, *_env_keys(ctx)),
+            ctx.latest(key, *env_keys),
             f"split {split} of env {ctx.run.env.name} holds no rows: the eval would score nothing",
-            fix=_other_split(key, split, sizes, 1, _env_keys(ctx)),
+            fix=_other_split(key, split, sizes, 1, env_keys).text,
         )
 
 
-RULES = (batch_fits_train_split, eval_splits_have_rows)
+RULES = (splits_hold_what_stages_draw,)

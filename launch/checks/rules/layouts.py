@@ -48,6 +48,12 @@ def passes(scope: Scope, ctx: Context, section: str, field: str, value: int) -> 
     if TRYING.get():
         return True
     changed = model.model_copy(update={field: value})
-    trial = replace(scope, **{"hardware" if section == "hardware" else "curriculum": changed})
+    return scope_valid(
+        replace(scope, **{"hardware" if section == "hardware" else "curriculum": changed}), ctx
+    )
+
+
+def scope_valid(trial: Scope, ctx: Context) -> bool:
+    """True when a candidate scope breaks no per-scope rule (rules skip their own fix searches)."""
     with trying():
         return not any(p.severity == "error" for rule in ctx.scope_checks for p in rule(trial, ctx))
