@@ -59,6 +59,7 @@ BUDGET = {
     ("--help",): {"rich", "typer"},
     ("plan", "+experiment=stage2_bfcl"): {*CONFIG},
     ("validate", "+experiment=stage2_bfcl"): {*CONFIG},
+    ("validate", "+experiment=quickstart"): {*CONFIG},
     ("run", "+experiment=stage2_bfcl", "executor=dry"): {*CONFIG},
     ("show", "+experiment=stage2_bfcl"): {*CONFIG, "typer"},
 }
