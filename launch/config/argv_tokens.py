@@ -32,6 +32,21 @@ def argv_flags(argv: Sequence[str]) -> Iterator[tuple[int, str, list[str]]]:
         i = j if not eq else i + 1
 
 
+def flags_on(argv: Sequence[str]) -> dict[str, list[str]]:
+    """Flag → its values, for the flags of `argv` that are on: one numeric value 0 (`0`, `0.0`) is off,
+    as slime and Megatron read a switch given a number."""
+    return {
+        name: values for _, name, values in argv_flags(argv) if not (len(values) == 1 and _zero(values[0]))
+    }
+
+
+def _zero(value: str) -> bool:
+    try:
+        return float(value) == 0
+    except ValueError:
+        return False
+
+
 def without_flag(argv: Sequence[str], flag: str, *, prefix: bool = False) -> list[str]:
     """`argv` without every `flag` (with `prefix`: every flag that starts so) and its values."""
     kept: list[str] = []

@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from launch.config.argv_tokens import without_flag
+from launch.config.argv_tokens import flags_on, without_flag
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import list_override
 from launch.config.schema import MegatronArch, MLAArch, MoEArch
 from launch.plan.pass_through import owner
-from launch.plan.slime_options import argv_flags, known_options
+from launch.plan.slime_options import known_options
 
 SLIME = "slime asserts it"
 MEGATRON = "Megatron asserts it"
@@ -315,20 +315,11 @@ RELATIONS = (
 def _given(argv: Sequence[str]) -> dict[str, list[str]]:
     """Flag → its values, for the flags that are on (a numeric value 0 is off, as slime reads it), with
     the Megatron settings slime turns on itself."""
-    given = {
-        name: values for _, name, values in argv_flags(argv) if not (len(values) == 1 and _zero(values[0]))
-    }
+    given = flags_on(argv)
     given.setdefault("--use-distributed-optimizer", [])
     if "--fp16" not in given:
         given.setdefault("--bf16", [])
     return given
-
-
-def _zero(value: str) -> bool:
-    try:
-        return float(value) == 0
-    except ValueError:
-        return False
 
 
 def _number(given: Mapping[str, list[str]], name: str) -> float | None:

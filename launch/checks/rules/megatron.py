@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.rules.layouts import first_valid
 from launch.checks.rules.topology import fitting
-from launch.config.argv_tokens import argv_flags, without_flag
+from launch.config.argv_tokens import flags_on, without_flag
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
 from launch.config.gpus import GPUS, MEGATRON_NUMERICS
@@ -21,11 +21,6 @@ EXTRA = "model.architecture.extra_args"
 FIRST, LAST = "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"
 # Megatron's schedule flags that only a decaying schedule reads.
 _DECAY_FLAGS = ("--lr-decay-iters", "--min-lr")
-
-
-def _flags(extra: Sequence[str]) -> dict[str, list[str]]:
-    """The pass-through flags that are on (a number 0 is off), with their values."""
-    return {name: values for _, name, values in argv_flags(extra) if values not in (["0"], ["0.0"])}
 
 
 def _dropped(extra: Sequence[str], prefix: str) -> list[str]:
@@ -40,7 +35,7 @@ def numerics_run_on_gpu(scope: Scope, ctx: Context) -> Iterator[Problem]:
     if gpu is None:
         return
     extra = list(ctx.run.model.architecture.extra_args)
-    on = set(_flags(extra))
+    on = set(flags_on(extra))
     if "--fp16" not in on:
         on.add("--bf16")
     gpu_key = scope.hw("gpu_type")
@@ -99,7 +94,7 @@ def uneven_pipeline_split(scope: Scope, ctx: Context) -> Iterator[Problem]:
     stages between them (and there are some exactly when there are such stages)."""
     pp, arch = scope.hardware.pipeline_parallel, ctx.run.model.architecture
     extra = list(arch.extra_args)
-    given = _flags(extra)
+    given = flags_on(extra)
     first, last = _number(given.get(FIRST)), _number(given.get(LAST))
     if pp == 1 or (first is None and last is None):
         return  # PP 1 with these flags is slime's own assertion (launch.plan.slime_constraints)
@@ -137,9 +132,9 @@ def attention_backend_fits_layout(scope: Scope, ctx: Context) -> Iterator[Proble
             "Transformer Engine's context parallelism runs in its flash and fused kernels only",
             fix=f"set {key}=auto",
         )
-    elif hw.attention_backend == "local" and "local" not in _flags(ctx.run.model.architecture.extra_args).get(
-        "--spec", []
-    ):
+    elif hw.attention_backend == "local" and "local" not in flags_on(
+        ctx.run.model.architecture.extra_args
+    ).get("--spec", []):
         yield Problem(
             key,
             "attention_backend local needs Megatron's local layer spec (--spec local), which is not given",
@@ -170,7 +165,7 @@ def schedule_flags_take_effect(scope: Scope, ctx: Context) -> Iterator[Problem]:
     if cur is None:
         return
     extra = list(ctx.run.model.architecture.extra_args)
-    given = _flags(extra)
+    given = flags_on(extra)
     style = cur.optimizer.lr_decay_style
     style_key = scope.cur("optimizer.lr_decay_style")
     for flag in _DECAY_FLAGS:
