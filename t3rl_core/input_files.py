@@ -7,8 +7,10 @@ against these columns), and the prepare_data stage requires it where it runs.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -30,22 +32,60 @@ class InputFile:
 # Larger JSONL files are not counted at pre-flight (reading them takes seconds); they hold more rows
 # than any batch anyway.
 COUNT_LIMIT_BYTES = 64 << 20
+# Rows of a file's head kept for the pre-flight probe of its columns.
+HEAD_ROWS = 20
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What pre-flight reads of a dataset file, in one pass: its rows and its first rows."""
+
+    # Non-blank JSONL lines or parquet rows; None when the file is too large to count quickly.
+    rows: int | None
+    # (line number, raw line) of the first HEAD_ROWS JSONL lines that are not blank, or ("row N", row)
+    # of a parquet file's first rows.
+    head: tuple[tuple[str, Any], ...]
+
+
+def scan(path: str | Path) -> Scan:
+    """Count `path`'s rows and keep its head, reading the file once however many checks ask (the split
+    sizes and the column probe of one validate): a file is read again only once it has changed.
+    Raises OSError or ValueError when it cannot be read."""
+    file = Path(path).expanduser()
+    stat = file.stat()
+    counted = stat.st_size <= COUNT_LIMIT_BYTES
+    return _scan(str(file.resolve()), (stat.st_ino, stat.st_size, stat.st_mtime_ns), counted)
+
+
+@functools.lru_cache(maxsize=16)
+def _scan(file: str, version: tuple[int, int, int], counted: bool) -> Scan:
+    if file.endswith(".parquet"):
+        import pyarrow.parquet as pq  # lazy: pyarrow, only when a parquet file is read
+
+        table = pq.ParquetFile(file)
+        batch = next(table.iter_batches(batch_size=HEAD_ROWS), None)
+        rows = batch.to_pylist() if batch is not None else []
+        return Scan(int(table.metadata.num_rows), tuple((f"row {n}", row) for n, row in enumerate(rows, 1)))
+    head: list[tuple[str, bytes]] = []
+    count = 0
+    with open(file, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
+                continue
+            count += 1
+            if number <= HEAD_ROWS:
+                head.append((str(number), raw))
+            elif not counted:
+                break
+    return Scan(count if counted else None, tuple(head))
 
 
 def count_rows(path: str | Path) -> int | None:
     """Rows of a local JSONL (non-blank lines) or parquet file (its footer); None when the file is
     missing, unreadable or too large to count quickly."""
-    file = Path(path).expanduser()
-    if not file.is_file():
+    if not Path(path).expanduser().is_file():
         return None
     try:
-        if file.suffix == ".parquet":
-            import pyarrow.parquet as pq  # lazy: pyarrow, only when a parquet file is counted
-
-            return int(pq.ParquetFile(file).metadata.num_rows)
-        if file.stat().st_size > COUNT_LIMIT_BYTES:
-            return None
-        with file.open("rb") as handle:
-            return sum(1 for line in handle if line.strip())
+        return scan(path).rows
     except (OSError, ValueError):
         return None

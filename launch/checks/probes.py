@@ -25,12 +25,10 @@ from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.import_probe import probe_argv, probe_failures
 from launch.checks.ledger import PlannedRun
 from launch.config.errors import Problem, did_you_mean
-from t3rl_core.input_files import InputFile
+from t3rl_core.input_files import InputFile, scan
 from t3rl_core.secret import url_passwords
 from t3rl_core.secret_shapes import credentials_in
 
-# Rows of a dataset file a probe reads.
-ROWS = 20
 # Seconds an interpreter has to import t3rl for a probe (a slow shared filesystem takes a while).
 PROBE_TIMEOUT_S = 30
 # Seconds an endpoint has to answer a probe.
@@ -113,22 +111,14 @@ def _fix(spec: InputFile) -> str:
 
 def _first_rows(path: Path) -> Iterator[tuple[str, Any]]:
     """(line or row number, row) of the file's first rows: JSONL lines, or a parquet file's rows."""
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq  # lazy: pyarrow, only when a parquet file is probed
-
-        batch = next(pq.ParquetFile(path).iter_batches(batch_size=ROWS), None)
-        for number, row in enumerate(batch.to_pylist() if batch is not None else [], 1):
-            yield f"row {number}", row
-        return
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if number > ROWS:
-                return
-            if raw.strip():
-                try:
-                    yield str(number), json.loads(raw)
-                except json.JSONDecodeError as error:
-                    raise ValueError(f"line {number} is not JSON ({error.msg})") from None
+    for where, row in scan(path).head:
+        if not isinstance(row, bytes):
+            yield where, row
+            continue
+        try:
+            yield where, json.loads(row)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"line {where} is not JSON ({error.msg})") from None
 
 
 def model_checkpoint_present(ctx: Context) -> Iterator[Problem]:
