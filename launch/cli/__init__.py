@@ -6,7 +6,15 @@ import gc
 import os
 import sys
 
-from launch.cli.failures import exit_code_for, mend_surroundings, sigterm_as_interrupt, unexpected
+from launch.cli.failures import (
+    exit_code_for,
+    mend_surroundings,
+    reader_gone,
+    reader_went_away,
+    sigterm_as_interrupt,
+    stdout_is_pipe,
+    unexpected,
+)
 from launch.config import compose_ahead
 
 # Commands whose plain form, `t3rl COMMAND OVERRIDES…` with no option at all (the everyday form, and how
@@ -28,22 +36,37 @@ NANOBIND_USERS = ("triton", "xgrammar", "torch", "sglang")
 def main() -> None:
     """The `t3rl` console script (`launch.cli:main`); importing this package alone stays cheap."""
     mend_surroundings()
+    piped = stdout_is_pipe()
     try:
-        args = sys.argv[1:]
-        if is_plain(args):
-            if args[0] in SHORT_COMMANDS:
-                gc.disable()
-            sys.exit(run_plain(args[0], args[1:]))
-        from launch.cli.app import app  # lazy: Typer and the app, never for a plain plan/run/validate
-
-        app()
+        try:
+            code = _command(sys.argv[1:])
+        except SystemExit as done:
+            code = reader_went_away(done.code, piped)
+        # What is still buffered is written here, where a reader that went away is told (at exit Python
+        # would print "Exception ignored … BrokenPipeError" and end with 120).
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = reader_gone()
     except Exception as error:  # of no kind `exit_code_for` knows: one line, not a traceback
-        sys.exit(unexpected(error))
+        code = unexpected(error)
     finally:
         # The interpreter's last garbage collections at exit walk every object imported or built (~40 ms
         # of a short command); frozen objects are skipped. Files t3rl writes are closed before this point.
         if not any(name in sys.modules for name in NANOBIND_USERS):
             gc.freeze()
+    sys.exit(code)
+
+
+def _command(args: list[str]) -> int | str | None:
+    """Run the command line; its exit code (None = 0, a string is printed and means 1, as sys.exit)."""
+    if is_plain(args):
+        if args[0] in SHORT_COMMANDS:
+            gc.disable()
+        return run_plain(args[0], args[1:])
+    from launch.cli.app import app  # lazy: Typer and the app, never for a plain plan/run/validate
+
+    app()
+    return 0
 
 
 def is_plain(args: list[str]) -> bool:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED
+from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_PIPE, EXIT_STOPPED
 
 # Set to see the traceback of an unexpected exception instead of its one-line summary.
 TRACEBACK_VARIABLE = "T3RL_TRACEBACK"
@@ -91,6 +92,8 @@ def sigterm_as_interrupt() -> Iterator[None]:
 def exit_code_for(error: BaseException) -> int | None:
     """Print what `error` means for the user (stderr, one line but for config problems) and return the
     exit code; None for an exception of no known kind (a bug: its traceback is what helps)."""
+    if isinstance(error, OSError) and error.errno == errno.EPIPE:
+        return reader_gone()
     # Imported only when a command failed: `import launch.cli` stays cheap (a plain command forks first).
     from launch.config.errors import ConfigError, render_problems  # lazy: see above
     from launch.run.pipeline import PipelineError  # lazy: see above
@@ -100,11 +103,6 @@ def exit_code_for(error: BaseException) -> int | None:
     if isinstance(error, KeyboardInterrupt):
         _say(_STOPPED, "yellow")
         return EXIT_STOPPED
-    if isinstance(error, OSError) and error.errno == errno.EPIPE:
-        # The reader went away (`t3rl ls | head -1`): quiet, as Click is; point stdout at devnull, or the
-        # flush at exit fails once more (Python's advice for EPIPE).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_FAILED
     if isinstance(error, ConfigError):
         from rich.console import Console  # lazy: rich, only when a command failed
 
@@ -125,6 +123,55 @@ def exit_code_for(error: BaseException) -> int | None:
         _say(f"error: {path}: {error.strerror or error}" + (f" ({advice})" if advice else ""))
         return EXIT_FAILED
     return None
+
+
+def reader_gone() -> int:
+    """The reader of stdout went away (`t3rl plan … | head -1`): no word, and the code a Unix tool ends
+    with then (141). Standard streams that are broken pipes now point at /dev/null, or the flush at exit
+    fails once more (Python's advice for EPIPE)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        if _broken_pipe(fd):
+            os.dup2(null, fd)
+    os.close(null)
+    return EXIT_PIPE
+
+
+def stdout_is_pipe() -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(1).st_mode)
+    except OSError:
+        return False
+
+
+def reader_went_away(code: int | str | None, stdout_was_pipe: bool) -> int | str | None:
+    """`code`, or 141 when the command ended with 1 because the reader of its stdout pipe went away:
+    rich (Console.on_broken_pipe) and Click (which wraps the streams) both end so, without a word."""
+    if code != 1 or not stdout_was_pipe:
+        return code
+    click_utils = sys.modules.get("click.utils")  # loaded when Click ran the command
+    wrapped = click_utils is not None and isinstance(sys.stdout, click_utils.PacifyFlushWrapper)
+    try:
+        null = os.stat(os.devnull)
+        out = os.fstat(1)
+    except OSError:
+        return code
+    # rich pointed stdout at /dev/null (its way of quieting the flush at exit); Click wrapped it.
+    if (out.st_dev, out.st_ino) == (null.st_dev, null.st_ino) or wrapped:
+        return reader_gone()
+    return code
+
+
+def _broken_pipe(fd: int) -> bool:
+    """`fd` is a pipe whose reader has gone (writing to it would fail with EPIPE)."""
+    import select  # lazy: only once a write failed
+
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(event & select.POLLERR for _, event in poller.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 def _working_directory_exists() -> bool:
@@ -153,4 +200,8 @@ def _say(text: str, colour: str = "red") -> None:
     from rich.markup import escape  # lazy: rich, only when a command failed
 
     head, _, rest = text.partition(":")
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[{colour}]{escape(head)}:[/]{escape(rest)}")
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        console.print(f"[{colour}]{escape(head)}:[/]{escape(rest)}")
+    except BrokenPipeError:  # stderr too went away (`t3rl … 2>&1 | head -1`): nobody is there to read it
+        reader_gone()
