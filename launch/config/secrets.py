@@ -52,19 +52,32 @@ _MAX_SECRET_FILE = 65536
 _MIN_SECRET_LEN = 6
 # Values this process has seen in secret places (see remember_config).
 _REMEMBERED: set[str] = set()
+# The environment `secret_values` last read (its raw bytes) and the credentials it held.
+_ENVIRONMENT_SEEN: list[Any] = [None, frozenset()]
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> frozenset[str]:
     """The credentials of `environ` (default: this process's environment) by their names and looks,
     the secret values this process has remembered and every value a `Secret` revealed in it."""
-    env = os.environ if environ is None else environ
-    found = {
+    if environ is not None:
+        return _environment_credentials(environ) | _known()
+    # Every line t3rl prints asks (a plan: ~240 times); reading the environment through os.environ
+    # decodes each variable each time, so its credentials are kept while its raw bytes stay the same.
+    raw = getattr(os.environ, "_data", None)  # CPython's bytes dict under os.environ
+    if not isinstance(raw, dict):
+        return _environment_credentials(os.environ) | _known()
+    if raw != _ENVIRONMENT_SEEN[0]:
+        _ENVIRONMENT_SEEN[:] = [dict(raw), _environment_credentials(os.environ)]
+    return _ENVIRONMENT_SEEN[1] | _known()
+
+
+def _environment_credentials(env: Mapping[str, str]) -> frozenset[str]:
+    return frozenset(
         v
         for k, v in env.items()
-        # The cached name checks first: this runs on every line t3rl prints.
+        # The cached name checks first.
         if (is_secret_name(k) or is_key_like(k)) and len(v) >= _MIN_SECRET_LEN and is_credential_at(k, v)
-    }
-    return frozenset(found) | _known()
+    )
 
 
 def _known() -> frozenset[str]:
