@@ -27,6 +27,10 @@ class InputFile:
     columns: dict[str, str | None]
     # Columns that hold a list (chat messages).
     list_columns: tuple[str, ...] = ()
+    # The column that holds a row's prompt (its text, or a list of chat messages; None = none does), and
+    # the prepared splits the rows go to: pre-flight measures the prompts against the length limits.
+    prompt: str | None = None
+    splits: tuple[str, ...] = ()
 
 
 # Larger JSONL files are not counted at pre-flight (reading them takes seconds); they hold more rows

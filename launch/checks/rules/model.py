@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
 from launch.checks import sglang_names
 from launch.checks.context import Context
 from launch.checks.hf_config import compare, read_hf_config
+from launch.checks.model_options import model_options
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
 from launch.config.schema import MegatronArch
@@ -251,17 +250,13 @@ def hf_checkpoint_matches_architecture(ctx: Context) -> Iterator[Problem]:
 
 def _model_option_for(hf: dict[str, object], config_dirs: tuple[str, ...]) -> str | None:
     """The `model/` option on the search path whose architecture agrees with an HF config.json."""
-    spec = importlib.util.find_spec("t3rl_conf")
-    roots = [*(spec.submodule_search_locations or [] if spec else []), *config_dirs]
-    for root in roots:
-        for path in sorted(Path(root, "model").glob("*.yaml")):
-            try:
-                data = yaml.safe_load(path.read_text()) or {}
-                arch = MegatronArch.model_validate(data.get("architecture") or {})
-            except (OSError, yaml.YAMLError, ValidationError, AttributeError):
-                continue
-            if not compare(arch, hf):
-                return path.stem
+    for option in model_options(config_dirs).values():
+        try:
+            arch = MegatronArch.model_validate(option.architecture)
+        except ValidationError:
+            continue
+        if not compare(arch, hf):
+            return option.name
     return None
 
 

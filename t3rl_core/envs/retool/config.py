@@ -89,7 +89,16 @@ class ReToolEnvConfig(EnvConfig):
         files = []
         if d.source is not None:
             columns = {d.question_key: "data.question_key", d.answer_key: "data.answer_key"}
-            files.append(InputFile("data.source", d.source, "ReTool problems", columns))
+            files.append(
+                InputFile(
+                    "data.source",
+                    d.source,
+                    "ReTool problems",
+                    columns,
+                    prompt=d.question_key,
+                    splits=(d.train_split, d.test_split),
+                )
+            )
         if d.sft_source is not None:
             messages = {d.messages_key: "data.messages_key"}
             files.append(

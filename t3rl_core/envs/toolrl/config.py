@@ -44,7 +44,15 @@ class ToolRLEnvConfig(EnvConfig):
             ("data_source", "prompt", "reward_model", "extra_info")
         )
         return [
-            InputFile(f"data.splits.{name}", str(path), "ToolRL rlla parquet", columns, ("prompt",))
+            InputFile(
+                f"data.splits.{name}",
+                str(path),
+                "ToolRL rlla parquet",
+                columns,
+                ("prompt",),
+                prompt="prompt",
+                splits=(name,),
+            )
             for name, path in self.data.splits.items()
         ]
 

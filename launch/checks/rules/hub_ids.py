@@ -1,0 +1,134 @@
+"""What the model's hub ids say, read against the `model/` options that declare them
+(`launch/checks/model_options.py`), without downloading anything:
+
+- a tokenizer given as a hub id is of the model's chat family (another family's tokenizer splits the
+  control tokens into plain text, as a local one is checked in `sglang.tokenizer_has_family_tokens`);
+- `model.hf_id` (what the download hint fetches) is a model of this family and architecture;
+- `model.context_length` is not more than the option of this hub id declares (SGLang refuses a request
+  past the model's own context). A local checkpoint's config.json is the truth where there is one
+  (`lengths.context_matches_checkpoint`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from launch.checks.context import Context
+from launch.checks.hf_config import read_hf_config
+from launch.checks.model_options import ModelOption, family_of, model_options, options_of
+from launch.config.errors import Problem
+from t3rl_core.chat.families import FAMILIES
+from t3rl_core.fields import HfHubId
+from t3rl_core.home_paths import expand_home
+
+TOKENIZER = "model.chat.tokenizer"
+HF_ID = "model.hf_id"
+CONTEXT = "model.context_length"
+_HUB_ID: TypeAdapter[str] = TypeAdapter(HfHubId)
+# Architecture fields that tell two models of one family apart (those a config.json also holds).
+_SHAPE = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "vocab_size", "rotary_base")
+
+
+def _compatible(ours: str, theirs: str) -> bool:
+    """Two chat families share a control token (Qwen2.5 and Qwen3 do): a tokenizer of one serves both."""
+    a, b = FAMILIES.get(ours), FAMILIES.get(theirs)
+    if a is None or b is None:
+        return ours == theirs
+    return bool(set(a.special_tokens) & set(b.special_tokens))
+
+
+def _is_hub_id(value: str) -> bool:
+    if Path(expand_home(value)).exists():
+        return False
+    try:
+        _HUB_ID.validate_python(value)
+    except ValidationError:
+        return False
+    return True
+
+
+def tokenizer_hub_id_of_the_family(ctx: Context) -> Iterator[Problem]:
+    """A hub-id tokenizer names a model of the model's chat family."""
+    model = ctx.run.model
+    tokenizer = model.chat.tokenizer
+    if model.chat.family is not None or tokenizer in (model.hf_checkpoint, model.hf_id):
+        return  # a family described by hand, or the model's own tokenizer
+    if not _is_hub_id(tokenizer):
+        return
+    theirs = family_of(tokenizer, model_options(ctx.config_dirs))
+    if theirs is None or _compatible(model.family, theirs):
+        return
+    key = ctx.latest(TOKENIZER, "model.family")
+    yield Problem(
+        key,
+        f"tokenizer {tokenizer} is a {theirs} model's (by its hub id), but model.family is {model.family}: "
+        "it would split the chat format's control tokens into plain text",
+        fix=f"set {TOKENIZER}={model.hf_checkpoint} (the model's own tokenizer)",
+    )
+
+
+def hf_id_of_the_model(ctx: Context) -> Iterator[Problem]:
+    """`model.hf_id` names a model of this chat family and architecture (the download hint fetches it)."""
+    model, options = ctx.run.model, model_options(ctx.config_dirs)
+    declared = options_of(model.hf_id, options)
+    own = options.get(model.name)
+    if not declared or (own is not None and own.hf_id == model.hf_id):
+        return
+    exact = [o for o in declared if o.hf_id == model.hf_id]
+    theirs = family_of(model.hf_id, options)
+    wrong_family = theirs is not None and not _compatible(model.family, theirs)
+    ours = model.architecture.model_dump()
+    other = [o for o in exact if not _same_shape(o, ours)]
+    if not wrong_family and (not exact or len(other) < len(exact)):
+        return
+    what = f"a {theirs} model" if wrong_family else f"the model of option {other[0].name}"
+    yield Problem(
+        HF_ID,
+        f"{HF_ID} {model.hf_id} is {what}, not {model.name} (model.family {model.family}, "
+        f"{model.architecture.num_layers} layers): the checkpoint it downloads would not load",
+        fix=_hf_id_fix(model.name, own, exact),
+    )
+
+
+def _same_shape(option: ModelOption, ours: dict[str, object]) -> bool:
+    return all(option.architecture.get(f, ours[f]) == ours[f] for f in _SHAPE)
+
+
+def _hf_id_fix(name: str, own: ModelOption | None, exact: list[ModelOption]) -> str:
+    if exact:
+        return f"set model={exact[0].name} (the option of this hub id)"
+    if own is not None and own.hf_id is not None:
+        return f"set {HF_ID}={own.hf_id} (the hub id option {name} declares)"
+    return f"set {HF_ID} to the hub id of {name}'s checkpoint"
+
+
+def context_within_the_declared(ctx: Context) -> Iterator[Problem]:
+    """`model.context_length` is at most what the model option of this hub id declares."""
+    model = ctx.run.model
+    if model.context_length is None or model.synthetic or read_hf_config(model.hf_checkpoint) is not None:
+        return
+    options = model_options(ctx.config_dirs)
+    own = options.get(model.name)
+    ours = model.architecture.model_dump()
+    # The option of this hub id and architecture; another one is hf_id_of_the_model's to report.
+    candidates = [own] if own is not None and own.hf_id == model.hf_id else options_of(model.hf_id, options)
+    declared = [
+        o.context_length
+        for o in candidates
+        if o.hf_id == model.hf_id and o.context_length and _same_shape(o, ours)
+    ]
+    if not declared or model.context_length <= max(declared):
+        return
+    limit = max(declared)
+    yield Problem(
+        CONTEXT,
+        f"{CONTEXT} {model.context_length} is more than the {limit} tokens {model.hf_id} attends over "
+        "(its max_position_embeddings, as its model option declares): SGLang refuses longer requests",
+        fix=f"set {CONTEXT}={limit}",
+    )
+
+
+RULES = (tokenizer_hub_id_of_the_family, hf_id_of_the_model, context_within_the_declared)

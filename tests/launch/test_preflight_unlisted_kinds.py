@@ -1,0 +1,159 @@
+"""Kinds of mistakes no earlier issue listed, each refused by a declaration it violates: the prompts of a
+user's dataset against the length limits (`InputFile.prompt`), hub ids against the `model/` options that
+declare them (family, architecture, context length). Each is refused at `t3rl validate` with exit 2, the
+key named and a first fix that validates; the settings next to them that are valid are accepted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_preflight import _errors, _invoke
+
+from launch.checks.model_options import family_of, model_line, model_options
+from tests.support.fix_applier import apply_first_fix
+
+S1 = "+experiment=stage1_bfcl"
+RETOOL = "+experiment=retool"
+RL = "stages.rl.curriculum"
+X = "model.architecture.extra_args"
+# ReTool on problems of about 1000 and 10000 words, and on short ones ({data} is filled in below).
+LONG = [RETOOL, "env.data.source={data}/long.jsonl", "env.data.sft_source={data}/sft.jsonl"]
+VERY_LONG = [RETOOL, "env.data.source={data}/very_long.jsonl", "env.data.sft_source={data}/sft.jsonl"]
+SHORT = [RETOOL, "env.data.source={data}/short.jsonl", "env.data.sft_source={data}/sft.jsonl"]
+
+# (id, overrides, key named, a fragment of the message)
+BAD = [
+    (
+        "prompts_all_over_slime_prompt_limit",
+        [*LONG, f"{X}=[--rollout-max-prompt-len,'512']"],
+        X,
+        "slime drops every prompt longer than --rollout-max-prompt-len 512",
+    ),
+    (
+        "prompts_all_over_the_episode_cap",
+        [*VERY_LONG, f"{RL}.max_context_len=9000"],
+        f"{RL}.max_context_len",
+        "each episode ends before its first call",
+    ),
+    (
+        "prompts_with_response_over_the_context",
+        [*VERY_LONG, "model.context_length=17000", f"{RL}.max_context_len=17000"],
+        "model.context_length",
+        "with rollout_max_response_len 8192 they do not fit",
+    ),
+    (
+        "tokenizer_hub_id_of_another_family",
+        [S1, "model.chat.tokenizer=meta-llama/Llama-3.1-8B-Instruct"],
+        "model.chat.tokenizer",
+        "is a llama3 model's",
+    ),
+    (
+        "hf_id_of_another_family",
+        [S1, "model.hf_id=meta-llama/Llama-3.1-8B-Instruct"],
+        "model.hf_id",
+        "is a llama3 model",
+    ),
+    ("hf_id_of_another_size", [S1, "model.hf_id=Qwen/Qwen3-8B"], "model.hf_id", "option qwen3_8b"),
+    (
+        "hf_id_of_another_rope",
+        [S1, "model.hf_id=Qwen/Qwen3-4B"],
+        "model.hf_id",
+        "option qwen3_4b,",
+    ),
+    (
+        "context_over_the_declared",
+        [S1, "model=qwen3_4b", "model.context_length=131072"],
+        "model.context_length",
+        "more than the 40960 tokens Qwen/Qwen3-4B attends over",
+    ),
+]
+
+UNUSUAL = [
+    ("short_prompts_under_slime_prompt_limit", [*SHORT, f"{X}=[--rollout-max-prompt-len,'64']"]),
+    ("long_prompts_under_a_wide_episode_cap", [*VERY_LONG, f"{RL}.max_context_len=18193"]),
+    ("tokenizer_of_a_sibling_family", [S1, "model.chat.tokenizer=Qwen/Qwen2.5-7B-Instruct"]),
+    ("tokenizer_of_another_size", [S1, "model.chat.tokenizer=Qwen/Qwen3-32B"]),
+    ("tokenizer_of_an_unknown_line", [S1, "model.chat.tokenizer=mistralai/Mistral-7B-v0.1"]),
+    ("hf_id_of_an_unlisted_size", [S1, "model.hf_id=Qwen/Qwen3-4B-Instruct-2507-FP8"]),
+    ("hf_id_and_its_model", [S1, "model=qwen3_8b", "model.hf_id=Qwen/Qwen3-8B"]),
+    ("context_below_the_declared", [S1, "model.context_length=32768"]),
+]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A working directory, a composition cache, and problem files of 300 rows each."""
+    root = tmp_path_factory.mktemp("unlisted_kinds")
+    (root / "work").mkdir()
+    files = root / "data"
+    files.mkdir()
+    for name, words in (("short", 20), ("long", 1000), ("very_long", 10000)):
+        text = " ".join(["word"] * words)
+        rows = [json.dumps({"prompt": f"Compute {text} {i}", "target": str(i)}) for i in range(300)]
+        (files / f"{name}.jsonl").write_text("\n".join(rows) + "\n")
+    turns = [{"role": "user", "content": "1+0?"}, {"role": "assistant", "content": "\\boxed{1}"}]
+    (files / "sft.jsonl").write_text("\n".join([json.dumps({"messages": turns})] * 300) + "\n")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root / "work")
+        patch.setenv("T3RL_CACHE_DIR", str(root / "cache"))
+        patch.setenv("COLUMNS", "400")
+        yield files
+
+
+def _filled(overrides: list[str], data: Path) -> list[str]:
+    return [o.replace("{data}", str(data)) for o in overrides]
+
+
+@pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in BAD], ids=[c[0] for c in BAD])
+def test_kind_is_refused_with_key_and_a_fix_that_validates(
+    overrides: list[str], key: str, message: str, data: Path
+) -> None:
+    args = _filled(overrides, data)
+    code, out = _invoke("validate", *args)
+    assert code == 2, out
+    blocks = [b for b in _errors(out) if b["key"] == key and message in b["message"]]
+    assert blocks, f"no error on {key!r} saying {message!r}:\n{out}"
+    fixed = apply_first_fix(args, blocks[0])
+    assert fixed is not None, blocks[0]["fix"]
+    code, out = _invoke("validate", *fixed)
+    assert code == 0, f"fix {blocks[0]['fix']!r} does not validate:\n{out}"
+
+
+@pytest.mark.parametrize("overrides", [c[1] for c in UNUSUAL], ids=[c[0] for c in UNUSUAL])
+def test_unusual_but_valid_setting_is_accepted(overrides: list[str], data: Path) -> None:
+    code, out = _invoke("validate", *_filled(overrides, data))
+    assert code == 0, out
+
+
+def test_mostly_long_prompts_are_warned(data: Path) -> None:
+    """Two of three prompts over slime's limit: the rest still train, but on a subset of the data."""
+    rows = [
+        json.dumps({"prompt": " ".join(["w"] * (2000 if i % 3 else 5)), "target": "1"}) for i in range(300)
+    ]
+    (data / "mixed.jsonl").write_text("\n".join(rows) + "\n")
+    args = [
+        *SHORT[:1],
+        f"env.data.source={data}/mixed.jsonl",
+        SHORT[2],
+        f"{X}=[--rollout-max-prompt-len,'512']",
+    ]
+    code, out = _invoke("validate", *_filled(args, data))
+    assert code == 0, out
+    assert "warning model.architecture.extra_args: 13 of 20 prompts" in out, out
+
+
+def test_a_hub_id_is_known_by_its_model_line() -> None:
+    options = model_options()
+    assert model_line("meta-llama/Llama-3.1-70B-Instruct") == "meta-llama/llama-3.1"
+    assert model_line("Qwen/Qwen3-30B-A3B") == "qwen/qwen3"
+    assert family_of("Qwen/Qwen3-30B-A3B", options) == "qwen3"
+    assert family_of("deepseek-ai/DeepSeek-V3", options) == "deepseek_v3"
+    assert family_of("mistralai/Mistral-7B-v0.1", options) is None
+
+
+def test_every_model_option_declares_its_context() -> None:
+    """The context check reads each option's declaration: an option without one is never checked."""
+    assert [name for name, option in model_options().items() if option.context_length is None] == []
