@@ -6,8 +6,9 @@ timer resolution). One event loop serves every episode: `--call-cpu` of loop CPU
 `--episode-cpu` at each episode's start (env, prompt) and at its end (scoring, the trajectory line),
 served one at a time. Printed: ideal / makespan per order, where ideal = model calls x latency / slots
 (every slot busy from the first call to the last), for the plan's order, strictly longest first, and
-`t3rl_core.eval.runner.start_order` (longest and shortest alternately), without loop costs and with
-them. A model, not a measurement: `eval_concurrency.py` measures the real eval.
+longest and shortest alternately (the order before `t3rl_core.eval.schedule`) and
+`t3rl_core.eval.schedule.start_order` (the planned start of a packing into the slots), without loop
+costs and with them. A model, not a measurement: `eval_concurrency.py` measures the real eval.
 
     .venv/bin/python benchmarks/eval_schedule.py [--call-cpu 0.0005] [--episode-cpu 0.0012]
 """
@@ -23,7 +24,8 @@ from bfcl_common import test_rows
 from t3rl_core.envs.bfcl.config import BFCLEnvConfig
 from t3rl_core.envs.bfcl.env import make_factory
 from t3rl_core.eval.config import EvalConfig
-from t3rl_core.eval.runner import plan_jobs, start_order
+from t3rl_core.eval.runner import EpisodeJob, plan_jobs
+from t3rl_core.eval.schedule import start_order
 
 
 def makespan(calls: list[int], slots: int, latency: float, call_cpu: float, episode_cpu: float) -> float:
@@ -49,6 +51,17 @@ def makespan(calls: list[int], slots: int, latency: float, call_cpu: float, epis
     return end
 
 
+def alternating(longest: list[EpisodeJob]) -> list[EpisodeJob]:
+    """The longest, the shortest, the second longest, the second shortest, …"""
+    ordered, low, high = [], 0, len(longest) - 1
+    while low <= high:
+        ordered.append(longest[low])
+        if low < high:
+            ordered.append(longest[high])
+        low, high = low + 1, high - 1
+    return ordered
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--slots", type=int, default=32)
@@ -61,10 +74,12 @@ def main() -> int:
     factory = make_factory(BFCLEnvConfig())
     jobs = plan_jobs(rows, EvalConfig())
     length = {job.task_id: factory.expected_model_calls(job.row) or 0 for job in jobs}
+    longest = sorted(jobs, key=lambda job: -length[job.task_id])
     orders = {
         "plan order": jobs,
-        "longest first": sorted(jobs, key=lambda job: -length[job.task_id]),
-        "start_order": start_order(jobs, factory),
+        "longest first": longest,
+        "alternating": alternating(longest),
+        "start_order": start_order(jobs, factory, args.slots),
     }
     ideal = sum(length.values()) * args.latency / args.slots
     for costs, (call_cpu, episode_cpu) in (

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import (
@@ -51,6 +51,7 @@ from t3rl_core.eval.jsonl import record_line
 from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
 from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
 from t3rl_core.eval.repeats import repeat_stats
+from t3rl_core.eval.schedule import start_order
 from t3rl_core.eval.verdict import verdicts
 from t3rl_core.registries import ENGINES
 from t3rl_core.rollout.runner import EpisodeRunner
@@ -133,41 +134,6 @@ def plan_jobs(rows: Iterable[Mapping[str, Any]], config: EvalConfig, settings: s
     return jobs
 
 
-@runtime_checkable
-class KnowsEpisodeLength(Protocol):
-    """An env factory that can tell how many model calls a row's episode takes (its gold play)."""
-
-    def expected_model_calls(self, task: Mapping[str, Any]) -> int | None: ...
-
-
-def start_order(jobs: list[EpisodeJob], factory: object) -> list[EpisodeJob]:
-    """The order the eval starts its jobs in: the longest episode (by the factory's
-    `expected_model_calls`), the shortest, the second longest, the second shortest, …; the plan's
-    order when the factory cannot tell.
-
-    Long episodes start early, so none keeps a slot busy after the others are idle, and the last to
-    start are of middling length. Strictly longest first would leave the many short episodes to the
-    end, and the event loop's per-episode work (set-up, scoring, the trajectory line: ~2 ms of CPU
-    against a 2-call episode's ~0.1 s) would then queue there while slots wait; pairing long with short
-    spreads the episode starts over the whole eval (benchmarks/eval_schedule.py simulates the orders:
-    on the 300 BFCL test tasks with this loop's costs, longest first 0.89 of the physical bound, this
-    order 0.92, the plan's order 0.89)."""
-    if not isinstance(factory, KnowsEpisodeLength):
-        return jobs
-    lengths: dict[int, int] = {}
-    for job in jobs:
-        if id(job.row) not in lengths:
-            lengths[id(job.row)] = factory.expected_model_calls(job.row) or 0
-    longest = sorted(jobs, key=lambda job: -lengths[id(job.row)])
-    ordered, low, high = [], 0, len(longest) - 1
-    while low <= high:
-        ordered.append(longest[low])
-        if low < high:
-            ordered.append(longest[high])
-        low, high = low + 1, high - 1
-    return ordered
-
-
 def apply_eval_limits(runtime: RuntimeConfig, config: EvalConfig) -> RuntimeConfig:
     """The runtime config with the eval's per-call token and per-episode step limits, when set."""
     update = {
@@ -222,7 +188,7 @@ async def run_eval(
     chat = ChatFormat.from_config(runtime.chat, runtime.parsers)
     engine: Engine = ENGINES.build(config.engine, chat=chat)
     runner = EpisodeRunner.from_runtime(runtime, engine, chat=chat)
-    pending = start_order(pending, runner.env_factory)
+    pending = start_order(pending, runner.env_factory, config.concurrency)
     records = list(done.values())
     budget = FailureBudget(config.max_engine_failure_rate, len(jobs))
     # The checkout's git state for summary.json, read while the episodes run: two git commands that
