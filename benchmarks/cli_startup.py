@@ -12,6 +12,9 @@ printed with their ratios to the bare import:
     is met. Targets: wall <= 2x (plan) and <= 1.8x (validate);
   - warm: the composition cache filled by an earlier identical command line (compose_cache.py); validation
     and planning run in full as always. Target: plan < 1 s wall.
+Each round runs every command twice, idle and with one core kept busy by a spinning child
+(benchmarks/busy_core.py, paused between), and every target is checked in both conditions except the
+forked path's wall times (with the second core taken there is nothing to compose ahead on: reported).
 Exit code 1 when a target is missed. One more row is printed for reference, no target: the libraries a
 cold plan cannot do without, alone (PyYAML, rich's console and table, pydantic with one model's validator
 built, which imports importlib.metadata for pydantic's plugin loader): the share of the 1.5x budget they
@@ -36,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from busy_core import Neighbour, label
+
 T3RL = Path(sys.executable).with_name("t3rl")
 PLAN = [str(T3RL), "plan", "+experiment=stage2_bfcl"]
 VALIDATE = [str(T3RL), "validate", "+experiment=stage2_bfcl"]
@@ -59,6 +64,8 @@ TARGETS = {
     "t3rl validate, cold (T3RL_NO_CACHE=1)": (None, 1.8, None),
     "t3rl plan, warm composition cache": (None, None, 1.0),
 }
+FORKED = list(TARGETS)[2:4]
+CONDITIONS = (False, True)  # idle, one core busy
 
 
 def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -71,9 +78,9 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
-    """Wall and CPU seconds of every command, `repeats` alternating rounds."""
-    with tempfile.TemporaryDirectory() as scratch:
+def measure(repeats: int) -> dict[bool, tuple[dict[str, list[float]], dict[str, list[float]]]]:
+    """Wall and CPU seconds of every command, idle and with one core busy, `repeats` alternating rounds."""
+    with tempfile.TemporaryDirectory() as scratch, Neighbour() as neighbour:
         cwd = Path(scratch)
         base = {k: v for k, v in os.environ.items() if not k.startswith("T3RL_")}
         base.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -91,54 +98,69 @@ def measure(repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]
         }
         for argv, env in commands.values():  # discarded: writes bytecode, fills the composition cache
             timed(argv, cwd, env)
-        walls: dict[str, list[float]] = {label: [] for label in commands}
-        cpus: dict[str, list[float]] = {label: [] for label in commands}
+        found = {
+            busy: ({label: [] for label in commands}, {label: [] for label in commands})
+            for busy in CONDITIONS
+        }
         for _ in range(repeats):
-            for label, (argv, env) in commands.items():
-                wall, cpu = timed(argv, cwd, env)
-                walls[label].append(wall)
-                cpus[label].append(cpu)
-    return walls, cpus
+            for busy in CONDITIONS:
+                neighbour.busy(busy)
+                walls, cpus = found[busy]
+                for label_, (argv, env) in commands.items():
+                    wall, cpu = timed(argv, cwd, env)
+                    walls[label_].append(wall)
+                    cpus[label_].append(cpu)
+            neighbour.busy(False)
+    return found
+
+
+def report(walls: dict[str, list[float]], cpus: dict[str, list[float]], busy: bool) -> tuple[bool, str]:
+    """Print one condition's medians and verdicts; (every target met, its summary)."""
+    wall = {label_: statistics.median(times) for label_, times in walls.items()}
+    cpu = {label_: statistics.median(times) for label_, times in cpus.items()}
+    print(f"-- {label(busy)}")
+    for label_ in walls:
+        print(
+            f"{label_:40} wall median {wall[label_]:.3f} s (min {min(walls[label_]):.3f}),"
+            f" CPU median {cpu[label_]:.3f} s (min {min(cpus[label_]):.3f})"
+        )
+    met = True
+    for label_, (cpu_target, wall_target, seconds_target) in TARGETS.items():
+        cpu_ratio, wall_ratio = cpu[label_] / cpu[BARE_LABEL], wall[label_] / wall[BARE_LABEL]
+        checks = []
+        if cpu_target is not None:
+            checks.append((cpu_ratio <= cpu_target, f"CPU {cpu_ratio:.2f}x (target <= {cpu_target:g}x)"))
+        if wall_target is not None and busy:
+            checks.append((True, f"wall {wall_ratio:.2f}x (reported: no second core to compose ahead on)"))
+        elif wall_target is not None:
+            checks.append((wall_ratio <= wall_target, f"wall {wall_ratio:.2f}x (target <= {wall_target:g}x)"))
+        if seconds_target is not None:
+            ok = wall[label_] < seconds_target
+            checks.append((ok, f"wall {wall[label_]:.3f} s (target < {seconds_target:g} s)"))
+        ok = all(passed for passed, _ in checks)
+        met &= ok
+        words = "; ".join(text for _, text in checks)
+        print(f"{label_}: {words}: {'met' if ok else 'NOT met'}")
+    one = ", ".join(f"{label_.split()[1]} {cpu[label_] / cpu[BARE_LABEL]:.2f}" for label_ in ONE_PROCESS)
+    forked = ", ".join(f"{label_.split()[1]} {wall[label_] / wall[BARE_LABEL]:.2f}" for label_ in FORKED)
+    warm = wall["t3rl plan, warm composition cache"]
+    floor = cpu[LIBRARIES_LABEL] / cpu[BARE_LABEL]
+    summary = (
+        f"{label(busy)}: in one process (CPU) {one}; forked (wall) {forked}; warm plan {warm:.2f} s;"
+        f" the libraries alone (CPU) {floor:.2f}"
+    )
+    return met, summary
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
-    walls, cpus = measure(args.repeats)
-    wall = {label: statistics.median(times) for label, times in walls.items()}
-    cpu = {label: statistics.median(times) for label, times in cpus.items()}
-    for label in walls:
-        print(
-            f"{label:40} wall median {wall[label]:.3f} s (min {min(walls[label]):.3f}),"
-            f" CPU median {cpu[label]:.3f} s (min {min(cpus[label]):.3f})"
-        )
-    met = True
-    for label, (cpu_target, wall_target, seconds_target) in TARGETS.items():
-        cpu_ratio, wall_ratio = cpu[label] / cpu[BARE_LABEL], wall[label] / wall[BARE_LABEL]
-        checks = []
-        if cpu_target is not None:
-            checks.append((cpu_ratio <= cpu_target, f"CPU {cpu_ratio:.2f}x (target <= {cpu_target:g}x)"))
-        if wall_target is not None:
-            checks.append((wall_ratio <= wall_target, f"wall {wall_ratio:.2f}x (target <= {wall_target:g}x)"))
-        if seconds_target is not None:
-            ok = wall[label] < seconds_target
-            checks.append((ok, f"wall {wall[label]:.3f} s (target < {seconds_target:g} s)"))
-        ok = all(passed for passed, _ in checks)
-        met &= ok
-        words = "; ".join(text for _, text in checks)
-        print(f"{label}: {words}: {'met' if ok else 'NOT met'}")
-    one = ", ".join(f"{label.split()[1]} {cpu[label] / cpu[BARE_LABEL]:.2f}" for label in ONE_PROCESS)
-    forked = ", ".join(
-        f"{label.split()[1]} {wall[label] / wall[BARE_LABEL]:.2f}" for label in list(TARGETS)[2:4]
-    )
-    warm = wall["t3rl plan, warm composition cache"]
-    floor = cpu[LIBRARIES_LABEL] / cpu[BARE_LABEL]
-    print(
-        f"ratio to `import hydra, omegaconf`: in one process (CPU) {one}; forked (wall) {forked};"
-        f" warm plan {warm:.2f} s; the libraries alone (CPU) {floor:.2f}"
-    )
-    return 0 if met else 1
+    found = measure(args.repeats)
+    results = [report(*found[busy], busy) for busy in CONDITIONS]
+    print(f"load average after the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("ratio to `import hydra, omegaconf`: " + "; ".join(summary for _, summary in results))
+    return 0 if all(met for met, _ in results) else 1
 
 
 if __name__ == "__main__":
