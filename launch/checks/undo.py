@@ -87,4 +87,13 @@ def _text(value: Any) -> str:
 def _trims(fix: str, written: str) -> bool:
     """Whether the fix's value is what was written with something trimmed (a corrected spelling)."""
     value = fix.removeprefix("set ").split("=", 1)[-1].split(" ")[0]
-    return bool(value) and value != written and value.strip("'\"") in written
+    return bool(value) and value != written and value.strip("'\"") in written and not _numeric(value)
+
+
+def _numeric(text: str) -> bool:
+    """A number is a bound or a default, never a trimmed spelling (1 is in 16000 by its digits alone)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

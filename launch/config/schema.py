@@ -21,7 +21,7 @@ from t3rl_core.config import (
     ParsersConfig,
     RuntimeConfig,
 )
-from t3rl_core.eval.config import EvalConfig
+from t3rl_core.eval.config import MAX_SAMPLES_PER_TASK, EvalConfig
 from t3rl_core.fields import (
     ArgvToken,
     AtLeast,
@@ -218,7 +218,9 @@ class AlgorithmConfig(StrictModel):
     kl_loss_coef: float = Field(0.0, ge=0)
     kl_loss_type: Literal["k1", "k2", "k3", "low_var_kl"] = "low_var_kl"
     entropy_coef: float = Field(0.0, ge=0)
-    eps_clip: float = Field(0.2, gt=0)
+    # PPO's clip range [1 - eps_clip, 1 + eps_clip] of the importance ratio: from 1 on its lower end is
+    # at or below 0, and a ratio is never clipped from below.
+    eps_clip: float = Field(0.2, gt=0, lt=1)
     # DAPO's clip-higher: the upper clip range is at least the lower one; None = eps_clip.
     eps_clip_high: Annotated[PositiveFloat, AtLeast("eps_clip")] | None = 0.28
     # Dual-clip PPO's lower bound for negative advantages (slime --eps-clip-c; veRL clip_ratio_c); None = off.
@@ -250,7 +252,8 @@ class CurriculumConfig(StrictModel):
     num_rollout: int | None = Field(None, ge=1)
     num_epoch: int | None = Field(None, ge=1)
     rollout_batch_size: int = Field(ge=1)
-    n_samples_per_prompt: int = Field(1, ge=1)
+    # Samples per prompt: the GRPO group size (slime --n-samples-per-prompt); at most 1024, more is a typo.
+    n_samples_per_prompt: int = Field(1, ge=1, le=MAX_SAMPLES_PER_TASK)
     global_batch_size: int | None = Field(None, ge=1)
     num_steps_per_rollout: int | None = Field(None, ge=1)
     over_sampling_batch_size: int | None = Field(None, ge=1)
@@ -263,7 +266,7 @@ class CurriculumConfig(StrictModel):
     # refuses it with a group baseline: every group would be one answer repeated).
     rollout_temperature: float = Field(1.0, ge=0)
     rollout_top_p: float = Field(1.0, gt=0, le=1)
-    n_samples_per_eval_prompt: int = Field(1, ge=1)
+    n_samples_per_eval_prompt: int = Field(1, ge=1, le=MAX_SAMPLES_PER_TASK)
     # Model calls per episode, and optional caps on an episode's total tokens and on its tokens after
     # the prompt (model output + observations: Agent-R1's response budget).
     max_num_steps: int = Field(30, ge=1)

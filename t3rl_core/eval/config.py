@@ -12,6 +12,10 @@ from t3rl_core.fields import ArgvToken, Hostname, Label, OffOrPositiveInt, PathC
 from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel
 
+# Samples of one task (an eval's k, a training group): beyond it one task costs thousands of episodes,
+# which a typo (10000 for 100) gives far more often than a plan does.
+MAX_SAMPLES_PER_TASK = 1024
+
 
 class ServerConfig(StrictModel):
     """The SGLang server the eval stage starts on a converted checkpoint (unless engine.url is set)."""
@@ -37,7 +41,7 @@ class EvalConfig(StrictModel):
     # Prepared split to evaluate (a file <split>.jsonl of the prepare_data stage).
     split: PathComponent = "bfcl_test"
     # Samples per task; pass@k and pass^k are reported for every k in `pass_k` (each ≤ samples).
-    samples: int = Field(1, ge=1)
+    samples: int = Field(1, ge=1, le=MAX_SAMPLES_PER_TASK)
     # Whole-eval repeats, repeat r with seed `seed + r`: the summary reports each metric's mean, standard
     # deviation and per-task agreement across them (its main numbers pool all repeats).
     repeats: int = Field(1, ge=1, le=100)

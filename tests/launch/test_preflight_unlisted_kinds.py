@@ -69,9 +69,25 @@ BAD = [
         "model.context_length",
         "more than the 40960 tokens Qwen/Qwen3-4B attends over",
     ),
+    (
+        "group_of_a_typo",
+        [S1, "stages.train.curriculum.n_samples_per_prompt=16000"],
+        "stages.train.curriculum.n_samples_per_prompt",
+        "less than or equal to 1024",
+    ),
+    ("eval_k_of_a_typo", [S1, "eval.samples=10000", "eval.temperature=1.0"], "eval.samples", "1024"),
+    (
+        "clip_range_past_zero",
+        [S1, "stages.train.curriculum.algorithm.eps_clip=2"],
+        "stages.train.curriculum.algorithm.eps_clip",
+        "less than 1",
+    ),
 ]
 
 UNUSUAL = [
+    ("group_at_the_bound", [S1, "stages.train.curriculum.n_samples_per_prompt=1024"]),
+    ("eval_k_at_the_bound", [S1, "eval.samples=1024", "eval.pass_k=[1,1024]", "eval.temperature=1.0"]),
+    ("clip_range_near_one", [S1, "stages.train.curriculum.algorithm.eps_clip=0.28"]),
     ("short_prompts_under_slime_prompt_limit", [*SHORT, f"{X}=[--rollout-max-prompt-len,'64']"]),
     ("long_prompts_under_a_wide_episode_cap", [*VERY_LONG, f"{RL}.max_context_len=18193"]),
     ("tokenizer_of_a_sibling_family", [S1, "model.chat.tokenizer=Qwen/Qwen2.5-7B-Instruct"]),
