@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from t3rl_core.yaml_text import safe_load
+
 # A name segment that gives the model's size (4B, 0.5B, 235B, 1.5m), where a model line's name ends.
 _SIZE = re.compile(r"^\d+(\.\d+)?[bm]$")
 
@@ -47,7 +49,7 @@ def _options_in(folder: str) -> dict[str, ModelOption]:
     found = {}
     for path in sorted(Path(folder).glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text()) or {}
+            data = safe_load(path.read_text()) or {}
         except (OSError, yaml.YAMLError):
             continue
         if not isinstance(data, dict):

@@ -10,9 +10,18 @@ import yaml
 
 from launch.checks.resolve import resolve
 from launch.plan.build import PlanContext, build_plan
-from t3rl_core.yaml_text import WIDTH, safe_dump
+from t3rl_core.yaml_text import WIDTH, safe_dump, safe_load
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
+# Texts PyYAML rejects, each for another reason (libyaml words some of them differently).
+BROKEN = (
+    "name: broken\nhardware: [1,\n",
+    "name: x\n  bad: indent\n",
+    "model:\n\tname: x\n",
+    "name: a: b\n",
+    "name: 'unterminated\n",
+    "end_of_turn: ***\n",
+)
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
 
 
@@ -37,3 +46,39 @@ def test_options_reach_the_emitter() -> None:
     data = {"b": 1, "a": "é"}
     assert safe_dump(data) == 'a: "\\xE9"\nb: 1\n'
     assert safe_dump(data, sort_keys=False, allow_unicode=True) == "b: 1\na: é\n"
+
+
+def _outcome(load: object, text: str) -> tuple[str, object]:
+    try:
+        return "ok", load(text)  # type: ignore[operator]
+    except yaml.YAMLError as error:
+        return type(error).__name__, str(error)
+
+
+def test_every_shipped_config_file_reads_as_pyyamls_own_parser_reads_it() -> None:
+    files = sorted(CONF.rglob("*.yaml"))
+    assert len(files) > 40
+    for path in files:
+        text = path.read_text()
+        assert safe_load(text) == yaml.safe_load(text), path
+
+
+@pytest.mark.parametrize("text", BROKEN)
+def test_a_text_pyyaml_rejects_is_rejected_in_pyyamls_words(text: str) -> None:
+    expected = _outcome(yaml.safe_load, text)
+    assert expected[0] != "ok"
+    assert _outcome(safe_load, text) == expected
+
+
+@pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="PyYAML without libyaml: one parser only")
+def test_libyaml_parses_when_pyyaml_has_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaders: list[type] = []
+    inner = yaml.load
+
+    def spy(text: str, Loader: type) -> object:
+        loaders.append(Loader)
+        return inner(text, Loader=Loader)
+
+    monkeypatch.setattr(yaml, "load", spy)
+    assert safe_load("a: [1, 2]\n") == {"a": [1, 2]}
+    assert loaders == [yaml.CSafeLoader]
