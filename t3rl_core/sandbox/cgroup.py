@@ -1,12 +1,16 @@
-"""A cgroup per sandbox slot (one cell at a time): a process limit and a memory limit per cell.
+"""A cgroup per sandbox slot (one cell at a time): a process limit, a memory limit and a CPU share
+per cell.
 
 RLIMIT_NPROC never applies to uid 0 and counts every process of a uid across all cells at once, so
 the pids controller is what bounds one cell's processes. RLIMIT_AS bounds one process's address space
 but not memory a cell holds outside it (memfd, SysV and POSIX shared memory, files on tmpfs, many
-processes at once): the memory controller counts all of it. Each controller is used where this
+processes at once): the memory controller counts all of it. The CPU scheduler weighs every thread
+on its own: a cell's 32 busy threads would outweigh t3rl's trainer and rollout 32 to 1; in a cpu
+cgroup the cell weighs as one process, and a quota caps the cores it uses. Each controller is used where this
 process may create cgroups below its own one in a hierarchy that has it (cgroup v1 `pids` / `memory`,
 or v2 with the controller available to children); `CellCgroups.open()` returns None when neither is,
-and the caller falls back to RLIMIT_NPROC and to refusing the calls that make unaccounted memory.
+and the caller falls back to RLIMIT_NPROC, to refusing the calls that make unaccounted memory, and to
+running cells at a lower priority (`CELL_NICE`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 _instances = itertools.count()
-CONTROLLERS = ("pids", "memory")
+CONTROLLERS = ("pids", "memory", "cpu")
+# Nice-0 process weight in each interface (cgroup v1 cpu.shares, v2 cpu.weight), and the v1 maximum.
+_V1_SHARES, _V2_WEIGHT, _V1_SHARES_MAX, _V2_WEIGHT_MAX = 1024, 100, 262144, 10000
+CPU_PERIOD_US = 100_000
 
 
 def _own_cgroups() -> tuple[dict[str, Path], Path | None]:
@@ -58,6 +65,8 @@ class SlotCgroup:
     pids: Path | None
     memory: Path | None
     memory_v1: bool = False
+    cpu: Path | None = None
+    cpu_v1: bool = False
     _oom_kills_seen: int = field(default=0, repr=False)
     # The file counting OOM kills, open for the slot's life: read after every cell.
     _events: int | None = field(default=None, repr=False)
@@ -87,6 +96,16 @@ class SlotCgroup:
         if swap.exists():
             swap.write_text("0")
 
+    def limit_cpu(self, cores: float) -> None:
+        """At most `cores` CPUs' worth of time for the slot's processes together (CFS bandwidth)."""
+        assert self.cpu is not None
+        quota = max(1000, round(cores * CPU_PERIOD_US))
+        if self.cpu_v1:
+            (self.cpu / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+            (self.cpu / "cpu.cfs_quota_us").write_text(str(quota))
+        else:
+            (self.cpu / "cpu.max").write_text(f"{quota} {CPU_PERIOD_US}")
+
     def new_oom_kills(self) -> int:
         """Processes the kernel killed for the memory limit since the last call."""
         if self.memory is None:
@@ -112,10 +131,12 @@ class SlotCgroup:
 class CellCgroups:
     """Parent cgroups owned by this sandbox (one per hierarchy used); a `SlotCgroup` per slot."""
 
-    def __init__(self, parents: dict[str, Path], memory_v1: bool, made: list[Path]) -> None:
-        # controller → the parent directory whose children have it (one directory for both in v2)
+    def __init__(
+        self, parents: dict[str, Path], made: list[Path], memory_v1: bool, cpu_v1: bool = False
+    ) -> None:
+        # controller → the parent directory whose children have it (one directory for all in v2)
         self.parents = parents
-        self.memory_v1 = memory_v1
+        self.memory_v1, self.cpu_v1 = memory_v1, cpu_v1
         self._ids = itertools.count()
         self._finalizer = weakref.finalize(self, _remove_all, made)
 
@@ -127,9 +148,15 @@ class CellCgroups:
     def memory(self) -> bool:
         return "memory" in self.parents
 
+    @property
+    def cpu(self) -> bool:
+        return "cpu" in self.parents
+
     @classmethod
-    def open(cls) -> CellCgroups | None:
-        """The controllers this process can give each slot; None when it can give none."""
+    def open(cls, cells: int = 1) -> CellCgroups | None:
+        """The controllers this process can give each slot; None when it can give none. With the cpu
+        controller, all slots together weigh as `cells` processes of t3rl's at nice 0: each of up to
+        `cells` cells at once as one process, however many threads it runs."""
         name = f"t3rl-sandbox-{os.getpid()}-{next(_instances)}"
         try:
             v1, v2 = _own_cgroups()
@@ -145,7 +172,10 @@ class CellCgroups:
             for controller in _enable_v2(v2 / name, missing):
                 parents[controller] = v2 / name
         memory_v1 = "memory" in v1 and parents.get("memory") == v1["memory"] / name
-        cgroups = cls(parents, memory_v1, made)
+        cpu_v1 = "cpu" in v1 and parents.get("cpu") == v1["cpu"] / name
+        if "cpu" in parents and not _weigh(parents["cpu"], cells, cpu_v1):
+            del parents["cpu"]
+        cgroups = cls(parents, made, memory_v1, cpu_v1)
         try:
             if not parents:
                 raise OSError("no cgroup controller to use")
@@ -153,6 +183,8 @@ class CellCgroups:
             if cgroups.memory:
                 probe.limit_memory(1 << 30)
                 probe.memory_usage()
+            if cgroups.cpu:
+                probe.limit_cpu(1.0)
             cgroups.remove(probe)
         except OSError:
             cgroups.close()
@@ -176,7 +208,8 @@ class CellCgroups:
                 _remove_tree(path)
             raise
         memory = dirs[self.parents["memory"]] if self.memory else None
-        return SlotCgroup(list(dirs.values()), pids, memory, self.memory_v1)
+        cpu = dirs[self.parents["cpu"]] if self.cpu else None
+        return SlotCgroup(list(dirs.values()), pids, memory, self.memory_v1, cpu, self.cpu_v1)
 
     def remove(self, slot: SlotCgroup) -> None:
         """Kill whatever is left in the slot's cgroups, then delete them."""
@@ -186,6 +219,18 @@ class CellCgroups:
 
     def close(self) -> None:
         self._finalizer()
+
+
+def _weigh(parent: Path, processes: int, v1: bool) -> bool:
+    """Give the cgroup `parent` the scheduler weight of `processes` nice-0 processes; False if refused."""
+    try:
+        if v1:
+            (parent / "cpu.shares").write_text(str(min(processes * _V1_SHARES, _V1_SHARES_MAX)))
+        else:
+            (parent / "cpu.weight").write_text(str(min(processes * _V2_WEIGHT, _V2_WEIGHT_MAX)))
+    except OSError:
+        return False
+    return True
 
 
 def _made(path: Path, made: list[Path]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from t3rl_core.fields import (
     AtLeast,
@@ -22,6 +22,7 @@ from t3rl_core.fields import (
 from t3rl_core.registries import SANDBOXES
 from t3rl_core.registry import registered
 from t3rl_core.sandbox.protections import Layer
+from t3rl_core.secret_names import is_credential_at, is_secret_name
 from t3rl_core.strict import StrictModel
 
 
@@ -44,6 +45,10 @@ class LocalSandboxConfig(SandboxConfig):
     # Address-space limit per process (RLIMIT_AS), MiB; with a memory cgroup (root, and a host that
     # allows it) also the cell's whole memory, all processes and shared memory together, plus its files.
     memory_mb: int = Field(1024, ge=64)
+    # CPUs' worth of time a cell's processes may use together (a cpu cgroup's quota, where t3rl is root
+    # and the host has the controller; there each cell also weighs as one process of t3rl's, however
+    # many threads it runs); None = no quota. Without a cpu cgroup cells run at nice 10.
+    cpu_cores: float | None = Field(1.0, gt=0)
     # Processes and threads the cell may have at once (its slot's pids cgroup, which also holds the
     # slot's zygote and the cell's init; else RLIMIT_NPROC of the cell uid).
     max_processes: int = Field(32, ge=1)
@@ -82,11 +87,14 @@ class LocalSandboxConfig(SandboxConfig):
             *("~/.docker", "~/.kube", "~/.huggingface", "~/.npmrc", "~/.pypirc"),
         ]
     )
-    # Host paths cells may read besides the system (/usr, /etc, /lib, /proc, /sys, ...), the interpreter's
-    # trees and their own directory ("~" is t3rl's home). Everything else (the project's checkout, run
-    # directories, prepared data, homes) is unreadable where Landlock is available.
+    # Host paths cells may read besides the system (/usr, /lib, ..., the loader's cache and time zone of
+    # /etc, the CPU topology of /sys, their own /proc), the interpreter's trees and their own directory
+    # ("~" is t3rl's home; one below /etc is also shown in the cells' /etc). Everything else (the rest of
+    # /etc, the project's checkout, run directories, prepared data, homes) is unreadable where Landlock
+    # is available.
     readable_paths: list[LocalPath] = Field(default_factory=list)
-    # Environment variables copied from t3rl's own environment; everything else is dropped.
+    # Environment variables copied from t3rl's own environment; everything else is dropped. A secret
+    # name is refused, and a value that is a credential by its form is dropped.
     env_allowlist: list[EnvVarName] = Field(
         default_factory=lambda: ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
     )
@@ -94,6 +102,24 @@ class LocalSandboxConfig(SandboxConfig):
     env: dict[EnvVarName, Text] = Field(
         default_factory=lambda: {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     )
+
+    @model_validator(mode="after")
+    def _no_credential_reaches_a_cell(self) -> LocalSandboxConfig:
+        """Cells run code the model writes: a credential in their environment can be printed into an
+        observation, and from there into trajectories and the trained weights."""
+        given = [f"env_allowlist entry {name}" for name in self.env_allowlist if is_secret_name(name)]
+        given += [
+            f"env.{name}"
+            for name, value in self.env.items()
+            if is_secret_name(name) or is_credential_at(name, value)
+        ]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)}: a sandbox cell runs code the model writes, and must not get a "
+                "credential (it could print it into a trajectory); remove it from the sandbox's "
+                "env_allowlist / env"
+            )
+        return self
 
 
 class SandboxFusionConfig(SandboxConfig):

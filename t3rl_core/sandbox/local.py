@@ -43,10 +43,13 @@ from t3rl_core.sandbox.protections import (
     observe,
 )
 from t3rl_core.sandbox.zygote_process import CHILD_PACKAGE_PARENT, Zygote, ZygoteError
+from t3rl_core.secret_env import without_credentials
 
 log = logging.getLogger(__name__)
 
 MIB = 1 << 20
+# Priority of cells without a cpu cgroup: a busy cell thread weighs a tenth of a process of t3rl's.
+CELL_NICE = 10
 _PROBE_TIMEOUT_S = 30.0
 # How long the sandbox's own setup retries a fork refused by the slot's process limit, beyond the
 # wall-clock limit of the cell before (whose processes hold the limit until they are torn down).
@@ -112,6 +115,8 @@ class LocalSandbox(Sandbox):
                 # On top of what the zygote itself holds here: the cell's memory and its files (tmpfs).
                 c = self.config
                 cgroup.limit_memory(cgroup.memory_usage() + (c.memory_mb + c.cell_disk_mb) * MIB)
+            if cgroup is not None and cgroup.cpu is not None and self.config.cpu_cores is not None:
+                cgroup.limit_cpu(self.config.cpu_cores)
             return _Slot(zygote, cgroup)
         except BaseException:
             if cgroup is not None and self._cgroups is not None:
@@ -148,6 +153,10 @@ class LocalSandbox(Sandbox):
             "visible": [str(PROJECT_DIR)],
             "rlimit_nproc": not (self._cgroups and self._cgroups.pids),
             "memory_cgroup": bool(self._cgroups and self._cgroups.memory),
+            # Without a cpu cgroup each thread of a cell weighs as much as one of t3rl's: cells yield.
+            "cpu_cgroup": bool(self._cgroups and self._cgroups.cpu),
+            "cpu_cores": c.cpu_cores,
+            "nice": 0 if self._cgroups and self._cgroups.cpu else CELL_NICE,
             "patience_s": c.timeout_s + _SETUP_PATIENCE_S,
             "preload": c.preload,
             "limits": {
@@ -314,7 +323,9 @@ def _kill_leftovers(cgroup: SlotCgroup, cell_uid: int) -> None:
 
 def _cgroups(config: LocalSandboxConfig) -> CellCgroups | None:
     """The slot cgroups this host gives a sandbox with `config` (only a root t3rl makes them)."""
-    return CellCgroups.open() if os.geteuid() == 0 and config.isolation != "none" else None
+    if os.geteuid() != 0 or config.isolation == "none":
+        return None
+    return CellCgroups.open(cells=config.max_concurrency)
 
 
 def memory_cap(config: LocalSandboxConfig) -> MemoryCap:
@@ -352,8 +363,10 @@ def cpu_limit_s(config: LocalSandboxConfig) -> int:
 
 
 def cell_env(config: LocalSandboxConfig) -> dict[str, str]:
-    """Only allow-listed variables survive (no API keys or tokens), then the configured ones."""
-    env = {k: os.environ[k] for k in config.env_allowlist if k in os.environ}
+    """Only allow-listed variables survive, and of those none that holds a credential by its form or
+    was revealed by a `Secret` in this process (the config refuses secret names), then the configured
+    ones."""
+    env = without_credentials({k: os.environ[k] for k in config.env_allowlist if k in os.environ})
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(HOME="/tmp", TMPDIR="/tmp")
     env.update(config.env)

@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-Layer = Literal["user", "network", "pid", "mount", "disk", "seccomp", "landlock", "process_limit", "memory"]
+Layer = Literal[
+    "user", "network", "pid", "mount", "disk", "seccomp", "landlock", "process_limit", "memory", "cpu"
+]
 LAYERS: tuple[Layer, ...] = get_args(Layer)
 # The layers a cell applies to itself (and reports per cell); the rest are set up before it runs.
 CELL_LAYERS: frozenset[str] = frozenset({"user", "seccomp", "landlock"})
@@ -33,6 +35,7 @@ WHAT_IS_LOST: dict[str, str] = {
     ),
     "process_limit": "fork bombs are stopped only by the wall-clock limit",
     "memory": "only each process's address space is limited: shared memory (memfd, SysV) is not counted",
+    "cpu": "a cell's busy threads compete with t3rl's trainer and rollout one for one",
 }
 
 PROBE_CELL = """
@@ -145,6 +148,13 @@ def observe(
         active["memory"] = memory_cap_text(
             cap, limits["memory_bytes"] >> 20, cell_spec["disk_bytes"] >> 20, limits["nproc"]
         )
+    if cell_spec["cpu_cgroup"]:
+        cores = cell_spec["cpu_cores"]
+        active["cpu"] = "cpu cgroup: a cell weighs one process of t3rl's" + (
+            f", at most {cores:g} CPU" if cores else ""
+        )
+    elif cell_spec["nice"]:
+        active["cpu"] = f"no cpu cgroup: cells run at nice {cell_spec['nice']}"
     missing = {name: WHAT_IS_LOST[name] for name in LAYERS if name not in active}
     if "seccomp" in missing and cell_spec.get("seccomp_refused"):
         missing["seccomp"] += f" ({cell_spec['seccomp_refused']})"

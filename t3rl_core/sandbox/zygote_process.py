@@ -47,10 +47,10 @@ class Zygote:
             for cgroup in self.cgroups:
                 procs.append(os.open(cgroup / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC))
             passed = [theirs.fileno(), *procs]
-            spec = json.dumps({**self.spec, "ctl_fd": theirs.fileno(), "cgroup_fds": procs})
+            spec = json.dumps({**self.spec, "cgroup_fds": procs}).encode()
             try:
                 proc = subprocess.Popen(
-                    [self.python, "-I", "-B", "-X", "utf8", "-c", BOOTSTRAP, spec],
+                    [self.python, "-I", "-B", "-X", "utf8", "-c", BOOTSTRAP, str(theirs.fileno())],
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
@@ -67,6 +67,7 @@ class Zygote:
                 os.close(fd)
         ours.settimeout(_START_TIMEOUT_S)
         try:
+            ours.send(spec)
             hello = ours.recv(1 << 16)
         except OSError:
             hello = b""

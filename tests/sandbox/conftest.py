@@ -68,6 +68,8 @@ def host_offers(layer: str) -> bool:
         return True  # a pids cgroup as root, RLIMIT_NPROC of an unprivileged cell uid otherwise
     if layer == "memory":
         return host_offers("seccomp") or memory_cgroup_offered()
+    if layer == "cpu":
+        return True  # a cpu cgroup as root where the host has one, a lower priority for cells otherwise
     raise ValueError(layer)
 
 

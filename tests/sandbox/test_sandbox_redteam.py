@@ -729,6 +729,9 @@ FALLBACK = textwrap.dedent(
     attacks = {
         "netrc": f"print(open({home + '/.netrc'!r}).read())",
         "environ": f"print(open('/proc/{os.getpid()}/environ', 'rb').read())",
+        "cmdline": f"print(open('/proc/{os.getpid()}/cmdline', 'rb').read()[:9])",
+        "etc": "print(open('/etc/passwd').read())",
+        "nice": "import os; print(os.getpriority(os.PRIO_PROCESS, 0))",
         "kill": f"import os; os.kill({os.getpid()}, 0)",
         "init": "import os; os.kill(os.getppid(), 0)",  # the cell's supervisor: its verdict
         "write": f"open({home + '/planted'!r}, 'w').write('x')",
@@ -806,6 +809,10 @@ def test_fallback_without_namespaces_says_so_and_landlock_still_holds(planted):
     assert SECRET not in json.dumps(attacks)
     assert attacks["netrc"][2][0].startswith("PermissionError"), attacks["netrc"]  # Landlock's reads
     assert attacks["environ"][2][0].startswith("PermissionError"), attacks["environ"]
+    # No PID namespace: other processes' command lines and the host's /etc are out of Landlock's reads.
+    assert attacks["cmdline"][2][0].startswith("PermissionError"), attacks["cmdline"]
+    assert attacks["etc"][2][0].startswith("PermissionError"), attacks["etc"]
+    assert attacks["nice"][:2] == ["success", "10\n"]  # no cpu cgroup: cells yield to t3rl's processes
     for name in ("kill", "init"):  # Landlock's signal scope
         assert attacks[name][2][0].startswith("PermissionError"), attacks[name]
     assert attacks["write"][2][0].startswith("PermissionError"), attacks["write"]
@@ -826,6 +833,7 @@ def test_fallback_without_namespaces_or_landlock_names_what_is_lost(planted):
     # What still holds without both: the launcher's environment (another process) and the daemon.
     attacks = report["attacks"]
     assert attacks["netrc"][1] == SECRET + "\n"  # said above: credentials readable, not pretended away
+    assert attacks["nice"][:2] == ["success", "10\n"]
     assert attacks["daemon"][:2] == ["success", "spawned\n"]
     assert gone(marker)
 

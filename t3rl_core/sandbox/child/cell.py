@@ -241,6 +241,8 @@ def confine(spec: dict, workdir: str) -> list[str]:
     """Apply the cell-side layers the spec asks for, in the order they depend on; the names applied."""
     applied = []
     privileges.set_oom_score_adj(privileges.OOM_FIRST)
+    if spec["nice"]:
+        privileges.lower_priority(spec["nice"])
     privileges.set_limits(spec["limits"], nproc=spec["rlimit_nproc"])
     if spec["drop_privileges"]:
         privileges.drop_bounding_set()
@@ -251,13 +253,23 @@ def confine(spec: dict, workdir: str) -> list[str]:
         applied.append("user")
     if spec["landlock_abi"]:
         writable = [workdir, mounts.SHM_DIR] if spec["namespaces"] else [workdir]
-        landlock.restrict(writable, [os.devnull], spec["landlock_abi"], spec["readable"])
+        readable = [*spec["readable"], *proc_readable(spec)]
+        landlock.restrict(writable, [os.devnull], spec["landlock_abi"], readable)
         applied.append("landlock")
     if spec["seccomp"]:
         refused = () if spec["memory_cgroup"] else seccomp.MEMFD
         seccomp.install(refused + (() if sysv_allowed(spec) else seccomp.SYSV_IPC))
         applied.append("seccomp")
     return applied
+
+
+def proc_readable(spec: dict) -> list[str]:
+    """What a cell reads of /proc: all of it in its own PID namespace (whose /proc shows the cell's
+    processes only); without one, the host's /proc shows every process's command line, so only this
+    process's own directory and the system-wide counters programs size themselves by."""
+    if spec["namespaces"]:
+        return ["/proc"]
+    return [f"/proc/{os.getpid()}", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat"]
 
 
 def sysv_allowed(spec: dict) -> bool:

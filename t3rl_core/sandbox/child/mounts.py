@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 
 from .libc import mount
 
@@ -35,6 +36,32 @@ CELL_INODES = 65536
 # The empty tmpfs that covers a private directory, a hidden one or a directory closed to other users.
 COVER_FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC
 COVER_OPTIONS = "size=64k,mode=0755"
+ETC = "/etc"
+# What a cell sees of the host's /etc: the dynamic loader's files and the time zone (a link into
+# /usr/share/zoneinfo, shown as the file it points at). Missing ones are skipped.
+ETC_SHOWN = ("/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/localtime")
+# Written into the cell's /etc instead of the host's: only root and the cell's own user.
+ETC_WRITTEN = ("/etc/passwd", "/etc/group")
+
+
+@dataclass(frozen=True)
+class EtcView:
+    """The cell's /etc: `shown` host paths below /etc (files or directories, e.g. a `readable_paths`
+    entry such as /etc/ssl/certs), and passwd/group naming root and the cell's `uid`/`gid` only."""
+
+    shown: list[str]
+    uid: int
+    gid: int
+
+    def written(self) -> dict[str, str]:
+        users = {0: "root", self.uid: "cell"}
+        groups = {0: "root", self.gid: "cell"}
+        return {
+            "/etc/passwd": "".join(
+                f"{name}:x:{uid}:{uid}:{name}:/tmp:/usr/sbin/nologin\n" for uid, name in users.items()
+            ),
+            "/etc/group": "".join(f"{name}:x:{gid}:\n" for gid, name in groups.items()),
+        }
 
 
 def _mount_points() -> list[str]:
@@ -44,11 +71,11 @@ def _mount_points() -> list[str]:
 
 
 def prepare_zygote_root(
-    private_dirs: list[str], hidden: list[str], kept: list[str], *, closed: bool
+    private_dirs: list[str], hidden: list[str], kept: list[str], etc: EtcView, *, closed: bool
 ) -> list[str]:
     """Private empty directories (the `kept` trees bound back through them, see `cover`), hidden
-    credentials, then the whole tree read-only. Returns the kept trees each cell binds again over its
-    own /tmp and /dev/shm (a checkout or venv under /tmp)."""
+    credentials, /etc reduced to `etc`, then the whole tree read-only. Returns the kept trees each cell
+    binds again over its own /tmp and /dev/shm (a checkout or venv under /tmp)."""
     mount(None, "/", MS_REC | MS_PRIVATE)
     bound = cover([CELL_DIR, *private_dirs], kept, closed=closed)
     for path in hidden:
@@ -56,6 +83,7 @@ def prepare_zygote_root(
             mount("tmpfs", path, COVER_FLAGS, "tmpfs", COVER_OPTIONS)
         elif os.path.exists(path):
             mount(os.devnull, path, MS_BIND)
+    show_only(ETC, etc.shown, etc.written())
     for point in _mount_points():
         try:
             kept_flags = os.statvfs(point).f_flag
@@ -125,6 +153,35 @@ def cover(dirs: list[str], keep: list[str], *, closed: bool, options: str = COVE
         if any(_below(path, tree) for tree in held):
             mount("tmpfs", path, COVER_FLAGS, "tmpfs", options)
     return sorted(held)
+
+
+def show_only(directory: str, shown: list[str], written: dict[str, str]) -> None:
+    """Cover `directory` with an empty tmpfs, bind back the `shown` paths below it (links resolved: a
+    file or directory each) and write the `written` files (path → text) into it."""
+    held = {}
+    try:
+        for path in shown:
+            if _below(path, directory) and os.path.exists(path):
+                held[path] = os.open(os.path.realpath(path), os.O_PATH | os.O_CLOEXEC)
+        mount("tmpfs", directory, COVER_FLAGS, "tmpfs", COVER_OPTIONS)
+        for path, fd in held.items():
+            make_dirs(os.path.dirname(path))
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                make_dirs(path)
+            else:
+                _write(path, "")
+            mount(f"/proc/self/fd/{fd}", path, MS_BIND | MS_REC)
+    finally:
+        for fd in held.values():
+            os.close(fd)
+    for path, text in written.items():
+        _write(path, text)
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
 
 
 def make_dirs(path: str, root: str = "/") -> None:

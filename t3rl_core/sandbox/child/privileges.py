@@ -68,6 +68,18 @@ def set_oom_score_adj(score: int) -> None:
             os.close(fd)
 
 
+def lower_priority(nice: int) -> None:
+    """Run this process (and what it starts) at `nice`, and its session's autogroup too: a cell is a
+    session of its own, and where the kernel groups by session only the group's niceness counts."""
+    os.setpriority(os.PRIO_PROCESS, 0, nice)
+    with contextlib.suppress(OSError):  # no CONFIG_SCHED_AUTOGROUP, or autogroups disabled
+        fd = os.open("/proc/self/autogroup", os.O_WRONLY)
+        try:
+            os.write(fd, str(nice).encode())
+        finally:
+            os.close(fd)
+
+
 def set_limits(limits: dict[str, int], *, nproc: bool) -> None:
     """`nproc`: apply RLIMIT_NPROC too (only without a pids cgroup: it counts every process of the uid)."""
     wanted = {

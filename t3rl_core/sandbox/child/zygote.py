@@ -31,11 +31,19 @@ from .libc import (
     unshare,
 )
 
-# The system a Python program reads: programs, libraries, configuration, its own /proc and /sys.
+# The system a Python program reads: programs and libraries, the few host files a program needs (the
+# loader's cache, the time zone, the CPU topology OpenBLAS and os.cpu_count() read) and harmless
+# devices. Not the rest of /etc (users, hosts, package-index credentials), nor of /sys; /proc is added
+# per cell (`cell.proc_readable`).
 SYSTEM_READABLE = (
-    *("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/sys"),
+    *("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"),
+    *mounts.ETC_SHOWN,
+    *("/sys/devices/system/cpu", "/sys/devices/system/node"),
     *("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"),
 )
+
+# Largest spec t3rl sends (its paths lists); one datagram of the control socket.
+SPEC_BYTES = 1 << 20
 
 # Files that make a directory a project checkout rather than an installed tree.
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -60,7 +68,8 @@ def _enter_namespaces(spec: dict) -> list[str] | None:
     # too); a cell uid that is not their owner also needs a way through closed directories above them.
     # A checkout among them (under /tmp, it becomes part of each cell's own /tmp) only through its code.
     kept = [part for tree in [*_interpreter_trees(), *spec["visible"]] for part in _code_of(tree)]
-    return mounts.prepare_zygote_root(spec["private_dirs"], spec["hidden"], kept, closed=as_root)
+    etc = mounts.EtcView(shown=[*mounts.ETC_SHOWN, *spec["readable_paths"]], uid=spec["uid"], gid=spec["gid"])
+    return mounts.prepare_zygote_root(spec["private_dirs"], spec["hidden"], kept, etc, closed=as_root)
 
 
 def _interpreter_trees() -> list[str]:
@@ -108,7 +117,8 @@ def configure(spec: dict) -> dict:
         # to become, and the cell runs as the (unprivileged) user that started t3rl.
         "setuid": wanted and host_root,
         "landlock_abi": landlock.abi_version() if wanted else 0,
-        "readable": [*readable_paths(), *spec["readable_paths"]],
+        # The passwd and group files exist only as the zygote wrote them into its own /etc.
+        "readable": [*readable_paths(), *(mounts.ETC_WRITTEN if namespaces else ()), *spec["readable_paths"]],
         "machine": platform.machine(),
         "seccomp_refused": seccomp.refusal() if wanted and seccomp.supported() else None,
     }
@@ -138,8 +148,11 @@ def serve(ctl: socket.socket, spec: dict) -> None:
 
 
 def main() -> None:
-    spec = json.loads(sys.argv[1])
-    ctl = socket.socket(fileno=spec.pop("ctl_fd"))
+    # The spec comes over the control socket, not the command line: every cell's init is a fork of this
+    # process, and its /proc/<pid>/cmdline (and each cell's sys.argv) would show the host's layout.
+    ctl = socket.socket(fileno=int(sys.argv[1]))
+    del sys.argv[1:]
+    spec = json.loads(ctl.recv(SPEC_BYTES))
     try:
         for fd in spec.pop("cgroup_fds"):
             os.write(fd, b"0")

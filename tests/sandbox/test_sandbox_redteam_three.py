@@ -1,0 +1,208 @@
+"""Red team, third round: what a cell sees of the host (/etc, /sys, /proc, the zygote's command line),
+the CPU it takes from t3rl, and credentials in its environment.
+
+Host-side targets are planted where a cell could read them by file mode (world-readable, outside
+/tmp), so the layer that stops them is exercised. Fast: one shared pool, no sleeps, no wall-clock
+assertions (the CPU test compares the CPU a cell used with the wall time it took, which a loaded
+machine only makes safer).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from t3rl_core.sandbox.cgroup import CellCgroups
+from t3rl_core.sandbox.config import LocalSandboxConfig
+from t3rl_core.sandbox.local import cell_env
+from t3rl_core.sandbox.protections import observe
+from t3rl_core.secret import Secret
+from tests.sandbox.conftest import need
+from tests.sandbox.test_sandbox_redteam import Pool, attempt, outcomes
+
+MARKER = "t3rl-round3-" + uuid.uuid4().hex
+# The most CPU a cell of the pool may use; well below one core, so four busy threads exceed it anywhere.
+CORES = 0.25
+
+
+@pytest.fixture(scope="module")
+def planted_etc() -> Iterator[Path]:
+    """A world-readable host file in /etc (root can write there; a host's config as a cell would see it)."""
+    if not os.access("/etc", os.W_OK):
+        pytest.skip("needs write access to /etc to plant a host config file")
+    path = Path("/etc") / f"{MARKER}.conf"
+    path.write_text(f"token={MARKER}\n")
+    path.chmod(0o644)
+    try:
+        yield path
+    finally:
+        path.unlink()
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[Pool]:
+    # A hidden path and a readable path carrying the marker: the host's layout a cell must not learn
+    # from the zygote's command line.
+    config = LocalSandboxConfig(
+        timeout_s=60.0,
+        max_concurrency=2,
+        cpu_cores=CORES,
+        hidden_paths=[f"/var/lib/{MARKER}-hidden"],
+        readable_paths=[f"/opt/{MARKER}-readable"],
+    )
+    pool = Pool(config)
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+def test_a_cell_sees_only_the_loader_and_time_zone_of_etc(pool, planted_etc):
+    """/etc holds the host's users, names, addresses and config (a package index's token in pip.conf):
+    a cell reads none of it. It still resolves its own user, loads libraries and tells the time."""
+    need("landlock")
+    code = (
+        "import os, time, pwd, getpass, mimetypes, numpy\n"
+        + attempt("planted", f"print(open({str(planted_etc)!r}).read())")
+        + "".join(
+            attempt(name, f"open({path!r}).read()")
+            for name, path in (
+                ("hosts", "/etc/hosts"),
+                ("hostname", "/etc/hostname"),
+                ("os", "/etc/os-release"),
+            )
+        )
+        + attempt("list", "os.listdir('/etc')")
+        + "print('users: ' + repr(sorted(p.pw_name for p in pwd.getpwall())))\n"
+        "print('me: ' + getpass.getuser())\n"
+        "print('tz: ' + time.strftime('%Z'))\n"
+        "print('mime: ' + str(mimetypes.guess_type('a.txt')[0]))\n"
+        "print('numpy: ' + str(int(numpy.linalg.det(numpy.eye(3)))))\n"
+    )
+    r = pool.run(code)
+    assert r.status == "success", r
+    assert MARKER not in r.stdout
+    seen = outcomes(r)
+    for name in ("planted", "hosts", "hostname", "os", "list"):
+        assert seen[name] in ("Permission denied", "No such file or directory"), (name, seen)
+    host_users = {line.split(":")[0] for line in Path("/etc/passwd").read_text().splitlines() if line}
+    users = set(json.loads(seen["users"].replace("'", '"')))
+    assert users <= {"root", "cell"} and not (users & host_users - {"root"}), users
+    assert seen["me"] in ("cell", "root")
+    assert (seen["mime"], seen["numpy"]) == ("text/plain", "1")
+    assert seen["tz"]
+
+
+def test_sys_shows_the_cpu_topology_only(pool):
+    """/sys describes the host's devices, network interfaces and cgroups; programs read the CPUs only."""
+    need("landlock")
+    code = (
+        "import os\n"
+        + attempt("net", "os.listdir('/sys/class/net')")
+        + attempt("dmi", "os.listdir('/sys/class/dmi')")
+        + attempt("cgroup", "os.listdir('/sys/fs/cgroup')")
+        + "print('cpus: ' + str(os.cpu_count()))\n"
+        + attempt("online", "open('/sys/devices/system/cpu/online').read()")
+    )
+    r = pool.run(code)
+    assert r.status == "success", r
+    seen = outcomes(r)
+    assert {seen[n] for n in ("net", "dmi", "cgroup")} <= {"Permission denied", "No such file or directory"}
+    assert (seen["cpus"], seen["online"]) == (str(os.cpu_count()), "ok")
+
+
+def test_the_zygotes_spec_is_in_no_command_line(pool):
+    """Cells' init processes are forks of the zygote: its command line (every cell's /proc/1/cmdline,
+    and the cell's own sys.argv) once carried the whole spec, the host's hidden and readable paths
+    among it."""
+    code = (
+        "import glob, sys\n"
+        "print(repr(sys.argv))\n"
+        "for path in glob.glob('/proc/[0-9]*/cmdline') + ['/proc/self/cmdline']:\n"
+        "    try:\n"
+        "        print(open(path, 'rb').read().decode(errors='replace'))\n"
+        "    except OSError as err:\n"
+        "        print(path, err.strerror)\n"
+    )
+    r = pool.run(code)
+    assert r.status == "success", r
+    assert MARKER not in r.stdout, r.stdout
+    assert "hidden" not in r.stdout and "readable" not in r.stdout
+
+
+def test_a_busy_cell_uses_at_most_its_cores_and_weighs_one_process(pool):
+    """Four busy threads in one cell: with a cpu cgroup they share `cpu_cores` (the CPU used never
+    exceeds the quota times the wall time, however loaded the machine), and the sandbox's cgroup weighs
+    as one process per concurrent cell against t3rl's own."""
+    if os.geteuid() != 0 or CellCgroups.open() is None or not CellCgroups.open().cpu:  # type: ignore[union-attr]
+        pytest.skip("no cpu cgroup on this host: cells run at nice 10 instead (the fallback test)")
+    assert "cpu cgroup" in pool.sandbox.protections.active["cpu"]
+    code = (
+        "import os, threading, time\n"
+        "start = time.monotonic()\n"
+        "def spin():\n"
+        "    while sum(os.times()[:2]) < 0.5:\n"
+        "        pass\n"
+        "threads = [threading.Thread(target=spin) for _ in range(4)]\n"
+        "[t.start() for t in threads]\n"
+        "[t.join() for t in threads]\n"
+        "print(sum(os.times()[:2]), time.monotonic() - start)\n"
+        "print(open('/proc/self/cgroup').read())\n"
+    )
+    r = pool.run(code)
+    assert r.status == "success", r
+    cpu_s, wall_s = map(float, r.stdout.splitlines()[0].split())
+    # CFS bandwidth hands out the quota per 100 ms period: one period of slack at most, doubled.
+    assert cpu_s <= CORES * wall_s + 0.05, (cpu_s, wall_s)
+    cpu_line = next(
+        line for line in r.stdout.splitlines() if line.split(":")[1:2] in (["cpu"], ["cpu,cpuacct"])
+    )
+    slot = Path("/sys/fs/cgroup/cpu") / cpu_line.split(":", 2)[2].lstrip("/")
+    assert (slot.parent / "cpu.shares").read_text().strip() == str(2 * 1024)
+
+
+def test_no_credential_reaches_a_cells_environment(monkeypatch):
+    """A secret name in the allow-list or among the set variables is refused when the config is read;
+    an allow-listed variable whose value is a credential (by its form, or revealed by a Secret here) is
+    dropped when a zygote starts."""
+    for bad in (
+        {"env_allowlist": ["PATH", "HF_TOKEN"]},
+        {"env_allowlist": ["WANDB_API_KEY"]},
+        {"env": {"OPENAI_API_KEY": "x"}},
+        {"env": {"NOTE": "sk-proj-" + uuid.uuid4().hex + uuid.uuid4().hex}},
+    ):
+        with pytest.raises(ValidationError, match="must not get a credential") as caught:
+            LocalSandboxConfig(**bad)
+        assert "sk-proj-" not in str(caught.value)
+    LocalSandboxConfig(env={"TOKENIZERS_PARALLELISM": "false"}, env_allowlist=["PATH", "TZ"])
+
+    revealed = "t3rl-" + uuid.uuid4().hex
+    monkeypatch.setenv("TZ", revealed)
+    monkeypatch.setenv("LANG", "hf_" + uuid.uuid4().hex)
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    config = LocalSandboxConfig()
+    assert cell_env(config)["TZ"] == revealed  # not a credential until a Secret reveals it
+    assert Secret("env:TZ").reveal().get_secret_value() == revealed
+    env = cell_env(config)
+    assert "TZ" not in env and "LANG" not in env and env["LC_ALL"] == "C.UTF-8", env
+
+
+def test_protections_name_the_cpu_share():
+    """Every host says how a cell's CPU is bounded: a cpu cgroup, else nice 10."""
+    spec = {
+        "host_euid": 0, "namespaces": False, "landlock_abi": 0, "disk_bytes": 1 << 26, "memory_cgroup": False,
+        "limits": {"memory_bytes": 1 << 30, "nproc": 32}, "seccomp": False, "isolation": "best_effort",
+        "machine": "x86_64", "cpu_cores": 1.0,
+    }  # fmt: skip
+    seen = {"uid": 0, "gid": 0, "groups": [], "no_new_privs": False, "interfaces": ["eth0"], "ppid": 7}
+    seen |= {"root_readonly": False, "cwd_writable": True, "disk_bytes": 1 << 40, "reads_confined": False}
+    cgroup = observe({**spec, "cpu_cgroup": True, "nice": 0}, seen, [], "none")
+    assert cgroup.active["cpu"] == "cpu cgroup: a cell weighs one process of t3rl's, at most 1 CPU"
+    niced = observe({**spec, "cpu_cgroup": False, "nice": 10}, seen, [], "none")
+    assert niced.active["cpu"] == "no cpu cgroup: cells run at nice 10"
