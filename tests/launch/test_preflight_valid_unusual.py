@@ -317,6 +317,20 @@ CASES: list[tuple[str, list[str]]] = [
     ("sweep-models", ["-m", S1, "model=qwen3_8b,qwen3_4b_instruct_2507"]),
     ("sweep-lr-kl", ["-m", S1, f"{C}.optimizer.lr=1e-6,2e-6", f"{C}.algorithm.kl_loss_coef=0.0,0.001"]),
     ("sweep-eval-samples", ["-m", S1, "eval.samples=1,4", "eval.pass_k=[1]", "eval.temperature=0.7"]),
+    # prompts and hub ids near what the model options declare
+    (
+        "retool-short-prompts-under-slime-prompt-limit",
+        [RETOOL, *RETOOL_DATA, f"{X}=[--rollout-max-prompt-len,'16']"],
+    ),
+    ("retool-short-prompts-tight-episode-cap", [RETOOL, *RETOOL_DATA, f"{RL}.max_context_len=8200"]),
+    ("tokenizer-hub-id-of-the-model", [S1, "model.chat.tokenizer=Qwen/Qwen3-4B-Instruct-2507"]),
+    (
+        "tokenizer-hub-id-of-a-sibling-family",
+        [S1, "model=qwen2_5_7b_instruct", "model.chat.tokenizer=Qwen/Qwen3-8B"],
+    ),
+    ("hf-id-of-a-quantized-variant", [S1, "model.hf_id=Qwen/Qwen3-4B-Instruct-2507-FP8"]),
+    ("context-shorter-than-declared", [S1, "model.context_length=65536"]),
+    ("group-of-1024", [S1, f"{C}.n_samples_per_prompt=1024"]),
     ("sweep-seeds", ["-m", S1, "seed=1,2,3"]),
     ("sweep-slurm-points-at-once", ["-m", S1, "executor=slurm", "executor.max_parallel=2", "seed=1,2"]),
     ("sweep-ray-all-on-the-cluster", ["-m", S1, "executor=ray", "executor.other_stages=ray", "seed=1,2"]),
