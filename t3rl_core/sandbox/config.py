@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator
 
 from t3rl_core.fields import (
     AtLeast,
@@ -103,23 +103,29 @@ class LocalSandboxConfig(SandboxConfig):
         default_factory=lambda: {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     )
 
-    @model_validator(mode="after")
-    def _no_credential_reaches_a_cell(self) -> LocalSandboxConfig:
-        """Cells run code the model writes: a credential in their environment can be printed into an
-        observation, and from there into trajectories and the trained weights."""
-        given = [f"env_allowlist entry {name}" for name in self.env_allowlist if is_secret_name(name)]
-        given += [
-            f"env.{name}"
-            for name, value in self.env.items()
-            if is_secret_name(name) or is_credential_at(name, value)
-        ]
+    # Cells run code the model writes: a credential in their environment can be printed into an
+    # observation, and from there into trajectories and the trained weights.
+    @field_validator("env_allowlist")
+    @classmethod
+    def _no_credential_copied(cls, names: list[str]) -> list[str]:
+        given = [name for name in names if is_secret_name(name)]
         if given:
-            raise ValueError(
-                f"{', '.join(given)}: a sandbox cell runs code the model writes, and must not get a "
-                "credential (it could print it into a trajectory); remove it from the sandbox's "
-                "env_allowlist / env"
-            )
-        return self
+            raise ValueError(f"{', '.join(given)}: {_NO_CREDENTIAL}")
+        return names
+
+    @field_validator("env")
+    @classmethod
+    def _no_credential_set(cls, env: dict[str, str]) -> dict[str, str]:
+        given = [name for name, value in env.items() if is_secret_name(name) or is_credential_at(name, value)]
+        if given:
+            raise ValueError(f"{', '.join(given)}: {_NO_CREDENTIAL}")
+        return env
+
+
+_NO_CREDENTIAL = (
+    "a sandbox cell runs code the model writes and must not get a credential (it could print it into "
+    "a trajectory); remove it"
+)
 
 
 class SandboxFusionConfig(SandboxConfig):
