@@ -86,11 +86,14 @@ def resolve_or_exit(overrides: list[str], config_dirs: list[str]) -> Resolved:
 
 
 def prepared(runtime: RuntimeConfig, data_dir: Path, split: str) -> Path:
-    """`<data_dir>/<split>.jsonl`, prepared from the runtime's env config when it is not there yet."""
-    path = data_dir / f"{split}.jsonl"
-    if not path.exists():
-        # lazy: the data preparers, only when the split is not prepared yet
-        from t3rl_core.data import prepare_from_runtime
+    """`<data_dir>/<split>.jsonl`, prepared from the runtime's env config unless the dir holds an intact
+    preparation (its manifest lists every file with its sha256): a split left by a preparation that
+    was stopped is prepared again, never read as whole."""
+    # lazy: the data preparers, only when an eval prepares its split
+    from t3rl_core.data import prepare_from_runtime
+    from t3rl_core.data.check import problems
 
+    path = data_dir / f"{split}.jsonl"
+    if not path.is_file() or problems(data_dir):
         prepare_from_runtime(runtime, data_dir)
     return path

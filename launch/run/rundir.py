@@ -143,11 +143,14 @@ class RunDir:
             for directory in self.created:
                 directory.rmdir()
 
-    def remove_if_unused(self) -> None:
-        """Undo `new` when the run was refused before its record was written (only its lock exists)."""
-        if not self.exists() and {p.name for p in self.path.iterdir()} <= {".lock"}:
-            (self.path / ".lock").unlink(missing_ok=True)
-            self.remove_if_empty()
+    def discard(self) -> None:
+        """Undo `new` for a run refused or stopped before its record was whole (a plan: before every
+        stage's files were written): the dir with what it holds, and the ancestors `new` created if no
+        other run lives there. Half a record is never left to be taken for a run or a plan."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            for directory in self.created:
+                directory.rmdir()
 
     # ------------------------------------------------------------------------------ files
 

@@ -89,14 +89,20 @@ def run_single(
             run_dir.remove_if_empty()
         raise
 
+    whole = False
+
     def record() -> None:
+        nonlocal whole
         write_run_dir(run_dir, resolved, plan, config_dirs, record="plan" if dry else "run", given=given)
+        whole = not dry  # a plan is whole once its stages' files are written too, when execute returns
 
     try:
         result = execute(plan, run_dir, resolved, from_stage, only, dry=dry, console=console, record=record)
     except BaseException as error:
-        if fresh:  # refused before its record was written (pre-flight, --from, the lock): leave nothing
-            run_dir.remove_if_unused()
+        if fresh and not whole:
+            # Refused before its record was written (pre-flight, --from, the lock), or stopped while it
+            # was being written: leave nothing, rather than half a record that reads as a run or a plan.
+            run_dir.discard()
         if isinstance(error, KeyboardInterrupt) and not dry and run_dir.exists():
             console.print(f"resume with: t3rl run --run-dir {run_dir.path}", soft_wrap=True)
         raise

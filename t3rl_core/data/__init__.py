@@ -17,6 +17,7 @@ from typing import Any
 
 from t3rl_core.config import EnvConfig, RuntimeConfig
 from t3rl_core.data.code_key import plugin_code
+from t3rl_core.data.publish import staged
 from t3rl_core.registries import DATASETS
 
 MANIFEST = "manifest.json"
@@ -60,12 +61,17 @@ def _data_package_versions() -> dict[str, str | None]:
 
 
 def prepare_env_data(env: EnvConfig, out_dir: str | Path) -> dict[str, Path]:
-    """Write the env's splits and the manifest into `out_dir`; returns split name → JSONL path."""
+    """Write the env's splits and the manifest into `out_dir`; returns split name → JSONL path. They
+    are written beside it first and moved in once all are written (`t3rl_core.data.publish`)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {name: Path(path) for name, path in DATASETS.factory(env.name)(env, out).items()}
-    write_manifest(env, paths, out)
-    return paths
+    with staged(out, MANIFEST) as (staging, publish):
+        written = {name: Path(path) for name, path in DATASETS.factory(env.name)(env, staging).items()}
+        write_manifest(env, written, staging)
+        publish()
+    return {
+        name: out / path.relative_to(staging) if path.is_relative_to(staging) else path
+        for name, path in written.items()
+    }
 
 
 def prepare_from_runtime(runtime: RuntimeConfig, out_dir: str | Path) -> dict[str, Path]:

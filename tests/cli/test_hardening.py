@@ -7,15 +7,33 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from launch.checks.resolve import resolve
+from launch.cli.app import app
+from launch.cli.eval_setup import prepared, runtime_of
+from launch.run.rundir import RunDir
+from t3rl_core.data.check import problems
+from t3rl_core.envs.bfcl import data as bfcl_data
+from t3rl_core.envs.bfcl.data import write_jsonl
 from tests.support.no_slime import cli_workdir
 
 
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cli_workdir(tmp_path / "work", monkeypatch)
+
+
+def invoke(argv: list[str]) -> Any:
+    result = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), (
+        f"{type(result.exception).__name__}: {result.exception}\n{result.output}"
+    )
+    assert "Traceback" not in result.output, result.output
+    return result
 
 
 def _t3rl_into_closed_pipe(here: Path, *argv: str) -> subprocess.CompletedProcess[bytes]:
@@ -51,3 +69,86 @@ def test_a_reader_that_went_away_ends_quietly_with_141(here: Path, argv: list[st
     SIGPIPE, what `seq 99 | head -1` ends with under pipefail) and nothing on stderr."""
     done = _t3rl_into_closed_pipe(here, *argv)
     assert (done.returncode, done.stderr.decode()) == (141, "")
+
+
+# ---------------------------------------------------------------- prepared data: whole or not at all
+
+
+def _interrupt_after_first_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C once the first split file is written (SIGTERM arrives as the same KeyboardInterrupt)."""
+    written: list[Path] = []
+
+    def write_then_stop(rows: Any, path: Path, phase: Any = None) -> Path:
+        if written:
+            raise KeyboardInterrupt
+        written.append(write_jsonl(rows, path, phase))
+        return path
+
+    monkeypatch.setattr(bfcl_data, "write_jsonl", write_then_stop)
+
+
+def test_an_interrupted_data_preparation_leaves_no_directory(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It left `d/` with one split and no manifest, which a later eval (`--data d/…`, or its own
+    `<out>/data`) took as prepared."""
+    _interrupt_after_first_split(monkeypatch)
+    result = invoke(["data", "bfcl", "--out", "d", "env.data.categories=[multi_turn_base]"])
+    assert result.exit_code == 130, result.output
+    assert sorted(p.name for p in here.iterdir()) == []  # nor a hidden partial dir beside it
+    monkeypatch.undo()
+    cli_workdir(here, monkeypatch)
+    assert invoke(["data", "bfcl", "--out", "d", "env.data.categories=[multi_turn_base]"]).exit_code == 0
+    assert problems(here / "d") == []
+
+
+def test_an_interrupted_preparation_keeps_the_previous_one_whole(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Into a dir already prepared (and holding a file of the user's): the old splits stay, with their
+    manifest, and the user's file too."""
+    args = ["data", "bfcl", "--out", "d", "env.data.categories=[multi_turn_base]"]
+    assert invoke(args).exit_code == 0
+    (here / "d" / "notes.txt").write_text("mine\n")
+    before = {p.name: p.read_bytes() for p in (here / "d").iterdir()}
+    _interrupt_after_first_split(monkeypatch)
+    assert invoke([*args, "env.data.seed=7"]).exit_code == 130
+    assert {p.name: p.read_bytes() for p in (here / "d").iterdir()} == before
+    assert sorted(p.name for p in here.iterdir()) == ["d"]
+
+
+def test_an_eval_prepares_again_a_split_left_without_its_manifest(here: Path) -> None:
+    runtime = runtime_of(resolve(["+experiment=quickstart"]).run)
+    data = here / "data"
+    data.mkdir()
+    (data / "bfcl_test.jsonl").write_text('{"truncated": \n')  # what a stopped preparation left
+    path = prepared(runtime, data, "bfcl_test")
+    assert problems(data) == [] and path.read_text().count("\n") > 1
+
+
+# ---------------------------------------------------------------- run and plan records: whole or absent
+
+
+@pytest.mark.parametrize(
+    ("argv", "stop_at"),
+    [
+        (["plan", "+experiment=quickstart"], "write_stage_command"),
+        (["plan", "+experiment=quickstart", "--out", "my plan"], "write_plan_script"),
+        (["run", "+experiment=quickstart"], "write_manifest"),
+    ],
+    ids=["plan-stage-files", "plan-out-record", "run-record"],
+)
+def test_a_record_stopped_while_written_is_not_left(
+    here: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], stop_at: str
+) -> None:
+    """A plan stopped among its stages' command files, or a run between its config.yaml and its
+    manifest, left a dir that `t3rl run --run-dir` took for a run (no manifest saying 'plan') and
+    `t3rl plan --out` refused as 'holds a run's record'."""
+
+    def stopped(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunDir, stop_at, stopped)
+    result = invoke(argv)
+    assert result.exit_code == 130, result.output
+    assert list(here.iterdir()) == []

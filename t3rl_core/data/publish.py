@@ -1,0 +1,55 @@
+"""Prepared data appears whole or not at all: the preparation writes into a hidden sibling of its
+output dir, and only a finished preparation is moved into place, `manifest.json` last. A preparation
+stopped at any moment (Ctrl-C, SIGTERM, an exception) leaves the output dir as it was, or without its
+manifest, which every reader takes for "not prepared" (`t3rl_core.data.check`, `t3rl eval`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def staged(out: Path, manifest: str) -> Iterator[tuple[Path, Callable[[], None]]]:
+    """(a temporary dir beside `out`, publish): write the data into the dir, then call publish to move
+    it into `out`, `manifest` last. The temporary dir is removed however the block ends."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        yield staging, lambda: _publish(staging, out, manifest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _publish(staging: Path, out: Path, manifest: str) -> None:
+    if _empty_or_absent(out):
+        # One rename: the dir appears whole. It gets the mode `out` has (a shared cache dir made
+        # readable to all) or a fresh directory would get.
+        staging.chmod(stat.S_IMODE(out.stat().st_mode) if out.is_dir() else 0o777 & ~_umask())
+        os.replace(staging, out)
+        return
+    # `out` holds other files (a previous preparation, the user's own): its manifest goes first, so
+    # that until the new one is in place the dir reads as unprepared, never as the old data whole.
+    (out / manifest).unlink(missing_ok=True)
+    for entry in sorted(staging.iterdir(), key=lambda p: p.name == manifest):
+        target = out / entry.name
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        os.replace(entry, target)
+
+
+def _empty_or_absent(out: Path) -> bool:
+    if not out.exists() and not out.is_symlink():
+        return True
+    return out.is_dir() and not out.is_symlink() and next(out.iterdir(), None) is None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
