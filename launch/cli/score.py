@@ -29,6 +29,7 @@ from launch.cli import completion
 from launch.config.errors import ConfigError, render_problems
 from launch.config.resolved import composed_plain
 from launch.config.schema_errors import problems_from_validation
+from launch.files import atomic_write_text
 from t3rl_core import registries, score
 from t3rl_core.eval.runner import load_rows, task_id
 
@@ -144,17 +145,22 @@ def score_file(
     *,
     show_progress: bool = True,
 ) -> dict[str, Any]:
-    """Score every line of `file` into `out`/verdicts.jsonl (flushed per line) and `out`/summary.json.
-    A line that cannot be scored becomes a verdict with its `error`; it never stops the others."""
+    """Score every line of `file` into `out`/verdicts.jsonl and `out`/summary.json. A line that cannot be
+    scored becomes a verdict with its `error`; it never stops the others. The verdicts are written (and
+    flushed per line) to `verdicts.jsonl.partial` and renamed once every line is scored, then the
+    summary is written: a scoring stopped half-way leaves an earlier scoring in `out` whole, never new
+    verdicts beside an old summary."""
     # Numbered as an editor numbers them (blank lines count, only \n and \r end one); each line decoded
     # alone, so one that is not UTF-8 text fails by itself.
     lines = [(number, raw) for number, raw in enumerate(file.read_bytes().splitlines(), 1) if raw.strip()]
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
     started = time.monotonic()
+    verdicts = out / "verdicts.jsonl"
+    partial = out / "verdicts.jsonl.partial"
     with (
         Progress(disable=not show_progress, transient=True) as bar,
-        (out / "verdicts.jsonl").open("w", encoding="utf-8") as sink,
+        partial.open("w", encoding="utf-8") as sink,
     ):
         task = bar.add_task(f"score {world}", total=len(lines))
         for number, raw in lines:
@@ -164,7 +170,9 @@ def score_file(
             sink.flush()
             bar.advance(task)
     summary = _summary(world, file, records, time.monotonic() - started)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (out / "summary.json").unlink(missing_ok=True)  # until the new one is written: no summary, not the old
+    partial.replace(verdicts)
+    atomic_write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     return summary
 
 

@@ -3,6 +3,7 @@ goes away, an interrupted write, bad inputs of every kind. Each test failed befo
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from launch.checks.resolve import resolve
+from launch.cli import score as score_module
 from launch.cli.app import app
 from launch.cli.eval_setup import prepared, runtime_of
 from launch.run.rundir import RunDir
@@ -152,3 +154,29 @@ def test_a_record_stopped_while_written_is_not_left(
     result = invoke(argv)
     assert result.exit_code == 130, result.output
     assert list(here.iterdir()) == []
+
+
+def test_a_scoring_stopped_half_way_keeps_the_earlier_one_whole(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It truncated verdicts.jsonl to the lines scored so far beside the earlier summary.json, which
+    then described verdicts it no longer matched."""
+    lines = [{"id": "a", "response": "<answer>\\boxed{4}</answer>", "answer": "4"}] * 3
+    (here / "r.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert invoke(["score", "retool", "r.jsonl", "--no-progress"]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in (here / "r.scored").iterdir()}
+    scored = 0
+    real = score_module._score_line
+
+    def stop_at_the_second(*args: Any) -> dict[str, Any]:
+        nonlocal scored
+        scored += 1
+        if scored == 2:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(score_module, "_score_line", stop_at_the_second)
+    assert invoke(["score", "retool", "r.jsonl", "--no-progress"]).exit_code == 130
+    after = {p.name: p.read_bytes() for p in (here / "r.scored").iterdir()}
+    assert after.pop("verdicts.jsonl.partial").count(b"\n") == 1  # what finished is kept, by its name
+    assert after == before
