@@ -117,13 +117,14 @@ def test_sys_shows_the_cpu_topology_only(pool):
     assert (seen["cpus"], seen["online"]) == (str(os.cpu_count()), "ok")
 
 
-def test_the_zygotes_spec_is_in_no_command_line(pool):
+def test_the_zygotes_spec_is_in_no_command_line_nor_the_cells_memory(pool):
     """Cells' init processes are forks of the zygote: its command line (every cell's /proc/1/cmdline,
     and the cell's own sys.argv) once carried the whole spec, the host's hidden and readable paths
-    among it."""
+    among it, and so did the dicts the cell inherited (found through `gc`)."""
     code = (
-        "import glob, sys\n"
+        "import gc, glob, sys\n"
         "print(repr(sys.argv))\n"
+        "print(repr([o for o in gc.get_objects() if isinstance(o, dict) and 'hidden' in o]))\n"
         "for path in glob.glob('/proc/[0-9]*/cmdline') + ['/proc/self/cmdline']:\n"
         "    try:\n"
         "        print(open(path, 'rb').read().decode(errors='replace'))\n"
@@ -134,6 +135,26 @@ def test_the_zygotes_spec_is_in_no_command_line(pool):
     assert r.status == "success", r
     assert MARKER not in r.stdout, r.stdout
     assert "hidden" not in r.stdout and "readable" not in r.stdout
+
+
+def test_no_cell_watches_the_files_others_open(pool):
+    """inotify (and fanotify) on the system's files, which every cell reads, would show a cell which
+    files the cells of other episodes open and read at the same time."""
+    need("seccomp")
+    code = (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "for name in ('inotify_init', 'inotify_init1'):\n"
+        "    call = getattr(libc, name)\n"
+        "    fd = call() if name == 'inotify_init' else call(0)\n"
+        "    print(name, fd, ctypes.get_errno())\n"
+        "print('fanotify_init', libc.fanotify_init(0, 0), ctypes.get_errno())\n"
+    )
+    r = pool.run(code)
+    assert r.status == "success", r
+    assert r.stdout.split("\n")[:3] == [
+        f"{name} -1 1" for name in ("inotify_init", "inotify_init1", "fanotify_init")
+    ]
+    pool.serves()
 
 
 def test_a_busy_cell_uses_at_most_its_cores_and_weighs_one_process(pool):

@@ -222,6 +222,9 @@ def _cell(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
         for fd in (null, pipes.stdout, pipes.stderr, pipes.lifeline):
             os.close(fd)
         applied = confine(spec, workdir)
+        # The host's layout (hidden and readable paths, the project's directory) is of no use to the
+        # cell's code: gone from its memory before it runs.
+        spec.clear()
         os.chdir(workdir)
         os.environ.update(HOME=workdir, TMPDIR=workdir)
     except BaseException as err:

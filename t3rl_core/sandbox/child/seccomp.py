@@ -15,6 +15,8 @@ What it refuses, and why a namespace or the uid drop alone does not cover it:
 - keyctl, add_key, request_key: the kernel keyring of the cell uid is shared by every cell.
 - bpf, perf_event_open, userfaultfd: kernel attack surface no cell needs.
 - memfd_secret: memory hidden even from the kernel's own accounting tools; no cell needs it.
+- inotify and fanotify: a watch on the system's files (readable by every cell) sees which files the
+  cells running at the same time open and read: what another episode's code imports and does.
 - On request (`install(refused)`): memfd_create (MEMFD) where no memory cgroup counts a cell's memory
   (the address-space limit does not count a memfd's pages once unmapped, or never mapped, so a cell
   could keep gigabytes in them), and SysV shmget, msgget, semget (SYSV_IPC) also where the cell has no
@@ -79,6 +81,9 @@ X86_64 = {
     "shmget": 29,
     "msgget": 68,
     "semget": 64,
+    "inotify_init": 253,
+    "inotify_init1": 294,
+    "fanotify_init": 300,
 }
 GENERIC = {
     "ptrace": 117,
@@ -107,11 +112,14 @@ GENERIC = {
     "shmget": 194,
     "msgget": 186,
     "semget": 190,
+    "inotify_init1": 26,
+    "fanotify_init": 262,
 }
 ALWAYS_REFUSED = (
     *("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise", "kcmp"),
     *("unshare", "setns"),
     *("keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "memfd_secret"),
+    *("inotify_init", "inotify_init1", "fanotify_init"),
 )
 # Refused where the cell's memory cgroup would not count what they hold (see the module docstring).
 MEMFD = ("memfd_create",)
@@ -189,7 +197,8 @@ def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
     if arch.has_x32:
         prog.append(_Insn(JGE, X32_SYSCALL_BIT, true="kill"))
     for name in ALWAYS_REFUSED + refused:
-        prog.append(_Insn(JEQ, nr[name], true="eperm"))
+        if name in nr:  # the generic table has no inotify_init (only inotify_init1)
+            prog.append(_Insn(JEQ, nr[name], true="eperm"))
     for name in NOT_IMPLEMENTED:
         prog.append(_Insn(JEQ, nr[name], true="enosys"))
     prog += [

@@ -164,6 +164,7 @@ def main() -> None:
         cell_spec = configure(spec)
         for module in spec["preload"]:
             __import__(module)
+        spec.clear()  # all of it is in cell_spec, which each cell clears before its code runs
     except Exception as err:
         ctl.send(json.dumps({"error": f"{type(err).__name__}: {err}"}).encode())
         return
