@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from t3rl_core.chat.custom import resolve
 from t3rl_core.chat.families import Family, detect_family, family
 from t3rl_core.chat.keys import json_key
-from t3rl_core.chat.offloop import OffLoopEncoder
+from t3rl_core.chat.offloop import INLINE_CHARS, OffLoopEncoder
+from t3rl_core.chat.pieces import MIN_CHARS, PieceEncoder
 from t3rl_core.chat.prompt_head import PromptHeads
 from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
 from t3rl_core.chat.template import RenderedJSON, compile_template, render_template
@@ -119,6 +120,9 @@ class ChatFormat:
         self._compiled = compile_template(self.template)
         self._render_globals = {**tokenizer.special_tokens_map, **self.template_kwargs}
         self._heads = PromptHeads(self, _isolated_tokens(self._backend))
+        # Long texts from kept pieces where the tokenizer provably encodes them as the whole (pieces.py).
+        batch = self._encode_batch if self._encode_fast is not None else None
+        self._pieces = PieceEncoder.for_tokenizer(self._backend, batch)
         self._off_loop = OffLoopEncoder(self.encode)
 
     @classmethod
@@ -165,6 +169,8 @@ class ChatFormat:
     def encode(self, text: str) -> list[int]:
         if not text:
             return []
+        if self._pieces is not None and len(text) >= MIN_CHARS:
+            return self._pieces.encode(text)
         if self._encode_fast is not None:
             return self._encode_fast([text], add_special_tokens=False)[0].ids
         if self._backend is not None:
@@ -176,7 +182,16 @@ class ChatFormat:
         same ids."""
         if self._backend is None:  # a Python tokenizer holds the GIL: nothing to gain from a thread
             return self.encode(text)
+        if self._pieces is not None and len(text) >= MIN_CHARS:
+            # Only the pieces never seen are encoded: a worker takes the text when they are long.
+            pieces, new = self._pieces.split(text)
+            if sum(map(len, new)) < INLINE_CHARS:
+                return self._pieces.join(pieces, new, self._encode_batch(new) if new else [])
         return await self._off_loop.encode(text)
+
+    def _encode_batch(self, texts: list[str]) -> list[list[int]]:
+        """The ids of each text, in one call of the tokenizer's offset-free batch encode."""
+        return [encoding.ids for encoding in self._encode_fast(texts, add_special_tokens=False)]
 
     def decode(self, ids: Sequence[int]) -> str:
         if self._backend is not None:
