@@ -189,7 +189,7 @@ async def run_eval(
     engine: Engine = ENGINES.build(config.engine, chat=chat)
     runner = EpisodeRunner.from_runtime(runtime, engine, chat=chat)
     pending = start_order(pending, runner.env_factory, config.concurrency)
-    records = list(done.values())
+    records = [summarised(record) for record in done.values()]
     budget = FailureBudget(config.max_engine_failure_rate, len(jobs))
     # The checkout's git state for summary.json, read while the episodes run: two git commands that
     # would otherwise hold the summary back after the last episode.
@@ -225,7 +225,7 @@ async def run_eval(
                     if budget.exceeded:
                         return
                     record = await _run_episode(runner, job, sampling, resumed.attempt)
-                records.append(record)
+                records.append(summarised(record))
                 # record_line: never lose an episode to a type
                 resuming.write(sink, index, job.key, record_line(record), job.fingerprint, resumed.attempt)
                 if progress is not None and bar is not None:
@@ -363,6 +363,22 @@ def _success(metrics: Mapping[str, Any], outcome: Mapping[str, Any], reward: flo
     return reward >= 1.0
 
 
+# A record's per-token lists and conversation: most of its memory, and, kept to the end of the eval,
+# most of what each collection walked while later episodes ran (a BFCL record holds ~10,000 prompt ids).
+HEAVY_FIELDS = frozenset(
+    {"prompt_ids", "response_ids", "loss_mask", "log_probs", "messages", "response_text"}
+)
+
+
+def summarised(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What summary.json reads of a record (its trajectory line keeps the rest): every field but the
+    heavy ones, and the length of `response_ids` as `response_tokens`."""
+    kept = {key: value for key, value in record.items() if key not in HEAVY_FIELDS}
+    if "response_ids" in record:
+        kept["response_tokens"] = len(record["response_ids"])
+    return kept
+
+
 def score_of(record: Mapping[str, Any]) -> EpisodeScore:
     attribution = record.get("attribution") or {}
     return EpisodeScore(
@@ -391,7 +407,7 @@ def _summary(
     scored = [(int(r.get("repeat", 0)), score_of(r)) for r in records]
     scores = summarize((score for _, score in scored), config.pass_k)
     dataset = _dataset_record(config, data_path)
-    response_lengths = [len(r["response_ids"]) for r in records if "response_ids" in r]
+    response_lengths = [r["response_tokens"] for r in records if "response_tokens" in r]
     engine = config.engine.model_dump(mode="json")
     if engine.get("url"):
         engine["url"] = mask_text(engine["url"])
