@@ -23,7 +23,7 @@ from rich.markup import escape
 
 from launch.cli import completion
 from launch.cli import eval_setup as common
-from launch.config.errors import EXIT_CONFIG_ERROR
+from launch.config.errors import EXIT_CONFIG_ERROR, did_you_mean
 from launch.config.secrets import scrub_obj, scrub_text
 from launch.files import LockHeld, atomic_write_json, exclusive_lock
 from launch.run.published_view import print_verdicts, require_published
@@ -138,6 +138,8 @@ def eval_command(
         config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category
     )
     _check_engine_source(config, serve_checkpoint, data)
+    if data is None:
+        _check_split(runtime, config, "--split" if split is not None else "eval.split")
     _check_tokenizer(runtime, run, [*(f"--config-dir {d}" for d in config_dir or []), *(overrides or [])])
     if published:
         require_published(config)
@@ -251,6 +253,22 @@ def _check_data(data: Path, config: EvalConfig) -> None:
         raise typer.BadParameter(
             f"no task of {data} is in eval.categories={config.categories}", param_hint="--data"
         )
+
+
+def _check_split(runtime: RuntimeConfig, config: EvalConfig, option: str) -> None:
+    """The split to prepare is one the env's preparation writes (when the env lists them): a name it
+    never writes ended as an unexpected FileNotFoundError after the record and the data were written."""
+    names = getattr(runtime.env, "split_names", None)
+    known = sorted(names()) if callable(names) else None
+    if known is None or config.split in known:
+        return
+    guess = did_you_mean(config.split, known)
+    raise typer.BadParameter(
+        f"env {runtime.env.name} prepares no split '{config.split}'"
+        + (f"; did you mean '{guess}'?" if guess else "")
+        + f" (its splits: {', '.join(known)})",
+        param_hint=option,
+    )
 
 
 def _check_server(config: EvalConfig) -> None:

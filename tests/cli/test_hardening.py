@@ -180,3 +180,14 @@ def test_a_scoring_stopped_half_way_keeps_the_earlier_one_whole(
     after = {p.name: p.read_bytes() for p in (here / "r.scored").iterdir()}
     assert after.pop("verdicts.jsonl.partial").count(b"\n") == 1  # what finished is kept, by its name
     assert after == before
+
+
+# ---------------------------------------------------------------- arguments refused before any write
+
+
+def test_an_eval_split_the_env_never_prepares_is_refused_before_writing(here: Path) -> None:
+    """`--split bfcl_tset` wrote the eval record, prepared the data, then ended 'unexpectedly' (exit 1,
+    'This is a bug') on a FileNotFoundError."""
+    result = invoke(["eval", "+experiment=quickstart", "--engine", "reference", "--split", "bfcl_tset"])
+    assert result.exit_code == 2 and "did you mean 'bfcl_test'" in result.output, result.output
+    assert list(here.iterdir()) == []
