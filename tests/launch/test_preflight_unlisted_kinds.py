@@ -6,6 +6,7 @@ key named and a first fix that validates; the settings next to them that are val
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,6 +71,30 @@ BAD = [
         "more than the 40960 tokens Qwen/Qwen3-4B attends over",
     ),
     (
+        "sandbox_interpreter_missing",
+        [*SHORT, "env.sandbox.python=/usr/bin/python9"],
+        "env.sandbox.python",
+        "is not an executable on this machine",
+    ),
+    (
+        "sandbox_preload_misspelt",
+        [*SHORT, "env.sandbox.preload=[numpyy,sympy]"],
+        "env.sandbox.preload",
+        "numpyy: not installed",
+    ),
+    (
+        "sandbox_preload_submodule_misspelt",
+        [*SHORT, "env.sandbox.preload=[numpy.linalgg]"],
+        "env.sandbox.preload",
+        "numpy.linalgg: not installed",
+    ),
+    (
+        "slime_interpreter_not_on_path",
+        [S1, "paths.python=python9"],
+        "paths.python",
+        "no such command on PATH",
+    ),
+    (
         "group_of_a_typo",
         [S1, "stages.train.curriculum.n_samples_per_prompt=16000"],
         "stages.train.curriculum.n_samples_per_prompt",
@@ -85,6 +110,19 @@ BAD = [
 ]
 
 UNUSUAL = [
+    (
+        "sandbox_interpreter_this_one",
+        [*SHORT, f"env.sandbox.python={sys.executable}", "env.sandbox.preload=[numpy]"],
+    ),
+    ("sandbox_preload_submodule", [*SHORT, "env.sandbox.preload=[numpy.linalg,sympy]"]),
+    (
+        "sandbox_interpreter_of_the_cluster",
+        [*SHORT, "executor=slurm", "env.sandbox.python=/opt/venv/bin/python"],
+    ),
+    (
+        "sandbox_preload_of_another_interpreter",
+        [*SHORT, "env.sandbox.python={data}/other-python", "env.sandbox.preload=[only_there]"],
+    ),
     ("group_at_the_bound", [S1, "stages.train.curriculum.n_samples_per_prompt=1024"]),
     ("eval_k_at_the_bound", [S1, "eval.samples=1024", "eval.pass_k=[1,1024]", "eval.temperature=1.0"]),
     ("clip_range_near_one", [S1, "stages.train.curriculum.algorithm.eps_clip=0.28"]),
@@ -112,6 +150,9 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         (files / f"{name}.jsonl").write_text("\n".join(rows) + "\n")
     turns = [{"role": "user", "content": "1+0?"}, {"role": "assistant", "content": "\\boxed{1}"}]
     (files / "sft.jsonl").write_text("\n".join([json.dumps({"messages": turns})] * 300) + "\n")
+    other = files / "other-python"  # an interpreter with packages of its own
+    other.write_text("#!/bin/sh\nexit 0\n")
+    other.chmod(0o755)
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(root / "work")
         patch.setenv("T3RL_CACHE_DIR", str(root / "cache"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,22 +179,6 @@ def init_from_run_usable(ctx: Context) -> Iterator[Problem]:
             yield Problem(key, str(err), fix=err.fix)
 
 
-def cluster_python_usable(ctx: Context) -> Iterator[Problem]:
-    """Under the local executor, where "the cluster" is this machine, paths.cluster_python must exist
-    here."""
-    python = ctx.run.paths.cluster_python
-    if python is None:
-        return
-    key = "paths.cluster_python"
-    # Its type (t3rl_core.fields.Interpreter) refuses white space and relative paths.
-    if ctx.run.executor.kind == "local" and "/" in python and not os.access(python, os.X_OK):
-        yield Problem(
-            key,
-            f"{python} is not an executable on this machine (executor=local runs every stage here)",
-            fix=f"point it at an existing interpreter, or set {key}=null to use this one",
-        )
-
-
 def debug_stages_consistent(ctx: Context) -> Iterator[Problem]:
     """A train_only stage names its saved rollouts (an earlier rollout_only stage, or a directory that
     holds rollout_data_<id>.pt for every rollout it trains on); no other stage sets rollouts_from, and
@@ -346,7 +329,6 @@ RULES = (
     init_from_run_usable,
     stages_have_their_inputs,
     eval_settings_valid,
-    cluster_python_usable,
     debug_stages_consistent,
     stage_sections_valid,
     services_fit,
