@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from t3rl_core.backoff import backoff_delay
 from t3rl_core.sandbox.base import Sandbox, SandboxResult, SandboxStatus
 from t3rl_core.sandbox.config import SandboxFusionConfig
+from t3rl_core.secret import mask_text
 
 if TYPE_CHECKING:
     import aiohttp
@@ -55,7 +56,9 @@ class SandboxFusionClient(Sandbox):
                 stderr="",
                 exit_code=None,
                 duration_s=time.monotonic() - started,
-                error=f"SandboxFusion at {self.endpoint} failed {len(failures)} times; last: {failures[-1]}",
+                error=mask_text(
+                    f"SandboxFusion at {self.endpoint} failed {len(failures)} times; last: {failures[-1]}"
+                ),
             )
 
     async def aclose(self) -> None:

@@ -129,3 +129,25 @@ def test_unreachable_server():
         assert "failed 2 times; last: ClientConnectorError" in r.error
 
     asyncio.run(go())
+
+
+def test_a_failure_names_the_server_without_its_credential():
+    """A server URL carrying a token (a query parameter a gateway checks): the error, which logs and
+    run records carry, shows the server with the token masked."""
+    token = "hf_" + "Q7rT2xW9" * 4
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    async def go() -> None:
+        url = f"http://127.0.0.1:{port}/?token={token}"
+        config = {"name": "sandbox_fusion", "url": url, "max_attempts": 1}
+        client = SANDBOXES.build(SANDBOXES.validate(config))
+        try:
+            r = await client.run("print(1)")
+        finally:
+            await client.aclose()
+        assert r.status == "sandbox_error" and f"127.0.0.1:{port}" in r.error
+        assert token not in r.error, r.error
+
+    asyncio.run(go())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,15 +11,25 @@ from t3rl_core.envs.retool.config import ReToolEnvConfig
 from t3rl_core.envs.retool.parser import PYTHON_TOOL, interpreter_block
 from t3rl_core.registries import SANDBOXES
 from t3rl_core.sandbox.base import Sandbox, SandboxResult
+from t3rl_core.secret import mask_text
 from t3rl_core.types import Action, AnswerAction, InvalidAction, ToolCallAction, Transition
 
 NO_OUTPUT = "Execution successful but no output"
+# What the model sees when the sandbox itself failed: the failure's own message names the sandbox's
+# server (its URL), the host's paths or a proxy's reply, none of which is the cell's output.
+SANDBOX_FAILED = "Sandbox error: the code could not be run"
+
+log = logging.getLogger(__name__)
 
 
 def tool_content(result: SandboxResult) -> str:
-    """Agent-R1's tool text: stdout on success, else stderr, else the error; stripped."""
+    """Agent-R1's tool text: stdout on success, else stderr, else the error; stripped. Only what the
+    cell itself did reaches the model: a failure of the sandbox is logged and shown as one fixed line."""
     if result.ok:
         return result.stdout.strip() or NO_OUTPUT
+    if result.status == "sandbox_error":
+        log.warning("the sandbox could not run a cell: %s", mask_text(result.error or "no reason given"))
+        return SANDBOX_FAILED
     return (result.stderr.strip() or (result.error or "").strip()) or "Unknown error"
 
 

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from t3rl_core.envs.retool.config import ReToolEnvConfig
 from t3rl_core.envs.retool.data import read_problems, shuffled_order
-from t3rl_core.envs.retool.env import NO_OUTPUT, tool_content
+from t3rl_core.envs.retool.env import NO_OUTPUT, SANDBOX_FAILED, tool_content
 from t3rl_core.envs.retool.parser import extract_code, interpreter_block
 from t3rl_core.registries import ACTION_PARSERS, DATASETS, ENVS, REWARDS
 from t3rl_core.rewards.base import RewardInput
@@ -73,7 +73,11 @@ def test_interpreter_text_follows_agent_r1():
     assert tool_content(failed) == "Traceback ...\nZeroDivisionError: division by zero"
     limit = "wall-clock limit of 10 s exceeded"
     assert tool_content(result("timeout", error=limit)) == limit
-    assert tool_content(result("sandbox_error")) == "Unknown error"
+    # A failure of the sandbox itself: one fixed line, whatever its message (a server's URL with a
+    # token, a proxy's reply, the host's paths) said; the message goes to the log, masked.
+    leaky = "SandboxFusion at http://fusion:8080/run_code?token=hf_" + "a1B2" * 8 + " failed: /srv/keys"
+    assert tool_content(result("sandbox_error", "partial", "trace /srv/keys", leaky)) == SANDBOX_FAILED
+    assert tool_content(result("sandbox_error")) == SANDBOX_FAILED
     # Cut to the limit, then "..." appended; wrapped in newlines and tags.
     assert interpreter_block("42", 512) == wrap("42")
     assert interpreter_block("x" * 600, 512) == wrap("x" * 512 + "...")
@@ -285,6 +289,7 @@ def test_held_out_split_is_agent_r1s_datasets_shuffle(n: int, seed: int, tmp_pat
     import random
 
     import datasets  # locked (requirements/nodeps.in) for this check
+
     rows = datasets.Dataset.from_dict({"row": list(range(n))}).shuffle(seed=seed)["row"]
     assert shuffled_order(n, seed) == list(rows)
     other = list(range(n))
