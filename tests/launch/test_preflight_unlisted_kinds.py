@@ -20,6 +20,14 @@ S1 = "+experiment=stage1_bfcl"
 RETOOL = "+experiment=retool"
 RL = "stages.rl.curriculum"
 X = "model.architecture.extra_args"
+# DeepSeek-V3 on a layout that plans: its moe_layer_freq is a 0/1 list, one entry per layer.
+MOE = [
+    "model=deepseek_v3",
+    "hardware.nodes=16",
+    "hardware.tensor_parallel=4",
+    "hardware.expert_parallel=128",
+    "executor=slurm",
+]
 # ReTool on problems of about 1000 and 10000 words, and on short ones ({data} is filled in below).
 LONG = [RETOOL, "env.data.source={data}/long.jsonl", "env.data.sft_source={data}/sft.jsonl"]
 VERY_LONG = [RETOOL, "env.data.source={data}/very_long.jsonl", "env.data.sft_source={data}/sft.jsonl"]
@@ -95,6 +103,18 @@ BAD = [
         "no such command on PATH",
     ),
     (
+        "categories_named_twice",
+        [S1, "env.data.categories=[multi_turn_base,multi_turn_miss_func,multi_turn_base]"],
+        "env.data.categories",
+        "names multi_turn_base more than once",
+    ),
+    (
+        "tau2_domains_named_twice",
+        ["+experiment=tau2_pipeline", "env.domains=[airline,retail,airline]"],
+        "env.domains",
+        "names airline more than once",
+    ),
+    (
         "group_of_a_typo",
         [S1, "stages.train.curriculum.n_samples_per_prompt=16000"],
         "stages.train.curriculum.n_samples_per_prompt",
@@ -110,6 +130,8 @@ BAD = [
 ]
 
 UNUSUAL = [
+    ("categories_in_another_order", [S1, "env.data.categories=[multi_turn_long_context,multi_turn_base]"]),
+    ("layer_pattern_repeats_its_choices", [S1, *MOE]),
     (
         "sandbox_interpreter_this_one",
         [*SHORT, f"env.sandbox.python={sys.executable}", "env.sandbox.preload=[numpy]"],

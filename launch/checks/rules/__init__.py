@@ -3,6 +3,7 @@
 from launch.checks import probes
 from launch.checks.rules import (
     batch,
+    choice_lists,
     components,
     contracts,
     credentials,
@@ -41,6 +42,7 @@ RULES = (
     *credit.RULES,
     *logprobs.RULES,
     *values.RULES,
+    *choice_lists.RULES,
     *stages.RULES,
     *imports.RULES,
     *one_truth.RULES,
