@@ -150,9 +150,14 @@ def eval_command(
         raise typer.BadParameter(
             f"{out} is a file, not a directory for the eval's record", param_hint="--out"
         )
-    write_eval_record(out, composed | {"eval": config.model_dump(mode="json")}, overrides or [], stage)
+    out.mkdir(parents=True, exist_ok=True)
     try:
+        # The record is written under the lock: a second eval into the same --out is refused before it
+        # rewrites the first one's config or summary.
         with exclusive_lock(out / ".lock"):
+            write_eval_record(
+                out, composed | {"eval": config.model_dump(mode="json")}, overrides or [], stage
+            )
             if data is None:
                 _check_server(config)  # seconds, where preparing the data first could take minutes
             data_path = data or common.prepared(runtime, out / "data", config.split)
@@ -160,7 +165,12 @@ def eval_command(
                 runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume
             )
     except LockHeld:
-        _fail(f"{out} is in use by another t3rl eval", out)
+        Console(stderr=True).print(
+            f"[red]error:[/] {escape(str(out))} is in use by another t3rl eval (wait for it, or choose "
+            "another --out); nothing was written",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1) from None
     except (EngineUnavailable, SecretResolutionError) as error:
         _fail(f"eval failed: {error}", out)
     if published:

@@ -89,11 +89,14 @@ class RunState:
 
     @classmethod
     def from_dict(cls, data: Any, path: Path) -> RunState:
-        if (
-            not isinstance(data, dict)
-            or data.get("version") != STATE_VERSION
-            or not isinstance(data.get("stages"), dict)
-        ):
+        version = data.get("version") if isinstance(data, dict) else None
+        if isinstance(version, int) and version != STATE_VERSION:
+            raise RunDirError(
+                f"{path} was written by another t3rl (state format {version}; this t3rl "
+                f"{package_versions().get('t3rl') or ''} reads format {STATE_VERSION}): resume it with the "
+                "t3rl that wrote it (manifest.json names its t3rl_version), or start a new run"
+            )
+        if not isinstance(data, dict) or version != STATE_VERSION or not isinstance(data.get("stages"), dict):
             raise RunDirError(f"{path} is not a t3rl state file of version {STATE_VERSION}")
         return cls({k: StageRecord.from_dict(k, v, path) for k, v in data["stages"].items()})
 

@@ -17,7 +17,8 @@ from launch.checks.resolve import resolve
 from launch.cli import score as score_module
 from launch.cli.app import app
 from launch.cli.eval_setup import prepared, runtime_of
-from launch.run.rundir import RunDir
+from launch.files import exclusive_lock
+from launch.run.rundir import RunDir, RunDirError, RunState
 from t3rl_core.data.check import problems
 from t3rl_core.envs.bfcl import data as bfcl_data
 from t3rl_core.envs.bfcl.data import write_jsonl
@@ -191,3 +192,25 @@ def test_an_eval_split_the_env_never_prepares_is_refused_before_writing(here: Pa
     result = invoke(["eval", "+experiment=quickstart", "--engine", "reference", "--split", "bfcl_tset"])
     assert result.exit_code == 2 and "did you mean 'bfcl_test'" in result.output, result.output
     assert list(here.iterdir()) == []
+
+
+def test_a_second_eval_into_the_same_out_leaves_the_first_ones_record(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It rewrote the running eval's config.yaml and manifest, then wrote a failed summary.json into
+    it ('in use by another t3rl eval'), which `t3rl runs` showed until the first one finished."""
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
+    out = here / "e"
+    out.mkdir()
+    (out / "config.yaml").write_text("the running eval's\n")
+    with exclusive_lock(out / ".lock"):
+        result = invoke(["eval", "+experiment=quickstart", "--engine", "reference", "--out", str(out)])
+    assert result.exit_code == 1 and "in use" in result.output, result.output
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "config.yaml"]
+    assert (out / "config.yaml").read_text() == "the running eval's\n"
+
+
+def test_a_state_file_of_another_format_names_the_version(tmp_path: Path) -> None:
+    """'is not a t3rl state file of version 1' left the user to guess a newer t3rl had written it."""
+    with pytest.raises(RunDirError, match="written by another t3rl \\(state format 99"):
+        RunState.from_dict({"version": 99, "stages": {}}, tmp_path / "state.json")
