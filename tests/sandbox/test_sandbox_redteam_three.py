@@ -137,6 +137,18 @@ def test_the_zygotes_spec_is_in_no_command_line_nor_the_cells_memory(pool):
     assert "hidden" not in r.stdout and "readable" not in r.stdout
 
 
+def test_the_hosts_name_is_not_the_cells(pool):
+    """A node's name says whose cluster and which machine the rollout runs on: cells have their own."""
+    need("mount")
+    code = (
+        "import os, socket\n"
+        "print(os.uname().nodename, socket.gethostname(), open('/proc/sys/kernel/hostname').read())"
+    )
+    r = pool.run(code)
+    assert r.status == "success", r
+    assert r.stdout.split() == ["sandbox"] * 3 and os.uname().nodename not in r.stdout.split()
+
+
 def test_no_cell_watches_the_files_others_open(pool):
     """inotify (and fanotify) on the system's files, which every cell reads, would show a cell which
     files the cells of other episodes open and read at the same time."""

@@ -26,6 +26,7 @@ from .libc import (
     CLONE_NEWNET,
     CLONE_NEWNS,
     CLONE_NEWUSER,
+    CLONE_NEWUTS,
     PR_SET_CHILD_SUBREAPER,
     prctl,
     unshare,
@@ -42,6 +43,8 @@ SYSTEM_READABLE = (
     *("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"),
 )
 
+# The host name cells see (their own UTS namespace).
+HOSTNAME = "sandbox"
 # Largest spec t3rl sends (its paths lists); one datagram of the control socket.
 SPEC_BYTES = 1 << 20
 
@@ -50,15 +53,16 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
 def _enter_namespaces(spec: dict) -> list[str] | None:
-    """Own network, mount and IPC namespaces (and a user namespace when not root); None if refused,
+    """Own network, mount, IPC and UTS namespaces (and a user namespace when not root); None if refused,
     else the trees each cell binds back over its own /tmp and /dev/shm (see `mounts.cover`).
     The IPC namespace keeps cells away from the host's SysV shared memory, semaphores and queues."""
     as_root = os.geteuid() == 0
     uid, gid = os.geteuid(), os.getegid()
     try:
-        unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | (0 if as_root else CLONE_NEWUSER))
+        unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | (0 if as_root else CLONE_NEWUSER))
     except OSError:
         return None
+    socket.sethostname(HOSTNAME)  # the host's name (a cluster's, a company's node naming) is not the cells'
     if not as_root:
         # The only id a user namespace may map without a setuid helper is our own: it becomes root inside.
         for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
