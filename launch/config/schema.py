@@ -196,7 +196,9 @@ class HardwareConfig(StrictModel):
 
 class OptimizerConfig(StrictModel):
     name: Literal["adam", "sgd"] = "adam"
-    lr: float = Field(1e-6, gt=0)
+    # Learning rate: an Adam step moves each weight by about lr, and an LLM's weights are ~1e-2, so 1 or
+    # more is a typo (1e6 for 1e-6), never a schedule.
+    lr: float = Field(1e-6, gt=0, lt=1)
     # Megatron --lr-decay-style (WSD needs --lr-wsd-decay-iters in model.architecture.extra_args).
     lr_decay_style: Literal["constant", "linear", "cosine", "inverse-square-root", "WSD"] = "constant"
     # Share of the training steps with a linear warm-up from 0 (Megatron --lr-warmup-fraction); None = none.

@@ -122,6 +122,12 @@ BAD = [
     ),
     ("eval_k_of_a_typo", [S1, "eval.samples=10000", "eval.temperature=1.0"], "eval.samples", "1024"),
     (
+        "learning_rate_of_a_typo",
+        [S1, "stages.train.curriculum.optimizer.lr=1e6"],
+        "stages.train.curriculum.optimizer.lr",
+        "less than 1",
+    ),
+    (
         "clip_range_past_zero",
         [S1, "stages.train.curriculum.algorithm.eps_clip=2"],
         "stages.train.curriculum.algorithm.eps_clip",
@@ -147,6 +153,7 @@ UNUSUAL = [
     ),
     ("group_at_the_bound", [S1, "stages.train.curriculum.n_samples_per_prompt=1024"]),
     ("eval_k_at_the_bound", [S1, "eval.samples=1024", "eval.pass_k=[1,1024]", "eval.temperature=1.0"]),
+    ("learning_rate_high", [S1, "stages.train.curriculum.optimizer.lr=1e-3"]),
     ("clip_range_near_one", [S1, "stages.train.curriculum.algorithm.eps_clip=0.28"]),
     ("short_prompts_under_slime_prompt_limit", [*SHORT, f"{X}=[--rollout-max-prompt-len,'64']"]),
     ("long_prompts_under_a_wide_episode_cap", [*VERY_LONG, f"{RL}.max_context_len=18193"]),
