@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core.chat.chatml_delta import delta_writer
 from t3rl_core.chat.custom import resolve
 from t3rl_core.chat.families import Family, detect_family, family
 from t3rl_core.chat.keys import json_key
@@ -30,7 +31,11 @@ if TYPE_CHECKING:
 
 # Stands in for the model's text in the base conversation of the deltas; never produced by a model.
 _SENTINEL = "\u27e6t3rl-assistant-turn\u27e7"
-_BASE: tuple[Message, ...] = ({"role": "user", "content": "."},)
+# The fixed conversation a turn delta follows (templates get copies of messages, never these).
+_DELTA_BASE: tuple[Message, ...] = (
+    {"role": "user", "content": "."},
+    {"role": "assistant", "content": _SENTINEL},
+)
 # Prompts whose token ids are kept (GRPO samples each prompt n times in a row).
 _PROMPT_CACHE_SIZE = 1024
 # Turn deltas whose token ids are kept: envs repeat observations (BFCL: ~65 % of the deltas of 256
@@ -119,6 +124,12 @@ class ChatFormat:
         self._encode_fast = getattr(self._backend, "encode_batch_fast", None)
         self._compiled = compile_template(self.template)
         self._render_globals = {**tokenizer.special_tokens_map, **self.template_kwargs}
+        # Deltas of a shipped ChatML template written without Jinja (chatml_delta.py), after the base
+        # conversation's text up to its assistant text (which no later message changes in them).
+        self._write_delta = delta_writer(self.template, self._render_globals)
+        if self._write_delta is not None:
+            base = self.render(_DELTA_BASE)
+            self._delta_base_text = base[: base.index(_SENTINEL) + len(_SENTINEL)]
         self._heads = PromptHeads(self, _isolated_tokens(self._backend))
         # Long texts from kept pieces where the tokenizer provably encodes them as the whole (pieces.py).
         batch = self._encode_batch if self._encode_fast is not None else None
@@ -372,13 +383,17 @@ class ChatFormat:
         )
 
     def _render_delta(self, messages: list[Message], add_generation_prompt: bool) -> str:
+        base = _DELTA_BASE
+        if self._write_delta is not None and messages[:1] == [base[0]] and messages[1:2] == [base[1]]:
+            written = self._write_delta(messages[2:], add_generation_prompt)
+            if written is not None:
+                return self._delta_base_text + written
         return self.render(messages, add_generation_prompt=add_generation_prompt)
 
     def _continuation(self, new_messages: Sequence[Message], add_generation_prompt: bool) -> str:
         if not new_messages and add_generation_prompt in self._closing_cache:
             return self._closing_cache[add_generation_prompt]
-        base = [*_BASE, {"role": "assistant", "content": _SENTINEL}]
-        rendered = self._render_delta([*base, *new_messages], add_generation_prompt)
+        rendered = self._render_delta([*_DELTA_BASE, *new_messages], add_generation_prompt)
         at = rendered.find(_SENTINEL)
         if at < 0:
             raise ValueError(
