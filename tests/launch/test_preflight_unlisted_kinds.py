@@ -14,6 +14,7 @@ import pytest
 from test_preflight import _errors, _invoke
 
 from launch.checks.model_options import family_of, model_line, model_options
+from launch.checks.rules import devices
 from tests.support.fix_applier import apply_first_fix
 
 S1 = "+experiment=stage1_bfcl"
@@ -243,3 +244,47 @@ def test_a_hub_id_is_known_by_its_model_line() -> None:
 def test_every_model_option_declares_its_context() -> None:
     """The context check reads each option's declaration: an option without one is never checked."""
     assert [name for name, option in model_options().items() if option.context_length is None] == []
+
+
+QUICK = ["+experiment=quickstart"]
+TINY_DEVICE = "stages.eval_tiny.eval.engine.device"
+
+
+@pytest.mark.parametrize(
+    ("gpus", "device", "refused"),
+    [
+        (0, "cuda", True),
+        (2, "cuda:2", True),
+        (2, "cuda:1", False),
+        (None, "cuda:7", False),
+        (0, "cpu", False),
+    ],
+)
+def test_an_eval_device_this_machine_lacks_is_refused(
+    gpus: int | None, device: str, refused: bool, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quickstart's HF engine runs here: a device the machine has not would fail its eval stage."""
+    monkeypatch.setattr(devices, "visible_cuda_gpus", lambda: gpus)
+    args = [*QUICK, f"{TINY_DEVICE}={device}"]
+    code, out = _invoke("validate", *args)
+    if not refused:
+        assert code == 0, out
+        return
+    assert code == 2, out
+    (error,) = [e for e in _errors(out) if e["key"] == TINY_DEVICE]
+    fixed = apply_first_fix(args, error)
+    assert fixed is not None and _invoke("validate", *fixed)[0] == 0, error
+
+
+def test_an_eval_device_of_the_cluster_is_not_judged_here(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(devices, "visible_cuda_gpus", lambda: 0)
+    code, out = _invoke("validate", *QUICK, "executor=slurm", f"{TINY_DEVICE}=cuda")
+    assert code == 0, out
+
+
+def test_mps_is_refused_off_a_mac(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(devices.platform, "system", lambda: "Linux")
+    code, out = _invoke("validate", *QUICK, f"{TINY_DEVICE}=mps")
+    assert code == 2 and "this machine is not a Mac" in out, out

@@ -1,6 +1,7 @@
 """Mutations of the shipped experiments, generated from the schema, and what the pre-flight makes of
 each: every leaf pushed through its type's boundaries and wrong kinds, every pair of port holders
-collided, every stage reference broken. Each mutation must end one of two ways:
+collided, every stage reference broken, every list of named choices given a repeat. Each mutation must
+end one of two ways:
 
 - refused with an error at the mutated key (or the key it collides with), whose first fix, applied as
   the user would, validates;
@@ -25,6 +26,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from launch.checks.ledger import claims_of
 from launch.checks.resolve import Resolved, resolve
+from launch.checks.rules.choice_lists import names_choices
 from launch.checks.validate import trial_plan
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import quoted
@@ -92,6 +94,7 @@ def _of(experiment: str) -> Iterator[Mutation]:
         yield from _leaf_mutations(experiment, key, value, model, name)
     yield from _collisions(experiment, resolved)
     yield from _broken_references(experiment, resolved)
+    yield from _repeated_choices(experiment, resolved.config, "")
 
 
 def _scalars(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
@@ -170,6 +173,20 @@ def _collisions(experiment: str, resolved: Resolved) -> Iterator[Mutation]:
         for b in ports:
             if a.key != b.key and a.item != b.item and _settable(b.key, resolved.config):
                 yield Mutation(experiment, "collision", b.key, str(a.item), (a.key,))
+
+
+def _repeated_choices(experiment: str, node: Any, prefix: str) -> Iterator[Mutation]:
+    """Every list of named choices with its first choice named again at its end."""
+    for k, v in node.items() if isinstance(node, dict) else ():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, list) and v and all(isinstance(item, str) for item in v):
+            parent, _, name = key.rpartition(".")
+            model = model_at(parent, _resolved(experiment).config)
+            field = model.model_fields.get(name) if model is not None else None
+            if field is not None and names_choices(field.annotation):
+                yield Mutation(experiment, "repeat", key, f"[{','.join([*v, v[0]])}]")
+        else:
+            yield from _repeated_choices(experiment, v, key)
 
 
 def _settable(key: str, config: dict[str, Any]) -> bool:

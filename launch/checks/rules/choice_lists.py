@@ -39,7 +39,7 @@ def _choice_lists(node: Any, prefix: str) -> Iterator[tuple[str, list[str]]]:
         for name, field in type(node).model_fields.items():
             value = getattr(node, name)
             key = f"{prefix}{name}"
-            if isinstance(value, list) and _names_choices(field.annotation):
+            if isinstance(value, list) and names_choices(field.annotation):
                 yield key, value
             else:
                 yield from _choice_lists(value, f"{key}.")
@@ -48,13 +48,13 @@ def _choice_lists(node: Any, prefix: str) -> Iterator[tuple[str, list[str]]]:
             yield from _choice_lists(value, f"{prefix}{name}.")
 
 
-def _names_choices(annotation: Any) -> bool:
+def names_choices(annotation: Any) -> bool:
     """`list[Literal["a", ...]]` (optional or annotated too): a list of string choices."""
     origin = get_origin(annotation)
     if origin is Annotated:
-        return _names_choices(get_args(annotation)[0])
+        return names_choices(get_args(annotation)[0])
     if origin in (Union, types.UnionType):
-        return any(_names_choices(arm) for arm in get_args(annotation))
+        return any(names_choices(arm) for arm in get_args(annotation))
     if origin is not list:
         return False
     (item,) = get_args(annotation) or (None,)
