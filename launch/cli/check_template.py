@@ -62,7 +62,14 @@ def check_template_command(
     ] = None,
 ) -> None:
     """Render, tokenize, check TITO deltas against a fresh render, and read the template's own tool calls
-    (and reasoning) back with the model's SGLang parsers; exit 1 when a check fails."""
+    (and reasoning) back with the model's SGLang parsers; exit 1 when a check fails.
+
+    Examples:
+
+      t3rl check-template qwen3_8b
+
+      t3rl check-template glm4 --tokenizer models/glm-4-9b-chat
+    """
     if tokenizer is not None and not (tokenizer / "tokenizer_config.json").is_file():
         raise typer.BadParameter(
             f"{tokenizer} holds no tokenizer (no tokenizer_config.json)", param_hint="--tokenizer"

@@ -121,7 +121,16 @@ def eval_command(
     that does not answer, or more engine failures than eval.max_engine_failure_rate allows, exits 1
     with summary.json `complete: false` and the reason. A bad argument exits 2 and writes nothing.
     The out dir is an eval-only run record (config.yaml, overrides.yaml, manifest.json) that
-    `t3rl runs` lists."""
+    `t3rl runs` lists.
+
+    Examples:
+
+      t3rl eval +experiment=quickstart --engine reference --limit-per-category 5
+
+      t3rl eval +experiment=quickstart --stage eval_tiny
+
+      t3rl eval model=qwen3_4b_instruct_2507 --engine sglang --url http://127.0.0.1:30000 --k 4
+    """
     if engine is not None and engine not in ENGINES:
         _check_engine_plugin(engine)
     run: RunConfig | None = None

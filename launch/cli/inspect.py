@@ -55,7 +55,17 @@ def register(app: typer.Typer) -> None:
         ] = False,
         config_dir: ConfigDirs = None,
     ) -> None:
-        """Check a config (schema, topology, batch sizes, parsers, checkpoint, stages); exit 2 on errors."""
+        """Check a config (schema, topology, batch sizes, parsers, checkpoint, stages); exit 2 on errors.
+
+        Each error names the key, the file or override that set it, and a fix that validates. Nothing is
+        written. Exit 0 valid (warnings may be printed), 2 errors.
+
+        Examples:
+
+          t3rl validate +experiment=stage1_bfcl hardware.tensor_parallel=4
+
+          t3rl validate -m +experiment=stage1_bfcl reward=progress,binary
+        """
         raise typer.Exit(validate_command(overrides or [], _dirs(config_dir), multirun=multirun))
 
     @app.command("show")
@@ -72,7 +82,17 @@ def register(app: typer.Typer) -> None:
         ] = None,
         config_dir: ConfigDirs = None,
     ) -> None:
-        """Print the resolved config, or with --explain where each value came from."""
+        """Print the resolved config, or with --explain where each value came from.
+
+        --explain also prints the key's type, domain, default and description. Exit 2 on a config error
+        (the config is still printed).
+
+        Examples:
+
+          t3rl show +experiment=quickstart
+
+          t3rl show +experiment=stage1_bfcl --explain hardware.tensor_parallel
+        """
         raise typer.Exit(show_command(overrides or [], explain or [], _dirs(config_dir)))
 
     @app.command("ls")
@@ -85,7 +105,19 @@ def register(app: typer.Typer) -> None:
         ] = None,
         config_dir: ConfigDirs = None,
     ) -> None:
-        """List config groups and their options (* = the default), with each file's description."""
+        """List config groups and their options (* = the default), with each file's description.
+
+        Without GROUP: every group. For env, reward, engine, sandbox and user_sim also every registered
+        name with its source.
+
+        Examples:
+
+          t3rl ls
+
+          t3rl ls model
+
+          t3rl ls experiment --config-dir ~/my_configs
+        """
         raise typer.Exit(ls_command(group, _dirs(config_dir)))
 
 

@@ -274,5 +274,11 @@ def register(app: typer.Typer) -> None:
 
         Reads `debug: rollout_only` outputs (rollout_data_<id>.pt) and `--dump-details` files. Exit code 1
         when a sample's token accounting is inconsistent, 2 when a file cannot be read.
+
+        Examples:
+
+          t3rl rollouts show runs/x/stages/stage1/rollouts --limit 5
+
+          t3rl rollouts show rollout_data_0.pt --full 3
         """
         raise typer.Exit(show(target, Console(), limit=limit, width=width, full=full, trust=trust))

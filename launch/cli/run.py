@@ -63,7 +63,20 @@ def register(app: typer.Typer) -> None:
         only: Only = None,
         config_dir: ConfigDirs = None,
     ) -> None:
-        """Run the staged pipeline of an experiment (resumable: finished, unchanged stages are skipped)."""
+        """Run the staged pipeline of an experiment (resumable: finished, unchanged stages are skipped).
+
+        A new run goes to <paths.runs_dir>/<name>/<time> (paths.runs_dir: $T3RL_RUNS_DIR, else ./runs).
+        Ctrl-C or SIGTERM stops the running stage, records it and prints the command that resumes.
+        Exit 0 done, 1 a stage failed, 2 config error (nothing written), 130 stopped.
+
+        Examples:
+
+          t3rl run +experiment=quickstart
+
+          t3rl run --run-dir runs/quickstart/20260101-120000     # resume what did not finish
+
+          t3rl run -m +experiment=stage1_bfcl reward=progress,binary     # one run per point
+        """
         raise typer.Exit(
             run_command(overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=False)
         )
@@ -90,7 +103,19 @@ def register(app: typer.Typer) -> None:
         only: Only = None,
         config_dir: ConfigDirs = None,
     ) -> None:
-        """Show every stage and its exact commands, and write them to a plan dir with plan.sh; run nothing."""
+        """Show every stage and its exact commands, and write them to a plan dir with plan.sh; run nothing.
+
+        The plan dir is <paths.plans_dir>/<name>/<time> (paths.plans_dir: $T3RL_PLANS_DIR, else ./plans)
+        unless --out DIR. Exit 0 planned, 1 the plan dir cannot be used, 2 config error.
+
+        Examples:
+
+          t3rl plan +experiment=bfcl_env_tuning
+
+          t3rl plan +experiment=stage1_bfcl model=qwen3_8b --out my-plan
+
+          t3rl plan --run-dir runs/quickstart/20260101-120000     # what a resume would run
+        """
         raise typer.Exit(
             run_command(
                 overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=True, out=out

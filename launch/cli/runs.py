@@ -167,7 +167,17 @@ def default_runs_dir() -> Path:
 
 
 def register(app: typer.Typer) -> None:
-    runs_app = typer.Typer(help="List run directories and their stages' status.", no_args_is_help=False)
+    runs_app = typer.Typer(
+        help="List run directories and their stages' status.\n\n"
+        "Newest first, one mark per stage, each eval stage's metric. Exit 1 when a run's record cannot be "
+        "read (the others are listed), 2 for a filter that can match nothing.\n\n"
+        "Examples:\n\n"
+        "  t3rl runs --status failed --name 'stage1*'\n\n"
+        "  t3rl runs --where reward.name=binary --metric overall.pass@1\n\n"
+        "  t3rl runs show runs/quickstart/20260101-120000\n\n"
+        "  t3rl runs diff runs/a/20260101-120000 runs/b/20260101-130000",
+        no_args_is_help=False,
+    )
     app.add_typer(runs_app, name="runs")
 
     @runs_app.callback(invoke_without_command=True)
@@ -227,7 +237,12 @@ def register(app: typer.Typer) -> None:
         mixed_identity: Annotated[bool, typer.Option(MIXED_FLAG, help=MIXED_HELP)] = False,
     ) -> None:
         """How two runs' configs differ, key by key, with the file or override that set each side; then
-        their eval results side by side, refused (exit 1) when the benchmarks they measured differ."""
+        their eval results side by side, refused (exit 1) when the benchmarks they measured differ.
+
+        Example:
+
+          t3rl runs diff runs/stage1_bfcl/20260101-120000 runs/stage1_bfcl/20260102-090000
+        """
         from launch.cli.runs_diff import diff_runs  # lazy: the run step's modules, only for `t3rl runs diff`
 
         code = diff_runs(a, b)
@@ -243,7 +258,12 @@ def register(app: typer.Typer) -> None:
         ],
     ) -> None:
         """The run's manifest (code, launcher host, the hardware its stages asked for, seeds), its attempts
-        and each stage's record; for a sweep dir, each point's status, stage, job and metric."""
+        and each stage's record; for a sweep dir, each point's status, stage, job and metric.
+
+        Example:
+
+          t3rl runs show runs/quickstart/20260101-120000
+        """
         raise typer.Exit(show_run(run_dir))
 
 

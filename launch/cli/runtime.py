@@ -45,7 +45,15 @@ def data_bfcl(
     """BFCL multi-turn (the four categories shipped in bfcl-eval), split by T3RL's id shuffle.
 
     The env config is the composed one: `env.data.*` overrides and --config-dir env files
-    change the splits exactly as in a run's prepare_data stage.
+    change the splits exactly as in a run's prepare_data stage. The splits appear in DIR whole or
+    not at all (written beside it, moved in with manifest.json last): an interrupted preparation
+    leaves nothing to be taken for prepared, and a rerun prepares again.
+
+    Examples:
+
+      t3rl data bfcl --out data/bfcl
+
+      t3rl data bfcl +experiment=stage1_bfcl env.data.seed=7 --out data/bfcl-seed7
     """
     if out.exists() and not out.is_dir():
         raise typer.BadParameter(f"{out} is a file, not a directory for the splits", param_hint="--out")

@@ -100,6 +100,12 @@ def score_command(
 
     Exit code 0 when every line scored, 1 when some did not (each named on stderr with its line number;
     verdicts.jsonl keeps them too), 2 for a bad argument or a file with no line to score (nothing written).
+
+    Examples:
+
+      t3rl score bfcl trajectories.jsonl
+
+      t3rl score toolrl answers.jsonl reward=toolrl_coarse --out scored/
     """
     if world not in WORLDS:
         raise typer.BadParameter(f"choose one of {', '.join(WORLDS)}", param_hint="WORLD")

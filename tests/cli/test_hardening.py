@@ -7,10 +7,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from launch.checks.resolve import resolve
@@ -214,3 +216,25 @@ def test_a_state_file_of_another_format_names_the_version(tmp_path: Path) -> Non
     """'is not a t3rl state file of version 1' left the user to guess a newer t3rl had written it."""
     with pytest.raises(RunDirError, match="written by another t3rl \\(state format 99"):
         RunState.from_dict({"version": 99, "stages": {}}, tmp_path / "state.json")
+
+
+# ---------------------------------------------------------------- --help teaches
+
+
+def _leaves(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    subcommands = getattr(command, "commands", {})
+    if not subcommands or getattr(command, "invoke_without_command", False):
+        yield path
+    for name, sub in sorted(subcommands.items()):
+        yield from _leaves(sub, (*path, name))
+
+
+LEAVES = [path for path in _leaves(typer.main.get_command(app)) if path]
+
+
+@pytest.mark.parametrize("path", LEAVES, ids=[" ".join(p) for p in LEAVES])
+def test_every_commands_help_shows_an_example_of_itself(path: tuple[str, ...]) -> None:
+    """`t3rl run --help`, `plan`, `validate`, `ls`, `data bfcl`, `runs`, … listed options only."""
+    result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "Example" in result.output and f"t3rl {' '.join(path)} " in result.output, result.output
