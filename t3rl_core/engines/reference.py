@@ -12,6 +12,7 @@ import random
 import zlib
 from array import array
 from collections import Counter
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
@@ -58,8 +59,21 @@ class ReferenceEngine(Engine):
     async def generate(
         self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
     ) -> Generation:
-        if self.config.latency_s:
-            await asyncio.sleep(self.config.latency_s)
+        """The scripted reply, `latency_s` after the call (or once it is written, when that takes
+        longer): the latency is the whole call's, as a served model's is, whose tokenizing and sampling
+        happen within it, not after it."""
+        if not self.config.latency_s:
+            return await self._reply(input_ids, sampling, context)
+        deadline = monotonic() + self.config.latency_s
+        generation = await self._reply(input_ids, sampling, context)
+        left = deadline - monotonic()
+        if left > 0:
+            await asyncio.sleep(left)
+        return generation
+
+    async def _reply(
+        self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None
+    ) -> Generation:
         env = context.env if context else None
         action = env.oracle() if env is not None else None
         if action is None:

@@ -135,3 +135,29 @@ def test_kept_ids_of_repeated_texts_equal_fresh_encodes(
     # The second "Done: ab." came from the kept ids; the third was evicted by then, the long one never kept.
     assert len(encodes) == len(texts) - 1
     assert encodes.count(long) == 2
+
+
+@pytest.mark.parametrize(("writing", "slept"), [(0.03, [0.02]), (0.07, [])])
+def test_the_latency_is_the_whole_calls_and_the_reply_is_written_within_it(
+    qwen_chat: ChatFormat, monkeypatch: pytest.MonkeyPatch, writing: float, slept: list[float]
+) -> None:
+    from t3rl_core.engines import reference
+
+    clock = [100.0]
+    sleeps: list[float] = []
+
+    class Slow(_Scripted):
+        def oracle(self) -> AnswerAction:
+            clock[0] += writing  # the reply takes this long to work out
+            return super().oracle()
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(round(seconds, 9))
+        clock[0] += seconds
+
+    monkeypatch.setattr(reference, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(reference.asyncio, "sleep", sleep)
+    engine = ReferenceEngine(ReferenceEngineConfig(latency_s=0.05), chat=qwen_chat)
+    reply = asyncio.run(engine.generate([1], SamplingParams(), GenerationContext(env=Slow(["Done."]))))
+    assert qwen_chat.decode(reply.token_ids).startswith("Done.")
+    assert sleeps == slept and clock[0] == pytest.approx(100.0 + max(0.05, writing))
