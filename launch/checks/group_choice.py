@@ -1,6 +1,10 @@
-"""A section given a word that names an option of the config group mounted there (`env.user=llm`,
-where the `user_sim` group's files carry `# @package env.user`) meant that option: its fix is the group
-choice (`user_sim=llm`), which brings the option's whole section, not a key of it."""
+"""Config groups and the sections they are mounted at, confused in an override:
+
+- a section given a word that names an option of the config group mounted there (`env.user=llm`, where
+  the `user_sim` group's files carry `# @package env.user`) meant that option: its fix is the group
+  choice (`user_sim=llm`), which brings the option's whole section, not a key of it;
+- a key under a group's name (`user_sim.temperature=0.3`) meant the key of the section the group is
+  mounted at: its fix is the same override under the package (`env.user.temperature=0.3`)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from dataclasses import replace
 from launch.config.errors import Problem
 
 _OVERRIDE = re.compile(r"^override `(?P<key>[\w.]+)=(?P<value>[\w-]+)`$")
+_UNDER_GROUP = re.compile(r"^override `(?P<group>\w+)(?P<rest>\.[^=`]+)=(?P<value>.*)`$")
 
 
 def with_group_fixes(problems: list[Problem], config_dirs: Sequence[str]) -> list[Problem]:
@@ -41,3 +46,30 @@ def mounted_group(package: str, option: str, config_dirs: Sequence[str]) -> str 
         ):
             return group
     return None
+
+
+def with_package_keys(problems: list[Problem], config_dirs: Sequence[str]) -> list[Problem]:
+    """Each unknown top-level key that is a config group's name gets the override under the package its
+    options are mounted at as its fix."""
+    return [_under_package(p, config_dirs) or p for p in problems]
+
+
+def _under_package(problem: Problem, config_dirs: Sequence[str]) -> Problem | None:
+    found = _UNDER_GROUP.match(problem.source)
+    if found is None or not problem.message.startswith(f"unknown key '{found['group']}' at the top level"):
+        return None
+    from launch.config import compose  # lazy: Hydra's config loader, only on a composition error's path
+
+    group = found["group"]
+    if group not in compose.groups(config_dirs):
+        return None
+    packages = {compose.option_package(f"{group}/{o}", config_dirs) for o in compose.group_options(group)}
+    if len(packages) != 1 or None in packages:
+        return None  # mounted where each experiment says (`/curriculum@stages.<name>.curriculum`)
+    package = packages.pop()
+    typed = f"{group}{found['rest']}={found['value']}"
+    fix = (
+        f"set {package}{found['rest']}={found['value']} instead of `{typed}` (the {group} group is "
+        f"mounted at {package})"
+    )
+    return replace(problem, fix=fix)

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from launch.checks.group_choice import with_group_fixes
+from launch.checks.group_choice import with_group_fixes, with_package_keys
 from launch.checks.undo import with_undo_fixes
 from launch.checks.validate import import_checks, validate
 from launch.config import compose_ahead
@@ -50,7 +50,10 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
     if compose_ahead.composing(overrides, config_dirs):  # work that needs no config, done meanwhile
         build_validators()
         import_checks()
-    plain = compose_ahead.take(overrides, config_dirs) or composed_plain(overrides, config_dirs)
+    try:
+        plain = compose_ahead.take(overrides, config_dirs) or composed_plain(overrides, config_dirs)
+    except ConfigError as error:
+        raise ConfigError(with_package_keys(error.problems, config_dirs)) from None
     # `~/…` expanded here, once, after the composition cache (it reads $HOME every time).
     data, provenance = expand_home(plain.data), plain.provenance
     remember_config(data)

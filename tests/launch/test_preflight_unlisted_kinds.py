@@ -116,6 +116,18 @@ BAD = [
         "names airline more than once",
     ),
     (
+        "key_under_the_group_name",
+        ["+experiment=tau2_pipeline", "user_sim.temperature=0.3"],
+        "user_sim.temperature",
+        "unknown key 'user_sim'",
+    ),
+    (
+        "key_under_the_sandbox_group_name",
+        [*SHORT, "sandbox.memory_mb=2048"],
+        "sandbox.memory_mb",
+        "unknown key 'sandbox'",
+    ),
+    (
         "group_of_a_typo",
         [S1, "stages.train.curriculum.n_samples_per_prompt=16000"],
         "stages.train.curriculum.n_samples_per_prompt",
