@@ -1,5 +1,6 @@
 """Help and usage lines in the usual Unix spelling: `t3rl runs diff [OPTIONS] A B`, `--out DIR`,
-`--k INTEGER`, and nothing after a flag.
+`--k INTEGER`, and nothing after a flag; and one check every path parameter shares: an empty path
+(`--out ""`, `--out "$UNSET"`) is refused, where Python read it as `.` and wrote into the working dir.
 
 Typer writes required arguments as `{a} {b}` and gives every option a type placeholder (`<bool>` after
 `--trust`, `<list[Path]>` after `--config-dir`). `plain_metavars(app)` gives every command and group of
@@ -19,7 +20,25 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH", "Path": "PATH"}
 
 
+# Metavars of the parameters that name a file or a directory.
+PATH_METAVARS = frozenset({"DIR", "FILE", "PATH", "FILE|DIR", "RUN_DIR", "A", "B"})
+
+
+def _refuse_empty_path(param: Any, ctx: Any, value: Any) -> None:
+    values = value if isinstance(value, list | tuple) else [value]
+    if param.metavar in PATH_METAVARS and any(isinstance(v, str) and not v.strip() for v in values):
+        raise typer.BadParameter(
+            "an empty path (an unset shell variable?): give a file or directory, `.` for this one",
+            ctx=ctx,
+            param=param,
+        )
+
+
 class _Argument(TyperArgument):
+    def process_value(self, ctx: Any, value: Any) -> Any:
+        _refuse_empty_path(self, ctx, value)
+        return super().process_value(ctx, value)
+
     @property
     def display_name_raw(self) -> str:  # also the name errors give: "Missing argument 'RUN_DIR'"
         return self.metavar or (self.name or "").upper()
@@ -34,6 +53,10 @@ class _Argument(TyperArgument):
 
 
 class _Option(TyperOption):
+    def process_value(self, ctx: Any, value: Any) -> Any:
+        _refuse_empty_path(self, ctx, value)
+        return super().process_value(ctx, value)
+
     def display_type_rich(self, ctx: Any) -> str | None:
         if self.is_flag or self.count:
             return None

@@ -18,8 +18,11 @@ from pathlib import Path
 def staged(out: Path, manifest: str) -> Iterator[tuple[Path, Callable[[], None]]]:
     """(a temporary dir beside `out`, publish): write the data into the dir, then call publish to move
     it into `out`, `manifest` last. The temporary dir is removed however the block ends."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    except OSError as error:  # named as the user gave it, not as the hidden sibling's name
+        raise OSError(error.errno, error.strerror, str(out)) from None
     try:
         yield staging, lambda: _publish(staging, out, manifest)
     finally:

@@ -238,3 +238,29 @@ def test_every_commands_help_shows_an_example_of_itself(path: tuple[str, ...]) -
     result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "Example" in result.output and f"t3rl {' '.join(path)} " in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "+experiment=quickstart", "--out", ""],
+        ["data", "bfcl", "--out", " "],
+        ["runs", "show", ""],
+        ["runs", "diff", "", "x"],
+        ["score", "bfcl", ""],
+        ["validate", "+experiment=quickstart", "--config-dir", ""],
+    ],
+    ids=["plan-out", "data-out", "runs-show", "runs-diff", "score-file", "config-dir"],
+)
+def test_an_empty_path_is_refused(here: Path, argv: list[str]) -> None:
+    """`--out "$UNSET"` was read as `.`: the plan (or the splits) went into the working dir among the
+    user's files, and `runs show ""` showed it."""
+    result = invoke(argv)
+    assert result.exit_code == 2 and "an empty path" in result.output, result.output
+    assert list(here.iterdir()) == []
+
+
+def test_a_data_dir_that_cannot_be_made_is_named_as_given(here: Path) -> None:
+    """The error named the hidden sibling the splits are written into (`/proc/.x.partial-…`)."""
+    result = invoke(["data", "bfcl", "--out", "/proc/no/x"])
+    assert result.exit_code == 1 and "error: /proc/no/x:" in result.output, result.output
