@@ -5,6 +5,7 @@ manifest, which every reader takes for "not prepared" (`t3rl_core.data.check`, `
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -34,8 +35,12 @@ def _publish(staging: Path, out: Path, manifest: str) -> None:
         # One rename: the dir appears whole. It gets the mode `out` has (a shared cache dir made
         # readable to all) or a fresh directory would get.
         staging.chmod(stat.S_IMODE(out.stat().st_mode) if out.is_dir() else 0o777 & ~_umask())
-        os.replace(staging, out)
-        return
+        try:
+            os.replace(staging, out)
+            return
+        except OSError as error:  # another preparation into `out` published first: file by file
+            if error.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
     # `out` holds other files (a previous preparation, the user's own): its manifest goes first, so
     # that until the new one is in place the dir reads as unprepared, never as the old data whole.
     (out / manifest).unlink(missing_ok=True)

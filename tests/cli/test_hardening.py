@@ -21,7 +21,9 @@ from launch.cli.app import app
 from launch.cli.eval_setup import prepared, runtime_of
 from launch.files import exclusive_lock
 from launch.run.rundir import RunDir, RunDirError, RunState
+from t3rl_core.data import publish
 from t3rl_core.data.check import problems
+from t3rl_core.data.publish import staged
 from t3rl_core.envs.bfcl import data as bfcl_data
 from t3rl_core.envs.bfcl.data import write_jsonl
 from tests.support.no_slime import cli_workdir
@@ -264,3 +266,20 @@ def test_a_data_dir_that_cannot_be_made_is_named_as_given(here: Path) -> None:
     """The error named the hidden sibling the splits are written into (`/proc/.x.partial-…`)."""
     result = invoke(["data", "bfcl", "--out", "/proc/no/x"])
     assert result.exit_code == 1 and "error: /proc/no/x:" in result.output, result.output
+
+
+def test_two_preparations_into_one_new_dir_both_end_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both found the dir absent; the second's rename onto the first's dir failed (Directory not empty)."""
+    monkeypatch.setattr(publish, "_empty_or_absent", lambda out: True)  # as both saw it
+    out = tmp_path / "d"
+    with staged(out, "manifest.json") as (first, publish_first):
+        (first / "a.jsonl").write_text("1\n")
+        (first / "manifest.json").write_text("{}\n")
+        with staged(out, "manifest.json") as (second, publish_second):
+            (second / "a.jsonl").write_text("2\n")
+            (second / "manifest.json").write_text("{}\n")
+            publish_first()
+            publish_second()
+    assert (out / "a.jsonl").read_text() == "2\n" and sorted(p.name for p in tmp_path.iterdir()) == ["d"]
