@@ -6,7 +6,8 @@ the pids controller is what bounds one cell's processes. RLIMIT_AS bounds one pr
 but not memory a cell holds outside it (memfd, SysV and POSIX shared memory, files on tmpfs, many
 processes at once): the memory controller counts all of it. The CPU scheduler weighs every thread
 on its own: a cell's 32 busy threads would outweigh t3rl's trainer and rollout 32 to 1; in a cpu
-cgroup the cell weighs as one process, and a quota caps the cores it uses. Each controller is used where this
+cgroup all cells together weigh as many processes as may run at once, and a quota per slot caps the
+CPUs one cell uses. Each controller is used where this
 process may create cgroups below its own one in a hierarchy that has it (cgroup v1 `pids` / `memory`,
 or v2 with the controller available to children); `CellCgroups.open()` returns None when neither is,
 and the caller falls back to RLIMIT_NPROC, to refusing the calls that make unaccounted memory, and to

@@ -46,8 +46,9 @@ class LocalSandboxConfig(SandboxConfig):
     # allows it) also the cell's whole memory, all processes and shared memory together, plus its files.
     memory_mb: int = Field(1024, ge=64)
     # CPUs' worth of time a cell's processes may use together (a cpu cgroup's quota, where t3rl is root
-    # and the host has the controller; there each cell also weighs as one process of t3rl's, however
-    # many threads it runs); None = no quota. Without a cpu cgroup cells run at nice 10.
+    # and the host has the controller; there all cells together also weigh as `max_concurrency`
+    # processes of t3rl's, however many threads they run); None = no quota. Without a cpu cgroup cells
+    # run at nice 10.
     cpu_cores: float | None = Field(1.0, gt=0)
     # Processes and threads the cell may have at once (its slot's pids cgroup, which also holds the
     # slot's zygote and the cell's init; else RLIMIT_NPROC of the cell uid).

@@ -156,6 +156,7 @@ class LocalSandbox(Sandbox):
             # Without a cpu cgroup each thread of a cell weighs as much as one of t3rl's: cells yield.
             "cpu_cgroup": bool(self._cgroups and self._cgroups.cpu),
             "cpu_cores": c.cpu_cores,
+            "cpu_weight": c.max_concurrency,
             "nice": 0 if self._cgroups and self._cgroups.cpu else CELL_NICE,
             "patience_s": c.timeout_s + _SETUP_PATIENCE_S,
             "preload": c.preload,

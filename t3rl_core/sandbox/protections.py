@@ -150,8 +150,9 @@ def observe(
         )
     if cell_spec["cpu_cgroup"]:
         cores = cell_spec["cpu_cores"]
-        active["cpu"] = "cpu cgroup: a cell weighs one process of t3rl's" + (
-            f", at most {cores:g} CPU" if cores else ""
+        active["cpu"] = (
+            f"cpu cgroup: all cells together weigh {cell_spec['cpu_weight']} processes of t3rl's"
+            + (f", each at most {cores:g} CPU" if cores else "")
         )
     elif cell_spec["nice"]:
         active["cpu"] = f"no cpu cgroup: cells run at nice {cell_spec['nice']}"

@@ -254,6 +254,7 @@ def test_a_host_without_a_filter_names_its_machine():
         "uid": 65534, "host_euid": 0, "namespaces": True, "seccomp": False, "machine": "riscv64",
         "isolation": "required", "landlock_abi": 0, "disk_bytes": 1 << 26, "memory_cgroup": False,
         "limits": {"memory_bytes": 1 << 30, "nproc": 32}, "cpu_cgroup": False, "cpu_cores": 1.0, "nice": 10,
+        "cpu_weight": 8,
     }  # fmt: skip
     seen = {"uid": 65534, "gid": 65534, "groups": [], "no_new_privs": True, "seccomp": False,
             "interfaces": ["lo"], "ppid": 1, "root_readonly": True, "cwd_writable": True,

@@ -169,10 +169,10 @@ def test_no_cell_watches_the_files_others_open(pool):
     pool.serves()
 
 
-def test_a_busy_cell_uses_at_most_its_cores_and_weighs_one_process(pool):
+def test_a_busy_cell_uses_at_most_its_cores_and_the_sandbox_weighs_its_concurrency(pool):
     """Four busy threads in one cell: with a cpu cgroup they share `cpu_cores` (the CPU used never
     exceeds the quota times the wall time, however loaded the machine), and the sandbox's cgroup weighs
-    as one process per concurrent cell against t3rl's own."""
+    as `max_concurrency` processes against t3rl's own, whatever its cells run."""
     if os.geteuid() != 0 or CellCgroups.open() is None or not CellCgroups.open().cpu:  # type: ignore[union-attr]
         pytest.skip("no cpu cgroup on this host: cells run at nice 10 instead (the fallback test)")
     assert "cpu cgroup" in pool.sandbox.protections.active["cpu"]
@@ -231,11 +231,14 @@ def test_protections_name_the_cpu_share():
     spec = {
         "host_euid": 0, "namespaces": False, "landlock_abi": 0, "disk_bytes": 1 << 26, "memory_cgroup": False,
         "limits": {"memory_bytes": 1 << 30, "nproc": 32}, "seccomp": False, "isolation": "best_effort",
-        "machine": "x86_64", "cpu_cores": 1.0,
+        "machine": "x86_64", "cpu_cores": 1.0, "cpu_weight": 8,
     }  # fmt: skip
     seen = {"uid": 0, "gid": 0, "groups": [], "no_new_privs": False, "interfaces": ["eth0"], "ppid": 7}
     seen |= {"root_readonly": False, "cwd_writable": True, "disk_bytes": 1 << 40, "reads_confined": False}
     cgroup = observe({**spec, "cpu_cgroup": True, "nice": 0}, seen, [], "none")
-    assert cgroup.active["cpu"] == "cpu cgroup: a cell weighs one process of t3rl's, at most 1 CPU"
+    assert (
+        cgroup.active["cpu"]
+        == "cpu cgroup: all cells together weigh 8 processes of t3rl's, each at most 1 CPU"
+    )
     niced = observe({**spec, "cpu_cgroup": False, "nice": 10}, seen, [], "none")
     assert niced.active["cpu"] == "no cpu cgroup: cells run at nice 10"
