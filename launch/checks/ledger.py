@@ -16,8 +16,10 @@ The ledger counts, too: a GPU listed twice by one holder, or more GPUs than the 
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from pathlib import Path, PurePosixPath
 from typing import Literal, Protocol
@@ -339,6 +341,41 @@ def ledger_problems(
     """Each collision as a Problem on the key set last, with a free value where a value moves it."""
     taken_ports = {(c.host, c.item) for c in claims if c.kind == "port"}
     return [_problem(c, latest, taken_ports) for c in collisions(claims, concurrent_points)]
+
+
+def first_unprivileged_port() -> int:
+    """The lowest port a process of this user may bind on this machine (0: any): root binds any, Linux
+    keeps the ports below net.ipv4.ip_unprivileged_port_start (1024, or 0 in many containers) to
+    root, other systems restrict none."""
+    if os.geteuid() == 0 or not sys.platform.startswith("linux"):
+        return 0
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_unprivileged_port_start").read_text())
+    except (OSError, ValueError):
+        return 1024
+
+
+def privileged_port_problems(claims: Sequence[Claim], first_unprivileged: int) -> list[Problem]:
+    """A port below `first_unprivileged` that a holder binds on this machine: the bind fails when the
+    holder starts, hours into a run."""
+    taken = {(c.host, c.item) for c in claims if c.kind == "port"}
+    return [
+        Problem(
+            c.key,
+            f"{c.holder} would bind port {c.item} on this machine, where only root may bind a port "
+            f"below {first_unprivileged}",
+            fix=f"set {c.key}={_free_port(_moved_up(c, first_unprivileged), taken)}",
+        )
+        for c in claims
+        if c.kind == "port" and c.key and c.host == THIS_MACHINE and not c.dormant
+        and int(c.item) < first_unprivileged
+    ]  # fmt: skip
+
+
+def _moved_up(claim: Claim, first: int) -> Claim:
+    """The claim at its default when that one may be bound, else at the first port that may."""
+    default = claim.default if claim.default is not None and claim.default >= first else None
+    return replace(claim, item=max(first, 1024), default=default)
 
 
 def _problem(collision: Collision, latest: Latest, taken: set[tuple[str, int | str]]) -> Problem:

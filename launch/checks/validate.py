@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from launch.checks.context import Context, Scope
-from launch.checks.ledger import claims_of, ledger_problems
+from launch.checks.ledger import (
+    claims_of,
+    first_unprivileged_port,
+    ledger_problems,
+    privileged_port_problems,
+)
 from launch.checks.probes import interpreters_import_t3rl
 from launch.checks.rules import RULES, SCOPE_RULES
 from launch.config.errors import ConfigError, Problem
@@ -75,8 +80,11 @@ def trial_plan(run: RunConfig) -> tuple[Plan | None, list[Problem]]:
 
 def plan_checks(ctx: Context, plan: Plan) -> list[Problem]:
     """Checks of what the plan holds and runs: the resource ledger, the interpreters it starts here."""
+    claims = claims_of(ctx.run, plan)
+    binds_here = ctx.run.executor.kind != "dry"  # the dry executor starts nothing
     return [
-        *ledger_problems(claims_of(ctx.run, plan), ctx.latest),
+        *ledger_problems(claims, ctx.latest),
+        *privileged_port_problems(claims, first_unprivileged_port() if binds_here else 0),
         *interpreters_import_t3rl(ctx, plan),
     ]
 

@@ -6,6 +6,7 @@ key named and a first fix that validates; the settings next to them that are val
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 from test_preflight import _errors, _invoke
 
+from launch.checks import validate
+from launch.checks.ledger import first_unprivileged_port
 from launch.checks.model_options import family_of, model_line, model_options
 from launch.checks.rules import devices
 from tests.support.fix_applier import apply_first_fix
@@ -300,3 +303,39 @@ def test_mps_is_refused_off_a_mac(data: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(devices.platform, "system", lambda: "Linux")
     code, out = _invoke("validate", *QUICK, f"{TINY_DEVICE}=mps")
     assert code == 2 and "this machine is not a Mac" in out, out
+
+
+@pytest.mark.parametrize(
+    ("override", "key", "fix"),
+    [
+        ("eval.server.port=300", "eval.server.port", "eval.server.port=30000"),
+        ("executor.ray_port=63", "executor.ray_port", "executor.ray_port=6379"),
+    ],
+)
+def test_a_privileged_port_bound_here_is_refused_for_a_user(
+    override: str, key: str, fix: str, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user (not root) binds no port below 1024 on Linux: the server would fail to start mid-run."""
+    monkeypatch.setattr(validate, "first_unprivileged_port", lambda: 1024)
+    args = [S1, override]
+    code, out = _invoke("validate", *args)
+    assert code == 2, out
+    (error,) = [e for e in _errors(out) if e["key"] == key]
+    assert "only root may bind a port below 1024" in error["message"] and fix in error["fix"], out
+    fixed = apply_first_fix(args, error)
+    assert fixed is not None and _invoke("validate", *fixed)[0] == 0, error
+    monkeypatch.setattr(validate, "first_unprivileged_port", lambda: 0)
+    assert _invoke("validate", *args)[0] == 0  # root, or a container that lets anyone bind it
+
+
+def test_a_privileged_port_is_not_judged_for_the_dry_executor(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(validate, "first_unprivileged_port", lambda: 1024)
+    code, out = _invoke("validate", S1, "executor=dry", "eval.server.port=300")
+    assert code == 0, out
+
+
+def test_root_binds_any_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert first_unprivileged_port() == 0
