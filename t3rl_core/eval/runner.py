@@ -52,6 +52,7 @@ from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
 from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
 from t3rl_core.eval.repeats import repeat_stats
 from t3rl_core.eval.schedule import start_order
+from t3rl_core.eval.slots import Slots, SlottedEngine, ahead_for
 from t3rl_core.eval.verdict import verdicts
 from t3rl_core.registries import ENGINES
 from t3rl_core.rollout.runner import EpisodeRunner
@@ -187,7 +188,8 @@ async def run_eval(
     )
     chat = ChatFormat.from_config(runtime.chat, runtime.parsers)
     engine: Engine = ENGINES.build(config.engine, chat=chat)
-    runner = EpisodeRunner.from_runtime(runtime, engine, chat=chat)
+    slots = Slots(config.concurrency, ahead_for(config.concurrency))
+    runner = EpisodeRunner.from_runtime(runtime, SlottedEngine(engine, slots), chat=chat)
     pending = start_order(pending, runner.env_factory, config.concurrency)
     records = [summarised(record) for record in done.values()]
     budget = FailureBudget(config.max_engine_failure_rate, len(jobs))
@@ -218,10 +220,9 @@ async def run_eval(
             bar = (
                 progress.add_task("eval", total=len(jobs), completed=len(done), acc="") if progress else None
             )
-            semaphore = asyncio.Semaphore(config.concurrency)
 
             async def one(job: EpisodeJob) -> None:
-                async with semaphore:
+                async with slots.episode():
                     if budget.exceeded:
                         return
                     record = await _run_episode(runner, job, sampling, resumed.attempt)

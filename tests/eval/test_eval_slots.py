@@ -1,0 +1,138 @@
+"""Episodes set up ahead of a free slot and take it at their first model call: never more than `slots`
+past their first call, and a freed slot goes to an episode already set up."""
+
+import asyncio
+from typing import Any
+
+from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
+from t3rl_core.eval import resume as resuming
+from t3rl_core.eval import runner
+from t3rl_core.eval.slots import Slots, SlottedEngine
+from tests.support.eval_runs import bfcl_runtime, read_records, reference_config
+from tests.support.tiny_stack import bfcl_rows
+
+
+class Gate(Engine):
+    """Answers a call once the test lets it; counts the episodes at the engine."""
+
+    def __init__(self) -> None:
+        self.waiting: list[asyncio.Future[None]] = []
+
+    async def generate(
+        self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
+    ) -> Generation:
+        answer = asyncio.get_running_loop().create_future()
+        self.waiting.append(answer)
+        await answer
+        return Generation([1], [0.0], "stop")
+
+
+def test_a_freed_slot_goes_to_an_episode_set_up_while_every_slot_was_busy():
+    async def scenario() -> tuple[list[str], list[int]]:
+        gate, slots = Gate(), Slots(2, ahead=1)
+        engine = SlottedEngine(gate, slots)
+        events: list[str] = []
+        past_first_call: list[int] = []
+        in_call: set[int] = set()
+
+        async def episode(number: int) -> None:
+            async with slots.episode():
+                events.append(f"set-up {number}")
+                for _ in range(2):
+                    await engine.generate([number], SamplingParams())
+                    in_call.add(number)
+                    past_first_call.append(len(in_call))
+                in_call.discard(number)
+                events.append(f"end {number}")
+
+        tasks = [asyncio.create_task(episode(number)) for number in range(5)]
+        while not all(task.done() for task in tasks):
+            await asyncio.sleep(0)
+            if gate.waiting:
+                gate.waiting.pop(0).set_result(None)
+        await asyncio.gather(*tasks)
+        await engine.aclose()
+        return events, past_first_call
+
+    events, past_first_call = asyncio.run(scenario())
+    # Episodes 0 and 1 hold the slots; episode 2 sets up before either ends, 3 only once one has.
+    assert events.index("set-up 2") < events.index("end 0")
+    assert events.index("set-up 3") > min(events.index("end 0"), events.index("end 1"))
+    assert max(past_first_call) == 2 and sorted(e for e in events if e.startswith("end")) == [
+        f"end {n}" for n in range(5)
+    ]
+
+
+def test_outside_an_episode_a_call_takes_no_slot():
+    async def call() -> Generation:
+        gate = Gate()
+        engine = SlottedEngine(gate, Slots(1, ahead=1))
+        answer = asyncio.create_task(engine.generate([1], SamplingParams()))
+        while not gate.waiting:
+            await asyncio.sleep(0)
+        gate.waiting.pop().set_result(None)
+        return await answer
+
+    assert asyncio.run(call()).finish_reason == "stop"
+
+
+def test_the_eval_sets_the_next_episode_up_while_the_slot_is_busy(tmp_path, monkeypatch):
+    events: list[str] = []
+    started, write = runner._run_episode, resuming.write
+
+    async def run_episode(engine_runner: Any, job: Any, *args: Any) -> dict[str, Any]:
+        events.append(f"start {job.task_id}")
+        return await started(engine_runner, job, *args)
+
+    def written(sink: Any, index: Any, key: Any, *args: Any) -> None:
+        events.append(f"written {key[0]}")
+        write(sink, index, key, *args)
+
+    monkeypatch.setattr(runner, "_run_episode", run_episode)
+    monkeypatch.setattr(resuming, "write", written)
+    rows = bfcl_rows(per_category=1)[:3]
+    asyncio.run(runner.run_eval(bfcl_runtime(), reference_config(1), rows, tmp_path, show_progress=False))
+    order = [record["task_id"] for record in read_records(tmp_path)]
+    # One slot: the second episode starts before the first one's record is written, the third not.
+    assert events.index(f"start {order[1]}") < events.index(f"written {order[0]}")
+    assert events.index(f"start {order[2]}") > events.index(f"written {order[0]}")
+    assert all(record["success"] for record in read_records(tmp_path))
+
+
+def test_slots_go_in_start_order_a_turn_is_given_up_and_a_cancelled_waiter_frees_nothing_it_lacks():
+    async def scenario() -> tuple[list[str], int]:
+        gate, slots = Gate(), Slots(1, ahead=3)
+        engine = SlottedEngine(gate, slots)
+        events: list[str] = []
+        may_call = {number: asyncio.Event() for number in range(4)}
+
+        async def episode(number: int, calls: int) -> None:
+            async with slots.episode():
+                await may_call[number].wait()  # its set-up
+                for _ in range(calls):
+                    await engine.generate([number], SamplingParams())
+                events.append(f"end {number}")
+
+        async def settle() -> None:
+            for _ in range(20):
+                await asyncio.sleep(0)
+
+        tasks = [asyncio.create_task(episode(n, calls)) for n, calls in enumerate([1, 0, 1, 1])]
+        await settle()
+        may_call[3].set()  # the last started is ready first: it waits for the three before it
+        may_call[2].set()
+        await settle()
+        tasks[2].cancel()  # waiting for its turn
+        may_call[1].set()  # no model call: its turn passes on
+        await settle()
+        assert not gate.waiting and events == ["end 1"]
+        may_call[0].set()
+        while not all(task.done() for task in tasks):
+            await asyncio.sleep(0)
+            if gate.waiting:
+                gate.waiting.pop(0).set_result(None)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return events, slots._free
+
+    events, free = asyncio.run(scenario())
+    assert events == ["end 1", "end 0", "end 3"] and free == 1
