@@ -99,6 +99,31 @@ def test_a_cell_sees_only_the_loader_and_time_zone_of_etc(pool, planted_etc):
     assert seen["tz"]
 
 
+def test_a_readable_path_below_etc_is_shown(planted_etc):
+    """`readable_paths` may name what a cell needs of /etc (a CA bundle directory): shown in its /etc,
+    and nothing beside it."""
+    need("landlock")
+    shown = planted_etc.parent / f"{MARKER}-shown"
+    shown.mkdir()
+    (shown / "ca.pem").write_text("certificate\n")
+    shown.chmod(0o755)
+    try:
+        pool = Pool(LocalSandboxConfig(readable_paths=[str(shown)], max_concurrency=1))
+        try:
+            r = pool.run(
+                attempt("shown", f"print(open({str(shown / 'ca.pem')!r}).read(), end='')")
+                + attempt("beside", f"open({str(planted_etc)!r}).read()")
+            )
+        finally:
+            pool.close()
+    finally:
+        (shown / "ca.pem").unlink()
+        shown.rmdir()
+    assert r.status == "success", r
+    assert r.stdout.startswith("certificate\n")
+    assert outcomes(r)["beside"] in ("Permission denied", "No such file or directory")
+
+
 def test_sys_shows_the_cpu_topology_only(pool):
     """/sys describes the host's devices, network interfaces and cgroups; programs read the CPUs only."""
     need("landlock")
@@ -135,6 +160,31 @@ def test_the_zygotes_spec_is_in_no_command_line_nor_the_cells_memory(pool):
     assert r.status == "success", r
     assert MARKER not in r.stdout, r.stdout
     assert "hidden" not in r.stdout and "readable" not in r.stdout
+
+
+def test_the_kernels_command_line_is_not_shown(pool):
+    """A VM's boot parameters (/proc/cmdline) can carry a provisioning token; the cell's own /proc
+    covers them, and the kernel's build configuration and modules."""
+    need("pid")
+    r = pool.run("print(repr(open('/proc/cmdline').read()))")
+    assert (r.status, r.stdout) == ("success", "''\n"), r
+
+
+def test_a_relative_library_path_opens_no_more_than_the_cells_dir(monkeypatch):
+    """LD_LIBRARY_PATH allow-listed with a relative entry ("." or a trailing ":", as shells build it): the
+    loader takes it against a cell's own directory, the sandbox took it against its working
+    directory "/" (so it could not start, or without a mount namespace made everything readable)."""
+    need("landlock")
+    monkeypatch.setenv("LD_LIBRARY_PATH", ".:lib:/nonexistent:")
+    pool = Pool(LocalSandboxConfig(env_allowlist=["PATH", "LD_LIBRARY_PATH"], max_concurrency=1))
+    try:
+        r = pool.run(
+            "import os\n" + attempt("opt", "os.listdir('/opt')") + attempt("srv", "os.listdir('/srv')")
+        )
+    finally:
+        pool.close()
+    assert r.status == "success", r
+    assert set(outcomes(r).values()) <= {"Permission denied", "No such file or directory"}, r.stdout
 
 
 def test_the_hosts_name_is_not_the_cells(pool):

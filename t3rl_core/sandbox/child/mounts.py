@@ -217,6 +217,14 @@ def mount_cell_dir(size_bytes: int, uid: int, gid: int, kept: list[str]) -> None
     mount("tmpfs", STAGING, MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "tmpfs", "size=4k,mode=0755")
 
 
+# Host facts a /proc of the cell's own still shows, covered by /dev/null: the kernel's command line (a
+# VM's boot parameters can carry a provisioning token) and build configuration, the loaded modules.
+PROC_COVERED = ("/proc/cmdline", "/proc/bootconfig", "/proc/config.gz", "/proc/modules")
+
+
 def mount_proc() -> None:
-    """A /proc showing only the cell's PID namespace (call as its PID 1)."""
+    """A /proc showing only the cell's PID namespace (call as its PID 1), less `PROC_COVERED`."""
     mount("proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "proc")
+    for path in PROC_COVERED:
+        if os.path.exists(path):
+            mount(os.devnull, path, MS_BIND)

@@ -80,7 +80,9 @@ def _interpreter_trees() -> list[str]:
     """What the interpreter runs and imports from (and the libraries a cell's environment points at)."""
     libraries = os.environ.get("LD_LIBRARY_PATH", "").split(":")
     executable = os.path.dirname(os.path.realpath(sys.executable))
-    return [p for p in (sys.base_prefix, sys.prefix, executable, *sys.path, *libraries) if p]
+    # A relative entry (".", "lib") is the loader's, against a cell's own directory; here it would be
+    # taken against the zygote's working directory, "/": the whole filesystem.
+    return [p for p in (sys.base_prefix, sys.prefix, executable, *sys.path, *libraries) if os.path.isabs(p)]
 
 
 def readable_paths() -> list[str]:
