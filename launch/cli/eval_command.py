@@ -11,6 +11,7 @@ the trajectories follow (t3rl_core.eval.evaluate).
 from __future__ import annotations
 
 import asyncio
+import shlex
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -170,9 +171,13 @@ def eval_command(
             if data is None:
                 _check_server(config)  # seconds, where preparing the data first could take minutes
             data_path = data or common.prepared(runtime, out / "data", config.split)
-            summary = evaluation.evaluate(
-                runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume
-            )
+            try:
+                summary = evaluation.evaluate(
+                    runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume
+                )
+            except KeyboardInterrupt:
+                _say_how_to_resume(out)
+                raise
     except LockHeld:
         Console(stderr=True).print(
             f"[red]error:[/] {escape(str(out))} is in use by another t3rl eval (wait for it, or choose "
@@ -186,6 +191,18 @@ def eval_command(
         print_verdicts(summary, Console(highlight=False))
     if not summary["complete"]:
         _fail(None, out)  # the reason was printed under the table
+
+
+def _say_how_to_resume(out: Path) -> None:
+    """After Ctrl-C or SIGTERM: the finished episodes are kept; the same command with --resume and this
+    --out runs only the others."""
+    kept = out / "trajectories.jsonl"
+    episodes = sum(1 for line in kept.open("rb") if line.strip()) if kept.is_file() else 0
+    Console(stderr=True, highlight=False).print(
+        f"{episodes} finished episode(s) kept in {escape(str(kept))}; resume with the same command plus "
+        f"--out {escape(shlex.quote(str(out)))} --resume",
+        soft_wrap=True,
+    )
 
 
 def _check_tokenizer(runtime: RuntimeConfig, run: RunConfig | None, arguments: list[str]) -> None:

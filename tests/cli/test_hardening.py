@@ -283,3 +283,22 @@ def test_two_preparations_into_one_new_dir_both_end_whole(
             publish_first()
             publish_second()
     assert (out / "a.jsonl").read_text() == "2\n" and sorted(p.name for p in tmp_path.iterdir()) == ["d"]
+
+
+def test_an_eval_stopped_says_what_is_kept_and_how_to_resume(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It printed only 'stopped: …': that the finished episodes were kept, and --resume, went unsaid."""
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
+    monkeypatch.setattr(
+        "launch.cli.eval_setup.prepared", lambda runtime, data, split: data / f"{split}.jsonl"
+    )
+
+    def stopped_after_two(runtime: Any, config: Any, data: Path, out: Path, **kwargs: Any) -> None:
+        (out / "trajectories.jsonl").write_text('{"task_id": "a"}\n{"task_id": "b"}\n')
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("t3rl_core.eval.evaluate.evaluate", stopped_after_two)
+    result = invoke(["eval", "+experiment=quickstart", "--engine", "reference", "--out", "my eval"])
+    assert result.exit_code == 130, result.output
+    assert "2 finished episode(s) kept" in result.output and "--out 'my eval' --resume" in result.output
