@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core.chat.byte_decode import ByteDecoder
 from t3rl_core.chat.chatml_delta import delta_writer
 from t3rl_core.chat.custom import resolve
 from t3rl_core.chat.families import Family, detect_family, family
@@ -135,6 +136,7 @@ class ChatFormat:
         batch = self._encode_batch if self._encode_fast is not None else None
         self._pieces = PieceEncoder.for_tokenizer(self._backend, batch)
         self._off_loop = OffLoopEncoder(self.encode)
+        self._byte_decoder = ByteDecoder.for_tokenizer(self._backend)
 
     @classmethod
     def from_config(cls, config: ChatConfig, parsers: ParsersConfig | None = None) -> ChatFormat:
@@ -205,6 +207,8 @@ class ChatFormat:
         return [encoding.ids for encoding in self._encode_fast(texts, add_special_tokens=False)]
 
     def decode(self, ids: Sequence[int]) -> str:
+        if self._byte_decoder is not None:
+            return self._byte_decoder.decode(ids)
         if self._backend is not None:
             return self._backend.decode(list(ids), skip_special_tokens=False)
         return self.tokenizer.decode(list(ids), skip_special_tokens=False)
