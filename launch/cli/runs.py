@@ -43,7 +43,14 @@ from launch.cli.results_compare import (
 from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, check_metric, lookup
 from launch.files import is_locked
 from launch.run.output_digest import FileHashes, first_mismatch
-from launch.run.record_files import RunDirError, mapping_of_mappings, read_json, read_sweep, read_yaml
+from launch.run.record_files import (
+    RunDirError,
+    mapping_of_mappings,
+    not_a_run_dir,
+    read_json,
+    read_sweep,
+    read_yaml,
+)
 
 # Run dirs sit at <runs>/<name>/<timestamp> and, for sweeps, <runs>/<name>/<sweep>/pNN; a standalone
 # `t3rl eval` writes <runs>/eval-<engine>-<time>.
@@ -368,10 +375,9 @@ def show_run(path: Path, console: Console | None = None) -> int:
     console = console or Console(highlight=False)
     if not (path / "config.yaml").exists() and (path / "sweep.json").exists():
         return show_sweep(path, console)
-    if not (path / "config.yaml").exists():
-        Console(stderr=True).print(
-            f"[red]error:[/] {path} is not a t3rl run dir (no config.yaml)", soft_wrap=True
-        )
+    why = not_a_run_dir(path)
+    if why is not None:
+        Console(stderr=True).print(f"[red]error:[/] {escape(why)}", soft_wrap=True)
         return 1
     view = load_run(path)
     manifest = view.manifest

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from launch.run import secret_fingerprints
 from launch.run.config_diff import flatten
-from launch.run.record_files import read_json, read_yaml
+from launch.run.record_files import not_a_run_dir, read_json, read_yaml
 from launch.run.steps import PROVENANCE_FILE
 
 _ABSENT = object()
@@ -54,8 +54,9 @@ def source_of(provenance: dict[str, str], key: str) -> str:
 def diff_runs(a: Path, b: Path, console: Console | None = None) -> int:
     console = console or Console(highlight=False)
     for path in (a, b):
-        if not (path / "config.yaml").exists():
-            Console(stderr=True).print(f"[red]error:[/] {path} is not a t3rl run dir (no config.yaml)")
+        why = not_a_run_dir(path)
+        if why is not None:
+            Console(stderr=True).print(f"[red]error:[/] {escape(why)}", soft_wrap=True)
             return 1
     configs = [read_yaml(p / "config.yaml", dict) for p in (a, b)]
     provenances = [_provenance(p) for p in (a, b)]

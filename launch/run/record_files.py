@@ -19,6 +19,17 @@ class RunDirError(Exception):
     """A run directory or one of its files cannot be used as it is."""
 
 
+def not_a_run_dir(path: Path) -> str | None:
+    """Why `path` is no run dir `t3rl runs show|diff` can read, or None when it has a record."""
+    if (path / "config.yaml").is_file():
+        return None
+    if not path.exists():
+        return f"{path} is not a t3rl run dir: it does not exist (`t3rl runs` lists the run dirs)"
+    if not path.is_dir():
+        return f"{path} is not a t3rl run dir: it is a file (`t3rl runs` lists the run dirs)"
+    return f"{path} is not a t3rl run dir (no config.yaml; `t3rl runs` lists the run dirs)"
+
+
 def read_json(path: Path, shape: type = object, advice: str = "") -> Any:
     """The JSON in `path`, which must be a `shape` (dict, list; any by default); `advice` ends the
     message of a corrupt file."""
