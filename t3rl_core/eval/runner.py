@@ -24,7 +24,8 @@ import zlib
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,12 +79,36 @@ class EpisodeJob:
     row: Mapping[str, Any]
     # Which whole-eval repeat (eval.repeats) the episode belongs to.
     repeat: int = 0
-    # Of the row, seed and settings (t3rl_core.eval.resume): a resumed eval keeps a record only for it.
-    fingerprint: str = ""
+    # What every episode depends on besides its row and seed (resuming.settings_digest); "" for none.
+    settings: str = ""
+    # The rows' digests, shared by the jobs of one plan and made when a job's fingerprint is first read.
+    row_digests: RowDigests | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> resuming.Key:
         return self.task_id, self.sample, self.repeat
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Of the row, seed and settings (t3rl_core.eval.resume): a resumed eval keeps a record only for
+        it. Made when first read (a fresh eval: as the episode's record is written, not all before
+        the first episode starts, ~20 ms for the 300 BFCL test rows)."""
+        if not self.settings or self.row_digests is None:
+            return ""
+        return resuming.digest([self.row_digests.of(self.row), self.seed, self.settings])
+
+
+class RowDigests:
+    """`resuming.digest` of each row, made once per row (a row's jobs: its samples and repeats)."""
+
+    def __init__(self) -> None:
+        self._made: dict[int, tuple[Mapping[str, Any], str]] = {}
+
+    def of(self, row: Mapping[str, Any]) -> str:
+        made = self._made.get(id(row))
+        if made is None:
+            made = self._made[id(row)] = (row, resuming.digest(row))  # the row kept: its id stays its own
+        return made[1]
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
@@ -120,16 +145,15 @@ def plan_jobs(rows: Iterable[Mapping[str, Any]], config: EvalConfig, settings: s
     """`config.samples` jobs per row and repeat, each with a seed that depends only on (eval seed +
     repeat, task, sample); `settings` (resuming.settings_digest) goes into each job's fingerprint."""
     listed = list(rows)
-    row_digests = [resuming.digest(row) if settings else "" for row in listed]
+    digests = RowDigests()
     jobs = []
     for repeat in range(config.repeats):
-        for row, row_digest in zip(listed, row_digests, strict=True):
+        for row in listed:
             tid = task_id(row)
             category = (row.get("metadata") or {}).get("data_source", "default")
             for sample in range(config.samples):
                 seed = zlib.crc32(f"{config.seed + repeat}/{tid}/{sample}".encode()) & 0x7FFFFFFF
-                fingerprint = resuming.digest([row_digest, seed, settings]) if settings else ""
-                jobs.append(EpisodeJob(tid, category, sample, seed, row, repeat, fingerprint))
+                jobs.append(EpisodeJob(tid, category, sample, seed, row, repeat, settings, digests))
     if len({job.key for job in jobs}) != len(jobs):
         raise ValueError("two rows share the same metadata.data_source/index; task ids must be unique")
     return jobs

@@ -103,3 +103,33 @@ def test_resume_keeps_verified_episodes_and_reruns_the_rest(rows, runtime, tmp_p
         run_eval(runtime, _config(temperature=0.5), rows, out, resume=True, show_progress=False)
     )
     assert len(played) == len(rows) and changed["attempts"]["rerun"] == {"changed": len(rows)}
+
+
+def test_a_fresh_eval_digests_each_row_as_its_record_is_written_not_before_the_first_episode(
+    rows, runtime, tmp_path, monkeypatch
+):
+    from t3rl_core.eval import resume, runner
+
+    digested: list[int] = []
+    at_first_episode: list[int] = []
+    digest, run_episode = resume.digest, runner._run_episode
+
+    def counting(value):
+        digested.append(1)
+        return digest(value)
+
+    async def first(*args):
+        at_first_episode.append(len(digested))
+        return await run_episode(*args)
+
+    monkeypatch.setattr(resume, "digest", counting)
+    monkeypatch.setattr(runner, "_run_episode", first)
+    config = reference_config(2)
+    asyncio.run(run_eval(runtime, config, rows, tmp_path, show_progress=False))
+    assert at_first_episode[0] <= 1  # the settings' digest alone
+    # Each record's index entry holds its job's fingerprint, as a resumed eval makes it.
+    settings = resume.settings_digest(runner.apply_eval_limits(runtime, config), config)
+    fingerprints = {job.key: job.fingerprint for job in plan_jobs(rows, config, settings)}
+    entries = [json.loads(line) for line in (tmp_path / INDEX_FILE).read_text().splitlines()]
+    assert len(entries) == len(rows)
+    assert all(entry["job"] == fingerprints[tuple(entry["key"])] for entry in entries)
