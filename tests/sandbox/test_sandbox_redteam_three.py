@@ -124,6 +124,34 @@ def test_a_readable_path_below_etc_is_shown(planted_etc):
     assert outcomes(r)["beside"] in ("Permission denied", "No such file or directory")
 
 
+def test_host_configuration_below_usr_is_unread(pool):
+    """/usr/local/etc (and /usr/etc) hold a host's configuration as /etc does (a package index's token
+    in pip.conf); the rest of /usr, programs and libraries, stays readable."""
+    need("landlock")
+    config = Path("/usr/local/etc")
+    if not os.access(config.parent, os.W_OK):
+        pytest.skip("needs write access to /usr/local to plant a host config file")
+    made = not config.exists()
+    config.mkdir(exist_ok=True)
+    planted = config / f"{MARKER}.conf"
+    planted.write_text(f"token={MARKER}\n")
+    planted.chmod(0o644)
+    try:
+        r = pool.run(
+            attempt("planted", f"print(open({str(planted)!r}).read())")
+            + attempt("list", "__import__('os').listdir('/usr/local/etc')")
+            + attempt("lib", "__import__('os').listdir('/usr/lib')")
+        )
+    finally:
+        planted.unlink()
+        if made:
+            config.rmdir()
+    assert r.status == "success", r
+    assert MARKER not in r.stdout
+    seen = outcomes(r)
+    assert (seen["planted"], seen["list"], seen["lib"]) == ("Permission denied", "Permission denied", "ok")
+
+
 def test_sys_shows_the_cpu_topology_only(pool):
     """/sys describes the host's devices, network interfaces and cgroups; programs read the CPUs only."""
     need("landlock")

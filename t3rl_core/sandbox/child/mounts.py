@@ -94,17 +94,17 @@ def prepare_zygote_root(
             # Over-mounted or vanished mounts cannot be reached; the root itself must succeed.
             if point == "/":
                 raise
-    return [tree for tree in bound if any(_below(tree, d) for d in (CELL_DIR, SHM_DIR))]
+    return [tree for tree in bound if any(below(tree, d) for d in (CELL_DIR, SHM_DIR))]
 
 
-def _below(path: str, directory: str) -> bool:
+def below(path: str, directory: str) -> bool:
     return path.startswith(directory.rstrip("/") + "/")
 
 
 def _outermost(paths: list[str]) -> list[str]:
     """The existing directories among `paths` (resolved), without those inside another one."""
     real = sorted({os.path.realpath(p) for p in paths if p and os.path.isdir(p)})
-    return [p for p in real if not any(_below(p, q) for q in real)]
+    return [p for p in real if not any(below(p, q) for q in real)]
 
 
 def _closed_ancestor(path: str) -> str | None:
@@ -130,7 +130,7 @@ def cover(dirs: list[str], keep: list[str], *, closed: bool, options: str = COVE
     trees = _outermost(keep)
     hidden_by: dict[str, str] = {}
     for tree in trees:
-        above = [c for c in covers if _below(tree, c)]
+        above = [c for c in covers if below(tree, c)]
         ancestor = _closed_ancestor(tree) if closed else None
         if ancestor is not None:
             above.append(ancestor)
@@ -150,7 +150,7 @@ def cover(dirs: list[str], keep: list[str], *, closed: bool, options: str = COVE
             os.close(fd)
     # A directory to cover that lies inside a tree just bound back is visible again.
     for path in _outermost(dirs):
-        if any(_below(path, tree) for tree in held):
+        if any(below(path, tree) for tree in held):
             mount("tmpfs", path, COVER_FLAGS, "tmpfs", options)
     return sorted(held)
 
@@ -161,7 +161,7 @@ def show_only(directory: str, shown: list[str], written: dict[str, str]) -> None
     held = {}
     try:
         for path in shown:
-            if _below(path, directory) and os.path.exists(path):
+            if below(path, directory) and os.path.exists(path):
                 held[path] = os.open(os.path.realpath(path), os.O_PATH | os.O_CLOEXEC)
         mount("tmpfs", directory, COVER_FLAGS, "tmpfs", COVER_OPTIONS)
         for path, fd in held.items():
@@ -208,7 +208,7 @@ def mount_cell_dir(size_bytes: int, uid: int, gid: int, kept: list[str]) -> None
         os.mkdir(staged, 0o700)
         os.chown(staged, uid, gid)
         for tree in kept:
-            if _below(tree, target):
+            if below(tree, target):
                 inside = tree[len(target.rstrip("/")) :]
                 make_dirs(inside, staged)
                 mount(tree, staged + inside, MS_BIND | MS_REC)

@@ -37,7 +37,7 @@ from .libc import (
 # devices. Not the rest of /etc (users, hosts, package-index credentials), nor of /sys; /proc is added
 # per cell (`cell.proc_readable`).
 SYSTEM_READABLE = (
-    *("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"),
+    *("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"),
     *mounts.ETC_SHOWN,
     *("/sys/devices/system/cpu", "/sys/devices/system/node"),
     *("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"),
@@ -88,7 +88,25 @@ def _interpreter_trees() -> list[str]:
 def readable_paths() -> list[str]:
     """What a cell may read (Landlock), besides its own directories: the system, the interpreter's trees
     and the harmless devices; nothing else of the host (the project, run directories, homes)."""
-    return [*SYSTEM_READABLE, *(part for tree in _interpreter_trees() for part in _code_of(tree))]
+    trees = (part for tree in _interpreter_trees() for part in _code_of(tree))
+    return [*SYSTEM_READABLE, *_all_but("/usr", USR_CONFIG), *trees]
+
+
+# Host configuration kept below /usr, which a cell reads no more than /etc.
+USR_CONFIG = ("/usr/etc", "/usr/local/etc")
+
+
+def _all_but(tree: str, left_out: tuple[str, ...]) -> list[str]:
+    """`tree` as the directories and files that make it up, less `left_out` (below it)."""
+    if not any(mounts.below(path, tree) for path in left_out):
+        return [tree]
+    try:
+        names = os.listdir(tree)
+    except OSError:
+        return [tree]
+    parts = [os.path.join(tree, name) for name in names]
+    return [part for path in parts if path not in left_out for part in _all_but(path, left_out)]
+
 
 
 def _code_of(tree: str) -> list[str]:
