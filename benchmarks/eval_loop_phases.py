@@ -2,7 +2,8 @@
 
 The same eval (all 300 BFCL test tasks, the reference engine, `--latency`, `--concurrency` in flight),
 instrumented. Printed per run: the wall against the ideal (model calls x latency / concurrency); the
-share of slot-seconds with an episode running; the mean engine call (latency plus the delay of its
+share of slot-seconds with an episode holding a slot (from its first model call to its end; its
+set-up runs ahead, t3rl_core/eval/slots.py); the mean engine call (latency plus the delay of its
 timer on a busy loop) and the mean time per model call an episode spends beyond the latency; the loop's
 CPU (thread time of every callback) as a histogram of callback lengths, with the callbacks over 10 ms
 named; and the collector's pauses. Then, at latency 0 with one episode in flight, the loop's CPU per
@@ -47,7 +48,9 @@ class Probe:
 
     def __init__(self) -> None:
         self.calls: list[tuple[float, float]] = []  # engine call (start, end), wall
-        self.episodes: list[tuple[float, float, int]] = []  # (start, end, model calls), wall
+        # (first model call, end, model calls), wall: a slot is held from an episode's first call
+        self.episodes: list[tuple[float, float, int]] = []
+        self.first_call: dict[asyncio.Task[Any] | None, float] = {}
         self.callbacks: list[float] = []
         self.long: list[str] = []
         self.collections: list[float] = []
@@ -60,6 +63,7 @@ class Probe:
 
         async def timed_generate(engine: Any, *args: Any, **kwargs: Any) -> Any:
             begin, cpu = time.perf_counter(), time.thread_time()
+            probe.first_call.setdefault(asyncio.current_task(), begin)
             probe.phases["set-up" if probe.phases_first else "between calls"] += cpu - probe.mark
             probe.phases_first = False
             result = await generate(engine, *args, **kwargs)
@@ -69,12 +73,13 @@ class Probe:
             return result
 
         async def timed_episode(*args: Any) -> Any:
-            begin = time.perf_counter()
             probe.mark, probe.phases_first = time.thread_time(), True
             record = await run_episode(*args)
             probe.phases["after the last call"] += time.thread_time() - probe.mark
             probe.mark = time.thread_time()
-            probe.episodes.append((begin, time.perf_counter(), record.get("num_model_calls") or 0))
+            end = time.perf_counter()
+            begin = probe.first_call.pop(asyncio.current_task(), end)
+            probe.episodes.append((begin, end, record.get("num_model_calls") or 0))
             return record
 
         def timed_write(*args: Any, **kwargs: Any) -> Any:
@@ -158,6 +163,8 @@ def main() -> int:
         print("  callbacks " + "; ".join(histogram))
         print("  over 10 ms: " + "; ".join(probe.long))
     probe.reset()
+    # One episode alive at a time (none set up ahead): the phases of one episode, not of two interleaved.
+    eval_runner.ahead_for = lambda slots: 0
     run(runtime, rows, 0.0, 1)
     episodes = len(probe.episodes)
     print(
