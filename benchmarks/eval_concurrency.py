@@ -10,7 +10,9 @@ The ideal is the physical bound of the work: every model call takes exactly the 
 concurrency. It is not the makespan of any particular schedule: the eval's own order of episodes (a
 long one started last), an idle slot while tasks remain and the loop's own CPU all count against it.
 Each condition (idle, one core kept busy by a spinning child process) runs several repeats; medians
-(min–max) of ideal / wall. Target: >= 0.92 in both conditions. The last line is the ratio.
+(min–max) of ideal / wall, and each run's ratio beside the machine's 1-minute load average as it
+started (the machine is shared: a figure means little without it). Target: >= 0.92 in both
+conditions. The last line is the ratio.
 
     .venv/bin/python benchmarks/eval_concurrency.py [--per-category N] [--latency 0.05] [--concurrency 32]
 """
@@ -22,6 +24,7 @@ import asyncio
 import contextlib
 import io
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -86,20 +89,23 @@ def main() -> int:
     cpu_time, _ = timed_eval(runtime, rows, 0.0, 1)  # also the warm-up: imports, API classes, parsers
     met, medians = True, []
     for busy in (name == "busy" for name in args.conditions):
-        ratios, walls, ideal = [], [], 0.0
+        ratios, walls, ideal, loads = [], [], 0.0, []
         with condition(busy):
             for _ in range(args.repeats):
+                load = os.getloadavg()[0]
                 wall, calls = timed_eval(runtime, rows, args.latency, args.concurrency)
                 ideal = calls * args.latency / args.concurrency
                 walls.append(wall)
                 ratios.append(ideal / wall)
+                loads.append(f"{ideal / wall:.2f} (load {load:.1f})")
         median = statistics.median(ratios)
         met &= median >= TARGET
         medians.append(f"{label(busy)} {median:.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
         print(
             f"{label(busy)}: {len(rows)} tasks, {calls} model calls, {args.concurrency} in flight, engine "
             f"{args.latency * 1000:.0f} ms per call; ideal {ideal:.2f} s; wall median "
-            f"{statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f})"
+            f"{statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}); each run's "
+            f"ratio, with the 1-minute load average as it started: {', '.join(loads)}"
         )
     print(f"loop's own cost at latency 0, 1 in flight: {cpu_time:.2f} s")
     print(f"target ideal / wall >= {TARGET}: {'met' if met else 'NOT met'}")
