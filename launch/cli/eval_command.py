@@ -332,7 +332,7 @@ def _fail(message: str | None, out: Path) -> NoReturn:
     console = Console(stderr=True)
     if message is not None:
         console.print(f"[red]{escape(scrub_text(message))}[/]", soft_wrap=True)
-    console.print(f"record: {summary}", soft_wrap=True)
+    console.print(f"record: {summary}", soft_wrap=True, markup=False)
     raise typer.Exit(1)
 
 

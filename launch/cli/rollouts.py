@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 _TOOL_CALL = re.compile(r"<tool_call>.*?</tool_call>|<｜tool▁call▁begin｜>.*?<｜tool▁call▁end｜>", re.DOTALL)
@@ -188,7 +189,7 @@ def show(
     try:
         files = rollout_files(target)
     except RolloutFileError as err:
-        console.print(f"[red]error:[/] {err}")
+        console.print(f"[red]error:[/] {escape(str(err))}")
         return 2
     broken: list[str] = []
     hidden: list[str] = []
@@ -197,7 +198,7 @@ def show(
             rollout_id, samples = load_samples(path, trust=trust)
             rows = views(path, samples, width)
         except RolloutFileError as err:
-            console.print(f"[red]error:[/] {err}")
+            console.print(f"[red]error:[/] {escape(str(err))}")
             return 2
         for v in rows:  # named, so one the table does not show (--limit) can be found
             if v.tito != "ok":

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from launch.config.errors import ConfigError, render_problems
 from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED, INTERRUPTED
@@ -67,7 +68,9 @@ def run_command(
             record_result(EXIT_CONFIG, "; ".join(f"{p.key}: {p.message}" for p in error.problems))
             return EXIT_CONFIG
         except (PipelineError, RunDirError) as error:
-            Console(stderr=True).print(f"[red]error:[/] {error}", soft_wrap=True, highlight=False)
+            Console(stderr=True).print(
+                f"[red]error:[/] {escape(str(error))}", soft_wrap=True, highlight=False
+            )
             record_result(EXIT_FAILED, str(error).splitlines()[0])
             return EXIT_FAILED
         except KeyboardInterrupt:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -321,7 +322,7 @@ def list_runs(
     errors = Console(stderr=True, highlight=False)
     filters = filters or RunFilter()
     if not runs_dir.is_dir() and (given or runs_dir.exists()):
-        errors.print(f"[red]error:[/] --runs-dir {runs_dir}: no runs dir there", soft_wrap=True)
+        errors.print(f"[red]error:[/] --runs-dir {escape(str(runs_dir))}: no runs dir there", soft_wrap=True)
         return 2
     runs: list[tuple[Path, RunView]] = []
     configs: dict[Path, dict[str, Any]] = {}
@@ -345,9 +346,11 @@ def list_runs(
         errors.print(f"[red]error:[/] {error.argument}: {escape(str(error))}", soft_wrap=True)
         return 2
     if not runs_dir.is_dir():
-        console.print(f"no runs yet: {runs_dir} does not exist (`t3rl run …` makes it)", soft_wrap=True)
+        console.print(
+            f"no runs yet: {runs_dir} does not exist (`t3rl run …` makes it)", soft_wrap=True, markup=False
+        )
         return 0
-    table = Table(title=f"{len(rows)} runs in {runs_dir}", title_justify="left")
+    table = Table(title=f"{len(rows)} runs in {escape(str(runs_dir))}", title_justify="left")
     for column in ("run", "created", "status", "stages", metric):
         table.add_column(column, overflow="fold")
     reference = reference_identity(summary for _, view in rows for _, summary in _summaries(view))
@@ -428,7 +431,7 @@ def show_run(path: Path, console: Console | None = None) -> int:
             escape(message),
         )
     console.print(table)
-    console.print(f"logs: {path / 'stages' / '<stage>' / 'log.txt'}", soft_wrap=True)
+    console.print(f"logs: {path / 'stages' / '<stage>' / 'log.txt'}", soft_wrap=True, markup=False)
     return 0
 
 
@@ -469,7 +472,9 @@ def show_sweep(path: Path, console: Console) -> int:
         )
     console.print(table)
     if any(p["status"] == LAUNCHER_GONE for p in points):
-        console.print(f"resume it with: t3rl run --run-dir {path}", soft_wrap=True)
+        console.print(
+            f"resume it with: t3rl run --run-dir {shlex.quote(str(path))}", soft_wrap=True, markup=False
+        )
     return 0
 
 

@@ -45,17 +45,17 @@ class RichReporter:
 
     def stage_started(self, stage: Stage, decision: Decision, attempt: int) -> None:
         again = f", attempt {attempt}" if attempt > 1 else ""
-        self.console.rule(f"[bold]{stage.name}[/] ({stage.kind}{again}): {decision.reason}")
+        self.console.rule(f"[bold]{stage.name}[/] ({stage.kind}{again}): {escape(decision.reason)}")
 
     def stage_finished(self, stage: Stage, result: StageResult, seconds: float) -> None:
         mark = {"succeeded": "[green]✓[/]", "failed": "[red]✗[/]", "stopped": "[yellow]■[/]"}.get(
             result.status, ""
         )
-        detail = f": {result.message}" if result.message else ""
+        detail = f": {escape(result.message)}" if result.message else ""
         self.console.print(f"{mark} {stage.name} {result.status} in {seconds:.1f}s{detail}", soft_wrap=True)
 
     def note(self, stage: Stage, text: str) -> None:
-        self.console.print(f"[yellow]{stage.name}[/]: {text}", soft_wrap=True, highlight=False)
+        self.console.print(f"[yellow]{stage.name}[/]: {escape(text)}", soft_wrap=True, highlight=False)
 
 
 def _short(stage: Stage) -> list[str]:

@@ -67,7 +67,9 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
             write_run_dir(item.run_dir, item.resolved, item.plan, config_dirs)
             result = execute(item.plan, item.run_dir, item.resolved, None, None, dry=False, console=console)
         except (PipelineError, RunDirError) as error:  # refused at pre-flight: a failed trial
-            console.print(f"[red]trial {item.index}:[/] {error}", soft_wrap=True, highlight=False)
+            console.print(
+                f"[red]trial {item.index}:[/] {escape(str(error))}", soft_wrap=True, highlight=False
+            )
             return TrialOutcome(str(item.run_dir.path), "failed", None, str(error).splitlines()[0])
         if result.status != "succeeded":
             return TrialOutcome(str(item.run_dir.path), result.status, None, result.failed_stage)
@@ -111,14 +113,17 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
     except TrialFailed as error:
         _print_trials(sweep_dir, console)
         console.print(
-            f"[red]search stopped:[/] {error} (more failed trials than hydra.sweeper.max_failure_rate "
-            "allows)",
+            f"[red]search stopped:[/] {escape(str(error))} (more failed trials than "
+            "hydra.sweeper.max_failure_rate allows)",
             soft_wrap=True,
             highlight=False,
         )
         return EXIT_FAILED
     _print_trials(sweep_dir, console)
-    console.print(f"search done: {sweep_dir} best {results.get('best_params')} = {results.get('best_value')}")
+    console.print(
+        f"search done: {sweep_dir} best {results.get('best_params')} = {results.get('best_value')}",
+        markup=False,
+    )
     return 0
 
 

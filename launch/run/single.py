@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
+from rich.markup import escape
 from rich.table import Table
 
 from launch.checks.resolve import resolve
@@ -104,7 +105,9 @@ def run_single(
             # was being written: leave nothing, rather than half a record that reads as a run or a plan.
             run_dir.discard()
         if isinstance(error, KeyboardInterrupt) and not dry and run_dir.exists():
-            console.print(f"resume with: t3rl run --run-dir {run_dir.path}", soft_wrap=True)
+            console.print(
+                f"resume with: t3rl run --run-dir {escape(shlex.quote(str(run_dir.path)))}", soft_wrap=True
+            )
         raise
     code = report_result(result, plan, run_dir, console, dry=dry)
     if dry:
@@ -116,7 +119,7 @@ def run_single(
 
             console.print(memory_cap_line(sandbox), soft_wrap=True)
         dirs = "".join(f" --config-dir {shlex.quote(d)}" for d in config_dirs)
-        console.print(f"run it:  t3rl run {shlex.join(overrides)}{dirs}", soft_wrap=True)
+        console.print(f"run it:  t3rl run {escape(shlex.join(overrides) + dirs)}", soft_wrap=True)
     if code == 0 and not dry and resolved.run.next_experiment:
         upcoming = resolved.run.next_experiment
         next_overrides = continuing_overrides(resolved, run_dir.path, upcoming, config_dirs)
@@ -150,11 +153,12 @@ def _resumed(
     config_dirs = config_dirs or list(recorded_dirs)
     verb = "previewing a resume of" if dry else "resuming"
     console.print(
-        f"{verb} [bold]{existing.path}[/] with its overrides: {' '.join(stored) or '(none)'}",
+        f"{verb} [bold]{escape(str(existing.path))}[/] with its overrides: "
+        f"{escape(' '.join(stored)) or '(none)'}",
         soft_wrap=True,
     )
     if overrides != stored:
-        console.print(f"  with {' '.join(given)}: {' '.join(overrides)}", soft_wrap=True)
+        console.print(f"  with {' '.join(given)}: {' '.join(overrides)}", soft_wrap=True, markup=False)
     return overrides, config_dirs
 
 
@@ -182,9 +186,11 @@ def _preview(
     preview(
         plan, existing, from_stage=from_stage, only=only, reporter=RichReporter(console, show_commands=True)
     )
-    console.print(f"nothing was written: the record of {existing.path} is unchanged", soft_wrap=True)
+    console.print(
+        f"nothing was written: the record of {existing.path} is unchanged", soft_wrap=True, markup=False
+    )
     command = shlex.join(["t3rl", "run", "--run-dir", str(existing.path), *given])
-    console.print(f"run it:  {command}", soft_wrap=True)
+    console.print(f"run it:  {command}", soft_wrap=True, markup=False)
     return 0
 
 
@@ -253,12 +259,14 @@ def _show_next(overrides: list[str], config_dirs: list[str], console: Console) -
         environ=dict(os.environ),
     )
     plan = build_plan(resolved.run, ctx)
-    table = Table(title=f"next: {overrides[0]}", title_justify="left")
+    table = Table(title=f"next: {escape(overrides[0])}", title_justify="left")
     for column in ("stage", "kind", "what", "GPUs"):
         table.add_column(column)
     for stage in plan.stages:
         table.add_row(stage.name, stage.kind, stage.summary, str(stage.gpus or ""))
     console.print(table)
     dirs = [token for d in config_dirs for token in ("--config-dir", d)]
-    console.print(f"every command: t3rl plan {shlex.join([*dirs, *overrides])}", soft_wrap=True)
-    console.print(f"next: t3rl run {shlex.join([*dirs, *overrides])}", soft_wrap=True, highlight=False)
+    console.print(f"every command: t3rl plan {shlex.join([*dirs, *overrides])}", soft_wrap=True, markup=False)
+    console.print(
+        f"next: t3rl run {shlex.join([*dirs, *overrides])}", soft_wrap=True, highlight=False, markup=False
+    )

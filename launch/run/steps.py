@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
 
 import t3rl_core
 from launch.checks.resolve import resolve
@@ -211,9 +214,12 @@ def execute(
 
 
 def report_result(result: PipelineResult, plan: Plan, run_dir: RunDir, console: Console, *, dry: bool) -> int:
-    where = f"[bold]{run_dir.path}[/]"
+    # Paths and commands are escaped: `[…]` in a dir name or an override is text, not rich markup.
+    where = f"[bold]{escape(str(run_dir.path))}[/]"
     if result.status == "planned":
-        console.print(f"planned: {where} (every command: {run_dir.path / 'plan.sh'})", soft_wrap=True)
+        console.print(
+            f"planned: {where} (every command: {escape(str(run_dir.path / 'plan.sh'))})", soft_wrap=True
+        )
         return 0
     if result.status == "succeeded":
         console.print(f"[green]done[/]: {where}", soft_wrap=True)
@@ -221,9 +227,9 @@ def report_result(result: PipelineResult, plan: Plan, run_dir: RunDir, console: 
     name = result.failed_stage
     outcome = result.results.get(name) if name else None
     console.print(
-        f"[red]stage {name} {result.status}[/]: {outcome.message if outcome else ''}", soft_wrap=True
+        f"[red]stage {name} {result.status}[/]: {escape(outcome.message) if outcome else ''}", soft_wrap=True
     )
-    console.print(f"resume with: t3rl run --run-dir {run_dir.path}", soft_wrap=True)
+    console.print(f"resume with: t3rl run --run-dir {escape(shlex.quote(str(run_dir.path)))}", soft_wrap=True)
     return EXIT_STOPPED if result.status == "stopped" else EXIT_FAILED
 
 

@@ -13,6 +13,7 @@ error (the sweep goes on), a signal `interrupted` (the sweep stops, and says how
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -20,6 +21,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
 
 from launch.run.executors.ray_capacity import live_submission_ids, own_live_gpus, sweep_capacity
 from launch.run.executors.ray_jobs import dashboard_address
@@ -146,9 +149,11 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
         plan = plan_run(resolved, run_dir)
         planned.append(PlannedPoint(index, " ".join(record.varying), run_dir, resolved, plan, config_dirs))
     if not planned:
-        console.print(f"every point of {sweep_dir} succeeded; nothing to resume", soft_wrap=True)
+        console.print(
+            f"every point of {sweep_dir} succeeded; nothing to resume", soft_wrap=True, markup=False
+        )
         return 0
-    console.print(f"resuming {len(planned)} point(s) of [bold]{sweep_dir}[/]", soft_wrap=True)
+    console.print(f"resuming {len(planned)} point(s) of [bold]{escape(str(sweep_dir))}[/]", soft_wrap=True)
     return run_points(planned, summary, from_stage, only, dry=False, console=console)
 
 
@@ -172,14 +177,24 @@ def run_points(
                 statuses = at_once(planned, summary, max_parallel, from_stage, only, console)
     except KeyboardInterrupt:
         if not dry:
-            console.print(f"resume the sweep with: t3rl run --run-dir {summary.sweep_dir}", soft_wrap=True)
+            console.print(
+                f"resume the sweep with: t3rl run --run-dir {shlex.quote(str(summary.sweep_dir))}",
+                soft_wrap=True,
+                markup=False,
+            )
         raise
     ok = sum(status in ("succeeded", "planned") for status in statuses)
     if not dry and plot_sweep(summary) is not None:
         summary.write()  # sweep.md now links the plot
-    console.print(f"sweep: {summary.sweep_dir / 'sweep.md'} ({ok}/{len(statuses)} ok)", soft_wrap=True)
+    console.print(
+        f"sweep: {summary.sweep_dir / 'sweep.md'} ({ok}/{len(statuses)} ok)", soft_wrap=True, markup=False
+    )
     if ok < len(statuses):
-        console.print(f"resume the rest with: t3rl run --run-dir {summary.sweep_dir}", soft_wrap=True)
+        console.print(
+            f"resume the rest with: t3rl run --run-dir {shlex.quote(str(summary.sweep_dir))}",
+            soft_wrap=True,
+            markup=False,
+        )
         return EXIT_FAILED
     return 0
 
@@ -224,7 +239,7 @@ def _run_point(
         summary.update(item.index, status="interrupted", error=INTERRUPTED)
         raise
     except (PipelineError, RunDirError) as err:
-        console.print(f"[red]point {item.index}:[/] {err}", soft_wrap=True, highlight=False)
+        console.print(f"[red]point {item.index}:[/] {escape(str(err))}", soft_wrap=True, highlight=False)
         return "failed", _one_line(str(err))
     except Exception as err:
         console.print_exception()

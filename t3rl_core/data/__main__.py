@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -39,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             env = default_env_config(args.env)
     except (OSError, ValueError) as exc:
-        console.print(f"[red]cannot read the env config:[/red] {exc}")
+        console.print(f"[red]cannot read the env config:[/red] {escape(str(exc))}")
         return 2
     return prepare_and_show(env, args.out)
 
@@ -52,9 +53,9 @@ def prepare_and_show(env: EnvConfig, out: Path) -> int:
             prepare_env_data(env, out)
     except DataError as error:
         # A bad source line is the input's fault, not a bug: one line naming it, no traceback.
-        console.print(f"[red]error:[/red] {error}", soft_wrap=True, highlight=False)
+        console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True, highlight=False)
         return 2
-    table = Table(title=f"{env.name} → {out}")
+    table = Table(title=escape(f"{env.name} → {out}"))
     for column in ("split", "rows", "MB", "sha256"):
         table.add_column(column, justify="right" if column in ("rows", "MB") else "left")
     for name, info in read_manifest(out)["splits"].items():

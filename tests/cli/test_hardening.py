@@ -319,3 +319,20 @@ def test_a_path_that_is_no_run_dir_says_what_it_is(here: Path, argv: list[str], 
     (here / "[dir]").mkdir()
     result = invoke(argv)
     assert result.exit_code == 1 and says in result.output, result.output
+
+
+# ---------------------------------------------------------------- text in brackets is text
+
+
+def test_an_override_or_path_in_brackets_is_printed_as_given(here: Path) -> None:
+    """rich read `[multi_turn_base]` as markup: `run it:` printed `'eval.categories='`, a command that
+    runs another config, and a plan dir `[b]/p` was shown as `/p`."""
+    override = "eval.categories=[multi_turn_base]"
+    result = invoke(["plan", "+experiment=quickstart", override, "--out", "[b]/p"])
+    assert result.exit_code == 0, result.output
+    assert f"run it:  t3rl run +experiment=quickstart '{override}'" in result.output
+    assert f"planned: {here / '[b]' / 'p'}" in result.output
+    result = invoke(["rollouts", "show", "[b]"])
+    assert result.exit_code == 2 and "[b] holds no .pt rollout files" in result.output, result.output
+    result = invoke(["data", "bfcl", "--out", "[d]", "env.data.categories=[multi_turn_base]"])
+    assert result.exit_code == 0 and "bfcl_multi_turn → [d]" in result.output, result.output
