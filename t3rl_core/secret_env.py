@@ -16,10 +16,26 @@ from collections.abc import Iterable, Mapping
 from t3rl_core.secret import revealed
 from t3rl_core.secret_names import is_credential_at, is_secret_name
 
+# Values this short ("1", "true") are as likely another variable's by chance as a copy of a credential.
+MIN_CREDENTIAL_LEN = 6
 
-def without_credentials(environ: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:
-    """`environ` without the variables that hold credentials, except those named in `keep`."""
-    kept, known = set(keep), revealed()
+
+def credential_values(environ: Mapping[str, str]) -> frozenset[str]:
+    """The values of `environ`'s variables that hold credentials: the same text under any other name
+    (`NOTE: ${oc.env:HF_TOKEN}` composed into a config) is the same credential."""
+    return frozenset(
+        value
+        for name, value in environ.items()
+        if len(value) >= MIN_CREDENTIAL_LEN and (is_secret_name(name) or is_credential_at(name, value))
+    )
+
+
+def without_credentials(
+    environ: Mapping[str, str], keep: Iterable[str] = (), values: Iterable[str] = ()
+) -> dict[str, str]:
+    """`environ` without the variables that hold credentials (by name, by form, as a value a `Secret`
+    revealed here or one of `values`), except those named in `keep`."""
+    kept, known = set(keep), revealed() | set(values)
     return {
         name: value
         for name, value in environ.items()

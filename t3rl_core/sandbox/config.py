@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
@@ -22,6 +23,7 @@ from t3rl_core.fields import (
 from t3rl_core.registries import SANDBOXES
 from t3rl_core.registry import registered
 from t3rl_core.sandbox.protections import Layer
+from t3rl_core.secret_env import credential_values
 from t3rl_core.secret_names import is_credential_at, is_secret_name
 from t3rl_core.strict import StrictModel
 
@@ -117,7 +119,13 @@ class LocalSandboxConfig(SandboxConfig):
     @field_validator("env")
     @classmethod
     def _no_credential_set(cls, env: dict[str, str]) -> dict[str, str]:
-        given = [name for name, value in env.items() if is_secret_name(name) or is_credential_at(name, value)]
+        # A value composed from a credential variable (`NOTE: ${oc.env:HF_TOKEN}`) is that credential.
+        known = credential_values(os.environ)
+        given = [
+            name
+            for name, value in env.items()
+            if is_secret_name(name) or is_credential_at(name, value) or value in known
+        ]
         if given:
             raise ValueError(f"{', '.join(given)}: {_NO_CREDENTIAL}")
         return env

@@ -43,7 +43,7 @@ from t3rl_core.sandbox.protections import (
     observe,
 )
 from t3rl_core.sandbox.zygote_process import CHILD_PACKAGE_PARENT, Zygote, ZygoteError
-from t3rl_core.secret_env import without_credentials
+from t3rl_core.secret_env import credential_values, without_credentials
 
 log = logging.getLogger(__name__)
 
@@ -364,14 +364,14 @@ def cpu_limit_s(config: LocalSandboxConfig) -> int:
 
 
 def cell_env(config: LocalSandboxConfig) -> dict[str, str]:
-    """Only allow-listed variables survive, and of those none that holds a credential by its form or
-    was revealed by a `Secret` in this process (the config refuses secret names), then the configured
-    ones."""
-    env = without_credentials({k: os.environ[k] for k in config.env_allowlist if k in os.environ})
+    """Only allow-listed variables, then the configured ones; of those, none that holds a credential by
+    its form, was revealed by a `Secret` in this process, or is the value of one of t3rl's credential
+    variables (the config refuses secret names)."""
+    env = {k: os.environ[k] for k in config.env_allowlist if k in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(HOME="/tmp", TMPDIR="/tmp")
     env.update(config.env)
-    return env
+    return without_credentials(env, values=credential_values(os.environ))
 
 
 def _result(verdict: _Verdict, out: bytes, err: bytes, started: float) -> SandboxResult:

@@ -293,6 +293,16 @@ def test_no_credential_reaches_a_cells_environment(monkeypatch):
         assert "sk-proj-" not in str(caught.value)
     LocalSandboxConfig(env={"TOKENIZERS_PARALLELISM": "false"}, env_allowlist=["PATH", "TZ"])
 
+    # A credential variable's value composed under a plain name (`NOTE: ${oc.env:HF_TOKEN}`): refused,
+    # and dropped at start-up if it got past the config (a value set after validation).
+    copied = "t3rl-" + uuid.uuid4().hex
+    monkeypatch.setenv("T3RL_TEST_API_KEY", copied)
+    with pytest.raises(ValidationError, match="NOTE: a sandbox cell"):
+        LocalSandboxConfig(env={"NOTE": copied})
+    late = LocalSandboxConfig()
+    late.env["NOTE"] = copied
+    assert "NOTE" not in cell_env(late) and cell_env(late)["OMP_NUM_THREADS"] == "1"
+
     revealed = "t3rl-" + uuid.uuid4().hex
     monkeypatch.setenv("TZ", revealed)
     monkeypatch.setenv("LANG", "hf_" + uuid.uuid4().hex)

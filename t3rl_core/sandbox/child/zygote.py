@@ -108,7 +108,6 @@ def _all_but(tree: str, left_out: tuple[str, ...]) -> list[str]:
     return [part for path in parts if path not in left_out for part in _all_but(path, left_out)]
 
 
-
 def _code_of(tree: str) -> list[str]:
     """A project checkout (t3rl's own, or one an editable install's .pth file puts on sys.path) holds
     run directories, data and .git besides its code: only its top-level packages and modules (a venv
