@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError
 from launch.config.pydantic_plugins import without_plugins
+from launch.installed import package_versions
 from launch.plan.build import PlanContext, build_plan
 from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview
@@ -32,8 +34,6 @@ from launch.run.steps import (
 )
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from launch.checks.resolve import Resolved
 
 
@@ -68,8 +68,13 @@ def run_single(
         )
     if existing is not None:
         overrides, config_dirs = _resumed(existing, given, config_dirs, console, dry=dry)
-    with without_plugins():
-        resolved = resolve_overrides(overrides, config_dirs, console)
+    try:
+        with without_plugins():
+            resolved = resolve_overrides(overrides, config_dirs, console)
+    except ConfigError:
+        if existing is not None:
+            _blame_the_record(existing, given, dry=dry)
+        raise
     dry = dry or resolved.run.executor.kind == "dry"
     if dry and existing is not None:
         return _preview(existing, resolved, from_stage, only, given, console)
@@ -160,6 +165,22 @@ def _resumed(
     if overrides != stored:
         console.print(f"  with {' '.join(given)}: {' '.join(overrides)}", soft_wrap=True, markup=False)
     return overrides, config_dirs
+
+
+def _blame_the_record(existing: RunDir, given: list[str], *, dry: bool) -> None:
+    """A resume whose recorded overrides no longer compose (a t3rl of another version wrote them, a key
+    was renamed since): say where they come from and how to change them without editing the record."""
+    recorded = existing.read_manifest().get("t3rl_version")
+    ours = package_versions().get("t3rl")
+    version = f" by t3rl {recorded}; this is t3rl {ours}" if recorded and recorded != ours else ""
+    command = f"t3rl {'plan' if dry else 'run'} --run-dir {shlex.quote(str(existing.path))}"
+    Console(stderr=True, highlight=False).print(
+        f"note: the overrides not given on this command line are those recorded in "
+        f"{existing.path / 'overrides.yaml'}{version}. Change one with `{command} KEY=VALUE`, drop one "
+        f"with `{command} '~KEY'`",
+        soft_wrap=True,
+        markup=False,
+    )
 
 
 def _preview(

@@ -336,3 +336,18 @@ def test_an_override_or_path_in_brackets_is_printed_as_given(here: Path) -> None
     assert result.exit_code == 2 and "[b] holds no .pt rollout files" in result.output, result.output
     result = invoke(["data", "bfcl", "--out", "[d]", "env.data.categories=[multi_turn_base]"])
     assert result.exit_code == 0 and "bfcl_multi_turn → [d]" in result.output, result.output
+
+
+def test_a_resume_whose_recorded_overrides_no_longer_compose_says_where_they_come_from(
+    here: Path,
+) -> None:
+    """The error blamed 'override `eval.new_key=3`', which the user never typed: it was in the record a
+    t3rl of another version wrote."""
+    assert invoke(["plan", "+experiment=quickstart", "--out", "r"]).exit_code == 0
+    (here / "r" / "overrides.yaml").write_text("- +experiment=quickstart\n- eval.new_key=3\n")
+    (here / "r" / "manifest.json").write_text(json.dumps({"record": "run", "t3rl_version": "9.9.9"}))
+    result = invoke(["plan", "--run-dir", "r"])
+    assert result.exit_code == 2, result.output
+    assert f"recorded in {here / 'r' / 'overrides.yaml'} by t3rl 9.9.9" in result.output
+    assert "'~KEY'" in result.output
+    assert invoke(["plan", "--run-dir", "r", "~eval.new_key"]).exit_code == 0  # the drop it proposes
