@@ -10,15 +10,14 @@ replacing the estimator's group baseline, as tau2's rejection-sampling filter do
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from launch.config.slime_objects import SLIME_OBJECTS
 from t3rl_core.import_paths import resolve
 from t3rl_core.registry import load_object
 
 
-@dataclass(frozen=True)
-class Estimator:
+class Estimator(NamedTuple):
     """What one `--advantage-estimator` value needs, as t3rl runs it."""
 
     # The advantage is the reward minus the mean of the prompt's group: a group of one learns nothing.
@@ -57,8 +56,7 @@ ESTIMATORS: dict[str, Estimator] = {
 }
 
 
-@dataclass(frozen=True)
-class Filter:
+class Filter(NamedTuple):
     """What a dynamic-sampling filter needs and does."""
 
     needs_groups: bool = False

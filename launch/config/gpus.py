@@ -5,14 +5,12 @@ stated support."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Vendor = Literal["nvidia", "amd"]
 
 
-@dataclass(frozen=True)
-class Gpu:
+class Gpu(NamedTuple):
     vendor: Vendor
     # NVIDIA compute capability × 10 (Hopper 90); None for other vendors.
     sm: int | None
@@ -53,8 +51,7 @@ GPUS: dict[str, Gpu] = {
 }
 
 
-@dataclass(frozen=True)
-class KernelNeeds:
+class KernelNeeds(NamedTuple):
     """What an attention backend needs: a vendor, a compute-capability range, multi-latent attention."""
 
     vendor: Vendor | None = "nvidia"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,7 @@ class Layer:
     written: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class AppliedOverride:
+class AppliedOverride(NamedTuple):
     """A command-line override of a config key (not of a group), in application order."""
 
     text: str

@@ -6,7 +6,7 @@ server gets. One count for the checks (launch.checks.rules.resources, .eval_serv
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from launch.config.schema import HardwareConfig, MegatronArch
 
@@ -15,8 +15,7 @@ GIB = 1024**3
 WEIGHTS_SHARE = 0.9
 
 
-@dataclass(frozen=True)
-class ParamCounts:
+class ParamCounts(NamedTuple):
     """Parameters of the model by how Megatron shards them."""
 
     # Transformer layers outside the experts (attention, dense MLPs, norms, router): TP × PP.

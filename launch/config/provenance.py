@@ -7,8 +7,7 @@ package, in merge order; command-line overrides come last. Later sources win, as
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from launch.config.layers import AppliedOverride, Layer
 from launch.config.secrets import mask_override
@@ -21,8 +20,7 @@ _CHOSEN_ON_COMMAND_LINE = 1_000
 _COMMAND_LINE = 2_000
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
     """The last source that set a key."""
 
     # A config file ("conf/hardware/h200x8.yaml") or an override ("override `hardware.nodes=2`").
@@ -41,8 +39,7 @@ class Origin:
         return f"{what} (chosen by {self.chosen_by})" if self.chosen_by else what
 
 
-@dataclass(frozen=True)
-class Shadow:
+class Shadow(NamedTuple):
     """A value an experiment file set that a config file merged after it replaced (Hydra merges an
     experiment's own keys where `_self_` stands in its defaults list)."""
 

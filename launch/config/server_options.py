@@ -71,8 +71,7 @@ _TYPES: dict[str, Callable[[str], Any]] = {
 }
 
 
-@dataclass(frozen=True)
-class Domain:
+class Domain(NamedTuple):
     """The values SGLang accepts (or that mean something) for a numeric option."""
 
     test: Callable[[float], bool]

@@ -4,11 +4,10 @@ characters, and groups longer than 128 (wandb's own validation, which fails the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class NameRule:
+class NameRule(NamedTuple):
     """Characters a name may not hold, and its longest length (None = no limit)."""
 
     forbidden: str = ""

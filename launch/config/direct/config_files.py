@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -51,8 +50,7 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
         return super().construct_mapping(node, deep=deep)
 
 
-@dataclass(frozen=True)
-class Loaded:
+class Loaded(NamedTuple):
     """One config file: where it was found, its `# @package` header, content and defaults list."""
 
     # The search-path entry it was found in ("pkg://t3rl_conf", "file:///abs/dir").

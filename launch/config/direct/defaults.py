@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from launch.config.direct.config_files import Repository
 from launch.config.direct.unsupported import Unsupported
@@ -103,8 +103,7 @@ class Entry:
         return key
 
 
-@dataclass(frozen=True)
-class Chosen:
+class Chosen(NamedTuple):
     """One config file of the defaults list, in merge order (Hydra's ResultDefault)."""
 
     config_path: str
