@@ -47,7 +47,7 @@ from t3rl_core.fields import (
     Seconds,
     UrlPath,
 )
-from t3rl_core.secret_env import referenced_variables, without_credentials
+from t3rl_core.secret_env import credential_values, referenced_variables, without_credentials
 from t3rl_core.secret_launch import argv_for
 from t3rl_core.strict import StrictModel
 
@@ -149,7 +149,7 @@ def keep(spec: ServiceSpec, owner: int) -> int:
     # but those its own command reads by reference.
     env = dict(os.environ)
     if spec.kind == "command":
-        env = without_credentials(env, referenced_variables(spec.argv()))
+        env = without_credentials(env, referenced_variables(spec.argv()), credential_values(env))
     if spec.gpus:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, spec.gpus))
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

@@ -262,6 +262,8 @@ def test_a_command_service_runs_without_the_credentials_it_does_not_read(
         "HF_TOKEN": CANARY["hf"],  # a secret name
         "MODEL_OPTS": CANARY["openai"],  # a plain name, a token's form
         "RT_SERVICE_KEY": "rt-service-own-key-77Ab",  # what the service reads by reference
+        "DEPLOY_API_KEY": "deploy words only",  # a secret name, a value of no credential's form
+        "BUILD_NOTE": "deploy words only",  # the same credential copied under a plain name
     }
     for name, value in plain.items():
         monkeypatch.setenv(name, value)
@@ -281,7 +283,7 @@ def test_a_command_service_runs_without_the_credentials_it_does_not_read(
     finally:
         stop(spec)
     environ = seen["environ"]
-    assert {"HF_TOKEN", "MODEL_OPTS"}.isdisjoint(environ)
+    assert {"HF_TOKEN", "MODEL_OPTS", "DEPLOY_API_KEY", "BUILD_NOTE"}.isdisjoint(environ)
     assert environ["RT_SERVICE_KEY"] == plain["RT_SERVICE_KEY"] and "PATH" in environ
     assert seen["argv"][-1] == "--key=" + plain["RT_SERVICE_KEY"]  # revealed in its own process
 
