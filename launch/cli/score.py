@@ -347,6 +347,8 @@ def _with_rows(world: str, scorer: Callable[[Mapping[str, Any]], Verdict], data:
         rows = load_rows(data)
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--data") from None
+    if not rows:  # every line would be scored without its row: refused as `t3rl eval --data` refuses it
+        raise typer.BadParameter(f"{data} holds no row (it is empty)", param_hint="--data")
     return _WithRows(world, scorer, {task_id(row): row for row in rows})
 
 

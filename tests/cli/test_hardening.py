@@ -351,3 +351,12 @@ def test_a_resume_whose_recorded_overrides_no_longer_compose_says_where_they_com
     assert f"recorded in {here / 'r' / 'overrides.yaml'} by t3rl 9.9.9" in result.output
     assert "'~KEY'" in result.output
     assert invoke(["plan", "--run-dir", "r", "~eval.new_key"]).exit_code == 0  # the drop it proposes
+
+
+def test_score_data_that_is_empty_is_refused(here: Path) -> None:
+    """`--data empty.jsonl` scored every line without its row and exited 0."""
+    (here / "t.jsonl").write_text('{"id": "multi_turn_base_1", "decoded": []}\n')
+    (here / "empty.jsonl").write_text("\n")
+    result = invoke(["score", "bfcl", "t.jsonl", "--data", "empty.jsonl", "--no-progress"])
+    assert result.exit_code == 2 and "holds no row" in result.output, result.output
+    assert sorted(p.name for p in here.iterdir()) == ["empty.jsonl", "t.jsonl"]
