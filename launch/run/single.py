@@ -228,6 +228,15 @@ def _plan_dir(resolved: Resolved, out: Path | None) -> tuple[RunDir, bool]:
             f"{target.path} holds a run's record; a plan never writes over one "
             f"(`t3rl plan --run-dir {target.path}` previews what a run there would do)"
         )
+    names = sorted(p.name for p in target.path.iterdir()) if target.path.is_dir() else []
+    others = [name for name in names if name != ".lock"]  # a refused plan's lock is no file of anyone's
+    if others and not target.exists():
+        # `--out .` or `--out ~`: the plan's files (config.yaml, runtime/, stages/) would land among them.
+        shown = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
+        raise PipelineError(
+            f"--out {out}: {target.path} holds other files ({shown}); a plan goes into a new or empty dir, "
+            "or over an earlier plan: choose another --out"
+        )
     target.created = [p for p in target.path.parents if not p.exists()]
     return target, not target.path.exists()
 

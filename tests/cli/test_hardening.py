@@ -360,3 +360,14 @@ def test_score_data_that_is_empty_is_refused(here: Path) -> None:
     result = invoke(["score", "bfcl", "t.jsonl", "--data", "empty.jsonl", "--no-progress"])
     assert result.exit_code == 2 and "holds no row" in result.output, result.output
     assert sorted(p.name for p in here.iterdir()) == ["empty.jsonl", "t.jsonl"]
+
+
+def test_a_plan_is_never_written_among_other_files(here: Path) -> None:
+    """`t3rl plan --out .` (or `~`) wrote config.yaml, plan.sh, runtime/, stages/ among the user's files."""
+    (here / "notes.txt").write_text("mine\n")
+    result = invoke(["plan", "+experiment=quickstart", "--out", "."])
+    assert result.exit_code == 1 and "holds other files (notes.txt)" in result.output, result.output
+    assert sorted(p.name for p in here.iterdir()) == ["notes.txt"]
+    (here / "empty").mkdir()
+    assert invoke(["plan", "+experiment=quickstart", "--out", "empty"]).exit_code == 0
+    assert invoke(["plan", "+experiment=quickstart", "--out", "empty"]).exit_code == 0  # over its own plan
