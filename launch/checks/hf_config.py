@@ -77,9 +77,16 @@ _FIELDS = (
 )
 
 
-def _pairs(arch: MegatronArch, hf: dict[str, Any]) -> list[tuple[str, Any, str, Any]]:
-    """(our field, our value, HF key, HF value) for each field both sides have."""
-    ours = {
+def as_hf_config(arch: MegatronArch) -> dict[str, Any]:
+    """The config.json keys `compare` reads, as a checkpoint of this architecture has them."""
+    ours = _ours(arch)
+    hf = {hf_key: ours[field] for field, hf_key in _FIELDS if ours[field] is not None}
+    hf["tie_word_embeddings"] = not arch.untie_embeddings_and_output_weights
+    return hf
+
+
+def _ours(arch: MegatronArch) -> dict[str, Any]:
+    return {
         **arch.model_dump(),
         "num_query_groups": arch.num_query_groups or arch.num_attention_heads,
         "moe.moe_ffn_hidden_size": arch.moe.moe_ffn_hidden_size if arch.moe else None,
@@ -87,6 +94,11 @@ def _pairs(arch: MegatronArch, hf: dict[str, Any]) -> list[tuple[str, Any, str, 
         if arch.moe
         else None,
     }
+
+
+def _pairs(arch: MegatronArch, hf: dict[str, Any]) -> list[tuple[str, Any, str, Any]]:
+    """(our field, our value, HF key, HF value) for each field both sides have."""
+    ours = _ours(arch)
     theirs = {**hf, "rope_theta": _rope_theta(hf)}
     skip_dense = _is_moe(hf) and not _has_dense_layers(arch)
     return [

@@ -457,7 +457,7 @@ BAD = [
         "query-groups-vs-heads",
         ["model.architecture.num_query_groups=5"],
         "model.architecture.num_query_groups",
-        "num_query_groups=4",
+        "num_query_groups=8",  # the checkpoint's own, as its model option declares it
         "override",
     ),
     (

@@ -100,7 +100,8 @@ BAD = [
     ("bf16_on_volta", V100, "hardware.gpu_type", "slime trains in bf16"),
     (
         "ffn_not_split_over_tp",
-        ["model.architecture.ffn_hidden_size=9729"],
+        # another model than the hub checkpoint's (whose FFN size is 9728): one of the user's own
+        ["model.architecture.ffn_hidden_size=9729", "model.hf_id=acme/custom-4b"],
         "model.architecture.ffn_hidden_size",
         "does not split over tensor_parallel 2",
     ),
@@ -110,6 +111,7 @@ BAD = [
             *MOE,
             "hardware.nodes=32",
             "model.architecture.moe.moe_ffn_hidden_size=2049",
+            "model.hf_id=acme/custom-moe",  # not DeepSeek-V3's checkpoint (its expert FFN is 2048)
             "hardware.expert_tensor_parallel=2",
         ],
         "hardware.expert_tensor_parallel",

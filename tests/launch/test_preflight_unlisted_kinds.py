@@ -77,6 +77,18 @@ BAD = [
         "option qwen3_4b,",
     ),
     (
+        "architecture_off_the_hub_checkpoint",
+        [S1, "model.architecture.rotary_base=50000"],
+        "model.architecture.rotary_base",
+        "has rope_theta 5000000.0",
+    ),
+    (
+        "vocabulary_below_the_hub_checkpoint",
+        [S1, "model.architecture.vocab_size=15193"],
+        "model.architecture.vocab_size",
+        "needs at least 151936",
+    ),
+    (
         "context_over_the_declared",
         [S1, "model=qwen3_4b", "model.context_length=131072"],
         "model.context_length",
@@ -178,6 +190,24 @@ UNUSUAL = [
     ("tokenizer_of_an_unknown_line", [S1, "model.chat.tokenizer=mistralai/Mistral-7B-v0.1"]),
     ("hf_id_of_an_unlisted_size", [S1, "model.hf_id=Qwen/Qwen3-4B-Instruct-2507-FP8"]),
     ("hf_id_and_its_model", [S1, "model=qwen3_8b", "model.hf_id=Qwen/Qwen3-8B"]),
+    ("vocabulary_padded_above_the_hub_checkpoint", [S1, "model.architecture.vocab_size=152064"]),
+    (
+        "synthetic_model_builds_its_own_architecture",
+        ["+experiment=quickstart", "model.architecture.num_layers=3"],
+    ),
+    (
+        "architecture_of_a_checkpoint_of_ones_own",
+        [
+            S1,
+            "model.hf_checkpoint=/cluster/models/my-4b",
+            "model.architecture.num_layers=40",
+            "executor=slurm",
+        ],
+    ),
+    (
+        "context_of_a_checkpoint_of_ones_own",
+        [S1, "model.hf_checkpoint=/cluster/models/my-4b", "model.context_length=524288", "executor=slurm"],
+    ),
     ("context_below_the_declared", [S1, "model.context_length=32768"]),
 ]
 

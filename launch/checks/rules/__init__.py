@@ -34,11 +34,12 @@ from launch.checks.rules import (
 
 RULES = (
     *credentials.RULES,
+    # first: a field off the checkpoint's architecture is fixed back before rules that reason about it
+    *hub_ids.RULES,
     *topology.RULES,
     *batch.RULES,
     *resources.RULES,
     *model.RULES,
-    *hub_ids.RULES,
     *contracts.RULES,
     *credit.RULES,
     *logprobs.RULES,

@@ -17,9 +17,10 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from launch.checks.context import Context
-from launch.checks.hf_config import read_hf_config
+from launch.checks.hf_config import as_hf_config, compare, read_hf_config
 from launch.checks.model_options import ModelOption, family_of, model_options, options_of
 from launch.config.errors import Problem
+from launch.config.schema import MegatronArch
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.fields import HfHubId
 from t3rl_core.home_paths import expand_home
@@ -108,7 +109,7 @@ def _hf_id_fix(name: str, own: ModelOption | None, exact: list[ModelOption]) -> 
 def context_within_the_declared(ctx: Context) -> Iterator[Problem]:
     """`model.context_length` is at most what the model option of this hub id declares."""
     model = ctx.run.model
-    if model.context_length is None or model.synthetic or read_hf_config(model.hf_checkpoint) is not None:
+    if model.context_length is None or not _hub_checkpoint(ctx):
         return
     options = model_options(ctx.config_dirs)
     own = options.get(model.name)
@@ -131,4 +132,45 @@ def context_within_the_declared(ctx: Context) -> Iterator[Problem]:
     )
 
 
-RULES = (tokenizer_hub_id_of_the_family, hf_id_of_the_model, context_within_the_declared)
+def _hub_checkpoint(ctx: Context) -> bool:
+    """The checkpoint is the hub id's download: not here to read, and at the path the model option
+    gives it (a path the user set elsewhere may hold a model of their own)."""
+    model, provenance = ctx.run.model, ctx.provenance
+    if model.synthetic or read_hf_config(model.hf_checkpoint) is not None:
+        return False  # a local config.json is the truth (model.hf_checkpoint_matches_architecture)
+    chosen, path = provenance.origin("model.name"), provenance.origin("model.hf_checkpoint")
+    return chosen is not None and path is not None and path.source == chosen.source
+
+
+def architecture_of_the_hub_checkpoint(ctx: Context) -> Iterator[Problem]:
+    """With no local checkpoint to compare with yet, the architecture is the one the model option of
+    this hub id declares: a field changed away from it describes another checkpoint than the one the
+    download fetches, which slime's check of config.json refuses when the train job starts."""
+    model = ctx.run.model
+    if not _hub_checkpoint(ctx):
+        return
+    own = model_options(ctx.config_dirs).get(model.name)
+    if own is None or own.hf_id != model.hf_id:
+        return  # another hub id: hf_id_of_the_model's to judge
+    try:
+        declared = MegatronArch.model_validate(own.architecture)
+    except ValidationError:
+        return
+    for m in compare(model.architecture, as_hf_config(declared)):
+        key = f"model.architecture.{m.field}"
+        need = "at least " if m.relation == ">=" else ""
+        yield Problem(
+            key,
+            f"{key} is {m.ours!r}, but {model.hf_id}'s checkpoint has {m.hf_key} {m.theirs!r} (as model "
+            f"option {own.name} declares; needs {need}{m.expected!r}): the conversion and slime's check "
+            "of config.json refuse it, after the data is prepared",
+            fix=f"set {key}={m.expected!r}",
+        )
+
+
+RULES = (
+    tokenizer_hub_id_of_the_family,
+    hf_id_of_the_model,
+    context_within_the_declared,
+    architecture_of_the_hub_checkpoint,
+)
