@@ -33,7 +33,7 @@ from t3rl_core.home_paths import expand_home
 from t3rl_core.input_files import InputFile
 from t3rl_core.registries import ENVS, REWARDS
 from t3rl_core.registry import registered
-from t3rl_core.strict import StrictModel
+from t3rl_core.strict import StrictModel, empty_list
 from t3rl_core.yaml_text import safe_dump
 
 RUNTIME_KEY = "t3rl"
@@ -136,7 +136,7 @@ class ChatFamilyConfig(StrictModel):
     # Control tokens (role markers, turn ends): special tokens of the tokenizer.
     special_tokens: list[ChatTag] = Field(min_length=1)
     # Format tags the model writes as text (e.g. <tool_call>): added, non-special tokens.
-    tag_tokens: list[ChatTag] = Field(default_factory=list)
+    tag_tokens: list[ChatTag] = Field(default_factory=empty_list)
     # Tokens that end an assistant turn (sampling stops on them); the first is the usual one.
     stop_tokens: list[ChatTag] = Field(min_length=1)
     bos_token: ChatTag | None = None

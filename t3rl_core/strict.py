@@ -1,5 +1,7 @@
 """The base of every config model: unknown keys are errors, never silently dropped."""
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -22,3 +24,10 @@ class StrictModel(BaseModel):
         allow_inf_nan=False,
         validate_default=True,
     )
+
+
+def empty_list() -> list[Any]:
+    """A list field's default factory. pydantic asks each factory whether it takes the validated data,
+    through `inspect.signature`: for the builtin `list` that parses its text signature (~0.2 ms a field,
+    ~3 ms the first time in a process); for a Python function it reads the code object."""
+    return []

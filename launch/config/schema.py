@@ -59,7 +59,7 @@ from t3rl_core.fields import (
     UploadDir,
     UrlPath,
 )
-from t3rl_core.strict import StrictModel
+from t3rl_core.strict import StrictModel, empty_list
 
 # ---------------------------------------------------------------------------------------------- model
 
@@ -108,7 +108,7 @@ class MegatronArch(StrictModel):
     mla: MLAArch | None = None
     # Flags not modelled above, as argv tokens (e.g. ["--rotary-percent", "0.5"]); checked against
     # slime's and Megatron's option set at resolve time.
-    extra_args: list[ArgvToken] = Field(default_factory=list)
+    extra_args: list[ArgvToken] = Field(default_factory=empty_list)
 
 
 class ModelConfig(StrictModel):
@@ -328,11 +328,11 @@ class SlurmExecutorConfig(StrictModel):
     # sbatch --time: minutes, HH:MM:SS or D-HH:MM:SS.
     time_limit: SlurmDuration = "24:00:00"
     container_image: ContainerImage | None = None
-    container_mounts: list[ContainerMount] = Field(default_factory=list)
+    container_mounts: list[ContainerMount] = Field(default_factory=empty_list)
     # More #SBATCH options, e.g. ["--qos=high", "--constraint=h100"].
-    extra_sbatch: list[SbatchOption] = Field(default_factory=list)
+    extra_sbatch: list[SbatchOption] = Field(default_factory=empty_list)
     # Shell lines run first in every job (e.g. `source /shared/t3rl/.venv/bin/activate`).
-    setup: list[ShellLine] = Field(default_factory=list)
+    setup: list[ShellLine] = Field(default_factory=empty_list)
     cpus_per_task: int | None = Field(None, ge=1)
     # Whole nodes for the job (Ray and slime assume they own the node's GPUs).
     exclusive: bool = True
@@ -487,11 +487,11 @@ class ServiceConfig(StrictModel):
     health_path: UrlPath = "/health"
     # Tensor parallel size of the server; its GPUs, outside the stage's own (CUDA_VISIBLE_DEVICES).
     tp: int = Field(1, ge=1)
-    gpus: list[GpuId] = Field(default_factory=list)
+    gpus: list[GpuId] = Field(default_factory=empty_list)
     host: Hostname = "127.0.0.1"
     port: Port = 30001
     startup_timeout_s: Seconds = 900.0
-    extra_args: list[ArgvToken] = Field(default_factory=list)
+    extra_args: list[ArgvToken] = Field(default_factory=empty_list)
     # argv prefix that starts the server; None = `<cluster python> -m sglang.launch_server`.
     launch: list[ArgvToken] | None = None
     # Stages that need it; None = every train and eval stage.

@@ -10,7 +10,7 @@ from t3rl_core.engines.config import AnyEngineConfig, ReferenceEngineConfig
 from t3rl_core.eval.published import PublishedConfig
 from t3rl_core.fields import ArgvToken, Hostname, Label, OffOrPositiveInt, PathComponent, Port, Seconds, Seed
 from t3rl_core.secret import Secret
-from t3rl_core.strict import StrictModel
+from t3rl_core.strict import StrictModel, empty_list
 
 # Samples of one task (an eval's k, a training group): beyond it one task costs thousands of episodes,
 # which a typo (10000 for 100) gives far more often than a plan does.
@@ -28,7 +28,7 @@ class ServerConfig(StrictModel):
     # Seconds to wait for /health before the stage fails.
     startup_timeout_s: Seconds = 900.0
     # Extra `python -m sglang.launch_server` flags, e.g. ["--mem-fraction-static", "0.8"].
-    extra_args: list[ArgvToken] = Field(default_factory=list)
+    extra_args: list[ArgvToken] = Field(default_factory=empty_list)
     # The server's `--api-key`, by reference (env:NAME or file:PATH, resolved where the stage runs);
     # the eval engine sends it as a Bearer token unless engine.api_key names another. None = no key.
     api_key: Secret | None = None

@@ -14,9 +14,13 @@ import json
 import os
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
+
+from launch.config.schema import RunConfig
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,3 +104,27 @@ def test_each_command_imports_its_budget(args: tuple[str, ...], tmp_path: Path) 
     assert {name for name in WATCHED if name in modules} == BUDGET[args]
     allowed = OWN_MODULES.get(args[0], set())
     assert modules & COMMAND_MODULES <= allowed, "a command module imported by another command"
+
+
+def _models(annotation: object, seen: set[type[BaseModel]]) -> set[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel) and annotation not in seen:
+        seen.add(annotation)
+        for field in annotation.model_fields.values():
+            _models(field.annotation, seen)
+    for argument in typing.get_args(annotation):
+        _models(argument, seen)
+    return seen
+
+
+def test_no_default_factory_of_the_run_config_is_the_builtin_list() -> None:
+    """pydantic reads each default factory's signature: the builtin `list`'s is parsed from text
+    (`t3rl_core.strict.empty_list` is the factory to use)."""
+    models = _models(RunConfig, set())
+    assert len(models) > 20
+    builtin = [
+        f"{model.__name__}.{name}"
+        for model in models
+        for name, field in model.model_fields.items()
+        if field.default_factory is list
+    ]
+    assert builtin == []
