@@ -11,6 +11,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from test_preflight import _errors, _invoke
 
@@ -56,6 +58,12 @@ BAD = [
         [*VERY_LONG, "model.context_length=17000", f"{RL}.max_context_len=17000"],
         "model.context_length",
         "with rollout_max_response_len 8192 they do not fit",
+    ),
+    (
+        "toolrl_chat_prompts_over_the_episode_cap",
+        ["+experiment=toolrl_grpo", "env.data.splits.toolrl_train={data}/toolrl_long.parquet"],
+        "env.data.splits.toolrl_train",
+        "each episode ends before its first call",
     ),
     (
         "tokenizer_hub_id_of_another_family",
@@ -225,6 +233,17 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         (files / f"{name}.jsonl").write_text("\n".join(rows) + "\n")
     turns = [{"role": "user", "content": "1+0?"}, {"role": "assistant", "content": "\\boxed{1}"}]
     (files / "sft.jsonl").write_text("\n".join([json.dumps({"messages": turns})] * 300) + "\n")
+    # ToolRL's rlla rows: the prompt a list of chat messages, here 4000 words in the system message
+    system = {"role": "system", "content": " ".join(["tool"] * 4000)}
+    toolrl = [
+        {
+            "data_source": "x",
+            "prompt": [system, {"role": "user", "content": "hi"}],
+            "reward_model": {"ground_truth": "[]"},
+            "extra_info": {"index": 0},
+        }
+    ] * 600
+    pq.write_table(pa.Table.from_pylist(toolrl), files / "toolrl_long.parquet")
     other = files / "other-python"  # an interpreter with packages of its own
     other.write_text("#!/bin/sh\nexit 0\n")
     other.chmod(0o755)
