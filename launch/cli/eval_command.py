@@ -28,7 +28,7 @@ from launch.config.errors import EXIT_CONFIG_ERROR, did_you_mean
 from launch.config.secrets import scrub_obj, scrub_text
 from launch.files import LockHeld, atomic_write_json, exclusive_lock
 from launch.run.published_view import print_verdicts, require_published
-from launch.run.rundir import RunDir, collect_manifest
+from launch.run.rundir import RunDir, RunDirError, collect_manifest
 from launch.run.steps import t3rl_root, write_secret_fingerprints
 from t3rl_core.chat.format import cached_tokenizer
 from t3rl_core.config import RuntimeConfig
@@ -156,10 +156,7 @@ def eval_command(
     if data is not None:
         _check_data(data, config)
     out = out or runs_dir / f"eval-{config.engine.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    if out.exists() and not out.is_dir():
-        raise typer.BadParameter(
-            f"{out} is a file, not a directory for the eval's record", param_hint="--out"
-        )
+    _check_out(out)
     out.mkdir(parents=True, exist_ok=True)
     try:
         # The record is written under the lock: a second eval into the same --out is refused before it
@@ -191,6 +188,38 @@ def eval_command(
         print_verdicts(summary, Console(highlight=False))
     if not summary["complete"]:
         _fail(None, out)  # the reason was printed under the table
+
+
+def _check_out(out: Path) -> None:
+    """--out is new, empty or an eval's own record: an eval never writes over a run's or a plan's record
+    (it rewrote its config and manifest, and `t3rl run --run-dir` then refused the run as an eval) nor
+    among other files."""
+    if out.exists() and not out.is_dir():
+        raise typer.BadParameter(
+            f"{out} is a file, not a directory for the eval's record", param_hint="--out"
+        )
+    record = RunDir(out)
+    if not out.is_dir():
+        return
+    try:
+        manifest = record.read_manifest()
+    except RunDirError:
+        manifest = {"record": "damaged run"}
+    kind = manifest.get("record", "run") if manifest else None
+    if kind not in (None, EVAL_RECORD):
+        raise typer.BadParameter(
+            f"{out} holds a {kind}'s record; an eval never writes over one: choose another --out "
+            "(the eval's results go into a dir of their own)",
+            param_hint="--out",
+        )
+    others = sorted(p.name for p in out.iterdir() if p.name != ".lock")
+    if kind is None and others and not (out / "summary.json").exists():
+        shown = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
+        raise typer.BadParameter(
+            f"{out} holds other files ({shown}); an eval's record goes into a new or empty dir, or over "
+            "an earlier eval's: choose another --out",
+            param_hint="--out",
+        )
 
 
 def _say_how_to_resume(out: Path) -> None:

@@ -371,3 +371,19 @@ def test_a_plan_is_never_written_among_other_files(here: Path) -> None:
     (here / "empty").mkdir()
     assert invoke(["plan", "+experiment=quickstart", "--out", "empty"]).exit_code == 0
     assert invoke(["plan", "+experiment=quickstart", "--out", "empty"]).exit_code == 0  # over its own plan
+
+
+def test_an_eval_never_writes_over_a_run_or_among_other_files(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl eval --out <run dir>` rewrote the run's config and manifest (`record: eval`), after which
+    `t3rl run --run-dir` refused the run as an eval's record; `--out .` wrote among the user's files."""
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
+    assert invoke(["plan", "+experiment=quickstart", "--out", "p"]).exit_code == 0
+    before = {p: p.read_bytes() for p in (here / "p").rglob("*") if p.is_file()}
+    (here / "notes.txt").write_text("mine\n")
+    for out, says in (("p", "holds a plan's record"), (".", "holds other files")):
+        result = invoke(["eval", "+experiment=quickstart", "--engine", "reference", "--out", out])
+        assert result.exit_code == 2 and says in result.output, result.output
+    assert {p: p.read_bytes() for p in (here / "p").rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in here.iterdir()) == ["notes.txt", "p"]
