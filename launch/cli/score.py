@@ -121,6 +121,11 @@ def score_command(
     if data is not None:
         scorer = _with_rows(world, scorer, data)
     out = out or file.with_name(file.name.removesuffix(".jsonl") + ".scored")
+    if (out / "config.yaml").is_file():  # its summary.json would replace an eval's, beside a run's record
+        raise typer.BadParameter(
+            f"{out} holds a run's or an eval's record; verdicts go into a dir of their own",
+            param_hint="--out",
+        )
     summary = score_file(world, file, out, scorer, show_progress=progress)
     typer.echo(
         f"{summary['scored']} scored, {summary['errors']} failed to score; mean reward "

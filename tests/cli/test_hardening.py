@@ -387,3 +387,15 @@ def test_an_eval_never_writes_over_a_run_or_among_other_files(
         assert result.exit_code == 2 and says in result.output, result.output
     assert {p: p.read_bytes() for p in (here / "p").rglob("*") if p.is_file()} == before
     assert sorted(p.name for p in here.iterdir()) == ["notes.txt", "p"]
+
+
+def test_score_never_writes_into_a_record(here: Path) -> None:
+    """`--out <an eval's record>` replaced the eval's summary.json with the scoring's."""
+    (here / "t.jsonl").write_text('{"id": "a", "response": "<answer>4</answer>", "answer": "4"}\n')
+    record = here / "eval-record"
+    record.mkdir()
+    (record / "config.yaml").write_text("eval: {}\n")
+    (record / "summary.json").write_text('{"complete": true}\n')
+    result = invoke(["score", "retool", "t.jsonl", "--out", str(record), "--no-progress"])
+    assert result.exit_code == 2 and "holds a run's or an eval's record" in result.output, result.output
+    assert sorted(p.name for p in record.iterdir()) == ["config.yaml", "summary.json"]
