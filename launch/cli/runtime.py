@@ -57,6 +57,11 @@ def data_bfcl(
     """
     if out.exists() and not out.is_dir():
         raise typer.BadParameter(f"{out} is a file, not a directory for the splits", param_hint="--out")
+    if (out / "config.yaml").is_file():  # the data's manifest.json would replace the record's
+        raise typer.BadParameter(
+            f"{out} holds a run's, plan's or eval's record; the splits go into a dir of their own",
+            param_hint="--out",
+        )
     env = resolve_or_exit(overrides or [], config_dir or []).run.env
     if env.name != "bfcl_multi_turn":
         typer.echo(

@@ -399,3 +399,12 @@ def test_score_never_writes_into_a_record(here: Path) -> None:
     result = invoke(["score", "retool", "t.jsonl", "--out", str(record), "--no-progress"])
     assert result.exit_code == 2 and "holds a run's or an eval's record" in result.output, result.output
     assert sorted(p.name for p in record.iterdir()) == ["config.yaml", "summary.json"]
+
+
+def test_data_never_writes_into_a_record(here: Path) -> None:
+    """`t3rl data bfcl --out <plan dir>` replaced the plan's manifest.json with the data's."""
+    assert invoke(["plan", "+experiment=quickstart", "--out", "p"]).exit_code == 0
+    manifest = (here / "p" / "manifest.json").read_bytes()
+    result = invoke(["data", "bfcl", "--out", "p"])
+    assert result.exit_code == 2 and "holds a run's, plan's or eval's record" in result.output, result.output
+    assert (here / "p" / "manifest.json").read_bytes() == manifest
