@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from launch.config.provenance import Origin, Provenance, Shadow
 from launch.config.search_path import roots
@@ -66,8 +66,7 @@ CODE = (
 UNCACHED_KEYS = ("hydra", "hparams_search")
 
 
-@dataclass(frozen=True)
-class Plain:
+class Plain(NamedTuple):
     """A composed config with interpolations resolved, as the validators take it."""
 
     data: dict[str, Any]
@@ -135,8 +134,7 @@ def enabled() -> bool:
     return os.environ.get("T3RL_NO_CACHE", "") in ("", "0")
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """The cache file of one command line, and the digest of its current inputs."""
 
     path: Path

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from launch.config.direct.nodes import Box
 from launch.config.direct.unsupported import Unsupported
@@ -30,8 +29,7 @@ _FLOAT_WORDS = ("inf", "nan")
 _HYDRA_KEYS = ("hydra", "hparams_search")
 
 
-@dataclass(frozen=True)
-class Override:
+class Override(NamedTuple):
     """One command-line override: `text` as given to the composition, its key and typed value."""
 
     text: str
