@@ -266,7 +266,7 @@ def _normalise_dirs(config_dirs: Sequence[str]) -> tuple[str, ...]:
             [
                 Problem(
                     key="--config-dir",
-                    message=f"config directory {d} " + ("is a file" if os.path.exists(d) else "does not exist"),
+                    message=f"config directory {d} {'is a file' if os.path.exists(d) else 'does not exist'}",
                     source=f"--config-dir {d}",
                     fix="pass an existing directory of config groups (e.g. <dir>/model/my_model.yaml)",
                 )

@@ -408,3 +408,10 @@ def test_data_never_writes_into_a_record(here: Path) -> None:
     result = invoke(["data", "bfcl", "--out", "p"])
     assert result.exit_code == 2 and "holds a run's, plan's or eval's record" in result.output, result.output
     assert (here / "p" / "manifest.json").read_bytes() == manifest
+
+
+def test_a_config_dir_that_is_a_file_says_so(here: Path) -> None:
+    """It said 'does not exist' of a file that is there."""
+    (here / "mine.yaml").write_text("a: 1\n")
+    result = invoke(["validate", "+experiment=quickstart", "--config-dir", "mine.yaml"])
+    assert result.exit_code == 2 and "mine.yaml is a file" in result.output, result.output
