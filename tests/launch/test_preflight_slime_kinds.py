@@ -254,7 +254,11 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_kind_is_refused_with_key_and_a_fix_that_validates(
     overrides: list[str], key: str, message: str, workdir: Path
 ) -> None:
-    args = [E, *overrides]
+    refused_with_a_fix_that_validates([E, *overrides], key, message)
+
+
+def refused_with_a_fix_that_validates(args: list[str], key: str, message: str) -> None:
+    """`t3rl validate` refuses `args` with an error on `key` saying `message`, whose first fix validates."""
     code, out = _invoke("validate", *args)
     assert code == 2, out
     blocks = [b for b in _errors(out) if b["key"] == key and message in b["message"]]

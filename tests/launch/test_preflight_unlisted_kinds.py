@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from test_preflight import _errors, _invoke
+from test_preflight_slime_kinds import refused_with_a_fix_that_validates
 
 from launch.checks import validate
 from launch.checks.ledger import first_unprivileged_port
@@ -262,15 +263,7 @@ def _filled(overrides: list[str], data: Path) -> list[str]:
 def test_kind_is_refused_with_key_and_a_fix_that_validates(
     overrides: list[str], key: str, message: str, data: Path
 ) -> None:
-    args = _filled(overrides, data)
-    code, out = _invoke("validate", *args)
-    assert code == 2, out
-    blocks = [b for b in _errors(out) if b["key"] == key and message in b["message"]]
-    assert blocks, f"no error on {key!r} saying {message!r}:\n{out}"
-    fixed = apply_first_fix(args, blocks[0])
-    assert fixed is not None, blocks[0]["fix"]
-    code, out = _invoke("validate", *fixed)
-    assert code == 0, f"fix {blocks[0]['fix']!r} does not validate:\n{out}"
+    refused_with_a_fix_that_validates(_filled(overrides, data), key, message)
 
 
 @pytest.mark.parametrize("overrides", [c[1] for c in UNUSUAL], ids=[c[0] for c in UNUSUAL])
