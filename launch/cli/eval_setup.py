@@ -89,9 +89,8 @@ def prepared(runtime: RuntimeConfig, data_dir: Path, split: str) -> Path:
     """`<data_dir>/<split>.jsonl`, prepared from the runtime's env config unless the dir holds an intact
     preparation (its manifest lists every file with its sha256): a split left by a preparation that
     was stopped is prepared again, never read as whole."""
-    # lazy: the data preparers, only when an eval prepares its split
-    from t3rl_core.data import prepare_from_runtime
-    from t3rl_core.data.check import problems
+    from t3rl_core.data import prepare_from_runtime  # lazy: the data preparers, only for an eval's split
+    from t3rl_core.data.check import problems  # lazy: the data preparers, only for an eval's split
 
     path = data_dir / f"{split}.jsonl"
     if not path.is_file() or problems(data_dir):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from t3rl_core.atomic_files import atomic_write_text
 from t3rl_core.eval.metrics import OVERALL, wilson_interval
 from t3rl_core.eval.report_sections import sections
 from t3rl_core.eval.report_sections import table as _table
@@ -24,7 +25,7 @@ def write_report(summary: dict[str, Any], out_dir: Path) -> Path:
     curves = plot_pass_at_k(summary, out_dir / PASS_AT_K_FILE)
     path = out_dir / REPORT_FILE
     # A reason or a model's address may quote a credential, as in summary.json: masked the same way.
-    path.write_text(mask_revealed(render_markdown(summary, pass_at_k_chart=curves)))
+    atomic_write_text(path, mask_revealed(render_markdown(summary, pass_at_k_chart=curves)))
     return path
 
 

@@ -21,6 +21,8 @@ from typing import IO, Any
 
 import orjson
 
+from t3rl_core.atomic_files import atomic_write_text
+
 INDEX_FILE = "trajectories.index.jsonl"
 # Engine settings that say how to reach or pace the engine, not what it answers.
 OPERATIONAL = frozenset(
@@ -110,8 +112,9 @@ def load(out_dir: Path, trajectories: Path, jobs: Mapping[Key, str]) -> Resumed:
             resumed.records[key] = record
             kept_lines.append(line + "\n")
             kept_index.append(json.dumps(entry) + "\n")
-    trajectories.write_text("".join(kept_lines))
-    index_path.write_text("".join(kept_index))
+    # Rewritten whole or not at all: stopped here, the finished episodes must still be there.
+    atomic_write_text(trajectories, "".join(kept_lines))
+    atomic_write_text(index_path, "".join(kept_index))
     return resumed
 
 

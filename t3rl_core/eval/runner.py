@@ -40,6 +40,7 @@ from rich.progress import (
 )
 
 import t3rl_core
+from t3rl_core.atomic_files import atomic_write_text
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.data.rows import read_rows
@@ -285,7 +286,7 @@ async def run_eval(
         summary = _summary(
             runtime, config, records, data_path, wall_time_s, outcome, out_dir, git.result(), resumed
         )
-        (out_dir / SUMMARY_FILE).write_text(mask_revealed(json.dumps(summary, indent=2)) + "\n")
+        atomic_write_text(out_dir / SUMMARY_FILE, mask_revealed(json.dumps(summary, indent=2)) + "\n")
     return summary
 
 

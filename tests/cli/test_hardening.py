@@ -3,6 +3,8 @@ goes away, an interrupted write, bad inputs of every kind. Each test failed befo
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
 import subprocess
@@ -26,6 +28,7 @@ from t3rl_core.data.check import problems
 from t3rl_core.data.publish import staged
 from t3rl_core.envs.bfcl import data as bfcl_data
 from t3rl_core.envs.bfcl.data import write_jsonl
+from t3rl_core.eval import resume
 from tests.support.no_slime import cli_workdir
 
 
@@ -415,3 +418,44 @@ def test_a_config_dir_that_is_a_file_says_so(here: Path) -> None:
     (here / "mine.yaml").write_text("a: 1\n")
     result = invoke(["validate", "+experiment=quickstart", "--config-dir", "mine.yaml"])
     assert result.exit_code == 2 and "mine.yaml is a file" in result.output, result.output
+
+
+# ---------------------------------------------------------------- an eval's record: nothing lost
+
+
+def test_a_resume_that_fails_while_it_rewrites_the_record_loses_no_episode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resume rewrote trajectories.jsonl in place: a write that failed part-way (a full disk) after
+    truncating it lost every finished episode of the interrupted eval."""
+    trajectories = tmp_path / "trajectories.jsonl"
+    with trajectories.open("w") as sink, (tmp_path / resume.INDEX_FILE).open("w") as index:
+        for task in ("a", "b"):
+            resume.write(sink, index, (task, 0, 0), json.dumps({"task_id": task, "sample": 0}) + "\n", "j", 1)
+    kept = trajectories.read_bytes()
+
+    real_open = io.open
+
+    class FullDisk:
+        """A file opened for writing (so truncated) whose writes fail: the disk is full."""
+
+        def __init__(self, handle: Any) -> None:
+            self.handle = handle
+
+        def __enter__(self) -> FullDisk:
+            return self
+
+        def __exit__(self, *args: Any) -> None:
+            self.handle.close()
+
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def full_disk_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        handle = real_open(file, mode, *args, **kwargs)
+        return FullDisk(handle) if "w" in mode else handle
+
+    monkeypatch.setattr(io, "open", full_disk_open)
+    with pytest.raises(OSError):
+        resume.load(tmp_path, trajectories, {("a", 0, 0): "j", ("b", 0, 0): "j"})
+    assert trajectories.read_bytes() == kept
