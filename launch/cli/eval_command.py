@@ -132,6 +132,12 @@ def eval_command(
 
       t3rl eval model=qwen3_4b_instruct_2507 --engine sglang --url http://127.0.0.1:30000 --k 4
     """
+    if resume and out is None:
+        raise typer.BadParameter(
+            "--resume keeps the finished episodes of an interrupted eval in its record: give that record's "
+            "dir with --out DIR (without --out every eval gets a new one)",
+            param_hint="--resume",
+        )
     if engine is not None and engine not in ENGINES:
         _check_engine_plugin(engine)
     run: RunConfig | None = None

@@ -459,3 +459,10 @@ def test_a_resume_that_fails_while_it_rewrites_the_record_loses_no_episode(
     with pytest.raises(OSError):
         resume.load(tmp_path, trajectories, {("a", 0, 0): "j", ("b", 0, 0): "j"})
     assert trajectories.read_bytes() == kept
+
+
+def test_resume_without_out_is_refused(here: Path) -> None:
+    """`t3rl eval --resume` without --out made a new record: there was nothing to resume, silently."""
+    result = invoke(["eval", "+experiment=quickstart", "--engine", "reference", "--resume"])
+    assert result.exit_code == 2 and "--out DIR" in result.output, result.output
+    assert list(here.iterdir()) == []
