@@ -4,9 +4,10 @@
 slime's `--custom-config-path`; slime then sets `args.t3rl` to the mapping (it turns every top-level key
 of that file into an attribute of `args`). The hooks validate it again with this same model, so both
 sides agree on every field.
-"""
 
-from __future__ import annotations
+Annotations are evaluated as the classes are created (no `from __future__ import annotations`), as in
+`launch.config.schema`: pydantic would compile each annotation string again at a cold start.
+"""
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,7 +150,7 @@ class ChatFamilyConfig(StrictModel):
     # Text a model writes first in a turn that calls tools, when it differs from turn_prefix.
     call_turn_prefix: Text | None = None
 
-    def to_family(self, parsers: ParsersConfig | None = None) -> Family:
+    def to_family(self, parsers: "ParsersConfig | None" = None) -> Family:
         return Family(
             name=self.name,
             special_tokens=tuple(self.special_tokens),
@@ -259,12 +260,12 @@ class RuntimeConfig(StrictModel):
         return safe_dump({RUNTIME_KEY: self.model_dump(mode="json")}, sort_keys=False)
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> RuntimeConfig:
+    def from_yaml(cls, path: str | Path) -> "RuntimeConfig":
         data = yaml.safe_load(Path(path).read_text())
         return cls.model_validate(expand_home(data.get(RUNTIME_KEY, data)))
 
     @classmethod
-    def from_slime_args(cls, args: Any) -> RuntimeConfig:
+    def from_slime_args(cls, args: Any) -> "RuntimeConfig":
         """Read the config slime attached to `args` from our --custom-config-path file."""
         data = getattr(args, RUNTIME_KEY, None)
         if data is None:
