@@ -6,7 +6,8 @@ share of slot-seconds with an episode holding a slot (from its first model call 
 set-up runs ahead, t3rl_core/eval/slots.py); the mean engine call (latency plus the delay of its
 timer on a busy loop) and the mean time per model call an episode spends beyond the latency; the loop's
 CPU (thread time of every callback) as a histogram of callback lengths, with the callbacks over 10 ms
-named; and the collector's pauses. Then, at latency 0 with one episode in flight, the loop's CPU per
+named; the collector's pauses; and the eval's two ends (when its slots were all filled, how the
+last episodes' ends spread out). Then, at latency 0 with one episode in flight, the loop's CPU per
 episode phase: set-up to the first model call, between calls, after the last (scoring), and the
 trajectory line. Instrumentation adds a little CPU of its own; the figures are for finding the work,
 not for the target (that is `eval_concurrency.py`).
@@ -162,6 +163,14 @@ def main() -> int:
             histogram.append(f"{1000 * low:g}-{1000 * high:g} ms: {len(inside)} ({sum(inside):.2f} s)")
         print("  callbacks " + "; ".join(histogram))
         print("  over 10 ms: " + "; ".join(probe.long))
+        # The eval's two ends: how long its slots took to fill and how the last episodes spread out.
+        firsts = sorted(begin - probe.started for begin, _, _ in probe.episodes)[: args.concurrency]
+        lasts = sorted(end - probe.started for _, end, _ in probe.episodes)[-args.concurrency :]
+        print(
+            f"  the first {len(firsts)} episodes' first calls from {1000 * firsts[0]:.0f} to "
+            f"{1000 * firsts[-1]:.0f} ms; the last {len(lasts)} episodes ended from {lasts[0]:.2f} to "
+            f"{lasts[-1]:.2f} s (median {statistics.median(lasts):.2f} s)"
+        )
     probe.reset()
     # One episode alive at a time (none set up ahead): the phases of one episode, not of two interleaved.
     eval_runner.ahead_for = lambda slots: 0
