@@ -1,6 +1,7 @@
 """Help and usage lines in the usual Unix spelling: `t3rl runs diff [OPTIONS] A B`, `--out DIR`,
-`--k INTEGER`, and nothing after a flag; and one check every path parameter shares: an empty path
-(`--out ""`, `--out "$UNSET"`) is refused, where Python read it as `.` and wrote into the working dir.
+`--k INTEGER`, and nothing after a flag; and the checks every path parameter shares: an empty path
+(`--out ""`, `--out "$UNSET"`) is refused, where Python read it as `.` and wrote into the working dir,
+and so is a path t3rl records (--out, --run-dir, --config-dir) that is not UTF-8 text.
 
 Typer writes required arguments as `{a} {b}` and gives every option a type placeholder (`<bool>` after
 `--trust`, `<list[Path]>` after `--config-dir`). `plain_metavars(app)` gives every command and group of
@@ -22,21 +23,41 @@ _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH
 
 # Metavars of the parameters that name a file or a directory.
 PATH_METAVARS = frozenset({"DIR", "FILE", "PATH", "FILE|DIR", "RUN_DIR", "A", "B"})
+# Options whose path t3rl writes into its records (plan.sh, config.yaml, manifest.json: UTF-8 text).
+RECORDED_PATHS = frozenset({"--out", "--run-dir", "--config-dir"})
 
 
-def _refuse_empty_path(param: Any, ctx: Any, value: Any) -> None:
-    values = value if isinstance(value, list | tuple) else [value]
-    if param.metavar in PATH_METAVARS and any(isinstance(v, str) and not v.strip() for v in values):
+def _refuse_unusable_path(param: Any, ctx: Any, value: Any) -> None:
+    if param.metavar not in PATH_METAVARS:
+        return
+    values = [v for v in (value if isinstance(value, list | tuple) else [value]) if isinstance(v, str)]
+    if any(not v.strip() for v in values):
         raise typer.BadParameter(
             "an empty path (an unset shell variable?): give a file or directory, `.` for this one",
             ctx=ctx,
             param=param,
         )
+    # A name in another encoding reaches Python as lone surrogates, which no UTF-8 record can hold.
+    if RECORDED_PATHS & set(param.opts) and any(not v.isascii() and not _utf8(v) for v in values):
+        raise typer.BadParameter(
+            "the path is not UTF-8 text (a name in another encoding), and t3rl records it in UTF-8 files: "
+            "rename it, or choose another",
+            ctx=ctx,
+            param=param,
+        )
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _Argument(TyperArgument):
     def process_value(self, ctx: Any, value: Any) -> Any:
-        _refuse_empty_path(self, ctx, value)
+        _refuse_unusable_path(self, ctx, value)
         return super().process_value(ctx, value)
 
     @property
@@ -54,7 +75,7 @@ class _Argument(TyperArgument):
 
 class _Option(TyperOption):
     def process_value(self, ctx: Any, value: Any) -> Any:
-        _refuse_empty_path(self, ctx, value)
+        _refuse_unusable_path(self, ctx, value)
         return super().process_value(ctx, value)
 
     def display_type_rich(self, ctx: Any) -> str | None:

@@ -466,3 +466,11 @@ def test_resume_without_out_is_refused(here: Path) -> None:
     result = invoke(["eval", "+experiment=quickstart", "--engine", "reference", "--resume"])
     assert result.exit_code == 2 and "--out DIR" in result.output, result.output
     assert list(here.iterdir()) == []
+
+
+def test_a_recorded_path_that_is_not_utf8_is_refused(here: Path) -> None:
+    """`t3rl plan --out $'p\\xff'` ended 'unexpectedly' (UnicodeEncodeError writing plan.sh)."""
+    result = invoke(["plan", "+experiment=quickstart", "--out", "p\udcff"])
+    assert result.exit_code == 2 and "not UTF-8 text" in result.output, result.output
+    assert list(here.iterdir()) == []
+    assert invoke(["plan", "+experiment=quickstart", "--out", "plän"]).exit_code == 0  # UTF-8 is fine
