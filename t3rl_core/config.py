@@ -105,6 +105,11 @@ class EnvConfig(StrictModel):
         training stage reads and those an eval scores, without preparing any data."""
         return None
 
+    def preparation_problems(self) -> list[tuple[str, str, str]]:
+        """What the prepare_data stage would refuse in these settings, found without preparing data:
+        (the env key under `env`, why, the override that fixes it) for each; [] = nothing known."""
+        return []
+
 
 class RewardConfig(StrictModel):
     """Base of every reward section; subclasses narrow `name` to a Literal.

@@ -134,6 +134,12 @@ BAD = [
         "names multi_turn_base more than once",
     ),
     (
+        "bfcl_id_cut_short_of_the_shipped_entries",
+        [S1, "env.data.num_ids=150"],
+        "env.data.num_ids",
+        "entries up to id 199 in no split",
+    ),
+    (
         "tau2_domains_named_twice",
         ["+experiment=tau2_pipeline", "env.domains=[airline,retail,airline]"],
         "env.domains",
@@ -173,6 +179,7 @@ BAD = [
 ]
 
 UNUSUAL = [
+    ("bfcl_id_cut_past_the_shipped_entries", [S1, "env.data.num_ids=240"]),
     ("categories_in_another_order", [S1, "env.data.categories=[multi_turn_long_context,multi_turn_base]"]),
     ("layer_pattern_repeats_its_choices", [S1, *MOE]),
     (

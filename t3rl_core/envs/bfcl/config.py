@@ -115,6 +115,24 @@ class BFCLEnvConfig(EnvConfig):
             sizes[name] = sum(ids[s] for s in id_splits or ids) * len(categories)
         return sizes
 
+    def preparation_problems(self) -> list[tuple[str, str, str]]:
+        """Every entry bfcl-eval ships in the categories has an id below num_ids: preparing the data
+        refuses an entry outside the id cut (t3rl_core.envs.bfcl.data.build_rows)."""
+        from t3rl_core.envs.bfcl.shipped import entry_id_bound  # lazy: reads bfcl-eval's data files
+
+        found = entry_id_bound(list(self.data.categories))
+        if found is None or self.data.num_ids >= found[0]:
+            return []
+        bound, category = found
+        return [
+            (
+                "data.num_ids",
+                f"data.num_ids {self.data.num_ids} leaves bfcl-eval's {category} entries up to id "
+                f"{bound - 1} in no split: prepare_data stops at the first of them",
+                f"set env.data.num_ids={bound}",
+            )
+        ]
+
     def eval_categories(self) -> list[str]:
         """Rows carry their BFCL category as data_source."""
         return list(self.data.categories)

@@ -1,0 +1,53 @@
+"""The entries bfcl-eval ships per category, read from its data files without importing it (its import
+loads the whole evaluation package): pre-flight checks the id cut against them."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+# A data file's name: BFCL_v<version>_<category>.json (one JSON entry per line).
+_FILE = re.compile(r"^BFCL_v(\d+)_(.+)\.json$")
+
+
+def entry_id_bound(categories: list[str]) -> tuple[int, str] | None:
+    """(the largest numeric entry id + 1, its category) over `categories`, or None when bfcl-eval or a
+    category's file is not found here."""
+    spec = importlib.util.find_spec("bfcl_eval")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    data = Path(spec.submodule_search_locations[0]) / "data"
+    found: tuple[int, str] | None = None
+    for category in categories:
+        path = _latest(data, category)
+        if path is None:
+            return None
+        ids = re.findall(rf'"id":\s*"{re.escape(category)}_(\d+)"', _tail(path))
+        if ids:
+            bound = max(map(int, ids)) + 1
+            found = max(found or (0, ""), (bound, category))
+    return found
+
+
+def _tail(path: Path, lines: int = 4) -> str:
+    """The file's last lines (its entries run in id order, the largest last): a few KB, not the file."""
+    with path.open("rb") as handle:
+        size = handle.seek(0, 2)
+        step = 1 << 16
+        while True:
+            handle.seek(max(0, size - step))
+            text = handle.read().decode("utf-8", errors="replace")
+            if text.count("\n") > lines or step >= size:
+                return text
+            step *= 4
+
+
+def _latest(data: Path, category: str) -> Path | None:
+    """The category's file of the newest BFCL version in `data` (the one bfcl-eval reads)."""
+    versions = [
+        (int(m[1]), path)
+        for path in data.glob(f"BFCL_v*_{category}.json")
+        if (m := _FILE.match(path.name)) and m[2] == category
+    ]
+    return max(versions)[1] if versions else None
