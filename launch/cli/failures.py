@@ -117,6 +117,16 @@ def exit_code_for(error: BaseException) -> int | None:
     if isinstance(error, FileNotFoundError) and error.filename is None and not _working_directory_exists():
         _say("error: the current directory no longer exists (deleted or moved): cd into one that does")
         return EXIT_CONFIG
+    if isinstance(error, UnicodeEncodeError) and error.reason == "surrogates not allowed":
+        # A name in another encoding (the working dir, a path in the config) reaches Python as lone
+        # surrogates, which no UTF-8 file t3rl writes (plan.sh, config.yaml, manifest.json) can hold.
+        text = error.object if isinstance(error.object, str) else ""
+        near = text[max(error.start - 30, 0) : error.end + 10].encode("utf-8", "backslashreplace").decode()
+        _say(
+            f"error: a path or value is not UTF-8 text (a name in another encoding): …{near}…; t3rl writes "
+            "its records as UTF-8: rename it (or run from a directory whose path is UTF-8)"
+        )
+        return EXIT_FAILED
     if isinstance(error, OSError) and error.filename is not None:
         path = error.filename if error.filename2 is None else f"{error.filename} → {error.filename2}"
         advice = _OS_ADVICE.get(error.errno or 0, "")

@@ -474,3 +474,11 @@ def test_a_recorded_path_that_is_not_utf8_is_refused(here: Path) -> None:
     assert result.exit_code == 2 and "not UTF-8 text" in result.output, result.output
     assert list(here.iterdir()) == []
     assert invoke(["plan", "+experiment=quickstart", "--out", "plän"]).exit_code == 0  # UTF-8 is fine
+
+
+def test_a_working_dir_that_is_not_utf8_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a dir named in another encoding, `t3rl plan` ended 'unexpectedly' (UnicodeEncodeError)."""
+    here = cli_workdir(tmp_path / "w\udcff", monkeypatch)
+    result = invoke(["plan", "+experiment=quickstart"])
+    assert result.exit_code == 1 and "is not UTF-8 text" in result.output and "w\\udcff" in result.output
+    assert list(here.iterdir()) == []
