@@ -29,7 +29,7 @@ from launch.cli import completion
 from launch.config.errors import ConfigError, render_problems
 from launch.config.resolved import composed_plain
 from launch.config.schema_errors import problems_from_validation
-from launch.files import atomic_write_text
+from launch.files import LockHeld, atomic_write_text, exclusive_lock
 from t3rl_core import registries, score
 from t3rl_core.eval.runner import load_rows, task_id
 
@@ -126,7 +126,15 @@ def score_command(
             f"{out} holds a run's or an eval's record; verdicts go into a dir of their own",
             param_hint="--out",
         )
-    summary = score_file(world, file, out, scorer, show_progress=progress)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with exclusive_lock(out / ".lock"):  # two scorings into one dir would write one partial file
+            summary = score_file(world, file, out, scorer, show_progress=progress)
+    except LockHeld:
+        typer.echo(
+            f"error: {out} is in use by another t3rl score (wait for it, or choose another --out)", err=True
+        )
+        raise typer.Exit(1) from None
     typer.echo(
         f"{summary['scored']} scored, {summary['errors']} failed to score; mean reward "
         f"{_fmt(summary['mean_reward'])}, success {_fmt(summary['success_rate'])} → {out}"

@@ -482,3 +482,13 @@ def test_a_working_dir_that_is_not_utf8_is_named(tmp_path: Path, monkeypatch: py
     result = invoke(["plan", "+experiment=quickstart"])
     assert result.exit_code == 1 and "is not UTF-8 text" in result.output and "w\\udcff" in result.output
     assert list(here.iterdir()) == []
+
+
+def test_a_second_scoring_into_the_same_dir_is_refused(here: Path) -> None:
+    """Two scorings into one dir wrote one verdicts.jsonl.partial, each truncating the other's."""
+    (here / "t.jsonl").write_text('{"id": "a", "response": "<answer>4</answer>", "answer": "4"}\n')
+    (here / "t.scored").mkdir()
+    with exclusive_lock(here / "t.scored" / ".lock"):
+        result = invoke(["score", "retool", "t.jsonl", "--no-progress"])
+    assert result.exit_code == 1 and "in use by another t3rl score" in result.output, result.output
+    assert sorted(p.name for p in (here / "t.scored").iterdir()) == [".lock"]
