@@ -1,9 +1,10 @@
 """The local sandbox: a fresh, confined Python process per cell, forked from a pre-isolated zygote.
 
 Per slot (up to `max_concurrency`, started on demand): a zygote process (`child/zygote.py`) in its
-own network, mount and IPC namespaces, with a read-only filesystem and private empty /tmp, /run,
-/var/tmp, /dev/shm (the interpreter, venv and project bound back where they live below those), living
-in its own pids and memory cgroups when t3rl is root and the host allows. Per cell: a fork of a free
+own network, mount, IPC and UTS namespaces, in a read-only root of the system, the interpreter and the
+project's code only, its own /etc and private empty /tmp, /dev/shm (the interpreter, venv and project
+bound back where they live below those), living in its own pids, memory and cpu cgroups when t3rl is
+root and the host allows. Per cell: a fork of a free
 slot's zygote in fresh mount, PID and IPC namespaces, a size-capped tmpfs as its only writable
 directory, an unprivileged uid without groups, no_new_privs, Landlock and seccomp, rlimits on CPU
 time, address space, open files and file size; a wall-clock limit after which the whole PID namespace

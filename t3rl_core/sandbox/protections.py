@@ -126,7 +126,10 @@ def observe(
     if seen["ppid"] == 1:
         active["pid"] = "own PID and IPC namespaces per cell"
     if cell_spec["namespaces"] and seen["root_readonly"]:
-        active["mount"] = "read-only root; private empty /tmp, /run, /var/tmp, /dev/shm and configured paths"
+        active["mount"] = (
+            "a read-only root of the system, the interpreter and the project's code only; its own /etc, "
+            "/tmp and /dev/shm"
+        )
     if cell_spec["namespaces"] and seen["cwd_writable"] and seen["disk_bytes"] <= cell_spec["disk_bytes"]:
         active["disk"] = f"cell dir is a {cell_spec['disk_bytes'] >> 20} MiB tmpfs"
     if "seccomp" in applied and seen["seccomp"]:

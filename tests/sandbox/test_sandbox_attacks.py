@@ -51,6 +51,8 @@ def attempt(expression: str) -> str:
 
 
 def test_root_only_files_are_unreadable(visible_dir):
+    """A 0600 root file where a cell can see it (shown in its root and on Landlock's read list by
+    `readable_paths`): the cell's uid alone refuses it."""
     need("user")
     secret = visible_dir / "root-only.txt"
     secret.write_text("root secret")
@@ -63,7 +65,7 @@ def test_root_only_files_are_unreadable(visible_dir):
         + attempt("open('/etc/shadow').read()")
         + attempt("os.setuid(0)")
     )
-    r = run(code)
+    r = run(code, readable_paths=[str(visible_dir)])
     assert r.status == "success", r
     lines = r.stdout.splitlines()
     if os.geteuid() == 0:
@@ -74,7 +76,7 @@ def test_root_only_files_are_unreadable(visible_dir):
 
 
 def test_root_only_directories_are_closed(visible_dir):
-    """A 0700 root directory where a cell can see it (cells see the host's filesystem, read-only)."""
+    """A 0700 root directory where a cell can see it (`readable_paths` shows it): the uid refuses."""
     need("user")
     closed = visible_dir / "root-only"
     closed.mkdir()
@@ -82,13 +84,13 @@ def test_root_only_directories_are_closed(visible_dir):
     (closed / "inside.txt").chmod(0o644)  # readable by mode: only the directory's mode keeps it
     closed.chmod(0o700)
     code = attempt(f"os.listdir({str(closed)!r})") + attempt(f"open({str(closed / 'inside.txt')!r}).read()")
-    r = run("import os\n" + code)
+    r = run("import os\n" + code, readable_paths=[str(visible_dir)])
     assert (r.status, r.stdout.splitlines()) == ("success", ["Permission denied"] * 2), r
 
 
 def test_world_writable_host_dirs_stay_unwritten(visible_dir):
-    """A 0777 directory and a 0666 file of the host, visible to the cell: their modes let any uid write,
-    the read-only filesystem does not (Landlock would refuse too)."""
+    """A 0777 directory and a 0666 file of the host, shown to the cell (`readable_paths`): their modes let
+    any uid write, the read-only filesystem does not (Landlock would refuse too)."""
     need("mount")
     open_dir = visible_dir / "open"
     open_dir.mkdir()
@@ -101,7 +103,7 @@ def test_world_writable_host_dirs_stay_unwritten(visible_dir):
         + attempt(f"open({str(open_dir / 'file.txt')!r}, 'a').write('x')")
         + attempt(f"os.remove({str(open_dir / 'file.txt')!r})")
     )
-    r = run(code)
+    r = run(code, readable_paths=[str(visible_dir)])
     assert (r.status, r.stdout.splitlines()) == ("success", ["Read-only file system"] * 3), r
     assert sorted(p.name for p in open_dir.iterdir()) == ["file.txt"]
     assert (open_dir / "file.txt").read_text() == "host data"

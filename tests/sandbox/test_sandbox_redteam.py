@@ -245,7 +245,9 @@ def test_home_credentials_run_dir_and_project_are_unread(pool, planted):
     # Covered by the mounts (an empty directory, /dev/null) or refused by Landlock's read allow-list.
     unread = ("''", "[]", "Permission denied", "No such file or directory")
     assert all(outcome in unread for outcome in seen.values()), seen
-    assert seen["answers"] == "Permission denied", seen
+    assert seen["answers"] in ("Permission denied", "No such file or directory"), (
+        seen
+    )  # Landlock, or absent from the cell's root
     # A checkout under /tmp (part of the cell's own /tmp) shows only its code: the rest is absent.
     assert {seen["project_readme"], seen["project_git"]} <= {"Permission denied", "No such file or directory"}
 
@@ -275,7 +277,11 @@ def test_an_editable_checkout_on_sys_path_shows_its_code_not_its_runs(planted):
         )
     finally:
         pool.close()
-    assert (r.status, outcomes(r)) == ("success", {"import": "42", "runs": "Permission denied"}), r
+    seen = outcomes(r)
+    assert (r.status, seen["import"]) == ("success", "42") and seen["runs"] in (
+        "Permission denied",
+        "No such file or directory",
+    ), r
 
 
 def test_a_checkout_under_tmp_shows_its_code_and_venv_not_its_runs(monkeypatch):
@@ -728,6 +734,7 @@ FALLBACK = textwrap.dedent(
     home = os.environ["HOME"]
     attacks = {
         "netrc": f"print(open({home + '/.netrc'!r}).read())",
+        "answers": f"print(open({os.environ['ANSWERS']!r}).read())",
         "environ": f"print(open('/proc/{os.getpid()}/environ', 'rb').read())",
         "cmdline": f"print(open('/proc/{os.getpid()}/cmdline', 'rb').read()[:9])",
         "etc": "print(open('/etc/passwd').read())",
@@ -782,6 +789,7 @@ def fallback(planted: Path, lacking: str, marker: str) -> dict:
         "T3RL_CRED": SECRET,
         "MARKER": marker,
         "LACKING": lacking,
+        "ANSWERS": str(planted / "runs" / "retool-1" / "data" / "test.jsonl"),  # world-readable, not hidden
     }
     done = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", SWITCH, FALLBACK],
@@ -836,6 +844,21 @@ def test_fallback_without_namespaces_or_landlock_names_what_is_lost(planted):
     assert attacks["nice"][:2] == ["success", "10\n"]
     assert attacks["daemon"][:2] == ["success", "spawned\n"]
     assert gone(marker)
+
+
+def test_without_landlock_the_cells_root_holds_only_what_they_may_read(planted):
+    """A kernel without Landlock (before 5.13) but with user namespaces: the zygote's root is built of
+    the allowed trees only, so a world-readable run directory with a task's answers, which no
+    `hidden_paths` entry names, does not exist for a cell."""
+    if not host_offers("mount"):
+        pytest.skip("this host has no user namespaces to build the cells' root in")
+    report = fallback(planted, "landlock", "t3rl-redteam-nolandlock-" + uuid.uuid4().hex)
+    assert "landlock" in report["protections"]["missing"]
+    assert {"network", "pid", "mount"} <= set(report["protections"]["active"])
+    attacks = report["attacks"]
+    assert SECRET not in json.dumps(attacks)
+    assert attacks["answers"][2][0].startswith("FileNotFoundError"), attacks["answers"]
+    assert attacks["plant"][0] == "success" and attacks["see"] == ["success", "[]\n", []], attacks
 
 
 def test_without_seccomp_filters_the_layer_is_reported_missing_and_cells_still_run(planted):

@@ -149,7 +149,11 @@ def test_host_configuration_below_usr_is_unread(pool):
     assert r.status == "success", r
     assert MARKER not in r.stdout
     seen = outcomes(r)
-    assert (seen["planted"], seen["list"], seen["lib"]) == ("Permission denied", "Permission denied", "ok")
+    assert (
+        seen["planted"] in ("Permission denied", "No such file or directory")
+        and seen["list"] in ("Permission denied", "No such file or directory")
+        and seen["lib"] == "ok"
+    ), seen
 
 
 def test_sys_shows_the_cpu_topology_only(pool):

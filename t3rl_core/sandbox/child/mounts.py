@@ -2,7 +2,8 @@
 
 Once per zygote: every mount made private, empty tmpfs mounts over the places where other programs
 keep sockets and scratch files (`/tmp`, `/run`, `/var/tmp`, `/dev/shm`, configured extras), the
-hidden credential paths covered, then every mount remounted read-only. Per cell (in its own mount
+hidden credential paths covered, /etc replaced by the cell's own view, then (`root.pivot_to`) a new
+root holding only what cells may read, every mount of it read-only. Per cell (in its own mount
 namespace, a copy of the zygote's): one size-capped tmpfs owned by the cell's uid, shown at `/tmp`
 and `/dev/shm`, the only writable places, and a `/proc` of the cell's own PID namespace.
 """
@@ -74,8 +75,8 @@ def prepare_zygote_root(
     private_dirs: list[str], hidden: list[str], kept: list[str], etc: EtcView, *, closed: bool
 ) -> list[str]:
     """Private empty directories (the `kept` trees bound back through them, see `cover`), hidden
-    credentials, /etc reduced to `etc`, then the whole tree read-only. Returns the kept trees each cell
-    binds again over its own /tmp and /dev/shm (a checkout or venv under /tmp)."""
+    credentials, /etc reduced to `etc`. Returns the kept trees each cell binds again over its own /tmp
+    and /dev/shm (a checkout or venv under /tmp)."""
     mount(None, "/", MS_REC | MS_PRIVATE)
     bound = cover([CELL_DIR, *private_dirs], kept, closed=closed)
     for path in hidden:
@@ -84,6 +85,11 @@ def prepare_zygote_root(
         elif os.path.exists(path):
             mount(os.devnull, path, MS_BIND)
     show_only(ETC, etc.shown, etc.written())
+    return [tree for tree in bound if any(below(tree, d) for d in (CELL_DIR, SHM_DIR))]
+
+
+def remount_read_only() -> None:
+    """Every mount of this namespace read-only, each keeping the flags it has."""
     for point in _mount_points():
         try:
             kept_flags = os.statvfs(point).f_flag
@@ -94,7 +100,6 @@ def prepare_zygote_root(
             # Over-mounted or vanished mounts cannot be reached; the root itself must succeed.
             if point == "/":
                 raise
-    return [tree for tree in bound if any(below(tree, d) for d in (CELL_DIR, SHM_DIR))]
 
 
 def below(path: str, directory: str) -> bool:

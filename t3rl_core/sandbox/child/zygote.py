@@ -2,17 +2,21 @@
 
 Starting an interpreter costs ~30 ms of CPU (most of it `site`); forking this one costs well under
 a millisecond, and every cell still starts from the same pristine state (the zygote never runs cell
-code). The zygote enters its network and mount namespaces once (a user namespace too when t3rl is not
-root), makes the filesystem read-only with private empty /tmp, /run, ... , then answers requests on
-its control socket: a JSON spec line with the cell's pipes attached (SCM_RIGHTS). The next cell's
+code). The zygote enters its network, mount, IPC and UTS namespaces once (a user namespace too when
+t3rl is not root), moves into a read-only root of what cells may read (the system, the interpreter, the
+project's code, its own /etc, private empty /tmp and /dev/shm), then answers requests on its control
+socket: a JSON spec with the cell's pipes attached (SCM_RIGHTS). The next cell's
 namespaces and init are always prepared before its request arrives (see `cell.py`).
 t3rl keeps one zygote per concurrent cell, each in its own pids cgroup, which its cells are born in.
 
-Started by `t3rl_core.sandbox.zygote_process` as `python -I -B -X utf8 -c <bootstrap> <spec json>`.
+Started by `t3rl_core.sandbox.zygote_process` as `python -I -B -X utf8 -c <bootstrap> <control fd>`; the
+spec comes as the first message on the control socket.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.machinery
 import json
 import os
 import platform
@@ -20,7 +24,7 @@ import signal
 import socket
 import sys
 
-from . import cell, landlock, mounts, privileges, seccomp
+from . import cell, landlock, mounts, privileges, root, seccomp
 from .libc import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
@@ -45,6 +49,9 @@ SYSTEM_READABLE = (
 
 # The host name cells see (their own UTS namespace).
 HOSTNAME = "sandbox"
+# Besides the readable paths, the zygote's root holds /proc (each cell mounts its own over it) and the
+# private /tmp and /dev/shm (each cell's own tmpfs goes there).
+PROC_AND_PRIVATE = ("/proc", mounts.CELL_DIR, mounts.SHM_DIR)
 # Largest spec t3rl sends (its paths lists); one datagram of the control socket.
 SPEC_BYTES = 1 << 20
 
@@ -52,10 +59,11 @@ SPEC_BYTES = 1 << 20
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
-def _enter_namespaces(spec: dict) -> list[str] | None:
-    """Own network, mount, IPC and UTS namespaces (and a user namespace when not root); None if refused,
-    else the trees each cell binds back over its own /tmp and /dev/shm (see `mounts.cover`).
-    The IPC namespace keeps cells away from the host's SysV shared memory, semaphores and queues."""
+def _enter_namespaces(spec: dict, readable: list[str]) -> list[str] | None:
+    """Own network, mount, IPC and UTS namespaces (and a user namespace when not root), in a root that
+    holds the `readable` paths only; None if refused, else the trees each cell binds back over its own
+    /tmp and /dev/shm (see `mounts.cover`). The IPC namespace keeps cells away from the host's SysV
+    shared memory, semaphores and queues."""
     as_root = os.geteuid() == 0
     uid, gid = os.geteuid(), os.getegid()
     try:
@@ -73,7 +81,20 @@ def _enter_namespaces(spec: dict) -> list[str] | None:
     # A checkout among them (under /tmp, it becomes part of each cell's own /tmp) only through its code.
     kept = [part for tree in [*_interpreter_trees(), *spec["visible"]] for part in _code_of(tree)]
     etc = mounts.EtcView(shown=[*mounts.ETC_SHOWN, *spec["readable_paths"]], uid=spec["uid"], gid=spec["gid"])
-    return mounts.prepare_zygote_root(spec["private_dirs"], spec["hidden"], kept, etc, closed=as_root)
+    under_tmp = mounts.prepare_zygote_root(spec["private_dirs"], spec["hidden"], kept, etc, closed=as_root)
+    root.pivot_to([*readable, mounts.ETC, *PROC_AND_PRIVATE])
+    mounts.remount_read_only()
+    _list_import_paths()
+    return under_tmp
+
+
+def _list_import_paths() -> None:
+    """The import system lists each sys.path directory once, and lists it again when its mtime changes:
+    directories of the new root (a checkout's, holding only its packages) are new. Listed here, where
+    nothing refuses it, every cell inherits the listings (Landlock does not let a cell list a checkout
+    on sys.path, only read its packages)."""
+    importlib.invalidate_caches()
+    importlib.machinery.PathFinder.find_spec("_t3rl_no_such_module")  # each entry is listed looking
 
 
 def _interpreter_trees() -> list[str]:
@@ -129,7 +150,9 @@ def configure(spec: dict) -> dict:
     """Set up this process and work out what each cell will apply; the result goes back to t3rl."""
     wanted = spec["isolation"] != "none"
     host_root = os.geteuid() == 0
-    kept = _enter_namespaces(spec) if wanted and spec["try_namespaces"] else None
+    # Found on the host's tree, before the zygote's root holds only these.
+    readable = [*readable_paths(), *spec["readable_paths"]]
+    kept = _enter_namespaces(spec, readable) if wanted and spec["try_namespaces"] else None
     namespaces = kept is not None
     cell_spec = {
         **spec,
@@ -141,7 +164,7 @@ def configure(spec: dict) -> dict:
         "setuid": wanted and host_root,
         "landlock_abi": landlock.abi_version() if wanted else 0,
         # The passwd and group files exist only as the zygote wrote them into its own /etc.
-        "readable": [*readable_paths(), *(mounts.ETC_WRITTEN if namespaces else ()), *spec["readable_paths"]],
+        "readable": [*readable, *(mounts.ETC_WRITTEN if namespaces else ())],
         "machine": platform.machine(),
         "seccomp_refused": seccomp.refusal() if wanted and seccomp.supported() else None,
     }
