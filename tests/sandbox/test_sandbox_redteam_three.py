@@ -10,6 +10,7 @@ machine only makes safer).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import uuid
 from collections.abc import Iterator
@@ -316,6 +317,15 @@ def test_no_credential_reaches_a_cells_environment(monkeypatch):
     assert Secret("env:TZ").reveal().get_secret_value() == revealed
     env = cell_env(config)
     assert "TZ" not in env and "LANG" not in env and env["LC_ALL"] == "C.UTF-8", env
+
+
+def test_an_unconfined_sandbox_warns(caplog):
+    """isolation=none runs model-written code as plain processes: said as a warning, like any missing
+    protection, not as information."""
+    with caplog.at_level(logging.INFO, logger="t3rl_core.sandbox"):
+        Pool(LocalSandboxConfig(isolation="none", max_concurrency=1)).close()
+    lines = [r for r in caplog.records if "local sandbox protections" in r.getMessage()]
+    assert lines and all(r.levelno == logging.WARNING and "MISSING" in r.getMessage() for r in lines)
 
 
 def test_protections_name_the_cpu_share():
