@@ -105,6 +105,12 @@ class EnvConfig(StrictModel):
         training stage reads and those an eval scores, without preparing any data."""
         return None
 
+    def demonstration_splits(self) -> frozenset[str] | None:
+        """The splits whose rows are whole conversations with the assistant's turns, what a stage of mode
+        sft trains on (None = not declared): an SFT stage on a split of bare prompts has no assistant
+        token to learn."""
+        return None
+
     def preparation_problems(self) -> list[tuple[str, str, str]]:
         """What the prepare_data stage would refuse in these settings, found without preparing data:
         (the env key under `env`, why, the override that fixes it) for each; [] = nothing known."""

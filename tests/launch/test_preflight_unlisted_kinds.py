@@ -140,6 +140,18 @@ BAD = [
         "entries up to id 199 in no split",
     ),
     (
+        "sft_on_bare_prompts",
+        ["+experiment=tau2_pipeline", "stages.sft.curriculum.train_split=tau2_train"],
+        "stages.sft.curriculum.train_split",
+        "holds prompts without the assistant's turns",
+    ),
+    (
+        "retool_sft_on_the_problems",
+        [*SHORT, "stages.sft.curriculum.train_split=retool_train"],
+        "stages.sft.curriculum.train_split",
+        "holds prompts without the assistant's turns",
+    ),
+    (
         "tau2_domains_named_twice",
         ["+experiment=tau2_pipeline", "env.domains=[airline,retail,airline]"],
         "env.domains",

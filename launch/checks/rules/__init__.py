@@ -9,6 +9,7 @@ from launch.checks.rules import (
     credentials,
     credit,
     data_sizes,
+    demonstrations,
     devices,
     eval_server,
     hub_ids,
@@ -35,8 +36,10 @@ from launch.checks.rules import (
 
 RULES = (
     *credentials.RULES,
-    # first: a field off the checkpoint's architecture is fixed back before rules that reason about it
+    # first: a premise the rest reasons from (the checkpoint's architecture, an SFT stage's data) is
+    # fixed before the rules about its details
     *hub_ids.RULES,
+    *demonstrations.RULES,
     *topology.RULES,
     *batch.RULES,
     *resources.RULES,

@@ -101,6 +101,10 @@ class BFCLEnvConfig(EnvConfig):
         """The files (`<name>.jsonl`) the prepare_data stage writes for this env."""
         return list(SPLIT_FILES)
 
+    def demonstration_splits(self) -> frozenset[str]:
+        """None: every split holds the tasks' prompts (the gold calls are the checker's, not turns)."""
+        return frozenset()
+
     def prompt_think_tags(self) -> tuple[str, str] | None:
         """The system prompt names data.think_tags."""
         return self.data.think_tags

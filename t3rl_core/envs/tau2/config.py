@@ -82,6 +82,10 @@ class Tau2EnvConfig(EnvConfig):
         names = [f"tau2_{split}" for split in self.data.splits]
         return [*names, "tau2_sft"] if self.data.demonstrations_split else names
 
+    def demonstration_splits(self) -> frozenset[str]:
+        """The gold demonstrations (tau2_sft), where prepare_data writes them."""
+        return frozenset(self.split_names()) & {"tau2_sft"}
+
     def eval_categories(self) -> list[str]:
         """Rows carry `tau2_<domain>` as data_source."""
         return [f"tau2_{domain}" for domain in self.domains]

@@ -38,6 +38,10 @@ class ToolRLEnvConfig(EnvConfig):
         """The JSONL files prepare_data writes."""
         return list(self.data.splits)
 
+    def demonstration_splits(self) -> frozenset[str]:
+        """None: each rlla row is a prompt with its ground truth, not a conversation with its answer."""
+        return frozenset()
+
     def input_files(self) -> list[InputFile]:
         """Each split's rlla parquet: ToolRL's four columns, the prompt a list of messages."""
         columns: dict[str, str | None] = dict.fromkeys(
