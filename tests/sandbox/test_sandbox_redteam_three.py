@@ -191,7 +191,8 @@ def test_the_zygotes_spec_is_in_no_command_line_nor_the_cells_memory(pool):
     r = pool.run(code)
     assert r.status == "success", r
     assert MARKER not in r.stdout, r.stdout
-    assert "hidden" not in r.stdout and "readable" not in r.stdout
+    assert r.stdout.splitlines()[1] == "[]"  # no settings dict left in the cell's memory
+    assert '"hidden"' not in r.stdout and '"readable_paths"' not in r.stdout  # no spec's JSON keys
 
 
 def test_the_kernels_command_line_is_not_shown(pool):
