@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from t3rl_core.sandbox.child import ipc, landlock, privileges, seccomp
+from t3rl_core.sandbox.child import ipc, landlock, libc, privileges, seccomp
 from t3rl_core.sandbox.child.libc import CLONE_NEWIPC, unshare
 from t3rl_core.sandbox.protections import WHAT_IS_LOST, Protections, observe
 from tests.sandbox.conftest import need
@@ -247,6 +247,10 @@ def test_seccomp_tables_match_the_kernel_headers(table, header):
         pytest.skip(f"{header} is not installed")
     defined = dict(re.findall(r"#define __NR_(\w+)\s+(\d+)", Path(header).read_text()))
     assert {name: int(defined[name]) for name in table} == table
+    # pivot_root, which the zygote calls without a C library wrapper, from the same table.
+    assert (
+        int(defined["pivot_root"]) == libc.SYS_PIVOT_ROOT["x86_64" if table is seccomp.X86_64 else "aarch64"]
+    )
 
 
 def test_a_host_without_a_filter_names_its_machine():
