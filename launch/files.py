@@ -40,9 +40,10 @@ def exclusive_lock(path: Path) -> Iterator[None]:
     process is refused too, as it would be in another process. (flock directly, not the filelock
     package: importing that pulls in asyncio, a cost on every `t3rl plan` and `run`; and it opens
     with O_TRUNC, which rewrites the file's mtime on every try.) The file is created if missing and
-    otherwise left as it is: a refused try changes nothing in the run dir.
+    otherwise left as it is: a refused try changes nothing in the run dir. A directory is locked itself
+    (nothing is created in it).
     """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDONLY if path.is_dir() else os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -128,7 +128,7 @@ def score_command(
         )
     out.mkdir(parents=True, exist_ok=True)
     try:
-        with exclusive_lock(out / ".lock"):  # two scorings into one dir would write one partial file
+        with exclusive_lock(out):  # two scorings into one dir would write one partial file
             summary = score_file(world, file, out, scorer, show_progress=progress)
     except LockHeld:
         typer.echo(

@@ -210,10 +210,11 @@ def test_a_second_eval_into_the_same_out_leaves_the_first_ones_record(
     out = here / "e"
     out.mkdir()
     (out / "config.yaml").write_text("the running eval's\n")
+    (out / "manifest.json").write_text('{"record": "eval"}\n')
     with exclusive_lock(out / ".lock"):
         result = invoke(["eval", "+experiment=quickstart", "--engine", "reference", "--out", str(out)])
     assert result.exit_code == 1 and "in use" in result.output, result.output
-    assert sorted(p.name for p in out.iterdir()) == [".lock", "config.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "config.yaml", "manifest.json"]
     assert (out / "config.yaml").read_text() == "the running eval's\n"
 
 
@@ -488,7 +489,7 @@ def test_a_second_scoring_into_the_same_dir_is_refused(here: Path) -> None:
     """Two scorings into one dir wrote one verdicts.jsonl.partial, each truncating the other's."""
     (here / "t.jsonl").write_text('{"id": "a", "response": "<answer>4</answer>", "answer": "4"}\n')
     (here / "t.scored").mkdir()
-    with exclusive_lock(here / "t.scored" / ".lock"):
+    with exclusive_lock(here / "t.scored"):
         result = invoke(["score", "retool", "t.jsonl", "--no-progress"])
     assert result.exit_code == 1 and "in use by another t3rl score" in result.output, result.output
-    assert sorted(p.name for p in (here / "t.scored").iterdir()) == [".lock"]
+    assert list((here / "t.scored").iterdir()) == []

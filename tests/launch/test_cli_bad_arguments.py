@@ -69,7 +69,7 @@ CASES: list[tuple[str, list[str], int, str]] = [
     # ---- a garbage file where a path is expected
     ("run-run-dir-file", ["run", "--run-dir", "{garbage}"], 1, "not a run dir"),
     ("plan-out-file", ["plan", "--out", "{garbage}", "+experiment=quickstart"], 1, "is a file"),
-    ("validate-config-dir-file", ["validate", "--config-dir", "{garbage}"], 2, "does not exist"),
+    ("validate-config-dir-file", ["validate", "--config-dir", "{garbage}"], 2, "is a file"),
     ("data-out-file", ["data", "bfcl", "--out", "{garbage}"], 2, "is a file"),
     (
         "eval-runtime-config-file",
