@@ -152,6 +152,18 @@ BAD = [
         "holds prompts without the assistant's turns",
     ),
     (
+        "rl_on_demonstrations",
+        ["+experiment=tau2_pipeline", "stages.grpo.curriculum.train_split=tau2_sft"],
+        "stages.grpo.curriculum.train_split",
+        "holds demonstrations",
+    ),
+    (
+        "sft_mode_on_a_stage_of_prompts",
+        ["+experiment=tau2_pipeline", "stages.grpo.curriculum.mode=sft"],
+        "stages.grpo.curriculum.mode",
+        "holds prompts without the assistant's turns",
+    ),
+    (
         "tau2_domains_named_twice",
         ["+experiment=tau2_pipeline", "env.domains=[airline,retail,airline]"],
         "env.domains",
