@@ -193,6 +193,7 @@ def show(
         return 2
     broken: list[str] = []
     hidden: list[str] = []
+    missing: list[str] = []  # files without sample --full
     for path in files:
         try:
             rollout_id, samples = load_samples(path, trust=trust)
@@ -208,7 +209,7 @@ def show(
         rewards = [float(s["reward"]) for s in samples if isinstance(s.get("reward"), int | float)]
         mean = f", mean reward {sum(rewards) / len(rewards):.3f}" if rewards else ""
         table = Table(
-            title=f"{path} — rollout {rollout_id}: {len(samples)} samples{mean}", title_justify="left"
+            title=escape(f"{path} — rollout {rollout_id}: {len(samples)} samples{mean}"), title_justify="left"
         )
         for column in (
             "#",
@@ -223,15 +224,17 @@ def show(
             table.add_column(column, overflow="fold")
         for v in rows[:limit]:
             tito = "[green]ok[/]" if v.tito == "ok" else f"[red]{v.tito}[/]"
-            table.add_row(
-                str(v.index), v.status, v.reward, v.prompt, v.response, str(v.tool_calls), v.coverage, tito
-            )
+            # The model's text is shown as it is: `[think]` or `[/INST]` in it is no rich markup.
+            cells = (v.status, v.reward, v.prompt, v.response, str(v.tool_calls), v.coverage)
+            table.add_row(str(v.index), *map(escape, cells), tito)
         console.print(table)
         if limit is not None and len(rows) > limit:
             console.print(f"… {len(rows) - limit} more samples (--limit)")
         if full is not None and 0 <= full < len(samples):
             console.rule(f"sample {full}: full response")
             console.print(str(samples[full].get("response", "")), markup=False, highlight=False)
+        elif full is not None:
+            missing.append(f"{path.name} has {len(samples)}")
     if broken:
         console.print(
             f"[red]{len(broken)} sample(s) break the TITO check[/]: {', '.join(broken)}", soft_wrap=True
@@ -240,6 +243,12 @@ def show(
         console.print(
             f"[red]not shown (--limit):[/] {', '.join(hidden)}; `--full N` prints sample N", soft_wrap=True
         )
+    if missing and len(missing) == len(files):
+        console.print(
+            f"[red]error:[/] --full {full}: no such sample ({escape('; '.join(missing))}; they count from 0)",
+            soft_wrap=True,
+        )
+        return 2
     return 1 if broken else 0
 
 

@@ -493,3 +493,32 @@ def test_a_second_scoring_into_the_same_dir_is_refused(here: Path) -> None:
         result = invoke(["score", "retool", "t.jsonl", "--no-progress"])
     assert result.exit_code == 1 and "in use by another t3rl score" in result.output, result.output
     assert list((here / "t.scored").iterdir()) == []
+
+
+# ---------------------------------------------------------------- rollouts show
+
+
+def _rollouts(path: Path, responses: list[str]) -> Path:
+    import torch  # lazy: torch only for the tests that write slime's rollout files
+
+    samples = [
+        {"tokens": [1, 2, 3, 4], "response_length": 2, "loss_mask": [1, 1], "reward": 1.0, "prompt": "hi",
+         "response": response, "status": "completed"}
+        for response in responses
+    ]  # fmt: skip
+    torch.save({"rollout_id": 0, "samples": samples}, path)
+    return path
+
+
+def test_rollouts_show_prints_the_models_text_as_it_is(here: Path) -> None:
+    """A response holding `[think]` or `[/INST]` lost it: rich took it for markup (or failed on `[/INST]`)."""
+    _rollouts(here / "rollout_data_0.pt", ["[think]plan[/think] ok [/INST]"])
+    result = invoke(["rollouts", "show", "rollout_data_0.pt", "--width", "80"])
+    assert result.exit_code == 0 and "[think]plan[/think] ok [/INST]" in result.output, result.output
+
+
+def test_rollouts_show_full_of_a_sample_no_file_has_is_refused(here: Path) -> None:
+    """`--full 999` of a file of 2 samples printed nothing about it, exit 0."""
+    _rollouts(here / "rollout_data_0.pt", ["a", "b"])
+    result = invoke(["rollouts", "show", "rollout_data_0.pt", "--full", "999"])
+    assert result.exit_code == 2 and "--full 999: no such sample" in result.output, result.output
