@@ -111,6 +111,12 @@ class EnvConfig(StrictModel):
         token to learn."""
         return None
 
+    def model_calls_needed(self) -> list[int] | None:
+        """The fewest model calls each task needs to be completed (one per user turn for BFCL), over
+        the tasks the env's data holds; None = not declared. A step limit below most of them ends
+        most episodes before their task can be done."""
+        return None
+
     def preparation_problems(self) -> list[tuple[str, str, str]]:
         """What the prepare_data stage would refuse in these settings, found without preparing data:
         (the env key under `env`, why, the override that fixes it) for each; [] = nothing known."""

@@ -164,6 +164,12 @@ BAD = [
         "holds prompts without the assistant's turns",
     ),
     (
+        "training_steps_below_the_tasks_turns",
+        [S1, "stages.train.curriculum.max_num_steps=2"],
+        "stages.train.curriculum.max_num_steps",
+        "708 of the env's 800 tasks need more model calls",
+    ),
+    (
         "tau2_domains_named_twice",
         ["+experiment=tau2_pipeline", "env.domains=[airline,retail,airline]"],
         "env.domains",
@@ -412,3 +418,17 @@ def test_a_privileged_port_is_not_judged_for_the_dry_executor(
 def test_root_binds_any_port(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     assert first_unprivileged_port() == 0
+
+
+def test_a_step_limit_that_cuts_some_tasks_is_warned(data: Path) -> None:
+    code, out = _invoke("validate", S1, "stages.train.curriculum.max_num_steps=5")
+    assert code == 0, out
+    assert "warning stages.train.curriculum.max_num_steps: " in out and "142 of the env's 800 tasks" in out, (
+        out
+    )
+
+
+def test_a_short_eval_is_a_smoke_test_not_judged(data: Path) -> None:
+    """The quickstart evaluates the tiny model with two model calls per episode, on purpose."""
+    code, out = _invoke("validate", *QUICK)
+    assert code == 0 and "max_num_steps" not in out, out

@@ -119,6 +119,12 @@ class BFCLEnvConfig(EnvConfig):
             sizes[name] = sum(ids[s] for s in id_splits or ids) * len(categories)
         return sizes
 
+    def model_calls_needed(self) -> list[int] | None:
+        """One model call per user turn of every entry of the categories (read from bfcl-eval's files)."""
+        from t3rl_core.envs.bfcl.shipped import turns_per_entry  # lazy: reads bfcl-eval's data files
+
+        return turns_per_entry(list(self.data.categories))
+
     def preparation_problems(self) -> list[tuple[str, str, str]]:
         """Every entry bfcl-eval ships in the categories has an id below num_ids: preparing the data
         refuses an entry outside the id cut (t3rl_core.envs.bfcl.data.build_rows)."""

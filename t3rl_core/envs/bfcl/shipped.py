@@ -3,7 +3,9 @@ loads the whole evaluation package): pre-flight checks the id cut against them."
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import json
 import re
 from pathlib import Path
 
@@ -28,6 +30,29 @@ def entry_id_bound(categories: list[str]) -> tuple[int, str] | None:
             bound = max(map(int, ids)) + 1
             found = max(found or (0, ""), (bound, category))
     return found
+
+
+def turns_per_entry(categories: list[str]) -> list[int] | None:
+    """The user turns of every entry bfcl-eval ships in `categories` (each needs a model call), counted
+    in its ground-truth files (one list of calls per turn; a fifth of the size of the entries), or None
+    when bfcl-eval or a category's file is not found here."""
+    spec = importlib.util.find_spec("bfcl_eval")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    data = Path(spec.submodule_search_locations[0]) / "data"
+    turns: list[int] = []
+    for category in categories:
+        path = _latest(data / "possible_answer", category)
+        if path is None:
+            return None
+        turns += _turns(str(path), path.stat().st_mtime_ns)
+    return turns
+
+
+@functools.lru_cache(maxsize=16)
+def _turns(path: str, version: int) -> tuple[int, ...]:
+    with open(path, encoding="utf-8") as handle:
+        return tuple(len(json.loads(line)["ground_truth"]) for line in handle if line.strip())
 
 
 def _tail(path: Path, lines: int = 4) -> str:
