@@ -199,7 +199,7 @@ class ChatFormat:
             # Only the pieces never seen are encoded: a worker takes the text when they are long.
             pieces, new = self._pieces.split(text)
             if sum(map(len, new)) < INLINE_CHARS:
-                return self._pieces.join(pieces, new, self._encode_batch(new) if new else [])
+                return self._pieces.join(pieces, new, self._pieces.encode_new(new) if new else [])
         return await self._off_loop.encode(text)
 
     def _encode_batch(self, texts: list[str]) -> list[list[int]]:

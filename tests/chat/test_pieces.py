@@ -71,7 +71,8 @@ def test_every_shipped_family_encodes_long_texts_from_pieces(chat: ChatFormat) -
 def test_joined_pieces_are_the_whole_encode(chat: ChatFormat, data: st.DataObject) -> None:  # noqa: F811
     controls = list(chat.tokenizer.all_special_tokens) + list(chat.family.tag_tokens if chat.family else ())
     text = data.draw(texts_of(controls))
-    encoder = PieceEncoder(chat._encode_batch)
+    encoder = PieceEncoder.for_tokenizer(chat._backend, chat._encode_batch)
+    assert encoder is not None and encoder._controls is not None  # cut at control tokens too
     assert encoder.encode(text) == whole(chat._backend, text)
     # Again, with pieces kept from another text sharing fragments.
     other = data.draw(texts_of(controls))
@@ -192,3 +193,28 @@ def test_bfcl_like_json_lists_encode_as_the_whole(chat: ChatFormat) -> None:  # 
         text = chat._turn_end_text(None, [{"role": "tool", "content": json.dumps(output)}], True)
         assert chat.encode(text) == whole(chat._backend, text)
         assert asyncio.run(chat.encode_async(text)) == whole(chat._backend, text)
+
+
+def test_new_pieces_are_encoded_in_one_call_cut_at_the_separator(qwen_chat: ChatFormat) -> None:  # noqa: F811
+    calls: list[list[str]] = []
+    encoder = PieceEncoder.for_tokenizer(
+        qwen_chat._backend, lambda texts: calls.append(texts) or qwen_chat._encode_batch(texts)
+    )
+    assert encoder is not None
+    text = '\n<|im_start|>user\n<tool_response>\n{"a": 1, "b": [2, 3]}\n</tool_response><|im_end|>\n'
+    calls.clear()
+    assert encoder.encode(text) == whole(qwen_chat._backend, text)
+    assert len(calls) == 1 and len(calls[0]) == 1  # every new piece, joined
+    assert encoder.encode(text.replace("user", "system")) == whole(
+        qwen_chat._backend, text.replace("user", "system")
+    )
+    assert calls[1] == ["system\n"]  # the template's pieces and the content were kept
+
+
+def test_a_stripping_added_token_keeps_control_tokens_inside_the_pieces() -> None:
+    backend = qwen_backend()
+    backend.add_tokens([AddedToken("<mask>", lstrip=True, special=True)])
+    encoder = PieceEncoder.for_tokenizer(backend, batch_of(backend))
+    assert encoder is not None and encoder._controls is None
+    text = "a, b  <mask> c<|im_end|>\n<|im_start|>d, e"
+    assert encoder.encode(text) == whole(backend, text)
