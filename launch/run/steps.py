@@ -117,7 +117,6 @@ def write_run_dir(
     number = None
     if record == "run" and attempt:
         number = run_dir.append_history(resolved.overrides if given is None else given, resolved.overrides)
-    run_dir.write_config(config_yaml(resolved), resolved.overrides)
     env_data = getattr(run.env, "data", None)
     seeds = {"run": run.seed, "eval": run.eval.seed}
     if env_data is not None and hasattr(env_data, "seed"):
@@ -145,7 +144,10 @@ def write_run_dir(
 
         if isinstance(sandbox, LocalSandboxConfig):
             manifest["sandbox"] = sandbox_manifest(sandbox)
+    # The manifest before config.yaml: a dir is a record once config.yaml is there (RunDir.exists), and by
+    # then its manifest says whether it is a run or a plan, even when the writing stopped right after.
     run_dir.write_manifest(manifest)
+    run_dir.write_config(config_yaml(resolved), resolved.overrides)
     # Which file or override set each key (what `t3rl runs diff` shows beside each difference).
     secrets = secret_values()  # once, not once per key
     atomic_write_json(

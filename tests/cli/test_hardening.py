@@ -522,3 +522,18 @@ def test_rollouts_show_full_of_a_sample_no_file_has_is_refused(here: Path) -> No
     _rollouts(here / "rollout_data_0.pt", ["a", "b"])
     result = invoke(["rollouts", "show", "rollout_data_0.pt", "--full", "999"])
     assert result.exit_code == 2 and "--full 999: no such sample" in result.output, result.output
+
+
+def test_a_planned_sweep_stopped_mid_record_leaves_no_point_that_reads_as_a_run(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A point's config.yaml was written before its manifest: stopped between them (the manifest waits on
+    `git status`), the point read as a run, and `t3rl run --run-dir` would have run the plan's stages."""
+
+    def stopped(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunDir, "write_manifest", stopped)
+    result = invoke(["plan", "-m", "+experiment=quickstart", "env.data.seed=1,2"])
+    assert result.exit_code == 130, result.output
+    assert [p for p in here.rglob("config.yaml") if not RunDir(p.parent).is_plan()] == []
