@@ -20,7 +20,7 @@ from test_preflight_slime_kinds import refused_with_a_fix_that_validates
 from launch.checks import validate
 from launch.checks.ledger import first_unprivileged_port
 from launch.checks.model_options import family_of, model_line, model_options
-from launch.checks.rules import devices
+from launch.checks.rules import kinds
 from tests.support.fix_applier import apply_first_fix
 
 S1 = "+experiment=stage1_bfcl"
@@ -358,7 +358,7 @@ def test_an_eval_device_this_machine_lacks_is_refused(
     gpus: int | None, device: str, refused: bool, data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The quickstart's HF engine runs here: a device the machine has not would fail its eval stage."""
-    monkeypatch.setattr(devices, "visible_cuda_gpus", lambda: gpus)
+    monkeypatch.setattr(kinds, "visible_cuda_gpus", lambda: gpus)
     args = [*QUICK, f"{TINY_DEVICE}={device}"]
     code, out = _invoke("validate", *args)
     if not refused:
@@ -373,13 +373,13 @@ def test_an_eval_device_this_machine_lacks_is_refused(
 def test_an_eval_device_of_the_cluster_is_not_judged_here(
     data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(devices, "visible_cuda_gpus", lambda: 0)
+    monkeypatch.setattr(kinds, "visible_cuda_gpus", lambda: 0)
     code, out = _invoke("validate", *QUICK, "executor=slurm", f"{TINY_DEVICE}=cuda")
     assert code == 0, out
 
 
 def test_mps_is_refused_off_a_mac(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(devices.platform, "system", lambda: "Linux")
+    monkeypatch.setattr(kinds.platform, "system", lambda: "Linux")
     code, out = _invoke("validate", *QUICK, f"{TINY_DEVICE}=mps")
     assert code == 2 and "this machine is not a Mac" in out, out
 

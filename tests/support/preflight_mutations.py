@@ -26,7 +26,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from launch.checks.ledger import claims_of
 from launch.checks.resolve import Resolved, resolve
-from launch.checks.rules.choice_lists import names_choices
+from launch.checks.rules.kinds import names_choices
 from launch.checks.validate import trial_plan
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import quoted
