@@ -128,7 +128,7 @@ def test_an_interrupted_preparation_keeps_the_previous_one_whole(
 
 
 def test_an_eval_prepares_again_a_split_left_without_its_manifest(here: Path) -> None:
-    runtime = runtime_of(resolve(["+experiment=quickstart"]).run)
+    runtime = runtime_of(resolve(["+experiment=quickstart", "env.data.categories=[multi_turn_base]"]).run)
     data = here / "data"
     data.mkdir()
     (data / "bfcl_test.jsonl").write_text('{"truncated": \n')  # what a stopped preparation left
