@@ -322,7 +322,15 @@ def list_runs(
     errors = Console(stderr=True, highlight=False)
     filters = filters or RunFilter()
     if not runs_dir.is_dir() and (given or runs_dir.exists()):
-        errors.print(f"[red]error:[/] --runs-dir {escape(str(runs_dir))}: no runs dir there", soft_wrap=True)
+        what = "no runs dir there: it is a file" if runs_dir.exists() else "no runs dir there"
+        errors.print(f"[red]error:[/] --runs-dir {escape(str(runs_dir))}: {what}", soft_wrap=True)
+        return 2
+    if (runs_dir / "config.yaml").is_file() or (runs_dir / "sweep.json").is_file():
+        errors.print(
+            f"[red]error:[/] --runs-dir {escape(str(runs_dir))} is a run or sweep dir, not a dir of runs: "
+            f"`t3rl runs show {escape(shlex.quote(str(runs_dir)))}` shows it",
+            soft_wrap=True,
+        )
         return 2
     runs: list[tuple[Path, RunView]] = []
     configs: dict[Path, dict[str, Any]] = {}

@@ -537,3 +537,10 @@ def test_a_planned_sweep_stopped_mid_record_leaves_no_point_that_reads_as_a_run(
     result = invoke(["plan", "-m", "+experiment=quickstart", "env.data.seed=1,2"])
     assert result.exit_code == 130, result.output
     assert [p for p in here.rglob("config.yaml") if not RunDir(p.parent).is_plan()] == []
+
+
+def test_runs_dir_that_is_a_run_dir_points_at_runs_show(here: Path) -> None:
+    """`t3rl runs --runs-dir <a run dir>` listed 0 runs, as if there were none."""
+    assert invoke(["plan", "+experiment=quickstart", "--out", "p"]).exit_code == 0
+    result = invoke(["runs", "--runs-dir", "p"])
+    assert result.exit_code == 2 and "`t3rl runs show p` shows it" in result.output, result.output
