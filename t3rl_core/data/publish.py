@@ -1,13 +1,16 @@
 """Prepared data appears whole or not at all: the preparation writes into a hidden sibling of its
 output dir, and only a finished preparation is moved into place, `manifest.json` last. A preparation
 stopped at any moment (Ctrl-C, SIGTERM, an exception) leaves the output dir as it was, or without its
-manifest, which every reader takes for "not prepared" (`t3rl_core.data.check`, `t3rl eval`)."""
+manifest, which every reader takes for "not prepared" (`t3rl_core.data.check`, `t3rl eval`). The
+temporary dir of a preparation killed outright (SIGKILL) is removed by the next one on that host."""
 
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import shutil
+import socket
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
@@ -19,15 +22,36 @@ from pathlib import Path
 def staged(out: Path, manifest: str) -> Iterator[tuple[Path, Callable[[], None]]]:
     """(a temporary dir beside `out`, publish): write the data into the dir, then call publish to move
     it into `out`, `manifest` last. The temporary dir is removed however the block ends."""
+    mine = f".{out.name}.partial-{socket.gethostname()}-"
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+        _remove_abandoned(out.parent, mine)
+        staging = Path(tempfile.mkdtemp(prefix=f"{mine}{os.getpid()}-", dir=out.parent))
     except OSError as error:  # named as the user gave it, not as the hidden sibling's name
         raise OSError(error.errno, error.strerror, str(out)) from None
     try:
         yield staging, lambda: _publish(staging, out, manifest)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _remove_abandoned(parent: Path, prefix: str) -> None:
+    """Temporary dirs of preparations on this host whose process is gone (killed with SIGKILL, the
+    machine rebooted): nothing will ever publish them."""
+    for staging in parent.glob(f"{glob.escape(prefix)}*-*"):
+        pid = staging.name.removeprefix(prefix).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _publish(staging: Path, out: Path, manifest: str) -> None:

@@ -7,6 +7,7 @@ import errno
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -544,3 +545,19 @@ def test_runs_dir_that_is_a_run_dir_points_at_runs_show(here: Path) -> None:
     assert invoke(["plan", "+experiment=quickstart", "--out", "p"]).exit_code == 0
     result = invoke(["runs", "--runs-dir", "p"])
     assert result.exit_code == 2 and "`t3rl runs show p` shows it" in result.output, result.output
+
+
+def test_the_temporary_dir_of_a_killed_preparation_is_removed_by_the_next(tmp_path: Path) -> None:
+    """A preparation killed with SIGKILL left its hidden `.d.partial-…` dir beside `d` for good."""
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    prefix = f".d.partial-{socket.gethostname()}-"
+    abandoned = tmp_path / f"{prefix}{int(dead.stdout)}-x1"
+    running = tmp_path / f"{prefix}{os.getpid()}-x2"  # a preparation still under way
+    for staging in (abandoned, running):
+        staging.mkdir()
+    with staged(tmp_path / "d", "manifest.json") as (staging, publish_it):
+        (staging / "manifest.json").write_text("{}\n")
+        publish_it()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([running.name, "d"])
