@@ -15,6 +15,7 @@ reward leaves that world's defaults.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -31,6 +32,7 @@ from launch.config.resolved import composed_plain
 from launch.config.schema_errors import problems_from_validation
 from launch.files import LockHeld, atomic_write_text, exclusive_lock
 from t3rl_core import registries, score
+from t3rl_core.data.progress import ProgressLines
 from t3rl_core.eval.runner import load_rows, task_id
 
 if TYPE_CHECKING:
@@ -177,17 +179,24 @@ def score_file(
     started = time.monotonic()
     verdicts = out / "verdicts.jsonl"
     partial = out / "verdicts.jsonl.partial"
+    # A bar on a terminal; in a log or CI (nothing redrawn) a line every few seconds on stderr.
+    on_terminal = Console(stderr=True).is_terminal
+    lines_shown = (
+        ProgressLines(sys.stderr, label="score progress") if show_progress and not on_terminal else None
+    )
     with (
-        Progress(disable=not show_progress, transient=True) as bar,
+        Progress(disable=not show_progress or not on_terminal, transient=True) as bar,
         partial.open("w", encoding="utf-8") as sink,
     ):
         task = bar.add_task(f"score {world}", total=len(lines))
-        for number, raw in lines:
+        for done, (number, raw) in enumerate(lines, 1):
             record = _score_line(world, raw, number, scorer)
             records.append(record)
             sink.write(json.dumps(record, default=str) + "\n")
             sink.flush()
             bar.advance(task)
+            if lines_shown is not None:
+                lines_shown(done, len(lines), "lines scored")
     summary = _summary(world, file, records, time.monotonic() - started)
     (out / "summary.json").unlink(missing_ok=True)  # until the new one is written: no summary, not the old
     partial.replace(verdicts)

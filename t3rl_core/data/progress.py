@@ -65,9 +65,13 @@ class ProgressLines:
     turns into a live bar under a running stage."""
 
     def __init__(
-        self, out: TextIO | None = None, every_s: float = 3.0, clock: Callable[[], float] = time.monotonic
+        self,
+        out: TextIO | None = None,
+        every_s: float = 3.0,
+        clock: Callable[[], float] = time.monotonic,
+        label: str = "data progress",
     ) -> None:
-        self.out, self.every_s, self.clock = out, every_s, clock
+        self.out, self.every_s, self.clock, self.label = out, every_s, clock, label
         self._phase: tuple[int, str] | None = None
         self._started = 0.0
         # When the last line was printed (any phase); the first line waits `every_s` from the start.
@@ -89,5 +93,5 @@ class ProgressLines:
 
     def _print(self, done: int, total: int, what: str, eta: str) -> None:
         out = self.out or sys.stdout
-        out.write(f"data progress: {done}/{total} {what}{eta}\n")
+        out.write(f"{self.label}: {done}/{total} {what}{eta}\n")
         out.flush()

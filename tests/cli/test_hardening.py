@@ -561,3 +561,11 @@ def test_the_temporary_dir_of_a_killed_preparation_is_removed_by_the_next(tmp_pa
         (staging / "manifest.json").write_text("{}\n")
         publish_it()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([running.name, "d"])
+
+
+def test_score_shows_progress_lines_when_nothing_is_redrawn(here: Path) -> None:
+    """In a log or CI, rich's bar draws nothing: a long scoring (tau2, verifiers) showed no progress."""
+    line = json.dumps({"id": "a", "response": "<answer>\\boxed{4}</answer>", "answer": "4"})
+    (here / "t.jsonl").write_text(f"{line}\n{line}\n{line}\n")
+    result = invoke(["score", "retool", "t.jsonl"])
+    assert result.exit_code == 0 and "score progress: 3/3 lines scored" in result.output, result.output
