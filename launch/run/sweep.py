@@ -164,12 +164,19 @@ class SweepSummary:
     # The host and pid of the t3rl process running the points: a point still `running` after that
     # process died (SIGKILL, lost node) was interrupted.
     launcher: dict[str, Any] = field(default_factory=_launcher)
+    # "plan" for a sweep `t3rl plan -m` wrote (never run; `t3rl run --run-dir` refuses it), else "run".
+    record: str = "run"
 
     @classmethod
     def load(cls, sweep_dir: Path) -> SweepSummary:
         """The summary a sweep wrote, to resume it (this process becomes its launcher)."""
         data = read_sweep(sweep_dir)
-        summary = cls(sweep_dir=sweep_dir, name=data["name"], metric_name=data.get("metric"))
+        summary = cls(
+            sweep_dir=sweep_dir,
+            name=data["name"],
+            metric_name=data.get("metric"),
+            record=data.get("record", "run"),
+        )
         for record in data.get("points", []):
             try:
                 summary.points[record["index"]] = PointRecord(**record)
@@ -201,6 +208,7 @@ class SweepSummary:
             "name": self.name,
             "metric": self.metric_name,
             "launcher": self.launcher,
+            **({"record": self.record} if self.record != "run" else {}),
             "points": [_masked(asdict(self.points[i])) for i in sorted(self.points)],
         }
 

@@ -109,6 +109,7 @@ def run_sweep(
     if not dry and len(points) > 1 and getattr(first_resolved.run.executor, "max_parallel", 1) != 1:
         refuse_literals_for_children(list(dict.fromkeys(o for c in checks for o in c.plan[0].overrides)))
     summary = SweepSummary(
+        record="plan" if dry else "run",
         sweep_dir=sweep_dirs[0],
         name=sweep_name,
         metric_name=metric_label(first_plan.stages, first_resolved.run.objective),
@@ -136,7 +137,8 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
         if record.run_dir is None or (record.status == "succeeded" and from_stage is None and only is None):
             continue
         run_dir = RunDir(Path(record.run_dir))
-        if run_dir.is_plan():
+        # The sweep says so since it records it; a point's manifest says so for sweeps planned before.
+        if summary.record == "plan" or run_dir.is_plan():
             raise PipelineError(
                 f"{sweep_dir} was planned by `t3rl plan -m`, not run: start the sweep with "
                 "`t3rl run -m` and the same overrides (its record goes under paths.runs_dir)"

@@ -569,3 +569,18 @@ def test_score_shows_progress_lines_when_nothing_is_redrawn(here: Path) -> None:
     (here / "t.jsonl").write_text(f"{line}\n{line}\n{line}\n")
     result = invoke(["score", "retool", "t.jsonl"])
     assert result.exit_code == 0 and "score progress: 3/3 lines scored" in result.output, result.output
+
+
+def test_a_planned_sweep_stopped_early_is_never_run(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`t3rl run --run-dir <planned sweep>` was told a plan only by a point's manifest: stopped before any
+    point was written, it tried to run the points ('p00 has no overrides.yaml')."""
+
+    def stopped(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(RunDir, "write_manifest", stopped)
+        assert invoke(["plan", "-m", "+experiment=quickstart", "env.data.seed=1,2"]).exit_code == 130
+    (sweep,) = here.glob("plans/quickstart/sweep-*")
+    result = invoke(["run", "--run-dir", str(sweep)])
+    assert result.exit_code == 1 and "was planned by `t3rl plan -m`, not run" in result.output, result.output
