@@ -27,6 +27,8 @@ def not_a_run_dir(path: Path) -> str | None:
         return f"{path} is not a t3rl run dir: it does not exist (`t3rl runs` lists the run dirs)"
     if not path.is_dir():
         return f"{path} is not a t3rl run dir: it is a file (`t3rl runs` lists the run dirs)"
+    if (path / "sweep.json").is_file():
+        return f"{path} is not a t3rl run dir: it is a sweep (`t3rl runs show {path}` lists its points' run dirs)"
     return f"{path} is not a t3rl run dir (no config.yaml; `t3rl runs` lists the run dirs)"
 
 

@@ -315,13 +315,16 @@ def test_an_eval_stopped_says_what_is_kept_and_how_to_resume(
         (["runs", "show", "nosuch"], "nosuch is not a t3rl run dir: it does not exist"),
         (["runs", "show", "a file"], "a file is not a t3rl run dir: it is a file"),
         (["runs", "diff", "[dir]", "nosuch"], "[dir] is not a t3rl run dir"),
+        (["runs", "diff", "sweep", "nosuch"], "sweep is not a t3rl run dir: it is a sweep"),
     ],
-    ids=["missing", "a-file", "bracketed-name"],
+    ids=["missing", "a-file", "bracketed-name", "a-sweep"],
 )
 def test_a_path_that_is_no_run_dir_says_what_it_is(here: Path, argv: list[str], says: str) -> None:
     """Each was 'is not a t3rl run dir (no config.yaml)', and a name in brackets lost them (rich markup)."""
     (here / "a file").write_text("x\n")
     (here / "[dir]").mkdir()
+    (here / "sweep").mkdir()
+    (here / "sweep" / "sweep.json").write_text('{"name": "sweep-x", "points": []}\n')
     result = invoke(argv)
     assert result.exit_code == 1 and says in result.output, result.output
 
