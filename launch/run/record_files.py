@@ -28,7 +28,7 @@ def not_a_run_dir(path: Path) -> str | None:
     if not path.is_dir():
         return f"{path} is not a t3rl run dir: it is a file (`t3rl runs` lists the run dirs)"
     if (path / "sweep.json").is_file():
-        return f"{path} is not a t3rl run dir: it is a sweep (`t3rl runs show {path}` lists its points' run dirs)"
+        return f"{path} is not a t3rl run dir: it is a sweep (`t3rl runs show {path}` lists its points)"
     return f"{path} is not a t3rl run dir (no config.yaml; `t3rl runs` lists the run dirs)"
 
 
