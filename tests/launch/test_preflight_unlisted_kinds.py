@@ -170,6 +170,12 @@ BAD = [
         "708 of the env's 800 tasks need more model calls",
     ),
     (
+        "gpu_request_for_jobs_that_need_none",
+        ["+experiment=quickstart", "executor=slurm", "executor.extra_sbatch=['--gpus-per-task=1']"],
+        "executor.extra_sbatch",
+        "'--gpus-per-task=1' in executor.extra_sbatch",
+    ),
+    (
         "tau2_domains_named_twice",
         ["+experiment=tau2_pipeline", "env.domains=[airline,retail,airline]"],
         "env.domains",
