@@ -132,7 +132,7 @@ class ChatFormat:
             base = self.render(_DELTA_BASE)
             self._delta_base_text = base[: base.index(_SENTINEL) + len(_SENTINEL)]
         self._heads = PromptHeads(self, _isolated_tokens(self._backend))
-        # Long texts from kept pieces where the tokenizer provably encodes them as the whole (pieces.py).
+        # Texts from kept pieces where the tokenizer provably encodes them as the whole (pieces.py).
         batch = self._encode_batch if self._encode_fast is not None else None
         self._pieces = PieceEncoder.for_tokenizer(self._backend, batch)
         self._off_loop = OffLoopEncoder(self.encode)

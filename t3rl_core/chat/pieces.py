@@ -39,10 +39,11 @@ from typing import Any
 # short observation gains: its template text around the control tokens is kept, only its content is
 # encoded (the loop's turn-delta CPU fell ~10 % against 1024 here).
 MIN_CHARS = 128
-# Pieces kept (by count and by ids in all; tens of MB at most), the oldest dropped first; a piece
-# longer than MAX_PIECE_CHARS (text without cuts) is encoded every time.
+# Pieces kept (by count and by ids in all: ~40 MB at most, an id being a tuple slot and most often
+# an int of its own), the oldest dropped first; a piece longer than _MAX_PIECE_CHARS (text without
+# cuts) is encoded every time.
 _CACHE_PIECES = 1 << 16
-_CACHE_TOKENS = 1 << 21
+_CACHE_TOKENS = 1 << 20
 _MAX_PIECE_CHARS = 8192
 # Between "," and " " followed by a non-space (zero-width: the text's characters all stay).
 _CUT = re.compile(r"(?<=,)(?= \S)")
