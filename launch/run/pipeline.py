@@ -452,14 +452,17 @@ def _run_stage(
         plan=plan,
         on_started=started,
     )
-    reporter.stage_started(stage, decision, attempt)
     started = time.monotonic()
     try:
+        reporter.stage_started(stage, decision, attempt)
         outcome = executor.run_stage(stage, ctx)
     except KeyboardInterrupt:
         outcome = StageResult("stopped", None, "stopped by the user (Ctrl-C)")
         _finish(run_dir, state, stage.name, record, outcome)
         reporter.stage_finished(stage, outcome, time.monotonic() - started)
+        raise
+    except (BrokenPipeError, SystemExit):  # rich exits when the reader of its output went away
+        _finish(run_dir, state, stage.name, record, StageResult("stopped", None, READER_GONE))
         raise
     except Exception as err:
         outcome = StageResult("failed", None, f"executor error: {type(err).__name__}: {err}")
@@ -488,6 +491,10 @@ def _check_outputs(
     if disagreement is not None:
         return StageResult("failed", outcome.returncode, disagreement.replace(f"{plan.run_dir}/", ""))
     return outcome
+
+
+# Why a stage is recorded stopped when t3rl could no longer print (`t3rl run … | head -1`).
+READER_GONE = "stopped: the reader of t3rl's output went away (a pipe closed)"
 
 
 def _finish(run_dir: RunDir, state: RunState, name: str, record: StageRecord, outcome: StageResult) -> None:

@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,12 @@ from launch.checks.resolve import resolve
 from launch.cli import score as score_module
 from launch.cli.app import app
 from launch.cli.eval_setup import prepared, runtime_of
+from launch.config.schema import LocalExecutorConfig
 from launch.files import exclusive_lock
+from launch.plan.build import Plan
+from launch.plan.stages import Stage
+from launch.run.executors.local import LocalExecutor
+from launch.run.pipeline import run_pipeline
 from launch.run.rundir import RunDir, RunDirError, RunState
 from t3rl_core.data import publish
 from t3rl_core.data.check import problems
@@ -587,3 +593,45 @@ def test_a_planned_sweep_stopped_early_is_never_run(here: Path, monkeypatch: pyt
     (sweep,) = here.glob("plans/quickstart/sweep-*")
     result = invoke(["run", "--run-dir", str(sweep)])
     assert result.exit_code == 1 and "was planned by `t3rl plan -m`, not run" in result.output, result.output
+
+
+# ---------------------------------------------------------------- t3rl run | head
+
+
+class _ClosedPipe(io.StringIO):
+    """stdout whose reader went away: every write fails as it would with EPIPE."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+def test_a_stage_whose_output_has_no_reader_still_ends(tmp_path: Path) -> None:
+    """The thread echoing a stage's output died on EPIPE; the stage then blocked on its full pipe and
+    `t3rl run … | head` waited forever. It now goes on: the output still reaches the stage's log."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    script = "for i in $(seq 1 3000); do echo line $i of a stage that says a lot; done"
+    plan = Plan("t", run_dir, (Stage("s", "prepare_data", (script,)),))
+    executor = LocalExecutor(LocalExecutorConfig(stop_grace_s=1.0), out=_ClosedPipe())
+    finished: list[Any] = []
+    worker = threading.Thread(target=lambda: finished.append(run_pipeline(plan, RunDir(run_dir), executor)))
+    worker.start()
+    worker.join(timeout=120)
+    assert finished and finished[0].status == "succeeded", "the stage never ended"
+    assert "line 3000 of a stage" in (run_dir / "stages" / "s" / "log.txt").read_text()
+
+
+def test_a_run_whose_output_has_no_reader_records_the_stage_stopped(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl run … | head -1` left the stage it was starting `running` in state.json, with no process."""
+
+    def reader_gone(*args: Any) -> None:
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+    monkeypatch.setattr("launch.run.reporter.RichReporter.stage_started", reader_gone)
+    invoke(["run", "+experiment=quickstart"])
+    (state,) = here.glob("runs/quickstart/*/state.json")
+    stages = json.loads(state.read_text())["stages"]
+    assert stages["prepare_data"]["status"] == "stopped", stages
+    assert "reader of t3rl's output went away" in stages["prepare_data"]["message"]

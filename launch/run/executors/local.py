@@ -135,17 +135,26 @@ class LocalExecutor(Executor):
         sink: SecretSink | None = None,
     ) -> None:
         assert proc.stdout is not None
+        echoing = True
         for raw in iter(proc.stdout.readline, b""):
             if sink is not None:
                 sink.drain()  # a value announced before this line was written is masked in it
             line = scrub_text(raw.decode("utf-8", errors="replace"), secrets)
             log.write(line)
             log.flush()
-            if echo is not None:
-                echo.write(line)
-            else:
-                self.out.write(line)
-                self.out.flush()
+            if not echoing:
+                continue
+            try:
+                if echo is not None:
+                    echo.write(line)
+                else:
+                    self.out.write(line)
+                    self.out.flush()
+            except (OSError, SystemExit):
+                # The reader of t3rl's output went away (`t3rl run … | head`; rich exits on it): this
+                # thread must go on reading, or the stage blocks on a full pipe and t3rl waits forever.
+                # Its output still goes to its log; the next line t3rl prints ends the run (exit 141).
+                echoing = False
 
     def _stop_group(self, pgid: int) -> None:
         """SIGTERM the process group, then SIGKILL it if anything is still alive after the grace period."""
