@@ -46,7 +46,8 @@ class EvalConfig(StrictModel):
     # deviation and per-task agreement across them (its main numbers pool all repeats).
     repeats: int = Field(1, ge=1, le=100)
     pass_k: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1], min_length=1)
-    # Episodes in flight at once.
+    # Episodes at the engine at once (each from its first model call to its end); up to an eighth more
+    # set up ahead of a free slot (t3rl_core/eval/slots.py).
     concurrency: int = Field(32, ge=1)
     # Tasks per category (data_source); None = all.
     limit_per_category: int | None = Field(None, ge=1)
