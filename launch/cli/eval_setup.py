@@ -93,6 +93,14 @@ def prepared(runtime: RuntimeConfig, data_dir: Path, split: str) -> Path:
     from t3rl_core.data.check import problems  # lazy: the data preparers, only for an eval's split
 
     path = data_dir / f"{split}.jsonl"
-    if not path.is_file() or problems(data_dir):
+    if not path.is_file() or problems(data_dir) or path.name not in _listed(data_dir):
         prepare_from_runtime(runtime, data_dir)
     return path
+
+
+def _listed(data_dir: Path) -> set[str]:
+    """The files the data dir's manifest lists (a split left by another preparation is not one)."""
+    from t3rl_core.data import read_manifest  # lazy: the data preparers, only for an eval's split
+
+    splits = read_manifest(data_dir).get("splits", {})
+    return {str(info.get("file")) for info in splits.values() if isinstance(info, dict)}

@@ -635,3 +635,16 @@ def test_a_run_whose_output_has_no_reader_records_the_stage_stopped(
     stages = json.loads(state.read_text())["stages"]
     assert stages["prepare_data"]["status"] == "stopped", stages
     assert "reader of t3rl's output went away" in stages["prepare_data"]["message"]
+
+
+def test_an_eval_prepares_again_a_split_its_manifest_does_not_list(here: Path) -> None:
+    """A split file left by another preparation beside an intact manifest was taken as prepared."""
+    runtime = runtime_of(resolve(["+experiment=quickstart", "env.data.categories=[multi_turn_base]"]).run)
+    data = here / "data"
+    prepared(runtime, data, "bfcl_test")
+    manifest = json.loads((data / "manifest.json").read_text())
+    del manifest["splits"]["bfcl_val"]  # as if another preparation had written bfcl_val.jsonl
+    (data / "manifest.json").write_text(json.dumps(manifest))
+    (data / "bfcl_val.jsonl").write_text('{"stale": true}\n')
+    prepared(runtime, data, "bfcl_val")
+    assert "stale" not in (data / "bfcl_val.jsonl").read_text() and problems(data) == []
