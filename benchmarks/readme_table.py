@@ -39,8 +39,8 @@ BENCHMARKS = {
         "≤ 0.1 s, ≤ 0.3 s, reported; identical",
     ),
     "cli_startup.py": (
-        "`t3rl plan` / `t3rl validate` +experiment=stage2_bfcl, no cache",
-        "≤ 1.5 × in one process (CPU); forked ≤ 2.0 × / ≤ 1.8 ×",
+        "`t3rl plan` / `t3rl validate` +experiment=stage2_bfcl, no cache, idle / one core busy",
+        "≤ 1.5 × in one process (CPU, both); forked ≤ 2.0 × / ≤ 1.8 × (idle)",
     ),
     "eval_startup.py": ("`t3rl eval` launch to first finished episode", "≤ 1.0 s, no torch"),
     "sandbox_throughput.py": (
