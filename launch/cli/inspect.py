@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from launch.checks.resolve import resolve
 from launch.cli import completion
+from launch.cli.sweep_options import MaxPoints
 from launch.cli.validate_command import (
     EXIT_CONFIG,
     UNKNOWN_OPTIONS_AS_OVERRIDES,
@@ -54,6 +55,7 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("-m", "--multirun", help="Check every point of a sweep, or a search's space.")
         ] = False,
         config_dir: ConfigDirs = None,
+        max_points: MaxPoints = None,
     ) -> None:
         """Check a config (schema, topology, batch sizes, parsers, checkpoint, stages); exit 2 on errors.
 
@@ -66,7 +68,9 @@ def register(app: typer.Typer) -> None:
 
           t3rl validate -m +experiment=stage1_bfcl reward=progress,binary
         """
-        raise typer.Exit(validate_command(overrides or [], _dirs(config_dir), multirun=multirun))
+        raise typer.Exit(
+            validate_command(overrides or [], _dirs(config_dir), multirun=multirun, max_points=max_points)
+        )
 
     @app.command("show")
     def show(

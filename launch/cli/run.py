@@ -26,6 +26,7 @@ import typer
 
 from launch.cli import completion
 from launch.cli.run_command import run_command
+from launch.cli.sweep_options import MaxPoints
 from launch.cli.validate_command import UNKNOWN_OPTIONS_AS_OVERRIDES
 
 _OVERRIDES_HELP = "Hydra overrides, e.g. +experiment=stage1_bfcl model=qwen3_8b hardware.tensor_parallel=4"
@@ -62,6 +63,7 @@ def register(app: typer.Typer) -> None:
         from_stage: FromStage = None,
         only: Only = None,
         config_dir: ConfigDirs = None,
+        max_points: MaxPoints = None,
     ) -> None:
         """Run the staged pipeline of an experiment (resumable: finished, unchanged stages are skipped).
 
@@ -77,9 +79,11 @@ def register(app: typer.Typer) -> None:
 
           t3rl run -m +experiment=stage1_bfcl reward=progress,binary     # one run per point
         """
-        raise typer.Exit(
-            run_command(overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=False)
+        dirs = config_dir or []
+        code = run_command(
+            overrides or [], multirun, run_dir, from_stage, only, dirs, dry=False, max_points=max_points
         )
+        raise typer.Exit(code)
 
     @app.command("plan", context_settings=UNKNOWN_OPTIONS_AS_OVERRIDES)
     def plan(
@@ -102,6 +106,7 @@ def register(app: typer.Typer) -> None:
         from_stage: FromStage = None,
         only: Only = None,
         config_dir: ConfigDirs = None,
+        max_points: MaxPoints = None,
     ) -> None:
         """Show every stage and its exact commands, and write them to a plan dir with plan.sh; run nothing.
 
@@ -116,8 +121,16 @@ def register(app: typer.Typer) -> None:
 
           t3rl plan --run-dir runs/quickstart/20260101-120000     # what a resume would run
         """
-        raise typer.Exit(
-            run_command(
-                overrides or [], multirun, run_dir, from_stage, only, config_dir or [], dry=True, out=out
-            )
+        dirs = config_dir or []
+        code = run_command(
+            overrides or [],
+            multirun,
+            run_dir,
+            from_stage,
+            only,
+            dirs,
+            dry=True,
+            out=out,
+            max_points=max_points,
         )
+        raise typer.Exit(code)

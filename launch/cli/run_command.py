@@ -29,6 +29,7 @@ def run_command(
     *,
     dry: bool,
     out: str | None = None,
+    max_points: int | None = None,
 ) -> int:
     """The whole command; returns the exit code."""
     console = Console(highlight=False)
@@ -59,7 +60,9 @@ def run_command(
                     return run_search_trials(overrides, dirs, console, dry=dry)
                 from launch.run.sweep_runs import run_sweep  # lazy: the sweep modules, only with -m
 
-                return run_sweep(overrides, dirs, from_stage, only, dry=dry, console=console)
+                return run_sweep(
+                    overrides, dirs, from_stage, only, dry=dry, console=console, max_points=max_points
+                )
             path = Path(run_dir) if run_dir is not None else None
             out_path = Path(out) if out is not None else None
             return run_single(overrides, dirs, path, from_stage, only, dry=dry, console=console, out=out_path)

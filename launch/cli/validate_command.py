@@ -25,12 +25,14 @@ def rich_console(stderr: bool = False) -> Console:
     return RichConsole(stderr=stderr, highlight=False, soft_wrap=True)
 
 
-def validate_command(overrides: list[str], config_dirs: list[str], *, multirun: bool = False) -> int:
+def validate_command(
+    overrides: list[str], config_dirs: list[str], *, multirun: bool = False, max_points: int | None = None
+) -> int:
     try:
         if multirun:
             from launch.run.sweep_checks import validate_multirun  # lazy: the sweep modules, only with -m
 
-            return validate_multirun(overrides, config_dirs, rich_console())
+            return validate_multirun(overrides, config_dirs, rich_console(), max_points)
         with without_plugins():
             resolved = resolve(overrides, config_dirs)
     except ConfigError as error:

@@ -35,10 +35,14 @@ def shell_word(override: str) -> str:
 
 def sweep_problem(override: Override, holds_list: bool) -> Problem:
     """A sweep (`a=1,2`) in a command that runs once: a list when the key holds one, else `-m`."""
+    if override.is_interval_sweep():
+        return interval_problem(override)
     text = override.input_line or override.key_or_group
     key = override.key_or_group
     prefix = text.split("=", 1)[0]
-    values = list(override.sweep_string_iterator())
+    # A glob's values are its group's options, which Hydra lists only inside its own multirun.
+    glob = override.value_type is not None and override.value_type.name == "GLOB_CHOICE_SWEEP"
+    values = [] if glob else list(override.sweep_string_iterator())
     sweep = f"`t3rl run -m … {text}` (one run per value; `t3rl validate -m` checks every point)"
     simple = override.value_type is not None and override.value_type.name == "SIMPLE_CHOICE_SWEEP"
     if holds_list and simple:
@@ -56,6 +60,36 @@ def sweep_problem(override: Override, holds_list: bool) -> Problem:
         source=f"override `{text}`",
         fix=f"add -m to sweep it: {sweep}{one}",
     )
+
+
+def override_prefix(override: Override) -> str:
+    """What stands before the `=` as the user typed it (`+experiment`, `model@x`, `seed`)."""
+    return (override.input_line or override.key_or_group).split("=", 1)[0]
+
+
+def interval_problem(override: Override) -> Problem:
+    """`interval(a,b)` outside a search: its two ends listed, or the search that samples it."""
+    text = override.input_line or override.key_or_group
+    sweep = override.value()
+    prefix = override_prefix(override)
+    ends = ",".join(_number(end) for end in (sweep.start, sweep.end))
+    return Problem(
+        key=override.key_or_group,
+        message=(
+            f"'{text}' is a search range (Optuna samples it under +hparams_search=<name>); "
+            "a sweep (-m) runs listed values and has none to list"
+        ),
+        source=f"override `{text}`",
+        fix=(
+            f"list values: {shell_word(f'{prefix}={ends}')}; or search it: "
+            f"+hparams_search=<name> with {shell_word(text)} (docs/tutorials/sweeps.md)"
+        ),
+    )
+
+
+def _number(value: float) -> str:
+    """Hydra reads interval ends as floats; 3.0 of an integer field reads back as 3."""
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def holds_list(key: str, data: Mapping[str, Any]) -> bool:

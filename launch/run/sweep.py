@@ -28,9 +28,11 @@ from rich.table import Table
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.secrets import mask_overrides, scrub_obj
+from launch.config.sweep_values import OptionsOf, as_choices
 from launch.files import atomic_write_text
 from launch.run.record_files import RunDirError, read_sweep
 from launch.run.sweep_compare import marks, objective_identity_differences
+from launch.run.sweep_limit import MAX_POINTS, check_size
 
 
 @dataclass(frozen=True)
@@ -56,12 +58,21 @@ def is_sweep(overrides: Sequence[str]) -> bool:
     return any(o.is_sweep_override() for o in _parse(overrides))
 
 
-def expand_points(overrides: Sequence[str]) -> list[Point]:
-    """The cartesian product of the swept overrides, in Hydra's order."""
-    # lazy: Hydra, only to expand a sweep (not to read one)
-    from launch.config.hydra_internals import split_sweep
+def expand_points(
+    overrides: Sequence[str], config_dirs: Sequence[str] = (), max_points: int | None = None
+) -> list[Point]:
+    """The cartesian product of the swept overrides, in Hydra's order; a glob is the options of its
+    group it matches. ConfigError, before any point is listed, for more than `max_points` points
+    (None: MAX_POINTS)."""
+    from launch.config.compose import group_options  # lazy: Hydra, only to expand a sweep (not to read one)
+    from launch.config.hydra_internals import split_sweep  # lazy: Hydra, only to expand a sweep
 
-    parsed = _parse(overrides)
+    def options_of(group: str) -> list[str]:
+        return group_options(group, config_dirs)
+
+    typed = _parse(overrides)
+    check_size(typed, options_of, MAX_POINTS if max_points is None else max_points)
+    parsed = _parse([_without_glob(o, options_of) for o in typed])
     swept_keys = {o.get_key_element() for o in parsed if o.is_sweep_override()}
     batch = split_sweep(parsed)
     points = []
@@ -69,6 +80,13 @@ def expand_points(overrides: Sequence[str]) -> list[Point]:
         varying = tuple(item for item in combination if item.split("=", 1)[0] in swept_keys)
         points.append(Point(index=index, overrides=tuple(combination), varying=varying))
     return points
+
+
+def _without_glob(override: Any, options_of: OptionsOf) -> str:
+    """The override as typed, a glob as the choice sweep of the options it matches."""
+    if override.value_type is not None and override.value_type.name == "GLOB_CHOICE_SWEEP":
+        return as_choices(override, options_of)
+    return override.input_line
 
 
 def _parse(overrides: Sequence[str]) -> list[Any]:

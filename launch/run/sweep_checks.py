@@ -218,7 +218,9 @@ def _only(stages: tuple[Stage, ...], name: str) -> tuple[Stage, ...]:
 # ------------------------------------------------------------------------------------------ validate -m
 
 
-def validate_multirun(overrides: list[str], config_dirs: list[str], console: Console) -> int:
+def validate_multirun(
+    overrides: list[str], config_dirs: list[str], console: Console, max_points: int | None = None
+) -> int:
     """`t3rl validate -m`: every point (or the search space) and the sweep as a whole; nothing written.
     Each point's problems are in its row of the table printed, those of the whole below it; exit code."""
     if is_search(overrides):
@@ -226,7 +228,8 @@ def validate_multirun(overrides: list[str], config_dirs: list[str], console: Con
         problems = search_problems(overrides, first, config_dirs)
     else:
         # Tracked as `t3rl run -m` tracks them: each point's own run name (a tracking dir may name it).
-        points = [replace(p, overrides=p.with_tracking("sweep")) for p in expand_points(overrides)]
+        swept = expand_points(overrides, config_dirs, max_points)
+        points = [replace(p, overrides=p.with_tracking("sweep")) for p in swept]
         pending = iter(points)
 
         def planner(point_overrides: Sequence[str]) -> CheckedPoint:

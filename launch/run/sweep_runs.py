@@ -83,8 +83,9 @@ def run_sweep(
     *,
     dry: bool,
     console: Console,
+    max_points: int | None = None,
 ) -> int:
-    points = expand_points(overrides)
+    points = expand_points(overrides, config_dirs, max_points)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     # The sweep dir follows from the first point's runs_dir (plans_dir when planning) and name;
     # check_points plans in order.

@@ -76,7 +76,7 @@ OWN_MODULE_BUDGET = {
     ("validate", "+experiment=stage2_bfcl"): 153,
     ("validate", "+experiment=quickstart"): 153,
     ("run", "+experiment=stage2_bfcl", "executor=dry"): 168,
-    ("show", "+experiment=stage2_bfcl"): 168,
+    ("show", "+experiment=stage2_bfcl"): 169,
 }
 COMMAND_MODULES = {
     "launch.cli.run",
