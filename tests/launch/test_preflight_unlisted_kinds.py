@@ -438,3 +438,12 @@ def test_a_short_eval_is_a_smoke_test_not_judged(data: Path) -> None:
     """The quickstart evaluates the tiny model with two model calls per episode, on purpose."""
     code, out = _invoke("validate", *QUICK)
     assert code == 0 and "max_num_steps" not in out, out
+
+
+def test_a_typed_root_eval_split_no_stage_reads_is_warned_when_the_env_lacks_it() -> None:
+    code, out = _invoke("validate", S1, "eval.split=bfcl_tset")
+    assert code == 0, out
+    assert "warning eval.split: eval split 'bfcl_tset' is not prepared" in out and "no stage reads it" in out
+    # A split the env prepares, and the shipped default of an env that names its own per stage, are quiet.
+    assert "warning eval.split" not in _invoke("validate", S1, "eval.split=bfcl_val")[1]
+    assert "warning eval.split" not in _invoke("validate", "+experiment=tau2_pipeline")[1]

@@ -116,6 +116,8 @@ def eval_settings_valid(ctx: Context) -> Iterator[Problem]:
     # The root split matters only where a stage (or `t3rl eval`, with no stages) does not name its own.
     root_split_used = not evals or any("split" not in stage.eval for stage in evals)
     yield from _eval_problems(ctx.run.eval, "eval", ctx, check_split=root_split_used)
+    if not root_split_used:
+        yield from _unread_root_split(ctx)
     for name, stage in ctx.run.stages.items():
         if not isinstance(stage, EvalStage) or not stage.eval:
             continue
@@ -128,6 +130,25 @@ def eval_settings_valid(ctx: Context) -> Iterator[Problem]:
             )
             continue
         yield from _eval_problems(config, f"stages.{name}.eval", ctx, stage.eval)
+
+
+def _unread_root_split(ctx: Context) -> Iterator[Problem]:
+    """An `eval.split` typed on the command line that no stage reads (each names its own) and the env
+    never prepares: the pipeline would not notice, `t3rl eval` of this config refuses it."""
+    known = env_splits(ctx)
+    origin = ctx.provenance.origin("eval.split")
+    split = ctx.run.eval.split
+    if known is None or split in known or origin is None or not origin.source.startswith("override"):
+        return
+    stages = ", ".join(name for name, stage in ctx.run.stages.items() if isinstance(stage, EvalStage))
+    yield Problem(
+        "eval.split",
+        f"eval split '{split}' is not prepared by env {ctx.run.env.name}, and no stage reads it "
+        f"(the eval stages name their own: {stages}): `t3rl eval` of this config would refuse it",
+        fix=f"{split_fix('eval.split', split, known)}; or set the split of the stage meant "
+        f"(stages.<stage>.eval.split)",
+        severity="warning",
+    )
 
 
 def _eval_problems(
