@@ -18,10 +18,9 @@ import importlib.metadata
 import importlib.util
 import sysconfig
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
 
@@ -30,8 +29,7 @@ from t3rl_core.plugins import UsedPlugin, used_plugins
 How = Literal["installed", "working_dir", "py_modules"]
 
 
-@dataclass(frozen=True)
-class Shipment:
+class Shipment(NamedTuple):
     """One top-level plugin package and how the jobs that import it get it."""
 
     package: str

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from launch.config.env_references import job_variable
 from launch.config.errors import ConfigError, Problem
@@ -68,8 +68,7 @@ SFT_ROLLOUT = "slime.rollout.sft_rollout.generate_rollout"
 SFT_LOSS_MASK = {"qwen3": "qwen3", "qwen2_5": "qwen"}
 
 
-@dataclass(frozen=True)
-class TrainPaths:
+class TrainPaths(NamedTuple):
     """Every path a train stage's command names, resolved by the plan."""
 
     hf_checkpoint: str

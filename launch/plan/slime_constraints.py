@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from launch.config.argv_tokens import flags_on, without_flag
@@ -29,8 +28,7 @@ SLIME = "slime asserts it"
 MEGATRON = "Megatron asserts it"
 
 
-@dataclass(frozen=True)
-class Constraint:
+class Constraint(NamedTuple):
     """`flag` (a condition) needs every condition in `requires`, and none of `excludes`;
     `ignored_with`: `flag` is dropped without a word when that condition holds too."""
 
@@ -52,8 +50,7 @@ class Violation(NamedTuple):
     missing: str | None = None
 
 
-@dataclass(frozen=True)
-class Relation:
+class Relation(NamedTuple):
     """`left op right` between two numbers of the argv, checked when both are known and `when` holds.
     A side is a flag or a quantity slime derives (`DERIVED`, which `reads` names the flags of); op is
     one of `OPS`."""

@@ -10,8 +10,8 @@ function or choices reject is a config error that names it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from launch.config.argv_tokens import argv_flags as argv_flags
 from launch.config.argv_tokens import is_flag, without_flag
@@ -28,8 +28,7 @@ def known_options() -> dict[str, Option]:
     return {**OPTIONS, **SGLANG_OPTIONS}
 
 
-@dataclass(frozen=True)
-class ArgvIssue:
+class ArgvIssue(NamedTuple):
     """One problem of an argv: the token, its position and what is wrong."""
 
     index: int

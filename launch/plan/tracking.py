@@ -23,16 +23,14 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from launch.config.schema import RunConfig, TrackingConfig
 from launch.config.secrets import scrub_obj
 
 
-@dataclass(frozen=True)
-class TrackingNames:
+class TrackingNames(NamedTuple):
     project: str
     group: str
     run_name: str
