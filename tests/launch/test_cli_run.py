@@ -13,6 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from launch.cli.app import app
+from t3rl_core.sandbox.protections import LAYERS
 from tests.support.no_slime import cli_workdir
 
 HEAVY = ("torch", "transformers", "ray", "sglang", "wandb", "bfcl_eval")
@@ -222,9 +223,9 @@ def test_plan_records_the_local_sandbox_protections_in_the_manifest(workdir):
     manifest = json.loads((only_run_dir(workdir / "plans" / "retool") / "manifest.json").read_text())
     sandbox = manifest["sandbox"]
     assert set(sandbox) == {"probed_on", "active", "missing"}
-    assert sorted([*sandbox["active"], *sandbox["missing"]]) == sorted(
-        ["user", "network", "pid", "mount", "disk", "seccomp", "landlock", "process_limit", "memory"]
-    )
+    # Every layer the sandbox declares is recorded, as active or as missing (with what is lost).
+    assert sorted([*sandbox["active"], *sandbox["missing"]]) == sorted(LAYERS)
+    assert "cpu" in LAYERS
     # One line says which memory cap this host gives the cells (t3rl_core.sandbox.local.memory_cap).
     assert "local sandbox memory cap: " in result.output
 
