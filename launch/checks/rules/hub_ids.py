@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
@@ -28,7 +29,6 @@ from t3rl_core.home_paths import expand_home
 TOKENIZER = "model.chat.tokenizer"
 HF_ID = "model.hf_id"
 CONTEXT = "model.context_length"
-_HUB_ID: TypeAdapter[str] = TypeAdapter(HfHubId)
 # Architecture fields that tell two models of one family apart (those a config.json also holds).
 _SHAPE = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "vocab_size", "rotary_base")
 
@@ -41,11 +41,18 @@ def _compatible(ours: str, theirs: str) -> bool:
     return bool(set(a.special_tokens) & set(b.special_tokens))
 
 
+@cache
+def _hub_id() -> TypeAdapter[str]:
+    # Built when a rule runs (inside launch.config.pydantic_plugins.without_plugins), not at import:
+    # a validator built at import scans every installed distribution for pydantic plugins.
+    return TypeAdapter(HfHubId)
+
+
 def _is_hub_id(value: str) -> bool:
     if Path(expand_home(value)).exists():
         return False
     try:
-        _HUB_ID.validate_python(value)
+        _hub_id().validate_python(value)
     except ValidationError:
         return False
     return True
@@ -73,7 +80,10 @@ def tokenizer_hub_id_of_the_family(ctx: Context) -> Iterator[Problem]:
 
 def hf_id_of_the_model(ctx: Context) -> Iterator[Problem]:
     """`model.hf_id` names a model of this chat family and architecture (the download hint fetches it)."""
-    model, options = ctx.run.model, model_options(ctx.config_dirs)
+    model = ctx.run.model
+    if model.synthetic or read_hf_config(model.hf_checkpoint) is not None:
+        return  # nothing is downloaded: the checkpoint is built offline, or already here to be read
+    options = model_options(ctx.config_dirs)
     declared = options_of(model.hf_id, options)
     own = options.get(model.name)
     if not declared or (own is not None and own.hf_id == model.hf_id):
