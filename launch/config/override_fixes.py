@@ -37,12 +37,11 @@ def sweep_problem(override: Override, holds_list: bool) -> Problem:
     """A sweep (`a=1,2`) in a command that runs once: a list when the key holds one, else `-m`."""
     if override.is_interval_sweep():
         return interval_problem(override)
-    text = override.input_line or override.key_or_group
+    text = as_typed(override)
     key = override.key_or_group
-    prefix = text.split("=", 1)[0]
+    prefix = override_prefix(override)
     # A glob's values are its group's options, which Hydra lists only inside its own multirun.
-    glob = override.value_type is not None and override.value_type.name == "GLOB_CHOICE_SWEEP"
-    values = [] if glob else list(override.sweep_string_iterator())
+    values = [] if is_glob(override) else list(override.sweep_string_iterator())
     sweep = f"`t3rl run -m … {text}` (one run per value; `t3rl validate -m` checks every point)"
     simple = override.value_type is not None and override.value_type.name == "SIMPLE_CHOICE_SWEEP"
     if holds_list and simple:
@@ -62,14 +61,24 @@ def sweep_problem(override: Override, holds_list: bool) -> Problem:
     )
 
 
+def is_glob(override: Override) -> bool:
+    """`key=glob(...)`: a sweep over the options of a config group that the pattern matches."""
+    return override.value_type is not None and override.value_type.name == "GLOB_CHOICE_SWEEP"
+
+
+def as_typed(override: Override) -> str:
+    """The override as the user typed it (its key when Hydra kept no line)."""
+    return override.input_line or override.key_or_group
+
+
 def override_prefix(override: Override) -> str:
     """What stands before the `=` as the user typed it (`+experiment`, `model@x`, `seed`)."""
-    return (override.input_line or override.key_or_group).split("=", 1)[0]
+    return as_typed(override).split("=", 1)[0]
 
 
 def interval_problem(override: Override) -> Problem:
     """`interval(a,b)` outside a search: its two ends listed, or the search that samples it."""
-    text = override.input_line or override.key_or_group
+    text = as_typed(override)
     sweep = override.value()
     prefix = override_prefix(override)
     ends = ",".join(_number(end) for end in (sweep.start, sweep.end))

@@ -14,7 +14,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from launch.config.errors import ConfigError, Problem
-from launch.config.override_fixes import interval_problem, override_prefix, shell_word
+from launch.config.override_fixes import as_typed, interval_problem, is_glob, override_prefix, shell_word
 
 if TYPE_CHECKING:
     from hydra.core.override_parser.types import Override
@@ -24,7 +24,8 @@ OptionsOf = Callable[[str], Sequence[str]]
 
 
 def count(override: Override, options_of: OptionsOf) -> int:
-    """How many values the swept override runs (1 for a plain one); ConfigError for one with none."""
+    """How many values the swept override runs (1 for a plain one, 0 for an empty range); ConfigError for
+    an interval or a glob matching no option."""
     if not override.is_sweep_override():
         return 1
     if override.is_range_sweep():
@@ -37,7 +38,7 @@ def values(override: Override, options_of: OptionsOf, limit: int | None) -> list
     """The first `limit` values (all with None) of a swept override, as override value strings."""
     if override.is_interval_sweep():
         raise ConfigError([interval_problem(override)])
-    if override.value_type is not None and override.value_type.name == "GLOB_CHOICE_SWEEP":
+    if is_glob(override):
         group = override.key_or_group
         options = list(options_of(group))
         matched = override.value().filter(options)
@@ -53,7 +54,7 @@ def as_choices(override: Override, options_of: OptionsOf) -> str:
 
 
 def _empty_glob_problem(override: Override, options: Sequence[str]) -> Problem:
-    text = override.input_line or override.key_or_group
+    text = as_typed(override)
     group = override.key_or_group
     if not options:
         return Problem(

@@ -19,6 +19,7 @@ import socket
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from launch.config.errors import ConfigError, Problem
+from launch.config.override_fixes import is_glob
 from launch.config.secrets import mask_overrides, scrub_obj
 from launch.config.sweep_values import OptionsOf, as_choices
 from launch.files import atomic_write_text
@@ -67,6 +69,7 @@ def expand_points(
     from launch.config.compose import group_options  # lazy: Hydra, only to expand a sweep (not to read one)
     from launch.config.hydra_internals import split_sweep  # lazy: Hydra, only to expand a sweep
 
+    @cache  # a glob's group is listed once, for the sweep's size and for its points
     def options_of(group: str) -> list[str]:
         return group_options(group, config_dirs)
 
@@ -84,7 +87,7 @@ def expand_points(
 
 def _without_glob(override: Any, options_of: OptionsOf) -> str:
     """The override as typed, a glob as the choice sweep of the options it matches."""
-    if override.value_type is not None and override.value_type.name == "GLOB_CHOICE_SWEEP":
+    if is_glob(override):
         return as_choices(override, options_of)
     return override.input_line
 

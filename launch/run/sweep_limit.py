@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from launch.config.errors import ConfigError, Problem
-from launch.config.override_fixes import override_prefix, shell_word
+from launch.config.override_fixes import as_typed, override_prefix, shell_word
 from launch.config.sweep_values import OptionsOf, count, values
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def check_size(parsed: Sequence[Override], options_of: OptionsOf, max_points: in
         return total
     widest, width = max(sizes, key=lambda pair: pair[1])
     others = total // width
-    text = widest.input_line or widest.key_or_group
+    text = as_typed(widest)
     dimensions = " × ".join(str(size) for _, size in sizes)
     raise_it = f"--max-points {total} if all {total} runs are meant"
     fits = max_points // others
@@ -58,7 +58,7 @@ def check_size(parsed: Sequence[Override], options_of: OptionsOf, max_points: in
 
 
 def _empty_problem(override: Override) -> Problem:
-    text = override.input_line or override.key_or_group
+    text = as_typed(override)
     sweep = override.value()
     turned = f"{override_prefix(override)}=range({sweep.start},{sweep.stop},{-sweep.step})"
     return Problem(

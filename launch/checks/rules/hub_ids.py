@@ -21,7 +21,7 @@ from launch.checks.context import Context
 from launch.checks.hf_config import as_hf_config, compare, read_hf_config
 from launch.checks.model_options import ModelOption, family_of, model_options, options_of
 from launch.config.errors import Problem
-from launch.config.schema import MegatronArch
+from launch.config.schema import MegatronArch, ModelConfig
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.fields import HfHubId
 from t3rl_core.home_paths import expand_home
@@ -81,8 +81,8 @@ def tokenizer_hub_id_of_the_family(ctx: Context) -> Iterator[Problem]:
 def hf_id_of_the_model(ctx: Context) -> Iterator[Problem]:
     """`model.hf_id` names a model of this chat family and architecture (the download hint fetches it)."""
     model = ctx.run.model
-    if model.synthetic or read_hf_config(model.hf_checkpoint) is not None:
-        return  # nothing is downloaded: the checkpoint is built offline, or already here to be read
+    if not _downloaded(model):
+        return
     options = model_options(ctx.config_dirs)
     declared = options_of(model.hf_id, options)
     own = options.get(model.name)
@@ -142,11 +142,16 @@ def context_within_the_declared(ctx: Context) -> Iterator[Problem]:
     )
 
 
+def _downloaded(model: ModelConfig) -> bool:
+    """The checkpoint is to come from the hub: not built offline, and no config.json of it here yet."""
+    return not model.synthetic and read_hf_config(model.hf_checkpoint) is None
+
+
 def _hub_checkpoint(ctx: Context) -> bool:
     """The checkpoint is the hub id's download: not here to read, and at the path the model option
     gives it (a path the user set elsewhere may hold a model of their own)."""
     model, provenance = ctx.run.model, ctx.provenance
-    if model.synthetic or read_hf_config(model.hf_checkpoint) is not None:
+    if not _downloaded(model):
         return False  # a local config.json is the truth (model.hf_checkpoint_matches_architecture)
     chosen, path = provenance.origin("model.name"), provenance.origin("model.hf_checkpoint")
     return chosen is not None and path is not None and path.source == chosen.source
