@@ -8,22 +8,20 @@ A hub id is matched exactly, else by its model line: the org and the name up to 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
+from launch.config.search_path import PACKAGE, package_dir
 from t3rl_core.yaml_text import safe_load
 
 # A name segment that gives the model's size (4B, 0.5B, 235B, 1.5m), where a model line's name ends.
 _SIZE = re.compile(r"^\d+(\.\d+)?[bm]$")
 
 
-@dataclass(frozen=True)
-class ModelOption:
+class ModelOption(NamedTuple):
     """One `model/<name>.yaml` file."""
 
     name: str
@@ -36,8 +34,8 @@ class ModelOption:
 
 def model_options(config_dirs: tuple[str, ...] = ()) -> dict[str, ModelOption]:
     """Option name → its declaration; a user's config dir replaces a shipped option of the same name."""
-    spec = importlib.util.find_spec("t3rl_conf")
-    roots = (*(spec.submodule_search_locations or [] if spec else []), *config_dirs)
+    package = package_dir(PACKAGE)
+    roots = (*([str(package)] if package is not None else []), *config_dirs)
     options: dict[str, ModelOption] = {}
     for root in roots:
         options.update(_options_in(str(Path(root, "model"))))
