@@ -16,10 +16,9 @@ _FILE = re.compile(r"^BFCL_v(\d+)_(.+)\.json$")
 def entry_id_bound(categories: list[str]) -> tuple[int, str] | None:
     """(the largest numeric entry id + 1, its category) over `categories`, or None when bfcl-eval or a
     category's file is not found here."""
-    spec = importlib.util.find_spec("bfcl_eval")
-    if spec is None or not spec.submodule_search_locations:
+    data = _data_dir()
+    if data is None:
         return None
-    data = Path(spec.submodule_search_locations[0]) / "data"
     found: tuple[int, str] | None = None
     for category in categories:
         path = _latest(data, category)
@@ -36,10 +35,9 @@ def turns_per_entry(categories: list[str]) -> list[int] | None:
     """The user turns of every entry bfcl-eval ships in `categories` (each needs a model call), counted
     in its ground-truth files (one list of calls per turn; a fifth of the size of the entries), or None
     when bfcl-eval or a category's file is not found here."""
-    spec = importlib.util.find_spec("bfcl_eval")
-    if spec is None or not spec.submodule_search_locations:
+    data = _data_dir()
+    if data is None:
         return None
-    data = Path(spec.submodule_search_locations[0]) / "data"
     turns: list[int] = []
     for category in categories:
         path = _latest(data / "possible_answer", category)
@@ -47,6 +45,14 @@ def turns_per_entry(categories: list[str]) -> list[int] | None:
             return None
         turns += _turns(str(path), path.stat().st_mtime_ns)
     return turns
+
+
+def _data_dir() -> Path | None:
+    """bfcl-eval's data folder, found without importing the package; None when it is not installed."""
+    spec = importlib.util.find_spec("bfcl_eval")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(spec.submodule_search_locations[0]) / "data"
 
 
 @functools.lru_cache(maxsize=16)
