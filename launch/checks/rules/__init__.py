@@ -22,6 +22,7 @@ from launch.checks.rules import (
     one_truth,
     prompt_lengths,
     resources,
+    seeds,
     service_gpus,
     sglang,
     splits,
@@ -62,6 +63,7 @@ RULES = (
     *service_gpus.RULES,
     *megatron.RULES,
     *sglang.RULES,
+    *seeds.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).

@@ -1,0 +1,77 @@
+"""A second round of kinds of mistakes no issue listed, each refused (or, where only suspicious, warned
+about) by a declaration it violates: seeds slime derives beyond numpy's domain, a slime flag passed
+through that t3rl's own key decides, values far outside their field's usual range, weights normalised
+by a sum of zero, greedy repeats, an eval's prompts over its token budget, relative paths read from a
+stage's directory, GPU stages run here on a machine without GPUs. Each refusal names the key and a
+first fix that validates; the valid settings next to them are accepted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_preflight import _invoke
+from test_preflight_slime_kinds import refused_with_a_fix_that_validates
+
+S1 = "+experiment=stage1_bfcl"
+X = "model.architecture.extra_args"
+
+# (id, overrides, key named, a fragment of the message)
+BAD = [
+    (
+        "seed_past_numpy_for_a_pipeline_rank",
+        [S1, "seed=4294967295", "hardware.pipeline_parallel=2"],
+        "seed",
+        "Megatron seeds pipeline rank 1 with seed + 100",
+    ),
+    (
+        "seed_past_numpy_for_an_engine",
+        [S1, "seed=4294967290"],
+        "seed",
+        "slime seeds SGLang engine 7",
+    ),
+    (
+        "seed_past_numpy_for_a_data_parallel_rank",
+        [S1, "seed=4294967190", "hardware.pipeline_parallel=2", f"{X}=[--data-parallel-random-init]"],
+        "seed",
+        "+ 10 × data-parallel rank 1",
+    ),
+]
+
+UNUSUAL = [
+    ("seed_at_the_top_of_its_room", [S1, "seed=4294967239"]),
+    ("seed_near_the_top_without_random_init", [S1, "seed=4294967190", "hardware.pipeline_parallel=2"]),
+    ("largest_seed_without_slime", ["+experiment=quickstart", "seed=4294967295"]),
+]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A working directory, a composition cache, and dataset files."""
+    root = tmp_path_factory.mktemp("unlisted_kinds_two")
+    (root / "work").mkdir()
+    files = root / "data"
+    files.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root / "work")
+        patch.setenv("T3RL_CACHE_DIR", str(root / "cache"))
+        patch.setenv("COLUMNS", "400")
+        yield files
+
+
+def _filled(overrides: list[str], data: Path) -> list[str]:
+    return [o.replace("{data}", str(data)) for o in overrides]
+
+
+@pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in BAD], ids=[c[0] for c in BAD])
+def test_kind_is_refused_with_key_and_a_fix_that_validates(
+    overrides: list[str], key: str, message: str, data: Path
+) -> None:
+    refused_with_a_fix_that_validates(_filled(overrides, data), key, message)
+
+
+@pytest.mark.parametrize("overrides", [c[1] for c in UNUSUAL], ids=[c[0] for c in UNUSUAL])
+def test_unusual_but_valid_setting_is_accepted(overrides: list[str], data: Path) -> None:
+    code, out = _invoke("validate", *_filled(overrides, data))
+    assert code == 0, out
