@@ -7,12 +7,17 @@ first fix that validates; the valid settings next to them are accepted."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from test_preflight import _invoke
 from test_preflight_slime_kinds import refused_with_a_fix_that_validates
+
+from launch.plan.anchored_paths import anchored
+from t3rl_core.fields import Label, LocalPath, OutputDir, PathComponent
+from t3rl_core.strict import StrictModel
 
 S1 = "+experiment=stage1_bfcl"
 X = "model.architecture.extra_args"
@@ -75,3 +80,48 @@ def test_kind_is_refused_with_key_and_a_fix_that_validates(
 def test_unusual_but_valid_setting_is_accepted(overrides: list[str], data: Path) -> None:
     code, out = _invoke("validate", *_filled(overrides, data))
     assert code == 0, out
+
+
+def test_a_relative_dataset_path_means_the_file_validate_probed(data: Path) -> None:
+    """A stage runs in its own directory: a relative path in its runtime config was looked up there, so
+    the file `t3rl validate` had read was missing when the data stage ran. Relative paths of a path
+    kind are anchored at the launcher's directory when the stage's files are written."""
+    (Path.cwd() / "mine").mkdir(exist_ok=True)
+    rows = [json.dumps({"prompt": f"Compute {i}+1", "target": str(i + 1)}) for i in range(300)]
+    (Path.cwd() / "mine" / "problems.jsonl").write_text("\n".join(rows) + "\n")
+    turns = [{"role": "user", "content": "1+0?"}, {"role": "assistant", "content": "\\boxed{1}"}]
+    (Path.cwd() / "mine" / "sft.jsonl").write_text("\n".join([json.dumps({"messages": turns})] * 300) + "\n")
+    args = [
+        "+experiment=retool",
+        "env.data.source=mine/problems.jsonl",
+        "env.data.sft_source=mine/sft.jsonl",
+        f"paths.runs_dir={Path.cwd() / 'runs'}",
+    ]
+    code, out = _invoke("run", *args, "--only", "data")
+    assert code == 0, out
+    (runtime,) = Path.cwd().glob("runs/retool/*/runtime/data.yaml")
+    assert f"source: {Path.cwd() / 'mine' / 'problems.jsonl'}" in runtime.read_text()
+
+
+class _Section(StrictModel):
+    one: LocalPath
+    many: list[LocalPath]
+    named: dict[PathComponent, LocalPath]
+    maybe: LocalPath | None = None
+    out: OutputDir = "out"
+    label: Label = "data/x"
+
+
+class _Outer(StrictModel):
+    inner: _Section
+    home: LocalPath = "~/x"
+
+
+def test_paths_of_a_path_kind_are_anchored_alone_in_lists_and_in_maps(tmp_path: Path) -> None:
+    section = _Section(one="a.jsonl", many=["b", "/abs/c"], named={"train": "d.parquet"}, maybe="e")
+    got = anchored(_Outer(inner=section), tmp_path)
+    assert got.inner.one == str(tmp_path / "a.jsonl")
+    assert got.inner.many == [str(tmp_path / "b"), "/abs/c"]
+    assert got.inner.named == {"train": str(tmp_path / "d.parquet")}
+    assert (got.inner.maybe, got.inner.out) == (str(tmp_path / "e"), str(tmp_path / "out"))
+    assert (got.inner.label, got.home) == ("data/x", "~/x")  # a label is no path; ~ expands where read

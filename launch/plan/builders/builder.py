@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from launch.config.errors import ConfigError, Problem
 from launch.config.overlay import overlay
 from launch.config.schema import CurriculumConfig, EvalStage, RunConfig, TrainStage, stage_sections
+from launch.plan.anchored_paths import anchored
 from launch.plan.context import PlanContext
 from launch.plan.plugin_shipping import plugin_modules, pythonpath
 from launch.plan.plugin_shipping import shipments as shipments_of
@@ -145,6 +146,7 @@ class PlanBuilder:
         return path
 
     def write_runtime(self, name: str, runtime: RuntimeConfig) -> str:
+        runtime = anchored(runtime, self.ctx.base_dir)  # the stage runs elsewhere than the launcher
         spec = self.specs.get(name)
         services = services_of(self.run, name, spec.kind) if spec is not None else []
         if any(service.env_url_key for _, service in services):

@@ -8,6 +8,7 @@ from launch.config.errors import ConfigError
 from launch.config.model_size import data_parallel, server_tp
 from launch.config.schema import ConvertTorchDistToHfStage, EvalStage
 from launch.config.server_options import server_argv_problems
+from launch.plan.anchored_paths import anchored
 from launch.plan.builders.builder import PlanBuilder, problem
 from launch.plan.stages import Command, Stage, render_command
 from t3rl_core.eval.config import ServerConfig
@@ -37,7 +38,8 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     inputs["data"] = builder.data_ref(name, config.split)
     stage_dir = builder.stage_dir(name)
     runtime = builder.write_runtime(name, builder.runtime_config(hf, curriculum, for_eval=True))
-    eval_yaml = safe_dump(config.model_dump(mode="json"), sort_keys=False)
+    anchored_config = anchored(config, builder.ctx.base_dir)  # the stage runs elsewhere than the launcher
+    eval_yaml = safe_dump(anchored_config.model_dump(mode="json"), sort_keys=False)
     eval_file = builder.add_file(builder.runtime_file(name, ".eval"), eval_yaml)
     cmd = [
         builder.cluster_python(),

@@ -1,0 +1,76 @@
+"""Relative paths of a config section, anchored at the directory t3rl was started in.
+
+A stage runs in a directory of its own (the local executor starts it in its stage directory; a train
+job `cd`s into the slime checkout), so a relative path in the runtime config a stage reads would be
+looked up there: not where the user typed it, nor where pre-flight probed it (a dataset file read fine
+at `t3rl validate` was then missing when the data stage ran). Every str field of a path kind
+(`t3rl_core.fields.LocalPath`, `OutputDir`), on its own, in a list or as a dict's value, is made
+absolute against the launcher's working directory before a stage's files are written, so that a
+relative path means one place wherever it is read. `~` is left to the reader (expanded where it runs).
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+
+from pydantic import BaseModel
+
+from t3rl_core.fields import StrKind
+
+ANCHORED_KINDS = frozenset({"path", "output dir"})
+M = TypeVar("M", bound=BaseModel)
+
+
+def anchored(model: M, base: Path) -> M:
+    """`model` with every relative path of a path kind under it made absolute against `base`."""
+    update = {}
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        kinds = {m.name for m in field.metadata if isinstance(m, StrKind)}
+        new = _anchor(value, field.annotation, kinds, base)
+        if new is not value:
+            update[name] = new
+    return model.model_copy(update=update) if update else model
+
+
+def _anchor(value: Any, annotation: Any, kinds: set[str], base: Path) -> Any:
+    if isinstance(value, BaseModel):
+        return anchored(value, base)
+    declared, item, mapped = _parts(annotation)
+    if isinstance(value, str):
+        return _absolute(value, base) if (kinds | declared) & ANCHORED_KINDS else value
+    if isinstance(value, list) and item is not None:
+        new = [_anchor(v, item, set(), base) for v in value]
+        return new if any(a is not b for a, b in zip(new, value, strict=True)) else value
+    if isinstance(value, dict) and mapped is not None:
+        changed = {k: _anchor(v, mapped, set(), base) for k, v in value.items()}
+        return changed if any(changed[k] is not v for k, v in value.items()) else value
+    return value
+
+
+def _parts(annotation: Any) -> tuple[set[str], Any, Any]:
+    """(the str kinds declared on `annotation` itself, a list's item type, a dict's value type)."""
+    kinds: set[str] = set()
+    item = mapped = None
+    stack = [annotation]
+    while stack:
+        current = stack.pop()
+        origin = get_origin(current)
+        if origin is Annotated:
+            kinds |= {m.name for m in current.__metadata__ if isinstance(m, StrKind)}
+            stack.append(get_args(current)[0])
+        elif origin in (Union, types.UnionType):
+            stack.extend(get_args(current))
+        elif origin is list:
+            item = get_args(current)[0]
+        elif origin is dict:
+            mapped = get_args(current)[1]
+    return kinds, item, mapped
+
+
+def _absolute(value: str, base: Path) -> str:
+    if not value or value.startswith("~") or "://" in value or Path(value).is_absolute():
+        return value
+    return str(base / value)
