@@ -42,10 +42,26 @@ BAD = [
         "seed",
         "+ 10 × data-parallel rank 1",
     ),
+    (
+        "slime_context_cap_beside_the_episode_cap",
+        [S1, f"{X}=[--rollout-max-context-len,'32768']"],
+        X,
+        "caps each episode at its stage's max_context_len (train: null",
+    ),
+    (
+        "slime_eval_context_cap_beside_the_episode_cap",
+        [S1, f"{X}=['--eval-max-context-len=20000']", "stages.train.curriculum.max_context_len=32768"],
+        X,
+        "(train: 32768",
+    ),
 ]
 
 UNUSUAL = [
     ("seed_at_the_top_of_its_room", [S1, "seed=4294967239"]),
+    (
+        "slime_context_cap_that_is_the_episode_cap",
+        [S1, f"{X}=[--rollout-max-context-len,'32768']", "stages.train.curriculum.max_context_len=32768"],
+    ),
     ("seed_near_the_top_without_random_init", [S1, "seed=4294967190", "hardware.pipeline_parallel=2"]),
     ("largest_seed_without_slime", ["+experiment=quickstart", "seed=4294967295"]),
 ]

@@ -4,6 +4,7 @@ from launch.checks import probes
 from launch.checks.rules import (
     batch,
     components,
+    context_flags,
     contracts,
     credentials,
     credit,
@@ -64,6 +65,7 @@ RULES = (
     *megatron.RULES,
     *sglang.RULES,
     *seeds.RULES,
+    *context_flags.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).
