@@ -9,10 +9,8 @@ path that exists, not a list of built-in names.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.util
-import pkgutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -89,6 +87,8 @@ def _by_import(path: str, module: str, attr: str) -> Unresolved | None:
 def nearest_module(module: str) -> str | None:
     """The installed module closest to `module` among its would-be siblings (found, not imported:
     a parent package's __init__ may be heavy); None when none is close."""
+    import pkgutil  # lazy: only once an import path fails, not on every cold validate
+
     parent, _, _ = module.rpartition(".")
     if parent:
         try:
@@ -118,6 +118,8 @@ def _missing_module(module: str) -> str | None:
 
 def _submodules(parent: str) -> list[str]:
     """Importable modules directly under `parent` ("" = top level), as full dotted names."""
+    import pkgutil  # lazy: only once an import path fails, not on every cold validate
+
     if not parent:
         return [m.name for m in pkgutil.iter_modules()]
     try:
@@ -130,6 +132,8 @@ def _submodules(parent: str) -> list[str]:
 
 def _nearest(name: str, candidates: list[str], typed: str, cutoff: float = 0.6) -> str | None:
     """The closest candidate, never the typed value itself."""
+    import difflib  # lazy: only once an import path fails, not on every cold validate
+
     matches = difflib.get_close_matches(name, [c for c in candidates if c != typed], n=1, cutoff=cutoff)
     return matches[0] if matches else None
 

@@ -12,7 +12,6 @@ A name that is not built in is a plugin (see `t3rl_core.plugins` for what a plug
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,6 +33,8 @@ class UnknownNameError(ValueError):
     """A config names a registry entry that does not exist."""
 
     def __init__(self, kind: str, name: str, known: list[str]) -> None:
+        import difflib  # lazy: only for an unknown name, not on every cold validate
+
         close = difflib.get_close_matches(name, known, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         super().__init__(

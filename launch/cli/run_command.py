@@ -12,8 +12,8 @@ from rich.markup import escape
 
 from launch.config.errors import ConfigError, render_problems
 from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED, INTERRUPTED
-from launch.run.parallel import record_result
 from launch.run.pipeline import PipelineError
+from launch.run.point_result import record_result
 from launch.run.rundir import RunDirError, prefetched_manifest_facts
 from launch.run.single import run_single
 from launch.run.steps import t3rl_root

@@ -6,7 +6,6 @@ that is wrong. The CLI turns a `ConfigError` into exit code `EXIT_CONFIG_ERROR` 
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -94,6 +93,8 @@ def undecodable_file(dirs: Iterable[str]) -> str | None:
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     """The closest candidate to a misspelled name, if any is close enough."""
+    import difflib  # lazy: asked only once something is misspelt, not by every cold validate
+
     matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return matches[0] if matches else None
 

@@ -33,13 +33,10 @@ from typing import Any
 
 from launch.files import is_locked
 from launch.run.exit_codes import INTERRUPTED
-from launch.run.rundir import atomic_write_json
+from launch.run.point_result import RESULT_ENV, RESULT_FILE
 
 # Exit codes of a point's launcher (launch.run.exit_codes) → the point's status.
 _STATUS_BY_CODE = {0: "succeeded", 130: "interrupted"}
-# Where a point's launcher writes how it ended ({"code", "error"}): set by the scheduler per child.
-RESULT_ENV = "T3RL_POINT_RESULT"
-RESULT_FILE = "point_result.json"
 
 
 @dataclass(frozen=True)
@@ -203,13 +200,6 @@ class PointScheduler:
             slot.proc.wait()
             self._finish(index, slot)
         self.on_change(self.progress)
-
-
-def record_result(code: int, error: str | None) -> None:
-    """In a point's launcher: say how it ended, for the sweep (nothing when not run by a sweep)."""
-    path = os.environ.get(RESULT_ENV)
-    if path:
-        atomic_write_json(Path(path), {"code": code, "error": error})
 
 
 def _why(run_dir: Path, code: int) -> str:
