@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pipeline_helpers import alive
 
+from launch.checks.rules import kinds
 from launch.config.schema import LocalExecutorConfig
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
@@ -106,7 +107,8 @@ def test_ctrl_c_stops_the_stage_and_its_children_and_records_stopped(tmp_path):
     assert "stopped by the user" in (tmp_path / "run" / "stages" / "s" / "log.txt").read_text()
 
 
-def test_ray_head_is_started_for_the_stage_and_stopped_even_when_it_fails(tmp_path):
+def test_ray_head_is_started_for_the_stage_and_stopped_even_when_it_fails(tmp_path, monkeypatch):
+    monkeypatch.setattr(kinds, "visible_cuda_gpus", lambda: 8)  # the stage's GPUs, as on a GPU machine
     _, result = _run(tmp_path, "exit 1", needs_ray_head=True, gpus=8)
     assert result.status == "failed"
     calls = (tmp_path / "ray.calls").read_text().splitlines()
