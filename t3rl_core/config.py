@@ -27,6 +27,7 @@ from t3rl_core.fields import (
     NonNegativeFloat,
     PositiveFloat,
     RegistryName,
+    Temperature,
     TemplateRef,
     Text,
 )
@@ -225,7 +226,7 @@ class RolloutConfig(StrictModel):
     max_response_len: int | None = Field(None, ge=1)
     # Tokens per model call (slime's --rollout-max-response-len; the eval uses it as is).
     max_new_tokens: int = Field(1024, ge=1)
-    temperature: float = Field(1.0, ge=0.0)
+    temperature: Temperature = 1.0
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     # Re-render the whole conversation at episode end and compare with the TITO tokens (costly).
     tito_drift_check: bool = False

@@ -45,6 +45,17 @@ class Domain:
 
 
 @dataclass(frozen=True)
+class Usual:
+    """Values of a numeric domain above `most` are valid but almost never meant (50 typed for 0.5):
+    pre-flight warns about them (`launch/checks/rules/usual.py`), proposing `typical`; it refuses only
+    what a domain's bounds exclude."""
+
+    most: float
+    typical: float
+    why: str
+
+
+@dataclass(frozen=True)
 class StrKind:
     """What a str field denotes (a path, a URL, an env-var name, …), for the schema audit and the docs."""
 
@@ -77,6 +88,18 @@ GpuId = Annotated[int, Domain("GPU id", "a CUDA device index >= 0"), Ge(0)]
 # slime's and SGLang's spelling of "off" for a size: -1, never 0.
 _OFF_OR_POSITIVE = Domain("-1 or positive", "-1 turns it off, else a whole number >= 1", excluded=(0,))
 OffOrPositiveInt = Annotated[int, _OFF_OR_POSITIVE, Ge(-1), AfterValidator(_OFF_OR_POSITIVE.refuse_excluded)]
+# A sampling temperature: SGLang and vLLM take any value >= 0; OpenAI's chat API refuses more than 2.
+Temperature = Annotated[
+    float,
+    Domain("temperature", "a sampling temperature >= 0 (0 = greedy)"),
+    Ge(0),
+    Usual(
+        2.0,
+        1.0,
+        "OpenAI's chat API refuses more than 2, and above it an LLM's next-token distribution flattens "
+        "toward noise over the whole vocabulary",
+    ),
+]
 # A real with no natural bound, deliberately (e.g. a reward's range); finite like every float.
 FiniteReal = Annotated[float, Domain("real", "any finite number (deliberately unbounded)")]
 

@@ -56,6 +56,7 @@ from t3rl_core.fields import (
     SlurmDuration,
     StageName,
     StageRef,
+    Temperature,
     Text,
     UploadDir,
     UrlPath,
@@ -267,7 +268,7 @@ class CurriculumConfig(StrictModel):
     eval_max_response_len: int | None = Field(None, ge=1)
     # Sampling temperature (slime --rollout-temperature); 0 = greedy, which SGLang accepts (pre-flight
     # refuses it with a group baseline: every group would be one answer repeated).
-    rollout_temperature: float = Field(1.0, ge=0)
+    rollout_temperature: Temperature = 1.0
     rollout_top_p: float = Field(1.0, gt=0, le=1)
     n_samples_per_eval_prompt: int = Field(1, ge=1, le=MAX_SAMPLES_PER_TASK)
     # Model calls per episode, and optional caps on an episode's total tokens and on its tokens after

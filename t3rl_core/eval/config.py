@@ -8,7 +8,17 @@ from pydantic import Field
 
 from t3rl_core.engines.config import AnyEngineConfig, ReferenceEngineConfig
 from t3rl_core.eval.published import PublishedConfig
-from t3rl_core.fields import ArgvToken, Hostname, Label, OffOrPositiveInt, PathComponent, Port, Seconds, Seed
+from t3rl_core.fields import (
+    ArgvToken,
+    Hostname,
+    Label,
+    OffOrPositiveInt,
+    PathComponent,
+    Port,
+    Seconds,
+    Seed,
+    Temperature,
+)
 from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel, empty_list
 
@@ -53,7 +63,7 @@ class EvalConfig(StrictModel):
     limit_per_category: int | None = Field(None, ge=1)
     # Categories (data_source values) to keep; None = all.
     categories: list[Label] | None = Field(None, min_length=1)
-    temperature: float = Field(0.0, ge=0.0)
+    temperature: Temperature = 0.0
     # Nucleus and top-k sampling when temperature > 0: None = the runtime's rollout.top_p; -1 = no top-k.
     top_p: float | None = Field(None, gt=0.0, le=1.0)
     top_k: OffOrPositiveInt = -1

@@ -15,6 +15,7 @@ import pytest
 from test_preflight import _invoke
 from test_preflight_slime_kinds import refused_with_a_fix_that_validates
 
+from launch.checks.rules import kinds
 from launch.plan.anchored_paths import anchored
 from t3rl_core.fields import Label, LocalPath, OutputDir, PathComponent
 from t3rl_core.strict import StrictModel
@@ -63,7 +64,26 @@ UNUSUAL = [
         [S1, f"{X}=[--rollout-max-context-len,'32768']", "stages.train.curriculum.max_context_len=32768"],
     ),
     ("seed_near_the_top_without_random_init", [S1, "seed=4294967190", "hardware.pipeline_parallel=2"]),
+    ("rollout_temperature_high_but_usual", [S1, "stages.train.curriculum.rollout_temperature=1.5"]),
     ("largest_seed_without_slime", ["+experiment=quickstart", "seed=4294967295"]),
+]
+
+
+# (id, overrides, key warned about, a fragment of the message): valid, but almost never meant
+WARNED = [
+    (
+        "rollout_temperature_of_a_typo",
+        [S1, "stages.train.curriculum.rollout_temperature=50"],
+        "stages.train.curriculum.rollout_temperature",
+        "is 50.0, far above the usual at most 2",
+    ),
+    ("eval_temperature_of_a_typo", [S1, "eval.temperature=70"], "eval.temperature", "far above the usual"),
+    (
+        "user_temperature_of_a_typo",
+        ["+experiment=tau2_pipeline", "env.user.temperature=50"],
+        "env.user.temperature",
+        "OpenAI's chat API refuses more than 2",
+    ),
 ]
 
 
@@ -141,3 +161,30 @@ def test_paths_of_a_path_kind_are_anchored_alone_in_lists_and_in_maps(tmp_path: 
     assert got.inner.named == {"train": str(tmp_path / "d.parquet")}
     assert (got.inner.maybe, got.inner.out) == (str(tmp_path / "e"), str(tmp_path / "out"))
     assert (got.inner.label, got.home) == ("data/x", "~/x")  # a label is no path; ~ expands where read
+
+
+@pytest.mark.parametrize(("gpus", "refused"), [(0, True), (4, True), (8, False), (None, False)])
+def test_gpu_stages_run_here_need_this_machines_gpus(
+    gpus: int | None, refused: bool, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl run` under the local executor refuses, before any stage starts, a stage claiming more GPUs
+    than this machine shows (validate does not judge it: a GPU plan is validated on a CPU machine)."""
+    monkeypatch.setattr(kinds, "visible_cuda_gpus", lambda: gpus)
+    runs = Path.cwd() / f"gpu-runs-{gpus}"
+    code, out = _invoke("run", S1, f"paths.runs_dir={runs}")
+    assert code != 0, out  # the slime checkout and the model are missing here either way
+    assert "nothing was started" in out and "executor=slurm" in out, out
+    said = "stage train needs 8 GPU(s), but this machine " in out
+    assert said == refused, out
+    assert not list(runs.glob("*/*/stages/*/log.txt")), "a stage started"
+    assert _invoke("validate", S1)[0] == 0
+
+
+@pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in WARNED], ids=[c[0] for c in WARNED])
+def test_a_value_far_above_its_usual_range_is_warned(
+    overrides: list[str], key: str, message: str, data: Path
+) -> None:
+    code, out = _invoke("validate", *overrides)
+    assert code == 0, out
+    (line,) = [line for line in out.splitlines() if line.startswith(f"warning {key}: ")]
+    assert message in line, out

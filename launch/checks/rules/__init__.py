@@ -30,6 +30,7 @@ from launch.checks.rules import (
     stages,
     topology,
     tracking,
+    usual,
     values,
 )
 
@@ -66,6 +67,7 @@ RULES = (
     *sglang.RULES,
     *seeds.RULES,
     *context_flags.RULES,
+    *usual.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).

@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from t3rl_core.fields import Identifier, Label, NonNegativeFloat, OpenAIBaseUrl, RegistryName, Seconds, Text
+from t3rl_core.fields import (
+    Identifier,
+    Label,
+    OpenAIBaseUrl,
+    RegistryName,
+    Seconds,
+    Temperature,
+    Text,
+)
 from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel
 from t3rl_core.types import Message
@@ -48,7 +56,7 @@ class LLMUserConfig(UserSimulatorConfig):
     base_url: OpenAIBaseUrl
     # Model name the server expects in requests.
     model: Label
-    temperature: NonNegativeFloat = 0.7
+    temperature: Temperature = 0.7
     # Tokens per user reply; None = the server's default.
     max_tokens: int | None = Field(None, ge=1)
     # The API key by reference: env:NAME or file:PATH (never the key itself); None = a local server
