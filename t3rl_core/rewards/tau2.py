@@ -56,6 +56,10 @@ STD_EPS = 1e-6
 class PartialWeights(StrictModel):
     """Weights of tau2's check fractions in the partial score (only present components count)."""
 
+    # The partial score is the weights' mean (divided by their sum): pre-flight refuses all of them 0,
+    # which leaves no mean and scores every episode's partial 0 (launch/checks/rules/weights.py).
+    WEIGHTS_OF_A_MEAN: ClassVar[bool] = True
+
     action: NonNegativeFloat = 0.5
     communicate: NonNegativeFloat = 0.15
     env_assertion: NonNegativeFloat = 0.35

@@ -12,15 +12,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_preflight import _invoke
+from test_preflight import _errors, _invoke
 from test_preflight_slime_kinds import refused_with_a_fix_that_validates
 
-from launch.checks.rules import kinds
+from launch.checks.rules import eval_load, kinds
 from launch.plan.anchored_paths import anchored
 from t3rl_core.fields import Label, LocalPath, OutputDir, PathComponent
 from t3rl_core.strict import StrictModel
+from tests.support.fix_applier import apply_first_fix
 
 S1 = "+experiment=stage1_bfcl"
+TAU2 = "+experiment=tau2_pipeline"
 X = "model.architecture.extra_args"
 
 # (id, overrides, key named, a fragment of the message)
@@ -55,6 +57,24 @@ BAD = [
         X,
         "(train: 32768",
     ),
+    (
+        "partial_weights_all_zero",
+        [TAU2, *(f"reward.partial_weights.{w}=0" for w in ("action", "communicate", "env_assertion"))],
+        "reward.partial_weights.env_assertion",
+        "every weight of reward.partial_weights is 0",
+    ),
+    (
+        "a_domains_partial_weights_all_zero",
+        [
+            TAU2,
+            *(
+                f"reward.domain_partial_weights.telecom.{w}=0"
+                for w in ("env_assertion", "action", "communicate")
+            ),
+        ],
+        "reward.domain_partial_weights.telecom.communicate",
+        "they weigh a mean, divided by their sum",
+    ),
 ]
 
 UNUSUAL = [
@@ -64,6 +84,11 @@ UNUSUAL = [
         [S1, f"{X}=[--rollout-max-context-len,'32768']", "stages.train.curriculum.max_context_len=32768"],
     ),
     ("seed_near_the_top_without_random_init", [S1, "seed=4294967190", "hardware.pipeline_parallel=2"]),
+    (
+        "partial_weights_one_left",
+        [TAU2, "reward.partial_weights.action=0", "reward.partial_weights.communicate=0"],
+    ),
+    ("eval_concurrency_at_the_engines", [S1, "eval.concurrency=64"]),
     ("rollout_temperature_high_but_usual", [S1, "stages.train.curriculum.rollout_temperature=1.5"]),
     ("largest_seed_without_slime", ["+experiment=quickstart", "seed=4294967295"]),
 ]
@@ -76,6 +101,12 @@ WARNED = [
         [S1, "stages.train.curriculum.rollout_temperature=50"],
         "stages.train.curriculum.rollout_temperature",
         "is 50.0, far above the usual at most 2",
+    ),
+    (
+        "eval_concurrency_above_the_engines",
+        [S1, "eval.concurrency=100000"],
+        "eval.concurrency",
+        "the engine sends at most eval.engine.concurrency 64 requests at once",
     ),
     ("eval_temperature_of_a_typo", [S1, "eval.temperature=70"], "eval.temperature", "far above the usual"),
     (
@@ -188,3 +219,23 @@ def test_a_value_far_above_its_usual_range_is_warned(
     assert code == 0, out
     (line,) = [line for line in out.splitlines() if line.startswith(f"warning {key}: ")]
     assert message in line, out
+
+
+@pytest.mark.parametrize(("limit", "refused"), [(1024, True), (1030, False), (4096, False)])
+def test_connections_in_flight_past_the_open_files_limit_are_refused(
+    limit: int, refused: bool, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1024 requests in flight need 1024 sockets besides the standard streams: with `ulimit -n` 1024 the
+    eval fails once under way; within the margin of the interpreter's own files it is warned about."""
+    monkeypatch.setattr(eval_load, "open_files_limit", lambda: limit)
+    args = [S1, "eval.concurrency=1024", "eval.engine.concurrency=1024"]
+    code, out = _invoke("validate", *args)
+    if not refused:
+        assert code == 0, out
+        assert ("warning eval.engine.concurrency: up to 1024" in out) == (limit < 1024 + 64), out
+        return
+    (error,) = [e for e in _errors(out) if e["key"] == "eval.engine.concurrency"]
+    assert "'Too many open files'" in error["message"], out
+    fixed = apply_first_fix(args, error)
+    assert fixed is not None and _invoke("validate", *fixed)[0] == 0, error
+    assert _invoke("validate", *args, "executor=slurm")[0] == 0  # the eval runs on the cluster

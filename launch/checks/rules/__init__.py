@@ -10,6 +10,7 @@ from launch.checks.rules import (
     credit,
     data_sizes,
     env_data,
+    eval_load,
     eval_server,
     hub_ids,
     imports,
@@ -32,6 +33,7 @@ from launch.checks.rules import (
     tracking,
     usual,
     values,
+    weights,
 )
 
 RULES = (
@@ -68,6 +70,8 @@ RULES = (
     *seeds.RULES,
     *context_flags.RULES,
     *usual.RULES,
+    *weights.RULES,
+    *eval_load.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).

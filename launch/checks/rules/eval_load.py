@@ -1,0 +1,76 @@
+"""An eval's concurrency against what its engine and this machine allow.
+
+- The SGLang engine holds one connection per request in flight, at most
+  min(`eval.concurrency`, `eval.engine.concurrency`) at once, each a file descriptor of the eval's
+  process: where the stage runs here, that many at or above this process's open-files limit
+  (`ulimit -n`, inherited by the stage) fails with "Too many open files" once the eval is under way
+  (refused; within a margin of it, warned about).
+- Episodes beyond `eval.engine.concurrency` never reach the engine at once: `eval.concurrency` above it
+  does not hold what it says (a warning).
+"""
+
+from __future__ import annotations
+
+import resource
+from collections.abc import Iterator
+
+from launch.checks.context import Context
+from launch.checks.eval_configs import eval_configs, eval_key
+from launch.config.errors import Problem
+
+# Descriptors an eval process holds besides its connections: surely its standard streams; in practice
+# also the interpreter's, its logs, data files and the env's (a margin, warned about).
+STANDARD_STREAMS = 3
+RESERVED_FILES = 64
+
+
+def open_files_limit() -> int | None:
+    """This process's soft limit of open files (a stage started here inherits it); None = unlimited."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _runs_here(ctx: Context) -> bool:
+    executor = ctx.run.executor
+    return executor.kind == "local" or (executor.kind == "ray" and executor.other_stages == "local")
+
+
+def connections_fit(ctx: Context) -> Iterator[Problem]:
+    """An SGLang eval's connections in flight, against the engine's bound and the open-files limit."""
+    limit = open_files_limit() if _runs_here(ctx) else None
+    for name, config, overrides in eval_configs(ctx.run):
+        engine = config.engine
+        if engine.name != "sglang":
+            continue
+        slots, bound = (
+            eval_key(name, overrides, "concurrency"),
+            eval_key(name, overrides, "engine.concurrency"),
+        )
+        in_flight = min(config.concurrency, engine.concurrency)  # type: ignore[attr-defined]
+        if limit is not None and in_flight + RESERVED_FILES > limit:
+            key = ctx.latest(slots, bound)
+            certain = in_flight + STANDARD_STREAMS > limit
+            yield Problem(
+                key,
+                f"up to {in_flight} requests in flight (min of {slots} {config.concurrency} and {bound} "
+                f"{engine.concurrency}), one connection each, but a process here may open {limit} files "
+                f"(ulimit -n), "
+                + (
+                    "its standard streams among them: the eval would fail with 'Too many open files'"
+                    if certain
+                    else f"and the interpreter, its logs and the env take some: {RESERVED_FILES} are kept"
+                ),
+                fix=f"set {key}={max(1, limit - RESERVED_FILES)} (or raise ulimit -n)",
+                severity="error" if certain else "warning",
+            )
+        elif config.concurrency > engine.concurrency:
+            yield Problem(
+                slots,
+                f"{slots} {config.concurrency} episodes at the engine at once, but the engine sends at most "
+                f"{bound} {engine.concurrency} requests at once: the rest wait for it",
+                fix=f"set {slots}={engine.concurrency}, or raise {bound}",
+                severity="warning",
+            )
+
+
+RULES = (connections_fit,)
