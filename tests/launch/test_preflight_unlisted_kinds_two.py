@@ -23,6 +23,12 @@ from tests.support.fix_applier import apply_first_fix
 
 S1 = "+experiment=stage1_bfcl"
 TAU2 = "+experiment=tau2_pipeline"
+# ReTool on problems of 10002 words ({data} is filled in below).
+VERY_LONG = [
+    "+experiment=retool",
+    "env.data.source={data}/very_long.jsonl",
+    "env.data.sft_source={data}/sft.jsonl",
+]
 X = "model.architecture.extra_args"
 
 # (id, overrides, key named, a fragment of the message)
@@ -58,6 +64,12 @@ BAD = [
         "(train: 32768",
     ),
     (
+        "eval_prompts_over_the_evals_token_budget",
+        [*VERY_LONG, "eval.max_new_tokens=35000"],
+        "eval.max_new_tokens",
+        "(eval split retool_test) hold at least 5960 tokens (their words alone): with 35000 tokens per call",
+    ),
+    (
         "partial_weights_all_zero",
         [TAU2, *(f"reward.partial_weights.{w}=0" for w in ("action", "communicate", "env_assertion"))],
         "reward.partial_weights.env_assertion",
@@ -84,6 +96,7 @@ UNUSUAL = [
         [S1, f"{X}=[--rollout-max-context-len,'32768']", "stages.train.curriculum.max_context_len=32768"],
     ),
     ("seed_near_the_top_without_random_init", [S1, "seed=4294967190", "hardware.pipeline_parallel=2"]),
+    ("eval_prompts_under_the_evals_token_budget", [*VERY_LONG, "eval.max_new_tokens=30957"]),
     (
         "partial_weights_one_left",
         [TAU2, "reward.partial_weights.action=0", "reward.partial_weights.communicate=0"],
@@ -125,6 +138,11 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (root / "work").mkdir()
     files = root / "data"
     files.mkdir()
+    text = " ".join(["word"] * 10000)  # ReTool problems of 10002 words, and worked solutions
+    rows = [json.dumps({"prompt": f"Compute {text} {i}", "target": str(i)}) for i in range(300)]
+    (files / "very_long.jsonl").write_text("\n".join(rows) + "\n")
+    turns = [{"role": "user", "content": "1+0?"}, {"role": "assistant", "content": "\\boxed{1}"}]
+    (files / "sft.jsonl").write_text("\n".join([json.dumps({"messages": turns})] * 300) + "\n")
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(root / "work")
         patch.setenv("T3RL_CACHE_DIR", str(root / "cache"))

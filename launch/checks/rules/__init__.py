@@ -11,6 +11,7 @@ from launch.checks.rules import (
     data_sizes,
     env_data,
     eval_load,
+    eval_prompts,
     eval_server,
     hub_ids,
     imports,
@@ -72,6 +73,7 @@ RULES = (
     *usual.RULES,
     *weights.RULES,
     *eval_load.RULES,
+    *eval_prompts.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.config.argv_tokens import argv_flags, without_flag
@@ -29,8 +28,7 @@ EXTRA = "model.architecture.extra_args"
 PROMPT_FLAG = "--rollout-max-prompt-len"
 
 
-@dataclass(frozen=True)
-class Prompts:
+class Prompts(NamedTuple):
     """The words of the prompts measured in one input file (a lower bound of their tokens)."""
 
     spec: InputFile
@@ -41,8 +39,7 @@ class Prompts:
         return sum(words >= limit for words in self.words)
 
 
-@dataclass(frozen=True)
-class Limit:
+class Limit(NamedTuple):
     """A bound a prompt's tokens must stay under, the key that sets it and the fix that raises it."""
 
     tokens: int
@@ -57,7 +54,7 @@ def prompts_fit_their_limits(scope: Scope, ctx: Context) -> Iterator[Problem]:
     cur = scope.curriculum
     if cur is None or cur.mode != "rl":
         return
-    for prompts in _measured(ctx, cur.train_split):
+    for prompts in measured(ctx, cur.train_split):
         env_key = f"env.{prompts.spec.key}"
         for limit in _limits(scope, ctx, max(prompts.words)):
             over = prompts.at_least(limit.tokens)
@@ -74,7 +71,8 @@ def prompts_fit_their_limits(scope: Scope, ctx: Context) -> Iterator[Problem]:
             )
 
 
-def _measured(ctx: Context, split: str) -> Iterator[Prompts]:
+def measured(ctx: Context, split: str) -> Iterator[Prompts]:
+    """The prompts measured in each input file whose rows become `split`."""
     for spec in ctx.run.env.input_files():
         if spec.prompt is None or split not in spec.splits:
             continue
