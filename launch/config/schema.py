@@ -60,6 +60,7 @@ from t3rl_core.fields import (
     Text,
     UploadDir,
     UrlPath,
+    Usual,
 )
 from t3rl_core.strict import StrictModel, empty_list
 
@@ -146,6 +147,10 @@ class RecomputeConfig(StrictModel):
     num_layers: int = Field(1, ge=1)
 
 
+# GPUs of one node: no server board holds more than 16 (DGX-2 / HGX-2), most hold 8.
+NODE_GPUS = Usual(16, 8, "no server board holds more than 16 GPUs (DGX-2, HGX-2); most hold 8")
+
+
 class HardwareConfig(StrictModel):
     """Cluster topology and parallel layout."""
 
@@ -156,9 +161,9 @@ class HardwareConfig(StrictModel):
     gpu_memory_gib: float | None = Field(None, gt=0)
     # GPUs each node physically has (what `ray start --num-gpus` and sbatch may claim per node);
     # None = gpus_per_node, i.e. training uses whole nodes.
-    node_gpus: int | None = Field(None, ge=1)
+    node_gpus: Annotated[int, NODE_GPUS] | None = Field(None, ge=1)
     nodes: int = Field(1, ge=1)
-    gpus_per_node: int = Field(8, ge=1)
+    gpus_per_node: Annotated[int, NODE_GPUS] = Field(8, ge=1)
     # True: SGLang and Megatron share the training GPUs (train.py);
     # False: SGLang gets `rollout_gpus` extra GPUs (train_async.py).
     colocate: bool = True

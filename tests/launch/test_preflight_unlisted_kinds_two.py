@@ -97,6 +97,7 @@ UNUSUAL = [
     ),
     ("seed_near_the_top_without_random_init", [S1, "seed=4294967190", "hardware.pipeline_parallel=2"]),
     ("eval_prompts_under_the_evals_token_budget", [*VERY_LONG, "eval.max_new_tokens=30957"]),
+    ("gpus_of_a_sixteen_gpu_node", [S1, "hardware.gpus_per_node=16", "hardware.node_gpus=16"]),
     (
         "partial_weights_one_left",
         [TAU2, "reward.partial_weights.action=0", "reward.partial_weights.communicate=0"],
@@ -113,13 +114,19 @@ WARNED = [
         "rollout_temperature_of_a_typo",
         [S1, "stages.train.curriculum.rollout_temperature=50"],
         "stages.train.curriculum.rollout_temperature",
-        "is 50.0, far above the usual at most 2",
+        "is 50, far above the usual at most 2",
     ),
     (
         "eval_concurrency_above_the_engines",
         [S1, "eval.concurrency=100000"],
         "eval.concurrency",
         "the engine sends at most eval.engine.concurrency 64 requests at once",
+    ),
+    (
+        "gpus_of_a_node_past_any_board",
+        [S1, "+stages.train.hardware.gpus_per_node=32", "hardware.node_gpus=32"],
+        "stages.train.hardware.gpus_per_node",
+        "is 32, far above the usual at most 16",
     ),
     ("eval_temperature_of_a_typo", [S1, "eval.temperature=70"], "eval.temperature", "far above the usual"),
     (

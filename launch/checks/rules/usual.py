@@ -3,8 +3,9 @@
 A numeric type may declare, beside the bounds its domain refuses, a `Usual` ceiling
 (`t3rl_core.fields`): `Temperature`'s is 2, since OpenAI's chat API refuses more and above it an LLM
 samples close to noise, so 50 is far likelier a typo for 0.5 than a plan. Every field of such a type is
-found by its declaration, walking the validated config (each eval stage's own settings too), and a
-value above the ceiling is warned about with the type's typical value as the fix.
+found by its declaration, walking the validated config (each eval stage's settings and each train
+stage's hardware with their own overrides too), and a value above the ceiling is warned about with the
+type's typical value as the fix. `hardware.gpus_per_node` and `node_gpus` declare 16 (a node's GPUs).
 """
 
 from __future__ import annotations
@@ -54,11 +55,13 @@ def values_in_their_usual_range(ctx: Context) -> Iterator[Problem]:
     for stage, config, overrides in eval_configs(ctx.run):
         for field, value, usual in _above(config, ""):
             found.setdefault(eval_key(stage, overrides, field), (value, usual))
+    for scope in ctx.scopes:  # a train stage's hardware with its own overrides
+        for field, value, usual in _above(scope.hardware, ""):
+            found.setdefault(scope.hw(field), (value, usual))
     for key, (value, usual) in found.items():
         yield Problem(
             key,
-            f"{key} is {value}, far above the usual at most {usual.most:g} ({usual.why}): a typo "
-            f"(50 for 0.5)?",
+            f"{key} is {value:g}, far above the usual at most {usual.most:g} ({usual.why}): is it a typo?",
             fix=f"set {key}={usual.typical:g}, or the value you meant",
             severity="warning",
         )
