@@ -22,6 +22,8 @@ from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_PIPE, EXIT_STOP
 
 # Set to see the traceback of an unexpected exception instead of its one-line summary.
 TRACEBACK_VARIABLE = "T3RL_TRACEBACK"
+# The packages of this project: a module of these missing is a bug, not a missing dependency.
+OWN_PACKAGES = ("launch", "t3rl_core", "t3rl_conf")
 _STOPPED = "stopped: interrupted by Ctrl-C or SIGTERM before the command finished"
 # What to do about an OSError on a path, by errno (the message names the path and the system's words).
 _OS_ADVICE = {
@@ -197,10 +199,23 @@ def unexpected(error: BaseException) -> int:
     how to see its traceback, exit 1. With T3RL_TRACEBACK=1 it is raised as it is."""
     if os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):
         raise error
+    if isinstance(error, ModuleNotFoundError) and (error.name or "").partition(".")[0] not in OWN_PACKAGES:
+        return _not_set_up(error.name or "?")
     what = (str(error).strip().splitlines() or [""])[0]
     _say(
         f"error: t3rl failed unexpectedly: {type(error).__name__}: {what}. This is a bug in t3rl: please "
         f"report it with the command line; `{TRACEBACK_VARIABLE}=1 t3rl …` shows where it happened"
+    )
+    return EXIT_FAILED
+
+
+def _not_set_up(module: str) -> int:
+    """t3rl started by a Python its stack is not installed in (`python3 -m launch …` from a checkout
+    without ./scripts/setup.sh): said without rich, which may be what is missing."""
+    sys.stderr.write(
+        f"error: the Python module '{module}' is not installed in {sys.executable}: t3rl runs in the .venv "
+        "that ./scripts/setup.sh makes; run ./scripts/setup.sh once, then .venv/bin/t3rl … "
+        "(or `source .venv/bin/activate`)\n"
     )
     return EXIT_FAILED
 

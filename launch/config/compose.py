@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -110,7 +110,13 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
             command_line=parsed,
         )
     except MissingConfigException as e:
-        problem = _path_as_option(parsed, loader, written) or _missing_config_problem(e, parsed, loader)
+        from launch.config.composition_fixes import group_dir_given  # lazy: only to explain a mistake
+
+        problem = (
+            _path_as_option(parsed, loader, written)
+            or group_dir_given(e, parsed, _normalise_dirs(config_dirs), written)
+            or _missing_config_problem(e, parsed, loader)
+        )
         raise ConfigError([_in_user_words(problem, written)]) from None
     except UnicodeDecodeError as e:
         file = undecodable_file(_normalise_dirs(config_dirs)) or "a config file"
@@ -190,7 +196,22 @@ def _lookup(config_dirs: Sequence[str]) -> ConfigLookup:
         group = next((g for g in groups(config_dirs) if option in group_options(g, config_dirs)), None)
         return None if group is None else f"{'+' if group in OPTIONAL_GROUPS else ''}{group}={option}"
 
-    return ConfigLookup(composed, choice_of)
+    def misspelt_group(name: str, value: object, keys: Collection[str]) -> str | None:
+        return group_choice(name, value, keys, config_dirs)
+
+    return ConfigLookup(composed, choice_of, misspelt_group)
+
+
+def group_choice(
+    name: str, value: object, keys: Collection[str], config_dirs: Sequence[str] = ()
+) -> str | None:
+    """The override choosing the config group a misspelt top-level `name` meant, if a group is nearer to
+    it than the `keys` (`launch.config.group_names`)."""
+    from launch.config.group_names import nearest_group_choice  # lazy: only to explain a mistake
+
+    return nearest_group_choice(
+        name, value, keys, groups(config_dirs), lambda group: group_options(group, config_dirs)
+    )
 
 
 def group_options(group: str, config_dirs: Sequence[str] = ()) -> list[str]:
@@ -262,13 +283,15 @@ def _normalise_dirs(config_dirs: Sequence[str]) -> tuple[str, ...]:
     dirs = tuple(os.path.abspath(os.path.expanduser(d)) for d in config_dirs)
     missing = [d for d in dirs if not os.path.isdir(d)]
     if missing:
+        from launch.config.composition_fixes import nearest_dir_fix  # lazy: only to explain a mistake
+
         raise ConfigError(
             [
                 Problem(
                     key="--config-dir",
                     message=f"config directory {d} {'is a file' if os.path.exists(d) else 'does not exist'}",
                     source=f"--config-dir {d}",
-                    fix="pass an existing directory of config groups (e.g. <dir>/model/my_model.yaml)",
+                    fix=nearest_dir_fix(d),
                 )
                 for d in missing
             ]
@@ -369,7 +392,8 @@ def _chosen_by(
     meta = metadata.get(key)
     if meta is not None and not meta.external_override and meta.containing_config_path:
         return f"{meta.containing_config_path}.yaml"
-    text = next((o.input_line for o in parsed if o.get_key_element().lstrip("+~") == key), None)
+    # The last override of the group is the one Hydra applies (`model=a model=b` chooses b).
+    text = next((o.input_line for o in reversed(parsed) if o.get_key_element().lstrip("+~") == key), None)
     if text:
         return f"override `{written.get(text, text)}`"
     if default.parent and default.parent != PRIMARY_CONFIG:
@@ -423,12 +447,22 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
         return nothing_to_delete(key, text, siblings)
     if isinstance(node, DictConfig) and leaf not in node:
         # lazy: the schema (pydantic), only to explain an unknown key
+        from launch.config.group_names import group_choice_fix  # lazy: only to explain a mistake
+        from launch.config.misspelt_secrets import unknown_key_fix  # lazy: only to explain a mistake
         from launch.config.schema_walk import field_names
 
         composed = OmegaConf.to_container(cfg, resolve=False)
         known = set(node.keys()) | set(field_names(parent, composed))
+        group = None if parent or below else group_choice(leaf, override.value(), known)
         guess = did_you_mean(leaf, known)
         where = f"under '{parent}'" if parent else "at the top level"
+        # Before the Problem is made: its source quotes the value, masked if it is a credential.
+        secret_fix = unknown_key_fix(key, _value_text(override), _join(parent, guess) if guess else None)
+        if group or secret_fix:
+            fix = group_choice_fix(group) if group else f"did you mean '{_join(parent, guess)}'? {secret_fix}"
+            return Problem(
+                key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix
+            )
         if guess == leaf:  # a schema field this composition leaves at its default: add it
             return Problem(
                 key=key,
@@ -506,7 +540,12 @@ def _looks_like_a_path(value: Any) -> bool:
 
 
 def _composition_problem(error: Exception, parsed: list[Override], loader: ConfigLoaderImpl) -> Problem:
+    from launch.config.composition_fixes import group_added_again  # lazy: only to explain a mistake
+
     message = str(error).strip()
+    added = group_added_again(message, parsed, lambda group: internals.group_exists(loader, group))
+    if added is not None:
+        return added
     quoted = message.split("'")
     name = quoted[1] if len(quoted) > 2 else ""
     text = next((o.input_line for o in parsed if name and o.key_or_group == name), None)

@@ -40,6 +40,9 @@ class ConfigLookup:
     composed: Callable[[Sequence[str]], Mapping[str, Any] | None]
     # The override choosing a config option of this name (`+experiment=stage1_bfcl`), if one has it.
     choice_of: Callable[[str], str | None]
+    # The override choosing the group a misspelt name meant (`--experimnt x` → `+experiment=x`), when a
+    # group is nearer to it than the top-level keys given.
+    group_choice: Callable[[str, object, Collection[str]], str | None]
 
 
 @dataclass(frozen=True)
@@ -195,10 +198,17 @@ class _Reader:
             return _Reading(count, flag, f"'{typed}' is not an option of this command", (), note)
         name = flag.lstrip("-")
         key = _key_named(name.replace("-", "_"), self.keys)
+        group = self.lookup.group_choice(name.replace("-", "_"), value, _top_level(self.keys))
+        # Before the message quotes the value: a credential's flag (`--hf-token V`) or key masks it.
+        from launch.config.misspelt_secrets import unknown_key_fix  # lazy: only to explain a mistake
+
+        secret_fix = unknown_key_fix(flag, value, key)
         message = f"'{typed}' is not an option of this command: config settings are overrides, key=value"
-        if key is None:
-            note = "write it as an override without dashes; `t3rl show` prints every key"
-            return _Reading(count, name, message, (), note)
+        if group is not None:
+            return _Reading(count, group.lstrip("+").split("=")[0], message, (group,))
+        if key is None or secret_fix is not None:
+            note = secret_fix or "write it as an override without dashes; `t3rl show` prints every key"
+            return _Reading(count, key or name, message, (), note)
         return _Reading(count, key, message, (f"{key}={value}",))
 
 
@@ -227,6 +237,10 @@ def _key_named(name: str, keys: Collection[str]) -> str | None:
         by_leaf.setdefault(key.rpartition(".")[2], []).append(key)
     leaf = name if name in by_leaf else did_you_mean(name, by_leaf)
     return by_leaf[leaf][0] if leaf is not None else None
+
+
+def _top_level(keys: Collection[str]) -> set[str]:
+    return {key.partition(".")[0] for key in keys}
 
 
 def _dotted(node: Any, prefix: str) -> Iterator[str]:

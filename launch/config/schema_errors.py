@@ -36,20 +36,30 @@ def problems_from_validation(
 
 
 def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any]) -> Problem:
+    from launch.config.group_names import group_choice_fix  # lazy: only to explain a mistake
+    from launch.config.misspelt_secrets import reference_fix, unknown_key_fix  # lazy: likewise
+
     kind = item["type"]
     parent, _, leaf = key.rpartition(".")
     source = provenance.source(key)
     if kind == SECRET_REFERENCE_ERROR or (is_secret_key(key) and kind != "extra_forbidden"):
         # The value may be the credential itself: never repeated, and the fix is the reference.
-        fix = f"export NAME=<the credential>, then {key}=env:NAME (or {key}=file:PATH of a file holding it)"
-        return Problem(key, item["msg"], source, fix)
+        return Problem(key, item["msg"], source, reference_fix(key))
     if kind == "extra_forbidden":
         known = field_names(parent, root)
-        guess = did_you_mean(leaf, known)
+        group = None if parent else _group_choice(leaf, item.get("input"), known)
+        guess = None if group else did_you_mean(leaf, known)
         where = f"under '{parent}'" if parent else "at the top level"
-        if guess:
-            target = _join(parent, guess)
-            fix = f"did you mean '{target}'? e.g. {assign(root, target, _override_text(item.get('input')))}"
+        target = _join(parent, guess) if guess else None
+        # Before the Problem is made: its source quotes the value, masked if it is a credential.
+        secret_fix = unknown_key_fix(key, item.get("input"), target)
+        if group:
+            fix = group_choice_fix(group)
+        elif secret_fix:
+            fix = f"did you mean '{target}'? {secret_fix}"
+        elif target:
+            value = "<the value>" if secret_fix == "" else _override_text(item.get("input"))
+            fix = f"did you mean '{target}'? e.g. {assign(root, target, value)}"
         else:
             fix = f"known keys {where}: {', '.join(known)}"
         return Problem(key, f"unknown key '{leaf}' {where}", source, fix)
@@ -266,3 +276,10 @@ def _is_tag(element: Any, node: Mapping[str, Any]) -> bool:
 
 def _join(parent: str, leaf: str | None) -> str:
     return f"{parent}.{leaf}" if parent and leaf else (leaf or parent)
+
+
+def _group_choice(name: str, value: object, keys: list[str]) -> str | None:
+    # lazy: Hydra's config loader, only to explain an unknown top-level key
+    from launch.config.compose import group_choice
+
+    return group_choice(name, value, keys)

@@ -135,7 +135,7 @@ def _chosen_by(
     choice = choices.get(key)
     if choice is not None and choice.containing:
         return f"{choice.containing}.yaml"
-    text = next((o.text for o in parsed if o.key_element().lstrip("+~") == key), None)
+    text = next((o.text for o in reversed(parsed) if o.key_element().lstrip("+~") == key), None)
     if text:
         return f"override `{written.get(text, text)}`"
     if default.parent and default.parent != PRIMARY_CONFIG:

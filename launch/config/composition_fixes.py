@@ -1,0 +1,84 @@
+"""Compositions Hydra refuses for a mistake about where configs live or how a group is chosen, read as
+what the user meant: a misspelt `--config-dir`, a config file or a group's own directory given as one,
+and a group added with `+`/`++` that the defaults list already holds (Hydra: "Multiple values for
+reward", "user_sim appears more than once in the final defaults list", "force-add of config groups is not
+supported").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+from hydra.core.override_parser.types import Override
+from hydra.errors import MissingConfigException
+
+from launch.config.errors import Problem, did_you_mean
+from launch.config.optional_groups import OPTIONAL_GROUPS
+
+
+def nearest_dir_fix(missing: str) -> str:
+    """`--config-dir` of the existing directory nearest to a misspelt one (`~/cfgs` for `~/cgfs`), or
+    of the directory above a config file given for one (`DIR/experiment/mine.yaml`)."""
+    generic = "pass an existing directory of config groups (e.g. <dir>/model/my_model.yaml)"
+    parent, name = os.path.split(missing)
+    if os.path.isfile(missing):
+        above, group = os.path.split(parent)
+        option = name.removesuffix(".yaml").removesuffix(".yml")
+        chosen = f"{'+' if group in OPTIONAL_GROUPS else ''}{group}={option}"
+        return f"--config-dir {above} {chosen} (a config dir holds group dirs; a file is chosen by name)"
+    try:
+        siblings = [e.name for e in os.scandir(parent) if e.is_dir()] if os.path.isdir(parent) else []
+    except OSError:
+        siblings = []
+    guess = did_you_mean(name, siblings)
+    return f"did you mean --config-dir {os.path.join(parent, guess)}?" if guess else generic
+
+
+def group_dir_given(
+    error: MissingConfigException, parsed: list[Override], config_dirs: Sequence[str], written: dict[str, str]
+) -> Problem | None:
+    """`--config-dir DIR/experiment +experiment=mine`: the option is there, but a group's own directory
+    was given where the directory above the groups belongs."""
+    group, _, option = (error.missing_cfg_file or "").rpartition("/")
+    for directory in config_dirs:
+        if os.path.basename(directory) == group and os.path.isfile(os.path.join(directory, f"{option}.yaml")):
+            text = next((o.input_line for o in parsed if o.key_or_group.split("@")[0] == group), "")
+            return Problem(
+                key="--config-dir",
+                message=f"--config-dir {directory} is the directory of group '{group}'; a config dir "
+                f"holds group directories ({group}/{option}.yaml)",
+                source=f"--config-dir {directory}",
+                fix=f"--config-dir {os.path.dirname(directory)} {written.get(text, text)}".strip(),
+            )
+    return None
+
+
+def group_added_again(
+    message: str, parsed: list[Override], is_group: Callable[[str], bool]
+) -> Problem | None:
+    """`+reward=binary` for a group the defaults list already chooses (Hydra: "Multiple values for
+    reward"), or `++group=x` (Hydra: "force-add of config groups is not supported"): the override that
+    chooses the option is the plain one."""
+    for override in parsed:
+        group = override.key_or_group
+        if not (override.is_add() or override.is_force_add()) or not is_group(group):
+            continue
+        if any(
+            said in message
+            for said in (
+                f"Multiple values for {group}.",
+                f"{group} appears more than once in the final defaults list",
+                "force-add of config groups",
+            )
+        ):
+            plain = f"{group}={override.input_line.partition('=')[2]}"
+            pluses = "++" if override.is_force_add() else "+"
+            return Problem(
+                key=group,
+                message=f"config group '{group}' is in the primary config's defaults list already: an "
+                f"option of it is chosen, not added with '{pluses}'",
+                source=f"override `{override.input_line}`",
+                fix=f"+{plain}" if group in OPTIONAL_GROUPS else f"drop the '{pluses}': {plain}",
+            )
+    return None

@@ -1,0 +1,229 @@
+"""A newcomer's first hour, second pass: mistakes whose answer named the wrong key, quoted Hydra or no
+fix, or blamed the wrong override (docs/reference/cli-behaviour.md, "Mistakes in the first hour").
+Each fix printed is run again and must validate.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from launch.cli.app import app
+from tests.support.no_slime import cli_workdir
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return cli_workdir(tmp_path / "work", monkeypatch)
+
+
+def invoke(argv: list[str]) -> Any:
+    result = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), (
+        f"{type(result.exception).__name__}: {result.exception}\n{result.output}"
+    )
+    assert "Traceback" not in result.output, result.output
+    return result
+
+
+def fix_of(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip().startswith("fix:")]
+    assert len(lines) == 1, output
+    return lines[0].removeprefix("fix:").strip()
+
+
+def refused(argv: list[str]) -> str:
+    result = invoke(["validate", *argv])
+    assert result.exit_code == 2, result.output
+    return result.output
+
+
+def validates(argv: list[str]) -> None:
+    result = invoke(["validate", *argv])
+    assert result.exit_code == 0, result.output
+
+
+# ------------------------------------------------- a misspelt group is answered with the group, not a key
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        ["+experimnt=quickstart"],
+        ["experimnt=quickstart"],
+        ["+experiment_=quickstrt"],
+        ["--experiment", "quickstart"],
+        ["--experiment=quickstart"],
+    ],
+    ids=["plus", "no-plus", "option-misspelt-too", "dash-option", "dash-option-equals"],
+)
+def test_a_misspelt_experiment_group_is_answered_with_the_group(here: Path, typed: list[str]) -> None:
+    """`+experimnt=quickstart` was answered "did you mean 'next_experiment'?", a key that takes the name of
+    the experiment to plan next, not the one to run."""
+    output = refused(typed)
+    fix = fix_of(output)
+    assert "next_experiment" not in output and "+experiment=quickstart" in fix, output
+    validates(["+experiment=quickstart"])
+
+
+def test_a_misspelt_top_level_key_still_gets_the_key(here: Path) -> None:
+    output = refused(["+experiment=quickstart", "rewrd=binary"])
+    assert "reward=binary" in fix_of(output), output
+    output = refused(["+experiment=quickstart", "+nam=mine"])
+    assert "name=mine" in fix_of(output) and "config group" not in output, output
+
+
+# ------------------------------------------------- a group added with '+' that the defaults list holds
+
+
+@pytest.mark.parametrize(
+    ("typed", "key", "fixed"),
+    [
+        ("+reward=binary", "reward", "reward=binary"),
+        ("+model=qwen3_8b", "model", "model=qwen3_8b"),
+        ("++reward=binary", "reward", "reward=binary"),
+        ("+user_sim=llm", "user_sim", "user_sim=llm"),
+        ("++experiment=quickstart", "experiment", "+experiment=quickstart"),
+    ],
+)
+def test_a_group_added_again_names_the_override_and_drops_the_plus(
+    here: Path, typed: str, key: str, fixed: str
+) -> None:
+    """Hydra's "Multiple values for reward. To override a value use 'override reward: binary'" (a defaults
+    list's syntax), blamed on "(schema default)" with no fix."""
+    base = {"experiment": [], "user_sim": ["+experiment=tau2_pipeline"]}.get(key, ["+experiment=quickstart"])
+    output = refused([*base, typed])
+    assert f"error {key}:" in output and f"set in: override `{typed}`" in output, output
+    assert "schema default" not in output and "Multiple values" not in output, output
+    fix = fix_of(output)
+    assert fix.endswith(fixed), output
+    validates([*base, fix.rpartition(" ")[2]])
+
+
+# ------------------------------------------------- the last of two choices of a group is the one named
+
+
+def test_the_override_that_chose_a_group_is_the_last_one_given(here: Path) -> None:
+    """`model=qwen3_8b model=qwen3_4b` composes qwen3_4b (Hydra applies the last), but `validate` and
+    `show --explain` said it was "chosen by override `model=qwen3_8b`"."""
+    result = invoke(
+        ["show", "--explain", "model.name", "+experiment=stage1_bfcl", "model=qwen3_8b", "model=qwen3_4b"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "qwen3_4b" in result.output and "chosen by override `model=qwen3_4b`" in result.output, (
+        result.output
+    )
+    assert "model=qwen3_8b`" not in result.output, result.output
+
+
+# ------------------------------------------------- --config-dir given wrong
+
+
+def test_a_misspelt_config_dir_is_answered_with_the_nearest_one(here: Path) -> None:
+    (here / "my_configs" / "model").mkdir(parents=True)
+    output = refused(["--config-dir", "my_cofigs", "+experiment=quickstart"])
+    assert fix_of(output) == f"did you mean --config-dir {here / 'my_configs'}?", output
+    validates(["--config-dir", str(here / "my_configs"), "+experiment=quickstart"])
+
+
+@pytest.fixture
+def own_experiment(here: Path) -> Path:
+    folder = here / "mine" / "experiment"
+    folder.mkdir(parents=True)
+    (folder / "mine.yaml").write_text("# @package _global_\ndefaults:\n  - quickstart\nname: mine\n")
+    return folder
+
+
+def test_a_group_dir_given_as_the_config_dir_names_the_dir_above(here: Path, own_experiment: Path) -> None:
+    """`--config-dir mine/experiment +experiment=mine`: "unknown option 'mine'", with the shipped options
+    listed, though mine.yaml was right there."""
+    output = refused(["--config-dir", str(own_experiment), "+experiment=mine"])
+    assert "directory of group 'experiment'" in output, output
+    fix = fix_of(output)
+    assert fix == f"--config-dir {own_experiment.parent} +experiment=mine", output
+    validates(fix.split())
+
+
+def test_a_config_file_given_as_the_config_dir_names_the_dir_and_the_option(
+    here: Path, own_experiment: Path
+) -> None:
+    output = refused(["--config-dir", str(own_experiment / "mine.yaml"), "+experiment=mine"])
+    fix = fix_of(output)
+    assert fix.startswith(f"--config-dir {own_experiment.parent} +experiment=mine "), output
+    validates(fix.split()[:3])
+
+
+# ------------------------------------------------- started without setup, or by a Python too old
+
+
+def test_python_m_launch_without_the_stack_says_to_run_setup(tmp_path: Path) -> None:
+    """`python3 -m launch …` from a checkout, in a Python without t3rl's stack: a traceback ending in
+    "No module named 'rich'", raised again while reporting the first one."""
+    bare = subprocess.run(
+        [sys.executable, "-S", "-m", "launch", "validate", "+experiment=quickstart"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": os.environ.get("PATH", "")},
+    )
+    assert bare.returncode == 1, bare.stderr
+    assert "Traceback" not in bare.stderr and "./scripts/setup.sh" in bare.stderr, bare.stderr
+    assert "is not installed in" in bare.stderr, bare.stderr
+
+
+@pytest.fixture
+def setup_copy(tmp_path: Path) -> Path:
+    """scripts/setup.sh beside the files it reads, nothing installed."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(REPO / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
+    for name in ("pyproject.toml", "setup.py"):
+        shutil.copy(REPO / name, tmp_path / name)
+    return tmp_path
+
+
+def _python_reporting(tmp_path: Path, version: str) -> Path:
+    fake = tmp_path / f"python{version}"
+    fake.write_text(f"#!/bin/sh\necho {version}\n")
+    fake.chmod(0o755)
+    return fake
+
+
+@pytest.mark.parametrize("version", ["3.10", "3.9", "2.7"])
+def test_setup_refuses_a_python_older_than_requires_python(setup_copy: Path, version: str) -> None:
+    """setup.sh made a venv of any Python and spent minutes installing before pip said "requires a
+    different Python" (or a pinned wheel was not found)."""
+    fake = _python_reporting(setup_copy, version)
+    done = subprocess.run(
+        ["bash", "scripts/setup.sh"],
+        cwd=setup_copy,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHON": str(fake)},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"is Python {version}; t3rl needs 3.11 or newer: PYTHON=python3.11" in done.stderr, done.stderr
+    assert not (setup_copy / ".venv").exists()
+
+
+def test_setup_names_a_python_that_does_not_run(setup_copy: Path) -> None:
+    done = subprocess.run(
+        ["bash", "scripts/setup.sh"],
+        cwd=setup_copy,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHON": str(setup_copy / "no-such-python")},
+    )
+    assert done.returncode == 1 and "does not run here" in done.stderr, done.stderr
+    assert not (setup_copy / ".venv").exists()
