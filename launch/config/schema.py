@@ -217,6 +217,16 @@ class OptimizerConfig(StrictModel):
     clip_grad: float = Field(1.0, ge=0)
 
 
+# A regulariser's weight beside the policy-gradient term, whose advantages are of size ~1 (GRPO's are
+# z-scores): above 1 the regulariser outweighs the reward.
+REGULARISER = Usual(
+    1.0,
+    0.001,
+    "the advantages it is added to are of size ~1 (GRPO's are z-scores): above 1 the regulariser "
+    "outweighs the reward",
+)
+
+
 class AlgorithmConfig(StrictModel):
     """Policy-gradient settings (slime's GRPO_ARGS)."""
 
@@ -224,9 +234,9 @@ class AlgorithmConfig(StrictModel):
         "grpo", "gspo", "cispo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "ppo"
     ] = "grpo"
     use_kl_loss: bool = True
-    kl_loss_coef: float = Field(0.0, ge=0)
+    kl_loss_coef: Annotated[float, REGULARISER] = Field(0.0, ge=0)
     kl_loss_type: Literal["k1", "k2", "k3", "low_var_kl"] = "low_var_kl"
-    entropy_coef: float = Field(0.0, ge=0)
+    entropy_coef: Annotated[float, REGULARISER] = Field(0.0, ge=0)
     # PPO's clip range [1 - eps_clip, 1 + eps_clip] of the importance ratio: from 1 on its lower end is
     # at or below 0, and a ratio is never clipped from below.
     eps_clip: float = Field(0.2, gt=0, lt=1)

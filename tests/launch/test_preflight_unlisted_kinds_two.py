@@ -97,6 +97,7 @@ UNUSUAL = [
     ),
     ("seed_near_the_top_without_random_init", [S1, "seed=4294967190", "hardware.pipeline_parallel=2"]),
     ("eval_prompts_under_the_evals_token_budget", [*VERY_LONG, "eval.max_new_tokens=30957"]),
+    ("kl_coefficient_strong", [S1, "stages.train.curriculum.algorithm.kl_loss_coef=0.5"]),
     ("gpus_of_a_sixteen_gpu_node", [S1, "hardware.gpus_per_node=16", "hardware.node_gpus=16"]),
     (
         "partial_weights_one_left",
@@ -127,6 +128,12 @@ WARNED = [
         [S1, "+stages.train.hardware.gpus_per_node=32", "hardware.node_gpus=32"],
         "stages.train.hardware.gpus_per_node",
         "is 32, far above the usual at most 16",
+    ),
+    (
+        "kl_coefficient_of_a_typo",
+        [S1, "stages.train.curriculum.algorithm.kl_loss_coef=100"],
+        "stages.train.curriculum.algorithm.kl_loss_coef",
+        "above 1 the regulariser outweighs the reward",
     ),
     ("eval_temperature_of_a_typo", [S1, "eval.temperature=70"], "eval.temperature", "far above the usual"),
     (
