@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 _PROBE = "\u27e6t3rl-prompt-head\u27e7"
 # Distinct heads kept (a run has one per tool list and system prompt).
 _HEAD_CACHE_SIZE = 512
+# A prompt's ids as (its head's kept ids, shared by every prompt of the head; the rest's ids).
+PromptParts = tuple[tuple[int, ...], list[int]]
 
 
 class RendersAndEncodes(Protocol):
@@ -84,17 +86,28 @@ class PromptHeads:
     ) -> list[int]:
         """The ids of `text`, the render of `messages` with `tools` (`tools_key` names them), reusing
         its head's ids."""
-        job = self._job(text, messages, tools, tools_key)
-        return self._finish(job, [self.chat.encode(part) for part in job.texts])
+        head, rest = self.encode_parts(text, messages, tools, tools_key)
+        return [*head, *rest]
 
-    async def encode_prompt_async(
+    def encode_parts(
         self,
         text: str,
         messages: Sequence[Message],
         tools: Sequence[Mapping[str, Any]] | None,
         tools_key: str,
-    ) -> list[int]:
-        """`encode_prompt` with the encodes off the event loop (`chat.encode_async`); concurrent first
+    ) -> PromptParts:
+        """`encode_prompt`'s ids as (its head's kept ids, the rest's): their concatenation."""
+        job = self._job(text, messages, tools, tools_key)
+        return self._finish(job, [self.chat.encode(part) for part in job.texts])
+
+    async def encode_parts_async(
+        self,
+        text: str,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]] | None,
+        tools_key: str,
+    ) -> PromptParts:
+        """`encode_parts` with the encodes off the event loop (`chat.encode_async`); concurrent first
         prompts of one new head encode its whole text once, the others wait for its ids."""
         job = self._job(text, messages, tools, tools_key)
         while job.head is not None and job.head.ids is None and job.head.pending is not None:
@@ -137,20 +150,20 @@ class PromptHeads:
             return _Job(text, key, None, None)
         return _Job(text, key, head, text[len(head.text) :])
 
-    def _finish(self, job: _Job, encoded: list[list[int]]) -> list[int]:
+    def _finish(self, job: _Job, encoded: list[list[int]]) -> PromptParts:
         if job.head is None or job.rest is None:
-            return encoded[0]
+            return (), encoded[0]
         rest = encoded[0]
         if len(encoded) == 1:
             assert job.head.ids is not None
-            return [*job.head.ids, *rest]
+            return job.head.ids, rest
         whole = encoded[1]  # the head's first prompt: its whole encode gives the head's ids and the proof
         if len(rest) > len(whole) or whole[len(whole) - len(rest) :] != rest:
             if self._heads.get(job.key) is job.head:
                 self._heads[job.key] = None
-            return whole
+            return (), whole
         job.head.ids = tuple(whole[: len(whole) - len(rest)])
-        return whole
+        return job.head.ids, rest
 
     def _head(self, system: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]] | None) -> _Head | None:
         probe = self.chat.render([*system, {"role": "user", "content": _PROBE}], tools)

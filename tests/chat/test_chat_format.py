@@ -360,3 +360,27 @@ def test_kept_tool_copies_are_deep_copies_of_any_value() -> None:
         for key in ("ordered", "note"):
             if key in value:
                 assert type(copied[key]) is type(value[key]) and copied[key] is not value[key]
+
+
+def test_tool_lists_share_each_distinct_tool_and_render_as_plain_tools(chat: ChatFormat) -> None:
+    """A tool held by several tool lists is kept once (one deep copy, one set of JSON texts)."""
+    cat = {"type": "function", "function": {"name": "cat", "description": "Show a file.", "parameters": {}}}
+    first, second = [*TOOLS, cat], [cat, {**cat, "function": {**cat["function"], "name": "head"}}]
+    rendered = [chat._rendered_tools(tools, chat_format.tools_cache_key(tools)) for tools in (first, second)]
+    assert rendered[0][1] is rendered[1][0] and rendered[1][0] is not rendered[1][1]
+    for tools in (first, second):
+        assert chat.prompt_ids(CONVERSATION[:2], tools) == chat.render_ids(
+            CONVERSATION[:2], tools, add_generation_prompt=True
+        )
+
+
+def test_prompts_of_one_head_keep_its_ids_once(qwen_chat: ChatFormat) -> None:
+    """Kept prompts hold their head's ids (system messages and tools: most of a tool-use prompt) by
+    reference, and hand out the same ids as a fresh render."""
+    asks = [[CONVERSATION[0], {"role": "user", "content": ask}] for ask in ("List my files.", "Show a.txt.")]
+    for messages in asks:
+        assert asyncio.run(qwen_chat.prompt_ids_async(messages, TOOLS)) == qwen_chat.render_ids(
+            messages, TOOLS, add_generation_prompt=True
+        )
+    (*_, (head, first_rest), (again, second_rest)) = qwen_chat._prompt_cache.values()
+    assert head is again and len(head) > max(len(first_rest), len(second_rest))
