@@ -7,7 +7,7 @@
   also runs the suite from a copy with no sibling folder, which covers subprocesses).
 - Under pytest-xdist (`scripts/test.sh` runs `-n 2 --dist loadfile`) workers are handed whole modules,
   so a module-scoped fixture (a quickstart run, a server) is built once; SAME_WORKER keeps modules
-  that share a session fixture together.
+  that share a session fixture together, and RUN_FIRST hands out the longest units first.
 """
 
 from __future__ import annotations
@@ -27,6 +27,25 @@ SAME_WORKER = {
     f"tests/scaleout/{name}.py": "ray_head"  # tests/scaleout/conftest.py's real Ray head
     for name in ("test_ray_executor", "test_parallel_sweep_ray", "test_ray_plugin_preflight")
 }
+# The longest units of work (a module, or a SAME_WORKER group), longest first. xdist otherwise hands out
+# modules by their number of tests, most first, so these few-test modules of real runs, servers and
+# clusters came last and one worker ran them while the other idled. Measured with
+# `CI=true ./scripts/test.sh --durations=80` (docs/explanation/test-suite.md).
+RUN_FIRST = (
+    "ray_head",
+    "tests/eval/test_eval_serve_checkpoint.py",
+    "tests/docs/test_docs_commands.py",
+    "tests/launch/test_resume_dependencies.py",
+    "tests/launch/test_preflight_sglang_kinds.py",
+    "tests/launch/test_schema_domains.py",
+    "tests/e2e/test_quickstart.py",
+    "tests/launch/test_search_cli.py",
+    "tests/engines/test_hf_engine.py",
+    "tests/launch/test_packaging.py",
+    "tests/launch/test_cli_sweep.py",
+    "tests/launch/test_data_cache.py",
+    "tests/plugins/test_plugin_hooks.py",
+)
 _SIBLING_SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
@@ -51,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """`--dist loadfile`, with the modules of SAME_WORKER as one unit each."""
+    """`--dist loadfile`, with the modules of SAME_WORKER as one unit each and RUN_FIRST's units first."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling  # lazy: only the xdist controller schedules
@@ -60,6 +79,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
         def _split_scope(self, nodeid: str) -> str:
             module = super()._split_scope(nodeid)
             return SAME_WORKER.get(module, module)
+
+        def _assign_work_unit(self, node: object) -> None:
+            first = next((unit for unit in RUN_FIRST if unit in self.workqueue), None)
+            if first is not None:
+                self.workqueue.move_to_end(first, last=False)
+            super()._assign_work_unit(node)
 
     return ModulesAndSharedFixtures(config, log)
 

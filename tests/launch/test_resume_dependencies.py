@@ -7,15 +7,14 @@ directly or through another stage; a later stage that reads none of them stays c
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from pipeline_helpers import count, run, stage
 from run_configs import group, make_run
+from typer.testing import CliRunner
 
+from launch.cli.app import app
 from launch.plan.build import Plan, PlanContext, build_plan
 from launch.run.output_digest import digests
 from launch.run.pipeline import PipelineError, decide, verified_outputs
@@ -202,7 +201,10 @@ def test_a_stage_that_reads_a_later_stage_is_refused(dirs) -> None:
         decide(plan, RunState())
 
 
-# The quickstart's stages at their smallest: one task of one category, evaluated once.
+# The quickstart's stages at their smallest: one task of one category, evaluated once. Both evals use
+# the scripted engine: which engine an eval runs decides nothing here (eval_tiny still reads the data
+# and the model), and the tiny model's transformers eval costs a fresh process ~10 s of both cores per
+# run (tests/e2e/test_quickstart.py runs it).
 QUICKSTART = [
     "+experiment=quickstart",
     *(
@@ -214,17 +216,18 @@ QUICKSTART = [
             "stages.{}.eval.repeats=1",
         )
     ),
-    "stages.eval_tiny.eval.max_num_steps=1",
+    "~stages.eval_tiny.eval.engine",
+    "+stages.eval_tiny.eval.engine={name: reference}",
 ]
 
 
-def t3rl(*args: str, cwd: Path) -> str:
-    command = [str(Path(sys.executable).with_name("t3rl")), *args]
+def t3rl(*args: str) -> str:
+    """The command in this process (the stages still run as their own processes): what is tested is
+    what the run decides, not the CLI's start-up."""
     # Wide enough that no reason is wrapped in the plan table.
-    env = {**os.environ, "COLUMNS": "400"}
-    done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=600, env=env)
-    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done.stdout
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "400"}, catch_exceptions=False)
+    assert result.exit_code == 0, result.output[-3000:]
+    return result.output
 
 
 def run_ids(run_dir: Path) -> dict[str, str]:
@@ -233,16 +236,19 @@ def run_ids(run_dir: Path) -> dict[str, str]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_a_real_quickstart_run_reruns_only_what_reads_a_damaged_output(tmp_path: Path) -> None:
+def test_a_real_quickstart_run_reruns_only_what_reads_a_damaged_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     paths = [f"paths.runs_dir={tmp_path / 'runs'}", f"paths.cache_dir={tmp_path / 'cache'}"]
-    t3rl("run", *QUICKSTART, *paths, cwd=tmp_path)
+    t3rl("run", *QUICKSTART, *paths)
     (run_dir,) = (tmp_path / "runs" / "quickstart").iterdir()
 
     # Both evals come after prepare_model; eval_tiny comes after eval_reference but does not read it.
     before = run_ids(run_dir)
     (run_dir / "stages" / "eval_reference" / "summary.json").unlink()
-    preview = t3rl("plan", "--run-dir", str(run_dir), cwd=tmp_path)
-    out = t3rl("run", "--run-dir", str(run_dir), cwd=tmp_path)
+    preview = t3rl("plan", "--run-dir", str(run_dir))
+    out = t3rl("run", "--run-dir", str(run_dir))
     for text in (preview, out):
         assert "run (output damaged: stages/eval_reference/summary.json is missing)" in text, text
         assert "upstream ran again" not in text, text
@@ -252,8 +258,8 @@ def test_a_real_quickstart_run_reruns_only_what_reads_a_damaged_output(tmp_path:
     # The tiny model is built on the prepared data, and both evals read the data and the model.
     split = run_dir / "stages" / "prepare_data" / "data" / "bfcl_test.jsonl"
     split.write_bytes(split.read_bytes() + b"garbage\n")
-    preview = t3rl("plan", "--run-dir", str(run_dir), cwd=tmp_path)
-    out = t3rl("run", "--run-dir", str(run_dir), cwd=tmp_path)
+    preview = t3rl("plan", "--run-dir", str(run_dir))
+    out = t3rl("run", "--run-dir", str(run_dir))
     for text in (preview, out):
         assert "run (output damaged: stages/prepare_data/data/bfcl_test.jsonl changed" in text, text
         # The model is content-keyed in the shared cache: an identical one is adopted, not rebuilt.
