@@ -56,6 +56,12 @@ class Usual:
 
 
 @dataclass(frozen=True)
+class Distinct:
+    """A list that is a set: each item once. A repeat is never needed, and more likely a typo for another
+    item; pre-flight refuses it with the list of distinct items (`launch/checks/rules/distinct.py`)."""
+
+
+@dataclass(frozen=True)
 class StrKind:
     """What a str field denotes (a path, a URL, an env-var name, …), for the schema audit and the docs."""
 

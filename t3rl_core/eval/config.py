@@ -10,6 +10,7 @@ from t3rl_core.engines.config import AnyEngineConfig, ReferenceEngineConfig
 from t3rl_core.eval.published import PublishedConfig
 from t3rl_core.fields import (
     ArgvToken,
+    Distinct,
     Hostname,
     Label,
     OffOrPositiveInt,
@@ -55,14 +56,16 @@ class EvalConfig(StrictModel):
     # Whole-eval repeats, repeat r with seed `seed + r`: the summary reports each metric's mean, standard
     # deviation and per-task agreement across them (its main numbers pool all repeats).
     repeats: int = Field(1, ge=1, le=100)
-    pass_k: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1], min_length=1)
+    pass_k: Annotated[list[Annotated[int, Field(ge=1)]], Distinct()] = Field(
+        default_factory=lambda: [1], min_length=1
+    )
     # Episodes at the engine at once (each from its first model call to its end); up to an eighth more
     # set up ahead of a free slot (t3rl_core/eval/slots.py).
     concurrency: int = Field(32, ge=1)
     # Tasks per category (data_source); None = all.
     limit_per_category: int | None = Field(None, ge=1)
     # Categories (data_source values) to keep; None = all.
-    categories: list[Label] | None = Field(None, min_length=1)
+    categories: Annotated[list[Label], Distinct()] | None = Field(None, min_length=1)
     temperature: Temperature = 0.0
     # Nucleus and top-k sampling when temperature > 0: None = the runtime's rollout.top_p; -1 = no top-k.
     top_p: float | None = Field(None, gt=0.0, le=1.0)

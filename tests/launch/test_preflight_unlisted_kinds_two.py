@@ -70,6 +70,13 @@ BAD = [
         "(eval split retool_test) hold at least 5960 tokens (their words alone): with 35000 tokens per call",
     ),
     (
+        "eval_category_named_twice",
+        [S1, "eval.categories=[multi_turn_base,multi_turn_miss_func,multi_turn_base]"],
+        "eval.categories",
+        "names multi_turn_base more than once: it is a set",
+    ),
+    ("pass_k_named_twice", [S1, "eval.pass_k=[1,1]"], "eval.pass_k", "names 1 more than once"),
+    (
         "partial_weights_all_zero",
         [TAU2, *(f"reward.partial_weights.{w}=0" for w in ("action", "communicate", "env_assertion"))],
         "reward.partial_weights.env_assertion",
@@ -97,6 +104,7 @@ UNUSUAL = [
     ),
     ("seed_near_the_top_without_random_init", [S1, "seed=4294967190", "hardware.pipeline_parallel=2"]),
     ("eval_prompts_under_the_evals_token_budget", [*VERY_LONG, "eval.max_new_tokens=30957"]),
+    ("eval_categories_each_once", [S1, "eval.categories=[multi_turn_miss_func,multi_turn_base]"]),
     ("kl_coefficient_strong", [S1, "stages.train.curriculum.algorithm.kl_loss_coef=0.5"]),
     ("gpus_of_a_sixteen_gpu_node", [S1, "hardware.gpus_per_node=16", "hardware.node_gpus=16"]),
     (

@@ -9,6 +9,7 @@ from launch.checks.rules import (
     credentials,
     credit,
     data_sizes,
+    distinct,
     env_data,
     eval_load,
     eval_prompts,
@@ -74,6 +75,7 @@ RULES = (
     *weights.RULES,
     *eval_load.RULES,
     *eval_prompts.RULES,
+    *distinct.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).
