@@ -12,9 +12,8 @@ run step.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -22,8 +21,7 @@ PREFIX = "run:"
 FINISHED = ("succeeded", "skipped")
 
 
-@dataclass(frozen=True)
-class RunStageRef:
+class RunStageRef(NamedTuple):
     """`run:<run dir>:<stage>` parsed (the run dir may itself contain ':')."""
 
     run_dir: Path

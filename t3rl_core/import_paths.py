@@ -12,14 +12,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # Top-level package → {module → its public object names}: packages resolved without importing them.
 Tables = Mapping[str, Mapping[str, tuple[str, ...]]]
 
 
-@dataclass(frozen=True)
-class Unresolved:
+class Unresolved(NamedTuple):
     """Why an import path does not resolve, and the nearest one that does (None when none is close)."""
 
     reason: str

@@ -8,13 +8,11 @@ against these columns), and the prepare_data stage requires it where it runs.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class InputFile:
+class InputFile(NamedTuple):
     """One user-given dataset file of an env."""
 
     # Dotted key under `env` that sets the path ("data.source").
@@ -40,8 +38,7 @@ COUNT_LIMIT_BYTES = 64 << 20
 HEAD_ROWS = 20
 
 
-@dataclass(frozen=True)
-class Scan:
+class Scan(NamedTuple):
     """What pre-flight reads of a dataset file, in one pass: its rows and its first rows."""
 
     # Non-blank JSONL lines or parquet rows; None when the file is too large to count quickly.

@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
@@ -47,8 +46,7 @@ from t3rl_core.registry import Registry, entry_points, is_import_path
 PLUGIN_REGISTRIES = ("ENVS", "REWARDS", "ENGINES", "SANDBOXES", "USER_SIMULATORS")
 
 
-@dataclass(frozen=True)
-class UsedPlugin:
+class UsedPlugin(NamedTuple):
     """A plugin a resolved config uses: where (dotted key), which, and its import path."""
 
     key: str

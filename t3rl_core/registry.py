@@ -16,7 +16,7 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 from pydantic import BaseModel, BeforeValidator, SerializeAsAny, TypeAdapter, ValidationError
 
@@ -75,8 +75,7 @@ def is_import_path(name: str) -> bool:
     return bool(sep and module and attr)
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """Where a registry entry lives: its config model and its factory, as `module:attr` paths (or, for
     a plugin already imported, the objects themselves)."""
 
@@ -89,8 +88,7 @@ class Entry:
     target: str | None = None
 
 
-@dataclass(frozen=True)
-class Listed:
+class Listed(NamedTuple):
     """One name a registry answers to, and where it comes from (for `t3rl ls`)."""
 
     name: str

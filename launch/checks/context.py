@@ -7,16 +7,14 @@ so neither imports the other's module for these types.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from launch.config.errors import Problem
 from launch.config.provenance import Provenance
 from launch.config.schema import CurriculumConfig, HardwareConfig, RunConfig
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(NamedTuple):
     """One training topology: the root hardware, or a train stage's hardware (with overrides) + curriculum."""
 
     # Train stage name; None = the root hardware section of a config without train stages.
@@ -55,8 +53,7 @@ class Scope:
         return self.world_size if hw.colocate else (hw.rollout_gpus or 0)
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     """What the rules see."""
 
     run: RunConfig

@@ -11,17 +11,15 @@ no transformers import.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from launch.config.schema import MegatronArch
 
 _MOE_MARKERS = ("moe_intermediate_size", "num_experts", "n_routed_experts", "num_local_experts")
 
 
-@dataclass(frozen=True)
-class Mismatch:
+class Mismatch(NamedTuple):
     """One architecture field that disagrees with config.json."""
 
     # MegatronArch field, dotted below model.architecture ("num_layers", "moe.moe_ffn_hidden_size").

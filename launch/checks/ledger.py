@@ -19,10 +19,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
 from itertools import combinations
 from pathlib import Path, PurePosixPath
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from launch.checks.eval_configs import eval_config_of, eval_key
 from launch.config.errors import Problem
@@ -66,8 +65,7 @@ _RAY_CLIENT_PORT = 10001
 _LOCAL_EXECUTORS = ("local", "dry")
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
     """One holder's hold on one resource."""
 
     kind: ResourceKind
@@ -94,8 +92,7 @@ class Claim:
         return f"{self.holder}{where}{set_by}"
 
 
-@dataclass(frozen=True)
-class Collision:
+class Collision(NamedTuple):
     """Two claims that cannot both hold."""
 
     first: Claim
@@ -375,7 +372,7 @@ def privileged_port_problems(claims: Sequence[Claim], first_unprivileged: int) -
 def _moved_up(claim: Claim, first: int) -> Claim:
     """The claim at its default when that one may be bound, else at the first port that may."""
     default = claim.default if claim.default is not None and claim.default >= first else None
-    return replace(claim, item=max(first, 1024), default=default)
+    return claim._replace(item=max(first, 1024), default=default)
 
 
 def _problem(collision: Collision, latest: Latest, taken: set[tuple[str, int | str]]) -> Problem:

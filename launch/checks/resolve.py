@@ -10,8 +10,7 @@ a plain command when there is one (`launch.config.compose_ahead`); validation al
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -28,8 +27,7 @@ from launch.config.secrets import remember_config, remember_overrides, remember_
 from t3rl_core.home_paths import expand_home
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(NamedTuple):
     """A run config that passed every check, and how it was built."""
 
     run: RunConfig
@@ -39,9 +37,9 @@ class Resolved:
     overrides: list[str]
     provenance: Provenance
     # Problems that do not stop a run (severity "warning").
-    warnings: list[Problem] = field(default_factory=list)
+    warnings: list[Problem]
     # Hydra's own node (sweeper settings), for sweeps; empty unless hydra/* or hparams_search was used.
-    hydra: dict[str, Any] = field(default_factory=dict)
+    hydra: dict[str, Any]
 
 
 def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolved:

@@ -5,12 +5,10 @@ both compositions (`launch.config.compose` with Hydra, `launch.config.direct` wi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Layer:
+class Layer(NamedTuple):
     """One config file of the defaults list, as merged into the run config."""
 
     # Hydra's name for it: "config", "model/qwen3_8b", "curriculum/bfcl_stage1".
@@ -27,7 +25,7 @@ class Layer:
     chosen_by: str
     # An experiment file's own leaves (dotted key → value) as written, before later files merge into
     # the nodes it shares with them; empty for other files.
-    written: Mapping[str, Any] = field(default_factory=dict)
+    written: Mapping[str, Any] = {}
 
 
 class AppliedOverride(NamedTuple):

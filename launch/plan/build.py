@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from launch.config.schema import RunConfig
 from launch.plan.builders.builder import PlanBuilder
@@ -37,14 +36,13 @@ STAGE_BUILDERS: dict[str, Callable[[PlanBuilder, str, Any], Stage]] = {
 }
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     """The stages of one run, in order, with the files they read."""
 
     name: str
     run_dir: Path
     stages: tuple[Stage, ...]
-    ray_head: RayHead = field(default_factory=RayHead)
+    ray_head: RayHead = RayHead()
 
     @property
     def files(self) -> dict[str, str]:
@@ -95,7 +93,7 @@ def build_plan(run: RunConfig, ctx: PlanContext) -> Plan:
     for name, spec in run.stages.items():
         builder.files = {}
         stage = STAGE_BUILDERS[spec.kind](builder, name, spec)
-        stage = replace(stage, files=builder.files)
+        stage = stage._replace(files=builder.files)
         services = services_of(run, name, spec.kind)
         builder.stages[name] = wrap(stage, services, builder.cluster_python(), str(ctx.run_dir))
     executor = run.executor

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class PlanContext:
+class PlanContext(NamedTuple):
     """What a plan depends on outside the config."""
 
     run_dir: Path
@@ -19,4 +18,4 @@ class PlanContext:
     # Interpreter with t3rl installed, for the t3rl_core stage commands.
     python: str
     run_id: str
-    environ: Mapping[str, str] = field(default_factory=dict)
+    environ: Mapping[str, str] = {}

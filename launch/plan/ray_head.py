@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class RayHead:
+class RayHead(NamedTuple):
     """The Ray head a local run (or plan.sh run by hand) starts around train stages."""
 
     port: int = 6379

@@ -4,7 +4,6 @@ start/stop (t3rl_core.services), and the server's URL written into the stage's e
 from __future__ import annotations
 
 import shlex
-from dataclasses import replace
 from typing import Any
 
 from launch.config.errors import ConfigError, Problem
@@ -79,8 +78,7 @@ def wrap(stage: Stage, services: list[tuple[str, ServiceConfig]], python: str, r
         manage = f"{shlex.quote(python)} -m t3rl_core.services {{}} --config {shlex.quote(path)}"
         before += [manage.format("start"), f"trap {shlex.quote(manage.format('stop'))} EXIT"]
     summary = f"{stage.summary} (with {', '.join(name for name, _ in services)})"
-    return replace(
-        stage,
+    return stage._replace(
         commands=(*before, *stage.commands),
         files=files,
         summary=summary,

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from launch.config.env_references import job_variable
@@ -85,8 +84,7 @@ class TrainPaths(NamedTuple):
     python: str = "python3"
 
 
-@dataclass(frozen=True)
-class SlimeJob:
+class SlimeJob(NamedTuple):
     """What a train stage submits: slime's entry point with its argv, and the Ray runtime env."""
 
     script: str
@@ -98,7 +96,7 @@ class SlimeJob:
     # GPUs the Ray cluster must offer (training + separate rollout GPUs).
     gpus: int = 0
     nodes: int = 1
-    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    groups: Mapping[str, tuple[str, ...]] = {}
     # Plugin package directories Ray uploads for the job (runtime_env py_modules).
     py_modules: tuple[str, ...] = ()
 

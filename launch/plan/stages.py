@@ -11,8 +11,7 @@ import hashlib
 import json
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from launch.plan.slime_args import SlimeJob
@@ -24,8 +23,7 @@ StageKind = Literal[
 Command = str | tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class OutputRef:
+class OutputRef(NamedTuple):
     """Output `key` of the earlier stage `stage`."""
 
     stage: str
@@ -35,8 +33,7 @@ class OutputRef:
         return f"{self.stage}.{self.key}"
 
 
-@dataclass(frozen=True)
-class ImportCheck:
+class ImportCheck(NamedTuple):
     """Modules (plugins) a stage's processes import, and the interpreter and PYTHONPATH they run with:
     pre-flight imports them there before the first stage starts."""
 
@@ -45,21 +42,20 @@ class ImportCheck:
     modules: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Stage:
+class Stage(NamedTuple):
     """One step of a run, with everything needed to run it by hand."""
 
     name: str
     kind: StageKind
     commands: tuple[Command, ...]
     # Role → the earlier stage output this stage reads (e.g. "data" → prepare_data.dir).
-    inputs: Mapping[str, OutputRef] = field(default_factory=dict)
+    inputs: Mapping[str, OutputRef] = {}
     # Key → absolute path this stage writes.
-    outputs: Mapping[str, str] = field(default_factory=dict)
+    outputs: Mapping[str, str] = {}
     # Config files the stage reads (absolute path → content), written before it runs.
-    files: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, str] = {}
     # Variables exported before the commands run (never secrets).
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = {}
     cwd: str | None = None
     # True: a Ray head must be up on this machine while the commands run (train stages).
     needs_ray_head: bool = False
@@ -76,10 +72,10 @@ class Stage:
     # Paths that must exist where the stage runs and that no stage makes (the slime checkout, a
     # downloaded model), each with what to do when it is missing: checked for every stage of a run
     # before the first one starts, so a missing install fails in seconds, not after data preparation.
-    requires: Mapping[str, str] = field(default_factory=dict)
+    requires: Mapping[str, str] = {}
     # Environment variables that must be set (non-empty) where the stage runs, each with what reads
     # it (a credential by reference): checked with `requires`.
-    requires_env: Mapping[str, str] = field(default_factory=dict)
+    requires_env: Mapping[str, str] = {}
     # The outputs whose content a resume checks (`launch.run.output_digest`): digested when the stage
     # finishes; a finished stage is skipped only while every one still matches, and a stage that exits
     # 0 without writing one of them has failed. Not part of the fingerprint (what to check is not

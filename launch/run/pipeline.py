@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 from launch.files import LockHeld, exclusive_lock, waiting_lock
 from launch.plan.build import Plan
@@ -46,8 +46,7 @@ Action = Literal["run", "resume", "cached", "complete", "outside"]
 _Id = TypeVar("_Id", str, str | None)
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     stage: str
     action: Action
     reason: str
@@ -408,8 +407,7 @@ def _adopt(
     return record.run_id
 
 
-@dataclass(frozen=True)
-class _Ran:
+class _Ran(NamedTuple):
     result: StageResult
     run_id: str
 

@@ -201,7 +201,7 @@ def refuse_whole_sweep(
     """`whole_sweep_problems` for a sweep about to run (`--only S`: S is all each point runs); warnings
     printed, errors raised (ConfigError)."""
     if only is not None:
-        points = [replace(p, plan=replace(p.plan, stages=_only(p.plan.stages, only))) for p in points]
+        points = [replace(p, plan=p.plan._replace(stages=_only(p.plan.stages, only))) for p in points]
     problems = whole_sweep_problems(points, overrides)
     warnings = [p for p in problems if p.severity == "warning"]
     if any(p.severity == "error" for p in problems):

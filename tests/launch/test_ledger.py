@@ -36,7 +36,7 @@ HOLDERS = [
 @pytest.mark.parametrize(("a", "b"), list(combinations(range(len(HOLDERS)), 2)))
 def test_every_pair_of_port_holders_collided_is_refused_with_a_free_port(a: int, b: int) -> None:
     claims = list(HOLDERS)
-    claims[b] = Claim(**{**claims[b].__dict__, "item": claims[a].item})
+    claims[b] = claims[b]._replace(item=claims[a].item)
     problems = ledger_problems(claims, _last)
     assert len(problems) == 1, problems
     problem = problems[0]
@@ -44,7 +44,7 @@ def test_every_pair_of_port_holders_collided_is_refused_with_a_free_port(a: int,
     assert claims[a].holder in problem.message and claims[b].holder in problem.message
     # The fix's port is held by nobody: applying it leaves no collision.
     port = int(problem.fix.split("=")[1].split()[0])
-    moved = [Claim(**{**c.__dict__, "item": port}) if c.key == problem.key else c for c in claims]
+    moved = [c._replace(item=port) if c.key == problem.key else c for c in claims]
     assert ledger_problems(moved, _last) == []
 
 

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -177,9 +176,8 @@ def test_complete_output_is_adopted_without_running(dirs, tmp_path):
 def test_complete_markers_inside_a_superseded_stage_dir_do_not_count(dirs):
     run_dir, marks = dirs
     inside = run_dir / "stages" / "b" / "hf" / ".t3rl-complete"
-    b = replace(
-        stage("b", marks, f"mkdir -p {inside.parent} && touch {inside}", reads=("a",)),
-        complete_when=(str(inside),),
+    b = stage("b", marks, f"mkdir -p {inside.parent} && touch {inside}", reads=("a",))._replace(
+        complete_when=(str(inside),)
     )
     plan = Plan("test", run_dir, (stage("a", marks), b))
     run(plan, run_dir)

@@ -11,7 +11,7 @@ run has zero rollouts. A split with no rows at all trains or scores nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from launch.checks.context import Context, Scope
 from launch.checks.eval_configs import eval_configs, eval_key
@@ -27,8 +27,7 @@ def _env_keys(ctx: Context) -> list[str]:
     return [*fields, *leaves]
 
 
-@dataclass(frozen=True)
-class _Fix:
+class _Fix(NamedTuple):
     """A fix as its assignments (none: prose) and the text that says it."""
 
     text: str
@@ -106,7 +105,7 @@ def _smaller_batch(scope: Scope, ctx: Context, field: str, size: int) -> _Fix | 
         update: dict[str, int] = {"rollout_batch_size": prompts}
         if cur.global_batch_size is not None:
             update["global_batch_size"] = total // steps
-        if scope_valid(replace(scope, curriculum=cur.model_copy(update=update)), ctx):
+        if scope_valid(scope._replace(curriculum=cur.model_copy(update=update)), ctx):
             assigned = tuple(f"{scope.cur(k)}={v}" for k, v in update.items())
             why = f"at most {size} prompts, {steps} optimizer step(s) per rollout as now"
             return _Fix(f"set {' '.join(assigned)} ({why})", assigned)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import replace
 
 from launch.checks.context import Context, Scope
 
@@ -49,7 +48,7 @@ def passes(scope: Scope, ctx: Context, section: str, field: str, value: int) -> 
         return True
     changed = model.model_copy(update={field: value})
     return scope_valid(
-        replace(scope, **{"hardware" if section == "hardware" else "curriculum": changed}), ctx
+        scope._replace(**{"hardware" if section == "hardware" else "curriculum": changed}), ctx
     )
 
 

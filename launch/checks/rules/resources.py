@@ -12,7 +12,6 @@ two are checked separately. It is an estimate: it rejects layouts that cannot fi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from itertools import product
 
 from launch.checks.context import Context, Scope, per_scope
@@ -134,7 +133,7 @@ def smallest_fitting_layout(scope: Scope, ctx: Context, tokens: int) -> dict[str
         )
         if best is not None and rank >= best:
             continue
-        trial = replace(scope, hardware=candidate)
+        trial = scope._replace(hardware=candidate)
         with trying():
             if any(p.severity == "error" for rule in ctx.scope_checks for p in rule(trial, ctx)):
                 continue

@@ -19,7 +19,7 @@ the service and point the env at that server's URL.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from launch.checks.context import Context, Scope
 from launch.checks.rules.layouts import passes
@@ -31,8 +31,7 @@ from launch.config.schema import EvalStage, ServiceConfig, TrainStage
 from t3rl_core.eval.config import EvalConfig
 
 
-@dataclass(frozen=True)
-class Occupant:
+class Occupant(NamedTuple):
     """What a stage itself runs on the service's node."""
 
     stage: str
@@ -159,7 +158,7 @@ def _oversubscribed(
         hw = scope.hardware
         room = worst.used - hw.gpus_per_node  # the stage's rollout share stays
         # node_gpus unset means "= gpus_per_node": pin it first, or training fewer GPUs shrinks the node
-        pinned = replace(scope, hardware=hw.model_copy(update={"node_gpus": have}))
+        pinned = scope._replace(hardware=hw.model_copy(update={"node_gpus": have}))
         smaller = [
             g
             for g in range(hw.gpus_per_node - 1, 0, -1)

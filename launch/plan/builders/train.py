@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from launch.config.schema import TrainStage
@@ -87,7 +86,7 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
     # The hooks stay t3rl's; the runtime YAML names the plugins, which the job's runtime_env carries.
     sections = {"env": builder.run.env, "reward": builder.run.reward, "model.chat": builder.run.model.chat}
     shipped = builder.shipments(sections)
-    job = replace(job, py_modules=tuple(py_modules(shipped)))
+    job = job._replace(py_modules=tuple(py_modules(shipped)))
     imports = None
     if shipped:
         path = pythonpath(shipped, job.env_vars.get("PYTHONPATH"))

@@ -17,9 +17,8 @@ import importlib
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TextIO
 
 from launch.run.import_check import import_problems
 
@@ -37,8 +36,7 @@ EXECUTORS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class StageContext:
+class StageContext(NamedTuple):
     """Where a stage's files are."""
 
     run_dir: Path
@@ -55,8 +53,7 @@ class StageContext:
     on_started: Callable[[dict[str, Any]], None] = lambda handle: None
 
 
-@dataclass(frozen=True)
-class StageResult:
+class StageResult(NamedTuple):
     status: ResultStatus
     returncode: int | None = None
     message: str = ""
