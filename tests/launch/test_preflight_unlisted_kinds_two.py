@@ -279,3 +279,16 @@ def test_connections_in_flight_past_the_open_files_limit_are_refused(
     fixed = apply_first_fix(args, error)
     assert fixed is not None and _invoke("validate", *fixed)[0] == 0, error
     assert _invoke("validate", *args, "executor=slurm")[0] == 0  # the eval runs on the cluster
+
+
+def test_an_hf_engine_model_missing_here_is_refused_before_any_stage(data: Path) -> None:
+    """The quickstart's HF eval engine on a model directory that is not here failed at its eval stage,
+    after data, model and the reference eval ran: validate warns, run refuses before starting any."""
+    args = ["+experiment=quickstart", "stages.eval_tiny.eval.engine.model_path=nosuch/model"]
+    code, out = _invoke("validate", *args)
+    assert code == 0 and "warning stages.eval_tiny.eval.engine.model_path: nosuch/model holds no" in out, out
+    runs = Path.cwd() / "hf-runs"
+    code, out = _invoke("run", *args, f"paths.runs_dir={runs}")
+    assert code != 0 and "nothing was started" in out, out
+    assert f"{Path.cwd() / 'nosuch' / 'model' / 'config.json'} is missing (needed by eval_tiny)" in out, out
+    assert not list(runs.glob("*/*/stages/*/log.txt")), "a stage started"

@@ -10,6 +10,7 @@ from launch.checks.rules import (
     credit,
     data_sizes,
     distinct,
+    engine_models,
     env_data,
     eval_load,
     eval_prompts,
@@ -76,6 +77,7 @@ RULES = (
     *eval_load.RULES,
     *eval_prompts.RULES,
     *distinct.RULES,
+    *engine_models.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).

@@ -87,6 +87,9 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
                 requires_env[secret.target] = f"{what}: export it"
             else:
                 requires[secret.target] = f"{what}: the file holding it"
+    if engine.name == "hf" and getattr(engine, "model_path", None):
+        model = builder.abs(engine.model_path)  # type: ignore[attr-defined]
+        requires[f"{model}/config.json"] = f"the HF model stages.{name}.eval.engine.model_path names"
     outputs = {
         "dir": stage_dir,
         "summary": f"{stage_dir}/summary.json",
