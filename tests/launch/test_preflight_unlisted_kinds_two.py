@@ -7,11 +7,11 @@ first fix that validates; the valid settings next to them are accepted."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+import shutil
 from pathlib import Path
 
 import pytest
+import test_preflight_unlisted_kinds as first_round
 from test_preflight import _errors, _invoke
 from test_preflight_slime_kinds import refused_with_a_fix_that_validates
 
@@ -23,7 +23,7 @@ from tests.support.fix_applier import apply_first_fix
 
 S1 = "+experiment=stage1_bfcl"
 TAU2 = "+experiment=tau2_pipeline"
-# ReTool on problems of 10002 words ({data} is filled in below).
+# ReTool on problems of 10002 words ({data}: the first round's files, test_preflight_unlisted_kinds.data).
 VERY_LONG = [
     "+experiment=retool",
     "env.data.source={data}/very_long.jsonl",
@@ -153,39 +153,26 @@ WARNED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A working directory, a composition cache, and dataset files."""
-    root = tmp_path_factory.mktemp("unlisted_kinds_two")
-    (root / "work").mkdir()
-    files = root / "data"
-    files.mkdir()
-    text = " ".join(["word"] * 10000)  # ReTool problems of 10002 words, and worked solutions
-    rows = [json.dumps({"prompt": f"Compute {text} {i}", "target": str(i)}) for i in range(300)]
-    (files / "very_long.jsonl").write_text("\n".join(rows) + "\n")
-    turns = [{"role": "user", "content": "1+0?"}, {"role": "assistant", "content": "\\boxed{1}"}]
-    (files / "sft.jsonl").write_text("\n".join([json.dumps({"messages": turns})] * 300) + "\n")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(root / "work")
-        patch.setenv("T3RL_CACHE_DIR", str(root / "cache"))
-        patch.setenv("COLUMNS", "400")
-        yield files
+# The first round's fixture (a working directory, a composition cache, its dataset files) and filler.
+data = first_round.data
+_filled = first_round._filled
 
 
-def _filled(overrides: list[str], data: Path) -> list[str]:
-    return [o.replace("{data}", str(data)) for o in overrides]
+# Each kind refused, and each valid setting next to one (key None) accepted.
+CASES = [pytest.param(o, k, m, id=i) for i, o, k, m in BAD] + [
+    pytest.param(o, None, "", id=i) for i, o in UNUSUAL
+]
 
 
-@pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in BAD], ids=[c[0] for c in BAD])
-def test_kind_is_refused_with_key_and_a_fix_that_validates(
-    overrides: list[str], key: str, message: str, data: Path
+@pytest.mark.parametrize(("overrides", "key", "message"), CASES)
+def test_refused_with_a_fix_that_validates_or_accepted(
+    overrides: list[str], key: str | None, message: str, data: Path
 ) -> None:
-    refused_with_a_fix_that_validates(_filled(overrides, data), key, message)
-
-
-@pytest.mark.parametrize("overrides", [c[1] for c in UNUSUAL], ids=[c[0] for c in UNUSUAL])
-def test_unusual_but_valid_setting_is_accepted(overrides: list[str], data: Path) -> None:
-    code, out = _invoke("validate", *_filled(overrides, data))
+    args = _filled(overrides, data)
+    if key is not None:
+        refused_with_a_fix_that_validates(args, key, message)
+        return
+    code, out = _invoke("validate", *args)
     assert code == 0, out
 
 
@@ -194,10 +181,8 @@ def test_a_relative_dataset_path_means_the_file_validate_probed(data: Path) -> N
     the file `t3rl validate` had read was missing when the data stage ran. Relative paths of a path
     kind are anchored at the launcher's directory when the stage's files are written."""
     (Path.cwd() / "mine").mkdir(exist_ok=True)
-    rows = [json.dumps({"prompt": f"Compute {i}+1", "target": str(i + 1)}) for i in range(300)]
-    (Path.cwd() / "mine" / "problems.jsonl").write_text("\n".join(rows) + "\n")
-    turns = [{"role": "user", "content": "1+0?"}, {"role": "assistant", "content": "\\boxed{1}"}]
-    (Path.cwd() / "mine" / "sft.jsonl").write_text("\n".join([json.dumps({"messages": turns})] * 300) + "\n")
+    shutil.copy(data / "short.jsonl", Path.cwd() / "mine" / "problems.jsonl")
+    shutil.copy(data / "sft.jsonl", Path.cwd() / "mine" / "sft.jsonl")
     args = [
         "+experiment=retool",
         "env.data.source=mine/problems.jsonl",

@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
+from launch.checks.declared import declared
 from launch.checks.ledger import claims_of
 from launch.checks.resolve import Resolved, resolve
 from launch.checks.rules.kinds import names_choices
@@ -31,7 +32,7 @@ from launch.checks.validate import trial_plan
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import quoted
 from launch.config.schema_walk import model_at
-from t3rl_core.fields import Domain, StrKind
+from t3rl_core.fields import Distinct, Domain, StrKind
 from tests.support.fix_applier import apply_first_fix
 from tests.support.schema_leaves import Leaf, leaves
 
@@ -176,14 +177,16 @@ def _collisions(experiment: str, resolved: Resolved) -> Iterator[Mutation]:
 
 
 def _repeated_choices(experiment: str, node: Any, prefix: str) -> Iterator[Mutation]:
-    """Every list of named choices with its first choice named again at its end."""
+    """Every list of named choices, or declared a set, with its first item named again at its end."""
     for k, v in node.items() if isinstance(node, dict) else ():
         key = f"{prefix}.{k}" if prefix else str(k)
         if isinstance(v, list) and v and all(isinstance(item, str) for item in v):
             parent, _, name = key.rpartition(".")
             model = model_at(parent, _resolved(experiment).config)
             field = model.model_fields.get(name) if model is not None else None
-            if field is not None and names_choices(field.annotation):
+            if field is not None and (
+                names_choices(field.annotation) or declared(field.metadata, field.annotation, Distinct)
+            ):
                 yield Mutation(experiment, "repeat", key, f"[{','.join([*v, v[0]])}]")
         else:
             yield from _repeated_choices(experiment, v, key)

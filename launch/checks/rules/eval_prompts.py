@@ -15,7 +15,7 @@ from typing import Any
 
 from launch.checks.context import Context
 from launch.checks.eval_configs import eval_configs, eval_key
-from launch.checks.rules.prompt_lengths import Limit, measured
+from launch.checks.rules.prompt_lengths import Limit, measured, over_limit
 from launch.config.errors import Problem
 from launch.config.schema import ConvertTorchDistToHfStage, CurriculumConfig, EvalStage, RunConfig, TrainStage
 from t3rl_core.config import RolloutConfig
@@ -75,20 +75,8 @@ def eval_prompts_fit(ctx: Context) -> Iterator[Problem]:
         if config.engine.name not in ("sglang", "hf"):
             continue  # the scripted policy reads no prompt
         for prompts in measured(ctx, config.split):
-            env_key = f"env.{prompts.spec.key}"
             for limit in _limits(ctx, stage, config, overrides, max(prompts.words)):
-                over = prompts.at_least(limit.tokens)
-                if over * 2 <= len(prompts.words):
-                    continue
-                every = over == len(prompts.words)
-                yield Problem(
-                    ctx.latest(limit.key, env_key),
-                    f"{'all' if every else f'{over} of'} {len(prompts.words)} prompts measured in "
-                    f"{prompts.spec.path} (eval split {config.split}) hold at least {limit.tokens} tokens "
-                    f"(their words alone): {limit.why}",
-                    fix=limit.fix,
-                    severity="error" if every else "warning",
-                )
+                yield from over_limit(ctx, prompts, limit, f"eval split {config.split}")
 
 
 RULES = (eval_prompts_fit,)

@@ -55,20 +55,23 @@ def prompts_fit_their_limits(scope: Scope, ctx: Context) -> Iterator[Problem]:
     if cur is None or cur.mode != "rl":
         return
     for prompts in measured(ctx, cur.train_split):
-        env_key = f"env.{prompts.spec.key}"
         for limit in _limits(scope, ctx, max(prompts.words)):
-            over = prompts.at_least(limit.tokens)
-            if over * 2 <= len(prompts.words):
-                continue
-            every = over == len(prompts.words)
-            yield Problem(
-                ctx.latest(limit.key, env_key),
-                f"{'all' if every else f'{over} of'} {len(prompts.words)} prompts measured in "
-                f"{prompts.spec.path} (split {cur.train_split}) hold at least {limit.tokens} tokens "
-                f"(their words alone): {limit.why}",
-                fix=limit.fix,
-                severity="error" if every else "warning",
-            )
+            yield from over_limit(ctx, prompts, limit, f"split {cur.train_split}")
+
+
+def over_limit(ctx: Context, prompts: Prompts, limit: Limit, split: str) -> Iterator[Problem]:
+    """An error when every measured prompt reaches `limit`, a warning when most do."""
+    over = prompts.at_least(limit.tokens)
+    if over * 2 <= len(prompts.words):
+        return
+    every = over == len(prompts.words)
+    yield Problem(
+        ctx.latest(limit.key, f"env.{prompts.spec.key}"),
+        f"{'all' if every else f'{over} of'} {len(prompts.words)} prompts measured in "
+        f"{prompts.spec.path} ({split}) hold at least {limit.tokens} tokens (their words alone): {limit.why}",
+        fix=limit.fix,
+        severity="error" if every else "warning",
+    )
 
 
 def measured(ctx: Context, split: str) -> Iterator[Prompts]:
