@@ -3,7 +3,8 @@
 The scripted reference engine with a simulated per-call latency stands in for a remote SGLang server;
 all 300 BFCL test tasks (or `--per-category` of each category) are evaluated with `--concurrency`
 episodes in flight, through `run_eval` as `t3rl eval` runs it (engine check, trajectories and summary
-written, all inside the timed wall).
+written, all inside the timed wall). One process runs every eval; each starts with the previous one's
+garbage collected (outside the clock), as each `t3rl eval` starts in a process of its own.
 
 The ideal is the physical bound of the work: every model call takes exactly the latency and all
 `--concurrency` slots are busy from the first call to the last, i.e. (model calls x latency) /
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import io
 import json
 import os
@@ -65,6 +67,10 @@ def timed_eval(
     config = EvalConfig.model_validate(
         {"engine": {"name": "reference", "latency_s": latency}, "concurrency": concurrency}
     )
+    # Each eval starts as `t3rl eval`'s own process does, with no earlier eval's garbage: what the
+    # previous run left (its chat format, caches, parsers, worlds; ~40k objects) would be walked and
+    # freed by a collection in the middle of this one, a pause no `t3rl eval` has.
+    gc.collect()
     # Its progress lines go to a buffer, as to a log file.
     with tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(io.StringIO()):
         start, cpu = time.perf_counter(), time.process_time()
