@@ -74,3 +74,9 @@ def _absolute(value: str, base: Path) -> str:
     if not value or value.startswith("~") or "://" in value or Path(value).is_absolute():
         return value
     return str(base / value)
+
+
+def local_or_hub(value: str, base: Path) -> str:
+    """A model reference (`ModelRef`: a local directory, or a hub id org/name): a relative path naming a
+    directory under `base` is anchored there; anything else is a hub id, left as is."""
+    return _absolute(value, base) if (base / value).is_dir() else value

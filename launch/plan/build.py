@@ -95,7 +95,7 @@ def build_plan(run: RunConfig, ctx: PlanContext) -> Plan:
         stage = STAGE_BUILDERS[spec.kind](builder, name, spec)
         stage = stage._replace(files=builder.files)
         services = services_of(run, name, spec.kind)
-        builder.stages[name] = wrap(stage, services, builder.cluster_python(), str(ctx.run_dir))
+        builder.stages[name] = wrap(stage, services, builder.cluster_python(), str(ctx.run_dir), ctx.base_dir)
     executor = run.executor
     head = RayHead(getattr(executor, "ray_port", 6379), getattr(executor, "dashboard_port", 8265))
     return Plan(run.name, ctx.run_dir, tuple(builder.stages.values()), head)

@@ -4,11 +4,13 @@ start/stop (t3rl_core.services), and the server's URL written into the stage's e
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import Any
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.schema import RunConfig, ServiceConfig
 from launch.config.server_options import server_argv_problems
+from launch.plan.anchored_paths import local_or_hub
 from launch.plan.stages import Stage
 from t3rl_core.secret import Secret
 from t3rl_core.secret_launch import argv_for, split
@@ -33,8 +35,15 @@ def with_urls(env: dict[str, Any], services: list[tuple[str, ServiceConfig]]) ->
     return env
 
 
-def wrap(stage: Stage, services: list[tuple[str, ServiceConfig]], python: str, run_dir: str) -> Stage:
-    """The stage with each service started first and stopped on exit (however the stage ends)."""
+def wrap(
+    stage: Stage,
+    services: list[tuple[str, ServiceConfig]],
+    python: str,
+    run_dir: str,
+    base_dir: Path | None = None,
+) -> Stage:
+    """The stage with each service started first and stopped on exit (however the stage ends); a
+    service's local model directory given relative is anchored at `base_dir` (it starts elsewhere)."""
     if not services:
         return stage
     files = dict(stage.files)
@@ -61,7 +70,9 @@ def wrap(stage: Stage, services: list[tuple[str, ServiceConfig]], python: str, r
         runtime = {
             "name": service,
             "kind": spec.kind,
-            "model_path": spec.model_path,
+            "model_path": local_or_hub(spec.model_path, base_dir)
+            if spec.model_path and base_dir is not None
+            else spec.model_path,
             "command": spec.command,
             "health_path": spec.health_path,
             "tp": spec.tp,

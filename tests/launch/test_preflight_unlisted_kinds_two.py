@@ -8,15 +8,20 @@ first fix that validates; the valid settings next to them are accepted."""
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 import test_preflight_unlisted_kinds as first_round
+import yaml
 from test_preflight import _errors, _invoke
 from test_preflight_slime_kinds import refused_with_a_fix_that_validates
 
 from launch.checks.rules import eval_load, kinds
+from launch.config.schema import ServiceConfig
 from launch.plan.anchored_paths import anchored
+from launch.plan.services import wrap
+from launch.plan.stages import Stage
 from t3rl_core.fields import Label, LocalPath, OutputDir, PathComponent
 from t3rl_core.strict import StrictModel
 from tests.support.fix_applier import apply_first_fix
@@ -277,3 +282,16 @@ def test_an_hf_engine_model_missing_here_is_refused_before_any_stage(data: Path)
     assert code != 0 and "nothing was started" in out, out
     assert f"{Path.cwd() / 'nosuch' / 'model' / 'config.json'} is missing (needed by eval_tiny)" in out, out
     assert not list(runs.glob("*/*/stages/*/log.txt")), "a stage started"
+
+
+@pytest.mark.parametrize(("given", "local"), [("models/user", True), ("Qwen/Qwen3-4B-Instruct-2507", False)])
+def test_a_services_relative_model_dir_is_anchored_a_hub_id_kept(
+    given: str, local: bool, tmp_path: Path
+) -> None:
+    """A service starts in its stage's directory: a local model directory given relative is anchored
+    where t3rl started; a hub id (no such directory here) is passed on as it is."""
+    (tmp_path / "models" / "user").mkdir(parents=True)
+    service = ServiceConfig(model_path=given)
+    stage = wrap(Stage("s", "eval", ("true",)), [("user", service)], sys.executable, "/run", tmp_path)
+    (text,) = [t for p, t in stage.files.items() if p.endswith(".service.yaml")]
+    assert yaml.safe_load(text)["model_path"] == (str(tmp_path / given) if local else given)
