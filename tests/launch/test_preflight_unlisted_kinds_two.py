@@ -110,6 +110,7 @@ UNUSUAL = [
     ("seed_near_the_top_without_random_init", [S1, "seed=4294967190", "hardware.pipeline_parallel=2"]),
     ("eval_prompts_under_the_evals_token_budget", [*VERY_LONG, "eval.max_new_tokens=30957"]),
     ("eval_categories_each_once", [S1, "eval.categories=[multi_turn_miss_func,multi_turn_base]"]),
+    ("server_setting_of_a_started_server", [S1, "eval.server.tp=2"]),
     ("kl_coefficient_strong", [S1, "stages.train.curriculum.algorithm.kl_loss_coef=0.5"]),
     ("gpus_of_a_sixteen_gpu_node", [S1, "hardware.gpus_per_node=16", "hardware.node_gpus=16"]),
     (
@@ -147,6 +148,18 @@ WARNED = [
         [S1, "stages.train.curriculum.algorithm.kl_loss_coef=100"],
         "stages.train.curriculum.algorithm.kl_loss_coef",
         "above 1 the regulariser outweighs the reward",
+    ),
+    (
+        "server_setting_with_a_running_server",
+        [S1, "eval.engine.url=http://127.0.0.1:30000", "eval.server.tp=4"],
+        "eval.server.tp",
+        "no eval stage starts an SGLang server from eval.server",
+    ),
+    (
+        "tracker_setting_without_a_tracker",
+        ["+experiment=quickstart", "tracking.kind=none", "tracking.project=mine"],
+        "tracking.project",
+        "tracking.kind is none: no tracker reads it",
     ),
     ("eval_temperature_of_a_typo", [S1, "eval.temperature=70"], "eval.temperature", "far above the usual"),
     (

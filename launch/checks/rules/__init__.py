@@ -34,6 +34,7 @@ from launch.checks.rules import (
     stages,
     topology,
     tracking,
+    unread,
     usual,
     values,
     weights,
@@ -78,6 +79,7 @@ RULES = (
     *eval_prompts.RULES,
     *distinct.RULES,
     *engine_models.RULES,
+    *unread.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).
