@@ -54,9 +54,10 @@ def effective_wandb_mode(tracking: TrackingConfig, environ: Mapping[str, str] | 
 
 
 def tracking_dir(tracking: TrackingConfig, run_dir: str | Path) -> str:
-    """Where wandb's files or tensorboard's event files go (default: inside the run dir)."""
+    """Where wandb's files or tensorboard's event files go (default: inside the run dir). A relative
+    tracking.dir is taken from where t3rl runs: slime writes there from its own checkout's directory."""
     sub = "wandb" if tracking.kind == "wandb" else "tensorboard"
-    return tracking.dir or str(Path(run_dir) / sub)
+    return str(Path(tracking.dir).absolute()) if tracking.dir else str(Path(run_dir) / sub)
 
 
 def slime_tracking_args(

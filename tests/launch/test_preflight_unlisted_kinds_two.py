@@ -308,3 +308,12 @@ def test_a_services_relative_model_dir_is_anchored_a_hub_id_kept(
     stage = wrap(Stage("s", "eval", ("true",)), [("user", service)], sys.executable, "/run", tmp_path)
     (text,) = [t for p, t in stage.files.items() if p.endswith(".service.yaml")]
     assert yaml.safe_load(text)["model_path"] == (str(tmp_path / given) if local else given)
+
+
+def test_a_relative_tracking_dir_is_where_t3rl_runs(data: Path) -> None:
+    """slime runs from its checkout: a relative tracking.dir was its own directory there, while the
+    launcher's tracker wrote beside the user. Both get the one directory, from where t3rl runs."""
+    out = Path.cwd() / "tb-plan"
+    code, text = _invoke("plan", S1, "tracking.kind=tensorboard", "tracking.dir=tb", "--out", str(out))
+    assert code == 0, text
+    assert f'"TENSORBOARD_DIR": "{Path.cwd() / "tb"}"' in (out / "plan.sh").read_text()
