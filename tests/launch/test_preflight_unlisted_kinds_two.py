@@ -317,3 +317,17 @@ def test_a_relative_tracking_dir_is_where_t3rl_runs(data: Path) -> None:
     code, text = _invoke("plan", S1, "tracking.kind=tensorboard", "tracking.dir=tb", "--out", str(out))
     assert code == 0, text
     assert f'"TENSORBOARD_DIR": "{Path.cwd() / "tb"}"' in (out / "plan.sh").read_text()
+
+
+def test_gpu_stages_ray_runs_here_need_this_machines_gpus(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under Ray's other_stages: local the conversion and the eval's server run here; the train stage,
+    on the cluster, is not judged by this machine."""
+    monkeypatch.setattr(kinds, "visible_cuda_gpus", lambda: 0)
+    runs = Path.cwd() / "ray-gpu-runs"
+    args = [S1, "executor=ray", "executor.address=http://127.0.0.1:9", f"paths.runs_dir={runs}"]
+    code, out = _invoke("run", *args)
+    assert code != 0 and "nothing was started" in out, out
+    assert "stage to_torch_dist needs 1 GPU(s), but this machine has no CUDA GPU" in out, out
+    assert "stage eval needs 1 GPU(s)" in out and "stage train needs" not in out, out

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TextIO
 
+from launch.checks.rules import kinds
 from launch.run.import_check import import_problems
 
 if TYPE_CHECKING:
@@ -77,9 +78,10 @@ class Executor(ABC):
     def preflight(self, stages: Sequence[Stage]) -> list[str]:
         """What is missing for `stages` where this executor runs them, one line each (empty = ready).
 
-        The default checks each stage's `requires` on this machine and imports its plugin modules with
-        the stage's interpreter and PYTHONPATH; executors that run stages elsewhere (a Ray cluster,
-        SLURM nodes) check nothing here.
+        The default checks each stage's `requires` on this machine, the CUDA GPUs it claims (validate
+        does not: GPU plans are validated on CPU machines), and imports its plugin modules with the
+        stage's interpreter and PYTHONPATH; executors that run stages elsewhere (a Ray cluster, SLURM
+        nodes) check nothing here.
         """
         needed: dict[tuple[str, str], list[str]] = {}
         unset: dict[tuple[str, str], list[str]] = {}
@@ -99,11 +101,27 @@ class Executor(ABC):
                 f"environment variable {name} is not set (needed by {', '.join(names)}): {what}"
                 for (name, what), names in unset.items()
             ),
+            *gpus_missing(stages),
             *import_problems(stages),
         ]
 
     def close(self) -> None:  # noqa: B027 - optional hook: most executors hold nothing between stages
         """Release whatever the executor holds between stages (called once, after the last stage)."""
+
+
+def gpus_missing(stages: Sequence[Stage]) -> list[str]:
+    """A line for each stage that claims more CUDA GPUs than this machine shows (none when they cannot
+    be counted: `kinds.visible_cuda_gpus`)."""
+    needing = [stage for stage in stages if stage.gpus]
+    have = kinds.visible_cuda_gpus() if needing else None
+    if have is None:
+        return []
+    machine = "this machine has no CUDA GPU" if have == 0 else f"this machine shows {have} CUDA GPU(s)"
+    return [
+        f"stage {stage.name} needs {stage.gpus} GPU(s), but {machine} (it runs here)"
+        for stage in needing
+        if stage.gpus > have
+    ]
 
 
 def make_executor(config: Any, out: TextIO | None = None) -> Executor:

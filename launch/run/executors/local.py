@@ -23,7 +23,6 @@ from typing import Any, TextIO
 
 import psutil
 
-from launch.checks.rules import kinds
 from launch.config.schema import LocalExecutorConfig
 from launch.config.secrets import scrub_text, secret_values
 from launch.plan.ray_head import RayHead
@@ -77,11 +76,6 @@ class LocalExecutor(Executor):
         if code == 0:
             return StageResult("succeeded", 0)
         return StageResult("failed", code, f"exit code {code}; see {ctx.log_file}")
-
-    def preflight(self, stages: Sequence[Stage]) -> list[str]:
-        """The base checks, and the GPUs each stage claims: they are this machine's (validate does not
-        judge them, since a plan for GPUs is validated on a machine without any)."""
-        return [*super().preflight(stages), *_gpus_missing(stages)]
 
     def stop_stale(self, stage: Stage, handle: Handle) -> str | None:
         pgid = handle.get("pgid")
@@ -176,21 +170,6 @@ class LocalExecutor(Executor):
 # Upper bound on waiting for SIGKILLed processes to go (they cannot ignore it; only a process stuck in
 # uninterruptible I/O takes longer, and then t3rl reports the stage stopped anyway).
 _KILL_WAIT_S = 5.0
-
-
-def _gpus_missing(stages: Sequence[Stage]) -> list[str]:
-    """A line for each stage that claims more CUDA GPUs than this machine shows (none when they cannot
-    be counted: `kinds.visible_cuda_gpus`)."""
-    needing = [stage for stage in stages if stage.gpus]
-    have = kinds.visible_cuda_gpus() if needing else None
-    if have is None:
-        return []
-    machine = "this machine has no CUDA GPU" if have == 0 else f"this machine shows {have} CUDA GPU(s)"
-    return [
-        f"stage {stage.name} needs {stage.gpus} GPU(s), but {machine} (executor=local runs every stage here)"
-        for stage in needing
-        if stage.gpus > have
-    ]
 
 
 def _wait_until_gone(pgid: int, timeout_s: float) -> bool:
