@@ -8,7 +8,6 @@ from launch.config.schema import PrepareDataStage, PrepareModelStage
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
 from launch.plan.stages import Command, Stage
 from t3rl_core.chat.families import FAMILIES
-from t3rl_core.chat.tiny import definition_key
 from t3rl_core.config import ChatConfig
 from t3rl_core.data import content_key
 
@@ -97,6 +96,9 @@ def _synthetic_model(builder: PlanBuilder, name: str) -> Stage:
         # The corpus by content (the prepared data's key), not by the run's path to it.
         "corpus": content_key(builder.run.env) if datas else None,
     }
+    # lazy: the tiny-model builder (and argparse) only for a run that builds one, not every cold plan
+    from t3rl_core.chat.tiny import definition_key
+
     hf = f"{base}-{definition_key(definition)}"
     marker = f"{hf}/{COMPLETE_MARKER}"
     build = shlex.join(
