@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from launch.config.argv_tokens import argv_flags
@@ -121,9 +120,8 @@ _REQUIRES = (
 )
 
 
-@dataclass(frozen=True)
-class _Flag:
-    index: int  # of the flag token in the argv
+class _Flag(NamedTuple):
+    at: int  # index of the flag token in the argv
     given: str  # as written
     name: str  # the option it resolves to (SERVER_OPTIONS key), or "" when none
     values: list[str]
@@ -225,7 +223,7 @@ def _relations(
 
     def drop(name: str, message: str) -> Problem:
         flag = given[name]
-        rest = without(extra, flag.index, len(flag.values))
+        rest = without(extra, flag.at, len(flag.values))
         return Problem(
             key, f"{' '.join([flag.given, *flag.values])}: {message}", fix=f"set {list_override(key, rest)}"
         )
