@@ -83,7 +83,11 @@ BAD = [
     ),
     (
         "prompt_budget_beyond_context",
-        [f"{X}=[--rollout-max-context-len,'8000',--rollout-max-prompt-len,'9000']"],
+        # the cap passed through is the stage's own (launch/checks/rules/context_flags.py)
+        [
+            f"{X}=[--rollout-max-context-len,'12000',--rollout-max-prompt-len,'13000']",
+            "stages.train.curriculum.max_context_len=12000",
+        ],
         X,
         "at least one generated token",
     ),
