@@ -294,3 +294,19 @@ def test_the_tool_index_is_built_once_per_parser(monkeypatch: pytest.MonkeyPatch
     for text in _format_texts("qwen25") * 3:
         qwen.parse(text)
     assert built == [len(TOOLS)]
+
+
+def test_tool_lists_share_each_distinct_tool_and_parse_as_their_own() -> None:
+    """A tool held by several tool lists is validated once; each list's parser still knows only its
+    own tools (an unknown name is refused with that list's names)."""
+    config = ParsersConfig(tool_call_parser="qwen25")
+    renamed = {**TOOLS[1], "function": {**TOOLS[1]["function"], "name": "ls"}}
+    first, second = ToolCallActionParser(config, TOOLS), ToolCallActionParser(config, [TOOLS[1], renamed])
+    assert first._calls.detector is not second._calls.detector
+    shared, own = second._calls.tools
+    assert shared is first._calls.tools[1] and own is not first._calls.tools[1]
+    call = '<tool_call>\n{"name": "cd", "arguments": {"folder": "x"}}\n</tool_call>'
+    for parsed in (first.parse(call), second.parse(call)):
+        assert isinstance(parsed, ToolCallAction) and parsed.calls == (ToolCall("cd", {"folder": "x"}),)
+    refused = second.parse(call.replace('"cd"', '"get_weather"'))
+    assert isinstance(refused, InvalidAction) and "cd, ls" in refused.error
