@@ -124,6 +124,7 @@ def run(runtime: Any, rows: list, latency: float, concurrency: int) -> float:
     config = EvalConfig.model_validate(
         {"engine": {"name": "reference", "latency_s": latency}, "concurrency": concurrency}
     )
+    gc.collect()  # the previous run's garbage first, as eval_concurrency.py does (outside the clock)
     with tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(io.StringIO()):
         started = time.perf_counter()
         asyncio.run(eval_runner.run_eval(runtime, config, rows, Path(out), show_progress=False))
