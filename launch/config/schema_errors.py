@@ -61,7 +61,7 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
             value = "<the value>" if secret_fix == "" else _override_text(item.get("input"))
             fix = f"did you mean '{target}'? e.g. {assign(root, target, value)}"
         else:
-            fix = f"known keys {where}: {', '.join(known)}"
+            fix = _other_kinds_fix(parent, leaf, root, source) or f"known keys {where}: {', '.join(known)}"
         return Problem(key, f"unknown key '{leaf}' {where}", source, fix)
     if kind == "missing":
         return Problem(
@@ -283,3 +283,16 @@ def _group_choice(name: str, value: object, keys: list[str]) -> str | None:
     from launch.config.compose import group_choice
 
     return group_choice(name, value, keys)
+
+
+def _other_kinds_fix(parent: str, leaf: str, root: Mapping[str, Any], source: str) -> str | None:
+    """`env.user` set for an env kind that has no such field while another kind has it."""
+    from launch.config.compose import group_options, option_name  # lazy: only to explain a mistake
+    from launch.config.section_kinds import kind_fix, kinds_with_field  # lazy: likewise
+
+    kinds = kinds_with_field(parent, leaf, root) if parent else []
+    if not kinds:
+        return None
+    group = parent.rpartition(".")[2]
+    options = {option: option_name(f"{group}/{option}") or "" for option in group_options(group)}
+    return kind_fix(parent, leaf, kinds, source, options)

@@ -227,3 +227,22 @@ def test_setup_names_a_python_that_does_not_run(setup_copy: Path) -> None:
     )
     assert done.returncode == 1 and "does not run here" in done.stderr, done.stderr
     assert not (setup_copy / ".venv").exists()
+
+
+# ------------------------------------------------- a group whose key only another kind of env has
+
+
+@pytest.mark.parametrize(
+    ("typed", "field", "kind_option"),
+    [("user_sim=llm", "user", "env=tau2"), ("sandbox=local", "sandbox", "env=retool_python")],
+)
+def test_a_group_for_another_env_kind_names_the_kind_and_the_override(
+    here: Path, typed: str, field: str, kind_option: str
+) -> None:
+    """`user_sim=llm` with the BFCL env: "unknown key 'user' under 'env'", fixed by the BFCL env's own
+    keys, none of which is what was meant."""
+    output = refused(["+experiment=quickstart", typed])
+    fix = fix_of(output)
+    assert fix.startswith(f"drop `{typed}`") and fix.endswith(kind_option), output
+    assert f"'{field}' is a field of the env kind" in fix, output
+    validates(["+experiment=quickstart"])
