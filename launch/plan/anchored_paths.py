@@ -6,7 +6,9 @@ looked up there: not where the user typed it, nor where pre-flight probed it (a 
 at `t3rl validate` was then missing when the data stage ran). Every str field of a path kind
 (`t3rl_core.fields.LocalPath`, `OutputDir`), on its own, in a list or as a dict's value, is made
 absolute against the launcher's working directory before a stage's files are written, so that a
-relative path means one place wherever it is read. `~` is left to the reader (expanded where it runs).
+relative path means one place wherever it is read; so is a chat template (`TemplateRef`) naming a
+.jinja file, and a model reference (`ModelRef`) naming a directory here (else it is a hub id). `~` is
+left to the reader (expanded where it runs).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pydantic import BaseModel
 from t3rl_core.fields import StrKind
 
 ANCHORED_KINDS = frozenset({"path", "output dir"})
+# Kinds that are a path only for some values: a shipped template's name or a hub id stays as it is.
+TEMPLATE, MODEL = "chat template", "model reference"
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -40,7 +44,7 @@ def _anchor(value: Any, annotation: Any, kinds: set[str], base: Path) -> Any:
         return anchored(value, base)
     declared, item, mapped = _parts(annotation)
     if isinstance(value, str):
-        return _absolute(value, base) if (kinds | declared) & ANCHORED_KINDS else value
+        return _anchor_text(value, kinds | declared, base)
     if isinstance(value, list) and item is not None:
         new = [_anchor(v, item, set(), base) for v in value]
         return new if any(a is not b for a, b in zip(new, value, strict=True)) else value
@@ -68,6 +72,14 @@ def _parts(annotation: Any) -> tuple[set[str], Any, Any]:
         elif origin is dict:
             mapped = get_args(current)[1]
     return kinds, item, mapped
+
+
+def _anchor_text(value: str, kinds: set[str], base: Path) -> str:
+    """A str of these kinds, anchored when it is a relative path: always for a path kind, for a chat
+    template when it names a .jinja file, for a model reference when it names a directory here."""
+    if kinds & ANCHORED_KINDS or (TEMPLATE in kinds and value.endswith(".jinja")):
+        return _absolute(value, base)
+    return local_or_hub(value, base) if MODEL in kinds else value
 
 
 def _absolute(value: str, base: Path) -> str:

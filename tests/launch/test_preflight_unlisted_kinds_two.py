@@ -22,7 +22,7 @@ from launch.config.schema import ServiceConfig
 from launch.plan.anchored_paths import anchored
 from launch.plan.services import wrap
 from launch.plan.stages import Stage
-from t3rl_core.fields import Label, LocalPath, OutputDir, PathComponent
+from t3rl_core.fields import Label, LocalPath, ModelRef, OutputDir, PathComponent, TemplateRef
 from t3rl_core.strict import StrictModel
 from tests.support.fix_applier import apply_first_fix
 
@@ -220,6 +220,10 @@ class _Section(StrictModel):
     maybe: LocalPath | None = None
     out: OutputDir = "out"
     label: Label = "data/x"
+    template: TemplateRef = "mine.jinja"
+    shipped: TemplateRef = "qwen3"
+    model: ModelRef = "models/mine"
+    hub: ModelRef = "Qwen/Qwen3-4B"
 
 
 class _Outer(StrictModel):
@@ -228,6 +232,7 @@ class _Outer(StrictModel):
 
 
 def test_paths_of_a_path_kind_are_anchored_alone_in_lists_and_in_maps(tmp_path: Path) -> None:
+    (tmp_path / "models" / "mine").mkdir(parents=True)
     section = _Section(one="a.jsonl", many=["b", "/abs/c"], named={"train": "d.parquet"}, maybe="e")
     got = anchored(_Outer(inner=section), tmp_path)
     assert got.inner.one == str(tmp_path / "a.jsonl")
@@ -235,6 +240,9 @@ def test_paths_of_a_path_kind_are_anchored_alone_in_lists_and_in_maps(tmp_path: 
     assert got.inner.named == {"train": str(tmp_path / "d.parquet")}
     assert (got.inner.maybe, got.inner.out) == (str(tmp_path / "e"), str(tmp_path / "out"))
     assert (got.inner.label, got.home) == ("data/x", "~/x")  # a label is no path; ~ expands where read
+    # a template file and a model directory here are paths; a shipped name and a hub id are not
+    assert (got.inner.template, got.inner.shipped) == (str(tmp_path / "mine.jinja"), "qwen3")
+    assert (got.inner.model, got.inner.hub) == (str(tmp_path / "models/mine"), "Qwen/Qwen3-4B")
 
 
 @pytest.mark.parametrize(("gpus", "refused"), [(0, True), (4, True), (8, False), (None, False)])
