@@ -5,8 +5,8 @@ a worker thread) used to start only once a slot was free, and the slot waited fo
 `ahead` more episodes than slots are alive: they set up while every slot is busy, and each takes its
 slot at its first model call, so a freed slot goes to an episode ready to call the engine at once.
 A slot is held from an episode's first model call to its end; no more than `slots` episodes are ever
-past their first call. Which episode gets a freed slot: the first to ask for one, in practice the
-next in the start order (t3rl_core.eval.schedule).
+past their first call. Which episode gets a freed slot: the next in the start order
+(t3rl_core.eval.schedule), or a later one ready before it while a slot is left for it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from t3rl_core.engines.base import Engine, Generation, GenerationContext, Sampli
 class _Ticket:
     number: int  # the episode's place in the start order
     holds_slot: bool = False
-    had_turn: bool = False  # the turn has moved past it (a slot taken, or its turn given up)
 
 
 # The episode the running task plays (a task started inside an episode copies it, and shares its ticket).
@@ -41,22 +40,26 @@ def ahead_for(slots: int) -> int:
 class Slots:
     """`async with slots.episode():` around an episode; its engine (`SlottedEngine`) takes the slot.
 
-    Slots are taken in the order the episodes started (their set-up may end in another order: a new
-    tool list's first prompt is encoded in a worker thread), so the eval keeps the planned order; an
-    episode that ends (or is cancelled) before its first model call gives its turn up."""
+    Every episode alive without a slot is owed one, in the order the episodes started: a waiting
+    episode takes a free slot only when one is left for each episode started before it that still
+    sets up (its set-up may end later: a new tool list's first prompt is encoded in a worker thread).
+    So a freed slot goes to the next episode of the planned order, and at the eval's start (every
+    slot free) an episode ready early calls the engine at once instead of waiting for the slower
+    set-ups started before it. An episode that ends (or is cancelled) before its first model call
+    is owed nothing more."""
 
     def __init__(self, slots: int, ahead: int) -> None:
         self._free = slots
         self._alive = asyncio.Semaphore(slots + ahead)
         self._numbers = itertools.count()
-        self._turn = 0  # the number of the next episode to take a slot
-        self._passed: set[int] = set()  # later numbers whose episode ended without a model call
+        self._owed: set[int] = set()  # numbers of the alive episodes without a slot
         self._waiting: dict[int, tuple[_Ticket, asyncio.Future[None]]] = {}
 
     @asynccontextmanager
     async def episode(self) -> AsyncIterator[None]:
         async with self._alive:
             ticket = _Ticket(next(self._numbers))
+            self._owed.add(ticket.number)
             token = _episode.set(ticket)
             try:
                 yield
@@ -65,8 +68,8 @@ class Slots:
                 self._end(ticket)
 
     async def take(self) -> None:
-        """The calling episode's slot, at its first model call, once every episode started before it
-        has taken its own (outside an episode: none)."""
+        """The calling episode's slot, at its first model call, once a slot is free beyond those owed
+        to the episodes started before it (outside an episode: none)."""
         ticket = _episode.get()
         if ticket is None or ticket.holds_slot:
             return
@@ -81,30 +84,25 @@ class Slots:
     def _end(self, ticket: _Ticket) -> None:
         if ticket.holds_slot:
             self._free += 1
-        elif not ticket.had_turn:
-            if ticket.number == self._turn:
-                self._advance()
-            else:
-                self._passed.add(ticket.number)
+        self._owed.discard(ticket.number)
         self._wake()
 
     def _wake(self) -> None:
-        """Free slots to the waiting episodes whose turn it is, in order."""
-        while self._free > 0 and self._turn in self._waiting:
-            ticket, granted = self._waiting.pop(self._turn)
-            ticket.had_turn = True
-            self._advance()
-            if granted.cancelled():
+        """Free slots to the waiting episodes, in start order, each keeping one free slot for every
+        episode before it still owed one."""
+        before = 0  # episodes earlier in the order, owed a slot and not given one here
+        for number in sorted(self._owed):
+            if before >= self._free:
+                return
+            waiter = self._waiting.pop(number, None)
+            if waiter is None or waiter[1].cancelled():
+                before += 1
                 continue
+            ticket, granted = waiter
+            self._owed.discard(number)
             self._free -= 1
             ticket.holds_slot = True  # also when it is cancelled before it resumes: its end frees it
             granted.set_result(None)
-
-    def _advance(self) -> None:
-        self._turn += 1
-        while self._turn in self._passed:
-            self._passed.remove(self._turn)
-            self._turn += 1
 
 
 class SlottedEngine(Engine):

@@ -136,3 +136,43 @@ def test_slots_go_in_start_order_a_turn_is_given_up_and_a_cancelled_waiter_frees
 
     events, free = asyncio.run(scenario())
     assert events == ["end 1", "end 0", "end 3"] and free == 1
+
+
+def test_a_ready_episode_takes_a_spare_slot_before_slower_set_ups_started_before_it():
+    """At the start every slot is free: an episode ready early calls the engine at once, as long as a
+    slot is left for each episode started before it that still sets up (they never wait for it)."""
+
+    async def scenario() -> list[str]:
+        gate, slots = Gate(), Slots(2, ahead=1)
+        engine = SlottedEngine(gate, slots)
+        events: list[str] = []
+        may_call = {number: asyncio.Event() for number in range(3)}
+
+        async def episode(number: int) -> None:
+            async with slots.episode():
+                await may_call[number].wait()  # its set-up
+                await engine.generate([number], SamplingParams())
+                events.append(f"end {number}")
+
+        async def settle() -> None:
+            for _ in range(20):
+                await asyncio.sleep(0)
+
+        tasks = [asyncio.create_task(episode(number)) for number in range(3)]
+        await settle()
+        may_call[1].set()  # one slot is spare beside the one owed to episode 0: episode 1 takes it
+        may_call[2].set()  # the other is owed to episode 0, still setting up: episode 2 waits
+        await settle()
+        events.append(f"at the engine {len(gate.waiting)}")
+        gate.waiting.pop().set_result(None)
+        await settle()
+        may_call[0].set()
+        while not all(task.done() for task in tasks):
+            await asyncio.sleep(0)
+            if gate.waiting:
+                gate.waiting.pop(0).set_result(None)
+        await asyncio.gather(*tasks)
+        return events
+
+    events = asyncio.run(scenario())
+    assert events[:2] == ["at the engine 1", "end 1"] and sorted(events[2:]) == ["end 0", "end 2"]
