@@ -2,7 +2,9 @@
 `tracking.api_kye=V`, in an override or a config file) and a secret flag given with its value as the
 next argument (`--api-key V`, `--hf-token V`). The value has no issuer's prefix and the name is not a
 secret name, so the refusal quoted it in "set in" and offered it back in its fix as a literal of the
-credential field (docs/how-to/secrets.md, "Where a secret could leave").
+credential field (docs/how-to/secrets.md, "Where a secret could leave"). And credentials inside text
+that names them (`HF_TOKEN=V` in a child's error, `?private_token=V`, `https://V@github.com`) or whose
+issuer's prefix was not known (Groq, xAI, npm, …), which the masking of every written line let through.
 
 Each test plants its own value: values this process has masked once stay masked, so a value shared
 between tests could pass a test that no longer masks it.
@@ -20,6 +22,8 @@ from typer.testing import CliRunner
 
 from launch.cli.app import app
 from launch.config.misspelt_secrets import spelt_like_secret
+from t3rl_core.secret import mask_text
+from t3rl_core.secret_shapes import credentials_in
 from tests.support.no_slime import cli_workdir
 
 ALPHABET = string.ascii_letters + string.digits
@@ -114,3 +118,90 @@ def test_an_ordinary_key_is_not_taken_for_a_misspelt_credential(name: str) -> No
 @pytest.mark.parametrize("name", ["api_kye", "apikye", "pasword", "passwrd", "secert", "tokn", "acess_key"])
 def test_a_name_a_letter_away_from_a_credentials_is_taken_for_one(name: str) -> None:
     assert spelt_like_secret(f"tracking.{name}") and spelt_like_secret(f"tracking.my_{name}")
+
+
+# ------------------------------------------------- credentials given away by their name inside text
+
+
+def _value() -> str:
+    return planted() + "7"  # a digit, whatever was drawn
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "Traceback … ValueError: bad header: HF_TOKEN={v}",
+        "export MY_SERVICE_TOKEN={v}",
+        "client = OpenAI(api_key='{v}', base_url='http://x')",
+        '{{"wandb_key": "{v}", "project": "p"}}',
+        "error: slime exited 1: --api-key {v} is not a flag",
+        "PRIVATE-TOKEN: {v}",
+        "GET https://gitlab.example/api?private_token={v}&page=2",
+        "GET https://hub.example/x?hf_token={v}",
+        "GET https://store.example/o?X-Goog-Signature={v}",
+        "clone https://{v}@github.com/org/repo.git failed",
+        "db password: {v}",
+    ],
+)
+def test_a_credential_named_in_text_is_masked_by_its_name(template: str) -> None:
+    """A child's error, a repr in a traceback or a dumped env names the credential it prints; the value
+    has no issuer's prefix and this process never saw it, so it was printed and written whole."""
+    value = _value()
+    text = template.format(v=value)
+    assert value not in mask_text(text) and "***" in mask_text(text), mask_text(text)
+    assert value in credentials_in(text)
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "gsk_" + "Ab3dE" * 10,
+        "xai-" + "Ab3dE" * 10,
+        "pplx-" + "Ab3dE" * 10,
+        "npm_" + "Ab3dE" * 8,
+        "pypi-AgEIcHlwaS5vcmc" + "Ab3dE" * 10,
+        "r8_" + "Ab3dE" * 8,
+        "dop_v1_" + "ab3de" * 12 + "abcd",
+        "ya29." + "Ab3dE" * 6,
+    ],
+)
+def test_keys_of_more_issuers_are_known_by_their_prefix(token: str) -> None:
+    assert mask_text(f"retry with {token} (401)") == "retry with *** (401)"
+    assert mask_text(f"cut: {token[:12]}…") == "cut: ***…"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "eos_token: <|im_end|>",
+        "pad_token=151643",
+        "max_tokens=4096 max_new_tokens: 8192",
+        "tokenizer=Qwen/Qwen3-8B",
+        "num_tokens: 12345678",
+        "--fim-pad-token <fim_pad>",
+        "sort_key=abc123def reward_key=score1234 input_key: prompt12345",
+        "password: hunter2",
+        "token=env:HF_TOKEN api_key=${oc.env:MY_KEY1}",
+        "https://git@github.com/org/repo.git https://user1@example.com",
+        '"tokens": [151644, 872, 198]',
+        "http://h/search?sort_key=date2024abc&q=x",
+    ],
+)
+def test_text_that_names_no_credential_is_left_as_it_is(text: str) -> None:
+    assert mask_text(text) == text and credentials_in(text) == []
+
+
+# ------------------------------------------------- a config dir whose path holds a credential
+
+
+def test_a_config_dir_whose_path_holds_a_credential_is_refused(here: Path) -> None:
+    """Planned before, with manifest.json's config_dirs and the "run it:" line masked (`/tmp/x/***`), so
+    `t3rl run --run-dir` of the run looked for a directory that does not exist."""
+    token = "hf_" + planted() + "Ab3dE7Ab3d"
+    (here / token / "model").mkdir(parents=True)
+    result = CliRunner().invoke(
+        app, ["plan", "--config-dir", str(here / token), "+experiment=quickstart"], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 2, result.output
+    assert "error --config-dir: the config dir's path holds a credential" in result.output, result.output
+    assert token not in result.output and not (here / "plans").exists()

@@ -113,6 +113,22 @@ def no_secret_in_names(ctx: Context) -> Iterator[Problem]:
         )
 
 
+def no_credential_in_config_dirs(ctx: Context) -> Iterator[Problem]:
+    """A `--config-dir` whose path holds a credential (known by its form, or a credential's value):
+    manifest.json records it masked and the "run it:" line prints it masked, so a resume of the run
+    (`t3rl run --run-dir`) would look for a directory that does not exist."""
+    values = [v for v in secret_values() if len(v) >= _MIN_FOUND_LEN]
+    for directory in ctx.config_dirs:
+        if credentials_in(directory) or url_passwords(directory) or any(v in directory for v in values):
+            yield Problem(
+                "--config-dir",
+                "the config dir's path holds a credential: every record masks it, so the run's "
+                "manifest.json and its resume command would name a directory that does not exist",
+                source=f"--config-dir {directory}",
+                fix="rename or move the directory so that its path holds no credential",
+            )
+
+
 def literal_credentials(ctx: Context) -> Iterator[Problem]:
     """A literal that looks like a credential under a key that takes one (a warning: it is masked)."""
     for key, value in _leaves(ctx.data, ""):
@@ -234,6 +250,7 @@ RULES = (
     no_secret_flag_values,
     no_shaped_credentials,
     no_secret_in_names,
+    no_credential_in_config_dirs,
     literal_credentials,
     keys_sent_in_clear,
 )
