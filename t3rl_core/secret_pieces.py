@@ -12,6 +12,7 @@ beginning or end of it of `PIECE` characters or more.
 
 from __future__ import annotations
 
+import base64
 import bisect
 import itertools
 import json
@@ -49,7 +50,8 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
 @lru_cache(maxsize=1024)
 def encodings(value: str) -> frozenset[str]:
     """`value` as written plain, escaped in JSON (ASCII or not), quoted in a URL, in a Python repr or
-    for a shell (alone, or inside a quoted `key=value`)."""
+    for a shell (alone, or inside a quoted `key=value`), and, when it is long enough not to occur by
+    chance, inside base64 (standard or URL-safe)."""
     shell = shlex.quote(value)
     forms = {
         value,
@@ -62,7 +64,23 @@ def encodings(value: str) -> frozenset[str]:
         shell,
         shell[1:-1] if shell != value else shell,
     }
+    if len(value) >= PIECE:
+        forms |= _base64_cores(value)
     return frozenset(form for form in forms if form)
+
+
+def _base64_cores(value: str) -> set[str]:
+    """What every base64 text holding `value` holds, whatever stands before and after it (HTTP Basic's
+    `user:value`, a registry's `auth`, a Kubernetes secret): its encoding at each of the three byte
+    offsets, less the characters that also encode the bytes around it."""
+    raw = value.encode()
+    cores = set()
+    for shift, cut_start in ((0, 0), (1, 2), (2, 3)):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode()
+        cut_end = (0, 3, 2)[(shift + len(raw)) % 3]  # the last group's characters that read what follows
+        core = encoded[cut_start : len(encoded) - cut_end]
+        cores |= {core, core.replace("+", "-").replace("/", "_")}
+    return cores
 
 
 def unfolded(text: str, word_starts: tuple[str, ...] = ()) -> str:

@@ -12,6 +12,9 @@ between tests could pass a test that no longer masks it.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 import secrets as random_source
 import string
 from pathlib import Path
@@ -22,6 +25,7 @@ from typer.testing import CliRunner
 
 from launch.cli.app import app
 from launch.config.misspelt_secrets import spelt_like_secret
+from launch.config.secrets import scrub_text
 from t3rl_core.secret import mask_text
 from t3rl_core.secret_shapes import credentials_in
 from tests.support.no_slime import cli_workdir
@@ -205,3 +209,31 @@ def test_a_config_dir_whose_path_holds_a_credential_is_refused(here: Path) -> No
     assert result.exit_code == 2, result.output
     assert "error --config-dir: the config dir's path holds a credential" in result.output, result.output
     assert token not in result.output and not (here / "plans").exists()
+
+
+# ------------------------------------------------- a known credential inside base64
+
+
+@pytest.mark.parametrize("before", ["", "u:", "ab:", "user:"])
+@pytest.mark.parametrize("after", ["", "x", "xy"])
+def test_a_known_credential_inside_base64_is_masked(
+    monkeypatch: pytest.MonkeyPatch, before: str, after: str
+) -> None:
+    """HTTP Basic's `Authorization: Basic <base64 of user:key>` is masked as a header; the same base64 in
+    a registry's `"auth"` or a Kubernetes secret a job dumps carried a known key (WANDB_API_KEY's value)
+    readable by anyone who decodes it."""
+    value = planted() + planted()
+    monkeypatch.setenv("WANDB_API_KEY", value)
+    blob = (before + value + after).encode()
+    text = (
+        f'{{"auths": {{"registry": {{"auth": "{base64.b64encode(blob).decode()}"}}}}}} '
+        f"data: {base64.urlsafe_b64encode(blob).decode().rstrip('=')}"
+    )
+    masked = scrub_text(text)
+    for word in re.findall(r"[A-Za-z0-9+/_=-]{8,}", masked):
+        for decode in (base64.b64decode, base64.urlsafe_b64decode):
+            try:
+                assert value.encode() not in decode(word + "=" * (-len(word) % 4)), masked
+            except (ValueError, binascii.Error):
+                continue
+    assert masked.count("***") == 2, masked
