@@ -113,6 +113,20 @@ class LazyGroup(PlainGroup):
                     raise
                 raise typer.Exit(code) from None
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """A command given after its own options or overrides (`t3rl +experiment=x validate`): refused
+        with the line that works (Click named the first argument as an unknown command or option)."""
+        own = [name for param in self.params for name in (*param.opts, *param.secondary_opts)]
+        own += ctx.help_option_names
+        first = args[0].partition("=")[0] if args else ""
+        if first and first not in SUBCOMMANDS and first not in own and not ctx.resilient_parsing:
+            from launch.cli.misplaced import misplaced  # lazy: only when the command is not first
+
+            wrong = misplaced(args, SUBCOMMANDS, own)
+            if wrong is not None:
+                raise typer.BadParameter(wrong, ctx, param_hint="COMMAND")
+        return super().parse_args(ctx, args)
+
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
         try:

@@ -246,3 +246,42 @@ def test_a_group_for_another_env_kind_names_the_kind_and_the_override(
     assert fix.startswith(f"drop `{typed}`") and fix.endswith(kind_option), output
     assert f"'{field}' is a field of the env kind" in fix, output
     validates(["+experiment=quickstart"])
+
+
+# ------------------------------------------------- the command not first
+
+
+@pytest.mark.parametrize(
+    ("typed", "says"),
+    [
+        (
+            ["+experiment=quickstart", "validate"],
+            "the command comes first: t3rl validate +experiment=quickstart",
+        ),
+        (
+            ["--config-dir", "cfg", "validate", "+experiment=quickstart"],
+            "the command comes first: t3rl validate --config-dir cfg +experiment=quickstart",
+        ),
+        (
+            ["-m", "validate", "+experiment=quickstart", "reward=progress,binary"],
+            "the command comes first: t3rl validate -m +experiment=quickstart reward=progress,binary",
+        ),
+        (["+experiment=quickstart"], "overrides follow a command: t3rl run +experiment=quickstart"),
+        (["help"], "that is an option of t3rl: t3rl --help"),
+        (["version"], "that is an option of t3rl: t3rl --version"),
+    ],
+    ids=["override-first", "option-first", "sweep-flag-first", "no-command", "help-word", "version-word"],
+)
+def test_a_command_line_whose_command_is_not_first_gets_the_line_that_works(
+    here: Path, typed: list[str], says: str
+) -> None:
+    """Click said "No such command '+experiment=quickstart'" or "No such option: --config-dir"."""
+    (here / "cfg" / "model").mkdir(parents=True)
+    result = CliRunner().invoke(app, typed, env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert says in " ".join(result.output.split()), result.output
+    line = says.partition(": t3rl ")[2].removesuffix(" (or plan, validate, show)").split()
+    if line[0] == "run":
+        line[0] = "validate"  # the same arguments, checked instead of run
+    again = CliRunner().invoke(app, line, env={"COLUMNS": "300"})
+    assert again.exit_code == 0, again.output
