@@ -34,12 +34,14 @@ if TYPE_CHECKING:
     from pydantic_core import core_schema  # lazy: pydantic, only when a model holding a Secret is built
 
 MASK = "***"
+# ENV_NAME and _OC_ENV are strings, compiled by `re` (and cached) when first used, not on import: a cold
+# `t3rl validate +experiment=stage2_bfcl` never uses them.
 # Environment-variable names as shells accept them.
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 # `scheme://user:password@`: the password is group 2 (a user name alone is not a credential).
 _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):([^/@\s]+)@")
 # `${oc.env:NAME}`, the environment reference of config files, given to a Secret field.
-_OC_ENV = re.compile(r"^\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)\}$")
+_OC_ENV = r"^\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)\}$"
 SECRET_REFERENCE_ERROR = "secret_reference"
 # A credential found only in text with its line breaks taken out is masked where it occurs from this
 # length on (a short query value could also be an ordinary word of the text).
@@ -76,7 +78,7 @@ def url_passwords(text: str) -> list[str]:
 def is_reference(text: str) -> bool:
     """`env:NAME` or `file:PATH`: what a Secret takes."""
     kind, _, target = text.partition(":")
-    return (kind == "env" and bool(ENV_NAME.match(target))) or (kind == "file" and bool(target))
+    return (kind == "env" and bool(re.match(ENV_NAME, target))) or (kind == "file" and bool(target))
 
 
 def revealed() -> frozenset[str]:
@@ -196,5 +198,5 @@ def _validate(value: Any) -> Secret:
         from pydantic_core import PydanticCustomError  # lazy: pydantic, only when a reference is refused
 
         raise PydanticCustomError(SECRET_REFERENCE_ERROR, "takes a reference string, " + REFERENCE_HELP)
-    environment = _OC_ENV.match(value.strip())
+    environment = re.match(_OC_ENV, value.strip())
     return Secret(f"env:{environment.group(1)}" if environment else value)

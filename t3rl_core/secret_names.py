@@ -26,9 +26,11 @@ _SECRET_KEY_NAME = re.compile(
     r"(?i)(^|_)(api_?key|access_?key|secret_?key|private_?key|wandb_key|token|secret|password|passwd"
     r"|passphrase|credentials?|auth|bearer|pat)$"
 )
+# _SECRET_FLAG_NAME, _TOKEN_KEY and _VOCABULARY_TOKEN are strings, compiled by `re` (and cached) when first
+# used, not on import: a cold `t3rl validate +experiment=stage2_bfcl` never uses them.
 # Command-line flags: a trailing `token` only in the names of credentials (Megatron's --fim-pad-token
 # takes a vocabulary token).
-_SECRET_FLAG_NAME = re.compile(
+_SECRET_FLAG_NAME = (
     r"^((.*_)?(api_?key|access_?key|secret_?key|private_?key|password|passwd|passphrase|secret"
     r"|credentials?|wandb_key|pat)|token|auth|bearer|(auth|access|api|hf|bearer|refresh|id)_token)$"
 )
@@ -44,8 +46,8 @@ _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 # A key ending in `token` names a credential (`token`, `hf_token`) or a vocabulary token
 # (`eos_token: "<|im_end|>"`); the value tells them apart, as no credential is written like a special
 # token. Masking a special token would also corrupt every prompt and template that contains it.
-_TOKEN_KEY = re.compile(r"(?i)token$")
-_VOCABULARY_TOKEN = re.compile(r"^(<[^<>\s]{1,64}>|\[[A-Za-z_]{1,32}\])$")
+_TOKEN_KEY = r"(?i)token$"
+_VOCABULARY_TOKEN = r"^(<[^<>\s]{1,64}>|\[[A-Za-z_]{1,32}\])$"
 # `env:NAME`, `file:PATH`, `${oc.env:NAME}` (also as a sweep point's override spells it, with Hydra's
 # escapes `$\{oc.env\:NAME\}`), and `${NAME}` (how a job's environment refers to its own variable).
 _REFERENCE = re.compile(
@@ -109,9 +111,9 @@ def is_vocabulary_token(key: str, value: object) -> bool:
     return (
         bool(parts)
         and "secrets" not in parts[:-1]
-        and bool(_TOKEN_KEY.search(parts[-1]))
+        and bool(re.search(_TOKEN_KEY, parts[-1]))
         and isinstance(value, str)
-        and bool(_VOCABULARY_TOKEN.match(value.strip().strip("'\"")))
+        and bool(re.match(_VOCABULARY_TOKEN, value.strip().strip("'\"")))
     )
 
 
@@ -140,4 +142,4 @@ def is_secret_flag(token: str) -> bool:
     if not token.startswith("-"):
         return False
     name = token.lstrip("-").split("=", 1)[0].replace("-", "_").lower()
-    return bool(_SECRET_FLAG_NAME.match(name))
+    return bool(re.match(_SECRET_FLAG_NAME, name))

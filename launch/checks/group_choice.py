@@ -14,8 +14,10 @@ from dataclasses import replace
 
 from launch.config.errors import Problem
 
-_OVERRIDE = re.compile(r"^override `(?P<key>[\w.]+)=(?P<value>[\w-]+)`$")
-_UNDER_GROUP = re.compile(r"^override `(?P<group>\w+)(?P<rest>\.[^=`]+)=(?P<value>.*)`$")
+# _OVERRIDE and _UNDER_GROUP are strings, compiled by `re` (and cached) when first used, not on import: a
+# cold `t3rl validate +experiment=stage2_bfcl` never uses them.
+_OVERRIDE = r"^override `(?P<key>[\w.]+)=(?P<value>[\w-]+)`$"
+_UNDER_GROUP = r"^override `(?P<group>\w+)(?P<rest>\.[^=`]+)=(?P<value>.*)`$"
 
 
 def with_group_fixes(problems: list[Problem], config_dirs: Sequence[str]) -> list[Problem]:
@@ -25,7 +27,7 @@ def with_group_fixes(problems: list[Problem], config_dirs: Sequence[str]) -> lis
 
 
 def _chosen(problem: Problem, config_dirs: Sequence[str]) -> Problem | None:
-    found = _OVERRIDE.match(problem.source)
+    found = re.match(_OVERRIDE, problem.source)
     if found is None or not problem.key.startswith(found["key"]):
         return None
     group = mounted_group(found["key"], found["value"], config_dirs)
@@ -55,7 +57,7 @@ def with_package_keys(problems: list[Problem], config_dirs: Sequence[str]) -> li
 
 
 def _under_package(problem: Problem, config_dirs: Sequence[str]) -> Problem | None:
-    found = _UNDER_GROUP.match(problem.source)
+    found = re.match(_UNDER_GROUP, problem.source)
     if found is None or not problem.message.startswith(f"unknown key '{found['group']}' at the top level"):
         return None
     from launch.config import compose  # lazy: Hydra's config loader, only on a composition error's path

@@ -17,8 +17,10 @@ import yaml
 from launch.config.search_path import PACKAGE, package_dir
 from t3rl_core.yaml_text import safe_load
 
+# _SIZE is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl validate
+# +experiment=stage2_bfcl` never uses it.
 # A name segment that gives the model's size (4B, 0.5B, 235B, 1.5m), where a model line's name ends.
-_SIZE = re.compile(r"^\d+(\.\d+)?[bm]$")
+_SIZE = r"^\d+(\.\d+)?[bm]$"
 
 
 class ModelOption(NamedTuple):
@@ -74,7 +76,7 @@ def model_line(hub_id: str) -> str:
     org, _, name = hub_id.lower().partition("/")
     kept: list[str] = []
     for segment in name.split("-"):
-        if _SIZE.match(segment) and kept:
+        if re.match(_SIZE, segment) and kept:
             break
         kept.append(segment)
     return f"{org}/{'-'.join(kept)}"

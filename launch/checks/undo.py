@@ -13,7 +13,9 @@ from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import quoted
 from launch.config.resolved import composed_plain
 
-_OVERRIDE = re.compile(r"^override `(?P<text>[^`]*)`")
+# _OVERRIDE is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl validate
+# +experiment=stage2_bfcl` never uses it.
+_OVERRIDE = r"^override `(?P<text>[^`]*)`"
 
 
 def with_undo_fixes(
@@ -34,7 +36,7 @@ def _assigns(fix: str) -> bool:
 
 
 def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str]) -> Problem:
-    found = _OVERRIDE.match(problem.source)
+    found = re.match(_OVERRIDE, problem.source)
     if found is None or found.group("text") not in overrides:
         return problem
     text = found.group("text")

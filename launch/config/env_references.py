@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 ENVIRONMENT_KEYS = frozenset({"env_vars", "runtime_env"})
 # An unescaped `${oc.env:` (a preceding backslash is OmegaConf's escape: already a literal).
 _UNESCAPED = re.compile(r"(?<!\\)\$\{oc\.env:")
+# _KEPT is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl validate
+# +experiment=stage2_bfcl` never uses it.
 # A kept reference: its name, and the default after the comma if any (no nested interpolation).
-_KEPT = re.compile(r"\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)(?:,([^{}]*))?\}")
+_KEPT = r"\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)(?:,([^{}]*))?\}"
 
 
 def keep_environment_references(node: Any, key: str = "", environment: bool = False) -> None:
@@ -75,8 +77,8 @@ def job_variable(name: str, value: str, environ: Mapping[str, str]) -> str:
             return f"${{{variable}}}"
         return default.strip().strip("'\"")
 
-    if _KEPT.search(value):
-        return _KEPT.sub(shell, value)
+    if re.search(_KEPT, value):
+        return re.sub(_KEPT, shell, value)
     return f"${{{name}}}" if is_credential_at(name, value) else value
 
 

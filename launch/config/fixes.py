@@ -24,15 +24,18 @@ def assign(data: Mapping[str, Any], key: str, value: object) -> str:
     """`key=value`, with '+' when the key is not in the composed config."""
     return f"{'' if present(data, key) else '+'}{key}={value}"
 
+
+# _PLAIN and _TYPED are strings, compiled by `re` (and cached) when first used, not on import: a cold `t3rl
+# validate +experiment=stage2_bfcl` never uses them.
 # What Hydra reads as a plain string: no quoting needed ("~" is its delete prefix: a value with one is
 # refused unquoted).
-_PLAIN = re.compile(r"^[A-Za-z_/.+-][\w/.:+-]*$")
-_TYPED = re.compile(r"^(true|false|null|none|nan|inf|[-+]?inf|[-+]?(\d[\d_]*)?\.?\d*([eE][-+]?\d+)?)$", re.I)
+_PLAIN = r"^[A-Za-z_/.+-][\w/.:+-]*$"
+_TYPED = r"(?i)^(true|false|null|none|nan|inf|[-+]?inf|[-+]?(\d[\d_]*)?\.?\d*([eE][-+]?\d+)?)$"
 
 
 def quoted(token: str) -> str:
     """`token` as an element of an override, quoted when Hydra would not keep it a string."""
-    if _PLAIN.match(token) and not _TYPED.match(token):
+    if re.match(_PLAIN, token) and not re.match(_TYPED, token):
         return token
     # Inside quotes Hydra reads a backslash literally unless a quote follows it (the closing one too):
     # only the backslashes before a quote are doubled, and the quote escaped.

@@ -44,8 +44,10 @@ MASK = "***"
 
 # `--flag=value`, `--flag,value` or `--flag value` inside an override's text (a Hydra list or string).
 _FLAG_IN_TEXT = re.compile(r"(--?[A-Za-z][\w-]*)(?:=|,\s*|\s+)['\"]?([^,\]\s'\"]+)")
+# _OC_ENV_NAME is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl
+# validate +experiment=stage2_bfcl` never uses it.
 # `${oc.env:NAME…}` in a value: NAME.
-_OC_ENV_NAME = re.compile(r"\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)")
+_OC_ENV_NAME = r"\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)"
 # More than a credential file holds: a longer file is not one.
 _MAX_SECRET_FILE = 65536
 # Values this short are too likely to occur by chance ("1", "true") to be masked inside other text.
@@ -137,7 +139,7 @@ def _texts(obj: Any) -> Iterator[str]:
 
 def _referenced(text: str) -> list[str]:
     """The values the references in `text` point at, where they resolve here."""
-    found = [os.environ.get(name, "") for name in _OC_ENV_NAME.findall(text)]
+    found = [os.environ.get(name, "") for name in re.findall(_OC_ENV_NAME, text)]
     kind, _, target = text.partition(":")
     if kind == "env":
         found.append(os.environ.get(target, ""))

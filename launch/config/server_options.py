@@ -33,9 +33,11 @@ class Option(NamedTuple):
 
 SERVER_OPTIONS: dict[str, Option] = {flag: Option(*row) for flag, row in OPTIONS.items()}
 
+# _HUMAN_INT is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl
+# validate +experiment=stage2_bfcl` never uses it.
 # SGLang's human_readable_int: a whole number, or one with an SI (k, M, G, T; decimals allowed) or IEC
 # (Ki, Mi, Gi, Ti) suffix.
-_HUMAN_INT = re.compile(r"(\d+)|(\d+(?:\.\d+)?)([kMGT])|(\d+)(Ki|Mi|Gi|Ti)")
+_HUMAN_INT = r"(\d+)|(\d+(?:\.\d+)?)([kMGT])|(\d+)(Ki|Mi|Gi|Ti)"
 _SUFFIX = {
     "k": 10**3,
     "M": 10**6,
@@ -50,7 +52,7 @@ _SUFFIX = {
 
 def human_int(value: str) -> int:
     """A human_readable_int's value (ValueError when it is none)."""
-    match = _HUMAN_INT.fullmatch(value)
+    match = re.fullmatch(_HUMAN_INT, value)
     if match is None:
         raise ValueError(f"invalid human-readable integer: {value!r} (e.g. 32768, 32k, 32Ki)")
     whole, si, si_suffix, iec, iec_suffix = match.groups()

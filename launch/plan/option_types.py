@@ -18,7 +18,9 @@ from typing import Any
 
 from launch.config.server_options import human_int
 
-_PATTERN_CHARS = re.compile(r"[^,\d\[\]\(\)\+\*]")
+# _PATTERN_CHARS is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl
+# validate +experiment=stage2_bfcl` never uses it.
+_PATTERN_CHARS = r"[^,\d\[\]\(\)\+\*]"
 
 
 def _evaluate(node: ast.AST) -> Any:
@@ -40,7 +42,7 @@ def layer_pattern(value: str) -> int | list[int]:
     """Megatron's moe_freq_type / no_rope_freq_type / la_freq_type: an int, or a list expression."""
     if "[" not in value:
         return int(value)
-    if _PATTERN_CHARS.search(value):
+    if re.search(_PATTERN_CHARS, value):
         raise ValueError(f"Invalid pattern: {value} (only the characters ,0-9[]()+* are allowed)")
     try:
         result = _evaluate(ast.parse(value, mode="eval"))

@@ -32,9 +32,11 @@ _FIX = (
     "section's credential field to env:NAME (e.g. eval.engine.api_key=env:SGLANG_API_KEY, "
     "env.user.api_key=env:USER_SIM_API_KEY; job variables: hardware.env_vars.NAME='${oc.env:NAME}')"
 )
+# _REVEALING_LISTS is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl
+# validate +experiment=stage2_bfcl` never uses it.
 # Argument lists of programs t3rl starts through t3rl_core.secret_launch (a flag's reference is
 # revealed by the program's own process): the eval's server, a managed service.
-_REVEALING_LISTS = re.compile(r"^((stages\.[^.]+\.)?eval\.server|services\.[^.]+)\.extra_args$")
+_REVEALING_LISTS = r"^((stages\.[^.]+\.)?eval\.server|services\.[^.]+)\.extra_args$"
 # A credential shorter than this is not looked for inside other values (it would match by chance).
 _MIN_FOUND_LEN = 6
 
@@ -58,7 +60,7 @@ def no_secret_flag_values(ctx: Context) -> Iterator[Problem]:
                 value = str(items[i + 1])
             if value and not is_reference(value):
                 yield Problem(f"{key}.{i}", f"a credential follows the secret flag {flag}", fix=_FIX)
-            elif value and not _REVEALING_LISTS.match(key):
+            elif value and not re.match(_REVEALING_LISTS, key):
                 yield Problem(
                     f"{key}.{i}",
                     f"{flag} {value}: this program would get the reference's text, not the credential "

@@ -18,8 +18,10 @@ from launch.config.fixes import list_override
 from launch.config.slime_objects import SLIME_OBJECTS
 from t3rl_core.import_paths import Unresolved, resolve
 
+# HOOK_FLAG is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl validate
+# +experiment=stage2_bfcl` never uses it.
 # slime options whose value is a function's import path (not a file: --custom-config-path is one).
-HOOK_FLAG = re.compile(r"^--(custom-(?!config-).*-path|.*-(filter|function|process|hook)-path)$")
+HOOK_FLAG = r"^--(custom-(?!config-).*-path|.*-(filter|function|process|hook)-path)$"
 _TABLES = {"slime": SLIME_OBJECTS}
 
 
@@ -52,7 +54,7 @@ def hook_flags_resolve(ctx: Context) -> Iterator[Problem]:
     argv = list(ctx.run.model.architecture.extra_args)
     for index, token in enumerate(argv[:-1]):
         flag = token.partition("=")[0]
-        if not HOOK_FLAG.match(flag):
+        if not re.match(HOOK_FLAG, flag):
             continue
         value = token.partition("=")[2] or argv[index + 1]
         unresolved = resolve(value, _TABLES)

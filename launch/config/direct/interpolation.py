@@ -18,7 +18,9 @@ from launch.config.direct.unsupported import Unsupported
 _KEY = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _DEFAULT = r"[Nn][Uu][Ll][Ll]|'[^'\"\\${}]*'|\"[^'\"\\${}]*\"|[A-Za-z_/][A-Za-z0-9_./-]*|\."
 _PIECE = re.compile(rf"\$\{{(?:({_KEY})|oc\.env:([A-Za-z_][A-Za-z0-9_]*)(?:,({_DEFAULT}))?)\}}")
-_KEPT = re.compile(r"\\\$\{oc\.env:[A-Za-z_][A-Za-z0-9_]*(?:,[^\\${}]*)?\}")
+# _KEPT is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl validate
+# +experiment=stage2_bfcl` never uses it.
+_KEPT = r"\\\$\{oc\.env:[A-Za-z_][A-Za-z0-9_]*(?:,[^\\${}]*)?\}"
 _TEXT = re.compile(r"[^\\${}]*")
 # Unquoted defaults OmegaConf's grammar reads as another type than a string.
 _NOT_STRINGS = ("true", "false", "inf", "nan")
@@ -86,7 +88,7 @@ class Resolver:
 
 def _kept(text: str) -> str:
     """A kept reference's text: `\\${oc.env:…}` reads as `${oc.env:…}`, with nothing else to resolve."""
-    rest = _KEPT.sub("", text)
+    rest = re.sub(_KEPT, "", text)
     if "${" in rest or "\\" in rest or "{" in rest or "}" in rest:
         raise Unsupported("an escape or interpolation beside a kept reference")
     return text.replace("\\${", "${")
