@@ -5,6 +5,7 @@ on. Light on purpose: `t3rl runs` reads records with nothing else of the launche
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -24,12 +25,30 @@ def not_a_run_dir(path: Path) -> str | None:
     if (path / "config.yaml").is_file():
         return None
     if not path.exists():
-        return f"{path} is not a t3rl run dir: it does not exist (`t3rl runs` lists the run dirs)"
+        return f"{path} is not a t3rl run dir: it does not exist ({run_dir_hint(path)})"
     if not path.is_dir():
         return f"{path} is not a t3rl run dir: it is a file (`t3rl runs` lists the run dirs)"
     if (path / "sweep.json").is_file():
         return f"{path} is not a t3rl run dir: it is a sweep (`t3rl runs show {path}` lists its points)"
-    return f"{path} is not a t3rl run dir (no config.yaml; `t3rl runs` lists the run dirs)"
+    return f"{path} is not a t3rl run dir (no config.yaml; {run_dir_hint(path)})"
+
+
+def run_dir_hint(path: Path) -> str:
+    """The run dir `path` most likely meant: the latest run dir in it (`runs/quickstart` holds one per
+    run), else the nearest-named run dir beside it (a misspelt timestamp); else where they are listed."""
+    inside = sorted(_run_dirs(path))
+    if inside:
+        return f"it holds run dirs; the latest is {inside[-1]}"
+    beside = [str(d) for d in _run_dirs(path.parent)]
+    near = difflib.get_close_matches(str(path), beside, n=1, cutoff=0.8)
+    return f"did you mean {near[0]}?" if near else "`t3rl runs` lists the run dirs"
+
+
+def _run_dirs(folder: Path) -> list[Path]:
+    try:
+        return [child for child in folder.iterdir() if (child / "config.yaml").is_file()]
+    except OSError:
+        return []
 
 
 def read_json(path: Path, shape: type = object, advice: str = "") -> Any:

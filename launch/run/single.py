@@ -21,6 +21,7 @@ from launch.plan.build import PlanContext, build_plan
 from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview
 from launch.run.published_view import show_published
+from launch.run.record_files import run_dir_hint
 from launch.run.reporter import RichReporter
 from launch.run.rundir import RunDir, RunDirError
 from launch.run.steps import (
@@ -59,7 +60,8 @@ def run_single(
         )
     if existing is not None and not existing.exists():
         raise PipelineError(
-            f"{existing.path} is not a run dir (no config.yaml), so there is nothing to "
+            f"{existing.path} is not a run dir (no config.yaml: {run_dir_hint(existing.path)}), so there "
+            "is nothing to "
             + (
                 f"preview; `t3rl plan --out {existing.path} …` writes a new plan there"
                 if dry

@@ -285,3 +285,36 @@ def test_a_command_line_whose_command_is_not_first_gets_the_line_that_works(
         line[0] = "validate"  # the same arguments, checked instead of run
     again = CliRunner().invoke(app, line, env={"COLUMNS": "300"})
     assert again.exit_code == 0, again.output
+
+
+# ------------------------------------------------- --run-dir of the experiment's dir, or misspelt
+
+
+@pytest.fixture
+def two_runs(here: Path) -> list[Path]:
+    runs = [here / "runs" / "quickstart" / stamp for stamp in ("20261127-060552", "20261127-071010")]
+    for run in runs:
+        run.mkdir(parents=True)
+        (run / "config.yaml").write_text("name: quickstart\n")
+    return runs
+
+
+@pytest.mark.parametrize("argv", [["run", "--run-dir"], ["plan", "--run-dir"], ["runs", "show"]])
+def test_the_experiments_dir_given_for_a_run_dir_names_its_latest_run(
+    here: Path, two_runs: list[Path], argv: list[str]
+) -> None:
+    """`t3rl run --run-dir runs/quickstart` (the dir above the run dirs) said only "no config.yaml"."""
+    result = invoke([*argv, "runs/quickstart"])
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert f"it holds run dirs; the latest is {two_runs[1].relative_to(here)}" in text.replace(
+        f"{here}/", ""
+    ), result.output
+
+
+@pytest.mark.parametrize("argv", [["run", "--run-dir"], ["runs", "show"]])
+def test_a_misspelt_run_dir_names_the_nearest_one(here: Path, two_runs: list[Path], argv: list[str]) -> None:
+    result = invoke([*argv, "runs/quickstart/2026112-060552"])
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split()).replace(f"{here}/", "")
+    assert "did you mean runs/quickstart/20261127-060552?" in text, result.output
