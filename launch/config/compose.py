@@ -486,7 +486,11 @@ def _missing_config_problem(
     missing = error.missing_cfg_file or ""
     group, _, option = missing.rpartition("/")
     options = list(error.options or []) or (internals.group_options(loader, group) if group else [])
-    text = next((o.input_line for o in parsed if o.key_or_group.split("@")[0] == group), None)
+    # The override that chose the missing option (`model=a model=nosuch`: not the first of the group).
+    chosen = [o for o in parsed if o.key_or_group.split("@")[0] == group]
+    text = next((o.input_line for o in reversed(chosen) if o.value() == option), None) or next(
+        (o.input_line for o in reversed(chosen)), None
+    )
     source = f"override `{text}`" if text else _source_of_default(str(error))
     guess = did_you_mean(option, options)
     if not group:
@@ -514,7 +518,9 @@ def _path_as_option(
     for override in parsed:
         value = override.value()
         group = override.key_or_group.split("@")[0]
-        if not _looks_like_a_path(value) or not internals.group_exists(loader, group):
+        if not internals.group_exists(loader, group) or not (
+            _looks_like_a_path(value) or _names_an_option_below(value, group, loader)
+        ):
             continue
         typed = written.get(override.input_line, override.input_line)
         assign = typed.split("=", 1)[0]
@@ -528,6 +534,17 @@ def _path_as_option(
             fix = f"put the file in DIR/{group}/{name}.yaml and give --config-dir DIR {assign}={name}"
         return Problem(key=group, message=message, source=f"override `{typed}`", fix=fix)
     return None
+
+
+def _names_an_option_below(value: Any, group: str, loader: ConfigLoaderImpl) -> bool:
+    """`experiment/quickstart`, `conf/experiment/quickstart`: folders before an option's name (Hydra
+    read them as a nested group `experiment/experiment`, and blamed config.yaml)."""
+    return (
+        isinstance(value, str)
+        and "/" in value
+        and value not in internals.group_options(loader, group)
+        and Path(value).name.removesuffix(".yaml") in internals.group_options(loader, group)
+    )
 
 
 def _looks_like_a_path(value: Any) -> bool:

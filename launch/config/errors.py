@@ -92,11 +92,17 @@ def undecodable_file(dirs: Iterable[str]) -> str | None:
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
-    """The closest candidate to a misspelled name, if any is close enough."""
+    """The closest candidate to a misspelled name, if any is close enough; letter case aside
+    (`QUICKSTART`, `QWEN3_8B`: upper-case letters made every letter a mismatch)."""
     import difflib  # lazy: asked only once something is misspelt, not by every cold validate
 
-    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
-    return matches[0] if matches else None
+    listed = list(candidates)
+    matches = difflib.get_close_matches(name, listed, n=1, cutoff=0.6)
+    if matches:
+        return matches[0]
+    by_lower = {candidate.lower(): candidate for candidate in listed}
+    matches = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[matches[0]] if matches else None
 
 
 def render_problems(problems: Sequence[Problem], console: Console | None = None) -> None:

@@ -5,7 +5,6 @@ on. Light on purpose: `t3rl runs` reads records with nothing else of the launche
 
 from __future__ import annotations
 
-import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,8 @@ def run_dir_hint(path: Path) -> str:
     inside = sorted(_run_dirs(path))
     if inside:
         return f"it holds run dirs; the latest is {inside[-1]}"
+    import difflib  # lazy: only for a path that is no run dir
+
     beside = [str(d) for d in _run_dirs(path.parent)]
     near = difflib.get_close_matches(str(path), beside, n=1, cutoff=0.8)
     return f"did you mean {near[0]}?" if near else "`t3rl runs` lists the run dirs"

@@ -318,3 +318,34 @@ def test_a_misspelt_run_dir_names_the_nearest_one(here: Path, two_runs: list[Pat
     assert result.exit_code == 1, result.output
     text = " ".join(result.output.split()).replace(f"{here}/", "")
     assert "did you mean runs/quickstart/20261127-060552?" in text, result.output
+
+
+# ------------------------------------------------- an option in capitals, or with its folders
+
+
+@pytest.mark.parametrize(
+    ("typed", "fixed"),
+    [
+        ("+experiment=QUICKSTART", "experiment=quickstart"),
+        ("model=QWEN3_8B", "model=qwen3_8b"),
+        ("+experiment=experiment/quickstart", "+experiment=quickstart"),
+        ("+experiment=conf/experiment/quickstart", "+experiment=quickstart"),
+        ("model=model/qwen3_8b", "model=qwen3_8b"),
+    ],
+)
+def test_an_option_in_capitals_or_under_its_folders_gets_its_name(here: Path, typed: str, fixed: str) -> None:
+    """Capitals got "choose one of: …" (every letter counted as a mismatch); folders before the name
+    got "unknown option 'quickstart' for config group 'experiment/experiment'", set in config.yaml, fixed
+    by `experiment/experiment=quickstart`, which does not compose either."""
+    base = [] if "experiment" in typed else ["+experiment=quickstart"]
+    output = refused([*base, typed])
+    assert f"set in: override `{typed}`" in output, output
+    fix = fix_of(output)
+    assert fix.endswith((fixed, f"{fixed}?")), output
+    validates([*base, fixed])
+
+
+def test_the_override_blamed_for_a_missing_option_is_the_one_that_chose_it(here: Path) -> None:
+    """`model=qwen3_8b model=qwen3_8` blamed `model=qwen3_8b`, the first override of the group."""
+    output = refused(["+experiment=quickstart", "model=qwen3_8b", "model=qwen3_8"])
+    assert "set in: override `model=qwen3_8`" in output, output
