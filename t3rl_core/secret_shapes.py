@@ -76,17 +76,18 @@ _QUERY = re.compile(rf"(?i)([?&;](?:(?:[A-Za-z0-9._-]*[_-])?{_SECRET_WORD}|key)=
 # test whether any is there), what follows matched at that place: a pattern scanning a whole 37 KB eval
 # record cost it 0.5-6 ms more.
 _NAME_WORDS = ("key", "token", "secret", "pass", "pwd", "cred", "sig", "jwt", "auth")
-# What makes `key` a credential's (`api_key`, `wandb-key`), read back from before it.
-_KEY_HEAD = re.compile(r"(?:api|access|secret|private|wandb|client|subscription|account)[_-]?$")
+# Pattern strings compiled on first use through re's cache (never on import: a cold validate masks
+# little). What makes `key` a credential's (`api_key`, `wandb-key`), read back from before it.
+_KEY_HEAD = r"(?:api|access|secret|private|wandb|client|subscription|account)[_-]?$"
 _VALUE = r"((?=[A-Za-z._~+/=-]*[0-9])(?=[0-9._~+/=-]*[A-Za-z])[A-Za-z0-9._~+/=-]{8,})"
 # After the word: the rest of a longer one (`password`, `passphrase`, `signature`, `credentials`), a
 # closing quote, the separator, the value; or a flag's value after a space.
-_ASSIGNED = re.compile(rf"(?:word|wd|phrase|nature|entials?|s)?['\"]?\s*[:=]\s*['\"]?{_VALUE}")
-_FLAG_VALUE = re.compile(rf"(?:word|wd|phrase|nature|entials?|s)?\s+['\"]?{_VALUE}")
+_ASSIGNED = rf"(?:word|wd|phrase|nature|entials?|s)?['\"]?\s*[:=]\s*['\"]?{_VALUE}"
+_FLAG_VALUE = rf"(?:word|wd|phrase|nature|entials?|s)?\s+['\"]?{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
 _NOT_BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
 # A URL whose user part is a token alone (`https://<token>@github.com/…`, as git takes one): the token.
-_USER_TOKEN = re.compile(r"://((?=[A-Za-z_-]*[0-9])(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,})@")
+_USER_TOKEN = r"://((?=[A-Za-z_-]*[0-9])(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,})@"
 # `Authorization: Bearer V`, `Authorization: token V`, `X-Api-Key: V`, `Proxy-Authorization: Basic V`,
 # and a bare `Bearer V` (a header as code passes it around). V holds a digit (`Bearer authentication`
 # is prose), or is cut short by a view (`Bearer abcd…`).
@@ -168,7 +169,7 @@ def _named_spans(text: str) -> list[tuple[int, int]]:
             spans += _value_after(text, lower, at, word)
             at = lower.find(word, at + 1)
     if "://" in text:
-        spans += [match.span(1) for match in _USER_TOKEN.finditer(text)]
+        spans += [match.span(1) for match in re.finditer(_USER_TOKEN, text)]
     kept: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if (not kept or start >= kept[-1][1]) and not text.startswith(_NOT_VALUES, start):
@@ -181,19 +182,19 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
     `--…-NAME V` when the name is a flag's."""
     start = at
     if word == "key":
-        head = _KEY_HEAD.search(lower, max(0, at - 13), at)
+        head = re.compile(_KEY_HEAD).search(lower, max(0, at - 13), at)
         if head is None:
             return []
         start = head.start()
     if start and lower[start - 1] in _NOT_BEFORE_WORD:
         return []
-    assigned = _ASSIGNED.match(text, at + len(word))
+    assigned = re.compile(_ASSIGNED).match(text, at + len(word))
     if assigned is not None:
         return [assigned.span(1)]
     name_start = start
     while name_start and (lower[name_start - 1].isalnum() or lower[name_start - 1] in "-_"):
         name_start -= 1
-    flag = _FLAG_VALUE.match(text, at + len(word)) if lower.startswith("--", name_start) else None
+    flag = re.compile(_FLAG_VALUE).match(text, at + len(word)) if lower.startswith("--", name_start) else None
     return [flag.span(1)] if flag is not None else []
 
 
