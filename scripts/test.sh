@@ -27,4 +27,14 @@ cd "$alone"
 # modules per worker so a module's shared fixture is built once (tests/conftest.py). T3RL_TEST_WORKERS=0
 # runs in this one process. Arguments after the script go to pytest (`-n 0`, `-x`, a path).
 workers=${T3RL_TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}
-PYTHONPATH="$alone${PYTHONPATH:+:$PYTHONPATH}" "$root/.venv/bin/python" -m pytest -q -n "$workers" --dist loadfile "$@"
+# What the tests leave in the checkout (ignored files too: runs/, outputs/ …) must be what was there:
+# tests write under their temporary directories. Python's and pytest's own caches are not counted.
+files() { git status --porcelain --ignored --untracked-files=all | grep -v -e '__pycache__/' -e '^!! .pytest_cache/' || true; }
+before=$(files)
+status=0
+PYTHONPATH="$alone${PYTHONPATH:+:$PYTHONPATH}" "$root/.venv/bin/python" -m pytest -q -n "$workers" --dist loadfile "$@" || status=$?
+if ! written=$(diff <(printf '%s\n' "$before") <(files)); then
+  printf 'the tests wrote into the checkout (%s):\n%s\n' "$alone" "$written" >&2
+  status=1
+fi
+exit "$status"

@@ -1,7 +1,8 @@
 """Suite-wide setup.
 
-- The composition cache lives in a fresh directory for this session only, so tests (and the `t3rl`
-  processes they start) neither read nor fill the user's ~/.cache/t3rl.
+- The composition cache (and Hypothesis's example database) lives in a fresh directory for this
+  session only, so tests (and the `t3rl` processes they start) neither read nor fill the user's
+  ~/.cache/t3rl, nor write into the checkout.
 - Users clone the repository alone: opening anything in a sibling `shared/` folder of the checkout
   fails the test that did it (an audit hook sees every `open` of this process; `scripts/test.sh`
   also runs the suite from a copy with no sibling folder, which covers subprocesses).
@@ -19,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 
 _CACHE_DIR = "T3RL_CACHE_DIR"
 # Modules whose tests share a session fixture too costly to build on both xdist workers: one worker
@@ -66,6 +68,9 @@ def _refuse_sibling_shared(event: str, args: tuple) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ[_CACHE_DIR] = tempfile.mkdtemp(prefix="t3rl-test-cache-")
+    # Hypothesis keeps its example database in ./.hypothesis by default: the checkout (scripts/test.sh
+    # fails a suite that writes there).
+    set_hypothesis_home_dir(Path(os.environ[_CACHE_DIR]) / "hypothesis")
     sys.addaudithook(_refuse_sibling_shared)
 
 

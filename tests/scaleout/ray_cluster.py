@@ -84,9 +84,30 @@ def _wait_for_gpu_node(dashboard: str, num_gpus: int, deadline: float) -> None:
         time.sleep(0.3)
 
 
+def _wait_for_job_agent(dashboard: str, deadline: float) -> None:
+    """Until a job can be submitted: a head's job agent starts after its dashboard and node answer (a
+    minute later on a busy machine), and submissions before it fail with "try again later"."""
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    client = JobSubmissionClient(dashboard)
+    while True:
+        try:
+            job = client.submit_job(entrypoint="true")
+            break
+        except RuntimeError as error:
+            if "try again later" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    while not JobStatus(client.get_job_status(job)).is_terminal():  # the tests start on an idle head
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the job agent's first job {job} did not end")
+        time.sleep(0.3)
+
+
 @contextmanager
-def local_ray(num_gpus: int = 1, start_timeout_s: float = 40.0) -> Iterator[LocalRay]:
-    """Start a head with the dashboard; yields its addresses; ends its processes afterwards."""
+def local_ray(num_gpus: int = 1, start_timeout_s: float = 180.0) -> Iterator[LocalRay]:
+    """Start a head with the dashboard; yields its addresses once it takes jobs; ends its processes
+    afterwards. Generous deadline: the head starts while the suite's other worker loads both cores."""
     ray = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
     if ray is None:
         raise RuntimeError("the ray CLI is not installed")
@@ -108,6 +129,10 @@ def local_ray(num_gpus: int = 1, start_timeout_s: float = 40.0) -> Iterator[Loca
                 "--include-dashboard", "true",
                 "--dashboard-host", "127.0.0.1",
                 "--dashboard-port", str(dashboard_port),
+                # Ray's defaults are fixed ports (agent 52365, client server 10001): a second head on the
+                # machine (another suite's) would start without a job agent, and every submission fail.
+                "--dashboard-agent-listen-port", str(_free_port()),
+                "--ray-client-server-port", str(_free_port()),
                 "--disable-usage-stats",
                 "--temp-dir", str(temp),
             ],
@@ -129,6 +154,7 @@ def local_ray(num_gpus: int = 1, start_timeout_s: float = 40.0) -> Iterator[Loca
                     )
                 time.sleep(0.3)
         _wait_for_gpu_node(dashboard, num_gpus, deadline)
+        _wait_for_job_agent(dashboard, deadline)
         yield LocalRay(dashboard=dashboard, gcs=f"127.0.0.1:{port}", log=log)
     finally:
         _end_session(proc.pid)
