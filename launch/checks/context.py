@@ -70,6 +70,13 @@ class Context(NamedTuple):
         """Of several keys that together break a rule, the one changed last (the likeliest culprit)."""
         return max(keys, key=self.provenance.order)
 
+    @property
+    def stages_run_here(self) -> bool:
+        """t3rl_core's stages (data, conversions, eval) start on this machine: the local executor, or Ray
+        with `other_stages: local` (the dry executor runs nothing; elsewhere they run on the cluster)."""
+        executor = self.run.executor
+        return executor.kind == "local" or (executor.kind == "ray" and executor.other_stages == "local")
+
 
 Rule = Callable[[Context], Iterable[Problem]]
 

@@ -145,7 +145,7 @@ def interpreters_import_t3rl(ctx: Context, plan: PlannedRun) -> Iterator[Problem
     """The interpreter of t3rl_core stages started on this machine imports t3rl and the stage's plugins
     (probed only when it is not this interpreter, which evidently does)."""
     for stage in plan.stages:
-        if stage.kind not in _T3RL_STAGES or not _runs_here(ctx, stage.kind):
+        if stage.kind not in _T3RL_STAGES or not _runs_here(ctx):
             continue
         python = _python_of(ctx, stage)
         if python is None or _same_interpreter(python, sys.executable):
@@ -176,9 +176,8 @@ def interpreters_import_t3rl(ctx: Context, plan: PlannedRun) -> Iterator[Problem
             return
 
 
-def _runs_here(ctx: Context, kind: str) -> bool:
-    executor = ctx.run.executor
-    return executor.kind in ("local", "dry") or (executor.kind == "ray" and executor.other_stages == "local")
+def _runs_here(ctx: Context) -> bool:
+    return ctx.run.executor.kind == "dry" or ctx.stages_run_here
 
 
 def _python_of(ctx: Context, stage: Any) -> str | None:
@@ -214,7 +213,7 @@ def _probe(python: str, pythonpath: str | None, modules: tuple[str, ...]) -> dic
 
 def endpoints_answer(ctx: Context) -> Iterator[Problem]:
     """A server the plan calls from this machine answers now (a warning: it may be started later)."""
-    if not _runs_here(ctx, "eval"):
+    if not _runs_here(ctx):
         return
     seen: set[str] = set()
     for stage, config, overrides in eval_configs(ctx.run):

@@ -18,8 +18,7 @@ from launch.config.errors import Problem
 
 def hf_engine_models_present(ctx: Context) -> Iterator[Problem]:
     """An HF engine's model_path of an eval stage run here holds a config.json."""
-    executor = ctx.run.executor
-    if not (executor.kind == "local" or (executor.kind == "ray" and executor.other_stages == "local")):
+    if not ctx.stages_run_here:
         return
     for stage, config, overrides in eval_configs(ctx.run):
         path = getattr(config.engine, "model_path", None)

@@ -30,14 +30,9 @@ def open_files_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
-def _runs_here(ctx: Context) -> bool:
-    executor = ctx.run.executor
-    return executor.kind == "local" or (executor.kind == "ray" and executor.other_stages == "local")
-
-
 def connections_fit(ctx: Context) -> Iterator[Problem]:
     """An SGLang eval's connections in flight, against the engine's bound and the open-files limit."""
-    limit = open_files_limit() if _runs_here(ctx) else None
+    limit = open_files_limit() if ctx.stages_run_here else None
     for name, config, overrides in eval_configs(ctx.run):
         engine = config.engine
         if engine.name != "sglang":

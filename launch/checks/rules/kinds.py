@@ -157,8 +157,7 @@ def _missing(device: str) -> str | None:
 
 def devices_exist_here(ctx: Context) -> Iterator[Problem]:
     """An eval stage run on this machine uses a torch device it has."""
-    executor = ctx.run.executor
-    if not (executor.kind == "local" or (executor.kind == "ray" and executor.other_stages == "local")):
+    if not ctx.stages_run_here:
         return  # the eval stages run on the cluster (or, under the dry executor, nowhere)
     for stage, config, overrides in eval_configs(ctx.run):
         for field, device, _ in fields_of_kind(config, "device"):
