@@ -36,21 +36,8 @@ from t3rl_core.data.publish import staged
 from t3rl_core.envs.bfcl import data as bfcl_data
 from t3rl_core.envs.bfcl.data import write_jsonl
 from t3rl_core.eval import resume
+from tests.support.cli_app import invoke
 from tests.support.no_slime import cli_workdir
-
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return cli_workdir(tmp_path / "work", monkeypatch)
-
-
-def invoke(argv: list[str]) -> Any:
-    result = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
-    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), (
-        f"{type(result.exception).__name__}: {result.exception}\n{result.output}"
-    )
-    assert "Traceback" not in result.output, result.output
-    return result
 
 
 def _t3rl_into_closed_pipe(here: Path, *argv: str) -> subprocess.CompletedProcess[bytes]:

@@ -15,31 +15,15 @@ from typing import Any
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
 from launch import cli
-from launch.cli.app import app
-from tests.support.no_slime import cli_workdir
+from tests.support.cli_app import invoke
 
 NOT_UTF8 = b"\xff\xfe\x00garbage \xc3\x28 not text\n"
 
 
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return cli_workdir(tmp_path / "work", monkeypatch)
-
-
 def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
-
-
-def invoke(argv: list[str], **env: str) -> Any:
-    result = CliRunner().invoke(app, argv, env={"COLUMNS": "200", **env})
-    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), (
-        f"{type(result.exception).__name__}: {result.exception}\n{result.output}"
-    )
-    assert "Traceback" not in result.output, result.output
-    return result
 
 
 # ---------------------------------------------------------------- a path t3rl must write is unusable

@@ -10,29 +10,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from launch.cli.app import app
-from tests.support.no_slime import cli_workdir
+from tests.support.cli_app import invoke
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return cli_workdir(tmp_path / "work", monkeypatch)
-
-
-def invoke(argv: list[str]) -> Any:
-    result = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
-    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), (
-        f"{type(result.exception).__name__}: {result.exception}\n{result.output}"
-    )
-    assert "Traceback" not in result.output, result.output
-    return result
 
 
 def fix_of(output: str) -> str:
