@@ -15,10 +15,15 @@ from launch.checks.eval_configs import eval_configs, eval_key
 T = TypeVar("T")
 
 
-def declared(metadata: list[Any], annotation: Any, marker: type[T]) -> T | None:
-    """The `marker` a field declares: on itself, or on an arm of an optional (`Temperature | None`)."""
+def markers(metadata: list[Any], annotation: Any, marker: type[T]) -> list[T]:
+    """The `marker`s a field declares: on itself, or on an arm of an optional (`Temperature | None`)."""
     arms = [a.__metadata__ for a in get_args(annotation) if get_origin(a) is Annotated]
-    found = [m for m in [*metadata, *(m for arm in arms for m in arm)] if isinstance(m, marker)]
+    return [m for m in [*metadata, *(m for arm in arms for m in arm)] if isinstance(m, marker)]
+
+
+def declared(metadata: list[Any], annotation: Any, marker: type[T]) -> T | None:
+    """The first `marker` a field declares (`markers`), or None."""
+    found = markers(metadata, annotation, marker)
     return found[0] if found else None
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, get_args, get_origin
+from typing import Any
 
 from pydantic import BaseModel
 
 from launch.checks.context import Context
+from launch.checks.declared import markers
 from launch.config.errors import Problem
 from launch.config.fixes import quoted
 from t3rl_core.fields import StrKind
@@ -31,19 +32,11 @@ def fields_of_kind(model: BaseModel, kind: str, prefix: str = "") -> Iterator[tu
     for name, field in type(model).model_fields.items():
         value = getattr(model, name)
         key = f"{prefix}{name}"
-        if kind in _kinds(field.metadata, field.annotation) and isinstance(value, str):
+        kinds = {m.name for m in markers(field.metadata, field.annotation, StrKind)}
+        if kind in kinds and isinstance(value, str):
             yield key, value, field.default
         elif isinstance(value, BaseModel):
             yield from fields_of_kind(value, kind, f"{key}.")
-
-
-def _kinds(metadata: list[Any], annotation: Any) -> set[str]:
-    """The str kinds a field declares: on itself, or on an arm of an optional (`UploadDir | None`)."""
-    found = [m for m in metadata if isinstance(m, StrKind)]
-    for arm in get_args(annotation):
-        if get_origin(arm) is Annotated:
-            found += [m for m in arm.__metadata__ if isinstance(m, StrKind)]
-    return {m.name for m in found}
 
 
 def _unwritable(path: Path) -> str | None:
