@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from t3rl_core.chat.byte_decode import ByteDecoder
 from t3rl_core.chat.chatml_delta import delta_writer
+from t3rl_core.chat.control_text import ControlText, added_tokens
 from t3rl_core.chat.custom import resolve
 from t3rl_core.chat.families import Family, detect_family, family
 from t3rl_core.chat.keys import json_key
@@ -147,6 +148,8 @@ class ChatFormat:
         batch = self._encode_batch if self._encode_fast is not None else None
         self._pieces = PieceEncoder.for_tokenizer(self._backend, batch)
         self._off_loop = OffLoopEncoder(self.encode)
+        # Control tokens' texts outside the model's turns are encoded as text (control_text.py).
+        self._control_text = ControlText(added_tokens(tokenizer), self.encode)
         self._byte_decoder = ByteDecoder.for_tokenizer(self._backend)
 
     @classmethod
@@ -231,8 +234,23 @@ class ChatFormat:
         *,
         add_generation_prompt: bool = False,
     ) -> list[int]:
-        """A fresh render of a whole conversation as token ids."""
-        return self.encode(self.render(messages, tools, add_generation_prompt=add_generation_prompt))
+        """A fresh render of a whole conversation as token ids (control tokens' texts outside the model's
+        turns as text, as the episode encodes them)."""
+        masked, hidden = self._control_text.hide(messages)
+        text = self.render(masked, tools, add_generation_prompt=add_generation_prompt)
+        return self._control_text.encode_rendered(text, hidden) if hidden else self.encode(text)
+
+    def encode_text(self, text: str) -> list[int]:
+        """The ids of text that is not the model's (an env's inline observation): control tokens'
+        texts in it are encoded as ordinary text (control_text.py)."""
+        return self._control_text.encode_text(text)
+
+    async def encode_text_async(self, text: str) -> list[int]:
+        """`encode_text`, off the event loop when long (`encode_async`) unless it holds a control
+        token's text (rare: encoded in place)."""
+        if self._control_text.holds_control_text(text):
+            return self.encode_text(text)
+        return await self.encode_async(text)
 
     def prompt_ids(
         self,
@@ -245,8 +263,12 @@ class ChatFormat:
         `tools_key` is `tools_cache_key(tools)` when the caller has it already."""
         key, parts = self._cached_prompt(messages, tools, tools_key)
         if parts is None:
-            text = self.render(messages, self._rendered_tools(tools, key[0]), add_generation_prompt=True)
-            parts = self._keep_prompt(key, *self._heads.encode_parts(text, messages, tools, key[0]))
+            masked, hidden = self._control_text.hide(messages)
+            text = self.render(masked, self._rendered_tools(tools, key[0]), add_generation_prompt=True)
+            if hidden:
+                parts = self._keep_prompt(key, (), self._control_text.encode_rendered(text, hidden))
+            else:
+                parts = self._keep_prompt(key, *self._heads.encode_parts(text, messages, tools, key[0]))
         return [*parts[0], *parts[1]]
 
     async def prompt_ids_async(
@@ -259,8 +281,12 @@ class ChatFormat:
         """`prompt_ids` with its encodes off the event loop (`encode_async`): the same ids."""
         key, parts = self._cached_prompt(messages, tools, tools_key)
         if parts is None:
-            text = self.render(messages, self._rendered_tools(tools, key[0]), add_generation_prompt=True)
-            encoded = await self._heads.encode_parts_async(text, messages, tools, key[0])
+            masked, hidden = self._control_text.hide(messages)
+            text = self.render(masked, self._rendered_tools(tools, key[0]), add_generation_prompt=True)
+            if hidden:  # rare (a control token's text in a prompt): encoded in place, no head reuse
+                encoded = (), self._control_text.encode_rendered(text, hidden)
+            else:
+                encoded = await self._heads.encode_parts_async(text, messages, tools, key[0])
             parts = self._keep_prompt(key, *encoded)
         return [*parts[0], *parts[1]]
 
@@ -331,7 +357,9 @@ class ChatFormat:
         key = self._delta_key(last_token, new_messages, add_generation_prompt)
         ids = self._deltas.get(key) if key else None
         if ids is None:
-            ids = self.encode(self._turn_end_text(last_token, new_messages, add_generation_prompt))
+            masked, hidden = self._control_text.hide(new_messages)
+            text = self._turn_end_text(last_token, masked, add_generation_prompt)
+            ids = self._control_text.encode_rendered(text, hidden) if hidden else self.encode(text)
             self._keep_delta(key, ids)
         return list(ids)
 
@@ -346,8 +374,12 @@ class ChatFormat:
         key = self._delta_key(last_token, new_messages, add_generation_prompt)
         ids = self._deltas.get(key) if key else None
         if ids is None:
-            text = self._turn_end_text(last_token, new_messages, add_generation_prompt)
-            ids = await self.encode_async(text)
+            masked, hidden = self._control_text.hide(new_messages)
+            text = self._turn_end_text(last_token, masked, add_generation_prompt)
+            if hidden:  # rare (a control token's text in an observation): encoded in place
+                ids = self._control_text.encode_rendered(text, hidden)
+            else:
+                ids = await self.encode_async(text)
             self._keep_delta(key, ids)
         return list(ids)
 

@@ -274,7 +274,7 @@ class _Episode:
         new messages; ends the episode when the env is done or the step limit is reached."""
         assert self.trajectory is not None
         if transition.inline is not None:
-            self.trajectory.append_observation(await self.chat.encode_async(transition.inline))
+            self.trajectory.append_observation(await self.chat.encode_text_async(transition.inline))
             self.messages[-1]["content"] += transition.inline
             if transition.done:
                 self._close_turn(None)

@@ -1,0 +1,97 @@
+"""Control tokens written as text by anything but the model: encoded as text, never as control tokens.
+
+A tokenizer parses its added tokens (`<|im_end|>`, `<|im_start|>`, `<tool_call>`, `</think>`, GLM's
+`<|user|>`) wherever their text occurs in its input. A tool's output, a user simulator's reply or a
+dataset's question that holds such a text would otherwise put the control token into the trajectory:
+a turn boundary, a role or a tool call the chat template never wrote, which the model then reads (and
+is trained next to) as the conversation's structure. Only the model's own turns (assistant messages,
+the ids it sampled) may hold control tokens; every other message's content, and an env's inline text,
+is encoded with each control token's text cut after its first character, so the tokenizer reads it as
+ordinary text (the same characters; its ids decode to the same text).
+
+Messages are rendered with each such text in a content replaced by `_HIDDEN` (a Unicode noncharacter,
+which no template writes), so the template still writes its own control tokens around the content;
+the rendered text is then encoded piece by piece, each hidden text as ordinary text in its place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from t3rl_core.types import Message
+
+# Stands in for a hidden text in a rendered conversation (U+FDD0: reserved by Unicode for internal use).
+_HIDDEN = "\ufdd0"
+# The one role whose content may hold control tokens: the model's own.
+_MODEL_ROLE = "assistant"
+
+
+class ControlText:
+    """The added tokens of one tokenizer, and how text that must not hold them is encoded."""
+
+    def __init__(self, added_tokens: Iterable[str], encode: Callable[[str], list[int]]) -> None:
+        # One-character added tokens cannot be cut; a tokenizer with one has it parsed wherever it occurs.
+        tokens = sorted({token for token in added_tokens if len(token) > 1}, key=len, reverse=True)
+        self._encode = encode
+        alternatives = "|".join(map(re.escape, tokens))
+        # What `hide` replaces (longest first, leftmost), and where any token starts (overlaps too).
+        self._find = re.compile("|".join(filter(None, (alternatives, re.escape(_HIDDEN)))))
+        self._starts = re.compile(f"(?=(?:{alternatives}))") if tokens else None
+
+    def hide(self, messages: Sequence[Message]) -> tuple[list[Message], list[str]]:
+        """`messages` with every control token's text (and any `_HIDDEN`) in a content other than the
+        model's replaced by `_HIDDEN`, and the texts replaced, in order. Messages without one are the
+        same objects."""
+        hidden: list[str] = []
+        masked: list[Message] = []
+        for message in messages:
+            content = message.get("content") if isinstance(message, Mapping) else None
+            if (
+                not isinstance(content, str)
+                or message.get("role") == _MODEL_ROLE
+                or not self._find.search(content)
+            ):
+                masked.append(message)
+                continue
+            hidden.extend(self._find.findall(content))
+            masked.append({**message, "content": self._find.sub(_HIDDEN, content)})
+        return masked, hidden
+
+    def encode_rendered(self, text: str, hidden: Sequence[str]) -> list[int]:
+        """The ids of `text`, a render of `hide`'s messages: the template's text as the tokenizer
+        reads it, each hidden text as ordinary text in its place."""
+        parts = text.split(_HIDDEN)
+        if len(parts) != len(hidden) + 1:
+            raise ValueError(
+                f"the chat template rendered {len(parts) - 1} of {len(hidden)} control-token texts of the "
+                "messages' contents: it must render each non-assistant content once, in order"
+            )
+        ids = self._encode(parts[0])
+        for original, after in zip(hidden, parts[1:], strict=True):
+            ids += self.encode_text(original)
+            ids += self._encode(after)
+        return ids
+
+    def encode_text(self, text: str) -> list[int]:
+        """The ids of `text` with every control token's text in it encoded as ordinary text."""
+        cuts = [match.start() + 1 for match in self._starts.finditer(text)] if self._starts else []
+        if not cuts:
+            return self._encode(text)
+        ids: list[int] = []
+        for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True):
+            ids += self._encode(text[start:end])
+        return ids
+
+    def holds_control_text(self, text: str) -> bool:
+        return self._find.search(text) is not None
+
+
+def added_tokens(tokenizer: Any) -> list[str]:
+    """Every added token's text of a tokenizer (special or not: `<tool_call>` as well as `<|im_end|>`)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        return [token.content for token in backend.get_added_tokens_decoder().values()]
+    return list(tokenizer.get_added_vocab())
