@@ -4,8 +4,12 @@ slime runs the same comparison at argument-parsing time (`_hf_validate_args` in
 slime/backends/megatron_utils/arguments.py) — on the cluster, after the job started. These are its
 rules (a field is compared only when both sides have it; MoE configs skip the dense FFN size unless
 some layers are dense), plus query groups and the vocabulary, which may only be larger than the HF one
-(Megatron pads it; a smaller one cannot hold the checkpoint's embeddings). Reads the JSON directly:
-no transformers import.
+(Megatron pads it; a smaller one cannot hold the checkpoint's embeddings), and the fields slime does not
+compare that the weights fix all the same: the head size (`kv_channels`, Megatron's default
+hidden_size / heads when unset), the experts and how many a token is routed to, and multi-latent
+attention's ranks and head sizes. A Megatron model built with another shape than the checkpoint's
+fails to load it in the conversion; one routed to another number of experts runs a model it was not
+trained as. Reads the JSON directly: no transformers import.
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from launch.config.schema import MegatronArch
+from launch.config.schema import MegatronArch, MLAArch, MoEArch
 
 _MOE_MARKERS = ("moe_intermediate_size", "num_experts", "n_routed_experts", "num_local_experts")
+# The expert count's key in config.json, by model line (DeepSeek, Qwen-MoE, Mixtral): read as the first.
+_EXPERT_KEYS = ("n_routed_experts", "num_experts", "num_local_experts")
 
 
 class Mismatch(NamedTuple):
@@ -32,6 +38,11 @@ class Mismatch(NamedTuple):
     expected: Any
     # "==": must be equal; ">=": ours must be at least `expected` (Megatron pads the vocabulary up).
     relation: str = "=="
+
+    @property
+    def refused_by(self) -> str:
+        """What refuses the disagreement, and when."""
+        return _NOT_COMPARED_BY_SLIME.get(self.field, "the conversion and slime's check of config.json refuse it")
 
 
 def read_hf_config(checkpoint: str | Path) -> dict[str, Any] | None:
@@ -72,7 +83,26 @@ _FIELDS = (
     ("ffn_hidden_size", "intermediate_size"),
     ("moe.moe_ffn_hidden_size", "moe_intermediate_size"),
     ("moe.moe_shared_expert_intermediate_size", "shared_expert_intermediate_size"),
+    ("kv_channels", "head_dim"),
+    ("moe.num_experts", _EXPERT_KEYS[0]),
+    ("moe.moe_router_topk", "num_experts_per_tok"),
+    ("mla.q_lora_rank", "q_lora_rank"),
+    ("mla.kv_lora_rank", "kv_lora_rank"),
+    ("mla.qk_head_dim", "qk_nope_head_dim"),
+    ("mla.qk_pos_emb_head_dim", "qk_rope_head_dim"),
+    ("mla.v_head_dim", "v_head_dim"),
 )
+
+
+# The fields slime's check does not compare, and what goes wrong instead.
+_SHAPE = "the conversion cannot load the checkpoint's weights into a model of that shape"
+_NOT_COMPARED_BY_SLIME = {
+    "kv_channels": _SHAPE,
+    "moe.num_experts": _SHAPE,
+    "moe.moe_router_topk": "slime does not compare it: the model would route each token to another "
+    "number of experts than it was trained with",
+    **{f"mla.{name}": _SHAPE for name in MLAArch.model_fields},
+}
 
 
 def as_hf_config(arch: MegatronArch) -> dict[str, Any]:
@@ -84,20 +114,25 @@ def as_hf_config(arch: MegatronArch) -> dict[str, Any]:
 
 
 def _ours(arch: MegatronArch) -> dict[str, Any]:
+    moe = arch.moe.model_dump() if arch.moe else {}
+    mla = arch.mla.model_dump() if arch.mla else {}
     return {
         **arch.model_dump(),
         "num_query_groups": arch.num_query_groups or arch.num_attention_heads,
-        "moe.moe_ffn_hidden_size": arch.moe.moe_ffn_hidden_size if arch.moe else None,
-        "moe.moe_shared_expert_intermediate_size": arch.moe.moe_shared_expert_intermediate_size
-        if arch.moe
-        else None,
+        # Megatron's head size when --kv-channels is not given; multi-latent attention has its own sizes
+        "kv_channels": None
+        if arch.mla
+        else arch.kv_channels or arch.hidden_size // arch.num_attention_heads,
+        **{f"moe.{name}": moe.get(name) for name in MoEArch.model_fields},
+        **{f"mla.{name}": mla.get(name) for name in MLAArch.model_fields},
     }
 
 
 def _pairs(arch: MegatronArch, hf: dict[str, Any]) -> list[tuple[str, Any, str, Any]]:
     """(our field, our value, HF key, HF value) for each field both sides have."""
     ours = _ours(arch)
-    theirs = {**hf, "rope_theta": _rope_theta(hf)}
+    experts = next((hf[k] for k in _EXPERT_KEYS if hf.get(k) is not None), None)
+    theirs = {**hf, "rope_theta": _rope_theta(hf), _EXPERT_KEYS[0]: experts}
     skip_dense = _is_moe(hf) and not _has_dense_layers(arch)
     return [
         (field, ours[field], hf_key, theirs[hf_key])

@@ -177,8 +177,8 @@ def architecture_of_the_hub_checkpoint(ctx: Context) -> Iterator[Problem]:
         yield Problem(
             key,
             f"{key} is {m.ours!r}, but {model.hf_id}'s checkpoint has {m.hf_key} {m.theirs!r} (as model "
-            f"option {own.name} declares; needs {need}{m.expected!r}): the conversion and slime's check "
-            "of config.json refuse it, after the data is prepared",
+            f"option {own.name} declares; needs {need}{m.expected!r}): {m.refused_by}, after the data "
+            "is prepared",
             fix=f"set {key}={m.expected!r}",
         )
 
