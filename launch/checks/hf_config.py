@@ -42,7 +42,8 @@ class Mismatch(NamedTuple):
     @property
     def refused_by(self) -> str:
         """What refuses the disagreement, and when."""
-        return _NOT_COMPARED_BY_SLIME.get(self.field, "the conversion and slime's check of config.json refuse it")
+        compared = "the conversion and slime's check of config.json refuse it"
+        return _NOT_COMPARED_BY_SLIME.get(self.field, compared)
 
 
 def read_hf_config(checkpoint: str | Path) -> dict[str, Any] | None:
@@ -120,9 +121,7 @@ def _ours(arch: MegatronArch) -> dict[str, Any]:
         **arch.model_dump(),
         "num_query_groups": arch.num_query_groups or arch.num_attention_heads,
         # Megatron's head size when --kv-channels is not given; multi-latent attention has its own sizes
-        "kv_channels": None
-        if arch.mla
-        else arch.kv_channels or arch.hidden_size // arch.num_attention_heads,
+        "kv_channels": None if arch.mla else arch.kv_channels or arch.hidden_size // arch.num_attention_heads,
         **{f"moe.{name}": moe.get(name) for name in MoEArch.model_fields},
         **{f"mla.{name}": mla.get(name) for name in MLAArch.model_fields},
     }
