@@ -58,7 +58,9 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
     try:
         run = RunConfig.model_validate(data)
     except ValidationError as error:
-        problems = problems_from_validation(error, data, provenance)
+        from launch.checks.package_header import with_header_fixes  # lazy: only to explain a mistake
+
+        problems = with_header_fixes(problems_from_validation(error, data, provenance), provenance)
         problems = with_group_fixes(problems, config_dirs)
         raise ConfigError(with_undo_fixes(problems, overrides, config_dirs)) from None
     remember_revealed(run)  # masked wherever they show up, and refused in names (credentials rules)

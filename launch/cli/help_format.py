@@ -12,6 +12,7 @@ PATH by default) and a flag shows none.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import typer
@@ -97,13 +98,36 @@ def _plain(param: Any) -> Any:
     return param
 
 
+def reflowed(help_text: str | None) -> str | None:
+    """A docstring's paragraphs as one line each, for the terminal to wrap: Typer's rich help keeps every
+    line break of the source, so at 80 columns (a pipe, a narrow terminal) a line wrapped at 110 in the
+    source became one full line and one of a few words. Examples, lists and tables (indented lines, or
+    lines starting with `- `, `* ` or `|`) keep their lines."""
+    if not help_text:
+        return help_text
+    paragraphs = inspect.cleandoc(help_text).split("\n\n")
+    return "\n\n".join(p if _laid_out(p) else " ".join(p.split("\n")) for p in paragraphs)
+
+
+def _laid_out(paragraph: str) -> bool:
+    return any(line.startswith((" ", "\t", "- ", "* ", "|", "\b")) for line in paragraph.split("\n"))
+
+
 class PlainCommand(TyperCommand):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = reflowed(self.help)
+
     def get_params(self, ctx: Any) -> list[Any]:
         # Every parameter, also those Typer adds late (--help, --install-completion).
         return [_plain(param) for param in super().get_params(ctx)]
 
 
 class PlainGroup(TyperGroup):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = reflowed(self.help)
+
     def get_params(self, ctx: Any) -> list[Any]:
         return [_plain(param) for param in super().get_params(ctx)]
 

@@ -208,18 +208,36 @@ def _unknown_key(key: str, tree: dict[str, Any], composed: Plain) -> None:
     found, node = _lookup(tree, parent) if parent else (True, tree)
     known = sorted(node) if found and isinstance(node, dict) else []
     guess = did_you_mean(leaf, known)
-    fix = (
-        f"did you mean --explain {parent + '.' if parent else ''}{guess}?"
-        if guess
-        else (
-            f"keys under '{parent or '<root>'}': {', '.join(known)}"
-            if known
-            else f"'{parent}' is not a section"
-        )
-    )
+    deeper = _keys_ending_in(key, tree)
+    if guess:
+        fix = f"did you mean --explain {parent + '.' if parent else ''}{guess}?"
+    elif deeper:
+        # `--explain lr`: the key named by its last parts, as people say it, not by its whole path.
+        fix = f"did you mean --explain {' or --explain '.join(deeper[:4])}?"
+    elif known:
+        fix = f"keys under '{parent or '<root>'}': {', '.join(known)}"
+    else:
+        fix = f"'{parent}' is not a section"
     render_problems(
         [Problem(key, "no such key in the resolved config", "--explain", fix)], rich_console(stderr=True)
     )
+
+
+def _keys_ending_in(key: str, tree: dict[str, Any]) -> list[str]:
+    """Every key of the config (sections too) whose last dotted parts are `key`, shallowest first."""
+    found: list[str] = []
+
+    def walk(node: Any, prefix: str) -> None:
+        if not isinstance(node, dict):
+            return
+        for name, child in node.items():
+            path = f"{prefix}.{name}" if prefix else str(name)
+            if path.endswith(f".{key}"):
+                found.append(path)
+            walk(child, path)
+
+    walk(tree, "")
+    return sorted(found, key=lambda k: (k.count("."), k))
 
 
 def _lookup(tree: Any, key: str) -> tuple[bool, Any]:
