@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import test_preflight_unlisted_kinds as first_round
-from test_preflight import _invoke
+from test_preflight import _errors, _invoke
 from test_preflight_slime_kinds import refused_with_a_fix_that_validates
 
 S1 = "+experiment=stage1_bfcl"
@@ -50,11 +50,55 @@ BAD = [
         f"{A}.mla.kv_lora_rank",
         "kv_lora_rank 512",
     ),
+    (
+        "a_stages_env_override_of_no_field",
+        [S1, "+stages.train.env.nosuch=1"],
+        "stages.train.env.nosuch",
+        "unknown key 'nosuch' under 'stages.train.env'",
+    ),
+    (
+        "a_stages_env_override_of_the_wrong_kind",
+        [S1, "+stages.train.env.augmentation.enabled=maybe"],
+        "stages.train.env.augmentation.enabled",
+        "Input should be a valid boolean",
+    ),
+    (
+        "a_stages_env_override_misspelt",
+        [S1, "+stages.train.env.augmentatio.enabled=true"],
+        "stages.train.env.augmentatio",
+        "unknown key 'augmentatio'",
+    ),
+    (
+        "a_stages_reward_override_of_no_reward",
+        [S1, "+stages.train.reward.name=nosuch"],
+        "stages.train.reward.name",
+        "unknown reward 'nosuch'",
+    ),
+    (
+        "a_section_of_another_env_kind_added",
+        [S1, "+env.user.name=x"],
+        "env.user",
+        "unknown key 'user' under 'env'",
+    ),
+]
+
+# (id, overrides, key, the override `set in:` must name): blamed on the line the user typed
+BLAMED_ON_THE_OVERRIDE = [
+    (
+        "a_stages_env_override",
+        [S1, "+stages.train.env.augmentatio.enabled=true"],
+        "stages.train.env.augmentatio",
+    ),
+    ("a_stages_reward_override", [S1, "+stages.train.reward.nosuch=1"], "stages.train.reward.nosuch"),
+    ("a_section_an_override_created", [S1, "+env.user.name=x"], "env.user"),
+    ("a_section_an_override_created_deeper", [S1, "+env.user.extra_body.a=1"], "env.user"),
 ]
 
 UNUSUAL = [
     ("head_size_given_as_megatrons_default", [S1, "model=glm4_9b", f"{A}.kv_channels=128"]),
     ("deepseek_as_shipped", MOE),
+    ("a_stages_env_override_valid", [S1, "+stages.train.env.augmentation.enabled=true"]),
+    ("a_stages_reward_of_another_name", [S1, "+stages.train.reward.name=binary"]),
 ]
 
 
@@ -77,3 +121,15 @@ def test_refused_with_a_fix_that_validates_or_accepted(
         return
     code, out = _invoke("validate", *args)
     assert code == 0, out
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"), [c[1:] for c in BLAMED_ON_THE_OVERRIDE], ids=[c[0] for c in BLAMED_ON_THE_OVERRIDE]
+)
+def test_blamed_on_the_override_that_set_it(overrides: list[str], key: str, data: Path) -> None:
+    """A key an override created (or set below a stage's section) is blamed on that override, not on the
+    file that set the section around it (the composed node it was added to is that file's)."""
+    code, out = _invoke("validate", *overrides)
+    assert code == 2, out
+    (block, *_) = [b for b in _errors(out) if b["key"] == key]
+    assert f"override `{overrides[-1]}`" in block["source"], out

@@ -25,6 +25,9 @@ def apply_first_fix(args: list[str], error: Mapping[str, str]) -> list[str] | No
     # "set a=1 instead of `b=2`": the override typed is replaced by the one proposed.
     first, _, instead = first.partition(" instead of `")
     args = [a for a in args if a != instead.rstrip("`")] if instead else args
+    dropped = re.match(r"drop `([^`]+)`", first)
+    if dropped:  # "drop `+a.b=1`": the override typed is taken off the command line
+        return [a for a in args if a != dropped[1]]
     deleted = _DELETION.findall(first)
     if deleted:
         kept = [a for a in args if a.split("=", 1)[0].lstrip("+~") not in deleted]

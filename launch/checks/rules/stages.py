@@ -275,12 +275,45 @@ def stage_sections_valid(ctx: Context) -> Iterator[Problem]:
             alone = stage.model_copy(update={"reward" if section == "env" else "env": {}})
             try:
                 stage_sections(ctx.run, alone)
+            except ValidationError as err:
+                yield from _stage_section_problems(ctx, err, name, section, alone)
             except ValueError as err:
                 yield Problem(
                     f"stages.{name}.{section}",
                     f"the stage's {section} override is invalid: {' '.join(str(err).splitlines()[:3])}",
                     fix=f"see conf/{section}/*.yaml for its fields",
                 )
+
+
+def _stage_section_problems(
+    ctx: Context, error: ValidationError, stage: str, section: str, spec: TrainStage
+) -> Iterator[Problem]:
+    """A stage's section override that does not validate, judged as the root section it merges into
+    (its field names, domains and fixes), each problem then moved under `stages.<stage>.<section>`: the
+    key the user set there, blamed on the override or file that set it."""
+    merged = overlay(getattr(ctx.run, section).model_dump(), getattr(spec, section))
+    if section == "reward" and spec.reward.get("name", ctx.run.reward.name) != ctx.run.reward.name:
+        merged = dict(spec.reward)  # another reward: the root's fields are not its own (stage_sections)
+    here = f"stages.{stage}.{section}"
+    key_of, quoted = rf"(?<![\w.]){section}\b", rf"'{section}(?=['.])"
+    for problem in problems_from_validation(error, merged, ctx.provenance, prefix=section, root=ctx.data):
+        moved = re.sub(key_of, here, problem.key, count=1)
+        message = re.sub(quoted, f"'{here}", problem.message)
+        fix = re.sub(key_of, here, problem.fix)
+        # a key the section does not hold yet is added with '+' (Hydra's struct mode)
+        fix = re.sub(rf"(?<![\w.+])({re.escape(here)}\.[\w.]+)=", lambda m: _added(ctx, m[1]), fix)
+        typed = re.match(r"override `(\+[^`]*)`", ctx.provenance.source(moved))
+        if typed and not re.search(r"\b[\w.]+=", fix.split("; ")[0]):
+            fix = f"drop `{typed[1]}`; or {fix}"  # what the user added, undone
+        yield Problem(moved, message, "", fix)
+
+
+def _added(ctx: Context, key: str) -> str:
+    """`key=` as an override writes it: with '+' when the config does not hold it."""
+    node: Any = ctx.data
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return f"{key}=" if node is not None else f"+{key}="
 
 
 def services_fit(ctx: Context) -> Iterator[Problem]:
