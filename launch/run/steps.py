@@ -93,9 +93,10 @@ def _source_of(source: Any, key: str) -> str:
     return ""
 
 
-def config_yaml(resolved: Resolved) -> str:
-    """The resolved config as config.yaml holds it (secrets masked)."""
-    return safe_dump(scrub_obj(resolved.config), sort_keys=False)
+def config_yaml(resolved: Resolved, masked: dict[str, Any] | None = None) -> str:
+    """The resolved config as config.yaml holds it (secrets masked; `masked`: the config already
+    scrubbed, which a caller that needs it twice scrubs once)."""
+    return safe_dump(scrub_obj(resolved.config) if masked is None else masked, sort_keys=False)
 
 
 def write_run_dir(
@@ -147,24 +148,28 @@ def write_run_dir(
     # The manifest before config.yaml: a dir is a record once config.yaml is there (RunDir.exists), and by
     # then its manifest says whether it is a run or a plan, even when the writing stopped right after.
     run_dir.write_manifest(manifest)
-    run_dir.write_config(config_yaml(resolved), resolved.overrides)
+    masked = scrub_obj(resolved.config)  # once: config.yaml and the fingerprints both need it
+    run_dir.write_config(config_yaml(resolved, masked), resolved.overrides)
     # Which file or override set each key (what `t3rl runs diff` shows beside each difference).
     secrets = secret_values()  # once, not once per key
+    origins = resolved.provenance.to_dict()
+    # A few files and overrides set every key: each source is scrubbed once.
+    sources = {source: scrub_text(source, secrets) for source in set(origins.values())}
     atomic_write_json(
         run_dir.path / PROVENANCE_FILE,
         # A key may hold a credential as much as its source (a variable named with a token).
-        {
-            scrub_text(key, secrets): scrub_text(source, secrets)
-            for key, source in resolved.provenance.to_dict().items()
-        },
+        {scrub_text(key, secrets): sources[source] for key, source in origins.items()},
     )
     run_dir.write_plan_script(scrub_text(plan.render_script()))
-    write_secret_fingerprints(run_dir.path, resolved.config)
+    write_secret_fingerprints(run_dir.path, resolved.config, masked)
 
 
-def write_secret_fingerprints(path: Path, config: dict[str, Any]) -> None:
-    """What `t3rl runs diff` compares where config.yaml shows `***` (launch.run.secret_fingerprints)."""
-    atomic_write_json(path / FILE, fingerprints(config, scrub_obj(config)))
+def write_secret_fingerprints(
+    path: Path, config: dict[str, Any], masked: dict[str, Any] | None = None
+) -> None:
+    """What `t3rl runs diff` compares where config.yaml shows `***` (launch.run.secret_fingerprints);
+    `masked`: `config` already scrubbed."""
+    atomic_write_json(path / FILE, fingerprints(config, scrub_obj(config) if masked is None else masked))
 
 
 # Dotted key → the file or override that set it, in every run dir.
