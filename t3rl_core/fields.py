@@ -62,6 +62,22 @@ class Distinct:
 
 
 @dataclass(frozen=True)
+class ReadWhen:
+    """A field read only while a sibling field of its model holds one of `values` (none given: any value
+    but None): otherwise nothing reads it, and a value set there does nothing. Pre-flight warns about
+    one typed on the command line, and points of a sweep that differ only there are one run
+    (`launch/checks/rules/unread.py`). `why` completes "… is set, but <sibling> is <value>: ".
+    """
+
+    sibling: str
+    values: tuple[Any, ...]
+    why: str
+
+    def reads(self, sibling_value: Any) -> bool:
+        return sibling_value is not None if not self.values else sibling_value in self.values
+
+
+@dataclass(frozen=True)
 class StrKind:
     """What a str field denotes (a path, a URL, an env-var name, …), for the schema audit and the docs."""
 

@@ -49,6 +49,7 @@ from t3rl_core.fields import (
     PositiveFloat,
     PositiveInt,
     RayAddress,
+    ReadWhen,
     SbatchOption,
     Seconds,
     Seed,
@@ -139,16 +140,24 @@ class ModelConfig(StrictModel):
 # ------------------------------------------------------------------------------------------- hardware
 
 
+_FULL_RECOMPUTE = ReadWhen("granularity", ("full",), "only a full recompute has a method and a layer count")
+
+
 class RecomputeConfig(StrictModel):
     """Megatron activation recomputation."""
 
     granularity: Literal["full", "selective"] = "full"
-    method: Literal["uniform", "block"] = "uniform"
-    num_layers: int = Field(1, ge=1)
+    method: Annotated[Literal["uniform", "block"], _FULL_RECOMPUTE] = "uniform"
+    num_layers: Annotated[int, _FULL_RECOMPUTE] = Field(1, ge=1)
 
 
 # GPUs of one node: no server board holds more than 16 (DGX-2 / HGX-2), most hold 8.
 NODE_GPUS = Usual(16, 8, "no server board holds more than 16 GPUs (DGX-2, HGX-2); most hold 8")
+
+
+_BUDGET = ReadWhen(
+    "dynamic_batch", (True,), "slime packs micro-batches by token budget only under dynamic batching"
+)
 
 
 class HardwareConfig(StrictModel):
@@ -181,7 +190,7 @@ class HardwareConfig(StrictModel):
     recompute_loss_function: bool = False
     # Token-budget batching (slime's --use-dynamic-batch-size) and its budget.
     dynamic_batch: bool = True
-    max_tokens_per_gpu: int | None = Field(None, ge=1)
+    max_tokens_per_gpu: Annotated[int, _BUDGET] | None = Field(None, ge=1)
     # slime --log-probs-chunk-size; -1 = no chunking.
     log_probs_chunk_size: OffOrPositiveInt | None = None
     # Megatron's --attention-backend (slime's MISC_ARGS); None = Megatron's own default (auto).
@@ -201,6 +210,9 @@ class HardwareConfig(StrictModel):
 # ----------------------------------------------------------------------------------------- curriculum
 
 
+_ADAM = ReadWhen("name", ("adam",), "only Adam has betas (t3rl passes them to Megatron for adam alone)")
+
+
 class OptimizerConfig(StrictModel):
     name: Literal["adam", "sgd"] = "adam"
     # Learning rate: an Adam step moves each weight by about lr, and an LLM's weights are ~1e-2, so 1 or
@@ -211,8 +223,8 @@ class OptimizerConfig(StrictModel):
     # Share of the training steps with a linear warm-up from 0 (Megatron --lr-warmup-fraction); None = none.
     lr_warmup_fraction: float | None = Field(None, gt=0, lt=1)
     weight_decay: float = Field(0.01, ge=0)
-    adam_beta1: float = Field(0.9, ge=0, lt=1)
-    adam_beta2: float = Field(0.999, ge=0, lt=1)
+    adam_beta1: Annotated[float, _ADAM] = Field(0.9, ge=0, lt=1)
+    adam_beta2: Annotated[float, _ADAM] = Field(0.999, ge=0, lt=1)
     # Gradient-norm clipping; 0 = none.
     clip_grad: float = Field(1.0, ge=0)
 
@@ -235,7 +247,10 @@ class AlgorithmConfig(StrictModel):
     ] = "grpo"
     use_kl_loss: bool = True
     kl_loss_coef: Annotated[float, REGULARISER] = Field(0.0, ge=0)
-    kl_loss_type: Literal["k1", "k2", "k3", "low_var_kl"] = "low_var_kl"
+    kl_loss_type: Annotated[
+        Literal["k1", "k2", "k3", "low_var_kl"],
+        ReadWhen("use_kl_loss", (True,), "slime computes no KL loss, of any type"),
+    ] = "low_var_kl"
     entropy_coef: Annotated[float, REGULARISER] = Field(0.0, ge=0)
     # PPO's clip range [1 - eps_clip, 1 + eps_clip] of the importance ratio: from 1 on its lower end is
     # at or below 0, and a ratio is never clipped from below.
@@ -256,7 +271,14 @@ class AlgorithmConfig(StrictModel):
     # MT-GRPO's turn-level credit (the env's turn_rewards) through t3rl's advantage hook.
     credit: Literal["trajectory", "turn"] = "trajectory"
     # credit=turn: λ, the outcome advantage's weight on a rewarded turn's tokens (MT-GRPO: 1).
-    turn_outcome_weight: float = Field(1.0, ge=0)
+    turn_outcome_weight: Annotated[
+        float, ReadWhen("credit", ("turn",), "only turn-level credit weighs the outcome per turn")
+    ] = Field(1.0, ge=0)
+
+
+_IN_LOOP_EVAL = ReadWhen(
+    "eval_interval", (), "no in-loop eval runs, and t3rl passes slime none of its settings"
+)
 
 
 class CurriculumConfig(StrictModel):
@@ -280,12 +302,12 @@ class CurriculumConfig(StrictModel):
     balance_data: bool = True
     # Tokens per model call in training and in in-loop eval (slime's *-max-response-len).
     rollout_max_response_len: int = Field(ge=1)
-    eval_max_response_len: int | None = Field(None, ge=1)
+    eval_max_response_len: Annotated[int, _IN_LOOP_EVAL] | None = Field(None, ge=1)
     # Sampling temperature (slime --rollout-temperature); 0 = greedy, which SGLang accepts (pre-flight
     # refuses it with a group baseline: every group would be one answer repeated).
     rollout_temperature: Temperature = 1.0
     rollout_top_p: float = Field(1.0, gt=0, le=1)
-    n_samples_per_eval_prompt: int = Field(1, ge=1, le=MAX_SAMPLES_PER_TASK)
+    n_samples_per_eval_prompt: Annotated[int, _IN_LOOP_EVAL] = Field(1, ge=1, le=MAX_SAMPLES_PER_TASK)
     # Model calls per episode, and optional caps on an episode's total tokens and on its tokens after
     # the prompt (model output + observations: Agent-R1's response budget).
     max_num_steps: int = Field(30, ge=1)
@@ -370,16 +392,21 @@ ExecutorConfig = Annotated[
 ]
 
 
+_TRACKER = ReadWhen("kind", ("tensorboard", "wandb"), "no tracker reads it")
+
+
 class TrackingConfig(StrictModel):
     """Experiment tracking, mapped to slime's flags."""
 
     kind: Literal["none", "tensorboard", "wandb"] = "none"
-    project: Label | None = None
-    group: Label | None = None
-    run_name: Label | None = None
+    project: Annotated[Label, _TRACKER] | None = None
+    group: Annotated[Label, _TRACKER] | None = None
+    run_name: Annotated[Label, _TRACKER] | None = None
     # wandb: "online", "offline" (forced when no WANDB_API_KEY is set) or "disabled".
-    mode: Literal["online", "offline", "disabled"] = "online"
-    dir: LocalPath | None = None
+    mode: Annotated[
+        Literal["online", "offline", "disabled"], ReadWhen("kind", ("wandb",), "only wandb has a mode")
+    ] = "online"
+    dir: Annotated[LocalPath, _TRACKER] | None = None
 
 
 class ObjectiveConfig(StrictModel):

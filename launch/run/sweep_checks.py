@@ -12,15 +12,18 @@ the ledger like the points of a sweep.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from launch.checks.ledger import sweep_problems as concurrent_problems
 from launch.checks.resolve import resolve
+from launch.checks.rules.unread import unread_keys
 from launch.checks.search_space import search_params, search_space_problems
+from launch.checks.validate import build_scopes
 from launch.config.compose import parse_overrides
 from launch.config.errors import ConfigError, Problem, render_problems
 from launch.config.override_fixes import shell_word
@@ -112,17 +115,20 @@ def _same_runs(points: Sequence[CheckedPoint], overrides: Sequence[str]) -> list
     with one swept override, the fix is that override with each run once."""
     seen: dict[str, CheckedPoint] = {}
     repeats = []
+    unread: set[str] = set()
     for point in points:
-        config = dict(point.resolved.config)
-        config["tracking"] = {k: v for k, v in config.get("tracking", {}).items() if k not in _PER_POINT_KEYS}
+        config, dropped = _what_is_read(point)
         first = seen.setdefault(json.dumps(config, sort_keys=True, default=str), point)
         if first is not point:
             repeats.append((first, point))
+            unread |= {k for k, v in dropped.items() if _what_is_read(first)[1].get(k, _NOTHING) != v}
     if not repeats:
         return []
     message = "the sweep would do the same run twice: " + ", ".join(
         f"{later.label} is {first.label}" for first, later in repeats
     )
+    if unread:
+        message += f" (they differ only in {', '.join(sorted(unread))}, which nothing reads)"
     sweeps = [
         (t, o) for t, o in zip(overrides, parse_overrides(overrides), strict=True) if o.is_sweep_override()
     ]
@@ -135,6 +141,27 @@ def _same_runs(points: Sequence[CheckedPoint], overrides: Sequence[str]) -> list
     once = shell_word(text.split("=", 1)[0] + "=" + kept)
     fix = f"{once} (each run once; vary the seed to repeat one on purpose)"
     return [Problem(override.key_or_group, message, f"override `{text}`", fix, severity="warning")]
+
+
+_NOTHING = object()
+
+
+def _what_is_read(point: CheckedPoint) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The point's config without the keys a sweep sets per point and those nothing reads
+    (`launch.checks.rules.unread`), and the values of the latter (key → value)."""
+    resolved = point.resolved
+    config = copy.deepcopy(resolved.config)
+    config["tracking"] = {k: v for k, v in config.get("tracking", {}).items() if k not in _PER_POINT_KEYS}
+    scopes, _ = build_scopes(resolved.run, resolved.config, resolved.provenance)
+    dropped = {}
+    for key in unread_keys(resolved.run, scopes):
+        *parents, leaf = key.split(".")
+        node: Any = config
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and leaf in node:
+            dropped[key] = node.pop(leaf)
+    return config, dropped
 
 
 def _first_per_key(problems: list[Problem]) -> list[Problem]:

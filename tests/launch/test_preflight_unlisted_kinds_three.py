@@ -5,12 +5,15 @@ the first round's working directory and composition cache (a module-scoped fixtu
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import test_preflight_unlisted_kinds as first_round
-from test_preflight import _errors, _invoke
+from test_preflight import _BLOCK, _errors, _invoke
 from test_preflight_slime_kinds import refused_with_a_fix_that_validates
+
+from tests.support.fix_applier import apply_first_fix
 
 S1 = "+experiment=stage1_bfcl"
 # DeepSeek-V3 on a layout that plans (SLURM: 16 nodes are not this machine's)
@@ -102,9 +105,76 @@ UNUSUAL = [
 ]
 
 
+C = "stages.train.curriculum"
+# (id, overrides, key warned about, a fragment of the message): a setting that does nothing (ReadWhen)
+UNREAD = [
+    (
+        "adam_betas_of_sgd",
+        [S1, f"{C}.optimizer.name=sgd", f"{C}.optimizer.adam_beta2=0.95"],
+        f"{C}.optimizer.adam_beta2",
+        f"{C}.optimizer.name is sgd: only Adam has betas",
+    ),
+    (
+        "kl_type_without_a_kl_loss",
+        [S1, f"{C}.algorithm.use_kl_loss=false", f"{C}.algorithm.kl_loss_type=k3"],
+        f"{C}.algorithm.kl_loss_type",
+        "use_kl_loss is false",
+    ),
+    (
+        "recompute_layers_of_a_selective_recompute",
+        [S1, "hardware.recompute.granularity=selective", "hardware.recompute.num_layers=4"],
+        "hardware.recompute.num_layers",
+        "hardware.recompute.granularity is selective",
+    ),
+    ("wandb_mode_under_tensorboard", [S1, "tracking.mode=offline"], "tracking.mode", "only wandb has a mode"),
+    (
+        "token_budget_without_dynamic_batching",
+        [
+            "+experiment=stage2_bfcl",
+            "+stages.train.hardware.dynamic_batch=false",
+            "hardware.max_tokens_per_gpu=9000",
+        ],
+        "hardware.max_tokens_per_gpu",
+        "stages.train.hardware.dynamic_batch is false",
+    ),
+    (
+        "in_loop_eval_setting_without_in_loop_eval",
+        [S1, f"{C}.eval_split=null", f"{C}.eval_interval=null", f"{C}.n_samples_per_eval_prompt=8"],
+        f"{C}.n_samples_per_eval_prompt",
+        f"{C}.eval_interval is null",
+    ),
+    (
+        "turn_weight_of_trajectory_credit",
+        [S1, f"+{C}.algorithm.turn_outcome_weight=0.5"],
+        f"{C}.algorithm.turn_outcome_weight",
+        "credit is trajectory",
+    ),
+]
+# ... and the same settings where they are read: no warning
+READ = [
+    ("adam_betas_of_adam", [S1, f"{C}.optimizer.adam_beta2=0.95"]),
+    ("recompute_layers_of_a_full_recompute", [S1, "hardware.recompute.num_layers=4"]),
+    ("wandb_mode_under_wandb", [S1, "tracking=wandb", "tracking.mode=offline"]),
+    (
+        "token_budget_of_one_dynamic_stage",
+        [
+            "+experiment=bfcl_env_tuning",
+            "+stages.stage2.hardware.dynamic_batch=false",
+            "hardware.max_tokens_per_gpu=9000",
+        ],
+    ),
+]
+
 # The first round's fixture (a working directory, a composition cache, its dataset files) and filler.
 data = first_round.data
 _filled = first_round._filled
+
+_WARNING = re.compile(_BLOCK.pattern.replace("^error ", "^warning "), re.M)
+
+
+def _warnings(output: str) -> list[dict[str, str]]:
+    return [m.groupdict() for m in _WARNING.finditer(output)]
+
 
 CASES = [pytest.param(o, k, m, id=i) for i, o, k, m in BAD] + [
     pytest.param(o, None, "", id=i) for i, o in UNUSUAL
@@ -133,3 +203,41 @@ def test_blamed_on_the_override_that_set_it(overrides: list[str], key: str, data
     assert code == 2, out
     (block, *_) = [b for b in _errors(out) if b["key"] == key]
     assert f"override `{overrides[-1]}`" in block["source"], out
+
+
+@pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in UNREAD], ids=[c[0] for c in UNREAD])
+def test_a_setting_nothing_reads_is_warned_and_its_fix_drops_it(
+    overrides: list[str], key: str, message: str, data: Path
+) -> None:
+    code, out = _invoke("validate", *overrides)
+    assert code == 0, out
+    (block,) = [b for b in _warnings(out) if b["key"] == key]
+    assert message in block["message"] and "nothing reads" not in out, out
+    fixed = apply_first_fix(overrides, block)
+    assert fixed is not None and len(fixed) == len(overrides) - 1, block["fix"]
+    code, out = _invoke("validate", *fixed)
+    assert code == 0 and f"warning {key}:" not in out, out
+
+
+@pytest.mark.parametrize("overrides", [c[1] for c in READ], ids=[c[0] for c in READ])
+def test_the_same_setting_where_it_is_read_is_not_warned(overrides: list[str], data: Path) -> None:
+    code, out = _invoke("validate", *overrides)
+    assert code == 0 and " is set, but " not in out, out
+
+
+@pytest.mark.parametrize(
+    ("sweep", "same"),
+    [
+        (["+experiment=quickstart", "tracking.kind=none", "tracking.project=a,b"], "tracking.project"),
+        ([S1, f"{C}.optimizer.name=sgd", f"{C}.optimizer.adam_beta1=0.8,0.9"], f"{C}.optimizer.adam_beta1"),
+        ([S1, f"{C}.optimizer.adam_beta1=0.8,0.9"], None),
+    ],
+    ids=["tracker_names_without_a_tracker", "adam_betas_of_sgd", "adam_betas_of_adam"],
+)
+def test_sweep_points_differing_only_where_nothing_reads_are_one_run(
+    sweep: list[str], same: str | None, data: Path
+) -> None:
+    code, out = _invoke("validate", "-m", *sweep)
+    assert code == 0, out
+    said = f"they differ only in {same}, which nothing reads" in out
+    assert said if same else "the same run twice" not in out, out

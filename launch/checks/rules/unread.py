@@ -1,68 +1,140 @@
-"""Settings typed on the command line that the run never reads (a warning): a value that does nothing
-looks as if it did something. Each section declares when it is read:
+"""The settings of a run that nothing reads, from what each section declares about when it is read:
 
-- `eval.server.*`, `stages.<stage>.eval.server.*`: the SGLang server an eval stage starts on its model,
-  which it does only with the sglang engine and no `engine.url` (a running server is used instead);
-- `tracking.*` besides `kind`: the tracker's settings, read by no tracker under `kind: none`.
+- a field whose type declares `ReadWhen` (`t3rl_core.fields`), while its sibling holds another value
+  (Adam's betas under `optimizer.name: sgd`, a full recompute's layer count under `selective`, the
+  in-loop eval's settings without `eval_interval`, the tracker's settings under `tracking.kind: none`);
+- `eval.server`, `stages.<stage>.eval.server`: the SGLang server an eval stage starts on its model,
+  which it does only with the sglang engine and no `engine.url` (a running server is used instead).
 
-Only overrides are judged: a shipped file's settings are defaults, not the user's word.
+A train stage's hardware is judged as the stage runs it (the root's with the stage's overrides): a root
+hardware key is unread when no stage reads it. Two uses: a setting typed on the command line that
+nothing reads is warned about (a value that does nothing looks as if it did something; only overrides
+are judged: a shipped file's settings are defaults, not the user's word), and sweep points that differ
+only in such settings are one run (`launch/run/sweep_checks.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from typing import Any, NamedTuple
 
-from launch.checks.context import Context
-from launch.checks.eval_configs import eval_configs
+from pydantic import BaseModel
+
+from launch.checks.context import Context, Scope
+from launch.checks.declared import declared
+from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem
+from launch.config.schema import RunConfig
+from t3rl_core.fields import ReadWhen
 
 SERVER = "server"
 
 
-def _servers_read(ctx: Context) -> set[str]:
-    """The server sections an eval stage starts a server from (`eval.server`, `stages.<s>.eval.server`)."""
-    read = set()
-    for stage, config, overrides in eval_configs(ctx.run):
+class Unread(NamedTuple):
+    """Why a key is read by nothing, completing "<key> is set, but …", and what would have it read."""
+
+    why: str
+    instead: str
+
+
+def unread_keys(run: RunConfig, scopes: Sequence[Scope]) -> dict[str, Unread]:
+    """Key (a leaf, or a section) → why nothing reads it."""
+    found = dict(_declared(run, "", str, frozenset({"hardware", "eval"})))
+    by_scope: dict[str, list[Unread | None]] = {}
+    for scope in scopes:
+        read = dict(_declared(scope.hardware, "", scope.hw))
+        for field in _read_when_fields(scope.hardware, ""):
+            by_scope.setdefault(scope.hw(field), []).append(read.get(scope.hw(field)))
+    found |= {key: first for key, seen in by_scope.items() if all(seen) and (first := seen[0]) is not None}
+    for stage, config, overrides in eval_configs(run):
+        found |= dict(_declared(config, "", partial(eval_key, stage, overrides)))
+    found |= _unread_servers(run)
+    return found
+
+
+def unread_prefix(key: str, unread: dict[str, Unread]) -> str | None:
+    """The key itself, or the section above it, that nothing reads; None when something reads it."""
+    parts = key.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in unread:
+            return ".".join(parts[:end])
+    return None
+
+
+def _declared(
+    node: Any, prefix: str, key_of: Callable[[str], str], skip: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, Unread]]:
+    """(key, why) of every field under `node` declaring `ReadWhen` whose sibling leaves it unread;
+    `key_of`: a field's path below the walk's start → the key one would set."""
+    if isinstance(node, dict):
+        for name, value in node.items():
+            yield from _declared(value, f"{prefix}{name}.", key_of)
+    if not isinstance(node, BaseModel):
+        return
+    for name, field in type(node).model_fields.items():
+        if name in skip:
+            continue
+        marker = declared(field.metadata, field.annotation, ReadWhen)
+        if marker is not None:
+            sibling = getattr(node, marker.sibling)
+            if not marker.reads(sibling):
+                yield key_of(f"{prefix}{name}"), _why(key_of(f"{prefix}{marker.sibling}"), sibling, marker)
+            continue
+        value = getattr(node, name)
+        if isinstance(value, BaseModel | dict):
+            yield from _declared(value, f"{prefix}{name}.", key_of)
+
+
+def _read_when_fields(node: BaseModel, prefix: str) -> Iterator[str]:
+    """Every field under `node` that declares `ReadWhen`, read or not."""
+    for name, field in type(node).model_fields.items():
+        if declared(field.metadata, field.annotation, ReadWhen) is not None:
+            yield f"{prefix}{name}"
+        elif isinstance(getattr(node, name), BaseModel):
+            yield from _read_when_fields(getattr(node, name), f"{prefix}{name}.")
+
+
+def _why(sibling_key: str, sibling: Any, marker: ReadWhen) -> Unread:
+    shown = str(sibling).lower() if isinstance(sibling, bool) or sibling is None else sibling
+    shown = "null" if sibling is None else shown
+    wanted = marker.values[0] if marker.values else None
+    wanted = str(wanted).lower() if isinstance(wanted, bool) else wanted
+    instead = f"set {sibling_key}={wanted}" if wanted is not None else f"set {sibling_key}"
+    return Unread(f"{sibling_key} is {shown}: {marker.why}", f"{instead} to have it read")
+
+
+def _unread_servers(run: RunConfig) -> dict[str, Unread]:
+    """The server sections no eval stage starts a server from (`eval.server`, `stages.<s>.eval.server`)."""
+    read, sections = set(), {"eval.server"}
+    for stage, config, overrides in eval_configs(run):
+        section = f"stages.{stage}.eval.server" if stage and SERVER in overrides else "eval.server"
+        sections.add(section)
         if config.engine.name == "sglang" and getattr(config.engine, "url", None) is None:
-            read.add(f"stages.{stage}.eval.server" if stage and SERVER in overrides else "eval.server")
-    return read
-
-
-def _typed(ctx: Context) -> Iterator[tuple[str, str]]:
-    """(key, the override) of every leaf an override set."""
-    for key, origin in ctx.provenance.items():
-        if origin.source.startswith("override") and not origin.deleted:
-            yield key, origin.source
+            read.add(section)
+    why = Unread(
+        "no eval stage starts an SGLang server from {section} (each uses a running server's engine.url, "
+        "or another engine): it does nothing",
+        "set the stage's engine.url=null to have it start the server",
+    )
+    return {s: why._replace(why=why.why.format(section=s)) for s in sections - read}
 
 
 def typed_settings_are_read(ctx: Context) -> Iterator[Problem]:
     """A setting typed on the command line is one some stage reads."""
-    servers = _servers_read(ctx)
-    for key, _ in _typed(ctx):
-        parts = key.split(".")
-        section = ".".join(parts[: parts.index(SERVER) + 1]) if SERVER in parts and "eval" in parts else None
-        if section in ("eval.server", *(f"stages.{s}.eval.server" for s in ctx.run.stages)):
-            if section in servers or section == key:
-                continue
-            yield Problem(
-                key,
-                f"{key} is set, but no eval stage starts an SGLang server from {section} (each uses a "
-                "running server's engine.url, or another engine): it does nothing",
-                fix=f"drop it: ~{key} (or set the stage's engine.url=null to have it start the server)",
-                severity="warning",
-            )
-        elif (
-            parts[0] == "tracking"
-            and len(parts) == 2
-            and parts[1] != "kind"
-            and ctx.run.tracking.kind == "none"
-        ):
-            yield Problem(
-                key,
-                f"{key} is set, but tracking.kind is none: no tracker reads it",
-                fix=f"drop it: ~{key} (or set tracking.kind=tensorboard or wandb)",
-                severity="warning",
-            )
+    unread = unread_keys(ctx.run, ctx.scopes)
+    for key, origin in ctx.provenance.items():
+        if not origin.source.startswith("override") or origin.deleted:
+            continue
+        found = unread_prefix(key, unread)
+        if found is None or (found == key and found.endswith(".server")):
+            continue
+        yield Problem(
+            key,
+            f"{key} is set, but {unread[found].why}",
+            fix=f"drop it: ~{key} (or {unread[found].instead})",
+            severity="warning",
+        )
 
 
 RULES = (typed_settings_are_read,)
