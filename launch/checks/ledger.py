@@ -22,11 +22,14 @@ from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
 from pathlib import Path, PurePosixPath
 from typing import Literal, NamedTuple, Protocol
+from urllib.parse import urlsplit
 
+from launch.checks.declared import fields_declaring
 from launch.checks.eval_configs import eval_config_of, eval_key
 from launch.config.errors import Problem
 from launch.config.schema import EvalStage, LocalExecutorConfig, RunConfig, ServiceConfig
 from t3rl_core.eval.config import ServerConfig
+from t3rl_core.fields import StrKind
 
 # Of several config keys, the one set last (`Context.latest`): the likeliest culprit.
 Latest = Callable[..., str]
@@ -85,6 +88,9 @@ class Claim(NamedTuple):
     # Configured but never bound by this run (the local Ray head's ports in a run without train
     # stages): it still collides within the run, never with another sweep point.
     dormant: bool = False
+    # A server the run calls at a URL of this machine, which it does not start: it holds the port for
+    # the whole run, and its callers share it (several may call one server).
+    called: bool = False
 
     def who(self) -> str:
         where = f" ({self.point})" if self.point else ""
@@ -128,6 +134,34 @@ def claims_of(run: RunConfig, plan: PlannedRun, point: str = "") -> list[Claim]:
                 )
             )
     claims += _tree_claims(run, point)
+    claims += _called_servers(run, point)
+    return claims
+
+
+# The host names that mean the machine a URL is called from.
+_LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+
+
+def _called_servers(run: RunConfig, point: str) -> list[Claim]:
+    """Every URL of a server the run calls on this machine (fields of a URL kind whose host is a loopback
+    name, when every stage runs here): that server holds its port while the run calls it. The URL a
+    managed service writes into the env is the service's own claim."""
+    if run.executor.kind not in _LOCAL_EXECUTORS:
+        return []
+    written = {f"env.{s.env_url_key}" for s in run.services.values() if s.env_url_key}
+    claims = []
+    for key, value, kind in fields_declaring(run, StrKind, skip=frozenset({"executor"})):
+        if not isinstance(value, str) or not (kind.name.endswith("URL") or key in written):
+            continue
+        url = urlsplit(value)
+        if key in written or url.hostname not in _LOOPBACK:
+            continue
+        port = url.port or (443 if url.scheme == "https" else 80)
+        claims.append(
+            Claim(
+                "port", THIS_MACHINE, port, f"the server {key} calls ({value})", key, point=point, called=True
+            )
+        )
     return claims
 
 
@@ -273,6 +307,8 @@ def collisions(claims: Sequence[Claim], concurrent_points: bool = False) -> list
 
 
 def _conflict(a: Claim, b: Claim) -> str:
+    if a.called and b.called:
+        return ""
     if a.kind == "port" and a.item == b.item and (a.holder, a.key) != (b.holder, b.key):
         return f"port {a.item} of {a.host}"
     if a.kind == "port" and a.item == b.item and a.point != b.point:
@@ -364,7 +400,7 @@ def privileged_port_problems(claims: Sequence[Claim], first_unprivileged: int) -
             fix=f"set {c.key}={_free_port(_moved_up(c, first_unprivileged), taken)}",
         )
         for c in claims
-        if c.kind == "port" and c.key and c.host == THIS_MACHINE and not c.dormant
+        if c.kind == "port" and c.key and c.host == THIS_MACHINE and not c.dormant and not c.called
         and int(c.item) < first_unprivileged
     ]  # fmt: skip
 
@@ -378,16 +414,24 @@ def _moved_up(claim: Claim, first: int) -> Claim:
 def _problem(collision: Collision, latest: Latest, taken: set[tuple[str, int | str]]) -> Problem:
     a, b = collision.first, collision.second
     message = f"{collision.what} is held by both {a.who()} and {b.who()}"
-    movable = [c for c in (a, b) if c.key and c.kind == "port" and not c.key.startswith("executor")]
+    bound = [c for c in (a, b) if c.key and c.kind == "port" and not c.called]
+    movable = [c for c in bound if not c.key.startswith("executor")]
     keyed = [c for c in (a, b) if c.key]
     if a.kind == "port":
-        candidates = movable or keyed
+        called = [c for c in (a, b) if c.called]
+        # a server the run calls is not moved by a fix (the URL names a server that is up already): the
+        # holder that binds moves, the Ray head's ports too; the problem is on the key set last
+        candidates = (movable or bound) if called else (movable or keyed)
         blamed = _blame(candidates, latest) if candidates else b
         port = _free_port(blamed, taken)
+        key = _blame(keyed, latest).key if called else blamed.key or b.key
+        what = (
+            "a server the run calls, and does not start, listens there, so the other cannot bind it"
+            if called
+            else "one of them would fail to bind it"
+        )
         return Problem(
-            blamed.key or b.key,
-            f"{message}: one of them would fail to bind it",
-            fix=f"set {blamed.key}={port} (a port nothing else of the run holds)",
+            key, f"{message}: {what}", fix=f"set {blamed.key}={port} (a port nothing else of the run holds)"
         )
     if a.kind == "tree":
         listed = a if a.key in _LISTED_TREES else b

@@ -16,6 +16,7 @@ from test_preflight_slime_kinds import refused_with_a_fix_that_validates
 from tests.support.fix_applier import apply_first_fix
 
 S1 = "+experiment=stage1_bfcl"
+TAU2 = "+experiment=tau2_pipeline"
 # DeepSeek-V3 on a layout that plans (SLURM: 16 nodes are not this machine's)
 MOE = [S1, "model=deepseek_v3", "hardware.nodes=16", "hardware.tensor_parallel=4"]
 MOE += ["hardware.expert_parallel=128", "executor=slurm"]
@@ -83,6 +84,24 @@ BAD = [
         "env.user",
         "unknown key 'user' under 'env'",
     ),
+    (
+        "a_port_t3rl_binds_where_a_called_server_listens",
+        [TAU2, "eval.server.port=30001"],
+        "eval.server.port",
+        "the server env.user.base_url calls (http://127.0.0.1:30001/v1)",
+    ),
+    (
+        "a_called_server_moved_onto_a_port_t3rl_binds",
+        [TAU2, "env.user.base_url=http://127.0.0.1:30000/v1"],
+        "env.user.base_url",
+        "a server the run calls, and does not start, listens there",
+    ),
+    (
+        "an_engine_url_on_the_ray_heads_port",
+        [S1, "eval.engine.url=http://127.0.0.1:8265"],
+        "eval.engine.url",
+        "the local Ray head (dashboard, jobs API)",
+    ),
 ]
 
 # (id, overrides, key, the override `set in:` must name): blamed on the line the user typed
@@ -102,6 +121,9 @@ UNUSUAL = [
     ("deepseek_as_shipped", MOE),
     ("a_stages_env_override_valid", [S1, "+stages.train.env.augmentation.enabled=true"]),
     ("a_stages_reward_of_another_name", [S1, "+stages.train.reward.name=binary"]),
+    ("a_called_servers_port_bound_on_the_cluster", [TAU2, "executor=slurm", "eval.server.port=30001"]),
+    ("a_called_server_on_another_host", [TAU2, "env.user.base_url=http://10.0.0.5:30000/v1"]),
+    ("two_callers_of_one_server", [TAU2, "eval.engine.url=http://127.0.0.1:30001"]),
 ]
 
 
