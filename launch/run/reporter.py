@@ -28,7 +28,14 @@ class RichReporter:
         table = Table(title=f"{plan.name}: {len(plan.stages)} stages", title_justify="left")
         for column in ("#", "stage", "kind", "action", "what", "GPUs"):
             table.add_column(column, overflow="fold")
-        colours = {"run": "green", "resume": "yellow", "cached": "dim", "complete": "dim", "outside": "dim"}
+        colours = {
+            "run": "green",
+            "resume": "yellow",
+            "finish": "yellow",
+            "cached": "dim",
+            "complete": "dim",
+            "outside": "dim",
+        }
         for i, (stage, decision) in enumerate(zip(plan.stages, decisions, strict=True)):
             action = f"[{colours[decision.action]}]{decision.action}[/] [dim]({escape(decision.reason)})[/]"
             table.add_row(
@@ -36,12 +43,15 @@ class RichReporter:
             )
         self.console.print(table)
         if self.show_commands:
+            # One print of every line: each print renders, writes and scrubs on its own (a plan's ~50
+            # lines printed one by one cost a cold `t3rl plan` more than its table).
+            lines = []
             for stage in plan.stages:
-                self.console.print(f"[bold]{stage.name}[/]", soft_wrap=True)
-                for line in _short(stage):
-                    self.console.print(f"  [cyan]{escape(line)}[/]", soft_wrap=True)
-                for note in stage.notes:  # e.g. how plugin code reaches the stage's job
-                    self.console.print(f"  [dim]# {escape(note)}[/]", soft_wrap=True)
+                lines.append(f"[bold]{escape(stage.name)}[/]")
+                lines += [f"  [cyan]{escape(line)}[/]" for line in _short(stage)]
+                # e.g. how plugin code reaches the stage's job
+                lines += [f"  [dim]# {escape(note)}[/]" for note in stage.notes]
+            self.console.print("\n".join(lines), soft_wrap=True)
 
     def stage_started(self, stage: Stage, decision: Decision, attempt: int) -> None:
         again = f", attempt {attempt}" if attempt > 1 else ""
