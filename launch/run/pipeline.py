@@ -8,6 +8,9 @@ Which stages run (`decide`), per stage in plan order:
   with garbage in it makes the stage run again, with the damaged path named in the reason;
 - **complete**: its output already exists and is complete (`Stage.complete_when`; the shared HF →
   torch_dist cache, an available model) — adopted without running;
+- **finish**: its command exited 0 but t3rl was stopped before it recorded the stage (while it
+  stopped what the command left or hashed its outputs): its outputs are checked now and the stage is
+  recorded as succeeded, not run again (run again in place only if an output is missing);
 - **resume**: it started before with the same command and inputs but did not finish (killed, failed,
   stopped): it runs again in place, so a train stage continues from its last checkpoint;
 - **run**: anything else. If an older output of the stage exists (its command or an upstream stage
@@ -37,11 +40,11 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 from launch.files import LockHeld, exclusive_lock, waiting_lock
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
-from launch.run.executors.base import Executor, StageContext, StageResult
+from launch.run.executors.base import Executor, StageContext, StageResult, exit_record
 from launch.run.output_digest import FileHashes, digests, first_mismatch, manifest_disagreement
 from launch.run.rundir import RunDir, RunDirError, RunState, StageRecord, now
 
-Action = Literal["run", "resume", "cached", "complete", "outside"]
+Action = Literal["run", "resume", "finish", "cached", "complete", "outside"]
 # A stage's output id: a run id, `complete:<fingerprint>`, `pending:<name>`, or None (no usable output).
 _Id = TypeVar("_Id", str, str | None)
 
@@ -57,7 +60,8 @@ class Decision(NamedTuple):
 
     @property
     def executes(self) -> bool:
-        return self.action in ("run", "resume")
+        """It may run the stage's command ("finish" does when an output turns out missing)."""
+        return self.action in ("run", "resume", "finish")
 
 
 class PipelineError(Exception):
@@ -148,12 +152,26 @@ def decide(
             )
             continue
         current[name] = f"pending:{name}"
-        if in_place:
+        if (
+            in_place
+            and rec is not None
+            and rec.status == "running"
+            and name not in forced
+            and exit_record(exit_file(plan.run_dir, name), rec.run_id) == 0
+        ):
+            why = "its command exited 0 before t3rl stopped; its outputs are checked, not run again"
+            decisions.append(Decision(name, "finish", why, False))
+        elif in_place:
             decisions.append(Decision(name, "resume", f"unfinished ({rec.status}); same command", False))
         else:
             reason = damage or _why_run(rec, fp, upstream, name in forced)
             decisions.append(Decision(name, "run", reason, supersede))
     return decisions
+
+
+def exit_file(run_dir: Path, name: str) -> Path:
+    """stages/<name>/exit_code.json: the last execution's exit code, written by its own process."""
+    return Path(run_dir) / "stages" / name / "exit_code.json"
 
 
 def upstream_ids(stage: Stage, current: Mapping[str, _Id]) -> dict[str, _Id]:
@@ -231,8 +249,11 @@ def run_dir_lock(run_dir: RunDir) -> Iterator[None]:
     try:
         with exclusive_lock(run_dir.path / ".lock"):
             yield
-    except LockHeld:
-        raise PipelineError(f"{run_dir.path} is in use by another t3rl process") from None
+    except LockHeld as held:
+        raise PipelineError(
+            f"{run_dir.path} is in use by another t3rl process{held.who()}: wait for it to finish or stop "
+            "it, then run the same command again"
+        ) from None
 
 
 def preview(
@@ -320,7 +341,7 @@ def _execute(
     current: dict[str, str] = {}
     for decision in decisions:
         stage = plan.stage(decision.stage)
-        upstream = upstream_ids(stage, current) if decision.action in ("run", "resume", "complete") else {}
+        upstream = upstream_ids(stage, current) if decision.executes or decision.action == "complete" else {}
         if decision.action in ("cached", "outside"):
             if decision.output_id is not None:
                 current[stage.name] = decision.output_id
@@ -331,6 +352,12 @@ def _execute(
             assert decision.output_id is not None
             current[stage.name] = _adopt(plan, run_dir, state, stage, decision, upstream, hashes)
             continue
+        if decision.action == "finish":
+            finished = _finish_exited(plan, run_dir, executor, state, stage, reporter, hashes)
+            if finished is not None:
+                current[stage.name] = finished
+                continue
+            decision = decision._replace(action="resume", reason="its outputs were not all written")
         with _shared_output(plan, stage, reporter) as waited:
             # Adopted only when another builder finished it while this one waited: an output that was
             # there (complete markers and all) when `decide` chose to run the stage is damaged or stale.
@@ -407,6 +434,37 @@ def _adopt(
     return record.run_id
 
 
+def _finish_exited(
+    plan: Plan,
+    run_dir: RunDir,
+    executor: Executor,
+    state: RunState,
+    stage: Stage,
+    reporter: Reporter,
+    hashes: FileHashes,
+) -> str | None:
+    """Record a stage whose command exited 0 before t3rl was stopped, from its outputs (what it left
+    running is stopped first, as the finished run would have); its run id, or None when an output it
+    declares is missing (it then runs again in place)."""
+    record = state.stages[stage.name]
+    _stop_stale(executor, stage, record, reporter)
+    outcome = _check_outputs(plan, run_dir, stage, record, StageResult("succeeded", 0), hashes)
+    if outcome.status != "succeeded":
+        return None
+    _finish(run_dir, state, stage.name, record, outcome)
+    hashes.save(run_dir.file_hashes_file)
+    reporter.stage_finished(stage, outcome, 0.0)
+    return record.run_id
+
+
+def _stop_stale(executor: Executor, stage: Stage, record: StageRecord, reporter: Reporter) -> None:
+    """Stop what a dead t3rl left running of `record`'s execution: by its handle, or by its run id when
+    it died before it recorded one."""
+    note = executor.stop_stale(stage, {**record.handle, "run_id": record.run_id})
+    if note:
+        reporter.note(stage, note)
+
+
 class _Ran(NamedTuple):
     result: StageResult
     run_id: str
@@ -425,11 +483,9 @@ def _run_stage(
 ) -> _Ran:
     """Run one stage with the executor, recording it before, when it starts and when it ends."""
     rec = state.stages.get(stage.name)
-    if rec is not None and rec.status == "running" and rec.handle:
+    if rec is not None and rec.status == "running":
         # The t3rl process that ran it died (we hold the run dir's lock): stop its leftovers first.
-        note = executor.stop_stale(stage, rec.handle)
-        if note:
-            reporter.note(stage, note)
+        _stop_stale(executor, stage, rec, reporter)
     attempt = (rec.attempts + 1) if (decision.action == "resume" and rec) else 1
     run_id = uuid.uuid4().hex[:12]
     run_dir.write_files(stage.files)
@@ -449,6 +505,8 @@ def _run_stage(
         attempt=attempt,
         plan=plan,
         on_started=started,
+        exit_file=exit_file(run_dir.path, stage.name),
+        run_id=run_id,
     )
     started = time.monotonic()
     try:

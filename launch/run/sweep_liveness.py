@@ -31,11 +31,12 @@ def sweep_lock(sweep_dir: Path) -> Iterator[None]:
     try:
         with exclusive_lock(sweep_dir / SWEEP_LOCK):
             yield
-    except LockHeld:
+    except LockHeld as held:
         # lazy: the pipeline's modules, only when a sweep takes its lock
         from launch.run.pipeline import PipelineError
 
-        raise PipelineError(f"{sweep_dir} is in use by another t3rl process (its sweep launcher)") from None
+        launcher = ", ".join(filter(None, ("its sweep launcher", held.holder)))
+        raise PipelineError(f"{sweep_dir} is in use by another t3rl process ({launcher})") from None
 
 
 def launcher_alive(sweep_dir: Path) -> bool:

@@ -14,6 +14,7 @@ constructed as `Cls(config, out=<text stream for live output>)`.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -52,6 +53,43 @@ class StageContext(NamedTuple):
     # Call once the stage is started with whatever identifies what runs (a process group, a job id);
     # it is saved in the stage's record, and given to `stop_stale` if this t3rl process dies.
     on_started: Callable[[dict[str, Any]], None] = lambda handle: None
+    # Where the command's own process writes its exit code the moment it ends, with this execution's
+    # id (`exit_record`): a t3rl killed after that, while it stops what the command left or hashes
+    # its outputs, resumes by checking the outputs instead of running a finished command again.
+    # None: the executor keeps its own record of how the stage ended (a cluster job's).
+    exit_file: Path | None = None
+    run_id: str = ""
+
+
+# Runs the command, then writes {"run_id": …, "returncode": …} beside it (a temp file renamed: a
+# reader sees all of it or nothing) and exits with the command's code.
+_RECORD_EXIT = (
+    'bash "$1"; code=$?; '
+    'printf \'{"run_id": "%s", "returncode": %d}\\n\' "$3" "$code" > "$2.tmp" && mv -f "$2.tmp" "$2"; '
+    'exit "$code"'
+)
+
+
+def exit_recording(command: Sequence[str], exit_file: Path, run_id: str) -> list[str]:
+    """`command` (["bash", SCRIPT]) wrapped to record its exit code in `exit_file` when it ends."""
+    *_, script = command
+    return ["bash", "-c", _RECORD_EXIT, "t3rl-stage", script, str(exit_file), run_id]
+
+
+def exit_record(exit_file: Path, run_id: str) -> int | None:
+    """The exit code `exit_recording` wrote for the execution `run_id`; None if it has not ended (or
+    another execution wrote the file)."""
+    try:
+        data = json.loads(exit_file.read_text())
+    except (OSError, ValueError):
+        return None
+    if (
+        not isinstance(data, dict)
+        or data.get("run_id") != run_id
+        or not isinstance(data.get("returncode"), int)
+    ):
+        return None
+    return data["returncode"]
 
 
 class StageResult(NamedTuple):

@@ -27,12 +27,15 @@ from launch.config.schema import LocalExecutorConfig
 from launch.config.secrets import scrub_text, secret_values
 from launch.plan.ray_head import RayHead
 from launch.plan.stages import Stage
-from launch.run.executors.base import Executor, StageContext, StageResult
+from launch.run.executors.base import Executor, StageContext, StageResult, exit_recording
 from launch.run.rundir import now
 from launch.run.secret_sink import SecretSink
 from launch.run.stage_progress import LiveStageOutput
 
 Handle = dict[str, Any]
+# Every process of a stage's command carries its execution's id: found and stopped by a resume even
+# when t3rl was killed before it recorded the process group.
+STAGE_RUN_ENV = "T3RL_STAGE_RUN"
 
 
 class LocalExecutor(Executor):
@@ -64,7 +67,9 @@ class LocalExecutor(Executor):
                 echo = LiveStageOutput(self.out, stage.name)
                 try:
                     command = ["bash", str(ctx.command_file)]
-                    code = self._run(command, log, ctx.stage_dir, ctx.on_started, echo, sink)
+                    if ctx.exit_file is not None:
+                        command = exit_recording(command, ctx.exit_file, ctx.run_id)
+                    code = self._run(command, log, ctx.stage_dir, ctx.on_started, echo, sink, ctx.run_id)
                 finally:
                     echo.close()
             finally:
@@ -79,10 +84,15 @@ class LocalExecutor(Executor):
 
     def stop_stale(self, stage: Stage, handle: Handle) -> str | None:
         pgid = handle.get("pgid")
-        if not isinstance(pgid, int) or not _same_group(handle) or not _group_alive(pgid):
+        if isinstance(pgid, int) and _same_group(handle) and _group_alive(pgid):
+            groups = [pgid]
+        else:  # killed before it recorded the group: the stage's processes carry its execution's id
+            groups = _groups_of_run(handle.get("run_id"))
+        for group in groups:
+            self._stop_group(group)
+        if not groups:
             return None
-        self._stop_group(pgid)
-        return f"stopped process group {pgid}, left running by an earlier t3rl process"
+        return f"stopped process group {', '.join(map(str, groups))}, left running by an earlier t3rl process"
 
     def _run(
         self,
@@ -92,12 +102,15 @@ class LocalExecutor(Executor):
         on_started: Callable[[Handle], None] | None = None,
         echo: LiveStageOutput | None = None,
         sink: SecretSink | None = None,
+        run_id: str = "",
     ) -> int:
         """Run `argv` in its own session, teeing its output with every secret masked (those it announces
         to `sink` too); stop its whole group when it ends."""
         secrets = secret_values()
         cwd.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **(sink.env() if sink else {})}
+        if run_id:
+            env[STAGE_RUN_ENV] = run_id
         proc = subprocess.Popen(
             list(argv),
             cwd=cwd,
@@ -201,6 +214,20 @@ def _group_alive(pgid: int) -> bool:
         except ProcessLookupError:
             continue
     return False
+
+
+def _groups_of_run(run_id: object) -> list[int]:
+    """The process groups of this user's processes whose environment names the execution `run_id`."""
+    if not isinstance(run_id, str) or not run_id:
+        return []
+    groups = set()
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get(STAGE_RUN_ENV) == run_id:
+                groups.add(os.getpgid(process.pid))
+        except (psutil.Error, OSError):
+            continue
+    return sorted(groups)
 
 
 def _leader_start(pgid: int) -> float | None:

@@ -1,0 +1,178 @@
+"""Resume after the launcher dies anywhere: SIGKILL at every step the pipeline takes between and after
+stages, then `run` again. Nothing is lost, a command that finished is never run again, and nothing
+half-written is taken for complete. Also: two launchers on one run dir, a read-only run dir.
+
+Each kill happens in a forked copy of this test process (no interpreter start per case): the copy runs
+the pipeline and SIGKILLs itself at the n-th step; the parent then resumes in the same run dir.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from pipeline_helpers import alive, count, run, stage
+
+from launch.files import exclusive_lock
+from launch.plan.build import Plan
+from launch.run import pipeline
+from launch.run.executors.local import LocalExecutor
+from launch.run.pipeline import PipelineError
+from launch.run.rundir import RunDir
+
+
+def _plan(run_dir: Path, marks: Path) -> Plan:
+    """a → b, each writing one declared output (b's reads a's)."""
+    out_a, out_b = run_dir / "stages" / "a" / "out.txt", run_dir / "stages" / "b" / "out.txt"
+    return Plan(
+        "test",
+        run_dir,
+        (
+            stage("a", marks, f"mkdir -p {out_a.parent} && echo a > {out_a}", verify=(str(out_a),)),
+            stage(
+                "b", marks, f"cat {out_a} > {out_b} && echo b >> {out_b}", reads=("a",), verify=(str(out_b),)
+            ),
+        ),
+    )
+
+
+# The steps the launcher takes around stages: a kill lands before each one's n-th call.
+_STEPS: list[tuple[Any, str]] = [
+    (RunDir, "record"),
+    (RunDir, "write_stage_outputs"),
+    (RunDir, "write_stage_command"),
+    (pipeline, "digests"),
+    (pipeline.FileHashes, "save"),
+    (LocalExecutor, "_stop_group"),
+]
+
+
+def _killed_at(step: int, body: Callable[[], object]) -> bool:
+    """Run `body` in a forked copy of this process that SIGKILLs itself on entering the `step`-th
+    launcher step; whether it was killed (False: `body` finished before that step)."""
+    pid = os.fork()
+    if pid == 0:  # the copy: never returns to pytest
+        try:
+            seen = [0]
+            for owner, name in _STEPS:
+                original = getattr(owner, name)
+
+                def wrapped(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                    seen[0] += 1
+                    if seen[0] == step:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    return _original(*args, **kwargs)
+
+                setattr(owner, name, wrapped)
+            body()
+        finally:
+            sys.stdout.flush()
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+def _wait_for_orphans(run_dir: Path) -> None:
+    """Until no process works in `run_dir` (a killed launcher's stage finishing on its own)."""
+    deadline = time.monotonic() + 60
+    while any(_works_in(process, run_dir) for process in psutil.process_iter()):
+        assert time.monotonic() < deadline, "a stage of the killed launcher never ended"
+        time.sleep(0.02)
+
+
+def _works_in(process: psutil.Process, run_dir: Path) -> bool:
+    try:
+        return Path(process.cwd()).is_relative_to(run_dir)
+    except (psutil.Error, OSError):
+        return False
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    run_dir, marks = tmp_path / "run", tmp_path / "marks"
+    run_dir.mkdir()
+    marks.mkdir()
+    yield run_dir, marks
+
+
+def test_a_launcher_killed_at_any_step_resumes_without_running_a_finished_command_again(dirs):
+    """For every n: kill at the launcher's n-th step, resume. Each stage's command completes exactly
+    once over both runs (one killed before it started runs in the resume), both outputs are whole,
+    and the resumed record is the same as an uninterrupted run's."""
+    step = 1
+    while True:
+        run_dir, marks = dirs[0] / f"n{step}", dirs[1] / f"n{step}"
+        run_dir.mkdir()
+        marks.mkdir()
+        plan = _plan(run_dir, marks)
+        if not _killed_at(step, lambda plan=plan, run_dir=run_dir: run(plan, run_dir)):
+            break  # the whole run takes fewer steps: every kill point was tried
+        _wait_for_orphans(run_dir)
+        result = run(_plan(run_dir, marks), run_dir)
+        assert result.status == "succeeded", (step, result)
+        assert [count(marks, name, "done") for name in "ab"] == [1, 1], f"killed at step {step}"
+        assert (run_dir / "stages" / "b" / "out.txt").read_text() == "a\nb\n"
+        state = json.loads((run_dir / "state.json").read_text())["stages"]
+        assert {name: rec["status"] for name, rec in state.items()} == {"a": "succeeded", "b": "succeeded"}
+        assert all(None not in rec["outputs"].values() and rec["outputs"] for rec in state.values()), step
+        again = run(_plan(run_dir, marks), run_dir)
+        assert [d.action for d in again.decisions] == ["cached", "cached"], step
+        step += 1
+    assert step > 10, "the run should take a dozen launcher steps"
+
+
+def test_a_second_launcher_on_the_same_run_dir_names_the_first(dirs):
+    run_dir, marks = dirs
+    with exclusive_lock(run_dir / ".lock"), pytest.raises(PipelineError) as refused:
+        run(_plan(run_dir, marks), run_dir)
+    assert f"pid {os.getpid()}" in str(refused.value), refused.value
+    assert "in use by another t3rl process" in str(refused.value)
+    assert count(marks, "a", "started") == 0
+    # Released: the lock file names nobody, and the next launcher runs.
+    assert (run_dir / ".lock").read_text() == ""
+    assert run(_plan(run_dir, marks), run_dir).status == "succeeded"
+
+
+def test_a_stage_left_running_before_its_process_group_was_recorded_is_stopped_before_it_runs_again(dirs):
+    """The launcher dies right after starting a stage, before it recorded the stage's process group:
+    the resume finds the orphan by its execution's id and stops it, so the stage never runs twice at
+    once."""
+    run_dir, marks = dirs
+    (marks / "sleep").write_text("30")
+    body = f"echo $$ > {marks}/a.pid\nsleep $(cat {marks}/sleep)"
+    plan = Plan("test", run_dir, (stage("a", marks, body),))
+    pid = os.fork()
+    if pid == 0:  # the launcher, SIGKILLed as it records the started stage's group
+        try:
+            original = RunDir.record
+
+            def record(self: RunDir, state: Any, name: str, rec: Any) -> None:
+                if rec.handle:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                original(self, state, name, rec)
+
+            RunDir.record = record  # type: ignore[method-assign]
+            run(plan, run_dir)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    deadline = time.monotonic() + 60
+    while not (marks / "a.pid").exists() or not (marks / "a.pid").read_text().endswith("\n"):
+        assert time.monotonic() < deadline, "the stage never started"
+        time.sleep(0.02)
+    orphan = int((marks / "a.pid").read_text())
+    assert alive(orphan)
+    assert json.loads((run_dir / "state.json").read_text())["stages"]["a"]["handle"] == {}
+
+    (marks / "sleep").write_text("0")
+    assert run(plan, run_dir, grace=0.5).status == "succeeded"
+    assert not alive(orphan), "the resume ran the stage while the orphan still ran"
+    assert (count(marks, "a", "started"), count(marks, "a", "done")) == (2, 1)
