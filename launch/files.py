@@ -3,12 +3,9 @@ locks, shared by every step of the flow (composition cache, run directory, execu
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
-import socket
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,35 +28,45 @@ def atomic_write_json(path: Path, data: Any, *, durable: bool = False) -> None:
 
 
 class LockHeld(Exception):
-    """Another process holds the lock; `holder` says which, as it recorded itself in the lock file."""
+    """Another process holds the lock; `holder` is its pid when this host's kernel shows it."""
 
-    def __init__(self, path: str, holder: str = "") -> None:
+    def __init__(self, path: str, holder: int | None = None) -> None:
         super().__init__(path)
         self.holder = holder
 
     def who(self) -> str:
-        """The holder for a message, as " (pid N, since T)", or "" when it recorded nothing (yet)."""
-        return f" ({self.holder})" if self.holder else ""
+        """The holder for a message, " (pid N)"; "" when it is not known here (another host's, say)."""
+        return f" (pid {self.holder})" if self.holder else ""
 
 
-def _record_holder(fd: int) -> None:
-    """Write this process into the lock file it holds (in place: a new file would not be the one locked),
-    so a process refused the lock can name it."""
-    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
-    record = {"pid": os.getpid(), "host": socket.gethostname(), "since": since}
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
-
-
-def _read_holder(fd: int) -> str:
-    """The holder a lock file names, as "pid N on HOST since T"; "" when it names none."""
+def lock_holder(path: Path) -> int | None:
+    """The pid of the process holding an exclusive flock on `path`, from /proc/locks (read-only: the
+    lock file is not written to name its holder); None when the kernel shows none (a holder on another
+    host of a shared file system, a pid outside this PID namespace, no /proc)."""
     try:
-        record = json.loads(os.pread(fd, 4096, 0) or b"null")
-        pid, host, since = record["pid"], record["host"], record["since"]
-    except (OSError, ValueError, TypeError, KeyError):
-        return ""
-    where = "" if host == socket.gethostname() else f" on {host}"
-    return f"pid {pid}{where}, since {since}"
+        st = os.stat(path)
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        # "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"; a waiter's line has "->" after the number.
+        fields = line.split()
+        if len(fields) < 6 or fields[1:4] != ["FLOCK", "ADVISORY", "WRITE"]:
+            continue
+        try:
+            major, minor, inode = fields[5].split(":")
+            matches = (int(major, 16), int(minor, 16), int(inode)) == (
+                os.major(st.st_dev),
+                os.minor(st.st_dev),
+                st.st_ino,
+            )
+            pid = int(fields[4])
+        except ValueError:
+            continue
+        if matches and pid > 0:
+            return pid
+    return None
 
 
 @contextmanager
@@ -70,31 +77,22 @@ def exclusive_lock(path: Path) -> Iterator[None]:
     never leaves a stale lock. Each call opens its own descriptor, so a second holder in the same
     process is refused too, as it would be in another process. (flock directly, not the filelock
     package: importing that pulls in asyncio, a cost on every `t3rl plan` and `run`; and it opens
-    with O_TRUNC, which rewrites the file's mtime on every try.) The file is created if missing; a
-    refused try changes nothing in it. The holder writes its pid, host and start into the file while it
-    holds it (emptied again on release), which `LockHeld.who()` reads back for the refused one's
-    message. A directory is locked itself (nothing is created or written in it; its holder is unnamed).
+    with O_TRUNC, which rewrites the file's mtime on every try.) The file is created if missing and
+    otherwise left as it is: a refused try changes nothing in the run dir. A directory is locked itself
+    (nothing is created in it).
     """
-    is_file = not path.is_dir()
-    fd = os.open(path, os.O_RDWR | os.O_CREAT if is_file else os.O_RDONLY, 0o644)
+    fd = os.open(path, os.O_RDONLY if path.is_dir() else os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        holder = _read_holder(fd) if is_file else ""
         os.close(fd)
-        raise LockHeld(str(path), holder) from None
+        raise LockHeld(str(path), lock_holder(path)) from None
     except BaseException:
         os.close(fd)
         raise
     try:
-        if is_file:
-            with contextlib.suppress(OSError):
-                _record_holder(fd)
         yield
     finally:
-        if is_file:
-            with contextlib.suppress(OSError):  # a full disk or a read-only dir: the lock is what counts
-                os.ftruncate(fd, 0)
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 

@@ -35,7 +35,7 @@ def sweep_lock(sweep_dir: Path) -> Iterator[None]:
         # lazy: the pipeline's modules, only when a sweep takes its lock
         from launch.run.pipeline import PipelineError
 
-        launcher = ", ".join(filter(None, ("its sweep launcher", held.holder)))
+        launcher = ", pid ".join(filter(None, ("its sweep launcher", str(held.holder or ""))))
         raise PipelineError(f"{sweep_dir} is in use by another t3rl process ({launcher})") from None
 
 

@@ -130,14 +130,30 @@ def test_a_launcher_killed_at_any_step_resumes_without_running_a_finished_comman
 
 
 def test_a_second_launcher_on_the_same_run_dir_names_the_first(dirs):
+    """The refused launcher names the holder's pid (read from the kernel's lock table: the lock file
+    itself is never written) and starts nothing."""
     run_dir, marks = dirs
-    with exclusive_lock(run_dir / ".lock"), pytest.raises(PipelineError) as refused:
-        run(_plan(run_dir, marks), run_dir)
-    assert f"pid {os.getpid()}" in str(refused.value), refused.value
-    assert "in use by another t3rl process" in str(refused.value)
+    held_r, held_w = os.pipe()
+    release_r, release_w = os.pipe()
+    holder = os.fork()
+    if holder == 0:  # another launcher, holding the run dir until told to let go
+        try:
+            with exclusive_lock(run_dir / ".lock"):
+                os.write(held_w, b"x")
+                os.read(release_r, 1)
+        finally:
+            os._exit(0)
+    try:
+        assert os.read(held_r, 1) == b"x"
+        with pytest.raises(PipelineError) as refused:
+            run(_plan(run_dir, marks), run_dir)
+    finally:
+        os.write(release_w, b"x")
+        os.waitpid(holder, 0)
+        for fd in (held_r, held_w, release_r, release_w):
+            os.close(fd)
+    assert f"in use by another t3rl process (pid {holder})" in str(refused.value), refused.value
     assert count(marks, "a", "started") == 0
-    # Released: the lock file names nobody, and the next launcher runs.
-    assert (run_dir / ".lock").read_text() == ""
     assert run(_plan(run_dir, marks), run_dir).status == "succeeded"
 
 
