@@ -17,6 +17,7 @@ from tests.support.fix_applier import apply_first_fix
 
 S1 = "+experiment=stage1_bfcl"
 TAU2 = "+experiment=tau2_pipeline"
+RETOOL = "+experiment=retool"
 # DeepSeek-V3 on a layout that plans (SLURM: 16 nodes are not this machine's)
 MOE = [S1, "model=deepseek_v3", "hardware.nodes=16", "hardware.tensor_parallel=4"]
 MOE += ["hardware.expert_parallel=128", "executor=slurm"]
@@ -102,6 +103,24 @@ BAD = [
         "eval.engine.url",
         "the local Ray head (dashboard, jobs API)",
     ),
+    (
+        "two_splits_of_an_env_in_one_file",
+        [RETOOL, "env.data.train_split=retool_test"],
+        "env.data.train_split",
+        "env.data.train_split and env.data.test_split both name split 'retool_test'",
+    ),
+    (
+        "a_split_renamed_where_it_is_prepared_only",
+        [RETOOL, "env.data.test_split=held_out"],
+        "env.data.test_split",
+        "env.data.test_split names it held_out instead",
+    ),
+    (
+        "samples_lowered_below_the_evals_pass_k",
+        [TAU2, "stages.eval.eval.samples=1"],
+        "stages.eval.eval.samples",
+        "pass@k for k = [2, 4] needs that many samples per task",
+    ),
 ]
 
 # (id, overrides, key, the override `set in:` must name): blamed on the line the user typed
@@ -124,6 +143,10 @@ UNUSUAL = [
     ("a_called_servers_port_bound_on_the_cluster", [TAU2, "executor=slurm", "eval.server.port=30001"]),
     ("a_called_server_on_another_host", [TAU2, "env.user.base_url=http://10.0.0.5:30000/v1"]),
     ("two_callers_of_one_server", [TAU2, "eval.engine.url=http://127.0.0.1:30001"]),
+    (
+        "a_split_renamed_on_both_sides",
+        [RETOOL, "env.data.train_split=mine", "stages.rl.curriculum.train_split=mine"],
+    ),
 ]
 
 

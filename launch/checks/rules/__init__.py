@@ -48,6 +48,7 @@ RULES = (
     *env_data.RULES,
     *topology.RULES,
     *batch.RULES,
+    *batch.NAME_RULES,
     *resources.RULES,
     *model.RULES,
     *contracts.RULES,

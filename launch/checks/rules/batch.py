@@ -8,6 +8,9 @@ whole step, and Megatron needs each step to split evenly over the data-parallel 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.rules.layouts import first_valid, passes
@@ -294,11 +297,64 @@ def splits_exist(scope: Scope, ctx: Context) -> Iterator[Problem]:
     for field in ("train_split", "eval_split"):
         split = getattr(cur, field)
         if split is not None and split not in known:
-            yield Problem(
-                scope.cur(field),
-                f"split '{split}' is not prepared by env {ctx.run.env.name}",
-                fix=split_fix(scope.cur(field), split, known),
-            )
+            yield unprepared_split(ctx, scope.cur(field), split, known)
+
+
+def unprepared_split(ctx: Context, key: str, split: str, known: list[str], what: str = "split") -> Problem:
+    """`key` reads split `split`, which the env does not prepare. When the env's field that prepared it
+    by default now names another, the user renamed one side: blamed on the side set last, with the
+    rename undone as the fix (other stages may read the old name too)."""
+    renamed = renamed_split(ctx, split)
+    message = f"{what} '{split}' is not prepared by env {ctx.run.env.name}"
+    if renamed is None:
+        return Problem(key, message, fix=split_fix(key, split, known))
+    field, now = renamed
+    return Problem(
+        ctx.latest(key, field),
+        f"{message}: {field} names it {now} instead",
+        fix=f"set {field}={split} (its name where the stages read it); or set {key}={now}",
+    )
+
+
+def split_names_distinct(ctx: Context) -> Iterator[Problem]:
+    """Each split an env prepares is its own file `<split>.jsonl`: two of its split-name fields naming
+    one split would write both into that file (the second overwriting the first)."""
+    names = getattr(ctx.run.env, "split_names", None)
+    written = names() if callable(names) else []
+    fields = _split_fields(ctx.run.env, "env")
+    for name in sorted({n for n in written if written.count(n) > 1}):
+        keys = [k for k, (value, _) in fields.items() if value == name]
+        if len(keys) < 2:
+            continue
+        blamed = ctx.latest(*keys)
+        default = fields[blamed][1]
+        free = default if isinstance(default, str) and default not in written else f"{name}_2"
+        yield Problem(
+            blamed,
+            f"{' and '.join(keys)} both name split '{name}': prepare_data writes both into {name}.jsonl",
+            fix=f"set {blamed}={free}",
+        )
+
+
+def renamed_split(ctx: Context, split: str) -> tuple[str, str] | None:
+    """(key, its name now) of the env's split-name field whose default is `split` and that now names
+    another: the split a curriculum or eval reads under its old name."""
+    for key, (value, default) in _split_fields(ctx.run.env, "env").items():
+        if default == split and value != split:
+            return key, value
+    return None
+
+
+def _split_fields(node: Any, prefix: str) -> dict[str, tuple[str, Any]]:
+    """Key → (value, schema default) of every field under `node` that names a prepared split (`*_split`)."""
+    found: dict[str, tuple[str, Any]] = {}
+    for name, field in type(node).model_fields.items():
+        value = getattr(node, name)
+        if name.endswith("_split") and isinstance(value, str):
+            found[f"{prefix}.{name}"] = (value, field.default)
+        elif isinstance(value, BaseModel):
+            found |= _split_fields(value, f"{prefix}.{name}")
+    return found
 
 
 def _pick(scope: Scope, ctx: Context, field: str, options: list[int], why: str) -> str:
@@ -367,3 +423,5 @@ RULES = (
     token_budget_fits_one_call,
     splits_exist,
 )
+# Not per scope: once for the run's env.
+NAME_RULES = (split_names_distinct,)

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from launch.checks.context import Context
-from launch.checks.rules.batch import env_splits, split_fix
+from launch.checks.rules.batch import env_splits, split_fix, unprepared_split
 from launch.checks.rules.resources import node_gpus
 from launch.config.compose_cache import on_search_path
 from launch.config.errors import Problem, did_you_mean
@@ -160,7 +160,7 @@ def _eval_problems(
     too_big = [k for k in config.pass_k if k > config.samples]
     if too_big:
         yield Problem(
-            key("pass_k"),
+            ctx.latest(key("pass_k"), key("samples")),
             f"pass@k for k = {too_big} needs that many samples per task; samples is {config.samples}",
             fix=f"set {key('samples')}={max(too_big)}"
             + (
@@ -173,11 +173,7 @@ def _eval_problems(
 
     known = env_splits(ctx)
     if check_split and known is not None and config.split not in known:
-        yield Problem(
-            key("split"),
-            f"eval split '{config.split}' is not prepared by env {ctx.run.env.name}",
-            fix=split_fix(key("split"), config.split, known),
-        )
+        yield unprepared_split(ctx, key("split"), config.split, known, "eval split")
 
 
 def is_run_ref(value: str | None) -> bool:
