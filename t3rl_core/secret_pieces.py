@@ -16,6 +16,7 @@ import base64
 import bisect
 import itertools
 import json
+import re
 import shlex
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -27,6 +28,8 @@ MASK = "***"
 PIECE = 12
 # What a renderer puts around a line break besides padding: a panel's or table's border.
 _BORDERS = "│┃║|"
+# A mapping's key at the start of a line (YAML, JSON); a string, compiled through re's cache on first use.
+_KEY_FIRST = r'(?:[\w.-]+|"[\w.-]+"):(?:\s|$)'
 
 
 def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], bool]) -> str:
@@ -85,12 +88,20 @@ def _base64_cores(value: str) -> set[str]:
 
 def unfolded(text: str, word_starts: tuple[str, ...] = ()) -> str:
     """`text` with its line breaks, and the padding and borders around them, taken out: what a value
-    folded over lines reads as. A line that begins with one of `word_starts` is kept apart by a space."""
+    folded over lines reads as. A line that begins with one of `word_starts`, or with a mapping's key
+    (`eval_tiny:`, `"seed": 1`), is kept apart by a space: a renderer's fold inside a value leaves no
+    key there, and joined, `max_new_tokens: 32768` and the next line's `eval_tiny:` read as a token
+    named by its key (`t3rl show +experiment=quickstart` lost the line of its stage `eval_tiny`)."""
     pieces = [text[a:b] for a, b in _segments(text)]
     return "".join(
-        (" " + piece if i and word_starts and piece.startswith(word_starts) else piece)
+        " " + piece if i and (piece.startswith(word_starts) or _key_first(piece)) else piece
         for i, piece in enumerate(pieces)
     )
+
+
+def _key_first(line: str) -> bool:
+    """The line starts with a mapping's key: a name, quoted or not, then `:` and a space or its end."""
+    return re.match(_KEY_FIRST, line) is not None
 
 
 def mask_folded(text: str, values: list[str]) -> str:

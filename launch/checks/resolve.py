@@ -64,6 +64,12 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         problems = with_group_fixes(problems, config_dirs)
         raise ConfigError(with_undo_fixes(problems, overrides, config_dirs)) from None
     remember_revealed(run)  # masked wherever they show up, and refused in names (credentials rules)
+    if provenance.shadowed:  # the cause of what the checks would blame on the base experiment's file
+        from launch.checks.experiment_bases import bases_merged_after  # lazy: only when a value is lost
+
+        bases = bases_merged_after(provenance)
+        if bases:
+            raise ConfigError(bases)
     problems = validate(run, data, provenance, config_dirs)
     if any(p.severity == "error" for p in problems):
         raise ConfigError(with_undo_fixes(problems, overrides, config_dirs, prose_only=True))

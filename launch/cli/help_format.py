@@ -105,8 +105,8 @@ def reflowed(help_text: str | None) -> str | None:
     lines starting with `- `, `* ` or `|`) keep their lines."""
     if not help_text:
         return help_text
-    paragraphs = inspect.cleandoc(help_text).split("\n\n")
-    return "\n\n".join(p if _laid_out(p) else " ".join(p.split("\n")) for p in paragraphs)
+    first, *paragraphs = inspect.cleandoc(help_text).split("\n\n")  # Typer joins the first one's lines
+    return "\n\n".join([first, *(p if _laid_out(p) else " ".join(p.split("\n")) for p in paragraphs)])
 
 
 def _laid_out(paragraph: str) -> bool:

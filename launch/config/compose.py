@@ -78,6 +78,11 @@ def yaml_problem(error: Exception) -> Problem:
         if "duplicate" in what
         else "fix the YAML syntax there (a missing ':' or closing bracket, a tab, an unquoted ': ')"
     )
+    if "'\\t'" in what and mark is not None:
+        # A tab where YAML wants spaces (an editor's indent): the sed that replaces each with two.
+        import shlex  # lazy: only for this error
+
+        fix = f"YAML indents with spaces, never tabs: sed -i 's/\\t/  /g' {shlex.quote(str(mark.name))}"
     return Problem(key=where, message=f"not valid YAML: {what}", source=where, fix=fix)
 
 
@@ -95,6 +100,12 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
     foreign = [_hydra_setting_problem(o) for o in parsed if _is_hydra_setting(o)]
     if foreign:
         raise ConfigError(foreign)
+    if any(isinstance(o.value(), list) for o in parsed):
+        from launch.config.group_lists import listed_options  # lazy: only a list on the command line
+
+        listed = listed_options(parsed, lambda group: internals.group_exists(loader, group))
+        if listed:
+            raise ConfigError(listed)
     with_hydra = _needs_hydra_node(parsed)
     if with_hydra:
         # lazy: Hydra's plugin discovery, only when Hydra's own groups compose
@@ -199,7 +210,7 @@ def _lookup(config_dirs: Sequence[str]) -> ConfigLookup:
     def misspelt_group(name: str, value: object, keys: Collection[str]) -> str | None:
         return group_choice(name, value, keys, config_dirs)
 
-    return ConfigLookup(composed, choice_of, misspelt_group)
+    return ConfigLookup(composed, choice_of, misspelt_group, tuple(config_dirs))
 
 
 def group_choice(
@@ -558,11 +569,15 @@ def _looks_like_a_path(value: Any) -> bool:
 
 def _composition_problem(error: Exception, parsed: list[Override], loader: ConfigLoaderImpl) -> Problem:
     from launch.config.composition_fixes import group_added_again  # lazy: only to explain a mistake
+    from launch.config.defaults_order import override_before_entry  # lazy: likewise
 
     message = str(error).strip()
     added = group_added_again(message, parsed, lambda group: internals.group_exists(loader, group))
     if added is not None:
         return added
+    early = override_before_entry(message, loader)
+    if early is not None:
+        return early
     quoted = message.split("'")
     name = quoted[1] if len(quoted) > 2 else ""
     text = next((o.input_line for o in parsed if name and o.key_or_group == name), None)

@@ -29,6 +29,19 @@ GENERIC_FIX = (
     "quote values with spaces or brackets for the shell"
 )
 _PAIRS = {"[": "]", "{": "}", "(": ")"}
+_PLAN = ("t3rl plan", "`t3rl plan` shows every stage and its exact commands and runs nothing")
+_RESUME = "t3rl runs (lists the run dirs; then t3rl run --run-dir DIR)"
+# Flags other launchers take for what a t3rl command does: the command, and why.
+_OTHER_COMMANDS = {
+    "--dry-run": _PLAN,
+    "--dryrun": _PLAN,
+    "-n": _PLAN,
+    "--plan": _PLAN,
+    "--check": ("t3rl validate", "`t3rl validate` runs every check and writes nothing"),
+    "--validate": ("t3rl validate", "`t3rl validate` runs every check and writes nothing"),
+    "--resume": (_RESUME, "`t3rl run --run-dir DIR` resumes the run in DIR (what finished is kept)"),
+    "--continue": (_RESUME, "`t3rl run --run-dir DIR` resumes the run in DIR (what finished is kept)"),
+}
 
 
 @dataclass(frozen=True)
@@ -43,6 +56,8 @@ class ConfigLookup:
     # The override choosing the group a misspelt name meant (`--experimnt x` → `+experiment=x`), when a
     # group is nearer to it than the top-level keys given.
     group_choice: Callable[[str, object, Collection[str]], str | None]
+    # The command's --config-dir values, for a fix that is a whole command line.
+    config_dirs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,7 +114,15 @@ class _Reader:
             return self._unclosed(i)
         if _parses(item):
             return self._split_value(item, following)
-        return self._no_equals(item, following) if "=" not in item else None
+        if "=" not in item:
+            return self._no_equals(item, following)
+        key, _, value = item.partition("=")
+        spaced = key.strip() != key or (value.strip() != value and bool(value.strip()))
+        if _is_key(key.strip()) and spaced:
+            # One quoted argument with spaces around '=' ("seed = 3"): the quotes kept them for Hydra.
+            message = f"spaces around '=' in `{item}`: an override is key=value, with none"
+            return _Reading(1, key.strip().lstrip("+~"), message, (f"{key.strip()}={value.strip()}",))
+        return None
 
     def _split_value(self, item: str, following: list[str]) -> _Reading | None:
         """A valid override followed by the words the shell split off its value."""
@@ -192,6 +215,14 @@ class _Reader:
             else:
                 value = "true"
         typed = " ".join([item, *following[: count - 1]])
+        elsewhere = _OTHER_COMMANDS.get(flag)
+        if elsewhere is not None:
+            # A launcher's usual flag (`--dry-run`, `--resume`): t3rl has a command for it instead.
+            command, why = elsewhere
+            dirs = [f"--config-dir {shell_word(d)}" for d in self.lookup.config_dirs]
+            overrides = [shell_word(o) for o in self.items if o != item and not o.startswith("-")]
+            fix = " ".join([command, *dirs, *overrides]) if command != _RESUME else command
+            return _Reading(1, flag.lstrip("-"), f"'{item}' is not an option of this command: {why}", (), fix)
         option = _closest_option(flag)
         if option is not None:
             note = f"did you mean the option {option}? (`t3rl <command> --help` lists them)"

@@ -7,6 +7,7 @@ name, a list where one option goes) and help read at 80 columns (docs/reference/
 from __future__ import annotations
 
 import itertools
+import shlex
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,3 +122,122 @@ def test_help_prose_is_wrapped_by_the_terminal_not_the_source(path: tuple[str, .
         example = line.strip().startswith("t3rl ")  # rich takes a wrapped example's indent away
         if line.startswith(" ") and not line.startswith("  ") and continued and not example:
             assert len(line.strip()) >= 50, f"{line!r} is followed by {following!r}\n{output}"
+
+
+# ------------------------------------------------- an experiment's defaults list in the wrong order
+
+MY_STAGE1 = """# @package _global_
+defaults:
+{first}
+{second}
+  - override /hardware: h100x8
+name: my_stage1
+hardware:
+  gpus_per_node: 4
+stages:
+  train:
+    curriculum:
+      optimizer:
+        lr: 5.0e-7
+"""
+
+
+def test_a_base_experiment_after_self_is_the_one_problem(here: Path) -> None:
+    """`- _self_` first (as t3rl's own experiments start their lists), then `- stage1_bfcl`: refused for
+    "no prepare_data stage runs before it" blamed on stage1_bfcl.yaml with a fix adding a stage, and
+    the name the file set was stage1_bfcl's; with nothing else wrong it validated under the base's name."""
+    text = MY_STAGE1.format(first="  - _self_", second="  - stage1_bfcl")
+    argv = experiment(here, "my_stage1", text.encode())
+    output = refused(argv)
+    assert "lists `_self_` before its base experiment `stage1_bfcl`" in output and "name=my_stage1" in output
+    assert "prepare_data" not in output and output.count("error ") == 1, output
+    assert fix_of(output).endswith(
+        "put `- stage1_bfcl` before `- _self_` (an experiment's own values merge where `_self_` stands)"
+    ), output
+    experiment(here, "my_stage1", MY_STAGE1.format(first="  - stage1_bfcl", second="  - _self_").encode())
+    validates(argv)
+    short = experiment(
+        here, "short", b"# @package _global_\ndefaults:\n  - _self_\n  - quickstart\nname: short\n"
+    )
+    assert "(name=short)" in refused(short)
+
+
+def test_an_override_before_the_base_names_the_file_and_the_order(here: Path) -> None:
+    """Hydra's "In experiment/mine: Override 'model : qwen3_8b' is defined before 'experiment@_global_:
+    quickstart'", blamed on "(schema default)", without a fix."""
+    text = "# @package _global_\ndefaults:\n{}\n{}\nname: mine\n"
+    override, base = "  - override /model: qwen3_8b", "  - quickstart"
+    argv = experiment(here, "mine", text.format(override, base).encode())
+    output = refused(argv)
+    assert "mine/experiment/mine.yaml lists `override /model: qwen3_8b` before `quickstart`" in output
+    assert "schema default" not in output and "Overrides must be" not in output, output
+    assert fix_of(output).endswith("move `- override /model: qwen3_8b` below `- quickstart`"), output
+    experiment(here, "mine", text.format(base, override).encode())
+    validates(argv)
+
+
+def test_a_tab_in_an_experiment_gets_a_sed_that_replaces_it(here: Path) -> None:
+    argv = experiment(
+        here,
+        "mine",
+        b"# @package _global_\ndefaults:\n  - quickstart\nstages:\n\teval_tiny:\n\t\tcheckpoint: null\n",
+    )
+    output = refused(argv)
+    assert "mine.yaml:5:1" in output, output
+    run_fix(fix_of(output).partition(": ")[2], here)
+    validates(argv)
+
+
+# ------------------------------------------------- guesses on the command line
+
+
+def test_a_group_given_a_list_of_options_is_refused(here: Path) -> None:
+    """`reward=[progress,binary]` (a sweep meant) merged both rewards into one section: valid, binary's name
+    with whatever of progress binary did not set."""
+    output = refused(["+experiment=quickstart", "reward=[progress,binary]"])
+    assert "merges 2 options of config group 'reward'" in output, output
+    fix = fix_of(output)
+    assert "t3rl run -m … reward=progress,binary" in fix, output
+    validates(["+experiment=quickstart", fix.rpartition(" ")[2]])
+    validates(["+experiment=quickstart", "eval.categories=[multi_turn_base]"])  # a key holding a list
+
+
+@pytest.mark.parametrize(
+    ("flag", "command"), [("--dry-run", "plan"), ("-n", "plan"), ("--check", "validate"), ("--plan", "plan")]
+)
+def test_a_launchers_usual_flag_gets_the_command_that_does_it(here: Path, flag: str, command: str) -> None:
+    """`t3rl run … --dry-run` was told "write it as an override without dashes" (there is no such key)."""
+    (here / "my conf" / "model").mkdir(parents=True)
+    result = invoke(["run", "--config-dir", "my conf", "+experiment=quickstart", "reward=binary", flag])
+    assert result.exit_code == 2, result.output
+    fix = fix_of(result.output)
+    assert (
+        fix == f'''t3rl {command} --config-dir "{here / "my conf"}" +experiment=quickstart reward=binary'''
+    ), fix
+    argv = shlex.split(fix)[1:]
+    assert invoke(argv).exit_code == 0
+
+
+def test_resume_as_a_flag_points_at_the_run_dirs(here: Path) -> None:
+    result = invoke(["run", "+experiment=quickstart", "--resume"])
+    assert result.exit_code == 2 and "`t3rl run --run-dir DIR` resumes" in result.output, result.output
+    assert fix_of(result.output).startswith("t3rl runs "), result.output
+    assert invoke(["runs"]).exit_code == 0
+
+
+def test_an_override_quoted_with_spaces_around_the_equals(here: Path) -> None:
+    """One quoted argument with spaces around '=': Hydra's "token recognition error at: ' '" and the
+    generic fix."""
+    output = refused(["+experiment=quickstart", "stages.eval_tiny.eval.limit_per_category = 3"])
+    assert fix_of(output) == "stages.eval_tiny.eval.limit_per_category=3", output
+    validates(["+experiment=quickstart", fix_of(output)])
+
+
+# ------------------------------------------------- `t3rl show` prints every line of the config
+
+
+def test_show_of_the_quickstart_keeps_every_stage(here: Path) -> None:
+    """`max_new_tokens: 32768` and the next line's `eval_tiny:` were read as one value folded over lines
+    (`32768eval_tiny`, named by a key holding "token") and masked: `max_new_tokens: ***:`, the stage gone."""
+    output = invoke(["show", "+experiment=quickstart"]).output
+    assert "  eval_tiny:\n" in output and "max_new_tokens: 32768\n" in output and "***" not in output, output

@@ -1,0 +1,77 @@
+"""A defaults list that names an `override /GROUP: OPTION` before another entry (`- override /model: x`,
+then `- quickstart`): Hydra refuses it ("In experiment/mine: Override 'model : x' is defined before
+'experiment@_global_: quickstart'. Overrides must be at the end of the defaults list"), which t3rl
+printed as it was, blamed on "(schema default)", without the file or a fix. Read here as the file and
+the two entries as written, and the order that composes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from launch.config.errors import Problem
+from launch.config.search_path import display_path
+
+# Hydra's words (hydra/_internal/defaults_list.py, hydra-core 1.3).
+_REFUSAL = (
+    r"In (?P<config>\S+): Override '(?P<group>[^' ]+) : (?P<option>[^']+)' "
+    r"is defined before '(?P<entry>[^']+)'"
+)
+
+
+def override_before_entry(message: str, loader: Any) -> Problem | None:
+    """The problem of Hydra's refusal `message` of an override listed too early; None for another."""
+    found = re.match(_REFUSAL, message)
+    if found is None:
+        return None
+    config = found["config"]
+    loaded = loader.repository.load_config(config)
+    file = display_path(loaded.path, config) if loaded is not None else f"{config}.yaml"
+    entries = _defaults_of(file)
+    override = next((e for e in entries if _overrides(e, found["group"])), None)
+    name = found["entry"].rpartition(": ")[2]
+    entry = next((e for e in entries if not _is_override(e) and _names(e, name)), name)
+    if override is None:
+        override = f"override /{found['group']}: {found['option']}"
+    return Problem(
+        key="defaults",
+        message=f"{file} lists `{override}` before `{entry}`: a defaults list takes its `override` "
+        "entries after all others (Hydra)",
+        source=file,
+        fix=f"in {file}'s defaults list, move `- {override}` below `- {entry}`",
+    )
+
+
+def _defaults_of(file: str) -> list[str]:
+    """The file's defaults list entries as one-line texts (`quickstart`, `override /model: qwen3_8b`)."""
+    try:
+        with open(file, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return []
+    defaults = data.get("defaults") if isinstance(data, dict) else None
+    if not isinstance(defaults, list):
+        return []
+    out = []
+    for item in defaults:
+        if isinstance(item, dict) and len(item) == 1:
+            ((key, value),) = item.items()
+            out.append(f"{key}: {value}")
+        elif isinstance(item, str):
+            out.append(item)
+    return out
+
+
+def _is_override(entry: str) -> bool:
+    return entry.startswith("override ")
+
+
+def _overrides(entry: str, group: str) -> bool:
+    target = entry.removeprefix("override ").partition(":")[0].strip().lstrip("/")
+    return _is_override(entry) and target.partition("@")[0] == group
+
+
+def _names(entry: str, option: str) -> bool:
+    return entry.rpartition(": ")[2].strip() == option or entry == option
