@@ -69,6 +69,7 @@ class Provenance:
         origins: dict[str, Origin] = {}
         shadowed: dict[str, Shadow] = {}
         experiments: dict[str, tuple[str, Any]] = {}
+        chosen = _chosen_experiment(layers)
         for position, layer in enumerate(layers):
             # A file the command line chose ranks after every file chosen by config files.
             order = position + (_CHOSEN_ON_COMMAND_LINE if layer.chosen_by.startswith("override") else 0)
@@ -77,8 +78,11 @@ class Provenance:
                     continue
                 mine = experiments.get(key)
                 # An experiment built on another (its defaults name it) replaces that one's values on
-                # purpose; a group file merged after an experiment does so silently.
-                later_experiment = layer.config_path.startswith("experiment/")
+                # purpose; a group file merged after an experiment does so silently, and so does the
+                # experiment it is built on, merged after it (its defaults list puts `_self_` first).
+                later_experiment = layer.config_path.startswith("experiment/") and not (
+                    mine is not None and mine[0] == chosen and layer.source != chosen
+                )
                 if mine is not None and not later_experiment and _replaces(mine[1], raw):
                     shadowed[key] = Shadow(mine[0], mine[1], layer.source)
                 origins[key] = Origin(layer.source, layer.chosen_by, raw, order)
@@ -129,6 +133,16 @@ class Provenance:
     def to_dict(self) -> dict[str, str]:
         """Leaf key → source description, for run manifests."""
         return {k: o.describe() for k, o in sorted(self._origins.items())}
+
+
+def _chosen_experiment(layers: Sequence[Layer]) -> str | None:
+    """The source of the experiment the command line chose (`+experiment=NAME`), not one it builds on."""
+    for layer in layers:
+        group, _, name = layer.config_path.partition("/")
+        chosen_by = layer.chosen_by
+        if group == "experiment" and chosen_by.startswith("override") and f"={name}`" in chosen_by:
+            return layer.source
+    return None
 
 
 def _replaces(before: Any, after: Any) -> bool:
