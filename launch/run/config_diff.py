@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -9,8 +10,11 @@ import yaml
 _MISSING = object()
 
 
-def config_changes(old_yaml: str, new_yaml: str, limit: int = 40) -> list[str]:
-    """`key: old → new` per leaf that differs (`+ key: v` added, `- key: v` removed), at most `limit`."""
+def config_changes(
+    old_yaml: str, new_yaml: str, limit: int = 40, where: Callable[[str], str] | None = None
+) -> list[str]:
+    """`key: old → new` per leaf that differs (`+ key: v` added, `- key: v` removed), at most `limit`;
+    each followed by `  (set in: …)` when `where(key)` names the file or override that set it now."""
     old, new = flatten(yaml.safe_load(old_yaml) or {}), flatten(yaml.safe_load(new_yaml) or {})
     lines = []
     for key in sorted(old.keys() | new.keys()):
@@ -23,6 +27,9 @@ def config_changes(old_yaml: str, new_yaml: str, limit: int = 40) -> list[str]:
             lines.append(f"- {key}: {_show(before)}")
         else:
             lines.append(f"{key}: {_show(before)} → {_show(after)}")
+        source = where(key) if where is not None and after is not _MISSING else ""
+        if source:
+            lines[-1] += f"  (set in: {source})"
     if len(lines) > limit:
         lines = [*lines[:limit], f"… and {len(lines) - limit} more"]
     return lines

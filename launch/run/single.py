@@ -30,6 +30,7 @@ from launch.run.steps import (
     plan_run,
     report_result,
     resolve_overrides,
+    source_of,
     t3rl_root,
     write_run_dir,
 )
@@ -85,6 +86,8 @@ def run_single(
             f"{existing.path} is a plan written by `t3rl plan`, not a run; start the run with "
             f"`t3rl run {shlex.join(overrides)}` (its record goes under paths.runs_dir)"
         )
+    if existing is not None:
+        _show_config_changes(existing, resolved, console, resumed=True)
     run_dir, fresh = (
         _plan_dir(resolved, out) if dry else (existing, False) if existing else (_new_run_dir(resolved), True)
     )
@@ -195,17 +198,7 @@ def _preview(
 ) -> int:
     """`t3rl plan --run-dir R`: what `t3rl run --run-dir R` would change and run; R is not touched."""
     plan = plan_run(resolved, existing)
-    recorded = existing.path / "config.yaml"
-    try:
-        changes = config_changes(recorded.read_text(errors="replace"), config_yaml(resolved))
-    except yaml.YAMLError:  # damaged by hand: a resume keeps it under superseded/, as any changed config
-        changes = [f"{recorded} is not valid YAML: a resume keeps it under superseded/ and records this one"]
-    if changes:
-        console.print(f"config changes against the run's record ({len(changes)}):", soft_wrap=True)
-        for line in changes:
-            console.print(f"  {line}", soft_wrap=True, highlight=False, markup=False)
-    else:
-        console.print("config: unchanged since the last run of this dir", soft_wrap=True)
+    _show_config_changes(existing, resolved, console, resumed=False)
     preview(
         plan, existing, from_stage=from_stage, only=only, reporter=RichReporter(console, show_commands=True)
     )
@@ -215,6 +208,28 @@ def _preview(
     command = shlex.join(["t3rl", "run", "--run-dir", str(existing.path), *given])
     console.print(f"run it:  {command}", soft_wrap=True, markup=False)
     return 0
+
+
+def _show_config_changes(existing: RunDir, resolved: Resolved, console: Console, *, resumed: bool) -> None:
+    """The config's changes against the run's record, each with the file or override that sets it now:
+    a config file edited since the last attempt (not only an override given now) is named before any
+    stage reruns because of it."""
+    recorded = existing.path / "config.yaml"
+    try:
+        changes = config_changes(
+            recorded.read_text(errors="replace"),
+            config_yaml(resolved),
+            where=lambda key: source_of(resolved.provenance.source, key),
+        )
+    except yaml.YAMLError:  # damaged by hand: a resume keeps it under superseded/, as any changed config
+        changes = [f"{recorded} is not valid YAML: a resume keeps it under superseded/ and records this one"]
+    if changes:
+        kept = " (the run's previous config.yaml is kept under superseded/)" if resumed else ""
+        console.print(f"config changes against the run's record ({len(changes)}){kept}:", soft_wrap=True)
+        for line in changes:
+            console.print(f"  {line}", soft_wrap=True, highlight=False, markup=False)
+    elif not resumed:
+        console.print("config: unchanged since the last run of this dir", soft_wrap=True)
 
 
 def _plan_dir(resolved: Resolved, out: Path | None) -> tuple[RunDir, bool]:

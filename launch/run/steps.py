@@ -79,11 +79,11 @@ def plan_run(resolved: Resolved, run_dir: RunDir) -> Plan:
         return build_plan(resolved.run, ctx)
     except ConfigError as error:
         source = resolved.provenance.source
-        raise ConfigError([p.with_source(_source_of(source, p.key)) for p in error.problems]) from None
+        raise ConfigError([p.with_source(source_of(source, p.key)) for p in error.problems]) from None
 
 
-def _source_of(source: Any, key: str) -> str:
-    # Walk up the dotted key until some file or override set it.
+def source_of(source: Any, key: str) -> str:
+    """Where `key` (or the nearest enclosing key that some file or override set) was set; "" if none."""
     parts = key.split(".")
     while parts:
         found = source(".".join(parts))

@@ -20,13 +20,16 @@ from typing import Any
 import psutil
 import pytest
 from pipeline_helpers import alive, count, run, stage
+from typer.testing import CliRunner
 
+from launch.cli.app import app
 from launch.files import exclusive_lock
 from launch.plan.build import Plan
 from launch.run import pipeline
 from launch.run.executors.local import LocalExecutor
 from launch.run.pipeline import PipelineError
 from launch.run.rundir import RunDir
+from tests.support.retool_prepare_only import EXPERIMENT
 
 
 def _plan(run_dir: Path, marks: Path) -> Plan:
@@ -192,3 +195,24 @@ def test_a_stage_left_running_before_its_process_group_was_recorded_is_stopped_b
     assert run(plan, run_dir, grace=0.5).status == "succeeded"
     assert not alive(orphan), "the resume ran the stage while the orphan still ran"
     assert (count(marks, "a", "started"), count(marks, "a", "done")) == (2, 1)
+
+
+def test_a_config_file_edited_between_attempts_is_named_by_key_and_file_on_resume(tmp_path, monkeypatch):
+    """No override given on the resume, but the experiment's file changed: the resume says which key
+    changed and which file sets it now, before the stage that reads it runs again."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("T3RL_RUNS_DIR", "T3RL_PLANS_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    experiment = tmp_path / "conf" / "experiment" / "rec.yaml"
+    experiment.parent.mkdir(parents=True)
+    experiment.write_text(EXPERIMENT)
+    first = CliRunner().invoke(app, ["run", "+experiment=rec", "--config-dir", str(tmp_path / "conf")])
+    assert first.exit_code == 0, first.output
+    (run_dir,) = (tmp_path / "runs" / "rec").iterdir()
+    experiment.write_text(EXPERIMENT.replace("test_size: 4", "test_size: 3"))
+
+    resumed = CliRunner().invoke(app, ["run", "--run-dir", str(run_dir)], env={"COLUMNS": "300"})
+    assert resumed.exit_code == 0, resumed.output
+    out = " ".join(resumed.output.split())
+    assert "env.data.test_size: 4 → 3 (set in: conf/experiment/rec.yaml" in out, out
+    assert (run_dir / "superseded" / "config.1.yaml").exists()
