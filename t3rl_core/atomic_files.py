@@ -24,6 +24,12 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
                 handle.flush()
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as error:
+        Path(tmp).unlink(missing_ok=True)
+        if error.filename is not None:
+            raise
+        # A failed write names no file (a full disk, a quota): say which file it was for.
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from error
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -8,6 +8,7 @@ the pipeline and SIGKILLs itself at the n-th step; the parent then resumes in th
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -29,6 +30,7 @@ from launch.run import pipeline
 from launch.run.executors.local import LocalExecutor
 from launch.run.pipeline import PipelineError
 from launch.run.rundir import RunDir
+from t3rl_core import atomic_files
 from tests.support.retool_prepare_only import EXPERIMENT
 
 
@@ -216,3 +218,36 @@ def test_a_config_file_edited_between_attempts_is_named_by_key_and_file_on_resum
     out = " ".join(resumed.output.split())
     assert "env.data.test_size: 4 → 3 (set in: conf/experiment/rec.yaml" in out, out
     assert (run_dir / "superseded" / "config.1.yaml").exists()
+
+
+def test_a_full_disk_while_a_finished_stage_is_recorded_names_the_file_and_resumes_without_rerunning(
+    dirs, monkeypatch
+):
+    """The disk fills as t3rl records a stage that ended (state.json cannot be written): the error
+    names the file and the disk, state.json stays whole, and once space is back the resume records the
+    stage from its outputs instead of running it again."""
+    run_dir, marks = dirs
+    plan = Plan("test", run_dir, _plan(run_dir, marks).stages[:1])
+    original = atomic_files.tempfile.mkstemp
+
+    def full_once_ended(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        fd, tmp = original(*args, **kwargs)
+        if Path(tmp).name.startswith(".state.json.") and (marks / "a.done").exists():
+            os.close(fd)
+            return os.open("/dev/full", os.O_WRONLY), tmp  # every write: ENOSPC, as on a full disk
+        return fd, tmp
+
+    monkeypatch.setattr(atomic_files.tempfile, "mkstemp", full_once_ended)
+    with pytest.raises(OSError) as full:
+        run(plan, run_dir)
+    assert full.value.errno == errno.ENOSPC
+    assert full.value.filename == str(run_dir / "state.json"), full.value
+    state = json.loads((run_dir / "state.json").read_text())  # the last whole state
+    assert state["stages"]["a"]["status"] == "running"
+    assert not [p.name for p in run_dir.iterdir() if p.name.endswith(".tmp")]
+
+    monkeypatch.undo()
+    result = run(plan, run_dir)
+    assert result.status == "succeeded"
+    assert [d.action for d in result.decisions] == ["finish"]
+    assert (count(marks, "a", "started"), count(marks, "a", "done")) == (1, 1)
