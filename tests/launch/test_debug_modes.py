@@ -91,7 +91,7 @@ def test_train_only_from_a_directory(tmp_path: Path) -> None:
         (["stages.train.rollouts_from=/nowhere"], "stages.train.rollouts_from", "lacks rollout_data_0.pt"),
         (["stages.train.rollouts_from=data"], "stages.train.rollouts_from", "saves no debug rollouts"),
         (["stages.train.rollouts_from=null"], "stages.train.rollouts_from", "names none"),
-        (["stages.train.debug_num_rollout=3"], "stages.train.rollouts_from", "saves 2 rollouts"),
+        (["stages.train.debug_num_rollout=3"], "stages.train.debug_num_rollout", "saves 2 rollouts"),
         (
             ["stages.rollouts.rollouts_from=train"],
             "stages.rollouts.rollouts_from",

@@ -18,6 +18,7 @@ from tests.support.fix_applier import apply_first_fix
 S1 = "+experiment=stage1_bfcl"
 TAU2 = "+experiment=tau2_pipeline"
 RETOOL = "+experiment=retool"
+DEBUG = "+experiment=bfcl_debug"
 # DeepSeek-V3 on a layout that plans (SLURM: 16 nodes are not this machine's)
 MOE = [S1, "model=deepseek_v3", "hardware.nodes=16", "hardware.tensor_parallel=4"]
 MOE += ["hardware.expert_parallel=128", "executor=slurm"]
@@ -120,6 +121,30 @@ BAD = [
         [TAU2, "stages.eval.eval.samples=1"],
         "stages.eval.eval.samples",
         "pass@k for k = [2, 4] needs that many samples per task",
+    ),
+    (
+        "more_rollouts_trained_on_than_saved",
+        [DEBUG, "stages.train.debug_num_rollout=5"],
+        "stages.train.debug_num_rollout",
+        "'rollouts' saves 2 rollouts, stage train trains on 5",
+    ),
+    (
+        "fewer_rollouts_saved_than_trained_on",
+        [DEBUG, "stages.rollouts.debug_num_rollout=1"],
+        "stages.rollouts.debug_num_rollout",
+        "'rollouts' saves 1 rollouts",
+    ),
+    (
+        "saved_rollouts_of_a_normal_stage",
+        [DEBUG, "stages.train.debug=null"],
+        "stages.train.debug",
+        "only a debug: train_only stage reads saved rollouts",
+    ),
+    (
+        "weights_converted_from_a_rollout_only_stage",
+        [DEBUG, "+stages.to_hf.kind=convert_torch_dist_to_hf", "+stages.to_hf.source=rollouts"],
+        "stages.to_hf.source",
+        "only generates rollouts: it saves no weights",
     ),
 ]
 

@@ -207,16 +207,23 @@ def debug_stages_consistent(ctx: Context) -> Iterator[Problem]:
             continue
         key = f"stages.{name}.rollouts_from"
         source = stage.rollouts_from
+        savers = [n for n, s in earlier.items() if isinstance(s, TrainStage) and s.debug == "rollout_only"]
         if stage.debug != "train_only" and source is not None:
-            yield Problem(key, "only a debug: train_only stage reads saved rollouts", fix=f"remove {key}")
+            yield Problem(
+                ctx.latest(key, f"stages.{name}.debug"),
+                "only a debug: train_only stage reads saved rollouts",
+                fix=f"set {key}=null",
+            )
         elif stage.debug == "train_only" and source is None:
             yield Problem(
                 key,
                 "a debug: train_only stage trains on saved rollouts but names none",
-                fix=f"set {key} to an earlier rollout_only stage or a directory of rollout_data_<id>.pt",
+                fix=f"set {key}={savers[-1]}"
+                if savers
+                else f"set {key} to an earlier rollout_only stage or a directory of rollout_data_<id>.pt",
             )
         elif stage.debug == "train_only" and source is not None:
-            yield from _rollouts_source_problems(key, source, stage.debug_num_rollout, earlier)
+            yield from _rollouts_source_problems(ctx, name, stage.debug_num_rollout, source, earlier, savers)
         parent = earlier.get(stage.init_from or "")
         if isinstance(parent, TrainStage) and parent.debug == "rollout_only":
             yield Problem(
@@ -228,17 +235,25 @@ def debug_stages_consistent(ctx: Context) -> Iterator[Problem]:
 
 
 def _rollouts_source_problems(
-    key: str, source: str, count: int, earlier: dict[str, Any]
+    ctx: Context, name: str, count: int, source: str, earlier: dict[str, Any], savers: list[str]
 ) -> Iterator[Problem]:
+    """A train_only stage's saved rollouts: an earlier rollout_only stage that saves as many as it trains
+    on, or a directory that holds them."""
+    key = f"stages.{name}.rollouts_from"
     stage = earlier.get(source)
     if stage is not None:
         if not (isinstance(stage, TrainStage) and stage.debug == "rollout_only"):
-            yield Problem(key, f"stage '{source}' saves no debug rollouts", fix="name a rollout_only stage")
+            fix = f"set {key}={savers[-1]}" if savers else "name a rollout_only stage"
+            yield Problem(key, f"stage '{source}' saves no debug rollouts", fix=fix)
         elif stage.debug_num_rollout < count:
+            mine, theirs = f"stages.{name}.debug_num_rollout", f"stages.{source}.debug_num_rollout"
+            blamed = ctx.latest(mine, theirs, key)
             yield Problem(
-                key,
-                f"'{source}' saves {stage.debug_num_rollout} rollouts, this stage trains on {count}",
-                fix=f"set debug_num_rollout to at most {stage.debug_num_rollout}",
+                blamed,
+                f"'{source}' saves {stage.debug_num_rollout} rollouts, stage {name} trains on {count}",
+                fix=f"set {theirs}={count}"
+                if blamed == theirs
+                else f"set {mine}={stage.debug_num_rollout} (at most what '{source}' saves)",
             )
         return
     directory = Path(source).expanduser()

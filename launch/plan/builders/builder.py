@@ -188,7 +188,14 @@ class PlanBuilder:
                 f"name one of: {', '.join(s.name for s in self.earlier('train')) or '(none)'}",
             )
         if spec.debug == "rollout_only":
-            raise problem(key, f"stage '{source}' only generates rollouts", "name a stage that trains")
+            trains = [s.name for s in self.earlier("train") if self.specs[s.name].debug != "rollout_only"]
+            raise problem(
+                key,
+                f"stage '{source}' only generates rollouts: it saves no weights",
+                f"set {key}={trains[-1]} (the last earlier stage that trains)"
+                if trains
+                else "name a stage that trains",
+            )
         if spec.curriculum.save_interval is None:
             raise problem(
                 f"stages.{source}.curriculum.save_interval",
