@@ -112,6 +112,12 @@ class EnvConfig(StrictModel):
         token to learn."""
         return None
 
+    def model_call_limit(self) -> tuple[str, int] | None:
+        """The env's own limit on an episode's model calls: (its field, dotted under `env`; the limit);
+        None = the env has none. The episode loop's `max_num_steps` limits the same count: of the two,
+        the lower ends every episode and the other does nothing."""
+        return None
+
     def model_calls_needed(self) -> list[int] | None:
         """The fewest model calls each task needs to be completed (one per user turn for BFCL), over
         the tasks the env's data holds; None = not declared. A step limit below most of them ends

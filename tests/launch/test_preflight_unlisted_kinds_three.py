@@ -220,11 +220,38 @@ UNREAD = [
         "credit is trajectory",
     ),
 ]
+# (id, overrides, key warned about, a fragment of the message): valid, but it does not do what it says
+WARNED = [
+    (
+        "an_envs_turn_limit_raised_alone",
+        [RETOOL, "env.max_turns=10"],
+        "env.max_turns",
+        "ends every episode first (stages.rl.curriculum.max_num_steps 5, eval.max_num_steps 5)",
+    ),
+    (
+        "a_stages_step_limit_raised_alone",
+        [RETOOL, "stages.rl.curriculum.max_num_steps=10"],
+        "stages.rl.curriculum.max_num_steps",
+        "env.max_turns 5 ends every episode first",
+    ),
+    (
+        "sglang_given_the_whole_gpu",
+        [S1, "hardware.sglang_mem_fraction=1.0"],
+        "hardware.sglang_mem_fraction",
+        "activations and CUDA graph buffers live in the rest of the GPU",
+    ),
+]
 # ... and the same settings where they are read: no warning
 READ = [
     ("adam_betas_of_adam", [S1, f"{C}.optimizer.adam_beta2=0.95"]),
     ("recompute_layers_of_a_full_recompute", [S1, "hardware.recompute.num_layers=4"]),
     ("wandb_mode_under_wandb", [S1, "tracking=wandb", "tracking.mode=offline"]),
+    ("an_envs_turn_limit_lowered", [RETOOL, "env.max_turns=2"]),
+    (
+        "both_turn_limits_raised",
+        [RETOOL, "env.max_turns=10", "stages.rl.curriculum.max_num_steps=10", "eval.max_num_steps=10"],
+    ),
+    ("sglang_given_most_of_the_gpu", [S1, "hardware.sglang_mem_fraction=0.95"]),
     (
         "token_budget_of_one_dynamic_stage",
         [
@@ -292,7 +319,22 @@ def test_a_setting_nothing_reads_is_warned_and_its_fix_drops_it(
 @pytest.mark.parametrize("overrides", [c[1] for c in READ], ids=[c[0] for c in READ])
 def test_the_same_setting_where_it_is_read_is_not_warned(overrides: list[str], data: Path) -> None:
     code, out = _invoke("validate", *overrides)
-    assert code == 0 and " is set, but " not in out, out
+    assert code == 0 and " is set, but " not in out and "ends every episode first" not in out, out
+    assert "sglang_mem_fraction" not in out, out
+
+
+@pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in WARNED], ids=[c[0] for c in WARNED])
+def test_a_setting_that_does_not_do_what_it_says_is_warned(
+    overrides: list[str], key: str, message: str, data: Path
+) -> None:
+    code, out = _invoke("validate", *overrides)
+    assert code == 0, out
+    (block,) = [b for b in _warnings(out) if b["key"] == key]
+    assert message in block["message"], out
+    fixed = apply_first_fix(overrides, block)
+    assert fixed is not None, block["fix"]
+    code, out = _invoke("validate", *fixed)
+    assert code == 0 and f"warning {key}:" not in out, out
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from launch.checks.context import Context
+from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem
 from launch.config.schema import TrainStage
 
@@ -85,8 +86,47 @@ def steps_leave_tasks_room(ctx: Context) -> Iterator[Problem]:
         )
 
 
+def one_limit_on_model_calls(ctx: Context) -> Iterator[Problem]:
+    """An env that limits an episode's model calls itself (`EnvConfig.model_call_limit()`: ReTool's
+    `max_turns`) and the stage's `max_num_steps` limit one count: the higher of the two never takes
+    effect, so a value raised on one side alone does nothing (a warning on the side set last)."""
+    limit = ctx.run.env.model_call_limit()
+    if limit is None:
+        return
+    env_key, cap = f"env.{limit[0]}", limit[1]
+    caps = [
+        (f"stages.{name}.curriculum.max_num_steps", stage.curriculum.max_num_steps)
+        for name, stage in ctx.run.stages.items()
+        if isinstance(stage, TrainStage) and stage.curriculum.mode == "rl"
+    ]
+    caps += [
+        (eval_key(stage, overrides, "max_num_steps"), config.max_num_steps)
+        for stage, config, overrides in eval_configs(ctx.run)
+        if config.max_num_steps is not None
+    ]
+    lower = [(key, steps) for key, steps in caps if steps < cap]
+    if lower and ctx.latest(env_key, *(key for key, _ in lower)) == env_key:
+        listed = ", ".join(f"{key} {steps}" for key, steps in lower)
+        yield Problem(
+            env_key,
+            f"{env_key} is {cap}, but the episode loop ends every episode first ({listed}): "
+            "it does nothing there",
+            fix="set " + " ".join(f"{key}={cap}" for key, _ in lower),
+            severity="warning",
+        )
+    for key, steps in caps:
+        if steps > cap and ctx.latest(key, env_key) == key:
+            yield Problem(
+                key,
+                f"{key} is {steps}, but {env_key} {cap} ends every episode first: it does nothing",
+                fix=f"set {env_key}={steps}",
+                severity="warning",
+            )
+
+
 RULES = (
     data_prepares,
     stages_read_their_kind_of_split,
     steps_leave_tasks_room,
+    one_limit_on_model_calls,
 )

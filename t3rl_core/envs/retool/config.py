@@ -83,6 +83,10 @@ class ReToolEnvConfig(EnvConfig):
         with_sft = d.sft_source is not None or d.source is None
         return [d.train_split, d.test_split, *([d.sft_split] if with_sft else [])]
 
+    def model_call_limit(self) -> tuple[str, int]:
+        """`max_turns` counts the model's turns, each one call."""
+        return "max_turns", self.max_turns
+
     def demonstration_splits(self) -> frozenset[str]:
         """The SFT conversations, where prepare_data writes them."""
         return frozenset(self.split_names()) & {self.data.sft_split}
