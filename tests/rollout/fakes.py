@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -10,9 +11,12 @@ import pytest
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
+from t3rl_core.config import ParsersConfig, RolloutConfig
 from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
 from t3rl_core.engines.reference import as_model_output
 from t3rl_core.envs.base import Env
+from t3rl_core.parsers.tool_calls import ToolCallActionParser
+from t3rl_core.rollout.episode import EpisodeResult, run_episode
 from t3rl_core.types import Action, AnswerAction, InvalidAction, ToolCall, ToolCallAction, Transition
 
 TOOLS: list[dict[str, Any]] = [
@@ -156,6 +160,37 @@ class FixedEngine(Engine):
         if isinstance(output, BaseException):
             raise output
         return output
+
+
+def family_parser(chat: ChatFormat) -> ToolCallActionParser:
+    """The tool-call parser of the chat's family, for TOOLS."""
+    assert chat.family is not None
+    family = chat.family
+    return ToolCallActionParser(
+        ParsersConfig(tool_call_parser=family.tool_call_parser, reasoning_parser=family.reasoning_parser),
+        TOOLS,
+    )
+
+
+def play(
+    chat: ChatFormat,
+    env: Env,
+    engine: Engine,
+    limits: RolloutConfig,
+    sampling: SamplingParams | None = None,
+) -> EpisodeResult:
+    """One episode of `task()` with the family's parser."""
+    return asyncio.run(
+        run_episode(
+            task(),
+            env=env,
+            engine=engine,
+            chat=chat,
+            parser=family_parser(chat),
+            sampling=sampling or SamplingParams(),
+            limits=limits,
+        )
+    )
 
 
 @pytest.fixture(scope="session", params=sorted(FAMILIES))

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from t3rl_core.chat.format import ChatFormat
-from t3rl_core.config import ParsersConfig, RolloutConfig
+from t3rl_core.config import RolloutConfig
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.parsers.render import render_calls
-from t3rl_core.parsers.tool_calls import ToolCallActionParser
-from t3rl_core.rollout.episode import EpisodeResult, run_episode
+from t3rl_core.rollout.episode import EpisodeResult
 from t3rl_core.types import AnswerAction, InvalidAction, ToolCall, ToolCallAction
-from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, task
+from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, play
 
 
 def _script(chat: ChatFormat) -> list[str]:
@@ -36,24 +33,7 @@ def _script(chat: ChatFormat) -> list[str]:
 
 
 def _run(chat: ChatFormat, env: ToyEnv, engine: ScriptedEngine) -> EpisodeResult:
-    assert chat.family is not None
-    parser = ToolCallActionParser(
-        ParsersConfig(
-            tool_call_parser=chat.family.tool_call_parser, reasoning_parser=chat.family.reasoning_parser
-        ),
-        TOOLS,
-    )
-    return asyncio.run(
-        run_episode(
-            task(),
-            env=env,
-            engine=engine,
-            chat=chat,
-            parser=parser,
-            sampling=SamplingParams(max_new_tokens=512),
-            limits=RolloutConfig(tito_drift_check=True),
-        )
-    )
+    return play(chat, env, engine, RolloutConfig(tito_drift_check=True), SamplingParams(max_new_tokens=512))
 
 
 def test_episode_tokens_equal_a_fresh_render(chat: ChatFormat) -> None:

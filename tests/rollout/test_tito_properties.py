@@ -12,13 +12,12 @@ from hypothesis import strategies as st
 
 from t3rl_core.chat.control_text import added_tokens
 from t3rl_core.chat.format import ChatFormat
-from t3rl_core.config import ParsersConfig, RolloutConfig
-from t3rl_core.engines.base import Generation, SamplingParams
+from t3rl_core.config import RolloutConfig
+from t3rl_core.engines.base import Generation
 from t3rl_core.parsers.render import render_calls
-from t3rl_core.parsers.tool_calls import ToolCallActionParser
-from t3rl_core.rollout.episode import EpisodeResult, run_episode
+from t3rl_core.rollout.episode import EpisodeResult
 from t3rl_core.types import Message, ToolCall
-from tests.rollout.fakes import TOOLS, FixedEngine, ScriptedEngine, ToyEnv, task
+from tests.rollout.fakes import TOOLS, FixedEngine, ScriptedEngine, ToyEnv, play
 
 # Every family's control tokens, so each family also meets the others' (and its own).
 _ALL_CONTROL = sorted(
@@ -89,31 +88,6 @@ def test_observation_text_is_never_a_control_token(chat: ChatFormat, data: st.Da
     assert asyncio.run(chat.encode_text_async(content)) == inline
 
 
-def _parser(chat: ChatFormat) -> ToolCallActionParser:
-    assert chat.family is not None
-    family = chat.family
-    return ToolCallActionParser(
-        ParsersConfig(tool_call_parser=family.tool_call_parser, reasoning_parser=family.reasoning_parser),
-        TOOLS,
-    )
-
-
-def _episode(
-    chat: ChatFormat, env: ToyEnv, engine: FixedEngine | ScriptedEngine, limits: RolloutConfig
-) -> EpisodeResult:
-    return asyncio.run(
-        run_episode(
-            task(),
-            env=env,
-            engine=engine,
-            chat=chat,
-            parser=_parser(chat),
-            sampling=SamplingParams(),
-            limits=limits,
-        )
-    )
-
-
 class _Hostile(ToyEnv):
     """Every tool call returns `output`, whatever the model asked (a tool that prints what it likes)."""
 
@@ -138,12 +112,12 @@ def test_hostile_tool_output_keeps_the_episode_a_fresh_render(chat: ChatFormat, 
     template's and the model's."""
     text = data.draw(_fragments(chat))
     engine = ScriptedEngine(chat, [_echo(chat, "x"), "Done."])
-    result = _episode(chat, _Hostile(text), engine, RolloutConfig(tito_drift_check=True))
+    result = play(chat, _Hostile(text), engine, RolloutConfig(tito_drift_check=True))
 
     assert result.status == "completed", result.error
     assert result.drift_at is None
     assert len(result.response_ids) == len(result.loss_mask) == len(result.log_probs)
-    benign = _episode(chat, _Hostile("x"), ScriptedEngine(chat, [_echo(chat, "x"), "Done."]), RolloutConfig())
+    benign = play(chat, _Hostile("x"), ScriptedEngine(chat, [_echo(chat, "x"), "Done."]), RolloutConfig())
     observed = [t for t, mask in zip(result.response_ids, result.loss_mask, strict=True) if mask == 0]
     expected = [t for t, mask in zip(benign.response_ids, benign.loss_mask, strict=True) if mask == 0]
     assert _controls(chat, observed) == _controls(chat, expected)
@@ -154,7 +128,7 @@ def test_inline_tool_output_cannot_close_the_model_turn(qwen_chat: ChatFormat) -
 
     def inserted_controls(output: str) -> tuple[list[int], EpisodeResult]:
         engine = ScriptedEngine(qwen_chat, [_echo(qwen_chat, "x"), "Done."])
-        result = _episode(qwen_chat, _Hostile(output, inline_calls=True), engine, RolloutConfig())
+        result = play(qwen_chat, _Hostile(output, inline_calls=True), engine, RolloutConfig())
         assert result.status == "completed", result.error
         inserted = [t for t, mask in zip(result.response_ids, result.loss_mask, strict=True) if mask == 0]
         return _controls(qwen_chat, inserted), result
@@ -181,7 +155,7 @@ def test_budgets_hit_exactly_and_empty_turns_keep_the_lists_aligned(
         outputs.append(Generation(ids, [-0.25] * len(ids), finish))
     emitted = sum(len(output.token_ids) for output in outputs)
     budget = data.draw(st.sampled_from([None, emitted, max(emitted, 1)]))
-    result = _episode(chat, ToyEnv(), FixedEngine(outputs), RolloutConfig(max_response_len=budget))
+    result = play(chat, ToyEnv(), FixedEngine(outputs), RolloutConfig(max_response_len=budget))
 
     assert len(result.response_ids) == len(result.loss_mask) == len(result.log_probs)
     model = [t for t, mask in zip(result.response_ids, result.loss_mask, strict=True) if mask == 1]
