@@ -100,6 +100,8 @@ class Provenance:
                 if isinstance(override.value, dict | list):
                     for key, raw in _nodes(_as_config(override.value), override.key):
                         origins[key] = Origin(source, "", raw, order)
+                if override.text.startswith("+") and not override.text.startswith("++"):
+                    _created_by(origins, override.key, origins[override.key])
             order += 1
         for key in [k for k in shadowed if origins[k].source.startswith("override")]:
             del shadowed[key]  # the command line set it again: the user's last word
@@ -133,6 +135,18 @@ class Provenance:
     def to_dict(self) -> dict[str, str]:
         """Leaf key → source description, for run manifests."""
         return {k: o.describe() for k, o in sorted(self._origins.items())}
+
+
+def _created_by(origins: dict[str, Origin], key: str, override: Origin) -> None:
+    """The containers `+key=v` created (`+env.user.name=x` makes `env.user`) are the override's: the
+    file whose node it was added to lists them as its own (its content node is the one merged into)."""
+    parent = key
+    while "." in parent:
+        parent = parent.rsplit(".", 1)[0]
+        below = [o for k, o in origins.items() if k.startswith(parent + ".")]
+        if parent not in origins or any(not o.source.startswith("override") for o in below):
+            return
+        origins[parent] = override
 
 
 def _chosen_experiment(layers: Sequence[Layer]) -> str | None:
