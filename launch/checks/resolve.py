@@ -21,7 +21,7 @@ from launch.config import compose_ahead
 from launch.config.errors import ConfigError, Problem
 from launch.config.provenance import Provenance
 from launch.config.resolved import composed_plain
-from launch.config.schema import RunConfig, build_validators
+from launch.config.schema import RunConfig, build_run_validator, build_validators
 from launch.config.schema_errors import problems_from_validation
 from launch.config.secrets import remember_config, remember_overrides, remember_revealed
 from t3rl_core.home_paths import expand_home
@@ -55,6 +55,7 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
     # `~/…` expanded here, once, after the composition cache (it reads $HOME every time).
     data, provenance = expand_home(plain.data), plain.provenance
     remember_config(data)
+    build_run_validator()  # a no-op when built already (build_validators)
     try:
         run = RunConfig.model_validate(data)
     except ValidationError as error:

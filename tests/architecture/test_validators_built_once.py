@@ -1,0 +1,59 @@
+"""A cold `t3rl validate` generates the schema of each config section it validates alone (a stage's
+hardware, its eval settings) once: built before the run's validator, which reuses them
+(launch.config.schema.build_run_validator); built after it, pydantic generates each again (a cold start
+cost, benchmarks/cli_startup.py). Run in a fresh interpreter, as a user runs it: this process has built
+its validators already."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Counts, per model class, the schema generations that built it rather than reused a built one
+# (pydantic's GenerateSchema._model_schema, once per generation and class).
+PROBE = """
+import atexit, collections, json, sys
+from pydantic._internal import _generate_schema
+from pydantic._internal._mock_val_ser import MockCoreSchema
+
+generated = collections.Counter()
+seen = set()
+original = _generate_schema.GenerateSchema._model_schema
+
+def counting(self, cls):
+    built = cls.__dict__.get("__pydantic_core_schema__")
+    if (built is None or isinstance(built, MockCoreSchema)) and (id(self), cls) not in seen:
+        seen.add((id(self), cls))
+        generated[cls.__name__] += 1
+    return original(self, cls)
+
+_generate_schema.GenerateSchema._model_schema = counting
+atexit.register(lambda: print(json.dumps(generated), file=sys.__stderr__))
+sys.argv[0] = "t3rl"
+from launch.cli import main
+main()
+"""
+
+
+def test_sections_validated_alone_are_generated_once(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("T3RL_")}
+    env |= {"PYTHONPATH": str(REPO), "T3RL_NO_CACHE": "1", "T3RL_COMPOSE_AHEAD": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "validate", "+experiment=stage2_bfcl"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    generated = json.loads(done.stderr.strip().splitlines()[-1])
+    # stage2_bfcl has a train stage (its hardware validated alone) and an eval stage (its settings)
+    assert generated["HardwareConfig"] == 1
+    assert generated["EvalConfig"] == 1
+    assert generated["RunConfig"] == 1
