@@ -123,6 +123,19 @@ def is_reference(value: object) -> bool:
     return isinstance(value, str) and bool(_REFERENCE.match(value.strip("'\"")))
 
 
+def reference_default(value: object) -> str | None:
+    """The literal `${oc.env:NAME,default}` falls back to where NAME is not set: a value, not where one
+    lives (`${oc.env:MY_PASSWORD,hunter2…}` holds the password itself); None for any other value."""
+    if not is_reference(value):
+        return None
+    text = str(value).strip("'\"")
+    inner = text.removeprefix("$").replace("\\", "").strip("{}")
+    if not inner.startswith("oc.env:") or "," not in inner:
+        return None
+    default = inner.partition(",")[2].strip().strip("'\"")
+    return default or None
+
+
 def is_credential_at(key: str, value: object) -> bool:
     """True when `value`, set at the dotted config `key`, is a credential itself: under a secret key
     (not a reference, not a special token), token-shaped and random under a key-like name, or a token

@@ -30,6 +30,7 @@ from launch.cli import completion
 from launch.config.errors import ConfigError, render_problems
 from launch.config.resolved import composed_plain
 from launch.config.schema_errors import problems_from_validation
+from launch.config.secrets import scrub_text
 from launch.files import LockHeld, atomic_write_text, exclusive_lock
 from t3rl_core import registries, score
 from t3rl_core.data.progress import ProgressLines
@@ -192,7 +193,8 @@ def score_file(
         for done, (number, raw) in enumerate(lines, 1):
             record = _score_line(world, raw, number, scorer)
             records.append(record)
-            sink.write(json.dumps(record, default=str) + "\n")
+            # A line's text (a model's output, an error quoting it) may hold a credential.
+            sink.write(scrub_text(json.dumps(record, default=str)) + "\n")
             sink.flush()
             bar.advance(task)
             if lines_shown is not None:
@@ -200,7 +202,7 @@ def score_file(
     summary = _summary(world, file, records, time.monotonic() - started)
     (out / "summary.json").unlink(missing_ok=True)  # until the new one is written: no summary, not the old
     partial.replace(verdicts)
-    atomic_write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n")
+    atomic_write_text(out / "summary.json", scrub_text(json.dumps(summary, indent=2)) + "\n")
     return summary
 
 

@@ -36,6 +36,7 @@ from t3rl_core.secret_names import (
     is_secret_key,
     is_secret_name,
     looks_like_credential,
+    reference_default,
 )
 from t3rl_core.secret_pieces import mask_values
 from t3rl_core.secret_shapes import credentials_in
@@ -202,6 +203,8 @@ def secrets_in(obj: Any, key: str = "") -> list[str]:
                 found += [str(x) for x in _leaves(v) if is_credential_at(child, x)]
             elif is_credential_at(child, v):
                 found.append(str(v))
+            elif is_credential_at(child, reference_default(v)):
+                found.append(str(reference_default(v)))  # the reference stays; its fallback is masked
             else:
                 found += secrets_in(v, child)
     elif isinstance(obj, list | tuple):
@@ -243,6 +246,9 @@ def remember_overrides(overrides: Sequence[str]) -> None:
         key, eq, value = override.lstrip("+~").partition("=")
         if eq and is_credential_at(key, value.strip("'\"")):
             remember([value, value.strip("'\"")])
+        default = reference_default(value) if eq else None
+        if is_credential_at(key, default):
+            remember([str(default)])
         remember(url_passwords(override))
         remember(m.group(2) for m in _FLAG_IN_TEXT.finditer(override) if is_secret_flag(m.group(1)))
 

@@ -1,0 +1,102 @@
+"""Credentials that reached places they should not, fifth round (docs/how-to/secrets.md, "Where a secret
+could leave"): the fallback of `${oc.env:NAME,fallback}` under a credential's name (a value, not where one
+lives) in config.yaml, manifest.json, overrides.yaml, provenance.json, the composition cache and every
+printed command; `t3rl score`'s verdicts.jsonl and summary.json, written as the scorers returned them
+(an error quoting the line). Each with its unmasked neighbour: what is not a credential stays visible.
+
+Each test plants its own value: values this process has masked once stay masked, so a value shared
+between tests could pass a test that no longer masks it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets as random_source
+import string
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli_app import invoke
+from tests.support.no_slime import cli_workdir
+
+ALPHABET = string.ascii_letters + string.digits
+
+
+def planted(prefix: str = "") -> str:
+    """A random value of no known form (or after an issuer's `prefix`), never seen by this process."""
+    return prefix + "".join(random_source.choice(ALPHABET) for _ in range(24))
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
+    return cli_workdir(tmp_path / "work", monkeypatch)
+
+
+def files_holding(value: str, *roots: Path) -> list[Path]:
+    return [
+        p for root in roots for p in root.rglob("*") if p.is_file() and value in p.read_text(errors="replace")
+    ]
+
+
+# ------------------------------------------------- the fallback of an environment reference
+
+
+@pytest.mark.parametrize("key", ["++hardware.env_vars.MY_PASSWORD", "++hardware.env_vars.SERVICE_API_KEY"])
+def test_the_fallback_of_a_credentials_reference_is_masked_the_reference_kept(here: Path, key: str) -> None:
+    """`'++hardware.env_vars.MY_PASSWORD=${oc.env:MY_PASSWORD,<value>}'`: the reference was kept as text
+    everywhere, its fallback (the password itself) with it; the cache stored the composition."""
+    value = planted()
+    override = f"{key}=${{oc.env:T3RL_TEST_UNSET_VARIABLE,{value}}}"
+    result = invoke(["plan", "+experiment=quickstart", override, "--out", "p"])
+    assert result.exit_code == 0, result.output
+    assert value not in result.output and "${oc.env:T3RL_TEST_UNSET_VARIABLE,***}" in result.output
+    assert files_holding(value, here, here.parent / "cache") == []
+    config = (here / "p" / "config.yaml").read_text()
+    assert "${oc.env:T3RL_TEST_UNSET_VARIABLE,***}" in config, config
+    shown = invoke(["show", "+experiment=quickstart", override, "--explain", key.lstrip("+")]).output
+    assert value not in shown and "written as: ${oc.env:T3RL_TEST_UNSET_VARIABLE,***}" in shown, shown
+
+
+def test_the_fallback_in_a_config_file_is_masked(here: Path) -> None:
+    value = planted()
+    (here / "mine" / "experiment").mkdir(parents=True)
+    (here / "mine" / "experiment" / "mine.yaml").write_text(
+        "# @package _global_\ndefaults:\n  - quickstart\nhardware:\n  env_vars:\n"
+        f"    DB_PASSWORD: ${{oc.env:T3RL_TEST_UNSET_VARIABLE,{value}}}\n"
+    )
+    result = invoke(["plan", "--config-dir", "mine", "+experiment=mine", "--out", "p"])
+    assert result.exit_code == 0, result.output
+    assert value not in result.output and files_holding(value, here / "p", here.parent / "cache") == []
+
+
+def test_a_fallback_that_is_no_credential_stays_visible(here: Path) -> None:
+    """The near misses: a fallback under a plain name, and `paths.runs_dir`'s own `${oc.env:…,runs}`."""
+    value = planted()
+    override = f"++hardware.env_vars.MODEL_OPTS=${{oc.env:T3RL_TEST_UNSET_VARIABLE,{value}}}"
+    result = invoke(["plan", "+experiment=quickstart", override, "--out", "p"])
+    assert result.exit_code == 0, result.output
+    assert value in (here / "p" / "config.yaml").read_text()
+    assert "runs_dir: runs" in invoke(["show", "+experiment=quickstart"]).output
+
+
+# ------------------------------------------------- t3rl score's records
+
+
+def test_score_records_mask_a_credential_a_line_holds(here: Path) -> None:
+    """A line's id quoted in its error: verdicts.jsonl held the token (stderr, scrubbed, did not)."""
+    token = planted("sk-proj-")
+    near = "multi_turn_base_99999"  # an unknown id of no credential's form, quoted the same way
+    lines = [
+        {"id": token, "decoded": []},
+        {"id": near, "decoded": []},
+        {"id": "multi_turn_base_1", "decoded": []},
+    ]
+    (here / "r.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = invoke(["score", "bfcl", "r.jsonl", "--no-progress"])
+    assert result.exit_code == 1, result.output
+    out = here / "r.scored"
+    assert token not in result.output and files_holding(token[:20], out) == []
+    verdicts = (here / "r.scored" / "verdicts.jsonl").read_text()
+    assert f"'{near}'" in verdicts and "'***'" in verdicts, verdicts
