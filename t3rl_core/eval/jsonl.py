@@ -4,7 +4,8 @@ Its token lists are most of a record (a BFCL prompt alone is thousands of ids): 
 ~1.5 ms a record on them on the event loop, orjson a tenth of that. orjson writes these lists as
 json would read them back, with one exception it cannot be told to keep: a NaN or infinite float
 becomes null. A list whose orjson text has a null (or that orjson refuses) is written by json instead,
-so every record reads back exactly as `json.dumps` would have written it.
+so every record reads back exactly as `json.dumps` would have written it; so is a list whose text holds
+an "n" anywhere (a string element), which a list of numbers never does.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def _list_text(values: list[Any]) -> str:
         text = orjson.dumps(values)
     except TypeError:
         return json.dumps(values, default=str)
-    if b"null" in text:  # a None, or a NaN/infinity that json writes as NaN/Infinity
+    # A None, or a NaN/infinity that json writes as NaN/Infinity, is orjson's `null`. Numbers, true and
+    # false hold no "n": one memchr over the text instead of a search for the word (~4x as long).
+    if b"n" in text:
         return json.dumps(values, default=str)
     return text.decode()

@@ -22,7 +22,7 @@ def test_token_lists_and_the_rest_read_back_unchanged() -> None:
             "task_id": "multi_turn_base_0",
             "reward": 0.5,
             "progress": None,
-            "messages": [{"role": "user", "content": "ünïcödé \"quoted\" \n"}],
+            "messages": [{"role": "user", "content": 'ünïcödé "quoted" \n'}],
             "prompt_ids": list(range(5000)),
             "response_ids": [7, 8],
             "loss_mask": [0, 1],
@@ -46,3 +46,11 @@ def test_lists_orjson_would_write_otherwise_go_through_json() -> None:
 def test_records_without_token_lists() -> None:
     _same_as_json({})
     _same_as_json({"task_id": "t", "status": "failed", "error": "boom"})
+
+
+def test_a_token_list_holding_text_is_written_as_json_writes_it() -> None:
+    # orjson writes text as UTF-8 where json escapes it: a list whose orjson text holds an "n" (only
+    # text or a null does, never a number) is written by json.
+    record = {"prompt_ids": ["ünï", 1], "response_ids": [1, 2]}
+    assert '"prompt_ids": ["\\u00fcn\\u00ef", 1]' in record_line(record)
+    _same_as_json(record)
