@@ -153,7 +153,12 @@ def open_tracker(
         mode=effective_wandb_mode(tracking, environ),
         config={"t3rl": scrub_obj(dict(config)), "manifest": scrub_obj(dict(manifest))},
         # No console copy or code snapshot: the run dir keeps the logs, and a stage may print a secret.
-        settings=wandb.Settings(console="off", save_code=False, disable_git=True),
+        # No metadata of this process either: wandb records its command line as typed (a literal
+        # `++hardware.env_vars.DB_PASS=…`, unmasked) and pip's list of packages (a `git+https://<token>@…`
+        # requirement); the masked config and manifest say what ran.
+        settings=wandb.Settings(
+            console="off", save_code=False, disable_git=True, x_disable_meta=True, x_save_requirements=False
+        ),
         reinit="create_new",
     )
     return WandbRunTracker(run)

@@ -13,10 +13,13 @@ from __future__ import annotations
 import json
 import secrets as random_source
 import string
+import sys
 from pathlib import Path
 
 import pytest
 
+from launch.config.schema import TrackingConfig
+from launch.plan.tracking import open_tracker
 from tests.support.cli_app import invoke
 from tests.support.no_slime import cli_workdir
 
@@ -100,3 +103,32 @@ def test_score_records_mask_a_credential_a_line_holds(here: Path) -> None:
     assert token not in result.output and files_holding(token[:20], out) == []
     verdicts = (here / "r.scored" / "verdicts.jsonl").read_text()
     assert f"'{near}'" in verdicts and "'***'" in verdicts, verdicts
+
+
+# ------------------------------------------------- the launcher's wandb run
+
+
+def test_the_wandb_run_records_no_command_line(
+    here: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """wandb.init recorded sys.argv as typed (`++hardware.env_vars.DB_PASS=<value>`, which the run's own
+    files mask) in the run's metadata, synced with it, and pip's package list beside it."""
+    value, near = planted(), planted()
+    monkeypatch.setattr(
+        sys, "argv", ["t3rl", "run", "+experiment=quickstart", f"++hardware.env_vars.DB_PASS={value}"]
+    )
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    tracker = open_tracker(
+        TrackingConfig(kind="wandb", mode="offline"),
+        experiment="quickstart",
+        run_id="quickstart-1",
+        run_dir=tmp_path / "run",
+        config={"name": near, "hardware": {"env_vars": {"DB_PASS": value}}},
+        manifest={},
+    )
+    assert tracker is not None
+    tracker.finish("succeeded")
+    written = [p for p in (tmp_path / "run").rglob("*") if p.is_file()]
+    assert written and not any(value.encode() in p.read_bytes() for p in written)
+    assert not any(p.name == "requirements.txt" for p in written)
+    assert any(near.encode() in p.read_bytes() for p in written)  # the config is there, masked
