@@ -59,6 +59,8 @@ class EnvConfig(StrictModel):
     """
 
     OUTCOME_FIELDS: ClassVar[frozenset[str] | None] = None
+    # The env keys (dotted under `env`) its data settings are: what `split_sizes()` and `split_parts()`
+    # depend on, so that pre-flight blames a change to one of them.
     SIZE_FIELDS: ClassVar[tuple[str, ...]] = ()
 
     name: RegistryName

@@ -38,11 +38,11 @@ def _assigns(fix: str) -> bool:
 def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str]) -> Problem:
     found = re.match(_OVERRIDE, problem.source)
     if found is None or found.group("text") not in overrides:
-        return problem
+        return _section_undone(problem, overrides, config_dirs)
     text = found.group("text")
     key = text.split("=", 1)[0].lstrip("+~")
     if problem.key != key and not problem.key.startswith(key + "."):
-        return problem
+        return _section_undone(problem, overrides, config_dirs)
     before = _value_without(text, overrides, config_dirs, problem.key)
     written = text.split("=", 1)[1] if "=" in text else None
     if before is _MISSING or written is None or _text(before) == written:
@@ -54,6 +54,25 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
 
 
 _MISSING = object()
+
+
+def _section_undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str]) -> Problem:
+    """A section a file set, refused as a whole (a model's own validator: `coarse` next to `refined`, a
+    service without its model) after an override changed a key below it: that override, the last one
+    typed there, is where it came from, and undoing it the smallest fix (when the section's own fix
+    assigns nothing)."""
+    below = [o for o in overrides if o.split("=", 1)[0].lstrip("+~").startswith(f"{problem.key}.")]
+    if not problem.key or not below or _assigns(problem.fix) or below[-1].startswith("~"):
+        return problem
+    text = below[-1]
+    key = text.split("=", 1)[0].lstrip("+")
+    before = _value_without(text, overrides, config_dirs, key)
+    undo = (
+        f"drop `{text}`" if before is _MISSING else f"set {key}={_text(before)} (its value without `{text}`)"
+    )
+    return replace(
+        problem, source=f"override `{text}`", fix=f"{undo}; or {problem.fix}" if problem.fix else undo
+    )
 
 
 def _value_without(text: str, overrides: Sequence[str], config_dirs: Sequence[str], key: str) -> Any:

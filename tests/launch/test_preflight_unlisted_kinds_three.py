@@ -19,6 +19,7 @@ S1 = "+experiment=stage1_bfcl"
 TAU2 = "+experiment=tau2_pipeline"
 RETOOL = "+experiment=retool"
 DEBUG = "+experiment=bfcl_debug"
+TOOLRL = "+experiment=toolrl_grpo"
 # DeepSeek-V3 on a layout that plans (SLURM: 16 nodes are not this machine's)
 MOE = [S1, "model=deepseek_v3", "hardware.nodes=16", "hardware.tensor_parallel=4"]
 MOE += ["hardware.expert_parallel=128", "executor=slurm"]
@@ -145,6 +146,36 @@ BAD = [
         [DEBUG, "+stages.to_hf.kind=convert_torch_dist_to_hf", "+stages.to_hf.source=rollouts"],
         "stages.to_hf.source",
         "only generates rollouts: it saves no weights",
+    ),
+    (
+        "colocation_switched_off_without_engine_gpus",
+        [S1, "hardware.colocate=false"],
+        "hardware.colocate",
+        "rollout_gpus is not set",
+    ),
+    (
+        "a_sections_own_check_after_an_override",
+        [TOOLRL, "reward.schedule_length=true"],
+        "reward",
+        "schedule_length changes the length reward, which needs with_length: true",
+    ),
+    (
+        "a_service_added_without_its_model",
+        [S1, "+services.user.port=30002"],
+        "services.user",
+        "an SGLang service serves a model",
+    ),
+    (
+        "demonstrations_drawn_from_the_scored_tasks",
+        [TAU2, "env.data.demonstrations_split=test"],
+        "env.data.demonstrations_split",
+        "the eval would report memorised tasks",
+    ),
+    (
+        "a_rollout_stage_turned_into_a_train_only_stage",
+        [DEBUG, "stages.rollouts.debug=train_only"],
+        "stages.rollouts.debug",
+        "stage 'rollouts' saves no debug rollouts",
     ),
 ]
 

@@ -11,6 +11,7 @@ A fix moves the eval to a split that shares no task, or training to one that is 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from launch.checks.context import Context
 from launch.checks.eval_configs import eval_config_of, eval_key
@@ -64,15 +65,38 @@ def train_and_eval_disjoint(ctx: Context) -> Iterator[Problem]:
             if not shared:
                 continue
             train_key = f"stages.{stage}.curriculum.train_split"
-            blamed = ctx.latest(train_key, eval_key_)
+            # the env's data settings decide each split's parts too (tau2's demonstrations_split)
+            settings = {f"env.{field}": field for field in type(ctx.run.env).SIZE_FIELDS}
+            blamed = ctx.latest(train_key, eval_key_, *settings)
+            default = _default(type(ctx.run.env), settings.get(blamed, ""))
             yield Problem(
                 blamed,
                 f"{eval_key_}={split} scores {len(shared)} part(s) of the task space that stage {stage} "
                 f"trains on ({train_key}={train_split}: {', '.join(sorted(shared)[:4])}"
                 f"{', …' if len(shared) > 4 else ''}): the eval would report memorised tasks",
-                fix=_fix(ctx, blamed, eval_key_, split, train_key, train_split, parts),
+                fix=f"set {blamed}={_text(default)}; or {_ON_PURPOSE} if the overlap is intended"
+                if blamed in settings and default is not _NONE
+                else _fix(ctx, blamed, eval_key_, split, train_key, train_split, parts),
             )
             break
+
+
+_NONE = object()
+
+
+def _default(model: Any, field: str) -> Any:
+    """The schema default of a dotted field below `model` (`_NONE` when it has none)."""
+    head, _, rest = field.partition(".")
+    info = model.model_fields.get(head) if head else None
+    if info is None:
+        return _NONE
+    if rest:
+        return _default(info.annotation, rest) if isinstance(info.annotation, type) else _NONE
+    return _NONE if info.is_required() else info.get_default(call_default_factory=True)
+
+
+def _text(value: Any) -> str:
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _fix(

@@ -216,7 +216,7 @@ def debug_stages_consistent(ctx: Context) -> Iterator[Problem]:
             )
         elif stage.debug == "train_only" and source is None:
             yield Problem(
-                key,
+                ctx.latest(key, f"stages.{name}.debug"),
                 "a debug: train_only stage trains on saved rollouts but names none",
                 fix=f"set {key}={savers[-1]}"
                 if savers
@@ -243,8 +243,16 @@ def _rollouts_source_problems(
     stage = earlier.get(source)
     if stage is not None:
         if not (isinstance(stage, TrainStage) and stage.debug == "rollout_only"):
-            fix = f"set {key}={savers[-1]}" if savers else "name a rollout_only stage"
-            yield Problem(key, f"stage '{source}' saves no debug rollouts", fix=fix)
+            # a rollout_only stage turned into another is its debug key's change
+            blamed = ctx.latest(key, f"stages.{source}.debug") if isinstance(stage, TrainStage) else key
+            fix = (
+                f"set {blamed}=rollout_only"
+                if blamed != key
+                else f"set {key}={savers[-1]}"
+                if savers
+                else "name a rollout_only stage"
+            )
+            yield Problem(blamed, f"stage '{source}' saves no debug rollouts", fix=fix)
         elif stage.debug_num_rollout < count:
             mine, theirs = f"stages.{name}.debug_num_rollout", f"stages.{source}.debug_num_rollout"
             blamed = ctx.latest(mine, theirs, key)

@@ -171,22 +171,23 @@ def layers_divisible_by_pp(scope: Scope, ctx: Context) -> Iterator[Problem]:
 def rollout_gpus_match_layout(scope: Scope, ctx: Context) -> Iterator[Problem]:
     """Colocated engines use the training GPUs; separate engines (train_async.py) need their own GPUs."""
     hw = scope.hardware
-    key = scope.hw("rollout_gpus")
+    # the side changed last: a layout switched to colocate (or away from it) is the colocate key's
+    key = ctx.latest(scope.hw("rollout_gpus"), scope.hw("colocate"))
     if hw.colocate and hw.rollout_gpus not in (None, scope.world_size):
         yield Problem(
             key,
             f"rollout_gpus {hw.rollout_gpus} under colocate: colocated SGLang engines share all "
             f"{scope.world_size} training GPUs",
-            fix=f"set {key}=null, or {scope.hw('colocate')}=false to give SGLang GPUs of its own",
+            fix=f"set {scope.hw('rollout_gpus')}=null, or {scope.hw('colocate')}=false to give SGLang GPUs "
+            "of its own",
         )
     if not hw.colocate and not hw.rollout_gpus:
         yield Problem(
             key,
             "colocate=false runs slime's train_async.py with separate SGLang GPUs, "
             "but rollout_gpus is not set",
-            fix=f"set {scope.hw('colocate')}=true; or {key} to a multiple of gpus_per_engine "
-            f"({hw.gpus_per_engine}) that the nodes have spare, "
-            f"or {scope.hw('colocate')}=true",
+            fix=f"set {scope.hw('colocate')}=true; or set {scope.hw('rollout_gpus')} to a multiple of "
+            f"gpus_per_engine ({hw.gpus_per_engine}) that the nodes have spare",
         )
 
 
