@@ -58,6 +58,18 @@ BAD = [
         "kv_lora_rank 512",
     ),
     (
+        "norms_of_another_architecture",
+        [S1, f"{A}.normalization=LayerNorm"],
+        f"{A}.normalization",
+        "is built with RMSNorm (as model option qwen3_4b_instruct_2507 declares; config.json does not say)",
+    ),
+    (
+        "qkv_bias_dropped_from_a_model_that_has_it",
+        [S1, "model=qwen2_5_7b_instruct", f"{A}.add_qkv_bias=false"],
+        f"{A}.add_qkv_bias",
+        "Qwen/Qwen2.5-7B-Instruct is built with true",
+    ),
+    (
         "a_stages_env_override_of_no_field",
         [S1, "+stages.train.env.nosuch=1"],
         "stages.train.env.nosuch",

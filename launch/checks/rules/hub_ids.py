@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -171,6 +172,17 @@ def architecture_of_the_hub_checkpoint(ctx: Context) -> Iterator[Problem]:
         declared = MegatronArch.model_validate(own.architecture)
     except ValidationError:
         return
+    for field in _NO_HF_KEY:
+        ours, theirs = _field(model.architecture, field), _field(declared, field)
+        if ours != theirs:
+            key = f"model.architecture.{field}"
+            yield Problem(
+                key,
+                f"{key} is {_shown(ours)}, but {model.hf_id} is built with {_shown(theirs)} (as model option "
+                f"{own.name} declares; config.json does not say): its weights would not load into that "
+                "model (norms, biases and MLP shapes are weights)",
+                fix=f"set {key}={_shown(theirs)}",
+            )
     for m in compare(model.architecture, as_hf_config(declared)):
         key = f"model.architecture.{m.field}"
         need = "at least " if m.relation == ">=" else ""
@@ -181,6 +193,33 @@ def architecture_of_the_hub_checkpoint(ctx: Context) -> Iterator[Problem]:
             "is prepared",
             fix=f"set {key}={m.expected!r}",
         )
+
+
+# What decides the weights' names and shapes that a config.json does not state: compared with the
+# architecture the option of the hub id declares.
+_NO_HF_KEY = (
+    "normalization",
+    "swiglu",
+    "disable_bias_linear",
+    "add_qkv_bias",
+    "qk_layernorm",
+    "moe.moe_layer_freq",
+)
+
+
+def _field(arch: MegatronArch, dotted: str) -> Any:
+    node: Any = arch
+    for part in dotted.split("."):
+        node = getattr(node, part, None)
+    return node
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "[" + ",".join(map(str, value)) + "]"
+    return str(value)
 
 
 RULES = (
