@@ -7,7 +7,8 @@ header in a service's command):
   `ghp_…`/`github_pat_…`, GitLab `glpat-…`, Slack `xoxb-…`, Stripe `sk_live_…`, Google `AIza…`, AWS
   access key ids `AKIA…`, and JSON Web Tokens (`eyJ….eyJ….…`);
 - the value of a URL query parameter named like a credential (`?token=…`, `&api_key=…`, `&sig=…`);
-- the value of an HTTP authorization header (`Authorization: Bearer …`, `X-Api-Key: …`).
+- the value of an HTTP authorization header (`Authorization: Bearer …`, `X-Api-Key: …`);
+- a private key in PEM (`-----BEGIN PRIVATE KEY-----`), whose markers stay.
 
 `credentials_in(text)` lists them and `mask_shapes(text)` masks them; t3rl_core.secret's `mask_text`,
 through which every file and line t3rl writes passes, applies it.
@@ -98,6 +99,11 @@ _HEADER = re.compile(
     r"((?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{4,}(?=…|\.\.\.))"
 )
 _NOT_VALUES = ("env:", "file:", "${", MASK)
+# A private key in PEM (`-----BEGIN [RSA |EC |OPENSSH |ENCRYPTED ]PRIVATE KEY-----`, a service account's
+# JSON, an SSH key a job dumps): its body, over real or JSON-escaped line breaks, up to its END line or,
+# cut short, the end of the text. Looked for only where `_PEM_MARK` stands.
+_PEM_MARK = "PRIVATE KEY-----"
+_PEM = r"(?s)(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----)(.+?)(-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)"
 
 
 def credentials_in(text: str) -> list[str]:
@@ -108,6 +114,8 @@ def credentials_in(text: str) -> list[str]:
     if _has_header(text):
         found += [m.group(2) for m in _HEADER.finditer(text)]
     found += [text[start:end] for start, end in _named_spans(text)]
+    if _PEM_MARK in text:
+        found += [m.group(2) for m in re.finditer(_PEM, text) if m.group(2).strip(" \\n")]
     return [value for value in found if not value.startswith(_NOT_VALUES)]
 
 
@@ -122,7 +130,12 @@ def folded_credentials_in(text: str) -> list[str]:
 
 def is_shaped_credential(value: object) -> bool:
     """The whole of `value` is a prefixed token (`sk-…`, `hf_…`, a JWT): a credential whatever its key."""
-    return isinstance(value, str) and _PREFIXED.fullmatch(value.strip().strip("'\"")) is not None
+    if not isinstance(value, str):
+        return False
+    text = value.strip().strip("'\"")
+    return _PREFIXED.fullmatch(text) is not None or (
+        text.startswith("-----BEGIN ") and re.fullmatch(_PEM, text) is not None
+    )
 
 
 def mask_shapes(text: str) -> str:
@@ -137,6 +150,8 @@ def mask_shapes(text: str) -> str:
     spans = _named_spans(text)
     for start, end in reversed(spans):
         text = text[:start] + MASK + text[end:]
+    if _PEM_MARK in text:
+        text = re.sub(_PEM, lambda m: m.group(1) + MASK + m.group(3), text)
     return text
 
 

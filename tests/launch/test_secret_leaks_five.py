@@ -10,6 +10,7 @@ between tests could pass a test that no longer masks it.
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets as random_source
 import string
@@ -17,9 +18,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from launch.config.schema import TrackingConfig
 from launch.plan.tracking import open_tracker
+from t3rl_core.secret import mask_text
 from tests.support.cli_app import invoke
 from tests.support.no_slime import cli_workdir
 
@@ -132,3 +135,43 @@ def test_the_wandb_run_records_no_command_line(
     assert written and not any(value.encode() in p.read_bytes() for p in written)
     assert not any(p.name == "requirements.txt" for p in written)
     assert any(near.encode() in p.read_bytes() for p in written)  # the config is there, masked
+
+
+# ------------------------------------------------- a private key in PEM, under any name
+
+
+def pem(kind: str = "PRIVATE KEY") -> str:
+    body = base64.b64encode(random_source.token_bytes(144)).decode()
+    lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+    return "\n".join([f"-----BEGIN {kind}-----", *lines, f"-----END {kind}-----"]) + "\n"
+
+
+@pytest.mark.parametrize("kind", ["PRIVATE KEY", "RSA PRIVATE KEY", "OPENSSH PRIVATE KEY"])
+def test_a_private_key_under_a_plain_name_is_masked_in_every_file(here: Path, kind: str) -> None:
+    """A service account's key in a job variable named SA_JSON: no name or prefix gave it away, so
+    config.yaml, manifest.json, plan.sh and `t3rl show` held it whole."""
+    key, public = pem(kind), pem("PUBLIC KEY")
+    body = key.splitlines()[1]
+    (here / "mine" / "experiment").mkdir(parents=True)
+    (here / "mine" / "experiment" / "mine.yaml").write_text(
+        yaml.safe_dump(
+            {"defaults": ["quickstart"], "hardware": {"env_vars": {"SA_JSON": key, "SA_PUBLIC": public}}}
+        ).replace("defaults:", "# @package _global_\ndefaults:", 1)
+    )
+    argv = ["--config-dir", "mine", "+experiment=mine"]
+    result = invoke(["plan", *argv, "--out", "p"])
+    assert result.exit_code == 0, result.output
+    assert body not in result.output and files_holding(body, here / "p", here.parent / "cache") == []
+    assert body not in invoke(["show", *argv]).output
+    assert "SA_JSON: '***'" in (here / "p" / "config.yaml").read_text()
+    assert "warning hardware.env_vars.SA_JSON: looks like a credential" in result.output, result.output
+    assert files_holding(public.splitlines()[1], here / "p")  # a public key is no credential
+
+
+def test_a_private_key_in_an_eval_record_line_is_masked() -> None:
+    """What an episode or a child's error quotes, JSON-escaped on one line, as t3rl_core's records are."""
+    key = pem("EC PRIVATE KEY")
+    line = json.dumps({"tool_output": f"cat id_ecdsa\n{key}", "id": "multi_turn_base_1"})
+    masked = mask_text(line)
+    assert all(part not in masked for part in key.splitlines()[1:-1]), masked
+    assert "multi_turn_base_1" in masked and "-----BEGIN EC PRIVATE KEY-----***" in masked
