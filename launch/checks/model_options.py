@@ -32,6 +32,8 @@ class ModelOption(NamedTuple):
     context_length: int | None
     # The `architecture` mapping as written (validated only where it is compared).
     architecture: dict[str, Any]
+    # Built offline by t3rl (random weights), never downloaded.
+    synthetic: bool = False
 
 
 def model_options(config_dirs: tuple[str, ...] = ()) -> dict[str, ModelOption]:
@@ -62,6 +64,7 @@ def _options_in(folder: str) -> dict[str, ModelOption]:
             _text(data.get("family")),
             context if isinstance(context, int) and not isinstance(context, bool) else None,
             arch if isinstance(arch, dict) else {},
+            data.get("synthetic") is True,
         )
     return found
 

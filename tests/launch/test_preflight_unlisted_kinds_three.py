@@ -70,6 +70,12 @@ BAD = [
         "Qwen/Qwen2.5-7B-Instruct is built with true",
     ),
     (
+        "a_released_model_built_offline_from_noise",
+        [S1, "model.synthetic=true"],
+        "model.synthetic",
+        "builds random weights of Qwen/Qwen3-4B-Instruct-2507's architecture",
+    ),
+    (
         "a_stages_env_override_of_no_field",
         [S1, "+stages.train.env.nosuch=1"],
         "stages.train.env.nosuch",
@@ -206,6 +212,7 @@ BLAMED_ON_THE_OVERRIDE = [
 UNUSUAL = [
     ("head_size_given_as_megatrons_default", [S1, "model=glm4_9b", f"{A}.kv_channels=128"]),
     ("deepseek_as_shipped", MOE),
+    ("a_tiny_model_built_offline", ["+experiment=quickstart", "model.synthetic=true"]),
     ("a_stages_env_override_valid", [S1, "+stages.train.env.augmentation.enabled=true"]),
     ("a_stages_reward_of_another_name", [S1, "+stages.train.reward.name=binary"]),
     ("a_called_servers_port_bound_on_the_cluster", [TAU2, "executor=slurm", "eval.server.port=30001"]),

@@ -158,6 +158,27 @@ def _hub_checkpoint(ctx: Context) -> bool:
     return chosen is not None and path is not None and path.source == chosen.source
 
 
+def synthetic_only_where_nothing_is_released(ctx: Context) -> Iterator[Problem]:
+    """`model.synthetic` builds random weights of the model's architecture offline: meant for the
+    synthetic options (tiny_qwen3), not for a released model whose option declares a real hub id, where
+    it would train a full-size model from noise, written beside the path the download fills."""
+    model = ctx.run.model
+    if not model.synthetic:
+        return
+    released = [o for o in options_of(model.hf_id, model_options(ctx.config_dirs)) if not o.synthetic]
+    exact = [o for o in released if o.hf_id == model.hf_id]
+    if not exact:
+        return
+    synthetic = sorted(n for n, o in model_options(ctx.config_dirs).items() if o.synthetic)
+    yield Problem(
+        ctx.latest("model.synthetic", "model.hf_id", "model.name"),
+        f"model.synthetic builds random weights of {model.hf_id}'s architecture ({exact[0].name}): a train "
+        f"stage would start from noise, at {model.hf_checkpoint}, where its download belongs",
+        fix="set model.synthetic=false (and download it)"
+        + (f", or model={synthetic[0]} for a model built offline" if synthetic else ""),
+    )
+
+
 def architecture_of_the_hub_checkpoint(ctx: Context) -> Iterator[Problem]:
     """With no local checkpoint to compare with yet, the architecture is the one the model option of
     this hub id declares: a field changed away from it describes another checkpoint than the one the
@@ -226,5 +247,6 @@ RULES = (
     tokenizer_hub_id_of_the_family,
     hf_id_of_the_model,
     context_within_the_declared,
+    synthetic_only_where_nothing_is_released,
     architecture_of_the_hub_checkpoint,
 )
