@@ -53,7 +53,7 @@ from t3rl_core.eval.jsonl import record_line
 from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
 from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
 from t3rl_core.eval.repeats import repeat_stats
-from t3rl_core.eval.schedule import start_order
+from t3rl_core.eval.schedule import start_order, tool_names
 from t3rl_core.eval.slots import Slots, SlottedEngine, ahead_for
 from t3rl_core.eval.verdict import verdicts
 from t3rl_core.registries import ENGINES
@@ -215,7 +215,7 @@ async def run_eval(
     engine: Engine = ENGINES.build(config.engine, chat=chat)
     slots = Slots(config.concurrency, ahead_for(config.concurrency))
     runner = EpisodeRunner.from_runtime(runtime, SlottedEngine(engine, slots), chat=chat)
-    pending = start_order(pending, runner.env_factory, config.concurrency)
+    pending = start_order(pending, runner.env_factory, config.concurrency, tool_names)
     records = [summarised(record) for record in done.values()]
     budget = FailureBudget(config.max_engine_failure_rate, len(jobs))
     # The checkout's git state for summary.json, read while the episodes run: two git commands that

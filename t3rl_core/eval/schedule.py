@@ -9,12 +9,21 @@ list is the jobs in the order the plan starts them. Started that way, each freed
 the job the plan gave it next, so the eval ends with the plan's longest sequence; when episodes run
 longer or shorter than planned, the next job still goes to the first slot free. Within a sequence the
 longest job goes first, so the short ones that even out the end come last.
+
+All slots start at once, and an episode's set-up is slowest when it is the first of its tool list: the
+prompt's head (the system prompt with the tools, ~15k characters) is rendered and encoded, and the
+list's action parser built. Given a `group` per row (`tool_names`: equal tool lists, equal groups), the
+first job of each sequence is instead one of the group that the most sequences hold (a greedy cover),
+the rest of the sequence longest first: its total, and so the plan's end, is unchanged. On the 300
+BFCL test tasks and 32 slots the first wave needs 4 tool lists instead of 24; the others come in as
+the slots free, one at a time.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 
@@ -33,10 +42,15 @@ class HasRow(Protocol):
 Job = TypeVar("Job", bound=HasRow)
 
 
-def start_order(jobs: list[Job], factory: object, slots: int) -> list[Job]:
+def start_order(
+    jobs: list[Job],
+    factory: object,
+    slots: int,
+    group: Callable[[Mapping[str, Any]], Hashable] | None = None,
+) -> list[Job]:
     """`jobs` in the order their planned start on `slots` slots (`pack`); the plan's order when the
     factory cannot tell any episode's length. A job whose length it cannot tell counts as the mean of
-    the others."""
+    the others. With `group`, each slot's first job is of a group many slots share (module docstring)."""
     if not isinstance(factory, KnowsEpisodeLength) or len(jobs) <= 1:
         return jobs
     known: dict[int, int | None] = {}
@@ -48,13 +62,29 @@ def start_order(jobs: list[Job], factory: object, slots: int) -> list[Job]:
         return jobs
     mean = round(sum(told) / len(told))
     lengths = [known[id(job.row)] or mean for job in jobs]
-    return [jobs[i] for i in planned_order(lengths, slots)]
+    groups = None if group is None else [group(job.row) for job in jobs]
+    return [jobs[i] for i in planned_order(lengths, slots, groups)]
 
 
-def planned_order(lengths: Sequence[int], slots: int) -> list[int]:
-    """Indices of `lengths` by their planned start on `slots` slots (ties: the slot packed first)."""
+def tool_names(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """The names of a row's tools (`metadata.tools`, OpenAI's format; a tool of another shape as its
+    text): rows whose tool lists are equal have equal names (the converse is not needed, a group only
+    orders the start)."""
+    names = []
+    for tool in (row.get("metadata") or {}).get("tools") or ():
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        names.append(str(function.get("name") if isinstance(function, Mapping) else tool))
+    return tuple(names)
+
+
+def planned_order(lengths: Sequence[int], slots: int, groups: Sequence[Hashable] | None = None) -> list[int]:
+    """Indices of `lengths` by their planned start on `slots` slots (ties: the slot packed first); with
+    `groups` (one per length), each slot's first job one of a group many slots share (`shared_first`)."""
+    sequences = pack(lengths, slots)
+    if groups is not None:
+        sequences = shared_first(sequences, groups)
     starts = []
-    for slot, sequence in enumerate(pack(lengths, slots)):
+    for slot, sequence in enumerate(sequences):
         at = 0
         for index in sequence:
             starts.append((at, slot, index))
@@ -93,3 +123,20 @@ def _first_fit(
         if room[slot] < smallest:
             open_slots.remove(slot)
     return sequences
+
+
+def shared_first(sequences: list[list[int]], groups: Sequence[Hashable]) -> list[list[int]]:
+    """Each sequence with its first job of the group that the most sequences not yet given one hold
+    (then the next such group, until every sequence has one), the longest of it; the rest in order."""
+    left = [i for i, sequence in enumerate(sequences) if sequence]
+    first: dict[int, int] = {}
+    while left:
+        held = Counter(g for i in left for g in dict.fromkeys(groups[j] for j in sequences[i]))
+        shared = held.most_common(1)[0][0]
+        for i in left:
+            first[i] = next((j for j in sequences[i] if groups[j] == shared), -1)
+        left = [i for i in left if first[i] < 0]
+    return [
+        [first[i], *(j for j in sequence if j != first[i])] if sequence else []
+        for i, sequence in enumerate(sequences)
+    ]

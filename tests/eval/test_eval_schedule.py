@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from t3rl_core.envs.bfcl.config import BFCLEnvConfig
 from t3rl_core.envs.bfcl.env import make_factory
 from t3rl_core.eval.runner import plan_jobs, run_eval
-from t3rl_core.eval.schedule import pack, planned_order, start_order
+from t3rl_core.eval.schedule import pack, planned_order, shared_first, start_order, tool_names
 from tests.support.eval_runs import bfcl_runtime, read_records, reference_config
 from tests.support.tiny_stack import bfcl_rows
 
@@ -61,3 +61,39 @@ def test_a_job_of_unknown_length_counts_as_the_mean_and_without_a_hint_the_plan_
     assert start_order(jobs, object(), 4) == jobs  # a factory that cannot tell: the plan's order
     nothing = SimpleNamespace(expected_model_calls=lambda row: None)
     assert start_order(jobs, nothing, 4) == jobs
+
+
+def test_each_slot_starts_with_a_group_many_slots_share_and_the_plan_still_ends_together():
+    lengths = [(7 * i) % 11 + 2 for i in range(60)]
+    groups = [(5 * i) % 7 for i in range(60)]
+    for slots in (1, 3, 8, 60, 100):
+        longest_total = max(sum(lengths[i] for i in sequence) for sequence in pack(lengths, slots))
+        order = planned_order(lengths, slots, groups)
+        assert sorted(order) == list(range(len(lengths)))
+        assert list_schedule_end([lengths[i] for i in order], slots) == longest_total
+    first_wave = [groups[i] for i in planned_order(lengths, 8, groups)[:8]]
+    plain_wave = [groups[i] for i in planned_order(lengths, 8)[:8]]
+    assert len(set(first_wave)) < len(set(plain_wave)) and first_wave.count(first_wave[0]) >= 4
+
+
+def test_shared_first_covers_every_sequence_greedily_and_keeps_the_rest_in_order():
+    groups = ["a", "b", "c", "b", "b", "d", "e", "f"]
+    # b is in three sequences, then e (or f) in the last; an empty sequence (pack leaves some) stays.
+    sequences = [[0, 1], [2, 3], [4, 5], [6, 7], []]
+    assert shared_first(sequences, groups) == [[1, 0], [3, 2], [4, 5], [6, 7], []]
+    assert planned_order([5, 5, 5, 5], 3, ["a", "b", "b", "c"]) == [1, 2, 0, 3]
+
+
+def test_the_bfcl_test_tasks_first_wave_needs_a_few_tool_lists():
+    jobs = plan_jobs(bfcl_rows(per_category=1000), reference_config())
+    factory = make_factory(BFCLEnvConfig())
+    plain = {tool_names(job.row) for job in start_order(jobs, factory, 32)[:32]}
+    shared = {tool_names(job.row) for job in start_order(jobs, factory, 32, tool_names)[:32]}
+    assert len(jobs) == 300 and len(shared) * 3 <= len(plain)
+
+
+def test_tool_names_of_any_tool_shape():
+    function = {"type": "function", "function": {"name": "ls", "parameters": {}}}
+    row = {"metadata": {"tools": [function, {"name": "cd"}, "raw", {"function": "odd"}]}}
+    assert tool_names(row) == ("ls", "{'name': 'cd'}", "raw", "{'function': 'odd'}")
+    assert tool_names({}) == () and tool_names({"metadata": {"tools": None}}) == ()
