@@ -100,6 +100,12 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
     foreign = [_hydra_setting_problem(o) for o in parsed if _is_hydra_setting(o)]
     if foreign:
         raise ConfigError(foreign)
+    if any(o.key_or_group.startswith("hydra.sweeper.") for o in parsed):
+        from launch.config.sweeper_settings import search_settings_without_search  # lazy: only for these
+
+        unsearched = search_settings_without_search(parsed, group_options("hparams_search", config_dirs))
+        if unsearched:
+            raise ConfigError(unsearched)
     if any(isinstance(o.value(), list) for o in parsed):
         from launch.config.group_lists import listed_options  # lazy: only a list on the command line
 

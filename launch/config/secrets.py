@@ -290,6 +290,18 @@ def mask_overrides(overrides: Iterable[str]) -> list[str]:
     return [mask_override(o) for o in overrides]
 
 
+def replayable(override: str) -> str:
+    """An override as a command t3rl prints for pasting may hold it: a credential's literal (which every
+    line printed masks, so `DB_PASS=***` would set the password to three stars) becomes the reference
+    to a variable of the credential's name (`++hardware.env_vars.DB_PASS=${oc.env:DB_PASS}`)."""
+    key, eq, value = override.partition("=")
+    name = key.lstrip("+~")
+    if not eq or not is_credential_at(name, value.strip("'\"")):
+        return override
+    variable = re.sub(r"\W", "_", name.rpartition(".")[2]).upper()
+    return f"{key}=${{oc.env:{variable}}}"
+
+
 def public_env(environ: Mapping[str, str]) -> dict[str, str]:
     """`environ` without its secret-named variables: what may be written next to a command."""
     return {k: v for k, v in environ.items() if not is_secret_name(k)}

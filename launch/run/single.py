@@ -16,6 +16,7 @@ from rich.table import Table
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError
 from launch.config.pydantic_plugins import without_plugins
+from launch.config.secrets import replayable
 from launch.installed import package_versions
 from launch.plan.build import PlanContext, build_plan
 from launch.run.config_diff import config_changes
@@ -129,7 +130,8 @@ def run_single(
 
             console.print(memory_cap_line(sandbox), soft_wrap=True)
         dirs = "".join(f" --config-dir {shlex.quote(d)}" for d in config_dirs)
-        console.print(f"run it:  t3rl run {escape(shlex.join(overrides) + dirs)}", soft_wrap=True)
+        replay = [replayable(o) for o in overrides]
+        console.print(f"run it:  t3rl run {escape(shlex.join(replay) + dirs)}", soft_wrap=True)
     if code == 0 and not dry and resolved.run.next_experiment:
         upcoming = resolved.run.next_experiment
         next_overrides = continuing_overrides(resolved, run_dir.path, upcoming, config_dirs)
@@ -313,7 +315,6 @@ def _show_next(overrides: list[str], config_dirs: list[str], console: Console) -
         table.add_row(stage.name, stage.kind, stage.summary, str(stage.gpus or ""))
     console.print(table)
     dirs = [token for d in config_dirs for token in ("--config-dir", d)]
-    console.print(f"every command: t3rl plan {shlex.join([*dirs, *overrides])}", soft_wrap=True, markup=False)
-    console.print(
-        f"next: t3rl run {shlex.join([*dirs, *overrides])}", soft_wrap=True, highlight=False, markup=False
-    )
+    command = shlex.join([*dirs, *(replayable(o) for o in overrides)])
+    console.print(f"every command: t3rl plan {command}", soft_wrap=True, markup=False)
+    console.print(f"next: t3rl run {command}", soft_wrap=True, highlight=False, markup=False)

@@ -241,3 +241,50 @@ def test_show_of_the_quickstart_keeps_every_stage(here: Path) -> None:
     (`32768eval_tiny`, named by a key holding "token") and masked: `max_new_tokens: ***:`, the stage gone."""
     output = invoke(["show", "+experiment=quickstart"]).output
     assert "  eval_tiny:\n" in output and "max_new_tokens: 32768\n" in output and "***" not in output, output
+
+
+# ------------------------------------------------- a printed command holding a credential
+
+
+def test_the_run_it_command_of_a_literal_credential_uses_its_reference(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run it:  t3rl run … ++hardware.env_vars.DB_PASS=***` (every printed line masks the value): pasted,
+    it set the password to three stars."""
+    value = "Pw" + "7" * 6 + "ZzQq3xY9"
+    result = invoke(
+        [
+            "plan",
+            "+experiment=quickstart",
+            f"++hardware.env_vars.DB_PASS={value}",
+            "++hardware.env_vars.GH=abc",
+        ]
+    )
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("run it:"))
+    command = "t3rl run +experiment=quickstart '++hardware.env_vars.DB_PASS=${oc.env:DB_PASS}'"
+    assert line == f"run it:  {command} ++hardware.env_vars.GH=abc", line
+    monkeypatch.setenv("DB_PASS", value)
+    argv = shlex.split(line.partition("t3rl ")[2])
+    pasted = invoke(["plan", *argv[1:], "--out", "pasted"])
+    assert pasted.exit_code == 0, pasted.output
+    assert "DB_PASS: ${oc.env:DB_PASS}" in (here / "pasted" / "config.yaml").read_text()
+
+
+# ------------------------------------------------- a search's setting without a search
+
+
+@pytest.mark.parametrize(
+    "typed", ["hydra.sweeper.n_trials=3", "+hydra.sweeper.n_trials=3", "++hydra.sweeper.params.seed=1"]
+)
+def test_a_search_setting_without_a_search_names_the_search(here: Path, typed: str) -> None:
+    """`hydra.sweeper.n_trials=3` on a plain experiment: the basic sweeper's keys listed as the fix; with
+    `+` it was valid and ignored (no search ran); `++hydra.sweeper.params.…` ended "unexpectedly"
+    (OmegaConf's AssertionError)."""
+    output = refused(["+experiment=stage1_bfcl", typed])
+    assert "this command line chooses no search" in output, output
+    fix = fix_of(output)
+    search = f"+hparams_search=bfcl_lr_kl_reward ++{typed.lstrip('+')}"
+    assert fix == f"a search with it: t3rl run -m … {search}", output
+    if typed.startswith("+hydra"):
+        validates(["-m", "+experiment=stage1_bfcl", *search.split()])
