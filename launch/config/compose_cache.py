@@ -38,7 +38,7 @@ from launch.config.provenance import Origin, Provenance, Shadow
 from launch.config.search_path import roots
 from launch.config.secrets import holds_referenced_value, holds_secret
 from launch.files import atomic_write_text
-from launch.installed import package_versions
+from t3rl_core.installed import package_versions
 
 FORMAT = 3
 # Beyond this many entries the least recently written ones are removed (one per command line).

@@ -39,8 +39,8 @@ import yaml
 
 from launch.config.secrets import mask_overrides, scrub_obj, scrub_text
 from launch.files import atomic_write_json, atomic_write_text
-from launch.installed import package_versions
 from launch.run.record_files import RunDirError, read_json
+from t3rl_core.installed import package_versions
 
 StageStatus = Literal["running", "succeeded", "failed", "stopped", "skipped"]
 STATE_VERSION = 1

@@ -17,7 +17,6 @@ from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError
 from launch.config.pydantic_plugins import without_plugins
 from launch.config.secrets import replayable
-from launch.installed import package_versions
 from launch.plan.build import PlanContext, build_plan
 from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview
@@ -35,6 +34,7 @@ from launch.run.steps import (
     t3rl_root,
     write_run_dir,
 )
+from t3rl_core.installed import package_versions
 
 if TYPE_CHECKING:
     from launch.checks.resolve import Resolved

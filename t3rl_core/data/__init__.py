@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from t3rl_core.config import EnvConfig, RuntimeConfig
 from t3rl_core.data.code_key import plugin_code
 from t3rl_core.data.publish import staged
+from t3rl_core.installed import package_versions
 from t3rl_core.registries import DATASETS
 
 MANIFEST = "manifest.json"
@@ -48,15 +48,17 @@ def content_key(env: EnvConfig) -> str:
 
 @cache
 def _data_package_versions() -> dict[str, str | None]:
-    # Once per process (a plan asks for each data stage, twice): each lookup scans the installed
-    # distributions, and what a process imported does not change version under it.
+    # Once per process (a plan asks for each data stage, twice): each lookup lists sys.path's
+    # directories, and what a process imported does not change version under it.
+    versions = package_versions(DATA_PACKAGES)
+    for name in [name for name, found in versions.items() if found is None]:
+        # lazy: only for a distribution with no dist-info directory (not installed, or an egg-info's)
+        from importlib.metadata import PackageNotFoundError, version
 
-    versions: dict[str, str | None] = {}
-    for name in DATA_PACKAGES:
         try:
             versions[name] = version(name)
         except PackageNotFoundError:
-            versions[name] = None
+            continue
     return versions
 
 

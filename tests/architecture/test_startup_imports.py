@@ -93,8 +93,15 @@ OWN_MODULES = {"show": {"launch.cli.inspect"}}
 # Modules a plain cold plan or validate of stage2_bfcl has no use for, imported where they are used: the
 # sweep scheduler (only a sweep point's failure is reported from a plain run), the tiny-model builder and
 # its argparse (only a run that builds the tiny model), rich's table of emoji codes (t3rl prints its text
-# as written: launch.config.secret_rich).
-NOT_ON_THE_COLD_PATH = {"launch.run.parallel", "t3rl_core.chat.tiny", "argparse", "rich._emoji_codes"}
+# as written: launch.config.secret_rich), the email parser importlib.metadata reads METADATA files with
+# (versions come from dist-info names: t3rl_core.installed).
+NOT_ON_THE_COLD_PATH = {
+    "launch.run.parallel",
+    "t3rl_core.chat.tiny",
+    "argparse",
+    "rich._emoji_codes",
+    "email.parser",
+}
 
 PROBE = """
 import atexit, json, sys
