@@ -56,6 +56,10 @@ ESTIMATORS: dict[str, Estimator] = {
 }
 
 
+# slime's MultiTurnLossMaskGenerator knows these chat formats only: t3rl's family → slime's name for it.
+SFT_LOSS_MASK = {"qwen3": "qwen3", "qwen2_5": "qwen"}
+
+
 class Filter(NamedTuple):
     """What a dynamic-sampling filter needs and does."""
 

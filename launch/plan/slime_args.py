@@ -26,6 +26,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from launch.config.algorithms import SFT_LOSS_MASK
 from launch.config.env_references import job_variable
 from launch.config.errors import ConfigError, Problem
 from launch.config.overlay import overlay
@@ -63,8 +64,6 @@ HOOK_FLAGS = {
     "--custom-advantage-function-path": "advantage",
 }
 SFT_ROLLOUT = "slime.rollout.sft_rollout.generate_rollout"
-# slime's MultiTurnLossMaskGenerator knows these chat formats only.
-SFT_LOSS_MASK = {"qwen3": "qwen3", "qwen2_5": "qwen"}
 
 
 class TrainPaths(NamedTuple):
@@ -251,13 +250,13 @@ def rollout_args(paths: TrainPaths, cur: CurriculumConfig, seed: int) -> list[st
 
 def sft_args(paths: TrainPaths, cur: CurriculumConfig, family: str, key: str) -> list[str]:
     mask = SFT_LOSS_MASK.get(family)
-    if mask is None:
+    if mask is None:  # refused before the plan by rules/model.py (sft_family_has_a_loss_mask)
         raise ConfigError(
             [
                 Problem(
                     key,
                     f"slime's SFT loss masks know the chat families {sorted(SFT_LOSS_MASK)}, not '{family}'",
-                    fix="use a qwen-family model for SFT, or train this stage with mode: rl",
+                    fix=f"set {key}=rl",
                 )
             ]
         )

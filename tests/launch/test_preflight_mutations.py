@@ -12,7 +12,17 @@ import pytest
 from tests.support.preflight_mutations import Mutation, judge, mutations
 
 # Per kind of mutation, every how-many-th one the suite runs (the kinds differ in number by 20x).
-_EVERY = {"domain": 23, "wrong kind": 17, "choice": 5, "collision": 3, "reference": 3, "repeat": 2}
+_EVERY = {
+    "domain": 23,
+    "wrong kind": 17,
+    "choice": 5,
+    "other choice": 5,
+    "flipped": 5,
+    "option": 12,
+    "collision": 3,
+    "reference": 3,
+    "repeat": 2,
+}
 
 
 def _sample() -> list[Mutation]:

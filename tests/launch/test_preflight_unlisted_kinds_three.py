@@ -69,6 +69,12 @@ BAD = [
         "Qwen/Qwen2.5-7B-Instruct is built with true",
     ),
     (
+        "sft_on_a_family_slime_cannot_mask",
+        [RETOOL, "model=glm4_9b"],
+        "model.family",
+        "slime's SFT loss masks know the chat families",
+    ),
+    (
         "a_section_of_another_env_kind_added_deeper",
         [S1, "+env.user.extra_body.a=1"],
         "env.user",

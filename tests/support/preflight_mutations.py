@@ -1,10 +1,12 @@
 """Mutations of the shipped experiments, generated from the schema, and what the pre-flight makes of
 each: every leaf pushed through its type's boundaries and wrong kinds, every pair of port holders
-collided, every stage reference broken, every list of named choices given a repeat. Each mutation must
-end one of two ways:
+collided, every stage reference broken, every list of named choices given a repeat, and valid values that
+change what the rest must be: every other choice of a choice field, every boolean flipped, every other
+option of the model and hardware groups. Each mutation must end one of two ways:
 
 - refused with an error at the mutated key (or the key it collides with), whose first fix, applied as
-  the user would, validates;
+  the user would, validates (for a swapped option: its first error, wherever it is, whose fix removes
+  it);
 - accepted, which means the whole plan was built and every slime argv in it passed slime's generated
   option table (`t3rl validate` builds the plan in memory).
 
@@ -77,7 +79,7 @@ def mutations(experiments: list[str] = EXPERIMENTS) -> Iterator[Mutation]:
             model = model_at(mutation.key.rpartition(".")[0], _resolved(experiment).config)
             field = f"{getattr(model, '__qualname__', '?')}.{mutation.key.rpartition('.')[2]}"
             tag = (field, mutation.kind, mutation.value)
-            if mutation.kind in ("collision", "reference") or tag not in seen:
+            if mutation.kind in ("collision", "reference", "option") or tag not in seen:
                 seen.add(tag)
                 yield mutation
 
@@ -96,6 +98,22 @@ def _of(experiment: str) -> Iterator[Mutation]:
     yield from _collisions(experiment, resolved)
     yield from _broken_references(experiment, resolved)
     yield from _repeated_choices(experiment, resolved.config, "")
+    yield from _other_options(experiment, resolved)
+
+
+# Config groups whose every other option is a swap a researcher makes (`model=qwen3_8b`).
+_SWAPPED_GROUPS = ("model", "hardware")
+
+
+def _other_options(experiment: str, resolved: Resolved) -> Iterator[Mutation]:
+    """Every other option of the model and hardware groups: each a whole section swapped, refused (where
+    at all) wherever the swap breaks something, with a first fix that removes that refusal."""
+    conf = Path(__file__).resolve().parents[2] / "conf"
+    for group in _SWAPPED_GROUPS:
+        chosen = resolved.config.get(group, {}).get("name")
+        for option in sorted(p.stem for p in (conf / group).glob("*.yaml")):
+            if option != chosen:
+                yield Mutation(experiment, "option", group, option)
 
 
 def _scalars(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
@@ -111,9 +129,13 @@ def _leaf_mutations(experiment: str, key: str, value: Any, model: Any, name: str
     choices = _choices(annotation)
     if choices:
         yield Mutation(experiment, "choice", key, "not_a_choice")
+        # every other choice: valid alone, so refused only by what it does to the rest, blamed on it
+        for other in (c for c in choices if c != value and isinstance(c, str)):
+            yield Mutation(experiment, "other choice", key, other)
         return
     if isinstance(value, bool):
         yield Mutation(experiment, "wrong kind", key, "maybe")
+        yield Mutation(experiment, "flipped", key, str(not value).lower())
         return
     leaf = next((lf for lf in leaves(model) if lf.field == name and lf.where == ""), None)
     if leaf is None:
@@ -224,14 +246,23 @@ def judge(mutation: Mutation) -> Verdict:
     errors = _errors(args)
     if not errors:
         return Verdict(mutation, "accepted")
-    named = [e for e in errors if _names(e.key, mutation)]
+    # a swapped option may break anything: each refusal is its consequence, judged by its own key
+    named = errors if mutation.kind == "option" else [e for e in errors if _names(e.key, mutation)]
     if not named:
         return Verdict(mutation, "refused elsewhere", f"{errors[0].key}: {errors[0].message}")
     error = named[0]
     fixed = apply_first_fix(args, {"message": error.message, "source": error.source, "fix": error.fix})
     if fixed is None:
-        return Verdict(mutation, "refused, prose fix", error.fix)
-    after = [e for e in _errors(fixed) if _names(e.key, mutation)]
+        return Verdict(mutation, "refused, prose fix", f"{error.key}: {error.fix}")
+    after = [
+        e
+        for e in _errors(fixed)
+        if (
+            e.key == error.key and e.message == error.message
+            if mutation.kind == "option"
+            else _names(e.key, mutation)
+        )
+    ]
     if after:
         return Verdict(mutation, "refused, fix fails", f"{error.fix} → {after[0].key}: {after[0].message}")
     return Verdict(mutation, "refused, fix validates")

@@ -11,9 +11,10 @@ from launch.checks import sglang_names
 from launch.checks.context import Context
 from launch.checks.hf_config import compare, read_hf_config
 from launch.checks.model_options import model_options
+from launch.config.algorithms import SFT_LOSS_MASK
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
-from launch.config.schema import MegatronArch
+from launch.config.schema import MegatronArch, TrainStage
 from t3rl_core.chat.custom import template_plugin
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.shipped import shipped_templates
@@ -260,8 +261,33 @@ def _model_option_for(hf: dict[str, object], config_dirs: tuple[str, ...]) -> st
     return None
 
 
+def sft_family_has_a_loss_mask(ctx: Context) -> Iterator[Problem]:
+    """slime's SFT masks the assistant's tokens by the chat format, and knows a few formats only
+    (`launch.config.algorithms.SFT_LOSS_MASK`): an SFT stage of another family cannot start."""
+    family = ctx.run.model.family
+    if family in SFT_LOSS_MASK:
+        return
+    known = sorted(n for n, o in model_options(ctx.config_dirs).items() if o.family in SFT_LOSS_MASK)
+    for name, stage in ctx.run.stages.items():
+        if not isinstance(stage, TrainStage) or stage.curriculum.mode != "sft":
+            continue
+        mode = f"stages.{name}.curriculum.mode"
+        key = ctx.latest("model.family", mode)
+        swap = f"set model={known[0]} (a model of those families)" if known else ""
+        rl = f"set {mode}=rl"
+        yield Problem(
+            key,
+            f"stage {name} is SFT, and slime's SFT loss masks know the chat families "
+            f"{sorted(SFT_LOSS_MASK)}, not '{family}'",
+            fix=f"{swap}; or {rl}"
+            if swap and key == "model.family"
+            else f"{rl}" + (f"; or {swap}" if swap else ""),
+        )
+
+
 RULES = (
     family_known,
+    sft_family_has_a_loss_mask,
     chat_template_shipped,
     tool_call_parser_fits,
     reasoning_parser_fits,
