@@ -2,6 +2,9 @@
 
 `ray start --head --block` runs in its own session; teardown ends exactly the processes of that
 session (by pid), never other Ray processes on the machine.
+
+`python tests/scaleout/ray_cluster.py [SECONDS]` starts a head and prints the CPU time its processes
+used to start and then while idle for SECONDS (default 60), what tests/scaleout/conftest.py weighs.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ class LocalRay:
     dashboard: str
     gcs: str
     log: Path
+    session: int  # the session id of its processes (that of `ray start`)
 
 
 def _free_port() -> int:
@@ -155,8 +159,35 @@ def local_ray(num_gpus: int = 1, start_timeout_s: float = 180.0) -> Iterator[Loc
                 time.sleep(0.3)
         _wait_for_gpu_node(dashboard, num_gpus, deadline)
         _wait_for_job_agent(dashboard, deadline)
-        yield LocalRay(dashboard=dashboard, gcs=f"127.0.0.1:{port}", log=log)
+        yield LocalRay(dashboard=dashboard, gcs=f"127.0.0.1:{port}", log=log, session=proc.pid)
     finally:
         _end_session(proc.pid)
         proc.wait(timeout=10)
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def session_cpu_s(sid: int) -> float:
+    """CPU seconds (user and system, with waited-for children) of the live processes of session `sid`."""
+    import psutil
+
+    total = 0.0
+    for pid in _session_pids(sid):
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+def main(idle_s: float) -> None:
+    with local_ray(num_gpus=2) as ray:
+        started = session_cpu_s(ray.session)
+        time.sleep(idle_s)  # the measurement: the head left alone for that long
+        idle = session_cpu_s(ray.session) - started
+    share = 100 * idle / idle_s
+    print(f"start: {started:.1f} s CPU; idle for {idle_s:.0f} s: {idle:.1f} s CPU ({share:.1f} % of a core)")
+
+
+if __name__ == "__main__":
+    main(float(sys.argv[1]) if len(sys.argv) > 1 else 60.0)
