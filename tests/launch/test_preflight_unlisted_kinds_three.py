@@ -347,20 +347,6 @@ def test_refused_with_a_fix_that_validates_or_accepted(
     assert code == 0, f"fix {blocks[0]['fix']!r} does not validate:\n{out}"
 
 
-@pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in UNREAD], ids=[c[0] for c in UNREAD])
-def test_a_setting_nothing_reads_is_warned_and_its_fix_drops_it(
-    overrides: list[str], key: str, message: str, data: Path
-) -> None:
-    code, out = _invoke("validate", *overrides)
-    assert code == 0, out
-    (block,) = [b for b in _warnings(out) if b["key"] == key]
-    assert message in block["message"] and "nothing reads" not in out, out
-    fixed = apply_first_fix(overrides, block)
-    assert fixed is not None and len(fixed) == len(overrides) - 1, block["fix"]
-    code, out = _invoke("validate", *fixed)
-    assert code == 0 and f"warning {key}:" not in out, out
-
-
 @pytest.mark.parametrize("overrides", [c[1] for c in READ], ids=[c[0] for c in READ])
 def test_the_same_setting_where_it_is_read_is_not_warned(overrides: list[str], data: Path) -> None:
     code, out = _invoke("validate", *overrides)
@@ -368,8 +354,10 @@ def test_the_same_setting_where_it_is_read_is_not_warned(overrides: list[str], d
     assert "sglang_mem_fraction" not in out, out
 
 
-@pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in WARNED], ids=[c[0] for c in WARNED])
-def test_a_setting_that_does_not_do_what_it_says_is_warned(
+@pytest.mark.parametrize(
+    ("overrides", "key", "message"), [c[1:] for c in UNREAD + WARNED], ids=[c[0] for c in UNREAD + WARNED]
+)
+def test_a_setting_that_does_nothing_is_warned_and_its_fix_clears_it(
     overrides: list[str], key: str, message: str, data: Path
 ) -> None:
     code, out = _invoke("validate", *overrides)
