@@ -155,6 +155,26 @@ def mask_shapes(text: str) -> str:
     return text
 
 
+class PemLines:
+    """A private key's body in text read line by line (a stage's log, whose tee sees one line at a time):
+    `mask_shapes` masks the rest of the BEGIN line, and this every line after it up to its END line."""
+
+    def __init__(self) -> None:
+        self.inside = False
+
+    def __call__(self, line: str) -> str:
+        if self.inside:
+            end = line.find("-----END ")
+            if end < 0:
+                return MASK + line[len(line.rstrip("\r\n")) :]
+            self.inside = False
+            return MASK + line[end:]
+        begin = line.rfind(_PEM_MARK)
+        if begin >= 0 and "-----BEGIN " in line and "-----END " not in line[begin:]:
+            self.inside = True
+        return line
+
+
 def _may_hold_token(text: str) -> bool:
     """A token's beginning stands where `_PREFIXED` or `_CUT` could match it: not after a letter, digit,
     `_` or `-`. Every eval record's JSON holds `task_id`, whose `sk_` alone sent ~10 KB through both

@@ -11,6 +11,7 @@ between tests could pass a test that no longer masks it.
 from __future__ import annotations
 
 import base64
+import io
 import json
 import secrets as random_source
 import string
@@ -20,8 +21,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launch.config.schema import TrackingConfig
+from launch.config.schema import LocalExecutorConfig, TrackingConfig
+from launch.plan.build import Plan
+from launch.plan.stages import Stage
 from launch.plan.tracking import open_tracker
+from launch.run.executors.local import LocalExecutor
+from launch.run.pipeline import run_pipeline
+from launch.run.rundir import RunDir
 from t3rl_core.secret import mask_text
 from tests.support.cli_app import invoke
 from tests.support.no_slime import cli_workdir
@@ -175,3 +181,25 @@ def test_a_private_key_in_an_eval_record_line_is_masked() -> None:
     masked = mask_text(line)
     assert all(part not in masked for part in key.splitlines()[1:-1]), masked
     assert "multi_turn_base_1" in masked and "-----BEGIN EC PRIVATE KEY-----***" in masked
+
+
+def test_a_private_key_a_stage_prints_over_lines_is_masked_in_its_log(tmp_path: Path) -> None:
+    """The tee masks line by line: the BEGIN line's rest was masked, every line of the body went to
+    log.txt and the terminal as printed."""
+    key, public = pem("RSA PRIVATE KEY"), pem("PUBLIC KEY")
+    (tmp_path / "id_rsa").write_text(key)
+    (tmp_path / "id_rsa.pub").write_text(public)
+    (tmp_path / "ray").write_text("#!/usr/bin/env bash\n")  # the executor's own Ray head: not started here
+    (tmp_path / "ray").chmod(0o755)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    script = f"cat {tmp_path / 'id_rsa'}; echo after the key; cat {tmp_path / 'id_rsa.pub'}"
+    plan = Plan("t", run_dir, (Stage("s", "prepare_data", (script,)),))
+    out = io.StringIO()
+    executor = LocalExecutor(LocalExecutorConfig(), out=out, ray_bin=str(tmp_path / "ray"))
+    assert run_pipeline(plan, RunDir(run_dir), executor).status == "succeeded"
+    log = (run_dir / "stages" / "s" / "log.txt").read_text()
+    for shown in (log, out.getvalue()):
+        assert not any(line in shown for line in key.splitlines()[1:-1]), shown
+        assert "after the key" in shown and public.splitlines()[1] in shown, shown
+        assert "-----END RSA PRIVATE KEY-----" in shown

@@ -31,6 +31,7 @@ from launch.run.executors.base import Executor, StageContext, StageResult, exit_
 from launch.run.rundir import now
 from launch.run.secret_sink import SecretSink
 from launch.run.stage_progress import LiveStageOutput
+from t3rl_core.secret_shapes import PemLines
 
 Handle = dict[str, Any]
 # Every process of a stage's command carries its execution's id: found and stopped by a resume even
@@ -149,10 +150,11 @@ class LocalExecutor(Executor):
     ) -> None:
         assert proc.stdout is not None
         echoing = True
+        pem = PemLines()  # a private key printed over lines: its body, which no line shows a form of
         for raw in iter(proc.stdout.readline, b""):
             if sink is not None:
                 sink.drain()  # a value announced before this line was written is masked in it
-            line = scrub_text(raw.decode("utf-8", errors="replace"), secrets)
+            line = pem(scrub_text(raw.decode("utf-8", errors="replace"), secrets))
             log.write(line)
             log.flush()
             if not echoing:
