@@ -6,9 +6,12 @@
 - Users clone the repository alone: opening anything in a sibling `shared/` folder of the checkout
   fails the test that did it (an audit hook sees every `open` of this process; `scripts/test.sh`
   also runs the suite from a copy with no sibling folder, which covers subprocesses).
-- Under pytest-xdist (`scripts/test.sh` runs `-n 2 --dist loadfile`) workers are handed whole modules,
+- Under pytest-xdist (`scripts/test.sh` runs `-n 3 --dist loadfile`) workers are handed whole modules,
   so a module-scoped fixture (a quickstart run, a server) is built once; SAME_WORKER keeps modules
   that share a session fixture together, and RUN_FIRST hands out the longest units first.
+- What is built once for the whole run, whichever worker asks first (the tiny model of
+  tests/support/tiny_stack.py), lives in a directory the first process (xdist's controller, or the one
+  process without xdist) makes and its workers inherit: $T3RL_TEST_SHARED_DIR.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import pytest
 from hypothesis.configuration import set_hypothesis_home_dir
 
 _CACHE_DIR = "T3RL_CACHE_DIR"
+SHARED_DIR = "T3RL_TEST_SHARED_DIR"
 # Modules whose tests share a session fixture too costly to build on both xdist workers: one worker
 # runs them all. (xdist's own `xdist_group` marks are lost on pytest 9: pytest-xdist issue 1386.)
 SAME_WORKER = {
@@ -49,6 +53,7 @@ RUN_FIRST = (
     "tests/plugins/test_plugin_hooks.py",
 )
 _SIBLING_SHARED = Path(__file__).resolve().parents[2] / "shared"
+_OWN_SHARED_DIR = pytest.StashKey[str]()
 
 
 class ReadOutsideRepository(RuntimeError):
@@ -68,6 +73,10 @@ def _refuse_sibling_shared(event: str, args: tuple) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ[_CACHE_DIR] = tempfile.mkdtemp(prefix="t3rl-test-cache-")
+    # An xdist worker keeps its controller's (set here before the workers start, inherited by them).
+    if not hasattr(config, "workerinput") or SHARED_DIR not in os.environ:
+        os.environ[SHARED_DIR] = tempfile.mkdtemp(prefix="t3rl-test-shared-")
+        config.stash[_OWN_SHARED_DIR] = os.environ[SHARED_DIR]
     # Hypothesis keeps its example database in ./.hypothesis by default: the checkout (scripts/test.sh
     # fails a suite that writes there).
     set_hypothesis_home_dir(Path(os.environ[_CACHE_DIR]) / "hypothesis")
@@ -98,6 +107,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     path = os.environ.pop(_CACHE_DIR, None)
     if path:
         shutil.rmtree(path, ignore_errors=True)
+    shared = config.stash.get(_OWN_SHARED_DIR, None)
+    if shared:
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,9 @@ and a local server speaking SGLang's /generate protocol in front of it."""
 from __future__ import annotations
 
 import atexit
+import fcntl
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -82,9 +84,25 @@ def build_tiny_model(out_dir: Path, corpus: Path) -> Path:
 @cache
 def shared_tiny_stack() -> tuple[Path, Path]:
     """(data dir with bfcl_test.jsonl of one test task per category, tiny model trained on it), built
-    once per test process and removed at exit."""
-    root = Path(tempfile.mkdtemp(prefix="t3rl-tiny-stack-"))
-    atexit.register(shutil.rmtree, root, True)
+    once per test run: in the run's shared directory (tests/conftest.py), by the first process that
+    asks, while the others wait on its lock (~8 s of CPU a build); readers must not change it. Outside
+    the suite, once per process in a temporary directory removed at exit."""
+    shared = os.environ.get("T3RL_TEST_SHARED_DIR")
+    if shared is None:
+        root = Path(tempfile.mkdtemp(prefix="t3rl-tiny-stack-"))
+        atexit.register(shutil.rmtree, root, True)
+        return _build_tiny_stack(root)
+    root = Path(shared) / "tiny-stack"
+    with (Path(shared) / "tiny-stack.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this process dies
+        if not (root / "built").exists():
+            shutil.rmtree(root, ignore_errors=True)  # a build an ended process left half done
+            _build_tiny_stack(root)
+            (root / "built").touch()
+    return root / "data", root / "model"
+
+
+def _build_tiny_stack(root: Path) -> tuple[Path, Path]:
     data = write_jsonl(bfcl_rows(per_category=1), root / "data" / "bfcl_test.jsonl").parent
     return data, build_tiny_model(root / "model", data)
 
