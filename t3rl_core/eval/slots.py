@@ -7,6 +7,10 @@ slot at its first model call, so a freed slot goes to an episode ready to call t
 A slot is held from an episode's first model call to its end; no more than `slots` episodes are ever
 past their first call. Which episode gets a freed slot: the next in the start order
 (t3rl_core.eval.schedule), or a later one ready before it while a slot is left for it.
+
+At the eval's start the `ahead` episodes wait until the first `slots` ones hold their slots (or have
+ended): set up earlier, they would only compete with the first wave's set-ups (on the one loop, and
+their new tool lists' prompts on the same two encode workers) for slots that free much later.
 """
 
 from __future__ import annotations
@@ -50,7 +54,9 @@ class Slots:
 
     def __init__(self, slots: int, ahead: int) -> None:
         self._free = slots
-        self._alive = asyncio.Semaphore(slots + ahead)
+        self._alive = asyncio.Semaphore(slots)
+        # Let in once the first wave (the first `slots` episodes) holds its slots (module docstring).
+        self._ahead, self._first_wave = ahead, slots
         self._numbers = itertools.count()
         self._owed: set[int] = set()  # numbers of the alive episodes without a slot
         self._waiting: dict[int, tuple[_Ticket, asyncio.Future[None]]] = {}
@@ -59,6 +65,7 @@ class Slots:
     async def episode(self) -> AsyncIterator[None]:
         async with self._alive:
             ticket = _Ticket(next(self._numbers))
+            self._first_wave -= 1
             self._owed.add(ticket.number)
             token = _episode.set(ticket)
             try:
@@ -89,7 +96,7 @@ class Slots:
 
     def _wake(self) -> None:
         """Free slots to the waiting episodes, in start order, each keeping one free slot for every
-        episode before it still owed one."""
+        episode before it still owed one; the first time none is owed one, the episodes ahead start."""
         before = 0  # episodes earlier in the order, owed a slot and not given one here
         for number in sorted(self._owed):
             if before >= self._free:
@@ -103,6 +110,10 @@ class Slots:
             self._free -= 1
             ticket.holds_slot = True  # also when it is cancelled before it resumes: its end frees it
             granted.set_result(None)
+        if self._ahead and self._first_wave <= 0 and not self._owed:
+            for _ in range(self._ahead):
+                self._alive.release()
+            self._ahead = 0
 
 
 class SlottedEngine(Engine):

@@ -63,6 +63,44 @@ def test_a_freed_slot_goes_to_an_episode_set_up_while_every_slot_was_busy():
     ]
 
 
+def test_at_the_start_the_episodes_ahead_wait_for_the_first_wave_to_hold_its_slots():
+    async def scenario() -> tuple[list[int], list[int]]:
+        gate, slots = Gate(), Slots(3, ahead=2)
+        engine = SlottedEngine(gate, slots)
+        set_up: list[int] = []
+        ready = [asyncio.Event() for _ in range(6)]
+
+        async def episode(number: int) -> None:
+            async with slots.episode():
+                set_up.append(number)
+                await ready[number].wait()  # its set-up
+                for _ in range(2):
+                    await engine.generate([number], SamplingParams())
+
+        async def settle() -> None:
+            for _ in range(20):
+                await asyncio.sleep(0)
+
+        tasks = [asyncio.create_task(episode(number)) for number in range(6)]
+        await settle()
+        first_wave = list(set_up)
+        for number in (0, 1, 2):
+            ready[number].set()
+        await settle()
+        with_slots = list(set_up)
+        for event in ready:
+            event.set()
+        while not all(task.done() for task in tasks):
+            await asyncio.sleep(0)
+            if gate.waiting:
+                gate.waiting.pop(0).set_result(None)
+        return first_wave, with_slots
+
+    first_wave, with_slots = asyncio.run(scenario())
+    # The first wave sets up alone; the two ahead once its three calls are at the engine.
+    assert first_wave == [0, 1, 2] and with_slots == [0, 1, 2, 3, 4]
+
+
 def test_outside_an_episode_a_call_takes_no_slot():
     async def call() -> Generation:
         gate = Gate()
@@ -91,7 +129,9 @@ def test_the_eval_sets_the_next_episode_up_while_the_slot_is_busy(tmp_path, monk
     monkeypatch.setattr(runner, "_run_episode", run_episode)
     monkeypatch.setattr(resuming, "write", written)
     rows = bfcl_rows(per_category=1)[:3]
-    asyncio.run(runner.run_eval(bfcl_runtime(), reference_config(1), rows, tmp_path, show_progress=False))
+    # An engine call that takes time: the episode set up ahead does so while the first one waits on it.
+    config = reference_config(1, engine={"name": "reference", "latency_s": 0.005})
+    asyncio.run(runner.run_eval(bfcl_runtime(), config, rows, tmp_path, show_progress=False))
     order = [record["task_id"] for record in read_records(tmp_path)]
     # One slot: the second episode starts before the first one's record is written, the third not.
     assert events.index(f"start {order[1]}") < events.index(f"written {order[0]}")
@@ -101,10 +141,11 @@ def test_the_eval_sets_the_next_episode_up_while_the_slot_is_busy(tmp_path, monk
 
 def test_slots_go_in_start_order_a_turn_is_given_up_and_a_cancelled_waiter_frees_nothing_it_lacks():
     async def scenario() -> tuple[list[str], int]:
-        gate, slots = Gate(), Slots(1, ahead=3)
+        gate, slots = Gate(), Slots(1, ahead=4)
         engine = SlottedEngine(gate, slots)
         events: list[str] = []
-        may_call = {number: asyncio.Event() for number in range(4)}
+        may_call = {number: asyncio.Event() for number in range(-1, 4)}
+        may_call[-1].set()  # the first wave: it holds the slot while the four ahead set up
 
         async def episode(number: int, calls: int) -> None:
             async with slots.episode():
@@ -117,15 +158,17 @@ def test_slots_go_in_start_order_a_turn_is_given_up_and_a_cancelled_waiter_frees
             for _ in range(20):
                 await asyncio.sleep(0)
 
-        tasks = [asyncio.create_task(episode(n, calls)) for n, calls in enumerate([1, 0, 1, 1])]
+        tasks = [asyncio.create_task(episode(n, calls)) for n, calls in enumerate([1, 1, 0, 1, 1], -1)]
         await settle()
         may_call[3].set()  # the last started is ready first: it waits for the three before it
         may_call[2].set()
         await settle()
-        tasks[2].cancel()  # waiting for its turn
+        tasks[3].cancel()  # episode 2, waiting for its turn
         may_call[1].set()  # no model call: its turn passes on
         await settle()
-        assert not gate.waiting and events == ["end 1"]
+        gate.waiting.pop().set_result(None)  # the first wave's episode ends: its slot is free
+        await settle()
+        assert not gate.waiting and events == ["end 1", "end -1"]
         may_call[0].set()
         while not all(task.done() for task in tasks):
             await asyncio.sleep(0)
@@ -135,7 +178,7 @@ def test_slots_go_in_start_order_a_turn_is_given_up_and_a_cancelled_waiter_frees
         return events, slots._free
 
     events, free = asyncio.run(scenario())
-    assert events == ["end 1", "end 0", "end 3"] and free == 1
+    assert events == ["end 1", "end -1", "end 0", "end 3"] and free == 1
 
 
 def test_a_ready_episode_takes_a_spare_slot_before_slower_set_ups_started_before_it():
