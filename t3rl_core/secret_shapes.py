@@ -91,8 +91,9 @@ _NOT_BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
 _USER_TOKEN = r"://((?=[A-Za-z_-]*[0-9])(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,})@"
 # `Authorization: Bearer V`, `Authorization: token V`, `X-Api-Key: V`, `Proxy-Authorization: Basic V`,
 # and a bare `Bearer V` (a header as code passes it around). V holds a digit (`Bearer authentication`
-# is prose), or is cut short by a view (`Bearer abcd…`).
-_HEADER = re.compile(
+# is prose), or is cut short by a view (`Bearer abcd…`). A pattern string compiled on first use, through
+# re's cache: text without a header word (all a cold validate or plan scrubs) never needs it.
+_HEADER = (
     r"(?i)((?:\b(?:proxy-)?authorization\s*[:=]\s*['\"]?(?:bearer|basic|token|digest)?\s*"
     r"|\b(?:x-api-key|api-key|x-auth-token|x-access-token)\s*[:=]\s*['\"]?"
     r"|\bbearer\s+))"
@@ -112,7 +113,7 @@ def credentials_in(text: str) -> list[str]:
     if _may_hold_token(text):
         found += [m.group(1) for m in _PREFIXED.finditer(text)] + _CUT.findall(text)
     if _has_header(text):
-        found += [m.group(2) for m in _HEADER.finditer(text)]
+        found += [m.group(2) for m in re.finditer(_HEADER, text)]
     found += [text[start:end] for start, end in _named_spans(text)]
     if _PEM_MARK in text:
         found += [m.group(2) for m in re.finditer(_PEM, text) if m.group(2).strip(" \\n")]
@@ -146,7 +147,7 @@ def mask_shapes(text: str) -> str:
     if "=" in text:
         text = _QUERY.sub(_keep_name, text)
     if _has_header(text):
-        text = _HEADER.sub(_keep_name, text)
+        text = re.sub(_HEADER, _keep_name, text)
     spans = _named_spans(text)
     for start, end in reversed(spans):
         text = text[:start] + MASK + text[end:]
