@@ -146,7 +146,7 @@ def _created_by(origins: dict[str, Origin], key: str, override: Origin) -> None:
         below = [o for k, o in origins.items() if k.startswith(parent + ".")]
         if parent not in origins or any(not o.source.startswith("override") for o in below):
             return
-        origins[parent] = override
+        origins[parent] = override._replace(raw=None)  # a sub-tree: its leaves carry the values
 
 
 def _chosen_experiment(layers: Sequence[Layer]) -> str | None:
