@@ -21,6 +21,8 @@ X = "model.architecture.extra_args"
 V100 = ["hardware.gpu_type=V100", "hardware.gpu_memory_gib=32", "hardware.attention_backend=auto"]
 V100 += ["hardware.sglang_attention_backend=null"]
 # DeepSeek-V3 on a layout that plans (16 nodes, TP 4, EP 128).
+# A DeepSeek-V3 of the user's own with top-1 routing (DeepSeek-V3's checkpoint routes to 8 experts).
+TOP1 = "model.hf_id=me/deepseek-v3-top1"
 MOE = ["model=deepseek_v3", "hardware.nodes=16", "hardware.tensor_parallel=4", "hardware.expert_parallel=128"]
 MOE += ["executor=slurm", "hardware.attention_backend=auto"]
 
@@ -123,13 +125,13 @@ BAD = [
     ),
     (
         "top1_router_without_pre_softmax",
-        [*MOE, f"{X}=[]", "model.architecture.moe.moe_router_topk=1"],
+        [*MOE, f"{X}=[]", "model.architecture.moe.moe_router_topk=1", TOP1],
         "model.architecture.moe.moe_router_topk",
         "a softmax over one expert has no gradient",
     ),
     (
         "top1_softmax_router_next_to_other_flags",
-        [*MOE, f"{X}=[--moe-router-score-function,softmax]", "model.architecture.moe.moe_router_topk=1"],
+        [*MOE, f"{X}=[--moe-router-score-function,softmax]", "model.architecture.moe.moe_router_topk=1", TOP1],
         "model.architecture.moe.moe_router_topk",
         "a softmax over one expert has no gradient",
     ),
@@ -214,7 +216,7 @@ UNUSUAL = [
     ),
     (
         "top1_router_with_pre_softmax",
-        [*MOE, f"{X}=[--moe-router-pre-softmax]", "model.architecture.moe.moe_router_topk=1"],
+        [*MOE, f"{X}=[--moe-router-pre-softmax]", "model.architecture.moe.moe_router_topk=1", TOP1],
     ),
 ]
 
