@@ -96,7 +96,13 @@ def training_fits_gpu_memory(scope: Scope, ctx: Context) -> Iterator[Problem]:
         if "max_tokens_per_gpu" not in layout:
             fix += f", or lower {scope.hw('max_tokens_per_gpu')}"
     else:
-        fix = f"use a smaller model, or more GPUs than {scope.hw('nodes')} up to 64 nodes can give"
+        smaller = _largest_fitting_model(ctx, hw, tokens)
+        beyond = f"more GPUs than {scope.hw('nodes')} up to 64 nodes can give"
+        fix = (
+            f"set model={smaller} (the largest model option this layout holds); or {beyond}"
+            if smaller
+            else (f"use a smaller model, or {beyond}")
+        )
     yield Problem(
         key,
         f"{ctx.run.model.name} needs ~{need:.0f} GiB per GPU to train with TP {hw.tensor_parallel} × "
@@ -104,6 +110,24 @@ def training_fits_gpu_memory(scope: Scope, ctx: Context) -> Iterator[Problem]:
         f"({tokens} tokens per micro-batch); a {hw.gpu_type} has {hw.gpu_memory_gib:g} GiB",
         fix=fix,
     )
+
+
+def _largest_fitting_model(ctx: Context, hw: HardwareConfig, tokens: int) -> str | None:
+    """The model option with the most parameters whose training estimate fits this layout, if any."""
+    # lazy: the model options and their validation, only when no layout holds the model
+    from pydantic import ValidationError
+
+    from launch.checks.model_options import model_options
+
+    fitting: list[tuple[float, str]] = []
+    for name, option in model_options(ctx.config_dirs).items():
+        try:
+            arch = MegatronArch.model_validate(option.architecture)
+        except ValidationError:
+            continue
+        if not option.synthetic and training_gib(arch, hw, tokens) <= (hw.gpu_memory_gib or 0):
+            fitting.append((param_counts(arch).total, name))
+    return max(fitting)[1] if fitting else None
 
 
 def smallest_fitting_layout(scope: Scope, ctx: Context, tokens: int) -> dict[str, int]:
