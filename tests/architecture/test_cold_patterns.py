@@ -4,17 +4,13 @@ re compiles, and caches, on first use. Run in a fresh interpreter, as a user run
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from t3rl_core import secret_shapes
+from tests.architecture.cold_command import probed
 
-REPO = Path(__file__).resolve().parents[2]
 # Only text holding a header word (Authorization, Bearer, X-Api-Key, …) is matched against it.
 NEVER_COMPILED = {"t3rl_core.secret_shapes._HEADER": secret_shapes._HEADER}
 
@@ -43,17 +39,6 @@ main()
 
 @pytest.mark.parametrize("command", ["validate", "plan"])
 def test_unused_patterns_are_not_compiled(command: str, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("T3RL_")}
-    env |= {"PYTHONPATH": str(REPO), "T3RL_NO_CACHE": "1", "T3RL_COMPOSE_AHEAD": "0"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, command, "+experiment=stage2_bfcl"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    compiled = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    compiled = set(probed(PROBE, [command, "+experiment=stage2_bfcl"], tmp_path))
     assert len(compiled) > 20  # the probe sees the compiles that do happen
     assert [name for name, pattern in NEVER_COMPILED.items() if _text(pattern) in compiled] == []

@@ -6,13 +6,9 @@ its validators already."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.architecture.cold_command import probed
 
 # Counts, per model class, the schema generations that built it rather than reused a built one
 # (pydantic's GenerateSchema._model_schema, once per generation and class).
@@ -41,18 +37,7 @@ main()
 
 
 def test_sections_validated_alone_are_generated_once(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("T3RL_")}
-    env |= {"PYTHONPATH": str(REPO), "T3RL_NO_CACHE": "1", "T3RL_COMPOSE_AHEAD": "0"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, "validate", "+experiment=stage2_bfcl"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    generated = json.loads(done.stderr.strip().splitlines()[-1])
+    generated = probed(PROBE, ["validate", "+experiment=stage2_bfcl"], tmp_path)
     # stage2_bfcl has a train stage (its hardware validated alone) and an eval stage (its settings)
     assert generated["HardwareConfig"] == 1
     assert generated["EvalConfig"] == 1
