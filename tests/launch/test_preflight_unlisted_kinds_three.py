@@ -268,6 +268,12 @@ UNREAD = [
         f"{C}.algorithm.turn_outcome_weight",
         "credit is trajectory",
     ),
+    (
+        "a_learning_rate_of_a_stage_that_trains_nothing",
+        [DEBUG, "stages.rollouts.curriculum.optimizer.lr=1e-5"],
+        "stages.rollouts.curriculum.optimizer.lr",
+        "stages.rollouts.debug is rollout_only: it generates rollouts and trains nothing",
+    ),
 ]
 # (id, overrides, key warned about, a fragment of the message): valid, but it does not do what it says
 WARNED = [
@@ -295,6 +301,7 @@ READ = [
     ("adam_betas_of_adam", [S1, f"{C}.optimizer.adam_beta2=0.95"]),
     ("recompute_layers_of_a_full_recompute", [S1, "hardware.recompute.num_layers=4"]),
     ("wandb_mode_under_wandb", [S1, "tracking=wandb", "tracking.mode=offline"]),
+    ("a_learning_rate_of_the_stage_that_trains", [DEBUG, "stages.train.curriculum.optimizer.lr=1e-5"]),
     ("an_envs_turn_limit_lowered", [RETOOL, "env.max_turns=2"]),
     (
         "both_turn_limits_raised",

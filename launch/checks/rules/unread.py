@@ -25,7 +25,7 @@ from launch.checks.context import Context, Scope
 from launch.checks.declared import declared
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem
-from launch.config.schema import RunConfig
+from launch.config.schema import RunConfig, TrainStage
 from t3rl_core.fields import ReadWhen
 
 SERVER = "server"
@@ -50,7 +50,27 @@ def unread_keys(run: RunConfig, scopes: Sequence[Scope]) -> dict[str, Unread]:
     for stage, config, overrides in eval_configs(run):
         found |= dict(_declared(config, "", partial(eval_key, stage, overrides)))
     found |= _unread_servers(run)
+    found |= _untrained(run)
     return found
+
+
+def _untrained(run: RunConfig) -> dict[str, Unread]:
+    """What a rollout_only stage does not read: it generates rollouts and trains nothing."""
+    return {
+        f"stages.{name}.curriculum.{section}": Unread(
+            f"stages.{name}.debug is rollout_only: it generates rollouts and trains nothing",
+            f"set stages.{name}.debug=null to have it read",
+        )
+        for name, stage in run.stages.items()
+        if isinstance(stage, TrainStage) and stage.debug == "rollout_only"
+        for section in (
+            "algorithm",
+            "optimizer",
+            "global_batch_size",
+            "num_steps_per_rollout",
+            "save_interval",
+        )
+    }
 
 
 def unread_prefix(key: str, unread: dict[str, Unread]) -> str | None:
