@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 _HIDDEN = "\ufdd0"
 # The one role whose content may hold control tokens: the model's own.
 _MODEL_ROLE = "assistant"
+# Up to this many distinct first characters of the added tokens, a text is first scanned for each of
+# them (`in`, a memchr-like scan) and searched only when it holds one: a tokenizer's added tokens start
+# with one or two characters ('<', '['), which most tool outputs and questions lack.
+_FIRST_CHARS = 4
 
 
 class ControlText:
@@ -40,6 +44,8 @@ class ControlText:
         # What `hide` replaces (longest first, leftmost), and where any token starts (overlaps too).
         self._find = re.compile("|".join(filter(None, (alternatives, re.escape(_HIDDEN)))))
         self._starts = re.compile(f"(?=(?:{alternatives}))") if tokens else None
+        firsts = {token[0] for token in tokens} | {_HIDDEN}
+        self._firsts = tuple(sorted(firsts)) if len(firsts) <= _FIRST_CHARS else None
 
     def hide(self, messages: Sequence[Message]) -> tuple[list[Message], list[str]]:
         """`messages` with every control token's text (and any `_HIDDEN`) in a content other than the
@@ -52,7 +58,7 @@ class ControlText:
             if (
                 not isinstance(content, str)
                 or message.get("role") == _MODEL_ROLE
-                or not self._find.search(content)
+                or not self.holds_control_text(content)
             ):
                 masked.append(message)
                 continue
@@ -77,7 +83,9 @@ class ControlText:
 
     def encode_text(self, text: str) -> list[int]:
         """The ids of `text` with every control token's text in it encoded as ordinary text."""
-        cuts = [match.start() + 1 for match in self._starts.finditer(text)] if self._starts else []
+        if self._starts is None or not self._may_hold(text):
+            return self._encode(text)
+        cuts = [match.start() + 1 for match in self._starts.finditer(text)]
         if not cuts:
             return self._encode(text)
         ids: list[int] = []
@@ -86,7 +94,11 @@ class ControlText:
         return ids
 
     def holds_control_text(self, text: str) -> bool:
-        return self._find.search(text) is not None
+        return self._may_hold(text) and self._find.search(text) is not None
+
+    def _may_hold(self, text: str) -> bool:
+        """False only when `text` lacks every added token's first character (then it holds none)."""
+        return self._firsts is None or any(first in text for first in self._firsts)
 
 
 def added_tokens(tokenizer: Any) -> list[str]:
