@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 # Order offsets: files chosen by a command-line group override, then command-line key overrides.
 _CHOSEN_ON_COMMAND_LINE = 1_000
 _COMMAND_LINE = 2_000
+_SECTION_CHOSEN = 500
 
 
 class Origin(NamedTuple):
@@ -71,8 +72,10 @@ class Provenance:
         experiments: dict[str, tuple[str, Any]] = {}
         chosen = _chosen_experiment(layers)
         for position, layer in enumerate(layers):
-            # A file the command line chose ranks after every file chosen by config files.
+            # A file the command line chose ranks after every file chosen by config files, and one chosen
+            # for a section (`model=qwen3_8b`) after the experiment it changes (merged before it).
             order = position + (_CHOSEN_ON_COMMAND_LINE if layer.chosen_by.startswith("override") else 0)
+            order += _SECTION_CHOSEN if layer.chosen_by.startswith("override") and layer.package else 0
             for key, raw in _nodes(layer.content, ""):
                 if not _at_or_below(key, layer.package):
                     continue

@@ -88,9 +88,9 @@ CASES = [
     (
         "stage-cp-vs-world",
         ["+experiment=stage2_bfcl", "hardware=h100x2"],
-        "stages.train.hardware.context_parallel",
-        "multiple of 8",
-        "conf/experiment/stage2_bfcl.yaml",
+        "hardware.tensor_parallel",  # the hardware swapped last; its fix shrinks the stage's CP
+        "stages.train.hardware.context_parallel=1",
+        "override `hardware=h100x2`",
     ),
     (
         "sp-without-tp",
@@ -135,9 +135,9 @@ CASES = [
     (
         "async-without-rollout-gpus",
         ["hardware.colocate=false"],
-        "hardware.rollout_gpus",
+        "hardware.colocate",  # the key typed: colocation switched off
         "multiple of gpus_per_engine",
-        "conf/hardware/h200x8.yaml",
+        "override `hardware.colocate=false`",
     ),
     (
         "engines-vs-rollout-gpus",

@@ -12,6 +12,7 @@ import pytest
 import test_preflight_unlisted_kinds as first_round
 from test_preflight import _BLOCK, _errors, _invoke
 
+from launch.checks.rules import eval_load
 from tests.support.fix_applier import apply_first_fix
 
 S1 = "+experiment=stage1_bfcl"
@@ -73,6 +74,12 @@ BAD = [
         [RETOOL, "model=glm4_9b"],
         "model.family",
         "slime's SFT loss masks know the chat families",
+    ),
+    (
+        "a_model_no_layout_of_the_hardware_holds",
+        [TOOLRL, "model=deepseek_v3"],
+        "model.name",
+        "deepseek_v3 needs ~7472 GiB per GPU",
     ),
     (
         "a_section_of_another_env_kind_added_deeper",
@@ -393,3 +400,29 @@ def test_sweep_points_differing_only_where_nothing_reads_are_one_run(
     assert code == 0, out
     said = f"they differ only in {same}, which nothing reads" in out
     assert said if same else "the same run twice" not in out, out
+
+
+GIB = 1024**3
+
+
+@pytest.mark.parametrize(
+    ("overrides", "memory_gib", "fix"),
+    [
+        (["+experiment=quickstart", "model=qwen3_8b"], 16, "stages.eval_tiny.eval.engine.dtype=bfloat16"),
+        (["+experiment=quickstart", "model=deepseek_v3"], 64, "set model=glm4_9b"),
+    ],
+    ids=["halved_by_bfloat16", "a_smaller_model"],
+)
+def test_an_hf_engine_on_the_cpu_holds_its_weights_in_this_machines_memory(
+    overrides: list[str], memory_gib: int, fix: str, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quickstart's CPU eval loads the run's model with transformers here: a model swapped in whose
+    weights exceed this machine's memory died of OOM at that stage, after the stages before it."""
+    monkeypatch.setattr(eval_load, "memory_bytes", lambda: memory_gib * GIB)
+    code, out = _invoke("validate", *overrides)
+    assert code == 2, out
+    (block,) = [b for b in _errors(out) if b["key"] == "model.name" and "GiB of weights" in b["message"]]
+    assert fix in block["fix"] and f"override `{overrides[-1]}`" in block["source"], out
+    fixed = apply_first_fix(overrides, block)
+    assert fixed is not None and _invoke("validate", *fixed)[0] == 0, block["fix"]
+    assert _invoke("validate", "+experiment=quickstart")[0] == 0

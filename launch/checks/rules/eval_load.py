@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from launch.checks.context import Context
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem
+from launch.config.model_size import GIB, param_counts
+from launch.config.schema import MegatronArch
 
 # Descriptors an eval process holds besides its connections: surely its standard streams; in practice
 # also the interpreter's, its logs, data files and the env's (a margin, warned about).
@@ -68,4 +70,65 @@ def connections_fit(ctx: Context) -> Iterator[Problem]:
             )
 
 
-RULES = (connections_fit,)
+# Bytes per weight of the HF engine's dtypes.
+_DTYPE_BYTES = {"float32": 4, "bfloat16": 2}
+
+
+def memory_bytes() -> int | None:
+    """This machine's memory (Linux /proc/meminfo MemTotal); None when it cannot be read."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def hf_weights_fit_here(ctx: Context) -> Iterator[Problem]:
+    """An HF engine on the CPU loads the run's model into this machine's memory: its weights alone
+    (parameters × the dtype's bytes) must fit, or the eval stage dies of OOM after the stages before it."""
+    total = memory_bytes() if ctx.stages_run_here else None
+    if total is None:
+        return
+    params = param_counts(ctx.run.model.architecture).total
+    for name, config, overrides in eval_configs(ctx.run):
+        engine = config.engine
+        if engine.name != "hf" or engine.model_path is not None or engine.device != "cpu":  # type: ignore[attr-defined]
+            continue  # another model's directory, or a device's own memory
+        dtype = eval_key(name, overrides, "engine.dtype")
+        need = params * _DTYPE_BYTES[engine.dtype]  # type: ignore[attr-defined]
+        if need <= total:
+            continue
+        halved = engine.dtype != "bfloat16" and params * _DTYPE_BYTES["bfloat16"] <= total  # type: ignore[attr-defined]
+        yield Problem(
+            ctx.latest("model.name", dtype),
+            f"eval stage {name or 'eval'} loads {ctx.run.model.name} ({params / 1e9:.1f}B parameters) on "
+            f"this machine's CPU in {engine.dtype}: {need / GIB:.0f} GiB of weights, and the machine "  # type: ignore[attr-defined]
+            f"has {total / GIB:.0f} GiB",
+            fix=f"set {dtype}=bfloat16" if halved else _smaller_model(ctx, total),
+        )
+
+
+def _smaller_model(ctx: Context, total: int) -> str:
+    """The model option with the most parameters whose float32 weights fit in `total` bytes."""
+    # lazy: the model options and their validation, only when the model does not fit
+    from pydantic import ValidationError
+
+    from launch.checks.model_options import model_options
+
+    fitting = []
+    for option_name, option in model_options(ctx.config_dirs).items():
+        try:
+            params = param_counts(MegatronArch.model_validate(option.architecture)).total
+        except ValidationError:
+            continue
+        if params * _DTYPE_BYTES["float32"] <= total:
+            fitting.append((params, option_name))
+    if not fitting:
+        return "evaluate on GPUs (engine sglang)"
+    return f"set model={max(fitting)[1]} (the largest model option this machine holds)"
+
+
+RULES = (connections_fit, hf_weights_fit_here)

@@ -81,7 +81,8 @@ def training_fits_gpu_memory(scope: Scope, ctx: Context) -> Iterator[Problem]:
         scope.hw("max_tokens_per_gpu"),
         "model.name",
     )
-    if key == "model.name":
+    swapped = key == "model.name"
+    if swapped:
         key = scope.hw("nodes")
     layout = smallest_fitting_layout(scope, ctx, tokens)
     budget = _fitting_budget(arch, hw, tokens)
@@ -97,6 +98,7 @@ def training_fits_gpu_memory(scope: Scope, ctx: Context) -> Iterator[Problem]:
             fix += f", or lower {scope.hw('max_tokens_per_gpu')}"
     else:
         smaller = _largest_fitting_model(ctx, hw, tokens)
+        key = "model.name" if swapped and smaller else key  # the model the user chose: swapped back
         beyond = f"more GPUs than {scope.hw('nodes')} up to 64 nodes can give"
         fix = (
             f"set model={smaller} (the largest model option this layout holds); or {beyond}"

@@ -48,13 +48,16 @@ def model_parallel_fits_world(scope: Scope, ctx: Context) -> Iterator[Problem]:
         return
     factors = ("tensor_parallel", "pipeline_parallel", "context_parallel")
     key = ctx.latest(*(scope.hw(f) for f in factors), scope.hw("nodes"), scope.hw("gpus_per_node"))
-    field = key.rsplit(".", 1)[1]
     more_gpus = f"use a world size (nodes × gpus_per_node) that is a multiple of {mp}"
+    # a world changed last (a hardware swap) keeps its size: the factor set last that can shrink to fit
+    # it does (the fix names it, the blame stays on the key changed last)
     fewer = ""
-    if field in factors:
-        fewer = _set_one_of(
-            key, fitting(world, mp // getattr(hw, field)), f"world size {world} must divide by it", scope, ctx
-        )
+    for factor_key in sorted((scope.hw(f) for f in factors), key=ctx.provenance.order, reverse=True):
+        field = factor_key.rsplit(".", 1)[1]
+        options = fitting(world, mp // getattr(hw, field))
+        if options:
+            fewer = _set_one_of(factor_key, options, f"world size {world} must divide by it", scope, ctx)
+            break
     yield Problem(
         key,
         f"world size {world} (nodes {hw.nodes} × gpus_per_node {hw.gpus_per_node}) is not divisible by "
