@@ -35,6 +35,12 @@ def _choices(experiment: str) -> dict[str, str | None]:
     return compose([f"+experiment={experiment}"]).choices
 
 
+@cache
+def _primary_groups() -> frozenset[str]:
+    """The groups the primary config selects (composed once, not once per option)."""
+    return frozenset(compose([]).choices)
+
+
 def _selections(group: str, option: str) -> list[tuple[list[str], str]]:
     """Ways to select `option` of `group`, each with the key under which the composition records the
     choice: on the primary config, or on an experiment that uses the group (an option may fit only
@@ -43,7 +49,7 @@ def _selections(group: str, option: str) -> list[tuple[list[str], str]]:
         return [([f"+experiment={option}"], group)]
     if group == "hparams_search":
         return [(["+experiment=stage1_bfcl", f"hparams_search={option}"], group)]
-    ways = [([f"{group}={option}"], group)] if group in compose([]).choices else []
+    ways = [([f"{group}={option}"], group)] if group in _primary_groups() else []
     if group == "hardware":  # a multi-node layout needs an executor that starts Ray on every node
         ways.append(([f"{group}={option}", "executor=slurm"], group))
     mounts = [
