@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -75,6 +76,10 @@ async def round_of(runner, engine: EngineCpu, rows, neighbour: Neighbour) -> dic
     return {key: 1000 * seconds / calls for key, (seconds, calls) in totals.items()}
 
 
+def _load(averages: tuple[float, float, float]) -> str:
+    return " ".join(f"{value:.2f}" for value in averages)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--family", default="qwen3")
@@ -86,6 +91,7 @@ def main() -> int:
     every = test_rows()
     rows = every[: args.rows]
     per_call: dict[bool, dict[str, list[float]]] = {False: {}, True: {}}
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as scratch, Neighbour() as neighbour:
         tokenizer = trained_tokenizer(args.family, every, Path(scratch))
         for warm_up in (True, False):  # first imports, template compilation, API classes
@@ -100,6 +106,8 @@ def main() -> int:
             for (busy, side), value in measured.items():
                 per_call[busy].setdefault(side, []).append(value)
     print(f"t3rl      loop CPU per model call, first sight of rows and tool lists: {cold:.3f} ms")
+    # CPU time still grows with the load (shared caches and cores): a figure is read beside it.
+    print(f"load average (1, 5, 15 min) before: {_load(load_before)}, after: {_load(os.getloadavg())}")
     met, medians = True, {}
     for busy, sides in per_call.items():
         for side, values in sides.items():
