@@ -58,10 +58,13 @@ def model_parallel_fits_world(scope: Scope, ctx: Context) -> Iterator[Problem]:
         if options:
             fewer = _set_one_of(factor_key, options, f"world size {world} must divide by it", scope, ctx)
             break
+    # a root key shared by several stages' layouts: one problem per stage, each with its own fix
+    where = f" in stage {scope.stage}" if scope.stage and not key.startswith("stages.") else ""
     yield Problem(
         key,
         f"world size {world} (nodes {hw.nodes} × gpus_per_node {hw.gpus_per_node}) is not divisible by "
-        f"TP {hw.tensor_parallel} × PP {hw.pipeline_parallel} × CP {hw.context_parallel} = {mp} (Megatron)",
+        f"TP {hw.tensor_parallel} × PP {hw.pipeline_parallel} × CP {hw.context_parallel} = {mp}{where} "
+        "(Megatron)",
         fix=f"{fewer}; or {more_gpus}" if fewer else more_gpus,
     )
 
