@@ -15,7 +15,7 @@ import t3rl_core
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, Problem, render_problems
 from launch.config.schema import TrainStage
-from launch.config.secrets import scrub_obj, scrub_text, secret_values
+from launch.config.secrets import scrub_obj, scrub_text, scrub_texts, secret_values
 from launch.plan.build import PlanContext, build_plan
 from launch.plan.slime_args import merge_hardware
 from launch.plan.tracking import tracked
@@ -155,10 +155,11 @@ def write_run_dir(
     origins = resolved.provenance.to_dict()
     # A few files and overrides set every key: each source is scrubbed once.
     sources = {source: scrub_text(source, secrets) for source in set(origins.values())}
+    # A key may hold a credential as much as its source (a variable named with a token).
+    keys = scrub_texts(list(origins), secrets)
     atomic_write_json(
         run_dir.path / PROVENANCE_FILE,
-        # A key may hold a credential as much as its source (a variable named with a token).
-        {scrub_text(key, secrets): sources[source] for key, source in origins.items()},
+        {key: sources[source] for key, source in zip(keys, origins.values(), strict=True)},
     )
     run_dir.write_plan_script(scrub_text(plan.render_script()))
     write_secret_fingerprints(run_dir.path, resolved.config, masked)
