@@ -18,6 +18,7 @@ _BLOCK = re.compile(
     r"^error (?P<key>.*?): (?P<message>.*?)\n\s+set in: (?P<source>.*?)\n\s+fix: (?P<fix>.*?)$", re.M
 )
 
+
 @pytest.fixture
 def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A working directory of its own; the composition cache lives outside it."""
