@@ -420,9 +420,11 @@ def test_an_hf_engine_on_the_cpu_holds_its_weights_in_this_machines_memory(
     weights exceed this machine's memory died of OOM at that stage, after the stages before it."""
     monkeypatch.setattr(eval_load, "memory_bytes", lambda: memory_gib * GIB)
     code, out = _invoke("validate", *overrides)
-    assert code == 2, out
-    (block,) = [b for b in _errors(out) if b["key"] == "model.name" and "GiB of weights" in b["message"]]
+    assert code == 0, out  # warned: validate may run on another machine than the run
+    (block,) = [b for b in _warnings(out) if b["key"] == "model.name" and "GiB of weights" in b["message"]]
     assert fix in block["fix"] and f"override `{overrides[-1]}`" in block["source"], out
     fixed = apply_first_fix(overrides, block)
-    assert fixed is not None and _invoke("validate", *fixed)[0] == 0, block["fix"]
-    assert _invoke("validate", "+experiment=quickstart")[0] == 0
+    assert fixed is not None, block["fix"]
+    code, out = _invoke("validate", *fixed)
+    assert code == 0 and "GiB of weights" not in out, out
+    assert "GiB of weights" not in _invoke("validate", "+experiment=quickstart")[1]

@@ -88,7 +88,8 @@ def memory_bytes() -> int | None:
 
 def hf_weights_fit_here(ctx: Context) -> Iterator[Problem]:
     """An HF engine on the CPU loads the run's model into this machine's memory: its weights alone
-    (parameters × the dtype's bytes) must fit, or the eval stage dies of OOM after the stages before it."""
+    (parameters × the dtype's bytes) must fit, or the eval stage dies of OOM after the stages before it
+    (a warning: validate may run on another machine than the run)."""
     total = memory_bytes() if ctx.stages_run_here else None
     if total is None:
         return
@@ -108,6 +109,9 @@ def hf_weights_fit_here(ctx: Context) -> Iterator[Problem]:
             f"this machine's CPU in {engine.dtype}: {need / GIB:.0f} GiB of weights, and the machine "  # type: ignore[attr-defined]
             f"has {total / GIB:.0f} GiB",
             fix=f"set {dtype}=bfloat16" if halved else _smaller_model(ctx, total),
+            # validate may run on another machine than the run (a laptop before a workstation), as for
+            # GPUs: warned here, where the stage would die of OOM
+            severity="warning",
         )
 
 
