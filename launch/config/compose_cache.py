@@ -112,8 +112,8 @@ def cached_compose(
 
 def _holds_secret(plain: Plain, overrides: Sequence[str]) -> bool:
     provenance = [[o.source, o.raw] for _, o in plain.provenance.items()]
-    everything = [list(overrides), plain.data, plain.hydra, provenance]
-    return holds_secret(everything) or holds_referenced_value(plain.data, everything)
+    around = [list(overrides), plain.hydra, provenance]
+    return holds_secret([*around, plain.data]) or holds_referenced_value(plain.data, around)
 
 
 def _env_digest(value: str | None) -> str | None:

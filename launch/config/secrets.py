@@ -120,9 +120,44 @@ def scrub_obj(obj: Any, secrets: Iterable[str] | None = None) -> Any:
     return _scrub(obj, values, "")
 
 
-def holds_secret(obj: Any) -> bool:
-    """True when scrubbing would change `obj`: it must not be cached or printed as it is."""
-    return scrub_obj(obj) != obj
+def holds_secret(obj: Any, secrets: Iterable[str] | None = None) -> bool:
+    """True when `scrub_obj` would change `obj` (JSON-like data): it must not be cached or printed as
+    it is. Decided without building the scrubbed copy: an entry or flag value `scrub_obj` masks whole
+    answers at once, else every text it would scrub (keys and strings) is scrubbed in one joined text
+    (`scrub_texts`), each on its own only when that text changes."""
+    texts: list[str] = []
+    if _masks_whole(obj, "", texts):
+        return True
+    return scrub_texts(texts, secrets) != texts
+
+
+def _masks_whole(obj: Any, key: str, texts: list[str]) -> bool:
+    """True when `_scrub` masks an entry or a list item of `obj` that is not the mask already; else
+    `texts` gets every text `_scrub` would pass to `scrub_text`, in its order."""
+    # Strings first, and a dict before the (slower) abstract Mapping: most nodes are one of them.
+    if isinstance(obj, str):
+        texts.append(obj)
+    elif isinstance(obj, dict | Mapping):
+        for k, v in obj.items():
+            child = f"{key}.{k}" if key else str(k)
+            if isinstance(k, str):
+                texts.append(k)
+            if _is_secret_entry(child, v):
+                if v != MASK:
+                    return True
+            elif _masks_whole(v, child, texts):
+                return True
+    elif isinstance(obj, list | tuple):
+        items = list(obj)
+        if _mask_flag_values(items) != items:
+            return True
+        for v in items:
+            if is_credential_at(key, v):
+                if v != MASK:
+                    return True
+            elif _masks_whole(v, key, texts):
+                return True
+    return False
 
 
 def holds_referenced_value(config: Any, *others: Any) -> bool:
@@ -130,37 +165,43 @@ def holds_referenced_value(config: Any, *others: Any) -> bool:
     `${oc.env:NAME}`) is also written out in it or in `others`, e.g. in the run's name: a credential
     only validation tells apart (a Secret field's value, whatever it is called), so none of it may be
     cached. Nothing is remembered."""
-    texts = [*_texts(config), *_texts(list(others))]
-    values = {
-        value for text in _texts(config) for value in _referenced(text) if len(value) >= _MIN_SECRET_LEN
-    }
-    return any(value in text for value in values for text in texts)
+    own = _texts(config, [])
+    values = {value for value in _referenced(own) if len(value) >= _MIN_SECRET_LEN}
+    if not values:  # the usual case: the other texts are not read
+        return False
+    texts = _texts(list(others), own)
+    # A value without a space is in one of the texts exactly when it is in them joined by a space.
+    joined = " ".join(texts)
+    return any(value in text for value in values if value in joined or " " in value for text in texts)
 
 
-def _texts(obj: Any) -> Iterator[str]:
+def _texts(obj: Any, into: list[str]) -> list[str]:
+    """`into` with the keys and strings of `obj` appended."""
     if isinstance(obj, Mapping):
         for key, value in obj.items():
-            yield str(key)
-            yield from _texts(value)
+            into.append(str(key))
+            _texts(value, into)
     elif isinstance(obj, list | tuple):
         for value in obj:
-            yield from _texts(value)
+            _texts(value, into)
     elif isinstance(obj, str):
-        yield obj
+        into.append(obj)
+    return into
 
 
-def _referenced(text: str) -> list[str]:
-    """The values the references in `text` point at, where they resolve here."""
-    found = [os.environ.get(name, "") for name in re.findall(_OC_ENV_NAME, text)]
-    kind, _, target = text.partition(":")
-    if kind == "env":
-        found.append(os.environ.get(target, ""))
-    elif kind == "file" and target:
-        try:
-            with open(os.path.expanduser(target), encoding="utf-8", errors="replace") as file:
-                found.append(file.read(_MAX_SECRET_FILE).strip())
-        except OSError:
-            pass
+def _referenced(texts: list[str]) -> list[str]:
+    """The values the references in `texts` point at, where they resolve here (a variable's name in
+    `${oc.env:NAME}` does not run across the space that joins them)."""
+    found = [os.environ.get(name, "") for name in re.findall(_OC_ENV_NAME, " ".join(texts))]
+    for text in texts:
+        if text.startswith("env:"):
+            found.append(os.environ.get(text[4:], ""))
+        elif text.startswith("file:") and len(text) > 5:
+            try:
+                with open(os.path.expanduser(text[5:]), encoding="utf-8", errors="replace") as file:
+                    found.append(file.read(_MAX_SECRET_FILE).strip())
+            except OSError:
+                pass
     return found
 
 
