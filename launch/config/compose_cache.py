@@ -104,9 +104,13 @@ def cached_compose(
         # Shown as they would have been; a composition that warns is not cached (a hit would hide it).
         for w in caught:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
-    # A config holding a credential is never written to disk (a hit could not mask it back anyway).
-    if not caught and not reads.impure and not _holds_secret(plain, overrides):
-        entry.store(plain, reads.env)
+    if caught or reads.impure:
+        return plain
+    body = _body(plain)
+    # A config holding a credential is never written to disk (a hit could not mask it back anyway);
+    # the scan, the dearest step, runs only on what would be written.
+    if body is not None and not _holds_secret(plain, overrides):
+        entry.store(body, reads.env)
     return plain
 
 
@@ -114,6 +118,24 @@ def _holds_secret(plain: Plain, overrides: Sequence[str]) -> bool:
     provenance = [[o.source, o.raw] for _, o in plain.provenance.items()]
     around = [list(overrides), plain.hydra, provenance]
     return holds_secret([*around, plain.data]) or holds_referenced_value(plain.data, around)
+
+
+def _body(plain: Plain) -> str | None:
+    """What an entry stores of `plain`; None when it would not read back identical (then the cache is
+    skipped)."""
+    payload = {
+        "data": plain.data,
+        "provenance": {
+            k: [o.source, o.chosen_by, o.raw, o.order, o.deleted] for k, o in plain.provenance.items()
+        },
+        "shadowed": {k: [s.source, s.raw, s.by] for k, s in plain.provenance.shadowed.items()},
+        "hydra": plain.hydra,
+    }
+    try:
+        body = json.dumps(payload, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return body if _identical(json.loads(body), payload) else None
 
 
 def _env_digest(value: str | None) -> str | None:
@@ -176,22 +198,8 @@ class Entry(NamedTuple):
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def store(self, plain: Plain, env: Mapping[str, str | None]) -> None:
-        """Write the entry, unless its data would not read back identical (then the cache is skipped)."""
-        payload = {
-            "data": plain.data,
-            "provenance": {
-                k: [o.source, o.chosen_by, o.raw, o.order, o.deleted] for k, o in plain.provenance.items()
-            },
-            "shadowed": {k: [s.source, s.raw, s.by] for k, s in plain.provenance.shadowed.items()},
-            "hydra": plain.hydra,
-        }
-        try:
-            body = json.dumps(payload, allow_nan=False)
-        except (TypeError, ValueError):
-            return
-        if not _identical(json.loads(body), payload):
-            return
+    def store(self, body: str, env: Mapping[str, str | None]) -> None:
+        """Write the entry: `body` (`_body`) under a header of its inputs' digests."""
         header = {
             "format": FORMAT,
             "digest": self.digest,

@@ -188,18 +188,29 @@ def test_hydra_overrides_and_disabled_cache_skip_it(compositions, config_dir, mo
     assert entries(tmp_path) == [] and len(compositions) == 2
 
 
-def test_data_that_would_not_read_back_identical_is_not_stored(tmp_path, monkeypatch) -> None:
+def test_data_that_would_not_read_back_identical_is_not_stored_nor_scanned(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("T3RL_NO_CACHE", raising=False)
+    scanned: list[Plain] = []
+    real = compose_cache._holds_secret
+
+    def scan(plain: Plain, overrides: list[str]) -> bool:
+        scanned.append(plain)
+        return real(plain, overrides)
+
+    monkeypatch.setattr(compose_cache, "_holds_secret", scan)
     entry = Entry.of(["seed=1"], [])
     assert entry is not None
     provenance = Provenance({"seed": Origin("override `seed=1`", "", 1, 2000)})
     for data in ({"seed": (1, 2)}, {"seed": {1: "a"}}, {"seed": float("nan")}):
-        entry.store(Plain(data, provenance, {}), {})
+        compose_cache.cached_compose(["seed=1"], [], lambda reads, data=data: Plain(data, provenance, {}))
         assert not entry.path.exists()
-    entry.store(Plain({"seed": [1, True, 1.0, None]}, provenance, {}), {})
+    assert scanned == []  # the scan, the dearest step, only for what would be written
+    compose_cache.cached_compose(
+        ["seed=1"], [], lambda reads: Plain({"seed": [1, True, 1.0, None]}, provenance, {})
+    )
     loaded = entry.load()
-    assert loaded is not None and loaded.data == {"seed": [1, True, 1.0, None]}
+    assert loaded is not None and loaded.data == {"seed": [1, True, 1.0, None]} and len(scanned) == 1
     assert [type(v) for v in loaded.data["seed"]] == [int, bool, float, type(None)]
 
 
