@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import yaml
+from pydantic import ValidationError
 
+from launch.config.model_size import param_counts
+from launch.config.schema import MegatronArch
 from launch.config.search_path import PACKAGE, package_dir
 from t3rl_core.yaml_text import safe_load
 
@@ -98,3 +102,19 @@ def family_of(hub_id: str, options: dict[str, ModelOption]) -> str | None:
     """The chat family the options declare for `hub_id` (None when unknown or they disagree)."""
     families = {o.family for o in options_of(hub_id, options)}
     return families.pop() if len(families) == 1 else None
+
+
+def largest_option(
+    config_dirs: tuple[str, ...], fits: Callable[[ModelOption, MegatronArch], bool]
+) -> str | None:
+    """The name of the model option with the most parameters that `fits` (given its validated
+    architecture), if any; an option whose architecture does not validate is left out."""
+    fitting: list[tuple[int, str]] = []
+    for name, option in model_options(config_dirs).items():
+        try:
+            arch = MegatronArch.model_validate(option.architecture)
+        except ValidationError:
+            continue
+        if fits(option, arch):
+            fitting.append((param_counts(arch).total, name))
+    return max(fitting)[1] if fitting else None

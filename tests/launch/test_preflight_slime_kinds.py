@@ -131,7 +131,12 @@ BAD = [
     ),
     (
         "top1_softmax_router_next_to_other_flags",
-        [*MOE, f"{X}=[--moe-router-score-function,softmax]", "model.architecture.moe.moe_router_topk=1", TOP1],
+        [
+            *MOE,
+            f"{X}=[--moe-router-score-function,softmax]",
+            "model.architecture.moe.moe_router_topk=1",
+            TOP1,
+        ],
         "model.architecture.moe.moe_router_topk",
         "a softmax over one expert has no gradient",
     ),

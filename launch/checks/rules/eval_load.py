@@ -16,9 +16,9 @@ from collections.abc import Iterator
 
 from launch.checks.context import Context
 from launch.checks.eval_configs import eval_configs, eval_key
+from launch.checks.model_options import largest_option
 from launch.config.errors import Problem
 from launch.config.model_size import GIB, param_counts
-from launch.config.schema import MegatronArch
 
 # Descriptors an eval process holds besides its connections: surely its standard streams; in practice
 # also the interpreter's, its logs, data files and the env's (a margin, warned about).
@@ -117,22 +117,12 @@ def hf_weights_fit_here(ctx: Context) -> Iterator[Problem]:
 
 def _smaller_model(ctx: Context, total: int) -> str:
     """The model option with the most parameters whose float32 weights fit in `total` bytes."""
-    # lazy: the model options and their validation, only when the model does not fit
-    from pydantic import ValidationError
-
-    from launch.checks.model_options import model_options
-
-    fitting = []
-    for option_name, option in model_options(ctx.config_dirs).items():
-        try:
-            params = param_counts(MegatronArch.model_validate(option.architecture)).total
-        except ValidationError:
-            continue
-        if params * _DTYPE_BYTES["float32"] <= total:
-            fitting.append((params, option_name))
-    if not fitting:
+    name = largest_option(
+        ctx.config_dirs, lambda _, arch: param_counts(arch).total * _DTYPE_BYTES["float32"] <= total
+    )
+    if name is None:
         return "evaluate on GPUs (engine sglang)"
-    return f"set model={max(fitting)[1]} (the largest model option this machine holds)"
+    return f"set model={name} (the largest model option this machine holds)"
 
 
 RULES = (connections_fit, hf_weights_fit_here)

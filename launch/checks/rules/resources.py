@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from itertools import product
 
 from launch.checks.context import Context, Scope, per_scope
+from launch.checks.model_options import largest_option
 from launch.checks.rules.layouts import TRYING, trying
 from launch.config.errors import Problem
 from launch.config.model_size import GIB, engine_gib, param_counts
@@ -115,21 +116,13 @@ def training_fits_gpu_memory(scope: Scope, ctx: Context) -> Iterator[Problem]:
 
 
 def _largest_fitting_model(ctx: Context, hw: HardwareConfig, tokens: int) -> str | None:
-    """The model option with the most parameters whose training estimate fits this layout, if any."""
-    # lazy: the model options and their validation, only when no layout holds the model
-    from pydantic import ValidationError
-
-    from launch.checks.model_options import model_options
-
-    fitting: list[tuple[float, str]] = []
-    for name, option in model_options(ctx.config_dirs).items():
-        try:
-            arch = MegatronArch.model_validate(option.architecture)
-        except ValidationError:
-            continue
-        if not option.synthetic and training_gib(arch, hw, tokens) <= (hw.gpu_memory_gib or 0):
-            fitting.append((param_counts(arch).total, name))
-    return max(fitting)[1] if fitting else None
+    """The model option with the most parameters whose training estimate fits this layout, if any
+    (a synthetic option is built offline, never a replacement for a released model)."""
+    return largest_option(
+        ctx.config_dirs,
+        lambda option, arch: not option.synthetic
+        and training_gib(arch, hw, tokens) <= (hw.gpu_memory_gib or 0),
+    )
 
 
 def smallest_fitting_layout(scope: Scope, ctx: Context, tokens: int) -> dict[str, int]:
