@@ -4,7 +4,8 @@ A new command line's composition is looked up (a miss), checked for secrets and 
 work, without the composition itself, for 20 distinct command lines (5 experiments × 4 models) in one
 process: each is composed first with the cache off, then `cached_compose` is given that result on a fresh
 cache directory between two `os.getppid()` markers (`valgrind --tool=callgrind --dump-before=os_getppid`),
-so one dump counts every line's lookup, scan and store. Instruction counts do not move with the machine's
+so one dump counts every line's lookup, scan and store; a second one counts the secret scan alone
+(`compose_cache._holds_secret`) of each line again. Instruction counts do not move with the machine's
 load, so they compare two trees: `--pythonpath DIR` runs another one (e.g. `git archive` of a commit
 before a change). A diagnostic, not a target.
 
@@ -39,6 +40,9 @@ os.getppid()
 for line, plain in zip(lines, plains):
     compose_cache.cached_compose(line, (), lambda reads, plain=plain: plain)
 os.getppid()
+for line, plain in zip(lines, plains):
+    compose_cache._holds_secret(plain, line)
+os.getppid()
 stored = len(os.listdir(os.path.join(os.environ["T3RL_CACHE_DIR"], "compose")))
 assert stored == len(lines), f"{stored} of {len(lines)} command lines stored"
 """
@@ -65,9 +69,10 @@ def main() -> int:
         parts = sorted(glob.glob(dumps + ".*"), key=lambda p: int(p.rsplit(".", 1)[1]))
         counts = [int(re.search(r"^(?:summary|totals): (\d+)", Path(p).read_text(), re.M)[1]) for p in parts]
     lines = len(EXPERIMENTS) * len(MODELS)
-    # Dumps: up to the first marker, between the markers, after the second.
+    # Dumps: up to the first marker, the lookups and stores, the scans alone again, after the last.
     print(f"{counts[1] / 1e6:9.1f} M  lookup, secret scan and store of {lines} new command lines")
     print(f"{counts[1] / lines / 1e6:9.2f} M  per command line")
+    print(f"{counts[2] / lines / 1e6:9.2f} M  per command line in its secret scan alone")
     return 0
 
 
