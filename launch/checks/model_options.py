@@ -41,36 +41,70 @@ class ModelOption(NamedTuple):
 
 
 def model_options(config_dirs: tuple[str, ...] = ()) -> dict[str, ModelOption]:
-    """Option name → its declaration; a user's config dir replaces a shipped option of the same name."""
+    """Option name → its declaration; a user's config dir replaces a shipped option of the same name.
+    An option built on another (`defaults: [tiny_qwen3, _self_]`) declares what it does not state
+    itself as its base does (a plugin's model on tiny_qwen3 is synthetic, with its architecture)."""
     package = package_dir(PACKAGE)
     roots = (*([str(package)] if package is not None else []), *config_dirs)
-    options: dict[str, ModelOption] = {}
+    files: dict[str, dict[str, Any]] = {}
     for root in roots:
-        options.update(_options_in(str(Path(root, "model"))))
-    return options
+        files.update(_files_in(str(Path(root, "model"))))
+    return {name: _option(name, _merged(name, files, ())) for name in files}
 
 
 @functools.lru_cache(maxsize=8)
-def _options_in(folder: str) -> dict[str, ModelOption]:
+def _files_in(folder: str) -> dict[str, dict[str, Any]]:
     found = {}
     for path in sorted(Path(folder).glob("*.yaml")):
         try:
             data = safe_load(path.read_text()) or {}
         except (OSError, yaml.YAMLError):
             continue
-        if not isinstance(data, dict):
-            continue
-        context = data.get("context_length")
-        arch = data.get("architecture")
-        found[path.stem] = ModelOption(
-            path.stem,
-            _text(data.get("hf_id")),
-            _text(data.get("family")),
-            context if isinstance(context, int) and not isinstance(context, bool) else None,
-            arch if isinstance(arch, dict) else {},
-            data.get("synthetic") is True,
-        )
+        if isinstance(data, dict):
+            found[path.stem] = data
     return found
+
+
+def _merged(name: str, files: dict[str, dict[str, Any]], seen: tuple[str, ...]) -> dict[str, Any]:
+    """The option's file over the options its defaults list names (in order, as Hydra merges them;
+    `_self_` last when it is not listed), mappings merged key by key."""
+    data = files[name]
+    merged: dict[str, Any] = {}
+    for base in _bases(data.get("defaults")):
+        if base in files and base not in seen and base != name:
+            merged = _merge(merged, _merged(base, files, (*seen, name)))
+    return _merge(merged, {k: v for k, v in data.items() if k != "defaults"})
+
+
+def _bases(defaults: object) -> list[str]:
+    """The options of the model group a defaults list names (`tiny_qwen3`, `/model/tiny_qwen3`)."""
+    if not isinstance(defaults, list):
+        return []
+    return [
+        entry.removeprefix("/").removeprefix("model/")
+        for entry in defaults
+        if isinstance(entry, str) and entry != "_self_"
+    ]
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        below = merged.get(key)
+        merged[key] = _merge(below, value) if isinstance(below, dict) and isinstance(value, dict) else value
+    return merged
+
+
+def _option(name: str, data: dict[str, Any]) -> ModelOption:
+    context, arch = data.get("context_length"), data.get("architecture")
+    return ModelOption(
+        name,
+        _text(data.get("hf_id")),
+        _text(data.get("family")),
+        context if isinstance(context, int) and not isinstance(context, bool) else None,
+        arch if isinstance(arch, dict) else {},
+        data.get("synthetic") is True,
+    )
 
 
 def _text(value: object) -> str | None:
