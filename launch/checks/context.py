@@ -68,7 +68,8 @@ class Context(NamedTuple):
 
     def latest(self, *keys: str) -> str:
         """Of several keys that together break a rule, the one changed last (the likeliest culprit)."""
-        return max(keys, key=self.provenance.order)
+        # On a tie a key set itself beats one that only inherits its container's source (unset).
+        return max(keys, key=lambda k: (self.provenance.order(k), self.provenance.sets(k)))
 
     @property
     def stages_run_here(self) -> bool:

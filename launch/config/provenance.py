@@ -122,6 +122,10 @@ class Provenance:
         below = [o for k, o in self._origins.items() if k.startswith(key + ".")] if key else []
         return max(below, key=lambda o: o.order) if below else None
 
+    def sets(self, key: str) -> bool:
+        """Whether a file or override set `key` itself (not only a container above it)."""
+        return key in self._origins
+
     def source(self, key: str) -> str:
         """A one-line answer to "where was `key` set?" ("" when no file or override set it)."""
         found = self.origin(key)
@@ -146,10 +150,17 @@ def _created_by(origins: dict[str, Origin], key: str, override: Origin) -> None:
     parent = key
     while "." in parent:
         parent = parent.rsplit(".", 1)[0]
-        below = [o for k, o in origins.items() if k.startswith(parent + ".")]
-        if parent not in origins or any(not o.source.startswith("override") for o in below):
+        below = [k for k in origins if k.startswith(parent + ".")]
+        # A container holding other keys (of a file, or of an earlier `+` override) was not created here:
+        # a later override adding to it must not make every unset key below it look changed last.
+        if parent not in origins or any(not _on_path(k, key) for k in below):
             return
         origins[parent] = override._replace(raw=None)  # a sub-tree: its leaves carry the values
+
+
+def _on_path(other: str, key: str) -> bool:
+    """`other` is `key`, below it, or a container between it and the root."""
+    return other == key or other.startswith(key + ".") or key.startswith(other + ".")
 
 
 def _chosen_experiment(layers: Sequence[Layer]) -> str | None:

@@ -58,10 +58,11 @@ def test_curriculum_stages_from_config() -> None:
 def test_a_stage_override_that_does_not_validate_is_a_config_error() -> None:
     with pytest.raises(ConfigError) as caught:
         plan_of("+stages.format.env.augmentation.probability=2")
-    assert any(p.key == "stages.format.env" for p in caught.value.problems)
+    # each problem at its own key under the stage's section (its domain, its fix)
+    assert any(p.key == "stages.format.env.augmentation.probability" for p in caught.value.problems)
     with pytest.raises(ConfigError) as caught:
         plan_of("stages.format.reward.name=no_such_reward")
-    assert any(p.key == "stages.format.reward" for p in caught.value.problems)
+    assert any(p.key == "stages.format.reward.name" for p in caught.value.problems)
     with pytest.raises(ConfigError) as caught:
         plan_of("+stages.basic.env.data.seed=7")
     assert any(p.key == "stages.basic.env.data" for p in caught.value.problems)
