@@ -16,24 +16,7 @@ import pytest
 import typer
 
 from launch.cli.app import app
-from tests.support.cli_app import invoke
-
-
-def fix_of(output: str) -> str:
-    lines = [line.strip() for line in output.splitlines() if line.strip().startswith("fix:")]
-    assert len(lines) == 1, output
-    return lines[0].removeprefix("fix:").strip()
-
-
-def refused(argv: list[str]) -> str:
-    result = invoke(["validate", *argv])
-    assert result.exit_code == 2, result.output
-    return result.output
-
-
-def validates(argv: list[str]) -> None:
-    result = invoke(["validate", *argv])
-    assert result.exit_code == 0, result.output
+from tests.support.cli_app import fix_of, invoke, refused, validates
 
 
 def experiment(here: Path, name: str, content: bytes) -> list[str]:

@@ -15,26 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from launch.cli.app import app
-from tests.support.cli_app import invoke
+from tests.support.cli_app import fix_of, invoke, refused, validates
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def fix_of(output: str) -> str:
-    lines = [line.strip() for line in output.splitlines() if line.strip().startswith("fix:")]
-    assert len(lines) == 1, output
-    return lines[0].removeprefix("fix:").strip()
-
-
-def refused(argv: list[str]) -> str:
-    result = invoke(["validate", *argv])
-    assert result.exit_code == 2, result.output
-    return result.output
-
-
-def validates(argv: list[str]) -> None:
-    result = invoke(["validate", *argv])
-    assert result.exit_code == 0, result.output
 
 
 # ------------------------------------------------- a misspelt group is answered with the group, not a key

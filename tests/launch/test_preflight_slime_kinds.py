@@ -268,8 +268,9 @@ def test_kind_is_refused_with_key_and_a_fix_that_validates(
     refused_with_a_fix_that_validates([E, *overrides], key, message)
 
 
-def refused_with_a_fix_that_validates(args: list[str], key: str, message: str) -> None:
-    """`t3rl validate` refuses `args` with an error on `key` saying `message`, whose first fix validates."""
+def refused_with_a_fix_that_validates(args: list[str], key: str, message: str) -> dict[str, str]:
+    """`t3rl validate` refuses `args` with an error on `key` saying `message`, whose first fix validates;
+    that error's block (key, message, source, fix)."""
     code, out = _invoke("validate", *args)
     assert code == 2, out
     blocks = [b for b in _errors(out) if b["key"] == key and message in b["message"]]
@@ -278,6 +279,7 @@ def refused_with_a_fix_that_validates(args: list[str], key: str, message: str) -
     assert fixed is not None, blocks[0]["fix"]
     code, out = _invoke("validate", *fixed)
     assert code == 0, f"fix {blocks[0]['fix']!r} does not validate:\n{out}"
+    return blocks[0]
 
 
 @pytest.mark.parametrize("overrides", [c[1] for c in UNUSUAL], ids=[c[0] for c in UNUSUAL])

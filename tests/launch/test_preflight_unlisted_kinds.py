@@ -299,6 +299,13 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield files
 
 
+def bad_and_unusual(bad: list[tuple[str, list[str], str, str]], unusual: list[tuple[str, list[str]]]) -> list:
+    """A round's cases as pytest params: each kind refused (key, message), each valid neighbour (key None)."""
+    return [pytest.param(o, k, m, id=i) for i, o, k, m in bad] + [
+        pytest.param(o, None, "", id=i) for i, o in unusual
+    ]
+
+
 def _filled(overrides: list[str], data: Path) -> list[str]:
     return [o.replace("{data}", str(data)) for o in overrides]
 

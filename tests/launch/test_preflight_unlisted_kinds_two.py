@@ -177,9 +177,7 @@ _filled = first_round._filled
 
 
 # Each kind refused, and each valid setting next to one (key None) accepted.
-CASES = [pytest.param(o, k, m, id=i) for i, o, k, m in BAD] + [
-    pytest.param(o, None, "", id=i) for i, o in UNUSUAL
-]
+CASES = first_round.bad_and_unusual(BAD, UNUSUAL)
 
 
 @pytest.mark.parametrize(("overrides", "key", "message"), CASES)

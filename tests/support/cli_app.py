@@ -16,3 +16,23 @@ def invoke(argv: list[str], **env: str) -> Result:
     )
     assert "Traceback" not in result.output, result.output
     return result
+
+
+def fix_of(output: str) -> str:
+    """The one `fix:` line of a command's answer, without its label."""
+    lines = [line.strip() for line in output.splitlines() if line.strip().startswith("fix:")]
+    assert len(lines) == 1, output
+    return lines[0].removeprefix("fix:").strip()
+
+
+def refused(argv: list[str]) -> str:
+    """`t3rl validate ARGV`'s answer, which must be a config error (exit 2)."""
+    result = invoke(["validate", *argv])
+    assert result.exit_code == 2, result.output
+    return result.output
+
+
+def validates(argv: list[str]) -> None:
+    """`t3rl validate ARGV` must accept the config."""
+    result = invoke(["validate", *argv])
+    assert result.exit_code == 0, result.output
