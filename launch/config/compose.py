@@ -492,6 +492,10 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
             + assign(composed, _join(parent, guess) + below, _value_text(override))
             if guess
             else (f"known keys {where}: {', '.join(sorted(known))}")
+            if known
+            # a mapping of entries the user names (services): nothing to guess from, an entry to add
+            else f"'{parent}' holds entries you name, none set here: add one with '+': "
+            f"+{key}={_value_text(override)} (its fields: t3rl show --explain {parent})"
         )
         return Problem(key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix)
     return Problem(key=key, message=f"cannot apply override: {error}", source=f"override `{text}`")

@@ -271,3 +271,17 @@ def test_a_search_setting_without_a_search_names_the_search(here: Path, typed: s
     assert fix == f"a search with it: t3rl run -m … {search}", output
     if typed.startswith("+hydra"):
         validates(["-m", "+experiment=stage1_bfcl", *search.split()])
+
+
+# ------------------------------------------------- an entry of a named mapping set without '+'
+
+
+def test_an_entry_of_a_mapping_you_name_is_added_with_plus(here: Path) -> None:
+    """`services.user.port=1` where no service is set: the fix listed the known keys under 'services',
+    of which there are none ("known keys under 'services': "). It now adds the entry with '+', and the
+    line it prints is past the unknown key (what the new service still needs is the next answer)."""
+    output = refused(["+experiment=tau2_pipeline", "services.user.port=1"])
+    fix = fix_of(output)
+    assert "+services.user.port=1" in fix and "t3rl show --explain services" in fix, output
+    added = refused(["+experiment=tau2_pipeline", "+services.user.port=1"])
+    assert "unknown key" not in added and "set model_path" in added, added
