@@ -46,3 +46,12 @@ def quoted(token: str) -> str:
 def list_override(key: str, tokens: Sequence[str]) -> str:
     """`key=[a,b,…]` with every element a string when read back."""
     return f"{key}=[{','.join(quoted(t) for t in tokens)}]"
+
+
+def typed_text(value: Any) -> str:
+    """A value as a message shows it and a user types it: YAML's null and booleans, lists in brackets."""
+    if isinstance(value, list):
+        return "[" + ",".join(typed_text(v) for v in value) + "]"
+    if value is None:
+        return "null"
+    return str(value).lower() if isinstance(value, bool) else str(value)

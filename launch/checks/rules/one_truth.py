@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem
-from launch.config.fixes import list_override, quoted
+from launch.config.fixes import list_override, quoted, typed_text
 from launch.config.sbatch_options import derived_option
 from launch.config.schema import SlurmExecutorConfig
 
@@ -28,13 +28,13 @@ from launch.config.schema import SlurmExecutorConfig
 def experiment_values_kept(ctx: Context) -> Iterator[Problem]:
     """A key an experiment file sets is not replaced by a config file merged after it."""
     for key, shadow in ctx.provenance.shadowed.items():
-        value = _value(ctx.data, key)
+        written, value = typed_text(shadow.raw), typed_text(_value(ctx.data, key))
         yield Problem(
             key,
-            f"{shadow.source} sets {key}={_text(shadow.raw)}, but {shadow.by}, merged after it (the "
-            f"experiment's defaults list puts `_self_` before that default), replaces it with {_text(value)}",
+            f"{shadow.source} sets {key}={written}, but {shadow.by}, merged after it (the "
+            f"experiment's defaults list puts `_self_` before that default), replaces it with {value}",
             source=shadow.source,
-            fix=f"set {key}={_text(shadow.raw)} (or put `_self_` last in the experiment's defaults list, "
+            fix=f"set {key}={written} (or put `_self_` last in the experiment's defaults list, "
             "so that its own values win)",
         )
 
@@ -305,14 +305,6 @@ def _value(data: Any, key: str) -> Any:
     for part in key.split("."):
         data = data.get(part) if isinstance(data, dict) else None
     return data
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, list):
-        return "[" + ",".join(_text(v) for v in value) + "]"
-    if value is None:
-        return "null"
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 RULES = (

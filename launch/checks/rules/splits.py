@@ -16,6 +16,7 @@ from typing import Any
 from launch.checks.context import Context
 from launch.checks.eval_configs import eval_config_of, eval_key
 from launch.config.errors import Problem, did_you_mean
+from launch.config.fixes import typed_text
 from launch.config.schema import ConvertTorchDistToHfStage, EvalStage, RunConfig, TrainStage
 
 _ON_PURPOSE = "allow_train_eval_overlap=true"
@@ -74,7 +75,7 @@ def train_and_eval_disjoint(ctx: Context) -> Iterator[Problem]:
                 f"{eval_key_}={split} scores {len(shared)} part(s) of the task space that stage {stage} "
                 f"trains on ({train_key}={train_split}: {', '.join(sorted(shared)[:4])}"
                 f"{', …' if len(shared) > 4 else ''}): the eval would report memorised tasks",
-                fix=f"set {blamed}={_text(default)}; or {_ON_PURPOSE} if the overlap is intended"
+                fix=f"set {blamed}={typed_text(default)}; or {_ON_PURPOSE} if the overlap is intended"
                 if blamed in settings and default is not _NONE
                 else _fix(ctx, blamed, eval_key_, split, train_key, train_split, parts),
             )
@@ -93,10 +94,6 @@ def _default(model: Any, field: str) -> Any:
     if rest:
         return _default(info.annotation, rest) if isinstance(info.annotation, type) else _NONE
     return _NONE if info.is_required() else info.get_default(call_default_factory=True)
-
-
-def _text(value: Any) -> str:
-    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _fix(

@@ -25,6 +25,7 @@ from launch.checks.context import Context, Scope
 from launch.checks.declared import declared
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem
+from launch.config.fixes import typed_text
 from launch.config.schema import RunConfig, TrainStage
 from t3rl_core.fields import ReadWhen
 
@@ -116,12 +117,9 @@ def _read_when_fields(node: BaseModel, prefix: str) -> Iterator[str]:
 
 
 def _why(sibling_key: str, sibling: Any, marker: ReadWhen) -> Unread:
-    shown = str(sibling).lower() if isinstance(sibling, bool) or sibling is None else sibling
-    shown = "null" if sibling is None else shown
     wanted = marker.values[0] if marker.values else None
-    wanted = str(wanted).lower() if isinstance(wanted, bool) else wanted
-    instead = f"set {sibling_key}={wanted}" if wanted is not None else f"set {sibling_key}"
-    return Unread(f"{sibling_key} is {shown}: {marker.why}", f"{instead} to have it read")
+    instead = f"set {sibling_key}={typed_text(wanted)}" if wanted is not None else f"set {sibling_key}"
+    return Unread(f"{sibling_key} is {typed_text(sibling)}: {marker.why}", f"{instead} to have it read")
 
 
 def _unread_servers(run: RunConfig) -> dict[str, Unread]:
