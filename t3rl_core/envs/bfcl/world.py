@@ -62,10 +62,11 @@ class World:
             return f"{ERROR_PREFIX}name '{call.name}' is not defined"
         try:
             # The API classes may keep or mutate argument objects; the caller's action stays intact.
-            result = method(**_fresh(call.arguments))
+            # The text conversion is inside too, as in bfcl-eval: a result str() refuses (an integer of
+            # more than 4300 digits from power(10, 5000)) is the call's error, not the episode's.
+            return result_text(method(**_fresh(call.arguments)))
         except Exception as exc:
             return f"{ERROR_PREFIX}{exc}"
-        return result_text(result)
 
     def execute_all(self, calls: Sequence[ToolCall]) -> list[str]:
         return [self.execute(call) for call in calls]
