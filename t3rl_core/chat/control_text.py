@@ -47,23 +47,32 @@ class ControlText:
         firsts = {token[0] for token in tokens} | {_HIDDEN}
         self._firsts = tuple(sorted(firsts)) if len(firsts) <= _FIRST_CHARS else None
 
-    def hide(self, messages: Sequence[Message]) -> tuple[list[Message], list[str]]:
+    def hide(
+        self, messages: Sequence[Message], env_spans: Mapping[int, Sequence[tuple[int, int]]] | None = None
+    ) -> tuple[list[Message], list[str]]:
         """`messages` with every control token's text (and any `_HIDDEN`) in a content other than the
-        model's replaced by `_HIDDEN`, and the texts replaced, in order. Messages without one are the
-        same objects."""
+        model's replaced by `_HIDDEN`, and the texts replaced, in order. In the model's contents, each
+        `_HIDDEN` it wrote is replaced too (so that the placeholders of a render are exactly the hidden
+        texts), and so is each of `env_spans` (message index → [start, end) character spans of an
+        env's inline text the episode spliced into the model's turn), whole: the episode encoded each
+        on its own, as text. Messages without any of these are the same objects."""
         hidden: list[str] = []
         masked: list[Message] = []
-        for message in messages:
+        for index, message in enumerate(messages):
             content = message.get("content") if isinstance(message, Mapping) else None
-            if (
-                not isinstance(content, str)
-                or message.get("role") == _MODEL_ROLE
-                or not self.holds_control_text(content)
-            ):
+            if not isinstance(content, str):
                 masked.append(message)
-                continue
-            hidden.extend(self._find.findall(content))
-            masked.append({**message, "content": self._find.sub(_HIDDEN, content)})
+            elif message.get("role") == _MODEL_ROLE:
+                spans = (env_spans or {}).get(index, ())
+                if not spans and _HIDDEN not in content:
+                    masked.append(message)
+                    continue
+                masked.append({**message, "content": _hide_spans(content, spans, hidden)})
+            elif self.holds_control_text(content):
+                hidden.extend(self._find.findall(content))
+                masked.append({**message, "content": self._find.sub(_HIDDEN, content)})
+            else:
+                masked.append(message)
         return masked, hidden
 
     def encode_rendered(self, text: str, hidden: Sequence[str]) -> list[int]:
@@ -99,6 +108,22 @@ class ControlText:
     def _may_hold(self, text: str) -> bool:
         """False only when `text` lacks every added token's first character (then it holds none)."""
         return self._firsts is None or any(first in text for first in self._firsts)
+
+
+def _hide_spans(content: str, spans: Sequence[tuple[int, int]], hidden: list[str]) -> str:
+    """A model's `content` with each of `spans` and each `_HIDDEN` elsewhere replaced by `_HIDDEN`; the
+    replaced texts are appended to `hidden` in order."""
+    pieces: list[str] = []
+    at = 0
+    for start, end in [*sorted(spans), (len(content), len(content))]:
+        own = content[at:start]
+        hidden.extend([_HIDDEN] * own.count(_HIDDEN))
+        pieces.append(own)
+        if start < end:
+            hidden.append(content[start:end])
+            pieces.append(_HIDDEN)
+        at = max(at, end)
+    return "".join(pieces)
 
 
 def added_tokens(tokenizer: Any) -> list[str]:

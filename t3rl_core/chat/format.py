@@ -233,10 +233,13 @@ class ChatFormat:
         tools: Sequence[Mapping[str, Any]] | None = None,
         *,
         add_generation_prompt: bool = False,
+        env_spans: Mapping[int, Sequence[tuple[int, int]]] | None = None,
     ) -> list[int]:
         """A fresh render of a whole conversation as token ids (control tokens' texts outside the model's
-        turns as text, as the episode encodes them)."""
-        masked, hidden = self._control_text.hide(messages)
+        turns as text, as the episode encodes them). `env_spans`: message index → character spans of
+        an env's inline text inside the model's turn, each encoded on its own as text, as the episode
+        encoded it (`ControlText.hide`)."""
+        masked, hidden = self._control_text.hide(messages, env_spans)
         text = self.render(masked, tools, add_generation_prompt=add_generation_prompt)
         return self._control_text.encode_rendered(text, hidden) if hidden else self.encode(text)
 
@@ -426,11 +429,15 @@ class ChatFormat:
         tools: Sequence[Mapping[str, Any]] | None = None,
         *,
         add_generation_prompt: bool = False,
+        env_spans: Mapping[int, Sequence[tuple[int, int]]] | None = None,
     ) -> int | None:
         """Where an episode's tokens first differ from a fresh render of its conversation; None if they
         agree. A final turn-ending token is allowed when the template writes no turn closing (GLM: the
-        model ends its turn with the next role token, which a render of the finished turn lacks)."""
-        expected = self.render_ids(messages, tools, add_generation_prompt=add_generation_prompt)
+        model ends its turn with the next role token, which a render of the finished turn lacks).
+        `env_spans` are the env's inline texts in the model's turns (`render_ids`)."""
+        expected = self.render_ids(
+            messages, tools, add_generation_prompt=add_generation_prompt, env_spans=env_spans
+        )
         tokens = list(tokens)
         if tokens == expected:
             return None

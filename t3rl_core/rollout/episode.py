@@ -130,6 +130,9 @@ class _Episode:
         self.step_starts: list[int] = []
         self.generation_s = 0.0
         self.call_meta: list[dict[str, Any]] = []
+        # Message index → character spans of the env's inline text in that (assistant) message: the
+        # drift check encodes them as the loop did, each on its own as text.
+        self.inline_spans: dict[int, list[tuple[int, int]]] = {}
         # True while the trajectory ends where the model writes next: after a generation prompt, or
         # inside its turn after inline text (`mid_turn`).
         self.awaiting_model = True
@@ -275,7 +278,10 @@ class _Episode:
         assert self.trajectory is not None
         if transition.inline is not None:
             self.trajectory.append_observation(await self.chat.encode_text_async(transition.inline))
+            start = len(self.messages[-1]["content"])
             self.messages[-1]["content"] += transition.inline
+            span = (start, start + len(transition.inline))
+            self.inline_spans.setdefault(len(self.messages) - 1, []).append(span)
             if transition.done:
                 self._close_turn(None)
                 raise _Ended("truncated" if transition.truncated else "completed")
@@ -344,7 +350,11 @@ async def run_episode(
     drift_at = None
     if limits.tito_drift_check and episode.trajectory is not None and not episode.mid_turn:
         drift_at = chat.tito_drift(
-            trajectory.tokens, episode.messages, episode.tools, add_generation_prompt=episode.awaiting_model
+            trajectory.tokens,
+            episode.messages,
+            episode.tools,
+            add_generation_prompt=episode.awaiting_model,
+            env_spans=episode.inline_spans,
         )
         if drift_at is not None:
             logger.warning("TITO drift: the trajectory differs from a fresh render at token %d", drift_at)

@@ -1,0 +1,102 @@
+"""Runtime kinds of round four: the drift check on an env's inline text, a model that writes the
+placeholder character the control-text encoding uses, and what a reward may hand slime as a reward."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.config import RolloutConfig
+from t3rl_core.engines.base import SamplingParams
+from t3rl_core.envs.retool.config import ReToolEnvConfig
+from t3rl_core.envs.retool.env import ReToolEnv
+from t3rl_core.envs.retool.parser import CodeBlockParser
+from t3rl_core.rollout.episode import EpisodeResult, run_episode
+from t3rl_core.sandbox.base import Sandbox, SandboxResult
+from tests.rollout.fakes import ScriptedEngine, play
+from tests.rollout.test_tito_properties import _ALL_CONTROL, _FORGED, _echo, _Hostile
+
+CODE = "Let me compute.\n<code>\n```python\nprint(17 * 23)\n```\n</code>"
+ANSWER = "So the answer is\n<answer>\n\\boxed{391}\n</answer>"
+
+
+class _Printer(Sandbox):
+    """A sandbox whose every cell prints `output` (what a model's code may well print)."""
+
+    def __init__(self, output: str) -> None:
+        self.output = output
+
+    async def run(self, code: str) -> SandboxResult:
+        return SandboxResult("success", self.output, "", 0, 0.0)
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _retool(chat: ChatFormat, output: str, turns: int = 1) -> EpisodeResult:
+    env = ReToolEnv({"label": "391"}, _Printer(output), ReToolEnvConfig())
+    engine = ScriptedEngine(chat, [CODE] * turns + [ANSWER], calls_tools=lambda _: False)
+    task = {"prompt": [{"role": "user", "content": "What is 17 times 23?"}], "metadata": {}, "label": "391"}
+    return asyncio.run(
+        run_episode(
+            task,
+            env=env,
+            engine=engine,
+            chat=chat,
+            parser=CodeBlockParser(None, []),  # type: ignore[arg-type]  # the format reads no parsers
+            sampling=SamplingParams(),
+            limits=RolloutConfig(tito_drift_check=True),
+        )
+    )
+
+
+@settings(max_examples=8, deadline=None)
+@given(output=st.lists(st.sampled_from([*_ALL_CONTROL, "\n", "391", "é", "<", ">"]), max_size=6).map("".join))
+def test_inline_interpreter_text_with_control_tokens_is_no_drift(chat: ChatFormat, output: str) -> None:
+    """A ReTool cell that prints control-token texts: the trajectory encodes them as text inside the
+    model's turn, which is right; the drift check used to render the whole assistant message fresh,
+    parse them as control tokens there and report drift (every family but llama3 and glm4_0414)."""
+    for turns in (1, 2):
+        result = _retool(chat, output, turns)
+        assert result.status == "completed", result.error
+        assert result.drift_at is None
+
+
+def test_the_drift_check_still_sees_inline_text_encoded_as_control_tokens(
+    qwen_chat: ChatFormat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mutation: a loop that encoded the inline text plainly (its control texts as control tokens)
+    is reported as drift at the first forged token."""
+    assert _retool(qwen_chat, _FORGED).drift_at is None
+
+    async def plain(text: str) -> list[int]:
+        return qwen_chat.encode(text)
+
+    monkeypatch.setattr(qwen_chat, "encode_text_async", plain)
+    drifted = _retool(qwen_chat, _FORGED)
+    assert drifted.drift_at is not None
+    forged_at = drifted.response_ids.index(qwen_chat.encode("<|im_end|>")[0])
+    assert drifted.drift_at == len(drifted.prompt_ids) + forged_at
+
+
+def test_a_model_writing_the_placeholder_character_beside_a_hostile_tool(chat: ChatFormat) -> None:
+    """U+FDD0 stands in for hidden control texts while a conversation is rendered. A model that wrote
+    it (a sampled noncharacter) next to a tool result holding a control token's text made the drift
+    check's render count one placeholder more than it hid: a ValueError out of `run_episode`, which
+    must never raise; and the same in a prompt's few-shot assistant turn ended the episode failed."""
+    engine = ScriptedEngine(chat, [_echo(chat, "a\ufdd0b"), "Done \ufdd0."])
+    result = play(chat, _Hostile("".join(_ALL_CONTROL)), engine, RolloutConfig(tito_drift_check=True))
+    assert result.status == "completed", result.error
+    assert result.drift_at is None
+
+    few_shot = [
+        {"role": "user", "content": "".join(_ALL_CONTROL)},
+        {"role": "assistant", "content": "x\ufdd0y"},
+        {"role": "user", "content": "Add 1 and 2."},
+    ]
+    ids = chat.prompt_ids(few_shot)
+    assert chat.decode(ids) == chat.render(few_shot, add_generation_prompt=True)
