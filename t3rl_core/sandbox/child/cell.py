@@ -212,7 +212,12 @@ def _wait(cell: int, lifeline: int) -> dict | None:
 
 
 def _cell(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
-    """The cell: confine, then run the source as __main__; never returns."""
+    """The cell: confine, then run the source as __main__; never returns.
+
+    The cell's code may replace or break what runs after it (`os._exit`, `threading`, `atexit`, its
+    stdio): whatever it did, this process leaves here with the exit code Python would give, never
+    returning into init's or the zygote's code, whose handlers would report a success."""
+    leave = os._exit  # taken before the cell's code can replace it
     try:
         os.setsid()
         null = os.open(os.devnull, os.O_RDONLY)
@@ -232,12 +237,15 @@ def _cell(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
         os._exit(0)
     report(pipes.status, {"applied": applied})
     os.close(pipes.status)
+    exit_code = 1
     try:
-        exit_code = _run(code)
-    except BaseException:  # reporting the cell's own exception failed (e.g. traceback not importable)
-        os.write(2, b"the cell raised an exception that could not be reported\n")
-        exit_code = 1
-    _finish(exit_code)
+        try:
+            exit_code = _run(code)
+        except BaseException:  # reporting the cell's own exception failed (e.g. its stderr closed)
+            _say("the cell raised an exception that could not be reported")
+        exit_code = _finish(exit_code)
+    finally:
+        leave(exit_code & 0xFF)
 
 
 def confine(spec: dict, workdir: str) -> list[str]:
@@ -292,13 +300,21 @@ def _run(code: str) -> int:
         print(exit_.code, file=sys.stderr)
         return 1
     except BaseException as exc:
+        # Skip this function's frame: the traceback starts in the cell.
+        tb = exc.__traceback__.tb_next if exc.__traceback__ else None
+        hook = sys.excepthook
+        if hook is not sys.__excepthook__:  # the cell installed its own, which Python would call
+            try:
+                hook(type(exc), exc, tb)
+                return 1
+            except BaseException:  # Python then prints the exception itself
+                pass
         # Imported only now: they cost milliseconds on every cell otherwise.
         import linecache
         import traceback
 
         linecache.cache[CELL_FILENAME] = (len(code), None, code.splitlines(keepends=True), CELL_FILENAME)
-        # Skip this function's frame: the traceback starts in the cell.
-        tb = _last_entries(exc.__traceback__.tb_next if exc.__traceback__ else None, TRACEBACK_FRAMES)
+        tb = _last_entries(tb, TRACEBACK_FRAMES)
         traceback.print_exception(type(exc), exc, tb, limit=-TRACEBACK_FRAMES)
         return 1
     return 0
@@ -318,17 +334,38 @@ def _last_entries(tb: TracebackType | None, n: int) -> TracebackType | None:
     return tb
 
 
-def _finish(exit_code: int) -> None:
-    """Exit without the interpreter's teardown, doing by hand the parts a cell can observe.
+def _finish(exit_code: int) -> int:
+    """The interpreter's teardown, the parts a cell can observe, done by hand; the exit code to leave with.
 
     A normal teardown in a forked child touches every inherited page (copy-on-write) and takes tens of
     milliseconds; waiting for the cell's threads, atexit handlers and flushing stdio is what matters.
+    As in Python, a step the cell broke (`sys.modules['threading'] = 0`, `atexit._run_exitfuncs = None`)
+    is skipped and the others still run; output lost because stdout or stderr cannot be flushed makes it
+    120.
+    Plain `try` only: the cell may have replaced what a helper (`contextlib.suppress`) would need.
     """
-    threading = sys.modules.get("threading")
-    if threading is not None:
-        threading._shutdown()  # type: ignore[attr-defined]
-    atexit._run_exitfuncs()  # type: ignore[attr-defined]
+    try:
+        threading = sys.modules.get("threading")
+        if threading is not None:
+            threading._shutdown()  # type: ignore[attr-defined]
+    except BaseException:
+        _say("Exception ignored while waiting for the cell's threads")
+    try:
+        atexit._run_exitfuncs()  # type: ignore[attr-defined]
+    except BaseException:
+        _say("Exception ignored while running the cell's atexit handlers")
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(exit_code & 0xFF)
+        try:
+            if stream is not None and not getattr(stream, "closed", False):
+                stream.flush()
+        except BaseException:
+            exit_code = 120
+    return exit_code
+
+
+def _say(line: str) -> None:
+    """One line on the cell's stderr, if it still has one."""
+    try:  # noqa: SIM105 - contextlib is among what the cell may have replaced
+        os.write(2, line.encode() + b"\n")
+    except BaseException:
+        pass

@@ -1,0 +1,116 @@
+"""Round four of hostile cells: a cell that breaks what runs after its code, and what a cell does to the
+processes around it.
+
+A cell is a fork of the sandbox's own code: after the cell's source, the same process waits for its
+threads, runs its atexit handlers, flushes its output and leaves. A cell that replaced `os._exit`,
+`threading` or `atexit._run_exitfuncs`, or closed its stderr and raised, must end as the interpreter
+itself ends that code (`python -c`, run beside it here): same exit code, same output, and never by
+running the sandbox's own code in the cell's process. The other cases (signals to the processes
+around the cell, a child left behind, a 400 MB line, a 10 GB allocation, file names that are not
+UTF-8) held before this round; they are here so a change that breaks them fails.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from t3rl_core.sandbox.config import LocalSandboxConfig
+from tests.sandbox.test_sandbox_redteam import Pool
+
+# Cells that break the teardown the sandbox does by hand after their code.
+TEARDOWN_BREAKERS = {
+    "threading replaced in sys.modules": "import sys\nsys.modules['threading'] = 0\nprint('a', end='')\n"
+    "raise SystemExit(3)",
+    "threading._shutdown broken": "import threading\nthreading._shutdown = None\nprint('b', end='')\n"
+    "raise SystemExit(4)",
+    "os._exit replaced": "import os\nos._exit = lambda code: None\nprint('c')\nraise SystemExit(5)",
+    "atexit's runner replaced": "import atexit\natexit._run_exitfuncs = None\nprint('d')\n"
+    "raise SystemExit(6)",
+    "contextlib.suppress replaced": "import contextlib\ncontextlib.suppress = None\nprint('e')\n"
+    "raise SystemExit(7)",
+    "stderr closed, then an exception": "import os\nos.close(2)\nraise ValueError('unseen')",
+    "stdout closed with output buffered": "import os\nprint('f')\nos.close(1)",
+    "its own excepthook": "import sys\nsys.excepthook = lambda *exc: print('hooked', file=sys.stderr)\n"
+    "raise ValueError(1)",
+}
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[Pool]:
+    pool = Pool(LocalSandboxConfig(timeout_s=60.0, max_concurrency=2, max_processes=16))
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+def _python(code: str, tmp_path: os.PathLike[str]) -> subprocess.CompletedProcess[str]:
+    """The interpreter's own run of `code`, stdout a pipe and block-buffered as a cell's is."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_a_cell_that_breaks_its_own_teardown_ends_as_python_ends_it(pool, tmp_path):
+    """Before: every one of these but the excepthook and os._exit ones was a `success` with exit code 0
+    and its output lost; `os._exit` replaced ran init's and the zygote's code in the cell (its
+    traceback showed the sandbox's host paths); a custom excepthook was not called."""
+    results = pool.gather(*TEARDOWN_BREAKERS.values())
+    for (name, code), result in zip(TEARDOWN_BREAKERS.items(), results, strict=True):
+        python = _python(code, tmp_path)
+        assert (result.exit_code, result.stdout) == (python.returncode, python.stdout), (name, result)
+        assert result.status == ("success" if python.returncode == 0 else "error"), (name, result)
+        assert "t3rl_core" not in result.stderr, (name, result.stderr)
+    hooked = results[list(TEARDOWN_BREAKERS).index("its own excepthook")]
+    assert hooked.stderr == "hooked\n"
+    pool.serves()
+
+
+def test_signals_to_the_processes_around_a_cell_reach_only_the_cell(pool):
+    """The cell's parent, the parent's process group and every process it may signal: only the cell's
+    own processes can be hit, and the pool serves on."""
+    code = (
+        "import os, signal\n"
+        "for target in ('parent', 'group of the parent', 'every process'):\n"
+        "    try:\n"
+        "        if target == 'parent':\n"
+        "            os.kill(os.getppid(), signal.SIGKILL)\n"
+        "        elif target == 'group of the parent':\n"
+        "            os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)\n"
+        "        else:\n"
+        "            os.kill(-1, signal.SIGKILL)\n"
+        "        print(target, 'signalled', flush=True)\n"
+        "    except OSError as err:\n"
+        "        print(target, err.strerror, flush=True)\n"
+    )
+    result = pool.run(code)
+    # kill(-1) reaches the cell itself (it may signal its own uid), nothing outside the cell.
+    assert result.status == "error" and "killed by SIGKILL" in (result.error or ""), result
+    assert "parent signalled" not in result.stdout, result
+    pool.serves()
+
+
+def test_a_child_left_running_a_huge_line_and_a_huge_allocation_end_with_their_cell(pool):
+    orphan = "import os, time\nif os.fork() == 0:\n    time.sleep(1000)\nprint('parent done')"
+    line = "import sys\nsys.stdout.write('x' * (400 * 10**6))"
+    allocation = "x = bytearray(10**10)\nprint(len(x))"
+    names = "import os\nopen('f\\u00e9\\udcff'.encode('utf-8', 'surrogateescape'), 'w').write('x')\n"
+    names += "print(os.listdir(b'.'))"
+    left, flood, bomb, odd = pool.gather(orphan, line, allocation, names)
+    assert (left.status, left.stdout) == ("success", "parent done\n"), left
+    assert flood.status == "output_limit", flood
+    assert bomb.status == "error" and "MemoryError" in bomb.stderr, bomb
+    assert odd.status == "success" and "\\xff" in odd.stdout, odd
+    pool.serves()
