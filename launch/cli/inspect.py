@@ -27,6 +27,7 @@ from launch.cli.validate_command import (
 )
 from launch.config.compose_cache import Plain
 from launch.config.errors import ConfigError, Problem, did_you_mean, render_problems
+from launch.config.hidden_options import hidden_files, shown_path
 from launch.config.resolved import composed_plain
 from launch.config.secrets import scrub_obj, scrub_text
 from t3rl_core import registries
@@ -288,6 +289,7 @@ def ls_command(group: str | None, config_dirs: list[str]) -> int:
         render_problems([problem], rich_console(stderr=True))
         return EXIT_CONFIG
     console = rich_console()
+    never_read = hidden_files(config_dirs)  # own files an earlier search-path entry's of the same name hides
     width = max((len(o) for g in known for o in group_options(g, config_dirs)), default=0) + 2
     for name in [group] if group else known:
         console.print(f"[bold]{escape(name)}[/]")
@@ -297,6 +299,9 @@ def ls_command(group: str | None, config_dirs: list[str]) -> int:
             console.print(f"  {escape(option + mark):<{width}} {escape(description)}")
             if group:
                 console.print(f"  {'':<{width}} [dim]{escape(shown)}[/]")
+        for hidden in (h for h in never_read if h.option.rpartition("/")[0] == name):
+            own, first = escape(shown_path(hidden.own)), escape(shown_path(hidden.first))
+            console.print(f"  [yellow]{own} is never read: {first} has its name: rename it[/]")
         if group and group in REGISTRY_GROUPS:
             _print_registry(group, config_dirs if name in known else None, console)
     console.print("* = the default; choose another with GROUP=OPTION (an experiment with +experiment=NAME)")

@@ -1,0 +1,106 @@
+"""A newcomer's first hour, fourth pass: files of one's own config dir that t3rl never read (named like a
+shipped option), a group's option written as a plain key of an experiment, a value an environment
+variable set, and `t3rl help COMMAND` (docs/reference/cli-behaviour.md, "Mistakes in the first hour").
+Each fix printed is applied as printed and must validate.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli_app import fix_of, invoke, refused, validates
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def own_file(here: Path, relative: str, content: str) -> Path:
+    path = here / "mine" / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+    return path
+
+
+def run_fix_command(command: str, here: Path) -> None:
+    """The shell command part of a fix (before ' and choose it with'), run as pasted."""
+    done = subprocess.run(["bash", "-c", command], cwd=here, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+# ------------------------------------------- an option of one's own named like one of t3rl's
+
+
+def test_an_own_experiment_named_like_a_shipped_one_is_never_read_and_says_so(here: Path) -> None:
+    """`mine/experiment/quickstart.yaml`: Hydra composed t3rl's quickstart (first on the search path) and
+    validated it; the file was never read and `t3rl ls` did not list it."""
+    own_file(
+        here, "experiment/quickstart.yaml", "# @package _global_\ndefaults:\n  - stage1_bfcl\nname: mine\n"
+    )
+    argv = ["--config-dir", "mine", "+experiment=quickstart"]
+    output = refused(argv)
+    assert "mine/experiment/quickstart.yaml is never read" in output, output
+    assert "conf/experiment/quickstart.yaml has the same name" in output, output
+    listed = invoke(["ls", "experiment", "--config-dir", "mine"])
+    assert "mine/experiment/quickstart.yaml is never read" in listed.output, listed.output
+
+    command, _, choice = (
+        fix_of(output).removeprefix("give yours a name of its own: ").partition(" and choose it with ")
+    )
+    assert choice == "+experiment=my_quickstart", output
+    run_fix_command(command, here)
+    validates(["--config-dir", "mine", choice])
+    assert "name: mine" in invoke(["show", "--config-dir", "mine", choice]).output
+
+
+def test_an_own_model_named_like_a_shipped_one_is_named_when_chosen_only(here: Path) -> None:
+    """A copy of t3rl's tiny_qwen3 edited in one's own config dir: the quickstart (which chooses
+    tiny_qwen3) composed t3rl's file; a config that does not choose it is not refused for it."""
+    copy = (REPO / "conf/model/tiny_qwen3.yaml").read_text()
+    own_file(here, "model/tiny_qwen3.yaml", copy.replace("name: tiny_qwen3", "name: tiny_qwen3_mine"))
+    validates(["--config-dir", "mine", "+experiment=quickstart", "model=qwen3_8b"])
+    output = refused(["--config-dir", "mine", "+experiment=quickstart"])
+    assert "mine/model/tiny_qwen3.yaml is never read" in output, output
+    command, _, choice = (
+        fix_of(output).removeprefix("give yours a name of its own: ").partition(" and choose it with ")
+    )
+    assert choice == "model=my_tiny_qwen3", output
+    run_fix_command(command, here)
+    validates(["--config-dir", "mine", "+experiment=quickstart", choice])
+
+
+# ------------------------------------------- a group's option as a plain key of an experiment
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("model: qwen3_8b", "section 'model' became the word 'qwen3_8b'"),
+        ("hardware: h100x8", "section 'hardware' became the word 'h100x8'"),
+    ],
+    ids=["model", "hardware"],
+)
+def test_a_group_option_written_as_a_key_is_answered_with_the_defaults_entry(
+    here: Path, line: str, says: str
+) -> None:
+    """`model: qwen3_8b` beside `name:` broke the env's `${model.parsers.think_tags}` (blamed on
+    conf/env/bfcl_multi_turn.yaml); `hardware: h100x8` was "a valid dictionary (got 'h100x8')", fix
+    "see the field's comment". Also when the line sits in an own base experiment."""
+    group, option = line.split(": ")
+    own_file(
+        here, "experiment/base.yaml", f"# @package _global_\ndefaults:\n  - quickstart\nname: base\n{line}\n"
+    )
+    own_file(here, "experiment/mine.yaml", "# @package _global_\ndefaults:\n  - base\nname: mine\n")
+    output = refused(["--config-dir", "mine", "+experiment=mine"])
+    assert says in output and "set in: mine/experiment/base.yaml" in output, output
+    assert fix_of(output).startswith(
+        f"in mine/experiment/base.yaml, delete `{line}` and add `- override /{group}: {option}`"
+    ), output
+
+    base = here / "mine/experiment/base.yaml"
+    text = base.read_text().replace(f"{line}\n", "")
+    base.write_text(text.replace("  - quickstart\n", f"  - quickstart\n  - override /{group}: {option}\n"))
+    validates(["--config-dir", "mine", "+experiment=mine"])
+    shown = invoke(["show", "--config-dir", "mine", "+experiment=mine", "--explain", group]).output
+    assert f"conf/{group}/{option}.yaml" in shown, shown
