@@ -36,7 +36,7 @@ from t3rl_core.hooks.failures import (
     failure_of,
     remove_failed_groups,
 )
-from t3rl_core.rewards.base import RewardInput
+from t3rl_core.rewards.base import RewardInput, checked
 
 if TYPE_CHECKING:
     from t3rl_core.rollout.episode import EpisodeResult
@@ -168,7 +168,7 @@ async def reward_func(args: Any, sample: Any, **_: Any) -> Any:
             step=training_step(),
         )
     )
-    return result.value
+    return checked(result).value
 
 
 def log_rollout_data(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +27,24 @@ class RewardResult:
 
     value: float
     metrics: dict[str, float] = field(default_factory=dict)
+
+
+class InvalidReward(ValueError):
+    """A reward function returned what slime cannot train on as a reward (a bug of the reward)."""
+
+
+def checked(result: RewardResult) -> RewardResult:
+    """`result` with its value a finite built-in float (a numpy scalar or a bool converted); raises
+    InvalidReward otherwise. slime z-scores the value within its prompt group: one NaN or infinity makes
+    every advantage of the group NaN, and None or a text stops the batch's reward tensor."""
+    if not isinstance(result, RewardResult):
+        raise InvalidReward(f"a reward returns a RewardResult, got {type(result).__name__} {result!r}")
+    value = result.value
+    if not isinstance(value, numbers.Real):  # numpy's scalars are registered as Real too
+        raise InvalidReward(f"a reward must be a real number, got {type(value).__name__} {value!r}")
+    if not math.isfinite(value):
+        raise InvalidReward(f"a reward must be finite, got {value!r}")
+    return result if type(value) is float else RewardResult(float(value), result.metrics)
 
 
 class Reward(ABC):

@@ -4,7 +4,11 @@ placeholder character the control-text encoding uses, and what a reward may hand
 from __future__ import annotations
 
 import asyncio
+import math
+from types import SimpleNamespace
+from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,10 +19,15 @@ from t3rl_core.engines.base import SamplingParams
 from t3rl_core.envs.retool.config import ReToolEnvConfig
 from t3rl_core.envs.retool.env import ReToolEnv
 from t3rl_core.envs.retool.parser import CodeBlockParser
+from t3rl_core.hooks import slime as hooks
+from t3rl_core.registries import REWARDS
+from t3rl_core.rewards.base import InvalidReward, Reward, RewardInput, RewardResult
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
 from t3rl_core.sandbox.base import Sandbox, SandboxResult
-from tests.rollout.fakes import ScriptedEngine, play
+from tests.rollout.fakes import ScriptedEngine, play, task
+from tests.rollout.test_runner import runtime, toy_runner
 from tests.rollout.test_tito_properties import _ALL_CONTROL, _FORGED, _echo, _Hostile
+from tests.support.slime_sample import Sample
 
 CODE = "Let me compute.\n<code>\n```python\nprint(17 * 23)\n```\n</code>"
 ANSWER = "So the answer is\n<answer>\n\\boxed{391}\n</answer>"
@@ -100,3 +109,47 @@ def test_a_model_writing_the_placeholder_character_beside_a_hostile_tool(chat: C
     ]
     ids = chat.prompt_ids(few_shot)
     assert chat.decode(ids) == chat.render(few_shot, add_generation_prompt=True)
+
+
+class _Returns(Reward):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __call__(self, inp: RewardInput) -> RewardResult:
+        return self.value if isinstance(self.value, RewardResult | str) else RewardResult(self.value)
+
+
+def _score(qwen_chat: ChatFormat, value: Any) -> tuple[EpisodeResult, RewardResult]:
+    runner = toy_runner(qwen_chat, reward=_Returns(value))
+    return asyncio.run(runner.run(task()))
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, None, "1.0", [1.0], "a RewardResult"])
+def test_a_reward_slime_cannot_train_on_is_the_rewards_failure(qwen_chat: ChatFormat, value: Any) -> None:
+    """A NaN reward poisons its whole prompt group's advantages; it used to reach `sample.reward` as is,
+    counted as the policy's own result. Now it is the reward's failure: reward 0.0, removed from
+    training with its group by the hooks, counted under rollout/failures/reward/InvalidReward."""
+    result, score = _score(qwen_chat, value)
+    assert result.failure is not None and result.failure.label == "reward/InvalidReward"
+    assert score.value == 0.0
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(1, 1.0), (True, 1.0), (np.float32(0.5), 0.5), (np.int64(-3), -3.0), (0.25, 0.25)]
+)
+def test_real_rewards_reach_slime_as_built_in_floats(
+    qwen_chat: ChatFormat, value: Any, expected: float
+) -> None:
+    result, score = _score(qwen_chat, value)
+    assert result.failure is None
+    assert type(score.value) is float and score.value == expected
+
+
+def test_slimes_reward_hook_refuses_a_nan_reward(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`reward_func` (slime's --custom-rm-path, for a sample without a reward) recomputes the reward:
+    it returned a NaN as is."""
+    monkeypatch.setattr(REWARDS, "build", lambda config: _Returns(math.nan))
+    args = SimpleNamespace(t3rl=runtime())
+    sample = Sample(metadata={"outcome": {"turns_answered": 1, "turns": 2}})
+    with pytest.raises(InvalidReward, match="finite"):
+        asyncio.run(hooks.reward_func(args, sample))
