@@ -6,6 +6,8 @@ package, in merge order; command-line overrides come last. Later sources win, as
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -36,8 +38,21 @@ class Origin(NamedTuple):
     deleted: bool = False
 
     def describe(self) -> str:
-        what = f"deleted by {self.source}" if self.deleted else self.source
+        what = f"deleted by {self.source}" if self.deleted else self.source + _from_environment(self.raw)
         return f"{what} (chosen by {self.chosen_by})" if self.chosen_by else what
+
+
+def _from_environment(raw: Any) -> str:
+    """`, from $NAME` when the value is `${oc.env:NAME,…}` and NAME is set: the file only names the
+    variable, the shell that exported it set the value (`T3RL_RUNS_DIR=` made paths.runs_dir empty, and
+    the error blamed conf/paths/default.yaml). Never the value: it may be a credential."""
+    if not (isinstance(raw, str) and raw.startswith("${oc.env:")):
+        return ""
+    found = re.fullmatch(r"\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)(,.*)?\}", raw)
+    if found is None or found[1] not in os.environ:
+        return ""
+    how = "set, empty" if not os.environ[found[1]] else "set in the environment"
+    return f", from ${found[1]} ({how})"
 
 
 class Shadow(NamedTuple):

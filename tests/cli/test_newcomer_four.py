@@ -104,3 +104,41 @@ def test_a_group_option_written_as_a_key_is_answered_with_the_defaults_entry(
     validates(["--config-dir", "mine", "+experiment=mine"])
     shown = invoke(["show", "--config-dir", "mine", "+experiment=mine", "--explain", group]).output
     assert f"conf/{group}/{option}.yaml" in shown, shown
+
+
+# ------------------------------------------- a value the environment set
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "argv", "says"),
+    [
+        ("T3RL_RUNS_DIR", "", ["+experiment=quickstart"], "from $T3RL_RUNS_DIR (set, empty)"),
+        ("SLIME_ROOT", "slime", ["+experiment=stage1_bfcl"], "from $SLIME_ROOT (set in the environment)"),
+    ],
+    ids=["empty", "relative"],
+)
+def test_a_value_an_environment_variable_set_names_the_variable(
+    here: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, argv: list[str], says: str
+) -> None:
+    """`export T3RL_RUNS_DIR=$UNSET` left paths.runs_dir empty: the error said "set in:
+    conf/paths/default.yaml", a file that only names the variable."""
+    monkeypatch.setenv(variable, value)
+    output = refused(argv)
+    assert says in output and "conf/paths/default.yaml" in output, output
+    validates([*argv, fix_of(output).removeprefix("set ").partition(" ")[0]])
+
+
+# ------------------------------------------- `t3rl help COMMAND`
+
+
+@pytest.mark.parametrize(
+    ("typed", "line"),
+    [(["help", "run"], ["run", "--help"]), (["help", "runs", "show"], ["runs", "show", "--help"])],
+    ids=["run", "runs-show"],
+)
+def test_help_of_a_command_as_a_word_gets_its_help_option(typed: list[str], line: list[str]) -> None:
+    """`t3rl help run` said "that is an option of t3rl: t3rl --help", the help of t3rl, not of run."""
+    result = invoke(typed)
+    assert result.exit_code == 2, result.output
+    assert f"t3rl {' '.join(line)}" in " ".join(result.output.split()), result.output
+    assert invoke(line).exit_code == 0
