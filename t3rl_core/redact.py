@@ -19,6 +19,7 @@ import sys
 from collections.abc import Iterable
 
 from t3rl_core.secret import mask_text
+from t3rl_core.secret_shapes import PEM_MARK, PemLines
 
 MASK = b"***"
 # A line is copied once its end arrives; a longer run without one is copied in pieces of this size,
@@ -58,6 +59,8 @@ def _copy(sources: dict[int, int], secrets: list[bytes]) -> None:
     """Copy each readable fd to its target fd, line by line, masked, until every source is closed."""
     longest = max(len(s) for s in secrets)
     pending = dict.fromkeys(sources, b"")
+    # A private key printed over lines can arrive over several reads: its body is masked up to its END.
+    pems = {fd: PemLines() for fd in sources}
     with selectors.DefaultSelector() as selector:
         for fd in sources:
             selector.register(fd, selectors.EVENT_READ)
@@ -67,14 +70,14 @@ def _copy(sources: dict[int, int], secrets: list[bytes]) -> None:
                 data = os.read(fd, _CHUNK)
                 if not data:
                     selector.unregister(fd)
-                    _write(sources[fd], _masked(pending.pop(fd), secrets))
+                    _write(sources[fd], _masked(pending.pop(fd), secrets, pems[fd]))
                     continue
                 buffer = pending[fd] + data
                 end = max(buffer.rfind(b"\n"), buffer.rfind(b"\r")) + 1
                 if end == 0 and len(buffer) > _CHUNK:
                     end = _cut_outside(buffer, len(buffer) - longest + 1, secrets)
                 pending[fd] = buffer[end:]
-                _write(sources[fd], _masked(buffer[:end], secrets))
+                _write(sources[fd], _masked(buffer[:end], secrets, pems[fd]))
 
 
 def _cut_outside(buffer: bytes, end: int, secrets: list[bytes]) -> int:
@@ -89,11 +92,13 @@ def _cut_outside(buffer: bytes, end: int, secrets: list[bytes]) -> int:
     return end
 
 
-def _masked(data: bytes, secrets: list[bytes]) -> bytes:
+def _masked(data: bytes, secrets: list[bytes], pem: PemLines) -> bytes:
     for secret in secrets:
         data = data.replace(secret, MASK)
     text = data.decode("utf-8", "surrogateescape")  # bytes that are not UTF-8 are copied as they came
     masked = mask_text(text)
+    if pem.inside or PEM_MARK in masked:
+        masked = "".join(pem(line) for line in masked.splitlines(keepends=True))
     return data if masked == text else masked.encode("utf-8", "surrogateescape")
 
 

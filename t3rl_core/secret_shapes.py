@@ -102,8 +102,8 @@ _HEADER = (
 _NOT_VALUES = ("env:", "file:", "${", MASK)
 # A private key in PEM (`-----BEGIN [RSA |EC |OPENSSH |ENCRYPTED ]PRIVATE KEY-----`, a service account's
 # JSON, an SSH key a job dumps): its body, over real or JSON-escaped line breaks, up to its END line or,
-# cut short, the end of the text. Looked for only where `_PEM_MARK` stands.
-_PEM_MARK = "PRIVATE KEY-----"
+# cut short, the end of the text. Looked for only where `PEM_MARK` stands.
+PEM_MARK = "PRIVATE KEY-----"
 _PEM = r"(?s)(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----)(.+?)(-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)"
 
 
@@ -115,7 +115,7 @@ def credentials_in(text: str) -> list[str]:
     if _has_header(text):
         found += [m.group(2) for m in re.finditer(_HEADER, text)]
     found += [text[start:end] for start, end in _named_spans(text)]
-    if _PEM_MARK in text:
+    if PEM_MARK in text:
         found += [m.group(2) for m in re.finditer(_PEM, text) if m.group(2).strip(" \\n")]
     return [value for value in found if not value.startswith(_NOT_VALUES)]
 
@@ -151,7 +151,7 @@ def mask_shapes(text: str) -> str:
     spans = _named_spans(text)
     for start, end in reversed(spans):
         text = text[:start] + MASK + text[end:]
-    if _PEM_MARK in text:
+    if PEM_MARK in text:
         text = re.sub(_PEM, lambda m: m.group(1) + MASK + m.group(3), text)
     return text
 
@@ -170,7 +170,7 @@ class PemLines:
                 return MASK + line[len(line.rstrip("\r\n")) :]
             self.inside = False
             return MASK + line[end:]
-        begin = line.rfind(_PEM_MARK)
+        begin = line.rfind(PEM_MARK)
         if begin >= 0 and "-----BEGIN " in line and "-----END " not in line[begin:]:
             self.inside = True
         return line

@@ -15,9 +15,10 @@ followed again), a succeeded one is taken as is, a failed or stopped one is subm
 attempt.
 
 Logs: Ray streams a job's whole log on every attach. `stages/<name>/ray/<submission id>.log` keeps it
-complete; the stage's `log.txt` gets only what that file did not have yet, so a re-attached log has
-every line once. Ctrl-C stops the job (`stop_job`), waits up to `stop_grace_s` for it to end, then
-lets KeyboardInterrupt through (the pipeline records the stage as stopped).
+complete (masked line by line, as `log.txt`); the stage's `log.txt` gets only what that file did not
+have yet, so a re-attached log has every line once. Ctrl-C stops the job (`stop_job`), waits up to
+`stop_grace_s` for it to end, then lets KeyboardInterrupt through (the pipeline records the stage as
+stopped).
 
 Pre-flight: the plugin modules a cluster stage imports (`Stage.imports`) are imported by a short probe
 job with that stage's runtime env before anything runs, so a plugin the job does not carry fails in
@@ -53,6 +54,7 @@ from launch.plan.secret_uploads import with_upload_excludes
 from launch.plan.stages import Stage
 from launch.run.executors import records
 from launch.run.executors.base import Executor, StageContext, StageResult
+from t3rl_core.secret_shapes import PemLines
 
 JOB_RECORD = "ray_job.json"
 # Seconds a plugin import probe may take (Ray sets up its runtime env, uploads py_modules, imports).
@@ -247,8 +249,9 @@ class RayJobRunner:
         """Copy the job's log until it ends (re-attaching should the stream drop first); its status."""
         full = stage_dir / "ray" / f"{job_id}.log"
         full.parent.mkdir(parents=True, exist_ok=True)
+        pem = PemLines()
         while True:
-            copy = _LogCopy(full, log, self.out)
+            copy = _LogCopy(full, log, self.out, pem)
             if self.status(job_id) in TERMINAL:
                 # A finished job's log in one call (tailing it would wait on a closed stream).
                 copy.feed(self.client.get_job_logs(job_id))
@@ -256,6 +259,7 @@ class RayJobRunner:
                 asyncio.run(self._tail(job_id, copy))
             status = self._wait(job_id, timeout=5.0)
             if status in TERMINAL:
+                copy.finish()
                 return status
 
     async def _tail(self, job_id: str, copy: _LogCopy) -> None:
@@ -272,28 +276,58 @@ class RayJobRunner:
 
 
 class _LogCopy:
-    """Ray replays a job's log from its start on every attach: pass on only what `full` lacks."""
+    """Ray replays a job's log from its start on every attach: pass on only what was not copied yet.
 
-    def __init__(self, full: Path, log: TextIO, out: TextIO | None) -> None:
+    The log is masked a whole line at a time (a token a chunk cut in two, a private key printed over
+    lines: `pem` carries over re-attaches), into the stage's log, the terminal and `full` alike. As
+    masking changes lengths, how many of the job's own bytes `full` holds is kept beside it
+    (`<submission id>.log.bytes`); a line without its end yet is copied once it ends, or at `finish`."""
+
+    def __init__(self, full: Path, log: TextIO, out: TextIO | None, pem: PemLines) -> None:
         self.full = full
+        self.count = full.with_name(full.name + ".bytes")
         self.log = log
         self.out = out
-        self.have = full.stat().st_size if full.exists() else 0
+        self.pem = pem
+        self.have = _bytes_copied(full, self.count)
         self.position = 0
+        self.pending = b""
 
     def feed(self, chunk: str) -> None:
         data = chunk.encode()
         start, self.position = self.position, self.position + len(data)
-        if self.position <= self.have:
+        taken = self.have + len(self.pending)
+        if self.position <= taken:
             return
-        new = data[max(0, self.have - start) :].decode(errors="replace")
-        self.have = self.position
+        self.pending += data[max(0, taken - start) :]
+        self._copy(self.pending.rfind(b"\n") + 1)
+
+    def finish(self) -> None:
+        """The job ended: its last line too, though it has no end."""
+        self._copy(len(self.pending))
+
+    def _copy(self, end: int) -> None:
+        if end <= 0:
+            return
+        lines = self.pending[:end].decode(errors="replace").splitlines(keepends=True)
+        self.pending = self.pending[end:]
+        masked = "".join(self.pem(scrub_text(line)) for line in lines)
         with self.full.open("a") as out:
-            out.write(new)
+            out.write(masked)
+        self.have += end
+        self.count.write_text(str(self.have))
         for stream in (self.log, self.out):
             if stream is not None:
-                stream.write(scrub_text(new))
+                stream.write(masked)
                 stream.flush()
+
+
+def _bytes_copied(full: Path, count: Path) -> int:
+    """How many bytes of the job's log `full` holds (a run dir from before the count: its size)."""
+    try:
+        return int(count.read_text())
+    except (OSError, ValueError):
+        return full.stat().st_size if full.exists() else 0
 
 
 class RayExecutor(Executor):

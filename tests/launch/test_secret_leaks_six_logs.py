@@ -1,0 +1,114 @@
+"""Secrets in the logs t3rl copies from elsewhere: a Ray job's log and a server's output.
+
+A stage on a Ray cluster prints a private key over lines (a service account's key, an SSH key a job
+dumps) and a token; Ray streams its log in chunks that cut lines anywhere, and again from the start
+on every attach. Neither the stage's log.txt, nor the terminal, nor the copy of the job's whole log in
+the run directory (`stages/<name>/ray/<id>.log`) may hold the key's body or the token. A server
+started with a key (`t3rl_core.redact.mask_output`) prints a private key whose lines reach its copier
+in separate reads: the copier masks every line up to the key's END line.
+"""
+
+from __future__ import annotations
+
+import io
+import secrets
+import subprocess
+import sys
+import textwrap
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import SimpleNamespace
+
+from launch.run.executors.ray_jobs import RayJobRunner
+
+REPO = Path(__file__).resolve().parents[2]
+BODY = [secrets.token_urlsafe(48).replace("-", "+").replace("_", "/") for _ in range(4)]
+PEM = "-----BEGIN RSA PRIVATE KEY-----\n" + "".join(f"{line}\n" for line in BODY)
+PEM += "-----END RSA PRIVATE KEY-----\n"
+TOKEN = "hf_" + secrets.token_hex(17)
+JOB_LOG = f"step 1\n{PEM}loaded HF_TOKEN={TOKEN} from the cluster\nlast line without an end"
+
+
+class _Cluster:
+    """The part of Ray's job client `_follow` uses: a running job whose log arrives in `chunks`,
+    finished once they are read; a finished job's whole log in one call."""
+
+    def __init__(self, chunks: list[str], running: bool) -> None:
+        self.chunks = chunks
+        self.running = running
+
+    def get_job_status(self, job_id: str) -> SimpleNamespace:
+        return SimpleNamespace(value="RUNNING" if self.running else "SUCCEEDED")
+
+    async def tail_job_logs(self, job_id: str) -> AsyncIterator[str]:
+        for chunk in self.chunks:
+            yield chunk
+        self.running = False
+
+    def get_job_logs(self, job_id: str) -> str:
+        return "".join(self.chunks)
+
+
+def _follow(chunks: list[str], running: bool, stage_dir: Path) -> tuple[str, str]:
+    log, out = io.StringIO(), io.StringIO()
+    runner = RayJobRunner("http://ray-head:8265", client=_Cluster(chunks, running), out=out)
+    assert runner._follow("t3rl-run-stage-1", stage_dir, log) == "SUCCEEDED"
+    return log.getvalue(), out.getvalue()
+
+
+def _leaked(text: str) -> list[str]:
+    return [value for value in [*BODY, TOKEN, TOKEN[:14], TOKEN[-14:]] if value in text]
+
+
+def test_a_ray_jobs_private_key_and_a_token_cut_between_chunks_are_masked_in_every_copy(tmp_path):
+    """Before: log.txt and the terminal had the key's body (each chunk was masked alone) and the token's
+    halves; the run directory's copy of the job's log had everything unmasked."""
+    cuts = sorted({JOB_LOG.index(TOKEN) + 7, JOB_LOG.index(BODY[1]) + 10, JOB_LOG.index(PEM) + 5, 3})
+    chunks = [JOB_LOG[a:b] for a, b in zip([0, *cuts], [*cuts, len(JOB_LOG)], strict=True)]
+    log, out = _follow(chunks, running=True, stage_dir=tmp_path)
+    full = (tmp_path / "ray" / "t3rl-run-stage-1.log").read_text()
+    for name, text in (("log.txt", log), ("terminal", out), ("the job's whole log", full)):
+        assert not _leaked(text), (name, text)
+        assert "step 1" in text and "-----END RSA PRIVATE KEY-----" in text and "from the cluster" in text
+        assert text.endswith("last line without an end"), (name, text)
+
+
+def test_a_re_attached_ray_log_is_masked_and_has_every_line_once(tmp_path):
+    """Masking changes the copy's length: what was copied is counted in the job's own bytes, so a
+    re-attach (Ray replays the log from its start) adds only the lines that are new."""
+    first = JOB_LOG.rpartition("\n")[0] + "\n"
+    _follow([first[:40], first[40:]], running=True, stage_dir=tmp_path)
+    log, _ = _follow([JOB_LOG + "\nafter the re-attach\n"], running=False, stage_dir=tmp_path)
+    full = (tmp_path / "ray" / "t3rl-run-stage-1.log").read_text()
+    assert log.count("step 1") == 0 and log.count("last line without an end") == 1, log
+    assert full.count("step 1") == 1 and full.count("after the re-attach") == 1, full
+    assert not _leaked(full), full
+
+
+def test_a_servers_copier_masks_a_private_key_whose_lines_arrive_in_separate_reads():
+    """The server prints the key's BEGIN line and first line, waits until the copier has passed them
+    on, then prints the rest: before, the copier masked each read alone, so the rest went out as is."""
+    child = textwrap.dedent(
+        f"""
+        import sys
+        from t3rl_core.redact import mask_output
+        mask_output(["the-servers-own-api-key-value"])
+        print("-----BEGIN PRIVATE KEY-----\\n{BODY[0]}", flush=True)
+        sys.stdin.readline()
+        print("{BODY[1]}\\n{BODY[2]}\\n-----END PRIVATE KEY-----\\nserver ready", flush=True)
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", child],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    begin = proc.stdout.readline()  # the copier has read and written the key's first part
+    rest, _ = proc.communicate("go\n", timeout=120)
+    assert begin.startswith("-----BEGIN PRIVATE KEY-----"), begin
+    assert not _leaked(begin + rest), begin + rest
+    assert "-----END PRIVATE KEY-----" in rest and "server ready" in rest, rest
