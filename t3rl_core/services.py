@@ -47,6 +47,7 @@ from t3rl_core.fields import (
     Seconds,
     UrlPath,
 )
+from t3rl_core.redact import log_tail
 from t3rl_core.secret_env import credential_values, referenced_variables, without_credentials
 from t3rl_core.secret_launch import argv_for
 from t3rl_core.strict import StrictModel
@@ -124,8 +125,8 @@ def start(spec: ServiceSpec, owner: int | None = None) -> None:
         stop(spec)
         keeper.kill()
         keeper.wait()
-        tail = Path(spec.log_file).read_text(errors="replace").splitlines()[-20:]
-        raise ServerStartError(f"{err}; last lines of {spec.log_file}:\n" + "\n".join(tail)) from None
+        tail = log_tail(Path(spec.log_file).read_text(errors="replace"))
+        raise ServerStartError(f"{err}; last lines of {spec.log_file}:\n{tail}") from None
 
 
 class _Stopped(Exception):

@@ -23,6 +23,7 @@ from typing import Any
 from t3rl_core import lifetime as lifetime_module
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.parsers.own import OWN_TOOL_CALL_PARSERS
+from t3rl_core.redact import log_tail
 from t3rl_core.secret import Secret
 from t3rl_core.secret_launch import argv_for
 
@@ -208,8 +209,7 @@ class SGLangServer:
     def _log_hint(self) -> str:
         if not self.log_path or not self.log_path.exists():
             return ""
-        tail = self.log_path.read_text(errors="replace").splitlines()[-20:]
-        return f"; last lines of {self.log_path}:\n" + "\n".join(tail)
+        return f"; last lines of {self.log_path}:\n" + log_tail(self.log_path.read_text(errors="replace"))
 
     def _trap_sigterm(self) -> None:
         if _in_main_thread():

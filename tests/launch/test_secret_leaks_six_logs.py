@@ -5,12 +5,14 @@ dumps) and a token; Ray streams its log in chunks that cut lines anywhere, and a
 on every attach. Neither the stage's log.txt, nor the terminal, nor the copy of the job's whole log in
 the run directory (`stages/<name>/ray/<id>.log`) may hold the key's body or the token. A server
 started with a key (`t3rl_core.redact.mask_output`) prints a private key whose lines reach its copier
-in separate reads: the copier masks every line up to the key's END line.
+in separate reads: the copier masks every line up to the key's END line. A server that does not start
+is reported with the last lines of its log: a key whose BEGIN line is above them is masked there too.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import secrets
 import subprocess
 import sys
@@ -19,13 +21,23 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from launch.run.executors.ray_jobs import RayJobRunner
+from t3rl_core.eval.config import ServerConfig
+from t3rl_core.eval.server import ServerStartError, SGLangServer
+from t3rl_core.services import ServiceSpec, start
+from tests.support.tiny_stack import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 BODY = [secrets.token_urlsafe(48).replace("-", "+").replace("_", "/") for _ in range(4)]
 PEM = "-----BEGIN RSA PRIVATE KEY-----\n" + "".join(f"{line}\n" for line in BODY)
 PEM += "-----END RSA PRIVATE KEY-----\n"
 TOKEN = "hf_" + secrets.token_hex(17)
+# A key longer than the 20 lines an error quotes of a server's log: its BEGIN line is not among them.
+LONG_BODY = [secrets.token_urlsafe(48) for _ in range(30)]
+LONG_PEM = "-----BEGIN PRIVATE KEY-----\n" + "".join(f"{line}\n" for line in LONG_BODY)
+LONG_PEM += "-----END PRIVATE KEY-----\n"
 JOB_LOG = f"step 1\n{PEM}loaded HF_TOKEN={TOKEN} from the cluster\nlast line without an end"
 
 
@@ -112,3 +124,36 @@ def test_a_servers_copier_masks_a_private_key_whose_lines_arrive_in_separate_rea
     assert begin.startswith("-----BEGIN PRIVATE KEY-----"), begin
     assert not _leaked(begin + rest), begin + rest
     assert "-----END PRIVATE KEY-----" in rest and "server ready" in rest, rest
+
+
+def _long_key_leaked(text: str) -> list[str]:
+    return [line for line in LONG_BODY if line in text]
+
+
+def test_an_sglang_server_that_did_not_start_quotes_its_log_with_a_private_key_masked(tmp_path):
+    """Before: the error quoted the last 20 lines, the key's body without its BEGIN line, as they were."""
+    log = tmp_path / "server.log"
+    log.write_text("loading the service account\n" + LONG_PEM)
+    config = ServerConfig(port=free_port(), startup_timeout_s=60.0, extra_args=["--fake-exit", "3"])
+    fake = (sys.executable, str(REPO / "tests" / "support" / "fake_sglang.py"))
+    server = SGLangServer(
+        tmp_path / "model", tp=1, tool_call_parser="qwen25", config=config, launch=fake, log_path=log
+    )
+    with pytest.raises(ServerStartError) as caught:
+        server.start()
+    message = str(caught.value)
+    assert "last lines of" in message and "-----END PRIVATE KEY-----" in message, message
+    assert not _long_key_leaked(message), message
+
+
+def test_a_service_that_did_not_start_quotes_its_log_with_a_private_key_masked(tmp_path):
+    spec = ServiceSpec(
+        name="env_server", kind="command", port=free_port(), startup_timeout_s=60,
+        command=[sys.executable, "-c", f"print({LONG_PEM!r}, flush=True); raise SystemExit(3)"],
+        pid_file=str(tmp_path / "env.pid"), log_file=str(tmp_path / "env.log"),
+    )  # fmt: skip
+    with pytest.raises(ServerStartError) as caught:
+        start(spec, owner=os.getpid())
+    message = str(caught.value)
+    assert "last lines of" in message and "-----END PRIVATE KEY-----" in message, message
+    assert not _long_key_leaked(message), message

@@ -16,6 +16,7 @@ from typing import Any
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.eval.server import ServerStartError, _healthy, _signal_group
 from t3rl_core.lifetime import die_with_parent
+from t3rl_core.redact import log_tail
 
 
 class EnvServer:
@@ -63,7 +64,8 @@ class EnvServer:
         while not _healthy(self.url):
             if self._process.poll() is not None:
                 tail = (self._process.stderr.read() if self._process.stderr else b"").decode(errors="replace")
-                raise ServerStartError(f"env.command exited with {self._process.returncode}: {tail[-2000:]}")
+                code = self._process.returncode
+                raise ServerStartError(f"env.command exited with {code}: {log_tail(tail)[-2000:]}")
             if time.monotonic() > deadline:
                 self.close()
                 raise ServerStartError(
