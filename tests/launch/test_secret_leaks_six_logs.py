@@ -23,7 +23,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from launch.run.executors.ray_jobs import RayJobRunner
+from launch.run.executors.ray_jobs import JobSpec, RayJobRunner
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import ServerStartError, SGLangServer
 from t3rl_core.services import ServiceSpec, start
@@ -60,6 +60,9 @@ class _Cluster:
     def get_job_logs(self, job_id: str) -> str:
         return "".join(self.chunks)
 
+    def submit_job(self, **job: object) -> str:
+        return "t3rl-probe-1"
+
 
 def _follow(chunks: list[str], running: bool, stage_dir: Path) -> tuple[str, str]:
     log, out = io.StringIO(), io.StringIO()
@@ -95,6 +98,18 @@ def test_a_re_attached_ray_log_is_masked_and_has_every_line_once(tmp_path):
     assert log.count("step 1") == 0 and log.count("last line without an end") == 1, log
     assert full.count("step 1") == 1 and full.count("after the re-attach") == 1, full
     assert not _leaked(full), full
+
+
+def test_a_ray_probe_jobs_log_is_masked_before_its_last_line_is_quoted():
+    """A plugin probe that failed is reported with its log's last line: before, that was the key's last
+    line of body, as it was."""
+    cut_short = LONG_PEM.partition("-----END")[0]  # the job died while printing it
+    runner = RayJobRunner(
+        "http://ray-head:8265", client=_Cluster([f"importing the plugin\n{cut_short}"], False)
+    )
+    output, status = runner.probe(JobSpec("python -c 1", {}), 60)
+    assert status == "SUCCEEDED" and "importing the plugin" in output
+    assert not _long_key_leaked(output.strip().splitlines()[-1]), output
 
 
 def test_a_servers_copier_masks_a_private_key_whose_lines_arrive_in_separate_reads():

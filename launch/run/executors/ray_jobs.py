@@ -198,7 +198,9 @@ class RayJobRunner:
         return status
 
     def probe(self, job: JobSpec, timeout: float) -> tuple[str, str]:
-        """Run a short job to its end (stopped after `timeout` seconds); its log and final status."""
+        """Run a short job to its end (stopped after `timeout` seconds); its log, masked as a whole
+        before any line of it is quoted (a private key's last line has no form of its own), and its
+        final status."""
         deadline = time.monotonic() + AGENT_WAIT_S
         while True:
             try:
@@ -211,7 +213,7 @@ class RayJobRunner:
         status = self._wait(job_id, timeout)
         if status not in TERMINAL:
             self.client.stop_job(job_id)
-        return self.client.get_job_logs(job_id), status
+        return scrub_text(self.client.get_job_logs(job_id)), status
 
     def message(self, job_id: str) -> str:
         return scrub_text(self.client.get_job_info(job_id).message or "")
