@@ -35,6 +35,7 @@ TEARDOWN_BREAKERS = {
     "raise SystemExit(7)",
     "stderr closed, then an exception": "import os\nos.close(2)\nraise ValueError('unseen')",
     "stdout closed with output buffered": "import os\nprint('f')\nos.close(1)",
+    "an exit code beyond a C long": "raise SystemExit(2**70)",
     "its own excepthook": "import sys\nsys.excepthook = lambda *exc: print('hooked', file=sys.stderr)\n"
     "raise ValueError(1)",
 }
@@ -65,8 +66,8 @@ def _python(code: str, tmp_path: os.PathLike[str]) -> subprocess.CompletedProces
 
 def test_a_cell_that_breaks_its_own_teardown_ends_as_python_ends_it(pool, tmp_path):
     """Before: every one of these but the excepthook and os._exit ones was a `success` with exit code 0
-    and its output lost; `os._exit` replaced ran init's and the zygote's code in the cell (its
-    traceback showed the sandbox's host paths); a custom excepthook was not called."""
+    (most with their output lost); `os._exit` replaced ran init's and the zygote's code in the cell
+    (its traceback showed the sandbox's host paths); a custom excepthook was not called."""
     results = pool.gather(*TEARDOWN_BREAKERS.values())
     for (name, code), result in zip(TEARDOWN_BREAKERS.items(), results, strict=True):
         python = _python(code, tmp_path)

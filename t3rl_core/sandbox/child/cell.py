@@ -39,6 +39,7 @@ from .libc import CLONE_NEWIPC, CLONE_NEWNS, CLONE_NEWPID, PR_SET_CHILD_SUBREAPE
 CELL_FILENAME = "<cell>"
 # Frames of an uncaught exception's traceback printed, the last ones (the interpreter's default limit).
 TRACEBACK_FRAMES = 1000
+_C_LONG = 1 << 63
 
 
 @dataclass(frozen=True)
@@ -295,8 +296,11 @@ def _run(code: str) -> int:
     try:
         exec(compile(code, CELL_FILENAME, "exec"), namespace)
     except SystemExit as exit_:
-        if exit_.code is None or isinstance(exit_.code, int):
-            return exit_.code or 0
+        if exit_.code is None:
+            return 0
+        if isinstance(exit_.code, int):
+            # Python takes the code as a C long: one beyond it exits -1 (255), not its low byte (0).
+            return exit_.code if -_C_LONG <= exit_.code < _C_LONG else -1
         print(exit_.code, file=sys.stderr)
         return 1
     except BaseException as exc:
