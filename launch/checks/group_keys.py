@@ -28,17 +28,18 @@ _CHOICE = re.compile(r"^\+{0,2}(?P<group>\w+)=(?P<option>[\w.-]+)$")
 
 def group_key_problems(overrides: Sequence[str], config_dirs: Sequence[str]) -> list[Problem]:
     """One problem per group option an own experiment file (or its own base) sets as a plain key."""
-    if not config_dirs:
+    own = list(_own_files(overrides, config_dirs)) if config_dirs else []
+    if not own:
         return []
     from launch.config import compose  # lazy: Hydra's config loader, only on an error's path
 
     mounted = {
-        compose.option_package(f"{group}/{options[0]}", config_dirs) or group: (group, options)
+        _package(group, options, config_dirs): (group, options)
         for group in compose.groups(config_dirs)
         if group not in OPTIONAL_GROUPS and (options := compose.group_options(group, config_dirs))
     }
     problems: list[Problem] = []
-    for file, data in _own_files(overrides, config_dirs):
+    for file, data in own:
         for package, (group, options) in mounted.items():
             value = _at(data, package)
             if isinstance(value, str) and value in options:
@@ -71,6 +72,19 @@ def _own_files(overrides: Sequence[str], config_dirs: Sequence[str]) -> Iterator
         yield file, data
         defaults = data.get("defaults")
         todo += [(group, entry) for entry in defaults or [] if isinstance(entry, str) and entry != "_self_"]
+
+
+def _package(group: str, options: list[str], config_dirs: Sequence[str]) -> str:
+    """Where the group's options are mounted: the `# @package` of the first of its files that reads
+    (an unreadable one is the composition's own problem), else the group's name."""
+    from launch.config import compose  # lazy: Hydra's config loader, only on an error's path
+
+    for option in options:
+        try:
+            return compose.option_package(f"{group}/{option}", config_dirs) or group
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+    return group
 
 
 def _at(data: dict[str, Any], package: str) -> Any:
