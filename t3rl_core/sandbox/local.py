@@ -276,7 +276,8 @@ class LocalSandbox(Sandbox):
             return "sandbox_error", None, f"the cell ran without {set(self._cell_layers) - set(applied)}"
         if "signal" in final:
             sig = signal.Signals(final["signal"])
-            if sig == signal.SIGXCPU:
+            # RLIMIT_CPU sends SIGXCPU at the soft limit, SIGKILL at the hard one (a cell ignoring SIGXCPU).
+            if sig == signal.SIGXCPU or (sig == signal.SIGKILL and final.get("cpu_s", 0) >= cpu_limit_s(c)):
                 return "timeout", -sig, f"CPU-time limit of {cpu_limit_s(c)} s exceeded"
             if sig == signal.SIGBUS:
                 why = (

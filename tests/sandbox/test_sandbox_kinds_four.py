@@ -115,3 +115,18 @@ def test_a_child_left_running_a_huge_line_and_a_huge_allocation_end_with_their_c
     assert bomb.status == "error" and "MemoryError" in bomb.stderr, bomb
     assert odd.status == "success" and "\\xff" in odd.stdout, odd
     pool.serves()
+
+
+def test_a_cell_that_ignores_sigxcpu_is_stopped_at_its_cpu_time_as_a_timeout():
+    """RLIMIT_CPU's SIGXCPU ignored, the kernel SIGKILLs the cell a second later: before, that was an
+    `error` (`killed by SIGKILL`), which says nothing of the limit it ran into."""
+    pool = Pool(LocalSandboxConfig(timeout_s=120.0, cpu_time_s=1, max_concurrency=1))
+    try:
+        result = pool.run(
+            "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass"
+        )
+        assert (result.status, result.error) == ("timeout", "CPU-time limit of 1 s exceeded"), result
+        killed = pool.run("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+        assert (killed.status, killed.error) == ("error", "killed by SIGKILL"), killed
+    finally:
+        pool.close()

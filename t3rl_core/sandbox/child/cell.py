@@ -13,8 +13,8 @@ seccomp, then runs the source.
 
 Wire format (all pipes t3rl made and passed through the zygote): the lifeline carries an 8-byte
 length and the source, then stays open as long as t3rl wants the cell alive. The status pipe gets
-JSON lines: first {"applied": [layers]} from the cell, then {"exit": n} or {"signal": n} from init,
-or {"setup_error": "..."} from whichever step failed.
+JSON lines: first {"applied": [layers]} from the cell, then {"exit": n} or {"signal": n, "cpu_s": t}
+(the CPU time it used) from init, or {"setup_error": "..."} from whichever step failed.
 """
 
 from __future__ import annotations
@@ -207,9 +207,12 @@ def _wait(cell: int, lifeline: int) -> dict | None:
             break
         if lifeline in ready:
             return None
-    _, wait_status = os.waitpid(cell, 0)
+    _, wait_status, usage = os.wait4(cell, 0)
     code = os.waitstatus_to_exitcode(wait_status)
-    return {"exit": code} if code >= 0 else {"signal": -code}
+    if code >= 0:
+        return {"exit": code}
+    # A cell that ignores SIGXCPU is SIGKILLed at the hard limit: its CPU time tells the two apart.
+    return {"signal": -code, "cpu_s": usage.ru_utime + usage.ru_stime}
 
 
 def _cell(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
