@@ -430,15 +430,19 @@ class ChatFormat:
         *,
         add_generation_prompt: bool = False,
         env_spans: Mapping[int, Sequence[tuple[int, int]]] | None = None,
+        cut: bool = False,
     ) -> int | None:
         """Where an episode's tokens first differ from a fresh render of its conversation; None if they
         agree. A final turn-ending token is allowed when the template writes no turn closing (GLM: the
         model ends its turn with the next role token, which a render of the finished turn lacks).
-        `env_spans` are the env's inline texts in the model's turns (`render_ids`)."""
+        `env_spans` are the env's inline texts in the model's turns (`render_ids`); `cut`: the episode
+        dropped its last inserted tokens at a token limit, so the tokens are a prefix of the render."""
         expected = self.render_ids(
             messages, tools, add_generation_prompt=add_generation_prompt, env_spans=env_spans
         )
         tokens = list(tokens)
+        if cut:
+            expected = expected[: len(tokens)]
         if tokens == expected:
             return None
         trailing_stop = tokens[-1:] and tokens[-1] in self._stop_text and not self._continuation((), False)

@@ -98,6 +98,7 @@ async def generate(
             "num_model_calls": episode.num_model_calls,
             "trainable_tokens": sum(episode.loss_mask),
             "format_repairs": episode.format_repairs,
+            "cut_tokens": episode.cut_tokens,
             "parse_error": float(episode.status == "parse_error"),
             "status": episode.status,
             "error": episode.error,

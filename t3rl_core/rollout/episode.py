@@ -63,6 +63,8 @@ class EpisodeResult:
     failure: Failure | None = None
     # Each model call's bookkeeping from the engine (SGLang's prompt and cached tokens, weight version).
     call_meta: list[dict[str, Any]] = field(default_factory=list)
+    # Inserted tokens (observations, template text) dropped at the episode's token limits.
+    cut_tokens: int = 0
 
     def __post_init__(self) -> None:
         if not len(self.log_probs) == len(self.loss_mask) == len(self.response_ids):
@@ -144,9 +146,8 @@ class _Episode:
             error = "env.reset() returned inline text; only step() may continue a model turn"
             raise _Ended("failed", error, Failure("env", "InlineReset", error))
         self.messages.extend(first.messages)
-        self.trajectory = Trajectory(
-            await self.chat.prompt_ids_async(self.messages, self.tools, tools_key=self.tools_key)
-        )
+        prompt_ids = await self.chat.prompt_ids_async(self.messages, self.tools, tools_key=self.tools_key)
+        self.trajectory = Trajectory(prompt_ids, self._response_limit(len(prompt_ids)))
         if first.done:
             raise _Ended("truncated" if first.truncated else "completed")
         while True:
@@ -236,14 +237,17 @@ class _Episode:
         self._close_turn(generation.token_ids[-1] if generation.token_ids else None)
         raise _Ended("parse_error", f"the format repair failed: {problem}")
 
+    def _response_limit(self, prompt_length: int) -> int | None:
+        """The response tokens `max_response_len` and `max_context_len` leave after the prompt."""
+        limits = [] if self.limits.max_response_len is None else [self.limits.max_response_len]
+        if self.limits.max_context_len is not None:
+            limits.append(self.limits.max_context_len - prompt_length)
+        return min(limits) if limits else None
+
     async def _generate(self, sampling: SamplingParams) -> Generation:
         assert self.trajectory is not None
-        budgets = []
-        if self.limits.max_context_len is not None:
-            budgets.append(self.limits.max_context_len - len(self.trajectory))
-        if self.limits.max_response_len is not None:
-            budgets.append(self.limits.max_response_len - len(self.trajectory.response_ids))
-        budget = min(budgets) if budgets else None
+        limit = self.trajectory.max_response
+        budget = None if limit is None else limit - len(self.trajectory.response_ids)
         if self.model_calls >= self.limits.max_num_steps or (budget is not None and budget <= 0):
             if self.mid_turn:
                 self._close_turn(None)
@@ -355,6 +359,7 @@ async def run_episode(
             episode.tools,
             add_generation_prompt=episode.awaiting_model,
             env_spans=episode.inline_spans,
+            cut=trajectory.cut > 0,
         )
         if drift_at is not None:
             logger.warning("TITO drift: the trajectory differs from a fresh render at token %d", drift_at)
@@ -380,4 +385,5 @@ async def run_episode(
         step_starts=episode.step_starts,
         failure=failure,
         call_meta=episode.call_meta,
+        cut_tokens=trajectory.cut,
     )

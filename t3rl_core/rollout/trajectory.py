@@ -15,7 +15,10 @@ class TitoViolation(AssertionError):
 
 
 class Trajectory:
-    def __init__(self, prompt_ids: Sequence[int]) -> None:
+    def __init__(self, prompt_ids: Sequence[int], max_response: int | None = None) -> None:
+        """`max_response`: the response tokens the episode's limits allow (None = no limit); inserted
+        tokens past it are dropped (counted in `cut`), model tokens never are (a call never asks for
+        more than what is left)."""
         # Prompt + response in one list, grown in place: each model call reads it without a copy, and
         # an episode keeps one prompt-long list alive, not two (hundreds of episodes' token lists are
         # most of what a young-generation collection walks during a batch).
@@ -24,6 +27,8 @@ class Trajectory:
         self.response_ids: list[int] = []
         self.loss_mask: list[int] = []
         self.log_probs: list[float] = []
+        self.max_response = None if max_response is None else max(0, max_response)
+        self.cut = 0  # inserted tokens dropped at max_response
 
     @property
     def prompt_ids(self) -> list[int]:
@@ -43,7 +48,13 @@ class Trajectory:
         self.check()
 
     def append_observation(self, token_ids: Sequence[int]) -> None:
-        """Tokens the episode inserted (template text, tool results): not trained on (mask 0)."""
+        """Tokens the episode inserted (template text, tool results): not trained on (mask 0). What
+        passes `max_response` is dropped: no model token can follow it, and slime's batches are sized
+        by the episode's limits."""
+        if self.max_response is not None and len(self.response_ids) + len(token_ids) > self.max_response:
+            kept = max(0, self.max_response - len(self.response_ids))
+            self.cut += len(token_ids) - kept
+            token_ids = token_ids[:kept]
         self.response_ids.extend(token_ids)
         self._tokens.extend(token_ids)
         self.loss_mask.extend([0] * len(token_ids))

@@ -23,6 +23,7 @@ from t3rl_core.hooks import slime as hooks
 from t3rl_core.registries import REWARDS
 from t3rl_core.rewards.base import InvalidReward, Reward, RewardInput, RewardResult
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
+from t3rl_core.rollout.runner import EpisodeRunner
 from t3rl_core.sandbox.base import Sandbox, SandboxResult
 from tests.rollout.fakes import ScriptedEngine, play, task
 from tests.rollout.test_runner import runtime, toy_runner
@@ -153,3 +154,80 @@ def test_slimes_reward_hook_refuses_a_nan_reward(monkeypatch: pytest.MonkeyPatch
     sample = Sample(metadata={"outcome": {"turns_answered": 1, "turns": 2}})
     with pytest.raises(InvalidReward, match="finite"):
         asyncio.run(hooks.reward_func(args, sample))
+
+
+class _HugeFactory:
+    """Episodes of `_Hostile(output)`: every tool call returns `output`."""
+
+    def __init__(self, output: str) -> None:
+        self.output = output
+
+    def __call__(self, row: dict[str, Any], mode: str) -> _Hostile:
+        return _Hostile(self.output)
+
+    async def aclose(self) -> None:
+        pass
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    words=st.integers(0, 400),
+    inline=st.booleans(),
+    context=st.none() | st.integers(300, 1200),
+    response=st.none() | st.integers(1, 900),
+)
+def test_no_episode_passes_its_token_limits(
+    qwen_chat: ChatFormat, words: int, inline: bool, context: int | None, response: int | None
+) -> None:
+    """A tool's output (here up to ~2000 tokens) joined the trajectory whole, whatever was left of
+    `max_context_len` / `max_response_len`: a sample of 1939 tokens under a cap of 600, which slime's
+    batches (and pre-flight's memory check) are sized by. Now the inserted tokens past a limit are
+    dropped and counted; the model's tokens are exactly the engine's, the lists stay aligned and the
+    trajectory is still a fresh render's prefix (no drift)."""
+    env = _Hostile("word " * words, inline_calls=inline)
+    engine = ScriptedEngine(qwen_chat, [_echo(qwen_chat, "x"), "Done.", _echo(qwen_chat, "y"), "Done."])
+    limits = RolloutConfig(max_context_len=context, max_response_len=response, tito_drift_check=True)
+    result = play(qwen_chat, env, engine, limits)
+    unlimited = play(
+        qwen_chat,
+        _Hostile("word " * words, inline_calls=inline),
+        ScriptedEngine(qwen_chat, [_echo(qwen_chat, "x"), "Done.", _echo(qwen_chat, "y"), "Done."]),
+        RolloutConfig(),
+    )
+
+    assert len(result.response_ids) == len(result.loss_mask) == len(result.log_probs)
+    if context is not None:
+        assert len(result.prompt_ids) + len(result.response_ids) <= max(context, len(result.prompt_ids))
+    if response is not None:
+        assert len(result.response_ids) <= response
+    model = [t for t, mask in zip(result.response_ids, result.loss_mask, strict=True) if mask]
+    played = [t for t, mask in zip(unlimited.response_ids, unlimited.loss_mask, strict=True) if mask]
+    assert model == played[: len(model)]
+    if result.cut_tokens:
+        assert result.status == "truncated"
+        assert len(result.response_ids) + result.cut_tokens <= len(unlimited.response_ids)
+    if not inline:  # (the toy's inline text follows a turn the model closed, which no fresh render has)
+        assert result.drift_at is None
+
+
+def test_slime_gets_a_sample_within_its_limits_with_the_cut_counted(
+    qwen_chat: ChatFormat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = runtime(max_context_len=600)
+    engine = ScriptedEngine(qwen_chat, [_echo(qwen_chat, "x"), "Done."])
+    runner = EpisodeRunner(
+        config, engine, env_factory=_HugeFactory("word " * 500), chat=qwen_chat, reward=_Returns(1.0)
+    )
+
+    async def built(args: Any, runtime_config: Any) -> EpisodeRunner:
+        return runner
+
+    monkeypatch.setattr(hooks, "_runner", built)
+    sample = asyncio.run(
+        hooks.generate(
+            SimpleNamespace(t3rl=config), Sample(prompt=task()["prompt"], metadata=task()["metadata"]), {}
+        )
+    )
+    assert len(sample.tokens) == 600 and sample.status is Sample.Status.TRUNCATED
+    assert sample.response_length == len(sample.loss_mask) == len(sample.rollout_log_probs)
+    assert sample.metadata["t3rl_metrics"]["cut_tokens"] > 0
