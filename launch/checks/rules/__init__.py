@@ -3,6 +3,7 @@
 from launch.checks import probes
 from launch.checks.rules import (
     batch,
+    budgets,
     components,
     context_flags,
     contracts,
@@ -81,6 +82,7 @@ RULES = (
     *distinct.RULES,
     *engine_models.RULES,
     *unread.RULES,
+    *budgets.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).
