@@ -284,6 +284,10 @@ class AlgorithmConfig(StrictModel):
     ] = Field(1.0, ge=0)
 
 
+# An SFT stage learns the demonstrations' tokens with slime's SFT rollout and loss: t3rl passes slime none of
+# the policy-gradient and sampling-group settings (launch/plan/slime_args.py builds no grpo or rollout
+# group for it). Its sampling and episode limits are not here: an eval of its checkpoint reads them.
+_RL_ONLY = ReadWhen("mode", ("rl",), "an SFT stage samples no groups and computes no advantage")
 _IN_LOOP_EVAL = ReadWhen(
     "eval_interval", (), "no in-loop eval runs, and t3rl passes slime none of its settings"
 )
@@ -305,9 +309,9 @@ class CurriculumConfig(StrictModel):
     n_samples_per_prompt: int = Field(1, ge=1, le=MAX_SAMPLES_PER_TASK)
     global_batch_size: int | None = Field(None, ge=1)
     num_steps_per_rollout: int | None = Field(None, ge=1)
-    over_sampling_batch_size: int | None = Field(None, ge=1)
+    over_sampling_batch_size: Annotated[int, _RL_ONLY] | None = Field(None, ge=1)
     rollout_shuffle: bool = True
-    balance_data: bool = True
+    balance_data: Annotated[bool, _RL_ONLY] = True
     # Tokens per model call in training and in in-loop eval (slime's *-max-response-len).
     rollout_max_response_len: int = Field(ge=1)
     eval_max_response_len: Annotated[int, _IN_LOOP_EVAL] | None = Field(None, ge=1)
@@ -321,12 +325,12 @@ class CurriculumConfig(StrictModel):
     max_num_steps: int = Field(30, ge=1)
     max_context_len: int | None = Field(None, ge=1)
     max_response_len: int | None = Field(None, ge=1)
-    algorithm: AlgorithmConfig = Field(default_factory=AlgorithmConfig)
+    algorithm: Annotated[AlgorithmConfig, _RL_ONLY] = Field(default_factory=AlgorithmConfig)
     optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig)
     save_interval: int | None = Field(None, ge=1)
     eval_interval: int | None = Field(None, ge=1)
     # DAPO-style group filter (slime's --dynamic-sampling-filter-path), a dotted path.
-    dynamic_sampling_filter: HookPath | None = None
+    dynamic_sampling_filter: Annotated[HookPath, _RL_ONLY] | None = None
 
 
 # ------------------------------------------------------------------------------- executor, tracking
