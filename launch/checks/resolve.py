@@ -26,6 +26,7 @@ from launch.config.resolved import composed_plain
 from launch.config.schema import RunConfig, build_run_validator, build_validators
 from launch.config.schema_errors import problems_from_validation
 from launch.config.secrets import remember_config, remember_overrides, remember_revealed
+from launch.config.yaml_readings import misread, with_readings
 from t3rl_core.home_paths import expand_home
 
 
@@ -63,14 +64,19 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         raise ConfigError(hidden)
     remember_config(data)
     build_run_validator()  # a no-op when built already (build_validators)
+    misreads = misread(provenance)  # a file's `12:00:00` that YAML 1.1 made 43200: the text is the truth
     try:
         run = RunConfig.model_validate(data)
     except ValidationError as error:
         from launch.checks.package_header import with_header_fixes  # lazy: only to explain a mistake
 
         problems = with_header_fixes(problems_from_validation(error, data, provenance), provenance)
+        problems = with_readings(problems, misreads)
         problems = group_key_problems(overrides, config_dirs) or with_group_fixes(problems, config_dirs)
         raise ConfigError(with_undo_fixes(problems, overrides, config_dirs)) from None
+    taken_otherwise = with_readings([], misreads)
+    if taken_otherwise:  # values the schema took that their files' text says otherwise (`seed: 0123`)
+        raise ConfigError(taken_otherwise)
     remember_revealed(run)  # masked wherever they show up, and refused in names (credentials rules)
     if provenance.shadowed:  # the cause of what the checks would blame on the base experiment's file
         from launch.checks.experiment_bases import bases_merged_after  # lazy: only when a value is lost

@@ -1,0 +1,135 @@
+"""Scalars of a config file that YAML 1.1 reads otherwise than they are written.
+
+Hydra reads config files with PyYAML, which follows YAML 1.1: an unquoted `12:00:00` is the base-60
+integer 43200, `0123` the octal 83, and `yes`/`no`/`on`/`off` are booleans. YAML 1.2 (and every reader
+of the file) reads them as written: the text `12:00:00`, the number 123, the words. So a SLURM time limit
+of twelve hours became 43200 minutes, and the schema's answer ("a valid string, got 43200") quoted the
+number back as the fix. The declaration is the file's text: a value a file set is what its text says,
+else it is refused at its key with the text as the fix: quoted where the field takes text, the decimal
+number where it takes a number. A boolean word where the field takes a boolean means what it says.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import yaml
+
+from launch.config.errors import Problem
+from launch.config.fixes import quoted
+from launch.config.provenance import Provenance
+
+_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
+_WORDS = frozenset(w for word in ("yes", "no", "on", "off") for w in (word, word.title(), word.upper()))
+# Cheap pre-filter on a file's text: a value that may be one of the above follows `: ` or `- `.
+_MAYBE = re.compile(r"[:-][ \t]+[-+]?(\d[\d_]*:\d|0[0-7_]|(?i:yes|no|on|off)\b)")
+_SCALAR_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool")
+
+
+class Misread(NamedTuple):
+    """A plain scalar of a file whose YAML 1.1 value is not what its text says."""
+
+    text: str
+    value: Any
+    # What YAML 1.1 made of it, for the message.
+    reading: str
+
+
+def misread(provenance: Provenance) -> dict[str, tuple[Misread, str]]:
+    """Key → (its misread scalar, where it was set), for every key whose last value came from a file."""
+    found: dict[str, tuple[Misread, str]] = {}
+    for key, origin in provenance.items():
+        if origin.deleted or origin.source.startswith("override") or isinstance(origin.raw, dict | list):
+            continue
+        for path, scalar in _of_file(origin.source).items():
+            if (key == path or key.endswith("." + path)) and scalar.value == origin.raw:
+                found[key] = (scalar, origin.describe())
+    return found
+
+
+def as_problems(found: dict[str, tuple[Misread, str]], refused: set[str]) -> list[Problem]:
+    """One problem per misread key. A key in `refused` (the schema did not take the value YAML read)
+    takes text: its fix is the text quoted; any other takes a number: the number the text says."""
+    problems = []
+    for key, (scalar, source) in sorted(found.items()):
+        if scalar.reading == "a boolean" and key not in refused:
+            continue  # `use_kl_loss: yes` on a boolean field means what it says
+        meant = quoted(scalar.text) if key in refused else _number(scalar.text)
+        if meant is None:
+            continue
+        where = "quote it in the file" if key in refused else "write it as a plain decimal in the file"
+        meant_as = f"the text {scalar.text}" if key in refused else f"the number {meant}"
+        problems.append(
+            Problem(
+                key,
+                f"`{scalar.text}` written unquoted is {scalar.reading} {_shown(scalar.value)} to Hydra's "
+                f"YAML 1.1 loader, not {meant_as}",
+                source,
+                f"set {key}={meant} ({where})",
+            )
+        )
+    return problems
+
+
+def _number(text: str) -> str | None:
+    """The decimal number a human reads in `text`; None for a base-60 or boolean text."""
+    if _OCTAL.fullmatch(text):
+        return str(int(text.replace("_", ""), 10))
+    return None
+
+
+def _shown(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@cache
+def _of_file(file: str) -> dict[str, Misread]:
+    """Dotted path within `file` (its package not included) → a misread scalar there."""
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    if not _MAYBE.search(text):
+        return {}
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    found: dict[str, Misread] = {}
+    _walk(root, "", found)
+    return found
+
+
+def _walk(node: Any, path: str, found: dict[str, Misread]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and not (not path and key.value == "defaults"):
+                _walk(value, f"{path}.{key.value}" if path else str(key.value), found)
+    elif isinstance(node, yaml.ScalarNode) and node.style is None and node.tag in _SCALAR_TAGS:
+        reading = _reading(node.value)
+        if reading:
+            found[path] = Misread(node.value, yaml.safe_load(node.value), reading)
+
+
+def _reading(text: str) -> str | None:
+    if _SEXAGESIMAL.fullmatch(text):
+        return "the base-60 number"
+    if _OCTAL.fullmatch(text) and int(text.replace("_", ""), 8) != int(text.replace("_", ""), 10):
+        return "the octal number"
+    if text in _WORDS:
+        return "a boolean"
+    return None
+
+
+def with_readings(problems: list[Problem], found: dict[str, tuple[Misread, str]]) -> list[Problem]:
+    """The schema's problems, each at a misread key replaced by what the file's text says (and the
+    misread keys the schema took, which its text says otherwise)."""
+    # A key the schema does not know is refused for its name, not its value.
+    unknown = {p.key for p in problems if p.message.startswith("unknown key")}
+    found = {key: misread for key, misread in found.items() if key not in unknown}
+    refused = {p.key for p in problems if p.key in found}
+    return [p for p in problems if p.key not in found] + as_problems(found, refused)
