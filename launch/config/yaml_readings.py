@@ -25,8 +25,11 @@ from launch.config.provenance import Provenance
 _SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
 _OCTAL = re.compile(r"[-+]?0[0-7_]+")
 _WORDS = frozenset(w for word in ("yes", "no", "on", "off") for w in (word, word.title(), word.upper()))
-# Cheap pre-filter on a file's text: a value that may be one of the above follows `: ` or `- `.
-_MAYBE = re.compile(r"[:-][ \t]+[-+]?(\d[\d_]*:\d|0[0-7_]|(?i:yes|no|on|off)\b)")
+# Cheap pre-filter on a file's text: a whole value that may be one of the above, after `: ` or `- `.
+_MAYBE = re.compile(
+    r"[:-][ \t]+[-+]?([0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?|0[0-7_]+|(?i:yes|no|on|off))[ \t]*([#,}\]]|$)",
+    re.M,
+)
 _SCALAR_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool")
 
 
@@ -96,7 +99,7 @@ def _of_file(file: str) -> dict[str, Misread]:
     if not _MAYBE.search(text):
         return {}
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         return {}
     found: dict[str, Misread] = {}
@@ -109,7 +112,7 @@ def _walk(node: Any, path: str, found: dict[str, Misread]) -> None:
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode) and not (not path and key.value == "defaults"):
                 _walk(value, f"{path}.{key.value}" if path else str(key.value), found)
-    elif isinstance(node, yaml.ScalarNode) and node.style is None and node.tag in _SCALAR_TAGS:
+    elif isinstance(node, yaml.ScalarNode) and not node.style and node.tag in _SCALAR_TAGS:
         reading = _reading(node.value)
         if reading:
             found[path] = Misread(node.value, yaml.safe_load(node.value), reading)
