@@ -22,6 +22,7 @@ _EVERY = {
     "collision": 3,
     "reference": 3,
     "repeat": 2,
+    "yaml text": 9,
 }
 
 

@@ -57,7 +57,14 @@ class Mutation:
 
     @property
     def overrides(self) -> list[str]:
+        if self.kind == YAML_TEXT:
+            return [f"+experiment={_user_experiment(self)}"]
         return [f"+experiment={self.experiment}", f"{self.key}={self.value}"]
+
+    @property
+    def config_dirs(self) -> tuple[str, ...]:
+        """A user's config dir (the "yaml text" kind writes its value into a file there)."""
+        return (str(_user_dir()),) if self.kind == YAML_TEXT else ()
 
     def __str__(self) -> str:
         return f"{self.experiment}: {self.key}={self.value} ({self.kind})"
@@ -69,6 +76,9 @@ def _resolved(experiment: str) -> Resolved:
 
 
 # ------------------------------------------------------------------------------------------ generation
+
+# The kind whose value is text in a user's experiment file (built on the shipped one), not an override.
+YAML_TEXT = "yaml text"
 
 
 def mutations(experiments: list[str] = EXPERIMENTS) -> Iterator[Mutation]:
@@ -99,6 +109,37 @@ def _of(experiment: str) -> Iterator[Mutation]:
     yield from _broken_references(experiment, resolved)
     yield from _repeated_choices(experiment, resolved.config, "")
     yield from _other_options(experiment, resolved)
+    yield from yaml_text_mutations(experiment)
+
+
+def yaml_text_mutations(experiment: str) -> Iterator[Mutation]:
+    """Every integer of the experiment whose digits are octal digits, written with a leading zero into a
+    user's experiment file built on it (`rollout_batch_size: 032`): YAML 1.1 reads the octal 26, so it
+    must be refused at its key with the decimal as the fix (which is the shipped value: it validates)."""
+    for key, value in _scalars(_resolved(experiment).config, ""):
+        if type(value) is int and value >= 8 and set(str(value)) <= set("01234567"):
+            yield Mutation(experiment, YAML_TEXT, key, f"0{value}")
+
+
+@cache
+def _user_dir() -> Path:
+    import tempfile  # lazy: only the "yaml text" kind writes files
+
+    return Path(tempfile.mkdtemp(prefix="t3rl-mutations-"))
+
+
+def _user_experiment(mutation: Mutation) -> str:
+    """The name of a user's experiment on `mutation.experiment` that sets its key to its text."""
+    name = f"m{abs(hash((mutation.experiment, mutation.key, mutation.value))):x}"
+    file = _user_dir() / "experiment" / f"{name}.yaml"
+    if not file.exists():
+        parts = mutation.key.split(".")
+        lines = [f"{'  ' * depth}{part}:" for depth, part in enumerate(parts[:-1])]
+        lines.append(f"{'  ' * (len(parts) - 1)}{parts[-1]}: {mutation.value}")
+        header = f"# @package _global_\ndefaults:\n  - {mutation.experiment}\n  - _self_\n"
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(header + "\n".join(lines) + "\n")
+    return name
 
 
 # Config groups whose every other option is a swap a researcher makes (`model=qwen3_8b`).
@@ -242,8 +283,8 @@ class Verdict:
 
 def judge(mutation: Mutation) -> Verdict:
     """What the pre-flight makes of a mutation (see the module docstring)."""
-    args = mutation.overrides
-    errors = _errors(args)
+    args, dirs = mutation.overrides, mutation.config_dirs
+    errors = _errors(args, dirs)
     if not errors:
         return Verdict(mutation, "accepted")
     # a swapped option may break anything: each refusal is its consequence, judged by its own key
@@ -256,7 +297,7 @@ def judge(mutation: Mutation) -> Verdict:
         return Verdict(mutation, "refused, prose fix", f"{error.key}: {error.fix}")
     after = [
         e
-        for e in _errors(fixed)
+        for e in _errors(fixed, dirs)
         if (
             e.key == error.key and e.message == error.message
             if mutation.kind == "option"
@@ -268,9 +309,9 @@ def judge(mutation: Mutation) -> Verdict:
     return Verdict(mutation, "refused, fix validates")
 
 
-def _errors(args: list[str]) -> list[Problem]:
+def _errors(args: list[str], config_dirs: tuple[str, ...] = ()) -> list[Problem]:
     try:
-        resolve(args)
+        resolve(args, config_dirs)
     except ConfigError as error:
         return error.problems
     return []
