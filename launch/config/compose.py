@@ -465,6 +465,7 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
     if isinstance(node, DictConfig) and leaf not in node:
         # lazy: the schema (pydantic), only to explain an unknown key
         from launch.config.group_names import group_choice_fix  # lazy: only to explain a mistake
+        from launch.config.misplaced_keys import key_fits, misplaced_fix  # lazy: only to explain a mistake
         from launch.config.misspelt_secrets import unknown_key_fix  # lazy: only to explain a mistake
         from launch.config.schema_walk import field_names
 
@@ -472,6 +473,8 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
         known = set(node.keys()) | set(field_names(parent, composed))
         group = None if parent or below else group_choice(leaf, override.value(), known)
         guess = did_you_mean(leaf, known)
+        if guess and not key_fits(_join(parent, guess) + below, composed):
+            guess = None  # `train.lr` → `tracking.lr` would only be refused again
         where = f"under '{parent}'" if parent else "at the top level"
         # Before the Problem is made: its source quotes the value, masked if it is a credential.
         secret_fix = unknown_key_fix(key, _value_text(override), _join(parent, guess) if guess else None)
@@ -480,6 +483,12 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
             return Problem(
                 key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix
             )
+        # Under a mapping of entries the user names (services) the key is a new entry, not a misplaced one.
+        placed = (
+            misplaced_fix(key, _value_text(override), composed, (leaf, guess) if guess else None)
+            if known
+            else None
+        )
         if guess == leaf:  # a schema field this composition leaves at its default: add it
             return Problem(
                 key=key,
@@ -488,7 +497,9 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
                 fix=f"add it with '+': +{key}={_value_text(override)}",
             )
         fix = (
-            f"did you mean '{_join(parent, guess)}{below}'? e.g. "
+            placed
+            if placed
+            else f"did you mean '{_join(parent, guess)}{below}'? e.g. "
             + assign(composed, _join(parent, guess) + below, _value_text(override))
             if guess
             else (f"known keys {where}: {', '.join(sorted(known))}")

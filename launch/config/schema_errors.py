@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +38,7 @@ def problems_from_validation(
 
 def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any]) -> Problem:
     from launch.config.group_names import group_choice_fix  # lazy: only to explain a mistake
+    from launch.config.misplaced_keys import fits, misplaced_fix  # lazy: likewise
     from launch.config.misspelt_secrets import reference_fix, unknown_key_fix  # lazy: likewise
 
     kind = item["type"]
@@ -50,13 +52,24 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         group = None if parent else _group_choice(leaf, item.get("input"), known)
         guess = None if group else did_you_mean(leaf, known)
         where = f"under '{parent}'" if parent else "at the top level"
-        target = _join(parent, guess) if guess else None
+        target = (
+            _join(parent, guess) if guess and fits(_join(parent, guess), item.get("input"), root) else None
+        )
         # Before the Problem is made: its source quotes the value, masked if it is a credential.
         secret_fix = unknown_key_fix(key, item.get("input"), target)
+        placed = (
+            misplaced_fix(
+                key, _typed_value(key, item.get("input"), source), root, (leaf, guess) if target else None
+            )
+            if known
+            else None
+        )
         if group:
             fix = group_choice_fix(group)
         elif secret_fix:
             fix = f"did you mean '{target}'? {secret_fix}"
+        elif placed:
+            fix = placed
         elif target:
             value = "<the value>" if secret_fix == "" else _override_text(item.get("input"))
             fix = f"did you mean '{target}'? e.g. {assign(root, target, value)}"
@@ -220,6 +233,12 @@ def _value_at(root: Mapping[str, Any], key: str) -> Any:
     for part in key.split("."):
         node = node.get(part) if isinstance(node, Mapping) else None
     return node
+
+
+def _typed_value(key: str, value: Any, source: str) -> Any:
+    """`value` as its override typed it (`+lr=2e-6`, which pydantic holds as 2e-06), else `value`."""
+    found = re.fullmatch(r"override `\+{0,2}" + re.escape(key) + r"=(.*)`", source)
+    return found.group(1) if found else value
 
 
 def _override_text(value: Any) -> str:

@@ -1,0 +1,125 @@
+"""Where a key typed at the wrong place lives: `lr=1e-6`, `train.lr=1e-6` or `optimizer.lr=…` name a
+setting the composed config holds at `stages.train.curriculum.optimizer.lr`.
+
+The composed config is the declaration of where each setting lives, so the fix is found there: every
+key of it whose path ends with what was typed after the unknown part (the longest such ending first),
+the ones sharing more of the typed names ranked first (`train.lr` → the stage called `train`). A
+misspelt name offered instead (`train` → `tracking`) is kept only when what was typed under it is a
+key there too: `+tracking.lr=…` would only be refused again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from launch.config.errors import did_you_mean
+from launch.config.fixes import assign, typed_text
+from launch.config.misspelt_secrets import reference_fix
+from launch.config.schema_walk import field_names
+from launch.config.secrets import is_secret_key
+
+# A key's place is listed when one of this many or fewer places holds it; more is a name every section
+# has (`name`, `kind`), where listing places teaches nothing.
+_MOST_PLACES = 4
+# difflib's ratio from which two names are one misspelt (`seeed`/`seed` 0.89, `temprature` 0.95;
+# `n_samples`/`name` 0.62 is another setting).
+_NEARLY_ALIKE = 0.8
+
+
+def typed_leaves(key: str, value: Any) -> list[tuple[str, Any]]:
+    """The dotted keys and values an unknown `key` brought: pydantic reports `train` with the value
+    `{'lr': 1e-06}` for the override `train.lr=1e-6`."""
+    if isinstance(value, Mapping) and value:
+        return [leaf for name, item in value.items() for leaf in typed_leaves(f"{key}.{name}", item)]
+    return [(key, value)]
+
+
+def places(typed: str, root: Mapping[str, Any]) -> list[str]:
+    """Keys of `root` (the composed config) that `typed` most likely meant, best first; [] when none
+    ends with its last name or too many do."""
+    parts = typed.split(".")
+    keys = [key for key in _leaf_keys(root, "") if key != typed]
+    found: list[str] = []
+    for start in range(len(parts)):
+        # The longest typed ending first: `optimizer.lr` before `lr`.
+        ending = parts[start:]
+        found = [key for key in keys if key.split(".")[-len(ending) :] == ending]
+        if found:
+            break
+    if not found or len(found) > _MOST_PLACES:
+        return []
+    named = set(parts[:-1])
+    return sorted(found, key=lambda key: (-len(named & set(key.split("."))), len(key), key))
+
+
+def _leaf_keys(node: Any, prefix: str) -> Iterator[str]:
+    if isinstance(node, Mapping) and node:
+        for name, item in node.items():
+            yield from _leaf_keys(item, f"{prefix}.{name}" if prefix else str(name))
+    elif prefix:
+        yield prefix
+
+
+def key_fits(key: str, root: Mapping[str, Any]) -> bool:
+    """Whether each name of the dotted `key` is a field where it stands (a free-form section takes any)."""
+    parts = key.split(".")
+    for depth, part in enumerate(parts):
+        known = field_names(".".join(parts[:depth]), root)
+        if known and part not in known:
+            return False
+    return True
+
+
+def fits(target: str, value: Any, root: Mapping[str, Any]) -> bool:
+    """Whether every key typed under an unknown name, put under `target` instead, is a field there."""
+    return all(key_fits(key, root) for key, _ in typed_leaves(target, value))
+
+
+def misplaced_fix(
+    key: str, value: Any, root: Mapping[str, Any], guess: tuple[str, str] | None = None
+) -> str | None:
+    """The fix for an unknown `key` carrying `value` whose setting lives elsewhere, or None. `guess`:
+    (the unknown name, the sibling name offered for it): a setting elsewhere spelt as typed comes first;
+    a name elsewhere merely alike only when the sibling is not spelt nearly alike either (`n_samples`:
+    `n_samples_per_prompt`, not the top-level `name`)."""
+    leaves = typed_leaves(key, value)
+    if len(leaves) != 1:
+        return None
+    typed, typed_value = leaves[0]
+    found = places(typed, root)
+    if found:
+        lead = "set it where it lives:"
+    elif guess and _alike(*guess):
+        return None
+    else:  # `batch_size` for `global_batch_size`: the closest name a key of the config ends with
+        head, _, last = typed.rpartition(".")
+        near = _closest_name(last, {leaf.rpartition(".")[2] for leaf in _leaf_keys(root, "")})
+        found = places(f"{head}.{near}" if head else str(near), root) if near else []
+        lead = f"did you mean {found[0]}?" if found else ""
+    if not found:
+        return None
+    if is_secret_key(found[0]):  # the value may be the credential itself: the reference form instead
+        return f"{lead} {reference_fix(found[0])}"
+    fix = f"{lead} {assign(root, found[0], typed_text(typed_value))}"
+    return fix + (f" (also at {', '.join(found[1:])})" if found[1:] else "")
+
+
+def _alike(typed: str, name: str) -> bool:
+    """`name` holds every word of `typed`, or is spelt nearly alike (a typo)."""
+    import difflib  # lazy: asked only once something is misspelt
+
+    words = set(typed.lower().split("_"))
+    close = difflib.SequenceMatcher(None, typed.lower(), name.lower()).ratio() >= _NEARLY_ALIKE
+    return words <= set(name.lower().split("_")) or close
+
+
+def _closest_name(typed: str, names: set[str]) -> str | None:
+    """The name holding every word of `typed` (`batch_size` → `global_batch_size`), else one spelt
+    nearly alike: a name merely alike (`learning_rate`, `reasoning_parser`) is another setting."""
+    words = set(typed.lower().split("_"))
+    holding = sorted(name for name in names if words <= set(name.lower().split("_")))
+    if holding:
+        return did_you_mean(typed, holding) or min(holding, key=len)
+    close = [name for name in sorted(names) if _alike(typed, name)]
+    return did_you_mean(typed, close) if close else None
