@@ -5,7 +5,9 @@ about) by a declaration it violates:
   time limit `12:00:00` became 43200 minutes, `seed: 0123` the octal 83, an env var `off` a boolean;
 - limits on one count out of order: an episode's response cap at or below one call's tokens, or at or
   above the episode's whole-context cap or the model's context (`launch/checks/rules/budgets.py`);
-- an SFT stage's policy-gradient settings, which nothing reads (`ReadWhen` on `mode`).
+- an SFT stage's policy-gradient settings, which nothing reads (`ReadWhen` on `mode`);
+- an eval file that is the training file by another name (relative, `./`, a symlink): ToolRL's split
+  parts are real paths.
 
 Each refusal names the key, where it was set (the file, or the override) and a first fix that validates
 when applied; each warning's first fix clears it; the valid settings next to them are accepted. The
@@ -13,6 +15,7 @@ cases share the first round's working directory and composition cache (a module-
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -23,8 +26,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_preflight import _invoke
+from test_preflight_slime_kinds import refused_with_a_fix_that_validates
 from test_preflight_unlisted_kinds_three import _warnings
 
+from launch.checks.resolve import resolve
 from launch.config import yaml_readings
 from tests.support.cli_app import fix_of, refused, validates
 from tests.support.fix_applier import apply_first_fix
@@ -230,6 +235,39 @@ def test_limits_in_order_are_not_warned(overrides: list[str], data: Path) -> Non
     code, out = _invoke("validate", *overrides)
     assert code == 0, out
     assert "does nothing" not in out and " is set, but " not in out, out
+
+
+# ------------------------------------------------------------------------- one file by another name
+
+TOOLRL = "+experiment=toolrl_grpo"
+TEST_FILE = "env.data.splits.toolrl_test"
+
+
+@pytest.fixture
+def train_file(data: Path) -> str:
+    """ToolRL's training parquet as the shipped experiment names it (absolute)."""
+    return resolve([TOOLRL]).config["env"]["data"]["splits"]["toolrl_train"]
+
+
+@pytest.mark.parametrize("name", ["relative", "dotted", "symlink"])
+def test_an_eval_file_that_is_the_training_file_by_another_name_is_refused(
+    name: str, train_file: str, tmp_path: Path
+) -> None:
+    """ToolRL's splits are files: the test split given the training parquet by a relative path, through
+    `./`, or through a symlink scored the training tasks, since the files were compared by name."""
+    link = tmp_path / "link.parquet"
+    link.symlink_to(train_file)
+    other = {
+        "relative": os.path.relpath(train_file),
+        "dotted": str(Path(train_file).parent / "." / Path(train_file).name),
+        "symlink": str(link),
+    }[name]
+    block = refused_with_a_fix_that_validates([TOOLRL, f"{TEST_FILE}={other}"], TEST_FILE, "memorised tasks")
+    assert f"override `{TEST_FILE}={other}`" in block["source"], block
+
+
+def test_an_eval_file_of_its_own_is_accepted(data: Path, tmp_path: Path) -> None:
+    validates([TOOLRL, f"{TEST_FILE}={tmp_path / 'held_out.parquet'}"])
 
 
 # ------------------------------------------------------------------------------------ mutations

@@ -68,21 +68,35 @@ def train_and_eval_disjoint(ctx: Context) -> Iterator[Problem]:
             train_key = f"stages.{stage}.curriculum.train_split"
             # the env's data settings decide each split's parts too (tau2's demonstrations_split)
             settings = {f"env.{field}": field for field in type(ctx.run.env).SIZE_FIELDS}
-            blamed = ctx.latest(train_key, eval_key_, *settings)
+            # a split's own entry in a mapping of splits (ToolRL's data.splits.<split>: its file) is set
+            # on its own, typed as another name for the training file
+            entries = [f"{k}.{s}" for k in settings if _mapping(ctx, k) for s in (train_split, split)]
+            blamed = ctx.latest(train_key, eval_key_, *settings, *entries)
             default = _default(type(ctx.run.env), settings.get(blamed, ""))
+            if blamed in entries:
+                fix = f"point {blamed} at data no training split reads; or set {_ON_PURPOSE} if it is meant"
+            elif blamed in settings and default is not _NONE:
+                fix = f"set {blamed}={typed_text(default)}; or {_ON_PURPOSE} if the overlap is intended"
+            else:
+                fix = _fix(ctx, blamed, eval_key_, split, train_key, train_split, parts)
             yield Problem(
                 blamed,
                 f"{eval_key_}={split} scores {len(shared)} part(s) of the task space that stage {stage} "
                 f"trains on ({train_key}={train_split}: {', '.join(sorted(shared)[:4])}"
                 f"{', …' if len(shared) > 4 else ''}): the eval would report memorised tasks",
-                fix=f"set {blamed}={typed_text(default)}; or {_ON_PURPOSE} if the overlap is intended"
-                if blamed in settings and default is not _NONE
-                else _fix(ctx, blamed, eval_key_, split, train_key, train_split, parts),
+                fix=fix,
             )
             break
 
 
 _NONE = object()
+
+
+def _mapping(ctx: Context, key: str) -> bool:
+    node: Any = ctx.data
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return isinstance(node, dict)
 
 
 def _default(model: Any, field: str) -> Any:

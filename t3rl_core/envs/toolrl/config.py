@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 from pydantic import Field
@@ -66,5 +67,6 @@ class ToolRLEnvConfig(EnvConfig):
         return {name: rows for name, rows in counted.items() if rows is not None}
 
     def split_parts(self) -> dict[str, frozenset[str]]:
-        """Each split is its parquet file: two names for one file are one set of tasks."""
-        return {name: frozenset({str(path)}) for name, path in self.data.splits.items()}
+        """Each split is its parquet file, named by its real path: two names for one file (relative and
+        absolute, through `./` or `..`, through a symlink) are one set of tasks."""
+        return {name: frozenset({os.path.realpath(path)}) for name, path in self.data.splits.items()}
