@@ -7,20 +7,25 @@ threads, runs its atexit handlers, flushes its output and leaves. A cell that re
 itself ends that code (`python -c`, run beside it here): same exit code, same output, and never by
 running the sandbox's own code in the cell's process. The other cases (signals to the processes
 around the cell, a child left behind, a 400 MB line, a 10 GB allocation, file names that are not
-UTF-8) held before this round; they are here so a change that breaks them fails.
+UTF-8) held before this round; they are here so a change that breaks them fails. Without a PID
+namespace (t3rl not root, no user namespaces) a cell shares t3rl's uid: it must not change the limits,
+priority, CPUs or I/O class of the launcher's own process.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from t3rl_core.sandbox.config import LocalSandboxConfig
-from tests.sandbox.test_sandbox_redteam import Pool
+from tests.sandbox.test_sandbox_redteam import Pool, fallback
 
 # Cells that break the teardown the sandbox does by hand after their code.
 TEARDOWN_BREAKERS = {
@@ -39,6 +44,10 @@ TEARDOWN_BREAKERS = {
     "its own excepthook": "import sys\nsys.excepthook = lambda *exc: print('hooked', file=sys.stderr)\n"
     "raise ValueError(1)",
 }
+
+
+# ioprio_set's number, which Python has no call for (the kernel's x86-64 and generic tables).
+IOPRIO_SET = {"x86_64": 251, "aarch64": 30}
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +139,35 @@ def test_a_cell_that_ignores_sigxcpu_is_stopped_at_its_cpu_time_as_a_timeout():
         assert (killed.status, killed.error) == ("error", "killed by SIGKILL"), killed
     finally:
         pool.close()
+
+
+def _calls_on_the_launcher() -> dict[str, str]:
+    """Cells acting on the launcher's process ({launcher}) by its pid, as its own uid may."""
+    ioprio_set = IOPRIO_SET.get(platform.machine(), -1)
+    return {
+        "prlimit": "import resource\nresource.prlimit({launcher}, resource.RLIMIT_NOFILE, (20, 20))",
+        "renice": "import os\nos.setpriority(os.PRIO_PROCESS, {launcher}, 19)",
+        "renice the uid": "import os\nos.setpriority(os.PRIO_USER, 0, 19)",
+        "affinity": "import os\nos.sched_setaffinity({launcher}, {{0}})",
+        "idle": "import os\nos.sched_setscheduler({launcher}, os.SCHED_IDLE, os.sched_param(0))",
+        # IOPRIO_WHO_PROCESS, the idle class
+        "io priority": "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        f"if libc.syscall({ioprio_set}, 1, {{launcher}}, (3 << 13) | 7) != 0:\n"
+        "    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))",
+        "serves": "print(6 * 7)",
+    }
+
+
+def test_without_a_pid_namespace_a_cell_cannot_act_on_the_launchers_process(visible_dir: Path):
+    """Before: the cell cut the launcher's open-file limit to 20 (every later cell was a sandbox_error:
+    no pipe for it), reniced it to 19 and pinned it to one CPU; Landlock and the uid do not cover these
+    calls, seccomp allows them on the caller only."""
+    marker = "t3rl-kinds-four-" + uuid.uuid4().hex
+    report = fallback(visible_dir, "userns", marker, _calls_on_the_launcher())
+    assert "pid" in report["protections"]["missing"]
+    attacks = report["attacks"]
+    for name in _calls_on_the_launcher():
+        if name != "serves":
+            assert attacks[name][0] == "error", (name, attacks[name])
+            assert attacks[name][2][0].startswith("PermissionError"), (name, attacks[name])
+    assert attacks["serves"][:2] == ["success", "42\n"], attacks

@@ -748,6 +748,9 @@ FALLBACK = textwrap.dedent(
         f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', {marker!r}], "
         "start_new_session=True)\\nprint('spawned')",
     }
+    # Another file's attacks on this launcher, its pid as {launcher}.
+    extra = json.loads(os.environ.get("EXTRA_ATTACKS", "{}"))
+    attacks.update({name: code.format(launcher=os.getpid()) for name, code in extra.items()})
 
     async def go(sandbox):
         out = {}
@@ -770,9 +773,10 @@ FALLBACK = textwrap.dedent(
 )
 
 
-def fallback(planted: Path, lacking: str, marker: str) -> dict:
+def fallback(planted: Path, lacking: str, marker: str, extra: dict[str, str] | None = None) -> dict:
     """The FALLBACK script's report, run as nobody on a host `lacking` kernel features (userns,
-    landlock, seccomp; comma-separated), with HOME at planted credentials."""
+    landlock, seccomp; comma-separated), with HOME at planted credentials; `extra` attacks (cell code,
+    the launcher's pid as {launcher}) run after its own."""
     if os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"):
         pytest.skip("needs root (to become nobody), setpriv and unshare")
     if not host_offers("seccomp"):
@@ -790,6 +794,7 @@ def fallback(planted: Path, lacking: str, marker: str) -> dict:
         "MARKER": marker,
         "LACKING": lacking,
         "ANSWERS": str(planted / "runs" / "retool-1" / "data" / "test.jsonl"),  # world-readable, not hidden
+        "EXTRA_ATTACKS": json.dumps(extra or {}),
     }
     done = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", SWITCH, FALLBACK],

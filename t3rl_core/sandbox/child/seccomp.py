@@ -15,6 +15,12 @@ What it refuses, and why a namespace or the uid drop alone does not cover it:
 - keyctl, add_key, request_key: the kernel keyring of the cell uid is shared by every cell.
 - bpf, perf_event_open, userfaultfd: kernel attack surface no cell needs.
 - memfd_secret: memory hidden even from the kernel's own accounting tools; no cell needs it.
+- acting on another process named by its pid: prlimit64, setpriority, ioprio_set, sched_setaffinity,
+  sched_setscheduler, sched_setparam, sched_setattr, migrate_pages and move_pages are allowed on the
+  caller only (pid 0; setpriority and ioprio_set never on a whole user). Without a PID namespace (the
+  fallback where t3rl is not root and has no user namespaces) t3rl's own processes share the cell's
+  uid: a cell could otherwise cut the launcher's open-file limit (no next cell could start), renice it,
+  pin it to one CPU or make it SCHED_IDLE. Neither Landlock nor the uid covers these calls.
 - inotify and fanotify: a watch on the system's files (readable by every cell) sees which files the
   cells running at the same time open and read: what another episode's code imports and does.
 - On request (`install(refused)`): memfd_create (MEMFD) where no memory cgroup counts a cell's memory
@@ -84,6 +90,15 @@ X86_64 = {
     "inotify_init": 253,
     "inotify_init1": 294,
     "fanotify_init": 300,
+    "prlimit64": 302,
+    "setpriority": 141,
+    "ioprio_set": 251,
+    "sched_setaffinity": 203,
+    "sched_setscheduler": 144,
+    "sched_setparam": 142,
+    "sched_setattr": 314,
+    "migrate_pages": 256,
+    "move_pages": 279,
 }
 GENERIC = {
     "ptrace": 117,
@@ -114,6 +129,15 @@ GENERIC = {
     "semget": 190,
     "inotify_init1": 26,
     "fanotify_init": 262,
+    "prlimit64": 261,
+    "setpriority": 140,
+    "ioprio_set": 30,
+    "sched_setaffinity": 122,
+    "sched_setscheduler": 119,
+    "sched_setparam": 118,
+    "sched_setattr": 274,
+    "migrate_pages": 238,
+    "move_pages": 239,
 }
 ALWAYS_REFUSED = (
     *("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise", "kcmp"),
@@ -125,6 +149,14 @@ ALWAYS_REFUSED = (
 MEMFD = ("memfd_create",)
 SYSV_IPC = ("shmget", "msgget", "semget")
 NOT_IMPLEMENTED = ("clone3", "io_uring_setup", "io_uring_enter", "io_uring_register")
+# Calls on a process named by their first argument: allowed with 0 (the caller) only.
+SELF_ONLY = (
+    *("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"),
+    *("migrate_pages", "move_pages"),
+)
+# Calls taking (which, who): allowed with who 0 only, and `which` never the value that names a user
+# (PRIO_USER; IOPRIO_WHO_USER), whose 0 is the caller's uid: every process of it.
+SELF_ONLY_WHO = {"setpriority": os.PRIO_USER, "ioprio_set": 3}
 
 
 @dataclass(frozen=True)
@@ -201,11 +233,27 @@ def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
             prog.append(_Insn(JEQ, nr[name], true="eperm"))
     for name in NOT_IMPLEMENTED:
         prog.append(_Insn(JEQ, nr[name], true="enosys"))
+    prog += [_Insn(JEQ, nr[name], true="self") for name in SELF_ONLY]
+    prog += [_Insn(JEQ, nr[name], true=f"who {which}") for name, which in SELF_ONLY_WHO.items()]
     prog += [
         _Insn(JEQ, nr["clone"], true="clone"),
         _Insn(JEQ, nr["socket"], true="socket"),
         _Insn(JEQ, nr["socketpair"], true="socketpair"),
         _Insn(RET, RET_ALLOW),
+        "self",
+        _Insn(LD_ABS, _arg(0)),
+        _Insn(JEQ, 0, true="allow", false="eperm"),
+        *[
+            insn
+            for which in sorted(set(SELF_ONLY_WHO.values()))
+            for insn in (
+                f"who {which}",
+                _Insn(LD_ABS, _arg(1)),
+                _Insn(JEQ, 0, false="eperm"),
+                _Insn(LD_ABS, _arg(0)),
+                _Insn(JEQ, which, true="eperm", false="allow"),
+            )
+        ],
         "clone",
         _Insn(LD_ABS, _arg(0)),
         _Insn(JSET, NAMESPACE_FLAGS, true="eperm"),
