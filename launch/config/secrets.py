@@ -375,8 +375,8 @@ class ScrubbingStream:
 
 def scrub_standard_streams() -> None:
     """Route this process's stdout and stderr through `ScrubbingStream`, and what rich renders
-    through the scrubber before its layout (once)."""
-    # lazy: rich.console, for a process that prints (the CLI), not for one that only composes configs
+    through the scrubber before its layout (once; rich itself is not imported: launch.config.secret_rich)."""
+    # lazy: the import hook, for a process that prints (the CLI), not for one that only composes configs
     from launch.config.secret_rich import scrub_rich
 
     for name in ("stdout", "stderr"):

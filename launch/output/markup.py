@@ -1,0 +1,63 @@
+"""rich's console markup read without rich: what rich prints of a markup string when it styles nothing
+(a pipe, a file), and the escape that makes any text print as it is.
+
+A tag is `[` + a lower-case letter, `#`, `/` or `@` + anything but `[` up to the first `]`; backslashes
+before a tag escape it in pairs (an odd count makes the tag text), and `\\[` outside a tag prints `[`.
+Markup this module does not read exactly as rich does (an explicit closing tag that is not the very name
+of an open one, which rich compares after normalising styles; a `[/]` with nothing open, an error in
+rich; `@` handler tags) is handed to rich's own parser, so the text is rich's in every case.
+"""
+
+from __future__ import annotations
+
+import re
+
+TAG = re.compile(r"(\\*)\[([a-z#/@][^\[]*?)]")
+# The control characters rich removes from text it prints (bell, backspace, vertical tab, form feed,
+# carriage return).
+REMOVED = dict.fromkeys(map(ord, "\a\b\v\f\r"))
+
+
+def escape(text: str) -> str:
+    """`text` as markup that prints as `text` (rich.markup.escape's result, without importing rich)."""
+    escaped = TAG.sub(lambda m: m[1] * 2 + "\\[" + m[2] + "]", text)
+    # A single trailing backslash would escape a tag printed right after this text.
+    return escaped + "\\" if escaped.endswith("\\") and not escaped.endswith("\\\\") else escaped
+
+
+def plain(markup: str) -> str:
+    """The text rich prints of `markup` when it styles nothing: its tags dropped, its escapes undone,
+    `REMOVED` removed (rich's emoji codes left as text, as t3rl's consoles print them:
+    launch.config.secret_rich)."""
+    if "[" not in markup:
+        return markup.translate(REMOVED)
+    pieces, opened, at = [], [], 0
+    for match in TAG.finditer(markup):
+        pieces.append(markup[at : match.start()].replace("\\[", "["))
+        at = match.end()
+        backslashes, tag = match[1], match[2]
+        pieces.append("\\" * (len(backslashes) // 2))
+        if len(backslashes) % 2:
+            pieces.append(f"[{tag}]")
+            continue
+        name = tag.partition("=")[0]
+        closed = name[1:].strip() if name.startswith("/") else None
+        if name.startswith("@"):
+            return _by_rich(markup)
+        if closed is None:
+            opened.append(name)
+        elif closed == "" and opened:
+            opened.pop()
+        elif closed and closed in opened:
+            del opened[len(opened) - 1 - opened[::-1].index(closed)]
+        else:
+            return _by_rich(markup)
+    pieces.append(markup[at:].replace("\\[", "["))
+    return "".join(pieces).translate(REMOVED)
+
+
+def _by_rich(markup: str) -> str:
+    """What rich prints of `markup` (or its MarkupError), read by rich's own parser."""
+    from rich.markup import render  # lazy: rich, only for markup outside what `plain` reads itself
+
+    return render(markup, emoji=False).plain

@@ -1,0 +1,70 @@
+"""A table of markup cells that both consoles print: rich's Table on a terminal (`__rich__`, every column
+folding its long words), and aligned lines of text elsewhere (`lines`), never wrapped, so a log or a pipe
+holds each row whole on one line (grep finds it, a value is never folded between other cells' text)."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+# Between two columns of the plain table.
+GAP = "  "
+
+
+class TextTable:
+    """A titled table of markup strings (as rich's `Table(title=…)` with `add_row`)."""
+
+    def __init__(self, title: str, columns: Sequence[str]) -> None:
+        self.title = title
+        self.columns = list(columns)
+        self.rows: list[list[str]] = []
+
+    def add_row(self, *cells: str) -> None:
+        if len(cells) != len(self.columns):
+            raise ValueError(f"a row of {len(cells)} cells in a table of {len(self.columns)} columns")
+        self.rows.append(list(cells))
+
+    def __rich__(self) -> Table:
+        from rich.table import Table  # lazy: rich's table, only when a rich console prints this one
+
+        table = Table(title=self.title, title_justify="left")
+        for column in self.columns:
+            table.add_column(column, overflow="fold")
+        for row in self.rows:
+            table.add_row(*row)
+        return table
+
+    def lines(self, text: Callable[[str], str]) -> list[str]:
+        """The title, the header, a rule under it and one line per row (more for a cell of several
+        lines), columns aligned; `text` gives the text shown for a markup string (launch.output.plain
+        scrubs it, then drops its tags)."""
+        header = [text(column).split("\n") for column in self.columns]
+        rows = [[text(cell).expandtabs().split("\n") for cell in row] for row in self.rows]
+        widths = [
+            max(_width(line) for cell in column for line in cell)
+            for column in zip(header, *rows, strict=True)
+        ]
+        rule = [["-" * width] for width in widths]
+        lines = text(self.title).split("\n")
+        for row in (header, rule, *rows):
+            for i in range(max(len(cell) for cell in row)):
+                parts = [cell[i] if i < len(cell) else "" for cell in row]
+                padded = [
+                    part + " " * (width - _width(part)) for part, width in zip(parts, widths, strict=True)
+                ]
+                lines.append(GAP.join(padded).rstrip())
+        return lines
+
+
+def _width(text: str) -> int:
+    """Terminal columns `text` takes: wide East Asian characters two, combining marks none."""
+    if text.isascii():
+        return len(text)
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
+        for c in text
+    )
