@@ -22,7 +22,7 @@ from launch.cli.sweep_options import MaxPoints
 from launch.cli.validate_command import (
     EXIT_CONFIG,
     UNKNOWN_OPTIONS_AS_OVERRIDES,
-    rich_console,
+    command_console,
     validate_command,
 )
 from launch.config.compose_cache import Plain
@@ -139,7 +139,7 @@ def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) 
     try:
         composed = composed_plain(overrides, config_dirs)
     except ConfigError as error:
-        render_problems([*error.problems, *error.warnings], rich_console(stderr=True))
+        render_problems([*error.problems, *error.warnings], command_console(stderr=True))
         return EXIT_CONFIG
     problems = []
     tree: dict[str, Any] = composed.data
@@ -151,7 +151,7 @@ def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) 
         problems = [*error.problems, *error.warnings]
 
     tree = scrub_obj(tree)  # secret keys, URL passwords, secret flags' values and known values masked
-    console = rich_console()
+    console = command_console()
     if keys:
         for key in keys:
             if not _explain(key, tree, composed, console):
@@ -159,7 +159,7 @@ def show_command(overrides: list[str], keys: list[str], config_dirs: list[str]) 
     else:
         console.print(yaml.safe_dump(tree, sort_keys=False, allow_unicode=True), markup=False, end="")
     if problems:
-        render_problems(problems, rich_console(stderr=True))
+        render_problems(problems, command_console(stderr=True))
     return EXIT_CONFIG if any(p.severity == "error" for p in problems) else 0
 
 
@@ -220,7 +220,7 @@ def _unknown_key(key: str, tree: dict[str, Any], composed: Plain) -> None:
     else:
         fix = f"'{parent}' is not a section"
     render_problems(
-        [Problem(key, "no such key in the resolved config", "--explain", fix)], rich_console(stderr=True)
+        [Problem(key, "no such key in the resolved config", "--explain", fix)], command_console(stderr=True)
     )
 
 
@@ -280,15 +280,15 @@ def ls_command(group: str | None, config_dirs: list[str]) -> int:
         known = groups(config_dirs)
         defaults = compose([], config_dirs).choices
     except ConfigError as error:
-        render_problems(error.problems, rich_console(stderr=True))
+        render_problems(error.problems, command_console(stderr=True))
         return EXIT_CONFIG
     if group is not None and group not in known and group not in REGISTRY_GROUPS:
         guess = did_you_mean(group, [*known, *REGISTRY_GROUPS])
         fix = f"did you mean `t3rl ls {guess}`?" if guess else f"groups: {', '.join(known)}"
         problem = Problem(group, f"no config group '{group}'", "t3rl ls", fix)
-        render_problems([problem], rich_console(stderr=True))
+        render_problems([problem], command_console(stderr=True))
         return EXIT_CONFIG
-    console = rich_console()
+    console = command_console()
     never_read = hidden_files(config_dirs)  # own files an earlier search-path entry's of the same name hides
     width = max((len(o) for g in known for o in group_options(g, config_dirs)), default=0) + 2
     for name in [group] if group else known:

@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-
 from launch.config.errors import ConfigError, render_problems
+from launch.output import console as command_console
+from launch.output import rich_of
+from launch.output.markup import escape
 from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED, INTERRUPTED
 from launch.run.pipeline import PipelineError
 from launch.run.point_result import record_result
@@ -32,7 +32,7 @@ def run_command(
     max_points: int | None = None,
 ) -> int:
     """The whole command; returns the exit code."""
-    console = Console(highlight=False)
+    console = command_console(highlight=False)
     # `--config-dir=~/x` reaches us unexpanded (the shell expands ~ only at a word's start); run dirs
     # record absolute paths, so a resumed run or sweep point finds them from any directory.
     dirs = [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]
@@ -42,7 +42,9 @@ def run_command(
         # command), so the state records it.
         try:
             if run_dir is not None and (Path(run_dir).expanduser() / "sweep.json").exists():
-                return _resume_sweep(Path(run_dir).expanduser(), overrides, from_stage, only, dry, console)
+                return _resume_sweep(
+                    Path(run_dir).expanduser(), overrides, from_stage, only, dry, rich_of(console)
+                )
             if multirun:
                 if run_dir is not None:
                     raise PipelineError(
@@ -57,21 +59,27 @@ def run_command(
                     # lazy: the sweep modules, only with -m
                     from launch.run.search_runs import run_search_trials
 
-                    return run_search_trials(overrides, dirs, console, dry=dry)
+                    return run_search_trials(overrides, dirs, rich_of(console), dry=dry)
                 from launch.run.sweep_runs import run_sweep  # lazy: the sweep modules, only with -m
 
                 return run_sweep(
-                    overrides, dirs, from_stage, only, dry=dry, console=console, max_points=max_points
+                    overrides,
+                    dirs,
+                    from_stage,
+                    only,
+                    dry=dry,
+                    console=rich_of(console),
+                    max_points=max_points,
                 )
             path = Path(run_dir) if run_dir is not None else None
             out_path = Path(out) if out is not None else None
             return run_single(overrides, dirs, path, from_stage, only, dry=dry, console=console, out=out_path)
         except ConfigError as error:
-            render_problems([*error.problems, *error.warnings], Console(stderr=True))
+            render_problems([*error.problems, *error.warnings], command_console(stderr=True))
             record_result(EXIT_CONFIG, "; ".join(f"{p.key}: {p.message}" for p in error.problems))
             return EXIT_CONFIG
         except (PipelineError, RunDirError) as error:
-            Console(stderr=True).print(
+            command_console(stderr=True).print(
                 f"[red]error:[/] {escape(str(error))}", soft_wrap=True, highlight=False
             )
             record_result(EXIT_FAILED, str(error).splitlines()[0])

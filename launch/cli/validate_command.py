@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.console import Console as RichConsole
-
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, render_problems
 from launch.config.pydantic_plugins import without_plugins
+from launch.output import console, rich_of
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from launch.output.plain import PlainConsole
 
 EXIT_CONFIG = 2
 # Commands taking overrides hand an unknown `--option` to them, where it is read as the config key it
@@ -20,9 +21,10 @@ EXIT_CONFIG = 2
 UNKNOWN_OPTIONS_AS_OVERRIDES = {"ignore_unknown_options": True}
 
 
-def rich_console(stderr: bool = False) -> Console:
-    """A console for command output (soft wrap: long lines are never cut, whatever the width)."""
-    return RichConsole(stderr=stderr, highlight=False, soft_wrap=True)
+def command_console(stderr: bool = False) -> Console | PlainConsole:
+    """A console for command output (soft wrap: long lines are never cut, whatever the width); rich's on
+    a terminal (launch.output)."""
+    return console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def validate_command(
@@ -32,13 +34,13 @@ def validate_command(
         if multirun:
             from launch.run.sweep_checks import validate_multirun  # lazy: the sweep modules, only with -m
 
-            return validate_multirun(overrides, config_dirs, rich_console(), max_points)
+            return validate_multirun(overrides, config_dirs, rich_of(command_console()), max_points)
         with without_plugins():
             resolved = resolve(overrides, config_dirs)
     except ConfigError as error:
-        render_problems([*error.problems, *error.warnings], rich_console(stderr=True))
+        render_problems([*error.problems, *error.warnings], command_console(stderr=True))
         return EXIT_CONFIG
-    console = rich_console()
+    out = command_console()
     run = resolved.run
     warnings = list(resolved.warnings)
     if not run.stages:  # a valid config, but `t3rl run` and `t3rl plan` refuse it
@@ -47,8 +49,8 @@ def validate_command(
 
         warnings.append(no_stages_problem(severity="warning"))
     if warnings:
-        render_problems(warnings, rich_console(stderr=True))
+        render_problems(warnings, command_console(stderr=True))
     stages = " → ".join(f"{name} ({stage.kind})" for name, stage in run.stages.items()) or "no stages"
-    console.print(f"[green]valid[/]: {run.name} — model {run.model.name}, hardware {run.hardware.name}")
-    console.print(f"  stages: {stages}")
+    out.print(f"[green]valid[/]: {run.name} — model {run.model.name}, hardware {run.hardware.name}")
+    out.print(f"  stages: {stages}")
     return 0

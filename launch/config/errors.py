@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    # lazy: rich, only when problems are printed (a composing child never does)
     from rich.console import Console
+
+    from launch.output.plain import PlainConsole
 
 EXIT_CONFIG_ERROR = 2
 
@@ -105,16 +106,17 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     return by_lower[matches[0]] if matches else None
 
 
-def render_problems(problems: Sequence[Problem], console: Console | None = None) -> None:
+def render_problems(problems: Sequence[Problem], console: Console | PlainConsole | None = None) -> None:
     """Print problems, errors first: key and message, then where the key was set and the fix.
 
     Lines are never wrapped, so a key, a path or a fix can be copied (and grepped) whole.
     """
-    # lazy: rich, only when problems are printed (a composing child never does)
-    from rich.console import Console
-    from rich.markup import escape  # lazy: rich, only when problems are printed
+    # lazy: the consoles (and the secrets module), only when problems are printed (a composing child never
+    # does)
+    from launch.output import console as command_console
+    from launch.output.markup import escape
 
-    console = console or Console(stderr=True)
+    console = console or command_console(stderr=True)
     # Scrubbed again: values remembered since the problem was made (a config composed later) count too.
     problems = [Problem(p.key, p.message, p.source, p.fix, p.severity) for p in problems]
     for p in sorted(problems, key=lambda p: p.severity != "error"):

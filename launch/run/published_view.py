@@ -6,20 +6,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-from rich.table import Table
-
 from launch.checks.eval_configs import eval_configs
+from launch.output.markup import escape
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from launch.config.schema import RunConfig
+    from launch.output.plain import PlainConsole
     from t3rl_core.eval.config import EvalConfig
     from t3rl_core.eval.published import PublishedConfig
 
 
-def show_published(run: RunConfig, console: Console) -> None:
+def show_published(run: RunConfig, console: Console | PlainConsole) -> None:
     """The published results each eval stage should reproduce, a few lines each (nothing without any)."""
     stages = [(name, c) for name, c, _ in eval_configs(run) if name is not None and c.published is not None]
     if not stages:
@@ -66,6 +65,8 @@ def require_published(config: EvalConfig) -> PublishedConfig:
 def print_verdicts(summary: Mapping[str, Any], console: Console) -> None:
     """One row per published value: its verdict, the measured value with its interval and the gap; then
     why each value that is not comparable is not."""
+    from rich.table import Table  # lazy: rich's table, only for the verdicts of `t3rl eval --published`
+
     found = (summary.get("published") or {}).get("verdicts") or []
     table = Table(title="published results", title_justify="left")
     for column in ("result", "scope", "metric", "published", "measured [interval]", "gap", "verdict"):

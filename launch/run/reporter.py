@@ -1,16 +1,18 @@
-"""The pipeline's progress on the terminal (rich)."""
+"""The pipeline's progress on the terminal (rich), or as plain text in a pipe or a log
+(launch.output.plain)."""
 
 from __future__ import annotations
 
 import shlex
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-from rich.table import Table
+from launch.output.markup import escape
+from launch.output.table import TextTable
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from launch.output.plain import PlainConsole
     from launch.plan.build import Plan
     from launch.plan.stages import Stage
     from launch.run.executors.base import StageResult
@@ -20,14 +22,14 @@ if TYPE_CHECKING:
 class RichReporter:
     """The pipeline's progress on the terminal: the decision table, then one line per stage."""
 
-    def __init__(self, console: Console, show_commands: bool) -> None:
+    def __init__(self, console: Console | PlainConsole, show_commands: bool) -> None:
         self.console = console
         self.show_commands = show_commands
 
     def decisions(self, plan: Plan, decisions: list[Decision]) -> None:
-        table = Table(title=f"{plan.name}: {len(plan.stages)} stages", title_justify="left")
-        for column in ("#", "stage", "kind", "action", "what", "GPUs"):
-            table.add_column(column, overflow="fold")
+        table = TextTable(
+            f"{plan.name}: {len(plan.stages)} stages", ("#", "stage", "kind", "action", "what", "GPUs")
+        )
         colours = {
             "run": "green",
             "resume": "yellow",

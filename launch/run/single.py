@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError
 from launch.config.pydantic_plugins import without_plugins
 from launch.config.secrets import replayable
+from launch.output import console as command_console
+from launch.output.markup import escape
 from launch.plan.build import PlanContext, build_plan
 from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview
@@ -37,7 +36,10 @@ from launch.run.steps import (
 from t3rl_core.installed import package_versions
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from launch.checks.resolve import Resolved
+    from launch.output.plain import PlainConsole
 
 
 def run_single(
@@ -48,7 +50,7 @@ def run_single(
     only: str | None,
     *,
     dry: bool,
-    console: Console,
+    console: Console | PlainConsole,
     out: Path | None = None,
 ) -> int:
     """`t3rl run` (a new run dir, or `run_dir_path` resumed with the overrides it ran with plus the
@@ -140,7 +142,7 @@ def run_single(
 
 
 def _resumed(
-    existing: RunDir, given: list[str], config_dirs: list[str], console: Console, *, dry: bool
+    existing: RunDir, given: list[str], config_dirs: list[str], console: Console | PlainConsole, *, dry: bool
 ) -> tuple[list[str], list[str]]:
     """The overrides and config dirs of a resumed run: the stored ones, with `given` merged in."""
     # lazy: only when a run dir is resumed
@@ -181,7 +183,7 @@ def _blame_the_record(existing: RunDir, given: list[str], *, dry: bool) -> None:
     ours = package_versions().get("t3rl")
     version = f" by t3rl {recorded}; this is t3rl {ours}" if recorded and recorded != ours else ""
     command = f"t3rl {'plan' if dry else 'run'} --run-dir {shlex.quote(str(existing.path))}"
-    Console(stderr=True, highlight=False).print(
+    command_console(stderr=True, highlight=False).print(
         f"note: the overrides not given on this command line are those recorded in "
         f"{existing.path / 'overrides.yaml'}{version}. Change one with `{command} KEY=VALUE`, drop one "
         f"with `{command} '~KEY'`",
@@ -196,7 +198,7 @@ def _preview(
     from_stage: str | None,
     only: str | None,
     given: list[str],
-    console: Console,
+    console: Console | PlainConsole,
 ) -> int:
     """`t3rl plan --run-dir R`: what `t3rl run --run-dir R` would change and run; R is not touched."""
     plan = plan_run(resolved, existing)
@@ -212,7 +214,9 @@ def _preview(
     return 0
 
 
-def _show_config_changes(existing: RunDir, resolved: Resolved, console: Console, *, resumed: bool) -> None:
+def _show_config_changes(
+    existing: RunDir, resolved: Resolved, console: Console | PlainConsole, *, resumed: bool
+) -> None:
     """The config's changes against the run's record, each with the file or override that sets it now:
     a config file edited since the last attempt (not only an override given now) is named before any
     stage reruns because of it."""
@@ -294,7 +298,7 @@ def _new_run_dir(resolved: Resolved) -> RunDir:
     return RunDir.new(Path(resolved.run.paths.runs_dir).resolve(), resolved.run.name)
 
 
-def _show_next(overrides: list[str], config_dirs: list[str], console: Console) -> None:
+def _show_next(overrides: list[str], config_dirs: list[str], console: Console | PlainConsole) -> None:
     """The plan of the follow-up experiment and the exact command that starts it."""
     resolved = resolve(overrides, config_dirs)
     experiment = resolved.run.name
@@ -308,6 +312,8 @@ def _show_next(overrides: list[str], config_dirs: list[str], console: Console) -
         environ=dict(os.environ),
     )
     plan = build_plan(resolved.run, ctx)
+    from rich.table import Table  # lazy: rich's table, only for a run followed by a next experiment
+
     table = Table(title=f"next: {escape(overrides[0])}", title_justify="left")
     for column in ("stage", "kind", "what", "GPUs"):
         table.add_column(column)

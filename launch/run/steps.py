@@ -9,13 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
-
 import t3rl_core
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, Problem, render_problems
 from launch.config.schema import TrainStage
 from launch.config.secrets import scrub_obj, scrub_text, scrub_texts, secret_values
+from launch.output.markup import escape
 from launch.plan.build import PlanContext, build_plan
 from launch.plan.slime_args import merge_hardware
 from launch.plan.tracking import tracked
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
 
     from launch.checks.resolve import Resolved
     from launch.config.errors import Severity
+    from launch.output.plain import PlainConsole
     from launch.plan.build import Plan
     from launch.run.pipeline import PipelineResult
     from launch.run.rundir import RunDir
@@ -43,7 +43,9 @@ def t3rl_root() -> Path:
     return Path(t3rl_core.__file__).resolve().parents[1]
 
 
-def resolve_overrides(overrides: list[str], config_dirs: list[str], console: Console) -> Resolved:
+def resolve_overrides(
+    overrides: list[str], config_dirs: list[str], console: Console | PlainConsole
+) -> Resolved:
     """The validated config of a run, plan or sweep point; a config with no stage is refused here (there
     would be nothing to run, and no run dir is made for it)."""
     resolved = resolve(overrides, config_dirs)
@@ -204,7 +206,7 @@ def execute(
     only: str | None,
     *,
     dry: bool,
-    console: Console,
+    console: Console | PlainConsole,
     record: Callable[[], None] | None = None,
 ) -> PipelineResult:
     """Run (or, `dry`, plan) the pipeline; `record` writes the run's record once it may start."""
@@ -221,7 +223,9 @@ def execute(
         )
 
 
-def report_result(result: PipelineResult, plan: Plan, run_dir: RunDir, console: Console, *, dry: bool) -> int:
+def report_result(
+    result: PipelineResult, plan: Plan, run_dir: RunDir, console: Console | PlainConsole, *, dry: bool
+) -> int:
     # Paths and commands are escaped: `[…]` in a dir name or an override is text, not rich markup.
     where = f"[bold]{escape(str(run_dir.path))}[/]"
     if result.status == "planned":
