@@ -111,10 +111,9 @@ def render_problems(problems: Sequence[Problem], console: Console | PlainConsole
 
     Lines are never wrapped, so a key, a path or a fix can be copied (and grepped) whole.
     """
-    # lazy: the consoles (and the secrets module), only when problems are printed (a composing child never
-    # does)
-    from launch.output import console as command_console
-    from launch.output.markup import escape
+    # The consoles import the secrets module, which Problem imports only once one is made.
+    from launch.output import console as command_console  # lazy: only when problems are printed
+    from launch.output.markup import escape  # lazy: only when problems are printed
 
     console = console or command_console(stderr=True)
     # Scrubbed again: values remembered since the problem was made (a config composed later) count too.
