@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from t3rl_core.chat.scalar_text import scalar_message, scalar_text
 from t3rl_core.engines.base import GenerationContext, SamplingParams
 from t3rl_core.rollout.failures import Failure
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
@@ -115,7 +116,7 @@ class _Episode:
     ) -> None:
         self.tools_key = tools_key
         self.env, self.engine, self.chat, self.parser, self.limits = env, engine, chat, parser, limits
-        self.messages: list[Message] = [dict(message) for message in task["prompt"]]
+        self.messages: list[Message] = [scalar_message(dict(message)) for message in task["prompt"]]
         self.tools = (task.get("metadata") or {}).get("tools") or None
         self.sampling = dataclasses.replace(
             sampling,
@@ -145,7 +146,7 @@ class _Episode:
         if first.inline is not None:
             error = "env.reset() returned inline text; only step() may continue a model turn"
             raise _Ended("failed", error, Failure("env", "InlineReset", error))
-        self.messages.extend(first.messages)
+        self.messages.extend(map(scalar_message, first.messages))
         prompt_ids = await self.chat.prompt_ids_async(self.messages, self.tools, tools_key=self.tools_key)
         self.trajectory = Trajectory(prompt_ids, self._response_limit(len(prompt_ids)))
         if first.done:
@@ -281,20 +282,22 @@ class _Episode:
         new messages; ends the episode when the env is done or the step limit is reached."""
         assert self.trajectory is not None
         if transition.inline is not None:
-            self.trajectory.append_observation(await self.chat.encode_text_async(transition.inline))
+            inline = scalar_text(transition.inline)
+            self.trajectory.append_observation(await self.chat.encode_text_async(inline))
             start = len(self.messages[-1]["content"])
-            self.messages[-1]["content"] += transition.inline
-            span = (start, start + len(transition.inline))
+            self.messages[-1]["content"] += inline
+            span = (start, start + len(inline))
             self.inline_spans.setdefault(len(self.messages) - 1, []).append(span)
             if transition.done:
                 self._close_turn(None)
                 raise _Ended("truncated" if transition.truncated else "completed")
             self.awaiting_model = self.mid_turn = True
             return
-        self.messages.extend(transition.messages)
+        observations = [scalar_message(message) for message in transition.messages]
+        self.messages.extend(observations)
         more = not transition.done and self.model_calls < self.limits.max_num_steps
         self.trajectory.append_observation(
-            await self.chat.turn_end_ids_async(last_token, transition.messages, add_generation_prompt=more)
+            await self.chat.turn_end_ids_async(last_token, observations, add_generation_prompt=more)
         )
         self.awaiting_model = more
         if transition.done:

@@ -4,6 +4,7 @@ placeholder character the control-text encoding uses, and what a reward may hand
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from types import SimpleNamespace
 from typing import Any
@@ -20,12 +21,14 @@ from t3rl_core.envs.retool.config import ReToolEnvConfig
 from t3rl_core.envs.retool.env import ReToolEnv
 from t3rl_core.envs.retool.parser import CodeBlockParser
 from t3rl_core.hooks import slime as hooks
+from t3rl_core.parsers.render import render_calls
 from t3rl_core.registries import REWARDS
 from t3rl_core.rewards.base import InvalidReward, Reward, RewardInput, RewardResult
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
 from t3rl_core.rollout.runner import EpisodeRunner
 from t3rl_core.sandbox.base import Sandbox, SandboxResult
-from tests.rollout.fakes import ScriptedEngine, play, task
+from t3rl_core.types import ToolCall
+from tests.rollout.fakes import ScriptedEngine, ToyEnv, family_parser, play, task
 from tests.rollout.test_runner import runtime, toy_runner
 from tests.rollout.test_tito_properties import _ALL_CONTROL, _FORGED, _echo, _Hostile
 from tests.support.slime_sample import Sample
@@ -231,3 +234,39 @@ def test_slime_gets_a_sample_within_its_limits_with_the_cut_counted(
     assert len(sample.tokens) == 600 and sample.status is Sample.Status.TRUNCATED
     assert sample.response_length == len(sample.loss_mask) == len(sample.rollout_log_probs)
     assert sample.metadata["t3rl_metrics"]["cut_tokens"] > 0
+
+
+def _escaped_surrogates(chat: ChatFormat) -> str:
+    """A call of `echo` whose JSON arguments spell lone surrogates as escapes (text a model can sample)."""
+    assert chat.family is not None
+    text = render_calls(chat.family.tool_call_parser, [ToolCall("echo", {"text": "a"})])
+    return text.replace('"a"', '"\\ud800 and \\udfff"')
+
+
+def test_a_tool_echoing_a_json_escaped_lone_surrogate(chat: ChatFormat) -> None:
+    """`{"text": "\\ud800"}` decodes to a lone surrogate, which the echoing tool handed back: no
+    tokenizer encodes it, so the episode failed as t3rl's own bug (removed with its group, counted
+    toward the failure rate that stops the run) and with the drift check `run_episode` raised. Now
+    every text entering the episode is scalar text (U+FFFD in its place)."""
+    engine = ScriptedEngine(chat, [_escaped_surrogates(chat), "Done."])
+    result = play(chat, ToyEnv(), engine, RolloutConfig(tito_drift_check=True))
+    assert result.status == "completed" and result.failure is None, result.error
+    assert result.drift_at is None
+    if "\\ud800" in result.messages[2]["content"]:  # (GLM's format writes the value raw, no escape)
+        assert result.messages[3]["content"] == "\ufffd and \ufffd"
+    json.dumps(result.messages, ensure_ascii=False).encode("utf-8")  # a record file can hold it
+
+
+def test_surrogates_in_a_prompt_and_in_inline_text(qwen_chat: ChatFormat) -> None:
+    engine = ScriptedEngine(qwen_chat, [_escaped_surrogates(qwen_chat), "Done."])
+    env = ToyEnv(inline_calls=True)
+    row = task(("Add 1 and 2 \ud83d.", "Now add 3 and 4."))
+    result = asyncio.run(
+        run_episode(
+            row, env=env, engine=engine, chat=qwen_chat, parser=family_parser(qwen_chat),
+            sampling=SamplingParams(), limits=RolloutConfig(),
+        )
+    )  # fmt: skip
+    assert result.status == "completed" and result.failure is None, result.error
+    assert result.messages[1]["content"] == "Add 1 and 2 \ufffd."
+    assert "<result>\ufffd and \ufffd</result>" in result.messages[2]["content"]

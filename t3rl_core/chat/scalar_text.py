@@ -1,0 +1,33 @@
+"""Text a tokenizer can encode: Unicode scalar values only, never a lone surrogate.
+
+A Python string may hold a lone surrogate (U+D800..U+DFFF); no tokenizer encodes one (the Rust
+tokenizers refuse the string) and no UTF-8 file can hold one. A model reaches one without ever sampling
+it: its text is decoded from ids (so it holds none), but a JSON escape in a tool call's arguments
+(`{"text": "\\ud800"}`) decodes to one, and a tool that echoes its argument, a file it names or an
+error that quotes it hands it back. An episode then failed as t3rl's own bug (and with the drift check
+raised out of the loop). Every message and inline text that enters an episode is made scalar text
+first: each lone surrogate becomes U+FFFD, what a decode of invalid bytes gives.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from t3rl_core.types import Message
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def scalar_text(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD (the same object when it holds none)."""
+    return _SURROGATE.sub(REPLACEMENT, text) if _SURROGATE.search(text) else text
+
+
+def scalar_message(message: Message) -> Message:
+    """`message` with every string value scalar text (the same object when none holds a surrogate)."""
+    if not any(isinstance(value, str) and _SURROGATE.search(value) for value in message.values()):
+        return message
+    return {key: scalar_text(value) if isinstance(value, str) else value for key, value in message.items()}
