@@ -101,7 +101,7 @@ def _declared(
             sibling = getattr(node, marker.sibling)
             if not marker.reads(sibling):
                 yield key_of(f"{prefix}{name}"), _why(key_of(f"{prefix}{marker.sibling}"), sibling, marker)
-            continue
+                continue  # a section nothing reads: nothing below it is read either
         value = getattr(node, name)
         if isinstance(value, BaseModel | dict):
             yield from _declared(value, f"{prefix}{name}.", key_of)
