@@ -6,6 +6,7 @@ about) by a declaration it violates:
 - limits on one count out of order: an episode's response cap at or below one call's tokens, or at or
   above the episode's whole-context cap or the model's context (`launch/checks/rules/budgets.py`);
 - an SFT stage's policy-gradient settings, which nothing reads (`ReadWhen` on `mode`);
+- Adam's betas out of the order its updates need (β1 < √β2), as when typed in each other's places;
 - an eval file that is the training file by another name (relative, `./`, a symlink): ToolRL's split
   parts are real paths.
 
@@ -198,6 +199,18 @@ OUT_OF_ORDER = [
         f"{SFT}.mode is sft",
     ),
     (
+        "adam_betas_typed_in_each_others_places",
+        [S1, f"{C}.optimizer.adam_beta1=0.999", f"{C}.optimizer.adam_beta2=0.9"],
+        f"{C}.optimizer.adam_beta2",
+        "are the two betas swapped?",
+    ),
+    (
+        "adam_beta2_lowered_past_beta1_squared",
+        [S1, f"{C}.optimizer.adam_beta2=0.8"],
+        f"{C}.optimizer.adam_beta2",
+        "adam_beta1 0.9 is not below √adam_beta2 = 0.894",
+    ),
+    (
         "mismatch_metrics_of_an_sft_stage",
         [RETOOL, f"{SFT}.algorithm.mismatch_metrics=true"],
         f"{SFT}.algorithm.mismatch_metrics",
@@ -211,6 +224,8 @@ IN_ORDER = [
         [S1, f"{C}.max_context_len=30000", f"{C}.max_response_len=20000"],
     ),
     ("rl_setting_of_an_rl_stage", [RETOOL, "stages.rl.curriculum.algorithm.use_kl_loss=true"]),
+    ("adam_betas_of_an_llm_recipe", [S1, f"{C}.optimizer.adam_beta2=0.95"]),
+    ("adam_betas_of_sgd_not_judged", [S1, f"{C}.optimizer.name=sgd"]),
 ]
 
 

@@ -2,6 +2,7 @@
 
 from launch.checks import probes
 from launch.checks.rules import (
+    adam,
     batch,
     budgets,
     components,
@@ -83,6 +84,7 @@ RULES = (
     *engine_models.RULES,
     *unread.RULES,
     *budgets.RULES,
+    *adam.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).
