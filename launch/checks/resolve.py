@@ -15,12 +15,10 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from launch.checks.group_choice import with_group_fixes, with_package_keys
-from launch.checks.group_keys import group_key_problems
 from launch.checks.undo import with_undo_fixes
 from launch.checks.validate import import_checks, validate
 from launch.config import compose_ahead
 from launch.config.errors import ConfigError, Problem
-from launch.config.hidden_options import hidden_option_problems
 from launch.config.provenance import Provenance
 from launch.config.resolved import composed_plain
 from launch.config.schema import RunConfig, build_run_validator, build_validators
@@ -54,20 +52,26 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
     try:
         plain = compose_ahead.take(overrides, config_dirs) or composed_plain(overrides, config_dirs)
     except ConfigError as error:
+        from launch.checks.group_keys import group_key_problems  # lazy: only to explain a mistake
+
         raise ConfigError(
             group_key_problems(overrides, config_dirs) or with_package_keys(error.problems, config_dirs)
         ) from None
     # `~/…` expanded here, once, after the composition cache (it reads $HOME every time).
     data, provenance = expand_home(plain.data), plain.provenance
-    hidden = hidden_option_problems(config_dirs, (origin.source for _, origin in provenance.items()))
-    if hidden:  # the config composed is not the one written: its every other problem would mislead
-        raise ConfigError(hidden)
+    if config_dirs:
+        from launch.config.hidden_options import hidden_option_problems  # lazy: only with own config dirs
+
+        hidden = hidden_option_problems(config_dirs, (origin.source for _, origin in provenance.items()))
+        if hidden:  # the config composed is not the one written: its every other problem would mislead
+            raise ConfigError(hidden)
     remember_config(data)
     build_run_validator()  # a no-op when built already (build_validators)
     misreads = misread(provenance)  # a file's `12:00:00` that YAML 1.1 made 43200: the text is the truth
     try:
         run = RunConfig.model_validate(data)
     except ValidationError as error:
+        from launch.checks.group_keys import group_key_problems  # lazy: only to explain a mistake
         from launch.checks.package_header import with_header_fixes  # lazy: only to explain a mistake
 
         problems = with_header_fixes(problems_from_validation(error, data, provenance), provenance)
