@@ -27,7 +27,6 @@ from launch.cli.validate_command import (
 )
 from launch.config.compose_cache import Plain
 from launch.config.errors import ConfigError, Problem, did_you_mean, render_problems
-from launch.config.hidden_options import hidden_files, shown_path
 from launch.config.resolved import composed_plain
 from launch.config.secrets import scrub_obj, scrub_text
 from t3rl_core import registries
@@ -275,6 +274,7 @@ def ls_command(group: str | None, config_dirs: list[str]) -> int:
         group_options,
         groups,
     )
+    from launch.config.hidden_options import hidden_files, shown_path  # lazy: only for ls
 
     try:
         known = groups(config_dirs)
