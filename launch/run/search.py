@@ -22,8 +22,10 @@ only for sweeps, which parse their overrides with Hydra anyway).
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +132,10 @@ def storage_problem(sweeper: Mapping[str, Any]) -> Problem | None:
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
     key, source = "hydra.sweeper.storage", "the hparams_search config or a hydra.sweeper.storage override"
-    in_memory = f"or {key}=null (a study in memory) or {key}=sqlite:///<dir>/study.db"
+    broken = _database_storage_broken()
+    in_memory = f"or {key}=null (a study in memory)" + (
+        "" if broken else f" or {key}=sqlite:///<dir>/study.db"
+    )
     try:
         url = make_url(storage)
         dialect = url.get_dialect()
@@ -147,7 +152,29 @@ def storage_problem(sweeper: Mapping[str, Any]) -> Problem | None:
         return Problem(
             key, message, source, f"install '{dialect.driver}' into t3rl's environment, {in_memory}"
         )
+    if broken:
+        message = f"Optuna cannot keep a study in {mask_text(storage)!r} or any database here: {broken}"
+        return Problem(key, message, source, f"set {key}=null (a study in memory: it is not resumable)")
     return None
+
+
+@cache
+def _database_storage_broken() -> str:
+    """Why this environment's Optuna cannot keep a study in any SQL database, found by making one in a
+    temporary SQLite file; "" when it can. Optuna 2.x (what hydra-optuna-sweeper 1.3 takes) never commits
+    its schema version under SQLAlchemy 2, so every database storage ended in a bare AssertionError
+    ("t3rl failed unexpectedly"), `sqlite:///…` as much as a server."""
+    import optuna  # lazy: optuna, only for a study's storage URL
+    import sqlalchemy  # lazy: sqlalchemy, only for a study's storage URL
+
+    with tempfile.TemporaryDirectory(prefix="t3rl-optuna-probe-") as directory:
+        try:
+            optuna.storages.RDBStorage(f"sqlite:///{directory}/probe.db")
+        except Exception as error:  # any failure of the probe is the answer, whatever its kind
+            what = ": ".join([type(error).__name__, *str(error).splitlines()[:1]])
+            versions = f"Optuna {optuna.__version__} with SQLAlchemy {sqlalchemy.__version__}"
+            return f"{versions} could not create a study in a new SQLite file ({what})"
+    return ""
 
 
 def _log_through_logging() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from launch.run.search import _database_storage_broken
 from tests.support.cli_app import fix_of, invoke, refused, validates
 
 REPO = Path(__file__).resolve().parents[2]
@@ -142,3 +143,22 @@ def test_help_of_a_command_as_a_word_gets_its_help_option(typed: list[str], line
     assert result.exit_code == 2, result.output
     assert f"t3rl {' '.join(line)}" in " ".join(result.output.split()), result.output
     assert invoke(line).exit_code == 0
+
+
+# ------------------------------------------- a search kept in the database its docs name
+
+
+def test_a_search_storage_this_environment_cannot_keep_is_refused_with_a_fix_that_can(here: Path) -> None:
+    """`hydra.sweeper.storage=sqlite:///study.db`, as conf/hparams_search's comment and the storage
+    refusal's own fix suggested: Optuna 2.10 under SQLAlchemy 2 ended in "t3rl failed unexpectedly:
+    AssertionError" after composing every trial's base config."""
+    argv = ["-m", "+experiment=stage1_bfcl", "hparams_search=bfcl_lr_kl_reward", "hydra.sweeper.n_trials=1"]
+    result = invoke(["run", *argv, "hydra.sweeper.storage=sqlite:///study.db"])
+    if not _database_storage_broken():  # another stack: the search starts (its trial is refused later)
+        assert "could not create a study" not in result.output, result.output
+        return
+    assert result.exit_code == 2, result.output
+    assert "Optuna cannot keep a study in 'sqlite:///study.db'" in result.output, result.output
+    fix = result.output.partition("error hydra.sweeper.storage")[2].partition("fix: ")[2].splitlines()[0]
+    assert fix.startswith("set hydra.sweeper.storage=null") and "sqlite" not in fix, result.output
+    assert not (here / "runs").exists() and not (here / "study.db").exists()
