@@ -46,6 +46,18 @@ TEARDOWN_BREAKERS = {
 }
 
 
+# Cells that use their own module as `python -c` code does: pickle finds what they define in __main__.
+MAIN_MODULE_USES = {
+    "a process pool mapping a cell's function": "from concurrent.futures import ProcessPoolExecutor\n"
+    "def square(x):\n    return x * x\n"
+    "if __name__ == '__main__':\n    with ProcessPoolExecutor(2) as pool:\n"
+    "        print(list(pool.map(square, range(4))))",
+    "multiprocessing.Pool": "import multiprocessing\ndef square(x):\n    return x * x\n"
+    "with multiprocessing.Pool(2) as pool:\n    print(pool.map(square, range(4)))",
+    "pickle of a cell's class": "import pickle\nclass Point:\n    x = 1\n"
+    "print(type(pickle.loads(pickle.dumps(Point()))).__name__)",
+    "the module's own names": "import sys\nprint(__doc__, sys.modules['__main__'].__dict__ is globals())",
+}
 # ioprio_set's number, which Python has no call for (the kernel's x86-64 and generic tables).
 IOPRIO_SET = {"x86_64": 251, "aarch64": 30}
 
@@ -86,6 +98,17 @@ def test_a_cell_that_breaks_its_own_teardown_ends_as_python_ends_it(pool, tmp_pa
     hooked = results[list(TEARDOWN_BREAKERS).index("its own excepthook")]
     assert hooked.stderr == "hooked\n"
     pool.serves()
+
+
+def test_a_cells_definitions_live_in_main_as_python_c_puts_them(pool, tmp_path):
+    """Before: the cell's globals were a dict apart from sys.modules['__main__'], so pickle could not
+    find a function or class the cell defined (`attribute lookup square on __main__ failed`): every
+    process pool over a cell's own function failed; `__doc__` was the builtins module's."""
+    results = pool.gather(*MAIN_MODULE_USES.values())
+    for (name, code), result in zip(MAIN_MODULE_USES.items(), results, strict=True):
+        python = _python(code, tmp_path)
+        assert python.returncode == 0, (name, python.stderr)
+        assert (result.status, result.stdout) == ("success", python.stdout), (name, result)
 
 
 def test_signals_to_the_processes_around_a_cell_reach_only_the_cell(pool):

@@ -30,6 +30,7 @@ import signal
 import socket
 import sys
 import time
+import types
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -294,10 +295,15 @@ def sysv_allowed(spec: dict) -> bool:
 
 
 def _run(code: str) -> int:
-    """Execute the cell as `__main__`; returns the exit code Python itself would give it."""
-    namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
+    """Execute the cell as `__main__`; returns the exit code Python itself would give it.
+
+    The cell's globals are a fresh `__main__` module's, in `sys.modules` as `python -c` puts its own:
+    what the cell defines is found there by pickle (multiprocessing, ProcessPoolExecutor)."""
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins  # type: ignore[attr-defined]
+    sys.modules["__main__"] = main
     try:
-        exec(compile(code, CELL_FILENAME, "exec"), namespace)
+        exec(compile(code, CELL_FILENAME, "exec"), main.__dict__)
     except SystemExit as exit_:
         if exit_.code is None:
             return 0
