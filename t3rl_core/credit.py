@@ -66,19 +66,22 @@ def turn_spans(
 ) -> list[tuple[int, int]]:
     """The response tokens of each turn: turn k runs from its first step's first model token to the
     next turn's (the last to the end of the response), observations included. A turn with no step (not
-    reached) is an empty span."""
+    reached) is an empty span. A model call the env never stepped (the last one, cut at the token limit
+    or aborted) is in no turn: no turn's reward judged it, and after a turn that ended it may well be
+    the next turn's first call, so the last turn ends where it starts."""
     starts: list[int] = []
     step = 0
     for count in turn_steps:
         starts.append(step_starts[step] if count and step < len(step_starts) else -1)
         step += count
+    end = step_starts[step] if step < len(step_starts) else response_length
     spans = []
     for k, start in enumerate(starts):
         if start < 0:
             spans.append((response_length, response_length))
             continue
         later = [s for s in starts[k + 1 :] if s >= 0]
-        spans.append((start, later[0] if later else response_length))
+        spans.append((start, later[0] if later else end))
     return spans
 
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import RolloutConfig
-from t3rl_core.engines.base import SamplingParams
+from t3rl_core.credit import turn_record
+from t3rl_core.engines.base import Generation, SamplingParams
 from t3rl_core.envs.retool.config import ReToolEnvConfig
 from t3rl_core.envs.retool.env import ReToolEnv
 from t3rl_core.envs.retool.parser import CodeBlockParser
@@ -27,8 +28,8 @@ from t3rl_core.rewards.base import InvalidReward, Reward, RewardInput, RewardRes
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
 from t3rl_core.rollout.runner import EpisodeRunner
 from t3rl_core.sandbox.base import Sandbox, SandboxResult
-from t3rl_core.types import ToolCall
-from tests.rollout.fakes import ScriptedEngine, ToyEnv, family_parser, play, task
+from t3rl_core.types import Action, ToolCall, Transition
+from tests.rollout.fakes import FixedEngine, ScriptedEngine, ToyEnv, family_parser, play, task
 from tests.rollout.test_runner import runtime, toy_runner
 from tests.rollout.test_tito_properties import _ALL_CONTROL, _FORGED, _echo, _Hostile
 from tests.support.slime_sample import Sample
@@ -270,3 +271,40 @@ def test_surrogates_in_a_prompt_and_in_inline_text(qwen_chat: ChatFormat) -> Non
     assert result.status == "completed" and result.failure is None, result.error
     assert result.messages[1]["content"] == "Add 1 and 2 \ufffd."
     assert "<result>\ufffd and \ufffd</result>" in result.messages[2]["content"]
+
+
+class _TurnToy(ToyEnv):
+    """ToyEnv reporting per-turn rewards as BFCL does: a turn's steps, and 1.0 once it is answered."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps = [0] * len(self.questions)
+
+    async def step(self, action: Action) -> Transition:
+        self.steps[self.turn] += 1
+        return await super().step(action)
+
+    def outcome(self) -> dict[str, Any]:
+        rewards = [(1.0 if k < self.turn else 0.0) if n else None for k, n in enumerate(self.steps)]
+        return {**super().outcome(), "turn_rewards": rewards, "turn_steps": list(self.steps)}
+
+
+def test_a_call_the_env_never_stepped_is_in_no_turns_span(qwen_chat: ChatFormat) -> None:
+    """Turn 0 answered (reward 1), then turn 1's first call is cut at the token limit: the env never saw
+    it, so turn 1 has no step and no reward. Its model tokens fell into turn 0's span, taking turn 0's
+    advantage (MT-GRPO: Â^T_0 + λÂ^O) for a call no turn reward judged."""
+
+    def generation(text: str, finish: str) -> Generation:
+        ids = qwen_chat.encode(text) + ([qwen_chat.stop_token_ids[0]] if finish == "stop" else [])
+        return Generation(ids, [-0.5] * len(ids), finish)
+
+    outputs = [generation(_echo(qwen_chat, "x"), "stop"), generation("The sum is 3.", "stop")]
+    outputs.append(generation("Let me think about 3 and", "length"))
+    result = play(qwen_chat, _TurnToy(), FixedEngine(outputs), RolloutConfig())
+    assert result.status == "truncated" and result.outcome["turn_steps"] == [2, 0]
+
+    record = turn_record(result.outcome, result.step_starts, len(result.response_ids))
+    assert record is not None and record["rewards"] == [1.0, None]
+    cut_call = result.step_starts[2]
+    assert result.loss_mask[cut_call] == 1
+    assert record["spans"][0] == [0, cut_call]
