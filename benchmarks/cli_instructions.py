@@ -50,7 +50,7 @@ import launch.cli
 mark("import launch.cli")
 from launch.config.secrets import scrub_standard_streams
 scrub_standard_streams()
-mark("rich's console, the streams scrubbed")
+mark("the streams scrubbed (rich's console hooked when imported)")
 import launch.config.schema
 mark("import launch.config.schema")
 import launch.checks.resolve

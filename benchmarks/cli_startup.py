@@ -15,10 +15,14 @@ printed with their ratios to the bare import:
 Each round runs every command twice, idle and with one core kept busy by a spinning child
 (benchmarks/busy_core.py, paused between), and every target is checked in both conditions except the
 forked path's wall times (with the second core taken there is nothing to compose ahead on: reported).
-Exit code 1 when a target is missed. One more row is printed for reference, no target: the libraries a
-cold plan cannot do without, alone (PyYAML, rich's console and table, pydantic with one model's validator
-built, which imports importlib.metadata for pydantic's plugin loader): the share of the 1.5x budget they
-take before any of t3rl's own modules or work.
+Exit code 1 when a target is missed. More rows are printed for reference, no target:
+  - the libraries a cold plan cannot do without, alone (PyYAML, pydantic with one model's validator
+    built, which imports importlib.metadata for pydantic's plugin loader): the share of the 1.5x budget
+    they take before any of t3rl's own modules or work;
+  - plan and validate cold in one process with their output on a terminal (a pseudo-terminal, 80
+    columns, read as they print): what a user at a terminal pays, rich's console and table included.
+    Every other row sends the output to /dev/null, as a pipe, a file or CI's log, where t3rl prints
+    the same text without rich (launch.output), so those rows do not include rich.
 
 Every process gets the same bytecode cache (PYTHONPYCACHEPREFIX in the scratch dir, filled by one
 discarded run of each command), as an installed package has; otherwise a PYTHONDONTWRITEBYTECODE
@@ -30,12 +34,17 @@ environment would recompile t3rl's sources on every start while Hydra's come pre
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
+import pty
 import resource
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
+import threading
 import time
 from pathlib import Path
 
@@ -49,13 +58,14 @@ BARE_LABEL = "python -c 'import hydra, omegaconf'"
 LIBRARIES = [
     sys.executable,
     "-c",
-    "import yaml, rich.console, rich.table\n"
-    "from pydantic import BaseModel\n"
-    "class A(BaseModel):\n    x: int\n"
-    "A(x=1)",
+    "import yaml\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int\nA(x=1)",
 ]
-LIBRARIES_LABEL = "the libraries alone (yaml, rich, pydantic)"
+LIBRARIES_LABEL = "the libraries alone (yaml, pydantic)"
 ONE_PROCESS = ("t3rl plan, cold, in one process", "t3rl validate, cold, in one process")
+IN_A_TERMINAL = (
+    "t3rl plan, cold, one process, on a terminal",
+    "t3rl validate, cold, one process, on a terminal",
+)
 # label → (CPU ratio target, wall ratio target, wall seconds target) against the bare import
 TARGETS = {
     "t3rl plan, cold, in one process": (1.5, None, None),
@@ -68,14 +78,35 @@ FORKED = list(TARGETS)[2:4]
 CONDITIONS = (False, True)  # idle, one core busy
 
 
-def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the process and of every descendant it waited for)."""
+def timed(argv: list[str], cwd: Path, env: dict[str, str], terminal: bool = False) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and of every descendant it waited for); its stdout and
+    stderr to /dev/null, or with `terminal` to a pseudo-terminal of 80 columns read meanwhile."""
+    leader, follower = pty.openpty() if terminal else (-1, subprocess.DEVNULL)
+    if terminal:
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+        reader = threading.Thread(target=_drain, args=(leader,), daemon=True)
+        reader.start()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=follower, stderr=follower)
+    finally:
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if terminal:
+            os.close(follower)
+            reader.join()
+            os.close(leader)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _drain(leader: int) -> None:
+    """Read a pseudo-terminal until its other end is closed (it holds a few KiB; a plan prints more)."""
+    try:
+        while os.read(leader, 65536):
+            pass
+    except OSError:  # EIO once the child's end is closed
+        pass
 
 
 def measure(repeats: int) -> dict[bool, tuple[dict[str, list[float]], dict[str, list[float]]]]:
@@ -88,16 +119,22 @@ def measure(repeats: int) -> dict[bool, tuple[dict[str, list[float]], dict[str, 
         cold = {**base, "T3RL_NO_CACHE": "1"}
         alone = {**cold, "T3RL_COMPOSE_AHEAD": "0"}
         commands = {
-            BARE_LABEL: (BARE, base),
-            LIBRARIES_LABEL: (LIBRARIES, base),
-            ONE_PROCESS[0]: (PLAN, alone),
-            ONE_PROCESS[1]: (VALIDATE, alone),
-            "t3rl plan, cold (T3RL_NO_CACHE=1)": (PLAN, cold),
-            "t3rl validate, cold (T3RL_NO_CACHE=1)": (VALIDATE, cold),
-            "t3rl plan, warm composition cache": (PLAN, {**base, "T3RL_CACHE_DIR": str(cwd / "cache")}),
+            BARE_LABEL: (BARE, base, False),
+            LIBRARIES_LABEL: (LIBRARIES, base, False),
+            ONE_PROCESS[0]: (PLAN, alone, False),
+            ONE_PROCESS[1]: (VALIDATE, alone, False),
+            IN_A_TERMINAL[0]: (PLAN, alone, True),
+            IN_A_TERMINAL[1]: (VALIDATE, alone, True),
+            "t3rl plan, cold (T3RL_NO_CACHE=1)": (PLAN, cold, False),
+            "t3rl validate, cold (T3RL_NO_CACHE=1)": (VALIDATE, cold, False),
+            "t3rl plan, warm composition cache": (
+                PLAN,
+                {**base, "T3RL_CACHE_DIR": str(cwd / "cache")},
+                False,
+            ),
         }
-        for argv, env in commands.values():  # discarded: writes bytecode, fills the composition cache
-            timed(argv, cwd, env)
+        for argv, env, terminal in commands.values():  # discarded: writes bytecode, fills the cache
+            timed(argv, cwd, env, terminal)
         found = {
             busy: ({label: [] for label in commands}, {label: [] for label in commands})
             for busy in CONDITIONS
@@ -106,8 +143,8 @@ def measure(repeats: int) -> dict[bool, tuple[dict[str, list[float]], dict[str, 
             for busy in CONDITIONS:
                 neighbour.busy(busy)
                 walls, cpus = found[busy]
-                for label_, (argv, env) in commands.items():
-                    wall, cpu = timed(argv, cwd, env)
+                for label_, (argv, env, terminal) in commands.items():
+                    wall, cpu = timed(argv, cwd, env, terminal)
                     walls[label_].append(wall)
                     cpus[label_].append(cpu)
             neighbour.busy(False)
@@ -141,15 +178,19 @@ def report(walls: dict[str, list[float]], cpus: dict[str, list[float]], busy: bo
         met &= ok
         words = "; ".join(text for _, text in checks)
         print(f"{label_}: {words}: {'met' if ok else 'NOT met'}")
-    one = ", ".join(f"{label_.split()[1]} {cpu[label_] / cpu[BARE_LABEL]:.2f}" for label_ in ONE_PROCESS)
-    forked = ", ".join(f"{label_.split()[1]} {wall[label_] / wall[BARE_LABEL]:.2f}" for label_ in FORKED)
+    one, tty, forked = ratios(ONE_PROCESS, cpu), ratios(IN_A_TERMINAL, cpu), ratios(FORKED, wall)
     warm = wall["t3rl plan, warm composition cache"]
     floor = cpu[LIBRARIES_LABEL] / cpu[BARE_LABEL]
     summary = (
-        f"{label(busy)}: in one process (CPU) {one}; forked (wall) {forked}; warm plan {warm:.2f} s;"
-        f" the libraries alone (CPU) {floor:.2f}"
+        f"{label(busy)}: in one process (CPU) {one}; on a terminal, reported (CPU) {tty}; forked (wall)"
+        f" {forked}; warm plan {warm:.2f} s; the libraries alone (CPU) {floor:.2f}"
     )
     return met, summary
+
+
+def ratios(labels: tuple[str, ...] | list[str], medians: dict[str, float]) -> str:
+    """`plan 1.52, validate 1.31`: each command's median against the bare import's."""
+    return ", ".join(f"{c.split()[1].rstrip(',')} {medians[c] / medians[BARE_LABEL]:.2f}" for c in labels)
 
 
 def main() -> int:
