@@ -57,6 +57,9 @@ MAIN_MODULE_USES = {
     "pickle of a cell's class": "import pickle\nclass Point:\n    x = 1\n"
     "print(type(pickle.loads(pickle.dumps(Point()))).__name__)",
     "the module's own names": "import sys\nprint(__doc__, sys.modules['__main__'].__dict__ is globals())",
+    "a module the cell wrote": "open('helper.py', 'w').write('def f():\\n    return 42\\n')\n"
+    "import helper\nprint(helper.f())",
+    "annotations evaluated": "x: int = 3\nprint(__annotations__)",
 }
 # ioprio_set's number, which Python has no call for (the kernel's x86-64 and generic tables).
 IOPRIO_SET = {"x86_64": 251, "aarch64": 30}
@@ -100,10 +103,12 @@ def test_a_cell_that_breaks_its_own_teardown_ends_as_python_ends_it(pool, tmp_pa
     pool.serves()
 
 
-def test_a_cells_definitions_live_in_main_as_python_c_puts_them(pool, tmp_path):
+def test_a_cell_runs_as_python_c_runs_its_code(pool, tmp_path):
     """Before: the cell's globals were a dict apart from sys.modules['__main__'], so pickle could not
     find a function or class the cell defined (`attribute lookup square on __main__ failed`): every
-    process pool over a cell's own function failed; `__doc__` was the builtins module's."""
+    process pool over a cell's own function failed; `__doc__` was the builtins module's. A module the
+    cell wrote was not importable (no working directory on sys.path), and annotations were strings
+    (the sandbox's own `from __future__ import annotations` was inherited by the cell's code)."""
     results = pool.gather(*MAIN_MODULE_USES.values())
     for (name, code), result in zip(MAIN_MODULE_USES.items(), results, strict=True):
         python = _python(code, tmp_path)

@@ -297,13 +297,16 @@ def sysv_allowed(spec: dict) -> bool:
 def _run(code: str) -> int:
     """Execute the cell as `__main__`; returns the exit code Python itself would give it.
 
-    The cell's globals are a fresh `__main__` module's, in `sys.modules` as `python -c` puts its own:
-    what the cell defines is found there by pickle (multiprocessing, ProcessPoolExecutor)."""
+    As `python -c` runs code: its globals are a fresh `__main__` module's, in `sys.modules` (pickle finds
+    what the cell defines there: multiprocessing, ProcessPoolExecutor); its working directory is first
+    on `sys.path` (a module the cell wrote is importable; the zygote runs isolated, `-I`, without it);
+    and it is compiled without this module's `from __future__ import annotations`."""
     main = types.ModuleType("__main__")
     main.__builtins__ = builtins  # type: ignore[attr-defined]
     sys.modules["__main__"] = main
+    sys.path.insert(0, "")
     try:
-        exec(compile(code, CELL_FILENAME, "exec"), main.__dict__)
+        exec(compile(code, CELL_FILENAME, "exec", dont_inherit=True), main.__dict__)
     except SystemExit as exit_:
         if exit_.code is None:
             return 0
