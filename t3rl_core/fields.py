@@ -53,6 +53,9 @@ class Usual:
     most: float
     typical: float
     why: str
+    # A value above `most` is likeliest this many times the one meant (1000: milliseconds typed for
+    # seconds): the fix divides by it when that lands in the usual range. None: the fix is `typical`.
+    scale: float | None = None
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,13 @@ Probability = Annotated[float, Domain("probability", "a number in [0, 1]"), Ge(0
 # numpy, torch and datasets take seeds in [0, 2**32).
 Seed = Annotated[int, Domain("seed", "a whole number in [0, 2**32)"), Ge(0), Lt(2**32)]
 Port = Annotated[int, Domain("port", "a TCP port in [1, 65535]"), Ge(1), Le(65535)]
-Seconds = Annotated[float, Domain("seconds", "a duration > 0 (a timeout or a limit)"), Gt(0)]
+# A timeout of more than a day is milliseconds typed for seconds (600000 for 600), never a plan.
+Seconds = Annotated[
+    float,
+    Domain("seconds", "a duration > 0 (a timeout or a limit)"),
+    Gt(0),
+    Usual(86400.0, 600.0, "a day: no request, start-up or code cell is waited for longer", scale=1000.0),
+]
 Delay = Annotated[float, Domain("delay", "a wait in seconds >= 0 (0 = none)"), Ge(0)]
 GpuId = Annotated[int, Domain("GPU id", "a CUDA device index >= 0"), Ge(0)]
 # slime's and SGLang's spelling of "off" for a size: -1, never 0.

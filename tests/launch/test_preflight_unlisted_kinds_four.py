@@ -7,6 +7,7 @@ about) by a declaration it violates:
   above the episode's whole-context cap or the model's context (`launch/checks/rules/budgets.py`);
 - an SFT stage's policy-gradient settings, which nothing reads (`ReadWhen` on `mode`);
 - Adam's betas out of the order its updates need (β1 < √β2), as when typed in each other's places;
+- a timeout typed in milliseconds (`Seconds` declares a usual ceiling of a day, with a scale of 1000);
 - an eval file that is the training file by another name (relative, `./`, a symlink): ToolRL's split
   parts are real paths.
 
@@ -158,10 +159,10 @@ def test_a_scalar_is_flagged_exactly_when_yaml_reads_it_otherwise_than_a_person(
     assert ("a.b" in found) == differs, (text, read, found)
 
 
-# ------------------------------------------------------------------------------- limits on one count
+# ------------------------------------------------- limits on one count, settings that do nothing
 
 # (id, overrides, key warned about, a fragment of the message)
-OUT_OF_ORDER = [
+WARNED = [
     (
         "response_cap_below_one_call",
         [S1, f"{C}.max_response_len=5000"],
@@ -199,6 +200,12 @@ OUT_OF_ORDER = [
         f"{SFT}.mode is sft",
     ),
     (
+        "a_timeout_typed_in_milliseconds",
+        [S1, "eval.engine.timeout_s=600000"],
+        "eval.engine.timeout_s",
+        "is it a typo for 600?",
+    ),
+    (
         "adam_betas_typed_in_each_others_places",
         [S1, f"{C}.optimizer.adam_beta1=0.999", f"{C}.optimizer.adam_beta2=0.9"],
         f"{C}.optimizer.adam_beta2",
@@ -217,22 +224,21 @@ OUT_OF_ORDER = [
         f"{SFT}.mode is sft",
     ),
 ]
-IN_ORDER = [
+NOT_WARNED = [
     ("response_cap_above_one_call", [S1, f"{C}.max_response_len=30000"]),
     (
         "response_cap_inside_the_context_cap",
         [S1, f"{C}.max_context_len=30000", f"{C}.max_response_len=20000"],
     ),
     ("rl_setting_of_an_rl_stage", [RETOOL, "stages.rl.curriculum.algorithm.use_kl_loss=true"]),
+    ("a_timeout_of_two_hours", [S1, "eval.engine.timeout_s=7200"]),
     ("adam_betas_of_an_llm_recipe", [S1, f"{C}.optimizer.adam_beta2=0.95"]),
     ("adam_betas_of_sgd_not_judged", [S1, f"{C}.optimizer.name=sgd"]),
 ]
 
 
-@pytest.mark.parametrize(
-    ("overrides", "key", "message"), [c[1:] for c in OUT_OF_ORDER], ids=[c[0] for c in OUT_OF_ORDER]
-)
-def test_a_limit_that_never_acts_is_warned_and_its_fix_clears_it(
+@pytest.mark.parametrize(("overrides", "key", "message"), [c[1:] for c in WARNED], ids=[c[0] for c in WARNED])
+def test_a_setting_that_does_not_do_what_it_says_is_warned_and_its_fix_clears_it(
     overrides: list[str], key: str, message: str, data: Path
 ) -> None:
     code, out = _invoke("validate", *overrides)
@@ -245,11 +251,12 @@ def test_a_limit_that_never_acts_is_warned_and_its_fix_clears_it(
     assert code == 0 and f"warning {key}:" not in out, out
 
 
-@pytest.mark.parametrize("overrides", [c[1] for c in IN_ORDER], ids=[c[0] for c in IN_ORDER])
-def test_limits_in_order_are_not_warned(overrides: list[str], data: Path) -> None:
+@pytest.mark.parametrize("overrides", [c[1] for c in NOT_WARNED], ids=[c[0] for c in NOT_WARNED])
+def test_the_setting_as_meant_is_not_warned(overrides: list[str], data: Path) -> None:
     code, out = _invoke("validate", *overrides)
     assert code == 0, out
-    assert "does nothing" not in out and " is set, but " not in out, out
+    assert "does nothing" not in out and " is set, but " not in out and "is it a typo" not in out, out
+    assert "adam_beta" not in out, out
 
 
 # ------------------------------------------------------------------------- one file by another name

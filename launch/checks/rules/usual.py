@@ -6,6 +6,7 @@ samples close to noise, so 50 is far likelier a typo for 0.5 than a plan. Every 
 found by its declaration, walking the validated config (each eval stage's settings and each train
 stage's hardware with their own overrides too), and a value above the ceiling is warned about with the
 type's typical value as the fix. `hardware.gpus_per_node` and `node_gpus` declare 16 (a node's GPUs).
+`Seconds` declares a day, with a scale of 1000: a timeout typed in milliseconds gets the seconds meant.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ def values_in_their_usual_range(ctx: Context) -> Iterator[Problem]:
     for key, (value, usual) in run_fields_declaring(ctx, Usual).items():
         if not isinstance(value, int | float) or isinstance(value, bool) or value <= usual.most:
             continue
+        scaled = value / usual.scale if usual.scale else None
+        meant = scaled if scaled is not None and scaled <= usual.most else usual.typical
         yield Problem(
             key,
-            f"{key} is {value:g}, far above the usual at most {usual.most:g} ({usual.why}): is it a typo?",
-            fix=f"set {key}={usual.typical:g}, or the value you meant",
+            f"{key} is {value:g}, far above the usual at most {usual.most:g} ({usual.why}): is it a typo"
+            + (f" for {scaled:g}?" if meant == scaled else "?"),
+            fix=f"set {key}={meant:g}, or the value you meant",
             severity="warning",
         )
 
