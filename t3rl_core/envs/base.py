@@ -46,6 +46,11 @@ class Env(ABC):
         """The episode has ended, however (also by a t3rl step or token limit): settle what `outcome()`
         reports. An env that scores asynchronously (verifiers' rubric) does it here."""
 
+    def cut_off(self, text: str) -> None:  # noqa: B027 (optional hook: most envs judge steps only)
+        """The model's last call was cut at the token limit: `text` is what it wrote, which no step
+        will see. An env whose reference scores the response as decoded, the cut call included
+        (ToolRL's and ReTool's rewards read the whole response text), keeps it for `outcome()`."""
+
     def format_problem(self, action: Action) -> str | None:
         """Why `action` breaks the env's strict action format (None = it does not); asked only when
         `format_repair` is set."""

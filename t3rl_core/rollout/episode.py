@@ -159,6 +159,7 @@ class _Episode:
             if generation.finish_reason != "stop":
                 self._close_turn(last_token)
                 if generation.finish_reason == "length":
+                    self._cut_off(text)
                     raise _Ended("truncated")
                 raise _aborted(generation)
             action = self.parser.parse(text)
@@ -269,6 +270,14 @@ class _Episode:
         self.trajectory.append_model(generation.token_ids, generation.log_probs)
         self.awaiting_model = self.mid_turn = False
         return generation
+
+    def _cut_off(self, text: str) -> None:
+        """Hand the env the text of a call cut at the token limit (`Env.cut_off`)."""
+        try:
+            self.env.cut_off(text)
+        except Exception as exc:
+            error = f"environment error: {_describe(exc)}"
+            raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
 
     async def _env_call(self, method: Callable[..., Awaitable[Transition]], *args: Any) -> Transition:
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -15,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from t3rl_core.chat.format import ChatFormat
-from t3rl_core.config import RolloutConfig
+from t3rl_core.chat.tiny import shared_tokenizer_dir
+from t3rl_core.config import RolloutConfig, RuntimeConfig
 from t3rl_core.credit import turn_record
 from t3rl_core.engines.base import Generation, SamplingParams
 from t3rl_core.envs.retool.config import ReToolEnvConfig
@@ -25,9 +27,11 @@ from t3rl_core.hooks import slime as hooks
 from t3rl_core.parsers.render import render_calls
 from t3rl_core.registries import REWARDS
 from t3rl_core.rewards.base import InvalidReward, Reward, RewardInput, RewardResult
+from t3rl_core.rewards.retool import ReToolOutcomeReward, ReToolRewardConfig
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
 from t3rl_core.rollout.runner import EpisodeRunner
 from t3rl_core.sandbox.base import Sandbox, SandboxResult
+from t3rl_core.score.single_turn import toolrl
 from t3rl_core.types import Action, ToolCall, Transition
 from tests.rollout.fakes import FixedEngine, ScriptedEngine, ToyEnv, family_parser, play, task
 from tests.rollout.test_runner import runtime, toy_runner
@@ -308,3 +312,58 @@ def test_a_call_the_env_never_stepped_is_in_no_turns_span(qwen_chat: ChatFormat)
     cut_call = result.step_starts[2]
     assert result.loss_mask[cut_call] == 1
     assert record["spans"][0] == [0, cut_call]
+
+
+_TOOLRL_GT = (
+    '<think> I should call it. </think>\n<tool_call>\n{"name": "search", "parameters": {"page": "1"}}'
+    "\n</tool_call>"
+)
+_TOOLRL_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "toolrl" / "rlla_4k_test.parquet"
+
+
+def _cut(chat: ChatFormat, text: str) -> Generation:
+    """A generation of `text` that ended at the token limit."""
+    ids = chat.encode(text)
+    return Generation(ids, [-0.5] * len(ids), "length")
+
+
+def test_toolrl_scores_an_answer_cut_at_the_token_limit_as_written(qwen_chat: ChatFormat) -> None:
+    """ToolRL's reward manager decodes the response whatever ended it: a complete call followed by a
+    `<response>` cut at max_response_length scores correctness 3 (format 0). The cut call never
+    reached the env, whose outcome then held an empty response: correctness −3."""
+    config = RuntimeConfig.model_validate(
+        {
+            "env": {"name": "toolrl_single_turn", "data": {"splits": {"toolrl_test": str(_TOOLRL_DATA)}}},
+            "reward": {"name": "toolrl"},
+            "chat": {"tokenizer": str(shared_tokenizer_dir("qwen3")), "chat_template": "qwen3"},
+            "parsers": {"tool_call_parser": "qwen25"},
+        }
+    )
+    text = _TOOLRL_GT + "\n<response> The first page of the results is"
+    runner = EpisodeRunner.from_runtime(config, FixedEngine([_cut(qwen_chat, text)]), chat=qwen_chat)
+    row = {"prompt": [{"role": "user", "content": "Search page one."}], "metadata": {}, "label": _TOOLRL_GT}
+    episode, reward = asyncio.run(runner.run(row, "train"))
+    assert episode.status == "truncated"
+    assert episode.outcome["response"] == text
+    assert reward.metrics["correctness"] == 3.0 and reward.metrics["format"] == 0.0
+    assert reward.value == toolrl(text, _TOOLRL_GT, step=0).reward
+
+
+def test_retool_scores_a_turn_cut_at_the_token_limit_as_written(qwen_chat: ChatFormat) -> None:
+    """Agent-R1 decodes the whole response: an answer whose last token hit the token limit still ends
+    with `</answer>`, so it scores 1; the cut turn was missing from the env's response (−1)."""
+    env = ReToolEnv({"label": "391"}, _Printer("391"), ReToolEnvConfig())
+    code = ScriptedEngine(qwen_chat, [CODE], calls_tools=lambda _: False)
+    first = asyncio.run(code.generate([], SamplingParams()))
+    engine = FixedEngine([first, _cut(qwen_chat, ANSWER)])
+    task_row = {"prompt": [{"role": "user", "content": "17 times 23?"}], "metadata": {}, "label": "391"}
+    result = asyncio.run(
+        run_episode(
+            task_row, env=env, engine=engine, chat=qwen_chat,
+            parser=CodeBlockParser(None, []),  # type: ignore[arg-type]  # the format reads no parsers
+            sampling=SamplingParams(), limits=RolloutConfig(),
+        )
+    )  # fmt: skip
+    assert result.status == "truncated" and result.outcome["response"].endswith(ANSWER)
+    reward = ReToolOutcomeReward(ReToolRewardConfig())(RewardInput(outcome=result.outcome))
+    assert reward.value == 1.0

@@ -64,6 +64,10 @@ class ReToolEnv(Env):
         info = {"sandbox_status": result.status, "sandbox_duration_s": result.duration_s}
         return Transition(inline=inline, done=self.truncated, truncated=self.truncated, info=info)
 
+    def cut_off(self, text: str) -> None:
+        """Agent-R1 scores the decoded response, a turn cut at the token limit included."""
+        self.transcript.append(text)
+
     def outcome(self) -> dict[str, Any]:
         return {
             "response": "".join(self.transcript),

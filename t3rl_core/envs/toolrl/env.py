@@ -21,6 +21,7 @@ class ToolRLEnv(Env):
             raise ValueError(f"a toolrl task needs its ground-truth answer text as 'label', got {label!r}")
         self.ground_truth = label
         self.response: str | None = None
+        self.cut_text: str | None = None  # the answer cut at the token limit (ToolRL scores it as is)
 
     async def step(self, action: Action) -> Transition:
         if self.response is not None:
@@ -28,9 +29,12 @@ class ToolRLEnv(Env):
         self.response = _text(action)
         return Transition(done=True)
 
+    def cut_off(self, text: str) -> None:
+        self.cut_text = text
+
     def outcome(self) -> dict[str, Any]:
         return {
-            "response": self.response or "",
+            "response": self.response if self.response is not None else self.cut_text or "",
             "ground_truth": self.ground_truth,
             "answered": self.response is not None,
         }
