@@ -149,6 +149,12 @@ class RewardConfig(StrictModel):
         cut finds nothing and every answer is scored with the prompt around it."""
         return None
 
+    def constant(self) -> tuple[tuple[str, ...], float] | None:
+        """(the fields that set its range, the one value) when these settings leave the reward a single
+        value for every episode; None = it can vary (or is not declared). A constant reward gives every
+        sample of a group the group's mean: every advantage is 0 and RL never updates the policy."""
+        return None
+
 
 AnyEnvConfig = registered(EnvConfig, ENVS)
 AnyRewardConfig = registered(RewardConfig, REWARDS)

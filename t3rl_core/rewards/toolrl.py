@@ -99,6 +99,16 @@ class ToolRLRewardConfig(RewardConfig):
         header, end = _TURN_DELIMITERS[self.model_style]
         return "model_style", (*re.findall(r"<\|[^|]+\|>", header), end)
 
+    def constant(self) -> tuple[tuple[str, ...], float] | None:
+        """Each part's range a single point, with no schedule moving it: R is their sum for every answer."""
+        if self.schedule_reward or self.max1_step30_max3 or self.correct_max1:
+            return None
+        parts = [("format_max", "format_min"), ("correctness_max", "correctness_min")]
+        parts += [("length_max", "length_min")] if self.with_length else []
+        if any(getattr(self, high) != getattr(self, low) for high, low in parts):
+            return None
+        return tuple(f for part in parts for f in part), sum(getattr(self, high) for high, _ in parts)
+
     @model_validator(mode="after")
     def _no_dead_switches(self) -> ToolRLRewardConfig:
         if self.correct_max1 and (self.correctness_max, self.correctness_min) != (3.0, -3.0):

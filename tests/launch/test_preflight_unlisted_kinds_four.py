@@ -8,6 +8,7 @@ about) by a declaration it violates:
 - an SFT stage's policy-gradient settings, which nothing reads (`ReadWhen` on `mode`);
 - Adam's betas out of the order its updates need (β1 < √β2), as when typed in each other's places;
 - a timeout typed in milliseconds (`Seconds` declares a usual ceiling of a day, with a scale of 1000);
+- a reward whose settings leave it one value for every episode (`RewardConfig.constant()`);
 - an eval file that is the training file by another name (relative, `./`, a symlink): ToolRL's split
   parts are real paths.
 
@@ -290,6 +291,59 @@ def test_an_eval_file_that_is_the_training_file_by_another_name_is_refused(
 
 def test_an_eval_file_of_its_own_is_accepted(data: Path, tmp_path: Path) -> None:
     validates([TOOLRL, f"{TEST_FILE}={tmp_path / 'held_out.parquet'}"])
+
+
+# ------------------------------------------------------------------------------ a constant reward
+
+RANGES = ("format_max", "format_min", "correctness_max", "correctness_min")
+# (id, overrides, key named, a fragment of the message)
+CONSTANT = [
+    (
+        "every_range_of_the_reward_a_single_point",
+        [
+            TOOLRL,
+            *(f"reward.{f}=0" for f in ("format_max", "format_min", "correctness_max", "correctness_min")),
+        ],
+        "reward.correctness_min",
+        "gives every episode 0 (format_max, format_min, correctness_max, correctness_min leave it no other",
+    ),
+    (
+        "a_stages_reward_made_constant_by_the_root_key_typed_last",
+        [
+            TOOLRL,
+            "+stages.train.reward.correctness_max=1",
+            "+stages.train.reward.correctness_min=1",
+            "reward.format_min=1",
+        ],
+        "reward.format_min",
+        "the reward stage train scores with gives every episode 2",
+    ),
+]
+VARYING = [
+    (
+        "a_constant_format_part_beside_a_correctness_range",
+        [TOOLRL, "reward.format_max=0", "reward.format_min=0"],
+    ),
+    (
+        "a_single_point_range_a_schedule_moves",
+        [TOOLRL, *(f"reward.{f}=0" for f in ("format_max", "format_min")), "reward.schedule_reward=true"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "message"), [c[1:] for c in CONSTANT], ids=[c[0] for c in CONSTANT]
+)
+def test_a_reward_that_gives_every_episode_one_value_is_refused(
+    overrides: list[str], key: str, message: str, data: Path
+) -> None:
+    block = refused_with_a_fix_that_validates(overrides, key, message)
+    assert f"override `{overrides[-1]}`" in block["source"], block
+
+
+@pytest.mark.parametrize("overrides", [c[1] for c in VARYING], ids=[c[0] for c in VARYING])
+def test_a_reward_that_can_vary_is_accepted(overrides: list[str], data: Path) -> None:
+    validates(overrides)
 
 
 # ------------------------------------------------------------------------------------ mutations

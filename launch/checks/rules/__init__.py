@@ -29,6 +29,7 @@ from launch.checks.rules import (
     one_truth,
     prompt_lengths,
     resources,
+    rewards,
     seeds,
     service_gpus,
     sglang,
@@ -85,6 +86,7 @@ RULES = (
     *unread.RULES,
     *budgets.RULES,
     *adam.RULES,
+    *rewards.RULES,
 )
 
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).
