@@ -83,11 +83,11 @@ def run_single(
         raise
     dry = dry or resolved.run.executor.kind == "dry"
     if dry and existing is not None:
-        return _preview(existing, resolved, from_stage, only, given, console)
+        return _preview(existing, resolved, from_stage, only, given, config_dirs, console)
     if not dry and existing is not None and existing.is_plan():
         raise PipelineError(
             f"{existing.path} is a plan written by `t3rl plan`, not a run; start the run with "
-            f"`t3rl run {shlex.join(overrides)}` (its record goes under paths.runs_dir)"
+            f"`{_new_run_command(overrides, config_dirs)}` (its record goes under paths.runs_dir)"
         )
     if existing is not None:
         _show_config_changes(existing, resolved, console, resumed=True)
@@ -198,9 +198,11 @@ def _preview(
     from_stage: str | None,
     only: str | None,
     given: list[str],
+    config_dirs: list[str],
     console: Console | PlainConsole,
 ) -> int:
-    """`t3rl plan --run-dir R`: what `t3rl run --run-dir R` would change and run; R is not touched."""
+    """`t3rl plan --run-dir R`: what `t3rl run --run-dir R` would change and run; R is not touched. For a
+    plan's record R the line to run is a new run of its overrides: `t3rl run --run-dir` refuses a plan."""
     plan = plan_run(resolved, existing)
     _show_config_changes(existing, resolved, console, resumed=False)
     preview(
@@ -209,9 +211,18 @@ def _preview(
     console.print(
         f"nothing was written: the record of {existing.path} is unchanged", soft_wrap=True, markup=False
     )
-    command = shlex.join(["t3rl", "run", "--run-dir", str(existing.path), *given])
+    if existing.is_plan():
+        command = _new_run_command(resolved.overrides, config_dirs)
+    else:
+        command = shlex.join(["t3rl", "run", "--run-dir", str(existing.path), *given])
     console.print(f"run it:  {command}", soft_wrap=True, markup=False)
     return 0
+
+
+def _new_run_command(overrides: list[str], config_dirs: list[str]) -> str:
+    """`t3rl run` of these overrides and config dirs, as pasted (a literal credential by its reference)."""
+    dirs = [arg for directory in config_dirs for arg in ("--config-dir", directory)]
+    return shlex.join(["t3rl", "run", *(replayable(o) for o in overrides), *dirs])
 
 
 def _show_config_changes(

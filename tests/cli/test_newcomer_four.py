@@ -6,6 +6,7 @@ Each fix printed is applied as printed and must validate.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -162,3 +163,26 @@ def test_a_search_storage_this_environment_cannot_keep_is_refused_with_a_fix_tha
     fix = result.output.partition("error hydra.sweeper.storage")[2].partition("fix: ")[2].splitlines()[0]
     assert fix.startswith("set hydra.sweeper.storage=null") and "sqlite" not in fix, result.output
     assert not (here / "runs").exists() and not (here / "study.db").exists()
+
+
+# ------------------------------------------- the line to run after previewing a plan's record
+
+
+def test_the_run_line_of_a_plans_record_starts_a_run_that_validates(here: Path) -> None:
+    """`t3rl plan --run-dir <a plan dir> seed=3` printed `run it: t3rl run --run-dir <the plan> seed=3`,
+    which `t3rl run` refuses (a plan is not a run); the refusal's own `t3rl run …` left out the plan's
+    --config-dir, so its experiment was unknown."""
+    own_file(here, "experiment/mine.yaml", "# @package _global_\ndefaults:\n  - quickstart\nname: mine\n")
+    assert invoke(["plan", "--config-dir", "mine", "+experiment=mine"]).exit_code == 0
+    (plan_dir,) = (here / "plans" / "mine").iterdir()
+    preview = invoke(["plan", "--run-dir", str(plan_dir), "seed=3"])
+    assert preview.exit_code == 0, preview.output
+    (line,) = [row for row in preview.output.splitlines() if row.startswith("run it:")]
+    refusal = invoke(["run", "--run-dir", str(plan_dir), "seed=3"])
+    assert refusal.exit_code == 1, refusal.output
+    pasted = " ".join(refusal.output.split()).partition("start the run with `")[2].partition("`")[0]
+    for command in (line.removeprefix("run it:").strip(), pasted):
+        argv = shlex.split(command)
+        assert argv[:2] == ["t3rl", "run"] and "--run-dir" not in argv, command
+        validates(argv[2:])
+        assert invoke(["show", *argv[2:], "--explain", "seed"]).output.startswith("seed = 3"), command
