@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.backoff import backoff_delay
@@ -84,6 +85,12 @@ def parse_generation(body: bytes) -> Generation:
         log_probs = [float(entry[0]) for entry in entries]
     except (TypeError, ValueError, IndexError) as exc:
         raise BadResponse(f"malformed output_token_logprobs ({exc})") from None
+    if not all(map(math.isfinite, log_probs)):
+        # A sampled token has a finite log-prob; a NaN or an infinity would reach slime's importance
+        # ratios (rollout_log_probs) and make the loss NaN.
+        raise BadResponse(
+            f"non-finite output_token_logprobs: {[lp for lp in log_probs if not math.isfinite(lp)][:5]}"
+        )
     error = None
     if kind == "abort":
         error = f"SGLang aborted the request: {finish.get('message') if isinstance(finish, dict) else finish}"

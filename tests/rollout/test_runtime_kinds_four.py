@@ -20,6 +20,7 @@ from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RolloutConfig, RuntimeConfig
 from t3rl_core.credit import turn_record
 from t3rl_core.engines.base import Generation, SamplingParams
+from t3rl_core.engines.sglang_http import BadResponse, parse_generation
 from t3rl_core.envs.retool.config import ReToolEnvConfig
 from t3rl_core.envs.retool.env import ReToolEnv
 from t3rl_core.envs.retool.parser import CodeBlockParser
@@ -367,3 +368,16 @@ def test_retool_scores_a_turn_cut_at_the_token_limit_as_written(qwen_chat: ChatF
     assert result.status == "truncated" and result.outcome["response"].endswith(ANSWER)
     reward = ReToolOutcomeReward(ReToolRewardConfig())(RewardInput(outcome=result.outcome))
     assert reward.value == 1.0
+
+
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity"])
+def test_a_non_finite_rollout_log_prob_is_a_bad_response(bad: str) -> None:
+    """SGLang's log-probs become slime's rollout_log_probs (its importance ratios): a NaN one was kept,
+    to make the step's loss NaN. It is a malformed answer now (retried, then the engine's failure)."""
+    body = (
+        '{"meta_info": {"finish_reason": {"type": "stop"}, '
+        f'"output_token_logprobs": [[-0.5, 7, null], [{bad}, 8, null]]}}}}'
+    ).encode()
+    with pytest.raises(BadResponse, match="non-finite"):
+        parse_generation(body)
+    assert parse_generation(body.replace(bad.encode(), b"-1.5")).log_probs == [-0.5, -1.5]
