@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -81,6 +82,18 @@ def test_joined_pieces_are_the_whole_encode(chat: ChatFormat, data: st.DataObjec
 
 
 VARIANTS = variants()
+
+
+# The cut's definition: between a "," and a " " followed by a non-space, every character kept.
+ZERO_WIDTH_CUT = re.compile(r"(?<=,)(?= \S)")
+# Around the cut: commas, spaces and other whitespace (Unicode's too), letters, digits, line ends.
+CUT_FRAGMENTS = [",", " ", ", ", ",,", "  ", "\t", "\n", "\u3000", "\xa0", "a", "1", "é", ",\n", ", ,"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.lists(st.sampled_from(CUT_FRAGMENTS), max_size=40).map("".join))
+def test_the_cut_is_the_zero_width_definition(text: str) -> None:
+    assert pieces._cut(text) == ZERO_WIDTH_CUT.split(text)
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
