@@ -361,6 +361,8 @@ async def _play(
         }  # fmt: skip
     outcome = dict(episode.outcome or {})
     metrics = dict(reward.metrics)
+    # The episode's token lists and messages as they are, not copies: the result is this record's alone
+    # (the runner keeps none of it), and copying a BFCL episode's ~25,000 ids cost ~60 µs a record.
     return record | {
         "status": episode.status,
         "success": _success(metrics, outcome, reward.value),
@@ -372,12 +374,12 @@ async def _play(
         "format_repairs": episode.format_repairs,
         "error": episode.error,
         "timings": dict(episode.timings or {}),
-        "prompt_ids": list(episode.prompt_ids),
-        "response_ids": list(episode.response_ids),
-        "loss_mask": list(episode.loss_mask),
-        "log_probs": list(episode.log_probs),
+        "prompt_ids": episode.prompt_ids,
+        "response_ids": episode.response_ids,
+        "loss_mask": episode.loss_mask,
+        "log_probs": episode.log_probs,
         "response_text": episode.response_text,
-        "messages": list(episode.messages),
+        "messages": episode.messages,
     }
 
 
