@@ -55,13 +55,6 @@ def mask_output(values: Iterable[str]) -> None:
         os.close(originals[target])
 
 
-def log_tail(text: str, lines: int = 20) -> str:
-    """The last `lines` lines of a server's log (for an error saying why it did not start), masked as a
-    whole before it is cut: a private key whose BEGIN line falls before the cut is masked all the same,
-    which no reader of the cut lines alone could tell from other text."""
-    return "\n".join(mask_text(text).splitlines()[-lines:])
-
-
 def _copy(sources: dict[int, int], secrets: list[bytes]) -> None:
     """Copy each readable fd to its target fd, line by line, masked, until every source is closed."""
     longest = max(len(s) for s in secrets)

@@ -70,6 +70,13 @@ def mask_text(text: str) -> str:
     return mask_shapes(text)
 
 
+def log_tail(text: str, lines: int = 20) -> str:
+    """The last `lines` lines of a log (an error saying why a server did not start, why a probe failed),
+    masked as a whole before it is cut: a private key whose BEGIN line falls before the cut is masked
+    all the same, which no reader of the cut lines alone could tell from other text."""
+    return "\n".join(mask_text(text).splitlines()[-lines:])
+
+
 def url_passwords(text: str) -> list[str]:
     """The passwords embedded in URLs of `text` (already masked ones excluded)."""
     return [m.group(2) for m in _URL_USERINFO.finditer(text) if m.group(2) != MASK]

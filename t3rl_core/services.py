@@ -47,7 +47,7 @@ from t3rl_core.fields import (
     Seconds,
     UrlPath,
 )
-from t3rl_core.redact import log_tail
+from t3rl_core.secret import log_tail
 from t3rl_core.secret_env import credential_values, referenced_variables, without_credentials
 from t3rl_core.secret_launch import argv_for
 from t3rl_core.strict import StrictModel

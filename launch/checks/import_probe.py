@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from t3rl_core.secret import log_tail
+
 # Imports each module named in argv and prints {module: error} for those that fail.
 _PROBE = """
 import importlib, json, sys
@@ -18,6 +20,14 @@ for name in sys.argv[1:]:
         failed[name] = f"{type(exc).__name__}: {exc}"
 print(json.dumps(failed))
 """
+
+
+def probe_reason(stderr: str, returncode: int) -> str:
+    """Why a probe that printed no verdict failed: the last line of its stderr, masked with the whole of
+    it first (a private key the interpreter printed over lines ends with a line of no form of its own)."""
+    return log_tail(stderr.strip(), lines=1) or f"exit code {returncode}"
+
+
 def probe_argv(python: str, modules: Sequence[str]) -> list[str]:
     """The command that imports `modules` with `python` and prints the failures as its last line."""
     return [python, "-c", _PROBE, *modules]

@@ -22,7 +22,7 @@ from typing import Any
 
 from launch.checks.context import Context
 from launch.checks.eval_configs import eval_configs, eval_key
-from launch.checks.import_probe import probe_argv, probe_failures
+from launch.checks.import_probe import probe_argv, probe_failures, probe_reason
 from launch.checks.ledger import PlannedRun
 from launch.config.errors import Problem, did_you_mean
 from t3rl_core.input_files import InputFile, scan
@@ -204,7 +204,7 @@ def _probe(python: str, pythonpath: str | None, modules: tuple[str, ...]) -> dic
         return None
     except OSError as error:
         return dict.fromkeys(modules, f"cannot run {python}: {error}")
-    reason = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    reason = probe_reason(done.stderr, done.returncode)
     return probe_failures(done.stdout, modules, reason)
 
 

@@ -7,7 +7,7 @@ import os
 import subprocess
 from collections.abc import Sequence
 
-from launch.checks.import_probe import probe_argv, probe_failures
+from launch.checks.import_probe import probe_argv, probe_failures, probe_reason
 from launch.plan.stages import ImportCheck, Stage
 
 TIMEOUT_S = 120
@@ -47,5 +47,5 @@ def _failures(check: ImportCheck) -> dict[str, str]:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {module: f"cannot run {check.python}: {exc}" for module in check.modules}
-    reason = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    reason = probe_reason(done.stderr, done.returncode)
     return probe_failures(done.stdout, check.modules, reason)

@@ -23,8 +23,7 @@ from typing import Any
 from t3rl_core import lifetime as lifetime_module
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.parsers.own import OWN_TOOL_CALL_PARSERS
-from t3rl_core.redact import log_tail
-from t3rl_core.secret import Secret
+from t3rl_core.secret import Secret, log_tail
 from t3rl_core.secret_launch import argv_for
 
 SGLANG_LAUNCH = (sys.executable, "-m", "sglang.launch_server")

@@ -23,7 +23,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from launch.checks.probes import _probe
+from launch.plan.stages import ImportCheck
 from launch.run.executors.ray_jobs import JobSpec, RayJobRunner
+from launch.run.import_check import _failures
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import ServerStartError, SGLangServer
 from t3rl_core.services import ServiceSpec, start
@@ -172,3 +175,18 @@ def test_a_service_that_did_not_start_quotes_its_log_with_a_private_key_masked(t
     message = str(caught.value)
     assert "last lines of" in message and "-----END PRIVATE KEY-----" in message, message
     assert not _long_key_leaked(message), message
+
+
+def test_a_plugin_that_dies_printing_a_private_key_is_reported_without_it(tmp_path):
+    """The import probe (pre-flight's and each run's) reports a probe that printed no verdict by its
+    stderr's last line: before, the key's last line of body, as it was."""
+    module = f"leaky_plugin_{secrets.token_hex(4)}"
+    cut_short = LONG_PEM.partition("-----END")[0]
+    (tmp_path / f"{module}.py").write_text(
+        f"import os, sys\nsys.stderr.write({cut_short!r})\nsys.stderr.flush()\nos._exit(1)\n"
+    )
+    found = _probe(sys.executable, str(tmp_path), (module,))
+    assert found is not None and module in found, found
+    run_time = _failures(ImportCheck(sys.executable, str(tmp_path), (module,)))
+    for reason in (found[module], run_time[module]):
+        assert not _long_key_leaked(reason), reason

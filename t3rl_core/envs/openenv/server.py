@@ -16,7 +16,7 @@ from typing import Any
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.eval.server import ServerStartError, _healthy, _signal_group
 from t3rl_core.lifetime import die_with_parent
-from t3rl_core.redact import log_tail
+from t3rl_core.secret import log_tail
 
 
 class EnvServer:
