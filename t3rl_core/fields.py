@@ -18,8 +18,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import AfterValidator
@@ -29,8 +28,10 @@ if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, ValidationInfo
 
 
-@dataclass(frozen=True)
-class Domain:
+# The markers are immutable records, NamedTuples rather than frozen dataclasses: a command imports this
+# module at start-up, and a frozen dataclass's methods are compiled from text when its class is created
+# (~3 M instructions each, a NamedTuple ~0.6 M). They are told apart by isinstance, never compared.
+class Domain(NamedTuple):
     """The name of a numeric domain; its bounds are the constraints beside it in the type, and values
     inside them that mean nothing are `excluded` (refused by `refuse_excluded`)."""
 
@@ -44,8 +45,7 @@ class Domain:
         return value
 
 
-@dataclass(frozen=True)
-class Usual:
+class Usual(NamedTuple):
     """Values of a numeric domain above `most` are valid but almost never meant (50 typed for 0.5):
     pre-flight warns about them (`launch/checks/rules/usual.py`), proposing `typical`; it refuses only
     what a domain's bounds exclude."""
@@ -58,14 +58,12 @@ class Usual:
     scale: float | None = None
 
 
-@dataclass(frozen=True)
-class Distinct:
+class Distinct(NamedTuple):
     """A list that is a set: each item once. A repeat is never needed, and more likely a typo for another
     item; pre-flight refuses it with the list of distinct items (`launch/checks/rules/distinct.py`)."""
 
 
-@dataclass(frozen=True)
-class ReadWhen:
+class ReadWhen(NamedTuple):
     """A field read only while a sibling field of its model holds one of `values` (none given: any value
     but None): otherwise nothing reads it, and a value set there does nothing. Pre-flight warns about
     one typed on the command line, and points of a sweep that differ only there are one run
@@ -80,8 +78,7 @@ class ReadWhen:
         return sibling_value is not None if not self.values else sibling_value in self.values
 
 
-@dataclass(frozen=True)
-class StrKind:
+class StrKind(NamedTuple):
     """What a str field denotes (a path, a URL, an env-var name, …), for the schema audit and the docs."""
 
     name: str
@@ -151,8 +148,7 @@ class OutOfOrder(ValueError):
         self.relation, self.other, self.other_value = relation, other, other_value
 
 
-@dataclass(frozen=True)
-class Ordered:
+class Ordered(NamedTuple):
     """This field stands in `relation` to the earlier field `other` of its model (when both are set).
 
     Declared on the later of the two fields, which is the one validated with the other's value at
