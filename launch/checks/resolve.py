@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from launch.checks.group_choice import with_group_fixes, with_package_keys
+from launch.checks.identity_keys import identity_key_problems
 from launch.checks.undo import with_undo_fixes
 from launch.checks.validate import import_checks, validate
 from launch.config import compose_ahead
@@ -76,11 +77,18 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
 
         problems = with_header_fixes(problems_from_validation(error, data, provenance), provenance)
         problems = with_readings(problems, misreads)
-        problems = group_key_problems(overrides, config_dirs) or with_group_fixes(problems, config_dirs)
+        problems = (
+            identity_key_problems(overrides, config_dirs, data)
+            or group_key_problems(overrides, config_dirs)
+            or with_group_fixes(problems, config_dirs)
+        )
         raise ConfigError(with_undo_fixes(problems, overrides, config_dirs)) from None
     taken_otherwise = with_readings([], misreads)
     if taken_otherwise:  # values the schema took that their files' text says otherwise (`seed: 0123`)
         raise ConfigError(taken_otherwise)
+    renamed = identity_key_problems(overrides, config_dirs, data)
+    if renamed:  # a section renamed to another option: its every other check would judge the old one
+        raise ConfigError(renamed)
     remember_revealed(run)  # masked wherever they show up, and refused in names (credentials rules)
     if provenance.shadowed:  # the cause of what the checks would blame on the base experiment's file
         from launch.checks.experiment_bases import bases_merged_after  # lazy: only when a value is lost

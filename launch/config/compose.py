@@ -485,7 +485,7 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
             )
         # Under a mapping of entries the user names (services) the key is a new entry, not a misplaced one.
         placed = (
-            misplaced_fix(key, _value_text(override), composed, (leaf, guess) if guess else None)
+            misplaced_fix(key, _value_text(override), composed, (leaf, guess) if guess else None, parent)
             if known
             else None
         )

@@ -77,17 +77,23 @@ def fits(target: str, value: Any, root: Mapping[str, Any]) -> bool:
 
 
 def misplaced_fix(
-    key: str, value: Any, root: Mapping[str, Any], guess: tuple[str, str] | None = None
+    key: str,
+    value: Any,
+    root: Mapping[str, Any],
+    guess: tuple[str, str] | None = None,
+    parent: str = "",
 ) -> str | None:
     """The fix for an unknown `key` carrying `value` whose setting lives elsewhere, or None. `guess`:
     (the unknown name, the sibling name offered for it): a setting elsewhere spelt as typed comes first;
     a name elsewhere merely alike only when the sibling is not spelt nearly alike either (`n_samples`:
-    `n_samples_per_prompt`, not the top-level `name`)."""
+    `n_samples_per_prompt`, not the top-level `name`). `parent`: the known section the unknown
+    name was typed under; the same name under a section of that name elsewhere is the same unknown key
+    (`+stages.train.env.nosuch=1`, judged as `env.nosuch`, is no place of its own)."""
     leaves = typed_leaves(key, value)
     if len(leaves) != 1:
         return None
     typed, typed_value = leaves[0]
-    found = places(typed, root)
+    found = [place for place in places(typed, root) if not _same_key(place, typed, parent)]
     if found:
         lead = "set it where it lives:"
     elif guess and _alike(*guess):
@@ -96,6 +102,7 @@ def misplaced_fix(
         head, _, last = typed.rpartition(".")
         near = _closest_name(last, {leaf.rpartition(".")[2] for leaf in _leaf_keys(root, "")})
         found = places(f"{head}.{near}" if head else str(near), root) if near else []
+        found = [place for place in found if not _same_key(place, typed, parent)]
         lead = f"did you mean {found[0]}?" if found else ""
     if not found:
         return None
@@ -103,6 +110,10 @@ def misplaced_fix(
         return f"{lead} {reference_fix(found[0])}"
     fix = f"{lead} {assign(root, found[0], typed_text(typed_value))}"
     return fix + (f" (also at {', '.join(found[1:])})" if found[1:] else "")
+
+
+def _same_key(place: str, key: str, parent: str) -> bool:
+    return bool(parent) and (place == key or place.endswith(f".{key}"))
 
 
 def _alike(typed: str, name: str) -> bool:

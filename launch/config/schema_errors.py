@@ -59,7 +59,11 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         secret_fix = unknown_key_fix(key, item.get("input"), target)
         placed = (
             misplaced_fix(
-                key, _typed_value(key, item.get("input"), source), root, (leaf, guess) if target else None
+                key,
+                _typed_value(key, item.get("input"), source),
+                root,
+                (leaf, guess) if target else None,
+                parent,
             )
             if known
             else None

@@ -1,0 +1,71 @@
+"""A config group's option chosen by the key that names it: `model.name=qwen3_8b`, `hardware.name=h100x8`,
+`executor.kind=ray`, `env.name=tau2_retail`.
+
+The key names the section; the group option is the section. Such an override renamed the model while its
+hf_id, architecture and context stayed the other model's (validated, and planned as a Qwen3-4B run named
+qwen3_8b), or switched the executor's kind under the local executor's keys (refused as unknown keys with
+no word of `executor=ray`). When the value is an option of the group, the section that option brings is
+composed and compared: if it differs from the renamed one, the override is refused with the group choice
+as its fix; if it is the same, the override did what the choice does and stands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from launch.config.errors import Problem
+
+# The keys that name a section (a registry entry, an executor's or tracker's kind), typed as a command
+# line override; a string compiled by `re` when first used: a cold command never has such an override.
+_IDENTITY = r"^(?P<group>[a-z_]+)\.(?P<field>name|kind)=(?P<value>[\w.-]+)$"
+# Keys of the difference named in the message; the rest is counted.
+_NAMED = 4
+
+
+def identity_key_problems(
+    overrides: Sequence[str], config_dirs: Sequence[str], data: Mapping[str, Any]
+) -> list[Problem]:
+    """One problem per override `GROUP.name|kind=OPTION` whose section in `data` (the config composed
+    with `overrides`) differs from the one OPTION brings."""
+    found = [(override, m) for override in overrides if (m := re.match(_IDENTITY, override))]
+    if not found:
+        return []
+    from launch.config.compose import group_options  # lazy: Hydra's config loader, only for such overrides
+    from launch.config.resolved import composed_plain  # lazy: likewise
+
+    problems = []
+    for override, match in found:
+        group, value = match["group"], match["value"]
+        if value not in group_options(group, config_dirs):
+            continue
+        choice = f"{group}={value}"
+        others = [o for o in overrides if o != override]
+        meant = composed_plain([*others, choice], config_dirs).data.get(group)
+        differing = sorted(_differing(data.get(group), meant, ""))
+        if not differing:
+            continue
+        more = f" and {len(differing) - _NAMED} more" if differing[_NAMED:] else ""
+        named = ", ".join(differing[:_NAMED]) + more
+        problems.append(
+            Problem(
+                f"{group}.{match['field']}",
+                f"`{override}` renames the {group} section only: {named} keep the values of the option "
+                f"composed before, not {value}'s",
+                f"override `{override}`",
+                f"{choice} instead of `{override}` (the {group} group's option: its whole section)",
+            )
+        )
+    return problems
+
+
+def _differing(typed: Any, meant: Any, prefix: str) -> Iterator[str]:
+    """Dotted keys whose values differ between two sections (the naming key aside)."""
+    if isinstance(typed, Mapping) and isinstance(meant, Mapping):
+        for key in typed.keys() | meant.keys():
+            if not prefix and key in ("name", "kind"):
+                continue
+            yield from _differing(typed.get(key), meant.get(key), f"{prefix}.{key}" if prefix else str(key))
+    elif typed != meant:
+        yield prefix
