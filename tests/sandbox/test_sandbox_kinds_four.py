@@ -41,6 +41,7 @@ TEARDOWN_BREAKERS = {
     "stderr closed, then an exception": "import os\nos.close(2)\nraise ValueError('unseen')",
     "stdout closed with output buffered": "import os\nprint('f')\nos.close(1)",
     "an exit code beyond a C long": "raise SystemExit(2**70)",
+    "KeyboardInterrupt": "print('h')\nraise KeyboardInterrupt",
     "stdout replaced by an object that cannot be written": "import sys\nsys.stdout = object()\nprint('g')",
     "its own excepthook": "import sys\nsys.excepthook = lambda *exc: print('hooked', file=sys.stderr)\n"
     "raise ValueError(1)",

@@ -242,15 +242,27 @@ def _cell(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
         os._exit(0)
     report(pipes.status, {"applied": applied})
     os.close(pipes.status)
-    exit_code = 1
+    exit_code, outcome = 1, None
     try:
         try:
-            exit_code = _run(code)
+            outcome = _run(code)
         except BaseException:  # reporting the cell's own exception failed (e.g. its stderr closed)
             _say("the cell raised an exception that could not be reported")
-        exit_code = _finish(exit_code)
+            outcome = 1
+        exit_code = _finish(1 if outcome is None else outcome)
+        if outcome is None:
+            _die_by_sigint()
     finally:
         leave(exit_code & 0xFF)
+
+
+def _die_by_sigint() -> None:
+    """An uncaught KeyboardInterrupt: Python ends by SIGINT, with its default action."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except BaseException:  # the cell replaced or blocked what this needs: the exit code stands
+        pass
 
 
 def confine(spec: dict, workdir: str) -> list[str]:
@@ -294,8 +306,9 @@ def sysv_allowed(spec: dict) -> bool:
     return spec["memory_cgroup"] and spec["namespaces"]
 
 
-def _run(code: str) -> int:
-    """Execute the cell as `__main__`; returns the exit code Python itself would give it.
+def _run(code: str) -> int | None:
+    """Execute the cell as `__main__`; returns the exit code Python itself would give it, None for an
+    uncaught KeyboardInterrupt (Python then ends by SIGINT).
 
     As `python -c` runs code: its globals are a fresh `__main__` module's, in `sys.modules` (pickle finds
     what the cell defines there: multiprocessing, ProcessPoolExecutor); its working directory is first
@@ -322,7 +335,7 @@ def _run(code: str) -> int:
         if hook is not sys.__excepthook__:  # the cell installed its own, which Python would call
             try:
                 hook(type(exc), exc, tb)
-                return 1
+                return None if isinstance(exc, KeyboardInterrupt) else 1
             except BaseException:  # Python then prints the exception itself
                 pass
         # Imported only now: they cost milliseconds on every cell otherwise.
@@ -332,7 +345,7 @@ def _run(code: str) -> int:
         linecache.cache[CELL_FILENAME] = (len(code), None, code.splitlines(keepends=True), CELL_FILENAME)
         tb = _last_entries(tb, TRACEBACK_FRAMES)
         traceback.print_exception(type(exc), exc, tb, limit=-TRACEBACK_FRAMES)
-        return 1
+        return None if isinstance(exc, KeyboardInterrupt) else 1
     return 0
 
 
