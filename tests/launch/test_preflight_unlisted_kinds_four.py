@@ -30,11 +30,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_preflight import _invoke
 from test_preflight_slime_kinds import refused_with_a_fix_that_validates
-from test_preflight_unlisted_kinds_three import _warnings
 
 from launch.checks.resolve import resolve
 from launch.config import yaml_readings
-from tests.support.cli_app import fix_of, refused, validates
+from tests.support.cli_app import fix_of, refused, validates, warned_with_a_fix_that_clears_it
 from tests.support.fix_applier import apply_first_fix
 from tests.support.preflight_mutations import judge, yaml_text_mutations
 
@@ -242,14 +241,7 @@ NOT_WARNED = [
 def test_a_setting_that_does_not_do_what_it_says_is_warned_and_its_fix_clears_it(
     overrides: list[str], key: str, message: str, data: Path
 ) -> None:
-    code, out = _invoke("validate", *overrides)
-    assert code == 0, out
-    (block,) = [b for b in _warnings(out) if b["key"] == key]
-    assert message in block["message"], out
-    fixed = apply_first_fix(overrides, block)
-    assert fixed is not None, block["fix"]
-    code, out = _invoke("validate", *fixed)
-    assert code == 0 and f"warning {key}:" not in out, out
+    warned_with_a_fix_that_clears_it(overrides, key, message)
 
 
 @pytest.mark.parametrize("overrides", [c[1] for c in NOT_WARNED], ids=[c[0] for c in NOT_WARNED])

@@ -14,6 +14,7 @@ from test_preflight import _BLOCK, _invoke
 from test_preflight_slime_kinds import refused_with_a_fix_that_validates
 
 from launch.checks.rules import eval_load
+from tests.support.cli_app import warned_with_a_fix_that_clears_it
 from tests.support.fix_applier import apply_first_fix
 
 S1 = "+experiment=stage1_bfcl"
@@ -367,14 +368,7 @@ def test_the_same_setting_where_it_is_read_is_not_warned(overrides: list[str], d
 def test_a_setting_that_does_nothing_is_warned_and_its_fix_clears_it(
     overrides: list[str], key: str, message: str, data: Path
 ) -> None:
-    code, out = _invoke("validate", *overrides)
-    assert code == 0, out
-    (block,) = [b for b in _warnings(out) if b["key"] == key]
-    assert message in block["message"], out
-    fixed = apply_first_fix(overrides, block)
-    assert fixed is not None, block["fix"]
-    code, out = _invoke("validate", *fixed)
-    assert code == 0 and f"warning {key}:" not in out, out
+    warned_with_a_fix_that_clears_it(overrides, key, message)
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 from click.testing import Result
 from typer.testing import CliRunner
 
 from launch.cli.app import app
+from tests.support.fix_applier import apply_first_fix
+
+# One warning of `t3rl validate`'s answer: its key, message, where it was set and its fix.
+_WARNING = r"^warning (?P<key>.*?): (?P<message>.*?)\n\s+set in: (?P<source>.*?)\n\s+fix: (?P<fix>.*?)$"
 
 
 def invoke(argv: list[str], **env: str) -> Result:
@@ -36,3 +42,20 @@ def validates(argv: list[str]) -> None:
     """`t3rl validate ARGV` must accept the config."""
     result = invoke(["validate", *argv])
     assert result.exit_code == 0, result.output
+
+
+def warnings_of(output: str) -> list[dict[str, str]]:
+    """Each warning block of a command's answer (key, message, source, fix)."""
+    return [m.groupdict() for m in re.finditer(_WARNING, output, re.M)]
+
+
+def warned_with_a_fix_that_clears_it(argv: list[str], key: str, message: str) -> None:
+    """`t3rl validate ARGV` accepts the config with one warning on `key` saying `message`; its first fix,
+    applied as the user would, validates without that warning."""
+    out = invoke(["validate", *argv], COLUMNS="400").output
+    blocks = [b for b in warnings_of(out) if b["key"] == key]
+    assert len(blocks) == 1 and message in blocks[0]["message"], out
+    fixed = apply_first_fix(argv, blocks[0])
+    assert fixed is not None, blocks[0]["fix"]
+    result = invoke(["validate", *fixed], COLUMNS="400")
+    assert result.exit_code == 0 and f"warning {key}:" not in result.output, result.output
