@@ -9,9 +9,8 @@ Annotations are evaluated as the classes are created (no `from __future__ import
 `launch.config.schema`: pydantic would compile each annotation string again at a cold start.
 """
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 import yaml
 from pydantic import Field
@@ -41,8 +40,8 @@ from t3rl_core.yaml_text import safe_dump
 RUNTIME_KEY = "t3rl"
 
 
-@dataclass(frozen=True)
-class StartedServer:
+# A NamedTuple rather than a frozen dataclass, as t3rl_core.chat.families.Family (a cold start's cost).
+class StartedServer(NamedTuple):
     """A server an env starts with `command` and then calls at `url` (keys under `env`)."""
 
     url_key: str

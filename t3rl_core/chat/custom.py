@@ -8,8 +8,7 @@ tokens come from `chat.family` (a `ChatFamilyConfig`), else from the tokenizer's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from t3rl_core.chat.families import FAMILIES, Family
 from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
@@ -21,8 +20,8 @@ if TYPE_CHECKING:
 TEMPLATE_GROUP = "t3rl.chat_templates"
 
 
-@dataclass(frozen=True)
-class ChatTemplate:
+# A NamedTuple rather than a frozen dataclass, as Family (imported by a cold plan/validate).
+class ChatTemplate(NamedTuple):
     """What a template plugin provides (any object with these two attributes will do)."""
 
     family: Family
