@@ -70,11 +70,24 @@ async def generate(
             f"TITO violation: {len(response_ids)} response tokens, {len(episode.loss_mask)} mask entries, "
             f"{len(episode.log_probs)} log-probs"
         )
-    sample.tokens = list(episode.prompt_ids) + response_ids
+    prompt_ids, loss_mask, log_probs = (
+        list(episode.prompt_ids),
+        list(episode.loss_mask),
+        list(episode.log_probs),
+    )
+    # slime's trainer slices a sample's response as tokens[-response_length:] (the whole sequence for
+    # 0) against response_length logits, after its prompt's: an episode that ended before any token
+    # (an env done or failed at reset, an engine failing at once, a prompt over max_context_len) gets
+    # one untrained token where it has none, the turn-ending token.
+    if not prompt_ids:
+        prompt_ids = [runner.chat.stop_token_ids[0]]
+    if not response_ids:
+        response_ids, loss_mask, log_probs = [runner.chat.stop_token_ids[0]], [0], [0.0]
+    sample.tokens = prompt_ids + response_ids
     sample.response = episode.response_text
     sample.response_length = len(response_ids)
-    sample.loss_mask = list(episode.loss_mask)
-    sample.rollout_log_probs = list(episode.log_probs)
+    sample.loss_mask = loss_mask
+    sample.rollout_log_probs = log_probs
     sample.reward = reward.value
     sample.non_generation_time = float((episode.timings or {}).get("orchestration_s", 0.0))
     _apply_call_meta(args, sample, episode)
@@ -96,7 +109,7 @@ async def generate(
         "turn_credit": turn_record(episode.outcome, episode.step_starts, len(response_ids)),
         "t3rl_metrics": {
             "num_model_calls": episode.num_model_calls,
-            "trainable_tokens": sum(episode.loss_mask),
+            "trainable_tokens": sum(loss_mask),
             "format_repairs": episode.format_repairs,
             "cut_tokens": episode.cut_tokens,
             "parse_error": float(episode.status == "parse_error"),

@@ -320,6 +320,15 @@ class _Episode:
         self.awaiting_model = self.mid_turn = False
 
 
+def _prompt_ids(chat: ChatFormat, episode: _Episode) -> list[int]:
+    """The task prompt's ids of an episode that ended before its trajectory began (its env's reset
+    failed), so that its record keeps the prompt; none when the prompt cannot be rendered either."""
+    try:
+        return chat.prompt_ids(episode.messages, episode.tools, tools_key=episode.tools_key)
+    except Exception:
+        return []
+
+
 async def run_episode(
     task: Mapping[str, Any],
     *,
@@ -362,7 +371,7 @@ async def run_episode(
         await env.aclose()
     except Exception as exc:
         logger.warning("env.aclose() failed: %s", _describe(exc))
-    trajectory = episode.trajectory or Trajectory([])
+    trajectory = episode.trajectory or Trajectory(_prompt_ids(chat, episode))
     drift_at = None
     if limits.tito_drift_check and episode.trajectory is not None and not episode.mid_turn:
         drift_at = chat.tito_drift(

@@ -34,7 +34,7 @@ from t3rl_core.rollout.runner import EpisodeRunner
 from t3rl_core.sandbox.base import Sandbox, SandboxResult
 from t3rl_core.score.single_turn import toolrl
 from t3rl_core.types import Action, ToolCall, Transition
-from tests.rollout.fakes import FixedEngine, ScriptedEngine, ToyEnv, family_parser, play, task
+from tests.rollout.fakes import TOOLS, FixedEngine, ScriptedEngine, ToyEnv, family_parser, play, task
 from tests.rollout.test_runner import runtime, toy_runner
 from tests.rollout.test_tito_properties import _ALL_CONTROL, _FORGED, _echo, _Hostile
 from tests.support.slime_sample import Sample
@@ -381,3 +381,57 @@ def test_a_non_finite_rollout_log_prob_is_a_bad_response(bad: str) -> None:
     with pytest.raises(BadResponse, match="non-finite"):
         parse_generation(body)
     assert parse_generation(body.replace(bad.encode(), b"-1.5")).log_probs == [-0.5, -1.5]
+
+
+class _Ends(ToyEnv):
+    """ToyEnv whose reset raises or ends the episode at once."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__(fail_in="reset" if how == "reset raises" else None)
+        self.how = how
+
+    async def reset(self) -> Transition:
+        await super().reset()
+        return Transition(done=self.how == "done at reset")
+
+
+class _EndsFactory(_HugeFactory):
+    def __call__(self, row: dict[str, Any], mode: str) -> _Hostile:
+        return _Ends(self.output)  # type: ignore[return-value]  # a ToyEnv all the same
+
+
+@pytest.mark.parametrize(
+    ("how", "outputs", "limits"),
+    [
+        ("reset raises", [], {}),
+        ("done at reset", [], {}),
+        ("plays", [RuntimeError("connection refused")], {}),
+        ("plays", [], {"max_context_len": 5}),
+    ],
+)
+def test_slime_never_gets_an_empty_response_or_prompt(
+    qwen_chat: ChatFormat, monkeypatch: pytest.MonkeyPatch, how: str, outputs: list, limits: dict
+) -> None:
+    """slime slices a sample's response as `tokens[-response_length:]`, the whole sequence for 0, against
+    `response_length` logits: the training step fails on a shape mismatch (and an empty prompt slices
+    the previous sample's logits). An env whose reset failed gave a sample with no tokens at all; an
+    engine failing at once, an env done at reset, or a prompt over max_context_len one without a
+    response. Each now has the prompt and one untrained response token (the turn-ending token)."""
+    config = runtime(**limits)
+    runner = EpisodeRunner(
+        config, FixedEngine(outputs), env_factory=_EndsFactory(how), chat=qwen_chat, reward=_Returns(0.0)
+    )
+
+    async def built(args: Any, runtime_config: Any) -> EpisodeRunner:
+        return runner
+
+    monkeypatch.setattr(hooks, "_runner", built)
+    row = task()
+    args = SimpleNamespace(t3rl=config, rollout_batch_size=10**6, n_samples_per_prompt=1)
+    sample = asyncio.run(hooks.generate(args, Sample(prompt=row["prompt"], metadata=row["metadata"]), {}))
+    assert sample.response_length >= 1 and len(sample.tokens) > sample.response_length
+    assert sample.response_length == len(sample.loss_mask) == len(sample.rollout_log_probs)
+    assert sample.tokens[: len(sample.tokens) - sample.response_length] == qwen_chat.prompt_ids(
+        row["prompt"], TOOLS
+    )
+    assert not any(sample.loss_mask) and not any(sample.rollout_log_probs)
