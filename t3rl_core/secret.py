@@ -23,6 +23,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core.secret_names import looks_like_credential
 from t3rl_core.secret_pieces import mask_folded, mask_values
 from t3rl_core.secret_shapes import folded_credentials_in, mask_shapes
 
@@ -83,9 +84,11 @@ def url_passwords(text: str) -> list[str]:
 
 
 def is_reference(text: str) -> bool:
-    """`env:NAME` or `file:PATH`: what a Secret takes."""
+    """`env:NAME` or `file:PATH`: what a Secret takes (not `env:<the credential itself>`)."""
     kind, _, target = text.partition(":")
-    return (kind == "env" and bool(re.match(ENV_NAME, target))) or (kind == "file" and bool(target))
+    if kind == "env":
+        return bool(re.match(ENV_NAME, target)) and not looks_like_credential(target)
+    return kind == "file" and bool(target)
 
 
 def revealed() -> frozenset[str]:

@@ -53,6 +53,8 @@ _VOCABULARY_TOKEN = r"^(<[^<>\s]{1,64}>|\[[A-Za-z_]{1,32}\])$"
 _REFERENCE = re.compile(
     r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S+|\$\\?\{oc\.env\\?:[^}\\]+\\?\}|\$\{[A-Za-z_][A-Za-z0-9_]*\})$"
 )
+# The variable's name a reference gives: `env:NAME`, `${oc.env:NAME…}` (escaped or not), `${NAME}`.
+_REFERENCE_NAME = re.compile(r"^(?:env:|\$\\?\{oc\.env\\?:|\$\{)([^,}\\]*)")
 # A run of characters as random keys are written (base62, hex, base64 without `/`), long enough that a
 # run of a word-built name rarely is one.
 _RANDOM_RUN = re.compile(r"[A-Za-z0-9+]{16,}")
@@ -119,8 +121,22 @@ def is_vocabulary_token(key: str, value: object) -> bool:
 
 def is_reference(value: object) -> bool:
     """`env:NAME`, `file:PATH`, `${oc.env:NAME}` or `${NAME}`: where a credential lives, not the
-    credential."""
-    return isinstance(value, str) and bool(_REFERENCE.match(value.strip("'\"")))
+    credential (unless the name is one: `names_a_credential`)."""
+    return (
+        isinstance(value, str)
+        and bool(_REFERENCE.match(value.strip("'\"")))
+        and not names_a_credential(value)
+    )
+
+
+def names_a_credential(value: object) -> bool:
+    """`env:<the key>`, `${oc.env:<the key>}`: a credential pasted where its variable's name goes. A
+    variable's name is words (`HF_TOKEN`, `wandb_api_key_v2`); a random run of letters and digits in
+    its place is the value, which a reference would otherwise have kept in clear in every record."""
+    if not isinstance(value, str):
+        return False
+    found = _REFERENCE_NAME.match(value.strip("'\""))
+    return found is not None and looks_like_credential(found[1])
 
 
 def reference_default(value: object) -> str | None:
@@ -142,7 +158,7 @@ def is_credential_at(key: str, value: object) -> bool:
     whose issuer's prefix gives it away (`sk-…`, `hf_…`) under any key."""
     if value in (None, "") or is_reference(value):
         return False
-    if is_shaped_credential(value):
+    if is_shaped_credential(value) or names_a_credential(value):
         return True
     if is_secret_key(key):
         return not is_vocabulary_token(key, value)
