@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from t3rl_core.config import RUNTIME_KEY, KlInRewardConfig, RuntimeConfig
 from t3rl_core.credit import TurnCreditConfig
+from t3rl_core.hooks.failures import failure_of
 
 if TYPE_CHECKING:
     import torch
@@ -323,6 +324,10 @@ def turn_level_advantages(
 
 def _turn_record(sample: Any) -> dict[str, Any]:
     record = (sample.metadata or {}).get("turn_credit")
+    if record is None and failure_of(sample) is not None:
+        # A failed episode (no outcome, no turns): removed with its group and counted by the log hook
+        # against rollout.max_failure_rate, which decides whether the run goes on; no turn term.
+        return {"rewards": [], "spans": []}
     if record is None:
         raise ValueError(
             "a sample has no turn rewards (metadata.turn_credit): algorithm.credit=turn needs a world whose "

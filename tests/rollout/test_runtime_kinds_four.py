@@ -25,11 +25,14 @@ from t3rl_core.envs.retool.config import ReToolEnvConfig
 from t3rl_core.envs.retool.env import ReToolEnv
 from t3rl_core.envs.retool.parser import CodeBlockParser
 from t3rl_core.hooks import slime as hooks
+from t3rl_core.hooks.advantage import turn_level_rewards
+from t3rl_core.hooks.failures import METADATA_KEY
 from t3rl_core.parsers.render import render_calls
 from t3rl_core.registries import REWARDS
 from t3rl_core.rewards.base import InvalidReward, Reward, RewardInput, RewardResult
 from t3rl_core.rewards.retool import ReToolOutcomeReward, ReToolRewardConfig
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
+from t3rl_core.rollout.failures import Failure
 from t3rl_core.rollout.runner import EpisodeRunner
 from t3rl_core.sandbox.base import Sandbox, SandboxResult
 from t3rl_core.score.single_turn import toolrl
@@ -435,3 +438,31 @@ def test_slime_never_gets_an_empty_response_or_prompt(
         row["prompt"], TOOLS
     )
     assert not any(sample.loss_mask) and not any(sample.rollout_log_probs)
+
+
+def test_turn_credit_takes_a_failed_episode_in_its_batch() -> None:
+    """A failed episode (here its world could not start) has no outcome, hence no turn record; the log
+    hook removes it with its group and counts it against rollout.max_failure_rate. The turn-credit
+    post-process raised on it ("a sample has no turn rewards"), ending the run on the first failure
+    whatever the rate allows. Its values now are its outcome score (mask 0, never trained on) and the
+    other groups' advantages are those of a batch without it."""
+
+    def sample(reward: float, length: int, record: dict | None, failed: bool = False) -> Sample:
+        metadata: dict[str, Any] = {"turn_credit": record}
+        if failed:
+            metadata[METADATA_KEY] = Failure("env", "KeyError", "cannot start the episode").as_dict()
+        return Sample(reward=reward, response_length=length, metadata=metadata, remove_sample=failed)
+
+    good = [
+        sample(1.0, 4, {"rewards": [1.0], "spans": [[0, 4]]}),
+        sample(0.0, 3, {"rewards": [0.0], "spans": [[0, 3]]}),
+    ]
+    broken = [sample(0.0, 1, None, failed=True), sample(1.0, 2, {"rewards": [1.0], "spans": [[0, 2]]})]
+    for sibling in broken:
+        sibling.remove_sample = True
+    args = SimpleNamespace(n_samples_per_prompt=2, t3rl={"turn_credit": {"outcome_weight": 1.0}})
+    raw, rewards = turn_level_rewards(args, [*good, *broken])
+    alone = turn_level_rewards(args, good)[1]
+    assert raw == [1.0, 0.0, 0.0, 1.0]
+    assert [r.tolist() for r in rewards[:2]] == [r.tolist() for r in alone]
+    assert [len(r) for r in rewards[2:]] == [1, 2]
