@@ -201,3 +201,18 @@ def test_without_a_pid_namespace_a_cell_cannot_act_on_the_launchers_process(visi
             assert attacks[name][0] == "error", (name, attacks[name])
             assert attacks[name][2][0].startswith("PermissionError"), (name, attacks[name])
     assert attacks["serves"][:2] == ["success", "42\n"], attacks
+
+
+def test_cells_forked_from_a_zygote_that_preloaded_numpy_random_draw_different_numbers():
+    """numpy.random seeds its global generator once, at import: preloaded in the zygote, every cell
+    forked from it drew the same `numpy.random.rand()` (before), where each `python -c` draws afresh."""
+    pytest.importorskip("numpy")
+    pool = Pool(LocalSandboxConfig(timeout_s=60.0, max_concurrency=1, preload=["numpy.random"]))
+    try:
+        code = "import numpy, random\nprint(numpy.random.rand(), random.random())"
+        draws = [pool.run(code) for _ in range(3)]
+    finally:
+        pool.close()
+    assert all(d.status == "success" for d in draws), draws
+    assert len({d.stdout.split()[0] for d in draws}) == 3, draws
+    assert len({d.stdout.split()[1] for d in draws}) == 3, draws

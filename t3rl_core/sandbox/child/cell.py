@@ -41,6 +41,10 @@ CELL_FILENAME = "<cell>"
 # Frames of an uncaught exception's traceback printed, the last ones (the interpreter's default limit).
 TRACEBACK_FRAMES = 1000
 _C_LONG = 1 << 63
+# Generators a module seeds once, when the zygote preloads it, which every cell forked from the zygote
+# would then share (Python's own `random` reseeds itself in a forked child): module → its reseeding call
+# (from the system's entropy), as a fresh `python -c` starts with a fresh seed.
+RESEEDED_AFTER_FORK = {"numpy.random": "seed"}
 
 
 @dataclass(frozen=True)
@@ -237,6 +241,7 @@ def _cell(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
         spec.clear()
         os.chdir(workdir)
         os.environ.update(HOME=workdir, TMPDIR=workdir)
+        _reseed_preloaded()
     except BaseException as err:
         report(pipes.status, {"setup_error": f"{type(err).__name__}: {err}"})
         os._exit(0)
@@ -263,6 +268,14 @@ def _die_by_sigint() -> None:
         os.kill(os.getpid(), signal.SIGINT)
     except BaseException:  # the cell replaced or blocked what this needs: the exit code stands
         pass
+
+
+def _reseed_preloaded() -> None:
+    """Fresh randomness for this cell in the generators the zygote's preloaded modules seeded once."""
+    for name, call in RESEEDED_AFTER_FORK.items():
+        module = sys.modules.get(name)
+        if module is not None:
+            getattr(module, call)()
 
 
 def confine(spec: dict, workdir: str) -> list[str]:
