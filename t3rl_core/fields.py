@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import operator
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
@@ -245,13 +246,27 @@ def _absolute(value: str) -> str:
 _PATH_COMPONENT = r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$"
 
 
+# Bytes of a name t3rl makes a directory of: file systems take 255, and t3rl adds to some names
+# (`<model.name>_torch_dist`, `.<dir>.partial-XXXXXXXX`). A longer name validated, then `t3rl plan` failed
+# with "File name too long".
+_MAX_COMPONENT = 200
+
+
 def _path_component(value: str) -> str:
     if not re.match(_PATH_COMPONENT, value) or value in (".", ".."):
-        safe = re.sub(r"[^A-Za-z0-9_.+-]+", "_", value).strip("._-+") or "run"
+        # Accents folded first (`café` → `cafe`, not `caf`); letters of other scripts become `_`.
+        folded = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()
+        safe = re.sub(r"[^A-Za-z0-9_.+-]+", "_", folded).strip("._-+")[:_MAX_COMPONENT] or "run"
         raise Corrected(
-            "becomes a directory name: use letters, digits, '_', '-', '+' and '.' only "
+            "becomes a directory name: use ASCII letters, digits, '_', '-', '+' and '.' only "
             "(no '/', no leading '.' or '-', not empty)",
             safe,
+        )
+    if len(value.encode()) > _MAX_COMPONENT:
+        raise Corrected(
+            f"becomes a directory name: at most {_MAX_COMPONENT} characters (this one has {len(value)}; "
+            "file systems take 255, and t3rl adds suffixes to some names)",
+            value[:_MAX_COMPONENT].rstrip("._-+"),
         )
     return value
 

@@ -186,3 +186,22 @@ def test_the_run_line_of_a_plans_record_starts_a_run_that_validates(here: Path) 
         assert argv[:2] == ["t3rl", "run"] and "--run-dir" not in argv, command
         validates(argv[2:])
         assert invoke(["show", *argv[2:], "--explain", "seed"]).output.startswith("seed = 3"), command
+
+
+# ------------------------------------------- a run name that cannot be a directory's
+
+
+@pytest.mark.parametrize(
+    ("name", "fixed"),
+    [("a" * 300, "a" * 200), ("'café run'", "cafe_run")],
+    ids=["300-characters", "accents"],
+)
+def test_a_name_no_directory_can_have_is_refused_by_validate_with_one_that_can(
+    here: Path, name: str, fixed: str
+) -> None:
+    """A 300-character name validated, then `t3rl plan` failed with "File name too long" (exit 1);
+    `name='café run'` was answered `name=caf_run`, and "use letters" for a letter it refused."""
+    output = refused(["+experiment=quickstart", f"name={name}"])
+    assert f"set name={fixed}" in output, output
+    validates(["+experiment=quickstart", f"name={fixed}"])
+    assert invoke(["plan", "+experiment=quickstart", f"name={fixed}"]).exit_code == 0
