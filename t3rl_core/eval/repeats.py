@@ -17,13 +17,21 @@ from t3rl_core.eval.metrics import ENGINE_FAILURE, OVERALL, EpisodeScore, summar
 
 
 def repeat_stats(
-    scored: Iterable[tuple[int, EpisodeScore]], repeats: int, ks: Sequence[int]
+    scored: Iterable[tuple[int, EpisodeScore]],
+    repeats: int,
+    ks: Sequence[int],
+    pooled: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """`{"count", "overall": {...}, "categories": {name: {...}}}` from (repeat, score) pairs."""
+    """`{"count", "overall": {...}, "categories": {name: {...}}}` from (repeat, score) pairs. `pooled`
+    is `summarize` of every score in their order (summary.json's own numbers), when the caller has it:
+    with one repeat it is that repeat's summary, not made again after the eval's last episode."""
     by_repeat: dict[int, list[EpisodeScore]] = defaultdict(list)
     for repeat, score in scored:
         by_repeat[repeat].append(score)
-    summaries = [summarize(by_repeat.get(r, []), ks) for r in range(repeats)]
+    if pooled is not None and repeats == 1 and set(by_repeat) <= {0}:
+        summaries = [pooled]
+    else:
+        summaries = [summarize(by_repeat.get(r, []), ks) for r in range(repeats)]
     names = sorted({name for summary in summaries for name in summary["categories"]})
     keys = ["accuracy", *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)]
     return {

@@ -477,7 +477,7 @@ def _summary(
         "attempts": resuming.attempts_summary(records, resumed),
         OVERALL: scores[OVERALL],
         "categories": scores["categories"],
-        "repeats": repeat_stats(scored, config.repeats, config.pass_k),
+        "repeats": repeat_stats(scored, config.repeats, config.pass_k, pooled=scores),
     }
     if config.published is not None:
         summary["published"] = {

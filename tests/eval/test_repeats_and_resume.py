@@ -7,9 +7,12 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from t3rl_core.eval import repeats
 from t3rl_core.eval.config import EvalConfig
-from t3rl_core.eval.metrics import EpisodeScore
+from t3rl_core.eval.metrics import EpisodeScore, summarize
 from t3rl_core.eval.repeats import repeat_stats
 from t3rl_core.eval.report import render_markdown
 from t3rl_core.eval.resume import INDEX_FILE
@@ -53,6 +56,36 @@ def test_statistics_across_repeats() -> None:
     assert stats["overall"]["accuracy"]["std"] == pytest.approx(0.3535533905932738)
     assert stats["overall"]["agreement"] == 0.5  # a agreed, b did not
     assert repeat_stats(scored[:2], 1, [1])["overall"]["accuracy"]["std"] is None
+
+
+SCORES = st.lists(
+    st.builds(
+        EpisodeScore,
+        task_id=st.sampled_from("abcd"),
+        category=st.sampled_from(["x", "y"]),
+        success=st.booleans(),
+        reward=st.floats(0, 1),
+        status=st.sampled_from(["completed", "aborted", "failed"]),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(scores=SCORES, repeats=st.integers(1, 3), shifted=st.booleans())
+def test_the_pooled_summary_stands_for_the_one_repeat_only(
+    scores: list[EpisodeScore], repeats: int, shifted: bool
+) -> None:
+    scored = [((i % repeats) + shifted, score) for i, score in enumerate(scores)]
+    pooled = summarize([score for _, score in scored], [1, 2])
+    assert repeat_stats(scored, repeats, [1, 2], pooled=pooled) == repeat_stats(scored, repeats, [1, 2])
+
+
+def test_one_repeat_is_not_summarized_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    scored = [(0, EpisodeScore("a", "x", True, 1.0)), (0, EpisodeScore("b", "x", False, 0.0))]
+    pooled = summarize([score for _, score in scored], [1])
+    monkeypatch.setattr(repeats, "summarize", lambda *args: pytest.fail("summarized again"))
+    assert repeat_stats(scored, 1, [1], pooled=pooled)["overall"]["accuracy"]["values"] == [0.5]
 
 
 def test_an_eval_with_repeats_reports_their_spread(rows, runtime, tmp_path) -> None:
