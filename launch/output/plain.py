@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from launch.config.secrets import scrub_text
+from launch.config.secrets import scrub_text, scrub_texts
 from launch.output.markup import REMOVED, plain
 from launch.output.table import TextTable
 
@@ -61,7 +61,7 @@ class PlainConsole:
     ) -> None:
         """rich's `Console.print`."""
         if len(objects) == 1 and isinstance(objects[0], TextTable):
-            self._write("".join(line + "\n" for line in objects[0].lines(self._text)))
+            self._write("".join(line + "\n" for line in objects[0].lines(self._texts)))
             return
         text = self._plain(objects, sep, end, markup, soft_wrap, emoji, options)
         if text is None:
@@ -112,6 +112,10 @@ class PlainConsole:
 
     def _text(self, markup: str) -> str:
         return plain(scrub_text(markup))
+
+    def _texts(self, markups: list[str]) -> list[str]:
+        # One scrub of a table's strings joined (scrub_texts: the same as one by one).
+        return [plain(text) for text in scrub_texts(markups)]
 
     def _write(self, text: str) -> None:
         file = self.file

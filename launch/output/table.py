@@ -38,18 +38,20 @@ class TextTable:
             table.add_row(*row)
         return table
 
-    def lines(self, text: Callable[[str], str]) -> list[str]:
+    def lines(self, shown: Callable[[list[str]], list[str]]) -> list[str]:
         """The title, the header, a rule under it and one line per row (more for a cell of several
-        lines), columns aligned; `text` gives the text shown for a markup string (launch.output.plain
-        scrubs it, then drops its tags)."""
-        header = [text(column).split("\n") for column in self.columns]
-        rows = [[text(cell).expandtabs().split("\n") for cell in row] for row in self.rows]
+        lines), columns aligned; `shown` gives the text shown for each of the table's markup strings,
+        all of them at once (launch.output.plain scrubs them in one go, then drops their tags)."""
+        n = len(self.columns)
+        texts = shown([self.title, *self.columns, *(cell for row in self.rows for cell in row)])
+        cells = [text.expandtabs().split("\n") for text in texts]
+        header, rows = cells[1 : 1 + n], [cells[i : i + n] for i in range(1 + n, len(cells), n)]
         widths = [
             max(_width(line) for cell in column for line in cell)
             for column in zip(header, *rows, strict=True)
         ]
         rule = [["-" * width] for width in widths]
-        lines = text(self.title).split("\n")
+        lines = cells[0]
         for row in (header, rule, *rows):
             for i in range(max(len(cell) for cell in row)):
                 parts = [cell[i] if i < len(cell) else "" for cell in row]

@@ -149,7 +149,7 @@ def test_a_plain_table_aligns_its_columns_and_keeps_rows_whole() -> None:
     table = TextTable("t: 2 stages", ("#", "stage", "what", "GPUs"))
     table.add_row("0", "data", "[dim]a \\[b] very long summary that rich would fold[/]", "")
     table.add_row("1", "界面", "two\nlines", "8")
-    assert table.lines(plain) == [
+    assert table.lines(lambda texts: [plain(text) for text in texts]) == [
         "t: 2 stages",
         "#  stage  what                                          GPUs",
         "-  -----  --------------------------------------------  ----",
