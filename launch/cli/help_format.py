@@ -106,7 +106,40 @@ def reflowed(help_text: str | None) -> str | None:
     if not help_text:
         return help_text
     first, *paragraphs = inspect.cleandoc(help_text).split("\n\n")  # Typer joins the first one's lines
-    return "\n\n".join([first, *(p if _laid_out(p) else " ".join(p.split("\n")) for p in paragraphs)])
+    return "\n\n".join(
+        [first, *(_pasteable(p) if _laid_out(p) else " ".join(p.split("\n")) for p in paragraphs)]
+    )
+
+
+# Columns an example line (with its indent) may take in help printed at 80 (rich keeps a margin each
+# side). A longer one was wrapped by the terminal: a comment's tail (`finish`) or a command's last
+# option (`--k 4`) came out as a line of its own, which a pasted block ran as a command.
+_EXAMPLE_WIDTH = 77
+
+
+def _pasteable(paragraph: str) -> str:
+    """Each example command too long for 80 columns with its comment moved to the line above it, and
+    broken with a shell continuation (` \\`) where it is still too long."""
+    lines: list[str] = []
+    for line in paragraph.split("\n"):
+        indent = line[: len(line) - len(line.lstrip())]
+        if not line.lstrip().startswith("t3rl ") or len(line) <= _EXAMPLE_WIDTH:
+            lines.append(line)
+            continue
+        command, _, comment = line.strip().partition("  #")
+        if comment:
+            lines.append(f"{indent}#{comment}")
+        lines += _continued(command.rstrip(), indent)
+    return "\n".join(lines)
+
+
+def _continued(command: str, indent: str) -> list[str]:
+    out, rest, lead = [], command, indent
+    while len(lead) + len(rest) > _EXAMPLE_WIDTH and " " in rest[: _EXAMPLE_WIDTH - len(lead) - 2]:
+        cut = rest.rindex(" ", 0, _EXAMPLE_WIDTH - len(lead) - 2)
+        out.append(f"{lead}{rest[:cut]} \\")
+        rest, lead = rest[cut + 1 :], indent + "    "
+    return [*out, f"{lead}{rest}"]
 
 
 def _laid_out(paragraph: str) -> bool:

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import typer
 
+from launch.cli.app import app
 from launch.run.search import _database_storage_broken
 from tests.support.cli_app import fix_of, invoke, refused, validates
 
@@ -205,3 +208,47 @@ def test_a_name_no_directory_can_have_is_refused_by_validate_with_one_that_can(
     assert f"set name={fixed}" in output, output
     validates(["+experiment=quickstart", f"name={fixed}"])
     assert invoke(["plan", "+experiment=quickstart", f"name={fixed}"]).exit_code == 0
+
+
+# ------------------------------------------- the examples of --help, pasted from an 80-column terminal
+
+
+def _commands(command: object, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    yield path
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from _commands(sub, (*path, name))
+
+
+COMMANDS = list(_commands(typer.main.get_command(app)))
+# Commands whose examples' overrides compose a config `t3rl validate` checks the same way.
+COMPOSING = {"run", "plan", "validate", "show", "eval", "data"}
+
+
+def pasted_examples(output: str) -> list[str]:
+    """The commands of a help's `Examples:` block as a shell reads the block pasted: continuation lines
+    joined, comment lines skipped; anything else is a line of its own."""
+    block = output.partition("Examples:")[2].partition("╭")[0]
+    commands, pending = [], ""
+    for line in block.splitlines():
+        text = pending + line.strip()
+        if text.endswith("\\"):
+            pending = text[:-1]
+            continue
+        pending = ""
+        if text and not text.startswith("#"):
+            commands.append(text)
+    return commands
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=[" ".join(p) or "t3rl" for p in COMMANDS])
+def test_every_help_example_pasted_at_80_columns_is_one_command_that_validates(path: tuple[str, ...]) -> None:
+    """At 80 columns the terminal wrapped a long example: `t3rl run --help`'s `# resume what did not`
+    left `finish` on a line of its own, `t3rl eval --help`'s `--k 4` too; pasted, each ran as a command.
+    Every example is a whole `t3rl` command, and one that composes a config validates."""
+    output = invoke([*path, "--help"], COLUMNS="80").output
+    for command in pasted_examples(output):
+        argv = shlex.split(command.partition("  #")[0])
+        assert argv[0] == "t3rl", f"{command!r} is not a t3rl command\n{output}"
+        if argv[1] in COMPOSING and "--run-dir" not in argv:
+            overrides = [a for a in argv[2:] if "=" in a and not a.startswith("-")]
+            validates([*(["-m"] if "-m" in argv else []), *overrides])
