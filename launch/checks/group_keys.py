@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from launch.config.errors import Problem
+from launch.config.fixes import value_at
 from launch.config.hidden_options import shown_path
 from launch.config.optional_groups import OPTIONAL_GROUPS
 
@@ -41,7 +42,7 @@ def group_key_problems(overrides: Sequence[str], config_dirs: Sequence[str]) -> 
     problems: list[Problem] = []
     for file, data in own:
         for package, (group, options) in mounted.items():
-            value = _at(data, package)
+            value = value_at(data, package)
             if isinstance(value, str) and value in options:
                 problems.append(_problem(file, package, group, value))
     return problems
@@ -85,15 +86,6 @@ def _package(group: str, options: list[str], config_dirs: Sequence[str]) -> str:
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             continue
     return group
-
-
-def _at(data: dict[str, Any], package: str) -> Any:
-    node: Any = data
-    for part in package.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
 
 
 def _problem(file: Path, package: str, group: str, option: str) -> Problem:

@@ -10,14 +10,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def present(data: Mapping[str, Any], key: str) -> bool:
-    """True when the dotted key exists in the composed config."""
+def value_at(data: Mapping[str, Any], key: str, missing: Any = None) -> Any:
+    """The value at the dotted key of a nested mapping; `missing` when a part of it is not there."""
     node: Any = data
     for part in key.split("."):
         if not isinstance(node, Mapping) or part not in node:
-            return False
+            return missing
         node = node[part]
-    return True
+    return node
+
+
+_ABSENT = object()
+
+
+def present(data: Mapping[str, Any], key: str) -> bool:
+    """True when the dotted key exists in the composed config."""
+    return value_at(data, key, _ABSENT) is not _ABSENT
 
 
 def assign(data: Mapping[str, Any], key: str, value: object) -> str:

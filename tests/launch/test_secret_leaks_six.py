@@ -18,7 +18,7 @@ import pytest
 
 from t3rl_core.secret_names import looks_like_credential
 from tests.support.cli_app import invoke
-from tests.support.no_slime import cli_workdir
+from tests.support.planted import isolate, leaks
 
 ALPHABET = string.ascii_letters + string.digits
 
@@ -35,14 +35,7 @@ def planted() -> str:
 
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
-    return cli_workdir(tmp_path / "work", monkeypatch)
-
-
-def files_holding(value: str, *roots: Path) -> list[Path]:
-    return [
-        p for root in roots for p in root.rglob("*") if p.is_file() and value in p.read_text(errors="replace")
-    ]
+    return isolate(tmp_path, monkeypatch, {})
 
 
 @pytest.mark.parametrize(
@@ -72,7 +65,7 @@ def test_a_credential_pasted_as_the_variables_name_of_a_job_variable_is_masked(
     result = invoke(["plan", "+experiment=quickstart", f"++hardware.env_vars.{variable}=${{oc.env:{key}}}"])
     assert result.exit_code == 0, result.output
     assert key not in result.output, result.output
-    assert files_holding(key, here) == []
+    assert leaks({"the key": key}, here) == []
     assert (here / "plans").is_dir()
 
 
