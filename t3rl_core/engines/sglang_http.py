@@ -45,6 +45,11 @@ CALL_META_KEYS = (
 )
 
 
+# What SGLang's refusals of a request longer than the model's context say (tokenizer_manager's input
+# and input + max_new_tokens checks, sglang 0.5: "...the model's [maximum] context length...").
+_CONTEXT_REFUSAL = b"context length"
+
+
 class BadResponse(ValueError):
     """The server answered with something that is not a finished generation."""
 
@@ -158,6 +163,11 @@ class SGLangEngine(Engine):
                         return Generation(
                             [], [], "abort", error=self._refused(where, "POST /generate", response.status)
                         )
+                    if response.status == 400 and _CONTEXT_REFUSAL in raw:
+                        # The episode outgrew the model's context (SGLang refuses the input, or input
+                        # plus max_new_tokens): the policy's own long episode, ended as by a length
+                        # limit, not an engine failure that removes it and counts toward the failure rate.
+                        return Generation([], [], "length", error=f"HTTP 400: {raw[:500]!r}")
                     if response.status >= 400:
                         return Generation([], [], "abort", error=f"HTTP {response.status}: {raw[:500]!r}")
                     return parse_generation(raw)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,8 @@ from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RolloutConfig, RuntimeConfig
 from t3rl_core.credit import turn_record
 from t3rl_core.engines.base import Generation, SamplingParams
-from t3rl_core.engines.sglang_http import BadResponse, parse_generation
+from t3rl_core.engines.config import SGLangEngineConfig
+from t3rl_core.engines.sglang_http import BadResponse, SGLangEngine, parse_generation
 from t3rl_core.envs.retool.config import ReToolEnvConfig
 from t3rl_core.envs.retool.env import ReToolEnv
 from t3rl_core.envs.retool.parser import CodeBlockParser
@@ -466,3 +468,57 @@ def test_turn_credit_takes_a_failed_episode_in_its_batch() -> None:
     assert raw == [1.0, 0.0, 0.0, 1.0]
     assert [r.tolist() for r in rewards[:2]] == [r.tolist() for r in alone]
     assert [len(r) for r in rewards[2:]] == [1, 2]
+
+
+def test_an_episode_past_the_models_context_is_truncated_not_an_engine_failure(qwen_chat: ChatFormat) -> None:
+    """Without max_context_len, an episode that outgrows the model's context meets SGLang's 400 ("The
+    input (… tokens) is longer than the model's context length …", or input + max_new_tokens): the
+    episode ended `aborted` as an engine failure, removed with its group and counted toward the
+    failure rate that stops the run, for the policy's own long episode. It ends truncated now."""
+    call = _echo(qwen_chat, "x")
+    ids = [*qwen_chat.encode(call), qwen_chat.stop_token_ids[0]]
+    answers = [
+        web.json_response(
+            {
+                "meta_info": {
+                    "finish_reason": {"type": "stop"},
+                    "output_token_logprobs": [[-0.5, t, None] for t in ids],
+                }
+            }
+        ),
+        web.json_response(
+            {
+                "error": {
+                    "message": "The input (40961 tokens) is longer than the model's context length "
+                    "(40960 tokens)."
+                }
+            },
+            status=400,
+        ),
+    ]
+
+    async def answer(request: web.Request) -> web.Response:
+        return answers.pop(0)
+
+    async def play() -> EpisodeResult:
+        app = web.Application()
+        app.router.add_post("/generate", answer)
+        runner = web.AppRunner(app, shutdown_timeout=0.1)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        engine = SGLangEngine(SGLangEngineConfig(url=f"http://127.0.0.1:{port}", timeout_s=5, max_attempts=1))
+        try:
+            return await run_episode(
+                task(), env=ToyEnv(), engine=engine, chat=qwen_chat, parser=family_parser(qwen_chat),
+                sampling=SamplingParams(), limits=RolloutConfig(),
+            )  # fmt: skip
+        finally:
+            await engine.aclose()
+            await runner.cleanup()
+
+    result = asyncio.run(play())
+    assert result.status == "truncated" and result.failure is None, result.error
+    assert result.num_model_calls == 2
+    assert len(result.response_ids) == len(result.loss_mask) == len(result.log_probs)
