@@ -20,13 +20,15 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
-from t3rl_core import lifetime as lifetime_module
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.parsers.own import OWN_TOOL_CALL_PARSERS
 from t3rl_core.secret import Secret, log_tail
 from t3rl_core.secret_launch import argv_for
 
 SGLANG_LAUNCH = (sys.executable, "-m", "sglang.launch_server")
+# t3rl_core/lifetime.py, by path rather than imported: a plan/validate imports this module, and the
+# lifetime module's ctypes costs a cold start ~7 M instructions for a file only its child runs.
+LIFETIME = str(Path(__file__).parent.parent / "lifetime.py")
 # The server's output, in the eval's output dir.
 SERVER_LOG = "server.log"
 
@@ -133,7 +135,7 @@ class SGLangServer:
         # The kernel's parent-death signal follows the thread that forks: only the main thread lives
         # as long as this process. t3rl_core.lifetime (stdlib only, run as a file so that it needs no
         # import path) execs the server with it set.
-        lifetime = [sys.executable, lifetime_module.__file__, "--"] if _in_main_thread() else []
+        lifetime = [sys.executable, LIFETIME, "--"] if _in_main_thread() else []
         # Checked now, so that an unset or empty key fails here; the server's own process reads it
         # again (t3rl_core.secret_launch, which also masks it in the server's log): no argv holds it.
         self._key()

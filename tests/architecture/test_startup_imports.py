@@ -94,13 +94,15 @@ OWN_MODULES = {"show": {"launch.cli.inspect"}}
 # sweep scheduler (only a sweep point's failure is reported from a plain run), the tiny-model builder and
 # its argparse (only a run that builds the tiny model), rich's table of emoji codes (t3rl prints its text
 # as written: launch.config.secret_rich), the email parser importlib.metadata reads METADATA files with
-# (versions come from dist-info names: t3rl_core.installed).
+# (versions come from dist-info names: t3rl_core.installed), ctypes (only the eval server's child sets
+# its parent-death signal with it: t3rl_core.lifetime runs there as a file).
 NOT_ON_THE_COLD_PATH = {
     "launch.run.parallel",
     "t3rl_core.chat.tiny",
     "argparse",
     "rich._emoji_codes",
     "email.parser",
+    "ctypes",
 }
 
 PROBE = """
