@@ -79,3 +79,18 @@ def test_a_variables_name_stays_visible(here: Path) -> None:
     text = config.read_text()
     assert all(f"${{oc.env:{name}}}" in text for name in names), text
     assert "env:SGLANG_API_KEY" in text, text
+
+
+def test_a_credential_pasted_as_a_variables_name_in_an_own_experiment_file_is_masked(here: Path) -> None:
+    """The same in a config file of one's own: `HF_TOKEN: ${oc.env:<the key>}` under `hardware.env_vars`."""
+    key = planted()
+    experiment = here / "mine" / "experiment" / "mine.yaml"
+    experiment.parent.mkdir(parents=True)
+    experiment.write_text(
+        "# @package _global_\ndefaults:\n  - quickstart\nname: mine\n"
+        f"hardware:\n  env_vars:\n    HF_TOKEN: ${{oc.env:{key}}}\n"
+    )
+    result = invoke(["plan", "--config-dir", "mine", "+experiment=mine"])
+    assert result.exit_code == 0, result.output
+    assert key not in result.output, result.output
+    assert leaks({"the key": key}, here / "plans", here / "cache") == []
