@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import Field, model_validator
 
 from t3rl_core.fields import (
+    Check,
     Label,
     Name,
     NonNegativeFloat,
@@ -36,7 +37,7 @@ def _sha256(value: str) -> str:
     return value
 
 
-Sha256 = Annotated[str, StrKind("sha256", "64 lowercase hexadecimal digits"), AfterValidator(_sha256)]
+Sha256 = Annotated[str, StrKind("sha256", "64 lowercase hexadecimal digits"), Check(_sha256)]
 
 
 class ScorerRef(StrictModel):

@@ -18,7 +18,7 @@ import typing
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel
 
 from launch.config.schema import RunConfig
 
@@ -157,3 +157,26 @@ def test_no_default_factory_of_the_run_config_is_the_builtin_list() -> None:
         if field.default_factory is list
     ]
     assert builtin == []
+
+
+def _metadata(annotation: object) -> list[object]:
+    found = list(getattr(annotation, "__metadata__", ()))
+    for argument in typing.get_args(annotation):
+        found += _metadata(argument)
+    return found
+
+
+def test_no_field_of_the_run_config_checks_through_after_validator() -> None:
+    """pydantic reads the signature of each AfterValidator's function at every field using it, as it
+    builds the run's validator (a cold plan/validate builds it): a check of the value alone is a
+    `t3rl_core.fields.Check`, which pydantic calls without asking."""
+    models = _models(RunConfig, set())
+    inspected = [
+        f"{model.__name__}.{name}"
+        for model in models
+        for name, field in model.model_fields.items()
+        for marker in [*field.metadata, *_metadata(field.annotation)]
+        if isinstance(marker, AfterValidator)
+    ]
+    assert len(models) > 20
+    assert inspected == []
