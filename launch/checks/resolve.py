@@ -15,7 +15,6 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from launch.checks.group_choice import with_group_fixes, with_package_keys
-from launch.checks.identity_keys import identity_key_problems
 from launch.checks.undo import with_undo_fixes
 from launch.checks.validate import import_checks, validate
 from launch.config import compose_ahead
@@ -56,7 +55,9 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         from launch.checks.group_keys import group_key_problems  # lazy: only to explain a mistake
 
         raise ConfigError(
-            group_key_problems(overrides, config_dirs) or with_package_keys(error.problems, config_dirs)
+            _deleted_groups(overrides, error.problems, config_dirs)
+            or group_key_problems(overrides, config_dirs)
+            or with_package_keys(error.problems, config_dirs)
         ) from None
     # `~/…` expanded here, once, after the composition cache (it reads $HOME every time).
     data, provenance = expand_home(plain.data), plain.provenance
@@ -77,8 +78,11 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
 
         problems = with_header_fixes(problems_from_validation(error, data, provenance), provenance)
         problems = with_readings(problems, misreads)
+        deleted = _deleted_groups(overrides, problems, config_dirs)
+        if deleted:  # the cause, undone by dropping it: no other fix applies
+            raise ConfigError(deleted) from None
         problems = (
-            identity_key_problems(overrides, config_dirs, data)
+            _renamed_sections(overrides, config_dirs, data)
             or group_key_problems(overrides, config_dirs)
             or with_group_fixes(problems, config_dirs)
         )
@@ -86,7 +90,7 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
     taken_otherwise = with_readings([], misreads)
     if taken_otherwise:  # values the schema took that their files' text says otherwise (`seed: 0123`)
         raise ConfigError(taken_otherwise)
-    renamed = identity_key_problems(overrides, config_dirs, data)
+    renamed = _renamed_sections(overrides, config_dirs, data)
     if renamed:  # a section renamed to another option: its every other check would judge the old one
         raise ConfigError(renamed)
     remember_revealed(run)  # masked wherever they show up, and refused in names (credentials rules)
@@ -96,9 +100,13 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         bases = bases_merged_after(provenance)
         if bases:
             raise ConfigError(bases)
-    problems = validate(run, data, provenance, config_dirs)
+    problems = [*validate(run, data, provenance, config_dirs), *_override_warnings(overrides, data)]
     if any(p.severity == "error" for p in problems):
-        raise ConfigError(with_undo_fixes(problems, overrides, config_dirs, prose_only=True))
+        errors = [p for p in problems if p.severity == "error"]
+        raise ConfigError(
+            _deleted_groups(overrides, errors, config_dirs)
+            or with_undo_fixes(problems, overrides, config_dirs, prose_only=True)
+        )
     return Resolved(
         run=run,
         config=data,
@@ -107,3 +115,36 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         warnings=list(problems),
         hydra=plain.hydra,
     )
+
+
+# The checks of what an override does, each imported only when a command line holds such an override: a
+# cold command's line rarely does (tests/architecture/test_startup_imports.py counts its modules).
+
+
+def _deleted_groups(
+    overrides: Sequence[str], problems: Sequence[Problem], config_dirs: Sequence[str]
+) -> list[Problem]:
+    if not any(o.startswith("~") for o in overrides):
+        return []
+    from launch.checks.deleted_groups import deleted_group_problems  # lazy: only for a `~` override
+
+    return deleted_group_problems(overrides, problems, config_dirs)
+
+
+def _renamed_sections(
+    overrides: Sequence[str], config_dirs: Sequence[str], data: dict[str, Any]
+) -> list[Problem]:
+    if not any(o.partition("=")[0].endswith((".name", ".kind")) for o in overrides):
+        return []
+    from launch.checks.identity_keys import identity_key_problems  # lazy: only for `GROUP.name=` overrides
+
+    return identity_key_problems(overrides, config_dirs, data)
+
+
+def _override_warnings(overrides: Sequence[str], data: dict[str, Any]) -> list[Problem]:
+    keys = [o.partition("=")[0].lstrip("+") for o in overrides if "=" in o]
+    if len(set(keys)) == len(keys) and not any(o.endswith("={}") for o in overrides):
+        return []
+    from launch.checks.override_effects import override_warnings  # lazy: only for a key set twice or `={}`
+
+    return override_warnings(overrides, data)

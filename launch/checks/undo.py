@@ -12,6 +12,7 @@ from typing import Any
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import quoted
 from launch.config.resolved import composed_plain
+from launch.config.schema_errors import SEE_THE_FIELD
 
 # _OVERRIDE is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl validate
 # +experiment=stage2_bfcl` never uses it.
@@ -45,15 +46,25 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
         return _section_undone(problem, overrides, config_dirs)
     before = _value_without(text, overrides, config_dirs, problem.key)
     written = text.split("=", 1)[1] if "=" in text else None
-    if before is _MISSING or written is None or _text(before) == written:
+    if before is _SECTION and problem.key == key and not _assigns(problem.fix):
+        # `env.data=null`: a section given a value; without the override its keys come back
+        fix = f"drop `{text}` ({key} is a section: set its keys, {key}.<key>=…)"
+        generic = not problem.fix or problem.fix == SEE_THE_FIELD
+        return replace(problem, fix=fix if generic else f"{fix}; or {problem.fix}")
+    if before in (_MISSING, _SECTION) or written is None or _text(before) == written:
         return problem
     undo = f"set {problem.key}={_text(before)} (its value without `{text}`)"
+    same = f"set {problem.key}={_text(before)} ("
+    if problem.fix.startswith(same) and problem.fix.endswith(")") and "; or " not in problem.fix:
+        # the same value, said once, with both reasons for it
+        return replace(problem, fix=f"{undo[:-1]}; {problem.fix.removeprefix(same)}")
     trims = problem.fix.startswith("set ") and _trims(problem.fix, written)
     fix = f"{problem.fix}; or {undo}" if trims else f"{undo}; or {problem.fix}" if problem.fix else undo
     return replace(problem, fix=fix)
 
 
 _MISSING = object()
+_SECTION = object()  # the key holds a mapping without the override
 
 
 def _section_undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str]) -> Problem:
@@ -68,7 +79,9 @@ def _section_undone(problem: Problem, overrides: Sequence[str], config_dirs: Seq
     key = text.split("=", 1)[0].lstrip("+")
     before = _value_without(text, overrides, config_dirs, key)
     undo = (
-        f"drop `{text}`" if before is _MISSING else f"set {key}={_text(before)} (its value without `{text}`)"
+        f"drop `{text}`"
+        if before in (_MISSING, _SECTION)
+        else f"set {key}={_text(before)} (its value without `{text}`)"
     )
     return replace(
         problem, source=f"override `{text}`", fix=f"{undo}; or {problem.fix}" if problem.fix else undo
@@ -76,7 +89,8 @@ def _section_undone(problem: Problem, overrides: Sequence[str], config_dirs: Seq
 
 
 def _value_without(text: str, overrides: Sequence[str], config_dirs: Sequence[str], key: str) -> Any:
-    """The key's value in the composition without override `text` (`_MISSING`: none, or a mapping)."""
+    """The key's value in the composition without override `text` (`_MISSING`: none; `_SECTION`: a
+    mapping)."""
     rest = [o for o in overrides if o != text]
     try:
         data: Any = composed_plain(rest, config_dirs).data
@@ -89,7 +103,7 @@ def _value_without(text: str, overrides: Sequence[str], config_dirs: Sequence[st
             data = data[int(part)]
         else:
             return _MISSING
-    return _MISSING if isinstance(data, dict) else data
+    return _SECTION if isinstance(data, dict) else data
 
 
 def _text(value: Any) -> str:

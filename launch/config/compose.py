@@ -599,6 +599,18 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     early = override_before_entry(message, loader)
     if early is not None:
         return early
+    nulled = next(
+        (o for o in parsed if o.value() is None and internals.group_exists(loader, o.key_or_group)), None
+    )
+    if nulled is not None:  # `eval=null`: Hydra's words name no key and no override
+        group, text = nulled.key_or_group, nulled.input_line
+        options = internals.group_options(loader, group)
+        return Problem(
+            key=group,
+            message=f"config group '{group}' takes one of its options, not null",
+            source=f"override `{text}`",
+            fix=f"drop that override (the option the config chose stays); or one of: {', '.join(options)}",
+        )
     quoted = message.split("'")
     name = quoted[1] if len(quoted) > 2 else ""
     text = next((o.input_line for o in parsed if name and o.key_or_group == name), None)

@@ -18,6 +18,9 @@ from t3rl_core.fields import HOLDS, Corrected, OutOfOrder
 from t3rl_core.registry import PluginError, UnknownNameError
 from t3rl_core.secret import SECRET_REFERENCE_ERROR
 
+# The fix of a refused value no rule knows better; `launch.checks.undo` replaces it where it can.
+SEE_THE_FIELD = "see the field's comment"
+
 
 def problems_from_validation(
     error: ValidationError,
@@ -138,7 +141,7 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     if default is not None:
         fix = f"set {key}={default} ({fix.removeprefix('set ') if fix else why})"
     message = f"{item['msg']} (got {item.get('input')!r})"
-    return Problem(key, message, source, fix or "see the field's comment")
+    return Problem(key, message, source, fix or SEE_THE_FIELD)
 
 
 def _default_of(key: str, root: Mapping[str, Any]) -> str | None:

@@ -90,7 +90,9 @@ def test_the_override_that_chose_a_group_is_the_last_one_given(here: Path) -> No
     assert "qwen3_4b" in result.output and "chosen by override `model=qwen3_4b`" in result.output, (
         result.output
     )
-    assert "model=qwen3_8b`" not in result.output, result.output
+    # named only by the warning that it was replaced (tests/cli/test_override_effects.py)
+    assert "chosen by override `model=qwen3_8b`" not in result.output, result.output
+    assert "chosen by: override `model=qwen3_8b`" not in result.output, result.output
 
 
 # ------------------------------------------------- --config-dir given wrong

@@ -1,0 +1,71 @@
+"""Overrides of a command line that do not do what they read as: warnings, since the config they leave
+is a valid one.
+
+- A key (or a group) set twice: the last one wins and the first is silently dropped, so a line built by
+  appending to a base command (`… seed=1` then `… seed=2`) runs what its end says, whatever its middle
+  says.
+- `key={}` over a mapping that has entries: Hydra merges an override's mapping into the one there, so the
+  empty one changes nothing; whoever typed it meant the mapping emptied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from launch.config.errors import Problem
+from launch.config.schema_walk import field_names
+
+# Entries of a mapping named in a message; the rest are counted.
+_NAMED = 6
+
+
+def override_warnings(overrides: Sequence[str], data: Mapping[str, Any]) -> list[Problem]:
+    """A warning per override a later one replaces, and per `key={}` over a mapping with entries."""
+    problems = []
+    last: dict[str, str] = {}
+    for override in overrides:
+        key, assigned, value = override.partition("=")
+        key = key.lstrip("+")
+        if not assigned or key.startswith(("~", "hydra.")):
+            continue
+        if key in last:
+            problems.append(_replaced(key, last[key], override))
+        last[key] = override
+        if value.strip() == "{}" and _entries(data, key):
+            problems.append(_empty_merge(key, override, _entries(data, key), data))
+    return problems
+
+
+def _replaced(key: str, first: str, later: str) -> Problem:
+    return Problem(
+        key,
+        f"set twice on the command line: `{first}` is replaced by `{later}`, the last one",
+        f"override `{first}`",
+        f"drop `{first}` (or `{later}`, if the first was meant)",
+        severity="warning",
+    )
+
+
+def _empty_merge(key: str, override: str, entries: list[str], data: Mapping[str, Any]) -> Problem:
+    named = ", ".join(entries[:_NAMED]) + (f" and {len(entries) - _NAMED} more" if entries[_NAMED:] else "")
+    if field_names(key, data):  # a section of the schema: its keys are set, not removed
+        fix = f"drop `{override}`; a key of the section is set on its own ({key}.{entries[0]}=…)"
+    else:  # entries the user names (stages, services, env vars): each is deleted by name
+        removals = " ".join(f"~{key}.{entry}" for entry in entries)
+        fix = f"to remove entries, delete each: {removals}; else drop `{override}`"
+    return Problem(
+        key,
+        f"`{override}` changes nothing: an override's mapping is merged into the one there, so {named} stay",
+        f"override `{override}`",
+        fix,
+        severity="warning",
+    )
+
+
+def _entries(data: Mapping[str, Any], key: str) -> list[str]:
+    """The names of the entries of the mapping at `key` ([] when it is no mapping or has none)."""
+    node: Any = data
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return [str(name) for name in node] if isinstance(node, Mapping) else []
