@@ -10,8 +10,6 @@ credit). A world that rewards turns reports `turn_rewards` (one float or None pe
 (the env steps each turn took) in its outcome.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 

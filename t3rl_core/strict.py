@@ -1,4 +1,8 @@
-"""The base of every config model: unknown keys are errors, never silently dropped."""
+"""The base of every config model: unknown keys are errors, never silently dropped.
+
+A module of config models evaluates its annotations as its classes are created (no `from __future__
+import annotations`): pydantic would evaluate each annotation string again, at every cold plan and
+validate (tests/architecture/test_startup_imports.py checks the models of a run config)."""
 
 from typing import Any
 

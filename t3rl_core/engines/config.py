@@ -1,7 +1,5 @@
 """Config models of the engines (pydantic only, cheap to import)."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

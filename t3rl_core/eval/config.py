@@ -1,7 +1,5 @@
 """Config of the standalone evaluation (the `eval` stage and `t3rl eval`)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import Field
@@ -83,7 +81,7 @@ class EvalConfig(StrictModel):
     # summary.json, report.md, `t3rl runs` and `t3rl eval --published` give the verdict on each.
     published: PublishedConfig | None = None
 
-    def with_server_key(self) -> EvalConfig:
+    def with_server_key(self) -> "EvalConfig":
         """This config with the engine sending the server's key, when it has none of its own."""
         engine = self.engine
         if self.server.api_key is None or engine.name != "sglang" or getattr(engine, "api_key", None):

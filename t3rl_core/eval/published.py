@@ -8,8 +8,6 @@ with the sha256 of its prepared file when pinned), the scorer (package and versi
 Every value names its source. `t3rl_core.eval.verdict` compares an eval's summary with them.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Literal
 
@@ -145,7 +143,7 @@ class PublishedConfig(StrictModel):
     tolerance: Tolerance = Field(default_factory=Tolerance)
 
     @model_validator(mode="after")
-    def _target_is_a_result(self) -> PublishedConfig:
+    def _target_is_a_result(self) -> "PublishedConfig":
         labels = [result.label for result in self.results]
         if len(set(labels)) != len(labels):
             raise ValueError(f"result labels must be unique: {labels}")

@@ -9,6 +9,7 @@ its command runs (`launch.cli.lazy`), Hydra only for what the direct composition
 """
 
 from __future__ import annotations
+import __future__
 
 import json
 import os
@@ -180,3 +181,18 @@ def test_no_field_of_the_run_config_checks_through_after_validator() -> None:
     ]
     assert len(models) > 20
     assert inspected == []
+
+
+def test_no_model_of_the_run_config_has_its_annotations_as_strings() -> None:
+    """With `from __future__ import annotations` pydantic evaluates each field's annotation string as
+    the class is created, at every cold plan and validate (t3rl_core.strict)."""
+    models = _models(RunConfig, set())
+    postponed = sorted(
+        {
+            model.__module__
+            for model in models
+            if vars(sys.modules[model.__module__]).get("annotations") is __future__.annotations
+        }
+    )
+    assert len(models) > 20
+    assert postponed == []

@@ -2,8 +2,6 @@
 writes them: validating a config (`t3rl plan`, `validate`) reads these without importing the env's
 worlds and runtime types."""
 
-from __future__ import annotations
-
 import typing
 from typing import Literal
 

@@ -1,7 +1,5 @@
 """Config of the BFCL multi-turn environment and its data preparation (pydantic only)."""
 
-from __future__ import annotations
-
 import typing
 from typing import Literal
 
