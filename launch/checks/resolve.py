@@ -9,6 +9,7 @@ a plain command when there is one (`launch.config.compose_ahead`); validation al
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -18,7 +19,7 @@ from launch.checks.group_choice import with_group_fixes, with_package_keys
 from launch.checks.undo import with_undo_fixes
 from launch.checks.validate import import_checks, validate
 from launch.config import compose_ahead
-from launch.config.errors import ConfigError, Problem
+from launch.config.errors import ConfigError, Problem, did_you_mean
 from launch.config.provenance import Provenance
 from launch.config.resolved import composed_plain
 from launch.config.schema import RunConfig, build_run_validator, build_validators
@@ -100,7 +101,11 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         bases = bases_merged_after(provenance)
         if bases:
             raise ConfigError(bases)
-    problems = [*validate(run, data, provenance, config_dirs), *_override_warnings(overrides, data)]
+    problems = [
+        *validate(run, data, provenance, config_dirs),
+        *_override_warnings(overrides, data),
+        *_variables_nothing_reads(),
+    ]
     if any(p.severity == "error" for p in problems):
         errors = [p for p in problems if p.severity == "error"]
         raise ConfigError(
@@ -148,3 +153,28 @@ def _override_warnings(overrides: Sequence[str], data: dict[str, Any]) -> list[P
     from launch.checks.override_effects import override_warnings  # lazy: only for a key set twice or `={}`
 
     return override_warnings(overrides, data)
+
+
+def _variables_nothing_reads() -> list[Problem]:
+    """A warning per T3RL_* variable of the environment that t3rl does not read (`T3RL_RUN_DIR`: the runs
+    went to paths.runs_dir's default, silently)."""
+    names = sorted(name for name in os.environ if name.startswith("T3RL_"))
+    if not names:
+        return []
+    from t3rl_core.environment_variables import VARIABLES  # lazy: only with a T3RL_ variable set
+
+    problems = []
+    for name in (n for n in names if n not in VARIABLES):
+        meant = did_you_mean(name, VARIABLES)
+        problems.append(
+            Problem(
+                f"${name}",
+                f"t3rl reads no environment variable {name}: it changes nothing",
+                "the environment",
+                f"did you mean {meant}? export {meant}=… and unset {name} ({meant}: {VARIABLES[meant]})"
+                if meant
+                else f"unset {name}; the variables t3rl reads: docs/reference/environment.md",
+                severity="warning",
+            )
+        )
+    return problems
