@@ -15,11 +15,15 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
+from launch.config import schema
 from launch.config.errors import Problem
 
 # The keys that name a section (a registry entry, an executor's or tracker's kind), typed as a command
 # line override; a string compiled by `re` when first used: a cold command never has such an override.
 _IDENTITY = r"^(?P<group>[a-z_]+)\.(?P<field>name|kind)=(?P<value>[\w.-]+)$"
+_STAGE_KIND = r"^stages\.(?P<name>[\w-]+)\.kind=(?P<kind>\w+)$"
 # Keys of the difference named in the message; the rest is counted.
 _NAMED = 4
 
@@ -69,3 +73,45 @@ def _differing(typed: Any, meant: Any, prefix: str) -> Iterator[str]:
             yield from _differing(typed.get(key), meant.get(key), f"{prefix}.{key}" if prefix else str(key))
     elif typed != meant:
         yield prefix
+
+
+def stage_kind_problems(
+    overrides: Sequence[str], problems: Sequence[Problem], data: Mapping[str, Any]
+) -> list[Problem]:
+    """One problem per `stages.NAME.kind=KIND` override whose stage keeps keys only its old kind has: the
+    schema's "unknown key" for each of them told nothing of the override that made them unknown."""
+    found = []
+    for override in overrides:
+        match = re.match(_STAGE_KIND, override)
+        if match is None:
+            continue
+        name, kind = match["name"], match["kind"]
+        fields = _stage_fields(kind)
+        stage = (data.get("stages") or {}).get(name)
+        if fields is None or not isinstance(stage, Mapping):
+            continue
+        kept = sorted(key for key in stage if key not in fields)
+        if not kept or not any(p.key.startswith(f"stages.{name}.") for p in problems):
+            continue
+        a_kind = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} stage"
+        found.append(
+            Problem(
+                f"stages.{name}.kind",
+                f"`{override}` makes '{name}' {a_kind}, but it keeps keys {a_kind} does not have: "
+                f"{', '.join(kept)} ({a_kind} has {', '.join(sorted(fields))})",
+                f"override `{override}`",
+                f"{a_kind} is added under a name of its own: +stages.<name>={{kind: {kind}, …}} "
+                "(its fields: t3rl show --explain stages)",
+            )
+        )
+    return found
+
+
+def _stage_fields(kind: str) -> set[str] | None:
+    """The fields of the stage model whose `kind` is `kind`, or None for no such kind."""
+    for model in vars(schema).values():
+        if isinstance(model, type) and issubclass(model, BaseModel) and model.__name__.endswith("Stage"):
+            field = model.model_fields.get("kind")
+            if field is not None and field.default == kind:
+                return set(model.model_fields)
+    return None

@@ -83,7 +83,7 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         if deleted:  # the cause, undone by dropping it: no other fix applies
             raise ConfigError(deleted) from None
         problems = (
-            _renamed_sections(overrides, config_dirs, data)
+            _renamed_sections(overrides, config_dirs, data, problems)
             or group_key_problems(overrides, config_dirs)
             or with_group_fixes(problems, config_dirs)
         )
@@ -137,13 +137,20 @@ def _deleted_groups(
 
 
 def _renamed_sections(
-    overrides: Sequence[str], config_dirs: Sequence[str], data: dict[str, Any]
+    overrides: Sequence[str],
+    config_dirs: Sequence[str],
+    data: dict[str, Any],
+    refused: Sequence[Problem] = (),
 ) -> list[Problem]:
+    """`refused`: the schema's problems, when it refused the config (a stage's kind changed by its key)."""
     if not any(o.partition("=")[0].endswith((".name", ".kind")) for o in overrides):
         return []
-    from launch.checks.identity_keys import identity_key_problems  # lazy: only for `GROUP.name=` overrides
+    # lazy: only for `GROUP.name=` / `….kind=` overrides
+    from launch.checks.identity_keys import identity_key_problems, stage_kind_problems
 
-    return identity_key_problems(overrides, config_dirs, data)
+    return identity_key_problems(overrides, config_dirs, data) or stage_kind_problems(
+        overrides, refused, data
+    )
 
 
 def _override_warnings(overrides: Sequence[str], data: dict[str, Any]) -> list[Problem]:

@@ -70,3 +70,15 @@ def test_every_option_typed_as_the_naming_key_is_refused_or_the_same_section(gro
             assert result.exit_code in (0, 2) and "renames" not in result.output, result.output
         else:
             assert result.exit_code == 2 and f"{group}={option} instead of" in result.output, result.output
+
+
+@pytest.mark.parametrize(("typed", "kept"), [("stages.train.kind=eval", "curriculum, hardware, init_from")])
+def test_a_stage_made_another_kind_by_its_key_is_one_problem_naming_what_it_keeps(
+    typed: str, kept: str
+) -> None:
+    """Was one "unknown key" per key of the old kind, blamed on the experiment file, with the new kind's
+    keys listed as the fix."""
+    output = refused([STAGE1, typed])
+    assert output.count("\nerror ") == 0 and output.startswith("error stages.train.kind: "), output
+    assert f"it keeps keys an eval stage does not have: {kept}" in output, output
+    assert fix_of(output).startswith(f"set stages.train.kind=train (its value without `{typed}`)"), output
