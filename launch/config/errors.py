@@ -7,6 +7,7 @@ that is wrong. The CLI turns a `ConfigError` into exit code `EXIT_CONFIG_ERROR` 
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
@@ -69,12 +70,31 @@ class ConfigError(Exception):
 
 def not_text_problem(file: str, error: UnicodeDecodeError) -> Problem:
     """A config file that is not UTF-8 text (binary, another encoding): its path and how to mend it."""
+    if _utf16_text(file):  # Windows editors' "Unicode": the iconv line that converts it, as pasted
+        quoted = shlex.quote(file)
+        return Problem(
+            key=file,
+            message="saved as UTF-16 text (it starts with a UTF-16 byte-order mark): a config file is UTF-8",
+            source=file,
+            fix=f"iconv -f UTF-16 -t UTF-8 {quoted} > {quoted}.utf8 && mv {quoted}.utf8 {quoted}",
+        )
     return Problem(
         key=file,
         message=f"not UTF-8 text (an undecodable byte at offset {error.start}): a config file is YAML text",
         source=file,
         fix="save it as UTF-8 text, or move it out of the config dir",
     )
+
+
+def _utf16_text(file: str) -> bool:
+    """True for a file that is text in UTF-16 with its byte-order mark (not bytes that start like one)."""
+    try:
+        with open(file, "rb") as f:
+            data = f.read(1 << 20)
+        text = data.decode("utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(text) and sum(c.isascii() for c in text) >= 0.9 * len(text)
 
 
 def undecodable_file(dirs: Iterable[str]) -> str | None:

@@ -252,3 +252,19 @@ def test_every_help_example_pasted_at_80_columns_is_one_command_that_validates(p
         if argv[1] in COMPOSING and "--run-dir" not in argv:
             overrides = [a for a in argv[2:] if "=" in a and not a.startswith("-")]
             validates([*(["-m"] if "-m" in argv else []), *overrides])
+
+
+# ------------------------------------------- an experiment saved as UTF-16
+
+
+def test_an_experiment_saved_as_utf16_gets_the_iconv_that_converts_it(here: Path) -> None:
+    """Notepad's "Unicode" (UTF-16 with its byte-order mark) was "not UTF-8 text (an undecodable byte
+    at offset 0)", fix "save it as UTF-8 text"; CRLF line ends, which the same editors write, read fine."""
+    text = "# @package _global_\r\ndefaults:\r\n  - quickstart\r\nname: mine\r\n"
+    path = here / "mine" / "experiment" / "mine.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(text.encode("utf-16"))
+    output = refused(["--config-dir", "mine", "+experiment=mine"])
+    assert "saved as UTF-16 text" in output, output
+    run_fix_command(fix_of(output), here)
+    validates(["--config-dir", "mine", "+experiment=mine"])
