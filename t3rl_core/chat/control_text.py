@@ -12,6 +12,9 @@ ordinary text (the same characters; its ids decode to the same text).
 Messages are rendered with each such text in a content replaced by `_HIDDEN` (a Unicode noncharacter,
 which no template writes), so the template still writes its own control tokens around the content;
 the rendered text is then encoded piece by piece, each hidden text as ordinary text in its place.
+A tool list's texts (names, descriptions, parameter docs) are hidden the same way, each as a marker
+naming the text (`hide_value`), since a template renders them where it likes (a system block before
+or after the system message's content, a user turn), not in the order of the messages.
 """
 
 from __future__ import annotations
@@ -25,12 +28,16 @@ if TYPE_CHECKING:
 
 # Stands in for a hidden text in a rendered conversation (U+FDD0: reserved by Unicode for internal use).
 _HIDDEN = "\ufdd0"
+# Delimits a hidden text of a tool list (`_MARK` + its index in `ControlText._marked` + `_MARK`): a
+# noncharacter too, hidden like `_HIDDEN` wherever else it occurs, so every one in a render is a marker.
+_MARK = "\ufdd1"
 # The one role whose content may hold control tokens: the model's own.
 _MODEL_ROLE = "assistant"
 # Up to this many distinct first characters of the added tokens, a text is first scanned for each of
 # them (`in`, a memchr-like scan) and searched only when it holds one: a tokenizer's added tokens start
-# with one or two characters ('<', '['), which most tool outputs and questions lack.
-_FIRST_CHARS = 4
+# with one or two characters ('<', '['), which most tool outputs and questions lack, besides the two
+# noncharacters.
+_FIRST_CHARS = 5
 
 
 class ControlText:
@@ -42,10 +49,15 @@ class ControlText:
         self._encode = encode
         alternatives = "|".join(map(re.escape, tokens))
         # What `hide` replaces (longest first, leftmost), and where any token starts (overlaps too).
-        self._find = re.compile("|".join(filter(None, (alternatives, re.escape(_HIDDEN)))))
+        self._find = re.compile("|".join(filter(None, (alternatives, f"[{_HIDDEN}{_MARK}]"))))
         self._starts = re.compile(f"(?=(?:{alternatives}))") if tokens else None
-        firsts = {token[0] for token in tokens} | {_HIDDEN}
+        firsts = {token[0] for token in tokens} | {_HIDDEN, _MARK}
         self._firsts = tuple(sorted(firsts)) if len(firsts) <= _FIRST_CHARS else None
+        # A rendered placeholder: a message's hidden text (the next of `hide`'s list) or a tool's marker.
+        self._placeholders = re.compile(f"{_HIDDEN}|{_MARK}([0-9]+){_MARK}")
+        # The texts tools' markers name (added tokens' texts and the noncharacters: a bounded set).
+        self._marked: list[str] = []
+        self._marks: dict[str, str] = {}
 
     def hide(
         self, messages: Sequence[Message], env_spans: Mapping[int, Sequence[tuple[int, int]]] | None = None
@@ -64,7 +76,7 @@ class ControlText:
                 masked.append(message)
             elif message.get("role") == _MODEL_ROLE:
                 spans = (env_spans or {}).get(index, ())
-                if not spans and _HIDDEN not in content:
+                if not spans and _HIDDEN not in content and _MARK not in content:
                     masked.append(message)
                     continue
                 masked.append({**message, "content": _hide_spans(content, spans, hidden)})
@@ -75,20 +87,54 @@ class ControlText:
                 masked.append(message)
         return masked, hidden
 
+    def hide_value(self, value: Any) -> Any:
+        """`value` (a tool: dicts, lists, strings) with every control token's text in its keys and
+        strings replaced by a marker naming it; `value` itself when it holds none."""
+        if isinstance(value, str):
+            return self._find.sub(self._mark, value) if self.holds_control_text(value) else value
+        if isinstance(value, Mapping):
+            items = [(self.hide_value(key), self.hide_value(item)) for key, item in value.items()]
+            if all(a is key and b is item for (a, b), (key, item) in zip(items, value.items(), strict=True)):
+                return value
+            return dict(items)
+        if isinstance(value, list | tuple):
+            hidden = [self.hide_value(item) for item in value]
+            return value if all(a is b for a, b in zip(hidden, value, strict=True)) else hidden
+        return value
+
+    def _mark(self, match: re.Match[str]) -> str:
+        text = match.group()
+        mark = self._marks.get(text)
+        if mark is None:
+            self._marked.append(text)
+            mark = self._marks[text] = f"{_MARK}{len(self._marked) - 1}{_MARK}"
+        return mark
+
+    def marked(self, text: str) -> bool:
+        """Whether a render holds a tool's hidden text (`hide_value`)."""
+        return _MARK in text
+
     def encode_rendered(self, text: str, hidden: Sequence[str]) -> list[int]:
-        """The ids of `text`, a render of `hide`'s messages: the template's text as the tokenizer
-        reads it, each hidden text as ordinary text in its place."""
-        parts = text.split(_HIDDEN)
-        if len(parts) != len(hidden) + 1:
+        """The ids of `text`, a render of `hide`'s messages (and `hide_value`'s tools): the template's
+        text as the tokenizer reads it, each hidden text as ordinary text in its place."""
+        ids: list[int] = []
+        at = used = 0
+        for match in self._placeholders.finditer(text):
+            ids += self._encode(text[at : match.start()])
+            if match.group(1) is not None:
+                ids += self.encode_text(self._marked[int(match.group(1))])
+            elif used < len(hidden):
+                ids += self.encode_text(hidden[used])
+                used += 1
+            else:
+                used += 1
+            at = match.end()
+        if used != len(hidden):
             raise ValueError(
-                f"the chat template rendered {len(parts) - 1} of {len(hidden)} control-token texts of the "
+                f"the chat template rendered {used} of {len(hidden)} control-token texts of the "
                 "messages' contents: it must render each non-assistant content once, in order"
             )
-        ids = self._encode(parts[0])
-        for original, after in zip(hidden, parts[1:], strict=True):
-            ids += self.encode_text(original)
-            ids += self._encode(after)
-        return ids
+        return ids + self._encode(text[at:])
 
     def encode_text(self, text: str) -> list[int]:
         """The ids of `text` with every control token's text in it encoded as ordinary text."""
@@ -110,15 +156,18 @@ class ControlText:
         return self._firsts is None or any(first in text for first in self._firsts)
 
 
+_NONCHARACTERS = re.compile(f"[{_HIDDEN}{_MARK}]")
+
+
 def _hide_spans(content: str, spans: Sequence[tuple[int, int]], hidden: list[str]) -> str:
-    """A model's `content` with each of `spans` and each `_HIDDEN` elsewhere replaced by `_HIDDEN`; the
-    replaced texts are appended to `hidden` in order."""
+    """A model's `content` with each of `spans` and each `_HIDDEN` or `_MARK` elsewhere replaced by
+    `_HIDDEN`; the replaced texts are appended to `hidden` in order."""
     pieces: list[str] = []
     at = 0
     for start, end in [*sorted(spans), (len(content), len(content))]:
         own = content[at:start]
-        hidden.extend([_HIDDEN] * own.count(_HIDDEN))
-        pieces.append(own)
+        hidden.extend(_NONCHARACTERS.findall(own))
+        pieces.append(_NONCHARACTERS.sub(_HIDDEN, own))
         if start < end:
             hidden.append(content[start:end])
             pieces.append(_HIDDEN)

@@ -236,12 +236,15 @@ class ChatFormat:
         env_spans: Mapping[int, Sequence[tuple[int, int]]] | None = None,
     ) -> list[int]:
         """A fresh render of a whole conversation as token ids (control tokens' texts outside the model's
-        turns as text, as the episode encodes them). `env_spans`: message index → character spans of
-        an env's inline text inside the model's turn, each encoded on its own as text, as the episode
-        encoded it (`ControlText.hide`)."""
+        turns and in the tools as text, as the episode encodes them). `env_spans`: message index →
+        character spans of an env's inline text inside the model's turn, each encoded on its own as
+        text, as the episode encoded it (`ControlText.hide`)."""
         masked, hidden = self._control_text.hide(messages, env_spans)
-        text = self.render(masked, tools, add_generation_prompt=add_generation_prompt)
-        return self._control_text.encode_rendered(text, hidden) if hidden else self.encode(text)
+        rendered_tools = self._rendered_tools(tools, tools_cache_key(tools))
+        text = self.render(masked, rendered_tools, add_generation_prompt=add_generation_prompt)
+        if hidden or self._control_text.marked(text):
+            return self._control_text.encode_rendered(text, hidden)
+        return self.encode(text)
 
     def encode_text(self, text: str) -> list[int]:
         """The ids of text that is not the model's (an env's inline observation): control tokens'
@@ -268,7 +271,7 @@ class ChatFormat:
         if parts is None:
             masked, hidden = self._control_text.hide(messages)
             text = self.render(masked, self._rendered_tools(tools, key[0]), add_generation_prompt=True)
-            if hidden:
+            if hidden or self._control_text.marked(text):
                 parts = self._keep_prompt(key, (), self._control_text.encode_rendered(text, hidden))
             else:
                 parts = self._keep_prompt(key, *self._heads.encode_parts(text, messages, tools, key[0]))
@@ -286,7 +289,8 @@ class ChatFormat:
         if parts is None:
             masked, hidden = self._control_text.hide(messages)
             text = self.render(masked, self._rendered_tools(tools, key[0]), add_generation_prompt=True)
-            if hidden:  # rare (a control token's text in a prompt): encoded in place, no head reuse
+            # Rare (a control token's text in a prompt or its tools): encoded in place, no head reuse.
+            if hidden or self._control_text.marked(text):
                 encoded = (), self._control_text.encode_rendered(text, hidden)
             else:
                 encoded = await self._heads.encode_parts_async(text, messages, tools, key[0])
@@ -320,7 +324,8 @@ class ChatFormat:
         key = json_key(tool)
         rendered = self._tools.get(key)
         if rendered is None:
-            rendered = self._tools[key] = RenderedJSON(tool)
+            # Its texts as the prompt's ids hold them: control tokens' texts as text (control_text.py).
+            rendered = self._tools[key] = RenderedJSON(self._control_text.hide_value(tool))
             if len(self._tools) > _TOOL_CACHE_SIZE:
                 self._tools.popitem(last=False)
         else:
