@@ -19,7 +19,7 @@ from launch.checks.group_choice import with_group_fixes, with_package_keys
 from launch.checks.undo import with_undo_fixes
 from launch.checks.validate import import_checks, validate
 from launch.config import compose_ahead
-from launch.config.errors import ConfigError, Problem, did_you_mean
+from launch.config.errors import ConfigError, Problem
 from launch.config.provenance import Provenance
 from launch.config.resolved import composed_plain
 from launch.config.schema import RunConfig, build_run_validator, build_validators
@@ -27,6 +27,10 @@ from launch.config.schema_errors import problems_from_validation
 from launch.config.secrets import remember_config, remember_overrides, remember_revealed
 from launch.config.yaml_readings import misread, with_readings
 from t3rl_core.home_paths import expand_home
+
+# How alike a T3RL_* name must be to one t3rl reads to be taken for its misspelling (difflib's ratio of the
+# parts after T3RL_: RUN_DIR/RUNS_DIR 0.93; a test's TEST_SHARED_DIR is at most 0.48 to any).
+_MISSPELT = 0.8
 
 
 class Resolved(NamedTuple):
@@ -163,24 +167,29 @@ def _override_warnings(overrides: Sequence[str], data: dict[str, Any]) -> list[P
 
 
 def _variables_nothing_reads() -> list[Problem]:
-    """A warning per T3RL_* variable of the environment that t3rl does not read (`T3RL_RUN_DIR`: the runs
-    went to paths.runs_dir's default, silently)."""
+    """A warning per T3RL_* variable of the environment that t3rl does not read and that is spelt nearly as
+    one it does (`T3RL_RUN_DIR`: the runs went to paths.runs_dir's default, silently). Other T3RL_* names
+    may be a user's own (a credential's variable, `model.hub_token=env:T3RL_HF_TOKEN`): no warning."""
     names = sorted(name for name in os.environ if name.startswith("T3RL_"))
     if not names:
         return []
-    from t3rl_core.environment_variables import VARIABLES  # lazy: only with a T3RL_ variable set
+    import difflib  # lazy: only with a T3RL_ variable set
+
+    from t3rl_core.environment_variables import VARIABLES  # lazy: likewise
 
     problems = []
     for name in (n for n in names if n not in VARIABLES):
-        meant = did_you_mean(name, VARIABLES)
+        # the part after T3RL_, compared: the prefix alone made every name alike
+        close = difflib.get_close_matches(name[5:], [v[5:] for v in VARIABLES], n=1, cutoff=_MISSPELT)
+        if not close:
+            continue
+        meant = f"T3RL_{close[0]}"
         problems.append(
             Problem(
                 f"${name}",
-                f"t3rl reads no environment variable {name}: it changes nothing",
+                f"t3rl reads no environment variable {name} (it changes nothing); it reads {meant}",
                 "the environment",
-                f"did you mean {meant}? export {meant}=… and unset {name} ({meant}: {VARIABLES[meant]})"
-                if meant
-                else f"unset {name}; the variables t3rl reads: docs/reference/environment.md",
+                f"export {meant}=<what {name} says> and unset {name} ({meant}: {VARIABLES[meant]})",
                 severity="warning",
             )
         )

@@ -289,12 +289,12 @@ def _hydra_problem(items: list[str]) -> Problem:
             OverridesParser.create().parse_override(item)
         except HydraException as error:
             reason = str(error).splitlines()[1:2] or [str(error)]
+            typo = _stray_separator(item)
             repaired = _values_quoted(item)
-            fix = (
+            quoted_fix = (
                 f"{shell_word(repaired)} (values quoted: Hydra reads = : ~ and the like in them as syntax)"
-                if repaired
-                else GENERIC_FIX
             )
+            fix = f"{shell_word(typo[0])} ({typo[1]})" if typo else quoted_fix if repaired else GENERIC_FIX
             return Problem(
                 key=item.split("=", 1)[0].lstrip("+~"),
                 message=f"cannot parse override '{item}': {reason[0]}",
@@ -302,6 +302,23 @@ def _hydra_problem(items: list[str]) -> Problem:
                 fix=fix,
             )
     return Problem("", f"cannot parse the overrides `{' '.join(items)}`", "command line", GENERIC_FIX)
+
+
+def _stray_separator(item: str) -> tuple[str, str] | None:
+    """The override without a doubled '=' (`seed==1`) or a comma at an end of its value or doubled
+    (`reward=progress,`), when that parses, and what was dropped: quoting those kept them in the value
+    (`seed='=1'`, an option named `progress,`)."""
+    key, sep, value = item.partition("=")
+    if not sep or not _is_key(key) or any(c in value for c in "'\"[]{}"):
+        return None
+    if value.startswith("="):
+        repaired, dropped = f"{key}={value.lstrip('=')}", "a doubled '=' dropped"
+    elif value.startswith(",") or value.endswith(",") or ",," in value:
+        joined = ",".join(part for part in value.split(",") if part)
+        repaired, dropped = f"{key}={joined}", "a stray ',' dropped"
+    else:
+        return None
+    return (repaired, dropped) if repaired != f"{key}=" and _parses(repaired) else None
 
 
 def _values_quoted(item: str) -> str | None:

@@ -46,6 +46,15 @@ def test_a_variable_nothing_reads_is_warned_with_the_one_meant(monkeypatch: pyte
     monkeypatch.setenv("T3RL_RUNS_DIR", "runs")
     result = invoke(["validate", "+experiment=quickstart"])
     assert result.exit_code == 0, result.output
-    assert "warning $T3RL_RUN_DIR: t3rl reads no environment variable T3RL_RUN_DIR" in result.output
-    assert "did you mean T3RL_RUNS_DIR? export T3RL_RUNS_DIR=… and unset T3RL_RUN_DIR" in result.output
+    says = "t3rl reads no environment variable T3RL_RUN_DIR (it changes nothing); it reads T3RL_RUNS_DIR"
+    assert f"warning $T3RL_RUN_DIR: {says}" in result.output, result.output
+    assert "fix: export T3RL_RUNS_DIR=<what T3RL_RUN_DIR says> and unset T3RL_RUN_DIR" in result.output
     assert "$T3RL_RUNS_DIR" not in result.output  # a variable t3rl reads is no warning
+
+
+def test_a_name_of_ones_own_is_no_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's credential variable (`env:T3RL_HF_TOKEN`) or a test's is read by what names it."""
+    monkeypatch.setenv("T3RL_HF_TOKEN", "hf_not_a_real_token_0123456789")
+    monkeypatch.setenv("T3RL_TEST_SHARED_DIR", "/tmp/x")
+    result = invoke(["validate", "+experiment=quickstart"])
+    assert result.exit_code == 0 and "environment variable" not in result.output, result.output

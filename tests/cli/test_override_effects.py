@@ -96,3 +96,14 @@ def test_a_group_the_config_needs_deleted_is_blamed_on_the_deletion(typed: str) 
 
 def test_a_group_with_a_default_may_be_deleted() -> None:
     validates([STAGE1, "~tracking"])
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("reward=progress,", "reward=progress"), ("reward=,binary", "reward=binary"), ("seed==7", "seed=7")],
+)
+def test_a_stray_separator_is_dropped_not_quoted_into_the_value(typed: str, meant: str) -> None:
+    """The fix quoted the value (`reward='progress,'`, `seed='=7'`): an option, a seed that are none."""
+    fix = fix_of(refused([STAGE1, typed]))
+    assert fix.startswith(f"{meant} ("), fix
+    validates([STAGE1, meant])
