@@ -6,8 +6,15 @@
     metric          how success, accuracy and pass@k / pass^k are defined
     user_simulator  tau2's customer: simulator, model, temperature and the version of its guidelines
     env             the env's name and the sha256 of its config (without where its data or user live)
+    budget          the limits an episode runs under: tokens per call, model calls, context and response
+    decoding        the sampling the model is evaluated with: temperature, and top-p / top-k when sampled
+    protocol        how text becomes actions: the chat template and its variables, the tool-call and
+                    reasoning parsers (the same model thinking or not is another measurement)
+    coverage        whether the eval completed, and the tasks it scored (count and sha256 of their ids)
 
-What is compared across results (the model, the sampling, samples, repeats) is not part of it.
+What is compared across results (the model and its checkpoint, the engine, the seed, samples and
+repeats) is not part of it: a seed is one draw of the same measurement, and the pass@k / pass^k
+estimators are unbiased at any number of samples ≥ k.
 `differences` names the parts in which two identities differ; launch refuses to rank such results.
 """
 
@@ -15,9 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 # Distributions holding a scorer module, first found wins (the PyPI name `tau2` is an unrelated package,
@@ -28,7 +37,22 @@ SCORER_MODULES = {"bfcl_multi_turn": "bfcl_eval", "tau2": "tau2"}
 # Env config keys that say where things are, not what is evaluated (data is hashed as a file; the user
 # simulator is its own part).
 NOT_ENV_IDENTITY = ("data", "user")
-PARTS = ("scorer", "data", "selection", "metric", "user_simulator", "env")
+PARTS = (
+    "scorer",
+    "data",
+    "selection",
+    "metric",
+    "user_simulator",
+    "env",
+    "budget",
+    "decoding",
+    "protocol",
+    "coverage",
+)
+# Scorers whose version does not change with their code (t3rl's own, a plugin's unversioned package):
+# the identity adds the sha256 of the sources that score (the env's package and the reward's module).
+UNVERSIONED_SCORERS = ("t3rl",)
+BUDGET_KEYS = ("max_new_tokens", "max_num_steps", "max_context_len", "max_response_len")
 # Bumped whenever t3rl changes how a metric is computed from the episodes.
 METRIC_DEFINITION = {
     "version": 1,
@@ -78,9 +102,40 @@ def user_simulator_of(env: Any) -> dict[str, Any] | None:
     return record
 
 
-def success_definition(records: Iterable[Mapping[str, Any]], reward_name: str) -> str:
-    """What `success` means in these episodes: the env's own verdict, or a full reward."""
-    sources = {"env verdict (accuracy)" if _has_verdict(r) else f"reward {reward_name} >= 1" for r in records}
+def scorer_record(env: Any, reward: Any) -> dict[str, Any]:
+    """The scorer as identity: package and version, and for a scorer whose version does not follow its
+    code (t3rl's own, an unversioned plugin) the sha256 of the sources that score."""
+    record: dict[str, Any] = dict(scorer_of(env))
+    if record["version"] is None or record["package"] in UNVERSIONED_SCORERS:
+        record["source_sha256"] = _sources_digest(type(env).__module__, type(reward).__module__)
+    return record
+
+
+def _sources_digest(env_module: str, reward_module: str) -> str:
+    """sha256 of the env's package (its module's directory, or its file for a top-level module) and the
+    reward's module, file by file in path order."""
+    files: set[Path] = set()
+    for name, whole_package in ((env_module, True), (reward_module, False)):
+        module = sys.modules.get(name)
+        path = Path(getattr(module, "__file__", None) or "")
+        if not path.is_file():
+            continue
+        package_dir = whole_package and "." in name and path.parent.joinpath("__init__.py").is_file()
+        files.update(sorted(path.parent.glob("*.py")) if package_dir else [path])
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def success_definition(records: Iterable[Mapping[str, Any]], reward: Any) -> str:
+    """What `success` means in these episodes: the env's own verdict, or a full reward (of these reward
+    settings: another reward config scores another success)."""
+    reward_sha = _digest(reward.model_dump(mode="json"))[:12]
+    sources = {
+        "env verdict (accuracy)" if _has_verdict(r) else f"reward {reward.name} >= 1 (config {reward_sha})"
+        for r in records
+    }
     return " + ".join(sorted(sources)) if sources else "unknown (no scored episode)"
 
 
@@ -91,18 +146,61 @@ def _has_verdict(record: Mapping[str, Any]) -> bool:
     )
 
 
+def decoding_of(runtime: Any, config: Any) -> dict[str, Any]:
+    """The sampling the eval asks the engine for: greedy ignores top-p and top-k, so they are 1.0 and -1."""
+    sampled = config.temperature > 0
+    top_p = runtime.rollout.top_p if config.top_p is None else config.top_p
+    return {
+        "temperature": config.temperature,
+        "top_p": top_p if sampled else 1.0,
+        "top_k": config.top_k if sampled else -1,
+    }
+
+
+def budget_of(rollout: Any) -> dict[str, Any]:
+    """The limits an episode runs under (the eval's own max_new_tokens / max_num_steps applied)."""
+    return {key: getattr(rollout, key) for key in BUDGET_KEYS}
+
+
+def protocol_of(runtime: Any) -> dict[str, Any]:
+    """How the model's text is framed and read: the chat settings (without the tokenizer, which is the
+    model's) and the parsers; a template given as a file by its content."""
+    chat = runtime.chat.model_dump(mode="json", exclude={"tokenizer"})
+    template = chat.get("chat_template")
+    if isinstance(template, str) and template.endswith(".jinja") and Path(template).is_file():
+        chat["chat_template"] = hashlib.sha256(Path(template).read_bytes()).hexdigest()
+    return {"chat_sha256": _digest(chat)} | runtime.parsers.model_dump(mode="json")
+
+
+def coverage_of(scored: list[Mapping[str, Any]], complete: bool) -> dict[str, Any]:
+    """Whether the eval completed and which tasks it scored: an eval that stopped early, or whose engine
+    failures left tasks without a scored episode, measured fewer tasks than one that did not."""
+    tasks = sorted({f"{r.get('category')}/{r.get('task_id')}" for r in scored})
+    return {"complete": complete, "tasks": len(tasks), "tasks_sha256": _digest(tasks)}
+
+
 def benchmark_identity(
-    runtime: Any, config: Any, data_sha256: str | None, records: Iterable[Mapping[str, Any]]
+    runtime: Any,
+    config: Any,
+    data_sha256: str | None,
+    records: Iterable[Mapping[str, Any]],
+    *,
+    complete: bool,
 ) -> dict[str, Any]:
-    """The identity of an eval of `config` on `runtime`'s env over a split file with this sha256."""
+    """The identity of an eval of `config` on `runtime`'s env (its rollout limits the eval's) over a
+    split file with this sha256."""
     scored = [r for r in records if r.get("status") != "aborted"]
     return {
-        "scorer": scorer_of(runtime.env),
+        "scorer": scorer_record(runtime.env, runtime.reward),
         "data": {config.split: data_sha256},
         "selection": {"categories": config.categories, "limit_per_category": config.limit_per_category},
-        "metric": METRIC_DEFINITION | {"success": success_definition(scored, runtime.reward.name)},
+        "metric": METRIC_DEFINITION | {"success": success_definition(scored, runtime.reward)},
         "user_simulator": user_simulator_of(runtime.env),
         "env": env_record(runtime.env),
+        "budget": budget_of(runtime.rollout),
+        "decoding": decoding_of(runtime, config),
+        "protocol": protocol_of(runtime),
+        "coverage": coverage_of(scored, complete),
     }
 
 

@@ -48,7 +48,7 @@ from t3rl_core.engines.base import EngineUnavailable, SamplingParams
 from t3rl_core.eval import resume as resuming
 from t3rl_core.eval.attribution import attribute
 from t3rl_core.eval.config import EvalConfig
-from t3rl_core.eval.identity import benchmark_identity
+from t3rl_core.eval.identity import benchmark_identity, decoding_of
 from t3rl_core.eval.jsonl import record_line
 from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
 from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
@@ -203,14 +203,7 @@ async def run_eval(
     done = resumed.records
     pending = [job for job in jobs if job.key not in done]
 
-    sampled = config.temperature > 0
-    top_p = runtime.rollout.top_p if config.top_p is None else config.top_p
-    sampling = SamplingParams(
-        temperature=config.temperature,
-        top_p=top_p if sampled else 1.0,
-        top_k=config.top_k if sampled else -1,
-        max_new_tokens=runtime.rollout.max_new_tokens,
-    )
+    sampling = SamplingParams(**decoding_of(runtime, config), max_new_tokens=runtime.rollout.max_new_tokens)
     chat = ChatFormat.from_config(runtime.chat, runtime.parsers)
     engine: Engine = ENGINES.build(config.engine, chat=chat)
     slots = Slots(config.concurrency, ahead_for(config.concurrency))
@@ -460,15 +453,16 @@ def _summary(
         },
         "model": outcome.model,
         "sampling": {
-            "temperature": config.temperature,
-            "top_p": runtime.rollout.top_p if config.temperature > 0 else 1.0,
+            **decoding_of(runtime, config),
             "max_new_tokens": runtime.rollout.max_new_tokens,
             "max_num_steps": runtime.rollout.max_num_steps,
             "samples": config.samples,
             "seed": config.seed,
         },
         "dataset": dataset,
-        "identity": benchmark_identity(runtime, config, dataset["sha256"], records),
+        "identity": benchmark_identity(
+            runtime, config, dataset["sha256"], records, complete=outcome.complete
+        ),
         # The pipeline run and stage this eval belongs to (None for a standalone `t3rl eval`).
         "pipeline": run_stage_of(out_dir),
         "git": git,

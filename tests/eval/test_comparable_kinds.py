@@ -1,0 +1,154 @@
+"""Kinds of evals that measured different things under the same benchmark identity before: each variant
+of a real eval (the scripted reference engine on BFCL) must differ from the base eval in the part named,
+and what is only a draw of the same measurement (the seed, the concurrency) must not.
+
+Each case failed before the identity recorded its part (budget, decoding, protocol, coverage, the
+scorer's sources, the reward behind a reward-defined success)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from t3rl_core.config import RuntimeConfig
+from t3rl_core.engines.base import Generation
+from t3rl_core.engines.reference import ReferenceEngine
+from t3rl_core.eval.identity import differences, scorer_record, success_definition
+from t3rl_core.eval.runner import run_eval
+from tests.support.eval_runs import bfcl_runtime, reference_config
+from tests.support.tiny_stack import bfcl_rows
+
+ROWS = bfcl_rows(per_category=1)
+
+
+def evaluate(out: Path, runtime: RuntimeConfig | None = None, **settings: Any) -> dict[str, Any]:
+    config = reference_config(**{"concurrency": 1, **settings})
+    return asyncio.run(run_eval(runtime or bfcl_runtime(), config, ROWS, out, show_progress=False))
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return evaluate(tmp_path_factory.mktemp("base"))["identity"]
+
+
+def _with(runtime: RuntimeConfig, section: str, **update: Any) -> RuntimeConfig:
+    part = getattr(runtime, section)
+    return runtime.model_copy(update={section: part.model_copy(update=update)})
+
+
+VARIANTS = {
+    "fewer tokens per call": ({"max_new_tokens": 2048}, None, "budget: max_new_tokens 32768 vs 2048"),
+    "fewer model calls": ({"max_num_steps": 3}, None, "budget: max_num_steps"),
+    "a context cap": ({}, ("rollout", {"max_context_len": 4096}), "budget: max_context_len null vs 4096"),
+    "sampled, not greedy": ({"temperature": 0.7}, None, "decoding: temperature 0.0 vs 0.7"),
+    "thinking switched off": (
+        {},
+        ("chat", {"chat_template_kwargs": {"enable_thinking": False}}),
+        "protocol: chat_sha256",
+    ),
+    "another reasoning parser": ({}, ("parsers", {"reasoning_parser": "deepseek-r1"}), "protocol: reasoning"),
+}
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_an_eval_of_other_settings_is_another_benchmark(name: str, base: dict, tmp_path: Path) -> None:
+    settings, runtime_update, expected = VARIANTS[name]
+    runtime = bfcl_runtime()
+    if runtime_update is not None:
+        section, update = runtime_update
+        runtime = _with(runtime, section, **update)
+    found = differences(base, evaluate(tmp_path, runtime, **settings)["identity"])
+    assert any(part.startswith(expected) for part in found), found
+
+
+def test_top_p_counts_only_when_sampled(tmp_path: Path) -> None:
+    sampled = evaluate(tmp_path / "a", temperature=0.7)["identity"]
+    nucleus = evaluate(tmp_path / "b", temperature=0.7, top_p=0.9)
+    assert differences(sampled, nucleus["identity"]) == ["decoding: top_p 1.0 vs 0.9"]
+    assert nucleus["sampling"]["top_p"] == 0.9  # the summary says what the engine was asked for
+    greedy = evaluate(tmp_path / "c", top_p=0.9)["identity"]
+    assert [d for d in differences(sampled, greedy) if d.startswith("decoding")] == [
+        "decoding: temperature 0.7 vs 0.0"
+    ]
+
+
+def test_a_draw_of_the_same_measurement_stays_comparable(base: dict, tmp_path: Path) -> None:
+    assert differences(base, evaluate(tmp_path / "seed", seed=7)["identity"]) == []
+    assert differences(base, evaluate(tmp_path / "slots", concurrency=4)["identity"]) == []
+
+
+@pytest.fixture
+def one_call_aborts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference engine fails its third call (the second task's first turn at concurrency 1)."""
+    original = ReferenceEngine._reply
+    calls = []
+
+    async def reply(self: ReferenceEngine, input_ids: list[int], sampling: Any, context: Any) -> Generation:
+        calls.append(1)
+        if len(calls) == 3:
+            return Generation([], [], "abort", error="injected")
+        return await original(self, input_ids, sampling, context)
+
+    monkeypatch.setattr(ReferenceEngine, "_reply", reply)
+
+
+@pytest.mark.usefixtures("one_call_aborts")
+def test_an_incomplete_eval_is_another_benchmark(base: dict, tmp_path: Path) -> None:
+    summary = evaluate(tmp_path)
+    assert summary["complete"] is False
+    (found,) = [part for part in differences(base, summary["identity"]) if part.startswith("coverage")]
+    assert "complete true vs false" in found
+
+
+def test_engine_failures_within_the_rate_leave_fewer_tasks(
+    base: dict, tmp_path: Path, one_call_aborts
+) -> None:
+    summary = evaluate(tmp_path, max_engine_failure_rate=0.5)
+    assert summary["complete"] is True
+    (found,) = differences(base, summary["identity"])
+    assert found.startswith(f"coverage: tasks {len(ROWS)} vs {len(ROWS) - 1}"), found
+
+
+def test_a_scorer_without_a_version_is_identified_by_its_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "own_scorer_h47"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    source = package / "env.py"
+    source.write_text("class OwnEnv:\n    name = 'own'\n\nTHRESHOLD = 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("own_scorer_h47.env")
+    reward = SimpleNamespace()
+    before = scorer_record(module.OwnEnv(), reward)
+    assert before["version"] is None and before["source_sha256"]
+    source.write_text("class OwnEnv:\n    name = 'own'\n\nTHRESHOLD = 0.5\n")
+    after = scorer_record(module.OwnEnv(), reward)
+    assert differences({"scorer": before}, {"scorer": after})[0].startswith("scorer: source_sha256")
+    sys.modules.pop("own_scorer_h47.env")
+
+
+def test_t3rl_own_scorers_carry_their_sources() -> None:
+    from t3rl_core.envs.toolrl.config import ToolRLEnvConfig
+
+    env = ToolRLEnvConfig.model_validate({"data": {"splits": {"train": "train.parquet"}}})
+    record = scorer_record(env, bfcl_runtime().reward)
+    assert record["package"] == "t3rl" and len(record["source_sha256"]) == 64
+
+
+def test_a_success_defined_by_the_reward_names_its_settings() -> None:
+    from t3rl_core.rewards.retool import ReToolRewardConfig
+
+    records = [{"reward_metrics": {}}]
+    reward = ReToolRewardConfig()
+    assert success_definition(records, reward) == success_definition(records, ReToolRewardConfig())
+    other = ReToolRewardConfig(end_of_turn="<|eot_id|>")
+    assert success_definition(records, reward) != success_definition(records, other)
+    verdict = [{"reward_metrics": {"accuracy": 1.0}}]  # the env's own verdict does not depend on it
+    assert success_definition(verdict, reward) == success_definition(verdict, other)
