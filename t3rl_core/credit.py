@@ -10,7 +10,9 @@ credit). A world that rewards turns reports `turn_rewards` (one float or None pe
 (the env steps each turn took) in its outcome.
 """
 
+import math
 from collections.abc import Mapping, Sequence
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -83,13 +85,34 @@ def turn_spans(
     return spans
 
 
+def turn_fields_problem(outcome: Mapping[str, Any]) -> str | None:
+    """What is wrong with an outcome's `turn_rewards` / `turn_steps` (None when they are absent or
+    fit): the episode loop records it as the world's failure, so no sample carries turns that
+    `turn_record` cannot read."""
+    rewards, steps = outcome.get("turn_rewards"), outcome.get("turn_steps")
+    if rewards is None or steps is None:  # no turn credit, as in turn_record
+        return None
+    if not isinstance(rewards, Sequence) or isinstance(rewards, str):
+        return f"outcome turn_rewards is {type(rewards).__name__}, not a list (turn_steps: {steps!r:.80})"
+    if not isinstance(steps, Sequence) or isinstance(steps, str):
+        return f"outcome turn_steps is {type(steps).__name__}, not a list (turn_rewards: {rewards!r:.80})"
+    if len(rewards) != len(steps):
+        return f"{len(rewards)} turn rewards for {len(steps)} turns (outcome turn_rewards / turn_steps)"
+    if not all(isinstance(count, Integral) and not isinstance(count, bool) and count >= 0 for count in steps):
+        return f"outcome turn_steps must be step counts (ints >= 0): {list(steps)!r:.200}"
+    if not all(r is None or (isinstance(r, Real) and math.isfinite(r)) for r in rewards):
+        return f"outcome turn_rewards must be finite numbers or None: {list(rewards)!r:.200}"
+    return None
+
+
 def turn_record(outcome: Mapping[str, Any], step_starts: Sequence[int], response_length: int) -> dict | None:
     """What the training side needs of an episode's turns: their rewards and token spans (None when
     the world reports no turn rewards)."""
     rewards, steps = outcome.get("turn_rewards"), outcome.get("turn_steps")
     if rewards is None or steps is None:
         return None
-    if len(rewards) != len(steps):
-        raise ValueError(f"{len(rewards)} turn rewards for {len(steps)} turns (outcome turn_steps)")
+    problem = turn_fields_problem(outcome)
+    if problem is not None:
+        raise ValueError(problem)
     spans = turn_spans(step_starts, steps, response_length)
     return {"rewards": [None if r is None else float(r) for r in rewards], "spans": [list(s) for s in spans]}

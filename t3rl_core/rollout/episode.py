@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from t3rl_core.chat.scalar_text import scalar_message, scalar_text
+from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
 from t3rl_core.engines.base import GenerationContext, SamplingParams
 from t3rl_core.rollout.failures import Failure
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
@@ -367,6 +368,13 @@ async def run_episode(
         error = error or message
         failure = failure or Failure.from_exception("env", exc, message)
         status = "failed"
+    problem = turn_fields_problem(outcome)
+    if problem is not None:  # the world's own bug: its turns cannot be credited (generate would raise)
+        message = f"world {type(env).__name__}: {problem}"
+        error = error or message
+        failure = failure or Failure("env", "InvalidTurnFields", message)
+        status = "failed"
+        outcome = {key: value for key, value in outcome.items() if key not in TURN_FIELDS}
     try:
         await env.aclose()
     except Exception as exc:
