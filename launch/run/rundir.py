@@ -367,6 +367,9 @@ def collect_manifest(
         "seeds": dict(seeds),
         "overrides": mask_overrides(overrides),
         "config_dirs": config_dirs,
+        # What the config's relative paths (models/…, checkpoints, a data dir) resolve against: a resume
+        # runs there (launch.run.single), wherever it is typed.
+        "working_dir": os.getcwd(),
     }
 
 

@@ -165,6 +165,7 @@ def _resumed(
     command = f"t3rl {'plan' if dry else 'run'} --run-dir {existing.path}"
     refuse_masked(overrides, existing.path, command)
     config_dirs = config_dirs or list(recorded_dirs)
+    _in_recorded_working_dir(existing, manifest.get("working_dir"), console)
     verb = "previewing a resume of" if dry else "resuming"
     console.print(
         f"{verb} [bold]{escape(str(existing.path))}[/] with its overrides: "
@@ -174,6 +175,28 @@ def _resumed(
     if overrides != stored:
         console.print(f"  with {' '.join(given)}: {' '.join(overrides)}", soft_wrap=True, markup=False)
     return overrides, config_dirs
+
+
+def _in_recorded_working_dir(existing: RunDir, recorded: object, console: Console | PlainConsole) -> None:
+    """Resume where the run was started: its config's relative paths (`models/…`, the conversion cache
+    under `checkpoints/`) resolved against the working directory, so a resume typed in another one said
+    "config: unchanged" and planned a conversion into another cache and a model that is not there."""
+    if not isinstance(recorded, str) or not recorded or os.path.realpath(recorded) == os.path.realpath("."):
+        return
+    if not os.path.isdir(recorded):
+        console.print(
+            f"note: {existing.path} was started in {recorded}, which is gone: its relative paths "
+            f"({existing.path / 'config.yaml'}) now resolve in {os.getcwd()}",
+            soft_wrap=True,
+            markup=False,
+        )
+        return
+    os.chdir(recorded)
+    console.print(
+        f"in {recorded}, where {existing.path.name} was started (its relative paths resolve there)",
+        soft_wrap=True,
+        markup=False,
+    )
 
 
 def _blame_the_record(existing: RunDir, given: list[str], *, dry: bool) -> None:

@@ -268,3 +268,22 @@ def test_an_experiment_saved_as_utf16_gets_the_iconv_that_converts_it(here: Path
     assert "saved as UTF-16 text" in output, output
     run_fix_command(fix_of(output), here)
     validates(["--config-dir", "mine", "+experiment=mine"])
+
+
+# ------------------------------------------- a resume typed in another directory
+
+
+def test_a_resume_typed_in_another_directory_resolves_relative_paths_where_the_run_started(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cd sub && t3rl plan --run-dir ../plans/stage1_bfcl/<ts>` said "config: unchanged" and planned the
+    conversion into sub/checkpoints/ and from sub/models/… (relative paths resolved in the new working
+    directory): a resume would convert again, from a model that is not there."""
+    assert invoke(["plan", "+experiment=stage1_bfcl"]).exit_code == 0
+    (plan_dir,) = (here / "plans" / "stage1_bfcl").iterdir()
+    (here / "sub").mkdir()
+    monkeypatch.chdir(here / "sub")
+    result = invoke(["plan", "--run-dir", str(plan_dir)])
+    assert result.exit_code == 0, result.output
+    assert f"in {here}, where {plan_dir.name} was started" in result.output, result.output
+    assert f"{here}/checkpoints/" in result.output and f"{here}/sub/" not in result.output, result.output
