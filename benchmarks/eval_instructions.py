@@ -44,6 +44,10 @@ def wait(name):
     while not (scratch / name).exists():
         time.sleep(0.05)
 
+def put(name, text):  # whole or not there: the parent reads a file once it exists
+    (scratch / (name + ".tmp")).write_text(text)
+    os.replace(scratch / (name + ".tmp"), scratch / name)
+
 runtime = bfcl_eval_runtime()
 rows = [row for row in build_rows(BFCLEnvConfig()) if row["metadata"]["split"] == "test"]
 timed_eval(runtime, rows, 0.0, 1)
@@ -51,14 +55,14 @@ config = EvalConfig.model_validate(
     {"engine": {"name": "reference", "latency_s": latency}, "concurrency": concurrency}
 )
 gc.collect()
-(scratch / "ready").write_text(str(os.getpid()))
+put("ready", str(os.getpid()))
 wait("go")
 with tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(io.StringIO()):
     asyncio.run(run_eval(runtime, config, rows, Path(out), show_progress=False))
     (scratch / "done").touch()
     lines = (Path(out) / TRAJECTORIES_FILE).read_text().splitlines()
 calls = sum(json.loads(line)["num_model_calls"] for line in lines)
-(scratch / "calls").write_text(str(calls))
+put("calls", str(calls))
 wait("end")
 """
 
