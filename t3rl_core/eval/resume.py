@@ -22,6 +22,7 @@ from typing import IO, Any
 import orjson
 
 from t3rl_core.atomic_files import atomic_write_text
+from t3rl_core.eval.identity import budget_of, decoding_of
 
 INDEX_FILE = "trajectories.index.jsonl"
 # Engine settings that say how to reach or pace the engine, not what it answers.
@@ -56,8 +57,11 @@ def settings_digest(runtime: Any, config: Any) -> str:
     return digest(
         {
             "engine": engine,
-            "sampling": [config.temperature, config.top_p, config.top_k],
-            "limits": [runtime.rollout.max_new_tokens, runtime.rollout.max_num_steps],
+            # What the engine is asked for and the episode's limits, as the benchmark identity records
+            # them (the rollout's top_p under eval.top_p None, the context and response caps included).
+            "sampling": decoding_of(runtime, config),
+            "limits": budget_of(runtime.rollout),
+            "parsers": runtime.parsers.model_dump(mode="json"),
             "env": runtime.env.model_dump(mode="json"),
             "reward": runtime.reward.model_dump(mode="json"),
             "chat": runtime.chat.model_dump(mode="json"),

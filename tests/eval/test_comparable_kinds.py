@@ -21,7 +21,7 @@ from t3rl_core.engines.base import Generation
 from t3rl_core.engines.reference import ReferenceEngine
 from t3rl_core.eval.identity import differences, scorer_record, success_definition
 from t3rl_core.eval.runner import run_eval
-from tests.support.eval_runs import bfcl_runtime, reference_config
+from tests.support.eval_runs import bfcl_runtime, count_episodes, reference_config
 from tests.support.tiny_stack import bfcl_rows
 
 ROWS = bfcl_rows(per_category=1)
@@ -152,3 +152,24 @@ def test_a_success_defined_by_the_reward_names_its_settings() -> None:
     assert success_definition(records, reward) != success_definition(records, other)
     verdict = [{"reward_metrics": {"accuracy": 1.0}}]  # the env's own verdict does not depend on it
     assert success_definition(verdict, reward) == success_definition(verdict, other)
+
+
+RESUMED_CHANGES = {
+    "the rollout's top_p under a sampled eval": ("rollout", {"top_p": 0.5}),
+    "another reasoning parser": ("parsers", {"reasoning_parser": "deepseek-r1"}),
+    "a context cap": ("rollout", {"max_context_len": 4096}),
+    "a response cap": ("rollout", {"max_response_len": 4096}),
+}
+
+
+@pytest.mark.parametrize("name", list(RESUMED_CHANGES))
+def test_a_resumed_eval_of_changed_settings_runs_its_episodes_again(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evaluate(tmp_path, temperature=0.7)
+    played = count_episodes(monkeypatch)
+    section, update = RESUMED_CHANGES[name]
+    config = reference_config(concurrency=1, temperature=0.7)
+    runtime = _with(bfcl_runtime(), section, **update)
+    asyncio.run(run_eval(runtime, config, ROWS, tmp_path, resume=True, show_progress=False))
+    assert len(played) == len(ROWS)  # none of the first part's episodes is kept
