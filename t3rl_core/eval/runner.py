@@ -365,6 +365,8 @@ async def _play(
         "outcome": outcome,
         "num_model_calls": episode.num_model_calls,
         "format_repairs": episode.format_repairs,
+        # Inserted tokens (tool outputs, turn closings) dropped at the context or response limit.
+        "cut_tokens": episode.cut_tokens,
         "error": episode.error,
         "timings": dict(episode.timings or {}),
         "prompt_ids": episode.prompt_ids,
@@ -468,6 +470,10 @@ def _summary(
         "git": git,
         "wall_time_s": round(wall_time_s, 3),
         "mean_response_tokens": sum(response_lengths) / len(response_lengths) if response_lengths else None,
+        "cut_tokens": {
+            "episodes": sum(bool(r.get("cut_tokens")) for r in records),
+            "tokens": sum(int(r.get("cut_tokens") or 0) for r in records),
+        },
         "attempts": resuming.attempts_summary(records, resumed),
         OVERALL: scores[OVERALL],
         "categories": scores["categories"],
