@@ -129,7 +129,8 @@ def compare_results(
         if parts:
             console.print(
                 f"[red]refused:[/] {escape(stage)}: the two evals measured different benchmarks, so their "
-                f"results are not compared: {escape('; '.join(parts))}",
+                f"results are not compared: {escape('; '.join(parts))} (A: {escape(str(a))}, B: "
+                f"{escape(str(b))}); {escape(identities.remedy(parts))}",
                 soft_wrap=True,
             )
             refused += 1

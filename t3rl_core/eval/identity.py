@@ -52,6 +52,21 @@ PARTS = (
 # Scorers whose version does not change with their code (t3rl's own, a plugin's unversioned package):
 # the identity adds the sha256 of the sources that score (the env's package and the reward's module).
 UNVERSIONED_SCORERS = ("t3rl",)
+# Per part, what to do so that two results compare (the "rerun with …" of a refusal).
+REMEDIES = {
+    "scorer": "rerun one with the other's scorer (the same bfcl-eval / tau2 version, or t3rl commit)",
+    "data": "rerun one on the other's split file (eval.split prepared by the same `t3rl data`, same family)",
+    "selection": "rerun one with the other's eval.categories and eval.limit_per_category",
+    "metric": "rerun one with the other's t3rl version and reward settings",
+    "user_simulator": "rerun one with the other's user simulator (env.user model, temperature) and tau2",
+    "env": "rerun one with the other's env settings",
+    "budget": "rerun one with the other's eval.max_new_tokens, eval.max_num_steps and the curriculum's "
+    "max_context_len / max_response_len",
+    "decoding": "rerun one with the other's eval.temperature, eval.top_p and eval.top_k",
+    "protocol": "rerun one with the other's model.chat_template, model.chat_template_kwargs and model.parsers",
+    "coverage": "finish the incomplete eval (`--resume` runs its missing and engine-failed episodes)",
+    "identity": "rerun the older one with this t3rl (its summary records no identity)",
+}
 BUDGET_KEYS = ("max_new_tokens", "max_num_steps", "max_context_len", "max_response_len")
 # Bumped whenever t3rl changes how a metric is computed from the episodes.
 METRIC_DEFINITION = {
@@ -214,9 +229,17 @@ def differences(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> lis
     found = []
     for part in PARTS:
         left, right = a.get(part), b.get(part)
-        if left != right:
+        if (part in a) != (part in b):
+            found.append(f"{part}: not recorded in one of the summaries (written before t3rl recorded it)")
+        elif left != right:
             found.append(f"{part}: {_show(part, left, right)}")
     return found
+
+
+def remedy(found: Iterable[str]) -> str:
+    """What makes two results of these differing parts comparable: one rerun with the other's settings."""
+    fixes = dict.fromkeys(REMEDIES.get(part.split(":", 1)[0], REMEDIES["identity"]) for part in found)
+    return "; ".join(fixes)
 
 
 def _show(part: str, left: Any, right: Any) -> str:

@@ -83,10 +83,9 @@ def test_a_draw_of_the_same_measurement_stays_comparable(base: dict, tmp_path: P
     assert differences(base, evaluate(tmp_path / "slots", concurrency=4)["identity"]) == []
 
 
-@pytest.fixture
-def one_call_aborts(monkeypatch: pytest.MonkeyPatch) -> None:
+def abort_third_call(monkeypatch: pytest.MonkeyPatch, engine: type[ReferenceEngine]) -> None:
     """The reference engine fails its third call (the second task's first turn at concurrency 1)."""
-    original = ReferenceEngine._reply
+    original = engine._reply
     calls = []
 
     async def reply(self: ReferenceEngine, input_ids: list[int], sampling: Any, context: Any) -> Generation:
@@ -95,7 +94,12 @@ def one_call_aborts(monkeypatch: pytest.MonkeyPatch) -> None:
             return Generation([], [], "abort", error="injected")
         return await original(self, input_ids, sampling, context)
 
-    monkeypatch.setattr(ReferenceEngine, "_reply", reply)
+    monkeypatch.setattr(engine, "_reply", reply)
+
+
+@pytest.fixture
+def one_call_aborts(monkeypatch: pytest.MonkeyPatch) -> None:
+    abort_third_call(monkeypatch, ReferenceEngine)
 
 
 @pytest.mark.usefixtures("one_call_aborts")
