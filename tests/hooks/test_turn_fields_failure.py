@@ -4,7 +4,6 @@ used to raise on it (credit.turn_record), ending slime's whole rollout."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from t3rl_core.hooks import slime as hooks
 from t3rl_core.hooks.failures import FailureRateExceeded
 from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
+from tests.hooks.test_hooks_slime_failures import _play
 from tests.rollout.fakes import ToyEnv
 from tests.support.slime_sample import Sample
 
@@ -26,13 +26,6 @@ class _MiscountedTurns(ToyEnv):
 class _TextTurns(ToyEnv):
     def outcome(self) -> dict[str, Any]:
         return {**super().outcome(), "turn_rewards": "1.0", "turn_steps": [1]}
-
-
-def _play(args: Any, samples: list[Sample]) -> list[Sample]:
-    async def play() -> list[Sample]:
-        return await asyncio.gather(*(hooks.generate(args, s, {}) for s in samples))
-
-    return asyncio.run(play())
 
 
 def test_mismatched_turn_fields_are_the_worlds_failure(monkeypatch: Any, qwen_chat: Any) -> None:
