@@ -63,7 +63,8 @@ REMEDIES = {
     "budget": "rerun one with the other's eval.max_new_tokens, eval.max_num_steps and the curriculum's "
     "max_context_len / max_response_len",
     "decoding": "rerun one with the other's eval.temperature, eval.top_p and eval.top_k",
-    "protocol": "rerun one with the other's model.chat_template, model.chat_template_kwargs and model.parsers",
+    "protocol": "rerun one with the other's model.chat_template, model.chat_template_kwargs and "
+    "model.parsers",
     "coverage": "finish the incomplete eval (`--resume` runs its missing and engine-failed episodes)",
     "identity": "rerun the older one with this t3rl (its summary records no identity)",
 }
@@ -187,11 +188,22 @@ def protocol_of(runtime: Any) -> dict[str, Any]:
     return {"chat_sha256": _digest(chat)} | runtime.parsers.model_dump(mode="json")
 
 
-def coverage_of(scored: list[Mapping[str, Any]], complete: bool) -> dict[str, Any]:
-    """Whether the eval completed and which tasks it scored: an eval that stopped early, or whose engine
-    failures left tasks without a scored episode, measured fewer tasks than one that did not."""
-    tasks = sorted({f"{r.get('category')}/{r.get('task_id')}" for r in scored})
-    return {"complete": complete, "tasks": len(tasks), "tasks_sha256": _digest(tasks)}
+def coverage_of(records: list[Mapping[str, Any]], complete: bool) -> dict[str, Any]:
+    """Whether the eval completed, which tasks it scored and how many it ran without scoring any episode
+    (the engine failed each): such an eval measured fewer tasks than one that did not."""
+    scored = [r for r in records if r.get("status") != "aborted"]
+    tasks = sorted({_task(r) for r in scored})
+    unscored = {_task(r) for r in records} - set(tasks)
+    return {
+        "complete": complete,
+        "tasks": len(tasks),
+        "tasks_sha256": _digest(tasks),
+        "unscored": len(unscored),
+    }
+
+
+def _task(record: Mapping[str, Any]) -> str:
+    return f"{record.get('category')}/{record.get('task_id')}"
 
 
 def benchmark_identity(
@@ -204,6 +216,7 @@ def benchmark_identity(
 ) -> dict[str, Any]:
     """The identity of an eval of `config` on `runtime`'s env (its rollout limits the eval's) over a
     split file with this sha256."""
+    records = list(records)
     scored = [r for r in records if r.get("status") != "aborted"]
     return {
         "scorer": scorer_record(runtime.env, runtime.reward),
@@ -215,7 +228,7 @@ def benchmark_identity(
         "budget": budget_of(runtime.rollout),
         "decoding": decoding_of(runtime, config),
         "protocol": protocol_of(runtime),
-        "coverage": coverage_of(scored, complete),
+        "coverage": coverage_of(records, complete),
     }
 
 

@@ -55,6 +55,17 @@ class UserSimulatorRef(StrictModel):
     temperature: NonNegativeFloat | None = None
 
 
+# The eval settings a published metric may declare, each with the part of the benchmark identity
+# (t3rl_core.eval.identity) that records what the eval used: the verdict compares every declared one.
+SETTINGS = ("temperature", "top_p", "max_new_tokens", "max_num_steps")
+SETTING_PARTS = {
+    "temperature": "decoding",
+    "top_p": "decoding",
+    "max_new_tokens": "budget",
+    "max_num_steps": "budget",
+}
+
+
 class MetricDefinition(StrictModel):
     """Exactly what the published number measures."""
 
@@ -69,6 +80,11 @@ class MetricDefinition(StrictModel):
     samples: PositiveInt | None = None
     # Sampling temperature of the evaluated model (0 = greedy); None = not published (not compared).
     temperature: NonNegativeFloat | None = None
+    # Nucleus sampling (with temperature > 0), tokens per model call and model calls per episode the
+    # source evaluated with; None = not published (not compared). An eval under others is not comparable.
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    max_new_tokens: PositiveInt | None = None
+    max_num_steps: PositiveInt | None = None
     # Categories (data_source values) the overall value averages over; None = every category of the split.
     categories: list[Label] | None = Field(None, min_length=1)
 
@@ -82,6 +98,9 @@ class MetricDefinition(StrictModel):
             parts.append(f"{self.samples} sample(s) per task")
         if self.temperature is not None:
             parts.append("greedy" if self.temperature == 0 else f"temperature {self.temperature:g}")
+        parts += [
+            f"{field} {getattr(self, field)}" for field in SETTINGS[1:] if getattr(self, field) is not None
+        ]
         if self.categories is not None:
             parts.append(f"over {', '.join(self.categories)}")
         return ", ".join(parts)

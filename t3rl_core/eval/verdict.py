@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 from t3rl_core.eval.metrics import OVERALL, wilson_interval
 
 if TYPE_CHECKING:  # `t3rl runs` reads verdicts (one_line) without loading the config models
-    from t3rl_core.eval.published import PublishedConfig, PublishedResult, PublishedValue, Tolerance
+    from t3rl_core.eval.published import (
+        MetricDefinition,
+        PublishedConfig,
+        PublishedResult,
+        PublishedValue,
+        Tolerance,
+    )
 
 REPRODUCED, NOT_REPRODUCED, NOT_COMPARABLE = "reproduced", "not reproduced", "not comparable"
 
@@ -132,11 +138,8 @@ def _user_simulator(result: PublishedResult, user: Mapping[str, Any] | None) -> 
 
 
 def _metric(summary: Mapping[str, Any], result: PublishedResult, value: PublishedValue) -> list[str]:
-    metric, reasons = result.metric, []
-    temperature = summary.get("temperature")
-    if metric.temperature is not None and temperature != metric.temperature:
-        shown = "greedy (temperature 0)" if metric.temperature == 0 else f"temperature {metric.temperature:g}"
-        reasons.append(f"another temperature: published {shown}, this eval samples at {temperature}")
+    metric = result.metric
+    reasons = _settings(summary, metric)
     if metric.k not in (summary.get("pass_k") or [1]) and metric.name != "accuracy":
         reasons.append(
             f"another k: published {metric.key()}, this eval measured k in {summary.get('pass_k')}"
@@ -156,6 +159,32 @@ def _metric(summary: Mapping[str, Any], result: PublishedResult, value: Publishe
     limit = (summary.get("dataset") or {}).get("limit_per_category")
     if limit is not None and value.tasks is None:
         reasons.append(f"a slice of the split (eval.limit_per_category={limit})")
+    return reasons
+
+
+def _settings(summary: Mapping[str, Any], metric: MetricDefinition) -> list[str]:
+    """Each eval setting the source declares (SETTING_PARTS) against what the eval used, as its identity
+    records it (a summary older than the part: its `sampling`, or its own keys)."""
+    from t3rl_core.eval.published import SETTING_PARTS  # lazy: `t3rl runs` reads verdicts without pydantic
+
+    identity, reasons = summary.get("identity") or {}, []
+    for field, part in SETTING_PARTS.items():
+        declared = getattr(metric, field)
+        sources = (identity.get(part), summary.get("sampling"), summary)
+        used = next((src[field] for src in sources if isinstance(src, Mapping) and field in src), None)
+        if declared is None or used == declared:
+            continue
+        if field == "temperature":
+            shown = "greedy (temperature 0)" if declared == 0 else f"temperature {declared:g}"
+            reasons.append(f"another temperature: published {shown}, this eval samples at {used}")
+        else:
+            reasons.append(f"another {field}: published {declared}, this eval {used} (set eval.{field})")
+    coverage = identity.get("coverage") or {}
+    if coverage.get("unscored"):
+        reasons.append(
+            f"{coverage['unscored']} task(s) have no scored episode (the engine failed every one, within "
+            "eval.max_engine_failure_rate): rerun them with --resume"
+        )
     return reasons
 
 

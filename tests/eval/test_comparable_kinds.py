@@ -20,7 +20,9 @@ from t3rl_core.config import RuntimeConfig
 from t3rl_core.engines.base import Generation
 from t3rl_core.engines.reference import ReferenceEngine
 from t3rl_core.eval.identity import differences, scorer_record, success_definition
+from t3rl_core.eval.published import PublishedConfig
 from t3rl_core.eval.runner import run_eval
+from t3rl_core.eval.verdict import NOT_COMPARABLE, REPRODUCED, verdicts
 from tests.support.eval_runs import bfcl_runtime, count_episodes, reference_config
 from tests.support.tiny_stack import bfcl_rows
 
@@ -177,3 +179,49 @@ def test_a_resumed_eval_of_changed_settings_runs_its_episodes_again(
     runtime = _with(bfcl_runtime(), section, **update)
     asyncio.run(run_eval(runtime, config, ROWS, tmp_path, resume=True, show_progress=False))
     assert len(played) == len(ROWS)  # none of the first part's episodes is kept
+
+
+def _published(**metric: Any) -> PublishedConfig:
+    result = {"label": "claim", "model": "m", "benchmark": "b", "split": "bfcl_test", "metric": metric}
+    result |= {"values": [{"scope": "overall", "value": 1.0}], "source": "s"}
+    return PublishedConfig.model_validate({"target": "claim", "results": [result]})
+
+
+PUBLISHED_SETTINGS = {
+    "tokens per call": (
+        {"max_new_tokens": 2048},
+        {},
+        "another max_new_tokens: published 2048, this eval 32768",
+    ),
+    "model calls": (
+        {"max_num_steps": 10},
+        {"max_num_steps": 3},
+        "another max_num_steps: published 10, this eval 3",
+    ),
+    "nucleus": ({"top_p": 0.95}, {"temperature": 0.7}, "another top_p: published 0.95, this eval 1.0"),
+}
+
+
+@pytest.mark.parametrize("name", list(PUBLISHED_SETTINGS))
+def test_a_published_number_of_other_settings_gets_no_verdict(name: str, tmp_path: Path) -> None:
+    declared, settings, expected = PUBLISHED_SETTINGS[name]
+    (verdict,) = verdicts(evaluate(tmp_path, **settings), _published(**declared))
+    assert verdict["status"] == NOT_COMPARABLE and any(why.startswith(expected) for why in verdict["why"])
+
+
+def test_a_published_number_of_the_same_settings_gets_its_verdict(tmp_path: Path) -> None:
+    summary = evaluate(tmp_path, temperature=0.7, top_p=0.95)
+    declared = {"max_new_tokens": 32768, "max_num_steps": summary["max_num_steps"], "top_p": 0.95}
+    (verdict,) = verdicts(summary, _published(temperature=0.7, **declared))
+    assert verdict["status"] == REPRODUCED, verdict.get("why")
+
+
+@pytest.mark.usefixtures("one_call_aborts")
+def test_a_published_number_against_an_eval_that_left_tasks_unscored(tmp_path: Path) -> None:
+    summary = evaluate(tmp_path, max_engine_failure_rate=0.5)
+    (verdict,) = verdicts(summary, _published())
+    assert verdict["status"] == NOT_COMPARABLE
+    assert verdict["why"] == [
+        "1 task(s) have no scored episode (the engine failed every one, within "
+        "eval.max_engine_failure_rate): rerun them with --resume"
+    ]
