@@ -80,10 +80,11 @@ class MetricDefinition(StrictModel):
     samples: PositiveInt | None = None
     # Sampling temperature of the evaluated model (0 = greedy); None = not published (not compared).
     temperature: NonNegativeFloat | None = None
-    # Nucleus sampling (with temperature > 0), tokens per model call and model calls per episode the
-    # source evaluated with; None = not published (not compared). An eval under others is not comparable.
+    # Nucleus sampling the source used (with temperature > 0); None = not published (not compared).
     top_p: float | None = Field(None, gt=0.0, le=1.0)
+    # Tokens per model call the source allowed; None = not published (not compared).
     max_new_tokens: PositiveInt | None = None
+    # Model calls (turns) per episode the source allowed; None = not published (not compared).
     max_num_steps: PositiveInt | None = None
     # Categories (data_source values) the overall value averages over; None = every category of the split.
     categories: list[Label] | None = Field(None, min_length=1)
