@@ -39,7 +39,8 @@ def places(typed: str, root: Mapping[str, Any]) -> list[str]:
     """Keys of `root` (the composed config) that `typed` most likely meant, best first; [] when none
     ends with its last name or too many do."""
     parts = typed.split(".")
-    keys = [key for key in _leaf_keys(root, "") if key != typed]
+    # Hydra's own node (a search's settings) holds no setting of a run.
+    keys = [key for key in _leaf_keys(root, "") if key != typed and not key.startswith("hydra.")]
     found: list[str] = []
     for start in range(len(parts)):
         # The longest typed ending first: `optimizer.lr` before `lr`.

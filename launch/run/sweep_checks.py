@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from launch.checks.ledger import sweep_problems as concurrent_problems
 from launch.checks.resolve import resolve
 from launch.checks.rules.unread import unread_keys
+from launch.checks.search_settings import search_setting_problems
 from launch.checks.search_space import search_params, search_space_problems
 from launch.checks.validate import build_scopes
 from launch.config.compose import parse_overrides
@@ -178,14 +179,20 @@ def _first_per_key(problems: list[Problem]) -> list[Problem]:
 def search_problems(overrides: Sequence[str], first: Resolved, config_dirs: Sequence[str]) -> list[Problem]:
     """The search's space at each bound and choice, and its trials that run at once on the ledger."""
     sweeper = first.hydra.get("sweeper") or {}
+
+    def source_of(key: str) -> str:
+        set_by = [o for o in overrides if o.lstrip("+").split("=", 1)[0] == key]
+        return f"override `{set_by[-1]}`" if set_by else first.provenance.source(key)
+
+    settings = search_setting_problems(sweeper, source_of)
+    if settings:  # a study that would not start (or do nothing): its space is judged once it can run
+        return settings
     params = search_params(sweeper, overrides, first.provenance.source)
     base = search_base(overrides, config_dirs)
     problems = search_space_problems(params, base, first.config, lambda o: _problems_of(o, config_dirs))
     n_jobs = int(sweeper.get("n_jobs") or 1)
     if n_jobs > 1 and not problems:
-        set_by = [o for o in overrides if o.split("=", 1)[0] == "hydra.sweeper.n_jobs"]
-        source = f"override `{set_by[-1]}`" if set_by else first.provenance.source("hydra.sweeper.n_jobs")
-        problems += _trials_at_once(first, n_jobs, source)
+        problems += _trials_at_once(first, n_jobs, source_of("hydra.sweeper.n_jobs"))
     return problems
 
 
