@@ -46,6 +46,9 @@ def identity_key_problems(
             continue
         choice = f"{group}={value}"
         others = [o for o in overrides if o != override]
+        before = composed_plain(others, config_dirs).data.get(group)
+        if isinstance(before, Mapping) and before.get(match["field"]) == value:
+            continue  # the name it already had (retool's env.name=retool_python): it renames nothing
         meant = composed_plain([*others, choice], config_dirs).data.get(group)
         differing = sorted(_differing(data.get(group), meant, ""))
         if not differing:

@@ -349,3 +349,9 @@ def test_every_integer_written_with_a_leading_zero_is_refused_with_its_decimal(e
     assert len(found) >= 3, found
     for mutation in found[::3]:
         assert judge(mutation).outcome == "refused, fix validates", mutation
+
+
+def test_a_sections_name_set_to_the_name_it_has_renames_nothing(data: Path) -> None:
+    """The harness's `env.name=not_a_choice` on ReTool got the fix `env.name=retool_python`, which was then
+    refused as a rename that keeps the experiment's own env settings: the name it already had."""
+    validates([RETOOL, "env.name=retool_python"])
