@@ -22,7 +22,7 @@ from typing import IO, Any
 import orjson
 
 from t3rl_core.atomic_files import atomic_write_text
-from t3rl_core.eval.identity import budget_of, decoding_of
+from t3rl_core.eval.identity import budget_of, decoding_of, scorer_record
 
 INDEX_FILE = "trajectories.index.jsonl"
 # Engine settings that say how to reach or pace the engine, not what it answers.
@@ -62,6 +62,8 @@ def settings_digest(runtime: Any, config: Any) -> str:
             "sampling": decoding_of(runtime, config),
             "limits": budget_of(runtime.rollout),
             "parsers": runtime.parsers.model_dump(mode="json"),
+            # An episode scored by another checker version (or t3rl scorer source) is another episode.
+            "scorer": scorer_record(runtime.env, runtime.reward),
             "env": runtime.env.model_dump(mode="json"),
             "reward": runtime.reward.model_dump(mode="json"),
             "chat": runtime.chat.model_dump(mode="json"),

@@ -225,3 +225,19 @@ def test_a_published_number_against_an_eval_that_left_tasks_unscored(tmp_path: P
         "1 task(s) have no scored episode (the engine failed every one, within "
         "eval.max_engine_failure_rate): rerun them with --resume"
     ]
+
+
+def test_a_resumed_eval_scored_by_another_checker_version_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from t3rl_core.eval import identity
+
+    evaluate(tmp_path)
+    played = count_episodes(monkeypatch)
+    monkeypatch.setattr(identity, "version", lambda name: "1999.1.1")  # bfcl-eval upgraded in between
+    summary = asyncio.run(
+        run_eval(
+            bfcl_runtime(), reference_config(concurrency=1), ROWS, tmp_path, resume=True, show_progress=False
+        )
+    )
+    assert len(played) == len(ROWS) and summary["identity"]["scorer"]["version"] == "1999.1.1"
