@@ -42,3 +42,20 @@ def test_sections_validated_alone_are_generated_once(tmp_path: Path) -> None:
     assert generated["HardwareConfig"] == 1
     assert generated["EvalConfig"] == 1
     assert generated["RunConfig"] == 1
+
+
+# The modules a plain plan and validate import before their command runs; pydantic imports its plugin
+# loader (pydantic.plugin._loader) as it builds its first validator, of a model or a TypeAdapter.
+IMPORT_PROBE = """
+import json, sys
+import launch.cli.run_command, launch.cli.validate_command
+print(json.dumps("pydantic.plugin._loader" in sys.modules), file=sys.stderr)
+"""
+
+
+def test_importing_plan_and_validate_builds_no_validator(tmp_path: Path) -> None:
+    """A validator built as a module is imported (a model instance or a TypeAdapter at module level) is
+    built outside `launch.config.pydantic_plugins.without_plugins`: pydantic then scans every installed
+    distribution for plugins (~60 M instructions of a cold validate), and the model's schema is generated
+    again inside the run's validator."""
+    assert probed(IMPORT_PROBE, [], tmp_path) is False

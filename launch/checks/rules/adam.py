@@ -16,7 +16,10 @@ from launch.checks.context import Context, Scope, per_scope
 from launch.config.errors import Problem
 from launch.config.schema import OptimizerConfig
 
-_DEFAULT = OptimizerConfig()
+# Adam's defaults as the schema declares them, read from its fields: an instance built here would build
+# OptimizerConfig's validator as this module is imported, outside launch.config.pydantic_plugins, and
+# have pydantic scan every installed distribution for plugins (tests/architecture).
+_FIELDS = OptimizerConfig.model_fields
 
 
 def bounded(beta1: float, beta2: float) -> bool:
@@ -53,11 +56,12 @@ def _fix(opt: OptimizerConfig, blamed: str, one: str, two: str, *, swapped: bool
     both defaults."""
     if swapped and bounded(opt.adam_beta2, opt.adam_beta1):
         return f"set {one}={opt.adam_beta2:g} {two}={opt.adam_beta1:g}"
-    b1 = _DEFAULT.adam_beta1 if blamed == one else opt.adam_beta1
-    b2 = _DEFAULT.adam_beta2 if blamed == two else opt.adam_beta2
+    beta1, beta2 = _FIELDS["adam_beta1"].default, _FIELDS["adam_beta2"].default
+    b1 = beta1 if blamed == one else opt.adam_beta1
+    b2 = beta2 if blamed == two else opt.adam_beta2
     if bounded(b1, b2):
         return f"set {blamed}={b1 if blamed == one else b2:g}"
-    return f"set {one}={_DEFAULT.adam_beta1:g} {two}={_DEFAULT.adam_beta2:g}"
+    return f"set {one}={beta1:g} {two}={beta2:g}"
 
 
 RULES = (adam_betas_in_order,)
