@@ -10,7 +10,7 @@
     decoding        the sampling the model is evaluated with: temperature, and top-p / top-k when sampled
     protocol        how text becomes actions: the chat template and its variables, the tool-call and
                     reasoning parsers (the same model thinking or not is another measurement)
-    coverage        whether the eval completed, and the tasks it scored (count and sha256 of their ids)
+    coverage        whether the eval completed, and how many of its tasks have no scored episode
 
 What is compared across results (the model and its checkpoint, the engine, the seed, samples and
 repeats) is not part of it: a seed is one draw of the same measurement, and the pass@k / pass^k
@@ -189,17 +189,11 @@ def protocol_of(runtime: Any) -> dict[str, Any]:
 
 
 def coverage_of(records: list[Mapping[str, Any]], complete: bool) -> dict[str, Any]:
-    """Whether the eval completed, which tasks it scored and how many it ran without scoring any episode
-    (the engine failed each): such an eval measured fewer tasks than one that did not."""
-    scored = [r for r in records if r.get("status") != "aborted"]
-    tasks = sorted({_task(r) for r in scored})
-    unscored = {_task(r) for r in records} - set(tasks)
-    return {
-        "complete": complete,
-        "tasks": len(tasks),
-        "tasks_sha256": _digest(tasks),
-        "unscored": len(unscored),
-    }
+    """Whether the eval completed, and how many of its tasks it ran without scoring any episode (the
+    engine failed each, within eval.max_engine_failure_rate): either measured fewer tasks than the split
+    and selection say (which tasks those are is the data and selection parts')."""
+    scored = {_task(r) for r in records if r.get("status") != "aborted"}
+    return {"complete": complete, "unscored": len({_task(r) for r in records} - scored)}
 
 
 def _task(record: Mapping[str, Any]) -> str:

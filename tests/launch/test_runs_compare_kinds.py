@@ -69,7 +69,7 @@ def test_runs_lists_an_eval_that_left_tasks_unscored_apart(
     console = Console(record=True, width=400)
     assert list_runs(runs, console, mixed=False) == 0
     text = console.export_text()
-    assert "eval not ranked: coverage: tasks" in text
+    assert "eval not ranked: coverage: unscored 0 vs 1" in text
     refused = _diff(runs / "one" / "20260101-000000", runs / "partial" / "20260101-000000")
     assert refused.exit_code == 1 and "--resume" in refused.output
 
