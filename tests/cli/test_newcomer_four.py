@@ -287,3 +287,37 @@ def test_a_resume_typed_in_another_directory_resolves_relative_paths_where_the_r
     assert result.exit_code == 0, result.output
     assert f"in {here}, where {plan_dir.name} was started" in result.output, result.output
     assert f"{here}/checkpoints/" in result.output and f"{here}/sub/" not in result.output, result.output
+
+
+# ------------------------------------------- machine settings in <config dir>/local/default.yaml
+
+
+def _cluster_tutorials_local_file() -> str:
+    """The YAML block docs/tutorials/cluster.md gives for `<config dir>/local/default.yaml`, as printed."""
+    page = (REPO / "docs" / "tutorials" / "cluster.md").read_text()
+    return (
+        page.partition("local/default.yaml`, which the primary config loads")[2]
+        .split("```")[1]
+        .removeprefix("yaml\n")
+    )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [_cluster_tutorials_local_file(), "paths:\n  slime_root: /shared/slime\n"],
+    ids=["as-the-cluster-tutorial-prints-it", "without-a-header"],
+)
+@pytest.mark.parametrize(
+    "argv",
+    [["+experiment=stage1_bfcl", "executor=slurm"], ["model=qwen3_8b", "executor=slurm"]],
+    ids=["experiment", "bare"],
+)
+def test_machine_settings_in_local_default_yaml_are_read(here: Path, content: str, argv: list[str]) -> None:
+    """The cluster tutorial's file (a comment naming it, then `# @package _global_`) put its keys under
+    `local` (Hydra reads a header only among the first comment lines): `unknown key 'local'`, and
+    without the header likewise; the tutorials say the file holds settings of the whole config. (On
+    SLURM, as in the tutorial: its `paths.cluster_python` is a path on the cluster.)"""
+    own_file(here, "local/default.yaml", content)
+    shown = invoke(["show", "--config-dir", "mine", *argv, "--explain", "paths.slime_root"])
+    assert shown.output.startswith("paths.slime_root = /shared/slime"), shown.output
+    validates(["--config-dir", "mine", *argv])
