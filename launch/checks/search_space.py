@@ -65,6 +65,11 @@ def search_params(sweeper: Mapping[str, Any], overrides: Sequence[str], source_o
         overrides, OverridesParser.create().parse_overrides(list(overrides)), strict=True
     ):
         key = override.get_key_element()
+        if key.lstrip("+").startswith(f"{PARAMS}."):  # an entry of the space itself, set on the line
+            if override.is_sweep_override():
+                entry = key.lstrip("+").removeprefix(f"{PARAMS}.")
+                params[entry] = Param(entry, text.split("=", 1)[1], f"override `{text}`")
+            continue
         if override.is_sweep_override():
             params[key] = Param(key, text.split("=", 1)[1], f"override `{text}`")
         else:
@@ -275,15 +280,17 @@ class _EntryCheck:
         )
         if unknown is None:
             return None
-        meant = re.search(r"did you mean '([^']+)'", unknown.fix)
-        message = f"{self.name} is searched, but it is no key of the experiment: {unknown.message}"
-        if meant is None:
-            return self._problem(message, "", fallback=unknown.fix)
-        if not self.param.from_command_line:
-            return self._problem(message, "", fallback=f"rename the entry to {meant.group(1)}")
-        renamed = (
-            f"{self.param.key[: len(self.param.key) - len(self.name)]}{meant.group(1)}={self.param.text}"
+        # the key the refusal names: a misspelt one, or where a setting typed elsewhere lives
+        found = re.search(
+            r"did you mean '([^']+)'|set it where it lives: \+?([\w.]+)=|did you mean ([\w.]+)\?", unknown.fix
         )
+        message = f"{self.name} is searched, but it is no key of the experiment: {unknown.message}"
+        if found is None:
+            return self._problem(message, "", fallback=unknown.fix)
+        meant = next(group for group in found.groups() if group)
+        if not self.param.from_command_line:
+            return self._problem(message, "", fallback=f"rename the entry to {meant}")
+        renamed = f"{self.param.key[: len(self.param.key) - len(self.name)]}{meant}={self.param.text}"
         return self._problem(message, "", fallback=f"{shell_word(renamed)} (the key meant)")
 
     def _refused(self, value: object) -> list[Problem]:

@@ -33,3 +33,14 @@ def test_a_search_setting_outside_its_domain_is_refused_with_a_fix_that_validate
 
 def test_the_shipped_search_is_within_every_domain() -> None:
     assert invoke(SEARCH).exit_code == 0
+
+
+@pytest.mark.parametrize("typed", ["lr=interval(1e-7,1e-5)", "++hydra.sweeper.params.lr=interval(1e-7,1e-5)"])
+def test_a_searched_setting_by_its_last_name_is_answered_with_its_key_and_distribution(typed: str) -> None:
+    """`++hydra.sweeper.params.lr=…` was taken for a setting of Hydra's node and validated (no trial sets
+    `lr`); `lr=interval(…)`'s fix was the bound `…optimizer.lr=1e-07`, a single value, not the search."""
+    result = invoke([*SEARCH, typed])
+    assert result.exit_code == 2, result.output
+    fix = "stages.train.curriculum.optimizer.lr=interval(1e-7,1e-5)"
+    assert fix_of(result.output).startswith(f'"{fix}"'), result.output
+    assert invoke([*SEARCH, fix]).exit_code == 0
