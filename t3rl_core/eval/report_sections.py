@@ -199,11 +199,13 @@ def identity_section(summary: Mapping[str, Any]) -> list[str]:
             (f"data sha256 ({split})", digest or "unknown")
             for split, digest in (identity.get("data") or {}).items()
         ),
-        ("selection", ", ".join(f"{k}={v}" for k, v in (identity.get("selection") or {}).items())),
+        ("selection", _pairs(identity.get("selection"))),
         ("success", (identity.get("metric") or {}).get("success")),
         ("metric definition", f"version {(identity.get('metric') or {}).get('version')}"),
-        ("user simulator", ", ".join(f"{k}={v}" for k, v in user.items()) if user else None),
+        ("user simulator", _pairs(user)),
+        ("scorer sources sha256", scorer.get("source_sha256")),
         ("env", f"{env.get('name')} config sha256 {env.get('config_sha256')}"),
+        *((part, _pairs(identity.get(part))) for part in ("budget", "decoding", "protocol", "coverage")),
         ("episodes by attempt", ", ".join(f"attempt {a}: {n}" for a, n in by_attempt.items()) or None),
         (
             "ran again on resume",
@@ -220,6 +222,10 @@ def identity_section(summary: Mapping[str, Any]) -> list[str]:
         *table(["", ""], rows),
         "",
     ]
+
+
+def _pairs(part: Any) -> str | None:
+    return ", ".join(f"{k}={v}" for k, v in part.items()) if isinstance(part, Mapping) else None
 
 
 def _blocks(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:

@@ -241,3 +241,13 @@ def test_a_resumed_eval_scored_by_another_checker_version_runs_again(
         )
     )
     assert len(played) == len(ROWS) and summary["identity"]["scorer"]["version"] == "1999.1.1"
+
+
+def test_the_report_lists_every_part_of_the_identity(tmp_path: Path) -> None:
+    from t3rl_core.eval.report import render_markdown
+
+    text = render_markdown(evaluate(tmp_path, temperature=0.7, max_num_steps=3))
+    assert "| budget | `max_new_tokens=32768, max_num_steps=3, max_context_len=None" in text
+    assert "| decoding | `temperature=0.7, top_p=1.0, top_k=-1` |" in text
+    assert "| protocol | `chat_sha256=" in text and "tool_call_parser=qwen25" in text
+    assert "| coverage | `complete=True, unscored=0` |" in text
