@@ -44,7 +44,8 @@ from t3rl_core.envs.base import Env, Mode
 from t3rl_core.envs.bfcl.augment import Augmenter
 from t3rl_core.envs.bfcl.checks import EMPTY_RESPONSE, FORCE_TERMINATED, IRRELEVANCE, check_turn
 from t3rl_core.envs.bfcl.config import BFCLEnvConfig
-from t3rl_core.envs.bfcl.world import ERROR_PREFIX, World, is_long_context, render_call
+from t3rl_core.envs.bfcl.world import ERROR_PREFIX, World, is_long_context, render_call, stateless_modules
+from t3rl_core.envs.bounded_calls import CallWorkers
 from t3rl_core.types import (
     Action,
     AnswerAction,
@@ -109,8 +110,12 @@ def _function_name(tool: Mapping[str, Any]) -> str:
 class BFCLEnv(Env):
     """One BFCL multi-turn episode (see the module docstring for the two modes)."""
 
-    def __init__(self, task: BFCLTask, config: BFCLEnvConfig, mode: Mode) -> None:
+    def __init__(
+        self, task: BFCLTask, config: BFCLEnvConfig, mode: Mode, workers: CallWorkers | None = None
+    ) -> None:
         self.task, self.config, self.mode = task, config, mode
+        # Where the model's calls of stateless classes run, stopped past config.PURE_CALL_BUDGET_S.
+        self._workers = workers
         self._limit = config.eval_max_step_limit if mode == "eval" else config.max_step_limit
         # Built on first use after reset(), not in it: the episode's first model call then starts
         # without waiting for them, and they are built while it runs (on a batch start every
@@ -184,14 +189,14 @@ class BFCLEnv(Env):
                 return self._end_turn([], cut_off=False)
             return self._count_attempt([{"role": "user", "content": action.error}])
         if isinstance(action, ToolCallAction) and action.calls:
-            return self._count_attempt(self._run_calls(action))
+            return self._count_attempt(await self._run_calls(action))
         return self._end_turn([], cut_off=False)
 
-    def _run_calls(self, action: ToolCallAction) -> list[Message]:
+    async def _run_calls(self, action: ToolCallAction) -> list[Message]:
         model = self._model_world("step")
         messages: list[Message] = []
         for call in action.calls:
-            result = model.execute(call)
+            result = await self._execute(model, call)
             self._model_results.append(result)
             self.tool_calls += 1
             self._calls_this_turn += 1
@@ -201,6 +206,18 @@ class BFCLEnv(Env):
                 result = self._augmenter.augment(model, call, result, self._offered())
             messages.append({"role": "tool", "name": call.name, "content": result})
         return messages
+
+    async def _execute(self, model: World, call: ToolCall) -> str:
+        """A call's result text; a stateless class's call in a worker process, stopped past its budget
+        (bfcl-eval's `power(10, 10**9)` would hold the event loop, and every episode, for minutes)."""
+        budget = self.config.PURE_CALL_BUDGET_S
+        pure = model.pure_call(call) if self._workers is not None and budget is not None else None
+        if pure is None or self._workers is None or budget is None:
+            return model.execute(call)
+        text = await self._workers.run(*pure, budget)
+        if text is None:
+            return f"{ERROR_PREFIX}{call.name} ran past its {budget:g} s budget and was stopped"
+        return text
 
     def _offered(self) -> set[str] | None:
         """The functions the model has been offered by the current turn."""
@@ -340,11 +357,14 @@ class BFCLEnvFactory:
 
     def __init__(self, config: BFCLEnvConfig) -> None:
         self.config = config
+        self._workers: CallWorkers | None = None  # started with the first episode
 
     def __call__(self, task: Mapping[str, Any], mode: Mode) -> BFCLEnv:
         if mode not in ("train", "eval"):
             raise ValueError(f"mode must be 'train' or 'eval', got {mode!r}")
-        return BFCLEnv(BFCLTask.from_row(task), self.config, mode)
+        if self._workers is None and self.config.PURE_CALL_BUDGET_S is not None:
+            self._workers = CallWorkers(stateless_modules())
+        return BFCLEnv(BFCLTask.from_row(task), self.config, mode, self._workers)
 
     def expected_model_calls(self, task: Mapping[str, Any]) -> int | None:
         """The model calls of the gold play of a row (`BFCLEnv.oracle`): two per turn with ground-truth
@@ -356,7 +376,9 @@ class BFCLEnvFactory:
         return sum(2 if turn else 1 for turn in bfcl_task.get("ground_truth") or ())
 
     async def aclose(self) -> None:
-        """Episodes own their worlds; there is nothing to release."""
+        """Episodes own their worlds; the tool-call workers are the factory's."""
+        if self._workers is not None:
+            self._workers.close()
 
 
 def make_factory(config: BFCLEnvConfig) -> BFCLEnvFactory:

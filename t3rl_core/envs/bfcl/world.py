@@ -43,6 +43,8 @@ class World:
 
         self.instances: dict[str, Any] = {}
         self.methods: dict[str, Callable[..., Any]] = {}
+        # Method name → its class, when that class keeps no state (its calls may run anywhere).
+        self.stateless: dict[str, str] = {}
         for class_name in involved_classes:
             cls = getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[class_name]), class_name)
             instance = cls()
@@ -51,7 +53,13 @@ class World:
                 instance._load_scenario(scenario, long_context=long_context)
             self.instances[class_name] = instance
             # A later class wins a shared method name, as in bfcl-eval's name → instance mapping.
-            self.methods.update(_public_methods(instance))
+            methods = _public_methods(instance)
+            self.methods.update(methods)
+            for name in methods:
+                if class_name in STATELESS_CLASSES:
+                    self.stateless[name] = class_name
+                else:
+                    self.stateless.pop(name, None)
 
     def execute(self, call: ToolCall) -> str:
         """Run one call; every failure becomes an "Error during execution: …" text, never an exception."""
@@ -60,13 +68,20 @@ class World:
         method = self.methods.get(call.name)
         if method is None:
             return f"{ERROR_PREFIX}name '{call.name}' is not defined"
+        return _call_text(method, call.arguments)
+
+    def pure_call(self, call: ToolCall) -> tuple[str, list[Any]] | None:
+        """`call` as a call of `run_stateless` (function path, arguments) when it is a stateless class's
+        method with JSON arguments (what a worker process receives unchanged); None otherwise."""
+        class_name = self.stateless.get(call.name)
+        if class_name is None or call.name in _REFUSED_NAMES:
+            return None
         try:
-            # The API classes may keep or mutate argument objects; the caller's action stays intact.
-            # The text conversion is inside too, as in bfcl-eval: a result str() refuses (an integer of
-            # more than 4300 digits from power(10, 5000)) is the call's error, not the episode's.
-            return result_text(method(**_fresh(call.arguments)))
-        except Exception as exc:
-            return f"{ERROR_PREFIX}{exc}"
+            if json.loads(json.dumps(call.arguments)) != call.arguments:
+                return None
+        except (TypeError, ValueError):
+            return None
+        return f"{__name__}:run_stateless", [class_name, call.name, call.arguments]
 
     def execute_all(self, calls: Sequence[ToolCall]) -> list[str]:
         return [self.execute(call) for call in calls]
@@ -142,6 +157,37 @@ def _public_methods(instance: Any) -> dict[str, Callable[..., Any]]:
         if inspect.ismethod(value):
             methods[name] = value
     return dict(sorted(methods.items()))
+
+
+def _call_text(method: Callable[..., Any], arguments: Mapping[str, Any]) -> str:
+    try:
+        # The API classes may keep or mutate argument objects; the caller's action stays intact.
+        # The text conversion is inside too, as in bfcl-eval: a result str() refuses (an integer of
+        # more than 4300 digits from power(10, 5000)) is the call's error, not the episode's.
+        return result_text(method(**_fresh(arguments)))
+    except Exception as exc:
+        return f"{ERROR_PREFIX}{exc}"
+
+
+def run_stateless(class_name: str, method: str, arguments: Mapping[str, Any]) -> str:
+    """A stateless class's call as `World.execute` runs it, in a tool-call worker process."""
+    return _call_text(getattr(_stateless_instance(class_name), method), arguments)
+
+
+@cache
+def _stateless_instance(class_name: str) -> Any:
+    # lazy: bfcl_eval, only in a tool-call worker
+    from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING
+
+    return getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[class_name]), class_name)()
+
+
+def stateless_modules() -> list[str]:
+    """This module and those of bfcl-eval's stateless classes: what a tool-call worker preloads."""
+    # lazy: bfcl_eval, only when an episode's worker starts
+    from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING, STATELESS_CLASSES
+
+    return [__name__, *(CLASS_FILE_PATH_MAPPING[name] for name in STATELESS_CLASSES)]
 
 
 def result_text(result: Any) -> str:

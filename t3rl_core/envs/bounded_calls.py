@@ -1,0 +1,129 @@
+"""Pure tool calls run where they can be stopped: worker processes the episode loop kills past a budget.
+
+A tool whose cost the model controls (bfcl-eval's `power(10, 10**9)`) is one big-integer operation in
+C: CPython holds the GIL for all of it, so neither a thread nor a Python-level time-out bounds it, and
+on the loop's process it stalls every episode for minutes. A world declares which of its calls are
+pure (their result depends on their arguments only) and a budget; such calls run in long-lived worker
+processes (`t3rl_core/envs/call_worker.py`, started as subprocesses: no fork of the loop's threads),
+and one past its budget has its worker killed and gets None, which the world turns into the call's
+error text. A worker's start-up (imports) is waited for apart from the budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+# A worker's imports on a busy machine: waited for apart from a call's budget.
+_STARTUP_S = 300.0
+
+
+class WorkerLost(RuntimeError):
+    """A worker exited during a call (its function raised, or it was killed from outside)."""
+
+
+class _Worker:
+    def __init__(self, preload: Sequence[str]) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "t3rl_core.envs.call_worker", *preload],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        assert self.process.stdout is not None and self.process.stdin is not None
+        self._out = self.process.stdout.fileno()
+        os.set_blocking(self._out, False)
+        self._buffer = b""
+
+    async def line(self, timeout: float) -> bytes | None:
+        """The worker's next output line; None past `timeout` seconds. Read without blocking the loop."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while b"\n" not in self._buffer:
+            readable: asyncio.Future[None] = loop.create_future()
+            loop.add_reader(self._out, _set_done, readable)
+            try:
+                await asyncio.wait_for(readable, max(deadline - loop.time(), 0.0))
+            except TimeoutError:
+                return None
+            finally:
+                loop.remove_reader(self._out)
+            chunk = os.read(self._out, 1 << 16)
+            if not chunk:
+                raise WorkerLost("the call's worker process exited")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def send(self, fn: str, args: Sequence[Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write((json.dumps([fn, list(args)]) + "\n").encode())
+        self.process.stdin.flush()
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
+
+
+def _set_done(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class CallWorkers:
+    """Up to `size` worker processes, started on demand and shared by the episodes of a run."""
+
+    def __init__(self, preload: Sequence[str], size: int = 2) -> None:
+        self.preload, self.size = tuple(preload), size
+        self._idle: list[_Worker] = []
+        # Per event loop (a semaphore belongs to one): how many calls may hold a worker at once.
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def run(self, fn: str, args: Sequence[Any], budget_s: float) -> str | None:
+        """`fn(*args)`'s text, run in a worker; None when it ran past `budget_s` (its worker killed).
+        `args` must survive a JSON round trip unchanged (the caller checks)."""
+        loop = asyncio.get_running_loop()
+        slots = self._slots.setdefault(loop, asyncio.Semaphore(self.size))
+        async with slots:
+            worker = self._idle.pop() if self._idle else await self._start()
+            try:
+                worker.send(fn, args)
+                line = await worker.line(budget_s)
+            except BaseException:
+                worker.kill()
+                raise
+            if line is None:
+                worker.kill()
+                return None
+            self._idle.append(worker)
+            text: str = json.loads(line)
+            return text
+
+    async def _start(self) -> _Worker:
+        worker = _Worker(self.preload)
+        try:
+            ready = await worker.line(_STARTUP_S)
+        except BaseException:
+            worker.kill()
+            raise
+        if ready != b"ready":
+            worker.kill()
+            raise WorkerLost(f"a tool-call worker did not start within {_STARTUP_S:.0f} s")
+        return worker
+
+    def close(self) -> None:
+        while self._idle:
+            self._idle.pop().kill()

@@ -1,0 +1,40 @@
+"""A tool-call worker process: runs pure tool calls for the episode loop, which can kill it.
+
+`python -m t3rl_core.envs.call_worker MODULE…` imports the modules, writes `ready`, then answers each
+request line (JSON `[fn, args]`, fn as `module:name`) with one JSON line: the text `fn(*args)` returns.
+A call that raises is a bug of its function (a world's call function turns its own errors into
+texts): the worker writes nothing and exits, and the caller reports the call's worker as lost.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+def _function(path: str, cache: dict[str, Callable[..., Any]]) -> Callable[..., Any]:
+    function = cache.get(path)
+    if function is None:
+        module, _, name = path.partition(":")
+        function = cache[path] = getattr(importlib.import_module(module), name)
+    return function
+
+
+def main(preload: list[str]) -> None:
+    for module in preload:
+        importlib.import_module(module)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    functions: dict[str, Callable[..., Any]] = {}
+    for line in sys.stdin:
+        path, args = json.loads(line)
+        text = _function(path, functions)(*args)
+        sys.stdout.write(json.dumps(text) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
