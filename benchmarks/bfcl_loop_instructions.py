@@ -17,13 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from bfcl_common import test_rows, trained_tokenizer
+from callgrind_window import counted
 
 # Runs in the child: argv = tree, tokenizer dir, rows, scratch dir (ready / go / done / end files).
 CHILD = r"""
@@ -50,19 +49,16 @@ asyncio.run(play(warm, EngineCpu(warm), every[::25]))
 runner = make_runner("qwen3", tokenizer, 0.0)
 engine = EngineCpu(runner)
 prime_heads(runner, every)
-(scratch / "ready").write_text(str(os.getpid()))
+def put(name, text):  # whole or not there: the parent reads a file once it exists
+    (scratch / (name + ".tmp")).write_text(text)
+    os.replace(scratch / (name + ".tmp"), scratch / name)
+
+put("ready", str(os.getpid()))
 wait("go")
 calls = asyncio.run(play(runner, engine, every[100 : 100 + count]))
-(scratch / "done").write_text(str(calls))
+put("done", str(calls))
 wait("end")
 """
-
-
-def _wait(path: Path, child: subprocess.Popen[bytes]) -> None:
-    while not path.exists():
-        if child.poll() is not None:
-            raise SystemExit(f"the child ended before {path.name} (exit {child.returncode})")
-        time.sleep(0.5)
 
 
 def main() -> int:
@@ -78,20 +74,8 @@ def main() -> int:
         env = {**os.environ, "PYTHONPATH": tree, "PYTHONHASHSEED": "0"}
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
         command += [sys.executable, "-c", CHILD, tree, str(tokenizer), str(args.rows), str(scratch)]
-        child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            _wait(scratch / "ready", child)
-            pid = (scratch / "ready").read_text()
-            subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
-            (scratch / "go").touch()
-            _wait(scratch / "done", child)
-            subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)
+        with counted(command, env, scratch):
             calls = int((scratch / "done").read_text())
-            (scratch / "end").touch()
-            child.wait()
-        finally:
-            if child.poll() is None:
-                child.kill()
         summary = re.search(r"^totals: (\d+)", out.read_text(), re.MULTILINE)
         if summary is None:
             raise SystemExit("callgrind wrote no totals line")

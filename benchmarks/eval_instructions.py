@@ -22,11 +22,11 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from callgrind_window import counted, wait_for
 
 # Runs in the child: argv = tree, latency, concurrency, scratch dir (ready / go / done / end files).
 CHILD = r"""
@@ -59,19 +59,12 @@ put("ready", str(os.getpid()))
 wait("go")
 with tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(io.StringIO()):
     asyncio.run(run_eval(runtime, config, rows, Path(out), show_progress=False))
-    (scratch / "done").touch()
+    put("done", "")
     lines = (Path(out) / TRAJECTORIES_FILE).read_text().splitlines()
 calls = sum(json.loads(line)["num_model_calls"] for line in lines)
 put("calls", str(calls))
 wait("end")
 """
-
-
-def _wait(path: Path, child: subprocess.Popen[bytes]) -> None:
-    while not path.exists():
-        if child.poll() is not None:
-            raise SystemExit(f"the child ended before {path.name} (exit {child.returncode})")
-        time.sleep(0.5)
 
 
 def _totals(dumps: list[Path]) -> list[int]:
@@ -100,21 +93,9 @@ def main() -> int:
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes"]
         command += [f"--callgrind-out-file={out}", sys.executable, "-c", CHILD, tree]
         command += [str(args.latency), str(args.concurrency), str(scratch)]
-        child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            _wait(scratch / "ready", child)
-            pid = (scratch / "ready").read_text()
-            subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
-            (scratch / "go").touch()
-            _wait(scratch / "done", child)
-            subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)
-            _wait(scratch / "calls", child)
+        with counted(command, env, scratch) as child:
+            wait_for(scratch / "calls", child)
             calls = int((scratch / "calls").read_text())
-            (scratch / "end").touch()
-            child.wait()
-        finally:
-            if child.poll() is None:
-                child.kill()
         dumps = list(scratch.glob("callgrind.out-*"))
         totals = _totals(dumps)
         if args.keep is not None:
