@@ -34,6 +34,7 @@ from launch.run.rundir import RunDir
 from launch.run.search import is_search
 from launch.run.steps import plan_run
 from launch.run.sweep import check_points, expand_points, print_points_table
+from launch.run.sweep_evals import eval_part_problems
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,6 +66,8 @@ def whole_sweep_problems(points: Sequence[CheckedPoint], overrides: Sequence[str
     if len(points) < 2:
         return []
     problems = _shared_dirs(points) + _same_runs(points, overrides)
+    swept = [t for t, o in zip(overrides, parse_overrides(overrides), strict=True) if o.is_sweep_override()]
+    problems += eval_part_problems([(p.label, p.plan) for p in points], swept, points[0].resolved.config)
     max_parallel = getattr(points[0].resolved.run.executor, "max_parallel", 1)
     problems += concurrent_problems([(p.label, p.resolved.run, p.plan) for p in points], max_parallel)
     source = points[0].resolved.provenance.source
