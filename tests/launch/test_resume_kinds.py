@@ -168,7 +168,9 @@ def test_a_stage_left_running_before_its_process_group_was_recorded_is_stopped_b
     once."""
     run_dir, marks = dirs
     (marks / "sleep").write_text("30")
-    body = f"echo $$ > {marks}/a.pid\nsleep $(cat {marks}/sleep)"
+    # The duration is read before the pid is written: the test sets it to 0 for the resume once the pid is
+    # there, which a shell reading it after (as the sleep line ran) took for its own, ending at once.
+    body = f"duration=$(cat {marks}/sleep)\necho $$ > {marks}/a.pid\nsleep $duration"
     plan = Plan("test", run_dir, (stage("a", marks, body),))
     pid = os.fork()
     if pid == 0:  # the launcher, SIGKILLed as it records the started stage's group
