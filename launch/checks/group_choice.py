@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from launch.config.errors import Problem
+from launch.config.errors import ConfigError, Problem
 
 # _OVERRIDE and _UNDER_GROUP are strings, compiled by `re` (and cached) when first used, not on import: a
 # cold `t3rl validate +experiment=stage2_bfcl` never uses them.
@@ -20,22 +20,55 @@ _OVERRIDE = r"^override `(?P<key>[\w.]+)=(?P<value>[\w-]+)`$"
 _UNDER_GROUP = r"^override `(?P<group>\w+)(?P<rest>\.[^=`]+)=(?P<value>.*)`$"
 
 
-def with_group_fixes(problems: list[Problem], config_dirs: Sequence[str]) -> list[Problem]:
+def with_group_fixes(
+    problems: list[Problem], config_dirs: Sequence[str], overrides: Sequence[str] = ()
+) -> list[Problem]:
     """Each problem raised by an override `key=word` where `key` is a group's package and `word` one of
-    its options gets the group choice as its fix."""
-    return [_chosen(p, config_dirs) or p for p in problems]
+    its options gets the group choice as its fix; `overrides`: the command line, for a group an
+    experiment's defaults list mounts at `key` (`/curriculum@stages.train.curriculum: bfcl_stage1`)."""
+    return [_chosen(p, config_dirs, overrides) or p for p in problems]
 
 
-def _chosen(problem: Problem, config_dirs: Sequence[str]) -> Problem | None:
+def _chosen(problem: Problem, config_dirs: Sequence[str], overrides: Sequence[str]) -> Problem | None:
     found = re.match(_OVERRIDE, problem.source)
     if found is None or not problem.key.startswith(found["key"]):
         return None
+    typed = f"{found['key']}={found['value']}"
     group = mounted_group(found["key"], found["value"], config_dirs)
-    if group is None:
-        return None
-    choice, typed = f"{group}={found['value']}", f"{found['key']}={found['value']}"
+    if group is not None:
+        choice = f"{group}={found['value']}"
+    else:  # mounted there by the experiment's defaults list: chosen with the package it gives
+        group = _mounted_by_defaults(
+            found["key"], found["value"], [o for o in overrides if o != typed], config_dirs
+        )
+        if group is None:
+            return None
+        choice = f"{group}@{found['key']}={found['value']}"
     fix = f"set {choice} instead of `{typed}` (the {group} group's option, mounted at {found['key']})"
     return replace(problem, key=found["key"], fix=fix)
+
+
+def _mounted_by_defaults(
+    package: str, option: str, others: Sequence[str], config_dirs: Sequence[str]
+) -> str | None:
+    """The group whose option the config without the override mounts at `package`, when `option` is one
+    of its options too (the section's keys came from `conf/<group>/<its option>.yaml`)."""
+    from launch.config import compose  # lazy: Hydra's config loader, only on a schema error's path
+    from launch.config.resolved import composed_plain  # lazy: likewise
+
+    try:
+        before = composed_plain(others, config_dirs)
+    except ConfigError:
+        return None
+    section = before.data
+    for part in package.split("."):
+        section = section.get(part) if isinstance(section, dict) else None
+    if not isinstance(section, dict) or not section:
+        return None
+    source = before.provenance.source(f"{package}.{next(iter(section))}")
+    loaded = re.search(r"(?:^|/)(\w+)/\w+\.yaml\b", source)
+    group = loaded.group(1) if loaded else None
+    return group if group and option in compose.group_options(group, config_dirs) else None
 
 
 def mounted_group(package: str, option: str, config_dirs: Sequence[str]) -> str | None:

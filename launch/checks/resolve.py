@@ -89,7 +89,7 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         problems = (
             _renamed_sections(overrides, config_dirs, data, problems)
             or group_key_problems(overrides, config_dirs)
-            or with_group_fixes(problems, config_dirs)
+            or with_group_fixes(problems, config_dirs, overrides)
         )
         raise ConfigError(with_undo_fixes(problems, overrides, config_dirs)) from None
     taken_otherwise = with_readings([], misreads)

@@ -107,3 +107,12 @@ def test_a_stray_separator_is_dropped_not_quoted_into_the_value(typed: str, mean
     fix = fix_of(refused([STAGE1, typed]))
     assert fix.startswith(f"{meant} ("), fix
     validates([STAGE1, meant])
+
+
+def test_a_section_given_an_option_of_the_group_its_experiment_mounts_there_gets_the_choice() -> None:
+    """stage1_bfcl's defaults list mounts `/curriculum@stages.train.curriculum: bfcl_stage1`; the word typed
+    over the section is that group's option, chosen with the same package."""
+    fix = fix_of(refused([STAGE1, "stages.train.curriculum=bfcl_stage2"]))
+    choice = "curriculum@stages.train.curriculum=bfcl_stage2"
+    assert fix.startswith(f"set {choice} instead of"), fix
+    validates([STAGE1, choice])
