@@ -96,7 +96,8 @@ OWN_MODULES = {"show": {"launch.cli.inspect"}}
 # its argparse (only a run that builds the tiny model), rich's table of emoji codes (t3rl prints its text
 # as written: launch.config.secret_rich), the email parser importlib.metadata reads METADATA files with
 # (versions come from dist-info names: t3rl_core.installed), ctypes (only the eval server's child sets
-# its parent-death signal with it: t3rl_core.lifetime runs there as a file).
+# its parent-death signal with it: t3rl_core.lifetime runs there as a file), pydantic's serializer
+# annotations (registered sections say SerializeAsAny themselves: t3rl_core.registry.AsItsOwnModel).
 NOT_ON_THE_COLD_PATH = {
     "launch.run.parallel",
     "t3rl_core.chat.tiny",
@@ -104,6 +105,7 @@ NOT_ON_THE_COLD_PATH = {
     "rich._emoji_codes",
     "email.parser",
     "ctypes",
+    "pydantic.functional_serializers",
 }
 
 PROBE = """
