@@ -12,7 +12,7 @@ from typing import Any
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import quoted
 from launch.config.resolved import composed_plain
-from launch.config.schema_errors import SEE_THE_FIELD
+from launch.config.schema_errors import AS_FRACTION, SEE_THE_FIELD
 
 # _OVERRIDE is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl validate
 # +experiment=stage2_bfcl` never uses it.
@@ -58,7 +58,8 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
     if problem.fix.startswith(same) and problem.fix.endswith(")") and "; or " not in problem.fix:
         # the same value, said once, with both reasons for it
         return replace(problem, fix=f"{undo[:-1]}; {problem.fix.removeprefix(same)}")
-    trims = problem.fix.startswith("set ") and _trims(problem.fix, written)
+    # a fix that reads what was typed (a spelling trimmed, a percentage as its fraction) comes first
+    trims = problem.fix.startswith("set ") and (_trims(problem.fix, written) or AS_FRACTION in problem.fix)
     fix = f"{problem.fix}; or {undo}" if trims else f"{undo}; or {problem.fix}" if problem.fix else undo
     return replace(problem, fix=fix)
 

@@ -20,6 +20,8 @@ from t3rl_core.secret import SECRET_REFERENCE_ERROR
 
 # The fix of a refused value no rule knows better; `launch.checks.undo` replaces it where it can.
 SEE_THE_FIELD = "see the field's comment"
+# How a fix that reads a number typed as a percentage says so; `launch.checks.undo` puts it first.
+AS_FRACTION = "a fraction: "
 
 
 def problems_from_validation(
@@ -125,6 +127,9 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         return Problem(_list_of(key), message, source, f"set {_assignment(root, key, cause.value)}")
     if isinstance(cause, OutOfOrder):
         return _out_of_order(cause, key, item.get("input"), provenance, root)
+    fraction = _as_fraction(item, key)
+    if fraction:
+        return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, fraction)
     fix = _bounds_fix(item, key)
     if kind == "string_type":
         from launch.config.override_fixes import typed_as_scalar  # lazy: an error's path
@@ -177,6 +182,17 @@ _TYPE_FIXES = {
     "list_type": "give a list, e.g. {key}=[a,b]",
     "dict_type": "give a mapping, e.g. {key}={{k: v}}",
 }
+
+
+def _as_fraction(item: Any, key: str) -> str | None:
+    """A value over a fraction's bound of 1 that reads as a percentage (`top_p=95`, `eps_clip=20`): the
+    fraction it says, as the fix."""
+    bound = next((item.get("ctx", {}).get(b) for b in ("le", "lt") if b in item.get("ctx", {})), None)
+    value = item.get("input")
+    # from 2: a value just over 1 (top_p=1.5) is no percentage anyone types
+    if bound != 1 or isinstance(value, bool) or not isinstance(value, int | float) or not 2 <= value <= 100:
+        return None
+    return f"set {key}={value / 100:g} ({AS_FRACTION}{value:g} % is {value / 100:g})"
 
 
 def _bounds_fix(item: Any, key: str) -> str:

@@ -116,3 +116,19 @@ def test_a_section_given_an_option_of_the_group_its_experiment_mounts_there_gets
     choice = "curriculum@stages.train.curriculum=bfcl_stage2"
     assert fix.startswith(f"set {choice} instead of"), fix
     validates([STAGE1, choice])
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("stages.train.curriculum.rollout_top_p=95", "stages.train.curriculum.rollout_top_p=0.95"),
+        ("eval.max_engine_failure_rate=5", "eval.max_engine_failure_rate=0.05"),
+    ],
+)
+def test_a_percentage_typed_for_a_fraction_is_answered_with_the_fraction_first(
+    typed: str, meant: str
+) -> None:
+    """The fix was the value before the override (top_p 1.0, failure rate 0.0), a bound of 1 beside it."""
+    fix = fix_of(refused([STAGE1, typed]))
+    assert fix.startswith(f"set {meant} (a fraction: "), fix
+    validates([STAGE1, meant])
