@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -81,6 +82,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # fails a suite that writes there).
     set_hypothesis_home_dir(Path(os.environ[_CACHE_DIR]) / "hypothesis")
     sys.addaudithook(_refuse_sibling_shared)
+    # A suite started as a background job (`… &` in a script, nohup) inherits SIGINT ignored, and so
+    # would every process a test starts: each Ctrl-C test saw its launcher run on to the end. Python's
+    # own handler here (in the controller and in each worker) makes a test's children start with the
+    # default, as from a terminal.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
