@@ -17,8 +17,11 @@ option of the model and hardware groups. Each mutation must end one of two ways:
 from __future__ import annotations
 
 import argparse
+import atexit
 import math
+import shutil
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -123,9 +126,10 @@ def yaml_text_mutations(experiment: str) -> Iterator[Mutation]:
 
 @cache
 def _user_dir() -> Path:
-    import tempfile  # lazy: only the "yaml text" kind writes files
-
-    return Path(tempfile.mkdtemp(prefix="t3rl-mutations-"))
+    """A config dir for the "yaml text" kind's files, removed when the process ends (each run left one)."""
+    path = tempfile.mkdtemp(prefix="t3rl-mutations-")
+    atexit.register(shutil.rmtree, path, True)
+    return Path(path)
 
 
 def _user_experiment(mutation: Mutation) -> str:
