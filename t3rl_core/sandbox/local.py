@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import math
@@ -236,6 +237,18 @@ class LocalSandbox(Sandbox):
         return slot
 
     async def _run_in(self, slot: _Slot, code: str, started: float) -> SandboxResult:
+        """The cell run in `slot`; run again while its setup found the slot still full of the cell
+        before's processes (none of its code ran), up to the setup's patience."""
+        give_up = time.monotonic() + self.config.timeout_s + _SETUP_PATIENCE_S
+        delay = 0.05
+        while True:
+            result = await self._run_once(slot, code, started)
+            if not _slot_still_full(result) or time.monotonic() + delay > give_up:
+                return result
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    async def _run_once(self, slot: _Slot, code: str, started: float) -> SandboxResult:
         try:
             run = CellRun(slot.zygote, code, self.config.max_output_bytes)
         except (OSError, ZygoteError) as err:
@@ -359,6 +372,17 @@ def sandbox_manifest(config: LocalSandboxConfig) -> dict[str, Any]:
         return {**entry, "error": str(err)}
     sandbox._release()
     return {**entry, **sandbox.protections.to_manifest()}
+
+
+def _slot_still_full(result: SandboxResult) -> bool:
+    """A cell whose setup failed to fork because the cell before's processes still held the slot's
+    process limit (EAGAIN) or memory (ENOMEM; also every fork in a new PID namespace whose first fork
+    failed so): a fork bomb's processes being torn down on a busy machine."""
+    error = result.error or ""
+    return result.status == "sandbox_error" and any(
+        error.startswith("sandbox setup failed: ") and f"[Errno {code}]" in error
+        for code in (errno.EAGAIN, errno.ENOMEM)
+    )
 
 
 def cpu_limit_s(config: LocalSandboxConfig) -> int:

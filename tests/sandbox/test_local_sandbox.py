@@ -456,3 +456,24 @@ def test_a_source_larger_than_any_pipe_buffer_arrives_whole():
     payload = "x" * (2 << 20)
     r = run_hostile(f"s = {payload!r}\nprint(len(s))", timeout_s=10.0)
     assert (r.status, r.stdout) == ("success", f"{2 << 20}\n"), r.error
+
+
+def test_a_cell_whose_setup_found_the_slot_still_full_runs_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a fork bomb on a busy machine the next cell's setup could find the slot's process limit
+    still reached (EAGAIN), and a new PID namespace whose first fork failed so refuses every later fork
+    (ENOMEM): the cell was a sandbox_error although none of its code had run. It runs again, within
+    the setup's patience; another sandbox error is not retried."""
+    sandbox, _ = make()
+    full = SandboxResult("sandbox_error", "", "", None, 0.0, "sandbox setup failed: OSError: [Errno 12] x")
+    other = SandboxResult("sandbox_error", "", "", None, 0.0, "the cell's supervisor died without a verdict")
+    done = SandboxResult("success", "ok\n", "", 0, 0.0, None)
+    for first, expected, calls in ((full, done, 2), (other, other, 1)):
+        answers = [first, done]
+
+        async def run_once(slot: object, code: str, started: float, answers: list = answers) -> SandboxResult:
+            return answers.pop(0)
+
+        monkeypatch.setattr(sandbox, "_run_once", run_once)
+        assert asyncio.run(sandbox._run_in(None, "print('ok')", time.monotonic())) == expected
+        assert len(answers) == 2 - calls
+    asyncio.run(sandbox.aclose())
