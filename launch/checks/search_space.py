@@ -77,6 +77,13 @@ def search_params(sweeper: Mapping[str, Any], overrides: Sequence[str], source_o
     return list(params.values())
 
 
+def edge_values(param: Param) -> list[str]:
+    """What a trial may set the entry's key to, at the edges (both bounds, every choice, a range's ends);
+    [] for an entry that cannot be read or is empty (its own problems say so)."""
+    check = _EntryCheck(param, [], {}, lambda _: [])
+    return [] if check.unreadable or check.own_problems else check.values
+
+
 def search_space_problems(
     params: Sequence[Param], base: Sequence[str], data: Mapping[str, Any], probe: Probe
 ) -> list[Problem]:

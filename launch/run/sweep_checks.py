@@ -23,7 +23,7 @@ from launch.checks.ledger import sweep_problems as concurrent_problems
 from launch.checks.resolve import resolve
 from launch.checks.rules.unread import unread_keys
 from launch.checks.search_settings import search_setting_problems
-from launch.checks.search_space import search_params, search_space_problems
+from launch.checks.search_space import Param, edge_values, search_params, search_space_problems
 from launch.checks.validate import build_scopes
 from launch.config.compose import parse_overrides
 from launch.config.errors import ConfigError, Problem, render_problems
@@ -193,9 +193,29 @@ def search_problems(overrides: Sequence[str], first: Resolved, config_dirs: Sequ
     params = search_params(sweeper, overrides, first.provenance.source)
     base = search_base(overrides, config_dirs)
     problems = search_space_problems(params, base, first.config, lambda o: _problems_of(o, config_dirs))
+    if not any(p.severity == "error" for p in problems):
+        problems += _trial_eval_problems(params, base, first, config_dirs)
     n_jobs = int(sweeper.get("n_jobs") or 1)
     if n_jobs > 1 and not problems:
         problems += _trials_at_once(first, n_jobs, source_of("hydra.sweeper.n_jobs"))
+    return problems
+
+
+def _trial_eval_problems(
+    params: Sequence[Param], base: Sequence[str], first: Resolved, config_dirs: Sequence[str]
+) -> list[Problem]:
+    """Entries whose values give the trials' evals different budgets, decodings or protocols: the study
+    refuses such a trial's metric (sweep.IncomparableEval) after it has trained. Each entry is planned at
+    its edges, the others at their configured values."""
+    problems = []
+    for param in params:
+        points = []
+        for value in edge_values(param):
+            overrides = [*base, f"{param.key}={value}"]
+            run_dir = RunDir(Path.cwd() / "<search dir>" / f"{param.key}={value}")
+            points.append((f"{param.key}={value}", plan_run(resolve(overrides, config_dirs), run_dir)))
+        if len(points) > 1:
+            problems += eval_part_problems(points, [f"{param.key}={param.text}"], first.config, search=True)
     return problems
 
 

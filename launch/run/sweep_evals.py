@@ -105,13 +105,14 @@ def _problem(
         "own), or eval each point's checkpoint with one t3rl eval of the same settings"
     )
     consequence = (
-        "the search's objective compares them"
+        "the study takes no metric from a trial whose eval measured another benchmark, after it trained"
         if search
         else "sweep.md will not rank them, and `t3rl runs` does not put them side by side"
     )
     return Problem(
         f"stages.{stage}",
-        f"the points' eval '{stage}' would measure different things ({shown}): {consequence}",
+        f"the {'trials' if search else 'points'}' eval '{stage}' would measure different things ({shown}): "
+        f"{consequence}",
         f"the swept {', '.join(f'`{s}`' for s in swept) or 'settings'}",
         fix,
         severity="error" if search else "warning",

@@ -41,3 +41,22 @@ def test_a_swept_setting_the_eval_inherits_is_warned_with_the_eval_pinned() -> N
 )
 def test_a_sweep_the_eval_does_not_see_is_not_warned(swept: str) -> None:
     assert "would measure different things" not in _sweep(swept)
+
+
+SEARCH = ["validate", "-m", STAGE1, "+hparams_search=bfcl_lr_kl_reward"]
+
+
+def test_a_searched_setting_the_eval_inherits_is_refused_before_the_study_with_the_eval_pinned() -> None:
+    """A study refuses the metric of a trial whose eval measured another benchmark (IncomparableEval),
+    which it learns only after that trial trained; the space's edges are planned before it starts."""
+    searched = "stages.train.curriculum.max_num_steps=range(20,40,10)"
+    result = invoke([*SEARCH, searched])
+    assert result.exit_code == 2, result.output
+    assert "error stages.eval: the trials' eval 'eval' would measure different things" in result.output
+    fix = fix_of(result.output)
+    assert fix.startswith("pin the eval's own: +stages.eval.eval.max_num_steps=20"), fix
+    assert invoke([*SEARCH, searched, "+stages.eval.eval.max_num_steps=20"]).exit_code == 0
+
+
+def test_the_shipped_search_is_not_refused() -> None:
+    assert invoke(SEARCH).exit_code == 0
