@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from launch.config.errors import ConfigError, Problem
+from launch.config.fixes import value_at
 
 # _OVERRIDE and _UNDER_GROUP are strings, compiled by `re` (and cached) when first used, not on import: a
 # cold `t3rl validate +experiment=stage2_bfcl` never uses them.
@@ -60,9 +61,7 @@ def _mounted_by_defaults(
         before = composed_plain(others, config_dirs)
     except ConfigError:
         return None
-    section = before.data
-    for part in package.split("."):
-        section = section.get(part) if isinstance(section, dict) else None
+    section = value_at(before.data, package)
     if not isinstance(section, dict) or not section:
         return None
     source = before.provenance.source(f"{package}.{next(iter(section))}")

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from launch.config.errors import Problem
+from launch.config.fixes import value_at
 from launch.config.schema_walk import field_names
 
 # Entries of a mapping named in a message; the rest are counted.
@@ -65,7 +66,5 @@ def _empty_merge(key: str, override: str, entries: list[str], data: Mapping[str,
 
 def _entries(data: Mapping[str, Any], key: str) -> list[str]:
     """The names of the entries of the mapping at `key` ([] when it is no mapping or has none)."""
-    node: Any = data
-    for part in key.split("."):
-        node = node.get(part) if isinstance(node, Mapping) else None
+    node = value_at(data, key)
     return [str(name) for name in node] if isinstance(node, Mapping) else []

@@ -129,13 +129,19 @@ def nothing_to_delete(key: str, text: str, siblings: Sequence[str]) -> Problem:
     return Problem(key, f"nothing to delete: no key '{leaf}' {where}", f"override `{text}`", fix)
 
 
+def typed_override(key: str, source: str) -> tuple[str, str] | None:
+    """(the `+`s and key, the value's text) of the override `source` names, when it set `key` itself."""
+    found = re.fullmatch(r"override `(\+{0,2}" + re.escape(key) + r")=(.*)`", source)
+    return (found[1], found[2]) if found else None
+
+
 def typed_as_scalar(key: str, source: str, value: object) -> Problem | None:
     """A string field given, in an override, a word Hydra reads as a number, a boolean or null (`1e3`,
     `true`, `1.10`, `null`): the override again, its value quoted as typed."""
-    found = re.fullmatch(r"override `(\+{0,2}" + re.escape(key) + r")=(.*)`", source)
-    if found is None or not isinstance(value, bool | int | float | None):
+    typed = typed_override(key, source)
+    if typed is None or not isinstance(value, bool | int | float | None):
         return None
-    prefix, text = found.groups()
+    prefix, text = typed
     kind = {bool: "the boolean", int: "the integer", float: "the float"}.get(type(value), "no value:")
     return Problem(
         key,

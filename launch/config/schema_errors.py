@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from launch.config.errors import Problem, did_you_mean
-from launch.config.fixes import assign
+from launch.config.fixes import assign, value_at
 from launch.config.provenance import Provenance
 from launch.config.schema_walk import field_names, model_at
 from launch.config.secrets import is_secret_key
@@ -239,7 +238,7 @@ def _number(text: str | None) -> float | None:
 def _assignment(root: Mapping[str, Any], key: str, value: Any) -> str:
     """`key=value` as an override; for a list item, the whole list with the item replaced."""
     parent, _, index = key.rpartition(".")
-    items = _value_at(root, parent) if index.isdigit() else None
+    items = value_at(root, parent) if index.isdigit() else None
     if isinstance(items, list) and int(index) < len(items):
         return assign(root, parent, _override_text([*items[: int(index)], value, *items[int(index) + 1 :]]))
     return assign(root, key, _override_text(value))
@@ -251,17 +250,12 @@ def _list_of(key: str) -> str:
     return parent if index.isdigit() else key
 
 
-def _value_at(root: Mapping[str, Any], key: str) -> Any:
-    node: Any = root
-    for part in key.split("."):
-        node = node.get(part) if isinstance(node, Mapping) else None
-    return node
-
-
 def _typed_value(key: str, value: Any, source: str) -> Any:
     """`value` as its override typed it (`+lr=2e-6`, which pydantic holds as 2e-06), else `value`."""
-    found = re.fullmatch(r"override `\+{0,2}" + re.escape(key) + r"=(.*)`", source)
-    return found.group(1) if found else value
+    from launch.config.override_fixes import typed_override  # lazy: an error's path
+
+    typed = typed_override(key, source)
+    return typed[1] if typed else value
 
 
 def _override_text(value: Any) -> str:
