@@ -1,6 +1,7 @@
 """A tool-call worker process: runs pure tool calls for the episode loop, which can kill it.
 
-`python -m t3rl_core.envs.call_worker MODULE…` imports the modules, writes `ready`, then answers each
+`python -m t3rl_core.envs.call_worker MODULE…` imports the modules (an entry `module:name` calls that
+function of its module too, the world's own preparation), writes `ready`, then answers each
 request line (JSON `[fn, args]`, fn as `module:name`) with one JSON line: the text `fn(*args)` returns.
 A call that raises is a bug of its function (a world's call function turns its own errors into
 texts): the worker writes nothing and exits, and the caller reports the call's worker as lost.
@@ -24,11 +25,14 @@ def _function(path: str, cache: dict[str, Callable[..., Any]]) -> Callable[..., 
 
 
 def main(preload: list[str]) -> None:
-    for module in preload:
-        importlib.import_module(module)
+    functions: dict[str, Callable[..., Any]] = {}
+    for entry in preload:
+        if ":" in entry:
+            _function(entry, functions)()
+        else:
+            importlib.import_module(entry)
     sys.stdout.write("ready\n")
     sys.stdout.flush()
-    functions: dict[str, Callable[..., Any]] = {}
     for line in sys.stdin:
         path, args = json.loads(line)
         text = _function(path, functions)(*args)

@@ -55,6 +55,10 @@ class Tau2EnvConfig(EnvConfig):
     )
 
     SIZE_FIELDS = ("domains", "data.limit", "data.demonstrations_split")
+    # Seconds a call of a tool tau2 declares generic (no database: `calculate`, which evals the model's
+    # expression) may run, in a worker process killed past it (t3rl_core/envs/tau2/generic_calls.py);
+    # None runs them on the event loop.
+    GENERIC_CALL_BUDGET_S: typing.ClassVar[float | None] = 10.0
 
     name: Literal["tau2"] = "tau2"
     # Domains whose tasks are prepared (rows carry their domain; every domain runs in one env).

@@ -51,13 +51,18 @@ SYSTEM_PROMPT = (
 )
 
 
-def tau2_registry() -> Registry:
-    """tau2's registry of domains and task sets (imports tau2 and litellm on first call)."""
+def quiet_tau2() -> None:
+    """Before any tau2 import: no network lookup by litellm, no log lines from tau2."""
     # litellm otherwise fetches its model-cost map over the network at import time.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from loguru import logger  # lazy: tau2's logger, only when a tau2 domain is loaded
 
     logger.disable("tau2")
+
+
+def tau2_registry() -> Registry:
+    """tau2's registry of domains and task sets (imports tau2 and litellm on first call)."""
+    quiet_tau2()
     from tau2.registry import registry  # lazy: tau2, only when a tau2 domain is loaded
 
     return registry

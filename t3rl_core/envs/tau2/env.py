@@ -30,10 +30,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.envs.base import Env, Mode
+from t3rl_core.envs.bounded_calls import CallWorkers
 from t3rl_core.envs.format_repair import FormatRepair
 from t3rl_core.envs.tau2.config import Tau2EnvConfig
 from t3rl_core.envs.tau2.domain import DONE, RESPOND, DomainSpec, domain_spec, user_task
 from t3rl_core.envs.tau2.evaluation import domain_world, evaluate_episode
+from t3rl_core.envs.tau2.generic_calls import generic_workers, response
 from t3rl_core.envs.tau2.oracle import call_text, gold_plan
 from t3rl_core.envs.tau2.users import UserSession, UserSimulator, UserToolResult, UserTurn
 from t3rl_core.registries import USER_SIMULATORS
@@ -41,6 +43,8 @@ from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCa
 
 if TYPE_CHECKING:
     from tau2.data_model.message import Message as Tau2Message  # lazy: tau2, only when a tau2 episode runs
+    from tau2.data_model.message import ToolCall as Tau2ToolCall  # lazy: tau2, only when a tau2 episode runs
+    from tau2.data_model.message import ToolMessage  # lazy: tau2, only when a tau2 episode runs
     from tau2.data_model.tasks import Task  # lazy: tau2, only when a tau2 episode runs
     from tau2.environment.environment import Environment  # lazy: tau2, only when a tau2 episode runs
 
@@ -81,9 +85,16 @@ class Tau2Env(Env):
     """One tau2 episode; see the module docstring."""
 
     def __init__(
-        self, spec: Tau2Task, domain: DomainSpec, user: UserSession, config: Tau2EnvConfig, mode: Mode
+        self,
+        spec: Tau2Task,
+        domain: DomainSpec,
+        user: UserSession,
+        config: Tau2EnvConfig,
+        mode: Mode,
+        workers: CallWorkers | None = None,
     ) -> None:
         self.spec, self.domain, self.user, self.config = spec, domain, user, config
+        self._workers = workers
         repair = config.format_repair
         self.format_repair = FormatRepair.for_mode(repair, mode) if repair is not None else None
         self._env: Environment | None = None
@@ -184,7 +195,7 @@ class Tau2Env(Env):
             id=f"call_{self._calls}", name=call.name, arguments=dict(call.arguments), requestor="assistant"
         )
         self._record(AssistantMessage(role="assistant", tool_calls=[request]))
-        result = self._env.get_response(request)
+        result = await self._response(request)
         self._record(result)
         self._errors += int(result.error)
         self._actions.append({"name": call.name, "arguments": dict(call.arguments), "error": result.error})
@@ -192,6 +203,11 @@ class Tau2Env(Env):
         if self._limit_reached():
             return await self._finish(observation)
         return Transition(messages=[observation])
+
+    async def _response(self, request: Tau2ToolCall) -> ToolMessage:
+        """tau2's result of a call; a generic tool's (`calculate`) in a worker stopped past its budget."""
+        assert self._env is not None
+        return await response(self._env, request, self._workers, self.config.GENERIC_CALL_BUDGET_S)
 
     def _tool_observation(self, call: ToolCall, content: str) -> Message:
         if self.config.tool_result_role == "tool":
@@ -213,7 +229,7 @@ class Tau2Env(Env):
                 for c in turn.tool_calls
             ]
             self._record(UserMessage(role="user", content=turn.text, tool_calls=requests))
-            results = [self._env.get_response(request) for request in requests]
+            results = [await self._response(request) for request in requests]
             self._trajectory.extend(results)
             self._steps += 1  # tau2 counts one step for all results of a message
             self._errors += sum(result.error for result in results)
@@ -370,20 +386,24 @@ def _single_call(action: Action) -> tuple[ToolCall | None, str]:
 
 
 class Tau2EnvFactory:
-    """Makes one `Tau2Env` per row; the user simulator (and its client) is shared by all episodes."""
+    """Makes one `Tau2Env` per row; the user simulator (and its client) and the generic tools' workers
+    are shared by all episodes."""
 
     def __init__(self, config: Tau2EnvConfig) -> None:
         self.config = config
         self.user: UserSimulator = USER_SIMULATORS.build(config.user)
+        self.workers = generic_workers()  # no process before the first generic call
 
     def __call__(self, task: Mapping[str, Any], mode: Mode) -> Tau2Env:
         if mode not in ("train", "eval"):
             raise ValueError(f"mode must be 'train' or 'eval', got {mode!r}")
         spec = Tau2Task.from_row(task)
         domain = domain_spec(spec.domain)
-        return Tau2Env(spec, domain, self.user.session(user_task(spec.task, domain)), self.config, mode)
+        session = self.user.session(user_task(spec.task, domain))
+        return Tau2Env(spec, domain, session, self.config, mode, self.workers)
 
     async def aclose(self) -> None:
+        self.workers.close()
         await self.user.aclose()
 
 

@@ -1,0 +1,115 @@
+"""Runtime kinds of round six: a world's tool whose cost the model controls (tau2's `calculate`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from t3rl_core.envs.tau2.config import Tau2EnvConfig
+from t3rl_core.envs.tau2.data import rows
+from t3rl_core.envs.tau2.env import Tau2Env, Tau2EnvFactory, make_factory
+from t3rl_core.types import ToolCall, ToolCallAction
+
+# One big-integer power in C: minutes with the GIL held, on the loop's process before this round.
+_HOSTILE = ToolCall("calculate", {"expression": "9**9**9"})
+
+
+@pytest.fixture(scope="module")
+def retail_row() -> dict[str, Any]:
+    return next(iter(rows(Tau2EnvConfig(domains=["retail"]), "base")))
+
+
+@pytest.fixture(scope="module")
+def tau2_factory() -> Iterator[Tau2EnvFactory]:
+    factory = make_factory(Tau2EnvConfig())
+    yield factory
+    asyncio.run(factory.aclose())
+
+
+async def _started(factory: Tau2EnvFactory, row: dict[str, Any]) -> Tau2Env:
+    env = factory(row, "train")
+    await env.reset()
+    return env
+
+
+async def _result(env: Tau2Env, call: ToolCall) -> tuple[str, bool]:
+    """The call's observation text and tau2's error flag of its result."""
+    transition = await env.step(ToolCallAction(calls=(call,), text=""))
+    return str(transition.messages[0]["content"]), bool(env.conversation()[-1]["error"])
+
+
+def test_a_calculation_past_its_budget_is_a_tool_error(monkeypatch: pytest.MonkeyPatch, retail_row) -> None:
+    """Before: `9**9**9` ran in tau2's `calculate` on the event loop (no budget, nothing could stop it)."""
+    monkeypatch.setattr(Tau2EnvConfig, "GENERIC_CALL_BUDGET_S", 1.0)
+    factory = make_factory(Tau2EnvConfig())
+
+    async def play() -> list[tuple[str, bool]]:
+        try:
+            env = await _started(factory, retail_row)
+            return [
+                await _result(env, call) for call in (_HOSTILE, ToolCall("calculate", {"expression": "2+2"}))
+            ]
+        finally:
+            await factory.aclose()
+
+    hostile, after = asyncio.run(play())
+    assert hostile == ("Error: calculate ran past its 1 s budget and was stopped", True)
+    assert after == ("4.0", False)  # the next call gets a fresh worker
+
+
+def test_other_episodes_go_on_while_a_calculation_runs(monkeypatch: pytest.MonkeyPatch, retail_row) -> None:
+    """No duration asserted: with a budget of minutes, the hostile call is still running when another
+    episode's database read (on the loop) and calculation (in the second worker) have finished."""
+    monkeypatch.setattr(Tau2EnvConfig, "GENERIC_CALL_BUDGET_S", 600.0)
+    factory = make_factory(Tau2EnvConfig())
+
+    async def play() -> tuple[bool, tuple[str, bool], tuple[str, bool]]:
+        try:
+            hostile_env, other = [await _started(factory, retail_row) for _ in range(2)]
+            hostile = asyncio.create_task(_result(hostile_env, _HOSTILE))
+            await asyncio.sleep(0)  # the hostile call is sent to its worker
+            read = await _result(other, ToolCall("get_product_details", {"product_id": "9523456873"}))
+            calculated = await _result(other, ToolCall("calculate", {"expression": "(1+2)*3"}))
+            running = not hostile.done()
+            hostile.cancel()  # an episode cancelled mid-call kills its worker
+            with pytest.raises(asyncio.CancelledError):
+                await hostile
+            return running, read, calculated
+        finally:
+            await factory.aclose()
+
+    running, read, calculated = asyncio.run(play())
+    assert running
+    assert not read[1] and "9523456873" in read[0]
+    assert calculated == ("9.0", False)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    expression=st.one_of(
+        st.text(alphabet="0123456789+-*/(). ", max_size=6),
+        st.text(max_size=3),
+        st.tuples(st.sampled_from("12+")),
+        st.just(float("nan")),
+    )
+)
+def test_a_calculation_in_a_worker_is_taus_own(
+    tau2_factory: Tau2EnvFactory, retail_row, expression: Any
+) -> None:
+    """Content and error flag through the worker equal tau2's `get_response` in this process (no `**`
+    tower fits in six characters), for any text, and for arguments JSON would change (a tuple, NaN)."""
+
+    async def both() -> tuple[tuple[str, bool], tuple[str, bool]]:
+        env = await _started(tau2_factory, retail_row)
+        assert env._env is not None
+        worker = await _result(env, ToolCall("calculate", {"expression": expression}))
+        local = env._env.get_response(env._trajectory[-2].tool_calls[0])  # the same request, in process
+        return worker, (local.content or "", local.error)
+
+    worker, local = asyncio.run(both())
+    assert worker == local
