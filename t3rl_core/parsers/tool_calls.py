@@ -25,6 +25,33 @@ class InvalidOutput(ValueError):
     """The model's text breaks the format; the message is shown to the model."""
 
 
+class AmbiguousJSON(ValueError):
+    """JSON that readers disagree on: a key twice in one object, NaN or Infinity (not JSON at all)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:
+        raise AmbiguousJSON(f"the key {', '.join(map(repr, twice))} appears twice in one object")
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise AmbiguousJSON(f"{name} is not a JSON value")
+
+
+# One reading of every JSON the model writes in a call: a key written twice is one value to Python
+# (the last) and another to other readers (SGLang's detectors read the raw text too), so it is refused,
+# as are NaN and Infinity, which JSON does not have and the chat template would write back as is.
+STRICT_JSON = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+
+
+def strict_json(text: str) -> Any:
+    """`text` as one JSON value read strictly (STRICT_JSON); JSONDecodeError or AmbiguousJSON."""
+    return STRICT_JSON.decode(text)
+
+
 @dataclass(frozen=True)
 class _Attempt:
     """One call the text tries to make, as far as it can be read."""
@@ -209,9 +236,11 @@ class ToolCallActionParser:
                 f"unknown function '{name}'; available functions: {', '.join(self.tool_names)}"
             )
         try:
-            arguments = json.loads(parameters) if parameters else {}
+            arguments = strict_json(parameters) if parameters else {}
         except json.JSONDecodeError as exc:
             raise InvalidOutput(f"the arguments of '{name}' are not valid JSON ({exc.msg})") from None
+        except AmbiguousJSON as exc:
+            raise InvalidOutput(f"the arguments of '{name}' are ambiguous: {exc}") from None
         if not isinstance(arguments, dict):
             raise InvalidOutput(f"the arguments of '{name}' must be an object of argument names to values")
         return ToolCall(name=name, arguments=arguments)
@@ -268,12 +297,24 @@ def _index_tools_once(detector: Any, tools: list[Any]) -> None:
 
 def _read_json_call(payload: str, arguments_keys: tuple[str, ...]) -> _Attempt:
     try:
-        obj = json.loads(payload)
+        obj = strict_json(payload)
     except json.JSONDecodeError as exc:
         return _Attempt(None, f"invalid JSON ({exc.msg} at character {exc.pos})")
+    except AmbiguousJSON as exc:
+        return _Attempt(None, f"ambiguous JSON: {exc}")
+    return _json_call(obj, arguments_keys)
+
+
+def _json_call(obj: Any, arguments_keys: tuple[str, ...]) -> _Attempt:
+    """A call read as a JSON value: a name, and its arguments under exactly one of `arguments_keys`
+    (SGLang takes "parameters" before "arguments" where both are written, a reader of the call's text
+    the other)."""
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
         return _Attempt(None, 'expected a JSON object with a "name" string')
-    arguments = next((obj[key] for key in arguments_keys if key in obj), {})
+    written = [key for key in arguments_keys if key in obj]
+    if len(written) > 1:
+        return _Attempt(obj["name"], f'write the arguments once, under "{arguments_keys[0]}" only')
+    arguments = obj[written[0]] if written else {}
     if not isinstance(arguments, dict):
         return _Attempt(obj["name"], "the arguments must be a JSON object")
     return _Attempt(obj["name"])
@@ -291,15 +332,30 @@ def _read_block(parser_name: str, block: str) -> _Attempt:
             name, _, payload = payload.partition("\n")
             payload = payload.strip().removeprefix("```json").removesuffix("```")
         try:
-            json.loads(payload)
+            strict_json(payload)
         except json.JSONDecodeError as exc:
             return _Attempt(name.strip(), f"invalid JSON arguments ({exc.msg})")
+        except AmbiguousJSON as exc:
+            return _Attempt(name.strip(), f"ambiguous JSON arguments: {exc}")
         return _Attempt(name.strip())
     if parser_name == "qwen3_coder":
         match = re.search(r"<function=([^>\n]*)>", block)
-        return _Attempt(match.group(1).strip()) if match else _Attempt(None, "missing <function=NAME>")
+        if not match:
+            return _Attempt(None, "missing <function=NAME>")
+        return _named_arguments(match.group(1).strip(), re.findall(r"<parameter=([^>\n]*)>", block))
     name = block.split("<arg_key>", 1)[0].strip()  # GLM: <tool_call>NAME<arg_key>…
-    return _Attempt(name) if name else _Attempt(None, "missing function name")
+    if not name:
+        return _Attempt(None, "missing function name")
+    return _named_arguments(name, re.findall(r"<arg_key>(.*?)</arg_key>", block, re.DOTALL))
+
+
+def _named_arguments(name: str, keys: list[str]) -> _Attempt:
+    """A call of a tagged-arguments format: an argument named twice is refused, as in JSON."""
+    keys = [key.strip() for key in keys]
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:
+        return _Attempt(name, f"the argument {', '.join(map(repr, twice))} is written twice")
+    return _Attempt(name)
 
 
 def _read_llama3(text: str) -> list[_Attempt]:
@@ -309,15 +365,17 @@ def _read_llama3(text: str) -> list[_Attempt]:
     if not tag and not payload.startswith("{"):
         return []
     attempts: list[_Attempt] = []
-    decoder = json.JSONDecoder()
     position = 0
     while position < len(payload):
         try:
-            obj, end = decoder.raw_decode(payload, position)
+            obj, end = STRICT_JSON.raw_decode(payload, position)
         except json.JSONDecodeError as exc:
             attempts.append(_Attempt(None, f"invalid JSON ({exc.msg} at character {exc.pos})"))
             return attempts
-        attempt = _read_json_call(json.dumps(obj), ("parameters", "arguments"))
+        except AmbiguousJSON as exc:
+            attempts.append(_Attempt(None, f"ambiguous JSON: {exc}"))
+            return attempts
+        attempt = _json_call(obj, ("parameters", "arguments"))
         attempts.append(attempt)
         rest = payload[end:].lstrip()
         if rest and not rest.startswith(";"):

@@ -1,4 +1,5 @@
-"""Runtime kinds of round six: a world's tool whose cost the model controls (tau2's `calculate`)."""
+"""Runtime kinds of round six: a world's tool whose cost the model controls (tau2's `calculate`), and
+calls whose JSON two readers would read apart (a key twice, two argument keys, NaN)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from t3rl_core.config import ParsersConfig
 from t3rl_core.envs.tau2.config import Tau2EnvConfig
 from t3rl_core.envs.tau2.data import rows
 from t3rl_core.envs.tau2.env import Tau2Env, Tau2EnvFactory, make_factory
-from t3rl_core.types import ToolCall, ToolCallAction
+from t3rl_core.parsers.render import render_calls
+from t3rl_core.parsers.tool_calls import ToolCallActionParser
+from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
+from tests.rollout.fakes import TOOLS
 
 # One big-integer power in C: minutes with the GIL held, on the loop's process before this round.
 _HOSTILE = ToolCall("calculate", {"expression": "9**9**9"})
@@ -113,3 +118,48 @@ def test_a_calculation_in_a_worker_is_taus_own(
 
     worker, local = asyncio.run(both())
     assert worker == local
+
+
+# Every format t3rl renders calls in, but mistral's (SGLang's detector reads its JSON list before t3rl
+# sees the text), each with how a rendered call {"a": 1, "b": 2} gets its argument `a` written twice.
+_TWICE = {
+    **dict.fromkeys(
+        ("qwen25", "hermes", "llama3", "deepseekv3", "deepseekv31", "glm4_0414"), ('"b": 2', '"a": 5')
+    ),
+    **dict.fromkeys(("glm45", "glm47"), ("<arg_key>b</arg_key>", "<arg_key>a</arg_key>")),
+    "qwen3_coder": ("<parameter=b>", "<parameter=a>"),
+}
+
+
+def _parser(name: str) -> ToolCallActionParser:
+    return ToolCallActionParser(ParsersConfig(tool_call_parser=name), TOOLS)
+
+
+@pytest.mark.parametrize("name", sorted(_TWICE))
+def test_an_argument_written_twice_is_a_format_error(name: str) -> None:
+    """Before: Python's last value won silently (`{"a": 1, "a": 5}` ran with a=5) where the model's text
+    holds two; a reader of the text (the attempt counter, SGLang's detector) may take the other."""
+    text = render_calls(name, [ToolCall("add", {"a": 1, "b": 2})])
+    once = _parser(name).parse(text)
+    assert isinstance(once, ToolCallAction) and once.calls == (ToolCall("add", {"a": 1, "b": 2}),)
+    twice = text.replace(*_TWICE[name])
+    action = _parser(name).parse(twice)
+    assert isinstance(action, InvalidAction), (name, action)
+    assert "'a'" in action.error
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>\n{"name": "add", "arguments": {"a": {"x": 1, "x": 2}, "b": 2}}\n</tool_call>',
+        '<tool_call>\n{"name": "echo", "name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>',
+        '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}, '
+        '"parameters": {"a": 5, "b": 5}}\n</tool_call>',
+        '<tool_call>\n{"name": "add", "arguments": {"a": NaN, "b": Infinity}}\n</tool_call>',
+    ],
+)
+def test_a_call_two_readers_would_read_apart_is_a_format_error(text: str) -> None:
+    """Before: a nested key twice and a name twice ran with the last value; a call with both "arguments"
+    and "parameters" was counted by t3rl's reader from "arguments" and run by SGLang's from "parameters"
+    (a=5, b=5); NaN and Infinity, which JSON has not, reached the world."""
+    assert isinstance(_parser("qwen25").parse(text), InvalidAction)
