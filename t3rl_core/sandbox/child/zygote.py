@@ -15,6 +15,7 @@ spec comes as the first message on the control socket.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.machinery
 import json
@@ -26,6 +27,7 @@ import sys
 
 from . import cell, landlock, mounts, privileges, root, seccomp
 from .libc import (
+    CLONE_NEWCGROUP,
     CLONE_NEWIPC,
     CLONE_NEWNET,
     CLONE_NEWNS,
@@ -70,6 +72,10 @@ def _enter_namespaces(spec: dict, readable: list[str]) -> list[str] | None:
         unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | (0 if as_root else CLONE_NEWUSER))
     except OSError:
         return None
+    # Its cells' /proc/self/cgroup shows "/", not the host's layout (a container's id, t3rl's pid in the
+    # slot's name). On its own: a kernel without cgroup namespaces (before 4.6) keeps the rest.
+    with contextlib.suppress(OSError):
+        unshare(CLONE_NEWCGROUP)
     socket.sethostname(HOSTNAME)  # the host's name (a cluster's, a company's node naming) is not the cells'
     if not as_root:
         # The only id a user namespace may map without a setuid helper is our own: it becomes root inside.
