@@ -61,6 +61,8 @@ async def response(
         content, error = BUDGET_TEXT.format(name=request.name, budget=budget_s), True
     else:
         content, error = json.loads(text)
+        if not error:
+            environment.sync_tools()  # as get_response does after a call that succeeded
     return ToolMessage(id=request.id, content=content, requestor=request.requestor, role="tool", error=error)
 
 
