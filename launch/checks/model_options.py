@@ -38,6 +38,8 @@ class ModelOption(NamedTuple):
     architecture: dict[str, Any]
     # Built offline by t3rl (random weights), never downloaded.
     synthetic: bool = False
+    # Writes a reasoning block before its answers by itself (None: not declared).
+    thinks: bool | None = None
 
 
 def model_options(config_dirs: tuple[str, ...] = ()) -> dict[str, ModelOption]:
@@ -104,6 +106,7 @@ def _option(name: str, data: dict[str, Any]) -> ModelOption:
         context if isinstance(context, int) and not isinstance(context, bool) else None,
         arch if isinstance(arch, dict) else {},
         data.get("synthetic") is True,
+        data.get("thinks") if isinstance(data.get("thinks"), bool) else None,
     )
 
 

@@ -33,6 +33,14 @@ REASONING_PARSERS = (
     "nemotron_3", "poolside_v1", "qwen3", "qwen3-thinking", "response_template", "step3", "step3p5",
 )  # fmt: skip
 
+# The reasoning parsers that read a reply's text up to their end tag as reasoning whether or not it opened
+# with the start tag (SGLang's `force_reasoning`: the detector's default, or ReasoningParser's own list).
+# A reply without the end tag is all reasoning: t3rl's episode loop refuses it as a format error.
+FORCED_REASONING_PARSERS = (
+    "cohere_command4", "deepseek-r1", "gigachat35", "gpt-oss", "iquest_q1", "k2_horizon", "kimi_k3",
+    "minimax", "qwen3-thinking", "step3", "step3p5",
+)  # fmt: skip
+
 # Chat-template family → tool-call parsers that read the calls its template writes. Qwen's
 # `<tool_call>\n{json}\n</tool_call>` is read by qwen25/qwen (same detector) and by hermes (which also
 # takes the one-line form); "glm" is SGLang's alias of glm45 (GLM-4.5's <arg_key>/<arg_value> calls).

@@ -3,7 +3,11 @@
 A filter or metric that can match nothing is a mistake, not an empty answer: `--status sucess`,
 `--where nonsense` (no `=`), `--where nosuch.key=3` (no listed run's config has the key) and
 `--metric overall.acuracy` (no eval summary has that number) exit 2 naming the argument, with the
-closest known value. Light: PyYAML and the standard library (and the eval metrics' block shape).
+closest known value. A key that lives elsewhere (`--where lr=1e-6`) gets the place the configs hold it
+at, found as an override's is (`launch.config.misplaced_keys`). A value matches a recorded one it
+denotes as typed on a command line (`1e-6` the float 1e-06, `on` the text on), not as YAML 1.1 reads it
+(the string '1e-6', the boolean true). Light: PyYAML and the standard library (and the eval metrics'
+block shape).
 """
 
 from __future__ import annotations
@@ -49,8 +53,8 @@ class RunFilter:
     # fnmatch glob on the run's path below the runs dir.
     name: str | None = None
     status: str | None = None
-    # (dotted key, value) pairs the run's config.yaml must hold (the value read as YAML).
-    where: tuple[tuple[str, Any], ...] = ()
+    # (dotted key, value's text) pairs the run's config.yaml must hold (see `denotes`).
+    where: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def parse(cls, name: str | None, status: str | None, where: Iterable[str]) -> RunFilter:
@@ -64,22 +68,21 @@ class RunFilter:
                 raise BadFilter(
                     "--where", f"'{condition}' is not KEY=VALUE (e.g. --where reward.name=binary)"
                 )
-            try:
-                conditions.append((key.strip(), yaml.safe_load(wanted)))
-            except yaml.YAMLError:
-                conditions.append((key.strip(), wanted))
+            conditions.append((key.strip(), wanted))
         return cls(name, status, tuple(conditions))
 
     def check_keys(self, configs: Iterable[Mapping[str, Any]]) -> None:
         """BadFilter for a --where key that no run's config has (nothing could ever match it)."""
         if not self.where:
             return
+        configs = list(configs)
         known: set[str] = set()
         for config in configs:
             known |= set(dotted_keys(config))
-        for key, _ in self.where:
+        for key, wanted in self.where:
             if known and key not in known:
-                raise BadFilter("--where", f"no run's config has the key '{key}'{_guess(key, known)}")
+                lives = _lives_at(key, wanted, configs) or _guess(key, known)
+                raise BadFilter("--where", f"no run's config has the key '{key}'{lives}")
 
     def keeps(self, relative: str, view: Viewed, config: Mapping[str, Any]) -> bool:
         if (
@@ -91,7 +94,44 @@ class RunFilter:
         # `--status interrupted` also keeps `interrupted (launcher gone)`.
         if self.status and self.status not in (view.status, view.status.split(" ")[0]):
             return False
-        return all(lookup(config, key) == wanted for key, wanted in self.where)
+        return all(denotes(wanted, lookup(config, key)) for key, wanted in self.where)
+
+
+def denotes(text: str, value: Any) -> bool:
+    """Whether `text`, typed after `KEY=`, names the recorded `value` as an override would set it: a
+    number by its value in any notation (`1e-6`, `0.000001`), a boolean by true/false, null by null, a
+    string by its text (`on`, `1.10`: Hydra reads neither as anything else for a string field)."""
+    text = text.strip()
+    if isinstance(value, bool):
+        return text.lower() == str(value).lower()
+    if isinstance(value, int | float):
+        try:
+            return float(text) == value
+        except ValueError:
+            return False
+    if value is None:
+        return text.lower() == "null"
+    if isinstance(value, str):
+        return text in (value, f"'{value}'", f'"{value}"')
+    try:  # a list or a mapping, written in flow style
+        return yaml.safe_load(text) == value
+    except yaml.YAMLError:
+        return False
+
+
+def _lives_at(key: str, wanted: str, configs: Iterable[Mapping[str, Any]]) -> str:
+    """'; it is at <key>: --where <key>=<wanted>' for the places the configs hold a key typed by its last
+    names (`lr`, `optimizer.lr`, `train.lr`), as an override's misplaced key is answered; '' for none."""
+    # lazy: the composed config's key finder, only once a --where key is missing
+    from launch.config.misplaced_keys import places
+
+    found: list[str] = []
+    for config in configs:
+        found += [place for place in places(key, config) if place not in found]
+    if not found:
+        return ""
+    also = f" (also at {', '.join(found[1:])})" if found[1:] else ""
+    return f"; it is at {found[0]}: --where {found[0]}={wanted}{also}"
 
 
 def check_metric(metric: str, summaries: Iterable[Mapping[str, Any]]) -> None:

@@ -132,6 +132,13 @@ class ModelConfig(StrictModel):
     # Tokens the model attends over (HF config.json max_position_embeddings): a prompt with what it
     # generates must fit in it, or SGLang refuses the request. None = not declared (not checked).
     context_length: PositiveInt | None = None
+    # Whether the checkpoint writes a reasoning block (its family's tags, e.g. <think>…</think>) before
+    # its answers by itself, unasked: Qwen3-8B true (off with chat_template_kwargs enable_thinking:
+    # false), an instruct model such as Qwen3-4B-Instruct-2507 false. A model that does needs a reasoning
+    # parser; a forced one (qwen3-thinking, deepseek-r1) on a model that does not, and whose prompt asks
+    # for no tags, makes every answer a format error. None = not declared (then the model option of
+    # hf_id says).
+    thinks: bool | None = None
     architecture: MegatronArch
     chat: ChatConfig
     parsers: ParsersConfig

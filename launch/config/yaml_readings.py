@@ -7,6 +7,9 @@ of twelve hours became 43200 minutes, and the schema's answer ("a valid string, 
 number back as the fix. The declaration is the file's text: a value a file set is what its text says,
 else it is refused at its key with the text as the fix: quoted where the field takes text, the decimal
 number where it takes a number. A boolean word where the field takes a boolean means what it says.
+An item of a list is read the same way (`extra_sbatch: [--exclusive, on]`, `pass_k: [1, 010]`), and
+refused at the list's key with the whole list as the fix. (A value set by an override is Hydra's
+grammar, which reads `[on, off]` and `010` as the text written.)
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from launch.config.provenance import Provenance
 _SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
 _OCTAL = re.compile(r"[-+]?0[0-7_]+")
 _WORDS = frozenset(w for word in ("yes", "no", "on", "off") for w in (word, word.title(), word.upper()))
-# Cheap pre-filter on a file's text: a whole value that may be one of the above, after `: ` or `- `.
+# Cheap pre-filter on a file's text: a whole value that may be one of the above, after `: ` or `- `, or
+# in a flow list after `[` or `,`.
 _MAYBE = re.compile(
-    r"[:-][ \t]+[-+]?([0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?|0[0-7_]+|(?i:yes|no|on|off))[ \t]*([#,}\]]|$)",
+    r"([:-][ \t]+|[\[,][ \t]*)"
+    r"[-+]?([0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?|0[0-7_]+|(?i:yes|no|on|off))[ \t]*([#,}\]]|$)",
     re.M,
 )
 _SCALAR_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool")
@@ -40,25 +45,46 @@ class Misread(NamedTuple):
     value: Any
     # What YAML 1.1 made of it, for the message.
     reading: str
+    # For an item of a list: its index, and the whole list as read (the key is the list's, dot index).
+    index: int | None = None
+    whole: tuple[Any, ...] = ()
 
 
 def misread(provenance: Provenance) -> dict[str, tuple[Misread, str]]:
     """Key → (its misread scalar, where it was set), for every key whose last value came from a file."""
     found: dict[str, tuple[Misread, str]] = {}
     for key, origin in provenance.items():
-        if origin.deleted or origin.source.startswith("override") or isinstance(origin.raw, dict | list):
+        if origin.deleted or origin.source.startswith("override") or isinstance(origin.raw, dict):
             continue
+        raw = origin.raw
         for path, scalar in _of_file(origin.source).items():
-            if (key == path or key.endswith("." + path)) and scalar.value == origin.raw:
-                found[key] = (scalar, origin.describe())
+            if scalar.index is None:
+                if not isinstance(raw, list) and _ends(key, path) and scalar.value == raw:
+                    found[key] = (scalar, origin.describe())
+            elif (
+                isinstance(raw, list)
+                and _ends(key, path.rpartition(".")[0])
+                and scalar.index < len(raw)
+                and raw[scalar.index] == scalar.value
+            ):
+                item = scalar._replace(whole=tuple(raw))
+                found[f"{key}.{scalar.index}"] = (item, origin.describe())
     return found
+
+
+def _ends(key: str, path: str) -> bool:
+    return key == path or key.endswith("." + path)
 
 
 def as_problems(found: dict[str, tuple[Misread, str]], refused: set[str]) -> list[Problem]:
     """One problem per misread key. A key in `refused` (the schema did not take the value YAML read)
     takes text: its fix is the text quoted; any other takes a number: the number the text says."""
     problems = []
+    items: dict[str, list[tuple[Misread, str]]] = {}
     for key, (scalar, source) in sorted(found.items()):
+        if scalar.index is not None:
+            items.setdefault(key.rpartition(".")[0], []).append((scalar, source))
+            continue
         if scalar.reading == "a boolean" and key not in refused:
             continue  # `use_kl_loss: yes` on a boolean field means what it says
         meant = quoted(scalar.text) if key in refused else _number(scalar.text)
@@ -75,7 +101,43 @@ def as_problems(found: dict[str, tuple[Misread, str]], refused: set[str]) -> lis
                 f"set {key}={meant} ({where})",
             )
         )
-    return problems
+    return problems + [
+        problem for key, misread in items.items() if (problem := _list_problem(key, misread, key in refused))
+    ]
+
+
+def _list_problem(key: str, items: list[tuple[Misread, str]], refused: bool) -> Problem | None:
+    """A list with items YAML 1.1 misread: the whole list as meant, each such item as its text says (a
+    boolean word on a list the schema took is a list of booleans, and stands)."""
+    meant: dict[int, str] = {}
+    said = []
+    for scalar, _ in items:
+        text = f"'{scalar.text}'" if refused else _number(scalar.text)
+        if text is None:
+            continue
+        meant[scalar.index or 0] = text
+        as_typed = f"the text {scalar.text}" if refused else f"the number {text}"
+        value = f"{scalar.reading} {_shown(scalar.value)}"
+        said.append(f"`{scalar.text}` (item {scalar.index} of the list) written unquoted is {value}")
+        said[-1] += f" to Hydra's YAML 1.1 loader, not {as_typed}"
+    if not said:
+        return None
+    whole = items[0][0].whole
+    written = ",".join(meant.get(i, _typed(value)) for i, value in enumerate(whole))
+    where = "quote it in the file" if refused else "write it as a plain decimal in the file"
+    return Problem(
+        key,
+        "; ".join(said),
+        items[0][1],
+        f"set {key}=[{written}] ({where})",
+    )
+
+
+def _typed(value: Any) -> str:
+    """A list item as an override writes it."""
+    if isinstance(value, str):
+        return quoted(value)
+    return "null" if value is None else _shown(value)
 
 
 def _number(text: str) -> str | None:
@@ -107,15 +169,18 @@ def _of_file(file: str) -> dict[str, Misread]:
     return found
 
 
-def _walk(node: Any, path: str, found: dict[str, Misread]) -> None:
+def _walk(node: Any, path: str, found: dict[str, Misread], index: int | None = None) -> None:
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode) and not (not path and key.value == "defaults"):
                 _walk(value, f"{path}.{key.value}" if path else str(key.value), found)
+    elif isinstance(node, yaml.SequenceNode) and path:
+        for i, item in enumerate(node.value):
+            _walk(item, f"{path}.{i}", found, i)
     elif isinstance(node, yaml.ScalarNode) and not node.style and node.tag in _SCALAR_TAGS:
         reading = _reading(node.value)
         if reading:
-            found[path] = Misread(node.value, yaml.safe_load(node.value), reading)
+            found[path] = Misread(node.value, yaml.safe_load(node.value), reading, index)
 
 
 def _reading(text: str) -> str | None:
@@ -134,5 +199,8 @@ def with_readings(problems: list[Problem], found: dict[str, tuple[Misread, str]]
     # A key the schema does not know is refused for its name, not its value.
     unknown = {p.key for p in problems if p.message.startswith("unknown key")}
     found = {key: misread for key, misread in found.items() if key not in unknown}
-    refused = {p.key for p in problems if p.key in found}
-    return [p for p in problems if p.key not in found] + as_problems(found, refused)
+    # a list with a misread item: refused at its key or at the item's
+    lists = {key.rpartition(".")[0] for key, (scalar, _) in found.items() if scalar.index is not None}
+    at = {p.key: p.key if p.key in found or p.key in lists else p.key.rpartition(".")[0] for p in problems}
+    refused = {owner for owner in at.values() if owner in found or owner in lists}
+    return [p for p in problems if at[p.key] not in refused] + as_problems(found, refused)

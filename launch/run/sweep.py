@@ -51,8 +51,11 @@ class Point:
         return f"{sweep}-p{self.index:02d}"
 
     def with_tracking(self, sweep: str) -> tuple[str, ...]:
-        """The overrides plus the tracking names of this point within the sweep."""
-        return (*self.overrides, f"tracking.group={sweep}", f"tracking.run_name={self.run_name(sweep)}")
+        """The overrides plus the tracking names of this point within the sweep; a run name typed on the
+        command line is kept (one the points share is warned about by `launch.run.sweep_checks`)."""
+        typed = any(o.lstrip("+").startswith("tracking.run_name=") for o in self.overrides)
+        named = () if typed else (f"tracking.run_name={self.run_name(sweep)}",)
+        return (*self.overrides, f"tracking.group={sweep}", *named)
 
 
 def is_sweep(overrides: Sequence[str]) -> bool:

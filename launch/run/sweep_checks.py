@@ -65,7 +65,7 @@ def whole_sweep_problems(points: Sequence[CheckedPoint], overrides: Sequence[str
     """What the points of one sweep do to each other (see the module docstring)."""
     if len(points) < 2:
         return []
-    problems = _shared_dirs(points) + _same_runs(points, overrides)
+    problems = _shared_dirs(points) + _same_runs(points, overrides) + _shared_run_names(points)
     swept = [t for t, o in zip(overrides, parse_overrides(overrides), strict=True) if o.is_sweep_override()]
     problems += eval_part_problems([(p.label, p.plan) for p in points], swept, points[0].resolved.config)
     max_parallel = getattr(points[0].resolved.run.executor, "max_parallel", 1)
@@ -112,6 +112,29 @@ def _shared_dirs(points: Sequence[CheckedPoint]) -> list[Problem]:
                 )
             )
     return _first_per_key(problems)
+
+
+def _shared_run_names(points: Sequence[CheckedPoint]) -> list[Problem]:
+    """A warning when the points' tracker runs share one name (a `tracking.run_name` typed on the command
+    line, which each point keeps): the tracker lists n runs of that name in one group, none saying which
+    point it is. The fix names each run by the key the sweep varies."""
+    tracking = points[0].resolved.run.tracking
+    names = {p.resolved.run.tracking.run_name for p in points}
+    if tracking.kind == "none" or len(names) != 1 or tracking.run_name is None:
+        return []
+    swept = points[0].point.varying[0].split("=", 1)[0].lstrip("+")
+    varying = f"{swept}.name" if isinstance(points[0].resolved.config.get(swept), dict) else swept
+    named = shell_word(f"tracking.run_name={tracking.run_name}-${{{varying}}}")
+    return [
+        Problem(
+            "tracking.run_name",
+            f"every point of the sweep names its {tracking.kind} run '{tracking.run_name}': the "
+            f"{len(points)} runs share one name in one group, and none says which point "
+            f"({', '.join(p.label for p in points[:3])}{', …' if points[3:] else ''}) it is",
+            fix=f"{named} (a name per point); or drop the override (t3rl names each point's run)",
+            severity="warning",
+        )
+    ]
 
 
 def _same_runs(points: Sequence[CheckedPoint], overrides: Sequence[str]) -> list[Problem]:

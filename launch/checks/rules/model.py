@@ -178,6 +178,83 @@ def prompt_and_parser_read_one_think_tag(ctx: Context) -> Iterator[Problem]:
         )
 
 
+# A reasoning parser where the model reasons (`model.thinks`, else the option of its hub id), none where
+# it does not: a block a model writes unasked left in the answer is read by the tool-call parser and the
+# reward; a forced parser (reply text up to the end tag is reasoning) on a model that writes none unasked,
+# under a prompt that asks for no tags, makes every turn a format error.
+_PARSER, _TAGS, _THINKS = "model.parsers.reasoning_parser", "model.parsers.think_tags", "model.thinks"
+_SWITCH = "model.chat.chat_template_kwargs.enable_thinking"
+
+
+def declared_thinks(ctx: Context) -> bool | None:
+    """`model.thinks`, else what the model options declaring `model.hf_id` agree on (None: unknown)."""
+    model = ctx.run.model
+    if model.thinks is not None:
+        return model.thinks
+    found = {o.thinks for o in model_options(ctx.config_dirs).values() if o.hf_id == model.hf_id}
+    return found.pop() if len(found) == 1 else None
+
+
+def reasoning_parser_where_the_model_reasons(ctx: Context) -> Iterator[Problem]:
+    """A model that reasons unasked has its reasoning split off; a forced parser needs a model that
+    reasons, unasked or asked by the prompt."""
+    model = ctx.run.model
+    thinks = declared_thinks(ctx)
+    if thinks is None:
+        return
+    switched_off = model.chat.chat_template_kwargs.get("enable_thinking") is False
+    parser, tags = model.parsers.reasoning_parser, model.parsers.think_tags
+    who = f"{model.hf_id} (model.thinks: {str(thinks).lower()})"
+    if thinks and not switched_off and parser is None and tags is None:
+        blamed = _blamed(ctx, _PARSER, _TAGS, _THINKS)
+        yield Problem(
+            blamed,
+            f"{who} writes a reasoning block before its answers by itself, but neither "
+            f"{_PARSER} nor {_TAGS} splits it off: it stays in the answer, where the tool-call parser "
+            "runs the calls the reasoning drafts and the reward reads it",
+            fix=_thinking_fix(ctx, blamed),
+        )
+    elif parser in sglang_names.FORCED_REASONING_PARSERS and (not thinks or switched_off):
+        if ctx.run.env.prompt_think_tags() is not None:
+            return  # the prompt asks for it (prompt_and_parser_read_one_think_tag: with the tags read)
+        blamed = _blamed(ctx, _PARSER, _TAGS, _THINKS, *([_SWITCH] if switched_off else []))
+        end = f"{tags[1]} " if tags else ""
+        why = "thinking is switched off (enable_thinking: false)" if thinks else "writes no reasoning unasked"
+        yield Problem(
+            blamed,
+            f"reasoning parser '{parser}' reads a reply up to its end tag {end}as reasoning even when "
+            f"no block was opened, but {who} {why} and the env's prompt (env.name={ctx.run.env.name}) asks "
+            "for no reasoning tags: no reply closes the block, so every turn is a format error",
+            fix=f"set {_THINKS}=true (if the checkpoint does reason unasked); or set {_PARSER}=null"
+            if blamed == _THINKS
+            else f"set {_PARSER}=null (nothing to split off)",
+        )
+
+
+def _blamed(ctx: Context, *keys: str) -> str:
+    """The key changed last; the parser rather than the declaration when the declaration came with a model
+    option swapped in (the parser an experiment pinned is the stale one)."""
+    blamed = ctx.latest(*keys)
+    origin = ctx.provenance.origin(_THINKS)
+    source = origin.source.replace("`+", "`").replace("`+", "`") if origin is not None else ""
+    typed = source.startswith(f"override `{_THINKS}=")
+    return _PARSER if blamed == _THINKS and not typed else blamed
+
+
+def _thinking_fix(ctx: Context, blamed: str) -> str:
+    """The family's own reasoning parser (plain <think> tags for a family SGLang has none for); the
+    declaration itself when it is what changed."""
+    family = ctx.run.model.family
+    own = FAMILIES[family].reasoning_parser if family in FAMILIES else None
+    known = sglang_names.FAMILY_REASONING_PARSERS.get(family, ())
+    unforced = [p for p in known if p not in sglang_names.FORCED_REASONING_PARSERS]
+    parser = own or next(iter(unforced or known), None)
+    split = f"set {_PARSER}={parser}" if parser else f"set {list_override(_TAGS, ('<think>', '</think>'))}"
+    if blamed == _THINKS:
+        return f"set {_THINKS}=false (if the checkpoint writes no reasoning unasked); or {split}"
+    return split
+
+
 def _family_of(parser: str, table: dict[str, tuple[str, ...]], template: str | None) -> str | None:
     """A family whose parsers include `parser`, the chat template's own first."""
     owners = [family for family, names in table.items() if parser in names]
@@ -292,6 +369,7 @@ RULES = (
     tool_call_parser_fits,
     reasoning_parser_fits,
     prompt_and_parser_read_one_think_tag,
+    reasoning_parser_where_the_model_reasons,
     moe_layer_pattern_length,
     hf_checkpoint_matches_architecture,
 )
