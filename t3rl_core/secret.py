@@ -41,6 +41,8 @@ MASK = "***"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 # `scheme://user:password@`: the password is group 2 (a user name alone is not a credential).
 _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):([^/@\s]+)@")
+# A run of characters that are not whitespace (`\s` is what `str.isspace` says is).
+_NON_SPACE = re.compile(r"\S*")
 # `${oc.env:NAME}`, the environment reference of config files, given to a Secret field.
 _OC_ENV = r"^\$\{oc\.env:([A-Za-z_][A-Za-z0-9_]*)\}$"
 SECRET_REFERENCE_ERROR = "secret_reference"
@@ -57,7 +59,20 @@ def mask_url(text: str) -> str:
     """`text` with the password of every `scheme://user:password@host` replaced by the mask."""
     if "://" not in text:  # every line t3rl prints passes here: most hold no URL
         return text
-    return _URL_USERINFO.sub(rf"\1:{MASK}@", text)
+    # No part of a match is whitespace, so each match lies in a run of other characters holding `://`:
+    # only those runs are searched. The pattern tried at every place of a 7 KB plan.sh with two URLs
+    # cost 2.5 M instructions (its scheme's run read again from each of its characters).
+    pieces, done = [], 0
+    at = text.find("://")
+    while at >= 0:
+        start = at
+        while start > done and not text[start - 1].isspace():
+            start -= 1
+        end = _NON_SPACE.match(text, at).end()
+        pieces += [text[done:start], _URL_USERINFO.sub(rf"\1:{MASK}@", text[start:end])]
+        done = end
+        at = text.find("://", end)
+    return "".join(pieces) + text[done:]
 
 
 def mask_text(text: str) -> str:

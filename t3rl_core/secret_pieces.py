@@ -28,6 +28,8 @@ MASK = "***"
 PIECE = 12
 # What a renderer puts around a line break besides padding: a panel's or table's border.
 _BORDERS = "│┃║|"
+# What `_strip` may take off a line's end; `line[:1] in _EDGES` also holds for an empty line.
+_EDGES = " \t\r" + _BORDERS
 # A mapping's key at the start of a line (YAML, JSON); a string, compiled through re's cache on first use.
 _KEY_FIRST = r'(?:[\w.-]+|"[\w.-]+"):(?:\s|$)'
 
@@ -93,15 +95,11 @@ def unfolded(text: str, word_starts: tuple[str, ...] = ()) -> str:
     key there, and joined, `max_new_tokens: 32768` and the next line's `eval_tiny:` read as a token
     named by its key (`t3rl show +experiment=quickstart` lost the line of its stage `eval_tiny`)."""
     pieces = [text[a:b] for a, b in _segments(text)]
+    key_first = re.compile(_KEY_FIRST).match  # once per text, not through re's cache once per line
     return "".join(
-        " " + piece if i and (piece.startswith(word_starts) or _key_first(piece)) else piece
+        " " + piece if i and (piece.startswith(word_starts) or key_first(piece)) else piece
         for i, piece in enumerate(pieces)
     )
-
-
-def _key_first(line: str) -> bool:
-    """The line starts with a mapping's key: a name, quoted or not, then `:` and a space or its end."""
-    return re.match(_KEY_FIRST, line) is not None
 
 
 def mask_folded(text: str, values: list[str]) -> str:
@@ -135,9 +133,10 @@ def _segments(text: str) -> list[tuple[int, int]]:
     start = 0
     for i, line in enumerate(lines):
         a, b = start, start + len(line)
-        if i:
+        # A line that neither begins nor ends with padding or a border is its own content (most lines).
+        if i and line[:1] in _EDGES:
             a = b - len(_strip(line, str.lstrip))
-        if i < len(lines) - 1:
+        if i < len(lines) - 1 and line[-1:] in _EDGES:
             b = a + len(_strip(text[a:b], str.rstrip))
         segments.append((a, b))
         start += len(line) + 1

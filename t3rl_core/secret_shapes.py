@@ -112,9 +112,11 @@ def credentials_in(text: str) -> list[str]:
     found = [m.group(2) for m in _QUERY.finditer(text)] if "=" in text else []
     if _may_hold_token(text):
         found += [m.group(1) for m in _PREFIXED.finditer(text)] + _CUT.findall(text)
-    if _has_header(text):
+    # Lower-cased once for both (~0.1 ms for 7 KB with one non-ASCII character).
+    lower = text.lower()
+    if _has_header(lower):
         found += [m.group(2) for m in re.finditer(_HEADER, text)]
-    found += [text[start:end] for start, end in _named_spans(text)]
+    found += [text[start:end] for start, end in _named_spans(text, lower)]
     if PEM_MARK in text:
         found += [m.group(2) for m in re.finditer(_PEM, text) if m.group(2).strip(" \\n")]
     return [value for value in found if not value.startswith(_NOT_VALUES)]
@@ -124,7 +126,7 @@ def folded_credentials_in(text: str) -> list[str]:
     """The credentials of `text` read with its line breaks taken out (a renderer may fold a token
     over lines): each as it reads whole. Text with no token's beginning, no `=` and no header word on
     any line is not unfolded (a fold inside a token's first characters is not looked for)."""
-    if not (any(start in text for start in _TOKEN_STARTS) or "=" in text or _has_header(text)):
+    if not (any(start in text for start in _TOKEN_STARTS) or "=" in text or _has_header(text.lower())):
         return []
     return credentials_in(unfolded(text, _TOKEN_STARTS))
 
@@ -146,9 +148,11 @@ def mask_shapes(text: str) -> str:
         text = _CUT.sub(MASK, _PREFIXED.sub(MASK, text))
     if "=" in text:
         text = _QUERY.sub(_keep_name, text)
-    if _has_header(text):
+    lower = text.lower()
+    if _has_header(lower):
         text = re.sub(_HEADER, _keep_name, text)
-    spans = _named_spans(text)
+        lower = text.lower()
+    spans = _named_spans(text, lower)
     for start, end in reversed(spans):
         text = text[:start] + MASK + text[end:]
     if PEM_MARK in text:
@@ -189,16 +193,16 @@ def _may_hold_token(text: str) -> bool:
     return False
 
 
-def _has_header(text: str) -> bool:
-    lower = text.lower()
+def _has_header(lower: str) -> bool:
+    """`lower`, a text lower-cased, holds a header word."""
     return any(word in lower for word in _HEADER_WORDS)
 
 
-def _named_spans(text: str) -> list[tuple[int, int]]:
-    """Where `text` holds the value of a credential it names (`HF_TOKEN=V`, `--api-key V`) or a token as
-    a URL's user (`https://V@host`), in order, not overlapping; references (`env:NAME`) excepted."""
+def _named_spans(text: str, lower: str) -> list[tuple[int, int]]:
+    """Where `text` (`lower`: it lower-cased) holds the value of a credential it names (`HF_TOKEN=V`,
+    `--api-key V`) or a token as a URL's user (`https://V@host`), in order, not overlapping; references
+    (`env:NAME`) excepted."""
     spans = []
-    lower = text.lower()
     for word in _NAME_WORDS:
         at = lower.find(word)
         while at >= 0:
