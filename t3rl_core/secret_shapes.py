@@ -17,10 +17,15 @@ through which every file and line t3rl writes passes, applies it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from t3rl_core.secret_pieces import unfolded
 
 MASK = "***"
+# Between texts scanned as one (`any_credentials_in`): no shape below matches across it (no name, value,
+# space or quote class holds it) and each treats it as the end of a text (no letter, digit, `_` or `-`),
+# so the texts joined by it hold a credential wherever one of them does.
+SEPARATOR = "\0"
 # Each issuer's prefix and the shortest body it issues (shorter: a word that happens to start so).
 # The look-behind keeps `task-…`, `bhf_…` and the like out.
 _PREFIXED = re.compile(
@@ -120,6 +125,13 @@ def credentials_in(text: str) -> list[str]:
     if PEM_MARK in text:
         found += [m.group(2) for m in re.finditer(_PEM, text) if m.group(2).strip(" \\n")]
     return [value for value in found if not value.startswith(_NOT_VALUES)]
+
+
+def any_credentials_in(texts: Iterable[str]) -> bool:
+    """Whether `credentials_in` may find one in any of `texts`, in one scan of them joined by
+    `SEPARATOR`: never False where a text holds one (True where none does is possible: a caller that
+    needs to know which scans each then)."""
+    return bool(credentials_in(SEPARATOR.join(texts)))
 
 
 def folded_credentials_in(text: str) -> list[str]:

@@ -25,7 +25,7 @@ from launch.config.errors import Problem
 from launch.config.secrets import is_reference, is_secret_flag, secret_values
 from t3rl_core.secret import revealed, url_passwords
 from t3rl_core.secret_names import is_credential_at, is_secret_key
-from t3rl_core.secret_shapes import credentials_in, is_shaped_credential
+from t3rl_core.secret_shapes import any_credentials_in, credentials_in, is_shaped_credential
 
 _FIX = (
     "remove the credential and pass it by reference: export NAME=<the credential>, then set the "
@@ -39,10 +39,6 @@ _FIX = (
 _REVEALING_LISTS = r"^((stages\.[^.]+\.)?eval\.server|services\.[^.]+)\.extra_args$"
 # A credential shorter than this is not looked for inside other values (it would match by chance).
 _MIN_FOUND_LEN = 6
-# Between texts scanned as one: no shape of t3rl_core.secret_shapes matches across it (no name, value,
-# space or quote class holds it) and each treats it as the end of a text (no letter, digit, `_` or `-`),
-# so the texts joined by it hold a credential wherever one of them does.
-_SEPARATOR = "\0"
 
 
 def no_password_in_urls(ctx: Context) -> Iterator[Problem]:
@@ -81,7 +77,7 @@ def no_shaped_credentials(ctx: Context) -> Iterator[Problem]:
     warned about (literal_credentials): the job reads it from its own environment."""
     named = ((key, name, True) for key, name in _keys(ctx.data, ""))
     entries = [*named, *((key, value, False) for key, value in _strings(ctx.data, ""))]
-    if not credentials_in(_SEPARATOR.join(value for _, value, _ in entries)):
+    if not any_credentials_in(value for _, value, _ in entries):
         return  # the usual case, in one scan instead of one per name and value
     for key, value, is_name in entries:
         if not credentials_in(value) or (not is_name and is_secret_key(key)):
