@@ -9,7 +9,6 @@ mathematical equivalence with math-verify (Agent-R1 used mathruler's grader). An
 
 from __future__ import annotations
 
-import re
 import threading
 from typing import Literal
 
@@ -18,9 +17,10 @@ from pydantic import Field
 from t3rl_core.config import RewardConfig
 from t3rl_core.fields import ChatTag
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
+from t3rl_core.rewards.gapped import GappedPattern
 
-_FORMAT = re.compile(r"<answer>.*\\boxed\{.*\}.*</answer>$", re.DOTALL)
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+_FORMAT = GappedPattern(r"<answer>.*\\boxed\{.*\}.*</answer>$")
+_OPEN, _CLOSE = "<answer>", "</answer>"
 _BOXED = "\\boxed{"
 
 
@@ -49,7 +49,7 @@ class ReToolOutcomeReward(Reward):
             raise KeyError(f"retool_outcome needs outcome[{missing}] (env retool_python)") from None
         end = self.config.end_of_turn
         text = response.split(end)[0] if end else response
-        formatted = _FORMAT.search(text) is not None
+        formatted = _FORMAT.search(text)
         try:
             correct = self.is_correct(text, ground_truth)
         except Exception:
@@ -59,8 +59,8 @@ class ReToolOutcomeReward(Reward):
         return RewardResult(score, {"score": score, "format": float(formatted), "acc": float(correct)})
 
     def is_correct(self, text: str, ground_truth: str) -> bool:
-        answer = _ANSWER.search(text)
-        predicted = last_boxed(answer.group(1).strip()) if answer else None
+        answer = first_answer(text)
+        predicted = last_boxed(answer.strip()) if answer is not None else None
         return predicted is not None and self.equivalent(predicted, ground_truth)
 
     def equivalent(self, predicted: str, ground_truth: str) -> bool:
@@ -74,6 +74,14 @@ class ReToolOutcomeReward(Reward):
         if not gold or not guess:
             return _squash(predicted) == _squash(ground_truth)
         return bool(verify(gold, guess, timeout_seconds=timeout))
+
+
+def first_answer(text: str) -> str | None:
+    """What `re.search(r"<answer>(.*?)</answer>", text, re.DOTALL)` captures, found without its quadratic
+    search (every later `<answer>` scanned to the end when no `</answer>` follows)."""
+    start = text.find(_OPEN)
+    end = text.find(_CLOSE, start + len(_OPEN)) if start >= 0 else -1
+    return text[start + len(_OPEN) : end] if end >= 0 else None
 
 
 def last_boxed(text: str) -> str | None:

@@ -5,9 +5,9 @@ the environment-variable switches turned into typed config fields. The step-depe
 the training step from `RewardInput.step` (slime's rollout id, from 0) plus `step_offset` (ToolRL
 counts its first training step as 1).
 
-- format: a regex chosen by what the ground truth contains, matched with `re.search(…, re.DOTALL)`
-  (no MULTILINE: `^` is the start of the text, `$` its end or just before a final newline), plus
-  tag-count conditions.
+- format: a regex chosen by what the ground truth contains, matched as `re.search(…, re.DOTALL)` does
+  (no MULTILINE: `^` is the start of the text, `$` its end or just before a final newline) but in
+  linear time (t3rl_core.rewards.gapped), plus tag-count conditions.
 - correctness: 0 when the ground truth has no `<tool_call>`; the calls are JSON lines between the
   first `<tool_call>` and the following `</tool_call>`; any failure to read or compare the predicted
   calls scores the minimum; an exact list match the maximum; otherwise
@@ -29,6 +29,7 @@ from pydantic import model_validator
 from t3rl_core.config import RewardConfig
 from t3rl_core.fields import AtMost, FiniteReal, NonNegativeInt, PositiveInt
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
+from t3rl_core.rewards.gapped import GappedPattern
 
 # The assistant turn of each chat format: text after the last header, up to the end-of-turn token.
 _TURN_DELIMITERS = {
@@ -36,15 +37,21 @@ _TURN_DELIMITERS = {
     "llama": ("<|start_header_id|>assistant<|end_header_id|>", "<|eot_id|>"),
 }
 
-_FORMAT_PATTERNS = {
+_FORMAT_PATTERNS: dict[tuple[bool, bool], tuple[GappedPattern, tuple[str, ...]]] = {
     # (GT has <tool_call>, GT has <response>) → (pattern, tags that must occur exactly once)
-    (False, True): (r"^<think>.*?</think>\n<response>.*?</response>$", ("<response>", "</response>")),
-    (True, False): (r"^<think>.*?</think>\n<tool_call>\n.*?\n</tool_call>$", ("<tool_call>", "</tool_call>")),
+    (False, True): (
+        GappedPattern(r"^<think>.*?</think>\n<response>.*?</response>$"),
+        ("<response>", "</response>"),
+    ),
+    (True, False): (
+        GappedPattern(r"^<think>.*?</think>\n<tool_call>\n.*?\n</tool_call>$"),
+        ("<tool_call>", "</tool_call>"),
+    ),
     (True, True): (
-        r"^<think>.*?</think>\n<tool_call>\n.*?\n</tool_call>\n<response>.*?</response>$",
+        GappedPattern(r"^<think>.*?</think>\n<tool_call>\n.*?\n</tool_call>\n<response>.*?</response>$"),
         ("<tool_call>", "</tool_call>", "<response>", "</response>"),
     ),
-    (False, False): (r"^<think>.*?</think>$", ()),
+    (False, False): (GappedPattern(r"^<think>.*?</think>$"), ()),
 }
 
 # Scheduled length target: L = 384 at step 0 → 640 at step 105, not clamped afterwards.
@@ -164,7 +171,7 @@ class ToolRLReward(Reward):
     def format_score(self, prediction: str, ground_truth: str, step: int) -> float:
         hi, lo = self.format_range(step)
         pattern, single_tags = _FORMAT_PATTERNS["<tool_call>" in ground_truth, "<response>" in ground_truth]
-        ok = re.search(pattern, prediction, re.DOTALL) and all(prediction.count(t) == 1 for t in single_tags)
+        ok = pattern.search(prediction) and all(prediction.count(t) == 1 for t in single_tags)
         return hi if ok else lo
 
     # ------------------------------------------------------------------------------ correctness

@@ -4,6 +4,7 @@ calls whose JSON two readers would read apart (a key twice, two argument keys, N
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +18,10 @@ from t3rl_core.envs.tau2.data import rows
 from t3rl_core.envs.tau2.env import Tau2Env, Tau2EnvFactory, make_factory
 from t3rl_core.parsers.render import render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
+from t3rl_core.rewards import retool as retool_reward
+from t3rl_core.rewards import toolrl as toolrl_reward
+from t3rl_core.rewards.base import RewardInput
+from t3rl_core.rewards.gapped import GappedPattern
 from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
 from tests.rollout.fakes import TOOLS
 
@@ -163,3 +168,71 @@ def test_a_call_two_readers_would_read_apart_is_a_format_error(text: str) -> Non
     and "parameters" was counted by t3rl's reader from "arguments" and run by SGLang's from "parameters"
     (a=5, b=5); NaN and Infinity, which JSON has not, reached the world."""
     assert isinstance(_parser("qwen25").parse(text), InvalidAction)
+
+
+# The reference rewards' format patterns, as their modules hold them.
+_FORMAT_PATTERNS = [pattern.pattern for pattern, _ in toolrl_reward._FORMAT_PATTERNS.values()]
+_FORMAT_PATTERNS.append(retool_reward._FORMAT.pattern)
+
+
+def _pieces_text(pattern: GappedPattern) -> st.SearchStrategy[str]:
+    """Texts near a match: the pattern's pieces in order (each whole, dropped, its second half, or
+    without its first character, as if it overlapped the piece before), with fillers of pieces, halves
+    and other characters between them, and an end that `$` may or may not accept."""
+    parts = [*pattern.pieces, *(piece[len(piece) // 2 :] for piece in pattern.pieces), "\n", "x", "}"]
+    filler = st.lists(st.sampled_from(parts), max_size=3).map("".join)
+    n = len(pattern.pieces)
+    kinds = ["whole"] * 6 + ["half", "first cut", "none"]
+    kept = st.lists(st.sampled_from(kinds), min_size=n, max_size=n)
+    fillers = st.lists(filler, min_size=n + 1, max_size=n + 1)
+
+    def build(drawn: tuple[list[str], list[str], str]) -> str:
+        kinds, between, end = drawn
+        pieces = [
+            {"whole": p, "half": p[len(p) // 2 :], "first cut": p[1:], "none": ""}[k]
+            for p, k in zip(pattern.pieces, kinds, strict=True)
+        ]
+        return "".join(f + p for f, p in zip(between, [*pieces, ""], strict=True)) + end
+
+    return st.tuples(kept, fillers, st.sampled_from(["", "\n", "\n\n", "x", "\nx"])).map(build)
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(data=st.data(), source=st.sampled_from(_FORMAT_PATTERNS))
+def test_gapped_patterns_match_as_re_search_does(data: st.DataObject, source: str) -> None:
+    pattern = GappedPattern(source)
+    text = data.draw(_pieces_text(pattern))
+    assert pattern.search(text) == (re.search(source, text, re.DOTALL) is not None), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(["<answer>", "</answer>", "<answer", "x", "\n"]), max_size=10).map("".join)
+)
+def test_the_first_answer_is_the_lazy_regexs(text: str) -> None:
+    match = re.search(r"<answer>(.*?)</answer>", text, re.DOTALL)
+    assert retool_reward.first_answer(text) == (match.group(1) if match else None)
+
+
+def test_a_pattern_with_any_other_construct_is_refused() -> None:
+    for source in (r"^<think>.+</think>$", r"a|b", r"<answer>[0-9]*</answer>", r"(a).*b", r".*b"):
+        with pytest.raises(ValueError):
+            GappedPattern(source)
+
+
+def test_a_repeating_output_is_scored_without_backtracking() -> None:
+    """Before: `re.search` of the reference patterns backtracked in cubic time on model text: 18 kB of a
+    repeated ToolRL call block took 8 s, 4 kB of ReTool's repeated `<answer>\\boxed{}}` 13 s (here 90 kB
+    and 60 kB: hours), on the episode loop. No duration asserted: before, this test does not end."""
+    block = "</think>\n<tool_call>\n\n</tool_call>\n<response>"
+    prediction = "<think>" + block * 2000 + "x"
+    ground_truth = (
+        '<think>a</think>\n<tool_call>\n{"name": "f", "parameters": {}}\n</tool_call>\n<response>r</response>'
+    )
+    reward = toolrl_reward.ToolRLReward(toolrl_reward.ToolRLRewardConfig())
+    assert reward.format_score(prediction, ground_truth, 0) == reward.format_range(0)[1]
+    response = "<answer>\\boxed{}}" * 4000 + "x"
+    result = retool_reward.ReToolOutcomeReward(retool_reward.ReToolRewardConfig())(
+        RewardInput(outcome={"response": response, "ground_truth": "1"})
+    )
+    assert result.metrics["format"] == 0.0
