@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 PACKAGES = ("launch", "t3rl_core")
@@ -24,8 +25,13 @@ def module_name(root: Path, file: Path) -> str:
 
 def modules(root: Path) -> dict[str, Path]:
     """Every module of t3rl's packages under `root`, by dotted name."""
+    return dict(_modules(root))
+
+
+@cache  # walked once per process: function_imports asks for every module of the CLI path (~300)
+def _modules(root: Path) -> tuple[tuple[str, Path], ...]:
     files = (file for package in PACKAGES for file in sorted((root / package).rglob("*.py")))
-    return {module_name(root, file): file for file in files}
+    return tuple((module_name(root, file), file) for file in files)
 
 
 def _imported_names(tree: ast.AST, current: str, is_package: bool) -> Iterator[str]:

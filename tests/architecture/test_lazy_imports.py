@@ -9,6 +9,7 @@ they are imported (read from the sources: tests/architecture/import_graph.py).
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
 
 from tests.architecture.import_graph import LocalImport, function_imports, import_graph
@@ -17,7 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 REASON = re.compile(r"#\s*lazy:\s*\S")
 
 
-def cli_path() -> set[str]:
+@cache  # both tests read it; each reading parses every module
+def cli_path() -> frozenset[str]:
     graph = import_graph(REPO, when_imported=True)
     found: set[str] = set()
     todo = [module for module in graph if module.startswith("launch")]
@@ -26,7 +28,7 @@ def cli_path() -> set[str]:
         if module not in found:
             found.add(module)
             todo.extend(graph[module])
-    return found
+    return frozenset(found)
 
 
 def unexplained(imports: list[LocalImport]) -> list[str]:
