@@ -46,35 +46,68 @@ def model_options(config_dirs: tuple[str, ...] = ()) -> dict[str, ModelOption]:
     """Option name → its declaration; a user's config dir replaces a shipped option of the same name.
     An option built on another (`defaults: [tiny_qwen3, _self_]`) declares what it does not state
     itself as its base does (a plugin's model on tiny_qwen3 is synthetic, with its architecture)."""
+    files = _every_file(config_dirs)
+    return {name: _option(name, _merged(name, files.get, ())) for name in files}
+
+
+def model_option(name: str, config_dirs: tuple[str, ...] = ()) -> ModelOption | None:
+    """`model_options(config_dirs).get(name)`, read from that option's file and its bases' alone: the
+    run's own option is what most rules compare with, and reading all nine shipped ones took ~20 M
+    instructions of a cold validate."""
+    roots = _roots(config_dirs)
+
+    def file_of(option: str) -> dict[str, Any] | None:
+        if "/" in option or option.startswith(".") or Path(f"{option}.yaml").stem != option:
+            return _every_file(config_dirs).get(option)  # the listing by stem decides an odd name
+        found = (_file(str(Path(root, "model", f"{option}.yaml"))) for root in reversed(roots))
+        return next((data for data in found if data is not None), None)
+
+    return None if file_of(name) is None else _option(name, _merged(name, file_of, ()))
+
+
+def _roots(config_dirs: tuple[str, ...]) -> tuple[str, ...]:
     package = package_dir(PACKAGE)
-    roots = (*([str(package)] if package is not None else []), *config_dirs)
+    return (*([str(package)] if package is not None else []), *config_dirs)
+
+
+def _every_file(config_dirs: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """Option name (its file's stem) → its file's mapping, a later root's replacing an earlier one's."""
     files: dict[str, dict[str, Any]] = {}
-    for root in roots:
+    for root in _roots(config_dirs):
         files.update(_files_in(str(Path(root, "model"))))
-    return {name: _option(name, _merged(name, files, ())) for name in files}
+    return files
 
 
 @functools.lru_cache(maxsize=8)
 def _files_in(folder: str) -> dict[str, dict[str, Any]]:
     found = {}
     for path in sorted(Path(folder).glob("*.yaml")):
-        try:
-            data = safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError):
-            continue
-        if isinstance(data, dict):
+        data = _file(str(path))
+        if data is not None:
             found[path.stem] = data
     return found
 
 
-def _merged(name: str, files: dict[str, dict[str, Any]], seen: tuple[str, ...]) -> dict[str, Any]:
+@functools.lru_cache(maxsize=64)
+def _file(path: str) -> dict[str, Any] | None:
+    """An option file's mapping; None when it is missing, unreadable or not a mapping."""
+    try:
+        data = safe_load(Path(path).read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _merged(
+    name: str, file_of: Callable[[str], dict[str, Any] | None], seen: tuple[str, ...]
+) -> dict[str, Any]:
     """The option's file over the options its defaults list names (in order, as Hydra merges them;
     `_self_` last when it is not listed), mappings merged key by key."""
-    data = files[name]
+    data = file_of(name) or {}
     merged: dict[str, Any] = {}
     for base in _bases(data.get("defaults")):
-        if base in files and base not in seen and base != name:
-            merged = _merge(merged, _merged(base, files, (*seen, name)))
+        if base not in seen and base != name and file_of(base) is not None:
+            merged = _merge(merged, _merged(base, file_of, (*seen, name)))
     return _merge(merged, {k: v for k, v in data.items() if k != "defaults"})
 
 

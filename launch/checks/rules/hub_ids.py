@@ -20,7 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from launch.checks.context import Context
 from launch.checks.hf_config import as_hf_config, compare, read_hf_config
-from launch.checks.model_options import ModelOption, family_of, model_options, options_of
+from launch.checks.model_options import ModelOption, family_of, model_option, model_options, options_of
 from launch.config.errors import Problem
 from launch.config.schema import MegatronArch, ModelConfig
 from t3rl_core.chat.families import FAMILIES
@@ -84,10 +84,12 @@ def hf_id_of_the_model(ctx: Context) -> Iterator[Problem]:
     model = ctx.run.model
     if not _downloaded(model):
         return
+    own = model_option(model.name, ctx.config_dirs)
+    if own is not None and own.hf_id == model.hf_id:
+        return  # the option's own hub id (the other options are not read)
     options = model_options(ctx.config_dirs)
     declared = options_of(model.hf_id, options)
-    own = options.get(model.name)
-    if not declared or (own is not None and own.hf_id == model.hf_id):
+    if not declared:
         return
     exact = [o for o in declared if o.hf_id == model.hf_id]
     theirs = family_of(model.hf_id, options)
@@ -122,11 +124,13 @@ def context_within_the_declared(ctx: Context) -> Iterator[Problem]:
     model = ctx.run.model
     if model.context_length is None or not _hub_checkpoint(ctx):
         return
-    options = model_options(ctx.config_dirs)
-    own = options.get(model.name)
+    own = model_option(model.name, ctx.config_dirs)
     ours = model.architecture.model_dump()
     # The option of this hub id and architecture; another one is hf_id_of_the_model's to report.
-    candidates = [own] if own is not None and own.hf_id == model.hf_id else options_of(model.hf_id, options)
+    if own is not None and own.hf_id == model.hf_id:
+        candidates = [own]
+    else:
+        candidates = options_of(model.hf_id, model_options(ctx.config_dirs))
     declared = [
         o.context_length
         for o in candidates
@@ -186,7 +190,7 @@ def architecture_of_the_hub_checkpoint(ctx: Context) -> Iterator[Problem]:
     model = ctx.run.model
     if not _hub_checkpoint(ctx):
         return
-    own = model_options(ctx.config_dirs).get(model.name)
+    own = model_option(model.name, ctx.config_dirs)
     if own is None or own.hf_id != model.hf_id:
         return  # another hub id: hf_id_of_the_model's to judge
     try:
