@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,3 +52,18 @@ class Reward(ABC):
 
     @abstractmethod
     def __call__(self, inp: RewardInput) -> RewardResult: ...
+
+    async def score_async(self, inp: RewardInput) -> RewardResult:
+        """The reward of an episode as the episode loop asks for it, on its event loop: `self(inp)`. A
+        reward whose cost the model's text controls runs that part where it can be stopped (ReTool's
+        math grading: t3rl_core/envs/bounded_calls.py) and overrides this."""
+        return self(inp)
+
+    async def aclose(self) -> None:  # noqa: B027  # a no-op by default: most rewards start nothing
+        """Release what `score_async` started (worker processes)."""
+
+
+async def episode_reward(reward: Callable[[RewardInput], RewardResult], inp: RewardInput) -> RewardResult:
+    """`reward`'s result for an episode, from the episode loop: a `Reward`'s `score_async`, a plugin's
+    plain callable called."""
+    return await reward.score_async(inp) if isinstance(reward, Reward) else reward(inp)

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field
 
 from t3rl_core.config import RewardConfig
+from t3rl_core.envs.bounded_calls import CallWorkers
 from t3rl_core.fields import ChatTag
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
 from t3rl_core.rewards.gapped import GappedPattern
@@ -37,43 +38,97 @@ class ReToolRewardConfig(RewardConfig):
 
 
 class ReToolOutcomeReward(Reward):
-    """score = acc if the format holds else −1; metrics: score, format, acc."""
+    """score = acc if the format holds else −1; metrics: score, format, acc.
+
+    On the episode loop (`score_async`) the grading runs in a tool-call worker process killed past
+    three grading timeouts (t3rl_core/envs/bounded_calls.py): math-verify's own timeouts are SIGALRM
+    handlers, which run on the main thread only and never inside one long operation in C, and a boxed
+    `9^{9^{9}}` held the process (and every episode) for minutes. An answer not graded within that
+    budget is not correct, as math-verify's own timeouts answer."""
 
     def __init__(self, config: ReToolRewardConfig) -> None:
         self.config = config
+        self._workers: CallWorkers | None = None  # started with the first graded answer
 
     def __call__(self, inp: RewardInput) -> RewardResult:
+        text, ground_truth = self._graded_text(inp)
+        try:
+            correct: bool | None = self.is_correct(text, ground_truth)
+        except Exception:
+            correct = None  # Agent-R1 scores any exception in grading as −1
+        return _result(text, correct)
+
+    async def score_async(self, inp: RewardInput) -> RewardResult:
+        text, ground_truth = self._graded_text(inp)
+        predicted = predicted_answer(text)
+        if predicted is None:
+            return _result(text, False)
+        if self._workers is None:
+            self._workers = CallWorkers(["math_verify"])
+        timeout = self.config.grading_timeout_s
+        verdict = await self._workers.run(
+            f"{__name__}:grade", [predicted, ground_truth, timeout], 3 * timeout
+        )
+        return _result(text, None if verdict == GRADING_ERROR else verdict == "1")
+
+    async def aclose(self) -> None:
+        if self._workers is not None:
+            self._workers.close()
+
+    def _graded_text(self, inp: RewardInput) -> tuple[str, str]:
+        """The response cut at the end-of-turn token, and the reference answer."""
         try:
             response, ground_truth = str(inp.outcome["response"]), str(inp.outcome["ground_truth"])
         except KeyError as missing:
             raise KeyError(f"retool_outcome needs outcome[{missing}] (env retool_python)") from None
         end = self.config.end_of_turn
-        text = response.split(end)[0] if end else response
-        formatted = _FORMAT.search(text)
-        try:
-            correct = self.is_correct(text, ground_truth)
-        except Exception:
-            # Agent-R1 scores any exception in grading as −1.
-            return RewardResult(-1.0, {"score": -1.0, "format": float(formatted), "acc": 0.0})
-        score = (1.0 if correct else 0.0) if formatted else -1.0
-        return RewardResult(score, {"score": score, "format": float(formatted), "acc": float(correct)})
+        return (response.split(end)[0] if end else response), ground_truth
 
     def is_correct(self, text: str, ground_truth: str) -> bool:
-        answer = first_answer(text)
-        predicted = last_boxed(answer.strip()) if answer is not None else None
+        predicted = predicted_answer(text)
         return predicted is not None and self.equivalent(predicted, ground_truth)
 
     def equivalent(self, predicted: str, ground_truth: str) -> bool:
-        from math_verify import parse, verify  # lazy: math_verify, only when an answer is verified
-
         # math-verify's timeouts use SIGALRM, which only the main thread may set.
         on_main = threading.current_thread() is threading.main_thread()
-        timeout = self.config.grading_timeout_s if on_main else None
-        gold = parse(f"${ground_truth}$", parsing_timeout=timeout)
-        guess = parse(f"${predicted}$", parsing_timeout=timeout)
-        if not gold or not guess:
-            return _squash(predicted) == _squash(ground_truth)
-        return bool(verify(gold, guess, timeout_seconds=timeout))
+        return equivalent(predicted, ground_truth, self.config.grading_timeout_s if on_main else None)
+
+
+GRADING_ERROR = "error"
+
+
+def grade(predicted: str, ground_truth: str, timeout_s: int) -> str:
+    """In a worker (its main thread): "1", "0", or GRADING_ERROR when grading raised."""
+    try:
+        return "1" if equivalent(predicted, ground_truth, timeout_s) else "0"
+    except Exception:
+        return GRADING_ERROR
+
+
+def equivalent(predicted: str, ground_truth: str, timeout_s: int | None) -> bool:
+    """math-verify's equivalence of two answers (a plain comparison where one does not parse)."""
+    from math_verify import parse, verify  # lazy: math_verify, only when an answer is verified
+
+    gold = parse(f"${ground_truth}$", parsing_timeout=timeout_s)
+    guess = parse(f"${predicted}$", parsing_timeout=timeout_s)
+    if not gold or not guess:
+        return _squash(predicted) == _squash(ground_truth)
+    return bool(verify(gold, guess, timeout_seconds=timeout_s))
+
+
+def _result(text: str, correct: bool | None) -> RewardResult:
+    """The reward of a response of `text` whose answer is `correct` (None: grading raised)."""
+    formatted = _FORMAT.search(text)
+    if correct is None:
+        return RewardResult(-1.0, {"score": -1.0, "format": float(formatted), "acc": 0.0})
+    score = (1.0 if correct else 0.0) if formatted else -1.0
+    return RewardResult(score, {"score": score, "format": float(formatted), "acc": float(correct)})
+
+
+def predicted_answer(text: str) -> str | None:
+    """The last `\\boxed{…}` of the first `<answer>…</answer>`."""
+    answer = first_answer(text)
+    return last_boxed(answer.strip()) if answer is not None else None
 
 
 def first_answer(text: str) -> str | None:

@@ -14,7 +14,7 @@ from t3rl_core.chat.format import ChatFormat, tools_cache_key
 from t3rl_core.chat.keys import json_key
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.registries import ACTION_PARSERS, ENVS, REWARDS
-from t3rl_core.rewards.base import RewardInput, RewardResult, checked
+from t3rl_core.rewards.base import Reward, RewardInput, RewardResult, checked, episode_reward
 from t3rl_core.rollout.episode import ActionParser, EpisodeResult, run_episode
 from t3rl_core.rollout.failures import Failure
 from t3rl_core.rollout.heap import freeze_startup_heap
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from t3rl_core.config import RuntimeConfig
     from t3rl_core.engines.base import Engine
     from t3rl_core.envs.base import EnvFactory, Mode
-    from t3rl_core.rewards.base import Reward
 
 # Parsers are cached per tool list: the n samples of a prompt (and repeated epochs) share one.
 _PARSER_CACHE_SIZE = 512
@@ -128,9 +127,9 @@ class EpisodeRunner:
             limits=self.runtime.rollout,
             tools_key=tools_key,
         )
-        return result, self._score(result, task, step)
+        return result, await self._score(result, task, step)
 
-    def _score(self, result: EpisodeResult, task: Mapping[str, Any], step: int) -> RewardResult:
+    async def _score(self, result: EpisodeResult, task: Mapping[str, Any], step: int) -> RewardResult:
         inputs = RewardInput(
             outcome=result.outcome,
             response=result.response_text,
@@ -139,7 +138,7 @@ class EpisodeRunner:
             step=step,
         )
         try:
-            return checked(self.reward(inputs))
+            return checked(await episode_reward(self.reward, inputs))
         except Exception as exc:
             message = f"reward failed: {type(exc).__name__}: {exc}"
             result.error = f"{result.error}; {message}" if result.error else message
@@ -173,3 +172,5 @@ class EpisodeRunner:
     async def aclose(self) -> None:
         await self.env_factory.aclose()
         await self.engine.aclose()
+        if isinstance(self.reward, Reward):
+            await self.reward.aclose()

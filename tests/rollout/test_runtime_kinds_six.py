@@ -20,7 +20,7 @@ from t3rl_core.parsers.render import render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.rewards import retool as retool_reward
 from t3rl_core.rewards import toolrl as toolrl_reward
-from t3rl_core.rewards.base import RewardInput
+from t3rl_core.rewards.base import RewardInput, RewardResult
 from t3rl_core.rewards.gapped import GappedPattern
 from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
 from tests.rollout.fakes import TOOLS
@@ -236,3 +236,45 @@ def test_a_repeating_output_is_scored_without_backtracking() -> None:
         RewardInput(outcome={"response": response, "ground_truth": "1"})
     )
     assert result.metrics["format"] == 0.0
+
+
+def _answer(boxed: str) -> RewardInput:
+    response = f"Let me think.\n<answer>\n\\boxed{{{boxed}}}\n</answer>"
+    return RewardInput(outcome={"response": response, "ground_truth": "391"})
+
+
+def test_a_hostile_answer_is_graded_off_the_loop_and_others_go_on() -> None:
+    """A boxed `9^{9^{9}}` graded on the episode loop held the process for minutes off the main thread
+    (math-verify's SIGALRM timeouts work on the main thread only; before, a grading thread was still
+    running after 60 s and the main thread could not join it). Now it is graded in a worker process: with
+    a budget of minutes, another episode's answer is graded while it runs (no duration asserted)."""
+    reward = retool_reward.ReToolOutcomeReward(retool_reward.ReToolRewardConfig(grading_timeout_s=200))
+
+    async def play() -> tuple[bool, RewardResult, RewardResult]:
+        try:
+            hostile = asyncio.create_task(reward.score_async(_answer("9^{9^{9}}")))
+            await asyncio.sleep(0)  # the hostile answer is sent to its worker
+            benign = await reward.score_async(_answer("391"))
+            running = not hostile.done()
+            hostile.cancel()  # its worker is killed
+            with pytest.raises(asyncio.CancelledError):
+                await hostile
+            return running, benign, await reward.score_async(_answer("17*23"))
+        finally:
+            await reward.aclose()
+
+    running, benign, after = asyncio.run(play())
+    assert running
+    assert benign == after == RewardResult(1.0, {"score": 1.0, "format": 1.0, "acc": 1.0})
+
+
+def test_an_answer_past_its_grading_budget_is_not_correct() -> None:
+    reward = retool_reward.ReToolOutcomeReward(retool_reward.ReToolRewardConfig(grading_timeout_s=1))
+
+    async def grade() -> RewardResult:
+        try:
+            return await reward.score_async(_answer("9^{9^{9}}"))
+        finally:
+            await reward.aclose()
+
+    assert asyncio.run(grade()) == RewardResult(0.0, {"score": 0.0, "format": 1.0, "acc": 0.0})
