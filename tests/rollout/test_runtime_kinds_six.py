@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Coroutine, Iterator
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import given, settings
@@ -25,6 +25,7 @@ from t3rl_core.rewards.gapped import GappedPattern
 from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
 from tests.rollout.fakes import TOOLS
 
+T = TypeVar("T")
 # One big-integer power in C: minutes with the GIL held, on the loop's process before this round.
 _HOSTILE = ToolCall("calculate", {"expression": "9**9**9"})
 
@@ -53,6 +54,19 @@ async def _result(env: Tau2Env, call: ToolCall) -> tuple[str, bool]:
     return str(transition.messages[0]["content"]), bool(env.conversation()[-1]["error"])
 
 
+async def _beside(hostile: Coroutine[Any, Any, Any], *others: Coroutine[Any, Any, T]) -> tuple[bool, list[T]]:
+    """The `others`' results, awaited in turn while `hostile` runs, and whether it still ran after them;
+    then `hostile` is cancelled (which kills its worker)."""
+    task = asyncio.create_task(hostile)
+    await asyncio.sleep(0)  # the hostile call reaches its worker first
+    results = [await other for other in others]
+    running = not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return running, results
+
+
 def test_a_calculation_past_its_budget_is_a_tool_error(monkeypatch: pytest.MonkeyPatch, retail_row) -> None:
     """Before: `9**9**9` ran in tau2's `calculate` on the event loop (no budget, nothing could stop it)."""
     monkeypatch.setattr(Tau2EnvConfig, "GENERIC_CALL_BUDGET_S", 1.0)
@@ -78,22 +92,18 @@ def test_other_episodes_go_on_while_a_calculation_runs(monkeypatch: pytest.Monke
     monkeypatch.setattr(Tau2EnvConfig, "GENERIC_CALL_BUDGET_S", 600.0)
     factory = make_factory(Tau2EnvConfig())
 
-    async def play() -> tuple[bool, tuple[str, bool], tuple[str, bool]]:
+    async def play() -> tuple[bool, list[tuple[str, bool]]]:
         try:
             hostile_env, other = [await _started(factory, retail_row) for _ in range(2)]
-            hostile = asyncio.create_task(_result(hostile_env, _HOSTILE))
-            await asyncio.sleep(0)  # the hostile call is sent to its worker
-            read = await _result(other, ToolCall("get_product_details", {"product_id": "9523456873"}))
-            calculated = await _result(other, ToolCall("calculate", {"expression": "(1+2)*3"}))
-            running = not hostile.done()
-            hostile.cancel()  # an episode cancelled mid-call kills its worker
-            with pytest.raises(asyncio.CancelledError):
-                await hostile
-            return running, read, calculated
+            read = ToolCall("get_product_details", {"product_id": "9523456873"})
+            calculation = ToolCall("calculate", {"expression": "(1+2)*3"})
+            return await _beside(
+                _result(hostile_env, _HOSTILE), _result(other, read), _result(other, calculation)
+            )
         finally:
             await factory.aclose()
 
-    running, read, calculated = asyncio.run(play())
+    running, (read, calculated) = asyncio.run(play())
     assert running
     assert not read[1] and "9523456873" in read[0]
     assert calculated == ("9.0", False)
@@ -252,13 +262,9 @@ def test_a_hostile_answer_is_graded_off_the_loop_and_others_go_on() -> None:
 
     async def play() -> tuple[bool, RewardResult, RewardResult]:
         try:
-            hostile = asyncio.create_task(reward.score_async(_answer("9^{9^{9}}")))
-            await asyncio.sleep(0)  # the hostile answer is sent to its worker
-            benign = await reward.score_async(_answer("391"))
-            running = not hostile.done()
-            hostile.cancel()  # its worker is killed
-            with pytest.raises(asyncio.CancelledError):
-                await hostile
+            running, (benign,) = await _beside(
+                reward.score_async(_answer("9^{9^{9}}")), reward.score_async(_answer("391"))
+            )
             return running, benign, await reward.score_async(_answer("17*23"))
         finally:
             await reward.aclose()
