@@ -35,23 +35,43 @@ SAME_WORKER = {
     for name in ("test_ray_executor", "test_parallel_sweep_ray", "test_ray_plugin_preflight")
 }
 # The longest units of work (a module, or a SAME_WORKER group), longest first. xdist otherwise hands out
-# modules by their number of tests, most first, so these few-test modules of real runs, servers and
-# clusters came last and one worker ran them while the other idled. Measured with
-# `CI=true ./scripts/test.sh --durations=80` (docs/explanation/test-suite.md).
+# modules by their number of tests, most first, so few-test modules of real runs, servers, clusters and
+# searches came last and one worker ran them while the other idled. Every unit of 15 s or more (and the
+# older list's few below it, slow to set up) in
+# `T3RL_TEST_WORKERS=2 ./scripts/test.sh --durations=120 -p no:randomly` (the sum of its tests' phases
+# listed there, load 6-9; docs/explanation/performance.md, "The test suite").
 RUN_FIRST = (
-    "ray_head",
-    "tests/eval/test_eval_serve_checkpoint.py",
-    "tests/docs/test_docs_commands.py",
-    "tests/launch/test_resume_dependencies.py",
-    "tests/launch/test_preflight_sglang_kinds.py",
-    "tests/launch/test_schema_domains.py",
-    "tests/e2e/test_quickstart.py",
-    "tests/launch/test_search_cli.py",
-    "tests/engines/test_hf_engine.py",
-    "tests/launch/test_packaging.py",
-    "tests/launch/test_cli_sweep.py",
-    "tests/launch/test_data_cache.py",
-    "tests/plugins/test_plugin_hooks.py",
+    "ray_head",  # 133 s
+    "tests/docs/test_docs_commands.py",  # 127 s
+    "tests/cli/test_search_settings.py",  # 113 s
+    "tests/eval/test_eval_serve_checkpoint.py",  # 90 s
+    "tests/launch/test_sweep_checks.py",  # 82 s
+    "tests/launch/test_resume_dependencies.py",  # 78 s
+    "tests/hooks/test_hooks_slime_e2e.py",  # 66 s
+    "tests/e2e/test_quickstart.py",  # 54 s
+    "tests/launch/test_schema_domains.py",  # 60 s alone (44 tests, most under the listed 4.4 s)
+    "tests/launch/test_sweep_evals.py",  # 33 s
+    "tests/envs/bfcl/test_bfcl_data.py",  # 32 s
+    "tests/launch/test_cli_sweep.py",  # 30 s
+    "tests/envs/tau2/test_tau2_data.py",  # 29 s
+    "tests/launch/test_plain_commands.py",  # 29 s
+    "tests/envs/openenv/test_openenv_world.py",  # 25 s
+    "tests/launch/test_cli_run.py",  # 24 s
+    "tests/launch/test_search_refusals.py",  # 24 s
+    "tests/launch/test_search_cli.py",  # 21 s
+    "tests/plugins/test_plugin_hooks.py",  # 21 s
+    "tests/launch/test_data_cache.py",  # 21 s
+    "tests/scaleout/test_secrets.py",  # 20 s
+    "tests/eval/test_eval_schedule.py",  # 19 s
+    "tests/launch/test_holds_secret_one_scan.py",  # 18 s
+    "tests/engines/test_hf_engine.py",  # 16 s
+    "tests/envs/tau2/test_tau2_evaluation.py",  # 16 s
+    "tests/parsers/test_sglang_loader.py",  # 16 s
+    "tests/launch/test_runtime_commands.py",  # 16 s
+    "tests/plugins/test_example_plugin.py",  # 15 s
+    "tests/scaleout/test_hparams_search.py",  # 13 s
+    "tests/launch/test_packaging.py",  # 10 s
+    "tests/launch/test_preflight_sglang_kinds.py",  # 10 s
 )
 _SIBLING_SHARED = Path(__file__).resolve().parents[2] / "shared"
 _OWN_SHARED_DIR = pytest.StashKey[str]()
