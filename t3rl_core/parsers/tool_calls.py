@@ -181,14 +181,21 @@ class ToolCallActionParser:
         fmt = self._format
         self._call_blocks: re.Pattern[str] | None = None
         self._tagged_spans: list[re.Pattern[str]] = []
+        self._tag_orders: list[re.Pattern[str]] = []
         if fmt is not None and fmt.call_open and fmt.call_close:
             call = re.escape(fmt.call_open) + "(.*?)" + re.escape(fmt.call_close)
             self._call_blocks = re.compile(call, re.DOTALL)
-            self._tagged_spans = [
-                re.compile(re.escape(opener) + ".*?" + re.escape(closer), re.DOTALL)
-                for opener, closer in ((fmt.block_open, fmt.block_close), (fmt.call_open, fmt.call_close))
-                if opener and closer
+            pairs = [
+                (o, c)
+                for o, c in ((fmt.block_open, fmt.block_close), (fmt.call_open, fmt.call_close))
+                if o and c
             ]
+            self._tagged_spans = [
+                re.compile(re.escape(o) + ".*?" + re.escape(c), re.DOTALL) for o, c in pairs
+            ]
+            # Each pair's tags in text order (an opener captured): its lazy spans above scan from every
+            # opener to the end when no closer follows, quadratic in a text of closers then openers.
+            self._tag_orders = [re.compile(f"({re.escape(o)})|{re.escape(c)}") for o, c in pairs]
 
     def parse(self, text: str) -> Action:
         try:
@@ -271,14 +278,18 @@ class ToolCallActionParser:
                 if opener and closer and text.count(opener) != text.count(closer):
                     counts = f"{text.count(opener)} {opener} but {text.count(closer)} {closer}"
                     raise InvalidOutput(f"unbalanced tags: {counts}. {self._hint()}")
-            assert self._call_blocks is not None
-            blocks = self._call_blocks.findall(text)
-            if len(blocks) != text.count(fmt.call_open):
+            if not all(_alternate(order, text) for order in self._tag_orders):
                 raise InvalidOutput(f"tool call tags are nested or out of order. {self._hint()}")
-            return [_read_block(self.tool_call_parser, block) for block in blocks]
+            assert self._call_blocks is not None
+            return [_read_block(self.tool_call_parser, block) for block in self._call_blocks.findall(text)]
         if self.tool_call_parser == "llama3":
             return _read_llama3(text)
         return None
+
+
+def _alternate(order: re.Pattern[str], text: str) -> bool:
+    """Whether a pair's tags (`order` captures the opener) alternate in `text`, an opener first."""
+    return all(bool(tag.group(1)) == (i % 2 == 0) for i, tag in enumerate(order.finditer(text)))
 
 
 def _index_tools_once(detector: Any, tools: list[Any]) -> None:
