@@ -13,7 +13,6 @@ Unsupported.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from launch.config.direct.config_files import Repository
@@ -29,23 +28,29 @@ _KEYWORDS = ("optional", "override")
 _SPECIAL = re.compile(r"_here_|_group_|_name_")
 
 
-@dataclass(eq=False)
+# The records of this module are plain classes, not dataclasses: every cold command imports it, and a
+# dataclass compiles its methods from text as its class is created (~9 M instructions for the four).
 class Entry:
     """One item of a defaults list: a group default (`group`) or a config default (`path`)."""
 
-    group: str | None = None
-    path: str | None = None
-    value: str | None = None
-    package: str | None = None
-    optional: bool = False
-    override: bool = False
-    primary: bool = False
-    # Set from the containing config: its group path and its final package.
-    base_dir: str | None = None
-    parent_package: str | None = None
-    # The file's `# @package`, made absolute (`_global_.…`).
-    header: str | None = None
-    deleted: bool = False
+    def __init__(
+        self,
+        group: str | None = None,
+        path: str | None = None,
+        value: str | None = None,
+        package: str | None = None,
+        optional: bool = False,
+        override: bool = False,
+        primary: bool = False,
+    ) -> None:
+        self.group, self.path, self.value, self.package = group, path, value, package
+        self.optional, self.override, self.primary = optional, override, primary
+        # Set from the containing config: its group path and its final package.
+        self.base_dir: str | None = None
+        self.parent_package: str | None = None
+        # The file's `# @package`, made absolute (`_global_.…`).
+        self.header: str | None = None
+        self.deleted = False
 
     def is_self(self) -> bool:
         return self.path == SELF
@@ -114,30 +119,27 @@ class Chosen(NamedTuple):
     is_self: bool
 
 
-@dataclass
 class Choice:
     """A group's chosen option from the command line or an `override` entry (Hydra's override
     metadata): `containing` is the config file of the `override` entry, None on the command line."""
 
-    value: str | None
-    containing: str | None = None
-    used: bool = False
+    def __init__(self, value: str | None, containing: str | None = None) -> None:
+        self.value, self.containing = value, containing
+        self.used = False
 
 
-@dataclass
 class _Node:
-    entry: Entry
-    parent: _Node | None
-    children: list[_Node | Entry] | None = None
+    def __init__(self, entry: Entry, parent: _Node | None) -> None:
+        self.entry, self.parent = entry, parent
+        self.children: list[_Node | Entry] | None = None
 
 
-@dataclass
 class DefaultsList:
     """The configs `primary` composes under the command line's group `choices` (group → option)."""
 
-    repo: Repository
-    choices: dict[str, Choice]
-    _known: dict[str, str | None] = field(default_factory=dict)
+    def __init__(self, repo: Repository, choices: dict[str, Choice]) -> None:
+        self.repo, self.choices = repo, choices
+        self._known: dict[str, str | None] = {}
 
     def build(self, primary: str) -> list[Chosen]:
         root = Entry(path=primary, primary=True)
