@@ -280,10 +280,16 @@ class ToolCallActionParser:
                     raise InvalidOutput(f"unbalanced tags: {counts}. {self._hint()}")
             if not all(_alternate(order, text) for order in self._tag_orders):
                 raise InvalidOutput(f"tool call tags are nested or out of order. {self._hint()}")
+            # A block that opens a group of calls and holds none: the model announced calls it never made.
+            blocks = self._tagged_spans[0].findall(text) if len(self._tagged_spans) == 2 else []
+            if any(fmt.call_open not in block for block in blocks):
+                raise InvalidOutput(f"a block of tool calls holds no call. {self._hint()}")
             assert self._call_blocks is not None
             return [_read_block(self.tool_call_parser, block) for block in self._call_blocks.findall(text)]
         if self.tool_call_parser == "llama3":
             return _read_llama3(text)
+        if self.tool_call_parser == "mistral":
+            return _read_mistral(text)
         return None
 
 
@@ -369,12 +375,31 @@ def _named_arguments(name: str, keys: list[str]) -> _Attempt:
     return _Attempt(name)
 
 
+def _read_mistral(text: str) -> list[_Attempt]:
+    """Mistral's `[TOOL_CALLS] [{...}, …]`: each call of the list (SGLang reads the list with Python's
+    JSON, where a key written twice is its last value); [] when the text has no `[TOOL_CALLS]`."""
+    _, tag, after = text.partition("[TOOL_CALLS]")
+    if not tag:
+        return []
+    try:
+        calls, _ = STRICT_JSON.raw_decode(after.lstrip())
+    except json.JSONDecodeError as exc:
+        return [_Attempt(None, f"invalid JSON ({exc.msg} at character {exc.pos})")]
+    except AmbiguousJSON as exc:
+        return [_Attempt(None, f"ambiguous JSON: {exc}")]
+    if not isinstance(calls, list) or not calls:
+        return [_Attempt(None, "expected a non-empty JSON list of calls after [TOOL_CALLS]")]
+    return [_json_call(call, ("arguments", "parameters")) for call in calls]
+
+
 def _read_llama3(text: str) -> list[_Attempt]:
     """Llama-3 JSON calls: `{...}; {...}`, optionally after <|python_tag|>; [] when the text is an answer."""
     _, tag, after = text.partition("<|python_tag|>")
     payload = (after if tag else text).strip()
     if not tag and not payload.startswith("{"):
         return []
+    if not payload:
+        return [_Attempt(None, "no call after <|python_tag|>")]
     attempts: list[_Attempt] = []
     position = 0
     while position < len(payload):

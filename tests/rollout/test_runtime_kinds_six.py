@@ -136,11 +136,12 @@ def test_a_calculation_in_a_worker_is_taus_own(
     assert worker == local
 
 
-# Every format t3rl renders calls in, but mistral's (SGLang's detector reads its JSON list before t3rl
-# sees the text), each with how a rendered call {"a": 1, "b": 2} gets its argument `a` written twice.
+# Every format t3rl renders calls in, each with how a rendered call {"a": 1, "b": 2} gets its argument
+# `a` written twice.
 _TWICE = {
     **dict.fromkeys(
-        ("qwen25", "hermes", "llama3", "deepseekv3", "deepseekv31", "glm4_0414"), ('"b": 2', '"a": 5')
+        ("qwen25", "hermes", "llama3", "deepseekv3", "deepseekv31", "glm4_0414", "mistral"),
+        ('"b": 2', '"a": 5'),
     ),
     **dict.fromkeys(("glm45", "glm47"), ("<arg_key>b</arg_key>", "<arg_key>a</arg_key>")),
     "qwen3_coder": ("<parameter=b>", "<parameter=a>"),
@@ -296,6 +297,26 @@ def test_tag_order_is_read_as_the_lazy_blocks_read_it(text: str) -> None:
     blocks = re.findall("<tool_call>(.*?)</tool_call>", text, re.DOTALL)
     balanced = text.count("<tool_call>") == text.count("</tool_call>")
     assert not balanced or tool_calls._alternate(order, text) == (len(blocks) == text.count("<tool_call>"))
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("mistral", "[TOOL_CALLS] []"),
+        ("mistral", "[TOOL_CALLS]"),
+        ("llama3", "<|python_tag|>"),
+        ("deepseekv3", "<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>"),
+        ("deepseekv31", "<｜tool▁calls▁begin｜>\n<｜tool▁calls▁end｜>"),
+        ("qwen25", "<tool_call>\n</tool_call>"),
+    ],
+)
+def test_a_call_marker_with_no_call_is_a_format_error(name: str, text: str) -> None:
+    """Before: llama3's lone <|python_tag|> and DeepSeek's empty block of calls were answers (the markers
+    their text); mistral's empty list was an error that said "1 of 1 tool call(s) could not be parsed".
+    Qwen's empty call held."""
+    action = _parser(name).parse(text)
+    assert isinstance(action, InvalidAction), action
+    assert "could not be parsed" not in action.error
 
 
 def test_closers_before_openers_are_out_of_order_in_linear_time() -> None:
