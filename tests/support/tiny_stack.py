@@ -4,6 +4,7 @@ and a local server speaking SGLang's /generate protocol in front of it."""
 from __future__ import annotations
 
 import atexit
+import copy
 import fcntl
 import json
 import os
@@ -24,18 +25,24 @@ import yaml
 
 
 def bfcl_rows(per_category: int, split: str = "test") -> list[dict[str, Any]]:
-    """The first `per_category` rows of each multi-turn category in a split."""
-    from t3rl_core.envs.bfcl.config import BFCLEnvConfig
-    from t3rl_core.envs.bfcl.data import build_rows
-
+    """The first `per_category` rows of each multi-turn category in a split (copies: a caller may change
+    its own)."""
     counts: dict[str, int] = {}
     kept = []
-    for row in build_rows(BFCLEnvConfig()):
+    for row in _all_bfcl_rows():
         metadata = row["metadata"]
         if metadata["split"] == split and counts.get(metadata["data_source"], 0) < per_category:
             counts[metadata["data_source"]] = counts.get(metadata["data_source"], 0) + 1
-            kept.append(row)
+            kept.append(copy.deepcopy(row))
     return kept
+
+
+@cache  # ~1.5 s of CPU a build, asked for by a dozen modules (and at collection by one)
+def _all_bfcl_rows() -> tuple[dict[str, Any], ...]:
+    from t3rl_core.envs.bfcl.config import BFCLEnvConfig
+    from t3rl_core.envs.bfcl.data import build_rows
+
+    return tuple(build_rows(BFCLEnvConfig()))
 
 
 def write_jsonl(rows: list[dict[str, Any]], path: Path) -> Path:
