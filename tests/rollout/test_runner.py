@@ -17,6 +17,7 @@ from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
 from t3rl_core.rollout.runner import EpisodeRunner
 from t3rl_core.types import InvalidAction, ToolCallAction
 from tests.rollout.fakes import TOOLS, ToyEnv, task
+from tests.support import tiny_stack
 
 
 def runtime(family: str = "qwen3", parser: str = "qwen25", **rollout: Any) -> RuntimeConfig:
@@ -117,14 +118,7 @@ def test_aclose_closes_env_factory_and_engine(qwen_chat: ChatFormat) -> None:
 
 @pytest.fixture(scope="module")
 def bfcl_rows() -> list[dict[str, Any]]:
-    from t3rl_core.envs.bfcl.config import BFCLDataConfig, BFCLEnvConfig
-    from t3rl_core.envs.bfcl.data import build_rows
-
-    rows = build_rows(BFCLEnvConfig(data=BFCLDataConfig()))
-    by_category: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_category.setdefault(row["metadata"]["data_source"], []).append(row)
-    return [row for category_rows in by_category.values() for row in category_rows[:2]]
+    return tiny_stack.bfcl_rows(per_category=2, split=None)
 
 
 def bfcl_runner(family: str, parser: str, **engine: Any) -> tuple[EpisodeRunner, ReferenceEngine]:

@@ -24,14 +24,14 @@ from typing import Any
 import yaml
 
 
-def bfcl_rows(per_category: int, split: str = "test") -> list[dict[str, Any]]:
-    """The first `per_category` rows of each multi-turn category in a split (copies: a caller may change
-    its own)."""
+def bfcl_rows(per_category: int, split: str | None = "test") -> list[dict[str, Any]]:
+    """The first `per_category` rows of each multi-turn category in a split (None: of any split), in
+    category order (copies: a caller may change its own)."""
     counts: dict[str, int] = {}
     kept = []
     for row in _all_bfcl_rows():
         metadata = row["metadata"]
-        if metadata["split"] == split and counts.get(metadata["data_source"], 0) < per_category:
+        if split in (None, metadata["split"]) and counts.get(metadata["data_source"], 0) < per_category:
             counts[metadata["data_source"]] = counts.get(metadata["data_source"], 0) + 1
             kept.append(copy.deepcopy(row))
     return kept
