@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
@@ -99,7 +98,6 @@ class Listed(NamedTuple):
     target: str = ""
 
 
-@dataclass
 class Registry:
     """Name → (config model, factory), imported on first use.
 
@@ -108,12 +106,18 @@ class Registry:
     (the data registry reads an env plugin's `prepare`), None = the object itself.
     """
 
-    kind: str
-    entries: Mapping[str, Entry]
-    group: str | None = None
-    base: str | None = None
-    attribute: str | None = None
-    _plugins: dict[str, Entry] = field(default_factory=dict, repr=False)
+    # A plain class, not a dataclass: every cold command imports this module, and a dataclass compiles
+    # its methods from text as its class is created (~2 M instructions).
+    def __init__(
+        self,
+        kind: str,
+        entries: Mapping[str, Entry],
+        group: str | None = None,
+        base: str | None = None,
+        attribute: str | None = None,
+    ) -> None:
+        self.kind, self.entries, self.group, self.base, self.attribute = kind, entries, group, base, attribute
+        self._plugins: dict[str, Entry] = {}
 
     def names(self) -> list[str]:
         """Built-in names and the names of installed entry points (scans the installed distributions)."""

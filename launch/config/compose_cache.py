@@ -30,7 +30,6 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -75,12 +74,14 @@ class Plain(NamedTuple):
     hydra: dict[str, Any]
 
 
-@dataclass
 class Reads:
     """What a composition read besides its files: environment variables, and any impure resolver."""
 
-    env: dict[str, str | None] = field(default_factory=dict)
-    impure: set[str] = field(default_factory=set)
+    # A plain class, not a dataclass: every cold command imports this module, and a dataclass compiles
+    # its methods from text as its class is created (~2 M instructions).
+    def __init__(self) -> None:
+        self.env: dict[str, str | None] = {}
+        self.impure: set[str] = set()
 
 
 def cached_compose(
