@@ -44,7 +44,10 @@ def entry_ids(text: str, category: str) -> list[int]:
         found = _ID.match(text, at)
         if found is not None and found[1] == category:
             ids.append(int(found[2]))
-        at = text.find(_ID_KEY, at + 1)
+            # past the match, as a scan of the whole text goes on: its closing quote is not the next key's
+            at = text.find(_ID_KEY, found.end())
+        else:
+            at = text.find(_ID_KEY, at + 1)
     return ids
 
 

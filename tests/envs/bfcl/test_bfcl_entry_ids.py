@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from t3rl_core.envs.bfcl.shipped import _latest, entry_ids
@@ -46,6 +46,8 @@ def _scanned(text: str, category: str) -> list[int]:
 
 
 @given(TEXT, st.sampled_from([CATEGORY, "multi_turn", "multi_turn_base_long"]))
+# a match's closing quote that opens the next key: the whole scan goes on past its match
+@example('"id": "multi_turn_base_12"id": "multi_turn_base_12"', CATEGORY)
 @settings(max_examples=1000, deadline=None)
 def test_the_ids_of_a_category_are_the_whole_scan_s(text: str, category: str) -> None:
     assert entry_ids(text, category) == _scanned(text, category)
