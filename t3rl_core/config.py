@@ -61,6 +61,9 @@ class EnvConfig(StrictModel):
     # The env keys (dotted under `env`) its data settings are: what `split_sizes()` and `split_parts()`
     # depend on, so that pre-flight blames a change to one of them.
     SIZE_FIELDS: ClassVar[tuple[str, ...]] = ()
+    # How its env reads model text (`Env.action_format`, a key of `registries.ACTION_PARSERS`): only
+    # "tool_calls" splits off reasoning with `model.parsers` (reasoning_parser, think_tags).
+    ACTION_FORMAT: ClassVar[str] = "tool_calls"
 
     name: RegistryName
 

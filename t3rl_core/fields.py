@@ -107,6 +107,11 @@ class Corrected(ValueError):
         self.value = value
 
 
+class Reread(Corrected):
+    """A refused value that says what was meant in another form (`2h` for a SLURM time): `value` is the
+    same value as the field takes it, so it is the first fix (a spelling cleaned up may name another)."""
+
+
 # ------------------------------------------------------------------------------------------ numbers
 
 
@@ -314,10 +319,22 @@ def _device(value: str) -> str:
 _SLURM_TIME = r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^\d+-\d+$"
 
 
+# A duration typed with a unit (`2h`, `90min`, `1.5 days`), which SLURM does not read: its seconds per unit.
+_DURATION = r"(\d+(?:\.\d+)?) ?(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)"
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
 def _slurm_time(value: str) -> str:
     if value in ("infinite", "unlimited", "UNLIMITED", "INFINITE") or re.match(_SLURM_TIME, value):
         return value
-    raise ValueError("a SLURM time limit is minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS")
+    why = "a SLURM time limit is minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS"
+    typed = re.fullmatch(_DURATION, value.strip().lower())
+    if typed:  # `2h`: the same duration as SLURM writes it (a bare number would be minutes)
+        seconds = round(float(typed[1]) * _UNIT_SECONDS[typed[2][0]])
+        days, rest = divmod(seconds, 86400)
+        clock = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+        raise Reread(f"{why}, not a unit", f"{days}-{clock}" if days else clock)
+    raise ValueError(why)
 
 
 _SBATCH_OPTION = r"^--[A-Za-z][A-Za-z0-9-]*(=.*)?$"

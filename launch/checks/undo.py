@@ -12,7 +12,7 @@ from typing import Any
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import quoted
 from launch.config.resolved import composed_plain
-from launch.config.schema_errors import AS_FRACTION, SEE_THE_FIELD
+from launch.config.schema_errors import AS_FRACTION, AS_TYPED, SEE_THE_FIELD
 
 # _OVERRIDE is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl validate
 # +experiment=stage2_bfcl` never uses it.
@@ -59,7 +59,8 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
         # the same value, said once, with both reasons for it
         return replace(problem, fix=f"{undo[:-1]}; {problem.fix.removeprefix(same)}")
     # a fix that reads what was typed (a spelling trimmed, a percentage as its fraction) comes first
-    trims = problem.fix.startswith("set ") and (_trims(problem.fix, written) or AS_FRACTION in problem.fix)
+    reads = AS_FRACTION in problem.fix or AS_TYPED in problem.fix
+    trims = problem.fix.startswith("set ") and (_trims(problem.fix, written) or reads)
     fix = f"{problem.fix}; or {undo}" if trims else f"{undo}; or {problem.fix}" if problem.fix else undo
     return replace(problem, fix=fix)
 

@@ -114,6 +114,9 @@ def _interpolation_fix(composition: Composition, provenance: Provenance, key: st
     found = re.search(r"Interpolation key '([^']+)' not found", message)
     origin = provenance.origin(key)
     raw = origin.raw if origin is not None else None
+    if "Recursive interpolation" in message and origin is not None and origin.source.startswith("override `"):
+        # a value that reads itself, through other keys or not, has none: without the override it had one
+        return f"drop {origin.source.removeprefix('override ')} (the value reads itself: {raw})"
     if not found or not isinstance(raw, str):
         return generic
     missing = found.group(1)

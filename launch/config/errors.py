@@ -118,10 +118,12 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     import difflib  # lazy: asked only once something is misspelt, not by every cold validate
 
     listed = list(candidates)
+    by_lower = {candidate.lower(): candidate for candidate in listed}
+    if name.lower() in by_lower:  # `h100` is H100, not the as-near V100 difflib may rank first
+        return by_lower[name.lower()]
     matches = difflib.get_close_matches(name, listed, n=1, cutoff=0.6)
     if matches:
         return matches[0]
-    by_lower = {candidate.lower(): candidate for candidate in listed}
     matches = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
     return by_lower[matches[0]] if matches else None
 

@@ -14,9 +14,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from launch.config.errors import did_you_mean
-from launch.config.fixes import assign, typed_text
+from launch.config.fixes import assign, typed_text, value_at
 from launch.config.misspelt_secrets import reference_fix
-from launch.config.schema_walk import field_names
+from launch.config.schema_walk import OVERLAYS, field_names, model_at
 from launch.config.secrets import is_secret_key
 
 # A key's place is listed when one of this many or fewer places holds it; more is a name every section
@@ -40,7 +40,8 @@ def places(typed: str, root: Mapping[str, Any]) -> list[str]:
     ends with its last name or too many do."""
     parts = typed.split(".")
     # Hydra's own node (a search's settings) holds no setting of a run.
-    keys = [key for key in _leaf_keys(root, "") if key != typed and not key.startswith("hydra.")]
+    leaves = [*_leaf_keys(root, ""), *_default_leaves(root)]
+    keys = [key for key in leaves if key != typed and not key.startswith("hydra.")]
     found: list[str] = []
     for start in range(len(parts)):
         # The longest typed ending first: `optimizer.lr` before `lr`.
@@ -60,6 +61,35 @@ def _leaf_keys(node: Any, prefix: str) -> Iterator[str]:
             yield from _leaf_keys(item, f"{prefix}.{name}" if prefix else str(name))
     elif prefix:
         yield prefix
+
+
+def _default_leaves(root: Mapping[str, Any]) -> Iterator[str]:
+    """The keys the schema gives a default no file set (`eval.published.tolerance.margin`): a setting lives
+    there too (set with '+')."""
+    from pydantic import BaseModel  # lazy: an error's path (the schema modules import it already)
+
+    for section in ("", *_section_keys(root, "")):
+        model, node = model_at(section, root), value_at(root, section) if section else root
+        parent, _, name = section.rpartition(".")
+        if model is None or not isinstance(node, Mapping) or (model_at(parent, root), name) in OVERLAYS:
+            continue  # an overlay's (a stage's hardware) missing keys are the root section's, not defaults
+        for name, field in model.model_fields.items():
+            key = f"{section}.{name}" if section else name
+            if name in node:
+                continue
+            default = field.get_default(call_default_factory=True)
+            if isinstance(default, BaseModel):
+                yield from _leaf_keys(default.model_dump(mode="json"), key)
+            elif not isinstance(default, Mapping):
+                yield key
+
+
+def _section_keys(node: Mapping[str, Any], prefix: str) -> Iterator[str]:
+    for name, item in node.items():
+        if isinstance(item, Mapping):
+            key = f"{prefix}.{name}" if prefix else str(name)
+            yield key
+            yield from _section_keys(item, key)
 
 
 def key_fits(key: str, root: Mapping[str, Any]) -> bool:

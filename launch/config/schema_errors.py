@@ -9,11 +9,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from launch.config.errors import Problem, did_you_mean
-from launch.config.fixes import assign, value_at
+from launch.config.fixes import assign, quoted, value_at
 from launch.config.provenance import Provenance
 from launch.config.schema_walk import field_names, model_at
 from launch.config.secrets import is_secret_key
-from t3rl_core.fields import HOLDS, Corrected, OutOfOrder
+from t3rl_core.fields import HOLDS, Corrected, OutOfOrder, Reread
 from t3rl_core.registry import PluginError, UnknownNameError
 from t3rl_core.secret import SECRET_REFERENCE_ERROR
 
@@ -21,6 +21,8 @@ from t3rl_core.secret import SECRET_REFERENCE_ERROR
 SEE_THE_FIELD = "see the field's comment"
 # How a fix that reads a number typed as a percentage says so; `launch.checks.undo` puts it first.
 AS_FRACTION = "a fraction: "
+# How a fix that is the value typed, in the form the field takes (`2h` as 02:00:00), says so; likewise first.
+AS_TYPED = "the value typed, in the form the field takes"
 
 
 def problems_from_validation(
@@ -123,7 +125,8 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         message = f"{item['msg']} (got {item.get('input')!r})"
         if item["loc"][-1:] == ("[key]",):
             return Problem(key, message, source, f"rename the key to {cause.value}")
-        return Problem(_list_of(key), message, source, f"set {_assignment(root, key, cause.value)}")
+        reread = f" ({AS_TYPED})" if isinstance(cause, Reread) else ""
+        return Problem(_list_of(key), message, source, f"set {_assignment(root, key, cause.value)}{reread}")
     if isinstance(cause, OutOfOrder):
         return _out_of_order(cause, key, item.get("input"), provenance, root)
     fraction = _as_fraction(item, key)
@@ -264,8 +267,8 @@ def _override_text(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, list):
-        return "[" + ",".join(_override_text(v) for v in value) + "]"
+    if isinstance(value, list):  # an item Hydra's grammar would read otherwise (`--qos=high`) quoted
+        return "[" + ",".join(quoted(v) if isinstance(v, str) else _override_text(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {_override_text(v)}" for k, v in value.items()) + "}"
     return str(value)

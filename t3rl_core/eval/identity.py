@@ -8,7 +8,8 @@
     env             the env's name and the sha256 of its config (without where its data or user live)
     budget          the limits an episode runs under: tokens per call, model calls, context and response
     decoding        the sampling the model is evaluated with: temperature, and top-p / top-k when sampled
-    protocol        how text becomes actions: the chat template and its variables, the tool-call and
+    protocol        how text becomes actions: the chat template and its variables, the tokenizer by its
+                    files' content (another hub revision of them tokenizes otherwise), the tool-call and
                     reasoning parsers (the same model thinking or not is another measurement)
     coverage        whether the eval completed, and how many of its tasks have no scored episode
 
@@ -63,11 +64,17 @@ REMEDIES = {
     "budget": "rerun one with the other's eval.max_new_tokens, eval.max_num_steps and the curriculum's "
     "max_context_len / max_response_len",
     "decoding": "rerun one with the other's eval.temperature, eval.top_p and eval.top_k",
-    "protocol": "rerun one with the other's model.chat_template, model.chat_template_kwargs and "
-    "model.parsers",
+    "protocol": "rerun one with the other's model.chat_template, model.chat_template_kwargs, tokenizer "
+    "files (the same hub revision) and model.parsers",
     "coverage": "finish the incomplete eval (`--resume` runs its missing and engine-failed episodes)",
     "identity": "rerun the older one with this t3rl (its summary records no identity)",
 }
+# A tokenizer directory's files that decide its ids and special tokens (any of them may change between two
+# revisions of one hub repository, under the same directory name).
+TOKENIZER_FILES = (
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "vocab.json",
+    "merges.txt", "tokenizer.model",
+)  # fmt: skip
 BUDGET_KEYS = ("max_new_tokens", "max_num_steps", "max_context_len", "max_response_len")
 # Bumped whenever t3rl changes how a metric is computed from the episodes.
 METRIC_DEFINITION = {
@@ -179,13 +186,28 @@ def budget_of(rollout: Any) -> dict[str, Any]:
 
 
 def protocol_of(runtime: Any) -> dict[str, Any]:
-    """How the model's text is framed and read: the chat settings (without the tokenizer, which is the
-    model's) and the parsers; a template given as a file by its content."""
+    """How the model's text is framed and read: the chat settings (the tokenizer by its content, not its
+    path) and the parsers; a template given as a file by its content."""
     chat = runtime.chat.model_dump(mode="json", exclude={"tokenizer"})
     template = chat.get("chat_template")
     if isinstance(template, str) and template.endswith(".jinja") and Path(template).is_file():
         chat["chat_template"] = hashlib.sha256(Path(template).read_bytes()).hexdigest()
-    return {"chat_sha256": _digest(chat)} | runtime.parsers.model_dump(mode="json")
+    tokenizer = {"tokenizer_sha256": tokenizer_digest(runtime.chat.tokenizer)}
+    return {"chat_sha256": _digest(chat)} | tokenizer | runtime.parsers.model_dump(mode="json")
+
+
+def tokenizer_digest(tokenizer: str | None) -> str | None:
+    """sha256 of a local tokenizer directory's TOKENIZER_FILES, wherever it lies (two downloads of one
+    revision are equal, two revisions differ); a hub id is its name (no revision is pinned); None: none,
+    or a directory not there yet (a checkpoint a planned stage converts: its content is not known)."""
+    directory = Path(tokenizer) if tokenizer else None
+    if directory is None or not directory.is_dir():
+        return None if directory is None or directory.is_absolute() else tokenizer
+    digest = hashlib.sha256()
+    for name in TOKENIZER_FILES:
+        if (directory / name).is_file():
+            digest.update(name.encode() + b"\0" + (directory / name).read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def coverage_of(records: list[Mapping[str, Any]], complete: bool) -> dict[str, Any]:

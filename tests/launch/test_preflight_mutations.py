@@ -16,6 +16,7 @@ _EVERY = {
     "domain": 23,
     "wrong kind": 17,
     "choice": 5,
+    "wrong case": 5,
     "other choice": 5,
     "flipped": 5,
     "option": 12,

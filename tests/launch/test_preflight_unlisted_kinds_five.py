@@ -17,9 +17,11 @@ working directory and composition cache (a module-scoped fixture)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -28,8 +30,13 @@ import yaml
 from test_preflight import _invoke
 from test_preflight_slime_kinds import refused_with_a_fix_that_validates
 
+from t3rl_core.chat.tiny import shared_tokenizer_dir
+from t3rl_core.eval.identity import differences, remedy
+from t3rl_core.eval.runner import run_eval
 from tests.support.cli_app import invoke
+from tests.support.eval_runs import bfcl_runtime, reference_config
 from tests.support.fix_applier import apply_first_fix
+from tests.support.tiny_stack import bfcl_rows
 
 S1 = "+experiment=stage1_bfcl"
 C = "stages.train.curriculum"
@@ -118,7 +125,7 @@ REASONING = [
     ),
     (
         "thinking_switched_off_under_a_forced_parser",
-        ["+experiment=retool", "model.parsers.reasoning_parser=qwen3-thinking", THINKING_OFF],
+        [S1, "model=qwen3_8b", f"{PARSER}=qwen3-thinking", THINKING_OFF],
         "model.chat.chat_template_kwargs.enable_thinking",
         "thinking is switched off (enable_thinking: false)",
         "set model.parsers.reasoning_parser=null",
@@ -136,6 +143,11 @@ REASONING_AS_MEANT = [
     ("a_thinking_model_with_its_parser", [S1, "model=qwen3_8b"]),
     ("thinking_switched_off_without_a_parser", [S1, "model=qwen3_8b", f"{PARSER}=null", THINKING_OFF]),
     ("an_instruct_model_without_a_parser", ["+experiment=tau2_pipeline"]),
+    # ReTool reads code blocks its own way: no parser splits its text
+    (
+        "retool_reads_no_reasoning_parser",
+        ["+experiment=retool", "model.thinks=false", f"{PARSER}=qwen3-thinking"],
+    ),
     ("a_hub_environment_on_the_instruct_model", ["+experiment=hub_env_grpo"]),
 ]
 
@@ -260,3 +272,80 @@ def test_an_overrides_boolean_words_in_a_list_are_the_text_written(data: Path) -
     """Hydra's grammar, not YAML's: `[--weight-cache-mode,off]` on the command line is two strings."""
     code, out = _invoke("validate", S1, "eval.server.extra_args=[--weight-cache-mode,off]")
     assert code == 0, out
+
+
+# ---------------------------------------------------------- the tokenizer's revision in the identity
+
+
+def _eval_identity(out: Path, tokenizer: Path) -> dict:
+    """The identity of the scripted reference engine's eval of one BFCL task per category, the runtime's
+    tokenizer the directory given."""
+    runtime = bfcl_runtime()
+    runtime = runtime.model_copy(
+        update={"chat": runtime.chat.model_copy(update={"tokenizer": str(tokenizer)})}
+    )
+    config = reference_config(concurrency=1)
+    return asyncio.run(run_eval(runtime, config, bfcl_rows(per_category=1), out, show_progress=False))[
+        "identity"
+    ]
+
+
+def test_evals_that_differ_only_in_the_tokenizers_revision_are_two_benchmarks(tmp_path: Path) -> None:
+    """The same model's tokenizer at another hub revision (here: its tokenizer_config.json changed, under
+    the same directory name) tokenizes otherwise; the identity left the tokenizer out, so the two evals
+    were ranked side by side."""
+    shipped = Path(shared_tokenizer_dir("qwen3"))
+    revisions = [tmp_path / "a" / "tokenizer", tmp_path / "b" / "tokenizer"]
+    for copy in revisions:
+        shutil.copytree(shipped, copy)
+    config = json.loads((revisions[1] / "tokenizer_config.json").read_text())
+    (revisions[1] / "tokenizer_config.json").write_text(json.dumps(config | {"model_max_length": 4096}))
+    first, second = (_eval_identity(tmp_path / f"eval{i}", d) for i, d in enumerate(revisions))
+    found = differences(first, second)
+    assert [part.split(" ", 2)[:2] for part in found] == [["protocol:", "tokenizer_sha256"]], found
+    assert "tokenizer files (the same hub revision)" in remedy(found)
+    # one revision in two places is one benchmark
+    assert differences(first, _eval_identity(tmp_path / "eval_shipped", shipped)) == []
+
+
+# --------------------------------------------------- a choice in the wrong case, a duration with a unit
+
+
+def test_a_choice_typed_in_the_wrong_case_gets_that_choice(data: Path) -> None:
+    """`h100` was as near to V100 and A100 as to H100 for difflib, which named V100 first."""
+    out = invoke(["validate", S1, "hardware=h100x8", "hardware.gpu_type=h100"], COLUMNS="400").output
+    assert "fix: set hardware.gpu_type=H100" in out, out
+    code, out = _invoke("validate", S1, "hardware=h100x8", "hardware.gpu_type=H100")
+    assert code == 0 and "gpu_type" not in out, out
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("2h", "02:00:00"), ("90min", "01:30:00"), ("1.5d", "1-12:00:00"), ("45 s", "00:00:45")],
+)
+def test_a_slurm_time_limit_typed_with_a_unit_gets_the_same_duration(
+    typed: str, meant: str, data: Path
+) -> None:
+    """SLURM reads no unit (a bare number is minutes); the fix was the key's old value (24:00:00)."""
+    args = [S1, "executor=slurm", f"executor.time_limit={typed}"]
+    block = refused_with_a_fix_that_validates(args, "executor.time_limit", "not a unit")
+    assert block["fix"].startswith(f"set executor.time_limit={meant} (the value typed"), block
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        (["name=${name}"], "name"),
+        (
+            ["tracking=wandb", "tracking.project=${tracking.group}", "tracking.group=${tracking.project}"],
+            None,
+        ),
+    ],
+    ids=["a_key_reading_itself", "two_keys_reading_each_other"],
+)
+def test_an_interpolation_cycle_typed_on_the_command_line_is_dropped_as_the_fix(
+    overrides: list[str], key: str | None, data: Path
+) -> None:
+    """It was 'fix the ${...} interpolation (it must name an existing key …)': no override to type."""
+    block = refused_with_a_fix_that_validates([S1, *overrides], key or "tracking.project", "Recursive")
+    assert block["fix"].startswith(f"drop `{overrides[-1] if key else overrides[1]}`"), block

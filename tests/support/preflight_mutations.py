@@ -1,8 +1,9 @@
 """Mutations of the shipped experiments, generated from the schema, and what the pre-flight makes of
 each: every leaf pushed through its type's boundaries and wrong kinds, every pair of port holders
-collided, every stage reference broken, every list of named choices given a repeat, and valid values that
-change what the rest must be: every other choice of a choice field, every boolean flipped, every other
-option of the model and hardware groups. Each mutation must end one of two ways:
+collided, every stage reference broken, every list of named choices given a repeat, every choice typed in
+capitals, and valid values that change what the rest must be: every other choice of a choice field, every
+boolean flipped, every other option of the model and hardware groups. Each mutation must end one of two
+ways:
 
 - refused with an error at the mutated key (or the key it collides with), whose first fix, applied as
   the user would, validates (for a swapped option: its first error, wherever it is, whose fix removes
@@ -174,6 +175,8 @@ def _leaf_mutations(experiment: str, key: str, value: Any, model: Any, name: str
     choices = _choices(annotation)
     if choices:
         yield Mutation(experiment, "choice", key, "not_a_choice")
+        if isinstance(value, str) and value.upper() != value:  # the choice in capitals: its fix is the choice
+            yield Mutation(experiment, "wrong case", key, value.upper())
         # every other choice: valid alone, so refused only by what it does to the rest, blamed on it
         for other in (c for c in choices if c != value and isinstance(c, str)):
             yield Mutation(experiment, "other choice", key, other)

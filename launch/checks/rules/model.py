@@ -137,10 +137,16 @@ def reasoning_parser_fits(ctx: Context) -> Iterator[Problem]:
     fitting = sglang_names.FAMILY_REASONING_PARSERS.get(family)
     if fitting is not None and name not in fitting:
         options = ", ".join(fitting) if fitting else "none: the family has no reasoning tags"
+        fix = f"set {key}=null" + (f" or one of {options}" if fitting else f" ({options})")
+        if (
+            fitting
+            and declared_thinks(ctx)
+            and ctx.run.model.chat.chat_template_kwargs.get("enable_thinking") is not False
+        ):
+            # a model that reasons unasked needs one (reasoning_parser_where_the_model_reasons)
+            fix = f"{_thinking_fix(ctx, key)} (one of {options}: the model reasons unasked, so not null)"
         yield Problem(
-            key,
-            f"reasoning parser '{name}' does not match the {family} family's thinking tags",
-            fix=f"set {key}=null" + (f" or one of {options}" if fitting else f" ({options})"),
+            key, f"reasoning parser '{name}' does not match the {family} family's thinking tags", fix=fix
         )
 
 
@@ -200,8 +206,8 @@ def reasoning_parser_where_the_model_reasons(ctx: Context) -> Iterator[Problem]:
     reasons, unasked or asked by the prompt."""
     model = ctx.run.model
     thinks = declared_thinks(ctx)
-    if thinks is None:
-        return
+    if thinks is None or ctx.run.env.ACTION_FORMAT != "tool_calls":
+        return  # an env reading text its own way (ReTool's code blocks, ToolRL's <think>) splits nothing
     switched_off = model.chat.chat_template_kwargs.get("enable_thinking") is False
     parser, tags = model.parsers.reasoning_parser, model.parsers.think_tags
     who = f"{model.hf_id} (model.thinks: {str(thinks).lower()})"

@@ -68,6 +68,7 @@ class ReToolEnvConfig(EnvConfig):
     )
 
     SIZE_FIELDS = ("data.source", "data.test_size", "data.sft_source")
+    ACTION_FORMAT = "code_block"
 
     name: Literal["retool_python"] = "retool_python"
     # Model turns per episode (Agent-R1 tool.max_turns: 5); a code call in the last turn still runs.

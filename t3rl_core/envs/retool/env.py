@@ -37,7 +37,7 @@ class ReToolEnv(Env):
     """Ends when a turn has no code, or after `max_turns` model turns (the last turn's code still runs)."""
 
     stop = ("</code>",)
-    action_format = "code_block"
+    action_format = ReToolEnvConfig.ACTION_FORMAT
 
     def __init__(self, task: Mapping[str, Any], sandbox: Sandbox, config: ReToolEnvConfig) -> None:
         if task.get("label") is None:

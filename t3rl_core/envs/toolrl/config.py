@@ -31,6 +31,7 @@ class ToolRLEnvConfig(EnvConfig):
     OUTCOME_FIELDS = frozenset({"response", "ground_truth", "answered"})
 
     SIZE_FIELDS = ("data.splits",)
+    ACTION_FORMAT = "toolrl"
 
     name: Literal["toolrl_single_turn"] = "toolrl_single_turn"
     data: ToolRLDataConfig

@@ -13,7 +13,7 @@ from t3rl_core.types import Action, AnswerAction, InvalidAction, ToolCallAction,
 class ToolRLEnv(Env):
     """Single turn, nothing executed: ToolRL scores the raw `<think>…</think>\\n<tool_call>…` text."""
 
-    action_format = "toolrl"
+    action_format = ToolRLEnvConfig.ACTION_FORMAT
 
     def __init__(self, task: Mapping[str, Any]) -> None:
         label = task.get("label")

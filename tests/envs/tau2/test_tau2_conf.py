@@ -46,7 +46,9 @@ def test_user_sim_and_domain_overrides():
     with pytest.raises(ConfigError, match="tau2_test"):
         resolve(["env=tau2"])
     # tau2's own reward: the default (progress) reads outcome fields tau2 does not produce.
-    tau2 = ["env=tau2", "eval.split=tau2_test", "reward=tau2_shaped"]
+    # The default model's qwen3-thinking needs a prompt that asks for <thinking>: tau2's asks for none.
+    no_reasoning = ["model.parsers.reasoning_parser=null", "model.parsers.think_tags=null"]
+    tau2 = ["env=tau2", "eval.split=tau2_test", "reward=tau2_shaped", *no_reasoning]
     run = resolve([*tau2, "env.domains=[retail]"]).run
     assert isinstance(run.env.user, ScriptedUserConfig) and run.env.domains == ["retail"]
     llm = resolve([*tau2, "user_sim=llm", "env.user.model=my-user"]).run.env.user
