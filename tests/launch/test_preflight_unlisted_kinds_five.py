@@ -9,7 +9,13 @@ about) by a declaration it violates:
   declaration `model.thinks` (`launch/checks/rules/model.py`);
 - a tracker run name every point of a sweep shares (a `tracking.run_name` typed beside the swept key,
   which the points now keep: it was replaced by each point's own name without a word), warned about
-  before the sweep starts with the swept key interpolated as the fix (`launch/run/sweep_checks.py`).
+  before the sweep starts with the swept key interpolated as the fix (`launch/run/sweep_checks.py`);
+- a list item YAML 1.1 reads otherwise than written (`[--weight-cache-mode, off]`, `[1, 010]`), refused at
+  the list with the whole list as meant (`launch/config/yaml_readings.py`);
+- two evals that differ only in the tokenizer's revision, now two benchmarks (`protocol.tokenizer_sha256`);
+- kinds found by typing what a newcomer would: a name in the wrong case (`gpu_type=h100`), a SLURM time
+  with a unit (`2h`), an interpolation cycle on the command line, a setting by its last name that only a
+  schema default holds (`margin=0.0`).
 
 Each refusal names the key, where it was set (the file, or the override) and a first fix that validates
 when applied; the valid settings next to them are accepted. The config cases share the first round's
