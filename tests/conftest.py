@@ -24,7 +24,18 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
+
+# The suite's property tests draw the same examples on every run (a failure is one anyone can rerun, not
+# one run in twenty), and nothing in them is timed: Hypothesis's per-example deadline and its "too slow"
+# health check both fail a test on a busy machine that passes on an idle one. `--hypothesis-profile
+# explore` draws new examples, as Hypothesis does by default.
+settings.register_profile(
+    "t3rl", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("explore", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("t3rl")
 
 _CACHE_DIR = "T3RL_CACHE_DIR"
 SHARED_DIR = "T3RL_TEST_SHARED_DIR"
