@@ -66,13 +66,22 @@ def start_order(
     return [jobs[i] for i in planned_order(lengths, slots, groups)]
 
 
-def tool_names(row: Mapping[str, Any]) -> tuple[str, ...]:
+def tool_names(row: Mapping[str, Any]) -> tuple[Any, ...]:
     """The names of a row's tools (`metadata.tools`: OpenAI's `{"function": {"name": …}}`, a bare
     `{"name": …}`, anything else as its text): rows whose tool lists are equal have equal names (the
-    converse is not needed, a group only orders the start). Plain dict checks: the 300 BFCL rows' ~7,500
-    tools through `isinstance(…, Mapping)` cost ~5 ms at the eval's start."""
+    converse is not needed, a group only orders the start). Read before the eval's first call: a list
+    of OpenAI tools in one comprehension (the 300 BFCL rows' 8,388 tools: ~1 ms, where each tool's
+    checks and `str` took 5.9 ms, and a generator 3.4 ms), any other list tool by tool."""
+    tools = (row.get("metadata") or {}).get("tools") or ()
+    try:
+        return tuple([tool["function"]["name"] for tool in tools])
+    except (KeyError, TypeError, IndexError):
+        return _any_tool_names(tools)
+
+
+def _any_tool_names(tools: Any) -> tuple[str, ...]:
     names = []
-    for tool in (row.get("metadata") or {}).get("tools") or ():
+    for tool in tools:
         if isinstance(tool, dict):
             function = tool.get("function")
             names.append(str((function if isinstance(function, dict) else tool).get("name")))

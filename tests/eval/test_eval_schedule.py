@@ -97,3 +97,6 @@ def test_tool_names_of_any_tool_shape():
     row = {"metadata": {"tools": [function, {"name": "cd"}, "raw", {"function": "odd"}]}}
     assert tool_names(row) == ("ls", "cd", "raw", "None")
     assert tool_names({}) == () and tool_names({"metadata": {"tools": None}}) == ()
+    # OpenAI tools only (every BFCL row), read in one pass: the same names.
+    assert tool_names({"metadata": {"tools": [function, {"function": {"name": "cd"}}]}}) == ("ls", "cd")
+    assert tool_names({"metadata": {"tools": [{"function": {}}, function]}}) == ("None", "ls")

@@ -99,11 +99,19 @@ class World:
         method = self.methods.get(name)
         if method is None:
             raise ValueError(f"positional arguments of an unknown function: {call_string!r}")
-        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        names = [p.name for p in inspect.signature(method).parameters.values() if p.kind in kinds]
+        names = _positional_names(method.__func__)  # a bound method: its first parameter is bound
         if len(args) > len(names):
             raise ValueError(f"too many positional arguments for {name}: {call_string!r}")
         return dict(zip(names, args, strict=False))
+
+
+@cache
+def _positional_names(function: Callable[..., Any]) -> tuple[str, ...]:
+    """The names a bound method of `function` takes positionally (its first parameter is the bound one):
+    `inspect.signature` once per API method, not at each gold call with positional values (~170 an
+    eval of the 300 test tasks, on the event loop)."""
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return tuple(p.name for p in inspect.signature(function).parameters.values() if p.kind in kinds)[1:]
 
 
 @lru_cache(maxsize=4096)

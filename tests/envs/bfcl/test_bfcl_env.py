@@ -200,6 +200,22 @@ def test_oracle_names_positional_arguments_and_answers_after_the_calls(row_by_id
     assert "missing" in env.oracle().text  # the empty-ground-truth turn: ask
 
 
+def test_positional_values_are_named_as_the_bound_methods_signature_names_them(bfcl_rows):
+    # Every API method of every class the rows involve: the names a call's positional values take are
+    # those inspect.signature gives the bound method (its first parameter bound, *args not named).
+    import inspect
+
+    from t3rl_core.envs.bfcl.world import World, _positional_names
+
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    classes = sorted({name for row in bfcl_rows for name in BFCLTask.from_row(row).involved_classes})
+    world = World({}, classes, long_context=False)
+    assert len(world.methods) > 100
+    for method in world.methods.values():
+        named = tuple(p.name for p in inspect.signature(method).parameters.values() if p.kind in kinds)
+        assert _positional_names(method.__func__) == named
+
+
 @pytest.mark.parametrize("mode", ["train", "eval"])
 def test_following_the_oracle_solves_all_800_entries(bfcl_rows, mode):
     async def solve(row):

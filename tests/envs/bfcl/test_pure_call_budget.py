@@ -111,3 +111,32 @@ def test_calls_a_worker_cannot_receive_unchanged_stay_on_the_loop() -> None:
     assert world.pure_call(ToolCall("add", {"a": float("nan"), "b": 2})) is None
     assert world.pure_call(ToolCall("ls", {})) is None  # a stateful class's
     assert world.pure_call(ToolCall("add", {"a": 1, "b": 2})) is not None
+
+
+def test_closing_signals_every_worker_before_waiting_for_any() -> None:
+    # Two workers' exits overlap: each is sent its kill before the first one is waited for.
+    events: list[str] = []
+
+    class Process:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def kill(self) -> None:
+            events.append(f"kill {self.name}")
+
+        def wait(self) -> None:
+            events.append(f"wait {self.name}")
+
+    class Worker:
+        def __init__(self, name: str) -> None:
+            self.process = Process(name)
+
+        def kill(self) -> None:
+            self.process.kill()
+            self.process.wait()
+
+    workers = CallWorkers(stateless_modules())
+    workers._idle.extend([Worker("a"), Worker("b")])  # type: ignore[list-item]
+    workers.close()
+    waits = [index for index, event in enumerate(events) if event.startswith("wait")]
+    assert {"kill a", "kill b"} <= set(events[: waits[0]]) and len(waits) == 2 and not workers._idle
