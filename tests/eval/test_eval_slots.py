@@ -2,12 +2,14 @@
 past their first call, and a freed slot goes to an episode already set up."""
 
 import asyncio
+import time
 from typing import Any
 
 from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
+from t3rl_core.engines.reference import ReferenceEngine
 from t3rl_core.eval import resume as resuming
 from t3rl_core.eval import runner
-from t3rl_core.eval.slots import Slots, SlottedEngine
+from t3rl_core.eval.slots import Slots, SlottedEngine, _episode
 from tests.support.eval_runs import bfcl_runtime, read_records, reference_config
 from tests.support.tiny_stack import bfcl_rows
 
@@ -120,7 +122,9 @@ def test_the_eval_sets_the_next_episode_up_while_the_slot_is_busy(tmp_path, monk
 
     async def run_episode(engine_runner: Any, job: Any, *args: Any) -> dict[str, Any]:
         events.append(f"start {job.task_id}")
-        return await started(engine_runner, job, *args)
+        record = await started(engine_runner, job, *args)
+        events.append(f"end {job.task_id}")
+        return record
 
     def written(sink: Any, index: Any, key: Any, *args: Any) -> None:
         events.append(f"written {key[0]}")
@@ -133,10 +137,47 @@ def test_the_eval_sets_the_next_episode_up_while_the_slot_is_busy(tmp_path, monk
     config = reference_config(1, engine={"name": "reference", "latency_s": 0.005})
     asyncio.run(runner.run_eval(bfcl_runtime(), config, rows, tmp_path, show_progress=False))
     order = [record["task_id"] for record in read_records(tmp_path)]
-    # One slot: the second episode starts before the first one's record is written, the third not.
-    assert events.index(f"start {order[1]}") < events.index(f"written {order[0]}")
-    assert events.index(f"start {order[2]}") > events.index(f"written {order[0]}")
+    # One slot: the second episode starts before the first one ends, the third once it has.
+    assert events.index(f"start {order[1]}") < events.index(f"end {order[0]}")
+    assert events.index(f"start {order[2]}") > events.index(f"end {order[0]}")
     assert all(record["success"] for record in read_records(tmp_path))
+
+
+def test_a_freed_slot_takes_its_next_call_before_the_last_record_is_written(tmp_path, monkeypatch):
+    events: list[str] = []
+    waiting: list[int] = []  # episodes (by start number) that waited for a slot
+    write, generate, take = resuming.write, ReferenceEngine.generate, Slots.take
+
+    def written(sink: Any, index: Any, key: Any, *args: Any) -> None:
+        events.append("written")
+        write(sink, index, key, *args)
+
+    async def noted_take(self: Slots) -> None:
+        ticket = _episode.get()
+        if ticket is not None and not ticket.holds_slot:
+            waiting.append(ticket.number)
+        await take(self)
+
+    async def call(engine: Any, input_ids: Any, sampling: Any, context: Any = None) -> Any:
+        ticket = _episode.get()
+        assert ticket is not None
+        events.append(f"call {ticket.number}")  # the call has its slot: it is at the engine
+        deadline = time.monotonic() + 60.0  # the first episode's calls wait for the second to wait
+        while ticket.number == 0 and 1 not in waiting and time.monotonic() < deadline:
+            await asyncio.sleep(0.001)
+        return await generate(engine, input_ids, sampling, context)
+
+    monkeypatch.setattr(resuming, "write", written)
+    monkeypatch.setattr(Slots, "take", noted_take)
+    monkeypatch.setattr(ReferenceEngine, "generate", call)
+    # Two episodes of one task and one slot: the second sets up and waits for the slot.
+    config = reference_config(1, samples=2)
+    asyncio.run(
+        runner.run_eval(bfcl_runtime(), config, bfcl_rows(per_category=1)[:1], tmp_path, show_progress=False)
+    )
+    # The second episode's first call comes before the first episode's record is written.
+    assert 1 in waiting and events.index("call 1") < events.index("written")
+    assert len(read_records(tmp_path)) == 2 and all(record["success"] for record in read_records(tmp_path))
 
 
 def test_slots_go_in_start_order_a_turn_is_given_up_and_a_cancelled_waiter_frees_nothing_it_lacks():
