@@ -12,11 +12,28 @@ from launch.config.overlay import overlay
 from launch.config.schema import EvalStage, RunConfig
 from t3rl_core.eval.config import EvalConfig
 
+# Effective eval configs by (run, stage), each held with its run and stage so that their ids stay
+# theirs: a dozen rules ask for each stage's (~8 M instructions of a cold validate of stage2_bfcl when
+# each was validated again). Both are frozen, so the config is the same whenever it is asked for.
+_VALIDATED: dict[tuple[int, int], tuple[RunConfig, EvalStage, EvalConfig | None]] = {}
+# More runs than a command checks at once (a fix search's candidates): the oldest are let go.
+_HELD = 64
+
 
 def eval_config_of(run: RunConfig, spec: EvalStage) -> EvalConfig | None:
     """The stage's effective eval config; None when its overrides do not validate (another rule says so)."""
     if not spec.eval:
         return run.eval
+    key = (id(run), id(spec))
+    held = _VALIDATED.get(key)
+    if held is None:
+        if len(_VALIDATED) >= _HELD:
+            del _VALIDATED[next(iter(_VALIDATED))]
+        held = _VALIDATED[key] = (run, spec, _validated(run, spec))
+    return held[2]
+
+
+def _validated(run: RunConfig, spec: EvalStage) -> EvalConfig | None:
     try:
         return EvalConfig.model_validate(overlay(run.eval.model_dump(), spec.eval))
     except ValidationError:
