@@ -129,6 +129,9 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         return Problem(_list_of(key), message, source, f"set {_assignment(root, key, cause.value)}{reread}")
     if isinstance(cause, OutOfOrder):
         return _out_of_order(cause, key, item.get("input"), provenance, root)
+    one = _one_item_list(item, key, root) if kind == "list_type" else None
+    if one:
+        return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, one)
     fraction = _as_fraction(item, key)
     if fraction:
         return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, fraction)
@@ -195,6 +198,29 @@ def _as_fraction(item: Any, key: str) -> str | None:
     if bound != 1 or isinstance(value, bool) or not isinstance(value, int | float) or not 2 <= value <= 100:
         return None
     return f"set {key}={value / 100:g} ({AS_FRACTION}{value:g} % is {value / 100:g})"
+
+
+def _one_item_list(item: Any, key: str, root: Mapping[str, Any]) -> str | None:
+    """A list of texts given one text alone (`eval.categories=multi_turn_base`, `env.domains=retail`): a
+    list of it alone, when the list's items take it (text, or a choice it is)."""
+    from typing import Annotated, Literal, Union, get_args, get_origin  # lazy: an error's path
+
+    def arms(tp: Any) -> list[Any]:  # the types a field may hold, Optional and Annotated unwrapped
+        if get_origin(tp) is Annotated:
+            return arms(get_args(tp)[0])
+        if get_origin(tp) is Union or type(tp).__name__ == "UnionType":
+            return [a for arg in get_args(tp) for a in arms(arg)]
+        return [tp]
+
+    value, (parent, _, leaf) = item.get("input"), key.rpartition(".")
+    model = model_at(parent, root)
+    field = model.model_fields.get(leaf) if model is not None else None
+    if field is None or not isinstance(value, str):
+        return None
+    items = [i for arm in arms(field.annotation) if get_origin(arm) is list for i in arms(get_args(arm)[0])]
+    if not any(i is str or (get_origin(i) is Literal and value in get_args(i)) for i in items):
+        return None
+    return f"set {assign(root, key, '[' + quoted(value) + ']')} ({AS_TYPED}: a list of it alone)"
 
 
 def _bounds_fix(item: Any, key: str) -> str:

@@ -355,3 +355,18 @@ def test_an_interpolation_cycle_typed_on_the_command_line_is_dropped_as_the_fix(
     """It was 'fix the ${...} interpolation (it must name an existing key …)': no override to type."""
     block = refused_with_a_fix_that_validates([S1, *overrides], key or "tracking.project", "Recursive")
     assert block["fix"].startswith(f"drop `{overrides[-1] if key else overrides[1]}`"), block
+
+
+@pytest.mark.parametrize(
+    ("args", "key", "fix"),
+    [
+        ([S1, "eval.categories=multi_turn_base"], "eval.categories", "set eval.categories=[multi_turn_base]"),
+        (["+experiment=tau2_pipeline", "env.domains=retail"], "env.domains", "set env.domains=[retail]"),
+    ],
+)
+def test_one_item_typed_for_a_list_gets_the_list_of_it(
+    args: list[str], key: str, fix: str, data: Path
+) -> None:
+    """The fix was the key's old value (all categories, every domain): what was typed was dropped."""
+    block = refused_with_a_fix_that_validates(args, key, "Input should be a valid list")
+    assert block["fix"].startswith(f"{fix} (the value typed"), block
