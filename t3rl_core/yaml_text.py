@@ -11,14 +11,17 @@ from typing import Any
 
 import yaml
 
-# No line folding: libyaml and PyYAML fold a long quoted string with escaped characters at different
-# places, and one line per value is what a reader greps for anyway.
-WIDTH = 1 << 30
+from t3rl_core.yaml_block import WIDTH, block_text
 
 
 def safe_dump(data: Any, **options: Any) -> str:
-    """`yaml.safe_dump(data, width=WIDTH, **options)`, through libyaml when available."""
+    """`yaml.safe_dump(data, width=WIDTH, **options)`, through libyaml when available; the plain data of
+    a plan's files (`sort_keys=False`) written directly in libyaml's text (t3rl_core.yaml_block)."""
     options.setdefault("width", WIDTH)
+    if options == {"sort_keys": False, "width": WIDTH}:
+        text = block_text(data)
+        if text is not None:
+            return text
     return yaml.dump(data, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), **options)
 
 
