@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
 from launch.config.errors import did_you_mean
 from launch.config.fixes import assign, typed_text, value_at
 from launch.config.misspelt_secrets import reference_fix
@@ -66,8 +68,6 @@ def _leaf_keys(node: Any, prefix: str) -> Iterator[str]:
 def _default_leaves(root: Mapping[str, Any]) -> Iterator[str]:
     """The keys the schema gives a default no file set (`eval.published.tolerance.margin`): a setting lives
     there too (set with '+')."""
-    from pydantic import BaseModel  # lazy: an error's path (the schema modules import it already)
-
     for section in ("", *_section_keys(root, "")):
         model, node = model_at(section, root), value_at(root, section) if section else root
         parent, _, name = section.rpartition(".")

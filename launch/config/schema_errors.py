@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import ValidationError
 
@@ -203,7 +203,6 @@ def _as_fraction(item: Any, key: str) -> str | None:
 def _one_item_list(item: Any, key: str, root: Mapping[str, Any]) -> str | None:
     """A list of texts given one text alone (`eval.categories=multi_turn_base`, `env.domains=retail`): a
     list of it alone, when the list's items take it (text, or a choice it is)."""
-    from typing import Annotated, Literal, Union, get_args, get_origin  # lazy: an error's path
 
     def arms(tp: Any) -> list[Any]:  # the types a field may hold, Optional and Annotated unwrapped
         if get_origin(tp) is Annotated:
