@@ -1,8 +1,8 @@
 """A cold `t3rl validate` generates the schema of each config section it validates alone (a stage's
-hardware, its eval settings) once: built before the run's validator, which reuses them
-(launch.config.schema.build_run_validator); built after it, pydantic generates each again (a cold start
-cost, benchmarks/cli_startup.py). Run in a fresh interpreter, as a user runs it: this process has built
-its validators already."""
+hardware, its eval settings, the sections the runtime config shares with the run, the architecture)
+once: built before the run's validator, which reuses them (launch.config.schema.build_run_validator);
+built after it, pydantic generates each again (a cold start cost, benchmarks/cli_startup.py). Run in a
+fresh interpreter, as a user runs it: this process has built its validators already."""
 
 from __future__ import annotations
 
@@ -42,6 +42,9 @@ def test_sections_validated_alone_are_generated_once(tmp_path: Path) -> None:
     assert generated["HardwareConfig"] == 1
     assert generated["EvalConfig"] == 1
     assert generated["RunConfig"] == 1
+    # shared with the runtime config the trial plan validates, and the architecture a rule dumps
+    for shared in ("ChatConfig", "ParsersConfig", "MisConfig", "KlInRewardConfig", "MegatronArch"):
+        assert generated[shared] == 1, shared
 
 
 # The modules a plain plan and validate import before their command runs; pydantic imports its plugin
