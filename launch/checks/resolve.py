@@ -173,12 +173,15 @@ def _variables_nothing_reads() -> list[Problem]:
     names = sorted(name for name in os.environ if name.startswith("T3RL_"))
     if not names:
         return []
-    import difflib  # lazy: only with a T3RL_ variable set
+    from t3rl_core.environment_variables import VARIABLES  # lazy: only with a T3RL_ variable set
 
-    from t3rl_core.environment_variables import VARIABLES  # lazy: likewise
+    unknown = [name for name in names if name not in VARIABLES]
+    if not unknown:  # T3RL_NO_CACHE and the like, which t3rl reads
+        return []
+    import difflib  # lazy: only with a T3RL_ variable t3rl does not read
 
     problems = []
-    for name in (n for n in names if n not in VARIABLES):
+    for name in unknown:
         # the part after T3RL_, compared: the prefix alone made every name alike
         close = difflib.get_close_matches(name[5:], [v[5:] for v in VARIABLES], n=1, cutoff=_MISSPELT)
         if not close:
