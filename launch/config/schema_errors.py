@@ -151,6 +151,11 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     if default is not None:
         fix = f"set {key}={default} ({fix.removeprefix('set ') if fix else why})"
     message = f"{item['msg']} (got {item.get('input')!r})"
+    values = item.get("input")
+    if isinstance(values, list) and values and source.startswith("override `") and not list_item:
+        # a list typed for one value: maybe a sweep, one run per value (`-m seed=1,2`)
+        sweep = f"{key}={','.join(_override_text(v) for v in values)}"
+        message += f": {key} takes one value; a run per value is a sweep (`t3rl run -m … {sweep}`)"
     return Problem(key, message, source, fix or SEE_THE_FIELD)
 
 

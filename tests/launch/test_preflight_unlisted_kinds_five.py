@@ -370,3 +370,11 @@ def test_one_item_typed_for_a_list_gets_the_list_of_it(
     """The fix was the key's old value (all categories, every domain): what was typed was dropped."""
     block = refused_with_a_fix_that_validates(args, key, "Input should be a valid list")
     assert block["fix"].startswith(f"{fix} (the value typed"), block
+
+
+def test_a_list_typed_for_one_value_names_the_sweep_it_may_mean(data: Path) -> None:
+    """`seed=[1,2]` for two runs: the answer said only that a seed is a whole number."""
+    block = refused_with_a_fix_that_validates([S1, "seed=[1,2]"], "seed", "a run per value is a sweep")
+    assert "(`t3rl run -m … seed=1,2`)" in block["message"], block
+    code, out = _invoke("validate", "-m", S1, "seed=1,2")
+    assert code == 0, out
