@@ -74,6 +74,8 @@ def is_secret_name(name: str) -> bool:
     return name.isupper() and bool(_SECRET_ENV_NAME.search(name))
 
 
+# Cached: every scrub of a config and every credentials rule asks it of each of the config's ~330 keys.
+@lru_cache(maxsize=4096)
 def is_secret_key(dotted: str) -> bool:
     """True for a config key whose value is a credential: a secret-looking last name, anything under
     a `secrets` node, a secret-named variable under env_vars / runtime_env."""
