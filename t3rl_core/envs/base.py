@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from t3rl_core.types import Action, Transition
 
@@ -62,6 +62,14 @@ class Env(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 (optional hook: most have nothing to release)
         """Release per-episode resources."""
+
+
+@runtime_checkable
+class StartsAhead(Protocol):
+    """An env factory with work worth starting before its episodes ask for it (BFCL's tool-call
+    workers): an eval calls `start_ahead()` once its first episodes hold their slots."""
+
+    def start_ahead(self) -> None: ...
 
 
 class EnvFactory(Protocol):

@@ -87,6 +87,8 @@ class CallWorkers:
     def __init__(self, preload: Sequence[str], size: int = 2) -> None:
         self.preload, self.size = tuple(preload), size
         self._idle: list[_Worker] = []
+        # A worker started before any call asked for one (`start_ahead`), and its wait for `ready`.
+        self._ahead: tuple[_Worker, asyncio.Task[_Worker]] | None = None
         # Per event loop (a semaphore belongs to one): how many calls may hold a worker at once.
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
@@ -98,7 +100,7 @@ class CallWorkers:
         loop = asyncio.get_running_loop()
         slots = self._slots.setdefault(loop, asyncio.Semaphore(self.size))
         async with slots:
-            worker = self._idle.pop() if self._idle else await self._start()
+            worker = await self._take(loop)
             try:
                 worker.send(fn, args)
                 line = await worker.line(budget_s)
@@ -112,8 +114,25 @@ class CallWorkers:
             text: str = json.loads(line)
             return text
 
-    async def _start(self) -> _Worker:
+    def start_ahead(self) -> None:
+        """Start one worker now, for the first call to take, unless one is idle or starting already.
+        A worker's imports took 0.2-0.8 s (bfcl-eval's API modules), which the first call waited for
+        while its episode held an eval slot. Called on the event loop that will make the calls."""
+        if self._idle or self._ahead is not None:
+            return
         worker = _Worker(self.preload)
+        self._ahead = (worker, asyncio.ensure_future(self._ready(worker)))
+
+    async def _take(self, loop: asyncio.AbstractEventLoop) -> _Worker:
+        if self._idle:
+            return self._idle.pop()
+        if self._ahead is not None and self._ahead[1].get_loop() is loop:
+            _, started = self._ahead
+            self._ahead = None
+            return await started
+        return await self._ready(_Worker(self.preload))
+
+    async def _ready(self, worker: _Worker) -> _Worker:
         try:
             ready = await worker.line(_STARTUP_S)
         except BaseException:
@@ -127,6 +146,14 @@ class CallWorkers:
     def close(self) -> None:
         # Every worker is signalled before any is waited for: their exits overlap (two workers after an
         # eval's last episode: ~12 ms, where one after the other took 12-50 ms on the shared machine).
+        if self._ahead is not None:
+            worker, started = self._ahead
+            self._ahead = None
+            if not started.done():
+                started.cancel()
+            elif not started.cancelled():
+                started.exception()  # a worker that never got ready: nothing to report at the close
+            self._idle.append(worker)  # killed below, whether it got ready or not
         for worker in self._idle:
             worker.process.kill()
         while self._idle:

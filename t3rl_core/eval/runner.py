@@ -45,6 +45,7 @@ from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.data.rows import read_rows
 from t3rl_core.engines.base import EngineUnavailable, SamplingParams
+from t3rl_core.envs.base import StartsAhead
 from t3rl_core.eval import resume as resuming
 from t3rl_core.eval.attribution import attribute
 from t3rl_core.eval.config import EvalConfig
@@ -208,6 +209,8 @@ async def run_eval(
     engine: Engine = ENGINES.build(config.engine, chat=chat)
     slots = Slots(config.concurrency, ahead_for(config.concurrency))
     runner = EpisodeRunner.from_runtime(runtime, SlottedEngine(engine, slots), chat=chat)
+    if isinstance(runner.env_factory, StartsAhead):
+        slots.on_first_wave = runner.env_factory.start_ahead
     pending = start_order(pending, runner.env_factory, config.concurrency, tool_names)
     records = [summarised(record) for record in done.values()]
     budget = FailureBudget(config.max_engine_failure_rate, len(jobs))

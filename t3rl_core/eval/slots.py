@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -52,7 +52,9 @@ class Slots:
     set-ups started before it. An episode that ends (or is cancelled) before its first model call
     is owed nothing more."""
 
-    def __init__(self, slots: int, ahead: int) -> None:
+    def __init__(self, slots: int, ahead: int, on_first_wave: Callable[[], None] | None = None) -> None:
+        # Called once the first wave holds its slots (work started any earlier competes with its set-ups).
+        self.on_first_wave = on_first_wave
         self._free = slots
         self._alive = asyncio.Semaphore(slots)
         # Let in once the first wave (the first `slots` episodes) holds its slots (module docstring).
@@ -114,6 +116,8 @@ class Slots:
             for _ in range(self._ahead):
                 self._alive.release()
             self._ahead = 0
+            if self.on_first_wave is not None:
+                self.on_first_wave()
 
 
 class SlottedEngine(Engine):

@@ -366,6 +366,11 @@ class BFCLEnvFactory:
             self._workers = CallWorkers(stateless_modules())
         return BFCLEnv(BFCLTask.from_row(task), self.config, mode, self._workers)
 
+    def start_ahead(self) -> None:
+        """Start a tool-call worker for the episodes' first pure call before any asks for one."""
+        if self._workers is not None:
+            self._workers.start_ahead()
+
     def expected_model_calls(self, task: Mapping[str, Any]) -> int | None:
         """The model calls of the gold play of a row (`BFCLEnv.oracle`): two per turn with ground-truth
         calls (the calls, then the answer), one per empty turn; None for a row without a BFCL task.
