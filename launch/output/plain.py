@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from launch.config.secrets import scrub_text, scrub_texts
-from launch.output.markup import REMOVED, plain
+from launch.output.markup import plain, removed
 from launch.output.table import TextTable
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class PlainConsole:
         if not all(isinstance(o, str) for o in objects) or any(c in sep + end for c in RICH_ONLY):
             return None
         read = self._markup if markup is None else markup
-        text = sep.join(self._text(o) if read else scrub_text(o).translate(REMOVED) for o in objects) + end
+        text = sep.join(self._text(o) if read else removed(scrub_text(o)) for o in objects) + end
         return None if "\t" in text else text
 
     def rich(self) -> Console:
