@@ -123,6 +123,19 @@ def test_a_user_config_dir(user_dir: Path) -> None:
     _assert_identical(["+experiment=stage1_bfcl", "hardware=mine", "seed=3"], [str(user_dir)])
 
 
+def test_null_over_a_list_or_a_mapping_a_file_brought(tmp_path: Path) -> None:
+    # A later file's null replaces a list (a model option's think_tags) or a mapping (its architecture).
+    (tmp_path / "experiment").mkdir()
+    for name, body in (
+        ("list", "model:\n  parsers:\n    think_tags: null\n"),
+        ("mapping", "model:\n  architecture: null\n"),
+    ):
+        (tmp_path / "experiment" / f"{name}.yaml").write_text(
+            f"# @package _global_\ndefaults:\n  - override /model: qwen3_4b_instruct_2507\n  - _self_\n{body}"
+        )
+        _assert_identical([f"+experiment={name}"], [str(tmp_path)])
+
+
 @pytest.mark.parametrize(
     "overrides",
     [

@@ -80,10 +80,17 @@ def merge(dest: dict[str, Any], src: dict[str, Any]) -> None:
             merge(current, value)
         elif isinstance(current, list) and isinstance(value, list):
             current[:] = value
-        elif isinstance(current, Box) and not _is_interpolation(current.value):
+        elif _replaced_by(current, value):
             dest[key] = value
         else:
             raise Unsupported(f"merging {type(value).__name__} into {type(current).__name__} at {key}")
+
+
+def _replaced_by(current: Any, value: Any) -> bool:
+    """A scalar (not an interpolation) is replaced by anything; a mapping or a list by a null."""
+    if isinstance(current, Box):
+        return not _is_interpolation(current.value)
+    return isinstance(value, Box) and value.value is None
 
 
 def _is_interpolation(value: Any) -> bool:
