@@ -1,6 +1,6 @@
 """A planned run dir's records as the plain writers would write them: `t3rl plan +experiment=stage2_bfcl`
-run as a user runs it, with credentials planted in its environment, then every YAML file is
-PyYAML's own emitter's text of its data (not libyaml's, nor t3rl_core.yaml_block's), config.yaml is the
+run as a user runs it, with credentials planted in its environment, then every YAML file is PyYAML's
+own emitter's text of its data (not libyaml's, nor t3rl_core.yaml_text.block_text's), config.yaml is the
 config scrubbed one text at a time (`_scrub`, the definition scrub_obj now shortcuts), every JSON record
 is the standard library's text of its data, and no record (YAML, JSON, plan.sh, command.sh) holds the
 planted credentials. Guards the shortcuts a cold plan takes to write them

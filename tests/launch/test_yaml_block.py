@@ -1,9 +1,9 @@
-"""t3rl_core.yaml_block writes the text libyaml's safe dumper writes (`sort_keys=False`, no folding) for
-plain data, or answers None and leaves it to PyYAML: on every shipped experiment's config and plan files
-(tests/launch/test_yaml_text.py compares those with PyYAML's own emitter too) and on generated data whose
-keys and strings are adversarial (YAML's bools and nulls, numbers, indicators, `...`, quotes, `: ` and
-` #`, long keys, non-ASCII, line breaks), with every scalar type, empty containers and containers met
-twice."""
+"""t3rl_core.yaml_text.block_text writes the text libyaml's safe dumper writes (`sort_keys=False`, no
+folding) for plain data, or answers None and leaves it to PyYAML: on every shipped experiment's config
+and plan files (tests/launch/test_yaml_text.py compares those with PyYAML's own emitter too) and on
+generated data whose keys and strings are adversarial (YAML's bools and nulls, numbers, indicators,
+`...`, quotes, `: ` and ` #`, long keys, non-ASCII, line breaks), with every scalar type, empty
+containers and containers met twice."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 from launch.checks.resolve import resolve
 from launch.plan.build import PlanContext, build_plan
-from t3rl_core.yaml_block import WIDTH, block_text
+from t3rl_core.yaml_text import WIDTH, block_text
 
 pytestmark = pytest.mark.skipif(not hasattr(yaml, "CSafeDumper"), reason="the text is libyaml's")
 CONF = Path(__file__).resolve().parents[2] / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
-# Whose config and plan files are all written by t3rl_core.yaml_block (no multi-line string: a prompt).
+# Whose config and plan files are all written by block_text (no multi-line string: a prompt).
 WRITTEN_HERE = ("stage2_bfcl", "quickstart")
 WORDS = ("on", "Off", "null", "NULL", "~", "yes", "y", "n", "1", "0x1F", "1_000", "1.5", ".inf", "-.nan")
 WORDS += ("1e3", "§ 11", "a\x85b", "a\u2028", "\x00", "\ufeffa", "🔥", "a\rb")
