@@ -137,8 +137,8 @@ REASONING = [
         "set model.parsers.reasoning_parser=null",
     ),
     (
-        "a_thinking_model_swapped_into_an_experiment_that_pins_no_parser",
-        ["+experiment=hub_env_grpo", "model=qwen3_8b"],
+        "a_thinking_model_with_its_parser_taken_off",
+        ["+experiment=hub_env_grpo", "model=qwen3_8b", f"{PARSER}=null"],
         "model.parsers.reasoning_parser",
         "Qwen/Qwen3-8B (model.thinks: true) writes a reasoning block",
         "set model.parsers.reasoning_parser=qwen3",
@@ -149,6 +149,8 @@ REASONING_AS_MEANT = [
     ("a_thinking_model_with_its_parser", [S1, "model=qwen3_8b"]),
     ("thinking_switched_off_without_a_parser", [S1, "model=qwen3_8b", f"{PARSER}=null", THINKING_OFF]),
     ("an_instruct_model_without_a_parser", ["+experiment=tau2_pipeline"]),
+    # the experiment chose the plain 2507 option: a model swapped in brings its own parsers
+    ("a_thinking_model_swapped_in", ["+experiment=hub_env_grpo", "model=qwen3_8b"]),
     # ReTool reads code blocks its own way: no parser splits its text
     (
         "retool_reads_no_reasoning_parser",
