@@ -16,7 +16,17 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
 
 
 def group(name: str) -> dict[str, Any]:
-    return yaml.safe_load((CONF / f"{name}.yaml").read_text())
+    """A group file's mapping, over the options of its group its defaults list names (an option built on
+    another, as Hydra composes it)."""
+    data: dict[str, Any] = yaml.safe_load((CONF / f"{name}.yaml").read_text())
+    defaults = data.pop("defaults", None)
+    if not defaults:
+        return data
+    folder = name.rpartition("/")[0]
+    merged = OmegaConf.create()
+    for entry in defaults:
+        merged = OmegaConf.merge(merged, data if entry == "_self_" else group(f"{folder}/{entry}"))
+    return OmegaConf.to_container(merged)  # type: ignore[return-value]
 
 
 def make_run(

@@ -96,7 +96,7 @@ def test_a_glob_sweeps_the_options_of_its_group() -> None:
     points = expand_points(["model=glob(qwen3_*)"])
     expected = [o for o in group_options("model") if o.startswith("qwen3_")]
     assert [p.varying for p in points] == [(f"model={o}",) for o in expected]
-    code, out = _invoke("validate", "-m", "+experiment=stage1_bfcl", "model=glob(qwen3_4b*)")
+    code, out = _invoke("validate", "-m", "+experiment=stage1_bfcl", "model=glob(qwen3_4b_*)")
     assert code == 0, out
     assert "model=qwen3_4b_instruct_2507" in out and "2 sweep points" in out
 
