@@ -6,7 +6,8 @@ returns (t3rl_core.secret, `T3RL_SECRET_SINK`), and the launcher drains the sock
 each line of the stage's output: a value announced before it was printed is always masked.
 
 The socket is a unix datagram socket in a fresh directory only this user can enter; it lives as long
-as the stage.
+as the stage. A launcher killed outright (SIGKILL, the OOM killer) cannot remove its own, so each new
+sink removes this user's sinks whose socket nobody holds any more.
 """
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 
 from launch.config.secrets import remember
 from t3rl_core.secret import SINK_ENV
 
 # sockaddr_un holds 108 bytes; a longer temporary directory falls back to /tmp.
 _MAX_SOCKET_PATH = 100
+_PREFIX = "t3rl-secrets-"
+# A sink's directory exists before its socket is bound: one without a socket is left alone this long.
+_OPENING_S = 60.0
 
 
 class SecretSink:
@@ -31,7 +36,8 @@ class SecretSink:
         base = tempfile.gettempdir()
         if len(base) > _MAX_SOCKET_PATH - 32:
             base = "/tmp"
-        self._dir = tempfile.mkdtemp(prefix="t3rl-secrets-", dir=base)
+        _remove_orphans(base)
+        self._dir = tempfile.mkdtemp(prefix=_PREFIX, dir=base)
         self.path = os.path.join(self._dir, "sink")
         self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._socket.bind(self.path)
@@ -55,3 +61,29 @@ class SecretSink:
         with contextlib.suppress(OSError):
             self._socket.close()
         shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def _remove_orphans(base: str) -> None:
+    """Remove this user's sink directories in `base` whose socket nobody holds any more."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(base):
+            if entry.name.startswith(_PREFIX) and _orphaned(entry):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _orphaned(entry: os.DirEntry[str]) -> bool:
+    """Its socket refuses a connection (no process bound to it: its launcher is gone, whichever PID
+    namespace it ran in), or it never got one and is older than a sink takes to open."""
+    try:
+        if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != os.getuid():
+            return False
+        path = os.path.join(entry.path, "sink")
+        if not os.path.exists(path):
+            return time.time() - entry.stat(follow_symlinks=False).st_mtime > _OPENING_S
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as probe:
+            probe.connect(path)  # sends nothing: a datagram socket only checks that someone is bound
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+    return False
