@@ -201,7 +201,15 @@ def test_seccomp_filter_refuses_new_user_namespaces_but_not_fork():
         code = os.waitstatus_to_exitcode(status)
         return {"fork": "ok", "unshare_user": "ok" if code == 0 else errno_name(code)}
 
-    before, after = in_child(filtered(), probe)
+    # Unfiltered, a new user namespace was refused once (EINVAL) in a fresh-clone suite with a core
+    # busy and sandbox cells starting beside it, and made at every rerun: the probe is tried again, and
+    # a host that keeps refusing it cannot show what the filter adds.
+    for _ in range(3):
+        before, after = in_child(filtered(), probe)
+        if before["unshare_user"] == "ok":
+            break
+    else:
+        pytest.skip(f"this process cannot make a user namespace even unfiltered ({before['unshare_user']})")
     assert before == {"fork": "ok", "unshare_user": "ok"}
     assert after == {"fork": "ok", "unshare_user": "EPERM"}
 
