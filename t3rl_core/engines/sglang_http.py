@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import time
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.backoff import backoff_delay
@@ -86,10 +88,14 @@ def parse_generation(body: bytes) -> Generation:
     if kind not in _FINISH_REASONS:
         raise BadResponse(f"unfinished or unknown finish_reason {finish!r}")
     try:
-        token_ids = [int(entry[1]) for entry in entries]
+        token_ids = [entry[1] for entry in entries]
         log_probs = [float(entry[0]) for entry in entries]
-    except (TypeError, ValueError, IndexError) as exc:
+    except (TypeError, ValueError, IndexError, KeyError) as exc:
         raise BadResponse(f"malformed output_token_logprobs ({exc})") from None
+    # int() would take 3.7 as token 3, true as 1 and "12" as 12: a token nobody sampled, trained on.
+    bad = [token for token in token_ids if type(token) is not int or token < 0]
+    if bad:
+        raise BadResponse(f"output_token_logprobs holds what is no token id: {bad[:5]!r}")
     if not all(map(math.isfinite, log_probs)):
         # A sampled token has a finite log-prob; a NaN or an infinity would reach slime's importance
         # ratios (rollout_log_probs) and make the loss NaN.
@@ -101,6 +107,24 @@ def parse_generation(body: bytes) -> Generation:
         error = f"SGLang aborted the request: {finish.get('message') if isinstance(finish, dict) else finish}"
     call_meta = {key: meta[key] for key in CALL_META_KEYS if meta.get(key) is not None}
     return Generation(token_ids, log_probs, _FINISH_REASONS[kind], error=error, meta=call_meta)
+
+
+def retry_wait(attempt: int, backoff_s: float, timeout_s: float, retry_after: str | None) -> float:
+    """Seconds before retry `attempt`: the jittered back-off, or longer when the server's Retry-After
+    header (seconds, or an HTTP date) asks for more, but never longer than one request may take."""
+    wait = backoff_delay(attempt, backoff_s)
+    if retry_after is None:
+        return wait
+    try:
+        asked = float(retry_after)
+    except ValueError:
+        try:
+            asked = parsedate_to_datetime(retry_after).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError):
+            return wait
+    if not math.isfinite(asked):
+        return wait
+    return max(wait, min(asked, timeout_s))
 
 
 class SGLangEngine(Engine):
@@ -145,9 +169,13 @@ class SGLangEngine(Engine):
         ).encode()
         timeout = aiohttp.ClientTimeout(total=self.config.timeout_s)
         error = "no attempt made"
+        retry_after: str | None = None
         for attempt in range(self.config.max_attempts):
             if attempt:
-                await asyncio.sleep(backoff_delay(attempt, self.config.backoff_s))
+                await asyncio.sleep(
+                    retry_wait(attempt, self.config.backoff_s, self.config.timeout_s, retry_after)
+                )
+                retry_after = None
             session, slots = self._client()
             try:
                 async with (
@@ -155,8 +183,10 @@ class SGLangEngine(Engine):
                     session.post(self.url, data=body, headers=self._headers, timeout=timeout) as response,
                 ):
                     raw = await response.read()
-                    if response.status >= 500:
+                    if response.status >= 500 or response.status == 429:
+                        # 429: the router's queue is full (sgl-router); it asks to come back later.
                         error = f"HTTP {response.status}: {raw[:200]!r}"
+                        retry_after = response.headers.get("Retry-After")
                         continue
                     if response.status in (401, 403):
                         where = mask_text(self.base_url)

@@ -48,6 +48,10 @@ _RUNNERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, s
     weakref.WeakKeyDictionary()
 )
 _SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_new_tokens")
+# The metadata keys `generate` writes: one episode's results, never part of a task row.
+_OUTPUT_METADATA = frozenset(
+    {"outcome", "reward_metrics", "messages", "turn_credit", "t3rl_metrics", METADATA_KEY}
+)
 # The failures of the training step under way in this process (slime runs one rollout manager).
 _BUDGET: StepBudget | None = None
 
@@ -60,7 +64,8 @@ async def generate(
         raise ValueError("t3rl episodes cannot be resumed mid-way: run slime without --partial-rollout")
     runtime = RuntimeConfig.from_slime_args(args)
     runner = await _runner(args, runtime)
-    task = {"prompt": sample.prompt, "metadata": dict(sample.metadata or {}), "label": sample.label}
+    _clear_outputs(sample)
+    task = {"prompt": sample.prompt, "metadata": dict(sample.metadata), "label": sample.label}
     episode, reward = await runner.run(
         task, "eval" if evaluation else "train", sampling=to_sampling(sampling_params), step=training_step()
     )
@@ -94,9 +99,8 @@ async def generate(
     # slime has no parse_error status: a turn the format repair could not fix removes the sample from
     # training (its loss mask is zeroed and the tau2 reward gives it weight 0), as the reference does.
     sample.status = sample_status(sample, "failed" if episode.status == "parse_error" else episode.status)
-    if episode.status == "parse_error" or episode.failure is not None:
-        sample.remove_sample = True
-    metadata = dict(sample.metadata or {})
+    sample.remove_sample = episode.status == "parse_error" or episode.failure is not None
+    metadata = dict(sample.metadata)
     if metadata.get("data_source") is not None:
         metadata["source_name"] = str(metadata["data_source"])
     if episode.failure is not None:
@@ -123,10 +127,23 @@ async def generate(
     return sample
 
 
+def _clear_outputs(sample: Any) -> None:
+    """Take back what an earlier `generate` of this same sample object wrote: slime's fully-async
+    rollout puts a group holding an aborted sample back into its buffer and hands the sample over
+    again (t3rl refuses partial rollouts, so its episode starts over). The episode reads the row as
+    the dataset gave it, and the counters slime sums per call start from zero."""
+    metadata = sample.metadata or {}
+    # source_name is generate's copy of data_source (slime's get_source reads it), else the row's own.
+    owned = _OUTPUT_METADATA | ({"source_name"} if metadata.get("data_source") is not None else set())
+    sample.metadata = {key: value for key, value in metadata.items() if key not in owned}
+    sample.weight_versions = []
+    sample.prefix_cache_info = type(sample.prefix_cache_info)()
+    sample.spec_info = type(sample.spec_info)()
+
+
 def _apply_call_meta(args: Any, sample: Any, episode: EpisodeResult) -> None:
     """Per model call, what slime's own generate keeps from SGLang's meta_info: the weight version,
-    prompt and prefix-cached tokens, and (with speculative decoding) the draft counters. The sample
-    comes fresh from slime's data source (t3rl refuses partial rollouts, which would resume one)."""
+    prompt and prefix-cached tokens, and (with speculative decoding) the draft counters."""
     speculative = getattr(args, "sglang_speculative_algorithm", None)
     for meta in episode.call_meta:
         if "weight_version" in meta:

@@ -96,6 +96,17 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def generation_problem(generation: Generation, max_new_tokens: int) -> str | None:
+    """What makes an engine's answer unusable as the model's own tokens, whatever the engine: more
+    tokens than the call allowed (the episode's token limits rest on it) or an id no token has."""
+    ids = generation.token_ids
+    if len(ids) > max_new_tokens:
+        return f"{len(ids)} tokens to a call of max_new_tokens={max_new_tokens}"
+    if ids and min(ids) < 0:
+        return f"negative token id {min(ids)}"
+    return None
+
+
 def _aborted(generation: Generation) -> _Ended:
     error = generation.error or "the engine aborted the request"
     return _Ended("aborted", error, Failure("engine", "abort", error))
@@ -266,6 +277,10 @@ class _Episode:
         finally:
             self.generation_s += time.perf_counter() - started
         self.model_calls += 1
+        problem = generation_problem(generation, sampling.max_new_tokens)
+        if problem is not None:
+            error = f"engine answered what was not asked for: {problem}"
+            raise _Ended("aborted", error, Failure("engine", "BadGeneration", error))
         if generation.meta:
             self.call_meta.append(generation.meta)
         self.trajectory.append_model(generation.token_ids, generation.log_probs)

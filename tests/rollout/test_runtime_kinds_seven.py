@@ -1,0 +1,200 @@
+"""Runtime kinds of round seven: a sample slime hands the generate hook a second time, a model server
+whose answer is not what was asked for (more tokens than max_new_tokens, ids that are no token), and
+a server that says "too many requests"."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.config import RolloutConfig, RuntimeConfig
+from t3rl_core.engines import sglang_http
+from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
+from t3rl_core.engines.sglang_http import BadResponse, parse_generation
+from t3rl_core.hooks import slime as hooks
+from t3rl_core.hooks.failures import METADATA_KEY
+from t3rl_core.rollout.runner import EpisodeRunner
+from tests.engines.test_sglang_http import FaultyServer, engine_for, serving
+from tests.hooks.slime_fakes import Factory, Progress, slime_args, toy_sample
+from tests.hooks.test_hooks_slime_sample import MetaEngine
+from tests.rollout.fakes import FixedEngine, ToyEnv, play
+from tests.support.slime_sample import Sample
+
+# --- A sample slime hands back (fully-async rollout requeues an aborted group) -------------------------
+
+
+class _AbortsAfterOneCall(MetaEngine):
+    """The scripted policy with SGLang's bookkeeping, aborted on its second call (slime's abort)."""
+
+    async def generate(
+        self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
+    ) -> Generation:
+        if self.metas:
+            return Generation([], [], "abort", error="SGLang aborted the request: abort_all")
+        return await super().generate(input_ids, sampling, context)
+
+
+class _Rows(Factory):
+    """Records the rows the hook hands the env factory."""
+
+    def __init__(self) -> None:
+        super().__init__(ToyEnv)
+        self.rows: list[dict[str, Any]] = []
+
+    def __call__(self, row: dict[str, Any], mode: str) -> ToyEnv:
+        self.rows.append(json.loads(json.dumps(row)))
+        return super().__call__(row, mode)
+
+
+def _generate(monkeypatch: pytest.MonkeyPatch, chat: ChatFormat, engine: Any, sample: Sample) -> _Rows:
+    """One `hooks.generate` of `sample` with `engine`; returns the factory that saw the env's row."""
+    factory = _Rows()
+
+    async def runner(args: Any, runtime: RuntimeConfig) -> EpisodeRunner:
+        return EpisodeRunner(runtime, engine, env_factory=factory, chat=chat, reward=Progress())
+
+    monkeypatch.setattr(hooks, "_runner", runner)
+    monkeypatch.setattr(hooks, "_BUDGET", None)
+    asyncio.run(hooks.generate(slime_args(1.0, sglang_speculative_algorithm="EAGLE"), sample, {}))
+    return factory
+
+
+def _comparable(sample: Sample) -> dict[str, Any]:
+    """The sample as slime's debug dump keeps it, without the wall-clock timings."""
+    data = sample.to_dict()
+    data.pop("non_generation_time")
+    metrics = data["metadata"]["t3rl_metrics"]
+    for name in [name for name in metrics if name.startswith("time_")]:
+        metrics.pop(name)
+    return data
+
+
+def test_a_sample_generated_again_is_the_sample_a_fresh_one_becomes(monkeypatch, qwen_chat) -> None:
+    """slime's fully-async rollout puts a group holding an aborted sample back into its buffer, and the
+    hook is called on that same sample object again. The first, aborted episode's failure record,
+    remove_sample flag, weight versions and prefix-cache and draft counters stayed on it, and its
+    `outcome`, `messages` and metrics went to the env as task metadata: a healthy second episode was
+    removed from training with its whole group as an engine failure, its counters summed over both."""
+    reused = toy_sample(3, group=0)
+    _generate(monkeypatch, qwen_chat, _AbortsAfterOneCall(qwen_chat), reused)
+    assert reused.status is Sample.Status.ABORTED and reused.remove_sample
+    assert METADATA_KEY in reused.metadata and reused.weight_versions == ["v1"]
+
+    again = _generate(monkeypatch, qwen_chat, MetaEngine(qwen_chat), reused)
+    fresh_sample = toy_sample(3, group=0)
+    fresh = _generate(monkeypatch, qwen_chat, MetaEngine(qwen_chat), fresh_sample)
+    assert again.rows == fresh.rows
+    assert _comparable(reused) == _comparable(fresh_sample)
+    assert reused.status is Sample.Status.COMPLETED and not reused.remove_sample
+    assert METADATA_KEY not in reused.metadata and reused.reward == 1.0
+
+
+# --- A model server's answer that is not what was asked for -------------------------------------------
+
+
+def _one_call(chat: ChatFormat, generation: Generation, max_new_tokens: int = 8) -> Any:
+    return play(
+        chat,
+        ToyEnv(),
+        FixedEngine([generation]),
+        RolloutConfig(max_response_len=64),
+        SamplingParams(max_new_tokens=max_new_tokens),
+    )
+
+
+def test_more_tokens_than_asked_for_is_the_engines_failure(qwen_chat: ChatFormat) -> None:
+    """A server that answers 20 tokens to max_new_tokens=8 (a router mixing up replies, a server
+    ignoring the limit): the tokens went into the trajectory and, past the episode's response limit,
+    into a slime sample longer than the batch was sized for."""
+    stop = qwen_chat.stop_token_ids[0]
+    ids = [*qwen_chat.encode("one two three four five six seven eight nine ten eleven")[:19], stop]
+    result = _one_call(qwen_chat, Generation(ids, [-0.1] * len(ids), "stop"))
+    assert result.status == "aborted"
+    assert result.failure is not None and (result.failure.kind, result.failure.error_type) == (
+        "engine",
+        "BadGeneration",
+    )
+    assert "20 tokens" in result.error and "max_new_tokens=8" in result.error
+    assert sum(result.loss_mask) == 0  # none of the answer's tokens is trained on
+
+
+@pytest.mark.parametrize("token", [-1, -(2**40)])
+def test_a_negative_token_id_is_the_engines_failure(qwen_chat: ChatFormat, token: int) -> None:
+    """It ended as a t3rl bug (an OverflowError in the decoder) that counted against t3rl."""
+    stop = qwen_chat.stop_token_ids[0]
+    result = _one_call(qwen_chat, Generation([token, stop], [-0.1, -0.1], "stop"))
+    assert result.status == "aborted" and result.failure is not None
+    assert (result.failure.kind, result.failure.error_type) == ("engine", "BadGeneration")
+    assert str(token) in result.error
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [[-0.1, 3.7, None], [-0.1, True, None], [-0.1, "12", None], [-0.1, -4, None], [-0.1, None, None]],
+)
+def test_sglang_token_ids_that_are_no_token_id_are_a_bad_response(entry: list[Any]) -> None:
+    """3.7 became token 3, true token 1 and "12" token 12: a token nobody sampled, trained on."""
+    body = {
+        "meta_info": {"finish_reason": {"type": "stop"}, "output_token_logprobs": [[-0.2, 5, None], entry]}
+    }
+    with pytest.raises(BadResponse, match="token id"):
+        parse_generation(json.dumps(body).encode())
+
+
+# --- "Too many requests" ---------------------------------------------------------------------------------
+
+
+class _Busy(FaultyServer):
+    """Answers 429 (sgl-router's queue full) with a Retry-After header, then as scripted."""
+
+    def __init__(self, script: list[str], retry_after: str | None) -> None:
+        super().__init__(script)
+        self.retry_after = retry_after
+
+    async def _respond(self, mode: str, request: web.Request) -> web.StreamResponse:
+        if mode == "429":
+            headers = {} if self.retry_after is None else {"Retry-After": self.retry_after}
+            return web.Response(status=429, text="Too many requests", headers=headers)
+        return await super()._respond(mode, request)
+
+
+async def _ask(server: FaultyServer, **config: Any) -> Generation:
+    async with serving(server) as url:
+        engine = engine_for(url, **config)
+        try:
+            return await engine.generate([1, 2, 3], SamplingParams())
+        finally:
+            await engine.aclose()
+
+
+@pytest.mark.parametrize("retry_after", [None, "0", "Wed, 21 Oct 2015 07:28:00 GMT", "soon"])
+def test_too_many_requests_is_retried(retry_after: str | None) -> None:
+    """A 429 ended the episode aborted at once, an engine failure counted toward the rate that stops the
+    run, where the router only asked to come back later."""
+    server = _Busy(["429", "ok"], retry_after)
+    generation = asyncio.run(_ask(server))
+    assert (generation.finish_reason, generation.token_ids, len(server.requests)) == ("stop", [5, 6, 7], 2)
+
+
+def test_too_many_requests_every_time_aborts_after_all_attempts() -> None:
+    server = _Busy(["429"], "0")
+    generation = asyncio.run(_ask(server, max_attempts=2))
+    assert generation.finish_reason == "abort" and len(server.requests) == 2
+    assert "HTTP 429" in generation.error and "failed 2 time(s)" in generation.error
+
+
+def test_the_wait_before_a_retry_honours_retry_after_within_the_request_timeout(monkeypatch) -> None:
+    monkeypatch.setattr(sglang_http, "backoff_delay", lambda attempt, initial_s: 0.01)
+    wait = sglang_http.retry_wait
+    assert wait(1, 0.5, timeout_s=30.0, retry_after=None) == 0.01
+    assert wait(1, 0.5, timeout_s=30.0, retry_after="7") == 7.0
+    assert wait(1, 0.5, timeout_s=30.0, retry_after="7200") == 30.0  # never longer than one request's time
+    assert wait(1, 0.5, timeout_s=30.0, retry_after="-3") == 0.01
+    assert wait(1, 0.5, timeout_s=30.0, retry_after="nonsense") == 0.01
+    # An HTTP date in the past: no wait beyond the back-off.
+    assert wait(1, 0.5, timeout_s=30.0, retry_after="Wed, 21 Oct 2015 07:28:00 GMT") == 0.01
