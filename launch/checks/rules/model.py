@@ -14,6 +14,7 @@ from launch.checks.model_options import model_options
 from launch.config.algorithms import SFT_LOSS_MASK
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
+from launch.config.override_fixes import typed_override
 from launch.config.schema import MegatronArch, TrainStage
 from t3rl_core.chat.custom import template_plugin
 from t3rl_core.chat.families import FAMILIES
@@ -138,11 +139,7 @@ def reasoning_parser_fits(ctx: Context) -> Iterator[Problem]:
     if fitting is not None and name not in fitting:
         options = ", ".join(fitting) if fitting else "none: the family has no reasoning tags"
         fix = f"set {key}=null" + (f" or one of {options}" if fitting else f" ({options})")
-        if (
-            fitting
-            and declared_thinks(ctx)
-            and ctx.run.model.chat.chat_template_kwargs.get("enable_thinking") is not False
-        ):
+        if fitting and reasons_unasked(ctx):
             # a model that reasons unasked needs one (reasoning_parser_where_the_model_reasons)
             fix = f"{_thinking_fix(ctx, key)} (one of {options}: the model reasons unasked, so not null)"
         yield Problem(
@@ -201,6 +198,16 @@ def declared_thinks(ctx: Context) -> bool | None:
     return found.pop() if len(found) == 1 else None
 
 
+def thinking_switched_off(ctx: Context) -> bool:
+    """The chat template is told not to reason (`enable_thinking: false`), whatever the model declares."""
+    return ctx.run.model.chat.chat_template_kwargs.get(_SWITCH.rpartition(".")[2]) is False
+
+
+def reasons_unasked(ctx: Context) -> bool:
+    """The model writes a reasoning block by itself in this run: it declares so, and thinking is not off."""
+    return bool(declared_thinks(ctx)) and not thinking_switched_off(ctx)
+
+
 def reasoning_parser_where_the_model_reasons(ctx: Context) -> Iterator[Problem]:
     """A model that reasons unasked has its reasoning split off; a forced parser needs a model that
     reasons, unasked or asked by the prompt."""
@@ -208,10 +215,10 @@ def reasoning_parser_where_the_model_reasons(ctx: Context) -> Iterator[Problem]:
     thinks = declared_thinks(ctx)
     if thinks is None or ctx.run.env.ACTION_FORMAT != "tool_calls":
         return  # an env reading text its own way (ReTool's code blocks, ToolRL's <think>) splits nothing
-    switched_off = model.chat.chat_template_kwargs.get("enable_thinking") is False
+    switched_off = thinking_switched_off(ctx)
     parser, tags = model.parsers.reasoning_parser, model.parsers.think_tags
     who = f"{model.hf_id} (model.thinks: {str(thinks).lower()})"
-    if thinks and not switched_off and parser is None and tags is None:
+    if reasons_unasked(ctx) and parser is None and tags is None:
         blamed = _blamed(ctx, _PARSER, _TAGS, _THINKS)
         yield Problem(
             blamed,
@@ -220,7 +227,7 @@ def reasoning_parser_where_the_model_reasons(ctx: Context) -> Iterator[Problem]:
             "runs the calls the reasoning drafts and the reward reads it",
             fix=_thinking_fix(ctx, blamed),
         )
-    elif parser in sglang_names.FORCED_REASONING_PARSERS and (not thinks or switched_off):
+    elif parser in sglang_names.FORCED_REASONING_PARSERS and not reasons_unasked(ctx):
         if ctx.run.env.prompt_think_tags() is not None:
             return  # the prompt asks for it (prompt_and_parser_read_one_think_tag: with the tags read)
         blamed = _blamed(ctx, _PARSER, _TAGS, _THINKS, *([_SWITCH] if switched_off else []))
@@ -242,8 +249,7 @@ def _blamed(ctx: Context, *keys: str) -> str:
     option swapped in (the parser an experiment pinned is the stale one)."""
     blamed = ctx.latest(*keys)
     origin = ctx.provenance.origin(_THINKS)
-    source = origin.source.replace("`+", "`").replace("`+", "`") if origin is not None else ""
-    typed = source.startswith(f"override `{_THINKS}=")
+    typed = origin is not None and typed_override(_THINKS, origin.source) is not None
     return _PARSER if blamed == _THINKS and not typed else blamed
 
 
