@@ -43,6 +43,9 @@ _KEY_LIKE_WORDS = frozenset({
     "signature", "signing", "cookie", "session", "bearer", "salt", "pat", "private",
 })  # fmt: skip
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# Where a camelCase name's next word begins (`access|Token`, `client|Secret`): read as `_` by the name
+# patterns, as `-` is.
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # A key ending in `token` names a credential (`token`, `hf_token`) or a vocabulary token
 # (`eos_token: "<|im_end|>"`); the value tells them apart, as no credential is written like a special
 # token. Masking a special token would also corrupt every prompt and template that contains it.
@@ -69,7 +72,7 @@ _RANDOM_CHANGES = 0.25
 @lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """True for variable or config-key names that hold credentials (FOO_API_KEY, GITHUB_PAT, api_key)."""
-    if name in _KNOWN_SECRETS or _SECRET_KEY_NAME.search(name.replace("-", "_")):
+    if name in _KNOWN_SECRETS or _SECRET_KEY_NAME.search(_CAMEL_BOUNDARY.sub("_", name).replace("-", "_")):
         return True
     return name.isupper() and bool(_SECRET_ENV_NAME.search(name))
 

@@ -63,7 +63,7 @@ _TOKEN_STARTS = (
 # What the look-behind of `_PREFIXED` and `_CUT` refuses before a token's beginning.
 _BEFORE_NO_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 # Words a header of `_HEADER` holds (lower case), likewise.
-_HEADER_WORDS = ("authorization", "bearer", "api-key", "auth-token", "access-token")
+_HEADER_WORDS = ("authorization", "bearer", "api-key", "auth-token", "access-token", "cookie")
 # A name that says it holds a credential ends in a credential's word (`_SECRET_KEY_NAME` of
 # t3rl_core.secret_names, plus a URL's `sig`, `signature`, `jwt`), whatever words come before it
 # (`hf_token`, `PRIVATE-TOKEN`, `X-Goog-Signature`, `OPENAI_API_KEY`); `key` alone only after a word that
@@ -89,11 +89,14 @@ _VALUE = r"((?=[A-Za-z._~+/=-]*[0-9])(?=[0-9._~+/=-]*[A-Za-z])[A-Za-z0-9._~+/=-]
 # After the word: the rest of a longer one (`password`, `passphrase`, `signature`, `credentials`), a
 # closing quote, the separator, the value; or a flag's value after a space.
 _ASSIGNED = rf"(?:word|wd|phrase|nature|entials?|s)?['\"]?\s*[:=]\s*['\"]?{_VALUE}"
-_FLAG_VALUE = rf"(?:word|wd|phrase|nature|entials?|s)?\s+['\"]?{_VALUE}"
+# The flag's value also as the next item of a list written out (`'--api-key', 'V'` in a failed command's
+# repr, `"--api-key", "V"` in JSON, `[--api-key,V]` in an override).
+_FLAG_VALUE = rf"(?:word|wd|phrase|nature|entials?|s)?(?:\s+|['\"]?\s*,\s*)['\"]?{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
 _NOT_BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
-# A URL whose user part is a token alone (`https://<token>@github.com/…`, as git takes one): the token.
-_USER_TOKEN = r"://((?=[A-Za-z_-]*[0-9])(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,})@"
+# A URL whose user part is a token (`https://<token>@github.com/…`, as git takes one, also with a password
+# after it: `https://<token>:x-oauth-basic@github.com/…`): the token.
+_USER_TOKEN = r"://((?=[A-Za-z_-]*[0-9])(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,})(?=(?::[^/\s]*)?@)"
 # `Authorization: Bearer V`, `Authorization: token V`, `X-Api-Key: V`, `Proxy-Authorization: Basic V`,
 # and a bare `Bearer V` (a header as code passes it around). V holds a digit (`Bearer authentication`
 # is prose), or is cut short by a view (`Bearer abcd…`). A pattern string compiled on first use, through
@@ -104,6 +107,9 @@ _HEADER = (
     r"|\bbearer\s+))"
     r"((?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{4,}(?=…|\.\.\.))"
 )
+# `Cookie: V` and `Set-Cookie: V` (a logged-in session, as good as a password): V to the line's end, every
+# pair of it, when it holds a digit (`cookie: none set` is prose).
+_COOKIE = r"(?i)(\b(?:set-)?cookie\s*:\s*)((?=[^\r\n'\"]*[0-9])[^\r\n'\"]+)"
 _NOT_VALUES = ("env:", "file:", "${", MASK)
 # A private key in PEM (`-----BEGIN [RSA |EC |OPENSSH |ENCRYPTED ]PRIVATE KEY-----`, a service account's
 # JSON, an SSH key a job dumps): its body, over real or JSON-escaped line breaks, up to its END line or,
@@ -121,6 +127,7 @@ def credentials_in(text: str) -> list[str]:
     lower = text.lower()
     if _has_header(lower):
         found += [m.group(2) for m in re.finditer(_HEADER, text)]
+        found += [m.group(2) for m in re.finditer(_COOKIE, text)]
     found += [text[start:end] for start, end in _named_spans(text, lower)]
     if PEM_MARK in text:
         found += [m.group(2) for m in re.finditer(_PEM, text) if m.group(2).strip(" \\n")]
@@ -162,7 +169,7 @@ def mask_shapes(text: str) -> str:
         text = _QUERY.sub(_keep_name, text)
     lower = text.lower()
     if _has_header(lower):
-        text = re.sub(_HEADER, _keep_name, text)
+        text = re.sub(_COOKIE, _keep_name, re.sub(_HEADER, _keep_name, text))
         lower = text.lower()
     spans = _named_spans(text, lower)
     for start, end in reversed(spans):
@@ -238,7 +245,7 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
         if head is None:
             return []
         start = head.start()
-    if start and lower[start - 1] in _NOT_BEFORE_WORD:
+    if start and lower[start - 1] in _NOT_BEFORE_WORD and not _camel_word(text, start):
         return []
     assigned = re.compile(_ASSIGNED).match(text, at + len(word))
     if assigned is not None:
@@ -248,6 +255,12 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
         name_start -= 1
     flag = re.compile(_FLAG_VALUE).match(text, at + len(word)) if lower.startswith("--", name_start) else None
     return [flag.span(1)] if flag is not None else []
+
+
+def _camel_word(text: str, at: int) -> bool:
+    """A word of a camelCase name begins at `at` (`accessToken`, `clientSecret`, `dbPassword`): a capital
+    after a small letter or a digit, where `monkey` or `design` continue one word."""
+    return text[at].isupper() and (text[at - 1].islower() or text[at - 1].isdigit())
 
 
 def _keep_name(match: re.Match[str]) -> str:

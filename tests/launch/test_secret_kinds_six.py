@@ -1,0 +1,180 @@
+"""Credentials in spellings no earlier round listed (docs/how-to/secrets.md, "Where a secret could
+leave"): a URL password holding `@` (a URL's user information ends at its last `@`), a token as a URL's
+user with a password after it (`https://<token>:x-oauth-basic@github.com`), a credential named in
+camelCase (`accessToken`, `clientSecret`: a JavaScript or Java client's, a plugin's field), a secret
+flag's value in a list's repr or JSON (a `CalledProcessError` quoting its argv), and a `Cookie` header.
+Each with its unmasked neighbour: what is not a credential stays visible.
+
+Each test plants its own value: values this process has masked once stay masked.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets as random_source
+import string
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from launch.config.secrets import scrub_obj, scrub_text
+from t3rl_core.secret_names import is_secret_name, looks_like_credential
+from tests.support.cli_app import invoke
+from tests.support.planted import isolate, leaks
+
+ALPHABET = string.ascii_letters + string.digits
+
+
+def planted() -> str:
+    """A random value of no known form that looks random, never seen by this process."""
+    while True:
+        value = "".join(random_source.choice(ALPHABET) for _ in range(24))
+        if looks_like_credential(value):
+            return value
+
+
+def words() -> str:
+    """A password of words and a number (no random run: only its name can tell it is one)."""
+    return "-".join(random_source.choice(["correct", "horse", "battery", "staple"]) for _ in range(4)) + str(
+        random_source.randbelow(10**6)
+    )
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return isolate(tmp_path, monkeypatch, {})
+
+
+# ------------------------------------------------------------------ URLs
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://alice:p@ss{v}@db.example.com:5432/app",
+        "https://alice:{v}@@host.example.com/",
+        "redis://:{v}@x@cache:6379/0",
+        "https://{v}:x-oauth-basic@github.com/org/repo.git",
+    ],
+    ids=["at-in-password", "password-ending-in-at", "empty-user", "token-user-with-password"],
+)
+def test_a_urls_user_information_is_masked_up_to_its_last_at(url: str) -> None:
+    """`postgresql://alice:p@ss<v>@db…`: the password ran to the first `@` only, so `ss<v>` stayed in
+    clear (a URL's user information ends at its last `@`, as urllib and libpq read it); a token as the
+    user stayed when a password followed it (`<token>:x-oauth-basic@`, GitHub's form)."""
+    value = planted()
+    text = url.format(v=value)
+    masked = scrub_text(f"connecting to {text} failed")
+    assert value not in masked and value[:12] not in masked and value[-12:] not in masked, masked
+    host = text.rpartition("@")[2]
+    assert masked.endswith(f"@{host} failed"), masked
+
+
+def test_a_urls_host_port_and_query_stay_visible() -> None:
+    """The neighbours: no user information, a user alone, an `@` in the path or the query."""
+    texts = [
+        "https://huggingface.co/Qwen/Qwen3-4B@main",
+        "https://alice@host.example.com/x",
+        "http://my-service-7d9f8b6c5-x2k4p:8080/v1",
+        "https://host.example.com/search?q=a@b",
+    ]
+    assert [scrub_text(t) for t in texts] == texts
+
+
+@pytest.mark.parametrize("variable", ["DATABASE_URL", "GIT_REMOTE"])
+def test_a_refused_url_is_quoted_masked(here: Path, variable: str) -> None:
+    """The refusal of a URL holding a password quoted what followed its first `@`."""
+    value = planted()
+    urls = {
+        "DATABASE_URL": f"postgresql://alice:p@ss{value}@db/app",
+        "GIT_REMOTE": f"https://{value}:x@github.com/",
+    }
+    override = f"++hardware.env_vars.{variable}={urls[variable]}"
+    result = invoke(["validate", "+experiment=quickstart", override])
+    assert result.exit_code == 2, result.output
+    assert "a password is embedded in this URL" in result.output, result.output
+    assert value not in result.output and value[:12] not in result.output, result.output
+
+
+# ------------------------------------------------------------------ camelCase names
+
+
+@pytest.mark.parametrize("name", ["accessToken", "clientSecret", "dbPassword"])
+def test_a_credential_named_in_camel_case_is_masked(here: Path, name: str) -> None:
+    """`++hardware.env_vars.accessToken=<words>`: only a random-looking value was masked under such a name
+    (`is_key_like`), so a password of words stayed in config.yaml, overrides.yaml, manifest.json,
+    provenance.json, the composition cache and the printed `run it:` line."""
+    value = words()
+    result = invoke(["plan", "+experiment=quickstart", f"++hardware.env_vars.{name}={value}"])
+    assert result.exit_code == 0, result.output
+    assert value not in result.output, result.output
+    assert leaks({"the password": value}, here) == []
+
+
+def test_camel_case_names_that_are_no_credentials_stay_visible() -> None:
+    """The neighbours: counts of tokens, a vocabulary's special token, names ending in another word."""
+    assert [is_secret_name(n) for n in ["accessToken", "clientSecret", "apiKey", "hfToken"]] == [True] * 4
+    others = ["maxTokens", "tokenizerPath", "secretary", "keyboardLayout", "compat"]
+    assert not any(map(is_secret_name, others))
+    data = {
+        "maxTokens": 4096,
+        "eosToken": "<|im_end|>",
+        "padTokenId": 151643,
+        "accessToken": "env:ACCESS_KEY",
+    }
+    assert scrub_obj(data) == data
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{{"accessToken": "{v}"}}',
+        "clientSecret={v}",
+        "refreshToken: '{v}'",
+        "const dbPassword = '{v}'",
+    ],
+)
+def test_a_camel_case_credential_in_text_is_masked(text: str) -> None:
+    """The same names in text (a client's JSON, a dumped config): `token` after `s` was read as part of
+    another word (`monkey`), so the value stayed."""
+    value = planted()
+    masked = scrub_text(text.format(v=value))
+    assert value not in masked and "***" in masked, masked
+
+
+# ------------------------------------------------------------------ a flag's value in a list
+
+
+def test_a_secret_flags_value_in_a_failed_commands_argv_is_masked() -> None:
+    """`Command '['sglang', '--api-key', '<v>']' returned non-zero exit status 1`: a flag's value was
+    masked after a space only, not after the `', '` of a list's repr or the `", "` of JSON."""
+    value = planted()
+    argv = ["python", "-m", "sglang.launch_server", "--api-key", value, "--admin-api-key", value[::-1]]
+    texts = [str(subprocess.CalledProcessError(1, argv)), json.dumps(argv), repr(tuple(argv))]
+    for text in texts:
+        masked = scrub_text(text)
+        assert value not in masked and value[::-1] not in masked, masked
+        assert "'--api-key', '***'" in masked or '"--api-key", "***"' in masked, masked
+
+
+def test_a_list_of_ordinary_flags_stays_visible() -> None:
+    flags = ["--max-tokens", "4096", "--tokenizer-path", "Qwen/Qwen3-4B"]
+    texts = [str(flags), '["--key-column", "id2text"]']
+    assert [scrub_text(t) for t in texts] == texts
+
+
+# ------------------------------------------------------------------ cookies
+
+
+@pytest.mark.parametrize("header", ["Cookie: session={v}", "set-cookie: sid={v}; Path=/; HttpOnly"])
+def test_a_cookie_header_is_masked(header: str) -> None:
+    """A request log's `Cookie:` (a logged-in session, as good as a password) stayed in clear."""
+    value = planted()
+    masked = scrub_text(f"DEBUG request headers: {header.format(v=value)}")
+    assert value not in masked and "***" in masked, masked
+
+
+def test_prose_about_cookies_stays_visible() -> None:
+    texts = ["cookie: none set", "the cookie jar holds 3 entries"]
+    assert [scrub_text(t) for t in texts] == texts
