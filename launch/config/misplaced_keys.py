@@ -20,6 +20,7 @@ from launch.config.fixes import assign, typed_text, value_at
 from launch.config.misspelt_secrets import reference_fix
 from launch.config.schema_walk import OVERLAYS, field_names, model_at
 from launch.config.secrets import is_secret_key
+from launch.config.slime_flags import owner_of_name
 
 # A key's place is listed when one of this many or fewer places holds it; more is a name every section
 # has (`name`, `kind`), where listing places teaches nothing.
@@ -115,18 +116,22 @@ def misplaced_fix(
     parent: str = "",
 ) -> str | None:
     """The fix for an unknown `key` carrying `value` whose setting lives elsewhere, or None. `guess`:
-    (the unknown name, the sibling name offered for it): a setting elsewhere spelt as typed comes first;
-    a name elsewhere merely alike only when the sibling is not spelt nearly alike either (`n_samples`:
-    `n_samples_per_prompt`, not the top-level `name`). `parent`: the known section the unknown
-    name was typed under; the same name under a section of that name elsewhere is the same unknown key
-    (`+stages.train.env.nosuch=1`, judged as `env.nosuch`, is no place of its own)."""
+        (the unknown name, the sibling name offered for it): a setting elsewhere spelt as typed comes first;
+        a name elsewhere merely alike only when the sibling is not spelt nearly alike either (`n_samples`:
+        `n_samples_per_prompt`, not the top-level `name`); slime's name of a flag t3rl writes from a key
+    (`use_dynamic_batch_size`) comes before a guess. `parent`: the known section the unknown
+        name was typed under; the same name under a section of that name elsewhere is the same unknown key
+        (`+stages.train.env.nosuch=1`, judged as `env.nosuch`, is no place of its own)."""
     leaves = typed_leaves(key, value)
     if len(leaves) != 1:
         return None
     typed, typed_value = leaves[0]
     found = [place for place in places(typed, root) if not _same_key(place, typed, parent)]
+    flag = owner_of_name(typed.rpartition(".")[2], root, typed)
     if found:
         lead = "set it where it lives:"
+    elif flag is not None and flag != typed:  # slime's name for it: the table says which key, no guess
+        found, lead = [flag], f"set the key t3rl writes --{typed.rpartition('.')[2].replace('_', '-')} from:"
     elif guess and _alike(*guess):
         return None
     else:  # `batch_size` for `global_batch_size`: the closest name a key of the config ends with

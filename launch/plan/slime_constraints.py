@@ -21,7 +21,6 @@ from launch.config.argv_tokens import flags_on, without_flag
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import list_override
 from launch.config.schema import MegatronArch, MLAArch, MoEArch
-from launch.plan.pass_through import owner
 from launch.plan.slime_options import known_options
 
 SLIME = "slime asserts it"
@@ -456,6 +455,8 @@ def _takes_values(flag: str) -> bool:
 
 def _config_key(flag: str, stage_key: str) -> str | None:
     """The config key t3rl writes `flag` from: a curriculum or hardware key, or an architecture field."""
+    from launch.config.slime_flags import owner  # lazy: asked only of a flag in a violation
+
     found = owner(flag, stage_key)
     name = flag.removeprefix("--").replace("-", "_")
     for prefix, model in (("", MegatronArch), ("moe.", MoEArch), ("mla.", MLAArch)):

@@ -8,9 +8,10 @@ import pytest
 from run_configs import make_run, t3rl_stages
 
 from launch.config.errors import ConfigError
+from launch.config.slime_flags import owner
 from launch.plan.build import build_plan
 from launch.plan.context import PlanContext
-from launch.plan.pass_through import check_pass_through, owner
+from launch.plan.pass_through import check_pass_through
 
 CTX = PlanContext(Path("/RUN"), Path("/BASE"), "/T3RL", "/venv/bin/python", "pt", {})
 KEY = "model.architecture.extra_args"

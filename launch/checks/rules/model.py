@@ -14,7 +14,6 @@ from launch.checks.model_options import model_options
 from launch.config.algorithms import SFT_LOSS_MASK
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
-from launch.config.override_fixes import typed_override
 from launch.config.schema import MegatronArch, TrainStage
 from t3rl_core.chat.custom import template_plugin
 from t3rl_core.chat.families import FAMILIES
@@ -247,6 +246,8 @@ def reasoning_parser_where_the_model_reasons(ctx: Context) -> Iterator[Problem]:
 def _blamed(ctx: Context, *keys: str) -> str:
     """The key changed last; the parser rather than the declaration when the declaration came with a model
     option swapped in (the parser an experiment pinned is the stale one)."""
+    from launch.config.override_fixes import typed_override  # lazy: asked only of a refusal
+
     blamed = ctx.latest(*keys)
     origin = ctx.provenance.origin(_THINKS)
     typed = origin is not None and typed_override(_THINKS, origin.source) is not None
