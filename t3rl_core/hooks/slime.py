@@ -65,7 +65,7 @@ async def generate(
     runtime = RuntimeConfig.from_slime_args(args)
     runner = await _runner(args, runtime)
     _clear_outputs(sample)
-    task = {"prompt": sample.prompt, "metadata": dict(sample.metadata), "label": sample.label}
+    task = {"prompt": sample.prompt, "metadata": sample.metadata, "label": sample.label}
     episode, reward = await runner.run(
         task, "eval" if evaluation else "train", sampling=to_sampling(sampling_params), step=training_step()
     )
@@ -100,7 +100,7 @@ async def generate(
     # training (its loss mask is zeroed and the tau2 reward gives it weight 0), as the reference does.
     sample.status = sample_status(sample, "failed" if episode.status == "parse_error" else episode.status)
     sample.remove_sample = episode.status == "parse_error" or episode.failure is not None
-    metadata = dict(sample.metadata)
+    metadata = dict(sample.metadata) if isinstance(sample.metadata, Mapping) else {}
     if metadata.get("data_source") is not None:
         metadata["source_name"] = str(metadata["data_source"])
     if episode.failure is not None:
@@ -132,13 +132,14 @@ def _clear_outputs(sample: Any) -> None:
     rollout puts a group holding an aborted sample back into its buffer and hands the sample over
     again (t3rl refuses partial rollouts, so its episode starts over). The episode reads the row as
     the dataset gave it, and the counters slime sums per call start from zero."""
-    metadata = sample.metadata or {}
-    # source_name is generate's copy of data_source (slime's get_source reads it), else the row's own.
-    owned = _OUTPUT_METADATA | ({"source_name"} if metadata.get("data_source") is not None else set())
-    sample.metadata = {key: value for key, value in metadata.items() if key not in owned}
     sample.weight_versions = []
     sample.prefix_cache_info = type(sample.prefix_cache_info)()
     sample.spec_info = type(sample.spec_info)()
+    metadata = sample.metadata or {}
+    if isinstance(metadata, Mapping):  # else the runner fails the row, naming what it is
+        # source_name is generate's copy of data_source (slime's get_source reads it), else the row's.
+        owned = _OUTPUT_METADATA | ({"source_name"} if metadata.get("data_source") is not None else set())
+        sample.metadata = {key: value for key, value in metadata.items() if key not in owned}
 
 
 def _apply_call_meta(args: Any, sample: Any, episode: EpisodeResult) -> None:

@@ -28,6 +28,45 @@ if TYPE_CHECKING:
 _PARSER_CACHE_SIZE = 512
 
 
+class InvalidTask(ValueError):
+    """A dataset row that is no chat task: its prompt is no list of messages, or its metadata or
+    tool list is no mapping or list."""
+
+
+def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[str, Any]]]:
+    """A row's metadata and tool list, once its prompt is known to be chat messages (each with a text
+    role and a text or parts content); raises InvalidTask naming what is not."""
+    prompt = task.get("prompt")
+    if isinstance(prompt, str):
+        raise InvalidTask(
+            "the row's prompt is text, not chat messages: t3rl renders each message with the chat "
+            "template itself (run slime without --apply-chat-template; a dataset of plain questions "
+            "holds each as [{'role': 'user', 'content': ...}])"
+        )
+    if not isinstance(prompt, list | tuple):
+        raise InvalidTask(f"the row's prompt is {type(prompt).__name__}, not a list of chat messages")
+    for i, message in enumerate(prompt):
+        if not (
+            isinstance(message, Mapping)
+            and isinstance(message.get("role"), str)
+            and isinstance(message.get("content"), str | list)
+        ):
+            raise InvalidTask(
+                f"the row's prompt message {i} is no chat message with a text role and content: "
+                f"{str(message)[:200]}"
+            )
+    metadata = task.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidTask(f"the row's metadata is {type(metadata).__name__}, not a mapping")
+    tools = metadata.get("tools") or []
+    if not isinstance(tools, list | tuple):
+        raise InvalidTask(
+            f"the row's metadata.tools is {type(tools).__name__}, not a list of tool schemas "
+            "(JSON text must be loaded when the data is prepared)"
+        )
+    return metadata, list(tools)
+
+
 class EpisodeRunner:
     """Env factory, chat format, action parsers, reward and engine of one run."""
 
@@ -107,8 +146,10 @@ class EpisodeRunner:
         step: int = 0,
     ) -> tuple[EpisodeResult, RewardResult]:
         """Play one episode of a dataset row and score it. Never raises for env, model or data problems."""
-        metadata = task.get("metadata") or {}
-        tools = list(metadata.get("tools") or [])
+        try:
+            metadata, tools = task_parts(task)
+        except InvalidTask as exc:
+            return self._unplayable(task, [], Failure.from_exception("env", exc, str(exc)))
         tools_key = tools_cache_key(tools)
         try:
             env = self.env_factory(task, mode)
@@ -148,8 +189,9 @@ class EpisodeRunner:
     def _unplayable(
         self, task: Mapping[str, Any], tools: list[dict[str, Any]], failure: Failure
     ) -> tuple[EpisodeResult, RewardResult]:
-        """A FAILED result for a row no env accepts: the prompt alone, so the batch keeps its shape."""
-        messages = [dict(message) for message in task.get("prompt") or []]
+        """A FAILED result for a row no env accepts: the prompt alone (none when it is no list of
+        messages), so the batch keeps its shape."""
+        messages = [] if failure.error_type == InvalidTask.__name__ else [dict(m) for m in task["prompt"]]
         try:
             prompt_ids = self.chat.prompt_ids(messages, tools) if messages else []
         except Exception:

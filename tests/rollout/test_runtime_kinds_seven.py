@@ -20,9 +20,9 @@ from t3rl_core.hooks import slime as hooks
 from t3rl_core.hooks.failures import METADATA_KEY
 from t3rl_core.rollout.runner import EpisodeRunner
 from tests.engines.test_sglang_http import FaultyServer, engine_for, serving
-from tests.hooks.slime_fakes import Factory, Progress, slime_args, toy_sample
+from tests.hooks.slime_fakes import Factory, Progress, slime_args, toy_sample, use_runner
 from tests.hooks.test_hooks_slime_sample import MetaEngine
-from tests.rollout.fakes import FixedEngine, ToyEnv, play
+from tests.rollout.fakes import TOOLS, FixedEngine, ToyEnv, play
 from tests.support.slime_sample import Sample
 
 # --- A sample slime hands back (fully-async rollout requeues an aborted group) -------------------------
@@ -198,3 +198,42 @@ def test_the_wait_before_a_retry_honours_retry_after_within_the_request_timeout(
     assert wait(1, 0.5, timeout_s=30.0, retry_after="nonsense") == 0.01
     # An HTTP date in the past: no wait beyond the back-off.
     assert wait(1, 0.5, timeout_s=30.0, retry_after="Wed, 21 Oct 2015 07:28:00 GMT") == 0.01
+
+
+# --- A row that is no chat task --------------------------------------------------------------------------
+
+
+def _row(**change: Any) -> Sample:
+    sample = toy_sample(0, group=0)
+    for key, value in change.items():
+        setattr(sample, key, value)
+    return sample
+
+
+@pytest.mark.parametrize(
+    ("sample", "named"),
+    [
+        # slime's --apply-chat-template renders the prompt to text (and a dataset of plain strings is text).
+        (_row(prompt="<|im_start|>user\nAdd 1 and 2.<|im_end|>\n"), "prompt is text"),
+        (_row(prompt=None), "prompt is NoneType"),
+        (_row(prompt=[{"content": "Add 1 and 2."}]), "prompt message 0"),
+        (_row(prompt=[{"role": "user", "content": None}]), "prompt message 0"),
+        (_row(prompt=["Add 1 and 2."]), "prompt message 0"),
+        (_row(metadata='{"tools": []}'), "metadata is str"),
+        (_row(metadata={"tools": json.dumps(TOOLS), "questions": ["q"]}), "metadata.tools is str"),
+    ],
+    ids=["text", "none", "no-role", "content-none", "bare-string", "metadata-text", "tools-text"],
+)
+def test_a_row_that_is_no_chat_task_is_a_failed_sample_naming_it(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat, sample: Sample, named: str
+) -> None:
+    """A text prompt raised a ValueError out of the hook (slime's rollout died on "dictionary update
+    sequence element #0 has length 1"), a message without a role or content failed as t3rl's own bug
+    (a template's UndefinedError), and a JSON-text tool list was read as a list of characters."""
+    use_runner(monkeypatch, qwen_chat)
+    done = asyncio.run(hooks.generate(slime_args(1.0), sample, {}))
+    failure = done.metadata[METADATA_KEY]
+    assert (failure["kind"], failure["error_type"]) == ("env", "InvalidTask")
+    assert named in failure["message"]
+    assert done.status is Sample.Status.FAILED and done.remove_sample
+    assert done.response_length == len(done.loss_mask) == len(done.rollout_log_probs) == 1
