@@ -5,16 +5,19 @@ inherits can be printed into an observation, and from there into trajectories, s
 the trained weights. Such a child gets the environment without credentials: secret-named variables,
 random values under key-like names, tokens known by their form whatever the name, values a `Secret`
 revealed in this process (not in another: a plain-named variable only another process reads as a
-`Secret` stays). The variables its own command reads by reference (`env:NAME`, revealed by
-`t3rl_core.secret_launch` in the child) stay.
+`Secret` stays), and any variable whose value holds one of those inside longer text (a proxy's URL
+with its password, `HTTPS_PROXY=http://user:pass@proxy:3128`; a note quoting a token). The variables
+its own command reads by reference (`env:NAME`, revealed by `t3rl_core.secret_launch` in the child)
+stay. A sandbox cell's environment follows the same rule (`t3rl_core.sandbox.config`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from t3rl_core.secret import revealed
+from t3rl_core.secret import revealed, url_passwords
 from t3rl_core.secret_names import is_credential_at, is_secret_name
+from t3rl_core.secret_shapes import credentials_in
 
 # Values this short ("1", "true") are as likely another variable's by chance as a copy of a credential.
 MIN_CREDENTIAL_LEN = 6
@@ -30,16 +33,29 @@ def credential_values(environ: Mapping[str, str]) -> frozenset[str]:
     )
 
 
+def holds_credential(name: str, value: str, known: Iterable[str] = ()) -> bool:
+    """The variable `name=value` holds a credential: by its name, as its whole value, inside its value
+    (a URL's password, a token known by its form, `api_key=V`, `?token=V`), or one of `known` (values of
+    credential variables, revealed values) anywhere in its value."""
+    return (
+        is_secret_name(name)
+        or is_credential_at(name, value)
+        or bool(url_passwords(value) or credentials_in(value))
+        or any(len(k) >= MIN_CREDENTIAL_LEN and k in value for k in known)
+    )
+
+
 def without_credentials(
     environ: Mapping[str, str], keep: Iterable[str] = (), values: Iterable[str] = ()
 ) -> dict[str, str]:
-    """`environ` without the variables that hold credentials (by name, by form, as a value a `Secret`
-    revealed here or one of `values`), except those named in `keep`."""
+    """`environ` without the variables that hold credentials (`holds_credential`: by name, by form,
+    inside their value, a value a `Secret` revealed here or one of `values`), except those named in
+    `keep`."""
     kept, known = set(keep), revealed() | set(values)
     return {
         name: value
         for name, value in environ.items()
-        if name in kept or not (is_secret_name(name) or is_credential_at(name, value) or value in known)
+        if name in kept or not holds_credential(name, value, known)
     }
 
 

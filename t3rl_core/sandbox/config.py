@@ -23,8 +23,8 @@ from t3rl_core.fields import (
 from t3rl_core.registries import SANDBOXES
 from t3rl_core.registry import registered
 from t3rl_core.sandbox.protections import Layer
-from t3rl_core.secret_env import credential_values
-from t3rl_core.secret_names import is_credential_at, is_secret_name
+from t3rl_core.secret_env import credential_values, holds_credential
+from t3rl_core.secret_names import is_secret_name
 from t3rl_core.strict import StrictModel
 
 
@@ -97,7 +97,7 @@ class LocalSandboxConfig(SandboxConfig):
     # is available.
     readable_paths: list[LocalPath] = Field(default_factory=list)
     # Environment variables copied from t3rl's own environment; everything else is dropped. A secret
-    # name is refused, and a value that is a credential by its form is dropped.
+    # name is refused, and a value that holds a credential (by its form, a URL's password) is dropped.
     env_allowlist: list[EnvVarName] = Field(
         default_factory=lambda: ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
     )
@@ -121,11 +121,7 @@ class LocalSandboxConfig(SandboxConfig):
     def _no_credential_set(cls, env: dict[str, str]) -> dict[str, str]:
         # A value composed from a credential variable (`NOTE: ${oc.env:HF_TOKEN}`) is that credential.
         known = credential_values(os.environ)
-        given = [
-            name
-            for name, value in env.items()
-            if is_secret_name(name) or is_credential_at(name, value) or value in known
-        ]
+        given = [name for name, value in env.items() if holds_credential(name, value, known)]
         if given:
             raise ValueError(f"{', '.join(given)}: {_NO_CREDENTIAL}")
         return env

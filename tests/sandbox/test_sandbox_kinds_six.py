@@ -1,0 +1,130 @@
+"""Round seven of hostile cells (docs/explanation/sandbox.md, "Round seven"): credentials a cell's
+environment held inside a longer value, and what a cell can do to its own output pipe.
+
+A cell's environment is `env_allowlist` and `env` less the credentials; a variable was taken for one by
+its name, or when its whole value was a token (`sk-…`) or random under a key-like name. A credential
+inside a longer value passed: a proxy's or a package index's URL with its password
+(`HTTPS_PROXY=http://user:pass@proxy:3128`, the first variable one allow-lists for a cell that installs
+packages), a token in a note, a URL's `?token=`, a credential variable's value with text around it.
+"""
+
+from __future__ import annotations
+
+import secrets as random_source
+import string
+from collections.abc import Iterator
+
+import pytest
+from pydantic import ValidationError
+
+from t3rl_core.sandbox.config import LocalSandboxConfig
+from t3rl_core.sandbox.local import cell_env
+from t3rl_core.secret_env import without_credentials
+from tests.sandbox.test_sandbox_redteam import Pool
+
+ALPHABET = string.ascii_letters + string.digits
+
+
+def planted() -> str:
+    return "".join(random_source.choice(ALPHABET) for _ in range(24))
+
+
+def holding(value: str) -> dict[str, str]:
+    """Variables of plain names whose values hold `value` inside longer text, each in its own way."""
+    return {
+        "HTTPS_PROXY": f"http://build:{value}@proxy.internal:3128",
+        "PIP_INDEX_URL": f"https://__token__:{value}@pypi.internal/simple",
+        "NOTE": f"the service answers with api_key={value} only",
+        "CALLBACK": f"https://hooks.example.com/in?token={value}",
+        "BANNER": f"key: sk-proj-{value}{value}",
+    }
+
+
+@pytest.mark.parametrize("name", list(holding("x")))
+def test_a_credential_inside_a_set_variable_is_refused(name: str) -> None:
+    """`env: {HTTPS_PROXY: http://build:<password>@proxy…}`: validated, and copied into every cell."""
+    value = planted()
+    with pytest.raises(ValidationError, match=f"{name}: a sandbox cell") as caught:
+        LocalSandboxConfig(env={name: holding(value)[name]})
+    assert value not in str(caught.value)
+
+
+def test_an_allow_listed_variable_holding_a_credential_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`env_allowlist: [HTTPS_PROXY, PIP_INDEX_URL, …]`: the values came from t3rl's own environment and
+    passed whole into every cell; so did a plain variable holding a credential variable's value with
+    text around it (`NOTE: "key ${oc.env:MY_API_KEY} here"`)."""
+    value, key = planted(), planted()
+    variables = {**holding(value), "WRAPPED": f"prefix-{key}-suffix"}
+    for name, text in variables.items():
+        monkeypatch.setenv(name, text)
+    monkeypatch.setenv("T3RL_TEST_API_KEY", key)
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    env = cell_env(LocalSandboxConfig(env_allowlist=[*variables, "NO_PROXY", "LANG"]))
+    assert not set(variables) & set(env), env
+    assert env["NO_PROXY"] == "localhost,127.0.0.1" and env["OMP_NUM_THREADS"] == "1"
+    assert all(value not in text and key not in text for text in env.values())
+
+
+def test_a_command_services_environment_loses_a_proxys_password() -> None:
+    """The same rule for an environment's server (`services.<name>`, kind `command`), which runs what the
+    model asks: `HTTPS_PROXY` with its password was inherited."""
+    value = planted()
+    env = without_credentials({**holding(value), "HOME": "/home/u", "URL": "https://example.com/a?page=2"})
+    assert env == {"HOME": "/home/u", "URL": "https://example.com/a?page=2"}
+
+
+def test_plain_variables_stay() -> None:
+    """The neighbours: URLs without a password, paths, numbers, a proxy without user information."""
+    env = {
+        "HTTPS_PROXY": "http://proxy.internal:3128",
+        "HF_ENDPOINT": "https://huggingface.co",
+        "TOKENIZERS_PARALLELISM": "false",
+        "NOTE": "max_tokens=4096",
+    }
+    assert LocalSandboxConfig(env=env).env == env
+    assert without_credentials(env) == env
+
+
+# ------------------------------------------------------------------ a cell and its own output pipe
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[Pool]:
+    pool = Pool(LocalSandboxConfig(timeout_s=60.0, max_concurrency=1, max_output_bytes=1 << 16))
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+def test_a_cell_that_grows_its_output_pipe_is_still_capped(pool: Pool) -> None:
+    """`fcntl(1, F_SETPIPE_SZ, 1 MiB)` then 4 MiB to stdout: the cap counts what t3rl reads, whatever the
+    pipe holds; the next cell is served."""
+    code = (
+        "import fcntl, os\n"
+        "fcntl.fcntl(1, 1031, 1 << 20)\n"  # F_SETPIPE_SZ
+        "os.write(1, b'x' * (4 << 20))\n"
+    )
+    result = pool.run(code)
+    assert result.status == "output_limit", result
+    assert len(result.stdout) <= 1 << 16
+    pool.serves()
+
+
+def test_a_cell_that_points_its_output_elsewhere_ends_and_says_nothing(pool: Pool) -> None:
+    """`dup2` of /dev/null over stdout and stderr, then every other descriptor written to: nothing of it
+    reaches the result (no descriptor of t3rl's or the sandbox's is open in the cell), the cell ends."""
+    code = (
+        "import os\n"
+        "null = os.open('/dev/null', os.O_WRONLY)\n"
+        "os.dup2(null, 1); os.dup2(null, 2)\n"
+        "for fd in range(3, 1024):\n"
+        "    try:\n"
+        "        os.write(fd, b'forged verdict')\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print('after')\n"
+    )
+    result = pool.run(code)
+    assert (result.status, result.stdout, result.stderr) == ("success", "", ""), result
+    pool.serves()
