@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from launch.config.errors import Problem
-from launch.config.fixes import quoted
+from launch.config.fixes import quoted, typed_text
 from launch.config.provenance import Provenance
 
 _SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
@@ -95,7 +95,7 @@ def as_problems(found: dict[str, tuple[Misread, str]], refused: set[str]) -> lis
         problems.append(
             Problem(
                 key,
-                f"`{scalar.text}` written unquoted is {scalar.reading} {_shown(scalar.value)} to Hydra's "
+                f"`{scalar.text}` written unquoted is {scalar.reading} {typed_text(scalar.value)} to Hydra's "
                 f"YAML 1.1 loader, not {meant_as}",
                 source,
                 f"set {key}={meant} ({where})",
@@ -117,7 +117,7 @@ def _list_problem(key: str, items: list[tuple[Misread, str]], refused: bool) -> 
             continue
         meant[scalar.index or 0] = text
         as_typed = f"the text {scalar.text}" if refused else f"the number {text}"
-        value = f"{scalar.reading} {_shown(scalar.value)}"
+        value = f"{scalar.reading} {typed_text(scalar.value)}"
         said.append(f"`{scalar.text}` (item {scalar.index} of the list) written unquoted is {value}")
         said[-1] += f" to Hydra's YAML 1.1 loader, not {as_typed}"
     if not said:
@@ -137,7 +137,7 @@ def _typed(value: Any) -> str:
     """A list item as an override writes it."""
     if isinstance(value, str):
         return quoted(value)
-    return "null" if value is None else _shown(value)
+    return typed_text(value)
 
 
 def _number(text: str) -> str | None:
@@ -145,10 +145,6 @@ def _number(text: str) -> str | None:
     if _OCTAL.fullmatch(text):
         return str(int(text.replace("_", ""), 10))
     return None
-
-
-def _shown(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 @cache
