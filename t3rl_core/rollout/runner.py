@@ -35,7 +35,8 @@ class InvalidTask(ValueError):
 
 def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[str, Any]]]:
     """A row's metadata and tool list, once its prompt is known to be chat messages (each with a text
-    role and a text or parts content); raises InvalidTask naming what is not."""
+    role and a text or parts content, or none beside its tool calls); raises InvalidTask naming what
+    is not."""
     prompt = task.get("prompt")
     if isinstance(prompt, str):
         raise InvalidTask(
@@ -49,7 +50,10 @@ def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
         if not (
             isinstance(message, Mapping)
             and isinstance(message.get("role"), str)
-            and isinstance(message.get("content"), str | list)
+            and (
+                isinstance(message.get("content"), str | list)
+                or (message.get("content") is None and bool(message.get("tool_calls")))
+            )
         ):
             raise InvalidTask(
                 f"the row's prompt message {i} is no chat message with a text role and content: "

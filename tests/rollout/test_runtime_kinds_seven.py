@@ -237,3 +237,19 @@ def test_a_row_that_is_no_chat_task_is_a_failed_sample_naming_it(
     assert named in failure["message"]
     assert done.status is Sample.Status.FAILED and done.remove_sample
     assert done.response_length == len(done.loss_mask) == len(done.rollout_log_probs) == 1
+
+
+def test_an_assistant_message_of_tool_calls_only_is_a_chat_message(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    """OpenAI's form of a call turn (content None beside tool_calls) renders in every shipped template."""
+    call = {"type": "function", "function": {"name": "add", "arguments": {"a": 1, "b": 2}}}
+    prompt = [
+        {"role": "user", "content": "Add 1 and 2."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "content": "3"},
+        {"role": "user", "content": "Now add 3 and 4."},
+    ]
+    use_runner(monkeypatch, qwen_chat)
+    done = asyncio.run(hooks.generate(slime_args(1.0), _row(prompt=prompt), {}))
+    assert METADATA_KEY not in done.metadata and done.status is Sample.Status.COMPLETED
