@@ -3,7 +3,14 @@ about) by a declaration it violates:
 
 - a key typed by slime's name of the flag t3rl writes from it (`use_dynamic_batch_size`, `prompt_data`,
   `actor_num_gpus_per_node`, as a slime script spells `--use-dynamic-batch-size`): the fix is the key the
-  one table of derived flags names (`launch.config.slime_flags`), not a guess by spelling.
+  one table of derived flags names (`launch.config.slime_flags`), not a guess by spelling;
+- a layout typed that leaves the global batch unsplittable over the data-parallel ranks
+  (`hardware.gpus_per_node=6`): blamed on the layout key typed, with a value of it under which the batch
+  splits (it was blamed on the curriculum file's global batch, which nobody changed);
+- a root `eval.<key>` typed on the command line that every eval stage replaces with its own value
+  (`eval.split=bfcl_val` on stage1_bfcl, whose eval stage names bfcl_unseen): the run's evals never read
+  it (warned: `t3rl eval` of the config without `--stage` reads the root section), with the key moved to
+  each stage as the fix (`launch/checks/rules/unread.py`, merged as `launch.config.overlay` merges).
 
 Each refusal names the key, where it was set (the file, or the override) and a first fix that validates
 when applied; the valid settings next to them are accepted. The config cases share the first round's
@@ -17,6 +24,8 @@ import pytest
 import test_preflight_unlisted_kinds as first_round
 from test_preflight import _invoke
 from test_preflight_slime_kinds import refused_with_a_fix_that_validates
+
+from tests.support.fix_applier import apply_first_fix
 
 S1 = "+experiment=stage1_bfcl"
 TUNING = "+experiment=bfcl_env_tuning"
@@ -72,3 +81,84 @@ def test_a_misspelt_key_that_is_no_flags_name_still_gets_the_nearest_key(data: P
         [S1, f"{C}.rollout_batch_sise=64"], f"{C}.rollout_batch_sise", ""
     )
     assert "rollout_batch_size=64" in block["fix"] and "t3rl writes" not in block["fix"], block
+
+
+# ------------------------------------------------------ the layout typed that leaves the batch unsplit
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "fix"),
+    [
+        ([S1, "hardware.gpus_per_node=6"], "hardware.gpus_per_node", "set hardware.gpus_per_node=8"),
+        (
+            [S1, f"{C}.global_batch_size=256", "hardware.gpus_per_node=6"],
+            "hardware.gpus_per_node",
+            "set hardware.gpus_per_node=8",
+        ),
+        # the batch typed last is the side changed
+        (
+            [S1, "hardware.gpus_per_node=6", f"{C}.global_batch_size=256"],
+            f"{C}.global_batch_size",
+            "set hardware.gpus_per_node=8",
+        ),
+    ],
+    ids=["the_gpus_per_node_typed", "the_gpus_per_node_typed_last", "the_batch_typed_last"],
+)
+def test_a_batch_that_does_not_split_is_blamed_on_the_side_typed_last(
+    overrides: list[str], key: str, fix: str, data: Path
+) -> None:
+    block = refused_with_a_fix_that_validates(overrides, key, "does not split over 3 data-parallel ranks")
+    assert block["fix"].startswith(fix), block
+    typed = next(o for o in overrides if o.startswith(f"{key}="))
+    assert block["source"] == f"override `{typed}`", block
+
+
+def test_a_layout_under_which_the_batch_splits_is_accepted(data: Path) -> None:
+    code, out = _invoke("validate", S1, "hardware.gpus_per_node=4")
+    assert code == 0, out
+
+
+# ------------------------------------------------------------- a root eval key every eval stage replaces
+
+QUICK = "+experiment=quickstart"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "fix"),
+    [
+        ([S1, "eval.split=bfcl_val"], "set stages.eval.eval.split=bfcl_val instead of `eval.split=bfcl_val`"),
+        (
+            [QUICK, "eval.limit_per_category=3"],
+            "set stages.eval_reference.eval.limit_per_category=3 stages.eval_tiny.eval.limit_per_category=3 "
+            "instead of `eval.limit_per_category=3`",
+        ),
+    ],
+    ids=["one_eval_stage", "two_eval_stages"],
+)
+def test_a_root_eval_key_every_eval_stage_replaces_is_warned_with_the_key_moved(
+    overrides: list[str], fix: str, data: Path
+) -> None:
+    """Was valid without a word: the run evaluated the stage's own split."""
+    key = overrides[1].split("=")[0]
+    code, out = _invoke("validate", *overrides)
+    assert code == 0, out
+    assert f"warning {key}: {key} is set to " in out and "but every eval stage sets its own" in out, out
+    assert f"fix: {fix}" in out, out
+    fixed = apply_first_fix(overrides, {"message": "", "source": f"override `{overrides[1]}`", "fix": fix})
+    assert fixed is not None and overrides[1] not in fixed
+    code, out = _invoke("validate", *fixed)
+    assert code == 0 and "every eval stage sets its own" not in out, out
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        [S1, "eval.split=bfcl_unseen"],  # the stage's own value: nothing lost
+        [S1, "eval.repeats=2"],  # no stage sets its own: the stage reads the root's
+        ["+experiment=stage2_bfcl", "eval.temperature=0.6"],
+    ],
+    ids=["the_stages_own_value", "a_key_the_stage_reads", "stage2"],
+)
+def test_a_root_eval_key_a_stage_reads_is_quiet(overrides: list[str], data: Path) -> None:
+    code, out = _invoke("validate", *overrides)
+    assert code == 0 and "every eval stage sets its own" not in out, out

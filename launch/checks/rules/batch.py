@@ -101,11 +101,20 @@ def global_batch_splits_over_data_parallel(scope: Scope, ctx: Context) -> Iterat
     dp = scope.data_parallel
     if gbs is None or gbs % dp == 0:
         return
+    # the side changed last: the batch, or the layout field typed that changed the data-parallel ranks
+    sizes = (
+        ("global_batch_size",) if cur.global_batch_size else ("rollout_batch_size", "n_samples_per_prompt")
+    )
+    key = ctx.latest(*(scope.cur(f) for f in sizes), *(scope.hw(f) for f in _LAYOUT))
+    field = next((f for f in _LAYOUT if key == scope.hw(f)), None)
+    ok = _layout_values(scope, ctx, field, gbs) if field else []
     yield Problem(
-        scope.cur("global_batch_size"),
+        key if ok or not field else scope.cur("global_batch_size"),
         f"global batch {gbs} does not split over {dp} data-parallel ranks "
         f"(world {scope.world_size} / (TP × PP × CP) {scope.model_parallel}; Megatron)",
-        fix=_data_parallel_fix(scope, ctx, gbs, dp),
+        fix=f"set {key}={ok[0]} (one of {', '.join(map(str, sorted(ok)))}: {gbs} splits over its ranks)"
+        if ok
+        else _data_parallel_fix(scope, ctx, gbs, dp),
     )
 
 
@@ -371,13 +380,9 @@ def _data_parallel_fix(scope: Scope, ctx: Context, gbs: int, dp: int) -> str:
     batches = [v for v in fitting(total, 1) if v % dp == 0]
     layouts: list[tuple[str, list[int]]] = []
     for field in ("tensor_parallel", "gpus_per_node", "nodes"):
-        current = getattr(scope.hardware, field)
-        values = sorted(range(1, max(current, 8) * 2 + 1), key=lambda v: (abs(v - current), -v))
-        ok = [
-            v for v in values[1:] if _dp_ok(scope, field, v, gbs) and passes(scope, ctx, "hardware", field, v)
-        ]
+        ok = _layout_values(scope, ctx, field, gbs)
         if ok:
-            layouts.append((scope.hw(field), ok[:4]))
+            layouts.append((scope.hw(field), ok))
     listed = ", ".join(f"{key} {' or '.join(map(str, sorted(ok)))}" for key, ok in layouts)
     working = f"layouts under which {gbs} splits: {listed}" if layouts else ""
     if batches and cur.num_steps_per_rollout is None:
@@ -389,6 +394,19 @@ def _data_parallel_fix(scope: Scope, ctx: Context, gbs: int, dp: int) -> str:
         why = f"no global batch that is a multiple of {dp} divides {total} samples"
         return f"set {key}={ok[0]} ({why}; {working})"
     return f"use a global batch that is a multiple of {dp} (none divides {total} samples)"
+
+
+# The hardware fields that decide the data-parallel ranks (world / (TP × PP × CP)).
+_LAYOUT = ("nodes", "gpus_per_node", "tensor_parallel", "pipeline_parallel", "context_parallel")
+
+
+def _layout_values(scope: Scope, ctx: Context, field: str, gbs: int) -> list[int]:
+    """Up to four values of the hardware `field`, nearest its own first, under which `gbs` splits over the
+    data-parallel ranks and the scope's other rules pass."""
+    current = getattr(scope.hardware, field)
+    values = sorted(range(1, max(current, 8) * 2 + 1), key=lambda v: (abs(v - current), -v))
+    ok = [v for v in values[1:] if _dp_ok(scope, field, v, gbs) and passes(scope, ctx, "hardware", field, v)]
+    return ok[:4]
 
 
 def _dp_ok(scope: Scope, field: str, value: int, gbs: int) -> bool:

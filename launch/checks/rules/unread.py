@@ -23,13 +23,17 @@ from pydantic import BaseModel
 
 from launch.checks.context import Context, Scope
 from launch.checks.declared import declared
-from launch.checks.eval_configs import eval_configs, eval_key
+from launch.checks.eval_configs import eval_config_of, eval_configs, eval_key
+from launch.checks.rules.batch import env_splits
 from launch.config.errors import Problem
-from launch.config.fixes import typed_text
-from launch.config.schema import RunConfig, TrainStage
+from launch.config.fixes import typed_text, value_at
+from launch.config.overlay import overlay
+from launch.config.schema import EvalStage, RunConfig, TrainStage
 from t3rl_core.fields import ReadWhen
 
 SERVER = "server"
+# A value no config holds, planted at a root eval key to see whether a stage's merge keeps it.
+_MARK = object()
 
 
 class Unread(NamedTuple):
@@ -138,12 +142,54 @@ def _unread_servers(run: RunConfig) -> dict[str, Unread]:
     return {s: why._replace(why=why.why.format(section=s)) for s in sections - read}
 
 
+def replaced_in_every_eval_stage(run: RunConfig, key: str) -> list[str]:
+    """The eval stages, when every one of them replaces the root eval key `key` by its own overrides
+    (`eval.split` under each stage's `eval: {split: …}`, merged as `launch.config.overlay` merges them);
+    [] when one reads the root's value, or the run has no eval stage (`t3rl eval` of the config reads the
+    root section)."""
+    stages = [(n, s) for n, s in run.stages.items() if isinstance(s, EvalStage)]
+    path = key.removeprefix("eval.")
+    marked = run.eval.model_dump(mode="json")
+    parent, _, leaf = path.rpartition(".")
+    section = value_at(marked, parent) if parent else marked
+    if not stages or not isinstance(section, dict) or leaf not in section:
+        return []
+    section[leaf] = _MARK  # the root's value, followed through each stage's merge
+    kept = [n for n, s in stages if value_at(overlay(marked, s.eval), path) is _MARK]
+    return [] if kept else [n for n, _ in stages]
+
+
+def _root_eval_replaced(ctx: Context, key: str, source: str) -> Iterator[Problem]:
+    """An `eval.<key>` typed on the command line that every eval stage replaces with its own value: the run
+    evaluates with theirs (a warning: `t3rl eval` of the config without `--stage` reads the root's)."""
+    stages = replaced_in_every_eval_stage(ctx.run, key)
+    typed = value_at(ctx.data, key)
+    own = {
+        n: value_at(eval_config_of(ctx.run, ctx.run.stages[n]).model_dump(mode="json"), key[5:])
+        for n in stages
+    }
+    known = env_splits(ctx) if key == "eval.split" else None
+    if not stages or all(v == typed for v in own.values()) or (known is not None and typed not in known):
+        return  # an unprepared split: stages.eval_settings_valid says so, with the nearest prepared one
+    theirs = ", ".join(f"stages.{n}.{key}={typed_text(v)}" for n, v in own.items())
+    moved = " ".join(f"stages.{n}.{key}={typed_text(typed)}" for n in stages)
+    yield Problem(
+        key,
+        f"{key} is set to {typed_text(typed)}, but every eval stage sets its own ({theirs}): the run's "
+        "evals never read it (only `t3rl eval` of this config without --stage would)",
+        fix=f"set {moved} instead of `{source.removeprefix('override `').removesuffix('`')}`",
+        severity="warning",
+    )
+
+
 def typed_settings_are_read(ctx: Context) -> Iterator[Problem]:
     """A setting typed on the command line is one some stage reads."""
     unread = unread_keys(ctx.run, ctx.scopes)
     for key, origin in ctx.provenance.items():
         if not origin.source.startswith("override") or origin.deleted:
             continue
+        if key.startswith("eval."):
+            yield from _root_eval_replaced(ctx, key, origin.source)
         found = unread_prefix(key, unread)
         if found is None or (found == key and found.endswith(".server")):
             continue
