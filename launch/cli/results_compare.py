@@ -6,18 +6,24 @@ share, the newest run's on a tie) is not shown beside the others: its cell names
 and `--mixed-identity` shows its value anyway, marked. `t3rl runs diff A B` compares the two runs' eval
 results stage by stage, and refuses (exit 1) when their identities differ, naming the part.
 
-Summaries written before identities were recorded have none: they are shown as before, unmarked.
+A summary written before identities were recorded has none: beside recorded ones it is not ranked (`runs`)
+or refused (`runs diff`), since what it measured is unknown; two such summaries are compared, marked so. A
+summary.json that cannot be read, an eval stage only one run has, and a pass@k the eval did not measure are
+named, never left out or shown as a bare '–'.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
+
+from launch.cli.runs_filter import BadFilter, check_metric
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,6 +33,12 @@ if TYPE_CHECKING:
 
 MIXED_FLAG = "--mixed-identity"
 MIXED_HELP = "Show results of differing benchmark identity side by side anyway, marked with what differs."
+# Marks a result whose summary and the other's both predate identities: nothing tells whether they compare.
+NEITHER_RECORDED = (
+    "not recorded: neither summary records what its eval measured (both written before t3rl kept a "
+    "benchmark identity), so nothing tells whether they compare"
+)
+_PASS_K = re.compile(r"pass[@^](\d+)")
 
 
 def reference_identity(summaries: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -43,9 +55,10 @@ def differing(summary: Mapping[str, Any], reference: Mapping[str, Any] | None) -
     from t3rl_core.eval import identity as identities
 
     own = summary.get("identity")
-    if reference is None or not isinstance(own, Mapping):
+    if reference is None:
         return []
-    return identities.differences(reference, own)
+    # An older summary has none: beside recorded ones, what it measured is unknown (named as such).
+    return identities.differences(reference, own if isinstance(own, Mapping) else None)
 
 
 def verdict_line(summary: Mapping[str, Any]) -> str | None:
@@ -70,16 +83,35 @@ def result_lines(
     reference: Mapping[str, Any] | None,
     *,
     mixed: bool,
+    metric: str = "overall.accuracy",
 ) -> list[str]:
     """One eval stage's lines in `t3rl runs`' metric column (plain text: the caller escapes markup)."""
+    missing = unmeasured(summary, metric) if value is None else None
     shown = "–" if value is None else f"{value:.3f}"
-    head = f"{stage} {shown}" + (f" (n={tasks})" if tasks else "")
+    head = f"{stage} {missing}" if missing else f"{stage} {shown}" + (f" (n={tasks})" if tasks else "")
     parts = differing(summary, reference)
     if parts:
         parts_text = "; ".join(parts)
         head = f"{head} [other benchmark: {parts_text}]" if mixed else f"{stage} not ranked: {parts_text}"
     verdict = verdict_line(summary)
     return [head, *([verdict] if verdict else [])]
+
+
+def unmeasured(summary: Mapping[str, Any], metric: str) -> str | None:
+    """Why a pass@k / pass^k the summary lacks was not measured (its k and samples), e.g. "pass@4 not
+    measured: the eval measured k = 1 with 1 sample(s) per task (eval.samples >= 4 measures it)"; None
+    for another metric."""
+    name = metric.rpartition(".")[2]
+    match = _PASS_K.fullmatch(name)
+    if match is None:
+        return None
+    ks = summary.get("pass_k")
+    measured = "k = " + ", ".join(str(k) for k in ks) if isinstance(ks, list) and ks else "no k"
+    samples = summary.get("samples", "?")
+    return (
+        f"{name} not measured: the eval measured {measured} with {samples} sample(s) per task "
+        f"(eval.samples >= {match[1]} measures it)"
+    )
 
 
 def hidden_note(count: int) -> str | None:
@@ -91,64 +123,108 @@ def hidden_note(count: int) -> str | None:
     )
 
 
-def summaries_of(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """Eval stage → summary.json of a run dir (a `t3rl eval` record: its own summary, as stage `eval`)."""
+def summaries_of(run_dir: Path) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Eval stage → summary.json of a run dir (a `t3rl eval` record: its own summary, as stage `eval`),
+    and eval stage → why its summary.json cannot be read (not JSON, or of no format t3rl knows)."""
     found: dict[str, dict[str, Any]] = {}
+    unreadable: dict[str, str] = {}
     candidates = [("eval", run_dir / "summary.json")]
     candidates += [(p.parent.name, p) for p in sorted((run_dir / "stages").glob("*/summary.json"))]
     for stage, path in candidates:
         try:
             summary = json.loads(path.read_text())
-        except (OSError, ValueError):
+        except FileNotFoundError:
             continue
-        if isinstance(summary, dict) and "overall" in summary:
+        except (OSError, ValueError) as error:
+            unreadable[stage] = f"{path} is not valid JSON" if isinstance(error, ValueError) else str(error)
+            continue
+        if isinstance(summary, dict) and isinstance(summary.get("overall"), Mapping):
             found[stage] = summary
-    return found
+        else:
+            unreadable[stage] = f"{path} has no 'overall' block (not an eval summary this t3rl can read)"
+    return found, unreadable
 
 
 def compare_results(
     a: Path, b: Path, console: Console, *, mixed: bool, metric: str = "overall.accuracy"
 ) -> int:
     """`runs diff`'s results section: each eval stage both runs have, side by side, when their
-    benchmark identities are equal; 1 (refused, the differing parts named) when one pair's differ."""
-    # lazy: importlib.metadata (installed versions), only when results are compared
-    from t3rl_core.eval import identity as identities
-
-    left, right = summaries_of(a), summaries_of(b)
-    shared = [stage for stage in left if stage in right]
-    if not shared:
-        return 0
-    refused = 0
+    benchmark identities are equal; 1 (refused, the differing parts named) when one pair's differ or a
+    summary cannot be read. A stage only one run has is named."""
+    (left, left_bad), (right, right_bad) = summaries_of(a), summaries_of(b)
+    try:
+        check_metric(metric, [*left.values(), *right.values()])
+    except BadFilter as error:
+        console.print(f"[red]error:[/] {error.argument}: {escape(str(error))}", soft_wrap=True)
+        return 2
+    stages = list(dict.fromkeys([*left, *left_bad, *right, *right_bad]))
+    refused = broken = 0
     table = Table(title=f"eval results ({metric})", title_justify="left", show_lines=True)
     for column in ("stage", "A", "B", "B − A", "benchmark"):
         table.add_column(column, overflow="fold")
-    for stage in shared:
-        ids = [left[stage].get("identity"), right[stage].get("identity")]
-        recorded = all(isinstance(i, Mapping) for i in ids)
-        parts = identities.differences(*ids) if recorded else []
-        if parts:
+    for stage in stages:
+        why = [f"{side}'s {bad[stage]}" for side, bad in (("A", left_bad), ("B", right_bad)) if stage in bad]
+        if why:
             console.print(
-                f"[red]refused:[/] {escape(stage)}: the two evals measured different benchmarks, so their "
-                f"results are not compared: {escape('; '.join(parts))} (A: {escape(str(a))}, B: "
-                f"{escape(str(b))}); {escape(identities.remedy(parts))}",
+                f"[red]error:[/] {escape(stage)}: not compared: {escape('; '.join(why))}; rerun that eval "
+                "(`t3rl run --run-dir DIR`, or `t3rl eval --resume --out DIR` for an eval record)",
                 soft_wrap=True,
             )
+            broken += 1
+            continue
+        if stage not in left or stage not in right:
+            side = "A" if stage in left else "B"
+            console.print(f"{escape(stage)}: only {side} has this eval stage's result", soft_wrap=True)
+            continue
+        parts = _identity_differences(left[stage], right[stage])
+        if parts:
+            _refusal(console, stage, parts, a, b)
             refused += 1
             if not mixed:
                 continue
-        numbers = [_metric(side[stage], metric) for side in (left, right)]
-        delta = f"{numbers[1] - numbers[0]:+.3f}" if None not in numbers else "–"
-        mark = (
-            "[red]differs (shown by --mixed-identity)[/]" if parts else "same" if recorded else "not recorded"
-        )
-        cells = [_cell(number, side[stage]) for number, side in zip(numbers, (left, right), strict=True)]
-        table.add_row(escape(stage), *cells, delta, mark)
+        table.add_row(escape(stage), *_pair(left[stage], right[stage], metric, parts))
     if table.rows:
         console.print(table)
     if refused and not mixed:
         console.print(f"{MIXED_FLAG} shows them side by side anyway, marked", soft_wrap=True)
-        return 1
-    return 0
+    return 1 if broken or (refused and not mixed) else 0
+
+
+def _identity_differences(left: Mapping[str, Any], right: Mapping[str, Any]) -> list[str]:
+    """The parts two summaries' identities differ in; one recorded and one not differ ("identity: not
+    recorded…"); two unrecorded ones are left to the table's mark."""
+    # lazy: importlib.metadata (installed versions), only when results are compared
+    from t3rl_core.eval import identity as identities
+
+    ids = [s.get("identity") for s in (left, right)]
+    recorded = [i if isinstance(i, Mapping) else None for i in ids]
+    return [] if recorded == [None, None] else identities.differences(*recorded)
+
+
+def _refusal(console: Console, stage: str, parts: list[str], a: Path, b: Path) -> None:
+    from t3rl_core.eval import identity as identities  # lazy: see _identity_differences
+
+    console.print(
+        f"[red]refused:[/] {escape(stage)}: the two evals measured different benchmarks, so their results "
+        f"are not compared: {escape('; '.join(parts))} (A: {escape(str(a))}, B: {escape(str(b))}); "
+        f"{escape(identities.remedy(parts))}",
+        soft_wrap=True,
+    )
+
+
+def _pair(left: Mapping[str, Any], right: Mapping[str, Any], metric: str, parts: list[str]) -> list[str]:
+    """The A, B, B − A and benchmark cells of one eval stage."""
+    numbers = [_metric(side, metric) for side in (left, right)]
+    delta = f"{numbers[1] - numbers[0]:+.3f}" if None not in numbers else "–"
+    recorded = all(isinstance(side.get("identity"), Mapping) for side in (left, right))
+    same = "same" if recorded else NEITHER_RECORDED
+    marks = ["[red]differs (shown by --mixed-identity)[/]" if parts else same]
+    for side, summary, number in zip("AB", (left, right), numbers, strict=True):
+        missing = unmeasured(summary, metric) if number is None else None
+        if missing:
+            marks.append(escape(f"{side}: {missing}"))
+    cells = [_cell(number, side) for number, side in zip(numbers, (left, right), strict=True)]
+    return [*cells, delta, "\n".join(marks)]
 
 
 def _metric(summary: Mapping[str, Any], metric: str) -> float | None:

@@ -243,19 +243,24 @@ def register(app: typer.Typer) -> None:
         a: Annotated[Path, typer.Argument(metavar="A", help="A run directory.", show_default=False)],
         b: Annotated[Path, typer.Argument(metavar="B", help="Another run directory.", show_default=False)],
         mixed_identity: Annotated[bool, typer.Option(MIXED_FLAG, help=MIXED_HELP)] = False,
+        metric: Annotated[
+            str, typer.Option("--metric", metavar="KEY", help="The eval summary key compared per eval stage.")
+        ] = "overall.accuracy",
     ) -> None:
         """How two runs' configs differ, key by key, with the file or override that set each side; then
         their eval results side by side, refused (exit 1) when the benchmarks they measured differ.
 
-        Example:
+        Examples:
 
           t3rl runs diff runs/stage1_bfcl/20260101-120000 runs/stage1_bfcl/20260102-090000
+
+          t3rl runs diff runs/a/20260101-120000 runs/b/20260101-130000 --metric overall.pass@4
         """
         from launch.cli.runs_diff import diff_runs  # lazy: the run step's modules, only for `t3rl runs diff`
 
         code = diff_runs(a, b)
         if code == 0:
-            code = compare_results(a, b, Console(highlight=False), mixed=mixed_identity)
+            code = compare_results(a, b, Console(highlight=False), mixed=mixed_identity, metric=metric)
         raise typer.Exit(code)
 
     @runs_app.command("show")
@@ -368,7 +373,7 @@ def list_runs(
         created = str(view.manifest.get("created_at", ""))[:19].replace("T", " ")
         lines = []
         for (name, value, n), (_, summary) in zip(eval_metrics(view, metric), _summaries(view), strict=True):
-            lines += result_lines(name, value, n, summary, reference, mixed=mixed)
+            lines += result_lines(name, value, n, summary, reference, mixed=mixed, metric=metric)
             hidden += bool(differing(summary, reference))
         metrics = "\n".join(escape(line) for line in lines)
         table.add_row(escape(relative), created, _status(view.status), stages, metrics)

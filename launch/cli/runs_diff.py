@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from launch.cli.eval_command import EVAL_RECORD
 from launch.run import secret_fingerprints
 from launch.run.config_diff import flatten
 from launch.run.record_files import not_a_run_dir, read_json, read_yaml
@@ -92,9 +93,25 @@ def diff_runs(a: Path, b: Path, console: Console | None = None) -> int:
             escape(source_of(provenances[1], difference.key) if difference.b is not _ABSENT else ""),
         )
     console.print(table)
-    if not all(provenances):
-        console.print("[dim](a run without provenance.json predates it: its sources are not shown)[/]")
+    missing = [path for path, provenance in zip((a, b), provenances, strict=True) if not provenance]
+    if missing:
+        why = escape(_no_provenance(missing))
+        console.print(f"[dim]({why}: its sources are not shown)[/]", soft_wrap=True)
     return 0
+
+
+def _no_provenance(paths: list[Path]) -> str:
+    """Why these run dirs name no source per key: a `t3rl eval` record keeps none (its overrides are all
+    its config has), a pipeline run written before t3rl kept provenance.json predates it."""
+    evals = [p for p in paths if _is_eval_record(p)]
+    if len(evals) == len(paths):
+        return "a `t3rl eval` record keeps no provenance.json (overrides.yaml holds what it was given)"
+    return "a run without provenance.json predates it"
+
+
+def _is_eval_record(path: Path) -> bool:
+    manifest = path / "manifest.json"
+    return manifest.is_file() and read_json(manifest, dict).get("record") == EVAL_RECORD
 
 
 def masked_differences(a: Path, b: Path, seen: set[str]) -> tuple[list[KeyDifference], str]:
