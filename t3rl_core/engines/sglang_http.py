@@ -52,6 +52,11 @@ CALL_META_KEYS = (
 _CONTEXT_REFUSAL = b"context length"
 
 
+# SGLang's model gateway (sgl-router) answers 429 when its request queue is full and 408 when a request
+# waited in it past --queue-timeout-secs: the request was never run, and may be sent again.
+_COME_BACK_LATER = frozenset({408, 429})
+
+
 class BadResponse(ValueError):
     """The server answered with something that is not a finished generation."""
 
@@ -183,8 +188,7 @@ class SGLangEngine(Engine):
                     session.post(self.url, data=body, headers=self._headers, timeout=timeout) as response,
                 ):
                     raw = await response.read()
-                    if response.status >= 500 or response.status == 429:
-                        # 429: the router's queue is full (sgl-router); it asks to come back later.
+                    if response.status >= 500 or response.status in _COME_BACK_LATER:
                         error = f"HTTP {response.status}: {raw[:200]!r}"
                         retry_after = response.headers.get("Retry-After")
                         continue

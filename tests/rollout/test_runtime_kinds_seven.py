@@ -150,16 +150,17 @@ def test_sglang_token_ids_that_are_no_token_id_are_a_bad_response(entry: list[An
 
 
 class _Busy(FaultyServer):
-    """Answers 429 (sgl-router's queue full) with a Retry-After header, then as scripted."""
+    """Answers 429 (sgl-router's queue full) or 408 (a request that waited in it too long), with a
+    Retry-After header, then as scripted."""
 
     def __init__(self, script: list[str], retry_after: str | None) -> None:
         super().__init__(script)
         self.retry_after = retry_after
 
     async def _respond(self, mode: str, request: web.Request) -> web.StreamResponse:
-        if mode == "429":
+        if mode in ("429", "408"):
             headers = {} if self.retry_after is None else {"Retry-After": self.retry_after}
-            return web.Response(status=429, text="Too many requests", headers=headers)
+            return web.Response(status=int(mode), text="Too many requests", headers=headers)
         return await super()._respond(mode, request)
 
 
@@ -172,11 +173,12 @@ async def _ask(server: FaultyServer, **config: Any) -> Generation:
             await engine.aclose()
 
 
+@pytest.mark.parametrize("status", ["429", "408"])
 @pytest.mark.parametrize("retry_after", [None, "0", "Wed, 21 Oct 2015 07:28:00 GMT", "soon"])
-def test_too_many_requests_is_retried(retry_after: str | None) -> None:
-    """A 429 ended the episode aborted at once, an engine failure counted toward the rate that stops the
-    run, where the router only asked to come back later."""
-    server = _Busy(["429", "ok"], retry_after)
+def test_too_many_requests_is_retried(status: str, retry_after: str | None) -> None:
+    """A 429 or 408 ended the episode aborted at once, an engine failure counted toward the rate that
+    stops the run, where the router only asked to come back later."""
+    server = _Busy([status, "ok"], retry_after)
     generation = asyncio.run(_ask(server))
     assert (generation.finish_reason, generation.token_ids, len(server.requests)) == ("stop", [5, 6, 7], 2)
 
