@@ -8,7 +8,7 @@ header in a service's command):
   access key ids `AKIA…`, and JSON Web Tokens (`eyJ….eyJ….…`);
 - the value of a URL query parameter named like a credential (`?token=…`, `&api_key=…`, `&sig=…`);
 - the value of an HTTP authorization header (`Authorization: Bearer …`, `X-Api-Key: …`);
-- a private key in PEM (`-----BEGIN PRIVATE KEY-----`), whose markers stay.
+- a private key in PEM (`-----BEGIN PRIVATE KEY-----`) or OpenPGP's armour, whose markers stay.
 
 `credentials_in(text)` lists them and `mask_shapes(text)` masks them; t3rl_core.secret's `mask_text`,
 through which every file and line t3rl writes passes, applies it.
@@ -112,10 +112,12 @@ _HEADER = (
 _COOKIE = r"(?i)(\b(?:set-)?cookie\s*:\s*)((?=[^\r\n'\"]*[0-9])[^\r\n'\"]+)"
 _NOT_VALUES = ("env:", "file:", "${", MASK)
 # A private key in PEM (`-----BEGIN [RSA |EC |OPENSSH |ENCRYPTED ]PRIVATE KEY-----`, a service account's
-# JSON, an SSH key a job dumps): its body, over real or JSON-escaped line breaks, up to its END line or,
-# cut short, the end of the text. Looked for only where `PEM_MARK` stands.
-PEM_MARK = "PRIVATE KEY-----"
-_PEM = r"(?s)(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----)(.+?)(-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)"
+# JSON, an SSH key a job dumps) or in OpenPGP's armour (`-----BEGIN PGP PRIVATE KEY BLOCK-----`, a signing
+# key of a release job): its body, over real or JSON-escaped line breaks, up to its END line or, cut
+# short, the end of the text. Looked for only where `PEM_MARK` stands.
+PEM_MARK = "PRIVATE KEY"
+_PEM_BEGIN = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_PEM = rf"(?s)({_PEM_BEGIN})(.+?)(-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)"
 
 
 def credentials_in(text: str) -> list[str]:
@@ -195,7 +197,7 @@ class PemLines:
             return MASK + line[end:]
         begin = line.rfind(PEM_MARK)
         if begin >= 0 and "-----BEGIN " in line and "-----END " not in line[begin:]:
-            self.inside = True
+            self.inside = re.search(_PEM_BEGIN, line) is not None
         return line
 
 

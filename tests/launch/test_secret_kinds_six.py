@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from launch.config.secrets import scrub_obj, scrub_text
+from t3rl_core.secret import mask_text
 from t3rl_core.secret_names import is_secret_name, looks_like_credential
+from t3rl_core.secret_shapes import PemLines
 from tests.support.cli_app import invoke
 from tests.support.planted import isolate, leaks
 
@@ -178,3 +180,33 @@ def test_a_cookie_header_is_masked(header: str) -> None:
 def test_prose_about_cookies_stays_visible() -> None:
     texts = ["cookie: none set", "the cookie jar holds 3 entries"]
     assert [scrub_text(t) for t in texts] == texts
+
+
+# ------------------------------------------------------------------ an OpenPGP private key
+
+
+def test_an_armoured_pgp_private_key_is_masked_between_its_markers() -> None:
+    """`-----BEGIN PGP PRIVATE KEY BLOCK-----` (a release job's signing key dumped to its log): PEM's
+    markers end in `PRIVATE KEY-----`, OpenPGP's in `PRIVATE KEY BLOCK-----`, so its body stayed; also
+    line by line, as the log copiers read it."""
+    body = [planted() + planted() for _ in range(3)]
+    key = "\n".join(
+        ["-----BEGIN PGP PRIVATE KEY BLOCK-----", "", *body, "-----END PGP PRIVATE KEY BLOCK-----"]
+    )
+    masked = scrub_text(f"dumping the environment:\n{key}\ndone")
+    assert not any(line in masked for line in body), masked
+    assert masked.startswith("dumping the environment:\n-----BEGIN PGP PRIVATE KEY BLOCK-----")
+    assert masked.endswith("-----END PGP PRIVATE KEY BLOCK-----\ndone"), masked
+    lines = PemLines()
+    by_line = [lines(mask_text(line)) for line in f"{key}\ndone\n".splitlines(keepends=True)]
+    assert not any(part in "".join(by_line) for part in body) and by_line[-1] == "done\n", by_line
+
+
+def test_a_public_key_and_prose_stay_visible() -> None:
+    texts = [
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQINBGA1b2c3\n-----END PGP PUBLIC KEY BLOCK-----",
+        "where the PRIVATE KEY lives: -----BEGIN CERTIFICATE-----\nMIIB1a2b\n-----END CERTIFICATE-----",
+    ]
+    assert [scrub_text(t) for t in texts] == texts
+    lines = PemLines()
+    assert [lines(line) for line in texts[1].splitlines(keepends=True)] == texts[1].splitlines(keepends=True)
