@@ -8,6 +8,7 @@ against these columns), and the prepare_data stage requires it where it runs.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -83,10 +84,15 @@ def _scan(file: str, version: tuple[int, int, int], counted: bool) -> Scan:
 
 def count_rows(path: str | Path) -> int | None:
     """Rows of a local JSONL (non-blank lines) or parquet file (its footer); None when the file is
-    missing, unreadable or too large to count quickly."""
+    missing, unreadable, too large to count quickly, or not rows at all: a text file's lines are counted
+    as rows only when its first lines are JSON (a README's lines are no rows of a split)."""
     if not Path(path).expanduser().is_file():
         return None
     try:
-        return scan(path).rows
-    except (OSError, ValueError):
+        found = scan(path)
+        for _, row in found.head:
+            if isinstance(row, bytes):
+                json.loads(row)
+    except (OSError, ValueError):  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
         return None
+    return found.rows

@@ -46,6 +46,9 @@ def dataset_files_usable(ctx: Context) -> Iterator[Problem]:
     for spec in ctx.run.env.input_files():
         key = f"env.{spec.key}"
         path = Path(spec.path).expanduser()
+        if path.is_dir():  # certainly wrong wherever it runs: the env opens the path as one file
+            yield Problem(key, f"{spec.what} {path} is a directory, not a file", fix=_file_in(path, key))
+            continue
         if not path.is_file():
             where = "this machine" if local else "this machine (the stage may see it on the cluster)"
             yield Problem(
@@ -58,6 +61,12 @@ def dataset_files_usable(ctx: Context) -> Iterator[Problem]:
         problem = _row_problem(spec, path)
         if problem is not None:
             yield problem
+
+
+def _file_in(directory: Path, key: str) -> str:
+    """The one dataset file the directory holds, else the key to be set to a file."""
+    files = sorted(p for p in directory.iterdir() if p.suffix in (".jsonl", ".parquet") and p.is_file())
+    return f"set {key}={files[0]} (the dataset file in it)" if len(files) == 1 else f"set {key} to a file"
 
 
 def _row_problem(spec: InputFile, path: Path) -> Problem | None:

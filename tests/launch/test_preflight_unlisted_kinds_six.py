@@ -10,7 +10,12 @@ about) by a declaration it violates:
 - a root `eval.<key>` typed on the command line that every eval stage replaces with its own value
   (`eval.split=bfcl_val` on stage1_bfcl, whose eval stage names bfcl_unseen): the run's evals never read
   it (warned: `t3rl eval` of the config without `--stage` reads the root section), with the key moved to
-  each stage as the fix (`launch/checks/rules/unread.py`, merged as `launch.config.overlay` merges).
+  each stage as the fix (`launch/checks/rules/unread.py`, merged as `launch.config.overlay` merges);
+- a dataset path that exists but is no dataset: a directory (was warned "does not exist …: download it
+  to conf"), refused with the one dataset file it holds as the fix; a text file that is not JSON rows
+  (README.md as ToolRL's train split), whose lines were counted as the split's rows, so a batch-size
+  error with a fix that cannot validate came first (`t3rl_core.input_files.count_rows`: lines are rows
+  only when the file's first lines are JSON).
 
 Each refusal names the key, where it was set (the file, or the override) and a first fix that validates
 when applied; the valid settings next to them are accepted. The config cases share the first round's
@@ -162,3 +167,48 @@ def test_a_root_eval_key_every_eval_stage_replaces_is_warned_with_the_key_moved(
 def test_a_root_eval_key_a_stage_reads_is_quiet(overrides: list[str], data: Path) -> None:
     code, out = _invoke("validate", *overrides)
     assert code == 0 and "every eval stage sets its own" not in out, out
+
+
+# ----------------------------------------------------------------- a dataset path that is no dataset
+
+RETOOL = "+experiment=retool"
+TOOLRL = "+experiment=toolrl_grpo"
+
+
+def test_a_dataset_path_that_is_a_directory_is_refused_with_the_file_in_it(data: Path) -> None:
+    """Was a warning that the path does not exist, with "download it to <the directory>" as the fix."""
+    folder = data / "problems"
+    folder.mkdir(exist_ok=True)
+    (folder / "short.jsonl").write_text((data / "short.jsonl").read_text())
+    args = [RETOOL, f"env.data.source={folder}", f"env.data.sft_source={data}/sft.jsonl"]
+    block = refused_with_a_fix_that_validates(args, "env.data.source", f"{folder} is a directory, not a file")
+    assert f"set env.data.source={folder / 'short.jsonl'} (the dataset file in it)" in block["fix"], block
+
+
+@pytest.mark.parametrize(
+    ("args", "key"),
+    [
+        ([TOOLRL, "env.data.splits.toolrl_train={readme}"], "env.data.splits.toolrl_train"),
+        ([RETOOL, "env.data.source={readme}", "env.data.sft_source={data}/sft.jsonl"], "env.data.source"),
+    ],
+    ids=["toolrl_train_split", "retool_problems"],
+)
+def test_a_text_file_that_is_no_rows_is_refused_once_and_not_counted(
+    args: list[str], key: str, data: Path
+) -> None:
+    """ToolRL's README.md was counted as 78 rows: 'rollout_batch_size 512 > 78' came first, with a fix
+    (a batch of 78) that still left the file unreadable; ReTool's was 'holds no rows'."""
+    readme = data / "README.md"
+    readme.write_text("# my data\n\nSee the parquet files.\n" * 30)
+    typed = [a.format(readme=readme, data=data) for a in args]
+    block = refused_with_a_fix_that_validates(typed, key, "cannot be read: line 1 is not JSON")
+    _, out = _invoke("validate", *typed)
+    assert out.count(f"error {key}:") == 1, out
+    assert block["fix"].startswith(f"set {key}="), block
+
+
+def test_a_directory_of_files_next_to_a_file_that_is_rows_is_accepted(data: Path) -> None:
+    code, out = _invoke(
+        "validate", RETOOL, f"env.data.source={data}/short.jsonl", f"env.data.sft_source={data}/sft.jsonl"
+    )
+    assert code == 0 and "is a directory" not in out, out
