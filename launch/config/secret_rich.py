@@ -8,6 +8,10 @@ body, markup included) passes `Console.render_str`; `scrub_rich(scrub)` makes th
 does not style prints without importing rich (launch.output.plain), so the hook is put in place when
 rich's console module is first imported, by whichever module imports it, and at once if it already is.
 
+The same hook prints control characters as their pictures (`launch.output.markup.pictured`: ESC as
+␛): rich passes ESC through, and text a model or a sandbox cell wrote would drive the terminal showing
+it (clear it, overwrite earlier lines, set the clipboard).
+
 The same hook turns rich's emoji codes off unless a print asks for them: t3rl prints values, paths and
 commands, in which `:fire:` is text (rich would print 🔥), and the table of every code rich loads for
 the replacement costs a cold `t3rl validate` ~11 M instructions.
@@ -19,6 +23,8 @@ import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
+
+from launch.output.markup import pictured
 
 CONSOLE = "rich.console"
 
@@ -42,7 +48,7 @@ def _hook(module: ModuleType, scrub: Callable[[str], str]) -> None:
     def render_str(self: Any, text: str, **options: Any) -> Any:
         if options.get("emoji") is None:
             options["emoji"] = False
-        return original(self, scrub(text), **options)
+        return original(self, pictured(scrub(text)), **options)
 
     render_str.scrubs = True  # type: ignore[attr-defined]
     console.render_str = render_str

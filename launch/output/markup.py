@@ -18,6 +18,27 @@ TAG = re.compile(r"(\\*)\[([a-z#/@][^\[]*?)]")
 REMOVED = dict.fromkeys(map(ord, "\a\b\v\f\r"))
 
 
+# The other control characters rich prints as they are: ESC (and the C1 CSI) begins a terminal's
+# control sequence (the screen cleared, the cursor moved up over earlier lines, the window's title, OSC
+# 52's clipboard), and text a model or a sandbox cell wrote (`t3rl rollouts show`) must not drive the
+# terminal that shows it. Printed as their Control Pictures (ESC as ␛), C1 as the replacement character.
+# A pattern string, compiled through re's cache once text that is not all printable is shown.
+_CONTROLS = "[\x00-\x06\x0e-\x1f\x7f-\x9f]"
+
+
+def pictured(text: str) -> str:
+    """`text` with each control character of `_CONTROLS` as its picture; printable text (what t3rl
+    prints most) is returned as it is."""
+    if text.isprintable():
+        return text
+    return re.sub(_CONTROLS, _picture, text)
+
+
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+
 def removed(text: str) -> str:
     """`text` without the characters of `REMOVED`. `str.translate` reads every character through the
     mapping (~650 instructions each in text that is not all ASCII: a plan's printed commands, 1.8 M);

@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from launch.config.secrets import scrub_text, scrub_texts
-from launch.output.markup import plain, removed
+from launch.output.markup import pictured, plain, removed
 from launch.output.table import TextTable
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class PlainConsole:
         if not all(isinstance(o, str) for o in objects) or any(c in sep + end for c in RICH_ONLY):
             return None
         read = self._markup if markup is None else markup
-        text = sep.join(self._text(o) if read else removed(scrub_text(o)) for o in objects) + end
+        text = sep.join(self._text(o) if read else removed(pictured(scrub_text(o))) for o in objects) + end
         return None if "\t" in text else text
 
     def rich(self) -> Console:
@@ -111,11 +111,11 @@ class PlainConsole:
         return getattr(self.rich(), name)
 
     def _text(self, markup: str) -> str:
-        return plain(scrub_text(markup))
+        return plain(pictured(scrub_text(markup)))
 
     def _texts(self, markups: list[str]) -> list[str]:
         # One scrub of a table's strings joined (scrub_texts: the same as one by one).
-        return [plain(text) for text in scrub_texts(markups)]
+        return [plain(pictured(text)) for text in scrub_texts(markups)]
 
     def _write(self, text: str) -> None:
         file = self.file

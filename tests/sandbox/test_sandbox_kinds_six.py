@@ -1,5 +1,6 @@
 """Round seven of hostile cells (docs/explanation/sandbox.md, "Round seven"): credentials a cell's
-environment held inside a longer value, and what a cell can do to its own output pipe.
+environment held inside a longer value, what a cell can do to its own output pipe, and a cell's output
+printed on t3rl's terminal.
 
 A cell's environment is `env_allowlist` and `env` less the credentials; a variable was taken for one by
 its name, or when its whole value was a token (`sk-…`) or random under a key-like name. A credential
@@ -10,13 +11,20 @@ packages), a token in a note, a URL's `?token=`, a credential variable's value w
 
 from __future__ import annotations
 
+import io
 import secrets as random_source
 import string
 from collections.abc import Iterator
 
 import pytest
 from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
+from launch.config.secret_rich import scrub_rich
+from launch.config.secrets import scrub_text
+from launch.output.plain import PlainConsole
 from t3rl_core.sandbox.config import LocalSandboxConfig
 from t3rl_core.sandbox.local import cell_env
 from t3rl_core.secret_env import without_credentials
@@ -128,3 +136,46 @@ def test_a_cell_that_points_its_output_elsewhere_ends_and_says_nothing(pool: Poo
     result = pool.run(code)
     assert (result.status, result.stdout, result.stderr) == ("success", "", ""), result
     pool.serves()
+
+
+# ------------------------------------------------------------------ a cell's output on t3rl's terminal
+
+# What a cell prints to rewrite the terminal that later shows it (`t3rl rollouts show --full`, a table of
+# samples): clear the screen, move the cursor up over earlier lines, set the window's title, put text on
+# the clipboard (OSC 52: whatever the operator pastes next), a hyperlink whose target is hidden.
+TERMINAL_CONTROL = (
+    "\x1b[2J\x1b[1A\x1b[2K\x1b]0;owned\x07\x1b]52;c;cm0gLXJmIH4=\x1b\\\x1b]8;;http://evil.example\x1b\\here\x1b]8;;\x1b\\"
+    "\x9b31m"
+)
+
+
+def test_a_cells_terminal_control_sequences_print_as_text(pool: Pool) -> None:
+    """The trajectory keeps a cell's output exactly; a console of t3rl printed its escape sequences
+    raw (rich passes ESC through, in a table cell too), so the model's output could clear the screen,
+    overwrite a verdict, set the clipboard. Now each control character prints as its picture (␛)."""
+    result = pool.run(f"import sys; sys.stdout.write({TERMINAL_CONTROL!r} + 'done')")
+    assert result.status == "success" and result.stdout == TERMINAL_CONTROL + "done", result
+    scrub_rich(scrub_text)
+    for print_with in (Console, PlainConsole):
+        out = io.StringIO()
+        print_with(file=out, highlight=False, soft_wrap=True).print(result.stdout, markup=False)
+        out_rich = io.StringIO()
+        table = Table("output")
+        table.add_row(escape(result.stdout))
+        Console(file=out_rich, width=300).print(table)
+        for shown in (out.getvalue(), out_rich.getvalue()):
+            assert "\x1b" not in shown and "\x9b" not in shown and "\x07" not in shown, repr(shown)
+            assert "␛]52;c;cm0gLXJmIH4=" in shown and "done" in shown, repr(shown)
+
+
+def test_plain_text_prints_as_before() -> None:
+    """The neighbours: line breaks, non-ASCII text, and rich's own styling on a terminal."""
+    scrub_rich(scrub_text)
+    text = "a  b\nc é 界 → ok"
+    for print_with in (Console, PlainConsole):
+        out = io.StringIO()
+        print_with(file=out, highlight=False, soft_wrap=True).print(text, markup=False)
+        assert out.getvalue() == text + "\n"
+    styled = io.StringIO()
+    Console(file=styled, force_terminal=True, highlight=False).print("[red]red[/]")
+    assert "\x1b[31m" in styled.getvalue()
