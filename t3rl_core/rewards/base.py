@@ -34,17 +34,30 @@ class InvalidReward(ValueError):
 
 
 def checked(result: RewardResult) -> RewardResult:
-    """`result` with its value a finite built-in float (a numpy scalar or a bool converted); raises
-    InvalidReward otherwise. slime z-scores the value within its prompt group: one NaN or infinity makes
-    every advantage of the group NaN, and None or a text stops the batch's reward tensor."""
+    """`result` with its value and each metric a finite built-in float (a numpy scalar or a bool
+    converted); raises InvalidReward otherwise. slime z-scores the value within its prompt group: one
+    NaN or infinity makes every advantage of the group NaN, and None or a text stops the batch's reward
+    tensor. The metrics are averaged over the batch (rollout/<source>/<name>, the eval's summary): one
+    NaN makes the mean NaN, and a value no mean takes was left out of it without a word."""
     if not isinstance(result, RewardResult):
         raise InvalidReward(f"a reward returns a RewardResult, got {type(result).__name__} {result!r}")
-    value = result.value
+    value = _finite(result.value, "a reward")
+    if not isinstance(result.metrics, Mapping):
+        raise InvalidReward(f"a reward's metrics are a mapping, got {type(result.metrics).__name__}")
+    metrics = {}
+    for name, metric in result.metrics.items():
+        if not isinstance(name, str):
+            raise InvalidReward(f"a reward metric is named by a text, got {type(name).__name__} {name!r}")
+        metrics[name] = _finite(metric, f"reward metric {name!r}")
+    return RewardResult(value, metrics)
+
+
+def _finite(value: Any, what: str) -> float:
     if not isinstance(value, numbers.Real):  # numpy's scalars are registered as Real too
-        raise InvalidReward(f"a reward must be a real number, got {type(value).__name__} {value!r}")
+        raise InvalidReward(f"{what} must be a real number, got {type(value).__name__} {value!r}")
     if not math.isfinite(value):
-        raise InvalidReward(f"a reward must be finite, got {value!r}")
-    return result if type(value) is float else RewardResult(float(value), result.metrics)
+        raise InvalidReward(f"{what} must be finite, got {value!r}")
+    return float(value)
 
 
 class Reward(ABC):

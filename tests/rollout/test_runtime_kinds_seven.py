@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
+from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 from aiohttp import web
 
@@ -18,11 +21,13 @@ from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
 from t3rl_core.engines.sglang_http import BadResponse, parse_generation
 from t3rl_core.hooks import slime as hooks
 from t3rl_core.hooks.failures import METADATA_KEY
+from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
 from t3rl_core.rollout.runner import EpisodeRunner
 from tests.engines.test_sglang_http import FaultyServer, engine_for, serving
 from tests.hooks.slime_fakes import Factory, Progress, slime_args, toy_sample, use_runner
 from tests.hooks.test_hooks_slime_sample import MetaEngine
-from tests.rollout.fakes import TOOLS, FixedEngine, ToyEnv, play
+from tests.rollout.fakes import TOOLS, FixedEngine, ToyEnv, play, task
+from tests.rollout.test_runner import toy_runner
 from tests.support.slime_sample import Sample
 
 # --- A sample slime hands back (fully-async rollout requeues an aborted group) -------------------------
@@ -255,3 +260,47 @@ def test_an_assistant_message_of_tool_calls_only_is_a_chat_message(
     use_runner(monkeypatch, qwen_chat)
     done = asyncio.run(hooks.generate(slime_args(1.0), _row(prompt=prompt), {}))
     assert METADATA_KEY not in done.metadata and done.status is Sample.Status.COMPLETED
+
+
+# --- What a reward logs beside its value ----------------------------------------------------------------
+
+
+class _Logs(Reward):
+    """A reward of 1.0 whose metrics are `metrics`."""
+
+    def __init__(self, metrics: dict[Any, Any]) -> None:
+        self.metrics = metrics
+
+    def __call__(self, inp: RewardInput) -> RewardResult:
+        return RewardResult(1.0, dict(self.metrics))
+
+
+@pytest.mark.parametrize(
+    ("metrics", "named"),
+    [
+        ({"accuracy": math.nan}, "accuracy"),
+        ({"ratio": math.inf}, "ratio"),
+        ({"turns": None}, "turns"),
+        ({"label": "right"}, "label"),
+        ({3: 1.0}, "3"),
+    ],
+)
+def test_a_reward_metric_no_mean_can_take_is_the_rewards_failure(
+    qwen_chat: ChatFormat, metrics: dict[Any, Any], named: str
+) -> None:
+    """One NaN metric made its batch's rollout/<source>/<name> and rollout/average/<name> NaN (and the
+    eval summary's mean), and a None or a text was dropped from the means without a word."""
+    result, _ = asyncio.run(toy_runner(qwen_chat, reward=_Logs(metrics)).run(task()))
+    assert result.failure is not None and result.failure.label == "reward/InvalidReward"
+    assert named in result.failure.message
+
+
+def test_real_reward_metrics_are_logged_as_built_in_floats(qwen_chat: ChatFormat) -> None:
+    """numpy's float32 and int64 are no Python float or int: the hooks' means skipped them."""
+    metrics = {"a": np.float32(0.5), "b": np.int64(2), "c": True, "d": 0.25}
+    _, score = asyncio.run(toy_runner(qwen_chat, reward=_Logs(metrics)).run(task()))
+    assert score.metrics == {"a": 0.5, "b": 2.0, "c": 1.0, "d": 0.25}
+    assert all(type(value) is float for value in score.metrics.values())
+    sample = SimpleNamespace(reward=1.0, status="completed", metadata={"reward_metrics": score.metrics})
+    logged = hooks.category_metrics([sample], "rollout")
+    assert {name: logged[f"rollout/average/{name}"] for name in metrics} == score.metrics
