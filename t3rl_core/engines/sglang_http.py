@@ -47,9 +47,11 @@ CALL_META_KEYS = (
 )
 
 
-# What SGLang's refusals of a request longer than the model's context say (tokenizer_manager's input
-# and input + max_new_tokens checks, sglang 0.5: "...the model's [maximum] context length...").
-_CONTEXT_REFUSAL = b"context length"
+# What SGLang's refusals of a request longer than the model's context say (sglang 0.5): the tokenizer
+# manager's input and input + max_new_tokens checks ("...the model's [maximum] context length..."), and
+# the scheduler's, for an input at its request limit (context length - 6, or less when the KV cache
+# pool is smaller than the context: "...exceeds the maximum allowed length...").
+_LENGTH_REFUSALS = (b"context length", b"maximum allowed length")
 
 
 # SGLang's model gateway (sgl-router) answers 429 when its request queue is full and 408 when a request
@@ -197,7 +199,7 @@ class SGLangEngine(Engine):
                         return Generation(
                             [], [], "abort", error=self._refused(where, "POST /generate", response.status)
                         )
-                    if response.status == 400 and _CONTEXT_REFUSAL in raw:
+                    if response.status == 400 and any(phrase in raw for phrase in _LENGTH_REFUSALS):
                         # The episode outgrew the model's context (SGLang refuses the input, or input
                         # plus max_new_tokens): the policy's own long episode, ended as by a length
                         # limit, not an engine failure that removes it and counts toward the failure rate.

@@ -262,6 +262,36 @@ def test_an_assistant_message_of_tool_calls_only_is_a_chat_message(
     assert METADATA_KEY not in done.metadata and done.status is Sample.Status.COMPLETED
 
 
+class _TooLong(FaultyServer):
+    """Refuses every request as longer than it can take, in the words of `phrase`."""
+
+    def __init__(self, phrase: str) -> None:
+        super().__init__(["too_long"])
+        self.phrase = phrase
+
+    async def _respond(self, mode: str, request: web.Request) -> web.StreamResponse:
+        return web.json_response({"error": {"message": f"Input of 8190 tokens {self.phrase}."}}, status=400)
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        # The scheduler's refusal: the input reaches the server's request limit, context_len - 6, or
+        # less when the KV cache pool is smaller than the context.
+        "exceeds the maximum allowed length (8186 tokens)",
+        "is longer than the model's context length (8192 tokens)",
+    ],
+)
+def test_a_request_the_server_refuses_as_too_long_ends_the_episode_by_length(phrase: str) -> None:
+    """Near the end of its context (max_new_tokens cut to the few tokens left) or past a KV pool smaller
+    than the context, SGLang's scheduler refuses the input with a 400 that names no "context length": it
+    was an engine failure (removed with its group, counted toward the rate that stops the run) for
+    the policy's own long episode."""
+    generation = asyncio.run(_ask(_TooLong(phrase)))
+    assert generation.finish_reason == "length" and generation.token_ids == []
+    assert "8190 tokens" in generation.error
+
+
 # --- What a reward logs beside its value ----------------------------------------------------------------
 
 
