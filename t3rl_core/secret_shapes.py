@@ -86,12 +86,15 @@ _NAME_WORDS = ("key", "token", "secret", "pass", "pwd", "cred", "sig", "jwt", "a
 # little). What makes `key` a credential's (`api_key`, `wandb-key`), read back from before it.
 _KEY_HEAD = r"(?:api|access|secret|private|wandb|client|subscription|account)[_-]?$"
 _VALUE = r"((?=[A-Za-z._~+/=-]*[0-9])(?=[0-9._~+/=-]*[A-Za-z])[A-Za-z0-9._~+/=-]{8,})"
+# A quote around a name or a value, escaped however many times it was encoded: JSON inside JSON (a tool
+# call's arguments in a trajectories.jsonl line, a request's body in a JSON log line) writes `\"`.
+_QUOTE = r"(?:\\*['\"])?"
 # After the word: the rest of a longer one (`password`, `passphrase`, `signature`, `credentials`), a
 # closing quote, the separator, the value; or a flag's value after a space.
-_ASSIGNED = rf"(?:word|wd|phrase|nature|entials?|s)?['\"]?\s*[:=]\s*['\"]?{_VALUE}"
+_ASSIGNED = rf"(?:word|wd|phrase|nature|entials?|s)?{_QUOTE}\s*[:=]\s*{_QUOTE}{_VALUE}"
 # The flag's value also as the next item of a list written out (`'--api-key', 'V'` in a failed command's
 # repr, `"--api-key", "V"` in JSON, `[--api-key,V]` in an override).
-_FLAG_VALUE = rf"(?:word|wd|phrase|nature|entials?|s)?(?:\s+|['\"]?\s*,\s*)['\"]?{_VALUE}"
+_FLAG_VALUE = rf"(?:word|wd|phrase|nature|entials?|s)?(?:\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
 _NOT_BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
 # A URL whose user part is a token (`https://<token>@github.com/…`, as git takes one, also with a password
@@ -102,14 +105,14 @@ _USER_TOKEN = r"://((?=[A-Za-z_-]*[0-9])(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,})(
 # is prose), or is cut short by a view (`Bearer abcd…`). A pattern string compiled on first use, through
 # re's cache: text without a header word (all a cold validate or plan scrubs) never needs it.
 _HEADER = (
-    r"(?i)((?:\b(?:proxy-)?authorization\s*[:=]\s*['\"]?(?:bearer|basic|token|digest)?\s*"
-    r"|\b(?:x-api-key|api-key|x-auth-token|x-access-token)\s*[:=]\s*['\"]?"
+    rf"(?i)((?:\b(?:proxy-)?authorization{_QUOTE}\s*[:=]\s*{_QUOTE}(?:bearer|basic|token|digest)?\s*"
+    rf"|\b(?:x-api-key|api-key|x-auth-token|x-access-token){_QUOTE}\s*[:=]\s*{_QUOTE}"
     r"|\bbearer\s+))"
     r"((?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{4,}(?=…|\.\.\.))"
 )
 # `Cookie: V` and `Set-Cookie: V` (a logged-in session, as good as a password): V to the line's end, every
 # pair of it, when it holds a digit (`cookie: none set` is prose).
-_COOKIE = r"(?i)(\b(?:set-)?cookie\s*:\s*)((?=[^\r\n'\"]*[0-9])[^\r\n'\"]+)"
+_COOKIE = rf"(?i)(\b(?:set-)?cookie{_QUOTE}\s*:\s*{_QUOTE})((?=[^\r\n'\"\\]*[0-9])[^\r\n'\"\\]+)"
 _NOT_VALUES = ("env:", "file:", "${", MASK)
 # A private key in PEM (`-----BEGIN [RSA |EC |OPENSSH |ENCRYPTED ]PRIVATE KEY-----`, a service account's
 # JSON, an SSH key a job dumps) or in OpenPGP's armour (`-----BEGIN PGP PRIVATE KEY BLOCK-----`, a signing

@@ -210,3 +210,46 @@ def test_a_public_key_and_prose_stay_visible() -> None:
     assert [scrub_text(t) for t in texts] == texts
     lines = PemLines()
     assert [lines(line) for line in texts[1].splitlines(keepends=True)] == texts[1].splitlines(keepends=True)
+
+
+# ------------------------------------------------------------------ quoted, and JSON inside JSON
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"api_key": "{v}"},
+        {"password": "{v}"},
+        {"accessToken": "{v}"},
+        {"Authorization": "Basic {v}"},
+        {"Proxy-Authorization": "Bearer {v}"},
+        {"headers": {"Authorization": "token {v}"}},
+        {"Cookie": "theme=dark; sid={v}"},
+    ],
+    ids=["api_key", "password", "camel", "authorization", "proxy-authorization", "nested-header", "cookie"],
+)
+@pytest.mark.parametrize("written", ["json", "json-in-json", "repr"])
+def test_a_credential_in_a_mapping_written_out_is_masked(entry: dict, written: str) -> None:
+    """A tool call's arguments are JSON inside the JSON of a trajectories.jsonl line, a JSON log line
+    holds a request's body, a traceback shows `headers={'Authorization': 'Basic …'}`: the name's closing
+    quote escaped (`\\"api_key\\": \\"V\\"`) hid the value, and a header written as a mapping's entry
+    (the quote after `Authorization`) was not read as a header at all."""
+    value = planted()
+    filled = json.loads(json.dumps(entry).replace("{v}", value))
+    text = {
+        "json": json.dumps(filled),
+        "json-in-json": json.dumps({"role": "tool", "arguments": json.dumps(filled)}),
+        "repr": f"request failed: headers={filled!r}",
+    }[written]
+    masked = scrub_text(text)
+    assert value not in masked and "***" in masked, masked
+
+
+def test_quoted_mappings_without_credentials_stay_visible() -> None:
+    texts = [
+        json.dumps(
+            {"arguments": json.dumps({"max_tokens": 4096, "eos_token": "<|im_end|>", "path": "a/b1"})}
+        ),
+        json.dumps({"Authorization": "required", "note": "token budget 4096"}),
+    ]
+    assert [scrub_text(t) for t in texts] == texts
