@@ -3,7 +3,9 @@
 Composition (defaults list, merge, overrides, interpolations) is the slowest step of every CLI start
 and a pure function of: the overrides and config dirs, the working directory (relative paths and the
 file names shown in provenance), the config files on the search path, the code and versions of t3rl,
-Hydra, OmegaConf and PyYAML, and the environment variables `${oc.env:…}` reads. An entry is stored
+Hydra, OmegaConf and PyYAML, the environment variables `${oc.env:…}` reads, and — for a command line
+that composes Hydra's own node (a search: `hparams_search=…`, `hydra.sweeper.…`) — the code of Hydra's
+plugins (`hydra_plugins.*`: the Optuna sweeper's config is a dataclass there). An entry is stored
 under a hash of the command line and working directory, together with a digest of everything else
 (taken before composing, so a file edited meanwhile makes the entry stale, never wrong) and a sha256
 of the value of each variable `oc.env` read; a lookup recomputes the digest and rehashes those
@@ -12,7 +14,8 @@ variables, and any difference is a miss that rewrites the entry.
 What is cached is the resolved plain config, its provenance and Hydra's own node — never validation,
 which runs on every call. Never cached: errors, compositions that emitted a warning or called a resolver
 other than OmegaConf's pure `oc.*` ones and `oc.env` (a resolver registered by other code may read
-anything), overrides of Hydra's own node or search path, data that a JSON round trip would change, and
+anything), a search path extended by `hydra.searchpath` (an override, or the primary config's: its
+directories are not digested), data that a JSON round trip would change, and
 any composition holding a secret (`launch.config.secrets.holds_secret`: a secret-looking key's value,
 a URL password, a secret flag's value, a secret environment variable's value) or the value one of its
 references points at (`holds_referenced_value`: a run named after a Secret field's value).
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 import sys
@@ -61,8 +65,11 @@ CODE = (
     "config/direct/nodes.py",
     "config/direct/overrides.py",
 )
-# Overrides of these keys reach outside the config files (Hydra's search path and its own node).
-UNCACHED_KEYS = ("hydra", "hparams_search")
+# Overrides of this key add directories to the search path, outside the digest.
+UNCACHED_KEYS = ("hydra.searchpath",)
+# Overrides of these keys compose Hydra's own node, from its plugins' code too.
+HYDRA_NODE_KEYS = ("hydra", "hparams_search")
+PLUGINS = "hydra_plugins"
 
 
 class Plain(NamedTuple):
@@ -70,7 +77,8 @@ class Plain(NamedTuple):
 
     data: dict[str, Any]
     provenance: Provenance
-    # Hydra's own node (sweeper settings); empty unless hydra/* or hparams_search was used.
+    # Hydra's own node (sweeper settings); empty unless hydra/* or hparams_search was used (or the
+    # primary config sets it).
     hydra: dict[str, Any]
 
 
@@ -105,7 +113,7 @@ def cached_compose(
         # Shown as they would have been; a composition that warns is not cached (a hit would hide it).
         for w in caught:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
-    if caught or reads.impure:
+    if caught or reads.impure or plain.hydra.get("searchpath"):
         return plain
     body = _body(plain)
     # A config holding a credential is never written to disk (a hit could not mask it back anyway);
@@ -172,8 +180,9 @@ class Entry(NamedTuple):
         found = roots(dirs)
         if found is None:
             return None
+        plugins = any(_key_of(o).startswith(HYDRA_NODE_KEYS) for o in overrides)
         try:
-            digest = _inputs_digest(found)
+            digest = _inputs_digest(found, plugins)
         except OSError:
             return None
         line = json.dumps([list(overrides), dirs, os.getcwd()])
@@ -223,25 +232,36 @@ def _key_of(override: str) -> str:
     return override.split("=", 1)[0].lstrip("+~")
 
 
-def _inputs_digest(roots: Sequence[str]) -> str:
+def _inputs_digest(roots: Sequence[str], plugins: bool = False) -> str:
     """Digest of what composition reads besides the command line and the environment: every .yaml
-    file (name and bytes) and directory name on the search path, the composition code, and versions."""
+    file (name and bytes) and directory name on the search path, the composition code, and versions;
+    with `plugins`, every .py file of Hydra's plugins."""
     digest = hashlib.sha256(repr((FORMAT, sys.version, package_versions(VERSIONED))).encode())
     here = Path(__file__).parents[1]
     for name in CODE:
         digest.update(name.encode() + b"\0" + (here / name).read_bytes())
     for root in roots:
-        digest.update(b"root\0" + root.encode() + b"\0")
-        for directory, files in _walk(root):
-            digest.update(b"dir\0" + directory.encode() + b"\0")
-            for file in files:
-                content = Path(root, directory, file).read_bytes()
-                digest.update(f"file\0{file}\0{len(content)}\0".encode() + content)
+        _update(digest, b"root", root, ".yaml")
+    if plugins:
+        spec = importlib.util.find_spec(PLUGINS)
+        locations = spec.submodule_search_locations if spec is not None else None
+        for location in locations or []:
+            _update(digest, b"plugins", location, ".py")
     return digest.hexdigest()
 
 
-def _walk(root: str) -> Iterator[tuple[str, list[str]]]:
-    """(dir relative to root, its .yaml files) in a stable order, following links once."""
+def _update(digest: Any, kind: bytes, root: str, suffix: str) -> None:
+    """Add the directory names and the `suffix` files (name and bytes) below `root` to `digest`."""
+    digest.update(kind + b"\0" + root.encode() + b"\0")
+    for directory, files in _walk(root, suffix):
+        digest.update(b"dir\0" + directory.encode() + b"\0")
+        for file in files:
+            content = Path(root, directory, file).read_bytes()
+            digest.update(f"file\0{file}\0{len(content)}\0".encode() + content)
+
+
+def _walk(root: str, suffix: str) -> Iterator[tuple[str, list[str]]]:
+    """(dir relative to root, its `suffix` files) in a stable order, following links once."""
     seen: set[str] = set()
 
     def fail(error: OSError) -> None:
@@ -251,7 +271,7 @@ def _walk(root: str) -> Iterator[tuple[str, list[str]]]:
         real = os.path.realpath(directory)
         subdirs[:] = sorted(d for d in subdirs if d != "__pycache__") if real not in seen else []
         seen.add(real)
-        yield os.path.relpath(directory, root), sorted(f for f in files if f.endswith(".yaml"))
+        yield os.path.relpath(directory, root), sorted(f for f in files if f.endswith(suffix))
 
 
 def _identical(a: Any, b: Any) -> bool:

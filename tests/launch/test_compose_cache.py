@@ -226,3 +226,69 @@ def test_on_search_path(config_dir) -> None:
     assert not on_search_path("experiment/nope")
     assert on_search_path("hardware/probe", [str(config_dir)])
     assert not on_search_path("hardware/probe")
+
+
+SEARCH = ["+experiment=stage1_bfcl", "hparams_search=bfcl_lr_kl_reward"]
+
+
+def test_a_repeated_search_gives_what_a_fresh_composition_gives(compositions, monkeypatch, tmp_path) -> None:
+    """A search's command line composes Hydra's own node (the Optuna sweeper's settings) and is cached."""
+    monkeypatch.setenv("T3RL_NO_CACHE", "1")
+    fresh = resolve(SEARCH)
+    monkeypatch.delenv("T3RL_NO_CACHE")
+    missed, hit = resolve(SEARCH), resolve(SEARCH)
+    assert len(compositions) == 2 and len(entries(tmp_path)) == 1
+    assert fresh.hydra["sweeper"]["params"]["reward"] == "choice(progress, binary)"
+    for other in (missed, hit):
+        assert json.dumps(other.config) == json.dumps(fresh.config) and other.hydra == fresh.hydra
+        assert dict(other.provenance.items()) == dict(fresh.provenance.items())
+    source = hit.provenance.source("objective.metric")
+    assert source.endswith(
+        "hparams_search/bfcl_lr_kl_reward.yaml (chosen by override `hparams_search=bfcl_lr_kl_reward`)"
+    )
+
+
+def test_a_changed_search_file_or_sweeper_override_recomposes(compositions, config_dir) -> None:
+    dirs = [str(config_dir)]
+    (config_dir / "hparams_search").mkdir()
+    search = config_dir / "hparams_search" / "probe.yaml"
+    search.write_text((CONF / "hparams_search" / "bfcl_lr_kl_reward.yaml").read_text())
+    line = ["+experiment=stage1_bfcl", "hparams_search=probe"]
+    assert resolve(line, dirs).hydra["sweeper"]["n_trials"] == 12
+    search.write_text(search.read_text().replace("n_trials: 12", "n_trials: 13"))
+    assert resolve(line, dirs).hydra["sweeper"]["n_trials"] == 13
+    assert resolve([*line, "hydra.sweeper.n_trials=3"], dirs).hydra["sweeper"]["n_trials"] == 3
+    assert len(compositions) == 3
+    assert resolve(line, dirs).hydra["sweeper"]["n_trials"] == 13
+    assert len(compositions) == 3
+
+
+def test_a_changed_hydra_plugin_recomposes_a_search_only(compositions, monkeypatch, tmp_path) -> None:
+    """Hydra's plugins store their configs (the Optuna sweeper's) from code: an installed or edited
+    `hydra_plugins` module changes what a search composes, not what a plain command line does."""
+    resolve(SEARCH), resolve(["+experiment=stage1_bfcl"])
+    assert len(compositions) == 2
+    plugin = tmp_path / "site" / "hydra_plugins" / "_t3rl_probe"  # a leading _: Hydra never imports it
+    plugin.mkdir(parents=True)
+    (plugin / "__init__.py").write_text("# a plugin's code\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    resolve(SEARCH), resolve(["+experiment=stage1_bfcl"])
+    assert len(compositions) == 3
+    (plugin / "__init__.py").write_text("# a plugin's code, edited\n")
+    resolve(SEARCH)
+    resolve(SEARCH)
+    assert len(compositions) == 4
+
+
+def test_a_search_path_beyond_the_digest_is_never_stored(compositions, config_dir, tmp_path) -> None:
+    """`hydra.searchpath` adds directories whose files the digest does not read: given as an override,
+    or set in the primary config (Hydra's node then holds it)."""
+    resolve([*SEARCH, f"hydra.searchpath=[file://{config_dir}]"])
+    assert entries(tmp_path) == []
+    provenance = Provenance({"seed": Origin("override `seed=1`", "", 1, 2000)})
+    for line, searchpath in ((["seed=1"], ["file:///elsewhere"]), (["seed=2"], [])):
+        plain = Plain({"seed": 1}, provenance, {"searchpath": searchpath})
+        compose_cache.cached_compose(line, [], lambda reads, plain=plain: plain)
+    elsewhere, none = Entry.of(["seed=1"], []), Entry.of(["seed=2"], [])
+    assert elsewhere is not None and none is not None
+    assert not elsewhere.path.exists() and none.path.exists()
