@@ -15,6 +15,7 @@ from pydantic import Field, model_validator
 
 from t3rl_core.fields import (
     Check,
+    HfHubId,
     Label,
     Name,
     NonNegativeFloat,
@@ -126,6 +127,9 @@ class PublishedResult(StrictModel):
     label: Label
     # The model the numbers are for.
     model: Label
+    # The hub id of the checkpoint that model starts from (the base model itself for a base model's
+    # result): a run training or evaluating another `model.hf_id` cannot reproduce it. None = unstated.
+    trained_from: HfHubId | None = None
     # What the source evaluated on, in its words.
     benchmark: Text
     # The prepared t3rl split holding the same tasks; None = no t3rl split does (another benchmark).

@@ -15,7 +15,11 @@ about) by a declaration it violates:
   to conf"), refused with the one dataset file it holds as the fix; a text file that is not JSON rows
   (README.md as ToolRL's train split), whose lines were counted as the split's rows, so a batch-size
   error with a fix that cannot validate came first (`t3rl_core.input_files.count_rows`: lines are rows
-  only when the file's first lines are JSON).
+  only when the file's first lines are JSON);
+- a model swapped in under a recipe whose eval is to reproduce a published result of another model
+  (`model=qwen3_8b` under stage1_bfcl's T3RL target, a Qwen3-4B-Instruct-2507 result): warned, since the
+  eval's verdict would hold one model to another's number, with `eval.published.target=null` as the fix
+  (`PublishedResult.trained_from`, declared by every shipped result whose base model is known).
 
 Each refusal names the key, where it was set (the file, or the override) and a first fix that validates
 when applied; the valid settings next to them are accepted. The config cases share the first round's
@@ -212,3 +216,52 @@ def test_a_directory_of_files_next_to_a_file_that_is_rows_is_accepted(data: Path
         "validate", RETOOL, f"env.data.source={data}/short.jsonl", f"env.data.sft_source={data}/sft.jsonl"
     )
     assert code == 0 and "is a directory" not in out, out
+
+
+# -------------------------------------------------------- a published target of another model than the run's
+
+
+@pytest.mark.parametrize(
+    ("overrides", "fix"),
+    [
+        # two options declare the base's hub id (the 2507 option and its plain one): no model alternative
+        (
+            [S1, "model=qwen3_8b"],
+            "set eval.published.target=null (the published results stay, for reference)",
+        ),
+        (
+            [TOOLRL, "model=qwen2_5_7b_instruct"],
+            "set eval.published.target=null (the published results stay, for reference); "
+            "or model=qwen2_5_3b_instruct (the model the result was trained from)",
+        ),
+        (["+experiment=tau2_pipeline", "model=qwen3_8b"], "set eval.published.target=null (the published"),
+    ],
+    ids=["t3rl_stage1", "toolrl", "tau2"],
+)
+def test_a_published_target_of_another_model_is_warned(overrides: list[str], fix: str, data: Path) -> None:
+    """Was valid without a word: the eval's verdict compared the swapped model with the recipe's number."""
+    code, out = _invoke("validate", *overrides)
+    assert code == 0, out
+    assert (
+        "warning model.hf_id: eval.published.target is '" in out and "a number published for another" in out
+    )
+    assert f"conf/model/{overrides[1].split('=')[1]}.yaml (chosen by override `{overrides[1]}`)" in out
+    line = out.split("a number published for another model", 1)[1].split("fix: ", 1)[1].splitlines()[0]
+    assert line.startswith(fix), line
+    assert ("; or model=" in line) == (overrides[0] == TOOLRL), line
+    code, out = _invoke("validate", *overrides, "eval.published.target=null")
+    assert code == 0 and "published for another model" not in out, out
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        [S1, "model=qwen3_4b_instruct_2507_plain"],  # the same checkpoint, parsed otherwise
+        ["+experiment=stage2_bfcl", "model=qwen3_8b"],  # stage 2 names no target
+        [S1],
+    ],
+    ids=["the_same_hub_id", "no_target", "as_shipped"],
+)
+def test_a_published_target_of_the_runs_model_is_quiet(overrides: list[str], data: Path) -> None:
+    code, out = _invoke("validate", *overrides)
+    assert code == 0 and "published for another model" not in out, out

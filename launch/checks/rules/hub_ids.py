@@ -6,7 +6,9 @@
 - `model.hf_id` (what the download hint fetches) is a model of this family and architecture;
 - `model.context_length` is not more than the option of this hub id declares (SGLang refuses a request
   past the model's own context). A local checkpoint's config.json is the truth where there is one
-  (`lengths.context_matches_checkpoint`).
+  (`lengths.context_matches_checkpoint`);
+- the published result an eval is to reproduce (`eval.published.target`) is of a model trained from this
+  hub id (`PublishedResult.trained_from`): a model swapped in leaves the recipe's target stale.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from launch.checks.context import Context
+from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.hf_config import as_hf_config, compare, read_hf_config
 from launch.checks.model_options import ModelOption, family_of, model_option, model_options, options_of
 from launch.config.errors import Problem
@@ -247,7 +250,41 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+def published_target_of_this_model(ctx: Context) -> Iterator[Problem]:
+    """The result an eval's verdict is on was trained from the run's model: with another model swapped in
+    (`model=qwen3_8b` under stage1_bfcl's T3RL target, a Qwen3-4B result) the eval reports
+    "not reproduced" about a number nobody claimed for this model. A warning: the run is a valid one,
+    and the scripted reference engine evaluates no model at all."""
+    model, seen = ctx.run.model, set()
+    for stage, config, overrides in eval_configs(ctx.run):
+        published = config.published
+        if published is None or published.target is None or config.engine.name == "reference":
+            continue
+        key = eval_key(stage, overrides, "published.target")
+        result = next((r for r in published.results if r.label == published.target), None)
+        base = result.trained_from if result is not None else None
+        if key in seen or base is None or base.lower() == model.hf_id.lower():
+            continue
+        seen.add(key)
+        # the model alternative only when one option declares that hub id (two may parse it otherwise)
+        options = [o.name for o in options_of(base, model_options(ctx.config_dirs)) if o.hf_id == base]
+        yield Problem(
+            ctx.latest(HF_ID, key),
+            f"{key} is '{published.target}', a result of a model trained from {base}, but this run's model "
+            f"is {model.hf_id}: the eval's verdict would hold {model.hf_id} to a number published for "
+            "another model",
+            fix=f"set {key}=null (the published results stay, for reference)"
+            + (
+                f"; or model={options[0]} (the model the result was trained from)"
+                if len(options) == 1
+                else ""
+            ),
+            severity="warning",
+        )
+
+
 RULES = (
+    published_target_of_this_model,
     tokenizer_hub_id_of_the_family,
     hf_id_of_the_model,
     context_within_the_declared,
