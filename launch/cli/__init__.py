@@ -100,7 +100,7 @@ def run_plain(command: str, overrides: list[str]) -> int:
 
             return run_command(overrides, False, None, None, None, [], dry=command == "plan")
     except (Exception, KeyboardInterrupt) as error:  # as the Typer app ends (LazyGroup.invoke)
-        code = exit_code_for(error)
+        code = exit_code_for(error, command)
         if code is None:
             raise
         return code

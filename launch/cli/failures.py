@@ -30,14 +30,23 @@ _OS_ADVICE = {
     errno.ENOTDIR: "a file is where t3rl needs a directory: move it away or point the path elsewhere",
     errno.EISDIR: "a directory is where t3rl needs a file: give a file's path",
     errno.EEXIST: "something is already there: remove it or choose another path",
-    errno.EACCES: "no permission there: choose a directory you can write (paths.runs_dir=…) or fix it",
-    errno.EPERM: "no permission there: choose a directory you can write (paths.runs_dir=…) or fix it",
-    errno.EROFS: "a read-only file system: choose a writable directory (paths.runs_dir=…)",
+    errno.EACCES: "no permission there: choose a directory you can write ({where}) or fix it",
+    errno.EPERM: "no permission there: choose a directory you can write ({where}) or fix it",
+    errno.EROFS: "a read-only file system: choose a writable directory ({where})",
     errno.ENOSPC: "the disk is full: free space or choose another directory",
     errno.EDQUOT: "your disk quota is used up: free space or choose another directory",
     errno.ENAMETOOLONG: "the path is too long: choose a shorter one",
     errno.ENOENT: "it does not exist: check the path",
 }
+# Where each command is told another directory to write into (`{where}` above); run and validate write
+# under paths.runs_dir.
+_OUTPUT_CHOICE = {
+    "eval": "--out DIR",
+    "score": "--out DIR",
+    "data": "--out DIR",
+    "plan": "--out DIR, or paths.plans_dir=…",
+}
+_RUNS_DIR_CHOICE = "paths.runs_dir=…"
 
 
 def mend_surroundings() -> None:
@@ -91,9 +100,10 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, interrupt if stopping else previous)
 
 
-def exit_code_for(error: BaseException) -> int | None:
+def exit_code_for(error: BaseException, command: str | None = None) -> int | None:
     """Print what `error` means for the user (stderr, one line but for config problems) and return the
-    exit code; None for an exception of no known kind (a bug: its traceback is what helps)."""
+    exit code; None for an exception of no known kind (a bug: its traceback is what helps). `command`
+    (`eval`, `run`, …) picks the way to choose another directory that it takes."""
     if isinstance(error, OSError) and error.errno == errno.EPIPE:
         return reader_gone()
     # Imported only when a command failed: `import launch.cli` stays cheap (a plain command forks first).
@@ -131,7 +141,8 @@ def exit_code_for(error: BaseException) -> int | None:
         return EXIT_FAILED
     if isinstance(error, OSError) and error.filename is not None:
         path = error.filename if error.filename2 is None else f"{error.filename} → {error.filename2}"
-        advice = _OS_ADVICE.get(error.errno or 0, "")
+        where = _OUTPUT_CHOICE.get(command or "", _RUNS_DIR_CHOICE)
+        advice = _OS_ADVICE.get(error.errno or 0, "").format(where=where)
         _say(f"error: {path}: {error.strerror or error}" + (f" ({advice})" if advice else ""))
         return EXIT_FAILED
     return None

@@ -13,6 +13,7 @@ PATH by default) and a flag shows none.
 from __future__ import annotations
 
 import inspect
+import shlex
 from typing import Any
 
 import typer
@@ -146,6 +147,22 @@ def _laid_out(paragraph: str) -> bool:
     return any(line.startswith((" ", "\t", "- ", "* ", "|", "\b")) for line in paragraph.split("\n"))
 
 
+def _path_options(params: list[Any]) -> list[str]:
+    """The options among `params` that take a path."""
+    return [p.opts[0] for p in params if p.param_type_name == "option" and p.metavar in PATH_METAVARS]
+
+
+def _with_path(params: list[Any], word: str) -> str | None:
+    """A command's arguments with `word` as its first path (the others by their metavar), or its first
+    path option given `word`; None when it takes no path."""
+    arguments = [p for p in params if p.param_type_name == "argument"]
+    first = next((p for p in arguments if p.metavar in PATH_METAVARS), None)
+    if first is not None:
+        return " ".join(word if p is first else str(p.metavar) for p in arguments if p.required or p is first)
+    options = _path_options(params)
+    return f"{options[0]} {word}" if options else None
+
+
 class PlainCommand(TyperCommand):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -163,6 +180,26 @@ class PlainGroup(TyperGroup):
 
     def get_params(self, ctx: Any) -> list[Any]:
         return [_plain(param) for param in super().get_params(ctx)]
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """A path where the group's command goes (`t3rl runs runs/quickstart`): Click said only "No such
+        command"; the lines that take it are named (the group's directory option, each command's first
+        path parameter). Not for `t3rl` itself, whose every command takes one: Click's guess is better."""
+        name = args[0] if args else ""
+        path = "/" in name or name in (".", "..")
+        if path and ctx.parent is not None and self.get_command(ctx, name) is None:
+            word = shlex.quote(name)
+            lines = [f"{ctx.command_path} {opt} {word}" for opt in _path_options(self.params)[:1]]
+            for command_name in self.list_commands(ctx):
+                command = self.get_command(ctx, command_name)
+                taking = _with_path(command.params if command is not None else [], word)
+                if taking:
+                    lines.append(f"{ctx.command_path} {command_name} {taking}")
+            ctx.fail(
+                f"'{name}' is a path, not a command of `{ctx.command_path}`: a path goes after the command "
+                f"or option that takes it: {' or '.join(f'`{line}`' for line in lines)}"
+            )
+        return super().resolve_command(ctx, args)
 
 
 def plain_metavars(app: typer.Typer) -> None:

@@ -108,7 +108,7 @@ class LazyGroup(PlainGroup):
             try:
                 return super().invoke(ctx)
             except (Exception, KeyboardInterrupt) as error:
-                code = exit_code_for(error)
+                code = exit_code_for(error, ctx.invoked_subcommand)
                 if code is None:
                     raise
                 raise typer.Exit(code) from None

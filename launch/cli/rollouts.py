@@ -253,7 +253,12 @@ def show(
 
 
 def register(app: typer.Typer) -> None:
-    rollouts_app = typer.Typer(help="Inspect slime's saved rollouts on CPU.", no_args_is_help=True)
+    rollouts_app = typer.Typer(
+        help="Inspect slime's saved rollouts on CPU.\n\n"
+        "Examples:\n\n"
+        "  t3rl rollouts show runs/x/stages/stage1/rollouts --limit 5",
+        no_args_is_help=True,
+    )
     app.add_typer(rollouts_app, name="rollouts")
 
     @rollouts_app.command("show")

@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 
 def register(app: typer.Typer) -> None:
     data_app = typer.Typer(
-        help="Prepare a dataset: one JSONL file per split plus manifest.json.", no_args_is_help=True
+        help="Prepare a dataset: one JSONL file per split plus manifest.json.\n\n"
+        "Examples:\n\n"
+        "  t3rl data bfcl --out data/bfcl\n\n"
+        "  t3rl data bfcl +experiment=stage1_bfcl --out data/bfcl-stage1",
+        no_args_is_help=True,
     )
     data_app.command("bfcl")(data_bfcl)
     app.add_typer(data_app, name="data")

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -22,6 +23,7 @@ from hydra.errors import HydraException
 from launch.config.command_line import COMMAND_OPTIONS
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import quoted
+from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.override_fixes import shell_word
 
 GENERIC_FIX = (
@@ -31,6 +33,10 @@ GENERIC_FIX = (
 _PAIRS = {"[": "]", "{": "}", "(": ")"}
 _PLAN = ("t3rl plan", "`t3rl plan` shows every stage and its exact commands and runs nothing")
 _RESUME = "t3rl runs (lists the run dirs; then t3rl run --run-dir DIR)"
+# A config file given as an argument that lies in no group's directory.
+_OUTSIDE_A_GROUP = (
+    "put it in a group's directory, DIR/experiment/NAME.yaml, then: --config-dir DIR +experiment=NAME"
+)
 # Flags other launchers take for what a t3rl command does: the command, and why.
 _OTHER_COMMANDS = {
     "--dry-run": _PLAN,
@@ -161,7 +167,10 @@ class _Reader:
         return words
 
     def _no_equals(self, item: str, following: list[str]) -> _Reading | None:
-        """An argument with no '=': `key:value`, `key: value`, `key =value`, `key = value`, a bare word."""
+        """An argument with no '=': `key:value`, `key: value`, `key =value`, `key = value`, a bare word, a
+        config file's path."""
+        if item.endswith((".yaml", ".yml")):
+            return self._config_file(item)
         if following and following[0].startswith("=") and following[0] != "=":
             return _spaced_equals(item, following[0][1:], 2)
         if following[:1] == ["="] and len(following) > 1 and _bare(following[1]):
@@ -175,6 +184,22 @@ class _Reader:
                 message = f"`{item} {following[0]}` is YAML's 'key: value'; an override is key=value"
                 return _Reading(2, key.lstrip("+~"), message, (f"{key}={following[0]}",))
         return self._bare_word(item)
+
+    def _config_file(self, word: str) -> _Reading:
+        """A config file's path given as an argument: chosen by its group (its directory) and name, from
+        the config dir above it unless t3rl's own config has it."""
+        path = Path(word)
+        group, option = path.parent.name, path.stem
+        message = f"'{word}' is a config file, not an override: a config is chosen by its group and name"
+        choice = self.lookup.choice_of(option)
+        if choice is not None and choice.split("=", 1)[0].lstrip("+") == group:
+            return _Reading(1, group, message, (choice,))
+        # A group is a top-level key of the config, or one the primary config leaves unchosen.
+        if group not in {*OPTIONAL_GROUPS, *_top_level(self.keys)}:
+            return _Reading(1, word, message, (), _OUTSIDE_A_GROUP)
+        plus = "+" if group in OPTIONAL_GROUPS else ""
+        note = f"--config-dir {shell_word(str(path.parent.parent))} {plus}{group}={option}"
+        return _Reading(1, group, message, (), note)
 
     def _bare_word(self, word: str) -> _Reading | None:
         """A word alone: a config option named without its group (`stage1_bfcl`), or a key, no value."""
@@ -291,7 +316,7 @@ def _hydra_problem(items: list[str]) -> Problem:
             reason = str(error).splitlines()[1:2] or [str(error)]
             typo = _stray_separator(item)
             repaired = _values_quoted(item)
-            quoted_fix = (
+            quoted_fix = repaired and (
                 f"{shell_word(repaired)} (values quoted: Hydra reads = : ~ and the like in them as syntax)"
             )
             fix = f"{shell_word(typo[0])} ({typo[1]})" if typo else quoted_fix if repaired else GENERIC_FIX
