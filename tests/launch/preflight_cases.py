@@ -278,9 +278,9 @@ BAD = [
     (
         "engine-weights",
         [S1, "model=qwen3_8b", "hardware=h100x8", "hardware.sglang_mem_fraction=0.1"],
-        "hardware.gpus_per_engine",
-        "hardware.gpus_per_engine=",
-        "conf/hardware/h100x8.yaml",
+        "hardware.sglang_mem_fraction",  # the share typed last is the side changed
+        "hardware.sglang_mem_fraction=",
+        "override `hardware.sglang_mem_fraction=0.1`",
     ),
     # 5. names that become paths
     ("name-escapes-runs", ["name=../../x"], "name", "", "override `name=../../x`"),

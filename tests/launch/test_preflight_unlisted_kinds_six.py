@@ -6,7 +6,9 @@ about) by a declaration it violates:
   one table of derived flags names (`launch.config.slime_flags`), not a guess by spelling;
 - a layout typed that leaves the global batch unsplittable over the data-parallel ranks
   (`hardware.gpus_per_node=6`): blamed on the layout key typed, with a value of it under which the batch
-  splits (it was blamed on the curriculum file's global batch, which nobody changed);
+  splits (it was blamed on the curriculum file's global batch, which nobody changed); likewise an SGLang
+  memory share typed too small for the engine's weights (`hardware.sglang_mem_fraction=0.05`), blamed on
+  the share with its value without the override as the fix (was: the hardware file's gpus_per_engine);
 - a root `eval.<key>` typed on the command line that every eval stage replaces with its own value
   (`eval.split=bfcl_val` on stage1_bfcl, whose eval stage names bfcl_unseen): the run's evals never read
   it (warned: `t3rl eval` of the config without `--stage` reads the root section), with the key moved to
@@ -120,6 +122,15 @@ def test_a_batch_that_does_not_split_is_blamed_on_the_side_typed_last(
     assert block["fix"].startswith(fix), block
     typed = next(o for o in overrides if o.startswith(f"{key}="))
     assert block["source"] == f"override `{typed}`", block
+
+
+def test_a_memory_share_typed_too_small_for_the_weights_is_blamed_on_the_share(data: Path) -> None:
+    args = [S1, "hardware.sglang_mem_fraction=0.05"]
+    block = refused_with_a_fix_that_validates(
+        args, "hardware.sglang_mem_fraction", "GiB of bf16 weights per GPU"
+    )
+    assert block["source"] == "override `hardware.sglang_mem_fraction=0.05`", block
+    assert "or set hardware.sglang_mem_fraction > 0.06 (the weights' share" in block["fix"], block
 
 
 def test_a_layout_under_which_the_batch_splits_is_accepted(data: Path) -> None:

@@ -120,8 +120,9 @@ def _largest_fitting_model(ctx: Context, hw: HardwareConfig, tokens: int) -> str
     (a synthetic option is built offline, never a replacement for a released model)."""
     return largest_option(
         ctx.config_dirs,
-        lambda option, arch: not option.synthetic
-        and training_gib(arch, hw, tokens) <= (hw.gpu_memory_gib or 0),
+        lambda option, arch: (
+            not option.synthetic and training_gib(arch, hw, tokens) <= (hw.gpu_memory_gib or 0)
+        ),
     )
 
 
@@ -188,13 +189,19 @@ def engine_weights_fit(scope: Scope, ctx: Context) -> Iterator[Problem]:
     ]
     key = scope.hw("gpus_per_engine")
     weights = engine_gib(arch, hw.gpus_per_engine)
+    share = scope.hw("sglang_mem_fraction")
+    if ctx.latest(key, share) == share:  # the share typed last is the side changed: a bound on it
+        key, options = share, []
     message = (
         f"an SGLang engine of {hw.gpus_per_engine} GPU(s) holds {weights:.0f} GiB of bf16 weights per GPU, "
         f"but sglang_mem_fraction {hw.sglang_mem_fraction} of {hw.gpu_memory_gib:g} GiB "
         f"leaves {room:.0f} GiB "
         "(weights and KV cache)"
     )
-    if options:
+    if key == share:
+        needed = weights / (hw.gpu_memory_gib * 0.9)
+        yield Problem(key, message, fix=f"set {key} > {needed:.2f} (the weights' share, before any KV cache)")
+    elif options:
         yield Problem(key, message, fix=f"set {key}={options[0]} (fits: {', '.join(map(str, options))})")
     else:
         yield Problem(
