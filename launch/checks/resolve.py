@@ -10,14 +10,14 @@ a plain command when there is one (`launch.config.compose_ahead`); validation al
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
 from launch.checks.group_choice import with_group_fixes, with_package_keys
 from launch.checks.undo import with_undo_fixes
-from launch.checks.validate import import_checks, validate
+from launch.checks.validate import import_checks, validate_and_plan
 from launch.config import compose_ahead
 from launch.config.errors import ConfigError, Problem
 from launch.config.provenance import Provenance
@@ -27,6 +27,10 @@ from launch.config.schema_errors import problems_from_validation
 from launch.config.secrets import remember_config, remember_overrides, remember_revealed
 from launch.config.yaml_readings import misread, with_readings
 from t3rl_core.home_paths import expand_home
+
+if TYPE_CHECKING:
+    # Through validate, the one check that builds a plan (tests/architecture/test_import_graph.py).
+    from launch.checks.validate import Plan, PlanContext
 
 # How alike a T3RL_* name must be to one t3rl reads to be taken for its misspelling (difflib's ratio of the
 # parts after T3RL_: RUN_DIR/RUNS_DIR 0.93; a test's TEST_SHARED_DIR is at most 0.48 to any).
@@ -46,10 +50,18 @@ class Resolved(NamedTuple):
     warnings: list[Problem]
     # Hydra's own node (sweeper settings), for sweeps; empty unless hydra/* or hparams_search was used.
     hydra: dict[str, Any]
+    # The plan the checks built in the context `resolve`'s `plan_in` gave; None without one.
+    plan: Plan | None = None
 
 
-def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolved:
-    """Compose, resolve and validate a run config; raises ConfigError with every problem found."""
+def resolve(
+    overrides: Sequence[str],
+    config_dirs: Sequence[str] = (),
+    plan_in: Callable[[RunConfig], PlanContext] | None = None,
+) -> Resolved:
+    """Compose, resolve and validate a run config; raises ConfigError with every problem found. With
+    `plan_in`, the checks build the plan in the context it gives for the run, and `Resolved.plan` holds
+    it (built once: `t3rl plan` writes the plan its checks judged)."""
     remember_overrides(overrides)
     if compose_ahead.composing(overrides, config_dirs):  # work that needs no config, done meanwhile
         build_validators()
@@ -105,8 +117,9 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         bases = bases_merged_after(provenance)
         if bases:
             raise ConfigError(bases)
+    checked, plan = validate_and_plan(run, data, provenance, config_dirs, plan_in)
     problems = [
-        *validate(run, data, provenance, config_dirs),
+        *checked,
         *_override_warnings(overrides, data),
         *_variables_nothing_reads(),
     ]
@@ -123,6 +136,7 @@ def resolve(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Resolv
         provenance=provenance,
         warnings=list(problems),
         hydra=plain.hydra,
+        plan=plan if plan_in is not None else None,
     )
 
 

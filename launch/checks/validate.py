@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,18 @@ def validate(
     run: RunConfig, data: Mapping[str, Any], provenance: Provenance, config_dirs: Sequence[str] = ()
 ) -> list[Problem]:
     """Every problem (errors and warnings) of a schema-valid run config, each with its source."""
+    return validate_and_plan(run, data, provenance, config_dirs)[0]
+
+
+def validate_and_plan(
+    run: RunConfig,
+    data: Mapping[str, Any],
+    provenance: Provenance,
+    config_dirs: Sequence[str] = (),
+    plan_in: Callable[[RunConfig], PlanContext] | None = None,
+) -> tuple[list[Problem], Plan | None]:
+    """`validate`, and the plan its checks built (None when a rule refused the config first): in the
+    context `plan_in` gives for the run, else in a trial context of placeholder paths."""
     scopes, problems = build_scopes(run, data, provenance)
     ctx = Context(
         run=run,
@@ -51,12 +63,13 @@ def validate(
     )
     for rule in RULES:
         problems.extend(rule(ctx))
+    plan = None
     if not any(p.severity == "error" for p in problems):
-        plan, refused = trial_plan(run)
+        plan, refused = trial_plan(run, plan_in(run) if plan_in is not None else None)
         problems.extend(refused)
         if plan is not None:
             problems.extend(plan_checks(ctx, plan))
-    return _unique(p.with_source(_source_of(provenance, p.key)) for p in problems)
+    return _unique(p.with_source(_source_of(provenance, p.key)) for p in problems), plan
 
 
 def import_checks() -> None:
@@ -67,11 +80,14 @@ def import_checks() -> None:
     import launch.plan.build  # noqa: F401
 
 
-def trial_plan(run: RunConfig) -> tuple[Plan | None, list[Problem]]:
-    """The plan built in memory (no I/O; dropped after the checks), or what building it refuses, so that
-    `validate` rejects every config `plan` and `run` reject."""
-    where = Path.cwd() / "<run dir>"
-    ctx = PlanContext(where, Path.cwd(), "<t3rl>", sys.executable, "<run id>", dict(os.environ))
+def trial_plan(run: RunConfig, ctx: PlanContext | None = None) -> tuple[Plan | None, list[Problem]]:
+    """The plan built in memory (no I/O), or what building it refuses, so that `validate` rejects every
+    config `plan` and `run` reject. In `ctx` when given (the plan dir `t3rl plan` will write, so that
+    the plan checked is the plan written), else in placeholder paths (the plan is dropped after the
+    checks)."""
+    if ctx is None:
+        where = Path.cwd() / "<run dir>"
+        ctx = PlanContext(where, Path.cwd(), "<t3rl>", sys.executable, "<run id>", dict(os.environ))
     try:
         return build_plan(run, ctx), []
     except ConfigError as error:

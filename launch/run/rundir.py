@@ -105,6 +105,11 @@ def now() -> str:
     return datetime.now().astimezone().isoformat(timespec="seconds")
 
 
+def stamp_now() -> str:
+    """The timestamp a new run dir is named by."""
+    return datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
 class RunDir:
     """One run's directory."""
 
@@ -118,7 +123,7 @@ class RunDir:
     @classmethod
     def new(cls, runs_dir: Path, name: str, stamp: str | None = None) -> RunDir:
         """A fresh `<runs_dir>/<name>/<timestamp>` (suffixed -1, -2, … if that exists)."""
-        stamp = stamp or datetime.now().strftime("%Y%m%d-%H%M%S")
+        stamp = stamp or stamp_now()
         parent = runs_dir / name
         created = [p for p in (parent, *parent.parents) if not p.exists()]
         parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from launch.run.pipeline import PipelineError, preview
 from launch.run.published_view import show_published
 from launch.run.record_files import run_dir_hint
 from launch.run.reporter import RichReporter
-from launch.run.rundir import RunDir, RunDirError
+from launch.run.rundir import RunDir, RunDirError, stamp_now
 from launch.run.steps import (
     config_yaml,
     execute,
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from launch.checks.resolve import Resolved
+    from launch.config.schema import RunConfig
     from launch.output.plain import PlainConsole
 
 
@@ -74,9 +75,13 @@ def run_single(
         )
     if existing is not None:
         overrides, config_dirs = _resumed(existing, given, config_dirs, console, dry=dry)
+    stamp = stamp_now()
+    # A new plan is checked in the dir it will be written to (named now, made once the config passes),
+    # so its plan is built once; it is built again only if another plan took that dir meanwhile.
+    plan_in = (lambda run: _plan_dir_named(run, out, stamp)) if dry and existing is None else None
     try:
         with without_plugins():
-            resolved = resolve_overrides(overrides, config_dirs, console)
+            resolved = resolve_overrides(overrides, config_dirs, console, plan_in)
     except ConfigError:
         if existing is not None:
             _blame_the_record(existing, given, dry=dry)
@@ -92,7 +97,11 @@ def run_single(
     if existing is not None:
         _show_config_changes(existing, resolved, console, resumed=True)
     run_dir, fresh = (
-        _plan_dir(resolved, out) if dry else (existing, False) if existing else (_new_run_dir(resolved), True)
+        _plan_dir(resolved, out, stamp)
+        if dry
+        else (existing, False)
+        if existing
+        else (_new_run_dir(resolved), True)
     )
     run_dir.path.mkdir(parents=True, exist_ok=True)
     try:
@@ -272,11 +281,19 @@ def _show_config_changes(
         console.print("config: unchanged since the last run of this dir", soft_wrap=True)
 
 
-def _plan_dir(resolved: Resolved, out: Path | None) -> tuple[RunDir, bool]:
-    """Where `t3rl plan` writes: `out`, else a new `<plans_dir>/<name>/<timestamp>`; (dir, created now)."""
+def _plan_dir_named(run: RunConfig, out: Path | None, stamp: str) -> RunDir:
+    """The dir `_plan_dir` makes or takes, before it does."""
+    return RunDir(out.expanduser() if out is not None else _plans(run) / run.name / stamp)
+
+
+def _plans(run: RunConfig) -> Path:
+    return Path(run.paths.plans_dir).resolve()
+
+
+def _plan_dir(resolved: Resolved, out: Path | None, stamp: str) -> tuple[RunDir, bool]:
+    """Where `t3rl plan` writes: `out`, else a new `<plans_dir>/<name>/<stamp>`; (dir, created now)."""
     if out is None:
-        plans = Path(resolved.run.paths.plans_dir).resolve()
-        return RunDir.new(plans, resolved.run.name), True
+        return RunDir.new(_plans(resolved.run), resolved.run.name, stamp), True
     target = RunDir(out.expanduser())
     if target.path.exists() and not target.path.is_dir():
         raise PipelineError(f"--out {out}: {target.path} is a file, not a directory for the plan")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import t3rl_core
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, Problem, render_problems
-from launch.config.schema import TrainStage
+from launch.config.schema import RunConfig, TrainStage
 from launch.config.secrets import scrub_obj, scrub_text, scrub_texts, secret_values
 from launch.output.markup import escape
 from launch.plan.build import PlanContext, build_plan
@@ -44,11 +44,16 @@ def t3rl_root() -> Path:
 
 
 def resolve_overrides(
-    overrides: list[str], config_dirs: list[str], console: Console | PlainConsole
+    overrides: list[str],
+    config_dirs: list[str],
+    console: Console | PlainConsole,
+    plan_in: Callable[[RunConfig], RunDir] | None = None,
 ) -> Resolved:
     """The validated config of a run, plan or sweep point; a config with no stage is refused here (there
-    would be nothing to run, and no run dir is made for it)."""
-    resolved = resolve(overrides, config_dirs)
+    would be nothing to run, and no run dir is made for it). With `plan_in` (the run dir the plan will
+    be written to, not yet made), the checks build the plan there, and `plan_run` into that dir takes it."""
+    resolve_in = (lambda run: plan_context(plan_in(run))) if plan_in is not None else None
+    resolved = resolve(overrides, config_dirs, resolve_in)
     if not resolved.run.stages:
         raise ConfigError([no_stages_problem()])
     if resolved.warnings:
@@ -67,9 +72,9 @@ def no_stages_problem(severity: Severity = "error") -> Problem:
     )
 
 
-def plan_run(resolved: Resolved, run_dir: RunDir) -> Plan:
-    """The plan of a resolved config in `run_dir`; ConfigErrors carry the file that set the key."""
-    ctx = PlanContext(
+def plan_context(run_dir: RunDir) -> PlanContext:
+    """Where a plan of `run_dir` runs from: this interpreter, this checkout, this environment."""
+    return PlanContext(
         run_dir=run_dir.path,
         base_dir=Path.cwd(),
         t3rl_root=str(t3rl_root()),
@@ -77,8 +82,14 @@ def plan_run(resolved: Resolved, run_dir: RunDir) -> Plan:
         run_id=run_dir.id,
         environ=dict(os.environ),
     )
+
+
+def plan_run(resolved: Resolved, run_dir: RunDir) -> Plan:
+    """The plan of a resolved config in `run_dir`; ConfigErrors carry the file that set the key."""
+    if resolved.plan is not None and resolved.plan.run_dir == run_dir.path:
+        return resolved.plan  # the checks built it in this dir's context (resolve_overrides' plan_in)
     try:
-        return build_plan(resolved.run, ctx)
+        return build_plan(resolved.run, plan_context(run_dir))
     except ConfigError as error:
         source = resolved.provenance.source
         raise ConfigError([p.with_source(source_of(source, p.key)) for p in error.problems]) from None
