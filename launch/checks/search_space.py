@@ -25,6 +25,8 @@ from annotated_types import Ge, Gt, Le, Lt
 from launch.config.errors import Problem
 from launch.config.override_fixes import shell_word
 from launch.config.schema_walk import model_at
+from launch.config.secrets import mask_override, replayable, secrets_in
+from t3rl_core.secret_names import is_secret_key
 
 if TYPE_CHECKING:
     from hydra.core.override_parser.types import Override
@@ -68,10 +70,10 @@ def search_params(sweeper: Mapping[str, Any], overrides: Sequence[str], source_o
         if key.lstrip("+").startswith(f"{PARAMS}."):  # an entry of the space itself, set on the line
             if override.is_sweep_override():
                 entry = key.lstrip("+").removeprefix(f"{PARAMS}.")
-                params[entry] = Param(entry, text.split("=", 1)[1], f"override `{text}`")
+                params[entry] = Param(entry, text.split("=", 1)[1], f"override `{mask_override(text)}`")
             continue
         if override.is_sweep_override():
-            params[key] = Param(key, text.split("=", 1)[1], f"override `{text}`")
+            params[key] = Param(key, text.split("=", 1)[1], f"override `{mask_override(text)}`")
         else:
             params.pop(key, None)  # a fixed value: the sweeper takes it out of the space
     return list(params.values())
@@ -157,6 +159,15 @@ class _EntryCheck:
 
         if self.unreadable:
             return [self._problem(f"cannot read the search entry '{self.param.text}': {self.unreadable}", "")]
+        if is_secret_key(self.name) or any(secrets_in({self.name: value}) for value in self.values):
+            # Values t3rl writes are masked; these Optuna writes itself, where no scrub reaches.
+            message = (
+                "a search space holds a credential: Optuna writes every value it tries in clear (the sweep "
+                "dir's optimization_results.yaml, its study storage)"
+            )
+            reference = shell_word(replayable(f"{self.param.key}=x"))
+            fix = f"search other keys; pass the credential by reference, as a plain override: {reference}"
+            return [self._problem(message, "", fallback=fix)]
         value = self.override.value()
         if isinstance(value, IntervalSweep):
             return self._interval_shape(value)

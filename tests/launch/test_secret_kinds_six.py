@@ -253,3 +253,47 @@ def test_quoted_mappings_without_credentials_stay_visible() -> None:
         json.dumps({"Authorization": "required", "note": "token budget 4096"}),
     ]
     assert [scrub_text(t) for t in texts] == texts
+
+
+# ------------------------------------------------------------------ a search over a credential
+
+SEARCH = """# @package _global_
+defaults:
+  - override /hydra/sweeper: optuna
+objective:
+  stage: eval_reference
+  metric: overall.accuracy
+hydra:
+  sweeper:
+    direction: maximize
+    study_name: mine
+    n_trials: 2
+    params:
+      {entry}
+"""
+
+
+@pytest.mark.parametrize("where", ["file", "command line"])
+def test_a_search_over_a_credential_is_refused_unquoted(here: Path, where: str) -> None:
+    """`hydra.sweeper.params: {++hardware.env_vars.DB_PASSWORD: choice(<a>, <b>)}` validated and ran;
+    Optuna wrote the best one into the sweep dir's optimization_results.yaml in clear (and every value it
+    tried into its study storage), which no scrub of t3rl's reaches."""
+    first, second = words(), words()
+    entry = f"++hardware.env_vars.DB_PASSWORD: choice({first},{second})"
+    search = here / "mine" / "hparams_search" / "mine.yaml"
+    search.parent.mkdir(parents=True)
+    search.write_text(SEARCH.format(entry=entry if where == "file" else "seed: interval(0, 3)"))
+    typed = [] if where == "file" else [f"++hardware.env_vars.DB_PASSWORD=choice({first},{second})"]
+    argv = [
+        "validate",
+        "-m",
+        "--config-dir",
+        "mine",
+        "+experiment=quickstart",
+        "+hparams_search=mine",
+        *typed,
+    ]
+    result = invoke(argv)
+    assert result.exit_code == 2, result.output
+    assert "Optuna writes every value it tries in clear" in result.output, result.output
+    assert first not in result.output and second not in result.output, result.output
