@@ -1,9 +1,9 @@
 """Overrides of a command line that do not do what they read as: warnings, since the config they leave
-is a valid one.
+is a valid one (but for two experiments).
 
 - A key (or a group) set twice: the last one wins and the first is silently dropped, so a line built by
   appending to a base command (`… seed=1` then `… seed=2`) runs what its end says, whatever its middle
-  says.
+  says. Two experiments are an error: they read as if they combined, and the first is dropped whole.
 - `key={}` over a mapping that has entries: Hydra merges an override's mapping into the one there, so the
   empty one changes nothing; whoever typed it meant the mapping emptied.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 from launch.config.errors import Problem
 from launch.config.fixes import value_at
+from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.schema_walk import field_names
 
 # Entries of a mapping named in a message; the rest are counted.
@@ -39,6 +40,16 @@ def override_warnings(overrides: Sequence[str], data: Mapping[str, Any]) -> list
 
 
 def _replaced(key: str, first: str, later: str) -> Problem:
+    if key in OPTIONAL_GROUPS and first.partition("=")[2] != later.partition("=")[2]:
+        # experiments do not combine: the first is dropped whole (Hydra refuses `+experiment` twice; t3rl
+        # reads `+experiment` as `experiment`, whose last choice wins)
+        return Problem(
+            key,
+            f"two {key}s on one command line: {key}s do not combine, so `{later}` replaces `{first}` whole "
+            "(every setting of the first is dropped)",
+            f"override `{first}`",
+            f"drop `{first}` (or write an {key} whose defaults list names both)",
+        )
     return Problem(
         key,
         f"set twice on the command line: `{first}` is replaced by `{later}`, the last one",

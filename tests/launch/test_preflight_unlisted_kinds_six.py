@@ -21,7 +21,10 @@ about) by a declaration it violates:
 - a model swapped in under a recipe whose eval is to reproduce a published result of another model
   (`model=qwen3_8b` under stage1_bfcl's T3RL target, a Qwen3-4B-Instruct-2507 result): warned, since the
   eval's verdict would hold one model to another's number, with `eval.published.target=null` as the fix
-  (`PublishedResult.trained_from`, declared by every shipped result whose base model is known).
+  (`PublishedResult.trained_from`, declared by every shipped result whose base model is known);
+- two experiments on one command line (`+experiment=stage1_bfcl +experiment=stage2_bfcl`): refused (was a
+  warning; Hydra itself refuses `+experiment` twice, and t3rl's reading of it as `experiment` kept the
+  last one whole), with the first dropped as the fix (`launch/checks/override_effects.py`).
 
 Each refusal names the key, where it was set (the file, or the override) and a first fix that validates
 when applied; the valid settings next to them are accepted. The config cases share the first round's
@@ -276,3 +279,19 @@ def test_a_published_target_of_another_model_is_warned(overrides: list[str], fix
 def test_a_published_target_of_the_runs_model_is_quiet(overrides: list[str], data: Path) -> None:
     code, out = _invoke("validate", *overrides)
     assert code == 0 and "published for another model" not in out, out
+
+
+# ------------------------------------------------------------------ two experiments on one command line
+
+
+def test_two_experiments_on_one_command_line_are_refused(data: Path) -> None:
+    """They read as if they combined; the first was dropped whole with a warning (Hydra refuses it)."""
+    args = [S1, "+experiment=stage2_bfcl"]
+    block = refused_with_a_fix_that_validates(args, "experiment", "experiments do not combine")
+    assert block["fix"].startswith(f"drop `{S1}`"), block
+
+
+def test_one_experiment_typed_twice_or_a_key_set_twice_stays_a_warning(data: Path) -> None:
+    for args in ([S1, S1], [S1, "seed=1", "seed=2"]):
+        code, out = _invoke("validate", *args)
+        assert code == 0 and "set twice on the command line" in out, out
