@@ -275,8 +275,11 @@ async def run_eval(
                     # call before the next one's set-up, not after every in-flight episode's set-up.
                     await asyncio.sleep(0)
             except BaseException:
+                # Stopped (Ctrl-C) while starting them: an episode that has finished writes its record
+                # as it is cancelled, so the files stay open until every task has ended.
                 for task in tasks:
                     task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
                 raise
             results = await asyncio.gather(*tasks, return_exceptions=True)
             for result in results:

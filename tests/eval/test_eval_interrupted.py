@@ -1,0 +1,52 @@
+"""An eval stopped while it still starts its episodes (Ctrl-C: asyncio cancels the eval's task) keeps
+the record of every episode that finished, and a resume verifies each of them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from t3rl_core.eval import resume as resuming
+from t3rl_core.eval.runner import TRAJECTORIES_FILE, apply_eval_limits, plan_jobs, run_eval
+from t3rl_core.rollout.failures import Failure
+from t3rl_core.rollout.runner import EpisodeRunner
+from tests.support.eval_runs import bfcl_runtime, read_records, reference_config
+from tests.support.tiny_stack import bfcl_rows
+
+
+def test_an_episode_finished_when_the_eval_is_stopped_keeps_its_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first episode ends at once (a row no world accepts) and the eval is stopped while it still
+    starts the others: the stop closed the record files at once, and the finished episode, writing
+    its record a moment later, met a closed file ('I/O operation on closed file', a task exception
+    never retrieved): its record was lost."""
+    rows = bfcl_rows(per_category=1)
+    config = reference_config(concurrency=2)
+    never = asyncio.Event()
+    finished: list[str] = []
+    evaluating: list[asyncio.Task[Any]] = []
+
+    async def run(self: EpisodeRunner, task: Any, *args: Any, **kwargs: Any) -> Any:
+        if finished:
+            await never.wait()  # the others never end on their own
+        finished.append(task["metadata"]["index"])
+        evaluating[0].cancel()  # Ctrl-C: asyncio.run cancels the eval's task
+        return self._unplayable(task, [], Failure("env", "Unplayable", "no world takes this row"))
+
+    monkeypatch.setattr(EpisodeRunner, "run", run)
+
+    async def main() -> None:
+        evaluating.append(asyncio.current_task())  # type: ignore[arg-type]
+        with pytest.raises(asyncio.CancelledError):
+            await run_eval(bfcl_runtime(), config, rows, tmp_path, show_progress=False)
+
+    asyncio.run(main())
+    assert [record["task_id"] for record in read_records(tmp_path)] == finished
+    settings = resuming.settings_digest(apply_eval_limits(bfcl_runtime(), config), config)
+    jobs = {job.key: job.fingerprint for job in plan_jobs(rows, config, settings)}
+    kept = resuming.load(tmp_path, tmp_path / TRAJECTORIES_FILE, jobs)
+    assert len(kept.records) == 1 and not kept.rerun
