@@ -41,8 +41,8 @@ MASK = "***"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 # `scheme://user:password@`: the password is group 2 (a user name alone is not a credential). It runs to
 # the last `@` before the path, as a URL's user information does (urllib, libpq): a password holding
-# `@` (`p@ss`) is one password, not `p` and a host.
-_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):([^/\s]+)@")
+# `@` (`p@ss`) is one password, not `p` and a host. A quote or `<>` ends the URL (minified JSON).
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):([^/\s\"'<>]+)@")
 # A run of characters that are not whitespace (`\s` is what `str.isspace` says is).
 _NON_SPACE = re.compile(r"\S*")
 # `${oc.env:NAME}`, the environment reference of config files, given to a Secret field.

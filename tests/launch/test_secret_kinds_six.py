@@ -74,7 +74,8 @@ def test_a_urls_user_information_is_masked_up_to_its_last_at(url: str) -> None:
 
 
 def test_a_urls_host_port_and_query_stay_visible() -> None:
-    """The neighbours: no user information, a user alone, an `@` in the path or the query."""
+    """The neighbours: no user information, a user alone, an `@` in the path or the query, and what
+    follows a URL's closing quote in minified JSON."""
     texts = [
         "https://huggingface.co/Qwen/Qwen3-4B@main",
         "https://alice@host.example.com/x",
@@ -82,6 +83,9 @@ def test_a_urls_host_port_and_query_stay_visible() -> None:
         "https://host.example.com/search?q=a@b",
     ]
     assert [scrub_text(t) for t in texts] == texts
+    value = planted()
+    minified = json.dumps({"url": f"https://u:{value}@h1", "mail": "ops@example.com"}, separators=(",", ":"))
+    assert scrub_text(minified) == '{"url":"https://u:***@h1","mail":"ops@example.com"}'
 
 
 @pytest.mark.parametrize("variable", ["DATABASE_URL", "GIT_REMOTE"])
