@@ -28,7 +28,11 @@ WHAT_IS_LOST: dict[str, str] = {
         "are not covered (only Landlock's read allow-list keeps credentials unread)"
     ),
     "disk": "no total disk cap per cell (only the per-file size limit)",
-    "seccomp": "cells can ptrace, create user namespaces and open sockets of any family (AF_UNIX, AF_VSOCK)",
+    "seccomp": (
+        "cells can ptrace, create user namespaces, open sockets of any family (AF_UNIX, AF_VSOCK) and bind "
+        "abstract ones, and use the kernel keyring of their uid, which every cell shares (without the user "
+        "layer, t3rl's user's own keys)"
+    ),
     "landlock": (
         "no second, kernel-enforced limit on where cells write, nor on signals and abstract sockets; cells "
         "read every file their uid may (the project, run directories, prepared data)"

@@ -14,7 +14,9 @@ from __future__ import annotations
 import io
 import secrets as random_source
 import string
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -28,12 +30,12 @@ from launch.output.plain import PlainConsole
 from t3rl_core.sandbox.config import LocalSandboxConfig
 from t3rl_core.sandbox.local import cell_env
 from t3rl_core.secret_env import without_credentials
-from tests.sandbox.test_sandbox_redteam import Pool
+from tests.sandbox.test_sandbox_redteam import Pool, fallback, planted  # noqa: F401 - planted: a fixture
 
 ALPHABET = string.ascii_letters + string.digits
 
 
-def planted() -> str:
+def random_value() -> str:
     return "".join(random_source.choice(ALPHABET) for _ in range(24))
 
 
@@ -51,7 +53,7 @@ def holding(value: str) -> dict[str, str]:
 @pytest.mark.parametrize("name", list(holding("x")))
 def test_a_credential_inside_a_set_variable_is_refused(name: str) -> None:
     """`env: {HTTPS_PROXY: http://build:<password>@proxy…}`: validated, and copied into every cell."""
-    value = planted()
+    value = random_value()
     with pytest.raises(ValidationError, match=f"{name}: a sandbox cell") as caught:
         LocalSandboxConfig(env={name: holding(value)[name]})
     assert value not in str(caught.value)
@@ -61,7 +63,7 @@ def test_an_allow_listed_variable_holding_a_credential_is_dropped(monkeypatch: p
     """`env_allowlist: [HTTPS_PROXY, PIP_INDEX_URL, …]`: the values came from t3rl's own environment and
     passed whole into every cell; so did a plain variable holding a credential variable's value with
     text around it (`NOTE: "key ${oc.env:MY_API_KEY} here"`)."""
-    value, key = planted(), planted()
+    value, key = random_value(), random_value()
     variables = {**holding(value), "WRAPPED": f"prefix-{key}-suffix"}
     for name, text in variables.items():
         monkeypatch.setenv(name, text)
@@ -76,7 +78,7 @@ def test_an_allow_listed_variable_holding_a_credential_is_dropped(monkeypatch: p
 def test_a_command_services_environment_loses_a_proxys_password() -> None:
     """The same rule for an environment's server (`services.<name>`, kind `command`), which runs what the
     model asks: `HTTPS_PROXY` with its password was inherited."""
-    value = planted()
+    value = random_value()
     env = without_credentials({**holding(value), "HOME": "/home/u", "URL": "https://example.com/a?page=2"})
     assert env == {"HOME": "/home/u", "URL": "https://example.com/a?page=2"}
 
@@ -179,3 +181,24 @@ def test_plain_text_prints_as_before() -> None:
     styled = io.StringIO()
     Console(file=styled, force_terminal=True, highlight=False).print("[red]red[/]")
     assert "\x1b[31m" in styled.getvalue()
+
+
+# ------------------------------------------------------------------ a host that refuses seccomp too
+
+
+def test_without_user_namespaces_or_seccomp_the_warning_names_the_keyring(planted: Path) -> None:  # noqa: F811
+    """Without user namespaces cells keep t3rl's uid, and without seccomp nothing refuses `add_key` and
+    `keyctl`: a cell reads and fills the kernel keyring of t3rl's user (a Kerberos ticket, keys kept with
+    `keyctl`), which every cell of every episode shares, and binds abstract unix sockets. Neither the mount
+    layer nor Landlock covers keyrings, so this is said rather than stopped: the warning named ptrace,
+    namespaces and socket families only."""
+    attacks = {
+        "keyring": "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.syscall.restype = ctypes.c_long\n"
+        "print(libc.syscall(248, b'user', b't3rl-probe', b'x', 1, ctypes.c_int(-4)) > 0)",  # add_key
+        "abstract": "import socket\nsocket.socket(socket.AF_UNIX).bind('\\0t3rl-probe')\nprint('bound')",
+    }
+    report = fallback(planted, "userns,seccomp", "t3rl-kinds-six-" + uuid.uuid4().hex, attacks)
+    lost = report["protections"]["missing"]["seccomp"]
+    assert "keyring" in lost and "abstract" in lost, lost
+    assert report["attacks"]["keyring"][:2] == ["success", "True\n"], report["attacks"]
