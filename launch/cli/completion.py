@@ -10,6 +10,7 @@ fraction of a second. A config dir that does not exist completes nothing rather 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import typer
@@ -21,6 +22,26 @@ from launch.config.optional_groups import OPTIONAL_GROUPS
 def overrides_argument(help: str) -> Any:
     """The OVERRIDES argument of a command that composes a config (completed by `overrides`)."""
     return typer.Argument(metavar="OVERRIDES", help=help, show_default=False, autocompletion=overrides)
+
+
+def choices(values: Iterable[str]) -> Callable[[Any, str], list[str]]:
+    """A completer of a fixed set of words (`t3rl score <TAB>`, `t3rl runs --status <TAB>`)."""
+    words = tuple(values)
+
+    def complete(ctx: Any, incomplete: str) -> list[str]:
+        return [word for word in words if word.startswith(incomplete)]
+
+    return complete
+
+
+def metrics(ctx: Any, incomplete: str) -> list[str]:
+    """`--metric <TAB>`: the numbers of an eval summary's overall block (pass@k for the k asked)."""
+    from launch.cli.runs_filter import block_numbers  # lazy: the eval's metric names, only while completing
+
+    names = [f"overall.{name}" for name in block_numbers()]
+    wanted = incomplete.rpartition("@")[2] if "pass" in incomplete else ""
+    names += [f"overall.{p}{wanted}" for p in ("pass@", "pass^") if wanted.isdigit()]
+    return [name for name in dict.fromkeys(names) if name.startswith(incomplete)]
 
 
 def groups(ctx: Any, incomplete: str) -> list[tuple[str, str]]:

@@ -65,7 +65,9 @@ def eval_command(
     engine: Annotated[
         str | None,
         typer.Option(
-            metavar="NAME", help=f"engine: {', '.join(ENGINES)} or a plugin's name (default: eval.engine)"
+            metavar="NAME",
+            help=f"engine: {', '.join(ENGINES)} or a plugin's name (default: eval.engine)",
+            autocompletion=completion.choices(ENGINES),
         ),
     ] = None,
     url: Annotated[str | None, typer.Option(metavar="URL", help="SGLang server URL (engine sglang)")] = None,

@@ -31,6 +31,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from launch.cli import completion
 from launch.cli.eval_command import EVAL_RECORD
 from launch.cli.results_compare import (
     MIXED_FLAG,
@@ -206,7 +207,10 @@ def register(app: typer.Typer) -> None:
         status: Annotated[
             str | None,
             typer.Option(
-                "--status", metavar="STATUS", help=f"Only runs with this status ({', '.join(RUN_STATUSES)})."
+                "--status",
+                metavar="STATUS",
+                help=f"Only runs with this status ({', '.join(RUN_STATUSES)}).",
+                autocompletion=completion.choices(RUN_STATUSES),
             ),
         ] = None,
         where: Annotated[
@@ -218,7 +222,13 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         metric: Annotated[
-            str, typer.Option("--metric", metavar="KEY", help="The eval summary key shown per eval stage.")
+            str,
+            typer.Option(
+                "--metric",
+                metavar="KEY",
+                help="The eval summary key shown per eval stage.",
+                autocompletion=completion.metrics,
+            ),
         ] = "overall.accuracy",
         mixed_identity: Annotated[bool, typer.Option(MIXED_FLAG, help=MIXED_HELP)] = False,
     ) -> None:
@@ -244,7 +254,13 @@ def register(app: typer.Typer) -> None:
         b: Annotated[Path, typer.Argument(metavar="B", help="Another run directory.", show_default=False)],
         mixed_identity: Annotated[bool, typer.Option(MIXED_FLAG, help=MIXED_HELP)] = False,
         metric: Annotated[
-            str, typer.Option("--metric", metavar="KEY", help="The eval summary key compared per eval stage.")
+            str,
+            typer.Option(
+                "--metric",
+                metavar="KEY",
+                help="The eval summary key compared per eval stage.",
+                autocompletion=completion.metrics,
+            ),
         ] = "overall.accuracy",
     ) -> None:
         """How two runs' configs differ, key by key, with the file or override that set each side; then

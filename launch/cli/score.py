@@ -51,7 +51,13 @@ def register(app: typer.Typer) -> None:
 
 def score_command(
     world: Annotated[
-        str, typer.Argument(metavar="WORLD", help=f"one of {', '.join(WORLDS)}", show_default=False)
+        str,
+        typer.Argument(
+            metavar="WORLD",
+            help=f"one of {', '.join(WORLDS)}",
+            show_default=False,
+            autocompletion=completion.choices(WORLDS),
+        ),
     ],
     file: Annotated[
         Path, typer.Argument(metavar="FILE", help="JSONL of trajectories, one per line", show_default=False)

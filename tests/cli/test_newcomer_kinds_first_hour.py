@@ -1,7 +1,8 @@
 """A newcomer's first hour, kinds the earlier passes left: a path typed where a command group's command
 goes (`t3rl runs runs/quickstart`), a config file given as if it were an override (`t3rl validate
 conf/experiment/quickstart.yaml`), a directory the command cannot write told to choose another the way
-that command takes one, and a command group's help without an example. Each answer names the smallest
+that command takes one, a command group's help without an example, and TAB offering nothing for a
+world, an engine, a status or a metric. Each answer names the smallest
 fix, applied here as printed; each failed before.
 """
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from launch.cli.failures import exit_code_for
+from tests.launch.test_cli_help import complete
 from tests.support.cli_app import fix_of, invoke, refused, validates
 
 REPO = Path(__file__).resolve().parents[2]
@@ -127,3 +129,21 @@ def test_an_absolute_path_that_is_no_config_file_is_refused_not_a_crash(here: Pa
     before it was known to exist)."""
     output = refused(["/tmp/notes"])
     assert "cannot parse override '/tmp/notes'" in output and "fix: write overrides as key=value" in output
+
+
+# ------------------------------------------- TAB completes what an argument names
+
+
+@pytest.mark.parametrize(
+    ("line", "offered"),
+    [
+        ("t3rl score b", ["bfcl"]),
+        ("t3rl eval --engine re", ["reference"]),
+        ("t3rl runs --status f", ["failed"]),
+        ("t3rl runs --metric overall.acc", ["overall.accuracy", "overall.accuracy_without_user_simulator"]),
+        ("t3rl runs diff a b --metric overall.pass@4", ["overall.pass@4"]),
+    ],
+)
+def test_tab_completes_the_words_an_argument_takes(line: str, offered: list[str]) -> None:
+    """Before: nothing was offered for a world, an engine, a status or a metric."""
+    assert complete(line) == offered
