@@ -201,4 +201,5 @@ def test_without_user_namespaces_or_seccomp_the_warning_names_the_keyring(plante
     report = fallback(planted, "userns,seccomp", "t3rl-kinds-six-" + uuid.uuid4().hex, attacks)
     lost = report["protections"]["missing"]["seccomp"]
     assert "keyring" in lost and "abstract" in lost, lost
-    assert report["attacks"]["keyring"][:2] == ["success", "True\n"], report["attacks"]
+    if Path("/proc/key-users").exists():  # a kernel with keyrings
+        assert report["attacks"]["keyring"][:2] == ["success", "True\n"], report["attacks"]
