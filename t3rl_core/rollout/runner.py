@@ -29,8 +29,8 @@ _PARSER_CACHE_SIZE = 512
 
 
 class InvalidTask(ValueError):
-    """A dataset row that is no chat task: its prompt is no list of messages, or its metadata or
-    tool list is no mapping or list."""
+    """A dataset row that is no chat task: its prompt is no list of messages, its metadata no
+    mapping, or its tools no list of named tool schemas."""
 
 
 def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[str, Any]]]:
@@ -68,6 +68,12 @@ def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
             f"the row's metadata.tools is {type(tools).__name__}, not a list of tool schemas "
             "(JSON text must be loaded when the data is prepared)"
         )
+    for i, tool in enumerate(tools):
+        function = tool.get("function", tool) if isinstance(tool, Mapping) else None
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            raise InvalidTask(
+                f"the row's metadata.tools[{i}] is no tool schema with a text name: {str(tool)[:200]}"
+            )
     return metadata, list(tools)
 
 

@@ -228,8 +228,22 @@ def _row(**change: Any) -> Sample:
         (_row(prompt=["Add 1 and 2."]), "prompt message 0"),
         (_row(metadata='{"tools": []}'), "metadata is str"),
         (_row(metadata={"tools": json.dumps(TOOLS), "questions": ["q"]}), "metadata.tools is str"),
+        (_row(metadata={"tools": [*TOOLS, "add"], "questions": ["q"]}), "metadata.tools[2]"),
+        (_row(metadata={"tools": [{"type": "function"}], "questions": ["q"]}), "metadata.tools[0]"),
+        (_row(metadata={"tools": [{"function": {"name": 3}}], "questions": ["q"]}), "metadata.tools[0]"),
     ],
-    ids=["text", "none", "no-role", "content-none", "bare-string", "metadata-text", "tools-text"],
+    ids=[
+        "text",
+        "none",
+        "no-role",
+        "content-none",
+        "bare-string",
+        "metadata-text",
+        "tools-text",
+        "tool-text",
+        "tool-nameless",
+        "tool-name-number",
+    ],
 )
 def test_a_row_that_is_no_chat_task_is_a_failed_sample_naming_it(
     monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat, sample: Sample, named: str
