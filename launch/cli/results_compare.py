@@ -39,6 +39,7 @@ NEITHER_RECORDED = (
     "benchmark identity), so nothing tells whether they compare"
 )
 _PASS_K = re.compile(r"pass[@^](\d+)")
+NEWER_PART = "(a part this t3rl does not know: written by a newer t3rl)"
 
 
 def reference_identity(summaries: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -50,15 +51,55 @@ def reference_identity(summaries: Iterable[Mapping[str, Any]]) -> Mapping[str, A
 
 
 def differing(summary: Mapping[str, Any], reference: Mapping[str, Any] | None) -> list[str]:
-    """How `summary`'s identity differs from the reference (empty when equal or not recorded)."""
-    # lazy: importlib.metadata (installed versions), only when results are compared
-    from t3rl_core.eval import identity as identities
-
+    """How `summary`'s identity differs from the reference (empty when equal, or when no listed summary
+    records one)."""
     own = summary.get("identity")
     if reference is None:
         return []
     # An older summary has none: beside recorded ones, what it measured is unknown (named as such).
-    return identities.differences(reference, own if isinstance(own, Mapping) else None)
+    return all_differences(reference, own if isinstance(own, Mapping) else None)
+
+
+def all_differences(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> list[str]:
+    """identity.differences, and the parts neither knows here (a record of a newer t3rl) that differ:
+    what this t3rl cannot read is never taken for equal."""
+    # lazy: importlib.metadata (installed versions), only when results are compared
+    from t3rl_core.eval import identity as identities
+
+    if a is None or b is None:
+        return identities.differences(a, b)
+    a, b = _as_a_set(a), _as_a_set(b)
+    found = identities.differences(a, b)
+    for part in sorted((a.keys() | b.keys()) - set(identities.PARTS)):
+        if a.get(part) != b.get(part):
+            # identity's own spelling of a difference ("key a vs b", a sha256 shortened), under a known part
+            shown = identities.differences({"scorer": a.get(part)}, {"scorer": b.get(part)})[0]
+            found.append(f"{part}: {shown.partition(': ')[2]} {NEWER_PART}")
+    return found
+
+
+def _as_a_set(identity: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The identity with its categories in one order: `eval.categories=[a,b]` and `[b,a]` select the same
+    tasks (the eval runs them by category either way)."""
+    selection = identity.get("selection")
+    categories = selection.get("categories") if isinstance(selection, Mapping) else None
+    if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
+        return identity
+    return {**identity, "selection": {**selection, "categories": sorted(categories)}}
+
+
+def remedy_of(parts: list[str]) -> str:
+    """What makes two results of these differing parts comparable (identity.remedy), and for a part this
+    t3rl does not know, the t3rl that wrote it."""
+    from t3rl_core.eval import identity as identities  # lazy: see all_differences
+
+    known = [part for part in parts if not part.endswith(NEWER_PART)]
+    fixes = [identities.remedy(known)] if known else []
+    if len(known) < len(parts):
+        fixes.append(
+            "compare them with the t3rl that wrote them (a newer one: `pip install -e .` of its commit)"
+        )
+    return "; ".join(fixes)
 
 
 def verdict_line(summary: Mapping[str, Any]) -> str | None:
@@ -193,21 +234,16 @@ def compare_results(
 def _identity_differences(left: Mapping[str, Any], right: Mapping[str, Any]) -> list[str]:
     """The parts two summaries' identities differ in; one recorded and one not differ ("identity: not
     recorded…"); two unrecorded ones are left to the table's mark."""
-    # lazy: importlib.metadata (installed versions), only when results are compared
-    from t3rl_core.eval import identity as identities
-
     ids = [s.get("identity") for s in (left, right)]
     recorded = [i if isinstance(i, Mapping) else None for i in ids]
-    return [] if recorded == [None, None] else identities.differences(*recorded)
+    return [] if recorded == [None, None] else all_differences(*recorded)
 
 
 def _refusal(console: Console, stage: str, parts: list[str], a: Path, b: Path) -> None:
-    from t3rl_core.eval import identity as identities  # lazy: see _identity_differences
-
     console.print(
         f"[red]refused:[/] {escape(stage)}: the two evals measured different benchmarks, so their results "
         f"are not compared: {escape('; '.join(parts))} (A: {escape(str(a))}, B: {escape(str(b))}); "
-        f"{escape(identities.remedy(parts))}",
+        f"{escape(remedy_of(parts))}",
         soft_wrap=True,
     )
 

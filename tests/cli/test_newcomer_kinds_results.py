@@ -159,3 +159,40 @@ def test_the_note_on_no_provenance_does_not_call_an_eval_record_old(greedy: dict
     text = _flat(_diff(*runs).output)
     assert "predates" not in text, text
     assert "a `t3rl eval` record keeps no provenance.json" in text, text
+
+
+def _newer(summary: dict[str, Any], min_p: float) -> dict[str, Any]:
+    """The summary as a newer t3rl could write it: its identity with a part this one does not know."""
+    return summary | {"identity": summary["identity"] | {"sampler": {"min_p": min_p}}}
+
+
+def test_a_part_of_a_newer_record_this_t3rl_does_not_know_is_compared_too(
+    greedy: dict, tmp_path: Path
+) -> None:
+    """Before: only the parts this t3rl knows were compared, so two results of a newer record that
+    differed in a new part were put side by side as `same`."""
+    a, b = _run(tmp_path, "a", _newer(greedy, 0.0)), _run(tmp_path, "b", _newer(greedy, 0.1))
+    refused = _diff(str(a), str(b))
+    text = _flat(refused.output)
+    assert refused.exit_code == 1, refused.output
+    assert "sampler: min_p 0.0 vs 0.1 (a part this t3rl does not know: written by a newer t3rl)" in text, text
+    assert "compare them with the t3rl that wrote them" in text, text
+    console = Console(record=True, width=400)
+    _run(tmp_path, "c", _newer(greedy, 0.0))
+    assert list_runs(tmp_path, console, mixed=False) == 0
+    assert "eval not ranked: sampler: min_p 0.0 vs 0.1" in _flat(console.export_text())
+    same = _diff(str(a), str(tmp_path / "c" / WHEN))
+    assert same.exit_code == 0 and "│ same" in same.output, same.output
+
+
+def test_the_same_categories_in_another_order_are_the_same_selection(tmp_path: Path) -> None:
+    """`eval.categories=[multi_turn_base,multi_turn_miss_func]` against the same two reversed: before,
+    refused as another benchmark (`selection: categories […] vs […]`)."""
+    runs = []
+    for name, order in (("ab", ["multi_turn_base", "multi_turn_miss_func"]), ("ba", None)):
+        summary = evaluate(
+            tmp_path / f"{name}_eval", categories=order or ["multi_turn_miss_func", "multi_turn_base"]
+        )
+        runs.append(str(_run(tmp_path, name, summary)))
+    done = _diff(*runs)
+    assert done.exit_code == 0 and "│ same" in done.output, done.output
