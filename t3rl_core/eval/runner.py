@@ -21,6 +21,7 @@ import math
 import sys
 import time
 import zlib
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
@@ -157,7 +158,11 @@ def plan_jobs(rows: Iterable[Mapping[str, Any]], config: EvalConfig, settings: s
                 seed = zlib.crc32(f"{config.seed + repeat}/{tid}/{sample}".encode()) & 0x7FFFFFFF
                 jobs.append(EpisodeJob(tid, category, sample, seed, row, repeat, settings, digests))
     if len({job.key for job in jobs}) != len(jobs):
-        raise ValueError("two rows share the same metadata.data_source/index; task ids must be unique")
+        twice = sorted({task for task, n in Counter(task_id(row) for row in listed).items() if n > 1})
+        raise ValueError(
+            f"{len(twice)} task id(s) name more than one row ({', '.join(map(repr, twice[:5]))}): a row's "
+            "id is its text metadata.index, else metadata.data_source/index, and task ids must be unique"
+        )
     return jobs
 
 

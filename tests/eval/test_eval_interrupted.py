@@ -1,5 +1,6 @@
 """An eval stopped while it still starts its episodes (Ctrl-C: asyncio cancels the eval's task) keeps
-the record of every episode that finished, and a resume verifies each of them."""
+the record of every episode that finished, and a resume verifies each of them; a split whose rows share
+a task id is refused naming the id."""
 
 from __future__ import annotations
 
@@ -50,3 +51,12 @@ def test_an_episode_finished_when_the_eval_is_stopped_keeps_its_record(
     jobs = {job.key: job.fingerprint for job in plan_jobs(rows, config, settings)}
     kept = resuming.load(tmp_path, tmp_path / TRAJECTORIES_FILE, jobs)
     assert len(kept.records) == 1 and not kept.rerun
+
+
+def test_rows_sharing_a_task_id_are_refused_naming_the_id() -> None:
+    """The refusal said only that two rows share an id: which ones, in a split of hundreds, went unsaid."""
+    rows = bfcl_rows(per_category=1)
+    twin = {**rows[1], "metadata": {**rows[1]["metadata"]}}
+    named = rf"1 task id\(s\) name more than one row \('{rows[1]['metadata']['index']}'\)"
+    with pytest.raises(ValueError, match=named):
+        plan_jobs([*rows, twin], reference_config())
