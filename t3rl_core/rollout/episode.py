@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -98,12 +99,18 @@ def _describe(exc: BaseException) -> str:
 
 def generation_problem(generation: Generation, max_new_tokens: int) -> str | None:
     """What makes an engine's answer unusable as the model's own tokens, whatever the engine: more
-    tokens than the call allowed (the episode's token limits rest on it) or an id no token has."""
+    tokens than the call allowed (the episode's token limits rest on it), an id no token has, or a
+    log-prob that is no finite number (slime's importance ratios read them: one NaN makes the loss NaN)."""
     ids = generation.token_ids
     if len(ids) > max_new_tokens:
         return f"{len(ids)} tokens to a call of max_new_tokens={max_new_tokens}"
     if ids and min(ids) < 0:
         return f"negative token id {min(ids)}"
+    # One sum in C, finite when every log-prob is; it also refuses finite ones whose sum overflows
+    # (magnitudes near 1e308: no sampled token's).
+    if not math.isfinite(sum(generation.log_probs)):
+        bad = [lp for lp in generation.log_probs if not math.isfinite(lp)][:5]
+        return f"log-probs that are no finite number: {bad or 'their sum overflows'}"
     return None
 
 

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 from aiohttp import web
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import RolloutConfig, RuntimeConfig
@@ -149,6 +151,52 @@ def test_sglang_token_ids_that_are_no_token_id_are_a_bad_response(entry: list[An
     }
     with pytest.raises(BadResponse, match="token id"):
         parse_generation(json.dumps(body).encode())
+
+
+_LOG_PROB = st.one_of(
+    st.floats(-30.0, 0.0), st.sampled_from([math.nan, math.inf, -math.inf, -1e308])
+)  # fmt: skip
+
+
+@st.composite
+def _answer(draw: st.DrawFn, chat: ChatFormat) -> Generation:
+    """Whatever an engine may hand back: any ids (some no token's), any length, any log-probs."""
+    ids = draw(
+        st.lists(
+            st.one_of(st.integers(0, 300), st.sampled_from(chat.stop_token_ids), st.integers(-5, -1)),
+            max_size=14,
+        )
+    )
+    log_probs = draw(st.lists(_LOG_PROB, min_size=len(ids), max_size=len(ids)))
+    return Generation(ids, log_probs, draw(st.sampled_from(["stop", "length", "abort"])))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_no_engine_answer_breaks_an_episodes_accounting(qwen_chat: ChatFormat, data: st.DataObject) -> None:
+    """Whatever the engine answers, the episode ends without raising, its three response lists stay
+    aligned and within the response limit, every trained token is one the engine sampled in a call
+    that asked for it, with a finite log-prob, and an answer no model could give is the engine's
+    failure. A NaN log-prob from an engine other than SGLang's client reached slime's importance
+    ratios (rollout_log_probs) and made the loss NaN."""
+    answers = data.draw(st.lists(_answer(qwen_chat), min_size=1, max_size=4))
+    engine = FixedEngine(list(answers))
+    result = play(
+        qwen_chat, ToyEnv(), engine, RolloutConfig(max_response_len=40), SamplingParams(max_new_tokens=8)
+    )
+    assert len(result.response_ids) == len(result.loss_mask) == len(result.log_probs) <= 40
+    trained = [lp for lp, m in zip(result.log_probs, result.loss_mask, strict=True) if m]
+    assert all(math.isfinite(lp) for lp in result.log_probs) and len(trained) == sum(result.loss_mask)
+    assert all(token >= 0 for token in result.response_ids)
+    played = answers[: engine.calls]
+    malformed = [
+        a for a in played if len(a.token_ids) > 8 or min(a.token_ids, default=0) < 0
+        or not all(map(math.isfinite, a.log_probs))
+    ]  # fmt: skip
+    if malformed:
+        assert result.failure is not None and result.failure.label == "engine/BadGeneration"
+    elif result.failure is not None:
+        assert result.failure.kind == "engine" and result.status == "aborted"
 
 
 # --- "Too many requests" ---------------------------------------------------------------------------------
