@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from launch.config.errors import did_you_mean
 from launch.config.fixes import assign, typed_text, value_at
 from launch.config.misspelt_secrets import reference_fix
+from launch.config.other_entries import other_entries_fix
 from launch.config.schema_walk import OVERLAYS, field_names, model_at
 from launch.config.secrets import is_secret_key
 from launch.config.slime_flags import owner_of_name
@@ -127,6 +128,9 @@ def misplaced_fix(
         return None
     typed, typed_value = leaves[0]
     found = [place for place in places(typed, root) if not _same_key(place, typed, parent)]
+    other = other_entries_fix(typed, root)
+    if other is not None and not [p for p in found if p.split(".")[-2:] == typed.split(".")[-2:]]:
+        return other  # another entry's field: a place of that last name in another section is another setting
     flag = owner_of_name(typed.rpartition(".")[2], root, typed)
     if found:
         lead = "set it where it lives:"

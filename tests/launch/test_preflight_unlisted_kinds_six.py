@@ -24,7 +24,12 @@ about) by a declaration it violates:
   (`PublishedResult.trained_from`, declared by every shipped result whose base model is known);
 - two experiments on one command line (`+experiment=stage1_bfcl +experiment=stage2_bfcl`): refused (was a
   warning; Hydra itself refuses `+experiment` twice, and t3rl's reading of it as `experiment` kept the
-  last one whole), with the first dropped as the fix (`launch/checks/override_effects.py`).
+  last one whole), with the first dropped as the fix (`launch/checks/override_effects.py`);
+- a key of another entry of a registry section (`env.url=` under the verifiers env, OpenEnv's server URL;
+  `reward.format_max=` under the progress reward, ToolRL's): it was answered with a place elsewhere that
+  only shares the last name (`eval.engine.url=…`, a fix that validates and points the eval's LLM
+  client at the env's server), or the section's keys; the registry says which entries declare the field
+  (`launch/config/other_entries.py`).
 
 Each refusal names the key, where it was set (the file, or the override) and a first fix that validates
 when applied; the valid settings next to them are accepted. The config cases share the first round's
@@ -295,3 +300,39 @@ def test_one_experiment_typed_twice_or_a_key_set_twice_stays_a_warning(data: Pat
     for args in ([S1, S1], [S1, "seed=1", "seed=2"]):
         code, out = _invoke("validate", *args)
         assert code == 0 and "set twice on the command line" in out, out
+
+
+# ------------------------------------------------------------ a key of another entry of a registry section
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "owner"),
+    [
+        (
+            ["+experiment=hub_env_grpo", "env.url=http://localhost:8000"],
+            "env.url",
+            "the env openenv, not of verifiers",
+        ),
+        ([S1, "reward.format_max=2"], "reward.format_max", "the reward toolrl, not of progress"),
+        (
+            ["+experiment=quickstart", "eval.engine.device=cuda"],
+            "eval.engine.device",
+            "the engine hf, not of sglang",
+        ),
+    ],
+    ids=["openenv_url_under_verifiers", "toolrl_range_under_progress", "hf_device_under_sglang"],
+)
+def test_a_key_of_another_registry_entry_names_the_entries_that_have_it(
+    overrides: list[str], key: str, owner: str, data: Path
+) -> None:
+    """`env.url` got "set it where it lives: eval.engine.url=…": another setting with the same last name."""
+    block = refused_with_a_fix_that_validates(overrides, key, "unknown key")
+    assert block["fix"].startswith(f"drop it: ~{key} ("), block
+    assert owner in block["fix"] and "eval.engine.url" not in block["fix"], block
+
+
+def test_a_key_no_entry_has_still_lists_the_sections_keys(data: Path) -> None:
+    block = refused_with_a_fix_that_validates(
+        [S1, "env.max_step_limitt=5"], "env.max_step_limitt", "unknown key"
+    )
+    assert "max_step_limit" in block["fix"] and "field of the env" not in block["fix"], block
