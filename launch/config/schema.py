@@ -160,6 +160,9 @@ class RecomputeConfig(StrictModel):
 
 # GPUs of one node: no server board holds more than 16 (DGX-2 / HGX-2), most hold 8.
 NODE_GPUS = Usual(16, 8, "no server board holds more than 16 GPUs (DGX-2, HGX-2); most hold 8")
+# CPUs of one node: two 192-core sockets with two threads a core are 768; SLURM refuses a job asking
+# for more than a node has only when it is submitted, after the stages before it ran.
+NODE_CPUS = Usual(768, 64, "no server node has more than 768 CPUs (two 192-core sockets, two threads a core)")
 
 
 # SGLang's share of a GPU for weights and KV cache; the rest holds its activations and CUDA graph buffers
@@ -391,7 +394,7 @@ class SlurmExecutorConfig(StrictModel):
     extra_sbatch: list[SbatchOption] = Field(default_factory=empty_list)
     # Shell lines run first in every job (e.g. `source /shared/t3rl/.venv/bin/activate`).
     setup: list[ShellLine] = Field(default_factory=empty_list)
-    cpus_per_task: int | None = Field(None, ge=1)
+    cpus_per_task: Annotated[int, NODE_CPUS] | None = Field(None, ge=1)
     # Whole nodes for the job (Ray and slime assume they own the node's GPUs).
     exclusive: bool = True
     # Ports of the Ray head that each job starts on its first node.

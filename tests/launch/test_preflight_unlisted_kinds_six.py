@@ -29,7 +29,10 @@ about) by a declaration it violates:
   `reward.format_max=` under the progress reward, ToolRL's): it was answered with a place elsewhere that
   only shares the last name (`eval.engine.url=…`, a fix that validates and points the eval's LLM
   client at the env's server), or the section's keys; the registry says which entries declare the field
-  (`launch/config/other_entries.py`).
+  (`launch/config/other_entries.py`);
+- a SLURM CPU request no node holds (`executor.cpus_per_task=100000`): SLURM refuses it only when the job
+  is submitted, after the stages before it ran; warned with a `Usual` ceiling of 768 (two 192-core
+  sockets, two threads a core), like `gpus_per_node`'s.
 
 Each refusal names the key, where it was set (the file, or the override) and a first fix that validates
 when applied; the valid settings next to them are accepted. The config cases share the first round's
@@ -336,3 +339,17 @@ def test_a_key_no_entry_has_still_lists_the_sections_keys(data: Path) -> None:
         [S1, "env.max_step_limitt=5"], "env.max_step_limitt", "unknown key"
     )
     assert "max_step_limit" in block["fix"] and "field of the env" not in block["fix"], block
+
+
+# ------------------------------------------------------------------------ a CPU request no node holds
+
+
+def test_a_cpu_request_no_node_holds_is_warned(data: Path) -> None:
+    args = [S1, "executor=slurm", "executor.cpus_per_task=100000"]
+    code, out = _invoke("validate", *args)
+    assert (
+        code == 0 and "warning executor.cpus_per_task: executor.cpus_per_task is 100000, far above" in out
+    ), out
+    assert "fix: set executor.cpus_per_task=64" in out, out
+    code, out = _invoke("validate", *args[:-1], "executor.cpus_per_task=64")
+    assert code == 0 and "cpus_per_task" not in out, out
