@@ -65,7 +65,12 @@ async def generate(
     runtime = RuntimeConfig.from_slime_args(args)
     runner = await _runner(args, runtime)
     _clear_outputs(sample)
-    task = {"prompt": sample.prompt, "metadata": sample.metadata, "label": sample.label}
+    metadata = sample.metadata
+    task = {
+        "prompt": sample.prompt,
+        "metadata": dict(metadata) if isinstance(metadata, Mapping) else metadata,  # else refused, named
+        "label": sample.label,
+    }
     episode, reward = await runner.run(
         task, "eval" if evaluation else "train", sampling=to_sampling(sampling_params), step=training_step()
     )

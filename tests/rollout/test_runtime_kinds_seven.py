@@ -101,6 +101,29 @@ def test_a_sample_generated_again_is_the_sample_a_fresh_one_becomes(monkeypatch,
     assert METADATA_KEY not in reused.metadata and reused.reward == 1.0
 
 
+class _Scribbles(_Rows):
+    """A factory that writes into the row it is handed (a world keeping its state there)."""
+
+    def __call__(self, row: dict[str, Any], mode: str) -> ToyEnv:
+        row["metadata"]["scratch"] = "the env's"
+        return super().__call__(row, mode)
+
+
+def test_what_the_env_writes_into_its_row_stays_out_of_the_sample(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    factory = _Scribbles()
+
+    async def runner(args: Any, runtime: RuntimeConfig) -> EpisodeRunner:
+        return EpisodeRunner(
+            runtime, MetaEngine(qwen_chat), env_factory=factory, chat=qwen_chat, reward=Progress()
+        )
+
+    monkeypatch.setattr(hooks, "_runner", runner)
+    sample = asyncio.run(hooks.generate(slime_args(1.0), toy_sample(0, group=0), {}))
+    assert factory.rows[0]["metadata"]["scratch"] == "the env's" and "scratch" not in sample.metadata
+
+
 # --- A model server's answer that is not what was asked for -------------------------------------------
 
 
