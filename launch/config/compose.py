@@ -509,6 +509,12 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
             f"+{key}={_value_text(override)} (its fields: t3rl show --explain {parent})"
         )
         return Problem(key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix)
+    if isinstance(node, DictConfig) and isinstance(node.get(leaf), DictConfig) and text.startswith(key):
+        # `key={a: 1}` on a mapping a config file sets: Hydra merges new keys into it only with '+'
+        fix = f"add its keys with '+': +{text}"
+        return Problem(
+            key=key, message=f"cannot apply override: {error}", source=f"override `{text}`", fix=fix
+        )
     return Problem(key=key, message=f"cannot apply override: {error}", source=f"override `{text}`")
 
 

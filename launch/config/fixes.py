@@ -29,8 +29,10 @@ def present(data: Mapping[str, Any], key: str) -> bool:
 
 
 def assign(data: Mapping[str, Any], key: str, value: object) -> str:
-    """`key=value`, with '+' when the key is not in the composed config."""
-    return f"{'' if present(data, key) else '+'}{key}={value}"
+    """`key=value`, with '+' when the key is not in the composed config, or when a mapping's keys are
+    added to a mapping a config file sets (Hydra refuses `key={a: 1}` on a file's `key: {}`)."""
+    merged = isinstance(value_at(data, key), Mapping) and str(value).startswith("{")
+    return f"{'' if present(data, key) and not merged else '+'}{key}={value}"
 
 
 # _PLAIN and _TYPED are strings, compiled by `re` (and cached) when first used, not on import: a cold `t3rl

@@ -147,3 +147,22 @@ def test_an_absolute_path_that_is_no_config_file_is_refused_not_a_crash(here: Pa
 def test_tab_completes_the_words_an_argument_takes(line: str, offered: list[str]) -> None:
     """Before: nothing was offered for a world, an engine, a status or a metric."""
     assert complete(line) == offered
+
+
+# ------------------------------------------- a mapping's keys set on a mapping a config file sets
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "model.chat.chat_template_kwargs={enable_thinking:false}",  # the model file's `{}`, set directly
+        "+model.chat_template_kwargs={enable_thinking:false}",  # the key under the wrong section
+    ],
+)
+def test_template_variables_set_as_a_mapping_get_a_fix_that_validates(here: Path, typed: str) -> None:
+    """Before: the first was refused with Hydra's 'Could not override' and no fix; the second's fix
+    (`set it where it lives: model.chat.chat_template_kwargs={…}`) was that same refused line."""
+    fix = fix_of(refused(["+experiment=quickstart", typed]))
+    applied = fix.rpartition(": ")[2]
+    assert applied == "+model.chat.chat_template_kwargs={enable_thinking:false}", fix
+    validates(["+experiment=quickstart", applied])
