@@ -89,14 +89,21 @@ _VALUE = r"((?=[A-Za-z._~+/=-]*[0-9])(?=[0-9._~+/=-]*[A-Za-z])[A-Za-z0-9._~+/=-]
 # A quote around a name or a value, escaped however many times it was encoded: JSON inside JSON (a tool
 # call's arguments in a trajectories.jsonl line, a request's body in a JSON log line) writes `\"`.
 _QUOTE = r"(?:\\*['\"])?"
-# After the word: the rest of a longer one (`password`, `passphrase`, `signature`, `credentials`), a
-# closing quote, the separator, the value; or a flag's value after a space.
-_ASSIGNED = rf"(?:word|wd|phrase|nature|entials?|s)?{_QUOTE}\s*[:=]\s*{_QUOTE}{_VALUE}"
+# After the word: the rest of a longer one (`password`, `passphrase`, `signature`, `credentials`, in any
+# case: `MY_PASSWORD=V` in a dumped environment), a closing quote, the separator, the value; or a flag's
+# value after a space. Matched ignoring case.
+# The value may open a list or a sweep of several (`[V1,V2]`, `choice(V1, V2)`), whose next items follow
+# as `_NEXT_ITEM`s: a value without `=` (`password=V,user=alice2024` ends at the user).
+_ASSIGNED = rf"(?:word|wd|phrase|nature|entials?|s)?{_QUOTE}\s*[:=]\s*(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
+_NEXT_ITEM = (
+    rf"{_QUOTE}\s*,\s*{_QUOTE}((?=[A-Za-z._~+/-]*[0-9])(?=[0-9._~+/-]*[A-Za-z])[A-Za-z0-9._~+/-]{{8,}})"
+)
 # The flag's value also as the next item of a list written out (`'--api-key', 'V'` in a failed command's
 # repr, `"--api-key", "V"` in JSON, `[--api-key,V]` in an override).
 _FLAG_VALUE = rf"(?:word|wd|phrase|nature|entials?|s)?(?:\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
-_NOT_BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.")
+# A dot may: it ends the path of a dotted key (`eval.engine.api_key=V`, an override quoted in a log).
+_NOT_BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 # A URL whose user part is a token (`https://<token>@github.com/…`, as git takes one, also with a password
 # after it: `https://<token>:x-oauth-basic@github.com/…`): the token.
 _USER_TOKEN = r"://((?=[A-Za-z_-]*[0-9])(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,})(?=(?::[^/\s]*)?@)"
@@ -252,13 +259,22 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
         start = head.start()
     if start and lower[start - 1] in _NOT_BEFORE_WORD and not _camel_word(text, start):
         return []
-    assigned = re.compile(_ASSIGNED).match(text, at + len(word))
+    assigned = re.compile(_ASSIGNED, re.IGNORECASE).match(text, at + len(word))
     if assigned is not None:
-        return [assigned.span(1)]
+        spans = [assigned.span(1)]
+        item = re.compile(_NEXT_ITEM, re.IGNORECASE).match(text, assigned.end())
+        while item is not None:  # the other values of a sweep or a list (`V1,V2`)
+            spans.append(item.span(1))
+            item = re.compile(_NEXT_ITEM, re.IGNORECASE).match(text, item.end())
+        return spans
     name_start = start
     while name_start and (lower[name_start - 1].isalnum() or lower[name_start - 1] in "-_"):
         name_start -= 1
-    flag = re.compile(_FLAG_VALUE).match(text, at + len(word)) if lower.startswith("--", name_start) else None
+    flag = (
+        re.compile(_FLAG_VALUE, re.IGNORECASE).match(text, at + len(word))
+        if lower.startswith("--", name_start)
+        else None
+    )
     return [flag.span(1)] if flag is not None else []
 
 

@@ -301,3 +301,52 @@ def test_a_search_over_a_credential_is_refused_unquoted(here: Path, where: str) 
     assert result.exit_code == 2, result.output
     assert "Optuna writes every value it tries in clear" in result.output, result.output
     assert first not in result.output and second not in result.output, result.output
+
+
+# ------------------------------------------------------------------ a sweep's values in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "++hardware.env_vars.DB_PASSWORD={a},{b}",
+        "eval.engine.api_key=[{a},{b}]",
+        "db_password=choice({a}, {b})",
+        '{{"password": ["{a}", "{b}"]}}',
+    ],
+    ids=["sweep", "list", "choice", "json-list"],
+)
+def test_every_value_of_a_credentials_sweep_in_text_is_masked(text: str) -> None:
+    """A sweep of a credential written out (an override quoted in a log, a list in JSON): the first value
+    after the name was masked, the others stayed."""
+    first, second = planted(), planted()
+    masked = scrub_text(f"point failed: {text.format(a=first, b=second)}")
+    assert first not in masked and second not in masked, masked
+
+
+def test_what_follows_a_credential_in_a_list_of_assignments_stays() -> None:
+    value = planted()
+    masked = scrub_text(f"password={value},user=alice2024, tokens=[151643,151645], the run went on")
+    assert masked == "password=***,user=alice2024, tokens=[151643,151645], the run went on", masked
+
+
+@pytest.mark.parametrize(
+    "name", ["MY_PASSWORD", "DB_PASSWD", "GPG_PASSPHRASE", "AWS_CREDENTIALS", "URL_SIGNATURE"]
+)
+def test_an_upper_case_credential_name_in_text_is_masked(name: str) -> None:
+    """`MY_PASSWORD=V` in an environment a child dumped: the rest of the name's word (`WORD`, `PHRASE`) was
+    read in lower case only, so only `HF_TOKEN=V`-like names (the word whole) had their value masked."""
+    value = planted()
+    masked = scrub_text(f"environment of the failed job:\n{name}={value}\nPATH=/usr/bin")
+    assert value not in masked and f"{name}=***" in masked, masked
+
+
+@pytest.mark.parametrize(
+    "text", ["eval.engine.api_key={v}", "env.user.api_key: {v}", "self.password = '{v}'"]
+)
+def test_a_dotted_credential_name_in_text_is_masked(text: str) -> None:
+    """An override quoted in a child's log (`eval.engine.api_key=V`), an attribute in a traceback: a dot
+    before the name's word was read as more of another word, so the value stayed."""
+    value = planted()
+    masked = scrub_text(f"failed: {text.format(v=value)}")
+    assert value not in masked and "***" in masked, masked
