@@ -175,6 +175,13 @@ def default_runs_dir() -> Path:
     return Path(os.environ.get("T3RL_RUNS_DIR", "runs"))
 
 
+DEFAULT_METRIC = "overall.accuracy"
+
+
+def _metric_option(help: str) -> Any:
+    return typer.Option("--metric", metavar="KEY", help=help, autocompletion=completion.metrics)
+
+
 def register(app: typer.Typer) -> None:
     runs_app = typer.Typer(
         help="List run directories and their stages' status.\n\n"
@@ -221,15 +228,7 @@ def register(app: typer.Typer) -> None:
                 help="Only runs whose config has KEY=VALUE, e.g. reward.name=binary (repeatable).",
             ),
         ] = None,
-        metric: Annotated[
-            str,
-            typer.Option(
-                "--metric",
-                metavar="KEY",
-                help="The eval summary key shown per eval stage.",
-                autocompletion=completion.metrics,
-            ),
-        ] = "overall.accuracy",
+        metric: Annotated[str, _metric_option("The eval summary key shown per eval stage.")] = DEFAULT_METRIC,
         mixed_identity: Annotated[bool, typer.Option(MIXED_FLAG, help=MIXED_HELP)] = False,
     ) -> None:
         """Every run under the runs dir, newest first: one mark per stage, each eval stage's metric."""
@@ -254,14 +253,8 @@ def register(app: typer.Typer) -> None:
         b: Annotated[Path, typer.Argument(metavar="B", help="Another run directory.", show_default=False)],
         mixed_identity: Annotated[bool, typer.Option(MIXED_FLAG, help=MIXED_HELP)] = False,
         metric: Annotated[
-            str,
-            typer.Option(
-                "--metric",
-                metavar="KEY",
-                help="The eval summary key compared per eval stage.",
-                autocompletion=completion.metrics,
-            ),
-        ] = "overall.accuracy",
+            str, _metric_option("The eval summary key compared per eval stage.")
+        ] = DEFAULT_METRIC,
     ) -> None:
         """How two runs' configs differ, key by key, with the file or override that set each side; then
         their eval results side by side, refused (exit 1) when the benchmarks they measured differ.
