@@ -373,10 +373,15 @@ async def _play(
         }  # fmt: skip
     outcome = dict(episode.outcome or {})
     metrics = dict(reward.metrics)
+    status = episode.status
+    if episode.failure is not None and status != "aborted":
+        # What broke it (the reward raised or returned no finite number; the world or t3rl raised) is
+        # the infrastructure's: `failed`, as the attribution reads it, never the agent's wrong answer.
+        status = "failed"
     # The episode's token lists and messages as they are, not copies: the result is this record's alone
     # (the runner keeps none of it), and copying a BFCL episode's ~25,000 ids cost ~60 µs a record.
     return record | {
-        "status": episode.status,
+        "status": status,
         "success": _success(metrics, outcome, reward.value),
         "reward": reward.value,
         "progress": metrics.get("progress", outcome.get("progress")),
