@@ -1,9 +1,13 @@
 """Credentials in spellings no earlier round listed (docs/how-to/secrets.md, "Where a secret could
 leave"): a URL password holding `@` (a URL's user information ends at its last `@`), a token as a URL's
 user with a password after it (`https://<token>:x-oauth-basic@github.com`), a credential named in
-camelCase (`accessToken`, `clientSecret`: a JavaScript or Java client's, a plugin's field), a secret
-flag's value in a list's repr or JSON (a `CalledProcessError` quoting its argv), and a `Cookie` header.
-Each with its unmasked neighbour: what is not a credential stays visible.
+camelCase (`accessToken`, `clientSecret`: a JavaScript or Java client's, a plugin's field), in upper
+case with a longer word (`MY_PASSWORD=V`) or after a dot (`eval.engine.api_key=V`), a secret flag's
+value in a list's repr or JSON (a `CalledProcessError` quoting its argv), a `Cookie` header, an OpenPGP
+private key, a name and value quoted inside JSON inside JSON (a tool call's arguments in
+trajectories.jsonl) or a header as a mapping's entry, every value of a credential's sweep or list, and
+a search space over a credential (Optuna writes what it tries past every scrub). Each with its unmasked
+neighbour: what is not a credential stays visible.
 
 Each test plants its own value: values this process has masked once stay masked.
 """
