@@ -394,10 +394,12 @@ def cell_env(config: LocalSandboxConfig) -> dict[str, str]:
     its form, was revealed by a `Secret` in this process, or is the value of one of t3rl's credential
     variables (the config refuses secret names)."""
     env = {k: os.environ[k] for k in config.env_allowlist if k in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(HOME="/tmp", TMPDIR="/tmp")
     env.update(config.env)
-    return without_credentials(env, values=credential_values(os.environ))
+    env = without_credentials(env, values=credential_values(os.environ))
+    # After the credentials are dropped: a PATH dropped for holding one (a token in a directory's name).
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    return env
 
 
 def _result(verdict: _Verdict, out: bytes, err: bytes, started: float) -> SandboxResult:

@@ -69,9 +69,11 @@ def test_an_allow_listed_variable_holding_a_credential_is_dropped(monkeypatch: p
         monkeypatch.setenv(name, text)
     monkeypatch.setenv("T3RL_TEST_API_KEY", key)
     monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
-    env = cell_env(LocalSandboxConfig(env_allowlist=[*variables, "NO_PROXY", "LANG"]))
+    monkeypatch.setenv("PATH", f"/opt/ghp_{value}{value}/bin:/usr/bin")
+    env = cell_env(LocalSandboxConfig(env_allowlist=[*variables, "NO_PROXY", "LANG", "PATH"]))
     assert not set(variables) & set(env), env
     assert env["NO_PROXY"] == "localhost,127.0.0.1" and env["OMP_NUM_THREADS"] == "1"
+    assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin"  # the default, not none
     assert all(value not in text and key not in text for text in env.values())
 
 
