@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import pytest
@@ -27,24 +28,21 @@ MESSAGE = st.fixed_dictionaries(
 )
 
 
-def formats() -> dict[tuple[str, int], ChatFormat]:
-    return {
-        (name, index): ChatFormat.from_pretrained(shared_tokenizer_dir(name), name, **kwargs)
-        for name in ("qwen3", "qwen2_5")
-        for index, kwargs in enumerate(THINKING)
-    }
+KEYS = [(name, index) for name in ("qwen3", "qwen2_5") for index in range(len(THINKING))]
 
 
-FORMATS = formats()
+@cache  # on first use: loaded at import, the formats cost every xdist worker their tokenizers to collect this
+def chat_format(name: str, index: int) -> ChatFormat:
+    return ChatFormat.from_pretrained(shared_tokenizer_dir(name), name, **THINKING[index])
 
 
-@pytest.mark.parametrize("key", sorted(FORMATS))
+@pytest.mark.parametrize("key", sorted(KEYS))
 @settings(max_examples=80, deadline=None)
 @given(messages=st.lists(MESSAGE, max_size=6), add_generation_prompt=st.booleans())
 def test_written_deltas_are_the_template_render(
     key: tuple[str, int], messages: list[dict[str, Any]], add_generation_prompt: bool
 ) -> None:
-    chat = FORMATS[key]
+    chat = chat_format(*key)
     assert chat._write_delta is not None
     conversation = [*_DELTA_BASE, *messages]
     assert chat._write_delta(messages, add_generation_prompt) is not None
@@ -63,7 +61,7 @@ def test_written_deltas_are_the_template_render(
     ],
 )
 def test_other_messages_are_left_to_the_template(messages: list[dict[str, Any]]) -> None:
-    chat = FORMATS["qwen3", 0]
+    chat = chat_format("qwen3", 0)
     assert chat._write_delta is not None and chat._write_delta(messages, True) is None
 
 
@@ -74,7 +72,7 @@ def test_only_the_shipped_chatml_templates_are_written() -> None:
 
 
 def test_a_repeated_tool_observation_delta_is_the_fresh_render_of_its_ids() -> None:
-    chat = FORMATS["qwen3", 1]
+    chat = chat_format("qwen3", 1)
     messages = [{"role": "tool", "name": "ls", "content": "a, b"}, {"role": "user", "content": "Next?"}]
     conversation = [*_DELTA_BASE, *messages]
     rendered = chat.render(conversation, add_generation_prompt=True)

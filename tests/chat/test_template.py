@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import pytest
-from transformers import AutoTokenizer
 
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.template import compile_template, render_template
@@ -36,12 +36,20 @@ CONVERSATIONS = [
 ]
 
 
+def reference_tokenizer(chat: ChatFormat) -> Any:
+    """transformers' own tokenizer of the same files."""
+    # lazy: transformers imports torch, which at the top loaded at collection in every xdist worker
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(chat.tokenizer.name_or_path, local_files_only=True)
+
+
 @pytest.mark.parametrize("tools", [None, TOOLS])
 @pytest.mark.parametrize("generation_prompt", [False, True])
 def test_render_equals_transformers_apply_chat_template(
     chat: ChatFormat, tools: list | None, generation_prompt: bool
 ) -> None:
-    reference = AutoTokenizer.from_pretrained(chat.tokenizer.name_or_path, local_files_only=True)
+    reference = reference_tokenizer(chat)
     for messages in CONVERSATIONS:
         expected = reference.apply_chat_template(
             messages,
@@ -54,7 +62,7 @@ def test_render_equals_transformers_apply_chat_template(
 
 
 def test_local_tokenizer_agrees_with_transformers(chat: ChatFormat) -> None:
-    reference = AutoTokenizer.from_pretrained(chat.tokenizer.name_or_path, local_files_only=True)
+    reference = reference_tokenizer(chat)
     local = chat.tokenizer
     assert isinstance(local, LocalTokenizer)
     assert len(local) == len(reference)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import sys
+from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -26,12 +27,15 @@ from t3rl_core.eval.verdict import NOT_COMPARABLE, REPRODUCED, verdicts
 from tests.support.eval_runs import bfcl_runtime, count_episodes, reference_config
 from tests.support.tiny_stack import bfcl_rows
 
-ROWS = bfcl_rows(per_category=1)
+
+@cache  # on first use: built at import, BFCL's 800 rows cost every xdist worker ~1.5 s of CPU to collect this
+def rows() -> list[dict[str, Any]]:
+    return bfcl_rows(per_category=1)
 
 
 def evaluate(out: Path, runtime: RuntimeConfig | None = None, **settings: Any) -> dict[str, Any]:
     config = reference_config(**{"concurrency": 1, **settings})
-    return asyncio.run(run_eval(runtime or bfcl_runtime(), config, ROWS, out, show_progress=False))
+    return asyncio.run(run_eval(runtime or bfcl_runtime(), config, rows(), out, show_progress=False))
 
 
 @pytest.fixture(scope="module")
@@ -177,8 +181,8 @@ def test_a_resumed_eval_of_changed_settings_runs_its_episodes_again(
     section, update = RESUMED_CHANGES[name]
     config = reference_config(concurrency=1, temperature=0.7)
     runtime = _with(bfcl_runtime(), section, **update)
-    asyncio.run(run_eval(runtime, config, ROWS, tmp_path, resume=True, show_progress=False))
-    assert len(played) == len(ROWS)  # none of the first part's episodes is kept
+    asyncio.run(run_eval(runtime, config, rows(), tmp_path, resume=True, show_progress=False))
+    assert len(played) == len(rows())  # none of the first part's episodes is kept
 
 
 def _published(**metric: Any) -> PublishedConfig:
@@ -237,10 +241,15 @@ def test_a_resumed_eval_scored_by_another_checker_version_runs_again(
     monkeypatch.setattr(identity, "version", lambda name: "1999.1.1")  # bfcl-eval upgraded in between
     summary = asyncio.run(
         run_eval(
-            bfcl_runtime(), reference_config(concurrency=1), ROWS, tmp_path, resume=True, show_progress=False
+            bfcl_runtime(),
+            reference_config(concurrency=1),
+            rows(),
+            tmp_path,
+            resume=True,
+            show_progress=False,
         )
     )
-    assert len(played) == len(ROWS) and summary["identity"]["scorer"]["version"] == "1999.1.1"
+    assert len(played) == len(rows()) and summary["identity"]["scorer"]["version"] == "1999.1.1"
 
 
 def test_the_report_lists_every_part_of_the_identity(tmp_path: Path) -> None:
