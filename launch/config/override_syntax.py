@@ -33,6 +33,8 @@ GENERIC_FIX = (
 _PAIRS = {"[": "]", "{": "}", "(": ")"}
 _PLAN = ("t3rl plan", "`t3rl plan` shows every stage and its exact commands and runs nothing")
 _RESUME = "t3rl runs (lists the run dirs; then t3rl run --run-dir DIR)"
+# Where other commands (and other tools) take their output directory.
+_OUTPUT_FLAGS = frozenset({"--out", "--output", "--output-dir", "--output_dir", "--outdir", "-o"})
 # A config file given as an argument that lies in no group's directory.
 _OUTSIDE_A_GROUP = (
     "put it in a group's directory, DIR/experiment/NAME.yaml, then: --config-dir DIR +experiment=NAME"
@@ -248,6 +250,10 @@ class _Reader:
             overrides = [shell_word(o) for o in self.items if o != item and not o.startswith("-")]
             fix = " ".join([command, *dirs, *overrides]) if command != _RESUME else command
             return _Reading(1, flag.lstrip("-"), f"'{item}' is not an option of this command: {why}", (), fix)
+        if flag in _OUTPUT_FLAGS and equals + value not in ("", "true"):
+            # `t3rl eval|data|plan --out DIR` carried over to a command that writes under paths.runs_dir
+            message = f"'{typed}' is not an option of this command: a run's dir is made under paths.runs_dir"
+            return _Reading(count, "paths.runs_dir", message, (f"paths.runs_dir={value}",))
         option = _closest_option(flag)
         if option is not None:
             note = f"did you mean the option {option}? (`t3rl <command> --help` lists them)"

@@ -166,3 +166,16 @@ def test_template_variables_set_as_a_mapping_get_a_fix_that_validates(here: Path
     applied = fix.rpartition(": ")[2]
     assert applied == "+model.chat.chat_template_kwargs={enable_thinking:false}", fix
     validates(["+experiment=quickstart", applied])
+
+
+# ------------------------------------------- another command's output option
+
+
+@pytest.mark.parametrize("typed", [["--out", "elsewhere"], ["--output-dir=elsewhere"], ["-o", "elsewhere"]])
+def test_an_output_option_of_another_command_says_where_runs_go(here: Path, typed: list[str]) -> None:
+    """`t3rl eval`, `data` and `plan` take --out; `t3rl run --out DIR` was answered with "write it as an
+    override without dashes; `t3rl show` prints every key" (no key named out)."""
+    output = refused(["+experiment=quickstart", *typed])
+    assert "a run's dir is made under paths.runs_dir" in output, output
+    assert fix_of(output) == "paths.runs_dir=elsewhere", output
+    validates(["+experiment=quickstart", fix_of(output)])
