@@ -5,7 +5,8 @@ by itself, wherever it appears (a job variable named `MODEL_OPTS`, a server flag
 header in a service's command):
 - tokens whose issuer marks them with a prefix: OpenAI/Anthropic `sk-…`, Hugging Face `hf_…`, GitHub
   `ghp_…`/`github_pat_…`, GitLab `glpat-…`, Slack `xoxb-…`, Stripe `sk_live_…`, Google `AIza…`, AWS
-  access key ids `AKIA…`, and JSON Web Tokens (`eyJ….eyJ….…`);
+  access key ids `AKIA…`, NVIDIA `nvapi-…`, LangSmith `lsv2_…`, Vault `hvs.…`, … (`_PREFIXED`), and
+  JSON Web Tokens (`eyJ….eyJ….…`);
 - the value of a URL query parameter named like a credential (`?token=…`, `&api_key=…`, `&sig=…`);
 - the value of an HTTP authorization header (`Authorization: Bearer …`, `X-Api-Key: …`);
 - a private key in PEM (`-----BEGIN PRIVATE KEY-----`) or OpenPGP's armour, whose markers stay.
@@ -45,12 +46,18 @@ _PREFIXED = re.compile(
     r"|gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{40,}|pplx-[A-Za-z0-9]{40,}"
     r"|npm_[A-Za-z0-9]{36,}|pypi-AgE[A-Za-z0-9_-]{50,}|r8_[A-Za-z0-9]{30,}|dop_v1_[a-f0-9]{64}"
     r"|ya29\.[A-Za-z0-9_-]{20,}"
+    # Keys of what a training job or its cluster reaches: NVIDIA's NIM endpoints, LangSmith's tracing,
+    # Databricks, HashiCorp Vault, Docker Hub, SendGrid, Stripe's webhooks, and an age key (sops).
+    r"|nvapi-[A-Za-z0-9_-]{60,}|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|dapi[a-f0-9]{32}(?:-[0-9])?"
+    r"|hvs\.[A-Za-z0-9_-]{24,}|dckr_pat_[A-Za-z0-9_-]{27,}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"
+    r"|whsec_[A-Za-z0-9+/=]{32,}|AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"
     r")(?![A-Za-z0-9_])"
 )
 # A token a view cut short (`sk-proj-Ab12…`): its prefix and what is left of it before the ellipsis.
 _CUT = re.compile(
     r"(?<![A-Za-z0-9_-])(?:sk-|[srp]k_|hf_|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|AIza|AKIA|ASIA|eyJ"
-    r"|gsk_|xai-|pplx-|npm_|pypi-AgE|r8_|dop_v1_|ya29\.)"
+    r"|gsk_|xai-|pplx-|npm_|pypi-AgE|r8_|dop_v1_|ya29\.|nvapi-|lsv2_|dapi|hvs\.|dckr_pat_|SG\.|whsec_"
+    r"|AGE-SECRET-KEY-1)"
     r"[A-Za-z0-9_.-]{4,}(?=…|\.\.\.)"
 )
 # What each token of `_PREFIXED` and `_CUT` begins with: text without any is not searched (every line
@@ -58,7 +65,8 @@ _CUT = re.compile(
 _TOKEN_STARTS = (
     "sk-", "sk_", "rk_", "pk_", "hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
     "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "AIza", "AKIA", "ASIA", "eyJ", "gsk_", "xai-",
-    "pplx-", "npm_", "pypi-AgE", "r8_", "dop_v1_", "ya29.",
+    "pplx-", "npm_", "pypi-AgE", "r8_", "dop_v1_", "ya29.", "nvapi-", "lsv2_", "dapi", "hvs.", "dckr_pat_",
+    "SG.", "whsec_", "AGE-SECRET-KEY-1",
 )  # fmt: skip
 # What the look-behind of `_PREFIXED` and `_CUT` refuses before a token's beginning.
 _BEFORE_NO_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")

@@ -354,3 +354,40 @@ def test_a_dotted_credential_name_in_text_is_masked(text: str) -> None:
     value = planted()
     masked = scrub_text(f"failed: {text.format(v=value)}")
     assert value not in masked and "***" in masked, masked
+
+
+# ------------------------------------------------------------------ more issuers' prefixes
+
+HEX = "0123456789abcdef"
+BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+
+
+def drawn(alphabet: str, n: int) -> str:
+    return "".join(random_source.choice(alphabet) for _ in range(n))
+
+
+ISSUED = {
+    "NVIDIA (nvapi-)": lambda: "nvapi-" + drawn(ALPHABET + "_-", 64),
+    "LangSmith (lsv2_pt_)": lambda: f"lsv2_pt_{drawn(HEX, 32)}_{drawn(HEX, 10)}",
+    "Databricks (dapi)": lambda: "dapi" + drawn(HEX, 32),
+    "Vault (hvs.)": lambda: "hvs." + drawn(ALPHABET, 24),
+    "Docker Hub (dckr_pat_)": lambda: "dckr_pat_" + drawn(ALPHABET, 27),
+    "SendGrid (SG.)": lambda: f"SG.{drawn(ALPHABET, 22)}.{drawn(ALPHABET, 43)}",
+    "Stripe webhook (whsec_)": lambda: "whsec_" + drawn(ALPHABET, 32),
+    "age (AGE-SECRET-KEY-1)": lambda: "AGE-SECRET-KEY-1" + drawn(BECH32, 58),
+}
+
+
+@pytest.mark.parametrize("issuer", list(ISSUED))
+def test_a_token_of_more_issuers_is_known_by_its_prefix(issuer: str) -> None:
+    """Keys a training job or its cluster holds (an NVIDIA NIM endpoint's, LangSmith's tracing key, a
+    Databricks or Vault token, a Docker Hub token pulling images, an age key decrypting configs) under
+    a plain name or in a log line: no name tells them, only their issuer's prefix."""
+    token = ISSUED[issuer]()
+    masked = scrub_text(f'job env: NOTE={token}; log: "{token}"')
+    assert token not in masked and token[-12:] not in masked and masked.count("***") == 2, masked
+
+
+def test_words_beginning_like_those_prefixes_stay() -> None:
+    texts = ["dapi is a word; SG.1 and hvs.x are short; nvapi-docs, whsec_ alone", "lsv2_pt_1_2"]
+    assert [scrub_text(t) for t in texts] == texts
