@@ -69,13 +69,24 @@ def all_differences(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) ->
     if a is None or b is None:
         return identities.differences(a, b)
     a, b = _as_a_set(a), _as_a_set(b)
-    found = identities.differences(a, b)
+    found = [_split_named(part, a, b) for part in identities.differences(a, b)]
     for part in sorted((a.keys() | b.keys()) - set(identities.PARTS)):
         if a.get(part) != b.get(part):
             # identity's own spelling of a difference ("key a vs b", a sha256 shortened), under a known part
             shown = identities.differences({"scorer": a.get(part)}, {"scorer": b.get(part)})[0]
             found.append(f"{part}: {shown.partition(': ')[2]} {NEWER_PART}")
     return found
+
+
+def _split_named(part: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
+    """`data:` of two evals of different splits as the splits' names (it read "bfcl_test c50eca… vs
+    null; bfcl_val null vs d683f3…")."""
+    splits = [
+        set(side.get("data") or {}) if isinstance(side.get("data"), Mapping) else None for side in (a, b)
+    ]
+    if not part.startswith("data:") or None in splits or splits[0] == splits[1]:
+        return part
+    return f"data: another split: {', '.join(sorted(splits[0]))} vs {', '.join(sorted(splits[1]))}"
 
 
 def _as_a_set(identity: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -196,3 +196,15 @@ def test_the_same_categories_in_another_order_are_the_same_selection(tmp_path: P
         runs.append(str(_run(tmp_path, name, summary)))
     done = _diff(*runs)
     assert done.exit_code == 0 and "│ same" in done.output, done.output
+
+
+def test_evals_of_two_splits_are_refused_naming_the_splits(greedy: dict, tmp_path: Path) -> None:
+    """`t3rl eval --split bfcl_val` against the default split: before, "data: bfcl_test c50eca… vs null;
+    bfcl_val null vs d683f3…"."""
+    other = greedy | {"identity": greedy["identity"] | {"data": {"bfcl_val": "d" * 64}}}
+    (split,) = greedy["identity"]["data"]
+    refused = _diff(str(_run(tmp_path, "a", greedy)), str(_run(tmp_path, "b", other)))
+    text = _flat(refused.output)
+    assert refused.exit_code == 1, refused.output
+    assert f"data: another split: {split} vs bfcl_val" in text, text
+    assert "rerun one on the other's split file" in text, text
