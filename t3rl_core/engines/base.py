@@ -38,6 +38,9 @@ class Generation:
     # prompt and prefix-cached tokens, weight version, speculative-decoding counters); empty elsewhere.
     # Bookkeeping, not output: two generations of the same tokens are equal whatever it says.
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    # An abort someone asked the server for (SGLang's abort_request, or /pause_generation, which slime's
+    # weight updates call): the request was stopped, it did not fail.
+    on_request: bool = False
 
     def __post_init__(self) -> None:
         if len(self.token_ids) != len(self.log_probs):

@@ -109,11 +109,16 @@ def parse_generation(body: bytes) -> Generation:
         raise BadResponse(
             f"non-finite output_token_logprobs: {[lp for lp in log_probs if not math.isfinite(lp)][:5]}"
         )
-    error = None
+    error, on_request = None, False
     if kind == "abort":
         error = f"SGLang aborted the request: {finish.get('message') if isinstance(finish, dict) else finish}"
+        # SGLang gives the aborts it decides itself a status code (and answers most with an HTTP error);
+        # one without is an abort a client asked for.
+        on_request = isinstance(finish, dict) and finish.get("status_code") is None
     call_meta = {key: meta[key] for key in CALL_META_KEYS if meta.get(key) is not None}
-    return Generation(token_ids, log_probs, _FINISH_REASONS[kind], error=error, meta=call_meta)
+    return Generation(
+        token_ids, log_probs, _FINISH_REASONS[kind], error=error, meta=call_meta, on_request=on_request
+    )
 
 
 def retry_wait(attempt: int, backoff_s: float, timeout_s: float, retry_after: str | None) -> float:

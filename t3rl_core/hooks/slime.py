@@ -37,6 +37,7 @@ from t3rl_core.hooks.failures import (
     remove_failed_groups,
 )
 from t3rl_core.rewards.base import RewardInput, checked
+from t3rl_core.rollout.failures import ABORT_REQUESTED
 
 if TYPE_CHECKING:
     from t3rl_core.rollout.episode import EpisodeResult
@@ -161,9 +162,11 @@ def _apply_call_meta(args: Any, sample: Any, episode: EpisodeResult) -> None:
 
 def _count_failure(args: Any, runtime: RuntimeConfig, failure: Failure, sample: Any) -> None:
     """Count a failed training episode against its step's budget (raises once it is spent). An
-    episode slime itself aborted at the end of a rollout never reaches training and is not counted."""
+    episode slime itself aborted never reaches training and is not counted: at the end of a rollout,
+    and when its weight update pauses SGLang (which aborts every request in flight: the fully-async
+    rollout's groups go back into its buffer)."""
     global _BUDGET
-    if failure.kind == "engine" and _slime_aborting():
+    if failure.kind == "engine" and (failure.error_type == ABORT_REQUESTED or _slime_aborting()):
         return
     step = training_step()
     if _BUDGET is None or _BUDGET.step != step:

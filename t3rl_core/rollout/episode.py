@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from t3rl_core.chat.scalar_text import scalar_message, scalar_text
 from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
 from t3rl_core.engines.base import GenerationContext, SamplingParams
-from t3rl_core.rollout.failures import Failure
+from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
 from t3rl_core.types import Action, Message, Transition
 
@@ -116,7 +116,8 @@ def generation_problem(generation: Generation, max_new_tokens: int) -> str | Non
 
 def _aborted(generation: Generation) -> _Ended:
     error = generation.error or "the engine aborted the request"
-    return _Ended("aborted", error, Failure("engine", "abort", error))
+    kind = ABORT_REQUESTED if generation.on_request else "abort"
+    return _Ended("aborted", error, Failure("engine", kind, error))
 
 
 class _Episode:

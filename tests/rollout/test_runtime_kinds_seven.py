@@ -377,6 +377,29 @@ def test_a_request_the_server_refuses_as_too_long_ends_the_episode_by_length(phr
     assert "8190 tokens" in generation.error
 
 
+def test_a_request_someone_aborted_is_no_failure_counted_toward_the_rate(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    """slime updates weights through SGLang's /pause_generation, whose default mode aborts every request
+    in flight (finish_reason abort, no status code); in the fully-async rollout episodes are in flight
+    then, and their groups go back into slime's buffer. Each such episode was counted as an engine
+    failure toward rollout.max_failure_rate: the first weight update past the rate raised
+    FailureRateExceeded out of the hook, and the fully-async worker dropped the group with it."""
+    body = {
+        "meta_info": {"finish_reason": {"type": "abort", "message": "Aborted"}, "output_token_logprobs": []}
+    }
+    paused = parse_generation(json.dumps(body).encode())
+    assert paused.finish_reason == "abort" and paused.on_request
+    refused = {"type": "abort", "message": "Input too long", "status_code": 400}
+    body = {"meta_info": {"finish_reason": refused, "output_token_logprobs": []}}
+    assert not parse_generation(json.dumps(body).encode()).on_request
+
+    use_runner(monkeypatch, qwen_chat, engine=FixedEngine([paused]))
+    sample = asyncio.run(hooks.generate(slime_args(0.0), toy_sample(0, group=0), {}))  # no failure allowed
+    assert sample.status is Sample.Status.ABORTED and sample.remove_sample  # never trained on, still
+    assert sample.metadata[METADATA_KEY]["error_type"] == "abort_requested"
+
+
 # --- What a reward logs beside its value ----------------------------------------------------------------
 
 
