@@ -1,8 +1,8 @@
 """Eval results side by side only when they measured the same benchmark (t3rl_core.eval.identity).
 
 `t3rl runs` shows each eval stage's metric and the verdict on its recipe's published result; a result
-whose benchmark identity differs from the listing's reference (the identity most of the listed results
-share, the newest run's on a tie) is not shown beside the others: its cell names the part that differs,
+whose benchmark identity differs from its stage's reference (the identity most of the listed results of
+that eval stage share, the newest run's on a tie) is not shown beside the others: its cell names the part that differs,
 and `--mixed-identity` shows its value anyway, marked. `t3rl runs diff A B` compares the two runs' eval
 results stage by stage, and refuses (exit 1) when their identities differ, naming the part.
 

@@ -375,15 +375,21 @@ def list_runs(
     table = Table(title=f"{len(rows)} runs in {escape(str(runs_dir))}", title_justify="left")
     for column in ("run", "created", "status", "stages", metric):
         table.add_column(column, overflow="fold")
-    reference = reference_identity(summary for _, view in rows for _, summary in _summaries(view))
+    # Each eval stage is ranked against the same stage of the other runs: one run's evals may measure
+    # differently by design (the quickstart's reference policy and tiny model).
+    by_stage: dict[str, list[dict[str, Any]]] = {}
+    for _, view in rows:
+        for stage, summary in _summaries(view):
+            by_stage.setdefault(stage, []).append(summary)
+    references = {stage: reference_identity(summaries) for stage, summaries in by_stage.items()}
     hidden = 0
     for relative, view in rows:
         stages = "  ".join(f"{MARKS.get(s.status, '?')} {escape(s.name)}" for s in view.stages)
         created = str(view.manifest.get("created_at", ""))[:19].replace("T", " ")
         lines = []
         for (name, value, n), (_, summary) in zip(eval_metrics(view, metric), _summaries(view), strict=True):
-            lines += result_lines(name, value, n, summary, reference, mixed=mixed, metric=metric)
-            hidden += bool(differing(summary, reference))
+            lines += result_lines(name, value, n, summary, references[name], mixed=mixed, metric=metric)
+            hidden += bool(differing(summary, references[name]))
         metrics = "\n".join(escape(line) for line in lines)
         table.add_row(escape(relative), created, _status(view.status), stages, metrics)
     console.print(table)

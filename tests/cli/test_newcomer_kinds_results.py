@@ -208,3 +208,32 @@ def test_evals_of_two_splits_are_refused_naming_the_splits(greedy: dict, tmp_pat
     assert refused.exit_code == 1, refused.output
     assert f"data: another split: {split} vs bfcl_val" in text, text
     assert "rerun one on the other's split file" in text, text
+
+
+def _two_evals(root: Path, name: str, reference: dict[str, Any], tiny: dict[str, Any]) -> None:
+    """A run of the quickstart's shape: a reference-policy eval and a tiny model's, measured differently."""
+    path = root / name / WHEN
+    stages = {"eval_reference": reference, "eval_tiny": tiny}
+    config = {"name": name, "stages": {stage: {"kind": "eval"} for stage in stages}}
+    for stage, summary in stages.items():
+        (path / "stages" / stage).mkdir(parents=True)
+        (path / "stages" / stage / "summary.json").write_text(json.dumps(summary))
+    (path / "config.yaml").write_text(yaml.safe_dump(config))
+
+
+def test_runs_ranks_each_eval_stage_against_the_same_stage_of_other_runs(
+    greedy: dict, tmp_path: Path
+) -> None:
+    """After the quickstart, `t3rl runs` hid the tiny model's score (`eval_tiny not ranked: selection …;
+    budget …`): its two evals measure differently by design, and were ranked against one reference."""
+    tiny = evaluate(tmp_path / "tiny_eval", max_new_tokens=16, max_num_steps=2)
+    _two_evals(tmp_path, "first", greedy, tiny)
+    _two_evals(tmp_path, "second", greedy, tiny)
+    _two_evals(tmp_path, "other", greedy, evaluate(tmp_path / "other_eval", max_new_tokens=32))
+    console = Console(record=True, width=400)
+    assert list_runs(tmp_path, console, mixed=False) == 0
+    text = console.export_text()
+    assert text.count("eval_reference 1.000") == 3, text
+    assert text.count("eval_tiny 1.000") + text.count("eval_tiny 0.") == 2, text
+    assert "eval_tiny not ranked: budget: max_new_tokens 16 vs 32" in _flat(text), text
+    assert "1 result(s) measured another benchmark" in text, text
