@@ -35,8 +35,8 @@ class InvalidTask(ValueError):
 
 def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[str, Any]]]:
     """A row's metadata and tool list, once its prompt is known to be chat messages (each with a text
-    role and a text or parts content, or none beside its tool calls); raises InvalidTask naming what
-    is not."""
+    role and a text content, or none beside its tool calls: the chat formats render text only, a list
+    of content parts failed in the template); raises InvalidTask naming what is not."""
     prompt = task.get("prompt")
     if isinstance(prompt, str):
         raise InvalidTask(
@@ -51,7 +51,7 @@ def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
             isinstance(message, Mapping)
             and isinstance(message.get("role"), str)
             and (
-                isinstance(message.get("content"), str | list)
+                isinstance(message.get("content"), str)
                 or (message.get("content") is None and bool(message.get("tool_calls")))
             )
         ):
