@@ -2,9 +2,9 @@
 
 `t3rl runs` shows each eval stage's metric and the verdict on its recipe's published result; a result
 whose benchmark identity differs from its stage's reference (the identity most of the listed results of
-that eval stage share, the newest run's on a tie) is not shown beside the others: its cell names the part that differs,
-and `--mixed-identity` shows its value anyway, marked. `t3rl runs diff A B` compares the two runs' eval
-results stage by stage, and refuses (exit 1) when their identities differ, naming the part.
+that eval stage share, the newest run's on a tie) is not shown beside the others: its cell names the part
+that differs, and `--mixed-identity` shows its value anyway, marked. `t3rl runs diff A B` compares the
+two runs' eval results stage by stage, and refuses (exit 1) when their identities differ, naming the part.
 
 A summary written before identities were recorded has none: beside recorded ones it is not ranked (`runs`)
 or refused (`runs diff`), since what it measured is unknown; two such summaries are compared, marked so. A
@@ -160,9 +160,12 @@ def unmeasured(summary: Mapping[str, Any], metric: str) -> str | None:
     ks = summary.get("pass_k")
     measured = "k = " + ", ".join(str(k) for k in ks) if isinstance(ks, list) and ks else "no k"
     samples = summary.get("samples", "?")
+    k = int(match[1])
+    # Enough samples but k not asked (`--k 5` reports pass@1 and pass@5): the list of k is what is missing.
+    asks = f"eval.pass_k with {k}" if isinstance(samples, int) and samples >= k else f"eval.samples >= {k}"
     return (
-        f"{name} not measured: the eval measured {measured} with {samples} sample(s) per task "
-        f"(eval.samples >= {match[1]} measures it)"
+        f"{name} not measured: the eval measured {measured} with {samples} sample(s) per task ({asks} "
+        "measures it)"
     )
 
 

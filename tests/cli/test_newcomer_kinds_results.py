@@ -237,3 +237,19 @@ def test_runs_ranks_each_eval_stage_against_the_same_stage_of_other_runs(
     assert text.count("eval_tiny 1.000") + text.count("eval_tiny 0.") == 2, text
     assert "eval_tiny not ranked: budget: max_new_tokens 16 vs 32" in _flat(text), text
     assert "1 result(s) measured another benchmark" in text, text
+
+
+def test_a_k_not_asked_of_an_eval_with_enough_samples_names_the_list_of_k(
+    three_samples: dict, tmp_path: Path
+) -> None:
+    """`--k 5` reports pass@1 and pass@5: its pass@3 is missing for want of the k, not of samples."""
+    five = evaluate(tmp_path / "k5_eval", samples=5, pass_k=[1, 5], temperature=1.0)
+    console = Console(record=True, width=400)
+    _run(tmp_path / "runs", "k5", five)
+    _run(tmp_path / "runs", "k3", three_samples)
+    assert list_runs(tmp_path / "runs", console, mixed=False, metric="overall.pass@3") == 0
+    text = _flat(console.export_text())
+    assert (
+        "pass@3 not measured: the eval measured k = 1, 5 with 5 sample(s) per task (eval.pass_k with 3"
+        in text
+    )
