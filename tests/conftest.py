@@ -9,6 +9,8 @@
 - Under pytest-xdist (`scripts/test.sh` runs `-n 3 --dist loadfile`) workers are handed whole modules,
   so a module-scoped fixture (a quickstart run, a server) is built once; SAME_WORKER keeps modules
   that share a session fixture together, and RUN_FIRST hands out the longest units first.
+- An xdist controller writes the test modules' rewritten asserts once for its workers
+  (tests/support/rewrite_ahead.py).
 - What is built once for the whole run, whichever worker asks first (the tiny model of
   tests/support/tiny_stack.py), lives in a directory the first process (xdist's controller, or the one
   process without xdist) makes and its workers inherit: $T3RL_TEST_SHARED_DIR.
@@ -26,6 +28,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
+
+from tests.support.rewrite_ahead import rewrite_ahead
 
 # The suite's property tests draw the same examples on every run (a failure is one anyone can rerun, not
 # one run in twenty), and nothing in them is timed: Hypothesis's per-example deadline and its "too slow"
@@ -113,6 +117,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # fails a suite that writes there).
     set_hypothesis_home_dir(Path(os.environ[_CACHE_DIR]) / "hypothesis")
     sys.addaudithook(_refuse_sibling_shared)
+    # An xdist controller (its workers have `workerinput`) rewrites the test modules' asserts once for all
+    # of them: with bytecode writing off, each worker rewrote every module as it collected.
+    if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
+        rewrite_ahead(config)
     # A suite started as a background job (`… &` in a script, nohup) inherits SIGINT ignored, and so
     # would every process a test starts: each Ctrl-C test saw its launcher run on to the end. Python's
     # own handler here (in the controller and in each worker) makes a test's children start with the
