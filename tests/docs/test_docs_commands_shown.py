@@ -33,9 +33,14 @@ REPO = Path(__file__).resolve().parents[2]
 # Generated from the code (tests/docs checks they are current): their usage lines are no examples.
 GENERATED = ("docs/reference/config/", "docs/reference/cli.md")
 SHELL_ENDS = {"|", "||", "&&", ";", ">", ">>", "2>&1", "2>/dev/null", "&"}
-VALIDATED = {"run", "plan", "validate", "show"}
-# Options of run/plan/show that `validate` does not take, with whether each takes a value.
-NOT_VALIDATE_OPTIONS = {"--from": True, "--only": True, "--out": True, "--explain": True, "--resolve": False}
+VALIDATED = {"run", "plan", "validate", "show", "eval"}
+# Options of run/plan/show/eval that `validate` does not take, with whether each takes a value.
+NOT_VALIDATE_OPTIONS = {
+    "--from": True, "--only": True, "--out": True, "--explain": True, "--resolve": False,
+    "--engine": True, "--url": True, "--split": True, "--k": True, "--limit-per-category": True,
+    "--data": True, "--runtime-config": True, "--serve-checkpoint": True, "--tp": True, "--stage": True,
+    "--resume": False, "--no-resume": False, "--published": False,
+}  # fmt: skip
 
 
 NEEDS = re.compile(r"^<!--\s*needs:\s*(?P<what>.+?)\s*-->$")
