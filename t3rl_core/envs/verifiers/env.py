@@ -15,11 +15,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import verifiers
 from verifiers.types import Messages
 from verifiers.utils.message_utils import normalize_messages
 
 from t3rl_core.envs.base import Env, Mode
+from t3rl_core.envs.verifiers.boundary import collecting, loaded, raise_problems
 from t3rl_core.envs.verifiers.bridge import EpisodeClient, EpisodeEnded
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.convert import MODEL, to_chat, to_response
@@ -32,8 +32,9 @@ INPUT_KEY = "verifiers"
 class VerifiersEnv(Env):
     """One rollout of a loaded verifiers environment."""
 
-    def __init__(self, vf_env: Any, rollout_input: Mapping[str, Any]) -> None:
-        self.vf_env, self.input = vf_env, dict(rollout_input)
+    def __init__(self, vf_env: Any, rollout_input: Mapping[str, Any], env_id: str) -> None:
+        self.vf_env, self.input, self.env_id = vf_env, dict(rollout_input), env_id
+        self._rubric_problems: list[str] = []
         self.client = EpisodeClient()
         self._rollout: asyncio.Task[Any] | None = None
         self._prompt: list[dict[str, Any]] = []  # the conversation verifiers last sent to the model
@@ -43,6 +44,7 @@ class VerifiersEnv(Env):
     async def reset(self) -> Transition:
         # The private entry point is verifiers' own rollout-and-score of one input (what its public
         # run_rollout calls), without converting the State to a dict: the outcome reads its trajectory.
+        self._rubric_problems = collecting()
         self._rollout = asyncio.create_task(
             self.vf_env._run_rollout_state(self.input, self.client, MODEL, {})
         )
@@ -75,6 +77,7 @@ class VerifiersEnv(Env):
         state = self._state
         if state is None:
             raise RuntimeError("the verifiers rollout did not finish")
+        raise_problems(self.env_id, self._rubric_problems)
         trajectory = state.get("trajectory") or []
         error = state.get("error")
         return {
@@ -154,15 +157,15 @@ class VerifiersEnvFactory:
         self.vf_env = load(config)
 
     def __call__(self, task: Mapping[str, Any], mode: Mode) -> VerifiersEnv:
-        return VerifiersEnv(self.vf_env, rollout_input(task))
+        return VerifiersEnv(self.vf_env, rollout_input(task), self.config.id)
 
     async def aclose(self) -> None:
         """The environment lives as long as the process (verifiers tears it down at exit)."""
 
 
 def load(config: VerifiersEnvConfig) -> Any:
-    """`verifiers.load_environment(id, **args)`, refusing rubrics t3rl cannot apply to one episode."""
-    vf_env = verifiers.load_environment(config.id, **config.args)
+    """The environment of `id` as verifiers loads it, refusing rubrics one episode cannot be scored by."""
+    vf_env = loaded(config.id, config.args)
     if vf_env.requires_group_rollouts:
         raise ValueError(
             f"environment '{config.id}' has group reward functions (its rubric scores rollouts of a prompt "

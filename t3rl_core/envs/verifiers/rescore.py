@@ -19,6 +19,7 @@ from typing import Any
 from verifiers.types import AssistantMessage, Response, ResponseMessage, TrajectoryStep
 from verifiers.utils.message_utils import normalize_messages
 
+from t3rl_core.envs.verifiers.boundary import collecting, raise_problems
 from t3rl_core.envs.verifiers.bridge import EpisodeClient
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.convert import MODEL
@@ -49,7 +50,9 @@ async def arescore(item: Mapping[str, Any], config: VerifiersEnvConfig) -> Verdi
         if message.role == "assistant"
     ]
     state["is_completed"] = True
+    problems = collecting()
     await vf_env.rubric.score_rollout(state)
+    raise_problems(config.id, problems)
     reward = float(state["reward"])
     metrics = {name: float(value) for name, value in (state["metrics"] or {}).items()}
     item_id = item.get("id", item.get("example_id"))
