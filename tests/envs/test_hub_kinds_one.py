@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.data import prepare
@@ -105,3 +106,56 @@ def test_a_loader_that_gives_no_playable_environment_is_refused(
     with pytest.raises((TypeError, RuntimeError, ValueError), match=f"environment '{name}'.*{words}"):
         prepare(VerifiersEnvConfig(id=name), tmp_path / "out")
     assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+TYPED = """
+from typing import Literal, Optional
+
+def load_environment(
+    num_examples: int = 3, split: Literal["train", "test"] = "train", temperature: float = 1.0,
+    words: "list[str] | None" = None, system_prompt: Optional[str] = None, seed: int = None, extra=None,
+):
+    raise AssertionError("validation imports nothing")
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ({"num_examples": "100"}, r"takes num_examples: int, got str '100'"),
+        ({"num_examples": True}, r"takes num_examples: int, got bool True"),
+        ({"split": "validation"}, r"takes split: Literal\['train', 'test'\], got str 'validation'"),
+        ({"temperature": "hot"}, r"takes temperature: float, got str 'hot'"),
+        ({"words": "a,b"}, r"takes words: list\[str\] \| None, got str 'a,b'"),
+        ({"system_prompt": 3}, r"takes system_prompt: Optional\[str\], got int 3"),
+    ],
+)
+def test_env_args_of_the_wrong_type_are_refused_at_validation(
+    args: dict, words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = module(tmp_path, monkeypatch, "vf_typed_loader", TYPED)
+    with pytest.raises(ValidationError, match=words + r".*set env\.args\."):
+        VerifiersEnvConfig(id=name, args=args)
+
+
+def test_env_args_of_the_right_type_validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = module(tmp_path, monkeypatch, "vf_typed_loader_ok", TYPED)
+    good = {"num_examples": 5, "split": "test", "temperature": 1, "words": ["a"], "seed": None, "extra": "x"}
+    assert VerifiersEnvConfig(id=name, args=good).args == good
+
+
+def test_an_environment_for_another_verifiers_is_refused_at_validation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its package's metadata declares the verifiers it was written for; t3rl's lock installs another."""
+    name = module(tmp_path, monkeypatch, "vf_old_api", "def load_environment():\n    pass\n")
+    info = tmp_path / "vf_old_api-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: vf-old-api\nVersion: 0.1.0\n"
+        "Requires-Dist: verifiers<0.1.4,>=0.1.3\nRequires-Dist: datasets\n"
+    )
+    with pytest.raises(ValidationError, match=r"requires verifiers<0\.1\.4,>=0\.1\.3, but verifiers 0\.2"):
+        VerifiersEnvConfig(id=name)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vf-old-api\nRequires-Dist: verifiers>=0.2\n")
+    assert VerifiersEnvConfig(id=name).id == name

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from t3rl_core.config import EnvConfig
+from t3rl_core.envs.verifiers.declared import requirement_problem
 from t3rl_core.envs.verifiers.loader_args import loader_problem, module_name
 from t3rl_core.fields import Corrected, Identifier, Name, PathComponent
 from t3rl_core.import_paths import nearest_module
@@ -51,6 +52,9 @@ class VerifiersEnvConfig(EnvConfig):
         except (ImportError, ValueError):
             found = False
         if found:
+            problem = requirement_problem(value, name)
+            if problem is not None:
+                raise ValueError(problem)
             return value
         message = (
             f"no installed module '{name}' (environment '{value}'): install the environment first "

@@ -8,6 +8,8 @@ import importlib.util
 from collections.abc import Mapping
 from typing import Any
 
+from t3rl_core.envs.verifiers.arg_types import type_problem
+
 LOADER = "load_environment"
 
 
@@ -68,4 +70,9 @@ def _call_problem(signature: ast.arguments, args: Mapping[str, Any]) -> str | No
     missing = [name for name in by_keyword if name not in with_default and name not in args]
     if missing:
         return f"{LOADER}() needs {missing}: set them in env.args"
+    annotations = {a.arg: a.annotation for a in [*positional, *signature.kwonlyargs]}
+    for name, value in args.items():
+        problem = type_problem(name, annotations.get(name), value)
+        if problem is not None:
+            return problem
     return None

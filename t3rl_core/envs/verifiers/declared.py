@@ -1,0 +1,65 @@
+"""What an installed environment's package declares it needs, against what is installed here: its
+`Requires-Dist: verifiers…` line read from the metadata of the distribution beside the module (nothing
+imported). An environment written for another verifiers API imports or loads in ways whose errors name
+verifiers' internals, far from the cause; pre-flight names the cause."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from email.parser import HeaderParser
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from t3rl_core.installed import package_versions
+
+_LIBRARIES = ("verifiers",)
+
+
+def requirement_problem(env_id: str, module: str) -> str | None:
+    """Why the installed environment `module` cannot run with the installed verifiers (None = it can,
+    or its package declares nothing t3rl can read)."""
+    metadata = _metadata(module)
+    if metadata is None:
+        return None
+    installed = package_versions(_LIBRARIES)
+    for line in HeaderParser().parsestr(metadata.read_text(encoding="utf-8")).get_all("Requires-Dist") or []:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        name = requirement.name.lower()
+        if name not in installed or (requirement.marker and not requirement.marker.evaluate()):
+            continue
+        version = installed[name]
+        if version is not None and not requirement.specifier.contains(version, prereleases=True):
+            return (
+                f"environment '{env_id}' ({metadata.parent.name}) requires {requirement}, but "
+                f"{name} {version} is installed (t3rl's lock): install a release of the "
+                f"environment written for {name} {version}"
+            )
+    return None
+
+
+def _metadata(module: str) -> Path | None:
+    """METADATA of the distribution that installed `module`: a `*.dist-info` beside it whose name is
+    the module's (prime and pip name an environment's package after it, `-` or `_` alike)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None:
+        return None
+    origin = Path(spec.origin)
+    site = origin.parent.parent if origin.name == "__init__.py" else origin.parent
+    wanted = module.lower()
+    try:
+        listing = os.listdir(site)
+    except OSError:
+        return None
+    for item in listing:
+        if item.endswith(".dist-info") and item.partition("-")[0].lower().replace(".", "_") == wanted:
+            path = site / item / "METADATA"
+            return path if path.is_file() else None
+    return None
