@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
+
+from t3rl_core.records import Record
 
 PREFIX = "run:"
 FINISHED = ("succeeded", "skipped")
 
 
-class RunStageRef(NamedTuple):
+class RunStageRef(Record):
     """`run:<run dir>:<stage>` parsed (the run dir may itself contain ':')."""
 
     run_dir: Path

@@ -10,7 +10,7 @@ Annotations are evaluated as the classes are created (no `from __future__ import
 """
 
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, NamedTuple
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import Field
@@ -32,6 +32,7 @@ from t3rl_core.fields import (
 )
 from t3rl_core.home_paths import expand_home
 from t3rl_core.input_files import InputFile
+from t3rl_core.records import Record
 from t3rl_core.registries import ENVS, REWARDS
 from t3rl_core.registry import registered
 from t3rl_core.strict import StrictModel, empty_list
@@ -40,8 +41,8 @@ from t3rl_core.yaml_text import safe_dump
 RUNTIME_KEY = "t3rl"
 
 
-# A NamedTuple rather than a frozen dataclass, as t3rl_core.chat.families.Family (a cold start's cost).
-class StartedServer(NamedTuple):
+# A Record rather than a frozen dataclass, as t3rl_core.chat.families.Family (a cold start's cost).
+class StartedServer(Record):
     """A server an env starts with `command` and then calls at `url` (keys under `env`)."""
 
     url_key: str

@@ -19,19 +19,21 @@ import operator
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic_core import core_schema
+
+from t3rl_core.records import Record
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, ValidationInfo
 
 
-# The markers are immutable records, NamedTuples rather than frozen dataclasses: a command imports this
-# module at start-up, and a frozen dataclass's methods are compiled from text when its class is created
-# (~3 M instructions each, a NamedTuple ~0.6 M). They are told apart by isinstance, never compared.
-class Domain(NamedTuple):
+# The markers are immutable records (t3rl_core.records) rather than frozen dataclasses: a command imports
+# this module at start-up, and a frozen dataclass's methods are compiled from text when its class is
+# created (~3 M instructions each, a Record ~0.15 M). They are told apart by isinstance, never compared.
+class Domain(Record):
     """The name of a numeric domain; its bounds are the constraints beside it in the type, and values
     inside them that mean nothing are `excluded` (refused by `refuse_excluded`)."""
 
@@ -45,7 +47,7 @@ class Domain(NamedTuple):
         return value
 
 
-class Usual(NamedTuple):
+class Usual(Record):
     """Values of a numeric domain above `most` are valid but almost never meant (50 typed for 0.5):
     pre-flight warns about them (`launch/checks/rules/usual.py`), proposing `typical`; it refuses only
     what a domain's bounds exclude."""
@@ -58,12 +60,12 @@ class Usual(NamedTuple):
     scale: float | None = None
 
 
-class Distinct(NamedTuple):
+class Distinct(Record):
     """A list that is a set: each item once. A repeat is never needed, and more likely a typo for another
     item; pre-flight refuses it with the list of distinct items (`launch/checks/rules/distinct.py`)."""
 
 
-class ReadWhen(NamedTuple):
+class ReadWhen(Record):
     """A field read only while a sibling field of its model holds one of `values` (none given: any value
     but None): otherwise nothing reads it, and a value set there does nothing. Pre-flight warns about
     one typed on the command line, and points of a sweep that differ only there are one run
@@ -78,14 +80,14 @@ class ReadWhen(NamedTuple):
         return sibling_value is not None if not self.values else sibling_value in self.values
 
 
-class StrKind(NamedTuple):
+class StrKind(Record):
     """What a str field denotes (a path, a URL, an env-var name, …), for the schema audit and the docs."""
 
     name: str
     description: str
 
 
-class Check(NamedTuple):
+class Check(Record):
     """`check(value)` after the type's own validation: pydantic's AfterValidator for a check that takes
     the value alone, said so here rather than found out by pydantic, which reads the signature of an
     AfterValidator's function at every field that uses it (~70 K instructions each, ~100 fields in a
@@ -167,7 +169,7 @@ class OutOfOrder(ValueError):
         self.relation, self.other, self.other_value = relation, other, other_value
 
 
-class Ordered(NamedTuple):
+class Ordered(Record):
     """This field stands in `relation` to the earlier field `other` of its model (when both are set).
 
     Declared on the later of the two fields, which is the one validated with the other's value at

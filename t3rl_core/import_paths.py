@@ -12,13 +12,14 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Mapping
-from typing import NamedTuple
+
+from t3rl_core.records import Record
 
 # Top-level package → {module → its public object names}: packages resolved without importing them.
 Tables = Mapping[str, Mapping[str, tuple[str, ...]]]
 
 
-class Unresolved(NamedTuple):
+class Unresolved(Record):
     """Why an import path does not resolve, and the nearest one that does (None when none is close)."""
 
     reason: str

@@ -10,10 +10,12 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+
+from t3rl_core.records import Record
 
 
-class InputFile(NamedTuple):
+class InputFile(Record):
     """One user-given dataset file of an env."""
 
     # Dotted key under `env` that sets the path ("data.source").
@@ -39,7 +41,7 @@ COUNT_LIMIT_BYTES = 64 << 20
 HEAD_ROWS = 20
 
 
-class Scan(NamedTuple):
+class Scan(Record):
     """What pre-flight reads of a dataset file, in one pass: its rows and its first rows."""
 
     # Non-blank JSONL lines or parquet rows; None when the file is too large to count quickly.

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -40,13 +40,14 @@ from t3rl_core import registries
 from t3rl_core.chat.custom import TEMPLATE_GROUP
 from t3rl_core.chat.shipped import shipped_templates
 from t3rl_core.config import ChatConfig
+from t3rl_core.records import Record
 from t3rl_core.registry import Registry, entry_points, is_import_path
 
 # Registries a config section can name a plugin of, by the attribute of `t3rl_core.registries`.
 PLUGIN_REGISTRIES = ("ENVS", "REWARDS", "ENGINES", "SANDBOXES", "USER_SIMULATORS")
 
 
-class UsedPlugin(NamedTuple):
+class UsedPlugin(Record):
     """A plugin a resolved config uses: where (dotted key), which, and its import path."""
 
     key: str

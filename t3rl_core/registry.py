@@ -15,12 +15,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, TypeAdapter, ValidationError
 from pydantic_core import core_schema
 
 from t3rl_core.import_paths import resolve as resolve_import_path
+from t3rl_core.records import Record
 
 if TYPE_CHECKING:
     # Imported where entry points are scanned: a config of built-in names never pays for it.
@@ -77,7 +78,7 @@ def is_import_path(name: str) -> bool:
     return bool(sep and module and attr)
 
 
-class Entry(NamedTuple):
+class Entry(Record):
     """Where a registry entry lives: its config model and its factory, as `module:attr` paths (or, for
     a plugin already imported, the objects themselves)."""
 
@@ -90,7 +91,7 @@ class Entry(NamedTuple):
     target: str | None = None
 
 
-class Listed(NamedTuple):
+class Listed(Record):
     """One name a registry answers to, and where it comes from (for `t3rl ls`)."""
 
     name: str
@@ -263,7 +264,7 @@ def _path(target: Any) -> str:
     return target if isinstance(target, str) else f"{target.__module__}:{target.__qualname__}"
 
 
-class AsItsOwnModel(NamedTuple):
+class AsItsOwnModel(Record):
     """A field's value is serialised as the model it is (an entry's config class, a subclass of the
     field's base with fields of its own), not as the base: pydantic's `SerializeAsAny`, said through
     the documented schema hook. Naming `SerializeAsAny` imports pydantic.functional_serializers, ~9 M

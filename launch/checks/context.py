@@ -7,14 +7,15 @@ so neither imports the other's module for these types.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from launch.config.errors import Problem
 from launch.config.provenance import Provenance
 from launch.config.schema import CurriculumConfig, HardwareConfig, RunConfig
+from t3rl_core.records import Record
 
 
-class Scope(NamedTuple):
+class Scope(Record):
     """One training topology: the root hardware, or a train stage's hardware (with overrides) + curriculum."""
 
     # Train stage name; None = the root hardware section of a config without train stages.
@@ -53,7 +54,7 @@ class Scope(NamedTuple):
         return self.world_size if hw.colocate else (hw.rollout_gpus or 0)
 
 
-class Context(NamedTuple):
+class Context(Record):
     """What the rules see."""
 
     run: RunConfig

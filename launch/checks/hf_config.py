@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from launch.config.schema import MegatronArch, MLAArch, MoEArch
+from t3rl_core.records import Record
 
 _MOE_MARKERS = ("moe_intermediate_size", "num_experts", "n_routed_experts", "num_local_experts")
 # The expert count's key in config.json, by model line (DeepSeek, Qwen-MoE, Mixtral): read as the first.
 _EXPERT_KEYS = ("n_routed_experts", "num_experts", "num_local_experts")
 
 
-class Mismatch(NamedTuple):
+class Mismatch(Record):
     """One architecture field that disagrees with config.json."""
 
     # MegatronArch field, dotted below model.architecture ("num_layers", "moe.moe_ffn_hidden_size").

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
 from pathlib import Path, PurePosixPath
-from typing import Literal, NamedTuple, Protocol
+from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
 from launch.checks.declared import fields_declaring
@@ -30,6 +30,7 @@ from launch.config.errors import Problem
 from launch.config.schema import EvalStage, LocalExecutorConfig, RunConfig, ServiceConfig
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.fields import StrKind
+from t3rl_core.records import Record
 
 # Of several config keys, the one set last (`Context.latest`): the likeliest culprit.
 Latest = Callable[..., str]
@@ -68,7 +69,7 @@ _RAY_CLIENT_PORT = 10001
 _LOCAL_EXECUTORS = ("local", "dry")
 
 
-class Claim(NamedTuple):
+class Claim(Record):
     """One holder's hold on one resource."""
 
     kind: ResourceKind
@@ -98,7 +99,7 @@ class Claim(NamedTuple):
         return f"{self.holder}{where}{set_by}"
 
 
-class Collision(NamedTuple):
+class Collision(Record):
     """Two claims that cannot both hold."""
 
     first: Claim

@@ -11,7 +11,7 @@ import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from launch.config.model_size import param_counts
 from launch.config.schema import MegatronArch
 from launch.config.search_path import PACKAGE, package_dir
+from t3rl_core.records import Record
 from t3rl_core.yaml_text import safe_load
 
 # _SIZE is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl validate
@@ -27,7 +28,7 @@ from t3rl_core.yaml_text import safe_load
 _SIZE = r"^\d+(\.\d+)?[bm]$"
 
 
-class ModelOption(NamedTuple):
+class ModelOption(Record):
     """One `model/<name>.yaml` file."""
 
     name: str

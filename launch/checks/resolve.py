@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -27,6 +27,7 @@ from launch.config.schema_errors import problems_from_validation
 from launch.config.secrets import remember_config, remember_overrides, remember_revealed
 from launch.config.yaml_readings import misread, with_readings
 from t3rl_core.home_paths import expand_home
+from t3rl_core.records import Record
 
 if TYPE_CHECKING:
     # Through validate, the one check that builds a plan (tests/architecture/test_import_graph.py).
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 _MISSPELT = 0.8
 
 
-class Resolved(NamedTuple):
+class Resolved(Record):
     """A run config that passed every check, and how it was built."""
 
     run: RunConfig

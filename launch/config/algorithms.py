@@ -10,14 +10,13 @@ replacing the estimator's group baseline, as tau2's rejection-sampling filter do
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from launch.config.slime_objects import SLIME_OBJECTS
 from t3rl_core.import_paths import resolve
+from t3rl_core.records import Record
 from t3rl_core.registry import load_object
 
 
-class Estimator(NamedTuple):
+class Estimator(Record):
     """What one `--advantage-estimator` value needs, as t3rl runs it."""
 
     # The advantage is the reward minus the mean of the prompt's group: a group of one learns nothing.
@@ -60,7 +59,7 @@ ESTIMATORS: dict[str, Estimator] = {
 SFT_LOSS_MASK = {"qwen3": "qwen3", "qwen2_5": "qwen"}
 
 
-class Filter(NamedTuple):
+class Filter(Record):
     """What a dynamic-sampling filter needs and does."""
 
     needs_groups: bool = False

@@ -35,13 +35,14 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from launch.config.provenance import Origin, Provenance, Shadow
 from launch.config.search_path import roots
 from launch.config.secrets import holds_referenced_value, holds_secret
 from launch.files import atomic_write_text
 from t3rl_core.installed import package_versions
+from t3rl_core.records import Record
 
 FORMAT = 3
 # Beyond this many entries the least recently written ones are removed (one per command line).
@@ -72,7 +73,7 @@ HYDRA_NODE_KEYS = ("hydra", "hparams_search")
 PLUGINS = "hydra_plugins"
 
 
-class Plain(NamedTuple):
+class Plain(Record):
     """A composed config with interpolations resolved, as the validators take it."""
 
     data: dict[str, Any]
@@ -165,7 +166,7 @@ def enabled() -> bool:
     return os.environ.get("T3RL_NO_CACHE", "") in ("", "0")
 
 
-class Entry(NamedTuple):
+class Entry(Record):
     """The cache file of one command line, and the digest of its current inputs."""
 
     path: Path

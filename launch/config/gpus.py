@@ -5,12 +5,14 @@ stated support."""
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from t3rl_core.records import Record
 
 Vendor = Literal["nvidia", "amd"]
 
 
-class Gpu(NamedTuple):
+class Gpu(Record):
     vendor: Vendor
     # NVIDIA compute capability × 10 (Hopper 90); None for other vendors.
     sm: int | None
@@ -51,7 +53,7 @@ GPUS: dict[str, Gpu] = {
 }
 
 
-class KernelNeeds(NamedTuple):
+class KernelNeeds(Record):
     """What an attention backend needs: a vendor, a compute-capability range, multi-latent attention."""
 
     vendor: Vendor | None = "nvidia"

@@ -10,14 +10,14 @@ import os
 import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from launch.config.errors import Problem
 from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.search_path import roots
+from t3rl_core.records import Record
 
 
-class Hidden(NamedTuple):
+class Hidden(Record):
     """`own`, a file of a config dir, is never read: `first`, earlier on the search path, has its name."""
 
     own: Path

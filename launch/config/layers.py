@@ -5,10 +5,12 @@ both compositions (`launch.config.compose` with Hydra, `launch.config.direct` wi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
+
+from t3rl_core.records import Record
 
 
-class Layer(NamedTuple):
+class Layer(Record):
     """One config file of the defaults list, as merged into the run config."""
 
     # Hydra's name for it: "config", "model/qwen3_8b", "curriculum/bfcl_stage1".
@@ -28,7 +30,7 @@ class Layer(NamedTuple):
     written: Mapping[str, Any] = {}
 
 
-class AppliedOverride(NamedTuple):
+class AppliedOverride(Record):
     """A command-line override of a config key (not of a group), in application order."""
 
     text: str

@@ -6,16 +6,16 @@ server gets. One count for the checks (launch.checks.rules.resources, .eval_serv
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from launch.config.schema import HardwareConfig, MegatronArch
+from t3rl_core.records import Record
 
 GIB = 1024**3
 # Share of SGLang's static memory its weights may take (the rest: KV cache, activations).
 WEIGHTS_SHARE = 0.9
 
 
-class ParamCounts(NamedTuple):
+class ParamCounts(Record):
     """Parameters of the model by how Megatron shards them."""
 
     # Transformer layers outside the experts (attention, dense MLPs, norms, router): TP × PP.

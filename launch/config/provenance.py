@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from launch.config.layers import AppliedOverride, Layer
 from launch.config.secrets import mask_override
+from t3rl_core.records import Record
 
 if TYPE_CHECKING:
     from launch.config.compose import Composition
@@ -23,7 +24,7 @@ _COMMAND_LINE = 2_000
 _SECTION_CHOSEN = 500
 
 
-class Origin(NamedTuple):
+class Origin(Record):
     """The last source that set a key."""
 
     # A config file ("conf/hardware/h200x8.yaml") or an override ("override `hardware.nodes=2`").
@@ -55,7 +56,7 @@ def _from_environment(raw: Any) -> str:
     return f", from ${found[1]} ({how})"
 
 
-class Shadow(NamedTuple):
+class Shadow(Record):
     """A value an experiment file set that a config file merged after it replaced (Hydra merges an
     experiment's own keys where `_self_` stands in its defaults list)."""
 

@@ -15,15 +15,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from launch.config.argv_tokens import argv_flags
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
 from launch.config.sglang_server_option_table import OPTIONS, SGLANG_VERSION
+from t3rl_core.records import Record
 
 
-class Option(NamedTuple):
+class Option(Record):
     """One SGLang server option: its number of value tokens, its type, its choices."""
 
     nargs: int | str  # 0 = a switch, 1 = one value, or argparse's "+", "*", "?"
@@ -72,7 +73,7 @@ _TYPES: dict[str, Callable[[str], Any]] = {
 }
 
 
-class Domain(NamedTuple):
+class Domain(Record):
     """The values SGLang accepts (or that mean something) for a numeric option."""
 
     test: Callable[[float], bool]
@@ -122,7 +123,7 @@ _REQUIRES = (
 )
 
 
-class _Flag(NamedTuple):
+class _Flag(Record):
     at: int  # index of the flag token in the argv
     given: str  # as written
     name: str  # the option it resolves to (SERVER_OPTIONS key), or "" when none

@@ -4,10 +4,10 @@ characters, and groups longer than 128 (wandb's own validation, which fails the 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from t3rl_core.records import Record
 
 
-class NameRule(NamedTuple):
+class NameRule(Record):
     """Characters a name may not hold, and its longest length (None = no limit)."""
 
     forbidden: str = ""

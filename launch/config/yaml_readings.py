@@ -17,13 +17,14 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 
 from launch.config.errors import Problem
 from launch.config.fixes import quoted, typed_text
 from launch.config.provenance import Provenance
+from t3rl_core.records import Record
 
 _SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
 _OCTAL = re.compile(r"[-+]?0[0-7_]+")
@@ -38,7 +39,7 @@ _MAYBE = re.compile(
 _SCALAR_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool")
 
 
-class Misread(NamedTuple):
+class Misread(Record):
     """A plain scalar of a file whose YAML 1.1 value is not what its text says."""
 
     text: str

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from launch.config.schema import RunConfig
 from launch.plan.builders.builder import PlanBuilder
@@ -24,6 +24,7 @@ from launch.plan.context import PlanContext
 from launch.plan.ray_head import RayHead
 from launch.plan.services import services_of, wrap
 from launch.plan.stages import OutputRef, Stage
+from t3rl_core.records import Record
 
 # The builder of each stage kind: (builder, stage name, stage spec) → Stage.
 STAGE_BUILDERS: dict[str, Callable[[PlanBuilder, str, Any], Stage]] = {
@@ -36,7 +37,7 @@ STAGE_BUILDERS: dict[str, Callable[[PlanBuilder, str, Any], Stage]] = {
 }
 
 
-class Plan(NamedTuple):
+class Plan(Record):
     """The stages of one run, in order, with the files they read."""
 
     name: str

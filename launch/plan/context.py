@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+
+from t3rl_core.records import Record
 
 
-class PlanContext(NamedTuple):
+class PlanContext(Record):
     """What a plan depends on outside the config."""
 
     run_dir: Path

@@ -20,16 +20,17 @@ import sysconfig
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from pydantic import BaseModel
 
 from t3rl_core.plugins import UsedPlugin, used_plugins
+from t3rl_core.records import Record
 
 How = Literal["installed", "working_dir", "py_modules"]
 
 
-class Shipment(NamedTuple):
+class Shipment(Record):
     """One top-level plugin package and how the jobs that import it get it."""
 
     package: str

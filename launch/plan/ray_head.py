@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from t3rl_core.records import Record
 
 
-class RayHead(NamedTuple):
+class RayHead(Record):
     """The Ray head a local run (or plan.sh run by hand) starts around train stages."""
 
     port: int = 6379

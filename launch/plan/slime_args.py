@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from launch.config.algorithms import SFT_LOSS_MASK
 from launch.config.env_references import job_variable
@@ -43,6 +43,7 @@ from launch.plan.secret_uploads import with_upload_excludes
 from launch.plan.slime_constraints import check_constraints
 from launch.plan.slime_options import check_argv
 from launch.plan.tracking import slime_tracking_args, tracking_env, tracking_names
+from t3rl_core.records import Record
 
 # The t3rl_core functions slime loads by dotted path (slime's load_function wants `pkg.module.attr`).
 HOOKS = {
@@ -66,7 +67,7 @@ HOOK_FLAGS = {
 SFT_ROLLOUT = "slime.rollout.sft_rollout.generate_rollout"
 
 
-class TrainPaths(NamedTuple):
+class TrainPaths(Record):
     """Every path a train stage's command names, resolved by the plan."""
 
     hf_checkpoint: str
@@ -83,7 +84,7 @@ class TrainPaths(NamedTuple):
     python: str = "python3"
 
 
-class SlimeJob(NamedTuple):
+class SlimeJob(Record):
     """What a train stage submits: slime's entry point with its argv, and the Ray runtime env."""
 
     script: str

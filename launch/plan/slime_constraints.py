@@ -15,19 +15,19 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import NamedTuple
 
 from launch.config.argv_tokens import flags_on, without_flag
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import list_override
 from launch.config.schema import MegatronArch, MLAArch, MoEArch
 from launch.plan.slime_options import known_options
+from t3rl_core.records import Record
 
 SLIME = "slime asserts it"
 MEGATRON = "Megatron asserts it"
 
 
-class Constraint(NamedTuple):
+class Constraint(Record):
     """`flag` (a condition) needs every condition in `requires`, and none of `excludes`;
     `ignored_with`: `flag` is dropped without a word when that condition holds too."""
 
@@ -40,7 +40,7 @@ class Constraint(NamedTuple):
     why: str = ""
 
 
-class Violation(NamedTuple):
+class Violation(Record):
     """One assertion an argv fails: what is wrong, the flags taking part, and the condition it lacks
     (for a flag another requires)."""
 
@@ -49,7 +49,7 @@ class Violation(NamedTuple):
     missing: str | None = None
 
 
-class Relation(NamedTuple):
+class Relation(Record):
     """`left op right` between two numbers of the argv, checked when both are known and `when` holds.
     A side is a flag or a quantity slime derives (`DERIVED`, which `reads` names the flags of); op is
     one of `OPS`."""

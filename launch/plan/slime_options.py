@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import NamedTuple
 
 from launch.config.argv_tokens import argv_flags as argv_flags
 from launch.config.argv_tokens import is_flag, without_flag
@@ -20,6 +19,7 @@ from launch.config.fixes import list_override
 from launch.plan.option_types import value_problem
 from launch.plan.slime_option_table import OPTIONS, Option
 from launch.plan.slime_sglang_options import SGLANG_OPTIONS
+from t3rl_core.records import Record
 
 
 @lru_cache(maxsize=1)
@@ -28,7 +28,7 @@ def known_options() -> dict[str, Option]:
     return {**OPTIONS, **SGLANG_OPTIONS}
 
 
-class ArgvIssue(NamedTuple):
+class ArgvIssue(Record):
     """One problem of an argv: the token, its position and what is wrong."""
 
     index: int

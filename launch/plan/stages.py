@@ -11,7 +11,9 @@ import hashlib
 import json
 import shlex
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
+
+from t3rl_core.records import Record
 
 if TYPE_CHECKING:
     from launch.plan.slime_args import SlimeJob
@@ -23,7 +25,7 @@ StageKind = Literal[
 Command = str | tuple[str, ...]
 
 
-class OutputRef(NamedTuple):
+class OutputRef(Record):
     """Output `key` of the earlier stage `stage`."""
 
     stage: str
@@ -33,7 +35,7 @@ class OutputRef(NamedTuple):
         return f"{self.stage}.{self.key}"
 
 
-class ImportCheck(NamedTuple):
+class ImportCheck(Record):
     """Modules (plugins) a stage's processes import, and the interpreter and PYTHONPATH they run with:
     pre-flight imports them there before the first stage starts."""
 
@@ -42,7 +44,7 @@ class ImportCheck(NamedTuple):
     modules: tuple[str, ...]
 
 
-class Stage(NamedTuple):
+class Stage(Record):
     """One step of a run, with everything needed to run it by hand."""
 
     name: str

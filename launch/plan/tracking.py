@@ -24,13 +24,14 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from launch.config.schema import RunConfig, TrackingConfig
 from launch.config.secrets import scrub_obj
+from t3rl_core.records import Record
 
 
-class TrackingNames(NamedTuple):
+class TrackingNames(Record):
     project: str
     group: str
     run_name: str

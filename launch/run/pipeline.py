@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from launch.files import LockHeld, exclusive_lock, waiting_lock
 from launch.plan.build import Plan
@@ -43,13 +43,14 @@ from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult, exit_record
 from launch.run.output_digest import FileHashes, digests, first_mismatch, manifest_disagreement
 from launch.run.rundir import RunDir, RunDirError, RunState, StageRecord, now
+from t3rl_core.records import Record
 
 Action = Literal["run", "resume", "finish", "cached", "complete", "outside"]
 # A stage's output id: a run id, `complete:<fingerprint>`, `pending:<name>`, or None (no usable output).
 _Id = TypeVar("_Id", str, str | None)
 
 
-class Decision(NamedTuple):
+class Decision(Record):
     stage: str
     action: Action
     reason: str
@@ -465,7 +466,7 @@ def _stop_stale(executor: Executor, stage: Stage, record: StageRecord, reporter:
         reporter.note(stage, note)
 
 
-class _Ran(NamedTuple):
+class _Ran(Record):
     result: StageResult
     run_id: str
 

@@ -8,10 +8,11 @@ tokens come from `chat.family` (a `ChatFamilyConfig`), else from the tokenizer's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from t3rl_core.chat.families import FAMILIES, Family
 from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
+from t3rl_core.records import Record
 from t3rl_core.registry import entry_points, is_import_path, load_object
 
 if TYPE_CHECKING:
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
 TEMPLATE_GROUP = "t3rl.chat_templates"
 
 
-# A NamedTuple rather than a frozen dataclass, as Family (imported by a cold plan/validate).
-class ChatTemplate(NamedTuple):
+# A Record rather than a frozen dataclass, as Family (imported by a cold plan/validate).
+class ChatTemplate(Record):
     """What a template plugin provides (any object with these two attributes will do)."""
 
     family: Family

@@ -1,8 +1,8 @@
 """The dataclasses t3rl's own modules define on the way of a cold `t3rl validate` / `plan` of stage2_bfcl
 are the ones listed here: a dataclass compiles its methods from text as its class is created (~2-4 M
-instructions each, benchmarks/cli_instructions.py), a NamedTuple or a plain class does not. A record
-added to the cold path as a dataclass fails here until it is listed (and its cost said). Run in a fresh
-interpreter, as a user runs it."""
+instructions each, benchmarks/cli_instructions.py), a `t3rl_core.records.Record` or a plain class does
+not. A record added to the cold path as a dataclass fails here until it is listed (and its cost said).
+Run in a fresh interpreter, as a user runs it."""
 
 from __future__ import annotations
 

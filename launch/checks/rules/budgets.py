@@ -13,15 +13,15 @@ call's): the first long call ends the episode, however many calls its task needs
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.config.errors import Problem
+from t3rl_core.records import Record
 
 CONTEXT = "model.context_length"
 
 
-class Limit(NamedTuple):
+class Limit(Record):
     field: str
     # What it limits, completing "<field> limits …".
     what: str

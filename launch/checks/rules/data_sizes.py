@@ -11,12 +11,12 @@ run has zero rollouts. A split with no rows at all trains or scores nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from launch.checks.context import Context, Scope
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.rules.layouts import scope_valid
 from launch.config.errors import Problem, did_you_mean
+from t3rl_core.records import Record
 
 
 def _env_keys(ctx: Context) -> list[str]:
@@ -27,7 +27,7 @@ def _env_keys(ctx: Context) -> list[str]:
     return [*fields, *leaves]
 
 
-class _Fix(NamedTuple):
+class _Fix(Record):
     """A fix as its assignments (none: prose) and the text that says it."""
 
     text: str

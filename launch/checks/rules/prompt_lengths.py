@@ -16,19 +16,20 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.config.argv_tokens import argv_flags, without_flag
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
 from t3rl_core.input_files import InputFile, scan
+from t3rl_core.records import Record
 
 EXTRA = "model.architecture.extra_args"
 PROMPT_FLAG = "--rollout-max-prompt-len"
 
 
-class Prompts(NamedTuple):
+class Prompts(Record):
     """The words of the prompts measured in one input file (a lower bound of their tokens)."""
 
     spec: InputFile
@@ -39,7 +40,7 @@ class Prompts(NamedTuple):
         return sum(words >= limit for words in self.words)
 
 
-class Limit(NamedTuple):
+class Limit(Record):
     """A bound a prompt's tokens must stay under, the key that sets it and the fix that raises it."""
 
     tokens: int

@@ -19,7 +19,6 @@ the service and point the env at that server's URL.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from launch.checks.context import Context, Scope
 from launch.checks.rules.layouts import passes
@@ -29,9 +28,10 @@ from launch.config.model_size import data_parallel, server_tp
 from launch.config.overlay import overlay
 from launch.config.schema import EvalStage, ServiceConfig, TrainStage
 from t3rl_core.eval.config import EvalConfig
+from t3rl_core.records import Record
 
 
-class Occupant(NamedTuple):
+class Occupant(Record):
     """What a stage itself runs on the service's node."""
 
     stage: str

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -30,13 +30,14 @@ from launch.config.fixes import typed_text, value_at
 from launch.config.overlay import overlay
 from launch.config.schema import EvalStage, RunConfig, TrainStage
 from t3rl_core.fields import ReadWhen
+from t3rl_core.records import Record
 
 SERVER = "server"
 # A value no config holds, planted at a root eval key to see whether a stage's merge keeps it.
 _MARK = object()
 
 
-class Unread(NamedTuple):
+class Unread(Record):
     """Why a key is read by nothing, completing "<key> is set, but …", and what would have it read."""
 
     why: str

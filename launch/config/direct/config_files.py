@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 
 from launch.config.direct.nodes import boxed
 from launch.config.direct.unsupported import Unsupported
 from launch.config.errors import ConfigError, Problem, not_text_problem
+from t3rl_core.records import Record
 
 _STR = "tag:yaml.org,2002:str"
 _FLOAT = "tag:yaml.org,2002:float"
@@ -50,7 +51,7 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
         return super().construct_mapping(node, deep=deep)
 
 
-class Loaded(NamedTuple):
+class Loaded(Record):
     """One config file: where it was found, its `# @package` header, content and defaults list."""
 
     # The search-path entry it was found in ("pkg://t3rl_conf", "file:///abs/dir").

@@ -13,10 +13,11 @@ Unsupported.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from launch.config.direct.config_files import Repository
 from launch.config.direct.unsupported import Unsupported
+from t3rl_core.records import Record
 
 SELF = "_self_"
 _GLOBAL = "_global_"
@@ -108,7 +109,7 @@ class Entry:
         return key
 
 
-class Chosen(NamedTuple):
+class Chosen(Record):
     """One config file of the defaults list, in merge order (Hydra's ResultDefault)."""
 
     config_path: str

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from launch.config.direct.nodes import Box
 from launch.config.direct.unsupported import Unsupported
 from launch.config.optional_groups import optional_group_choice
+from t3rl_core.records import Record
 
 _LINE = re.compile(r"(\+?)([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*)=(.+)", re.DOTALL)
 _INT = re.compile(r"-?(0|[1-9][0-9]*)")
@@ -29,7 +30,7 @@ _FLOAT_WORDS = ("inf", "nan")
 _HYDRA_KEYS = ("hydra", "hparams_search")
 
 
-class Override(NamedTuple):
+class Override(Record):
     """One command-line override: `text` as given to the composition, its key and typed value."""
 
     text: str

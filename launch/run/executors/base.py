@@ -19,10 +19,11 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from launch.checks.rules import kinds
 from launch.run.import_check import import_problems
+from t3rl_core.records import Record
 
 if TYPE_CHECKING:
     from launch.plan.build import Plan
@@ -38,7 +39,7 @@ EXECUTORS: dict[str, str] = {
 }
 
 
-class StageContext(NamedTuple):
+class StageContext(Record):
     """Where a stage's files are."""
 
     run_dir: Path
@@ -92,7 +93,7 @@ def exit_record(exit_file: Path, run_id: str) -> int | None:
     return data["returncode"]
 
 
-class StageResult(NamedTuple):
+class StageResult(Record):
     status: ResultStatus
     returncode: int | None = None
     message: str = ""
