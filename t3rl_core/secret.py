@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from t3rl_core.secret_names import looks_like_credential
 from t3rl_core.secret_pieces import mask_folded, mask_values
-from t3rl_core.secret_shapes import folded_credentials_in, mask_shapes
+from t3rl_core.secret_shapes import folded_credentials_in, mask_issued, mask_shapes
 
 if TYPE_CHECKING:
     # pydantic is imported where a Secret is validated or revealed, not with this module: the URL
@@ -117,7 +117,19 @@ def mask_revealed(text: str) -> str:
     """`text` with every value a Secret revealed in this process masked (for the files a t3rl_core
     process writes itself: an error message may quote a credential) whole, folded over lines or cut
     short, and what `mask_text` masks."""
-    return mask_text(mask_values(text, (v for v in _REVEALED if len(v) >= 2), _credential))
+    return mask_text(_mask_revealed_values(text))
+
+
+def mask_episode_text(text: str) -> str:
+    """An episode's own text in a record (the model's turns, the world's observations): every value a
+    Secret revealed in this process, URL passwords and what `mask_issued` knows by its form masked. A
+    name's value stays: there it is the task's data (a BFCL task's password the model passes on), and
+    the record must replay through the official scorers as it was played."""
+    return mask_issued(mask_url(_mask_revealed_values(text)))
+
+
+def _mask_revealed_values(text: str) -> str:
+    return mask_values(text, (v for v in _REVEALED if len(v) >= 2), _credential)
 
 
 def _credential(value: str) -> bool:

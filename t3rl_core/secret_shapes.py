@@ -180,11 +180,22 @@ def is_shaped_credential(value: object) -> bool:
     )
 
 
+def mask_issued(text: str) -> str:
+    """`text` with the credentials its form alone gives away masked: an issuer's prefixed token (whole or
+    cut short by a view), a JSON Web Token, a private key's body. A name's value (`"password": "V"`) is
+    not read here: in an episode's own text it is the task's data (BFCL's made-up passwords), which the
+    official scorers replay from the record."""
+    if _may_hold_token(text):
+        text = _CUT.sub(MASK, _PREFIXED.sub(MASK, text))
+    if PEM_MARK in text:
+        text = re.sub(_PEM, lambda m: m.group(1) + MASK + m.group(3), text)
+    return text
+
+
 def mask_shapes(text: str) -> str:
     """`text` with every credential known by its shape replaced by the mask (only there: a query's
     short value is not masked elsewhere in the text)."""
-    if _may_hold_token(text):
-        text = _CUT.sub(MASK, _PREFIXED.sub(MASK, text))
+    text = mask_issued(text)
     if "=" in text:
         text = _QUERY.sub(_keep_name, text)
     lower = text.lower()
@@ -194,8 +205,6 @@ def mask_shapes(text: str) -> str:
     spans = _named_spans(text, lower)
     for start, end in reversed(spans):
         text = text[:start] + MASK + text[end:]
-    if PEM_MARK in text:
-        text = re.sub(_PEM, lambda m: m.group(1) + MASK + m.group(3), text)
     return text
 
 

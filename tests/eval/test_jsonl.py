@@ -6,7 +6,11 @@ import json
 import math
 from pathlib import Path
 
+import pytest
+
+from t3rl_core import secret
 from t3rl_core.eval.jsonl import record_line
+from t3rl_core.secret import Secret
 
 
 def _same_as_json(record: dict) -> None:
@@ -54,3 +58,32 @@ def test_a_token_list_holding_text_is_written_as_json_writes_it() -> None:
     record = {"prompt_ids": ["ünï", 1], "response_ids": [1, 2]}
     assert '"prompt_ids": ["\\u00fcn\\u00ef", 1]' in record_line(record)
     _same_as_json(record)
+
+
+def test_an_episodes_own_text_keeps_the_tasks_data_and_loses_real_credentials(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A BFCL task gives the model a made-up password that it passes on: the record's messages keep it
+    (the official checker replays the calls from them), while a token known by its issuer's form, a
+    value a Secret revealed and a name's value in an error are masked."""
+    monkeypatch.setenv("T3RL_TEST_JSONL_KEY", "Zq8-revealed-value")
+    monkeypatch.setattr(secret, "_REVEALED", set())  # this process's other tests never see the value
+    Secret("env:T3RL_TEST_JSONL_KEY").reveal()
+    call = json.dumps({"name": "authenticate_twitter", "arguments": {"password": "securePass123"}})
+    token = "hf_" + "Ab1" * 12
+    record = {
+        "task_id": "multi_turn_base_8",
+        "error": "login refused: password=hunter2024x",
+        "messages": [
+            {"role": "assistant", "content": f"<tool_call>{call}</tool_call>"},
+            {"role": "tool", "content": f"echo {token} Zq8-revealed-value"},
+        ],
+        "response_text": call,
+        "response_ids": [1, 2],
+    }
+    line = record_line(record)
+    back = json.loads(line)
+    assert back["messages"][0] == record["messages"][0] and back["response_text"] == call
+    assert back["messages"][1]["content"] == "echo *** ***"
+    assert "hunter2024x" not in line and back["task_id"] == "multi_turn_base_8"
+    _same_as_json({key: value for key, value in record.items() if key not in ("error", "messages")})
