@@ -70,7 +70,7 @@ def test_eval_serves_the_checkpoint_only_when_the_engine_needs_a_server():
     # The server's exact argv is in the script (and so in plan.sh); the eval gets its URL and pid.
     assert "-m sglang.launch_server \\\n    --model-path /run/stages/to_hf/hf \\\n    --tp 1" in script
     assert "--tool-call-parser qwen" in script and "--port 30000" in script
-    assert "server_pid=$!" in script and "trap 'kill \"$server_pid\"" in script
+    assert "server_pid=$!" in script and 'trap \'kill "$server_pid"' in script
     assert '--url http://127.0.0.1:30000 \\\n    --server-pid "$server_pid"' in script
     remote = {"eval": {"engine": {"name": "sglang", "url": "http://gpu:30000"}}}
     remote_script = build_plan(make_run(stages=full_stages(**remote)), CTX).stage("eval").script()
@@ -253,3 +253,13 @@ def test_every_stage_kind_declares_the_outputs_a_resume_verifies():
         "/run/stages/eval/trajectories.jsonl",
         "/run/stages/eval/report.md",
     )
+
+
+@pytest.mark.parametrize(
+    ("executor", "port"), [({"kind": "dry"}, 8265), ({"kind": "local", "dashboard_port": 8300}, 8300)]
+)
+def test_a_train_stage_submits_to_the_dashboard_of_the_head_it_starts(executor, port):
+    # The dry executor declares no Ray ports: the head plan.sh starts listens on RayHead's default.
+    plan = build_plan(make_run(stages=t3rl_stages(), executor=executor), CTX)
+    (train,) = [stage for stage in plan.stages if stage.kind == "train"]
+    assert f"--address=http://127.0.0.1:{port}" in " ".join(str(part) for part in train.commands[-1])

@@ -263,7 +263,9 @@ class PlanBuilder:
         executor = self.run.executor
         if executor.kind == "ray":
             return executor.address
-        return f"http://127.0.0.1:{getattr(executor, 'dashboard_port', RayHead.dashboard_port)}"
+        # The dry executor has no Ray ports: the head plan.sh starts is RayHead's default.
+        port = getattr(executor, "dashboard_port", RayHead._field_defaults["dashboard_port"])
+        return f"http://127.0.0.1:{port}"
 
 
 def problem(key: str, message: str, fix: str = "") -> ConfigError:
