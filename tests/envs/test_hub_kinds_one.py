@@ -5,15 +5,22 @@ OpenEnv's own terms, as a hub would publish them."""
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
+import socket
 import sys
 import textwrap
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
+from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
+from t3rl_core.envs.openenv.data import prepare as openenv_prepare
+from t3rl_core.envs.openenv.server import EnvServerError
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.data import prepare
 from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
@@ -159,3 +166,60 @@ def test_an_environment_for_another_verifiers_is_refused_at_validation(
         VerifiersEnvConfig(id=name)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vf-old-api\nRequires-Dist: verifiers>=0.2\n")
     assert VerifiersEnvConfig(id=name).id == name
+
+
+class _Answers(http.server.BaseHTTPRequestHandler):
+    """A server at env.url that is not a working OpenEnv server: `answer` is what /schema gets."""
+
+    answer: tuple[int, bytes] = (200, b"{}")
+
+    def do_GET(self) -> None:
+        code, body = self.answer
+        self.send_response(code)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        """Quiet."""
+
+
+@pytest.fixture
+def not_openenv(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[_Answers]]:
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    handler = type("Answers", (_Answers,), {})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    handler.port = server.server_port  # type: ignore[attr-defined]
+    yield handler
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        ((500, b"Internal Server Error"), r"answered /schema with HTTP 500"),
+        ((200, b"<html>sign in</html>"), r"answered /schema with no JSON \('<html>sign in</html>'…\)"),
+        ((200, b'{"observation": {}}'), r"publishes no action schema .*got \['observation'\]"),
+        ((200, b"[]"), r"publishes no action schema .*got list"),
+    ],
+)
+def test_a_server_that_is_no_openenv_server_is_named(
+    answer: tuple[int, bytes], words: str, not_openenv: type[_Answers], tmp_path: Path
+) -> None:
+    not_openenv.answer = answer
+    url = f"http://127.0.0.1:{not_openenv.port}"  # type: ignore[attr-defined]
+    with pytest.raises(EnvServerError, match=rf"the OpenEnv server at {url} {words}"):
+        openenv_prepare(OpenEnvEnvConfig(url=url), tmp_path)
+
+
+def test_an_unreachable_server_is_named_with_its_password_masked(tmp_path: Path) -> None:
+    with socket.socket() as held:  # a port nothing listens on: bound, never listening
+        held.bind(("127.0.0.1", 0))
+        url = f"http://user:pa55word@127.0.0.1:{held.getsockname()[1]}"
+        with pytest.raises(EnvServerError, match=r"cannot be reached .*start it \(env\.command") as raised:
+            openenv_prepare(OpenEnvEnvConfig(url=url), tmp_path)
+    assert "pa55word" not in str(raised.value) and "user:***@127.0.0.1" in str(raised.value)

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from contextlib import suppress
 from typing import Any
@@ -16,7 +17,14 @@ from typing import Any
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.eval.server import ServerStartError, _healthy, _signal_group
 from t3rl_core.lifetime import die_with_parent
-from t3rl_core.secret import log_tail
+from t3rl_core.secret import log_tail, mask_url
+
+# Seconds /schema may take: a server that answered /health answers it at once.
+SCHEMA_TIMEOUT_S = 30.0
+
+
+class EnvServerError(RuntimeError):
+    """The server answered what no OpenEnv environment server answers, or nothing."""
 
 
 class EnvServer:
@@ -35,9 +43,37 @@ class EnvServer:
                 self._start_command(config.command)
 
     def schema(self) -> dict[str, Any]:
-        """The environment's JSON schemas (`/schema`: action, observation, state)."""
-        with urllib.request.urlopen(f"{self.url}/schema", timeout=30) as response:
-            return json.loads(response.read())
+        """The environment's JSON schemas (`/schema`: action, observation, state), refused with what the
+        server answered when it is no OpenEnv server's (the tool the model acts with is built from it)."""
+        where = f"the OpenEnv server at {mask_url(self.url)}"
+        try:
+            with urllib.request.urlopen(f"{self.url}/schema", timeout=SCHEMA_TIMEOUT_S) as response:
+                body = response.read()
+        except urllib.error.HTTPError as exc:
+            raise EnvServerError(
+                f"{where} answered /schema with HTTP {exc.code} {exc.reason}: the server is up but failing "
+                "or is not an OpenEnv server (check its log; env.url must be the environment's root)"
+            ) from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise EnvServerError(
+                f"{where} cannot be reached ({reason}): start it (env.command, a service) or fix env.url"
+            ) from None
+        try:
+            published = json.loads(body)
+        except ValueError:
+            raise EnvServerError(
+                f"{where} answered /schema with no JSON ({log_tail(body[:80].decode(errors='replace'))!r}…): "
+                "env.url must be the environment's root, not a proxy's page or another service"
+            ) from None
+        action = published.get("action") if isinstance(published, dict) else None
+        if not isinstance(action, dict) or action.get("type", "object") != "object":
+            keys = sorted(published) if isinstance(published, dict) else type(published).__name__
+            raise EnvServerError(
+                f"{where} publishes no action schema (an object under 'action' of /schema; got {keys}): "
+                "it is not an OpenEnv environment server (openenv-core's create_app serves one)"
+            )
+        return published
 
     def close(self) -> None:
         if self._process is not None and self._process.poll() is None:
@@ -52,7 +88,9 @@ class EnvServer:
 
     def _start_command(self, argv: list[str]) -> None:
         if _healthy(self.url):
-            raise ServerStartError(f"something already answers at {self.url}: env.command would not be used")
+            raise ServerStartError(
+                f"something already answers at {mask_url(self.url)}: env.command would not be used"
+            )
         self._process = subprocess.Popen(
             argv,
             stdout=subprocess.DEVNULL,
@@ -69,7 +107,7 @@ class EnvServer:
             if time.monotonic() > deadline:
                 self.close()
                 raise ServerStartError(
-                    f"no /health at {self.url} within {self.config.startup_timeout_s:.0f} s"
+                    f"no /health at {mask_url(self.url)} within {self.config.startup_timeout_s:.0f} s"
                 )
             time.sleep(0.2)
 
