@@ -34,6 +34,7 @@ from t3rl_core.chat.format import cached_tokenizer
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.data.rows import DataError
 from t3rl_core.engines.base import EngineUnavailable
+from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.eval import evaluate as evaluation
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.runner import load_rows, select_rows
@@ -190,7 +191,7 @@ def eval_command(
             soft_wrap=True,
         )
         raise typer.Exit(1) from None
-    except (EngineUnavailable, SecretResolutionError) as error:
+    except (EngineUnavailable, WorldUnavailable, SecretResolutionError) as error:
         _fail(f"eval failed: {error}", out)
     if published:
         print_verdicts(summary, Console(highlight=False))

@@ -17,10 +17,15 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
+from typer.testing import CliRunner
 
+from launch.cli.app import app
+from t3rl_core.chat.tiny import shared_tokenizer_dir
+from t3rl_core.config import RuntimeConfig
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.data import prepare as openenv_prepare
 from t3rl_core.envs.openenv.server import EnvServerError
+from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.data import prepare
 from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
@@ -110,7 +115,7 @@ def test_a_loader_that_gives_no_playable_environment_is_refused(
 ) -> None:
     monkeypatch.delenv("VF_TEST_KEY", raising=False)
     module(tmp_path, monkeypatch, name, LOADERS[name])
-    with pytest.raises((TypeError, RuntimeError, ValueError), match=f"environment '{name}'.*{words}"):
+    with pytest.raises(WorldUnavailable, match=f"environment '{name}'.*{words}"):
         prepare(VerifiersEnvConfig(id=name), tmp_path / "out")
     assert not (tmp_path / "out").exists()  # nothing half-written
 
@@ -223,3 +228,25 @@ def test_an_unreachable_server_is_named_with_its_password_masked(tmp_path: Path)
         with pytest.raises(EnvServerError, match=r"cannot be reached .*start it \(env\.command") as raised:
             openenv_prepare(OpenEnvEnvConfig(url=url), tmp_path)
     assert "pa55word" not in str(raised.value) and "user:***@127.0.0.1" in str(raised.value)
+
+
+def test_t3rl_eval_of_an_environment_that_does_not_load_is_a_failed_eval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not "t3rl failed unexpectedly … a bug in t3rl": the environment's own problem, said as such."""
+    monkeypatch.delenv("VF_TEST_KEY", raising=False)
+    name = module(tmp_path, monkeypatch, "vf_eval_needs_key", LOADERS["vf_loader_needs_key"])
+    runtime = RuntimeConfig.model_validate(
+        {
+            "env": {"name": "verifiers", "id": name},
+            "reward": {"name": "env_score"},
+            "chat": {"tokenizer": str(shared_tokenizer_dir("qwen3")), "chat_template": "qwen3"},
+            "parsers": {"tool_call_parser": "qwen25"},
+        }
+    )
+    (tmp_path / "runtime.yaml").write_text(runtime.to_yaml())
+    argv = ["eval", "--runtime-config", str(tmp_path / "runtime.yaml"), "--engine", "reference"]
+    result = CliRunner().invoke(app, [*argv, "--split", "verifiers_eval", "--out", str(tmp_path / "eval")])
+    assert result.exit_code == 1 and not isinstance(result.exception, WorldUnavailable), result.output
+    assert "eval failed: environment 'vf_eval_needs_key'" in result.output
+    assert "raised KeyError: 'VF_TEST_KEY'" in result.output

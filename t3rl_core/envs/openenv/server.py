@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -15,6 +16,7 @@ from contextlib import suppress
 from typing import Any
 
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
+from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.eval.server import ServerStartError, _healthy, _signal_group
 from t3rl_core.lifetime import die_with_parent
 from t3rl_core.secret import log_tail, mask_url
@@ -23,8 +25,8 @@ from t3rl_core.secret import log_tail, mask_url
 SCHEMA_TIMEOUT_S = 30.0
 
 
-class EnvServerError(RuntimeError):
-    """The server answered what no OpenEnv environment server answers, or nothing."""
+class EnvServerError(ServerStartError, WorldUnavailable):
+    """The server did not start, answered nothing, or answered what no OpenEnv server answers."""
 
 
 class EnvServer:
@@ -88,7 +90,7 @@ class EnvServer:
 
     def _start_command(self, argv: list[str]) -> None:
         if _healthy(self.url):
-            raise ServerStartError(
+            raise EnvServerError(
                 f"something already answers at {mask_url(self.url)}: env.command would not be used"
             )
         self._process = subprocess.Popen(
@@ -103,10 +105,14 @@ class EnvServer:
             if self._process.poll() is not None:
                 tail = (self._process.stderr.read() if self._process.stderr else b"").decode(errors="replace")
                 code = self._process.returncode
-                raise ServerStartError(f"env.command exited with {code}: {log_tail(tail)[-2000:]}")
+                raise EnvServerError(
+                    f"env.command exited with {code}: {log_tail(tail)[-2000:]} (its program {argv[0]!r} is "
+                    f"{shutil.which(argv[0]) or 'not on PATH'}: give the path of the Python the environment "
+                    "is installed in, e.g. the venv's bin/python3, or run from that venv)"
+                )
             if time.monotonic() > deadline:
                 self.close()
-                raise ServerStartError(
+                raise EnvServerError(
                     f"no /health at {mask_url(self.url)} within {self.config.startup_timeout_s:.0f} s"
                 )
             time.sleep(0.2)

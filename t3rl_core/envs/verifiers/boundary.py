@@ -22,11 +22,16 @@ from verifiers.rubrics.rubric_group import RubricGroup
 from verifiers.utils.async_utils import maybe_await
 from verifiers.utils.env_utils import import_env_module
 
+from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.envs.verifiers.loader_args import module_name
 
 # The rubric problems of the episode (or re-scored rollout) running in this context: a list created
 # before verifiers' rollout task starts, so the task's copy of the context shares it.
 _PROBLEMS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("rubric_problems", default=None)
+
+
+class EnvLoadError(WorldUnavailable):
+    """The environment's module does not import, its loader raises, or it returns no Environment."""
 
 
 class RubricProblem(ValueError):
@@ -40,21 +45,21 @@ def loaded(env_id: str, args: dict[str, Any]) -> Environment:
     try:
         loader = import_env_module(env_id).load_environment
     except ImportError as exc:
-        raise ImportError(
+        raise EnvLoadError(
             f"environment '{env_id}': cannot import module '{module_name(env_id)}' ({exc}): install it "
             f"(`prime env install {env_id}` or `pip install` its package)"
         ) from exc
     except AttributeError as exc:
-        raise TypeError(f"environment '{env_id}': its module defines no load_environment()") from exc
+        raise EnvLoadError(f"environment '{env_id}': its module defines no load_environment()") from exc
     try:
         vf_env = loader(**args)
     except Exception as exc:
-        raise RuntimeError(
+        raise EnvLoadError(
             f"environment '{env_id}': load_environment(**{args!r}) raised {type(exc).__name__}: {exc} "
             "(fix env.args, or give the environment what it needs: an API key, a file, a package)"
         ) from exc
     if not isinstance(vf_env, Environment):
-        raise TypeError(
+        raise EnvLoadError(
             f"environment '{env_id}': load_environment() returned {type(vf_env).__name__}, not a "
             "verifiers Environment (SingleTurnEnv, MultiTurnEnv, ToolEnv, …): env.id names the wrong "
             "module, or it is written for another verifiers API"

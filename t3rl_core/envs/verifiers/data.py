@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from t3rl_core.data.progress import counted
-from t3rl_core.envs.verifiers.boundary import dataset_problem
+from t3rl_core.envs.verifiers.boundary import EnvLoadError, dataset_problem
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.convert import to_chat, to_openai_tools
 from t3rl_core.envs.verifiers.env import INPUT_KEY, load
@@ -30,7 +30,7 @@ def prepare(config: VerifiersEnvConfig, out_dir: Path) -> dict[str, Path]:
     for split, dataset in splits.items():
         problem = None if isinstance(dataset, list) else dataset_problem(config.id, split, dataset)
         if problem is not None:
-            raise ValueError(problem)
+            raise EnvLoadError(problem)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     for split, dataset in splits.items():

@@ -19,7 +19,7 @@ from verifiers.types import Messages
 from verifiers.utils.message_utils import normalize_messages
 
 from t3rl_core.envs.base import Env, Mode
-from t3rl_core.envs.verifiers.boundary import collecting, loaded, raise_problems
+from t3rl_core.envs.verifiers.boundary import EnvLoadError, collecting, loaded, raise_problems
 from t3rl_core.envs.verifiers.bridge import EpisodeClient, EpisodeEnded
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.convert import MODEL, to_chat, to_response
@@ -167,7 +167,7 @@ def load(config: VerifiersEnvConfig) -> Any:
     """The environment of `id` as verifiers loads it, refusing rubrics one episode cannot be scored by."""
     vf_env = loaded(config.id, config.args)
     if vf_env.requires_group_rollouts:
-        raise ValueError(
+        raise EnvLoadError(
             f"environment '{config.id}' has group reward functions (its rubric scores rollouts of a prompt "
             "together); t3rl scores each episode alone"
         )
