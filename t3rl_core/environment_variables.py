@@ -23,4 +23,5 @@ VARIABLES: dict[str, str] = {
     "T3RL_STAGE_RUN": "set by the local executor in a stage's environment: the execution it belongs to",
     "T3RL_POINT_RESULT": "set by a sweep for each point's process: where it writes its result",
     "T3RL_SECRET_SINK": "set by the launcher for a stage: where a revealed credential is sent to be masked",
+    "T3RL_CALL_WORKER_PARENT": "set for a tool-call worker: the process whose death ends it (Linux)",
 }

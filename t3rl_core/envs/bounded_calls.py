@@ -20,6 +20,8 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from t3rl_core.envs.call_worker import PARENT_ENV
+
 # A worker's imports on a busy machine: waited for apart from a call's budget.
 _STARTUP_S = 300.0
 
@@ -30,7 +32,11 @@ class WorkerLost(RuntimeError):
 
 class _Worker:
     def __init__(self, preload: Sequence[str]) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+            PARENT_ENV: str(os.getpid()),
+        }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "t3rl_core.envs.call_worker", *preload],
             stdin=subprocess.PIPE,
@@ -124,8 +130,13 @@ class CallWorkers:
         self._ahead = (worker, asyncio.ensure_future(self._ready(worker)))
 
     async def _take(self, loop: asyncio.AbstractEventLoop) -> _Worker:
-        if self._idle:
-            return self._idle.pop()
+        while self._idle:
+            worker = self._idle.pop()
+            # The kernel ends a worker when the thread that started it exits (PR_SET_PDEATHSIG reads
+            # the thread as the parent): an event loop's thread gone, its idle workers are replaced.
+            if worker.process.poll() is None:
+                return worker
+            worker.kill()
         if self._ahead is not None and self._ahead[1].get_loop() is loop:
             _, started = self._ahead
             self._ahead = None
