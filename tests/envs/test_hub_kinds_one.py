@@ -11,11 +11,18 @@ import socket
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
+from openenv.core.env_server import Action as OpenEnvAction
+from openenv.core.env_server import Environment as OpenEnvEnvironment
+from openenv.core.env_server import Observation as OpenEnvObservation
+from openenv.core.env_server import State as OpenEnvState
+from openenv.core.env_server import create_app
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
@@ -24,12 +31,13 @@ from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.data import prepare as openenv_prepare
+from t3rl_core.envs.openenv.env import OpenEnvEpisode
 from t3rl_core.envs.openenv.server import EnvServerError
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.data import prepare
 from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
-from t3rl_core.types import AnswerAction
+from t3rl_core.types import AnswerAction, ToolCall, ToolCallAction
 
 # A SingleTurnEnv whose one reward function returns what `kind` names (or raises).
 SCORED = """
@@ -250,3 +258,70 @@ def test_t3rl_eval_of_an_environment_that_does_not_load_is_a_failed_eval(
     assert result.exit_code == 1 and not isinstance(result.exception, WorldUnavailable), result.output
     assert "eval failed: environment 'vf_eval_needs_key'" in result.output
     assert "raised KeyError: 'VF_TEST_KEY'" in result.output
+
+
+class _Act(OpenEnvAction):
+    kind: str
+
+
+class _Seen(OpenEnvObservation):
+    text: str
+
+
+class _Crashing(OpenEnvEnvironment):
+    """An OpenEnv environment whose step raises on `kind: crash` (its server answers EXECUTION_ERROR)."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = OpenEnvState(episode_id="e", step_count=0)
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> _Seen:
+        return _Seen(text="start", done=False)
+
+    def step(self, action: _Act, timeout_s: float | None = None, **kwargs: Any) -> _Seen:
+        if action.kind == "crash":
+            raise RuntimeError("the environment's own bug")
+        return _Seen(text="moved", done=True, reward=1.0)
+
+    @property
+    def state(self) -> OpenEnvState:
+        return self._state
+
+
+@pytest.fixture(scope="module")
+def crashing_server() -> Iterator[str]:
+    """The environment served by uvicorn in this process (its own thread), as create_app serves it."""
+    app = create_app(_Crashing, _Act, _Seen, env_name="crashing", max_concurrent_envs=4)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not (server.started and server.servers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join()
+
+
+def test_an_openenv_step_that_crashes_fails_the_episode(crashing_server: str, monkeypatch) -> None:
+    """The environment's exception is not shown to the model as if its action were wrong; an action that
+    fails the schema still is."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    config = OpenEnvEnvConfig(url=crashing_server)
+
+    async def play() -> tuple[str, str]:
+        episode = OpenEnvEpisode(crashing_server, config, {"seed": 0})
+        try:
+            await episode.reset()
+            refused = await episode.step(ToolCallAction(calls=[ToolCall("step", {"kin": "x"})], text=""))
+            with pytest.raises(RuntimeError, match=r"the environment's own bug \(code: EXECUTION_ERROR\)"):
+                await episode.step(ToolCallAction(calls=[ToolCall("step", {"kind": "crash"})], text=""))
+            return refused.messages[0]["role"], refused.messages[0]["content"]
+        finally:
+            await episode.aclose()
+
+    role, content = asyncio.run(play())
+    assert role == "tool" and "VALIDATION_ERROR" in content

@@ -10,6 +10,7 @@ environment's. The episode ends when the environment says done, or when the mode
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +23,12 @@ from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCa
 
 # Row metadata key holding the task's reset arguments.
 RESET_KEY = "openenv_reset"
+# The error code of OpenEnv's server for an action that fails the action schema: the model's mistake,
+# told to it. Every other code (EXECUTION_ERROR: the environment raised; SESSION_ERROR, CAPACITY_REACHED,
+# …) is the environment's failure, which fails the episode rather than being trained on.
+_REFUSED_ACTION = "VALIDATION_ERROR"
+# OpenEnv's client raises a server's error as RuntimeError("Server error: <message> (code: <CODE>)").
+_CODE = re.compile(r"\(code: (\w+)\)$")
 # Observation fields every OpenEnv observation has, reported apart from what the model reads.
 _BOOKKEEPING = ("reward", "done", "metadata")
 
@@ -33,6 +40,11 @@ def observation_text(observation: Mapping[str, Any]) -> str:
     if len(shown) == 1 and texts:
         return texts[0]
     return json.dumps(shown, ensure_ascii=False, sort_keys=True)
+
+
+def _error_code(error: RuntimeError) -> str | None:
+    found = _CODE.search(str(error))
+    return found.group(1) if found else None
 
 
 class OpenEnvEpisode(Env):
@@ -68,8 +80,10 @@ class OpenEnvEpisode(Env):
         for payload in payloads:
             try:
                 result = await self.client.step(payload)
-            except RuntimeError as exc:  # the server refused the action (e.g. it fails the schema)
-                messages.append({"role": role, "content": str(exc)})
+            except RuntimeError as exc:
+                if _error_code(exc) != _REFUSED_ACTION:
+                    raise  # the environment failed, not the model: the episode fails, naming it
+                messages.append({"role": role, "content": str(exc)})  # the action fails the schema
                 continue
             rewards.append(float(result.reward or 0.0))
             messages.append({"role": role, "content": observation_text(result.observation)})
