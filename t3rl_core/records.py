@@ -75,6 +75,22 @@ def _constructor(qualname: str, fields: tuple[str, ...], defaults: tuple[Any, ..
     return FunctionType(code, {"_tuple_new": _tuple_new}, "__new__", defaults or None)
 
 
+# What a record's class gets made here, as typing.NamedTuple refuses a class body that defines them.
+_MADE = frozenset(
+    {
+        "__new__",
+        "__init__",
+        "__slots__",
+        "__getnewargs__",
+        "_fields",
+        "_field_defaults",
+        "_make",
+        "_replace",
+        "_asdict",
+    }
+)
+
+
 class _RecordMeta(type):
     def __new__(mcs, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> _RecordMeta:
         record = globals().get("Record")
@@ -82,6 +98,8 @@ class _RecordMeta(type):
             return super().__new__(mcs, name, bases, ns)
         if len(bases) > 1:
             raise TypeError(f"{name}: a record has Record as its only base")
+        for made in _MADE.intersection(ns):
+            raise AttributeError(f"Cannot overwrite NamedTuple attribute {made}")
         fields = tuple(ns.get("__annotations__", {}))
         defaults: list[Any] = []
         for field in fields:

@@ -144,6 +144,14 @@ def test_declarations_namedtuple_refuses_are_refused() -> None:
         class Hidden(Record):
             _a: int
 
+    with pytest.raises(AttributeError, match="Cannot overwrite NamedTuple attribute __new__"):
+
+        class Made(Record):
+            a: int
+
+            def __new__(cls, a: int) -> Made:  # type: ignore[misc]
+                return super().__new__(cls)
+
 
 def test_t3rl_makes_records_not_namedtuples() -> None:
     # typing.NamedTuple compiles each class's __new__ and each string annotation: ~0.75 M instructions a
