@@ -3,6 +3,12 @@ section. The problems that follow name the schema's "required key is missing" bl
 default)" with a fix of `set hardware=<value> (see t3rl show --explain )`, or another file's
 interpolation (`${paths.models_dir}` in the model's file) as the thing to fix; the cause is the deletion,
 and undoing it the fix.
+
+The same holds for a key a file sets (`~model.name`, `~paths.models_dir`, `~env.name`): what it breaks
+(a required key, an interpolation of it in another file, its section's validator) is blamed on the
+deletion with dropping it as the fix (was `set model.name=<value>`, which no shell parses, or the other
+file's key). A key that holds no value (`~eval.top_p` where it is null) cannot be deleted: Hydra refuses,
+and the fix drops the deletion.
 """
 
 from __future__ import annotations
@@ -16,17 +22,18 @@ from launch.config.optional_groups import OPTIONAL_GROUPS
 def deleted_group_problems(
     overrides: Sequence[str], problems: Sequence[Problem], config_dirs: Sequence[str]
 ) -> list[Problem]:
-    """One problem per `~GROUP` override whose section one of `problems` needed; [] when none did."""
+    """One problem per `~GROUP` or `~key` override that one of `problems` is about; [] when none is."""
+    keys = [o for o in overrides if o.startswith("~") and "." in o.partition("=")[0]]
+    found = [p for p in (_deleted_key(o, problems) for o in keys) if p is not None]
     deleted = [
         (override, override[1:].partition("=")[0])
         for override in overrides
         if override.startswith("~") and "." not in override.partition("=")[0]
     ]
     if not deleted:
-        return []
+        return found
     from launch.config.compose import group_options  # lazy: Hydra's config loader, only for `~group`
 
-    found = []
     for override, group in deleted:
         options = group_options(group, config_dirs) if group not in OPTIONAL_GROUPS else []
         needed = next((p for p in problems if _reads(p, group)), None)
@@ -48,3 +55,28 @@ def _reads(problem: Problem, group: str) -> bool:
     """Whether `problem` is about a key of `group`'s section, or an interpolation of one."""
     key = problem.key
     return key == group or key.startswith(f"{group}.") or f"'{group}." in problem.message
+
+
+def _deleted_key(override: str, problems: Sequence[Problem]) -> Problem | None:
+    key = override[1:].partition("=")[0]
+    parent, _, leaf = key.rpartition(".")
+    needed = next(
+        (
+            p
+            for p in problems
+            if _reads(p, key)
+            or f"'{key}'"
+            in p.message  # an interpolation of it: "Interpolation key 'paths.models_dir' not found"
+            or p.source == f"deleted by override `{override}`"
+            or (p.key == parent and f"'{leaf}'" in p.message)
+        ),
+        None,
+    )
+    if needed is None:
+        return None
+    if "Could not delete from config" in needed.message:
+        message = f"`{override}` deletes {key}, which holds no value here (null, or no file sets it)"
+    else:
+        message = f"`{override}` deleted {key}, which this config needs ({needed.key or 'the config'}: "
+        message += f"{needed.message})"
+    return Problem(key, message, f"override `{override}`", f"drop `{override}`")

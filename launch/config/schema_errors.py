@@ -74,10 +74,14 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
             if known
             else None
         )
+        swap = _swapped_after(key, provenance)
         if group:
             fix = group_choice_fix(group)
         elif secret_fix:
             fix = f"did you mean '{target}'? {secret_fix}"
+        elif swap:  # the key belongs to the option the swap replaced: undoing it is the smallest fix
+            other = _other_kinds_fix(parent, leaf, root, f"override {swap}")
+            fix = other or f"drop {swap} ('{leaf}' was set for the option it replaced)"
         elif placed:
             fix = placed
         elif target:
@@ -352,6 +356,18 @@ def _group_choice(name: str, value: object, keys: list[str]) -> str | None:
     from launch.config.compose import group_choice
 
     return group_choice(name, value, keys)
+
+
+def _swapped_after(key: str, provenance: Provenance) -> str | None:
+    """The group option typed on the command line (`env=bfcl_multi_turn`) that chose the kind of a section
+    holding `key` after `key` was set (tau2_pipeline's `env.user`, retool's `env.data.source`)."""
+    parts = key.split(".")
+    for depth in range(len(parts) - 1, 0, -1):
+        named = ".".join([*parts[:depth], "name"])
+        origin = provenance.origin(named) if provenance.sets(named) else None
+        if origin and origin.chosen_by.startswith("override `") and origin.order > provenance.order(key):
+            return origin.chosen_by.removeprefix("override ")
+    return None
 
 
 def _other_kinds_fix(parent: str, leaf: str, root: Mapping[str, Any], source: str) -> str | None:

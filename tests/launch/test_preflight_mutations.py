@@ -24,6 +24,15 @@ _EVERY = {
     "reference": 3,
     "repeat": 2,
     "yaml text": 9,
+    # round seven (tests/support/mutation_kinds.py): a handful of each
+    "group option": 50,
+    "pair": 90,
+    "deleted": 40,
+    "null": 50,
+    "one-item list": 80,
+    "quoted number": 60,
+    "only item": 5,
+    "scalar for section": 12,
 }
 
 

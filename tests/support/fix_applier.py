@@ -47,6 +47,8 @@ def apply_first_fix(args: list[str], error: Mapping[str, str]) -> list[str] | No
     for arg in args:
         if blamed and renamed and arg == blamed.group(1):
             continue  # the misspelt override is replaced by the fix
+        if arg.startswith("~") and arg[1:] in keys:
+            continue  # a key the user deleted is set again by the fix
         if "=" in arg and arg.split("=", 1)[0].lstrip("+~") in keys:
             if arg.startswith("+"):
                 added.add(arg.split("=", 1)[0].lstrip("+"))  # the user added it: changing it keeps the '+'

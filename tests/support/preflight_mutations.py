@@ -40,13 +40,26 @@ from launch.config.fixes import quoted
 from launch.config.schema_walk import model_at
 from t3rl_core.fields import Distinct, Domain, StrKind
 from tests.support.fix_applier import apply_first_fix
+from tests.support.mutation_kinds import (
+    DELETED,
+    group_options,
+    leaf_shapes,
+    list_shapes,
+    pairs,
+    section_shapes,
+)
 from tests.support.schema_leaves import Leaf, leaves
 
 EXPERIMENTS = sorted(
     p.stem for p in (Path(__file__).resolve().parents[2] / "conf" / "experiment").glob("*.yaml")
 )
 Outcome = Literal[
-    "refused, fix validates", "refused, fix fails", "refused, prose fix", "refused elsewhere", "accepted"
+    "refused, fix validates",
+    "refused, fix fails",
+    "refused, prose fix",
+    "refused elsewhere",
+    "crashed",
+    "accepted",
 ]
 
 
@@ -63,6 +76,11 @@ class Mutation:
     def overrides(self) -> list[str]:
         if self.kind == YAML_TEXT:
             return [f"+experiment={_user_experiment(self)}"]
+        if self.value == DELETED:
+            return [f"+experiment={self.experiment}", f"~{self.key}"]
+        if self.kind == "pair":  # value: "<model> hardware=<hardware>"
+            model, hardware = self.value.split(" ")
+            return [f"+experiment={self.experiment}", f"model={model}", hardware]
         return [f"+experiment={self.experiment}", f"{self.key}={self.value}"]
 
     @property
@@ -83,6 +101,8 @@ def _resolved(experiment: str) -> Resolved:
 
 # The kind whose value is text in a user's experiment file (built on the shipped one), not an override.
 YAML_TEXT = "yaml text"
+# Kinds that swap whole sections: judged by their first refusal, wherever it is, and never deduplicated.
+SWAPS = ("option", "group option", "pair")
 
 
 def mutations(experiments: list[str] = EXPERIMENTS) -> Iterator[Mutation]:
@@ -93,7 +113,7 @@ def mutations(experiments: list[str] = EXPERIMENTS) -> Iterator[Mutation]:
             model = model_at(mutation.key.rpartition(".")[0], _resolved(experiment).config)
             field = f"{getattr(model, '__qualname__', '?')}.{mutation.key.rpartition('.')[2]}"
             tag = (field, mutation.kind, mutation.value)
-            if mutation.kind in ("collision", "reference", "option") or tag not in seen:
+            if mutation.kind in ("collision", "reference", *SWAPS) or tag not in seen:
                 seen.add(tag)
                 yield mutation
 
@@ -114,6 +134,24 @@ def _of(experiment: str) -> Iterator[Mutation]:
     yield from _repeated_choices(experiment, resolved.config, "")
     yield from _other_options(experiment, resolved)
     yield from yaml_text_mutations(experiment)
+    yield from _shapes(experiment, resolved.config, "")
+    for kind, key, value in [*group_options(experiment), *pairs(experiment)]:
+        yield Mutation(experiment, kind, key, value)
+
+
+def _shapes(experiment: str, node: dict[str, Any], prefix: str) -> Iterator[Mutation]:
+    """Every field of a config model deleted, nulled or typed in another shape (mutation_kinds)."""
+    model = model_at(prefix, _resolved(experiment).config)
+    for k, v in node.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if model is not None and k in model.model_fields:
+            if isinstance(v, dict):
+                shapes = section_shapes(key)
+            else:
+                shapes = list_shapes(key, v) if isinstance(v, list) else leaf_shapes(key, v)
+            yield from (Mutation(experiment, kind, key, value) for kind, key, value in shapes)
+        if isinstance(v, dict):
+            yield from _shapes(experiment, v, key)
 
 
 def yaml_text_mutations(experiment: str) -> Iterator[Mutation]:
@@ -290,12 +328,19 @@ class Verdict:
 
 def judge(mutation: Mutation) -> Verdict:
     """What the pre-flight makes of a mutation (see the module docstring)."""
+    try:
+        return _judge(mutation)
+    except Exception as error:  # a crash of the pre-flight is an outcome of its own
+        return Verdict(mutation, "crashed", f"{type(error).__name__}: {error}")
+
+
+def _judge(mutation: Mutation) -> Verdict:
     args, dirs = mutation.overrides, mutation.config_dirs
     errors = _errors(args, dirs)
     if not errors:
         return Verdict(mutation, "accepted")
     # a swapped option may break anything: each refusal is its consequence, judged by its own key
-    named = errors if mutation.kind == "option" else [e for e in errors if _names(e.key, mutation)]
+    named = errors if mutation.kind in SWAPS else [e for e in errors if _names(e.key, mutation)]
     if not named:
         return Verdict(mutation, "refused elsewhere", f"{errors[0].key}: {errors[0].message}")
     error = named[0]
@@ -307,7 +352,7 @@ def judge(mutation: Mutation) -> Verdict:
         for e in _errors(fixed, dirs)
         if (
             e.key == error.key and e.message == error.message
-            if mutation.kind == "option"
+            if mutation.kind in SWAPS
             else _names(e.key, mutation)
         )
     ]
@@ -336,11 +381,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="Run every pre-flight mutation and print the counts.")
     parser.add_argument("--show", type=int, default=10, help="examples printed per outcome but the good ones")
     parser.add_argument("--accepted", action="store_true", help="also list the accepted mutations")
+    parser.add_argument("--kind", action="append", help="only mutations of this kind (repeatable)")
+    parser.add_argument(
+        "--experiment", action="append", help="only mutations of this experiment (repeatable)"
+    )
     args = parser.parse_args()
     counts: Counter[str] = Counter()
     kinds: Counter[tuple[str, str]] = Counter()
     examples: dict[str, list[Verdict]] = {}
-    for mutation in mutations():
+    for mutation in mutations(args.experiment or EXPERIMENTS):
+        if args.kind and mutation.kind not in args.kind:
+            continue
         verdict = judge(mutation)
         counts[verdict.outcome] += 1
         kinds[(mutation.kind, verdict.outcome)] += 1

@@ -316,12 +316,31 @@ def unprepared_split(ctx: Context, key: str, split: str, known: list[str], what:
     renamed = renamed_split(ctx, split)
     message = f"{what} '{split}' is not prepared by env {ctx.run.env.name}"
     if renamed is None:
-        return Problem(key, message, fix=split_fix(key, split, known))
+        fix = split_fix(key, split, known)
+        return _swapped(ctx, key, message, fix) or Problem(key, message, fix=fix)
     field, now = renamed
     return Problem(
         ctx.latest(key, field),
         f"{message}: {field} names it {now} instead",
         fix=f"set {field}={split} (its name where the stages read it); or set {key}={now}",
+    )
+
+
+def _swapped(ctx: Context, key: str, message: str, fix: str) -> Problem | None:
+    """A group option typed on the command line (`env=tau2`, `curriculum@stages.train.curriculum=tau2_sft`)
+    that brought in the env or the split name, the side set last: the other side was built around the
+    option it replaced, so the swap is blamed: undoing it is the first fix, `fix` (the split's) the second."""
+    blamed = ctx.latest(key, "env.name")
+    chosen_by = ctx.provenance.origin(blamed).chosen_by
+    if not chosen_by.startswith("override `"):
+        return None
+    text = chosen_by.removeprefix("override ")
+    other = "the stages' splits" if blamed == "env.name" else f"env {ctx.run.env.name}"
+    return Problem(
+        blamed,
+        f"{message}: {text} swapped in an option that does not fit {other}",
+        chosen_by,
+        f"drop {text}; or {fix}",
     )
 
 
