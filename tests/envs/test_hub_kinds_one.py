@@ -107,6 +107,16 @@ LOADERS = {
     "vf_returns_dict": "def load_environment():\n    return {'dataset': []}\n",
     "vf_loader_needs_key": "import os\ndef load_environment():\n    return os.environ['VF_TEST_KEY']\n",
     "vf_empty_eval": SCORED.replace("dataset=data,", "dataset=data, eval_dataset=data.select([]),"),
+    "vf_prompt_text": SCORED.replace(
+        '{"question": "q", "answer": "a"}', '{"prompt": "What is 2+2?", "answer": "4"}'
+    ),
+    "vf_tool_unschemable": (
+        "import verifiers as vf\nfrom datasets import Dataset\nclass Point:\n    pass\n"
+        "def move(p: Point) -> int:\n    return 1\n"
+        "def load_environment():\n"
+        "    data = Dataset.from_list([{'question': 'q', 'answer': 'a'}])\n"
+        "    return vf.ToolEnv(dataset=data, tools=[move])\n"
+    ),
 }
 
 
@@ -116,6 +126,11 @@ LOADERS = {
         ("vf_returns_dict", r"returned dict, not a verifiers Environment"),
         ("vf_loader_needs_key", r"load_environment\(\*\*\{\}\) raised KeyError: 'VF_TEST_KEY'"),
         ("vf_empty_eval", r"its verifiers_eval dataset is empty"),
+        (
+            "vf_prompt_text",
+            r"row 0 of its verifiers_train dataset has a prompt of str 'What is 2\+2\?', not a list",
+        ),
+        ("vf_tool_unschemable", r"raised PydanticSchemaGenerationError: .*vf_tool_unschemable\.Point"),
     ],
 )
 def test_a_loader_that_gives_no_playable_environment_is_refused(
@@ -179,6 +194,10 @@ def test_an_environment_for_another_verifiers_is_refused_at_validation(
         VerifiersEnvConfig(id=name)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vf-old-api\nRequires-Dist: verifiers>=0.2\n")
     assert VerifiersEnvConfig(id=name).id == name
+    # A version pinned in the id, as `prime env install owner/name@version` takes it, is the installed one.
+    assert VerifiersEnvConfig(id=f"owner/{name}@0.1.0").id == f"owner/{name}@0.1.0"
+    with pytest.raises(ValidationError, match=r"asks for version 0\.2\.0 .* installed as vf_old_api-0\.1\.0"):
+        VerifiersEnvConfig(id=f"owner/{name}@0.2.0")
 
 
 class _Answers(http.server.BaseHTTPRequestHandler):

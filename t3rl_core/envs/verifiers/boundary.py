@@ -43,7 +43,7 @@ def loaded(env_id: str, args: dict[str, Any]) -> Environment:
     checked. Called here rather than through verifiers' wrapper, which sets attributes on whatever the
     loader returns before anyone could say it is no Environment, and turns every error into one text."""
     try:
-        loader = import_env_module(env_id).load_environment
+        loader = import_env_module(module_name(env_id)).load_environment
     except ImportError as exc:
         raise EnvLoadError(
             f"environment '{env_id}': cannot import module '{module_name(env_id)}' ({exc}): install it "
@@ -81,6 +81,17 @@ def dataset_problem(env_id: str, split: str, dataset: Any) -> str | None:
             f"formatting (columns {dataset.column_names}): give rows a 'question' or a 'prompt'"
         )
     return None
+
+
+def prompt_problem(env_id: str, split: str, index: Any, prompt: Any) -> str | None:
+    """Why a row's prompt is no list of chat messages (None = it is one)."""
+    if isinstance(prompt, list) and all(isinstance(m, dict) and "role" in m for m in prompt):
+        return None
+    return (
+        f"environment '{env_id}': row {index} of its {split} dataset has a prompt of "
+        f"{type(prompt).__name__} {str(prompt)[:60]!r}, not a list of chat messages ({{'role': …, "
+        "'content': …}}): give rows a 'question' (verifiers builds the messages) or a list of messages"
+    )
 
 
 def collecting() -> list[str]:

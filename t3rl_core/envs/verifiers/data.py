@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from t3rl_core.data.progress import counted
-from t3rl_core.envs.verifiers.boundary import EnvLoadError, dataset_problem
+from t3rl_core.envs.verifiers.boundary import EnvLoadError, dataset_problem, prompt_problem
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.convert import to_chat, to_openai_tools
 from t3rl_core.envs.verifiers.env import INPUT_KEY, load
@@ -27,17 +27,18 @@ def prepare(config: VerifiersEnvConfig, out_dir: Path) -> dict[str, Path]:
         config.data.train_split: vf_env.get_dataset(n=limit) if vf_env.build_dataset() is not None else [],
         config.data.eval_split: vf_env.get_eval_dataset(n=limit),
     }
+    converted: dict[str, list[dict[str, Any]]] = {}
     for split, dataset in splits.items():
         problem = None if isinstance(dataset, list) else dataset_problem(config.id, split, dataset)
         if problem is not None:
             raise EnvLoadError(problem)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
-    for split, dataset in splits.items():
         records = list(dataset)
-        rows = [
+        converted[split] = [
             row(config, vf_env, r, split) for r in counted(records, len(records), f"{split} rows converted")
         ]
+    out_dir.mkdir(parents=True, exist_ok=True)  # only once every row converted: nothing half-written
+    written: dict[str, Path] = {}
+    for split, rows in converted.items():
         path = out_dir / f"{split}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         written[split] = path
@@ -45,6 +46,9 @@ def prepare(config: VerifiersEnvConfig, out_dir: Path) -> dict[str, Path]:
 
 
 def row(config: VerifiersEnvConfig, vf_env: Any, record: dict[str, Any], split: str) -> dict[str, Any]:
+    problem = prompt_problem(config.id, split, record.get("example_id"), record["prompt"])
+    if problem is not None:
+        raise EnvLoadError(problem)
     prompt = [_without_nulls(m) for m in record["prompt"]]
     info = record.get("info")
     info = json.loads(info) if isinstance(info, str) else info or {}

@@ -18,9 +18,19 @@ _LIBRARIES = ("verifiers",)
 
 
 def requirement_problem(env_id: str, module: str) -> str | None:
-    """Why the installed environment `module` cannot run with the installed verifiers (None = it can,
-    or its package declares nothing t3rl can read)."""
+    """Why the installed environment `module` is not what `env_id` asks for (`owner/name@version`) or
+    cannot run with the installed verifiers (None = it can, or its package declares nothing to read)."""
     metadata = _metadata(module)
+    pinned = env_id.partition("@")[2]
+    if pinned:
+        installed_as = None if metadata is None else metadata.parent.name[: -len(".dist-info")]
+        if installed_as is None or installed_as.partition("-")[2] != pinned:
+            found = "no package metadata beside it" if installed_as is None else installed_as
+            return (
+                f"env.id asks for version {pinned} of '{env_id.partition('@')[0]}', but module '{module}' "
+                f"is installed as {found}: `prime env install {env_id}`, or drop @{pinned} to play what "
+                "is installed"
+            )
     if metadata is None:
         return None
     installed = package_versions(_LIBRARIES)

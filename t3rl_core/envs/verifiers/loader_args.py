@@ -14,8 +14,9 @@ LOADER = "load_environment"
 
 
 def module_name(env_id: str) -> str:
-    """The module verifiers imports for an environment id (`owner/my-env` → `my_env`)."""
-    return env_id.replace("-", "_").split("/")[-1]
+    """The module verifiers imports for an environment id (`owner/my-env` → `my_env`; the version of
+    `owner/my-env@0.1.2`, as prime installs it, is no part of the module's name)."""
+    return env_id.partition("@")[0].replace("-", "_").split("/")[-1]
 
 
 def loader_problem(env_id: str, args: Mapping[str, Any]) -> str | None:
