@@ -606,16 +606,23 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     if early is not None:
         return early
     nulled = next(
-        (o for o in parsed if o.value() is None and internals.group_exists(loader, o.key_or_group)), None
+        (
+            o
+            for o in parsed
+            if not isinstance(o.value(), str | list) and internals.group_exists(loader, o.key_or_group)
+        ),
+        None,
     )
-    if nulled is not None:  # `eval=null`: Hydra's words name no key and no override
+    if nulled is not None:  # `eval=null`, `model=5`: Hydra's words name no key and no override
         group, text = nulled.key_or_group, nulled.input_line
         options = internals.group_options(loader, group)
+        value = nulled.value()
+        dropped, shown = ("that override", "null") if value is None else (f"`{text}`", value)
         return Problem(
             key=group,
-            message=f"config group '{group}' takes one of its options, not null",
+            message=f"config group '{group}' takes one of its options, not {shown}",
             source=f"override `{text}`",
-            fix=f"drop that override (the option the config chose stays); or one of: {', '.join(options)}",
+            fix=f"drop {dropped} (the option the config chose stays); or one of: {', '.join(options)}",
         )
     quoted = message.split("'")
     name = quoted[1] if len(quoted) > 2 else ""
