@@ -31,7 +31,7 @@ from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.data import prepare as openenv_prepare
-from t3rl_core.envs.openenv.env import OpenEnvEpisode
+from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory
 from t3rl_core.envs.openenv.server import EnvServerError
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
@@ -344,3 +344,23 @@ def test_an_openenv_step_that_crashes_fails_the_episode(crashing_server: str, mo
 
     role, content = asyncio.run(play())
     assert role == "tool" and "VALIDATION_ERROR" in content
+
+
+def test_rows_prepared_against_another_schema_do_not_start(
+    crashing_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment's server changed (or env.url points at another one) since the data was prepared:
+    every episode would offer the model an action the server refuses."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    config = OpenEnvEnvConfig(url=crashing_server)
+    rows = openenv_prepare(config, tmp_path)["openenv_eval"].read_text().splitlines()
+    row = json.loads(rows[0])
+    factory = OpenEnvFactory(config)
+    assert isinstance(factory(row, "eval"), OpenEnvEpisode)
+    (tool,) = row["metadata"]["tools"]
+    tool["function"]["parameters"]["properties"] = {"delta": {"type": "integer"}}
+    with pytest.raises(WorldUnavailable, match=r"server takes: \['kind'\]; the rows' tool: \['delta'\]"):
+        factory(row, "eval")
+    row["metadata"]["tools"] = []
+    with pytest.raises(WorldUnavailable, match=r"the row offers no tool 'step'"):
+        factory(row, "eval")

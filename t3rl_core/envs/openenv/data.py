@@ -10,6 +10,7 @@ from typing import Any
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.env import RESET_KEY
 from t3rl_core.envs.openenv.server import EnvServer
+from t3rl_core.envs.openenv.tool import action_tool
 
 
 def prepare(config: OpenEnvEnvConfig, out_dir: Path) -> dict[str, Path]:
@@ -32,26 +33,6 @@ def prepare(config: OpenEnvEnvConfig, out_dir: Path) -> dict[str, Path]:
         written[split] = out_dir / f"{split}.jsonl"
         written[split].write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return written
-
-
-def action_tool(config: OpenEnvEnvConfig, schema: dict[str, Any]) -> dict[str, Any]:
-    """The environment's action schema as an OpenAI tool (OpenEnv's own `metadata` field left out)."""
-    properties = {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"}
-    parameters = {
-        "type": "object",
-        "properties": properties,
-        "required": [r for r in schema.get("required", []) if r in properties],
-    }
-    for key in ("$defs", "definitions"):
-        if key in schema:
-            parameters[key] = schema[key]
-    description = (
-        schema.get("description") or f"Take one action in the environment ({schema.get('title', 'action')})."
-    )
-    return {
-        "type": "function",
-        "function": {"name": config.tool_name, "description": description, "parameters": parameters},
-    }
 
 
 def row(config: OpenEnvEnvConfig, tool: dict[str, Any], split: str, index: int, seed: int) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from openenv.core.generic_client import GenericEnvClient
 from t3rl_core.envs.base import Env, Mode
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.server import EnvServer
+from t3rl_core.envs.openenv.tool import action_tool
+from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCallAction, Transition
 
 # Row metadata key holding the task's reset arguments.
@@ -131,13 +133,42 @@ class OpenEnvFactory:
     def __init__(self, config: OpenEnvEnvConfig) -> None:
         self.config = config
         self.server = EnvServer(config)
+        try:
+            self.tool = action_tool(config, self.server.schema()["action"])
+        except BaseException:
+            self.server.close()
+            raise
 
     def __call__(self, task: Mapping[str, Any], mode: Mode) -> OpenEnvEpisode:
-        reset_args = (task.get("metadata") or {}).get(RESET_KEY) or {}
-        return OpenEnvEpisode(self.server.url, self.config, reset_args)
+        metadata = task.get("metadata") or {}
+        problem = stale_tool_problem(self.tool, metadata.get("tools") or [])
+        if problem is not None:
+            raise WorldUnavailable(problem)
+        return OpenEnvEpisode(self.server.url, self.config, metadata.get(RESET_KEY) or {})
 
     async def aclose(self) -> None:
         self.server.close()
+
+
+def stale_tool_problem(server_tool: dict[str, Any], row_tools: list[dict[str, Any]]) -> str | None:
+    """Why a row's action tool is not the running server's (None = it is): rows prepared against
+    another version of the environment, or another environment."""
+    name = server_tool["function"]["name"]
+    mine = next((t for t in row_tools if (t.get("function") or {}).get("name") == name), None)
+    if mine is None:
+        return (
+            f"the row offers no tool {name!r} (the action tool env.tool_name names): prepare the data again"
+        )
+    theirs, ours = server_tool["function"]["parameters"], mine["function"].get("parameters") or {}
+    if theirs == ours:
+        return None
+    fields = set(theirs.get("properties") or {}), set(ours.get("properties") or {})
+    return (
+        f"the server's action schema is not the one the data was prepared with (fields the server takes: "
+        f"{sorted(fields[0])}; the rows' tool: {sorted(fields[1])}; the environment changed since): "
+        "prepare the data again against this server (the data stage), or point env.url at the server "
+        "the data came from"
+    )
 
 
 def make_factory(config: OpenEnvEnvConfig) -> OpenEnvFactory:
