@@ -143,6 +143,10 @@ class RewardConfig(StrictModel):
     """
 
     NEEDS_OUTCOME: ClassVar[frozenset[str]] = frozenset()
+    # The env `ACTION_FORMAT` whose model text and ground truth the reward parses (ToolRL's `<tool_call>`
+    # lines against its gold calls, ReTool's `\boxed{}` answer against its number): the same outcome keys
+    # of another world hold other things, which it would score as always wrong. None = any env.
+    READS_FORMAT: ClassVar[str | None] = None
 
     name: RegistryName
 

@@ -29,6 +29,7 @@ class ReToolRewardConfig(RewardConfig):
     """ReTool's {−1, 0, 1} outcome reward."""
 
     NEEDS_OUTCOME = frozenset({"response", "ground_truth"})
+    READS_FORMAT = "code_block"  # ReToolEnvConfig.ACTION_FORMAT: a math answer, boxed in the text
 
     name: Literal["retool_outcome"] = "retool_outcome"
     # The response is cut at the first occurrence of this token (Qwen's <|im_end|>); "" = no cut.

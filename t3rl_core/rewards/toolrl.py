@@ -66,6 +66,7 @@ class ToolRLRewardConfig(RewardConfig):
     """ToolRL's reward; the defaults are the published GRPO run (every variant off)."""
 
     NEEDS_OUTCOME = frozenset({"response", "ground_truth"})
+    READS_FORMAT = "toolrl"  # ToolRLEnvConfig.ACTION_FORMAT: gold tool calls, `<tool_call>` lines
 
     name: Literal["toolrl"] = "toolrl"
     # Format reward range (R_fmt is max when the format matches, else min).

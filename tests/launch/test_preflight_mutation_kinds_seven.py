@@ -9,7 +9,11 @@ each case one the new kinds found ending "refused, prose fix", "refused, fix fai
 - another option of the env or of a stage's curriculum swapped in (`env=tau2` under stage1_bfcl, a tau2
   curriculum under the BFCL env): the split a stage reads is not prepared, blamed on the curriculum's file
   with "use one of …" as the fix; now blamed on the swap typed, with undoing it as the fix
-  (launch/checks/rules/batch.py).
+  (launch/checks/rules/batch.py); a key of the option a swap replaced (`env.user` under
+  `env=bfcl_multi_turn`) is fixed by undoing the swap (launch/config/schema_errors.py);
+- a config group given a number (`model=5`): Hydra's words at no key, now the group with dropping it;
+- accepted but broken: a reward of another world's format swapped in (ToolRL's reward on ReTool's world),
+  refused by `RewardConfig.READS_FORMAT` against the env's `ACTION_FORMAT`.
 
 Each is judged as the harness judges it: refused at the mutated key (a swap: anywhere) with a first fix
 that validates when applied.
@@ -63,3 +67,20 @@ def test_a_key_of_the_option_a_swap_replaced_is_fixed_by_undoing_the_swap(mutati
 def test_a_group_given_a_number_is_fixed_by_dropping_it() -> None:
     verdict = judge(Mutation("bfcl_debug", "scalar for section", "model", "5"))
     assert verdict.outcome == "refused, fix validates", verdict.detail
+
+
+# Accepted but broken: a reward of one world swapped in under another whose outcome has the same keys
+# (`response`, `ground_truth`) holding other things: ToolRL's reward on ReTool's math answers, ReTool's on
+# ToolRL's gold calls; every episode would score as wrong. Declared: RewardConfig.READS_FORMAT against the
+# env's ACTION_FORMAT (launch/checks/rules/contracts.py); the reward's own world's variants stay accepted.
+FORMATS = [
+    (Mutation("retool", "group option", "reward", "toolrl"), "refused, fix validates"),
+    (Mutation("toolrl_grpo", "group option", "reward", "retool_outcome"), "refused, fix validates"),
+    (Mutation("toolrl_grpo", "group option", "reward", "toolrl_coarse"), "accepted"),
+]
+
+
+@pytest.mark.parametrize(("mutation", "outcome"), FORMATS, ids=[str(m) for m, _ in FORMATS])
+def test_a_reward_of_another_worlds_format_is_refused(mutation: Mutation, outcome: str) -> None:
+    verdict = judge(mutation)
+    assert verdict.outcome == outcome, verdict.detail

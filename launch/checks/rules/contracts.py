@@ -3,7 +3,9 @@
 - env ↔ reward: each env config class declares the `Env.outcome()` keys it returns (`OUTCOME_FIELDS`),
   each reward config class the keys it reads (`NEEDS_OUTCOME`). A reward on an env lacking them scores
   every episode from missing data (0, or a KeyError hours into training). Every train and eval stage
-  runs the run's env with its reward, so one pair is checked per stage that uses it.
+  runs the run's env with its reward, so one pair is checked per stage that uses it. A reward that
+  parses one world's text (`READS_FORMAT`: ToolRL's, ReTool's) needs an env of that `ACTION_FORMAT`: the
+  same keys of another world hold other things (a math answer is no list of gold calls).
 - chat template ↔ family: the stop tokens, SFT loss masks and parsers follow `model.family`; a shipped
   template of another family renders a format none of them read, unless the user says it is intended.
 """
@@ -27,14 +29,15 @@ def reward_reads_what_env_provides(ctx: Context) -> Iterator[Problem]:
     env, reward = ctx.run.env, ctx.run.reward
     provided = type(env).OUTCOME_FIELDS
     needed = type(reward).NEEDS_OUTCOME
-    if provided is None or needed <= provided:
+    reads = type(reward).READS_FORMAT
+    if provided is None or (needed <= provided and reads in (None, env.ACTION_FORMAT)):
         return
     users = [n for n, s in ctx.run.stages.items() if isinstance(s, TrainStage | EvalStage)]
     where = f" (stages {', '.join(users)})" if users else ""
     missing = sorted(needed - provided)
-    fitting = _rewards_for(provided)
+    fitting = _rewards_for(provided, env.ACTION_FORMAT)
     key = ctx.latest("reward.name", "env.name")
-    envs = _envs_for(needed)
+    envs = _envs_for(needed, reads)
     to_env = (
         f"env={envs[0]} (envs whose outcome reward {reward.name} reads: {', '.join(envs)})" if envs else ""
     )
@@ -47,34 +50,38 @@ def reward_reads_what_env_provides(ctx: Context) -> Iterator[Problem]:
     first, second = (to_env, to_reward) if key == "env.name" else (to_reward, to_env)
     choices = [c for c in (first, second) if c]
     fix = "set " + "; or ".join(choices) if choices else "pick a reward whose NEEDS_OUTCOME the env covers"
-    yield Problem(
-        key,
+    message = (
         f"reward {reward.name} reads outcome fields {missing} that env {env.name} does not provide"
-        f"{where}: every episode would be scored from missing data",
-        fix=fix,
+        f"{where}: every episode would be scored from missing data"
+        if missing
+        else f"reward {reward.name} parses {reads} answers, but env {env.name}'s are {env.ACTION_FORMAT}"
+        f"{where}: its response and ground_truth hold other things, and every episode would score as wrong"
     )
+    yield Problem(key, message, fix=fix)
 
 
-def _rewards_for(provided: frozenset[str]) -> list[str]:
+def _rewards_for(provided: frozenset[str], action_format: str) -> list[str]:
     fitting = []
     for name in REWARDS.names():
         try:
-            needs = REWARDS.config_class(name).NEEDS_OUTCOME  # type: ignore[attr-defined]
+            config = REWARDS.config_class(name)
+            needs, reads = config.NEEDS_OUTCOME, config.READS_FORMAT  # type: ignore[attr-defined]
         except (ImportError, AttributeError):
             continue
-        if needs <= provided:
+        if needs <= provided and reads in (None, action_format):
             fitting.append(name)
     return fitting
 
 
-def _envs_for(needed: frozenset[str]) -> list[str]:
+def _envs_for(needed: frozenset[str], reads: str | None) -> list[str]:
     fitting = []
     for name in ENVS.names():
         try:
-            provides = ENVS.config_class(name).OUTCOME_FIELDS  # type: ignore[attr-defined]
+            config = ENVS.config_class(name)
+            provides, action_format = config.OUTCOME_FIELDS, config.ACTION_FORMAT  # type: ignore[attr-defined]
         except (ImportError, AttributeError):
             continue
-        if provides is not None and needed <= provides:
+        if provides is not None and needed <= provides and reads in (None, action_format):
             fitting.append(name)
     return fitting
 
