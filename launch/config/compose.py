@@ -35,7 +35,7 @@ from launch.config.fixes import assign
 from launch.config.hydra_internals import ConfigLoaderImpl
 from launch.config.layers import AppliedOverride, Layer, leaves
 from launch.config.optional_groups import OPTIONAL_GROUPS, optional_group_choice
-from launch.config.override_fixes import nothing_to_delete
+from launch.config.override_fixes import nothing_to_delete, shell_word
 from launch.config.override_syntax import ConfigLookup
 from launch.config.search_path import PACKAGE_SOURCE, display_path, local_file
 
@@ -494,7 +494,7 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
                 key=key,
                 message=f"'{leaf}' is a field {where} that this config does not set",
                 source=f"override `{text}`",
-                fix=f"add it with '+': +{key}={_value_text(override)}",
+                fix=f"add it with '+': {shell_word(f'+{key}={_value_text(override)}')}",
             )
         fix = (
             placed

@@ -179,3 +179,15 @@ def test_an_output_option_of_another_command_says_where_runs_go(here: Path, type
     assert "a run's dir is made under paths.runs_dir" in output, output
     assert fix_of(output) == "paths.runs_dir=elsewhere", output
     validates(["+experiment=quickstart", fix_of(output)])
+
+
+def test_a_field_to_add_with_a_value_of_spaces_gets_a_fix_the_shell_keeps_whole(here: Path) -> None:
+    """`'eval.published.target=T3RL stage 1'` (a field the config leaves unset): the fix read
+    `add it with '+': +eval.published.target=T3RL stage 1`, which the shell split into three words."""
+    argv = [
+        "+experiment=quickstart",
+        "+published@eval.published=t3rl_bfcl",
+        "eval.published.target=T3RL stage 1",
+    ]
+    fix = fix_of(refused(argv)).removeprefix("add it with '+': ")
+    validates([*argv[:2], *shlex.split(fix)])
