@@ -34,9 +34,11 @@ from t3rl_core.envs.openenv.data import prepare as openenv_prepare
 from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory
 from t3rl_core.envs.openenv.server import EnvServerError
 from t3rl_core.envs.unavailable import WorldUnavailable
+from t3rl_core.envs.verifiers.boundary import RubricProblem
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.data import prepare
 from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
+from t3rl_core.envs.verifiers.rescore import rescore
 from t3rl_core.types import AnswerAction, ToolCall, ToolCallAction
 
 # A SingleTurnEnv whose one reward function returns what `kind` names (or raises).
@@ -364,3 +366,17 @@ def test_rows_prepared_against_another_schema_do_not_start(
     row["metadata"]["tools"] = []
     with pytest.raises(WorldUnavailable, match=r"the row offers no tool 'step'"):
         factory(row, "eval")
+
+
+def test_rescoring_with_a_rubric_that_scores_no_number_fails_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl score verifiers`: the same check as an episode, not a 0.0 verdict."""
+    name = module(tmp_path, monkeypatch, "vf_rescored_none", SCORED)
+    item = {
+        "prompt": [{"role": "user", "content": "q"}],
+        "completion": [{"role": "assistant", "content": "a"}],
+    }
+    with pytest.raises(RubricProblem, match=r"reward function 'score' returned NoneType None"):
+        rescore(item, VerifiersEnvConfig(id=name, args={"kind": "none"}))
+    assert rescore(item, VerifiersEnvConfig(id=name)).reward == 1.0
