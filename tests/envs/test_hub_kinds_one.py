@@ -175,6 +175,12 @@ def test_env_args_of_the_wrong_type_are_refused_at_validation(
         VerifiersEnvConfig(id=name, args=args)
 
 
+def test_an_async_loader_is_refused_at_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = module(tmp_path, monkeypatch, "vf_async_loader", "async def load_environment():\n    pass\n")
+    with pytest.raises(ValidationError, match=r"defines `async def load_environment`: verifiers calls"):
+        VerifiersEnvConfig(id=name)
+
+
 def test_env_args_of_the_right_type_validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     name = module(tmp_path, monkeypatch, "vf_typed_loader_ok", TYPED)
     good = {"num_examples": 5, "split": "test", "temperature": 1, "words": ["a"], "seed": None, "extra": "x"}

@@ -45,6 +45,12 @@ def loader_problem(env_id: str, args: Mapping[str, Any]) -> str | None:
     )
     if loader is None:
         return None if _reexports_loader(tree) else f"module '{name}' ({spec.origin}) defines no {LOADER}()"
+    if isinstance(loader, ast.AsyncFunctionDef):
+        return (
+            f"module '{name}' ({spec.origin}) defines `async def {LOADER}`: verifiers calls the loader "
+            "without awaiting it (it would get a coroutine, not an environment); the environment's "
+            "loader must be a plain function"
+        )
     return _call_problem(loader.args, args)
 
 
