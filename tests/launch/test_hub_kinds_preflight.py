@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from test_preflight import _errors, _invoke, sandbox  # noqa: F401  (sandbox is a fixture)
 
+from tests.support.fix_applier import apply_first_fix
+
 HUB = "+experiment=hub_env_grpo"
 LOADER = "def load_environment(num_examples: int = 3, split: str = 'train'):\n    raise AssertionError\n"
 
@@ -60,3 +62,14 @@ def test_an_installed_environment_of_another_version(
     code, out = _invoke("validate", HUB, f"env.id={env_id}")
     assert code == 2, out
     assert [e["key"] for e in _errors(out)] == ["env.id"] and words in out, out
+
+
+@pytest.mark.parametrize("endpoint", ["/ws", "/schema", "/health/", "/step"])
+def test_an_openenv_url_of_an_endpoint_gets_the_root(endpoint: str, sandbox: Path) -> None:  # noqa: F811
+    overrides = [HUB, "env=openenv", f"env.url=http://127.0.0.1:8765{endpoint}"]
+    code, out = _invoke("validate", *overrides)
+    assert code == 2, out
+    errors = _errors(out)
+    assert [e["key"] for e in errors] == ["env.url"] and f"appends {endpoint.rstrip('/')} itself" in out, out
+    code, after = _invoke("validate", *apply_first_fix(overrides, errors[0]))
+    assert code == 0, after

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from t3rl_core.config import EnvConfig, StartedServer
-from t3rl_core.fields import ArgvToken, ContainerImage, HttpUrl, Identifier, PathComponent, Text
+from t3rl_core.fields import ArgvToken, ContainerImage, Corrected, HttpUrl, Identifier, PathComponent, Text
 from t3rl_core.strict import StrictModel
 
+# The endpoints an OpenEnv server (openenv-core's create_app) serves under its root.
+_ENDPOINTS = ("/schema", "/health", "/ws", "/reset", "/step", "/state", "/metadata", "/mcp")
 OUTCOME = frozenset({"reward", "metrics", "truncated", "error", "turn_rewards", "turn_steps"})
 
 
@@ -48,6 +50,19 @@ class OpenEnvEnvConfig(EnvConfig):
     # episode.
     text_field: Identifier | None = None
     data: OpenEnvDataConfig = Field(default_factory=OpenEnvDataConfig)
+
+    @field_validator("url")
+    @classmethod
+    def _root(cls, value: str | None) -> str | None:
+        """The server's root: OpenEnv's client appends its endpoints (and /ws for the session)."""
+        if value is None:
+            return None
+        path = value.split("?", 1)[0].rstrip("/")
+        for endpoint in _ENDPOINTS:
+            if path.endswith(endpoint) and "://" in path[: -len(endpoint)]:
+                root = path[: -len(endpoint)]
+                raise Corrected(f"env.url is the server's root: the client appends {endpoint} itself", root)
+        return value
 
     @model_validator(mode="after")
     def _one_server(self) -> OpenEnvEnvConfig:
