@@ -23,18 +23,19 @@ def deleted_group_problems(
     overrides: Sequence[str], problems: Sequence[Problem], config_dirs: Sequence[str]
 ) -> list[Problem]:
     """One problem per `~GROUP` or `~key` override that one of `problems` is about; [] when none is."""
-    keys = [o for o in overrides if o.startswith("~") and "." in o.partition("=")[0]]
-    found = [p for p in (_deleted_key(o, problems) for o in keys) if p is not None]
-    deleted = [
-        (override, override[1:].partition("=")[0])
-        for override in overrides
-        if override.startswith("~") and "." not in override.partition("=")[0]
-    ]
-    if not deleted:
-        return found
-    from launch.config.compose import group_options  # lazy: Hydra's config loader, only for `~group`
+    deleted = [(o, o[1:].partition("=")[0]) for o in overrides if o.startswith("~")]
+    known: set[str] = set()
+    if any("." not in key for _, key in deleted):
+        from launch.config.compose import groups  # lazy: Hydra's config loader, only for `~name`
 
+        known = set(groups(config_dirs))
+    keys = [o for o, key in deleted if "." in key or key not in known]
+    found = [p for p in (_deleted_key(o, problems) for o in keys) if p is not None]
     for override, group in deleted:
+        if override in keys:
+            continue
+        from launch.config.compose import group_options  # lazy: as above
+
         options = group_options(group, config_dirs) if group not in OPTIONAL_GROUPS else []
         needed = next((p for p in problems if _reads(p, group)), None)
         if not options or needed is None:
@@ -69,6 +70,8 @@ def _deleted_key(override: str, problems: Sequence[Problem]) -> Problem | None:
             in p.message  # an interpolation of it: "Interpolation key 'paths.models_dir' not found"
             or p.source == f"deleted by override `{override}`"
             or (p.key == parent and f"'{leaf}'" in p.message)
+            # a section's tag (`~stages.eval.eval.engine.name`): its other keys are no kind's now
+            or (leaf in ("name", "kind") and p.key.startswith(f"{parent}."))
         ),
         None,
     )

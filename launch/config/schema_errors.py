@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import assign, quoted, value_at
 from launch.config.provenance import Provenance
-from launch.config.schema_walk import field_names, model_at
+from launch.config.schema_walk import OVERLAYS, field_names, model_at
 from launch.config.secrets import is_secret_key
 from t3rl_core.fields import HOLDS, Corrected, OutOfOrder, Reread
 from t3rl_core.registry import PluginError, UnknownNameError
@@ -146,8 +146,13 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         typed = typed_as_scalar(key, source, item.get("input"))
         if typed is not None:
             return typed
-    if item["type"] == "string_type":
-        fix = f"quote it so it stays a string: {assign(root, key, repr(str(item.get('input'))))}"
+    if item["type"] == "string_type":  # a list is no text that lost its quotes: its item, or undo, is meant
+        typed_list = isinstance(item.get("input"), list | dict)
+        fix = (
+            ""
+            if typed_list
+            else f"quote it so it stays a string: {assign(root, key, repr(str(item.get('input'))))}"
+        )
     list_item = key.rpartition(".")[2].isdigit()
     if list_item:
         key = key.rpartition(".")[0]
@@ -169,6 +174,9 @@ def _default_of(key: str, root: Mapping[str, Any]) -> str | None:
     from launch.config.field_docs import schema_default
 
     parent, _, leaf = key.rpartition(".")
+    grandparent, _, section = parent.rpartition(".")
+    if (model_at(grandparent, root), section) in OVERLAYS:
+        return None  # a stage's overlay (`stages.sft.hardware`) left unset takes the root's value, not this
     model = model_at(parent, root)
     field = model.model_fields.get(leaf) if model is not None else None
     found, value = schema_default(field) if field is not None else (False, None)
@@ -194,7 +202,7 @@ _TYPE_FIXES = {
     "finite_number": "give a finite number",
     "bool_parsing": "give true or false",
     "list_type": "give a list, e.g. {key}=[a,b]",
-    "dict_type": "give a mapping, e.g. {key}={{k: v}}",
+    "dict_type": "give a mapping: its keys one by one, {key}.<key>=…",
 }
 
 

@@ -12,6 +12,14 @@ each case one the new kinds found ending "refused, prose fix", "refused, fix fai
   (launch/checks/rules/batch.py); a key of the option a swap replaced (`env.user` under
   `env=bfcl_multi_turn`) is fixed by undoing the swap (launch/config/schema_errors.py);
 - a config group given a number (`model=5`): Hydra's words at no key, now the group with dropping it;
+- a stage overlay's key typed as a list (`stages.sft.hardware.max_tokens_per_gpu=[16384]`,
+  `stages.eval.eval.split=[tau2_test]`): the fix was the root model's schema default (null, `bfcl_test`,
+  which the overlay would not take) or the list quoted as text; now the stage's own value
+  (launch/config/schema_errors.py); a mapping given a number (`env.sandbox.env=5`): "give a mapping, e.g.
+  env.sandbox.env={k: v}", which Hydra refuses over a file's mapping, now dropping it; a root key deleted
+  (`~name`, `~next_experiment`) and a section's tag deleted (`~…engine.name`) as keys are; an epoch count
+  nulled (`num_epoch=null`): blamed on num_rollout, which nobody changed, now on the key nulled with its value
+  back (launch/checks/rules/batch.py);
 - accepted but broken: a reward of another world's format swapped in (ToolRL's reward on ReTool's world),
   refused by `RewardConfig.READS_FORMAT` against the env's `ACTION_FORMAT`.
 
@@ -84,3 +92,23 @@ FORMATS = [
 def test_a_reward_of_another_worlds_format_is_refused(mutation: Mutation, outcome: str) -> None:
     verdict = judge(mutation)
     assert verdict.outcome == outcome, verdict.detail
+
+
+# Found by the one-item list, scalar-for-section, deleted and null kinds (see the module docstring).
+SHAPES = [
+    Mutation("retool", "one-item list", "stages.sft.hardware.max_tokens_per_gpu", "[16384]"),
+    Mutation("tau2_pipeline", "one-item list", "stages.eval.eval.split", "[tau2_test]"),
+    Mutation("tau2_pipeline", "one-item list", "stages.eval.eval.samples", "[4]"),
+    Mutation("retool", "scalar for section", "env.sandbox.env", "5"),
+    Mutation("tau2_pipeline", "scalar for section", "reward.alpha_multipliers", "5"),
+    Mutation("bfcl_debug", "deleted", "name", DELETED),
+    Mutation("bfcl_debug", "deleted", "next_experiment", DELETED),
+    Mutation("quickstart", "deleted", "stages.eval_tiny.eval.engine.name", DELETED),
+    Mutation("retool", "null", "stages.sft.curriculum.num_epoch", "null"),
+]
+
+
+@pytest.mark.parametrize("mutation", SHAPES, ids=[str(m) for m in SHAPES])
+def test_a_value_of_another_shape_is_fixed_at_its_key(mutation: Mutation) -> None:
+    verdict = judge(mutation)
+    assert verdict.outcome == "refused, fix validates", verdict.detail

@@ -143,10 +143,17 @@ def schedule_length_set(scope: Scope, ctx: Context) -> Iterator[Problem]:
     """slime: --num-rollout or --num-epoch is required."""
     cur = scope.curriculum
     if cur is not None and cur.num_rollout is None and cur.num_epoch is None:
+        rollouts, epochs = scope.cur("num_rollout"), scope.cur("num_epoch")
+        # the one nulled last (`num_epoch=null` under an epoch-length curriculum) gets its value back
+        fix = (
+            f"give {epochs} its number of passes over the split, or {rollouts} a number of rollouts"
+            if ctx.latest(rollouts, epochs) == epochs
+            else f"set {rollouts}=800 (T3RL), or {epochs}"
+        )
         yield Problem(
-            scope.cur("num_rollout"),
+            ctx.latest(rollouts, epochs),
             "the train stage has no length: neither num_rollout nor num_epoch is set",
-            fix=f"set {scope.cur('num_rollout')}=800 (T3RL), or {scope.cur('num_epoch')}",
+            fix=fix,
         )
 
 
