@@ -99,6 +99,36 @@ def test_a_rubric_that_scores_no_number_fails_the_episode(
         play(config, tmp_path / "out")
 
 
+# A MultiTurnEnv whose env_response raises one of verifiers' errors (verifiers records it, ends the rollout
+# and lets the rubric score it).
+RAISING = """
+import verifiers as vf
+from datasets import Dataset
+
+class Raising(vf.MultiTurnEnv):
+    async def env_response(self, messages, state, **kwargs):
+        raise getattr(vf.errors, self.error)("the sandbox went away")
+
+def load_environment(error: str = "SandboxError"):
+    env = Raising(dataset=Dataset.from_list([{"question": "q", "answer": "a"}]), max_turns=3,
+                  rubric=vf.Rubric(funcs=[lambda completion: 0.0]))
+    env.error = error
+    return env
+"""
+
+
+def test_an_infrastructure_error_of_the_environment_is_not_scored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sandbox that died is not the model's failure: its 0.0 would be trained on."""
+    name = module(tmp_path, monkeypatch, "vf_infra_error", RAISING)
+    with pytest.raises(RuntimeError, match=r"environment 'vf_infra_error' failed: SandboxError: the sandbox"):
+        play(VerifiersEnvConfig(id=name), tmp_path / "out")
+    # The model's own bad tool call (a ToolCallError) is still the rubric's to score.
+    outcome = play(VerifiersEnvConfig(id=name, args={"error": "ToolCallError"}), tmp_path / "out2")
+    assert outcome["reward"] == 0.0 and outcome["error"].startswith("ToolCallError")
+
+
 def test_a_rubric_that_scores_a_number_still_scores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     name = module(tmp_path, monkeypatch, "vf_scored_ok", SCORED)
     outcome = play(VerifiersEnvConfig(id=name), tmp_path / "out")

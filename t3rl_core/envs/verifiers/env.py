@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from verifiers.errors import InfraError
 from verifiers.types import Messages
 from verifiers.utils.message_utils import normalize_messages
 
@@ -80,6 +81,11 @@ class VerifiersEnv(Env):
         raise_problems(self.env_id, self._rubric_problems)
         trajectory = state.get("trajectory") or []
         error = state.get("error")
+        if isinstance(error, InfraError):
+            raise RuntimeError(
+                f"environment '{self.env_id}' failed: {type(error).__name__}: {error} (verifiers' "
+                "infrastructure error: the environment's, not the model's; the rollout is not scored)"
+            )
         return {
             "reward": float(state.get("reward") or 0.0),
             "metrics": {name: float(value) for name, value in (state.get("metrics") or {}).items()},
