@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from email.parser import HeaderParser
 from pathlib import Path
-
-from packaging.requirements import InvalidRequirement, Requirement
 
 from t3rl_core.installed import package_versions
 
@@ -33,6 +30,11 @@ def requirement_problem(env_id: str, module: str) -> str | None:
             )
     if metadata is None:
         return None
+    # Lazy: ~20 ms of imports at a cold `t3rl validate`, needed only for an env installed as a package.
+    from email.parser import HeaderParser
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
     installed = package_versions(_LIBRARIES)
     for line in HeaderParser().parsestr(metadata.read_text(encoding="utf-8")).get_all("Requires-Dist") or []:
         try:
