@@ -416,3 +416,13 @@ def test_rescoring_with_a_rubric_that_scores_no_number_fails_the_line(
     with pytest.raises(RubricProblem, match=r"reward function 'score' returned NoneType None"):
         rescore(item, VerifiersEnvConfig(id=name, args={"kind": "none"}))
     assert rescore(item, VerifiersEnvConfig(id=name)).reward == 1.0
+
+
+def test_a_text_field_the_action_lacks_is_refused(
+    crashing_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every plain-text answer would fill a field the server's schema refuses."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with pytest.raises(WorldUnavailable, match=r"env.text_field='message' is no field .*\['kind'\]"):
+        OpenEnvFactory(OpenEnvEnvConfig(url=crashing_server, text_field="message"))
+    assert OpenEnvFactory(OpenEnvEnvConfig(url=crashing_server, text_field="kind")).tool
