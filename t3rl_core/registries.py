@@ -36,13 +36,14 @@ REWARDS = Registry(
     "reward",
     {
         "progress": Entry(
-            "t3rl_core.rewards.progress:ProgressRewardConfig", "t3rl_core.rewards.progress:ProgressReward"
+            "t3rl_core.rewards.progress_config:ProgressRewardConfig",
+            "t3rl_core.rewards.progress:ProgressReward",
         ),
         "binary": Entry(
-            "t3rl_core.rewards.progress:BinaryRewardConfig", "t3rl_core.rewards.progress:BinaryReward"
+            "t3rl_core.rewards.progress_config:BinaryRewardConfig", "t3rl_core.rewards.progress:BinaryReward"
         ),
         "bfcl_format": Entry(
-            "t3rl_core.rewards.progress:FormatRewardConfig", "t3rl_core.rewards.progress:FormatReward"
+            "t3rl_core.rewards.progress_config:FormatRewardConfig", "t3rl_core.rewards.progress:FormatReward"
         ),
         "toolrl": Entry(
             "t3rl_core.rewards.toolrl:ToolRLRewardConfig", "t3rl_core.rewards.toolrl:ToolRLReward"

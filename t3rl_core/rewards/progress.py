@@ -8,29 +8,10 @@ accuracy and format_reward = (interactions − format_errors) / interactions.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
-from t3rl_core.config import RewardConfig
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
-
-# The outcome keys `turn_metrics` reads.
-TURN_FIELDS = frozenset({"turns_total", "turns_correct", "accuracy", "interactions", "format_errors"})
-
-
-class ProgressRewardConfig(RewardConfig):
-    """correct turns / total turns of the episode (T3RL's fine-grained progress reward)."""
-
-    NEEDS_OUTCOME = TURN_FIELDS
-
-    name: Literal["progress"] = "progress"
-
-
-class BinaryRewardConfig(RewardConfig):
-    """1 when every turn of the episode is correct, else 0."""
-
-    NEEDS_OUTCOME = TURN_FIELDS
-
-    name: Literal["binary"] = "binary"
+from t3rl_core.rewards.progress_config import BinaryRewardConfig, FormatRewardConfig, ProgressRewardConfig
 
 
 def turn_metrics(outcome: Mapping[str, Any]) -> dict[str, float]:
@@ -46,15 +27,6 @@ def turn_metrics(outcome: Mapping[str, Any]) -> dict[str, float]:
         # Corrective hints the environment gave in the episode (train-mode augmentation; 0 when off).
         "hints": float(sum((outcome.get("hints") or {}).values())),
     }
-
-
-class FormatRewardConfig(RewardConfig):
-    """The paper's format/syntax stage: the share of the model's actions that parse, and nothing for an
-    episode without a single well-formed tool call (PROPOSED shape: the paper publishes no formula)."""
-
-    NEEDS_OUTCOME = TURN_FIELDS | {"tool_calls"}
-
-    name: Literal["bfcl_format"] = "bfcl_format"
 
 
 class FormatReward(Reward):
