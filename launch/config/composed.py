@@ -125,13 +125,23 @@ def _interpolation_fix(composition: Composition, provenance: Provenance, key: st
     keys = [str(k) for k in node] if OmegaConf.is_dict(node) else []
     guess = did_you_mean(leaf, keys)
     if guess is None:
-        return _missing_key_fix(composition, provenance, missing) or generic
+        return _missing_key_fix(composition, provenance, missing, key) or generic
     corrected = raw.replace("${" + missing + "}", "${" + (f"{parent}.{guess}" if parent else guess) + "}")
     target = f"{parent}.{guess}" if parent else guess
     return f"set {key}={corrected} (the interpolation names no key '{missing}'; did you mean '{target}'?)"
 
 
-def _missing_key_fix(composition: Composition, provenance: Provenance, missing: str) -> str | None:
+def _swapped_in(provenance: Provenance, key: str) -> str | None:
+    """The group option typed on the command line (`env=bfcl_multi_turn`, not `+experiment=…`) that chose
+    the file `key` comes from: a swap whose keys differ from the option it replaced."""
+    origin = provenance.origin(key)
+    chosen_by = origin.chosen_by if origin is not None else ""
+    text = chosen_by.removeprefix("override ")
+    swapped = chosen_by.startswith("override `") and not text.lstrip("`+").startswith("experiment=")
+    return text if swapped else None
+
+
+def _missing_key_fix(composition: Composition, provenance: Provenance, missing: str, key: str) -> str | None:
     """Where a key an interpolation reads is missing: the file that set its nearest existing ancestor
     (a config of your own that lacks a key t3rl's options have), not the file holding the reference."""
     parts = missing.split(".")
@@ -140,8 +150,10 @@ def _missing_key_fix(composition: Composition, provenance: Provenance, missing: 
         if OmegaConf.select(composition.config, ancestor) is not None:
             source = provenance.source(ancestor)
             where = f"in {source}" if source else "in the config"
-            return (
+            give = (
                 f"give {missing} a value {where}: it sets {ancestor} without {'.'.join(parts[depth:])} "
                 f"(`t3rl show --explain {missing}` shows t3rl's default one)"
             )
+            swap = _swapped_in(provenance, ancestor) or _swapped_in(provenance, key)
+            return f"drop {swap} (the option it replaced fits); or {give}" if swap else give
     return None

@@ -11,6 +11,10 @@ each case one the new kinds found ending "refused, prose fix", "refused, fix fai
   with "use one of …" as the fix; now blamed on the swap typed, with undoing it as the fix
   (launch/checks/rules/batch.py); a key of the option a swap replaced (`env.user` under
   `env=bfcl_multi_turn`) is fixed by undoing the swap (launch/config/schema_errors.py);
+- an option swapped in whose file lacks a key another file interpolates (`env=bfcl_multi_turn` under
+  hub_env_grpo's `${env.data.eval_split}`, the hub curriculum's `${env.data.train_split}` under ToolRL):
+  "give env.data.eval_split a value in conf/env/bfcl_multi_turn.yaml", t3rl's file; now dropping the swap
+  (launch/config/composed.py);
 - a config group given a number (`model=5`): Hydra's words at no key, now the group with dropping it;
 - a stage overlay's key typed as a list (`stages.sft.hardware.max_tokens_per_gpu=[16384]`,
   `stages.eval.eval.split=[tau2_test]`): the fix was the root model's schema default (null, `bfcl_test`,
@@ -61,6 +65,8 @@ def test_refused_at_the_mutation_with_a_fix_that_validates(mutation: Mutation) -
 SWAPS = [
     Mutation("tau2_pipeline", "group option", "env", "bfcl_multi_turn"),
     Mutation("retool", "group option", "env", "tau2"),
+    Mutation("hub_env_grpo", "group option", "env", "bfcl_multi_turn"),
+    Mutation("toolrl_grpo", "group option", "curriculum@stages.train.curriculum", "hub_grpo"),
 ]
 
 
