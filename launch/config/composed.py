@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
@@ -24,6 +25,7 @@ from launch.config.compose_cache import Plain, Reads
 from launch.config.env_references import keep_environment_references, unset_variables
 from launch.config.errors import ConfigError, Problem, did_you_mean
 from launch.config.provenance import Provenance
+from launch.config.search_path import PACKAGE, package_dir
 from launch.config.secrets import remember_config, remember_overrides
 
 # OmegaConf's resolvers whose result depends on the config alone.
@@ -133,12 +135,15 @@ def _interpolation_fix(composition: Composition, provenance: Provenance, key: st
 
 def _swapped_in(provenance: Provenance, key: str) -> str | None:
     """The group option typed on the command line (`env=bfcl_multi_turn`, not `+experiment=…`) that chose
-    the file `key` comes from: a swap whose keys differ from the option it replaced."""
+    the shipped file `key` comes from: a swap whose keys differ from the option it replaced (a file of the
+    user's own lacks the key: its fix is the file)."""
     origin = provenance.origin(key)
-    chosen_by = origin.chosen_by if origin is not None else ""
-    text = chosen_by.removeprefix("override ")
-    swapped = chosen_by.startswith("override `") and not text.lstrip("`+").startswith("experiment=")
-    return text if swapped else None
+    if origin is None or not origin.chosen_by.startswith("override `"):
+        return None
+    text = origin.chosen_by.removeprefix("override ")
+    shipped = package_dir(PACKAGE)
+    in_package = shipped is not None and Path(origin.source).resolve().is_relative_to(shipped)
+    return text if in_package and not text.lstrip("`+").startswith("experiment=") else None
 
 
 def _missing_key_fix(composition: Composition, provenance: Provenance, missing: str, key: str) -> str | None:
