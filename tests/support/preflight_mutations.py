@@ -2,8 +2,9 @@
 each: every leaf pushed through its type's boundaries and wrong kinds, every pair of port holders
 collided, every stage reference broken, every list of named choices given a repeat, every choice typed in
 capitals, and valid values that change what the rest must be: every other choice of a choice field, every
-boolean flipped, every other option of the model and hardware groups. Each mutation must end one of two
-ways:
+boolean flipped, every other option of the model and hardware groups; and (tests/support/mutation_kinds.py)
+every other option of every other group, model and hardware swapped together, every field deleted or
+nulled, and values of another shape. Each mutation must end one of two ways:
 
 - refused with an error at the mutated key (or the key it collides with), whose first fix, applied as
   the user would, validates (for a swapped option: its first error, wherever it is, whose fix removes
@@ -11,8 +12,10 @@ ways:
 - accepted, which means the whole plan was built and every slime argv in it passed slime's generated
   option table (`t3rl validate` builds the plan in memory).
 
-`python -m tests.support.preflight_mutations` runs them all and prints the counts that the docs report
-(docs/explanation/preflight.md); tests/launch/test_preflight_mutations.py runs a fixed sample.
+`python -m tests.support.preflight_mutations` runs them all (`--kind`, `--experiment`: some) and prints the
+counts that the docs report (docs/explanation/preflight.md); it exits 1 when any mutation ends otherwise
+(refused elsewhere, with a prose fix, with a fix that fails, or crashed: an exception out of the
+pre-flight). tests/launch/test_preflight_mutations.py runs a fixed sample.
 """
 
 from __future__ import annotations
