@@ -129,6 +129,28 @@ def test_an_infrastructure_error_of_the_environment_is_not_scored(
     assert outcome["reward"] == 0.0 and outcome["error"].startswith("ToolCallError")
 
 
+def test_a_rollout_cut_by_the_environments_timeout_is_truncated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """timeout_seconds=0: verifiers' wall-clock limit ends the rollout before the model's first turn."""
+    source = SCORED.replace(
+        "rubric=vf.Rubric(funcs=[score]))", "rubric=vf.Rubric(funcs=[score]), timeout_seconds=0)"
+    )
+    name = module(tmp_path, monkeypatch, "vf_timed_out", source)
+    config = VerifiersEnvConfig(id=name)
+    row = json.loads(prepare(config, tmp_path / "out")["verifiers_eval"].read_text().splitlines()[0])
+
+    async def go() -> tuple[Any, dict[str, Any]]:
+        env = VerifiersEnvFactory(config)(row, "eval")
+        first = await env.reset()
+        await env.finish()
+        return first, env.outcome()
+
+    first, outcome = asyncio.run(go())
+    assert first.done and first.truncated
+    assert outcome["truncated"] and outcome["stop_condition"] == "timeout_reached"
+
+
 def test_a_rubric_that_scores_a_number_still_scores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     name = module(tmp_path, monkeypatch, "vf_scored_ok", SCORED)
     outcome = play(VerifiersEnvConfig(id=name), tmp_path / "out")

@@ -90,7 +90,7 @@ class VerifiersEnv(Env):
             "reward": float(state.get("reward") or 0.0),
             "metrics": {name: float(value) for name, value in (state.get("metrics") or {}).items()},
             "stop_condition": state.get("stop_condition"),
-            "truncated": bool(state.get("is_truncated")),
+            "truncated": _cut(state),
             "error": None if error is None else f"{type(error).__name__}: {error}",
             "turn_rewards": [step.get("reward") for step in trajectory],
             "turn_steps": [1] * len(trajectory),
@@ -135,9 +135,13 @@ class VerifiersEnv(Env):
         state = self._state
         conversation = [*normalize_messages(state.get("prompt") or []), *(state.get("completion") or [])]
         new = conversation[len(before) + after_assistant :]
-        return Transition(
-            messages=[to_chat(m) for m in new], done=True, truncated=bool(state.get("is_truncated"))
-        )
+        return Transition(messages=[to_chat(m) for m in new], done=True, truncated=_cut(state))
+
+
+def _cut(state: Any) -> bool:
+    """The rollout was cut by a limit, not ended by the environment: a prompt that no longer fits, or
+    the environment's own `timeout_seconds` (wall-clock, the model's generation included)."""
+    return bool(state.get("is_truncated") or state.get("timed_out"))
 
 
 def _dump(message: Any) -> dict[str, Any]:
