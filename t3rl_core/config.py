@@ -129,6 +129,12 @@ class EnvConfig(StrictModel):
         most episodes before their task can be done."""
         return None
 
+    def model_calls_bound(self) -> int | None:
+        """At least the most model calls any task of the env's data needs, read more cheaply than
+        `model_calls_needed` (None = not declared): a step limit at or above it cuts no task, so the
+        pre-flight check does not read the tasks one by one."""
+        return None
+
     def preparation_problems(self) -> list[tuple[str, str, str]]:
         """What the prepare_data stage would refuse in these settings, found without preparing data:
         (the env key under `env`, why, the override that fixes it) for each; [] = nothing known."""

@@ -69,7 +69,12 @@ def steps_leave_tasks_room(ctx: Context) -> Iterator[Problem]:
         for name, stage in ctx.run.stages.items()
         if isinstance(stage, TrainStage) and stage.curriculum.mode == "rl"
     ]
-    needed = ctx.run.env.model_calls_needed() if limits else None
+    if not limits:
+        return
+    bound = ctx.run.env.model_calls_bound()
+    if bound is not None and all(steps >= bound for _, steps in limits):
+        return  # no task needs more calls than any limit allows
+    needed = ctx.run.env.model_calls_needed()
     if not needed:
         return
     for key, steps in limits:

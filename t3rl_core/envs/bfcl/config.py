@@ -126,6 +126,12 @@ class BFCLEnvConfig(EnvConfig):
 
         return turns_per_entry(list(self.data.categories))
 
+    def model_calls_bound(self) -> int | None:
+        """The ground truth's brackets per entry, less the outer list's (each turn is a list of calls)."""
+        from t3rl_core.envs.bfcl.shipped import turns_bound  # lazy: reads bfcl-eval's data files
+
+        return turns_bound(list(self.data.categories))
+
     def preparation_problems(self) -> list[tuple[str, str, str]]:
         """Every entry bfcl-eval ships in the categories has an id below num_ids: preparing the data
         refuses an entry outside the id cut (t3rl_core.envs.bfcl.data.build_rows)."""

@@ -67,6 +67,24 @@ def turns_per_entry(categories: list[str]) -> list[int] | None:
     return turns
 
 
+def turns_bound(categories: list[str]) -> int | None:
+    """At least the most user turns of any entry bfcl-eval ships in `categories`, read without parsing
+    its ground truth (`turns_per_entry`'s JSON parse: ~21 M instructions of a cold plan): each turn is a
+    list of calls, so it opens a bracket, and a line's brackets less the outer list's bound its turns
+    (a bracket inside a call's text only raises the bound). None when a file is not found here."""
+    data = _data_dir()
+    if data is None:
+        return None
+    bound = 0
+    for category in categories:
+        path = _latest(data / "possible_answer", category)
+        if path is None:
+            return None
+        with open(path, encoding="utf-8") as handle:
+            bound = max(bound, max((line.count("[") - 1 for line in handle), default=0))
+    return bound
+
+
 def _data_dir() -> Path | None:
     """bfcl-eval's data folder, found without importing the package; None when it is not installed."""
     spec = importlib.util.find_spec("bfcl_eval")
