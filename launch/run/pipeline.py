@@ -33,7 +33,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -232,12 +231,28 @@ class SilentReporter:
         pass
 
 
-@dataclass
+# A plain class, not a dataclass: a cold `t3rl plan` imports this module, and a dataclass compiles its
+# methods from text as its class is created (~1.9 M instructions).
 class PipelineResult:
-    # succeeded | failed | stopped | planned
-    status: str
-    decisions: list[Decision]
-    results: dict[str, StageResult] = field(default_factory=dict)
+    def __init__(
+        self, status: str, decisions: list[Decision], results: dict[str, StageResult] | None = None
+    ) -> None:
+        # succeeded | failed | stopped | planned
+        self.status, self.decisions = status, decisions
+        self.results: dict[str, StageResult] = {} if results is None else results
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        theirs = (other.status, other.decisions, other.results)  # type: ignore[attr-defined]
+        return (self.status, self.decisions, self.results) == theirs
+
+    def __repr__(self) -> str:
+        return (
+            f"PipelineResult(status={self.status!r}, decisions={self.decisions!r}, results={self.results!r})"
+        )
 
     @property
     def failed_stage(self) -> str | None:

@@ -23,6 +23,7 @@ what to do; it is never taken as "no state".
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import platform
 import shutil
@@ -30,7 +31,6 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -46,29 +46,64 @@ StageStatus = Literal["running", "succeeded", "failed", "stopped", "skipped"]
 STATE_VERSION = 1
 
 
-@dataclass
+_RECORD_FIELDS = (
+    "status", "fingerprint", "run_id", "upstream", "attempts", "started_at", "finished_at", "returncode",
+    "message", "handle", "outputs",
+)  # fmt: skip
+
+
+# A mapping field left out gets a new empty dict (a given None stays None, as with a dataclass's factory).
+_FRESH: Any = object()
+
+
+# StageRecord and RunState are plain classes, not dataclasses: a cold `t3rl plan` imports this module, and
+# a dataclass compiles its methods from text as its class is created (~3.7 M and ~1.2 M instructions).
 class StageRecord:
     """What happened to one stage, as kept in state.json."""
 
-    status: StageStatus
-    # Stage.fingerprint() of the command that produced this record.
-    fingerprint: str
-    # Identity of the stage's current output: a fresh id per execution, "complete:<fingerprint>" when
-    # an existing complete output was adopted.
-    run_id: str
-    # run_id of each stage this one reads from (Stage.reads_from) when it ran; a change there makes
-    # this output stale. (Records written before that list every earlier stage.)
-    upstream: dict[str, str] = field(default_factory=dict)
-    attempts: int = 0
-    started_at: str | None = None
-    finished_at: str | None = None
-    returncode: int | None = None
-    message: str = ""
-    # What the executor started (process group, job id), to stop it if t3rl dies.
-    handle: dict[str, Any] = field(default_factory=dict)
-    # Digest of each declared output (Stage.verify and outputs.json) when the stage finished
-    # (launch.run.output_digest); a resume skips the stage only while they all still match.
-    outputs: dict[str, str | None] = field(default_factory=dict)
+    def __init__(
+        self,
+        status: StageStatus,
+        # Stage.fingerprint() of the command that produced this record.
+        fingerprint: str,
+        # Identity of the stage's current output: a fresh id per execution, "complete:<fingerprint>" when
+        # an existing complete output was adopted.
+        run_id: str,
+        # run_id of each stage this one reads from (Stage.reads_from) when it ran; a change there makes
+        # this output stale. (Records written before that list every earlier stage.)
+        upstream: dict[str, str] = _FRESH,
+        attempts: int = 0,
+        started_at: str | None = None,
+        finished_at: str | None = None,
+        returncode: int | None = None,
+        message: str = "",
+        # What the executor started (process group, job id), to stop it if t3rl dies.
+        handle: dict[str, Any] = _FRESH,
+        # Digest of each declared output (Stage.verify and outputs.json) when the stage finished
+        # (launch.run.output_digest); a resume skips the stage only while they all still match.
+        outputs: dict[str, str | None] = _FRESH,
+    ) -> None:
+        self.status, self.fingerprint, self.run_id = status, fingerprint, run_id
+        self.upstream = {} if upstream is _FRESH else upstream
+        self.attempts, self.started_at, self.finished_at = attempts, started_at, finished_at
+        self.returncode, self.message = returncode, message
+        self.handle = {} if handle is _FRESH else handle
+        self.outputs = {} if outputs is _FRESH else outputs
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _RECORD_FIELDS)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in _RECORD_FIELDS)
+        return f"{type(self).__qualname__}({fields})"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Each field by name, its mappings copied (what `dataclasses.asdict` gave)."""
+        return {name: copy.deepcopy(getattr(self, name)) for name in _RECORD_FIELDS}
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any], path: Path) -> StageRecord:
@@ -78,14 +113,24 @@ class StageRecord:
             raise RunDirError(f"{path}: the record of stage '{name}' is malformed ({err})") from err
 
 
-@dataclass
 class RunState:
     """state.json: one record per stage that ever started or was skipped."""
 
-    stages: dict[str, StageRecord] = field(default_factory=dict)
+    def __init__(self, stages: dict[str, StageRecord] = _FRESH) -> None:
+        self.stages = {} if stages is _FRESH else stages
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.stages == other.stages  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(stages={self.stages!r})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": STATE_VERSION, "stages": {k: asdict(v) for k, v in self.stages.items()}}
+        return {"version": STATE_VERSION, "stages": {k: v.as_dict() for k, v in self.stages.items()}}
 
     @classmethod
     def from_dict(cls, data: Any, path: Path) -> RunState:
@@ -290,7 +335,7 @@ class RunDir:
         state.stages[name] = record
         self.save_state(state)
         atomic_write_json(
-            self.stage_dir(name) / "status.json", {"stage": name, **asdict(record)}, durable=True
+            self.stage_dir(name) / "status.json", {"stage": name, **record.as_dict()}, durable=True
         )
 
     def supersede(self, name: str, files: Iterable[str] = ()) -> Path | None:
