@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import value_at
@@ -46,7 +45,7 @@ def _chosen(problem: Problem, config_dirs: Sequence[str], overrides: Sequence[st
             return None
         choice = f"{group}@{found['key']}={found['value']}"
     fix = f"set {choice} instead of `{typed}` (the {group} group's option, mounted at {found['key']})"
-    return replace(problem, key=found["key"], fix=fix)
+    return problem.replace(key=found["key"], fix=fix)
 
 
 def _mounted_by_defaults(
@@ -106,4 +105,4 @@ def _under_package(problem: Problem, config_dirs: Sequence[str]) -> Problem | No
         f"set {package}{found['rest']}={found['value']} instead of `{typed}` (the {group} group is "
         f"mounted at {package})"
     )
-    return replace(problem, fix=fix)
+    return problem.replace(fix=fix)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from launch.config.errors import ConfigError, Problem
@@ -50,19 +49,19 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
         # `env.data=null`: a section given a value; without the override its keys come back
         fix = f"drop `{text}` ({key} is a section: set its keys, {key}.<key>=…)"
         generic = not problem.fix or problem.fix == SEE_THE_FIELD
-        return replace(problem, fix=fix if generic else f"{fix}; or {problem.fix}")
+        return problem.replace(fix=fix if generic else f"{fix}; or {problem.fix}")
     if before in (_MISSING, _SECTION) or written is None or _text(before) == written:
         return problem
     undo = f"set {problem.key}={_text(before)} (its value without `{text}`)"
     same = f"set {problem.key}={_text(before)} ("
     if problem.fix.startswith(same) and problem.fix.endswith(")") and "; or " not in problem.fix:
         # the same value, said once, with both reasons for it
-        return replace(problem, fix=f"{undo[:-1]}; {problem.fix.removeprefix(same)}")
+        return problem.replace(fix=f"{undo[:-1]}; {problem.fix.removeprefix(same)}")
     # a fix that reads what was typed (a spelling trimmed, a percentage as its fraction) comes first
     reads = AS_FRACTION in problem.fix or AS_TYPED in problem.fix
     trims = problem.fix.startswith("set ") and (_trims(problem.fix, written) or reads)
     fix = f"{problem.fix}; or {undo}" if trims else f"{undo}; or {problem.fix}" if problem.fix else undo
-    return replace(problem, fix=fix)
+    return problem.replace(fix=fix)
 
 
 _MISSING = object()
@@ -85,8 +84,8 @@ def _section_undone(problem: Problem, overrides: Sequence[str], config_dirs: Seq
         if before in (_MISSING, _SECTION)
         else f"set {key}={_text(before)} (its value without `{text}`)"
     )
-    return replace(
-        problem, source=f"override `{text}`", fix=f"{undo}; or {problem.fix}" if problem.fix else undo
+    return problem.replace(
+        source=f"override `{text}`", fix=f"{undo}; or {problem.fix}" if problem.fix else undo
     )
 
 

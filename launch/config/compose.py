@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -645,7 +645,7 @@ def _in_user_words(problem: Problem, written: dict[str, str]) -> Problem:
     """Quote overrides as the user typed them (`+experiment=x`, not the rewritten `experiment=x`)."""
     for rewritten, original in written.items():
         if problem.source == f"override `{rewritten}`":
-            return replace(problem, source=f"override `{original}`")
+            return problem.replace(source=f"override `{original}`")
     return problem
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import FrozenInstanceError
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -22,31 +22,72 @@ EXIT_CONFIG_ERROR = 2
 Severity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True)
+_FIELDS = ("key", "message", "source", "fix", "severity")
+
+
 class Problem:
-    """One thing wrong with a config."""
+    """One thing wrong with a config, immutable."""
 
-    # Dotted config key ("hardware.tensor_parallel"); "" = the config as a whole.
+    # A plain class, not a frozen dataclass: every cold command imports this module, and a dataclass
+    # compiles its methods from text as its class is created (~4.1 M instructions).
+    __match_args__ = _FIELDS
     key: str
-    # What is wrong, with the numbers involved.
     message: str
-    # The config file or command-line override that set the key ("" = schema default or unknown).
-    source: str = ""
-    # The smallest change that makes the config valid.
-    fix: str = ""
-    # Warnings are reported but do not fail validation.
-    severity: Severity = "error"
+    source: str
+    fix: str
+    severity: Severity
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        # Dotted config key ("hardware.tensor_parallel"); "" = the config as a whole.
+        key: str,
+        # What is wrong, with the numbers involved.
+        message: str,
+        # The config file or command-line override that set the key ("" = schema default or unknown).
+        source: str = "",
+        # The smallest change that makes the config valid.
+        fix: str = "",
+        # Warnings are reported but do not fail validation.
+        severity: Severity = "error",
+    ) -> None:
         # A message may quote a value and a source an override: credentials are masked in all three.
         # lazy: secrets imports the Secret type; problems are data first
         from launch.config.secrets import scrub_text
 
-        for name in ("message", "source", "fix"):
-            object.__setattr__(self, name, scrub_text(getattr(self, name)))
+        put = object.__setattr__
+        put(self, "key", key)
+        put(self, "message", scrub_text(message))
+        put(self, "source", scrub_text(source))
+        put(self, "fix", scrub_text(fix))
+        put(self, "severity", severity)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def _fields(self) -> tuple[str, str, str, str, str]:
+        return (self.key, self.message, self.source, self.fix, self.severity)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in zip(_FIELDS, self._fields(), strict=True))
+        return f"{type(self).__qualname__}({fields})"
+
+    def replace(self, **changes: str) -> Problem:
+        """A copy with `changes` (what `dataclasses.replace` gave: the new texts masked too)."""
+        return type(self)(**{**dict(zip(_FIELDS, self._fields(), strict=True)), **changes})  # type: ignore[arg-type]
 
     def with_source(self, source: str) -> Problem:
-        return self if self.source else replace(self, source=source)
+        return self if self.source else self.replace(source=source)
 
     def as_text(self) -> str:
         lines = [f"{self.severity}: {self.key or '<config>'}: {self.message}"]
