@@ -82,6 +82,11 @@ class _Worker:
                 stream.close()
 
 
+def _retrieved(task: asyncio.Future[_Worker]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
 def _set_done(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
@@ -158,10 +163,11 @@ class CallWorkers:
         if self._ahead is not None:
             worker, started = self._ahead
             self._ahead = None
-            if not started.done():
-                started.cancel()
-            elif not started.cancelled():
-                started.exception()  # retrieved: a worker that never got ready is reported by no one
+            # Retrieved once it ends: a worker that never got ready is reported by no one, and Python
+            # 3.11's wait_for may swallow the cancel when the worker's pipe turns readable as it is
+            # killed (its read then fails on the closed pipe).
+            started.add_done_callback(_retrieved)
+            started.cancel()
             self._idle.append(worker)  # killed below, whether it got ready or not
         # Every worker is signalled before any is waited for: their exits overlap (two workers after an
         # eval's last episode: ~12 ms, where one after the other took 12-50 ms on the shared machine).

@@ -22,24 +22,26 @@ from t3rl_core.secret import mask_episode_text, mask_revealed
 LIST_FIELDS = ("prompt_ids", "response_ids", "loss_mask", "log_probs")
 # The episode's own text: what the model wrote and the world answered, replayed by official scorers.
 EPISODE_TEXT_FIELDS = ("messages", "response_text")
+_PLACEHOLDER = "\0t3rl-episode-text\0"
 
 
 def record_line(record: Mapping[str, Any]) -> str:
-    """`json.dumps(record, default=str)` (the episode's text, then the token lists last) and a newline."""
+    """`json.dumps(record, default=str)` (the token lists last) and a newline."""
     lists = {key: record[key] for key in LIST_FIELDS if type(record.get(key)) is list}
-    episode = {key: record[key] for key in EPISODE_TEXT_FIELDS if key in record}
+    # The episode's text stands in the record's order as a placeholder (JSON writes its NULs escaped,
+    # which no mask reads), replaced by its own masking of that text.
+    episode = {key: json.dumps(record[key], default=str) for key in EPISODE_TEXT_FIELDS if key in record}
+    shown = {key: _PLACEHOLDER + key if key in episode else value for key, value in record.items()}
     # Its other fields may quote a credential (an error message): masked; its token lists cannot.
     rest = mask_revealed(
-        json.dumps(
-            {key: value for key, value in record.items() if key not in lists and key not in episode},
-            default=str,
-        )
+        json.dumps({key: value for key, value in shown.items() if key not in lists}, default=str)
     )
-    members = [rest[1:-1]] if rest != "{}" else []
-    if episode:
-        members.append(mask_episode_text(json.dumps(episode, default=str))[1:-1])
-    members += [f"{json.dumps(key)}: {_list_text(value)}" for key, value in lists.items()]
-    return "{" + ", ".join(members) + "}\n"
+    for key, text in episode.items():
+        rest = rest.replace(json.dumps(_PLACEHOLDER + key), mask_episode_text(text), 1)
+    if not lists:
+        return rest + "\n"
+    parts = [f"{json.dumps(key)}: {_list_text(value)}" for key, value in lists.items()]
+    return rest[:-1] + (", " if rest != "{}" else "") + ", ".join(parts) + "}\n"
 
 
 def _list_text(values: list[Any]) -> str:
