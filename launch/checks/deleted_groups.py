@@ -75,8 +75,8 @@ def _deleted_key(override: str, problems: Sequence[Problem]) -> Problem | None:
         ),
         None,
     )
-    if needed is None:
-        return None
+    if needed is None or needed.message.startswith("nothing to delete"):
+        return None  # a key no file has (`~tracking.projct`): its own problem names the key meant
     if "Could not delete from config" in needed.message:
         message = f"`{override}` deletes {key}, which holds no value here (null, or no file sets it)"
     else:
