@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import ParsersConfig, RolloutConfig
-from t3rl_core.engines.base import Generation, SamplingParams
+from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
 from t3rl_core.parsers.render import render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.rollout.episode import run_episode
@@ -26,6 +26,27 @@ FRAGMENTS = [
     '{"name": "add", ',
     "The sum is 3.",
 ]
+
+
+class ServingEngine(FixedEngine):
+    """The script's generations as a server gives them: cut at the call's max_new_tokens (finish
+    `length`), as SGLang cuts; an engine that overruns it is an engine failure of its own
+    (tests/rollout/test_runtime_kinds_seven.py)."""
+
+    def __init__(self, outputs: list[Generation | BaseException]) -> None:
+        super().__init__(outputs)
+        self.returned: list[Generation] = []
+
+    async def generate(
+        self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
+    ) -> Generation:
+        output = await super().generate(input_ids, sampling, context)
+        cut = sampling.max_new_tokens
+        if len(output.token_ids) > cut:
+            finish = "length" if output.finish_reason == "stop" else output.finish_reason
+            output = Generation(output.token_ids[:cut], output.log_probs[:cut], finish)
+        self.returned.append(output)
+        return output
 
 
 @st.composite
@@ -69,7 +90,7 @@ def test_random_outputs_never_crash_and_keep_tito(chat: ChatFormat, data: st.Dat
         ),
         TOOLS,
     )
-    engine = FixedEngine(outputs)
+    engine = ServingEngine(outputs)
     script = list(outputs)
     result = asyncio.run(
         run_episode(
@@ -86,8 +107,7 @@ def test_random_outputs_never_crash_and_keep_tito(chat: ChatFormat, data: st.Dat
     assert result.num_model_calls <= limits.max_num_steps
     assert env.closed
     # the model's tokens are exactly what the engine returned, in order, with their log-probs
-    played = script[: engine.calls]
-    generated = [g for g in played if isinstance(g, Generation)]
+    generated = engine.returned
     model = [
         (t, lp) for t, m, lp in zip(result.response_ids, result.loss_mask, result.log_probs, strict=True) if m
     ]
