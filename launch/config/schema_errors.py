@@ -186,7 +186,9 @@ def _default_of(key: str, root: Mapping[str, Any]) -> str | None:
         return "null"
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, int | float | str):
+    if isinstance(value, str):
+        return quoted(value)  # `<|im_end|>` unquoted is no override Hydra parses
+    if isinstance(value, int | float):
         return str(value)
     if isinstance(value, list) and all(isinstance(v, int | float | str) for v in value):
         return "[" + ",".join(map(str, value)) + "]"
@@ -320,8 +322,11 @@ def _config_key(loc: tuple[Any, ...], data: Mapping[str, Any]) -> str:
     """pydantic's location without the union tags it inserts (e.g. stages.train.<train>.curriculum)."""
     parts: list[str] = []
     node: Any = data
+    at_value = False  # the location reached a value the config holds (not a section)
     for index, element in enumerate(loc):
         after = loc[index + 1] if index + 1 < len(loc) else None
+        if at_value and isinstance(element, str):
+            continue  # past the value: a union arm's label (`function-after[check(), str]`, `literal['']`)
         # A tag that is also a key of its node (an eval stage's `eval` overrides): a tag when the next
         # element is the node's own field rather than one of that key's.
         if _has(node, element) and not (
@@ -332,6 +337,7 @@ def _config_key(loc: tuple[Any, ...], data: Mapping[str, Any]) -> str:
             and not _has(node[element], after)
         ):
             node = node[element]
+            at_value = not isinstance(node, Mapping)
         elif isinstance(node, Mapping) and not isinstance(element, int) and _is_tag(element, node):
             continue
         else:

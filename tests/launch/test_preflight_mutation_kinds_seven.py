@@ -24,6 +24,9 @@ each case one the new kinds found ending "refused, prose fix", "refused, fix fai
   (`~name`, `~next_experiment`) and a section's tag deleted (`~…engine.name`) as keys are; an epoch count
   nulled (`num_epoch=null`): blamed on num_rollout, which nobody changed, now on the key nulled with its value
   back (launch/checks/rules/batch.py);
+- a field typed as a union of a checked text and a choice (ReTool's `reward.end_of_turn`) set to null or a
+  list: refused at `reward.end_of_turn.function-after[check(), str]`, pydantic's label of the union's arm
+  taken for a key (launch/config/schema_errors._config_key), with a fix naming that key;
 - accepted but broken: a reward of another world's format swapped in (ToolRL's reward on ReTool's world),
   refused by `RewardConfig.READS_FORMAT` against the env's `ACTION_FORMAT`.
 
@@ -111,6 +114,8 @@ SHAPES = [
     Mutation("bfcl_debug", "deleted", "next_experiment", DELETED),
     Mutation("quickstart", "deleted", "stages.eval_tiny.eval.engine.name", DELETED),
     Mutation("retool", "null", "stages.sft.curriculum.num_epoch", "null"),
+    Mutation("retool", "null", "reward.end_of_turn", "null"),
+    Mutation("retool", "one-item list", "reward.end_of_turn", "['<|im_end|>']"),
 ]
 
 
