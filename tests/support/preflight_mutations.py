@@ -392,7 +392,8 @@ def main() -> int:
     counts: Counter[str] = Counter()
     kinds: Counter[tuple[str, str]] = Counter()
     examples: dict[str, list[Verdict]] = {}
-    for mutation in mutations(args.experiment or EXPERIMENTS):
+    experiments = args.experiment or EXPERIMENTS
+    for mutation in mutations(experiments):
         if args.kind and mutation.kind not in args.kind:
             continue
         verdict = judge(mutation)
@@ -400,7 +401,7 @@ def main() -> int:
         kinds[(mutation.kind, verdict.outcome)] += 1
         examples.setdefault(verdict.outcome, []).append(verdict)
     total = sum(counts.values())
-    print(f"{total} mutations of {len(EXPERIMENTS)} experiments")
+    print(f"{total} mutations of {len(experiments)} experiments")
     for outcome, n in counts.most_common():
         print(f"  {n:5d}  {outcome}")
     for (kind, outcome), n in sorted(kinds.items()):
