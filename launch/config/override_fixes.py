@@ -137,12 +137,18 @@ def typed_override(key: str, source: str) -> tuple[str, str] | None:
 
 def typed_as_scalar(key: str, source: str, value: object) -> Problem | None:
     """A string field given, in an override, a word Hydra reads as a number, a boolean or null (`1e3`,
-    `true`, `1.10`, `null`): the override again, its value quoted as typed."""
+    `true`, `1.10`): the override again, its value quoted as typed; `null`: the override dropped."""
     typed = typed_override(key, source)
     if typed is None or not isinstance(value, bool | int | float | None):
         return None
     prefix, text = typed
-    kind = {bool: "the boolean", int: "the integer", float: "the float"}.get(type(value), "no value:")
+    if value is None:
+        # `null` typed for a text that cannot be empty means "no value", seldom the word null (a device,
+        # a split): the value the files give it is what is left
+        return Problem(
+            key, f"{key} takes a string, but `{text}` gives it no value", source, f"drop `{prefix}={text}`"
+        )
+    kind = {bool: "the boolean", int: "the integer", float: "the float"}[type(value)]
     return Problem(
         key,
         f"{key} takes a string, but Hydra reads `{text}` as {kind} {value!r}",

@@ -116,6 +116,9 @@ SHAPES = [
     Mutation("retool", "null", "stages.sft.curriculum.num_epoch", "null"),
     Mutation("retool", "null", "reward.end_of_turn", "null"),
     Mutation("retool", "one-item list", "reward.end_of_turn", "['<|im_end|>']"),
+    # The fix was the value quoted (`…device='null'`, a device named "null", refused in turn): null typed
+    # for a text means no value, and the override dropped leaves the files' value.
+    Mutation("quickstart", "null", "stages.eval_tiny.eval.engine.device", "null"),
 ]
 
 
