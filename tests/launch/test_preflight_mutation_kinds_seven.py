@@ -119,6 +119,9 @@ SHAPES = [
     # The fix was the value quoted (`…device='null'`, a device named "null", refused in turn): null typed
     # for a text means no value, and the override dropped leaves the files' value.
     Mutation("quickstart", "null", "stages.eval_tiny.eval.engine.device", "null"),
+    # Refused at the SFT stage's train_split, with "did you mean …=tau2_test" (training on the test
+    # tasks): the env field typed null is what left the split out, and dropping it the fix.
+    Mutation("tau2_pipeline", "null", "env.data.demonstrations_split", "null"),
 ]
 
 

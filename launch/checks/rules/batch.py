@@ -324,7 +324,11 @@ def unprepared_split(ctx: Context, key: str, split: str, known: list[str], what:
     message = f"{what} '{split}' is not prepared by env {ctx.run.env.name}"
     if renamed is None:
         fix = split_fix(key, split, known)
-        return _swapped(ctx, key, message, fix) or Problem(key, message, fix=fix)
+        return (
+            _swapped(ctx, key, message, fix)
+            or _left_out_by_override(ctx, split, message, fix)
+            or Problem(key, message, fix=fix)
+        )
     field, now = renamed
     return Problem(
         ctx.latest(key, field),
@@ -349,6 +353,38 @@ def _swapped(ctx: Context, key: str, message: str, fix: str) -> Problem | None:
         chosen_by,
         f"drop {text}; or {fix}",
     )
+
+
+def _left_out_by_override(ctx: Context, split: str, message: str, fix: str) -> Problem | None:
+    """An env field typed on the command line (`env.data.demonstrations_split=null`, or deleted) without
+    which the env prepares `split` (the field at its schema default): the override is the cause, and
+    dropping it the first fix. The split's own fix (another split: tau2's test tasks) comes second."""
+    for key, origin in ctx.provenance.items():
+        if not key.startswith("env.") or "override `" not in origin.source:
+            continue
+        reset = _at_default(ctx.run.env, key.split(".")[1:])
+        names = getattr(reset, "split_names", None)
+        if callable(names) and split in names():
+            text = origin.source.partition("override `")[2].removesuffix("`")
+            return Problem(
+                key, f"{message}: `{text}` leaves it out", origin.source, f"drop `{text}`; or {fix}"
+            )
+    return None
+
+
+def _at_default(model: BaseModel, path: list[str]) -> BaseModel | None:
+    """A copy of `model` whose field at `path` holds its schema default (None: no such field)."""
+    field = type(model).model_fields.get(path[0])
+    if field is None:
+        return None
+    if len(path) == 1:
+        value = field.get_default(call_default_factory=True)
+    else:
+        inner = getattr(model, path[0])
+        value = _at_default(inner, path[1:]) if isinstance(inner, BaseModel) else None
+        if value is None:
+            return None
+    return model.model_copy(update={path[0]: value})
 
 
 def split_names_distinct(ctx: Context) -> Iterator[Problem]:
