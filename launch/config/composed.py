@@ -103,11 +103,19 @@ def _recording(name: str, resolver: Callable[..., Any], reads: Reads) -> Callabl
     def record(config: Any, parent: Any, node: Any, args: tuple[Any, ...], args_str: tuple[str, ...]) -> Any:
         if name == "oc.env" and args:
             reads.env[str(args[0])] = os.environ.get(str(args[0]))
-        elif name not in PURE_RESOLVERS:
+        elif name not in PURE_RESOLVERS and not _in_hydra_node(node):
             reads.impure.add(name)
         return resolver(config, parent, node, args, args_str)
 
     return record
+
+
+def _in_hydra_node(node: Any) -> bool:
+    """A value of Hydra's own node (`hydra.run.dir: outputs/${now:…}`, which Hydra's merge resolves once
+    its resolvers are registered): t3rl keeps that node unresolved (`plain_with_hydra`), so what the
+    resolver returned there is in no composition's result."""
+    key = node._get_full_key(None) if node is not None else ""
+    return str(key).startswith("hydra.")
 
 
 def _interpolation_fix(composition: Composition, provenance: Provenance, key: str, message: str) -> str:

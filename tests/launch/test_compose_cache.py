@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hydra.core.utils import setup_globals
+from omegaconf.basecontainer import BaseContainer
 
 import launch.config.resolved as resolved_module
 from launch.checks.resolve import resolve
@@ -292,3 +294,17 @@ def test_a_search_path_beyond_the_digest_is_never_stored(compositions, config_di
     elsewhere, none = Entry.of(["seed=1"], []), Entry.of(["seed=2"], [])
     assert elsewhere is not None and none is not None
     assert not elsewhere.path.exists() and none.path.exists()
+
+
+def test_hydras_resolvers_in_its_own_node_leave_a_search_cached(compositions, monkeypatch, tmp_path) -> None:
+    """Once Hydra's resolvers are registered (any Hydra app run earlier in the process: setup_globals),
+    its merge resolves its own node's `${now:…}` run and sweep dirs. t3rl keeps that node unresolved, so a
+    search is stored all the same (in the full suite it was composed on every call); `now` in the
+    config's own values still keeps a line out of the cache."""
+    monkeypatch.setattr(BaseContainer, "_resolvers", dict(BaseContainer._resolvers))
+    setup_globals()
+    resolve(SEARCH), resolve(SEARCH)
+    assert len(compositions) == 1 and len(entries(tmp_path)) == 1
+    stamped = ["+experiment=stage1_bfcl", "tracking.run_name=run-${now:%H%M%S}"]
+    resolve(stamped), resolve(stamped)
+    assert len(compositions) == 3 and len(entries(tmp_path)) == 1
