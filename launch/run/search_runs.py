@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +15,7 @@ from rich.table import Table
 from launch.config.errors import ConfigError, Problem
 from launch.run.exit_codes import EXIT_FAILED
 from launch.run.pipeline import PipelineError
-from launch.run.rundir import RunDir, RunDirError
+from launch.run.rundir import RunDir, RunDirError, stamp_now
 from launch.run.search import TrialFailed, TrialOutcome, run_search, storage_problem
 from launch.run.steps import execute, new_sweep_dir, plan_run, resolve_overrides, write_run_dir
 from launch.run.sweep import IncompleteEval, SweepSummary, point_metric
@@ -40,7 +39,7 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
         )
         raise ConfigError([problem])
 
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    stamp = stamp_now()
     first = resolve_overrides(search_base(overrides, config_dirs), config_dirs, console)
     problem = storage_problem(first.hydra.get("sweeper") or {})
     if problem is not None:

@@ -18,7 +18,6 @@ import sys
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +29,7 @@ from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, INTERRUPTED
 from launch.run.override_merge import refuse_literals_for_children, refuse_masked
 from launch.run.parallel import PointJob, PointScheduler
 from launch.run.pipeline import PipelineError
-from launch.run.rundir import RunDir, RunDirError, now
+from launch.run.rundir import RunDir, RunDirError, now, stamp_now
 from launch.run.steps import (
     execute,
     new_sweep_dir,
@@ -86,7 +85,7 @@ def run_sweep(
     max_points: int | None = None,
 ) -> int:
     points = expand_points(overrides, config_dirs, max_points)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    stamp = stamp_now()
     # The sweep dir follows from the first point's runs_dir (plans_dir when planning) and name;
     # check_points plans in order.
     sweep_dirs: list[Path] = []
