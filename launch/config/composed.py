@@ -146,9 +146,9 @@ def _swapped_in(provenance: Provenance, key: str) -> str | None:
     the shipped file `key` comes from: a swap whose keys differ from the option it replaced (a file of the
     user's own lacks the key: its fix is the file)."""
     origin = provenance.origin(key)
-    if origin is None or not origin.chosen_by.startswith("override `"):
+    text = origin.chosen_on_line if origin is not None else None
+    if text is None:
         return None
-    text = origin.chosen_by.removeprefix("override ")
     shipped = package_dir(PACKAGE)
     in_package = shipped is not None and Path(origin.source).resolve().is_relative_to(shipped)
     return text if in_package and not text.lstrip("`+").startswith("experiment=") else None

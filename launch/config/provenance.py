@@ -38,6 +38,12 @@ class Origin(Record):
     # True when an override deleted the key (`~key`).
     deleted: bool = False
 
+    @property
+    def chosen_on_line(self) -> str | None:
+        """The override (`` `env=tau2` ``, quoted) that chose this key's file on the command line, if one
+        did: a group option swapped in, whose keys other files were not written around."""
+        return self.chosen_by.removeprefix("override ") if self.chosen_by.startswith("override `") else None
+
     def describe(self) -> str:
         what = f"deleted by {self.source}" if self.deleted else self.source + _from_environment(self.raw)
         return f"{what} (chosen by {self.chosen_by})" if self.chosen_by else what

@@ -379,8 +379,8 @@ def _swapped_after(key: str, provenance: Provenance) -> str | None:
     for depth in range(len(parts) - 1, 0, -1):
         named = ".".join([*parts[:depth], "name"])
         origin = provenance.origin(named) if provenance.sets(named) else None
-        if origin and origin.chosen_by.startswith("override `") and origin.order > provenance.order(key):
-            return origin.chosen_by.removeprefix("override ")
+        if origin and origin.chosen_on_line and origin.order > provenance.order(key):
+            return origin.chosen_on_line
     return None
 
 

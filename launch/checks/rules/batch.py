@@ -342,15 +342,15 @@ def _swapped(ctx: Context, key: str, message: str, fix: str) -> Problem | None:
     that brought in the env or the split name, the side set last: the other side was built around the
     option it replaced, so the swap is blamed: undoing it is the first fix, `fix` (the split's) the second."""
     blamed = ctx.latest(key, "env.name")
-    chosen_by = ctx.provenance.origin(blamed).chosen_by
-    if not chosen_by.startswith("override `"):
+    origin = ctx.provenance.origin(blamed)
+    text = origin.chosen_on_line if origin is not None else None
+    if text is None:
         return None
-    text = chosen_by.removeprefix("override ")
     other = "the stages' splits" if blamed == "env.name" else f"env {ctx.run.env.name}"
     return Problem(
         blamed,
         f"{message}: {text} swapped in an option that does not fit {other}",
-        chosen_by,
+        origin.chosen_by,
         f"drop {text}; or {fix}",
     )
 
