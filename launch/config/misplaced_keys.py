@@ -117,12 +117,12 @@ def misplaced_fix(
     parent: str = "",
 ) -> str | None:
     """The fix for an unknown `key` carrying `value` whose setting lives elsewhere, or None. `guess`:
-        (the unknown name, the sibling name offered for it): a setting elsewhere spelt as typed comes first;
-        a name elsewhere merely alike only when the sibling is not spelt nearly alike either (`n_samples`:
-        `n_samples_per_prompt`, not the top-level `name`); slime's name of a flag t3rl writes from a key
-    (`use_dynamic_batch_size`) comes before a guess. `parent`: the known section the unknown
-        name was typed under; the same name under a section of that name elsewhere is the same unknown key
-        (`+stages.train.env.nosuch=1`, judged as `env.nosuch`, is no place of its own)."""
+    (the unknown name, the sibling name offered for it): a setting elsewhere spelt as typed comes first;
+    a name elsewhere merely alike only when the sibling is not spelt nearly alike either (`n_samples`:
+    `n_samples_per_prompt`, not the top-level `name`); slime's name of a flag t3rl writes from a key
+    (`use_dynamic_batch_size`) comes before a guess. `parent`: the known section the unknown name was
+    typed under; the same name under a section of that name elsewhere is the same unknown key
+    (`+stages.train.env.nosuch=1`, judged as `env.nosuch`, is no place of its own)."""
     leaves = typed_leaves(key, value)
     if len(leaves) != 1:
         return None
