@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -28,7 +27,7 @@ from launch.config.errors import EXIT_CONFIG_ERROR, did_you_mean
 from launch.config.secrets import scrub_obj, scrub_text
 from launch.files import LockHeld, atomic_write_json, exclusive_lock
 from launch.run.published_view import print_verdicts, require_published
-from launch.run.rundir import RunDir, RunDirError, collect_manifest
+from launch.run.rundir import RunDir, RunDirError, collect_manifest, fresh_dir, stamp_now
 from launch.run.steps import t3rl_root, write_secret_fingerprints
 from t3rl_core.chat.format import cached_tokenizer
 from t3rl_core.config import RuntimeConfig
@@ -164,9 +163,11 @@ def eval_command(
         require_published(config)
     if data is not None:
         _check_data(data, config)
-    out = out or runs_dir / f"eval-{config.engine.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    _check_out(out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out is None:
+        out = fresh_dir(runs_dir, f"eval-{config.engine.name}-{stamp_now()}")
+    else:
+        _check_out(out)
+        out.mkdir(parents=True, exist_ok=True)
     try:
         # The record is written under the lock: a second eval into the same --out is refused before it
         # rewrites the first one's config or summary.

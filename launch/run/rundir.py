@@ -155,6 +155,20 @@ def stamp_now() -> str:
     return datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
+def fresh_dir(parent: Path, name: str) -> Path:
+    """`<parent>/<name>`, made now, suffixed -1, -2, … if it exists: two commands started in the same
+    second never share a record."""
+    parent.mkdir(parents=True, exist_ok=True)
+    candidate, n = parent / name, 0
+    while True:
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            n += 1
+            candidate = parent / f"{name}-{n}"
+
+
 class RunDir:
     """One run's directory."""
 
@@ -168,20 +182,11 @@ class RunDir:
     @classmethod
     def new(cls, runs_dir: Path, name: str, stamp: str | None = None) -> RunDir:
         """A fresh `<runs_dir>/<name>/<timestamp>` (suffixed -1, -2, … if that exists)."""
-        stamp = stamp or stamp_now()
         parent = runs_dir / name
         created = [p for p in (parent, *parent.parents) if not p.exists()]
-        parent.mkdir(parents=True, exist_ok=True)
-        candidate, n = parent / stamp, 0
-        while True:
-            try:
-                candidate.mkdir()
-                run_dir = cls(candidate)
-                run_dir.created = created
-                return run_dir
-            except FileExistsError:
-                n += 1
-                candidate = parent / f"{stamp}-{n}"
+        run_dir = cls(fresh_dir(parent, stamp or stamp_now()))
+        run_dir.created = created
+        return run_dir
 
     @property
     def id(self) -> str:
