@@ -190,6 +190,8 @@ class SweepSummary:
     launcher: dict[str, Any] = field(default_factory=_launcher)
     # "plan" for a sweep `t3rl plan -m` wrote (never run; `t3rl run --run-dir` refuses it), else "run".
     record: str = "run"
+    # Whether this process may write the dir's record: it loaded it (a resume) or wrote it first.
+    _claimed: bool = field(default=False, init=False, repr=False, compare=False)
 
     @classmethod
     def load(cls, sweep_dir: Path) -> SweepSummary:
@@ -206,6 +208,7 @@ class SweepSummary:
                 summary.points[record["index"]] = PointRecord(**record)
             except TypeError as err:  # a field t3rl never writes, or one missing
                 raise RunDirError(f"{sweep_dir / 'sweep.json'}: point {record['index']}: {err}") from None
+        summary._claimed = True
         return summary
 
     def add(self, point: Point) -> None:
@@ -238,10 +241,28 @@ class SweepSummary:
 
     def write(self) -> None:
         files = {"sweep.json": json.dumps(self.as_dict(), indent=2) + "\n", "sweep.md": self.markdown()}
-        if not self.sweep_dir.exists() and _created_with(self.sweep_dir, files):
-            return
+        if not self._claimed:
+            if not self.sweep_dir.exists() and _created_with(self.sweep_dir, files):
+                self._claimed = True
+                return
+            self._refuse_anothers()
+            self._claimed = True
         for name, text in files.items():
             atomic_write_text(self.sweep_dir / name, text)
+
+    def _refuse_anothers(self) -> None:
+        """A new sweep's dir is named by the second it started: another sweep started in the same
+        second (a script launching several) may have taken it while this one was checked. Its record
+        is never written over."""
+        try:
+            launcher = json.loads((self.sweep_dir / "sweep.json").read_text()).get("launcher")
+        except (OSError, ValueError, AttributeError):
+            return
+        if launcher not in (None, self.launcher):
+            raise RunDirError(
+                f"{self.sweep_dir} was taken meanwhile by another sweep ({launcher}) started in the same "
+                "second; nothing of this sweep was written: start it again"
+            )
 
     def markdown(self) -> str:
         metric = self.metric_name or "metric"
