@@ -51,16 +51,19 @@ def test_runs_every_stage_once_then_skips_them_all(dirs):
 def test_sigkill_mid_stage_resumes_and_completes_each_stage_exactly_once(dirs):
     run_dir, marks = dirs
     # Stage b records its pid, then sleeps as long as b.sleep says (the command itself never changes,
-    # so that the second run resumes it instead of superseding it).
+    # so that the second run resumes it instead of superseding it). The duration is read before the pid
+    # is written: the test sets it to 0 for the resume once the pid is there, which a shell descheduled
+    # between the two lines read as its own, so the killed launcher's stage ended (and recorded its exit)
+    # before the resume, which then rightly finished the stage instead of resuming it.
     (marks / "b.sleep").write_text("30")
-    middle = f"echo $$ > {marks}/b.pid\nsleep $(cat {marks}/b.sleep)"
+    middle = f"duration=$(cat {marks}/b.sleep)\necho $$ > {marks}/b.pid\nsleep $duration"
     search_path = os.pathsep.join([str(HELPERS.parent), os.environ.get("PYTHONPATH", "")])
     child = subprocess.Popen(
         [sys.executable, str(HELPERS), str(run_dir), str(marks), middle],
         # The helpers' folder first, then the caller's path (the checkout under test).
         env={**os.environ, "PYTHONPATH": search_path},
     )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a failure guard: an interpreter, stage a and b's start
     # Wait for the whole pid line: the shell may have created the file but not written it yet.
     while not (marks / "b.pid").exists() or not (marks / "b.pid").read_text().endswith("\n"):
         assert time.monotonic() < deadline, "stage b never started"
