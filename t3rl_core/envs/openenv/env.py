@@ -1,6 +1,7 @@
 """An OpenEnv environment's episode inside t3rl's loop, through OpenEnv's own client.
 
-Each episode opens its own session (`GenericEnvClient`: reset/step over the server's WebSocket) and
+Each episode opens its own session (OpenEnv's `GenericEnvClient`, its answers checked by
+`boundary.CheckedClient`: reset/step over the server's WebSocket) and
 resets with its task's arguments; the first observation follows the task's system message. The model
 acts by calling one tool whose parameters are the environment's action schema (or, with `text_field`,
 by answering in text); each call is one `step()`, its observation the tool's result, its reward the
@@ -14,9 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from openenv.core.generic_client import GenericEnvClient
-
 from t3rl_core.envs.base import Env, Mode
+from t3rl_core.envs.openenv.boundary import CheckedClient
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.server import EnvServer
 from t3rl_core.envs.openenv.tool import action_tool
@@ -54,13 +54,13 @@ class OpenEnvEpisode(Env):
 
     def __init__(self, url: str, config: OpenEnvEnvConfig, reset_args: Mapping[str, Any]) -> None:
         self.url, self.config, self.reset_args = url, config, dict(reset_args)
-        self.client: GenericEnvClient | None = None
+        self.client: CheckedClient | None = None
         self.rewards: list[float | None] = []  # per model turn: its steps' rewards summed
         self.done = self.stopped = False
         self.error: str | None = None
 
     async def reset(self) -> Transition:
-        self.client = GenericEnvClient(base_url=self.url)
+        self.client = CheckedClient(self.url)
         result = await self.client.reset(**self.reset_args)
         self.done = bool(result.done)
         first = {"role": "user", "content": observation_text(result.observation)}
