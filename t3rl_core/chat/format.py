@@ -26,6 +26,7 @@ from t3rl_core.chat.prompt_head import PromptHeads
 from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
 from t3rl_core.chat.template import RenderedJSON, compile_template, render_template
 from t3rl_core.chat.tokenizer import TokenizerError, load_tokenizer
+from t3rl_core.chat.vocab_limit import token_id_limit
 
 if TYPE_CHECKING:
     from t3rl_core.config import ChatConfig, ParsersConfig
@@ -151,6 +152,8 @@ class ChatFormat:
         # Control tokens' texts outside the model's turns are encoded as text (control_text.py).
         self._control_text = ControlText(added_tokens(tokenizer), self.encode)
         self._byte_decoder = ByteDecoder.for_tokenizer(self._backend)
+        # One past the largest id the model can emit (its config's vocab_size): vocab_limit.py.
+        self.token_id_limit = token_id_limit(tokenizer)
 
     @classmethod
     def from_config(cls, config: ChatConfig, parsers: ParsersConfig | None = None) -> ChatFormat:

@@ -97,15 +97,20 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def generation_problem(generation: Generation, max_new_tokens: int) -> str | None:
+def generation_problem(
+    generation: Generation, max_new_tokens: int, token_id_limit: int | None = None
+) -> str | None:
     """What makes an engine's answer unusable as the model's own tokens, whatever the engine: more
-    tokens than the call allowed (the episode's token limits rest on it), an id no token has, or a
+    tokens than the call allowed (the episode's token limits rest on it), an id no token has (negative,
+    or at or past `token_id_limit`, the model's embedding rows: t3rl_core/chat/vocab_limit.py), or a
     log-prob that is no finite number (slime's importance ratios read them: one NaN makes the loss NaN)."""
     ids = generation.token_ids
     if len(ids) > max_new_tokens:
         return f"{len(ids)} tokens to a call of max_new_tokens={max_new_tokens}"
     if ids and min(ids) < 0:
         return f"negative token id {min(ids)}"
+    if ids and token_id_limit is not None and max(ids) >= token_id_limit:
+        return f"token id {max(ids)}, past the model's vocabulary ({token_id_limit} ids)"
     # One sum in C, finite when every log-prob is; it also refuses finite ones whose sum overflows
     # (magnitudes near 1e308: no sampled token's).
     if not math.isfinite(sum(generation.log_probs)):
@@ -285,7 +290,7 @@ class _Episode:
         finally:
             self.generation_s += time.perf_counter() - started
         self.model_calls += 1
-        problem = generation_problem(generation, sampling.max_new_tokens)
+        problem = generation_problem(generation, sampling.max_new_tokens, self.chat.token_id_limit)
         if problem is not None:
             error = f"engine answered what was not asked for: {problem}"
             raise _Ended("aborted", error, Failure("engine", "BadGeneration", error))

@@ -1,0 +1,114 @@
+"""Runtime kinds of round eight: an engine answering ids past the model's vocabulary, and a world whose
+outcome holds a verdict (`accuracy`, `progress`) that is no share in [0, 1]."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.chat.tiny import shared_tokenizer_dir
+from t3rl_core.chat.vocab_limit import ID_CEILING, token_id_limit
+from t3rl_core.config import RolloutConfig
+from t3rl_core.engines.base import Generation, SamplingParams
+from t3rl_core.hooks import slime as hooks
+from t3rl_core.hooks.failures import METADATA_KEY
+from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
+from tests.rollout.fakes import FixedEngine, ToyEnv, play
+from tests.support.slime_sample import Sample
+
+# --- Token ids past the model's vocabulary ---------------------------------------------------------------
+
+_EMBEDDING_ROWS = 512  # the tiny tokenizers have 425 tokens or so; the embedding is padded past them
+
+
+@pytest.fixture(scope="module")
+def model_chat(tmp_path_factory: pytest.TempPathFactory) -> ChatFormat:
+    """qwen3's tiny tokenizer in a model dir whose config.json pads the embedding to 512 rows."""
+    model = tmp_path_factory.mktemp("model") / "qwen3"
+    shutil.copytree(shared_tokenizer_dir("qwen3"), model)
+    (model / "config.json").write_text(json.dumps({"model_type": "qwen3", "vocab_size": _EMBEDDING_ROWS}))
+    return ChatFormat.from_pretrained(model, "qwen3")
+
+
+def _answer(chat: ChatFormat, token: int) -> Any:
+    ids = [*chat.encode("The sum is"), token, chat.stop_token_ids[0]]
+    return play(
+        chat,
+        ToyEnv(),
+        FixedEngine([Generation(ids, [-0.1] * len(ids), "stop")]),
+        RolloutConfig(max_response_len=64),
+        SamplingParams(max_new_tokens=16),
+    )
+
+
+@pytest.mark.parametrize("token", [_EMBEDDING_ROWS, 10**6, 2**31, 2**64])
+def test_a_token_id_past_the_models_vocabulary_is_the_engines_failure(
+    model_chat: ChatFormat, token: int
+) -> None:
+    """An id past the embedding's rows went into the trajectory with loss mask 1 (a slime sample then
+    indexes past the trainer's embedding: a device-side assert that stops the training step), and
+    2**64 ended the episode as t3rl's own bug (an OverflowError in the decoder)."""
+    result = _answer(model_chat, token)
+    assert result.status == "aborted" and result.failure is not None
+    assert (result.failure.kind, result.failure.error_type) == ("engine", "BadGeneration")
+    assert str(token) in result.error
+    assert token not in result.response_ids and sum(result.loss_mask) == 0
+
+
+def test_a_padding_id_inside_the_embedding_is_the_models_own(model_chat: ChatFormat) -> None:
+    """SGLang may sample a padding row (the embedding is wider than the tokenizer): no failure."""
+    padding = len(model_chat.tokenizer)
+    assert padding < _EMBEDDING_ROWS
+    result = _answer(model_chat, padding)
+    assert result.failure is None or result.failure.error_type != "BadGeneration"
+    assert padding in result.response_ids
+
+
+def test_the_bound_is_the_configs_vocabulary_else_the_ceiling(tmp_path: Path, model_chat: ChatFormat) -> None:
+    assert model_chat.token_id_limit == _EMBEDDING_ROWS
+    bare = ChatFormat.from_pretrained(shared_tokenizer_dir("qwen3"), "qwen3")
+    assert bare.token_id_limit == ID_CEILING  # a tokenizer dir without the model's config
+    nested = tmp_path / "vl"
+    shutil.copytree(shared_tokenizer_dir("qwen3"), nested)
+    (nested / "config.json").write_text(json.dumps({"text_config": {"vocab_size": 1000}}))
+    assert token_id_limit(ChatFormat.from_pretrained(nested, "qwen3").tokenizer) == 1000
+    small = tmp_path / "small"
+    shutil.copytree(shared_tokenizer_dir("qwen3"), small)
+    (small / "config.json").write_text(json.dumps({"vocab_size": 8}))  # never below the tokenizer's ids
+    assert token_id_limit(ChatFormat.from_pretrained(small, "qwen3").tokenizer) == len(bare.tokenizer)
+
+
+def test_no_sample_slime_receives_holds_an_id_past_the_vocabulary(
+    monkeypatch: pytest.MonkeyPatch, model_chat: ChatFormat
+) -> None:
+    ids = [*model_chat.encode("The sum is"), 10**6, model_chat.stop_token_ids[0]]
+    engine = FixedEngine([Generation(ids, [-0.1] * len(ids), "stop")])
+    use_runner(monkeypatch, model_chat, engine=engine)
+    sample = asyncio.run(hooks.generate(slime_args(1.0), toy_sample(0, group=0), {}))
+    assert max(sample.tokens) < _EMBEDDING_ROWS
+    assert sample.remove_sample and sample.status is Sample.Status.ABORTED
+    assert sample.metadata[METADATA_KEY]["error_type"] == "BadGeneration"
+
+
+@settings(max_examples=40, deadline=None)
+@given(ids=st.lists(st.one_of(st.integers(0, 600), st.integers(2**31 - 2, 2**70)), min_size=1, max_size=10))
+def test_every_trained_id_is_below_the_vocabulary(model_chat: ChatFormat, ids: list[int]) -> None:
+    result = play(
+        model_chat,
+        ToyEnv(),
+        FixedEngine([Generation(ids, [-0.1] * len(ids), "stop")]),
+        RolloutConfig(max_response_len=64),
+        SamplingParams(max_new_tokens=16),
+    )
+    assert all(token < _EMBEDDING_ROWS for token in result.prompt_ids + result.response_ids)
+    assert len(result.response_ids) == len(result.loss_mask) == len(result.log_probs)
+    assert all(math.isfinite(lp) for lp in result.log_probs)
