@@ -6,6 +6,11 @@ survives execve. Elsewhere nothing is set, and the callers' own stop paths (trap
 process records) are all there is.
 
     python -m t3rl_core.lifetime -- ARGV...    # exec ARGV, SIGKILLed when this command's parent dies
+    python -m t3rl_core.lifetime --parent PID -- ARGV...   # ... when PID dies (at once if it is gone)
+
+`--parent` names the process that started the wrapper, as that process knows it: the wrapper's own
+parent is read only once its interpreter has started, and a parent killed before that (seconds on a
+busy machine) is no longer its parent, so the wrapper would tie the server to whatever adopted it.
 
 The eval stage starts its SGLang server through this wrapper, in the background of its script: the
 server then dies with the script however the script ends.
@@ -38,12 +43,15 @@ def die_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    parent = os.getppid()
+    if args[:1] == ["--parent"] and len(args) > 1 and args[1].isdigit():
+        parent, args = int(args[1]), args[2:]
     if args[:1] == ["--"]:
         args = args[1:]
-    if not args:
-        print("usage: python -m t3rl_core.lifetime -- ARGV...", file=sys.stderr)
+    if not args or args[0] == "--parent":
+        print("usage: python -m t3rl_core.lifetime [--parent PID] -- ARGV...", file=sys.stderr)
         return 2
-    die_with_parent(os.getppid())
+    die_with_parent(parent)
     os.execvp(args[0], args)
     return 127  # not reached: execvp replaces this process or raises
 

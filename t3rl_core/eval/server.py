@@ -134,8 +134,9 @@ class SGLangServer:
         log: Any = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         # The kernel's parent-death signal follows the thread that forks: only the main thread lives
         # as long as this process. t3rl_core.lifetime (stdlib only, run as a file so that it needs no
-        # import path) execs the server with it set.
-        lifetime = [sys.executable, LIFETIME, "--"] if _in_main_thread() else []
+        # import path) execs the server with it set; it is told this process's pid, which it cannot read
+        # itself once this process is gone (killed as the wrapper's interpreter starts).
+        lifetime = [sys.executable, LIFETIME, "--parent", str(os.getpid()), "--"] if _in_main_thread() else []
         # Checked now, so that an unset or empty key fails here; the server's own process reads it
         # again (t3rl_core.secret_launch, which also masks it in the server's log): no argv holds it.
         self._key()

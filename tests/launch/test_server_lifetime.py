@@ -26,8 +26,9 @@ FAKE = str(Path(__file__).resolve().parents[1] / "support" / "fake_sglang.py")
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
 
-def _gone(pid: int, within: float = 5.0) -> bool:
-    """True once `pid` has exited (a zombie counts: it holds no GPU and no port)."""
+def _gone(pid: int, within: float = 60.0) -> bool:
+    """True once `pid` has exited (a zombie counts: it holds no GPU and no port). `within` is a failure
+    guard: a chain of parent-death signals takes a scheduling turn per process on a busy machine."""
     deadline = time.monotonic() + within
     while True:
         try:
@@ -139,7 +140,11 @@ def test_the_eval_stage_server_dies_with_its_sigkilled_script(tmp_path: Path) ->
     shell = subprocess.Popen(["bash", str(script)], env=ENV, start_new_session=True)
     server = int(_wait_for(pid_file))
     try:
-        time.sleep(0.5)  # past the wrapper's exec
+        # Past the wrapper's exec (its parent-death signal set): the stand-in runs in the server's pid. A
+        # fixed half second was not enough on a busy machine, and a script killed before the wrapper's
+        # interpreter started left a server tied to whatever adopted it (the plan's script does not tell
+        # the wrapper its parent: see test_the_lifetime_wrapper_dies_at_once_...).
+        _wait_until(lambda: FAKE in _cmdline(server), "the server past its lifetime wrapper")
         assert not _gone(server, within=0)
         # the script's subshell, the server's parent, is SIGKILLed with everything but the server
         for pid in [*_children_of(shell.pid), shell.pid]:
@@ -149,6 +154,20 @@ def test_the_eval_stage_server_dies_with_its_sigkilled_script(tmp_path: Path) ->
         assert _gone(server), "the eval server outlived its SIGKILLed script"
     finally:
         _cleanup(shell, server)
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().split("\0")
+    except OSError:
+        return []
+
+
+def _wait_until(condition, what: str, within: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {within:.0f} s: {what}"
+        time.sleep(0.05)
 
 
 def _children_of(pid: int) -> list[int]:
@@ -171,15 +190,43 @@ def test_the_lifetime_wrapper_execs_in_place_and_dies_with_its_parent(tmp_path: 
     shell = subprocess.Popen(["bash", "-c", script], env=ENV, start_new_session=True)
     child = int(_wait_for(out))
     try:
-        deadline = time.monotonic() + 10
-        while Path(f"/proc/{child}/comm").read_text().strip() != "sleep":  # the same pid, exec'd
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        # the same pid, exec'd (an interpreter's start: seconds on a busy machine)
+        _wait_until(lambda: Path(f"/proc/{child}/comm").read_text().strip() == "sleep", "the wrapper's exec")
         shell.kill()
         shell.wait()
         assert _gone(child)
     finally:
         _cleanup(shell, child)
+
+
+def test_the_lifetime_wrapper_dies_at_once_when_the_parent_it_is_told_is_gone_already() -> None:
+    """A parent killed before the wrapper's interpreter started is no longer the wrapper's parent: the
+    wrapper reading its own parent then tied the server to whatever adopted it. Told the parent's pid
+    (`--parent`, as the eval server's Python process does), it kills itself instead of running ARGV."""
+    from t3rl_core import lifetime
+
+    ended = subprocess.Popen(["true"])
+    ended.wait()  # a pid that no longer runs: the parent, gone before the wrapper started
+    pid = os.fork()
+    if pid == 0:  # the wrapper, as started: never returns to pytest
+        try:
+            lifetime.main(["--parent", str(ended.pid), "--", "sleep", "60"])
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, status
+
+
+def test_the_eval_server_tells_its_wrapper_its_pid(tmp_path: Path) -> None:
+    from t3rl_core.eval.config import ServerConfig
+    from t3rl_core.eval.server import LIFETIME, SGLangServer
+
+    config = ServerConfig(port=free_port(), startup_timeout_s=120)
+    server = SGLangServer("m", tp=1, tool_call_parser="hermes", launch=(sys.executable, FAKE), config=config)
+    with server:
+        assert server._process is not None
+        wrapper = list(server._process.args)[:5]  # type: ignore[arg-type]
+    assert wrapper == [sys.executable, LIFETIME, "--parent", str(os.getpid()), "--"]
 
 
 def test_the_lifetime_wrapper_needs_a_command() -> None:
