@@ -32,6 +32,15 @@ def _alive(pid):
     return state != "Z"
 
 
+def _until_gone(pid, within=60.0):
+    """Whether `pid` ended within `within` seconds (a failure guard: a signalled process ends at its next
+    scheduling turn, which on a busy machine may be seconds away)."""
+    deadline = time.monotonic() + within
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
 def _server(tmp_path, *fake_args, timeout=30.0, port=None):
     config = ServerConfig(port=port or _free_port(), startup_timeout_s=timeout, extra_args=list(fake_args))
     return SGLangServer(
@@ -58,10 +67,7 @@ def test_server_is_healthy_inside_and_gone_with_its_children_after(tmp_path):
     assert argv[:4] == ["--model-path", str(tmp_path / "model"), "--tp", "2"]
     assert argv[4:8] == ["--tool-call-parser", "qwen25", "--reasoning-parser", "qwen3"]
     assert argv[8:12] == ["--host", "127.0.0.1", "--port", str(server.config.port)]
-    deadline = time.monotonic() + 5
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(child), "the server's forked child survived stop()"
+    assert _until_gone(child), "the server's forked child survived stop()"
 
 
 def test_a_crashing_server_fails_with_its_log(tmp_path):
@@ -80,13 +86,24 @@ def test_a_busy_port_is_refused_before_launching(tmp_path):
     assert not (tmp_path / "argv").exists()
 
 
-def test_startup_timeout_stops_the_server(tmp_path):
-    server = _server(tmp_path, "--fake-delay", "60", "--fake-child-pid", str(tmp_path / "child"), timeout=1.5)
+def test_startup_timeout_stops_the_server(tmp_path, monkeypatch):
+    child_file = tmp_path / "child"
+    server = _server(tmp_path, "--fake-delay", "60", "--fake-child-pid", str(child_file), timeout=1.5)
+    original = server._wait_healthy
+
+    def once_the_child_is_forked():
+        # The 1.5 s start from the stand-in's fork of its child: on a busy machine its interpreter alone
+        # may take longer, and the server was stopped before it had forked anything to stop.
+        deadline = time.monotonic() + 60
+        while not (child_file.exists() and child_file.read_text()):
+            assert time.monotonic() < deadline, "the stand-in never forked its child"
+            time.sleep(0.05)
+        original()
+
+    monkeypatch.setattr(server, "_wait_healthy", once_the_child_is_forked)
     with pytest.raises(ServerStartError, match="not healthy"):
         server.start()
-    child = int((tmp_path / "child").read_text())
-    time.sleep(0.2)
-    assert not _alive(child)
+    assert _until_gone(int(child_file.read_text()))
 
 
 def test_sigterm_to_the_eval_process_still_stops_the_server(tmp_path):
@@ -111,7 +128,7 @@ with server:
     child = int((tmp_path / "child").read_text())
     os.kill(process.pid, signal.SIGTERM)
     assert process.wait(timeout=30) == 128 + signal.SIGTERM
-    assert not _alive(child)
+    assert _until_gone(child)  # signalled with its group; stop() waits for the server alone
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
@@ -141,10 +158,7 @@ with server:
         assert _alive(server)
         process.kill()
         process.wait()
-        deadline = time.monotonic() + 5
-        while _alive(server) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(server), "the server outlived its SIGKILLed eval process"
+        assert _until_gone(server), "the server outlived its SIGKILLed eval process"
     finally:
         if _alive(server):
             os.kill(server, signal.SIGKILL)
