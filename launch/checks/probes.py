@@ -243,6 +243,30 @@ def endpoints_answer(ctx: Context) -> Iterator[Problem]:
             )
 
 
+def env_server_answers(ctx: Context) -> Iterator[Problem]:
+    """The server of an env that calls one it does not start (OpenEnv's `env.url` with no `env.command`,
+    no image, and no managed service writing it) publishes its schema now: every stage that plays the
+    environment reads it first (a warning: the server may be started before the run)."""
+    env = ctx.run.env
+    url = getattr(env, "url", None)
+    if not isinstance(url, str) or not _runs_here(ctx) or env.started_server() is not None:
+        return
+    written = {f"env.{s.env_url_key}" for s in ctx.run.services.values() if s.env_url_key}
+    if "env.url" in written or url_passwords(url) or credentials_in(url):
+        return  # a service starts it; a credential is refused by its own rule and not sent anywhere
+    why = _unanswered(url.rstrip("/") + "/schema")
+    if why is None:
+        return
+    yield Problem(
+        "env.url",
+        f"the {env.name} server at {url} does not answer GET /schema from this machine ({why}): every "
+        "stage that plays the environment (its data stage first) would fail",
+        fix="start the environment's server there before the run, have the world start it (env.command: "
+        "the argv that serves it at env.url), or declare it as a command service with env_url_key: url",
+        severity="warning",
+    )
+
+
 def _unanswered(url: str) -> str | None:
     """Why `url` gives no answer within the timeout, or None. The request runs in a daemon thread: a
     name lookup is not bounded by urllib's timeout, and a resolver that never answers must not hold up
@@ -268,4 +292,4 @@ def _get(url: str) -> str | None:
         return str(getattr(error, "reason", error))
 
 
-RULES = (dataset_files_usable, model_checkpoint_present, endpoints_answer)
+RULES = (dataset_files_usable, model_checkpoint_present, endpoints_answer, env_server_answers)
