@@ -87,13 +87,15 @@ def _run_stage(tmp_path: Path, commands: tuple, *fake: str, port: int | None = N
 
 
 def _gone(pid: int) -> bool:
-    deadline = time.monotonic() + 10
+    """Whether `pid` ended (a zombie counts) within 60 s, a failure guard. Its /proc entry is read alone: a
+    process seen alive by kill(pid, 0) could be reaped before its stat was read (FileNotFoundError)."""
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
             return True
-        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+        if state == "Z":
             return True
         time.sleep(0.1)
     return False
