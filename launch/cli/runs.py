@@ -29,7 +29,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from launch.cli import completion
 from launch.cli.eval_command import EVAL_RECORD
@@ -44,6 +43,9 @@ from launch.cli.results_compare import (
 )
 from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, check_metric, lookup
 from launch.files import is_locked
+from launch.output import console as command_console
+from launch.output.plain import PlainConsole
+from launch.output.table import TextTable
 from launch.run.output_digest import FileHashes, first_mismatch
 from launch.run.record_files import (
     RunDirError,
@@ -321,7 +323,7 @@ def _summaries(view: RunView) -> list[tuple[str, dict[str, Any]]]:
 
 def list_runs(
     runs_dir: Path,
-    console: Console | None = None,
+    console: Console | PlainConsole | None = None,
     *,
     filters: RunFilter | None = None,
     metric: str = "overall.accuracy",
@@ -332,7 +334,7 @@ def list_runs(
     listed); 2 when the runs dir `given` is not one, or a filter or the metric can match
     nothing (the default runs dir not made yet is no error: no run has started here). A result of
     another benchmark identity than the listing's is not shown beside the others unless `mixed`."""
-    console = console or Console(highlight=False)
+    console = console or command_console(highlight=False)
     errors = Console(stderr=True, highlight=False)
     filters = filters or RunFilter()
     if not runs_dir.is_dir() and (given or runs_dir.exists()):
@@ -372,9 +374,10 @@ def list_runs(
             f"no runs yet: {runs_dir} does not exist (`t3rl run …` makes it)", soft_wrap=True, markup=False
         )
         return 0
-    table = Table(title=f"{len(rows)} runs in {escape(str(runs_dir))}", title_justify="left")
-    for column in ("run", "created", "status", "stages", metric):
-        table.add_column(column, overflow="fold")
+    # Aligned rows in a pipe or a log (launch.output.table): `t3rl runs | grep <run>` finds its whole row.
+    table = TextTable(
+        f"{len(rows)} runs in {escape(str(runs_dir))}", ("run", "created", "status", "stages", metric)
+    )
     # Each eval stage is ranked against the same stage of the other runs: one run's evals may measure
     # differently by design (the quickstart's reference policy and tiny model).
     by_stage: dict[str, list[dict[str, Any]]] = {}
@@ -402,8 +405,8 @@ def list_runs(
     return 1 if unreadable else 0
 
 
-def show_run(path: Path, console: Console | None = None) -> int:
-    console = console or Console(highlight=False)
+def show_run(path: Path, console: Console | PlainConsole | None = None) -> int:
+    console = console or command_console(highlight=False)
     if not (path / "config.yaml").exists() and (path / "sweep.json").exists():
         return show_sweep(path, console)
     why = not_a_run_dir(path)
@@ -435,9 +438,9 @@ def show_run(path: Path, console: Console | None = None) -> int:
         for entry in history:
             given = " ".join(map(str, _shaped(entry, "given", list))) or "(none)"
             console.print(f"    {entry.get('attempt')}  {entry.get('at')}  {escape(given)}", soft_wrap=True)
-    table = Table(title="stages", title_justify="left")
-    for column in ("stage", "status", "GPUs", "attempts", "started", "finished", "job", "message"):
-        table.add_column(column, overflow="fold")
+    table = TextTable(
+        "stages", ("stage", "status", "GPUs", "attempts", "started", "finished", "job", "message")
+    )
     planned = _shaped(_topology(manifest), "stages", dict)
     for stage in view.stages:
         record = stage.record
@@ -463,7 +466,7 @@ def show_run(path: Path, console: Console | None = None) -> int:
     return 0
 
 
-def show_sweep(path: Path, console: Console) -> int:
+def show_sweep(path: Path, console: Console | PlainConsole) -> int:
     """A sweep dir: each point's status as it is now (a dead launcher's `running` point is
     `interrupted (launcher gone)`), stage, job, metric, standing against the best point (sweep.md's) and
     run dir."""
@@ -482,9 +485,9 @@ def show_sweep(path: Path, console: Console) -> int:
     )
     console.print(f"  launcher   {launcher}", soft_wrap=True)
     metric = str(data.get("metric") or "metric")
-    table = Table(title="points", title_justify="left")
-    for column in ("#", "point", "status", "stage", "job", metric, "vs best (95 % interval)", "run dir"):
-        table.add_column(column, overflow="fold")
+    table = TextTable(
+        "points", ("#", "point", "status", "stage", "job", metric, "vs best (95 % interval)", "run dir")
+    )
     for point in points:
         value = point.get("metric")
         status = point["status"]
