@@ -21,6 +21,7 @@ from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
 from t3rl_core.engines.base import GenerationContext, SamplingParams
 from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
+from t3rl_core.rollout.verdict_fields import VERDICT_FIELDS, verdict_fields_problem
 from t3rl_core.types import Action, Message, Transition
 
 if TYPE_CHECKING:
@@ -358,6 +359,13 @@ def _prompt_ids(chat: ChatFormat, episode: _Episode) -> list[int]:
         return []
 
 
+# Checks of a world's outcome: (what is wrong, None when nothing; the fields it reads; error type).
+_OUTCOME_CHECKS: tuple[tuple[Callable[[Mapping[str, Any]], str | None], frozenset[str], str], ...] = (
+    (turn_fields_problem, TURN_FIELDS, "InvalidTurnFields"),
+    (verdict_fields_problem, frozenset(VERDICT_FIELDS), "InvalidOutcome"),
+)
+
+
 async def run_episode(
     task: Mapping[str, Any],
     *,
@@ -396,13 +404,16 @@ async def run_episode(
         error = error or message
         failure = failure or Failure.from_exception("env", exc, message)
         status = "failed"
-    problem = turn_fields_problem(outcome)
-    if problem is not None:  # the world's own bug: its turns cannot be credited (generate would raise)
-        message = f"world {type(env).__name__}: {problem}"
-        error = error or message
-        failure = failure or Failure("env", "InvalidTurnFields", message)
-        status = "failed"
-        outcome = {key: value for key, value in outcome.items() if key not in TURN_FIELDS}
+    # The world's own bugs: turns that cannot be credited (generate would raise), a verdict no score
+    # may read. The fields are left out of the outcome.
+    for check, fields, error_type in _OUTCOME_CHECKS:
+        problem = check(outcome)
+        if problem is not None:
+            message = f"world {type(env).__name__}: {problem}"
+            error = error or message
+            failure = failure or Failure("env", error_type, message)
+            status = "failed"
+            outcome = {key: value for key, value in outcome.items() if key not in fields}
     try:
         await env.aclose()
     except Exception as exc:

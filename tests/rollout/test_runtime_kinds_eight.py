@@ -112,3 +112,25 @@ def test_every_trained_id_is_below_the_vocabulary(model_chat: ChatFormat, ids: l
     assert all(token < _EMBEDDING_ROWS for token in result.prompt_ids + result.response_ids)
     assert len(result.response_ids) == len(result.loss_mask) == len(result.log_probs)
     assert all(math.isfinite(lp) for lp in result.log_probs)
+
+
+# --- A world's verdict that is no share ------------------------------------------------------------------
+
+
+class _NaNVerdict(ToyEnv):
+    def outcome(self) -> dict[str, Any]:
+        return {**super().outcome(), "accuracy": math.nan}
+
+
+def test_a_worlds_verdict_that_is_no_share_is_never_trained_on(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    """A NaN accuracy went into the sample's outcome as the world's verdict (the binary reward trains on
+    it, the eval counts it as a wrong answer): the world's bug, removed with its group and counted."""
+    use_runner(monkeypatch, qwen_chat, env=_NaNVerdict)
+    sample = asyncio.run(hooks.generate(slime_args(1.0), toy_sample(0, group=0), {}))
+    failure = sample.metadata[METADATA_KEY]
+    assert (failure["kind"], failure["error_type"]) == ("env", "InvalidOutcome")
+    assert "accuracy" in failure["message"] and "accuracy" not in sample.metadata["outcome"]
+    assert sample.remove_sample and sample.status is Sample.Status.FAILED
+    assert math.isfinite(sample.reward)
