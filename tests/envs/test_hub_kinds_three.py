@@ -3,7 +3,8 @@ written in the test (a bare WebSocket server speaking, or not, OpenEnv's protoco
 another protocol, a reward that is no finite number, `done` that is no boolean, an observation that is
 no object, text that is no JSON, a session closed mid-episode, a step that never answers. Each fails
 the episode naming the server, the request and what it answered; before, each was read as an empty
-observation, summed into the score, or raised the library's own error.
+observation, summed into the score, or raised the library's own error. And rows prepared against
+another release of the environment (same action schema, another published version) do not start.
 """
 
 from __future__ import annotations
@@ -11,15 +12,27 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
+from openenv.core.env_server import Action as OpenEnvAction
+from openenv.core.env_server import Environment as OpenEnvEnvironment
+from openenv.core.env_server import Observation as OpenEnvObservation
+from openenv.core.env_server import State as OpenEnvState
+from openenv.core.env_server import create_app
+from openenv.core.env_server.types import EnvironmentMetadata
 from websockets.asyncio.server import ServerConnection, serve
 
 from t3rl_core.envs.openenv.boundary import OpenEnvProtocolError
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
-from t3rl_core.envs.openenv.env import OpenEnvEpisode
+from t3rl_core.envs.openenv.data import prepare as openenv_prepare
+from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory
+from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.types import ToolCall, ToolCallAction
 
 START = json.dumps(
@@ -132,3 +145,74 @@ def test_the_client_mode_of_the_machine_does_not_change_the_protocol(monkeypatch
     monkeypatch.setenv("OPENENV_CLIENT_MODE", "mcp")
     _, outcome = play(answer(reward=0.5))
     assert outcome["reward"] == 0.5
+
+
+class _Act(OpenEnvAction):
+    kind: str
+
+
+class _Seen(OpenEnvObservation):
+    text: str
+
+
+# The release the served environment publishes (its get_metadata), changed by the test as a redeploy would.
+RELEASE = {"version": "1.0.0"}
+
+
+class _Released(OpenEnvEnvironment):
+    """An environment whose published version is RELEASE's."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> _Seen:
+        return _Seen(text="start", done=False)
+
+    def step(self, action: _Act, timeout_s: float | None = None, **kwargs: Any) -> _Seen:
+        return _Seen(text="moved", done=True, reward=1.0)
+
+    @property
+    def state(self) -> OpenEnvState:
+        return OpenEnvState(episode_id="e", step_count=0)
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(name="released", description="d", version=RELEASE["version"])
+
+
+@pytest.fixture
+def released_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The environment served by uvicorn in this process, as create_app serves it."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setitem(RELEASE, "version", "1.0.0")
+    app = create_app(_Released, _Act, _Seen, env_name="released", max_concurrent_envs=4)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not (server.started and server.servers) and thread.is_alive():
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    server.should_exit = True
+    thread.join()
+
+
+def test_rows_of_another_release_of_the_environment_do_not_start(
+    released_server: str, tmp_path: Path
+) -> None:
+    """The environment was redeployed with the same action schema since the data was prepared: its
+    rewards and dynamics may differ, so the rows (and a result on them) are of another environment."""
+    config = OpenEnvEnvConfig(url=released_server)
+    rows = openenv_prepare(config, tmp_path)["openenv_eval"].read_text().splitlines()
+    row = json.loads(rows[0])
+    assert row["metadata"]["openenv_release"] == {"name": "released", "version": "1.0.0"}
+    assert isinstance(OpenEnvFactory(config)(row, "eval"), OpenEnvEpisode)
+    RELEASE["version"] = "1.1.0"
+    with pytest.raises(
+        WorldUnavailable, match=r"prepared against released 1\.0\.0 and the server now runs released 1\.1\.0"
+    ):
+        OpenEnvFactory(config)(row, "eval")
+    again = json.loads(
+        openenv_prepare(config, tmp_path / "again")["openenv_eval"].read_text().splitlines()[0]
+    )
+    assert again != row  # another split file: an eval on it is another benchmark (its data part)
+    assert isinstance(OpenEnvFactory(config)(again, "eval"), OpenEnvEpisode)
+    del row["metadata"]["openenv_release"]  # rows of an older t3rl: nothing to compare
+    assert isinstance(OpenEnvFactory(config)(row, "eval"), OpenEnvEpisode)

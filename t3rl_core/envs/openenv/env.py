@@ -25,6 +25,9 @@ from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCa
 
 # Row metadata key holding the task's reset arguments.
 RESET_KEY = "openenv_reset"
+# Row metadata key holding the environment's name and version its server published when the rows were
+# prepared (`EnvServer.release`).
+RELEASE_KEY = "openenv_release"
 # The error code of OpenEnv's server for an action that fails the action schema: the model's mistake,
 # told to it. Every other code (EXECUTION_ERROR: the environment raised; SESSION_ERROR, CAPACITY_REACHED,
 # …) is the environment's failure, which fails the episode rather than being trained on.
@@ -135,13 +138,16 @@ class OpenEnvFactory:
         self.server = EnvServer(config)
         try:
             self.tool = action_tool(config, self.server.schema()["action"])
+            self.release = self.server.release()
         except BaseException:
             self.server.close()
             raise
 
     def __call__(self, task: Mapping[str, Any], mode: Mode) -> OpenEnvEpisode:
         metadata = task.get("metadata") or {}
-        problem = stale_tool_problem(self.tool, metadata.get("tools") or [])
+        problem = stale_tool_problem(self.tool, metadata.get("tools") or []) or other_release_problem(
+            self.release, metadata.get(RELEASE_KEY) or {}
+        )
         if problem is not None:
             raise WorldUnavailable(problem)
         return OpenEnvEpisode(self.server.url, self.config, metadata.get(RESET_KEY) or {})
@@ -169,6 +175,23 @@ def stale_tool_problem(server_tool: dict[str, Any], row_tools: list[dict[str, An
         "prepare the data again against this server (the data stage), or point env.url at the server "
         "the data came from"
     )
+
+
+def other_release_problem(server: dict[str, Any], rows: dict[str, Any]) -> str | None:
+    """Why the rows were prepared against another release of the environment than the server runs now
+    (None = the same, or one side publishes none: rows of an older t3rl, a server without /metadata)."""
+    if not server or not rows or server == rows:
+        return None
+    return (
+        f"the rows were prepared against {_release(rows)} and the server now runs {_release(server)}: the "
+        "environment changed since (its rewards and dynamics may have too; a result on these rows would not "
+        "compare with one on rows of this release): prepare the data again against this server (the data "
+        "stage), or point env.url at the server the data came from"
+    )
+
+
+def _release(release: dict[str, Any]) -> str:
+    return f"{release.get('name') or 'an unnamed environment'} {release.get('version') or '(no version)'}"
 
 
 def make_factory(config: OpenEnvEnvConfig) -> OpenEnvFactory:

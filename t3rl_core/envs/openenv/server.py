@@ -77,6 +77,18 @@ class EnvServer:
             )
         return published
 
+    def release(self) -> dict[str, Any]:
+        """The environment's name and version as its server publishes them (`/metadata`; create_app
+        serves the environment's get_metadata()); {} when it publishes none (the endpoint is optional)."""
+        try:
+            with urllib.request.urlopen(f"{self.url}/metadata", timeout=SCHEMA_TIMEOUT_S) as response:
+                published = json.loads(response.read())
+        except (OSError, ValueError):  # urllib's errors are OSErrors; no JSON: ValueError
+            return {}
+        if not isinstance(published, dict):
+            return {}
+        return {key: published.get(key) for key in ("name", "version") if isinstance(published.get(key), str)}
+
     def close(self) -> None:
         if self._process is not None and self._process.poll() is None:
             _signal_group(self._process.pid, signal.SIGTERM)
