@@ -75,7 +75,6 @@ TOKENIZER_FILES = (
     "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "vocab.json",
     "merges.txt", "tokenizer.model",
 )  # fmt: skip
-BUDGET_KEYS = ("max_new_tokens", "max_num_steps", "max_context_len", "max_response_len")
 # Bumped whenever t3rl changes how a metric is computed from the episodes.
 METRIC_DEFINITION = {
     "version": 1,
@@ -87,13 +86,39 @@ METRIC_DEFINITION = {
 
 def scorer_of(env: Any) -> dict[str, str | None]:
     """`{"package", "version"}` of the checker that scores `env`'s episodes."""
-    module = SCORER_MODULES.get(env.name) or _module_of(env)
-    for name in SCORER_DISTRIBUTIONS.get(module, (module,)):
+    module, declared = _scorer_module(env)
+    names = SCORER_DISTRIBUTIONS.get(module) or (_distributions(module) if declared else (module,))
+    for name in names:
         try:
             return {"package": name, "version": version(name)}
         except PackageNotFoundError:
             continue
     return {"package": module, "version": None}
+
+
+def _scorer_module(env: Any) -> tuple[str, bool]:
+    """The module whose code scores `env`'s episodes (a built-in checker's, the one the env declares: a
+    hub environment's own, else the package of the env's config), and whether the env declared it."""
+    if env.name in SCORER_MODULES:
+        return SCORER_MODULES[env.name], False
+    declared = _declared_scorer(env)
+    return (declared, True) if declared else (_module_of(env), False)
+
+
+def _declared_scorer(env: Any) -> str | None:
+    """The module an env config declares scores its episodes (`scorer_module()`: a hub environment's
+    own, e.g. VerifiersEnvConfig's); None = it declares none."""
+    method = getattr(env, "scorer_module", None)
+    return method() if callable(method) else None
+
+
+def _distributions(module: str) -> tuple[str, ...]:
+    """The distributions that install `module` (a package is often named otherwise than its module:
+    an environment `primeintellect-wordle` installs `wordle`), else the module's name."""
+    # Lazy: scans every installed distribution, needed only for a module not listed above.
+    from importlib.metadata import packages_distributions
+
+    return tuple(packages_distributions().get(module) or ()) or (module,)
 
 
 def _module_of(env: Any) -> str:
@@ -103,7 +128,9 @@ def _module_of(env: Any) -> str:
 
 def env_record(env: Any) -> dict[str, Any]:
     dumped = env.model_dump(mode="json")
-    kept = {key: value for key, value in dumped.items() if key not in NOT_ENV_IDENTITY}
+    # An env's own `WHERE_FIELDS` (OpenEnv's url, command…) say where its server is, not what it is.
+    where = (*NOT_ENV_IDENTITY, *getattr(env, "WHERE_FIELDS", ()))
+    kept = {key: value for key, value in dumped.items() if key not in where}
     if isinstance(kept.get("sandbox"), Mapping):
         kept["sandbox"] = {"name": kept["sandbox"].get("name")}  # its URL or limits say where, not what
     return {"name": env.name, "config_sha256": _digest(kept)}
@@ -130,8 +157,19 @@ def scorer_record(env: Any, reward: Any) -> dict[str, Any]:
     code (t3rl's own, an unversioned plugin) the sha256 of the sources that score."""
     record: dict[str, Any] = dict(scorer_of(env))
     if record["version"] is None or record["package"] in UNVERSIONED_SCORERS:
-        record["source_sha256"] = _sources_digest(type(env).__module__, type(reward).__module__)
+        scorer = _declared_scorer(env) or type(env).__module__
+        record["source_sha256"] = _sources_digest(scorer, type(reward).__module__)
+    libraries = getattr(env, "SCORER_LIBRARIES", ())  # a hub environment's framework (verifiers)
+    if libraries:
+        record["libraries"] = {name: _version(name) for name in libraries}
     return record
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
 
 
 def _sources_digest(env_module: str, reward_module: str) -> str:
@@ -139,9 +177,8 @@ def _sources_digest(env_module: str, reward_module: str) -> str:
     reward's module, file by file in path order."""
     files: set[Path] = set()
     for name, whole_package in ((env_module, True), (reward_module, False)):
-        module = sys.modules.get(name)
-        path = Path(getattr(module, "__file__", None) or "")
-        if not path.is_file():
+        path = _module_file(name)
+        if path is None:
             continue
         package_dir = whole_package and "." in name and path.parent.joinpath("__init__.py").is_file()
         files.update(sorted(path.parent.glob("*.py")) if package_dir else [path])
@@ -149,6 +186,23 @@ def _sources_digest(env_module: str, reward_module: str) -> str:
     for path in sorted(files):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def _module_file(name: str) -> Path | None:
+    """The file of module `name`: the imported one's, else where it would be imported from."""
+    module = sys.modules.get(name)
+    found = getattr(module, "__file__", None)
+    if found is None:
+        # Lazy: importlib.util only for a scorer module not imported in this process.
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        found = spec.origin if spec is not None else None
+    path = Path(found or "")
+    return path if path.is_file() else None
 
 
 def success_definition(records: Iterable[Mapping[str, Any]], reward: Any) -> str:
@@ -182,18 +236,26 @@ def decoding_of(runtime: Any, config: Any) -> dict[str, Any]:
 
 def budget_of(rollout: Any) -> dict[str, Any]:
     """The limits an episode runs under (the eval's own max_new_tokens / max_num_steps applied)."""
-    return {key: getattr(rollout, key) for key in BUDGET_KEYS}
+    from t3rl_core.eval.compared import compared_in  # lazy: not on a plain `t3rl plan`'s path
+
+    return {key: getattr(rollout, key) for key in compared_in("rollout", "budget")}
 
 
 def protocol_of(runtime: Any) -> dict[str, Any]:
     """How the model's text is framed and read: the chat settings (the tokenizer by its content, not its
     path) and the parsers; a template given as a file by its content."""
+    from t3rl_core.eval.compared import compared_in  # lazy: not on a plain `t3rl plan`'s path
+
     chat = runtime.chat.model_dump(mode="json", exclude={"tokenizer"})
+    for name in chat.keys() - set(compared_in("chat", "protocol")):
+        # Declared not compared: its default in the digest, so summaries recorded before stay equal.
+        chat[name] = type(runtime.chat).model_fields[name].get_default(call_default_factory=True)
     template = chat.get("chat_template")
     if isinstance(template, str) and template.endswith(".jinja") and Path(template).is_file():
         chat["chat_template"] = hashlib.sha256(Path(template).read_bytes()).hexdigest()
     tokenizer = {"tokenizer_sha256": tokenizer_digest(runtime.chat.tokenizer)}
-    return {"chat_sha256": _digest(chat)} | tokenizer | runtime.parsers.model_dump(mode="json")
+    parsers = runtime.parsers.model_dump(mode="json", include=set(compared_in("parsers", "protocol")))
+    return {"chat_sha256": _digest(chat)} | tokenizer | parsers
 
 
 def tokenizer_digest(tokenizer: str | None) -> str | None:

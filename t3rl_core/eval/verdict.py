@@ -159,6 +159,10 @@ def _metric(summary: Mapping[str, Any], result: PublishedResult, value: Publishe
     limit = (summary.get("dataset") or {}).get("limit_per_category")
     if limit is not None and value.tasks is None:
         reasons.append(f"a slice of the split (eval.limit_per_category={limit})")
+    selected = (summary.get("dataset") or {}).get("categories")
+    if selected is not None and value.scope == OVERALL and metric.categories is None and value.tasks is None:
+        # The source averages over the whole split (it names no categories, nor a task count to check).
+        reasons.append(f"a part of the split (eval.categories={selected}); the source's overall is all of it")
     return reasons
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -31,6 +31,9 @@ class OpenEnvEnvConfig(EnvConfig):
 
     OUTCOME_FIELDS = OUTCOME
     SIZE_FIELDS = ("data.train_episodes", "data.eval_episodes")
+    # Where its server runs and how it is started, not what the env is: left out of an eval's benchmark
+    # identity (t3rl_core.eval.identity.env_record: the same server at another port measures the same).
+    WHERE_FIELDS: ClassVar[tuple[str, ...]] = ("url", "command", "startup_timeout_s")
 
     name: Literal["openenv"] = "openenv"
     # The server's base URL (http://host:port); with `command`, where the started server listens.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
@@ -34,6 +34,9 @@ class VerifiersEnvConfig(EnvConfig):
 
     OUTCOME_FIELDS = OUTCOME
     SIZE_FIELDS = ("data.limit",)
+    # The framework its rubric runs on: its version is part of an eval's scorer identity, beside the
+    # environment's own package (scorer_module; t3rl_core.eval.identity.scorer_record).
+    SCORER_LIBRARIES: ClassVar[tuple[str, ...]] = ("verifiers",)
 
     name: Literal["verifiers"] = "verifiers"
     # The environment's id as the hub names it (`owner/my-env`) or its module name (`my_env`).
@@ -79,6 +82,10 @@ class VerifiersEnvConfig(EnvConfig):
             if problem is not None:
                 raise ValueError(problem)
         return value
+
+    def scorer_module(self) -> str:
+        """The environment's own module: its rubric scores the episodes."""
+        return module_name(self.id)
 
     def split_names(self) -> list[str]:
         """The JSONL files prepare_data writes."""

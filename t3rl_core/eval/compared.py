@@ -1,0 +1,81 @@
+"""Every setting an eval's result can depend on, declared once, section by section: the part of the
+benchmark identity (`t3rl_core.eval.identity.PARTS`) that records it, or why two results may differ in
+it and still be compared (a text starting with `NOT_COMPARED`).
+
+The identity reads its budget keys and the chat and parser fields it compares from here, so that a
+setting is compared exactly when it is declared so. tests/eval/test_comparable_kinds_three.py fails for
+a field of these sections declared nowhere (a new eval setting cannot be forgotten), and checks each
+declaration against the identity an eval records: a field declared in a part changes that part and no
+other; a field declared not compared changes nothing.
+
+Pure data: `t3rl runs` and the identity import it without pydantic.
+"""
+
+from __future__ import annotations
+
+NOT_COMPARED = "not compared"
+
+# EvalConfig (t3rl_core/eval/config.py): what to evaluate and how.
+EVAL = {
+    "engine": f"{NOT_COMPARED}: the model and the engine serving it are what results are compared across",
+    "split": "data",
+    "samples": f"{NOT_COMPARED}: pass@k and pass^k are unbiased at any number of samples >= k (a k not "
+    "measured has no value)",
+    "repeats": f"{NOT_COMPARED}: more draws of the same measurement",
+    "pass_k": f"{NOT_COMPARED}: each k is its own metric key",
+    "concurrency": f"{NOT_COMPARED}: how many episodes run at once, not what each measures",
+    "limit_per_category": "selection",
+    "categories": "selection",
+    "temperature": "decoding",
+    "top_p": "decoding",
+    "top_k": "decoding",
+    "seed": f"{NOT_COMPARED}: one draw of the same measurement",
+    "max_new_tokens": "budget",
+    "max_num_steps": "budget",
+    "max_engine_failure_rate": f"{NOT_COMPARED}: what the engine failed is the coverage part, recorded "
+    "from the episodes",
+    "server": f"{NOT_COMPARED}: where the model is served",
+    "published": f"{NOT_COMPARED}: what the result is held against, not how it is measured",
+}
+# RolloutConfig (t3rl_core/config.py): an episode's limits and sampling (the eval's own settings win).
+ROLLOUT = {
+    "max_new_tokens": "budget",
+    "max_num_steps": "budget",
+    "max_context_len": "budget",
+    "max_response_len": "budget",
+    "temperature": f"{NOT_COMPARED}: the eval samples at eval.temperature",
+    "top_p": "decoding",
+    "tito_drift_check": f"{NOT_COMPARED}: a check of the token ids, which it does not change",
+    "max_failure_rate": f"{NOT_COMPARED}: a training rollout's tolerance",
+}
+# ChatConfig: how conversations become token ids.
+CHAT = {
+    "tokenizer": "protocol",
+    "chat_template": "protocol",
+    "family": "protocol",
+    "chat_template_kwargs": "protocol",
+    "allow_foreign_template": f"{NOT_COMPARED}: a permission pre-flight reads; the template is compared",
+}
+# ParsersConfig: how model text becomes actions.
+PARSERS = {
+    "tool_call_parser": "protocol",
+    "reasoning_parser": "protocol",
+    "think_tags": "protocol",
+}
+# RuntimeConfig's other sections.
+RUNTIME = {
+    "env": "env",
+    "reward": "metric",  # as the success it defines, when the env gives no verdict of its own
+    "mis": f"{NOT_COMPARED}: training's importance sampling",
+    "kl_in_reward": f"{NOT_COMPARED}: training's KL penalty",
+    "turn_credit": f"{NOT_COMPARED}: training's per-turn credit",
+    "chat": "protocol",
+    "parsers": "protocol",
+    "rollout": "budget",  # field by field: ROLLOUT
+}
+SECTIONS = {"eval": EVAL, "rollout": ROLLOUT, "chat": CHAT, "parsers": PARSERS, "runtime": RUNTIME}
+
+
+def compared_in(section: str, part: str) -> tuple[str, ...]:
+    """The fields of `section` that the identity's `part` records, in declaration order."""
+    return tuple(field for field, declared in SECTIONS[section].items() if declared == part)
