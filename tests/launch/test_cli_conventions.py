@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from launch.checks.resolve import resolve
 from launch.cli.app import app
 from launch.cli.eval_setup import stage_eval_config
+from tests.support.gated_python import gated_python, preparing
 
 EXPERIMENT = """\
 # @package _global_
@@ -142,18 +143,22 @@ def test_eval_stage_uses_that_stages_settings(tmp_path: Path, monkeypatch: pytes
 
 @pytest.mark.slow
 def test_ctrl_c_prints_the_resume_command(home: Path, tmp_path: Path) -> None:
+    # The data preparation blocks until stopped: Ctrl-C lands while the stage runs, however slow the
+    # machine (it came 0.3 s after the stage's log appeared, and a preparation of a second or two could
+    # end first on a busy machine: exit 0, not 130).
+    python = gated_python(tmp_path / "interpreter")
     launcher = subprocess.Popen(
         [sys.executable, "-m", "launch", "run", "--config-dir", str(home / "myconf"),
-         "+experiment=conventions"],
+         "+experiment=conventions", f"paths.cluster_python={python}"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=tmp_path,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # a failure guard: an interpreter, the checks, the stage's start
     try:
-        while not list((tmp_path / "runs").glob("conventions/*/stages/prepare_data/log.txt")):
+        # The preparation runs, and the launcher recorded the stage's process group (it stops it).
+        while not (preparing(python.parent) and _handle(tmp_path / "runs", "prepare_data")):
             assert time.monotonic() < deadline and launcher.poll() is None
             time.sleep(0.05)
-        time.sleep(0.3)
         launcher.send_signal(signal.SIGINT)
         output, _ = launcher.communicate(timeout=60)
     finally:
@@ -161,6 +166,13 @@ def test_ctrl_c_prints_the_resume_command(home: Path, tmp_path: Path) -> None:
     (run_dir,) = (tmp_path / "runs" / "conventions").iterdir()
     assert launcher.returncode == 130, output
     assert f"resume with: t3rl run --run-dir {run_dir}" in output
+
+
+def _handle(runs: Path, stage: str) -> dict:
+    """The recorded handle of `stage` in the one run under `runs` ({} before there is one)."""
+    for state in runs.glob("*/*/state.json"):
+        return json.loads(state.read_text())["stages"].get(stage, {}).get("handle") or {}
+    return {}
 
 
 def test_no_gc_freeze_once_nanobind_modules_are_loaded(monkeypatch: pytest.MonkeyPatch) -> None:

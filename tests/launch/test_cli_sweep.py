@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from test_cli_run import EXPERIMENT, invoke
 
+from tests.support.gated_python import gated_python, preparing
+
 pytestmark = pytest.mark.slow
 
 
@@ -39,6 +41,14 @@ def _points(workdir: Path) -> tuple[Path, list[dict]]:
     return sweep, json.loads((sweep / "sweep.json").read_text())["points"]
 
 
+def _handle(run_dir: Path) -> dict:
+    """The recorded handle of a point's prepare_data stage ({} before there is one)."""
+    state = run_dir / "state.json"
+    if not state.exists():
+        return {}
+    return json.loads(state.read_text())["stages"].get("prepare_data", {}).get("handle") or {}
+
+
 def test_points_run_at_once_each_with_its_own_launcher_log(workdir: Path) -> None:
     conf = _conf(workdir)
     result = invoke(
@@ -60,19 +70,23 @@ def test_points_run_at_once_each_with_its_own_launcher_log(workdir: Path) -> Non
 def test_ctrl_c_stops_every_point_prints_the_resume_command_and_the_sweep_resumes(workdir: Path) -> None:
     conf = _conf(workdir)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # Each point's data preparation blocks until the gate opens (after the Ctrl-C): a preparation of a
+    # second or two could end before the Ctrl-C on a busy machine.
+    python = gated_python(workdir / "interpreter")
     launcher = subprocess.Popen(
         [sys.executable, "-m", "launch", "run", "-m", "+experiment=cli_data_only", "env.data.seed=1,2",
-         "executor.max_parallel=2", "--config-dir", str(conf)],
+         "executor.max_parallel=2", "--config-dir", str(conf), f"paths.cluster_python={python}"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # a failure guard: three launchers, their checks, two stages' start
     try:
+        # Both preparations run, and each point's launcher recorded its stage's process group.
         while True:
             assert time.monotonic() < deadline and launcher.poll() is None
             runs = workdir / "runs" / "cli_data_only"
-            if runs.exists() and list(runs.iterdir()):
+            if runs.exists() and list(runs.iterdir()) and preparing(python.parent) == 2:
                 sweep, points = _points(workdir)
-                if all(p["status"] == "running" and p["stage"] == "prepare_data" for p in points):
+                if all(p["run_dir"] and _handle(Path(p["run_dir"])) for p in points):
                     break
             time.sleep(0.05)
         launcher.send_signal(signal.SIGINT)
@@ -87,6 +101,7 @@ def test_ctrl_c_stops_every_point_prints_the_resume_command_and_the_sweep_resume
         state = json.loads((Path(p["run_dir"]) / "state.json").read_text())
         assert state["stages"]["prepare_data"]["status"] == "stopped"
 
+    (python.parent / "gate").touch()
     resumed = invoke("run", "--run-dir", str(sweep))
     assert resumed.exit_code == 0, resumed.output
     assert "resuming 2 point(s)" in resumed.output
