@@ -6,6 +6,7 @@ import gc
 import os
 import sys
 
+from launch.cli.deferred_patterns import defer_yaml_reader
 from launch.cli.failures import (
     exit_code_for,
     mend_surroundings,
@@ -16,6 +17,10 @@ from launch.cli.failures import (
     unexpected,
 )
 from launch.config import compose_ahead
+
+# Before any of the command's modules imports PyYAML: its pure-Python reader's pattern is compiled only
+# if that reader runs (launch.cli.deferred_patterns).
+defer_yaml_reader()
 
 # Commands whose plain form, `t3rl COMMAND OVERRIDES…` with no option at all (the everyday form, and how
 # a sweep starts each point), runs its body directly: building the Typer app and coercing its parameters
