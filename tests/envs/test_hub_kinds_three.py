@@ -33,7 +33,11 @@ from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.data import prepare as openenv_prepare
 from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory
 from t3rl_core.envs.unavailable import WorldUnavailable
-from t3rl_core.types import ToolCall, ToolCallAction
+from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
+from t3rl_core.envs.verifiers.data import prepare as verifiers_prepare
+from t3rl_core.envs.verifiers.env import EnvHung, VerifiersEnvFactory
+from t3rl_core.eval.identity import env_record
+from t3rl_core.types import AnswerAction, ToolCall, ToolCallAction
 
 START = json.dumps(
     {"type": "observation", "data": {"observation": {"text": "start"}, "reward": None, "done": False}}
@@ -216,3 +220,62 @@ def test_rows_of_another_release_of_the_environment_do_not_start(
     assert isinstance(OpenEnvFactory(config)(again, "eval"), OpenEnvEpisode)
     del row["metadata"]["openenv_release"]  # rows of an older t3rl: nothing to compare
     assert isinstance(OpenEnvFactory(config)(row, "eval"), OpenEnvEpisode)
+
+
+# A MultiTurnEnv whose env_response never answers (a remote call without a timeout).
+HANGING = """
+import asyncio
+import verifiers as vf
+from datasets import Dataset
+
+class Hanging(vf.MultiTurnEnv):
+    async def env_response(self, messages, state, **kwargs):
+        await asyncio.Event().wait()
+
+def load_environment():
+    return Hanging(dataset=Dataset.from_list([{"question": "q", "answer": "a"}]), max_turns=3,
+                   rubric=vf.Rubric(funcs=[lambda completion: 1.0]))
+"""
+
+
+def test_a_verifiers_environment_that_hangs_fails_the_episode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verifiers bounds nothing unless the environment sets timeout_seconds: the episode (and the eval)
+    waited forever. env.step_timeout_s ends it as the environment's failure, its rollout cancelled."""
+    (tmp_path / "vf_hanging_env.py").write_text(HANGING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = VerifiersEnvConfig(id="vf_hanging_env", step_timeout_s=0.2)
+    row = json.loads(
+        verifiers_prepare(config, tmp_path / "out")["verifiers_eval"].read_text().splitlines()[0]
+    )
+
+    async def go() -> Any:
+        env = VerifiersEnvFactory(config)(row, "eval")
+        await env.reset()
+        try:
+            await env.step(AnswerAction(text="a"))
+        except EnvHung as exc:
+            assert env._rollout is not None
+            await asyncio.sleep(0)  # the cancelled rollout task ends
+            return exc, env._rollout.cancelled()
+        finally:
+            await env.aclose()
+
+    failure, cancelled = asyncio.run(go())
+    assert "environment 'vf_hanging_env' did not answer within 0.2 s of the model's turn" in str(failure)
+    assert "raise env.step_timeout_s" in str(failure) and cancelled
+
+
+def test_how_long_t3rl_waits_is_not_what_the_environment_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """env.step_timeout_s is left out of an eval's identity (an episode it cuts fails, unscored)."""
+    (tmp_path / "vf_waited_env.py").write_text(HANGING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first, second = (VerifiersEnvConfig(id="vf_waited_env", step_timeout_s=s) for s in (60, 600))
+    assert env_record(first) == env_record(second)
+    other_rows = VerifiersEnvConfig(id="vf_waited_env", data={"eval_split": "mine"})
+    assert env_record(first) == env_record(other_rows)  # its data is the data part's
+    (tmp_path / "vf_waited_other.py").write_text(HANGING)
+    assert env_record(first) != env_record(VerifiersEnvConfig(id="vf_waited_other"))

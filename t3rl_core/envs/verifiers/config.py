@@ -10,7 +10,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from t3rl_core.config import EnvConfig
 from t3rl_core.envs.verifiers.declared import requirement_problem
 from t3rl_core.envs.verifiers.loader_args import loader_problem, module_name
-from t3rl_core.fields import Corrected, Identifier, Name, PathComponent
+from t3rl_core.fields import Corrected, Identifier, Name, PathComponent, Seconds
 from t3rl_core.import_paths import nearest_module
 from t3rl_core.strict import StrictModel
 
@@ -37,6 +37,9 @@ class VerifiersEnvConfig(EnvConfig):
     # The framework its rubric runs on: its version is part of an eval's scorer identity, beside the
     # environment's own package (scorer_module; t3rl_core.eval.identity.scorer_record).
     SCORER_LIBRARIES: ClassVar[tuple[str, ...]] = ("verifiers",)
+    # How long t3rl waits for the environment, not what it is: left out of an eval's benchmark identity
+    # (an episode it cuts fails, unscored: the coverage part).
+    WHERE_FIELDS: ClassVar[tuple[str, ...]] = ("step_timeout_s",)
 
     name: Literal["verifiers"] = "verifiers"
     # The environment's id as the hub names it (`owner/my-env`) or its module name (`my_env`).
@@ -44,6 +47,10 @@ class VerifiersEnvConfig(EnvConfig):
     # Keyword arguments of the environment's load_environment().
     args: dict[Identifier, Any] = Field(default_factory=dict)
     data: VerifiersDataConfig = Field(default_factory=VerifiersDataConfig)
+    # Seconds the environment may take between the model's turn and its next prompt or its end (its
+    # env_response, tools and rubric; the model's own generation is not counted) before the episode
+    # fails: verifiers bounds nothing unless the environment sets timeout_seconds.
+    step_timeout_s: Seconds = 600.0
 
     @field_validator("id")
     @classmethod

@@ -30,11 +30,18 @@ from t3rl_core.types import Action, AnswerAction, Transition
 INPUT_KEY = "verifiers"
 
 
+class EnvHung(RuntimeError):
+    """The environment did not answer within env.step_timeout_s of the model's turn: the episode fails."""
+
+
 class VerifiersEnv(Env):
     """One rollout of a loaded verifiers environment."""
 
-    def __init__(self, vf_env: Any, rollout_input: Mapping[str, Any], env_id: str) -> None:
+    def __init__(
+        self, vf_env: Any, rollout_input: Mapping[str, Any], env_id: str, step_timeout_s: float | None = None
+    ) -> None:
         self.vf_env, self.input, self.env_id = vf_env, dict(rollout_input), env_id
+        self.step_timeout_s = step_timeout_s
         self._rubric_problems: list[str] = []
         self.client = EpisodeClient()
         self._rollout: asyncio.Task[Any] | None = None
@@ -109,7 +116,17 @@ class VerifiersEnv(Env):
         """verifiers' next prompt to the model, or None when its rollout (and scoring) has finished."""
         assert self._rollout is not None
         waiting = asyncio.ensure_future(self.client.requests.get())
-        done, _ = await asyncio.wait({waiting, self._rollout}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(
+            {waiting, self._rollout}, timeout=self.step_timeout_s, return_when=asyncio.FIRST_COMPLETED
+        )
+        if not done:  # its env_response, a tool or its rubric hangs: the episode fails, the rollout ends
+            waiting.cancel()
+            self._rollout.cancel()
+            raise EnvHung(
+                f"environment '{self.env_id}' did not answer within {self.step_timeout_s:g} s of the model's "
+                "turn (its env_response, a tool or its rubric hangs): the environment's failure, not the "
+                "model's (raise env.step_timeout_s if it takes that long on purpose)"
+            )
         if waiting in done:
             return waiting.result()
         waiting.cancel()
@@ -167,7 +184,7 @@ class VerifiersEnvFactory:
         self.vf_env = load(config)
 
     def __call__(self, task: Mapping[str, Any], mode: Mode) -> VerifiersEnv:
-        return VerifiersEnv(self.vf_env, rollout_input(task), self.config.id)
+        return VerifiersEnv(self.vf_env, rollout_input(task), self.config.id, self.config.step_timeout_s)
 
     async def aclose(self) -> None:
         """The environment lives as long as the process (verifiers tears it down at exit)."""
