@@ -23,7 +23,7 @@ from launch.config.errors import ConfigError, Problem
 from launch.config.provenance import Provenance
 from launch.config.resolved import composed_plain
 from launch.config.schema import RunConfig, build_run_validator, build_validators
-from launch.config.schema_errors import problems_from_validation
+from launch.config.schema_errors import AS_TYPED, problems_from_validation
 from launch.config.secrets import remember_config, remember_overrides, remember_revealed
 from launch.config.yaml_readings import misread, with_readings
 from t3rl_core.home_paths import expand_home
@@ -104,7 +104,12 @@ def resolve(
             or group_key_problems(overrides, config_dirs)
             or with_group_fixes(problems, config_dirs, overrides)
         )
-        raise ConfigError(with_undo_fixes(problems, overrides, config_dirs)) from None
+        problems = with_undo_fixes(problems, overrides, config_dirs)
+        if any(AS_TYPED in p.fix for p in problems):
+            from launch.checks.fix_closure import completed  # lazy: only a fix that reads what was typed
+
+            problems = completed(problems, overrides, config_dirs)
+        raise ConfigError(problems) from None
     taken_otherwise = with_readings([], misreads)
     if taken_otherwise:  # values the schema took that their files' text says otherwise (`seed: 0123`)
         raise ConfigError(taken_otherwise)

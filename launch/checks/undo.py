@@ -89,6 +89,13 @@ def _section_undone(problem: Problem, overrides: Sequence[str], config_dirs: Seq
     )
 
 
+def value_without(text: str, overrides: Sequence[str], config_dirs: Sequence[str], key: str) -> Any:
+    """The key's value (plain data) in the composition without override `text`; None when it has none or
+    holds a section."""
+    found = _value_without(text, overrides, config_dirs, key)
+    return None if found is _MISSING or found is _SECTION else found
+
+
 def _value_without(text: str, overrides: Sequence[str], config_dirs: Sequence[str], key: str) -> Any:
     """The key's value in the composition without override `text` (`_MISSING`: none; `_SECTION`: a
     mapping)."""

@@ -109,7 +109,11 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
     if any(isinstance(o.value(), list) for o in parsed):
         from launch.config.group_lists import listed_options  # lazy: only a list on the command line
 
-        listed = listed_options(parsed, lambda group: internals.group_exists(loader, group))
+        listed = listed_options(
+            parsed,
+            lambda group: internals.group_exists(loader, group),
+            lambda group: internals.group_options(loader, group),
+        )
         if listed:
             raise ConfigError(listed)
     with_hydra = _needs_hydra_node(parsed)
@@ -473,6 +477,20 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
         known = set(node.keys()) | set(field_names(parent, composed))
         group = None if parent or below else group_choice(leaf, override.value(), known)
         guess = did_you_mean(leaf, known)
+        if guess == leaf and below and not key_fits(key, composed):
+            # `stages.eval.eval.engine.model_path`: the section is a field here, the key below is not one
+            # of the section the stage reads (an HF engine's under the SGLang engine)
+            from launch.config.other_entries import other_entries_fix  # lazy: only to explain a mistake
+
+            inner = _join(parent, leaf) + below
+            other = other_entries_fix(inner, composed)
+            if other is not None:
+                return Problem(
+                    key=key,
+                    message=f"unknown key '{inner.rpartition('.')[2]}' under '{inner.rpartition('.')[0]}'",
+                    source=f"override `{text}`",
+                    fix=f"drop `{text}` ({other.partition(' (')[2]}",
+                )
         if guess and not key_fits(_join(parent, guess) + below, composed):
             guess = None  # `train.lr` → `tracking.lr` would only be refused again
         where = f"under '{parent}'" if parent else "at the top level"
@@ -510,6 +528,13 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
         )
         return Problem(key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix)
     if isinstance(node, DictConfig) and isinstance(node.get(leaf), DictConfig) and text.startswith(key):
+        if not isinstance(override.value(), dict):  # `model.parsers=[1]`: '+' would not make a list fit
+            return Problem(
+                key=key,
+                message=f"{key} must be a mapping (a section of keys), not {override.value()!r}",
+                source=f"override `{text}`",
+                fix=f"drop `{text}` ({key} is a section: set its keys, {key}.<key>=…)",
+            )
         # `key={a: 1}` on a mapping a config file sets: Hydra merges new keys into it only with '+'
         fix = f"add its keys with '+': +{text}"
         return Problem(

@@ -73,6 +73,9 @@ def _plain(composition: Composition, provenance: Provenance) -> dict[str, Any]:
     except OmegaConfBaseException as error:
         key = str(getattr(error, "full_key", "") or "")
         message = str(getattr(error, "msg", error)).splitlines()[0]
+        replaced = _section_replaced(provenance, key, message)
+        if replaced is not None:
+            raise ConfigError([replaced]) from None
         fix = _interpolation_fix(composition, provenance, key, message)
         raise ConfigError(
             [Problem(key, f"cannot resolve the value: {message}", provenance.source(key), fix)]
@@ -116,6 +119,24 @@ def _in_hydra_node(node: Any) -> bool:
     resolver returned there is in no composition's result."""
     key = node._get_full_key(None) if node is not None else ""
     return str(key).startswith("hydra.")
+
+
+def _section_replaced(provenance: Provenance, key: str, message: str) -> Problem | None:
+    """A section an override gave a scalar (`model.parsers=5`) that another file's interpolation reads
+    into (`${model.parsers.think_tags}`): the override is the cause, not the file that reads it, and a
+    section is a mapping whatever reads it (as the schema says when nothing interpolates it)."""
+    found = re.search(r"node `([^`]+)` is not a container and thus cannot contain `([^`]+)`", message)
+    origin = provenance.origin(found.group(1)) if found else None
+    if found is None or origin is None or not origin.source.startswith("override `"):
+        return None
+    section, child = found.groups()
+    text = origin.source.removeprefix("override ")
+    return Problem(
+        section,
+        f"{section} must be a mapping (a section of keys), not {origin.raw!r}: {key} reads {section}.{child}",
+        origin.source,
+        f"drop {text} ({section} is a section: set its keys, {section}.<key>=…)",
+    )
 
 
 def _interpolation_fix(composition: Composition, provenance: Provenance, key: str, message: str) -> str:

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from launch.config.errors import did_you_mean
 from launch.config.fixes import assign, typed_text, value_at
 from launch.config.misspelt_secrets import reference_fix
-from launch.config.other_entries import other_entries_fix
+from launch.config.other_entries import as_read, other_entries_fix
 from launch.config.schema_walk import OVERLAYS, field_names, model_at
 from launch.config.secrets import is_secret_key
 from launch.config.slime_flags import owner_of_name
@@ -127,7 +127,11 @@ def misplaced_fix(
     if len(leaves) != 1:
         return None
     typed, typed_value = leaves[0]
-    found = [place for place in places(typed, root) if not _same_key(place, typed, parent)]
+    found = [
+        place
+        for place in places(typed, root)
+        if not _same_key(place, typed, parent) and not _another_entry_of_the_stage(place, typed, root)
+    ]
     other = other_entries_fix(typed, root)
     if other is not None and not [p for p in found if p.split(".")[-2:] == typed.split(".")[-2:]]:
         return other  # another entry's field: a place of that last name in another section is another setting
@@ -150,6 +154,18 @@ def misplaced_fix(
         return f"{lead} {reference_fix(found[0])}"
     fix = f"{lead} {assign(root, found[0], typed_text(typed_value))}"
     return fix + (f" (also at {', '.join(found[1:])})" if found[1:] else "")
+
+
+def _another_entry_of_the_stage(place: str, key: str, root: Mapping[str, Any]) -> bool:
+    """`place` is the root eval key a stage's eval overlay `key` stands for, but the stage chose another
+    entry there (quickstart's eval_tiny runs the HF engine: the root SGLang engine's url is not its); or
+    the same key of a sibling stage (eval_tiny's HF `device` is not eval_reference's)."""
+    stage, sibling = key.split(".")[:2], place.split(".")[:2]
+    if stage[0] == sibling[0] == "stages" and stage != sibling:
+        return True
+    section = key.rpartition(".")[0]
+    ours, theirs = value_at(root, f"{section}.name"), value_at(root, f"{as_read(section)}.name")
+    return place == as_read(key) != key and isinstance(ours, str) and ours != theirs
 
 
 def _same_key(place: str, key: str, parent: str) -> bool:

@@ -23,6 +23,9 @@ def other_entries_fix(typed: str, root: Mapping[str, Any]) -> str | None:
     registry its section is chosen from, or None."""
     parent, _, leaf = typed.rpartition(".")
     model, chosen = model_at(parent, root), value_at(root, f"{parent}.name") if parent else None
+    read = as_read(parent)
+    if not isinstance(chosen, str) and read != parent:  # a stage's eval overlay that names no entry: the
+        model, chosen, parent = model_at(read, root), value_at(root, f"{read}.name"), read  # root's, read
     registry = _registry_of(model) if model is not None and isinstance(chosen, str) else None
     if registry is None:
         return None
@@ -33,6 +36,13 @@ def other_entries_fix(typed: str, root: Mapping[str, Any]) -> str | None:
         f"drop it: ~{typed} ('{leaf}' is a field of the {registry.kind} {', '.join(owners)}, not of "
         f"{chosen}, the {registry.kind} chosen at {parent}.name; choose that {registry.kind} to set it)"
     )
+
+
+def as_read(key: str) -> str:
+    """A key of a stage's eval overlay as the root eval key the stage reads until it sets its own
+    (`stages.eval.eval.engine` → `eval.engine`)."""
+    parts = key.split(".")
+    return ".".join(parts[2:]) if len(parts) > 3 and parts[0] == "stages" and parts[2] == "eval" else key
 
 
 def _registry_of(model: type) -> Registry | None:

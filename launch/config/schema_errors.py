@@ -220,8 +220,8 @@ def _as_fraction(item: Any, key: str) -> str | None:
 
 
 def _one_item_list(item: Any, key: str, root: Mapping[str, Any]) -> str | None:
-    """A list of texts given one text alone (`eval.categories=multi_turn_base`, `env.domains=retail`): a
-    list of it alone, when the list's items take it (text, or a choice it is)."""
+    """A list given one of its items alone (`eval.categories=multi_turn_base`, `env.domains=retail`,
+    `eval.pass_k=4`): a list of it alone, when the list's items take it (text, a choice it is, a number)."""
 
     def arms(tp: Any) -> list[Any]:  # the types a field may hold, Optional and Annotated unwrapped
         if get_origin(tp) is Annotated:
@@ -233,12 +233,16 @@ def _one_item_list(item: Any, key: str, root: Mapping[str, Any]) -> str | None:
     value, (parent, _, leaf) = item.get("input"), key.rpartition(".")
     model = model_at(parent, root)
     field = model.model_fields.get(leaf) if model is not None else None
-    if field is None or not isinstance(value, str):
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if field is None or not (isinstance(value, str) or number):
         return None
     items = [i for arm in arms(field.annotation) if get_origin(arm) is list for i in arms(get_args(arm)[0])]
-    if not any(i is str or (get_origin(i) is Literal and value in get_args(i)) for i in items):
+    if number and not any(i in (int, float) and isinstance(value, i) for i in items):
+        return None  # `eval.pass_k=4`: a list of it, [4] (a float is no item of a list of ints)
+    if not number and not any(i is str or (get_origin(i) is Literal and value in get_args(i)) for i in items):
         return None
-    return f"set {assign(root, key, '[' + quoted(value) + ']')} ({AS_TYPED}: a list of it alone)"
+    item = str(value) if number else quoted(value)
+    return f"set {assign(root, key, '[' + item + ']')} ({AS_TYPED}: a list of it alone)"
 
 
 def _bounds_fix(item: Any, key: str) -> str:

@@ -18,7 +18,7 @@ from launch.run.pipeline import PipelineError
 from launch.run.rundir import RunDir, RunDirError, stamp_now
 from launch.run.search import TrialFailed, TrialOutcome, run_search, storage_problem
 from launch.run.steps import execute, new_sweep_dir, plan_run, resolve_overrides, write_run_dir
-from launch.run.sweep import IncompleteEval, SweepSummary, point_metric
+from launch.run.sweep import IncompleteEval, SweepSummary, point_metric, resolving
 from launch.run.sweep_checks import search_base, search_problems
 from launch.run.sweep_liveness import sweep_lock
 from launch.run.sweep_runs import PlannedPoint, at_once
@@ -55,7 +55,9 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
     def plan_trial(point: Point) -> PlannedPoint | TrialOutcome:
         run_dir = RunDir(sweep_dir / f"p{point.index:02d}")
         try:
-            resolved = resolve_overrides(list(point.with_tracking(sweep_dir.name)), config_dirs, console)
+            tracked = point.tracked(sweep_dir.name)
+            with resolving(tracked):
+                resolved = resolve_overrides(list(tracked.overrides), config_dirs, console)
             plan = plan_run(resolved, run_dir)
         except ConfigError as error:
             return TrialOutcome(None, "failed", None, str(error))

@@ -12,13 +12,14 @@ Every point gets its own run dir and two tracking overrides: `tracking.group=<sw
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import socket
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,8 @@ class Point:
     overrides: tuple[str, ...]
     # Only the swept ones (what distinguishes this point), as key=value.
     varying: tuple[str, ...]
+    # Those the sweep added itself (its tracking names): in `overrides`, never typed.
+    added: tuple[str, ...] = ()
 
     def run_name(self, sweep: str) -> str:
         return f"{sweep}-p{self.index:02d}"
@@ -53,9 +56,32 @@ class Point:
     def with_tracking(self, sweep: str) -> tuple[str, ...]:
         """The overrides plus the tracking names of this point within the sweep; a run name typed on the
         command line is kept (one the points share is warned about by `launch.run.sweep_checks`)."""
-        typed = any(o.lstrip("+").startswith("tracking.run_name=") for o in self.overrides)
-        named = () if typed else (f"tracking.run_name={self.run_name(sweep)}",)
-        return (*self.overrides, f"tracking.group={sweep}", *named)
+        return (*self.overrides, *self.tracking(sweep))
+
+    def tracking(self, sweep: str) -> tuple[str, ...]:
+        """The tracking names the sweep adds to this point's overrides (`resolving` says they are its); a
+        name typed on the command line is the user's (a group typed was replaced by the sweep's, and
+        warned about as set twice)."""
+        typed = {o.lstrip("+").partition("=")[0] for o in self.overrides}
+        names = {"tracking.group": sweep, "tracking.run_name": self.run_name(sweep)}
+        return tuple(f"{key}={value}" for key, value in names.items() if key not in typed)
+
+    def tracked(self, sweep: str) -> Point:
+        """This point with the sweep's tracking names among its overrides."""
+        return replace(self, overrides=self.with_tracking(sweep), added=self.tracking(sweep))
+
+
+@contextlib.contextmanager
+def resolving(point: Point) -> Iterator[None]:
+    """While a point is resolved: the overrides the sweep added to it are the sweep's, not typed (a
+    tracker's names under `tracking.kind: none` are not "set, but nothing reads it")."""
+    from launch.checks.rules.unread import ADDED_BY_LAUNCHER  # lazy: the checks, only to resolve a point
+
+    token = ADDED_BY_LAUNCHER.set(frozenset(point.added))
+    try:
+        yield
+    finally:
+        ADDED_BY_LAUNCHER.reset(token)
 
 
 def is_sweep(overrides: Sequence[str]) -> bool:
@@ -120,7 +146,8 @@ def check_points(points: Sequence[Point], planner: Callable[[Sequence[str]], Any
     checks = []
     for point in points:
         try:
-            checks.append(PointCheck(point=point, plan=planner(point.overrides)))
+            with resolving(point):
+                checks.append(PointCheck(point=point, plan=planner(point.overrides)))
         except ConfigError as error:
             checks.append(PointCheck(point=point, problems=tuple(error.problems)))
     return checks

@@ -309,7 +309,7 @@ def validate_multirun(
     else:
         # Tracked as `t3rl run -m` tracks them: each point's own run name (a tracking dir may name it).
         swept = expand_points(overrides, config_dirs, max_points)
-        points = [replace(p, overrides=p.with_tracking("sweep")) for p in swept]
+        points = [p.tracked("sweep") for p in swept]
         pending = iter(points)
 
         def planner(point_overrides: Sequence[str]) -> CheckedPoint:

@@ -17,7 +17,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -358,7 +358,7 @@ def _child_env() -> dict[str, str]:
 
 
 def _tracked(point: Point, sweep_name: str) -> Point:
-    return replace(point, overrides=point.with_tracking(sweep_name))
+    return point.tracked(sweep_name)
 
 
 def _one_line(message: str) -> str:

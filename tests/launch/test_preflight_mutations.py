@@ -33,6 +33,8 @@ _EVERY = {
     "quoted number": 60,
     "only item": 5,
     "scalar for section": 12,
+    # round eight: a section as a one-item list
+    "list for section": 12,
 }
 
 

@@ -238,7 +238,9 @@ UNUSUAL = [
     ("clip_range_near_one", [S1, "stages.train.curriculum.algorithm.eps_clip=0.28"]),
     ("short_prompts_under_slime_prompt_limit", [*SHORT, f"{X}=[--rollout-max-prompt-len,'64']"]),
     ("long_prompts_under_a_wide_episode_cap", [*VERY_LONG, f"{RL}.max_context_len=18193"]),
-    ("tokenizer_of_a_sibling_family", [S1, "model.chat.tokenizer=Qwen/Qwen2.5-7B-Instruct"]),
+    # a sibling family's tokenizer that has every token of the model's family (Qwen3's on Qwen2.5); the
+    # other way round (Qwen2.5's has no <think>) is refused: test_preflight_unlisted_kinds_eight.py
+    ("tokenizer_of_a_sibling_family", ["+experiment=toolrl_grpo", "model.chat.tokenizer=Qwen/Qwen3-8B"]),
     ("tokenizer_of_another_size", [S1, "model.chat.tokenizer=Qwen/Qwen3-32B"]),
     ("tokenizer_of_an_unknown_line", [S1, "model.chat.tokenizer=mistralai/Mistral-7B-v0.1"]),
     ("hf_id_of_an_unlisted_size", [S1, "model.hf_id=Qwen/Qwen3-4B-Instruct-2507-FP8"]),

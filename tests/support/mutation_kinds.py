@@ -6,7 +6,8 @@
 - `pair`: the model and the hardware swapped together;
 - `deleted` and `null`: every leaf taken out (`~key`) or set to null;
 - `one-item list`, `only item`, `quoted number`, `scalar for section`: a scalar typed as a list of
-  itself, a list as its first item, a number as quoted text, a section as a number.
+  itself, a list as its first item, a number as quoted text, a section as a number;
+- (round eight) `list for section`: a section as a one-item list.
 
 Each yields (kind, key, value); `value` is what follows `key=`, or `~` for a deletion.
 """
@@ -89,6 +90,7 @@ def list_shapes(key: str, value: list[Any]) -> Iterator[tuple[str, str, str]]:
 
 def section_shapes(key: str) -> Iterator[tuple[str, str, str]]:
     yield "scalar for section", key, "5"
+    yield "list for section", key, "[5]"  # round eight: `env.data=[1]` got "add its keys with '+'"
 
 
 def _flow(value: Any) -> str:

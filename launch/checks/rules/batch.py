@@ -362,29 +362,57 @@ def _left_out_by_override(ctx: Context, split: str, message: str, fix: str) -> P
     for key, origin in ctx.provenance.items():
         if not key.startswith("env.") or "override `" not in origin.source:
             continue
-        reset = _at_default(ctx.run.env, key.split(".")[1:])
-        names = getattr(reset, "split_names", None)
-        if callable(names) and split in names():
-            text = origin.source.partition("override `")[2].removesuffix("`")
-            return Problem(
-                key, f"{message}: `{text}` leaves it out", origin.source, f"drop `{text}`; or {fix}"
-            )
+        text = origin.source.partition("override `")[2].removesuffix("`")
+        path = key.split(".")[1:]
+        # the field at its schema default, else at the value the files give it (ReTool's sft_source: the
+        # schema's None writes no SFT split, the experiment's file does)
+        for reset in (_at_default(ctx.run.env, path), _as_in_the_files(ctx, text, path)):
+            names = getattr(reset, "split_names", None)
+            if callable(names) and split in names():
+                return Problem(
+                    key, f"{message}: `{text}` leaves it out", origin.source, f"drop `{text}`; or {fix}"
+                )
     return None
 
 
-def _at_default(model: BaseModel, path: list[str]) -> BaseModel | None:
-    """A copy of `model` whose field at `path` holds its schema default (None: no such field)."""
+_UNSET = object()
+
+
+def _at_default(model: BaseModel, path: list[str], value: Any = _UNSET) -> BaseModel | None:
+    """A copy of `model` whose field at `path` holds `value`, by default its schema default (None: no such
+    field)."""
     field = type(model).model_fields.get(path[0])
     if field is None:
         return None
     if len(path) == 1:
-        value = field.get_default(call_default_factory=True)
+        new = field.get_default(call_default_factory=True) if value is _UNSET else value
     else:
         inner = getattr(model, path[0])
-        value = _at_default(inner, path[1:]) if isinstance(inner, BaseModel) else None
-        if value is None:
+        new = _at_default(inner, path[1:], value) if isinstance(inner, BaseModel) else None
+        if new is None:
             return None
-    return model.model_copy(update={path[0]: value})
+    return model.model_copy(update={path[0]: new})
+
+
+def _as_in_the_files(ctx: Context, text: str, path: list[str]) -> BaseModel | None:
+    """The env with the field at `path` as the config without override `text` has it (None: it has none,
+    or that config does not compose). Only asked of a refusal."""
+    from launch.checks.undo import value_without  # lazy: composes again, only to place a refusal's blame
+
+    before = value_without(text, command_line(ctx), ctx.config_dirs, ".".join(["env", *path]))
+    return None if before is None else _at_default(ctx.run.env, path, before)
+
+
+def command_line(ctx: Context) -> list[str]:
+    """The command line's overrides as far as the provenance holds them: the group choices typed (an
+    experiment, `model=…`), then the key overrides in the order they were applied."""
+    chosen, keys = [], []
+    for _, origin in ctx.provenance.items():
+        if origin.chosen_on_line is not None:
+            chosen.append(origin.chosen_on_line.strip("`"))
+        if origin.source.startswith("override `"):
+            keys.append((origin.order, origin.source.removeprefix("override `").removesuffix("`")))
+    return [*dict.fromkeys(chosen), *dict.fromkeys(text for _, text in sorted(keys))]
 
 
 def split_names_distinct(ctx: Context) -> Iterator[Problem]:

@@ -71,15 +71,34 @@ def tokenizer_hub_id_of_the_family(ctx: Context) -> Iterator[Problem]:
     if not _is_hub_id(tokenizer):
         return
     theirs = family_of(tokenizer, model_options(ctx.config_dirs))
-    if theirs is None or _compatible(model.family, theirs):
+    if theirs is None:
+        return
+    missing = _tokens_missing(model.family, theirs)
+    if _compatible(model.family, theirs) and not missing:
         return
     key = ctx.latest(TOKENIZER, "model.family")
+    why = (
+        f"it lacks the {model.family} format's tokens {', '.join(missing)}, which it would split into plain "
+        "text (the model was trained on them as one token each)"
+        if _compatible(model.family, theirs)
+        else "it would split the chat format's control tokens into plain text"
+    )
     yield Problem(
         key,
         f"tokenizer {tokenizer} is a {theirs} model's (by its hub id), but model.family is {model.family}: "
-        "it would split the chat format's control tokens into plain text",
+        + why,
         fix=f"set {TOKENIZER}={model.hf_checkpoint} (the model's own tokenizer)",
     )
+
+
+def _tokens_missing(ours: str, theirs: str) -> list[str]:
+    """The tokens of family `ours` (control and format tags, each one token of its tokenizer) that a
+    tokenizer of family `theirs` does not declare: a Qwen2.5 tokenizer has no <think> for Qwen3."""
+    a, b = FAMILIES.get(ours), FAMILIES.get(theirs)
+    if a is None or b is None:
+        return []
+    have = {*b.special_tokens, *b.tag_tokens}
+    return [t for t in (*a.special_tokens, *a.tag_tokens) if t not in have]
 
 
 def hf_id_of_the_model(ctx: Context) -> Iterator[Problem]:

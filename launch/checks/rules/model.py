@@ -186,6 +186,8 @@ def prompt_and_parser_read_one_think_tag(ctx: Context) -> Iterator[Problem]:
 # under a prompt that asks for no tags, makes every turn a format error.
 _PARSER, _TAGS, _THINKS = "model.parsers.reasoning_parser", "model.parsers.think_tags", "model.thinks"
 _SWITCH = "model.chat.chat_template_kwargs.enable_thinking"
+# The env key of the tags its prompt asks for (BFCL's; an env without it never has an origin there).
+_PROMPT_TAGS = "env.data.think_tags"
 
 
 def declared_thinks(ctx: Context) -> bool | None:
@@ -229,17 +231,25 @@ def reasoning_parser_where_the_model_reasons(ctx: Context) -> Iterator[Problem]:
     elif parser in sglang_names.FORCED_REASONING_PARSERS and not reasons_unasked(ctx):
         if ctx.run.env.prompt_think_tags() is not None:
             return  # the prompt asks for it (prompt_and_parser_read_one_think_tag: with the tags read)
-        blamed = _blamed(ctx, _PARSER, _TAGS, _THINKS, *([_SWITCH] if switched_off else []))
+        # the prompt's tags take part too: `~env.data.think_tags` is what left the prompt without them
+        prompt = (_PROMPT_TAGS,) if tags and ctx.provenance.origin(_PROMPT_TAGS) is not None else ()
+        blamed = _blamed(ctx, _PARSER, _TAGS, _THINKS, *prompt, *([_SWITCH] if switched_off else []))
         end = f"{tags[1]} " if tags else ""
         why = "thinking is switched off (enable_thinking: false)" if thinks else "writes no reasoning unasked"
+        fix = (
+            f"set {_THINKS}=true (if the checkpoint does reason unasked); or set {_PARSER}=null"
+            if blamed == _THINKS
+            else f"set {list_override(_PROMPT_TAGS, list(tags))} (the tags {_TAGS} names); "
+            f"or set {_PARSER}=null"
+            if blamed == _PROMPT_TAGS and tags
+            else f"set {_PARSER}=null (nothing to split off)"
+        )
         yield Problem(
             blamed,
             f"reasoning parser '{parser}' reads a reply up to its end tag {end}as reasoning even when "
             f"no block was opened, but {who} {why} and the env's prompt (env.name={ctx.run.env.name}) asks "
             "for no reasoning tags: no reply closes the block, so every turn is a format error",
-            fix=f"set {_THINKS}=true (if the checkpoint does reason unasked); or set {_PARSER}=null"
-            if blamed == _THINKS
-            else f"set {_PARSER}=null (nothing to split off)",
+            fix=fix,
         )
 
 

@@ -16,6 +16,7 @@ only in such settings are one run (`launch/run/sweep_checks.py`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from functools import partial
 from typing import Any
 
@@ -33,6 +34,10 @@ from t3rl_core.fields import ReadWhen
 from t3rl_core.records import Record
 
 SERVER = "server"
+# The overrides a launcher added to a point's command line itself (a sweep's tracking names), which the user
+# never typed: a setting typed that nothing reads is warned about, these are not (launch/run/sweep.py sets
+# it around each point's resolve).
+ADDED_BY_LAUNCHER: ContextVar[frozenset[str]] = ContextVar("added_by_launcher", default=frozenset())
 # A value no config holds, planted at a root eval key to see whether a stage's merge keeps it.
 _MARK = object()
 
@@ -186,8 +191,9 @@ def _root_eval_replaced(ctx: Context, key: str, source: str) -> Iterator[Problem
 def typed_settings_are_read(ctx: Context) -> Iterator[Problem]:
     """A setting typed on the command line is one some stage reads."""
     unread = unread_keys(ctx.run, ctx.scopes)
+    added = {f"override `{text}`" for text in ADDED_BY_LAUNCHER.get()}  # a sweep's own names: not typed
     for key, origin in ctx.provenance.items():
-        if not origin.source.startswith("override") or origin.deleted:
+        if not origin.source.startswith("override") or origin.deleted or origin.source in added:
             continue
         if key.startswith("eval."):
             yield from _root_eval_replaced(ctx, key, origin.source)

@@ -1,0 +1,65 @@
+"""A fix that reads what was typed in the form its field takes (`eval.pass_k=4` → `eval.pass_k=[4]`) can
+need more than its own key: pass@4 needs four samples per task, at a temperature that makes them differ.
+The fix is tried as the user would apply it; when what it leads to is one refusal at the key it sets, whose
+own fix assigns other keys, the two are proposed as one (and tried again), else the fix's other
+alternatives come first. A fix the message proposes validates when applied (was: the key's old value
+first, `eval.pass_k=[1]`, which drops what was typed; or `[4]`, refused in turn).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from contextvars import ContextVar
+
+from launch.config.errors import ConfigError, Problem
+from launch.config.schema_errors import AS_TYPED
+
+# Set while a fix is tried: the trial's own refusals are not completed again.
+_TRYING: ContextVar[bool] = ContextVar("trying_a_fix", default=False)
+# "set <key>=<value> (…": the first alternative of a fix that assigns one key.
+_SET = re.compile(r"set (?P<key>[A-Za-z_][\w.]*)=(?P<value>\S+) \(")
+
+
+def completed(problems: list[Problem], overrides: Sequence[str], config_dirs: Sequence[str]) -> list[Problem]:
+    """`problems` with each fix that reads what was typed completed, or put after its alternatives."""
+    if _TRYING.get():
+        return problems
+    return [_completed(p, overrides, config_dirs) if AS_TYPED in _first(p.fix) else p for p in problems]
+
+
+def _first(fix: str) -> str:
+    return fix.partition("; or ")[0]
+
+
+def _completed(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str]) -> Problem:
+    first, _, rest = problem.fix.partition("; or ")
+    found = _SET.match(first)
+    typed = problem.source.removeprefix("override `").removesuffix("`")
+    if found is None or typed not in overrides:
+        return problem
+    key, value = found["key"], found["value"]
+    plus = "+" if typed.startswith("+") else ""
+    trial = [*(o for o in overrides if o != typed), f"{plus}{key}={value}"]
+    errors = _errors(trial, config_dirs)
+    if not errors:
+        return problem
+    if len(errors) == 1 and errors[0].key == key and errors[0].fix.startswith("set "):
+        more = re.split(r", or |; or | \(", errors[0].fix.removeprefix("set "), maxsplit=1)[0].split()
+        if more and all("=" in m for m in more) and not _errors([*trial, *more], config_dirs):
+            fix = f"set {key}={value} {' '.join(more)} ({AS_TYPED}, with what it needs: {errors[0].message})"
+            return problem.replace(fix=f"{fix}; or {rest}" if rest else fix)
+    return problem.replace(fix=f"{rest}; or {first}") if rest else problem
+
+
+def _errors(overrides: list[str], config_dirs: Sequence[str]) -> list[Problem]:
+    from launch.checks.resolve import resolve  # lazy: resolve asks this module of its refusals
+
+    token = _TRYING.set(True)
+    try:
+        resolve(overrides, config_dirs)
+    except ConfigError as error:
+        return [p for p in error.problems if p.severity == "error"]
+    finally:
+        _TRYING.reset(token)
+    return []
