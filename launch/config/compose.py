@@ -136,7 +136,7 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
         problem = (
             _path_as_option(parsed, loader, written)
             or group_dir_given(e, parsed, _normalise_dirs(config_dirs), written)
-            or _missing_config_problem(e, parsed, loader)
+            or _missing_config_problem(e, parsed, loader, written)
         )
         raise ConfigError([_in_user_words(problem, written)]) from None
     except UnicodeDecodeError as e:
@@ -544,7 +544,7 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
 
 
 def _missing_config_problem(
-    error: MissingConfigException, parsed: list[Override], loader: ConfigLoaderImpl
+    error: MissingConfigException, parsed: list[Override], loader: ConfigLoaderImpl, written: dict[str, str]
 ) -> Problem:
     missing = error.missing_cfg_file or ""
     group, _, option = missing.rpartition("/")
@@ -567,7 +567,11 @@ def _missing_config_problem(
             source=source,
             fix=f"did you mean '{g_guess}'?" if g_guess else f"known groups: {', '.join(known_groups)}",
         )
-    fix = f"did you mean {group}={guess}?" if guess else f"choose one of: {', '.join(options)}"
+    # As typed when t3rl rewrote it (`+experiment=quikstart` → `+experiment=quickstart`, the README's
+    # form); `+model=…` is not rewritten, and the fix drops its '+' (the group is in the defaults).
+    original = written.get(text or "", text)
+    typed = original.partition("=")[0].strip() if original and original != text else group
+    fix = f"did you mean {typed}={guess}?" if guess else f"choose one of: {', '.join(options)}"
     return Problem(
         key=group, message=f"unknown option '{option}' for config group '{group}'", source=source, fix=fix
     )

@@ -3,6 +3,7 @@ the tutorials literally in a scratch clone.
 
 - `t3rl runs | grep <run>` and `t3rl runs show DIR | grep <stage>` in a pipe or a log: rich's boxed table
   folded the run's name over two lines at 80 columns, so grep found nothing.
+- `+experiment=quikstart` answered `did you mean experiment=quickstart?`, the '+' dropped.
 Each failed before.
 """
 
@@ -11,9 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
-from tests.support.cli_app import invoke
+from tests.support.cli_app import fix_of, invoke, refused, validates
 
 RUN = "a_rather_long_experiment_name/20260101-000000"
 
@@ -49,3 +51,31 @@ def test_runs_show_in_a_pipe_keeps_each_stage_on_one_line(here: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = [line.split() for line in result.output.splitlines()]
     assert ["evaluate_the_reference", "·", "planned"] in [row[:3] for row in rows], result.output
+
+
+# ------------------------------------------- a misspelt option keeps the override's form
+
+
+@pytest.mark.parametrize(
+    ("typed", "fixed"),
+    [
+        ("+experiment=quikstart", "+experiment=quickstart"),
+        ("+experiment=QUICKSTART", "+experiment=quickstart"),
+        ("experiment=quikstart", "experiment=quickstart"),
+    ],
+)
+def test_a_misspelt_experiment_is_answered_in_the_form_it_was_typed(
+    here: Path, typed: str, fixed: str
+) -> None:
+    """Before: `+experiment=quikstart` got 'did you mean experiment=quickstart?', the '+' the README
+    always writes dropped."""
+    fix = fix_of(refused([typed]))
+    assert fix == f"did you mean {fixed}?", fix
+    validates([fixed])
+
+
+def test_a_misspelt_group_option_added_with_plus_gets_the_fix_without_it(here: Path) -> None:
+    """`+model=…` adds a group the defaults already choose: its fix is `model=…`, which validates."""
+    fix = fix_of(refused(["+experiment=quickstart", "+model=tiny-qwen3"]))
+    assert fix == "did you mean model=tiny_qwen3?", fix
+    validates(["+experiment=quickstart", "model=tiny_qwen3"])
