@@ -36,7 +36,7 @@ from t3rl_core.hooks.failures import (
     failure_of,
     remove_failed_groups,
 )
-from t3rl_core.rewards.base import RewardInput, checked
+from t3rl_core.rewards.base import RewardInput, within_bounds
 from t3rl_core.rollout.failures import ABORT_REQUESTED
 
 if TYPE_CHECKING:
@@ -199,16 +199,14 @@ async def reward_func(args: Any, sample: Any, **_: Any) -> Any:
 
     runtime = RuntimeConfig.from_slime_args(args)
     reward = REWARDS.build(runtime.reward)
-    result = reward(
-        RewardInput(
-            outcome=outcome,
-            response=sample.response,
-            label=sample.label,
-            metadata=sample.metadata,
-            step=training_step(),
-        )
+    inp = RewardInput(
+        outcome=outcome,
+        response=sample.response,
+        label=sample.label,
+        metadata=sample.metadata,
+        step=training_step(),
     )
-    return checked(result).value
+    return within_bounds(reward, inp, reward(inp)).value
 
 
 def log_rollout_data(

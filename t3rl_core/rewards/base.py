@@ -52,6 +52,25 @@ def checked(result: RewardResult) -> RewardResult:
     return RewardResult(value, metrics)
 
 
+def within_bounds(reward: Any, inp: RewardInput, result: RewardResult) -> RewardResult:
+    """`checked(result)`, and its value within the bounds `reward` declares for `inp` (a `Reward`'s
+    `bounds`; none for a plain callable); raises InvalidReward otherwise. A value past its own formula's
+    range is a bug the z-scores of its group hide: a progress of 1.5 (a world reporting more turns
+    correct than it counted) outweighed every sibling that solved the task."""
+    result = checked(result)
+    declared = reward.bounds(inp) if isinstance(reward, Reward) else None
+    if declared is not None:
+        low, high = declared
+        # Rounding slack: (hi - lo) * 1 + lo may land an ulp past hi.
+        slack = 1e-9 * max(1.0, abs(low), abs(high))
+        if not low - slack <= result.value <= high + slack:
+            raise InvalidReward(
+                f"{type(reward).__name__} gave {result.value!r}, outside the [{low:g}, {high:g}] its "
+                "formula declares for this episode"
+            )
+    return result
+
+
 def _finite(value: Any, what: str) -> float:
     if not isinstance(value, numbers.Real):  # numpy's scalars are registered as Real too
         raise InvalidReward(f"{what} must be a real number, got {type(value).__name__} {value!r}")
@@ -65,6 +84,11 @@ class Reward(ABC):
 
     @abstractmethod
     def __call__(self, inp: RewardInput) -> RewardResult: ...
+
+    def bounds(self, inp: RewardInput) -> tuple[float, float] | None:
+        """The lowest and highest value this reward can give `inp`'s episode, as its formula declares
+        them (None: not declared). A value outside is the reward's failure (`within_bounds`)."""
+        return None
 
     async def score_async(self, inp: RewardInput) -> RewardResult:
         """The reward of an episode as the episode loop asks for it, on its event loop: `self(inp)`. A

@@ -29,7 +29,14 @@ def turn_metrics(outcome: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
-class FormatReward(Reward):
+class _Share(Reward):
+    """A reward that is a share of the episode (of its turns, of its actions): in [0, 1]."""
+
+    def bounds(self, inp: RewardInput) -> tuple[float, float]:
+        return 0.0, 1.0
+
+
+class FormatReward(_Share):
     """reward = format_reward if the episode made at least one call that ran, else 0.0."""
 
     def __init__(self, config: FormatRewardConfig) -> None:
@@ -41,7 +48,7 @@ class FormatReward(Reward):
         return RewardResult(value=metrics["format_reward"] if called else 0.0, metrics=metrics)
 
 
-class ProgressReward(Reward):
+class ProgressReward(_Share):
     """reward = turns_correct / turns_total (unreached turns count as incorrect)."""
 
     def __init__(self, config: ProgressRewardConfig) -> None:
@@ -52,7 +59,7 @@ class ProgressReward(Reward):
         return RewardResult(value=metrics["progress"], metrics=metrics)
 
 
-class BinaryReward(Reward):
+class BinaryReward(_Share):
     """reward = 1.0 when the whole episode is correct (its accuracy), else 0.0."""
 
     def __init__(self, config: BinaryRewardConfig) -> None:

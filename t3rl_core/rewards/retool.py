@@ -76,6 +76,9 @@ class ReToolOutcomeReward(Reward):
         if self._workers is not None:
             self._workers.close()
 
+    def bounds(self, inp: RewardInput) -> tuple[float, float]:
+        return -1.0, 1.0  # −1 without the format (or when grading raised), else acc in {0, 1}
+
     def _graded_text(self, inp: RewardInput) -> tuple[str, str]:
         """The response cut at the end-of-turn token, and the reference answer."""
         try:

@@ -139,6 +139,10 @@ class Tau2ShapedReward(Reward):
             return 0.0
         return sum(weights[name] * float(components[name]) for name in present) / total
 
+    def bounds(self, inp: RewardInput) -> tuple[float, float]:
+        """tau2's reward and each partial component are in [0, 1]: shaped is in [0, 1 + α(domain)]."""
+        return 0.0, 1.0 + self.alpha(inp.outcome.get("domain"))
+
     def __call__(self, inp: RewardInput) -> RewardResult:
         outcome = inp.outcome
         domain = outcome.get("domain")

@@ -153,6 +153,17 @@ class ToolRLReward(Reward):
         metrics = {"format": fmt, "correctness": correctness, "length": length, "total": total}
         return RewardResult(value=total, metrics={**metrics, "accuracy": float(exact)})
 
+    def bounds(self, inp: RewardInput) -> tuple[float, float]:
+        """R_fmt + R_corr (+ R_len) at the episode's step: each part within its range (R_corr 0 when the
+        ground truth has no call)."""
+        step = inp.step + self.config.step_offset
+        parts = [self.format_range(step)]
+        if "<tool_call>" in str(inp.outcome.get("ground_truth", "")):
+            parts.append(self.correctness_range(step))
+        if self.config.with_length:
+            parts.append((self.config.length_max, self.config.length_min))
+        return sum(min(part) for part in parts), sum(max(part) for part in parts)
+
     def extract_prediction(self, text: str) -> str:
         header, end = _TURN_DELIMITERS[self.config.model_style]
         return text.split(header)[-1].split(end)[0].strip()

@@ -14,7 +14,7 @@ from t3rl_core.chat.format import ChatFormat, tools_cache_key
 from t3rl_core.chat.keys import json_key
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.registries import ACTION_PARSERS, ENVS, REWARDS
-from t3rl_core.rewards.base import Reward, RewardInput, RewardResult, checked, episode_reward
+from t3rl_core.rewards.base import Reward, RewardInput, RewardResult, episode_reward, within_bounds
 from t3rl_core.rollout.episode import ActionParser, EpisodeResult, run_episode
 from t3rl_core.rollout.failures import Failure
 from t3rl_core.rollout.heap import freeze_startup_heap
@@ -189,7 +189,7 @@ class EpisodeRunner:
             step=step,
         )
         try:
-            return checked(await episode_reward(self.reward, inputs))
+            return within_bounds(self.reward, inputs, await episode_reward(self.reward, inputs))
         except Exception as exc:
             message = f"reward failed: {type(exc).__name__}: {exc}"
             result.error = f"{result.error}; {message}" if result.error else message

@@ -21,6 +21,11 @@ from t3rl_core.config import RolloutConfig
 from t3rl_core.engines.base import Generation, SamplingParams
 from t3rl_core.hooks import slime as hooks
 from t3rl_core.hooks.failures import METADATA_KEY
+from t3rl_core.rewards.base import InvalidReward, RewardInput, within_bounds
+from t3rl_core.rewards.progress import ProgressReward
+from t3rl_core.rewards.progress_config import ProgressRewardConfig
+from t3rl_core.rewards.tau2 import Tau2RewardConfig, Tau2ShapedReward
+from t3rl_core.rewards.toolrl import ToolRLReward, ToolRLRewardConfig
 from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
 from tests.rollout.fakes import FixedEngine, ToyEnv, play
 from tests.support.slime_sample import Sample
@@ -134,3 +139,105 @@ def test_a_worlds_verdict_that_is_no_share_is_never_trained_on(
     assert "accuracy" in failure["message"] and "accuracy" not in sample.metadata["outcome"]
     assert sample.remove_sample and sample.status is Sample.Status.FAILED
     assert math.isfinite(sample.reward)
+
+
+# --- A reward past its own formula's range ---------------------------------------------------------------
+
+
+class _Overcounts(ToyEnv):
+    """A world reporting more turns correct than it counted (a plugin world's bookkeeping bug)."""
+
+    def outcome(self) -> dict[str, Any]:
+        return {"turns_correct": 3, "turns_total": 2, "accuracy": 1.0, "interactions": 4, "format_errors": 0}
+
+
+def test_a_reward_past_its_declared_range_is_the_rewards_failure(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    """The progress reward of such a world was 1.5: trained on, it outweighed every sibling of its group
+    that solved the task (slime z-scores rewards within the group)."""
+    use_runner(monkeypatch, qwen_chat, env=_Overcounts, reward=ProgressReward(ProgressRewardConfig()))
+    sample = asyncio.run(hooks.generate(slime_args(1.0), toy_sample(0, group=0), {}))
+    failure = sample.metadata[METADATA_KEY]
+    assert (failure["kind"], failure["error_type"]) == ("reward", "InvalidReward")
+    assert "1.5" in failure["message"] and "[0, 1]" in failure["message"]
+    assert sample.remove_sample and sample.reward == 0.0
+
+
+def test_slimes_reward_hook_checks_the_declared_range_too() -> None:
+    from types import SimpleNamespace
+
+    args = slime_args()  # its reward: progress
+    outcome = _Overcounts().outcome()
+    sample = SimpleNamespace(reward=None, metadata={"outcome": outcome}, response="", label=None)
+    with pytest.raises(InvalidReward, match="outside the"):
+        asyncio.run(hooks.reward_func(args, sample))
+
+
+_TOOLRL_PIECES = st.sampled_from(
+    [
+        "<think>",
+        "</think>",
+        "\n",
+        "<tool_call>",
+        "</tool_call>",
+        "<response>",
+        "</response>",
+        '{"name": "a", "parameters": {"x": 1}}',
+        '{"name": "b", "parameters": {"y": 2, "x": 1}}',
+        "words and more words ",
+    ]
+)
+_TOOLRL_TRUTHS = [
+    '<think>t</think>\n<tool_call>\n{"name": "a", "parameters": {"x": 1}}\n</tool_call>',
+    "<think>t</think>\n<response>ok</response>",
+    '<think>t</think>\n<tool_call>\n{"name": "a", "parameters": {"x": 1}}\n'
+    '{"name": "b", "parameters": {"y": 2, "x": 1}}\n</tool_call>\n<response>ok</response>',
+]
+_TOOLRL_CONFIGS = [
+    {},
+    {"format_max": 0.3, "format_min": 0.1, "correctness_max": 0.3, "correctness_min": 0.1},
+    {"schedule_reward": True},
+    {"max1_step30_max3": True, "with_length": True, "schedule_length": True},
+    {"correct_max1": True, "refined": True},
+    {"coarse": True, "with_length": True, "length_max": 0.5, "length_min": -0.5},
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pieces=st.lists(_TOOLRL_PIECES, max_size=8),
+    gold=st.sampled_from(_TOOLRL_TRUTHS),
+    exact=st.booleans(),
+    config=st.sampled_from(_TOOLRL_CONFIGS),
+    step=st.integers(0, 400),
+)
+def test_toolrl_never_leaves_its_declared_range(
+    pieces: list[str], gold: str, exact: bool, config: dict[str, Any], step: int
+) -> None:
+    """No false failure: every answer, any variant, any step stays within the declared range."""
+    reward = ToolRLReward(ToolRLRewardConfig(**config))
+    inp = RewardInput(
+        outcome={"response": gold if exact else "".join(pieces), "ground_truth": gold}, step=step
+    )
+    low, high = reward.bounds(inp)
+    assert low <= high
+    within_bounds(reward, inp, reward(inp))
+
+
+@pytest.mark.parametrize(
+    ("components", "task_reward", "valid"),
+    [({"action": 1.0, "communicate": 1.0}, 1.0, True), ({"action": 3.0}, 1.0, False), ({}, 2.0, False)],
+)
+def test_tau2s_shaped_reward_declares_one_plus_its_domains_alpha(
+    components: dict[str, float], task_reward: float, valid: bool
+) -> None:
+    reward = Tau2ShapedReward(Tau2RewardConfig())
+    outcome = {"domain": "airline", "task_reward": task_reward, "partial_components": components}
+    inp = RewardInput(outcome=outcome)
+    assert reward.bounds(inp) == (0.0, 1.25)
+    if valid:
+        assert within_bounds(reward, inp, reward(inp)).value == 1.25
+    else:
+        with pytest.raises(InvalidReward):
+            within_bounds(reward, inp, reward(inp))
