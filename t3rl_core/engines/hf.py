@@ -8,6 +8,7 @@ temperature 1, the model's own distribution; greedy at temperature 0 reports the
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,14 @@ class HFEngine(Engine):
 
         try:
             await asyncio.to_thread(self._load)
+        except ModuleNotFoundError as exc:
+            # A package of the stack missing, not the model: said with the fix (the engine loads
+            # torch and transformers only here).
+            raise EngineUnavailable(
+                f"hf engine: the Python package '{exc.name}' is not installed in {sys.executable}, and the "
+                "hf engine loads the model with torch and transformers: run ./scripts/setup.sh, which "
+                "installs t3rl's pinned stack into .venv, then .venv/bin/t3rl …"
+            ) from None
         except Exception as exc:
             raise EngineUnavailable(f"hf engine: cannot load a model from {self.path}: {exc}") from None
         return {"model_path": self.path}

@@ -4,17 +4,24 @@ the tutorials literally in a scratch clone.
 - `t3rl runs | grep <run>` and `t3rl runs show DIR | grep <stage>` in a pipe or a log: rich's boxed table
   folded the run's name over two lines at 80 columns, so grep found nothing.
 - `+experiment=quikstart` answered `did you mean experiment=quickstart?`, the '+' dropped.
+- the hf engine (the quickstart's eval_tiny) in a Python without transformers: 'cannot load a model from
+  DIR: No module named …', as if the model were at fault.
 Each failed before.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from t3rl_core.engines.base import EngineUnavailable
+from t3rl_core.engines.config import HFEngineConfig
+from t3rl_core.engines.hf import HFEngine
 from tests.support.cli_app import fix_of, invoke, refused, validates
 
 RUN = "a_rather_long_experiment_name/20260101-000000"
@@ -79,3 +86,19 @@ def test_a_misspelt_group_option_added_with_plus_gets_the_fix_without_it(here: P
     fix = fix_of(refused(["+experiment=quickstart", "+model=tiny-qwen3"]))
     assert fix == "did you mean model=tiny_qwen3?", fix
     validates(["+experiment=quickstart", "model=tiny_qwen3"])
+
+
+# ------------------------------------------- a package of the stack missing
+
+
+def test_the_hf_engine_without_transformers_names_the_package_and_setup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: 'hf engine: cannot load a model from DIR: import of transformers halted …'."""
+    monkeypatch.setitem(sys.modules, "transformers", None)  # `import transformers` raises as if missing
+    engine = HFEngine(HFEngineConfig(model_path=str(tmp_path)))
+    with pytest.raises(EngineUnavailable) as caught:
+        asyncio.run(engine.check())
+    said = str(caught.value)
+    assert f"the Python package 'transformers' is not installed in {sys.executable}" in said, said
+    assert "./scripts/setup.sh" in said and "cannot load a model" not in said, said
