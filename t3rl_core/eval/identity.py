@@ -272,12 +272,21 @@ def tokenizer_digest(tokenizer: str | None) -> str | None:
     return digest.hexdigest()
 
 
-def coverage_of(records: list[Mapping[str, Any]], complete: bool) -> dict[str, Any]:
+def coverage_of(records: list[Mapping[str, Any]], complete: bool, ks: Iterable[int] = ()) -> dict[str, Any]:
     """Whether the eval completed, and how many of its tasks it ran without scoring any episode (the
     engine failed each, within eval.max_engine_failure_rate): either measured fewer tasks than the split
-    and selection say (which tasks those are is the data and selection parts')."""
-    scored = {_task(r) for r in records if r.get("status") != "aborted"}
-    return {"complete": complete, "unscored": len({_task(r) for r in records} - scored)}
+    and selection say (which tasks those are is the data and selection parts'). `short_of_k` (only when
+    some are): per k > 1 of `ks`, the tasks scored on fewer than k samples, which pass@k and pass^k
+    leave out (their average is over the other tasks)."""
+    scored = Counter(_task(r) for r in records if r.get("status") != "aborted")
+    coverage: dict[str, Any] = {
+        "complete": complete,
+        "unscored": len({_task(r) for r in records} - set(scored)),
+    }
+    short = {str(k): sum(1 for n in scored.values() if n < k) for k in sorted(set(ks)) if k > 1}
+    if any(short.values()):
+        coverage["short_of_k"] = {k: count for k, count in short.items() if count}
+    return coverage
 
 
 def _task(record: Mapping[str, Any]) -> str:
@@ -306,7 +315,10 @@ def benchmark_identity(
         "budget": budget_of(runtime.rollout),
         "decoding": decoding_of(runtime, config),
         "protocol": protocol_of(runtime),
-        "coverage": coverage_of(records, complete),
+        # Only the k the eval set out to measure: a k above its samples has no value at all.
+        "coverage": coverage_of(
+            records, complete, [k for k in config.pass_k if k <= config.samples * config.repeats]
+        ),
     }
 
 

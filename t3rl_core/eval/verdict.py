@@ -189,6 +189,13 @@ def _settings(summary: Mapping[str, Any], metric: MetricDefinition) -> list[str]
             f"{coverage['unscored']} task(s) have no scored episode (the engine failed every one, within "
             "eval.max_engine_failure_rate): rerun them with --resume"
         )
+    short = (coverage.get("short_of_k") or {}).get(str(metric.k)) if metric.name != "accuracy" else None
+    if short:
+        reasons.append(
+            f"{short} task(s) have fewer than {metric.k} scored samples (the engine failed the others, "
+            f"within eval.max_engine_failure_rate), so {metric.key()} averages over the other tasks: rerun "
+            "them with --resume"
+        )
     return reasons
 
 

@@ -20,6 +20,8 @@ import pytest
 import yaml
 
 from t3rl_core.config import ChatConfig, ParsersConfig, RolloutConfig, RuntimeConfig
+from t3rl_core.engines.base import Generation
+from t3rl_core.engines.reference import ReferenceEngine
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.eval.compared import NOT_COMPARED, SECTIONS
@@ -271,3 +273,51 @@ def test_an_overall_of_some_categories_is_not_the_published_overall_of_the_split
     )
     (counted,) = verdicts(summary, declared)
     assert counted["why"] == [f"another task count: published over {len(rows)} tasks, this eval over 2"]
+
+
+def _abort_third_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference engine fails its third call (an episode of the first tasks at concurrency 1)."""
+    original = ReferenceEngine._reply
+    calls: list[int] = []
+
+    async def reply(self: ReferenceEngine, input_ids: list[int], sampling: Any, context: Any) -> Generation:
+        calls.append(1)
+        if len(calls) == 3:
+            return Generation([], [], "abort", error="injected")
+        return await original(self, input_ids, sampling, context)
+
+    monkeypatch.setattr(ReferenceEngine, "_reply", reply)
+
+
+def test_tasks_short_of_k_samples_are_another_coverage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An engine failure within eval.max_engine_failure_rate leaves its task one sample short: pass@2 and
+    pass^2 average over the other tasks only. The coverage said nothing (no task was unscored), so the
+    eval compared as complete, and a published pass@2 got a verdict on fewer tasks than it names."""
+    rows = bfcl_rows(per_category=1)
+    settings = {"engine": {"name": "reference"}, "concurrency": 1, "samples": 2, "pass_k": [1, 2]}
+
+    def run(out: Path, **more: Any) -> dict[str, Any]:
+        config = EvalConfig.model_validate(settings | more)
+        return asyncio.run(run_eval(bfcl_runtime(), config, rows, out, show_progress=False))
+
+    full = run(tmp_path / "full")
+    assert "short_of_k" not in full["identity"]["coverage"]  # as recorded before: summaries stay equal
+    _abort_third_call(monkeypatch)
+    short = run(tmp_path / "short", max_engine_failure_rate=0.5)
+    assert short["complete"] is True and short["identity"]["coverage"]["unscored"] == 0
+    assert differences(full["identity"], short["identity"]) == ['coverage: short_of_k null vs {"2": 1}']
+    result = {"label": "claim", "model": "m", "benchmark": "b", "split": "bfcl_test", "source": "s"}
+    result |= {
+        "metric": {"name": "pass@k", "k": 2},
+        "values": [{"scope": "overall", "value": 1.0, "tasks": 4}],
+    }
+    (verdict,) = verdicts(short, PublishedConfig.model_validate({"target": "claim", "results": [result]}))
+    assert verdict["status"] == NOT_COMPARABLE
+    assert verdict["why"] == [
+        "1 task(s) have fewer than 2 scored samples (the engine failed the others, within "
+        "eval.max_engine_failure_rate), so pass@2 averages over the other tasks: rerun them with --resume"
+    ]
+    (counted,) = verdicts(full, PublishedConfig.model_validate({"target": "claim", "results": [result]}))
+    assert counted["status"] == REPRODUCED, counted.get("why")
