@@ -53,7 +53,7 @@ def answer(reward: Any = 1.0, done: Any = True, observation: Any = None) -> str:
 Reply = str | Callable[[ServerConnection], Any]
 
 
-def play(step_reply: Reply, reset_reply: Reply = START, timeout_s: float | None = None) -> Any:
+def play(step_reply: Reply, reset_reply: Reply = START, timeout_s: float | None = None, **env: Any) -> Any:
     """One episode against a server answering reset and one step as given: the step's Transition and the
     outcome, or the exception the episode raised."""
 
@@ -72,7 +72,7 @@ def play(step_reply: Reply, reset_reply: Reply = START, timeout_s: float | None 
         async with serve(handler, "127.0.0.1", 0) as server:
             port = server.sockets[0].getsockname()[1]
             url = f"http://127.0.0.1:{port}"
-            episode = OpenEnvEpisode(url, OpenEnvEnvConfig(url=url), {"seed": 0})
+            episode = OpenEnvEpisode(url, OpenEnvEnvConfig(url=url, **env), {"seed": 0})
             try:
                 await episode.reset()
                 if timeout_s is not None:
@@ -123,6 +123,19 @@ def test_an_answer_no_openenv_server_gives_fails_the_episode(kind: str) -> None:
     assert "the OpenEnv server at http://127.0.0.1:" in str(failure)
     assert "the environment's failure, not the model's" in str(failure)
     assert re.search(expected, str(failure)), str(failure)
+
+
+def test_a_huge_observation_fails_the_episode_before_it_is_tokenized() -> None:
+    """An observation past env.max_observation_chars (a page, a screenshot as base64) is the
+    environment's failure: its tokens would take minutes and overflow any context at the engine."""
+    failure = play(answer(observation={"text": "x" * 5000}), max_observation_chars=4096)
+    assert isinstance(failure, OpenEnvProtocolError), failure
+    assert (
+        "answered step with an observation of 5,000 characters, more than env.max_observation_chars=4,096"
+        in str(failure)
+    )
+    step, _ = play(answer(observation={"text": "x" * 4096}), max_observation_chars=4096)
+    assert step.messages[0]["content"] == "x" * 4096  # at the limit it is shown whole
 
 
 def test_a_wrong_reset_answer_fails_before_the_model_acts() -> None:

@@ -177,7 +177,7 @@ def test_the_same_openenv_server_elsewhere_is_the_same_benchmark() -> None:
         return identity(runtime)["env"]
 
     here = env_identity(url="http://127.0.0.1:8000")
-    assert env_identity(url="http://10.0.0.7:9000/", startup_timeout_s=30) == here
+    assert env_identity(url="http://10.0.0.7:9000/", startup_timeout_s=30, max_observation_chars=9) == here
     started = ["python3", "-m", "uvicorn", "my_env:app", "--port", "8001"]
     assert env_identity(url="http://127.0.0.1:8001", command=started) == here
     assert env_identity(url="http://127.0.0.1:8000", system_prompt="Act.") != here

@@ -31,9 +31,10 @@ class OpenEnvEnvConfig(EnvConfig):
 
     OUTCOME_FIELDS = OUTCOME
     SIZE_FIELDS = ("data.train_episodes", "data.eval_episodes")
-    # Where its server runs and how it is started, not what the env is: left out of an eval's benchmark
-    # identity (t3rl_core.eval.identity.env_record: the same server at another port measures the same).
-    WHERE_FIELDS: ClassVar[tuple[str, ...]] = ("url", "command", "startup_timeout_s")
+    # Where its server runs and how it is started, and a limit that only fails an episode (unscored: the
+    # coverage part), not what the env is: left out of an eval's benchmark identity
+    # (t3rl_core.eval.identity.env_record: the same server at another port measures the same).
+    WHERE_FIELDS: ClassVar[tuple[str, ...]] = ("url", "command", "startup_timeout_s", "max_observation_chars")
 
     name: Literal["openenv"] = "openenv"
     # The server's base URL (http://host:port); with `command`, where the started server listens.
@@ -53,6 +54,9 @@ class OpenEnvEnvConfig(EnvConfig):
     # episode.
     text_field: Identifier | None = None
     data: OpenEnvDataConfig = Field(default_factory=OpenEnvDataConfig)
+    # Characters of an observation's text (as the model reads it) past which the episode fails as the
+    # environment's: OpenEnv's client takes messages up to 100 MB, whose tokens no context holds.
+    max_observation_chars: int = Field(200_000, ge=1)
 
     @field_validator("url")
     @classmethod

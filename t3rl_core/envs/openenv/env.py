@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from t3rl_core.envs.base import Env, Mode
-from t3rl_core.envs.openenv.boundary import CheckedClient
+from t3rl_core.envs.openenv.boundary import CheckedClient, OpenEnvProtocolError
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.server import EnvServer
 from t3rl_core.envs.openenv.tool import action_tool
 from t3rl_core.envs.unavailable import WorldUnavailable
+from t3rl_core.secret import mask_url
 from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCallAction, Transition
 
 # Row metadata key holding the task's reset arguments.
@@ -66,7 +67,7 @@ class OpenEnvEpisode(Env):
         self.client = CheckedClient(self.url)
         result = await self.client.reset(**self.reset_args)
         self.done = bool(result.done)
-        first = {"role": "user", "content": observation_text(result.observation)}
+        first = {"role": "user", "content": self._shown(result.observation, "reset")}
         return Transition(messages=[first], done=self.done)
 
     async def step(self, action: Action) -> Transition:
@@ -91,12 +92,26 @@ class OpenEnvEpisode(Env):
                 messages.append({"role": role, "content": str(exc)})  # the action fails the schema
                 continue
             rewards.append(float(result.reward or 0.0))
-            messages.append({"role": role, "content": observation_text(result.observation)})
+            messages.append({"role": role, "content": self._shown(result.observation, "step")})
             if result.done:
                 self.done = True
                 break
         self.rewards.append(sum(rewards) if rewards else None)
         return Transition(messages=messages, done=self.done)
+
+    def _shown(self, observation: Mapping[str, Any], request: str) -> str:
+        """The observation's text, refused past env.max_observation_chars: tokenizing megabytes takes
+        minutes, and a context they overflow fails at the engine, blamed on the model's server."""
+        text = observation_text(observation)
+        limit = self.config.max_observation_chars
+        if len(text) > limit:
+            raise OpenEnvProtocolError(
+                f"the OpenEnv server at {mask_url(self.url)} answered {request} with an observation of "
+                f"{len(text):,} characters, more than env.max_observation_chars={limit:,}: the environment's "
+                "failure, not the model's (the episode is not scored; raise the limit if it is meant to be "
+                "that long)"
+            )
+        return text
 
     def _payloads(self, action: Action) -> list[dict[str, Any]] | str | None:
         match action:
