@@ -138,11 +138,14 @@ def check_metric(metric: str, summaries: Iterable[Mapping[str, Any]]) -> None:
     """BadFilter unless some eval summary has the number `metric`; with no summary to look in, unless it
     has a summary block's shape (overall.<number> or categories.<name>.<number>)."""
     found: set[str] = set()
+    unmeasured: set[str] = set()  # an eval stopped or failed before any episode: accuracy null
     for summary in summaries:
-        found |= {key for key, value in dotted_keys(summary).items() if _is_number(value)}
-    if metric in found or (not found and _block_shaped(metric)):
+        keys = dotted_keys(summary).items()
+        found |= {key for key, value in keys if _is_number(value)}
+        unmeasured |= {key for key, value in keys if value is None}
+    if metric in found or (_block_shaped(metric) and (not found or metric in unmeasured)):
         return
-    known = found | {f"overall.{name}" for name in block_numbers()}
+    known = (found | {f"overall.{name}" for name in block_numbers()}) - {metric}
     where = "in any listed run's eval summary" if found else "in an eval summary"
     raise BadFilter("--metric", f"there is no number '{metric}' {where}{_guess(metric, known)}")
 

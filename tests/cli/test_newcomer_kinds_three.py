@@ -3,6 +3,8 @@ the tutorials literally in a scratch clone.
 
 - `t3rl runs | grep <run>` and `t3rl runs show DIR | grep <stage>` in a pipe or a log: rich's boxed table
   folded the run's name over two lines at 80 columns, so grep found nothing.
+- `t3rl runs` when every eval listed stopped before its first episode (a first `t3rl eval` interrupted):
+  exit 2, 'there is no number 'overall.accuracy' …; did you mean 'overall.accuracy'?'.
 - `+experiment=quikstart` answered `did you mean experiment=quickstart?`, the '+' dropped.
 - the hf engine (the quickstart's eval_tiny) in a Python without transformers: 'cannot load a model from
   DIR: No module named …', as if the model were at fault.
@@ -19,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from launch.cli.eval_command import EVAL_RECORD
 from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.engines.config import HFEngineConfig
 from t3rl_core.engines.hf import HFEngine
@@ -58,6 +61,25 @@ def test_runs_show_in_a_pipe_keeps_each_stage_on_one_line(here: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = [line.split() for line in result.output.splitlines()]
     assert ["evaluate_the_reference", "·", "planned"] in [row[:3] for row in rows], result.output
+
+
+def test_runs_lists_an_eval_stopped_before_any_episode_under_the_default_metric(here: Path) -> None:
+    """An eval record whose summary measured nothing (accuracy null): an interrupted `t3rl eval`'s."""
+    record = here / "runs" / "eval-hf-20260101-000000"
+    record.mkdir(parents=True)
+    (record / "manifest.json").write_text(json.dumps({"record": EVAL_RECORD}))
+    (record / "config.yaml").write_text("name: eval\n")
+    summary = {"complete": False, "reason": "stopped", "seed": 0, "overall": {"tasks": 0, "accuracy": None}}
+    (record / "summary.json").write_text(json.dumps(summary))
+    result = invoke(["runs"])
+    assert result.exit_code == 0, result.output
+    assert any(line.startswith("eval-hf-20260101-000000 ") for line in result.output.splitlines()), (
+        result.output
+    )
+    misspelt = invoke(["runs", "--metric", "overall.acuracy"])
+    assert misspelt.exit_code == 2 and "did you mean 'overall.accuracy'?" in misspelt.output, misspelt.output
+    itself = invoke(["runs", "--metric", "overall.nothing"])
+    assert itself.exit_code == 2 and "did you mean 'overall.nothing'" not in itself.output, itself.output
 
 
 # ------------------------------------------- a misspelt option keeps the override's form
