@@ -24,6 +24,7 @@ from t3rl_core.config import RuntimeConfig
 from t3rl_core.data.rows import DataError
 from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.eval.evaluate import evaluate, load_eval_config
+from t3rl_core.eval.record_lock import RecordsInUse
 from t3rl_core.eval.server import wait_for_server
 from t3rl_core.secret import SecretResolutionError
 
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         # A bad dataset line is the input's fault, not a bug: one line naming it, no traceback.
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except (EngineUnavailable, SecretResolutionError) as error:
+    except (EngineUnavailable, SecretResolutionError, RecordsInUse) as error:
         print(f"eval failed: {error}", file=sys.stderr)
         return 1
     return 0 if summary["complete"] else 1

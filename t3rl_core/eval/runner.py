@@ -53,6 +53,7 @@ from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.identity import benchmark_identity, decoding_of
 from t3rl_core.eval.jsonl import record_line
 from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
+from t3rl_core.eval.record_lock import record_lock
 from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
 from t3rl_core.eval.repeats import repeat_stats
 from t3rl_core.eval.schedule import start_order, tool_names
@@ -194,11 +195,37 @@ async def run_eval(
 
     The engine is checked before the first episode (EngineUnavailable propagates after summary.json
     says why). Episodes the engine fails (status `aborted`) are counted apart from wrong answers;
-    once they exceed `max_engine_failure_rate` of the episodes, the eval stops and is incomplete."""
+    once they exceed `max_engine_failure_rate` of the episodes, the eval stops and is incomplete.
+    Another eval writing `out_dir` is refused with RecordsInUse before anything is written
+    (t3rl_core/eval/record_lock.py)."""
     if any(k > config.samples for k in config.pass_k):
         raise ValueError(f"pass_k {config.pass_k} needs at most samples={config.samples} per task")
-    runtime = apply_eval_limits(runtime, config)
     out_dir.mkdir(parents=True, exist_ok=True)
+    with record_lock(out_dir):
+        return await _run_eval(
+            runtime,
+            config,
+            rows,
+            out_dir,
+            data_path=data_path,
+            resume=resume,
+            show_progress=show_progress,
+            checkpoint=checkpoint,
+        )
+
+
+async def _run_eval(
+    runtime: RuntimeConfig,
+    config: EvalConfig,
+    rows: list[Mapping[str, Any]],
+    out_dir: Path,
+    *,
+    data_path: str | None,
+    resume: bool,
+    show_progress: bool,
+    checkpoint: Path | None,
+) -> dict[str, Any]:
+    runtime = apply_eval_limits(runtime, config)
     trajectories = out_dir / TRAJECTORIES_FILE
     jobs = plan_jobs(rows, config, resuming.settings_digest(runtime, config))
     if resume:

@@ -5,18 +5,22 @@ by its world's own verdict, never by its reward."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import math
+import os
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
+import yaml
 
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.envs.bfcl.env import BFCLEnv
 from t3rl_core.eval import runner as eval_runner
+from t3rl_core.eval.record_lock import RECORD_LOCK, RecordsInUse
 from t3rl_core.eval.runner import run_eval
 from tests.rollout.fakes import ToyEnv, task
 from tests.rollout.test_runner import ToyFactory, TurnsReward, toy_runner
@@ -136,3 +140,46 @@ def test_a_failed_episode_is_solved_by_its_worlds_verdict_never_by_its_reward() 
     _Reports.verdicts = {"accuracy": 1.0}  # the world's own verdict still decides
     record = asyncio.run(eval_runner._run_episode(runner, job, SamplingParams(), 1))
     assert (record["status"], record["success"]) == ("failed", True)
+
+
+# --- Two evals writing one record dir ---------------------------------------------------------------------
+
+
+def test_a_second_eval_into_a_dir_another_eval_writes_is_refused_before_writing(tmp_path: Path) -> None:
+    """The pipeline's eval stage (`python -m t3rl_core.eval`) locked nothing: a second eval into the dir
+    of one still running truncated its trajectories.jsonl (a resume replaced it), and the first went on
+    appending to a file no longer in the dir, its records lost, its summary.json overwritten."""
+    rows = bfcl_rows(per_category=1)[:2]
+    asyncio.run(run_eval(bfcl_runtime(), reference_config(), rows, tmp_path, show_progress=False))
+    before = {name: (tmp_path / name).read_bytes() for name in ("trajectories.jsonl", "summary.json")}
+    running = os.open(tmp_path / RECORD_LOCK, os.O_RDWR | os.O_CREAT)  # the first eval, still writing
+    fcntl.flock(running, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    try:
+        for resume in (False, True):
+            with pytest.raises(RecordsInUse, match="another eval still running"):
+                asyncio.run(
+                    run_eval(
+                        bfcl_runtime(), reference_config(), rows, tmp_path, resume=resume, show_progress=False
+                    )
+                )
+            assert {name: (tmp_path / name).read_bytes() for name in before} == before
+    finally:
+        os.close(running)
+    # Once it has ended (or died: the OS drops its lock), the dir is free again.
+    summary = asyncio.run(
+        run_eval(bfcl_runtime(), reference_config(), rows, tmp_path, resume=True, show_progress=False)
+    )
+    assert summary["complete"] and len(read_records(tmp_path)) == len(rows)
+
+
+def test_the_eval_stage_command_names_the_dir_in_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from t3rl_core.eval import __main__ as stage
+
+    def busy(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise RecordsInUse(f"{tmp_path} is being written by another eval still running")
+
+    monkeypatch.setattr(stage, "evaluate", busy)
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text(yaml.safe_dump({"t3rl": bfcl_runtime().model_dump(mode="json")}))
+    code = stage.main(["--runtime-config", str(runtime), "--data", str(tmp_path), "--out", str(tmp_path)])
+    assert code == 1
