@@ -148,8 +148,11 @@ def _with_server(
     is read by the server's own process (t3rl_core.secret_launch), which also masks it in its output
     (SGLang logs its arguments): no command line, file or log holds it."""
     python = builder.cluster_python()
-    # through t3rl_core.lifetime: the server dies with this script even if the script is SIGKILLed
-    launch = (python, "-m", "t3rl_core.lifetime", "--", *argv_for(_server_argv(builder, hf, tp, server)))
+    # Through t3rl_core.lifetime: the server dies with this script even if the script is SIGKILLed.
+    # The script names itself ("$$", expanded by the shell): a script killed while the wrapper's
+    # interpreter starts is no longer its parent by the time the wrapper could ask.
+    wrapper = render_command((python, "-m", "t3rl_core.lifetime")) + ' --parent "$$" \\\n    '
+    launch = ("--", *argv_for(_server_argv(builder, hf, tp, server)))
     log = shlex.quote(f"{stage_dir}/{SERVER_LOG}")
     url = f"http://{server.host}:{server.port}"
     key_guard = _key_guard(server.api_key) if server.api_key is not None else ()
@@ -157,7 +160,7 @@ def _with_server(
         "# The SGLang server of this eval, in the background; stopped whenever this script exits.",
         f"mkdir -p {shlex.quote(stage_dir)}",
         *key_guard,
-        render_command(launch) + f" \\\n    >>{log} 2>&1 &",
+        wrapper + render_command(launch) + f" \\\n    >>{log} 2>&1 &",
         "server_pid=$!",
         'trap \'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true\' EXIT',
         render_command((*cmd, "--url", url)) + ' \\\n    --server-pid "$server_pid"',
