@@ -25,6 +25,7 @@ from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import quoted
 from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.override_fixes import shell_word
+from launch.config.pasted_overrides import pasted_fix
 
 GENERIC_FIX = (
     "write overrides as key=value, +key=value (add), ~key (delete) or group=option; "
@@ -325,7 +326,11 @@ def _hydra_problem(items: list[str]) -> Problem:
             quoted_fix = repaired and (
                 f"{shell_word(repaired)} (values quoted: Hydra reads = : ~ and the like in them as syntax)"
             )
-            fix = f"{shell_word(typo[0])} ({typo[1]})" if typo else quoted_fix if repaired else GENERIC_FIX
+            fix = (
+                f"{shell_word(typo[0])} ({typo[1]})"
+                if typo
+                else pasted_fix(item) or (quoted_fix if repaired else GENERIC_FIX)
+            )
             return Problem(
                 key=item.split("=", 1)[0].lstrip("+~"),
                 message=f"cannot parse override '{item}': {reason[0]}",

@@ -6,6 +6,8 @@ the tutorials literally in a scratch clone.
 - `t3rl runs` when every eval listed stopped before its first episode (a first `t3rl eval` interrupted):
   exit 2, 'there is no number 'overall.accuracy' …; did you mean 'overall.accuracy'?'.
 - `+experiment=quikstart` answered `did you mean experiment=quickstart?`, the '+' dropped.
+- overrides pasted as one quoted argument (`'+experiment=quickstart model=tiny_qwen3'`) or with
+  typographic quotes (`seed=“7”`): the fix quoted the whole text as one value, keeping the mistake.
 - the hf engine (the quickstart's eval_tiny) in a Python without transformers: 'cannot load a model from
   DIR: No module named …', as if the model were at fault.
 Each failed before.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -108,6 +111,31 @@ def test_a_misspelt_group_option_added_with_plus_gets_the_fix_without_it(here: P
     fix = fix_of(refused(["+experiment=quickstart", "+model=tiny-qwen3"]))
     assert fix == "did you mean model=tiny_qwen3?", fix
     validates(["+experiment=quickstart", "model=tiny_qwen3"])
+
+
+# ------------------------------------------- overrides as a pasted command line brings them
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        (
+            ["+experiment=quickstart model=tiny_qwen3 seed=3"],
+            ["+experiment=quickstart", "model=tiny_qwen3", "seed=3"],
+        ),
+        (["+experiment=quickstart", "seed=3 ~tracking"], ["+experiment=quickstart", "seed=3", "~tracking"]),
+        (["+experiment=quickstart", "seed=\u201c7\u201d"], ["+experiment=quickstart", "seed=7"]),
+        (["+experiment=quickstart", "name=\u2018mine\u2019"], ["+experiment=quickstart", "name=mine"]),
+    ],
+)
+def test_overrides_pasted_whole_or_with_typographic_quotes_get_the_arguments_meant(
+    here: Path, typed: list[str], meant: list[str]
+) -> None:
+    """Before: `"+experiment='quickstart model=tiny_qwen3 seed=3'"` and `"seed='\u201c7\u201d'"`: values
+    quoted whole, an experiment named 'quickstart model=…' and a seed that is a text."""
+    fix = fix_of(refused(typed)).rpartition(" (")[0]
+    assert [*typed[:-1], *shlex.split(fix)] == meant, fix
+    validates(meant)
 
 
 # ------------------------------------------- a package of the stack missing
