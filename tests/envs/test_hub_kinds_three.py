@@ -35,7 +35,7 @@ from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.data import prepare as verifiers_prepare
-from t3rl_core.envs.verifiers.env import EnvHung, VerifiersEnvFactory
+from t3rl_core.envs.verifiers.env import EnvCrashed, EnvHung, VerifiersEnvFactory
 from t3rl_core.eval.identity import env_record
 from t3rl_core.types import AnswerAction, ToolCall, ToolCallAction
 
@@ -292,3 +292,50 @@ def test_how_long_t3rl_waits_is_not_what_the_environment_is(
     assert env_record(first) == env_record(other_rows)  # its data is the data part's
     (tmp_path / "vf_waited_other.py").write_text(HANGING)
     assert env_record(first) != env_record(VerifiersEnvConfig(id="vf_waited_other"))
+
+
+# A MultiTurnEnv whose env_response returns what `reply` names: no list of chat messages.
+ODD_REPLY = """
+import verifiers as vf
+from datasets import Dataset
+
+class Odd(vf.MultiTurnEnv):
+    async def env_response(self, messages, state, **kwargs):
+        return self.reply
+
+def load_environment(reply: str = "int"):
+    env = Odd(dataset=Dataset.from_list([{"question": "q", "answer": "a"}]), max_turns=3,
+              rubric=vf.Rubric(funcs=[lambda completion: 1.0]))
+    env.reply = {"int": 5, "none": None, "no role": [{"content": "x"}]}[reply]
+    return env
+"""
+
+
+@pytest.mark.parametrize(("reply", "raised"), [("int", "TypeError"), ("no role", "KeyError: 'role'")])
+def test_a_verifiers_reply_that_is_no_message_fails_the_episode_named(
+    reply: str, raised: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verifiers lets the exception through its rollout: the episode failed with a bare KeyError or
+    TypeError from verifiers' internals, naming neither the environment nor whose failure it is."""
+    (tmp_path / "vf_odd_reply.py").write_text(ODD_REPLY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = VerifiersEnvConfig(id="vf_odd_reply", args={"reply": reply})
+    row = json.loads(
+        verifiers_prepare(config, tmp_path / "out")["verifiers_eval"].read_text().splitlines()[0]
+    )
+
+    async def go() -> Exception:
+        env = VerifiersEnvFactory(config)(row, "eval")
+        await env.reset()
+        try:
+            await env.step(AnswerAction(text="a"))
+        except Exception as exc:
+            return exc
+        finally:
+            await env.aclose()
+        raise AssertionError("the step did not fail")
+
+    failure = asyncio.run(go())
+    assert isinstance(failure, EnvCrashed), repr(failure)
+    assert f"environment 'vf_odd_reply' raised {raised}" in str(failure)
+    assert "the environment's failure, not the model's" in str(failure)

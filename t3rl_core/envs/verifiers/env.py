@@ -34,6 +34,10 @@ class EnvHung(RuntimeError):
     """The environment did not answer within env.step_timeout_s of the model's turn: the episode fails."""
 
 
+class EnvCrashed(RuntimeError):
+    """The environment's rollout raised an exception verifiers did not record as its own error."""
+
+
 class VerifiersEnv(Env):
     """One rollout of a loaded verifiers environment."""
 
@@ -79,7 +83,8 @@ class VerifiersEnv(Env):
         """t3rl ended the episode while verifiers waited for a turn: verifiers ends and scores it."""
         if self._rollout is not None and self._state is None:
             self.client.answer(EpisodeEnded("t3rl ended the episode (a step or token limit)"))
-            self._state = await self._rollout
+            await asyncio.wait({self._rollout})
+            self._state = self._ended(self._rollout)
 
     def outcome(self) -> dict[str, Any]:
         state = self._state
@@ -130,8 +135,20 @@ class VerifiersEnv(Env):
         if waiting in done:
             return waiting.result()
         waiting.cancel()
-        self._state = self._rollout.result()
+        self._state = self._ended(self._rollout)
         return None
+
+    def _ended(self, rollout: asyncio.Task[Any]) -> Any:
+        """The finished rollout's state; an exception verifiers let through (its own errors it records in
+        the state) is the environment's failure, named as such rather than as a bare KeyError."""
+        try:
+            return rollout.result()
+        except Exception as exc:
+            raise EnvCrashed(
+                f"environment '{self.env_id}' raised {type(exc).__name__}: {exc} in its rollout (its "
+                "env_response, setup_state, a tool or a stop condition; e.g. a reply that is no list of chat "
+                "messages): the environment's failure, not the model's (the episode is not scored)"
+            ) from exc
 
     def _check_prefix(self, request: Messages, before: list[dict[str, Any]], *, assistant_turn: bool) -> None:
         """t3rl trains on one growing conversation: verifiers must extend the last prompt (with the
