@@ -46,7 +46,8 @@ def _completed(problem: Problem, overrides: Sequence[str], config_dirs: Sequence
         return problem
     if len(errors) == 1 and errors[0].key == key and errors[0].fix.startswith("set "):
         more = re.split(r", or |; or | \(", errors[0].fix.removeprefix("set "), maxsplit=1)[0].split()
-        if more and all("=" in m for m in more) and not _errors([*trial, *more], config_dirs):
+        others = all("=" in m and m.partition("=")[0].lstrip("+~") != key for m in more)
+        if more and others and not _errors([*trial, *more], config_dirs):  # never the key itself again
             fix = f"set {key}={value} {' '.join(more)} ({AS_TYPED}, with what it needs: {errors[0].message})"
             return problem.replace(fix=f"{fix}; or {rest}" if rest else fix)
     return problem.replace(fix=f"{rest}; or {first}") if rest else problem
