@@ -25,7 +25,7 @@ from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import quoted
 from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.override_fixes import shell_word
-from launch.config.pasted_overrides import pasted_fix
+from launch.config.pasted_overrides import parses, pasted_fix
 
 GENERIC_FIX = (
     "write overrides as key=value, +key=value (add), ~key (delete) or group=option; "
@@ -112,16 +112,16 @@ class _Reader:
     @cached_property
     def keys(self) -> set[str]:
         """Every dotted key of the config the parseable arguments compose to (what a `--flag` names)."""
-        data = self.lookup.composed([o for o in self.items if _parses(o)])
+        data = self.lookup.composed([o for o in self.items if parses(o)])
         return set(_dotted(data, "")) if data is not None else set()
 
     def read(self, i: int) -> _Reading | None:
         item, following = self.items[i], self.items[i + 1 :]
-        if item.startswith("-") and not _parses(item):
+        if item.startswith("-") and not parses(item):
             return self._dash_option(item, following)
         if _unbalanced(item):
             return self._unclosed(i)
-        if _parses(item):
+        if parses(item):
             return self._split_value(item, following)
         if "=" not in item:
             return self._no_equals(item, following)
@@ -354,7 +354,7 @@ def _stray_separator(item: str) -> tuple[str, str] | None:
         repaired, dropped = f"{key}={joined}", "a stray ',' dropped"
     else:
         return None
-    return (repaired, dropped) if repaired != f"{key}=" and _parses(repaired) else None
+    return (repaired, dropped) if repaired != f"{key}=" and parses(repaired) else None
 
 
 def _values_quoted(item: str) -> str | None:
@@ -371,20 +371,12 @@ def _values_quoted(item: str) -> str | None:
         repaired = f"{key}={quoted(value)}"
     else:
         return None
-    return repaired if repaired != item and _parses(repaired) else None
-
-
-def _parses(item: str) -> bool:
-    try:
-        OverridesParser.create().parse_override(item)
-    except HydraException:
-        return False
-    return True
+    return repaired if repaired != item and parses(repaired) else None
 
 
 def _bare(item: str) -> bool:
     """A word with no '=' that Hydra would reject alone (a value the shell split off)."""
-    return "=" not in item and not _parses(item)
+    return "=" not in item and not parses(item)
 
 
 def _is_key(text: str) -> bool:

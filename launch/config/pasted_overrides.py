@@ -25,7 +25,8 @@ _CURLY_WHY = "typographic quotes, pasted from a page: Hydra reads straight ones 
 _JOINED_WHY = "overrides in one argument: the quotes around them kept the shell from splitting them"
 
 
-def _parses(override: str) -> bool:
+def parses(override: str) -> bool:
+    """Whether Hydra's grammar reads `override`."""
     try:
         OverridesParser.create().parse_override(override)
     except HydraException:
@@ -39,11 +40,11 @@ def pasted_fix(item: str) -> str | None:
         dropped = item.translate({ord(mark): None for mark in _CURLY})
         straight = item.translate({ord(mark): value for mark, value in _CURLY.items()})
         for fixed in (dropped, straight):
-            if _parses(fixed):
+            if parses(fixed):
                 return f"{shell_word(fixed)} ({_CURLY_WHY})"
         return None
     parts = item.split()
-    if len(parts) > 1 and all(_OVERRIDE_START.match(p) and _parses(p) for p in parts):
+    if len(parts) > 1 and all(_OVERRIDE_START.match(p) and parses(p) for p in parts):
         given = " ".join(shell_word(p) for p in parts)
         return f"{given} ({len(parts)} {_JOINED_WHY})"
     return None
