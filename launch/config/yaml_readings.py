@@ -30,9 +30,11 @@ _SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
 _OCTAL = re.compile(r"[-+]?0[0-7_]+")
 _WORDS = frozenset(w for word in ("yes", "no", "on", "off") for w in (word, word.title(), word.upper()))
 # Cheap pre-filter on a file's text: a whole value that may be one of the above, after `: ` or `- `, or
-# in a flow list after `[` or `,`.
+# in a flow list after `[` or `,`. It starts with one class of the four characters (the look-behind then
+# tells which one stood there), so that re skips to them instead of trying a match at every character:
+# about half the instructions of a cold plan's scan of its files.
 _MAYBE = re.compile(
-    r"([:-][ \t]+|[\[,][ \t]*)"
+    r"[-:\[,](?:(?<=[:-])[ \t]+|(?<=[\[,])[ \t]*)"
     r"[-+]?([0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?|0[0-7_]+|(?i:yes|no|on|off))[ \t]*([#,}\]]|$)",
     re.M,
 )
