@@ -35,7 +35,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from launch.checks.resolve import resolve
-from launch.config.errors import ConfigError
+from launch.config.errors import ConfigError, Problem
 from launch.run.sweep import check_points, expand_points
 from tests.support.fix_applier import apply_first_fix
 from tests.support.mutation_kinds import DELETED
@@ -214,3 +214,28 @@ def test_a_key_of_another_engine_under_a_stage_names_the_engine_that_has_it(
     error = _problems(*mutation.overrides)[0]
     assert error.key == mutation.key
     assert f"field of the engine {owner}" in error.fix and "where it lives" not in error.fix, error.fix
+
+
+def test_a_completed_fix_never_sets_its_own_key_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal of the fix at its own key whose fix resets that key is no completion: `set k=[4] k=[1]`
+    would validate and undo what was typed; the fix's other alternative comes first instead."""
+    from launch.checks import fix_closure
+    from launch.config.schema_errors import AS_TYPED
+
+    tried: list[list[str]] = []
+
+    def errors(overrides: list[str], config_dirs: object) -> list[Problem]:
+        tried.append(overrides)
+        reset = Problem("eval.pass_k", "refused", "override `eval.pass_k=[4]`", "set eval.pass_k=[1]")
+        return [reset] if len(tried) == 1 else []
+
+    monkeypatch.setattr(fix_closure, "_errors", errors)
+    typed = Problem(
+        "eval.pass_k",
+        "Input should be a valid list (got 4)",
+        "override `eval.pass_k=4`",
+        f"set eval.pass_k=[4] ({AS_TYPED}: a list of it alone); "
+        "or set eval.pass_k=[1] (its value without it)",
+    )
+    fixed = fix_closure.completed([typed], ["+experiment=retool", "eval.pass_k=4"], [])
+    assert fixed[0].fix.startswith("set eval.pass_k=[1] (its value without it)"), fixed[0].fix
