@@ -235,6 +235,16 @@ def test_rows_of_another_release_of_the_environment_do_not_start(
     assert isinstance(OpenEnvFactory(config)(row, "eval"), OpenEnvEpisode)
 
 
+def first_episode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, **config: Any) -> Any:
+    """The episode of the first eval row of a verifiers environment installed from `source` as module
+    `config["id"]`."""
+    (tmp_path / f"{config['id']}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    env_config = VerifiersEnvConfig(**config)
+    rows = verifiers_prepare(env_config, tmp_path / "out")["verifiers_eval"].read_text().splitlines()
+    return VerifiersEnvFactory(env_config)(json.loads(rows[0]), "eval")
+
+
 # A MultiTurnEnv whose env_response never answers (a remote call without a timeout).
 HANGING = """
 import asyncio
@@ -256,15 +266,9 @@ def test_a_verifiers_environment_that_hangs_fails_the_episode(
 ) -> None:
     """verifiers bounds nothing unless the environment sets timeout_seconds: the episode (and the eval)
     waited forever. env.step_timeout_s ends it as the environment's failure, its rollout cancelled."""
-    (tmp_path / "vf_hanging_env.py").write_text(HANGING)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    config = VerifiersEnvConfig(id="vf_hanging_env", step_timeout_s=0.2)
-    row = json.loads(
-        verifiers_prepare(config, tmp_path / "out")["verifiers_eval"].read_text().splitlines()[0]
-    )
+    env = first_episode(tmp_path, monkeypatch, HANGING, id="vf_hanging_env", step_timeout_s=0.2)
 
     async def go() -> Any:
-        env = VerifiersEnvFactory(config)(row, "eval")
         await env.reset()
         try:
             await env.step(AnswerAction(text="a"))
@@ -317,15 +321,9 @@ def test_a_verifiers_reply_that_is_no_message_fails_the_episode_named(
 ) -> None:
     """verifiers lets the exception through its rollout: the episode failed with a bare KeyError or
     TypeError from verifiers' internals, naming neither the environment nor whose failure it is."""
-    (tmp_path / "vf_odd_reply.py").write_text(ODD_REPLY)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    config = VerifiersEnvConfig(id="vf_odd_reply", args={"reply": reply})
-    row = json.loads(
-        verifiers_prepare(config, tmp_path / "out")["verifiers_eval"].read_text().splitlines()[0]
-    )
+    env = first_episode(tmp_path, monkeypatch, ODD_REPLY, id="vf_odd_reply", args={"reply": reply})
 
     async def go() -> Exception:
-        env = VerifiersEnvFactory(config)(row, "eval")
         await env.reset()
         try:
             await env.step(AnswerAction(text="a"))

@@ -20,7 +20,6 @@ import pytest
 import yaml
 
 from t3rl_core.config import ChatConfig, ParsersConfig, RolloutConfig, RuntimeConfig
-from t3rl_core.engines.base import Generation
 from t3rl_core.engines.reference import ReferenceEngine
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
@@ -31,6 +30,7 @@ from t3rl_core.eval.published import PublishedConfig
 from t3rl_core.eval.runner import apply_eval_limits, run_eval, select_rows
 from t3rl_core.eval.verdict import NOT_COMPARABLE, REPRODUCED, verdicts
 from t3rl_core.rewards.env_score import EnvScoreRewardConfig
+from tests.eval.test_comparable_kinds import abort_third_call
 from tests.support.eval_runs import bfcl_runtime
 from tests.support.tiny_stack import bfcl_rows
 
@@ -275,20 +275,6 @@ def test_an_overall_of_some_categories_is_not_the_published_overall_of_the_split
     assert counted["why"] == [f"another task count: published over {len(rows)} tasks, this eval over 2"]
 
 
-def _abort_third_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The reference engine fails its third call (an episode of the first tasks at concurrency 1)."""
-    original = ReferenceEngine._reply
-    calls: list[int] = []
-
-    async def reply(self: ReferenceEngine, input_ids: list[int], sampling: Any, context: Any) -> Generation:
-        calls.append(1)
-        if len(calls) == 3:
-            return Generation([], [], "abort", error="injected")
-        return await original(self, input_ids, sampling, context)
-
-    monkeypatch.setattr(ReferenceEngine, "_reply", reply)
-
-
 def test_tasks_short_of_k_samples_are_another_coverage(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -304,7 +290,7 @@ def test_tasks_short_of_k_samples_are_another_coverage(
 
     full = run(tmp_path / "full")
     assert "short_of_k" not in full["identity"]["coverage"]  # as recorded before: summaries stay equal
-    _abort_third_call(monkeypatch)
+    abort_third_call(monkeypatch, ReferenceEngine)
     short = run(tmp_path / "short", max_engine_failure_rate=0.5)
     assert short["complete"] is True and short["identity"]["coverage"]["unscored"] == 0
     assert differences(full["identity"], short["identity"]) == ['coverage: short_of_k null vs {"2": 1}']
