@@ -37,11 +37,10 @@ from t3rl_core.hooks.failures import (
     remove_failed_groups,
 )
 from t3rl_core.rewards.base import RewardInput, within_bounds
-from t3rl_core.rollout.failures import ABORT_REQUESTED
+from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure
 
 if TYPE_CHECKING:
     from t3rl_core.rollout.episode import EpisodeResult
-    from t3rl_core.rollout.failures import Failure
     from t3rl_core.rollout.runner import EpisodeRunner
 
 # Per event loop (slime keeps one for the rollout manager; tests make many): (config, url) → runner.
@@ -105,12 +104,13 @@ async def generate(
     # slime has no parse_error status: a turn the format repair could not fix removes the sample from
     # training (its loss mask is zeroed and the tau2 reward gives it weight 0), as the reference does.
     sample.status = sample_status(sample, "failed" if episode.status == "parse_error" else episode.status)
-    sample.remove_sample = episode.status == "parse_error" or episode.failure is not None
+    failure = episode.failure or (None if evaluation else unplayed(episode))
+    sample.remove_sample = episode.status == "parse_error" or failure is not None
     metadata = dict(sample.metadata) if isinstance(sample.metadata, Mapping) else {}
     if metadata.get("data_source") is not None:
         metadata["source_name"] = str(metadata["data_source"])
-    if episode.failure is not None:
-        metadata[METADATA_KEY] = episode.failure.as_dict()
+    if failure is not None:
+        metadata[METADATA_KEY] = failure.as_dict()
     sample.metadata = {
         **metadata,
         "outcome": episode.outcome,
@@ -128,9 +128,23 @@ async def generate(
             **{f"time_{name}": value for name, value in (episode.timings or {}).items()},
         },
     }
-    if episode.failure is not None and not evaluation:
-        _count_failure(args, runtime, episode.failure, sample)
+    if failure is not None and not evaluation:
+        _count_failure(args, runtime, failure, sample)
     return sample
+
+
+def unplayed(episode: EpisodeResult) -> Failure | None:
+    """The failure of an episode its world ended before the policy's first turn (a tau2 user hanging up
+    in its opening message): its reward measured the world, not the policy, so it must not stand in
+    its group. A hang-up scored 1.0 on tau2 tasks whose database check passes untouched, and only the
+    samples whose (model-played) user hung up did, so their siblings' advantages were built around it.
+    Training only: an eval records such an episode with its attribution (user_simulator)."""
+    if episode.num_model_calls or episode.status != "completed":
+        return None
+    termination = (episode.outcome or {}).get("termination_reason")
+    said = f" (termination {termination})" if termination else ""
+    message = f"the world ended the episode before the policy's first turn{said}: nothing of it was played"
+    return Failure("env", "EndedBeforeFirstTurn", message)
 
 
 def _clear_outputs(sample: Any) -> None:

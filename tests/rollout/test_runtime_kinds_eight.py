@@ -26,6 +26,7 @@ from t3rl_core.rewards.progress import ProgressReward
 from t3rl_core.rewards.progress_config import ProgressRewardConfig
 from t3rl_core.rewards.tau2 import Tau2RewardConfig, Tau2ShapedReward
 from t3rl_core.rewards.toolrl import ToolRLReward, ToolRLRewardConfig
+from t3rl_core.types import Transition
 from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
 from tests.rollout.fakes import FixedEngine, ToyEnv, play
 from tests.support.slime_sample import Sample
@@ -241,3 +242,56 @@ def test_tau2s_shaped_reward_declares_one_plus_its_domains_alpha(
     else:
         with pytest.raises(InvalidReward):
             within_bounds(reward, inp, reward(inp))
+
+
+# --- A world that ends the episode before the policy's first turn ----------------------------------------
+
+
+class _HangsUpOnOdd(ToyEnv):
+    """A model-played user: for some samples of a group its opening message ends the call (tau2's
+    ###STOP###), and the world's verdict of the untouched state is a full score."""
+
+    hang_up = False
+
+    async def reset(self) -> Transition:
+        return Transition(done=True) if self.hang_up else Transition()
+
+    def outcome(self) -> dict[str, Any]:
+        if self.hang_up:
+            return {"turns_answered": 2, "turns": 2, "termination_reason": "user_stop"}
+        return super().outcome()
+
+
+def test_an_episode_ended_before_the_policys_first_turn_is_never_in_its_group(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    """tau2 scores a hang-up in the user's opening message 1.0 on tasks whose database check passes
+    untouched (3 of 8 airline tasks tried): such a sample stood in its group with a reward the policy
+    never earned, and with a model-played user only some samples of the group hung up, so their
+    siblings' advantages were built around it."""
+    use_runner(monkeypatch, qwen_chat, env=_HangsUpOnOdd)
+    group = [toy_sample(index, group=0) for index in range(4)]
+    for sample in group:
+        _HangsUpOnOdd.hang_up = sample.index % 2 == 1
+        asyncio.run(hooks.generate(slime_args(1.0), sample, {}))
+    hung_up = group[1]
+    failure = hung_up.metadata[METADATA_KEY]
+    assert (failure["kind"], failure["error_type"]) == ("env", "EndedBeforeFirstTurn")
+    assert "user_stop" in failure["message"] and hung_up.remove_sample
+    assert sum(hung_up.loss_mask) == 0 and hung_up.metadata["t3rl_metrics"]["num_model_calls"] == 0
+    played = group[0]
+    assert METADATA_KEY not in played.metadata and not played.remove_sample
+    metrics: dict[str, Any] = {}
+    hooks.log_rollout_data(0, slime_args(1.0), group, metrics, 0.0)
+    assert all(sample.remove_sample for sample in group)  # the group, as for any failure
+    assert metrics["rollout/failures/env/EndedBeforeFirstTurn"] == 2
+
+
+def test_slimes_eval_keeps_an_episode_ended_before_the_first_turn(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    """As t3rl eval does (scored, attributed to the user simulator): no failure, nothing to train."""
+    use_runner(monkeypatch, qwen_chat, env=_HangsUpOnOdd)
+    _HangsUpOnOdd.hang_up = True
+    sample = asyncio.run(hooks.generate(slime_args(0.0), toy_sample(1, group=0), {}, evaluation=True))
+    assert METADATA_KEY not in sample.metadata and sample.status is Sample.Status.COMPLETED
