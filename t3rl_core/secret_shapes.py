@@ -9,7 +9,9 @@ header in a service's command):
   JSON Web Tokens (`eyJ….eyJ….…`);
 - the value of a URL query parameter named like a credential (`?token=…`, `&api_key=…`, `&sig=…`);
 - the value of an HTTP authorization header (`Authorization: Bearer …`, `X-Api-Key: …`);
-- a private key in PEM (`-----BEGIN PRIVATE KEY-----`) or OpenPGP's armour, whose markers stay.
+- a private key in PEM (`-----BEGIN PRIVATE KEY-----`) or OpenPGP's armour, whose markers stay;
+- what a command or a `.netrc` record makes a credential whatever it looks like (`mysql -pV`,
+  `curl -u alice:V`, `wandb login V`, `machine h login u password V`: t3rl_core.secret_commands).
 
 `credentials_in(text)` lists them and `mask_shapes(text)` masks them; t3rl_core.secret's `mask_text`,
 through which every file and line t3rl writes passes, applies it.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from t3rl_core.secret_commands import command_spans, named_spans
 from t3rl_core.secret_pieces import unfolded
 
 MASK = "***"
@@ -138,8 +141,9 @@ _PEM_BEGIN = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _PEM = rf"(?s)({_PEM_BEGIN})(.+?)(-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)"
 
 
-def credentials_in(text: str) -> list[str]:
-    """Every credential `text` gives away by its shape (known prefixes, URL query, header)."""
+def credentials_in(text: str, commands: bool = True) -> list[str]:
+    """Every credential `text` gives away by its shape (known prefixes, URL query, header), and with
+    `commands` what a command or a `.netrc` record gives away (t3rl_core.secret_commands)."""
     found = [m.group(2) for m in _QUERY.finditer(text)] if "=" in text else []
     if _may_hold_token(text):
         found += [m.group(1) for m in _PREFIXED.finditer(text)] + _CUT.findall(text)
@@ -148,9 +152,10 @@ def credentials_in(text: str) -> list[str]:
     if _has_header(lower):
         found += [m.group(2) for m in re.finditer(_HEADER, text)]
         found += [m.group(2) for m in re.finditer(_COOKIE, text)]
-    found += [text[start:end] for start, end in _named_spans(text, lower)]
+    found += [text[start:end] for start, end in _named_spans(text, lower, commands)]
     if PEM_MARK in text:
         found += [m.group(2) for m in re.finditer(_PEM, text) if m.group(2).strip(" \\n")]
+    found += [text[start:end] for start, end in command_spans(text)] if commands else []
     return [value for value in found if not value.startswith(_NOT_VALUES)]
 
 
@@ -164,10 +169,12 @@ def any_credentials_in(texts: Iterable[str]) -> bool:
 def folded_credentials_in(text: str) -> list[str]:
     """The credentials of `text` read with its line breaks taken out (a renderer may fold a token
     over lines): each as it reads whole. Text with no token's beginning, no `=` and no header word on
-    any line is not unfolded (a fold inside a token's first characters is not looked for)."""
+    any line is not unfolded (a fold inside a token's first characters is not looked for). A command's
+    words and a `.netrc` record's are not read so: with its line breaks taken out, a record's value
+    runs into the next record's `machine`, masked with it (and that record's value left)."""
     if not (any(start in text for start in _TOKEN_STARTS) or "=" in text or _has_header(text.lower())):
         return []
-    return credentials_in(unfolded(text, _TOKEN_STARTS))
+    return credentials_in(unfolded(text, _TOKEN_STARTS), commands=False)
 
 
 def is_shaped_credential(value: object) -> bool:
@@ -184,7 +191,10 @@ def mask_issued(text: str) -> str:
     """`text` with the credentials its form alone gives away masked: an issuer's prefixed token (whole or
     cut short by a view), a JSON Web Token, a private key's body. A name's value (`"password": "V"`) is
     not read here: in an episode's own text it is the task's data (BFCL's made-up passwords), which the
-    official scorers replay from the record."""
+    official scorers replay from the record. What a command or a `.netrc` record makes a credential is
+    (`mysql -pV`: no task's data is written so)."""
+    for start, end in reversed(command_spans(text)):
+        text = text[:start] + MASK + text[end:]
     if _may_hold_token(text):
         text = _CUT.sub(MASK, _PREFIXED.sub(MASK, text))
     if PEM_MARK in text:
@@ -246,7 +256,7 @@ def _has_header(lower: str) -> bool:
     return any(word in lower for word in _HEADER_WORDS)
 
 
-def _named_spans(text: str, lower: str) -> list[tuple[int, int]]:
+def _named_spans(text: str, lower: str, commands: bool = True) -> list[tuple[int, int]]:
     """Where `text` (`lower`: it lower-cased) holds the value of a credential it names (`HF_TOKEN=V`,
     `--api-key V`) or a token as a URL's user (`https://V@host`), in order, not overlapping; references
     (`env:NAME`) excepted."""
@@ -258,6 +268,7 @@ def _named_spans(text: str, lower: str) -> list[tuple[int, int]]:
             at = lower.find(word, at + 1)
     if "://" in text:
         spans += [match.span(1) for match in re.finditer(_USER_TOKEN, text)]
+    spans += named_spans(text, lower) if commands else []
     kept: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if (not kept or start >= kept[-1][1]) and not text.startswith(_NOT_VALUES, start):

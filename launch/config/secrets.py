@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from t3rl_core.secret import Secret, SecretResolutionError, mask_text, revealed, url_passwords
+from t3rl_core.secret_commands import argv_credentials
 from t3rl_core.secret_names import (
     is_credential_at,
     is_key_like,
@@ -256,6 +257,10 @@ def _mask_flag_values(items: list[Any]) -> list[Any]:
                 following = items[i + 1]
                 if not following.startswith("-") and not is_reference(following):
                     out[i + 1] = MASK
+    # A program's credential in its argv (`["mysql", "-pV"]`, `["curl", "-u", "alice:V"]`): no item
+    # alone shows it.
+    for index, start, end in reversed(argv_credentials(out)):
+        out[index] = out[index][:start] + MASK + out[index][end:]
     return out
 
 
@@ -291,6 +296,11 @@ def _secrets_in(obj: Any, key: str, shaped: bool, urls: bool) -> list[str]:
                 elif i + 1 < len(items) and isinstance(items[i + 1], str):
                     found.append(items[i + 1])
             found += [str(item)] if is_credential_at(key, item) else _secrets_in(item, key, shaped, urls)
+        found += [
+            value
+            for index, start, end in argv_credentials(items)
+            if len(value := items[index][start:end]) >= _MIN_SECRET_LEN
+        ]
     elif isinstance(obj, str):
         found += url_passwords(obj) if urls else []
         found += [v for v in credentials_in(obj) if len(v) >= _MIN_SECRET_LEN] if shaped else []

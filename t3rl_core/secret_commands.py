@@ -1,0 +1,521 @@
+"""Credentials that the command or the file format they stand in gives away, whatever they look like.
+
+`t3rl_core.secret_shapes` finds a credential by its own form (an issuer's prefix) or by a name next to it
+(`password=V`, `--api-key V`) when the value also looks like one (a letter, a digit, 8+ characters): a
+vocabulary id or a word stays. Some places make any value a credential, however short or plain:
+- an option of a program that takes a credential there, glued to a short flag (`mysql -pV`, `7z -pV`),
+  after `=` (`mysql --password=V`) or as its next word (`sshpass -p V`, `redis-cli -a V`,
+  `docker login -p V`), also as a user's password (`curl -u alice:V`, `smbclient -U alice%V`,
+  `lftp -u alice,V`, `skopeo --creds alice:V`) or a passphrase's source (`openssl … -passin pass:V`);
+  the program found as a word of shell text, a path (`/usr/bin/mysql`) or an argv list's item
+  (`['mysql', '-pV']`, JSON's `["mysql", "-pV"]`);
+- a positional argument where such a program takes a credential (`wandb login V`, `ngrok authtoken V`,
+  `vault login V`, `rabbitmqctl add_user alice V`, `htpasswd -b FILE alice V`), and the value a config
+  command sets for a credential's name (`aws configure set aws_secret_access_key V`,
+  `npm config set //host/:_authToken V`, `redis-cli CONFIG SET requirepass V`), or every value a
+  secrets store is given (`fly secrets set NAME=V`, `kubectl create secret … --from-literal=NAME=V`,
+  `gh secret set NAME --body V`);
+- the `password` and `account` of a `.netrc` record (`machine HOST login USER password V`, over one
+  line or several, also JSON-escaped in a record).
+- a password option's value after `=`, of any program (`--db-password=V`, `--passwd=V`).
+`command_spans(text)` gives where those values stand; t3rl_core.secret_shapes masks them in every text
+t3rl writes (an episode's own text too: no task's data is written so), and `named_spans(text, lower)` a
+line of `.netrc` tokens without its `machine` (`login alice password V`, as a log's tee sees a record's
+lines), everywhere but an episode's text (a line that says `password V` could be a task's).
+"""
+
+from __future__ import annotations
+
+import re
+
+# How an option takes its value: glued to it only (`-pV`, `--password=V`: `mysql -p V` asks for the
+# password, V being the database), or glued or as the next word (`-a V`, `--user alice:V`).
+GLUED, ANY = "glued", "any"
+# What of the value is the credential: all of it, what follows a user's name (`alice:V`, `alice%V`,
+# `alice,V`), OpenSSL's `pass:V` (its `env:`, `file:`, `fd:` and `stdin` name where it lives), a secrets
+# store's `NAME=V`.
+PLAIN, USER_COLON, USER_PERCENT, USER_COMMA, OPENSSL, ASSIGNED = "plain", ":", "%", ",", "openssl", "="
+_Options = dict[str, tuple[str, str]]
+_MYSQL: _Options = {"-p": (GLUED, PLAIN), "--password": (GLUED, PLAIN)}
+_MONGO: _Options = {"-p": (ANY, PLAIN), "--password": (ANY, PLAIN)}
+_LDAP: _Options = {"-w": (ANY, PLAIN)}
+_SMB: _Options = {"-U": (ANY, USER_PERCENT), "--user": (ANY, USER_PERCENT), "--password": (ANY, PLAIN)}
+_REGISTRY_LOGIN: _Options = {"-p": (ANY, PLAIN), "--password": (ANY, PLAIN)}
+_MOSQUITTO: _Options = {"-P": (ANY, PLAIN)}
+_SEVEN_ZIP: _Options = {"-p": (GLUED, PLAIN)}
+_KEYTOOL: _Options = {
+    f"-{option}": (ANY, PLAIN)
+    for option in ("storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass", "destkeypass")
+}
+# Each program's credential options, and those it takes only after one of its words (`docker login`:
+# `docker run -p 8080:80` publishes a port).
+_OPTIONS: dict[str, _Options] = {
+    **dict.fromkeys(
+        ("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck", "mysqlslap",
+         "mysqlbinlog", "mysqlpump", "mysqlsh", "mariadb", "mariadb-dump", "mariadb-admin",
+         "mariadb-import", "mariadb-check", "mariadb-show", "mariadb-slap", "mariadb-binlog"),
+        _MYSQL,
+    ),
+    **dict.fromkeys(
+        ("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport", "mongostat",
+         "mongotop", "mongofiles"),
+        _MONGO,
+    ),
+    **dict.fromkeys(
+        ("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd", "ldapmodrdn",
+         "ldapcompare", "ldapexop"),
+        _LDAP,
+    ),
+    **dict.fromkeys(("smbclient", "rpcclient", "smbcacls", "smbget", "smbmap"), _SMB),
+    **dict.fromkeys(("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), _MOSQUITTO),
+    **dict.fromkeys(("7z", "7za", "7zr", "7zz", "rar", "unrar"), _SEVEN_ZIP),
+    "sshpass": {"-p": (ANY, PLAIN)},
+    "curl": {
+        "-u": (ANY, USER_COLON), "--user": (ANY, USER_COLON), "-U": (ANY, USER_COLON),
+        "--proxy-user": (ANY, USER_COLON), "--oauth2-bearer": (ANY, PLAIN), "--pass": (ANY, PLAIN),
+        "--proxy-pass": (ANY, PLAIN), "--tlspassword": (ANY, PLAIN), "--proxy-tlspassword": (ANY, PLAIN),
+    },
+    "wget": {
+        "--password": (ANY, PLAIN), "--http-password": (ANY, PLAIN), "--ftp-password": (ANY, PLAIN),
+        "--proxy-password": (ANY, PLAIN),
+    },
+    "redis-cli": {"-a": (ANY, PLAIN), "--pass": (ANY, PLAIN)},
+    "sqlcmd": {"-P": (ANY, PLAIN)}, "bcp": {"-P": (ANY, PLAIN)}, "osql": {"-P": (ANY, PLAIN)},
+    "openssl": {
+        "-pass": (ANY, OPENSSL), "-passin": (ANY, OPENSSL), "-passout": (ANY, OPENSSL),
+        "-k": (ANY, PLAIN), "-password": (ANY, OPENSSL),
+    },
+    "zip": {"-P": (ANY, PLAIN), "--password": (ANY, PLAIN)}, "unzip": {"-P": (ANY, PLAIN)},
+    "keytool": _KEYTOOL,
+    "gpg": {"--passphrase": (ANY, PLAIN)}, "gpg2": {"--passphrase": (ANY, PLAIN)},
+    "lftp": {"-u": (ANY, USER_COMMA)},
+    "twine": {"-p": (ANY, PLAIN), "--password": (ANY, PLAIN)},
+    "helm": {"--password": (ANY, PLAIN)},
+    "skopeo": {"--creds": (ANY, USER_COLON), "--src-creds": (ANY, USER_COLON),
+               "--dest-creds": (ANY, USER_COLON), "--password": (ANY, PLAIN)},
+    "kubectl": {"--token": (ANY, PLAIN), "--password": (ANY, PLAIN)},
+    "ngrok": {"--authtoken": (ANY, PLAIN)},
+    "vault": {"-token": (ANY, PLAIN), "--token": (ANY, PLAIN)},
+}  # fmt: skip
+_AFTER_WORD: dict[str, tuple[tuple[str, _Options], ...]] = {
+    **dict.fromkeys(
+        ("docker", "podman", "nerdctl", "buildah", "oras", "crane", "regctl", "singularity", "apptainer"),
+        (("login", _REGISTRY_LOGIN),),
+    ),
+    "az": (("login", {"-p": (ANY, PLAIN), "--password": (ANY, PLAIN)}),),
+    "oc": (("login", {"-p": (ANY, PLAIN), "--password": (ANY, PLAIN), "--token": (ANY, PLAIN)}),),
+    "gh": (("secret", {"-b": (ANY, PLAIN), "--body": (ANY, PLAIN)}),),
+    "kubectl": (("secret", {"--from-literal": (ANY, ASSIGNED)}),),
+}
+# Positional credentials: after these words of the program, its Nth word that is no option (0: the
+# first), with the options that take the next word as theirs (`wandb login --host URL V`).
+_POSITIONAL: dict[str, tuple[tuple[tuple[str, ...], int, frozenset[str]], ...]] = {
+    "wandb": ((("login",), 0, frozenset({"--host", "--cloud"})),),
+    "ngrok": ((("authtoken",), 0, frozenset()), (("config", "add-authtoken"), 0, frozenset())),
+    "vault": ((("login",), 0, frozenset({"-method", "-path", "-address", "-namespace"})),),
+    "rabbitmqctl": ((("add_user",), 1, frozenset()), (("change_password",), 1, frozenset())),
+}
+# `set NAME V`: a config command's value for a credential's name (`aws configure set`, `npm config set`,
+# `git config --global`, `poetry config`, `redis-cli CONFIG SET`).
+_CONFIG_SET = {
+    "aws": ("set",), "npm": ("set",), "yarn": ("set",), "pnpm": ("set",), "pip": ("set",),
+    "pip3": ("set",), "git": ("config",), "poetry": ("config",), "conda": ("--set",),
+    "redis-cli": ("set",), "gcloud": ("set",), "firebase": ("functions:config:set",),
+}  # fmt: skip
+# Names a config command sets that hold a credential where `is_secret_name` has no word for it.
+_CONFIG_SECRET_NAMES = re.compile(r"(?i)(requirepass|masterauth|http-basic\..+|pypi-token\..+|.*authtoken)$")
+# `fly secrets set NAME=V`, `doppler secrets set NAME=V`: every value is one.
+_SECRETS_STORES = {"fly": ("secrets", "set"), "flyctl": ("secrets", "set"), "doppler": ("secrets", "set")}
+# Programs whose options are long ones after one `-` (`openssl … -kfile F`): no value glued to a short one.
+_NO_GLUED = frozenset({"openssl", "keytool", "vault"})
+# Programs whose only credentials follow a word of theirs: text without it is not parsed for them.
+_NEEDS = {
+    "wandb": ("login",), "git": ("config",), "poetry": ("config",), "conda": ("--set",),
+    **dict.fromkeys(("aws", "npm", "yarn", "pnpm", "pip", "pip3", "gcloud", "firebase"), ("set",)),
+    "rabbitmqctl": ("add_user", "change_password"), "fly": ("secrets",), "flyctl": ("secrets",),
+    "doppler": ("secrets",),
+}  # fmt: skip
+_PROGRAMS = frozenset({*_OPTIONS, *_AFTER_WORD, *_POSITIONAL, *_CONFIG_SET, *_SECRETS_STORES, "htpasswd"})
+# The words of text a program's name may be, as bytes (every other byte a space): the programs of
+# `_PROGRAMS` among them are searched for where each stands as a word (`_program_occurrences`, str.find).
+# One pattern for all (an alternation of ~90 names) cost every cold plan its 5 ms compile, and
+# `re.findall` of the words cost a cold plan (plan.sh: ~50 KB scanned) 15 M instructions; the bytes'
+# translate and split, 5 M.
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+-")
+_WORD_BYTES = bytes(b if chr(b) in _NAME_CHARS else 32 for b in range(256))
+_PROGRAM_NAMES = frozenset(program.encode() for program in _PROGRAMS)
+_SETTER_NAMES = frozenset(program.encode() for program in _CONFIG_SET)
+# What may not stand before a program's name (more of a longer name) and what may follow it.
+_IN_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
+_AFTER_NAME = frozenset(" \t\n\r\f\v'\",]\\")
+# What ends a command in text: a line (also an escaped `\n` in JSON), a shell's separators, a list's `]`.
+_ENDS = frozenset("\n\r;|&`)]}<>")
+# What stands around a word of an argv list or JSON list (`['mysql', '-pV']`, `[\"-pV\"]`) or a quoted
+# word of shell text, and is not the word.
+_AROUND = "'\"\\[(,"
+# Text where a program's credential may stand holds an option (a word beginning with `-`: a YAML list's
+# `- item` or prose's ` - ` is none), a word after which a positional one stands, or a config command's
+# `set`/`config` and that program's name (str.find and str.count: each one C scan). Others are not
+# tokenized: a 37 KB BFCL record, whose prose says `set ` and `config`, cost ~1 ms more.
+_OPTION_STARTS = ("'-", '"-', "\t-")
+_KEYWORDS = ("login", "authtoken", "add_user", "change_password", "secrets")
+_SET_WORDS = ("config", "set ", "CONFIG", "SET ")
+# `.netrc`: its tokens over any whitespace, real or JSON-escaped; a record begins with `machine HOST` or
+# `default`. The values of `password` and `account` are the credentials.
+_GAP = r"(?:\s|\\+[nrt])+"
+_NETRC_VALUE = r"((?:[^\s\\\"]|\\(?!\\*[nrt\"]))+)"
+_NETRC = (
+    rf"(?:machine{_GAP}[^\s\\]+|default)((?:{_GAP}(?:login|password|account|port|protocol|force)"
+    rf"{_GAP}{_NETRC_VALUE})+)"
+)
+_NETRC_SECRET = rf"(?:(?<=\s)|(?<=\\[nrt]))(password|account){_GAP}{_NETRC_VALUE}"
+# A line of `.netrc` tokens without its `machine` (one line of a record, as a line-by-line copier sees
+# it): `login alice password V`, `password V`.
+_NETRC_LINE = (
+    r"[ \t]*(?:(?:login|account|port)[ \t]+\S+[ \t]+)*password[ \t]+(\S+)"
+    r"(?:[ \t]+(?:login|account|port)[ \t]+\S+)*[ \t]*\r?"
+)
+# The value of a password option of any program after its `=` (`--db-password=V`, `--passwd=V`).
+_OPTION_VALUE = r"[^\s'\"\\]+"
+# Values that name where a credential lives, or are one already masked: not a credential.
+_NOT_VALUES = ("$", "env:", "file:", "fd:", "***")
+
+
+def command_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds a credential its command or `.netrc` record gives away (the module's first
+    and second kinds, and the third), in order, not overlapping."""
+    spans: list[tuple[int, int]] = []
+    if _may_hold_command(text):
+        words = text.encode("utf-8", "replace").translate(_WORD_BYTES).split()
+        for program in _PROGRAM_NAMES.intersection(words):
+            spans += _program_occurrences(text, program.decode())
+    if ("machine" in text or "default" in text) and ("password" in text or "account" in text):
+        spans += _netrc_spans(text)
+    if "=" in text and "-" in text:
+        spans += _password_options(text)
+    return _ordered(spans)
+
+
+def _password_options(text: str) -> list[tuple[int, int]]:
+    """A password option's value after `=` (`--db-password=V`), of any program. Found from where the
+    word stands (str.find): a pattern run over a 37 KB BFCL record, which says `password`, cost ~1 ms."""
+    spans: list[tuple[int, int]] = []
+    lower = text.lower()
+    for word in ("password=", "passwd=", "passphrase=") if "pass" in lower else ():
+        at = lower.find(word)
+        while at >= 0:
+            option = at
+            while option and (lower[option - 1].isalnum() or lower[option - 1] in "_-"):
+                option -= 1
+            if text.startswith("-", option):
+                value = re.compile(_OPTION_VALUE).match(text, at + len(word))
+                if value is not None and not value.group(0).startswith(_NOT_VALUES):
+                    end = value.end()
+                    while end > value.start() + 1 and text[end - 1] in ",])":  # a list's or call's end
+                        end -= 1
+                    spans.append((value.start(), end))
+            at = lower.find(word, at + 1)
+    return spans
+
+
+def argv_credentials(items: list[object]) -> list[tuple[int, int, int]]:
+    """The credentials of an argv list held as data (`["mysql", "-pV"]` in a config's `extra_args`, a
+    stage's command in manifest.json), which no item shows alone: `(index, start, end)` of each in its
+    item. The words are read as one shell line."""
+    words = [item if isinstance(item, str) else "" for item in items]
+    if sum(1 for word in words if word) < 2:
+        return []
+    import shlex  # lazy: only lists of words need it
+
+    starts, text = [], ""
+    for word in words:
+        quoted = shlex.quote(word)
+        # Where the word's own text begins in the line: after the quote shlex opened (a word holding a
+        # quote is spelt in pieces: all of it is taken).
+        starts.append(len(text) + (1 if quoted != word and "'" not in word else 0))
+        text += quoted + " "
+    found = []
+    for start, end in command_spans(text):
+        index = max(i for i, at in enumerate(starts) if at <= start) if starts[0] <= start else 0
+        word = words[index]
+        if "'" in word:
+            found.append((index, 0, len(word)))
+        else:
+            found.append((index, start - starts[index], min(len(word), end - starts[index])))
+    return found
+
+
+def _may_hold_command(text: str) -> bool:
+    if any(start in text for start in _OPTION_STARTS) or any(word in text for word in _KEYWORDS):
+        return True
+    at, seen = text.find(" -"), 0
+    while at >= 0:  # an option, not a list's `- item` or prose's ` - `
+        if not text[at + 2 : at + 3].isspace() or seen > 200:
+            return True
+        at, seen = text.find(" -", at + 3), seen + 1
+    # A config command's program stands in the words just before its `config` or `set`.
+    for word in _SET_WORDS:
+        at, seen = text.find(word), 0
+        while at >= 0:
+            before = text[max(0, at - 48) : at].encode("utf-8", "replace").translate(_WORD_BYTES).split()
+            if _SETTER_NAMES.intersection(before[-3:]) or seen > 200:
+                return True
+            at, seen = text.find(word, at + 1), seen + 1
+    return False
+
+
+def named_spans(text: str, lower: str) -> list[tuple[int, int]]:
+    """Where `text` (`lower`: it lower-cased) holds a line of `.netrc` tokens (`login alice password V`),
+    whose `password` gives V away whatever it looks like. Found from where the word stands (str.find):
+    a pattern run over a 37 KB BFCL record, which says `password`, cost ~1 ms."""
+    spans: list[tuple[int, int]] = []
+    at = text.find("password")
+    while at >= 0:
+        start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+        line = re.compile(_NETRC_LINE).fullmatch(text, start, len(text) if end < 0 else end)
+        if line is not None and not line.group(1).startswith(_NOT_VALUES):
+            spans.append(line.span(1))
+        at = text.find("password", at + 1)
+    return spans
+
+
+def _program_occurrences(text: str, program: str) -> list[tuple[int, int]]:
+    """The credentials of each command of `program` in `text`: where its name stands as a word (after a
+    space, a quote, a path's `/`, an argv list's `[`, a shell's `;`, `|`, `&`, `(` or `` ` ``), ended by
+    a space, a quote or an argv list's `,` or `]` (str.find: no pattern to compile per program)."""
+    spans: list[tuple[int, int]] = []
+    if program in _NEEDS and not any(word in text for word in _NEEDS[program]):
+        return spans
+    at = text.find(program)
+    while at >= 0:
+        end = at + len(program)
+        if text.startswith(".exe", end):
+            end += 4
+        if (at == 0 or text[at - 1] not in _IN_NAME) and (end == len(text) or text[end] in _AFTER_NAME):
+            while end < len(text) and text[end] in "'\"\\":  # the closing quote of its argv item
+                end += 1
+            spans += _program_spans(text, program, end)
+        at = text.find(program, at + 1)
+    return spans
+
+
+def _ordered(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` in order, those that overlap joined (two kinds may find one value, each a part of it)."""
+    kept: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if end <= start:
+            continue
+        if kept and start < kept[-1][1]:
+            kept[-1] = (kept[-1][0], max(end, kept[-1][1]))
+        else:
+            kept.append((start, end))
+    return kept
+
+
+def _netrc_spans(text: str) -> list[tuple[int, int]]:
+    """The `.netrc` records' credentials: matched where `machine` or `default` stands as a word (found
+    with str.find; the pattern run over a 37 KB BFCL record, whose JSON says `default`, cost ~2 ms)."""
+    spans = []
+    for word in ("machine", "default"):
+        at = text.find(word)
+        while at >= 0:
+            # A word: after no name's character, or after an escaped line break or tab (JSON's `\n`).
+            word_starts = not at or text[at - 1] not in _IN_NAME or text[at - 2 : at] in ("\\n", "\\t", "\\r")
+            record = re.compile(_NETRC).match(text, at) if word_starts else None
+            if record is not None:
+                base = record.start(1)
+                for token in re.finditer(_NETRC_SECRET, record.group(1)):
+                    if not token.group(2).startswith(_NOT_VALUES):
+                        spans.append((base + token.start(2), base + token.end(2)))
+            at = text.find(word, at + 1)
+    return spans
+
+
+def _command_words(text: str, start: int) -> list[tuple[int, int]]:
+    """The words of the command that follows a program's word at `start` (up to its end: a line, a
+    shell separator, a list's `]`), each as the span of its text without the quotes, brackets and
+    commas around it. A quoted part is one word with what is glued to it (`-p'a b'`)."""
+    words: list[tuple[int, int]] = []
+    at, end = start, min(len(text), start + 2000)
+    while at < end:
+        char = text[at]
+        if char in _ENDS or (char == "\\" and text[at + 1 : at + 2] in ("n", "r")):
+            break
+        if char.isspace():
+            at += 1
+            continue
+        begin, quote = at, ""
+        while at < end:
+            char = text[at]
+            if quote:
+                if char == quote:
+                    quote = ""
+            elif char in "'\"":
+                quote = char
+            elif char.isspace() or char in _ENDS or (char == "\\" and text[at + 1 : at + 2] in ("n", "r")):
+                break
+            at += 1
+        inner = _inner(text, begin, at)
+        if inner[1] > inner[0]:  # not a list's `,` alone
+            words.append(inner)
+    return words
+
+
+def _inner(text: str, begin: int, end: int) -> tuple[int, int]:
+    """A word's span without what stands around it: an argv list's `[`, `,` and `]`, a shell's `(` and
+    `)`, then the quotes around it, also a shell's pieces of quoting (`'-pV',` → `-pV`; `'-pV)'` →
+    `-pV)`; `'"'"'-pV'"'"'` inside `bash -c '…'` → `-pV`)."""
+    while begin < end and text[begin] in "[(,":
+        begin += 1
+    while end > begin and text[end - 1] in ",)]":
+        end -= 1
+    while begin < end and text[begin] in "'\"\\":
+        begin += 1
+    while end > begin and text[end - 1] in "'\"\\":
+        end -= 1
+    return begin, end
+
+
+def _unquoted(text: str, begin: int, end: int) -> tuple[int, int]:
+    """A value's span without the quotes around it (`'a b'` → `a b`)."""
+    while begin < end and text[begin] in "'\"\\":
+        begin += 1
+    while end > begin and text[end - 1] in "'\"\\":
+        end -= 1
+    return begin, end
+
+
+def _program_spans(text: str, program: str, start: int) -> list[tuple[int, int]]:
+    words = _command_words(text, start)
+    texts = [text[a:b] for a, b in words]
+    options = dict(_OPTIONS.get(program, {}))
+    spans: list[tuple[int, int]] = []
+    for i, (begin, end) in enumerate(words):
+        word = texts[i]
+        for after, more in _AFTER_WORD.get(program, ()):
+            if word == after:
+                options.update(more)
+        found = _option_value(word, options, program not in _NO_GLUED)
+        if found is None:
+            continue
+        (how, form), glued_at = found
+        if glued_at is not None:
+            spans.append(_credential(text, begin + glued_at, end, form))
+        elif how == ANY and i + 1 < len(words) and not _is_option(texts[i + 1]):
+            spans.append(_credential(text, *words[i + 1], form))
+    spans += _positional_spans(program, words, texts)
+    return [span for span in spans if span[1] > span[0] and not text.startswith(_NOT_VALUES, span[0])]
+
+
+def _is_option(word: str) -> bool:
+    return word.startswith("-") and len(word) > 1
+
+
+def _option_value(
+    word: str, options: dict[str, tuple[str, str]], glued: bool
+) -> tuple[tuple[str, str], int | None] | None:
+    """How the option of `options` that `word` is takes its value, with its glued value's offset (None:
+    the next word is its value); `glued`: a short option's value may be glued to it."""
+    if not _is_option(word):
+        return None
+    name, eq, _ = word.partition("=")
+    if name in options:
+        # A short option's glued value is all after it (`-p=V` gives mysql the password `=V`).
+        return options[name], (len(name) + (len(name) > 2)) if eq else None
+    for option, spec in options.items() if glued else ():
+        # A short option's value glued to it (`-pV`, `-uuser:V`); a long option takes it after `=`.
+        if len(option) == 2 and word.startswith(option) and len(word) > 2:
+            return spec, 2
+    return None
+
+
+def _credential(text: str, begin: int, end: int, form: str) -> tuple[int, int]:
+    """The span of the credential in a value standing at `begin:end`, by its form."""
+    begin, end = _unquoted(text, begin, end)
+    value = text[begin:end]
+    if form in (USER_COLON, USER_PERCENT, USER_COMMA, ASSIGNED):
+        user, sep, _ = value.partition(form)
+        if not sep:
+            return begin, begin  # a user's name alone (the program asks for the password)
+        if form == USER_COLON and not value[len(user) + 1 :]:
+            return begin, begin + len(user)  # `-u KEY:`: an API key given as the user (Stripe's form)
+        return begin + len(user) + 1, end
+    if form == OPENSSL:
+        kind, sep, _ = value.partition(":")
+        if sep and kind == "pass":
+            return begin + 5, end
+        return (begin, begin) if sep or value == "stdin" else (begin, end)
+    return begin, end
+
+
+def _positional_spans(program: str, words: list[tuple[int, int]], texts: list[str]) -> list[tuple[int, int]]:
+    spans = []
+    for after, index, takes_value in _POSITIONAL.get(program, ()):
+        found = _after(texts, after)
+        if found is not None:
+            spans += _nth_positional(words, texts, found, index, takes_value)
+    if program == "htpasswd":
+        flags = "".join(t[1:] for t in texts if _is_option(t) and not t.startswith("--"))
+        if "b" in flags:  # `-b FILE USER V`, `-nb USER V`: the password is the last of them
+            spans += _nth_positional(words, texts, 0, 1 if "n" in flags else 2, frozenset())
+    if program in _CONFIG_SET:
+        found = _after(texts, _CONFIG_SET[program], fold=True)
+        if found is None and program in ("npm", "pnpm", "yarn"):
+            found = _after(texts, ("set",))
+        if found is not None:
+            spans += _config_set(words, texts, found)
+    if program in _SECRETS_STORES:
+        found = _after(texts, _SECRETS_STORES[program])
+        if found is not None:
+            for i in range(found, len(texts)):
+                name, eq, value = texts[i].partition("=")
+                if eq and value and not _is_option(texts[i]):
+                    spans.append((words[i][0] + len(name) + 1, words[i][1]))
+    return spans
+
+
+def _after(texts: list[str], path: tuple[str, ...], fold: bool = False) -> int | None:
+    """The index after the words `path` (in order, each anywhere after the last), or None."""
+    at = 0
+    for part in path:
+        for i in range(at, len(texts)):
+            if (texts[i].lower() if fold else texts[i]) == part:
+                at = i + 1
+                break
+        else:
+            return None
+    return at
+
+
+def _nth_positional(
+    words: list[tuple[int, int]], texts: list[str], at: int, index: int, takes_value: frozenset[str]
+) -> list[tuple[int, int]]:
+    count, i = 0, at
+    while i < len(texts):
+        word = texts[i]
+        if _is_option(word):
+            i += 2 if word in takes_value else 1
+            continue
+        if count == index:
+            return [words[i]]
+        count, i = count + 1, i + 1
+    return []
+
+
+def _config_set(words: list[tuple[int, int]], texts: list[str], at: int) -> list[tuple[int, int]]:
+    """`set NAME V` (`NAME=V` too, as npm takes it): V when NAME names a credential."""
+    from t3rl_core.secret_names import is_secret_name  # lazy: it imports secret_shapes, which imports this
+
+    rest = [i for i in range(at, len(texts)) if not _is_option(texts[i])]
+    if not rest:
+        return []
+    name, eq, value = texts[rest[0]].partition("=")
+    last = re.split(r"[.:/]", name)[-1] or name
+    if not (is_secret_name(last) or is_secret_name(name) or _CONFIG_SECRET_NAMES.match(name)):
+        return []
+    if eq:
+        return [(words[rest[0]][0] + len(name) + 1, words[rest[0]][1])] if value else []
+    if len(rest) < 2:
+        return []
+    # `poetry config http-basic.REPO USER V`: the password is the last word.
+    return [words[rest[2]] if name.startswith("http-basic.") and len(rest) > 2 else words[rest[1]]]
