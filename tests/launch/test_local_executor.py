@@ -126,3 +126,21 @@ def test_ray_head_is_started_for_the_stage_and_stopped_even_when_it_fails(tmp_pa
 def test_no_ray_head_for_stages_that_do_not_need_one(tmp_path):
     _run(tmp_path, "true")
     assert not (tmp_path / "ray.calls").exists()
+
+
+def test_ctrl_c_as_the_stage_starts_still_stops_it(tmp_path, monkeypatch):
+    """A Ctrl-C that lands between the stage's start and the executor's watch over it (the instant after
+    Popen returns: seconds on a busy machine) stops the stage too; it was left running."""
+    import launch.run.executors.local as local
+    from launch.run.executors.local import _groups_of_run
+
+    class InterruptedAtOnce:  # the reader thread's creation: the first step after Popen returned
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(local, "threading", type("Threading", (), {"Thread": InterruptedAtOnce}))
+    with pytest.raises(KeyboardInterrupt):
+        _run(tmp_path, "sleep 60")
+    record = _status(tmp_path / "run")
+    assert record["status"] == "stopped"
+    assert _groups_of_run(record["run_id"]) == [], "the stage outlived the Ctrl-C"

@@ -112,25 +112,32 @@ class LocalExecutor(Executor):
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **(sink.env() if sink else {})}
         if run_id:
             env[STAGE_RUN_ENV] = run_id
-        proc = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        reader = threading.Thread(target=self._tee, args=(proc, log, secrets, echo, sink), daemon=True)
-        # From here on a Ctrl-C, wherever it lands, stops the group the command started.
+        proc: subprocess.Popen[bytes] | None = None
+        reader: threading.Thread | None = None
+        # A Ctrl-C, wherever it lands once the command may have started (the instant after Popen returns
+        # too: seconds on a busy machine), stops the group the command started.
         try:
+            proc = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            reader = threading.Thread(target=self._tee, args=(proc, log, secrets, echo, sink), daemon=True)
             reader.start()
             if on_started is not None:
                 on_started(_group_handle(proc.pid))
             code = proc.wait()
         except KeyboardInterrupt:
-            self._stop_group(proc.pid)
-            proc.wait()
-            if reader.ident is not None:
+            # Interrupted inside Popen (its child may have started): found by its execution's id, as a
+            # resume finds one.
+            for group in [proc.pid] if proc is not None else _groups_of_run(run_id):
+                self._stop_group(group)
+            if proc is not None:
+                proc.wait()
+            if reader is not None and reader.ident is not None:
                 reader.join(timeout=5)
             log.write(f"===== t3rl: stopped by the user at {now()} =====\n")
             log.flush()
