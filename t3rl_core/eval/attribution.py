@@ -92,7 +92,7 @@ def _user_simulator(record: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[
         and not _agent_spoke(record)
     ):
         return USER_SIMULATOR, "ended_early", f"its opening message ended the conversation: {said[0]!r}"
-    task = (row.get("metadata") or {}).get("task") or {}
+    task = _mapping((row.get("metadata") or {}).get("task"))
     for text in said:
         action = _asked_to_act(text, own_actions(task))
         if action is not None:
@@ -145,10 +145,22 @@ def _agent_spoke(record: Mapping[str, Any]) -> bool:
     return any(m.get("role") == "assistant" for m in record.get("messages") or [])
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a mapping, else an empty one: the attribution reads a row's task as tau2's
+    (mappings of mappings) or not at all. A world reporting a `termination_reason` beside a row whose
+    `task` is a text (a verifiers dataset's column) raised AttributeError out of the eval's record: the
+    whole eval stopped for one episode."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def own_actions(task: Mapping[str, Any]) -> list[str]:
     """Names of the gold actions the task gives the user to perform (requestor `user`)."""
-    criteria = task.get("evaluation_criteria") or {}
-    return [a.get("name", "") for a in criteria.get("actions") or [] if a.get("requestor") == "user"]
+    actions = _mapping(_mapping(task).get("evaluation_criteria")).get("actions")
+    return [
+        str(action.get("name", ""))
+        for action in (actions if isinstance(actions, list) else [])
+        if isinstance(action, Mapping) and action.get("requestor") == "user"
+    ]
 
 
 def _asked_to_act(text: str, actions: list[str]) -> str | None:
@@ -166,7 +178,7 @@ def _asked_to_act(text: str, actions: list[str]) -> str | None:
 
 def scenario_text(task: Mapping[str, Any]) -> str:
     """Everything the task tells the user about itself."""
-    scenario = (task.get("user_scenario") or {}).get("instructions")
+    scenario = _mapping(_mapping(task).get("user_scenario")).get("instructions")
     if isinstance(scenario, Mapping):
         return " ".join(str(value) for value in scenario.values() if value)
     return str(scenario or "")

@@ -183,3 +183,31 @@ def test_the_eval_stage_command_names_the_dir_in_use(tmp_path: Path, monkeypatch
     runtime.write_text(yaml.safe_dump({"t3rl": bfcl_runtime().model_dump(mode="json")}))
     code = stage.main(["--runtime-config", str(runtime), "--data", str(tmp_path), "--out", str(tmp_path)])
     assert code == 1
+
+
+# --- Attribution of a world that is not tau2 -------------------------------------------------------------
+
+
+def _eval(rows: list[dict[str, Any]], out: Path) -> dict[str, Any]:
+    return asyncio.run(run_eval(bfcl_runtime(), reference_config(), rows, out, show_progress=False))
+
+
+@pytest.mark.parametrize("task", ["gsm8k", ["a"], {"evaluation_criteria": "x"}, {"user_scenario": "text"}])
+def test_a_task_that_is_not_tau2s_never_stops_the_eval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task: Any
+) -> None:
+    """The attribution read a row's `task` as tau2's whenever the outcome had a `termination_reason`: a
+    world reporting one beside a row whose `task` is a text (a verifiers dataset's column) raised
+    AttributeError out of the episode's record, and the eval stopped with the others unwritten."""
+    rows = bfcl_rows(per_category=1)[:3]
+    rows[0] = {**rows[0], "metadata": {**rows[0]["metadata"], "task": task}}
+    outcome = BFCLEnv.outcome
+
+    def reported(self: BFCLEnv) -> dict[str, Any]:
+        return outcome(self) | {"accuracy": 0.0, "termination_reason": "user_stop"}
+
+    monkeypatch.setattr(BFCLEnv, "outcome", reported)
+    summary = _eval(rows, tmp_path)
+    records = read_records(tmp_path)
+    assert len(records) == len(rows) and summary["complete"]
+    assert all(record["attribution"]["party"] == "agent" for record in records)
