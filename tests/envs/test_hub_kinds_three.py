@@ -10,8 +10,10 @@ another release of the environment (same action schema, another published versio
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -337,3 +339,48 @@ def test_a_verifiers_reply_that_is_no_message_fails_the_episode_named(
     assert isinstance(failure, EnvCrashed), repr(failure)
     assert f"environment 'vf_odd_reply' raised {raised}" in str(failure)
     assert "the environment's failure, not the model's" in str(failure)
+
+
+SCORED_ENV = """
+import verifiers as vf
+from datasets import Dataset
+
+def load_environment():
+    rows = Dataset.from_list([{"question": "q", "answer": "a"}])
+    return vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric(funcs=[lambda completion: 1.0]))
+"""
+
+
+def _release(root: Path, monkeypatch: pytest.MonkeyPatch, version: str) -> VerifiersEnvConfig:
+    """Module vf_released_env installed under `root` as pip installs release `version` of its package."""
+    site = root / "site"
+    (site / f"vf_released_env-{version}.dist-info").mkdir(parents=True)
+    (site / "vf_released_env.py").write_text(SCORED_ENV)
+    metadata = f"Metadata-Version: 2.1\nName: vf_released_env\nVersion: {version}\n"
+    (site / f"vf_released_env-{version}.dist-info" / "METADATA").write_text(metadata)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "vf_released_env", raising=False)
+    importlib.invalidate_caches()
+    return VerifiersEnvConfig(id="vf_released_env")
+
+
+def test_rows_of_another_release_of_a_verifiers_environment_do_not_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment was upgraded since the data was prepared: its rubric (and what the rows hold)
+    may differ, so the rows are of another environment; they played as if nothing had changed."""
+    config = _release(tmp_path / "a", monkeypatch, "0.1.2")
+    row = json.loads(
+        verifiers_prepare(config, tmp_path / "out")["verifiers_eval"].read_text().splitlines()[0]
+    )
+    assert row["metadata"]["verifiers_release"] == {"package": "vf_released_env", "version": "0.1.2"}
+    assert VerifiersEnvFactory(config)(row, "eval") is not None
+    monkeypatch.undo()
+    config = _release(tmp_path / "b", monkeypatch, "0.1.3")
+    with pytest.raises(
+        WorldUnavailable,
+        match=r"prepared from vf_released_env 0\.1\.2 and vf_released_env 0\.1\.3 is installed",
+    ):
+        VerifiersEnvFactory(config)(row, "eval")
+    del row["metadata"]["verifiers_release"]  # rows of an older t3rl: nothing to compare
+    assert VerifiersEnvFactory(config)(row, "eval") is not None

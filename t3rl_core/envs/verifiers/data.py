@@ -1,5 +1,6 @@
 """A verifiers environment's datasets → t3rl JSONL rows: the prompt as chat messages, the tools it
-offers in OpenAI form, and verifiers' own rollout input kept for the episode."""
+offers in OpenAI form, verifiers' own rollout input kept for the episode, and the environment's installed
+package and version."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from t3rl_core.data.progress import counted
 from t3rl_core.envs.verifiers.boundary import EnvLoadError, dataset_problem, prompt_problem
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.convert import to_chat, to_openai_tools
-from t3rl_core.envs.verifiers.env import INPUT_KEY, load
+from t3rl_core.envs.verifiers.declared import installed_release
+from t3rl_core.envs.verifiers.env import INPUT_KEY, RELEASE_KEY, load
+from t3rl_core.envs.verifiers.loader_args import module_name
 
 # verifiers' row columns a rollout reads (RolloutInput), besides the prompt.
 _INPUT_COLUMNS = ("example_id", "answer", "info", "task")
@@ -22,6 +25,7 @@ def prepare(config: VerifiersEnvConfig, out_dir: Path) -> dict[str, Path]:
     `eval_dataset` (verifiers falls back to `dataset`); an environment without a train dataset gets an
     empty train split."""
     vf_env = load(config)
+    release = installed_release(module_name(config.id))
     limit = config.data.limit or -1
     splits = {
         config.data.train_split: vf_env.get_dataset(n=limit) if vf_env.build_dataset() is not None else [],
@@ -34,7 +38,8 @@ def prepare(config: VerifiersEnvConfig, out_dir: Path) -> dict[str, Path]:
             raise EnvLoadError(problem)
         records = list(dataset)
         converted[split] = [
-            row(config, vf_env, r, split) for r in counted(records, len(records), f"{split} rows converted")
+            row(config, vf_env, r, split, release)
+            for r in counted(records, len(records), f"{split} rows converted")
         ]
     out_dir.mkdir(parents=True, exist_ok=True)  # only once every row converted: nothing half-written
     written: dict[str, Path] = {}
@@ -45,7 +50,15 @@ def prepare(config: VerifiersEnvConfig, out_dir: Path) -> dict[str, Path]:
     return written
 
 
-def row(config: VerifiersEnvConfig, vf_env: Any, record: dict[str, Any], split: str) -> dict[str, Any]:
+def row(
+    config: VerifiersEnvConfig,
+    vf_env: Any,
+    record: dict[str, Any],
+    split: str,
+    release: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """One task; `release` is the installed environment's package and version (the world refuses the
+    row under another release)."""
     problem = prompt_problem(config.id, split, record.get("example_id"), record["prompt"])
     if problem is not None:
         raise EnvLoadError(problem)
@@ -62,6 +75,7 @@ def row(config: VerifiersEnvConfig, vf_env: Any, record: dict[str, Any], split: 
             "index": record["example_id"],
             "tools": to_openai_tools(tools or []),
             INPUT_KEY: {**stored, "prompt": prompt, "info": info},
+            RELEASE_KEY: release or {},
         },
         "label": record.get("answer"),
     }

@@ -54,6 +54,16 @@ def requirement_problem(env_id: str, module: str) -> str | None:
     return None
 
 
+def installed_release(module: str) -> dict[str, str]:
+    """The installed environment's package and version, from the dist-info beside its module ({} for a
+    module installed without one): what rows prepared from it record, and the world compares."""
+    metadata = _metadata(module)
+    if metadata is None:
+        return {}
+    name, _, version = metadata.parent.name[: -len(".dist-info")].partition("-")
+    return {"package": name, "version": version} if version else {}
+
+
 def _metadata(module: str) -> Path | None:
     """METADATA of the distribution that installed `module`: a `*.dist-info` beside it whose name is
     the module's (prime and pip name an environment's package after it, `-` or `_` alike)."""

@@ -20,14 +20,19 @@ from verifiers.types import Messages
 from verifiers.utils.message_utils import normalize_messages
 
 from t3rl_core.envs.base import Env, Mode
+from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.envs.verifiers.boundary import EnvLoadError, collecting, loaded, raise_problems
 from t3rl_core.envs.verifiers.bridge import EpisodeClient, EpisodeEnded
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.convert import MODEL, to_chat, to_response
+from t3rl_core.envs.verifiers.declared import installed_release
+from t3rl_core.envs.verifiers.loader_args import module_name
 from t3rl_core.types import Action, AnswerAction, Transition
 
 # Row metadata key holding verifiers' own rollout input (prompt, example_id, answer, info, task).
 INPUT_KEY = "verifiers"
+# Row metadata key holding the installed environment's package and version the row was prepared from.
+RELEASE_KEY = "verifiers_release"
 
 
 class EnvHung(RuntimeError):
@@ -199,12 +204,25 @@ class VerifiersEnvFactory:
     def __init__(self, config: VerifiersEnvConfig) -> None:
         self.config = config
         self.vf_env = load(config)
+        self.release = installed_release(module_name(config.id))
 
     def __call__(self, task: Mapping[str, Any], mode: Mode) -> VerifiersEnv:
+        prepared = (task.get("metadata") or {}).get(RELEASE_KEY) or {}
+        if self.release and prepared and prepared != self.release:
+            raise WorldUnavailable(
+                f"environment '{self.config.id}': the rows were prepared from {_shown(prepared)} and "
+                f"{_shown(self.release)} is installed now (its dataset, prompts or rubric may differ; a "
+                "result on these rows would not compare with one on rows of this release): prepare the data "
+                f"again (the data stage), or `prime env install` the release the data came from"
+            )
         return VerifiersEnv(self.vf_env, rollout_input(task), self.config.id, self.config.step_timeout_s)
 
     async def aclose(self) -> None:
         """The environment lives as long as the process (verifiers tears it down at exit)."""
+
+
+def _shown(release: Mapping[str, Any]) -> str:
+    return f"{release.get('package')} {release.get('version')}"
 
 
 def load(config: VerifiersEnvConfig) -> Any:
