@@ -18,6 +18,7 @@ from rich.table import Table
 from t3rl_core.config import EnvConfig, RuntimeConfig
 from t3rl_core.data import default_env_config, prepare_env_data, read_manifest
 from t3rl_core.data.progress import ProgressLines, reporting
+from t3rl_core.data.publish import final_dir
 from t3rl_core.data.rows import DataError
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def prepare_and_show(env: EnvConfig, out: Path) -> int:
         # A bad source line is the input's fault, not a bug: one line naming it, no traceback.
         console.print(f"[red]error:[/red] {escape(str(error))}", soft_wrap=True, highlight=False)
         return 2
-    table = Table(title=escape(f"{env.name} → {out}"))
+    table = Table(title=escape(f"{env.name} → {final_dir(out)}"))
     for column in ("split", "rows", "MB", "sha256"):
         table.add_column(column, justify="right" if column in ("rows", "MB") else "left")
     for name, info in read_manifest(out)["splits"].items():

@@ -17,6 +17,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+# A prepare_data stage's shell builds the shared copy in `mktemp -d "<dir>.tmp.XXXXXX"` and renames it
+# to <dir> once whole (launch.plan.builders.prepare): a preparation into such a dir names <dir>, the
+# only one left once the stage ends.
+STAGE_STAGING = ".tmp."
+
+
+def final_dir(out: Path) -> Path:
+    """`out`, or the dir the stage's shell renames it to when `out` is its `mktemp` staging dir."""
+    name, sep, rest = out.name.rpartition(STAGE_STAGING)
+    return out.with_name(name) if sep and name and len(rest) == 6 and rest.isalnum() else out
+
 
 @contextmanager
 def staged(out: Path, manifest: str) -> Iterator[tuple[Path, Callable[[], None]]]:

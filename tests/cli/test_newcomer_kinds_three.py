@@ -8,6 +8,8 @@ the tutorials literally in a scratch clone.
 - `+experiment=quikstart` answered `did you mean experiment=quickstart?`, the '+' dropped.
 - overrides pasted as one quoted argument (`'+experiment=quickstart model=tiny_qwen3'`) or with
   typographic quotes (`seed=“7”`): the fix quoted the whole text as one value, keeping the mistake.
+- the quickstart's data stage titled its table with the staging dir it renames when done
+  (`bfcl_multi_turn → …/bfcl_multi_turn-<key>.tmp.3IIc3T`), a path gone once the stage ends.
 - the hf engine (the quickstart's eval_tiny) in a Python without transformers: 'cannot load a model from
   DIR: No module named …', as if the model were at fault.
 Each failed before.
@@ -25,6 +27,9 @@ import pytest
 import yaml
 
 from launch.cli.eval_command import EVAL_RECORD
+from t3rl_core.data import default_env_config
+from t3rl_core.data.__main__ import prepare_and_show
+from t3rl_core.data.publish import final_dir
 from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.engines.config import HFEngineConfig
 from t3rl_core.engines.hf import HFEngine
@@ -136,6 +141,34 @@ def test_overrides_pasted_whole_or_with_typographic_quotes_get_the_arguments_mea
     fix = fix_of(refused(typed)).rpartition(" (")[0]
     assert [*typed[:-1], *shlex.split(fix)] == meant, fix
     validates(meant)
+
+
+# ------------------------------------------- a path printed is a path that stays
+
+
+def test_the_data_table_names_the_dir_the_stage_renames_its_staging_dir_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the title named `…-KEY.tmp.3IIc3T`, which `mv -T` renames to `…-KEY` right after."""
+    staging = tmp_path / "bfcl_multi_turn-0123456789abcdef.tmp.3IIc3T"
+    assert prepare_and_show(default_env_config("bfcl"), staging) == 0
+    title = "".join(capsys.readouterr().err.split())  # rich folds a title to its table's width
+    assert f"bfcl_multi_turn→{tmp_path / 'bfcl_multi_turn-0123456789abcdef'}┏" in title, title
+    assert ".tmp." not in title, title
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("data-k.tmp.AbC123", "data-k"),
+        ("data-k", "data-k"),
+        ("data.tmp.long-one", "data.tmp.long-one"),  # no mktemp name: as given
+        (".tmp.AbC123", ".tmp.AbC123"),
+        ("my.tmp.data.tmp.x1y2z3", "my.tmp.data"),
+    ],
+)
+def test_only_a_mktemp_staging_name_is_shown_as_its_final_dir(name: str, shown: str) -> None:
+    assert final_dir(Path("/cache") / name) == Path("/cache") / shown
 
 
 # ------------------------------------------- a package of the stack missing

@@ -10,6 +10,7 @@ from launch.plan.stages import Command, Stage
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.config import ChatConfig
 from t3rl_core.data import content_key
+from t3rl_core.data.publish import STAGE_STAGING
 
 
 def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
@@ -32,7 +33,8 @@ def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
         f'if {check} "$cache" 2>/dev/null; then echo "data: $cache (prepared before: same content key)"',
         "else",
         '  mkdir -p "$(dirname "$cache")"',
-        '  tmp=$(mktemp -d "$cache.tmp.XXXXXX") && chmod 755 "$tmp"  # readable by whoever shares the cache',
+        f'  tmp=$(mktemp -d "$cache{STAGE_STAGING}XXXXXX") && chmod 755 "$tmp"'
+        "  # readable by whoever shares the cache",
         f'  {prepare} "$tmp"',
         f'  if [ -e "$cache" ] && ! {check} "$cache"; then rm -rf "$cache"; fi  # a broken copy',
         '  mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"  # else a concurrent run stored it first',
