@@ -153,10 +153,13 @@ def test_a_dead_url_fails_before_any_episode_within_seconds(setup, tmp_path):
     dead = f"http://127.0.0.1:{free_port()}"
     started = time.monotonic()
     code = run_eval_stage(setup, out, dead)
-    assert code == 1 and time.monotonic() - started < 10
+    # A failure guard, not a measure: the eval's own start (its first imports, the tokenizer) took 8 s
+    # of the 10 s this bound was under load. What makes it quick is checked below: the refusal itself
+    # ended the check, not a timeout, and no episode ran.
+    assert code == 1 and time.monotonic() - started < 120
     summary, records = read(out)
     assert records == [] and summary["complete"] is False
-    assert f"SGLang server {dead} is not answering GET /health" in summary["reason"]
+    assert f"SGLang server {dead} is not answering GET /health (ClientConnectorError" in summary["reason"]
 
 
 def test_the_summary_records_what_was_evaluated(setup, tmp_path):
