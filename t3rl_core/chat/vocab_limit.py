@@ -13,6 +13,7 @@ t3rl's own bug).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ def token_id_limit(tokenizer: Any) -> int:
     """One past the largest id the tokenizer's model can emit (see the module docstring)."""
     directory = getattr(tokenizer, "name_or_path", None)
     config: Any = {}
-    if directory:
+    if isinstance(directory, str | os.PathLike) and str(directory):
         try:
             config = json.loads((Path(directory) / "config.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -295,3 +295,10 @@ def test_slimes_eval_keeps_an_episode_ended_before_the_first_turn(
     _HangsUpOnOdd.hang_up = True
     sample = asyncio.run(hooks.generate(slime_args(0.0), toy_sample(1, group=0), {}, evaluation=True))
     assert METADATA_KEY not in sample.metadata and sample.status is Sample.Status.COMPLETED
+
+
+def test_a_tokenizer_without_a_directory_is_bounded_by_the_ceiling() -> None:
+    """A tokenizer object built in memory (no name_or_path, or one that is no path) has no model config:
+    Path(3) raised a TypeError out of ChatFormat."""
+    for name in (None, "", 3, object()):
+        assert token_id_limit(type("InMemory", (), {"name_or_path": name})()) == ID_CEILING
