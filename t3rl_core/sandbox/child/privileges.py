@@ -82,8 +82,14 @@ def lower_priority(nice: int) -> None:
 
 def set_limits(limits: dict[str, int], *, nproc: bool) -> None:
     """`nproc`: apply RLIMIT_NPROC too (only without a pids cgroup: it counts every process of the uid)."""
+    # 1, not 0: the kernel ignores RLIMIT_CORE for a pipe handler (core_pattern `|…`: systemd-coredump,
+    # apport, run as root on the host) but at exactly 1, and makes no file dump below a page. Seccomp keeps
+    # a cell from changing it (seccomp.RLIMIT_CORE). Under a hard limit of 0 (`ulimit -Hc 0`), 0.
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (1, 1))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     wanted = {
-        resource.RLIMIT_CORE: (0, 0),
         # Every descriptor can pin kernel memory no limit counts (a socket's queued data, a pipe).
         resource.RLIMIT_NOFILE: (limits["open_files"], limits["open_files"]),
         # SIGXCPU at the limit, SIGKILL one second later if the cell ignores it.

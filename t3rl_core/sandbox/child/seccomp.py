@@ -15,6 +15,8 @@ What it refuses, and why a namespace or the uid drop alone does not cover it:
 - keyctl, add_key, request_key: the kernel keyring of the cell uid is shared by every cell.
 - bpf, perf_event_open, userfaultfd: kernel attack surface no cell needs.
 - memfd_secret: memory hidden even from the kernel's own accounting tools; no cell needs it.
+- a new RLIMIT_CORE (setrlimit, prlimit64): the cell's 1 makes the kernel abort every core dump, also
+  to the host's pipe handler (RLIMIT_CORE below).
 - acting on another process named by its pid: prlimit64, setpriority, ioprio_set, sched_setaffinity,
   sched_setscheduler, sched_setparam, sched_setattr, migrate_pages and move_pages are allowed on the
   caller only (pid 0; setpriority and ioprio_set never on a whole user). Without a PID namespace (the
@@ -91,6 +93,7 @@ X86_64 = {
     "inotify_init1": 294,
     "fanotify_init": 300,
     "prlimit64": 302,
+    "setrlimit": 160,
     "setpriority": 141,
     "ioprio_set": 251,
     "sched_setaffinity": 203,
@@ -130,6 +133,7 @@ GENERIC = {
     "inotify_init1": 26,
     "fanotify_init": 262,
     "prlimit64": 261,
+    "setrlimit": 164,
     "setpriority": 140,
     "ioprio_set": 30,
     "sched_setaffinity": 122,
@@ -151,9 +155,15 @@ SYSV_IPC = ("shmget", "msgget", "semget")
 NOT_IMPLEMENTED = ("clone3", "io_uring_setup", "io_uring_enter", "io_uring_register")
 # Calls on a process named by their first argument: allowed with 0 (the caller) only.
 SELF_ONLY = (
-    *("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"),
+    *("sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"),
     *("migrate_pages", "move_pages"),
 )
+# RLIMIT_CORE stays as the cell starts with it, 1 (privileges.set_limits): the kernel aborts a core dump
+# to the host's pipe handler at exactly 1 (its guard against recursive dumps) and a file dump below a
+# page. Lowered to 0, a crash (any exec'd child is dumpable again) would run the host's handler
+# (systemd-coredump, apport) as root, storing the cell's memory outside its disk cap. prlimit64 is also
+# allowed on the caller only (pid 0), as SELF_ONLY.
+RLIMIT_CORE = 4
 # Calls taking (which, who): allowed with who 0 only, and `which` never the value that names a user
 # (PRIO_USER; IOPRIO_WHO_USER), whose 0 is the caller's uid: every process of it.
 SELF_ONLY_WHO = {"setpriority": os.PRIO_USER, "ioprio_set": 3}
@@ -234,6 +244,7 @@ def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
     for name in NOT_IMPLEMENTED:
         prog.append(_Insn(JEQ, nr[name], true="enosys"))
     prog += [_Insn(JEQ, nr[name], true="self") for name in SELF_ONLY]
+    prog += [_Insn(JEQ, nr["prlimit64"], true="prlimit"), _Insn(JEQ, nr["setrlimit"], true="setrlimit")]
     prog += [_Insn(JEQ, nr[name], true=f"who {which}") for name, which in SELF_ONLY_WHO.items()]
     prog += [
         _Insn(JEQ, nr["clone"], true="clone"),
@@ -254,6 +265,18 @@ def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
                 _Insn(JEQ, which, true="eperm", false="allow"),
             )
         ],
+        "prlimit",  # prlimit64(pid, resource, new, old): pid 0, and no new RLIMIT_CORE
+        _Insn(LD_ABS, _arg(0)),
+        _Insn(JEQ, 0, false="eperm"),
+        _Insn(LD_ABS, _arg(1)),
+        _Insn(JEQ, RLIMIT_CORE, false="allow"),
+        _Insn(LD_ABS, _arg(2)),
+        _Insn(JEQ, 0, false="eperm"),
+        _Insn(LD_ABS, _arg(2) + 4),
+        _Insn(JEQ, 0, true="allow", false="eperm"),
+        "setrlimit",
+        _Insn(LD_ABS, _arg(0)),
+        _Insn(JEQ, RLIMIT_CORE, true="eperm", false="allow"),
         "clone",
         _Insn(LD_ABS, _arg(0)),
         _Insn(JSET, NAMESPACE_FLAGS, true="eperm"),
