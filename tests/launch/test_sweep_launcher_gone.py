@@ -81,8 +81,14 @@ def test_a_killed_sequential_sweep_launcher_leaves_its_point_interrupted(tmp_pat
         _wait_for(lambda: bool(sweeps()), launcher, log)
         sweep_dir = sweeps()[0].parent
         state = sweep_dir / "p00" / "state.json"
+        # The stage's own process runs (its pid recorded): the state says `running` before the stage
+        # starts, and a stage started after the kill below was left sleeping, its pid unknown to _end.
         _wait_for(
-            lambda: state.exists() and "running" in json.dumps(json.loads(state.read_text())["stages"]),
+            lambda: (
+                state.exists()
+                and "running" in json.dumps(json.loads(state.read_text())["stages"])
+                and (tmp_path / "stage.pids").exists()
+            ),
             launcher,
             log,
         )
