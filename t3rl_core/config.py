@@ -9,6 +9,7 @@ Annotations are evaluated as the classes are created (no `from __future__ import
 `launch.config.schema`: pydantic would compile each annotation string again at a cold start.
 """
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -139,6 +140,13 @@ class EnvConfig(StrictModel):
         """What the prepare_data stage would refuse in these settings, found without preparing data:
         (the env key under `env`, why, the override that fixes it) for each; [] = nothing known."""
         return []
+
+    def gold_missing(self, row: Mapping[str, Any] | None) -> str | None:
+        """Why the reference engine (`Env.oracle()`, the scripted gold policy) has no action to play on
+        a task: for a prepared `row`, or, with None, for every task whatever its row (an env that keeps no
+        gold). None = it has one (for None: it may, by the rows). An eval of the reference engine on such
+        a task fails its first episode ("no gold action here") after the data and the world were built."""
+        return None
 
 
 class RewardConfig(StrictModel):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -30,7 +31,7 @@ from launch.run.published_view import print_verdicts, require_published
 from launch.run.rundir import RunDir, RunDirError, collect_manifest, fresh_dir, stamp_now
 from launch.run.steps import t3rl_root, write_secret_fingerprints
 from t3rl_core.chat.format import cached_tokenizer
-from t3rl_core.config import RuntimeConfig
+from t3rl_core.config import EnvConfig, RuntimeConfig
 from t3rl_core.data.rows import DataError
 from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.envs.unavailable import WorldUnavailable
@@ -156,13 +157,14 @@ def eval_command(
         config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category
     )
     _check_engine_source(config, serve_checkpoint, data)
+    _check_gold(runtime, config, None)
     if data is None:
         _check_split(runtime, config, "--split" if split is not None else "eval.split")
     _check_tokenizer(runtime, run, [*(f"--config-dir {d}" for d in config_dir or []), *(overrides or [])])
     if published:
         require_published(config)
     if data is not None:
-        _check_data(data, config)
+        _check_gold(runtime, config, _check_data(data, config))
     if out is None:
         out = fresh_dir(runs_dir, f"eval-{config.engine.name}-{stamp_now()}")
     else:
@@ -178,6 +180,8 @@ def eval_command(
             if data is None:
                 _check_server(config)  # seconds, where preparing the data first could take minutes
             data_path = data or common.prepared(runtime, out / "data", config.split)
+            if data is None:  # the rows are known now, before the first episode and any engine
+                _check_gold(runtime, config, _prepared_rows(runtime, config, data_path))
             try:
                 summary = evaluation.evaluate(
                     runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume
@@ -315,8 +319,42 @@ def _check_engine_source(config: EvalConfig, serve_checkpoint: Path | None, data
         )
 
 
-def _check_data(data: Path, config: EvalConfig) -> None:
-    """--data: the split file exists, its rows read and some match the categories."""
+def _check_gold(runtime: RuntimeConfig, config: EvalConfig, rows: Sequence[Mapping[str, Any]] | None) -> None:
+    """The reference engine plays each task's gold action: an env that keeps none (OpenEnv), or rows
+    without one (a verifiers dataset without answers), would fail the first episode; refused before it
+    (`rows` None: the env alone, before anything is written)."""
+    if config.engine.name != "reference":
+        return
+    env = runtime.env
+    reason = env.gold_missing(None)
+    lacking = [row for row in rows or [] if env.gold_missing(row) is not None] if reason is None else []
+    if reason is None and not lacking:
+        return
+    if reason is None:
+        reason = f"{len(lacking)} of the {len(rows or [])} tasks have no gold: {env.gold_missing(lacking[0])}"
+    raise typer.BadParameter(
+        f"the reference engine plays each task's gold action, but env {env.name}: {reason}; evaluate a "
+        "model instead: --engine sglang --url http://host:port (or --serve-checkpoint DIR), or --engine hf",
+        param_hint="--engine / eval.engine",
+    )
+
+
+def _prepared_rows(
+    runtime: RuntimeConfig, config: EvalConfig, data_path: Path
+) -> Sequence[Mapping[str, Any]] | None:
+    """The rows an eval of the reference engine plays, when its env's gold depends on them (verifiers:
+    a row's answer) and they can be read here; None otherwise (the eval says what it cannot read)."""
+    declares = type(runtime.env).gold_missing is not EnvConfig.gold_missing
+    if config.engine.name != "reference" or not declares:
+        return None
+    try:
+        return select_rows(load_rows(evaluation.resolve_data(data_path, config.split)), config)
+    except (FileNotFoundError, DataError):
+        return None
+
+
+def _check_data(data: Path, config: EvalConfig) -> list[Mapping[str, Any]]:
+    """--data: the split file exists, its rows read and some match the categories; the rows selected."""
     try:
         every = load_rows(evaluation.resolve_data(data, config.split))
     except (FileNotFoundError, DataError) as error:
@@ -328,6 +366,7 @@ def _check_data(data: Path, config: EvalConfig) -> None:
         raise typer.BadParameter(
             f"no task of {data} is in eval.categories={config.categories}", param_hint="--data"
         )
+    return rows
 
 
 def _check_split(runtime: RuntimeConfig, config: EvalConfig, option: str) -> None:

@@ -28,6 +28,8 @@ the mutated key with a first fix that validates when applied; the valid setting 
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -167,6 +169,41 @@ def test_any_section_given_a_scalar_or_list_is_refused_at_it(
 ) -> None:
     verdict = judge(Mutation(experiment, "scalar for section", section, value))
     assert verdict.outcome == "refused, fix validates", verdict.detail
+
+
+# The reference engine (the scripted gold policy) on an env that keeps no gold actions: the eval started,
+# prepared its data, built the world and failed its first episode ("no gold action here"). Declared:
+# `EnvConfig.gold_missing` (OpenEnv: every task; verifiers: a row without an answer).
+def _text(output: str) -> str:
+    """A CLI's output as one line of words (rich draws its error in a box, wrapped)."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", output).split())
+
+
+def test_the_gold_each_env_declares() -> None:
+    from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
+
+    verifiers = VerifiersEnvConfig.model_construct(id="my_env")
+    assert verifiers.gold_missing(None) is None  # it depends on the rows
+    assert verifiers.gold_missing({"label": "42"}) is None
+    assert "no answer" in (verifiers.gold_missing({"label": None}) or "")
+
+
+def test_t3rl_eval_of_the_reference_engine_on_rows_without_an_answer_exits_2(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+
+    data = tmp_path / "verifiers_eval.jsonl"
+    row = {"prompt": [{"role": "user", "content": "2+2?"}], "metadata": {"data_source": "x", "index": 0}}
+    data.write_text(json.dumps({**row, "label": None}) + "\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        ["eval", "+experiment=hub_env_grpo", "--engine", "reference", "--data", str(data), "--out", str(out)],
+    )
+    assert result.exit_code == 2, result.output
+    assert "no answer" in _text(result.output)
+    assert not out.exists()
 
 
 # A number typed for a list of numbers (`eval.pass_k=4`, pass@4 meant): the fix was the key's old value,

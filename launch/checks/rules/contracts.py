@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import get_args
 
 from launch.checks.context import Context
+from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem
 from launch.config.schema import EvalStage, TrainStage
 from t3rl_core.chat.families import FAMILIES
@@ -142,4 +143,33 @@ def _cut_tokens(reward: RewardConfig, field: str, value: object) -> tuple[str, .
     return cut[1] if cut else ()
 
 
-RULES = (reward_reads_what_env_provides, chat_template_of_family, reward_cuts_at_the_family_tokens)
+def reference_engine_has_gold(ctx: Context) -> Iterator[Problem]:
+    """An eval of the reference engine (the scripted gold policy) on an env that keeps no gold actions
+    (`EnvConfig.gold_missing(None)`: OpenEnv) fails its first episode, after the data and the world were
+    built: refused here, blamed on the engine or the env, whichever was set last."""
+    reason = ctx.run.env.gold_missing(None)
+    if reason is None:
+        return
+    for stage, config, overrides in eval_configs(ctx.run):
+        if config.engine.name != "reference":
+            continue
+        engine = eval_key(stage, overrides, "engine")
+        key = ctx.latest(f"{engine}.name", "env.name")
+        where = f"eval stage {stage}" if stage else "the eval"
+        origin = ctx.provenance.origin("env.name")
+        swap = origin.chosen_on_line if key == "env.name" and origin is not None else None
+        served = f"set {engine}={{name: sglang}} (a model served for the eval)"
+        yield Problem(
+            key,
+            f"{where} plays the reference engine (each task's gold action), but env {ctx.run.env.name}: "
+            f"{reason}; its first episode would fail",
+            fix=f"drop {swap} (an env with gold actions); or {served}" if swap else served,
+        )
+
+
+RULES = (
+    reward_reads_what_env_provides,
+    chat_template_of_family,
+    reward_cuts_at_the_family_tokens,
+    reference_engine_has_gold,
+)

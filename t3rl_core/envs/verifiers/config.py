@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
@@ -51,6 +52,13 @@ class VerifiersEnvConfig(EnvConfig):
     # env_response, tools and rubric; the model's own generation is not counted) before the episode
     # fails: verifiers bounds nothing unless the environment sets timeout_seconds.
     step_timeout_s: Seconds = 600.0
+
+    def gold_missing(self, row: Mapping[str, Any] | None) -> str | None:
+        """verifiers keeps no gold actions; the reference engine answers with a row's `answer` (its
+        `label`), so a row without one has nothing to play."""
+        if row is None or row.get("label"):
+            return None
+        return f"the row has no answer (environment {self.id}'s dataset gives it no `answer` column value)"
 
     @field_validator("id")
     @classmethod
