@@ -174,18 +174,46 @@ def test_any_section_given_a_scalar_or_list_is_refused_at_it(
 # The reference engine (the scripted gold policy) on an env that keeps no gold actions: the eval started,
 # prepared its data, built the world and failed its first episode ("no gold action here"). Declared:
 # `EnvConfig.gold_missing` (OpenEnv: every task; verifiers: a row without an answer).
+def test_an_eval_stage_of_the_reference_engine_on_openenv_is_refused_with_a_fix_that_validates() -> None:
+    args = ["+experiment=hub_env_grpo", "env=openenv", "+stages.eval.eval.engine={name: reference}"]
+    errors = [p for p in _problems(*args) if p.severity == "error"]
+    assert errors and errors[0].key == "stages.eval.eval.engine.name", errors
+    assert "no gold actions" in errors[0].message
+    fixed = apply_first_fix(
+        args, {"message": errors[0].message, "source": errors[0].source, "fix": errors[0].fix}
+    )
+    assert fixed is not None
+    assert [p for p in _problems(*fixed) if p.severity == "error"] == []
+
+
 def _text(output: str) -> str:
     """A CLI's output as one line of words (rich draws its error in a box, wrapped)."""
     return " ".join(re.sub(r"[│╭╮╰╯─]", " ", output).split())
 
 
 def test_the_gold_each_env_declares() -> None:
+    from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
     from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 
+    assert OpenEnvEnvConfig.model_construct().gold_missing(None) is not None
     verifiers = VerifiersEnvConfig.model_construct(id="my_env")
     assert verifiers.gold_missing(None) is None  # it depends on the rows
     assert verifiers.gold_missing({"label": "42"}) is None
     assert "no answer" in (verifiers.gold_missing({"label": None}) or "")
+
+
+def test_t3rl_eval_of_the_reference_engine_on_openenv_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app, ["eval", "+experiment=hub_env_grpo", "env=openenv", "--engine", "reference", "--out", str(out)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "no gold actions" in _text(result.output)
+    assert not out.exists()
 
 
 def test_t3rl_eval_of_the_reference_engine_on_rows_without_an_answer_exits_2(tmp_path: Path) -> None:

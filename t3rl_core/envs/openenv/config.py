@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -57,6 +58,10 @@ class OpenEnvEnvConfig(EnvConfig):
     # Characters of an observation's text (as the model reads it) past which the episode fails as the
     # environment's: OpenEnv's client takes messages up to 100 MB, whose tokens no context holds.
     max_observation_chars: int = Field(200_000, ge=1)
+
+    def gold_missing(self, row: Mapping[str, Any] | None) -> str | None:
+        """An OpenEnv server keeps no gold actions: the reference engine has nothing to play."""
+        return "an OpenEnv environment keeps no gold actions (Env.oracle() is None for every task)"
 
     @field_validator("url")
     @classmethod
