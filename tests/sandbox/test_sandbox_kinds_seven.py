@@ -121,3 +121,45 @@ def test_without_namespaces_cells_keep_their_uid_and_still_cannot_dump_a_core(pl
     seen = dict(line.split(": ", 1) for line in stdout.splitlines() if ": " in line)
     assert (seen["cell limit"], seen["child limit"]) == ("(1, 1)", "(1, 1)"), stdout
     assert seen["prlimit"] == seen["raw setrlimit"] == "Operation not permitted", stdout
+
+
+def test_a_real_time_or_lower_nice_limit_t3rl_was_started_with_is_not_a_cells(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """t3rl started with RLIMIT_RTPRIO 99 and RLIMIT_NICE 40 (a group's `rtprio` in limits.conf, docker's
+    `--ulimit rtprio=99`): a cell inherited both, and could make itself SCHED_FIFO (past any cpu cgroup's
+    quota, which counts only ordinary tasks) or renice itself to -20. This host's limits are 0 and its
+    root cannot raise them (no CAP_SYS_RESOURCE), so the limits a cell applies are read here with
+    `resource` stood in for (fails before: neither was set)."""
+    from t3rl_core.sandbox.child import privileges
+
+    inherited = {resource.RLIMIT_RTPRIO: (99, 99), resource.RLIMIT_NICE: (40, 40)}
+    applied: dict[int, tuple[int, int]] = {}
+    monkeypatch.setattr(
+        privileges.resource, "getrlimit", lambda which: applied.get(which, inherited.get(which, (-1, -1)))
+    )
+    monkeypatch.setattr(
+        privileges.resource, "setrlimit", lambda which, limits: applied.__setitem__(which, limits)
+    )
+    limits = {"open_files": 256, "cpu_s": 30, "memory_bytes": 1 << 30, "fsize_bytes": 1 << 26, "nproc": 64}
+    privileges.set_limits(limits, nproc=False)
+    assert applied[resource.RLIMIT_RTPRIO] == (0, 0) and applied[resource.RLIMIT_NICE] == (0, 0), applied
+    assert applied[resource.RLIMIT_CORE] == (1, 1)
+
+
+def test_a_cell_cannot_ask_for_a_real_time_policy_or_a_lower_nice(pool: Pool) -> None:
+    """The outcome on this host (its limits are 0 already): refused by the limits and the dropped
+    capabilities (CAP_SYS_NICE) together."""
+    result = pool.run(
+        "import os\n"
+        "for label, call in [('fifo', lambda: os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))),\n"
+        "                    ('nice', lambda: os.setpriority(os.PRIO_PROCESS, 0, -5))]:\n"
+        "    try:\n        call()\n        print(label + ': ok')\n"
+        "    except OSError as err:\n        print(label + ': ' + err.strerror)\n"
+        "import resource\nprint('limits: ' + repr([resource.getrlimit(r) for r in "
+        "(resource.RLIMIT_RTPRIO, resource.RLIMIT_NICE)]))\n"
+    )
+    assert result.status == "success", result
+    seen = outcomes(result)
+    assert (seen["fifo"], seen["nice"]) == ("Operation not permitted", "Permission denied"), result.stdout
+    assert seen["limits"] == "[(0, 0), (0, 0)]", result.stdout

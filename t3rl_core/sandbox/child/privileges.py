@@ -96,6 +96,11 @@ def set_limits(limits: dict[str, int], *, nproc: bool) -> None:
         resource.RLIMIT_CPU: (limits["cpu_s"], limits["cpu_s"] + 1),
         resource.RLIMIT_AS: (limits["memory_bytes"], limits["memory_bytes"]),
         resource.RLIMIT_FSIZE: (limits["fsize_bytes"], limits["fsize_bytes"]),
+        # Whatever t3rl was started with (limits.conf's `rtprio` for a group, docker's `--ulimit rtprio`,
+        # systemd's LimitRTPRIO=): a real-time policy would starve the machine past any cpu cgroup's
+        # quota (which counts only ordinary tasks), and a lower nice would outweigh t3rl's processes.
+        resource.RLIMIT_RTPRIO: (0, 0),
+        resource.RLIMIT_NICE: (0, 0),
     }
     if nproc:
         wanted[resource.RLIMIT_NPROC] = (limits["nproc"], limits["nproc"])
