@@ -24,6 +24,7 @@ from rich.markup import escape
 
 from launch.cli import completion
 from launch.cli import eval_setup as common
+from launch.cli.eval_checkpoint import check_stage_checkpoint, not_a_checkpoint
 from launch.config.errors import EXIT_CONFIG_ERROR, did_you_mean
 from launch.config.secrets import scrub_obj, scrub_text
 from launch.files import LockHeld, atomic_write_json, exclusive_lock
@@ -156,6 +157,8 @@ def eval_command(
     config = common.with_options(
         config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category
     )
+    if run is not None:
+        check_stage_checkpoint(run, stage, config, serve_checkpoint, overrides or [])
     _check_engine_source(config, serve_checkpoint, data)
     _check_gold(runtime, config, None)
     if data is None:
@@ -314,9 +317,7 @@ def _check_engine_source(config: EvalConfig, serve_checkpoint: Path | None, data
             param_hint="--url / eval.engine.url",
         )
     if serve_checkpoint is not None and not (serve_checkpoint / "config.json").is_file():
-        raise typer.BadParameter(
-            f"{serve_checkpoint} holds no HF config.json", param_hint="--serve-checkpoint"
-        )
+        raise typer.BadParameter(not_a_checkpoint(serve_checkpoint), param_hint="--serve-checkpoint")
 
 
 def _check_gold(runtime: RuntimeConfig, config: EvalConfig, rows: Sequence[Mapping[str, Any]] | None) -> None:

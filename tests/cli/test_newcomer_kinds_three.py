@@ -5,6 +5,9 @@ the tutorials literally in a scratch clone.
   folded the run's name over two lines at 80 columns, so grep found nothing.
 - `t3rl runs` when every eval listed stopped before its first episode (a first `t3rl eval` interrupted):
   exit 2, 'there is no number 'overall.accuracy' …; did you mean 'overall.accuracy'?'.
+- `t3rl eval` before any checkpoint exists: `--serve-checkpoint` of a dir that does not exist, of a run
+  or stage dir (its HF checkpoint below), of a torch_dist checkpoint; `--stage` of an eval stage whose
+  checkpoint no run has written yet, or one has.
 - `+experiment=quikstart` answered `did you mean experiment=quickstart?`, the '+' dropped.
 - overrides pasted as one quoted argument (`'+experiment=quickstart model=tiny_qwen3'`) or with
   typographic quotes (`seed=“7”`): the fix quoted the whole text as one value, keeping the mistake.
@@ -88,6 +91,63 @@ def test_runs_lists_an_eval_stopped_before_any_episode_under_the_default_metric(
     assert misspelt.exit_code == 2 and "did you mean 'overall.accuracy'?" in misspelt.output, misspelt.output
     itself = invoke(["runs", "--metric", "overall.nothing"])
     assert itself.exit_code == 2 and "did you mean 'overall.nothing'" not in itself.output, itself.output
+
+
+# ------------------------------------------- t3rl eval before a checkpoint exists
+
+
+def _hf(path: Path) -> Path:
+    """An HF dir as a convert stage leaves it (what --serve-checkpoint is checked for)."""
+    path.mkdir(parents=True)
+    (path / "config.json").write_text("{}")
+    return path
+
+
+def _eval_refused(argv: list[str], option: str) -> str:
+    result = invoke(["eval", "+experiment=stage1_bfcl", *argv])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.replace("│", " ").split())
+    assert f"Invalid value for {option}:" in text, text
+    return text
+
+
+def test_serve_checkpoint_of_a_dir_that_does_not_exist_says_so_and_what_it_takes(here: Path) -> None:
+    """Before: 'runs/nope holds no HF config.json', as for a dir that exists."""
+    text = _eval_refused(["--serve-checkpoint", "runs/nope"], "--serve-checkpoint")
+    assert "runs/nope does not exist" in text, text
+    assert "runs/<name>/<timestamp>/stages/<convert stage>/hf" in text, text
+
+
+@pytest.mark.parametrize(
+    "given", ["runs/stage1_bfcl", "runs/stage1_bfcl/20260101-000000", "RUN/stages/to_hf"]
+)
+def test_serve_checkpoint_of_a_run_or_stage_dir_names_its_hf_checkpoint(here: Path, given: str) -> None:
+    """Before: '<dir> holds no HF config.json' and nothing of the checkpoint below it."""
+    hf = _hf(here / "runs/stage1_bfcl/20260101-000000/stages/to_hf/hf")
+    given = given.replace("RUN", "runs/stage1_bfcl/20260101-000000")
+    text = _eval_refused(["--serve-checkpoint", given], "--serve-checkpoint")
+    assert f"--serve-checkpoint {hf.relative_to(here)}" in text, text
+
+
+def test_serve_checkpoint_of_a_torch_dist_checkpoint_says_it_needs_converting(here: Path) -> None:
+    (here / "ckpt").mkdir()
+    (here / "ckpt" / "latest_checkpointed_iteration.txt").write_text("10")
+    text = _eval_refused(["--serve-checkpoint", "ckpt"], "--serve-checkpoint")
+    assert "torch_dist checkpoint" in text and "convert_torch_dist_to_hf" in text, text
+
+
+def test_an_eval_stage_of_a_checkpoint_no_run_wrote_names_the_run_that_writes_it(here: Path) -> None:
+    """Before: 'engine sglang has no server: give --url …', nothing of the checkpoint stage eval evaluates."""
+    text = _eval_refused(["--stage", "eval"], "--stage")
+    assert "stage eval evaluates the HF checkpoint stage to_hf writes" in text, text
+    assert "`t3rl run +experiment=stage1_bfcl`" in text, text
+
+
+def test_an_eval_stage_of_a_checkpoint_a_run_wrote_names_that_checkpoint(here: Path) -> None:
+    _hf(here / "runs/stage1_bfcl/20260101-000000/stages/to_hf/hf")
+    latest = _hf(here / "runs/stage1_bfcl/20260102-000000/stages/to_hf/hf")
+    text = _eval_refused(["--stage", "eval"], "--stage")
+    assert f"--serve-checkpoint {latest.relative_to(here)}" in text, text
 
 
 # ------------------------------------------- a misspelt option keeps the override's form
