@@ -123,7 +123,7 @@ def test_without_namespaces_cells_keep_their_uid_and_still_cannot_dump_a_core(pl
     assert seen["prlimit"] == seen["raw setrlimit"] == "Operation not permitted", stdout
 
 
-def test_a_real_time_or_lower_nice_limit_t3rl_was_started_with_is_not_a_cells(
+def test_a_real_time_lower_nice_or_memlock_limit_t3rl_was_started_with_is_not_a_cells(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """t3rl started with RLIMIT_RTPRIO 99 and RLIMIT_NICE 40 (a group's `rtprio` in limits.conf, docker's
@@ -133,7 +133,12 @@ def test_a_real_time_or_lower_nice_limit_t3rl_was_started_with_is_not_a_cells(
     `resource` stood in for (fails before: neither was set)."""
     from t3rl_core.sandbox.child import privileges
 
-    inherited = {resource.RLIMIT_RTPRIO: (99, 99), resource.RLIMIT_NICE: (40, 40)}
+    unlimited = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+    inherited = {
+        resource.RLIMIT_RTPRIO: (99, 99),
+        resource.RLIMIT_NICE: (40, 40),
+        resource.RLIMIT_MEMLOCK: unlimited,
+    }
     applied: dict[int, tuple[int, int]] = {}
     monkeypatch.setattr(
         privileges.resource, "getrlimit", lambda which: applied.get(which, inherited.get(which, (-1, -1)))
@@ -145,6 +150,7 @@ def test_a_real_time_or_lower_nice_limit_t3rl_was_started_with_is_not_a_cells(
     privileges.set_limits(limits, nproc=False)
     assert applied[resource.RLIMIT_RTPRIO] == (0, 0) and applied[resource.RLIMIT_NICE] == (0, 0), applied
     assert applied[resource.RLIMIT_CORE] == (1, 1)
+    assert applied[resource.RLIMIT_MEMLOCK] == (64 * 1024, 64 * 1024)  # memlock unlimited (RDMA hosts)
 
 
 def test_a_cell_cannot_ask_for_a_real_time_policy_or_a_lower_nice(pool: Pool) -> None:
@@ -163,3 +169,21 @@ def test_a_cell_cannot_ask_for_a_real_time_policy_or_a_lower_nice(pool: Pool) ->
     seen = outcomes(result)
     assert (seen["fifo"], seen["nice"]) == ("Operation not permitted", "Permission denied"), result.stdout
     assert seen["limits"] == "[(0, 0), (0, 0)]", result.stdout
+
+
+def test_a_cell_locks_no_more_than_64_kib(pool: Pool) -> None:
+    """mlock of 1 MiB (this host's own memlock limit is 8 MiB, a training host's often unlimited):
+    refused; 16 KiB still locks (fails before: the cell had t3rl's 8 MiB)."""
+    result = pool.run(
+        "import ctypes, mmap, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "for size in (16 * 1024, 1 << 20):\n"
+        "    area = mmap.mmap(-1, size)\n"
+        "    address = ctypes.addressof(ctypes.c_char.from_buffer(area))\n"
+        "    done = libc.mlock(ctypes.c_void_p(address), ctypes.c_size_t(size))\n"
+        "    print(f'{size}: ' + ('ok' if done == 0 else os.strerror(ctypes.get_errno())))\n"
+        "    libc.munlock(ctypes.c_void_p(address), ctypes.c_size_t(size))\n"
+    )
+    assert result.status == "success", result
+    seen = outcomes(result)
+    assert (seen["16384"], seen["1048576"]) == ("ok", "Cannot allocate memory"), result.stdout

@@ -80,6 +80,9 @@ def lower_priority(nice: int) -> None:
             os.close(fd)
 
 
+MEMLOCK_BYTES = 64 * 1024
+
+
 def set_limits(limits: dict[str, int], *, nproc: bool) -> None:
     """`nproc`: apply RLIMIT_NPROC too (only without a pids cgroup: it counts every process of the uid)."""
     # 1, not 0: the kernel ignores RLIMIT_CORE for a pipe handler (core_pattern `|…`: systemd-coredump,
@@ -101,6 +104,9 @@ def set_limits(limits: dict[str, int], *, nproc: bool) -> None:
         # quota (which counts only ordinary tasks), and a lower nice would outweigh t3rl's processes.
         resource.RLIMIT_RTPRIO: (0, 0),
         resource.RLIMIT_NICE: (0, 0),
+        # Training hosts often run with memlock unlimited (RDMA, NCCL): memory a cell locks could not be
+        # swapped or reclaimed. The kernel's default, 64 KiB, for what locks a few pages (a key's buffer).
+        resource.RLIMIT_MEMLOCK: (MEMLOCK_BYTES, MEMLOCK_BYTES),
     }
     if nproc:
         wanted[resource.RLIMIT_NPROC] = (limits["nproc"], limits["nproc"])
