@@ -10,9 +10,17 @@ from launch.plan.build import Plan
 from launch.plan.slime_args import SlimeJob
 from launch.plan.stages import Stage
 
-# Prints numbered lines slowly enough that a test can interrupt the launcher in the middle.
+# Prints numbered lines slowly enough that a test can interrupt the launcher in the middle. With
+# T3RL_TEST_BARRIER set (DIR:COUNT) it first marks its start in DIR and waits until COUNT jobs have
+# (120 s at most, a failure guard), so that jobs meant to run at once do, however late each started.
 TRAIN_CODE = (
     "import os, sys, time\n"
+    "if os.environ.get('T3RL_TEST_BARRIER'):\n"
+    "    where, count = os.environ['T3RL_TEST_BARRIER'].rsplit(':', 1)\n"
+    "    open(os.path.join(where, str(os.getpid())), 'w').close()\n"
+    "    deadline = time.monotonic() + 120\n"
+    "    while len(os.listdir(where)) < int(count) and time.monotonic() < deadline:\n"
+    "        time.sleep(0.05)\n"
     "for i in range(int(sys.argv[1])):\n"
     "    print('train line', i, os.environ['T3RL_TEST_VALUE'], flush=True)\n"
     "    time.sleep(float(sys.argv[2]))\n"
@@ -21,12 +29,19 @@ TRAIN_CODE = (
 
 
 def train_stage(
-    lines: int = 6, interval_s: float = 0.4, exit_code: int = 0, gpus: int = 1, nodes: int = 1
+    lines: int = 6,
+    interval_s: float = 0.4,
+    exit_code: int = 0,
+    gpus: int = 1,
+    nodes: int = 1,
+    barrier: str = "",
 ) -> Stage:
+    """`barrier` (DIR:COUNT, see TRAIN_CODE): the job prints only once COUNT jobs marked DIR."""
+    env = {"T3RL_TEST_VALUE": "from-runtime-env", **({"T3RL_TEST_BARRIER": barrier} if barrier else {})}
     job = SlimeJob(
         script="-c",
         argv=(TRAIN_CODE, str(lines), str(interval_s), str(exit_code)),
-        env_vars={"T3RL_TEST_VALUE": "from-runtime-env"},
+        env_vars=env,
         address=None,
         python=sys.executable,
         gpus=gpus,

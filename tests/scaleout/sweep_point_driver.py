@@ -1,8 +1,10 @@
 """One sweep point's launcher for the parallel-sweep tests: the two-stage test plan in `run_dir` with
 executor=ray or executor=slurm, exiting as `t3rl run` does (0 done, 1 failed, 130 stopped).
 
-    sweep_point_driver.py ray ADDRESS RUN_DIR LINES EXIT_CODE
+    sweep_point_driver.py ray ADDRESS RUN_DIR LINES EXIT_CODE [BARRIER]
     sweep_point_driver.py slurm - RUN_DIR LINES EXIT_CODE
+
+BARRIER (DIR:COUNT): the train job waits for COUNT jobs to start (tests/scaleout/ray_plans.TRAIN_CODE).
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ def _executor(kind: str, address: str) -> Executor:
 
 if __name__ == "__main__":
     kind, address, run_dir, lines, code = sys.argv[1:6]
-    train = {"lines": int(lines), "exit_code": int(code)}
+    train: dict[str, object] = {"lines": int(lines), "exit_code": int(code)}
+    if len(sys.argv) > 6:
+        train["barrier"] = sys.argv[6]
     if kind == "slurm":
         train |= {"gpus": 16, "nodes": 2}
     plan = two_stage_plan(Path(run_dir), **train)

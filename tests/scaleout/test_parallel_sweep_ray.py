@@ -37,11 +37,14 @@ def _jobs_of(cluster: LocalRay, run_dir: Path) -> list[object]:
     )
 
 
-def _point(cluster: LocalRay, run_dir: Path, index: int, lines: int, code: int = 0) -> PointJob:
+def _point(
+    cluster: LocalRay, run_dir: Path, index: int, lines: int, code: int = 0, barrier: str = ""
+) -> PointJob:
+    """A point's launcher; with `barrier` (DIR:COUNT) its train job waits for COUNT jobs to start."""
     run_dir.mkdir(parents=True, exist_ok=True)
     argv = (
         sys.executable, str(HERE / "sweep_point_driver.py"), "ray", cluster.dashboard, str(run_dir),
-        str(lines), str(code),
+        str(lines), str(code), *([barrier] if barrier else []),
     )  # fmt: skip
     return PointJob(index, run_dir, argv, gpus=1, log=run_dir / "launcher.log")
 
@@ -49,7 +52,21 @@ def _point(cluster: LocalRay, run_dir: Path, index: int, lines: int, code: int =
 def test_points_run_as_concurrent_ray_jobs_up_to_the_clusters_gpus(cluster: LocalRay, tmp_path: Path) -> None:
     capacity = cluster_gpus(cluster.dashboard)
     assert capacity == 2
-    points = [_point(cluster, tmp_path / f"p{i:02d}", i, lines=6, code=3 if i == 1 else 0) for i in range(3)]
+    # Points 0 and 1 run at once: each job waits for the other to start (a 2.4 s job could end before
+    # the other point's launcher, started at the same time, had submitted its own on a busy machine).
+    (tmp_path / "barrier").mkdir()
+    barrier = f"{tmp_path / 'barrier'}:2"
+    points = [
+        _point(
+            cluster,
+            tmp_path / f"p{i:02d}",
+            i,
+            lines=6,
+            code=3 if i == 1 else 0,
+            barrier=barrier if i < 2 else "",
+        )
+        for i in range(3)
+    ]
     progress = PointScheduler(points, gpu_capacity=capacity, poll_s=0.1).run()
     # The failing point 1 stopped nothing else.
     assert [progress[i].status for i in range(3)] == ["succeeded", "failed", "succeeded"], [
