@@ -115,8 +115,7 @@ def _declared_scorer(env: Any) -> str | None:
 def _distributions(module: str) -> tuple[str, ...]:
     """The distributions that install `module` (a package is often named otherwise than its module:
     an environment `primeintellect-wordle` installs `wordle`), else the module's name."""
-    # Lazy: scans every installed distribution, needed only for a module not listed above.
-    from importlib.metadata import packages_distributions
+    from importlib.metadata import packages_distributions  # lazy: only for a hub environment's module
 
     return tuple(packages_distributions().get(module) or ()) or (module,)
 
@@ -193,8 +192,7 @@ def _module_file(name: str) -> Path | None:
     module = sys.modules.get(name)
     found = getattr(module, "__file__", None)
     if found is None:
-        # Lazy: importlib.util only for a scorer module not imported in this process.
-        import importlib.util
+        import importlib.util  # lazy: only for a scorer module not imported in this process
 
         try:
             spec = importlib.util.find_spec(name)
