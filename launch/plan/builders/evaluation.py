@@ -149,9 +149,11 @@ def _with_server(
     (SGLang logs its arguments): no command line, file or log holds it."""
     python = builder.cluster_python()
     # Through t3rl_core.lifetime: the server dies with this script even if the script is SIGKILLed.
-    # The script names itself ("$$", expanded by the shell): a script killed while the wrapper's
-    # interpreter starts is no longer its parent by the time the wrapper could ask.
-    wrapper = render_command((python, "-m", "t3rl_core.lifetime")) + ' --parent "$$" \\\n    '
+    # The shell that starts the wrapper names itself: a shell killed while the wrapper's interpreter
+    # starts is no longer its parent by the time the wrapper could ask. $BASHPID, read in that shell:
+    # "$$" names the outermost shell (plan.sh's, not its ( … ) stage's, which the wrapper then took for
+    # a dead parent and killed itself), and either read in the `… &` line is read by the forked child.
+    wrapper = render_command((python, "-m", "t3rl_core.lifetime")) + ' --parent "$server_parent" \\\n    '
     launch = ("--", *argv_for(_server_argv(builder, hf, tp, server)))
     log = shlex.quote(f"{stage_dir}/{SERVER_LOG}")
     url = f"http://{server.host}:{server.port}"
@@ -160,6 +162,7 @@ def _with_server(
         "# The SGLang server of this eval, in the background; stopped whenever this script exits.",
         f"mkdir -p {shlex.quote(stage_dir)}",
         *key_guard,
+        "server_parent=$BASHPID",
         wrapper + render_command(launch) + f" \\\n    >>{log} 2>&1 &",
         "server_pid=$!",
         'trap \'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true\' EXIT',

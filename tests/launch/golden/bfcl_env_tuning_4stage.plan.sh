@@ -454,7 +454,8 @@ touch /RUN/stages/aligned_hf/hf/.t3rl-complete
 (
 # The SGLang server of this eval, in the background; stopped whenever this script exits.
 mkdir -p /RUN/stages/eval
-/venv/bin/python -m t3rl_core.lifetime --parent "$$" \
+server_parent=$BASHPID
+/venv/bin/python -m t3rl_core.lifetime --parent "$server_parent" \
     -- /venv/bin/python -m sglang.launch_server \
     --model-path /RUN/stages/aligned_hf/hf \
     --tp 1 \
