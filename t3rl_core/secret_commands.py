@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import re
 
+from t3rl_core.secret_name_words import is_secret_name
+
 # How an option takes its value: glued to it only (`-pV`, `--password=V`: `mysql -p V` asks for the
 # password, V being the database), or glued or as the next word (`-a V`, `--user alice:V`).
 GLUED, ANY = "glued", "any"
@@ -504,8 +506,6 @@ def _nth_positional(
 
 def _config_set(words: list[tuple[int, int]], texts: list[str], at: int) -> list[tuple[int, int]]:
     """`set NAME V` (`NAME=V` too, as npm takes it): V when NAME names a credential."""
-    from t3rl_core.secret_names import is_secret_name  # lazy: it imports secret_shapes, which imports this
-
     rest = [i for i in range(at, len(texts)) if not _is_option(texts[i])]
     if not rest:
         return []

@@ -11,21 +11,9 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from t3rl_core.secret_name_words import is_secret_name
 from t3rl_core.secret_shapes import is_shaped_credential
 
-# Named explicitly because their names do not all follow the patterns below.
-_KNOWN_SECRETS = frozenset({"WANDB_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
-# Environment-variable style (upper case), by the name's last word. PASS, PWD, PAT and AUTH only after
-# another word: PWD alone is the shell's working directory.
-_SECRET_ENV_NAME = re.compile(
-    r"((^|_)(KEY|API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|BEARER)|_(PASS|PWD|PAT|AUTH))$"
-)
-# Config-key style (any case, `-` read as `_`): narrower, because slime-shaped keys such as
-# `reward_key` or `input_key` name data fields, not credentials.
-_SECRET_KEY_NAME = re.compile(
-    r"(?i)(^|_)(api_?key|access_?key|secret_?key|private_?key|wandb_key|token|secret|password|passwd"
-    r"|passphrase|credentials?|auth|bearer|pat)$"
-)
 # _SECRET_FLAG_NAME, _TOKEN_KEY and _VOCABULARY_TOKEN are strings, compiled by `re` (and cached) when first
 # used, not on import: a cold `t3rl validate +experiment=stage2_bfcl` never uses them.
 # Command-line flags: a trailing `token` only in the names of credentials (Megatron's --fim-pad-token
@@ -43,9 +31,6 @@ _KEY_LIKE_WORDS = frozenset({
     "signature", "signing", "cookie", "session", "bearer", "salt", "pat", "private",
 })  # fmt: skip
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-# Where a camelCase name's next word begins (`access|Token`, `client|Secret`): read as `_` by the name
-# patterns, as `-` is.
-_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # A key ending in `token` names a credential (`token`, `hf_token`) or a vocabulary token
 # (`eos_token: "<|im_end|>"`); the value tells them apart, as no credential is written like a special
 # token. Masking a special token would also corrupt every prompt and template that contains it.
@@ -66,15 +51,6 @@ _RANDOM_RUN = re.compile(r"[A-Za-z0-9+]{16,}")
 # of the time, words with a number (`checkpoint20000steps`, `model00001of00004`) do not.
 _RANDOM_BITS = 3.0
 _RANDOM_CHANGES = 0.25
-
-
-# Cached: every scrub of printed or written text walks the environment's names through it.
-@lru_cache(maxsize=4096)
-def is_secret_name(name: str) -> bool:
-    """True for variable or config-key names that hold credentials (FOO_API_KEY, GITHUB_PAT, api_key)."""
-    if name in _KNOWN_SECRETS or _SECRET_KEY_NAME.search(_CAMEL_BOUNDARY.sub("_", name).replace("-", "_")):
-        return True
-    return name.isupper() and bool(_SECRET_ENV_NAME.search(name))
 
 
 # Cached: every scrub of a config and every credentials rule asks it of each of the config's ~330 keys.
