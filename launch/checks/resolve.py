@@ -53,6 +53,8 @@ class Resolved(Record):
     hydra: dict[str, Any]
     # The plan the checks built in the context `resolve`'s `plan_in` gave; None without one.
     plan: Plan | None = None
+    # The stages of the plan the checks built that ask for GPUs (none: the hardware section is unused).
+    gpu_stages: tuple[str, ...] = ()
 
 
 def resolve(
@@ -143,6 +145,7 @@ def resolve(
         warnings=list(problems),
         hydra=plain.hydra,
         plan=plan if plan_in is not None else None,
+        gpu_stages=tuple(stage.name for stage in plan.stages if stage.gpus) if plan is not None else (),
     )
 
 

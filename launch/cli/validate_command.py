@@ -51,6 +51,10 @@ def validate_command(
     if warnings:
         render_problems(warnings, command_console(stderr=True))
     stages = " → ".join(f"{name} ({stage.kind})" for name, stage in run.stages.items()) or "no stages"
-    out.print(f"[green]valid[/]: {run.name} — model {run.model.name}, hardware {run.hardware.name}")
+    # The config always names a hardware option; a plan of CPU stages alone never reads it.
+    hardware = (
+        run.hardware.name if resolved.gpu_stages or not run.stages else "none (every stage runs on the CPU)"
+    )
+    out.print(f"[green]valid[/]: {run.name} — model {run.model.name}, hardware {hardware}")
     out.print(f"  stages: {stages}")
     return 0
