@@ -38,6 +38,7 @@ from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.eval import evaluate as evaluation
 from t3rl_core.eval.config import EvalConfig
+from t3rl_core.eval.record_lock import RecordsInUse, refuse_if_in_use
 from t3rl_core.eval.runner import load_rows, select_rows
 from t3rl_core.registries import ENGINES as REGISTRY
 from t3rl_core.secret import SecretResolutionError, url_passwords
@@ -177,6 +178,7 @@ def eval_command(
         # The record is written under the lock: a second eval into the same --out is refused before it
         # rewrites the first one's config or summary.
         with exclusive_lock(out / ".lock"):
+            refuse_if_in_use(out)  # a pipeline's eval stage writing there: its config is not rewritten
             write_eval_record(
                 out, composed | {"eval": config.model_dump(mode="json")}, overrides or [], stage
             )
@@ -198,6 +200,9 @@ def eval_command(
             "another --out); nothing was written",
             soft_wrap=True,
         )
+        raise typer.Exit(1) from None
+    except RecordsInUse as error:
+        Console(stderr=True).print(f"[red]error:[/] {escape(str(error))}", soft_wrap=True)
         raise typer.Exit(1) from None
     except (EngineUnavailable, WorldUnavailable, SecretResolutionError) as error:
         _fail(f"eval failed: {error}", out)

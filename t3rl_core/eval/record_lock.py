@@ -45,3 +45,11 @@ def record_lock(out_dir: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing the descriptor drops the lock
+
+
+def refuse_if_in_use(out_dir: Path) -> None:
+    """Raise RecordsInUse when another eval holds `out_dir`'s records now; for a caller that writes
+    into the dir (its config, its manifest) before the eval itself takes the lock."""
+    if (out_dir / RECORD_LOCK).exists():
+        with record_lock(out_dir):
+            pass
