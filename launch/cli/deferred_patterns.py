@@ -15,8 +15,10 @@ import re
 import sys
 from typing import Any
 
-# yaml/reader.py's Reader.NON_PRINTABLE, character for character (PyYAML 6: not a raw string, so each
-# escape is the character itself). A PyYAML whose text differs compiles its own on import, as before.
+# What YAML 1.1 calls non-printable (the complement of its c-printable production), spelt as PyYAML 6's
+# reader spells its Reader.NON_PRINTABLE: `re`'s cache is keyed by the pattern's text (each escape is
+# the character itself). A PyYAML whose text differs compiles its own on import, as before
+# (tests/cli/test_deferred_patterns.py compares the two).
 YAML_NON_PRINTABLE = "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
