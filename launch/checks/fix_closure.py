@@ -9,30 +9,40 @@ first, `eval.pass_k=[1]`, which drops what was typed; or `[4]`, refused in turn)
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 
-from launch.config.errors import ConfigError, Problem
+from launch.config.errors import Problem
 from launch.config.schema_errors import AS_TYPED
 
+# What resolving a command line refuses (errors only): launch.checks.resolve's, handed in, as it imports
+# this module.
+Refusals = Callable[[list[str], Sequence[str]], list[Problem]]
 # Set while a fix is tried: the trial's own refusals are not completed again.
 _TRYING: ContextVar[bool] = ContextVar("trying_a_fix", default=False)
 # "set <key>=<value> (…": the first alternative of a fix that assigns one key.
 _SET = re.compile(r"set (?P<key>[A-Za-z_][\w.]*)=(?P<value>\S+) \(")
 
 
-def completed(problems: list[Problem], overrides: Sequence[str], config_dirs: Sequence[str]) -> list[Problem]:
-    """`problems` with each fix that reads what was typed completed, or put after its alternatives."""
+def completed(
+    problems: list[Problem], overrides: Sequence[str], config_dirs: Sequence[str], refusals: Refusals
+) -> list[Problem]:
+    """`problems` with each fix that reads what was typed completed, or put after its alternatives;
+    `refusals` tries a command line."""
     if _TRYING.get():
         return problems
-    return [_completed(p, overrides, config_dirs) if AS_TYPED in _first(p.fix) else p for p in problems]
+    return [
+        _completed(p, overrides, config_dirs, refusals) if AS_TYPED in _first(p.fix) else p for p in problems
+    ]
 
 
 def _first(fix: str) -> str:
     return fix.partition("; or ")[0]
 
 
-def _completed(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str]) -> Problem:
+def _completed(
+    problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str], refusals: Refusals
+) -> Problem:
     first, _, rest = problem.fix.partition("; or ")
     found = _SET.match(first)
     typed = problem.source.removeprefix("override `").removesuffix("`")
@@ -41,26 +51,23 @@ def _completed(problem: Problem, overrides: Sequence[str], config_dirs: Sequence
     key, value = found["key"], found["value"]
     plus = "+" if typed.startswith("+") else ""
     trial = [*(o for o in overrides if o != typed), f"{plus}{key}={value}"]
-    errors = _errors(trial, config_dirs)
+    errors = _tried(refusals, trial, config_dirs)
     if not errors:
         return problem
     if len(errors) == 1 and errors[0].key == key and errors[0].fix.startswith("set "):
         more = re.split(r", or |; or | \(", errors[0].fix.removeprefix("set "), maxsplit=1)[0].split()
         others = all("=" in m and m.partition("=")[0].lstrip("+~") != key for m in more)
-        if more and others and not _errors([*trial, *more], config_dirs):  # never the key itself again
+        if (
+            more and others and not _tried(refusals, [*trial, *more], config_dirs)
+        ):  # never the key itself again
             fix = f"set {key}={value} {' '.join(more)} ({AS_TYPED}, with what it needs: {errors[0].message})"
             return problem.replace(fix=f"{fix}; or {rest}" if rest else fix)
     return problem.replace(fix=f"{rest}; or {first}") if rest else problem
 
 
-def _errors(overrides: list[str], config_dirs: Sequence[str]) -> list[Problem]:
-    from launch.checks.resolve import resolve  # lazy: resolve asks this module of its refusals
-
+def _tried(refusals: Refusals, overrides: list[str], config_dirs: Sequence[str]) -> list[Problem]:
     token = _TRYING.set(True)
     try:
-        resolve(overrides, config_dirs)
-    except ConfigError as error:
-        return [p for p in error.problems if p.severity == "error"]
+        return refusals(overrides, config_dirs)
     finally:
         _TRYING.reset(token)
-    return []

@@ -110,7 +110,7 @@ def resolve(
         if any(AS_TYPED in p.fix for p in problems):
             from launch.checks.fix_closure import completed  # lazy: only a fix that reads what was typed
 
-            problems = completed(problems, overrides, config_dirs)
+            problems = completed(problems, overrides, config_dirs, _refusals)
         raise ConfigError(problems) from None
     taken_otherwise = with_readings([], misreads)
     if taken_otherwise:  # values the schema took that their files' text says otherwise (`seed: 0123`)
@@ -220,3 +220,12 @@ def _variables_nothing_reads() -> list[Problem]:
             )
         )
     return problems
+
+
+def _refusals(overrides: list[str], config_dirs: Sequence[str]) -> list[Problem]:
+    """The errors `resolve` refuses a command line with (none: it validates)."""
+    try:
+        resolve(overrides, config_dirs)
+    except ConfigError as error:
+        return [p for p in error.problems if p.severity == "error"]
+    return []

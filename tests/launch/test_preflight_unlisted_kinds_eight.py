@@ -294,7 +294,6 @@ def test_a_completed_fix_never_sets_its_own_key_again(monkeypatch: pytest.Monkey
         reset = Problem("eval.pass_k", "refused", "override `eval.pass_k=[4]`", "set eval.pass_k=[1]")
         return [reset] if len(tried) == 1 else []
 
-    monkeypatch.setattr(fix_closure, "_errors", errors)
     typed = Problem(
         "eval.pass_k",
         "Input should be a valid list (got 4)",
@@ -302,5 +301,5 @@ def test_a_completed_fix_never_sets_its_own_key_again(monkeypatch: pytest.Monkey
         f"set eval.pass_k=[4] ({AS_TYPED}: a list of it alone); "
         "or set eval.pass_k=[1] (its value without it)",
     )
-    fixed = fix_closure.completed([typed], ["+experiment=retool", "eval.pass_k=4"], [])
+    fixed = fix_closure.completed([typed], ["+experiment=retool", "eval.pass_k=4"], [], errors)
     assert fixed[0].fix.startswith("set eval.pass_k=[1] (its value without it)"), fixed[0].fix
