@@ -333,11 +333,12 @@ def _check_gold(runtime: RuntimeConfig, config: EvalConfig, rows: Sequence[Mappi
         return
     env = runtime.env
     reason = env.gold_missing(None)
-    lacking = [row for row in rows or [] if env.gold_missing(row) is not None] if reason is None else []
-    if reason is None and not lacking:
-        return
     if reason is None:
-        reason = f"{len(lacking)} of the {len(rows or [])} tasks have no gold: {env.gold_missing(lacking[0])}"
+        rows = rows or []
+        lacking = [why for row in rows if (why := env.gold_missing(row)) is not None]
+        if not lacking:
+            return
+        reason = f"{len(lacking)} of the {len(rows)} tasks have no gold: {lacking[0]}"
     raise typer.BadParameter(
         f"the reference engine plays each task's gold action, but env {env.name}: {reason}; evaluate a "
         "model instead: --engine sglang --url http://host:port (or --serve-checkpoint DIR), or --engine hf",

@@ -68,7 +68,8 @@ class Point:
 
     def tracked(self, sweep: str) -> Point:
         """This point with the sweep's tracking names among its overrides."""
-        return replace(self, overrides=self.with_tracking(sweep), added=self.tracking(sweep))
+        added = self.tracking(sweep)
+        return replace(self, overrides=(*self.overrides, *added), added=added)
 
 
 @contextlib.contextmanager

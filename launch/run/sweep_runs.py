@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from launch.checks.resolve import Resolved
     from launch.plan.build import Plan
     from launch.run.parallel import PointProgress
-    from launch.run.sweep import Point
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,7 @@ def run_sweep(
         return resolved, plan_run(resolved, RunDir(sweep_dirs[0] / f"p{index:02d}"))
 
     sweep_name = f"sweep-{stamp}"
-    checks = check_points([_tracked(p, sweep_name) for p in points], planner)
+    checks = check_points([p.tracked(sweep_name) for p in points], planner)
     print_points_table(checks, console)
     if not all(c.ok for c in checks):
         return EXIT_CONFIG
@@ -355,10 +354,6 @@ def _child_env() -> dict[str, str]:
     root = str(t3rl_root())
     path = os.environ.get("PYTHONPATH", "")
     return {**os.environ, "PYTHONPATH": os.pathsep.join([root, path]) if path else root}
-
-
-def _tracked(point: Point, sweep_name: str) -> Point:
-    return point.tracked(sweep_name)
 
 
 def _one_line(message: str) -> str:
