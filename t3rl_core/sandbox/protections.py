@@ -137,7 +137,9 @@ def observe(
     if cell_spec["namespaces"] and seen["cwd_writable"] and seen["disk_bytes"] <= cell_spec["disk_bytes"]:
         active["disk"] = f"cell dir is a {cell_spec['disk_bytes'] >> 20} MiB tmpfs"
     if "seccomp" in applied and seen["seccomp"]:
-        active["seccomp"] = "ptrace, namespaces, sockets of every family, io_uring, keyrings, bpf refused"
+        active["seccomp"] = (
+            "ptrace, namespaces, sockets of every family, io_uring, AIO, keyrings, bpf refused"
+        )
     if "landlock" in applied:
         active["landlock"] = (
             f"ABI {cell_spec['landlock_abi']}: writes only in the cell dir"

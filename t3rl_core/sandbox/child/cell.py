@@ -299,7 +299,8 @@ def confine(spec: dict, workdir: str) -> list[str]:
         applied.append("landlock")
     if spec["seccomp"]:
         refused = () if spec["memory_cgroup"] else seccomp.MEMFD
-        seccomp.install(refused + (() if sysv_allowed(spec) else seccomp.SYSV_IPC))
+        refused += () if sysv_allowed(spec) else seccomp.SYSV_IPC
+        seccomp.install(refused + (() if spec["namespaces"] else seccomp.MQUEUE))
         applied.append("seccomp")
     return applied
 

@@ -11,7 +11,10 @@ What it refuses, and why a namespace or the uid drop alone does not cover it:
   sockets, the next one a kernel adds) is refused without being named. socketpair() only as AF_UNIX
   stream or seqpacket pairs (asyncio, multiprocessing): they cannot be re-connected elsewhere, while a
   datagram pair can send to any filesystem socket.
-- io_uring: its operations open and connect sockets without passing through the filter.
+- io_uring: its operations open and connect sockets without passing through the filter. io_setup
+  (Linux AIO, ENOSYS as io_uring's calls, so a library falls back to threads): its contexts count
+  against one limit for the whole machine (`fs.aio-max-nr`, 65536 events), which one cell could hold
+  while it runs, every other process's `io_setup` then failing (DeepSpeed's NVMe offload, databases).
 - keyctl, add_key, request_key: the kernel keyring of the cell uid is shared by every cell.
 - bpf, perf_event_open, userfaultfd: kernel attack surface no cell needs.
 - memfd_secret: memory hidden even from the kernel's own accounting tools; no cell needs it.
@@ -29,7 +32,9 @@ What it refuses, and why a namespace or the uid drop alone does not cover it:
   (the address-space limit does not count a memfd's pages once unmapped, or never mapped, so a cell
   could keep gigabytes in them), and SysV shmget, msgget, semget (SYSV_IPC) also where the cell has no
   IPC namespace of its own (its objects would outlive it). POSIX shared memory stays possible, inside
-  the cell's size-capped /dev/shm.
+  the cell's size-capped /dev/shm. Likewise mq_open (MQUEUE) where the cell has no IPC namespace: a
+  POSIX message queue outlives its cell in the host's namespace (created even where Landlock then
+  refuses to open it), up to the host's `fs.mqueue.queues_max` (256) for every unprivileged user.
 
 The system call numbers differ per architecture: x86-64 has its own table, aarch64 the generic one.
 Elsewhere the layer is reported missing (with the machine's name) rather than guessed.
@@ -89,6 +94,8 @@ X86_64 = {
     "shmget": 29,
     "msgget": 68,
     "semget": 64,
+    "mq_open": 240,
+    "io_setup": 206,
     "inotify_init": 253,
     "inotify_init1": 294,
     "fanotify_init": 300,
@@ -130,6 +137,8 @@ GENERIC = {
     "shmget": 194,
     "msgget": 186,
     "semget": 190,
+    "mq_open": 180,
+    "io_setup": 0,
     "inotify_init1": 26,
     "fanotify_init": 262,
     "prlimit64": 261,
@@ -152,7 +161,8 @@ ALWAYS_REFUSED = (
 # Refused where the cell's memory cgroup would not count what they hold (see the module docstring).
 MEMFD = ("memfd_create",)
 SYSV_IPC = ("shmget", "msgget", "semget")
-NOT_IMPLEMENTED = ("clone3", "io_uring_setup", "io_uring_enter", "io_uring_register")
+MQUEUE = ("mq_open",)
+NOT_IMPLEMENTED = ("clone3", "io_uring_setup", "io_uring_enter", "io_uring_register", "io_setup")
 # Calls on a process named by their first argument: allowed with 0 (the caller) only.
 SELF_ONLY = (
     *("sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"),
