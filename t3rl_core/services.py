@@ -34,7 +34,7 @@ from typing import Literal
 import yaml
 from pydantic import Field
 
-from t3rl_core.eval.server import ServerStartError, _alive, _healthy, _port_in_use, _signal_group
+from t3rl_core.eval.server import ServerStartError, _alive, _healthy, _port_in_use, stop_group
 from t3rl_core.fields import (
     ArgvToken,
     Delay,
@@ -188,12 +188,9 @@ def stop(spec: ServiceSpec) -> bool:
     except (OSError, ValueError):
         return False
     running = _alive(pid)
-    if running:
-        _signal_group(pid, signal.SIGTERM)
-        deadline = time.monotonic() + spec.stop_grace_s
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-    _signal_group(pid, signal.SIGKILL)  # also children whose leader already exited
+    # The whole group, until each of its processes has ended (children whose leader exited first too):
+    # the server's port and GPUs are free only then.
+    stop_group(pid, spec.stop_grace_s if running else 0.0)
     path.unlink(missing_ok=True)
     return running
 

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
@@ -74,17 +74,46 @@ def wait_for_server(
 
 def _alive(pid: int) -> bool:
     """True while `pid` runs (a zombie, i.e. exited but not yet reaped by its shell, counts as ended)."""
+    return _runs(os.kill, pid, lambda fields: fields is None or fields[0] != "Z", [str(pid)])
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group `pgid` still runs (a zombie, ended but not reaped, does not)."""
+
+    def member(fields: list[str] | None) -> bool:
+        return fields is not None and fields[2] == str(pgid) and fields[0] != "Z"
+
     try:
-        os.kill(pid, 0)
+        entries = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:  # no /proc: killpg finds a member, zombie or not
+        return _runs(os.killpg, pgid, lambda fields: True, [])
+    return _runs(os.killpg, pgid, member, entries)
+
+
+def _runs(
+    probe: Callable[[int, int], None],
+    target: int,
+    running: Callable[[list[str] | None], bool],
+    pids: list[str],
+) -> bool:
+    """Signal 0 to `target` (ProcessLookupError: nothing runs), then whether `running` holds of any of
+    `pids`' /proc stat fields after the command (state, ppid, pgrp, ...; None when unreadable)."""
+    try:
+        probe(target, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state != "Z"
+    if not pids:
+        return running(None)
+    for pid in pids:
+        try:
+            fields: list[str] | None = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            fields = None
+        if running(fields):
+            return True
+    return False
 
 
 class SGLangServer:
@@ -158,18 +187,11 @@ class SGLangServer:
             raise
 
     def stop(self) -> None:
-        """Terminate the server's process group; SIGKILL after the grace period. Idempotent."""
+        """Terminate the server's whole process group, SIGKILL what outlives the grace period, and
+        return once every process of it has ended (`stop_group`). Idempotent."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            _signal_group(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=self.stop_grace_s)
-            except subprocess.TimeoutExpired:
-                _signal_group(process.pid, signal.SIGKILL)
-                process.wait()
-        elif process is not None:
-            # The leader is gone but children it forked may still hold GPUs or the port.
-            _signal_group(process.pid, signal.SIGKILL)
+        if process is not None:
+            stop_group(process.pid, self.stop_grace_s, reap=process.poll)
         self._restore_sigterm()
 
     def __enter__(self) -> SGLangServer:
@@ -234,6 +256,37 @@ def _in_main_thread() -> bool:
 def _signal_group(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, sig)
+
+
+# How long processes SIGKILLed may take to end (a failure guard: they end at their next scheduling turn,
+# seconds away on a busy machine; one in uninterruptible sleep may take longer, and is left then).
+KILLED_WAIT_S = 30.0
+
+
+def stop_group(pgid: int, grace_s: float, reap: Callable[[], object] | None = None) -> bool:
+    """Stop every process of group `pgid`: SIGTERM, up to `grace_s` for all of them to end, SIGKILL
+    what is left, and wait for that too. The group's end is what frees the GPUs and the port, not its
+    leader's: SGLang's scheduler and detokenizer may outlive the launcher that forked them (a child
+    that ignores or is slow on SIGTERM), and a stop that waited for the leader alone returned with them
+    running. `reap` (the leader's Popen.poll) collects the leader once it exits. True when the group
+    ended."""
+    _signal_group(pgid, signal.SIGTERM)
+    if _group_ends(pgid, grace_s, reap):
+        return True
+    _signal_group(pgid, signal.SIGKILL)
+    return _group_ends(pgid, KILLED_WAIT_S, reap)
+
+
+def _group_ends(pgid: int, within_s: float, reap: Callable[[], object] | None) -> bool:
+    deadline = time.monotonic() + within_s
+    while True:
+        if reap is not None:
+            reap()
+        if not _group_alive(pgid):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 def _auth_headers(api_key: Secret | None) -> dict[str, str]:

@@ -7,22 +7,22 @@ import functools
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 import urllib.error
 import urllib.request
-from contextlib import suppress
 from typing import Any
 
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.unavailable import WorldUnavailable
-from t3rl_core.eval.server import ServerStartError, _healthy, _signal_group
+from t3rl_core.eval.server import ServerStartError, _healthy, stop_group
 from t3rl_core.lifetime import die_with_parent
 from t3rl_core.secret import log_tail, mask_url
 
 # Seconds /schema may take: a server that answered /health answers it at once.
 SCHEMA_TIMEOUT_S = 30.0
+# Seconds a started server's processes have to end on SIGTERM before they are SIGKILLed.
+STOP_GRACE_S = 10.0
 
 
 class EnvServerError(ServerStartError, WorldUnavailable):
@@ -90,12 +90,10 @@ class EnvServer:
         return {key: published.get(key) for key in ("name", "version") if isinstance(published.get(key), str)}
 
     def close(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            _signal_group(self._process.pid, signal.SIGTERM)
-            with suppress(subprocess.TimeoutExpired):
-                self._process.wait(timeout=10)
-            _signal_group(self._process.pid, signal.SIGKILL)
-            self._process.wait()
+        process, self._process = self._process, None
+        if process is not None:
+            # The whole group (a server's workers may outlive it), as the eval's SGLang server.
+            stop_group(process.pid, STOP_GRACE_S, reap=process.poll)
         if self._provider is not None:
             self._provider.stop_container()
             self._provider = None
