@@ -99,6 +99,12 @@ def run_sweep(
 
     sweep_name = f"sweep-{stamp}"
     checks = check_points([p.tracked(sweep_name) for p in points], planner)
+    if sweep_dirs and sweep_dirs[0].name != sweep_name:
+        # `sweep-<stamp>` existed (another sweep of that second), so the dir got a suffix: the points'
+        # tracking names are the dir's name, one name for the sweep wherever it shows (checked again
+        # under it, as rare as two sweeps of one experiment started in one second).
+        sweep_name, indexes = sweep_dirs[0].name, iter(range(len(points)))
+        checks = check_points([p.tracked(sweep_name) for p in points], planner)
     print_points_table(checks, console)
     if not all(c.ok for c in checks):
         return EXIT_CONFIG
