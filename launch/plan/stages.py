@@ -11,6 +11,7 @@ import hashlib
 import json
 import shlex
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
 from t3rl_core.records import Record
@@ -102,8 +103,10 @@ class Stage(Record):
         lines += [render_command(c) for c in self.commands]
         return "\n".join(lines) + "\n"
 
-    def fingerprint(self) -> str:
-        """Hash of everything that decides what the stage does; a change means its output is stale."""
+    def fingerprint(self, anchor: str | PurePath | None = None) -> str:
+        """Hash of everything that decides what the stage does; a change means its output is stale.
+        With `anchor` (the run dir), paths below it count relative to it: a run dir moved or copied
+        elsewhere keeps its stages' fingerprints, so a resume there reruns nothing for the move."""
         payload = {
             "kind": self.kind,
             "script": self.script(),
@@ -113,7 +116,12 @@ class Stage(Record):
             "gpus": self.gpus,
             "nodes": self.nodes,
         }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        text = json.dumps(payload, sort_keys=True)
+        if anchor is not None:
+            # JSON escapes each character alone, so the anchor's escaped text is a substring of every
+            # escaped value holding it. A NUL stands for it: no path, command or config file holds one.
+            text = text.replace(json.dumps(str(anchor))[1:-1], "\\u0000run_dir")
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def render_command(command: Command) -> str:

@@ -113,6 +113,19 @@ def first_mismatch(
     return None
 
 
+def rerooted(recorded: Mapping[str, str | None], was: object, root: Path) -> dict[str, str | None]:
+    """A record's digests keyed by where its outputs are now: those below `was` (the run dir the record
+    was written in, as state.json names it) moved below `root`. Left as keyed, the outputs of a run dir
+    moved or copied elsewhere were looked up by their old paths: no digest found, so a damaged output
+    was checked only to exist, or the original's files were checked instead of the copy's."""
+    if not isinstance(was, str) or not was or was == str(root):
+        return dict(recorded)
+    return {
+        str(root) + path[len(was) :] if path == was or path.startswith(was + "/") else path: value
+        for path, value in recorded.items()
+    }
+
+
 def _file_sha256(path: Path) -> str:
     sha = hashlib.sha256()
     with path.open("rb") as handle:

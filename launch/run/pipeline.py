@@ -97,7 +97,7 @@ def decide(
         name = stage.name
         rec = state.stages.get(name)
         upstream = upstream_ids(stage, current)
-        fp = stage.fingerprint()
+        fp = fingerprint(plan, stage)
         complete = bool(stage.complete_when) and all(exists(p) for p in stage.complete_when)
         done = rec is not None and rec.status in ("succeeded", "skipped")
         if name not in selected:
@@ -121,7 +121,7 @@ def decide(
         # stages this one reads count.
         same_inputs = (
             rec is not None
-            and rec.fingerprint == fp
+            and same_command(rec, plan, stage)
             and all(rec.upstream.get(k) == v for k, v in upstream.items())
         )
         markers_ok = not stage.complete_when or complete
@@ -164,7 +164,7 @@ def decide(
         elif in_place:
             decisions.append(Decision(name, "resume", f"unfinished ({rec.status}); same command", False))
         else:
-            reason = damage or _why_run(rec, fp, upstream, name in forced)
+            reason = damage or _why_run(rec, plan, stage, upstream, name in forced)
             decisions.append(Decision(name, "run", reason, supersede))
     return decisions
 
@@ -192,12 +192,26 @@ def verified_outputs(plan: Plan, stage: Stage) -> tuple[str, ...]:
     return (*stage.verify, str(Path(plan.run_dir) / "stages" / stage.name / "outputs.json"))
 
 
-def _why_run(rec: StageRecord | None, fp: str, upstream: dict[str, str | None], forced: bool) -> str:
+def fingerprint(plan: Plan, stage: Stage) -> str:
+    """The fingerprint a record keeps: of the stage's command with the run dir's own paths relative to it
+    (a run dir moved or copied elsewhere resumes with nothing rerun for the move)."""
+    return stage.fingerprint(anchor=plan.run_dir)
+
+
+def same_command(rec: StageRecord, plan: Plan, stage: Stage) -> bool:
+    """Whether `rec` was written for the stage's command as planned now (a record of a t3rl before
+    anchored fingerprints holds the absolute one: it still counts in the dir it was written in)."""
+    return rec.fingerprint in (fingerprint(plan, stage), stage.fingerprint())
+
+
+def _why_run(
+    rec: StageRecord | None, plan: Plan, stage: Stage, upstream: dict[str, str | None], forced: bool
+) -> str:
     if forced:
         return "selected by --from/--only"
     if rec is None:
         return "never ran"
-    if rec.fingerprint != fp:
+    if not same_command(rec, plan, stage):
         return "its command, env or config changed"
     changed = [k for k in upstream if rec.upstream.get(k) != upstream[k]]
     if changed:
@@ -384,7 +398,7 @@ def _execute(
                     "complete",
                     "built meanwhile by another run",
                     False,
-                    f"complete:{stage.fingerprint()}",
+                    f"complete:{fingerprint(plan, stage)}",
                 )
                 current[stage.name] = _adopt(plan, run_dir, state, stage, adopted, upstream, hashes)
                 continue
@@ -438,7 +452,7 @@ def _adopt(
     run_dir.write_stage_outputs(stage.name, stage.outputs)
     record = StageRecord(
         "skipped",
-        stage.fingerprint(),
+        fingerprint(plan, stage),
         decision.output_id,
         upstream,
         finished_at=now(),
@@ -506,7 +520,9 @@ def _run_stage(
     run_id = uuid.uuid4().hex[:12]
     run_dir.write_files(stage.files)
     command_file = run_dir.write_stage_command(stage.name, stage.script())
-    record = StageRecord("running", stage.fingerprint(), run_id, upstream, attempts=attempt, started_at=now())
+    record = StageRecord(
+        "running", fingerprint(plan, stage), run_id, upstream, attempts=attempt, started_at=now()
+    )
     run_dir.record(state, stage.name, record)
 
     def started(handle: dict[str, Any], record: StageRecord = record, name: str = stage.name) -> None:

@@ -39,6 +39,7 @@ import yaml
 
 from launch.config.secrets import mask_overrides, scrub_obj, scrub_text
 from launch.files import atomic_write_json, atomic_write_text
+from launch.run.output_digest import rerooted
 from launch.run.record_files import RunDirError, read_json
 from t3rl_core.installed import package_versions
 
@@ -129,8 +130,11 @@ class RunState:
     def __repr__(self) -> str:
         return f"{type(self).__qualname__}(stages={self.stages!r})"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"version": STATE_VERSION, "stages": {k: v.as_dict() for k, v in self.stages.items()}}
+    def to_dict(self, root: Path | None = None) -> dict[str, Any]:
+        """As state.json holds it; `root`: the run dir it is written in (its outputs' paths are below it,
+        and a resume of the dir moved elsewhere finds them below the new one)."""
+        where = {} if root is None else {"run_dir": str(root)}
+        return {"version": STATE_VERSION, **where, "stages": {k: v.as_dict() for k, v in self.stages.items()}}
 
     @classmethod
     def from_dict(cls, data: Any, path: Path) -> RunState:
@@ -143,7 +147,10 @@ class RunState:
             )
         if not isinstance(data, dict) or version != STATE_VERSION or not isinstance(data.get("stages"), dict):
             raise RunDirError(f"{path} is not a t3rl state file of version {STATE_VERSION}")
-        return cls({k: StageRecord.from_dict(k, v, path) for k, v in data["stages"].items()})
+        stages = {k: StageRecord.from_dict(k, v, path) for k, v in data["stages"].items()}
+        for record in stages.values():
+            record.outputs = rerooted(record.outputs, data.get("run_dir"), path.parent)
+        return cls(stages)
 
 
 def now() -> str:
@@ -190,7 +197,12 @@ class RunDir:
 
     @property
     def id(self) -> str:
-        """`<name>-<timestamp>`: unique among the runs under one runs dir (the tracking run name)."""
+        """`<name>-<timestamp>`: unique among the runs under one runs dir (the tracking run name). Given
+        once: a recorded dir keeps the id its manifest names, wherever it was moved or copied since (the
+        id is in a train stage's command, and is its tracker's run: one run, one name)."""
+        recorded = self.read_manifest().get("run_id") if (self.path / "manifest.json").is_file() else None
+        if isinstance(recorded, str) and recorded:
+            return recorded
         return f"{self.path.parent.name}-{self.path.name}"
 
     def remove_if_empty(self) -> None:
@@ -333,7 +345,7 @@ class RunDir:
         return RunState.from_dict(read_json(self.state_file, dict, advice), self.state_file)
 
     def save_state(self, state: RunState) -> None:
-        atomic_write_json(self.state_file, state.to_dict(), durable=True)
+        atomic_write_json(self.state_file, state.to_dict(self.path), durable=True)
 
     def record(self, state: RunState, name: str, record: StageRecord) -> None:
         """Set a stage's record and persist it (state.json first: it is the source of truth)."""

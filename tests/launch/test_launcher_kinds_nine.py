@@ -2,11 +2,18 @@
 
 - a sweep whose `sweep-<stamp>` dir existed (another sweep of that second) got a `-1` dir while its
   points' tracking names and its sweep.json still said `sweep-<stamp>`: one name, the dir's.
+- a run dir moved or copied elsewhere: every stage's fingerprint held the old absolute paths, so a resume
+  there reran (and superseded) every stage, a train stage's checkpoint included; the run took a new id
+  (its tracker's run name); and the outputs' digests were keyed by the old paths, so a damaged output of
+  the copy was only checked to exist.
+  Fingerprints count paths below the run dir relative to it, state.json names the dir it was written
+  in and its digests are read below the dir it is in now, and a recorded dir keeps its manifest's id.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +21,9 @@ import yaml
 from typer.testing import CliRunner
 
 from launch.cli.app import app
+from launch.plan.build import Plan
+from launch.run.rundir import RunDir
+from tests.launch.pipeline_helpers import count, run, stage
 from tests.support.retool_prepare_only import EXPERIMENT
 
 STAMP = "20260101-000000"
@@ -47,3 +57,53 @@ def test_a_sweep_whose_stamped_dir_existed_names_its_points_by_the_dir_it_got(co
         tracking = yaml.safe_load((sweep / f"p{index:02d}" / "config.yaml").read_text())["tracking"]
         assert (tracking["group"], tracking["run_name"]) == (sweep.name, f"{sweep.name}-p{index:02d}")
     assert list(taken.iterdir()) == []  # the other sweep's dir is not touched
+
+
+def _two_stages(run_dir: Path, marks: Path) -> Plan:
+    """a → b, each writing one declared output below the run dir (b's reads a's)."""
+    out_a, out_b = run_dir / "stages" / "a" / "out.txt", run_dir / "stages" / "b" / "out.txt"
+    return Plan(
+        "test",
+        run_dir,
+        (
+            stage("a", marks, f"mkdir -p {out_a.parent} && echo a > {out_a}", verify=(str(out_a),)),
+            stage("b", marks, f"cat {out_a} > {out_b}", reads=("a",), verify=(str(out_b),)),
+        ),
+    )
+
+
+def test_a_moved_run_dir_resumes_with_nothing_rerun_and_keeps_its_id(conf, tmp_path):
+    assert _invoke("run", "+experiment=rec", "--config-dir", str(conf)).exit_code == 0
+    (first,) = (tmp_path / "runs" / "rec").iterdir()
+    recorded = json.loads((first / "manifest.json").read_text())["run_id"]
+    moved = tmp_path / "elsewhere" / "kept" / first.name
+    moved.parent.mkdir(parents=True)
+    first.rename(moved)
+    assert RunDir(moved).id == recorded
+    result = _invoke("run", "--run-dir", str(moved))
+    assert result.exit_code == 0, result.output
+    assert "cached" in result.output and not (moved / "superseded").exists(), result.output
+    assert json.loads((moved / "manifest.json").read_text())["run_id"] == recorded
+
+
+def test_a_copied_run_dir_checks_its_own_outputs_not_the_originals(tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    original, copy = tmp_path / "runs" / "r1", tmp_path / "copies" / "r1"
+    original.mkdir(parents=True)
+    assert run(_two_stages(original, marks), original).status == "succeeded"
+    # What `t3rl runs show` reads besides state.json: the config's stages.
+    (original / "config.yaml").write_text("stages: {a: {kind: prepare_data}, b: {kind: prepare_data}}\n")
+    shutil.copytree(original, copy, symlinks=True)
+    again = run(_two_stages(copy, marks), copy)
+    assert [d.action for d in again.decisions] == ["cached", "cached"], again.decisions
+    assert (count(marks, "a", "done"), count(marks, "b", "done")) == (1, 1)
+
+    (copy / "stages" / "b" / "out.txt").write_text("garbage\n")  # the copy's output, not the original's
+    resumed = run(_two_stages(copy, marks), copy)
+    decisions = {d.stage: (d.action, d.reason) for d in resumed.decisions}
+    assert decisions["a"][0] == "cached"
+    assert decisions["b"] == (
+        "run",
+        "output damaged: stages/b/out.txt changed since the stage finished (content differs)",
+    ), decisions
