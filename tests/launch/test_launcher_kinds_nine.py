@@ -8,6 +8,9 @@
   the copy was only checked to exist.
   Fingerprints count paths below the run dir relative to it, state.json names the dir it was written
   in and its digests are read below the dir it is in now, and a recorded dir keeps its manifest's id.
+- a stage killed by a signal (the out-of-memory killer's SIGKILL) was recorded as `exit code 137; see
+  <log>`: every failed local exit is now described by launch.run.exit_meaning (the signal, its usual
+  cause) with the last lines its attempt printed, in the record sweeps and `runs show` read.
 """
 
 from __future__ import annotations
@@ -107,3 +110,29 @@ def test_a_copied_run_dir_checks_its_own_outputs_not_the_originals(tmp_path):
         "run",
         "output damaged: stages/b/out.txt changed since the stage finished (content differs)",
     ), decisions
+
+
+def _failed_message(tmp_path: Path, body: str) -> str:
+    marks = tmp_path / "marks"
+    marks.mkdir(exist_ok=True)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir(exist_ok=True)
+    result = run(Plan("test", run_dir, (stage("a", marks, body),)), run_dir)
+    assert result.status == "failed", result
+    recorded = json.loads((run_dir / "state.json").read_text())["stages"]["a"]["message"]
+    assert recorded == result.results["a"].message
+    return recorded
+
+
+def test_a_stage_killed_by_sigkill_is_recorded_as_such_with_its_log_tail(tmp_path):
+    message = _failed_message(tmp_path, "echo loading shard 7 of 8\nbash -c 'kill -9 $$'")
+    assert message.startswith("killed by SIGKILL (exit code 137): the kernel's out-of-memory killer"), message
+    assert "; its log ends: loading shard 7 of 8 / " in message and "Killed" in message, message
+
+
+def test_a_failed_exit_ends_with_what_this_attempt_printed_not_an_earlier_one(tmp_path):
+    body = "if [ ! -e {m}/again ]; then touch {m}/again; echo first attempt; exit 1; fi\nexit 3"
+    first = _failed_message(tmp_path, body.format(m=tmp_path / "marks"))
+    assert first.startswith("exit code 1; see ") and first.endswith("its log ends: first attempt"), first
+    second = _failed_message(tmp_path, body.format(m=tmp_path / "marks"))
+    assert second.startswith("exit code 3; see ") and second.endswith("it printed nothing"), second

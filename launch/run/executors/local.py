@@ -28,6 +28,7 @@ from launch.config.secrets import scrub_text, secret_values
 from launch.plan.ray_head import RayHead
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult, exit_recording
+from launch.run.exit_meaning import ATTEMPT_HEADER, failed_exit_message
 from launch.run.rundir import now
 from launch.run.secret_sink import SecretSink
 from launch.run.stage_progress import LiveStageOutput
@@ -50,7 +51,7 @@ class LocalExecutor(Executor):
     def run_stage(self, stage: Stage, ctx: StageContext) -> StageResult:
         ctx.log_file.parent.mkdir(parents=True, exist_ok=True)
         with ctx.log_file.open("a", encoding="utf-8") as log:
-            log.write(f"\n===== t3rl: stage {stage.name}, attempt {ctx.attempt}, started {now()} =====\n")
+            log.write(f"\n{ATTEMPT_HEADER}{stage.name}, attempt {ctx.attempt}, started {now()} =====\n")
             log.flush()
             head = RayHead(self.config.ray_port, self.config.dashboard_port)
             ray_up = False
@@ -81,7 +82,7 @@ class LocalExecutor(Executor):
                     sink.close()
         if code == 0:
             return StageResult("succeeded", 0)
-        return StageResult("failed", code, f"exit code {code}; see {ctx.log_file}")
+        return StageResult("failed", code, failed_exit_message(code, ctx.log_file))
 
     def stop_stale(self, stage: Stage, handle: Handle) -> str | None:
         pgid = handle.get("pgid")
