@@ -20,7 +20,7 @@ _CAUSES = {
     ),
     signal.SIGSEGV: "a crash in native code (a C, C++ or CUDA extension)",
     signal.SIGBUS: "a crash in native code, or a memory-mapped file that shrank or a full /dev/shm",
-    signal.SIGABRT: "aborted by native code (a failed assertion, or an allocation a C++ library could not make)",
+    signal.SIGABRT: "aborted by native code (a failed assertion, an allocation a C++ library could not do)",
     signal.SIGTERM: "asked to stop by something other than t3rl (a scheduler, a shutdown, kill)",
     signal.SIGINT: "interrupted (Ctrl-C in the stage's own terminal, or kill -INT)",
     signal.SIGHUP: "its terminal went away",
