@@ -143,8 +143,22 @@ def exit_code_for(error: BaseException, command: str | None = None) -> int | Non
         path = error.filename if error.filename2 is None else f"{error.filename} → {error.filename2}"
         where = _OUTPUT_CHOICE.get(command or "", _RUNS_DIR_CHOICE)
         advice = _OS_ADVICE.get(error.errno or 0, "").format(where=where)
-        _say(f"error: {path}: {error.strerror or error}" + (f" ({advice})" if advice else ""))
+        run = _run_holding(str(error.filename)) if command == "run" else None
+        resume = f"; then `t3rl run --run-dir {run}` resumes the run" if run else ""
+        _say(f"error: {path}: {error.strerror or error}" + (f" ({advice})" if advice else "") + resume)
         return EXIT_FAILED
+    return None
+
+
+def _run_holding(filename: str) -> str | None:
+    """The run dir a file t3rl could not write is in (a full disk under a stage), shell-quoted: what the
+    failed run left there is its record, which `t3rl run --run-dir` resumes once the cause is fixed."""
+    import shlex  # lazy: only once a run failed on a file
+    from pathlib import Path  # lazy: only once a run failed on a file
+
+    for folder in Path(filename).parents:
+        if (folder / "config.yaml").is_file() and (folder / "manifest.json").is_file():
+            return shlex.quote(str(folder))
     return None
 
 

@@ -186,6 +186,12 @@ class PlainGroup(TyperGroup):
         command"; the lines that take it are named (the group's directory option, each command's first
         path parameter). Not for `t3rl` itself, whose every command takes one: Click's guess is better."""
         name = args[0] if args else ""
+        if name and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            from launch.cli.other_words import line_for  # lazy: only for a command that is not one
+
+            line = line_for(ctx.command_path, name)
+            if line is not None:
+                ctx.fail(f"`{ctx.command_path}` has no command '{name}'; use {line}")
         path = "/" in name or name in (".", "..")
         if path and ctx.parent is not None and self.get_command(ctx, name) is None:
             word = shlex.quote(name)

@@ -46,7 +46,7 @@ from launch.files import is_locked
 from launch.output import console as command_console
 from launch.output.plain import PlainConsole
 from launch.output.table import TextTable
-from launch.run.output_digest import FileHashes, first_mismatch
+from launch.run.output_digest import FileHashes, first_mismatch, rerooted
 from launch.run.record_files import (
     RunDirError,
     mapping_of_mappings,
@@ -113,7 +113,11 @@ def load_run(path: Path) -> RunView:
     state_file = path / "state.json"
     records: dict[str, dict[str, Any]] = {}
     if state_file.exists():
-        records = mapping_of_mappings(state_file, read_json(state_file, dict), "stages")
+        state = read_json(state_file, dict)
+        records = mapping_of_mappings(state_file, state, "stages")
+        for record in records.values():  # digests keyed below the dir the state was written in
+            if isinstance(record.get("outputs"), dict):
+                record["outputs"] = rerooted(record["outputs"], state.get("run_dir"), path.resolve())
     active = is_locked(path / ".lock")
     names = list(planned) + [n for n in records if n not in planned]
     stages = []
@@ -370,9 +374,7 @@ def list_runs(
         errors.print(f"[red]error:[/] {error.argument}: {escape(str(error))}", soft_wrap=True)
         return 2
     if not runs_dir.is_dir():
-        console.print(
-            f"no runs yet: {runs_dir} does not exist (`t3rl run …` makes it)", soft_wrap=True, markup=False
-        )
+        console.print(_no_runs_dir(runs_dir), soft_wrap=True, markup=False)
         return 0
     # Aligned rows in a pipe or a log (launch.output.table): `t3rl runs | grep <run>` finds its whole row.
     table = TextTable(
@@ -403,6 +405,23 @@ def list_runs(
     for error in unreadable:
         errors.print(f"[red]not listed:[/] {escape(str(error))}", soft_wrap=True)
     return 1 if unreadable else 0
+
+
+def _no_runs_dir(runs_dir: Path) -> str:
+    """What `t3rl runs` says when its runs dir does not exist: no run has started here, or (typed in a
+    subdirectory of the checkout) the runs are in the same dir above this one, which it names."""
+    try:
+        parents = [] if runs_dir.is_absolute() else Path.cwd().parents
+    except OSError:  # the current directory was deleted: nothing is above it
+        parents = []
+    above = next((dir for dir in parents if find_runs(dir / runs_dir)), None)
+    if above is None:
+        return f"no runs yet: {runs_dir} does not exist (`t3rl run …` makes it)"
+    count = len(find_runs(above / runs_dir))
+    return (
+        f"no runs here: {runs_dir} does not exist in {Path.cwd()}; {above / runs_dir} holds {count} run(s): "
+        f"t3rl runs --runs-dir {shlex.quote(str(above / runs_dir))} (or cd {shlex.quote(str(above))})"
+    )
 
 
 def show_run(path: Path, console: Console | PlainConsole | None = None) -> int:

@@ -33,8 +33,16 @@ def not_a_run_dir(path: Path) -> str | None:
 
 
 def run_dir_hint(path: Path) -> str:
-    """The run dir `path` most likely meant: the latest run dir in it (`runs/quickstart` holds one per
-    run), else the nearest-named run dir beside it (a misspelt timestamp); else where they are listed."""
+    """The run dir `path` most likely meant: the same relative path from a directory above this one
+    (typed in a subdirectory of where the runs are), the latest run dir in it (`runs/quickstart` holds
+    one per run), else the nearest-named run dir beside it (a misspelt timestamp); else where they are
+    listed."""
+    above = from_a_dir_above(path)
+    if above is not None:
+        return (
+            f"a relative path starts from the current directory, {Path.cwd()}: "
+            f"did you mean {above / path}, or to cd {above} first?"
+        )
     inside = sorted(_run_dirs(path))
     if inside:
         return f"it holds run dirs; the latest is {inside[-1]}"
@@ -43,6 +51,27 @@ def run_dir_hint(path: Path) -> str:
     beside = [str(d) for d in _run_dirs(path.parent)]
     near = difflib.get_close_matches(str(path), beside, n=1, cutoff=0.8)
     return f"did you mean {near[0]}?" if near else "`t3rl runs` lists the run dirs"
+
+
+# A run dir's record, and a sweep dir's.
+_RECORDS = ("config.yaml", "sweep.json")
+
+
+def from_a_dir_above(path: Path) -> Path | None:
+    """The nearest directory above the current one from which a relative `path` that is nothing here is
+    a run or sweep dir or holds run dirs (`runs/quickstart/<ts>` typed in the checkout's docs/); None
+    when it is absolute, exists here or nowhere above."""
+    if path.is_absolute() or path.exists():
+        return None
+    try:
+        here = Path.cwd()
+    except OSError:  # the current directory was deleted: nothing is above it
+        return None
+    for above in here.parents:
+        candidate = above / path
+        if any((candidate / name).is_file() for name in _RECORDS) or _run_dirs(candidate):
+            return above
+    return None
 
 
 def _run_dirs(folder: Path) -> list[Path]:

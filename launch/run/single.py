@@ -63,9 +63,9 @@ def run_single(
         raise PipelineError(
             "--run-dir previews a run without writing anything; --out writes a new plan: use one"
         )
-    if existing is not None and not existing.exists():
+    if run_dir_path is not None and existing is not None and not existing.exists():
         raise PipelineError(
-            f"{existing.path} is not a run dir (no config.yaml: {run_dir_hint(existing.path)}), so there "
+            f"{existing.path} is not a run dir (no config.yaml: {run_dir_hint(run_dir_path)}), so there "
             "is nothing to "
             + (
                 f"preview; `t3rl plan --out {existing.path} …` writes a new plan there"

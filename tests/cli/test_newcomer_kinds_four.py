@@ -1,0 +1,148 @@
+"""A newcomer's first hour, round four: what the earlier passes left, found by following README.md and the
+tutorials literally in a scratch clone, then working from another directory, on a full disk and with
+the words other tools use.
+
+- typed in a subdirectory of the checkout (docs/), `t3rl runs` said "no runs yet" beside the checkout's
+  runs/, and `t3rl runs show|diff runs/quickstart/<ts>` and `t3rl run|plan --run-dir runs/…` said the
+  run dir does not exist and that `t3rl runs` lists them (which listed none).
+- the words other tools use for a command (`t3rl status`, `t3rl resume`, `t3rl compare`, `t3rl runs list`):
+  "No such command", with no guess or a wrong one ("Did you mean 'score'?" for compare).
+- `t3rl run` on a disk that fills up under a stage: the file named and "free space", but not the line
+  that resumes the run it left (its record was whole: `t3rl run --run-dir` went on from the stage).
+Each failed before.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from launch.cli.failures import exit_code_for
+from launch.cli.other_words import _IN_GROUP
+from tests.support.cli_app import invoke
+
+RUN = Path("runs") / "quickstart" / "20260101-000000"
+
+
+def _run_dir(root: Path) -> Path:
+    """A finished run dir with one eval stage under `root` (what `t3rl runs` and `runs show` read)."""
+    path = root / RUN
+    (path / "stages" / "eval_reference").mkdir(parents=True)
+    config = {"name": "quickstart", "stages": {"eval_reference": {}}}
+    (path / "config.yaml").write_text(yaml.safe_dump(config))
+    summary = {"overall": {"accuracy": 1.0, "tasks": 20}}
+    (path / "stages" / "eval_reference" / "summary.json").write_text(json.dumps(summary))
+    return path
+
+
+# ------------------------------------------- typed in a subdirectory of where the runs are
+
+
+def test_runs_in_a_subdirectory_names_the_runs_dir_above(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: 'no runs yet: runs does not exist (`t3rl run …` makes it)', with a run one directory up."""
+    _run_dir(here)
+    (here / "docs").mkdir()
+    monkeypatch.chdir(here / "docs")
+    result = invoke(["runs"])
+    assert result.exit_code == 0, result.output
+    assert "no runs yet" not in result.output, result.output
+    assert f"t3rl runs --runs-dir {here / 'runs'}" in result.output, result.output
+    assert f"cd {here}" in result.output, result.output
+    # the line it names lists the run
+    listed = invoke(["runs", "--runs-dir", str(here / "runs")])
+    assert listed.exit_code == 0 and "quickstart/20260101-000000" in listed.output, listed.output
+
+
+def test_runs_where_no_run_ever_started_still_says_none_yet(here: Path) -> None:
+    result = invoke(["runs"])
+    assert result.exit_code == 0 and "no runs yet" in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["runs", "show", str(RUN)], ["runs", "diff", str(RUN), str(RUN)], ["plan", "--run-dir", str(RUN)]],
+    ids=["runs-show", "runs-diff", "plan-run-dir"],
+)
+def test_a_run_dir_typed_in_a_subdirectory_names_it_from_the_dir_above(
+    here: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    """Before: '… is not a t3rl run dir: it does not exist (`t3rl runs` lists the run dirs)'."""
+    path = _run_dir(here)
+    (here / "docs").mkdir()
+    monkeypatch.chdir(here / "docs")
+    result = invoke(argv)
+    assert result.exit_code == 1, result.output
+    assert f"did you mean {path}" in result.output, result.output
+    assert f"cd {here} first" in result.output, result.output
+
+
+# ------------------------------------------- the words other tools use for a command
+
+
+@pytest.mark.parametrize(
+    ("typed", "line"),
+    [
+        (["status"], "`t3rl runs`"),
+        (["resume"], "`t3rl run --run-dir RUN_DIR`"),
+        (["compare", "a", "b"], "`t3rl runs diff A B`"),
+        (["runs", "list"], "`t3rl runs`"),
+        (["runs", "compare"], "`t3rl runs diff A B`"),
+        (["Train", "+experiment=quickstart"], "`t3rl run +experiment=NAME`"),
+    ],
+)
+def test_a_command_other_tools_have_gets_the_line_that_does_it(
+    here: Path, typed: list[str], line: str
+) -> None:
+    result = invoke(typed)
+    assert result.exit_code == 2, result.output
+    assert line in " ".join(result.output.split()), result.output
+    assert "score" not in result.output, result.output
+
+
+LINES = sorted({line for words in _IN_GROUP.values() for line in words.values() if "`t3rl " in line})
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_every_line_offered_for_another_tools_word_is_a_t3rl_command(line: str) -> None:
+    """The command each answer names exists: its words up to the first argument get their --help."""
+    words = shlex.split(line.split("`")[1])[1:]
+    command = [w for w in words[:2] if w.isalpha() and w.islower()]
+    result = invoke([*command, "--help"])
+    assert result.exit_code == 0, (line, result.output)
+    for option in (w for w in words if w.startswith("--")):
+        assert option in result.output, (line, option)
+
+
+def test_a_real_command_is_still_itself(here: Path) -> None:
+    result = invoke(["runs"])
+    assert result.exit_code == 0 and "has no command" not in result.output, result.output
+
+
+# ------------------------------------------- a full disk under a run
+
+
+def test_a_run_that_could_not_write_its_record_names_the_line_that_resumes_it(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: 'error: …/state.json: No space left on device (the disk is full: free space or choose
+    another directory)', and no word of the run dir holding the stages that had finished."""
+    run = here / "runs" / "quick start" / "20260101-000000"
+    (run / "stages" / "eval_reference").mkdir(parents=True)
+    (run / "config.yaml").write_text("name: quickstart\n")
+    (run / "manifest.json").write_text("{}")
+    log = run / "stages" / "eval_reference" / "log.txt"
+    full = OSError(errno.ENOSPC, "No space left on device", str(log))
+    assert exit_code_for(full, "run") == 1
+    said = " ".join(capsys.readouterr().err.split())
+    assert "the disk is full" in said, said
+    assert f"then `t3rl run --run-dir {shlex.quote(str(run))}` resumes the run" in said, said
+
+
+def test_a_file_outside_any_run_gets_no_resume_line(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code_for(OSError(errno.ENOSPC, "No space left on device", str(here / "x")), "run") == 1
+    assert "--run-dir" not in capsys.readouterr().err
