@@ -98,13 +98,19 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+# The largest log-prob an engine may answer: 0, with room for rounding (a log-softmax computed as
+# log(softmax) can give 1e-7); past it the number is no log-probability at all.
+MAX_LOG_PROB = 1e-3
+
+
 def generation_problem(
     generation: Generation, max_new_tokens: int, token_id_limit: int | None = None
 ) -> str | None:
     """What makes an engine's answer unusable as the model's own tokens, whatever the engine: more
     tokens than the call allowed (the episode's token limits rest on it), an id no token has (negative,
     or at or past `token_id_limit`, the model's embedding rows: t3rl_core/chat/vocab_limit.py), or a
-    log-prob that is no finite number (slime's importance ratios read them: one NaN makes the loss NaN)."""
+    log-prob that is no finite number or above 0 (slime's importance ratios read them: one NaN makes
+    the loss NaN)."""
     ids = generation.token_ids
     if len(ids) > max_new_tokens:
         return f"{len(ids)} tokens to a call of max_new_tokens={max_new_tokens}"
@@ -117,6 +123,11 @@ def generation_problem(
     if not math.isfinite(sum(generation.log_probs)):
         bad = [lp for lp in generation.log_probs if not math.isfinite(lp)][:5]
         return f"log-probs that are no finite number: {bad or 'their sum overflows'}"
+    # A log-prob is at most 0 (a probability at most 1): a positive one is a probability, a logit or
+    # a sign error, and slime's importance ratios (exp of the trainer's log-prob minus it) read it.
+    if generation.log_probs and max(generation.log_probs) > MAX_LOG_PROB:
+        bad = [lp for lp in generation.log_probs if lp > MAX_LOG_PROB][:5]
+        return f"log-probs above 0, which no probability has: {bad}"
     return None
 
 
@@ -380,44 +391,14 @@ async def run_episode(
     """Run one episode of `task` (a dataset row: prompt messages, metadata.tools) to its end;
     `tools_key` is the tools' `tools_cache_key` when the caller has computed it."""
     started = time.perf_counter()
-    episode = _Episode(task, env, engine, chat, parser, sampling, limits, tools_key)
-    status: Status = "completed"
-    error: str | None = None
-    failure: Failure | None = None
     try:
-        await episode.run()
-    except _Ended as ended:
-        status, error, failure = ended.status, ended.error, ended.failure
-    except TitoViolation as exc:
-        status, error = "failed", str(exc)
-        failure = Failure.from_exception("t3rl", exc, error)
-    except Exception as exc:  # a bug in the loop or the template must not kill the rollout batch
-        logger.exception("episode failed")
-        status, error = "failed", f"episode loop error: {_describe(exc)}"
-        failure = Failure.from_exception("t3rl", exc, error)
-    outcome: dict[str, Any] = {}
-    try:
-        await env.finish()
-        outcome = dict(env.outcome())
-    except Exception as exc:
-        message = f"env.outcome() failed: {_describe(exc)}"
-        error = error or message
-        failure = failure or Failure.from_exception("env", exc, message)
-        status = "failed"
-    # The world's own bugs: turns that cannot be credited (generate would raise), a verdict no score
-    # may read. The fields are left out of the outcome.
-    for check, fields, error_type in _OUTCOME_CHECKS:
-        problem = check(outcome)
-        if problem is not None:
-            message = f"world {type(env).__name__}: {problem}"
-            error = error or message
-            failure = failure or Failure("env", error_type, message)
-            status = "failed"
-            outcome = {key: value for key, value in outcome.items() if key not in fields}
-    try:
-        await env.aclose()
-    except Exception as exc:
-        logger.warning("env.aclose() failed: %s", _describe(exc))
+        episode = _Episode(task, env, engine, chat, parser, sampling, limits, tools_key)
+        status, error, failure, outcome = await _played(episode, env)
+    finally:
+        # Whatever ended the episode, a cancellation too (an eval's Ctrl-C, a task slime drops): the
+        # world's resources (an OpenEnv session, a user simulator's client, a verifiers rollout) are
+        # released. A cancelled episode left them open: one OpenEnv session per episode in flight.
+        await release_world(env)
     trajectory = episode.trajectory or Trajectory(_prompt_ids(chat, episode))
     drift_at = None
     if limits.tito_drift_check and episode.trajectory is not None and not episode.mid_turn:
@@ -455,3 +436,49 @@ async def run_episode(
         call_meta=episode.call_meta,
         cut_tokens=trajectory.cut,
     )
+
+
+async def _played(episode: _Episode, env: Env) -> tuple[Status, str | None, Failure | None, dict[str, Any]]:
+    """Play `episode` to its end: its status, error, failure and the world's checked outcome."""
+    status: Status = "completed"
+    error: str | None = None
+    failure: Failure | None = None
+    try:
+        await episode.run()
+    except _Ended as ended:
+        status, error, failure = ended.status, ended.error, ended.failure
+    except TitoViolation as exc:
+        status, error = "failed", str(exc)
+        failure = Failure.from_exception("t3rl", exc, error)
+    except Exception as exc:  # a bug in the loop or the template must not kill the rollout batch
+        logger.exception("episode failed")
+        status, error = "failed", f"episode loop error: {_describe(exc)}"
+        failure = Failure.from_exception("t3rl", exc, error)
+    outcome: dict[str, Any] = {}
+    try:
+        await env.finish()
+        outcome = dict(env.outcome())
+    except Exception as exc:
+        message = f"env.outcome() failed: {_describe(exc)}"
+        error = error or message
+        failure = failure or Failure.from_exception("env", exc, message)
+        status = "failed"
+    # The world's own bugs: turns that cannot be credited (generate would raise), a verdict no score
+    # may read. The fields are left out of the outcome.
+    for check, fields, error_type in _OUTCOME_CHECKS:
+        problem = check(outcome)
+        if problem is not None:
+            message = f"world {type(env).__name__}: {problem}"
+            error = error or message
+            failure = failure or Failure("env", error_type, message)
+            status = "failed"
+            outcome = {key: value for key, value in outcome.items() if key not in fields}
+    return status, error, failure, outcome
+
+
+async def release_world(env: Env) -> None:
+    """`env.aclose()`; a world failing to release is logged, never the episode's failure."""
+    try:
+        await env.aclose()
+    except Exception as exc:
+        logger.warning("env.aclose() failed: %s", _describe(exc))

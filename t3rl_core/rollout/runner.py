@@ -15,14 +15,14 @@ from t3rl_core.chat.keys import json_key
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.registries import ACTION_PARSERS, ENVS, REWARDS
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult, episode_reward, within_bounds
-from t3rl_core.rollout.episode import ActionParser, EpisodeResult, run_episode
+from t3rl_core.rollout.episode import ActionParser, EpisodeResult, release_world, run_episode
 from t3rl_core.rollout.failures import Failure
 from t3rl_core.rollout.heap import freeze_startup_heap
 
 if TYPE_CHECKING:
     from t3rl_core.config import RuntimeConfig
     from t3rl_core.engines.base import Engine
-    from t3rl_core.envs.base import EnvFactory, Mode
+    from t3rl_core.envs.base import Env, EnvFactory, Mode
 
 # Parsers are cached per tool list: the n samples of a prompt (and repeated epochs) share one.
 _PARSER_CACHE_SIZE = 512
@@ -161,11 +161,14 @@ class EpisodeRunner:
         except InvalidTask as exc:
             return self._unplayable(task, [], Failure.from_exception("env", exc, str(exc)))
         tools_key = tools_cache_key(tools)
+        env: Env | None = None
         try:
             env = self.env_factory(task, mode)
             late_tools = list(metadata.get("late_tools") or [])
             parser = self.parser(env.action_format, tools, late_tools, tools_key=tools_key)
         except Exception as exc:
+            if env is not None:  # built, then its parser failed: its resources are still released
+                await release_world(env)
             error = f"cannot start the episode: {type(exc).__name__}: {exc}"
             return self._unplayable(task, tools, Failure.from_exception("env", exc, error))
         result = await run_episode(

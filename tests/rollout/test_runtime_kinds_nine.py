@@ -1,0 +1,190 @@
+"""Runtime kinds of round nine: what an SGLang answer's log-probs and bookkeeping must be (a JSON
+number at most 0; counts that are integers), and a world released however its episode ends (cancelled,
+or its parser failing after it was built)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from typing import Any
+
+import pytest
+
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.config import RolloutConfig
+from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
+from t3rl_core.engines.sglang_http import BadResponse, parse_generation
+from t3rl_core.hooks import slime as hooks
+from t3rl_core.hooks.failures import METADATA_KEY
+from t3rl_core.rollout.episode import EpisodeResult, run_episode
+from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
+from tests.rollout.fakes import FixedEngine, ToyEnv, family_parser, play, task
+from tests.rollout.test_runner import ToyFactory, toy_runner
+from tests.support.slime_sample import Sample
+
+
+def _body(log_probs: list[Any] | None = None, finish: Any = None, **meta: Any) -> bytes:
+    entries = [[lp, 5 + i, None] for i, lp in enumerate(log_probs or [-0.2, -0.1])]
+    info = {"finish_reason": finish or {"type": "stop"}, "output_token_logprobs": entries, **meta}
+    return json.dumps({"text": "", "meta_info": info}).encode()
+
+
+# --- Log-probs that are no log-probability --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("log_prob", [True, False, "-0.5"])
+def test_a_log_prob_that_is_no_json_number_is_a_bad_response(log_prob: Any) -> None:
+    """float() took true as log-prob 1.0, false as 0.0 and "-0.5" as -0.5 into slime's
+    rollout_log_probs: numbers the server never computed (a JSON log-prob is a number)."""
+    with pytest.raises(BadResponse, match="log-probs that are no JSON number"):
+        parse_generation(_body([-0.2, log_prob]))
+
+
+@pytest.mark.parametrize("finish", [["stop"], {"type": ["stop"]}, {"type": {"stop": 1}}])
+def test_a_finish_reason_of_another_shape_is_a_bad_response(finish: Any) -> None:
+    """A list raised TypeError (unhashable) out of the client: not retried, and the episode's error
+    named no answer."""
+    with pytest.raises(BadResponse, match="finish_reason"):
+        parse_generation(_body(finish=finish))
+
+
+def _answered(chat: ChatFormat, log_prob: float, second: float) -> EpisodeResult:
+    """An episode whose one answer's log-probs are `log_prob`, its second token's `second`."""
+    ids = [*chat.encode("The sum is 3."), chat.stop_token_ids[0]]
+    log_probs = [log_prob] * len(ids)
+    log_probs[1] = second
+    return play(
+        chat,
+        ToyEnv(),
+        FixedEngine([Generation(ids, log_probs, "stop")]),
+        RolloutConfig(max_response_len=64),
+        SamplingParams(max_new_tokens=32),
+    )
+
+
+@pytest.mark.parametrize("log_prob", [0.9, 3.0, 1e300])
+def test_a_positive_log_prob_from_any_engine_is_the_engines_failure(
+    qwen_chat: ChatFormat, log_prob: float
+) -> None:
+    """A log-prob is at most 0: a probability (0.9), a logit (3.0) or a sign error went into the
+    trajectory with loss mask 1, and slime's importance ratios were built on it."""
+    result = _answered(qwen_chat, -0.1, log_prob)
+    assert result.status == "aborted" and result.failure is not None
+    assert (result.failure.kind, result.failure.error_type) == ("engine", "BadGeneration")
+    assert "above 0" in result.error and sum(result.loss_mask) == 0
+    assert all(lp <= 0 for lp in result.log_probs)
+
+
+def test_log_probs_at_zero_or_rounded_past_it_are_the_models_own(qwen_chat: ChatFormat) -> None:
+    """The scripted engine answers 0.0; a log-softmax computed as log(softmax) may round to 1e-7."""
+    result = _answered(qwen_chat, 0.0, 1e-7)
+    assert result.failure is None or result.failure.error_type != "BadGeneration"
+    assert sum(result.loss_mask) == len(qwen_chat.encode("The sum is 3.")) + 1
+
+
+# --- The call's bookkeeping --------------------------------------------------------------------------------
+
+_NOT_COUNTS = ["12", 2.5, -3, True, None, {"n": 1}, [1]]
+
+
+@pytest.mark.parametrize("value", _NOT_COUNTS)
+def test_a_meta_count_that_is_no_count_is_left_out(value: Any) -> None:
+    generation = parse_generation(_body(prompt_tokens=40, cached_tokens=value, spec_verify_ct=value))
+    assert generation.meta == {"prompt_tokens": 40}
+    assert generation.token_ids == [5, 6]  # bookkeeping, never output: the answer stands
+
+
+def test_a_non_finite_meta_count_is_left_out() -> None:
+    body = b'{"meta_info": {"finish_reason": "stop", "output_token_logprobs": [[-0.1, 5, null]], '
+    body += b'"cached_tokens": NaN, "prompt_tokens": Infinity, "completion_tokens": 1}}'
+    assert parse_generation(body).meta == {"completion_tokens": 1}
+
+
+@pytest.mark.parametrize(
+    ("version", "kept"),
+    [("7", "7"), (7, "7"), ("w\ud800", "w\ufffd"), (True, None), (1.5, None), ({"v": 1}, None)],
+)
+def test_a_weight_version_is_text(version: Any, kept: str | None) -> None:
+    """slime keeps each call's version in the sample's weight_versions (text): an int names the same
+    version, a lone surrogate no UTF-8 log can hold becomes U+FFFD, anything else is left out."""
+    meta = parse_generation(_body(weight_version=version)).meta
+    assert meta.get("weight_version") == kept
+
+
+@pytest.mark.parametrize("value", ["12", math.nan, -3])
+def test_slimes_sample_sums_only_counts(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat, value: Any
+) -> None:
+    """slime sums each call's cached and prompt tokens into the sample: a "12" raised TypeError out of
+    generate (slime's rollout stopped), a NaN or a negative made its prefix-cache hit rate no rate."""
+    ids = [*qwen_chat.encode("The sum is 3."), qwen_chat.stop_token_ids[0]]
+    entries = ", ".join(f"[-0.1, {token}, null]" for token in ids)
+    raw = json.dumps(value) if not (isinstance(value, float) and math.isnan(value)) else "NaN"
+    body = (
+        f'{{"meta_info": {{"finish_reason": {{"type": "stop"}}, "output_token_logprobs": [{entries}], '
+        f'"prompt_tokens": 40, "cached_tokens": {raw}, "weight_version": "3"}}}}'
+    ).encode()
+    engine = FixedEngine([parse_generation(body), parse_generation(body)])  # the toy task's two answers
+    use_runner(monkeypatch, qwen_chat, engine=engine)
+    sample = asyncio.run(hooks.generate(slime_args(1.0), toy_sample(0, group=0), {}))
+    info = sample.prefix_cache_info
+    assert (info.cached_tokens, info.total_prompt_tokens) == (0, 80)
+    assert sample.weight_versions == ["3", "3"]
+    assert METADATA_KEY not in sample.metadata and sample.status is not Sample.Status.FAILED
+
+
+# --- A world released however its episode ends ---------------------------------------------------------
+
+
+class _Hangs(Engine):
+    """An engine whose call never answers (a request in flight when the episode is cancelled)."""
+
+    def __init__(self) -> None:
+        self.called = asyncio.Event()
+
+    async def generate(
+        self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
+    ) -> Generation:
+        self.called.set()
+        await asyncio.Event().wait()
+        raise AssertionError("not reached")
+
+
+def test_a_cancelled_episode_releases_its_world(qwen_chat: ChatFormat) -> None:
+    """Ctrl-C in an eval and a task slime drops cancel episodes in flight: run_episode released its
+    world only when the episode ended on its own, so each cancelled OpenEnv episode kept its session
+    (and its client's connections) open on the environment's server."""
+    env, engine = ToyEnv(), _Hangs()
+
+    async def cancelled() -> None:
+        episode = asyncio.ensure_future(
+            run_episode(
+                task(),
+                env=env,
+                engine=engine,
+                chat=qwen_chat,
+                parser=family_parser(qwen_chat),
+                sampling=SamplingParams(max_new_tokens=8),
+                limits=RolloutConfig(),
+            )
+        )
+        await engine.called.wait()
+        episode.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await episode
+
+    asyncio.run(cancelled())
+    assert env.closed
+
+
+def test_a_world_whose_parser_fails_is_released(qwen_chat: ChatFormat) -> None:
+    """A row whose late tools no parser can read failed after its world was built: the world was
+    never closed."""
+    factory = ToyFactory()
+    runner = toy_runner(qwen_chat, factory=factory)
+    row = task()
+    row["metadata"] = {**row["metadata"], "late_tools": [{"nameless": True}]}
+    result, _ = asyncio.run(runner.run(row, "eval"))
+    assert result.status == "failed" and result.failure is not None
+    assert factory.envs and all(env.closed for env in factory.envs)
