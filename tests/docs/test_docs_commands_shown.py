@@ -124,8 +124,11 @@ def _next_figure(lines: list[str], start: int) -> str:
 def _words(command: str) -> list[str] | None:
     """The arguments after `t3rl`, up to the shell's first pipe or redirect; None when it cannot be read
     as typed (an unclosed quote: a sentence quoted around a command)."""
+    # as shlex.split(comments=True), and a `;` glued to a word (`--no-progress; echo $?`) is its own
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";")
+    lexer.whitespace_split = True
     try:
-        words = shlex.split(command, comments=True)
+        words = list(lexer)
     except ValueError:
         return None
     cut = next((i for i, w in enumerate(words) if w in SHELL_ENDS), len(words))
