@@ -521,7 +521,13 @@ def _run_stage(
     run_dir.write_files(stage.files)
     command_file = run_dir.write_stage_command(stage.name, stage.script())
     record = StageRecord(
-        "running", fingerprint(plan, stage), run_id, upstream, attempts=attempt, started_at=now()
+        "running",
+        fingerprint(plan, stage),
+        run_id,
+        upstream,
+        attempts=attempt,
+        started_at=now(),
+        code=_code(run_dir),
     )
     run_dir.record(state, stage.name, record)
 
@@ -562,6 +568,12 @@ def _run_stage(
     hashes.save(run_dir.file_hashes_file)
     reporter.stage_finished(stage, outcome, time.monotonic() - started)
     return _Ran(outcome, run_id)
+
+
+def _code(run_dir: RunDir) -> dict[str, Any] | None:
+    """The git state of the code this attempt runs, as its manifest records it (None without one)."""
+    code = run_dir.read_manifest().get("git")
+    return code if isinstance(code, dict) else None
 
 
 def _check_outputs(

@@ -49,7 +49,7 @@ STATE_VERSION = 1
 
 _RECORD_FIELDS = (
     "status", "fingerprint", "run_id", "upstream", "attempts", "started_at", "finished_at", "returncode",
-    "message", "handle", "outputs",
+    "message", "handle", "outputs", "code",
 )  # fmt: skip
 
 
@@ -83,6 +83,9 @@ class StageRecord:
         # Digest of each declared output (Stage.verify and outputs.json) when the stage finished
         # (launch.run.output_digest); a resume skips the stage only while they all still match.
         outputs: dict[str, str | None] = _FRESH,
+        # The t3rl checkout's git state (sha, dirty) its command was started with: the manifest's of the
+        # attempt that ran it (a later attempt that keeps its output rewrites the manifest, not this).
+        code: dict[str, Any] | None = None,
     ) -> None:
         self.status, self.fingerprint, self.run_id = status, fingerprint, run_id
         self.upstream = {} if upstream is _FRESH else upstream
@@ -90,6 +93,7 @@ class StageRecord:
         self.returncode, self.message = returncode, message
         self.handle = {} if handle is _FRESH else handle
         self.outputs = {} if outputs is _FRESH else outputs
+        self.code = code
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
@@ -468,6 +472,32 @@ def prefetched_manifest_facts(t3rl_root: Path) -> Iterator[None]:
     finally:
         with contextlib.suppress(ValueError):
             _prefetched.remove(prefetch)
+
+
+def code_state(t3rl_root: Path) -> dict[str, Any]:
+    """The git state this command's manifest records (the prefetched one, left for the manifest)."""
+    for prefetch in _prefetched:
+        if prefetch.t3rl_root == t3rl_root:
+            prefetch.join()
+            if prefetch.facts is not None:
+                return prefetch.facts[0]
+    return git_state(t3rl_root)
+
+
+def older_code(state: RunState, code: Mapping[str, Any]) -> list[str]:
+    """The stages whose kept output was made by other code than `code` (another commit, or the same
+    with uncommitted changes on one side only); records that do not say are left out."""
+    if not code.get("sha"):
+        return []
+    now_ = (code.get("sha"), code.get("dirty"))
+    return [
+        name
+        for name, record in state.stages.items()
+        if record.status in ("succeeded", "skipped")
+        and isinstance(record.code, dict)
+        and record.code.get("sha")
+        and (record.code.get("sha"), record.code.get("dirty")) != now_
+    ]
 
 
 def _slow_facts(t3rl_root: Path) -> tuple[dict[str, Any], str]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -22,7 +23,7 @@ from launch.run.pipeline import PipelineError, preview
 from launch.run.published_view import show_published
 from launch.run.record_files import run_dir_hint
 from launch.run.reporter import RichReporter
-from launch.run.rundir import RunDir, RunDirError, stamp_now
+from launch.run.rundir import RunDir, RunDirError, code_state, older_code, stamp_now
 from launch.run.steps import (
     config_yaml,
     execute,
@@ -96,6 +97,7 @@ def run_single(
         )
     if existing is not None:
         _show_config_changes(existing, resolved, console, resumed=True)
+        _show_code_change(existing, console)
     run_dir, fresh = (
         _plan_dir(resolved, out, stamp)
         if dry
@@ -237,6 +239,7 @@ def _preview(
     plan's record R the line to run is a new run of its overrides: `t3rl run --run-dir` refuses a plan."""
     plan = plan_run(resolved, existing)
     _show_config_changes(existing, resolved, console, resumed=False)
+    _show_code_change(existing, console)
     preview(
         plan, existing, from_stage=from_stage, only=only, reporter=RichReporter(console, show_commands=True)
     )
@@ -279,6 +282,32 @@ def _show_config_changes(
             console.print(f"  {line}", soft_wrap=True, highlight=False, markup=False)
     elif not resumed:
         console.print("config: unchanged since the last run of this dir", soft_wrap=True)
+
+
+def _show_code_change(existing: RunDir, console: Console | PlainConsole) -> None:
+    """Stages whose outputs a resume keeps although t3rl's code changed since they ran (their command
+    and inputs unchanged): named with both commits and the line that reruns them with this code. The
+    manifest then records this attempt's code; each stage's record keeps the code it ran with."""
+    try:
+        state = existing.load_state()
+    except RunDirError:
+        return  # the run itself reports the damaged state file
+    code = code_state(t3rl_root())
+    older = older_code(state, code)
+    if not older:
+        return
+    first = state.stages[older[0]].code or {}
+    console.print(
+        f"code changed since {', '.join(older)} ran (t3rl at {_commit(first)} → {_commit(code)}): their "
+        f"outputs are kept while their command and inputs are unchanged; `t3rl run --run-dir "
+        f"{shlex.quote(str(existing.path))} --from {older[0]}` runs them again with this code",
+        soft_wrap=True,
+        markup=False,
+    )
+
+
+def _commit(code: Mapping[str, Any]) -> str:
+    return f"{str(code.get('sha'))[:10]}{' with uncommitted changes' if code.get('dirty') else ''}"
 
 
 def _plan_dir_named(run: RunConfig, out: Path | None, stamp: str) -> RunDir:

@@ -11,6 +11,11 @@
 - a stage killed by a signal (the out-of-memory killer's SIGKILL) was recorded as `exit code 137; see
   <log>`: every failed local exit is now described by launch.run.exit_meaning (the signal, its usual
   cause) with the last lines its attempt printed, in the record sweeps and `runs show` read.
+- a resume after t3rl's code changed (another commit) kept the stages done before, while the manifest,
+  rewritten per attempt, said the whole run came from the new commit and nothing said otherwise. Each
+  stage's record keeps the code it ran with (`code`: the manifest's git state of its attempt), and a
+  resume (or `t3rl plan --run-dir`) names the stages kept from other code and the `--from` that reruns
+  them.
 """
 
 from __future__ import annotations
@@ -136,3 +141,32 @@ def test_a_failed_exit_ends_with_what_this_attempt_printed_not_an_earlier_one(tm
     assert first.startswith("exit code 1; see ") and first.endswith("its log ends: first attempt"), first
     second = _failed_message(tmp_path, body.format(m=tmp_path / "marks"))
     assert second.startswith("exit code 3; see ") and second.endswith("it printed nothing"), second
+
+
+def _code(monkeypatch: pytest.MonkeyPatch, sha: str) -> dict[str, object]:
+    """t3rl's checkout at commit `sha` for what follows (the manifest's and the resume's git state)."""
+    code = {"sha": sha * 40, "dirty": False}
+    monkeypatch.setattr("launch.run.rundir.git_state", lambda root: dict(code))
+    return code
+
+
+def test_a_resume_after_the_code_changed_names_the_stages_kept_from_the_old_code(conf, tmp_path, monkeypatch):
+    old = _code(monkeypatch, "a")
+    assert _invoke("run", "+experiment=rec", "--config-dir", str(conf)).exit_code == 0
+    (run_dir,) = (tmp_path / "runs" / "rec").iterdir()
+    assert json.loads((run_dir / "state.json").read_text())["stages"]["prepare_data"]["code"] == old
+
+    new = _code(monkeypatch, "b")
+    preview = _invoke("plan", "--run-dir", str(run_dir))
+    resumed = _invoke("run", "--run-dir", str(run_dir))
+    for result in (preview, resumed):
+        assert result.exit_code == 0, result.output
+        out = " ".join(result.output.split())
+        assert "code changed since prepare_data ran (t3rl at aaaaaaaaaa → bbbbbbbbbb)" in out, out
+        assert f"t3rl run --run-dir {run_dir} --from prepare_data` runs them again" in out, out
+    assert json.loads((run_dir / "manifest.json").read_text())["git"] == new
+    assert json.loads((run_dir / "state.json").read_text())["stages"]["prepare_data"]["code"] == old
+    again = _invoke("run", "--run-dir", str(run_dir), "--from", "prepare_data")
+    assert again.exit_code == 0, again.output
+    assert json.loads((run_dir / "state.json").read_text())["stages"]["prepare_data"]["code"] == new
+    assert "code changed" not in _invoke("plan", "--run-dir", str(run_dir)).output
