@@ -5,7 +5,7 @@
 - a run dir moved or copied elsewhere: every stage's fingerprint held the old absolute paths, so a resume
   there reran (and superseded) every stage, a train stage's checkpoint included; the run took a new id
   (its tracker's run name); and the outputs' digests were keyed by the old paths, so a damaged output of
-  the copy was only checked to exist.
+  the copy was only checked to exist (`t3rl runs show` checked the original's files instead).
   Fingerprints count paths below the run dir relative to it, state.json names the dir it was written
   in and its digests are read below the dir it is in now, and a recorded dir keeps its manifest's id.
 - a stage killed by a signal (the out-of-memory killer's SIGKILL) was recorded as `exit code 137; see
@@ -108,6 +108,9 @@ def test_a_copied_run_dir_checks_its_own_outputs_not_the_originals(tmp_path):
     assert (count(marks, "a", "done"), count(marks, "b", "done")) == (1, 1)
 
     (copy / "stages" / "b" / "out.txt").write_text("garbage\n")  # the copy's output, not the original's
+    shown = _invoke("runs", "show", str(copy))
+    assert "damaged" in shown.output and "stages/b/out.txt" in shown.output, shown.output
+    assert "damaged" not in _invoke("runs", "show", str(original)).output
     resumed = run(_two_stages(copy, marks), copy)
     decisions = {d.stage: (d.action, d.reason) for d in resumed.decisions}
     assert decisions["a"][0] == "cached"
