@@ -61,6 +61,8 @@ class PointProgress:
     status: str = "planned"
     stage: str = ""
     job: str = ""
+    # On `clock`, never the wall clock: a duration stays true when the system clock is set back or
+    # forward while the point runs (NTP, a VM resumed), which showed negative times.
     started: float | None = None
     ended: float | None = None
     returncode: int | None = None
@@ -72,10 +74,14 @@ class PointProgress:
         return self.status in ("waiting", "running")
 
     def elapsed(self, now: float) -> float | None:
+        """Seconds it ran until `now` (a `clock()` reading) or its end."""
         if self.started is None:
             return None
-        return (self.ended or now) - self.started
+        return (self.ended if self.ended is not None else now) - self.started
 
+
+# What point durations are measured on: monotonic, whatever the system clock does meanwhile.
+clock = time.monotonic
 
 OnChange = Callable[[dict[int, PointProgress]], None]
 
@@ -158,7 +164,7 @@ class PointScheduler:
             start_new_session=True,
         )
         progress = self.progress[job.index]
-        progress.status, progress.started = "running", time.time()
+        progress.status, progress.started = "running", clock()
 
     def _poll(self) -> bool:
         changed = False
@@ -178,7 +184,7 @@ class PointScheduler:
         assert slot.proc is not None
         code = slot.proc.returncode
         progress = self.progress[index]
-        progress.returncode, progress.ended = code, time.time()
+        progress.returncode, progress.ended = code, clock()
         progress.status = _STATUS_BY_CODE.get(code, "failed")
         if progress.status != "succeeded":
             progress.error = _why(slot.job.run_dir, code)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -10,6 +9,8 @@ from typing import TYPE_CHECKING
 from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
+
+from launch.run.parallel import clock
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -47,7 +48,7 @@ def points_table(
         *(["reason"] if reasons else []),
     ):
         table.add_column(column, overflow="fold")
-    now = time.time()
+    now = clock()
     for index in sorted(progress):
         point = progress[index]
         elapsed = point.elapsed(now)

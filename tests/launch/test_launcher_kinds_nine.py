@@ -16,6 +16,8 @@
   stage's record keeps the code it ran with (`code`: the manifest's git state of its attempt), and a
   resume (or `t3rl plan --run-dir`) names the stages kept from other code and the `--from` that reruns
   them.
+- a parallel sweep's point times were measured on the wall clock: set back while a point ran (NTP, a VM
+  resumed), its time showed negative. Durations are on `launch.run.parallel.clock` (monotonic).
 """
 
 from __future__ import annotations
@@ -173,3 +175,20 @@ def test_a_resume_after_the_code_changed_names_the_stages_kept_from_the_old_code
     assert again.exit_code == 0, again.output
     assert json.loads((run_dir / "state.json").read_text())["stages"]["prepare_data"]["code"] == new
     assert "code changed" not in _invoke("plan", "--run-dir", str(run_dir)).output
+
+
+def test_a_point_time_stays_true_when_the_wall_clock_goes_back(tmp_path, monkeypatch):
+    from rich.console import Console
+
+    from launch.run.parallel import PointJob, PointScheduler
+    from launch.run.sweep_view import points_table
+
+    readings = iter(range(10**9, 0, -3600))  # the system clock set back an hour at every reading
+    monkeypatch.setattr("time.time", lambda: float(next(readings)))
+    (tmp_path / "p00").mkdir()
+    job = PointJob(0, tmp_path / "p00", ("bash", "-c", "true"), log=tmp_path / "p00" / "launcher.log")
+    progress = PointScheduler([job], poll_s=0.01).run()
+    assert progress[0].status == "succeeded"
+    console = Console(record=True, width=200)
+    console.print(points_table("sweep", {0: "seed=1"}, progress, {}, "metric"))
+    assert "-" not in console.export_text().split("seed=1")[1].split("\n")[0], console.export_text()
