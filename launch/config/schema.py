@@ -428,7 +428,7 @@ class TrackingConfig(StrictModel):
     mode: Annotated[
         Literal["online", "offline", "disabled"], ReadWhen("kind", ("wandb",), "only wandb has a mode")
     ] = "online"
-    dir: Annotated[LocalPath, _TRACKER] | None = None
+    dir: Annotated[OutputDir, _TRACKER] | None = None
 
 
 class ObjectiveConfig(StrictModel):

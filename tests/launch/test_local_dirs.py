@@ -89,3 +89,47 @@ def test_a_working_dir_that_is_here_or_remote_is_accepted(sandbox: Path) -> None
             "validate", "+experiment=stage1_bfcl", "executor=ray", f"executor.working_dir={value}"
         )
         assert code == 0, out
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="no /proc here")
+@pytest.mark.parametrize(
+    "overrides",
+    [["paths.runs_dir=/proc/t3rl-runs"], ["tracking=tensorboard", "tracking.dir=/proc/t3rl-events/tb"]],
+    ids=["runs_dir", "tracking.dir"],
+)
+def test_a_directory_the_kernel_refuses_is_refused_whatever_its_mode_says(
+    overrides: list[str],
+    sandbox: Path,  # noqa: F811
+) -> None:
+    # /proc's mode lets root write (access() says yes), but nothing can be made in it: only making a
+    # directory there tells, as the run's first write would.
+    key = overrides[-1].split("=")[0]
+    given = [QS, *overrides]
+    code, out = _invoke("validate", *given)
+    assert code == 2, out
+    (error,) = [e for e in _errors(out) if e["key"] == key]
+    assert "/proc" in error["message"] and "cannot be created" in error["message"], out
+    fixed = apply_first_fix(given, error)
+    assert fixed is not None
+    code, after = _invoke("validate", *fixed)
+    assert code == 0, f"after {fixed}:\n{after}"
+
+
+def test_the_write_probe_leaves_nothing_behind(sandbox: Path) -> None:  # noqa: F811
+    # One directory that is missing (probed in its parent), one that exists (probed in itself).
+    missing_parent, existing = sandbox / "parent", sandbox / "checkpoints"
+    for directory in (missing_parent, existing):
+        directory.mkdir()
+        (directory / "kept").write_text("x")
+    code, out = _invoke(
+        "validate", QS, f"paths.runs_dir={missing_parent / 'runs'}", f"paths.checkpoints_dir={existing}"
+    )
+    assert code == 0, out
+    for directory in (missing_parent, existing):
+        assert sorted(p.name for p in directory.iterdir()) == ["kept"]
+
+
+def test_a_tracking_dir_no_tracker_reads_is_not_probed(sandbox: Path) -> None:  # noqa: F811
+    code, out = _invoke("validate", QS, "tracking.dir=/proc/t3rl-events")
+    assert code == 0, out
+    assert not [e for e in _errors(out) if e["key"] == "tracking.dir"], out

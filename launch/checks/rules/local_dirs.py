@@ -14,6 +14,7 @@ directory is checked by declaring its type:
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,16 +25,21 @@ from launch.checks.context import Context
 from launch.checks.declared import markers
 from launch.config.errors import Problem
 from launch.config.fixes import quoted
-from t3rl_core.fields import StrKind
+from t3rl_core.fields import ReadWhen, StrKind
 
 
 def fields_of_kind(model: BaseModel, kind: str, prefix: str = "") -> Iterator[tuple[str, str, Any]]:
-    """(dotted key, value, the field's default) of every set str field of kind `kind` under `model`."""
+    """(dotted key, value, the field's default) of every set str field of kind `kind` under `model`
+    that something reads (a field whose `ReadWhen` its sibling does not meet is nobody's path)."""
     for name, field in type(model).model_fields.items():
         value = getattr(model, name)
         key = f"{prefix}{name}"
         kinds = {m.name for m in markers(field.metadata, field.annotation, StrKind)}
-        if kind in kinds and isinstance(value, str):
+        unread = any(
+            not when.reads(getattr(model, when.sibling, None))
+            for when in markers(field.metadata, field.annotation, ReadWhen)
+        )
+        if kind in kinds and isinstance(value, str) and not unread:
             yield key, value, field.default
         elif isinstance(value, BaseModel):
             yield from fields_of_kind(value, kind, f"{key}.")
@@ -44,7 +50,9 @@ def _unwritable(path: Path) -> str | None:
     if path.exists():
         if not path.is_dir():
             return f"{path} is a file, not a directory"
-        return None if os.access(path, os.W_OK | os.X_OK) else f"{path} is not writable by this user"
+        if not os.access(path, os.W_OK | os.X_OK):
+            return f"{path} is not writable by this user"
+        return _refused_write(path, path)
     ancestor = path.parent
     while not ancestor.exists() and ancestor != ancestor.parent:
         ancestor = ancestor.parent
@@ -52,6 +60,17 @@ def _unwritable(path: Path) -> str | None:
         return f"{ancestor} is a file, so {path} cannot be created"
     if not os.access(ancestor, os.W_OK | os.X_OK):
         return f"{path} does not exist and {ancestor} is not writable by this user"
+    return _refused_write(ancestor, path)
+
+
+def _refused_write(directory: Path, path: Path) -> str | None:
+    """Why a directory cannot be made in `directory` (which `path` needs), found by making one and
+    removing it: permission bits do not say it for root (who passes every access check) nor for the
+    kernel's own trees (/proc, /sys), whose modes allow what the kernel then refuses."""
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".t3rl-probe-", dir=directory))
+    except OSError as exc:
+        return f"{path} cannot be created: making a directory in {directory} fails ({exc.strerror})"
     return None
 
 
