@@ -9,10 +9,18 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from rich.console import Console, ConsoleOptions
     from rich.table import Table
+    from rich.text import Text
 
 # Between two columns of the plain table.
 GAP = "  "
+# The fewest characters a column of rich's table keeps on a terminal, and the characters each column's
+# borders and padding take there ("│ " and " " around it).
+MIN_COLUMN = 6
+BORDERS = 3
 
 
 class TextTable:
@@ -28,7 +36,29 @@ class TextTable:
             raise ValueError(f"a row of {len(cells)} cells in a table of {len(self.columns)} columns")
         self.rows.append(list(cells))
 
-    def __rich__(self) -> Table:
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Table | Text]:
+        """rich's Table, or on a terminal too narrow for its columns (fewer than MIN_COLUMN characters
+        each) one `column: value` line per cell, a row after another: rich folded every cell to a letter
+        or two a line there and, at 20 columns, dropped the last column's text."""
+        inside = options.max_width - BORDERS * len(self.columns) - 1
+        if inside >= MIN_COLUMN * len(self.columns):
+            yield self._table()
+            return
+        from rich.text import Text  # lazy: rich's text, only on a narrow terminal
+
+        title, *cells = (console.render_str(cell) for cell in self._cells())
+        yield title
+        header, n = cells[: len(self.columns)], len(self.columns)
+        for start in range(n, len(cells), n):
+            yield Text("")
+            for name, value in zip(header, cells[start : start + n], strict=True):
+                # a cell of several lines (one per eval stage) goes on under its name, indented
+                yield Text.assemble(name.plain, ": ", Text("\n  ").join(value.split("\n")), overflow="fold")
+
+    def _cells(self) -> list[str]:
+        return [self.title, *self.columns, *(cell for row in self.rows for cell in row)]
+
+    def _table(self) -> Table:
         from rich.table import Table  # lazy: rich's table, only when a rich console prints this one
 
         table = Table(title=self.title, title_justify="left")
@@ -43,7 +73,7 @@ class TextTable:
         lines), columns aligned; `shown` gives the text shown for each of the table's markup strings,
         all of them at once (launch.output.plain scrubs them in one go, then drops their tags)."""
         n = len(self.columns)
-        texts = shown([self.title, *self.columns, *(cell for row in self.rows for cell in row)])
+        texts = shown(self._cells())
         cells = [text.expandtabs().split("\n") for text in texts]
         header, rows = cells[1 : 1 + n], [cells[i : i + n] for i in range(1 + n, len(cells), n)]
         widths = [

@@ -9,6 +9,8 @@ the words other tools use.
   "No such command", with no guess or a wrong one ("Did you mean 'score'?" for compare).
 - `t3rl run` on a disk that fills up under a stage: the file named and "free space", but not the line
   that resumes the run it left (its record was whole: `t3rl run --run-dir` went on from the stage).
+- `t3rl runs` on a terminal of 20 or 40 columns: rich's table folded each cell to a few letters a line,
+  and at 20 left the metric column empty.
 Each failed before.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -37,6 +40,8 @@ def _run_dir(root: Path) -> Path:
     (path / "config.yaml").write_text(yaml.safe_dump(config))
     summary = {"overall": {"accuracy": 1.0, "tasks": 20}}
     (path / "stages" / "eval_reference" / "summary.json").write_text(json.dumps(summary))
+    state = {"version": 1, "stages": {"eval_reference": {"status": "succeeded"}}}
+    (path / "state.json").write_text(json.dumps(state))
     return path
 
 
@@ -146,3 +151,32 @@ def test_a_run_that_could_not_write_its_record_names_the_line_that_resumes_it(
 def test_a_file_outside_any_run_gets_no_resume_line(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_code_for(OSError(errno.ENOSPC, "No space left on device", str(here / "x")), "run") == 1
     assert "--run-dir" not in capsys.readouterr().err
+
+
+# ------------------------------------------- a terminal too narrow for a table's columns
+
+
+@pytest.mark.parametrize("columns", ["20", "40"])
+def test_runs_on_a_narrow_terminal_keeps_every_value(here: Path, columns: str) -> None:
+    """Before: at 20 columns rich's table folded each cell to a letter a line and printed nothing of the
+    metric column; at 40, each value was cut into pieces of five between borders."""
+    _run_dir(here)
+    result = invoke(["runs"], COLUMNS=columns, TTY_COMPATIBLE="1")
+    assert result.exit_code == 0, result.output
+    lines = [line.rstrip() for line in _unstyled(result.output).splitlines()]
+    assert "status: ✓ succeeded" in lines, result.output
+    assert any(line.startswith("overall.accuracy:") for line in lines), result.output
+    # each value whole, at most wrapped where the terminal ends
+    joined = "".join("".join(lines).split())  # the terminal's line ends (and the spaces there) dropped
+    assert str(RUN.relative_to("runs")) in joined and "eval_reference1.000(n=20)" in joined, result.output
+
+
+def test_runs_on_a_wide_terminal_is_still_a_table(here: Path) -> None:
+    _run_dir(here)
+    result = invoke(["runs"], COLUMNS="120", TTY_COMPATIBLE="1")
+    shown = _unstyled(result.output)
+    assert "┃ run" in shown and "status:" not in shown, shown
+
+
+def _unstyled(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
