@@ -91,17 +91,16 @@ def load(out_dir: Path, trajectories: Path, jobs: Mapping[Key, str]) -> Resumed:
     index_path = out_dir / INDEX_FILE
     index: dict[Key, dict[str, Any]] = {}
     attempts = [0]
-    for entry in _json_lines(index_path):
-        key = _key(entry.get("key"))
-        if key is not None:
+    for _, entry in _objects(index_path):
+        key = _key(entry.get("key")) if entry is not None else None
+        if entry is not None and key is not None:
             index[key] = entry
-            attempts.append(int(entry.get("attempt") or 0))
+            attempt = entry.get("attempt")
+            attempts.append(attempt if type(attempt) is int else 0)
     resumed = Resumed(attempt=max(attempts) + 1)
     kept_lines, kept_index = [], []
-    for line in _lines(trajectories):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
+    for line, record in _objects(trajectories):
+        if record is None:
             resumed.rerun["torn"] += 1
             continue
         key = _key([record.get("task_id"), record.get("sample"), record.get("repeat", 0)])
@@ -162,18 +161,23 @@ def _key(value: Any) -> Key | None:
     return task, sample, repeat
 
 
-def _lines(path: Path) -> list[str]:
-    # On "\n" only: a record's line is JSON, whose escapes keep every other line break inside strings.
-    return [line for line in path.read_text().split("\n") if line] if path.exists() else []
-
-
-def _json_lines(path: Path) -> list[dict[str, Any]]:
-    found = []
-    for line in _lines(path):
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
+def _objects(path: Path) -> list[tuple[str, dict[str, Any] | None]]:
+    """Each line of `path` with the JSON object it holds, None for a line that holds none: torn by a
+    crash mid-write, or past it (the rest of a disk block, bytes that are no UTF-8), or another JSON
+    value. A resume read such a file whole as UTF-8 and each line's value as an object: one byte
+    0xff, or a line `[1, 2]`, raised out of `--resume` and the eval could not go on at all."""
+    if not path.exists():
+        return []
+    # Bytes that are no UTF-8 become U+FFFD: their line no longer hashes to its digest, and every
+    # line t3rl wrote (ASCII JSON) reads as it was written. On "\n" only: a record's line is JSON,
+    # whose escapes keep every other line break inside strings.
+    found: list[tuple[str, dict[str, Any] | None]] = []
+    for line in path.read_bytes().decode("utf-8", "replace").split("\n"):
+        if not line:
             continue
-        if isinstance(entry, dict):
-            found.append(entry)
+        try:
+            value = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            value = None
+        found.append((line, value if isinstance(value, dict) else None))
     return found

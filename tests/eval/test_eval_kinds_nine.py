@@ -1,9 +1,10 @@
 """Eval kinds of round nine: a server whose forked processes outlive its launcher on SIGTERM (stop()
-waited for the launcher alone), a cancelled episode's world left open, and a resume that reads a torn
-record holding bytes that are no UTF-8."""
+waited for the launcher alone), and a resume of records whose file a crash left with a line that holds
+no JSON object (bytes that are no UTF-8, a torn multibyte character, another JSON value)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -13,7 +14,11 @@ from pathlib import Path
 import pytest
 
 from t3rl_core.eval.config import ServerConfig
+from t3rl_core.eval.resume import INDEX_FILE
+from t3rl_core.eval.runner import TRAJECTORIES_FILE, run_eval
 from t3rl_core.eval.server import SGLangServer
+from tests.support.eval_runs import bfcl_runtime, count_episodes, read_records, reference_config
+from tests.support.tiny_stack import bfcl_rows
 
 # A stand-in for `python -m sglang.launch_server`: it forks a worker (as SGLang forks its scheduler),
 # which handles SIGTERM as given, writes its pid once its handler is set, and answers /health after that.
@@ -103,3 +108,37 @@ def test_stop_returns_once_every_process_of_the_servers_group_has_ended(tmp_path
     finally:
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+# --- Resuming records a crash left torn -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tail", "file"),
+    [
+        (b'{"task_id": "x", "text": "caf\xc3', TRAJECTORIES_FILE),  # cut inside a multibyte character
+        (b"\xff\xfe\x00\x00\n", TRAJECTORIES_FILE),  # the rest of a block past the crash
+        (b"[1, 2]\n", TRAJECTORIES_FILE),
+        (b'"a record"\n', TRAJECTORIES_FILE),
+        (b"\xff\n", INDEX_FILE),
+        (b'{"key": ["x", 0, 0], "attempt": "two"}\n', INDEX_FILE),
+    ],
+    ids=["torn-utf8", "no-utf8", "list", "text", "index-no-utf8", "index-attempt-text"],
+)
+def test_a_resume_keeps_every_verified_record_past_lines_that_hold_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: bytes, file: str
+) -> None:
+    """--resume read the files whole as UTF-8 and each line's JSON as an object: one byte that is no
+    UTF-8 (UnicodeDecodeError) or a line holding a list or a text (AttributeError) raised out of the
+    resume, and the eval could not be continued at all, its finished episodes stranded."""
+    rows = bfcl_rows(per_category=1)[:3]
+    asyncio.run(run_eval(bfcl_runtime(), reference_config(), rows, tmp_path, show_progress=False))
+    with open(tmp_path / file, "ab") as records:
+        records.write(tail)
+    played = count_episodes(monkeypatch)
+    summary = asyncio.run(
+        run_eval(bfcl_runtime(), reference_config(), rows, tmp_path, resume=True, show_progress=False)
+    )
+    assert summary["complete"] and played == []  # every finished episode verified and kept
+    assert len(read_records(tmp_path)) == len(rows)
+    assert tail not in (tmp_path / file).read_bytes()  # the files hold the kept lines only
