@@ -135,9 +135,14 @@ def _file_sha256(path: Path) -> str:
 
 
 def _tree_digest(root: Path, hashes: FileHashes) -> str:
+    """Every file below `root`, through symlinked directories too (a checkpoint's shards linked from
+    other storage are its content: unfollowed, a changed or lost shard there went unseen); a directory
+    reached twice (a link cycle, two links to one dir) is read once."""
     sha = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
+    seen: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        seen.add(os.path.realpath(dirpath))
+        dirnames[:] = sorted(d for d in dirnames if os.path.realpath(os.path.join(dirpath, d)) not in seen)
         for name in sorted(filenames):
             file = Path(dirpath) / name
             try:

@@ -18,6 +18,9 @@
   them.
 - a parallel sweep's point times were measured on the wall clock: set back while a point ran (NTP, a VM
   resumed), its time showed negative. Durations are on `launch.run.parallel.clock` (monotonic).
+- a declared output directory with a symlinked subdirectory (shards linked from other storage): its
+  digest skipped what the link held, so a changed or lost shard there was not seen by a resume. The
+  digest follows symlinked directories (a cycle read once).
 """
 
 from __future__ import annotations
@@ -192,3 +195,20 @@ def test_a_point_time_stays_true_when_the_wall_clock_goes_back(tmp_path, monkeyp
     console = Console(record=True, width=200)
     console.print(points_table("sweep", {0: "seed=1"}, progress, {}, "metric"))
     assert "-" not in console.export_text().split("seed=1")[1].split("\n")[0], console.export_text()
+
+
+def test_a_damaged_file_below_a_symlinked_output_subdir_reruns_its_stage(tmp_path):
+    marks, run_dir, storage = tmp_path / "marks", tmp_path / "run", tmp_path / "storage"
+    for directory in (marks, run_dir, storage):
+        directory.mkdir()
+    out = run_dir / "stages" / "a" / "checkpoint"
+    body = (
+        f"mkdir -p {out} {storage}/shards && echo weights > {storage}/shards/0.bin && "
+        f"ln -sfn {storage}/shards {out}/shards && ln -sfn {out} {out}/shards/loop && echo 1 > {out}/step"
+    )
+    plan = Plan("test", run_dir, (stage("a", marks, body, verify=(str(out),)),))
+    assert run(plan, run_dir).status == "succeeded"
+    assert [d.action for d in run(plan, run_dir).decisions] == ["cached"]
+    (storage / "shards" / "0.bin").write_text("truncated")
+    again = run(plan, run_dir)
+    assert [(d.action, d.reason.split(":")[0]) for d in again.decisions] == [("run", "output damaged")]
