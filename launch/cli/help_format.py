@@ -106,10 +106,10 @@ def reflowed(help_text: str | None) -> str | None:
     lines starting with `- `, `* ` or `|`) keep their lines."""
     if not help_text:
         return help_text
-    first, *paragraphs = inspect.cleandoc(help_text).split("\n\n")  # Typer joins the first one's lines
-    return "\n\n".join(
-        [first, *(_pasteable(p) if _laid_out(p) else " ".join(p.split("\n")) for p in paragraphs)]
-    )
+    # The first one too: a command's own help joined its lines, but a group's list of its commands
+    # (`t3rl runs --help`) kept them, a line of 'then' between two full ones.
+    paragraphs = inspect.cleandoc(help_text).split("\n\n")
+    return "\n\n".join(_pasteable(p) if _laid_out(p) else " ".join(p.split("\n")) for p in paragraphs)
 
 
 # Columns an example line (with its indent) may take in help printed at 80 (rich keeps a margin each

@@ -61,7 +61,7 @@ SUBCOMMANDS = {
     ),
     "check-template": Subcommand(
         "launch.cli.check_template",
-        "Render, tokenize, check TITO deltas against a fresh render, and read the template's own tool calls\n"
+        "Render, tokenize, check TITO deltas against a fresh render, and read the template's own tool calls "
         "(and reasoning) back with the model's SGLang parsers; exit 1 when a check fails.",
     ),
     "data": Subcommand(

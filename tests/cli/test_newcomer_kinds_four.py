@@ -11,6 +11,8 @@ the words other tools use.
   that resumes the run it left (its record was whole: `t3rl run --run-dir` went on from the stage).
 - `t3rl runs` on a terminal of 20 or 40 columns: rich's table folded each cell to a few letters a line,
   and at 20 left the metric column empty.
+- `t3rl runs --help` and `t3rl --help` listed `diff`, `show` and `check-template` with the docstring's
+  line break kept: a full line, then a line of one word ('then', 'attempts') at any width.
 Each failed before.
 """
 
@@ -180,3 +182,21 @@ def test_runs_on_a_wide_terminal_is_still_a_table(here: Path) -> None:
 
 def _unstyled(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+# ------------------------------------------- a group's list of its commands
+
+
+@pytest.mark.parametrize(
+    ("group", "command", "words"),
+    [([], "check-template", "(and reasoning) back"), (["runs"], "diff", "then their eval results")],
+)
+def test_a_groups_list_of_commands_keeps_each_summary_one_paragraph(
+    group: list[str], command: str, words: str
+) -> None:
+    """Before: `t3rl runs --help` listed diff as 'How two runs' configs differ, …; then' and 'their eval
+    results …' on the next line (the docstring's line break kept), whatever the terminal's width."""
+    result = invoke([*group, "--help"], COLUMNS="250")
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith(f"│ {command} "))
+    assert words in line, result.output
