@@ -13,6 +13,8 @@ the words other tools use.
   and at 20 left the metric column empty.
 - `t3rl runs --help` and `t3rl --help` listed `diff`, `show` and `check-template` with the docstring's
   line break kept: a full line, then a line of one word ('then', 'attempts') at any width.
+- the first-experiment tutorial's experiment had no description, so `t3rl ls experiment --config-dir
+  my_conf` listed it blank beside every shipped one, and nothing said where a description comes from.
 Each failed before.
 """
 
@@ -200,3 +202,22 @@ def test_a_groups_list_of_commands_keeps_each_summary_one_paragraph(
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if line.startswith(f"│ {command} "))
     assert words in line, result.output
+
+
+# ------------------------------------------- the first own experiment, as the tutorial writes it
+
+TUTORIAL = Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "first-experiment.md"
+
+
+def test_the_tutorials_own_experiment_is_listed_with_a_description(here: Path) -> None:
+    """Before: `t3rl ls experiment --config-dir my_conf` listed my_stage1 with an empty description (the
+    file had no comment under its header), beside every shipped experiment's."""
+    text = TUTORIAL.read_text()
+    found = re.search(r"cat > (my_conf/experiment/(\w+)\.yaml) <<'EOF'\n(.*?)\nEOF\n", text, re.S)
+    assert found is not None, "the tutorial writes its experiment with a heredoc"
+    (here / found[1]).parent.mkdir(parents=True)
+    (here / found[1]).write_text(found[3] + "\n")
+    result = invoke(["ls", "experiment", "--config-dir", "my_conf"])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.split()[:1] == [found[2]])
+    assert line.split(found[2], 1)[1].strip(), result.output
