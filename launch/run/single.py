@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from launch.checks.resolve import resolve
+from launch.checks.writable import unwritable
 from launch.config.errors import ConfigError
 from launch.config.pydantic_plugins import without_plugins
 from launch.config.secrets import replayable
 from launch.output import console as command_console
 from launch.output.markup import escape
+from launch.output.table import TextTable
 from launch.plan.build import PlanContext, build_plan
 from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview
@@ -326,6 +328,9 @@ def _plan_dir(resolved: Resolved, out: Path | None, stamp: str) -> tuple[RunDir,
     target = RunDir(out.expanduser())
     if target.path.exists() and not target.path.is_dir():
         raise PipelineError(f"--out {out}: {target.path} is a file, not a directory for the plan")
+    why = unwritable(target.path)
+    if why is not None:
+        raise PipelineError(f"--out {out}: {why}; choose a directory you can write")
     if target.exists() and not target.is_plan():
         raise PipelineError(
             f"{target.path} holds a run's record; a plan never writes over one "
@@ -392,13 +397,11 @@ def _show_next(overrides: list[str], config_dirs: list[str], console: Console | 
         environ=dict(os.environ),
     )
     plan = build_plan(resolved.run, ctx)
-    from rich.table import Table  # lazy: rich's table, only for a run followed by a next experiment
-
-    table = Table(title=f"next: {escape(overrides[0])}", title_justify="left")
-    for column in ("stage", "kind", "what", "GPUs"):
-        table.add_column(column)
+    # Aligned rows in a pipe or a log, as the run's own table: rich's table folded each stage's
+    # summary over two or three lines there, so grep found half of it.
+    table = TextTable(f"next: {escape(overrides[0])}", ("stage", "kind", "what", "GPUs"))
     for stage in plan.stages:
-        table.add_row(stage.name, stage.kind, stage.summary, str(stage.gpus or ""))
+        table.add_row(escape(stage.name), escape(stage.kind), escape(stage.summary), str(stage.gpus or ""))
     console.print(table)
     dirs = [token for d in config_dirs for token in ("--config-dir", d)]
     command = shlex.join([*dirs, *(replayable(o) for o in overrides)])

@@ -15,12 +15,15 @@ the words other tools use.
   line break kept: a full line, then a line of one word ('then', 'attempts') at any width.
 - the first-experiment tutorial's experiment had no description, so `t3rl ls experiment --config-dir
   my_conf` listed it blank beside every shipped one, and nothing said where a description comes from.
+- the quickstart's last table (the next experiment's stages) was rich's boxed table in a log or a pipe,
+  each stage folded over two or three lines.
 Each failed before.
 """
 
 from __future__ import annotations
 
 import errno
+import io
 import json
 import re
 import shlex
@@ -31,6 +34,8 @@ import yaml
 
 from launch.cli.failures import exit_code_for
 from launch.cli.other_words import _IN_GROUP
+from launch.output.plain import PlainConsole
+from launch.run.single import _show_next
 from tests.support.cli_app import invoke
 
 RUN = Path("runs") / "quickstart" / "20260101-000000"
@@ -221,3 +226,18 @@ def test_the_tutorials_own_experiment_is_listed_with_a_description(here: Path) -
     assert result.exit_code == 0, result.output
     line = next(line for line in result.output.splitlines() if line.split()[:1] == [found[2]])
     assert line.split(found[2], 1)[1].strip(), result.output
+
+
+# ------------------------------------------- the next experiment's table in a log
+
+
+def test_the_next_experiments_table_in_a_log_keeps_each_stage_on_one_line(here: Path) -> None:
+    """Before: the quickstart's last table (bfcl_env_tuning's stages) was rich's boxed table in a pipe
+    too, each stage's summary folded over two or three lines: `grep 'stage1 '` found half a row."""
+    out = io.StringIO()
+    _show_next(["+experiment=bfcl_env_tuning"], [], PlainConsole(file=out))
+    lines = out.getvalue().splitlines()
+    assert "│" not in out.getvalue(), out.getvalue()
+    row = [line for line in lines if line.split()[:1] == ["stage1"]]
+    assert len(row) == 1 and "train.py, 8 GPUs" in row[0] and row[0].split()[-1] == "8", out.getvalue()
+    assert lines[-1] == "next: t3rl run +experiment=bfcl_env_tuning", out.getvalue()
