@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from launch.checks.writable import unwritable
 from launch.cli import completion
 from launch.cli import eval_setup as common
 from launch.cli.eval_checkpoint import check_stage_checkpoint, not_a_checkpoint
@@ -143,6 +144,8 @@ def eval_command(
             "dir with --out DIR (without --out every eval gets a new one)",
             param_hint="--resume",
         )
+    if out is not None:
+        _check_out(out)  # an argument: refused before the config is composed or a tokenizer looked for
     if engine is not None and engine not in ENGINES:
         _check_engine_plugin(engine)
     run: RunConfig | None = None
@@ -172,7 +175,6 @@ def eval_command(
     if out is None:
         out = fresh_dir(runs_dir, f"eval-{config.engine.name}-{stamp_now()}")
     else:
-        _check_out(out)
         out.mkdir(parents=True, exist_ok=True)
     try:
         # The record is written under the lock: a second eval into the same --out is refused before it
@@ -220,6 +222,9 @@ def _check_out(out: Path) -> None:
         raise typer.BadParameter(
             f"{out} is a file, not a directory for the eval's record", param_hint="--out"
         )
+    why = unwritable(out)
+    if why is not None:
+        raise typer.BadParameter(f"{why}; choose a directory you can write", param_hint="--out")
     record = RunDir(out)
     if not out.is_dir():
         return

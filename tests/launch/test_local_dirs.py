@@ -133,3 +133,26 @@ def test_a_tracking_dir_no_tracker_reads_is_not_probed(sandbox: Path) -> None:  
     code, out = _invoke("validate", QS, "tracking.dir=/proc/t3rl-events")
     assert code == 0, out
     assert not [e for e in _errors(out) if e["key"] == "tracking.dir"], out
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="no /proc here")
+@pytest.mark.parametrize(
+    ("command", "code", "said"),
+    [
+        (["eval", "--engine", "reference", "--limit-per-category", "1"], 2, "Invalid value for --out"),
+        (["plan"], 1, "--out /proc/t3rl-out"),
+    ],
+    ids=["eval", "plan"],
+)
+def test_an_out_dir_the_kernel_refuses_is_named_before_any_work(
+    command: list[str],
+    code: int,
+    said: str,
+    sandbox: Path,  # noqa: F811
+) -> None:
+    # Before, both ended on the first mkdir with "No such file or directory … check the path", naming
+    # neither the option nor what refused it.
+    exit_code, out = _invoke(command[0], QS, *command[1:], "--out", "/proc/t3rl-out")
+    assert exit_code == code, out
+    assert said in out and "cannot be created: making a directory in /proc fails" in out, out
+    assert not (sandbox / "runs").exists(), out

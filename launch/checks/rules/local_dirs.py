@@ -14,7 +14,6 @@ directory is checked by declaring its type:
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from pydantic import BaseModel
 
 from launch.checks.context import Context
 from launch.checks.declared import markers
+from launch.checks.writable import unwritable
 from launch.config.errors import Problem
 from launch.config.fixes import quoted
 from t3rl_core.fields import ReadWhen, StrKind
@@ -45,35 +45,6 @@ def fields_of_kind(model: BaseModel, kind: str, prefix: str = "") -> Iterator[tu
             yield from fields_of_kind(value, kind, f"{key}.")
 
 
-def _unwritable(path: Path) -> str | None:
-    """Why t3rl could not create or write `path`, or None."""
-    if path.exists():
-        if not path.is_dir():
-            return f"{path} is a file, not a directory"
-        if not os.access(path, os.W_OK | os.X_OK):
-            return f"{path} is not writable by this user"
-        return _refused_write(path, path)
-    ancestor = path.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        return f"{ancestor} is a file, so {path} cannot be created"
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        return f"{path} does not exist and {ancestor} is not writable by this user"
-    return _refused_write(ancestor, path)
-
-
-def _refused_write(directory: Path, path: Path) -> str | None:
-    """Why a directory cannot be made in `directory` (which `path` needs), found by making one and
-    removing it: permission bits do not say it for root (who passes every access check) nor for the
-    kernel's own trees (/proc, /sys), whose modes allow what the kernel then refuses."""
-    try:
-        os.rmdir(tempfile.mkdtemp(prefix=".t3rl-probe-", dir=directory))
-    except OSError as exc:
-        return f"{path} cannot be created: making a directory in {directory} fails ({exc.strerror})"
-    return None
-
-
 # The one directory the dry executor writes (its plan: launch.run.single._plan_dir); it runs no stage.
 _DRY_WRITES = ("paths.plans_dir",)
 
@@ -85,11 +56,11 @@ def output_dirs_writable(ctx: Context) -> Iterator[Problem]:
     for key, value, default in fields_of_kind(ctx.run, "output dir"):
         if ctx.run.executor.kind == "dry" and key not in _DRY_WRITES:
             continue  # a plan for another machine: its run, checkpoint and cache paths are that one's
-        why = _unwritable(Path(os.path.expanduser(value)))
+        why = unwritable(Path(os.path.expanduser(value)))
         if why is None:
             continue
         fallback = default if isinstance(default, str) and default != value else None
-        if fallback is not None and _unwritable(Path(os.path.expanduser(fallback))) is None:
+        if fallback is not None and unwritable(Path(os.path.expanduser(fallback))) is None:
             fix = f"set {key}={quoted(fallback)} (its default, writable here)"
         else:
             fix = f"point {key} at a directory you can write (or fix the permissions of {value})"
