@@ -73,7 +73,15 @@ def run_command(
                 )
             path = Path(run_dir) if run_dir is not None else None
             out_path = Path(out) if out is not None else None
-            return run_single(overrides, dirs, path, from_stage, only, dry=dry, console=console, out=out_path)
+            code = run_single(overrides, dirs, path, from_stage, only, dry=dry, console=console, out=out_path)
+            if path is not None and not dry and (path.expanduser().resolve().parent / "sweep.json").is_file():
+                # lazy: the sweep modules, only for a sweep point run on its own
+                from launch.run.sweep_point_alone import record_in_sweep
+
+                note = record_in_sweep(path.expanduser(), code)
+                if note:
+                    console.print(note, soft_wrap=True, markup=False)
+            return code
         except ConfigError as error:
             render_problems([*error.problems, *error.warnings], command_console(stderr=True))
             record_result(EXIT_CONFIG, "; ".join(f"{p.key}: {p.message}" for p in error.problems))

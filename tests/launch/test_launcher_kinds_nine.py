@@ -21,6 +21,10 @@
 - a declared output directory with a symlinked subdirectory (shards linked from other storage): its
   digest skipped what the link held, so a changed or lost shard there was not seen by a resume. The
   digest follows symlinked directories (a cycle read once).
+- a sweep point run on its own (`t3rl run --run-dir <sweep>/pNN`, the line the sweep gives for changing
+  one point) left sweep.json, sweep.md and `t3rl runs show <sweep>` saying it failed after it
+  succeeded: the point's outcome goes into its sweep's record (launch.run.sweep_point_alone), under the
+  sweep's lock; while a sweep launcher holds it, the run says that launcher keeps the record.
 """
 
 from __future__ import annotations
@@ -212,3 +216,26 @@ def test_a_damaged_file_below_a_symlinked_output_subdir_reruns_its_stage(tmp_pat
     (storage / "shards" / "0.bin").write_text("truncated")
     again = run(plan, run_dir)
     assert [(d.action, d.reason.split(":")[0]) for d in again.decisions] == [("run", "output damaged")]
+
+
+def test_a_sweep_point_run_alone_records_its_outcome_in_the_sweep(conf, tmp_path):
+    from launch.files import exclusive_lock
+
+    assert _invoke("run", "-m", "+experiment=rec", "seed=1,2", "--config-dir", str(conf)).exit_code == 0
+    (sweep,) = (tmp_path / "runs" / "rec").iterdir()
+    record = json.loads((sweep / "sweep.json").read_text())
+    record["points"][1].update(status="failed", error="stage prepare_data: exit code 1")  # an earlier failure
+    (sweep / "sweep.json").write_text(json.dumps(record))
+
+    with exclusive_lock(sweep / ".lock"):  # the sweep's launcher runs: its record is its own
+        held = _invoke("run", "--run-dir", str(sweep / "p01"))
+    assert held.exit_code == 0, held.output
+    assert "launcher is running; its record of this point is the launcher's" in " ".join(held.output.split())
+    assert json.loads((sweep / "sweep.json").read_text())["points"][1]["status"] == "failed"
+
+    alone = _invoke("run", "--run-dir", str(sweep / "p01"))
+    assert alone.exit_code == 0, alone.output
+    points = json.loads((sweep / "sweep.json").read_text())["points"]
+    assert [(p["status"], p["error"]) for p in points] == [("succeeded", None), ("succeeded", None)]
+    assert "| succeeded |" in (sweep / "sweep.md").read_text().splitlines()[-1]
+    assert "failed" not in _invoke("runs", "show", str(sweep)).output
