@@ -106,8 +106,16 @@ def parse_generation(body: bytes) -> Generation:
     try:
         data = json.loads(body)
         meta = data["meta_info"]
+        if isinstance(meta, dict) and meta.get("output_token_logprobs") is None and "finish_reason" in meta:
+            raise BadResponse(
+                "the answer has no output_token_logprobs, though t3rl asks for return_logprob: a proxy "
+                "that drops it, or an SGLang mode that computes none (its lookahead speculative "
+                f"decoding); t3rl trains on each token's log-prob: {body[:200]!r}"
+            )
         entries = meta["output_token_logprobs"]
         finish = meta["finish_reason"]
+    except BadResponse:
+        raise
     except (ValueError, KeyError, TypeError) as exc:
         raise BadResponse(
             f"invalid /generate response ({type(exc).__name__}: {exc}): {body[:200]!r}"
@@ -129,6 +137,17 @@ def parse_generation(body: bytes) -> Generation:
         wrong = [lp for lp in log_probs if type(lp) is not float and type(lp) is not int][:5]
         raise BadResponse(f"output_token_logprobs holds log-probs that are no JSON number: {wrong!r}")
     log_probs = [float(lp) for lp in log_probs]
+    # SGLang answers the tokens twice, as output_ids and with their log-probs: the two must be the same
+    # tokens. Its speculative decoding has answered log-probs past the returned tokens (accepted drafts
+    # beyond a stop), and a proxy may cut one list: the episode would train on tokens, or with log-probs,
+    # the server never returned as its output.
+    output_ids = data.get("output_ids")
+    if output_ids is not None and output_ids != token_ids:
+        shown = len(output_ids) if isinstance(output_ids, list) else type(output_ids).__name__
+        raise BadResponse(
+            f"output_token_logprobs ({len(token_ids)} tokens) are not the answer's output_ids ({shown}): "
+            "one log-prob per output token is needed"
+        )
     if not all(map(math.isfinite, log_probs)):
         # A sampled token has a finite log-prob; a NaN or an infinity would reach slime's importance
         # ratios (rollout_log_probs) and make the loss NaN.

@@ -83,6 +83,36 @@ def test_log_probs_at_zero_or_rounded_past_it_are_the_models_own(qwen_chat: Chat
     assert sum(result.loss_mask) == len(qwen_chat.encode("The sum is 3.")) + 1
 
 
+@pytest.mark.parametrize(
+    "output_ids",
+    [[5, 6, 7], [5], [5, 8], "56", None],
+    ids=["more-ids", "fewer-ids", "other-ids", "text", "absent"],
+)
+def test_log_probs_are_one_per_output_token(output_ids: Any) -> None:
+    """SGLang answers its tokens as output_ids and with their log-probs; its speculative decoding has
+    answered log-probs past the returned tokens (accepted drafts beyond a stop): t3rl trained on the
+    log-probs' tokens, ones the server never returned as its output."""
+    body = json.loads(_body([-0.2, -0.1]))
+    if output_ids is not None:
+        body["output_ids"] = output_ids
+    raw = json.dumps(body).encode()
+    if output_ids is None:  # an older server or a stand-in that answers no output_ids
+        assert parse_generation(raw).token_ids == [5, 6]
+        return
+    with pytest.raises(BadResponse, match="output_ids"):
+        parse_generation(raw)
+    body["output_ids"] = [5, 6]
+    assert parse_generation(json.dumps(body).encode()).token_ids == [5, 6]
+
+
+def test_an_answer_without_log_probs_says_what_drops_them() -> None:
+    """It said `invalid /generate response (KeyError: 'output_token_logprobs')`: nothing about the
+    return_logprob t3rl asks for, nor what answers without it."""
+    body = b'{"output_ids": [5], "meta_info": {"finish_reason": {"type": "stop"}, "prompt_tokens": 3}}'
+    with pytest.raises(BadResponse, match=r"no output_token_logprobs.*return_logprob"):
+        parse_generation(body)
+
+
 # --- The call's bookkeeping --------------------------------------------------------------------------------
 
 _NOT_COUNTS = ["12", 2.5, -3, True, None, {"n": 1}, [1]]
