@@ -196,6 +196,7 @@ def register(app: typer.Typer) -> None:
         "Examples:\n\n"
         "  t3rl runs --status failed --name 'stage1*'\n\n"
         "  t3rl runs --where reward.name=binary --metric overall.pass@1\n\n"
+        "  t3rl runs --json --status succeeded           # for scripts (jq, pandas)\n\n"
         "  t3rl runs show runs/quickstart/20260101-120000\n\n"
         "  t3rl runs diff runs/a/20260101-120000 runs/b/20260101-130000",
         no_args_is_help=False,
@@ -236,6 +237,14 @@ def register(app: typer.Typer) -> None:
         ] = None,
         metric: Annotated[str, _metric_option("The eval summary key shown per eval stage.")] = DEFAULT_METRIC,
         mixed_identity: Annotated[bool, typer.Option(MIXED_FLAG, help=MIXED_HELP)] = False,
+        as_json: Annotated[
+            bool,
+            typer.Option(
+                "--json",
+                help="Print the runs as a JSON list instead (run, path, created, status, each stage's "
+                "status, each eval stage's metric, tasks and what differs from the other runs' benchmark).",
+            ),
+        ] = False,
     ) -> None:
         """Every run under the runs dir, newest first: one mark per stage, each eval stage's metric."""
         if ctx.invoked_subcommand is not None:
@@ -250,6 +259,7 @@ def register(app: typer.Typer) -> None:
             metric=metric,
             given=runs_dir is not None,
             mixed=mixed_identity,
+            as_json=as_json,
         )
         raise typer.Exit(code)
 
@@ -333,11 +343,13 @@ def list_runs(
     metric: str = "overall.accuracy",
     given: bool = True,
     mixed: bool = False,
+    as_json: bool = False,
 ) -> int:
     """The table of runs; 1 when a run dir's record cannot be read (each named on stderr, the others
     listed); 2 when the runs dir `given` is not one, or a filter or the metric can match
     nothing (the default runs dir not made yet is no error: no run has started here). A result of
-    another benchmark identity than the listing's is not shown beside the others unless `mixed`."""
+    another benchmark identity than the listing's is not shown beside the others unless `mixed`. With
+    `as_json`, stdout is one JSON list (every message on stderr), for scripts."""
     console = console or command_console(highlight=False)
     errors = Console(stderr=True, highlight=False)
     filters = filters or RunFilter()
@@ -374,7 +386,9 @@ def list_runs(
         errors.print(f"[red]error:[/] {error.argument}: {escape(str(error))}", soft_wrap=True)
         return 2
     if not runs_dir.is_dir():
-        console.print(_no_runs_dir(runs_dir), soft_wrap=True, markup=False)
+        if as_json:
+            print("[]")
+        (errors if as_json else console).print(_no_runs_dir(runs_dir), soft_wrap=True, markup=False)
         return 0
     # Aligned rows in a pipe or a log (launch.output.table): `t3rl runs | grep <run>` finds its whole row.
     table = TextTable(
@@ -387,6 +401,15 @@ def list_runs(
         for stage, summary in _summaries(view):
             by_stage.setdefault(stage, []).append(summary)
     references = {stage: reference_identity(summaries) for stage, summaries in by_stage.items()}
+    if as_json:
+        print(
+            json.dumps(
+                [_as_json(runs_dir / rel, rel, view, metric, references) for rel, view in rows], indent=2
+            )
+        )
+        for error in unreadable:
+            errors.print(f"[red]not listed:[/] {escape(str(error))}", soft_wrap=True)
+        return 1 if unreadable else 0
     hidden = 0
     for relative, view in rows:
         stages = "  ".join(f"{MARKS.get(s.status, '?')} {escape(s.name)}" for s in view.stages)
@@ -405,6 +428,24 @@ def list_runs(
     for error in unreadable:
         errors.print(f"[red]not listed:[/] {escape(str(error))}", soft_wrap=True)
     return 1 if unreadable else 0
+
+
+def _as_json(
+    path: Path, relative: str, view: RunView, metric: str, references: dict[str, Any]
+) -> dict[str, Any]:
+    """One run of `t3rl runs --json`: what its row shows, as values (a metric not measured is null)."""
+    evals = []
+    for (stage, value, tasks), (_, summary) in zip(eval_metrics(view, metric), _summaries(view), strict=True):
+        other = differing(summary, references[stage])
+        evals.append({"stage": stage, metric: value, "tasks": tasks, "other_benchmark": list(other or [])})
+    return {
+        "run": relative,
+        "path": str(path.resolve()),
+        "created": view.manifest.get("created_at"),
+        "status": view.status,
+        "stages": {stage.name: stage.status for stage in view.stages},
+        "evals": evals,
+    }
 
 
 def _no_runs_dir(runs_dir: Path) -> str:

@@ -17,6 +17,7 @@ the words other tools use.
   my_conf` listed it blank beside every shipped one, and nothing said where a description comes from.
 - the quickstart's last table (the next experiment's stages) was rich's boxed table in a log or a pipe,
   each stage folded over two or three lines.
+- `t3rl runs --json` (a script's way to read the listing): "No such option"; the table was all there was.
 Each failed before.
 """
 
@@ -241,3 +242,29 @@ def test_the_next_experiments_table_in_a_log_keeps_each_stage_on_one_line(here: 
     row = [line for line in lines if line.split()[:1] == ["stage1"]]
     assert len(row) == 1 and "train.py, 8 GPUs" in row[0] and row[0].split()[-1] == "8", out.getvalue()
     assert lines[-1] == "next: t3rl run +experiment=bfcl_env_tuning", out.getvalue()
+
+
+# ------------------------------------------- machine-readable: t3rl runs --json
+
+
+def test_runs_json_is_one_json_list_of_what_the_table_shows(here: Path) -> None:
+    """Before: `No such option: --json`; a script had to parse the table."""
+    path = _run_dir(here)
+    result = invoke(["runs", "--json"])
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads(result.stdout)
+    assert run["run"] == str(RUN.relative_to("runs")) and run["path"] == str(path.resolve())
+    assert run["status"] == "succeeded" and run["stages"] == {"eval_reference": "succeeded"}
+    assert run["evals"] == [
+        {"stage": "eval_reference", "overall.accuracy": 1.0, "tasks": 20, "other_benchmark": []}
+    ]
+    # filters and the metric apply as to the table
+    assert json.loads(invoke(["runs", "--json", "--status", "failed"]).stdout) == []
+    picked = json.loads(invoke(["runs", "--json", "--metric", "overall.tasks"]).stdout)
+    assert picked[0]["evals"][0]["overall.tasks"] == 20
+
+
+def test_runs_json_with_no_runs_dir_is_an_empty_list_and_the_reason_on_stderr(here: Path) -> None:
+    result = invoke(["runs", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout) == [], result.output
+    assert "no runs yet" in result.stderr, result.stderr
