@@ -132,7 +132,8 @@ def eval_command(
 
     Examples:
 
-      t3rl eval +experiment=quickstart --engine reference --limit-per-category 5
+      # the quickstart's gold-policy eval (its stage's limits and token budget), here and now
+      t3rl eval +experiment=quickstart --stage eval_reference
 
       t3rl eval +experiment=quickstart --stage eval_tiny
 

@@ -18,6 +18,8 @@ the words other tools use.
 - the quickstart's last table (the next experiment's stages) was rich's boxed table in a log or a pipe,
   each stage folded over two or three lines.
 - `t3rl runs --json` (a script's way to read the listing): "No such option"; the table was all there was.
+- `t3rl eval --help`'s first example evaluated the scripted gold policy on the quickstart with eval.*'s
+  default token budget: a long gold call was truncated, overall 0.950 for a policy that is always right.
 Each failed before.
 """
 
@@ -29,6 +31,7 @@ import json
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -268,3 +271,37 @@ def test_runs_json_with_no_runs_dir_is_an_empty_list_and_the_reason_on_stderr(he
     result = invoke(["runs", "--json"])
     assert result.exit_code == 0 and json.loads(result.stdout) == [], result.output
     assert "no runs yet" in result.stderr, result.stderr
+
+
+# ------------------------------------------- t3rl eval --help's gold-policy example
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "conf" / "experiment" / "quickstart.yaml"
+
+
+def test_the_eval_helps_reference_example_gives_gold_calls_the_quickstarts_token_budget(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: its first example, `t3rl eval +experiment=quickstart --engine reference
+    --limit-per-category 5`, evaluated the scripted gold policy with eval.*'s default token budget, so a
+    long_context gold call (the tiny tokenizer is verbose) was truncated: overall 0.950, 19/1 truncated,
+    where the quickstart's eval_reference (max_new_tokens 32768) scores 1.000."""
+    budget = yaml.safe_load(QUICKSTART.read_text())["stages"]["eval_reference"]["eval"]["max_new_tokens"]
+    lines = [" ".join(line.split()) for line in invoke(["eval", "--help"], COLUMNS="200").output.splitlines()]
+    examples = [
+        line.strip("│ ") for line in lines if line.strip("│ ").startswith("t3rl eval") and "reference" in line
+    ]
+    assert examples, lines
+    handed: list[Any] = []
+
+    def evaluate(runtime: Any, config: Any, data: Path, out: Path, **kwargs: Any) -> dict[str, Any]:
+        handed.append(config)
+        (out / "summary.json").write_text('{"complete": true}')
+        return {"complete": True}
+
+    monkeypatch.setattr("t3rl_core.eval.evaluate.evaluate", evaluate)
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
+    monkeypatch.setattr("launch.cli.eval_setup.prepared", lambda runtime, data_dir, split: data_dir)
+    for example in examples:
+        result = invoke([*shlex.split(example)[1:], "--out", str(here / "out" / str(len(handed)))])
+        assert result.exit_code == 0, (example, result.output)
+        assert handed[-1].engine.name == "reference" and handed[-1].max_new_tokens == budget, example
