@@ -23,7 +23,8 @@ only for sweeps, which parse their overrides with Hydra anyway).
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -39,6 +40,7 @@ from launch.config.hydra_internals import launcher_override, optuna_capable_hydr
 from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.search_path import PACKAGE_SOURCE
 from launch.run.exit_codes import INTERRUPTED
+from launch.run.rundir import now
 from launch.run.sweep import Point, SweepSummary
 from t3rl_core.secret import mask_text
 
@@ -97,7 +99,7 @@ def run_search(
     try:
         dirs = [str(Path(directory).resolve()) for directory in config_dirs]
         hydra = optuna_capable_hydra("t3rl", PACKAGE_SOURCE, dirs)
-        with launcher_override(launcher):
+        with launcher_override(launcher), _scored_or_none(launcher):
             hydra.multirun(
                 config_name="config",
                 task_function=lambda _: None,  # never called: the launcher runs the trials
@@ -117,6 +119,20 @@ def run_search(
     finally:
         GlobalHydra.instance().clear()
     return yaml.safe_load((sweep_dir / "optimization_results.yaml").read_text())
+
+
+@contextmanager
+def _scored_or_none(launcher: _TrialsLauncher) -> Iterator[None]:
+    """The sweeper's error for a study without one scored trial, as NoTrialScored (what happened,
+    not a crash); any other error as it is."""
+    try:
+        yield
+    except ValueError:
+        if launcher.trials and not launcher.scored:
+            raise NoTrialScored(
+                f"none of the {launcher.trials} trial(s) gave a metric, so the study has no best trial"
+            ) from None
+        raise
 
 
 def storage_problem(sweeper: Mapping[str, Any]) -> Problem | None:
@@ -191,12 +207,23 @@ class TrialFailed(RuntimeError):
     """A trial that gave no metric; the sweeper re-raises it once `max_failure_rate` is exceeded."""
 
 
+class NoTrialScored(RuntimeError):
+    """Every trial of the study failed within `max_failure_rate`: the study has no best trial (the
+    sweeper's own `study.best_trial` raised a ValueError, reported as a bug in t3rl)."""
+
+
 def _parsed(overrides: Sequence[str]) -> list[tuple[str, Any]]:
     """(key, value) of each override as Hydra reads it, comparable across spellings."""
     return [
         (o.get_key_element(), repr(o.value()))
         for o in OverridesParser.create().parse_overrides(list(overrides))
     ]
+
+
+def _as_the_study_has_it(outcome: TrialOutcome) -> str:
+    """A trial's status as the study records it: without a metric it is a failed trial there, whatever
+    its run did (one that succeeded with no eval summary to score it by was listed `succeeded`)."""
+    return "failed" if outcome.metric is None and outcome.status == "succeeded" else outcome.status
 
 
 class _TrialsLauncher:
@@ -206,6 +233,8 @@ class _TrialsLauncher:
         self.summary = summary
         self.base = list(base)
         self.run_trials = run_trials
+        # Trials launched, and those that gave the study a metric.
+        self.trials = self.scored = 0
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> list[Any]:
         base = _parsed(self.base)
@@ -223,7 +252,7 @@ class _TrialsLauncher:
         ]
         for point in points:
             self.summary.add(point)
-            self.summary.update(point.index, status="running")
+            self.summary.update(point.index, status="running", started_at=now())
         try:
             outcomes = self.run_trials(points, self.summary)
         except BaseException as error:
@@ -236,13 +265,18 @@ class _TrialsLauncher:
                     self.summary.update(point.index, status=status, error=reason.splitlines()[0])
             raise
         returns = []
+        self.trials += len(points)
+        self.scored += sum(outcome.metric is not None for outcome in outcomes)
         for point, outcome in zip(points, outcomes, strict=True):
             self.summary.update(
                 point.index,
                 run_dir=outcome.run_dir,
-                status=outcome.status,
+                status="failed"
+                if outcome.metric is None and outcome.status == "succeeded"
+                else outcome.status,
                 metric=outcome.metric,
                 error=outcome.error,
+                finished_at=self.summary.points[point.index].finished_at or now(),
             )
             result = JobReturn(overrides=list(point.overrides), status=JobStatus.COMPLETED)
             result.return_value = outcome.metric

@@ -16,7 +16,7 @@ from launch.config.errors import ConfigError, Problem
 from launch.run.exit_codes import EXIT_FAILED
 from launch.run.pipeline import PipelineError
 from launch.run.rundir import RunDir, RunDirError, stamp_now
-from launch.run.search import TrialFailed, TrialOutcome, run_search, storage_problem
+from launch.run.search import NoTrialScored, TrialFailed, TrialOutcome, run_search, storage_problem
 from launch.run.steps import execute, new_sweep_dir, plan_run, resolve_overrides, write_run_dir
 from launch.run.sweep import IncompleteEval, SweepSummary, point_metric, resolving
 from launch.run.sweep_checks import search_base, search_problems
@@ -111,6 +111,15 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
                 config_dirs=config_dirs,
                 metric_name=metric_name,
             )
+    except NoTrialScored as error:
+        _print_trials(sweep_dir, console)
+        console.print(
+            f"[red]search ended without a result:[/] {escape(str(error))}; each trial's reason is in the "
+            "table above",
+            soft_wrap=True,
+            highlight=False,
+        )
+        return EXIT_FAILED
     except TrialFailed as error:
         _print_trials(sweep_dir, console)
         console.print(
@@ -147,6 +156,7 @@ def _print_trials(sweep_dir: Path, console: Console) -> None:
             str(point.get("finished_at") or "")[11:19],
         )
     console.print(table)
+    results = sweep_dir / "optimization_results.yaml"  # Optuna's best: none when no trial was scored
     console.print(
-        f"study: {sweep_dir / 'sweep.md'}, {sweep_dir / 'optimization_results.yaml'}", soft_wrap=True
+        f"study: {sweep_dir / 'sweep.md'}" + (f", {results}" if results.exists() else ""), soft_wrap=True
     )

@@ -25,6 +25,11 @@
   one point) left sweep.json, sweep.md and `t3rl runs show <sweep>` saying it failed after it
   succeeded: the point's outcome goes into its sweep's record (launch.run.sweep_point_alone), under the
   sweep's lock; while a sweep launcher holds it, the run says that launcher keeps the record.
+- an Optuna search whose every trial failed within max_failure_rate ended in "t3rl failed unexpectedly:
+  ValueError: No trials are completed yet" (the sweeper's study.best_trial); a trial that succeeded
+  with nothing to score it by was listed `succeeded` while the study recorded it failed; a batch of one
+  trial recorded no start and end times. Now: the table and "search ended without a result" (exit 1),
+  each trial's status as the study has it, and its times.
 """
 
 from __future__ import annotations
@@ -239,3 +244,33 @@ def test_a_sweep_point_run_alone_records_its_outcome_in_the_sweep(conf, tmp_path
     assert [(p["status"], p["error"]) for p in points] == [("succeeded", None), ("succeeded", None)]
     assert "| succeeded |" in (sweep / "sweep.md").read_text().splitlines()[-1]
     assert "failed" not in _invoke("runs", "show", str(sweep)).output
+
+
+SEEDS = """\
+# @package _global_
+defaults:
+  - override /hydra/sweeper: optuna
+hydra:
+  sweeper:
+    direction: maximize
+    study_name: seeds
+    storage: null
+    n_trials: 2
+    n_jobs: 1
+    max_failure_rate: 1.0
+    params:
+      seed: choice(1, 2)
+"""
+
+
+def test_a_search_whose_every_trial_failed_ends_with_its_table_not_a_crash(conf, tmp_path):
+    (conf / "hparams_search").mkdir()
+    (conf / "hparams_search" / "seeds.yaml").write_text(SEEDS)
+    result = _invoke("run", "-m", "+experiment=rec", "hparams_search=seeds", "--config-dir", str(conf))
+    out = " ".join(result.output.split())
+    assert result.exit_code == 1, out
+    assert "search ended without a result: none of the 2 trial(s) gave a metric" in out, out
+    (sweep,) = (tmp_path / "runs" / "rec").iterdir()
+    points = json.loads((sweep / "sweep.json").read_text())["points"]
+    assert [(p["status"], p["error"]) for p in points] == [("failed", "no eval summary")] * 2
+    assert all(p["started_at"] and p["finished_at"] for p in points), points
