@@ -22,10 +22,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from launch.checks.writable import unwritable
 from launch.cli import completion
 from launch.cli import eval_setup as common
 from launch.cli.eval_checkpoint import check_stage_checkpoint, not_a_checkpoint
+from launch.cli.out_option import writable_out
 from launch.config.errors import EXIT_CONFIG_ERROR, did_you_mean
 from launch.config.secrets import scrub_obj, scrub_text
 from launch.files import LockHeld, atomic_write_json, exclusive_lock
@@ -87,7 +87,11 @@ def eval_command(
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(metavar="DIR", help="output dir (default: <runs_dir>/eval-<engine>-<time>)"),
+        typer.Option(
+            metavar="DIR",
+            help="output dir (default: <runs_dir>/eval-<engine>-<time>)",
+            callback=writable_out,
+        ),
     ] = None,
     data: Annotated[
         Path | None,
@@ -219,13 +223,6 @@ def _check_out(out: Path) -> None:
     """--out is new, empty or an eval's own record: an eval never writes over a run's or a plan's record
     (it rewrote its config and manifest, and `t3rl run --run-dir` then refused the run as an eval) nor
     among other files."""
-    if out.exists() and not out.is_dir():
-        raise typer.BadParameter(
-            f"{out} is a file, not a directory for the eval's record", param_hint="--out"
-        )
-    why = unwritable(out)
-    if why is not None:
-        raise typer.BadParameter(f"{why}; choose a directory you can write", param_hint="--out")
     record = RunDir(out)
     if not out.is_dir():
         return

@@ -18,6 +18,7 @@ import typer
 from launch.cli import completion
 from launch.cli.eval_command import ConfigDirs, eval_command
 from launch.cli.eval_setup import resolve_or_exit
+from launch.cli.out_option import writable_out
 from launch.config.errors import EXIT_CONFIG_ERROR
 from t3rl_core.data.__main__ import prepare_and_show
 
@@ -39,7 +40,9 @@ def register(app: typer.Typer) -> None:
 
 
 def data_bfcl(
-    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="output directory")],
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="output directory", callback=writable_out)
+    ],
     overrides: Annotated[
         list[str] | None,
         completion.overrides_argument("Hydra overrides of the env, e.g. env.data.seed=7"),
@@ -59,8 +62,6 @@ def data_bfcl(
 
       t3rl data bfcl +experiment=stage1_bfcl env.data.seed=7 --out data/bfcl-seed7
     """
-    if out.exists() and not out.is_dir():
-        raise typer.BadParameter(f"{out} is a file, not a directory for the splits", param_hint="--out")
     if (out / "config.yaml").is_file():  # the data's manifest.json would replace the record's
         raise typer.BadParameter(
             f"{out} holds a run's, plan's or eval's record; the splits go into a dir of their own",

@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from launch.cli import completion
+from launch.cli.out_option import check_writable, writable_out
 from launch.config.errors import ConfigError, render_problems
 from launch.config.resolved import composed_plain
 from launch.config.schema_errors import problems_from_validation
@@ -74,6 +75,7 @@ def score_command(
             metavar="DIR",
             help="output dir for verdicts.jsonl and summary.json (default: next to FILE, its name with "
             ".scored for .jsonl: runs/r.jsonl → runs/r.scored/)",
+            callback=writable_out,
         ),
     ] = None,
     mode: Annotated[
@@ -129,7 +131,8 @@ def score_command(
     scorer = _scorer(world, _section(world, overrides or [], [str(d) for d in config_dir or []]), mode)
     if data is not None:
         scorer = _with_rows(world, scorer, data)
-    out = out or file.with_name(file.name.removesuffix(".jsonl") + ".scored")
+    # The default, next to FILE, is checked as a given --out is (`writable_out`).
+    out = out or check_writable(file.with_name(file.name.removesuffix(".jsonl") + ".scored"))
     if (out / "config.yaml").is_file():  # its summary.json would replace an eval's, beside a run's record
         raise typer.BadParameter(
             f"{out} holds a run's or an eval's record; verdicts go into a dir of their own",

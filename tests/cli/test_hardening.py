@@ -261,9 +261,10 @@ def test_an_empty_path_is_refused(here: Path, argv: list[str]) -> None:
 
 
 def test_a_data_dir_that_cannot_be_made_is_named_as_given(here: Path) -> None:
-    """The error named the hidden sibling the splits are written into (`/proc/.x.partial-…`)."""
+    """The error named the hidden sibling the splits are written into (`/proc/.x.partial-…`); it is a
+    bad --out, refused before any work (launch/cli/out_option.py)."""
     result = invoke(["data", "bfcl", "--out", "/proc/no/x"])
-    assert result.exit_code == 1 and "error: /proc/no/x:" in result.output, result.output
+    assert result.exit_code == 2 and "--out: /proc/no/x cannot be created" in result.output, result.output
 
 
 def test_two_preparations_into_one_new_dir_both_end_whole(

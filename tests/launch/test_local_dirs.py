@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 from test_preflight import _errors, _invoke, sandbox  # noqa: F401  (sandbox is a fixture)
 
+from launch.cli.app import app
 from launch.config.schema import PathsConfig
 from t3rl_core.fields import StrKind
 from tests.support.fix_applier import apply_first_fix
@@ -135,24 +138,62 @@ def test_a_tracking_dir_no_tracker_reads_is_not_probed(sandbox: Path) -> None:  
     assert not [e for e in _errors(out) if e["key"] == "tracking.dir"], out
 
 
+def _commands_with_out() -> set[str]:
+    """Every `t3rl` command (as typed) that has an --out option."""
+    found = set()
+
+    def walk(command: Any, path: str) -> None:
+        if hasattr(command, "list_commands"):  # a group (Typer's own click, not the click package's)
+            context = type(command).context_class(command)
+            for name in command.list_commands(context):
+                walk(command.get_command(context, name), f"{path} {name}".strip())
+        elif any("--out" in param.opts for param in command.params):
+            found.add(path)
+
+    walk(typer.main.get_command(app), "")
+    return found
+
+
+# Each command with --out DIR, as a newcomer types it with a directory that cannot be made: the
+# arguments before --out, the exit code, and what the message says. A new command with --out fails
+# test_every_out_option_is_probed until it is added here.
+OUT_COMMANDS = {
+    "eval": (
+        ["eval", QS, "--engine", "reference", "--limit-per-category", "1"],
+        2,
+        "Invalid value for --out",
+    ),
+    "score": (["score", "bfcl", "{file}"], 2, "Invalid value for --out"),
+    "data bfcl": (["data", "bfcl"], 2, "Invalid value for --out"),
+    # The plain path of `t3rl plan` (no Typer): exit 1, "the plan dir cannot be used" (its --help).
+    "plan": (["plan", QS], 1, "--out /proc/t3rl-out"),
+}
+
+
+def test_every_out_option_is_probed() -> None:
+    assert _commands_with_out() == set(OUT_COMMANDS)
+
+
 @pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="no /proc here")
-@pytest.mark.parametrize(
-    ("command", "code", "said"),
-    [
-        (["eval", "--engine", "reference", "--limit-per-category", "1"], 2, "Invalid value for --out"),
-        (["plan"], 1, "--out /proc/t3rl-out"),
-    ],
-    ids=["eval", "plan"],
-)
-def test_an_out_dir_the_kernel_refuses_is_named_before_any_work(
-    command: list[str],
-    code: int,
-    said: str,
-    sandbox: Path,  # noqa: F811
-) -> None:
-    # Before, both ended on the first mkdir with "No such file or directory … check the path", naming
+@pytest.mark.parametrize("command", sorted(OUT_COMMANDS))
+def test_an_out_dir_the_kernel_refuses_is_named_before_any_work(command: str, sandbox: Path) -> None:  # noqa: F811
+    # Before, each ended on its first mkdir with "No such file or directory … check the path", naming
     # neither the option nor what refused it.
-    exit_code, out = _invoke(command[0], QS, *command[1:], "--out", "/proc/t3rl-out")
+    scored = sandbox / "trajectories.jsonl"
+    scored.write_text('{"task_id": "x"}\n')
+    # What the command may write before it reads --out: the compose cache (`t3rl plan`'s config).
+    cache = sandbox / "cache"
+    before = {str(p) for p in sandbox.rglob("*") if p != cache and cache not in p.parents}
+    args, code, said = OUT_COMMANDS[command]
+    exit_code, out = _invoke(*(a.format(file=scored) for a in args), "--out", "/proc/t3rl-out")
     assert exit_code == code, out
     assert said in out and "cannot be created: making a directory in /proc fails" in out, out
-    assert not (sandbox / "runs").exists(), out
+    assert {str(p) for p in sandbox.rglob("*") if p != cache and cache not in p.parents} == before, out
+
+
+def test_scores_written_next_to_a_file_in_a_directory_that_refuses_them_are_refused_first(
+    sandbox: Path,  # noqa: F811
+) -> None:
+    # No --out: the verdicts go next to FILE (/proc/self/…, where nothing can be made).
+    code, out = _invoke("score", "bfcl", "/proc/self/environ")
+    assert code == 2 and "Invalid value for --out" in out and "/proc/self/environ.scored" in out, out
