@@ -23,6 +23,8 @@ def nearest_dir_fix(missing: str) -> str:
     generic = "pass an existing directory of config groups (e.g. <dir>/model/my_model.yaml)"
     parent, name = os.path.split(missing)
     if os.path.isfile(missing):
+        if not name.endswith((".yaml", ".yml")):  # no config file at all: a data file, a script
+            return f"{missing} is no config file; {generic}"
         above, group = os.path.split(parent)
         option = name.removesuffix(".yaml").removesuffix(".yml")
         chosen = f"{'+' if group in OPTIONAL_GROUPS else ''}{group}={option}"
