@@ -144,6 +144,9 @@ def exit_code_for(error: BaseException, command: str | None = None) -> int | Non
         where = _OUTPUT_CHOICE.get(command or "", _RUNS_DIR_CHOICE)
         advice = _OS_ADVICE.get(error.errno or 0, "").format(where=where)
         run = _run_holding(str(error.filename)) if command == "run" else None
+        if run and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            # a run dir that exists (a resume): another paths.runs_dir would start a new run instead
+            advice = f"the run dir {run} cannot be written here: make it writable"
         resume = f"; then `t3rl run --run-dir {run}` resumes the run" if run else ""
         _say(f"error: {path}: {error.strerror or error}" + (f" ({advice})" if advice else "") + resume)
         return EXIT_FAILED

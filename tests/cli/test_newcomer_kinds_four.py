@@ -8,7 +8,8 @@ the words other tools use.
 - the words other tools use for a command (`t3rl status`, `t3rl resume`, `t3rl compare`, `t3rl runs list`):
   "No such command", with no guess or a wrong one ("Did you mean 'score'?" for compare).
 - `t3rl run` on a disk that fills up under a stage: the file named and "free space", but not the line
-  that resumes the run it left (its record was whole: `t3rl run --run-dir` went on from the stage).
+  that resumes the run it left (its record was whole: `t3rl run --run-dir` went on from the stage); a
+  resume into a run dir on a read-only file system was told to choose another paths.runs_dir.
 - `t3rl runs` on a terminal of 20 or 40 columns: rich's table folded each cell to a few letters a line,
   and at 20 left the metric column empty.
 - `t3rl runs --help` and `t3rl --help` listed `diff`, `show` and `check-template` with the docstring's
@@ -28,6 +29,7 @@ from __future__ import annotations
 import errno
 import io
 import json
+import os
 import re
 import shlex
 from pathlib import Path
@@ -305,3 +307,19 @@ def test_the_eval_helps_reference_example_gives_gold_calls_the_quickstarts_token
         result = invoke([*shlex.split(example)[1:], "--out", str(here / "out" / str(len(handed)))])
         assert result.exit_code == 0, (example, result.output)
         assert handed[-1].engine.name == "reference" and handed[-1].max_new_tokens == budget, example
+
+
+@pytest.mark.parametrize("code", [errno.EROFS, errno.EACCES])
+def test_a_resume_into_a_run_dir_it_cannot_write_says_to_make_that_dir_writable(
+    here: Path, capsys: pytest.CaptureFixture[str], code: int
+) -> None:
+    """Before: 'error: RUN/.lock: Read-only file system (a read-only file system: choose a writable
+    directory (paths.runs_dir=…))': another runs dir starts a new run, not this one's resume."""
+    run = here / "runs" / "quickstart" / "20260101-000000"
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text("name: quickstart\n")
+    (run / "manifest.json").write_text("{}")
+    assert exit_code_for(OSError(code, os.strerror(code), str(run / ".lock")), "run") == 1
+    said = " ".join(capsys.readouterr().err.split())
+    assert "paths.runs_dir" not in said, said
+    assert f"the run dir {run} cannot be written here: make it writable" in said, said
