@@ -89,7 +89,7 @@ def run_search(
     trial's metric, or its failure, which Optuna records as a failed trial (`max_failure_rate`)."""
     register_sweeper_configs()
     _log_through_logging()
-    summary = SweepSummary(sweep_dir=sweep_dir, name=name, metric_name=metric_name)
+    summary = SweepSummary(sweep_dir=sweep_dir, name=name, metric_name=metric_name, search=list(overrides))
     # Hydra wants `experiment=x` for groups the primary config lists as null; t3rl takes `+experiment=x` too.
     base = [
         o[1:] if o.startswith("+") and o[1:].split("=", 1)[0] in OPTIONAL_GROUPS else o for o in overrides

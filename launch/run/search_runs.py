@@ -100,7 +100,7 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
         return outcomes
 
     # The record first (the sweep dir appears with it), then the launcher's lock inside.
-    SweepSummary(sweep_dir=sweep_dir, name=sweep_dir.name, metric_name=metric_name).write()
+    SweepSummary(sweep_dir=sweep_dir, name=sweep_dir.name, metric_name=metric_name, search=overrides).write()
     try:
         with sweep_lock(sweep_dir):
             results = run_search(

@@ -218,6 +218,8 @@ class SweepSummary:
     launcher: dict[str, Any] = field(default_factory=_launcher)
     # "plan" for a sweep `t3rl plan -m` wrote (never run; `t3rl run --run-dir` refuses it), else "run".
     record: str = "run"
+    # An Optuna search's overrides as typed (masked): its trials are its study's, never resumed one by one.
+    search: list[str] | None = None
     # Whether this process may write the dir's record: it loaded it (a resume) or wrote it first.
     _claimed: bool = field(default=False, init=False, repr=False, compare=False)
 
@@ -230,6 +232,7 @@ class SweepSummary:
             name=data["name"],
             metric_name=data.get("metric"),
             record=data.get("record", "run"),
+            search=data.get("search"),
         )
         for record in data.get("points", []):
             try:
@@ -264,6 +267,7 @@ class SweepSummary:
             "metric": self.metric_name,
             "launcher": self.launcher,
             **({"record": self.record} if self.record != "run" else {}),
+            **({"search": mask_overrides(self.search)} if self.search is not None else {}),
             "points": [_masked(asdict(self.points[i])) for i in sorted(self.points)],
         }
 

@@ -37,6 +37,10 @@ def record_in_sweep(run_dir: Path, code: int) -> str | None:
             index = next((i for i, r in points if r.run_dir and Path(r.run_dir).resolve() == here), None)
             if index is None or summary.record != "run":
                 return None
+            if summary.search is not None:  # its record is its study's, which this run never reached
+                return (
+                    f"note: {sweep_dir} is an Optuna search: this run of a trial is not in its study's record"
+                )
             status, metric, error = _outcome(run_dir, code, summary.metric_name)
             summary.update(index, status=status, metric=metric, error=error, finished_at=now())
     except LockHeld:

@@ -136,6 +136,8 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
     dir, with its own overrides (re-attaching to jobs still running); succeeded points stay as they are
     unless --from/--only asks for a stage of every point."""
     summary = SweepSummary.load(sweep_dir)
+    if summary.search is not None:
+        raise PipelineError(search_not_resumed(sweep_dir, summary.search))
     planned = []
     for index in sorted(summary.points):
         record = summary.points[index]
@@ -162,6 +164,16 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
         return 0
     console.print(f"resuming {len(planned)} point(s) of [bold]{escape(str(sweep_dir))}[/]", soft_wrap=True)
     return run_points(planned, summary, from_stage, only, dry=False, console=console)
+
+
+def search_not_resumed(sweep_dir: Path, overrides: list[str]) -> str:
+    """Why an Optuna search's dir is not resumed trial by trial, and what to run instead."""
+    return (
+        f"{sweep_dir} is an Optuna search: its study chose each trial from the results before it, and a "
+        "trial run again here would reach neither the study nor its best (optimization_results.yaml). "
+        f"Start the search again: t3rl run -m {shlex.join(overrides)} (with hydra.sweeper.storage="
+        "sqlite:///<file> and the same study_name, a search started again continues its study)"
+    )
 
 
 def run_points(

@@ -30,6 +30,11 @@
   with nothing to score it by was listed `succeeded` while the study recorded it failed; a batch of one
   trial recorded no start and end times. Now: the table and "search ended without a result" (exit 1),
   each trial's status as the study has it, and its times.
+- `t3rl run --run-dir <search dir>` reran the search's failed trials as sweep points and said the sweep
+  was done: the study never saw them, its best (optimization_results.yaml) stayed as it was, and the
+  trials it never asked were not run. sweep.json names a search's overrides (`search`); its dir is
+  refused with the command that starts the search again, and a trial run alone is not written into the
+  study's record.
 """
 
 from __future__ import annotations
@@ -274,3 +279,13 @@ def test_a_search_whose_every_trial_failed_ends_with_its_table_not_a_crash(conf,
     points = json.loads((sweep / "sweep.json").read_text())["points"]
     assert [(p["status"], p["error"]) for p in points] == [("failed", "no eval summary")] * 2
     assert all(p["started_at"] and p["finished_at"] for p in points), points
+
+    resumed = _invoke("run", "--run-dir", str(sweep))
+    out = " ".join(resumed.output.split())
+    assert resumed.exit_code == 1, out
+    assert "is an Optuna search: its study chose each trial" in out, out
+    assert "Start the search again: t3rl run -m +experiment=rec hparams_search=seeds" in out, out
+    assert not (sweep / "p00" / "stages" / "prepare_data" / "log.txt").read_text().count("attempt 2")
+    alone = _invoke("run", "--run-dir", str(sweep / "p00"))
+    assert "is an Optuna search: this run of a trial is not in its study" in " ".join(alone.output.split())
+    assert json.loads((sweep / "sweep.json").read_text())["points"] == points
