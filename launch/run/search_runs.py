@@ -65,8 +65,17 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
 
     def run_one(item: PlannedPoint) -> TrialOutcome:
         try:
-            write_run_dir(item.run_dir, item.resolved, item.plan, config_dirs)
-            result = execute(item.plan, item.run_dir, item.resolved, None, None, dry=False, console=console)
+            result = execute(
+                item.plan,
+                item.run_dir,
+                item.resolved,
+                None,
+                None,
+                dry=False,
+                console=console,
+                # Under the trial's lock, as every run's record.
+                record=lambda: write_run_dir(item.run_dir, item.resolved, item.plan, config_dirs),
+            )
         except (PipelineError, RunDirError) as error:  # refused at pre-flight: a failed trial
             console.print(
                 f"[red]trial {item.index}:[/] {escape(str(error))}", soft_wrap=True, highlight=False

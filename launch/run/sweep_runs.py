@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
+from launch.files import is_locked
 from launch.run.executors.ray_capacity import live_submission_ids, own_live_gpus, sweep_capacity
 from launch.run.executors.ray_jobs import dashboard_address
 from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, INTERRUPTED
@@ -251,9 +252,14 @@ def _run_point(
     run_dir = item.run_dir
     run_dir.path.mkdir(parents=True, exist_ok=True)
     summary.update(item.index, run_dir=str(run_dir.path), status="running")
-    try:
+
+    def record() -> None:  # under the point's lock: a dir another launcher holds keeps its own record
         write_run_dir(run_dir, item.resolved, item.plan, item.config_dirs, record="plan" if dry else "run")
-        result = execute(item.plan, run_dir, item.resolved, from_stage, only, dry=dry, console=console)
+
+    try:
+        result = execute(
+            item.plan, run_dir, item.resolved, from_stage, only, dry=dry, console=console, record=record
+        )
     except KeyboardInterrupt:
         summary.update(item.index, status="interrupted", error=INTERRUPTED)
         raise
@@ -294,8 +300,10 @@ def at_once(
     for item in planned:
         try:
             item.run_dir.path.mkdir(parents=True, exist_ok=True)
-            # The child launcher (`t3rl run --run-dir`) records the attempt.
-            write_run_dir(item.run_dir, item.resolved, item.plan, item.config_dirs, attempt=False)
+            # The child launcher (`t3rl run --run-dir`) records the attempt; a point another launcher
+            # still holds keeps that launcher's record (the point waits for it, then resumes from it).
+            if not is_locked(item.run_dir.path / ".lock"):
+                write_run_dir(item.run_dir, item.resolved, item.plan, item.config_dirs, attempt=False)
         except OSError as err:
             statuses[item.index] = "failed"
             summary.update(item.index, status="failed", error=f"cannot write the run dir: {err}")

@@ -35,6 +35,10 @@
   trials it never asked were not run. sweep.json names a search's overrides (`search`); its dir is
   refused with the command that starts the search again, and a trial run alone is not written into the
   study's record.
+- a sweep (and a search) wrote a point's record (config.yaml, manifest, a new overrides.history entry)
+  before taking the point's lock: a point another launcher was running (`t3rl run --run-dir <sweep>/pNN`)
+  got an attempt in its history that never ran and a manifest not its own. The record is written under
+  the lock, as a single run's; a parallel sweep leaves a point another launcher holds as it is.
 """
 
 from __future__ import annotations
@@ -289,3 +293,22 @@ def test_a_search_whose_every_trial_failed_ends_with_its_table_not_a_crash(conf,
     alone = _invoke("run", "--run-dir", str(sweep / "p00"))
     assert "is an Optuna search: this run of a trial is not in its study" in " ".join(alone.output.split())
     assert json.loads((sweep / "sweep.json").read_text())["points"] == points
+
+
+def test_a_sweep_resume_never_writes_the_record_of_a_point_another_launcher_holds(conf, tmp_path):
+    from launch.files import exclusive_lock
+
+    assert _invoke("run", "-m", "+experiment=rec", "seed=1,2", "--config-dir", str(conf)).exit_code == 0
+    (sweep,) = (tmp_path / "runs" / "rec").iterdir()
+    record = json.loads((sweep / "sweep.json").read_text())
+    record["points"][1]["status"] = "failed"
+    (sweep / "sweep.json").write_text(json.dumps(record))
+    point = sweep / "p01"
+    before = {
+        name: (point / name).read_bytes()
+        for name in ("config.yaml", "manifest.json", "overrides.history.yaml")
+    }
+    with exclusive_lock(point / ".lock"):  # `t3rl run --run-dir <sweep>/p01` running meanwhile
+        resumed = _invoke("run", "--run-dir", str(sweep))
+    assert resumed.exit_code == 1 and "is in use by another t3rl process" in resumed.output, resumed.output
+    assert {name: (point / name).read_bytes() for name in before} == before
