@@ -40,7 +40,9 @@ def commands(group: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...
 
 
 def section(path: tuple[str, ...], command: Any) -> list[str]:
-    ctx = typer.Context(command, info_name=" ".join(path))
+    # Every command's context inherits the root's help option names (-h, --help) when t3rl runs it.
+    names = typer.main.get_command(app).context_settings.get("help_option_names")
+    ctx = typer.Context(command, info_name=" ".join(path), help_option_names=names)
     lines = [f"{'#' * min(len(path) + 1, 4)} `{' '.join(path)}`", ""]
     help_text = inspect.cleandoc(command.help or "")
     if help_text:

@@ -31,6 +31,9 @@ app = typer.Typer(
     add_completion=True,
     # Plain metavars (`A B`, `--out DIR`) like every subcommand (`launch.cli.help_format`).
     cls=LazyGroup,
+    # -h as most tools take it: `t3rl run -h` was read as an override `h` ("write it as an override
+    # without dashes"). Every command's context inherits it.
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 

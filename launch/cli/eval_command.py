@@ -136,7 +136,7 @@ def eval_command(
 
     Examples:
 
-      # the quickstart's gold-policy eval (its stage's limits and token budget), here and now
+      # the quickstart's gold-policy eval, with its stage's settings
       t3rl eval +experiment=quickstart --stage eval_reference
 
       t3rl eval +experiment=quickstart --stage eval_tiny

@@ -19,6 +19,8 @@ the words other tools use.
 - the quickstart's last table (the next experiment's stages) was rich's boxed table in a log or a pipe,
   each stage folded over two or three lines.
 - `t3rl runs --json` (a script's way to read the listing): "No such option"; the table was all there was.
+- `t3rl -h`: "No such option: -h"; `t3rl run -h`: "'-h' is not an option … write it as an override without
+  dashes".
 - `t3rl eval --help`'s first example evaluated the scripted gold policy on the quickstart with eval.*'s
   default token budget: a long gold call was truncated, overall 0.950 for a policy that is always right.
 Each failed before.
@@ -323,3 +325,18 @@ def test_a_resume_into_a_run_dir_it_cannot_write_says_to_make_that_dir_writable(
     said = " ".join(capsys.readouterr().err.split())
     assert "paths.runs_dir" not in said, said
     assert f"the run dir {run} cannot be written here: make it writable" in said, said
+
+
+# ------------------------------------------- -h, as most tools take it
+
+
+@pytest.mark.parametrize(
+    "argv", [["-h"], ["run", "-h"], ["validate", "+experiment=quickstart", "-h"], ["runs", "show", "-h"]]
+)
+def test_dash_h_is_help(here: Path, argv: list[str]) -> None:
+    """Before: `t3rl -h` 'No such option: -h'; `t3rl run -h` 'error h: '-h' is not an option of this
+    command … fix: write it as an override without dashes'."""
+    result = invoke(argv)
+    assert result.exit_code == 0, result.output
+    assert "Usage: t3rl" in result.output and "No such option" not in result.output, result.output
+    assert not any(line.startswith("error") for line in result.output.splitlines()), result.output
