@@ -214,17 +214,22 @@ class TrackingReporter:
 
 
 @contextmanager
-def tracked(run: RunConfig, run_dir: Path, config: Mapping[str, Any], reporter: Any) -> Iterator[Any]:
+def tracked(
+    run: RunConfig, run_dir: Path, config: Mapping[str, Any], reporter: Any, run_id: str | None = None
+) -> Iterator[Any]:
     """The reporter to run the pipeline with: `reporter` itself, or wrapped to log to the run's tracker.
 
     The tracker's run gets the resolved config and the run dir's manifest.json, then one record per
-    stage; it is closed with the pipeline's outcome ("stopped" on Ctrl-C, "failed" on an error)."""
+    stage; it is closed with the pipeline's outcome ("stopped" on Ctrl-C, "failed" on an error).
+    `run_id`: the run's id (launch.run.rundir.RunDir.id), the tracker's run name unless the config
+    names one; the manifest's is read only when it is not given (a first attempt has no manifest yet
+    when the tracker opens: its run was named by the bare timestamp, a resume's by `<name>-<ts>`)."""
     manifest_file = run_dir / "manifest.json"
     manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
     tracker = open_tracker(
         run.tracking,
         experiment=run.name,
-        run_id=str(manifest.get("run_id") or run_dir.name),
+        run_id=run_id or str(manifest.get("run_id") or run_dir.name),
         run_dir=run_dir,
         config=config,
         manifest=manifest,

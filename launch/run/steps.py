@@ -228,7 +228,7 @@ def execute(
             plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter, record=record
         )
 
-    with tracked(resolved.run, run_dir.path, resolved.config, reporter) as reporter:
+    with tracked(resolved.run, run_dir.path, resolved.config, reporter, run_dir.id) as reporter:
         return run_pipeline(
             plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter, record=record
         )

@@ -39,6 +39,9 @@
   before taking the point's lock: a point another launcher was running (`t3rl run --run-dir <sweep>/pNN`)
   got an attempt in its history that never ran and a manifest not its own. The record is written under
   the lock, as a single run's; a parallel sweep leaves a point another launcher holds as it is.
+- a run's tracker (W&B) was named by the manifest's run id, which a first attempt has not written yet
+  when its tracker opens: its run was named by the bare timestamp and every resume's `<name>-<ts>`, two
+  runs in the tracker for one. The tracker gets RunDir.id, the one id.
 """
 
 from __future__ import annotations
@@ -312,3 +315,17 @@ def test_a_sweep_resume_never_writes_the_record_of_a_point_another_launcher_hold
         resumed = _invoke("run", "--run-dir", str(sweep))
     assert resumed.exit_code == 1 and "is in use by another t3rl process" in resumed.output, resumed.output
     assert {name: (point / name).read_bytes() for name in before} == before
+
+
+def test_a_run_and_its_resume_open_their_tracker_under_one_run_id(conf, tmp_path, monkeypatch):
+    opened: list[str] = []
+
+    def open_tracker(tracking, **kwargs):
+        opened.append(kwargs["run_id"])
+
+    monkeypatch.setattr("launch.plan.tracking.open_tracker", open_tracker)
+    assert _invoke("run", "+experiment=rec", "--config-dir", str(conf)).exit_code == 0
+    (run_dir,) = (tmp_path / "runs" / "rec").iterdir()
+    assert _invoke("run", "--run-dir", str(run_dir)).exit_code == 0
+    recorded = json.loads((run_dir / "manifest.json").read_text())["run_id"]
+    assert opened == [recorded, recorded] == [f"rec-{run_dir.name}"] * 2
