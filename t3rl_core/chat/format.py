@@ -39,6 +39,8 @@ _DELTA_BASE: tuple[Message, ...] = (
     {"role": "user", "content": "."},
     {"role": "assistant", "content": _SENTINEL},
 )
+# The content of the message a role's probe renders (ChatFormat.drops_role).
+_ROLE_PROBE = "t3rl role probe 7f3a"
 # Prompts whose token ids are kept (GRPO samples each prompt n times in a row).
 _PROMPT_CACHE_SIZE = 1024
 # Distinct tools kept as RenderedJSON (a tool list's tools are kept while the list is).
@@ -154,6 +156,9 @@ class ChatFormat:
         self._byte_decoder = ByteDecoder.for_tokenizer(self._backend)
         # One past the largest id the model can emit (its config's vocab_size): vocab_limit.py.
         self.token_id_limit = token_id_limit(tokenizer)
+        # Roles the template was probed to write (drops_role), and the probes' answers.
+        self.written_roles: set[str] = set()
+        self._dropped_roles: dict[str, bool] = {}
 
     @classmethod
     def from_config(cls, config: ChatConfig, parsers: ParsersConfig | None = None) -> ChatFormat:
@@ -195,6 +200,24 @@ class ChatFormat:
             add_generation_prompt=add_generation_prompt,
             variables=self._render_globals,
         )
+
+    def drops_role(self, role: str) -> bool:
+        """Whether the template writes nothing of a message with `role`: DeepSeek-V3's writes system,
+        user, assistant and tool messages and skips any other (a row's `developer` message, a world's
+        `ipython` or `function` result) without a word, so its content never reached the model. Probed
+        once per role, after a user and an assistant turn; a template that raises on the probe is not
+        said to drop it (its own render then says what it refuses)."""
+        dropped = self._dropped_roles.get(role)
+        if dropped is None:
+            probe = [*_DELTA_BASE, {"role": role, "content": _ROLE_PROBE}]
+            try:
+                dropped = _ROLE_PROBE not in self.render(probe, add_generation_prompt=True)
+            except Exception:
+                dropped = False
+            self._dropped_roles[role] = dropped
+            if not dropped:
+                self.written_roles.add(role)
+        return dropped
 
     def encode(self, text: str) -> list[int]:
         if not text:

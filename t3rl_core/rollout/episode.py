@@ -184,6 +184,7 @@ class _Episode:
             error = "env.reset() returned inline text; only step() may continue a model turn"
             raise _Ended("failed", error, Failure("env", "InlineReset", error))
         self.messages.extend(map(scalar_message, first.messages))
+        self._check_roles(self.messages)
         prompt_ids = await self.chat.prompt_ids_async(self.messages, self.tools, tools_key=self.tools_key)
         self.trajectory = Trajectory(prompt_ids, self._response_limit(len(prompt_ids)))
         if first.done:
@@ -344,6 +345,7 @@ class _Episode:
             self.awaiting_model = self.mid_turn = True
             return
         observations = [scalar_message(message) for message in transition.messages]
+        self._check_roles(observations)
         self.messages.extend(observations)
         more = not transition.done and self.model_calls < self.limits.max_num_steps
         self.trajectory.append_observation(
@@ -354,6 +356,20 @@ class _Episode:
             raise _Ended("truncated" if transition.truncated else "completed")
         if not more:
             raise _Ended("truncated")
+
+    def _check_roles(self, messages: list[Message]) -> None:
+        """Every message entering the conversation (the row's, the world's) is one the chat template
+        writes: a role it skips would hide the message's content from the model, unsaid."""
+        written = self.chat.written_roles
+        for message in messages:
+            role = message.get("role")
+            if isinstance(role, str) and role not in written and self.chat.drops_role(role):
+                roles = [r for r in ("system", "user", "assistant", "tool") if not self.chat.drops_role(r)]
+                error = (
+                    f"the chat template writes nothing of a '{role}' message, so its content would never "
+                    f"reach the model: give it a role the template writes ({', '.join(roles)})"
+                )
+                raise _Ended("failed", error, Failure("env", "UnrenderedRole", error))
 
     def _close_turn(self, last_token: int | None) -> None:
         assert self.trajectory is not None

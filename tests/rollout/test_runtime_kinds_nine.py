@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 
 from t3rl_core.chat.format import ChatFormat
+from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RolloutConfig
 from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
 from t3rl_core.engines.sglang_http import BadResponse, parse_generation
 from t3rl_core.hooks import slime as hooks
 from t3rl_core.hooks.failures import METADATA_KEY
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
+from t3rl_core.types import Transition
 from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
 from tests.rollout.fakes import FixedEngine, ToyEnv, family_parser, play, task
 from tests.rollout.test_runner import ToyFactory, toy_runner
@@ -218,3 +220,69 @@ def test_a_world_whose_parser_fails_is_released(qwen_chat: ChatFormat) -> None:
     result, _ = asyncio.run(runner.run(row, "eval"))
     assert result.status == "failed" and result.failure is not None
     assert factory.envs and all(env.closed for env in factory.envs)
+
+
+# --- A message the chat template writes nothing of ----------------------------------------------------------
+
+
+class _Answers(ToyEnv):
+    """The toy world, answering each turn with a message of `role`."""
+
+    role = "ipython"
+
+    async def step(self, action: Any) -> Transition:
+        return Transition(messages=[{"role": self.role, "content": "the tool's result"}])
+
+
+def _played(chat: ChatFormat, env: ToyEnv, row: dict[str, Any] | None = None) -> EpisodeResult:
+    ids = [*chat.encode("The sum is 3."), chat.stop_token_ids[0]]
+    return asyncio.run(
+        run_episode(
+            row or task(),
+            env=env,
+            engine=FixedEngine([Generation(ids, [-0.1] * len(ids), "stop")] * 2),
+            chat=chat,
+            parser=family_parser(chat),
+            sampling=SamplingParams(max_new_tokens=32),
+            limits=RolloutConfig(max_num_steps=2),
+        )
+    )
+
+
+@pytest.fixture(scope="module")
+def deepseek_chat() -> ChatFormat:
+    return ChatFormat.from_pretrained(shared_tokenizer_dir("deepseek_v3"), "deepseek_v3")
+
+
+@pytest.mark.parametrize("role", ["ipython", "function", "observation"])
+def test_a_world_message_the_template_skips_is_the_worlds_failure(
+    deepseek_chat: ChatFormat, role: str
+) -> None:
+    """DeepSeek-V3's template writes system, user, assistant and tool messages and skips any other: a
+    world answering its tool results as `ipython` played on with the model never shown them, and the
+    episode was trained on as the policy's own."""
+    _Answers.role = role
+    result = _played(deepseek_chat, _Answers())
+    assert result.status == "failed" and result.failure is not None
+    assert (result.failure.kind, result.failure.error_type) == ("env", "UnrenderedRole")
+    assert f"'{role}'" in result.error and "tool" in result.error
+    assert result.num_model_calls == 1
+
+
+def test_a_row_message_the_template_skips_is_refused_before_any_call(deepseek_chat: ChatFormat) -> None:
+    row = task()
+    row["prompt"] = [{"role": "developer", "content": "Always answer in French."}, *row["prompt"]]
+    result = _played(deepseek_chat, ToyEnv(), row)
+    assert result.failure is not None and result.failure.error_type == "UnrenderedRole"
+    assert result.num_model_calls == 0 and "'developer'" in result.error
+
+
+def test_a_template_that_writes_the_role_plays_it(qwen_chat: ChatFormat) -> None:
+    _Answers.role = "ipython"
+    result = _played(qwen_chat, _Answers())
+    assert result.failure is None and result.num_model_calls == 2
+
+
+def test_no_shipped_template_drops_the_standard_roles(chat: ChatFormat) -> None:
+    """No false failure: every family writes the roles t3rl's worlds and rows use."""
+    assert not any(chat.drops_role(role) for role in ("system", "user", "assistant", "tool"))
