@@ -65,6 +65,7 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
 
     def run_one(item: PlannedPoint) -> TrialOutcome:
         try:
+            item.run_dir.path.mkdir(parents=True, exist_ok=True)  # its lock is taken there
             result = execute(
                 item.plan,
                 item.run_dir,

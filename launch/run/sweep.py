@@ -391,6 +391,16 @@ class IncomparableEval(IncompleteEval):
     feed the study (an IncompleteEval, so every caller refusing an unusable metric refuses it)."""
 
 
+def complete_summary(path: Path) -> dict[str, Any]:
+    """An eval's summary.json, if it is `complete: true` (IncompleteEval otherwise: its numbers must not
+    be read)."""
+    summary = json.loads(path.read_text())
+    if summary.get("complete") is not True:
+        reason = summary.get("reason") or "the eval stopped before every episode finished"
+        raise IncompleteEval(f"{path} is incomplete, its metrics are not used: {reason}")
+    return summary
+
+
 def point_metric(stages: Sequence[Any], objective: Any = None) -> float | None:
     """A finished point's score from its eval summary.json: `objective` (stage + dotted metric) when
     set, else the last eval stage's overall accuracy; None when that stage wrote no summary.
@@ -403,10 +413,7 @@ def point_metric(stages: Sequence[Any], objective: Any = None) -> float | None:
     path = Path(evals[-1].outputs["summary"])
     if not path.exists():
         return None
-    summary = json.loads(path.read_text())
-    if summary.get("complete") is not True:
-        reason = summary.get("reason") or "the eval stopped before every episode finished"
-        raise IncompleteEval(f"{path} is incomplete, its metrics are not used: {reason}")
+    summary = complete_summary(path)
     sweep_dir = path.parents[3]  # <sweep dir>/pNN/stages/<stage>/summary.json
     if objective is not None and (sweep_dir / "sweep.json").exists():
         parts = objective_identity_differences(sweep_dir, summary)

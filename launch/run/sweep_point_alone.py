@@ -19,7 +19,7 @@ from launch.files import LockHeld, exclusive_lock
 from launch.run.point_result import RESULT_ENV
 from launch.run.record_files import RunDirError
 from launch.run.rundir import now
-from launch.run.sweep import IncompleteEval, SweepSummary, read_metric
+from launch.run.sweep import IncompleteEval, SweepSummary, complete_summary, read_metric
 from launch.run.sweep_liveness import SWEEP_LOCK
 
 
@@ -67,9 +67,6 @@ def _outcome(run_dir: Path, code: int, metric_name: str | None) -> tuple[str, fl
     stage, _, key = metric_name.partition(": ")
     try:
         outputs = json.loads((run_dir / "stages" / stage / "outputs.json").read_text())
-        summary = json.loads(Path(outputs["summary"]).read_text())
-        if summary.get("complete") is not True:
-            raise IncompleteEval(f"{outputs['summary']} is incomplete, its metrics are not used")
-        return "succeeded", read_metric(summary, key), None
+        return "succeeded", read_metric(complete_summary(Path(outputs["summary"])), key), None
     except (IncompleteEval, OSError, ValueError, KeyError) as err:
         return "failed", None, f"no metric: {err}"
