@@ -183,3 +183,39 @@ def official_verdict(row: dict[str, Any], decoded: list[list[list[str]]]) -> tup
         for key in [key for key in vars(multi_turn_utils) if key.startswith(name)]:
             del vars(multi_turn_utils)[key]
     return result["valid"], result.get("error_type")
+
+
+# ------------------------------------------------------------------------------ the tutorial's figure
+
+TUTORIAL = Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "quickstart.md"
+ROW = re.compile(r"^\d+  ")
+
+
+def _rows(text: str) -> list[list[str]]:
+    """The stage rows of a plan's table as a pipe gets it: #, stage, kind, action, what."""
+    return [re.split(r"\s{2,}", line.strip())[:5] for line in text.splitlines() if ROW.match(line)]
+
+
+def test_the_tutorials_resume_figure_is_what_a_resume_plans(run):
+    """docs/tutorials/quickstart.md step 6 shows the table a resume prints after summary.json of
+    eval_reference is deleted: every row's stage, kind and action as `t3rl plan --run-dir` (the same
+    table, nothing run) prints them now, each 'what' the start of today's."""
+    run_dir, _ = run
+    figure = TUTORIAL.read_text().partition("$ t3rl run --run-dir runs/quickstart/<ts>\n")[2]
+    shown = _rows(figure.partition("```")[0])
+    assert [row[1] for row in shown] == ["prepare_data", "prepare_model", "eval_reference", "eval_tiny"]
+    summary = run_dir / "stages" / "eval_reference" / "summary.json"
+    kept = summary.read_bytes()
+    summary.unlink()
+    try:
+        t3rl = Path(sys.executable).with_name("t3rl")
+        done = subprocess.run(
+            [str(t3rl), "plan", "--run-dir", str(run_dir)], capture_output=True, text=True, timeout=300
+        )
+    finally:
+        summary.write_bytes(kept)
+    assert done.returncode == 0, done.stdout + done.stderr
+    planned = _rows(done.stdout)
+    assert [row[:4] for row in planned] == [row[:4] for row in shown], done.stdout
+    for now, figure_row in zip(planned, shown, strict=True):
+        assert now[4].startswith(figure_row[4].rstrip("…").rstrip()), (now, figure_row)
