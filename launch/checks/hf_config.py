@@ -14,7 +14,10 @@ trained as. Reads the JSON directly: no transformers import.
 
 from __future__ import annotations
 
+import functools
 import json
+import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +51,74 @@ class Mismatch(Record):
 
 
 def read_hf_config(checkpoint: str | Path) -> dict[str, Any] | None:
-    """The text-model part of `<checkpoint>/config.json`, or None when there is no such local file."""
-    path = Path(checkpoint) / "config.json"
-    if not path.is_file():
-        return None
-    config = json.loads(path.read_text())
-    return config.get("text_config") or config
+    """The text-model part of `<checkpoint>/config.json`, or None when there is no such local file or it
+    is not a config every key of `_KINDS` reads from (`hf_config_problem` says why;
+    `probes.model_checkpoint_present` reports it): no rule sees a size that is no number."""
+    return _text_config(Path(checkpoint).expanduser() / "config.json")[0]
+
+
+def hf_config_problem(checkpoint: str | Path) -> str | None:
+    """Why `<checkpoint>/config.json`, which is there, cannot be read as a checkpoint's config; None
+    when it reads or is not there at all."""
+    return _text_config(Path(checkpoint).expanduser() / "config.json")[1]
+
+
+def _text_config(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    config, problem = json_object(path)
+    if config is None:
+        return None, problem
+    text = config.get("text_config", None)
+    if text is not None and not isinstance(text, dict):
+        return None, f"{path} has text_config {_json(text)}, not an object"
+    text = text or config
+    for key, value in (*text.items(), ("rope_parameters.rope_theta", _rope_theta(text))):
+        kind = _KINDS.get(key)
+        if kind is not None and value is not None and not kind[0](value):
+            return None, f"{path} has {key} {_json(value)}, not {kind[1]}"
+    return text, None
+
+
+def _json(value: Any) -> str:
+    """`value` as config.json writes it (null, true, a list), cut short."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# What each config.json key the rules read must hold (null is unset): a size that is a string, a
+# flag that is a number, or an infinite epsilon was compared as if it were the model's (true equalled
+# any non-zero size, infinity any size, and a dict crashed the vocabulary's comparison).
+_WHOLE = (lambda v: type(v) is int and v >= 0, "a whole number >= 0")
+_POSITIVE = (lambda v: type(v) in (int, float) and math.isfinite(v) and v > 0, "a finite number > 0")
+_FLAG = (lambda v: type(v) is bool, "true or false")
+
+
+def json_object(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """A model's JSON file (config.json, tokenizer_config.json) as an object: (it, None), or (None, why
+    it is no such object), or (None, None) when there is no such file."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None, None
+    except OSError as error:
+        return None, f"{path} cannot be read ({error.strerror})"
+    return _parsed(path, stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(path: Path, *version: int) -> tuple[dict[str, Any] | None, str | None]:
+    """`json_object` of the file as it is (`version`: its mtime, size and inode): read once per pre-flight
+    by every rule that asks, again once it is rewritten."""
+    try:
+        config = json.loads(path.read_bytes())
+    except OSError as error:
+        return None, f"{path} cannot be read ({error.strerror})"
+    except json.JSONDecodeError as error:
+        return None, f"{path} is not JSON (line {error.lineno}: {error.msg})"
+    except UnicodeDecodeError:
+        return None, f"{path} is not JSON (its bytes are no UTF-8 text)"
+    if not isinstance(config, dict):
+        return None, f"{path} holds {_json(config)}, not a JSON object"
+    return config, None
 
 
 def compare(arch: MegatronArch, hf: dict[str, Any]) -> list[Mismatch]:
@@ -94,6 +159,16 @@ _FIELDS = (
     ("mla.qk_pos_emb_head_dim", "qk_rope_head_dim"),
     ("mla.v_head_dim", "v_head_dim"),
 )
+
+
+_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    **{hf_key: _WHOLE for _, hf_key in _FIELDS},
+    **{key: _WHOLE for key in (*_EXPERT_KEYS, "max_position_embeddings")},
+    "tie_word_embeddings": _FLAG,
+    "rms_norm_eps": _POSITIVE,
+    "rope_theta": _POSITIVE,
+    "rope_parameters.rope_theta": _POSITIVE,
+}
 
 
 # The fields slime's check does not compare, and what goes wrong instead.

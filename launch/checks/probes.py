@@ -22,9 +22,11 @@ from typing import Any
 
 from launch.checks.context import Context
 from launch.checks.eval_configs import eval_configs, eval_key
+from launch.checks.hf_config import hf_config_problem, json_object
 from launch.checks.import_probe import probe_argv, probe_failures, probe_reason
 from launch.checks.ledger import PlannedRun
 from launch.config.errors import Problem, did_you_mean
+from t3rl_core.home_paths import expand_home
 from t3rl_core.input_files import InputFile, scan
 from t3rl_core.secret import url_passwords
 from t3rl_core.secret_shapes import credentials_in
@@ -132,18 +134,61 @@ def _first_rows(path: Path) -> Iterator[tuple[str, Any]]:
 
 def model_checkpoint_present(ctx: Context) -> Iterator[Problem]:
     """A downloaded model's HF directory exists where the local executor will read it (a warning: it
-    may be downloaded before `t3rl run`, whose own pre-flight then requires it)."""
+    may be downloaded before `t3rl run`, whose own pre-flight then requires it); one that is there is a
+    directory whose config.json reads (an error under any executor: what is here is certainly broken)."""
     model = ctx.run.model
-    if model.synthetic or ctx.run.executor.kind != "local":
+    if model.synthetic:
         return
-    path = Path(model.hf_checkpoint).expanduser()
-    if not (path / "config.json").is_file():
+    key, path = "model.hf_checkpoint", Path(model.hf_checkpoint).expanduser()
+    if path.is_file():
+        parent = f"set {key}={path.parent} (the directory holding it)"
         yield Problem(
-            "model.hf_checkpoint",
-            f"{path} holds no config.json here: the stages that read the base model would fail",
-            fix=f"download it first (huggingface-cli download {model.hf_id} --local-dir {path}), or set "
-            "model.hf_checkpoint to the model's directory",
-            severity="warning",
+            key,
+            f"{path} is a file; a checkpoint is the directory holding config.json, tokenizer and weights",
+            fix=parent if path.name == "config.json" else f"set {key} to the model's directory",
+        )
+        return
+    broken = hf_config_problem(path)
+    if broken is not None:
+        yield Problem(
+            key,
+            f"{broken}: the stages that read the base model would fail",
+            fix=f"download it again (huggingface-cli download {model.hf_id} --local-dir {path}), or set "
+            f"{key} to the model's directory",
+        )
+        return
+    if ctx.run.executor.kind != "local" or (path / "config.json").is_file():
+        return
+    yield Problem(
+        key,
+        f"{path} holds no config.json here: the stages that read the base model would fail",
+        fix=f"download it first (huggingface-cli download {model.hf_id} --local-dir {path}), or set "
+        f"{key} to the model's directory",
+        severity="warning",
+    )
+
+
+def tokenizer_readable(ctx: Context) -> Iterator[Problem]:
+    """A tokenizer given as a path here is a directory whose tokenizer_config.json, if it has one,
+    reads (a hub id, or a path not here yet, is read where the stage runs)."""
+    key = "model.chat.tokenizer"
+    path = Path(expand_home(ctx.run.model.chat.tokenizer))
+    if path.is_file():
+        yield Problem(
+            key,
+            f"{path} is a file; a tokenizer is the directory holding tokenizer.json and "
+            "tokenizer_config.json",
+            fix=f"set {key}={path.parent} (the directory holding it)"
+            if path.name.startswith("tokenizer")
+            else f"set {key} to the tokenizer's directory (the model's own: {ctx.run.model.hf_checkpoint})",
+        )
+        return
+    _, broken = json_object(path / "tokenizer_config.json")
+    if broken is not None:
+        yield Problem(
+            key,
+            f"{broken}: the stages that tokenize would fail to load the tokenizer",
+            fix=f"download the tokenizer again, or set {key} to a tokenizer's directory",
         )
 
 
@@ -292,4 +337,10 @@ def _get(url: str) -> str | None:
         return str(getattr(error, "reason", error))
 
 
-RULES = (dataset_files_usable, model_checkpoint_present, endpoints_answer, env_server_answers)
+RULES = (
+    dataset_files_usable,
+    model_checkpoint_present,
+    tokenizer_readable,
+    endpoints_answer,
+    env_server_answers,
+)

@@ -23,12 +23,12 @@ domains) instead of a list of mistakes:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
+from launch.checks.hf_config import json_object
 from launch.checks.sglang_names import SAMPLING_DOMAINS
 from launch.config.algorithms import ESTIMATORS, filter_declaration
 from launch.config.argv_tokens import argv_flags
@@ -254,10 +254,8 @@ def tokenizer_has_family_tokens(ctx: Context) -> Iterator[Problem]:
     path = Path(expand_home(model.chat.tokenizer)) / "tokenizer_config.json"
     if declared is None or not path.is_file():
         return  # a hub id or a tokenizer not downloaded yet: read where the stage runs
-    try:
-        added = json.loads(path.read_text()).get("added_tokens_decoder")
-    except (OSError, ValueError):
-        return  # an unreadable file is the tokenizer loader's to report
+    config, _ = json_object(path)
+    added = None if config is None else config.get("added_tokens_decoder")  # unreadable: probes.py says
     if not isinstance(added, dict) or not added:
         return  # an old format that lists no added tokens here
     have = {entry.get("content") for entry in added.values() if isinstance(entry, dict)}
