@@ -372,6 +372,9 @@ _no_nul_token = _no_nul("an argv token")
 
 def _argv_token(value: str) -> str:
     flag = _no_nul_token(value).split("=", 1)[0]
+    if value[:1] and value[0] in "‐‑‒–—−－﹣":
+        # an editor's dash: the program reads no flag there, but a value it does not expect
+        raise ValueError(f"starts with '{value[0]}', not the '-' of a flag")
     if value.startswith("-") and any(c.isspace() for c in flag):
         raise ValueError(f"one argv token per list item: write {value.split()} as separate items")
     return value
@@ -392,10 +395,53 @@ def _hook_path(value: str) -> str:
     return _dotted_function(value)
 
 
+# Letters of other scripts drawn as ASCII ones, and an editor's typographic dashes and quotes. NFKC comes
+# first (fullwidth forms, ligatures); these are what it leaves.
+_LOOKALIKES = (
+    "аеорсухіјѕԁԛԝһӏАВЕКМНОРСТХУІЈЅαονρυικΑΒΕΖΗΙΚΜΝΟΡΤΥΧ‐‑‒–—−‘’‚‛“”„",
+    "aeopcyxijsdqwhlABEKMHOPCTXYIJSaovpuikABEZHIKMNOPTYX------''''\"\"\"",
+)
+
+
+def ascii_lookalike(value: str) -> str | None:
+    """`value` with each character that looks like an ASCII one replaced by it; None when `value` is ASCII
+    or keeps a character that looks like none (`café`)."""
+    if value.isascii():
+        return None
+    # An editor makes one dash of a flag's two (`--tp` → `—tp`, `–tp`): a dash before a word that starts
+    # the value or a list item is the two.
+    value = re.sub(r"(^|[\[,\s'\"=])[–—](?=[A-Za-z])", r"\1--", unicodedata.normalize("NFKC", value))
+    folded = value.translate(str.maketrans(*_LOOKALIKES))
+    return folded if folded.isascii() else None
+
+
+def _lookalikes_read(check: Callable[[str], str]) -> Callable[[str], str]:
+    """`check`, and a value it refuses that it takes once its look-alikes are ASCII (`qwеn3` with a
+    Cyrillic е, `Ｈ100`, `–-tp`) was meant as that ASCII: the first fix, not a name made safe or the key's
+    old value."""
+
+    def read(value: str) -> str:
+        try:
+            return check(value)
+        except ValueError as error:
+            meant = ascii_lookalike(value)
+            if meant is None:
+                raise
+            try:
+                check(meant)
+            except ValueError:
+                raise error from None
+            odd = next(c for c in value if not c.isascii())
+            name = unicodedata.name(odd, f"U+{ord(odd):04X}")
+            raise Reread(f"'{odd}' ({name}) only looks like an ASCII character", meant) from None
+
+    return read
+
+
 def _kind(name: str, description: str, check: Callable[[str], str] | None = None) -> Any:
     """`str` of the kind `name`: its marker, and its check when it has one."""
     marker = StrKind(name, description)
-    return Annotated[str, marker, Check(check)] if check else Annotated[str, marker]
+    return Annotated[str, marker, Check(_lookalikes_read(check))] if check else Annotated[str, marker]
 
 
 # Free text, shown or sent as is (prompts, canned replies, prefixes); may be empty.

@@ -66,6 +66,9 @@ class Context(Record):
     # The per-scope checks a candidate layout must pass (the rules package's SCOPE_RULES), handed in
     # by the validator so that fix searches need not import the rules they run.
     scope_checks: tuple[Callable[[Scope, Context], Iterable[Problem]], ...] = ()
+    # Builds a run's plan in memory, True when it is built (launch.checks.validate.trial_plan, handed in:
+    # the rules come before the plan's step); None: no rule builds one.
+    builds: Callable[[RunConfig], bool] | None = None
 
     def latest(self, *keys: str) -> str:
         """Of several keys that together break a rule, the one changed last (the likeliest culprit)."""

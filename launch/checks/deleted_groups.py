@@ -13,7 +13,7 @@ and the fix drops the deletion.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from launch.config.errors import Problem
 from launch.config.optional_groups import OPTIONAL_GROUPS
@@ -83,3 +83,26 @@ def _deleted_key(override: str, problems: Sequence[Problem]) -> Problem | None:
         message = f"`{override}` deleted {key}, which this config needs ({needed.key or 'the config'}: "
         message += f"{needed.message})"
     return Problem(key, message, f"override `{override}`", f"drop `{override}`")
+
+
+def deleted_entries_needed(
+    overrides: Sequence[str],
+    problems: Sequence[Problem],
+    config_dirs: Sequence[str],
+    refusals: Callable[[list[str], Sequence[str]], list[Problem]],
+) -> list[Problem]:
+    """A deletion that a file's key needs, however the check that refuses it words it: `~stages.train`
+    was "no stage named 'train'" at `stages.to_hf.source`, `~stages.data` "no prepare_data stage runs
+    before it", both blamed on the experiment's file with a stage to add as the fix. The deletion is the
+    key changed last, and the cause when the command line without it has no such refusal (`refusals`:
+    the errors a command line is refused with)."""
+    errors = [p for p in problems if p.severity == "error" and not p.source.startswith("override `")]
+    for override in (o for o in overrides if o.startswith("~")) if errors else ():
+        after = refusals([o for o in overrides if o != override], config_dirs)
+        gone = [p for p in errors if not any((q.key, q.message) == (p.key, p.message) for q in after)]
+        if gone:
+            key = override[1:].partition("=")[0]
+            needed = gone[0]
+            message = f"`{override}` deleted {key}, which this config needs ({needed.key}: {needed.message})"
+            return [Problem(key, message, f"override `{override}`", f"drop `{override}`")]
+    return []

@@ -74,11 +74,16 @@ def resolve(
     except ConfigError as error:
         from launch.checks.group_keys import group_key_problems  # lazy: only to explain a mistake
 
-        raise ConfigError(
+        problems = (
             _deleted_groups(overrides, error.problems, config_dirs)
             or group_key_problems(overrides, config_dirs)
             or with_package_keys(error.problems, config_dirs)
-        ) from None
+        )
+        if any(AS_TYPED in p.fix for p in problems):  # an override's look-alikes read as ASCII
+            from launch.checks.fix_closure import completed  # lazy: only a fix that reads what was typed
+
+            problems = completed(problems, overrides, config_dirs, _refusals)
+        raise ConfigError(problems) from None
     # `~/…` expanded here, once, after the composition cache (it reads $HOME every time).
     data, provenance = expand_home(plain.data), plain.provenance
     if config_dirs:
@@ -115,6 +120,12 @@ def resolve(
     taken_otherwise = with_readings([], misreads)
     if taken_otherwise:  # values the schema took that their files' text says otherwise (`seed: 0123`)
         raise ConfigError(taken_otherwise)
+    if _past_int64(data):  # `num_rollout=2**63`: no field's bound, but numpy's and torch's
+        from launch.config.machine_ints import beyond_int64  # lazy: only a number past int64
+
+        huge = beyond_int64(data, run, provenance)
+        if huge:
+            raise ConfigError(with_undo_fixes(huge, overrides, config_dirs))
     renamed = _renamed_sections(overrides, config_dirs, data)
     if renamed:  # a section renamed to another option: its every other check would judge the old one
         raise ConfigError(renamed)
@@ -134,7 +145,7 @@ def resolve(
     if any(p.severity == "error" for p in problems):
         errors = [p for p in problems if p.severity == "error"]
         raise ConfigError(
-            _deleted_groups(overrides, errors, config_dirs)
+            _deleted_groups(overrides, errors, config_dirs, _refusals)
             or with_undo_fixes(problems, overrides, config_dirs, prose_only=True)
         )
     return Resolved(
@@ -153,14 +164,32 @@ def resolve(
 # cold command's line rarely does (tests/architecture/test_startup_imports.py counts its modules).
 
 
+def _past_int64(node: Any) -> bool:
+    """Whether a whole number of the config is past int64 (launch/config/machine_ints.py judges which)."""
+    if isinstance(node, dict):
+        return any(_past_int64(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_past_int64(v) for v in node)
+    return type(node) is int and not -(2**63) <= node < 2**63
+
+
 def _deleted_groups(
-    overrides: Sequence[str], problems: Sequence[Problem], config_dirs: Sequence[str]
+    overrides: Sequence[str],
+    problems: Sequence[Problem],
+    config_dirs: Sequence[str],
+    refusals: Callable[[list[str], Sequence[str]], list[Problem]] | None = None,
 ) -> list[Problem]:
+    """The `~` overrides the problems follow from. `refusals` (after the checks): also a deletion that a
+    file's key needs, found by refusing the command line without it."""
     if not any(o.startswith("~") for o in overrides):
         return []
-    from launch.checks.deleted_groups import deleted_group_problems  # lazy: only for a `~` override
+    # lazy: only for a `~` override
+    from launch.checks.deleted_groups import deleted_entries_needed, deleted_group_problems
 
-    return deleted_group_problems(overrides, problems, config_dirs)
+    found = deleted_group_problems(overrides, problems, config_dirs)
+    if found or refusals is None:
+        return found
+    return deleted_entries_needed(overrides, problems, config_dirs, refusals)
 
 
 def _renamed_sections(

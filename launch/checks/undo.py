@@ -53,6 +53,10 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
     if before in (_MISSING, _SECTION) or written is None or _text(before) == written:
         return problem
     undo = f"set {problem.key}={_text(before)} (its value without `{text}`)"
+    if problem.key != key and written.startswith("{"):
+        # a key inside a mapping typed for its section (`env.data={categories: {x: 1}}`): set after the
+        # mapping, a list would meet the mapping's value there, not the section's
+        undo = f"drop `{text}` ({problem.key} is {_text(before)} without it)"
     same = f"set {problem.key}={_text(before)} ("
     if problem.fix.startswith(same) and problem.fix.endswith(")") and "; or " not in problem.fix:
         # the same value, said once, with both reasons for it

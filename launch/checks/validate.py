@@ -60,6 +60,7 @@ def validate_and_plan(
         scopes=tuple(scopes),
         config_dirs=tuple(config_dirs),
         scope_checks=SCOPE_RULES,
+        builds=lambda trial: trial_plan(trial)[0] is not None,
     )
     for rule in RULES:
         problems.extend(rule(ctx))

@@ -153,7 +153,15 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
             loaded = internals.load_single_config(loader, default, repo)
             experiment = (default.config_path or "").startswith("experiment/")
             own = leaves(OmegaConf.to_container(loaded.config, resolve=False)) if experiment else {}
-            cfg.merge_with(loaded.config)
+            try:
+                cfg.merge_with(loaded.config)
+            except OmegaConfBaseException:
+                # lazy: only a file's mapping over a list, or list over a mapping
+                from launch.config.other_shapes import cleared_other_shapes
+
+                if not cleared_other_shapes(cfg, loaded.config):
+                    raise
+                cfg.merge_with(loaded.config)  # the file's value replaces it; the schema judges its shape
             if default.config_path is None or default.config_path.startswith("hydra/"):
                 continue
             layers.append(
@@ -430,8 +438,9 @@ def _apply_overrides(cfg: DictConfig, overrides: list[Override]) -> list[Applied
         try:
             internals.apply_override(override, cfg)
         except (ConfigCompositionException, OmegaConfBaseException) as e:
-            problems.append(_override_problem(override, cfg, e))
-            continue
+            if not _replaced_other_shape(override, cfg):
+                problems.append(_override_problem(override, cfg, e))
+                continue
         if not key.startswith("hydra.") and key != "hydra":
             applied.append(
                 AppliedOverride(
@@ -444,6 +453,31 @@ def _apply_overrides(cfg: DictConfig, overrides: list[Override]) -> list[Applied
     if problems:
         raise ConfigError(problems)
     return applied
+
+
+def _replaced_other_shape(override: Override, cfg: DictConfig) -> bool:
+    """`env.data.categories={a: 1}`: a mapping typed over a list (at any depth of the mapping), or a list
+    over a mapping where the schema has a list, replaces it, as a mapping typed over a number does, and the
+    schema judges it at the key with its fix; Hydra's merge failed with "Error merging override" and no fix
+    (launch/config/other_shapes.py)."""
+    value, key = override.value(), override.key_or_group
+    if override.is_delete() or not isinstance(value, dict | list):
+        return False
+    from launch.config.other_shapes import cleared_other_shapes  # lazy: only an override Hydra refused
+    from launch.config.schema_walk import model_at  # lazy: only an override Hydra refused
+
+    # A list over a mapping replaces it only where the schema has no section (a file's `categories: {a: 1}`,
+    # fixed on the command line); typed for a section it has its own refusal (`_override_problem`).
+    lists = isinstance(value, list) and model_at(key, OmegaConf.to_container(cfg, resolve=False)) is None
+    parent, _, leaf = key.rpartition(".")
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    if not (isinstance(node, DictConfig) and cleared_other_shapes(node, {leaf: value}, lists=lists)):
+        return False
+    try:
+        OmegaConf.update(cfg, key, value, merge=True, force_add=True)
+    except OmegaConfBaseException:
+        return False
+    return True
 
 
 def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> Problem:
@@ -535,6 +569,11 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
                 source=f"override `{text}`",
                 fix=f"drop `{text}` ({key} is a section: set its keys, {key}.<key>=…)",
             )
+        from launch.config.mapping_keys import unknown_mapping_key  # lazy: only to explain a mistake
+
+        unknown = unknown_mapping_key(key, text, override.value(), cfg)
+        if unknown is not None:  # `env.data={a: 1}`: '+' would add a key the section has no field for
+            return unknown
         # `key={a: 1}` on a mapping a config file sets: Hydra merges new keys into it only with '+'
         fix = f"add its keys with '+': +{text}"
         return Problem(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.basecontainer import BaseContainer
 from omegaconf.errors import OmegaConfBaseException
 
@@ -73,7 +73,9 @@ def _plain(composition: Composition, provenance: Provenance) -> dict[str, Any]:
     except OmegaConfBaseException as error:
         key = str(getattr(error, "full_key", "") or "")
         message = str(getattr(error, "msg", error)).splitlines()[0]
-        replaced = _section_replaced(provenance, key, message)
+        replaced = _section_replaced(provenance, key, message) or _section_listed(
+            composition, provenance, key
+        )
         if replaced is not None:
             raise ConfigError([replaced]) from None
         fix = _interpolation_fix(composition, provenance, key, message)
@@ -129,14 +131,38 @@ def _section_replaced(provenance: Provenance, key: str, message: str) -> Problem
     origin = provenance.origin(found.group(1)) if found else None
     if found is None or origin is None or not origin.source.startswith("override `"):
         return None
-    section, child = found.groups()
-    text = origin.source.removeprefix("override ")
-    return Problem(
-        section,
-        f"{section} must be a mapping (a section of keys), not {origin.raw!r}: {key} reads {section}.{child}",
-        origin.source,
-        f"drop {text} ({section} is a section: set its keys, {section}.<key>=…)",
-    )
+    return _not_a_mapping(found.group(1), found.group(2), origin.source, origin.raw, key)
+
+
+def _not_a_mapping(section: str, child: str, source: str, raw: Any, key: str) -> Problem:
+    """`section`, which `key` reads `child` of, given `raw` by `source` (an override, or a config file)."""
+    message = f"{section} must be a mapping (a section of keys), not {raw!r}: {key} reads {section}.{child}"
+    if source.startswith("override `"):
+        typed = source.removeprefix("override ")
+        fix = f"drop {typed} ({section} is a section: set its keys, {section}.<key>=…)"
+    else:  # no override gives a file's section its keys back
+        fix = f"in {source.split(' (')[0]}, give {section} keys ({child}: …), not {raw!r}"
+    return Problem(section, message, source, fix)
+
+
+def _section_listed(composition: Composition, provenance: Provenance, key: str) -> Problem | None:
+    """A section given a list, by an override or a file (`parsers: [1]`), that an interpolation reads a
+    key of (`${model.parsers.think_tags}`): OmegaConf says "Index 'think_tags' (str) is not an int", at
+    the key that reads it."""
+    parent, _, leaf = key.rpartition(".")
+    holder = OmegaConf.select(composition.config, parent, throw_on_missing=False) if parent else None
+    node = holder._get_node(leaf) if isinstance(holder, DictConfig) and leaf else None
+    raw = node._value() if node is not None else None
+    found = re.fullmatch(r"\$\{([\w.]+)\}", raw) if isinstance(raw, str) else None
+    if found is None:
+        return None
+    parts = found.group(1).split(".")
+    for depth in range(1, len(parts)):
+        section = ".".join(parts[:depth])
+        origin = provenance.origin(section)
+        if origin is not None and isinstance(OmegaConf.select(composition.config, section), ListConfig):
+            return _not_a_mapping(section, parts[depth], origin.source, origin.raw, key)
+    return None
 
 
 def _interpolation_fix(composition: Composition, provenance: Provenance, key: str, message: str) -> str:

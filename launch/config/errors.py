@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 EXIT_CONFIG_ERROR = 2
 
 Severity = Literal["error", "warning"]
+# How a fix that is the value typed, in the form the field takes (`2h` as 02:00:00, `Ｈ100` as H100), says
+# so: launch.checks.undo puts it first, launch.checks.fix_closure tries it (launch.config.schema_errors and
+# launch.config.override_syntax write it).
+AS_TYPED = "the value typed, in the form the field takes"
 
 
 _FIELDS = ("key", "message", "source", "fix", "severity")

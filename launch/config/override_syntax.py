@@ -21,7 +21,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
 from launch.config.command_line import COMMAND_OPTIONS
-from launch.config.errors import Problem, did_you_mean
+from launch.config.errors import AS_TYPED, Problem, did_you_mean
 from launch.config.fixes import quoted
 from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.override_fixes import shell_word
@@ -329,7 +329,7 @@ def _hydra_problem(items: list[str]) -> Problem:
             fix = (
                 f"{shell_word(typo[0])} ({typo[1]})"
                 if typo
-                else pasted_fix(item) or (quoted_fix if repaired else GENERIC_FIX)
+                else _lookalikes_fix(item) or pasted_fix(item) or (quoted_fix if repaired else GENERIC_FIX)
             )
             return Problem(
                 key=item.split("=", 1)[0].lstrip("+~"),
@@ -338,6 +338,21 @@ def _hydra_problem(items: list[str]) -> Problem:
                 fix=fix,
             )
     return Problem("", f"cannot parse the overrides `{' '.join(items)}`", "command line", GENERIC_FIX)
+
+
+def _lookalikes_fix(item: str) -> str | None:
+    """The override with the characters that only look like ASCII ones (a Cyrillic `е`, a fullwidth `Ｈ`, a
+    typographic dash or quote) replaced by them, when that parses: Hydra's grammar reads ASCII, and quoting
+    the value (its other fix) kept the look-alike, which no name, number or choice takes."""
+    from t3rl_core.fields import ascii_lookalike  # lazy: only an override Hydra cannot parse
+
+    meant = ascii_lookalike(item)
+    if meant is None or not parses(meant):
+        return None
+    odd = sorted({c for c in item if not c.isascii()})
+    # AS_TYPED: launch.checks.fix_closure tries it and completes it (`gpu_type=Ｈ100` on an H200 layout)
+    looks = "looks" if len(odd) == 1 else "look"
+    return f"set {shell_word(meant)} ({AS_TYPED}: {', '.join(odd)} only {looks} like ASCII)"
 
 
 def _stray_separator(item: str) -> tuple[str, str] | None:

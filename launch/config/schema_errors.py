@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import ValidationError
 
-from launch.config.errors import Problem, did_you_mean
+from launch.config.errors import AS_TYPED, Problem, did_you_mean
 from launch.config.fixes import assign, quoted, value_at
 from launch.config.provenance import Provenance
 from launch.config.schema_walk import OVERLAYS, field_names, model_at
@@ -21,8 +21,8 @@ from t3rl_core.secret import SECRET_REFERENCE_ERROR
 SEE_THE_FIELD = "see the field's comment"
 # How a fix that reads a number typed as a percentage says so; `launch.checks.undo` puts it first.
 AS_FRACTION = "a fraction: "
-# How a fix that is the value typed, in the form the field takes (`2h` as 02:00:00), says so; likewise first.
-AS_TYPED = "the value typed, in the form the field takes"
+# AS_TYPED (launch.config.errors): how a fix that is the value typed, in the form the field takes (`2h` as
+# 02:00:00), says so; likewise first.
 
 
 def problems_from_validation(
@@ -205,6 +205,8 @@ _TYPE_FIXES = {
     "bool_parsing": "give true or false",
     "list_type": "give a list, e.g. {key}=[a,b]",
     "dict_type": "give a mapping: its keys one by one, {key}.<key>=…",
+    # a section given a value by a config file (`data: 5`): no override gives a file's section its keys back
+    "model_type": "give a mapping: its keys one by one, {key}.<key>=…",
 }
 
 

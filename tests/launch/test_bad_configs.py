@@ -333,11 +333,12 @@ CASES = [
         "override `stages.eval.checkpoint=train`",
     ),
     (
+        # the deletion is the key changed last (round nine: it was blamed on the file's stages.train)
         "train-without-data",
         ["+experiment=stage1_bfcl", "~stages.data"],
-        "stages.train",
-        "prepare_data",
-        "conf/experiment/stage1_bfcl.yaml",
+        "stages.data",
+        "drop `~stages.data`",
+        "override `~stages.data`",
     ),
     (
         "next-experiment-typo",

@@ -35,6 +35,14 @@ _EVERY = {
     "scalar for section": 12,
     # round eight: a section as a one-item list
     "list for section": 12,
+    # round nine: a mapping where a list, a value or a section goes; past int64; a stage deleted; a
+    # letter of another script drawn as an ASCII one
+    "mapping for list": 4,
+    "mapping for scalar": 40,
+    "mapping for section": 12,
+    "beyond int64": 20,
+    "deleted entry": 14,
+    "look-alike": 20,
 }
 
 

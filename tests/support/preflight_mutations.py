@@ -45,9 +45,11 @@ from t3rl_core.fields import Distinct, Domain, StrKind
 from tests.support.fix_applier import apply_first_fix
 from tests.support.mutation_kinds import (
     DELETED,
+    entry_deletions,
     group_options,
     leaf_shapes,
     list_shapes,
+    lookalike,
     pairs,
     section_shapes,
 )
@@ -116,7 +118,7 @@ def mutations(experiments: list[str] = EXPERIMENTS) -> Iterator[Mutation]:
             model = model_at(mutation.key.rpartition(".")[0], _resolved(experiment).config)
             field = f"{getattr(model, '__qualname__', '?')}.{mutation.key.rpartition('.')[2]}"
             tag = (field, mutation.kind, mutation.value)
-            if mutation.kind in ("collision", "reference", *SWAPS) or tag not in seen:
+            if mutation.kind in ("collision", "reference", "deleted entry", *SWAPS) or tag not in seen:
                 seen.add(tag)
                 yield mutation
 
@@ -138,7 +140,11 @@ def _of(experiment: str) -> Iterator[Mutation]:
     yield from _other_options(experiment, resolved)
     yield from yaml_text_mutations(experiment)
     yield from _shapes(experiment, resolved.config, "")
-    for kind, key, value in [*group_options(experiment), *pairs(experiment)]:
+    for kind, key, value in [
+        *group_options(experiment),
+        *pairs(experiment),
+        *entry_deletions(resolved.config),
+    ]:
         yield Mutation(experiment, kind, key, value)
 
 
@@ -216,6 +222,7 @@ def _leaf_mutations(experiment: str, key: str, value: Any, model: Any, name: str
     choices = _choices(annotation)
     if choices:
         yield Mutation(experiment, "choice", key, "not_a_choice")
+        yield from (Mutation(experiment, *shape) for shape in lookalike(key, value))
         if isinstance(value, str) and value.upper() != value:  # the choice in capitals: its fix is the choice
             yield Mutation(experiment, "wrong case", key, value.upper())
         # every other choice: valid alone, so refused only by what it does to the rest, blamed on it
@@ -237,6 +244,7 @@ def _leaf_mutations(experiment: str, key: str, value: Any, model: Any, name: str
         kind = next(m for m in leaf.metadata if isinstance(m, StrKind)).name
         if kind not in ("text", "free text"):
             yield Mutation(experiment, "wrong kind", key, quoted("not a valid value/../ x"))
+            yield from (Mutation(experiment, *shape) for shape in lookalike(key, value))
         yield Mutation(experiment, "wrong kind", key, "''")
 
 
@@ -356,7 +364,7 @@ def _judge(mutation: Mutation) -> Verdict:
         if (
             e.key == error.key and e.message == error.message
             if mutation.kind in SWAPS
-            else _names(e.key, mutation)
+            else _names(e.key, mutation) or _below(e.key, mutation)
         )
     ]
     if after:
@@ -378,6 +386,16 @@ def _names(key: str, mutation: Mutation) -> bool:
         if key == wanted or (wanted.startswith(key + ".") and key.count(".") >= wanted.count(".") - 1):
             return True
     return False
+
+
+def _below(key: str, mutation: Mutation) -> bool:
+    """(round nine) After a fix of a mapping typed for a section, an error at a key of that mapping: the
+    fix did not take it away (`+env.data={a: 1}`, Hydra's advice, was refused at `env.data.a`)."""
+    return mutation.kind in MAPPING_KINDS and key.startswith(mutation.key + ".")
+
+
+# The kinds whose value is a mapping of keys typed under the mutated key.
+MAPPING_KINDS = ("mapping for section", "mapping for list", "mapping for scalar")
 
 
 def main() -> int:

@@ -197,6 +197,10 @@ def typed_settings_are_read(ctx: Context) -> Iterator[Problem]:
             continue
         if key.startswith("eval."):
             yield from _root_eval_replaced(ctx, key, origin.source)
+        if key.startswith("hardware.") and any(key.split(".")[1] in s.overridden for s in ctx.scopes):
+            from launch.checks.rules.stage_hardware import root_hardware_replaced  # lazy: only then
+
+            yield from root_hardware_replaced(ctx, key, origin.source)
         found = unread_prefix(key, unread)
         if found is None or (found == key and found.endswith(".server")):
             continue
