@@ -476,6 +476,13 @@ def show_run(path: Path, console: Console | PlainConsole | None = None) -> int:
     view = load_run(path)
     manifest = view.manifest
     console.print(f"[bold]{escape(str(path.resolve()))}[/]: {_status(view.status)}", soft_wrap=True)
+    if not (path / "manifest.json").exists():
+        # What the run's code, host and seeds were is unknown; said, not left out without a word.
+        console.print(
+            "  manifest   none: no manifest.json here (a run of an older t3rl, or a copy without it), "
+            "so its code, launcher host, hardware and seeds are unknown",
+            soft_wrap=True,
+        )
     git = _shaped(manifest, "git", dict)
     launcher = _shaped(manifest, "launcher", dict) or _shaped(manifest, "host", dict)
     for label, value in (

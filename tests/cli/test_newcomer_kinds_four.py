@@ -19,6 +19,8 @@ the words other tools use.
 - the quickstart's last table (the next experiment's stages) was rich's boxed table in a log or a pipe,
   each stage folded over two or three lines.
 - `t3rl runs --json` (a script's way to read the listing): "No such option"; the table was all there was.
+- `t3rl runs show` of a run without manifest.json (an older t3rl's, or a copy): its stages, and no word
+  that its code, host, hardware and seeds are unknown.
 - `t3rl -h`: "No such option: -h"; `t3rl run -h`: "'-h' is not an option … write it as an override without
   dashes".
 - `t3rl eval --help`'s first example evaluated the scripted gold policy on the quickstart with eval.*'s
@@ -340,3 +342,17 @@ def test_dash_h_is_help(here: Path, argv: list[str]) -> None:
     assert result.exit_code == 0, result.output
     assert "Usage: t3rl" in result.output and "No such option" not in result.output, result.output
     assert not any(line.startswith("error") for line in result.output.splitlines()), result.output
+
+
+# ------------------------------------------- a run of an older t3rl
+
+
+def test_runs_show_of_a_run_without_a_manifest_says_what_is_unknown(here: Path) -> None:
+    """Before: the run's path and status, then its stages: nothing said that the code, host, hardware
+    and seeds every other run shows are unknown for it (no manifest.json: an older t3rl's, or a copy)."""
+    path = _run_dir(here)
+    result = invoke(["runs", "show", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "manifest   none: no manifest.json here" in result.output, result.output
+    (path / "manifest.json").write_text(json.dumps({"run_id": "quickstart-20260101-000000"}))
+    assert "manifest   none" not in invoke(["runs", "show", str(path)]).output
