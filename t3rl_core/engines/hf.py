@@ -77,13 +77,22 @@ class HFEngine(Engine):
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._slots, self._loop = asyncio.Semaphore(self.config.concurrency), loop
+        # A cancelled call (Ctrl-C in an eval, an episode dropped) stops its thread at the next token:
+        # a thread cannot be cancelled, and one left decoding up to max_new_tokens held a core past its
+        # slot, and asyncio.run's end waited for it (an eval's Ctrl-C hung for the whole generation).
+        cancelled = threading.Event()
         async with self._slots:
             try:
-                return await asyncio.to_thread(self._generate, list(input_ids), sampling)
+                return await asyncio.to_thread(self._generate, list(input_ids), sampling, cancelled)
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
             except Exception as exc:  # a model error aborts this episode, not the run
                 return Generation([], [], "abort", error=f"hf engine: {type(exc).__name__}: {exc}")
 
-    def _generate(self, input_ids: list[int], sampling: SamplingParams) -> Generation:
+    def _generate(
+        self, input_ids: list[int], sampling: SamplingParams, cancelled: threading.Event | None = None
+    ) -> Generation:
         import torch
 
         model = self._load()
@@ -103,6 +112,8 @@ class HFEngine(Engine):
             step = torch.tensor([input_ids], device=self.config.device)
             past = None
             for _ in range(max_new):
+                if cancelled is not None and cancelled.is_set():
+                    return Generation(tokens, log_probs, "abort", error="hf engine: the call was cancelled")
                 output = model(input_ids=step, past_key_values=past, use_cache=True)
                 past = output.past_key_values
                 token, log_prob = _sample(output.logits[0, -1].float(), sampling, generator)

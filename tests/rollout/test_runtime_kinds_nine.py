@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -286,3 +287,47 @@ def test_a_template_that_writes_the_role_plays_it(qwen_chat: ChatFormat) -> None
 def test_no_shipped_template_drops_the_standard_roles(chat: ChatFormat) -> None:
     """No false failure: every family writes the roles t3rl's worlds and rows use."""
     assert not any(chat.drops_role(role) for role in ("system", "user", "assistant", "tool"))
+
+
+# --- A cancelled call of the transformers engine ------------------------------------------------------------
+
+
+def test_a_cancelled_hf_call_stops_decoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine decodes in a thread, which a cancellation cannot stop: it went on to max_new_tokens,
+    holding a core past its slot, and asyncio.run's end waited for it (Ctrl-C in an eval hung for the
+    whole generation). Now the thread stops at the next token."""
+    import threading
+
+    from t3rl_core.chat import tiny
+    from t3rl_core.engines import hf
+    from t3rl_core.engines.config import HFEngineConfig
+
+    model_dir = tiny.build("qwen3", tmp_path / "tiny_qwen3")
+    chat = ChatFormat.from_pretrained(model_dir)
+    engine = hf.HFEngine(HFEngineConfig(model_path=str(model_dir)), chat=chat)
+    first, go_on = threading.Event(), threading.Event()
+    sampled: list[int] = []
+    sample = hf._sample
+
+    def held_at_first(logits: Any, sampling: SamplingParams, generator: Any) -> tuple[int, float]:
+        sampled.append(1)
+        if len(sampled) == 1:
+            first.set()
+            go_on.wait(timeout=300)  # a failure guard: the test sets it once the call is cancelled
+        return sample(logits, sampling, generator)
+
+    monkeypatch.setattr(hf, "_sample", held_at_first)
+    prompt = chat.prompt_ids([{"role": "user", "content": "What is 2 + 2?"}])
+
+    async def cancelled() -> None:
+        call = asyncio.ensure_future(engine.generate(prompt, SamplingParams(max_new_tokens=64)))
+        await asyncio.to_thread(first.wait, 300)
+        call.cancel()
+        while not call.done():  # the cancellation reaches the call (a loop turn, no wall-clock wait)
+            await asyncio.sleep(0)
+        go_on.set()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    asyncio.run(cancelled())  # returns once the decoding thread has ended
+    assert len(sampled) == 1, f"the thread decoded {len(sampled)} tokens after its call was cancelled"
