@@ -322,6 +322,8 @@ def run_pipeline(
     command (dir in use, damaged input of --only, missing install) leaves the record as it was."""
     reporter = reporter or SilentReporter()
     with run_dir_lock(run_dir):
+        if not executor.dry:
+            run_dir.remove_stale_temporaries()  # a killed launcher's; no other writes the record now
         try:
             state = run_dir.load_state()
         except RunDirError as err:

@@ -157,6 +157,17 @@ class RunState:
         return cls(stages)
 
 
+# The files of a run's record that the launcher writes, each atomically: a temporary `.<name>.<random>.tmp`
+# beside it until it is renamed over it. A launcher killed in between (SIGKILL, a lost node) leaves that
+# temporary file; the next launcher of the dir removes those of these names (a stage's own files, which
+# a stage left running may still be writing, are never touched).
+RECORD_FILES = (
+    "config.yaml", "overrides.yaml", "overrides.history.yaml", "manifest.json", "provenance.json",
+    "secret_fingerprints.json", "plan.sh", "state.json", "file_hashes.json",
+)  # fmt: skip
+STAGE_RECORD_FILES = ("command.sh", "status.json", "outputs.json")
+
+
 def now() -> str:
     return datetime.now().astimezone().isoformat(timespec="seconds")
 
@@ -358,6 +369,20 @@ class RunDir:
         atomic_write_json(
             self.stage_dir(name) / "status.json", {"stage": name, **record.as_dict()}, durable=True
         )
+
+    def remove_stale_temporaries(self) -> list[Path]:
+        """The temporary files a killed launcher left beside the record's files (RECORD_FILES, each
+        stage's STAGE_RECORD_FILES, runtime/), removed; call only while holding the dir's lock."""
+        places = [(self.path, RECORD_FILES), (self.path / "runtime", None)]
+        places += [(stage, STAGE_RECORD_FILES) for stage in sorted((self.path / "stages").glob("*/"))]
+        removed = []
+        for directory, names in places:
+            for tmp in directory.glob(".*.tmp"):
+                if names is None or any(tmp.name.startswith(f".{name}.") for name in names):
+                    with contextlib.suppress(FileNotFoundError):
+                        tmp.unlink()
+                        removed.append(tmp)
+        return removed
 
     def supersede(self, name: str, files: Iterable[str] = ()) -> Path | None:
         """Move a stale stage dir aside to superseded/<name>.<n>, with a copy of the config files it

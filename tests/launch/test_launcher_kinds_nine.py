@@ -42,6 +42,10 @@
 - a run's tracker (W&B) was named by the manifest's run id, which a first attempt has not written yet
   when its tracker opens: its run was named by the bare timestamp and every resume's `<name>-<ts>`, two
   runs in the tracker for one. The tracker gets RunDir.id, the one id.
+- a launcher killed while it wrote a record file left its temporary `.<name>.<random>.tmp` in the run
+  dir for good. The launcher's record files are declared (rundir.RECORD_FILES, STAGE_RECORD_FILES,
+  runtime/), and the next launcher of the dir removes their temporaries once it holds the lock (a stage's
+  own files, which a stage left running may still be writing, are left alone).
 """
 
 from __future__ import annotations
@@ -329,3 +333,23 @@ def test_a_run_and_its_resume_open_their_tracker_under_one_run_id(conf, tmp_path
     assert _invoke("run", "--run-dir", str(run_dir)).exit_code == 0
     recorded = json.loads((run_dir / "manifest.json").read_text())["run_id"]
     assert opened == [recorded, recorded] == [f"rec-{run_dir.name}"] * 2
+
+
+def test_the_next_launcher_removes_the_temporaries_a_killed_one_left_beside_its_record(tmp_path):
+    marks, run_dir = tmp_path / "marks", tmp_path / "run"
+    marks.mkdir()
+    run_dir.mkdir()
+    plan = _two_stages(run_dir, marks)
+    assert run(plan, run_dir).status == "succeeded"
+    left = [
+        run_dir / ".state.json.k1l2m3.tmp",
+        run_dir / ".manifest.json.n4o5p6.tmp",
+        run_dir / "stages" / "a" / ".status.json.q7r8s9.tmp",
+        run_dir / "runtime" / ".a.yaml.t0u1v2.tmp",
+    ]
+    own = run_dir / "stages" / "a" / ".out.txt.w3x4y5.tmp"  # a stage's own file: never the launcher's
+    for path in (*left, own):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half")
+    assert [d.action for d in run(plan, run_dir).decisions] == ["cached", "cached"]
+    assert [path for path in left if path.exists()] == [] and own.exists()
