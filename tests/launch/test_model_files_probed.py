@@ -117,3 +117,34 @@ def test_a_rewritten_config_json_is_read_again(sandbox: Path) -> None:  # noqa: 
     (checkpoint / "config.json").write_text('{"num_hidden_layers": 36, "hidden_size": 2560}')
     code, out = _invoke("validate", S1, f"{CKPT}={checkpoint}")
     assert code == 0, out
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        ("open.jinja", "{% for x in %}", "does not compile (line 1"),
+        ("unclosed.jinja", "{{ messages", "does not compile (line 1"),
+        ("latin1.jinja", "\udcff{{ x }}", "is not UTF-8 text"),
+        ("template.txt", "{{ x }}", "not named .jinja"),
+    ],
+)
+def test_a_chat_template_file_the_runtime_cannot_load_is_refused(
+    name: str,
+    text: str,
+    said: str,
+    sandbox: Path,  # noqa: F811
+) -> None:
+    # Before, each validated; every stage that renders a prompt then failed (t3rl_core.chat.shipped
+    # loads only a .jinja, and Jinja compiles it at the first render).
+    template = sandbox / name
+    template.write_bytes(text.encode("utf-8", "surrogateescape"))
+    _refused_with_a_fix(
+        ["+experiment=quickstart", f"model.chat.chat_template={template}"], "model.chat.chat_template", said
+    )
+
+
+def test_a_chat_template_file_that_compiles_is_accepted(sandbox: Path) -> None:  # noqa: F811
+    template = sandbox / "mine.jinja"
+    template.write_text("{% for m in messages %}{{ m.content }}{% endfor %}")
+    code, out = _invoke("validate", "+experiment=quickstart", f"model.chat.chat_template={template}")
+    assert code == 0, out

@@ -18,6 +18,7 @@ from launch.config.schema import MegatronArch, TrainStage
 from t3rl_core.chat.custom import template_plugin
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.shipped import shipped_templates
+from t3rl_core.chat.template import compile_template
 
 ARCH = "model.architecture"
 
@@ -64,9 +65,21 @@ def _plugin_family(template: str | None) -> str | None:
 
 def chat_template_shipped(ctx: Context) -> Iterator[Problem]:
     """A named chat template must be shipped in t3rl_core/chat/templates, a template plugin that imports,
-    or a path to a .jinja file."""
+    or a path to a .jinja file that compiles (as `t3rl_core.chat.shipped.load_template` reads it)."""
     template = ctx.run.model.chat.chat_template
-    if template is None or template in shipped_templates() or Path(template).is_file():
+    if template is None or template in shipped_templates():
+        return
+    if Path(template).is_file():
+        problem = _template_file_problem(Path(template))
+        if problem is not None:
+            family = ctx.run.model.family
+            shipped = f"{family} (t3rl's template of the family)" if family in shipped_templates() else None
+            own = "null (the tokenizer's own)"
+            yield Problem(
+                "model.chat.chat_template",
+                f"chat template {template} {problem}: every stage that renders a prompt would fail",
+                fix=f"set model.chat.chat_template={shipped or own}, or fix the template file",
+            )
         return
     try:
         if template_plugin(template) is not None:
@@ -88,6 +101,26 @@ def chat_template_shipped(ctx: Context) -> Iterator[Problem]:
         else f"use one of {', '.join(shipped_templates())}, a .jinja path, a plugin's import path "
         "(pkg.module:TEMPLATE), or null (the tokenizer's own)",
     )
+
+
+def _template_file_problem(path: Path) -> str | None:
+    """Why the file is no chat template the runtime loads: not named .jinja (load_template takes no
+    other file), not UTF-8 text, or Jinja refuses its syntax; None when it compiles."""
+    if path.suffix != ".jinja":
+        return "is a file not named .jinja (a template file is a .jinja)"
+    try:
+        source = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return "is not UTF-8 text"
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    from jinja2 import TemplateSyntaxError  # lazy: jinja2, only for a template file of the user's
+
+    try:
+        compile_template(source)
+    except TemplateSyntaxError as error:
+        return f"does not compile (line {error.lineno}: {error.message})"
+    return None
 
 
 def tool_call_parser_fits(ctx: Context) -> Iterator[Problem]:
