@@ -508,7 +508,8 @@ DottedKey = _kind(
 HfHubId = _kind(
     "HF hub id",
     "a Hugging Face hub id org/name",
-    _matching(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", "a Hugging Face hub id org/name"),
+    # ASCII, as the hub's names are (re's \w takes any script's letters: `Qwеn/…` with a Cyrillic е)
+    _matching(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$", "a Hugging Face hub id org/name"),
 )
 # A model or tokenizer: a local HF directory, or a hub id where the hub is reachable.
 ModelRef = _kind("model reference", "a local HF model directory, or a hub id org/name", _path)

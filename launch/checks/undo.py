@@ -53,7 +53,9 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
     if before in (_MISSING, _SECTION) or written is None or _text(before) == written:
         return problem
     undo = f"set {problem.key}={_text(before)} (its value without `{text}`)"
-    if problem.key != key and written.startswith("{"):
+    if _holds_sections(before):
+        undo = f"drop `{text}` ({problem.key} holds {len(before)} section(s) without it)"
+    elif problem.key != key and written.startswith("{"):
         # a key inside a mapping typed for its section (`env.data={categories: {x: 1}}`): set after the
         # mapping, a list would meet the mapping's value there, not the section's
         undo = f"drop `{text}` ({problem.key} is {_text(before)} without it)"
@@ -116,6 +118,12 @@ def _value_without(text: str, overrides: Sequence[str], config_dirs: Sequence[st
         else:
             return _MISSING
     return _SECTION if isinstance(data, dict) else data
+
+
+def _holds_sections(value: Any) -> bool:
+    """A list of mappings (`eval.published.results`): no override writes it back in one line that reads
+    the same (`_text` would quote each mapping as text), so undoing is dropping what replaced it."""
+    return isinstance(value, list) and any(isinstance(v, dict | list) for v in value)
 
 
 def _text(value: Any) -> str:

@@ -70,6 +70,8 @@ CASES = [
     Mutation("stage1_bfcl", "mapping for list", "env.data.categories", A_MAPPING),
     Mutation("tau2_pipeline", "mapping for list", "env.domains", A_MAPPING),
     Mutation("bfcl_debug", "mapping for list", "eval.server.extra_args", "{tp: 2}"),
+    # a list of sections: its value without the override was each section quoted as text
+    Mutation("bfcl_env_tuning", "mapping for list", "eval.published.results", A_MAPPING),
     # a mapping with a key the section has no field for: "add its keys with '+'", refused again
     Mutation("stage1_bfcl", "mapping for section", "env.data", A_MAPPING),
     Mutation("retool", "mapping for section", "model.parsers", "{tool_call: qwen}"),
@@ -82,6 +84,8 @@ CASES = [
     Mutation("stage1_bfcl", "look-alike", "model.parsers.tool_call_parser", "'qwеn'"),
     Mutation("stage1_bfcl", "look-alike", "stages.eval.eval.split", "'bfcl_unseеn'"),
     Mutation("stage1_bfcl", "look-alike", "hardware.gpu_type", "'Н100'"),
+    # a hub id's pattern took any script's letters (re's \w): accepted
+    Mutation("retool", "look-alike", "model.hf_id", "'Qwеn/Qwen3-4B'"),
     Mutation("bfcl_debug", "look-alike", "eval.server.extra_args", "['–-mem-fraction-static','0.8']"),
     # unquoted, Hydra's grammar refuses it: the fix quoted the look-alike, or was prose
     Mutation("stage1_bfcl", "look-alike", "model", "qwеn3_8b"),
