@@ -13,9 +13,11 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from launch.cli.eval_command import EVAL_RECORD
+from launch.output import console as command_console
+from launch.output.plain import PlainConsole
+from launch.output.table import TextTable
 from launch.run import secret_fingerprints
 from launch.run.config_diff import flatten
 from launch.run.record_files import not_a_run_dir, read_json, read_yaml
@@ -52,8 +54,8 @@ def source_of(provenance: dict[str, str], key: str) -> str:
     return ""
 
 
-def diff_runs(a: Path, b: Path, console: Console | None = None) -> int:
-    console = console or Console(highlight=False)
+def diff_runs(a: Path, b: Path, console: Console | PlainConsole | None = None) -> int:
+    console = console or command_console(highlight=False)
     for path in (a, b):
         why = not_a_run_dir(path)
         if why is not None:
@@ -81,9 +83,9 @@ def diff_runs(a: Path, b: Path, console: Console | None = None) -> int:
         console.print(
             f"the resolved configs differ (secret): {len(secret)} masked value(s) differ", soft_wrap=True
         )
-    table = Table(title=f"{len(differences)} key(s) differ", title_justify="left", show_lines=True)
-    for column in ("key", "A", "B", "set in A", "set in B"):
-        table.add_column(column, overflow="fold")
+    # Aligned rows in a pipe or a log (launch.output.table): rich's table folded a key over two or three
+    # lines there (`eval.engine.api_` / `key`), so `t3rl runs diff A B | grep lr` found no key.
+    table = TextTable(f"{len(differences)} key(s) differ", ("key", "A", "B", "set in A", "set in B"))
     for difference in differences:
         table.add_row(
             escape(difference.key),

@@ -19,6 +19,8 @@ the words other tools use.
 - the quickstart's last table (the next experiment's stages) was rich's boxed table in a log or a pipe,
   each stage folded over two or three lines.
 - `t3rl runs --json` (a script's way to read the listing): "No such option"; the table was all there was.
+- `t3rl runs diff A B | grep KEY`: the keys table was rich's boxed one in a pipe too, a long key folded
+  over two or three lines.
 - `t3rl runs show` of a run without manifest.json (an older t3rl's, or a copy): its stages, and no word
   that its code, host, hardware and seeds are unknown.
 - `t3rl -h`: "No such option: -h"; `t3rl run -h`: "'-h' is not an option … write it as an override without
@@ -356,3 +358,22 @@ def test_runs_show_of_a_run_without_a_manifest_says_what_is_unknown(here: Path) 
     assert "manifest   none: no manifest.json here" in result.output, result.output
     (path / "manifest.json").write_text(json.dumps({"run_id": "quickstart-20260101-000000"}))
     assert "manifest   none" not in invoke(["runs", "show", str(path)]).output
+
+
+# ------------------------------------------- t3rl runs diff in a pipe
+
+
+def test_runs_diff_in_a_pipe_keeps_each_key_on_one_line(here: Path) -> None:
+    """Before: rich's boxed table at 80 columns folded `stages.train.curriculum.optimizer.lr` over three
+    lines, so `t3rl runs diff A B | grep optimizer.lr` found none of its values."""
+    runs = []
+    for name, lr in (("a", 1e-6), ("b", 5e-7)):
+        path = here / "runs" / name / "20260101-000000"
+        path.mkdir(parents=True)
+        config = {"name": name, "stages": {"train": {"curriculum": {"optimizer": {"lr": lr}}}}}
+        (path / "config.yaml").write_text(yaml.safe_dump(config))
+        runs.append(str(path))
+    result = invoke(["runs", "diff", *runs], COLUMNS="80")
+    assert result.exit_code == 0, result.output
+    found = [line.split() for line in result.output.splitlines() if "optimizer.lr" in line]
+    assert found == [["stages.train.curriculum.optimizer.lr", "1e-06", "5e-07"]], result.output

@@ -32,7 +32,7 @@ def test_runs_diff_names_each_differing_key_and_who_set_it(tmp_path: Path) -> No
     assert "2 key(s) differ" in result.output
     assert "overrides only in B: reward=binary stages.train.curriculum.optimizer.lr=2e-6" in result.output
     lines = result.output.splitlines()
-    reward = next(line for line in lines if line.startswith("│ reward.name"))
+    reward = next(line for line in lines if line.startswith("reward.name "))  # a row of its own
     assert "progress" in reward and "binary" in reward and "reward/progress.yaml" in reward
     assert "override `reward=binary`" in result.output
     assert "identical" in invoke("runs", "diff", str(a), str(a)).output
