@@ -105,6 +105,11 @@ def parse_generation(body: bytes) -> Generation:
     """A `/generate` response body → Generation; raises BadResponse on anything malformed."""
     try:
         data = json.loads(body)
+        if isinstance(data, dict) and "meta_info" not in data and ("error" in data or "message" in data):
+            # A proxy (or an OpenAI-style front) answering its error with HTTP 200: its words, not a
+            # KeyError on 'meta_info'.
+            said = data.get("error") or data.get("message")
+            raise BadResponse(f"the server answered an error with HTTP 200: {str(said)[:300]}")
         meta = data["meta_info"]
         if isinstance(meta, dict) and meta.get("output_token_logprobs") is None and "finish_reason" in meta:
             raise BadResponse(

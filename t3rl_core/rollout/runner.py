@@ -68,11 +68,20 @@ def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
             f"the row's metadata.tools is {type(tools).__name__}, not a list of tool schemas "
             "(JSON text must be loaded when the data is prepared)"
         )
+    schemas: dict[str, Mapping[str, Any]] = {}
     for i, tool in enumerate(tools):
         function = tool.get("function", tool) if isinstance(tool, Mapping) else None
         if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
             raise InvalidTask(
                 f"the row's metadata.tools[{i}] is no tool schema with a text name: {str(tool)[:200]}"
+            )
+        # Two schemas of one name: the model reads both, a call names the tool only and the world runs
+        # its one function, so a call written to the other schema is judged against one it did not follow.
+        seen = schemas.setdefault(function["name"], function)
+        if seen is not function and seen != function:
+            raise InvalidTask(
+                f"the row's metadata.tools name {function['name']!r} twice, with different schemas "
+                "(a call to it could follow either): keep one schema per name when the data is prepared"
             )
     return metadata, list(tools)
 

@@ -331,3 +331,39 @@ def test_a_cancelled_hf_call_stops_decoding(tmp_path: Path, monkeypatch: pytest.
 
     asyncio.run(cancelled())  # returns once the decoding thread has ended
     assert len(sampled) == 1, f"the thread decoded {len(sampled)} tokens after its call was cancelled"
+
+
+# --- An error answered with HTTP 200; a tool named twice ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"message": "model overloaded", "code": 503}},
+        {"object": "error", "message": "model overloaded"},
+    ],
+)
+def test_an_error_answered_with_http_200_says_what_the_server_said(body: dict[str, Any]) -> None:
+    """It said `invalid /generate response (KeyError: 'meta_info')`."""
+    with pytest.raises(BadResponse, match=r"answered an error with HTTP 200: .*model overloaded"):
+        parse_generation(json.dumps(body).encode())
+
+
+def test_a_tool_named_twice_with_two_schemas_is_no_task(qwen_chat: ChatFormat) -> None:
+    """The model read both schemas, a call names the tool only and the world runs its one function: a
+    call following the other schema's parameters was judged against one it did not follow, and
+    trained on."""
+    import copy
+
+    from tests.rollout.fakes import TOOLS
+
+    other = copy.deepcopy(TOOLS[0])
+    other["function"]["parameters"]["properties"] = {"x": {"type": "string"}}
+    row = task()
+    row["metadata"] = {**row["metadata"], "tools": [*TOOLS, other]}
+    result, _ = asyncio.run(toy_runner(qwen_chat).run(row, "eval"))
+    assert result.failure is not None and result.failure.error_type == "InvalidTask"
+    assert "'add' twice" in result.error and result.num_model_calls == 0
+    row["metadata"] = {**row["metadata"], "tools": [*TOOLS, copy.deepcopy(TOOLS[0])]}  # the same twice
+    result, _ = asyncio.run(toy_runner(qwen_chat).run(row, "eval"))
+    assert result.failure is None and result.status == "completed"
