@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from launch.files import atomic_write_json
+from launch.run.record_files import moved_below
 
 # Digest kinds this version writes; a record holding another kind (an mtime-based fingerprint of an
 # older t3rl) is only checked to exist, since it cannot be compared with a content digest.
@@ -118,12 +119,7 @@ def rerooted(recorded: Mapping[str, str | None], was: object, root: Path) -> dic
     was written in, as state.json names it) moved below `root`. Left as keyed, the outputs of a run dir
     moved or copied elsewhere were looked up by their old paths: no digest found, so a damaged output
     was checked only to exist, or the original's files were checked instead of the copy's."""
-    if not isinstance(was, str) or not was or was == str(root):
-        return dict(recorded)
-    return {
-        str(root) + path[len(was) :] if path == was or path.startswith(was + "/") else path: value
-        for path, value in recorded.items()
-    }
+    return {moved_below(path, was, str(root)): value for path, value in recorded.items()}
 
 
 def _file_sha256(path: Path) -> str:

@@ -121,7 +121,21 @@ def read_sweep(sweep_dir: Path) -> dict[str, Any]:
         and all(isinstance(p, dict) and isinstance(p.get("index"), int) for p in points)
     ):
         raise RunDirError(f"{path} is corrupt (not the name and indexed points t3rl writes). {_HAND_EDITED}")
+    # Each point's run dir as it is now: a sweep dir moved or copied elsewhere resumes and shows its
+    # own points, not those left where it was written (`sweep_dir` names that place).
+    was, here = data.get("sweep_dir"), str(sweep_dir.resolve())
+    for point in points:
+        if isinstance(point.get("run_dir"), str):
+            point["run_dir"] = moved_below(point["run_dir"], was, here)
     return data
+
+
+def moved_below(path: str, was: object, root: str) -> str:
+    """`path` with the dir `was` it was recorded below replaced by `root`, the dir as it is now (a
+    record moved or copied elsewhere); other paths, and a record that names no `was`, as they are."""
+    if not isinstance(was, str) or not was or was == root:
+        return path
+    return root + path[len(was) :] if path == was or path.startswith(was + "/") else path
 
 
 def mapping_of_mappings(path: Path, data: Any, key: str) -> dict[str, dict[str, Any]]:

@@ -266,6 +266,8 @@ class SweepSummary:
             "name": self.name,
             "metric": self.metric_name,
             "launcher": self.launcher,
+            # Where this record was written: its points' run dirs are read below the dir as it is now.
+            "sweep_dir": str(self.sweep_dir.resolve()),
             **({"record": self.record} if self.record != "run" else {}),
             **({"search": mask_overrides(self.search)} if self.search is not None else {}),
             "points": [_masked(asdict(self.points[i])) for i in sorted(self.points)],

@@ -46,6 +46,10 @@
   dir for good. The launcher's record files are declared (rundir.RECORD_FILES, STAGE_RECORD_FILES,
   runtime/), and the next launcher of the dir removes their temporaries once it holds the lock (a stage's
   own files, which a stage left running may still be writing, are left alone).
+- a sweep dir copied (or moved) elsewhere: its sweep.json named each point's run dir by its absolute
+  path, so a resume of the copy ran the original's points (writing into the original), and of a moved
+  one failed on dirs that were gone. sweep.json names the dir it was written in (`sweep_dir`) and its
+  points are read below the dir as it is now (record_files.read_sweep, one reader for every command).
 """
 
 from __future__ import annotations
@@ -353,3 +357,24 @@ def test_the_next_launcher_removes_the_temporaries_a_killed_one_left_beside_its_
         path.write_text("half")
     assert [d.action for d in run(plan, run_dir).decisions] == ["cached", "cached"]
     assert [path for path in left if path.exists()] == [] and own.exists()
+
+
+def test_a_copied_sweep_resumes_its_own_points_not_the_originals(conf, tmp_path):
+    assert _invoke("run", "-m", "+experiment=rec", "seed=1,2", "--config-dir", str(conf)).exit_code == 0
+    (sweep,) = (tmp_path / "runs" / "rec").iterdir()
+    record = json.loads((sweep / "sweep.json").read_text())
+    record["points"][1]["status"] = "failed"
+    (sweep / "sweep.json").write_text(json.dumps(record))
+    copy = tmp_path / "kept" / sweep.name
+    shutil.copytree(sweep, copy, symlinks=True)
+    history = (sweep / "p01" / "overrides.history.yaml").read_bytes()
+
+    resumed = _invoke("run", "--run-dir", str(copy))
+    assert resumed.exit_code == 0, resumed.output
+    assert (sweep / "p01" / "overrides.history.yaml").read_bytes() == history  # the original untouched
+    assert (copy / "p01" / "overrides.history.yaml").read_bytes() != history
+    points = json.loads((copy / "sweep.json").read_text())["points"]
+    assert [(p["run_dir"], p["status"]) for p in points] == [
+        (str(copy / "p00"), "succeeded"),
+        (str(copy / "p01"), "succeeded"),
+    ]
