@@ -243,14 +243,20 @@ def test_a_damaged_file_below_a_symlinked_output_subdir_reruns_its_stage(tmp_pat
     assert [(d.action, d.reason.split(":")[0]) for d in again.decisions] == [("run", "output damaged")]
 
 
-def test_a_sweep_point_run_alone_records_its_outcome_in_the_sweep(conf, tmp_path):
-    from launch.files import exclusive_lock
-
+def _sweep_whose_second_point_failed(conf: Path, tmp_path: Path) -> Path:
+    """A sweep of two points run to the end, its sweep.json then saying p01 failed (an earlier failure)."""
     assert _invoke("run", "-m", "+experiment=rec", "seed=1,2", "--config-dir", str(conf)).exit_code == 0
     (sweep,) = (tmp_path / "runs" / "rec").iterdir()
     record = json.loads((sweep / "sweep.json").read_text())
-    record["points"][1].update(status="failed", error="stage prepare_data: exit code 1")  # an earlier failure
+    record["points"][1].update(status="failed", error="stage prepare_data: exit code 1")
     (sweep / "sweep.json").write_text(json.dumps(record))
+    return sweep
+
+
+def test_a_sweep_point_run_alone_records_its_outcome_in_the_sweep(conf, tmp_path):
+    from launch.files import exclusive_lock
+
+    sweep = _sweep_whose_second_point_failed(conf, tmp_path)
 
     with exclusive_lock(sweep / ".lock"):  # the sweep's launcher runs: its record is its own
         held = _invoke("run", "--run-dir", str(sweep / "p01"))
@@ -309,11 +315,7 @@ def test_a_search_whose_every_trial_failed_ends_with_its_table_not_a_crash(conf,
 def test_a_sweep_resume_never_writes_the_record_of_a_point_another_launcher_holds(conf, tmp_path):
     from launch.files import exclusive_lock
 
-    assert _invoke("run", "-m", "+experiment=rec", "seed=1,2", "--config-dir", str(conf)).exit_code == 0
-    (sweep,) = (tmp_path / "runs" / "rec").iterdir()
-    record = json.loads((sweep / "sweep.json").read_text())
-    record["points"][1]["status"] = "failed"
-    (sweep / "sweep.json").write_text(json.dumps(record))
+    sweep = _sweep_whose_second_point_failed(conf, tmp_path)
     point = sweep / "p01"
     before = {
         name: (point / name).read_bytes()
@@ -360,11 +362,7 @@ def test_the_next_launcher_removes_the_temporaries_a_killed_one_left_beside_its_
 
 
 def test_a_copied_sweep_resumes_its_own_points_not_the_originals(conf, tmp_path):
-    assert _invoke("run", "-m", "+experiment=rec", "seed=1,2", "--config-dir", str(conf)).exit_code == 0
-    (sweep,) = (tmp_path / "runs" / "rec").iterdir()
-    record = json.loads((sweep / "sweep.json").read_text())
-    record["points"][1]["status"] = "failed"
-    (sweep / "sweep.json").write_text(json.dumps(record))
+    sweep = _sweep_whose_second_point_failed(conf, tmp_path)
     copy = tmp_path / "kept" / sweep.name
     shutil.copytree(sweep, copy, symlinks=True)
     history = (sweep / "p01" / "overrides.history.yaml").read_bytes()
