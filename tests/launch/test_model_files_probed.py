@@ -148,3 +148,24 @@ def test_a_chat_template_file_that_compiles_is_accepted(sandbox: Path) -> None: 
     template.write_text("{% for m in messages %}{{ m.content }}{% endfor %}")
     code, out = _invoke("validate", "+experiment=quickstart", f"model.chat.chat_template={template}")
     assert code == 0, out
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [("file", "a file without execute permission"), ("dir", "a directory"), (None, "no such file")],
+)
+def test_an_interpreter_that_is_no_executable_is_told_what_it_is(
+    make: str | None,
+    said: str,
+    sandbox: Path,  # noqa: F811
+) -> None:
+    # Before, a data file given as the sandbox's python was "no such file", beside the file.
+    python = sandbox / "python"
+    if make == "file":
+        python.write_text("#!/bin/sh\n")
+    elif make == "dir":
+        python.mkdir()
+    code, out = _invoke("validate", "+experiment=retool", f"env.sandbox.python={python}")
+    assert code == 2, out
+    (error,) = [e for e in _errors(out) if e["key"] == "env.sandbox.python"]
+    assert f"({said};" in error["message"], out

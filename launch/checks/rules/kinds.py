@@ -48,6 +48,17 @@ def _executable(value: str) -> bool:
     return shutil.which(value) is not None
 
 
+def _not_executable(value: str) -> str:
+    """Why `_executable(value)` is false."""
+    if "/" not in value:
+        return "no such command on PATH"
+    if os.path.isdir(value):
+        return "a directory"
+    if os.path.isfile(value):
+        return "a file without execute permission"
+    return "no such file"
+
+
 def interpreters_exist_here(ctx: Context) -> Iterator[Problem]:
     """Under the local executor, every interpreter the config names is an executable on this machine."""
     if ctx.run.executor.kind != "local":
@@ -61,7 +72,7 @@ def interpreters_exist_here(ctx: Context) -> Iterator[Problem]:
             fix = f"set {key}={quoted(default)} (its default, found here)"
         else:
             fix = f"point {key} at an existing interpreter (e.g. {sys.executable})"
-        why = "no such file" if "/" in value else "no such command on PATH"
+        why = _not_executable(value)
         yield Problem(
             key,
             f"{value} is not an executable on this machine ({why}; executor=local runs every stage here)",
