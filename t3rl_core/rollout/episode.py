@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from t3rl_core.chat.scalar_text import scalar_message, scalar_text
 from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
-from t3rl_core.engines.base import GenerationContext, SamplingParams
+from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
 from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
 from t3rl_core.rollout.verdict_fields import VERDICT_FIELDS, verdict_fields_problem
@@ -27,7 +27,7 @@ from t3rl_core.types import Action, Message, Transition
 if TYPE_CHECKING:
     from t3rl_core.chat.format import ChatFormat
     from t3rl_core.config import RolloutConfig
-    from t3rl_core.engines.base import Engine, Generation
+    from t3rl_core.engines.base import Engine
     from t3rl_core.envs.base import Env
     from t3rl_core.envs.format_repair import FormatRepair
 
@@ -303,7 +303,13 @@ class _Episode:
         finally:
             self.generation_s += time.perf_counter() - started
         self.model_calls += 1
-        problem = generation_problem(generation, sampling.max_new_tokens, self.chat.token_id_limit)
+        # A plugin engine answering None or its own type: the engine's failure, not an AttributeError
+        # counted as t3rl's own bug.
+        problem = (
+            generation_problem(generation, sampling.max_new_tokens, self.chat.token_id_limit)
+            if isinstance(generation, Generation)
+            else f"{type(generation).__name__}, not a Generation"
+        )
         if problem is not None:
             error = f"engine answered what was not asked for: {problem}"
             raise _Ended("aborted", error, Failure("engine", "BadGeneration", error))

@@ -367,3 +367,24 @@ def test_a_tool_named_twice_with_two_schemas_is_no_task(qwen_chat: ChatFormat) -
     row["metadata"] = {**row["metadata"], "tools": [*TOOLS, copy.deepcopy(TOOLS[0])]}  # the same twice
     result, _ = asyncio.run(toy_runner(qwen_chat).run(row, "eval"))
     assert result.failure is None and result.status == "completed"
+
+
+class _NoGeneration(Engine):
+    """A plugin engine answering what is no Generation."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    async def generate(
+        self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
+    ) -> Generation:
+        return self.answer
+
+
+@pytest.mark.parametrize("answer", [None, ([5, 6], [-0.1, -0.1], "stop"), {"token_ids": [5]}])
+def test_an_engine_answering_no_generation_is_the_engines_failure(qwen_chat: ChatFormat, answer: Any) -> None:
+    """None or a tuple raised AttributeError in the episode loop: counted as t3rl's own bug."""
+    result = play(qwen_chat, ToyEnv(), _NoGeneration(answer), RolloutConfig(max_response_len=64))
+    assert result.status == "aborted" and result.failure is not None
+    assert (result.failure.kind, result.failure.error_type) == ("engine", "BadGeneration")
+    assert "not a Generation" in result.error and sum(result.loss_mask) == 0
