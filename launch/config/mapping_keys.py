@@ -5,7 +5,8 @@ override 'env.data'. To append to your config use +env.data={a: 1}"). Its advice
 and the schema refused that again: `a` is no field of the section. The keys of the mapping are judged as
 the same keys typed one by one would be (`env.data.a=1`): a misspelt one is renamed in the mapping typed,
 one nothing resembles is dropped with the override. A key that is a field this config leaves at its default
-needs Hydra's '+', which the caller proposes.
+needs Hydra's '+', which the caller proposes, as does a key under a free-form mapping
+(`model.chat.chat_template_kwargs={enable_thinking: false}`: any key is one there).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from launch.config.errors import Problem, did_you_mean
-from launch.config.schema_walk import field_names
+from launch.config.schema_walk import model_at
 
 
 def unknown_mapping_key(key: str, text: str, value: Any, cfg: DictConfig) -> Problem | None:
@@ -30,7 +31,10 @@ def unknown_mapping_key(key: str, text: str, value: Any, cfg: DictConfig) -> Pro
         node = OmegaConf.select(cfg, parent, throw_on_missing=False)
         if not isinstance(node, DictConfig):
             return None  # a level the config lacks: judged at that level's own key
-        known = {str(k) for k in node} | set(field_names(parent, composed))  # type: ignore[arg-type]
+        model = model_at(parent, composed)  # type: ignore[arg-type]
+        if model is None:
+            continue  # a free-form mapping (a dict field): no key of it is unknown, '+' adds it
+        known = {str(k) for k in node} | set(model.model_fields)
         if leaf in known:
             continue
         guess = did_you_mean(leaf, known)

@@ -25,7 +25,7 @@ from launch.config.errors import AS_TYPED, Problem, did_you_mean
 from launch.config.fixes import quoted
 from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.override_fixes import shell_word
-from launch.config.pasted_overrides import parses, pasted_fix
+from launch.config.pasted_overrides import only_typographic_quotes, parses, pasted_fix
 
 GENERIC_FIX = (
     "write overrides as key=value, +key=value (add), ~key (delete) or group=option; "
@@ -344,6 +344,8 @@ def _lookalikes_fix(item: str) -> str | None:
     """The override with the characters that only look like ASCII ones (a Cyrillic `е`, a fullwidth `Ｈ`, a
     typographic dash or quote) replaced by them, when that parses: Hydra's grammar reads ASCII, and quoting
     the value (its other fix) kept the look-alike, which no name, number or choice takes."""
+    if only_typographic_quotes(item):
+        return None  # pasted_fix drops or straightens them: `seed=“7”` meant 7, not the text '"7"'
     from t3rl_core.fields import ascii_lookalike  # lazy: only an override Hydra cannot parse
 
     meant = ascii_lookalike(item)

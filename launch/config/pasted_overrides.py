@@ -34,6 +34,11 @@ def parses(override: str) -> bool:
     return True
 
 
+def only_typographic_quotes(item: str) -> bool:
+    """Whether every character of `item` that is not ASCII is a typographic quote (`seed=“7”`)."""
+    return not item.isascii() and all(c.isascii() or c in _CURLY for c in item)
+
+
 def pasted_fix(item: str) -> str | None:
     """The arguments to type instead of `item`, and why, for the two mistakes above; else None."""
     if any(mark in item for mark in _CURLY):
