@@ -90,7 +90,8 @@ def decide(
 
     first_selected = min(names.index(n) for n in selected)
     current: dict[str, str | None] = {}
-    # Why an earlier stage's output cannot be read by the selection (damaged since it finished).
+    # Why an earlier stage's output cannot be read by the selection: damaged since it finished, made by
+    # another command than the one planned now (the config or t3rl changed), or made from such an output.
     unusable: dict[str, str] = {}
     decisions: list[Decision] = []
     for stage in plan.stages:
@@ -104,18 +105,19 @@ def decide(
             current[name] = rec.run_id if done else (f"complete:{fp}" if complete else None)
             if done and names.index(name) < first_selected:
                 assert rec is not None
-                damage = first_mismatch(rec.outputs, verified_outputs(plan, stage), hashes)
-                if damage is not None:
+                why = _unusable(plan, stage, rec, hashes, {k: unusable[k] for k in upstream if k in unusable})
+                if why is not None:
                     current[name] = None
-                    unusable[name] = damage.replace(f"{plan.run_dir}/", "")
+                    unusable[name] = why
             decisions.append(Decision(name, "outside", "not selected", output_id=current[name]))
             continue
         missing = [p for p, run_id in upstream.items() if run_id is None]
         if missing:
-            why = "".join(f"; {p}: output damaged: {unusable[p]}" for p in missing if p in unusable)
+            why = "".join(f"; {p}: {unusable[p]}" for p in missing if p in unusable)
+            state_of = "cannot be read" if why else "has not succeeded in this run dir"
             raise PipelineError(
-                f"stage '{name}' needs the outputs of {', '.join(missing)}, which has not succeeded in this "
-                f"run dir{why}; run without --from/--only (or --from the first of them)"
+                f"stage '{name}' needs the outputs of {', '.join(missing)}, which {state_of}{why}; run "
+                "without --from/--only (or --from the first of them)"
             )
         # A record written before upstreams were per dependency lists every earlier stage; only the
         # stages this one reads count.
@@ -167,6 +169,22 @@ def decide(
             reason = damage or _why_run(rec, plan, stage, upstream, name in forced)
             decisions.append(Decision(name, "run", reason, supersede))
     return decisions
+
+
+def _unusable(
+    plan: Plan, stage: Stage, rec: StageRecord, hashes: FileHashes | None, upstream: Mapping[str, str]
+) -> str | None:
+    """Why a finished stage outside --from/--only cannot be read by the stages selected, or None. Its
+    output must be what the plan's stage makes now: intact, made by the command planned now (a config
+    changed since leaves the old output: read, it mixed the two configs), from usable inputs."""
+    damage = first_mismatch(rec.outputs, verified_outputs(plan, stage), hashes)
+    if damage is not None:
+        return "output damaged: " + damage.replace(f"{plan.run_dir}/", "")
+    if not same_command(rec, plan, stage):
+        return "its command changed since it succeeded (the config or t3rl changed): its output is stale"
+    if upstream:
+        return f"it was made from {', '.join(upstream)}, which cannot be read"
+    return None
 
 
 def exit_file(run_dir: Path, name: str) -> Path:

@@ -50,6 +50,10 @@
   path, so a resume of the copy ran the original's points (writing into the original), and of a moved
   one failed on dirs that were gone. sweep.json names the dir it was written in (`sweep_dir`) and its
   points are read below the dir as it is now (record_files.read_sweep, one reader for every command).
+- `--only S` (or `--from S`) after a config change that changed an earlier stage's command: S read that
+  stage's old output (made under the old config) while config.yaml recorded the new one. An output
+  outside the selection is readable only if it is intact, made by the command planned now, and made
+  from readable inputs; otherwise the run is refused, naming the stage and why.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from typer.testing import CliRunner
 
 from launch.cli.app import app
 from launch.plan.build import Plan
+from launch.run.pipeline import PipelineError
 from launch.run.rundir import RunDir
 from tests.launch.pipeline_helpers import count, run, stage
 from tests.support.retool_prepare_only import EXPERIMENT
@@ -376,3 +381,18 @@ def test_a_copied_sweep_resumes_its_own_points_not_the_originals(conf, tmp_path)
         (str(copy / "p00"), "succeeded"),
         (str(copy / "p01"), "succeeded"),
     ]
+
+
+def test_only_refuses_to_read_an_earlier_output_the_changed_config_made_stale(tmp_path):
+    marks, run_dir = tmp_path / "marks", tmp_path / "run"
+    marks.mkdir()
+    run_dir.mkdir()
+    assert run(_two_stages(run_dir, marks), run_dir).status == "succeeded"
+    out_a = run_dir / "stages" / "a" / "out.txt"
+    plan = _two_stages(run_dir, marks)
+    a = plan.stages[0]._replace(commands=(f"mkdir -p {out_a.parent} && echo A > {out_a}",))
+    changed = plan._replace(stages=(a, *plan.stages[1:]))  # the config changed what a writes
+    with pytest.raises(PipelineError, match=r"outputs of a, which cannot be read; a: its command changed"):
+        run(changed, run_dir, only="b")
+    assert count(marks, "b", "started") == 1  # b did not run again on a's stale output
+    assert [d.action for d in run(changed, run_dir).decisions] == ["run", "run"]
