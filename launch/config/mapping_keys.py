@@ -18,7 +18,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from launch.config.errors import Problem, did_you_mean
-from launch.config.schema_walk import model_at
+from launch.config.schema_walk import field_names, takes_any_key
 
 
 def unknown_mapping_key(key: str, text: str, value: Any, cfg: DictConfig) -> Problem | None:
@@ -31,10 +31,9 @@ def unknown_mapping_key(key: str, text: str, value: Any, cfg: DictConfig) -> Pro
         node = OmegaConf.select(cfg, parent, throw_on_missing=False)
         if not isinstance(node, DictConfig):
             return None  # a level the config lacks: judged at that level's own key
-        model = model_at(parent, composed)  # type: ignore[arg-type]
-        if model is None:
-            continue  # a free-form mapping (a dict field): no key of it is unknown, '+' adds it
-        known = {str(k) for k in node} | set(model.model_fields)
+        if takes_any_key(parent, composed):  # type: ignore[arg-type]
+            continue  # a free-form mapping's key (chat_template_kwargs): no name is unknown, '+' adds it
+        known = {str(k) for k in node} | set(field_names(parent, composed))  # type: ignore[arg-type]
         if leaf in known:
             continue
         guess = did_you_mean(leaf, known)

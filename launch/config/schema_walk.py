@@ -29,6 +29,28 @@ OVERLAYS: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
 
 def model_at(key: str, data: Mapping[str, Any]) -> type[BaseModel] | None:
     """The model whose fields live directly under `key` ("" = RunConfig), or None."""
+    current = _type_at(key, data)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def takes_any_key(key: str, data: Mapping[str, Any]) -> bool:
+    """Whether `key` is a mapping field whose values are no sections (`model.chat.chat_template_kwargs`,
+    `dict[Identifier, Any]`): a key typed there is a name of the user's, none the schema knows."""
+    current = _type_at(key, data)
+    return isinstance(current, tuple) and not _holds_section(current[1])
+
+
+def _holds_section(tp: Any) -> bool:
+    """Whether a value of type `tp` may be a section: a model, a mapping, or a union with one."""
+    tp = _unwrap(tp)
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        return any(_holds_section(m) for m in get_args(tp))
+    return origin is dict or tp is dict or (isinstance(tp, type) and issubclass(tp, BaseModel))
+
+
+def _type_at(key: str, data: Mapping[str, Any]) -> Any:
+    """What `_narrow` makes of the field at `key`: a model class, ("dict", value type), or None."""
     current: Any = RunConfig
     node: Any = data
     for part in key.split(".") if key else []:
@@ -46,7 +68,7 @@ def model_at(key: str, data: Mapping[str, Any]) -> type[BaseModel] | None:
             current = _narrow(current[1], node)
         else:
             return None
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+    return current
 
 
 def field_names(key: str, data: Mapping[str, Any]) -> list[str]:
