@@ -163,10 +163,20 @@ def _with_path(params: list[Any], word: str) -> str | None:
     return f"{options[0]} {word}" if options else None
 
 
+def _help_names(command: Any, ctx: Any) -> list[str]:
+    """The context's help option names in its order (-h, --help): Click takes them through a set, so
+    their order in `--help` and in docs/reference/cli.md changed with the hash seed from run to run."""
+    own = {name for param in command.params for name in (*param.opts, *param.secondary_opts)}
+    return [name for name in ctx.help_option_names if name not in own]
+
+
 class PlainCommand(TyperCommand):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.help = reflowed(self.help)
+
+    def get_help_option_names(self, ctx: Any) -> list[str]:
+        return _help_names(self, ctx)
 
     def get_params(self, ctx: Any) -> list[Any]:
         # Every parameter, also those Typer adds late (--help, --install-completion).
@@ -177,6 +187,9 @@ class PlainGroup(TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.help = reflowed(self.help)
+
+    def get_help_option_names(self, ctx: Any) -> list[str]:
+        return _help_names(self, ctx)
 
     def get_params(self, ctx: Any) -> list[Any]:
         return [_plain(param) for param in super().get_params(ctx)]

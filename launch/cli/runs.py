@@ -291,17 +291,26 @@ def register(app: typer.Typer) -> None:
     @runs_app.command("show")
     def show(
         run_dir: Annotated[
-            Path,
-            typer.Argument(metavar="RUN_DIR", help="A run directory, or a sweep dir.", show_default=False),
-        ],
+            Path | None,
+            typer.Argument(
+                metavar="RUN_DIR",
+                help="A run directory, or a sweep dir (default: the newest run under $T3RL_RUNS_DIR "
+                "or ./runs).",
+                show_default=False,
+            ),
+        ] = None,
     ) -> None:
         """The run's manifest (code, launcher host, the hardware its stages asked for, seeds), its attempts
         and each stage's record; for a sweep dir, each point's status, stage, job and metric.
 
-        Example:
+        Examples:
 
           t3rl runs show runs/quickstart/20260101-120000
+
+          t3rl runs show                                  # the newest run
         """
+        if run_dir is None:
+            run_dir = _newest_run()
         raise typer.Exit(show_run(run_dir))
 
 
@@ -446,6 +455,17 @@ def _as_json(
         "stages": {stage.name: stage.status for stage in view.stages},
         "evals": evals,
     }
+
+
+def _newest_run() -> Path:
+    """The newest run dir under the default runs dir, named first (what `t3rl runs` lists at its top)."""
+    runs_dir = default_runs_dir()
+    found = find_runs(runs_dir) if runs_dir.is_dir() else []
+    if not found:
+        why = _no_runs_dir(runs_dir) if not runs_dir.is_dir() else f"no run dir under {runs_dir}"
+        raise typer.BadParameter(f"no RUN_DIR given, and {why}", param_hint="RUN_DIR")
+    Console(stderr=True, highlight=False).print(f"the newest run: {escape(str(found[0]))}", soft_wrap=True)
+    return found[0]
 
 
 def _no_runs_dir(runs_dir: Path) -> str:

@@ -23,8 +23,11 @@ the words other tools use.
   over two or three lines.
 - `t3rl runs show` of a run without manifest.json (an older t3rl's, or a copy): its stages, and no word
   that its code, host, hardware and seeds are unknown.
+- `t3rl runs show` with no run dir: "Missing argument 'RUN_DIR'" (now the newest run, as `t3rl runs`
+  lists it first).
 - `t3rl -h`: "No such option: -h"; `t3rl run -h`: "'-h' is not an option … write it as an override without
-  dashes".
+  dashes". Then `-h --help` or `--help -h` by the hash seed (Click takes them through a set), so
+  docs/reference/cli.md regenerated differently from run to run.
 - `t3rl eval --help`'s first example evaluated the scripted gold policy on the quickstart with eval.*'s
   default token budget: a long gold call was truncated, overall 0.950 for a policy that is always right.
 Each failed before.
@@ -38,6 +41,8 @@ import json
 import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -377,3 +382,35 @@ def test_runs_diff_in_a_pipe_keeps_each_key_on_one_line(here: Path) -> None:
     assert result.exit_code == 0, result.output
     found = [line.split() for line in result.output.splitlines() if "optimizer.lr" in line]
     assert found == [["stages.train.curriculum.optimizer.lr", "1e-06", "5e-07"]], result.output
+
+
+# ------------------------------------------- t3rl runs show with no run dir
+
+
+def test_runs_show_without_a_run_dir_shows_the_newest_run(here: Path) -> None:
+    """Before: 'Missing argument 'RUN_DIR'.', where `t3rl runs` lists the newest run first."""
+    path = _run_dir(here)
+    result = invoke(["runs", "show"])
+    assert result.exit_code == 0, result.output
+    assert f"the newest run: {RUN}" in result.stderr, result.stderr
+    assert result.stdout.startswith(f"{path.resolve()}: ✓ succeeded"), result.stdout
+
+
+def test_runs_show_without_a_run_dir_where_there_is_none_says_why(here: Path) -> None:
+    result = invoke(["runs", "show"])
+    assert result.exit_code == 2, result.output
+    assert "no RUN_DIR given, and no runs yet" in " ".join(result.output.replace("│", "").split())
+
+
+def test_the_help_options_are_listed_in_one_order_whatever_the_hash_seed() -> None:
+    """Click takes the help option names through a set: `-h --help` or `--help -h` by the process's hash
+    seed, and docs/reference/cli.md, regenerated, changed from run to run (its test failed at random)."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / "gen_cli_reference.py"
+    made = []
+    for seed in ("1", "2"):  # the two orders of Click's set(["-h", "--help"])
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, str(script), "--out", "/dev/stdout"], env=env, capture_output=True, text=True
+        )
+        made.append(done.stdout)
+    assert len(set(made)) == 1 and "| `-h`, `--help` |" in made[0]

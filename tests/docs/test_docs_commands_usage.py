@@ -119,7 +119,7 @@ def test_the_commands_are_found() -> None:
     [
         (["runs", "--stauts", "failed"], "No such option: --stauts"),
         (["runs", "compare", "a", "b"], "no command 'compare'"),
-        (["runs", "show"], "Missing argument"),
+        (["runs", "diff", "a"], "Missing argument"),
         (["runs", "show", "a", "b"], "unexpected extra argument"),
         (["eval", "--k", "four"], "Invalid value for '--k'"),
         (["run", "--form", "eval_tiny"], "no such option --form"),
