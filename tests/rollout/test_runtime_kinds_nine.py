@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RolloutConfig
 from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
-from t3rl_core.engines.sglang_http import BadResponse, parse_generation
+from t3rl_core.engines.sglang_http import CALL_META, BadResponse, parse_generation
 from t3rl_core.hooks import slime as hooks
 from t3rl_core.hooks.failures import METADATA_KEY
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
@@ -388,3 +390,51 @@ def test_an_engine_answering_no_generation_is_the_engines_failure(qwen_chat: Cha
     assert result.status == "aborted" and result.failure is not None
     assert (result.failure.kind, result.failure.error_type) == ("engine", "BadGeneration")
     assert "not a Generation" in result.error and sum(result.loss_mask) == 0
+
+
+# --- Whatever an SGLang answer holds -------------------------------------------------------------------
+
+_JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=4),
+)
+_ENTRY = st.one_of(
+    st.tuples(st.floats(-30, 0.0), st.integers(0, 500), st.none()).map(list),
+    st.lists(_JSON_SCALARS, max_size=4),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    entries=st.lists(_ENTRY, max_size=6),
+    finish=st.one_of(
+        st.sampled_from(["stop", "length", "abort", "other"]), _JSON_SCALARS, st.lists(_JSON_SCALARS)
+    ),
+    meta=st.dictionaries(st.sampled_from(sorted(CALL_META)), _JSON_SCALARS, max_size=4),
+    output_ids=st.one_of(st.none(), st.just("same"), st.lists(st.integers(0, 500), max_size=6)),
+)
+def test_every_sglang_answer_is_a_usable_generation_or_a_bad_response(
+    entries: list[Any], finish: Any, meta: dict[str, Any], output_ids: Any
+) -> None:
+    """Nothing else escapes the client, and what it keeps is what slime and the trajectory may hold."""
+    info = {"finish_reason": finish, "output_token_logprobs": entries, **meta}
+    body: dict[str, Any] = {"meta_info": info}
+    if output_ids == "same":
+        body["output_ids"] = [
+            entry[1] if isinstance(entry, list) and len(entry) > 1 else 0 for entry in entries
+        ]
+    elif output_ids is not None:
+        body["output_ids"] = output_ids
+    try:
+        generation = parse_generation(json.dumps(body).encode())
+    except BadResponse:
+        return
+    assert all(type(token) is int and token >= 0 for token in generation.token_ids)
+    assert all(type(lp) is float and math.isfinite(lp) for lp in generation.log_probs)
+    assert "output_ids" not in body or body["output_ids"] == generation.token_ids
+    for key, value in generation.meta.items():
+        expected = str if key == "weight_version" else int
+        assert type(value) is expected and (expected is str or value >= 0)
