@@ -141,6 +141,9 @@ defaults:
   - override /tracking: none
   - _self_
 name: cli_data_only
+env:
+  data:
+    categories: [multi_turn_base]  # a quarter of the rows: what these tests check is not the data's size
 stages:
   prepare_data:
     kind: prepare_data

@@ -41,7 +41,7 @@ def test_points_at_once_share_one_copy_and_another_env_gets_its_own(workdir: Pat
     (copy,) = {os.path.realpath(link) for link in links}
     assert Path(copy).parent == workdir / "cache" / "data"
     assert sorted(p.name for p in (workdir / "cache" / "data").iterdir()) == [Path(copy).name]  # no leftovers
-    assert json.loads((Path(copy) / "manifest.json").read_text())["splits"]["bfcl_test"]["rows"] == 300
+    assert json.loads((Path(copy) / "manifest.json").read_text())["splits"]["bfcl_test"]["rows"] == 75
 
     # A later run with the same env only links it; another data seed is another copy.
     again = invoke("run", "+experiment=cli_data_only", "--config-dir", conf)
