@@ -43,6 +43,19 @@ ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 # the last `@` before the path, as a URL's user information does (urllib, libpq): a password holding
 # `@` (`p@ss`) is one password, not `p` and a host. A quote or `<>` ends the URL (minified JSON).
 _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):([^/\s\"'<>]+)@")
+# `user:password@host` without a scheme (`--db alice:V@db:5432/app`, `DATABASE=alice:V@db.example.com`,
+# as database tools and ORMs take it), read back from each `@` (a pattern string, compiled on first use):
+# the password ends the text searched, the user starts after a space, a quote, `=` or a bracket, with a
+# letter. The host after the `@` must look like one (`_BARE_HOST`), and the user be no scheme that takes
+# no `//` (`_NOT_USERS`): `mailto:alice@example.com`, a docker image's `name:tag@sha256:…` and
+# `a[i:n@W]` in a cell's code are not one.
+_BARE_USERINFO = r"(?<=[\s'\"=(\[,;{<>])([A-Za-z][A-Za-z0-9._~%+-]{0,63}):([^\s@/'\"<>:]{1,256})\Z"
+# A dotted name, `localhost`, or any name with a port (`db:5432`), then no more of a name.
+_BARE_HOST = (
+    r"(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|[A-Za-z0-9-]+(?=:[0-9]))(?::[0-9]{1,5})?"
+    r"(?![A-Za-z0-9_.@:-])"
+)
+_NOT_USERS = frozenset({"mailto", "sip", "sips", "xmpp", "tel", "urn", "news", "data"})
 # A run of characters that are not whitespace (`\s` is what `str.isspace` says is).
 _NON_SPACE = re.compile(r"\S*")
 # `${oc.env:NAME}`, the environment reference of config files, given to a Secret field.
@@ -58,7 +71,11 @@ REFERENCE_HELP = "env:NAME (an environment variable holding it) or file:PATH (a 
 
 
 def mask_url(text: str) -> str:
-    """`text` with the password of every `scheme://user:password@host` replaced by the mask."""
+    """`text` with the password of every `scheme://user:password@host` and of every `user:password@host`
+    without a scheme replaced by the mask."""
+    if "@" in text:
+        for start, end in reversed(bare_userinfo_spans(text)):
+            text = text[:start] + MASK + text[end:]
     if "://" not in text:  # every line t3rl prints passes here: most hold no URL
         return text
     # No part of a match is whitespace, so each match lies in a run of other characters holding `://`:
@@ -96,8 +113,28 @@ def log_tail(text: str, lines: int = 20) -> str:
 
 
 def url_passwords(text: str) -> list[str]:
-    """The passwords embedded in URLs of `text` (already masked ones excluded)."""
-    return [m.group(2) for m in _URL_USERINFO.finditer(text) if m.group(2) != MASK]
+    """The passwords embedded in URLs of `text`, with a scheme or without (already masked ones
+    excluded)."""
+    found = [text[start:end] for start, end in bare_userinfo_spans(text)] if "@" in text else []
+    return found + [m.group(2) for m in _URL_USERINFO.finditer(text) if m.group(2) != MASK]
+
+
+def bare_userinfo_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds the password of a `user:password@host` without a scheme, in order."""
+    spans = []
+    at = text.find("@")
+    while at >= 0:
+        # The look-behind reads before the window: a user at the text's start counts after a space.
+        found = re.compile(_BARE_USERINFO).search(" " + text[max(0, at - 330) : at])
+        if (
+            found is not None
+            and found.group(1).lower() not in _NOT_USERS
+            and not found.group(2).startswith(("***", "$", "env:", "file:"))
+            and re.compile(_BARE_HOST).match(text, at + 1) is not None
+        ):
+            spans.append((at - len(found.group(2)), at))
+        at = text.find("@", at + 1)
+    return spans
 
 
 def is_reference(text: str) -> bool:

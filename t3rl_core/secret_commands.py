@@ -1,4 +1,4 @@
-"""Credentials that the command or the file format they stand in gives away, whatever they look like.
+r"""Credentials that the command or the file format they stand in gives away, whatever they look like.
 
 `t3rl_core.secret_shapes` finds a credential by its own form (an issuer's prefix) or by a name next to it
 (`password=V`, `--api-key V`) when the value also looks like one (a letter, a digit, 8+ characters): a
@@ -18,6 +18,13 @@ vocabulary id or a word stays. Some places make any value a credential, however 
 - the `password` and `account` of a `.netrc` record (`machine HOST login USER password V`, over one
   line or several, also JSON-escaped in a record).
 - a password option's value after `=`, of any program (`--db-password=V`, `--passwd=V`).
+- the password of a `.pgpass` line (`host:port:database:user:V`, a line of its own, also JSON-escaped).
+- a random-looking key as the next word after a credential's word of any program's command
+  (`mytool login V`, `cli auth V`, `app token add V`; not a hash: lower-case hex): no declaration names
+  the program, the word and the key's look together say what V is. Read by `key_word_spans`, not in an
+  episode's text: a BFCL task says `using access token 'V'`, its data the model passes on.
+A command folded over lines with a backslash (`mysql -u root \<newline> -pV`, also JSON-escaped) is read
+as one line, as a shell reads it.
 `command_spans(text)` gives where those values stand; t3rl_core.secret_shapes masks them in every text
 t3rl writes (an episode's own text too: no task's data is written so), and `named_spans(text, lower)` a
 line of `.netrc` tokens without its `machine` (`login alice password V`, as a log's tee sees a record's
@@ -28,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from t3rl_core.secret_name_words import is_secret_name
+from t3rl_core.secret_name_words import is_secret_name, looks_like_credential
 
 # How an option takes its value: glued to it only (`-pV`, `--password=V`: `mysql -p V` asks for the
 # password, V being the database), or glued or as the next word (`-a V`, `--user alice:V`).
@@ -152,6 +159,8 @@ _IN_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 _AFTER_NAME = frozenset(" \t\n\r\f\v'\",]\\")
 # What ends a command in text: a line (also an escaped `\n` in JSON), a shell's separators, a list's `]`.
 _ENDS = frozenset("\n\r;|&`)]}<>")
+# A backslash ending a line (a command continued on the next), real or JSON-escaped (`\\\n`).
+_CONTINUATIONS = ("\\\n", "\\\r\n", "\\\\\\n", "\\\\\\r\\n")
 # What stands around a word of an argv list or JSON list (`['mysql', '-pV']`, `[\"-pV\"]`) or a quoted
 # word of shell text, and is not the word.
 _AROUND = "'\"\\[(,"
@@ -159,7 +168,7 @@ _AROUND = "'\"\\[(,"
 # `- item` or prose's ` - ` is none), a word after which a positional one stands, or a config command's
 # `set`/`config` and that program's name (str.find and str.count: each one C scan). Others are not
 # tokenized: a 37 KB BFCL record, whose prose says `set ` and `config`, cost ~1 ms more.
-_OPTION_STARTS = ("'-", '"-', "\t-")
+_OPTION_STARTS = ("'-", '"-', "\t-", "\\t-")  # also after JSON's escaped tab
 _KEYWORDS = ("login", "authtoken", "add_user", "change_password", "secrets")
 _SET_WORDS = ("config", "set ", "CONFIG", "SET ")
 # `.netrc`: its tokens over any whitespace, real or JSON-escaped; a record begins with `machine HOST` or
@@ -181,6 +190,24 @@ _NETRC_LINE = (
 _OPTION_VALUE = r"[^\s'\"\\]+"
 # Values that name where a credential lives, or are one already masked: not a credential.
 _NOT_VALUES = ("$", "env:", "file:", "fd:", "***")
+# `.pgpass`: `host:port:database:user:password` (`*` for any field; `\:` and `\\` escaped in one), one
+# word: after a space, a line break (real or JSON-escaped) or a quote, up to the next (texts a scrub
+# joins by a space are read as each alone). The port a number or `*`, no space in any field, and the
+# database or the user holding a letter or `*` (`2026-01-01:12:00:00:x` is a time, `fe80:0:0:0:1` an
+# address, `1:2:3:4:5` a ratio). Pattern strings compiled on first use.
+_PGPASS_PORT = r":(?:[0-9]{1,5}|\*):"
+# A field's character, or its escaped `:` or `\\` (JSON-escaped too: `\\\\:`), not an escaped line break.
+_PGPASS_FIELD = r"((?:[^\s:\\\"']|\\+:|\\+\\(?!\\*[nrt\"]))+)"
+_PGPASS = (
+    rf"([A-Za-z0-9._*\[\]-]+):([0-9]{{1,5}}|\*):{_PGPASS_FIELD}:{_PGPASS_FIELD}:{_PGPASS_FIELD}"
+    r"(?=\s|$|\\+[nrt\"]|[\"'])"
+)
+# Words after which any program's command takes a key (`mytool login V`, `cli auth V`, `app token V`),
+# and what may stand before such a word: a space, a line break, a quote, an argv list's `[` or `,`.
+_KEY_WORDS = ("login", "auth", "authenticate", "authtoken", "token", "apikey", "api-key", "set-key")
+_KEY_WORD_BEFORE = frozenset(" \t\n\r'\"[,")
+# A hash as git and sha256sum print it (lower-case hex, `sha256:` before it): not a key by its look.
+_HEX = re.compile(r"(?:sha(?:1|256|512):)?[0-9a-f]+")
 
 
 def command_spans(text: str) -> list[tuple[int, int]]:
@@ -195,7 +222,67 @@ def command_spans(text: str) -> list[tuple[int, int]]:
         spans += _netrc_spans(text)
     if "=" in text and "-" in text:
         spans += _password_options(text)
+    if text.count(":") >= 4:
+        spans += _pgpass_spans(text)
     return _ordered(spans)
+
+
+def _pgpass_spans(text: str) -> list[tuple[int, int]]:
+    """The passwords of `.pgpass` lines, found from each `:PORT:` (a pattern with a literal first
+    character: a 37 KB record's JSON, full of `:`, is searched in one C scan)."""
+    spans: list[tuple[int, int]] = []
+    for port in re.compile(_PGPASS_PORT).finditer(text):
+        at = port.start()
+        # The record's start: after a space or a line break (real or JSON's escaped one), a quote.
+        start = at
+        while start > max(0, at - 256) and not text[start - 1].isspace() and text[start - 1] not in "\"'":
+            start -= 1
+        escaped = text.rfind("\\n", start, at)
+        start = escaped + 2 if escaped >= 0 else start
+        record = re.compile(_PGPASS).match(text, start)
+        if (
+            record is not None
+            and record.start(2) == at + 1
+            and not record.group(5).startswith(_NOT_VALUES)
+            and any(c.isalpha() or c == "*" for c in record.group(3) + record.group(4))
+        ):
+            spans.append(record.span(5))
+    return spans
+
+
+def key_word_spans(text: str) -> list[tuple[int, int]]:
+    """A random-looking key as the word after a credential's word (`mytool login V`), on its line: the
+    word stands alone (after a space or a quote, before a space), options between are skipped."""
+    spans: list[tuple[int, int]] = []
+    if not any(word in text for word in _KEY_WORDS):
+        return spans
+    for word in _KEY_WORDS:
+        at = text.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if (at == 0 or text[at - 1] in _KEY_WORD_BEFORE) and text[end : end + 1] in (" ", "\t"):
+                spans += _random_word_after(text, end)
+            at = text.find(word, end)
+    return spans
+
+
+def _random_word_after(text: str, at: int) -> list[tuple[int, int]]:
+    for _ in range(4):  # a few options may stand between (`login --relogin V`)
+        while at < len(text) and text[at] in " \t":
+            at += 1
+        end = at
+        while end < len(text) and not text[end].isspace() and text[end] not in _ENDS:
+            end += 1
+        begin, stop = _unquoted(text, at, end)
+        if stop <= begin:
+            return []
+        if not _is_option(text[begin:stop]):
+            value = text[begin:stop]
+            if _HEX.fullmatch(value) or value.startswith(_NOT_VALUES):
+                return []  # a hash (`git … token <sha>`), or where the key lives
+            return [(begin, stop)] if looks_like_credential(value) else []
+        at = end
+    return []
 
 
 def _password_options(text: str) -> list[tuple[int, int]]:
@@ -341,6 +428,9 @@ def _command_words(text: str, start: int) -> list[tuple[int, int]]:
     at, end = start, min(len(text), start + 2000)
     while at < end:
         char = text[at]
+        if char == "\\" and (skip := _continuation(text, at) or 2 * (text[at + 1 : at + 2] == "t")):
+            at += skip  # a line continued (the command goes on), or JSON's escaped tab between words
+            continue
         if char in _ENDS or (char == "\\" and text[at + 1 : at + 2] in ("n", "r")):
             break
         if char.isspace():
@@ -354,13 +444,26 @@ def _command_words(text: str, start: int) -> list[tuple[int, int]]:
                     quote = ""
             elif char in "'\"":
                 quote = char
-            elif char.isspace() or char in _ENDS or (char == "\\" and text[at + 1 : at + 2] in ("n", "r")):
+            elif (
+                char.isspace()
+                or char in _ENDS
+                or (char == "\\" and (text[at + 1 : at + 2] in ("n", "r", "t") or _continuation(text, at)))
+            ):
                 break
             at += 1
         inner = _inner(text, begin, at)
         if inner[1] > inner[0]:  # not a list's `,` alone
             words.append(inner)
     return words
+
+
+def _continuation(text: str, at: int) -> int:
+    """The length of a line continuation at `at` (a backslash ending a line, as a shell reads it; real or
+    JSON-escaped), 0 where there is none."""
+    for form in _CONTINUATIONS:
+        if text.startswith(form, at):
+            return len(form)
+    return 0
 
 
 def _inner(text: str, begin: int, end: int) -> tuple[int, int]:

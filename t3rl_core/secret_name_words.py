@@ -1,12 +1,16 @@
 """Names of variables and config keys that hold a credential (`FOO_API_KEY`, `GITHUB_PAT`, `api_key`,
-`accessToken`). A leaf of the secret modules: `t3rl_core.secret_commands` reads a command's `set NAME V`
-by it, and `t3rl_core.secret_names` (which reads values by `secret_shapes`, which reads commands) builds
-on it.
+`accessToken`), and values that look random as keys do (`looks_like_credential`). A leaf of the secret
+modules: `t3rl_core.secret_commands` reads a command's `set NAME V` and a key given to a credential's
+word by them, and `t3rl_core.secret_names` (which reads values by `secret_shapes`, which reads commands)
+builds on them.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
+from collections import Counter
 from functools import lru_cache
 
 # Named explicitly because their names do not all follow the patterns below.
@@ -34,3 +38,32 @@ def is_secret_name(name: str) -> bool:
     if name in _KNOWN_SECRETS or _SECRET_KEY_NAME.search(_CAMEL_BOUNDARY.sub("_", name).replace("-", "_")):
         return True
     return name.isupper() and bool(_SECRET_ENV_NAME.search(name))
+
+
+# A run of characters as random keys are written (base62, hex, base64 without `/`), long enough that a
+# run of a word-built name rarely is one.
+_RANDOM_RUN = re.compile(r"[A-Za-z0-9+]{16,}")
+# Shannon entropy (bits per character) and share of neighbouring characters of another class (lower,
+# upper, digit) from which such a run counts as random: 16+ random base62 or hex characters pass 83-99 %
+# of the time, words with a number (`checkpoint20000steps`, `model00001of00004`) do not.
+_RANDOM_BITS = 3.0
+_RANDOM_CHANGES = 0.25
+
+
+def looks_like_credential(value: object) -> bool:
+    """A value with a long run of letters and digits that looks random (a key, not a path of words,
+    a model name or a number)."""
+    return isinstance(value, str) and len(value) <= 4096 and any(map(_random, _RANDOM_RUN.findall(value)))
+
+
+@lru_cache(maxsize=4096)
+def _random(run: str) -> bool:
+    if not (any(c.isdigit() for c in run) and any(c.isalpha() for c in run)):
+        return False
+    bits = -sum(n / len(run) * math.log2(n / len(run)) for n in Counter(run).values())
+    changes = sum(_kind(a) != _kind(b) for a, b in itertools.pairwise(run)) / (len(run) - 1)
+    return bits >= _RANDOM_BITS and changes >= _RANDOM_CHANGES
+
+
+def _kind(char: str) -> int:
+    return 0 if char.isdigit() else 1 if char.isupper() else 2

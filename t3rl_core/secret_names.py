@@ -5,13 +5,10 @@ that look like one under a key-like name. Pure predicates; `launch.config.secret
 
 from __future__ import annotations
 
-import itertools
-import math
 import re
-from collections import Counter
 from functools import lru_cache
 
-from t3rl_core.secret_name_words import is_secret_name
+from t3rl_core.secret_name_words import is_secret_name, looks_like_credential
 from t3rl_core.secret_shapes import is_shaped_credential
 
 # _SECRET_FLAG_NAME, _TOKEN_KEY and _VOCABULARY_TOKEN are strings, compiled by `re` (and cached) when first
@@ -43,14 +40,6 @@ _REFERENCE = re.compile(
 )
 # The variable's name a reference gives: `env:NAME`, `${oc.env:NAME…}` (escaped or not), `${NAME}`.
 _REFERENCE_NAME = re.compile(r"^(?:env:|\$\\?\{oc\.env\\?:|\$\{)([^,}\\]*)")
-# A run of characters as random keys are written (base62, hex, base64 without `/`), long enough that a
-# run of a word-built name rarely is one.
-_RANDOM_RUN = re.compile(r"[A-Za-z0-9+]{16,}")
-# Shannon entropy (bits per character) and share of neighbouring characters of another class (lower,
-# upper, digit) from which such a run counts as random: 16+ random base62 or hex characters pass 83-99 %
-# of the time, words with a number (`checkpoint20000steps`, `model00001of00004`) do not.
-_RANDOM_BITS = 3.0
-_RANDOM_CHANGES = 0.25
 
 
 # Cached: every scrub of a config and every credentials rule asks it of each of the config's ~330 keys.
@@ -66,25 +55,6 @@ def is_secret_key(dotted: str) -> bool:
 def is_key_like(name: str) -> bool:
     """A name that may hold a credential under a spelling `is_secret_name` does not take for one."""
     return any(word.lower() in _KEY_LIKE_WORDS for word in _WORDS.findall(name))
-
-
-def looks_like_credential(value: object) -> bool:
-    """A value with a long run of letters and digits that looks random (a key, not a path of words,
-    a model name or a number)."""
-    return isinstance(value, str) and len(value) <= 4096 and any(map(_random, _RANDOM_RUN.findall(value)))
-
-
-@lru_cache(maxsize=4096)
-def _random(run: str) -> bool:
-    if not (any(c.isdigit() for c in run) and any(c.isalpha() for c in run)):
-        return False
-    bits = -sum(n / len(run) * math.log2(n / len(run)) for n in Counter(run).values())
-    changes = sum(_kind(a) != _kind(b) for a, b in itertools.pairwise(run)) / (len(run) - 1)
-    return bits >= _RANDOM_BITS and changes >= _RANDOM_CHANGES
-
-
-def _kind(char: str) -> int:
-    return 0 if char.isdigit() else 1 if char.isupper() else 2
 
 
 def is_vocabulary_token(key: str, value: object) -> bool:

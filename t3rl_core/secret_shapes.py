@@ -5,13 +5,16 @@ by itself, wherever it appears (a job variable named `MODEL_OPTS`, a server flag
 header in a service's command):
 - tokens whose issuer marks them with a prefix: OpenAI/Anthropic `sk-…`, Hugging Face `hf_…`, GitHub
   `ghp_…`/`github_pat_…`, GitLab `glpat-…`, Slack `xoxb-…`, Stripe `sk_live_…`, Google `AIza…`, AWS
-  access key ids `AKIA…`, NVIDIA `nvapi-…`, LangSmith `lsv2_…`, Vault `hvs.…`, … (`_PREFIXED`), and
-  JSON Web Tokens (`eyJ….eyJ….…`);
+  access key ids `AKIA…`, NVIDIA `nvapi-…`, LangSmith `lsv2_…`, Vault `hvs.…`, Shopify `shpat_…`,
+  Twilio `SK…`, … (one row each in `ISSUERS`), and JSON Web Tokens (`eyJ….eyJ….…`);
 - the value of a URL query parameter named like a credential (`?token=…`, `&api_key=…`, `&sig=…`);
-- the value of an HTTP authorization header (`Authorization: Bearer …`, `X-Api-Key: …`);
+- the value of an HTTP authorization header (`Authorization: Bearer …`, `X-Api-Key: …`) and an Azure
+  connection string's key (`AccountKey=…`);
 - a private key in PEM (`-----BEGIN PRIVATE KEY-----`) or OpenPGP's armour, whose markers stay;
-- what a command or a `.netrc` record makes a credential whatever it looks like (`mysql -pV`,
-  `curl -u alice:V`, `wandb login V`, `machine h login u password V`: t3rl_core.secret_commands).
+- what a command or a `.netrc` or `.pgpass` record makes a credential whatever it looks like
+  (`mysql -pV`, `curl -u alice:V`, `wandb login V`, `machine h login u password V`, `h:5432:db:u:V`,
+  also over lines continued by a backslash: t3rl_core.secret_commands), and a random-looking key under
+  any `…_KEY` name or after a credential's word of any program (`STRIPE_KEY=V`, `mytool login V`).
 
 `credentials_in(text)` lists them and `mask_shapes(text)` masks them; t3rl_core.secret's `mask_text`,
 through which every file and line t3rl writes passes, applies it.
@@ -22,7 +25,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from t3rl_core.secret_commands import command_spans, named_spans
+from t3rl_core.secret_commands import command_spans, key_word_spans, named_spans
+from t3rl_core.secret_name_words import looks_like_credential
 from t3rl_core.secret_pieces import unfolded
 
 MASK = "***"
@@ -30,47 +34,93 @@ MASK = "***"
 # space or quote class holds it) and each treats it as the end of a text (no letter, digit, `_` or `-`),
 # so the texts joined by it hold a credential wherever one of them does.
 SEPARATOR = "\0"
-# Each issuer's prefix and the shortest body it issues (shorter: a word that happens to start so).
-# The look-behind keeps `task-…`, `bhf_…` and the like out.
+# Every issuer's token, one row each: who issues it, what its tokens begin with (text holding none of
+# these is not searched), the pattern of a whole token, and the pattern of its beginning that a view
+# cutting it short (`sk-proj-Ab12…`) leaves recognisable (None: too short or plain to tell from a word
+# so, as Twilio's `SK…`). `_PREFIXED`, `_CUT` and `_TOKEN_STARTS` are made from it: an issuer added here
+# is masked whole, cut short, in every record and in an episode's text, and refused at pre-flight.
+# A token's body has at least the length its issuer gives it (shorter: a word that happens to start
+# so); the look-behind of `_PREFIXED` and `_CUT` keeps `task-…`, `bhf_…` and the like out.
+# A base64 character, also percent-encoded (`+`, `/`, `=` in a URL's query: `%2B`, `%2F`, `%3D`).
+_B64 = r"(?:[A-Za-z0-9+/=]|%2[BbFf]|%3[Dd])"
+ISSUERS: tuple[tuple[str, tuple[str, ...], str, str | None], ...] = (
+    ("OpenAI, Anthropic", ("sk-",),
+     r"sk-(?:proj-|ant-[a-z0-9]+-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", r"sk-"),
+    ("Stripe (secret, restricted, publishable)", ("sk_", "rk_", "pk_"),
+     r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", r"[srp]k_"),
+    ("Hugging Face", ("hf_",), r"hf_[A-Za-z0-9]{30,}", r"hf_"),
+    ("GitHub", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}", r"gh[pousr]_|github_pat_"),
+    ("GitLab", ("glpat-",), r"glpat-[A-Za-z0-9_-]{20,}", r"glpat-"),
+    ("Slack", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-"), r"xox[abposr]-[A-Za-z0-9-]{10,}",
+     r"xox[abposr]-"),
+    ("Google API", ("AIza",), r"AIza[A-Za-z0-9_-]{35}", r"AIza"),
+    ("AWS access key id", ("AKIA", "ASIA"), r"(?:AKIA|ASIA)[A-Z0-9]{16}", r"AKIA|ASIA"),
+    ("JSON Web Token", ("eyJ",), r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", r"eyJ"),
+    # Keys of the hosted LLMs a user simulator or an eval engine calls, and of the registries and
+    # clouds a job reaches.
+    ("Groq", ("gsk_",), r"gsk_[A-Za-z0-9]{40,}", r"gsk_"),
+    ("xAI", ("xai-",), r"xai-[A-Za-z0-9]{40,}", r"xai-"),
+    ("Perplexity", ("pplx-",), r"pplx-[A-Za-z0-9]{40,}", r"pplx-"),
+    ("npm", ("npm_",), r"npm_[A-Za-z0-9]{36,}", r"npm_"),
+    ("PyPI", ("pypi-AgE",), r"pypi-AgE[A-Za-z0-9_-]{50,}", r"pypi-AgE"),
+    ("Replicate", ("r8_",), r"r8_[A-Za-z0-9]{30,}", r"r8_"),
+    ("DigitalOcean", ("dop_v1_", "doo_v1_", "dor_v1_"), r"do[por]_v1_[a-f0-9]{64}", r"do[por]_v1_"),
+    ("Google OAuth", ("ya29.",), r"ya29\.[A-Za-z0-9_-]{20,}", r"ya29\."),
+    # What a training job or its cluster reaches: NVIDIA's NIM endpoints, LangSmith's tracing,
+    # Databricks, HashiCorp Vault, Docker Hub, SendGrid, Stripe's webhooks, an age key (sops).
+    ("NVIDIA", ("nvapi-",), r"nvapi-[A-Za-z0-9_-]{60,}", r"nvapi-"),
+    ("LangSmith", ("lsv2_",), r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", r"lsv2_"),
+    ("Databricks", ("dapi",), r"dapi[a-f0-9]{32}(?:-[0-9])?", r"dapi"),
+    ("HashiCorp Vault", ("hvs.",), r"hvs\.[A-Za-z0-9_-]{24,}", r"hvs\."),
+    ("Docker Hub", ("dckr_pat_",), r"dckr_pat_[A-Za-z0-9_-]{27,}", r"dckr_pat_"),
+    ("SendGrid", ("SG.",), r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", r"SG\."),
+    ("Stripe webhooks", ("whsec_",), rf"whsec_{_B64}{{32,}}", r"whsec_"),
+    ("age", ("AGE-SECRET-KEY-1",),
+     r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", r"AGE-SECRET-KEY-1"),
+    # Round eight: shops, telephony and what a data pipeline reaches.
+    ("Shopify", ("shpat_", "shpss_", "shpca_", "shppa_"),
+     r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", r"shp(?:at|ss|ca|pa)_"),
+    ("Twilio API key", ("SK",), r"SK[0-9a-f]{32}", None),
+    ("Mailgun", ("key-",), r"key-[0-9a-f]{32}", None),
+    ("Atlassian", ("ATATT3",), r"ATATT3(?:[A-Za-z0-9_=-]|%3[Dd]){150,}", r"ATATT3"),
+    ("Linear", ("lin_api_",), r"lin_api_[A-Za-z0-9]{40}", r"lin_api_"),
+    ("Notion", ("secret_", "ntn_"), r"secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46}", r"ntn_"),
+    ("Postman", ("PMAK-",), r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", r"PMAK-"),
+    ("Grafana", ("glsa_", "glc_"),
+     rf"glsa_[A-Za-z0-9]{{32}}_[a-f0-9]{{8}}|glc_{_B64}{{32,}}", r"glsa_|glc_"),
+)  # fmt: skip
 _PREFIXED = re.compile(
-    r"(?<![A-Za-z0-9_-])("
-    r"sk-(?:proj-|ant-[a-z0-9]+-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"
-    r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|hf_[A-Za-z0-9]{30,}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}"
-    r"|github_pat_[A-Za-z0-9_]{30,}"
-    r"|glpat-[A-Za-z0-9_-]{20,}"
-    r"|xox[abposr]-[A-Za-z0-9-]{10,}"
-    r"|AIza[A-Za-z0-9_-]{35}"
-    r"|(?:AKIA|ASIA)[A-Z0-9]{16}"
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
-    # Keys of the hosted LLMs a user simulator or an eval engine calls (Groq, xAI, Perplexity), and of
-    # the registries and clouds a job reaches (npm, PyPI, Replicate, DigitalOcean, Google OAuth).
-    r"|gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{40,}|pplx-[A-Za-z0-9]{40,}"
-    r"|npm_[A-Za-z0-9]{36,}|pypi-AgE[A-Za-z0-9_-]{50,}|r8_[A-Za-z0-9]{30,}|dop_v1_[a-f0-9]{64}"
-    r"|ya29\.[A-Za-z0-9_-]{20,}"
-    # Keys of what a training job or its cluster reaches: NVIDIA's NIM endpoints, LangSmith's tracing,
-    # Databricks, HashiCorp Vault, Docker Hub, SendGrid, Stripe's webhooks, and an age key (sops).
-    r"|nvapi-[A-Za-z0-9_-]{60,}|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|dapi[a-f0-9]{32}(?:-[0-9])?"
-    r"|hvs\.[A-Za-z0-9_-]{24,}|dckr_pat_[A-Za-z0-9_-]{27,}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"
-    r"|whsec_[A-Za-z0-9+/=]{32,}|AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"
-    r")(?![A-Za-z0-9_])"
+    r"(?<![A-Za-z0-9_-])(" + "|".join(token for _, _, token, _ in ISSUERS) + r")(?![A-Za-z0-9_])"
 )
 # A token a view cut short (`sk-proj-Ab12…`): its prefix and what is left of it before the ellipsis.
 _CUT = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:sk-|[srp]k_|hf_|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|AIza|AKIA|ASIA|eyJ"
-    r"|gsk_|xai-|pplx-|npm_|pypi-AgE|r8_|dop_v1_|ya29\.|nvapi-|lsv2_|dapi|hvs\.|dckr_pat_|SG\.|whsec_"
-    r"|AGE-SECRET-KEY-1)"
-    r"[A-Za-z0-9_.-]{4,}(?=…|\.\.\.)"
+    r"(?<![A-Za-z0-9_-])(?:" + "|".join(cut for _, _, _, cut in ISSUERS if cut) + r")"
+    r"[A-Za-z0-9_.+/=-]{4,}(?=…|\.\.\.)"
 )
 # What each token of `_PREFIXED` and `_CUT` begins with: text without any is not searched (every line
 # printed is).
-_TOKEN_STARTS = (
-    "sk-", "sk_", "rk_", "pk_", "hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
-    "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "AIza", "AKIA", "ASIA", "eyJ", "gsk_", "xai-",
-    "pplx-", "npm_", "pypi-AgE", "r8_", "dop_v1_", "ya29.", "nvapi-", "lsv2_", "dapi", "hvs.", "dckr_pat_",
-    "SG.", "whsec_", "AGE-SECRET-KEY-1",
-)  # fmt: skip
+_TOKEN_STARTS = tuple(start for _, starts, _, _ in ISSUERS for start in starts)
+
+
+# What `_may_hold_token` searches for (one str.find over the text each): a family's common beginning
+# where its starts share 2+ characters (`xox` for Slack's six, `gh` for GitHub's), each start
+# otherwise, with the starts a hit must then be. Each search is a pass over the text (~38 KB an eval
+# record): one per start would cost 53 passes, these cost 36.
+def _needles(starts: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    groups: dict[str, list[str]] = {}
+    for start in starts:
+        groups.setdefault(start[:2], []).append(start)
+    needles = []
+    for group in groups.values():
+        shared = 0
+        while shared < min(map(len, group)) and len({start[shared] for start in group}) == 1:
+            shared += 1
+        needles.append((group[0][:shared], tuple(group)))
+    return tuple(needles)
+
+
+_NEEDLES = _needles(_TOKEN_STARTS)
 # What the look-behind of `_PREFIXED` and `_CUT` refuses before a token's beginning.
 _BEFORE_NO_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 # Words a header of `_HEADER` holds (lower case), likewise.
@@ -128,6 +178,8 @@ _HEADER = (
     r"|\bbearer\s+))"
     r"((?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{4,}(?=…|\.\.\.))"
 )
+# An Azure connection string's key (`AccountKey=V;`, `SharedAccessKey=V`): base64 of 32+ bytes.
+_AZURE_KEY = r"(?<![A-Za-z])((?:Account|SharedAccess)Key\s*=\s*)([A-Za-z0-9+/]{40,}={0,2})"
 # `Cookie: V` and `Set-Cookie: V` (a logged-in session, as good as a password): V to the line's end, every
 # pair of it, when it holds a digit (`cookie: none set` is prose).
 _COOKIE = rf"(?i)(\b(?:set-)?cookie{_QUOTE}\s*:\s*{_QUOTE})((?=[^\r\n'\"\\]*[0-9])[^\r\n'\"\\]+)"
@@ -189,29 +241,47 @@ def is_shaped_credential(value: object) -> bool:
 
 def mask_issued(text: str) -> str:
     """`text` with the credentials its form alone gives away masked: an issuer's prefixed token (whole or
-    cut short by a view), a JSON Web Token, a private key's body. A name's value (`"password": "V"`) is
-    not read here: in an episode's own text it is the task's data (BFCL's made-up passwords), which the
-    official scorers replay from the record. What a command or a `.netrc` record makes a credential is
-    (`mysql -pV`: no task's data is written so)."""
+    cut short by a view), a JSON Web Token, a private key's body, an Azure connection string's key
+    (`AccountKey=V`, `SharedAccessKey=V`), an HTTP authorization header's value (`Authorization: Basic
+    V`, `Bearer V`, `X-Api-Key: V`: no BFCL or tau2 task's data is written so). A name's value
+    (`"password": "V"`) is not read here: in an episode's own text it is the task's data (BFCL's made-up
+    passwords), which the official scorers replay from the record. What a command or a `.netrc` record
+    makes a credential is (`mysql -pV`: no task's data is written so)."""
+    return _issued(text)[0]
+
+
+def _issued(text: str) -> tuple[str, str, bool]:
+    """`mask_issued`'s text, with it lower-cased and whether that holds a header word (`mask_shapes`
+    reads both again: each a pass over the text)."""
     for start, end in reversed(command_spans(text)):
         text = text[:start] + MASK + text[end:]
     if _may_hold_token(text):
         text = _CUT.sub(MASK, _PREFIXED.sub(MASK, text))
     if PEM_MARK in text:
         text = re.sub(_PEM, lambda m: m.group(1) + MASK + m.group(3), text)
-    return text
+    if "Key" in text and "=" in text:
+        text = re.sub(_AZURE_KEY, _keep_name, text)
+    lower = text.lower()
+    header = _has_header(lower)
+    if header:
+        masked = re.sub(_HEADER, _keep_name, text)
+        if masked != text:
+            text, lower = masked, masked.lower()
+    return text, lower, header
 
 
 def mask_shapes(text: str) -> str:
     """`text` with every credential known by its shape replaced by the mask (only there: a query's
     short value is not masked elsewhere in the text)."""
-    text = mask_issued(text)
+    text, lower, header = _issued(text)
     if "=" in text:
-        text = _QUERY.sub(_keep_name, text)
-    lower = text.lower()
-    if _has_header(lower):
-        text = re.sub(_COOKIE, _keep_name, re.sub(_HEADER, _keep_name, text))
-        lower = text.lower()
+        queried = _QUERY.sub(_keep_name, text)
+        if queried != text:
+            text, lower = queried, queried.lower()
+    if header:
+        cookies = re.sub(_COOKIE, _keep_name, text)  # the headers were masked by _issued
+        if cookies != text:
+            text, lower = cookies, cookies.lower()
     spans = _named_spans(text, lower)
     for start, end in reversed(spans):
         text = text[:start] + MASK + text[end:]
@@ -219,13 +289,18 @@ def mask_shapes(text: str) -> str:
 
 
 class PemLines:
-    """A private key's body in text read line by line (a stage's log, whose tee sees one line at a time):
-    `mask_shapes` masks the rest of the BEGIN line, and this every line after it up to its END line."""
+    """What text read line by line (a stage's log, whose tee sees one line at a time, already masked)
+    gives away over lines: a private key's body (`mask_shapes` masks the rest of the BEGIN line, and
+    this every line after it up to its END line), and a command continued on the next line by a
+    backslash (`mysql -u root \\` then `  -pV app`), read with the lines before it."""
 
     def __init__(self) -> None:
         self.inside = False
+        self.continued = ""  # the lines of a command so far, each ending with a backslash
 
     def __call__(self, line: str) -> str:
+        if self.continued or line.rstrip("\r\n").endswith("\\"):
+            line = self._continue(line)
         if self.inside:
             end = line.find("-----END ")
             if end < 0:
@@ -237,17 +312,32 @@ class PemLines:
             self.inside = re.search(_PEM_BEGIN, line) is not None
         return line
 
+    def _continue(self, line: str) -> str:
+        """`line` with what the command it continues gives away masked; the command kept while the line
+        ends with a backslash (its first 4 KB: a program's name and options stand at its start)."""
+        before, self.continued = self.continued, ""
+        if before:
+            joined = before + line
+            for start, end in reversed(command_spans(joined)):
+                if end > len(before):
+                    start = max(start, len(before))
+                    joined = joined[:start] + MASK + joined[end:]
+            line = joined[len(before) :]
+        if line.rstrip("\r\n").endswith("\\") and len(before) + len(line) <= 4096:
+            self.continued = before + line
+        return line
+
 
 def _may_hold_token(text: str) -> bool:
     """A token's beginning stands where `_PREFIXED` or `_CUT` could match it: not after a letter, digit,
     `_` or `-`. Every eval record's JSON holds `task_id`, whose `sk_` alone sent ~10 KB through both
     patterns (~0.5 ms a record on the event loop)."""
-    for start in _TOKEN_STARTS:
-        at = text.find(start)
+    for needle, starts in _NEEDLES:
+        at = text.find(needle)
         while at >= 0:
-            if at == 0 or text[at - 1] not in _BEFORE_NO_TOKEN:
+            if (at == 0 or text[at - 1] not in _BEFORE_NO_TOKEN) and text.startswith(starts, at):
                 return True
-            at = text.find(start, at + 1)
+            at = text.find(needle, at + 1)
     return False
 
 
@@ -268,7 +358,7 @@ def _named_spans(text: str, lower: str, commands: bool = True) -> list[tuple[int
             at = lower.find(word, at + 1)
     if "://" in text:
         spans += [match.span(1) for match in re.finditer(_USER_TOKEN, text)]
-    spans += named_spans(text, lower) if commands else []
+    spans += named_spans(text, lower) + key_word_spans(text) if commands else []
     kept: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if (not kept or start >= kept[-1][1]) and not text.startswith(_NOT_VALUES, start):
@@ -283,8 +373,13 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
     if word == "key":
         head = re.compile(_KEY_HEAD).search(lower, max(0, at - 13), at)
         if head is None:
-            return []
+            # Any other key (`STRIPE_KEY=V`, `signingKey: V`, `--license-key V`) when its value looks
+            # random, as a key does: `sort_key=created_at2024` is a field's name.
+            spans = _value_after(text, lower, at, "key-like")
+            return [(a, b) for a, b in spans if looks_like_credential(text[a:b])]
         start = head.start()
+    elif word == "key-like":
+        word = "key"
     if start and lower[start - 1] in _NOT_BEFORE_WORD and not _camel_word(text, start):
         return []
     assigned = re.compile(_ASSIGNED, re.IGNORECASE).match(text, at + len(word))
