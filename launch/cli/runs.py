@@ -457,6 +457,15 @@ def _as_json(
     }
 
 
+def _attempt(manifest: dict[str, Any]) -> str | None:
+    """`2, started <time>`: the run's last attempt and when it started, as manifest.json records them."""
+    started = manifest.get("updated_at")
+    if not started:
+        return None
+    number = manifest.get("attempt")
+    return f"{number}, started {started}" if isinstance(number, int) else f"last started {started}"
+
+
 def _newest_run() -> Path:
     """The newest run dir under the default runs dir, named first (what `t3rl runs` lists at its top)."""
     runs_dir = default_runs_dir()
@@ -508,7 +517,8 @@ def show_run(path: Path, console: Console | PlainConsole | None = None) -> int:
     for label, value in (
         ("run", manifest.get("run_id") or manifest.get("run")),
         ("created", manifest.get("created_at")),
-        ("updated", manifest.get("updated_at")),
+        # updated_at is when the last attempt started (the manifest is written then), not its end
+        ("attempt", _attempt(manifest)),
         ("git", f"{git.get('sha', '?')}{' (dirty)' if git.get('dirty') else ''}" if git else None),
         ("t3rl", manifest.get("t3rl_version")),
         ("launcher", launcher.get("hostname")),

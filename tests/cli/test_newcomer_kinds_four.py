@@ -22,7 +22,8 @@ the words other tools use.
 - `t3rl runs diff A B | grep KEY`: the keys table was rich's boxed one in a pipe too, a long key folded
   over two or three lines.
 - `t3rl runs show` of a run without manifest.json (an older t3rl's, or a copy): its stages, and no word
-  that its code, host, hardware and seeds are unknown.
+  that its code, host, hardware and seeds are unknown; of any run, 'updated <time>' for the time its
+  last attempt started.
 - `t3rl runs show` with no run dir: "Missing argument 'RUN_DIR'" (now the newest run, as `t3rl runs`
   lists it first).
 - `t3rl -h`: "No such option: -h"; `t3rl run -h`: "'-h' is not an option … write it as an override without
@@ -414,3 +415,19 @@ def test_the_help_options_are_listed_in_one_order_whatever_the_hash_seed() -> No
         )
         made.append(done.stdout)
     assert len(set(made)) == 1 and "| `-h`, `--help` |" in made[0]
+
+
+def test_runs_show_says_which_attempt_its_time_is_the_start_of(here: Path) -> None:
+    """Before: 'updated  <time>', the time the last attempt started (when manifest.json is written): a
+    run that ran for an hour after it showed that start as its last update."""
+    path = _run_dir(here)
+    manifest = {
+        "run_id": "q",
+        "attempt": 2,
+        "created_at": "2026-01-01T00:00:00",
+        "updated_at": "2026-01-02T09:00:00",
+    }
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    lines = [line.split() for line in invoke(["runs", "show", str(path)]).output.splitlines()]
+    assert ["attempt", "2,", "started", "2026-01-02T09:00:00"] in lines, lines
+    assert not any(line[:1] == ["updated"] for line in lines), lines
