@@ -38,7 +38,7 @@ from t3rl_core.secret_names import looks_like_credential
 from t3rl_core.secret_shapes import _TOKEN_STARTS, ISSUERS, PemLines, credentials_in, is_shaped_credential
 from tests.launch.test_secret_kinds_seven import COMMANDS, VALUES, _shipped_texts
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def tee(text: str) -> str:
@@ -80,7 +80,7 @@ ROWS = [pytest.param(row, id=row[0]) for row in ISSUERS]
 
 @pytest.mark.parametrize("row", ROWS)
 @given(data=st.data())
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_every_issuers_token_is_masked_in_every_record_and_encoding(row: tuple, data: st.DataObject) -> None:
     """Whole, quoted, JSON-escaped, URL-encoded, in a URL's path and query, in a sentence, cut short by a
     view (where the row says its beginning is recognisable) and folded over two lines by a renderer."""
