@@ -1,7 +1,8 @@
 """The `--out DIR` of every command that writes a directory of its own (`t3rl eval`, `t3rl score`,
 `t3rl data`): a directory t3rl cannot make or write here (a file in its place, a read-only tree, the
 kernel's /proc) is a bad argument, refused before any work with the option named (exit 2), not a
-failure at the command's first mkdir. tests/launch/test_local_dirs.py finds every such option."""
+failure at the command's first mkdir (`unwritable`, pre-flight's own probe of an `OutputDir`).
+tests/launch/test_local_dirs.py finds every such option."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from launch.checks.writable import unwritable
+from launch.checks.rules.local_dirs import unwritable
 
 
 def check_writable(out: Path, hint: str = "--out") -> Path:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from launch.checks.resolve import resolve
-from launch.checks.writable import unwritable
+from launch.checks.rules.local_dirs import unwritable
 from launch.config.errors import ConfigError
 from launch.config.pydantic_plugins import without_plugins
 from launch.config.secrets import replayable
@@ -328,14 +328,15 @@ def _plan_dir(resolved: Resolved, out: Path | None, stamp: str) -> tuple[RunDir,
     target = RunDir(out.expanduser())
     if target.path.exists() and not target.path.is_dir():
         raise PipelineError(f"--out {out}: {target.path} is a file, not a directory for the plan")
-    why = unwritable(target.path)
-    if why is not None:
-        raise PipelineError(f"--out {out}: {why}; choose a directory you can write")
     if target.exists() and not target.is_plan():
         raise PipelineError(
             f"{target.path} holds a run's record; a plan never writes over one "
             f"(`t3rl plan --run-dir {target.path}` previews what a run there would do)"
         )
+    # After the record check: the probe makes and removes a directory there, which a run's dir never gets.
+    why = unwritable(target.path)
+    if why is not None:
+        raise PipelineError(f"--out {out}: {why}; choose a directory you can write")
     names = sorted(p.name for p in target.path.iterdir()) if target.path.is_dir() else []
     others = [name for name in names if name != ".lock"]  # a refused plan's lock is no file of anyone's
     if others and not target.exists():

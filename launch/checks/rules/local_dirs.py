@@ -14,6 +14,7 @@ directory is checked by declaring its type:
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,6 @@ from pydantic import BaseModel
 
 from launch.checks.context import Context
 from launch.checks.declared import markers
-from launch.checks.writable import unwritable
 from launch.config.errors import Problem
 from launch.config.fixes import quoted
 from t3rl_core.fields import ReadWhen, StrKind
@@ -43,6 +43,35 @@ def fields_of_kind(model: BaseModel, kind: str, prefix: str = "") -> Iterator[tu
             yield key, value, field.default
         elif isinstance(value, BaseModel):
             yield from fields_of_kind(value, kind, f"{key}.")
+
+
+def unwritable(path: Path) -> str | None:
+    """Why t3rl could not create or write `path`, or None."""
+    if path.exists():
+        if not path.is_dir():
+            return f"{path} is a file, not a directory"
+        if not os.access(path, os.W_OK | os.X_OK):
+            return f"{path} is not writable by this user"
+        return _refused_write(path, path)
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{ancestor} is a file, so {path} cannot be created"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return f"{path} does not exist and {ancestor} is not writable by this user"
+    return _refused_write(ancestor, path)
+
+
+def _refused_write(directory: Path, path: Path) -> str | None:
+    """Why a directory cannot be made in `directory` (which `path` needs), found by making one and
+    removing it: permission bits do not say it for root (who passes every access check) nor for the
+    kernel's own trees (/proc, /sys), whose modes allow what the kernel then refuses."""
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".t3rl-probe-", dir=directory))
+    except OSError as exc:
+        return f"{path} cannot be created: making a directory in {directory} fails ({exc.strerror})"
+    return None
 
 
 # The one directory the dry executor writes (its plan: launch.run.single._plan_dir); it runs no stage.

@@ -18,7 +18,6 @@ from launch.config.schema import MegatronArch, TrainStage
 from t3rl_core.chat.custom import template_plugin
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.shipped import shipped_templates
-from t3rl_core.chat.template import compile_template
 
 ARCH = "model.architecture"
 
@@ -115,6 +114,8 @@ def _template_file_problem(path: Path) -> str | None:
     except OSError as error:
         return f"cannot be read ({error.strerror})"
     from jinja2 import TemplateSyntaxError  # lazy: jinja2, only for a template file of the user's
+
+    from t3rl_core.chat.template import compile_template  # lazy: off the cold path, as jinja2
 
     try:
         compile_template(source)
