@@ -201,12 +201,15 @@ def test_a_stage_that_reads_a_later_stage_is_refused(dirs) -> None:
         decide(plan, RunState())
 
 
-# The quickstart's stages at their smallest: one task of one category, evaluated once. Both evals use
-# the scripted engine: which engine an eval runs decides nothing here (eval_tiny still reads the data
-# and the model), and the tiny model's transformers eval costs a fresh process ~10 s of both cores per
-# run (tests/e2e/test_quickstart.py runs it).
+# The quickstart's stages at their smallest: one category's data, one task of it evaluated once. Both
+# evals use the scripted engine: which engine an eval runs decides nothing here (eval_tiny still reads
+# the data and the model), and the tiny model's transformers eval costs a fresh process ~10 s of both
+# cores per run (tests/e2e/test_quickstart.py runs it).
 QUICKSTART = [
     "+experiment=quickstart",
+    # One category's data (the tiny tokenizer and model are built on it): what reruns is decided by what
+    # each stage reads, whatever the data's size.
+    "env.data.categories=[multi_turn_base]",
     *(
         setting.format(stage)
         for stage in ("eval_reference", "eval_tiny")
