@@ -189,12 +189,14 @@ def eval_command(
             write_eval_record(
                 out, composed | {"eval": config.model_dump(mode="json")}, overrides or [], stage
             )
-            if data is None:
-                _check_server(config)  # seconds, where preparing the data first could take minutes
-            data_path = data or common.prepared(runtime, out / "data", config.split)
-            if data is None:  # the rows are known now, before the first episode and any engine
-                _check_gold(runtime, config, _prepared_rows(runtime, config, data_path))
+            # Stopped while its data is prepared or its server checked too (minutes, on a cold cache): the
+            # record is there, and the same command with --resume goes on from it.
             try:
+                if data is None:
+                    _check_server(config)  # seconds, where preparing the data first could take minutes
+                data_path = data or common.prepared(runtime, out / "data", config.split)
+                if data is None:  # the rows are known now, before the first episode and any engine
+                    _check_gold(runtime, config, _prepared_rows(runtime, config, data_path))
                 summary = evaluation.evaluate(
                     runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume
                 )

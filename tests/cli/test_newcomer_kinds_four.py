@@ -26,6 +26,8 @@ the words other tools use.
   last attempt started.
 - `t3rl runs show` with no run dir: "Missing argument 'RUN_DIR'" (now the newest run, as `t3rl runs`
   lists it first).
+- `t3rl eval` stopped (Ctrl-C) while its split was prepared or its server checked: "stopped: …" alone,
+  where one stopped later printed the line that resumes it.
 - `t3rl -h`: "No such option: -h"; `t3rl run -h`: "'-h' is not an option … write it as an override without
   dashes". Then `-h --help` or `--help -h` by the hash seed (Click takes them through a set), so
   docs/reference/cli.md regenerated differently from run to run.
@@ -431,3 +433,21 @@ def test_runs_show_says_which_attempt_its_time_is_the_start_of(here: Path) -> No
     lines = [line.split() for line in invoke(["runs", "show", str(path)]).output.splitlines()]
     assert ["attempt", "2,", "started", "2026-01-02T09:00:00"] in lines, lines
     assert not any(line[:1] == ["updated"] for line in lines), lines
+
+
+def test_an_eval_stopped_while_its_data_is_prepared_says_how_to_go_on(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: Ctrl-C before the first episode (preparing the split, checking the server: minutes on a
+    cold cache) printed only 'stopped: interrupted …', where one later printed the --resume line."""
+
+    def interrupted(*args: Any) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
+    monkeypatch.setattr("launch.cli.eval_setup.prepared", interrupted)
+    out = here / "ev"
+    result = invoke(["eval", "+experiment=quickstart", "--stage", "eval_reference", "--out", str(out)])
+    assert result.exit_code == 130, result.output
+    said = " ".join(result.stderr.split())
+    assert f"resume with the same command plus --out {out} --resume" in said, said
