@@ -78,7 +78,10 @@ def server_tp(arch: MegatronArch, hw: HardwareConfig, requested: int | None) -> 
     if requested is not None:
         return requested
     node = hw.node_gpus or hw.gpus_per_node
-    valid = [v for v in range(1, node + 1) if arch.num_attention_heads % v == 0]
+    # a TP divides the heads: counted up to them, not to the node (`gpus_per_node=10**12` took hours)
+    valid = [
+        v for v in range(1, min(node, arch.num_attention_heads) + 1) if arch.num_attention_heads % v == 0
+    ]
     if hw.gpu_memory_gib is None or not valid:
         return hw.gpus_per_engine
     room = hw.gpu_memory_gib * hw.sglang_mem_fraction * WEIGHTS_SHARE

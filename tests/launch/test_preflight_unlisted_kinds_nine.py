@@ -79,6 +79,9 @@ CASES = [
     # past int64: accepted
     Mutation("stage1_bfcl", "beyond int64", "stages.train.curriculum.num_rollout", BEYOND_INT64),
     Mutation("bfcl_debug", "beyond int64", "eval.concurrency", BEYOND_INT64),
+    # within int64 but past any machine: the batch rule's search of layouts ran out of memory
+    # (MemoryError out of the pre-flight), the eval server's count of TPs ran for hours (node_gpus)
+    Mutation("stage1_bfcl", "huge", "hardware.gpus_per_node", str(10**12)),
     # a letter of another script drawn as an ASCII one: the key's old value, a name made safe
     # (`bfcl_unsen`: the letter dropped) or the default (H200 for `Н100`) as the fix
     Mutation("stage1_bfcl", "look-alike", "model.parsers.tool_call_parser", "'qwеn'"),

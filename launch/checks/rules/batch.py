@@ -8,6 +8,7 @@ whole step, and Megatron needs each step to split evenly over the data-parallel 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 from pydantic import BaseModel
@@ -494,9 +495,14 @@ def _layout_values(scope: Scope, ctx: Context, field: str, gbs: int) -> list[int
     """Up to four values of the hardware `field`, nearest its own first, under which `gbs` splits over the
     data-parallel ranks and the scope's other rules pass."""
     current = getattr(scope.hardware, field)
-    values = sorted(range(1, max(current, 8) * 2 + 1), key=lambda v: (abs(v - current), -v))
-    ok = [v for v in values[1:] if _dp_ok(scope, field, v, gbs) and passes(scope, ctx, "hardware", field, v)]
-    return ok[:4]
+    # searched up to 2**16 (no layout field is larger): `gpus_per_node=10**12` ran out of memory here
+    searched = range(1, min(max(current, 8) * 2, _SEARCHED) + 1)
+    values = sorted((v for v in searched if v != current), key=lambda v: (abs(v - current), -v))
+    ok = (v for v in values if _dp_ok(scope, field, v, gbs) and passes(scope, ctx, "hardware", field, v))
+    return list(islice(ok, 4))
+
+
+_SEARCHED = 2**16
 
 
 def _dp_ok(scope: Scope, field: str, value: int, gbs: int) -> bool:

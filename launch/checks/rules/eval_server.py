@@ -21,8 +21,11 @@ def eval_server_fits(ctx: Context) -> Iterator[Problem]:
     arch = ctx.run.model.architecture
     heads, node = arch.num_attention_heads, node_gpus(hw)
     room = None if hw.gpu_memory_gib is None else hw.gpu_memory_gib * hw.sglang_mem_fraction * WEIGHTS_SHARE
+    # a TP divides the heads: counted up to them, not to the node (`gpus_per_node=10**12` took hours)
     options = [
-        v for v in range(1, node + 1) if heads % v == 0 and (room is None or engine_gib(arch, v) <= room)
+        v
+        for v in range(1, min(node, heads) + 1)
+        if heads % v == 0 and (room is None or engine_gib(arch, v) <= room)
     ]
     for name, spec in ctx.run.stages.items():
         config = eval_config_of(ctx.run, spec) if isinstance(spec, EvalStage) else None
