@@ -112,9 +112,13 @@ class EnvServer:
         )
         deadline = time.monotonic() + self.config.startup_timeout_s
         while not _healthy(self.url):
-            if self._process.poll() is not None:
-                tail = (self._process.stderr.read() if self._process.stderr else b"").decode(errors="replace")
-                code = self._process.returncode
+            process = self._process
+            if process.poll() is not None:
+                code = process.returncode
+                # Its group first: what it forked ends with it, and the read below waits for every
+                # holder of its stderr (a forked worker's copy kept it open, and the start hung with it).
+                self.close()
+                tail = (process.stderr.read() if process.stderr else b"").decode(errors="replace")
                 raise EnvServerError(
                     f"env.command exited with {code}: {log_tail(tail)[-2000:]} (its program {argv[0]!r} is "
                     f"{shutil.which(argv[0]) or 'not on PATH'}: give the path of the Python the environment "
