@@ -72,7 +72,9 @@ def test_an_existing_file_where_score_writes_is_named(here: Path) -> None:
     (here / "r.jsonl").write_text('{"id": "multi_turn_base_1", "decoded": []}\n')
     (here / "r.scored").write_text("in the way\n")
     result = invoke(["score", "bfcl", "r.jsonl", "--no-progress"])
-    assert result.exit_code == 1 and "r.scored" in result.output and "File exists" in result.output
+    # Probed before any scoring as a given --out is (launch/cli/out_option.py): exit 2, the dir named.
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and "r.scored is a file, not a directory" in text, result.output
 
 
 # ---------------------------------------------------------------- SIGTERM stops any command as Ctrl-C
@@ -429,19 +431,25 @@ def test_eval_data_that_is_empty_says_so(here: Path, monkeypatch: pytest.MonkeyP
 
 
 @pytest.mark.parametrize(
-    "argv",
+    ("argv", "said"),
     [
-        ["check-template", "qwen3_8b", "--tokenizer", "tk"],
-        ["eval", "+experiment=quickstart", "--engine", "reference", "model.chat.tokenizer=./tk"],
+        (["check-template", "qwen3_8b", "--tokenizer", "tk"], "cannot load a tokenizer from"),
+        # The config's tokenizer is probed at pre-flight (launch/checks/probes.tokenizer_readable).
+        (
+            ["eval", "+experiment=quickstart", "--engine", "reference", "model.chat.tokenizer=./tk"],
+            "error model.chat.tokenizer: tk/tokenizer_config.json is not JSON",
+        ),
     ],
     ids=["check-template", "eval"],
 )
-def test_a_tokenizer_that_does_not_load_is_exit_2_and_leaves_nothing(here: Path, argv: list[str]) -> None:
+def test_a_tokenizer_that_does_not_load_is_exit_2_and_leaves_nothing(
+    here: Path, argv: list[str], said: str
+) -> None:
     """A broken tokenizer_config.json was a ValueError traceback (and `eval` had written its record)."""
     (here / "tk").mkdir()
     (here / "tk" / "tokenizer_config.json").write_text("{\n")
     result = invoke(argv)
-    assert result.exit_code == 2 and "cannot load a tokenizer from" in result.output, result.output
+    assert result.exit_code == 2 and said in result.output, result.output
     assert _files(here) == {"tk", "tk/tokenizer_config.json"}
 
 
