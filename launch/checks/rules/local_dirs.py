@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from launch.checks.context import Context
 from launch.checks.declared import markers
@@ -35,14 +36,16 @@ def fields_of_kind(model: BaseModel, kind: str, prefix: str = "") -> Iterator[tu
         value = getattr(model, name)
         key = f"{prefix}{name}"
         kinds = {m.name for m in markers(field.metadata, field.annotation, StrKind)}
-        unread = any(
-            not when.reads(getattr(model, when.sibling, None))
-            for when in markers(field.metadata, field.annotation, ReadWhen)
-        )
-        if kind in kinds and isinstance(value, str) and not unread:
+        if kind in kinds and isinstance(value, str) and _read(model, field):
             yield key, value, field.default
         elif isinstance(value, BaseModel):
             yield from fields_of_kind(value, kind, f"{key}.")
+
+
+def _read(model: BaseModel, field: FieldInfo) -> bool:
+    """Whether something reads the field: every `ReadWhen` it declares is met by its sibling."""
+    whens = markers(field.metadata, field.annotation, ReadWhen)
+    return all(when.reads(getattr(model, when.sibling, None)) for when in whens)
 
 
 def unwritable(path: Path) -> str | None:
