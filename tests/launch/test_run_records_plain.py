@@ -27,6 +27,7 @@ class StageRecordBefore:
     message: str = ""
     handle: dict[str, Any] = field(default_factory=dict)
     outputs: dict[str, str | None] = field(default_factory=dict)
+    code: dict[str, Any] | None = None  # the git state a stage ran with (8b8649b), as a dataclass field
 
 
 @dataclass
