@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 
@@ -18,7 +17,8 @@ from t3rl_core.eval.resume import INDEX_FILE
 from t3rl_core.eval.runner import TRAJECTORIES_FILE, run_eval
 from t3rl_core.eval.server import SGLangServer
 from tests.support.eval_runs import bfcl_runtime, count_episodes, read_records, reference_config
-from tests.support.tiny_stack import bfcl_rows
+from tests.support.processes import alive
+from tests.support.tiny_stack import bfcl_rows, free_port
 
 # A stand-in for `python -m sglang.launch_server`: it forks a worker (as SGLang forks its scheduler),
 # which handles SIGTERM as given, writes its pid once its handler is set, and answers /health after that.
@@ -62,20 +62,6 @@ ThreadingHTTPServer((args.host, args.port), Health).serve_forever()
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("on_term", ["ignore", "cleanup"])
 def test_stop_returns_once_every_process_of_the_servers_group_has_ended(tmp_path: Path, on_term: str) -> None:
@@ -86,7 +72,7 @@ def test_stop_returns_once_every_process_of_the_servers_group_has_ended(tmp_path
     launcher.write_text(_LAUNCHER)
     worker = tmp_path / "worker.pid"
     config = ServerConfig(
-        port=_free_port(), startup_timeout_s=120, extra_args=["--worker", str(worker), "--on-term", on_term]
+        port=free_port(), startup_timeout_s=120, extra_args=["--worker", str(worker), "--on-term", on_term]
     )
     grace = 1.0 if on_term == "ignore" else 120.0  # the cleanup ends on its own well within 120 s
     server = SGLangServer(
@@ -100,13 +86,13 @@ def test_stop_returns_once_every_process_of_the_servers_group_has_ended(tmp_path
     )
     with server:
         pid = int(worker.read_text())
-        assert _alive(pid)
+        assert alive(pid)
     try:
-        assert not _alive(pid), "a process of the server's group outlived stop()"
+        assert not alive(pid), "a process of the server's group outlived stop()"
         if on_term == "cleanup":
             assert (tmp_path / "worker.pid.cleaned").exists()  # ended by its own handler, not SIGKILLed
     finally:
-        if _alive(pid):
+        if alive(pid):
             os.kill(pid, signal.SIGKILL)
 
 

@@ -14,35 +14,23 @@ import pytest
 
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import ServerStartError, SGLangServer
+from tests.support.processes import alive
+from tests.support.tiny_stack import free_port
 
 FAKE = (sys.executable, str(Path(__file__).resolve().parents[1] / "support" / "fake_sglang.py"))
-
-
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _alive(pid):
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 def _until_gone(pid, within=60.0):
     """Whether `pid` ended within `within` seconds (a failure guard: a signalled process ends at its next
     scheduling turn, which on a busy machine may be seconds away)."""
     deadline = time.monotonic() + within
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return not _alive(pid)
+    return not alive(pid)
 
 
 def _server(tmp_path, *fake_args, timeout=120.0, port=None):
-    config = ServerConfig(port=port or _free_port(), startup_timeout_s=timeout, extra_args=list(fake_args))
+    config = ServerConfig(port=port or free_port(), startup_timeout_s=timeout, extra_args=list(fake_args))
     return SGLangServer(
         tmp_path / "model",
         tp=2,
@@ -62,7 +50,7 @@ def test_server_is_healthy_inside_and_gone_with_its_children_after(tmp_path):
         with urllib.request.urlopen(f"{server.url}/health", timeout=5) as response:
             assert response.status == 200
         child = int((tmp_path / "child").read_text())
-        assert _alive(child)
+        assert alive(child)
         argv = json.loads((tmp_path / "argv").read_text())
     assert argv[:4] == ["--model-path", str(tmp_path / "model"), "--tp", "2"]
     assert argv[4:8] == ["--tool-call-parser", "qwen25", "--reasoning-parser", "qwen3"]
@@ -115,7 +103,7 @@ from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import SGLangServer
 fake_args = ["--fake-child-pid", {str(tmp_path / "child")!r}]
 server = SGLangServer("m", tp=1, tool_call_parser="hermes", launch={list(FAKE)!r},
-                      config=ServerConfig(port={_free_port()}, extra_args=fake_args))
+                      config=ServerConfig(port={free_port()}, extra_args=fake_args))
 with server:
     Path({str(tmp_path / "ready")!r}).write_text("1")
     time.sleep(60)
@@ -142,7 +130,7 @@ sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import SGLangServer
 server = SGLangServer("m", tp=1, tool_call_parser="hermes", launch={list(FAKE)!r},
-                      config=ServerConfig(port={_free_port()}))
+                      config=ServerConfig(port={free_port()}))
 with server:
     Path({str(pid_file)!r}).write_text(str(server._process.pid))
     time.sleep(60)
@@ -155,10 +143,10 @@ with server:
         time.sleep(0.05)
     server = int(pid_file.read_text())
     try:
-        assert _alive(server)
+        assert alive(server)
         process.kill()
         process.wait()
         assert _until_gone(server), "the server outlived its SIGKILLed eval process"
     finally:
-        if _alive(server):
+        if alive(server):
             os.kill(server, signal.SIGKILL)

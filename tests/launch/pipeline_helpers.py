@@ -16,11 +16,10 @@ from launch.plan.stages import OutputRef, Stage
 from launch.run.executors.local import LocalExecutor
 from launch.run.pipeline import run_pipeline
 from launch.run.rundir import RunDir
+from tests.support.processes import alive  # noqa: F401  (the launch tests import it from here)
 
 
-def stage(
-    name: str, marks: Path, body: str = "true", reads: tuple[str, ...] = (), **fields: object
-) -> Stage:
+def stage(name: str, marks: Path, body: str = "true", reads: tuple[str, ...] = (), **fields: object) -> Stage:
     """A shell stage; `reads` names the earlier stages whose output it reads (a rerun of one of them
     reruns it)."""
     script = f"echo x >> {marks}/{name}.started\n{body}\necho x >> {marks}/{name}.done"
@@ -37,15 +36,6 @@ def three_stage_plan(run_dir: Path, marks: Path, middle: str = "true") -> Plan:
 def count(marks: Path, name: str, what: str) -> int:
     path = marks / f"{name}.{what}"
     return len(path.read_text().splitlines()) if path.exists() else 0
-
-
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie does not count: it has exited, only its parent has not reaped it)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def run(plan: Plan, run_dir: Path, grace: float = 1.0, **kwargs: object) -> object:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sys
 import threading
 from pathlib import Path
@@ -17,6 +16,8 @@ import pytest
 
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.server import EnvServer, EnvServerError
+from tests.support.processes import alive
+from tests.support.tiny_stack import free_port
 
 # Forks a worker that writes its pid (closing its stderr first when told to) and sleeps for an hour;
 # the command waits for the pid, then exits 3 before answering any /health.
@@ -39,20 +40,6 @@ sys.exit(3)
 REPORTED_WITHIN_S = 240
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("stderr", ["keeps", "closes"], ids=["worker-keeps-stderr", "worker-closes-stderr"])
 def test_a_command_that_exits_while_starting_leaves_nothing_it_forked(tmp_path: Path, stderr: str) -> None:
@@ -60,7 +47,7 @@ def test_a_command_that_exits_while_starting_leaves_nothing_it_forked(tmp_path: 
     script = tmp_path / "server.py"
     script.write_text(_COMMAND)
     config = OpenEnvEnvConfig(
-        url=f"http://127.0.0.1:{_free_port()}",
+        url=f"http://127.0.0.1:{free_port()}",
         command=[sys.executable, str(script), str(marker), stderr],
         startup_timeout_s=3000,
     )
@@ -80,7 +67,7 @@ def test_a_command_that_exits_while_starting_leaves_nothing_it_forked(tmp_path: 
         assert not starting.is_alive(), "the failed start waited for the worker holding its stderr"
         assert len(raised) == 1 and isinstance(raised[0], EnvServerError), raised
         assert "exited with 3" in str(raised[0])
-        assert pid is not None and not _alive(pid), "the worker the command forked outlived its failed start"
+        assert pid is not None and not alive(pid), "the worker the command forked outlived its failed start"
     finally:
-        if pid is not None and _alive(pid):
+        if pid is not None and alive(pid):
             os.kill(pid, signal.SIGKILL)
