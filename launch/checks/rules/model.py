@@ -17,7 +17,7 @@ from launch.config.fixes import list_override
 from launch.config.schema import MegatronArch, TrainStage
 from t3rl_core.chat.custom import template_plugin
 from t3rl_core.chat.families import FAMILIES
-from t3rl_core.chat.shipped import shipped_templates
+from t3rl_core.chat.shipped import load_template, shipped_templates
 
 ARCH = "model.architecture"
 
@@ -103,14 +103,15 @@ def chat_template_shipped(ctx: Context) -> Iterator[Problem]:
 
 
 def _template_file_problem(path: Path) -> str | None:
-    """Why the file is no chat template the runtime loads: not named .jinja (load_template takes no
-    other file), not UTF-8 text, or Jinja refuses its syntax; None when it compiles."""
-    if path.suffix != ".jinja":
-        return "is a file not named .jinja (a template file is a .jinja)"
+    """Why the file is no chat template the runtime loads (`load_template`, as the runtime reads it: a
+    file not named .jinja is refused there), not UTF-8 text, or Jinja refuses its syntax; None when it
+    compiles."""
     try:
-        source = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
+        source = load_template(str(path))
+    except UnicodeDecodeError:  # a ValueError too: caught first
         return "is not UTF-8 text"
+    except ValueError:
+        return "is a file not named .jinja (a template file is a .jinja)"
     except OSError as error:
         return f"cannot be read ({error.strerror})"
     from jinja2 import TemplateSyntaxError  # lazy: jinja2, only for a template file of the user's
