@@ -67,15 +67,25 @@ def test_a_config_json_that_is_a_directory_is_refused(sandbox: Path) -> None:  #
     _refused_with_a_fix([S1, f"{CKPT}={sandbox / 'ckpt'}"], CKPT, "cannot be read")
 
 
-def test_a_checkpoints_config_json_given_for_its_directory_gets_the_directory(sandbox: Path) -> None:  # noqa: F811
-    checkpoint = sandbox / "ckpt"
-    checkpoint.mkdir()
-    (checkpoint / "config.json").write_text('{"num_hidden_layers": 36}')
-    code, out = _invoke("validate", S1, f"{CKPT}={checkpoint / 'config.json'}")
+@pytest.mark.parametrize(
+    ("key", "name", "text"),
+    [(CKPT, "config.json", '{"num_hidden_layers": 36}'), (TOKENIZER, "tokenizer.json", "{}")],
+    ids=["checkpoint", "tokenizer"],
+)
+def test_a_file_given_for_its_directory_gets_the_directory(
+    key: str,
+    name: str,
+    text: str,
+    sandbox: Path,  # noqa: F811
+) -> None:
+    directory = sandbox / "model"
+    directory.mkdir()
+    (directory / name).write_text(text)
+    code, out = _invoke("validate", S1, f"{key}={directory / name}")
     assert code == 2, out
-    (error,) = [e for e in _errors(out) if e["key"] == CKPT]
-    assert error["fix"] == f"set {CKPT}={checkpoint} (the directory holding it)", out
-    code, after = _invoke("validate", S1, f"{CKPT}={checkpoint}")
+    (error,) = [e for e in _errors(out) if e["key"] == key]
+    assert error["fix"] == f"set {key}={directory} (the directory holding it)", out
+    code, after = _invoke("validate", S1, f"{key}={directory}")
     assert code == 0, after
 
 
@@ -95,16 +105,6 @@ def test_a_tokenizer_config_that_is_no_json_object_is_refused(text: str, said: s
     tokenizer.mkdir()
     (tokenizer / "tokenizer_config.json").write_text(text)
     _refused_with_a_fix([S1, f"{TOKENIZER}={tokenizer}"], TOKENIZER, said)
-
-
-def test_a_tokenizer_file_given_for_its_directory_gets_the_directory(sandbox: Path) -> None:  # noqa: F811
-    tokenizer = sandbox / "tok"
-    tokenizer.mkdir()
-    (tokenizer / "tokenizer.json").write_text("{}")
-    code, out = _invoke("validate", S1, f"{TOKENIZER}={tokenizer / 'tokenizer.json'}")
-    assert code == 2, out
-    (error,) = [e for e in _errors(out) if e["key"] == TOKENIZER]
-    assert error["fix"] == f"set {TOKENIZER}={tokenizer} (the directory holding it)", out
 
 
 def test_a_rewritten_config_json_is_read_again(sandbox: Path) -> None:  # noqa: F811
