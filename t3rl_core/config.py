@@ -193,8 +193,11 @@ class ChatFamilyConfig(StrictModel):
     tag_tokens: list[ChatTag] = Field(default_factory=empty_list)
     # Tokens that end an assistant turn (sampling stops on them); the first is the usual one.
     stop_tokens: list[ChatTag] = Field(min_length=1)
+    # The tokenizer's beginning-of-sequence token; None = the family has none.
     bos_token: ChatTag | None = None
+    # The tokenizer's end-of-sequence token.
     eos_token: ChatTag
+    # The tokenizer's padding token.
     pad_token: ChatTag
     # Text a model of the family writes first in each of its turns.
     turn_prefix: Text = ""

@@ -553,10 +553,15 @@ class ServiceConfig(StrictModel):
     health_path: UrlPath = "/health"
     # Tensor parallel size of the server; its GPUs, outside the stage's own (CUDA_VISIBLE_DEVICES).
     tp: int = Field(1, ge=1)
+    # GPU ids the server sees (its CUDA_VISIBLE_DEVICES); empty = those the stage sees.
     gpus: list[GpuId] = Field(default_factory=empty_list)
+    # Address the server listens on and the stage reaches it at.
     host: Hostname = "127.0.0.1"
+    # Port of that address; `{port}` in a command service's argv.
     port: Port = 30001
+    # Seconds the server has to answer `health_path` before the stage fails.
     startup_timeout_s: Seconds = 900.0
+    # Flags appended to the SGLang server's argv (kind sglang).
     extra_args: list[ArgvToken] = Field(default_factory=empty_list)
     # argv prefix that starts the server; None = `<cluster python> -m sglang.launch_server`.
     launch: list[ArgvToken] | None = None
@@ -564,6 +569,7 @@ class ServiceConfig(StrictModel):
     stages: list[StageName] | None = None
     # Key inside `env` that receives the server's URL (+ url_path), e.g. tau2's user.base_url.
     env_url_key: DottedKey | None = "user.base_url"
+    # Path appended to the server's URL in `env_url_key` (SGLang's OpenAI-compatible API: /v1).
     url_path: UrlPath = "/v1"
 
     @model_validator(mode="after")

@@ -45,6 +45,7 @@ class HFEngineConfig(EngineConfig):
     model_path: LocalPath | None = None
     # torch device: cpu, cuda, cuda:N or mps.
     device: Device = "cpu"
+    # Weights' number format on the device.
     dtype: Literal["float32", "bfloat16"] = "float32"
     # Generations run one at a time on CPU; this bounds queued requests.
     concurrency: int = Field(1, ge=1)
@@ -58,6 +59,7 @@ class ReferenceEngineConfig(EngineConfig):
     faults: dict[
         Literal["malformed_json", "wrong_argument", "extra_call", "premature_answer"], Probability
     ] = Field(default_factory=dict)
+    # Seed of the fault draws, mixed with each call's input tokens: a rerun injects the same faults.
     seed: Seed = 0
     # Simulated latency per call, for benchmarks of the loop against a fixed-latency engine.
     latency_s: Delay = 0.0

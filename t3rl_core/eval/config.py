@@ -46,6 +46,8 @@ class ServerConfig(StrictModel):
 class EvalConfig(StrictModel):
     """What to evaluate and how."""
 
+    # What answers the model calls, by `name`: reference (the env's gold actions), hf (a transformers
+    # model), sglang (an SGLang server) or a plugin engine.
     engine: AnyEngineConfig = Field(default_factory=ReferenceEngineConfig)
     # Prepared split to evaluate (a file <split>.jsonl of the prepare_data stage).
     split: PathComponent = "bfcl_test"

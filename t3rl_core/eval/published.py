@@ -51,6 +51,7 @@ class ScorerRef(StrictModel):
 class UserSimulatorRef(StrictModel):
     """The simulated customer of a published tau2 result."""
 
+    # The LLM that played the customer, as the source names it (e.g. gpt-4.1).
     model: Label
     # None = not published.
     temperature: NonNegativeFloat | None = None
@@ -70,6 +71,7 @@ SETTING_PARTS = {
 class MetricDefinition(StrictModel):
     """Exactly what the published number measures."""
 
+    # accuracy (the share of tasks solved), pass@k (any of k samples) or pass^k (all k samples).
     name: Literal["accuracy", "pass@k", "pass^k"] = "accuracy"
     # k of pass@k / pass^k (accuracy is pass@1).
     k: PositiveInt = 1
@@ -140,6 +142,7 @@ class PublishedResult(StrictModel):
     # tau2: the user simulator the source ran; None = not published or not a tau2 result.
     user_simulator: UserSimulatorRef | None = None
     metric: MetricDefinition = Field(default_factory=MetricDefinition)
+    # The published numbers: overall and per category (scope).
     values: list[PublishedValue] = Field(min_length=1)
     # Where the numbers come from (repository and file, paper and table, model card).
     source: Text
@@ -160,6 +163,7 @@ class Tolerance(StrictModel):
 class PublishedConfig(StrictModel):
     """`eval.published`: the results this recipe re-expresses."""
 
+    # Every result the recipe's sources publish for it (trained models and their base models).
     results: list[PublishedResult] = Field(min_length=1)
     # The label of the result this eval should reproduce (the model it evaluates); None = none is
     # published for it (e.g. T3RL's stage 2): every result is then shown for reference only.

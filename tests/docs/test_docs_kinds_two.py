@@ -3,16 +3,24 @@
 - The CLI reference is what `scripts/gen_cli_reference.py` writes whatever terminal runs it: a narrow
   terminal (COLUMNS) wrapped the usage lines, so the committed page failed its own staleness test on a
   developer's split pane and in a CI that sets COLUMNS.
+- Every field row of the configuration reference has a description (issue 23 §2: every field with its
+  type, default, domain and comment); 21 rows had none (services' host/port, the chat family's tokens,
+  eval.engine, published results' values…). A field added without one stops the generator, naming the
+  field and its model's source file, so the reference cannot be regenerated silent.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from launch.config.field_docs import field_doc
+from t3rl_core.strict import StrictModel
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,3 +46,41 @@ def test_the_cli_reference_does_not_depend_on_the_terminal_width(
     monkeypatch.setenv("COLUMNS", columns)  # shutil.get_terminal_size reads it on every call
     monkeypatch.setenv("LINES", "10")
     assert cli_reference.page() == (REPO / "docs" / "reference" / "cli.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def config_reference() -> ModuleType:
+    return _script("gen_config_reference")
+
+
+def _field_rows(text: str) -> list[list[str]]:
+    """The cells of every row of a page's field tables (key, type, default, description, set by)."""
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if line.startswith("| `") and len(cells) == 5:
+            rows.append(cells)
+    return rows
+
+
+def test_every_field_of_the_committed_reference_says_what_it_is() -> None:
+    pages = sorted((REPO / "docs" / "reference" / "config").glob("*.md"))
+    rows = [(page.name, cells) for page in pages for cells in _field_rows(page.read_text())]
+    assert len(rows) > 300  # the tables were read
+    silent = [f"{name}: {cells[0]}" for name, cells in rows if not cells[3]]
+    assert not silent, silent
+
+
+def test_a_field_without_a_comment_stops_the_generator(config_reference: ModuleType) -> None:
+    class Bare(StrictModel):
+        # Said.
+        said: int = 1
+        unsaid: int = 2
+
+    rows = [config_reference.Row(f"x.{name}", field_doc(Bare, name)) for name in Bare.model_fields]
+    with pytest.raises(config_reference.Undocumented, match=r"x\.unsaid \(.*Bare\.unsaid\).*comment block"):
+        config_reference._table(config_reference.Section("x", rows), [], None)
+    linked = config_reference.Row("x.unsaid", field_doc(Bare, "unsaid"), see="env")
+    assert "See [`env`](env.md)" in "".join(
+        config_reference._table(config_reference.Section("x", [linked]), [], None)
+    )

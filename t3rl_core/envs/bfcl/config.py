@@ -34,6 +34,7 @@ SPLIT_FILES: dict[str, tuple[tuple[str, ...] | None, str | None]] = {
 class BFCLDataConfig(StrictModel):
     """T3RL's id split of the multi-turn categories shipped inside the bfcl-eval package."""
 
+    # BFCL multi-turn categories whose entries the splits hold (each split: its ids in every one).
     categories: list[Category] = Field(default_factory=lambda: list(MULTI_TURN_CATEGORIES), min_length=1)
     # Seed of the shuffle of entry ids 0..num_ids-1 (T3RL: random.seed(42)).
     seed: Seed = 42

@@ -19,7 +19,9 @@ OUTCOME = frozenset({"reward", "metrics", "truncated", "error", "turn_rewards", 
 class OpenEnvDataConfig(StrictModel):
     """OpenEnv environments have no dataset: a task is a reset of the environment with its own seed."""
 
+    # Name of the prepared split file (<split>.jsonl) of the train resets.
     train_split: PathComponent = "openenv_train"
+    # Name of the prepared split file of the eval resets.
     eval_split: PathComponent = "openenv_eval"
     train_episodes: int = Field(64, ge=1)
     eval_episodes: int = Field(16, ge=1)

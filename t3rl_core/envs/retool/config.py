@@ -37,7 +37,9 @@ class ReToolDataConfig(StrictModel):
     # (Agent-R1: seed 42, 100 test rows; the order of datasets' Dataset.shuffle(seed)).
     seed: Seed = 42
     test_size: int = Field(100, ge=1)
+    # Name of the prepared split file (<split>.jsonl) of the train problems.
     train_split: PathComponent = "retool_train"
+    # Name of the prepared split file of the test problems.
     test_split: PathComponent = "retool_test"
     # Conversations for the SFT cold start (JSONL or parquet, one list of chat messages per row, the
     # assistant turns with their <code> and <interpreter> text). None = worked solutions of the

@@ -24,7 +24,9 @@ OUTCOME = frozenset(
 class VerifiersDataConfig(StrictModel):
     """The environment's own datasets (`dataset`, `eval_dataset`) written as t3rl JSONL splits."""
 
+    # Name of the prepared split file (<split>.jsonl) of the environment's `dataset` rows.
     train_split: PathComponent = "verifiers_train"
+    # Name of the prepared split file of its `eval_dataset` rows.
     eval_split: PathComponent = "verifiers_eval"
     # Rows per split in the environment's order (verifiers' `-n`); None = all.
     limit: int | None = Field(None, ge=1)
