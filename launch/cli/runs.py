@@ -87,13 +87,21 @@ class RunView:
     stages: tuple[StageView, ...]
     # A sweep point's status in its sweep's record when that record is stale (see sweep_liveness).
     sweep_status: str | None = None
+    # The last pipeline's own record (state.json `pipeline`), its `running` read as interrupted when
+    # no t3rl holds the dir: how a run stopped between stages, where no stage's record says it.
+    pipeline: dict[str, Any] | None = None
 
     @property
     def status(self) -> str:
         if self.sweep_status is not None:
             return self.sweep_status
         statuses = [s.status for s in self.stages]
-        for status in ("running", "interrupted", "failed", "stopped"):
+        ended = (self.pipeline or {}).get("status")
+        if "running" in statuses or ended == "running":
+            return "running"
+        if ended in ("interrupted", "failed", "stopped"):
+            return str(ended)
+        for status in ("interrupted", "failed", "stopped"):
             if status in statuses:
                 return status
         if statuses and all(s in ("succeeded", "skipped") for s in statuses):
@@ -112,9 +120,11 @@ def load_run(path: Path) -> RunView:
     planned = mapping_of_mappings(config_file, read_yaml(config_file, dict), "stages")
     state_file = path / "state.json"
     records: dict[str, dict[str, Any]] = {}
+    pipeline: dict[str, Any] | None = None
     if state_file.exists():
         state = read_json(state_file, dict)
         records = mapping_of_mappings(state_file, state, "stages")
+        pipeline = dict(state["pipeline"]) if isinstance(state.get("pipeline"), dict) else None
         for record in records.values():  # digests keyed below the dir the state was written in
             if isinstance(record.get("outputs"), dict):
                 record["outputs"] = rerooted(record["outputs"], state.get("run_dir"), path.resolve())
@@ -129,7 +139,9 @@ def load_run(path: Path) -> RunView:
         if status == "running" and not active:
             status = "interrupted"
         stages.append(StageView(name, status, record))
-    return RunView(path, manifest, tuple(stages), _gone_sweep_point(path))
+    if pipeline is not None and pipeline.get("status") == "running" and not active:
+        pipeline["status"] = "interrupted"
+    return RunView(path, manifest, tuple(stages), _gone_sweep_point(path), pipeline)
 
 
 def _eval_stage(path: Path) -> StageView:
@@ -526,6 +538,7 @@ def show_run(path: Path, console: Console | PlainConsole | None = None) -> int:
         ("executor", _topology(manifest).get("executor")),
         ("hardware", _hardware(manifest)),
         ("seeds", json.dumps(manifest.get("seeds")) if manifest.get("seeds") else None),
+        ("ended", _pipeline_end(view.pipeline)),
     ):
         if value:
             console.print(f"  {label:<10} {escape(str(value))}", soft_wrap=True)
@@ -650,6 +663,15 @@ def _history(path: Path) -> list[dict[str, Any]]:
     except RunDirError:  # the attempts are a detail of `runs show`: shown when readable
         return []
     return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+
+
+def _pipeline_end(pipeline: dict[str, Any] | None) -> str | None:
+    """How the last pipeline ended when not as its stages say (stopped between stages, interrupted)."""
+    if not pipeline or pipeline.get("status") in ("running", "succeeded"):
+        return None
+    if pipeline.get("status") == "interrupted":
+        return "interrupted: the t3rl that ran it ended without recording its end (killed, or its host lost)"
+    return f"{pipeline.get('status')} {pipeline.get('finished_at') or ''}: {pipeline.get('message') or ''}"
 
 
 def _status(status: str) -> str:

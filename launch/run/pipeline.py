@@ -32,7 +32,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -368,12 +368,36 @@ def run_pipeline(
                 + "\n(`t3rl plan` writes every command without running it; executor=ray or "
                 "executor=slurm run the GPU stages on a cluster)"
             )
-        if record is not None:
-            record()
+        # Every way out below records how the pipeline ended (state.json's `pipeline`), so a run stopped
+        # between stages (no stage's record says so) never reads as `planned`, nor as `succeeded`.
+        where: list[str] = []
         try:
-            return _execute(plan, run_dir, executor, state, decisions, reporter, hashes)
+            if record is not None:
+                record()
+            run_dir.pipeline_started(state)
+            result = _execute(plan, run_dir, executor, state, decisions, reporter, hashes, where)
+            failed = result.failed_stage
+            ended = "" if failed is None else f"{failed}: {result.results[failed].message}"
+            run_dir.pipeline_ended(state, result.status, ended)
+        except BaseException as err:
+            _record_stop(run_dir, state, err, where)
+            raise
         finally:
             executor.close()
+        return result
+
+
+def _record_stop(run_dir: RunDir, state: RunState, err: BaseException, where: list[str]) -> None:
+    """Record the pipeline stopped (or failed, for an error of t3rl's own) at the stage it was at."""
+    if isinstance(err, KeyboardInterrupt):
+        status, why = "stopped", "stopped by the user (Ctrl-C or SIGTERM)"
+    elif isinstance(err, BrokenPipeError | SystemExit):
+        status, why = "stopped", READER_GONE
+    else:
+        status, why = "failed", f"t3rl error: {type(err).__name__}: {err}"
+    at = f" at {where[-1]}" if where else " before its first stage"
+    with suppress(OSError):  # the record cannot be written (a full disk): the stage records say what they can
+        run_dir.pipeline_ended(state, status, why + at)
 
 
 def _execute(
@@ -384,13 +408,16 @@ def _execute(
     decisions: list[Decision],
     reporter: Reporter,
     hashes: FileHashes,
+    where: list[str],
 ) -> PipelineResult:
+    """Carry out `decisions`; `where` gets each stage's name as it is reached (for a stop's record)."""
     result = PipelineResult("succeeded", decisions)
     # The hashes `decide` computed (a rebuilt output's files) are not computed again next time.
     hashes.save(run_dir.file_hashes_file)
     current: dict[str, str] = {}
     for decision in decisions:
         stage = plan.stage(decision.stage)
+        where.append(stage.name)
         upstream = upstream_ids(stage, current) if decision.executes or decision.action == "complete" else {}
         if decision.action in ("cached", "outside"):
             if decision.output_id is not None:

@@ -119,26 +119,35 @@ class StageRecord:
 
 
 class RunState:
-    """state.json: one record per stage that ever started or was skipped."""
+    """state.json: one record per stage that ever started or was skipped, and the last pipeline's own
+    record (`pipeline`: status running|succeeded|failed|stopped, started_at, finished_at, message). A
+    pipeline stops between stages too (Ctrl-C while an output is hashed, the reader of its output gone
+    after a stage's line): no stage record says so then, the pipeline's does."""
 
-    def __init__(self, stages: dict[str, StageRecord] = _FRESH) -> None:
+    def __init__(
+        self, stages: dict[str, StageRecord] = _FRESH, pipeline: dict[str, Any] | None = None
+    ) -> None:
         self.stages = {} if stages is _FRESH else stages
+        self.pipeline = pipeline
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self.stages == other.stages  # type: ignore[attr-defined]
+        return (self.stages, self.pipeline) == (other.stages, other.pipeline)  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(stages={self.stages!r})"
+        pipeline = "" if self.pipeline is None else f", pipeline={self.pipeline!r}"
+        return f"{type(self).__qualname__}(stages={self.stages!r}{pipeline})"
 
     def to_dict(self, root: Path | None = None) -> dict[str, Any]:
         """As state.json holds it; `root`: the run dir it is written in (its outputs' paths are below it,
         and a resume of the dir moved elsewhere finds them below the new one)."""
         where = {} if root is None else {"run_dir": str(root)}
-        return {"version": STATE_VERSION, **where, "stages": {k: v.as_dict() for k, v in self.stages.items()}}
+        pipeline = {} if self.pipeline is None else {"pipeline": dict(self.pipeline)}
+        stages = {k: v.as_dict() for k, v in self.stages.items()}
+        return {"version": STATE_VERSION, **where, "stages": stages, **pipeline}
 
     @classmethod
     def from_dict(cls, data: Any, path: Path) -> RunState:
@@ -154,7 +163,8 @@ class RunState:
         stages = {k: StageRecord.from_dict(k, v, path) for k, v in data["stages"].items()}
         for record in stages.values():
             record.outputs = rerooted(record.outputs, data.get("run_dir"), path.parent)
-        return cls(stages)
+        pipeline = data.get("pipeline")
+        return cls(stages, dict(pipeline) if isinstance(pipeline, dict) else None)
 
 
 # The files of a run's record that the launcher writes, each atomically: a temporary `.<name>.<random>.tmp`
@@ -361,6 +371,18 @@ class RunDir:
 
     def save_state(self, state: RunState) -> None:
         atomic_write_json(self.state_file, state.to_dict(self.path), durable=True)
+
+    def pipeline_started(self, state: RunState) -> None:
+        """Record that a pipeline runs the dir's stages now (`t3rl runs`: running while it holds the
+        lock, interrupted once it is gone without recording its end)."""
+        state.pipeline = {"status": "running", "started_at": now(), "finished_at": None, "message": ""}
+        self.save_state(state)
+
+    def pipeline_ended(self, state: RunState, status: str, message: str = "") -> None:
+        """Record how the pipeline ended: succeeded, failed or stopped, with why."""
+        started = (state.pipeline or {}).get("started_at")
+        state.pipeline = {"status": status, "started_at": started, "finished_at": now(), "message": message}
+        self.save_state(state)
 
     def record(self, state: RunState, name: str, record: StageRecord) -> None:
         """Set a stage's record and persist it (state.json first: it is the source of truth)."""
