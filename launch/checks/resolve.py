@@ -23,7 +23,7 @@ from launch.config.errors import ConfigError, Problem
 from launch.config.provenance import Provenance
 from launch.config.resolved import composed_plain
 from launch.config.schema import RunConfig, build_run_validator, build_validators
-from launch.config.schema_errors import AS_TYPED, problems_from_validation
+from launch.config.schema_errors import AS_TYPED, numbers_misread, problems_from_validation
 from launch.config.secrets import remember_config, remember_overrides, remember_revealed
 from launch.config.yaml_readings import misread, with_readings
 from t3rl_core.home_paths import expand_home
@@ -120,12 +120,12 @@ def resolve(
     taken_otherwise = with_readings([], misreads)
     if taken_otherwise:  # values the schema took that their files' text says otherwise (`seed: 0123`)
         raise ConfigError(taken_otherwise)
-    if _past_int64(data):  # `num_rollout=2**63`: no field's bound, but numpy's and torch's
-        from launch.config.machine_ints import beyond_int64  # lazy: only a number past int64
+    misread_numbers = list(numbers_misread(data, run))  # `num_rollout=2**63`, `seed=true`
+    if misread_numbers:
+        from launch.config.machine_ints import misread_number_problems  # lazy: only a number misread
 
-        huge = beyond_int64(data, run, provenance)
-        if huge:
-            raise ConfigError(with_undo_fixes(huge, overrides, config_dirs))
+        problems = misread_number_problems(misread_numbers, provenance, data)
+        raise ConfigError(with_undo_fixes(problems, overrides, config_dirs))
     renamed = _renamed_sections(overrides, config_dirs, data)
     if renamed:  # a section renamed to another option: its every other check would judge the old one
         raise ConfigError(renamed)
@@ -162,15 +162,6 @@ def resolve(
 
 # The checks of what an override does, each imported only when a command line holds such an override: a
 # cold command's line rarely does (tests/architecture/test_startup_imports.py counts its modules).
-
-
-def _past_int64(node: Any) -> bool:
-    """Whether a whole number of the config is past int64 (launch/config/machine_ints.py judges which)."""
-    if isinstance(node, dict):
-        return any(_past_int64(v) for v in node.values())
-    if isinstance(node, list):
-        return any(_past_int64(v) for v in node)
-    return type(node) is int and not -(2**63) <= node < 2**63
 
 
 def _deleted_groups(

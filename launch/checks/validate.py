@@ -33,7 +33,7 @@ from launch.plan.build import PlanContext, build_plan
 
 if TYPE_CHECKING:
     from launch.plan.build import Plan
-from launch.config.schema_errors import problems_from_validation
+from launch.config.schema_errors import numbers_misread, problems_from_validation
 
 
 def validate(
@@ -132,6 +132,12 @@ def build_scopes(
             hardware = HardwareConfig.model_validate(merged)
         except ValidationError as error:
             problems += problems_from_validation(error, merged, provenance, prefix=prefix, root=data)
+            continue
+        misread = list(numbers_misread(stage.hardware, hardware, prefix))  # `…hardware.nodes=true`
+        if misread:
+            from launch.config.machine_ints import misread_number_problems  # lazy: only a number misread
+
+            problems += misread_number_problems(misread, provenance, data, under=(prefix, run.hardware))
             continue
         scopes.append(Scope(name, hardware, stage.curriculum, frozenset(stage.hardware)))
     if not any(isinstance(s, TrainStage) for s in run.stages.values()):

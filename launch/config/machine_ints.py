@@ -1,55 +1,90 @@
-"""Every whole number of a config is a machine integer: at most 2**63 - 1 in size.
+"""Every number of a config is a machine number as written: a whole number at most 2**63 - 1 in size,
+and a number typed as a number, not as a boolean.
 
 Python's int has no end, nor has pydantic's, so a field with no upper bound (`num_rollout`,
 `save_interval`, `eval.concurrency`, a plugin's count) took `2**63` and the plan was built; the number
 then reaches numpy, torch or a C extension (Megatron's iteration counters, SGLang's request fields),
 which raise OverflowError hours into the run. The domain of an integer includes where it goes: int64,
 as `StrictModel`'s `allow_inf_nan=False` makes every float finite. Numbers the schema holds as floats
-are not judged (a float field given a large whole number holds a finite float)."""
+are not judged (a float field given a large whole number holds a finite float).
+
+pydantic's lax mode also takes a boolean for a number, as 1 or 0: `seed=true` ran with seed 1,
+`eval.max_new_tokens=true` gave every call one token, a file's `temperature: off` (YAML 1.1's false)
+sampled greedily, and `rollout_batch_size=true` was refused as a batch of 1 at another key. A boolean
+is never what a number field means. The walk (`schema_errors.numbers_misread`) compares each number the
+validated config holds with the value written, whatever the number's spelling."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from launch.config.errors import Problem
 from launch.config.provenance import Provenance
+from launch.config.schema_errors import INT64, _default_of
 
-INT64_MAX = 2**63 - 1
-
-
-def beyond_int64(data: dict[str, Any], run: Any, provenance: Provenance) -> list[Problem]:
-    """A refusal per whole number of `data` past int64 that the validated config `run` holds as an int."""
-    return [
-        Problem(
-            key,
-            f"{value} is past the largest 64-bit integer, {INT64_MAX}: numpy, torch and the C extensions "
-            "the stages run refuse it (OverflowError)",
-            provenance.source(key),
-            f"give {key} a whole number of at most {INT64_MAX}",
-        )
-        for key, value in _huge(data, "")
-        if isinstance(_validated(run, key), int)
-    ]
+INT64_MAX = INT64[-1]
 
 
-def _huge(node: Any, prefix: str) -> Iterator[tuple[str, int]]:
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _huge(v, f"{prefix}.{k}" if prefix else str(k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _huge(v, f"{prefix}.{i}")
-    elif type(node) is int and not -INT64_MAX - 1 <= node <= INT64_MAX:
-        yield prefix, node
+def misread_number_problems(
+    found: Iterable[tuple[str, Any, Any]],
+    provenance: Provenance,
+    root: Mapping[str, Any],
+    *,
+    under: tuple[str, Any] = ("", None),
+) -> list[Problem]:
+    """A refusal per (key, value written, number validated) of `schema_errors.numbers_misread`.
+    `under`: (a stage's overlay's key, the root section it overlays), whose value the key takes without
+    the one written."""
+    problems = []
+    prefix, section = under
+    for item, raw, number in found:
+        key = _list_of(item)  # an item of a list is refused at the list, which the fix sets whole
+        source = provenance.source(key) or provenance.source(item)
+        if type(raw) is bool:
+            what = f"item {item.removeprefix(key + '.')} of {key}" if item != key else key
+            message = (
+                f"{what} takes a number, but {str(raw).lower()} is a boolean, which would be read as "
+                f"{number!r}: a boolean is never the number meant"
+            )
+            fallback = (
+                _value_at(section, key.removeprefix(prefix + ".")) if prefix else _default_of(key, root)
+            )
+            if prefix and source.startswith("override `"):
+                # the overlay's value in its file, else the root's, comes back (the root's own keys get
+                # their value without the override from launch.checks.undo)
+                fix = f"drop {source.removeprefix('override ')}"
+            elif fallback not in (None, "null", "true", "false"):
+                fix = f"set {key}={_text(fallback)} ({'the root section' if prefix else 'its default'})"
+            else:
+                fix = f"give {key} a number"
+        else:
+            message = (
+                f"{number} is past the largest 64-bit integer, {INT64_MAX}: numpy, torch and the C "
+                "extensions the stages run refuse it (OverflowError)"
+            )
+            fix = f"give {key} a whole number of at most {INT64_MAX}"
+        problems.append(Problem(key, message, source, fix))
+    return problems
 
 
-def _validated(run: Any, key: str) -> Any:
-    """The validated value at `key` (attributes of models, keys of mappings, items of lists); the raw
-    mapping's value where a section is kept as a plain mapping (a stage's overlays)."""
-    node = run
+def _text(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(map(_text, value)) + "]"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _list_of(key: str) -> str:
+    """The key of the list an item's key (`eval.pass_k.0`) is in; the key itself when no item's."""
+    while key.rpartition(".")[2].isdigit():
+        key = key.rpartition(".")[0]
+    return key
+
+
+def _value_at(node: Any, key: str) -> Any:
+    """The value at dotted `key` below a validated section (attributes, mapping keys, list items)."""
     for part in key.split("."):
-        if isinstance(node, dict):
+        if isinstance(node, Mapping):
             node = node.get(part)
         elif isinstance(node, list | tuple):
             node = node[int(part)] if part.isdigit() and int(part) < len(node) else None

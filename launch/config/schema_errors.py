@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import ValidationError
@@ -401,3 +401,27 @@ def _other_kinds_fix(parent: str, leaf: str, root: Mapping[str, Any], source: st
     group = parent.rpartition(".")[2]
     options = {option: option_name(f"{group}/{option}") or "" for option in group_options(group)}
     return kind_fix(parent, leaf, kinds, source, options)
+
+
+# The machine's integers (numpy's, torch's, a C extension's int64): a whole number past them overflows.
+INT64 = range(-(2**63), 2**63)
+
+
+def numbers_misread(raw: Any, validated: Any, prefix: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """(key, the value as written, the number validated) of each number the validated config holds
+    that is no machine number as written: a boolean pydantic's lax mode took as 1 or 0 (`seed=true`,
+    `temperature: off`), a whole number past int64 in any spelling (`2**63`, quoted, an interpolation's
+    text). The schema judges values, not their spelling; the number's domain includes both. A key whose
+    validated value is still raw (a stage's overlay) is judged where the overlay is validated."""
+    if isinstance(raw, dict):
+        for k, v in raw.items():
+            child = validated.get(k) if isinstance(validated, dict) else getattr(validated, str(k), None)
+            yield from numbers_misread(v, child, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(raw, list):
+        items = validated if isinstance(validated, list | tuple) else ()
+        for i, v in enumerate(raw):
+            yield from numbers_misread(v, items[i] if i < len(items) else None, f"{prefix}.{i}")
+    elif (type(validated) in (int, float) and type(raw) is bool) or (
+        type(validated) is int and validated not in INT64
+    ):
+        yield prefix, raw, validated

@@ -43,6 +43,8 @@ _EVERY = {
     "beyond int64": 20,
     "deleted entry": 14,
     "look-alike": 20,
+    # round ten: a boolean typed for a number (beyond int64 also as quoted text)
+    "boolean for number": 40,
 }
 
 

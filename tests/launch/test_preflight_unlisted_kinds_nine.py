@@ -39,30 +39,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from launch.checks.resolve import resolve
-from launch.config.errors import ConfigError, Problem
-from tests.support.fix_applier import apply_first_fix
+from launch.config.errors import Problem
 from tests.support.mutation_kinds import A_MAPPING, BEYOND_INT64, DELETED
 from tests.support.preflight_mutations import Mutation, judge
+from tests.support.refusals import errors as _errors
+from tests.support.refusals import fixed as _fixed
 
 
 @pytest.fixture(autouse=True)
 def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Relative paths of the configs (the tracker's dir, the data) resolve under tmp_path."""
     monkeypatch.chdir(tmp_path)
-
-
-def _errors(overrides: list[str], config_dirs: tuple[str, ...] = ()) -> list[Problem]:
-    try:
-        resolve(overrides, config_dirs)
-    except ConfigError as error:
-        return [p for p in error.problems if p.severity == "error"]
-    return []
-
-
-def _fixed(overrides: list[str], error: Problem) -> list[str]:
-    fixed = apply_first_fix(overrides, {"message": error.message, "source": error.source, "fix": error.fix})
-    assert fixed is not None, error.fix
-    return fixed
 
 
 CASES = [

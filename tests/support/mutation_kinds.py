@@ -91,8 +91,12 @@ def leaf_shapes(key: str, value: Any) -> Iterator[tuple[str, str, str]]:
         yield "mapping for scalar", key, A_MAPPING
     if isinstance(value, int | float):
         yield "quoted number", key, f"'{value}'"
+        # (round ten) pydantic's lax mode read a boolean as 1 or 0 (`seed=true` ran with seed 1)
+        yield "boolean for number", key, "true" if value != 1 else "false"
     if type(value) is int:
         yield "beyond int64", key, BEYOND_INT64
+        # (round ten) past int64 as text: only a number written as one was judged
+        yield "beyond int64", key, f"'{BEYOND_INT64}'"
 
 
 def list_shapes(key: str, value: list[Any]) -> Iterator[tuple[str, str, str]]:

@@ -23,7 +23,7 @@ from launch.config.schema import (
     TrainStage,
     stage_sections,
 )
-from launch.config.schema_errors import problems_from_validation
+from launch.config.schema_errors import numbers_misread, problems_from_validation
 from launch.previous_run import PREFIX, PreviousRunError, RunStageRef, continued_checkpoint
 from t3rl_core.eval.config import EvalConfig
 
@@ -128,6 +128,13 @@ def eval_settings_valid(ctx: Context) -> Iterator[Problem]:
             yield from problems_from_validation(
                 error, merged, ctx.provenance, prefix=f"stages.{name}.eval", root=ctx.data
             )
+            continue
+        misread = list(numbers_misread(stage.eval, config, f"stages.{name}.eval"))  # `…eval.top_k=true`
+        if misread:
+            from launch.config.machine_ints import misread_number_problems  # lazy: only a number misread
+
+            under = (f"stages.{name}.eval", ctx.run.eval)
+            yield from misread_number_problems(misread, ctx.provenance, ctx.data, under=under)
             continue
         yield from _eval_problems(config, f"stages.{name}.eval", ctx, stage.eval)
 

@@ -1,0 +1,129 @@
+"""A tenth round of kinds of mistakes no issue listed, each refused at the key that was changed, with a first
+fix that validates, by a declaration rather than by a case of its own:
+
+- a boolean typed for a number (`seed=true`, `eval.max_new_tokens=true`, a file's `temperature: off`, YAML
+  1.1's false): pydantic's lax mode read it as 1 or 0, so the run took seed 1, one token per call or greedy
+  sampling without a word, and `rollout_batch_size=true` was refused as a batch of 1 at another key
+  (`global_batch_size`). Every number the validated config holds is compared with the value written
+  (launch/config/schema_errors.numbers_misread, launch/config/machine_ints.py), a stage's overlays where
+  they are validated;
+- a whole number past int64 written as text (`num_rollout='9223372036854775808'`, an interpolation's text):
+  round nine judged only a number written as one, so the quoted spelling was accepted.
+
+Each case is judged as the mutation harness judges it (tests/support/preflight_mutations.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support.mutation_kinds import BEYOND_INT64
+from tests.support.preflight_mutations import YAML_TEXT, Mutation, judge
+from tests.support.refusals import errors as _errors
+from tests.support.refusals import fixed as _fixed
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Relative paths of the configs (the tracker's dir, the data) resolve under tmp_path."""
+    monkeypatch.chdir(tmp_path)
+
+
+CASES = [
+    # a boolean for a number: accepted as 1 or 0
+    Mutation("stage2_bfcl", "boolean for number", "seed", "true"),
+    Mutation("stage2_bfcl", "boolean for number", "eval.max_new_tokens", "true"),
+    Mutation("stage1_bfcl", "boolean for number", "eval.temperature", "false"),
+    Mutation("toolrl_grpo", "boolean for number", "reward.format_max", "true"),
+    Mutation("stage1_bfcl", "boolean for number", "eval.pass_k", "[true]"),
+    # ... or refused as 1 at another key (`global_batch_size`, which nobody changed)
+    Mutation("stage2_bfcl", "boolean for number", "stages.train.curriculum.rollout_batch_size", "true"),
+    # ... in a user's file, YAML 1.1's words included
+    Mutation("stage1_bfcl", YAML_TEXT, "seed", "yes"),
+    Mutation("stage1_bfcl", YAML_TEXT, "eval.temperature", "off"),
+    # past int64 as text: accepted
+    Mutation("stage1_bfcl", "beyond int64", "stages.train.curriculum.num_rollout", f"'{BEYOND_INT64}'"),
+    Mutation("bfcl_debug", "beyond int64", "eval.concurrency", f"'{BEYOND_INT64}0'"),
+]
+
+
+@pytest.mark.parametrize("mutation", CASES, ids=[str(m) for m in CASES])
+def test_refused_at_the_key_changed_with_a_fix_that_validates(mutation: Mutation) -> None:
+    verdict = judge(mutation)
+    assert verdict.outcome == "refused, fix validates", verdict.detail
+
+
+def test_a_boolean_for_a_number_is_named_as_one() -> None:
+    (error,) = _errors(["+experiment=stage2_bfcl", "stages.train.curriculum.rollout_batch_size=true"])
+    assert error.key == "stages.train.curriculum.rollout_batch_size"  # was global_batch_size's refusal
+    assert "true is a boolean, which would be read as 1" in error.message
+    assert error.fix.startswith("set stages.train.curriculum.rollout_batch_size=32 (its value without")
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "+stages.train.hardware.max_tokens_per_gpu=true",
+        "+stages.eval.eval.temperature=false",
+        "+stages.eval.eval.max_new_tokens=true",
+    ],
+)
+def test_a_boolean_for_a_number_in_a_stages_overlay_is_refused_where_the_overlay_is_merged(
+    override: str,
+) -> None:
+    args = ["+experiment=stage2_bfcl", override]
+    (error, *_) = _errors(args)  # was accepted as 1 or 0
+    assert error.key == override.partition("=")[0].lstrip("+") and "is a boolean" in error.message
+    assert _errors(_fixed(args, error)) == []
+
+
+def test_an_interpolation_into_a_number_past_int64_is_refused() -> None:
+    args = [
+        "+experiment=stage2_bfcl",
+        "stages.train.curriculum.num_rollout=${hardware.gpus_per_node}" + "0" * 20,
+    ]
+    (error,) = _errors(args)
+    assert error.key == "stages.train.curriculum.num_rollout" and "64-bit" in error.message
+    assert _errors(_fixed(args, error)) == []
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        # a field that takes a boolean keeps it, and a number written as one is not judged
+        ["+experiment=stage2_bfcl", "hardware.dynamic_batch=true", "seed=1"],
+        # a number in quotes is read as that number
+        ["+experiment=stage2_bfcl", "seed='7'", "stages.train.curriculum.num_rollout='1_000'"],
+        # a boolean in a stage's overlay for a field that takes one
+        ["+experiment=stage2_bfcl", "+stages.train.hardware.sequence_parallel=true"],
+    ],
+)
+def test_booleans_where_booleans_go_and_numbers_as_text_are_accepted(overrides: list[str]) -> None:
+    assert _errors(overrides) == []
+
+
+# Property: any number of a shipped experiment (a root field, a section's, a stage's curriculum) given a
+# boolean is refused at it with a fix that validates.
+_NUMBERS = [
+    ("stage1_bfcl", "seed"),
+    ("stage1_bfcl", "eval.top_p"),
+    ("stage1_bfcl", "eval.concurrency"),
+    ("stage1_bfcl", "hardware.sglang_mem_fraction"),
+    ("stage2_bfcl", "stages.train.curriculum.optimizer.lr"),
+    ("stage2_bfcl", "stages.train.curriculum.n_samples_per_prompt"),
+    ("retool", "env.max_turns"),
+    ("tau2_pipeline", "env.user.temperature"),
+    ("toolrl_grpo", "reward.correctness_min"),
+]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(target=st.sampled_from(_NUMBERS), value=st.sampled_from(["true", "false", "True", "FALSE"]))
+def test_any_number_given_a_boolean_is_refused_at_it(target: tuple[str, str], value: str) -> None:
+    experiment, key = target
+    verdict = judge(Mutation(experiment, "boolean for number", key, value))
+    assert verdict.outcome == "refused, fix validates", verdict.detail
