@@ -10,9 +10,8 @@ credit). A world that rewards turns reports `turn_rewards` (one float or None pe
 (the env steps each turn took) in its outcome.
 """
 
-import math
 from collections.abc import Mapping, Sequence
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -89,19 +88,22 @@ def turn_fields_problem(outcome: Mapping[str, Any]) -> str | None:
     """What is wrong with an outcome's `turn_rewards` / `turn_steps` (None when they are absent or
     fit): the episode loop records it as the world's failure, so no sample carries turns that
     `turn_record` cannot read."""
+    # lazy: a cold `t3rl plan` imports this module for CREDITS alone (its start-up module budget)
+    from t3rl_core.finite import finite_real, shown
+
     rewards, steps = outcome.get("turn_rewards"), outcome.get("turn_steps")
     if rewards is None or steps is None:  # no turn credit, as in turn_record
         return None
     if not isinstance(rewards, Sequence) or isinstance(rewards, str):
-        return f"outcome turn_rewards is {type(rewards).__name__}, not a list (turn_steps: {steps!r:.80})"
+        return f"outcome turn_rewards is {type(rewards).__name__}, not a list (turn_steps: {shown(steps)})"
     if not isinstance(steps, Sequence) or isinstance(steps, str):
-        return f"outcome turn_steps is {type(steps).__name__}, not a list (turn_rewards: {rewards!r:.80})"
+        return f"outcome turn_steps is {type(steps).__name__}, not a list (turn_rewards: {shown(rewards)})"
     if len(rewards) != len(steps):
         return f"{len(rewards)} turn rewards for {len(steps)} turns (outcome turn_rewards / turn_steps)"
     if not all(isinstance(count, Integral) and not isinstance(count, bool) and count >= 0 for count in steps):
-        return f"outcome turn_steps must be step counts (ints >= 0): {list(steps)!r:.200}"
-    if not all(r is None or (isinstance(r, Real) and math.isfinite(r)) for r in rewards):
-        return f"outcome turn_rewards must be finite numbers or None: {list(rewards)!r:.200}"
+        return f"outcome turn_steps must be step counts (ints >= 0): {shown(list(steps), 200)}"
+    if not all(r is None or finite_real(r) for r in rewards):
+        return f"outcome turn_rewards must be finite numbers or None: {shown(list(rewards), 200)}"
     return None
 
 

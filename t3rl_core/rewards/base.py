@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from t3rl_core.finite import finite_real, shown
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,8 @@ def within_bounds(reward: Any, inp: RewardInput, result: RewardResult) -> Reward
 def _finite(value: Any, what: str) -> float:
     if not isinstance(value, numbers.Real):  # numpy's scalars are registered as Real too
         raise InvalidReward(f"{what} must be a real number, got {type(value).__name__} {value!r}")
-    if not math.isfinite(value):
-        raise InvalidReward(f"{what} must be finite, got {value!r}")
+    if not finite_real(value):
+        raise InvalidReward(f"{what} must be finite, got {shown(value)}")
     return float(value)
 
 

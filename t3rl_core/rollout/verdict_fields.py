@@ -11,10 +11,10 @@ the agent's wrong answer.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from numbers import Real
 from typing import Any
+
+from t3rl_core.finite import finite_real, shown
 
 VERDICT_FIELDS = ("accuracy", "progress")
 
@@ -25,7 +25,7 @@ def verdict_fields_problem(outcome: Mapping[str, Any]) -> str | None:
         value = outcome.get(name)
         if value is None:
             continue
-        if not isinstance(value, Real) or not math.isfinite(value) or not 0 <= value <= 1:
-            got = f"{type(value).__name__} {value!r:.80}"
+        if not finite_real(value) or not 0 <= value <= 1:
+            got = f"{type(value).__name__} {shown(value)}"
             return f"outcome {name} must be a share in [0, 1] (or None), got {got}"
     return None

@@ -11,14 +11,13 @@ server, the request and what it answered, and is never trained on or scored."""
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any
 
 from openenv.core.client_types import StepResult
 from openenv.core.generic_client import GenericEnvClient
 from websockets.exceptions import ConnectionClosed
 
+from t3rl_core.finite import finite_real, shown
 from t3rl_core.secret import mask_url
 
 # The `type` of each answer t3rl waits for (OpenEnv's WSObservationResponse, WSErrorResponse).
@@ -89,9 +88,9 @@ class CheckedClient(GenericEnvClient):
 
 def _finite_number(value: Any) -> bool:
     """A number JSON can carry (bool included, as OpenEnv's Observation.reward allows), finite."""
-    return isinstance(value, numbers.Real) and math.isfinite(value)
+    return finite_real(value)
 
 
 def _show(value: Any) -> str:
-    text = f"{type(value).__name__} {value!r}"
+    text = f"{type(value).__name__} {shown(value, _SHOWN)}"
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"

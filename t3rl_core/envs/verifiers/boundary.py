@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import math
 import numbers
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -24,6 +23,7 @@ from verifiers.utils.env_utils import import_env_module
 
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.envs.verifiers.loader_args import module_name
+from t3rl_core.finite import finite_real, shown
 
 # The rubric problems of the episode (or re-scored rollout) running in this context: a list created
 # before verifiers' rollout task starts, so the task's copy of the context shares it.
@@ -131,8 +131,8 @@ def _checked(func: Callable[..., Any]) -> Callable[..., Any]:
             raise
         if not isinstance(value, numbers.Real):  # bools and numpy scalars are Real: float() takes them
             _report(f"reward function '{name}' returned {type(value).__name__} {value!r}, not a number")
-        elif not math.isfinite(value):
-            _report(f"reward function '{name}' returned {value!r}")
+        elif not finite_real(value):
+            _report(f"reward function '{name}' returned {shown(value)}")
         return value
 
     checked.__t3rl_checked__ = True  # type: ignore[attr-defined]
