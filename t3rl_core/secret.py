@@ -56,6 +56,19 @@ _BARE_HOST = (
     r"(?![A-Za-z0-9_.@:-])"
 )
 _NOT_USERS = frozenset({"mailto", "sip", "sips", "xmpp", "tel", "urn", "news", "data"})
+# A bare name as the host (`alice:V@db`, `alice:V@db/app`, as a compose file's service is reached): no
+# dot, no port, so code reads the same way (`a[i:n@W]`, `lambda x:x@W`, `{k:v@m for …}`). Taken for a
+# host only where nothing of code stands around it: the user after a space, a quote or `=` (not a
+# bracket, brace or comma), the host followed by the text's end, a space, a quote (JSON-escaped too),
+# `/` or `?`, or a sentence's `.,;:)` and a space (not `]`, `.T`, `)[`), and the password looks like one
+# (`_PASSWORD_LIKE`), not a name or a number.
+_BARE_NAME_HOST = r"[A-Za-z][A-Za-z0-9-]{0,62}(?=\Z|[\s'\"/?]|\\+['\"]|[.,;:)](?:\Z|\s))"
+_BARE_NAME_USER_AFTER = frozenset(" \t\r\n'\"=")
+# What code opens and closes around a slice or a mapping's entry (`_in_code`).
+_OPENERS = {"[": "]", "(": ")", "{": "}"}
+# 6+ characters, a letter and a digit or a sign among them (`V3ryS3cret`, `hunter2!`; not `x`, `step`,
+# `2024`).
+_PASSWORD_LIKE = r"(?=.{6})(?=.*[A-Za-z])(?=.*[^A-Za-z])"
 # A run of characters that are not whitespace (`\s` is what `str.isspace` says is).
 _NON_SPACE = re.compile(r"\S*")
 # `${oc.env:NAME}`, the environment reference of config files, given to a Secret field.
@@ -130,11 +143,47 @@ def bare_userinfo_spans(text: str) -> list[tuple[int, int]]:
             found is not None
             and found.group(1).lower() not in _NOT_USERS
             and not found.group(2).startswith(("***", "$", "env:", "file:"))
-            and re.compile(_BARE_HOST).match(text, at + 1) is not None
+            and (re.compile(_BARE_HOST).match(text, at + 1) is not None or _bare_name_host(text, at, found))
+            and not _in_code(text, at - len(found.group(2)) - 1 - len(found.group(1)))
         ):
             spans.append((at - len(found.group(2)), at))
         at = text.find("@", at + 1)
     return spans
+
+
+def _in_code(text: str, user: int) -> bool:
+    """The user information whose user begins at `user` stands where code has a slice or a mapping's
+    entry (`x[i:n@self.w]`, `f(a[i:j@m.T])`, `{k:v@m for k in d}`, `lambda x:x@W`), not in a string:
+    on its line before it, an opener left open that code makes (a brace, or a bracket or parenthesis
+    right after a name: a subscript or a call), with no quote between."""
+    line = text.rfind("\n", 0, user) + 1
+    if text.endswith("lambda ", line, user):
+        return True
+    depth = {"]": 0, ")": 0, "}": 0}
+    for at in range(user - 1, line - 1, -1):
+        char = text[at]
+        if char in "'\"":
+            return False
+        if char in depth:
+            depth[char] += 1
+        elif char in _OPENERS:
+            closer = _OPENERS[char]
+            if depth[closer]:
+                depth[closer] -= 1
+            elif char == "{" or (at > line and (text[at - 1].isalnum() or text[at - 1] in "_])")):
+                return True
+    return False
+
+
+def _bare_name_host(text: str, at: int, found: re.Match[str]) -> bool:
+    """The `@` at `at` is followed by a bare host name (`alice:V@db`) that `found`'s user and password
+    (matched in the window before it, a space put first) make user information, not code."""
+    before_user = found.string[found.start(1) - 1]
+    return (
+        before_user in _BARE_NAME_USER_AFTER
+        and re.compile(_PASSWORD_LIKE).match(found.group(2)) is not None
+        and re.compile(_BARE_NAME_HOST).match(text, at + 1) is not None
+    )
 
 
 def is_reference(text: str) -> bool:

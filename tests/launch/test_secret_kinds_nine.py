@@ -1,0 +1,93 @@
+"""Credentials round eight left unmasked (docs/how-to/secrets.md, Limits), each kind generated in many
+shapes and checked in every record kind (as round eight's tests check theirs):
+
+- `user:password@host` whose host is a bare name (`alice:V@db`, `alice:V@db/app`), where code reads
+  the same way (`x[i:n@self.w]`, `lambda x:x@W`): told apart by what stands around it and by the
+  password's look, and checked against real code (the standard library's modules).
+
+Each test fails at the parent commit (run against `git archive` of it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sysconfig
+from pathlib import Path
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from launch.config.secrets import scrub_text
+from t3rl_core.secret import bare_userinfo_spans, mask_episode_text, mask_text
+from tests.launch.test_secret_kinds_eight import assert_masked, assert_refused, records
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ------------------------------------------------------------------ user:password@<bare name>
+
+
+BARE_USERS = st.sampled_from(["alice", "postgres", "svc-deploy", "u_01", "admin.ro"])
+# As people write passwords: 6+ characters, a letter and a digit or a sign among them.
+PASSWORDS = st.text(
+    "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789!#%^*_+-.~", min_size=6, max_size=24
+).filter(lambda v: re.search(r"[A-Za-z]", v) and re.search(r"[^A-Za-z]", v) and v[0] not in "-*")
+BARE_NAMES = st.sampled_from(["db", "postgres", "redis", "mongo-1", "cache", "W"])
+
+
+@given(BARE_USERS, PASSWORDS, BARE_NAMES, st.integers(0, 7))
+@SETTINGS
+def test_a_password_before_a_bare_host_name_is_masked(user: str, value: str, host: str, framing: int) -> None:
+    """A compose file's service name as the host, with a path, a query, at a sentence's end."""
+    userinfo = f"{user}:{value}@{host}"
+    text = [
+        userinfo,
+        f"mytool --db {userinfo}",
+        f"DATABASE={userinfo}/app",
+        json.dumps({"dsn": userinfo}),
+        f"connecting to '{userinfo}' failed",
+        f"could not reach {userinfo}: connection refused",
+        f"psql {userinfo}?sslmode=disable.",
+        shlex.join(["psql", userinfo]),
+    ][framing]
+    assume(text.count(value) == 1 and value not in "".join(records("x").values()))
+    assert_masked(value, text)
+    assert_refused(value, text)
+
+
+# What code writes with a colon before an `@` (a slice of a matrix product, a lambda, a comprehension),
+# with names and numbers of any look.
+NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
+
+
+@given(NAMES, NAMES, NAMES, NAMES, st.integers(0, 6))
+@SETTINGS
+def test_slices_of_matrix_products_lambdas_and_comprehensions_are_no_user_information(
+    a: str, b: str, c: str, d: str, framing: int
+) -> None:
+    text = [
+        f"y = x[{a}:{b}@{c}]",
+        f"y = x[{a}:{b}@self.{c}]",
+        f"y = f(x[{a}:{b}@{c}.{d}])",
+        f"g = lambda {a}:{b}@{c}",
+        f"m = {{{a}:{b}@{c} for {a} in {d}}}",
+        f"z = x[:, {a}:{b}@{c}.T]",
+        f"print(x[{a}:{b}@{c}], {d})",
+    ][framing]
+    assert mask_text(text) == text and mask_episode_text(text) == text and scrub_text(text) == text
+
+
+def test_the_standard_librarys_code_holds_no_user_information() -> None:
+    """Real code: every line of the standard library's modules holding `:` and `@` (its tests, which
+    write URLs with passwords on purpose, left out)."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    found = []
+    for path in sorted(stdlib.glob("**/*.py")):
+        if {"test", "tests", "idle_test", "site-packages"} & set(path.relative_to(stdlib).parts):
+            continue
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if "@" in line and ":" in line and bare_userinfo_spans(line):
+                found.append((str(path), line))
+    assert found == []
