@@ -208,6 +208,8 @@ _KEY_WORDS = ("login", "auth", "authenticate", "authtoken", "token", "apikey", "
 _KEY_WORD_BEFORE = frozenset(" \t\n\r'\"[,")
 # A hash as git and sha256sum print it (lower-case hex, `sha256:` before it): not a key by its look.
 _HEX = re.compile(r"(?:sha(?:1|256|512):)?[0-9a-f]+")
+# A sub-command or a profile's name between a credential's word and its key (`token add V`).
+_SUB_COMMAND = re.compile(r"[a-z][a-z_-]{0,15}")
 
 
 def command_spans(text: str) -> list[tuple[int, int]]:
@@ -267,7 +269,11 @@ def key_word_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _random_word_after(text: str, at: int) -> list[tuple[int, int]]:
-    for _ in range(4):  # a few options may stand between (`login --relogin V`)
+    # A few options (`login --relogin V`) and up to two sub-commands (`token add V`, `auth set-key
+    # default V`: plain lower-case words, as a program's sub-commands and a profile's name are) may
+    # stand between.
+    commands = 0
+    for _ in range(5):
         while at < len(text) and text[at] in " \t":
             at += 1
         end = at
@@ -276,11 +282,14 @@ def _random_word_after(text: str, at: int) -> list[tuple[int, int]]:
         begin, stop = _unquoted(text, at, end)
         if stop <= begin:
             return []
-        if not _is_option(text[begin:stop]):
-            value = text[begin:stop]
-            if _HEX.fullmatch(value) or value.startswith(_NOT_VALUES):
+        value = text[begin:stop]
+        if not _is_option(value):
+            if commands < 2 and _SUB_COMMAND.fullmatch(value) is not None:
+                commands += 1
+            elif _HEX.fullmatch(value) or value.startswith(_NOT_VALUES):
                 return []  # a hash (`git … token <sha>`), or where the key lives
-            return [(begin, stop)] if looks_like_credential(value) else []
+            else:
+                return [(begin, stop)] if looks_like_credential(value) else []
         at = end
     return []
 

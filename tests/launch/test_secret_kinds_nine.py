@@ -3,7 +3,8 @@ shapes and checked in every record kind (as round eight's tests check theirs):
 
 - `user:password@host` whose host is a bare name (`alice:V@db`, `alice:V@db/app`), where code reads
   the same way (`x[i:n@self.w]`, `lambda x:x@W`): told apart by what stands around it and by the
-  password's look, and checked against real code (the standard library's modules).
+  password's look, and checked against real code (the standard library's modules);
+- a random-looking key after a credential's word and a sub-command (`mytool token add V`).
 
 Each test fails at the parent commit (run against `git archive` of it).
 """
@@ -16,12 +17,13 @@ import shlex
 import sysconfig
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from launch.config.secrets import scrub_text
 from t3rl_core.secret import bare_userinfo_spans, mask_episode_text, mask_text
-from tests.launch.test_secret_kinds_eight import assert_masked, assert_refused, records
+from tests.launch.test_secret_kinds_eight import RANDOM_KEYS, assert_masked, assert_refused, records
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -91,3 +93,33 @@ def test_the_standard_librarys_code_holds_no_user_information() -> None:
             if "@" in line and ":" in line and bare_userinfo_spans(line):
                 found.append((str(path), line))
     assert found == []
+
+
+# ------------------------------------------------------------------ a key after a sub-command
+
+
+@given(RANDOM_KEYS, st.integers(0, 4))
+@SETTINGS
+def test_a_random_key_after_a_credentials_word_and_sub_commands_is_masked(value: str, framing: int) -> None:
+    text = [
+        f"mytool token add {value}",
+        f"acme auth set-key default {value}",
+        f"$ vendorctl login --profile ci {value}\nok",
+        f"vendorctl apikey create '{value}'",
+        f"run: mytool token set prod {value}",
+    ][framing]
+    assert_masked(value, text, episode=False)
+    assert_refused(value, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mytool token add new-user",
+        "please login as admin with the password hunter2",
+        "git log token list 3f9ac1d2b7e84a6c9d0e1f2a3b4c5d6e7f8091a2",
+        "mytool token add the new one 8f3KxQ2mN9pL4vR7tY1wZ6bC",  # four words: prose, not a command
+    ],
+)
+def test_words_hashes_and_prose_after_those_words_stay(text: str) -> None:
+    assert scrub_text(text) == text and mask_text(text) == text
