@@ -93,13 +93,26 @@ def unfolded(text: str, word_starts: tuple[str, ...] = ()) -> str:
     folded over lines reads as. A line that begins with one of `word_starts`, or with a mapping's key
     (`eval_tiny:`, `"seed": 1`), is kept apart by a space: a renderer's fold inside a value leaves no
     key there, and joined, `max_new_tokens: 32768` and the next line's `eval_tiny:` read as a token
-    named by its key (`t3rl show +experiment=quickstart` lost the line of its stage `eval_tiny`)."""
+    named by its key (`t3rl show +experiment=quickstart` lost the line of its stage `eval_tiny`).
+    A JSON Web Token's claims (`eyJ…`) after a line ending with its header's dot are its own: they join
+    it (folded exactly at its `.eyJ`, a token read as two would be neither)."""
     pieces = [text[a:b] for a, b in _segments(text)]
     key_first = re.compile(_KEY_FIRST).match  # once per text, not through re's cache once per line
     return "".join(
-        " " + piece if i and (piece.startswith(word_starts) or key_first(piece)) else piece
+        " " + piece
+        if i
+        and (
+            (piece.startswith(word_starts) and not _claims_after_header(pieces[i - 1], piece))
+            or key_first(piece)
+        )
+        else piece
         for i, piece in enumerate(pieces)
     )
+
+
+def _claims_after_header(before: str, piece: str) -> bool:
+    """`piece` begins a JSON Web Token's claims and `before` ends with its header and the dot."""
+    return piece.startswith("eyJ") and before.endswith(".") and "eyJ" in before
 
 
 def mask_folded(text: str, values: list[str]) -> str:

@@ -4,7 +4,8 @@ shapes and checked in every record kind (as round eight's tests check theirs):
 - `user:password@host` whose host is a bare name (`alice:V@db`, `alice:V@db/app`), where code reads
   the same way (`x[i:n@self.w]`, `lambda x:x@W`): told apart by what stands around it and by the
   password's look, and checked against real code (the standard library's modules);
-- a random-looking key after a credential's word and a sub-command (`mytool token add V`).
+- a random-looking key after a credential's word and a sub-command (`mytool token add V`);
+- a JSON Web Token folded over two lines exactly at its `.eyJ…` claims.
 
 Each test fails at the parent commit (run against `git archive` of it).
 """
@@ -123,3 +124,33 @@ def test_a_random_key_after_a_credentials_word_and_sub_commands_is_masked(value:
 )
 def test_words_hashes_and_prose_after_those_words_stay(text: str) -> None:
     assert scrub_text(text) == text and mask_text(text) == text
+
+
+# ------------------------------------------------------------------ a JWT folded at its claims
+
+
+SEGMENTS = st.from_regex(r"[A-Za-z0-9_-]{10,40}", fullmatch=True)
+
+
+@given(SEGMENTS, SEGMENTS, SEGMENTS, st.integers(0, 3))
+@SETTINGS
+def test_a_jwt_folded_exactly_at_its_claims_is_masked(
+    header: str, claims: str, sig: str, framing: int
+) -> None:
+    """A renderer folds a long word where the line ends: at the `.` before `eyJ…` as anywhere."""
+    head, rest = f"eyJ{header}.", f"eyJ{claims}.{sig}"
+    text = [
+        f"{head}\n{rest}",
+        f"token: {head}\n  {rest}",
+        f"│ {head} │\n│ {rest} │",
+        f"Bearer {head}\n{rest} end",
+    ][framing]
+    for where, written in {"mask_text": mask_text(text), "scrub_text": scrub_text(text)}.items():
+        assert head not in written and rest not in written, (where, written)
+
+
+def test_a_line_beginning_with_a_token_after_a_sentences_dot_is_still_read_apart() -> None:
+    """Only a JWT's header and dot join the next line's `eyJ…`: a sentence's end and another token on
+    the next line stay two words (each masked as what it is)."""
+    text = "see the notes.\nhf_" + "a" * 34
+    assert mask_text(text) == "see the notes.\n***"
