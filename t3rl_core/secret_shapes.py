@@ -37,12 +37,15 @@ SEPARATOR = "\0"
 # Every issuer's token, one row each: who issues it, what its tokens begin with (text holding none of
 # these is not searched), the pattern of a whole token, and the pattern of its beginning that a view
 # cutting it short (`sk-proj-Ab12…`) leaves recognisable (None: too short or plain to tell from a word
-# so, as Twilio's `SK…`). `_PREFIXED`, `_CUT` and `_TOKEN_STARTS` are made from it: an issuer added here
+# so). `_PREFIXED`, `_CUT` and `_TOKEN_STARTS` are made from it: an issuer added here
 # is masked whole, cut short, in every record and in an episode's text, and refused at pre-flight.
 # A token's body has at least the length its issuer gives it (shorter: a word that happens to start
 # so); the look-behind of `_PREFIXED` and `_CUT` keeps `task-…`, `bhf_…` and the like out.
 # A base64 character, also percent-encoded (`+`, `/`, `=` in a URL's query: `%2B`, `%2F`, `%3D`).
 _B64 = r"(?:[A-Za-z0-9+/=]|%2[BbFf]|%3[Dd])"
+# What a view left of a token of lower-case hex (Twilio's, Mailgun's) before its ellipsis: 8+ hex
+# digits, a letter and a digit among them (`SKIPPED…`, `key-value…`, `SK20240101…` are not one).
+_HEX_CUT = r"(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])(?=[0-9a-f]{8,}(?:…|\.\.\.))"
 ISSUERS: tuple[tuple[str, tuple[str, ...], str, str | None], ...] = (
     ("OpenAI, Anthropic", ("sk-",),
      r"sk-(?:proj-|ant-[a-z0-9]+-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", r"sk-"),
@@ -81,8 +84,9 @@ ISSUERS: tuple[tuple[str, tuple[str, ...], str, str | None], ...] = (
     # Round eight: shops, telephony and what a data pipeline reaches.
     ("Shopify", ("shpat_", "shpss_", "shpca_", "shppa_"),
      r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", r"shp(?:at|ss|ca|pa)_"),
-    ("Twilio API key", ("SK",), r"SK[0-9a-f]{32}", None),
-    ("Mailgun", ("key-",), r"key-[0-9a-f]{32}", None),
+    # Cut short, `SK…` and `key-…` are words: what is left must be hex with a letter and a digit.
+    ("Twilio API key", ("SK",), r"SK[0-9a-f]{32}", rf"SK{_HEX_CUT}"),
+    ("Mailgun", ("key-",), r"key-[0-9a-f]{32}", rf"key-{_HEX_CUT}"),
     ("Atlassian", ("ATATT3",), r"ATATT3(?:[A-Za-z0-9_=-]|%3[Dd]){150,}", r"ATATT3"),
     ("Linear", ("lin_api_",), r"lin_api_[A-Za-z0-9]{40}", r"lin_api_"),
     ("Notion", ("secret_", "ntn_"), r"secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46}", r"ntn_"),

@@ -5,7 +5,8 @@ shapes and checked in every record kind (as round eight's tests check theirs):
   the same way (`x[i:n@self.w]`, `lambda x:x@W`): told apart by what stands around it and by the
   password's look, and checked against real code (the standard library's modules);
 - a random-looking key after a credential's word and a sub-command (`mytool token add V`);
-- a JSON Web Token folded over two lines exactly at its `.eyJ…` claims.
+- a JSON Web Token folded over two lines exactly at its `.eyJ…` claims;
+- Twilio's and Mailgun's keys cut short by a view (`SK0123abcd…`, `key-0123abcd…`).
 
 Each test fails at the parent commit (run against `git archive` of it).
 """
@@ -154,3 +155,27 @@ def test_a_line_beginning_with_a_token_after_a_sentences_dot_is_still_read_apart
     the next line stay two words (each masked as what it is)."""
     text = "see the notes.\nhf_" + "a" * 34
     assert mask_text(text) == "see the notes.\n***"
+
+
+# ------------------------------------------------------------------ Twilio and Mailgun cut short
+
+
+HEX = st.from_regex(r"[0-9a-f]{32}", fullmatch=True).filter(
+    lambda v: re.search("[a-f]", v[:8]) and re.search("[0-9]", v[:8])
+)
+
+
+@given(st.sampled_from(["SK", "key-"]), HEX, st.integers(8, 30), st.sampled_from(["…", "..."]))
+@SETTINGS
+def test_twilio_and_mailgun_keys_cut_short_by_a_view_are_masked(
+    prefix: str, body: str, shown: int, ellipsis: str
+) -> None:
+    cut = prefix + body[:shown]
+    text = f"│ {cut}{ellipsis} │ twilio │"
+    for written in (mask_text(text), scrub_text(text), mask_episode_text(text)):
+        assert cut not in written, written
+
+
+@pytest.mark.parametrize("text", ["SKIPPED…", "key-value…", "SK20240101…", "key-deadbeef…", "SKU-2291…"])
+def test_words_cut_short_stay(text: str) -> None:
+    assert mask_text(text) == text and mask_episode_text(text) == text
