@@ -511,6 +511,9 @@ HfHubId = _kind(
     # ASCII, as the hub's names are (re's \w takes any script's letters: `Qwеn/…` with a Cyrillic е)
     _matching(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$", "a Hugging Face hub id org/name"),
 )
+# A local HF model directory (config.json, tokenizer, weights) a stage loads: pre-flight probes one that is
+# here (a file given for it, a config.json that does not read) wherever the field is (launch/checks/probes).
+ModelDir = _kind("model dir", "a local HF model directory: config.json, tokenizer and weights", _path)
 # A model or tokenizer: a local HF directory, or a hub id where the hub is reachable.
 ModelRef = _kind("model reference", "a local HF model directory, or a hub id org/name", _path)
 # Chat templates: a shipped name, a .jinja file, a plugin's import path or an entry-point name.

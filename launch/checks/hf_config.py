@@ -53,7 +53,7 @@ class Mismatch(Record):
 def read_hf_config(checkpoint: str | Path) -> dict[str, Any] | None:
     """The text-model part of `<checkpoint>/config.json`, or None when there is no such local file or it
     is not a config every key of `_KINDS` reads from (`hf_config_problem` says why;
-    `probes.model_checkpoint_present` reports it): no rule sees a size that is no number."""
+    `probes.model_dirs_usable` reports it): no rule sees a size that is no number."""
     return _text_config(Path(checkpoint).expanduser() / "config.json")[0]
 
 

@@ -132,40 +132,68 @@ def _first_rows(path: Path) -> Iterator[tuple[str, Any]]:
             raise ValueError(f"line {where} is not JSON ({error.msg})") from None
 
 
-def model_checkpoint_present(ctx: Context) -> Iterator[Problem]:
-    """A downloaded model's HF directory exists where the local executor will read it (a warning: it
-    may be downloaded before `t3rl run`, whose own pre-flight then requires it); one that is there is a
-    directory whose config.json reads (an error under any executor: what is here is certainly broken)."""
+def model_dirs_usable(ctx: Context) -> Iterator[Problem]:
+    """Every local HF model directory a stage loads (a field of the kind `ModelDir`: `model.hf_checkpoint`,
+    an HF eval engine's `model_path`, each eval stage's as it runs) is one: a directory, not a file, whose
+    config.json reads (an error under any executor: what is here is certainly broken). One without a
+    config.json is a warning where the stage would read it here (it may be downloaded before `t3rl run`,
+    whose own pre-flight then requires it)."""
+    from launch.checks.rules.local_dirs import fields_of_kind  # here: the rules package imports this module
+
     model = ctx.run.model
-    if model.synthetic:
-        return
-    key, path = "model.hf_checkpoint", Path(model.hf_checkpoint).expanduser()
+    local = ctx.run.executor.kind == "local"
+    for key, path, _ in fields_of_kind(ctx.run, MODEL_DIR):
+        # the base model t3rl builds itself (prepare_model) is not here yet; the root eval section is
+        # judged below as each eval stage runs it
+        if not key.startswith("eval.") and not (key == "model.hf_checkpoint" and model.synthetic):
+            yield from _model_dir_problems(key, path, _download(model.hf_id, path), warn=local)
+    if not ctx.stages_run_here:
+        return  # the eval stages run on the cluster (or, under the dry executor, nowhere)
+    for stage, config, overrides in eval_configs(ctx.run):
+        for field, path, default in fields_of_kind(config, MODEL_DIR):
+            key = eval_key(stage, overrides, field)
+            instead = f"set {key}={'null' if default is None else default} (the run's own model)"
+            yield from _model_dir_problems(key, path, instead, warn=True)
+
+
+MODEL_DIR = "model dir"  # the kind of t3rl_core.fields.ModelDir
+
+
+def _download(hf_id: str, path: str) -> str:
+    return f"huggingface-cli download {hf_id} --local-dir {Path(path).expanduser()}"
+
+
+def _model_dir_problems(key: str, value: str, other: str, *, warn: bool) -> Iterator[Problem]:
+    """A refusal of the model directory `value` at `key` (a file given for it, a config.json that does not
+    read), else a warning when it holds no config.json here and `warn`; `other`: a download command or
+    another value of the key, the fix besides the directory."""
+    path = Path(value).expanduser()
+    fix = f"{other}, or set {key} to the model's directory" if other.startswith("set ") else None
     if path.is_file():
-        parent = f"set {key}={path.parent} (the directory holding it)"
         yield Problem(
             key,
-            f"{path} is a file; a checkpoint is the directory holding config.json, tokenizer and weights",
-            fix=parent if path.name == "config.json" else f"set {key} to the model's directory",
+            f"{path} is a file; a model is the directory holding config.json, tokenizer and weights",
+            fix=f"set {key}={path.parent} (the directory holding it)"
+            if path.name == "config.json"
+            else fix or f"set {key} to the model's directory",
         )
         return
     broken = hf_config_problem(path)
     if broken is not None:
         yield Problem(
             key,
-            f"{broken}: the stages that read the base model would fail",
-            fix=f"download it again (huggingface-cli download {model.hf_id} --local-dir {path}), or set "
-            f"{key} to the model's directory",
+            f"{broken}: the stages that load the model would fail",
+            fix=fix or f"download it again ({other}), or set {key} to the model's directory",
         )
         return
-    if ctx.run.executor.kind != "local" or (path / "config.json").is_file():
-        return
-    yield Problem(
-        key,
-        f"{path} holds no config.json here: the stages that read the base model would fail",
-        fix=f"download it first (huggingface-cli download {model.hf_id} --local-dir {path}), or set "
-        f"{key} to the model's directory",
-        severity="warning",
-    )
+    if warn and not (path / "config.json").is_file():
+        yield Problem(
+            key,
+            f"{path} holds no config.json here: the stages that load the model would fail (t3rl run "
+            "refuses it before any stage starts)",
+            fix=fix or f"download it first ({other}), or set {key} to the model's directory",
+            severity="warning",
+        )
 
 
 def tokenizer_readable(ctx: Context) -> Iterator[Problem]:
@@ -339,7 +367,7 @@ def _get(url: str) -> str | None:
 
 RULES = (
     dataset_files_usable,
-    model_checkpoint_present,
+    model_dirs_usable,
     tokenizer_readable,
     endpoints_answer,
     env_server_answers,

@@ -40,6 +40,7 @@ from t3rl_core.fields import (
     Interpreter,
     Label,
     LocalPath,
+    ModelDir,
     ModelRef,
     Name,
     OffOrPositiveInt,
@@ -125,7 +126,7 @@ class ModelConfig(StrictModel):
     # Hugging Face hub id (documentation, and the default directory name under paths.models_dir).
     hf_id: HfHubId
     # Local HF directory with config.json, tokenizer and weights.
-    hf_checkpoint: LocalPath
+    hf_checkpoint: ModelDir
     # True: hf_checkpoint is built offline by t3rl (tiny random weights, a tokenizer trained on the
     # env's data, the family's chat template) by the prepare_model stage — for CPU runs and tests.
     synthetic: bool = False

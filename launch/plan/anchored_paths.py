@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from t3rl_core.fields import StrKind
 
-ANCHORED_KINDS = frozenset({"path", "output dir"})
+ANCHORED_KINDS = frozenset({"path", "output dir", "model dir"})
 # Kinds that are a path only for some values: a shipped template's name or a hub id stays as it is.
 TEMPLATE, MODEL = "chat template", "model reference"
 M = TypeVar("M", bound=BaseModel)

@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from t3rl_core.fields import Delay, Device, LocalPath, Probability, RegistryName, Seconds, Seed, SGLangUrl
+from t3rl_core.fields import Delay, Device, ModelDir, Probability, RegistryName, Seconds, Seed, SGLangUrl
 from t3rl_core.registries import ENGINES
 from t3rl_core.registry import registered
 from t3rl_core.secret import Secret
@@ -42,7 +42,7 @@ class HFEngineConfig(EngineConfig):
 
     name: Literal["hf"] = "hf"
     # Local HF model dir; None = the run's tokenizer dir (the tiny offline model in the quickstart).
-    model_path: LocalPath | None = None
+    model_path: ModelDir | None = None
     # torch device: cpu, cuda, cuda:N or mps.
     device: Device = "cpu"
     # Weights' number format on the device.

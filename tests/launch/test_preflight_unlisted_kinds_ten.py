@@ -127,3 +127,58 @@ def test_any_number_given_a_boolean_is_refused_at_it(target: tuple[str, str], va
     experiment, key = target
     verdict = judge(Mutation(experiment, "boolean for number", key, value))
     assert verdict.outcome == "refused, fix validates", verdict.detail
+
+
+# --- a local model directory a stage loads: one declaration (t3rl_core.fields.ModelDir), one probe.
+# The HF eval engine's model_path only got "holds no config.json" as a warning: a config.json that is no
+# JSON, a size that is no number, or a config.json given for its directory passed validate and failed the
+# eval stage when it loaded the model, after the stages before it ran.
+_MODEL_DIRS = [
+    ("stage1_bfcl", "model.hf_checkpoint"),
+    ("quickstart", "stages.eval_tiny.eval.engine.model_path"),
+]
+_BROKEN = {
+    "not JSON": ('{"hidden_size": 2560,', "is not JSON"),
+    "no object": ("[1, 2]", "not a JSON object"),
+    "a size as text": ('{"num_hidden_layers": "36"}', 'num_hidden_layers "36"'),
+    "a flag as a number": ('{"tie_word_embeddings": 1}', "tie_word_embeddings 1"),
+}
+
+
+def test_every_model_directory_field_declares_its_kind() -> None:
+    from launch.checks.declared import markers
+    from launch.config.schema import ModelConfig
+    from t3rl_core.engines.config import HFEngineConfig
+    from t3rl_core.fields import StrKind
+
+    for model, name in ((ModelConfig, "hf_checkpoint"), (HFEngineConfig, "model_path")):
+        field = model.model_fields[name]
+        assert "model dir" in {m.name for m in markers(field.metadata, field.annotation, StrKind)}
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(target=st.sampled_from(_MODEL_DIRS), broken=st.sampled_from(sorted(_BROKEN)))
+def test_any_model_directory_whose_config_json_does_not_read_is_refused(
+    target: tuple[str, str], broken: str, tmp_path: Path
+) -> None:
+    experiment, key = target
+    text, said = _BROKEN[broken]
+    model = tmp_path / f"model-{broken.replace(' ', '_')}"
+    model.mkdir(exist_ok=True)
+    (model / "config.json").write_text(text)
+    args = [f"+experiment={experiment}", f"{key}={model}"]
+    (error, *_) = [e for e in _errors(args) if e.key == key]  # the engine's was accepted
+    assert said in error.message, error.message
+    assert _errors(_fixed(args, error)) == []
+
+
+@pytest.mark.parametrize(("experiment", "key"), _MODEL_DIRS)
+def test_a_config_json_given_for_its_model_directory_gets_the_directory(
+    experiment: str, key: str, tmp_path: Path
+) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text('{"hidden_size": 8}')
+    args = [f"+experiment={experiment}", f"{key}={model / 'config.json'}"]
+    (error,) = [e for e in _errors(args) if e.key == key]  # the engine's got a warning only
+    assert error.fix == f"set {key}={model} (the directory holding it)"
