@@ -65,5 +65,25 @@ def _random(run: str) -> bool:
     return bits >= _RANDOM_BITS and changes >= _RANDOM_CHANGES
 
 
+# A hash as git, sha256sum and content-addressed caches print it: lower-case hex of 7+ digits (a git
+# short sha), also after its algorithm's name (`sha256:…`).
+_HASH = re.compile(r"(?:(?:sha(?:1|224|256|384|512)|md5|blake2[bs])[:-])?[0-9a-f]{7,}")
+# The words before `key` that make its value a secret's whatever it looks like: hex is a common way to
+# write such keys (`signing_key`, `hmacKey`, `--license-key`).
+_SECRET_KEY_HEAD = re.compile(
+    r"(?i)(?:api|access|secret|private|client|account|subscription|wandb|sign|signing|encryption"
+    r"|decryption|crypt|cipher|aes|hmac|master|licen[cs]e|session|shared|app|service|deploy|ssh|gpg|pgp"
+    r"|jwt|webhook|admin|auth|root|bearer|password|pass)[_-]?key$"
+)
+
+
+def is_hash_under(name: str, value: str) -> bool:
+    """`value` is a hash (lower-case hex, as git and sha256sum print it) under the name of a data key
+    (`cache_key`, `sortKey`, `content-key`), not a credential although it looks random. A name written as
+    an environment variable's (`DD_APP_KEY`: upper case, a secret's name by `is_secret_name`) or whose
+    word before `key` makes it a secret's (`signing_key`, `hmacKey`) keeps such a value a credential."""
+    return _HASH.fullmatch(value) is not None and not name.isupper() and _SECRET_KEY_HEAD.search(name) is None
+
+
 def _kind(char: str) -> int:
     return 0 if char.isdigit() else 1 if char.isupper() else 2

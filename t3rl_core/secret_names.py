@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from t3rl_core.secret_name_words import is_secret_name, looks_like_credential
+from t3rl_core.secret_name_words import is_hash_under, is_secret_name, looks_like_credential
 from t3rl_core.secret_shapes import is_shaped_credential
 
 # _SECRET_FLAG_NAME, _TOKEN_KEY and _VOCABULARY_TOKEN are strings, compiled by `re` (and cached) when first
@@ -113,7 +113,12 @@ def is_credential_at(key: str, value: object) -> bool:
         return True
     if is_secret_key(key):
         return not is_vocabulary_token(key, value)
-    return is_key_like(key.rsplit(".", 1)[-1]) and looks_like_credential(value)
+    name = key.rsplit(".", 1)[-1]
+    return (
+        is_key_like(name)
+        and looks_like_credential(value)
+        and not (isinstance(value, str) and is_hash_under(name, value.strip().strip("'\"")))
+    )
 
 
 def is_secret_flag(token: str) -> bool:

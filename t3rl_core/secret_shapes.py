@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable
 
 from t3rl_core.secret_commands import command_spans, key_word_spans, named_spans
-from t3rl_core.secret_name_words import looks_like_credential
+from t3rl_core.secret_name_words import is_hash_under, looks_like_credential
 from t3rl_core.secret_pieces import unfolded
 
 MASK = "***"
@@ -378,9 +378,18 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
         head = re.compile(_KEY_HEAD).search(lower, max(0, at - 13), at)
         if head is None:
             # Any other key (`STRIPE_KEY=V`, `signingKey: V`, `--license-key V`) when its value looks
-            # random, as a key does: `sort_key=created_at2024` is a field's name.
+            # random, as a key does: `sort_key=created_at2024` is a field's name, and a hash under a
+            # data key's name (`cache_key=<sha256>`) is a hash.
             spans = _value_after(text, lower, at, "key-like")
-            return [(a, b) for a, b in spans if looks_like_credential(text[a:b])]
+            name = at
+            while name and (lower[name - 1].isalnum() or lower[name - 1] in "_-"):
+                name -= 1
+            name_text = text[name : at + 3]
+            return [
+                (a, b)
+                for a, b in spans
+                if looks_like_credential(text[a:b]) and not is_hash_under(name_text, text[a:b])
+            ]
         start = head.start()
     elif word == "key-like":
         word = "key"

@@ -1,12 +1,15 @@
-"""Credentials round eight left unmasked (docs/how-to/secrets.md, Limits), each kind generated in many
-shapes and checked in every record kind (as round eight's tests check theirs):
+"""Credentials round eight left unmasked, and a hash it masked (docs/how-to/secrets.md, Limits), each
+kind generated in many shapes and checked in every record kind (as round eight's tests check theirs):
 
 - `user:password@host` whose host is a bare name (`alice:V@db`, `alice:V@db/app`), where code reads
   the same way (`x[i:n@self.w]`, `lambda x:x@W`): told apart by what stands around it and by the
   password's look, and checked against real code (the standard library's modules);
 - a random-looking key after a credential's word and a sub-command (`mytool token add V`);
 - a JSON Web Token folded over two lines exactly at its `.eyJ…` claims;
-- Twilio's and Mailgun's keys cut short by a view (`SK0123abcd…`, `key-0123abcd…`).
+- Twilio's and Mailgun's keys cut short by a view (`SK0123abcd…`, `key-0123abcd…`);
+- and the other way round: a hash (sha256, a git sha) under a data key's name (`cache_key`, `sortKey`)
+  is no credential, while under an environment variable's name (`DD_APP_KEY`) or a secret's word
+  (`signing_key`) a hex key stays one.
 
 Each test fails at the parent commit (run against `git archive` of it).
 """
@@ -23,8 +26,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from launch.config.secrets import scrub_text
+from launch.config.secrets import scrub_obj, scrub_text
 from t3rl_core.secret import bare_userinfo_spans, mask_episode_text, mask_text
+from t3rl_core.secret_names import is_credential_at, looks_like_credential
 from tests.launch.test_secret_kinds_eight import RANDOM_KEYS, assert_masked, assert_refused, records
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -179,3 +183,36 @@ def test_twilio_and_mailgun_keys_cut_short_by_a_view_are_masked(
 @pytest.mark.parametrize("text", ["SKIPPED…", "key-value…", "SK20240101…", "key-deadbeef…", "SKU-2291…"])
 def test_words_cut_short_stay(text: str) -> None:
     assert mask_text(text) == text and mask_episode_text(text) == text
+
+
+# ------------------------------------------------------------------ a hash under a data key's name
+
+
+HASHES = st.one_of(
+    st.from_regex(r"[0-9a-f]{7,12}|[0-9a-f]{40}|[0-9a-f]{64}|sha256:[0-9a-f]{64}", fullmatch=True)
+).filter(lambda v: re.search("[a-f]", v) and re.search("[0-9]", v))
+DATA_KEYS = st.sampled_from(["cache_key", "sort_key", "cacheKey", "content-key", "dedup_key", "key"])
+
+
+@given(DATA_KEYS, HASHES, st.integers(0, 3))
+@SETTINGS
+def test_a_hash_under_a_data_keys_name_is_no_credential(name: str, value: str, framing: int) -> None:
+    text = [f"{name}={value}", f'{{"{name}": "{value}"}}', f"{name}: {value}", f"--{name} {value}"][framing]
+    assert scrub_text(text) == text and mask_text(text) == text
+    assert scrub_obj({"data": {name: value}}) == {"data": {name: value}}
+    assert not is_credential_at(f"data.{name}", value)
+
+
+SECRET_KEYS = st.sampled_from(["DD_APP_KEY", "STRIPE_KEY", "signing_key", "hmacKey", "encryption-key"])
+
+
+HEX_KEYS = st.from_regex(r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}", fullmatch=True).filter(
+    looks_like_credential
+)
+
+
+@given(SECRET_KEYS, HEX_KEYS)
+@SETTINGS
+def test_a_hex_key_under_a_secrets_name_stays_masked(name: str, value: str) -> None:
+    assert_masked(value, f"{name}={value}", episode=False)
+    assert is_credential_at(f"data.{name}", value)
