@@ -137,18 +137,25 @@ def kl_in_reward_grpo(
 
 def group_zscore(scores: torch.Tensor, present: torch.Tensor, group_size: int) -> torch.Tensor:
     """veRL's GRPO normalisation of `scores` within consecutive groups of `group_size`, over the
-    `present` members only (unbiased std, eps 1e-6; a group with one member: mean 0, std 1)."""
+    `present` members only (unbiased std, eps 1e-6; a group with one member: mean 0, std 1).
+
+    A group of two or more whose scores reach past 2**500 is computed divided by its largest magnitude
+    c, eps by c too, which is the same formula: its sums and squares overflowed (rewards of ±1e308 gave
+    advantages of 0, equal ones of 1.7e308 NaN). Every other group is computed as written, to the bit."""
     import torch
 
     s = scores.view(-1, group_size)
     w = present.view(-1, group_size).to(s.dtype)
     count = w.sum(dim=1, keepdim=True)
+    largest = torch.where(w > 0, s.abs(), torch.zeros_like(s)).amax(dim=1, keepdim=True)
+    scale = torch.where((largest > 2.0**500) & (count > 1), largest, torch.ones_like(largest))
+    s = s / scale
     mean = (s * w).sum(dim=1, keepdim=True) / count.clamp(min=1)
     var = ((s - mean) ** 2 * w).sum(dim=1, keepdim=True) / (count - 1).clamp(min=1)
     alone = count <= 1
     mean = torch.where(alone, torch.zeros_like(mean), mean)
     std = torch.where(alone, torch.ones_like(var), var.sqrt())
-    return ((s - mean) / (std + EPS)).flatten()
+    return ((s - mean) / (std + EPS / scale)).flatten()
 
 
 def _penalty(log_probs: torch.Tensor, ref_log_probs: torch.Tensor, kind: str) -> torch.Tensor:

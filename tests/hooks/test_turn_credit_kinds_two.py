@@ -7,12 +7,18 @@
   checks run outside the episode's own try, so such a turn reward ended the whole rollout batch (slime's
   generate raised) instead of failing its episode as the world's; an int too long to print (a message
   holding its repr) raised ValueError in the message itself.
+- Advantages of finite rewards are finite and are the formula's, whatever the rewards' size: the group
+  z-score (MT-GRPO's outcome and turn terms, the KL-in-reward GRPO) overflowed its sums and squares past
+  about 1e154, so rewards of ±1e308 got advantages of 0 and equal rewards of 1.7e308 NaN (a NaN
+  advantage makes the step's loss NaN). Checked against an exact computation in fractions.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+from fractions import Fraction
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,6 +27,7 @@ from hypothesis import strategies as st
 
 from t3rl_core.credit import turn_fields_problem
 from t3rl_core.finite import finite_real, shown
+from t3rl_core.hooks.advantage import EPS, group_zscore, turn_level_rewards
 from t3rl_core.rewards.base import InvalidReward, RewardResult, checked
 from t3rl_core.rollout.verdict_fields import verdict_fields_problem
 from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
@@ -110,3 +117,65 @@ def test_a_world_reporting_a_huge_number_fails_its_own_episode(
     failure = broken.metadata["t3rl_failure"]
     assert (failure["kind"], failure["error_type"]) == ("env", error_type)
     assert words in failure["message"]
+
+
+def _exact_zscore(values: list[float]) -> list[float]:
+    """(v - mean) / (std + eps) with the unbiased std, in exact fractions (a group of one: v / (1 + eps))."""
+    if len(values) == 1:
+        return [float(Fraction(values[0]) / (1 + Fraction(EPS)))]
+    exact = [Fraction(v) for v in values]
+    mean = sum(exact) / len(exact)
+    var = sum((v - mean) ** 2 for v in exact) / (len(exact) - 1)
+    big = max(abs(v) for v in exact) or Fraction(1)  # the std in a float's range, then back
+    std = big * Fraction(math.sqrt(float(var / big**2)))
+    return [float((v - mean) / (std + Fraction(EPS))) for v in exact]
+
+
+def _conditioning(values: list[float]) -> float:
+    """How much the scores' magnitude exceeds their spread (the digits a float mean loses)."""
+    exact = [Fraction(v) for v in values]
+    mean = sum(exact) / len(exact)
+    spread = max(abs(v - mean) for v in exact)
+    return float(max(abs(v) for v in exact) / spread) if spread else 1.0
+
+
+FINITE = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([1.7e308, -1.7e308, 1e200, -1e200, 2.0**500, 0.0, 1.0]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(groups=st.lists(st.lists(FINITE, min_size=3, max_size=3), min_size=1, max_size=3))
+def test_the_group_zscore_of_any_finite_scores_is_finite_and_exact(groups: list[list[float]]) -> None:
+    torch = pytest.importorskip("torch")
+    flat = [v for group in groups for v in group]
+    present = torch.ones(len(flat), dtype=torch.bool)
+    got = group_zscore(torch.tensor(flat, dtype=torch.float64), present, 3).tolist()
+    assert all(math.isfinite(z) for z in got), (flat, got)
+    for index, group in enumerate(groups):
+        # Floats round each sum: near-equal large scores lose digits to their mean as any float code does.
+        allowed = 1e-9 + 128 * 2.0**-52 * _conditioning(group)  # a z-score of 3 is at most 2 in size
+        assert got[3 * index : 3 * index + 3] == pytest.approx(_exact_zscore(group), abs=allowed)
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "turns"),
+    [([1e308, -1e308], [0.0, 1.0]), ([1.7e308, 1.7e308], [0.0, 1.0]), ([0.0, 1.0], [1e200, -1e200])],
+)
+def test_turn_level_advantages_of_huge_finite_rewards(outcomes: list[float], turns: list[float]) -> None:
+    pytest.importorskip("torch")
+    samples = [
+        Sample(
+            index=i,
+            reward=r,
+            response_length=3,
+            metadata={"turn_credit": {"rewards": [t], "spans": [[0, 3]]}},
+        )
+        for i, (r, t) in enumerate(zip(outcomes, turns, strict=True))
+    ]
+    args = SimpleNamespace(n_samples_per_prompt=2, t3rl={"turn_credit": {"outcome_weight": 1.0}})
+    _, rewards = turn_level_rewards(args, samples)
+    expected = [o + t for o, t in zip(_exact_zscore(outcomes), _exact_zscore(turns), strict=True)]
+    for values, value in zip(rewards, expected, strict=True):
+        assert values.tolist() == pytest.approx([value] * 3, abs=1e-5)
