@@ -25,19 +25,6 @@ TRACEBACK_VARIABLE = "T3RL_TRACEBACK"
 # The packages of this project: a module of these missing is a bug, not a missing dependency.
 OWN_PACKAGES = ("launch", "t3rl_core", "t3rl_conf")
 _STOPPED = "stopped: interrupted by Ctrl-C or SIGTERM before the command finished"
-# What to do about an OSError on a path, by errno (the message names the path and the system's words).
-_OS_ADVICE = {
-    errno.ENOTDIR: "a file is where t3rl needs a directory: move it away or point the path elsewhere",
-    errno.EISDIR: "a directory is where t3rl needs a file: give a file's path",
-    errno.EEXIST: "something is already there: remove it or choose another path",
-    errno.EACCES: "no permission there: choose a directory you can write ({where}) or fix it",
-    errno.EPERM: "no permission there: choose a directory you can write ({where}) or fix it",
-    errno.EROFS: "a read-only file system: choose a writable directory ({where})",
-    errno.ENOSPC: "the disk is full: free space or choose another directory",
-    errno.EDQUOT: "your disk quota is used up: free space or choose another directory",
-    errno.ENAMETOOLONG: "the path is too long: choose a shorter one",
-    errno.ENOENT: "it does not exist: check the path",
-}
 # Where each command is told another directory to write into (`{where}` above); run and validate write
 # under paths.runs_dir.
 _OUTPUT_CHOICE = {
@@ -111,6 +98,7 @@ def exit_code_for(error: BaseException, command: str | None = None) -> int | Non
     from launch.run.pipeline import PipelineError  # lazy: see above
     from launch.run.record_files import RunDirError  # lazy: see above
     from t3rl_core.chat.tokenizer import TokenizerError  # lazy: see above
+    from t3rl_core.os_errors import ADVICE, failed_file  # lazy: see above
 
     if isinstance(error, KeyboardInterrupt):
         _say(_STOPPED, "yellow")
@@ -139,11 +127,12 @@ def exit_code_for(error: BaseException, command: str | None = None) -> int | Non
             "its records as UTF-8: rename it (or run from a directory whose path is UTF-8)"
         )
         return EXIT_FAILED
-    if isinstance(error, OSError) and error.filename is not None:
-        path = error.filename if error.filename2 is None else f"{error.filename} → {error.filename2}"
+    # A failed write names its file, or its traceback does (a full disk raises from write() or close()).
+    path = failed_file(error) if isinstance(error, OSError) else None
+    if isinstance(error, OSError) and path is not None:
         where = _OUTPUT_CHOICE.get(command or "", _RUNS_DIR_CHOICE)
-        advice = _OS_ADVICE.get(error.errno or 0, "").format(where=where)
-        run = _run_holding(str(error.filename)) if command == "run" else None
+        advice = ADVICE.get(error.errno or 0, "").format(where=where)
+        run = _run_holding(path.partition(" → ")[0]) if command == "run" else None
         if run and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             # a run dir that exists (a resume): another paths.runs_dir would start a new run instead
             advice = f"the run dir {run} cannot be written here: make it writable"

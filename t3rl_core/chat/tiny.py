@@ -272,5 +272,12 @@ def _family_and_template(name: str, chat_template: str | None, spec: str | None)
     return found, template
 
 
-if __name__ == "__main__":
+def _stage_command() -> int:
     main()
+    return 0
+
+
+if __name__ == "__main__":
+    from t3rl_core.os_errors import stage_main
+
+    stage_main(_stage_command)

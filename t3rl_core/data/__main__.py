@@ -4,7 +4,6 @@ dataset's default config: `python -m t3rl_core.data bfcl --out DIR`."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +19,7 @@ from t3rl_core.data import default_env_config, prepare_env_data, read_manifest
 from t3rl_core.data.progress import ProgressLines, reporting
 from t3rl_core.data.publish import final_dir
 from t3rl_core.data.rows import DataError
+from t3rl_core.os_errors import stage_main
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -93,4 +93,4 @@ def _shown_progress(console: Console, title: str) -> Iterator[None]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    stage_main(main)

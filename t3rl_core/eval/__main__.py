@@ -26,6 +26,7 @@ from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.eval.evaluate import evaluate, load_eval_config
 from t3rl_core.eval.record_lock import RecordsInUse
 from t3rl_core.eval.server import wait_for_server
+from t3rl_core.os_errors import stage_main
 from t3rl_core.secret import SecretResolutionError
 
 
@@ -79,4 +80,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    stage_main(main)

@@ -1,0 +1,173 @@
+"""Kinds a newcomer meets in the first hour, round five:
+
+- a full disk under an eval: `python -m t3rl_core.eval` (the eval stage of `t3rl run`) printed a Python
+  traceback ending `OSError: [Errno 28] No space left on device` into the stage's log, and `t3rl eval`
+  said "t3rl failed unexpectedly … This is a bug": a failed write() or close() names no file. The file
+  is taken from the traceback (the file object the failing frame held), for every writer, and every
+  stage command (eval, data, the tiny model) ends with `error: <file>: <reason> (<fix>)`, exit 1.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from launch.cli.failures import exit_code_for
+from t3rl_core.os_errors import failed_file, os_error_line, stage_main
+from tests.support.eval_runs import bfcl_runtime
+from tests.support.tiny_stack import bfcl_rows, write_jsonl
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# ------------------------------------------- a write that fails names its file
+
+
+def _text(path: Path) -> None:
+    with open(path, "w") as handle:
+        handle.write("x" * 100_000)
+
+
+def _append_flushed(path: Path) -> None:
+    handle = open(path, "a")  # noqa: SIM115
+    handle.write("line\n")
+    handle.flush()
+
+
+def _binary(path: Path) -> None:
+    with path.open("wb") as handle:
+        handle.write(b"x" * 100_000)
+
+
+def _write_text(path: Path) -> None:
+    path.write_text("x" * 100_000)
+
+
+def _json_dump(path: Path) -> None:
+    with path.open("w") as handle:
+        json.dump({"x": "y" * 100_000}, handle)
+
+
+def _fdopen(path: Path) -> None:
+    with os.fdopen(os.open(path, os.O_WRONLY), "w") as handle:
+        handle.write("x" * 100_000)
+
+
+def _print(path: Path) -> None:
+    with path.open("w") as handle:
+        print("x" * 100, file=handle, flush=True)
+
+
+WRITERS: tuple[Callable[[Path], None], ...] = (
+    _text, _append_flushed, _binary, _write_text, _json_dump, _fdopen, _print,
+)  # fmt: skip
+
+
+def _full_file(tmp_path: Path) -> Path:
+    """A file every write to fails with ENOSPC, as on a full disk."""
+    path = tmp_path / "records dir é" / "trajectories.jsonl"
+    path.parent.mkdir()
+    path.symlink_to("/dev/full")
+    return path
+
+
+@pytest.mark.parametrize("writer", WRITERS, ids=lambda w: w.__name__)
+def test_every_way_of_writing_a_file_names_it_when_the_disk_is_full(
+    tmp_path: Path, writer: Callable[[Path], None]
+) -> None:
+    path = _full_file(tmp_path)
+    with pytest.raises(OSError) as caught:
+        writer(path)
+    assert caught.value.errno == errno.ENOSPC
+    assert failed_file(caught.value) in (str(path), "/dev/full"), failed_file(caught.value)
+    line = os_error_line(caught.value)
+    assert line is not None and "the disk is full" in line, line
+
+
+class _Failing(io.RawIOBase):
+    """A file whose writes fail with one errno (a quota, an I/O error, a file too large)."""
+
+    def __init__(self, name: str, code: int) -> None:
+        self.name, self.code = name, code
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: object) -> int:
+        raise OSError(self.code, os.strerror(self.code))
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS])
+def test_every_kind_of_failed_write_ends_with_one_line_naming_the_file_and_exit_1(
+    tmp_path: Path, code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a traceback (the stage command) or 't3rl failed unexpectedly … This is a bug' (t3rl)."""
+    name = str(tmp_path / "out" / "summary.json")
+
+    def main() -> int:
+        handle = io.TextIOWrapper(io.BufferedWriter(_Failing(name, code)))
+        handle.write("{}")
+        handle.flush()
+        return 0
+
+    with pytest.raises(SystemExit) as ended:
+        stage_main(main)
+    assert ended.value.code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {name}: {os.strerror(code)} ("), err
+    assert "Traceback" not in err
+    # and the same line from t3rl itself (t3rl eval runs the eval in its own process)
+    try:
+        main()
+    except OSError as error:
+        assert exit_code_for(error, "eval") == 1
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"error: {name}: {os.strerror(code)}" in said and "unexpectedly" not in said, said
+
+
+def test_an_error_of_no_file_is_left_as_it_is(tmp_path: Path) -> None:
+    assert os_error_line(OSError(errno.ECONNREFUSED, "Connection refused")) is None
+    with (tmp_path / "log.txt").open("w") as log:  # a file the failing frame holds is not the cause
+        try:
+            log.write("connecting\n")
+            raise OSError(errno.ECONNREFUSED, "Connection refused")
+        except OSError as error:
+            assert failed_file(error) is None and os_error_line(error) is None
+
+
+# ------------------------------------------- the eval stage's command on a full disk
+
+
+@pytest.mark.parametrize("record", ["trajectories.jsonl", "trajectories.index.jsonl"])
+def test_the_eval_stage_on_a_full_disk_ends_with_one_line_not_a_traceback(
+    tmp_path: Path, record: str
+) -> None:
+    """Before: 'Traceback (most recent call last): … OSError: [Errno 28] No space left on device' (exit 1)."""
+    runtime = tmp_path / "runtime.yaml"
+    runtime.write_text(yaml.safe_dump({"t3rl": bfcl_runtime().model_dump(mode="json")}))
+    eval_config = tmp_path / "eval.yaml"
+    eval_config.write_text(yaml.safe_dump({"engine": {"name": "reference"}, "concurrency": 1}))
+    data = write_jsonl(bfcl_rows(1)[:2], tmp_path / "bfcl_test.jsonl")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / record).symlink_to("/dev/full")
+    command = [sys.executable, "-m", "t3rl_core.eval", "--runtime-config", str(runtime)]
+    command += ["--eval-config", str(eval_config), "--data", str(data), "--out", str(out), "--no-progress"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        f"error: {out / record}: No space left on device (the disk is full: free space or choose another "
+        "directory)"
+    ), done.stderr
