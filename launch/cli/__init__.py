@@ -16,11 +16,14 @@ from launch.cli.failures import (
     stdout_is_pipe,
     unexpected,
 )
+from launch.cli.forward_ref_code import share_compiled
 from launch.config import compose_ahead
 
 # Before any of the command's modules imports PyYAML: its pure-Python reader's pattern is compiled only
 # if that reader runs (launch.cli.deferred_patterns).
 defer_yaml_reader()
+# Before pydantic is imported: its core schema's ~740 string annotations compile ~200 distinct texts.
+share_compiled()
 
 # Commands whose plain form, `t3rl COMMAND OVERRIDES…` with no option at all (the everyday form, and how
 # a sweep starts each point), runs its body directly: building the Typer app and coercing its parameters

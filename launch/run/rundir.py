@@ -463,7 +463,7 @@ def collect_manifest(
     the config asks of the cluster (`planned_topology`) are two things: under executor=slurm or ray
     the stages run elsewhere."""
     versions = package_versions()
-    git, platform_name = _slow_facts(t3rl_root)
+    git, platform_text = _slow_facts(t3rl_root)
     return {
         "run": run_name,
         "run_id": run_id,
@@ -477,7 +477,7 @@ def collect_manifest(
         "packages": versions,
         "launcher": {
             "hostname": socket.gethostname(),
-            "platform": platform_name,
+            "platform": platform_text,
             "python": platform.python_version(),
             "pid": os.getpid(),
         },
@@ -491,9 +491,33 @@ def collect_manifest(
     }
 
 
+# The manifest's platform string is `platform.platform()`'s, built without the child process that runs
+# `uname -p` for the processor's name (a process start and ~1 ms of CPU in each plan and run):
+# `platform.platform()` leaves that name out when it is "unknown" or the machine's own name, which is
+# what Linux's coreutils answer ("unknown") and what the distributions that patch them answer (`x86_64`,
+# `aarch64`). So on Linux the string is made of `os.uname()` and the C library's version. A string
+# holding what `platform.platform()` rewrites (spaces, path and shell characters, "unknown", a doubled
+# dash; also a trailing one), and any other system, get `platform.platform()` itself.
+_REWRITTEN = (" ", "/", "\\", ":", ";", '"', "(", ")", "unknown", "--")
+
+
+def platform_text() -> str:
+    """`platform.platform()`'s string (`Linux-6.1.0-18-amd64-x86_64-with-glibc2.36`) without its child
+    process: see `_REWRITTEN`."""
+    system = os.uname()
+    if system.sysname != "Linux":
+        return platform.platform()
+    libc, version = platform.libc_ver()
+    parts = (system.sysname, system.release, system.machine, "with", libc + version)
+    text = "-".join(part for part in parts if part)
+    if not all(parts[:3]) or text.endswith("-") or any(word in text for word in _REWRITTEN):
+        return platform.platform()
+    return text
+
+
 class _Prefetch(threading.Thread):
-    """The git state and the platform string, computed on a thread: both wait on subprocesses (`git`,
-    `uname -p`), which then overlap with resolving and planning instead of following them."""
+    """The git state and the platform string, computed on a thread: the git state waits on `git`
+    subprocesses, which then overlap with resolving and planning instead of following them."""
 
     def __init__(self, t3rl_root: Path) -> None:
         super().__init__(name="t3rl-manifest-facts", daemon=True)
@@ -501,7 +525,7 @@ class _Prefetch(threading.Thread):
         self.facts: tuple[dict[str, Any], str] | None = None
 
     def run(self) -> None:
-        self.facts = (git_state(self.t3rl_root), platform.platform())
+        self.facts = (git_state(self.t3rl_root), platform_text())
 
 
 _prefetched: list[_Prefetch] = []
@@ -556,7 +580,7 @@ def _slow_facts(t3rl_root: Path) -> tuple[dict[str, Any], str]:
             if prefetch.facts is not None:
                 return prefetch.facts
             break
-    return git_state(t3rl_root), platform.platform()
+    return git_state(t3rl_root), platform_text()
 
 
 def _scrub_file(rel: str, text: str) -> str:
