@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from t3rl_core.envs.base import Env
@@ -34,7 +34,7 @@ class Generation:
     log_probs: list[float]
     finish_reason: FinishReason
     error: str | None = None  # set when finish_reason == "abort" because of a transport failure
-    # The server's bookkeeping of the call, as SGLang's meta_info names it (sglang_http.CALL_META_KEYS:
+    # The server's bookkeeping of the call, as SGLang's meta_info names it (answers.CALL_META:
     # prompt and prefix-cached tokens, weight version, speculative-decoding counters); empty elsewhere.
     # Bookkeeping, not output: two generations of the same tokens are equal whatever it says.
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
@@ -63,6 +63,18 @@ class EngineUnavailable(RuntimeError):
 
 class Engine(ABC):
     """An async text generator over token ids."""
+
+    # Whether each Generation this engine answers holds exactly its declared types (ids as int,
+    # log-probs as float, meta as answers.CALL_META has it): t3rl's own engines build them so, and the
+    # episode takes them as they are, at no cost per token. Any other engine's answer is checked and
+    # converted (engines/answers.py). A subclass that writes its own generate answers for itself: it
+    # is not plain unless it says so too (a plugin subclassing SGLangEngine to answer numpy ids).
+    answers_plain: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "generate" in cls.__dict__ and "answers_plain" not in cls.__dict__:
+            cls.answers_plain = False
 
     async def check(self) -> dict[str, Any]:
         """Before the first episode: raise EngineUnavailable unless the engine can answer; return what

@@ -25,6 +25,8 @@ _STOP_WINDOW_TOKENS = 8
 class HFEngine(Engine):
     """Samples from a local HF model directory token by token with a KV cache."""
 
+    answers_plain = True  # _sample answers int() and float() of the model's tensors
+
     def __init__(self, config: HFEngineConfig, chat: ChatFormat | None = None) -> None:
         path = config.model_path or (chat.tokenizer.name_or_path if chat is not None else None)
         if not path:

@@ -45,6 +45,8 @@ def _wrong_value(value: Any) -> Any:
 class ReferenceEngine(Engine):
     """Emits `context.env.oracle()` as text + the family's turn-ending token, with log-probs 0.0."""
 
+    answers_plain = True  # the tokenizer's ids (ints), log-probs 0.0, no meta
+
     def __init__(self, config: ReferenceEngineConfig, chat: ChatFormat | None = None) -> None:
         if chat is None:
             raise ValueError(

@@ -13,20 +13,12 @@ import asyncio
 import json
 import math
 import time
-from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.backoff import backoff_delay
-from t3rl_core.chat.scalar_text import scalar_text
-from t3rl_core.engines.base import (
-    Engine,
-    EngineUnavailable,
-    FinishReason,
-    Generation,
-    GenerationContext,
-    SamplingParams,
-)
+from t3rl_core.engines.answers import FINISH_REASONS, call_meta
+from t3rl_core.engines.base import Engine, EngineUnavailable, Generation, GenerationContext, SamplingParams
 from t3rl_core.engines.config import SGLangEngineConfig
 from t3rl_core.secret import mask_text
 
@@ -34,38 +26,6 @@ if TYPE_CHECKING:
     import aiohttp
 
     from t3rl_core.chat.format import ChatFormat
-
-_FINISH_REASONS: dict[str, FinishReason] = {"stop": "stop", "length": "length", "abort": "abort"}
-
-
-def _count(value: Any) -> int | None:
-    """A count of tokens or steps: a JSON integer, never negative (True is no count)."""
-    return value if type(value) is int and value >= 0 else None
-
-
-def _version(value: Any) -> str | None:
-    """A weight version: SGLang's is text (a lone surrogate, which no UTF-8 log holds, made U+FFFD);
-    an integer names the same version."""
-    if type(value) is str:
-        return scalar_text(value)
-    return str(value) if type(value) is int else None
-
-
-# meta_info entries slime's own generate keeps per call (its Sample's prefix_cache_info, weight_versions
-# and spec_info), carried into Generation.meta so the hooks fill the sample as slime would, each with
-# what it must be. slime sums the counts per sample: a "12" raised a TypeError out of generate (a
-# NaN, a negative or a float made its prefix-cache rate a number no cache has). An entry that is not
-# what it must be is left out, as if the server had not reported it: bookkeeping, never a token.
-CALL_META: dict[str, Callable[[Any], Any]] = {
-    "prompt_tokens": _count,
-    "cached_tokens": _count,
-    "completion_tokens": _count,
-    "weight_version": _version,
-    "spec_accept_token_num": _count,
-    "spec_draft_token_num": _count,
-    "spec_verify_ct": _count,
-}
-CALL_META_KEYS = tuple(CALL_META)
 
 
 # What SGLang's refusals of a request longer than the model's context say (sglang 0.5): the tokenizer
@@ -126,7 +86,7 @@ def parse_generation(body: bytes) -> Generation:
             f"invalid /generate response ({type(exc).__name__}: {exc}): {body[:200]!r}"
         ) from None
     kind = finish.get("type") if isinstance(finish, dict) else finish
-    if type(kind) is not str or kind not in _FINISH_REASONS:
+    if type(kind) is not str or kind not in FINISH_REASONS:
         raise BadResponse(f"unfinished or unknown finish_reason {finish!r}")
     try:
         token_ids = [entry[1] for entry in entries]
@@ -165,13 +125,8 @@ def parse_generation(body: bytes) -> Generation:
         # SGLang gives the aborts it decides itself a status code (and answers most with an HTTP error);
         # one without is an abort a client asked for.
         on_request = isinstance(finish, dict) and finish.get("status_code") is None
-    call_meta = {}
-    for key, read in CALL_META.items():
-        value = read(meta.get(key))
-        if value is not None:
-            call_meta[key] = value
     return Generation(
-        token_ids, log_probs, _FINISH_REASONS[kind], error=error, meta=call_meta, on_request=on_request
+        token_ids, log_probs, FINISH_REASONS[kind], error=error, meta=call_meta(meta), on_request=on_request
     )
 
 
@@ -195,6 +150,8 @@ def retry_wait(attempt: int, backoff_s: float, timeout_s: float, retry_after: st
 
 class SGLangEngine(Engine):
     """HTTP client of SGLang's `/generate` with bounded concurrency, timeouts and retries."""
+
+    answers_plain = True  # parse_generation keeps JSON ints and floats and CALL_META's entries only
 
     def __init__(self, config: SGLangEngineConfig, chat: ChatFormat | None = None) -> None:
         if not config.url:

@@ -126,6 +126,11 @@ class SlottedEngine(Engine):
     def __init__(self, engine: Engine, slots: Slots) -> None:
         self.engine, self.slots = engine, slots
 
+    @property
+    def answers_plain(self) -> bool:  # type: ignore[override]
+        """The wrapped engine's answers, passed on as they are."""
+        return getattr(self.engine, "answers_plain", False) is True
+
     async def check(self) -> dict[str, Any]:
         return await self.engine.check()
 

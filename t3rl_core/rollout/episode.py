@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from t3rl_core.chat.scalar_text import scalar_message, scalar_text
 from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
+from t3rl_core.engines.answers import BadGeneration, plain_generation
 from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
 from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
@@ -163,6 +164,8 @@ class _Episode:
         self.context = GenerationContext(
             env=env, messages=self.messages, tool_call_parser=getattr(parser, "tool_call_parser", None)
         )
+        # Engine.answers_plain: its answers hold Generation's declared types, taken as they are.
+        self.plain_answers = getattr(engine, "answers_plain", False) is True
         self.trajectory: Trajectory | None = None
         self.model_texts: list[str] = []  # the texts of the model turns kept in the conversation
         self.model_calls = 0  # every call, also the repair attempts of a repaired turn
@@ -303,13 +306,15 @@ class _Episode:
         finally:
             self.generation_s += time.perf_counter() - started
         self.model_calls += 1
-        # A plugin engine answering None or its own type: the engine's failure, not an AttributeError
-        # counted as t3rl's own bug.
-        problem = (
-            generation_problem(generation, sampling.max_new_tokens, self.chat.token_id_limit)
-            if isinstance(generation, Generation)
-            else f"{type(generation).__name__}, not a Generation"
-        )
+        # The one place an answer is accepted: of exactly Generation's declared types (a plugin engine's
+        # numpy ids converted, None or a bool id refused as the engine's failure, never t3rl's bug);
+        # an engine declaring plain answers (t3rl's own) is taken as it is, with no check per token.
+        try:
+            if not (self.plain_answers and type(generation) is Generation):
+                generation = plain_generation(generation)
+            problem = generation_problem(generation, sampling.max_new_tokens, self.chat.token_id_limit)
+        except BadGeneration as exc:
+            problem = str(exc)
         if problem is not None:
             error = f"engine answered what was not asked for: {problem}"
             raise _Ended("aborted", error, Failure("engine", "BadGeneration", error))

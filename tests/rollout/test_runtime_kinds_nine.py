@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RolloutConfig
+from t3rl_core.engines.answers import CALL_META
 from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
-from t3rl_core.engines.sglang_http import CALL_META, BadResponse, parse_generation
+from t3rl_core.engines.sglang_http import BadResponse, parse_generation
 from t3rl_core.hooks import slime as hooks
 from t3rl_core.hooks.failures import METADATA_KEY
 from t3rl_core.rollout.episode import EpisodeResult, run_episode

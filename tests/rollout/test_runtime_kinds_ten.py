@@ -1,0 +1,170 @@
+"""Runtime kinds of round ten: what a plugin engine's answer may hold once the episode takes it (numpy
+ids were written into records as text, an array of ids failed as t3rl's bug, a bool trained on token
+1), converted or refused where the episode accepts it, at no cost per token for t3rl's own engines."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.config import RolloutConfig
+from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
+from t3rl_core.eval.jsonl import record_line
+from t3rl_core.rollout.episode import EpisodeResult
+from tests.rollout.fakes import ToyEnv, play
+
+# --- A plugin engine's numbers ------------------------------------------------------------------------
+
+
+class _Answers(Engine):
+    """A plugin engine answering `make(ids, log_probs)` for each of the toy task's two answers."""
+
+    def __init__(self, chat: ChatFormat, make: Any) -> None:
+        self.ids = [*chat.encode("The sum is 3."), chat.stop_token_ids[0]]
+        self.make = make
+
+    async def generate(
+        self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
+    ) -> Generation:
+        return self.make(list(self.ids), [-0.25] * len(self.ids))
+
+
+def _played(chat: ChatFormat, make: Any) -> EpisodeResult:
+    return play(chat, ToyEnv(), _Answers(chat, make), RolloutConfig(max_response_len=64))
+
+
+def _as_written(result: EpisodeResult) -> dict[str, Any]:
+    """The record's token lists as the eval writes them and reads them back."""
+    lists = ("prompt_ids", "response_ids", "loss_mask", "log_probs")
+    return json.loads(record_line({key: getattr(result, key) for key in lists}))
+
+
+_CONVERTED = {
+    "numpy-int64": lambda ids, lps: Generation([np.int64(t) for t in ids], lps, "stop"),
+    "numpy-int32-float32": lambda ids, lps: Generation(
+        [np.int32(t) for t in ids], [np.float32(lp) for lp in lps], "stop"
+    ),
+    "numpy-arrays": lambda ids, lps: Generation(np.array(ids), np.array(lps), "stop"),
+    "tuples": lambda ids, lps: Generation(tuple(ids), tuple(lps), "stop"),
+    "int-and-fraction-log-probs": lambda ids, lps: Generation(
+        ids, [Fraction(-1, 4)] * (len(ids) - 1) + [0], "stop"
+    ),
+    "numpy-meta": lambda ids, lps: Generation(
+        ids, lps, "stop", meta={"prompt_tokens": np.int64(40), "cached_tokens": np.uint16(8), "x": 1}
+    ),
+    "str-subclass-finish": lambda ids, lps: Generation(ids, lps, type("Reason", (str,), {})("stop")),
+}
+
+
+@pytest.mark.parametrize("make", list(_CONVERTED.values()), ids=list(_CONVERTED))
+def test_what_stands_for_the_declared_types_is_converted(qwen_chat: ChatFormat, make: Any) -> None:
+    """numpy ids were written into the eval's records as strings ("315"), an array of ids failed the
+    episode as t3rl's own bug (its truth value is ambiguous); now they are the ints and floats
+    Generation declares, wherever the episode's lists go."""
+    result = _played(qwen_chat, make)
+    assert result.failure is None and result.status == "completed", result.error
+    for values, kind in ((result.response_ids, int), (result.log_probs, float), (result.loss_mask, int)):
+        assert {type(value) for value in values} == {kind}
+    written = _as_written(result)
+    assert written["response_ids"] == result.response_ids and written["log_probs"] == result.log_probs
+    assert all(type(meta.get("prompt_tokens", 0)) is int for meta in result.call_meta)
+    assert all(set(meta) <= {"prompt_tokens", "cached_tokens"} for meta in result.call_meta)
+
+
+_REFUSED = {
+    "bool-ids": (lambda ids, lps: Generation([True] * len(ids), lps, "stop"), "no integer"),
+    "float-ids": (lambda ids, lps: Generation([float(t) for t in ids], lps, "stop"), "no integer"),
+    "text-ids": (lambda ids, lps: Generation([str(t) for t in ids], lps, "stop"), "no integer"),
+    "numpy-bool-ids": (lambda ids, lps: Generation(np.array(ids) > 0, lps, "stop"), "no integer"),
+    "text-of-ids": (lambda ids, lps: Generation("abc", [-0.1] * 3, "stop"), "not a sequence"),
+    "bool-log-probs": (lambda ids, lps: Generation(ids, [False] * len(ids), "stop"), "no real number"),
+    "text-log-probs": (lambda ids, lps: Generation(ids, ["-0.2"] * len(ids), "stop"), "no real number"),
+    "unknown-finish": (lambda ids, lps: Generation(ids, lps, "eos"), "finish_reason 'eos'"),  # type: ignore[arg-type]
+    "error-object": (lambda ids, lps: Generation([], [], "abort", error=RuntimeError("x")), "error is"),  # type: ignore[arg-type]
+    "flag-int": (lambda ids, lps: Generation(ids, lps, "stop", on_request=1), "on_request"),  # type: ignore[arg-type]
+}
+
+
+@pytest.mark.parametrize(("make", "said"), list(_REFUSED.values()), ids=list(_REFUSED))
+def test_what_is_none_of_the_declared_types_is_the_engines_failure(
+    qwen_chat: ChatFormat, make: Any, said: str
+) -> None:
+    """A bool id trained on token 1, a bool log-prob on probability 1; a text log-prob raised
+    TypeError out of the loop (t3rl's bug); an unknown finish reason read as an abort nobody made."""
+    result = _played(qwen_chat, make)
+    assert result.status == "aborted" and result.failure is not None, result.error
+    assert (result.failure.kind, result.failure.error_type) == ("engine", "BadGeneration")
+    assert said in (result.error or "") and sum(result.loss_mask) == 0
+
+
+_INTEGRAL = st.sampled_from([int, np.int64, np.int32, np.uint32, np.int16])
+_REAL = st.sampled_from([float, np.float64, np.float32, np.float16, int])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    id_type=_INTEGRAL,
+    lp_type=_REAL,
+    container=st.sampled_from([list, tuple]),
+    junk=st.one_of(st.none(), st.sampled_from([True, 2.0, "7", None, b"7", np.bool_(True), np.float64(3)])),
+    at=st.integers(0, 8),
+)
+def test_every_answer_is_plain_or_the_engines_failure(
+    qwen_chat: ChatFormat, id_type: Any, lp_type: Any, container: Any, junk: Any, at: int
+) -> None:
+    """Whatever numbers a plugin engine answers with, the episode's lists hold ints and floats only
+    (what records and slime read back as written), or the episode is the engine's failure."""
+
+    def make(ids: list[int], lps: list[float]) -> Generation:
+        tokens: list[Any] = [id_type(t) for t in ids]
+        log_probs = [lp_type(-1) if lp_type is int else lp_type(lp) for lp in lps]
+        if junk is not None:
+            tokens[at % len(tokens)] = junk
+        return Generation(container(tokens), container(log_probs), "stop")
+
+    result = _played(qwen_chat, make)
+    if result.failure is not None:
+        assert result.failure.error_type == "BadGeneration" and junk is not None
+        return
+    assert junk is None
+    assert {type(t) for t in result.response_ids} == {int}
+    assert {type(lp) for lp in result.log_probs} == {float} and all(map(math.isfinite, result.log_probs))
+    assert _as_written(result)["response_ids"] == result.response_ids
+
+
+def test_an_engine_declares_its_answers_plain_only_for_its_own_generate(qwen_chat: ChatFormat) -> None:
+    """t3rl's engines are taken as they answer (no check per token on the hot path); a plugin that
+    subclasses one with its own generate is checked, and the eval's slot wrapper passes on what it
+    wraps."""
+    from t3rl_core.engines.hf import HFEngine
+    from t3rl_core.engines.reference import ReferenceEngine
+    from t3rl_core.engines.sglang_http import SGLangEngine
+    from t3rl_core.eval.slots import Slots, SlottedEngine
+
+    assert SGLangEngine.answers_plain and HFEngine.answers_plain and ReferenceEngine.answers_plain
+    assert not Engine.answers_plain and not _Answers.answers_plain
+
+    class NumpySGLang(SGLangEngine):
+        async def generate(
+            self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
+        ) -> Generation:
+            ids = [*qwen_chat.encode("The sum is 3."), qwen_chat.stop_token_ids[0]]
+            return Generation([np.int64(t) for t in ids], [-0.1] * len(ids), "stop")
+
+    assert not NumpySGLang.answers_plain
+    engine = NumpySGLang.__new__(NumpySGLang)  # no server: only its generate is called
+    result = play(qwen_chat, ToyEnv(), engine, RolloutConfig(max_response_len=64))
+    assert result.failure is None and {type(t) for t in result.response_ids} == {int}
+    slots = Slots(2, 0)
+    assert SlottedEngine(ReferenceEngine.__new__(ReferenceEngine), slots).answers_plain
+    assert not SlottedEngine(engine, slots).answers_plain
+    wrapped = play(qwen_chat, ToyEnv(), SlottedEngine(engine, slots), RolloutConfig(max_response_len=64))
+    assert wrapped.failure is None and {type(t) for t in wrapped.response_ids} == {int}
