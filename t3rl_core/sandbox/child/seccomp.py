@@ -18,6 +18,8 @@ What it refuses, and why a namespace or the uid drop alone does not cover it:
 - keyctl, add_key, request_key: the kernel keyring of the cell uid is shared by every cell.
 - bpf, perf_event_open, userfaultfd: kernel attack surface no cell needs.
 - memfd_secret: memory hidden even from the kernel's own accounting tools; no cell needs it.
+- sync, syncfs: answered as done without writing anything back (NO_OPS): the machine's whole writeback,
+  which a cell calling them in a loop would keep everyone waiting on.
 - a new RLIMIT_CORE (setrlimit, prlimit64): the cell's 1 makes the kernel abort every core dump, also
   to the host's pipe handler (RLIMIT_CORE below).
 - acting on another process named by its pid: prlimit64, setpriority, ioprio_set, sched_setaffinity,
@@ -109,6 +111,8 @@ X86_64 = {
     "sched_setattr": 314,
     "migrate_pages": 256,
     "move_pages": 279,
+    "sync": 162,
+    "syncfs": 306,
 }
 GENERIC = {
     "ptrace": 117,
@@ -151,6 +155,8 @@ GENERIC = {
     "sched_setattr": 274,
     "migrate_pages": 238,
     "move_pages": 239,
+    "sync": 81,
+    "syncfs": 267,
 }
 ALWAYS_REFUSED = (
     *("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise", "kcmp"),
@@ -162,6 +168,12 @@ ALWAYS_REFUSED = (
 MEMFD = ("memfd_create",)
 SYSV_IPC = ("shmget", "msgget", "semget")
 MQUEUE = ("mq_open",)
+# Done without being done (success, nothing written back): sync() writes back every dirty page of every
+# filesystem of the machine and waits for it, syncfs() those of the filesystem a descriptor is on (the
+# host's, for a file a cell may read). A cell calling either in a loop stalls the I/O of the trainer's
+# checkpoints and of every other process, which no cgroup of the cell's charges it for. A cell's own
+# files live in its tmpfs, which has nothing to write back; fsync() of one file stays allowed.
+NO_OPS = ("sync", "syncfs")
 NOT_IMPLEMENTED = ("clone3", "io_uring_setup", "io_uring_enter", "io_uring_register", "io_setup")
 # Calls on a process named by their first argument: allowed with 0 (the caller) only.
 SELF_ONLY = (
@@ -253,6 +265,7 @@ def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
             prog.append(_Insn(JEQ, nr[name], true="eperm"))
     for name in NOT_IMPLEMENTED:
         prog.append(_Insn(JEQ, nr[name], true="enosys"))
+    prog += [_Insn(JEQ, nr[name], true="noop") for name in NO_OPS]
     prog += [_Insn(JEQ, nr[name], true="self") for name in SELF_ONLY]
     prog += [_Insn(JEQ, nr["prlimit64"], true="prlimit"), _Insn(JEQ, nr["setrlimit"], true="setrlimit")]
     prog += [_Insn(JEQ, nr[name], true=f"who {which}") for name, which in SELF_ONLY_WHO.items()]
@@ -307,6 +320,8 @@ def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
         _Insn(RET, RET_ALLOW),
         "enosys",
         _Insn(RET, _refuse(errno.ENOSYS)),
+        "noop",  # the call is skipped and returns 0
+        _Insn(RET, _refuse(0)),
         "kill",
         _Insn(RET, RET_KILL_PROCESS),
     ]
