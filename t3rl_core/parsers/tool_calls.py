@@ -16,6 +16,7 @@ from typing import Any
 
 from t3rl_core.chat.keys import json_key
 from t3rl_core.config import ParsersConfig
+from t3rl_core.parsers.nesting import nesting_problem
 from t3rl_core.parsers.render import FORMATS, CallFormat, render_calls
 from t3rl_core.parsers.sglang_loader import load
 from t3rl_core.types import Action, AnswerAction, InvalidAction, ToolCall, ToolCallAction
@@ -198,6 +199,9 @@ class ToolCallActionParser:
             self._tag_orders = [re.compile(f"({re.escape(o)})|{re.escape(c)}") for o, c in pairs]
 
     def parse(self, text: str) -> Action:
+        too_deep = nesting_problem(text)  # before any reader recurses (parsers/nesting.py)
+        if too_deep is not None:
+            return InvalidAction(error=f"Invalid output format: {too_deep}", text=text)
         try:
             reasoning, normal = self._reasoning.split(text)
             calls = self._parse_calls(normal.strip())

@@ -1,11 +1,13 @@
 """Runtime kinds of round ten: what a plugin engine's answer may hold once the episode takes it (numpy
 ids were written into records as text, an array of ids failed as t3rl's bug, a bool trained on token
-1), converted or refused where the episode accepts it, at no cost per token for t3rl's own engines."""
+1), converted or refused where the episode accepts it, at no cost per token for t3rl's own engines;
+tool calls nested past any reader's recursion, refused with t3rl's limit named."""
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from fractions import Fraction
 from typing import Any
 
@@ -15,11 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from t3rl_core.chat.format import ChatFormat
-from t3rl_core.config import RolloutConfig
+from t3rl_core.config import ParsersConfig, RolloutConfig
 from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
 from t3rl_core.eval.jsonl import record_line
+from t3rl_core.parsers.nesting import MAX_NESTING, nesting_depth
+from t3rl_core.parsers.render import FORMATS, render_calls
+from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.rollout.episode import EpisodeResult
-from tests.rollout.fakes import ToyEnv, play
+from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
+from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, play
 
 # --- A plugin engine's numbers ------------------------------------------------------------------------
 
@@ -168,3 +174,85 @@ def test_an_engine_declares_its_answers_plain_only_for_its_own_generate(qwen_cha
     assert not SlottedEngine(engine, slots).answers_plain
     wrapped = play(qwen_chat, ToyEnv(), SlottedEngine(engine, slots), RolloutConfig(max_response_len=64))
     assert wrapped.failure is None and {type(t) for t in wrapped.response_ids} == {int}
+
+
+# --- Arguments nested past any reader's recursion ----------------------------------------------------------
+
+
+def _call_text(parser: str, value: str) -> str:
+    """A call of `echo` in `parser`'s format whose argument is the raw JSON `value`."""
+    if parser == "pythonic":
+        return f"[echo(text={value})]"
+    rendered = render_calls(parser, [ToolCall("echo", {"text": "PLACEHOLDER"})])
+    return rendered.replace('"PLACEHOLDER"', value).replace("PLACEHOLDER", value)
+
+
+_PARSERS = [*sorted(FORMATS), "pythonic"]
+
+
+@pytest.mark.parametrize("parser", _PARSERS)
+@pytest.mark.parametrize("levels", [MAX_NESTING + 1, 10_000])
+def test_arguments_nested_past_the_limit_are_refused_naming_it(parser: str, levels: int) -> None:
+    """10,000 nested lists were answered with Python's RecursionError text ('maximum recursion depth
+    exceeded while decoding a JSON array'), in every format SGLang's detectors or t3rl read as JSON."""
+    action = ToolCallActionParser(ParsersConfig(tool_call_parser=parser), TOOLS).parse(
+        _call_text(parser, "[" * levels + "]" * levels)
+    )
+    assert isinstance(action, InvalidAction)
+    assert f"at most {MAX_NESTING} levels" in action.error and "MAX_NESTING" in action.error
+    assert "Recursion" not in action.error
+
+
+@pytest.mark.parametrize("parser", _PARSERS)
+def test_arguments_nested_within_the_limit_are_read(parser: str) -> None:
+    levels = MAX_NESTING - 3  # the call's own object (and mistral's list) around it
+    value = "[" * levels + '"x"' + "]" * levels
+    action = ToolCallActionParser(ParsersConfig(tool_call_parser=parser), TOOLS).parse(
+        _call_text(parser, value)
+    )
+    assert isinstance(action, ToolCallAction), getattr(action, "error", "")
+
+
+def test_a_refused_nesting_leaves_the_process_as_it_was(qwen_chat: ChatFormat) -> None:
+    """The parser, the recursion limit and the episode go on: the refusal is the model's turn, shown
+    to it in t3rl's words, and the next turn's call is read and run."""
+    limit = sys.getrecursionlimit()
+    deep = _call_text("qwen25", "[" * 10_000 + "]" * 10_000)
+    good = _call_text("qwen25", "[[1], [2]]")
+    turns = [deep, good, "The sum is 3.", "The sum is 7."]
+    engine = ScriptedEngine(qwen_chat, turns, calls_tools=lambda text: "<tool_call>" in text)
+    result = play(
+        qwen_chat, ToyEnv(), engine, RolloutConfig(max_num_steps=8), SamplingParams(max_new_tokens=10**6)
+    )
+    assert result.failure is None and result.status == "completed", result.error
+    assert sys.getrecursionlimit() == limit
+    shown = [m["content"] for m in result.messages if m["role"] == "user" and "nested" in m["content"]]
+    assert len(shown) == 1 and f"at most {MAX_NESTING} levels" in shown[0] and "Recursion" not in shown[0]
+    assert any(m["role"] == "tool" and m["content"] == "[[1], [2]]" for m in result.messages)
+
+
+_OPENERS = st.sampled_from(["[", "{", "(", '"[[[["', "x"])
+_CLOSERS = st.sampled_from(["]", "}", ")", '"]]]"', " "])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    before=st.lists(_CLOSERS, max_size=200).map("".join),
+    levels=st.integers(0, 3_000),
+    noise=st.lists(st.one_of(_OPENERS, _CLOSERS), max_size=30).map("".join),
+    parser=st.sampled_from(_PARSERS),
+)
+def test_no_nesting_reaches_a_reader_past_the_limit(
+    before: str, levels: int, noise: str, parser: str
+) -> None:
+    """Whatever precedes a call (closers that would hide its depth from a plain count, brackets inside
+    JSON strings), no parse answers Python's RecursionError, and a call nested past the limit is
+    never read as one."""
+    value = "[" * levels + "1" + "]" * levels
+    text = before + noise + _call_text(parser, value)
+    action = ToolCallActionParser(ParsersConfig(tool_call_parser=parser), TOOLS).parse(text)
+    error = getattr(action, "error", "")
+    assert "Recursion" not in error and "recursion" not in error
+    if levels > MAX_NESTING:
+        assert isinstance(action, InvalidAction)
+    assert nesting_depth(text) >= levels

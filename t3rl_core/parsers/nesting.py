@@ -1,0 +1,46 @@
+"""How deep the brackets of a model's text may nest before any reader parses it.
+
+Every reader of a tool call recurses once per level: Python's JSON decoder, SGLang's detectors (JSON,
+partial JSON, `ast` for pythonic calls), and after them the world that runs the call, the chat template
+that writes it back, copies and records. Arguments nested past Python's recursion limit (a model
+writing 10,000 `[`) raised RecursionError in whichever came first: the model was shown Python's
+"maximum recursion depth exceeded while decoding a JSON array", and a reader that caught it less
+carefully would fail the episode as t3rl's bug. No tool's arguments nest anywhere near
+`MAX_NESTING`; text nested deeper is refused before any reader sees it, with the limit named.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import accumulate
+
+# Levels of brackets ([, { and ( together) a model's text may open inside one another.
+MAX_NESTING = 64
+
+# A JSON string (its brackets are text, not nesting); an unterminated quote matches nothing.
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}()]+")
+_STEP = {"[": 1, "{": 1, "(": 1, "]": -1, "}": -1, ")": -1}
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest level of brackets in `text` outside JSON strings; a closer without its opener goes
+    no lower than the top level (closers before a deep call hide none of its depth)."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(
+        accumulate(map(_STEP.__getitem__, brackets), lambda depth, step: max(0, depth + step), initial=0)
+    )
+
+
+def nesting_problem(text: str) -> str | None:
+    """Why `text` nests too deep for t3rl's readers; None when it does not. Text with at most
+    MAX_NESTING openers in all (every answer and call of a usual turn) is let through uncounted."""
+    if text.count("[") + text.count("{") + text.count("(") <= MAX_NESTING:
+        return None
+    depth = nesting_depth(text)
+    if depth <= MAX_NESTING:
+        return None
+    return (
+        f"brackets nested {depth} levels deep; t3rl reads tool calls nested at most {MAX_NESTING} "
+        "levels (parsers.nesting.MAX_NESTING): write the arguments flatter"
+    )
