@@ -611,6 +611,17 @@ def _missing_config_problem(
     original = written.get(text or "", text)
     typed = original.partition("=")[0].strip() if original and original != text else group
     fix = f"did you mean {typed}={guess}?" if guess else f"choose one of: {', '.join(options)}"
+    if text is None:  # a defaults list's entry: Hydra names the primary config for an `override` one
+        from launch.config.defaults_order import entry_choosing  # lazy: only to explain a mistake
+
+        where = entry_choosing(group, option, _chosen_configs(parsed, loader), loader)
+        if where is not None:
+            source, entry = where
+            fix = (
+                f"set {group}={guess} (or write `- override /{group}: {guess}` for `- {entry}` in {source})"
+                if guess
+                else f"in {source}'s defaults list, name one of: {', '.join(options)}"
+            )
     return Problem(
         key=group, message=f"unknown option '{option}' for config group '{group}'", source=source, fix=fix
     )
@@ -664,7 +675,7 @@ def _looks_like_a_path(value: Any) -> bool:
 
 def _composition_problem(error: Exception, parsed: list[Override], loader: ConfigLoaderImpl) -> Problem:
     from launch.config.composition_fixes import group_added_again  # lazy: only to explain a mistake
-    from launch.config.defaults_order import override_before_entry  # lazy: likewise
+    from launch.config.defaults_order import group_listed_again, override_before_entry  # lazy: likewise
 
     message = str(error).strip()
     added = group_added_again(message, parsed, lambda group: internals.group_exists(loader, group))
@@ -673,6 +684,9 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     early = override_before_entry(message, loader)
     if early is not None:
         return early
+    again = group_listed_again(message, _chosen_configs(parsed, loader), loader)
+    if again is not None:
+        return again
     nulled = next(
         (
             o
@@ -715,6 +729,15 @@ def _in_user_words(problem: Problem, written: dict[str, str]) -> Problem:
         if problem.source == f"override `{rewritten}`":
             return problem.replace(source=f"override `{original}`")
     return problem
+
+
+def _chosen_configs(parsed: list[Override], loader: ConfigLoaderImpl) -> list[str]:
+    """The configs the command line chooses (`experiment/mine` for `+experiment=mine`)."""
+    return [
+        f"{o.key_or_group.split('@')[0]}/{o.value()}"
+        for o in parsed
+        if isinstance(o.value(), str) and internals.group_exists(loader, o.key_or_group.split("@")[0])
+    ]
 
 
 def _source_of_default(message: str) -> str:

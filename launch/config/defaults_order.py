@@ -75,3 +75,54 @@ def _overrides(entry: str, group: str) -> bool:
 
 def _names(entry: str, option: str) -> bool:
     return entry.rpartition(": ")[2].strip() == option or entry == option
+
+
+def entry_choosing(group: str, option: str, chosen: list[str], loader: Any) -> tuple[str, str] | None:
+    """(file, entry as written) of the defaults list entry that names `option` of `group`, searched in the
+    configs chosen on the command line (`experiment/mine`) and the configs of their group their defaults
+    lists name (a base experiment): Hydra names the primary config for an `override` entry ("In 'config':
+    Could not find 'model/nope'"), or no file at all ("Multiple values for model"), so t3rl blamed
+    config.yaml or "(schema default)" for a line of the user's own experiment."""
+    queue, seen = list(chosen), set()
+    while queue:
+        config = queue.pop(0)
+        if config in seen:
+            continue
+        seen.add(config)
+        loaded = loader.repository.load_config(config)
+        if loaded is None:
+            continue
+        file = display_path(loaded.path, config)
+        for entry in _defaults_of(file):
+            target, _, value = entry.removeprefix("override ").rpartition(":")
+            if target.strip().lstrip("/").partition("@")[0] == group and value.strip() == option:
+                return file, entry
+            if ":" not in entry and entry != "_self_":  # an option of the file's own group
+                queue.append(f"{config.rpartition('/')[0]}/{entry}")
+    return None
+
+
+# Hydra's words for a group listed again without `override` (hydra/_internal/defaults_list.py, 1.3).
+_MULTIPLE = (
+    r"Multiple values for (?P<group>[\w/]+)\. "
+    r"To override a value use 'override (?P=group): (?P<option>[^']+)'"
+)
+
+
+def group_listed_again(message: str, chosen: list[str], loader: Any) -> Problem | None:
+    """A defaults list entry `- /model: qwen3_8b` (no `override`) for a group the primary config chooses
+    already (Hydra: "Multiple values for model. To override a value use 'override model: qwen3_8b'")."""
+    found = re.match(_MULTIPLE, message)
+    where = found and entry_choosing(found["group"], found["option"], chosen, loader)
+    if not found or not where:
+        return None
+    file, entry = where
+    group, option = found["group"], found["option"]
+    return Problem(
+        key="defaults",
+        message=f"{file} lists `{entry}`, but config group '{group}' is chosen already (the primary "
+        f"config's defaults list chooses it): an option chosen again replaces it with `override` (Hydra)",
+        source=file,
+        fix=f"in {file}'s defaults list, write `- override /{group}: {option}` for `- {entry}` (an override "
+        "on the command line cannot change a file's defaults list)",
+    )

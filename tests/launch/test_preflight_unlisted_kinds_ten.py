@@ -182,3 +182,45 @@ def test_a_config_json_given_for_its_model_directory_gets_the_directory(
     args = [f"+experiment={experiment}", f"{key}={model / 'config.json'}"]
     (error,) = [e for e in _errors(args) if e.key == key]  # the engine's got a warning only
     assert error.fix == f"set {key}={model} (the directory holding it)"
+
+
+# --- a defaults list's entry of a user's experiment that names no option, or chooses a group again without
+# `override`: Hydra names the primary config ("In 'config': Could not find 'model/nope'") or no file
+# ("Multiple values for model"), so t3rl blamed config.yaml, or "(schema default)" with no fix, for a line
+# of the user's own file (launch/config/defaults_order.entry_choosing).
+_GROUPS = [("model", "qwen3_8b"), ("hardware", "h100x8"), ("reward", "binary"), ("tracking", "none")]
+
+
+def _experiment_listing(config_dir: Path, entry: str) -> str:
+    name = f"mine_{abs(hash(entry)):x}"
+    (config_dir / "experiment").mkdir(parents=True, exist_ok=True)
+    text = f"# @package _global_\ndefaults:\n  - stage1_bfcl\n  - {entry}\n  - _self_\n"
+    (config_dir / "experiment" / f"{name}.yaml").write_text(text)
+    return f"+experiment={name}"
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(target=st.sampled_from(_GROUPS), how=st.sampled_from(["upper", "title", "missing"]))
+def test_an_override_entry_naming_no_option_is_blamed_on_its_file(
+    target: tuple[str, str], how: str, tmp_path: Path
+) -> None:
+    group, option = target
+    typed = {"upper": option.upper(), "title": option.title(), "missing": f"{option}_nosuch"}[how]
+    dirs = (str(tmp_path / "conf"),)
+    args = [_experiment_listing(tmp_path / "conf", f"override /{group}: {typed}")]
+    (error,) = _errors(args, dirs)
+    assert error.key == group and "experiment/mine_" in error.source, error  # was config.yaml
+    assert "experiment/mine_" in error.fix, error.fix
+    if how != "missing":  # the option in other letters: the override chooses it
+        assert error.fix.startswith(f"set {group}={option} "), error.fix
+        assert _errors(_fixed(args, error), dirs) == []
+
+
+@pytest.mark.parametrize(("group", "option"), _GROUPS)
+def test_a_group_chosen_again_without_override_is_blamed_on_its_file(
+    group: str, option: str, tmp_path: Path
+) -> None:
+    dirs = (str(tmp_path / "conf"),)
+    (error,) = _errors([_experiment_listing(tmp_path / "conf", f"/{group}: {option}")], dirs)
+    assert error.key == "defaults" and "experiment/mine_" in error.source  # was "(schema default)"
+    assert f"write `- override /{group}: {option}` for `- /{group}: {option}`" in error.fix
