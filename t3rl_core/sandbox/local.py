@@ -44,6 +44,7 @@ from t3rl_core.sandbox.protections import (
     memory_cap_text,
     observe,
 )
+from t3rl_core.sandbox.slot_uids import slot_uids
 from t3rl_core.sandbox.zygote_process import CHILD_PACKAGE_PARENT, Zygote, ZygoteError
 from t3rl_core.secret_env import credential_values, without_credentials
 
@@ -68,6 +69,9 @@ class LocalSandbox(Sandbox):
     def __init__(self, config: LocalSandboxConfig) -> None:
         self.config = config
         self.python = config.python or sys.executable
+        # Each slot's cells run as a uid of their own where t3rl is root (slot_uids: the kernel's
+        # per-user counters); the first slot's is `cell_uid`, the others take theirs from here.
+        self._free_uids = slot_uids(config.cell_uid, config.max_concurrency)[1:] if os.geteuid() == 0 else []
         self._cgroups = _cgroups(config)
         # Cell directories when there is no mount namespace to give each one a private tmpfs.
         self._workdir_root = tempfile.mkdtemp(prefix="t3rl-sandbox-")
@@ -125,11 +129,12 @@ class LocalSandbox(Sandbox):
                 self._cgroups.remove(cgroup)
             raise
 
-    def _another_slot(self) -> _Slot:
-        """One more zygote like the first (the probe's findings hold for it too)."""
+    def _another_slot(self, uid: int | None) -> _Slot:
+        """One more zygote like the first (the probe's findings hold for it too), its cells as `uid`
+        (None: the first's)."""
         first = self._slots[0].zygote
-        slot = self._new_slot(first.spec)
-        if slot.zygote.cell_spec != first.cell_spec:
+        slot = self._new_slot({**first.spec, "uid": first.spec["uid"] if uid is None else uid})
+        if {**slot.zygote.cell_spec, "uid": None} != {**first.cell_spec, "uid": None}:
             self._close_slot(slot)
             raise ZygoteError("a new sandbox zygote came up with different protections than the first")
         return slot
@@ -232,7 +237,14 @@ class LocalSandbox(Sandbox):
                 self._idle.append(slot)
 
     async def _grow(self) -> _Slot:
-        slot = await asyncio.get_running_loop().run_in_executor(None, self._another_slot)
+        # The slot's uid is taken here, on the loop: two slots started at once get two.
+        uid = self._free_uids.pop(0) if self._free_uids else None
+        try:
+            slot = await asyncio.get_running_loop().run_in_executor(None, self._another_slot, uid)
+        except BaseException:
+            if uid is not None:
+                self._free_uids.insert(0, uid)
+            raise
         self._slots.append(slot)
         return slot
 

@@ -1,24 +1,37 @@
 """Round ten of hostile cells (docs/explanation/sandbox.md, "Round ten"): what the kernel counts per
-machine rather than per cell.
+machine or per user rather than per cell.
 
 - `sync()` and `syncfs()`: the whole machine's writeback (or a host filesystem's), which a cell calling
   them in a loop keeps every other process waiting on, and which no cgroup of the cell's charges it for.
   Now answered as done without writing anything back (seccomp, `NO_OPS`).
+- Counters the kernel keeps per uid (pending signals, pipe pages, message-queue bytes, epoll watches,
+  processes without a pids cgroup): every cell ran as `cell_uid`, so one cell could exhaust them for every
+  cell running beside it. A cell that queued real-time signals to itself up to `RLIMIT_SIGPENDING` made
+  every other cell's `sigqueue` fail with EAGAIN while it ran. Now each slot's cells run as a uid of their
+  own (`t3rl_core.sandbox.slot_uids`) where t3rl is root.
 """
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 import platform
+import pwd
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from t3rl_core.sandbox.child import seccomp
 from t3rl_core.sandbox.config import LocalSandboxConfig
+from t3rl_core.sandbox.slot_uids import slot_uids
 from tests.sandbox.conftest import host_offers
 from tests.sandbox.test_sandbox_redteam import Pool, outcomes
+
+# How long the host waits for a cell to have done what it must before the next one runs: a bound on a
+# condition polled, not a delay (a busy machine takes what it takes).
+DEADLINE_S = 120.0
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +107,107 @@ def test_a_cells_syncfs_never_reaches_the_kernel(pool: Pool) -> None:
     assert result.status == "success", result
     assert outcomes(result) == {"syncfs": "0", "fsync": "ok"}, result
     assert os.strerror(errno.EBADF) not in result.stdout
+
+
+# ------------------------------------------------------------------ counters per uid
+
+
+FILL_SIGNALS = r"""
+import os, signal, time
+sig = signal.SIGRTMIN
+signal.pthread_sigmask(signal.SIG_BLOCK, {sig})
+def queued():
+    line = next(line for line in open("/proc/self/status") if line.startswith("SigQ:"))
+    count, limit = line.split()[1].split("/")
+    return int(count), int(limit)
+count, limit = queued()
+while count < limit:
+    for _ in range(min(4096, limit - count)):
+        os.kill(os.getpid(), sig)  # queued: a real-time signal keeps one entry per kill
+    now, _ = queued()
+    if now == count:
+        break  # the kernel queues no more
+    count = now
+print("held: %d of %d" % queued(), flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+QUEUE_ONE = r"""
+import ctypes, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGRTMIN})
+answer = libc.sigqueue(os.getpid(), int(signal.SIGRTMIN), ctypes.c_void_p(0))
+print("sigqueue: " + ("ok" if answer == 0 else os.strerror(ctypes.get_errno())), flush=True)
+print("uid: %d" % os.getuid(), flush=True)
+"""
+
+
+def _full_signal_queues() -> set[int]:
+    """Host pids whose user's pending signals are at their limit (`SigQ: count/limit` of their status)."""
+    full = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("SigQ:"):
+                count, limit = (int(n) for n in line.split()[1].split("/"))
+                if count >= limit:
+                    full.add(int(entry.name))
+    return full
+
+
+def test_a_cell_holding_every_pending_signal_of_its_uid_leaves_the_next_cells_theirs(pool: Pool) -> None:
+    """Before: the second cell's `sigqueue` failed with EAGAIN while the first held the queue (both ran as
+    nobody). Now each slot's cells run as a uid of their own, and the second runs beside the first."""
+    if os.geteuid() != 0:
+        pytest.skip("cells get a uid per slot where t3rl is root (without root they keep t3rl's uid)")
+
+    async def scenario() -> tuple[dict[str, str], bool]:
+        holder = asyncio.ensure_future(pool.sandbox.run(FILL_SIGNALS))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DEADLINE_S
+        full = False
+        while not holder.done() and loop.time() < deadline:
+            full = bool(_full_signal_queues())
+            if full:
+                break
+            await asyncio.sleep(0.2)
+        try:
+            beside = await pool.sandbox.run(QUEUE_ONE)
+        finally:
+            holder.cancel()
+            await asyncio.gather(holder, return_exceptions=True)
+        assert beside.status == "success", beside
+        return outcomes(beside), full
+
+    seen, full = pool.loop.run_until_complete(scenario())
+    assert full, "the first cell never held its uid's whole signal queue"
+    assert seen["sigqueue"] == "ok", seen
+    assert int(seen["uid"]) != 65534, seen
+    pool.serves()
+
+
+def test_slot_uids_are_distinct_and_name_no_user_but_the_first() -> None:
+    uids = slot_uids(65534, 32)
+    assert len(set(uids)) == 32 and uids[0] == 65534 and all(0 < uid <= 65534 for uid in uids)
+    named = {uid for uid in uids[1:] if _names_a_user(uid)}
+    assert named == set()
+
+
+def test_too_few_free_uids_below_cell_uid_is_refused_with_the_fix() -> None:
+    low = next(uid for uid in range(1, 100) if _names_a_user(uid))  # a host's system users sit low
+    with pytest.raises(ValueError, match="set cell_uid to a higher unused id"):
+        slot_uids(low, low + 1)
+
+
+def _names_a_user(uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return True
