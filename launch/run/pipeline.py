@@ -370,17 +370,23 @@ def run_pipeline(
             )
         # Every way out below records how the pipeline ended (state.json's `pipeline`), so a run stopped
         # between stages (no stage's record says so) never reads as `planned`, nor as `succeeded`.
+        # A resume that changes nothing (every stage cached) leaves a succeeded record as it is.
+        idle = not any(d.executes or d.action == "complete" for d in decisions)
+        recorded = not (idle and (state.pipeline or {}).get("status") in (None, "succeeded"))
         where: list[str] = []
         try:
             if record is not None:
                 record()
-            run_dir.pipeline_started(state)
+            if recorded:
+                run_dir.pipeline_started(state)
             result = _execute(plan, run_dir, executor, state, decisions, reporter, hashes, where)
             failed = result.failed_stage
             ended = "" if failed is None else f"{failed}: {result.results[failed].message}"
-            run_dir.pipeline_ended(state, result.status, ended)
+            if recorded:
+                run_dir.pipeline_ended(state, result.status, ended)
         except BaseException as err:
-            _record_stop(run_dir, state, err, where)
+            if recorded:
+                _record_stop(run_dir, state, err, where)
             raise
         finally:
             executor.close()
