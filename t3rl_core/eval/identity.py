@@ -258,16 +258,43 @@ def protocol_of(runtime: Any) -> dict[str, Any]:
 
 def tokenizer_digest(tokenizer: str | None) -> str | None:
     """sha256 of a local tokenizer directory's TOKENIZER_FILES, wherever it lies (two downloads of one
-    revision are equal, two revisions differ); a hub id is its name (no revision is pinned); None: none,
-    or a directory not there yet (a checkpoint a planned stage converts: its content is not known)."""
+    revision are equal, two revisions differ). A hub id is read as t3rl loads it (local files only):
+    from the Hugging Face cache's snapshot its `main` points at, hashed as a directory of the same files
+    is, so two machines caching two revisions of one repository differ; an id with nothing cached is its
+    name. None: none, or a directory not there yet (a checkpoint a planned stage converts: its content
+    is not known)."""
     directory = Path(tokenizer) if tokenizer else None
     if directory is None or not directory.is_dir():
-        return None if directory is None or directory.is_absolute() else tokenizer
+        if directory is None or directory.is_absolute():
+            return None
+        cached = _hub_cached(str(tokenizer))
+        return _files_digest(cached) if cached else tokenizer
+    return _files_digest({name: directory / name for name in TOKENIZER_FILES})
+
+
+def _files_digest(files: Mapping[str, Path]) -> str:
     digest = hashlib.sha256()
     for name in TOKENIZER_FILES:
-        if (directory / name).is_file():
-            digest.update(name.encode() + b"\0" + (directory / name).read_bytes() + b"\0")
+        if name in files and files[name].is_file():
+            digest.update(name.encode() + b"\0" + files[name].read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def _hub_cached(repo_id: str) -> dict[str, Path]:
+    """The TOKENIZER_FILES of hub repository `repo_id` in the local Hugging Face cache (its `main`
+    snapshot, what a load with local files only reads); {} when none is cached or it is no hub id."""
+    # lazy: huggingface_hub, only when an eval's identity names its tokenizer by a hub id
+    from huggingface_hub import try_to_load_from_cache
+
+    found: dict[str, Path] = {}
+    for name in TOKENIZER_FILES:
+        try:
+            path = try_to_load_from_cache(repo_id, name)
+        except ValueError:  # not a hub id (HFValidationError is a ValueError)
+            return {}
+        if isinstance(path, str):
+            found[name] = Path(path)
+    return found
 
 
 def coverage_of(records: list[Mapping[str, Any]], complete: bool, ks: Iterable[int] = ()) -> dict[str, Any]:
