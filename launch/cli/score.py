@@ -36,6 +36,7 @@ from launch.files import LockHeld, atomic_write_text, exclusive_lock
 from t3rl_core import registries, score
 from t3rl_core.data.progress import ProgressLines
 from t3rl_core.eval.runner import load_rows, task_id
+from t3rl_core.progress_format import SCORE_LABEL
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -191,9 +192,7 @@ def score_file(
     partial = out / "verdicts.jsonl.partial"
     # A bar on a terminal; in a log or CI (nothing redrawn) a line every few seconds on stderr.
     on_terminal = Console(stderr=True).is_terminal
-    lines_shown = (
-        ProgressLines(sys.stderr, label="score progress") if show_progress and not on_terminal else None
-    )
+    lines_shown = ProgressLines(sys.stderr, label=SCORE_LABEL) if show_progress and not on_terminal else None
     with (
         Progress(disable=not show_progress or not on_terminal, transient=True) as bar,
         partial.open("w", encoding="utf-8") as sink,

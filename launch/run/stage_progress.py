@@ -1,7 +1,8 @@
 """Live progress of a running stage, read from its own output lines.
 
-An eval stage prints `eval progress: 12/40 episodes, accuracy 0.500, ETA 82s` (t3rl_core.eval), a data
-stage `data progress: 120/800 rows built, ETA 3s` per phase of its preparation (t3rl_core.data.progress);
+An eval stage prints `eval progress: 12/40 episodes, accuracy 0.500, ETA 82s` (t3rl_core.eval; `…,
+starting` before its first episode ends), a data stage `data progress: 120/800 rows built, ETA 3s` per
+phase of its preparation (t3rl_core.data.progress): both formats are t3rl_core.progress_format's;
 slime logs `rollout 3: {...}` after each rollout and `step 17: {...}` after each train step. On a
 terminal the local executor turns these into one live bar under the stage's output (eval and data
 progress lines replace the bar rather than scroll); elsewhere (a pipe, CI, a log) every line is
@@ -17,10 +18,9 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-EVAL_LINE = re.compile(
-    r"^eval progress: (?P<done>\d+)/(?P<total>\d+) episodes, accuracy (?P<accuracy>[0-9.]+)"
-)
-DATA_LINE = re.compile(r"^data progress: (?P<done>\d+)/(?P<total>\d+) (?P<what>[^,\n]+)")
+# The eval's and a data stage's lines, as their writers declare them (one format for both sides).
+from t3rl_core.progress_format import DATA_LINE, EVAL_LINE
+
 ROLLOUT_LINE = re.compile(r"\brollout (?P<rollout>\d+): \{")
 STEP_LINE = re.compile(r"\bstep (?P<step>\d+): \{")
 
@@ -41,7 +41,7 @@ class StageProgress:
         """Take one output line; "eval", "data" or "train" when it was a progress line, else None."""
         if found := EVAL_LINE.search(line):
             self.done, self.total = int(found["done"]), int(found["total"])
-            self.accuracy = float(found["accuracy"])
+            self.accuracy = float(found["accuracy"]) if found["accuracy"] is not None else None
             return "eval"
         if found := DATA_LINE.search(line):
             self.done, self.total = int(found["done"]), int(found["total"])

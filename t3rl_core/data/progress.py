@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TextIO, TypeVar
 
+from t3rl_core.progress_format import DATA_LABEL, counted_line
+
 T = TypeVar("T")
 
 # (done, total, what) after each counted item of a phase.
@@ -69,7 +71,7 @@ class ProgressLines:
         out: TextIO | None = None,
         every_s: float = 3.0,
         clock: Callable[[], float] = time.monotonic,
-        label: str = "data progress",
+        label: str = DATA_LABEL,
     ) -> None:
         self.out, self.every_s, self.clock, self.label = out, every_s, clock, label
         self._phase: tuple[int, str] | None = None
@@ -88,10 +90,10 @@ class ProgressLines:
             return
         self._last_shown = now
         rate = done / max(now - self._started, 1e-9)
-        eta = f", ETA {(total - done) / rate:.0f}s" if not last and rate > 0 else ""
+        eta = (total - done) / rate if not last and rate > 0 else None
         self._print(done, total, what, eta)
 
-    def _print(self, done: int, total: int, what: str, eta: str) -> None:
+    def _print(self, done: int, total: int, what: str, eta: float | None) -> None:
         out = self.out or sys.stdout
-        out.write(f"{self.label}: {done}/{total} {what}{eta}\n")
+        out.write(counted_line(self.label, done, total, what, eta) + "\n")
         out.flush()

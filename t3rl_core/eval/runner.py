@@ -59,6 +59,7 @@ from t3rl_core.eval.repeats import repeat_stats
 from t3rl_core.eval.schedule import start_order, tool_names
 from t3rl_core.eval.slots import Slots, SlottedEngine, ahead_for
 from t3rl_core.eval.verdict import verdicts
+from t3rl_core.progress_format import eval_line
 from t3rl_core.registries import ENGINES
 from t3rl_core.rollout.runner import EpisodeRunner
 from t3rl_core.secret import mask_revealed, mask_text
@@ -253,6 +254,12 @@ async def _run_eval(
     pool.shutdown(wait=False)  # its one thread ends once the commands are done
     started = time.monotonic()
     outcome = Outcome(reason="stopped before every episode finished (interrupted or crashed)")
+    # No bar (a pipeline stage, a log, not a terminal): plain progress lines, which the launcher
+    # shows as a bar on its own terminal; the first at once, before the engine loads.
+    show_progress = show_progress and sys.stderr.isatty()
+    lines = None if show_progress else ProgressLines(len(jobs), len(done))
+    if lines is not None:
+        lines.start(records)
     try:
         try:
             served = await engine.check()
@@ -260,10 +267,6 @@ async def _run_eval(
             outcome.reason = f"engine unavailable before the first episode: {error}"
             raise
         outcome.model = model_record(config.engine, served, checkpoint)
-        # No bar (a pipeline stage, a log, not a terminal): plain progress lines, which the launcher
-        # shows as a bar on its own terminal.
-        show_progress = show_progress and sys.stderr.isatty()
-        lines = None if show_progress else ProgressLines(len(jobs), len(done))
         index_file = out_dir / resuming.INDEX_FILE
         with (
             _progress(show_progress) as progress,
@@ -550,8 +553,9 @@ def _dataset_record(config: EvalConfig, data_path: str | None) -> dict[str, Any]
 
 
 class ProgressLines:
-    """`eval progress: 12/40 episodes, accuracy 0.500, ETA 82s` on stdout, every 5 % of the episodes
-    or 10 s (and at the end): readable in a log, and the line `launch` turns into a live bar."""
+    """`eval progress: 12/40 episodes, accuracy 0.500, ETA 82s` on stdout (t3rl_core.progress_format),
+    one at the start, then every 5 % of the episodes or 10 s (and at the end): readable in a log, and
+    the line `launch` turns into a live bar."""
 
     def __init__(self, total: int, done: int, every_s: float = 10.0) -> None:
         self.total, self.done, self.every_s = total, done, every_s
@@ -568,8 +572,14 @@ class ProgressLines:
         self.last_shown, self.last_done = now, self.done
         accuracy = sum(bool(r["success"]) for r in records) / len(records)
         rate = (self.done - self.resumed_at) / max(now - self.started, 1e-9)
-        eta = f", ETA {(self.total - self.done) / rate:.0f}s" if self.done < self.total and rate > 0 else ""
-        print(f"eval progress: {self.done}/{self.total} episodes, accuracy {accuracy:.3f}{eta}", flush=True)
+        eta = (self.total - self.done) / rate if self.done < self.total and rate > 0 else None
+        print(eval_line(self.done, self.total, accuracy, eta), flush=True)
+
+    def start(self, records: list[dict[str, Any]]) -> None:
+        """The first line, at once: a pipe or a log shows the eval began (its first episode may take
+        a minute); with kept episodes of a resume, their count and accuracy."""
+        accuracy = sum(bool(r["success"]) for r in records) / len(records) if records else None
+        print(eval_line(self.done, self.total, accuracy), flush=True)
 
 
 def _progress(enabled: bool) -> AbstractContextManager[Progress | None]:

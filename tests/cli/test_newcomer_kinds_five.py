@@ -5,6 +5,10 @@
   said "t3rl failed unexpectedly … This is a bug": a failed write() or close() names no file. The file
   is taken from the traceback (the file object the failing frame held), for every writer, and every
   stage command (eval, data, the tiny model) ends with `error: <file>: <reason> (<fix>)`, exit 1.
+- `t3rl eval` (or an eval stage) with its output in a pipe printed nothing until its first episode ended.
+  It prints `eval progress: 0/N episodes, starting` at once; the lines' format is declared once
+  (t3rl_core.progress_format) for the writers and the launcher's parser, and every line the docs and
+  tests quote must parse (a property over every line the writers can print).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import errno
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -20,9 +25,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from launch.cli.failures import exit_code_for
+from launch.run.stage_progress import StageProgress
 from t3rl_core.os_errors import failed_file, os_error_line, stage_main
+from t3rl_core.progress_format import DATA_LABEL, DATA_LINE, EVAL_LABEL, EVAL_LINE, counted_line, eval_line
 from tests.support.eval_runs import bfcl_runtime
 from tests.support.tiny_stack import bfcl_rows, write_jsonl
 
@@ -171,3 +180,90 @@ def test_the_eval_stage_on_a_full_disk_ends_with_one_line_not_a_traceback(
         f"error: {out / record}: No space left on device (the disk is full: free space or choose another "
         "directory)"
     ), done.stderr
+
+
+# ------------------------------------------- the eval's first line comes at once, in one declared format
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    total=st.integers(1, 10**6),
+    data=st.data(),
+    accuracy=st.none() | st.floats(0, 1),
+    eta=st.none() | st.floats(0, 10**7, allow_nan=False),
+)
+def test_every_eval_line_the_runner_can_print_is_read_back_by_the_launcher(
+    total: int, data: st.DataObject, accuracy: float | None, eta: float | None
+) -> None:
+    done = data.draw(st.integers(0, total))
+    progress = StageProgress()
+    assert progress.feed(eval_line(done, total, accuracy, eta) + "\n") == "eval"
+    assert (progress.done, progress.total) == (done, total)
+    assert progress.accuracy == (None if accuracy is None else round(accuracy, 3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    total=st.integers(1, 10**6),
+    what=st.text(st.characters(categories=("L", "Nd"), include_characters=" "), min_size=1).filter(
+        lambda w: w.strip() == w
+    ),
+    eta=st.none() | st.floats(0, 10**7, allow_nan=False),
+)
+def test_every_data_line_is_read_back_by_the_launcher(total: int, what: str, eta: float | None) -> None:
+    progress = StageProgress()
+    assert progress.feed(counted_line(DATA_LABEL, total // 2, total, what, eta) + "\n") == "data"
+    assert (progress.done, progress.total, progress.what) == (total // 2, total, what)
+
+
+def _quoted_progress_lines() -> list[tuple[str, str]]:
+    """Every whole progress line the docs and tests quote (`eval progress: 12/40 …`), with its file."""
+    quoted = re.compile(rf"({EVAL_LABEL}|{DATA_LABEL}): \d+/\d+ [^`\"'\\\n]*")
+    found = []
+    for folder, suffix in (("docs", "*.md"), ("tests", "*.py"), ("t3rl_core", "*.py"), ("launch", "*.py")):
+        for path in sorted((ROOT / folder).rglob(suffix)):
+            text = path.read_text()
+            if suffix == "*.md":  # a line of the docs may wrap inside a quoted progress line
+                text = re.sub(r"\n\s*", " ", text)
+            found += [(str(path.relative_to(ROOT)), m.group(0).rstrip()) for m in quoted.finditer(text)]
+    # elided (…) or a prefix a test compares a line's start with (it ends with a space)
+    return [(where, line) for where, line in found if not re.search(r"…|\.\.\.|(accuracy|ETA)$", line)]
+
+
+def test_every_progress_line_the_docs_and_tests_quote_is_one_the_launcher_reads() -> None:
+    quoted = _quoted_progress_lines()
+    assert len(quoted) >= 10, quoted
+    for where, line in quoted:
+        pattern = EVAL_LINE if line.startswith(EVAL_LABEL) else DATA_LINE
+        assert pattern.match(line), (where, line)
+
+
+def test_an_eval_without_a_terminal_says_it_started_before_its_first_episode_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: nothing on stdout until the first episode ended (tens of seconds on a loaded machine)."""
+    from t3rl_core.eval import runner
+    from t3rl_core.eval.evaluate import evaluate
+    from tests.support.eval_runs import reference_config
+
+    data = write_jsonl(bfcl_rows(1)[:3], tmp_path / "bfcl_test.jsonl")
+    seen_at_first_episode: list[str] = []
+    original = runner._run_episode
+
+    async def first(*args: object) -> dict[str, object]:
+        if not seen_at_first_episode:
+            seen_at_first_episode.append(capsys.readouterr().out)
+        return await original(*args)
+
+    monkeypatch.setattr(runner, "_run_episode", first)
+    evaluate(bfcl_runtime(), reference_config(1), data, tmp_path / "out", progress=False)
+    printed = seen_at_first_episode[0].splitlines()
+    assert printed == ["eval progress: 0/3 episodes, starting"], printed
+    assert StageProgress().feed(printed[0]) == "eval"
+    # a resume starts from what it kept, with its accuracy
+    (tmp_path / "out" / "summary.json").unlink()
+    capsys.readouterr()
+    evaluate(bfcl_runtime(), reference_config(1), data, tmp_path / "out", progress=False, resume=True)
+    assert capsys.readouterr().out.splitlines()[0].startswith("eval progress: 3/3 episodes, accuracy "), (
+        printed
+    )
