@@ -3,7 +3,7 @@
 Each scored point's eval summary gives its metric's 95 % Wilson interval (over the eval's tasks, when the
 metric is a rate: accuracy, pass@k, pass^k) and its benchmark identity (t3rl_core.eval.identity). The
 reference identity is the one most scored points share; a point of another identity is not ranked (its
-mark names the part that differs) and is left out of sweep.png. Among the others, the best point is the
+mark names the part that differs), nor is one whose summary records none beside recorded ones and is left out of sweep.png. Among the others, the best point is the
 highest; every point whose interval overlaps the best one's is marked so: the sweep cannot tell them apart.
 
 Objectives (an hparams search) are guarded the same way: a trial whose benchmark differs from the first
@@ -29,6 +29,10 @@ SweepSummary = Any
 # Metrics that are a share of tasks or episodes (a Wilson interval applies).
 RATE_KEYS = ("accuracy", "pass@", "pass^")
 IDENTITY_FILE = "identity.json"
+UNKNOWN_BENCHMARK = (
+    "benchmark unknown: its eval summary records no identity (missing, unreadable, or written before t3rl "
+    "kept one)"
+)
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,11 @@ def marks(sweep: SweepSummary) -> dict[int, str]:
     found: dict[int, str] = {}
     ranked = []
     for result in results:
-        parts = differences(common, result.identity) if common and result.identity else []
+        if common is not None and result.identity is None:
+            # What it measured is unknown: beside recorded ones it is not ranked (as in `t3rl runs`).
+            found[result.index] = f"not ranked, {UNKNOWN_BENCHMARK}"
+            continue
+        parts = differences(common, result.identity) if common is not None else []
         if parts:
             found[result.index] = "not ranked, another benchmark: " + "; ".join(parts)
         else:

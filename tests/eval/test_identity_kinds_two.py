@@ -5,6 +5,9 @@
   and after a `huggingface-cli download` of a newer revision) that cached two revisions of a repository
   tokenize and template otherwise. The identity gave both the repository's name, and `runs diff`
   compared them as one benchmark.
+- A sweep point whose eval summary records no identity (missing, unreadable, or older) is not ranked
+  beside points that record one, as `t3rl runs` does not rank it: sweep.md ranked it (as the best, when
+  its metric was highest) and sweep.png plotted it beside the others.
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ from pathlib import Path
 import huggingface_hub.constants
 import pytest
 
+from launch.run.sweep_compare import marks
+from launch.run.sweep_plot import point_scores
 from t3rl_core.eval.identity import TOKENIZER_FILES, differences, tokenizer_digest
+from tests.eval.test_identity_guard import IDENTITY, _sweep
 
 REPO_ID = "acme/tool-model"
 
@@ -65,3 +71,21 @@ def test_a_local_directory_digest_is_unchanged(tmp_path: Path) -> None:
     assert tokenizer_digest(str(tmp_path)) == digest.hexdigest()
     assert tokenizer_digest(None) is None and tokenizer_digest(str(tmp_path / "absent")) is None
     assert tokenizer_digest("not a hub id!") == "not a hub id!"
+
+
+@pytest.mark.parametrize("damage", ["no identity", "unreadable", "missing"])
+def test_a_sweep_point_of_unknown_benchmark_is_not_ranked(tmp_path: Path, damage: str) -> None:
+    sweep = _sweep(
+        tmp_path, [(0.50, IDENTITY), (0.45, IDENTITY), (0.95, IDENTITY if damage != "no identity" else None)]
+    )
+    summary = Path(sweep.points[2].run_dir) / "stages" / "eval" / "summary.json"
+    if damage == "unreadable":
+        summary.write_text("{not json")
+    elif damage == "missing":
+        summary.unlink()
+    found = marks(sweep)
+    assert found[0].startswith("best [") and found[1].startswith("overlaps best [")
+    assert found[2].startswith("not ranked, benchmark unknown"), found[2]
+    assert [score.index for score in point_scores(sweep)] == [0, 1]  # sweep.png leaves it out
+    alone = _sweep(tmp_path / "alone", [(0.5, None), (0.4, None)])  # nothing recorded anywhere: ranked
+    assert marks(alone)[0].startswith("best")
