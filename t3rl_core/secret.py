@@ -222,9 +222,27 @@ def _credential(value: str) -> bool:
     return True  # a Secret's value is a credential, whatever it looks like
 
 
+def no_core_dumps() -> None:
+    """This process, and every process it starts, dumps no core: a core holds the process's environment
+    and memory, every credential among them, in a file in its working directory (a run's, a checkout's,
+    which a Ray job uploads) or with the host's handler (`|…systemd-coredump`, apport), outside every
+    mask. The soft RLIMIT_CORE becomes 1, not 0: the kernel makes no file dump below a page and aborts a
+    dump to a pipe handler at exactly 1, which ignores 0. Inherited through fork and exec (SGLang, slime,
+    a stage's Python); a hard limit of 0 stays 0. A user who wants cores raises the soft limit again in
+    the process that needs one."""
+    import resource  # lazy: the C module, only where a credential is held
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    wanted = 1 if hard == resource.RLIM_INFINITY or hard >= 1 else 0
+    if soft != wanted:
+        resource.setrlimit(resource.RLIMIT_CORE, (wanted, hard))
+
+
 def _note_revealed(value: str) -> None:
     if not value or value in _REVEALED:
         return
+    if not _REVEALED:
+        no_core_dumps()  # the first credential this process holds
     _REVEALED.add(value)
     sink = os.environ.get(SINK_ENV)
     if not sink:

@@ -27,7 +27,14 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from t3rl_core.secret import Secret, SecretResolutionError, mask_text, revealed, url_passwords
+from t3rl_core.secret import (
+    Secret,
+    SecretResolutionError,
+    mask_text,
+    no_core_dumps,
+    revealed,
+    url_passwords,
+)
 from t3rl_core.secret_commands import argv_credentials
 from t3rl_core.secret_names import (
     is_credential_at,
@@ -418,3 +425,5 @@ def scrub_standard_streams() -> None:
         if not isinstance(stream, ScrubbingStream):
             setattr(sys, name, ScrubbingStream(stream))
     scrub_rich(scrub_text)
+    if secret_values():  # the environment's credentials (cached: every line printed asks again)
+        no_core_dumps()  # nor does anything the command starts: each inherits the environment

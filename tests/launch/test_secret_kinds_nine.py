@@ -7,6 +7,8 @@ kind generated in many shapes and checked in every record kind (as round eight's
 - a random-looking key after a credential's word and a sub-command (`mytool token add V`);
 - a JSON Web Token folded over two lines exactly at its `.eyJ…` claims;
 - Twilio's and Mailgun's keys cut short by a view (`SK0123abcd…`, `key-0123abcd…`);
+- a core dump of a process holding a credential (its memory, the value in it, in a file of its working
+  directory or with the host's handler): such a process and what it starts dump none;
 - and the other way round: a hash (sha256, a git sha) under a data key's name (`cache_key`, `sortKey`)
   is no credential, while under an environment variable's name (`DD_APP_KEY`) or a secret's word
   (`signing_key`) a hex key stays one.
@@ -17,8 +19,12 @@ Each test fails at the parent commit (run against `git archive` of it).
 from __future__ import annotations
 
 import json
+import os
 import re
+import resource
 import shlex
+import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -216,3 +222,69 @@ HEX_KEYS = st.from_regex(r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}", fullmatch=Tr
 def test_a_hex_key_under_a_secrets_name_stays_masked(name: str, value: str) -> None:
     assert_masked(value, f"{name}={value}", episode=False)
     assert is_credential_at(f"data.{name}", value)
+
+
+# ------------------------------------------------------------------ core dumps
+
+
+PROJECT = Path(__file__).resolve().parents[2]
+CORE_LIMIT = "import resource; print(resource.getrlimit(resource.RLIMIT_CORE)[0])"
+REVEAL_AND_CRASH = f"""
+import os, subprocess, sys
+from t3rl_core.secret import Secret
+Secret("env:T3RL_KINDS_NINE_CRED").reveal()
+print(subprocess.run([sys.executable, "-c", {CORE_LIMIT!r}], capture_output=True, text=True).stdout.strip())
+sys.stdout.flush()
+os.abort()
+"""
+LAUNCHER = f"""
+import subprocess, sys
+from launch.config.secrets import scrub_standard_streams
+scrub_standard_streams()
+print(subprocess.run([sys.executable, "-c", {CORE_LIMIT!r}], capture_output=True, text=True).stdout.strip())
+"""
+
+
+def _cores_allowed() -> None:
+    """The child starts with its soft core limit as high as its hard one (a user's `ulimit -c
+    unlimited`, a container's default)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+
+
+def _python(code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 1 << 20:
+        pytest.skip("a hard core limit below a MiB: nothing to lower")
+    environ = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PROJECT), **env}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        preexec_fn=_cores_allowed,
+        timeout=600,
+    )
+
+
+def test_a_process_that_reveals_a_secret_and_what_it_starts_dump_no_core(tmp_path: Path) -> None:
+    """Before: the soft limit stayed unlimited, and where `core_pattern` names a file the crash wrote the
+    process's memory, the revealed value in it, into its working directory."""
+    value = "kinds9-" + "Zq8x7Kp2Wm9vB3nR5tY1"
+    done = _python(REVEAL_AND_CRASH, tmp_path, T3RL_KINDS_NINE_CRED=value)
+    assert done.returncode < 0, done  # it crashed
+    assert done.stdout.strip() == "1", done  # the child it started inherits the limit
+    written = [p for p in tmp_path.iterdir() if value.encode() in p.read_bytes()]
+    assert written == []
+
+
+def test_a_launcher_with_a_credential_in_its_environment_starts_processes_that_dump_no_core(
+    tmp_path: Path,
+) -> None:
+    done = _python(LAUNCHER, tmp_path, HF_TOKEN="hf_" + "Zq8x7Kp2Wm9vB3nR5tY1aC4dE6fG8hJ0kL")
+    assert done.returncode == 0, done
+    assert done.stdout.strip() == "1", done
+    # Without one, the limit stays as the user set it (a crash of a process holding no credential).
+    plain = _python(LAUNCHER, tmp_path)
+    assert plain.stdout.strip() != "1", plain
