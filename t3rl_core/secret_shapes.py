@@ -22,6 +22,7 @@ through which every file and line t3rl writes passes, applies it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -94,14 +95,27 @@ ISSUERS: tuple[tuple[str, tuple[str, ...], str, str | None], ...] = (
     ("Grafana", ("glsa_", "glc_"),
      rf"glsa_[A-Za-z0-9]{{32}}_[a-f0-9]{{8}}|glc_{_B64}{{32,}}", r"glsa_|glc_"),
 )  # fmt: skip
-_PREFIXED = re.compile(
-    r"(?<![A-Za-z0-9_-])(" + "|".join(token for _, _, token, _ in ISSUERS) + r")(?![A-Za-z0-9_])"
-)
+_PREFIXED = r"(?<![A-Za-z0-9_-])(" + "|".join(token for _, _, token, _ in ISSUERS) + r")(?![A-Za-z0-9_])"
 # A token a view cut short (`sk-proj-Ab12…`): its prefix and what is left of it before the ellipsis.
-_CUT = re.compile(
+_CUT = (
     r"(?<![A-Za-z0-9_-])(?:" + "|".join(cut for _, _, _, cut in ISSUERS if cut) + r")"
     r"[A-Za-z0-9_.+/=-]{4,}(?=…|\.\.\.)"
 )
+# Every character a token of `ISSUERS`, whole or cut short, holds from its start on (a base64 body's
+# `+/=`, a percent-encoded one's `%`, the dots of `ya29.`, `SG.`, a JWT's and an ellipsis's), and the
+# length of the shortest whole token (Slack's `xoxb-` and ten more): a token's start followed by fewer
+# such characters and no ellipsis is no token, so `_may_hold_token` answers without the patterns.
+_TOKEN_RUN = r"[A-Za-z0-9_.+/=%-]*"
+_SHORTEST_TOKEN = 15
+
+
+@functools.cache
+def _issued_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """`_PREFIXED` and `_CUT` compiled, once, when text first may hold a token (~15 M instructions: a
+    cold `t3rl validate` or `plan` whose config and output hold none never compiles them)."""
+    return re.compile(_PREFIXED), re.compile(_CUT)
+
+
 # What each token of `_PREFIXED` and `_CUT` begins with: text without any is not searched (every line
 # printed is).
 _TOKEN_STARTS = tuple(start for _, starts, _, _ in ISSUERS for start in starts)
@@ -202,7 +216,8 @@ def credentials_in(text: str, commands: bool = True) -> list[str]:
     `commands` what a command or a `.netrc` record gives away (t3rl_core.secret_commands)."""
     found = [m.group(2) for m in _QUERY.finditer(text)] if "=" in text else []
     if _may_hold_token(text):
-        found += [m.group(1) for m in _PREFIXED.finditer(text)] + _CUT.findall(text)
+        prefixed, cut = _issued_patterns()
+        found += [m.group(1) for m in prefixed.finditer(text)] + cut.findall(text)
     # Lower-cased once for both (~0.1 ms for 7 KB with one non-ASCII character).
     lower = text.lower()
     if _has_header(lower):
@@ -238,9 +253,12 @@ def is_shaped_credential(value: object) -> bool:
     if not isinstance(value, str):
         return False
     text = value.strip().strip("'\"")
-    return _PREFIXED.fullmatch(text) is not None or (
-        text.startswith("-----BEGIN ") and re.fullmatch(_PEM, text) is not None
+    whole_token = (
+        len(text) >= _SHORTEST_TOKEN
+        and text.startswith(_TOKEN_STARTS)
+        and _issued_patterns()[0].fullmatch(text) is not None
     )
+    return whole_token or (text.startswith("-----BEGIN ") and re.fullmatch(_PEM, text) is not None)
 
 
 def mask_issued(text: str) -> str:
@@ -260,7 +278,8 @@ def _issued(text: str) -> tuple[str, str, bool]:
     for start, end in reversed(command_spans(text)):
         text = text[:start] + MASK + text[end:]
     if _may_hold_token(text):
-        text = _CUT.sub(MASK, _PREFIXED.sub(MASK, text))
+        prefixed, cut = _issued_patterns()
+        text = cut.sub(MASK, prefixed.sub(MASK, text))
     if PEM_MARK in text:
         text = re.sub(_PEM, lambda m: m.group(1) + MASK + m.group(3), text)
     if "Key" in text and "=" in text:
@@ -339,10 +358,21 @@ def _may_hold_token(text: str) -> bool:
     for needle, starts in _NEEDLES:
         at = text.find(needle)
         while at >= 0:
-            if (at == 0 or text[at - 1] not in _BEFORE_NO_TOKEN) and text.startswith(starts, at):
+            if (
+                (at == 0 or text[at - 1] not in _BEFORE_NO_TOKEN)
+                and text.startswith(starts, at)
+                and _long_enough(text, at)
+            ):
                 return True
             at = text.find(needle, at + 1)
     return False
+
+
+def _long_enough(text: str, at: int) -> bool:
+    """What follows a token's start at `at` is as long as the shortest token, or reaches an ellipsis
+    (`hf_id`, `hf_checkpoint`, `sk-learn` are neither: every config has the first two)."""
+    end = re.compile(_TOKEN_RUN).match(text, at).end()  # type: ignore[union-attr]  # `*` always matches
+    return end - at >= _SHORTEST_TOKEN or text.startswith("…", end) or "..." in text[at:end]
 
 
 def _has_header(lower: str) -> bool:
