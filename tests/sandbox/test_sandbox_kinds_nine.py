@@ -18,15 +18,20 @@ import errno
 import os
 import platform
 import pwd
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from t3rl_core.sandbox.child import seccomp
+from t3rl_core.sandbox.child.privileges import PENDING_SIGNALS
 from t3rl_core.sandbox.config import LocalSandboxConfig
 from t3rl_core.sandbox.slot_uids import slot_uids
 from tests.sandbox.conftest import host_offers
+from tests.sandbox.test_sandbox_non_root import REPO, SWITCH
 from tests.sandbox.test_sandbox_redteam import Pool, outcomes
 
 # How long the host waits for a cell to have done what it must before the next one runs: a bound on a
@@ -112,8 +117,8 @@ def test_a_cells_syncfs_never_reaches_the_kernel(pool: Pool) -> None:
 # ------------------------------------------------------------------ counters per uid
 
 
-FILL_SIGNALS = r"""
-import os, signal, time
+FILL = r"""
+import os, signal
 sig = signal.SIGRTMIN
 signal.pthread_sigmask(signal.SIG_BLOCK, {sig})
 def queued():
@@ -129,9 +134,9 @@ while count < limit:
         break  # the kernel queues no more
     count = now
 print("held: %d of %d" % queued(), flush=True)
-while True:
-    time.sleep(3600)
 """
+# The same, then holding them until it is stopped.
+FILL_SIGNALS = FILL + "import time\nwhile True:\n    time.sleep(3600)\n"
 
 QUEUE_ONE = r"""
 import ctypes, os, signal
@@ -190,6 +195,55 @@ def test_a_cell_holding_every_pending_signal_of_its_uid_leaves_the_next_cells_th
     assert seen["sigqueue"] == "ok", seen
     assert int(seen["uid"]) != 65534, seen
     pool.serves()
+
+
+def test_a_cell_queues_at_most_its_own_share_of_signals(pool: Pool) -> None:
+    """Before: 96365 here (its user's whole limit, t3rl's where cells keep t3rl's uid)."""
+    result = pool.run(FILL)
+    assert result.status == "success", result
+    held, _, limit = outcomes(result)["held"].split()
+    assert int(held) <= PENDING_SIGNALS and int(limit) <= PENDING_SIGNALS, result
+
+
+NOBODY_FILLS = f"""
+import asyncio
+from t3rl_core.sandbox.config import LocalSandboxConfig
+from t3rl_core.sandbox.local import LocalSandbox
+
+async def go():
+    sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=60))
+    try:
+        result = await sandbox.run({FILL!r})
+    finally:
+        await sandbox.aclose()
+    print(result.status, result.stdout.strip(), result.stderr[-2000:])
+
+asyncio.run(go())
+"""
+
+
+def test_without_root_the_cells_take_at_most_their_share_of_the_invoking_users_signals() -> None:
+    """t3rl started by an unprivileged user (nobody, as test_sandbox_non_root does it): its cells keep
+    its uid in a user namespace, which counts what they queue against that uid up to the limit the
+    namespace was made with. Before: 96365, every pending signal nobody may have."""
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"):
+        pytest.skip("needs root (to become nobody), setpriv and unshare")
+    userns = ["unshare", "--user", "--map-root-user", "--net", "--mount", "true"]
+    if subprocess.run(userns, capture_output=True).returncode != 0:
+        pytest.skip("unprivileged user namespaces are disabled here")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "HOME": "/tmp"}
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", SWITCH, NOBODY_FILLS],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    status, _, rest = done.stdout.partition(" ")
+    assert status == "success", done.stdout
+    held = int(rest.split("held: ", 1)[1].split()[0])
+    assert held <= PENDING_SIGNALS, done.stdout
 
 
 def test_slot_uids_are_distinct_and_name_no_user_but_the_first() -> None:

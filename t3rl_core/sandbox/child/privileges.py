@@ -81,6 +81,21 @@ def lower_priority(nice: int) -> None:
 
 
 MEMLOCK_BYTES = 64 * 1024
+# Signals a cell may have queued at once, and all the cells of a zygote without root together (see
+# `cap_pending_signals`): the kernel counts them per user, against the limit of the process they are
+# queued to, so without a cap of its own a cell (which may raise its soft limit to the hard one) could
+# queue as many as t3rl's user may, and every other process of that user then fails `sigqueue` and
+# `timer_create` with EAGAIN. A program queues a handful.
+PENDING_SIGNALS = 1024
+
+
+def cap_pending_signals() -> None:
+    """RLIMIT_SIGPENDING at `PENDING_SIGNALS`, soft and hard. Called by a zygote without root before it
+    makes its user namespace: the namespace keeps the soft limit its maker had as the most its
+    processes may count against the invoking uid, whatever limit a cell sets later."""
+    _, hard = resource.getrlimit(resource.RLIMIT_SIGPENDING)
+    cap = PENDING_SIGNALS if hard == resource.RLIM_INFINITY else min(PENDING_SIGNALS, hard)
+    resource.setrlimit(resource.RLIMIT_SIGPENDING, (cap, cap))
 
 
 def set_limits(limits: dict[str, int], *, nproc: bool) -> None:
@@ -107,6 +122,7 @@ def set_limits(limits: dict[str, int], *, nproc: bool) -> None:
         # Training hosts often run with memlock unlimited (RDMA, NCCL): memory a cell locks could not be
         # swapped or reclaimed. The kernel's default, 64 KiB, for what locks a few pages (a key's buffer).
         resource.RLIMIT_MEMLOCK: (MEMLOCK_BYTES, MEMLOCK_BYTES),
+        resource.RLIMIT_SIGPENDING: (PENDING_SIGNALS, PENDING_SIGNALS),
     }
     if nproc:
         wanted[resource.RLIMIT_NPROC] = (limits["nproc"], limits["nproc"])
