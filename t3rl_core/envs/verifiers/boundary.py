@@ -45,10 +45,17 @@ def loaded(env_id: str, args: dict[str, Any]) -> Environment:
     try:
         loader = import_env_module(module_name(env_id)).load_environment
     except ImportError as exc:
-        raise EnvLoadError(
-            f"environment '{env_id}': cannot import module '{module_name(env_id)}' ({exc}): install it "
-            f"(`prime env install {env_id}` or `pip install` its package)"
-        ) from exc
+        name = module_name(env_id)
+        absent = getattr(exc, "name", None)  # the module not found: the environment's, or one it imports
+        if isinstance(exc, ModuleNotFoundError) and absent and absent.split(".")[0] != name.split(".")[0]:
+            fix = (
+                f"the environment is installed but imports '{absent}', which is not: install its "
+                f"dependencies (`pip install` the package providing '{absent.split('.')[0]}', or "
+                f"`prime env install {env_id}` again)"
+            )
+        else:
+            fix = f"install it (`prime env install {env_id}` or `pip install` its package)"
+        raise EnvLoadError(f"environment '{env_id}': cannot import module '{name}' ({exc}): {fix}") from exc
     except AttributeError as exc:
         raise EnvLoadError(f"environment '{env_id}': its module defines no load_environment()") from exc
     try:

@@ -10,7 +10,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from t3rl_core.config import EnvConfig
 from t3rl_core.envs.verifiers.declared import requirement_problem
-from t3rl_core.envs.verifiers.loader_args import loader_problem, module_name
+from t3rl_core.envs.verifiers.loader_args import dependency_problem, loader_problem, module_name
 from t3rl_core.fields import Corrected, Identifier, Name, PathComponent, Seconds
 from t3rl_core.import_paths import nearest_module
 from t3rl_core.strict import StrictModel
@@ -72,7 +72,7 @@ class VerifiersEnvConfig(EnvConfig):
         except (ImportError, ValueError):
             found = False
         if found:
-            problem = requirement_problem(value, name)
+            problem = requirement_problem(value, name) or dependency_problem(value)
             if problem is not None:
                 raise ValueError(problem)
             return value

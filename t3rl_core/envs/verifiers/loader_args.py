@@ -54,6 +54,48 @@ def loader_problem(env_id: str, args: Mapping[str, Any]) -> str | None:
     return _call_problem(loader.args, args)
 
 
+def dependency_problem(env_id: str) -> str | None:
+    """Why importing `env_id`'s installed module fails whatever env.args are: a module it imports at its
+    top is not installed (None = every one is, or its source cannot be read)."""
+    name = module_name(env_id)
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None  # the module's own lookup is `VerifiersEnvConfig._installed`'s
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return None
+    with open(spec.origin, encoding="utf-8") as source:
+        missing = missing_imports(ast.parse(source.read(), spec.origin))
+    if not missing:
+        return None
+    return (
+        f"environment '{env_id}' is installed, but its module '{name}' ({spec.origin}) imports "
+        f"{', '.join(map(repr, missing))}, which is not: install the environment's dependencies "
+        f"(`pip install` the package providing it, or `prime env install {env_id}` again)"
+    )
+
+
+def missing_imports(tree: ast.Module) -> list[str]:
+    """The top-level modules a module imports unconditionally (its own top-level `import` statements,
+    not those under try, if or a function) that are not installed: importing it would raise
+    ModuleNotFoundError, whatever env.args are. Relative imports are the module's own package's."""
+    wanted: dict[str, None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            wanted.update(dict.fromkeys(alias.name.split(".")[0] for alias in node.names))
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            wanted[node.module.split(".")[0]] = None
+    missing = []
+    for top in wanted:
+        try:
+            found = importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(top)
+    return missing
+
+
 def _reexports_loader(tree: ast.Module) -> bool:
     """`from .x import load_environment` in a package's __init__: the signature lives elsewhere."""
     return any(
