@@ -50,6 +50,7 @@ from launch.run.sweep import (
     print_points_table,
 )
 from launch.run.sweep_checks import CheckedPoint, refuse_whole_sweep
+from launch.run.sweep_extend import extendable, renumbered
 from launch.run.sweep_liveness import sweep_lock
 from launch.run.sweep_plot import plot_sweep
 from launch.run.sweep_view import live_points, points_table
@@ -90,17 +91,35 @@ def run_sweep(
     # check_points plans in order.
     sweep_dirs: list[Path] = []
     indexes = iter(range(len(points)))
+    # The earlier sweep these points extend (more values in a swept list), found with the first point.
+    extended: list[SweepSummary] = []
 
     def planner(point_overrides: tuple[str, ...]) -> tuple[Resolved, Plan]:
         index = next(indexes)
         resolved = resolve_overrides(list(point_overrides), config_dirs, console)
         if not sweep_dirs:
-            sweep_dirs.append(new_sweep_dir(resolved, stamp, plan=dry))
+            parent = Path(resolved.run.paths.runs_dir).resolve() / resolved.run.name
+            earlier = None if dry else extendable(parent, points, config_dirs)
+            extended.extend([earlier] if earlier else [])
+            sweep_dirs.append(earlier.sweep_dir if earlier else new_sweep_dir(resolved, stamp, plan=dry))
         return resolved, plan_run(resolved, RunDir(sweep_dirs[0] / f"p{index:02d}"))
 
     sweep_name = f"sweep-{stamp}"
     checks = check_points([p.tracked(sweep_name) for p in points], planner)
-    if sweep_dirs and sweep_dirs[0].name != sweep_name:
+    new_points = points
+    if extended:
+        # Checked again under the sweep's own name and the indexes its points have (tracking names).
+        points, new_points = renumbered(points, extended[0])
+        sweep_name, indexes = extended[0].name, iter([p.index for p in points])
+        checks = check_points([p.tracked(sweep_name) for p in points], planner)
+        console.print(
+            f"extending {sweep_dirs[0]}: {len(points) - len(new_points)} point(s) from before (each "
+            f"runs what changed since, if anything), {len(new_points)} new; for a new sweep instead, "
+            "give another name= or move that dir away",
+            soft_wrap=True,
+            markup=False,
+        )
+    elif sweep_dirs and sweep_dirs[0].name != sweep_name:
         # `sweep-<stamp>` existed (another sweep of that second), so the dir got a suffix: the points'
         # tracking names are the dir's name, one name for the sweep wherever it shows (checked again
         # under it, as rare as two sweeps of one experiment started in one second).
@@ -114,11 +133,15 @@ def run_sweep(
     first_resolved, first_plan = checks[0].plan
     if not dry and len(points) > 1 and getattr(first_resolved.run.executor, "max_parallel", 1) != 1:
         refuse_literals_for_children(list(dict.fromkeys(o for c in checks for o in c.plan[0].overrides)))
-    summary = SweepSummary(
-        record="plan" if dry else "run",
-        sweep_dir=sweep_dirs[0],
-        name=sweep_name,
-        metric_name=metric_label(first_plan.stages, first_resolved.run.objective),
+    summary = (
+        extended[0]
+        if extended
+        else SweepSummary(
+            record="plan" if dry else "run",
+            sweep_dir=sweep_dirs[0],
+            name=sweep_name,
+            metric_name=metric_label(first_plan.stages, first_resolved.run.objective),
+        )
     )
     planned = []
     for check, point in zip(checks, points, strict=True):
@@ -128,7 +151,7 @@ def run_sweep(
                 point.index, " ".join(point.varying), RunDir(plan.run_dir), resolved, plan, config_dirs
             )
         )
-    summary.plan(points, {item.index: str(item.run_dir.path) for item in planned})
+    summary.plan(new_points, {item.index: str(item.run_dir.path) for item in planned})
     return run_points(planned, summary, from_stage, only, dry=dry, console=console)
 
 
