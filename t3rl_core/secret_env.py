@@ -68,3 +68,10 @@ def referenced_variables(argv: Iterable[str]) -> set[str]:
         if kind == "env" and name:
             names.add(name)
     return names
+
+
+def environment_for_untrusted(argv: Iterable[str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a process that runs what the model asks (a `command` service, an OpenEnv
+    `env.command` server): `environ` without its credentials, but for the variables `argv` reads by
+    reference (`--api-key env:NAME`, revealed in that process's own code)."""
+    return without_credentials(environ, referenced_variables(argv), credential_values(environ))

@@ -48,7 +48,7 @@ from t3rl_core.fields import (
     UrlPath,
 )
 from t3rl_core.secret import log_tail
-from t3rl_core.secret_env import credential_values, referenced_variables, without_credentials
+from t3rl_core.secret_env import environment_for_untrusted
 from t3rl_core.secret_launch import argv_for
 from t3rl_core.strict import StrictModel
 
@@ -150,7 +150,7 @@ def keep(spec: ServiceSpec, owner: int) -> int:
     # but those its own command reads by reference.
     env = dict(os.environ)
     if spec.kind == "command":
-        env = without_credentials(env, referenced_variables(spec.argv()), credential_values(env))
+        env = environment_for_untrusted(spec.argv(), env)
     if spec.gpus:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, spec.gpus))
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

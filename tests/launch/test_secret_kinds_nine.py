@@ -288,3 +288,44 @@ def test_a_launcher_with_a_credential_in_its_environment_starts_processes_that_d
     # Without one, the limit stays as the user set it (a crash of a process holding no credential).
     plain = _python(LAUNCHER, tmp_path)
     assert plain.stdout.strip() != "1", plain
+
+
+# ------------------------------------------------------------------ an environment's server
+
+
+ENV_DUMP = """
+import json, os, sys
+with open(sys.argv[1], "w") as out:
+    json.dump(dict(os.environ), out)
+sys.exit(3)
+"""
+
+
+def test_an_openenv_server_the_world_starts_gets_none_of_t3rls_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`env.command` runs an environment's server, which runs what the model asks (a coding
+    environment runs its code), as a `command` service does: before, it inherited t3rl's whole
+    environment (HF_TOKEN, a proxy's password, a key under any name)."""
+    from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
+    from t3rl_core.envs.openenv.server import EnvServer, EnvServerError
+    from tests.support.tiny_stack import free_port
+
+    token = "hf_" + "Zq8x7Kp2Wm9vB3nR5tY1aC4dE6fG8hJ0kL"
+    monkeypatch.setenv("HF_TOKEN", token)
+    monkeypatch.setenv("HTTPS_PROXY", "http://build:S3cretPass99@proxy:3128")
+    monkeypatch.setenv("VENDOR_NOTE", f"use {token} here")
+    monkeypatch.setenv("KINDS_NINE_PLAIN", "--fast")
+    script, dump = tmp_path / "server.py", tmp_path / "environ.json"
+    script.write_text(ENV_DUMP)
+    config = OpenEnvEnvConfig(
+        url=f"http://127.0.0.1:{free_port()}",
+        command=[sys.executable, str(script), str(dump)],
+        startup_timeout_s=600,
+    )
+    with pytest.raises(EnvServerError, match="exited with 3"):
+        EnvServer(config)
+    seen = json.loads(dump.read_text())
+    assert not {"HF_TOKEN", "HTTPS_PROXY", "VENDOR_NOTE"} & set(seen), sorted(seen)
+    assert token not in dump.read_text() and "S3cretPass99" not in dump.read_text()
+    assert seen["KINDS_NINE_PLAIN"] == "--fast"  # what is no credential stays

@@ -18,6 +18,7 @@ from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.eval.server import ServerStartError, _healthy, stop_group
 from t3rl_core.lifetime import die_with_parent
 from t3rl_core.secret import log_tail, mask_url
+from t3rl_core.secret_env import environment_for_untrusted
 
 # Seconds /schema may take: a server that answered /health answers it at once.
 SCHEMA_TIMEOUT_S = 30.0
@@ -108,6 +109,9 @@ class EnvServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            # An environment's server runs what the model asks (a coding environment runs its code): it
+            # gets none of t3rl's credentials, as a `command` service does not.
+            env=environment_for_untrusted(argv, os.environ),
             preexec_fn=functools.partial(die_with_parent, os.getpid()),
         )
         deadline = time.monotonic() + self.config.startup_timeout_s
