@@ -147,6 +147,8 @@ class _EntryCheck:
         value = self.override.value()
         if isinstance(value, IntervalSweep):
             return [str(value.start), str(value.end)]
+        if _zero_step(value):
+            return []  # Python's and Hydra's range raise on it: no trial takes a value (own_problems)
         every = _values(self.override, self.param.text)
         ends = list(dict.fromkeys(every[:1] + every[-1:]))
         return ends if self.override.is_range_sweep() else every
@@ -159,6 +161,11 @@ class _EntryCheck:
 
         if self.unreadable:
             return [self._problem(f"cannot read the search entry '{self.param.text}': {self.unreadable}", "")]
+        value = self.override.value()
+        if _zero_step(value):  # `range(0, 10, 0)`: "t3rl failed unexpectedly: ValueError" out of validate
+            message = f"'{self.param.text}' steps by 0: from {value.start} it never reaches {value.stop}"
+            step = 1 if value.stop >= value.start else -1
+            return [self._problem(message, f"range({value.start}, {value.stop}, {step})", f"steps of {step}")]
         if is_secret_key(self.name) or any(secrets_in({self.name: value}) for value in self.values):
             # Values t3rl writes are masked; these Optuna writes itself, where no scrub reaches.
             message = (
@@ -343,6 +350,14 @@ def _declared_edge(key: str, data: Mapping[str, Any], *, lower: bool) -> tuple[f
             bound = constraint.le if isinstance(constraint, Le) else constraint.lt
             return float(bound), isinstance(constraint, Le)  # type: ignore[arg-type]
     return None, False
+
+
+def _zero_step(value: Any) -> bool:
+    """A range sweep whose step is 0 (`range(0, 10, 0)`), which never ends."""
+    # lazy: Hydra's override parser, only for an hparams_search sweep
+    from hydra.core.override_parser.types import RangeSweep
+
+    return isinstance(value, RangeSweep) and value.step == 0
 
 
 def _values(override: Override, text: str) -> list[str]:

@@ -224,3 +224,18 @@ def test_a_group_chosen_again_without_override_is_blamed_on_its_file(
     (error,) = _errors([_experiment_listing(tmp_path / "conf", f"/{group}: {option}")], dirs)
     assert error.key == "defaults" and "experiment/mine_" in error.source  # was "(schema default)"
     assert f"write `- override /{group}: {option}` for `- /{group}: {option}`" in error.fix
+
+
+# --- a search entry's range that steps by 0 (`range(0, 10, 0)`): validate -m ended "t3rl failed
+# unexpectedly: ValueError: range() arg 3 must not be zero" (launch/checks/search_space.py read every value
+# of the range, as Python's range and Hydra's do).
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(start=st.integers(3, 8), length=st.integers(-3, 3).filter(bool))
+def test_a_search_range_that_steps_by_zero_is_refused_with_a_step(start: int, length: int) -> None:
+    from test_sweep_checks import SEARCH, _refused_then_fixed
+
+    stop, step = start + length, 1 if length > 0 else -1
+    _refused_then_fixed(
+        [*SEARCH, f"hydra.sweeper.params.seed=range({start}, {stop}, 0)"],
+        {"seed": f'"seed=range({start}, {stop}, {step})"'},
+    )
