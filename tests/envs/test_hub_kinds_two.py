@@ -5,10 +5,14 @@ extra not chosen, a dependency its metadata forgot, a second machine). Pre-fligh
 environment's module up, so `t3rl validate` passed and `t3rl eval` failed at load time telling the user
 to install the environment, which was installed. Now pre-flight reads the module's top-level imports
 (ast, nothing imported) and blames env.id naming the missing module; the load-time message names it too.
-Imports under try, if (TYPE_CHECKING) or inside functions, and relative ones, stay the module's affair.
+Imports under try, if (TYPE_CHECKING) or inside functions stay the module's affair; a package's own
+modules that its files import relatively at their top (`from .env import load_environment`) are read too.
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -62,3 +66,46 @@ def test_the_load_time_message_names_the_dependency(tmp_path, monkeypatch) -> No
         boundary.EnvLoadError, match=r"install it \(`prime env install h83_env_not_installed`"
     ):
         boundary.loaded("h83_env_not_installed", {})
+
+
+def _package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, files: dict[str, str]) -> str:
+    for relative, text in files.items():
+        (tmp_path / name / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name / relative).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    return name
+
+
+@pytest.mark.parametrize(
+    ("files", "refused"),
+    [
+        (
+            {"__init__.py": "from .env import load_environment\n", "env.py": f"import {MISSING}\n{LOADER}"},
+            "env.py",
+        ),
+        (
+            {
+                "__init__.py": "from . import rubric\nfrom .env import load_environment\n",
+                "rubric/__init__.py": "from .scoring import score\n",
+                "rubric/scoring.py": f"from {MISSING} import judge\n",
+                "env.py": LOADER,
+            },
+            "scoring.py",
+        ),
+        (
+            {
+                "__init__.py": "from .env import load_environment\n",
+                "env.py": f"try:\n    import {MISSING}\nexcept ImportError:\n    pass\n{LOADER}",
+            },
+            None,
+        ),
+    ],
+)
+def test_a_packages_own_modules_are_read_too(files: dict, refused: str | None, tmp_path, monkeypatch) -> None:
+    name = _package(tmp_path, monkeypatch, f"h83_pkg_env_{len(files)}_{refused is None}", files)
+    problem = dependency_problem(name)
+    if refused is None:
+        assert problem is None
+    else:
+        assert problem is not None and f"imports '{MISSING}'" in problem and refused in problem

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from t3rl_core.envs.verifiers.arg_types import type_problem
@@ -64,15 +65,37 @@ def dependency_problem(env_id: str) -> str | None:
         return None  # the module's own lookup is `VerifiersEnvConfig._installed`'s
     if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
         return None
-    with open(spec.origin, encoding="utf-8") as source:
-        missing = missing_imports(ast.parse(source.read(), spec.origin))
-    if not missing:
-        return None
-    return (
-        f"environment '{env_id}' is installed, but its module '{name}' ({spec.origin}) imports "
-        f"{', '.join(map(repr, missing))}, which is not: install the environment's dependencies "
-        f"(`pip install` the package providing it, or `prime env install {env_id}` again)"
-    )
+    for path in _own_modules(Path(spec.origin)):
+        missing = missing_imports(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if missing:
+            return (
+                f"environment '{env_id}' is installed, but its module '{name}' ({path}) imports "
+                f"{', '.join(map(repr, missing))}, which is not: install the environment's dependencies "
+                f"(`pip install` the package providing it, or `prime env install {env_id}` again)"
+            )
+    return None
+
+
+def _own_modules(origin: Path) -> list[Path]:
+    """The module's file and, for a package, the files of its own modules that its files import at their
+    top relatively (`from .env import load_environment`, `from . import rubric`): importing the package
+    imports them."""
+    found: list[Path] = []
+    pending = [origin]
+    while pending:
+        path = pending.pop()
+        if path in found or not path.is_file():
+            continue
+        found.append(path)
+        if origin.name != "__init__.py":
+            break  # a single-file module: its relative imports have no package here
+        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module] if node.module else [alias.name for alias in node.names]
+                for module in names:
+                    first = path.parent / module.split(".")[0]
+                    pending += [first.with_suffix(".py"), first / "__init__.py"]
+    return found
 
 
 def missing_imports(tree: ast.Module) -> list[str]:
