@@ -4,6 +4,9 @@ machine or per user rather than per cell.
 - `sync()` and `syncfs()`: the whole machine's writeback (or a host filesystem's), which a cell calling
   them in a loop keeps every other process waiting on, and which no cgroup of the cell's charges it for.
   Now answered as done without writing anything back (seccomp, `NO_OPS`).
+- Huge pages of the machine's hugetlb pool (`MAP_HUGETLB`, `MFD_HUGETLB`): reserved by an administrator
+  for the whole machine (the trainer, NCCL, DPDK), counted by no memory cgroup by default: a cell took a
+  free one. Now refused with ENOMEM, what an empty pool answers.
 - Counters the kernel keeps per uid (pending signals, pipe pages, message-queue bytes, epoll watches,
   processes without a pids cgroup): every cell ran as `cell_uid`, so one cell could exhaust them for every
   cell running beside it. A cell that queued real-time signals to itself up to `RLIMIT_SIGPENDING` made
@@ -86,6 +89,68 @@ def test_sync_and_syncfs_are_answered_as_done_without_writing_back(machine: str)
         assert _run_filter(code, arch.numbers[name], arch.audit, (3,)) == seccomp.RET_ERRNO | 0, name
     fsync = {"x86_64": 74, "aarch64": 82}[machine]
     assert _run_filter(code, fsync, arch.audit, (3,)) == seccomp.RET_ALLOW
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_huge_pages_of_the_machines_pool_are_refused_and_ordinary_ones_kept(machine: str) -> None:
+    """mmap with MAP_HUGETLB and memfd_create with MFD_HUGETLB: ENOMEM, what a pool without free pages
+    answers (a program falls back to ordinary pages). Before: allowed, pages no memory cgroup counts."""
+    arch = seccomp.arch_for(machine)
+    assert arch is not None
+    enomem = seccomp.RET_ERRNO | errno.ENOMEM
+    for refused in ((), seccomp.MEMFD):
+        code = seccomp.assemble(seccomp.program(arch, refused))
+        mmap, memfd = arch.numbers["mmap"], arch.numbers["memfd_create"]
+        assert _run_filter(code, mmap, arch.audit, (0, 1 << 21, 3, 0x22 | seccomp.MAP_HUGETLB)) == enomem
+        assert _run_filter(code, mmap, arch.audit, (0, 1 << 21, 3, 0x22)) == seccomp.RET_ALLOW
+        hugetlb_memfd = _run_filter(code, memfd, arch.audit, (0, seccomp.MFD_HUGETLB))
+        assert hugetlb_memfd == (seccomp.RET_ERRNO | errno.EPERM if refused else enomem)
+        plain_memfd = _run_filter(code, memfd, arch.audit, (0, 1))  # MFD_CLOEXEC
+        assert plain_memfd == (seccomp.RET_ERRNO | errno.EPERM if refused else seccomp.RET_ALLOW)
+
+
+HUGE_PAGE = r"""
+import ctypes, mmap, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+int_ = ctypes.c_int
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, int_, int_, int_, ctypes.c_long]
+size = 2 << 20
+address = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE,
+                    mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40000, -1, 0)
+if address in (None, ctypes.c_void_p(-1).value):
+    print("huge: " + os.strerror(ctypes.get_errno()), flush=True)
+else:
+    ctypes.memset(address, 1, size)  # the page is taken from the pool when touched
+    print("huge: taken", flush=True)
+"""
+
+
+def test_a_cell_takes_no_page_of_the_machines_huge_page_pool(pool: Pool) -> None:
+    """With one free huge page in the pool (reserved for the test where root may, and given back), a
+    cell's MAP_HUGETLB mapping is refused and the page stays free. Before: `huge: taken`."""
+    pool_file = Path("/proc/sys/vm/nr_hugepages")
+    before = int(pool_file.read_text())
+    try:
+        pool_file.write_text(str(before + 1))
+    except OSError:
+        pytest.skip("cannot reserve a huge page here")
+    try:
+        if _free_huge_pages() < 1:
+            pytest.skip("the kernel found no memory for a huge page")
+        result = pool.run(HUGE_PAGE)
+        assert result.status == "success", result
+        assert outcomes(result)["huge"] == os.strerror(errno.ENOMEM), result
+    finally:
+        pool_file.write_text(str(before))
+    pool.serves()
+
+
+def _free_huge_pages() -> int:
+    line = next(
+        line for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("HugePages_Free")
+    )
+    return int(line.split()[1])
 
 
 SYNCFS = r"""

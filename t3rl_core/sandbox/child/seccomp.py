@@ -18,6 +18,8 @@ What it refuses, and why a namespace or the uid drop alone does not cover it:
 - keyctl, add_key, request_key: the kernel keyring of the cell uid is shared by every cell.
 - bpf, perf_event_open, userfaultfd: kernel attack surface no cell needs.
 - memfd_secret: memory hidden even from the kernel's own accounting tools; no cell needs it.
+- mmap with MAP_HUGETLB, memfd_create with MFD_HUGETLB (ENOMEM): pages of the machine's hugetlb pool,
+  which no memory cgroup counts by default.
 - sync, syncfs: answered as done without writing anything back (NO_OPS): the machine's whole writeback,
   which a cell calling them in a loop would keep everyone waiting on.
 - a new RLIMIT_CORE (setrlimit, prlimit64): the cell's 1 makes the kernel abort every core dump, also
@@ -113,6 +115,7 @@ X86_64 = {
     "move_pages": 279,
     "sync": 162,
     "syncfs": 306,
+    "mmap": 9,
 }
 GENERIC = {
     "ptrace": 117,
@@ -157,6 +160,7 @@ GENERIC = {
     "move_pages": 239,
     "sync": 81,
     "syncfs": 267,
+    "mmap": 222,
 }
 ALWAYS_REFUSED = (
     *("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise", "kcmp"),
@@ -174,6 +178,11 @@ MQUEUE = ("mq_open",)
 # checkpoints and of every other process, which no cgroup of the cell's charges it for. A cell's own
 # files live in its tmpfs, which has nothing to write back; fsync() of one file stays allowed.
 NO_OPS = ("sync", "syncfs")
+# Huge pages of the hugetlb pool (MAP_HUGETLB, MFD_HUGETLB): one pool for the whole machine, reserved by
+# its administrator (nr_hugepages, often for the trainer, NCCL or DPDK), which no memory cgroup counts by
+# default. A cell could take every free page while it runs. Refused with ENOMEM, what a pool without free
+# pages answers, so a program falls back to ordinary pages; transparent huge pages stay (counted).
+MAP_HUGETLB, MFD_HUGETLB = 0x40000, 0x4
 NOT_IMPLEMENTED = ("clone3", "io_uring_setup", "io_uring_enter", "io_uring_register", "io_setup")
 # Calls on a process named by their first argument: allowed with 0 (the caller) only.
 SELF_ONLY = (
@@ -270,6 +279,8 @@ def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
     prog += [_Insn(JEQ, nr["prlimit64"], true="prlimit"), _Insn(JEQ, nr["setrlimit"], true="setrlimit")]
     prog += [_Insn(JEQ, nr[name], true=f"who {which}") for name, which in SELF_ONLY_WHO.items()]
     prog += [
+        _Insn(JEQ, nr["mmap"], true="mmap"),
+        _Insn(JEQ, nr["memfd_create"], true="memfd"),
         _Insn(JEQ, nr["clone"], true="clone"),
         _Insn(JEQ, nr["socket"], true="socket"),
         _Insn(JEQ, nr["socketpair"], true="socketpair"),
@@ -300,6 +311,12 @@ def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
         "setrlimit",
         _Insn(LD_ABS, _arg(0)),
         _Insn(JEQ, RLIMIT_CORE, true="eperm", false="allow"),
+        "mmap",  # mmap(addr, length, prot, flags, fd, offset)
+        _Insn(LD_ABS, _arg(3)),
+        _Insn(JSET, MAP_HUGETLB, true="enomem", false="allow"),
+        "memfd",  # memfd_create(name, flags), where it is not refused as a whole
+        _Insn(LD_ABS, _arg(1)),
+        _Insn(JSET, MFD_HUGETLB, true="enomem", false="allow"),
         "clone",
         _Insn(LD_ABS, _arg(0)),
         _Insn(JSET, NAMESPACE_FLAGS, true="eperm"),
@@ -320,6 +337,8 @@ def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
         _Insn(RET, RET_ALLOW),
         "enosys",
         _Insn(RET, _refuse(errno.ENOSYS)),
+        "enomem",
+        _Insn(RET, _refuse(errno.ENOMEM)),
         "noop",  # the call is skipped and returns 0
         _Insn(RET, _refuse(0)),
         "kill",
