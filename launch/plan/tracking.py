@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
@@ -213,38 +213,79 @@ class TrackingReporter:
         self.inner.note(stage, text)
 
 
+class DeferredTracking:
+    """The pipeline's reporter until the run's record is written, then also its tracker's: `open()`
+    (called right after the record, `steps.execute`) opens the tracker with the manifest.json that
+    attempt wrote. Opened before it, a first attempt's tracker got no manifest and a resume's the
+    previous attempt's. A command refused before its record opens no tracker run."""
+
+    def __init__(self, inner: Any, opener: Callable[[], RunTracker | None]) -> None:
+        self.inner, self._opener = inner, opener
+        self.tracking: TrackingReporter | None = None
+        self._opened = False
+        self.status = "succeeded"
+
+    def open(self) -> None:
+        if not self._opened:
+            self._opened = True
+            tracker = self._opener()
+            self.tracking = None if tracker is None else TrackingReporter(self.inner, tracker)
+
+    @property
+    def _to(self) -> Any:
+        return self.tracking or self.inner
+
+    def decisions(self, plan: Any, decisions: list[Any]) -> None:
+        self._to.decisions(plan, decisions)
+
+    def stage_started(self, stage: Any, decision: Any, attempt: int) -> None:
+        self.open()  # a pipeline given no record to write opens it with its first stage
+        self._to.stage_started(stage, decision, attempt)
+
+    def stage_finished(self, stage: Any, result: Any, seconds: float) -> None:
+        self._to.stage_finished(stage, result, seconds)
+
+    def note(self, stage: Any, text: str) -> None:
+        self._to.note(stage, text)
+
+    def finish(self, status: str) -> None:
+        if self.tracking is not None:
+            self.tracking.tracker.finish(status if status != "succeeded" else self.tracking.status)
+
+
 @contextmanager
 def tracked(
     run: RunConfig, run_dir: Path, config: Mapping[str, Any], reporter: Any, run_id: str | None = None
-) -> Iterator[Any]:
-    """The reporter to run the pipeline with: `reporter` itself, or wrapped to log to the run's tracker.
+) -> Iterator[DeferredTracking]:
+    """The reporter to run the pipeline with: `reporter`, which also logs to the run's tracker once
+    its `open()` was called (after the run's record is written).
 
-    The tracker's run gets the resolved config and the run dir's manifest.json, then one record per
-    stage; it is closed with the pipeline's outcome ("stopped" on Ctrl-C, "failed" on an error).
-    `run_id`: the run's id (launch.run.rundir.RunDir.id), the tracker's run name unless the config
-    names one; the manifest's is read only when it is not given (a first attempt has no manifest yet
-    when the tracker opens: its run was named by the bare timestamp, a resume's by `<name>-<ts>`)."""
-    manifest_file = run_dir / "manifest.json"
-    manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
-    tracker = open_tracker(
-        run.tracking,
-        experiment=run.name,
-        run_id=run_id or str(manifest.get("run_id") or run_dir.name),
-        run_dir=run_dir,
-        config=config,
-        manifest=manifest,
-    )
-    if tracker is None:
-        yield reporter
-        return
-    wrapped = TrackingReporter(reporter, tracker)
+    The tracker's run gets the resolved config and the run dir's manifest.json as that attempt wrote it,
+    then one record per stage; it is closed with the pipeline's outcome ("stopped" on Ctrl-C, "failed"
+    on an error). `run_id`: the run's id (launch.run.rundir.RunDir.id), the tracker's run name unless
+    the config names one; the manifest's is read only when it is not given."""
+
+    def opener() -> RunTracker | None:
+        manifest_file = run_dir / "manifest.json"
+        manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
+        return open_tracker(
+            run.tracking,
+            experiment=run.name,
+            run_id=run_id or str(manifest.get("run_id") or run_dir.name),
+            run_dir=run_dir,
+            config=config,
+            manifest=manifest,
+        )
+
+    deferred = DeferredTracking(reporter, opener)
+    status = "succeeded"
     try:
-        yield wrapped
+        yield deferred
     except KeyboardInterrupt:
-        wrapped.status = "stopped"
+        status = "stopped"
         raise
     except Exception:
-        wrapped.status = "failed"
+        status = "failed"
         raise
     finally:
-        tracker.finish(wrapped.status)
+        deferred.finish(status)

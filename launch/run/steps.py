@@ -228,9 +228,22 @@ def execute(
             plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter, record=record
         )
 
-    with tracked(resolved.run, run_dir.path, resolved.config, reporter, run_dir.id) as reporter:
+    with tracked(resolved.run, run_dir.path, resolved.config, reporter, run_dir.id) as tracking:
+
+        def record_then_track() -> None:
+            # The tracker opens once this attempt's manifest is written: its config holds that manifest.
+            if record is not None:
+                record()
+            tracking.open()
+
         return run_pipeline(
-            plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter, record=record
+            plan,
+            run_dir,
+            executor,
+            from_stage=from_stage,
+            only=only,
+            reporter=tracking,
+            record=record_then_track,
         )
 
 

@@ -71,21 +71,14 @@ from launch.plan.build import Plan
 from launch.run.pipeline import PipelineError
 from launch.run.rundir import RunDir
 from tests.launch.pipeline_helpers import count, run, stage
-from tests.support.retool_prepare_only import EXPERIMENT
+from tests.support.retool_prepare_only import rec_config_dir
 
 STAMP = "20260101-000000"
 
 
 @pytest.fixture
 def conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("T3RL_RUNS_DIR", "T3RL_PLANS_DIR", "T3RL_CHECKPOINTS_DIR", "WANDB_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    experiment = tmp_path / "conf" / "experiment" / "rec.yaml"
-    experiment.parent.mkdir(parents=True)
-    experiment.write_text(EXPERIMENT)
-    return tmp_path / "conf"
+    return rec_config_dir(tmp_path, monkeypatch)
 
 
 def _invoke(*args: str) -> object:

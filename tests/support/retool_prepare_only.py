@@ -3,6 +3,7 @@ about a second, for tests of the run record (written as conf/experiment/<name>.y
 config dir), and a snapshot of what a run wrote."""
 
 from pathlib import Path
+from typing import Any
 
 EXPERIMENT = """\
 # @package _global_
@@ -22,6 +23,19 @@ stages:
   prepare_data:
     kind: prepare_data
 """
+
+
+def rec_config_dir(tmp_path: Path, monkeypatch: Any) -> Path:
+    """A config dir holding EXPERIMENT as `rec`, with the working dir at `tmp_path` and no t3rl
+    directory or tracker variables from the environment (pytest's monkeypatch undoes it)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("T3RL_RUNS_DIR", "T3RL_PLANS_DIR", "T3RL_CHECKPOINTS_DIR", "WANDB_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    experiment = tmp_path / "conf" / "experiment" / "rec.yaml"
+    experiment.parent.mkdir(parents=True)
+    experiment.write_text(EXPERIMENT)
+    return tmp_path / "conf"
 
 
 def tree_snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
