@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from t3rl_core.envs.call_worker import PARENT_ENV
+from t3rl_core.secret_env import environment_for_untrusted
 
 # A worker's imports on a busy machine: waited for apart from a call's budget.
 _STARTUP_S = 300.0
@@ -33,7 +34,9 @@ class WorkerLost(RuntimeError):
 class _Worker:
     def __init__(self, preload: Sequence[str]) -> None:
         env = {
-            **os.environ,
+            # A pure call's result depends on its arguments only: it needs no credential, and the
+            # arguments are the model's (math-verify parses its answer, bfcl-eval's tools take its text).
+            **environment_for_untrusted((), os.environ),
             "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
             PARENT_ENV: str(os.getpid()),
         }

@@ -329,3 +329,25 @@ def test_an_openenv_server_the_world_starts_gets_none_of_t3rls_credentials(
     assert not {"HF_TOKEN", "HTTPS_PROXY", "VENDOR_NOTE"} & set(seen), sorted(seen)
     assert token not in dump.read_text() and "S3cretPass99" not in dump.read_text()
     assert seen["KINDS_NINE_PLAIN"] == "--fast"  # what is no credential stays
+
+
+def test_a_pure_calls_worker_gets_none_of_t3rls_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers of pure tool calls and of math grading run functions of the model's text (bfcl-eval's
+    tools, math-verify's parser): before, they inherited t3rl's whole environment."""
+    import asyncio
+
+    from t3rl_core.envs.bounded_calls import CallWorkers
+
+    token = "hf_" + "Zq8x7Kp2Wm9vB3nR5tY1aC4dE6fG8hJ0kL"
+    monkeypatch.setenv("HF_TOKEN", token)
+    monkeypatch.setenv("KINDS_NINE_PLAIN", "--fast")
+    workers = CallWorkers([])
+
+    async def expanded() -> str | None:
+        return await workers.run("posixpath:expandvars", ["$HF_TOKEN|$KINDS_NINE_PLAIN"], 600.0)
+
+    try:
+        seen = asyncio.run(expanded())
+    finally:
+        workers.close()
+    assert seen == "$HF_TOKEN|--fast"  # unset there; what is no credential stays
