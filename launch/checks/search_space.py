@@ -166,6 +166,21 @@ class _EntryCheck:
             message = f"'{self.param.text}' steps by 0: from {value.start} it never reaches {value.stop}"
             step = 1 if value.stop >= value.start else -1
             return [self._problem(message, f"range({value.start}, {value.stop}, {step})", f"steps of {step}")]
+        boolean = (
+            _BOOLEAN_BOUND.search(self.param.text) if isinstance(value, IntervalSweep | RangeSweep) else None
+        )
+        if boolean is not None:  # `interval(0.0, true)`: Hydra reads true as 1.0, Optuna searches [0, 1]
+            message = (
+                f"'{self.param.text}' has the bound {boolean[0]}, a boolean, which Hydra reads as "
+                f"{float(boolean[0].lower() == 'true')}: a boolean is never the number meant"
+            )
+            source = self.param.source.removeprefix("override ")
+            fallback = (
+                f"drop {source} (the search file's entry of {self.name}, if any, comes back)"
+                if self.param.from_command_line
+                else f"write the bound as a number in {source}"
+            )
+            return [self._problem(message, "", fallback=fallback)]
         if is_secret_key(self.name) or any(secrets_in({self.name: value}) for value in self.values):
             # Values t3rl writes are masked; these Optuna writes itself, where no scrub reaches.
             message = (
@@ -350,6 +365,10 @@ def _declared_edge(key: str, data: Mapping[str, Any], *, lower: bool) -> tuple[f
             bound = constraint.le if isinstance(constraint, Le) else constraint.lt
             return float(bound), isinstance(constraint, Le)  # type: ignore[arg-type]
     return None, False
+
+
+# A bound of an interval or range typed as YAML's or Hydra's boolean (outside a quoted string).
+_BOOLEAN_BOUND = re.compile(r"(?i)(?<![\w.'\"])(true|false)(?![\w.'\"])")
 
 
 def _zero_step(value: Any) -> bool:

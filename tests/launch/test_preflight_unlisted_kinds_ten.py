@@ -239,3 +239,19 @@ def test_a_search_range_that_steps_by_zero_is_refused_with_a_step(start: int, le
         [*SEARCH, f"hydra.sweeper.params.seed=range({start}, {stop}, 0)"],
         {"seed": f'"seed=range({start}, {stop}, {step})"'},
     )
+
+
+# --- a search entry's bound typed as a boolean (`interval(0.0, true)`): Hydra reads it as 1.0, so the study
+# searched [0, 1] without a word (the probe of each bound set the key to 1.0, a number).
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    entry=st.sampled_from(["interval(0.0, {b})", "tag(log, interval({b}, 1e-5))", "range(0, {b})"]),
+    boolean=st.sampled_from(["true", "false", "True"]),
+)
+def test_a_search_bound_typed_as_a_boolean_is_refused(entry: str, boolean: str) -> None:
+    from test_sweep_checks import SEARCH, _refused_then_fixed
+
+    key = "stages.train.curriculum.algorithm.kl_loss_coef"
+    typed = f"hydra.sweeper.params.{key}={entry.format(b=boolean)}"
+    (error,) = _refused_then_fixed([*SEARCH, typed], {key: f"drop `{typed}`"})
+    assert "a boolean, which Hydra reads as" in error["message"]
