@@ -62,23 +62,28 @@ SWITCH = textwrap.dedent(
 )
 
 
-def test_unprivileged_user_gets_every_layer_through_a_user_namespace():
+def as_nobody(script: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """`script` run by Python as nobody (see SWITCH); skips where this host cannot."""
     if os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"):
         pytest.skip("needs root (to become nobody), setpriv and unshare")
-    if not all(host_offers(layer) for layer in ("seccomp", "landlock")):
-        pytest.skip("this host lacks seccomp or Landlock")
     userns = ["unshare", "--user", "--map-root-user", "--net", "--mount", "true"]
     probe = subprocess.run(userns, capture_output=True)
     if probe.returncode != 0:
         pytest.skip("unprivileged user namespaces are disabled here")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "HOME": "/tmp"}
-    done = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", SWITCH, AS_NOBODY],
+    return subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", sys.executable, "-c", SWITCH, script],
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=timeout_s,
     )
+
+
+def test_unprivileged_user_gets_every_layer_through_a_user_namespace():
+    if not all(host_offers(layer) for layer in ("seccomp", "landlock")):
+        pytest.skip("this host lacks seccomp or Landlock")
+    done = as_nobody(AS_NOBODY, 120)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["protections"]["missing"] == {}
