@@ -9,6 +9,7 @@ from collections import defaultdict
 
 import pytest
 
+from tests.support.once_per_run import once_per_run
 from tests.support.preflight_mutations import Mutation, judge, mutations
 
 # Per kind of mutation, every how-many-th one the suite runs (the kinds differ in number by 20x).
@@ -55,7 +56,8 @@ def _sample() -> list[Mutation]:
     return [m for kind, found in sorted(by_kind.items()) for m in found[:: _EVERY.get(kind, 1)]]
 
 
-SAMPLE = _sample()
+# Drawn once for the run (~1.4 s of CPU), read back by every other xdist worker as it collects.
+SAMPLE = once_per_run("preflight-mutation-sample", _sample)
 
 
 @pytest.mark.parametrize("mutation", SAMPLE, ids=[str(m) for m in SAMPLE])
