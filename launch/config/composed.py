@@ -171,9 +171,14 @@ def _interpolation_fix(composition: Composition, provenance: Provenance, key: st
     found = re.search(r"Interpolation key '([^']+)' not found", message)
     origin = provenance.origin(key)
     raw = origin.raw if origin is not None else None
-    if "Recursive interpolation" in message and origin is not None and origin.source.startswith("override `"):
+    typed = (
+        origin.source.removeprefix("override ") if origin and origin.source.startswith("override `") else ""
+    )
+    if "Recursive interpolation" in message and typed:
         # a value that reads itself, through other keys or not, has none: without the override it had one
-        return f"drop {origin.source.removeprefix('override ')} (the value reads itself: {raw})"
+        return f"drop {typed} (the value reads itself: {raw})"
+    if not found and typed and isinstance(raw, str):
+        return _unresolvable_fix(key, raw, typed, message)
     if not found or not isinstance(raw, str):
         return generic
     missing = found.group(1)
@@ -186,6 +191,29 @@ def _interpolation_fix(composition: Composition, provenance: Provenance, key: st
     corrected = raw.replace("${" + missing + "}", "${" + (f"{parent}.{guess}" if parent else guess) + "}")
     target = f"{parent}.{guess}" if parent else guess
     return f"set {key}={corrected} (the interpolation names no key '{missing}'; did you mean '{target}'?)"
+
+
+_CWD = "${hydra:runtime.cwd}"
+
+
+def _unresolvable_fix(key: str, raw: str, typed: str, message: str) -> str:
+    """An override whose interpolation no resolver t3rl has reads (Hydra's `${hydra:runtime.cwd}` and
+    `${now:…}`, which only a Hydra app registers; `${..seed}` above the root): its value without the
+    override, or, for the directory t3rl starts in, the relative path that means it (t3rl reads a relative
+    path from there). The generic words named no fix that validates."""
+    relative = raw.removeprefix(_CWD + "/").lstrip("/")
+    if raw.startswith(_CWD + "/") and relative and "${" not in relative:  # a path below it
+        return (
+            f"set {key}={relative} (a relative path is read from the directory t3rl starts in, which "
+            f"{_CWD} names; t3rl resolves no hydra: interpolation)"
+        )
+    unsupported = re.search(r"Unsupported interpolation type (\S+)", message)
+    why = (
+        f"t3rl registers no resolver {unsupported.group(1)}: only oc.env and OmegaConf's oc.* resolvers"
+        if unsupported
+        else f"{raw} names no key"
+    )
+    return f"drop {typed} ({why})"
 
 
 def _swapped_in(provenance: Provenance, key: str) -> str | None:

@@ -255,3 +255,26 @@ def test_a_search_bound_typed_as_a_boolean_is_refused(entry: str, boolean: str) 
     typed = f"hydra.sweeper.params.{key}={entry.format(b=boolean)}"
     (error,) = _refused_then_fixed([*SEARCH, typed], {key: f"drop `{typed}`"})
     assert "a boolean, which Hydra reads as" in error["message"]
+
+
+# --- an override interpolating what no resolver of t3rl reads: Hydra's own `${hydra:runtime.cwd}` and
+# `${now:%Y}` (Hydra apps' idioms, which t3rl's composition does not register), a key above the root
+# (`${..seed}`): the fix was prose ("fix the ${...} interpolation"); now the override dropped, or, for a
+# path below the directory t3rl starts in, the relative path that means it (launch/config/composed.py).
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    key=st.sampled_from(["seed", "name", "paths.runs_dir", "eval.concurrency", "tracking.project"]),
+    value=st.sampled_from(["${hydra:runtime.cwd}", "${now:%H}", "run-${hydra:job.name}", "${..seed}"]),
+)
+def test_an_interpolation_no_resolver_reads_is_refused_with_a_fix_that_validates(
+    key: str, value: str
+) -> None:
+    verdict = judge(Mutation("stage2_bfcl", "unresolvable interpolation", key, value))
+    assert verdict.outcome == "refused, fix validates", verdict.detail
+
+
+def test_a_path_below_hydras_cwd_is_fixed_as_the_relative_path() -> None:
+    args = ["+experiment=stage2_bfcl", "paths.runs_dir=${hydra:runtime.cwd}/mine"]
+    (error,) = _errors(args)
+    assert error.fix.startswith("set paths.runs_dir=mine (a relative path is read from the directory"), error
+    assert _errors(_fixed(args, error)) == []
