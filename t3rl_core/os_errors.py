@@ -94,6 +94,9 @@ def stage_main(main: Callable[[], int]) -> NoReturn:
     """Run a stage command's `main` and exit with its code; an OSError on a file (a full disk, a
     quota, a read-only dir) ends it with one line naming the file and the fix, exit
     EXIT_WRITE_FAILED, not a traceback (T3RL_TRACEBACK=1 shows the traceback)."""
+    from t3rl_core.home_paths import writable_user_dirs  # lazy: only a stage command's start
+
+    writable_user_dirs()  # a read-only home: libraries' caches go elsewhere, without their warnings
     try:
         code = main()
     except OSError as error:

@@ -3,8 +3,9 @@ on stderr and the exit code docs/reference/cli-behaviour.md gives it, for the Ty
 (`launch.cli.lazy.LazyGroup.invoke`) and the plain `t3rl run|plan|validate` path alike.
 
 Also the process's surroundings a newcomer's shell can hand over broken, mended before any output:
-a closed stdout/stderr/stdin (`t3rl ls >&-`), a terminal width that is no width (`COLUMNS=0`) and an
-output encoding that cannot spell t3rl's marks (`PYTHONIOENCODING=ascii`).
+a closed stdout/stderr/stdin (`t3rl ls >&-`), a terminal width that is no width (`COLUMNS=0`), an
+output encoding that cannot spell t3rl's marks (`PYTHONIOENCODING=ascii`) and a home directory the
+libraries cannot write their caches into (t3rl_core.home_paths.writable_user_dirs).
 """
 
 from __future__ import annotations
@@ -61,6 +62,16 @@ def mend_surroundings() -> None:
         value = os.environ.get(name)
         if value is not None and not (value.strip().isdigit() and int(value) > 0):
             del os.environ[name]
+    home = os.path.expanduser("~")
+    if not os.access(home, os.W_OK) or any(
+        not os.access(os.path.join(home, sub), os.W_OK) and os.path.exists(os.path.join(home, sub))
+        for sub in (".cache", ".config")
+    ):
+        # A read-only home: libraries' per-user dirs are moved (the check above keeps this import off
+        # the usual start)
+        from t3rl_core.home_paths import writable_user_dirs  # lazy: see above
+
+        writable_user_dirs()
 
 
 @contextmanager

@@ -9,6 +9,10 @@
   It prints `eval progress: 0/N episodes, starting` at once; the lines' format is declared once
   (t3rl_core.progress_format) for the writers and the launcher's parser, and every line the docs and
   tests quote must parse (a property over every line the writers can print).
+- a home directory nothing can be written into (a read-only home on a cluster node, a HOME of another
+  user): matplotlib printed two warnings in every eval stage. The libraries' per-user dirs
+  (XDG_CACHE_HOME, XDG_CONFIG_HOME, unless the user set them) go to a private dir under the temp dir,
+  in the launcher and in every stage command.
 """
 
 from __future__ import annotations
@@ -155,24 +159,28 @@ def test_an_error_of_no_file_is_left_as_it_is(tmp_path: Path) -> None:
 # ------------------------------------------- the eval stage's command on a full disk
 
 
-@pytest.mark.parametrize("record", ["trajectories.jsonl", "trajectories.index.jsonl"])
-def test_the_eval_stage_on_a_full_disk_ends_with_one_line_not_a_traceback(
-    tmp_path: Path, record: str
-) -> None:
-    """Before: 'Traceback (most recent call last): … OSError: [Errno 28] No space left on device' (exit 1)."""
+def _eval_stage(tmp_path: Path, out: Path, **environ: str) -> subprocess.CompletedProcess[str]:
+    """The eval stage's own command (reference engine, two BFCL tasks) into `out`."""
     runtime = tmp_path / "runtime.yaml"
     runtime.write_text(yaml.safe_dump({"t3rl": bfcl_runtime().model_dump(mode="json")}))
     eval_config = tmp_path / "eval.yaml"
     eval_config.write_text(yaml.safe_dump({"engine": {"name": "reference"}, "concurrency": 1}))
     data = write_jsonl(bfcl_rows(1)[:2], tmp_path / "bfcl_test.jsonl")
+    command = [sys.executable, "-m", "t3rl_core.eval", "--runtime-config", str(runtime)]
+    command += ["--eval-config", str(eval_config), "--data", str(data), "--out", str(out), "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **environ}
+    return subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env)
+
+
+@pytest.mark.parametrize("record", ["trajectories.jsonl", "trajectories.index.jsonl"])
+def test_the_eval_stage_on_a_full_disk_ends_with_one_line_not_a_traceback(
+    tmp_path: Path, record: str
+) -> None:
+    """Before: 'Traceback (most recent call last): … OSError: [Errno 28] No space left on device' (exit 1)."""
     out = tmp_path / "out"
     out.mkdir()
     (out / record).symlink_to("/dev/full")
-    command = [sys.executable, "-m", "t3rl_core.eval", "--runtime-config", str(runtime)]
-    command += ["--eval-config", str(eval_config), "--data", str(data), "--out", str(out), "--no-progress"]
-    done = subprocess.run(
-        command, capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}
-    )
+    done = _eval_stage(tmp_path, out)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr + done.stdout, done.stderr
     last = done.stderr.strip().splitlines()[-1]
@@ -267,3 +275,41 @@ def test_an_eval_without_a_terminal_says_it_started_before_its_first_episode_end
     assert capsys.readouterr().out.splitlines()[0].startswith("eval progress: 3/3 episodes, accuracy "), (
         printed
     )
+
+
+# ------------------------------------------- a home directory nothing can be written into
+
+
+def _unwritable_home(tmp_path: Path) -> dict[str, str]:
+    """A HOME below a regular file: nothing can be made there, whoever runs the test (root included)."""
+    (tmp_path / "not a dir").write_text("")
+    environ = {"HOME": str(tmp_path / "not a dir" / "home"), "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": ""}
+    return environ | {"MPLCONFIGDIR": "", "TMPDIR": str(tmp_path)}
+
+
+def test_an_eval_stage_under_an_unwritable_home_prints_no_librarys_warning(tmp_path: Path) -> None:
+    """Before: 'mkdir -p failed for path …/.config/matplotlib … Matplotlib created a temporary cache
+    directory … it is highly recommended to set the MPLCONFIGDIR environment variable' in every eval."""
+    environ = _unwritable_home(tmp_path)
+    done = _eval_stage(tmp_path, tmp_path / "out", **environ)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "report.md").exists()
+    for warning in ("mkdir -p failed", "Matplotlib", "highly recommended", "Read-only", "Not a directory"):
+        assert warning not in done.stderr + done.stdout, done.stderr
+
+
+def test_the_launcher_moves_the_libraries_dirs_under_an_unwritable_home(tmp_path: Path) -> None:
+    """t3rl itself (a sweep's plot, t3rl eval's report, t3rl score) and every stage it starts inherit it."""
+    code = (
+        "from launch.cli.failures import mend_surroundings as m; import os; m(); "
+        "print(os.environ['XDG_CONFIG_HOME'], os.environ['XDG_CACHE_HOME'])"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **_unwritable_home(tmp_path)}
+    del env["XDG_CACHE_HOME"], env["XDG_CONFIG_HOME"]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    config, cache = done.stdout.split()
+    assert Path(config).is_dir() and Path(cache).is_dir() and str(tmp_path) in config, done
+    # a user's own setting is theirs
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "mine")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.stdout.split()[0] == str(tmp_path / "mine"), done
