@@ -194,7 +194,8 @@ _NOT_VALUES = ("$", "env:", "file:", "fd:", "***")
 # word: after a space, a line break (real or JSON-escaped) or a quote, up to the next (texts a scrub
 # joins by a space are read as each alone). The port a number or `*`, no space in any field, and the
 # database or the user holding a letter or `*` (`2026-01-01:12:00:00:x` is a time, `fe80:0:0:0:1` an
-# address, `1:2:3:4:5` a ratio). Pattern strings compiled on first use.
+# address, `1:2:3:4:5` a ratio), the host a name, an address or `*` (`12:00:00:/a/0:/0` is a time and
+# paths: a number alone is no host). Pattern strings compiled on first use.
 _PGPASS_PORT = r":(?:[0-9]{1,5}|\*):"
 # A field's character, or its escaped `:` or `\\` (JSON-escaped too: `\\\\:`), not an escaped line break.
 _PGPASS_FIELD = r"((?:[^\s:\\\"']|\\+:|\\+\\(?!\\*[nrt\"]))+)"
@@ -234,6 +235,8 @@ def _pgpass_spans(text: str) -> list[tuple[int, int]]:
     character: a 37 KB record's JSON, full of `:`, is searched in one C scan)."""
     spans: list[tuple[int, int]] = []
     for port in re.compile(_PGPASS_PORT).finditer(text):
+        if not _PGPASS_RECORD and not _fields_follow(text, port.end()):
+            continue  # a time (`12:30:45`), a ratio: `_PGPASS` not compiled (~2 M instructions) for it
         at = port.start()
         # The record's start: after a space or a line break (real or JSON's escaped one), a quote.
         start = at
@@ -241,15 +244,33 @@ def _pgpass_spans(text: str) -> list[tuple[int, int]]:
             start -= 1
         escaped = text.rfind("\\n", start, at)
         start = escaped + 2 if escaped >= 0 else start
-        record = re.compile(_PGPASS).match(text, start)
+        if not _PGPASS_RECORD:
+            _PGPASS_RECORD.append(re.compile(_PGPASS))
+        record = _PGPASS_RECORD[0].match(text, start)
         if (
             record is not None
             and record.start(2) == at + 1
             and not record.group(5).startswith(_NOT_VALUES)
             and any(c.isalpha() or c == "*" for c in record.group(3) + record.group(4))
+            and any(c.isalpha() or c in "*.[" for c in record.group(1))
         ):
             spans.append(record.span(5))
     return spans
+
+
+# `_PGPASS` once compiled: from then on tried at each `:PORT:`, as fast as `_fields_follow` could tell.
+_PGPASS_RECORD: list[re.Pattern[str]] = []
+
+
+def _fields_follow(text: str, at: int) -> bool:
+    """Three fields could follow a `:PORT:` ending at `at`: two more `:` before the next space or quote,
+    which no field holds (an escaped line break may: it only adds more text to count in)."""
+    end = len(text)
+    for stop in (" ", "\t", "\n", "\r", '"', "'"):
+        found = text.find(stop, at, end)
+        if found >= 0:
+            end = found
+    return text.count(":", at, end) >= 2
 
 
 def key_word_spans(text: str) -> list[tuple[int, int]]:

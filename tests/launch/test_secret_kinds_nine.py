@@ -351,3 +351,24 @@ def test_a_pure_calls_worker_gets_none_of_t3rls_credentials(monkeypatch: pytest.
     finally:
         workers.close()
     assert seen == "$HF_TOKEN|--fast"  # unset there; what is no credential stays
+
+
+# ------------------------------------------------------------------ a .pgpass line's host
+
+
+PATHS = st.from_regex(r"/?[a-z0-9]{1,4}(?:/[a-z0-9]{1,4})?", fullmatch=True)
+
+
+@given(st.integers(0, 99999), st.lists(PATHS, min_size=3, max_size=3))
+@SETTINGS
+def test_a_number_alone_is_no_pgpass_host(hour: int, fields: list[str]) -> None:
+    """Round eight's own property test found `12:00:00:/a/0:/0` masked as a `.pgpass` line (host `12`,
+    user `/a/0`): a time and paths joined by colons. A host is a name, an address or `*`."""
+    text = f"{hour}:00:" + ":".join(fields)
+    assert mask_text(text) == text and mask_episode_text(text) == text
+
+
+@pytest.mark.parametrize("host", ["db", "10.0.0.7", "*", "pg-1.internal"])
+def test_pgpass_lines_of_any_host_are_still_masked(host: str) -> None:
+    value = "Zq8x7Kp2Wm9v"
+    assert_masked(value, f"{host}:5432:app:alice:{value}")
