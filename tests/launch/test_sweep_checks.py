@@ -26,13 +26,21 @@ _BLOCK = re.compile(
 )
 
 
+@pytest.fixture(scope="module")
+def _module_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("sweep_checks")
+
+
 @pytest.fixture(autouse=True)
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
+def workdir(_module_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """One working directory and composition cache for the module: the searches' edges (each composed
+    with Hydra, ~0.3 s) recur between its cases, and the cache key holds the working directory. Nothing
+    here writes into it (the refusals assert so)."""
+    monkeypatch.chdir(_module_dir)
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(_module_dir / "cache"))
     for name in ("T3RL_RUNS_DIR", "T3RL_PLANS_DIR"):
         monkeypatch.delenv(name, raising=False)
-    return tmp_path
+    return _module_dir
 
 
 def _invoke(*args: str) -> tuple[int, str]:
