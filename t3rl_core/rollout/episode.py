@@ -20,7 +20,7 @@ from t3rl_core.chat.scalar_text import scalar_message, scalar_text
 from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
 from t3rl_core.engines.answers import BadGeneration, plain_generation
 from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
-from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure
+from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure, components_failure, describe
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
 from t3rl_core.rollout.verdict_fields import VERDICT_FIELDS, verdict_fields_problem
 from t3rl_core.types import Action, Message, Transition
@@ -93,10 +93,6 @@ class _Ended(Exception):
     def __init__(self, status: Status, error: str | None = None, failure: Failure | None = None) -> None:
         super().__init__(error or status)
         self.status, self.error, self.failure = status, error, failure
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 # The largest log-prob an engine may answer: 0, with room for rounding (a log-softmax computed as
@@ -300,8 +296,10 @@ class _Episode:
         started = time.perf_counter()
         try:
             generation = await self.engine.generate(self.trajectory.tokens, sampling, self.context)
-        except Exception as exc:
-            error = f"engine failed: {_describe(exc)}"
+        except BaseException as exc:
+            if not components_failure(exc):
+                raise
+            error = f"engine failed: {describe(exc)}"
             raise _Ended("aborted", error, Failure.from_exception("engine", exc, error)) from exc
         finally:
             self.generation_s += time.perf_counter() - started
@@ -328,15 +326,19 @@ class _Episode:
         """Hand the env the text of a call cut at the token limit (`Env.cut_off`)."""
         try:
             self.env.cut_off(text)
-        except Exception as exc:
-            error = f"environment error: {_describe(exc)}"
+        except BaseException as exc:
+            if not components_failure(exc):
+                raise
+            error = f"environment error: {describe(exc)}"
             raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
 
     async def _env_call(self, method: Callable[..., Awaitable[Transition]], *args: Any) -> Transition:
         try:
             return await method(*args)
-        except Exception as exc:
-            error = f"environment error: {_describe(exc)}"
+        except BaseException as exc:
+            if not components_failure(exc):
+                raise
+            error = f"environment error: {describe(exc)}"
             raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
 
     async def _observe(self, transition: Transition, last_token: int | None) -> None:
@@ -477,16 +479,20 @@ async def _played(episode: _Episode, env: Env) -> tuple[Status, str | None, Fail
     except TitoViolation as exc:
         status, error = "failed", str(exc)
         failure = Failure.from_exception("t3rl", exc, error)
-    except Exception as exc:  # a bug in the loop or the template must not kill the rollout batch
+    except BaseException as exc:  # a bug in the loop or the template must not kill the rollout batch
+        if not components_failure(exc):
+            raise
         logger.exception("episode failed")
-        status, error = "failed", f"episode loop error: {_describe(exc)}"
+        status, error = "failed", f"episode loop error: {describe(exc)}"
         failure = Failure.from_exception("t3rl", exc, error)
     outcome: dict[str, Any] = {}
     try:
         await env.finish()
         outcome = dict(env.outcome())
-    except Exception as exc:
-        message = f"env.outcome() failed: {_describe(exc)}"
+    except BaseException as exc:
+        if not components_failure(exc):
+            raise
+        message = f"env.outcome() failed: {describe(exc)}"
         error = error or message
         failure = failure or Failure.from_exception("env", exc, message)
         status = "failed"
@@ -507,5 +513,7 @@ async def release_world(env: Env) -> None:
     """`env.aclose()`; a world failing to release is logged, never the episode's failure."""
     try:
         await env.aclose()
-    except Exception as exc:
-        logger.warning("env.aclose() failed: %s", _describe(exc))
+    except BaseException as exc:
+        if not components_failure(exc):
+            raise
+        logger.warning("env.aclose() failed: %s", describe(exc))

@@ -8,6 +8,7 @@ that fails the task, runs out of steps or writes a malformed turn is no failure 
 
 from __future__ import annotations
 
+import asyncio
 import traceback
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
@@ -46,3 +47,27 @@ class Failure:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Failure:
         return cls(**data)
+
+
+def components_failure(exc: BaseException) -> bool:
+    """Whether `exc`, raised out of an engine, a world, a parser's factory or a reward, is that
+    component's failure (the episode ends with it, recorded): any Exception, and a CancelledError
+    while nothing cancels the episode's task (a client library's own cancellation leaking out of a
+    call). asyncio reads a CancelledError as the task's own cancellation: the eval dropped such an
+    episode without a record and its summary said complete, and slime's gather lost the sample. A
+    cancellation of the task itself (Ctrl-C in an eval, a task slime drops), KeyboardInterrupt and
+    SystemExit are the process's, and go on up."""
+    if isinstance(exc, Exception):
+        return True
+    if isinstance(exc, asyncio.CancelledError):
+        task = asyncio.current_task()
+        return task is not None and task.cancelling() == 0
+    return False
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message`; a CancelledError that carries none says it cancelled nothing."""
+    said = str(exc)
+    if not said and isinstance(exc, asyncio.CancelledError):
+        said = "raised by the call itself; nothing cancelled the episode"
+    return f"{type(exc).__name__}: {said}"

@@ -16,7 +16,7 @@ from t3rl_core.engines.base import SamplingParams
 from t3rl_core.registries import ACTION_PARSERS, ENVS, REWARDS
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult, episode_reward, within_bounds
 from t3rl_core.rollout.episode import ActionParser, EpisodeResult, release_world, run_episode
-from t3rl_core.rollout.failures import Failure
+from t3rl_core.rollout.failures import Failure, components_failure, describe
 from t3rl_core.rollout.heap import freeze_startup_heap
 
 if TYPE_CHECKING:
@@ -175,10 +175,12 @@ class EpisodeRunner:
             env = self.env_factory(task, mode)
             late_tools = list(metadata.get("late_tools") or [])
             parser = self.parser(env.action_format, tools, late_tools, tools_key=tools_key)
-        except Exception as exc:
+        except BaseException as exc:
+            if not components_failure(exc):
+                raise
             if env is not None:  # built, then its parser failed: its resources are still released
                 await release_world(env)
-            error = f"cannot start the episode: {type(exc).__name__}: {exc}"
+            error = f"cannot start the episode: {describe(exc)}"
             return self._unplayable(task, tools, Failure.from_exception("env", exc, error))
         result = await run_episode(
             task,
@@ -202,8 +204,10 @@ class EpisodeRunner:
         )
         try:
             return within_bounds(self.reward, inputs, await episode_reward(self.reward, inputs))
-        except Exception as exc:
-            message = f"reward failed: {type(exc).__name__}: {exc}"
+        except BaseException as exc:
+            if not components_failure(exc):
+                raise
+            message = f"reward failed: {describe(exc)}"
             result.error = f"{result.error}; {message}" if result.error else message
             result.failure = result.failure or Failure.from_exception("reward", exc, message)
             return RewardResult(value=0.0)

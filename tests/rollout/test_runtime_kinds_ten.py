@@ -5,6 +5,7 @@ tool calls nested past any reader's recursion, refused with t3rl's limit named."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import sys
@@ -19,13 +20,17 @@ from hypothesis import strategies as st
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import ParsersConfig, RolloutConfig
 from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
+from t3rl_core.engines.config import ReferenceEngineConfig
+from t3rl_core.engines.reference import ReferenceEngine
 from t3rl_core.eval.jsonl import record_line
 from t3rl_core.parsers.nesting import MAX_NESTING, nesting_depth
 from t3rl_core.parsers.render import FORMATS, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
+from t3rl_core.rewards.base import RewardInput, RewardResult
 from t3rl_core.rollout.episode import EpisodeResult
-from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
-from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, play
+from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction, Transition
+from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, play, task
+from tests.rollout.test_runner import ToyFactory, TurnsReward, toy_runner
 
 # --- A plugin engine's numbers ------------------------------------------------------------------------
 
@@ -256,3 +261,167 @@ def test_no_nesting_reaches_a_reader_past_the_limit(
     if levels > MAX_NESTING:
         assert isinstance(action, InvalidAction)
     assert nesting_depth(text) >= levels
+
+
+# --- A CancelledError that cancelled nothing ---------------------------------------------------------------
+
+
+class _Raises(ToyEnv):
+    """The toy world raising `exc` in `where` (reset, step, outcome, finish, aclose)."""
+
+    def __init__(self, questions: Any, where: str, exc: BaseException) -> None:
+        super().__init__(questions)
+        self.where, self.exc = where, exc
+
+    def _maybe(self, where: str) -> None:
+        if self.where == where:
+            raise self.exc
+
+    async def reset(self) -> Transition:
+        self._maybe("reset")
+        return await super().reset()
+
+    async def step(self, action: Any) -> Transition:
+        self._maybe("step")
+        return await super().step(action)
+
+    async def finish(self) -> None:
+        self._maybe("finish")
+
+    def outcome(self) -> dict[str, Any]:
+        self._maybe("outcome")
+        return super().outcome()
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        self._maybe("aclose")
+
+
+class _RaisingFactory(ToyFactory):
+    def __init__(self, where: str, exc: BaseException) -> None:
+        super().__init__()
+        self.where, self.exc = where, exc
+
+    def __call__(self, row: Any, mode: Any) -> ToyEnv:
+        if self.where == "factory":
+            raise self.exc
+        self.envs.append(_Raises(row["metadata"]["questions"], self.where, self.exc))
+        return self.envs[-1]
+
+
+class _RaisingReward(TurnsReward):
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__()
+        self.exc = exc
+
+    def __call__(self, inp: RewardInput) -> RewardResult:
+        raise self.exc
+
+
+class _RaisingEngine(ReferenceEngine):
+    def __init__(self, chat: ChatFormat, exc: BaseException) -> None:
+        super().__init__(ReferenceEngineConfig(), chat=chat)
+        self.exc = exc
+
+    async def generate(
+        self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
+    ) -> Generation:
+        raise self.exc
+
+
+_WHERE = {  # where the component raises: the failure's kind and the status it leaves
+    "engine": ("engine", "aborted"),
+    "reset": ("env", "failed"),
+    "step": ("env", "failed"),
+    "finish": ("env", "failed"),
+    "outcome": ("env", "failed"),
+    "factory": ("env", "failed"),
+    "reward": ("reward", None),
+    "aclose": (None, "completed"),  # logged: releasing the world is never the episode's failure
+}
+
+
+def _runner(chat: ChatFormat, where: str, exc: BaseException) -> Any:
+    runner = toy_runner(
+        chat,
+        factory=_RaisingFactory(where, exc),
+        reward=_RaisingReward(exc) if where == "reward" else None,
+    )
+    if where == "engine":
+        runner.engine = _RaisingEngine(chat, exc)
+    return runner
+
+
+@pytest.mark.parametrize("where", list(_WHERE))
+def test_a_cancelled_error_a_component_raises_is_its_failure(qwen_chat: ChatFormat, where: str) -> None:
+    """A client library's own cancellation leaking out of a call (aiohttp's, a websocket's) raised
+    CancelledError out of the episode while nothing cancelled it: asyncio read it as the task's
+    cancellation, the eval dropped the episode without a record while its summary said complete
+    (3 of 4 tasks scored, accuracy over 3), and slime's gather lost the sample."""
+    kind, status = _WHERE[where]
+    runner = _runner(qwen_chat, where, asyncio.CancelledError())
+    result, reward = asyncio.run(runner.run(task(), "eval"))
+    if kind is None:
+        assert result.failure is None and result.status == status
+        return
+    assert result.failure is not None and (result.failure.kind, result.failure.error_type) == (
+        kind,
+        "CancelledError",
+    )
+    assert status is None or result.status == status
+    assert "nothing cancelled the episode" in (result.error or "")
+    assert reward.value == 0.0
+
+
+@pytest.mark.parametrize("where", ["engine", "step", "reward"])
+def test_a_cancellation_of_the_episode_still_cancels_it(qwen_chat: ChatFormat, where: str) -> None:
+    """The task itself cancelled (Ctrl-C in an eval, a task slime drops) goes on up as before, whatever
+    component was running."""
+    started = asyncio.Event()
+
+    class Waits(BaseException):  # never raised: the component waits until its task is cancelled
+        pass
+
+    async def cancelled() -> None:
+        runner = _runner(qwen_chat, where, Waits())
+        gate = asyncio.Event()
+
+        async def wait(*args: Any, **kwargs: Any) -> Any:
+            started.set()
+            await gate.wait()
+
+        if where == "engine":
+            runner.engine.generate = wait
+        elif where == "reward":
+
+            class Waiting(TurnsReward):
+                async def score_async(self, inp: RewardInput) -> RewardResult:
+                    return await wait()
+
+            runner.reward = Waiting()
+        else:
+            runner.env_factory = ToyFactory()
+            original = runner.env_factory.__call__
+
+            def factory(row: Any, mode: Any) -> ToyEnv:
+                env = original(row, mode)
+                env.step = wait  # type: ignore[method-assign]
+                return env
+
+            runner.env_factory = factory  # type: ignore[assignment]
+        episode = asyncio.ensure_future(runner.run(task(), "eval"))
+        await asyncio.wait([episode, asyncio.ensure_future(started.wait())], return_when="FIRST_COMPLETED")
+        assert started.is_set(), f"the {where} never ran: {episode.result()}"
+        episode.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await episode
+
+    asyncio.run(cancelled())
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), SystemExit(3)], ids=["KeyboardInterrupt", "SystemExit"])
+def test_the_process_s_own_exits_go_on_up(qwen_chat: ChatFormat, exc: BaseException) -> None:
+    """Ctrl-C and an exit are the process's: no component's failure, never swallowed."""
+    runner = _runner(qwen_chat, "engine", exc)
+    with pytest.raises(type(exc)):
+        asyncio.run(runner.run(task(), "eval"))
