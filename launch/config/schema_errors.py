@@ -37,9 +37,54 @@ def problems_from_validation(
     `root` (the whole run config when validating RunConfig itself)."""
     problems = []
     for item in error.errors(include_url=False):
+        # a key YAML or Hydra read as no text: of a mapping field (`env_vars: {on: "1"}`), of a section
+        loc = item["loc"]
+        if (item["type"] == "string_type" and loc[-1:] == ("[key]",)) or item["type"] == "invalid_key":
+            at = loc[:-2] if loc[-1] == "[key]" else loc[:-1]
+            mapping = _join(prefix, _config_key(at, data))
+            raw = _raw_key(data if root is None else root, mapping, loc[len(at)])
+            problems.append(_key_not_text(mapping, raw, provenance))
+            continue
         key = _join(prefix, _config_key(item["loc"], data))
         problems.append(_problem(item, key, provenance, data if root is None else root))
     return problems
+
+
+# How YAML 1.1 (Hydra's loader) spells a key it reads as no text, by what it reads.
+_UNQUOTED = {
+    "bool": "`on`, `off`, `yes`, `no`, `true` or `false` unquoted",
+    "NoneType": "`~` or `null` unquoted",
+}
+
+
+def _raw_key(root: Mapping[str, Any], mapping: str, key: Any) -> Any:
+    """The key of the mapping as the config holds it (pydantic's location says 1 for True)."""
+    node = value_at(root, mapping)
+    return (
+        next((k for k in node if k == key and not isinstance(k, str)), key)
+        if isinstance(node, Mapping)
+        else key
+    )
+
+
+def _key_not_text(mapping: str, raw: Any, provenance: Provenance) -> Problem:
+    """A key of the mapping at `mapping` that YAML or Hydra read as a number, a boolean or null
+    (`env_vars: {on: "1"}`): pydantic said "Input should be a valid string (got True)" at the mapping,
+    and the fix set an item of a list (`+hardware.env_vars.1='True'`). A mapping's keys are text."""
+    kind = type(raw).__name__
+    spelled = _UNQUOTED.get(kind, f"`{raw}` unquoted")
+    source = provenance.source(mapping)
+    message = (
+        f"{mapping} has a key read as the {kind} {raw!r} ({spelled}), not as text: every key of {mapping} "
+        "is text"
+    )
+    quoted_key = "'<the key as written>'" if isinstance(raw, bool) else f"'{raw}'"
+    if source.startswith("override `"):
+        typed = source.removeprefix("override ")
+        fix = f"drop {typed} (and quote the key where it is typed: {{{quoted_key}: …}})"
+    else:
+        fix = f"in {source.split(' (')[0] or 'the file that sets it'}, quote the key: {quoted_key}: …"
+    return Problem(mapping, message, source, fix)
 
 
 def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any]) -> Problem:

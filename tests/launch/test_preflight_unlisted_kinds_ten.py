@@ -278,3 +278,27 @@ def test_a_path_below_hydras_cwd_is_fixed_as_the_relative_path() -> None:
     (error,) = _errors(args)
     assert error.fix.startswith("set paths.runs_dir=mine (a relative path is read from the directory"), error
     assert _errors(_fixed(args, error)) == []
+
+
+# --- a key of a mapping YAML or Hydra reads as no text (`env_vars: {on: "1"}`, `{1: x}`, a section's `1:`):
+# "Input should be a valid string (got True)" at the mapping, with the fix `+hardware.env_vars.1='True'` (an
+# item of a list), or "Keys should be strings" with "see the field's comment".
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    where=st.sampled_from(["hardware.env_vars", "hardware", "model.chat.chat_template_kwargs"]),
+    key=st.sampled_from(["on", "yes", "1", "true", "3.5"]),
+)
+def test_a_key_read_as_no_text_is_named_at_its_mapping_with_its_file(
+    where: str, key: str, tmp_path: Path
+) -> None:
+    config_dir = tmp_path / "conf"
+    (config_dir / "experiment").mkdir(parents=True, exist_ok=True)
+    parts = where.split(".")
+    lines = [f"{'  ' * depth}{part}:" for depth, part in enumerate(parts)]
+    lines.append(f"{'  ' * len(parts)}{key}: '1'")
+    header = "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - _self_\n"
+    (config_dir / "experiment" / "mine.yaml").write_text(header + "\n".join(lines) + "\n")
+    errors = [e for e in _errors(["+experiment=mine"], (str(config_dir),)) if e.key == where]
+    (error,) = errors  # was another key's words (a list item's fix), or "see the field's comment"
+    assert "not as text" in error.message and "mine.yaml" in error.source, error
+    assert error.fix.startswith("in ") and "quote the key" in error.fix, error.fix
