@@ -320,7 +320,13 @@ async def _run_eval(
             for result in results:
                 if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
                     raise result
-        outcome.reason = budget.reason(len(jobs) - len(records))
+        # Complete means a record of every episode selected: an episode task that ended without one
+        # (anything that escaped it, a CancelledError nobody asked for) leaves the eval incomplete, its
+        # missing episodes played again by --resume, never a summary over fewer tasks saying complete.
+        missing = len(jobs) - len(records)
+        outcome.reason = budget.reason(missing) or (
+            f"{missing} episode(s) ended without a record; resume to play them" if missing else None
+        )
         outcome.complete = outcome.reason is None
     finally:
         await runner.aclose()  # closes the engine too

@@ -54,3 +54,27 @@ def test_an_engines_own_cancelled_error_leaves_a_record_of_its_episode(
     failed = [record for record in records if record["status"] != "completed"]
     assert len(failed) == 1 and failed[0]["engine_failure"]
     assert "CancelledError" in failed[0]["error"]
+
+
+def test_an_eval_missing_a_record_is_not_complete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever ends an episode's task without its record (here a CancelledError out of the episode
+    itself, which the eval's gather takes for a cancellation), the summary said complete over the
+    tasks it had. Now complete means a record of every selected episode, and a resume plays the rest."""
+    rows = bfcl_rows(per_category=1)[:3]
+    play = eval_runner._run_episode
+    lost: list[str] = []
+
+    async def loses_one(runner: Any, job: Any, sampling: Any, attempt: int) -> dict[str, Any]:
+        if not lost:
+            lost.append(job.task_id)
+            raise asyncio.CancelledError
+        return await play(runner, job, sampling, attempt)
+
+    monkeypatch.setattr(eval_runner, "_run_episode", loses_one)
+    summary = asyncio.run(run_eval(bfcl_runtime(), reference_config(), rows, tmp_path, show_progress=False))
+    assert len(read_records(tmp_path)) == len(rows) - 1
+    assert not summary["complete"] and "1 episode(s) ended without a record" in summary["reason"]
+    resumed = asyncio.run(
+        run_eval(bfcl_runtime(), reference_config(), rows, tmp_path, resume=True, show_progress=False)
+    )
+    assert resumed["complete"] and {r["task_id"] for r in read_records(tmp_path)} >= set(lost)
