@@ -179,6 +179,16 @@ _NEXT_ITEM = (
 )
 # The flag's value also as the next item of a list written out (`'--api-key', 'V'` in a failed command's
 # repr, `"--api-key", "V"` in JSON, `[--api-key,V]` in an override).
+# What `_value_may_follow` reads: the suffixes `_ASSIGNED` and `_FLAG_VALUE` take, read ignoring case
+# as `re` does (`İ`, `ı`, `ſ`, the Kelvin sign are also `i`, `s`, `k`), what they let stand before a
+# value (besides spaces and `choice(`), and `_VALUE`'s characters
+_SUFFIXES = ("word", "wd", "phrase", "nature", "entials", "ential", "s")
+_NAMED_VALUE: list[re.Pattern[str]] = []  # `_named_value_patterns()`
+_FOLD = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
+_BEFORE_VALUE = frozenset("\\'\":=,[(")
+_VALUE_CHARS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-\u0130\u0131\u017f\u212a"
+)
 _FLAG_VALUE = rf"(?:word|wd|phrase|nature|entials?|s)?(?:\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
 # A dot may: it ends the path of a dotted key (`eval.engine.api_key=V`, an override quoted in a log).
@@ -425,7 +435,8 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
         word = "key"
     if start and lower[start - 1] in _NOT_BEFORE_WORD and not _camel_word(text, start):
         return []
-    assigned = re.compile(_ASSIGNED, re.IGNORECASE).match(text, at + len(word))
+    value_follows = bool(_NAMED_VALUE) or _value_may_follow(text, at + len(word))
+    assigned = _named_value_patterns()[0].match(text, at + len(word)) if value_follows else None
     if assigned is not None:
         spans = [assigned.span(1)]
         item = re.compile(_NEXT_ITEM, re.IGNORECASE).match(text, assigned.end())
@@ -437,11 +448,47 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
     while name_start and (lower[name_start - 1].isalnum() or lower[name_start - 1] in "-_"):
         name_start -= 1
     flag = (
-        re.compile(_FLAG_VALUE, re.IGNORECASE).match(text, at + len(word))
-        if lower.startswith("--", name_start)
+        _named_value_patterns()[1].match(text, at + len(word))
+        if value_follows and lower.startswith("--", name_start)
         else None
     )
     return [flag.span(1)] if flag is not None else []
+
+
+def _named_value_patterns() -> list[re.Pattern[str]]:
+    """`_ASSIGNED` and `_FLAG_VALUE`, compiled when first needed; from then on `_value_after` tries them
+    wherever a name's word stands, as fast as `_value_may_follow` could tell (an eval's records)."""
+    if not _NAMED_VALUE:
+        _NAMED_VALUE.extend((re.compile(_ASSIGNED, re.IGNORECASE), re.compile(_FLAG_VALUE, re.IGNORECASE)))
+    return _NAMED_VALUE
+
+
+def _value_may_follow(text: str, at: int) -> bool:
+    """A value `_ASSIGNED` or `_FLAG_VALUE` could match follows the name's word ending at `at`: after
+    the rest of a longer word (or none), what either lets stand before a value (spaces, quotes,
+    backslashes, `:`, `=`, `,`, `[`, `(`, `choice(`), a run of `_VALUE`'s characters 8 long with a letter
+    and a digit. Both patterns (~5 M instructions each to compile) are compiled and tried only then:
+    `max_new_tokens: 20000`, `api_key: null`, `--input-key prompt`, in every plan, hold no such value."""
+    suffixed = (
+        at + len(suffix)
+        for suffix in _SUFFIXES
+        if text[at : at + len(suffix)].translate(_FOLD).lower() == suffix
+    )
+    for end in (at, *suffixed):
+        while end < len(text) and (text[end] in _BEFORE_VALUE or text[end].isspace()):
+            end += 1
+            if text.startswith("(", end + 6) and text[end : end + 6].isalpha():  # `choice(`, in any case
+                end += 7
+        signs = end
+        while signs > at and text[signs - 1] == "=":  # `=` is also a value's character
+            signs -= 1
+        run = end
+        while run < len(text) and text[run] in _VALUE_CHARS:
+            run += 1
+        value = text[end:run]
+        if run - signs >= 8 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
+            return True
+    return False
 
 
 def _camel_word(text: str, at: int) -> bool:
