@@ -25,6 +25,7 @@ from rich.markup import escape
 from launch.cli import completion
 from launch.cli import eval_setup as common
 from launch.cli.eval_checkpoint import check_stage_checkpoint, not_a_checkpoint
+from launch.cli.lazy import ARGV_KEY
 from launch.cli.out_option import writable_out
 from launch.config.errors import EXIT_CONFIG_ERROR, did_you_mean
 from launch.config.secrets import scrub_obj, scrub_text
@@ -254,11 +255,41 @@ def _say_how_to_resume(out: Path) -> None:
     --out runs only the others."""
     kept = out / "trajectories.jsonl"
     episodes = sum(1 for line in kept.open("rb") if line.strip()) if kept.is_file() else 0
-    Console(stderr=True, highlight=False).print(
-        f"{episodes} finished episode(s) kept in {escape(str(kept))}; resume with the same command plus "
-        f"--out {escape(shlex.quote(str(out)))} --resume",
-        soft_wrap=True,
+    typed = _typed_command()
+    again = [*_without_out_and_resume(typed or []), "--out", str(out), "--resume"]
+    line = shlex.join(["t3rl", *again])
+    # The command itself when it can be shown whole (no credential typed in it would be masked).
+    how = (
+        f"resume with: {line}"
+        if typed and scrub_text(line) == line
+        else f"resume with the same command plus --out {shlex.quote(str(out))} --resume"
     )
+    Console(stderr=True, highlight=False).print(
+        f"{episodes} finished episode(s) kept in {escape(str(kept))}; {escape(how)}", soft_wrap=True
+    )
+
+
+def _typed_command() -> list[str] | None:
+    """The command line as typed after `t3rl` (kept by launch.cli.lazy), or None outside the CLI."""
+    # lazy: the Click typer vendors (its contexts, not click's), only once an eval was stopped
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    typed = ctx.meta.get(ARGV_KEY) if ctx is not None else None
+    return list(typed) if isinstance(typed, list) else None
+
+
+def _without_out_and_resume(argv: Sequence[str]) -> list[str]:
+    """`argv` without its --out DIR (or --out=DIR) and --resume: the resume line gives its own."""
+    kept, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == "--out":
+            skip = True
+        elif not (word.startswith("--out=") or word == "--resume"):
+            kept.append(word)
+    return kept
 
 
 def _check_tokenizer(runtime: RuntimeConfig, run: RunConfig | None, arguments: list[str]) -> None:

@@ -21,6 +21,9 @@ from typer.core import TyperCommand
 from launch.cli.failures import exit_code_for, mend_surroundings, sigterm_as_interrupt
 from launch.cli.help_format import PlainGroup, plain_metavars
 
+# Where the group keeps the command line as typed (`click.Context.meta`, shared by its subcommands).
+ARGV_KEY = "t3rl.argv"
+
 
 @dataclass(frozen=True)
 class Subcommand:
@@ -116,6 +119,8 @@ class LazyGroup(PlainGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         """A command given after its own options or overrides (`t3rl +experiment=x validate`): refused
         with the line that works (Click named the first argument as an unknown command or option)."""
+        # The command line as typed after `t3rl`: a stopped command's resume line repeats it whole.
+        ctx.meta.setdefault(ARGV_KEY, list(args))
         own = [name for param in self.params for name in (*param.opts, *param.secondary_opts)]
         own += ctx.help_option_names
         first = args[0].partition("=")[0] if args else ""

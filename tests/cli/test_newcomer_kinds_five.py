@@ -13,6 +13,9 @@
   user): matplotlib printed two warnings in every eval stage. The libraries' per-user dirs
   (XDG_CACHE_HOME, XDG_CONFIG_HOME, unless the user set them) go to a private dir under the temp dir,
   in the launcher and in every stage command.
+- a stopped `t3rl eval` said 'resume with the same command plus --out DIR --resume': typed with --out
+  (or --resume), that gave a command with two of each. It prints the command itself (the line as
+  typed, its --out and --resume replaced), unless a credential typed in it would have to be masked.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import io
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -36,6 +40,7 @@ from launch.cli.failures import exit_code_for
 from launch.run.stage_progress import StageProgress
 from t3rl_core.os_errors import failed_file, os_error_line, stage_main
 from t3rl_core.progress_format import DATA_LABEL, DATA_LINE, EVAL_LABEL, EVAL_LINE, counted_line, eval_line
+from tests.support.cli_app import invoke
 from tests.support.eval_runs import bfcl_runtime
 from tests.support.tiny_stack import bfcl_rows, write_jsonl
 
@@ -313,3 +318,55 @@ def test_the_launcher_moves_the_libraries_dirs_under_an_unwritable_home(tmp_path
     env["XDG_CONFIG_HOME"] = str(tmp_path / "mine")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.stdout.split()[0] == str(tmp_path / "mine"), done
+
+
+# ------------------------------------------- a stopped eval's resume line is a command to paste
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "+experiment=quickstart", "--stage", "eval_reference"],
+        ["eval", "+experiment=quickstart", "--out", "OUT", "--stage", "eval_reference"],
+        ["eval", "--out=OUT", "+experiment=quickstart", "--resume", "--stage", "eval_reference"],
+    ],
+    ids=["no --out", "--out DIR", "--out=DIR and --resume"],
+)
+def test_an_eval_stopped_prints_the_command_that_resumes_it(
+    here: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    """Before: 'resume with the same command plus --out DIR --resume': with --out typed, that command
+    had two (and with --resume, two of those); it is the command itself now, to paste."""
+
+    def interrupted(*args: object) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
+    monkeypatch.setattr("launch.cli.eval_setup.prepared", interrupted)
+    out = here / "my evals é" / "first"
+    typed = [str(out) if word == "OUT" else word.replace("OUT", str(out)) for word in argv]
+    result = invoke(typed)
+    assert result.exit_code == 130, result.output
+    line = next(x for x in result.stderr.splitlines() if "resume with: " in x).split("resume with: ", 1)[1]
+    again = shlex.split(line)
+    if "OUT" not in " ".join(argv):  # no --out typed: the dir the eval chose
+        out = Path(again[-2])
+        assert out.is_dir() and (out / "manifest.json").exists(), again
+    assert again[0] == "t3rl" and again[-3:] == ["--out", str(out), "--resume"], again
+    assert again.count("--out") == 1 and again.count("--resume") == 1, again
+    kept = [w for w in typed if w not in ("--resume", "--out", str(out)) and not w.startswith("--out=")]
+    assert again[1:-3] == kept, again
+
+
+def test_a_resume_line_that_would_show_a_credential_stays_generic(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("launch.cli.eval_command._check_tokenizer", lambda *args: None)
+    monkeypatch.setattr("launch.cli.eval_setup.prepared", interrupted)
+    out = here / "ev"
+    typed = ["eval", "+experiment=quickstart", "--stage", "eval_reference", "--out", str(out)]
+    result = invoke([*typed, "--url", "http://user:hunter2pass@localhost:1"])
+    assert "hunter2pass" not in result.output, result.output

@@ -450,4 +450,7 @@ def test_an_eval_stopped_while_its_data_is_prepared_says_how_to_go_on(
     result = invoke(["eval", "+experiment=quickstart", "--stage", "eval_reference", "--out", str(out)])
     assert result.exit_code == 130, result.output
     said = " ".join(result.stderr.split())
-    assert f"resume with the same command plus --out {out} --resume" in said, said
+    # the command itself since tests/cli/test_newcomer_kinds_five.py's round
+    assert (
+        f"resume with: t3rl eval +experiment=quickstart --stage eval_reference --out {out} --resume" in said
+    )
