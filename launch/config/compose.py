@@ -675,7 +675,11 @@ def _looks_like_a_path(value: Any) -> bool:
 
 def _composition_problem(error: Exception, parsed: list[Override], loader: ConfigLoaderImpl) -> Problem:
     from launch.config.composition_fixes import group_added_again  # lazy: only to explain a mistake
-    from launch.config.defaults_order import group_listed_again, override_before_entry  # lazy: likewise
+    from launch.config.defaults_order import (  # lazy: likewise
+        group_listed_again,
+        null_key,
+        override_before_entry,
+    )
 
     message = str(error).strip()
     added = group_added_again(message, parsed, lambda group: internals.group_exists(loader, group))
@@ -687,6 +691,9 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     again = group_listed_again(message, _chosen_configs(parsed, loader), loader)
     if again is not None:
         return again
+    nothing = null_key(message, _chosen_configs(parsed, loader), loader)
+    if nothing is not None:
+        return nothing
     nulled = next(
         (
             o

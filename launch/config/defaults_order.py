@@ -7,6 +7,7 @@ the two entries as written, and the order that composes."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -83,22 +84,66 @@ def entry_choosing(group: str, option: str, chosen: list[str], loader: Any) -> t
     lists name (a base experiment): Hydra names the primary config for an `override` entry ("In 'config':
     Could not find 'model/nope'"), or no file at all ("Multiple values for model"), so t3rl blamed
     config.yaml or "(schema default)" for a line of the user's own experiment."""
+    for file in chosen_files(chosen, loader):
+        for entry in _defaults_of(file):
+            target, _, value = entry.removeprefix("override ").rpartition(":")
+            if target.strip().lstrip("/").partition("@")[0] == group and value.strip() == option:
+                return file, entry
+    return None
+
+
+def chosen_files(chosen: list[str], loader: Any) -> Iterator[str]:
+    """The files of the configs chosen on the command line and of the configs of their own group their
+    defaults lists name (a base experiment), each once, the command line's first."""
     queue, seen = list(chosen), set()
     while queue:
         config = queue.pop(0)
         if config in seen:
             continue
         seen.add(config)
-        loaded = loader.repository.load_config(config)
+        try:
+            loaded = loader.repository.load_config(config)
+        except Exception:  # a file OmegaConf cannot hold (a null key): the file still is where it is
+            found = next((s for s in loader.repository.get_sources() if s.is_config(config)), None)
+            if found is not None:
+                yield display_path(found.full_path(), config)
+            continue
         if loaded is None:
             continue
         file = display_path(loaded.path, config)
+        yield file
         for entry in _defaults_of(file):
-            target, _, value = entry.removeprefix("override ").rpartition(":")
-            if target.strip().lstrip("/").partition("@")[0] == group and value.strip() == option:
-                return file, entry
             if ":" not in entry and entry != "_self_":  # an option of the file's own group
                 queue.append(f"{config.rpartition('/')[0]}/{entry}")
+
+
+_NULL_KEY = r"Incompatible key type 'NoneType'\s+full_key: (?P<key>\S*)"
+
+
+def null_key(message: str, chosen: list[str], loader: Any) -> Problem | None:
+    """A mapping key YAML reads as null (`~: 1`, `null: 1`): OmegaConf refuses it while
+    merging ("Incompatible key type 'NoneType'"), which t3rl printed at a key named 'NoneType' with no
+    file and no fix. The file is the chosen config whose mapping at that key holds it."""
+    found = re.search(_NULL_KEY, message)
+    if found is None:
+        return None
+    key = found["key"]
+    for file in chosen_files(chosen, loader):
+        try:
+            with open(file, encoding="utf-8") as handle:
+                node = yaml.safe_load(handle)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        for part in key.split(".") if key else []:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and None in node:
+            where = key or "the top level"
+            return Problem(
+                key=where,
+                message=f"a key of {where} is null (`~` or `null` unquoted): every key is text",
+                source=file,
+                fix=f"in {file}, quote the key ('~': …) or give it its name",
+            )
     return None
 
 

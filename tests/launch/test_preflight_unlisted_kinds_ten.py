@@ -302,3 +302,19 @@ def test_a_key_read_as_no_text_is_named_at_its_mapping_with_its_file(
     (error,) = errors  # was another key's words (a list item's fix), or "see the field's comment"
     assert "not as text" in error.message and "mine.yaml" in error.source, error
     assert error.fix.startswith("in ") and "quote the key" in error.fix, error.fix
+
+
+@pytest.mark.parametrize("where", ["hardware.env_vars", "hardware", "model.chat.chat_template_kwargs"])
+@pytest.mark.parametrize("key", ["~", "null", "Null"])
+def test_a_null_key_is_named_at_its_mapping_with_its_file(where: str, key: str, tmp_path: Path) -> None:
+    config_dir = tmp_path / "conf"
+    (config_dir / "experiment").mkdir(parents=True)
+    parts = where.split(".")
+    lines = [f"{'  ' * depth}{part}:" for depth, part in enumerate(parts)]
+    lines.append(f"{'  ' * len(parts)}{key}: '1'")
+    header = "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - _self_\n"
+    (config_dir / "experiment" / "mine.yaml").write_text(header + "\n".join(lines) + "\n")
+    (error,) = _errors(["+experiment=mine"], (str(config_dir),))
+    # was "error NoneType: Incompatible key type 'NoneType'", set in "(schema default)", no fix
+    assert error.key == where and "is null" in error.message and "mine.yaml" in error.source, error
+    assert error.fix.startswith("in ") and "mine.yaml" in error.fix
