@@ -59,7 +59,8 @@ class ReferenceEngineConfig(EngineConfig):
     faults: dict[
         Literal["malformed_json", "wrong_argument", "extra_call", "premature_answer"], Probability
     ] = Field(default_factory=dict)
-    # Seed of the fault draws, mixed with each call's input tokens: a rerun injects the same faults.
+    # Seed of the fault draws, mixed with each call's input tokens and its sample's seed: a rerun injects
+    # the same faults, each sample and repeat of a task its own.
     seed: Seed = 0
     # Simulated latency per call, for benchmarks of the loop against a fixed-latency engine.
     latency_s: Delay = 0.0

@@ -81,7 +81,7 @@ class ReferenceEngine(Engine):
         if action is None:
             error = "no gold action here" if env is not None else "no environment in the generation context"
             return Generation([], [], "abort", error=f"reference engine: {error}")
-        rng = random.Random(self._state_seed(input_ids)) if self.config.faults else None
+        rng = random.Random(self._state_seed(input_ids, sampling.seed)) if self.config.faults else None
         text, calls_tools = self._text(action, context, rng)
         emitted, stop_token = _emitted(self.chat, text, calls_tools=calls_tools, sampling=sampling)
         return _generation(await self._encode(emitted), stop_token, sampling)
@@ -99,9 +99,13 @@ class ReferenceEngine(Engine):
                 self._ids[text] = ids
         return list(ids)
 
-    def _state_seed(self, input_ids: list[int]) -> int:
-        """Seed of this call's faults: the config seed and the state, so reruns inject the same faults."""
-        return zlib.crc32(array("q", input_ids).tobytes(), self.config.seed)
+    def _state_seed(self, input_ids: list[int], sample_seed: int | None) -> int:
+        """Seed of this call's faults: the config seed, the state and the sample's own seed (the eval's
+        per task, sample and repeat), so a rerun injects the same faults and another sample of the task
+        other ones: with the state alone every sample and repeat drew alike (pass@k was pass@1, a
+        repeat's variance 0)."""
+        seed = zlib.crc32(array("q", input_ids).tobytes(), self.config.seed)
+        return seed if sample_seed is None else zlib.crc32(str(sample_seed).encode(), seed)
 
     def _text(
         self, action: Any, context: GenerationContext | None, rng: random.Random | None
