@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from t3rl_core import secret_commands, secret_shapes
 
-REPO = Path(__file__).resolve().parents[2]
 NAME_PIECES = st.sampled_from(
     ["token", "Token", "pass", "word", "wd", "entİals", "s", "ſ", "X", "_", "-", "--", "\\", "\\\\", '"',
      "'", " ", "\t", "\n", ":", "=", "==", ",", "[", "(", "choice(", "CHOıCE(", "Ab3xYz9Q", "ab12", "2048",
@@ -82,12 +81,12 @@ def test_a_cold_plan_compiles_none_of_these_patterns(tmp_path: Path) -> None:
         "watched = {c._PGPASS, s._ASSIGNED, s._FLAG_VALUE}\n"
         "atexit.register(lambda: print('compiled', sorted(k[1][:12] for k in re._cache"
         " if isinstance(k, tuple) and k[1] in watched), file=sys.stderr))\n"
-        "sys.argv = ['t3rl', 'plan', '+experiment=stage2_bfcl', f'paths.runs_dir={sys.argv[1]}']\n"
+        "sys.argv = ['t3rl', 'plan', '+experiment=stage2_bfcl', f'paths.plans_dir={sys.argv[1]}']\n"
         "from launch.cli import main\n"
         "main()\n"
     )
     env = {**os.environ, "T3RL_NO_CACHE": "1", "T3RL_COMPOSE_AHEAD": "0"}
-    command = [sys.executable, "-c", probe, str(tmp_path / "runs")]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
+    command = [sys.executable, "-c", probe, str(tmp_path / "plans")]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "compiled []" in done.stderr, done.stderr[-2000:]

@@ -15,8 +15,6 @@ from hypothesis import strategies as st
 from t3rl_core import secret_shapes
 from t3rl_core.secret_shapes import ISSUERS, credentials_in, mask_shapes
 
-REPO = Path(__file__).resolve().parents[2]
-
 TOKEN = "sk-" + "Ab3" * 8
 
 
@@ -89,7 +87,7 @@ def test_the_shortest_token_is_the_issuers_shortest() -> None:
     assert min(sre_parse.parse(t).getwidth()[0] for _, _, t, _ in ISSUERS) == secret_shapes._SHORTEST_TOKEN
 
 
-def test_a_cold_validate_compiles_no_issuer_pattern() -> None:
+def test_a_cold_validate_compiles_no_issuer_pattern(tmp_path: Path) -> None:
     """stage2_bfcl's config and output hold `hf_id`, `hf_checkpoint`, no token: the patterns (~15 M
     instructions to compile) are never compiled."""
     probe = (
@@ -102,6 +100,8 @@ def test_a_cold_validate_compiles_no_issuer_pattern() -> None:
         "main()\n"
     )
     env = {**os.environ, "T3RL_NO_CACHE": "1", "T3RL_COMPOSE_AHEAD": "0"}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=REPO)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert "compiled 0" in done.stderr, done.stderr
