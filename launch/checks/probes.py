@@ -138,7 +138,7 @@ def model_dirs_usable(ctx: Context) -> Iterator[Problem]:
     config.json reads (an error under any executor: what is here is certainly broken). One without a
     config.json is a warning where the stage would read it here (it may be downloaded before `t3rl run`,
     whose own pre-flight then requires it)."""
-    from launch.checks.rules.local_dirs import fields_of_kind  # here: the rules package imports this module
+    from launch.checks.rules.local_dirs import fields_of_kind  # lazy: the rules package imports this module
 
     model = ctx.run.model
     local = ctx.run.executor.kind == "local"
