@@ -157,7 +157,8 @@ def _eval_stage(path: Path) -> StageView:
         return StageView(EVAL_RECORD, status, {})
     complete = summary.get("complete") is True
     record = {"message": "" if complete else str(summary.get("reason") or "incomplete")}
-    return StageView(EVAL_RECORD, "succeeded" if complete else "failed", record)
+    ended = "succeeded" if complete else "stopped" if summary.get("stopped") is True else "failed"
+    return StageView(EVAL_RECORD, ended, record)
 
 
 def _gone_sweep_point(path: Path) -> str | None:

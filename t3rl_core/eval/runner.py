@@ -328,6 +328,12 @@ async def _run_eval(
             f"{missing} episode(s) ended without a record; resume to play them" if missing else None
         )
         outcome.complete = outcome.reason is None
+    except (KeyboardInterrupt, asyncio.CancelledError, BrokenPipeError) as stop:
+        # Stopped, not failed: Ctrl-C / SIGTERM, or the reader of its output went away (`| head`).
+        # The summary says so (`stopped`), and `t3rl runs` shows the eval stopped, as a run's stage.
+        why = STOPPED_READER_GONE if isinstance(stop, BrokenPipeError) else STOPPED_BY_USER
+        outcome.reason, outcome.stopped = f"{why} before every episode finished; --resume goes on", True
+        raise
     finally:
         await runner.aclose()  # closes the engine too
         wall_time_s = time.monotonic() - started
@@ -345,6 +351,12 @@ class Outcome:
     complete: bool = False
     reason: str | None = None
     model: dict[str, Any] | None = None
+    # Ended by a stop (a signal, the reader of its output gone), not by a failure.
+    stopped: bool = False
+
+
+STOPPED_BY_USER = "stopped by the user (Ctrl-C or SIGTERM)"
+STOPPED_READER_GONE = "stopped: the reader of its output went away (a pipe closed)"
 
 
 @dataclass
@@ -512,6 +524,7 @@ def _summary(
         "max_num_steps": runtime.rollout.max_num_steps,
         "complete": outcome.complete,
         "reason": outcome.reason,
+        **({"stopped": True} if outcome.stopped else {}),
         "engine_failures": {
             "episodes": sum(bool(r.get("engine_failure")) for r in records),
             "max_rate": config.max_engine_failure_rate,

@@ -370,3 +370,39 @@ def test_a_resume_line_that_would_show_a_credential_stays_generic(
     typed = ["eval", "+experiment=quickstart", "--stage", "eval_reference", "--out", str(out)]
     result = invoke([*typed, "--url", "http://user:hunter2pass@localhost:1"])
     assert "hunter2pass" not in result.output, result.output
+
+
+# ------------------------------------------- a stopped eval's record says stopped, not failed
+
+
+@pytest.mark.parametrize(
+    "stop", [KeyboardInterrupt, lambda: BrokenPipeError(32, "Broken pipe")], ids=["ctrl-c", "reader-gone"]
+)
+def test_an_eval_stopped_between_episodes_is_listed_as_stopped(
+    here: Path, monkeypatch: pytest.MonkeyPatch, stop: Callable[[], BaseException]
+) -> None:
+    """Before: `t3rl eval … | head -1` (or Ctrl-C once episodes ran) wrote a summary 'stopped before every
+    episode finished (interrupted or crashed)' that `t3rl runs` listed as ✗ failed."""
+    from launch.cli.runs import load_run
+    from t3rl_core.eval import runner
+
+    played: list[object] = []
+    original = runner._run_episode
+
+    async def stopping(*args: object) -> dict[str, object]:
+        played.append(args)
+        if len(played) == 3:
+            raise stop()
+        return await original(*args)
+
+    monkeypatch.setattr(runner, "_run_episode", stopping)
+    out = here / "ev"
+    argv = ["eval", "+experiment=quickstart", "--stage", "eval_reference", "--out", str(out)]
+    from t3rl_core.chat.tiny import shared_tokenizer_dir
+
+    tokenizer = f"model.chat.tokenizer={shared_tokenizer_dir('qwen3')}"
+    result = invoke([*argv, "eval.concurrency=1", "eval.limit_per_category=2", tokenizer])
+    assert result.exit_code in (130, 141), result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False and summary["stopped"] is True, summary
+    assert load_run(out).status == "stopped"
