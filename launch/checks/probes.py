@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from launch.checks.context import Context
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.hf_config import hf_config_problem, json_object
@@ -142,11 +144,16 @@ def model_dirs_usable(ctx: Context) -> Iterator[Problem]:
 
     model = ctx.run.model
     local = ctx.run.executor.kind == "local"
-    for key, path, _ in fields_of_kind(ctx.run, MODEL_DIR):
-        # the base model t3rl builds itself (prepare_model) is not here yet; the root eval section is
-        # judged below as each eval stage runs it
-        if not key.startswith("eval.") and not (key == "model.hf_checkpoint" and model.synthetic):
-            yield from _model_dir_problems(key, path, _download(model.hf_id, path), warn=local)
+    # The root eval section is judged below as each eval stage runs it, and the stages' own sections hold
+    # no model of their own (an eval stage's overrides are in its eval config): walked are the others.
+    sections = [n for n in type(ctx.run).model_fields if n not in ("eval", "stages")]
+    for name, section in ((n, getattr(ctx.run, n)) for n in sections):
+        for key, path, _ in (
+            fields_of_kind(section, MODEL_DIR, f"{name}.") if isinstance(section, BaseModel) else ()
+        ):
+            # the base model t3rl builds itself (prepare_model) is not here yet
+            if not (key == "model.hf_checkpoint" and model.synthetic):
+                yield from _model_dir_problems(key, path, _download(model.hf_id, path), warn=local)
     if not ctx.stages_run_here:
         return  # the eval stages run on the cluster (or, under the dry executor, nowhere)
     for stage, config, overrides in eval_configs(ctx.run):

@@ -13,6 +13,7 @@ directory is checked by declaring its type:
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from collections.abc import Iterator
@@ -35,11 +36,17 @@ def fields_of_kind(model: BaseModel, kind: str, prefix: str = "") -> Iterator[tu
     for name, field in type(model).model_fields.items():
         value = getattr(model, name)
         key = f"{prefix}{name}"
-        kinds = {m.name for m in markers(field.metadata, field.annotation, StrKind)}
-        if kind in kinds and isinstance(value, str) and _read(model, field):
+        if isinstance(value, str) and kind in _kinds(type(model), name) and _read(model, field):
             yield key, value, field.default
         elif isinstance(value, BaseModel):
             yield from fields_of_kind(value, kind, f"{key}.")
+
+
+@functools.cache
+def _kinds(model: type[BaseModel], name: str) -> frozenset[str]:
+    """The str kinds the field declares, read once per field (five rules walk the config for a kind)."""
+    field = model.model_fields[name]
+    return frozenset(m.name for m in markers(field.metadata, field.annotation, StrKind))
 
 
 def _read(model: BaseModel, field: FieldInfo) -> bool:
