@@ -329,6 +329,9 @@ ORDINARY = st.one_of(
 @given(st.lists(ORDINARY, max_size=14), st.sampled_from([" ", "\n", ", ", ":", " \\\n  ", "@"]))
 @settings(max_examples=300, deadline=None)
 def test_ordinary_words_in_any_order_are_left_as_they_are(words: list[str], separator: str) -> None:
+    # `token:V` and `auth:V` are a name's value, masked where V has 8+ characters with a letter and a
+    # digit (`token:/a/00000`, a UUID): not ordinary words, drawn at random now and then.
+    assume(separator != ":" or not {"token", "auth"} & set(words))
     text = separator.join(words)
     assert mask_text(text) == text and mask_episode_text(text) == text, text
 
