@@ -131,8 +131,9 @@ _CONFIG_SET = {
     "pip3": ("set",), "git": ("config",), "poetry": ("config",), "conda": ("--set",),
     "redis-cli": ("set",), "gcloud": ("set",), "firebase": ("functions:config:set",),
 }  # fmt: skip
-# Names a config command sets that hold a credential where `is_secret_name` has no word for it.
-_CONFIG_SECRET_NAMES = re.compile(r"(?i)(requirepass|masterauth|http-basic\..+|pypi-token\..+|.*authtoken)$")
+# Names a config command sets that hold a credential where `is_secret_name` has no word for it (a
+# pattern string compiled on first use, as the next ones).
+_CONFIG_SECRET_NAMES = r"(?i)(requirepass|masterauth|http-basic\..+|pypi-token\..+|.*authtoken)$"
 # `fly secrets set NAME=V`, `doppler secrets set NAME=V`: every value is one.
 _SECRETS_STORES = {"fly": ("secrets", "set"), "flyctl": ("secrets", "set"), "doppler": ("secrets", "set")}
 # Programs whose options are long ones after one `-` (`openssl … -kfile F`): no value glued to a short one.
@@ -644,7 +645,7 @@ def _config_set(words: list[tuple[int, int]], texts: list[str], at: int) -> list
         return []
     name, eq, value = texts[rest[0]].partition("=")
     last = re.split(r"[.:/]", name)[-1] or name
-    if not (is_secret_name(last) or is_secret_name(name) or _CONFIG_SECRET_NAMES.match(name)):
+    if not (is_secret_name(last) or is_secret_name(name) or re.match(_CONFIG_SECRET_NAMES, name)):
         return []
     if eq:
         return [(words[rest[0]][0] + len(name) + 1, words[rest[0]][1])] if value else []

@@ -66,11 +66,12 @@ def _random(run: str) -> bool:
 
 
 # A hash as git, sha256sum and content-addressed caches print it: lower-case hex of 7+ digits (a git
-# short sha), also after its algorithm's name (`sha256:…`).
-_HASH = re.compile(r"(?:(?:sha(?:1|224|256|384|512)|md5|blake2[bs])[:-])?[0-9a-f]{7,}")
+# short sha), also after its algorithm's name (`sha256:…`). This and the next are pattern strings
+# compiled on first use: a cold plan asks neither.
+_HASH = r"(?:(?:sha(?:1|224|256|384|512)|md5|blake2[bs])[:-])?[0-9a-f]{7,}"
 # The words before `key` that make its value a secret's whatever it looks like: hex is a common way to
 # write such keys (`signing_key`, `hmacKey`, `--license-key`).
-_SECRET_KEY_HEAD = re.compile(
+_SECRET_KEY_HEAD = (
     r"(?i)(?:api|access|secret|private|client|account|subscription|wandb|sign|signing|encryption"
     r"|decryption|crypt|cipher|aes|hmac|master|licen[cs]e|session|shared|app|service|deploy|ssh|gpg|pgp"
     r"|jwt|webhook|admin|auth|root|bearer|password|pass)[_-]?key$"
@@ -82,7 +83,11 @@ def is_hash_under(name: str, value: str) -> bool:
     (`cache_key`, `sortKey`, `content-key`), not a credential although it looks random. A name written as
     an environment variable's (`DD_APP_KEY`: upper case, a secret's name by `is_secret_name`) or whose
     word before `key` makes it a secret's (`signing_key`, `hmacKey`) keeps such a value a credential."""
-    return _HASH.fullmatch(value) is not None and not name.isupper() and _SECRET_KEY_HEAD.search(name) is None
+    return (
+        re.fullmatch(_HASH, value) is not None
+        and not name.isupper()
+        and re.search(_SECRET_KEY_HEAD, name) is None
+    )
 
 
 def _kind(char: str) -> int:

@@ -26,8 +26,10 @@ from launch.config.fixes import quoted, typed_text
 from launch.config.provenance import Provenance
 from t3rl_core.records import Record
 
-_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
-_OCTAL = re.compile(r"[-+]?0[0-7_]+")
+# Pattern strings compiled, and cached by `re`, on first use: a cold plan of the shipped configs reads
+# no number that needs either.
+_SEXAGESIMAL = r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?"
+_OCTAL = r"[-+]?0[0-7_]+"
 _WORDS = frozenset(w for word in ("yes", "no", "on", "off") for w in (word, word.title(), word.upper()))
 # Cheap pre-filter on a file's text: a whole value that may be one of the above, after `: ` or `- `, or
 # in a flow list after `[` or `,`. It starts with one class of the four characters (the look-behind then
@@ -145,7 +147,7 @@ def _typed(value: Any) -> str:
 
 def _number(text: str) -> str | None:
     """The decimal number a human reads in `text`; None for a base-60 or boolean text."""
-    if _OCTAL.fullmatch(text):
+    if re.fullmatch(_OCTAL, text):
         return str(int(text.replace("_", ""), 10))
     return None
 
@@ -183,9 +185,9 @@ def _walk(node: Any, path: str, found: dict[str, Misread], index: int | None = N
 
 
 def _reading(text: str) -> str | None:
-    if _SEXAGESIMAL.fullmatch(text):
+    if re.fullmatch(_SEXAGESIMAL, text):
         return "the base-60 number"
-    if _OCTAL.fullmatch(text) and int(text.replace("_", ""), 8) != int(text.replace("_", ""), 10):
+    if re.fullmatch(_OCTAL, text) and int(text.replace("_", ""), 8) != int(text.replace("_", ""), 10):
         return "the octal number"
     if text in _WORDS:
         return "a boolean"

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml.reader
 
-from t3rl_core import secret_shapes
+from launch.config import yaml_readings
+from t3rl_core import secret_commands, secret_name_words, secret_shapes
 from tests.architecture.cold_command import probed
 
 NEVER_COMPILED = {
@@ -18,6 +19,13 @@ NEVER_COMPILED = {
     # PyYAML's pure-Python reader's, compiled on import unless deferred (launch.cli.deferred_patterns):
     # libyaml reads every shipped file.
     "yaml.reader.Reader.NON_PRINTABLE": yaml.reader.Reader.NON_PRINTABLE,
+    # YAML 1.1's other readings of a number (`0755`, `1:30`): no shipped config holds one.
+    "launch.config.yaml_readings._OCTAL": yaml_readings._OCTAL,
+    "launch.config.yaml_readings._SEXAGESIMAL": yaml_readings._SEXAGESIMAL,
+    # Read only for what a command sets (`redis-cli config set requirepass V`) and a hash under a key.
+    "t3rl_core.secret_commands._CONFIG_SECRET_NAMES": secret_commands._CONFIG_SECRET_NAMES,
+    "t3rl_core.secret_name_words._HASH": secret_name_words._HASH,
+    "t3rl_core.secret_name_words._SECRET_KEY_HEAD": secret_name_words._SECRET_KEY_HEAD,
 }
 
 
