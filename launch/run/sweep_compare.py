@@ -3,8 +3,9 @@
 Each scored point's eval summary gives its metric's 95 % Wilson interval (over the eval's tasks, when the
 metric is a rate: accuracy, pass@k, pass^k) and its benchmark identity (t3rl_core.eval.identity). The
 reference identity is the one most scored points share; a point of another identity is not ranked (its
-mark names the part that differs), nor is one whose summary records none beside recorded ones and is left out of sweep.png. Among the others, the best point is the
-highest; every point whose interval overlaps the best one's is marked so: the sweep cannot tell them apart.
+mark names the part that differs), nor is one whose summary records none beside recorded ones; neither
+is drawn in sweep.png. Among the others, the best point is the highest; every point whose interval
+overlaps the best one's is marked so: the sweep cannot tell them apart.
 
 Objectives (an hparams search) are guarded the same way: a trial whose benchmark differs from the first
 scored trial's (recorded in `<sweep dir>/identity.json`) fails instead of feeding the study
