@@ -85,7 +85,11 @@ def os_error_line(error: OSError, where: str = STAGE_WHERE) -> str | None:
     path = failed_file(error)
     if path is None:
         return None
-    advice = ADVICE.get(error.errno or 0, "").format(where=where)
+    return error_line(path, error, ADVICE.get(error.errno or 0, "").format(where=where))
+
+
+def error_line(path: str, error: OSError, advice: str) -> str:
+    """`error: <path>: <the system's reason> (<advice>)`: how the launcher and the stage commands say it."""
     reason = (error.strerror or os.strerror(error.errno)) if error.errno else str(error)
     return f"error: {path}: {reason}" + (f" ({advice})" if advice else "")
 

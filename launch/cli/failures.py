@@ -109,7 +109,7 @@ def exit_code_for(error: BaseException, command: str | None = None) -> int | Non
     from launch.run.pipeline import PipelineError  # lazy: see above
     from launch.run.record_files import RunDirError  # lazy: see above
     from t3rl_core.chat.tokenizer import TokenizerError  # lazy: see above
-    from t3rl_core.os_errors import ADVICE, failed_file  # lazy: see above
+    from t3rl_core.os_errors import ADVICE, error_line, failed_file  # lazy: see above
 
     if isinstance(error, KeyboardInterrupt):
         _say(_STOPPED, "yellow")
@@ -148,7 +148,7 @@ def exit_code_for(error: BaseException, command: str | None = None) -> int | Non
             # a run dir that exists (a resume): another paths.runs_dir would start a new run instead
             advice = f"the run dir {run} cannot be written here: make it writable"
         resume = f"; then `t3rl run --run-dir {run}` resumes the run" if run else ""
-        _say(f"error: {path}: {error.strerror or error}" + (f" ({advice})" if advice else "") + resume)
+        _say(error_line(path, error, advice) + resume)
         return EXIT_FAILED
     return None
 
