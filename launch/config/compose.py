@@ -688,10 +688,11 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     early = override_before_entry(message, loader)
     if early is not None:
         return early
-    again = group_listed_again(message, _chosen_configs(parsed, loader), loader)
+    chosen = _chosen_configs(parsed, loader)
+    again = group_listed_again(message, chosen, loader)
     if again is not None:
         return again
-    nothing = null_key(message, _chosen_configs(parsed, loader), loader)
+    nothing = null_key(message, chosen, loader)
     if nothing is not None:
         return nothing
     nulled = next(
