@@ -23,6 +23,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core.secret_name_words import is_hash
 from t3rl_core.secret_names import looks_like_credential
 from t3rl_core.secret_pieces import mask_folded, mask_values
 from t3rl_core.secret_shapes import folded_credentials_in, mask_issued, mask_shapes
@@ -143,6 +144,7 @@ def bare_userinfo_spans(text: str) -> list[tuple[int, int]]:
             found is not None
             and found.group(1).lower() not in _NOT_USERS
             and not found.group(2).startswith(("***", "$", "env:", "file:"))
+            and not is_hash(f"{found.group(1)}:{found.group(2)}")  # `sha256:<hex>@…`: a digest's address
             and (re.compile(_BARE_HOST).match(text, at + 1) is not None or _bare_name_host(text, at, found))
             and not _in_code(text, at - len(found.group(2)) - 1 - len(found.group(1)))
         ):

@@ -83,11 +83,12 @@ def is_hash_under(name: str, value: str) -> bool:
     (`cache_key`, `sortKey`, `content-key`), not a credential although it looks random. A name written as
     an environment variable's (`DD_APP_KEY`: upper case, a secret's name by `is_secret_name`) or whose
     word before `key` makes it a secret's (`signing_key`, `hmacKey`) keeps such a value a credential."""
-    return (
-        re.fullmatch(_HASH, value) is not None
-        and not name.isupper()
-        and re.search(_SECRET_KEY_HEAD, name) is None
-    )
+    return is_hash(value) and not name.isupper() and re.search(_SECRET_KEY_HEAD, name) is None
+
+
+def is_hash(text: str) -> bool:
+    """`text` is a hash as git and sha256sum print it (`_HASH`: `3f2a9c1`, `sha256:<hex>`)."""
+    return re.fullmatch(_HASH, text) is not None
 
 
 def _kind(char: str) -> int:

@@ -71,6 +71,21 @@ def test_a_password_before_a_bare_host_name_is_masked(user: str, value: str, hos
     assert_refused(value, text)
 
 
+@given(
+    st.sampled_from(["sha256", "sha1", "md5", "blake2b"]),
+    st.text("0123456789abcdef", min_size=7, max_size=64),
+    st.sampled_from(["db", "e3e70682-c209-4cac-629f-6fbed82c07cd", "host.example.com"]),
+)
+@SETTINGS
+def test_a_digest_before_an_at_is_no_user_information(algorithm: str, digest: str, host: str) -> None:
+    """`sha256:<hex>@…` is a content address (a digest written as git and sha256sum write it), not a user
+    `sha256` with a password: round nine's bare-host rule masked it (found by round eight's property
+    of ordinary words, at random)."""
+    text = f"{algorithm}:{digest}@{host}"
+    assert bare_userinfo_spans(text) == []
+    assert mask_text(text) == text and mask_episode_text(text) == text
+
+
 # What code writes with a colon before an `@` (a slice of a matrix product, a lambda, a comprehension),
 # with names and numbers of any look.
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
