@@ -181,14 +181,12 @@ _NEXT_ITEM = (
 # repr, `"--api-key", "V"` in JSON, `[--api-key,V]` in an override).
 # What `_value_may_follow` reads: the suffixes `_ASSIGNED` and `_FLAG_VALUE` take, read ignoring case
 # as `re` does (`İ`, `ı`, `ſ`, the Kelvin sign are also `i`, `s`, `k`), what they let stand before a
-# value (besides spaces and `choice(`), and `_VALUE`'s characters
+# value (besides spaces and `choice(`), and a run of `_VALUE`'s characters
 _SUFFIXES = ("word", "wd", "phrase", "nature", "entials", "ential", "s")
 _NAMED_VALUE: list[re.Pattern[str]] = []  # `_named_value_patterns()`
 _FOLD = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
 _BEFORE_VALUE = frozenset("\\'\":=,[(")
-_VALUE_CHARS = frozenset(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-\u0130\u0131\u017f\u212a"
-)
+_VALUE_RUN = "[A-Za-z0-9._~+/=\u0130\u0131\u017f\u212a-]*"
 _FLAG_VALUE = rf"(?:word|wd|phrase|nature|entials?|s)?(?:\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
 # A dot may: it ends the path of a dotted key (`eval.engine.api_key=V`, an override quoted in a log).
@@ -482,9 +480,7 @@ def _value_may_follow(text: str, at: int) -> bool:
         signs = end
         while signs > at and text[signs - 1] == "=":  # `=` is also a value's character
             signs -= 1
-        run = end
-        while run < len(text) and text[run] in _VALUE_CHARS:
-            run += 1
+        run = re.compile(_VALUE_RUN).match(text, end).end()  # type: ignore[union-attr]  # `*` always matches
         value = text[end:run]
         if run - signs >= 8 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
             return True
