@@ -28,6 +28,8 @@ from launch.config.provenance import Provenance
 from launch.config.search_path import PACKAGE, package_dir
 from launch.config.secrets import remember_config, remember_overrides
 
+# The resolvers a t3rl config may name: OmegaConf's own (t3rl registers none).
+OWN_RESOLVERS = "oc."
 # OmegaConf's resolvers whose result depends on the config alone.
 PURE_RESOLVERS = frozenset(
     {"oc.create", "oc.decode", "oc.deprecated", "oc.select", "oc.dict.keys", "oc.dict.values"}
@@ -88,8 +90,13 @@ def _plain(composition: Composition, provenance: Provenance) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def recording_resolvers(reads: Reads) -> Iterator[None]:
-    """Record in `reads` every resolver call made inside the block (the variables `oc.env` reads)."""
+    """Record in `reads` every resolver call made inside the block (the variables `oc.env` reads).
+
+    Inside it, a config sees OmegaConf's own `oc.*` resolvers alone: one that another part of the process
+    registered (Hydra's `now`, `hydra` and `python_version`, as soon as a sweeper creates a Hydra app)
+    would otherwise make `seed=${now:%H}` valid in that process and refused in a fresh one."""
     registry = BaseContainer._resolvers
+    hidden = {name: registry.pop(name) for name in list(registry) if not name.startswith(OWN_RESOLVERS)}
     originals = dict(registry)
     wrappers = {name: _recording(name, resolver, reads) for name, resolver in originals.items()}
     registry.update(wrappers)
@@ -101,6 +108,8 @@ def recording_resolvers(reads: Reads) -> Iterator[None]:
         for name, wrapper in wrappers.items():
             if registry.get(name) is wrapper:
                 registry[name] = originals[name]
+        for name, resolver in hidden.items():
+            registry.setdefault(name, resolver)
 
 
 def _recording(name: str, resolver: Callable[..., Any], reads: Reads) -> Callable[..., Any]:

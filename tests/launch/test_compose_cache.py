@@ -167,8 +167,9 @@ def test_validation_runs_on_a_hit(compositions, tmp_path) -> None:
     assert len(compositions) == 2
 
 
-def test_a_composition_with_another_resolver_is_not_cached(compositions, config_dir, tmp_path) -> None:
-    """A custom resolver may read anything (here: a counter); every call recomposes."""
+def test_another_resolver_is_refused_and_not_cached(compositions, config_dir, tmp_path) -> None:
+    """A resolver registered outside t3rl may read anything (here: a counter): a config naming it is
+    refused, as in a process where nobody registered it, and nothing is stored."""
     from omegaconf import OmegaConf
 
     counter = iter(range(100))
@@ -176,11 +177,12 @@ def test_a_composition_with_another_resolver_is_not_cached(compositions, config_
     try:
         probe = config_dir / "hardware" / "probe.yaml"
         probe.write_text(probe.read_text().replace("gpu_type: H200", "gpu_type: ${t3rl_test_counter:}"))
-        assert resolve(PROBE, [str(config_dir)]).run.hardware.gpu_type == "H200_0"
-        assert resolve(PROBE, [str(config_dir)]).run.hardware.gpu_type == "H200_1"
+        for _ in range(2):
+            with pytest.raises(ConfigError, match="Unsupported interpolation type t3rl_test_counter"):
+                resolve(PROBE, [str(config_dir)])
     finally:
         OmegaConf.clear_resolver("t3rl_test_counter")
-    assert len(compositions) == 2 and entries(tmp_path) == []
+    assert next(counter) == 0 and entries(tmp_path) == []
 
 
 def test_hydra_overrides_and_disabled_cache_skip_it(compositions, config_dir, monkeypatch, tmp_path) -> None:
@@ -300,11 +302,13 @@ def test_hydras_resolvers_in_its_own_node_leave_a_search_cached(compositions, mo
     """Once Hydra's resolvers are registered (any Hydra app run earlier in the process: setup_globals),
     its merge resolves its own node's `${now:…}` run and sweep dirs. t3rl keeps that node unresolved, so a
     search is stored all the same (in the full suite it was composed on every call); `now` in the
-    config's own values still keeps a line out of the cache."""
+    config's own values is refused, as in a process where Hydra registered nothing."""
     monkeypatch.setattr(BaseContainer, "_resolvers", dict(BaseContainer._resolvers))
     setup_globals()
     resolve(SEARCH), resolve(SEARCH)
     assert len(compositions) == 1 and len(entries(tmp_path)) == 1
     stamped = ["+experiment=stage1_bfcl", "tracking.run_name=run-${now:%H%M%S}"]
-    resolve(stamped), resolve(stamped)
-    assert len(compositions) == 3 and len(entries(tmp_path)) == 1
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="t3rl registers no resolver now"):
+            resolve(stamped)
+    assert len(entries(tmp_path)) == 1
