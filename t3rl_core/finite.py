@@ -26,9 +26,12 @@ def finite_real(value: Any) -> bool:
 
 def shown(value: Any, limit: int = 80) -> str:
     """`repr(value)` cut to `limit` characters, for a message about it: the repr of an int of more than
-    4300 digits (or of a list holding one) raises ValueError (Python's int-to-text limit)."""
+    4300 digits (or of a list holding one) raises ValueError (Python's int-to-text limit), and that of
+    a list nested thousands of levels deep RecursionError."""
     try:
         text = repr(value)
     except ValueError:
         return f"<a {type(value).__name__} holding a number too long to print>"
+    except RecursionError:
+        return f"<a {type(value).__name__} nested too deep to print>"
     return text if len(text) <= limit else text[: limit - 1] + "…"

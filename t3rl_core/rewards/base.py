@@ -34,21 +34,29 @@ class InvalidReward(ValueError):
     """A reward function returned what slime cannot train on as a reward (a bug of the reward)."""
 
 
-def checked(result: RewardResult) -> RewardResult:
-    """`result` with its value and each metric a finite built-in float (a numpy scalar or a bool
-    converted); raises InvalidReward otherwise. slime z-scores the value within its prompt group: one
-    NaN or infinity makes every advantage of the group NaN, and None or a text stops the batch's reward
-    tensor. The metrics are averaged over the batch (rollout/<source>/<name>, the eval's summary): one
-    NaN makes the mean NaN, and a value no mean takes was left out of it without a word."""
+def checked(result: RewardResult, source: str = "a reward") -> RewardResult:
+    """`result` with its value a finite built-in float (a numpy scalar converted) and each metric one
+    (a bool metric converted too: a share of episodes); raises InvalidReward otherwise, naming `source`
+    (the reward that gave it). slime z-scores the value within its prompt group: one NaN or infinity
+    makes every advantage of the group NaN, and None or a text stops the batch's reward tensor. A bool
+    value is refused: a reward is declared a real number, and `RewardResult(True)` (a check returned
+    where its score was meant) was read as 1.0 without a word. The metrics are averaged over the batch
+    (rollout/<source>/<name>, the eval's summary): one NaN makes the mean NaN, and a value no mean
+    takes was left out of it without a word."""
     if not isinstance(result, RewardResult):
-        raise InvalidReward(f"a reward returns a RewardResult, got {type(result).__name__} {result!r}")
-    value = _finite(result.value, "a reward")
+        raise InvalidReward(f"{source} returns a RewardResult, got {type(result).__name__} {shown(result)}")
+    if isinstance(result.value, bool):
+        raise InvalidReward(
+            f"{source} gave the bool {result.value!r} as its reward: a reward is a real number, "
+            f"return RewardResult(float(...)) (1.0 / 0.0) instead"
+        )
+    value = _finite(result.value, source)
     if not isinstance(result.metrics, Mapping):
         raise InvalidReward(f"a reward's metrics are a mapping, got {type(result.metrics).__name__}")
     metrics = {}
     for name, metric in result.metrics.items():
         if not isinstance(name, str):
-            raise InvalidReward(f"a reward metric is named by a text, got {type(name).__name__} {name!r}")
+            raise InvalidReward(f"a reward metric is named by a text, got {type(name).__name__} {shown(name)}")
         metrics[name] = _finite(metric, f"reward metric {name!r}")
     return RewardResult(value, metrics)
 
@@ -58,7 +66,7 @@ def within_bounds(reward: Any, inp: RewardInput, result: RewardResult) -> Reward
     `bounds`; none for a plain callable); raises InvalidReward otherwise. A value past its own formula's
     range is a bug the z-scores of its group hide: a progress of 1.5 (a world reporting more turns
     correct than it counted) outweighed every sibling that solved the task."""
-    result = checked(result)
+    result = checked(result, reward_name(reward))
     declared = reward.bounds(inp) if isinstance(reward, Reward) else None
     if declared is not None:
         low, high = declared
@@ -72,9 +80,17 @@ def within_bounds(reward: Any, inp: RewardInput, result: RewardResult) -> Reward
     return result
 
 
+def reward_name(reward: Any) -> str:
+    """How a message names the reward function `reward` (a plugin's, by its import path)."""
+    named = reward if callable(reward) and hasattr(reward, "__qualname__") else type(reward)
+    module = getattr(named, "__module__", None)
+    qualname = getattr(named, "__qualname__", type(reward).__name__)
+    return f"reward {module}.{qualname}" if module else f"reward {qualname}"
+
+
 def _finite(value: Any, what: str) -> float:
     if not isinstance(value, numbers.Real):  # numpy's scalars are registered as Real too
-        raise InvalidReward(f"{what} must be a real number, got {type(value).__name__} {value!r}")
+        raise InvalidReward(f"{what} must be a real number, got {type(value).__name__} {shown(value)}")
     if not finite_real(value):
         raise InvalidReward(f"{what} must be finite, got {shown(value)}")
     return float(value)

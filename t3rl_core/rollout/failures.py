@@ -49,20 +49,28 @@ class Failure:
         return cls(**data)
 
 
+# What stops the process rather than failing a component: Ctrl-C, an exit asked for, a generator closed.
+_PROCESS_STOPS = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
 def components_failure(exc: BaseException) -> bool:
     """Whether `exc`, raised out of an engine, a world, a parser's factory or a reward, is that
-    component's failure (the episode ends with it, recorded): any Exception, and a CancelledError
-    while nothing cancels the episode's task (a client library's own cancellation leaking out of a
-    call). asyncio reads a CancelledError as the task's own cancellation: the eval dropped such an
-    episode without a record and its summary said complete, and slime's gather lost the sample. A
-    cancellation of the task itself (Ctrl-C in an eval, a task slime drops), KeyboardInterrupt and
-    SystemExit are the process's, and go on up."""
+    component's failure (the episode ends with it, recorded): anything but the process's own stops.
+    A CancelledError is the component's while nothing cancels the episode's task (a client library's
+    own cancellation leaking out of a call): asyncio read it as the task's own cancellation, the eval
+    dropped such an episode without a record and its summary said complete, and slime's gather lost
+    the sample. A BaseException of a plugin's own (`class Stop(BaseException)`, a test framework's
+    outcome) is the component's too: it went on up and ended the whole eval or rollout batch. A
+    cancellation of the task itself (Ctrl-C in an eval, a task slime drops), KeyboardInterrupt,
+    SystemExit and GeneratorExit are the process's, and go on up (a group holding one of them too)."""
     if isinstance(exc, Exception):
         return True
     if isinstance(exc, asyncio.CancelledError):
         task = asyncio.current_task()
         return task is not None and task.cancelling() == 0
-    return False
+    if isinstance(exc, BaseExceptionGroup):
+        return all(map(components_failure, exc.exceptions))
+    return not isinstance(exc, _PROCESS_STOPS)
 
 
 def describe(exc: BaseException) -> str:

@@ -150,7 +150,7 @@ def test_a_reward_slime_cannot_train_on_is_the_rewards_failure(qwen_chat: ChatFo
 
 
 @pytest.mark.parametrize(
-    ("value", "expected"), [(1, 1.0), (True, 1.0), (np.float32(0.5), 0.5), (np.int64(-3), -3.0), (0.25, 0.25)]
+    ("value", "expected"), [(1, 1.0), (np.float32(0.5), 0.5), (np.int64(-3), -3.0), (0.25, 0.25)]
 )
 def test_real_rewards_reach_slime_as_built_in_floats(
     qwen_chat: ChatFormat, value: Any, expected: float
