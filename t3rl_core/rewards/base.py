@@ -56,7 +56,8 @@ def checked(result: RewardResult, source: str = "a reward") -> RewardResult:
     metrics = {}
     for name, metric in result.metrics.items():
         if not isinstance(name, str):
-            raise InvalidReward(f"a reward metric is named by a text, got {type(name).__name__} {shown(name)}")
+            named = f"{type(name).__name__} {shown(name)}"
+            raise InvalidReward(f"a reward metric is named by a text, got {named}")
         metrics[name] = _finite(metric, f"reward metric {name!r}")
     return RewardResult(value, metrics)
 

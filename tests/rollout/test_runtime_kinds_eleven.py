@@ -64,7 +64,8 @@ _VALUES = st.one_of(
 @given(value=_VALUES)
 def test_a_reward_is_accepted_exactly_when_it_is_a_finite_real_number_and_no_bool(value: Any) -> None:
     def real(value: Any) -> bool:
-        if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
+        numeric = isinstance(value, int | float | np.integer | np.floating)
+        if isinstance(value, bool | np.bool_) or not numeric:
             return False
         try:
             return math.isfinite(value)
