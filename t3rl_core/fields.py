@@ -80,6 +80,16 @@ class ReadWhen(Record):
         return sibling_value is not None if not self.values else sibling_value in self.values
 
 
+class DockerRun(Record):
+    """An image the Docker daemon of the machine that builds the world runs (`docker run`): pre-flight
+    probes that daemon over its local socket when the stages start here (launch/checks/docker_probe.py).
+    `instead`: sibling settings that replace the image (its server given by URL), the fix when no daemon
+    answers; `port`: the port the image serves on, for the `docker run -p` the fix explains."""
+
+    instead: tuple[tuple[str, str], ...]
+    port: int
+
+
 class StrKind(Record):
     """What a str field denotes (a path, a URL, an env-var name, …), for the schema audit and the docs."""
 
@@ -149,6 +159,15 @@ Temperature = Annotated[
         "toward noise over the whole vocabulary",
     ),
 ]
+# A learning rate: an Adam step moves each weight by about lr, and an LLM's weights are ~1e-2, so 1 or more
+# is a typo (1e6 for 1e-6), never a schedule; and below 1e-10 a step is under half the float32 spacing of
+# such a weight (2**-31, 4.7e-10), which Megatron's float32 main weights round away: nothing would train.
+LearningRate = Annotated[float, Domain("learning rate", "a step size in [1e-10, 1)"), Ge(1e-10), Lt(1)]
+# The smallest normal float32 (bfloat16 has the same exponent range), the formats the trainer and SGLang
+# compute in: a nonzero setting smaller in size is 0 (or a subnormal) there, so it is 0 in disguise or a
+# typo (1e-300, 5e-324), never a value meant. Every float of every config is judged against it where the
+# numbers written are (launch/config/schema_errors.numbers_misread), as every float is finite.
+FLOAT32_TINY = 2.0**-126
 # A real with no natural bound, deliberately (e.g. a reward's range); finite like every float.
 FiniteReal = Annotated[float, Domain("real", "any finite number (deliberately unbounded)")]
 

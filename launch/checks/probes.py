@@ -23,11 +23,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from launch.checks.context import Context
+from launch.checks.declared import run_fields_declaring
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.hf_config import hf_config_problem, json_object
 from launch.checks.import_probe import probe_argv, probe_failures, probe_reason
 from launch.checks.ledger import PlannedRun
 from launch.config.errors import Problem, did_you_mean
+from t3rl_core.fields import DockerRun
 from t3rl_core.home_paths import expand_home
 from t3rl_core.input_files import InputFile, scan
 from t3rl_core.secret import url_passwords
@@ -372,10 +374,39 @@ def _get(url: str) -> str | None:
         return str(getattr(error, "reason", error))
 
 
+# ---------------------------------------------------------------------------------------- docker images
+
+
+def docker_daemon_answers(ctx: Context) -> Iterator[Problem]:
+    """Every image a stage here would `docker run` (a field declaring `DockerRun`: OpenEnv's `env.image`,
+    which OpenEnv's LocalDockerProvider starts when the world is built, the data stage first) finds a
+    Docker daemon that answers on this machine; refused otherwise (the run's first stage would fail)."""
+    if not ctx.stages_run_here:
+        return  # the stages build the world on the cluster's nodes (or, under the dry executor, nowhere)
+    images = {k: (v, m) for k, (v, m) in run_fields_declaring(ctx, DockerRun).items() if v is not None}
+    if not images:
+        return
+    from launch.checks.docker_probe import docker_unreachable  # lazy: only a config that runs an image here
+
+    why = docker_unreachable()
+    for key, (image, run) in images.items() if why is not None else ():
+        parent = key.rpartition(".")[0]
+        instead = " ".join(f"{parent}.{field}={value}" for field, value in run.instead)
+        yield Problem(
+            key,
+            f"{key} {image} is started with `docker run` on this machine when a stage builds the world (the "
+            f"data stage first), but {why}",
+            fix=f"set {key}=null {instead} (a server of the image you start where a Docker daemon runs: "
+            f"docker run -p {run.port}:{run.port} {image}); or start the Docker daemon here "
+            "(sudo systemctl start docker)",
+        )
+
+
 RULES = (
     dataset_files_usable,
     model_dirs_usable,
     tokenizer_readable,
     endpoints_answer,
     env_server_answers,
+    docker_daemon_answers,
 )

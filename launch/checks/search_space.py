@@ -87,15 +87,49 @@ def edge_values(param: Param) -> list[str]:
 
 
 def search_space_problems(
-    params: Sequence[Param], base: Sequence[str], data: Mapping[str, Any], probe: Probe
+    params: Sequence[Param],
+    base: Sequence[str],
+    data: Mapping[str, Any],
+    probe: Probe,
+    n_trials: int = 1,
 ) -> list[Problem]:
-    """Every problem of the space: its entries' own, then those of a run at each bound and choice.
-    `base`: the overrides every trial has; `data`: the config they resolve to."""
+    """Every problem of the space: its entries' own, then those of a run at each bound and choice, then
+    entries that search one value. `base`: the overrides every trial has; `data`: the config they resolve
+    to; `n_trials`: the study's trials."""
     checks = [_EntryCheck(param, list(base), data, probe) for param in params]
     problems = [problem for check in checks for problem in check.own_problems]
     sound = [check for check in checks if not check.own_problems]
     _probe_together(sound, list(base), probe)
-    return problems + [problem for check in sound for problem in check.problems()]
+    problems += [problem for check in sound for problem in check.problems()]
+    # a space whose every entry is one value is judged once each entry reads (fixes come one at a time)
+    return problems + _one_valued(sound, n_trials if len(sound) == len(checks) else 1)
+
+
+def _one_valued(checks: Sequence[_EntryCheck], n_trials: int) -> list[Problem]:
+    """Entries that search one value: a fixed value written as a search (a warning: every trial takes it,
+    as with a plain override). When no entry of the space takes two values, every trial of the study is
+    the same run, `n_trials` times over: refused, as a study that searches nothing."""
+    fixed = [(check, value) for check in checks if (value := check.one_value()) is not None]
+    if not fixed:
+        return []
+    if len(fixed) == len(checks) and n_trials > 1:
+        check, value = fixed[0]
+        message = (
+            f"'{check.param.text}' takes one value, {check.name}={value}, and so does every entry of the "
+            f"search space: each of its {n_trials} trials would be the same run"
+        )
+        fix = "++hydra.sweeper.n_trials=1 (the one run, once); or give an entry a second value to search"
+        return [check._problem(message, "", fallback=fix)]
+    warnings = []
+    for check, value in fixed:
+        one = check._problem(
+            f"'{check.param.text}' searches one value, {check.name}={value}: every trial takes it, as with "
+            "a plain override",
+            value,
+            "the value as a plain override",
+        )
+        warnings.append(Problem(one.key, one.message, one.source, one.fix, severity="warning"))
+    return warnings
 
 
 def _probe_together(checks: Sequence[_EntryCheck], base: list[str], probe: Probe) -> None:
@@ -193,6 +227,9 @@ class _EntryCheck:
         value = self.override.value()
         if isinstance(value, IntervalSweep):
             return self._interval_shape(value)
+        repeated = self._repeated()
+        if repeated:
+            return [repeated]
         if isinstance(value, RangeSweep) and not self.values:
             start, stop, step = value.start, value.stop, value.step
             message = (
@@ -201,6 +238,45 @@ class _EntryCheck:
             fixed = f"range({stop}, {start}, {step})" if (stop - start) * step < 0 else ""
             return [self._problem(message, fixed, "start and stop swapped")]
         return []
+
+    def _repeated(self) -> Problem | None:
+        """A choice that names a value twice (`choice(1, 1)`, `choice(0.01, 1e-2)`): Optuna's categorical
+        distribution keeps each copy as a category of its own, so the sampler draws that value more often
+        and never anything new for it; a repeat is a typo for another value, or a weight nobody asked for."""
+        if not self.override.is_choice_sweep():
+            return None
+        kept: list[tuple[str, Any]] = []
+        again = ""
+        for text, value in zip(self.values, self.override.sweep_iterator(), strict=True):
+            if not any(_same(value, other) for _, other in kept):
+                kept.append((text, value))
+            else:
+                again = again or text
+        if not again:
+            return None
+        texts = [t for t, _ in kept]
+        if len(texts) == 1:
+            message = f"'{self.param.text}' names {self.name}={again} more than once and nothing else"
+            return self._problem(message, texts[0], "its one value, which every trial takes")
+        message = (
+            f"'{self.param.text}' names {self.name}={again} more than once: Optuna keeps each copy as a "
+            "category of its own, so its sampler draws that value more often than the others (a weight "
+            "nobody wrote down), or the repeat is a typo for another value"
+        )
+        return self._problem(message, _choice_text(texts), "each value once")
+
+    def one_value(self) -> str | None:
+        """The one value every trial takes (`choice(binary)`, `range(1, 2)`, `interval(0.1, 0.1)`), or None
+        when the entry searches more than one (or cannot be read: its own problems say so)."""
+        # lazy: Hydra's override parser, only for an hparams_search sweep
+        from hydra.core.override_parser.types import IntervalSweep
+
+        if self.unreadable or self.own_problems or not self.override.is_sweep_override():
+            return None
+        value = self.override.value()
+        if isinstance(value, IntervalSweep):
+            return str(value.start) if value.start == value.end else None
+        return self.values[0] if len(self.values) == 1 else None
 
     def problems(self) -> list[Problem]:
         """What is wrong with a run at one of the entry's values (after `_probe_together`)."""
@@ -386,6 +462,11 @@ def _values(override: Override, text: str) -> list[str]:
 
 def _choice_text(values: Sequence[str]) -> str:
     return values[0] if len(values) == 1 else f"choice({', '.join(values)})"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Two choices that are one value to the config (`0.01`, `1e-2`), a boolean never a number."""
+    return (type(a) is bool) == (type(b) is bool) and a == b
 
 
 def _first(problems: Sequence[Problem]) -> str:

@@ -6,7 +6,8 @@ Python's int has no end, nor has pydantic's, so a field with no upper bound (`nu
 then reaches numpy, torch or a C extension (Megatron's iteration counters, SGLang's request fields),
 which raise OverflowError hours into the run. The domain of an integer includes where it goes: int64,
 as `StrictModel`'s `allow_inf_nan=False` makes every float finite. Numbers the schema holds as floats
-are not judged (a float field given a large whole number holds a finite float).
+are not judged by that bound (a float field given a large whole number holds a finite float); they are
+judged by float32's: a nonzero float below its smallest normal (`1e-300`) is 0 where the stages compute.
 
 pydantic's lax mode also takes a boolean for a number, as 1 or 0: `seed=true` ran with seed 1,
 `eval.max_new_tokens=true` gave every call one token, a file's `temperature: off` (YAML 1.1's false)
@@ -41,23 +42,29 @@ def misread_number_problems(
     for item, raw, number in found:
         key = _list_of(item)  # an item of a list is refused at the list, which the fix sets whole
         source = provenance.source(key) or provenance.source(item)
+        fallback = _value_at(section, key.removeprefix(prefix + ".")) if prefix else _default_of(key, root)
+        if prefix and source.startswith("override `"):
+            # the overlay's value in its file, else the root's, comes back (the root's own keys get
+            # their value without the override from launch.checks.undo)
+            back: str | None = f"drop {source.removeprefix('override ')}"
+        elif fallback not in (None, "null", "true", "false"):
+            back = f"set {key}={_text(fallback)} ({'the root section' if prefix else 'its default'})"
+        else:
+            back = None
         if type(raw) is bool:
             what = f"item {item.removeprefix(key + '.')} of {key}" if item != key else key
             message = (
                 f"{what} takes a number, but {str(raw).lower()} is a boolean, which would be read as "
                 f"{number!r}: a boolean is never the number meant"
             )
-            fallback = (
-                _value_at(section, key.removeprefix(prefix + ".")) if prefix else _default_of(key, root)
+            fix = back or f"give {key} a number"
+        elif type(number) is float:
+            message = (
+                f"{key} is {number!r}, which float32 and bfloat16 (the formats the trainer and SGLang "
+                f"compute in) hold as {'a subnormal' if abs(number) >= 2.0**-149 else '0'}: no "
+                "setting is that small in size, so it is 0 in disguise or a typo"
             )
-            if prefix and source.startswith("override `"):
-                # the overlay's value in its file, else the root's, comes back (the root's own keys get
-                # their value without the override from launch.checks.undo)
-                fix = f"drop {source.removeprefix('override ')}"
-            elif fallback not in (None, "null", "true", "false"):
-                fix = f"set {key}={_text(fallback)} ({'the root section' if prefix else 'its default'})"
-            else:
-                fix = f"give {key} a number"
+            fix = f"{back}; or the value meant" if back else f"give {key} the value meant (0 if it takes 0)"
         else:
             message = (
                 f"{number} is past the largest 64-bit integer, {INT64_MAX}: numpy, torch and the C "

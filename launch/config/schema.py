@@ -39,6 +39,7 @@ from t3rl_core.fields import (
     Identifier,
     Interpreter,
     Label,
+    LearningRate,
     LocalPath,
     ModelDir,
     ModelRef,
@@ -234,9 +235,9 @@ _ADAM = ReadWhen("name", ("adam",), "only Adam has betas (t3rl passes them to Me
 
 class OptimizerConfig(StrictModel):
     name: Literal["adam", "sgd"] = "adam"
-    # Learning rate: an Adam step moves each weight by about lr, and an LLM's weights are ~1e-2, so 1 or
-    # more is a typo (1e6 for 1e-6), never a schedule.
-    lr: float = Field(1e-6, gt=0, lt=1)
+    # Learning rate (Megatron --lr): below 1e-10 a step moves no float32 weight of ~1e-2, and 1 or more is a
+    # typo (1e6 for 1e-6), never a schedule (t3rl_core.fields.LearningRate).
+    lr: LearningRate = 1e-6
     # Megatron --lr-decay-style (WSD needs --lr-wsd-decay-iters in model.architecture.extra_args).
     lr_decay_style: Literal["constant", "linear", "cosine", "inverse-square-root", "WSD"] = "constant"
     # Share of the training steps with a linear warm-up from 0 (Megatron --lr-warmup-fraction); None = none.

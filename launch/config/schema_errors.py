@@ -6,14 +6,14 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from launch.config.errors import AS_TYPED, Problem, did_you_mean
 from launch.config.fixes import assign, quoted, value_at
 from launch.config.provenance import Provenance
 from launch.config.schema_walk import OVERLAYS, field_names, model_at
 from launch.config.secrets import is_secret_key
-from t3rl_core.fields import HOLDS, Corrected, OutOfOrder, Reread
+from t3rl_core.fields import FLOAT32_TINY, HOLDS, Corrected, OutOfOrder, Reread
 from t3rl_core.registry import PluginError, UnknownNameError
 from t3rl_core.secret import SECRET_REFERENCE_ERROR
 
@@ -452,21 +452,34 @@ def _other_kinds_fix(parent: str, leaf: str, root: Mapping[str, Any], source: st
 INT64 = range(-(2**63), 2**63)
 
 
-def numbers_misread(raw: Any, validated: Any, prefix: str = "") -> Iterator[tuple[str, Any, Any]]:
+def numbers_misread(
+    raw: Any, validated: Any, prefix: str = "", *, free: bool = False
+) -> Iterator[tuple[str, Any, Any]]:
     """(key, the value as written, the number validated) of each number the validated config holds
     that is no machine number as written: a boolean pydantic's lax mode took as 1 or 0 (`seed=true`,
     `temperature: off`), a whole number past int64 in any spelling (`2**63`, quoted, an interpolation's
-    text). The schema judges values, not their spelling; the number's domain includes both. A key whose
-    validated value is still raw (a stage's overlay) is judged where the overlay is validated."""
+    text), a nonzero float that float32 holds as 0 or a subnormal (`1e-300`: fields.FLOAT32_TINY). The
+    schema judges values, not their spelling; the number's domain includes both. A key whose validated
+    value is still raw (a stage's overlay) is judged where the overlay is validated (`free`: below a
+    field typed Any, whose floats are not yet a field's)."""
     if isinstance(raw, dict):
+        fields = type(validated).model_fields if isinstance(validated, BaseModel) else None
         for k, v in raw.items():
             child = validated.get(k) if isinstance(validated, dict) else getattr(validated, str(k), None)
-            yield from numbers_misread(v, child, f"{prefix}.{k}" if prefix else str(k))
+            below = free or (fields is not None and k in fields and _holds_any(fields[k].annotation))
+            yield from numbers_misread(v, child, f"{prefix}.{k}" if prefix else str(k), free=below)
     elif isinstance(raw, list):
         items = validated if isinstance(validated, list | tuple) else ()
         for i, v in enumerate(raw):
-            yield from numbers_misread(v, items[i] if i < len(items) else None, f"{prefix}.{i}")
-    elif (type(validated) in (int, float) and type(raw) is bool) or (
-        type(validated) is int and validated not in INT64
+            yield from numbers_misread(v, items[i] if i < len(items) else None, f"{prefix}.{i}", free=free)
+    elif (
+        (type(validated) in (int, float) and type(raw) is bool)
+        or (type(validated) is int and validated not in INT64)
+        or (not free and type(validated) is float and 0 < abs(validated) < FLOAT32_TINY)
     ):
         yield prefix, raw, validated
+
+
+def _holds_any(annotation: Any) -> bool:
+    """A field whose values are left as written (Any, or a mapping to Any: a stage's overlay)."""
+    return annotation is Any or (get_origin(annotation) is dict and get_args(annotation)[1:] == (Any,))

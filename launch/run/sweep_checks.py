@@ -215,7 +215,10 @@ def search_problems(overrides: Sequence[str], first: Resolved, config_dirs: Sequ
         return settings
     params = search_params(sweeper, overrides, first.provenance.source)
     base = search_base(overrides, config_dirs)
-    problems = search_space_problems(params, base, first.config, lambda o: _problems_of(o, config_dirs))
+    n_trials = int(sweeper.get("n_trials") or 1)
+    problems = search_space_problems(
+        params, base, first.config, lambda o: _problems_of(o, config_dirs), n_trials
+    )
     if not any(p.severity == "error" for p in problems):
         problems += _trial_eval_problems(params, base, first, config_dirs)
     n_jobs = int(sweeper.get("n_jobs") or 1)

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from t3rl_core.config import EnvConfig, StartedServer
-from t3rl_core.fields import ArgvToken, ContainerImage, Corrected, HttpUrl, Identifier, PathComponent, Text
+from t3rl_core.fields import (
+    ArgvToken,
+    ContainerImage,
+    Corrected,
+    DockerRun,
+    HttpUrl,
+    Identifier,
+    PathComponent,
+    Text,
+)
 from t3rl_core.strict import StrictModel
 
 # The endpoints an OpenEnv server (openenv-core's create_app) serves under its root.
@@ -42,8 +51,9 @@ class OpenEnvEnvConfig(EnvConfig):
     name: Literal["openenv"] = "openenv"
     # The server's base URL (http://host:port); with `command`, where the started server listens.
     url: HttpUrl | None = None
-    # Docker image of the environment, started with OpenEnv's own LocalDockerProvider.
-    image: ContainerImage | None = None
+    # Docker image of the environment, started with OpenEnv's own LocalDockerProvider (`docker run -p
+    # PORT:8000`) by the daemon of the machine that builds the world; a server given by URL replaces it.
+    image: Annotated[ContainerImage, DockerRun((("url", "http://127.0.0.1:8000"),), 8000)] | None = None
     # argv that starts the server at `url` (e.g. uvicorn my_env.server.app:app --port 8001): started
     # when the world is built, stopped when it closes.
     command: list[ArgvToken] | None = None

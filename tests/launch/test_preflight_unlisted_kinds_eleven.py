@@ -1,0 +1,246 @@
+"""An eleventh round of kinds of mistakes no issue listed, each refused at the key that was changed, with a
+first fix that validates, by a declaration rather than by a case of its own:
+
+- a search entry that names a value twice (`choice(1, 1)`, `choice(0.01, 1e-2)`): Optuna keeps each copy as
+  a category, so its sampler weighs that value more (launch/checks/search_space.py); an entry of one value
+  is a plain override written as a search (a warning), and a space of nothing but such entries would run
+  the same trial n_trials times (refused);
+- a float no number format the stages compute in holds (`lr=5e-324`, `kl_loss_coef=1e-300`): 0 in float32
+  and bfloat16. Every float of every config is judged against float32's smallest normal
+  (t3rl_core.fields.FLOAT32_TINY, beside the finite rule), and a learning rate has a domain whose lower end
+  is what float32 main weights can still move by (t3rl_core.fields.LearningRate);
+- a Docker image a stage here would `docker run` (OpenEnv's `env.image`) with no daemon answering: the field
+  declares it (t3rl_core.fields.DockerRun) and one probe pings the daemon's local socket
+  (launch/checks/docker_probe.py).
+
+Each case is judged as the mutation harness judges it (tests/support/preflight_mutations.py).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support.preflight_mutations import YAML_TEXT, Mutation, judge
+from tests.support.refusals import errors as _errors
+from tests.support.refusals import fixed as _fixed
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Relative paths of the configs (the tracker's dir, the data) resolve under tmp_path."""
+    monkeypatch.chdir(tmp_path)
+
+
+# ------------------------------------------------------------------------------ floats float32 holds as 0
+
+LR = "stages.train.curriculum.optimizer.lr"
+KL = "stages.train.curriculum.algorithm.kl_loss_coef"
+TINY_CASES = [
+    # a learning rate below what a float32 main weight of ~1e-2 moves by (was accepted)
+    Mutation("stage1_bfcl", "tiny float", LR, "5e-324"),
+    Mutation("stage1_bfcl", "tiny float", LR, "1e-300"),
+    Mutation("stage2_bfcl", "tiny float", LR, "1e-12"),
+    # any other float: 0 in disguise in float32 (was accepted)
+    Mutation("stage1_bfcl", "tiny float", KL, "1e-300"),
+    Mutation("stage1_bfcl", "tiny float", "eval.top_p", "1e-320"),
+    Mutation("stage1_bfcl", "tiny float", "hardware.sglang_mem_fraction", "5e-324"),
+    Mutation("toolrl_grpo", "tiny float", "reward.format_max", "1e-310"),
+    Mutation("toolrl_grpo", "tiny float", "reward.format_min", "-1e-300"),
+    Mutation("tau2_pipeline", "tiny float", "env.user.temperature", "1e-300"),
+    # ... written in a user's experiment file
+    Mutation("stage1_bfcl", YAML_TEXT, KL, "1.0e-300"),
+]
+
+
+@pytest.mark.parametrize("mutation", TINY_CASES, ids=[str(m) for m in TINY_CASES])
+def test_a_float_float32_holds_as_zero_is_refused_at_its_key(mutation: Mutation) -> None:
+    verdict = judge(mutation)
+    assert verdict.outcome == "refused, fix validates", verdict.detail
+
+
+def test_a_tiny_float_in_a_stages_overlay_is_refused_where_the_overlay_is_merged() -> None:
+    args = ["+experiment=stage1_bfcl", "+stages.eval.eval.top_p=1e-300"]
+    (error,) = _errors(args)  # was accepted
+    assert error.key == "stages.eval.eval.top_p" and "float32" in error.message
+    assert _errors(_fixed(args, error)) == []
+
+
+# Property: every float field of a shipped experiment given a nonzero value below float32's smallest normal
+# is refused at it with a fix that validates, whatever its sign.
+_FLOATS = [
+    ("stage1_bfcl", "eval.temperature"),
+    ("stage1_bfcl", "stages.train.curriculum.optimizer.weight_decay"),
+    ("stage1_bfcl", "stages.train.curriculum.algorithm.entropy_coef"),
+    ("stage2_bfcl", "stages.train.curriculum.optimizer.clip_grad"),
+    ("retool", "env.sandbox.timeout_s"),
+    ("toolrl_grpo", "reward.correctness_min"),
+]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    target=st.sampled_from(_FLOATS),
+    value=st.floats(min_value=5e-324, max_value=1e-39, allow_subnormal=True),
+    negative=st.booleans(),
+)
+def test_any_float_below_float32s_smallest_normal_is_refused(
+    target: tuple[str, str], value: float, negative: bool
+) -> None:
+    experiment, key = target
+    text = repr(-value if negative and key.endswith("_min") else value)
+    verdict = judge(Mutation(experiment, "tiny float", key, text))
+    assert verdict.outcome == "refused, fix validates", verdict.detail
+
+
+@pytest.mark.parametrize(
+    "override",
+    [f"{LR}=1e-9", f"{LR}=1e-10", f"{KL}=0", f"{KL}=1e-30", "eval.top_p=0.001", f"{KL}=1.2e-38"],
+)
+def test_small_values_float32_holds_are_accepted(override: str) -> None:
+    assert _errors(["+experiment=stage1_bfcl", override]) == []
+
+
+# --------------------------------------------------------------------------------------------- searches
+
+
+def test_a_search_choice_that_names_a_value_twice_is_refused_with_each_value_once() -> None:
+    from test_sweep_checks import SEARCH, _refused_then_fixed
+
+    (error,) = _refused_then_fixed(  # was accepted
+        [*SEARCH, "reward=choice(progress, binary, progress)"],
+        {"reward": '"reward=choice(progress, binary)"'},
+    )
+    assert "more than once" in error["message"]
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(entry=st.sampled_from(["choice(0.01, 0.01)", "choice(0.01, 1e-2)", "choice(0.01,0.010)"]))
+def test_a_search_choice_of_one_value_repeated_is_refused_with_the_value(entry: str) -> None:
+    from test_sweep_checks import KL, SEARCH, _refused_then_fixed
+
+    _refused_then_fixed([*SEARCH, f"{KL}={entry}"], {KL: f"{KL}=0.01"})  # was accepted
+
+
+def test_a_search_entry_of_one_value_is_a_warning_with_the_plain_override() -> None:
+    from test_sweep_checks import SEARCH, _invoke, _problems
+
+    code, out = _invoke("validate", "-m", *SEARCH, "reward=choice(binary)")
+    assert code == 0, out
+    (warning,) = _problems(out, "warning")  # was silent
+    assert warning["key"] == "reward" and warning["fix"].startswith("reward=binary")
+
+
+@pytest.mark.parametrize(
+    "entry", ["interval(0.01, 0.01)", "range(1, 2)", "choice(0.05)", "int(interval(1, 1))"]
+)
+def test_a_search_space_of_single_values_is_refused_as_one_run_repeated(entry: str) -> None:
+    from test_sweep_checks import KL, LR, SEARCH, _invoke, _problems
+
+    args = [*SEARCH, "reward=choice(binary)", f"{KL}={entry}", f"{LR}=1e-6"]
+    code, out = _invoke("validate", "-m", *args)
+    assert code == 2, out  # was accepted: 12 trials of one run
+    (error,) = _problems(out)
+    assert "same run" in error["message"] and error["fix"].startswith("++hydra.sweeper.n_trials=1")
+    code, out = _invoke("validate", "-m", *args, "++hydra.sweeper.n_trials=1")
+    assert code == 0, out
+
+
+# --------------------------------------------------------------------------------- a Docker image's daemon
+
+OPENENV_IMAGE = ["+experiment=hub_env_grpo", "env=openenv", "env.url=null", "env.command=null"]
+
+
+def _fake_docker_cli(bin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `docker` command on PATH (the probe only looks it up; it never runs it)."""
+    bin_dir.mkdir(exist_ok=True)
+    docker = bin_dir / "docker"
+    docker.write_text("#!/bin/sh\nexit 0\n")
+    docker.chmod(docker.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("DOCKER_CONTEXT", raising=False)
+    monkeypatch.setenv("DOCKER_CONFIG", str(bin_dir / "no-docker-config"))
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Path]:
+    """A unix socket that answers GET /_ping as a Docker daemon does."""
+    path = Path(f"/tmp/t3rl-d{os.getpid()}-{id(tmp_path):x}.sock")  # a socket path has ~100 characters
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(8)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(1024)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK")
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield path
+    server.close()
+    path.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("image", ["counter:latest", "ghcr.io/meta-pytorch/openenv-echo-env:0.1"])
+def test_an_image_with_no_daemon_here_is_refused_with_a_server_by_url(
+    image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_docker_cli(tmp_path / "bin", monkeypatch)
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
+    args = [*OPENENV_IMAGE, f"env.image={image}"]
+    (error,) = _errors(args)  # was accepted
+    assert error.key == "env.image" and "no-daemon.sock does not exist" in error.message
+    assert error.fix.startswith("set env.image=null env.url=http://127.0.0.1:8000")
+    assert _errors(_fixed(args, error)) == []
+
+
+def test_an_image_with_no_docker_command_here_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "no-docker"  # python3 (paths.python) and no docker
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    (error,) = _errors([*OPENENV_IMAGE, "env.image=counter:latest"])  # was accepted
+    assert error.key == "env.image" and "docker command is not installed" in error.message
+    assert _errors(_fixed([*OPENENV_IMAGE, "env.image=counter:latest"], error)) == []
+
+
+def test_an_image_whose_daemon_answers_is_accepted(
+    daemon: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_docker_cli(tmp_path / "bin", monkeypatch)
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{daemon}")
+    assert _errors([*OPENENV_IMAGE, "env.image=counter:latest"]) == []
+
+
+@pytest.mark.parametrize(
+    "where", [["executor=slurm"], ["executor=dry"], ["executor=ray", "executor.other_stages=cluster"]]
+)
+def test_an_image_run_on_the_cluster_is_not_probed_here(
+    where: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_docker_cli(tmp_path / "bin", monkeypatch)
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
+    problems = _errors([*OPENENV_IMAGE, "env.image=counter:latest", *where])
+    assert not [p for p in problems if p.key == "env.image"], problems
+
+
+def test_a_daemon_over_the_network_is_not_probed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_docker_cli(tmp_path / "bin", monkeypatch)
+    monkeypatch.setenv("DOCKER_HOST", "tcp://docker-host.invalid:2376")
+    assert _errors([*OPENENV_IMAGE, "env.image=counter:latest"]) == []
