@@ -8,6 +8,7 @@ becomes an `InvalidAction` whose error tells the model what to fix. Parsing neve
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -59,6 +60,8 @@ class _Attempt:
 
     name: str | None
     error: str | None = None
+    # A JSON call's arguments as read (an object; {} when none are written), for `_read_directly`.
+    arguments: dict[str, Any] | None = None
 
 
 def _tool_name(tool: Mapping[str, Any]) -> str:
@@ -177,6 +180,7 @@ class ToolCallActionParser:
         self._calls = sglang.FunctionCallParser(sglang_tools, self.tool_call_parser)
         _index_tools_once(self._calls.detector, sglang_tools)
         self._format: CallFormat | None = FORMATS.get(self.tool_call_parser)
+        self._direct_names = _direct_names(sglang, self._calls, self._format, sglang_tools)
         self._reasoning = ReasoningSplitter(parsers)
         # The format's tag patterns, compiled once rather than escaped and looked up on every parse.
         fmt = self._format
@@ -232,6 +236,10 @@ class ToolCallActionParser:
                     f"tool call {index} uses an unknown function '{attempt.name}'; available functions: "
                     f"{', '.join(self.tool_names) or 'none'}"
                 )
+        if attempts and self._direct_names is not None:
+            direct = _read_directly(text, attempts, self._direct_names)
+            if direct is not None:
+                return direct
         _, items = self._calls.parse_non_stream(text) if self._known else (text, [])
         calls = [self._tool_call(item.name, item.parameters) for item in items]
         expected = len(attempts) if attempts is not None else max(len(calls), 1)
@@ -316,6 +324,62 @@ def _index_tools_once(detector: Any, tools: list[Any]) -> None:
     detector._get_tool_indices = tool_indices
 
 
+# Qwen2.5's tags: SGLang's detector reads the JSON between "<tool_call>\n" and "\n</tool_call>".
+_QWEN25_TAGS = ("<tool_call>", "</tool_call>")
+
+
+def _direct_names(sglang: Any, calls: Any, fmt: CallFormat | None, tools: list[Any]) -> frozenset[str] | None:
+    """The names SGLang's Qwen2.5 detector (`calls.detector`, exactly that class) keeps a call of, when
+    this parser's reading of the calls gives what it gives (`_read_directly`); None for any other."""
+    detector = calls.detector
+    if type(detector) is not sglang.FunctionCallParser.ToolCallParserEnum.get("qwen25") or fmt is None:
+        return None
+    opener, closer = _QWEN25_TAGS
+    if (fmt.call_open, fmt.call_close, fmt.block_open) != (opener, closer, None):
+        return None
+    if (detector.bot_token, detector.eot_token) != (opener + "\n", "\n" + closer):
+        return None
+    names = frozenset(tool.function.name for tool in tools if tool.function.name)
+    return names or None
+
+
+def _read_directly(text: str, attempts: list[_Attempt], names: frozenset[str]) -> list[ToolCall] | None:
+    """The calls of a Qwen2.5 text from this parser's one strict reading of each block (`_attempts`,
+    every block read without error), when SGLang's detector and t3rl's reading of what it hands back
+    provably give the same calls; None otherwise (then both run). They do when:
+    - each "<tool_call>" is followed and each "</tool_call>" preceded by a newline: the tags alternate
+      (`_attempts`), so the detector's lazy "<tool_call>\n(.*?)\n</tool_call>" finds the same blocks,
+      whose stripped text is the one read here;
+    - every name is one the detector keeps (a tool's non-empty name);
+    - no number is infinite (a literal beyond a float's range): the detector writes the arguments back
+      with json.dumps, where it becomes Infinity, which the strict reading of them refuses.
+    The strict reading (no key twice, no NaN) reads the block as json.loads does, and json.dumps then
+    the strict reading of the arguments gives back an equal object. tests/parsers/test_direct_calls.py
+    compares the two on generated texts."""
+    opener, closer = _QWEN25_TAGS
+    count = len(attempts)
+    if text.count(opener + "\n") != count or text.count("\n" + closer) != count:
+        return None
+    calls = []
+    for attempt in attempts:
+        if attempt.name not in names or attempt.arguments is None or not _finite(attempt.arguments):
+            return None
+        calls.append(ToolCall(name=attempt.name, arguments=attempt.arguments))
+    return calls
+
+
+def _finite(value: Any) -> bool:
+    """Whether no float in a JSON value is infinite (or NaN, which the strict reading refuses already)."""
+    kind = type(value)
+    if kind is float:
+        return math.isfinite(value)
+    if kind is dict:
+        return all(map(_finite, value.values()))
+    if kind is list:
+        return all(map(_finite, value))
+    return True
+
+
 def _read_json_call(payload: str, arguments_keys: tuple[str, ...]) -> _Attempt:
     try:
         obj = strict_json(payload)
@@ -338,7 +402,7 @@ def _json_call(obj: Any, arguments_keys: tuple[str, ...]) -> _Attempt:
     arguments = obj[written[0]] if written else {}
     if not isinstance(arguments, dict):
         return _Attempt(obj["name"], "the arguments must be a JSON object")
-    return _Attempt(obj["name"])
+    return _Attempt(obj["name"], arguments=arguments)
 
 
 def _read_block(parser_name: str, block: str) -> _Attempt:
