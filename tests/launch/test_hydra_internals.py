@@ -20,7 +20,9 @@ def parse(*overrides: str) -> list:
 
 @pytest.fixture(scope="module")
 def loader():
-    return internals.new_loader([("hydra", "pkg://hydra.conf"), ("main", PACKAGE_SOURCE), ("schema", "structured://")])
+    return internals.new_loader(
+        [("hydra", "pkg://hydra.conf"), ("main", PACKAGE_SOURCE), ("schema", "structured://")]
+    )
 
 
 def test_the_installed_hydra_is_in_the_tested_range() -> None:
@@ -55,6 +57,39 @@ def test_defaults_list_order_and_who_chose_what(loader) -> None:
     loaded = internals.load_single_config(loader, model, repo)
     assert loaded.path == PACKAGE_SOURCE
     assert OmegaConf.select(loaded.config, "model.hf_id") == "Qwen/Qwen3-8B"
+
+
+def test_a_defaults_list_copies_no_repository_and_a_searchpath_leaves_the_loaders_alone(
+    loader, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hydra's CachingConfigRepository deep-copied the loader's repository, its ConfigStore with every
+    config Hydra registered, for each composition; the loader must still not see a `hydra.searchpath`
+    one composition added."""
+    import copy
+
+    from hydra._internal.config_repository import ConfigRepository
+
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "only_here.yaml").write_text("model:\n  hf_id: x/y\n")
+    deep_copy, copied = copy.deepcopy, []
+
+    def counting(value: object, *args: object, **kwargs: object) -> object:
+        if isinstance(value, ConfigRepository):
+            copied.append(value)
+        return deep_copy(value, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(copy, "deepcopy", counting)
+    overrides = parse("model=only_here", f"hydra.searchpath=[file://{tmp_path}]")
+    _, defaults = internals.defaults_list(
+        loader, "config", overrides[:1], with_hydra=False, command_line=overrides
+    )
+    assert "model/only_here" in [d.config_path for d in defaults.defaults]
+    assert copied == []
+    assert "only_here" not in internals.group_options(loader, "model")
+    plain = parse("model=qwen3_8b")
+    _, defaults = internals.defaults_list(loader, "config", plain, with_hydra=False, command_line=plain)
+    assert "model/qwen3_8b" in [d.config_path for d in defaults.defaults]
+    assert copied == []
 
 
 def test_apply_override_follows_hydras_prefix_rules() -> None:
