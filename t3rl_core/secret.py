@@ -44,6 +44,14 @@ ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 # the last `@` before the path, as a URL's user information does (urllib, libpq): a password holding
 # `@` (`p@ss`) is one password, not `p` and a host. A quote or `<>` ends the URL (minified JSON).
 _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):([^/\s\"'<>]+)@")
+# The same URL written with its `/` escaped, as some JSON encoders write them (`postgres:\/\/bob:V@db`),
+# or percent-encoded as a query's value (`?dsn=postgres%3A%2F%2Fbob%3AV%40db`): the password is group 2
+# (up to the `@` or `%40`, never over a `/` or `%2F`: a port and a path are not one). A pattern string,
+# compiled when text holds such a scheme's end.
+_ENCODED_USERINFO = (
+    r"(?i)([a-z][a-z0-9+.-]*(?::\\+/\\+/|%3A%2F%2F)[^/@\s:%\\'\"<>]*(?::|%3A))"
+    r"((?:(?!%2F)[^/@\s'\"<>\\&])+?)(?=@|%40)"
+)
 # `user:password@host` without a scheme (`--db alice:V@db:5432/app`, `DATABASE=alice:V@db.example.com`,
 # as database tools and ORMs take it), read back from each `@` (a pattern string, compiled on first use):
 # the password ends the text searched, the user starts after a space, a quote, `=` or a bracket, with a
@@ -63,8 +71,16 @@ _NOT_USERS = frozenset({"mailto", "sip", "sips", "xmpp", "tel", "urn", "news", "
 # bracket, brace or comma), the host followed by the text's end, a space, a quote (JSON-escaped too),
 # `/` or `?`, or a sentence's `.,;:)` and a space (not `]`, `.T`, `)[`), and the password looks like one
 # (`_PASSWORD_LIKE`), not a name or a number.
+_HOST_NAME = r"[A-Za-z][A-Za-z0-9-]{0,62}"
 _BARE_NAME_HOST = r"[A-Za-z][A-Za-z0-9-]{0,62}(?=\Z|[\s'\"/?]|\\+['\"]|[.,;:)](?:\Z|\s))"
 _BARE_NAME_USER_AFTER = frozenset(" \t\r\n'\"=")
+# A user and a password that are their names: a placeholder of documentation (`"user:pw@host"`), no
+# secret (`alice:pw@db` is one).
+_PLACEHOLDER_USERS = frozenset({"user", "username", "usr", "login", "name"})
+_PLACEHOLDERS = frozenset({"pw", "pwd", "pass", "passwd", "password", "secret", "xxx", "xxxx"})
+# An item's opener before the user and the closer right after the host that make `user:password@host`
+# the whole item, whatever the password (`'alice:pw@db'`, `connect(alice:pw@db)`).
+_CLOSERS = {"'": "'", '"': '"', "(": ")", "[": "]"}
 # What code opens and closes around a slice or a mapping's entry (`_in_code`).
 _OPENERS = {"[": "]", "(": ")", "{": "}"}
 # 6+ characters, a letter and a digit or a sign among them (`V3ryS3cret`, `hunter2!`; not `x`, `step`,
@@ -90,6 +106,8 @@ def mask_url(text: str) -> str:
     if "@" in text:
         for start, end in reversed(bare_userinfo_spans(text)):
             text = text[:start] + MASK + text[end:]
+    if _may_hold_encoded_url(text):
+        text = re.sub(_ENCODED_USERINFO, rf"\1{MASK}", text)
     if "://" not in text:  # every line t3rl prints passes here: most hold no URL
         return text
     # No part of a match is whitespace, so each match lies in a run of other characters holding `://`:
@@ -130,7 +148,13 @@ def url_passwords(text: str) -> list[str]:
     """The passwords embedded in URLs of `text`, with a scheme or without (already masked ones
     excluded)."""
     found = [text[start:end] for start, end in bare_userinfo_spans(text)] if "@" in text else []
+    if _may_hold_encoded_url(text):
+        found += [m.group(2) for m in re.finditer(_ENCODED_USERINFO, text) if m.group(2) != MASK]
     return found + [m.group(2) for m in _URL_USERINFO.finditer(text) if m.group(2) != MASK]
+
+
+def _may_hold_encoded_url(text: str) -> bool:
+    return "\\/" in text or "%2F%2F" in text or "%2f%2f" in text
 
 
 def bare_userinfo_spans(text: str) -> list[tuple[int, int]]:
@@ -155,11 +179,13 @@ def bare_userinfo_spans(text: str) -> list[tuple[int, int]]:
 
 def _in_code(text: str, user: int) -> bool:
     """The user information whose user begins at `user` stands where code has a slice or a mapping's
-    entry (`x[i:n@self.w]`, `f(a[i:j@m.T])`, `{k:v@m for k in d}`, `lambda x:x@W`), not in a string:
-    on its line before it, an opener left open that code makes (a brace, or a bracket or parenthesis
-    right after a name: a subscript or a call), with no quote between."""
+    entry (`x[i:n@self.w]`, `f(a[i:j@m.T])`, `{k:v@m for k in d}`, `lambda a, x:x@W`), not in a string:
+    on its line before it, an opener left open that code makes (a brace, or a bracket right after a
+    name: a subscript), or a lambda's parameters, with no quote between. A call's parenthesis is not
+    one: no code writes `a:b` as a call's argument (`connect(alice:V@db)` is user information)."""
     line = text.rfind("\n", 0, user) + 1
-    if text.endswith("lambda ", line, user):
+    lam = text.rfind("lambda", line, user)
+    if lam >= 0 and ":" not in text[lam:user] and (lam == line or not text[lam - 1].isalnum()):
         return True
     depth = {"]": 0, ")": 0, "}": 0}
     for at in range(user - 1, line - 1, -1):
@@ -172,19 +198,47 @@ def _in_code(text: str, user: int) -> bool:
             closer = _OPENERS[char]
             if depth[closer]:
                 depth[closer] -= 1
-            elif char == "{" or (at > line and (text[at - 1].isalnum() or text[at - 1] in "_])")):
+            elif char == "{" or (
+                char == "[" and at > line and (text[at - 1].isalnum() or text[at - 1] in "_])")
+            ):
                 return True
     return False
 
 
 def _bare_name_host(text: str, at: int, found: re.Match[str]) -> bool:
     """The `@` at `at` is followed by a bare host name (`alice:V@db`) that `found`'s user and password
-    (matched in the window before it, a space put first) make user information, not code."""
+    (matched in the window before it, a space put first) make user information, not code: the user
+    after a space, a quote or `=` and a password that looks like one; or, whatever the password, a
+    URL's shape (`alice:hunter@db/app`, `alice:hunter@db?sslmode=…`) or the whole of a quoted or
+    bracketed item (`'alice:pw@db'`, `connect(alice:pw@db)`, `[alice:pw@db]`)."""
     before_user = found.string[found.start(1) - 1]
+    placeholder = found.group(1).lower() in _PLACEHOLDER_USERS and found.group(2).lower() in _PLACEHOLDERS
+    if found.group(2).startswith("=") or placeholder:
+        return False  # a walrus before a name (`f(x:=y@W)`), or a placeholder (`"user:pw@host"`)
+    name = re.compile(_HOST_NAME).match(text, at + 1)
+    closer = _CLOSERS.get(before_user)
+    # A quote closing it may be escaped as the opening one was (`create(\"alice:V@db\")` in JSON).
+    after = (
+        name.end()
+        + len(text[name.end() : name.end() + 8])
+        - len(text[name.end() : name.end() + 8].lstrip("\\"))
+        if name
+        else 0
+    )
+    if (
+        name is not None
+        and closer is not None
+        and text.startswith(closer, after if closer in "'\"" else name.end())
+    ):
+        return True
+    host = re.compile(_BARE_NAME_HOST).match(text, at + 1)
     return (
-        before_user in _BARE_NAME_USER_AFTER
-        and re.compile(_PASSWORD_LIKE).match(found.group(2)) is not None
-        and re.compile(_BARE_NAME_HOST).match(text, at + 1) is not None
+        host is not None
+        and before_user in _BARE_NAME_USER_AFTER
+        and (
+            text.startswith(("/", "?"), host.end())
+            or re.compile(_PASSWORD_LIKE).match(found.group(2)) is not None
+        )
     )
 
 

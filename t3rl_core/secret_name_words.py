@@ -1,5 +1,6 @@
 """Names of variables and config keys that hold a credential (`FOO_API_KEY`, `GITHUB_PAT`, `api_key`,
-`accessToken`), and values that look random as keys do (`looks_like_credential`). A leaf of the secret
+`accessToken`), values that look random as keys do (`looks_like_credential`), and keys known by their
+look alone whatever names them (`is_bare_key`, `bare_key_spans`). A leaf of the secret
 modules: `t3rl_core.secret_commands` reads a command's `set NAME V` and a key given to a credential's
 word by them, and `t3rl_core.secret_names` (which reads values by `secret_shapes`, which reads commands)
 builds on them.
@@ -93,3 +94,133 @@ def is_hash(text: str) -> bool:
 
 def _kind(char: str) -> int:
     return 0 if char.isdigit() else 1 if char.isupper() else 2
+
+
+# ------------------------------------------------------------------ keys known by their look alone
+# A key no issuer marks and no name announces, known by its look alone (an AWS secret access key
+# pasted into a note, a vendor's 32-character key as the value of `MODEL_OPTS`, a key as a bare argument).
+#
+# Such a key is a run of base62 or base64 characters (`[A-Za-z0-9+/]`, `=` padding after it) of
+# credential length, 32 to 256 characters, that reads as drawn at random:
+# - upper-case and lower-case letters and digits all in it (a hash is lower-case hex, a ULID or a base32
+#   secret upper case, a UUID hex with dashes: none is one);
+# - its characters change class often (`_CHANGES`) with the spread of a random draw (`_BITS`), and it
+#   does not read as words: an identifier in camelCase (`NPUCompressedTensorsW4A8Int8DynamicMoE`,
+#   `AWSIoT1ClickReadOnlyAccess`) is mostly words of 3+ letters with a language's share of vowels;
+# - it stands alone: nothing of a name joins it (`_`, `-`, `.`, `/`, `@`, `%`, `&`, `\\`, a letter or a
+#   digit before it; `_`, `-`, `.` or more name after it), and reads as no path of names: a piece of
+#   an identifier, of a path (`/data/<random dir>`, `user/<random name>`), of a URL's path, an issuer's
+#   token (`sk-…`, found by its prefix) or a submission id (`raysubmit_…`) is not one;
+# - it is no line of a public PEM block (a certificate, a public key) nor a whole line of a PEM body's
+#   width (64 characters: a line-by-line copier sees such a body with no BEGIN line in view);
+# - it is no hash's encoding: not after an algorithm's name (`sha512-<base64>` of a lock file,
+#   `sha256:…`), and not an SSH public key's (`AAAA…`, the wire format's length; public).
+#
+# Shorter random words (Ray's 16-character submission ids, KSUIDs, nanoids, a 24-character key after
+# prose) stay: at that length words, ids and keys cannot be told apart by their look. `bare_key_spans`
+# finds them; `t3rl_core.secret_shapes` masks them in every file and line t3rl writes (not in an
+# episode's own text, the task's data) and pre-flight refuses a config value holding one.
+
+# Compiled on first use through re's cache (a cold plan's text holds few runs this long).
+_RUN = r"[A-Za-z0-9+/]{32,}={0,2}"
+_LONGEST = 256
+# A PEM block (RFC 7468) and the width of its body's lines.
+_PEM_BLOCK = r"(?s)-----BEGIN ([A-Z0-9 ]+)-----.*?(?:-----END \1-----|\Z)"
+_PEM_WIDTH = 64
+# What may not stand right before the run, or right after it.
+_JOINED_BEFORE = frozenset("_-./@%&\\")
+_JOINED_AFTER = frozenset("_-.")
+# An algorithm's name right before the run: a hash's encoding (`sha512-…`, `sha256:…`, `md5=…`).
+_HASH_NAME = r"(?i)(?:sha(?:1|224|256|384|512)|md5|blake2[bs]|crc32c?|xxh(?:32|64|128))[-:=]$"
+# Shannon entropy (bits per character) and share of neighbouring characters of another class (lower,
+# upper, digit, sign) from which a run counts as drawn at random: 32 random base62 or base64 characters
+# pass 99 % of the time (1,000 draws each of 32, 40, 64, 88 and 128 characters).
+_BITS = 4.0
+_CHANGES = 0.4
+# A word of an identifier, the share of a run's characters in such words and the share of vowels among
+# its small letters from which it reads as words (`_reads_as_words`).
+_WORD = r"[A-Z]?[a-z]{2,}"
+_IN_WORDS = 0.6
+_VOWELS = 0.25
+_PATH_PART = r"[A-Za-z][a-z]{2,}|[0-9]{2,}"
+
+
+def bare_key_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds a key known by its look alone (the comment above `_RUN`), in order."""
+    spans = []
+    public = _public_blocks(text) if "-----BEGIN " in text else []
+    for found in re.finditer(_RUN, text):
+        start, end = found.span()
+        if any(a <= start < b for a, b in public) or _pem_line(text, start, end):
+            continue
+        if start and (text[start - 1] in _JOINED_BEFORE or text[start - 1].isalnum()):
+            continue
+        if end < len(text) and (text[end] in _JOINED_AFTER or text[end].isalnum()):
+            continue
+        if is_bare_key(found.group()) and re.search(_HASH_NAME, text[max(0, start - 8) : start]) is None:
+            spans.append((start, end))
+    return spans
+
+
+def _public_blocks(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds a PEM block that is no private key's (a public key, a certificate): its body
+    is public, base64 of a key's length."""
+    return [m.span() for m in re.finditer(_PEM_BLOCK, text) if "PRIVATE" not in m.group(1)]
+
+
+def _pem_line(text: str, start: int, end: int) -> bool:
+    """The run is a whole line of a PEM body's width (64 characters, RFC 7468), as a copier that reads
+    one line at a time sees a certificate's or a public key's body: no BEGIN line in view to tell it
+    from a private key's, whose body such a copier masks by its BEGIN line (secret_shapes.PemLines)."""
+    return (
+        end - start == _PEM_WIDTH
+        and (start == 0 or text[start - 1] in "\r\n")
+        and text[end : end + 1] in ("", "\r", "\n")
+    )
+
+
+def is_bare_key(run: str) -> bool:
+    """`run`, a whole value, is a key by its look alone (see the module's docstring)."""
+    core = run.rstrip("=")
+    if not 32 <= len(core) <= _LONGEST or core.startswith("AAAA") or len(run) - len(core) > 2:
+        return False
+    if re.fullmatch(r"[A-Za-z0-9+/]+", core) is None:
+        return False
+    if not (
+        any(c.isupper() for c in core) and any(c.islower() for c in core) and any(c.isdigit() for c in core)
+    ):
+        return False
+    if core.startswith("eyJ") or _reads_as_words(core) or _is_path(core):
+        return False
+    bits = -sum(n / len(core) * math.log2(n / len(core)) for n in Counter(core).values())
+    changes = sum(_key_kind(a) != _key_kind(b) for a, b in itertools.pairwise(core)) / (len(core) - 1)
+    return bits >= _BITS and changes >= _CHANGES
+
+
+def _reads_as_words(core: str) -> bool:
+    """`core` is mostly words of 3+ letters (`[A-Z]?[a-z]{2,}`) whose small letters hold vowels as a
+    language's do: an identifier in camelCase (`NPUCompressedTensorsW4A8Int8DynamicMoE`,
+    `AWSIoT1ClickReadOnlyAccess`), not 32 random characters (both at once: about 1 draw in 200)."""
+    in_words = sum(len(word) for word in re.findall(_WORD, core))
+    small = [c for c in core if c.islower()]
+    vowels = sum(c in "aeiouy" for c in small)
+    return in_words >= _IN_WORDS * len(core) and vowels >= _VOWELS * max(1, len(small))
+
+
+def _is_path(core: str) -> bool:
+    """`core` holds `/` between names, as a path or a repository's id does (`Polynomials/SphericalY/26/`,
+    `user/VWGVH0R3…`, `/data/<random>/model`): half its parts or more are words of 3+ letters with a
+    vowel or numbers of 2+ digits. A base64 key's `/` falls between random characters."""
+    parts = [part for part in core.split("/") if part]
+    if len(parts) < 2 or "/" not in core:
+        return False
+    named = sum(re.fullmatch(_PATH_PART, part) is not None and not _vowelless(part) for part in parts)
+    return 2 * named >= len(parts)
+
+
+def _vowelless(part: str) -> bool:
+    return part.isalpha() and not any(c in "aeiouyAEIOUY" for c in part)
+
+
+def _key_kind(char: str) -> int:
+    return 0 if char.isdigit() else 1 if char.isupper() else 2 if char.islower() else 3

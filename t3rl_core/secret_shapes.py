@@ -14,7 +14,9 @@ header in a service's command):
 - what a command or a `.netrc` or `.pgpass` record makes a credential whatever it looks like
   (`mysql -pV`, `curl -u alice:V`, `wandb login V`, `machine h login u password V`, `h:5432:db:u:V`,
   also over lines continued by a backslash: t3rl_core.secret_commands), and a random-looking key under
-  any `…_KEY` name or after a credential's word of any program (`STRIPE_KEY=V`, `mytool login V`).
+  any `…_KEY` name or after a credential's word of any program (`STRIPE_KEY=V`, `mytool login V`);
+- a key of 32+ base62/base64 characters that reads as drawn at random, standing alone, whatever
+  precedes it (t3rl_core.secret_name_words.is_bare_key; not in an episode's own text).
 
 `credentials_in(text)` lists them and `mask_shapes(text)` masks them; t3rl_core.secret's `mask_text`,
 through which every file and line t3rl writes passes, applies it.
@@ -27,7 +29,7 @@ import re
 from collections.abc import Iterable
 
 from t3rl_core.secret_commands import command_spans, key_word_spans, named_spans
-from t3rl_core.secret_name_words import is_hash_under, looks_like_credential
+from t3rl_core.secret_name_words import bare_key_spans, is_bare_key, is_hash_under, looks_like_credential
 from t3rl_core.secret_pieces import unfolded
 
 MASK = "***"
@@ -257,7 +259,8 @@ def folded_credentials_in(text: str) -> list[str]:
 
 
 def is_shaped_credential(value: object) -> bool:
-    """The whole of `value` is a prefixed token (`sk-…`, `hf_…`, a JWT): a credential whatever its key."""
+    """The whole of `value` is a prefixed token (`sk-…`, `hf_…`, a JWT), a private key or a key known by
+    its look alone (t3rl_core.secret_name_words.is_bare_key): a credential whatever its key."""
     if not isinstance(value, str):
         return False
     text = value.strip().strip("'\"")
@@ -266,7 +269,11 @@ def is_shaped_credential(value: object) -> bool:
         and text.startswith(_TOKEN_STARTS)
         and _issued_patterns()[0].fullmatch(text) is not None
     )
-    return whole_token or (text.startswith("-----BEGIN ") and re.fullmatch(_PEM, text) is not None)
+    return (
+        whole_token
+        or (text.startswith("-----BEGIN ") and re.fullmatch(_PEM, text) is not None)
+        or is_bare_key(text)
+    )
 
 
 def mask_issued(text: str) -> str:
@@ -400,7 +407,7 @@ def _named_spans(text: str, lower: str, commands: bool = True) -> list[tuple[int
             at = lower.find(word, at + 1)
     if "://" in text:
         spans += [match.span(1) for match in re.finditer(_USER_TOKEN, text)]
-    spans += named_spans(text, lower) + key_word_spans(text) if commands else []
+    spans += named_spans(text, lower) + key_word_spans(text) + bare_key_spans(text) if commands else []
     kept: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if (not kept or start >= kept[-1][1]) and not text.startswith(_NOT_VALUES, start):

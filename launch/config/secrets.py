@@ -7,7 +7,8 @@ tracked config, `t3rl show` and error messages — passes through `scrub_text` /
 the composition cache never stores a config that holds a secret (`holds_secret`).
 
 What counts as a secret:
-- the value of a secret-named environment variable (HF_TOKEN, *_API_KEY, *_SECRET, …);
+- the value of a secret-named environment variable (HF_TOKEN, *_API_KEY, *_SECRET, …), and of any
+  variable whose whole value is a credential by its form (`MODEL_OPTS=<a random 40-character key>`);
 - the value of a config key or override with a secret-looking name (api_key, token, password,
   secret, …), of any key under a `secrets` node, and of a secret-named variable under
   `hardware.env_vars` / `runtime_env`;
@@ -47,7 +48,7 @@ from t3rl_core.secret_names import (
     reference_default,
 )
 from t3rl_core.secret_pieces import mask_values
-from t3rl_core.secret_shapes import any_credentials_in, credentials_in
+from t3rl_core.secret_shapes import any_credentials_in, credentials_in, is_shaped_credential
 
 MASK = "***"
 
@@ -87,7 +88,8 @@ def _environment_credentials(env: Mapping[str, str]) -> frozenset[str]:
         v
         for k, v in env.items()
         # The cached name checks first.
-        if (is_secret_name(k) or is_key_like(k)) and len(v) >= _MIN_SECRET_LEN and is_credential_at(k, v)
+        if len(v) >= _MIN_SECRET_LEN
+        and (((is_secret_name(k) or is_key_like(k)) and is_credential_at(k, v)) or is_shaped_credential(v))
     )
 
 
