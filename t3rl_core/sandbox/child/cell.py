@@ -284,7 +284,7 @@ def confine(spec: dict, workdir: str) -> list[str]:
     privileges.set_oom_score_adj(privileges.OOM_FIRST)
     if spec["nice"]:
         privileges.lower_priority(spec["nice"])
-    privileges.set_limits(spec["limits"], nproc=spec["rlimit_nproc"])
+    privileges.set_limits(spec["limits"], nproc=spec["rlimit_nproc"], own_uid=spec["setuid"])
     if spec["drop_privileges"]:
         privileges.drop_bounding_set()
         if spec["setuid"]:
@@ -300,7 +300,9 @@ def confine(spec: dict, workdir: str) -> list[str]:
     if spec["seccomp"]:
         refused = () if spec["memory_cgroup"] else seccomp.MEMFD
         refused += () if sysv_allowed(spec) else seccomp.SYSV_IPC
-        seccomp.install(refused + (() if spec["namespaces"] else seccomp.MQUEUE))
+        refused += () if spec["namespaces"] else seccomp.MQUEUE
+        # Cells that keep t3rl's uid (it is not root) share its per-uid pipe pages.
+        seccomp.install(refused + (() if spec["setuid"] else seccomp.PIPE_SIZE))
         applied.append("seccomp")
     return applied
 

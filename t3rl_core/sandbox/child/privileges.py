@@ -98,8 +98,18 @@ def cap_pending_signals() -> None:
     resource.setrlimit(resource.RLIMIT_SIGPENDING, (cap, cap))
 
 
-def set_limits(limits: dict[str, int], *, nproc: bool) -> None:
-    """`nproc`: apply RLIMIT_NPROC too (only without a pids cgroup: it counts every process of the uid)."""
+def cap_queue_bytes() -> None:
+    """RLIMIT_MSGQUEUE at 0, soft and hard, in a zygote without root before it makes its user namespace
+    (as `cap_pending_signals`): the namespace keeps it as the most its cells may count against the
+    invoking uid."""
+    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+
+
+def set_limits(limits: dict[str, int], *, nproc: bool, own_uid: bool = True) -> None:
+    """`nproc`: apply RLIMIT_NPROC too (only without a pids cgroup: it counts every process of the uid).
+    `own_uid`: the cell runs as a uid of its own; else it keeps t3rl's, and the bytes of POSIX message
+    queues, counted per uid (`RLIMIT_MSGQUEUE`, 800 KiB by default for all of that user's processes), are
+    none of its: a cell could otherwise hold all of them, and every `mq_open` of t3rl's user fail."""
     # 1, not 0: the kernel ignores RLIMIT_CORE for a pipe handler (core_pattern `|…`: systemd-coredump,
     # apport, run as root on the host) but at exactly 1, and makes no file dump below a page. Seccomp keeps
     # a cell from changing it (seccomp.RLIMIT_CORE). Under a hard limit of 0 (`ulimit -Hc 0`), 0.
@@ -126,6 +136,8 @@ def set_limits(limits: dict[str, int], *, nproc: bool) -> None:
     }
     if nproc:
         wanted[resource.RLIMIT_NPROC] = (limits["nproc"], limits["nproc"])
+    if not own_uid:
+        wanted[resource.RLIMIT_MSGQUEUE] = (0, 0)
     for which, (soft, hard) in wanted.items():
         _, current_hard = resource.getrlimit(which)
         if current_hard != resource.RLIM_INFINITY:

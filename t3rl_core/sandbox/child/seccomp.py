@@ -38,7 +38,8 @@ What it refuses, and why a namespace or the uid drop alone does not cover it:
   IPC namespace of its own (its objects would outlive it). POSIX shared memory stays possible, inside
   the cell's size-capped /dev/shm. Likewise mq_open (MQUEUE) where the cell has no IPC namespace: a
   POSIX message queue outlives its cell in the host's namespace (created even where Landlock then
-  refuses to open it), up to the host's `fs.mqueue.queues_max` (256) for every unprivileged user.
+  refuses to open it), up to the host's `fs.mqueue.queues_max` (256) for every unprivileged user. And
+  fcntl's F_SETPIPE_SZ (PIPE_SIZE) where cells keep t3rl's uid: pipe pages are counted per uid.
 
 The system call numbers differ per architecture: x86-64 has its own table, aarch64 the generic one.
 Elsewhere the layer is reported missing (with the machine's name) rather than guessed.
@@ -116,6 +117,7 @@ X86_64 = {
     "sync": 162,
     "syncfs": 306,
     "mmap": 9,
+    "fcntl": 72,
 }
 GENERIC = {
     "ptrace": 117,
@@ -161,6 +163,7 @@ GENERIC = {
     "sync": 81,
     "syncfs": 267,
     "mmap": 222,
+    "fcntl": 25,
 }
 ALWAYS_REFUSED = (
     *("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "process_madvise", "kcmp"),
@@ -172,6 +175,12 @@ ALWAYS_REFUSED = (
 MEMFD = ("memfd_create",)
 SYSV_IPC = ("shmget", "msgget", "semget")
 MQUEUE = ("mq_open",)
+# fcntl's F_SETPIPE_SZ (on request, where cells keep t3rl's uid): the pages of every pipe are counted per
+# uid, whatever the namespace (`fs.pipe-user-pages-soft`, past which each new pipe of the uid gets two
+# pages, t3rl's own included). A cell's pipes keep the kernel's default size; a program that asks for
+# more gets EPERM, as an unprivileged process asking beyond `fs.pipe-max-size` does.
+PIPE_SIZE = ("F_SETPIPE_SZ",)
+F_SETPIPE_SZ = 1031
 # Done without being done (success, nothing written back): sync() writes back every dirty page of every
 # filesystem of the machine and waits for it, syncfs() those of the filesystem a descriptor is on (the
 # host's, for a file a cell may read). A cell calling either in a loop stalls the I/O of the trainer's
@@ -277,6 +286,8 @@ def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
     prog += [_Insn(JEQ, nr[name], true="noop") for name in NO_OPS]
     prog += [_Insn(JEQ, nr[name], true="self") for name in SELF_ONLY]
     prog += [_Insn(JEQ, nr["prlimit64"], true="prlimit"), _Insn(JEQ, nr["setrlimit"], true="setrlimit")]
+    if PIPE_SIZE[0] in refused:
+        prog.append(_Insn(JEQ, nr["fcntl"], true="fcntl"))
     prog += [_Insn(JEQ, nr[name], true=f"who {which}") for name, which in SELF_ONLY_WHO.items()]
     prog += [
         _Insn(JEQ, nr["mmap"], true="mmap"),
@@ -311,6 +322,9 @@ def program(arch: Arch, refused: tuple[str, ...] = ()) -> list[_Insn | str]:
         "setrlimit",
         _Insn(LD_ABS, _arg(0)),
         _Insn(JEQ, RLIMIT_CORE, true="eperm", false="allow"),
+        "fcntl",  # fcntl(fd, cmd, arg): every command but F_SETPIPE_SZ (jumped to only where refused)
+        _Insn(LD_ABS, _arg(1)),
+        _Insn(JEQ, F_SETPIPE_SZ, true="eperm", false="allow"),
         "mmap",  # mmap(addr, length, prot, flags, fd, offset)
         _Insn(LD_ABS, _arg(3)),
         _Insn(JSET, MAP_HUGETLB, true="enomem", false="allow"),

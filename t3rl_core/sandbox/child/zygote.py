@@ -72,6 +72,7 @@ def _enter_namespaces(spec: dict, readable: list[str]) -> list[str] | None:
         # Cells keep the invoking uid, t3rl's own: what they queue is counted against it too, up to the
         # limit the namespace is made with.
         privileges.cap_pending_signals()
+        privileges.cap_queue_bytes()
     try:
         unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | (0 if as_root else CLONE_NEWUSER))
     except OSError:
