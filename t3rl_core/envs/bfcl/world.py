@@ -17,7 +17,7 @@ import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache, lru_cache
-from types import FunctionType
+from types import FunctionType, MethodType
 from typing import Any
 
 from t3rl_core.types import ToolCall
@@ -159,11 +159,21 @@ def _public_methods(instance: Any) -> dict[str, Callable[..., Any]]:
     them, without reading every attribute (getmembers evaluates each property and sorts them all: it
     was most of an episode's env construction)."""
     own = vars(instance) if hasattr(instance, "__dict__") else {}
+    # `type(…) is MethodType` is inspect.ismethod (a bound method's type has no subclasses), inline.
     methods = {}
-    for name in (*_method_names(type(instance)), *(n for n in own if not n.startswith("_"))):
+    for name in _method_names(type(instance)):  # sorted by name (getmembers_static sorts them)
         value = getattr(instance, name, None)
-        if inspect.ismethod(value):
+        if type(value) is MethodType:
             methods[name] = value
+    # An instance attribute holding a bound method is one too (rare: then the table is sorted again).
+    bound = [
+        (name, value)
+        for name in own
+        if not name.startswith("_") and type(value := getattr(instance, name, None)) is MethodType
+    ]
+    if not bound:
+        return methods
+    methods.update(bound)
     return dict(sorted(methods.items()))
 
 
