@@ -346,6 +346,37 @@ def remember_overrides(overrides: Sequence[str]) -> None:
             remember([str(default)])
         remember(url_passwords(override))
         remember(m.group(2) for m in _FLAG_IN_TEXT.finditer(override) if is_secret_flag(m.group(1)))
+    if _REMEMBERED:
+        hide_from_own_command_line()
+
+
+def hide_from_own_command_line() -> bool:
+    """Mask what this process's command line gives away (`t3rl run ++hardware.env_vars.DB_PASS=V`, a
+    job variable pre-flight only warns about) where every user of the machine reads it for the whole
+    run: `/proc/<pid>/cmdline`, `ps`. That file shows the process's own memory between `arg_start` and
+    `arg_end` (`/proc/self/stat`), the argv the kernel gave it, which is rewritten in place, each
+    argument scrubbed and the rest padded with NULs. False where nothing changed or the region is not
+    the command line (a process that moved it: `PR_SET_MM`, setproctitle)."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        with open("/proc/self/cmdline", "rb") as f:
+            shown = f.read()
+    except OSError:  # not Linux, or /proc not mounted
+        return False
+    fields = stat[stat.rindex(b")") + 2 :].split()  # from field 3 (state) on: a name may hold spaces
+    start, end = int(fields[48 - 3]), int(fields[49 - 3])  # arg_start, arg_end
+    tokens = shown.rstrip(b"\0").split(b"\0")
+    masked = [scrub_text(t.decode(errors="surrogateescape")).encode(errors="surrogateescape") for t in tokens]
+    rewritten = b"\0".join(masked) + b"\0"
+    if masked == tokens or end - start != len(shown) or len(rewritten) > len(shown):
+        return False
+    import ctypes  # lazy: only a command line that holds a credential is rewritten
+
+    if ctypes.string_at(start, len(shown)) != shown:
+        return False
+    ctypes.memmove(start, rewritten.ljust(len(shown), b"\0"), len(shown))
+    return True
 
 
 def remember_revealed(config: Any) -> None:

@@ -259,3 +259,62 @@ def test_a_public_pem_block_stays_whole_and_line_by_line(body: bytes, kind: str)
     assert mask_text(block) == block and scrub_text(block) == block
     for line in lines[:-1]:
         assert mask_text(line + "\n") == line + "\n"
+
+
+# ------------------------------------------------------------------ t3rl's own command line
+
+
+CMDLINE_PROBE = """
+import atexit, os, sys
+sys.argv = ["t3rl", *sys.argv[1:]]
+parent = os.getpid()
+
+def shown():
+    if os.getpid() == parent:  # not a child forked to compose ahead
+        with open("/proc/self/cmdline", "rb") as f:
+            sys.__stderr__.write("CMDLINE " + repr(f.read()) + "\\n")
+
+atexit.register(shown)
+from launch.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "++hardware.env_vars.DB_PASS={v}",  # a job variable: pre-flight warns, the run goes on
+        "++hardware.env_vars.NOTE=postgres://bob:{v}@db.internal/app",
+    ],
+)
+def test_a_credential_typed_on_t3rls_command_line_leaves_its_proc_cmdline(
+    override: str, tmp_path: Path
+) -> None:
+    """`ps` and /proc/<pid>/cmdline, which every user of the machine reads, showed what was typed for the
+    whole run; now the process's own argv memory is rewritten once pre-flight knows the value."""
+    import subprocess
+    import sys
+
+    value = f"hunter{random.Random(override).randrange(10**9, 10**10)}x"
+    done = subprocess.run(
+        [sys.executable, "-c", CMDLINE_PROBE, "validate", "+experiment=quickstart", override.format(v=value)],
+        cwd=tmp_path,
+        env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    shown = [line for line in done.stderr.splitlines() if line.startswith("CMDLINE ")]
+    assert len(shown) == 1, (done.returncode, done.stderr[-3000:])
+    assert value not in shown[0] and "+experiment=quickstart" in shown[0], shown[0]
+    assert override.format(v="***").replace("{v}", "***") in shown[0], shown[0]
+
+
+def test_a_command_line_without_a_credential_is_left_as_it_is() -> None:
+    from launch.config.secrets import hide_from_own_command_line
+
+    with open("/proc/self/cmdline", "rb") as f:
+        before = f.read()
+    assume_nothing = hide_from_own_command_line()
+    with open("/proc/self/cmdline", "rb") as f:
+        assert f.read() == before and assume_nothing is False
