@@ -124,6 +124,10 @@ def _kind(char: str) -> int:
 # Compiled on first use through re's cache (a cold plan's text holds few runs this long).
 _RUN = r"[A-Za-z0-9+/]{32,}={0,2}"
 _LONGEST = 256
+_RUN_BYTES = bytes(
+    ord("a") if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+/") else ord(" ") for i in range(256)
+)
+_RUN_MARK = b"a" * 32
 # A PEM block (RFC 7468) and the width of its body's lines.
 _PEM_BLOCK = r"(?s)-----BEGIN ([A-Z0-9 ]+)-----.*?(?:-----END \1-----|\Z)"
 _PEM_WIDTH = 64
@@ -147,6 +151,10 @@ _PATH_PART = r"[A-Za-z][a-z]{2,}|[0-9]{2,}"
 
 def bare_key_spans(text: str) -> list[tuple[int, int]]:
     """Where `text` holds a key known by its look alone (the comment above `_RUN`), in order."""
+    # The text's bytes with every run character as `a` and every other as a space, searched for 32 `a`s
+    # (two passes in C): the pattern tried at every place of a 37 KB eval record cost ~0.8 ms.
+    if _RUN_MARK not in text.encode("utf-8", "surrogatepass").translate(_RUN_BYTES):
+        return []
     spans = []
     public = _public_blocks(text) if "-----BEGIN " in text else []
     for found in re.finditer(_RUN, text):
