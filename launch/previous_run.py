@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from t3rl_core.records import Record
+from t3rl_core.yaml_text import safe_load
 
 PREFIX = "run:"
 FINISHED = ("succeeded", "skipped")
@@ -115,7 +116,7 @@ def checkpoint_dir(run_dir: Path, stage: str) -> Path:
 
 def _model_name(config: Path) -> str | None:
     try:
-        data = yaml.safe_load(config.read_text())
+        data = safe_load(config.read_text())
     except (OSError, yaml.YAMLError):
         return None
     model = data.get("model") if isinstance(data, dict) else None

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-import yaml
 from pydantic import Field
 
 from t3rl_core.chat.families import Family
@@ -37,7 +36,7 @@ from t3rl_core.records import Record
 from t3rl_core.registries import ENVS, REWARDS
 from t3rl_core.registry import registered
 from t3rl_core.strict import StrictModel, empty_list
-from t3rl_core.yaml_text import safe_dump
+from t3rl_core.yaml_text import safe_dump, safe_load
 
 RUNTIME_KEY = "t3rl"
 
@@ -317,7 +316,7 @@ class RuntimeConfig(StrictModel):
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "RuntimeConfig":
-        data = yaml.safe_load(Path(path).read_text())
+        data = safe_load(Path(path).read_text())
         return cls.model_validate(expand_home(data.get(RUNTIME_KEY, data)))
 
     @classmethod

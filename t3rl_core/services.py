@@ -31,7 +31,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Literal
 
-import yaml
 from pydantic import Field
 
 from t3rl_core.eval.server import ServerStartError, _alive, _healthy, _port_in_use, stop_group
@@ -51,6 +50,7 @@ from t3rl_core.secret import log_tail
 from t3rl_core.secret_env import environment_for_untrusted
 from t3rl_core.secret_launch import argv_for
 from t3rl_core.strict import StrictModel
+from t3rl_core.yaml_text import safe_load
 
 SGLANG_LAUNCH = ("python3", "-m", "sglang.launch_server")
 
@@ -206,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return keep(ServiceSpec.model_validate_json(args.spec), args.owner)
     if args.config is None:
         cli.error("--config is required")
-    spec = ServiceSpec.model_validate(yaml.safe_load(args.config.read_text()))
+    spec = ServiceSpec.model_validate(safe_load(args.config.read_text()))
     if args.action == "stop":
         was = stop(spec)
         print(f"{spec.name}: {'stopped' if was else 'not running'}", file=sys.stderr)

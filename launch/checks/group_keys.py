@@ -22,6 +22,7 @@ from launch.config.errors import Problem
 from launch.config.fixes import value_at
 from launch.config.hidden_options import shown_path
 from launch.config.optional_groups import OPTIONAL_GROUPS
+from t3rl_core.yaml_text import safe_load
 
 # `+experiment=NAME`, `experiment=NAME`, `++experiment=NAME`: an option chosen on the command line.
 _CHOICE = re.compile(r"^\+{0,2}(?P<group>\w+)=(?P<option>[\w.-]+)$")
@@ -65,7 +66,7 @@ def _own_files(overrides: Sequence[str], config_dirs: Sequence[str]) -> Iterator
             continue
         seen.add(file)
         try:
-            data = yaml.safe_load(file.read_text(encoding="utf-8"))
+            data = safe_load(file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             continue  # said by the composition's own problem
         if not isinstance(data, dict):

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import yaml
 
 from t3rl_core.eval.metrics import EpisodeScore, summarize
+from t3rl_core.yaml_text import safe_load
 
 
 class Viewed(Protocol):
@@ -114,7 +115,7 @@ def denotes(text: str, value: Any) -> bool:
     if isinstance(value, str):
         return text in (value, f"'{value}'", f'"{value}"')
     try:  # a list or a mapping, written in flow style
-        return yaml.safe_load(text) == value
+        return safe_load(text) == value
     except yaml.YAMLError:
         return False
 

@@ -14,6 +14,7 @@ import yaml
 
 from launch.config.errors import Problem
 from launch.config.search_path import display_path
+from t3rl_core.yaml_text import safe_load
 
 # Hydra's words (hydra/_internal/defaults_list.py, hydra-core 1.3).
 _REFUSAL = (
@@ -49,7 +50,7 @@ def _defaults_of(file: str) -> list[str]:
     """The file's defaults list entries as one-line texts (`quickstart`, `override /model: qwen3_8b`)."""
     try:
         with open(file, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
+            data = safe_load(handle.read())
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return []
     defaults = data.get("defaults") if isinstance(data, dict) else None
@@ -131,7 +132,7 @@ def null_key(message: str, chosen: list[str], loader: Any) -> Problem | None:
     for file in chosen_files(chosen, loader):
         try:
             with open(file, encoding="utf-8") as handle:
-                node = yaml.safe_load(handle)
+                node = safe_load(handle.read())
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             continue
         for part in key.split(".") if key else []:

@@ -25,6 +25,7 @@ from launch.config.errors import Problem
 from launch.config.fixes import quoted, typed_text
 from launch.config.provenance import Provenance
 from t3rl_core.records import Record
+from t3rl_core.yaml_text import safe_load
 
 # Pattern strings compiled, and cached by `re`, on first use: a cold plan of the shipped configs reads
 # no number that needs either.
@@ -181,7 +182,7 @@ def _walk(node: Any, path: str, found: dict[str, Misread], index: int | None = N
     elif isinstance(node, yaml.ScalarNode) and not node.style and node.tag in _SCALAR_TAGS:
         reading = _reading(node.value)
         if reading:
-            found[path] = Misread(node.value, yaml.safe_load(node.value), reading, index)
+            found[path] = Misread(node.value, safe_load(node.value), reading, index)
 
 
 def _reading(text: str) -> str | None:

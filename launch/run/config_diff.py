@@ -7,6 +7,8 @@ from typing import Any
 
 import yaml
 
+from t3rl_core.yaml_text import safe_load
+
 _MISSING = object()
 
 
@@ -15,7 +17,7 @@ def config_changes(
 ) -> list[str]:
     """`key: old → new` per leaf that differs (`+ key: v` added, `- key: v` removed), at most `limit`;
     each followed by `  (set in: …)` when `where(key)` names the file or override that set it now."""
-    old, new = flatten(yaml.safe_load(old_yaml) or {}), flatten(yaml.safe_load(new_yaml) or {})
+    old, new = flatten(safe_load(old_yaml) or {}), flatten(safe_load(new_yaml) or {})
     lines = []
     for key in sorted(old.keys() | new.keys()):
         before, after = old.get(key, _MISSING), new.get(key, _MISSING)

@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from t3rl_core.yaml_text import safe_load
+
 _HAND_EDITED = "t3rl writes it atomically, so it was changed outside t3rl: restore it or fix it by hand."
 _SHAPES = {dict: "a mapping", list: "a list"}
 
@@ -100,7 +102,7 @@ def read_yaml(path: Path, shape: type = object) -> Any:
     """The YAML in `path` (empty: None, or an empty `shape`), which must be a `shape`."""
     text = _text(path)
     try:
-        data = yaml.safe_load(text)
+        data = safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

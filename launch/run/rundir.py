@@ -42,6 +42,7 @@ from launch.files import atomic_write_json, atomic_write_text
 from launch.run.output_digest import rerooted
 from launch.run.record_files import RunDirError, read_json
 from t3rl_core.installed import package_versions
+from t3rl_core.yaml_text import safe_load
 
 StageStatus = Literal["running", "succeeded", "failed", "stopped", "skipped"]
 STATE_VERSION = 1
@@ -285,7 +286,7 @@ class RunDir:
         if not path.exists():
             raise RunDirError(f"{self.path} has no overrides.yaml: not a t3rl run directory")
         try:
-            data = yaml.safe_load(path.read_text())
+            data = safe_load(path.read_text())
         except yaml.YAMLError as err:
             raise RunDirError(f"{path} is corrupt: {err}") from err
         if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
@@ -312,7 +313,7 @@ class RunDir:
         if not self.history_file.exists():
             return []
         try:
-            data = yaml.safe_load(self.history_file.read_text())
+            data = safe_load(self.history_file.read_text())
         except yaml.YAMLError as err:
             raise RunDirError(f"{self.history_file} is corrupt: {err}") from err
         if not isinstance(data, list):
@@ -589,4 +590,4 @@ def _scrub_file(rel: str, text: str) -> str:
     scrubbed = scrub_text(text)
     if scrubbed == text or not rel.endswith((".yaml", ".yml")):
         return scrubbed
-    return yaml.safe_dump(scrub_obj(yaml.safe_load(text)), sort_keys=False, allow_unicode=True)
+    return yaml.safe_dump(scrub_obj(safe_load(text)), sort_keys=False, allow_unicode=True)

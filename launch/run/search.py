@@ -30,7 +30,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.utils import JobReturn, JobStatus
@@ -43,6 +42,7 @@ from launch.run.exit_codes import INTERRUPTED
 from launch.run.rundir import now
 from launch.run.sweep import Point, SweepSummary
 from t3rl_core.secret import mask_text
+from t3rl_core.yaml_text import safe_load
 
 SEARCH_GROUP = "hparams_search"
 
@@ -118,7 +118,7 @@ def run_search(
             )
     finally:
         GlobalHydra.instance().clear()
-    return yaml.safe_load((sweep_dir / "optimization_results.yaml").read_text())
+    return safe_load((sweep_dir / "optimization_results.yaml").read_text())
 
 
 @contextmanager

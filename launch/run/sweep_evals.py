@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from launch.config.errors import Problem
 from launch.config.fixes import assign, typed_text
 from t3rl_core.config import RUNTIME_KEY, RuntimeConfig
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.identity import budget_of, decoding_of, protocol_of
+from t3rl_core.yaml_text import safe_load
 
 if TYPE_CHECKING:
     from launch.plan.build import Plan
@@ -59,7 +58,7 @@ def _eval_parts(plan: Plan) -> dict[str, dict[str, Any]]:
     for stage in plan.stages:
         if stage.kind != "eval":
             continue
-        documents = [yaml.safe_load(content) for content in stage.files.values()]
+        documents = [safe_load(content) for content in stage.files.values()]
         runtime = next((d for d in documents if isinstance(d, dict) and RUNTIME_KEY in d), None)
         config = next((d for d in documents if isinstance(d, dict) and RUNTIME_KEY not in d), None)
         if runtime is None or config is None:

@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -19,13 +18,14 @@ from t3rl_core.eval.metrics import OVERALL
 from t3rl_core.eval.report import STATUSES, write_report
 from t3rl_core.eval.runner import SUMMARY_FILE, load_rows, run_eval, select_rows
 from t3rl_core.eval.server import SERVER_LOG, SGLANG_LAUNCH, SGLangServer
+from t3rl_core.yaml_text import safe_load
 
 
 def load_eval_config(path: Path | None) -> EvalConfig:
     """An EvalConfig YAML file (its mapping at the top level or under `eval`); None = the defaults."""
     if path is None:
         return EvalConfig()
-    data = yaml.safe_load(path.read_text()) or {}
+    data = safe_load(path.read_text()) or {}
     if set(data) == {"eval"}:
         data = data["eval"]
     return EvalConfig.model_validate(data)
