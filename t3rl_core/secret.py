@@ -103,10 +103,11 @@ REFERENCE_HELP = "env:NAME (an environment variable holding it) or file:PATH (a 
 def mask_url(text: str) -> str:
     """`text` with the password of every `scheme://user:password@host` and of every `user:password@host`
     without a scheme replaced by the mask."""
-    if "@" in text:
+    at = "@" in text
+    if at:
         for start, end in reversed(bare_userinfo_spans(text)):
             text = text[:start] + MASK + text[end:]
-    if _may_hold_encoded_url(text):
+    if _may_hold_encoded_url(text, at):
         text = re.sub(_ENCODED_USERINFO, rf"\1{MASK}", text)
     if "://" not in text:  # every line t3rl prints passes here: most hold no URL
         return text
@@ -147,14 +148,17 @@ def log_tail(text: str, lines: int = 20) -> str:
 def url_passwords(text: str) -> list[str]:
     """The passwords embedded in URLs of `text`, with a scheme or without (already masked ones
     excluded)."""
-    found = [text[start:end] for start, end in bare_userinfo_spans(text)] if "@" in text else []
-    if _may_hold_encoded_url(text):
+    at = "@" in text
+    found = [text[start:end] for start, end in bare_userinfo_spans(text)] if at else []
+    if _may_hold_encoded_url(text, at):
         found += [m.group(2) for m in re.finditer(_ENCODED_USERINFO, text) if m.group(2) != MASK]
     return found + [m.group(2) for m in _URL_USERINFO.finditer(text) if m.group(2) != MASK]
 
 
-def _may_hold_encoded_url(text: str) -> bool:
-    return "\\/" in text or "%2F%2F" in text or "%2f%2f" in text
+def _may_hold_encoded_url(text: str, at: bool) -> bool:
+    """`text` (`at`: it holds an `@`) may hold a URL's user information with escaped or percent-encoded
+    slashes: one scan of the text where it holds no `@` (every line t3rl prints passes here)."""
+    return (at and "\\/" in text) or ("%40" in text and ("%2F%2F" in text or "%2f%2f" in text))
 
 
 def bare_userinfo_spans(text: str) -> list[tuple[int, int]]:
