@@ -55,6 +55,32 @@ def test_a_change_to_the_builder_names_a_new_dir(tmp_path: Path, monkeypatch: py
     assert _model_dir() != before
 
 
+def test_the_key_holds_the_installed_versions_of_the_packages_that_write_the_files(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The versions importlib.metadata reads, found without parsing a METADATA file (definition_key
+    parsed four with the email parser in every plan of a tiny model)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    expected = {name: installed(name) for name in tiny._BUILD_PACKAGES}
+    seen: list[dict[str, object]] = []
+    monkeypatch.setattr(tiny.json, "dumps", lambda payload, **kw: seen.append(payload) or "{}")
+    import importlib.metadata
+
+    def no_metadata(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a METADATA file parsed")
+
+    monkeypatch.setattr(importlib.metadata.PathDistribution, "metadata", property(no_metadata))
+    tiny.definition_key({"family": "qwen3"})
+    assert seen[0]["packages"] == expected
+
+
 FAKE_BUILDER = """#!/bin/bash
 # Stands in for `python -m t3rl_core.chat.tiny … --out DIR`: writes config.json into DIR.
 out="${@: -1}"
