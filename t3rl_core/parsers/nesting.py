@@ -44,3 +44,37 @@ def nesting_problem(text: str) -> str | None:
         f"brackets nested {depth} levels deep; t3rl reads tool calls nested at most {MAX_NESTING} "
         "levels (parsers.nesting.MAX_NESTING): write the arguments flatter"
     )
+
+
+def structure_depth(value: object, limit: int = MAX_NESTING) -> int:
+    """How deep lists, tuples, sets and mappings nest in `value` (a scalar: 0), counted without
+    recursion and no further than `limit + 1`: a world's result nested 10,000 levels is measured
+    where every recursive reader (json, repr, a chat template) would stop at Python's limit."""
+    deepest, level, stack = 0, 0, [iter((value,))]
+    while stack:
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+            level -= 1
+            continue
+        if isinstance(item, list | tuple | set | frozenset | dict):
+            level += 1
+            deepest = max(deepest, level)
+            if deepest > limit:
+                return deepest
+            stack.append(iter(item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+_END = object()
+
+
+def result_nesting_problem(value: object, what: str = "the tool's result") -> str | None:
+    """Why `value`, a world's result, nests too deep to be written as text; None when it does not."""
+    depth = structure_depth(value)
+    if depth <= MAX_NESTING:
+        return None
+    return (
+        f"{what} nests more than {MAX_NESTING} levels deep; t3rl passes results nested at most "
+        f"{MAX_NESTING} levels (parsers.nesting.MAX_NESTING), like the tool calls it reads"
+    )

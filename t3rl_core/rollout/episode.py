@@ -182,7 +182,7 @@ class _Episode:
         if first.inline is not None:
             error = "env.reset() returned inline text; only step() may continue a model turn"
             raise _Ended("failed", error, Failure("env", "InlineReset", error))
-        self.messages.extend(map(scalar_message, first.messages))
+        self.messages.extend(map(scalar_message, self._world_messages(first)))
         self._check_roles(self.messages)
         prompt_ids = await self.chat.prompt_ids_async(self.messages, self.tools, tools_key=self.tools_key)
         self.trajectory = Trajectory(prompt_ids, self._response_limit(len(prompt_ids)))
@@ -345,6 +345,7 @@ class _Episode:
         """Append what the env returned: inline text inside the model's turn, or the turn's end and
         new messages; ends the episode when the env is done or the step limit is reached."""
         assert self.trajectory is not None
+        observations = self._world_messages(transition)
         if transition.inline is not None:
             inline = scalar_text(transition.inline)
             self.trajectory.append_observation(await self.chat.encode_text_async(inline))
@@ -357,7 +358,7 @@ class _Episode:
                 raise _Ended("truncated" if transition.truncated else "completed")
             self.awaiting_model = self.mid_turn = True
             return
-        observations = [scalar_message(message) for message in transition.messages]
+        observations = [scalar_message(message) for message in observations]
         self._check_roles(observations)
         self.messages.extend(observations)
         more = not transition.done and self.model_calls < self.limits.max_num_steps
@@ -369,6 +370,20 @@ class _Episode:
             raise _Ended("truncated" if transition.truncated else "completed")
         if not more:
             raise _Ended("truncated")
+
+    def _world_messages(self, transition: Transition) -> list[Message]:
+        """`transition`'s messages, each a mapping whose role and content are text, and its inline text
+        text: a tool's result handed over as a list or a dict (10,000 levels deep, or one) failed as t3rl's
+        bug in one family's template and vanished unsaid in another's. A world writes its results as
+        text (json.dumps), and a message that is not is the world's failure."""
+        if transition.inline is not None and not isinstance(transition.inline, str):
+            problem = f"inline text that is a {type(transition.inline).__name__}"
+        else:
+            problem = next(filter(None, map(_message_problem, transition.messages)), None)
+        if problem is None:
+            return transition.messages
+        error = f"world {type(self.env).__name__} returned {problem}, not text: write it as text (json.dumps)"
+        raise _Ended("failed", error, Failure("env", "InvalidMessage", error))
 
     def _check_roles(self, messages: list[Message]) -> None:
         """Every message entering the conversation (the row's, the world's) is one the chat template
@@ -388,6 +403,16 @@ class _Episode:
         assert self.trajectory is not None
         self.trajectory.append_observation(self.chat.turn_end_ids(last_token))
         self.awaiting_model = self.mid_turn = False
+
+
+def _message_problem(message: Any) -> str | None:
+    """What keeps a world's `message` from being a chat message of text; None when nothing does."""
+    if not isinstance(message, Mapping):
+        return f"a message that is a {type(message).__name__}"
+    for key in ("role", "content"):
+        if not isinstance(message.get(key), str):
+            return f"a message whose {key} is a {type(message.get(key)).__name__}"
+    return None
 
 
 def _prompt_ids(chat: ChatFormat, episode: _Episode) -> list[int]:

@@ -6,6 +6,7 @@ t3rl's limit named, and a world's message holds text."""
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from typing import Any
 
@@ -15,9 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from t3rl_core.chat.format import ChatFormat
+from t3rl_core.config import RolloutConfig
+from t3rl_core.engines.config import ReferenceEngineConfig
+from t3rl_core.engines.reference import ReferenceEngine
+from t3rl_core.eval.jsonl import record_line
+from t3rl_core.parsers.nesting import MAX_NESTING, result_nesting_problem, structure_depth
 from t3rl_core.rewards.base import InvalidReward, RewardInput, RewardResult, checked, within_bounds
 from t3rl_core.rollout.failures import components_failure
-from tests.rollout.fakes import task
+from t3rl_core.types import ToolCallAction, Transition
+from tests.rollout.fakes import ToyEnv, play, task
 from tests.rollout.test_runner import toy_runner
 from tests.rollout.test_runtime_kinds_ten import _WHERE, _runner
 
@@ -144,3 +151,140 @@ def test_a_component_fails_exactly_when_nothing_in_it_stops_the_process(exc: Bas
 
     stops = (KeyboardInterrupt, SystemExit, GeneratorExit)
     assert components_failure(exc) == (not any(isinstance(leaf, stops) for leaf in leaves(exc)))
+
+
+# --- A world's result nested past any reader's recursion; a world's message is text ------------------------
+
+
+def _nested(levels: int, leaf: Any = 1, mapping: bool = False) -> Any:
+    value = leaf
+    for _ in range(levels):
+        value = {"a": value} if mapping else [value]
+    return value
+
+
+class _Answers(ToyEnv):
+    """The toy world answering each tool call with the message `answer` (or `inline` text)."""
+
+    def __init__(self, answer: Any = None, inline: Any = None) -> None:
+        super().__init__()
+        self.answer, self.inline = answer, inline
+
+    async def step(self, action: Any) -> Transition:
+        if isinstance(action, ToolCallAction):
+            self.called = True
+            if self.inline is not None:
+                return Transition(inline=self.inline)
+            return Transition(messages=[self.answer])
+        return await super().step(action)
+
+
+_NOT_TEXT = {
+    "content-nested-list": {"role": "tool", "content": _nested(10_000)},
+    "content-nested-dict": {"role": "tool", "content": _nested(10_000, mapping=True)},
+    "content-dict": {"role": "tool", "content": {"sum": 3}},
+    "content-none": {"role": "tool", "content": None},
+    "content-int": {"role": "tool", "content": 3},
+    "role-none": {"role": None, "content": "3"},
+    "not-a-mapping": ["tool", "3"],
+}
+
+
+@pytest.mark.parametrize("answer", list(_NOT_TEXT.values()), ids=list(_NOT_TEXT))
+def test_a_worlds_message_that_is_not_text_is_the_worlds_failure(chat: ChatFormat, answer: Any) -> None:
+    """A tool's result handed over as a structure: qwen3's template raised TypeError (failed as t3rl's
+    own bug), glm4's wrote nothing of it (the model never saw the result, unsaid), and a structure
+    10,000 levels deep stopped the eval's record writer at Python's recursion limit."""
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=chat)
+    result = play(chat, _Answers(answer), engine, RolloutConfig(max_response_len=256, tito_drift_check=True))
+    assert result.status == "failed" and result.failure is not None
+    assert result.failure.label == "env/InvalidMessage", result.failure
+    assert "_Answers" in result.failure.message and "json.dumps" in result.failure.message
+    assert record_line({"messages": result.messages})  # what is kept is writable
+
+
+def test_inline_text_that_is_not_text_is_the_worlds_failure(qwen_chat: ChatFormat) -> None:
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=qwen_chat)
+    result = play(qwen_chat, _Answers(inline=_nested(10_000)), engine, RolloutConfig(max_response_len=256))
+    assert result.failure is not None and result.failure.label == "env/InvalidMessage"
+
+
+def test_a_worlds_text_result_goes_on_as_before(qwen_chat: ChatFormat) -> None:
+    """A deeply bracketed result written as text is text: the episode goes on, the model reads it."""
+    text = "[" * 10_000 + "]" * 10_000
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=qwen_chat)
+    result = play(qwen_chat, _Answers({"role": "tool", "content": text}), engine, RolloutConfig())
+    assert result.failure is None and any(m.get("content") == text for m in result.messages)
+
+
+def _depth(value: Any) -> int:
+    """The oracle: the nesting of a small structure, counted recursively."""
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list | tuple | set | frozenset):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+_STRUCTURES = st.recursive(
+    st.one_of(st.integers(), st.text(max_size=3), st.none()),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.tuples(inner, inner),
+        st.dictionaries(st.text(max_size=2), inner, max_size=3),
+        st.frozensets(st.integers(), max_size=2),
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=_STRUCTURES, extra=st.integers(min_value=0, max_value=3 * MAX_NESTING))
+def test_a_structure_s_depth_is_measured_without_recursion_up_to_the_limit(value: Any, extra: int) -> None:
+    value = _nested(extra, value, mapping=extra % 2 == 1)
+    expected = _depth(value)
+    assert structure_depth(value) == min(expected, MAX_NESTING + 1)
+    assert (result_nesting_problem(value) is None) == (expected <= MAX_NESTING)
+
+
+@pytest.mark.parametrize("levels", [MAX_NESTING + 1, 10_000])
+@pytest.mark.parametrize("mapping", [False, True], ids=["list", "dict"])
+def test_a_bfcl_result_nested_past_the_limit_is_its_error_naming_it(levels: int, mapping: bool) -> None:
+    """bfcl-eval's conversion (json, then str()) stopped at Python's recursion limit: the model read
+    'maximum recursion depth exceeded while getting the repr of an object'. It is the call's error
+    with t3rl's limit named; within the limit the result is written as before."""
+    world = pytest.importorskip("t3rl_core.envs.bfcl.world")
+    deep = _nested(levels, mapping=mapping)
+    text = world._call_text(lambda: deep, {})
+    assert text.startswith(world.ERROR_PREFIX) and f"at most {MAX_NESTING} levels" in text
+    assert "recursion" not in text
+    within = _nested(MAX_NESTING, mapping=True)
+    assert world.result_text(within) == json.dumps(within)
+
+
+def test_a_tau2_tool_s_result_nested_past_recursion_is_a_tool_error_naming_the_limit() -> None:
+    """tau2 writes a result as JSON after the call and outside its own error handling: the
+    RecursionError failed the episode as the world's, the model's call never answered."""
+    calls = pytest.importorskip("t3rl_core.envs.tau2.generic_calls")
+    from tau2.data_model.message import ToolCall as Tau2ToolCall
+    from tau2.environment.environment import Environment
+
+    class Deep:
+        tools = user_tools = None
+
+        def get_response(self, request: Any) -> Any:
+            return Environment.to_json_str(_nested(10_000, mapping=True))
+
+    request = Tau2ToolCall(id="call_1", name="deep", arguments={}, requestor="assistant")
+    message = asyncio.run(calls.response(Deep(), request, None, None))  # type: ignore[arg-type]
+    assert message.error and f"at most {MAX_NESTING} levels" in message.content
+    assert (message.id, message.requestor) == ("call_1", "assistant")
+
+
+def test_an_openenv_observation_nested_past_the_limit_is_the_environments_failure() -> None:
+    env = pytest.importorskip("t3rl_core.envs.openenv.env")
+    from t3rl_core.envs.openenv.boundary import OpenEnvProtocolError
+
+    with pytest.raises(OpenEnvProtocolError, match=f"at most {MAX_NESTING} levels"):
+        env.observation_text({"board": _nested(10_000), "done": False})
+    assert env.observation_text({"board": _nested(3), "x": 1}) == '{"board": [[[1]]], "x": 1}'

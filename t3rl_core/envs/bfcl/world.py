@@ -20,6 +20,7 @@ from functools import cache, lru_cache
 from types import FunctionType, MethodType
 from typing import Any
 
+from t3rl_core.parsers.nesting import result_nesting_problem
 from t3rl_core.types import ToolCall
 
 ERROR_PREFIX = "Error during execution: "
@@ -209,9 +210,14 @@ def stateless_modules() -> list[str]:
 
 
 def result_text(result: Any) -> str:
-    """bfcl-eval's conversion: str as is, dict as JSON (str() if not serialisable), anything else str()."""
+    """bfcl-eval's conversion: str as is, dict as JSON (str() if not serialisable), anything else str().
+    A result nested past t3rl's limit raises ValueError with the limit named (the call's error, which the
+    model reads): json and str() stopped at Python's recursion limit and the model read its message."""
     if type(result) is str:
         return result
+    problem = result_nesting_problem(result)
+    if problem is not None:
+        raise ValueError(problem)
     if type(result) is dict:
         try:
             return json.dumps(result)

@@ -21,6 +21,7 @@ from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.server import EnvServer
 from t3rl_core.envs.openenv.tool import action_tool
 from t3rl_core.envs.unavailable import WorldUnavailable
+from t3rl_core.parsers.nesting import result_nesting_problem
 from t3rl_core.secret import mask_url
 from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCallAction, Transition
 
@@ -45,6 +46,11 @@ def observation_text(observation: Mapping[str, Any]) -> str:
     texts = [value for value in shown.values() if isinstance(value, str)]
     if len(shown) == 1 and texts:
         return texts[0]
+    # json.dumps stops at Python's recursion limit: a server's observation nested deeper failed the
+    # episode with Python's words; t3rl's limit is named instead (the environment's failure).
+    problem = result_nesting_problem(shown, "the OpenEnv server's observation")
+    if problem is not None:
+        raise OpenEnvProtocolError(f"{problem}: the environment's failure, not the model's")
     return json.dumps(shown, ensure_ascii=False, sort_keys=True)
 
 

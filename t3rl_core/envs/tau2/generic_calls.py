@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from t3rl_core.envs.bounded_calls import CallWorkers
 from t3rl_core.envs.tau2.domain import quiet_tau2
+from t3rl_core.parsers.nesting import MAX_NESTING
 
 if TYPE_CHECKING:
     # lazy: tau2, only when a tau2 episode runs
@@ -53,7 +54,7 @@ async def response(
 
     toolkit = environment.user_tools if request.requestor == "user" else environment.tools
     if workers is None or budget_s is None or not _generic(toolkit, request.name):
-        return environment.get_response(request)
+        return bounded_response(environment, request)
     assert toolkit is not None
     call = base64.b64encode(pickle.dumps((request.name, request.requestor, request.arguments))).decode()
     text = await workers.run(f"{__name__}:generic_response", [_path(type(toolkit)), call], budget_s)
@@ -73,8 +74,26 @@ def generic_response(toolkit: str, call: str) -> str:
 
     name, requestor, arguments = pickle.loads(base64.b64decode(call))
     request = ToolCall(name=name, arguments=arguments, requestor=requestor)
-    message = _environment(toolkit, requestor).get_response(request)
+    message = bounded_response(_environment(toolkit, requestor), request)
     return json.dumps([message.content, message.error])
+
+
+def bounded_response(environment: Environment, request: ToolCall) -> ToolMessage:
+    """`environment.get_response(request)`; a tool's result nested past Python's recursion limit is a
+    tool error naming t3rl's limit, which the model reads. tau2 writes a result as JSON after the call
+    (outside its own error handling): the RecursionError failed the episode as the world's, the model's
+    call never answered."""
+    from tau2.data_model.message import ToolMessage  # lazy: tau2, only when a tau2 episode runs
+
+    try:
+        return environment.get_response(request)
+    except RecursionError:
+        problem = (
+            f"Error: the result of {request.name} nests too deep to be written as text; t3rl passes "
+            f"results nested at most {MAX_NESTING} levels (parsers.nesting.MAX_NESTING)"
+        )
+        who = request.requestor
+        return ToolMessage(id=request.id, content=problem, requestor=who, role="tool", error=True)
 
 
 def _generic(toolkit: ToolKitBase | None, name: str) -> bool:
