@@ -9,12 +9,20 @@ command's. A sweep is extended when every point it has is a point of the new com
 overrides, the same config dirs) and the new command has more; the newest such sweep under
 `<runs_dir>/<name>/` is taken. The same command again (no new point) starts a new sweep as before;
 so does one another launcher is running, a planned one (`t3rl plan -m`), or an Optuna search.
+
+Overrides are compared by what they mean, not as typed (`override_meaning`): in any order, a number by
+its value (`lr=1e-6` is `lr=0.000001`), and a relative path of a field the schema declares a path
+against the directory its command ran in (`paths.runs_dir=../runs` typed in `sub/` is
+`paths.runs_dir=runs` typed above it). As text, each of those started a new sweep beside the first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import re
+from collections.abc import Collection, Sequence
 from dataclasses import replace
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from launch.run.record_files import RunDirError
@@ -27,9 +35,54 @@ def _dirs(config_dirs: Sequence[str], working_dir: str | Path) -> list[str]:
     return [str((Path(working_dir) / d).resolve()) for d in config_dirs]
 
 
-def extendable(parent: Path, points: Sequence[Point], config_dirs: Sequence[str]) -> SweepSummary | None:
-    """The newest sweep under `parent` that `points` extend (its record loaded), or None."""
-    wanted = {frozenset(p.overrides) for p in points}
+# The str kinds whose value is a local path, resolved against the directory the command ran in.
+PATH_KINDS = ("path", "output dir", "upload dir", "model dir")
+# A number as an override writes it (Hydra's int and float literals; a sign, `_` between digits).
+_NUMBER = re.compile(r"[+-]?(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d+)?")
+
+Meaning = frozenset[tuple[str, str]]
+
+
+def override_meaning(override: str, working_dir: str | Path, path_keys: Collection[str]) -> tuple[str, str]:
+    """(the key with its +/~ prefix, the value as it reads): a number by its exact value, a relative
+    path of one of `path_keys` resolved against `working_dir`; anything else as typed."""
+    key, equals, value = override.partition("=")
+    if not equals:
+        return key, value
+    if _NUMBER.fullmatch(value):
+        try:
+            return key, str(Decimal(value.replace("_", "")).normalize())
+        except InvalidOperation:
+            return key, value
+    if key.lstrip("+~") in path_keys and value and "${" not in value:
+        return key, str((Path(working_dir) / Path(value).expanduser()).resolve())
+    return key, value
+
+
+def point_meaning(overrides: Sequence[str], working_dir: str | Path, path_keys: Collection[str]) -> Meaning:
+    """A point's overrides as what they mean, in no order."""
+    return frozenset(override_meaning(o, working_dir, path_keys) for o in overrides)
+
+
+def earlier_meanings(summary: SweepSummary, path_keys: Collection[str]) -> dict[Meaning, int]:
+    """Each point of an earlier sweep by what its overrides meant in the directory it ran from (its
+    manifest's working_dir; this one's when it records none)."""
+    found = {}
+    for point in summary.points.values():
+        working_dir: str | Path = Path.cwd()
+        if point.run_dir is not None:
+            with contextlib.suppress(RunDirError, OSError):
+                working_dir = RunDir(Path(point.run_dir)).read_manifest().get("working_dir") or working_dir
+        found[point_meaning(point.overrides, working_dir, path_keys)] = point.index
+    return found
+
+
+def extendable(
+    parent: Path, points: Sequence[Point], config_dirs: Sequence[str], path_keys: Collection[str] = ()
+) -> SweepSummary | None:
+    """The newest sweep under `parent` that `points` extend (its record loaded), or None; `path_keys`
+    are the dotted keys of the fields the schema declares local paths."""
+    wanted = {point_meaning(p.overrides, Path.cwd(), path_keys) for p in points}
     mine = _dirs(config_dirs, Path.cwd())
     candidates = sorted(parent.glob("sweep-*/sweep.json"), key=lambda f: f.stat().st_mtime, reverse=True)
     for record in candidates:
@@ -37,7 +90,7 @@ def extendable(parent: Path, points: Sequence[Point], config_dirs: Sequence[str]
             summary = SweepSummary.load(record.parent)
         except (RunDirError, OSError, KeyError, ValueError):
             continue
-        have = {frozenset(r.overrides) for r in summary.points.values()}
+        have = set(earlier_meanings(summary, path_keys))
         if summary.record != "run" or summary.search is not None or not have or not have < wanted:
             continue
         if launcher_alive(summary.sweep_dir) or not _same_config_dirs(summary, mine):
@@ -61,14 +114,16 @@ def _same_config_dirs(summary: SweepSummary, mine: list[str]) -> bool:
     return True
 
 
-def renumbered(points: Sequence[Point], earlier: SweepSummary) -> tuple[list[Point], list[Point]]:
-    """`points` with the earlier sweep's index for each point it has and the next free ones for the
-    rest (in the command's order); and the new ones alone."""
-    known = {frozenset(r.overrides): r.index for r in earlier.points.values()}
+def renumbered(
+    points: Sequence[Point], earlier: SweepSummary, path_keys: Collection[str] = ()
+) -> tuple[list[Point], list[Point]]:
+    """`points` with the earlier sweep's index for each point it has (by what its overrides mean) and
+    the next free ones for the rest (in the command's order); and the new ones alone."""
+    known = earlier_meanings(earlier, path_keys)
     following = max(earlier.points) + 1
     every, new = [], []
     for point in points:
-        index = known.get(frozenset(point.overrides))
+        index = known.get(point_meaning(point.overrides, Path.cwd(), path_keys))
         if index is None:
             index, following = following, following + 1
             new.append(replace(point, index=index))

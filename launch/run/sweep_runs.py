@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
+from launch.checks.rules.local_dirs import fields_of_kind
 from launch.files import is_locked
 from launch.run.executors.ray_capacity import live_submission_ids, own_live_gpus, sweep_capacity
 from launch.run.executors.ray_jobs import dashboard_address
@@ -50,7 +51,7 @@ from launch.run.sweep import (
     print_points_table,
 )
 from launch.run.sweep_checks import CheckedPoint, refuse_whole_sweep
-from launch.run.sweep_extend import extendable, renumbered
+from launch.run.sweep_extend import PATH_KINDS, extendable, renumbered
 from launch.run.sweep_liveness import sweep_lock
 from launch.run.sweep_plot import plot_sweep
 from launch.run.sweep_view import live_points, points_table
@@ -93,13 +94,15 @@ def run_sweep(
     indexes = iter(range(len(points)))
     # The earlier sweep these points extend (more values in a swept list), found with the first point.
     extended: list[SweepSummary] = []
+    path_keys: set[str] = set()  # the keys of the schema's local paths, read from the first point
 
     def planner(point_overrides: tuple[str, ...]) -> tuple[Resolved, Plan]:
         index = next(indexes)
         resolved = resolve_overrides(list(point_overrides), config_dirs, console)
         if not sweep_dirs:
             parent = Path(resolved.run.paths.runs_dir).resolve() / resolved.run.name
-            earlier = None if dry else extendable(parent, points, config_dirs)
+            path_keys.update(key for kind in PATH_KINDS for key, _, _ in fields_of_kind(resolved.run, kind))
+            earlier = None if dry else extendable(parent, points, config_dirs, path_keys)
             extended.extend([earlier] if earlier else [])
             sweep_dirs.append(earlier.sweep_dir if earlier else new_sweep_dir(resolved, stamp, plan=dry))
         return resolved, plan_run(resolved, RunDir(sweep_dirs[0] / f"p{index:02d}"))
@@ -109,7 +112,7 @@ def run_sweep(
     new_points = points
     if extended:
         # Checked again under the sweep's own name and the indexes its points have (tracking names).
-        points, new_points = renumbered(points, extended[0])
+        points, new_points = renumbered(points, extended[0], path_keys)
         sweep_name, indexes = extended[0].name, iter([p.index for p in points])
         checks = check_points([p.tracked(sweep_name) for p in points], planner)
         console.print(
