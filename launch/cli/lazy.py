@@ -141,8 +141,22 @@ class LazyGroup(PlainGroup):
 
     def _resolve(self, name: str) -> Any:
         if name not in self._loaded:
-            sub = typer.Typer(rich_markup_mode=self.rich_markup_mode)
-            importlib.import_module(SUBCOMMANDS[name].module).register(sub)
-            plain_metavars(sub)
-            self._loaded.update(typer.main.get_group(sub).commands)
+            self._loaded.update(_commands_of(SUBCOMMANDS[name].module, self.rich_markup_mode))
         return self._loaded.get(name)
+
+
+# The commands a module defines, built once a process: Typer builds each Click command from its
+# function's signature (~3 ms a module), and an in-process caller (a test, CliRunner) makes a new group
+# for every command line. A command is the same for every invocation: its function reads the module's
+# names when it runs, and Click keeps what one invocation parsed in its context, not in the command.
+_BUILT: dict[tuple[str, Any], dict[str, Any]] = {}
+
+
+def _commands_of(module: str, rich_markup_mode: Any) -> dict[str, Any]:
+    key = (module, rich_markup_mode)
+    if key not in _BUILT:
+        sub = typer.Typer(rich_markup_mode=rich_markup_mode)
+        importlib.import_module(module).register(sub)
+        plain_metavars(sub)
+        _BUILT[key] = dict(typer.main.get_group(sub).commands)
+    return _BUILT[key]
