@@ -9,7 +9,7 @@ depends on the new messages only, never on the history.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,6 +116,7 @@ class ChatFormat:
         self.stop_token_ids: tuple[int, ...] = tuple(vocab[token] for token in stop_tokens)
         self._stop_text = dict(zip(self.stop_token_ids, stop_tokens, strict=True))
         self._closing_cache: dict[bool, str] = {}
+        self._blanks: frozenset[int] | None = None
         # Turn-delta ids by (new messages as JSON, generation prompt, stop token the model ended on).
         self._deltas: dict[_DeltaKey, list[int]] = {}
         self._delta_tokens = 0  # ids kept in `_deltas`, in all
@@ -462,12 +463,21 @@ class ChatFormat:
         add_generation_prompt: bool = False,
         env_spans: Mapping[int, Sequence[tuple[int, int]]] | None = None,
         cut: bool = False,
+        model_spans: Collection[tuple[int, int]] = (),
     ) -> int | None:
         """Where an episode's tokens first differ from a fresh render of its conversation; None if they
         agree. A final turn-ending token is allowed when the template writes no turn closing (GLM: the
-        model ends its turn with the next role token, which a render of the finished turn lacks).
-        `env_spans` are the env's inline texts in the model's turns (`render_ids`); `cut`: the episode
-        dropped its last inserted tokens at a token limit, so the tokens are a prefix of the render."""
+        model ends its turn with the next role token, which a render of the finished turn lacks). With
+        such a template two more differences are the render's, not drift (`model_spans`: each model
+        call's [start, end) in `tokens`): the model's own stop token ending a call where the render has
+        none (a GLM model ends a turn meant as a tool call with <|observation|>; when the call does not
+        parse, the next message is the world's correction, whose render does not begin with it), and
+        whitespace the render writes before a call's first token that the model did not write (GLM's
+        template writes a newline after <|assistant|> before any text but a call of an offered tool,
+        which a malformed call is not). The model's tokens are kept as sampled; the render cannot know
+        what they meant. Any other token either lacks, anywhere, is drift. `env_spans` are the env's
+        inline texts in the model's turns (`render_ids`); `cut`: the episode dropped its last inserted
+        tokens at a token limit, so the tokens are a prefix of the render."""
         expected = self.render_ids(
             messages, tools, add_generation_prompt=add_generation_prompt, env_spans=env_spans
         )
@@ -476,13 +486,22 @@ class ChatFormat:
             expected = expected[: len(tokens)]
         if tokens == expected:
             return None
-        trailing_stop = tokens[-1:] and tokens[-1] in self._stop_text and not self._continuation((), False)
+        closes = bool(self._continuation((), False))
+        trailing_stop = tokens[-1:] and tokens[-1] in self._stop_text and not closes
         if trailing_stop and tokens[:-1] == expected:
             return None
-        return next(
-            (i for i, (a, b) in enumerate(zip(tokens, expected, strict=False)) if a != b),
-            min(len(tokens), len(expected)),
-        )
+        if closes or not model_spans:
+            return _first_difference(tokens, expected, set(), set(), cut)
+        ends = {end - 1 for _, end in model_spans if 0 < end <= len(tokens)}
+        stops = {i for i in ends if tokens[i] in self._stop_text}
+        starts = {start for start, _ in model_spans}
+        return _first_difference(tokens, expected, stops, starts, cut, self._blank_ids())
+
+    def _blank_ids(self) -> frozenset[int]:
+        """The ids of whitespace-only tokens (how a render may begin a model turn before the text)."""
+        if self._blanks is None:
+            self._blanks = frozenset(i for i in self.encode("\n \n\n") if not self.decode([i]).strip())
+        return self._blanks
 
     def _render_delta(self, messages: list[Message], add_generation_prompt: bool) -> str:
         base = _DELTA_BASE
@@ -505,3 +524,33 @@ class ChatFormat:
         if not new_messages:
             self._closing_cache[add_generation_prompt] = text
         return text
+
+
+def _first_difference(
+    tokens: list[int],
+    expected: list[int],
+    stops: set[int],
+    starts: set[int],
+    cut: bool,
+    blanks: frozenset[int] = frozenset(),
+) -> int | None:
+    """The index of the first token of `tokens` that `expected` does not have at its place, passing
+    over a token at a `stops` index that `expected` lacks there, and a blank token `expected` has just
+    before a model call's first token (at a `starts` index) that `tokens` lack; None when nothing is
+    left over (the rest of `expected` may be missing only when `cut`)."""
+    i = j = 0
+    while i < len(tokens):
+        if j < len(expected) and tokens[i] == expected[j]:
+            i, j = i + 1, j + 1
+        elif i in stops:
+            i += 1
+        elif (
+            i in starts
+            and expected[j : j + 1]
+            and expected[j] in blanks
+            and expected[j + 1 : j + 2] == [tokens[i]]
+        ):
+            j += 1
+        else:
+            return i
+    return None if cut or j == len(expected) else len(tokens)

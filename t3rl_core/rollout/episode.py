@@ -167,6 +167,9 @@ class _Episode:
         self.model_calls = 0  # every call, also the repair attempts of a repaired turn
         self.format_repairs = 0
         self.step_starts: list[int] = []
+        # Response offsets [start, end) of each model call's tokens kept (the drift check reads where
+        # the model's own tokens begin and end: ChatFormat.tito_drift).
+        self.model_spans: list[tuple[int, int]] = []
         self.generation_s = 0.0
         self.call_meta: list[dict[str, Any]] = []
         # Message index → character spans of the env's inline text in that (assistant) message: the
@@ -241,6 +244,8 @@ class _Episode:
         else:
             self.trajectory.rewind(start)
             self.trajectory.append_model(generation.token_ids, generation.log_probs)
+            self.model_spans = [span for span in self.model_spans if span[1] <= start]
+            self.model_spans.append((start, len(self.trajectory.response_ids)))
             del self.messages[first_message:-1]
             del self.model_texts[first_text:-1]
         if not repair.train_on_repaired:
@@ -319,6 +324,9 @@ class _Episode:
         if generation.meta:
             self.call_meta.append(generation.meta)
         self.trajectory.append_model(generation.token_ids, generation.log_probs)
+        if generation.token_ids:
+            end = len(self.trajectory.response_ids)
+            self.model_spans.append((end - len(generation.token_ids), end))
         self.awaiting_model = self.mid_turn = False
         return generation
 
@@ -463,6 +471,10 @@ async def run_episode(
             add_generation_prompt=episode.awaiting_model,
             env_spans=episode.inline_spans,
             cut=trajectory.cut > 0,
+            model_spans=[
+                (len(trajectory.prompt_ids) + a, len(trajectory.prompt_ids) + b)
+                for a, b in episode.model_spans
+            ],
         )
         if drift_at is not None:
             logger.warning("TITO drift: the trajectory differs from a fresh render at token %d", drift_at)

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from t3rl_core.chat.format import ChatFormat
+from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RolloutConfig
 from t3rl_core.engines.config import ReferenceEngineConfig
 from t3rl_core.engines.reference import ReferenceEngine
@@ -24,7 +25,7 @@ from t3rl_core.parsers.nesting import MAX_NESTING, result_nesting_problem, struc
 from t3rl_core.rewards.base import InvalidReward, RewardInput, RewardResult, checked, within_bounds
 from t3rl_core.rollout.failures import components_failure
 from t3rl_core.types import ToolCallAction, Transition
-from tests.rollout.fakes import ToyEnv, play, task
+from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, play, task
 from tests.rollout.test_runner import toy_runner
 from tests.rollout.test_runtime_kinds_ten import _WHERE, _runner
 
@@ -288,3 +289,100 @@ def test_an_openenv_observation_nested_past_the_limit_is_the_environments_failur
     with pytest.raises(OpenEnvProtocolError, match=f"at most {MAX_NESTING} levels"):
         env.observation_text({"board": _nested(10_000), "done": False})
     assert env.observation_text({"board": _nested(3), "x": 1}) == '{"board": [[[1]]], "x": 1}'
+
+
+# --- GLM's drift check after a malformed tool-call turn ----------------------------------------------
+
+_MALFORMED = st.sampled_from(
+    [
+        'add\n{"a": 1, "b',  # cut JSON
+        'add\n{a: 1, "b": 2}',  # keys unquoted
+        'add\n{{"a": 1, "b": 2}',
+        'add\n{"a": 1, "b": 2} trailing',
+        "add(1,2)",  # another family's call
+        'add{"a": 1, "b": 2}',  # no newline after the name
+        'ad d\n{"a": 1, "b": 2}',  # no offered tool
+    ]
+)
+
+
+def _glm_episode(glm: ChatFormat, texts: list[str]) -> Any:
+    engine = ScriptedEngine(glm, texts)  # a call turn as GLM writes one: no newline, ended by <|observation|>
+    return play(glm, ToyEnv(), engine, RolloutConfig(max_response_len=1024, tito_drift_check=True))
+
+
+@pytest.fixture(scope="module")
+def glm() -> ChatFormat:
+    return ChatFormat.from_pretrained(shared_tokenizer_dir("glm4_0414"), "glm4_0414")
+
+
+@settings(max_examples=25, deadline=None)
+@given(first=_MALFORMED, second=_MALFORMED)
+def test_a_malformed_glm_call_turn_is_no_drift(glm: ChatFormat, first: str, second: str) -> None:
+    """The kept tokens are the model's, as sampled: a GLM model ends a turn meant as a call with
+    <|observation|>, and writes no newline after <|assistant|> before it. When the call does not parse,
+    the next message is the world's correction (role user), whose render does not begin with
+    <|observation|>, and the template writes the newline it writes before any text but an offered
+    tool's call: the drift check flagged every such episode (at the malformed turn's first token)."""
+    result = _glm_episode(glm, [first, "The sum is 3.", second, "The sum is 7."])
+    assert isinstance(result.drift_at, type(None)), (result.drift_at, result.messages)
+    assert result.status == "completed"
+
+
+def _replaced(ids: list[int], at: int, vocabulary: int, avoid: set[int]) -> list[int]:
+    new = next(t for t in range(vocabulary - 1, 0, -1) if t not in avoid)
+    return [*ids[:at], new, *ids[at + 1 :]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(where=st.floats(min_value=0, max_value=1, exclude_max=True), insert=st.booleans())
+def test_real_drift_after_a_malformed_glm_turn_is_still_flagged_where_it_is(
+    glm: ChatFormat, where: float, insert: bool
+) -> None:
+    """Any token the render does not have (replaced, or a stop token inserted where no model call
+    ends) is flagged at its index, before, at and after the malformed turn."""
+    result = _glm_episode(glm, ['add\n{a: 1, "b": 2}', "The sum is 3.", "The sum is 7."])
+    tokens = result.tokens
+    spans = [(len(result.prompt_ids) + a, len(result.prompt_ids) + b) for a, b in _model_spans(result)]
+    assert glm.tito_drift(tokens, result.messages, TOOLS, model_spans=spans) is None
+    at = int(where * len(tokens))
+    if insert:
+        stop = glm.stop_token_ids[0]
+        ends = {end for _, end in spans}
+        if at in ends:  # right after a model call's last token: the model's own place, not drift
+            at -= 1
+        drifted = [*tokens[:at], stop, *tokens[at:]]
+        if tokens[at - 1 : at] == [stop] or tokens[at : at + 1] == [stop]:
+            return  # beside a stop token already: the same tokens either way
+    else:
+        drifted = _replaced(tokens, at, glm.token_id_limit or 150_000, set(tokens))
+    found = glm.tito_drift(drifted, result.messages, TOOLS, model_spans=spans)
+    assert found is not None and found <= at + 1, (found, at)
+    assert found >= at - 1
+
+
+def _model_spans(result: Any) -> list[tuple[int, int]]:
+    """Each model call's [start, end) in the response, from the loss mask and the step starts."""
+    spans, start = [], None
+    for i, mask in enumerate([*result.loss_mask, 0]):
+        if mask and start is None:
+            start = i
+        elif not mask and start is not None:
+            spans.append((start, i))
+            start = None
+    return spans
+
+
+def test_real_drift_the_loop_inserts_is_still_flagged(
+    glm: ChatFormat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop inserting a token the render lacks after a malformed turn (a stop token where the model
+    wrote none) is drift, found by the episode's own check."""
+    real = glm.turn_end_ids_async
+
+    async def with_an_extra_stop(*args: Any, **kwargs: Any) -> list[int]:
+        return [glm.stop_token_ids[0], *(await real(*args, **kwargs))]
+
+    monkeypatch.setattr(glm, "turn_end_ids_async", with_an_extra_stop)
+    result = _glm_episode(glm, ['add\n{a: 1, "b": 2}', "The sum is 3.", "The sum is 7."])
+    assert result.drift_at is not None
