@@ -26,7 +26,12 @@ def wait_for(path: Path, child: subprocess.Popen[bytes]) -> None:
 def counted(command: list[str], env: dict[str, str], scratch: Path) -> Iterator[subprocess.Popen[bytes]]:
     """Runs `command` with callgrind's instrumentation on from `ready` to `done`; yields the child once
     `done` is there (the caller reads what it wrote), then lets it end."""
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # In `scratch`, not the caller's directory: a `python -c` child puts its working directory first on
+    # sys.path, so run from the checkout it imported the checkout's t3rl_core whatever tree PYTHONPATH
+    # named (an A/B of `--pythonpath <snapshot>` against the checkout counted the checkout twice).
+    child = subprocess.Popen(
+        command, cwd=scratch, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         wait_for(scratch / "ready", child)
         pid = (scratch / "ready").read_text()
