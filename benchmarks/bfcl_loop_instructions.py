@@ -71,7 +71,9 @@ def main() -> int:
         scratch = Path(scratch_dir)
         tokenizer = trained_tokenizer("qwen3", test_rows(), scratch)
         out = scratch / "callgrind.out"
-        env = {**os.environ, "PYTHONPATH": tree, "PYTHONHASHSEED": "0"}
+        # PYTHONSAFEPATH: `python -c` puts the working directory first on sys.path, so run from a
+        # checkout the child imported that checkout's t3rl_core whatever --pythonpath said.
+        env = {**os.environ, "PYTHONPATH": tree, "PYTHONHASHSEED": "0", "PYTHONSAFEPATH": "1"}
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
         command += [sys.executable, "-c", CHILD, tree, str(tokenizer), str(args.rows), str(scratch)]
         with counted(command, env, scratch):
