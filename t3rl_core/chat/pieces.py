@@ -64,6 +64,8 @@ _GPT2_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "use_regex":
 
 def _cut(text: str) -> list[str]:
     """`text` in pieces, each cut between a "," and a " " followed by a non-space (`_CUT_AFTER`)."""
+    if ", " not in text:  # no cut can be there: a scan for ", " is far cheaper than the pattern's
+        return [text]
     parts = _CUT_AFTER.split(text)  # [piece, ",", piece, ",", …, last piece]
     if len(parts) == 1:
         return parts
