@@ -32,11 +32,12 @@ class AmbiguousJSON(ValueError):
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    read = dict(pairs)
+    if len(read) == len(pairs):  # no key twice
+        return read
     keys = [key for key, _ in pairs]
     twice = sorted({key for key in keys if keys.count(key) > 1})
-    if twice:
-        raise AmbiguousJSON(f"the key {', '.join(map(repr, twice))} appears twice in one object")
-    return dict(pairs)
+    raise AmbiguousJSON(f"the key {', '.join(map(repr, twice))} appears twice in one object")
 
 
 def _no_constant(name: str) -> Any:
@@ -306,8 +307,10 @@ class ToolCallActionParser:
 
 
 def _alternate(order: re.Pattern[str], text: str) -> bool:
-    """Whether a pair's tags (`order` captures the opener) alternate in `text`, an opener first."""
-    return all(bool(tag.group(1)) == (i % 2 == 0) for i, tag in enumerate(order.finditer(text)))
+    """Whether a pair's tags (`order` captures the opener) alternate in `text`, an opener first: each
+    tag in text order is the opener's text (a non-empty capture) at even places, "" at odd ones."""
+    tags = order.findall(text)
+    return all(tags[0::2]) and not any(tags[1::2])
 
 
 def _index_tools_once(detector: Any, tools: list[Any]) -> None:
