@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 # Packages whose versions decide what a run does (its manifest records them).
 MANIFEST_PACKAGES = (
@@ -22,13 +23,7 @@ def package_versions(names: tuple[str, ...] = MANIFEST_PACKAGES) -> dict[str, st
     wanted = {_normalise(n): n for n in names}
     found: dict[str, str | None] = dict.fromkeys(names)
     for entry in sys.path:
-        try:
-            listing = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for item in listing:
-            if not item.endswith(".dist-info"):
-                continue
+        for item in _dist_infos(entry or "."):
             dist, _, version = item[: -len(".dist-info")].partition("-")
             name = wanted.get(_normalise(dist))
             if name is not None and found[name] is None:
@@ -38,3 +33,31 @@ def package_versions(names: tuple[str, ...] = MANIFEST_PACKAGES) -> dict[str, st
 
 def _normalise(name: str) -> str:
     return name.lower().replace("-", "_").replace(".", "_")
+
+
+# Each sys.path directory's dist-info names, with the status they were listed at (inode, modification
+# and change times): listing site-packages (hundreds of names) was most of a call, made by every
+# composition's cache digest and every plan of a tiny model. Installing or removing a distribution adds
+# or removes a name, which moves the directory's times; a status younger than _SETTLED_NS when read
+# is not trusted (two changes within one tick of a coarse clock can leave the same times).
+_LISTINGS: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+_SETTLED_NS = 2_000_000_000
+
+
+def _dist_infos(directory: str) -> list[str]:
+    try:
+        status = os.stat(directory)
+    except OSError:
+        return []
+    path = os.path.abspath(directory)
+    key = (status.st_ino, status.st_mtime_ns, status.st_ctime_ns)
+    known = _LISTINGS.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    try:
+        names = [item for item in os.listdir(directory) if item.endswith(".dist-info")]
+    except OSError:
+        return []
+    if time.time_ns() - max(status.st_mtime_ns, status.st_ctime_ns) > _SETTLED_NS:
+        _LISTINGS[path] = (key, names)
+    return names
