@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from itertools import accumulate
+from typing import Any
 
 # Levels of brackets ([, { and ( together) a model's text may open inside one another.
 MAX_NESTING = 64
@@ -46,27 +47,31 @@ def nesting_problem(text: str) -> str | None:
     )
 
 
+_CONTAINERS = (list, tuple, set, frozenset, dict)
+
+
 def structure_depth(value: object, limit: int = MAX_NESTING) -> int:
     """How deep lists, tuples, sets and mappings nest in `value` (a scalar: 0), counted without
     recursion and no further than `limit + 1`: a world's result nested 10,000 levels is measured
-    where every recursive reader (json, repr, a chat template) would stop at Python's limit."""
-    deepest, level, stack = 0, 0, [iter((value,))]
-    while stack:
-        item = next(stack[-1], _END)
-        if item is _END:
-            stack.pop()
-            level -= 1
-            continue
-        if isinstance(item, list | tuple | set | frozenset | dict):
-            level += 1
-            deepest = max(deepest, level)
-            if deepest > limit:
-                return deepest
-            stack.append(iter(item.values() if isinstance(item, dict) else item))
-    return deepest
-
-
-_END = object()
+    where every recursive reader (json, repr, a chat template) would stop at Python's limit. Level by
+    level (the containers a path of that length reaches), each level's containers picked out by one
+    comprehension per container (a world's result is walked at every call)."""
+    if not isinstance(value, _CONTAINERS):
+        return 0
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return depth
+        inner: list[Any] = []
+        for item in level:
+            members = item.values() if isinstance(item, dict) else item
+            inner += [member for member in members if isinstance(member, _CONTAINERS)]
+        # Each container once per level: a container held many times (or holding itself) is walked
+        # once, where the level's list would grow with every path to it.
+        level = list({id(member): member for member in inner}.values()) if len(inner) > 1 else inner
+    return depth
 
 
 def result_nesting_problem(value: object, what: str = "the tool's result") -> str | None:
