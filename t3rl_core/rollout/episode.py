@@ -415,7 +415,7 @@ class _Episode:
 
 def _message_problem(message: Any) -> str | None:
     """What keeps a world's `message` from being a chat message of text; None when nothing does."""
-    if not isinstance(message, Mapping):
+    if type(message) is not dict and not isinstance(message, Mapping):  # a dict without the ABC's check
         return f"a message that is a {type(message).__name__}"
     for key in ("role", "content"):
         if not isinstance(message.get(key), str):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from t3rl_core.chat.format import ChatFormat, tools_cache_key
 from t3rl_core.chat.keys import json_key
@@ -33,6 +33,12 @@ class InvalidTask(ValueError):
     mapping, or its tools no list of named tool schemas."""
 
 
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """isinstance(value, Mapping), a plain dict (every row's tools and messages) answered without the
+    ABC's check: two per tool of a ~28-tool list at every episode."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[str, Any]]]:
     """A row's metadata and tool list, once its prompt is known to be chat messages (each with a text
     role and a text content, or none beside its tool calls: the chat formats render text only, a list
@@ -48,7 +54,7 @@ def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
         raise InvalidTask(f"the row's prompt is {type(prompt).__name__}, not a list of chat messages")
     for i, message in enumerate(prompt):
         if not (
-            isinstance(message, Mapping)
+            _is_mapping(message)
             and isinstance(message.get("role"), str)
             and (
                 isinstance(message.get("content"), str)
@@ -70,8 +76,8 @@ def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
         )
     schemas: dict[str, Mapping[str, Any]] = {}
     for i, tool in enumerate(tools):
-        function = tool.get("function", tool) if isinstance(tool, Mapping) else None
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        function = tool.get("function", tool) if _is_mapping(tool) else None
+        if not _is_mapping(function) or not isinstance(function.get("name"), str):
             raise InvalidTask(
                 f"the row's metadata.tools[{i}] is no tool schema with a text name: {str(tool)[:200]}"
             )
