@@ -170,7 +170,23 @@ def _help_names(command: Any, ctx: Any) -> list[str]:
     return [name for name in ctx.help_option_names if name not in own]
 
 
-class PlainCommand(TyperCommand):
+class _HelpOptionPerNames:
+    """Click keeps a command's help option once made, with the names of the first context that asked
+    (`-h, --help` under t3rl's root, `--help` alone under a bare context): a command built once a process
+    (launch.cli.lazy) showed whichever came first. It is made again when the names differ, and kept
+    while they do not (Click orders callbacks by the option's identity)."""
+
+    _help_option: Any
+
+    def get_help_option(self, ctx: Any) -> Any:
+        names = tuple(self.get_help_option_names(ctx))  # type: ignore[attr-defined]
+        if getattr(self, "_help_option_names", None) != names:
+            self._help_option = None
+            self._help_option_names = names
+        return super().get_help_option(ctx)  # type: ignore[misc]
+
+
+class PlainCommand(_HelpOptionPerNames, TyperCommand):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.help = reflowed(self.help)
@@ -183,7 +199,7 @@ class PlainCommand(TyperCommand):
         return [_plain(param) for param in super().get_params(ctx)]
 
 
-class PlainGroup(TyperGroup):
+class PlainGroup(_HelpOptionPerNames, TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.help = reflowed(self.help)

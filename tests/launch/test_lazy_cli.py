@@ -4,6 +4,7 @@ resolving one imports it."""
 from __future__ import annotations
 
 import inspect
+import re
 
 import click
 import pytest
@@ -66,3 +67,19 @@ def test_a_built_command_runs_what_its_module_holds_when_it_runs(monkeypatch: py
     assert CliRunner().invoke(app, ["ls", "model"]).exit_code == 0
     monkeypatch.setattr(launch.cli.inspect, "ls_command", lambda group, dirs: 3)
     assert CliRunner().invoke(app, ["ls", "model"]).exit_code == 3
+
+
+def test_a_command_built_once_shows_the_help_names_of_each_context_that_asks() -> None:
+    """Click made a command's help option once, with the first context's names: after `t3rl validate
+    --help` (`-h, --help`), the CLI reference's bare context showed `-h` too, and the other way round."""
+    from launch.cli.lazy import _commands_of
+
+    command = _commands_of(SUBCOMMANDS["validate"].module, _root().rich_markup_mode)["validate"]
+    under_root = click.Context(command, help_option_names=["-h", "--help"])
+    bare = click.Context(command)
+    for _ in range(2):
+        assert command.get_help_option(under_root).opts == ["-h", "--help"]
+        assert command.get_help_option(under_root) is command.get_help_option(under_root)
+        assert command.get_help_option(bare).opts == ["--help"]
+    shown = CliRunner().invoke(app, ["validate", "--help"], env={"COLUMNS": "200"}).output
+    assert re.search(r"--help +-h ", shown), shown
