@@ -135,18 +135,28 @@ Probability = Annotated[float, Domain("probability", "a number in [0, 1]"), Ge(0
 # numpy, torch and datasets take seeds in [0, 2**32).
 Seed = Annotated[int, Domain("seed", "a whole number in [0, 2**32)"), Ge(0), Lt(2**32)]
 Port = Annotated[int, Domain("port", "a TCP port in [1, 65535]"), Ge(1), Le(65535)]
+# The longest wait Python's clock takes (threading.TIMEOUT_MAX: int64 nanoseconds, ~292 years): a longer
+# timeout or delay raises OverflowError at the first sleep, lock or socket wait that is given it.
+MAX_WAIT_S = 9_223_372_036.0
 # A timeout of more than a day is milliseconds typed for seconds (600000 for 600), never a plan.
+_A_DAY = Usual(86400.0, 600.0, "a day: no request, start-up or code cell is waited for longer", scale=1000.0)
 Seconds = Annotated[
-    float,
-    Domain("seconds", "a duration > 0 (a timeout or a limit)"),
-    Gt(0),
-    Usual(86400.0, 600.0, "a day: no request, start-up or code cell is waited for longer", scale=1000.0),
+    float, Domain("seconds", "a duration > 0 (a timeout or a limit)"), Gt(0), Le(MAX_WAIT_S), _A_DAY
 ]
-Delay = Annotated[float, Domain("delay", "a wait in seconds >= 0 (0 = none)"), Ge(0)]
+Delay = Annotated[
+    float,
+    Domain("delay", "a wait in seconds >= 0 (0 = none)"),
+    Ge(0),
+    Le(MAX_WAIT_S),
+    Usual(86400.0, 1.0, "a day: no retry or shutdown waits longer", scale=1000.0),
+]
 GpuId = Annotated[int, Domain("GPU id", "a CUDA device index >= 0"), Ge(0)]
 # slime's and SGLang's spelling of "off" for a size: -1, never 0.
 _OFF_OR_POSITIVE = Domain("-1 or positive", "-1 turns it off, else a whole number >= 1", excluded=(0,))
 OffOrPositiveInt = Annotated[int, _OFF_OR_POSITIVE, Ge(-1), Check(_OFF_OR_POSITIVE.refuse_excluded)]
+# SGLang's top_k: -1 (off) reads as 1 << 30, the whole vocabulary, and a batch holds top_k in an int32
+# tensor: more than 2**30 is no top-k a sampler has (past 2**31 - 1 the batch fails to build).
+TopK = Annotated[int, _OFF_OR_POSITIVE, Ge(-1), Le(2**30), Check(_OFF_OR_POSITIVE.refuse_excluded)]
 # A sampling temperature: SGLang and vLLM take any value >= 0; OpenAI's chat API refuses more than 2.
 Temperature = Annotated[
     float,

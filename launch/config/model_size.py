@@ -63,7 +63,7 @@ def _moe_layers(arch: MegatronArch) -> int:
     freq = arch.moe.moe_layer_freq
     if isinstance(freq, list):
         return sum(freq)
-    return sum(1 for layer in range(arch.num_layers) if layer % freq == 0)
+    return -(-arch.num_layers // freq)  # layers 0, freq, 2·freq, … below num_layers (counted, not listed)
 
 
 def engine_gib(arch: MegatronArch, gpus_per_engine: int) -> float:

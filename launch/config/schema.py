@@ -10,7 +10,7 @@ strings, pydantic would compile each of them again (~3 ms of a cold `t3rl valida
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, model_validator
+from pydantic import Field, TypeAdapter, ValidationInfo, field_validator, model_validator
 
 from launch.config.overlay import overlay
 from t3rl_core.config import (
@@ -242,11 +242,25 @@ class OptimizerConfig(StrictModel):
     lr_decay_style: Literal["constant", "linear", "cosine", "inverse-square-root", "WSD"] = "constant"
     # Share of the training steps with a linear warm-up from 0 (Megatron --lr-warmup-fraction); None = none.
     lr_warmup_fraction: float | None = Field(None, gt=0, lt=1)
+    # Each step multiplies every weight by 1 - lr × weight_decay (Adam's decoupled decay, SGD's L2 term): it
+    # must stay above 0, so weight_decay < 1 / lr (at or past it a step zeroes or flips every weight).
     weight_decay: float = Field(0.01, ge=0)
     adam_beta1: Annotated[float, _ADAM] = Field(0.9, ge=0, lt=1)
     adam_beta2: Annotated[float, _ADAM] = Field(0.999, ge=0, lt=1)
     # Gradient-norm clipping; 0 = none.
     clip_grad: float = Field(1.0, ge=0)
+
+    @field_validator("weight_decay")
+    @classmethod
+    def _decay_keeps_weights(cls, value: float, info: ValidationInfo) -> float:
+        lr = info.data.get("lr")
+        if lr is not None and lr * value >= 1:
+            raise ValueError(
+                f"lr {lr:g} × weight_decay {value:g} = {lr * value:g}: each step multiplies every weight by "
+                f"1 - lr × weight_decay = {1 - lr * value:g}, which zeroes or flips it (weight_decay must be "
+                f"< 1 / lr = {1 / lr:g})"
+            )
+        return value
 
 
 # A regulariser's weight beside the policy-gradient term, whose advantages are of size ~1 (GRPO's are

@@ -11,12 +11,12 @@ from t3rl_core.fields import (
     Distinct,
     Hostname,
     Label,
-    OffOrPositiveInt,
     PathComponent,
     Port,
     Seconds,
     Seed,
     Temperature,
+    TopK,
 )
 from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel, empty_list
@@ -69,7 +69,7 @@ class EvalConfig(StrictModel):
     temperature: Temperature = 0.0
     # Nucleus and top-k sampling when temperature > 0: None = the runtime's rollout.top_p; -1 = no top-k.
     top_p: float | None = Field(None, gt=0.0, le=1.0)
-    top_k: OffOrPositiveInt = -1
+    top_k: TopK = -1
     seed: Seed = 0
     # Tokens per model call; None = the runtime config's rollout.max_new_tokens.
     max_new_tokens: int | None = Field(None, ge=1)

@@ -372,7 +372,7 @@ BAD = [
         f"{CUR}.max_context_len=20000",
         "override",
     ),
-    ("negative-lr", [S1, f"{CUR}.optimizer.lr=-1e-6"], f"{CUR}.optimizer.lr", "> 0", "override"),
+    ("negative-lr", [S1, f"{CUR}.optimizer.lr=-1e-6"], f"{CUR}.optimizer.lr", ">= 1e-10", "override"),
     (
         "adam-beta-one",
         [S1, f"{CUR}.optimizer.adam_beta2=1.0"],

@@ -18,6 +18,7 @@ Each case is judged as the mutation harness judges it (tests/support/preflight_m
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import stat
@@ -244,3 +245,115 @@ def test_a_daemon_over_the_network_is_not_probed(tmp_path: Path, monkeypatch: py
     _fake_docker_cli(tmp_path / "bin", monkeypatch)
     monkeypatch.setenv("DOCKER_HOST", "tcp://docker-host.invalid:2376")
     assert _errors([*OPENENV_IMAGE, "env.image=counter:latest"]) == []
+
+
+# ------------------------------------------------------------------- values far past what they can mean
+# Found by walking every leaf of every shipped experiment with meaning-wrong values
+# (tests/support/meaning_values.py): each kind is now impossible by a declaration.
+
+HUGE_CASES = [
+    # a count a check enumerated: `t3rl failed unexpectedly: MemoryError` (resources.candidate_layouts
+    # listed every pipeline size up to the layer count; model_size counted MoE layers one by one)
+    Mutation("stage1_bfcl", "huge", "model.architecture.num_layers", str(10**12)),
+    # a wait past Python's clock (threading.TIMEOUT_MAX): OverflowError at the first sleep (was accepted)
+    Mutation("stage1_bfcl", "huge", "executor.stop_grace_s", "1e12"),
+    Mutation("stage1_bfcl", "huge", "eval.engine.backoff_s", "1e12"),
+    Mutation("stage1_bfcl", "huge", "eval.engine.timeout_s", "1e10"),
+    Mutation("tau2_pipeline", "huge", "env.user.timeout_s", "1e12"),
+    # a top-k no int32 tensor holds (SGLang's batch): the eval's first batch fails (was accepted)
+    Mutation("stage1_bfcl", "huge", "eval.top_k", str(10**12)),
+    Mutation("stage1_bfcl", "huge", "eval.top_k", str(2**31)),
+    # a weight decay that zeroes or flips every weight each step (lr × weight_decay >= 1; was accepted)
+    Mutation("stage1_bfcl", "huge", "stages.train.curriculum.optimizer.weight_decay", "1e12"),
+    Mutation("retool", "huge", "stages.sft.curriculum.optimizer.weight_decay", "1e5"),
+    # a layout count past every layout: the first fix was the nearest searched value (nodes=128,
+    # expert_tensor_parallel=8), which the local Ray head or a dense model refuses next (fix fails before)
+    Mutation("stage1_bfcl", "huge", "hardware.nodes", str(10**12)),
+    Mutation("bfcl_debug", "huge", "hardware.expert_tensor_parallel", str(10**12)),
+    Mutation("stage1_bfcl", "huge", "hardware.expert_tensor_parallel", "3"),
+    # an env setting that empties the split several evals read: the fix moved one reader (fix fails before)
+    Mutation("bfcl_debug", "zero", "env.data.val_ratio", "0"),
+    # an episode's response budget below one model call's: every episode ends truncated (was accepted)
+    Mutation("stage1_bfcl", "small", "stages.train.curriculum.max_response_len", "100"),
+    Mutation("retool", "small", "stages.rl.curriculum.max_response_len", "4096"),
+]
+
+
+@pytest.mark.parametrize("mutation", HUGE_CASES, ids=[str(m) for m in HUGE_CASES])
+def test_a_value_far_past_its_meaning_is_refused_at_its_key(mutation: Mutation) -> None:
+    verdict = judge(mutation)
+    assert verdict.outcome == "refused, fix validates", verdict.detail
+
+
+def test_the_longest_wait_is_pythons() -> None:
+    import threading
+
+    from t3rl_core.fields import MAX_WAIT_S
+
+    assert MAX_WAIT_S <= threading.TIMEOUT_MAX
+
+
+def test_an_openenv_startup_timeout_is_a_duration() -> None:
+    args = ["+experiment=hub_env_grpo", "env=openenv", "env.startup_timeout_s=1e12"]
+    (error,) = _errors(args)  # was accepted: a plain float > 0
+    assert error.key == "env.startup_timeout_s"
+    assert _errors(_fixed(args, error)) == []
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "eval.top_k=1073741824",  # SGLang's own "whole vocabulary"
+        "eval.top_k=50",
+        "eval.engine.timeout_s=1e9",
+        "stages.train.curriculum.optimizer.weight_decay=0.1",
+        "stages.train.curriculum.optimizer.weight_decay=0",
+    ],
+)
+def test_large_values_that_still_mean_something_are_accepted(override: str) -> None:
+    assert _errors(["+experiment=stage1_bfcl", override]) == []
+
+
+def test_a_weight_decay_with_a_large_lr_is_judged_by_their_product() -> None:
+    lr = "stages.train.curriculum.optimizer.lr=0.5"
+    wd = "stages.train.curriculum.optimizer.weight_decay"
+    assert _errors(["+experiment=stage1_bfcl", lr, f"{wd}=1.9"]) == []
+    (error,) = _errors(["+experiment=stage1_bfcl", lr, f"{wd}=2"])
+    assert error.key == wd and "zeroes or flips" in error.message
+
+
+# ------------------------------------------------------------- the walk over every leaf, as a property
+
+_GOOD = ("refused, fix validates", "accepted")
+
+
+@functools.cache
+def _meaning_mutations() -> list[tuple[Mutation, str]]:
+    from tests.support.meaning_values import left, meaning_mutations
+
+    return [(m, kind) for m, kind in meaning_mutations() if left(m, kind) is None]
+
+
+def test_the_walk_reaches_every_shipped_experiment_and_kind() -> None:
+    from tests.support.preflight_mutations import EXPERIMENTS
+
+    found = _meaning_mutations()
+    kinds = {kind for _, kind in found}
+    assert kinds == {"huge", "tiny", "zero", "minus one", "empty", "repeat"}
+    assert len(found) > 400
+    from tests.support.meaning_values import meaning_mutations
+
+    # each experiment walked alone reaches its own leaves (across experiments a field is tried once)
+    for experiment in EXPERIMENTS:
+        assert next(meaning_mutations([experiment]), None) is not None, experiment
+
+
+# Property: any leaf of any shipped experiment given a value of its type whose meaning is wrong (far past
+# its bounds, 0 in float32, zero, -1, empty, a repeated item) is refused at its key with a first fix that
+# validates, or accepted with the whole plan built: never crashed, blamed elsewhere, or fixed in words.
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_leaf_given_a_meaning_wrong_value_is_refused_with_a_fix_or_accepted(data: st.DataObject) -> None:
+    mutation, _ = data.draw(st.sampled_from(_meaning_mutations()))
+    verdict = judge(mutation)
+    assert verdict.outcome in _GOOD, f"{mutation}: {verdict.outcome}: {verdict.detail}"

@@ -90,6 +90,7 @@ RULES = (
 # The per-scope checks a candidate layout must pass (the memory fit is tried by the search itself).
 SCOPE_RULES = tuple(
     rule.check  # type: ignore[attr-defined]
-    for rule in (*topology.RULES, *batch.RULES, resources.layout_fits_nodes)
+    # the layout's own rules, which a fix proposing a layout value must pass (expert TP on a dense model too)
+    for rule in (*topology.RULES, *batch.RULES, resources.layout_fits_nodes, values.expert_tp_needs_experts)
     if hasattr(rule, "check")
 )

@@ -497,7 +497,10 @@ def _layout_values(scope: Scope, ctx: Context, field: str, gbs: int) -> list[int
     current = getattr(scope.hardware, field)
     # searched up to 2**16 (no layout field is larger): `gpus_per_node=10**12` ran out of memory here
     searched = range(1, min(max(current, 8) * 2, _SEARCHED) + 1)
-    values = sorted((v for v in searched if v != current), key=lambda v: (abs(v - current), -v))
+    # past every layout (`nodes=10**12`) the values nearest it mean nothing, and the largest searched met
+    # the rules of the whole run next (a local Ray head's GPUs): the smallest come first
+    anchor = current if current <= _SEARCHED else 1
+    values = sorted((v for v in searched if v != current), key=lambda v: (abs(v - anchor), -v))
     ok = (v for v in values if _dp_ok(scope, field, v, gbs) and passes(scope, ctx, "hardware", field, v))
     return list(islice(ok, 4))
 

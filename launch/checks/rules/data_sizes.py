@@ -136,14 +136,24 @@ def _eval_splits_have_rows(ctx: Context, sizes: dict[str, int], env_keys: list[s
         cur = scope.curriculum
         if cur is not None and cur.eval_split is not None:
             scored.append((scope.cur("eval_split"), cur.eval_split))
+    # Evals left without rows by one env setting (`env.data.val_ratio=0`) get one error whose fix moves
+    # them all: a fix for the first reader alone left the others refused at the same key.
+    by_key: dict[str, list[tuple[str, _Fix]]] = {}
     for key, split in scored:
         if sizes.get(split, 1) > 0:
             continue
-        yield Problem(
-            ctx.latest(key, *env_keys),
-            f"split {split} of env {ctx.run.env.name} holds no rows: the eval would score nothing",
-            fix=_other_split(key, split, sizes, 1, env_keys).text,
+        message = f"split {split} of env {ctx.run.env.name} holds no rows: the eval would score nothing"
+        by_key.setdefault(ctx.latest(key, *env_keys), []).append(
+            (message, _other_split(key, split, sizes, 1, env_keys))
         )
+    for key, found in by_key.items():
+        fixes = list(dict.fromkeys(fix for _, fix in found))
+        if len(fixes) > 1 and all(f.assigned for f in fixes):
+            assigned = " ".join(dict.fromkeys(a for f in fixes for a in f.assigned))
+            text = f"set {assigned} (a split with rows for each eval)"
+        else:
+            text = fixes[0].text
+        yield Problem(key, "; ".join(dict.fromkeys(message for message, _ in found)), fix=text)
 
 
 RULES = (splits_hold_what_stages_draw,)

@@ -290,7 +290,9 @@ def candidate_layouts(hw: HardwareConfig, arch: MegatronArch) -> Iterator[dict[s
     experts = arch.moe.num_experts if arch.moe else 1
     for nodes in range(hw.nodes, 65):
         world = nodes * hw.gpus_per_node
-        for tp, pp in product(tps, range(1, arch.num_layers + 1)):
+        # a pipeline stage holds at least one GPU: stages past the world are never a layout (and a
+        # layer count typed far past any model's is not listed to be tried)
+        for tp, pp in product(tps, range(1, min(arch.num_layers, world) + 1)):
             if arch.num_layers % pp or world % (tp * pp * hw.context_parallel):
                 continue
             eps = [e for e in range(1, world // pp + 1) if experts % e == 0 and world % (e * pp) == 0]

@@ -199,7 +199,19 @@ def algorithm_meaningful(scope: Scope, ctx: Context) -> Iterator[Problem]:
 def lengths_consistent(scope: Scope, ctx: Context) -> Iterator[Problem]:
     """An episode cap below one model call's length cuts every call short."""
     cur = scope.curriculum
-    if cur is None or cur.max_context_len is None:
+    if cur is None:
+        return
+    if cur.max_response_len is not None and cur.max_response_len < cur.rollout_max_response_len:
+        # the loop gives a call at most what is left of the episode's response budget
+        key = ctx.latest(scope.cur("max_response_len"), scope.cur("rollout_max_response_len"))
+        yield Problem(
+            key,
+            f"max_response_len {cur.max_response_len} < rollout_max_response_len "
+            f"{cur.rollout_max_response_len}: the episode's response budget is below one model call's, so "
+            "the first call is cut at it and the episode ends truncated",
+            fix=f"set {scope.cur('max_response_len')}={cur.rollout_max_response_len}, or null",
+        )
+    if cur.max_context_len is None:
         return
     if cur.max_context_len <= cur.rollout_max_response_len:
         key = ctx.latest(scope.cur("max_context_len"), scope.cur("rollout_max_response_len"))

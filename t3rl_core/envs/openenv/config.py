@@ -16,6 +16,7 @@ from t3rl_core.fields import (
     HttpUrl,
     Identifier,
     PathComponent,
+    Seconds,
     Text,
 )
 from t3rl_core.strict import StrictModel
@@ -58,7 +59,7 @@ class OpenEnvEnvConfig(EnvConfig):
     # when the world is built, stopped when it closes.
     command: list[ArgvToken] | None = None
     # Seconds a started server or container gets to answer /health.
-    startup_timeout_s: float = Field(120.0, gt=0)
+    startup_timeout_s: Seconds = 120.0
     # The system message of every task (the environment's first observation follows as a user message).
     system_prompt: Text = "You act in an environment through its tool. Call it until the episode ends."
     # The one tool the model acts with; its parameters are the environment's action schema.
