@@ -81,9 +81,12 @@ def parse_generation(body: bytes) -> Generation:
         finish = meta["finish_reason"]
     except BadResponse:
         raise
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        # RecursionError: a body nested past json's recursion (no SGLang answer nests 5 levels) went
+        # on up out of the engine as Python's words, and was never retried.
+        why = "nested past any JSON reader's depth" if isinstance(exc, RecursionError) else exc
         raise BadResponse(
-            f"invalid /generate response ({type(exc).__name__}: {exc}): {body[:200]!r}"
+            f"invalid /generate response ({type(exc).__name__}: {why}): {body[:200]!r}"
         ) from None
     kind = finish.get("type") if isinstance(finish, dict) else finish
     if type(kind) is not str or kind not in FINISH_REASONS:
@@ -253,7 +256,7 @@ class SGLangEngine(Engine):
                         )
                     if path == "/get_model_info":
                         info = json.loads(raw)
-            except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            except (aiohttp.ClientError, TimeoutError, ValueError, RecursionError) as exc:
                 reason = "no answer" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
                 raise EngineUnavailable(
                     f"SGLang server {where} is not answering GET {path} ({mask_text(reason)}); start it "
