@@ -141,7 +141,8 @@ def group_zscore(scores: torch.Tensor, present: torch.Tensor, group_size: int) -
 
     A group of two or more whose scores reach past 2**500 is computed divided by its largest magnitude
     c, eps by c too, which is the same formula: its sums and squares overflowed (rewards of ±1e308 gave
-    advantages of 0, equal ones of 1.7e308 NaN). Every other group is computed as written, to the bit."""
+    advantages of 0, equal ones of 1.7e308 NaN). The mean gets one corrective pass (the sum of the
+    deviations from the first mean), so equal scores have z-scores of exactly 0 whatever their size."""
     import torch
 
     s = scores.view(-1, group_size)
@@ -151,6 +152,9 @@ def group_zscore(scores: torch.Tensor, present: torch.Tensor, group_size: int) -
     scale = torch.where((largest > 2.0**500) & (count > 1), largest, torch.ones_like(largest))
     s = s / scale
     mean = (s * w).sum(dim=1, keepdim=True) / count.clamp(min=1)
+    # The sum rounds (three scores of 3002399751580331.0 pass 2**53): equal scores had a mean one ulp
+    # off and z-scores of ±0.82 instead of 0. One corrective pass gives their mean back exactly.
+    mean = mean + ((s - mean) * w).sum(dim=1, keepdim=True) / count.clamp(min=1)
     var = ((s - mean) ** 2 * w).sum(dim=1, keepdim=True) / (count - 1).clamp(min=1)
     alone = count <= 1
     mean = torch.where(alone, torch.zeros_like(mean), mean)

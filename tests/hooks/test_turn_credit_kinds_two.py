@@ -161,6 +161,20 @@ def test_the_group_zscore_of_any_finite_scores_is_finite_and_exact(groups: list[
 
 
 @pytest.mark.parametrize(
+    "score", [3002399751580331.0, 1e10 + 0.1, 0.1, -7e15 / 3, 2.0**53 + 2, 1.7e308, 5e-324]
+)
+@pytest.mark.parametrize("size", [2, 3, 5, 7])
+def test_equal_scores_have_a_zscore_of_exactly_zero(score: float, size: int) -> None:
+    """A sum past 2**53 rounds: three equal scores of 3002399751580331.0 had z-scores of 0.82 (their
+    mean one ulp off, the std of that ulp far below eps's reach), found by the property above."""
+    torch = pytest.importorskip("torch")
+    got = group_zscore(
+        torch.full((size,), score, dtype=torch.float64), torch.ones(size, dtype=torch.bool), size
+    )
+    assert got.tolist() == [0.0] * size
+
+
+@pytest.mark.parametrize(
     ("outcomes", "turns"),
     [([1e308, -1e308], [0.0, 1.0]), ([1.7e308, 1.7e308], [0.0, 1.0]), ([0.0, 1.0], [1e200, -1e200])],
 )
