@@ -27,7 +27,28 @@ _PLACEHOLDER = "\0t3rl-episode-text\0"
 
 def record_line(record: Mapping[str, Any]) -> str:
     """`json.dumps(record, default=str)` (the token lists last) and a newline."""
+    return record_bytes(record).decode()
+
+
+def record_bytes(record: Mapping[str, Any]) -> bytes:
+    """`record_line`'s line as the bytes written (ASCII: json and orjson escape nothing else here).
+    Built as bytes from orjson's bytes: as text, each ~90 KB BFCL line was decoded, joined, encoded
+    for its digest and encoded again by the file it was written to."""
     lists = {key: record[key] for key in LIST_FIELDS if type(record.get(key)) is list}
+    rest = masked_rest(record, lists)
+    if not lists:
+        return (rest + "\n").encode()
+    pieces = [rest[:-1].encode()]
+    for key, value in lists.items():
+        pieces += [b", " if len(pieces) > 1 or rest != "{}" else b"", json.dumps(key).encode(), b": "]
+        pieces.append(_list_bytes(value))
+    pieces.append(b"}\n")
+    return b"".join(pieces)
+
+
+def masked_rest(record: Mapping[str, Any], lists: Mapping[str, Any]) -> str:
+    """The record's JSON without its token `lists`, masked: its episode text by `mask_episode_text`,
+    the rest by `mask_revealed`."""
     # The episode's text stands in the record's order as a placeholder (JSON writes its NULs escaped,
     # which no mask reads), replaced by its own masking of that text.
     episode = {key: json.dumps(record[key], default=str) for key in EPISODE_TEXT_FIELDS if key in record}
@@ -38,19 +59,16 @@ def record_line(record: Mapping[str, Any]) -> str:
     )
     for key, text in episode.items():
         rest = rest.replace(json.dumps(_PLACEHOLDER + key), mask_episode_text(text), 1)
-    if not lists:
-        return rest + "\n"
-    parts = [f"{json.dumps(key)}: {_list_text(value)}" for key, value in lists.items()]
-    return rest[:-1] + (", " if rest != "{}" else "") + ", ".join(parts) + "}\n"
+    return rest
 
 
-def _list_text(values: list[Any]) -> str:
+def _list_bytes(values: list[Any]) -> bytes:
     try:
         text = orjson.dumps(values)
     except TypeError:
-        return json.dumps(values, default=str)
+        return json.dumps(values, default=str).encode()
     # A None, or a NaN/infinity that json writes as NaN/Infinity, is orjson's `null`. Numbers, true and
     # false hold no "n": one memchr over the text instead of a search for the word (~4x as long).
     if b"n" in text:
-        return json.dumps(values, default=str)
-    return text.decode()
+        return json.dumps(values, default=str).encode()
+    return text

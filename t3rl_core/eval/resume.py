@@ -71,8 +71,9 @@ def settings_digest(runtime: Any, config: Any) -> str:
     )
 
 
-def line_digest(line: str) -> str:
-    return hashlib.sha256(line.encode()).hexdigest()
+def line_digest(line: str | bytes) -> str:
+    """sha256 of a line as written (UTF-8): a line read back as text, or the bytes the eval writes."""
+    return hashlib.sha256(line if isinstance(line, bytes) else line.encode()).hexdigest()
 
 
 @dataclass
@@ -129,13 +130,14 @@ def start(out_dir: Path, trajectories: Path) -> None:
     (out_dir / INDEX_FILE).write_text("")
 
 
-def index_line(key: Key, line: str, job: str, attempt: int) -> str:
+def index_line(key: Key, line: str | bytes, job: str, attempt: int) -> str:
     return json.dumps({"key": list(key), "sha256": line_digest(line), "job": job, "attempt": attempt}) + "\n"
 
 
-def write(sink: IO[str], index: IO[str], key: Key, line: str, job: str, attempt: int) -> None:
+def write(sink: IO[Any], index: IO[str], key: Key, line: str | bytes, job: str, attempt: int) -> None:
     """Append one record and its index entry, both flushed (the record first: an index entry without
-    its record never verifies anything)."""
+    its record never verifies anything). `line` is text for a text `sink`, bytes (UTF-8) for a binary
+    one, as the eval writes it."""
     sink.write(line)
     sink.flush()
     index.write(index_line(key, line, job, attempt))

@@ -51,7 +51,7 @@ from t3rl_core.eval import resume as resuming
 from t3rl_core.eval.attribution import attribute
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.identity import benchmark_identity, decoding_of
-from t3rl_core.eval.jsonl import record_line
+from t3rl_core.eval.jsonl import record_bytes
 from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
 from t3rl_core.eval.record_lock import record_lock
 from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
@@ -270,7 +270,8 @@ async def _run_eval(
         index_file = out_dir / resuming.INDEX_FILE
         with (
             _progress(show_progress) as progress,
-            trajectories.open("a") as sink,
+            # Binary: each line is written as the bytes its digest is of (record_bytes).
+            trajectories.open("ab") as sink,
             index_file.open("a") as index,
         ):
             bar = (
@@ -291,8 +292,8 @@ async def _run_eval(
 
             def kept(job: EpisodeJob, record: dict[str, Any]) -> None:
                 records.append(summarised(record))
-                # record_line: never lose an episode to a type
-                resuming.write(sink, index, job.key, record_line(record), job.fingerprint, resumed.attempt)
+                # record_bytes: never lose an episode to a type
+                resuming.write(sink, index, job.key, record_bytes(record), job.fingerprint, resumed.attempt)
                 if progress is not None and bar is not None:
                     _advance(progress, bar, records)
                 if lines is not None:
