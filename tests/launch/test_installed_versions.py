@@ -10,6 +10,7 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+import pydantic
 import pytest
 
 from t3rl_core import installed
@@ -66,7 +67,10 @@ def test_an_unchanged_settled_directory_is_not_listed_again(
     expected = {"alpha-pkg": "1.2", "pydantic": _metadata_version("pydantic")}
     _LISTED.clear()
     assert package_versions(("alpha-pkg", "pydantic")) == expected
-    assert _LISTED == []
+    # Only these two are known to be settled: the suite's own checkout, also on sys.path, changes
+    # while other workers' tests run in it, and a changed directory is rightly listed again.
+    site_packages = str(Path(pydantic.__file__).resolve().parent.parent)
+    assert [d for d in _LISTED if Path(d).resolve() in (root.resolve(), Path(site_packages))] == []
 
 
 @pytest.mark.parametrize("change", ["installed", "removed", "upgraded"])
