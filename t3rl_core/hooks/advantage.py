@@ -151,10 +151,11 @@ def group_zscore(scores: torch.Tensor, present: torch.Tensor, group_size: int) -
     largest = torch.where(w > 0, s.abs(), torch.zeros_like(s)).amax(dim=1, keepdim=True)
     scale = torch.where((largest > 2.0**500) & (count > 1), largest, torch.ones_like(largest))
     s = s / scale
-    mean = (s * w).sum(dim=1, keepdim=True) / count.clamp(min=1)
+    members = count.clamp(min=1)
+    mean = (s * w).sum(dim=1, keepdim=True) / members
     # The sum rounds (three scores of 3002399751580331.0 pass 2**53): equal scores had a mean one ulp
     # off and z-scores of ±0.82 instead of 0. One corrective pass gives their mean back exactly.
-    mean = mean + ((s - mean) * w).sum(dim=1, keepdim=True) / count.clamp(min=1)
+    mean = mean + ((s - mean) * w).sum(dim=1, keepdim=True) / members
     var = ((s - mean) ** 2 * w).sum(dim=1, keepdim=True) / (count - 1).clamp(min=1)
     alone = count <= 1
     mean = torch.where(alone, torch.zeros_like(mean), mean)
