@@ -92,6 +92,34 @@ class MetricDefinition(StrictModel):
     # Categories (data_source values) the overall value averages over; None = every category of the split.
     categories: list[Label] | None = Field(None, min_length=1)
 
+    @model_validator(mode="after")
+    def _one_meaning(self) -> "MetricDefinition":
+        """A definition whose parts contradict each other measures nothing an eval can: its k was dropped
+        (accuracy with k 4 read as pass@1), or no eval could match it (pass@4 of 2 samples, categories
+        named twice never equal an eval's)."""
+        if self.name == "accuracy" and self.k != 1:
+            raise ValueError(
+                f"accuracy is pass@1, so k={self.k} is never read: name pass@k (or pass^k), or k 1"
+            )
+        if self.estimator == "first_attempt" and self.k != 1:
+            raise ValueError(
+                f"the first attempt's success estimates k 1 only, not {self.key()}: estimator any_of_k"
+            )
+        if self.estimator == "any_of_k" and self.name == "pass^k":
+            raise ValueError("pass^k is the success of all k samples, not any_of_k: estimator unbiased")
+        if self.samples is not None and self.samples < self.k:
+            raise ValueError(
+                f"{self.key()} needs k={self.k} samples per task, the source drew {self.samples}"
+            )
+        if self.estimator == "any_of_k" and self.samples not in (None, self.k):
+            raise ValueError(
+                f"any_of_k is the success of exactly k={self.k} samples, not of {self.samples}: "
+                f"samples {self.k}"
+            )
+        if self.categories is not None and len(set(self.categories)) != len(self.categories):
+            raise ValueError(f"categories named more than once: {self.categories}")
+        return self
+
     def key(self) -> str:
         """The summary key that holds this metric ("accuracy", "pass@4", "pass^2")."""
         return "accuracy" if self.name == "accuracy" else self.name.replace("k", str(self.k))
@@ -148,6 +176,20 @@ class PublishedResult(StrictModel):
     source: Text
     # Anything a reader must know to compare (how the task counts were derived, what differs).
     note: Text = ""
+
+    @model_validator(mode="after")
+    def _one_value_per_scope(self) -> "PublishedResult":
+        """Two values of one scope would give one eval two verdicts on the same number; a sha256 pinned
+        without a split pins no file."""
+        scopes = [value.scope for value in self.values]
+        twice = sorted({scope for scope in scopes if scopes.count(scope) > 1})
+        if twice:
+            raise ValueError(f"result {self.label!r} gives scope(s) {twice} more than one value: one each")
+        if self.split is None and self.data_sha256 is not None:
+            raise ValueError(
+                f"result {self.label!r} pins data_sha256 of no split: name its split, or drop it"
+            )
+        return self
 
 
 class Tolerance(StrictModel):
