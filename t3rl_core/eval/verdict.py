@@ -13,6 +13,7 @@ success/failure per task, and the interval is at least as wide as the task-to-ta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,8 @@ if TYPE_CHECKING:  # `t3rl runs` reads verdicts (one_line) without loading the c
     )
 
 REPRODUCED, NOT_REPRODUCED, NOT_COMPARABLE = "reproduced", "not reproduced", "not comparable"
+# Runs of the characters a distribution's name may hold where pip reads one separator (PEP 503).
+_PEP503 = re.compile(r"[-_.]+")
 
 
 def verdicts(summary: Mapping[str, Any], published: PublishedConfig) -> list[dict[str, Any]]:
@@ -110,11 +113,31 @@ def _scorer(result: PublishedResult, scorer: Mapping[str, Any]) -> list[str]:
         return []
     published = f"{result.scorer.package} {result.scorer.version or ''}".strip()
     ours = f"{scorer.get('package')} {scorer.get('version') or '(version unknown)'}"
-    if scorer.get("package") != result.scorer.package:
+    if not _same_distribution(scorer.get("package"), result.scorer.package):
         return [f"another scorer: published with {published}, this eval scored by {ours}"]
-    if result.scorer.version is not None and scorer.get("version") != result.scorer.version:
+    if result.scorer.version is not None and not _same_version(scorer.get("version"), result.scorer.version):
         return [f"another scorer version: published with {published}, this eval with {ours}"]
     return []
+
+
+def _same_distribution(ours: Any, published: str) -> bool:
+    """One distribution as pip reads names (PEP 503): bfcl_eval, BFCL-Eval and bfcl-eval are bfcl-eval."""
+    return isinstance(ours, str) and _PEP503.sub("-", ours).lower() == _PEP503.sub("-", published).lower()
+
+
+def _same_version(ours: Any, published: str) -> bool:
+    """One release as pip reads versions (PEP 440): 26.3 is 26.3.0, 2026.03.23 is 2026.3.23; a version
+    packaging cannot read is compared as written."""
+    if not isinstance(ours, str):
+        return False
+    try:
+        from packaging.version import InvalidVersion, Version  # lazy: only for a declared scorer version
+    except ImportError:  # pragma: no cover - pip's own dependency, present wherever t3rl is installed
+        return ours == published
+    try:
+        return Version(ours) == Version(published)
+    except InvalidVersion:
+        return ours == published
 
 
 def _user_simulator(result: PublishedResult, user: Mapping[str, Any] | None) -> list[str]:
@@ -174,6 +197,8 @@ def _settings(summary: Mapping[str, Any], metric: MetricDefinition) -> list[str]
     identity, reasons = summary.get("identity") or {}, []
     for field, part in SETTING_PARTS.items():
         declared = getattr(metric, field)
+        if field == "top_p" and metric.temperature == 0:
+            continue  # greedy decoding ignores top-p: the identity records 1.0 for it (decoding_of)
         sources = (identity.get(part), summary.get("sampling"), summary)
         used = next((src[field] for src in sources if isinstance(src, Mapping) and field in src), None)
         if declared is None or used == declared:

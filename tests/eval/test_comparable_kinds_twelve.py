@@ -3,6 +3,9 @@
 - A published declaration whose parts contradict each other (accuracy with k 4: the k was never read;
   pass@4 from 2 samples; a scope given two values: two verdicts on one number; a category named twice,
   never equal to an eval's) was accepted and gave verdicts on something no eval measures.
+- What a source declares was compared as written, not by meaning: a scorer named `bfcl_eval` (its module's
+  name) or `BFCL-Eval`, a version `26.3.0` of the installed 26.3, a greedy result's top-p (which greedy
+  decoding ignores and the identity records as 1.0) made every eval `not comparable`.
 """
 
 from __future__ import annotations
@@ -98,3 +101,77 @@ def test_a_scope_given_two_values_is_refused() -> None:
 def test_a_data_hash_pinned_without_a_split_is_refused() -> None:
     with pytest.raises(ValidationError, match="of no split"):
         PublishedConfig.model_validate({"results": [_result(split=None, data_sha256="0" * 64)]})
+
+
+def _summary_scored_by(package: str, version: str, decoding: dict[str, Any] | None = None) -> dict[str, Any]:
+    identity = {"scorer": {"package": package, "version": version}}
+    identity["decoding"] = decoding or {"temperature": 0.0, "top_p": 1.0, "top_k": -1}
+    return {
+        "complete": True,
+        "split": "bfcl_test",
+        "pass_k": [1],
+        "identity": identity,
+        "overall": {"tasks": 4, "accuracy": 0.5},
+        "categories": {},
+    }
+
+
+def _why(summary: dict[str, Any], **result: Any) -> list[str]:
+    (verdict,) = verdicts(summary, PublishedConfig.model_validate({"results": [_result(**result)]}))
+    return verdict.get("why") or []
+
+
+_SEPARATOR = st.sampled_from(["-", "_", ".", "--", "_-"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(["bfcl", "eval", "nvidia", "tau2", "x"]), min_size=1, max_size=3),
+    separators=st.lists(_SEPARATOR, min_size=2, max_size=2),
+    upper=st.lists(st.booleans(), min_size=3, max_size=3),
+)
+def test_a_scorer_named_as_pip_names_it_is_the_same_scorer(
+    words: list[str], separators: list[str], upper: list[bool]
+) -> None:
+    """Any spelling pip reads as one distribution (PEP 503) names the scorer; another name does not."""
+
+    def spelt(separator: str) -> str:
+        return separator.join(w.upper() if up else w for w, up in zip(words, upper, strict=False))
+
+    assert (
+        _why(_summary_scored_by(spelt(separators[0]), "1.0"), scorer={"package": spelt(separators[1])}) == []
+    )
+    other = _why(_summary_scored_by(spelt("-"), "1.0"), scorer={"package": spelt("-") + "-other"})
+    assert other and other[0].startswith("another scorer:")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    release=st.lists(st.integers(0, 2030), min_size=1, max_size=3),
+    zeros=st.integers(0, 2),
+    padded=st.booleans(),
+)
+def test_a_scorer_version_is_compared_as_pip_reads_it(release: list[int], zeros: int, padded: bool) -> None:
+    """26.3 is 26.3.0 and 2026.03.23 is 2026.3.23 (PEP 440); another release is another version."""
+    installed = ".".join(map(str, release))
+    written = ".".join([f"{n:02d}" if padded else str(n) for n in release] + ["0"] * zeros)
+    assert (
+        _why(_summary_scored_by("bfcl-eval", installed), scorer={"package": "bfcl-eval", "version": written})
+        == []
+    )
+    later = ".".join(map(str, [*release[:-1], release[-1] + 1]))
+    refused = _why(
+        _summary_scored_by("bfcl-eval", installed), scorer={"package": "bfcl-eval", "version": later}
+    )
+    assert refused and refused[0].startswith("another scorer version:")
+
+
+@given(top_p=st.floats(0.01, 1.0))
+def test_a_greedy_results_top_p_is_not_compared(top_p: float) -> None:
+    """Greedy decoding ignores top-p (the identity records 1.0): a greedy source stating one compares with a
+    greedy eval; a sampled source's top-p still counts."""
+    greedy = _summary_scored_by("bfcl-eval", "1.0")
+    assert _why(greedy, metric={"temperature": 0.0, "top_p": top_p}) == []
+    sampled = _summary_scored_by("bfcl-eval", "1.0", {"temperature": 0.8, "top_p": 1.0, "top_k": -1})
+    why = _why(sampled, metric={"temperature": 0.8, "top_p": top_p})
+    assert (why == []) == (top_p == 1.0)
