@@ -299,6 +299,8 @@ class SweepSummary:
             )
 
     def markdown(self) -> str:
+        from t3rl_core.markdown_cells import table  # lazy: only when a sweep's record is written
+
         metric = self.metric_name or "metric"
         standing = marks(self)
         lines = [
@@ -309,18 +311,20 @@ class SweepSummary:
             "vs best: points whose 95 % interval overlaps the best point's cannot be told apart from it; a "
             "point whose eval measured another benchmark (identity) is not ranked.",
             "",
-            f"| # | point | run dir | status | stage | job | {metric} | vs best (95 % interval) |",
-            "|---|---|---|---|---|---|---|---|",
         ]
+        rows = []
         for i in sorted(self.points):
             r = self.points[i]
             value = "" if r.metric is None else f"{r.metric:.6g}"
             run_dir = os.path.relpath(r.run_dir, self.sweep_dir) if r.run_dir else ""
             status = f"{r.status}: {r.error}" if r.error else r.status
-            lines.append(
-                f"| {r.index} | {' '.join(mask_overrides(r.varying))} | {run_dir} | {status} "
-                f"| {r.stage or ''} | {r.job or ''} | {value} | {standing.get(i, '')} |"
+            varying = " ".join(mask_overrides(r.varying))
+            rows.append(
+                [r.index, varying, run_dir, status, r.stage or "", r.job or "", value, standing.get(i, "")]
             )
+        # An error of several lines, an override holding a '|': each cell stays one cell (markdown_cells).
+        header = ["#", "point", "run dir", "status", "stage", "job", metric, "vs best (95 % interval)"]
+        lines += table(header, rows)
         if (self.sweep_dir / "sweep.png").exists():
             lines += ["", f"![{metric} per point](sweep.png)"]
         return "\n".join(lines) + "\n"

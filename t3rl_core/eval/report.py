@@ -9,7 +9,7 @@ from typing import Any
 from t3rl_core.atomic_files import atomic_write_text
 from t3rl_core.eval.metrics import OVERALL, wilson_interval
 from t3rl_core.eval.report_sections import sections
-from t3rl_core.eval.report_sections import table as _table
+from t3rl_core.markdown_cells import table as _table
 from t3rl_core.secret import mask_revealed
 
 STATUSES = ("completed", "truncated", "aborted", "failed", "parse_error")

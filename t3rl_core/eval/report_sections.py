@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from t3rl_core.eval.metrics import OVERALL, wilson_interval
+from t3rl_core.markdown_cells import one_line, table
 
 # A category whose 95 % interval is wider than this on each side is called out as too small.
 SMALL_RESOLUTION = 0.1
@@ -170,8 +171,8 @@ def resolution_section(summary: Mapping[str, Any]) -> list[str]:
         spread = _spread(repeats.get(name) or {})
         shown = f"; its repeats differ by {spread:.3f}, within that noise" if spread and spread < half else ""
         lines.append(
-            f"- **{name}**: {tasks} tasks resolve accuracy to ±{half:.3f} (95 %): a difference smaller "
-            f"than that between two runs, or from a published value, is noise{shown}."
+            f"- **{one_line(name)}**: {tasks} tasks resolve accuracy to ±{half:.3f} (95 %): a difference "
+            f"smaller than that between two runs, or from a published value, is noise{shown}."
         )
     if not lines:
         return []
@@ -234,11 +235,3 @@ def _blocks(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 
 def _number(value: Any) -> str:
     return "–" if value is None else f"{value:.3f}"
-
-
-def table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]
