@@ -84,10 +84,13 @@ def turn_spans(
     return spans
 
 
-def turn_fields_problem(outcome: Mapping[str, Any]) -> str | None:
+def turn_fields_problem(outcome: Mapping[str, Any], taken: int | None = None) -> str | None:
     """What is wrong with an outcome's `turn_rewards` / `turn_steps` (None when they are absent or
     fit): the episode loop records it as the world's failure, so no sample carries turns that
-    `turn_record` cannot read."""
+    `turn_record` cannot read. `taken`: the env steps the episode took, which the turns' step counts
+    must add up to (the spans are read from the loop's steps: a world counting a step it never took
+    gave a turn the tokens of a call no env saw, or a reward and no tokens; one leaving steps out gave
+    their tokens to no turn)."""
     # lazy: a cold `t3rl plan` imports this module for CREDITS alone (its start-up module budget)
     from t3rl_core.finite import finite_real, shown
 
@@ -104,6 +107,17 @@ def turn_fields_problem(outcome: Mapping[str, Any]) -> str | None:
         return f"outcome turn_steps must be step counts (ints >= 0): {shown(list(steps), 200)}"
     if not all(r is None or finite_real(r) for r in rewards):
         return f"outcome turn_rewards must be finite numbers or None: {shown(list(rewards), 200)}"
+    unreached = [
+        k for k, (r, count) in enumerate(zip(rewards, steps, strict=True)) if r is not None and not count
+    ]
+    if unreached:
+        # It has no tokens to credit, yet its reward would enter turn k's group mean of those that reached it.
+        return f"outcome turn_rewards rewards turn(s) {unreached} of no step (turn_steps 0): give them None"
+    if taken is not None and sum(steps) != taken:
+        return (
+            f"outcome turn_steps {shown(list(steps), 200)} add up to {sum(steps)} steps, the episode took "
+            f"{taken} (env.step calls): count each step in the turn it belongs to"
+        )
     return None
 
 

@@ -167,6 +167,7 @@ class _Episode:
         self.model_calls = 0  # every call, also the repair attempts of a repaired turn
         self.format_repairs = 0
         self.step_starts: list[int] = []
+        self.env_steps = 0  # env.step() calls: the steps a world's turn_steps must add up to
         # Response offsets [start, end) of each model call's tokens kept (the drift check reads where
         # the model's own tokens begin and end: ChatFormat.tito_drift).
         self.model_spans: list[tuple[int, int]] = []
@@ -206,6 +207,7 @@ class _Episode:
             repair = self.env.format_repair
             if repair is not None and not continuing and self.env.format_problem(action) is not None:
                 action, last_token = await self._repair(repair, generation)
+            self.env_steps += 1
             transition = await self._env_call(self.env.step, action)
             await self._observe(transition, last_token)
 
@@ -432,10 +434,15 @@ def _prompt_ids(chat: ChatFormat, episode: _Episode) -> list[int]:
         return []
 
 
-# Checks of a world's outcome: (what is wrong, None when nothing; the fields it reads; error type).
-_OUTCOME_CHECKS: tuple[tuple[Callable[[Mapping[str, Any]], str | None], frozenset[str], str], ...] = (
+def _verdict_problem(outcome: Mapping[str, Any], _steps: int) -> str | None:
+    return verdict_fields_problem(outcome)
+
+
+# Checks of a world's outcome and the env steps the episode took: (what is wrong, None when nothing;
+# the fields it reads; error type).
+_OUTCOME_CHECKS: tuple[tuple[Callable[[Mapping[str, Any], int], str | None], frozenset[str], str], ...] = (
     (turn_fields_problem, TURN_FIELDS, "InvalidTurnFields"),
-    (verdict_fields_problem, frozenset(VERDICT_FIELDS), "InvalidOutcome"),
+    (_verdict_problem, frozenset(VERDICT_FIELDS), "InvalidOutcome"),
 )
 
 
@@ -536,7 +543,7 @@ async def _played(episode: _Episode, env: Env) -> tuple[Status, str | None, Fail
     # The world's own bugs: turns that cannot be credited (generate would raise), a verdict no score
     # may read. The fields are left out of the outcome.
     for check, fields, error_type in _OUTCOME_CHECKS:
-        problem = check(outcome)
+        problem = check(outcome, episode.env_steps)
         if problem is not None:
             message = f"world {type(env).__name__}: {problem}"
             error = error or message
