@@ -8,7 +8,9 @@ with the sha256 of its prepared file when pinned), the scorer (package and versi
 Every value names its source. `t3rl_core.eval.verdict` compares an eval's summary with them.
 """
 
+import math
 import re
+from decimal import Decimal
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -120,6 +122,11 @@ class MetricDefinition(StrictModel):
             raise ValueError(f"categories named more than once: {self.categories}")
         return self
 
+    def one_outcome_per_task(self) -> bool:
+        """Whether each task counts as one success or failure: one sample, or an estimate from exactly
+        one attempt or from any of exactly k (the values are then whole numbers of tasks)."""
+        return self.samples == 1 or self.estimator in ("first_attempt", "any_of_k")
+
     def key(self) -> str:
         """The summary key that holds this metric ("accuracy", "pass@4", "pass^2")."""
         return "accuracy" if self.name == "accuracy" else self.name.replace("k", str(self.k))
@@ -189,7 +196,31 @@ class PublishedResult(StrictModel):
             raise ValueError(
                 f"result {self.label!r} pins data_sha256 of no split: name its split, or drop it"
             )
+        overall = next((value.tasks for value in self.values if value.scope == OVERALL), None)
+        for value in self.values:
+            if overall is not None and value.tasks is not None and value.tasks > overall:
+                raise ValueError(
+                    f"result {self.label!r}: scope {value.scope} over {value.tasks} tasks, more than the "
+                    f"overall's {overall}: one of the two task counts is another scope's"
+                )
+            if self.metric.one_outcome_per_task() and not _whole_tasks(value.value, value.tasks):
+                raise ValueError(
+                    f"result {self.label!r}: {value.value:g} of {value.tasks} tasks is no whole number of "
+                    f"them (one success or failure per task: {self.metric.key()}, {self.metric.estimator}), "
+                    "to its last digit: the value or the task count is another scope's"
+                )
         return self
+
+
+def _whole_tasks(value: float, tasks: int | None) -> bool:
+    """Whether `value`, as written, is some c/tasks (c whole) rounded or cut to its last digit: a value
+    of 0.571 over 70 tasks is 40/70, over 20 it is none (11.42 tasks)."""
+    if tasks is None:
+        return True
+    exponent = Decimal(repr(value)).as_tuple().exponent
+    unit = 10.0 ** (exponent if isinstance(exponent, int) else 0)
+    near = value * tasks
+    return any(abs(value - c / tasks) <= unit + 1e-12 for c in {math.floor(near), math.ceil(near)})
 
 
 class Tolerance(StrictModel):

@@ -6,14 +6,18 @@
 - What a source declares was compared as written, not by meaning: a scorer named `bfcl_eval` (its module's
   name) or `BFCL-Eval`, a version `26.3.0` of the installed 26.3, a greedy result's top-p (which greedy
   decoding ignores and the identity records as 1.0) made every eval `not comparable`.
+- A value that no count of its tasks gives (0.571 over 20 tasks when each task is one success or failure:
+  11.42 tasks; tau2's overall value typed against a domain's count) or a scope over more tasks than the
+  overall was accepted, and its verdict compared the eval with a number of another scope.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -175,3 +179,46 @@ def test_a_greedy_results_top_p_is_not_compared(top_p: float) -> None:
     sampled = _summary_scored_by("bfcl-eval", "1.0", {"temperature": 0.8, "top_p": 1.0, "top_k": -1})
     why = _why(sampled, metric={"temperature": 0.8, "top_p": top_p})
     assert (why == []) == (top_p == 1.0)
+
+
+def _binary(value: float, tasks: int, **metric: Any) -> dict[str, Any]:
+    metric = {"name": "pass@k", "k": 4, "estimator": "any_of_k", "samples": 4} | metric
+    return _result(metric=metric, values=[{"scope": "overall", "value": value, "tasks": tasks}])
+
+
+@settings(max_examples=300, deadline=None)
+@given(tasks=st.integers(1, 400), data=st.data(), digits=st.integers(1, 4))
+def test_a_whole_number_of_tasks_written_to_any_digit_is_accepted(
+    tasks: int, data: st.DataObject, digits: int
+) -> None:
+    solved = data.draw(st.integers(0, tasks))
+    value = round(solved / tasks, digits)
+    PublishedConfig.model_validate({"results": [_binary(value, tasks)]})
+    cut = int(solved / tasks * 10**digits) / 10**digits  # a source that cuts instead of rounding
+    PublishedConfig.model_validate({"results": [_binary(cut, tasks)]})
+
+
+@settings(max_examples=300, deadline=None)
+@given(tasks=st.integers(2, 200), data=st.data())
+def test_a_value_between_two_counts_of_its_tasks_is_refused(tasks: int, data: st.DataObject) -> None:
+    """Half a task off, written to a digit fine enough to tell (its unit under a quarter of a task)."""
+    digits = next(d for d in range(1, 8) if 10.0**-d * tasks < 0.25)
+    solved = data.draw(st.integers(0, tasks - 1))
+    value = round((solved + 0.5) / tasks, digits)
+    assume(-Decimal(repr(value)).as_tuple().exponent == digits)  # 0.10 is written 0.1: a coarser digit
+    with pytest.raises(ValidationError, match="no whole number"):
+        PublishedConfig.model_validate({"results": [_binary(value, tasks)]})
+    # The same value from several samples a task (a mean of rates) is any number: accepted.
+    PublishedConfig.model_validate({"results": [_binary(value, tasks, estimator="unbiased", samples=8)]})
+
+
+def test_the_tau2_overall_value_against_a_domains_count_is_refused() -> None:
+    with pytest.raises(ValidationError, match=r"0\.571 of 20 tasks is no whole number"):
+        PublishedConfig.model_validate({"results": [_binary(0.571, 20)]})
+    PublishedConfig.model_validate({"results": [_binary(0.571, 70)]})  # 40 of 70, as published
+
+
+def test_a_scope_over_more_tasks_than_the_overall_is_refused() -> None:
+    values = [{"scope": "overall", "value": 0.5, "tasks": 20}, {"scope": "a", "value": 0.5, "tasks": 40}]
+    with pytest.raises(ValidationError, match="scope a over 40 tasks, more than the overall's 20"):
+        PublishedConfig.model_validate({"results": [_result(values=values)]})
