@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from launch.checks.context import Context
-from launch.checks.declared import markers
+from launch.checks.declared import markers, walked
 from launch.config.errors import Problem
 from launch.config.fixes import quoted
 from t3rl_core.fields import ReadWhen, StrKind
@@ -33,11 +33,12 @@ from t3rl_core.fields import ReadWhen, StrKind
 def fields_of_kind(model: BaseModel, kind: str, prefix: str = "") -> Iterator[tuple[str, str, Any]]:
     """(dotted key, value, the field's default) of every set str field of kind `kind` under `model`
     that something reads (a field whose `ReadWhen` its sibling does not meet is nobody's path)."""
-    for name, field in type(model).model_fields.items():
+    fields = type(model).model_fields
+    for name, _ in walked(type(model), StrKind):  # the fields declaring a kind, or holding a model
         value = getattr(model, name)
         key = f"{prefix}{name}"
-        if isinstance(value, str) and kind in _kinds(type(model), name) and _read(model, field):
-            yield key, value, field.default
+        if isinstance(value, str) and kind in _kinds(type(model), name) and _read(model, fields[name]):
+            yield key, value, fields[name].default
         elif isinstance(value, BaseModel):
             yield from fields_of_kind(value, kind, f"{key}.")
 

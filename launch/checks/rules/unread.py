@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from launch.checks.context import Context, Scope
-from launch.checks.declared import declared
+from launch.checks.declared import walked
 from launch.checks.eval_configs import eval_config_of, eval_configs, eval_key
 from launch.checks.rules.batch import env_splits
 from launch.config.errors import Problem
@@ -103,10 +103,9 @@ def _declared(
             yield from _declared(value, f"{prefix}{name}.", key_of)
     if not isinstance(node, BaseModel):
         return
-    for name, field in type(node).model_fields.items():
+    for name, marker in walked(type(node), ReadWhen):  # the fields declaring it, or holding a model
         if name in skip:
             continue
-        marker = declared(field.metadata, field.annotation, ReadWhen)
         if marker is not None:
             sibling = getattr(node, marker.sibling)
             if not marker.reads(sibling):
@@ -119,8 +118,8 @@ def _declared(
 
 def _read_when_fields(node: BaseModel, prefix: str) -> Iterator[str]:
     """Every field under `node` that declares `ReadWhen`, read or not."""
-    for name, field in type(node).model_fields.items():
-        if declared(field.metadata, field.annotation, ReadWhen) is not None:
+    for name, marker in walked(type(node), ReadWhen):
+        if marker is not None:
             yield f"{prefix}{name}"
         elif isinstance(getattr(node, name), BaseModel):
             yield from _read_when_fields(getattr(node, name), f"{prefix}{name}.")
