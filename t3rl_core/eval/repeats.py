@@ -1,14 +1,16 @@
 """Variance across whole-eval repeats (`eval.repeats`): repeat r is the same eval with seed `eval.seed + r`.
 
 Per metric (accuracy, pass@k, pass^k), overall and per category: the value of each repeat, their mean
-and sample standard deviation (None with one repeat). Per-task agreement is the share of tasks whose
-success rate was the same in every repeat (for one sample per task: passed in all, or failed in all).
-The summary's main numbers pool the episodes of all repeats (more samples per task, same estimators).
+and sample standard deviation (None with one repeat), each repeat's value over the same tasks: those
+every repeat scored (`left_out` counts the others, which the engine failed in some repeat). Per-task
+agreement is the share of tasks whose success rate was the same in every repeat (for one sample per
+task: passed in all, or failed in all). The summary's main numbers pool the episodes of all repeats
+(more samples per task, same estimators).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from statistics import fmean, stdev
 from typing import Any
@@ -31,10 +33,10 @@ def repeat_stats(
     if pooled is not None and repeats == 1 and set(by_repeat) <= {0}:
         summaries = [pooled]
     else:
-        summaries = [summarize(by_repeat.get(r, []), ks) for r in range(repeats)]
-    names = sorted({name for summary in summaries for name in summary["categories"]})
+        summaries = _on_common_tasks(by_repeat, repeats, ks)
+    names = sorted({s.category for scores in by_repeat.values() for s in scores})
     keys = ["accuracy", *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)]
-    return {
+    stats = {
         "count": repeats,
         OVERALL: _stats([s[OVERALL] for s in summaries], keys, by_repeat, None),
         "categories": {
@@ -42,6 +44,62 @@ def repeat_stats(
             for name in names
         },
     }
+    if repeats > 1:
+        for block, category in [(stats[OVERALL], None), *((stats["categories"][n], n) for n in names)]:
+            block["left_out"] = _left_out(by_repeat, repeats, category)
+    return stats
+
+
+def _task(score: EpisodeScore) -> str:
+    return score.task_id  # unique across categories (runner.plan_jobs), as metrics' tasks are keyed
+
+
+def _scored_in_every(by_repeat: dict[int, list[EpisodeScore]], repeats: int, least: int) -> set[str]:
+    """The tasks with at least `least` scored episodes in every repeat."""
+    found: set[str] | None = None
+    for r in range(repeats):
+        counts = Counter(_task(s) for s in by_repeat.get(r, []) if s.status != ENGINE_FAILURE)
+        enough = {task for task, n in counts.items() if n >= least}
+        found = enough if found is None else found & enough
+    return found or set()
+
+
+def _on_common_tasks(
+    by_repeat: dict[int, list[EpisodeScore]], repeats: int, ks: Sequence[int]
+) -> list[dict[str, Any]]:
+    """Each repeat's summary over the tasks every repeat scored (pass@k / pass^k: with k scored samples
+    in every repeat): a task the engine failed in one repeat moved that repeat's value by the task, not
+    by the seed, and the spread read as variance (two repeats 0.5 and 1.0, every task agreeing)."""
+    common = _scored_in_every(by_repeat, repeats, 1)
+    summaries = [
+        summarize([s for s in by_repeat.get(r, []) if _task(s) in common], ks) for r in range(repeats)
+    ]
+    for k in ks:
+        kept = _scored_in_every(by_repeat, repeats, k)
+        if k == 1 or kept == common:
+            continue
+        for r, summary in enumerate(summaries):
+            part = summarize([s for s in by_repeat.get(r, []) if _task(s) in kept], [k])
+            for block, own in [(summary[OVERALL], part[OVERALL]), *_paired(summary, part)]:
+                block[f"pass@{k}"], block[f"pass^{k}"] = own[f"pass@{k}"], own[f"pass^{k}"]
+    return summaries
+
+
+def _paired(summary: dict[str, Any], part: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(block, its part's block) per category of `summary`; a category `part` lacks measured nothing."""
+    empty = {key: None for key in part[OVERALL] if key.startswith("pass")}
+    return [(block, part["categories"].get(name, empty)) for name, block in summary["categories"].items()]
+
+
+def _left_out(by_repeat: dict[int, list[EpisodeScore]], repeats: int, category: str | None) -> int:
+    """Tasks some repeat scored and another did not (left out of each repeat's accuracy)."""
+    seen = {
+        _task(s)
+        for scores in by_repeat.values()
+        for s in scores
+        if s.status != ENGINE_FAILURE and category in (None, s.category)
+    }
+    return len(seen - _scored_in_every(by_repeat, repeats, 1))
 
 
 def _stats(

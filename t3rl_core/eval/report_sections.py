@@ -151,6 +151,17 @@ def repeats_section(summary: Mapping[str, Any]) -> list[str]:
         "",
         *table(["category", *(f"{k} mean ± std (each)" for k in keys), "per-task agreement"], rows),
         "",
+        *_left_out_note((repeats.get(OVERALL) or {}).get("left_out")),
+    ]
+
+
+def _left_out_note(count: Any) -> list[str]:
+    if not count:
+        return []
+    return [
+        f"{count} task(s) were not scored in every repeat (the engine failed them in some): each repeat's "
+        "value leaves them out, so that the repeats differ by their seeds alone.",
+        "",
     ]
 
 

@@ -9,6 +9,9 @@
 - A value that no count of its tasks gives (0.571 over 20 tasks when each task is one success or failure:
   11.42 tasks; tau2's overall value typed against a domain's count) or a scope over more tasks than the
   overall was accepted, and its verdict compared the eval with a number of another scope.
+- Repeats over different tasks: a task the engine failed in one repeat (within the failure rate) was in
+  the other repeats' values only, so `repeats` showed a spread the seeds never made (0.5 and 1.0 with
+  every task agreeing). Each repeat's value is now over the tasks every repeat scored.
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from t3rl_core.eval.metrics import EpisodeScore
 from t3rl_core.eval.published import MetricDefinition, PublishedConfig
+from t3rl_core.eval.repeats import repeat_stats
+from t3rl_core.eval.report_sections import repeats_section
 from t3rl_core.eval.verdict import verdicts
 
 
@@ -222,3 +228,47 @@ def test_a_scope_over_more_tasks_than_the_overall_is_refused() -> None:
     values = [{"scope": "overall", "value": 0.5, "tasks": 20}, {"scope": "a", "value": 0.5, "tasks": 40}]
     with pytest.raises(ValidationError, match="scope a over 40 tasks, more than the overall's 20"):
         PublishedConfig.model_validate({"results": [_result(values=values)]})
+
+
+def _episode(task: str, success: bool, aborted: bool = False) -> EpisodeScore:
+    status = "aborted" if aborted else "completed"
+    return EpisodeScore(task, f"cat_{task[0]}", success and not aborted, float(success), status=status)
+
+
+def test_a_task_the_engine_failed_in_one_repeat_makes_no_spread() -> None:
+    """t1 passes and t2 fails in both repeats' scored episodes; repeat 1's t2 episode was aborted."""
+    scored = [(0, _episode("a1", True)), (0, _episode("b2", False))]
+    scored += [(1, _episode("a1", True)), (1, _episode("b2", False, aborted=True))]
+    stats = repeat_stats(scored, 2, [1])
+    overall = stats["overall"]
+    assert overall["accuracy"]["values"] == [1.0, 1.0] and overall["accuracy"]["std"] == 0.0
+    assert overall["agreement"] == 1.0 and overall["left_out"] == 1
+    assert stats["categories"]["cat_b"]["accuracy"]["values"] == [None, None]
+    section = "\n".join(repeats_section({"repeats": stats, "pass_k": [1]}))
+    assert "1 task(s) were not scored in every repeat" in section
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    outcomes=st.dictionaries(st.sampled_from(["a1", "a2", "b1", "b2"]), st.booleans(), min_size=1),
+    repeats=st.integers(2, 3),
+    data=st.data(),
+)
+def test_tasks_that_always_end_alike_make_no_spread(
+    outcomes: dict[str, bool], repeats: int, data: st.DataObject
+) -> None:
+    """Each task's episodes all succeed or all fail, whichever of them the engine failed: no metric may
+    differ between repeats (any spread would be the task set's, not the seeds')."""
+    scored = []
+    for repeat in range(repeats):
+        for task, success in outcomes.items():
+            scored += [(repeat, _episode(task, success)) for _ in range(data.draw(st.integers(0, 3)))]
+            scored += [
+                (repeat, _episode(task, success, aborted=True)) for _ in range(data.draw(st.integers(0, 2)))
+            ]
+    stats = repeat_stats(scored, repeats, [1, 2])
+    for block in [stats["overall"], *stats["categories"].values()]:
+        for key in ("accuracy", "pass@2", "pass^2"):
+            known = [v for v in block[key]["values"] if v is not None]
+            assert len(set(known)) <= 1, (key, block[key])
+            assert len(known) in (0, repeats)  # every repeat measured it, or none did
