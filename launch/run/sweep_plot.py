@@ -14,6 +14,7 @@ from typing import Any
 
 from launch.run.sweep import SweepSummary
 from launch.run.sweep_compare import RATE_KEYS, count, unranked
+from t3rl_core.charts import pyplot
 from t3rl_core.eval.metrics import wilson_interval
 
 PLOT_FILE = "sweep.png"
@@ -61,10 +62,7 @@ def plot_sweep(summary: SweepSummary) -> Path | None:
     scores = point_scores(summary)
     if not scores:
         return None
-    import matplotlib  # lazy: matplotlib, only when a sweep is plotted
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: matplotlib, only when a sweep is plotted
+    plt = pyplot()
 
     lows, highs = [], []
     for score in scores:

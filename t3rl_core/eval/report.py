@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from t3rl_core.atomic_files import atomic_write_text
+from t3rl_core.charts import pyplot
 from t3rl_core.eval.metrics import OVERALL, wilson_interval
 from t3rl_core.eval.report_sections import sections
 from t3rl_core.markdown_cells import table as _table
@@ -166,10 +167,7 @@ def _stage(record: dict[str, Any] | None) -> str | None:
 def plot_categories(summary: dict[str, Any], path: Path) -> None:
     """Bars of accuracy (with 95 % Wilson intervals) and progress per category, overall last; each
     category's n under its name. Zero bars keep a visible outline and their value label."""
-    import matplotlib  # lazy: matplotlib, only when a chart is drawn
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: matplotlib, only when a chart is drawn
+    plt = pyplot()
 
     bars = chart_bars(summary)
     positions = list(range(len(bars)))
@@ -211,10 +209,7 @@ def plot_pass_at_k(summary: dict[str, Any], path: Path) -> bool:
     ks = [k for k in summary.get("pass_k", []) if summary[OVERALL].get(f"pass@{k}") is not None]
     if len(ks) < 2:
         return False
-    import matplotlib  # lazy: matplotlib, only when a chart is drawn
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: matplotlib, only when a chart is drawn
+    plt = pyplot()
 
     figure, axes = plt.subplots(figsize=(5.0, 3.6))
     for name, block in [*summary["categories"].items(), (OVERALL, summary[OVERALL])]:
