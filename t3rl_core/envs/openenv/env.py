@@ -200,9 +200,19 @@ def stale_tool_problem(server_tool: dict[str, Any], row_tools: list[dict[str, An
 
 def other_release_problem(server: dict[str, Any], rows: dict[str, Any]) -> str | None:
     """Why the rows were prepared against another release of the environment than the server runs now
-    (None = the same, or one side publishes none: rows of an older t3rl, a server without /metadata)."""
-    if not server or not rows or server == rows:
+    (None = the same, or the rows pin none: rows of an older t3rl, or of a server without /metadata).
+    Rows pinning a release need the server to publish it: one publishing none now (its /metadata gone,
+    or not answering in time) was taken for the same environment, and a result on it compared with
+    those of the pinned one on the same rows."""
+    if not rows or server == rows:
         return None
+    if not server:
+        return (
+            f"the rows were prepared against {_release(rows)} and the server publishes no release now (its "
+            "/metadata did not answer with a name and version): nothing tells it is that environment: point "
+            "env.url at the server the data came from, or prepare the data again against this server (the "
+            "data stage)"
+        )
     return (
         f"the rows were prepared against {_release(rows)} and the server now runs {_release(server)}: the "
         "environment changed since (its rewards and dynamics may have too; a result on these rows would not "

@@ -208,7 +208,15 @@ class VerifiersEnvFactory:
 
     def __call__(self, task: Mapping[str, Any], mode: Mode) -> VerifiersEnv:
         prepared = (task.get("metadata") or {}).get(RELEASE_KEY) or {}
-        if self.release and prepared and prepared != self.release:
+        if prepared and not self.release:
+            # Installed now without a version (from source, editable): nothing tells it is that release.
+            raise WorldUnavailable(
+                f"environment '{self.config.id}': the rows were prepared from {_shown(prepared)} and the "
+                "installed module has no release now (no dist-info with a version beside it: installed from "
+                "source or editable), so nothing tells its dataset, prompts and rubric are that release's: "
+                "install that release (`prime env install`), or prepare the data again (the data stage)"
+            )
+        if prepared and prepared != self.release:
             raise WorldUnavailable(
                 f"environment '{self.config.id}': the rows were prepared from {_shown(prepared)} and "
                 f"{_shown(self.release)} is installed now (its dataset, prompts or rubric may differ; a "
