@@ -56,11 +56,18 @@ def summary_path(run_dir: str | None, metric_name: str | None) -> Path | None:
     return Path(run_dir) / "stages" / stage / "summary.json" if run_dir and stage else None
 
 
-def count(summary: Mapping[str, Any]) -> int | None:
-    """How many independent units the overall metric averages: its tasks (episodes in older summaries)."""
-    overall = summary.get("overall") or {}
-    value = overall.get("tasks", overall.get("episodes"))
-    return value if isinstance(value, int) and value > 0 else None
+def count(summary: Mapping[str, Any], metric_name: str | None = None) -> int | None:
+    """How many independent units the metric averages: the tasks (episodes in older summaries) of the
+    block that holds it, the overall one for an overall metric, a category's for a category's metric
+    (`eval: categories.multi_turn_base.accuracy`: the overall's 400 tasks gave an interval twice too
+    narrow for the category's 100, and points the sweep cannot tell apart were ranked below best)."""
+    key = (metric_name or "").rpartition(": ")[2]
+    block: Any = summary
+    for part in key.split(".")[:-1] if "." in key else ["overall"]:
+        block = block.get(part) if isinstance(block, Mapping) else None
+    block = block if isinstance(block, Mapping) else {}
+    value = block.get("tasks", block.get("episodes"))
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def point_results(sweep: SweepSummary) -> list[PointResult]:
@@ -71,7 +78,7 @@ def point_results(sweep: SweepSummary) -> list[PointResult]:
         if record.metric is None:
             continue
         summary = _read(summary_path(record.run_dir, sweep.metric_name))
-        n = count(summary) if rate else None
+        n = count(summary, sweep.metric_name) if rate else None
         low, high = wilson_interval(round(record.metric * n), n) if n else (None, None)
         identity = summary.get("identity") if isinstance(summary.get("identity"), Mapping) else None
         results.append(PointResult(index, record.metric, low, high, identity))

@@ -43,16 +43,16 @@ def point_scores(summary: SweepSummary) -> list[PointScore]:
             continue
         episodes = None
         if rate and stage and record.run_dir:
-            episodes = _episodes(Path(record.run_dir) / "stages" / stage / "summary.json")
+            episodes = _episodes(Path(record.run_dir) / "stages" / stage / "summary.json", key)
         scores.append(PointScore(index, " ".join(record.varying) or f"p{index:02d}", record.metric, episodes))
     return scores
 
 
-def _episodes(path: Path) -> int | None:
+def _episodes(path: Path, key: str) -> int | None:
     """What the interval is over: the eval's tasks (samples and repeats of one task are not independent),
     or its episodes in a summary that does not count tasks."""
     try:
-        return count(json.loads(path.read_text()))
+        return count(json.loads(path.read_text()), key)
     except (OSError, ValueError, AttributeError):
         return None
 

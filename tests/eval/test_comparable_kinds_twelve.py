@@ -12,11 +12,15 @@
 - Repeats over different tasks: a task the engine failed in one repeat (within the failure rate) was in
   the other repeats' values only, so `repeats` showed a spread the seeds never made (0.5 and 1.0 with
   every task agreeing). Each repeat's value is now over the tasks every repeat scored.
+- A sweep ranked by a category's rate drew each point's interval over the overall's task count (400 for
+  a category of 100): twice too narrow, so points it cannot tell apart were marked below best.
 """
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +28,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from launch.run.sweep import Point, SweepSummary
+from launch.run.sweep_compare import count, marks
+from launch.run.sweep_plot import point_scores
 from t3rl_core.eval.metrics import EpisodeScore
 from t3rl_core.eval.published import MetricDefinition, PublishedConfig
 from t3rl_core.eval.repeats import repeat_stats
@@ -272,3 +279,37 @@ def test_tasks_that_always_end_alike_make_no_spread(
             known = [v for v in block[key]["values"] if v is not None]
             assert len(set(known)) <= 1, (key, block[key])
             assert len(known) in (0, repeats)  # every repeat measured it, or none did
+
+
+def _category_sweep(root: Path, accuracies: list[float]) -> SweepSummary:
+    """Points whose eval has 400 tasks overall and 100 in category `a`, ranked by `a`'s accuracy."""
+    sweep = SweepSummary(sweep_dir=root / "sweep", name="s", metric_name="eval: categories.a.accuracy")
+    for index, accuracy in enumerate(accuracies):
+        stage = root / f"p{index}" / "stages" / "eval"
+        stage.mkdir(parents=True)
+        summary = {
+            "overall": {"accuracy": 0.5, "tasks": 400},
+            "categories": {"a": {"accuracy": accuracy, "tasks": 100}},
+        }
+        (stage / "summary.json").write_text(json.dumps(summary))
+        sweep.add(Point(index, (f"lr={index}",), (f"lr={index}",)))
+        sweep.update(index, run_dir=str(root / f"p{index}"), metric=accuracy, status="succeeded")
+    return sweep
+
+
+def test_a_sweep_by_a_categorys_rate_draws_intervals_over_its_tasks(tmp_path: Path) -> None:
+    """50/100 and 40/100 cannot be told apart at 95 %; as 200/400 and 160/400 they could."""
+    sweep = _category_sweep(tmp_path, [0.5, 0.4])
+    found = marks(sweep)
+    assert found[0] == "best [0.404, 0.596]" and found[1].startswith("overlaps best [0.309, 0.498]")
+    assert [score.episodes for score in point_scores(sweep)] == [100, 100]  # sweep.png's whiskers
+
+
+@given(
+    scope=st.sampled_from(["overall", "categories.a", "categories.b"]),
+    key=st.sampled_from(["accuracy", "pass@4", "pass^2"]),
+)
+def test_the_count_is_the_metrics_own_blocks(scope: str, key: str) -> None:
+    summary = {"overall": {"tasks": 400}, "categories": {"a": {"tasks": 100}, "b": {"tasks": 7}}}
+    expected = {"overall": 400, "categories.a": 100, "categories.b": 7}[scope]
+    assert count(summary, f"eval: {scope}.{key}") == expected
