@@ -5,10 +5,15 @@ world refuses rows of another one. A side publishing nothing was taken for the s
 server whose /metadata is gone (or did not answer in time: any error read as "none"), a verifiers
 environment installed again from source or editable (no dist-info with a version beside it). Its
 results sat beside those of the pinned release on the same rows, same identity. Rows that pin a
-release now need the environment to show it; rows that pin none play as before."""
+release now need the environment to show it; rows that pin none play as before.
+
+A verifiers environment adding a message of megabytes (a tool's result, an env_response) was tokenized
+whole (minutes) into a context that cannot hold it; OpenEnv's observations were bounded, verifiers'
+not. Past env.max_observation_chars the episode fails as the environment's."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -21,8 +26,9 @@ from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory, other_rel
 from t3rl_core.envs.openenv.server import EnvServer
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.envs.verifiers.data import prepare as verifiers_prepare
-from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
-from tests.envs.test_hub_kinds_three import SCORED_ENV, _release, released_server  # noqa: F401
+from t3rl_core.envs.verifiers.env import EnvTooLong, VerifiersEnvFactory
+from t3rl_core.types import AnswerAction
+from tests.envs.test_hub_kinds_three import SCORED_ENV, _release, first_episode, released_server  # noqa: F401
 
 PINNED = {"name": "released", "version": "1.0.0"}
 
@@ -81,3 +87,47 @@ def test_a_verifiers_environment_installed_without_its_version_does_not_play_pin
         VerifiersEnvFactory(config)(row, "eval")
     del row["metadata"]["verifiers_release"]
     assert VerifiersEnvFactory(config)(row, "eval") is not None
+
+
+# A MultiTurnEnv whose env_response adds a message of `SIZE` characters.
+WORDY = """
+import verifiers as vf
+from datasets import Dataset
+
+SIZE = {size}
+
+class Wordy(vf.MultiTurnEnv):
+    async def env_response(self, messages, state, **kwargs):
+        return [{{"role": "user", "content": "x" * SIZE}}]
+
+def load_environment():
+    return Wordy(dataset=Dataset.from_list([{{"question": "q", "answer": "a"}}]), max_turns=3,
+                 rubric=vf.Rubric(funcs=[lambda completion: 1.0]))
+"""
+
+
+@pytest.mark.parametrize(("size", "fails"), [(1_000, False), (1_001, True)])
+def test_a_verifiers_message_past_the_limit_fails_the_episode(
+    size: int, fails: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = f"vf_wordy_{size}"
+    env = first_episode(
+        tmp_path, monkeypatch, WORDY.format(size=size), id=module, max_observation_chars=1_000
+    )
+
+    async def go() -> object:
+        await env.reset()
+        try:
+            return await env.step(AnswerAction(text="a"))
+        except EnvTooLong as exc:
+            return exc
+        finally:
+            await env.aclose()
+
+    answer = asyncio.run(go())
+    if fails:
+        assert isinstance(answer, EnvTooLong)
+        assert f"environment '{module}' added a message of 1,001 characters" in str(answer)
+        assert "env.max_observation_chars=1,000" in str(answer)
+    else:
+        assert answer.messages[-1]["content"] == "x" * size  # type: ignore[attr-defined]

@@ -40,9 +40,9 @@ class VerifiersEnvConfig(EnvConfig):
     # The framework its rubric runs on: its version is part of an eval's scorer identity, beside the
     # environment's own package (scorer_module; t3rl_core.eval.identity.scorer_record).
     SCORER_LIBRARIES: ClassVar[tuple[str, ...]] = ("verifiers",)
-    # How long t3rl waits for the environment, not what it is: left out of an eval's benchmark identity
-    # (an episode it cuts fails, unscored: the coverage part).
-    WHERE_FIELDS: ClassVar[tuple[str, ...]] = ("step_timeout_s",)
+    # How long t3rl waits for the environment and how much it reads of it, not what it is: left out of an
+    # eval's benchmark identity (an episode they cut fails, unscored: the coverage part).
+    WHERE_FIELDS: ClassVar[tuple[str, ...]] = ("step_timeout_s", "max_observation_chars")
 
     name: Literal["verifiers"] = "verifiers"
     # The environment's id as the hub names it (`owner/my-env`) or its module name (`my_env`).
@@ -54,6 +54,9 @@ class VerifiersEnvConfig(EnvConfig):
     # env_response, tools and rubric; the model's own generation is not counted) before the episode
     # fails: verifiers bounds nothing unless the environment sets timeout_seconds.
     step_timeout_s: Seconds = 600.0
+    # Characters of one message the environment adds (a tool's result, an env_response) past which the
+    # episode fails as the environment's: tokenizing megabytes takes minutes, and no context holds them.
+    max_observation_chars: int = Field(200_000, ge=1)
 
     def gold_missing(self, row: Mapping[str, Any] | None) -> str | None:
         """verifiers keeps no gold actions; the reference engine answers with a row's `answer` (its

@@ -39,6 +39,10 @@ class EnvHung(RuntimeError):
     """The environment did not answer within env.step_timeout_s of the model's turn: the episode fails."""
 
 
+class EnvTooLong(RuntimeError):
+    """The environment added a message longer than env.max_observation_chars: the episode fails."""
+
+
 class EnvCrashed(RuntimeError):
     """The environment's rollout raised an exception verifiers did not record as its own error."""
 
@@ -47,10 +51,15 @@ class VerifiersEnv(Env):
     """One rollout of a loaded verifiers environment."""
 
     def __init__(
-        self, vf_env: Any, rollout_input: Mapping[str, Any], env_id: str, step_timeout_s: float | None = None
+        self,
+        vf_env: Any,
+        rollout_input: Mapping[str, Any],
+        env_id: str,
+        step_timeout_s: float | None = None,
+        max_observation_chars: int | None = None,
     ) -> None:
         self.vf_env, self.input, self.env_id = vf_env, dict(rollout_input), env_id
-        self.step_timeout_s = step_timeout_s
+        self.step_timeout_s, self.max_observation_chars = step_timeout_s, max_observation_chars
         self._rubric_problems: list[str] = []
         self.client = EpisodeClient()
         self._rollout: asyncio.Task[Any] | None = None
@@ -70,7 +79,7 @@ class VerifiersEnv(Env):
         if request is None:
             return self._final(row_prompt)
         self._check_prefix(request, row_prompt, assistant_turn=False)
-        return Transition(messages=[to_chat(m) for m in request[len(row_prompt) :]])
+        return Transition(messages=self._observed(request[len(row_prompt) :]))
 
     async def step(self, action: Action) -> Transition:
         if self._rollout is None or self._state is not None:
@@ -82,7 +91,7 @@ class VerifiersEnv(Env):
             return self._final(self._prompt, after_assistant=True)
         new_from = len(self._prompt) + 1  # after the model's own turn
         self._check_prefix(request, self._prompt, assistant_turn=True)
-        return Transition(messages=[to_chat(m) for m in request[new_from:]])
+        return Transition(messages=self._observed(request[new_from:]))
 
     async def finish(self) -> None:
         """t3rl ended the episode while verifiers waited for a turn: verifiers ends and scores it."""
@@ -174,7 +183,21 @@ class VerifiersEnv(Env):
         state = self._state
         conversation = [*normalize_messages(state.get("prompt") or []), *(state.get("completion") or [])]
         new = conversation[len(before) + after_assistant :]
-        return Transition(messages=[to_chat(m) for m in new], done=True, truncated=_cut(state))
+        return Transition(messages=self._observed(new), done=True, truncated=_cut(state))
+
+    def _observed(self, messages: Any) -> list[Any]:
+        """The messages the environment added, as chat messages; one past env.max_observation_chars fails
+        the episode as the environment's (tokenizing megabytes takes minutes, no context holds them)."""
+        chats = [to_chat(m) for m in messages]
+        limit = self.max_observation_chars
+        longest = max((len(chat["content"]) for chat in chats), default=0)
+        if limit is not None and longest > limit:
+            raise EnvTooLong(
+                f"environment '{self.env_id}' added a message of {longest:,} characters, more than "
+                f"env.max_observation_chars={limit:,}: the environment's failure, not the model's (the "
+                "episode is not scored; raise the limit if it is meant to be that long)"
+            )
+        return chats
 
 
 def _cut(state: Any) -> bool:
@@ -223,7 +246,10 @@ class VerifiersEnvFactory:
                 "result on these rows would not compare with one on rows of this release): prepare the data "
                 f"again (the data stage), or `prime env install` the release the data came from"
             )
-        return VerifiersEnv(self.vf_env, rollout_input(task), self.config.id, self.config.step_timeout_s)
+        config = self.config
+        return VerifiersEnv(
+            self.vf_env, rollout_input(task), config.id, config.step_timeout_s, config.max_observation_chars
+        )
 
     async def aclose(self) -> None:
         """The environment lives as long as the process (verifiers tears it down at exit)."""
