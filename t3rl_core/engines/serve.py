@@ -14,6 +14,7 @@ import argparse
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core import outside_json
 from t3rl_core.engines.base import Engine, Generation, SamplingParams
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ class GenerateServer:
     def app(self) -> web.Application:
         from aiohttp import web
 
-        app = web.Application(client_max_size=256 * 1024**2)
+        app = web.Application(client_max_size=outside_json.MAX_BYTES)
         app.router.add_post("/generate", self._generate)
         app.router.add_get("/health", self._health)
         app.router.add_get("/health_generate", self._health_generate)
@@ -148,11 +149,15 @@ class GenerateServer:
         from aiohttp import web
 
         try:
-            body = await request.json()
+            # Read under t3rl's JSON limit: a body nested past Python's recursion was a RecursionError,
+            # aiohttp's 500 (outside_json's refusal is a ValueError, this 400).
+            body = outside_json.loads(await request.read(), "the request's JSON")
             input_ids = [int(token) for token in body["input_ids"]]
             sampling = sampling_from_request(body.get("sampling_params") or {})
         except (ValueError, KeyError, TypeError) as exc:
-            return web.json_response({"error": f"bad request: {type(exc).__name__}: {exc}"}, status=400)
+            return web.json_response(
+                {"error": f"bad request to POST /generate: {type(exc).__name__}: {exc}"}, status=400
+            )
         cached = self.prefix_cache.cached(input_ids)
         generation = await self.engine.generate(input_ids, sampling)
         self.prefix_cache.add(input_ids + generation.token_ids)

@@ -16,6 +16,7 @@ import time
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core import outside_json
 from t3rl_core.backoff import backoff_delay
 from t3rl_core.engines.answers import FINISH_REASONS, call_meta
 from t3rl_core.engines.base import Engine, EngineUnavailable, Generation, GenerationContext, SamplingParams
@@ -64,7 +65,7 @@ def sampling_payload(sampling: SamplingParams) -> dict[str, Any]:
 def parse_generation(body: bytes) -> Generation:
     """A `/generate` response body → Generation; raises BadResponse on anything malformed."""
     try:
-        data = json.loads(body)
+        data = outside_json.loads(body, "the /generate answer")
         if isinstance(data, dict) and "meta_info" not in data and ("error" in data or "message" in data):
             # A proxy (or an OpenAI-style front) answering its error with HTTP 200: its words, not a
             # KeyError on 'meta_info'.
@@ -81,12 +82,11 @@ def parse_generation(body: bytes) -> Generation:
         finish = meta["finish_reason"]
     except BadResponse:
         raise
-    except (ValueError, KeyError, TypeError, RecursionError) as exc:
-        # RecursionError: a body nested past json's recursion (no SGLang answer nests 5 levels) went
-        # on up out of the engine as Python's words, and was never retried.
-        why = "nested past any JSON reader's depth" if isinstance(exc, RecursionError) else exc
+    except (ValueError, KeyError, TypeError) as exc:
+        # A body nested past t3rl's JSON limit is outside_json's ValueError, with the limit named (no
+        # SGLang answer nests 5 levels).
         raise BadResponse(
-            f"invalid /generate response ({type(exc).__name__}: {why}): {body[:200]!r}"
+            f"invalid /generate response ({type(exc).__name__}: {exc}): {body[:200]!r}"
         ) from None
     kind = finish.get("type") if isinstance(finish, dict) else finish
     if type(kind) is not str or kind not in FINISH_REASONS:
@@ -255,8 +255,8 @@ class SGLangEngine(Engine):
                             f"{raw[:200]!r}; is it still loading, or not an SGLang server?"
                         )
                     if path == "/get_model_info":
-                        info = json.loads(raw)
-            except (aiohttp.ClientError, TimeoutError, ValueError, RecursionError) as exc:
+                        info = outside_json.loads(raw, f"the GET {path} answer")
+            except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
                 reason = "no answer" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
                 raise EngineUnavailable(
                     f"SGLang server {where} is not answering GET {path} ({mask_text(reason)}); start it "

@@ -11,12 +11,14 @@ server, the request and what it answered, and is never trained on or scored."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from openenv.core.client_types import StepResult
 from openenv.core.generic_client import GenericEnvClient
 from websockets.exceptions import ConnectionClosed
 
+from t3rl_core import outside_json
 from t3rl_core.finite import finite_real, shown
 from t3rl_core.secret import mask_url
 
@@ -51,9 +53,15 @@ class CheckedClient(GenericEnvClient):
             ) from None
 
     async def _receive(self) -> dict[str, Any]:
+        # OpenEnv's own _receive, its text read under t3rl's JSON limit: json.loads of an answer nested
+        # past Python's recursion raised RecursionError in Python's words, out of the episode.
+        assert self._ws is not None
+        raw = await asyncio.wait_for(self._ws.recv(), timeout=self._message_timeout)
         try:
-            answer = await super()._receive()
-        except ValueError as exc:  # json.loads: the server sent text that is no JSON
+            answer = outside_json.loads(raw, "JSON that")
+        except outside_json.OutsideJsonError as exc:
+            raise self._failed(f"answered {self._request} with {exc}") from None
+        except ValueError as exc:  # the server sent text that is no JSON
             raise self._failed(f"answered {self._request} with no JSON ({exc})") from None
         if not isinstance(answer, dict) or answer.get("type") not in _ANSWERS:
             what = f"type {_show(answer.get('type'))}" if isinstance(answer, dict) else _show(answer)

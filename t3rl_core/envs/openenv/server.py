@@ -4,7 +4,6 @@ Docker image started through OpenEnv's own provider."""
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import subprocess
@@ -13,10 +12,12 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.eval.server import ServerStartError, _healthy, stop_group
 from t3rl_core.lifetime import die_with_parent
+from t3rl_core.outside_json import OutsideJsonError
 from t3rl_core.secret import log_tail, mask_url
 from t3rl_core.secret_env import environment_for_untrusted
 
@@ -63,7 +64,9 @@ class EnvServer:
                 f"{where} cannot be reached ({reason}): start it (env.command, a service) or fix env.url"
             ) from None
         try:
-            published = json.loads(body)
+            published = outside_json.loads(body, f"{where}'s /schema")
+        except OutsideJsonError as exc:
+            raise EnvServerError(f"{exc}: env.url must be an OpenEnv environment's root") from None
         except ValueError:
             raise EnvServerError(
                 f"{where} answered /schema with no JSON ({log_tail(body[:80].decode(errors='replace'))!r}…): "
@@ -83,7 +86,7 @@ class EnvServer:
         serves the environment's get_metadata()); {} when it publishes none (the endpoint is optional)."""
         try:
             with urllib.request.urlopen(f"{self.url}/metadata", timeout=SCHEMA_TIMEOUT_S) as response:
-                published = json.loads(response.read())
+                published = outside_json.loads(response.read(), "/metadata")
         except (OSError, ValueError):  # urllib's errors are OSErrors; no JSON: ValueError
             return {}
         if not isinstance(published, dict):
