@@ -1,14 +1,15 @@
 """A disk cache of composed configs, so that a repeated command line does not import or run Hydra.
 
 Composition (defaults list, merge, overrides, interpolations) is the slowest step of every CLI start
-and a pure function of: the overrides and config dirs, the working directory (relative paths and the
-file names shown in provenance), the config files on the search path, the code and versions of t3rl,
-Hydra, OmegaConf and PyYAML, the environment variables `${oc.env:…}` reads, and — for a command line
-that composes Hydra's own node (a search: `hparams_search=…`, `hydra.sweeper.…`) — the code of Hydra's
-plugins (`hydra_plugins.*`: the Optuna sweeper's config is a dataclass there). An entry is stored
-under a hash of the command line and working directory, together with a digest of everything else
-(taken before composing, so a file edited meanwhile makes the entry stale, never wrong) and a sha256
-of the value of each variable `oc.env` read; a lookup recomputes the digest and rehashes those
+and a pure function of: the overrides and config dirs (made absolute), where the working directory
+lies against each directory of the search path (the file names provenance shows: relative to it when
+below it), the config files on the search path, the code and versions of t3rl, Hydra, OmegaConf and
+PyYAML, the environment variables `${oc.env:…}` reads, and — for a command line that composes Hydra's
+own node (a search: `hparams_search=…`, `hydra.sweeper.…`) — the code of Hydra's plugins
+(`hydra_plugins.*`: the Optuna sweeper's config is a dataclass there). An entry is stored under a hash
+of the command line and that place of the working directory, together with a digest of everything
+else (taken before composing, so a file edited meanwhile makes the entry stale, never wrong) and a
+sha256 of the value of each variable `oc.env` read; a lookup recomputes the digest and rehashes those
 variables, and any difference is a miss that rewrites the entry.
 
 What is cached is the resolved plain config, its provenance and Hydra's own node — never validation,
@@ -35,11 +36,11 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from launch.config.provenance import Origin, Provenance, Shadow
-from launch.config.search_path import roots
+from launch.config.search_path import PACKAGE, package_dir, roots
 from launch.config.secrets import holds_referenced_value, holds_secret
 from launch.files import atomic_write_text
 from t3rl_core.installed import package_versions
@@ -187,7 +188,7 @@ class Entry(Record):
             digest = _inputs_digest(found, plugins)
         except OSError:
             return None
-        line = json.dumps([list(overrides), dirs, os.getcwd()])
+        line = json.dumps([list(overrides), dirs, _shown_from(os.getcwd(), dirs)])
         name = hashlib.sha256(line.encode()).hexdigest()[:32]
         return cls(cache_dir() / "compose" / f"{name}.json", digest)
 
@@ -221,6 +222,26 @@ class Entry(Record):
         with contextlib.suppress(OSError):
             atomic_write_text(self.path, json.dumps(header) + "\n" + body)
             _prune(self.path.parent)
+
+
+def _shown_from(cwd: str, dirs: Sequence[str]) -> list[str | None]:
+    """What a composition's file names depend on in the working directory: for each directory of the
+    search path as `search_path.display_path` names its files (the package's resolved, each config dir
+    absolute), where it lies against `cwd`. A file below both is shown relative to `cwd`, and one of the
+    two then holds the other; any other directory's files are shown absolute. Keyed on this rather than
+    on `cwd` itself, a line composed from any directory outside the search path (a test's own, a run's
+    folder) is the same entry."""
+    here = PurePath(cwd)
+    shown = []
+    for directory in [str(package_dir(PACKAGE)), *dirs]:
+        root = PurePath(directory)
+        if root.is_relative_to(here):
+            shown.append(f"below:{root.relative_to(here)}")
+        elif here.is_relative_to(root):
+            shown.append(f"holds:{here.relative_to(root)}")
+        else:
+            shown.append(None)
+    return shown
 
 
 def on_search_path(config_path: str, config_dirs: Sequence[str] = ()) -> bool:
