@@ -151,6 +151,12 @@ Delay = Annotated[
     Usual(86400.0, 1.0, "a day: no retry or shutdown waits longer", scale=1000.0),
 ]
 GpuId = Annotated[int, Domain("GPU id", "a CUDA device index >= 0"), Ge(0)]
+# A POSIX user or group id a process drops its privileges to (not root's 0): uid_t and gid_t are 32-bit
+# unsigned, and 2**32 - 1 is (uid_t) -1, which setresuid/setresgid read as "leave unchanged": a cell
+# given it, or anything larger, would fail to drop its privileges at start-up, after the run began.
+UnprivilegedId = Annotated[
+    int, Domain("POSIX id", "a uid or gid in [1, 2**32 - 1), not root's 0"), Ge(1), Lt(2**32 - 1)
+]
 # slime's and SGLang's spelling of "off" for a size: -1, never 0.
 _OFF_OR_POSITIVE = Domain("-1 or positive", "-1 turns it off, else a whole number >= 1", excluded=(0,))
 OffOrPositiveInt = Annotated[int, _OFF_OR_POSITIVE, Ge(-1), Check(_OFF_OR_POSITIVE.refuse_excluded)]

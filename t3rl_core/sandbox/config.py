@@ -19,6 +19,7 @@ from t3rl_core.fields import (
     SandboxFusionUrl,
     Seconds,
     Text,
+    UnprivilegedId,
 )
 from t3rl_core.registries import SANDBOXES
 from t3rl_core.registry import registered
@@ -70,8 +71,8 @@ class LocalSandboxConfig(SandboxConfig):
     # Protections whose absence is an error even under best_effort (see t3rl_core.sandbox.protections).
     require: list[Layer] = Field(default_factory=list)
     # The unprivileged uid and gid cells run as when t3rl is root (default: nobody/nogroup).
-    cell_uid: int = Field(65534, ge=1)
-    cell_gid: int = Field(65534, ge=1)
+    cell_uid: UnprivilegedId = 65534
+    cell_gid: UnprivilegedId = 65534
     # Total size of everything a cell writes (its directory is a tmpfs of this size), MiB.
     cell_disk_mb: int = Field(64, ge=1)
     # Covered by private, empty, read-only mounts in every cell: where other programs keep unix sockets
