@@ -440,11 +440,26 @@ def git_state(repo: Path) -> dict[str, Any]:
             return None
         return done.stdout.strip() if done.returncode == 0 else None
 
+    # One git process for both facts (every plan and run records them): porcelain v2's header names the
+    # commit (`rev-parse HEAD`'s), its other lines are the changed tracked files (v1's, one a path).
+    both = git("status", "--porcelain=v2", "--branch", "--no-ahead-behind", "--untracked-files=no")
+    if both is not None:
+        lines = both.splitlines()
+        oid = next((line[len(_OID) :] for line in lines if line.startswith(_OID)), None)
+        if oid == "(initial)":  # no commit yet: `rev-parse HEAD` fails
+            return {"sha": None, "dirty": None}
+        if oid:
+            return {"sha": oid, "dirty": any(not line.startswith("# ") for line in lines)}
+    # Outside a work tree, or a git without porcelain v2 (before 2.11) or --no-ahead-behind (2.17).
     sha = git("rev-parse", "HEAD")
     if sha is None:
         return {"sha": None, "dirty": None}
     status = git("status", "--porcelain", "--untracked-files=no")
     return {"sha": sha, "dirty": bool(status) if status is not None else None}
+
+
+# The line of `git status --porcelain=v2 --branch` naming the commit checked out.
+_OID = "# branch.oid "
 
 
 def collect_manifest(
