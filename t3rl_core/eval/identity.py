@@ -4,7 +4,8 @@
     data            sha256 of the evaluated split's file, by split name
     selection       the categories and per-category limit that picked the tasks
     metric          how success, accuracy and pass@k / pass^k are defined
-    user_simulator  tau2's customer: simulator, model, temperature and the version of its guidelines
+    user_simulator  tau2's customer: simulator, model, temperature, the sha256 of its other settings
+                    (not where it is served) and the version of its guidelines
     env             the env's name and the sha256 of its config (without where its data or user live)
     budget          the limits an episode runs under: tokens per call, model calls, context and response
     decoding        the sampling the model is evaluated with: temperature, and top-p / top-k when sampled
@@ -146,8 +147,10 @@ def user_simulator_of(env: Any) -> dict[str, Any] | None:
     record: dict[str, Any] = {"name": dumped.get("name"), "version": guidelines.get("version")}
     if "model" in dumped:
         record |= {"model": dumped["model"], "temperature": dumped.get("temperature")}
-    else:
-        record["config_sha256"] = _digest(dumped)
+    # Every field but where the user is served (its config's WHERE_FIELDS): an LLM customer's reply budget
+    # or chat-template variables (thinking on or off) change what it says, and were recorded by none.
+    where = getattr(user, "WHERE_FIELDS", ())
+    record["config_sha256"] = _digest({key: value for key, value in dumped.items() if key not in where})
     return record
 
 

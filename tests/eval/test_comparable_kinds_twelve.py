@@ -14,6 +14,9 @@
   every task agreeing). Each repeat's value is now over the tasks every repeat scored.
 - A sweep ranked by a category's rate drew each point's interval over the overall's task count (400 for
   a category of 100): twice too narrow, so points it cannot tell apart were marked below best.
+- tau2's LLM customer was recorded by its model and temperature only: evals whose customer thought or not
+  (extra_body's chat_template_kwargs) or had another reply budget (max_tokens) were one benchmark. Every
+  user field is now recorded but those its config declares say where it is served (WHERE_FIELDS).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -31,6 +35,8 @@ from pydantic import ValidationError
 from launch.run.sweep import Point, SweepSummary
 from launch.run.sweep_compare import count, marks
 from launch.run.sweep_plot import point_scores
+from t3rl_core.envs.tau2.users import LLMUserConfig
+from t3rl_core.eval.identity import differences, user_simulator_of
 from t3rl_core.eval.metrics import EpisodeScore
 from t3rl_core.eval.published import MetricDefinition, PublishedConfig
 from t3rl_core.eval.repeats import repeat_stats
@@ -313,3 +319,38 @@ def test_the_count_is_the_metrics_own_blocks(scope: str, key: str) -> None:
     summary = {"overall": {"tasks": 400}, "categories": {"a": {"tasks": 100}, "b": {"tasks": 7}}}
     expected = {"overall": 400, "categories.a": 100, "categories.b": 7}[scope]
     assert count(summary, f"eval: {scope}.{key}") == expected
+
+
+_USER = {"base_url": "http://127.0.0.1:30001/v1", "model": "Qwen/Qwen3-4B-Instruct-2507"}
+# Another value of every field of the LLM customer (a field added without one here fails the test below).
+_OTHER_USER_VALUES = {
+    "name": None,  # the simulator itself: its own registry entry
+    "base_url": "http://10.0.0.7:30001/v1",
+    "model": "gpt-4.1-mini",
+    "temperature": 0.0,
+    "max_tokens": 64,
+    "api_key": "env:ANOTHER_KEY",
+    "extra_body": {"chat_template_kwargs": {"enable_thinking": True}},
+    "timeout_s": 5.0,
+    "max_retries": 0,
+    "concurrency": 1,
+}
+
+
+@pytest.mark.parametrize("field", sorted(LLMUserConfig.model_fields))
+def test_every_customer_setting_but_where_it_is_served_is_its_identity(field: str) -> None:
+    assert field in _OTHER_USER_VALUES, f"give {field} another value here"
+    if _OTHER_USER_VALUES[field] is None:
+        return
+    base = LLMUserConfig.model_validate(_USER)
+    changed = LLMUserConfig.model_validate({**_USER, field: _OTHER_USER_VALUES[field]})
+    found = differences(
+        *(
+            {"user_simulator": user_simulator_of(SimpleNamespace(name="tau2", user=user))}
+            for user in (base, changed)
+        )
+    )
+    if field in LLMUserConfig.WHERE_FIELDS:
+        assert found == []
+    else:
+        assert found and found[0].startswith("user_simulator:"), field

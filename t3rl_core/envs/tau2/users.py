@@ -16,10 +16,11 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from t3rl_core import outside_json
 from t3rl_core.fields import (
     Identifier,
     Label,
@@ -45,11 +46,18 @@ STOP_MARKERS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 class UserSimulatorConfig(StrictModel):
     """Base of every user-simulator section (`env.user`); subclasses narrow `name` to a Literal."""
 
+    # Fields that say where the user is served and how t3rl reaches it, not how it behaves: left out of
+    # an eval's benchmark identity, whose user_simulator part records every other field (the customer's
+    # sampling and prompt settings change what it says, so results of two of them do not compare).
+    WHERE_FIELDS: ClassVar[tuple[str, ...]] = ()
+
     name: RegistryName
 
 
 class LLMUserConfig(UserSimulatorConfig):
     """A model served behind an OpenAI-compatible chat API (e.g. a second SGLang server) plays the user."""
+
+    WHERE_FIELDS = ("base_url", "api_key", "timeout_s", "max_retries", "concurrency")
 
     name: Literal["llm"] = "llm"
     # Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:30001/v1.
@@ -242,7 +250,7 @@ class LLMUserSession(UserSession):
 def _arguments(text: str | None) -> dict[str, Any]:
     """A tool call's JSON arguments; unparsable ones become {} so the tool answers with its own error."""
     try:
-        value = json.loads(text or "{}")
+        value = outside_json.loads(text or "{}", "the user's tool call arguments")
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}
