@@ -8,10 +8,10 @@ against these columns), and the prepare_data stage requires it where it runs.
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.records import Record
 
 
@@ -94,7 +94,7 @@ def count_rows(path: str | Path) -> int | None:
         found = scan(path)
         for _, row in found.head:
             if isinstance(row, bytes):
-                json.loads(row)
+                outside_json.loads(row, "a row")
     except (OSError, ValueError):  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
         return None
     return found.rows

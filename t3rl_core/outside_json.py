@@ -8,8 +8,8 @@ and a body nested just short of it parsed, then broke the next reader that recur
 chat template, json.dumps when recorded). No answer t3rl reads nests anywhere near `MAX_DEPTH` (a
 world's result and a tool call are held to `parsers.nesting.MAX_NESTING`, records wrap them a few
 levels deeper); deeper text, or text longer than `MAX_BYTES`, is refused before it is parsed with
-`OutsideJsonError`, a ValueError (every reader that refused text that is no JSON refuses it alike)
-naming what was read and the limit. tests/architecture/test_outside_json.py keeps every parse of such
+`OutsideJsonError`, a JSONDecodeError (every reader that refused text that is no JSON refuses it
+alike) naming what was read and the limit. tests/architecture/test_outside_json.py keeps every parse of such
 text in this module.
 """
 
@@ -34,8 +34,18 @@ _STRING = {
 _OPENERS = {bytes: (b"[", b"{"), str: ("[", "{")}
 
 
-class OutsideJsonError(ValueError):
-    """JSON from outside nested deeper or longer than t3rl reads."""
+class OutsideJsonError(json.JSONDecodeError):
+    """JSON from outside nested deeper or longer than t3rl reads: a JSONDecodeError (so a ValueError,
+    orjson's too), refused wherever text that is no JSON is, its message the whole of its words."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem, "", 0)
+
+    def __str__(self) -> str:
+        return self.msg
+
+    def __reduce__(self) -> tuple[type[OutsideJsonError], tuple[str]]:
+        return OutsideJsonError, (self.msg,)
 
 
 def json_depth(text: str | bytes, limit: int = MAX_DEPTH) -> int:

@@ -7,10 +7,11 @@ context is not probed.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
+
+from t3rl_core import outside_json
 
 # The socket a Docker daemon listens on when DOCKER_HOST names none.
 DEFAULT_SOCKET = "/var/run/docker.sock"
@@ -37,7 +38,7 @@ def _context_chosen() -> bool:
         return True
     config = Path(os.environ.get("DOCKER_CONFIG") or Path.home() / ".docker") / "config.json"
     try:
-        current = json.loads(config.read_text()).get("currentContext")
+        current = outside_json.loads(config.read_text(), str(config)).get("currentContext")
     except (OSError, ValueError, AttributeError):
         return False
     return current not in (None, "", "default")

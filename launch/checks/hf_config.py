@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from launch.config.schema import MegatronArch, MLAArch, MoEArch
+from t3rl_core import outside_json
 from t3rl_core.records import Record
 
 _MOE_MARKERS = ("moe_intermediate_size", "num_experts", "n_routed_experts", "num_local_experts")
@@ -109,9 +110,11 @@ def _parsed(path: Path, *version: int) -> tuple[dict[str, Any] | None, str | Non
     """`json_object` of the file as it is (`version`: its mtime, size and inode): read once per pre-flight
     by every rule that asks, again once it is rewritten."""
     try:
-        config = json.loads(path.read_bytes())
+        config = outside_json.loads(path.read_bytes(), str(path))
     except OSError as error:
         return None, f"{path} cannot be read ({error.strerror})"
+    except outside_json.OutsideJsonError as error:
+        return None, str(error)
     except json.JSONDecodeError as error:
         return None, f"{path} is not JSON (line {error.lineno}: {error.msg})"
     except UnicodeDecodeError:

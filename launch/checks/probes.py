@@ -29,6 +29,7 @@ from launch.checks.hf_config import hf_config_problem, json_object
 from launch.checks.import_probe import probe_argv, probe_failures, probe_reason
 from launch.checks.ledger import PlannedRun
 from launch.config.errors import Problem, did_you_mean
+from t3rl_core import outside_json
 from t3rl_core.fields import DockerRun
 from t3rl_core.home_paths import expand_home
 from t3rl_core.input_files import InputFile, scan
@@ -131,7 +132,9 @@ def _first_rows(path: Path) -> Iterator[tuple[str, Any]]:
             yield where, row
             continue
         try:
-            yield where, json.loads(row)
+            yield where, outside_json.loads(row, f"line {where}")
+        except outside_json.OutsideJsonError as error:
+            raise ValueError(str(error)) from None
         except json.JSONDecodeError as error:
             raise ValueError(f"line {where} is not JSON ({error.msg})") from None
 

@@ -33,7 +33,7 @@ from launch.config.resolved import composed_plain
 from launch.config.schema_errors import problems_from_validation
 from launch.config.secrets import scrub_text
 from launch.files import LockHeld, atomic_write_text, exclusive_lock
-from t3rl_core import registries, score
+from t3rl_core import outside_json, registries, score
 from t3rl_core.data.progress import ProgressLines
 from t3rl_core.eval.runner import load_rows, task_id
 from t3rl_core.progress_format import SCORE_LABEL
@@ -228,7 +228,7 @@ def _score_line(
     world: str, raw: bytes, number: int, scorer: Callable[[Mapping[str, Any]], Verdict]
 ) -> dict[str, Any]:
     try:
-        item = json.loads(raw.decode("utf-8"))
+        item = outside_json.loads(raw.decode("utf-8"), f"line {number}")
         if not isinstance(item, dict):
             raise ValueError("a line must be a JSON object")
         item = getattr(scorer, "fill", lambda x: x)(item)

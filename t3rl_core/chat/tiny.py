@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+from t3rl_core import outside_json
 from t3rl_core.chat.custom import resolve
 from t3rl_core.chat.families import FAMILIES, Family, family
 from t3rl_core.chat.shipped import load_template
@@ -261,7 +262,11 @@ def _family_and_template(name: str, chat_template: str | None, spec: str | None)
         return family(name), None
 
     config = ChatConfig.model_validate(
-        {"tokenizer": "", "chat_template": chat_template, "family": json.loads(spec) if spec else None}
+        {
+            "tokenizer": "",
+            "chat_template": chat_template,
+            "family": outside_json.loads(spec, "the family spec") if spec else None,
+        }
     )
     template, found = resolve(config)
     if found is None or found.name != name:

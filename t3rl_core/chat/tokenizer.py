@@ -8,11 +8,11 @@ through transformers.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.chat.template import compile_template, render_template
 
 
@@ -32,7 +32,7 @@ def _token_text(value: Any) -> str | None:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return outside_json.loads(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else {}
 
 
 def _chat_template(directory: Path, config: Mapping[str, Any]) -> str | None:

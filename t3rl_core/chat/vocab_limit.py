@@ -12,10 +12,11 @@ t3rl's own bug).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
+
+from t3rl_core import outside_json
 
 ID_CEILING = 2**31
 
@@ -26,7 +27,9 @@ def token_id_limit(tokenizer: Any) -> int:
     config: Any = {}
     if isinstance(directory, str | os.PathLike) and str(directory):
         try:
-            config = json.loads((Path(directory) / "config.json").read_text(encoding="utf-8"))
+            config = outside_json.loads(
+                (Path(directory) / "config.json").read_text(encoding="utf-8"), "config.json"
+            )
         except (OSError, ValueError):
             config = {}
     sizes = []

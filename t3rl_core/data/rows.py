@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from t3rl_core import outside_json
+
 
 class DataError(ValueError):
     """A dataset file that cannot be used as it is; str() names the file and line."""
@@ -40,7 +42,9 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
             if not line.strip():
                 continue
             try:
-                yield number, json.loads(line)
+                yield number, outside_json.loads(line, "the row")
+            except outside_json.OutsideJsonError as err:
+                raise DataError(path, number, str(err)) from None
             except json.JSONDecodeError as err:
                 raise DataError(path, number, f"not JSON: {err.msg} (column {err.colno})") from None
 

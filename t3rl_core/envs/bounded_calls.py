@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.envs.call_worker import PARENT_ENV
 from t3rl_core.secret_env import environment_for_untrusted
 
@@ -125,7 +126,7 @@ class CallWorkers:
                 worker.kill()
                 return None
             self._idle.append(worker)
-            text: str = json.loads(line)
+            text: str = outside_json.loads(line, "a call worker's answer")
             return text
 
     def start_ahead(self) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.types import ToolCall
 
 
@@ -38,12 +39,19 @@ def _glm_reads_otherwise(text: str) -> bool:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         return True
     try:
-        json.loads(text)
+        outside_json.loads(text, "an argument")
+        return True
+    except outside_json.OutsideJsonError:
+        # Nested past what t3rl reads (json.loads raised RecursionError out of the render): written
+        # JSON-quoted, which every reading gives back exactly.
         return True
     except ValueError:
         pass
     try:
-        json.loads(json.loads('{"tmp": "' + text + '"}')["tmp"])
+        escaped = outside_json.loads('{"tmp": "' + text + '"}', "an argument")["tmp"]
+        outside_json.loads(escaped, "an argument")
+        return True
+    except outside_json.OutsideJsonError:
         return True
     except ValueError:
         return False

@@ -19,13 +19,13 @@ counts its first training step as 1).
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from typing import Annotated, Any, Literal
 
 from pydantic import model_validator
 
+from t3rl_core import outside_json
 from t3rl_core.config import RewardConfig
 from t3rl_core.fields import AtMost, FiniteReal, NonNegativeInt, PositiveInt
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
@@ -277,4 +277,4 @@ class ToolRLReward(Reward):
 def _call_lines(text: str) -> list[Any]:
     """The JSON lines between the first <tool_call> and the next </tool_call> (ToolRL's split rules)."""
     block = text.split("<tool_call>")[1].split("</tool_call>")[0].strip()
-    return [json.loads(line) for line in block.split("\n")]
+    return [outside_json.loads(line, "a tool call line") for line in block.split("\n")]

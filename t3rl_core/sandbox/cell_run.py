@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import json
 import os
 import select
 import time
 from collections.abc import Callable
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.sandbox.zygote_process import Zygote
 
 _READ_CHUNK = 1 << 16
@@ -163,7 +163,7 @@ class CellRun:
         messages = []
         for line in bytes(self.buffers[self.status]).splitlines():
             with contextlib.suppress(ValueError):
-                messages.append(json.loads(line))
+                messages.append(outside_json.loads(line, "a cell's status"))
         return messages
 
     def close(self) -> None:

@@ -13,6 +13,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core import outside_json
 from t3rl_core.backoff import backoff_delay
 from t3rl_core.sandbox.base import Sandbox, SandboxResult, SandboxStatus
 from t3rl_core.sandbox.config import SandboxFusionConfig
@@ -92,7 +93,7 @@ class SandboxFusionClient(Sandbox):
                 text = await response.text()
                 if response.status != 200:
                     raise _Retryable(f"HTTP {response.status}: {text[:200]}")
-                body = await response.json(content_type=None)
+                body = outside_json.loads(text, f"POST {self.endpoint}'s answer")
         except (aiohttp.ClientError, TimeoutError) as err:
             raise _Retryable(f"{type(err).__name__}: {err}") from err
         except ValueError as err:

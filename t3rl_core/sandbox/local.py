@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.sandbox.base import Sandbox, SandboxResult, SandboxStatus
 from t3rl_core.sandbox.cell_run import CellRun
 from t3rl_core.sandbox.cgroup import CellCgroups, SlotCgroup
@@ -194,7 +195,7 @@ class LocalSandbox(Sandbox):
         if not statuses or statuses[-1] != {"exit": 0}:
             return f"the probe cell failed: {statuses} {err.decode(errors='replace')[-2000:]}"
         try:
-            seen = json.loads(out)
+            seen = outside_json.loads(out, "the probe cell's report")
         except ValueError:
             return f"the probe cell printed no report: {out[-2000:]!r} {err[-2000:]!r}"
         applied = next((s["applied"] for s in statuses if "applied" in s), [])

@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from t3rl_core import outside_json
+
 CHILD_PACKAGE_PARENT = Path(__file__).parent
 # The zygote imports the stdlib-only `child` package by path (the sandbox interpreter may not have
 # t3rl installed) and takes that path back out of sys.path before any cell runs.
@@ -71,7 +73,7 @@ class Zygote:
             hello = ours.recv(1 << 16)
         except OSError:
             hello = b""
-        reply: dict[str, Any] = json.loads(hello) if hello else {}
+        reply: dict[str, Any] = outside_json.loads(hello, "the zygote's hello") if hello else {}
         if "error" in reply or not reply:
             proc.kill()
             _, err = proc.communicate()

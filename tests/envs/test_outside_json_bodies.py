@@ -7,9 +7,6 @@ the OpenEnv client raised RecursionError in Python's words and the engine server
 from __future__ import annotations
 
 import asyncio
-import http.server
-import threading
-from collections.abc import Iterator
 
 import aiohttp
 import pytest
@@ -22,6 +19,7 @@ from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.server import EnvServer, EnvServerError
 from t3rl_core.outside_json import MAX_DEPTH
 from tests.envs.test_hub_kinds_three import play
+from tests.support.body_server import answering
 
 LIMIT = f"nested at most {MAX_DEPTH} levels (t3rl_core.outside_json.MAX_DEPTH)"
 
@@ -104,35 +102,8 @@ def test_an_sglang_answer_past_the_limit_is_a_bad_response_naming_the_limit() ->
         parse_generation(body)
 
 
-@pytest.fixture
-def schema_server() -> Iterator[tuple[str, list[bytes]]]:
-    """A server answering /schema with the body in the list."""
-    bodies: list[bytes] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(bodies[0] if self.path == "/schema" else b"{}")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", bodies
-    finally:
-        httpd.shutdown()
-        thread.join()
-
-
-def test_an_openenv_schema_nested_past_the_limit_is_the_world_unavailable(
-    schema_server: tuple[str, list[bytes]],
-) -> None:
-    url, bodies = schema_server
-    bodies.append(('{"action": {"type": "object", "x": ' + nested(100_000) + "}}").encode())
-    with pytest.raises(EnvServerError, match=r"/schema") as caught:
+def test_an_openenv_schema_nested_past_the_limit_is_the_world_unavailable() -> None:
+    body = ('{"action": {"type": "object", "x": ' + nested(100_000) + "}}").encode()
+    with answering(body) as url, pytest.raises(EnvServerError, match=r"/schema") as caught:
         EnvServer(OpenEnvEnvConfig(url=url)).schema()
     assert LIMIT in str(caught.value)

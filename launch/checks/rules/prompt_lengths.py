@@ -22,6 +22,7 @@ from launch.checks.context import Context, Scope, per_scope
 from launch.config.argv_tokens import argv_flags, without_flag
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
+from t3rl_core import outside_json
 from t3rl_core.input_files import InputFile, scan
 from t3rl_core.records import Record
 
@@ -152,7 +153,7 @@ def _prompt_words(spec: InputFile) -> tuple[int, ...]:
     words = []
     for _, raw in head:
         try:
-            row = json.loads(raw) if isinstance(raw, bytes) else raw
+            row = outside_json.loads(raw, "a row") if isinstance(raw, bytes) else raw
         except json.JSONDecodeError:
             return ()  # dataset_files_usable reports it
         if isinstance(row, dict) and spec.prompt in row:

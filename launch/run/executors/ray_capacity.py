@@ -13,7 +13,6 @@ added back, so a resume is not throttled by its own jobs.
 
 from __future__ import annotations
 
-import json
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any
 
 from launch.config.errors import ConfigError, Problem
 from launch.run.executors.ray_jobs import cluster_gpus, read_record
+from t3rl_core import outside_json
 
 # Seconds the dashboard may take to answer the status request.
 STATUS_TIMEOUT_S = 10.0
@@ -38,7 +38,7 @@ class Capacity:
 
 def _get_status(address: str) -> Mapping[str, Any]:
     with urllib.request.urlopen(f"{address.rstrip('/')}/api/cluster_status", timeout=STATUS_TIMEOUT_S) as r:
-        return json.load(r)
+        return outside_json.loads(r.read(), f"{address}'s /api/cluster_status")
 
 
 def gpu_usage(

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import json
 import os
 import re
 from pathlib import Path
+
+from t3rl_core import outside_json
 
 # A data file's name: BFCL_v<version>_<category>.json (one JSON entry per line).
 _FILE = re.compile(r"^BFCL_v(\d+)_(.+)\.json$")
@@ -96,7 +97,7 @@ def _data_dir() -> Path | None:
 @functools.lru_cache(maxsize=16)
 def _turns(path: str, version: int) -> tuple[int, ...]:
     with open(path, encoding="utf-8") as handle:
-        return tuple(len(json.loads(line)["ground_truth"]) for line in handle if line.strip())
+        return tuple(len(outside_json.loads(line, path)["ground_truth"]) for line in handle if line.strip())
 
 
 def _tail(path: Path, lines: int = 4) -> str:

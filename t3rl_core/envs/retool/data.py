@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.data.progress import Steps
 from t3rl_core.data.rows import read_jsonl
 from t3rl_core.envs.retool.config import ReToolDataConfig, ReToolEnvConfig
@@ -59,7 +60,7 @@ def read_problems(data: ReToolDataConfig) -> list[dict[str, Any]]:
     if data.source is not None:
         return _read(Path(data.source))
     text = resources.files("t3rl_core.envs.retool").joinpath(SAMPLE_FILE).read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [outside_json.loads(line, SAMPLE_FILE) for line in text.splitlines() if line.strip()]
 
 
 def _read(path: Path) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ import pickle
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core import outside_json
 from t3rl_core.envs.bounded_calls import CallWorkers
 from t3rl_core.envs.tau2.domain import quiet_tau2
 from t3rl_core.parsers.nesting import MAX_NESTING
@@ -61,7 +62,7 @@ async def response(
     if text is None:
         content, error = BUDGET_TEXT.format(name=request.name, budget=budget_s), True
     else:
-        content, error = json.loads(text)
+        content, error = outside_json.loads(text, f"{request.name}'s result")
         if not error:
             environment.sync_tools()  # as get_response does after a call that succeeded
     return ToolMessage(id=request.id, content=content, requestor=request.requestor, role="tool", error=error)

@@ -4,10 +4,11 @@ count)."""
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
+
+from t3rl_core import outside_json
 
 
 @cache
@@ -19,7 +20,7 @@ def shipped_task_counts(domain: str) -> dict[str, int] | None:
     for root in spec.submodule_search_locations:
         path = Path(root) / "data" / "tau2" / "domains" / domain / "split_tasks.json"
         try:
-            splits = json.loads(path.read_text())
+            splits = outside_json.loads(path.read_text(), str(path))
         except (OSError, ValueError):
             continue
         if isinstance(splits, dict):

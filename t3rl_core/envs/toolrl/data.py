@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.data.progress import counted
 from t3rl_core.envs.toolrl.config import ToolRLEnvConfig
 
@@ -67,7 +68,10 @@ def listed_tools(system_prompt: str) -> list[dict[str, Any]]:
             "function": {
                 "name": name,
                 "description": description,
-                "parameters": {"type": "object", "properties": json.loads(parameters)},
+                "parameters": {
+                    "type": "object",
+                    "properties": outside_json.loads(parameters, "a tool's parameters"),
+                },
             },
         }
         for name, description, parameters in _TOOL_ENTRY.findall(system_prompt)

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.data.progress import counted
 from t3rl_core.envs.verifiers.boundary import EnvLoadError, dataset_problem, prompt_problem
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
@@ -64,7 +65,7 @@ def row(
         raise EnvLoadError(problem)
     prompt = [_without_nulls(m) for m in record["prompt"]]
     info = record.get("info")
-    info = json.loads(info) if isinstance(info, str) else info or {}
+    info = outside_json.loads(info, "a row's info") if isinstance(info, str) else info or {}
     tools = info.get("tool_defs") if isinstance(info, dict) and "tool_defs" in info else vf_env.tool_defs
     stored = {key: record[key] for key in _INPUT_COLUMNS if record.get(key) is not None}
     return {

@@ -11,7 +11,6 @@ outcome is the rubric's: its weighted reward and each function's score.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +18,7 @@ from verifiers.errors import InfraError
 from verifiers.types import Messages
 from verifiers.utils.message_utils import normalize_messages
 
+from t3rl_core import outside_json
 from t3rl_core.envs.base import Env, Mode
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.envs.verifiers.boundary import EnvLoadError, collecting, loaded, raise_problems
@@ -217,7 +217,7 @@ def rollout_input(task: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(f"a verifiers row needs metadata.{INPUT_KEY}: prepare it with the verifiers env")
     data = dict(stored)
     if isinstance(data.get("info"), str):
-        data["info"] = json.loads(data["info"])
+        data["info"] = outside_json.loads(data["info"], "a row's info")
     return data
 
 

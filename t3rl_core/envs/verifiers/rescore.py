@@ -10,7 +10,6 @@ re-scored from a transcript: they fail, and the line says so.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from functools import cache
@@ -19,6 +18,7 @@ from typing import Any
 from verifiers.types import AssistantMessage, Response, ResponseMessage, TrajectoryStep
 from verifiers.utils.message_utils import normalize_messages
 
+from t3rl_core import outside_json
 from t3rl_core.envs.verifiers.boundary import collecting, raise_problems
 from t3rl_core.envs.verifiers.bridge import EpisodeClient
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
@@ -39,7 +39,7 @@ async def arescore(item: Mapping[str, Any], config: VerifiersEnvConfig) -> Verdi
         "prompt": [_decoded(m) for m in item["prompt"]],
         "example_id": item.get("example_id", 0),
         "answer": item.get("answer", ""),
-        "info": json.loads(info) if isinstance(info, str) else info,
+        "info": outside_json.loads(info, "the item's info") if isinstance(info, str) else info,
     }
     state = await vf_env.init_state(rollout_input, EpisodeClient(), MODEL)
     completion = normalize_messages([_decoded(m) for m in item["completion"]])
@@ -98,7 +98,10 @@ def _decoded(message: Mapping[str, Any]) -> dict[str, Any]:
     calls = message.get("tool_calls")
     if not calls:
         return dict(message)
-    return {**message, "tool_calls": [json.loads(c) if isinstance(c, str) else c for c in calls]}
+    return {
+        **message,
+        "tool_calls": [outside_json.loads(c, "a tool call") if isinstance(c, str) else c for c in calls],
+    }
 
 
 @cache
