@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from t3rl_core import outside_json
 from t3rl_core.yaml_text import safe_load
 
 _HAND_EDITED = "t3rl writes it atomically, so it was changed outside t3rl: restore it or fix it by hand."
@@ -88,12 +89,17 @@ def read_json(path: Path, shape: type = object, advice: str = "") -> Any:
     message of a corrupt file."""
     text = _text(path)
     try:
-        data = json.loads(text)
+        # Under the limit of JSON from outside: a record edited by hand (or damaged) into text nested
+        # past Python's recursion raised RecursionError out of a resume, `t3rl runs` and sweeps.
+        data = outside_json.loads(text, "the record")
     except json.JSONDecodeError as err:
+        where = (
+            ""
+            if isinstance(err, outside_json.OutsideJsonError)
+            else f" at line {err.lineno}, column {err.colno}"
+        )
         raise RunDirError(
-            f"{path} is corrupt ({err.msg} at line {err.lineno}, column {err.colno}; {len(text)} bytes). "
-            + _HAND_EDITED
-            + advice
+            f"{path} is corrupt ({err.msg}{where}; {len(text)} bytes). " + _HAND_EDITED + advice
         ) from err
     return _shaped(path, data, shape)
 

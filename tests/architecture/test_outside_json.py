@@ -37,7 +37,6 @@ OWN = {
     "launch/run/sweep_point_alone.py": (2, "run records"),
     "launch/run/executors/records.py": (1, "run records"),
     "launch/run/executors/base.py": (1, "a stage's exit record the launcher's wrapper wrote"),
-    "launch/run/record_files.py": (1, "run records"),
     "launch/run/sweep_compare.py": (2, "run records"),
     "launch/run/sweep.py": (2, "run records"),
     "launch/run/parallel.py": (3, "run records"),
