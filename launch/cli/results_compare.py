@@ -68,7 +68,6 @@ def all_differences(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) ->
 
     if a is None or b is None:
         return identities.differences(a, b)
-    a, b = _as_a_set(a), _as_a_set(b)
     found = [_split_named(part, a, b) for part in identities.differences(a, b)]
     for part in sorted((a.keys() | b.keys()) - set(identities.PARTS)):
         if a.get(part) != b.get(part):
@@ -87,16 +86,6 @@ def _split_named(part: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
     if not part.startswith("data:") or None in splits or splits[0] == splits[1]:
         return part
     return f"data: another split: {', '.join(sorted(splits[0]))} vs {', '.join(sorted(splits[1]))}"
-
-
-def _as_a_set(identity: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The identity with its categories in one order: `eval.categories=[a,b]` and `[b,a]` select the same
-    tasks (the eval runs them by category either way)."""
-    selection = identity.get("selection")
-    categories = selection.get("categories") if isinstance(selection, Mapping) else None
-    if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
-        return identity
-    return {**identity, "selection": {**selection, "categories": sorted(categories)}}
 
 
 def remedy_of(parts: list[str]) -> str:

@@ -357,6 +357,7 @@ def differences(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> lis
         return (
             [] if a is b else ["identity: not recorded in one of the summaries (written before t3rl kept it)"]
         )
+    a, b = canonical(a), canonical(b)
     found = []
     for part in PARTS:
         left, right = a.get(part), b.get(part)
@@ -387,19 +388,39 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "…"
 
 
+def canonical(identity: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The identity with its categories as a set: `eval.categories=[a,b]`, `[b,a]` and `[a,b,a]` select
+    the same tasks (the eval runs them by category either way). Every comparison reads it: `t3rl runs`
+    did, sweep.md, sweep.png and a search's objective did not (the same benchmark, not ranked)."""
+    selection = identity.get("selection")
+    categories = selection.get("categories") if isinstance(selection, Mapping) else None
+    if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
+        return identity
+    return {**identity, "selection": {**selection, "categories": sorted(set(categories))}}
+
+
 def reference(identities: Iterable[Mapping[str, Any] | None]) -> Mapping[str, Any] | None:
-    """The identity most of these share (the first one's on a tie); None when none is recorded."""
-    recorded = [i for i in identities if isinstance(i, Mapping)]
-    if not recorded:
+    """The identity most of these share (the first one's on a tie); None when none is recorded. Shared
+    is what `differences` finds no part of (a digest of the text told 1 from 1.0, and categories by
+    their order)."""
+    groups: list[list[Mapping[str, Any]]] = []
+    for identity in identities:
+        if not isinstance(identity, Mapping):
+            continue
+        group = next((g for g in groups if not differences(g[0], identity)), None)
+        if group is None:
+            groups.append([identity])
+        else:
+            group.append(identity)
+    if not groups:
         return None
-    counts = Counter(key(i) for i in recorded)
-    best = max(counts.values())
-    return next(i for i in recorded if counts[key(i)] == best)
+    best = max(len(group) for group in groups)
+    return next(group[0] for group in groups if len(group) == best)
 
 
 def key(identity: Mapping[str, Any] | None) -> str:
-    """A short stable tag of an identity (for grouping and marking results)."""
-    return "unrecorded" if identity is None else _digest(identity)[:8]
+    """A short stable tag of an identity (for marking results)."""
+    return "unrecorded" if identity is None else _digest(canonical(identity))[:8]
 
 
 def _digest(value: Any) -> str:

@@ -17,6 +17,10 @@
 - tau2's LLM customer was recorded by its model and temperature only: evals whose customer thought or not
   (extra_body's chat_template_kwargs) or had another reply budget (max_tokens) were one benchmark. Every
   user field is now recorded but those its config declares say where it is served (WHERE_FIELDS).
+- One benchmark judged two ways: `t3rl runs` read eval.categories as a set, sweep.md, sweep.png and a
+  search's objective by their order ([a, b] vs [b, a]: not ranked), and the reference identity was the
+  digest of the text (temperature 1 and 1.0 two benchmarks, for `differences` one). Every comparison now
+  reads identity.canonical, and the reference groups by `differences`.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ from launch.run.sweep import Point, SweepSummary
 from launch.run.sweep_compare import count, marks
 from launch.run.sweep_plot import point_scores
 from t3rl_core.envs.tau2.users import LLMUserConfig
-from t3rl_core.eval.identity import differences, user_simulator_of
+from t3rl_core.eval import identity
+from t3rl_core.eval.identity import differences, reference, user_simulator_of
 from t3rl_core.eval.metrics import EpisodeScore
 from t3rl_core.eval.published import MetricDefinition, PublishedConfig
 from t3rl_core.eval.repeats import repeat_stats
@@ -354,3 +359,35 @@ def test_every_customer_setting_but_where_it_is_served_is_its_identity(field: st
         assert found == []
     else:
         assert found and found[0].startswith("user_simulator:"), field
+
+
+_IDENTITY = {
+    "scorer": {"package": "bfcl-eval", "version": "2026.3.23"},
+    "data": {"bfcl_test": "a" * 64},
+    "selection": {"categories": ["a", "b", "c"], "limit_per_category": None},
+    "decoding": {"temperature": 1.0, "top_p": 1.0, "top_k": -1},
+}
+
+
+@given(order=st.permutations(["a", "b", "c"]), again=st.lists(st.sampled_from(["a", "b", "c"]), max_size=2))
+def test_categories_in_any_order_are_one_benchmark_everywhere(order: list[str], again: list[str]) -> None:
+    other = {**_IDENTITY, "selection": {"categories": [*order, *again], "limit_per_category": None}}
+    assert differences(_IDENTITY, other) == [] and identity.key(_IDENTITY) == identity.key(other)
+    assert reference([_IDENTITY, other, {**_IDENTITY, "data": {"bfcl_test": "b" * 64}}]) is _IDENTITY
+
+
+def test_a_number_written_as_an_int_is_the_same_benchmark_for_the_reference() -> None:
+    as_int = {**_IDENTITY, "decoding": {"temperature": 1, "top_p": 1, "top_k": -1}}
+    other_data = {**_IDENTITY, "data": {"bfcl_test": "b" * 64}}
+    assert reference([other_data, as_int, _IDENTITY]) is as_int  # two of three, not one each
+
+
+def test_a_sweeps_points_of_one_selection_in_two_orders_are_ranked(tmp_path: Path) -> None:
+    sweep = _category_sweep(tmp_path, [0.5, 0.4])
+    for index, order in enumerate([["a", "b"], ["b", "a"]]):
+        path = tmp_path / f"p{index}" / "stages" / "eval" / "summary.json"
+        summary = json.loads(path.read_text())
+        summary["identity"] = {**_IDENTITY, "selection": {"categories": order, "limit_per_category": None}}
+        path.write_text(json.dumps(summary))
+    found = marks(sweep)
+    assert found[0].startswith("best") and found[1].startswith("overlaps best"), found
