@@ -130,10 +130,8 @@ def _same_version(ours: Any, published: str) -> bool:
     packaging cannot read is compared as written."""
     if not isinstance(ours, str):
         return False
-    try:
-        from packaging.version import InvalidVersion, Version  # lazy: only for a declared scorer version
-    except ImportError:  # pragma: no cover - pip's own dependency, present wherever t3rl is installed
-        return ours == published
+    from packaging.version import InvalidVersion, Version  # lazy: only for a declared scorer version
+
     try:
         return Version(ours) == Version(published)
     except InvalidVersion:
