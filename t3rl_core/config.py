@@ -20,6 +20,7 @@ from t3rl_core.credit import TurnCreditConfig
 from t3rl_core.fields import (
     Above,
     ChatTag,
+    Distinct,
     Identifier,
     ModelRef,
     Name,
@@ -187,11 +188,11 @@ class ChatFamilyConfig(StrictModel):
     # The family's name (model.family).
     name: Name
     # Control tokens (role markers, turn ends): special tokens of the tokenizer.
-    special_tokens: list[ChatTag] = Field(min_length=1)
+    special_tokens: Annotated[list[ChatTag], Distinct()] = Field(min_length=1)
     # Format tags the model writes as text (e.g. <tool_call>): added, non-special tokens.
-    tag_tokens: list[ChatTag] = Field(default_factory=empty_list)
+    tag_tokens: Annotated[list[ChatTag], Distinct()] = Field(default_factory=empty_list)
     # Tokens that end an assistant turn (sampling stops on them); the first is the usual one.
-    stop_tokens: list[ChatTag] = Field(min_length=1)
+    stop_tokens: Annotated[list[ChatTag], Distinct()] = Field(min_length=1)
     # The tokenizer's beginning-of-sequence token; None = the family has none.
     bos_token: ChatTag | None = None
     # The tokenizer's end-of-sequence token.

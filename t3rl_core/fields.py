@@ -62,7 +62,19 @@ class Usual(Record):
 
 class Distinct(Record):
     """A list that is a set: each item once. A repeat is never needed, and more likely a typo for another
-    item; pre-flight refuses it with the list of distinct items (`launch/checks/rules/distinct.py`)."""
+    item; pre-flight refuses it with the list of distinct items (`launch/checks/rules/distinct.py`), unless
+    `by` names the check that refuses a repeat with a fix knowing more (the ledger's, for a server's GPUs)."""
+
+    by: str | None = None
+
+
+class Repeats(Record):
+    """A list whose items may repeat, and `why` a repeat means something (a command line's tokens, a
+    script's lines, one entry per layer): every other list field of a config declares itself a set
+    (`Distinct`), or is a list of choices, which pre-flight refuses repeated (launch/checks/rules/kinds.py).
+    The schema audit (tests/launch/test_preflight_unlisted_kinds_twelve.py) holds every list field to one."""
+
+    why: str
 
 
 class ReadWhen(Record):
@@ -562,6 +574,10 @@ ChatTag = _kind(
 )
 ArgvToken = _kind("argv token", "one command-line token", _argv_token)
 ShellLine = _kind("shell line", "a line of bash", _no_nul("a shell line"))
+# A command line: each token's place gives its meaning, and one value may follow two flags (`--a 1 --b 1`).
+Argv = Annotated[list[ArgvToken], Repeats("a command line: each token's place gives its meaning")]
+# Lines run in order: one run twice may do more than once (`shift`, `cd ..`).
+ShellScript = Annotated[list[ShellLine], Repeats("a script: a line run twice may do more than once")]
 SbatchOption = _kind("sbatch option", "an #SBATCH option --name[=value]", _sbatch_option)
 ContainerImage = _kind(
     "container image",

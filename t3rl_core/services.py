@@ -29,14 +29,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from t3rl_core.eval.server import ServerStartError, _alive, _healthy, _port_in_use, stop_group
 from t3rl_core.fields import (
-    ArgvToken,
+    Argv,
     Delay,
+    Distinct,
     GpuId,
     Hostname,
     LocalPath,
@@ -63,19 +64,19 @@ class ServiceSpec(StrictModel):
     # (an OpenEnv environment's), `{host}` and `{port}` in it replaced by this spec's.
     kind: Literal["sglang", "command"] = "sglang"
     model_path: ModelRef | None = None
-    command: list[ArgvToken] | None = None
+    command: Argv | None = None
     # Path a healthy server answers 200 on.
     health_path: UrlPath = "/health"
     tp: int = Field(1, ge=1)
     # GPU ids the server sees (CUDA_VISIBLE_DEVICES); empty = inherit the stage's.
-    gpus: list[GpuId] = Field(default_factory=list)
+    gpus: Annotated[list[GpuId], Distinct()] = Field(default_factory=list)
     host: Hostname = "127.0.0.1"
     port: Port = 30001
     startup_timeout_s: Seconds = 900.0
     stop_grace_s: Delay = 20.0
-    extra_args: list[ArgvToken] = Field(default_factory=list)
+    extra_args: Argv = Field(default_factory=list)
     # argv prefix that starts the server (the default is SGLang's; tests use a stand-in).
-    launch: list[ArgvToken] = Field(default_factory=lambda: list(SGLANG_LAUNCH))
+    launch: Argv = Field(default_factory=lambda: list(SGLANG_LAUNCH))
     pid_file: LocalPath
     log_file: LocalPath
 

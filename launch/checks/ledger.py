@@ -329,7 +329,8 @@ def duplicate_gpus(run: RunConfig) -> Iterator[Problem]:
         repeated = sorted({g for g in service.gpus if service.gpus.count(g) > 1})
         if repeated:
             unique = list(dict.fromkeys(service.gpus))
-            free = [g for g in range(max(service.gpus) + 1 + service.tp) if g not in unique]
+            # the next ids above those listed: below them are the ones the user moved the server off
+            free = list(range(max(unique) + 1, max(unique) + 1 + len(service.gpus)))
             fixed = sorted(unique + free[: len(service.gpus) - len(unique)])
             yield Problem(
                 f"services.{name}.gpus",

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from launch.checks.context import Context, Scope
 from launch.checks.ledger import (
     claims_of,
+    duplicate_gpus,
     first_unprivileged_port,
     ledger_problems,
     privileged_port_problems,
@@ -101,6 +102,7 @@ def plan_checks(ctx: Context, plan: Plan) -> list[Problem]:
     binds_here = ctx.run.executor.kind != "dry"  # the dry executor starts nothing
     return [
         *ledger_problems(claims, ctx.latest),
+        *duplicate_gpus(ctx.run),
         *privileged_port_problems(claims, first_unprivileged_port() if binds_here else 0),
         *interpreters_import_t3rl(ctx, plan),
     ]

@@ -24,12 +24,13 @@ from t3rl_core.config import (
 )
 from t3rl_core.eval.config import MAX_SAMPLES_PER_TASK, EvalConfig
 from t3rl_core.fields import (
-    ArgvToken,
+    Argv,
     AtLeast,
     ClusterPath,
     ContainerImage,
     ContainerMount,
     Delay,
+    Distinct,
     DottedKey,
     EnvVarName,
     GpuId,
@@ -52,10 +53,11 @@ from t3rl_core.fields import (
     PositiveInt,
     RayAddress,
     ReadWhen,
+    Repeats,
     SbatchOption,
     Seconds,
     Seed,
-    ShellLine,
+    ShellScript,
     SlurmDuration,
     StageName,
     StageRef,
@@ -78,7 +80,9 @@ class MoEArch(StrictModel):
     moe_router_topk: int = Field(ge=1)
     moe_shared_expert_intermediate_size: int | None = Field(None, ge=1)
     # Megatron's --moe-layer-freq: 1 = every layer is MoE, or a 0/1 list, one entry per layer.
-    moe_layer_freq: Annotated[int, Field(ge=1)] | list[Literal[0, 1]] = 1
+    moe_layer_freq: (
+        Annotated[int, Field(ge=1)] | Annotated[list[Literal[0, 1]], Repeats("one entry per layer")]
+    ) = 1
 
 
 class MLAArch(StrictModel):
@@ -114,7 +118,7 @@ class MegatronArch(StrictModel):
     mla: MLAArch | None = None
     # Flags not modelled above, as argv tokens (e.g. ["--rotary-percent", "0.5"]); checked against
     # slime's and Megatron's option set at resolve time.
-    extra_args: list[ArgvToken] = Field(default_factory=empty_list)
+    extra_args: Argv = Field(default_factory=empty_list)
 
 
 class ModelConfig(StrictModel):
@@ -405,11 +409,11 @@ class SlurmExecutorConfig(StrictModel):
     # sbatch --time: minutes, HH:MM:SS or D-HH:MM:SS.
     time_limit: SlurmDuration = "24:00:00"
     container_image: ContainerImage | None = None
-    container_mounts: list[ContainerMount] = Field(default_factory=empty_list)
+    container_mounts: Annotated[list[ContainerMount], Distinct()] = Field(default_factory=empty_list)
     # More #SBATCH options, e.g. ["--qos=high", "--constraint=h100"].
-    extra_sbatch: list[SbatchOption] = Field(default_factory=empty_list)
+    extra_sbatch: Annotated[list[SbatchOption], Distinct()] = Field(default_factory=empty_list)
     # Shell lines run first in every job (e.g. `source /shared/t3rl/.venv/bin/activate`).
-    setup: list[ShellLine] = Field(default_factory=empty_list)
+    setup: ShellScript = Field(default_factory=empty_list)
     cpus_per_task: Annotated[int, NODE_CPUS] | None = Field(None, ge=1)
     # Whole nodes for the job (Ray and slime assume they own the node's GPUs).
     exclusive: bool = True
@@ -564,13 +568,15 @@ class ServiceConfig(StrictModel):
     # HF dir of the served model (kind sglang).
     model_path: ModelRef | None = None
     # The server's argv (kind command).
-    command: list[ArgvToken] | None = None
+    command: Argv | None = None
     # Path a healthy server answers 200 on.
     health_path: UrlPath = "/health"
     # Tensor parallel size of the server; its GPUs, outside the stage's own (CUDA_VISIBLE_DEVICES).
     tp: int = Field(1, ge=1)
     # GPU ids the server sees (its CUDA_VISIBLE_DEVICES); empty = those the stage sees.
-    gpus: list[GpuId] = Field(default_factory=empty_list)
+    gpus: Annotated[list[GpuId], Distinct(by="launch.checks.ledger.duplicate_gpus")] = Field(
+        default_factory=empty_list
+    )
     # Address the server listens on and the stage reaches it at.
     host: Hostname = "127.0.0.1"
     # Port of that address; `{port}` in a command service's argv.
@@ -578,11 +584,11 @@ class ServiceConfig(StrictModel):
     # Seconds the server has to answer `health_path` before the stage fails.
     startup_timeout_s: Seconds = 900.0
     # Flags appended to the SGLang server's argv (kind sglang).
-    extra_args: list[ArgvToken] = Field(default_factory=empty_list)
+    extra_args: Argv = Field(default_factory=empty_list)
     # argv prefix that starts the server; None = `<cluster python> -m sglang.launch_server`.
-    launch: list[ArgvToken] | None = None
+    launch: Argv | None = None
     # Stages that need it; None = every train and eval stage.
-    stages: list[StageName] | None = None
+    stages: Annotated[list[StageName], Distinct()] | None = None
     # Key inside `env` that receives the server's URL (+ url_path), e.g. tau2's user.base_url.
     env_url_key: DottedKey | None = "user.base_url"
     # Path appended to the server's URL in `env_url_key` (SGLang's OpenAI-compatible API: /v1).

@@ -7,7 +7,7 @@ from pydantic import Field
 from t3rl_core.engines.config import AnyEngineConfig, ReferenceEngineConfig
 from t3rl_core.eval.published import PublishedConfig
 from t3rl_core.fields import (
-    ArgvToken,
+    Argv,
     Distinct,
     Hostname,
     Label,
@@ -37,7 +37,7 @@ class ServerConfig(StrictModel):
     # Seconds to wait for /health before the stage fails.
     startup_timeout_s: Seconds = 900.0
     # Extra `python -m sglang.launch_server` flags, e.g. ["--mem-fraction-static", "0.8"].
-    extra_args: list[ArgvToken] = Field(default_factory=empty_list)
+    extra_args: Argv = Field(default_factory=empty_list)
     # The server's `--api-key`, by reference (env:NAME or file:PATH, resolved where the stage runs);
     # the eval engine sends it as a Bearer token unless engine.api_key names another. None = no key.
     api_key: Secret | None = None

@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 
 from t3rl_core.fields import (
     Check,
+    Distinct,
     HfHubId,
     Label,
     Name,
@@ -92,7 +93,7 @@ class MetricDefinition(StrictModel):
     # Model calls (turns) per episode the source allowed; None = not published (not compared).
     max_num_steps: PositiveInt | None = None
     # Categories (data_source values) the overall value averages over; None = every category of the split.
-    categories: list[Label] | None = Field(None, min_length=1)
+    categories: Annotated[list[Label], Distinct()] | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _one_meaning(self) -> "MetricDefinition":
@@ -178,7 +179,7 @@ class PublishedResult(StrictModel):
     user_simulator: UserSimulatorRef | None = None
     metric: MetricDefinition = Field(default_factory=MetricDefinition)
     # The published numbers: overall and per category (scope).
-    values: list[PublishedValue] = Field(min_length=1)
+    values: Annotated[list[PublishedValue], Distinct()] = Field(min_length=1)
     # Where the numbers come from (repository and file, paper and table, model card).
     source: Text
     # Anything a reader must know to compare (how the task counts were derived, what differs).
@@ -237,7 +238,7 @@ class PublishedConfig(StrictModel):
     """`eval.published`: the results this recipe re-expresses."""
 
     # Every result the recipe's sources publish for it (trained models and their base models).
-    results: list[PublishedResult] = Field(min_length=1)
+    results: Annotated[list[PublishedResult], Distinct()] = Field(min_length=1)
     # The label of the result this eval should reproduce (the model it evaluates); None = none is
     # published for it (e.g. T3RL's stage 2): every result is then shown for reference only.
     target: Label | None = None

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 from t3rl_core.fields import (
     AtLeast,
     Delay,
+    Distinct,
     EnvVarName,
     Interpreter,
     LocalPath,
@@ -77,15 +78,15 @@ class LocalSandboxConfig(SandboxConfig):
     cell_disk_mb: int = Field(64, ge=1)
     # Covered by private, empty, read-only mounts in every cell: where other programs keep unix sockets
     # and scratch files (docker.sock and dbus under /run, Ray's session sockets under /tmp).
-    private_dirs: list[LocalPath] = Field(
+    private_dirs: Annotated[list[LocalPath], Distinct()] = Field(
         default_factory=lambda: ["/tmp", "/run", "/var/run", "/var/tmp", "/dev/shm"]
     )
     # Modules the zygote imports once, so cells that use them start warm (e.g. [numpy, sympy]).
-    preload: list[ModuleName] = Field(default_factory=list)
+    preload: Annotated[list[ModuleName], Distinct()] = Field(default_factory=list)
     # Paths covered by an empty directory (or /dev/null for files) inside the cell's read-only
     # filesystem: credentials the cell's user could otherwise read ("~" is t3rl's home; matters most
     # without the user layer, i.e. when t3rl is not root and cells keep its uid).
-    hidden_paths: list[LocalPath] = Field(
+    hidden_paths: Annotated[list[LocalPath], Distinct()] = Field(
         default_factory=lambda: [
             *("~/.ssh", "~/.aws", "~/.config", "~/.cache", "~/.netrc", "~/.git-credentials"),
             *("~/.docker", "~/.kube", "~/.huggingface", "~/.npmrc", "~/.pypirc"),
@@ -96,10 +97,10 @@ class LocalSandboxConfig(SandboxConfig):
     # ("~" is t3rl's home; one below /etc is also shown in the cells' /etc). Everything else (the rest of
     # /etc, the project's checkout, run directories, prepared data, homes) is unreadable where Landlock
     # is available.
-    readable_paths: list[LocalPath] = Field(default_factory=list)
+    readable_paths: Annotated[list[LocalPath], Distinct()] = Field(default_factory=list)
     # Environment variables copied from t3rl's own environment; everything else is dropped. A secret
     # name is refused, and a value that holds a credential (by its form, a URL's password) is dropped.
-    env_allowlist: list[EnvVarName] = Field(
+    env_allowlist: Annotated[list[EnvVarName], Distinct()] = Field(
         default_factory=lambda: ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"]
     )
     # Variables set in every cell (after the allow-list).

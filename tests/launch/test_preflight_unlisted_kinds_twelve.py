@@ -1,6 +1,10 @@
 """A twelfth round of kinds of mistakes no issue listed, each refused at the key that was changed, with a
 first fix that validates, by a declaration rather than by a case of its own:
 
+- an item named twice in a list where a repeat means nothing (a sandbox's hidden paths and allowed
+  variables, a chat family's tokens, sbatch options, container mounts): every list field of the schema is
+  declared a set (t3rl_core.fields.Distinct, refused by launch/checks/rules/distinct.py) or says why an
+  item may repeat (t3rl_core.fields.Repeats: a command line, a script, one entry per layer);
 - a user or group id no POSIX system has (`env.sandbox.cell_uid=2**32`): every id field declares the POSIX
   id domain (t3rl_core.fields.PosixId), and a walk over the schema finds any id field that does not.
 
@@ -10,12 +14,18 @@ Each case is judged as the mutation harness judges it (tests/support/preflight_m
 from __future__ import annotations
 
 import re
+import types
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import pytest
 
-from t3rl_core.fields import Domain
+from t3rl_core.fields import Distinct, Domain, LocalPath, Repeats
+from t3rl_core.strict import StrictModel
 from tests.support.preflight_mutations import Mutation, judge
+from tests.support.refusals import errors as _errors
+from tests.support.refusals import fixed as _fixed
 from tests.support.schema_leaves import config_models, import_all, leaves
 
 
@@ -58,3 +68,109 @@ def test_an_id_no_posix_system_has_is_refused_at_its_key(mutation: Mutation) -> 
 def test_the_largest_posix_id_is_accepted() -> None:
     verdict = judge(Mutation("retool", "huge", "env.sandbox.cell_uid", str(2**32 - 2)))
     assert verdict.outcome == "accepted", verdict.detail
+
+
+# ------------------------------------------------------------------------------ lists: sets or sequences
+
+
+def _lists(tp: Any, meta: tuple[Any, ...], where: str) -> Iterator[tuple[str, Any, tuple[Any, ...]]]:
+    """(place, list type, what it declares) of every list inside a field's type (items of lists, values of
+    dicts, arms of unions); a fixed-length tuple is a record of positions, not a list."""
+    origin = get_origin(tp)
+    if origin is Annotated:
+        inner, *more = get_args(tp)
+        yield from _lists(inner, (*meta, *more), where)
+    elif origin in (Union, types.UnionType):
+        for arm in get_args(tp):
+            yield from _lists(arm, (), where)
+    elif origin in (list, set, frozenset) or (origin is tuple and get_args(tp)[-1:] == (...,)):
+        yield where, tp, meta
+        yield from _lists(get_args(tp)[0], (), f"{where}[]")
+    elif origin is dict:
+        yield from _lists(get_args(tp)[1], (), f"{where}{{:}}")
+
+
+def _choices(tp: Any) -> bool:
+    """A list of string choices: pre-flight refuses a choice named twice (launch/checks/rules/kinds.py)."""
+    (item,) = get_args(tp)
+    while get_origin(item) is Annotated:
+        item = get_args(item)[0]
+    return get_origin(item) is Literal and all(isinstance(c, str) for c in get_args(item))
+
+
+def test_every_list_field_is_a_set_or_says_why_an_item_may_repeat() -> None:
+    import_all()
+    found, undeclared = 0, []
+    for model in config_models():
+        for name, field in model.model_fields.items():
+            for where, tp, meta in _lists(field.annotation, tuple(field.metadata), ""):
+                found += 1
+                if not (any(isinstance(m, Distinct | Repeats) for m in meta) or _choices(tp)):
+                    undeclared.append(f"{model.__module__}.{model.__qualname__}.{name}{where}")
+    assert found > 20, "the walk found too few list fields"
+    assert undeclared == [], "declare each Distinct (a set) or Repeats(why)"
+
+
+def test_the_list_walk_finds_an_undeclared_list() -> None:
+    class Probe(StrictModel):
+        paths: list[LocalPath]
+        nested: dict[str, list[int] | None]
+
+    places = [
+        where for name, f in Probe.model_fields.items() for where, _, _ in _lists(f.annotation, (), name)
+    ]
+    assert places == ["paths", "nested{:}"]
+
+
+SLURM = "executor=slurm"
+REPEAT_CASES = [
+    # the sandbox's lists (were accepted: a path hidden twice, a variable copied twice)
+    Mutation("retool", "repeat", "env.sandbox.private_dirs", "[/tmp,/run,/var/run,/var/tmp,/dev/shm,/run]"),
+    Mutation("retool", "repeat", "env.sandbox.hidden_paths", "['~/.ssh','~/.aws','~/.ssh']"),
+    Mutation("retool", "repeat", "env.sandbox.readable_paths", "[/opt,/opt]"),
+    Mutation("retool", "repeat", "env.sandbox.env_allowlist", "[PATH,LANG,PATH]"),
+    Mutation("retool", "repeat", "env.sandbox.preload", "[json,json]"),
+]
+
+
+@pytest.mark.parametrize("mutation", REPEAT_CASES, ids=[str(m) for m in REPEAT_CASES])
+def test_an_item_repeated_in_a_set_is_refused_at_its_key(mutation: Mutation) -> None:
+    verdict = judge(mutation)
+    assert verdict.outcome == "refused, fix validates", verdict.detail
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("executor.extra_sbatch", "['--qos=high','--qos=high']"),
+        ("executor.container_mounts", "['/data:/data','/data:/data']"),
+    ],
+)
+def test_an_item_repeated_in_a_slurm_set_is_refused(key: str, value: str) -> None:
+    args = ["+experiment=stage1_bfcl", SLURM, f"{key}={value}"]
+    (error,) = [e for e in _errors(args) if e.key == key]  # was accepted
+    assert "more than once" in error.message
+    assert [e for e in _errors(_fixed(args, error)) if e.key == key] == []
+
+
+def test_a_script_or_an_argv_may_repeat_an_item() -> None:
+    args = ["+experiment=stage1_bfcl", SLURM, "executor.setup=['module load cuda','module load cuda']"]
+    assert [e for e in _errors(args) if e.key == "executor.setup"] == []
+    args = [
+        "+experiment=stage1_bfcl",
+        "eval.server.extra_args=['--max-running-requests','8','--cuda-graph-max-bs-decode','8']",
+    ]
+    assert [e for e in _errors(args) if e.key == "eval.server.extra_args"] == []
+
+
+def test_a_servers_gpu_named_twice_gets_the_ledgers_fix_of_tp_gpus() -> None:
+    args = [
+        "+experiment=tau2_pipeline",
+        "hardware.gpus_per_node=4",
+        "+services.usr.model_path=Qwen/Qwen3-4B",
+        "+services.usr.gpus=[4,4]",
+        "+services.usr.tp=2",
+        "+services.usr.port=30123",
+    ]
+    (error,) = [e for e in _errors(args) if e.key == "services.usr.gpus"]
+    assert _errors(_fixed(args, error)) == []

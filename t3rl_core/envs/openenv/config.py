@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from t3rl_core.config import EnvConfig, StartedServer
 from t3rl_core.fields import (
-    ArgvToken,
+    Argv,
     ContainerImage,
     Corrected,
     DockerRun,
@@ -57,7 +57,7 @@ class OpenEnvEnvConfig(EnvConfig):
     image: Annotated[ContainerImage, DockerRun((("url", "http://127.0.0.1:8000"),), 8000)] | None = None
     # argv that starts the server at `url` (e.g. uvicorn my_env.server.app:app --port 8001): started
     # when the world is built, stopped when it closes.
-    command: list[ArgvToken] | None = None
+    command: Argv | None = None
     # Seconds a started server or container gets to answer /health.
     startup_timeout_s: Seconds = 120.0
     # The system message of every task (the environment's first observation follows as a user message).
