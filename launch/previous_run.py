@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from t3rl_core import outside_json
 from t3rl_core.records import Record
 from t3rl_core.yaml_text import safe_load
 
@@ -101,7 +102,7 @@ def continued_checkpoint(ref: RunStageRef, model_name: str) -> Path:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
+        data = outside_json.read_file(path)
     except (OSError, json.JSONDecodeError) as err:
         raise PreviousRunError(f"cannot read {path}: {err}", "repair the run directory") from None
     if not isinstance(data, dict):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 # Levels of arrays and objects a JSON text from outside may open inside one another.
@@ -106,3 +107,9 @@ def loads(text: str | bytes | bytearray, what: str, parse: Callable[[Any], Any] 
         return parse(text)
     except RecursionError:  # a stack already deep when it was read: the same refusal
         raise OutsideJsonError(_too_deep(what)) from None
+
+
+def read_file(path: Path, encoding: str | None = None) -> Any:
+    """The JSON in the file at `path` (its text as `Path.read_text` reads it), under the limit, the
+    file named: a record edited by hand, a model's or a dataset's file."""
+    return loads(path.read_text(encoding=encoding), str(path))

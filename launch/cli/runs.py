@@ -55,6 +55,7 @@ from launch.run.record_files import (
     read_sweep,
     read_yaml,
 )
+from t3rl_core import outside_json
 
 # Run dirs sit at <runs>/<name>/<timestamp> and, for sweeps, <runs>/<name>/<sweep>/pNN; a standalone
 # `t3rl eval` writes <runs>/eval-<engine>-<time>.
@@ -149,7 +150,7 @@ def _eval_stage(path: Path) -> StageView:
     while its eval holds the lock, else it was interrupted."""
     summary_file = path / "summary.json"
     try:
-        summary = json.loads(summary_file.read_text()) if summary_file.exists() else None
+        summary = outside_json.read_file(summary_file) if summary_file.exists() else None
     except ValueError:
         summary = {"complete": False, "reason": f"{summary_file} is not valid JSON"}
     if summary is None:
@@ -349,7 +350,7 @@ def _summaries(view: RunView) -> list[tuple[str, dict[str, Any]]]:
     for stage in view.stages:
         path = summary_file(view, stage.name)
         try:
-            summary = json.loads(path.read_text()) if path.exists() else None
+            summary = outside_json.read_file(path) if path.exists() else None
         except ValueError:
             continue
         if isinstance(summary, dict):

@@ -19,7 +19,6 @@ WANDB_API_KEY from the environment. Without one, wandb runs offline. wandb is im
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from typing import Any, Protocol
 
 from launch.config.schema import RunConfig, TrackingConfig
 from launch.config.secrets import scrub_obj
+from t3rl_core import outside_json
 from t3rl_core.records import Record
 
 
@@ -170,7 +170,7 @@ def stage_metrics(outputs: Mapping[str, str]) -> dict[str, float]:
     path = outputs.get("summary")
     if not path or not Path(path).exists():
         return {}
-    overall = json.loads(Path(path).read_text()).get("overall") or {}
+    overall = outside_json.read_file(Path(path)).get("overall") or {}
     flat: dict[str, float] = {}
     for key, value in overall.items():
         if isinstance(value, Mapping):
@@ -267,7 +267,7 @@ def tracked(
 
     def opener() -> RunTracker | None:
         manifest_file = run_dir / "manifest.json"
-        manifest = json.loads(manifest_file.read_text()) if manifest_file.exists() else {}
+        manifest = outside_json.read_file(manifest_file) if manifest_file.exists() else {}
         return open_tracker(
             run.tracking,
             experiment=run.name,

@@ -21,13 +21,13 @@ manifest when its stage finishes (`manifest_disagreement`).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from launch.files import atomic_write_json
 from launch.run.record_files import moved_below
+from t3rl_core import outside_json
 
 # Digest kinds this version writes; a record holding another kind (an mtime-based fingerprint of an
 # older t3rl) is only checked to exist, since it cannot be compared with a content digest.
@@ -48,7 +48,7 @@ class FileHashes:
         """The hashes saved at `path`; none when it is missing or unreadable (a cache: the cost of
         losing it is hashing again, never a wrong answer)."""
         try:
-            data = json.loads(path.read_text())
+            data = outside_json.read_file(path)
         except (OSError, ValueError):
             return cls()
         if not isinstance(data, dict):
@@ -158,7 +158,7 @@ def manifest_disagreement(recorded: Mapping[str, str | None]) -> str | None:
         if value is None or not value.startswith("sha256:") or file == manifest or not manifest.is_file():
             continue
         try:
-            splits = json.loads(manifest.read_text()).get("splits", {})
+            splits = outside_json.read_file(manifest).get("splits", {})
         except (OSError, ValueError, AttributeError):
             return f"{manifest} is not a readable data manifest"
         listed = {

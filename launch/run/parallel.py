@@ -21,7 +21,6 @@ SIGINT to every running point, waits for them to stop their jobs, and re-raises 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -34,6 +33,7 @@ from typing import Any
 from launch.files import is_locked
 from launch.run.exit_codes import INTERRUPTED
 from launch.run.point_result import RESULT_ENV, RESULT_FILE
+from t3rl_core import outside_json
 
 # Exit codes of a point's launcher (launch.run.exit_codes) → the point's status.
 _STATUS_BY_CODE = {0: "succeeded", 130: "interrupted"}
@@ -211,13 +211,13 @@ class PointScheduler:
 def _why(run_dir: Path, code: int) -> str:
     """One line on why a point's launcher did not succeed: what it said, else its failed stage's record."""
     try:
-        error = json.loads((run_dir / RESULT_FILE).read_text()).get("error")
+        error = outside_json.read_file(run_dir / RESULT_FILE).get("error")
     except (OSError, ValueError, AttributeError):
         error = None
     if error:
         return str(error)
     try:
-        stages = json.loads((run_dir / "state.json").read_text())["stages"]
+        stages = outside_json.read_file(run_dir / "state.json")["stages"]
         failed = [(n, r) for n, r in stages.items() if r.get("status") in ("failed", "stopped")]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         failed = []
@@ -232,7 +232,7 @@ def _why(run_dir: Path, code: int) -> str:
 def _current_stage(run_dir: Path) -> tuple[str, str]:
     """The stage a point is at (the running one, else the last recorded) and its job id, if any."""
     try:
-        stages = json.loads((run_dir / "state.json").read_text())["stages"]
+        stages = outside_json.read_file(run_dir / "state.json")["stages"]
     except (OSError, ValueError, KeyError, TypeError):
         return "", ""
     if not isinstance(stages, dict) or not stages:

@@ -4,7 +4,6 @@ one here, in this process."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +21,7 @@ from launch.run.sweep import IncompleteEval, SweepSummary, point_metric, resolvi
 from launch.run.sweep_checks import search_base, search_problems
 from launch.run.sweep_liveness import sweep_lock
 from launch.run.sweep_runs import PlannedPoint, at_once
+from t3rl_core import outside_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -149,7 +149,7 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
 
 def _print_trials(sweep_dir: Path, console: Console) -> None:
     """Every trial of the study so far: its values, status, metric (or why it has none) and run dir."""
-    data = json.loads((sweep_dir / "sweep.json").read_text())
+    data = outside_json.read_file(sweep_dir / "sweep.json")
     metric = str(data.get("metric") or "metric")
     table = Table(title=f"{data['name']}: {len(data['points'])} trial(s)", title_justify="left")
     for column in ("#", "values", "status", metric, "started", "finished"):

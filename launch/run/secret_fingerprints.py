@@ -22,6 +22,7 @@ from typing import Any
 
 from launch.config.compose_cache import cache_dir
 from launch.run.config_diff import flatten
+from t3rl_core import outside_json
 
 FILE = "secret_fingerprints.json"
 _KEY_FILE = "secret-fingerprint.key"
@@ -45,7 +46,7 @@ def fingerprints(raw: Mapping[str, Any], masked: Mapping[str, Any]) -> dict[str,
 def read(run_dir: Path) -> dict[str, Any] | None:
     """A run dir's fingerprints; None for a record written before they were kept (or unreadable)."""
     try:
-        data = json.loads((run_dir / FILE).read_text())
+        data = outside_json.read_file(run_dir / FILE)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("values"), dict) else None

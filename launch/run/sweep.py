@@ -36,6 +36,7 @@ from launch.files import atomic_write_text
 from launch.run.record_files import RunDirError, read_sweep
 from launch.run.sweep_compare import marks, objective_identity_differences
 from launch.run.sweep_limit import MAX_POINTS, check_size
+from t3rl_core import outside_json
 
 
 @dataclass(frozen=True)
@@ -289,7 +290,7 @@ class SweepSummary:
         second (a script launching several) may have taken it while this one was checked. Its record
         is never written over."""
         try:
-            launcher = json.loads((self.sweep_dir / "sweep.json").read_text()).get("launcher")
+            launcher = outside_json.read_file(self.sweep_dir / "sweep.json").get("launcher")
         except (OSError, ValueError, AttributeError):
             return
         if launcher not in (None, self.launcher):
@@ -400,7 +401,7 @@ class IncomparableEval(IncompleteEval):
 def complete_summary(path: Path) -> dict[str, Any]:
     """An eval's summary.json, if it is `complete: true` (IncompleteEval otherwise: its numbers must not
     be read)."""
-    summary = json.loads(path.read_text())
+    summary = outside_json.read_file(path)
     if summary.get("complete") is not True:
         reason = summary.get("reason") or "the eval stopped before every episode finished"
         raise IncompleteEval(f"{path} is incomplete, its metrics are not used: {reason}")

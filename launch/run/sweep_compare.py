@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.eval.metrics import wilson_interval
 
 # A sweep's record (launch.run.sweep.SweepSummary, which imports this module for its markdown) is read
@@ -87,7 +88,7 @@ def point_results(sweep: SweepSummary) -> list[PointResult]:
 
 def _read(path: Path | None) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text()) if path else {}
+        data = outside_json.read_file(path) if path else {}
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -155,7 +156,7 @@ def objective_identity_differences(sweep_dir: Path, summary: Mapping[str, Any]) 
     try:  # the first scored trial's identity is the study's: a hard link appears whole, or not at all
         os.link(staged, path)
     except FileExistsError:
-        reference = json.loads(path.read_text())
+        reference = outside_json.read_file(path)
     else:
         return []
     finally:

@@ -6,7 +6,6 @@ matplotlib is imported only when a sweep with at least one scored point ends.
 
 from __future__ import annotations
 
-import json
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 from launch.run.sweep import SweepSummary
 from launch.run.sweep_compare import RATE_KEYS, count, unranked
+from t3rl_core import outside_json
 from t3rl_core.charts import pyplot
 from t3rl_core.eval.metrics import wilson_interval
 
@@ -52,7 +52,7 @@ def _episodes(path: Path, key: str) -> int | None:
     """What the interval is over: the eval's tasks (samples and repeats of one task are not independent),
     or its episodes in a summary that does not count tasks."""
     try:
-        return count(json.loads(path.read_text()), key)
+        return count(outside_json.read_file(path), key)
     except (OSError, ValueError, AttributeError):
         return None
 

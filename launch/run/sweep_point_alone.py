@@ -11,7 +11,6 @@ the run says so.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from launch.run.record_files import RunDirError
 from launch.run.rundir import now
 from launch.run.sweep import IncompleteEval, SweepSummary, complete_summary, read_metric
 from launch.run.sweep_liveness import SWEEP_LOCK
+from t3rl_core import outside_json
 
 
 def record_in_sweep(run_dir: Path, code: int) -> str | None:
@@ -56,7 +56,7 @@ def record_in_sweep(run_dir: Path, code: int) -> str | None:
 def _outcome(run_dir: Path, code: int, metric_name: str | None) -> tuple[str, float | None, str | None]:
     """(status, metric, error) as the sweep records a point that ended with `code`."""
     if code != 0:
-        stages = json.loads((run_dir / "state.json").read_text()).get("stages", {})
+        stages = outside_json.read_file(run_dir / "state.json").get("stages", {})
         failed = [(n, r) for n, r in stages.items() if r.get("status") in ("failed", "stopped")]
         if failed:
             name, record = failed[-1]
@@ -66,7 +66,7 @@ def _outcome(run_dir: Path, code: int, metric_name: str | None) -> tuple[str, fl
         return "succeeded", None, None
     stage, _, key = metric_name.partition(": ")
     try:
-        outputs = json.loads((run_dir / "stages" / stage / "outputs.json").read_text())
+        outputs = outside_json.read_file(run_dir / "stages" / stage / "outputs.json")
         return "succeeded", read_metric(complete_summary(Path(outputs["summary"])), key), None
     except (IncompleteEval, OSError, ValueError, KeyError) as err:
         return "failed", None, f"no metric: {err}"

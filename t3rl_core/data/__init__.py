@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.config import EnvConfig, RuntimeConfig
 from t3rl_core.data.code_key import plugin_code
 from t3rl_core.data.publish import staged
@@ -111,4 +112,4 @@ def write_manifest(env: EnvConfig, paths: dict[str, Path], out_dir: Path) -> Pat
 
 
 def read_manifest(out_dir: str | Path) -> dict[str, Any]:
-    return json.loads((Path(out_dir) / MANIFEST).read_text(encoding="utf-8"))
+    return outside_json.read_file(Path(out_dir) / MANIFEST, "utf-8")

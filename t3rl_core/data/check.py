@@ -7,11 +7,11 @@ shared prepared copy, so a damaged copy is prepared again instead of being linke
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from t3rl_core import outside_json
 from t3rl_core.data import MANIFEST, describe_file
 
 
@@ -19,7 +19,7 @@ def problems(out_dir: Path) -> list[str]:
     """What is wrong with the prepared data in `out_dir` (empty when it is intact)."""
     manifest = out_dir / MANIFEST
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
+        data = outside_json.read_file(manifest, "utf-8")
     except (OSError, ValueError) as err:
         return [f"{manifest}: not a readable data manifest ({err})"]
     splits = data.get("splits") if isinstance(data, dict) else None

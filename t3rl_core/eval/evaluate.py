@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from t3rl_core import outside_json
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.metrics import OVERALL
@@ -106,7 +106,7 @@ def _reported(out_dir: Path, run: Callable[[], dict[str, Any]]) -> dict[str, Any
         summary = run()
     except BaseException:
         if (out_dir / SUMMARY_FILE).is_file():
-            write_report(json.loads((out_dir / SUMMARY_FILE).read_text()), out_dir)
+            write_report(outside_json.read_file(out_dir / SUMMARY_FILE), out_dir)
         raise
     write_report(summary, out_dir)
     return summary

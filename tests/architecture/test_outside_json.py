@@ -1,10 +1,11 @@
-"""Every parse of JSON text in t3rl goes through `t3rl_core.outside_json.loads`, under its declared
-depth and size limit, except the reads listed here of what t3rl itself wrote (its run records, its
-caches, a launcher's config handed to its own hooks): a raw `json.loads` on what a server, a world, a
-plugin or a dataset hands t3rl raised RecursionError in Python's words on a body nested past
-Python's recursion (an OpenEnv answer, a request to the engine server: its 500). A new raw read fails
-this test, an allowed module reading once more too. And the limit's own scan is exact: a property
-against the depth of the parsed value."""
+"""Every parse of JSON text in t3rl goes through `t3rl_core.outside_json`, under its declared depth
+and size limit, except the reads listed here of what t3rl hands itself (its composition cache, a
+launcher's config handed to its own hooks, a parent's message to its child); run records are read
+under the limit too (a record edited by hand is text from outside). A raw `json.loads` on what a
+server, a world, a plugin or a dataset hands t3rl raised RecursionError in Python's words on a body
+nested past Python's recursion (an OpenEnv answer, a request to the engine server: its 500). A new
+raw read fails this test, a listed module reading once more too. And the limit's own scan is exact:
+a property against the depth of the parsed value."""
 
 from __future__ import annotations
 
@@ -27,20 +28,7 @@ THE_READER = "t3rl_core/outside_json.py"
 OWN = {
     "launch/config/compose_cache.py": (3, "the composition cache t3rl wrote"),
     "launch/checks/import_probe.py": (1, "the report of t3rl's own import probe child"),
-    "launch/plan/tracking.py": (2, "an eval's summary and the data manifest t3rl wrote"),
-    "launch/cli/runs.py": (2, "run records"),
     "launch/cli/results_compare.py": (1, "run records"),
-    "launch/run/output_digest.py": (2, "run records"),
-    "launch/run/secret_fingerprints.py": (1, "run records"),
-    "launch/run/sweep_plot.py": (1, "run records"),
-    "launch/run/search_runs.py": (1, "run records"),
-    "launch/run/sweep_point_alone.py": (2, "run records"),
-    "launch/run/executors/records.py": (1, "run records"),
-    "launch/run/executors/base.py": (1, "a stage's exit record the launcher's wrapper wrote"),
-    "launch/run/sweep_compare.py": (2, "run records"),
-    "launch/run/sweep.py": (2, "run records"),
-    "launch/run/parallel.py": (3, "run records"),
-    "launch/previous_run.py": (1, "run records"),
     "t3rl_core/sandbox/child/zygote.py": (1, "the spec its parent sends"),
     "t3rl_core/hooks/mis.py": (1, "the launcher's config, in an environment variable"),
     "t3rl_core/hooks/advantage.py": (1, "the launcher's config, in an environment variable"),
@@ -48,9 +36,6 @@ OWN = {
     "t3rl_core/envs/call_worker.py": (1, "the call its parent sends"),
     "t3rl_core/envs/bfcl/world.py": (1, "a value t3rl just wrote with json.dumps"),
     "t3rl_core/chat/pieces.py": (1, "the tokenizers library's own state"),
-    "t3rl_core/data/check.py": (1, "the data manifest t3rl wrote"),
-    "t3rl_core/data/__init__.py": (1, "the data manifest t3rl wrote"),
-    "t3rl_core/eval/evaluate.py": (1, "the eval's summary t3rl wrote"),
     "t3rl_core/eval/resume.py": (1, "the eval's records t3rl wrote (orjson's own depth limit)"),
 }
 _MODULES = {"json", "orjson"}

@@ -37,3 +37,25 @@ def test_every_record_reader_refuses_a_nested_record(tmp_path: Path) -> None:
     path.write_text("[" * 100_000)
     with pytest.raises(RunDirError, match="is corrupt"):
         read_json(path, dict)
+
+
+NESTED = "[" * 100_000 + "]" * 100_000
+
+
+def test_an_eval_records_nested_summary_lists_as_not_valid_json(tmp_path: Path) -> None:
+    """`t3rl runs` over an eval record whose summary.json was damaged so."""
+    from launch.cli.runs import _eval_stage
+
+    (tmp_path / "summary.json").write_text(NESTED)
+    view = _eval_stage(tmp_path)
+    assert "summary.json is not valid JSON" in view.record["message"]
+
+
+def test_an_earlier_runs_nested_record_is_named_with_the_fix(tmp_path: Path) -> None:
+    """--from / init-from reads the earlier run's records."""
+    from launch.previous_run import PreviousRunError, _read
+
+    path = tmp_path / "manifest.json"
+    path.write_text(NESTED)
+    with pytest.raises(PreviousRunError, match=f"cannot read {path}: .*nested at most {MAX_DEPTH} levels"):
+        _read(path)

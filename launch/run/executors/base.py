@@ -14,7 +14,6 @@ constructed as `Cls(config, out=<text stream for live output>)`.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from launch.checks.rules import kinds
 from launch.run.import_check import import_problems
+from t3rl_core import outside_json
 from t3rl_core.records import Record
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def exit_record(exit_file: Path, run_id: str) -> int | None:
     """The exit code `exit_recording` wrote for the execution `run_id`; None if it has not ended (or
     another execution wrote the file)."""
     try:
-        data = json.loads(exit_file.read_text())
+        data = outside_json.read_file(exit_file)
     except (OSError, ValueError):
         return None
     if (

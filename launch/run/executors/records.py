@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
 from launch.files import atomic_write_json
+from t3rl_core import outside_json
 
 T = TypeVar("T")
 
 
 def read_record(path: Path, cls: type[T]) -> T | None:
     """The record at `path` as `cls`, or None when the stage never submitted anything."""
-    return cls(**json.loads(path.read_text())) if path.exists() else None
+    return cls(**outside_json.read_file(path)) if path.exists() else None
 
 
 def write_record(path: Path, record: Any) -> None:
