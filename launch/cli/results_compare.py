@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.table import Table
 
-from launch.cli.runs_filter import BadFilter, check_metric
+from launch.cli.runs_filter import BadFilter, check_metric, lookup
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -262,7 +262,7 @@ def _pair(left: Mapping[str, Any], right: Mapping[str, Any], metric: str, parts:
         missing = unmeasured(summary, metric) if number is None else None
         if missing:
             marks.append(escape(f"{side}: {missing}"))
-    cells = [_cell(number, side) for number, side in zip(numbers, (left, right), strict=True)]
+    cells = [_cell(number, side, metric) for number, side in zip(numbers, (left, right), strict=True)]
     return [*cells, delta, "\n".join(marks)]
 
 
@@ -275,8 +275,15 @@ def _metric(summary: Mapping[str, Any], metric: str) -> float | None:
         return None
 
 
-def _cell(value: float | None, summary: Mapping[str, Any]) -> str:
-    tasks = (summary.get("overall") or {}).get("tasks")
+def tasks_key(metric: str) -> str:
+    """The task count of the block holding `metric` ("categories.a.tasks" for "categories.a.accuracy"):
+    a category's metric was shown with the overall's n, four times its own in a BFCL eval."""
+    return f"{metric.rpartition('.')[0] or 'overall'}.tasks"
+
+
+def _cell(value: float | None, summary: Mapping[str, Any], metric: str) -> str:
+    tasks = lookup(summary, tasks_key(metric))
+    tasks = tasks if isinstance(tasks, int) and not isinstance(tasks, bool) else None
     text = "–" if value is None else f"{value:.3f}" + (f" (n={tasks})" if tasks else "")
     verdict = verdict_line(summary)
     return escape(text + (f"\n{verdict}" if verdict else ""))

@@ -13,7 +13,8 @@
   the other repeats' values only, so `repeats` showed a spread the seeds never made (0.5 and 1.0 with
   every task agreeing). Each repeat's value is now over the tasks every repeat scored.
 - A sweep ranked by a category's rate drew each point's interval over the overall's task count (400 for
-  a category of 100): twice too narrow, so points it cannot tell apart were marked below best.
+  a category of 100): twice too narrow, so points it cannot tell apart were marked below best; `t3rl
+  runs diff --metric` of a category's rate showed the overall's n beside it.
 - tau2's LLM customer was recorded by its model and temperature only: evals whose customer thought or not
   (extra_body's chat_template_kwargs) or had another reply budget (max_tokens) were one benchmark. Every
   user field is now recorded but those its config declares say where it is served (WHERE_FIELDS).
@@ -36,6 +37,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from launch.cli.results_compare import compare_results
 from launch.run.sweep import Point, SweepSummary
 from launch.run.sweep_compare import count, marks
 from launch.run.sweep_plot import point_scores
@@ -391,3 +393,22 @@ def test_a_sweeps_points_of_one_selection_in_two_orders_are_ranked(tmp_path: Pat
         path.write_text(json.dumps(summary))
     found = marks(sweep)
     assert found[0].startswith("best") and found[1].startswith("overlaps best"), found
+
+
+def test_runs_diff_of_a_categorys_rate_shows_its_own_task_count(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    runs = []
+    for name, accuracy in (("a", 0.5), ("b", 0.4)):
+        stage = tmp_path / name / "stages" / "eval"
+        stage.mkdir(parents=True)
+        summary = {
+            "overall": {"accuracy": 0.5, "tasks": 400},
+            "categories": {"a": {"accuracy": accuracy, "tasks": 100}},
+        }
+        (stage / "summary.json").write_text(json.dumps(summary | {"identity": _IDENTITY}))
+        runs.append(tmp_path / name)
+    console = Console(record=True, width=200)
+    assert compare_results(*runs, console, mixed=False, metric="categories.a.accuracy") == 0
+    shown = console.export_text()
+    assert "0.500 (n=100)" in shown and "0.400 (n=100)" in shown and "n=400" not in shown
