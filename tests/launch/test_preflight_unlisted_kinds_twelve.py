@@ -5,6 +5,9 @@ first fix that validates, by a declaration rather than by a case of its own:
   variables, a chat family's tokens, sbatch options, container mounts): every list field of the schema is
   declared a set (t3rl_core.fields.Distinct, refused by launch/checks/rules/distinct.py) or says why an
   item may repeat (t3rl_core.fields.Repeats: a command line, a script, one entry per layer);
+- a model size no GPU of the layout holds, set after the layout (`model.architecture.vocab_size=10**12`): the
+  memory rule blamed the layout (hardware.tensor_parallel); the ledger's blame now weighs the sizes it
+  counts with the layout's keys, and a size changed last gets its model option's value as the fix;
 - a user or group id no POSIX system has (`env.sandbox.cell_uid=2**32`): every id field declares the POSIX
   id domain (t3rl_core.fields.PosixId), and a walk over the schema finds any id field that does not.
 
@@ -174,3 +177,24 @@ def test_a_servers_gpu_named_twice_gets_the_ledgers_fix_of_tp_gpus() -> None:
     ]
     (error,) = [e for e in _errors(args) if e.key == "services.usr.gpus"]
     assert _errors(_fixed(args, error)) == []
+
+
+# ------------------------------------------------------------------------- a model size no GPU holds
+
+SIZE_CASES = [
+    Mutation(experiment, "huge", "model.architecture.vocab_size", value)
+    for experiment in ("stage1_bfcl", "toolrl_grpo")
+    for value in (str(10**12), str(2 * 10**9))
+]
+
+
+@pytest.mark.parametrize("mutation", SIZE_CASES, ids=[str(m) for m in SIZE_CASES])
+def test_a_model_size_no_gpu_holds_is_blamed_on_the_size(mutation: Mutation) -> None:
+    verdict = judge(mutation)  # was refused elsewhere: at hardware.tensor_parallel
+    assert verdict.outcome == "refused, fix validates", verdict.detail
+
+
+def test_a_layout_changed_after_the_model_is_still_blamed_on_the_layout() -> None:
+    args = ["+experiment=stage1_bfcl", "hardware.tensor_parallel=1", "hardware.gpu_memory_gib=20"]
+    keys = [e.key for e in _errors(args)]
+    assert keys and not any(k.startswith("model.architecture.") for k in keys)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from itertools import product
 
 from launch.checks.context import Context, Scope, per_scope
-from launch.checks.model_options import largest_option
+from launch.checks.model_options import largest_option, model_option
 from launch.checks.rules.layouts import TRYING, trying
 from launch.config.errors import Problem
 from launch.config.model_size import GIB, engine_gib, param_counts
@@ -81,7 +81,11 @@ def training_fits_gpu_memory(scope: Scope, ctx: Context) -> Iterator[Problem]:
         scope.hw("gpu_memory_gib"),
         scope.hw("max_tokens_per_gpu"),
         "model.name",
+        *(f"{_ARCH}{size}" for size in _SIZES),
     )
+    if key.startswith(_ARCH):  # a size of the model changed last: the model is what does not fit
+        yield _size_problem(key, ctx, need, scope)
+        return
     swapped = key == "model.name"
     if swapped:
         key = scope.hw("nodes")
@@ -112,6 +116,30 @@ def training_fits_gpu_memory(scope: Scope, ctx: Context) -> Iterator[Problem]:
         f"PP {hw.pipeline_parallel} × EP {hw.expert_parallel} on {scope.world_size} GPUs "
         f"({tokens} tokens per micro-batch); a {hw.gpu_type} has {hw.gpu_memory_gib:g} GiB",
         fix=fix,
+    )
+
+
+_ARCH = "model.architecture."
+# The architecture's sizes the estimate counts (model_size.param_counts, the activations and logits).
+_SIZES = ("vocab_size", "hidden_size", "ffn_hidden_size", "num_layers", "num_attention_heads", "kv_channels")
+
+
+def _size_problem(key: str, ctx: Context, need: float, scope: Scope) -> Problem:
+    """A model size set after the layout that no GPU of it holds: blamed on that size, the fix its model
+    option's value (or the layout fix when the option does not declare it)."""
+    hw = scope.hardware
+    field = key.removeprefix(_ARCH)
+    option = model_option(ctx.run.model.name, ctx.config_dirs)
+    declared = option.architecture.get(field) if option is not None else None
+    value = getattr(ctx.run.model.architecture, field)
+    return Problem(
+        key,
+        f"{field} {value} makes {ctx.run.model.name} need ~{need:.0f} GiB per GPU to train with TP "
+        f"{hw.tensor_parallel} × PP {hw.pipeline_parallel} on {scope.world_size} GPUs; a {hw.gpu_type} "
+        f"has {hw.gpu_memory_gib:g} GiB",
+        fix=f"set {key}={declared} (model/{ctx.run.model.name}.yaml's value)"
+        if isinstance(declared, int) and declared != value
+        else f"set {key} to the checkpoint's value (config.json)",
     )
 
 
