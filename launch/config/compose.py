@@ -274,8 +274,12 @@ def config_source(config_path: str, config_dirs: Sequence[str] = ()) -> tuple[st
 
 def option_package(config_path: str, config_dirs: Sequence[str] = ()) -> str | None:
     """The `# @package` a config file declares ("env.user" for user_sim/llm), if any."""
-    result = _loader(_normalise_dirs(config_dirs)).repository.load_config(config_path)
-    package = result.header.get("package") if result is not None else None
+    loader = _loader(_normalise_dirs(config_dirs))
+    header = internals.config_header(loader, config_path)
+    if header is None:  # what only Hydra's load tells (an error, another source, unusual data)
+        result = loader.repository.load_config(config_path)
+        header = result.header if result is not None else {}
+    package = header.get("package")
     return package if isinstance(package, str) else None
 
 
