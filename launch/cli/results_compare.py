@@ -14,7 +14,6 @@ named, never left out or shown as a bare '–'.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -24,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from launch.cli.runs_filter import BadFilter, check_metric, lookup
+from t3rl_core import outside_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -176,7 +176,7 @@ def summaries_of(run_dir: Path) -> tuple[dict[str, dict[str, Any]], dict[str, st
     candidates += [(p.parent.name, p) for p in sorted((run_dir / "stages").glob("*/summary.json"))]
     for stage, path in candidates:
         try:
-            summary = json.loads(path.read_text())
+            summary = outside_json.read_file(path)
         except FileNotFoundError:
             continue
         except (OSError, ValueError) as error:

@@ -28,7 +28,6 @@ THE_READER = "t3rl_core/outside_json.py"
 OWN = {
     "launch/config/compose_cache.py": (3, "the composition cache t3rl wrote"),
     "launch/checks/import_probe.py": (1, "the report of t3rl's own import probe child"),
-    "launch/cli/results_compare.py": (1, "run records"),
     "t3rl_core/sandbox/child/zygote.py": (1, "the spec its parent sends"),
     "t3rl_core/hooks/mis.py": (1, "the launcher's config, in an environment variable"),
     "t3rl_core/hooks/advantage.py": (1, "the launcher's config, in an environment variable"),

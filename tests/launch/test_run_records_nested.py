@@ -59,3 +59,11 @@ def test_an_earlier_runs_nested_record_is_named_with_the_fix(tmp_path: Path) -> 
     path.write_text(NESTED)
     with pytest.raises(PreviousRunError, match=f"cannot read {path}: .*nested at most {MAX_DEPTH} levels"):
         _read(path)
+
+
+def test_runs_compare_names_a_nested_summary_as_unreadable(tmp_path: Path) -> None:
+    from launch.cli.results_compare import summaries_of
+
+    (tmp_path / "summary.json").write_text(NESTED)
+    found, unreadable = summaries_of(tmp_path)
+    assert found == {} and unreadable == {"eval": f"{tmp_path / 'summary.json'} is not valid JSON"}
