@@ -40,6 +40,7 @@ from launch.cli.results_compare import (
     hidden_note,
     reference_identity,
     result_lines,
+    tasks_key,
 )
 from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, check_metric, lookup
 from launch.files import is_locked
@@ -333,7 +334,7 @@ def eval_metrics(view: RunView, metric: str) -> list[tuple[str, float | None, in
     found = []
     for stage, summary in _summaries(view):
         value = lookup(summary, metric)
-        tasks = lookup(summary, "overall.tasks")
+        tasks = lookup(summary, tasks_key(metric))
         found.append(
             (
                 stage,

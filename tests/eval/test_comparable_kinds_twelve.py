@@ -14,7 +14,7 @@
   every task agreeing). Each repeat's value is now over the tasks every repeat scored.
 - A sweep ranked by a category's rate drew each point's interval over the overall's task count (400 for
   a category of 100): twice too narrow, so points it cannot tell apart were marked below best; `t3rl
-  runs diff --metric` of a category's rate showed the overall's n beside it.
+  runs` and `t3rl runs diff --metric` of a category's rate showed the overall's n beside it.
 - tau2's LLM customer was recorded by its model and temperature only: evals whose customer thought or not
   (extra_body's chat_template_kwargs) or had another reply budget (max_tokens) were one benchmark. Every
   user field is now recorded but those its config declares say where it is served (WHERE_FIELDS).
@@ -410,5 +410,28 @@ def test_runs_diff_of_a_categorys_rate_shows_its_own_task_count(tmp_path: Path) 
         runs.append(tmp_path / name)
     console = Console(record=True, width=200)
     assert compare_results(*runs, console, mixed=False, metric="categories.a.accuracy") == 0
+    shown = console.export_text()
+    assert "0.500 (n=100)" in shown and "0.400 (n=100)" in shown and "n=400" not in shown
+
+
+def test_runs_lists_a_categorys_rate_with_its_own_task_count(tmp_path: Path) -> None:
+    import yaml
+    from rich.console import Console
+
+    from launch.cli.runs import list_runs
+
+    for name, accuracy in (("a", 0.5), ("b", 0.4)):
+        path = tmp_path / name / "20260101-000000"
+        (path / "stages" / "eval").mkdir(parents=True)
+        (path / "config.yaml").write_text(
+            yaml.safe_dump({"name": name, "stages": {"eval": {"kind": "eval"}}})
+        )
+        summary = {
+            "overall": {"accuracy": 0.5, "tasks": 400},
+            "categories": {"a": {"accuracy": accuracy, "tasks": 100}},
+        }
+        (path / "stages" / "eval" / "summary.json").write_text(json.dumps(summary | {"identity": _IDENTITY}))
+    console = Console(record=True, width=300)
+    assert list_runs(tmp_path, console, metric="categories.a.accuracy") == 0
     shown = console.export_text()
     assert "0.500 (n=100)" in shown and "0.400 (n=100)" in shown and "n=400" not in shown
