@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from t3rl_core.secret_commands import command_spans, key_word_spans, named_spans
 from t3rl_core.secret_name_words import bare_key_spans, is_bare_key, is_hash_under, looks_like_credential
 from t3rl_core.secret_pieces import unfolded
+from t3rl_core.secret_prose import is_url_key, prose_spans
 
 MASK = "***"
 # Between texts scanned as one (`any_credentials_in`): no shape below matches across it (no name, value,
@@ -273,6 +274,7 @@ def is_shaped_credential(value: object) -> bool:
         whole_token
         or (text.startswith("-----BEGIN ") and re.fullmatch(_PEM, text) is not None)
         or is_bare_key(text)
+        or is_url_key(text)
     )
 
 
@@ -456,9 +458,13 @@ def _named_spans(text: str, lower: str, commands: bool = True) -> list[tuple[int
             at = lower.find(word, at + 1)
     if "://" in text:
         spans += [match.span(1) for match in re.finditer(_USER_TOKEN, text)]
-    spans += named_spans(text, lower) + key_word_spans(text) + bare_key_spans(text) if commands else []
+    spans += (
+        named_spans(text, lower) + key_word_spans(text) + bare_key_spans(text) + prose_spans(text)
+        if commands
+        else []
+    )
     kept: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
+    for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):  # the longer of two at one place
         if (not kept or start >= kept[-1][1]) and not text.startswith(_NOT_VALUES, start):
             kept.append((start, end))
     return kept

@@ -1,0 +1,296 @@
+"""Credentials in prose and in log text that the shapes of `t3rl_core.secret_shapes` did not read
+(docs/how-to/secrets.md, round twelve), masked in every file and line t3rl writes but an episode's own
+text (the task's data: a BFCL task says `using access token 'V'`):
+
+- a key of the base64url alphabet (`-` and `_` in it: JWT signing keys, Fernet keys, many vendors'
+  API keys) known by its look alone, as `secret_name_words.is_bare_key` knows a base62/base64 key;
+- a value of 8+ characters given in prose to a credential's name (`the api key is V`, `password V`,
+  `access token: V`), however short, when it holds a letter and a digit;
+- a key folded over lines by a renderer or a YAML file (`  <40 characters>` then `  <24 characters>`):
+  every piece of a chain of line-ending and line-starting runs that reads as one key;
+- `user:password@host` in prose whatever the password (`connect as alice:password@db today`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+
+from t3rl_core.secret_name_words import _HASH_NAME, _LONGEST, is_bare_key, is_hash
+
+# ------------------------------------------------------------------ base64url keys by their look
+
+_URL_RUN = r"[A-Za-z0-9_-]{32,256}"
+# What may not stand right before or after such a run (a name, a path, a URL, an address joins it).
+_JOINED_BEFORE = frozenset("_-./@%&\\+")
+_JOINED_AFTER = frozenset("_-@/")
+# A hash algorithm's name before the run (`_HASH_NAME`: a wheel RECORD's `sha256=<base64url>`, an SRI
+# digest) makes it a digest, public, as for a base64 key.
+# A run's separators-free characters count as drawn at random from these (bits per character, share of
+# neighbours of another class): 32-character base64url keys pass ~97 % of the time.
+_BITS = 3.9
+_CHANGES = 0.4
+# A word of a name (`run`, `Data`, `raysubmit`, `ROOT`): a segment of the run between `-`/`_` that is one
+# makes the run a name with a random part (`run_<random>`), not a key.
+_SEGMENT_WORD = r"[A-Za-z][a-z]{2,}|[A-Z]{3,}|[a-z]{3,}"
+
+
+def is_url_key(run: str) -> bool:
+    """`run`, a whole value holding `-` or `_`, is a base64url key by its look alone: 32 to 256
+    characters, upper-case and lower-case letters and digits, no segment between its separators that
+    reads as a word of a name, and the spread and changes of class of a random draw."""
+    core = run.rstrip("=")
+    if not 32 <= len(core) <= _LONGEST or not ("-" in core or "_" in core):
+        return False
+    if re.fullmatch(r"[A-Za-z0-9_-]+", core) is None or core.startswith("eyJ"):
+        return False
+    letters = core.replace("-", "").replace("_", "")
+    if not all(any(map(kind, letters)) for kind in (str.isupper, str.islower, str.isdigit)):
+        return False
+    segments = [s for s in re.split(r"[-_]", core) if s]
+    if any(_word(segment) for segment in segments):
+        return False
+    bits = -sum(n / len(letters) * math.log2(n / len(letters)) for n in Counter(letters).values())
+    changes = sum(_kind(a) != _kind(b) for a, b in itertools.pairwise(core)) / (len(core) - 1)
+    return bits >= _BITS and changes >= _CHANGES
+
+
+def _word(segment: str) -> bool:
+    """A segment reads as a word of a name: 3+ letters (small ones, or with a vowel), or such a word
+    with a number after it (`Qwen3`, `ckpt10`: a model's or a checkpoint's name)."""
+    letters = re.match(r"[A-Za-z]*", segment).group()  # type: ignore[union-attr]  # always matches
+    if len(letters) < 3 or re.fullmatch(_SEGMENT_WORD, letters) is None:
+        return False
+    if not (letters == segment or segment[len(letters) :].isdigit()):
+        return False
+    # Small letters alone are a name's word (`ckpt`, `tmp`, `run`); with capitals, one with a vowel.
+    return letters.islower() or any(c in "aeiouyAEIOUY" for c in letters)
+
+
+def _kind(char: str) -> int:
+    return 0 if char.isdigit() else 1 if char.isupper() else 2 if char.islower() else 3
+
+
+def url_key_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds a base64url key standing alone (`is_url_key`)."""
+    if "-" not in text and "_" not in text:
+        return []
+    spans = []
+    for found in re.finditer(_URL_RUN, text):
+        start, end = found.span()
+        if start and (text[start - 1] in _JOINED_BEFORE or text[start - 1].isalnum()):
+            continue
+        if end < len(text) and (text[end] in _JOINED_AFTER or text[end].isalnum()):
+            continue
+        if end < len(text) and text[end] == "." and text[end + 1 : end + 2].isalnum():
+            continue  # a host or a file name (`<run>.example.com`)
+        if is_url_key(found.group()) and re.search(_HASH_NAME, text[max(0, start - 8) : start]) is None:
+            spans.append((start, end))
+    return spans
+
+
+# ------------------------------------------------------------------ a value named in prose
+
+# A credential's name as prose writes it (words apart: `api key`, `access token`), then what prose puts
+# between a name and its value (`is`, `was`, `:`, `=`, quotes), then the value.
+_PROSE_NAME = (
+    r"(?i)(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
+    r"(?:(?:api|access|secret|private|auth|license|signing|client|service)[ -]?)?"
+    r"(?:key|token|secret|password|passphrase|passwd|passcode|credential)s?(?![A-Za-z0-9_])"
+    r"(?:[ \t]+(?:id|for[ \t]+[\w.-]{1,24}))?"  # `access key id V`, `the API token for prod: V`
+    r"(?:\s+(?:is|was|are|were)(?:\s+now)?)?(?:[ \t]*(?:[:=]|->|=>|\u2014|\u2013|\\u201[34])[ \t]*|[ \t]+)(?:\\*['\"`])?"
+)
+# A dotted name (`t3rl_core.secret.mask_text`, `os.environ`) named after such a word in prose.
+_DOTTED_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
+
+
+def _dotted(value: str) -> bool:
+    """`value` is a dotted name with a word of small letters in it (`os.environ`, `t3rl_core.secret`),
+    not a key that holds a dot (`A00000.A`)."""
+    return re.fullmatch(_DOTTED_NAME, value) is not None and any(
+        part.islower() and part.isalpha() and len(part) >= 3 for part in re.split(r"[._]", value)
+    )
+
+
+_PROSE_VALUE = r"([A-Za-z0-9+/_.~!#$%^&*-]{8,128})"
+# Plain words that may follow a bare `key`/`token`/`secret` in prose without naming a value
+# (`token ids`, `key point`): a value must hold a letter and a digit anyway.
+_NOT_PROSE_VALUES = ("env:", "file:", "${", "***")
+
+
+def prose_value_spans(text: str) -> list[tuple[int, int]]:
+    """Where prose gives a credential's name a value (`the api key is V`, `password V`): 8+ characters
+    with a letter and a digit, not a hash (`token <git sha>`), not a path or a reference."""
+    lower = text.lower()
+    if not any(word in lower for word in ("key", "token", "secret", "pass", "credential")):
+        return []
+    spans = []
+    for found in re.finditer(_PROSE_NAME + _PROSE_VALUE, text):
+        value = found.group(1).rstrip(".,;:!?")
+        start = found.start(1)
+        if len(value) < 8 or value.startswith(_NOT_PROSE_VALUES) or "/" in value.strip("/"):
+            continue
+        if not (any(c.isalpha() for c in value) and any(c.isdigit() for c in value)):
+            continue
+        if is_hash(value) or re.fullmatch(r"[0-9.eE+-]+|v?[0-9][0-9.]*[a-z0-9.+-]*", value) or _dotted(value):
+            continue  # a digest, a number, a version, a module's or an attribute's name
+        spans.append((start, start + len(value)))
+    return spans
+
+
+# ------------------------------------------------------------------ a key folded over lines
+
+# A line's break as written, or JSON-escaped (an eval record's error, masked as its line is written).
+_BREAK = r"[ \t]*(?:\r?\n|(?:\\r)?\\n)"
+_PIECE_END = r"([A-Za-z0-9][A-Za-z0-9+/_=-]*)" + _BREAK
+# A continuation may begin with `-` or `_` (base64url), not with `- ` (a YAML list's item).
+_PIECE_START = r"(?:[ \t]|\\t)*((?!-[-\s])[A-Za-z0-9_+/-][A-Za-z0-9+/_=-]*)"
+_PEM_WIDTHS = (64, 76)
+
+
+def folded_key_spans(text: str) -> list[tuple[int, int]]:
+    """The pieces of each key `text` folds over lines (a renderer's width, a YAML scalar's folding):
+    runs each ending a line and starting the next (after its indentation) that read as one key joined,
+    standing alone, when one piece alone is 32+ characters or every continuation line is indented. A
+    public PEM body's lines (64 or 76 wide from the line's start) are not joined."""
+    if "\n" not in text and "\\n" not in text:
+        return []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        end_match = re.compile(_PIECE_END).search(text, pos)  # compiled on first use (re's cache)
+        if end_match is None:
+            return spans
+        first = end_match.start(1)
+        if first and text[first - 1] == "\\" and text[first] in "nrt":
+            first += 1  # the run begins after a JSON-escaped break (`\\n<piece>`)
+        pieces = [(first, end_match.end(1))]
+        indented = True
+        margin = ""
+        cursor = end_match.end()
+        while True:
+            start_match = re.compile(_PIECE_START).match(text, cursor)
+            if start_match is None or not start_match.group(1):
+                break
+            indent = text[cursor : start_match.start(1)]
+            if len(pieces) > 1 and indent != margin:
+                break  # a fold keeps one margin: a line indented otherwise is the next item
+            margin = indent
+            indented = indented and bool(indent)
+            pieces.append(start_match.span(1))
+            after = start_match.end(1)
+            next_line = re.compile(_BREAK).match(text, after)
+            if next_line is None:
+                break
+            cursor = next_line.end()
+        pos = end_match.end()
+        if len(pieces) > 1 and _folded_key(text, pieces, indented):
+            spans += pieces
+            pos = pieces[-1][1]
+
+
+def _folded_key(text: str, pieces: list[tuple[int, int]], indented: bool) -> bool:
+    first_start, last_end = pieces[0][0], pieces[-1][1]
+    joined = "".join(text[a:b] for a, b in pieces)
+    if not 32 <= len(joined.rstrip("=")) <= _LONGEST:
+        return False
+    if first_start and (text[first_start - 1].isalnum() or text[first_start - 1] in "_-./@%&\\"):
+        return False
+    if last_end < len(text) and (text[last_end].isalnum() or text[last_end] in "_-.@/"):
+        return False
+    if any(not _key_piece(text[a:b]) for a, b in pieces):
+        return False
+    widths = {b - a for a, b in pieces[:-1]}
+    if len(widths) == 1 and widths <= set(_PEM_WIDTHS):
+        return False
+    if not (is_bare_key(joined) or is_url_key(joined)):
+        return False
+    return indented or any(b - a >= 32 for a, b in pieces)
+
+
+def _key_piece(piece: str) -> bool:
+    """`piece` may be part of a key: not a hash or a UUID in hex on its own line (a list of ids one a
+    line), nor a name with a random part (`raysubmit_…`, `run_…`)."""
+    if len(piece) >= 8 and re.fullmatch(r"[0-9a-f-]+|[0-9A-F-]+", piece.rstrip("=")) is not None:
+        return False
+    # A name's word then a separator begins a name (`raysubmit_…`, `run-…`); elsewhere a piece may hold
+    # a word by chance (`Ynozp1`, `_Jsi`): the key's look is the whole's (`is_url_key`).
+    head = re.match(r"([A-Za-z0-9]+)[-_]", piece)
+    return head is None or not (_word(head.group(1)) and re.search("[aeiouyAEIOUY]", head.group(1)))
+
+
+# ------------------------------------------------------------------ user:password@host in prose
+
+# A bare name's user information in a sentence: the user after a space (or the text's start), a password
+# of 4+ characters, a bare host followed by the end, a space or a sentence's sign and then a space.
+_PROSE_USERINFO = (
+    r"(?:(?<![^\s(\"'`])|(?<=\\[nrt]))([A-Za-z][A-Za-z0-9._-]{2,31}):([^\s:@/'\"`<>]{4,64})@([A-Za-z][A-Za-z0-9-]{0,62})"
+    r"(?=\Z|\s|[\"'`]|\\[nrt\"]|[.,;!?)](?:\Z|\s|[\"'`]|\\[nrt\"]))"
+)
+# Words a mail's subject or a URI puts before `:` (`Re:hello@team`, `Fwd:`, `mailto:`), not users.
+_NOT_PROSE_USERS = frozenset(
+    {
+        "mailto",
+        "sip",
+        "sips",
+        "xmpp",
+        "tel",
+        "urn",
+        "news",
+        "data",
+        "fwd",
+        "reply",
+        "attn",
+        "subject",
+        "from",
+        "email",
+        "mail",
+        "contact",
+        "note",
+        "ping",
+        "bcc",
+        "via",
+        "see",
+        "cc",
+        "to",
+        "re",
+        "fw",
+        "aw",
+        "sv",
+        "tag",
+        "image",
+        "docker",
+        "git",
+        "ssh",
+        "http",
+        "https",
+    }
+)
+_PLACEHOLDER_USERS = frozenset({"user", "username", "usr", "login", "name"})
+_PLACEHOLDERS = frozenset({"pw", "pwd", "pass", "passwd", "password", "secret", "xxx", "xxxx"})
+
+
+def prose_userinfo_spans(text: str) -> list[tuple[int, int]]:
+    """Where a sentence holds `user:password@host` with a bare host, whatever the password: its span."""
+    if "@" not in text or ":" not in text:
+        return []
+    from t3rl_core.secret import _in_code  # secret imports secret_shapes, which imports this module
+
+    spans = []
+    for found in re.finditer(_PROSE_USERINFO, text):
+        user, password = found.group(1), found.group(2)
+        if user.lower() in _NOT_PROSE_USERS or password.startswith(("***", "$", "env:", "file:", "=")):
+            continue
+        if user.lower() in _PLACEHOLDER_USERS and password.lower() in _PLACEHOLDERS:
+            continue
+        if is_hash(f"{user}:{password}") or _in_code(text, found.start(1)):
+            continue
+        spans.append(found.span(2))
+    return spans
+
+
+def prose_spans(text: str) -> list[tuple[int, int]]:
+    """Every span this module masks in `text`."""
+    return url_key_spans(text) + prose_value_spans(text) + folded_key_spans(text) + prose_userinfo_spans(text)
