@@ -216,7 +216,6 @@ BAD = [
 ]
 
 UNUSUAL = [
-    ("bfcl_id_cut_past_the_shipped_entries", [S1, "env.data.num_ids=240"]),
     ("categories_in_another_order", [S1, "env.data.categories=[multi_turn_long_context,multi_turn_base]"]),
     ("layer_pattern_repeats_its_choices", [S1, *MOE]),
     (

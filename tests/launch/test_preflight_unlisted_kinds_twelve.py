@@ -8,6 +8,10 @@ first fix that validates, by a declaration rather than by a case of its own:
 - a model size no GPU of the layout holds, set after the layout (`model.architecture.vocab_size=10**12`): the
   memory rule blamed the layout (hardware.tensor_parallel); the ledger's blame now weighs the sizes it
   counts with the layout's keys, and a size changed last gets its model option's value as the fix;
+- an id cut past every entry bfcl-eval ships (`env.data.num_ids=10**12`, or 240): the ids past the last entry
+  are tasks of no category, the splits hold fewer tasks than split_sizes counts, and prepare_data lists every
+  id in memory; BFCL's preparation_problems now refuses it with the shipped bound (round one had declared
+  a cut of 240 valid);
 - a user or group id no POSIX system has (`env.sandbox.cell_uid=2**32`): every id field declares the POSIX
   id domain (t3rl_core.fields.PosixId), and a walk over the schema finds any id field that does not.
 
@@ -198,3 +202,29 @@ def test_a_layout_changed_after_the_model_is_still_blamed_on_the_layout() -> Non
     args = ["+experiment=stage1_bfcl", "hardware.tensor_parallel=1", "hardware.gpu_memory_gib=20"]
     keys = [e.key for e in _errors(args)]
     assert keys and not any(k.startswith("model.architecture.") for k in keys)
+
+
+# ---------------------------------------------------------------------- an id cut past the shipped ids
+
+NUM_IDS = "env.data.num_ids"
+CUT_CASES = [
+    Mutation(experiment, "huge", NUM_IDS, value)
+    for experiment in ("stage1_bfcl", "bfcl_debug")
+    for value in (str(10**12), "240", "201")
+]
+
+
+@pytest.mark.parametrize("mutation", CUT_CASES, ids=[str(m) for m in CUT_CASES])
+def test_an_id_cut_past_every_shipped_entry_is_refused(mutation: Mutation) -> None:
+    verdict = judge(mutation)  # was accepted
+    assert verdict.outcome == "refused, fix validates", verdict.detail
+
+
+def test_the_cut_of_the_shipped_entries_is_accepted() -> None:
+    from t3rl_core.envs.bfcl.shipped import entry_id_bound
+
+    found = entry_id_bound(["multi_turn_base"])
+    if found is None:
+        pytest.skip("bfcl-eval's data files are not installed here")
+    args = ["+experiment=stage1_bfcl", f"{NUM_IDS}={found[0]}"]
+    assert [e for e in _errors(args) if e.key == NUM_IDS] == []

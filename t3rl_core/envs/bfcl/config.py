@@ -135,13 +135,26 @@ class BFCLEnvConfig(EnvConfig):
 
     def preparation_problems(self) -> list[tuple[str, str, str]]:
         """Every entry bfcl-eval ships in the categories has an id below num_ids: preparing the data
-        refuses an entry outside the id cut (t3rl_core.envs.bfcl.data.build_rows)."""
+        refuses an entry outside the id cut (t3rl_core.envs.bfcl.data.build_rows). And no id of the cut is
+        past every shipped entry: such an id is a task of no category, so each split would hold fewer
+        tasks than its share of the cut (and split_sizes counts), and prepare_data shuffles a list of
+        num_ids ids in memory (10**12 of them do not fit)."""
         from t3rl_core.envs.bfcl.shipped import entry_id_bound  # lazy: reads bfcl-eval's data files
 
         found = entry_id_bound(list(self.data.categories))
-        if found is None or self.data.num_ids >= found[0]:
+        if found is None or self.data.num_ids == found[0]:
             return []
         bound, category = found
+        if self.data.num_ids > bound:
+            return [
+                (
+                    "data.num_ids",
+                    f"data.num_ids {self.data.num_ids} cuts ids past bfcl-eval's last entry (id {bound - 1} "
+                    f"in {', '.join(self.data.categories)}): {self.data.num_ids - bound} ids of the cut are "
+                    "tasks of no category, and the splits hold fewer tasks than their ratios say",
+                    f"set env.data.num_ids={bound}",
+                )
+            ]
         return [
             (
                 "data.num_ids",
