@@ -43,6 +43,7 @@ from launch.config.provenance import Origin, Provenance, Shadow
 from launch.config.search_path import PACKAGE, package_dir, roots
 from launch.config.secrets import holds_referenced_value, holds_secret
 from launch.files import atomic_write_text
+from t3rl_core import outside_json
 from t3rl_core.installed import package_versions
 from t3rl_core.records import Record
 
@@ -196,7 +197,9 @@ class Entry(Record):
         """The stored composition if its inputs are unchanged; None if absent, stale or unreadable."""
         try:
             header_line, _, body = self.path.read_text().partition("\n")
-            header = json.loads(header_line)
+            # Under outside_json's limit: a damaged header nested past Python's recursion raised
+            # RecursionError out of the command (the body is read once the header's sha256 matches it).
+            header = outside_json.loads(header_line, str(self.path))
             if (
                 header["format"] != FORMAT
                 or header["digest"] != self.digest

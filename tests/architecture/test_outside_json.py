@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 THE_READER = "t3rl_core/outside_json.py"
 # module -> (raw reads it holds, why what it reads is t3rl's own)
 OWN = {
-    "launch/config/compose_cache.py": (3, "the composition cache t3rl wrote"),
+    "launch/config/compose_cache.py": (2, "the composition cache t3rl wrote (its sha256 checked first)"),
     "launch/checks/import_probe.py": (1, "the report of t3rl's own import probe child"),
     "t3rl_core/sandbox/child/zygote.py": (1, "the spec its parent sends"),
     "t3rl_core/hooks/mis.py": (1, "the launcher's config, in an environment variable"),
