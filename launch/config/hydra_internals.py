@@ -28,7 +28,9 @@ If one of them is gone, the replacement belongs here and nowhere else.
 
 from __future__ import annotations
 
+import copy
 import os
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
@@ -51,7 +53,7 @@ from hydra.core.default_element import ResultDefault
 from hydra.core.object_type import ObjectType
 from hydra.core.override_parser.types import Override
 from hydra.core.plugins import Plugins
-from hydra.plugins.config_source import ConfigSource
+from hydra.plugins.config_source import ConfigResult, ConfigSource
 from omegaconf import DictConfig, _utils
 from yaml.constructor import SafeConstructor
 from yaml.cyaml import CParser
@@ -120,6 +122,56 @@ class _FreshRepository(CachingConfigRepository):
     def __init__(self, loader: ConfigLoaderImpl) -> None:  # no super().__init__: that is the deep copy
         self.delegate = ConfigRepository(config_search_path=loader.config_search_path)
         self.cache: dict[str, Any] = {}
+        for source in self.delegate.sources:
+            if isinstance(source, FileConfigSource | ImportlibResourcesConfigSource):
+                source.load_config = _kept_loads(source)  # type: ignore[method-assign]
+
+
+# Each config file's load (its OmegaConf tree and header) by a file or package source, kept for the process
+# with the file's status (inode, size, modification and change times) and handed out as a deep copy (Hydra
+# edits what it loads): every composition with Hydra (an error's, a line the direct composition leaves to it)
+# built the tree of each of its ~15 files again, 4-7 times the copy's cost. A status younger than
+# _SETTLED_NS when read is never kept (two writes within a coarse clock's tick can leave the same status:
+# git's "racily clean" rule, as the composition cache's file digests use it); an error is never kept.
+_LOADS: dict[tuple[str, str], tuple[tuple[int, int, int, int], Any]] = {}
+_SETTLED_NS = 2_000_000_000
+
+
+def _kept_loads(source: FileConfigSource | ImportlibResourcesConfigSource) -> Any:
+    load = source.load_config
+
+    def kept(config_path: str) -> Any:
+        name = source._normalize_file_name(config_path)
+        if isinstance(source, FileConfigSource):
+            file = os.path.realpath(os.path.join(source.path, name))
+        else:
+            found = resources.files(source.path).joinpath(name)
+            if not isinstance(found, Path):  # a zipped package: loaded as Hydra does
+                return load(config_path)
+            file = str(found)
+        try:
+            status = os.stat(file)
+        except OSError:
+            return load(config_path)  # Hydra's own error for it
+        key = (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+        known = _LOADS.get((source.path, config_path))
+        if known is not None and known[0] == key:
+            result = known[1]
+        else:
+            result = load(config_path)
+            if time.time_ns() - max(status.st_mtime_ns, status.st_ctime_ns) > _SETTLED_NS:
+                _LOADS[(source.path, config_path)] = (key, result)
+            else:
+                _LOADS.pop((source.path, config_path), None)
+                return result
+        return ConfigResult(
+            provider=result.provider,
+            path=result.path,
+            config=copy.deepcopy(result.config),
+            header=dict(result.header),
+        )
+
+    return kept
 
 
 def load_single_config(
