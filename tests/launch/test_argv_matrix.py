@@ -9,15 +9,19 @@ skipped the check would still be caught.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from launch.checks.resolve import resolve
+from launch.checks.context import Scope
+from launch.checks.resolve import Resolved, resolve
+from launch.checks.validate import build_scopes
 from launch.config.errors import ConfigError
-from launch.plan.build import PlanContext, build_plan
+from launch.plan.build import Plan, PlanContext, build_plan
 from launch.plan.option_types import value_problem
 from launch.plan.slime_options import is_flag, known_options
 
@@ -65,6 +69,94 @@ def slime_argv_problems(argv: list[str]) -> list[str]:
     return problems
 
 
+def _values(argv: list[str]) -> dict[str, list[str]]:
+    """Each flag of `argv` → the tokens after it up to the next flag (argparse's last one wins)."""
+    out: dict[str, list[str]] = {}
+    flag = None
+    for token in argv:
+        if is_flag(token):
+            flag, _, value = token.partition("=")
+            out[flag] = [value] if value else []
+        elif flag is not None:
+            out[flag].append(token)
+    return out
+
+
+def planned_argv_problems(resolved: Resolved, plan: Plan) -> list[str]:
+    """What each planned train command says against the config it was planned from: the layout and the
+    curriculum's values as the stage runs them (root hardware with the stage's overrides), GPU counts
+    that add up, the data and checkpoint each read from the stage before it that writes them, and each
+    eval server's --tp fitting the model's heads and a node."""
+    scopes, _ = build_scopes(resolved.run, resolved.config, resolved.provenance)
+    by_stage = {scope.stage: scope for scope in scopes}
+    problems: list[str] = []
+    produced: dict[tuple[str, str], str] = {}  # (stage, output) → the path an earlier stage writes
+    for stage in plan.stages:
+        job = stage.slime_job
+        # a debug stage runs its own layout and count (slime's --debug-rollout-only: TP 1, debug_num_rollout)
+        debug = getattr(resolved.run.stages.get(stage.name), "debug", None)
+        if job is not None and stage.name in by_stage and debug is None:
+            flags = _values(list(job.argv))
+            problems += [f"{stage.name}: {p}" for p in _train_problems(flags, by_stage[stage.name])]
+            for flag, name in (("--prompt-data", "train_data"), ("--ref-load", "base")):
+                ref = stage.inputs.get(name)
+                # the stage's input is an output of a stage before it, and the flag reads that path
+                path = produced.get((ref.stage, ref.key)) if ref is not None else None
+                if ref is not None and (path is None or flags.get(flag) != [path]):
+                    problems.append(f"{stage.name}: {flag} {flags.get(flag)}, its input {name} is {path}")
+        produced |= {(stage.name, key): str(path) for key, path in stage.outputs.items()}
+        problems += [f"{stage.name}: {p}" for p in _server_problems(stage, resolved)]
+    return problems
+
+
+def _train_problems(flags: dict[str, list[str]], scope: Scope) -> list[str]:
+    hw, cur = scope.hardware, scope.curriculum
+    want: dict[str, object] = {
+        "--tensor-model-parallel-size": hw.tensor_parallel,
+        "--pipeline-model-parallel-size": hw.pipeline_parallel,
+        "--actor-num-nodes": hw.nodes,
+        "--actor-num-gpus-per-node": hw.gpus_per_node,
+    }
+    rollout = cur is None or cur.mode != "sft"  # an SFT stage starts no SGLang engines
+    if rollout:
+        want["--rollout-num-gpus"] = scope.rollout_gpus
+    if cur is not None:
+        want["--rollout-batch-size"] = cur.rollout_batch_size
+        if rollout:
+            want["--n-samples-per-prompt"] = cur.n_samples_per_prompt
+        if cur.num_rollout is not None:
+            want["--num-rollout"] = cur.num_rollout
+    problems = [
+        f"{flag} {flags.get(flag)} but the config says {value}"
+        for flag, value in want.items()
+        if flags.get(flag) != [str(value)]
+    ]
+    if cur is not None and [float(v) for v in flags.get("--lr", [])] != [cur.optimizer.lr]:
+        problems.append(f"--lr {flags.get('--lr')} but the config says {cur.optimizer.lr}")
+    if rollout and ("--colocate" in flags) != hw.colocate:
+        given = "given" if "--colocate" in flags else "missing"
+        problems.append(f"--colocate {given}, colocate is {hw.colocate}")
+    world = hw.nodes * hw.gpus_per_node
+    if world % scope.model_parallel:
+        problems.append(f"{world} GPUs are no whole number of TP x PP x CP = {scope.model_parallel} groups")
+    engine = int(flags.get("--rollout-num-gpus-per-engine", [str(hw.gpus_per_engine)])[0])
+    if rollout and scope.rollout_gpus % engine:
+        problems.append(f"{scope.rollout_gpus} rollout GPUs are no whole number of engines of {engine}")
+    return problems
+
+
+def _server_problems(stage: Any, resolved: Resolved) -> list[str]:
+    """An eval stage's SGLang server: its --tp splits the model's attention heads and fits one node."""
+    tps = [int(t) for c in stage.commands if isinstance(c, str) for t in re.findall(r"--tp (\d+)", c)]
+    arch, hw = resolved.run.model.architecture, resolved.run.hardware
+    node = hw.node_gpus or hw.gpus_per_node
+    return [
+        f"server --tp {tp}: {arch.num_attention_heads} heads or a node's {node} GPUs"
+        for tp in tps
+        if arch.num_attention_heads % tp or tp > node
+    ]
+
+
 def checked_commands(plan) -> list[tuple[str, list[str]]]:
     """(stage, argv after the script) of every train stage and HF→torch_dist conversion."""
     out = []
@@ -85,8 +177,8 @@ def checked_commands(plan) -> list[tuple[str, list[str]]]:
 def test_every_accepted_combination_plans_argv_slime_takes(experiment: str, model: str) -> None:
     for hardware in HARDWARE:
         try:
-            run = resolve([f"+experiment={experiment}", f"model={model}", f"hardware={hardware}"]).run
-            plan = build_plan(run, CTX)
+            resolved = resolve([f"+experiment={experiment}", f"model={model}", f"hardware={hardware}"])
+            plan = build_plan(resolved.run, CTX)
         except ConfigError as error:
             # Refused with a config error (nothing planned); never for an argv slime would not take.
             assert "slime argv token" not in str(error), (hardware, str(error))
@@ -94,6 +186,7 @@ def test_every_accepted_combination_plans_argv_slime_takes(experiment: str, mode
         for stage, argv in checked_commands(plan):
             assert argv, (hardware, stage)
             assert slime_argv_problems(argv) == [], (hardware, stage)
+        assert planned_argv_problems(resolved, plan) == [], hardware
 
 
 # Multi-node layouts need an executor that starts Ray on every node (the local one starts one head here).
@@ -124,3 +217,55 @@ def test_the_matrix_check_catches_what_megatron_rejects() -> None:
     assert slime_argv_problems(["--attention-backend", "flash2"])
     assert slime_argv_problems(["--moe-router-load-balancing-type", "aux_loss", "bogus"])
     assert slime_argv_problems(["--moe-layer-freq", "[0,1]", "--rotary-base", "10000"]) == []
+
+
+def _with_argv(plan: Plan, stage_name: str, edit: Any) -> Plan:
+    """The plan with one train stage's argv edited (a planner's mistake)."""
+    stages = tuple(
+        s._replace(slime_job=s.slime_job._replace(argv=tuple(edit(list(s.slime_job.argv)))))
+        if s.name == stage_name
+        else s
+        for s in plan.stages
+    )
+    return plan._replace(stages=stages)
+
+
+def _set(flag: str, value: str) -> Any:
+    def edit(argv: list[str]) -> list[str]:
+        at = argv.index(flag)
+        return [*argv[: at + 1], value, *argv[at + 2 :]]
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("stage", "edit"),
+    [
+        ("rl", _set("--tensor-model-parallel-size", "4")),  # a layout other than the config's
+        ("rl", _set("--actor-num-gpus-per-node", "4")),  # GPU counts that do not add up
+        ("rl", _set("--rollout-num-gpus", "6")),
+        ("rl", _set("--lr", "1e-05")),  # the SFT stage's learning rate
+        ("rl", _set("--rollout-batch-size", "64")),
+        ("rl", lambda argv: [t for t in argv if t != "--colocate"]),
+        ("rl", _set("--ref-load", "/run/stages/rl/checkpoint")),  # a checkpoint no earlier stage writes
+        ("sft", _set("--prompt-data", "/run/stages/data/data/retool_train.jsonl")),
+        ("rl", _set("--rollout-num-gpus-per-engine", "3")),  # engines that do not divide the GPUs
+    ],
+)
+def test_the_planned_argv_audit_finds_a_planner_mistake(stage: str, edit: Any) -> None:
+    resolved = resolve(["+experiment=retool"])
+    plan = build_plan(resolved.run, CTX)
+    assert planned_argv_problems(resolved, plan) == []
+    assert planned_argv_problems(resolved, _with_argv(plan, stage, edit)) != []
+
+
+def test_the_planned_argv_audit_finds_an_eval_server_tp_that_does_not_fit() -> None:
+    resolved = resolve(["+experiment=retool"])
+    plan = build_plan(resolved.run, CTX)
+    stages = tuple(
+        s._replace(
+            commands=tuple(c.replace("--tp 1", "--tp 3") if isinstance(c, str) else c for c in s.commands)
+        )
+        for s in plan.stages
+    )
+    assert planned_argv_problems(resolved, plan._replace(stages=stages)) != []
