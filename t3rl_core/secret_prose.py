@@ -18,7 +18,14 @@ import math
 import re
 from collections import Counter
 
-from t3rl_core.secret_name_words import _HASH_NAME, _LONGEST, is_bare_key, is_hash
+from t3rl_core.secret_name_words import (
+    _HASH_NAME,
+    _LONGEST,
+    _reads_as_words,
+    is_bare_key,
+    is_hash,
+    looks_like_credential,
+)
 
 # ------------------------------------------------------------------ base64url keys by their look
 
@@ -100,7 +107,8 @@ _PROSE_NAME = (
     r"(?:(?:api|access|secret|private|auth|license|signing|client|service)[ -]?)?"
     r"(?:key|token|secret|password|passphrase|passwd|passcode|credential)s?(?![A-Za-z0-9_])"
     r"(?:[ \t]+(?:id|for[ \t]+[\w.-]{1,24}))?"  # `access key id V`, `the API token for prod: V`
-    r"(?:\s+(?:is|was|are|were)(?:\s+now)?)?(?:[ \t]*(?:[:=]|->|=>|\u2014|\u2013|\\u201[34])[ \t]*|[ \t]+)(?:\\*['\"`])?"
+    r"(?:\s+(?:is|was|are|were)(?:\s+now)?)?"
+    r"(?:[ \t]*(?:[:=]|->|=>|\u2014|\u2013|\\u201[34])[ \t]*|[ \t]+)(?:\\*['\"`])?"
 )
 # A dotted name (`t3rl_core.secret.mask_text`, `os.environ`) named after such a word in prose.
 _DOTTED_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
@@ -291,6 +299,47 @@ def prose_userinfo_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+# ------------------------------------------------------------------ a webhook's key in a URL's path
+
+# A webhook's URL is its credential: whoever has it posts as the hook (Slack's
+# `hooks.slack.com/services/T…/B…/<key>`, Discord's `…/api/webhooks/<id>/<key>`, Teams'
+# `…/IncomingWebhook/<key>/…`). Its key is a path segment after the hook's word.
+_HOOK_URL = r"(?i)https?://([^\s/'\"<>\\]+)(/[^\s?#'\"<>\\]*)"
+_HOOK_WORDS = frozenset({"webhook", "webhooks", "hooks", "incomingwebhook"})
+
+
+def webhook_spans(text: str) -> list[tuple[int, int]]:
+    """Where a webhook's URL holds its key: each path segment after the hook's word (or any, on a
+    hook's host: `hooks.slack.com`) of 16+ characters, small and capital letters and a digit, random,
+    not words (the hook's ids, digits or capitals alone, stay)."""
+    if "://" not in text or "hook" not in text.lower():
+        return []
+    spans = []
+    for url in re.finditer(_HOOK_URL, text):
+        at = url.start(2) if "hook" in url.group(1).lower() else None
+        offset = url.start(2)
+        for part in url.group(2).split("/"):
+            if at is None and part.lower() in _HOOK_WORDS:
+                at = offset
+            elif at is not None and _hook_key(part):
+                spans.append((offset, offset + len(part)))
+            offset += len(part) + 1
+    return spans
+
+
+def _hook_key(part: str) -> bool:
+    if len(part) < 16 or re.fullmatch(r"[A-Za-z0-9_-]+", part) is None or _reads_as_words(part):
+        return False
+    mixed = all(any(map(kind, part)) for kind in (str.isupper, str.islower, str.isdigit))
+    return mixed and looks_like_credential(part)
+
+
 def prose_spans(text: str) -> list[tuple[int, int]]:
     """Every span this module masks in `text`."""
-    return url_key_spans(text) + prose_value_spans(text) + folded_key_spans(text) + prose_userinfo_spans(text)
+    return (
+        url_key_spans(text)
+        + prose_value_spans(text)
+        + folded_key_spans(text)
+        + prose_userinfo_spans(text)
+        + webhook_spans(text)
+    )

@@ -36,6 +36,10 @@ BASE62 = string.ascii_letters + string.digits
 B64URL = BASE62 + "-_"
 
 
+def _stays(text: str) -> None:
+    assert mask_text(text) == text and scrub_text(text) == text, text
+
+
 def _whole_text_records(text: str) -> dict[str, str]:
     """The records that see a text whole (not a line-by-line copier, which sees a fold in pieces)."""
     return {
@@ -188,7 +192,7 @@ def test_a_value_prose_gives_a_credentials_name_is_masked_however_short(
     ],
 )
 def test_prose_without_a_credentials_value_stays(text: str) -> None:
-    assert mask_text(text) == text and scrub_text(text) == text
+    _stays(text)
 
 
 @pytest.mark.parametrize(
@@ -325,4 +329,52 @@ def test_the_brief_s_example_is_masked() -> None:
     ],
 )
 def test_what_is_no_user_information_in_prose_stays(text: str) -> None:
-    assert mask_text(text) == text and scrub_text(text) == text
+    _stays(text)
+
+
+# ------------------------------------------------------------------ a webhook's key in a URL's path
+
+HOOK_URLS = st.sampled_from(
+    [
+        "https://hooks.slack.com/services/T0A1B2C3D/B0A1B2C3D4E/{k}",
+        "https://discord.com/api/webhooks/1234567890123456789/{k}",
+        "https://outlook.office.com/webhook/0f8fad5b-d9cb-469f/IncomingWebhook/{k}/4d1f2a3b",
+        "https://example.webhook.office.com/webhookb2/{k}",
+        "https://ci.example.com/hooks/{k}?ref=main",
+    ]
+)
+
+
+HOOK_FRAMINGS = st.sampled_from(["{}", "posting to {} failed: 404", '{{"url": "{}"}}'])
+
+
+@given(HOOK_URLS, st.integers(0, 10_000), HOOK_FRAMINGS)
+@SETTINGS
+def test_a_webhooks_key_in_its_url_is_masked(url: str, seed: int, framing: str) -> None:
+    rng = random.Random(seed)
+    key = "".join(rng.choice(B64URL) for _ in range(rng.randint(24, 68)))
+    assume(all(any(map(kind, key)) for kind in (str.isupper, str.islower, str.isdigit)))
+    assume(key[0].isalnum() and not _bare_random_words(key))
+    text = framing.format(url.format(k=key))
+    for where, written in records(text, episode=False).items():
+        assert key not in written, (where, text, written)
+    assert_refused(key, text)
+
+
+def _bare_random_words(key: str) -> bool:
+    from t3rl_core.secret_name_words import _reads_as_words, looks_like_credential
+
+    return _reads_as_words(key) or not looks_like_credential(key)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://github.com/org/repo/settings/hooks/123456",
+        "https://example.com/webhooks/api/v1/ModelRegistry2024Items",
+        "https://hooks.slack.com/services/T0A1B2C3D/B0A1B2C3D4E",
+        "https://huggingface.co/Qwen/Qwen3-4B-Instruct-2507/resolve/main/config.json",
+    ],
+)
+def test_hook_urls_without_a_key_stay(text: str) -> None:
+    _stays(text)
