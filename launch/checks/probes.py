@@ -232,6 +232,39 @@ def tokenizer_readable(ctx: Context) -> Iterator[Problem]:
         )
 
 
+# ------------------------------------------------------------------------------------------- checkouts
+
+# The source trees a plan runs from on this machine. `t3rl run` refuses a missing file a stage `requires`
+# before any stage starts (the executor's preflight); validate and plan said nothing, so a plan looked
+# ready on a machine with no slime. A checkout may be made before the run: a warning here, as a model not
+# downloaded yet is.
+_CHECKOUTS = {"slime_root": "slime", "megatron_root": "Megatron-LM"}
+
+
+def checkouts_here(ctx: Context, plan: PlannedRun) -> Iterator[Problem]:
+    """A warning at `paths.slime_root` / `paths.megatron_root` when a stage that starts on this machine
+    requires a file below it that is missing, naming the first such file."""
+    if not ctx.stages_run_here:
+        return
+    for field, what in _CHECKOUTS.items():
+        root = Path(getattr(ctx.run.paths, field))
+        missing = [
+            (stage.name, path)
+            for stage in plan.stages
+            for path in getattr(stage, "requires", {})  # files it needs here (launch.plan.stages.Stage)
+            if (Path(path) == root or root in Path(path).parents) and not Path(path).exists()
+        ]
+        if missing:
+            stages = ", ".join(dict.fromkeys(name for name, _ in missing))
+            yield Problem(
+                f"paths.{field}",
+                f"{missing[0][1]} is missing on this machine, where stage(s) {stages} run: {root} holds "
+                f"no {what} checkout (t3rl run refuses it before any stage starts)",
+                fix=f"check {what} out at {root}, or set paths.{field} to its checkout's directory",
+                severity="warning",
+            )
+
+
 # ---------------------------------------------------------------------------------------- interpreters
 
 

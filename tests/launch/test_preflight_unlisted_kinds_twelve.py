@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import pytest
 
+from launch.config.errors import Problem
 from t3rl_core.fields import Distinct, Domain, LocalPath, Repeats
 from t3rl_core.strict import StrictModel
 from tests.support.preflight_mutations import Mutation, judge
@@ -228,3 +229,30 @@ def test_the_cut_of_the_shipped_entries_is_accepted() -> None:
         pytest.skip("bfcl-eval's data files are not installed here")
     args = ["+experiment=stage1_bfcl", f"{NUM_IDS}={found[0]}"]
     assert [e for e in _errors(args) if e.key == NUM_IDS] == []
+
+
+# ------------------------------------------------------------------ a source tree the plan runs from
+
+
+def test_a_missing_slime_checkout_under_the_local_executor_is_named_at_its_key(tmp_path: Path) -> None:
+    slime = tmp_path / "no-slime"
+    args = ["+experiment=stage1_bfcl", "executor=local", f"paths.slime_root={slime}"]
+    (warning,) = [p for p in problems(args) if p.key == "paths.slime_root"]  # was silent
+    assert warning.severity == "warning" and str(slime) in warning.message
+    (slime / "tools").mkdir(parents=True)
+    for script in ("train.py", "tools/convert_hf_to_torch_dist.py", "tools/convert_torch_dist_to_hf.py"):
+        (slime / script).write_text("")
+    assert [p for p in problems(args) if p.key == "paths.slime_root"] == []
+    # stages that run elsewhere read their checkout there
+    assert [p for p in problems([*args[:1], "executor=dry", args[2]]) if p.key == "paths.slime_root"] == []
+
+
+def problems(overrides: list[str]) -> list[Problem]:
+    """Errors and warnings of the command line."""
+    from launch.checks.resolve import resolve
+    from launch.config.errors import ConfigError
+
+    try:
+        return list(resolve(overrides).warnings)
+    except ConfigError as error:
+        return [*error.problems, *error.warnings]
