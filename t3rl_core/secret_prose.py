@@ -182,10 +182,6 @@ def _prose_value_at(text: str, lower: str, at: int) -> tuple[int, int] | None:
 # A line's break as written, or JSON-escaped (an eval record's error, masked as its line is written).
 _BREAK = r"[ \t]*(?:\r?\n|(?:\\r)?\\n)"
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-")
-# Tried only where a run of a key's characters begins, its leading signs skipped: the leftmost match
-# trying every character gave (a match that starts after a letter is one that follows a JSON-escaped
-# break, which `_folded_key` refuses anyway), and a long run (a path's segments) is no longer tried
-# again from each letter after a sign: the search was quadratic in a run's length.
 # A continuation may begin with `-` or `_` (base64url), not with `- ` (a YAML list's item).
 _PIECE_START = r"(?:[ \t]|\\t)*((?!-[-\s])[A-Za-z0-9_+/-][A-Za-z0-9+/_=-]*)"
 _PEM_WIDTHS = (64, 76)
