@@ -367,12 +367,18 @@ def _userinfo_at_signs(text: str) -> list[re.Match[str]]:
 
 
 def _user_starts(text: str, start: int, at: int) -> list[int]:
-    """Where a user may begin before the `@` at `at`: after the last space, quote, parenthesis or
-    JSON-escaped break of the window (or at its start when that is the text's)."""
-    cut = max(text.rfind(sign, start, at) for sign in (" ", "\t", "\n", "(", '"', "'", "`"))
+    """Where a user may begin before the `@` at `at`: after the last space, quote or JSON-escaped break
+    of the window (a password holds none), or after any `(` since (a password may hold one), or at the
+    text's start."""
+    cut = max(text.rfind(sign, start, at) for sign in (" ", "\t", "\n", '"', "'", "`"))
     escaped = max(text.rfind(sign, start, at) for sign in ("\\n", "\\t", "\\r"))
-    starts = [cut + 1] if cut >= 0 else ([0] if start == 0 else [])
-    return starts + ([escaped + 2] if escaped >= 0 and escaped + 2 > (cut + 1 if cut >= 0 else -1) else [])
+    first = max(cut + 1, escaped + 2) if max(cut, escaped) >= 0 else (0 if start == 0 else at)
+    starts = [first]
+    paren = text.find("(", first, at)
+    while paren >= 0:
+        starts.append(paren + 1)
+        paren = text.find("(", paren + 1, at)
+    return starts
 
 
 # ------------------------------------------------------------------ a webhook's key in a URL's path
