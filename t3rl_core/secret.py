@@ -23,6 +23,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core.code_context import in_code
 from t3rl_core.secret_name_words import is_hash
 from t3rl_core.secret_names import looks_like_credential
 from t3rl_core.secret_pieces import mask_folded, mask_values
@@ -81,8 +82,6 @@ _PLACEHOLDERS = frozenset({"pw", "pwd", "pass", "passwd", "password", "secret", 
 # An item's opener before the user and the closer right after the host that make `user:password@host`
 # the whole item, whatever the password (`'alice:pw@db'`, `connect(alice:pw@db)`).
 _CLOSERS = {"'": "'", '"': '"', "(": ")", "[": "]"}
-# What code opens and closes around a slice or a mapping's entry (`_in_code`).
-_OPENERS = {"[": "]", "(": ")", "{": "}"}
 # 6+ characters, a letter and a digit or a sign among them (`V3ryS3cret`, `hunter2!`; not `x`, `step`,
 # `2024`).
 _PASSWORD_LIKE = r"(?=.{6})(?=.*[A-Za-z])(?=.*[^A-Za-z])"
@@ -174,39 +173,11 @@ def bare_userinfo_spans(text: str) -> list[tuple[int, int]]:
             and not found.group(2).startswith(("***", "$", "env:", "file:"))
             and not is_hash(f"{found.group(1)}:{found.group(2)}")  # `sha256:<hex>@…`: a digest's address
             and (re.compile(_BARE_HOST).match(text, at + 1) is not None or _bare_name_host(text, at, found))
-            and not _in_code(text, at - len(found.group(2)) - 1 - len(found.group(1)))
+            and not in_code(text, at - len(found.group(2)) - 1 - len(found.group(1)))
         ):
             spans.append((at - len(found.group(2)), at))
         at = text.find("@", at + 1)
     return spans
-
-
-def _in_code(text: str, user: int) -> bool:
-    """The user information whose user begins at `user` stands where code has a slice or a mapping's
-    entry (`x[i:n@self.w]`, `f(a[i:j@m.T])`, `{k:v@m for k in d}`, `lambda a, x:x@W`), not in a string:
-    on its line before it, an opener left open that code makes (a brace, or a bracket right after a
-    name: a subscript), or a lambda's parameters, with no quote between. A call's parenthesis is not
-    one: no code writes `a:b` as a call's argument (`connect(alice:V@db)` is user information)."""
-    line = text.rfind("\n", 0, user) + 1
-    lam = text.rfind("lambda", line, user)
-    if lam >= 0 and ":" not in text[lam:user] and (lam == line or not text[lam - 1].isalnum()):
-        return True
-    depth = {"]": 0, ")": 0, "}": 0}
-    for at in range(user - 1, line - 1, -1):
-        char = text[at]
-        if char in "'\"":
-            return False
-        if char in depth:
-            depth[char] += 1
-        elif char in _OPENERS:
-            closer = _OPENERS[char]
-            if depth[closer]:
-                depth[closer] -= 1
-            elif char == "{" or (
-                char == "[" and at > line and (text[at - 1].isalnum() or text[at - 1] in "_])")
-            ):
-                return True
-    return False
 
 
 def _bare_name_host(text: str, at: int, found: re.Match[str]) -> bool:

@@ -18,6 +18,7 @@ import math
 import re
 from collections import Counter
 
+from t3rl_core.code_context import in_code
 from t3rl_core.secret_name_words import (
     _HASH_NAME,
     _LONGEST,
@@ -334,7 +335,6 @@ def prose_userinfo_spans(text: str) -> list[tuple[int, int]]:
     """Where a sentence holds `user:password@host` with a bare host, whatever the password: its span."""
     if "@" not in text or ":" not in text:
         return []
-    from t3rl_core.secret import _in_code  # secret imports secret_shapes, which imports this module
 
     spans = []
     for found in _userinfo_at_signs(text):
@@ -343,7 +343,7 @@ def prose_userinfo_spans(text: str) -> list[tuple[int, int]]:
             continue
         if user.lower() in _PLACEHOLDER_USERS and password.lower() in _PLACEHOLDERS:
             continue
-        if is_hash(f"{user}:{password}") or _in_code(text, found.start(1)):
+        if is_hash(f"{user}:{password}") or in_code(text, found.start(1)):
             continue
         spans.append(found.span(2))
     return spans
