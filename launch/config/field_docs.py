@@ -188,7 +188,11 @@ def _own_domain(metadata: list[Any]) -> list[str]:
 
 
 def _number(value: Any) -> str:
-    """A bound as written in the source: a large power of two as 2**n."""
+    """A bound as a number reads: a whole float as its integer (typing caches `Annotated[float, Gt(0)]`
+    by equality, so whether a field's bound is 0 or 0.0 depends on which was written first in the
+    process), a large power of two as 2**n."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        value = int(value)
     if isinstance(value, int) and value > 2**20 and not value & (value - 1):
         return f"2**{value.bit_length() - 1}"
     return str(value)
