@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import string
-import sysconfig
 import urllib.parse
 import uuid
 from pathlib import Path
@@ -35,6 +33,7 @@ from t3rl_core.secret_env import without_credentials
 from t3rl_core.secret_shapes import credentials_in
 from tests.launch.test_secret_kinds_eight import assert_masked, assert_refused, records
 from tests.launch.test_secret_kinds_nine import NAMES
+from tests.support.source_identifiers import source_identifiers
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -138,14 +137,7 @@ def test_no_identifier_of_the_standard_library_or_t3rl_reads_as_a_key() -> None:
     what a traceback or a log line prints."""
     from t3rl_core.secret_name_words import is_bare_key
 
-    roots = [Path(sysconfig.get_paths()["stdlib"]), Path("t3rl_core"), Path("launch")]
-    roots = [root if root.is_absolute() else Path(__file__).parents[2] / root for root in roots]
-    names: set[str] = set()
-    for root in roots:
-        for path in root.glob("**/*.py"):
-            if {"test", "tests", "idle_test", "site-packages"} & set(path.relative_to(root).parts):
-                continue
-            names.update(re.findall(r"\b[A-Za-z][A-Za-z0-9]{31,}\b", path.read_text(errors="replace")))
+    names = source_identifiers(r"\b[A-Za-z][A-Za-z0-9]{31,}\b")
     assert sorted(name for name in names if is_bare_key(name)) == []
 
 

@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import string
-import sysconfig
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -30,6 +27,7 @@ from t3rl_core.secret import mask_episode_text, mask_text
 from t3rl_core.secret_env import without_credentials
 from t3rl_core.secret_prose import _key_piece, is_url_key
 from tests.launch.test_secret_kinds_eight import assert_refused, records
+from tests.support.source_identifiers import source_identifiers
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BASE62 = string.ascii_letters + string.digits
@@ -121,14 +119,7 @@ def test_names_ids_and_digests_with_dashes_and_underscores_stay(words: list[str]
 def test_no_identifier_of_the_standard_library_or_t3rl_reads_as_a_base64url_key() -> None:
     """Every snake_case, SCREAMING_CASE and kebab-case name of 32+ characters written in the standard
     library's modules and in t3rl's own: what a traceback or a log line prints."""
-    roots = [Path(sysconfig.get_paths()["stdlib"]), Path("t3rl_core"), Path("launch")]
-    roots = [root if root.is_absolute() else Path(__file__).parents[2] / root for root in roots]
-    names: set[str] = set()
-    for root in roots:
-        for path in root.glob("**/*.py"):
-            if {"test", "tests", "idle_test", "site-packages"} & set(path.relative_to(root).parts):
-                continue
-            names.update(re.findall(r"\b[A-Za-z][A-Za-z0-9_-]{31,}\b", path.read_text(errors="replace")))
+    names = source_identifiers(r"\b[A-Za-z][A-Za-z0-9_-]{31,}\b")
     assert sorted(name for name in names if is_url_key(name)) == []
 
 
