@@ -131,6 +131,9 @@ _RUN_MARK = b"a" * 32
 # A PEM block (RFC 7468) and the width of its body's lines.
 _PEM_BLOCK = r"(?s)-----BEGIN ([A-Z0-9 ]+)-----.*?(?:-----END \1-----|\Z)"
 _PEM_WIDTH = 64
+# The widths a base64 body is wrapped at (RFC 7468's PEM, MIME's) and one whole line of such a body.
+_WRAP_WIDTHS = (64, 76)
+_BASE64_LINE = r"[A-Za-z0-9+/]+={0,2}"
 # What may not stand right before the run, or right after it.
 _JOINED_BEFORE = frozenset("_-./@%&\\")
 _JOINED_AFTER = frozenset("_-.")
@@ -177,14 +180,47 @@ def _public_blocks(text: str) -> list[tuple[int, int]]:
 
 
 def _pem_line(text: str, start: int, end: int) -> bool:
-    """The run is a whole line of a PEM body's width (64 characters, RFC 7468), as a copier that reads
-    one line at a time sees a certificate's or a public key's body: no BEGIN line in view to tell it
-    from a private key's, whose body such a copier masks by its BEGIN line (secret_shapes.PemLines)."""
-    return (
-        end - start == _PEM_WIDTH
-        and (start == 0 or text[start - 1] in "\r\n")
-        and text[end : end + 1] in ("", "\r", "\n")
-    )
+    """The run is a whole line of a wrapped base64 body, as a copier that reads one line at a time sees
+    a certificate's or a public key's body: no BEGIN line in view to tell it from a private key's, whose
+    body such a copier masks by its BEGIN line (secret_shapes.PemLines). A whole line of a PEM body's
+    width (64 characters, RFC 7468) is one; so is a line after a whole base64 line of 64 or 76 (MIME's
+    width) no wider than it (a body's last line: its 64-wide lines above it are left, masking it
+    would hide nothing), and a 76-wide line before a whole base64 line no wider (a MIME blob's)."""
+    if not _whole_line(text, start, end):
+        return False
+    width = end - start
+    if width == _PEM_WIDTH:
+        return True
+    above = _line_above(text, start)
+    if above is not None and above[1] - above[0] in _WRAP_WIDTHS and width <= above[1] - above[0]:
+        return True
+    below = _line_below(text, end)
+    return width == _WRAP_WIDTHS[1] and below is not None and below[1] - below[0] <= width
+
+
+def _whole_line(text: str, start: int, end: int) -> bool:
+    return (start == 0 or text[start - 1] in "\r\n") and text[end : end + 1] in ("", "\r", "\n")
+
+
+def _line_above(text: str, start: int) -> tuple[int, int] | None:
+    """The line before the one beginning at `start`, when it is a whole run of base64 characters."""
+    if start == 0:
+        return None
+    end = start - 1
+    if end and text[end - 1] == "\r":
+        end -= 1
+    begin = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
+    return (begin, end) if re.fullmatch(_BASE64_LINE, text[begin:end]) else None
+
+
+def _line_below(text: str, end: int) -> tuple[int, int] | None:
+    """The line after the one ending at `end`, when it is a whole run of base64 characters."""
+    begin = end + (2 if text.startswith("\r\n", end) else 1)
+    if begin > len(text):
+        return None
+    stops = [at for at in (text.find("\n", begin), text.find("\r", begin)) if at >= 0]
+    stop = min(stops, default=len(text))
+    return (begin, stop) if re.fullmatch(_BASE64_LINE, text[begin:stop]) else None
 
 
 def is_bare_key(run: str) -> bool:

@@ -22,6 +22,7 @@ from t3rl_core.code_context import in_code
 from t3rl_core.secret_name_words import (
     _HASH_NAME,
     _LONGEST,
+    _public_blocks,
     _reads_as_words,
     is_bare_key,
     is_hash,
@@ -186,6 +187,7 @@ _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 # A continuation may begin with `-` or `_` (base64url), not with `- ` (a YAML list's item).
 _PIECE_START = r"(?:[ \t]|\\t)*((?!-[-\s])[A-Za-z0-9_+/-][A-Za-z0-9+/_=-]*)"
 _PEM_WIDTHS = (64, 76)
+_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
 def folded_key_spans(text: str) -> list[tuple[int, int]]:
@@ -261,12 +263,23 @@ def _folded_key(text: str, pieces: list[tuple[int, int]], indented: bool) -> boo
         return False
     if any(not _key_piece(text[a:b]) for a, b in pieces):
         return False
-    widths = {b - a for a, b in pieces[:-1]}
+    # A line's run is measured from its first base64 character: the first piece begins at a letter or a
+    # digit, and a PEM line may begin with `+` or `/` (one in 32).
+    widths = {b - _base64_start(text, a) for a, b in pieces[:-1]}
     if len(widths) == 1 and widths <= set(_PEM_WIDTHS):
         return False
+    if "-----BEGIN " in text and any(a <= first_start < b for a, b in _public_blocks(text)):
+        return False  # a certificate's or a public key's body, whatever its width
     if not (is_bare_key(joined) or is_url_key(joined)):
         return False
     return indented or any(b - a >= 32 for a, b in pieces)
+
+
+def _base64_start(text: str, at: int) -> int:
+    """Where the run of base64 characters holding the character at `at` begins."""
+    while at and text[at - 1] in _BASE64:
+        at -= 1
+    return at
 
 
 def _key_piece(piece: str) -> bool:
