@@ -12,10 +12,11 @@ credit). A world that rewards turns reports `turn_rewards` (one float or None pe
 
 from collections.abc import Mapping, Sequence
 from numbers import Integral
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import Field
+from annotated_types import Ge, Le
 
+from t3rl_core.fields import Domain
 from t3rl_core.strict import StrictModel
 
 TURN_FIELDS = frozenset({"turn_rewards", "turn_steps"})
@@ -52,12 +53,24 @@ class TurnCredit(Credit):
 
 CREDITS: dict[str, type[Credit]] = {"trajectory": TrajectoryCredit, "turn": TurnCredit}
 
+# λ's largest value. Both terms are z-scores within a group (|z| < 32 in a group of at most 1024), and the
+# advantages reach the loss as float32, whose 24-bit significand rounds a term of size 1 away beside
+# one of 2**24: past it the turn term is lost and credit=turn is trajectory credit scaled by λ. Unbounded,
+# λ=1e308 made every advantage of a rewarded turn infinite (float32 of 1e308 * Â^O).
+OUTCOME_WEIGHT_MAX = 2.0**24
+OutcomeWeight = Annotated[
+    float,
+    Domain("outcome weight", "λ in [0, 2**24]: the outcome advantage's weight beside the turn's"),
+    Ge(0),
+    Le(OUTCOME_WEIGHT_MAX),
+]
+
 
 class TurnCreditConfig(StrictModel):
     """The runtime side of algorithm.credit=turn (the rollout hooks read it)."""
 
     # λ, the outcome advantage's weight on a rewarded turn's tokens (MT-GRPO: 1).
-    outcome_weight: float = Field(1.0, ge=0)
+    outcome_weight: OutcomeWeight = 1.0
 
 
 def turn_spans(

@@ -22,6 +22,7 @@ from t3rl_core.config import (
     ParsersConfig,
     RuntimeConfig,
 )
+from t3rl_core.credit import OutcomeWeight
 from t3rl_core.eval.config import MAX_SAMPLES_PER_TASK, EvalConfig
 from t3rl_core.fields import (
     Argv,
@@ -310,8 +311,8 @@ class AlgorithmConfig(StrictModel):
     credit: Literal["trajectory", "turn"] = "trajectory"
     # credit=turn: λ, the outcome advantage's weight on a rewarded turn's tokens (MT-GRPO: 1).
     turn_outcome_weight: Annotated[
-        float, ReadWhen("credit", ("turn",), "only turn-level credit weighs the outcome per turn")
-    ] = Field(1.0, ge=0)
+        OutcomeWeight, ReadWhen("credit", ("turn",), "only turn-level credit weighs the outcome per turn")
+    ] = 1.0
 
 
 # An SFT stage learns the demonstrations' tokens with slime's SFT rollout and loss: t3rl passes slime none of
