@@ -22,7 +22,12 @@ from t3rl_core.engines.answers import BadGeneration, plain_generation
 from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
 from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure, components_failure, describe
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
-from t3rl_core.rollout.verdict_fields import VERDICT_FIELDS, verdict_fields_problem
+from t3rl_core.rollout.verdict_fields import (
+    SCORE_FIELDS,
+    VERDICT_FIELDS,
+    score_fields_problem,
+    verdict_fields_problem,
+)
 from t3rl_core.types import Action, Message, Transition
 
 if TYPE_CHECKING:
@@ -438,11 +443,16 @@ def _verdict_problem(outcome: Mapping[str, Any], _steps: int) -> str | None:
     return verdict_fields_problem(outcome)
 
 
+def _score_problem(outcome: Mapping[str, Any], _steps: int) -> str | None:
+    return score_fields_problem(outcome)
+
+
 # Checks of a world's outcome and the env steps the episode took: (what is wrong, None when nothing;
 # the fields it reads; error type).
 _OUTCOME_CHECKS: tuple[tuple[Callable[[Mapping[str, Any], int], str | None], frozenset[str], str], ...] = (
     (turn_fields_problem, TURN_FIELDS, "InvalidTurnFields"),
     (_verdict_problem, frozenset(VERDICT_FIELDS), "InvalidOutcome"),
+    (_score_problem, frozenset(SCORE_FIELDS), "InvalidOutcome"),
 )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from t3rl_core.finite import finite_real, shown
+from t3rl_core.finite import NotFinite, finite_real, outside_real, shown
 
 VERDICT_FIELDS = ("accuracy", "progress")
 
@@ -28,4 +28,35 @@ def verdict_fields_problem(outcome: Mapping[str, Any]) -> str | None:
         if not finite_real(value) or not 0 <= value <= 1:
             got = f"{type(value).__name__} {shown(value)}"
             return f"outcome {name} must be a share in [0, 1] (or None), got {got}"
+    return None
+
+
+# A world's own scores: `reward` (a verifiers rubric's weighted score, the sum of an OpenEnv episode's
+# step rewards), which the env_score reward trains on, and `metrics`, its named scores logged beside it.
+SCORE_FIELDS = ("reward", "metrics")
+
+
+def score_fields_problem(outcome: Mapping[str, Any]) -> str | None:
+    """What is wrong with the outcome's score fields (None when each is absent or fits): `reward` a
+    finite real number (a bool is a check, not a score), `metrics` a mapping of names to finite real
+    numbers (a bool counts as a share). A world's sum of finite step rewards can overflow (two of 1e308
+    are inf), and a plugin world's outcome is whatever it returns: the reward that reads them named a
+    world's non-finite score as its own failure, or took a text through float()."""
+    if "reward" in outcome:
+        try:
+            outside_real(outcome["reward"], "outcome reward")
+        except NotFinite as exc:
+            return str(exc)
+    metrics = outcome.get("metrics")
+    if metrics is None:
+        return None
+    if not isinstance(metrics, Mapping):
+        return f"outcome metrics must map names to numbers, got {type(metrics).__name__} {shown(metrics)}"
+    for name, value in metrics.items():
+        if not isinstance(name, str):
+            return f"outcome metrics are named by texts, got {type(name).__name__} {shown(name)}"
+        try:
+            outside_real(value, f"outcome metric {name!r}", bools=True)
+        except NotFinite as exc:
+            return str(exc)
     return None

@@ -23,7 +23,7 @@ from verifiers.utils.env_utils import import_env_module
 
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.envs.verifiers.loader_args import module_name
-from t3rl_core.finite import finite_real, shown
+from t3rl_core.finite import NotFinite, finite_real, outside_real, shown
 
 # The rubric problems of the episode (or re-scored rollout) running in this context: a list created
 # before verifiers' rollout task starts, so the task's copy of the context shares it.
@@ -114,6 +114,27 @@ def raise_problems(env_id: str, problems: list[str]) -> None:
             f"environment '{env_id}': its rubric cannot score this rollout: {'; '.join(problems)} "
             "(a reward function returns a finite number; fix the function)"
         )
+
+
+def scores(state: Any, where: str) -> dict[str, Any]:
+    """The rubric's scores of a finished rollout's state, `reward` and `metrics`, as finite floats; raises
+    RubricProblem naming `where` (the environment) and the state's key otherwise. Its functions' values
+    are checked as they return, but the state's reward is their weighted sum (finite scores and weights
+    overflow: 2 x 1e308 is inf), or what a custom rubric or environment wrote there: float() took the text
+    '  3 ' as 3.0, 'nan' and '1e999' on as non-finite scores, a bool as 1.0, and None (a rollout its rubric
+    never scored) as 0.0, a wrong answer the environment never gave."""
+    try:
+        reward = outside_real(state.get("reward"), "state['reward'] (the rubric's weighted score)")
+        metrics = state.get("metrics") or {}
+        if not isinstance(metrics, dict):
+            raise NotFinite(f"state['metrics'] must map names to scores, got {type(metrics).__name__}")
+        named = {
+            str(name): outside_real(value, f"state['metrics'][{name!r}]", bools=True)
+            for name, value in metrics.items()
+        }
+    except NotFinite as exc:
+        raise RubricProblem(f"{where}: {exc} (fix the environment's rubric)") from None
+    return {"reward": reward, "metrics": named}
 
 
 def _rubrics(rubric: Rubric) -> Iterator[Rubric]:

@@ -21,7 +21,7 @@ from verifiers.utils.message_utils import normalize_messages
 from t3rl_core import outside_json
 from t3rl_core.envs.base import Env, Mode
 from t3rl_core.envs.unavailable import WorldUnavailable
-from t3rl_core.envs.verifiers.boundary import EnvLoadError, collecting, loaded, raise_problems
+from t3rl_core.envs.verifiers.boundary import EnvLoadError, collecting, loaded, raise_problems, scores
 from t3rl_core.envs.verifiers.bridge import EpisodeClient, EpisodeEnded
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.convert import MODEL, to_chat, to_response
@@ -113,8 +113,7 @@ class VerifiersEnv(Env):
                 "infrastructure error: the environment's, not the model's; the rollout is not scored)"
             )
         return {
-            "reward": float(state.get("reward") or 0.0),
-            "metrics": {name: float(value) for name, value in (state.get("metrics") or {}).items()},
+            **scores(state, f"environment '{self.env_id}'"),
             "stop_condition": state.get("stop_condition"),
             "truncated": _cut(state),
             "error": None if error is None else f"{type(error).__name__}: {error}",

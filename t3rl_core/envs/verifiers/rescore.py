@@ -19,7 +19,7 @@ from verifiers.types import AssistantMessage, Response, ResponseMessage, Traject
 from verifiers.utils.message_utils import normalize_messages
 
 from t3rl_core import outside_json
-from t3rl_core.envs.verifiers.boundary import collecting, raise_problems
+from t3rl_core.envs.verifiers.boundary import collecting, raise_problems, scores
 from t3rl_core.envs.verifiers.bridge import EpisodeClient
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
 from t3rl_core.envs.verifiers.convert import MODEL
@@ -53,8 +53,8 @@ async def arescore(item: Mapping[str, Any], config: VerifiersEnvConfig) -> Verdi
     problems = collecting()
     await vf_env.rubric.score_rollout(state)
     raise_problems(config.id, problems)
-    reward = float(state["reward"])
-    metrics = {name: float(value) for name, value in (state["metrics"] or {}).items()}
+    scored = scores(state, f"environment '{config.id}'")
+    reward, metrics = scored["reward"], scored["metrics"]
     item_id = item.get("id", item.get("example_id"))
     return Verdict(
         "verifiers",
