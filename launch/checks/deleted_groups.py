@@ -13,6 +13,7 @@ and the fix drops the deletion.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from launch.config.errors import Problem
@@ -38,8 +39,8 @@ def deleted_group_problems(
 
         options = group_options(group, config_dirs) if group not in OPTIONAL_GROUPS else []
         needed = next((p for p in problems if _reads(p, group)), None)
-        if not options or needed is None:
-            continue
+        if not options or needed is None or needed.source == f"override `{override}`":
+            continue  # nothing it needs, or the deletion's own problem (`~group=option` not chosen)
         found.append(
             Problem(
                 group,
@@ -77,6 +78,14 @@ def _deleted_key(override: str, problems: Sequence[Problem]) -> Problem | None:
     )
     if needed is None or needed.message.startswith("nothing to delete"):
         return None  # a key no file has (`~tracking.projct`): its own problem names the key meant
+    other = re.search(r"The value of '[^']*' is (.*) and not (.*)\.$", needed.message, re.S)
+    if other:  # `~key=value` deletes the key only while it holds that value
+        message = (
+            f"`{override}` deletes {key} only while it is {other[2]}, but it is {other[1]} here (the value "
+            "after `=` is a condition, not what to delete)"
+        )
+        fix = f"drop `{override}`; or `~{key}` instead, to delete it whatever it holds"
+        return Problem(key, message, f"override `{override}`", fix)
     if "Could not delete from config" in needed.message:
         message = f"`{override}` deletes {key}, which holds no value here (null, or no file sets it)"
     else:

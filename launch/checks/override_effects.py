@@ -3,7 +3,9 @@ is a valid one (but for two experiments).
 
 - A key (or a group) set twice: the last one wins and the first is silently dropped, so a line built by
   appending to a base command (`… seed=1` then `… seed=2`) runs what its end says, whatever its middle
-  says. Two experiments are an error: they read as if they combined, and the first is dropped whole.
+  says. Two experiments are an error: they read as if they combined, and the first is dropped whole. A
+  key set and then deleted (`eval.repeats=5 … ~eval.repeats`, or `~` of a section above it) is set twice
+  too: the deletion wins, and the value typed is silently the default.
 - `key={}` over a mapping that has entries: Hydra merges an override's mapping into the one there, so the
   empty one changes nothing; whoever typed it meant the mapping emptied.
 """
@@ -24,19 +26,46 @@ _NAMED = 6
 
 def override_warnings(overrides: Sequence[str], data: Mapping[str, Any]) -> list[Problem]:
     """A warning per override a later one replaces, and per `key={}` over a mapping with entries."""
-    problems = []
-    last: dict[str, str] = {}
+    problems = replaced_overrides(overrides)
     for override in overrides:
         key, assigned, value = override.partition("=")
         key = key.lstrip("+")
-        if not assigned or key.startswith(("~", "hydra.")):
+        if assigned and not key.startswith(("~", "hydra.")) and value.strip() == "{}" and _entries(data, key):
+            problems.append(_empty_merge(key, override, _entries(data, key), data))
+    return problems
+
+
+def replaced_overrides(overrides: Sequence[str]) -> list[Problem]:
+    """A problem per override whose setting a later one replaces: the same key (or group) set again
+    (`seed=1 … seed=2`, `+seed`/`++seed` alike), or deleted, itself or a section above it (`~key`,
+    `~key=value`). A deletion a later override sets again is not one: what was deleted is set."""
+    problems = []
+    last: dict[str, str] = {}  # key -> the override that set it last
+    for override in overrides:
+        key, assigned, _ = override.partition("=")
+        deletes = key.startswith("~")
+        key = key.lstrip("~+")
+        if key.startswith("hydra.") or not (assigned or deletes):
+            continue
+        if deletes:
+            for earlier in [k for k in last if k == key or k.startswith(f"{key}.")]:
+                problems.append(_deleted(earlier, last.pop(earlier), override))
             continue
         if key in last:
             problems.append(_replaced(key, last[key], override))
         last[key] = override
-        if value.strip() == "{}" and _entries(data, key):
-            problems.append(_empty_merge(key, override, _entries(data, key), data))
     return problems
+
+
+def _deleted(key: str, first: str, later: str) -> Problem:
+    return Problem(
+        key,
+        f"set, then deleted on the command line: `{later}` comes after `{first}`, so `{first}` does "
+        f"nothing ({key} takes the value it has without either)",
+        f"override `{first}`",
+        f"drop `{later}` (or `{first}`, if the deletion was meant)",
+        severity="warning",
+    )
 
 
 def _replaced(key: str, first: str, later: str) -> Problem:

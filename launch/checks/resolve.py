@@ -202,9 +202,10 @@ def _renamed_sections(
 
 def _override_warnings(overrides: Sequence[str], data: dict[str, Any]) -> list[Problem]:
     keys = [o.partition("=")[0].lstrip("+") for o in overrides if "=" in o]
-    if len(set(keys)) == len(keys) and not any(o.endswith("={}") for o in overrides):
+    if len(set(keys)) == len(keys) and not any(o.endswith("={}") or o.startswith("~") for o in overrides):
         return []
-    from launch.checks.override_effects import override_warnings  # lazy: only for a key set twice or `={}`
+    # lazy: only for a key set twice, a deletion or `={}`
+    from launch.checks.override_effects import override_warnings
 
     return override_warnings(overrides, data)
 

@@ -721,6 +721,17 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     quoted = message.split("'")
     name = quoted[1] if len(quoted) > 2 else ""
     text = next((o.input_line for o in parsed if name and o.key_or_group == name), None)
+    group, conditioned, option = name.partition("=")
+    if "No match in the defaults list" in message and conditioned and internals.group_exists(loader, group):
+        # `~group=option` deletes the group only while that option is chosen
+        text = next((o.input_line for o in parsed if o.is_delete() and o.key_or_group == group), f"~{name}")
+        return Problem(
+            key=group,
+            message=f"`{text}` deletes group {group} only while its option is {option}, which this config "
+            "did not choose (the option after `=` is a condition, not what to delete)",
+            source=f"override `{text}`",
+            fix=f"drop `{text}`; or `~{group}` instead, to delete it whatever is chosen",
+        )
     if "No match in the defaults list" in message and name:
         known = _groups_of(loader)
         guess = did_you_mean(name.split("@")[0], known)

@@ -105,15 +105,40 @@ def expand_points(
         return group_options(group, config_dirs)
 
     typed = _parse(overrides)
+    refused = [p for p in collapsed_overrides(overrides) if p.severity == "error"]
+    if refused:
+        raise ConfigError(refused)
     check_size(typed, options_of, MAX_POINTS if max_points is None else max_points)
     parsed = _parse([_without_glob(o, options_of) for o in typed])
     swept_keys = {o.get_key_element() for o in parsed if o.is_sweep_override()}
-    batch = split_sweep(parsed)
+    # A point holds each override it does not sweep as typed: Hydra's split writes them again from its
+    # reading (`~key` as `~key=null`), which every message and fix of the point would quote.
+    typed_as = {o.get_key_element(): o.input_line for o in parsed if not o.is_sweep_override()}
+    batch = [
+        [item if item.split("=", 1)[0] in swept_keys else typed_as[item.split("=", 1)[0]] for item in point]
+        for point in split_sweep(parsed)
+    ]
     points = []
     for index, combination in enumerate(batch):
         varying = tuple(item for item in combination if item.split("=", 1)[0] in swept_keys)
         points.append(Point(index=index, overrides=tuple(combination), varying=varying))
     return points
+
+
+def collapsed_overrides(overrides: Sequence[str]) -> list[Problem]:
+    """The overrides of a sweep's command line that no point holds, judged as a run's line is
+    (`launch.checks.override_effects`): Hydra's split keeps one override per key as typed (`seed`, `+seed`
+    and `~seed` are three), the last, so `seed=1,2 … seed=3` is one point and `+experiment=a,b …
+    +experiment=c` silently c alone; a point then sees nothing set twice."""
+    parsed = _parse(overrides)
+    same: dict[str, list[str]] = {}
+    for typed, override in zip(overrides, parsed, strict=True):
+        same.setdefault(override.get_key_element(), []).append(typed)
+    if all(len(typed) == 1 for typed in same.values()):
+        return []
+    from launch.checks.override_effects import replaced_overrides  # lazy: only for a key typed twice
+
+    return [problem for typed in same.values() if len(typed) > 1 for problem in replaced_overrides(typed)]
 
 
 def _without_glob(override: Any, options_of: OptionsOf) -> str:

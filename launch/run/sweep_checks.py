@@ -33,7 +33,7 @@ from launch.run.exit_codes import EXIT_CONFIG
 from launch.run.rundir import RunDir
 from launch.run.search import is_search
 from launch.run.steps import plan_run
-from launch.run.sweep import check_points, expand_points, print_points_table
+from launch.run.sweep import check_points, collapsed_overrides, expand_points, print_points_table
 from launch.run.sweep_evals import eval_part_problems
 
 if TYPE_CHECKING:
@@ -62,10 +62,12 @@ class CheckedPoint:
 
 
 def whole_sweep_problems(points: Sequence[CheckedPoint], overrides: Sequence[str]) -> list[Problem]:
-    """What the points of one sweep do to each other (see the module docstring)."""
+    """What the points of one sweep do to each other (see the module docstring), and the overrides of its
+    command line that no point holds (`collapsed_overrides`: a key typed twice)."""
+    collapsed = collapsed_overrides(overrides)
     if len(points) < 2:
-        return []
-    problems = _shared_dirs(points) + _same_runs(points, overrides) + _shared_run_names(points)
+        return collapsed
+    problems = collapsed + _shared_dirs(points) + _same_runs(points, overrides) + _shared_run_names(points)
     swept = [t for t, o in zip(overrides, parse_overrides(overrides), strict=True) if o.is_sweep_override()]
     problems += eval_part_problems([(p.label, p.plan) for p in points], swept, points[0].resolved.config)
     max_parallel = getattr(points[0].resolved.run.executor, "max_parallel", 1)
@@ -325,7 +327,9 @@ def validate_multirun(
         print_points_table(checks, console)
         if not all(check.ok for check in checks):
             return EXIT_CONFIG
-        problems = whole_sweep_problems([check.plan for check in checks], overrides)
+        # each point's warnings, as `t3rl run -m` and `plan -m` print them while they plan it (once each)
+        problems = list({w: None for check in checks for w in check.plan.resolved.warnings})
+        problems += whole_sweep_problems([check.plan for check in checks], overrides)
     if problems:
         render_problems(problems)
     if any(p.severity == "error" for p in problems):
