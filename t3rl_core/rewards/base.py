@@ -6,9 +6,36 @@ import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
+from annotated_types import Ge, Le
+
+from t3rl_core.fields import Domain
 from t3rl_core.finite import finite_real, shown
+
+# The largest reward, in size, that slime trains on. slime z-scores (or sums) a group's rewards as float32,
+# whose range ends at 3.4e38: a reward of 1e39, finite as a Python float, is inf there, and its group's
+# advantages NaN. Within 1e37 a group's mean and differences stay finite.
+REWARD_LIMIT = 1e37
+# The size of a reward's range bounds and of the weights of its parts (ToolRL's ranges, tau2's α and
+# weights). Past 2**24 float32, the format slime trains rewards in, cannot tell a reward from the one a
+# unit away (a check's 1 beside its 0 is lost), and an unbounded range or weight gave inf or NaN rewards
+# (ToolRL's range of ±1e308: max - min is inf; tau2's weights of 1e308: their sum is inf, the partial
+# score inf / inf). Within it every shaped reward stays far inside REWARD_LIMIT (tau2's largest: 1 + α
+# times a domain's multiplier, times a curriculum weight, under 2**73).
+REWARD_SCALE_MAX = 2.0**24
+RewardBound = Annotated[
+    float,
+    Domain("reward bound", "a finite number in [-2**24, 2**24]: an end of a reward's range"),
+    Ge(-REWARD_SCALE_MAX),
+    Le(REWARD_SCALE_MAX),
+]
+RewardWeight = Annotated[
+    float,
+    Domain("reward weight", "a weight in [0, 2**24] of a reward or of its parts"),
+    Ge(0),
+    Le(REWARD_SCALE_MAX),
+]
 
 
 @dataclass(frozen=True)
@@ -51,6 +78,11 @@ def checked(result: RewardResult, source: str = "a reward") -> RewardResult:
             f"return RewardResult(float(...)) (1.0 / 0.0) instead"
         )
     value = _finite(result.value, source)
+    if abs(value) > REWARD_LIMIT:
+        raise InvalidReward(
+            f"{source} gave {value!r}, past {REWARD_LIMIT:g} in size: slime trains on rewards as float32 "
+            "(up to 3.4e38), where its group's differences overflow to inf and its advantages are NaN"
+        )
     if not isinstance(result.metrics, Mapping):
         raise InvalidReward(f"a reward's metrics are a mapping, got {type(result.metrics).__name__}")
     metrics = {}

@@ -41,8 +41,8 @@ from pydantic import Field
 
 from t3rl_core.config import RewardConfig
 from t3rl_core.envs.tau2.config import Tau2Domain
-from t3rl_core.fields import AtMost, NonNegativeFloat, Probability
-from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
+from t3rl_core.fields import AtMost, Probability
+from t3rl_core.rewards.base import Reward, RewardInput, RewardResult, RewardWeight
 from t3rl_core.strict import StrictModel
 
 # Where the hooks store a sample's reward metrics, and where the RFT filter leaves its verdict.
@@ -60,10 +60,10 @@ class PartialWeights(StrictModel):
     # which leaves no mean and scores every episode's partial 0 (launch/checks/rules/weights.py).
     WEIGHTS_OF_A_MEAN: ClassVar[bool] = True
 
-    action: NonNegativeFloat = 0.5
-    communicate: NonNegativeFloat = 0.15
-    env_assertion: NonNegativeFloat = 0.35
-    db: NonNegativeFloat = 0.0
+    action: RewardWeight = 0.5
+    communicate: RewardWeight = 0.15
+    env_assertion: RewardWeight = 0.35
+    db: RewardWeight = 0.0
 
 
 class CurriculumWeighting(StrictModel):
@@ -74,10 +74,10 @@ class CurriculumWeighting(StrictModel):
     apply: bool = True
     min_attempts: int = Field(5, ge=1)
     solved_above: Probability = 0.75
-    solved_weight: NonNegativeFloat = 0.1
+    solved_weight: RewardWeight = 0.1
     # Success rates below this are hard; the two ranges do not overlap (solved is tested first).
     hard_below: Annotated[Probability, AtMost("solved_above")] = 0.25
-    hard_weight: NonNegativeFloat = 0.5
+    hard_weight: RewardWeight = 0.5
 
 
 class RejectionSampling(StrictModel):
@@ -100,8 +100,8 @@ class Tau2RewardConfig(RewardConfig):
     NEEDS_OUTCOME = frozenset({"domain", "task_reward", "partial_components"})
 
     name: Literal["tau2_shaped"] = "tau2_shaped"
-    alpha: NonNegativeFloat = 0.25
-    alpha_multipliers: dict[Tau2Domain, NonNegativeFloat] = Field(
+    alpha: RewardWeight = 0.25
+    alpha_multipliers: dict[Tau2Domain, RewardWeight] = Field(
         default_factory=lambda: {"retail": 0.8, "airline": 1.0, "telecom": 1.6}
     )
     partial_weights: PartialWeights = PartialWeights()

@@ -27,8 +27,8 @@ from pydantic import model_validator
 
 from t3rl_core import outside_json
 from t3rl_core.config import RewardConfig
-from t3rl_core.fields import AtMost, FiniteReal, NonNegativeInt, PositiveInt
-from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
+from t3rl_core.fields import AtMost, NonNegativeInt, PositiveInt
+from t3rl_core.rewards.base import Reward, RewardBound, RewardInput, RewardResult
 from t3rl_core.rewards.gapped import GappedPattern
 
 # The assistant turn of each chat format: text after the last header, up to the end-of-turn token.
@@ -70,11 +70,11 @@ class ToolRLRewardConfig(RewardConfig):
 
     name: Literal["toolrl"] = "toolrl"
     # Format reward range (R_fmt is max when the format matches, else min).
-    format_max: FiniteReal = 1.0
-    format_min: Annotated[FiniteReal, AtMost("format_max")] = 0.0
+    format_max: RewardBound = 1.0
+    format_min: Annotated[RewardBound, AtMost("format_max")] = 0.0
     # Correctness reward range; ToolRL's default [−3, 3].
-    correctness_max: FiniteReal = 3.0
-    correctness_min: Annotated[FiniteReal, AtMost("correctness_max")] = -3.0
+    correctness_max: RewardBound = 3.0
+    correctness_min: Annotated[RewardBound, AtMost("correctness_max")] = -3.0
     # CORRECTMAX1: correctness range [−1, 1] (leave correctness_max/min at their defaults).
     correct_max1: bool = False
     # MAX1STEP30MAX3: before step 30 the correctness range is divided by 3; from step 30 on the format
@@ -94,8 +94,8 @@ class ToolRLRewardConfig(RewardConfig):
     # SCHEDULELENGTH: L = (640 − 384)·step/105 + 384 instead of length_target_words.
     schedule_length: bool = False
     length_target_words: PositiveInt = 512
-    length_max: FiniteReal = 1.0
-    length_min: Annotated[FiniteReal, AtMost("length_max")] = 0.0
+    length_max: RewardBound = 1.0
+    length_min: Annotated[RewardBound, AtMost("length_max")] = 0.0
     # Chat format whose assistant-turn delimiters cut the prediction out of the decoded text.
     model_style: Literal["qwen", "llama"] = "qwen"
     # ToolRL's step t = RewardInput.step + step_offset: slime's first rollout is 0, ToolRL's first

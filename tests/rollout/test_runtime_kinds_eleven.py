@@ -22,7 +22,14 @@ from t3rl_core.engines.config import ReferenceEngineConfig
 from t3rl_core.engines.reference import ReferenceEngine
 from t3rl_core.eval.jsonl import record_line
 from t3rl_core.parsers.nesting import MAX_NESTING, result_nesting_problem, structure_depth
-from t3rl_core.rewards.base import InvalidReward, RewardInput, RewardResult, checked, within_bounds
+from t3rl_core.rewards.base import (
+    REWARD_LIMIT,
+    InvalidReward,
+    RewardInput,
+    RewardResult,
+    checked,
+    within_bounds,
+)
 from t3rl_core.rollout.failures import components_failure
 from t3rl_core.types import ToolCallAction, Transition
 from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, play, task
@@ -76,7 +83,7 @@ def test_a_reward_is_accepted_exactly_when_it_is_a_finite_real_number_and_no_boo
         if isinstance(value, bool | np.bool_) or not numeric:
             return False
         try:
-            return math.isfinite(value)
+            return math.isfinite(value) and abs(value) <= REWARD_LIMIT  # what float32 trains on
         except OverflowError:
             return False
 
