@@ -15,7 +15,6 @@ Each test plants its own value: values this process has masked once stay masked.
 from __future__ import annotations
 
 import json
-import secrets as random_source
 import string
 import subprocess
 from pathlib import Path
@@ -27,9 +26,11 @@ from t3rl_core.secret import mask_text
 from t3rl_core.secret_names import is_secret_name, looks_like_credential
 from t3rl_core.secret_shapes import PemLines
 from tests.support.cli_app import invoke
+from tests.support.draws import SeededDraws
 from tests.support.planted import isolate, leaks
 
 ALPHABET = string.ascii_letters + string.digits
+random_source = SeededDraws(__name__)  # the same values every run: tests/support/draws.py
 
 
 def planted() -> str:

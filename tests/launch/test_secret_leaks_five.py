@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import secrets as random_source
 import string
 import sys
 from pathlib import Path
@@ -30,9 +29,11 @@ from launch.run.pipeline import run_pipeline
 from launch.run.rundir import RunDir
 from t3rl_core.secret import mask_text
 from tests.support.cli_app import invoke
+from tests.support.draws import SeededDraws
 from tests.support.no_slime import cli_workdir
 
 ALPHABET = string.ascii_letters + string.digits
+random_source = SeededDraws(__name__)  # the same values every run: tests/support/draws.py
 
 
 def planted(prefix: str = "") -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import secrets as random_source
 import string
 from pathlib import Path
 from typing import Any
@@ -28,9 +27,11 @@ from launch.config.misspelt_secrets import spelt_like_secret
 from launch.config.secrets import scrub_text
 from t3rl_core.secret import mask_text
 from t3rl_core.secret_shapes import credentials_in
+from tests.support.draws import SeededDraws
 from tests.support.no_slime import cli_workdir
 
 ALPHABET = string.ascii_letters + string.digits
+random_source = SeededDraws(__name__)  # the same values every run: tests/support/draws.py
 
 
 def planted() -> str:

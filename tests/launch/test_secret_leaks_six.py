@@ -10,7 +10,6 @@ Each test plants its own value: values this process has masked once stay masked.
 
 from __future__ import annotations
 
-import secrets as random_source
 import string
 from pathlib import Path
 
@@ -18,9 +17,11 @@ import pytest
 
 from t3rl_core.secret_names import looks_like_credential
 from tests.support.cli_app import invoke
+from tests.support.draws import SeededDraws
 from tests.support.planted import isolate, leaks
 
 ALPHABET = string.ascii_letters + string.digits
+random_source = SeededDraws(__name__)  # the same values every run: tests/support/draws.py
 
 
 def planted() -> str:

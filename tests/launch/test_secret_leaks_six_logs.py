@@ -11,9 +11,10 @@ is reported with the last lines of its log: a key whose BEGIN line is above them
 
 from __future__ import annotations
 
+import base64
 import io
 import os
-import secrets
+import random
 import subprocess
 import sys
 import textwrap
@@ -33,12 +34,15 @@ from t3rl_core.services import ServiceSpec, start
 from tests.support.tiny_stack import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-BODY = [secrets.token_urlsafe(48).replace("-", "+").replace("_", "/") for _ in range(4)]
+# The same key and token every run (tests/support/draws.py): drawn anew each run, a key whose look
+# some rule misread would fail one run in many, for no change.
+_DRAWS = random.Random(__name__)
+BODY = [base64.b64encode(_DRAWS.randbytes(48)).decode() for _ in range(4)]
 PEM = "-----BEGIN RSA PRIVATE KEY-----\n" + "".join(f"{line}\n" for line in BODY)
 PEM += "-----END RSA PRIVATE KEY-----\n"
-TOKEN = "hf_" + secrets.token_hex(17)
+TOKEN = "hf_" + _DRAWS.randbytes(17).hex()
 # A key longer than the 20 lines an error quotes of a server's log: its BEGIN line is not among them.
-LONG_BODY = [secrets.token_urlsafe(48) for _ in range(30)]
+LONG_BODY = [base64.urlsafe_b64encode(_DRAWS.randbytes(48)).decode() for _ in range(30)]
 LONG_PEM = "-----BEGIN PRIVATE KEY-----\n" + "".join(f"{line}\n" for line in LONG_BODY)
 LONG_PEM += "-----END PRIVATE KEY-----\n"
 JOB_LOG = f"step 1\n{PEM}loaded HF_TOKEN={TOKEN} from the cluster\nlast line without an end"
@@ -180,7 +184,7 @@ def test_a_service_that_did_not_start_quotes_its_log_with_a_private_key_masked(t
 def test_a_plugin_that_dies_printing_a_private_key_is_reported_without_it(tmp_path):
     """The import probe (pre-flight's and each run's) reports a probe that printed no verdict by its
     stderr's last line: before, the key's last line of body, as it was."""
-    module = f"leaky_plugin_{secrets.token_hex(4)}"
+    module = f"leaky_plugin_{_DRAWS.randbytes(4).hex()}"
     cut_short = LONG_PEM.partition("-----END")[0]
     (tmp_path / f"{module}.py").write_text(
         f"import os, sys\nsys.stderr.write({cut_short!r})\nsys.stderr.flush()\nos._exit(1)\n"

@@ -12,7 +12,6 @@ packages), a token in a note, a URL's `?token=`, a credential variable's value w
 from __future__ import annotations
 
 import io
-import secrets as random_source
 import string
 import uuid
 from collections.abc import Iterator
@@ -31,12 +30,22 @@ from t3rl_core.sandbox.config import LocalSandboxConfig
 from t3rl_core.sandbox.local import cell_env
 from t3rl_core.secret_env import without_credentials
 from tests.sandbox.test_sandbox_redteam import Pool, fallback, planted  # noqa: F401 - planted: a fixture
+from tests.support.draws import SeededDraws
 
 ALPHABET = string.ascii_letters + string.digits
+random_source = SeededDraws(__name__)
+# Values per test: each must be refused or dropped in every form `holding` gives it.
+DRAWS = 50
 
 
 def random_value() -> str:
-    return "".join(random_source.choice(ALPHABET) for _ in range(24))
+    """24 random letters and digits, a letter and a digit among them: text that assigns a value to a
+    credential's name (`api_key=V`) makes it one from 8 such characters (docs/how-to/secrets.md); one
+    draw in 70 holds no digit, and `api_key=<24 letters>` in a note is left as prose."""
+    while True:
+        value = "".join(random_source.choice(ALPHABET) for _ in range(24))
+        if any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
+            return value
 
 
 def holding(value: str) -> dict[str, str]:
@@ -53,36 +62,41 @@ def holding(value: str) -> dict[str, str]:
 @pytest.mark.parametrize("name", list(holding("x")))
 def test_a_credential_inside_a_set_variable_is_refused(name: str) -> None:
     """`env: {HTTPS_PROXY: http://build:<password>@proxy…}`: validated, and copied into every cell."""
-    value = random_value()
-    with pytest.raises(ValidationError, match=f"{name}: a sandbox cell") as caught:
-        LocalSandboxConfig(env={name: holding(value)[name]})
-    assert value not in str(caught.value)
+    for _ in range(DRAWS):
+        value = random_value()
+        with pytest.raises(ValidationError, match=f"{name}: a sandbox cell") as caught:
+            LocalSandboxConfig(env={name: holding(value)[name]})
+        assert value not in str(caught.value)
 
 
 def test_an_allow_listed_variable_holding_a_credential_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     """`env_allowlist: [HTTPS_PROXY, PIP_INDEX_URL, …]`: the values came from t3rl's own environment and
     passed whole into every cell; so did a plain variable holding a credential variable's value with
     text around it (`NOTE: "key ${oc.env:MY_API_KEY} here"`)."""
-    value, key = random_value(), random_value()
-    variables = {**holding(value), "WRAPPED": f"prefix-{key}-suffix"}
-    for name, text in variables.items():
-        monkeypatch.setenv(name, text)
-    monkeypatch.setenv("T3RL_TEST_API_KEY", key)
     monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
-    monkeypatch.setenv("PATH", f"/opt/ghp_{value}{value}/bin:/usr/bin")
-    env = cell_env(LocalSandboxConfig(env_allowlist=[*variables, "NO_PROXY", "LANG", "PATH"]))
-    assert not set(variables) & set(env), env
-    assert env["NO_PROXY"] == "localhost,127.0.0.1" and env["OMP_NUM_THREADS"] == "1"
-    assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin"  # the default, not none
-    assert all(value not in text and key not in text for text in env.values())
+    for _ in range(DRAWS):
+        value, key = random_value(), random_value()
+        variables = {**holding(value), "WRAPPED": f"prefix-{key}-suffix"}
+        for name, text in variables.items():
+            monkeypatch.setenv(name, text)
+        monkeypatch.setenv("T3RL_TEST_API_KEY", key)
+        monkeypatch.setenv("PATH", f"/opt/ghp_{value}{value}/bin:/usr/bin")
+        env = cell_env(LocalSandboxConfig(env_allowlist=[*variables, "NO_PROXY", "LANG", "PATH"]))
+        assert not set(variables) & set(env), env
+        assert env["NO_PROXY"] == "localhost,127.0.0.1" and env["OMP_NUM_THREADS"] == "1"
+        assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin"  # the default, not none
+        assert all(value not in text and key not in text for text in env.values())
 
 
 def test_a_command_services_environment_loses_a_proxys_password() -> None:
     """The same rule for an environment's server (`services.<name>`, kind `command`), which runs what the
     model asks: `HTTPS_PROXY` with its password was inherited."""
-    value = random_value()
-    env = without_credentials({**holding(value), "HOME": "/home/u", "URL": "https://example.com/a?page=2"})
-    assert env == {"HOME": "/home/u", "URL": "https://example.com/a?page=2"}
+    for _ in range(DRAWS):
+        value = random_value()
+        env = without_credentials(
+            {**holding(value), "HOME": "/home/u", "URL": "https://example.com/a?page=2"}
+        )
+        assert env == {"HOME": "/home/u", "URL": "https://example.com/a?page=2"}, value
 
 
 def test_plain_variables_stay() -> None:
