@@ -24,11 +24,15 @@ from typing import Any
 
 from t3rl_core.chat.scalar_text import scalar_text
 from t3rl_core.engines.base import FinishReason, Generation
+from t3rl_core.finite import finite_real, shown
+
+# The largest count kept: slime sums them per sample into int64 tensors and logs; 10**400 is no count.
+_MAX_COUNT = 2**63 - 1
 
 
 def _count(value: Any) -> int | None:
-    """A count of tokens or steps: a JSON integer, never negative (True is no count)."""
-    return value if type(value) is int and value >= 0 else None
+    """A count of tokens or steps: a JSON integer, never negative nor past int64 (True is no count)."""
+    return value if type(value) is int and 0 <= value <= _MAX_COUNT else None
 
 
 def _version(value: Any) -> str | None:
@@ -131,7 +135,11 @@ def _log_probs(values: Any) -> list[float]:
     bad = [lp for lp in items if isinstance(lp, bool) or not isinstance(lp, Real)][:5]
     if bad:
         raise BadGeneration(f"log-probs that are no real number: {_shown(bad)}")
-    return [float(lp) for lp in items]
+    try:
+        return [float(lp) for lp in items]
+    except OverflowError:  # an int past a float's range: no log-prob, and the engine's answer, not t3rl's
+        huge = [lp for lp in items if not finite_real(lp)][:5]
+        raise BadGeneration(f"log-probs that are no finite number: {_shown(huge)}") from None
 
 
 def _finish_reason(value: Any) -> FinishReason:
@@ -154,4 +162,5 @@ def _flag(value: Any) -> bool:
 
 
 def _shown(values: list[Any]) -> str:
-    return ", ".join(f"{value!r} ({type(value).__name__})" for value in values)
+    # finite.shown: the repr of an int of 5,000 digits raises ValueError, of a list nested deep RecursionError
+    return ", ".join(f"{shown(value, 40)} ({type(value).__name__})" for value in values)

@@ -16,7 +16,7 @@ import time
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from t3rl_core import outside_json
+from t3rl_core import finite, outside_json
 from t3rl_core.backoff import backoff_delay
 from t3rl_core.engines.answers import FINISH_REASONS, call_meta
 from t3rl_core.engines.base import Engine, EngineUnavailable, Generation, GenerationContext, SamplingParams
@@ -104,7 +104,11 @@ def parse_generation(body: bytes) -> Generation:
     if not all(type(lp) is float or type(lp) is int for lp in log_probs):
         wrong = [lp for lp in log_probs if type(lp) is not float and type(lp) is not int][:5]
         raise BadResponse(f"output_token_logprobs holds log-probs that are no JSON number: {wrong!r}")
-    log_probs = [float(lp) for lp in log_probs]
+    try:
+        log_probs = [float(lp) for lp in log_probs]
+    except OverflowError:  # a JSON integer past a float's range (1 followed by 400 digits): the server's
+        huge = [finite.shown(lp, 40) for lp in log_probs if not finite.finite_real(lp)][:5]
+        raise BadResponse(f"non-finite output_token_logprobs: {huge}") from None
     # SGLang answers the tokens twice, as output_ids and with their log-probs: the two must be the same
     # tokens. Its speculative decoding has answered log-probs past the returned tokens (accepted drafts
     # beyond a stop), and a proxy may cut one list: the episode would train on tokens, or with log-probs,
