@@ -298,10 +298,32 @@ def _no_nul(what: str) -> Callable[[str], str]:
 
 
 _trimmed_path = _trimmed("a path")
+# Bytes of one name and of a whole path the kernel takes (Linux's NAME_MAX, and PATH_MAX with its NUL): a
+# longer value names no file anywhere, and probing it (os.stat) raised ENAMETOOLONG out of the pre-flight.
+_NAME_MAX, _PATH_MAX = 255, 4095
+
+
+def _fits_file_systems(what: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        size = len(value.encode())
+        if size > _PATH_MAX:
+            raise ValueError(f"{what} of {size} bytes: no file system takes a path longer than {_PATH_MAX}")
+        name = max(value.split("/"), key=lambda part: len(part.encode()))
+        if len(name.encode()) > _NAME_MAX:
+            raise ValueError(
+                f"{what} with a name of {len(name.encode())} bytes ({name[:24]}…): no file system takes a "
+                f"name longer than {_NAME_MAX}"
+            )
+        return value
+
+    return check
+
+
+_path_fits = _fits_file_systems("a path")
 
 
 def _path(value: str) -> str:
-    return _trimmed_path(_no_nul("a path")(value))
+    return _path_fits(_trimmed_path(_no_nul("a path")(value)))
 
 
 def _absolute(value: str) -> str:
@@ -564,10 +586,12 @@ ModelDir = _kind("model dir", "a local HF model directory: config.json, tokenize
 # A model or tokenizer: a local HF directory, or a hub id where the hub is reachable.
 ModelRef = _kind("model reference", "a local HF model directory, or a hub id org/name", _path)
 # Chat templates: a shipped name, a .jinja file, a plugin's import path or an entry-point name.
+_template_fits = _fits_file_systems("a chat template")
+_trimmed_template = _trimmed("a chat template")
 TemplateRef = _kind(
     "chat template",
     "a shipped template name, a .jinja file, or a template plugin",
-    _trimmed("a chat template"),
+    lambda value: _template_fits(_trimmed_template(value)),
 )
 ChatTag = _kind(
     "chat tag", "a control token or tag of a chat format (e.g. <tool_call>)", _trimmed("a chat tag")

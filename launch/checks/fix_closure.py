@@ -71,3 +71,40 @@ def _tried(refusals: Refusals, overrides: list[str], config_dirs: Sequence[str])
         return refusals(overrides, config_dirs)
     finally:
         _TRYING.reset(token)
+
+
+# "set <key>=<value>" alone: a fix that assigns one value and says nothing else (a name made safe, a URL
+# without the path its client appends).
+_ONE_SET = re.compile(r"set (?P<key>[A-Za-z_][\w.]*)=(?P<value>'(?:[^'\\]|\\.)*'|\S+)")
+
+
+def tried_trims(
+    problems: list[Problem], overrides: Sequence[str], config_dirs: Sequence[str], refusals: Refusals
+) -> list[Problem]:
+    """A fix that trims what was typed comes before the key's value without the override
+    (launch.checks.undo.trims_first); tried as the user would apply it, it goes after that value when the
+    line it makes is refused where the line typed was not: a split or stage name made safe (`'--x'` → `x`,
+    `'../x'` → `x`) names no split or stage the rest of the config knows."""
+    if _TRYING.get():
+        return problems
+    known = {(p.key, p.message) for p in problems}
+    return [_tried_trim(p, overrides, config_dirs, refusals, known) for p in problems]
+
+
+def _tried_trim(
+    problem: Problem,
+    overrides: Sequence[str],
+    config_dirs: Sequence[str],
+    refusals: Refusals,
+    known: set[tuple[str, str]],
+) -> Problem:
+    first, _, rest = problem.fix.partition("; or ")
+    found = _ONE_SET.fullmatch(first)
+    typed = problem.source.removeprefix("override `").removesuffix("`")
+    if found is None or not rest or typed not in overrides:
+        return problem
+    plus = "+" if typed.startswith("+") else ""
+    trial = [*(o for o in overrides if o != typed), f"{plus}{found['key']}={found['value']}"]
+    if any((e.key, e.message) not in known for e in _tried(refusals, trial, config_dirs)):
+        return problem.replace(fix=f"{rest}; or {first}")
+    return problem

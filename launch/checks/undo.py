@@ -43,6 +43,13 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
     key = text.split("=", 1)[0].lstrip("+~")
     if problem.key != key and not problem.key.startswith(key + "."):
         return _section_undone(problem, overrides, config_dirs)
+    if _item_not_undone(problem.key, key, text, overrides, config_dirs):
+        # a fixed-length list typed short (`env.data.think_tags=[x]`: its item 1 is missing), an item of a
+        # list empty without the override (`env.sandbox.require=[x]`): Hydra cannot set an item the list
+        # lacks, so the undo is the whole list
+        item, own = problem.key.rpartition(".")[2], problem.fix
+        own = "" if f"{problem.key}=" in own else own  # setting the item is what Hydra cannot do
+        problem = problem.replace(key=key, message=f"item {item}: {problem.message}", fix=own)
     before = _value_without(text, overrides, config_dirs, problem.key)
     written = text.split("=", 1)[1] if "=" in text else None
     if before is _SECTION and problem.key == key and not _assigns(problem.fix):
@@ -52,7 +59,7 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
         return problem.replace(fix=fix if generic else f"{fix}; or {problem.fix}")
     if before in (_MISSING, _SECTION) or written is None or _text(before) == written:
         return problem
-    undo = f"set {problem.key}={_text(before)} (its value without `{text}`)"
+    undo = f"set {problem.key}={_text(before)} {_WITHOUT}{text}`)"
     if _holds_sections(before):
         undo = f"drop `{text}` ({problem.key} holds {len(before)} section(s) without it)"
     elif problem.key != key and written.startswith("{"):
@@ -88,7 +95,7 @@ def _section_undone(problem: Problem, overrides: Sequence[str], config_dirs: Seq
     undo = (
         f"drop `{text}`"
         if before in (_MISSING, _SECTION)
-        else f"set {key}={_text(before)} (its value without `{text}`)"
+        else f"set {key}={_text(before)} {_WITHOUT}{text}`)"
     )
     return problem.replace(
         source=f"override `{text}`", fix=f"{undo}; or {problem.fix}" if problem.fix else undo
@@ -120,6 +127,19 @@ def _value_without(text: str, overrides: Sequence[str], config_dirs: Sequence[st
     return _SECTION if isinstance(data, dict) else data
 
 
+def _item_not_undone(
+    problem_key: str, key: str, text: str, overrides: Sequence[str], config_dirs: Sequence[str]
+) -> bool:
+    """Whether `problem_key` is an item `key.<n>` of a list no override can set alone: past the end of the
+    list typed (a pair typed short), or of the list without the override (an item of a list empty there)."""
+    index = problem_key.removeprefix(key + ".")
+    if index == problem_key or not index.isdigit():
+        return False
+    typed = _value_without("", overrides, config_dirs, key)  # no override is "": the line as typed
+    before = _value_without(text, overrides, config_dirs, key)
+    return any(isinstance(v, list) and int(index) >= len(v) for v in (typed, before))
+
+
 def _holds_sections(value: Any) -> bool:
     """A list of mappings (`eval.published.results`): no override writes it back in one line that reads
     the same (`_text` would quote each mapping as text), so undoing is dropping what replaced it."""
@@ -137,6 +157,16 @@ def _text(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ",".join(_text(v) for v in value) + "]"
     return quoted(str(value))
+
+
+def trims_first(problem: Problem) -> bool:
+    """Whether the problem's first fix is a trim of what was typed with the key's value without the
+    override after it (launch.checks.fix_closure.tried_trims tries the trim)."""
+    first, _, rest = problem.fix.partition("; or ")
+    return first.startswith("set ") and " (" not in first and _WITHOUT in rest
+
+
+_WITHOUT = "(its value without `"
 
 
 def _trims(fix: str, written: str) -> bool:

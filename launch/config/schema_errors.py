@@ -206,7 +206,15 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         fix = f"set {key}={default} ({fix.removeprefix('set ') if fix else why})"
     message = f"{item['msg']} (got {item.get('input')!r})"
     values = item.get("input")
-    if isinstance(values, list) and values and source.startswith("override `") and not list_item:
+    # a list of the wrong length for a fixed-length one (`think_tags=[a,b,c]`) is no value typed as a list
+    sized = item["type"] in ("too_long", "too_short")
+    if (
+        isinstance(values, list)
+        and values
+        and source.startswith("override `")
+        and not list_item
+        and not sized
+    ):
         # a list typed for one value: maybe a sweep, one run per value (`-m seed=1,2`)
         sweep = f"{key}={','.join(_override_text(v) for v in values)}"
         message += f": {key} takes one value; a run per value is a sweep (`t3rl run -m … {sweep}`)"

@@ -127,6 +127,11 @@ def _argv_problem(issue: ArgvIssue, key: str, source: str, extra: Sequence[str],
     if extra_key and any(f == flag for _, f, _ in argv_flags(extra)):
         rest = without_flag(extra, flag)
         return Problem(key=extra_key, message=message, source="", fix=f"set {list_override(extra_key, rest)}")
+    if extra_key and not is_flag(issue.token) and issue.token in extra:
+        # a value of the pass-through flags that no flag takes (`['']`, a line of text): the key typed it
+        rest = list(extra)
+        rest.remove(issue.token)
+        return Problem(key=extra_key, message=message, source="", fix=f"set {list_override(extra_key, rest)}")
     return Problem(
         key=key,
         message=message,
