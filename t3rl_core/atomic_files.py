@@ -5,6 +5,7 @@ resumable record) and the launcher (`launch.files`)."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -16,6 +17,7 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
     power loss (state files); files that are rewritten on every invocation skip that cost.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as handle:
@@ -23,6 +25,7 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as error:
         Path(tmp).unlink(missing_ok=True)
@@ -39,3 +42,29 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def file_mode(path: Path) -> int:
+    """The permission bits `path` is written with: its own when it exists (as writing it in place keeps
+    them), else a new file's under this process's umask. mkstemp's temporary file is 0600, which its
+    rename made the mode of every record: a run dir on shared storage could not be read, copied or
+    resumed by anyone else (its logs, data and checkpoints could)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~umask()
+
+
+def umask() -> int:
+    """This process's umask, read without changing it (os.umask sets it to learn it: a thread creating a
+    file meanwhile would get the wrong mode); set-and-restore only where /proc does not say."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

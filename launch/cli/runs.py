@@ -55,6 +55,7 @@ from launch.run.record_files import (
     read_json,
     read_sweep,
     read_yaml,
+    stage_record,
 )
 from t3rl_core import outside_json
 
@@ -127,7 +128,8 @@ def load_run(path: Path) -> RunView:
         state = read_json(state_file, dict)
         records = mapping_of_mappings(state_file, state, "stages")
         pipeline = dict(state["pipeline"]) if isinstance(state.get("pipeline"), dict) else None
-        for record in records.values():  # digests keyed below the dir the state was written in
+        for name, record in records.items():  # digests keyed below the dir the state was written in
+            stage_record(state_file, name, record)
             if isinstance(record.get("outputs"), dict):
                 record["outputs"] = rerooted(record["outputs"], state.get("run_dir"), path.resolve())
     active = is_locked(path / ".lock")

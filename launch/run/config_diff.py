@@ -1,4 +1,4 @@
-"""Differences between two config.yaml texts, one line per changed key (for `t3rl plan --run-dir`)."""
+"""Differences between two configs, one line per changed key (for `t3rl plan|run --run-dir`)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,17 @@ from typing import Any
 
 import yaml
 
-from t3rl_core.yaml_text import safe_load
-
 _MISSING = object()
 
 
 def config_changes(
-    old_yaml: str, new_yaml: str, limit: int = 40, where: Callable[[str], str] | None = None
+    old_config: Any, new_config: Any, limit: int = 40, where: Callable[[str], str] | None = None
 ) -> list[str]:
     """`key: old → new` per leaf that differs (`+ key: v` added, `- key: v` removed), at most `limit`;
-    each followed by `  (set in: …)` when `where(key)` names the file or override that set it now."""
-    old, new = flatten(safe_load(old_yaml) or {}), flatten(safe_load(new_yaml) or {})
+    each followed by `  (set in: …)` when `where(key)` names the file or override that set it now. The
+    configs as read from config.yaml (the record's through `record_files.read_yaml`: a file damaged
+    into nesting too deep to walk is refused there)."""
+    old, new = flatten(old_config or {}), flatten(new_config or {})
     lines = []
     for key in sorted(old.keys() | new.keys()):
         before, after = old.get(key, _MISSING), new.get(key, _MISSING)

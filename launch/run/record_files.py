@@ -19,7 +19,12 @@ _SHAPES = {dict: "a mapping", list: "a list"}
 
 
 class RunDirError(Exception):
-    """A run directory or one of its files cannot be used as it is."""
+    """A run directory or one of its files cannot be used as it is; `reason`, for a damaged file, is
+    what is wrong with it in a few words."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def not_a_run_dir(path: Path) -> str | None:
@@ -106,16 +111,49 @@ def read_json(path: Path, shape: type = object, advice: str = "") -> Any:
 
 def read_yaml(path: Path, shape: type = object) -> Any:
     """The YAML in `path` (empty: None, or an empty `shape`), which must be a `shape`."""
-    text = _text(path)
+    data = yaml_data(_text(path), path)
+    if data is None and shape is not object:
+        return shape()
+    return _shaped(path, data, shape)
+
+
+def yaml_data(text: str, path: Path) -> Any:
+    """The YAML `text` of the record file `path`: not valid YAML, or nested deeper than
+    `outside_json.MAX_DEPTH` (a file damaged into `[[[…`: PyYAML's reader, a dump of it and every walk
+    of it recurse once a level, and raised RecursionError out of a resume, `t3rl plan --run-dir` and
+    `t3rl runs diff`), is a `RunDirError` naming it."""
     try:
         data = safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise RunDirError(f"{path} is corrupt (not valid YAML{where}). {_HAND_EDITED}") from err
-    if data is None and shape is not object:
-        return shape()
-    return _shaped(path, data, shape)
+        reason = f"not valid YAML{where}"
+        raise RunDirError(f"{path} is corrupt ({reason}). {_HAND_EDITED}", reason) from err
+    except RecursionError:
+        data = _TOO_DEEP
+    if data is _TOO_DEEP or _nests_deeper(data, outside_json.MAX_DEPTH):
+        reason = f"nested more than {outside_json.MAX_DEPTH} levels deep"
+        raise RunDirError(f"{path} is corrupt ({reason}). {_HAND_EDITED}", reason)
+    return data
+
+
+_TOO_DEEP = object()
+
+
+def _nests_deeper(data: Any, limit: int) -> bool:
+    """Whether lists and mappings in `data` nest more than `limit` levels, found without recursion (a
+    node met again, a YAML alias, is walked once)."""
+    level, seen = [data], set()
+    for _ in range(limit):
+        inner: list[Any] = []
+        for node in level:
+            if isinstance(node, dict | list) and id(node) not in seen:
+                seen.add(id(node))
+                inner.extend(node.values() if isinstance(node, dict) else node)
+        if not inner:
+            return False
+        level = inner
+    return any(isinstance(node, dict | list) for node in level)
 
 
 def read_sweep(sweep_dir: Path) -> dict[str, Any]:
@@ -146,6 +184,67 @@ def moved_below(path: str, was: object, root: str) -> str:
     return root + path[len(was) :] if path == was or path.startswith(was + "/") else path
 
 
+# What each field of a stage's record in state.json holds (launch.run.rundir.StageRecord, written by
+# t3rl): one of another type (a file edited by hand, damaged) is named here with its file and stage,
+# by the resume and `t3rl runs show` alike; read on, `"outputs": null` ended both in a traceback.
+STAGE_STATUSES = ("running", "succeeded", "failed", "stopped", "skipped")
+_NONE = type(None)
+STAGE_FIELDS: dict[str, tuple[type, ...]] = {
+    "status": (str,),
+    "fingerprint": (str,),
+    "run_id": (str,),
+    "upstream": (dict,),  # stage → the run id it read (text)
+    "attempts": (int,),
+    "started_at": (str, _NONE),
+    "finished_at": (str, _NONE),
+    "returncode": (int, _NONE),
+    "message": (str,),
+    "handle": (dict,),
+    "outputs": (dict,),  # path → digest (text), or null for an output that was missing
+    "code": (dict, _NONE),
+}
+_TEXT_VALUED = ("upstream", "outputs")
+_KINDS = {str: "text", int: "a whole number", dict: "a mapping", _NONE: "null"}
+
+
+def stage_record(path: Path, name: str, record: Any) -> Any:
+    """`record`, the record of stage `name` in the state file `path`, when each field t3rl writes holds
+    what t3rl writes there (fields it does not know are left to the reader); else a `RunDirError`."""
+    if not isinstance(record, dict):
+        problem = f"is {_SHAPES.get(type(record), f'a {type(record).__name__}')}, not a mapping"
+    else:
+        problem = next(filter(None, (_field_problem(k, v) for k, v in record.items())), None)
+    if problem is None:
+        return record
+    raise RunDirError(
+        f"{path}: the record of stage '{name}' {problem}. {_HAND_EDITED} Deleting the file makes the next "
+        "run start every stage over."
+    )
+
+
+def _field_problem(field: str, value: Any) -> str | None:
+    kinds = STAGE_FIELDS.get(field)
+    if kinds is None:
+        return None
+    # bool is an int to isinstance: `"attempts": true` is no count.
+    fits = isinstance(value, kinds) and not isinstance(value, bool)
+    if fits and field == "status" and value not in STAGE_STATUSES:
+        return f"has status {value!r}, not one t3rl writes ({', '.join(STAGE_STATUSES)})"
+    if fits and field in _TEXT_VALUED:
+        fits = all(isinstance(v, str | _NONE) for v in value.values())
+        if not fits:
+            return f"holds `{field}` values that are not text"
+    if fits:
+        return None
+    wanted = " or ".join(_KINDS[kind] for kind in kinds)
+    return f"holds `{field}`: {_shown(value)}, where t3rl writes {wanted}"
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "…"
+
+
 def mapping_of_mappings(path: Path, data: Any, key: str) -> dict[str, dict[str, Any]]:
     """`data[key]` as t3rl writes it: names to mappings (absent: empty)."""
     value = data.get(key) or {}
@@ -158,7 +257,8 @@ def _text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
-        raise RunDirError(f"{path} is corrupt (not UTF-8 text: byte {err.start}). {_HAND_EDITED}") from err
+        reason = f"not UTF-8 text: byte {err.start}"
+        raise RunDirError(f"{path} is corrupt ({reason}). {_HAND_EDITED}", reason) from err
     except OSError as err:
         raise RunDirError(f"cannot read {path}: {err.strerror or err}") from err
 

@@ -40,7 +40,7 @@ import yaml
 from launch.config.secrets import mask_overrides, scrub_obj, scrub_text
 from launch.files import atomic_write_json, atomic_write_text
 from launch.run.output_digest import rerooted
-from launch.run.record_files import RunDirError, read_json
+from launch.run.record_files import RunDirError, read_json, read_yaml, stage_record
 from t3rl_core.installed import package_versions
 from t3rl_core.yaml_text import safe_load
 
@@ -114,7 +114,7 @@ class StageRecord:
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any], path: Path) -> StageRecord:
         try:
-            return cls(**data)
+            return cls(**stage_record(path, name, data))
         except TypeError as err:
             raise RunDirError(f"{path}: the record of stage '{name}' is malformed ({err})") from err
 
@@ -285,10 +285,9 @@ class RunDir:
         path = self.path / "overrides.yaml"
         if not path.exists():
             raise RunDirError(f"{self.path} has no overrides.yaml: not a t3rl run directory")
-        try:
-            data = safe_load(path.read_text())
-        except yaml.YAMLError as err:
-            raise RunDirError(f"{path} is corrupt: {err}") from err
+        # Empty is no list: t3rl writes `[]` for none, and a resume without the run's overrides would
+        # compose another config.
+        data = read_yaml(path)
         if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
             raise RunDirError(f"{path} should be a list of override strings")
         return data
@@ -312,10 +311,7 @@ class RunDir:
         """One entry per `t3rl run` of this dir: attempt, time, the overrides given, the ones in force."""
         if not self.history_file.exists():
             return []
-        try:
-            data = safe_load(self.history_file.read_text())
-        except yaml.YAMLError as err:
-            raise RunDirError(f"{self.history_file} is corrupt: {err}") from err
+        data = read_yaml(self.history_file)
         if not isinstance(data, list):
             raise RunDirError(f"{self.history_file} should be a list of attempts")
         return data

@@ -9,8 +9,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from launch.checks.resolve import resolve
 from launch.checks.rules.local_dirs import unwritable
 from launch.config.errors import ConfigError
@@ -23,7 +21,7 @@ from launch.plan.build import PlanContext, build_plan
 from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview
 from launch.run.published_view import show_published
-from launch.run.record_files import run_dir_hint
+from launch.run.record_files import read_yaml, run_dir_hint
 from launch.run.reporter import RichReporter
 from launch.run.rundir import RunDir, RunDirError, code_state, older_code, stamp_now
 from launch.run.steps import (
@@ -37,6 +35,7 @@ from launch.run.steps import (
     write_run_dir,
 )
 from t3rl_core.installed import package_versions
+from t3rl_core.yaml_text import safe_load
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -271,12 +270,14 @@ def _show_config_changes(
     recorded = existing.path / "config.yaml"
     try:
         changes = config_changes(
-            recorded.read_text(errors="replace"),
-            config_yaml(resolved),
+            read_yaml(recorded),
+            safe_load(config_yaml(resolved)),
             where=lambda key: source_of(resolved.provenance.source, key),
         )
-    except yaml.YAMLError:  # damaged by hand: a resume keeps it under superseded/, as any changed config
-        changes = [f"{recorded} is not valid YAML: a resume keeps it under superseded/ and records this one"]
+    except RunDirError as err:  # damaged: a resume keeps it under superseded/, as any changed config
+        changes = [
+            f"{recorded} is corrupt ({err.reason}): a resume keeps it under superseded/ and records this one"
+        ]
     if changes:
         kept = " (the run's previous config.yaml is kept under superseded/)" if resumed else ""
         console.print(f"config changes against the run's record ({len(changes)}){kept}:", soft_wrap=True)

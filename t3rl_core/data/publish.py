@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from t3rl_core.atomic_files import umask
+
 # A prepare_data stage's shell builds the shared copy in `mktemp -d "<dir>.tmp.XXXXXX"` and renames it
 # to <dir> once whole (launch.plan.builders.prepare): a preparation into such a dir names <dir>, the
 # only one left once the stage ends.
@@ -69,7 +71,7 @@ def _publish(staging: Path, out: Path, manifest: str) -> None:
     if _empty_or_absent(out):
         # One rename: the dir appears whole. It gets the mode `out` has (a shared cache dir made
         # readable to all) or a fresh directory would get.
-        staging.chmod(stat.S_IMODE(out.stat().st_mode) if out.is_dir() else 0o777 & ~_umask())
+        staging.chmod(stat.S_IMODE(out.stat().st_mode) if out.is_dir() else 0o777 & ~umask())
         try:
             os.replace(staging, out)
             return
@@ -90,9 +92,3 @@ def _empty_or_absent(out: Path) -> bool:
     if not out.exists() and not out.is_symlink():
         return True
     return out.is_dir() and not out.is_symlink() and next(out.iterdir(), None) is None
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
