@@ -291,8 +291,10 @@ class KlInRewardConfig(StrictModel):
     coef × KL(π‖π_ref) before GRPO's group z-score (t3rl_core.hooks.advantage)."""
 
     # β, the fixed KL coefficient (veRL algorithm.kl_ctrl.kl_coef, default 0.001); > 0 (null the
-    # section for none).
-    coef: float = Field(0.001, gt=0)
+    # section for none). At most 2**24, the largest reward range or weight a reward declares
+    # (rewards.base.REWARD_SCALE_MAX): past it a KL of one nat outweighs any reward, and β=1e308 made a
+    # response's score -inf (β times its KL sum) and its group's advantages NaN.
+    coef: float = Field(0.001, gt=0, le=2**24)
     # veRL's kl_penalty estimator of log π − log π_ref = d: kl = d, abs = |d|, mse = d²/2.
     type: Literal["kl", "abs", "mse"] = "kl"
 

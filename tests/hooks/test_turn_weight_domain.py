@@ -1,19 +1,25 @@
 """λ (`algorithm.turn_outcome_weight`, the runtime's `turn_credit.outcome_weight`) has a declared domain,
 [0, 2**24], and every value of it gives finite advantages whatever the rewards: unbounded, λ=1e308 was
-accepted and made each rewarded turn's advantages infinite (float32 of 1e308 · Â^O)."""
+accepted and made each rewarded turn's advantages infinite (float32 of 1e308 · Â^O). The KL-in-reward
+GRPO's β (`algorithm.kl_in_reward.coef`) likewise: β=1e308 times a response's KL sum was -inf, and its
+group's advantages NaN."""
 
 from __future__ import annotations
 
 import math
+import sys
 from types import SimpleNamespace
 
 import pytest
+from annotated_types import Le
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from t3rl_core.config import KlInRewardConfig
 from t3rl_core.credit import OUTCOME_WEIGHT_MAX, TurnCreditConfig
 from t3rl_core.fields import FLOAT32_TINY
+from t3rl_core.rewards.base import REWARD_LIMIT, REWARD_SCALE_MAX
 from tests.support.refusals import errors, fixed
 from tests.support.slime_sample import Sample
 
@@ -93,3 +99,54 @@ def test_the_largest_weight_with_the_largest_z_scores_stays_finite_in_float32() 
     assert math.isfinite(top) and top == pytest.approx(
         (n - 1) / math.sqrt(n) * (1 + OUTCOME_WEIGHT_MAX), rel=1e-3
     )
+
+
+# ------------------------------------------------------------------------ β of the KL in the reward
+
+KL_KEY = "stages.train.curriculum.algorithm.kl_in_reward.coef"
+
+
+def _largest(model: type[BaseModel], name: str) -> list[float]:
+    """The largest value field `name`'s declared domain accepts (the largest float when unbounded)."""
+    bounds = [item.le for item in model.model_fields[name].metadata if isinstance(item, Le)]
+    return [float(min(bounds, default=sys.float_info.max))]
+
+
+@pytest.mark.parametrize("coef", [1e308, 2.0**25])
+def test_a_kl_coefficient_past_its_domain_is_refused_at_its_key(coef: float) -> None:
+    line = ["+experiment=toolrl_grpo", f"{KL_KEY}={coef!r}"]
+    refused = errors(line)
+    assert [p.key for p in refused] == [KL_KEY], refused
+    assert errors(fixed(line, refused[0])) == []
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(
+    coef=st.sampled_from([FLOAT32_TINY, 1e-3, 1.0, REWARD_SCALE_MAX, *_largest(KlInRewardConfig, "coef")]),
+    kind=st.sampled_from(["kl", "abs", "mse"]),
+    data=st.data(),
+)
+def test_every_kl_coefficient_of_the_domain_gives_finite_advantages(coef: float, kind: str, data) -> None:
+    from t3rl_core.hooks.advantage import Topology, kl_in_reward_grpo
+
+    group, length = 3, 4
+    rewards = data.draw(
+        st.lists(st.sampled_from([0.0, 1.0, -REWARD_LIMIT, REWARD_LIMIT]), min_size=group, max_size=group)
+    )
+    log_prob = st.floats(-100.0, 0.0)
+    policy = [data.draw(st.lists(log_prob, min_size=length, max_size=length)) for _ in range(group)]
+    reference = [data.draw(st.lists(log_prob, min_size=length, max_size=length)) for _ in range(group)]
+    rollout = {
+        "partition": list(range(group)),
+        "raw_reward": rewards,
+        "log_probs": [torch.tensor(lp) for lp in policy],
+        "ref_log_probs": [torch.tensor(lp) for lp in reference],
+        "loss_masks": [torch.ones(length, dtype=torch.int) for _ in range(group)],
+        "response_lengths": [length] * group,
+    }
+    args = SimpleNamespace(
+        n_samples_per_prompt=group, kl_coef=coef, t3rl={"kl_in_reward": {"coef": coef, "type": kind}}
+    )
+    kl_in_reward_grpo(args, rollout, topology=Topology)
+    for advantage in rollout["advantages"]:
+        assert all(math.isfinite(v) for v in advantage.tolist()), (coef, kind, rewards, advantage)
