@@ -36,7 +36,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
-from launch.files import LockHeld, exclusive_lock, waiting_lock
+from launch.files import LockHeld, exclusive_lock, is_locked, lock_holder, waiting_lock
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult, exit_record
@@ -298,10 +298,24 @@ def run_dir_lock(run_dir: RunDir) -> Iterator[None]:
         with exclusive_lock(run_dir.path / ".lock"):
             yield
     except LockHeld as held:
-        raise PipelineError(
-            f"{run_dir.path} is in use by another t3rl process{held.who()}: wait for it to finish or stop "
-            "it, then run the same command again"
-        ) from None
+        raise _in_use(run_dir, held) from None
+
+
+def refuse_in_use(run_dir: RunDir) -> None:
+    """Refuse a resume of a run dir another launcher holds at once, before its config is composed: the
+    refusal came after the config's changes were shown, worded as a resume that would keep the previous
+    config.yaml under superseded/, which it never did. (The lock itself is still taken by `run_pipeline`:
+    a launcher starting after this check is refused there.)"""
+    lock = run_dir.path / ".lock"
+    if is_locked(lock):
+        raise _in_use(run_dir, LockHeld(str(lock), lock_holder(lock)))
+
+
+def _in_use(run_dir: RunDir, held: LockHeld) -> PipelineError:
+    return PipelineError(
+        f"{run_dir.path} is in use by another t3rl process{held.who()}: wait for it to finish or stop "
+        "it, then run the same command again"
+    )
 
 
 def preview(

@@ -19,7 +19,7 @@ from launch.output.markup import escape
 from launch.output.table import TextTable
 from launch.plan.build import PlanContext, build_plan
 from launch.run.config_diff import config_changes
-from launch.run.pipeline import PipelineError, preview
+from launch.run.pipeline import PipelineError, preview, refuse_in_use
 from launch.run.published_view import show_published
 from launch.run.record_files import read_yaml, run_dir_hint
 from launch.run.reporter import RichReporter
@@ -75,6 +75,8 @@ def run_single(
                 else "resume; `t3rl run OVERRIDES…` starts a new run (its dir goes under paths.runs_dir)"
             )
         )
+    if existing is not None and not dry:
+        refuse_in_use(existing)
     if existing is not None:
         overrides, config_dirs = _resumed(existing, given, config_dirs, console, dry=dry)
     stamp = stamp_now()

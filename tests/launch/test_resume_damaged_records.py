@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from launch.checks.resolve import resolve
 from launch.cli.app import app
 from launch.cli.runs import load_run
+from launch.files import exclusive_lock
 from launch.run.pipeline import PipelineError, preview
 from launch.run.record_files import STAGE_FIELDS, RunDirError
 from launch.run.rundir import RunDir
@@ -215,3 +216,36 @@ def test_the_depth_limit_is_outside_json_s(run_dir: Path) -> None:
     history.write_text("[" * (limit + 1) + "]" * (limit + 1) + "\n")
     with pytest.raises(RunDirError, match=f"nested more than {limit} levels deep"):
         RunDir(run_dir).read_history()
+
+
+def test_a_resume_of_a_run_dir_in_use_is_refused_before_it_shows_config_changes(run_dir: Path) -> None:
+    """A second `t3rl run --run-dir` with an override, while another launcher holds the dir: refused at
+    once with the holder's pid; it said first that the changed config was kept under superseded/ (the
+    refusal came once the config was composed), which it never did."""
+    held_r, held_w = os.pipe()
+    release_r, release_w = os.pipe()
+    holder = os.fork()
+    if holder == 0:  # another launcher, holding the run dir until told to let go
+        try:
+            with exclusive_lock(run_dir / ".lock"):
+                os.write(held_w, b"x")
+                os.read(release_r, 1)
+        finally:
+            os._exit(0)
+    try:
+        assert os.read(held_r, 1) == b"x"
+        before = tree_snapshot(run_dir)
+        code, out = invoke("run", "--run-dir", str(run_dir), "env.data.test_size=3")
+        assert tree_snapshot(run_dir) == before
+    finally:
+        os.write(release_w, b"x")
+        os.waitpid(holder, 0)
+        for fd in (held_r, held_w, release_r, release_w):
+            os.close(fd)
+    assert code == 1, out
+    assert f"is in use by another t3rl process (pid {holder})" in " ".join(out.split()), out
+    assert "superseded" not in out and "config changes" not in out, out
+    # Once it is free, the same command resumes with the override.
+    code, out = invoke("run", "--run-dir", str(run_dir), "env.data.test_size=3")
+    assert code == 0, out
+    assert "env.data.test_size: 4 → 3" in out, out
