@@ -161,3 +161,19 @@ def test_a_trim_that_validates_stays_the_first_fix() -> None:
     argv = ["+experiment=quickstart", "eval.engine.url=http://127.0.0.1:30000/generate"]
     (problem,) = errors(argv)
     assert problem.fix.startswith("set eval.engine.url=http://127.0.0.1:30000; or "), problem.fix
+
+
+@pytest.mark.parametrize("value", [str(10**12), "201"])
+def test_an_id_cut_past_the_shipped_entries_is_refused_without_bfcl_eval(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """Round twelve's check reads the installed bfcl-eval's ids; where it is not installed (a laptop that
+    only plans), env.data.num_ids=10**12 validated. The field declares the entries a category ships."""
+    from t3rl_core.envs.bfcl import shipped
+
+    monkeypatch.setattr(shipped, "_data_dir", lambda: None)
+    assert shipped.entry_id_bound(["multi_turn_base"]) is None
+    argv = ["+experiment=stage1_bfcl", f"env.data.num_ids={value}"]
+    problems = errors(argv)
+    assert problems and problems[0].key == "env.data.num_ids", problems
+    assert errors(fixed(argv, problems[0])) == [], problems[0].fix

@@ -17,6 +17,8 @@ Category = Literal[
     "multi_turn_long_context",
 ]
 MULTI_TURN_CATEGORIES: tuple[Category, ...] = typing.get_args(Category)
+# Entries bfcl-eval ships per multi-turn category (ids <category>_0 … _199).
+SHIPPED_ENTRIES = 200
 
 # Prepared file stem → (split of its rows or None for all, category filter or None).
 SPLIT_FILES: dict[str, tuple[tuple[str, ...] | None, str | None]] = {
@@ -38,7 +40,9 @@ class BFCLDataConfig(StrictModel):
     categories: list[Category] = Field(default_factory=lambda: list(MULTI_TURN_CATEGORIES), min_length=1)
     # Seed of the shuffle of entry ids 0..num_ids-1 (T3RL: random.seed(42)).
     seed: Seed = 42
-    num_ids: int = Field(200, ge=1)
+    # Ids 0..num_ids-1 are split; at most the 200 entries each category ships (bfcl-eval, BFCL v3 and v4: an
+    # id past them is a task of no category). The package installed is read too (preparation_problems).
+    num_ids: int = Field(SHIPPED_ENTRIES, ge=1, le=SHIPPED_ENTRIES)
     train_ratio: float = Field(0.5, gt=0, lt=1)
     val_ratio: float = Field(0.125, ge=0, lt=1)
     # Reasoning delimiters named in the system prompt (e.g. ["<thinking>", "</thinking>"] for
