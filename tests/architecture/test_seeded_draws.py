@@ -3,7 +3,8 @@ an unseeded `random`) failed now and then with nothing changed, wherever what th
 value depends on the value: CI at 36bfa50 failed 1 test of 6683 (a public key's body line beginning
 with `+`, one draw in 32), tests/sandbox/test_sandbox_kinds_six failed one run in 20 (24 random letters
 and digits after `api_key=` in a note hold no digit one draw in 70, and are prose then). Test data
-comes from tests/support/draws.py (seeded by the test's id) or a `random.Random(seed)`, and Hypothesis
+comes from tests/support/draws.py (seeded by the test's id), a `random.Random(seed)` (numpy's and
+torch's generators seeded likewise), and Hypothesis
 runs derandomized without an example database (tests/conftest.py's profile): a failure is one anyone
 can rerun.
 
@@ -14,6 +15,7 @@ socket's name, `tempfile`'s names, `os.urandom` for a SysV key shared with the h
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,11 @@ _RANDOM_DRAWS = frozenset({
     "choice", "choices", "randint", "random", "sample", "shuffle", "randbytes", "getrandbits", "uniform",
     "randrange", "gauss", "normalvariate", "triangular", "betavariate", "expovariate",
 })  # fmt: skip
+# numpy's global generator and a Generator of no seed; torch's global one, unless the module seeds it.
+_NUMPY_DRAW = re.compile(
+    r"(np|numpy)\.random\.(rand|randn|randint|random|choice|shuffle|permutation|normal|uniform|bytes)"
+)
+_TORCH_DRAW = re.compile(r"torch\.(rand|randn|randint|randperm|rand_like|randn_like|multinomial|bernoulli)")
 
 
 def unseeded_draws(source: str) -> list[str]:
@@ -62,6 +69,16 @@ def unseeded_draws(source: str) -> list[str]:
             found.append(f"{node.lineno}: {what} (random's global generator, never seeded here)")
         elif isinstance(node.func, ast.Name) and f"from:{node.func.id}" in imported:
             found.append(f"{node.lineno}: {what} (imported from secrets or random)")
+        elif _NUMPY_DRAW.fullmatch(what) or (
+            re.fullmatch(r"(np|numpy)\.random\.default_rng", what) and not (node.args or node.keywords)
+        ):
+            found.append(f"{node.lineno}: {what} (numpy's generator, never seeded)")
+        elif (
+            _TORCH_DRAW.fullmatch(what)
+            and "manual_seed(" not in source
+            and "generator" not in {k.arg for k in node.keywords}
+        ):
+            found.append(f"{node.lineno}: {what} (torch's global generator, never seeded here)")
         elif what.endswith("settings") and any(
             k.arg == "database" or (k.arg == "derandomize" and not _true(k.value)) for k in node.keywords
         ):
@@ -115,6 +132,9 @@ def test_hypothesis_runs_the_same_examples_every_run(request: pytest.FixtureRequ
         "from random import shuffle\nshuffle(items)",
         "from hypothesis import settings\n@settings(derandomize=False)\ndef t(): ...",
         "from hypothesis import settings\n@settings(database=db)\ndef t(): ...",
+        "import numpy as np\nx = np.random.rand(3)",
+        "import numpy as np\nrng = np.random.default_rng()",
+        "import torch\nx = torch.randn(2, 3)",
     ],
 )
 def test_each_unseeded_draw_is_found(source: str) -> None:
@@ -131,6 +151,9 @@ def test_each_unseeded_draw_is_found(source: str) -> None:
         "import uuid\nmarker = uuid.uuid4().hex",
         "from launch.config import secrets\nsecrets.scrub_text(t)",
         "from hypothesis import settings\n@settings(max_examples=50, deadline=None)\ndef t(): ...",
+        "import numpy as np\nx = np.random.default_rng(0).random(3)",
+        "import torch\ntorch.manual_seed(0)\nx = torch.randn(2, 3)",
+        "code = 'import numpy; print(numpy.random.rand())'",
     ],
 )
 def test_seeded_and_unique_draws_pass(source: str) -> None:
