@@ -34,3 +34,25 @@ def denoted_model(name: str) -> str:
         if not slash or not rest or route.lower() not in ROUTE_PREFIXES:
             return name
         name = rest
+
+
+# LiteLLM's routes that only its client reads: it sends the server the name after them (a LiteLLM proxy
+# is asked for `gpt-4o`, a vLLM server for `Qwen/Qwen3-8B`). t3rl's user client is the openai client,
+# which sends a name as it is: no server knows `litellm_proxy/gpt-4o`, and every request would fail.
+CLIENT_ROUTES = ("litellm_proxy", "hosted_vllm")
+
+
+def served_model_name(name: str) -> str:
+    """`name` as an OpenAI-compatible server is asked for it; a name in LiteLLM's client-side form is
+    refused with the name the server knows (`Corrected`: pre-flight's fix)."""
+    from t3rl_core.fields import Corrected  # lazy: the module stays importable without pydantic's types
+
+    route, slash, rest = name.partition("/")
+    if slash and rest and route.lower() in CLIENT_ROUTES:
+        raise Corrected(
+            f"{route}/ is LiteLLM's client-side route: LiteLLM strips it and asks the server for {rest!r}, "
+            f"but t3rl's OpenAI client sends the name as it is, which no server serves (base_url says where "
+            f"the server is)",
+            rest,
+        )
+    return name

@@ -16,9 +16,9 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from t3rl_core import outside_json
 from t3rl_core.fields import (
@@ -30,6 +30,7 @@ from t3rl_core.fields import (
     Temperature,
     Text,
 )
+from t3rl_core.model_routes import served_model_name
 from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel
 from t3rl_core.types import Message
@@ -62,8 +63,9 @@ class LLMUserConfig(UserSimulatorConfig):
     name: Literal["llm"] = "llm"
     # Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:30001/v1.
     base_url: OpenAIBaseUrl
-    # Model name the server expects in requests.
-    model: Label
+    # Model name the server expects in requests (as the server names it: LiteLLM's client-side routes
+    # litellm_proxy/ and hosted_vllm/ are refused with the name after them).
+    model: Annotated[Label, AfterValidator(served_model_name)]
     temperature: Temperature = 0.7
     # Tokens per user reply; None = the server's default.
     max_tokens: int | None = Field(None, ge=1)
