@@ -177,3 +177,14 @@ def test_an_id_cut_past_the_shipped_entries_is_refused_without_bfcl_eval(
     problems = errors(argv)
     assert problems and problems[0].key == "env.data.num_ids", problems
     assert errors(fixed(argv, problems[0])) == [], problems[0].fix
+
+
+@pytest.mark.parametrize("typed", ["false", "0"])
+def test_kl_loss_turned_off_over_a_file_coefficient_is_blamed_on_the_switch(typed: str) -> None:
+    """ReTool's RL stage sets kl_loss_coef 0.001: `use_kl_loss=false` typed over it was refused at
+    kl_loss_coef, set in the curriculum's file, a key nobody changed."""
+    key = "stages.rl.curriculum.algorithm.use_kl_loss"
+    argv = ["+experiment=retool", f"{key}={typed}"]
+    problems = errors(argv)
+    assert [p.key for p in problems] == [key], problems
+    assert errors(fixed(argv, problems[0])) == [], problems[0].fix

@@ -240,10 +240,11 @@ def kl_coef_needs_kl_loss(scope: Scope, ctx: Context) -> Iterator[Problem]:
     """slime ignores --kl-loss-coef without --use-kl-loss."""
     cur = scope.curriculum
     if cur is not None and cur.algorithm.kl_loss_coef != 0 and not cur.algorithm.use_kl_loss:
+        coef, use = scope.cur("algorithm.kl_loss_coef"), scope.cur("algorithm.use_kl_loss")
         yield Problem(
-            scope.cur("algorithm.kl_loss_coef"),
+            ctx.latest(coef, use),  # the one set last (`use_kl_loss=false` typed over a file's coefficient)
             f"kl_loss_coef {cur.algorithm.kl_loss_coef} has no effect: use_kl_loss is false",
-            fix=f"set {scope.cur('algorithm.use_kl_loss')}=true, or kl_loss_coef=0",
+            fix=f"set {use}=true, or {coef}=0",
         )
 
 
