@@ -269,7 +269,10 @@ class OptimizerConfig(StrictModel):
 
 
 # A regulariser's weight beside the policy-gradient term, whose advantages are of size ~1 (GRPO's are
-# z-scores): above 1 the regulariser outweighs the reward.
+# z-scores): above 1 the regulariser outweighs the reward. Past 2**24 the trainer's float32 rounds the
+# policy-gradient term away beside it (nothing learns from the reward), and 1e308 is inf there: the loss
+# is inf or NaN at the first step.
+REGULARISER_MAX = 2**24
 REGULARISER = Usual(
     1.0,
     0.001,
@@ -285,12 +288,12 @@ class AlgorithmConfig(StrictModel):
         "grpo", "gspo", "cispo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "ppo"
     ] = "grpo"
     use_kl_loss: bool = True
-    kl_loss_coef: Annotated[float, REGULARISER] = Field(0.0, ge=0)
+    kl_loss_coef: Annotated[float, REGULARISER] = Field(0.0, ge=0, le=REGULARISER_MAX)
     kl_loss_type: Annotated[
         Literal["k1", "k2", "k3", "low_var_kl"],
         ReadWhen("use_kl_loss", (True,), "slime computes no KL loss, of any type"),
     ] = "low_var_kl"
-    entropy_coef: Annotated[float, REGULARISER] = Field(0.0, ge=0)
+    entropy_coef: Annotated[float, REGULARISER] = Field(0.0, ge=0, le=REGULARISER_MAX)
     # PPO's clip range [1 - eps_clip, 1 + eps_clip] of the importance ratio: from 1 on its lower end is
     # at or below 0, and a ratio is never clipped from below.
     eps_clip: float = Field(0.2, gt=0, lt=1)

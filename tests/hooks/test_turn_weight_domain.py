@@ -150,3 +150,23 @@ def test_every_kl_coefficient_of_the_domain_gives_finite_advantages(coef: float,
     kl_in_reward_grpo(args, rollout, topology=Topology)
     for advantage in rollout["advantages"]:
         assert all(math.isfinite(v) for v in advantage.tolist()), (coef, kind, rewards, advantage)
+
+
+# --------------------------------------------------------- the regularisers beside the policy gradient
+
+
+@pytest.mark.parametrize("key", ["kl_loss_coef", "entropy_coef"])
+@pytest.mark.parametrize("coef", [1e308, 2.0**25])
+def test_a_regulariser_weight_past_its_domain_is_refused_at_its_key(key: str, coef: float) -> None:
+    """1e308 validated: float32 holds it as inf, and the trainer's loss was inf or NaN at its first step."""
+    full = f"stages.train.curriculum.algorithm.{key}"
+    line = ["+experiment=stage1_bfcl", f"{full}={coef!r}"]
+    refused = errors(line)
+    assert [p.key for p in refused] == [full], refused
+    assert errors(fixed(line, refused[0])) == []
+
+
+@pytest.mark.parametrize("key", ["kl_loss_coef", "entropy_coef"])
+def test_a_regulariser_weight_at_its_domains_end_validates(key: str) -> None:
+    line = ["+experiment=stage1_bfcl", f"stages.train.curriculum.algorithm.{key}={2.0**24!r}"]
+    assert [p for p in errors(line) if p.key.endswith(key)] == []
