@@ -3,10 +3,9 @@ an unseeded `random`) failed now and then with nothing changed, wherever what th
 value depends on the value: CI at 36bfa50 failed 1 test of 6683 (a public key's body line beginning
 with `+`, one draw in 32), tests/sandbox/test_sandbox_kinds_six failed one run in 20 (24 random letters
 and digits after `api_key=` in a note hold no digit one draw in 70, and are prose then). Test data
-comes from tests/support/draws.py (seeded by the test's id), a `random.Random(seed)` (numpy's and
-torch's generators seeded likewise), and Hypothesis
-runs derandomized without an example database (tests/conftest.py's profile): a failure is one anyone
-can rerun.
+comes from tests/support/draws.py (seeded by the test's id) or a `random.Random(seed)` (numpy's and
+torch's generators seeded likewise), and Hypothesis runs derandomized without an example database
+(tests/conftest.py's profile): a failure is one anyone can rerun.
 
 What stays random is what must be unique, not data a product reads: `uuid.uuid4()` for a marker or a
 socket's name, `tempfile`'s names, `os.urandom` for a SysV key shared with the host.
