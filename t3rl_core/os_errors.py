@@ -85,7 +85,28 @@ def os_error_line(error: OSError, where: str = STAGE_WHERE) -> str | None:
     path = failed_file(error)
     if path is None:
         return None
-    return error_line(path, error, ADVICE.get(error.errno or 0, "").format(where=where))
+    return error_line(path, error, advice(error, where))
+
+
+def advice(error: OSError, where: str = STAGE_WHERE) -> str:
+    """What to do about `error` (ADVICE's line); `where` is how the command chooses another dir. A file
+    too large for this process's limit (`ulimit -f`: RLIMIT_FSIZE, inherited from a shell or a batch
+    system) is no matter of the directory: the limit is named, with its size, to be raised."""
+    limit = _file_size_limit() if error.errno == errno.EFBIG else None
+    if limit is not None:
+        return f"this process may write files of at most {limit:,} bytes (`ulimit -f`): raise the limit"
+    return ADVICE.get(error.errno or 0, "").format(where=where)
+
+
+def _file_size_limit() -> int | None:
+    """The soft RLIMIT_FSIZE in bytes, None when unlimited (or unknown here)."""
+    try:
+        import resource  # lazy: only once a write failed; not on every system
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    except (ImportError, OSError, ValueError):
+        return None
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
 def error_line(path: str, error: OSError, advice: str) -> str:

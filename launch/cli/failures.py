@@ -109,7 +109,8 @@ def exit_code_for(error: BaseException, command: str | None = None) -> int | Non
     from launch.run.pipeline import PipelineError  # lazy: see above
     from launch.run.record_files import RunDirError  # lazy: see above
     from t3rl_core.chat.tokenizer import TokenizerError  # lazy: see above
-    from t3rl_core.os_errors import ADVICE, error_line, failed_file  # lazy: see above
+    from t3rl_core.os_errors import advice as advice_for  # lazy: see above
+    from t3rl_core.os_errors import error_line, failed_file  # lazy: see above
 
     if isinstance(error, KeyboardInterrupt):
         _say(_STOPPED, "yellow")
@@ -142,7 +143,7 @@ def exit_code_for(error: BaseException, command: str | None = None) -> int | Non
     path = failed_file(error) if isinstance(error, OSError) else None
     if isinstance(error, OSError) and path is not None:
         where = _OUTPUT_CHOICE.get(command or "", _RUNS_DIR_CHOICE)
-        advice = ADVICE.get(error.errno or 0, "").format(where=where)
+        advice = advice_for(error, where)
         run = _run_holding(path.partition(" → ")[0]) if command == "run" else None
         if run and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             # a run dir that exists (a resume): another paths.runs_dir would start a new run instead

@@ -12,8 +12,11 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import resource
 import shutil
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -249,3 +252,41 @@ def test_a_resume_of_a_run_dir_in_use_is_refused_before_it_shows_config_changes(
     code, out = invoke("run", "--run-dir", str(run_dir), "env.data.test_size=3")
     assert code == 0, out
     assert "env.data.test_size: 4 → 3" in out, out
+
+
+def test_a_file_size_limit_while_the_record_is_written_names_the_file_and_the_limit(
+    run_dir: Path, recorded: Path
+) -> None:
+    """A resume under a file-size limit (`ulimit -f`, set in the child process) smaller than one record
+    file: one line naming the file and the limit to raise (it said to choose another directory, which
+    the limit follows), no temporary file left, state.json whole; without the limit the same command
+    resumes with the override."""
+    limit = 8192  # the record's smaller files fit; provenance.json (one line per key) does not
+    assert (run_dir / "provenance.json").stat().st_size > limit > (run_dir / "state.json").stat().st_size
+    ran = {
+        name: rec["run_id"]
+        for name, rec in json.loads((run_dir / "state.json").read_text())["stages"].items()
+    }
+    t3rl = str(Path(sys.executable).with_name("t3rl"))
+    command = [t3rl, "run", "--run-dir", str(run_dir), "env.data.test_size=3"]
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=limited, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    line = " ".join(done.stderr.split())
+    assert f"error: {run_dir / 'provenance.json'}: File too large" in line, line
+    assert f"at most {limit:,} bytes (`ulimit -f`): raise the limit" in line, line
+    assert f"t3rl run --run-dir {run_dir}` resumes the run" in line, line
+    assert not list(run_dir.rglob(".*.tmp"))
+    state = json.loads((run_dir / "state.json").read_text())
+    assert {name: rec["run_id"] for name, rec in state["stages"].items()} == ran
+    assert state["stages"]["prepare_data"]["status"] == "succeeded"
+    assert state["pipeline"]["status"] == "failed"
+
+    done = subprocess.run(command[:4], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["stages"]["prepare_data"]["run_id"] != ran["prepare_data"], done.stdout
+    assert "test_size: 3" in (run_dir / "config.yaml").read_text()
