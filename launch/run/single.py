@@ -88,7 +88,7 @@ def run_single(
             resolved = resolve_overrides(overrides, config_dirs, console, plan_in)
     except ConfigError:
         if existing is not None:
-            _blame_the_record(existing, given, dry=dry)
+            _blame_the_record(existing, given, config_dirs, dry=dry)
         raise
     dry = dry or resolved.run.executor.kind == "dry"
     if dry and existing is not None:
@@ -213,17 +213,26 @@ def _in_recorded_working_dir(existing: RunDir, recorded: object, console: Consol
     )
 
 
-def _blame_the_record(existing: RunDir, given: list[str], *, dry: bool) -> None:
+def _blame_the_record(existing: RunDir, given: list[str], config_dirs: list[str], *, dry: bool) -> None:
     """A resume whose recorded overrides no longer compose (a t3rl of another version wrote them, a key
-    was renamed since): say where they come from and how to change them without editing the record."""
-    recorded = existing.read_manifest().get("t3rl_version")
+    was renamed since): say where they come from and how to change them without editing the record. A
+    record of a t3rl from before config dirs were recorded names none: an experiment of the user's
+    own config dir was then 'unknown', and the way to give the dir again was not said."""
+    manifest = existing.read_manifest()
+    recorded = manifest.get("t3rl_version")
     ours = package_versions().get("t3rl")
     version = f" by t3rl {recorded}; this is t3rl {ours}" if recorded and recorded != ours else ""
     command = f"t3rl {'plan' if dry else 'run'} --run-dir {shlex.quote(str(existing.path))}"
+    dirs = (
+        ""
+        if config_dirs or "config_dirs" in manifest
+        else f"; its manifest.json names no config dirs (written before they were recorded): if it ran "
+        f"with one, give it again with `{command} --config-dir DIR`"
+    )
     command_console(stderr=True, highlight=False).print(
         f"note: the overrides not given on this command line are those recorded in "
         f"{existing.path / 'overrides.yaml'}{version}. Change one with `{command} KEY=VALUE`, drop one "
-        f"with `{command} '~KEY'`",
+        f"with `{command} '~KEY'`{dirs}",
         soft_wrap=True,
         markup=False,
     )

@@ -290,3 +290,21 @@ def test_a_file_size_limit_while_the_record_is_written_names_the_file_and_the_li
     state = json.loads((run_dir / "state.json").read_text())
     assert state["stages"]["prepare_data"]["run_id"] != ran["prepare_data"], done.stdout
     assert "test_size: 3" in (run_dir / "config.yaml").read_text()
+
+
+def test_a_record_from_before_config_dirs_were_recorded_says_how_to_give_its_dir(
+    run_dir: Path, recorded: Path
+) -> None:
+    """A manifest of an older t3rl names no config dirs: its experiment, from the user's own config dir,
+    is unknown on resume; the note says to give the dir with --config-dir, and with it the run resumes
+    with nothing run again."""
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    del manifest["config_dirs"]
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    code, out = invoke("run", "--run-dir", str(run_dir))
+    assert code == 2, out
+    assert f"give it again with `t3rl run --run-dir {run_dir} --config-dir DIR`" in " ".join(out.split()), out
+    conf = str(recorded.parents[2] / "conf")
+    code, out = invoke("run", "--run-dir", str(run_dir), "--config-dir", conf)
+    assert code == 0, out
+    assert "cached (unchanged since it succeeded)" in out, out
