@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from annotated_types import Ge, Gt, Le, Lt
 
 from launch.config.errors import Problem
-from launch.config.override_fixes import shell_word
+from launch.config.override_fixes import shell_word, sweep_strings
 from launch.config.schema_walk import model_at
 from launch.config.secrets import mask_override, replayable, secrets_in
 from t3rl_core.secret_names import is_secret_key
@@ -457,7 +457,7 @@ def _zero_step(value: Any) -> bool:
 
 def _values(override: Override, text: str) -> list[str]:
     """The values of a choice or range, or the one value of a fixed entry."""
-    return list(override.sweep_string_iterator()) if override.is_sweep_override() else [text]
+    return sweep_strings(override) if override.is_sweep_override() else [text]
 
 
 def _choice_text(values: Sequence[str]) -> str:

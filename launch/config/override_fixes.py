@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from types import UnionType
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
-from launch.config.errors import Problem, did_you_mean
+from launch.config.errors import ConfigError, Problem, did_you_mean
 from launch.config.fixes import quoted
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def sweep_problem(override: Override, holds_list: bool) -> Problem:
     key = override.key_or_group
     prefix = override_prefix(override)
     # A glob's values are its group's options, which Hydra lists only inside its own multirun.
-    values = [] if is_glob(override) else list(override.sweep_string_iterator())
+    values = [] if is_glob(override) else sweep_strings(override)
     sweep = f"`t3rl run -m … {text}` (one run per value; `t3rl validate -m` checks every point)"
     simple = override.value_type is not None and override.value_type.name == "SIMPLE_CHOICE_SWEEP"
     if holds_list and simple:
@@ -58,6 +58,34 @@ def sweep_problem(override: Override, holds_list: bool) -> Problem:
         message=f"'{text}' is a sweep (several values); this command runs once",
         source=f"override `{text}`",
         fix=f"add -m to sweep it: {sweep}{one}",
+    )
+
+
+def sweep_strings(override: Override, limit: int | None = None) -> list[str]:
+    """The first `limit` values (all with None) of a discrete sweep, as override value strings; ConfigError
+    when it has none or Hydra cannot list them (`choice(1, choice(2))`: OmegaConf refuses the inner sweep
+    as a value). Every reader of a sweep's values lists them here."""
+    from itertools import islice  # lazy: only for a sweep
+
+    try:
+        values = list(islice(override.sweep_string_iterator(), limit))
+    except (ValueError, TypeError) as error:  # OmegaConf's ValidationError is a ValueError
+        raise ConfigError([no_values_problem(override, str(error).splitlines()[0])]) from None
+    # `shuffle()`: Hydra's parser takes a sweep of nothing (an empty range has its fix: the step turned)
+    if not values and limit != 0 and not override.is_range_sweep():
+        raise ConfigError([no_values_problem(override, "it lists none")])
+    return values
+
+
+def no_values_problem(override: Override, why: str) -> Problem:
+    """A sweep with no value a run can take: each value is one point (one run), and it lists none."""
+    text = as_typed(override)
+    return Problem(
+        key=override.key_or_group,
+        message=f"'{text}' lists no value a run can take ({why}): each value of a sweep is one run",
+        source=f"override `{text}`",
+        fix=f"drop `{text}` (the value the config has stays); or list plain values: "
+        f"{override_prefix(override)}=<a>,<b>",
     )
 
 

@@ -27,6 +27,8 @@ from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.override_fixes import shell_word
 from launch.config.pasted_overrides import only_typographic_quotes, parses, pasted_fix
 
+# Hydra's words when a function of its grammar (choice, range, int, glob, tag, …) refused its arguments.
+_CALLED = re.compile(r"\w+ while evaluating '(\w+\(.*\))'")
 GENERIC_FIX = (
     "write overrides as key=value, +key=value (add), ~key (delete) or group=option; "
     "quote values with spaces or brackets for the shell"
@@ -326,9 +328,12 @@ def _hydra_problem(items: list[str]) -> Problem:
             quoted_fix = repaired and (
                 f"{shell_word(repaired)} (values quoted: Hydra reads = : ~ and the like in them as syntax)"
             )
+            called = _CALLED.search(reason[0])
             fix = (
                 f"{shell_word(typo[0])} ({typo[1]})"
                 if typo
+                else _called_fix(item, called[1])
+                if called
                 else _lookalikes_fix(item) or pasted_fix(item) or (quoted_fix if repaired else GENERIC_FIX)
             )
             return Problem(
@@ -338,6 +343,12 @@ def _hydra_problem(items: list[str]) -> Problem:
                 fix=fix,
             )
     return Problem("", f"cannot parse the overrides `{' '.join(items)}`", "command line", GENERIC_FIX)
+
+
+def _called_fix(item: str, call: str) -> str:
+    """A function of Hydra's grammar that Hydra ran and refused (`choice()`, `int(abc)`, `range(a)`): the
+    value was meant as that call, so quoting it (the text 'choice()', which no number takes) is no fix."""
+    return f"drop `{item}` (Hydra ran {call} and refused it; quoted, it would be the text '{call}')"
 
 
 def _lookalikes_fix(item: str) -> str | None:

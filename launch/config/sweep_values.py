@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from itertools import islice
 from typing import TYPE_CHECKING
 
 from launch.config.errors import ConfigError, Problem
-from launch.config.override_fixes import as_typed, interval_problem, is_glob, override_prefix, shell_word
+from launch.config.override_fixes import (
+    as_typed,
+    interval_problem,
+    is_glob,
+    override_prefix,
+    shell_word,
+    sweep_strings,
+)
 
 if TYPE_CHECKING:
     from hydra.core.override_parser.types import Override
@@ -45,7 +51,7 @@ def values(override: Override, options_of: OptionsOf, limit: int | None) -> list
         if not matched:
             raise ConfigError([_empty_glob_problem(override, options)])
         return matched if limit is None else matched[:limit]
-    return list(islice(override.sweep_string_iterator(), limit))
+    return sweep_strings(override, limit)
 
 
 def as_choices(override: Override, options_of: OptionsOf) -> str:

@@ -110,7 +110,8 @@ def expand_points(
         raise ConfigError(refused)
     check_size(typed, options_of, MAX_POINTS if max_points is None else max_points)
     parsed = _parse([_without_glob(o, options_of) for o in typed])
-    swept_keys = {o.get_key_element() for o in parsed if o.is_sweep_override()}
+    # as typed: a glob matching one option is a sweep of one point, named by its value
+    swept_keys = {o.get_key_element() for o in typed if o.is_sweep_override()}
     # A point holds each override it does not sweep as typed: Hydra's split writes them again from its
     # reading (`~key` as `~key=null`), which every message and fix of the point would quote.
     typed_as = {o.get_key_element(): o.input_line for o in parsed if not o.is_sweep_override()}

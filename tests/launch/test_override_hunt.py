@@ -13,7 +13,14 @@
   deletion won and the value typed was silently the default; now warned as a key set twice;
 - `~key=value` where the key holds another value: "holds no value here (null, or no file sets it)",
   which it does; `~group=option` where another option is chosen: "not a config group of the defaults
-  list", no source, and "did you mean" the group itself. The value after `=` is a condition.
+  list", no source, and "did you mean" the group itself. The value after `=` is a condition;
+- a function of Hydra's grammar that Hydra ran and refused (`seed=choice()`, `int(abc)`, `range(a)`,
+  `glob()`): the fix quoted it, the text 'choice()', which the number refused again;
+- a sweep with no value to list (`shuffle()`, Hydra's parser takes it; `choice(1,choice(2))`, which
+  OmegaConf cannot list): AttributeError, ValidationError or ZeroDivisionError (a search) in Python's
+  words; every reader of a sweep's values now lists them in one place
+  (`launch.config.override_fixes.sweep_strings`);
+- a glob matching one option (`reward=glob(bin*)`): its one point had no name in the points table.
 """
 
 from __future__ import annotations
@@ -186,3 +193,49 @@ def test_a_deletion_whose_condition_fails_says_so_with_a_fix_that_validates(
     fix = fix_of(result.output)
     assert fix.startswith(f"drop `{typed}`"), fix
     assert invoke(["validate", S1]).exit_code == 0
+
+
+# ----------------------------------------------------------------------------- functions Hydra refused
+
+REFUSED_CALLS = ["seed=choice()", "seed=int(abc)", "seed=range(a)", "seed=glob()", "seed=tag(a,1,2)"]
+
+
+@pytest.mark.parametrize("typed", REFUSED_CALLS)
+@pytest.mark.parametrize("multirun", [False, True], ids=["run", "-m"])
+def test_a_function_hydra_refused_is_dropped_not_quoted(typed: str, multirun: bool) -> None:
+    argv = ["validate", *(["-m"] if multirun else []), QUICK, typed]
+    result = invoke(argv, COLUMNS="400")
+    assert result.exit_code == 2, result.output
+    fix = fix_of(result.output)
+    assert fix.startswith(f"drop `{typed}`"), fix  # was: "seed='choice()'", refused again
+    fixed = apply_first_fix(argv[1:], {"message": "", "source": "", "fix": fix})
+    assert fixed is not None and invoke(["validate", *fixed]).exit_code == 0
+
+
+NO_VALUES = ["seed=shuffle()", "seed=choice(1,choice(2))"]
+
+
+@pytest.mark.parametrize("typed", NO_VALUES)
+@pytest.mark.parametrize(
+    "command",
+    [["validate"], ["validate", "-m"], ["plan", "-m"], ["run", "-m"]],
+    ids=lambda c: " ".join(c),
+)
+def test_a_sweep_with_no_value_is_refused_at_its_key(typed: str, command: list[str], here: Path) -> None:
+    result = invoke([*command, QUICK, typed])  # was: a traceback (AttributeError, ValidationError)
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error seed: '{typed}' lists no value a run can take"), result.output
+    assert fix_of(result.output).startswith(f"drop `{typed}`")
+    assert _written(here) == []
+
+
+@pytest.mark.parametrize("typed", [f"{LR}=shuffle()", f"{LR}=choice(1e-6,choice(2e-6))"])
+def test_a_search_entry_with_no_value_is_refused_at_its_key(typed: str) -> None:
+    result = invoke(["validate", "-m", S1, "hparams_search=bfcl_lr_kl_reward", typed])
+    assert result.exit_code == 2, result.output  # shuffle() was a ZeroDivisionError
+    assert result.output.startswith(f"error {LR}: '{typed}' lists no value"), result.output
+
+
+def test_a_glob_of_one_option_names_its_point() -> None:
+    (point,) = expand_points([QUICK, "reward=glob(bin*)"])
+    assert point.varying == ("reward=binary",)  # was (): a point of no name
