@@ -118,7 +118,8 @@ def turn_fields_problem(outcome: Mapping[str, Any], taken: int | None = None) ->
         return f"{len(rewards)} turn rewards for {len(steps)} turns (outcome turn_rewards / turn_steps)"
     if not all(isinstance(count, Integral) and not isinstance(count, bool) and count >= 0 for count in steps):
         return f"outcome turn_steps must be step counts (ints >= 0): {shown(list(steps), 200)}"
-    if not all(r is None or finite_real(r) for r in rewards):
+    # A bool is a turn's check, not its score (as a reward's value: rewards.base.checked)
+    if not all(r is None or (finite_real(r) and not isinstance(r, bool)) for r in rewards):
         return f"outcome turn_rewards must be finite numbers or None: {shown(list(rewards), 200)}"
     unreached = [
         k for k, (r, count) in enumerate(zip(rewards, steps, strict=True)) if r is not None and not count

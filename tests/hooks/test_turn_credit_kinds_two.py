@@ -62,7 +62,8 @@ def test_every_finite_check_answers_for_any_value(value: Any) -> None:
     assert finite_real(value) == _finite(value)
     assert isinstance(shown(value), str) and len(shown(value)) <= 80
     turns = turn_fields_problem({"turn_rewards": [value], "turn_steps": [1]})
-    assert (turns is None) == (value is None or _finite(value)), turns
+    # a bool is a turn's check, not its score
+    assert (turns is None) == (value is None or (_finite(value) and not isinstance(value, bool))), turns
     verdict = verdict_fields_problem({"accuracy": value})
     assert (verdict is None) == (value is None or (_finite(value) and 0 <= value <= 1)), verdict
     try:

@@ -15,9 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from t3rl_core.chat.format import ChatFormat
+from t3rl_core.credit import turn_fields_problem
 from t3rl_core.finite import NotFinite, outside_real
 from t3rl_core.hooks import slime as hooks
 from t3rl_core.hooks.failures import METADATA_KEY
+from t3rl_core.rewards.base import REWARD_LIMIT
 from t3rl_core.rewards.env_score import EnvScoreReward, EnvScoreRewardConfig
 from t3rl_core.rollout.verdict_fields import score_fields_problem
 from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
@@ -91,10 +93,31 @@ def test_a_worlds_score_that_is_no_finite_number_is_the_worlds_failure(
     assert sample.reward == 0.0 and "reward" not in sample.metadata["outcome"]
 
 
-@pytest.mark.parametrize("reward", [0.5, -3, np.float32(0.25), 1.7976931348623157e308])
+@pytest.mark.parametrize("reward", [0.5, -3, np.float32(0.25), REWARD_LIMIT])
 def test_a_worlds_finite_score_is_trained_on(
     reward: Any, monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
 ) -> None:
     use_runner(monkeypatch, qwen_chat, env=_world(reward), reward=EnvScoreReward(EnvScoreRewardConfig()))
     sample = asyncio.run(hooks.generate(slime_args(1.0), toy_sample(0, group=0), {}))
     assert METADATA_KEY not in sample.metadata and sample.reward == float(reward)
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_a_bool_turn_reward_is_the_worlds_bad_turn_fields(value: bool) -> None:
+    """A turn's reward read True as 1.0: a check returned where the turn's score was meant, as a reward's
+    value (rewards.base.checked) refuses it."""
+    problem = turn_fields_problem({"turn_rewards": [value, 1.0], "turn_steps": [1, 1]})
+    assert problem is not None and "finite numbers or None" in problem
+    assert turn_fields_problem({"turn_rewards": [float(value), None], "turn_steps": [1, 0]}) is None
+
+
+def test_a_worlds_finite_score_past_what_slime_trains_on_is_the_rewards_failure(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    """1.8e308 is a finite score, the world's to give; trained on it is inf in slime's float32 rewards."""
+    reward = EnvScoreReward(EnvScoreRewardConfig())
+    use_runner(monkeypatch, qwen_chat, env=_world(1.7976931348623157e308), reward=reward)
+    sample = asyncio.run(hooks.generate(slime_args(1.0), toy_sample(0, group=0), {}))
+    failure = sample.metadata[METADATA_KEY]
+    assert (failure["kind"], failure["error_type"]) == ("reward", "InvalidReward"), failure
+    assert "float32" in failure["message"] and sample.remove_sample and sample.reward == 0.0
