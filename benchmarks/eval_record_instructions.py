@@ -1,7 +1,9 @@
 """Instructions `t3rl eval` spends writing its records (callgrind): per record, load-free.
 
 Each finished episode's record is turned into its trajectory line (JSON, its token lists by orjson, the
-credential masks), hashed for the resume index and appended to both files, on the event loop. A first
+credential masks), hashed for the resume index and appended to both files: on the event loop, or, in an
+eval of many episodes, by a child process the loop sends each record's JSON texts and list bytes to
+(t3rl_core.eval.record_writer; `--writer eval` counts the eval's own process only). A first
 process runs `eval_concurrency.py`'s eval of all 300 BFCL test tasks (latency 0, 32 in flight) and keeps
 each episode's record; a second, under `valgrind --tool=callgrind --dump-before=os_getppid`, writes
 those records as the eval does (the tree's own `record_bytes` into a binary file, or `record_line` into
@@ -12,6 +14,7 @@ files, timings aside: the records carry the first process's timings, so compare 
 with `--records FILE`). A diagnostic, not a target.
 
     .venv/bin/python benchmarks/eval_record_instructions.py [--pythonpath DIR] [--records FILE]
+        [--writer eval|loop]
 """
 
 from __future__ import annotations
@@ -56,15 +59,29 @@ from pathlib import Path
 from t3rl_core.eval import jsonl, resume
 
 records = pickle.loads(Path(sys.argv[1]).read_bytes())
-line, mode = (jsonl.record_bytes, "ab") if hasattr(jsonl, "record_bytes") else (jsonl.record_line, "a")
 out = Path(tempfile.mkdtemp())
-for record in records[:4]:
-    line(record)  # warm-up: patterns compiled, caches filled
-with open(out / "lines", mode) as sink, open(out / "index", "a") as index:
+try:
+    from t3rl_core.eval import record_writer
+except ImportError:  # a tree from before it: every line made and written on the loop
+    record_writer = None
+if record_writer is not None and sys.argv[2] == "eval":
+    for record in records[:4]:
+        jsonl.record_bytes(record)  # warm-up: patterns compiled, caches filled
+    lines = record_writer.writer(out / "lines", out / "index", len(records))
     os.getppid()
     for number, record in enumerate(records):
-        resume.write(sink, index, (str(number), 0, 0), line(record), "job", 1)
+        lines.write((str(number), 0, 0), record, "job", 1)
     os.getppid()
+    lines.close()
+else:
+    line, mode = (jsonl.record_bytes, "ab") if hasattr(jsonl, "record_bytes") else (jsonl.record_line, "a")
+    for record in records[:4]:
+        line(record)  # warm-up: patterns compiled, caches filled
+    with open(out / "lines", mode) as sink, open(out / "index", "a") as index:
+        os.getppid()
+        for number, record in enumerate(records):
+            resume.write(sink, index, (str(number), 0, 0), line(record), "job", 1)
+        os.getppid()
 print(*(hashlib.sha256((out / name).read_bytes()).hexdigest() for name in ("lines", "index")))
 """
 
@@ -73,6 +90,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pythonpath", default=str(Path(__file__).resolve().parent.parent))
     parser.add_argument("--records", type=Path, help="a capture to reuse (written there when missing)")
+    parser.add_argument(
+        "--writer",
+        choices=["eval", "loop"],
+        default="eval",
+        help="eval: the writer the tree's eval takes for this many records (a child process masks and "
+        "writes them: only what the eval's own process spends is counted); loop: every line on the loop",
+    )
     args = parser.parse_args()
     tree = str(Path(args.pythonpath).resolve())
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
@@ -82,7 +106,7 @@ def main() -> int:
         if not records.exists():
             capture = [sys.executable, "-c", CAPTURE, tree, str(records)]
             subprocess.run(capture, cwd=scratch, env=env, check=True)
-        child = [sys.executable, "-c", COUNT, str(records)]
+        child = [sys.executable, "-c", COUNT, str(records), args.writer]
         subprocess.run(child, cwd=scratch, env=env, check=True, stdout=subprocess.DEVNULL)  # bytecode written
         dumps = f"{scratch}/callgrind.out"
         valgrind = ["valgrind", "--tool=callgrind", "--dump-instr=no", "--dump-before=os_getppid"]

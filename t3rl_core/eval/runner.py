@@ -24,7 +24,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, closing, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -47,11 +47,11 @@ from t3rl_core.config import RuntimeConfig
 from t3rl_core.data.rows import read_rows
 from t3rl_core.engines.base import EngineUnavailable, SamplingParams
 from t3rl_core.envs.base import StartsAhead
+from t3rl_core.eval import record_writer
 from t3rl_core.eval import resume as resuming
 from t3rl_core.eval.attribution import attribute
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.identity import benchmark_identity, decoding_of
-from t3rl_core.eval.jsonl import record_bytes
 from t3rl_core.eval.metrics import OVERALL, EpisodeScore, summarize
 from t3rl_core.eval.record_lock import record_lock
 from t3rl_core.eval.records import file_sha256, git_state, model_record, run_stage_of
@@ -270,9 +270,8 @@ async def _run_eval(
         index_file = out_dir / resuming.INDEX_FILE
         with (
             _progress(show_progress) as progress,
-            # Binary: each line is written as the bytes its digest is of (record_bytes).
-            trajectories.open("ab") as sink,
-            index_file.open("a") as index,
+            # Closed (every record sent written) before the summary, however the eval ends.
+            closing(record_writer.writer(trajectories, index_file, len(pending))) as lines_out,
         ):
             bar = (
                 progress.add_task("eval", total=len(jobs), completed=len(done), acc="") if progress else None
@@ -283,8 +282,9 @@ async def _run_eval(
                     if budget.exceeded:
                         return
                     record = await _run_episode(runner, job, sampling, resumed.attempt)
-                # Its slot is free: the next episode's first call goes out before this record's JSON,
-                # masks, digests and write (~0.85 ms on the loop), which a cancellation here does not skip.
+                # Its slot is free: the next episode's first call goes out before this record's JSON
+                # (and, written on the loop, its masks, digest and write: t3rl_core.eval.record_writer),
+                # which a cancellation here does not skip.
                 try:
                     await asyncio.sleep(0)
                 finally:
@@ -292,8 +292,7 @@ async def _run_eval(
 
             def kept(job: EpisodeJob, record: dict[str, Any]) -> None:
                 records.append(summarised(record))
-                # record_bytes: never lose an episode to a type
-                resuming.write(sink, index, job.key, record_bytes(record), job.fingerprint, resumed.attempt)
+                lines_out.write(job.key, record, job.fingerprint, resumed.attempt)
                 if progress is not None and bar is not None:
                     _advance(progress, bar, records)
                 if lines is not None:

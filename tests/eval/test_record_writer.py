@@ -1,0 +1,223 @@
+"""A large eval's records are masked, hashed and written by a child process (t3rl_core.eval.record_writer),
+off the event loop: the same bytes as the loop writes (drawn records with credentials in keys and
+values, a Secret revealed between two records), every record sent on disk in order however the eval
+ends (an exception, Ctrl-C and SIGTERM at the child, the eval's process killed), and a child that died
+is an error of its own, never a BrokenPipeError (the eval's reader gone)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from t3rl_core.eval import jsonl, record_writer, runner
+from t3rl_core.eval import resume as resuming
+from t3rl_core.eval.record_writer import ChildWriter, LoopWriter, RecordWriterError
+from t3rl_core.secret import Secret
+from tests.eval.test_record_bytes import records
+from tests.support.eval_runs import bfcl_runtime, read_records, reference_config
+from tests.support.tiny_stack import bfcl_rows
+
+# Credentials of the kinds the masks know, placed in keys, values and episode text; JSON may split them
+# over a key and its value (`"token": "V"`) or escape their quotes.
+_CREDENTIALS = st.sampled_from(
+    [
+        "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv",
+        "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+        "postgres://alice:V3ryS3cret@db.example.com/app",
+        "Authorization: Bearer abc123def456ghi789",
+        "mysql -u root -pHunter2xyz app",
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----",
+        "https://example.com/x?token=Zq8Wm3Lp9Xr2",
+    ]
+)
+
+
+@st.composite
+def records_with_credentials(draw: st.DrawFn) -> dict[str, Any]:
+    record = draw(records())
+    credential = draw(_CREDENTIALS)
+    where = draw(st.sampled_from(["error", "messages", "response_text", "key"]))
+    if where == "error":
+        record["error"] = f"RuntimeError: refused {credential}"
+    elif where == "messages":
+        record["messages"] = [*record.get("messages", []), {"role": "tool", "content": credential}]
+    elif where == "response_text":
+        record["response_text"] = f"{record.get('response_text', '')} {credential}"
+    else:
+        record["outcome"] = {credential.split()[0]: credential}
+    return record
+
+
+def write_all(writer: LoopWriter | ChildWriter, drawn: list[dict[str, Any]], reveal_at: int = -1) -> None:
+    for number, record in enumerate(drawn):
+        if number == reveal_at:
+            Secret("env:T3RL_TEST_WRITER_SECRET").reveal()
+        writer.write((f"task-{number}", 0, 0), record, f"job-{number}", 1)
+    writer.close()
+
+
+def _files(out: Path) -> tuple[bytes, bytes]:
+    return (out / "lines").read_bytes(), (out / "index").read_bytes()
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    drawn=st.lists(st.one_of(records(), records_with_credentials()), min_size=1, max_size=25),
+    reveal_at=st.integers(0, 25),
+)
+def test_the_child_writes_the_bytes_the_loop_writes(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, drawn: Any, reveal_at: int
+) -> None:
+    # A value a Secret reveals between two records: masked from that record on, by both writers.
+    monkeypatch.setenv("T3RL_TEST_WRITER_SECRET", "Xy7-revealed-Qz4")
+    drawn = [*drawn, {"error": "quotes Xy7-revealed-Qz4", "messages": [{"content": "Xy7-revealed-Qz4"}]}]
+    reveal_at = min(reveal_at, len(drawn) - 1)
+    files = []
+    for kind in (LoopWriter, ChildWriter):
+        monkeypatch.setattr("t3rl_core.secret._REVEALED", set())
+        out = tmp_path_factory.mktemp(kind.__name__)
+        write_all(kind(out / "lines", out / "index"), drawn, reveal_at)
+        files.append(_files(out))
+    assert files[0] == files[1]
+    lines = files[1][0].splitlines()
+    assert len(lines) == len(drawn) and b"Xy7-revealed-Qz4" not in lines[-1]
+    assert b"V3ryS3cret" not in files[1][0] and b"Hunter2xyz" not in files[1][0]
+
+
+# The eval's process, leader of its process group as a command run from a shell is, sends 40 records and,
+# after the 6th, the terminal's Ctrl-C and a launcher's SIGTERM reach its group (the child's start-up
+# still under way); it stops, closing the writer in its `finally`.
+_STOPPED = """
+import os, signal, sys
+from pathlib import Path
+from t3rl_core.eval.record_writer import ChildWriter
+from t3rl_core.eval.resume import INDEX_FILE
+
+def stop(signum, frame):
+    raise SystemExit(128 + signum)
+
+signal.signal(signal.SIGTERM, stop)
+out = Path(sys.argv[1])
+writer = ChildWriter(out / "trajectories.jsonl", out / INDEX_FILE)
+try:
+    for n in range(40):
+        record = {"task_id": f"t{n}", "sample": 0, "repeat": 0, "status": "completed"}
+        writer.write((f"t{n}", 0, 0), {**record, "response_ids": list(range(n))}, "job", 1)
+        if n == 5:
+            os.killpg(0, signal.SIGTERM)
+            os.killpg(0, signal.SIGINT)
+except BaseException as stopped:
+    print(type(stopped).__name__)
+finally:
+    writer.close()
+"""
+
+
+def test_every_record_sent_is_written_in_order_when_ctrl_c_and_sigterm_reach_the_evals_group(
+    tmp_path: Path,
+) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    command = [sys.executable, "-c", _STOPPED, str(tmp_path)]
+    done = subprocess.run(
+        command, env=env, capture_output=True, text=True, check=False, start_new_session=True
+    )
+    assert done.returncode == 0 and done.stdout.split() == ["SystemExit"], done.stderr
+    trajectories = tmp_path / "trajectories.jsonl"
+    sent = [{"task_id": f"t{n}", "sample": 0, "repeat": 0, "status": "completed"} for n in range(40)]
+    lines = trajectories.read_bytes().splitlines(keepends=True)
+    # What was sent before the stop, in order, each line whole and verified by its index entry.
+    assert 6 <= len(lines) < 40
+    assert (
+        lines
+        == [jsonl.record_bytes({**r, "response_ids": list(range(n))}) for n, r in enumerate(sent)][
+            : len(lines)
+        ]
+    )
+    jobs = {(f"t{n}", 0, 0): "job" for n in range(40)}
+    kept = resuming.load(tmp_path, trajectories, jobs)
+    assert len(kept.records) == len(lines) and not kept.rerun
+
+
+# The eval's process sends 30 records (the pipe closed once they are in it) and is killed: no close, no
+# `finally`. Prints the child's pid.
+_KILLED = """
+import os, sys
+from pathlib import Path
+from t3rl_core.eval.record_writer import ChildWriter
+out = Path(sys.argv[1])
+writer = ChildWriter(out / "lines", out / "index")
+for number in range(30):
+    writer.write((f"t{number}", 0, 0), {"task_id": f"t{number}", "response_ids": [number]}, "job", 1)
+writer._queue.put(None)
+writer._sender.join()
+print(writer._child.pid, flush=True)
+os.kill(os.getpid(), 9)
+"""
+
+
+def test_a_killed_evals_child_still_writes_what_the_pipe_holds(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    command = [sys.executable, "-c", _KILLED, str(tmp_path)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    child, deadline = int(done.stdout.split()[0]), time.monotonic() + 300.0
+    while _alive(child) and time.monotonic() < deadline:  # it writes the pipe's records, then ends
+        time.sleep(0.01)
+    lines = (tmp_path / "lines").read_text().splitlines()
+    assert lines == [f'{{"task_id": "t{n}", "response_ids": [{n}]}}' for n in range(30)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+    except OSError:
+        return False
+
+
+def test_a_child_that_died_is_a_writer_error_not_a_broken_pipe(tmp_path: Path) -> None:
+    writer = ChildWriter(tmp_path / "lines", tmp_path / "index")
+    writer.write(("t0", 0, 0), {"task_id": "t0"}, "job", 1)
+    assert writer._child is not None
+    writer._child.kill()
+    writer._child.wait()
+    with pytest.raises(RecordWriterError):
+        writer.write(("t1", 0, 0), {"task_id": "t1"}, "job", 1)
+    with pytest.raises(RecordWriterError):
+        writer.close()
+
+
+def test_a_large_eval_masks_its_records_off_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The eval's own process never masks a record (the child does), and each line verifies by its
+    index entry."""
+
+    def on_the_loop(text: str) -> str:
+        raise AssertionError("a record masked on the event loop")
+
+    monkeypatch.setattr(jsonl, "mask_episode_text", on_the_loop)
+    monkeypatch.setattr(record_writer, "CHILD_FROM", 2)  # this small eval is a large one
+    rows = bfcl_rows(per_category=1)
+    asyncio.run(runner.run_eval(bfcl_runtime(), reference_config(3), rows, tmp_path, show_progress=False))
+    got = read_records(tmp_path)
+    assert len(got) == len(rows) and all(record["success"] for record in got)
+    lines = (tmp_path / runner.TRAJECTORIES_FILE).read_bytes().splitlines(keepends=True)
+    entries = [json.loads(line) for line in (tmp_path / resuming.INDEX_FILE).read_text().splitlines()]
+    assert [entry["sha256"] for entry in entries] == [resuming.line_digest(line) for line in lines]
+
+
+def test_an_eval_of_many_episodes_takes_the_child(tmp_path: Path) -> None:
+    few = record_writer.writer(tmp_path / "a", tmp_path / "b", record_writer.CHILD_FROM - 1)
+    many = record_writer.writer(tmp_path / "c", tmp_path / "d", record_writer.CHILD_FROM)
+    few.close()
+    many.close()
+    assert isinstance(few, LoopWriter) and isinstance(many, ChildWriter)
