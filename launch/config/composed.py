@@ -196,7 +196,9 @@ def _interpolation_fix(composition: Composition, provenance: Provenance, key: st
     keys = [str(k) for k in node] if OmegaConf.is_dict(node) else []
     guess = did_you_mean(leaf, keys)
     if guess is None:
-        return _missing_key_fix(composition, provenance, missing, key) or generic
+        # typed on the command line: without it the key has the value the files give it
+        dropped = typed and f"drop {typed} (the interpolation names no key '{missing}', nor one like it)"
+        return _missing_key_fix(composition, provenance, missing, key) or dropped or generic
     corrected = raw.replace("${" + missing + "}", "${" + (f"{parent}.{guess}" if parent else guess) + "}")
     target = f"{parent}.{guess}" if parent else guess
     return f"set {key}={corrected} (the interpolation names no key '{missing}'; did you mean '{target}'?)"
@@ -245,12 +247,17 @@ def _missing_key_fix(composition: Composition, provenance: Provenance, missing: 
     for depth in range(len(parts) - 1, 0, -1):
         ancestor = ".".join(parts[:depth])
         if OmegaConf.select(composition.config, ancestor) is not None:
+            from launch.config.schema_walk import field_names  # lazy: only to explain a missing key
+
+            fields = field_names(ancestor, OmegaConf.to_container(composition.config))  # type: ignore[arg-type]
+            swap = _swapped_in(provenance, ancestor) or _swapped_in(provenance, key)
+            if fields and parts[depth] not in fields:  # no option of this section has it: no file lacks it
+                return f"drop {swap} (the option it replaced fits)" if swap else None
             source = provenance.source(ancestor)
             where = f"in {source}" if source else "in the config"
             give = (
                 f"give {missing} a value {where}: it sets {ancestor} without {'.'.join(parts[depth:])} "
                 f"(`t3rl show --explain {missing}` shows t3rl's default one)"
             )
-            swap = _swapped_in(provenance, ancestor) or _swapped_in(provenance, key)
             return f"drop {swap} (the option it replaced fits); or {give}" if swap else give
     return None

@@ -239,3 +239,20 @@ def test_a_search_entry_with_no_value_is_refused_at_its_key(typed: str) -> None:
 def test_a_glob_of_one_option_names_its_point() -> None:
     (point,) = expand_points([QUICK, "reward=glob(bin*)"])
     assert point.varying == ("reward=binary",)  # was (): a point of no name
+
+
+# ------------------------------------------------------------------- an interpolation of no key typed
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["name=${missing.key}", "name=x${missing}y", "eval.repeats=${hardware.nonexistent_thing}"],
+)
+def test_an_interpolation_of_no_key_typed_is_dropped(typed: str) -> None:
+    """Was prose ("fix the ${...} interpolation"), or for a section's missing key "give it a value in"
+    the section's file, which the schema refuses as an unknown key."""
+    result = invoke(["validate", S1, typed], COLUMNS="400")
+    assert result.exit_code == 2, result.output
+    assert fix_of(result.output).startswith(f"drop `{typed}`"), result.output
+    fixed = apply_first_fix([S1, typed], {"message": "", "source": "", "fix": fix_of(result.output)})
+    assert fixed == [S1]
