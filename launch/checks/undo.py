@@ -24,9 +24,15 @@ def with_undo_fixes(
     """Each problem whose key an override set gets, as its first fix, the key's value without that
     override (when the files give it one); its own fix stays as the alternative, first when it only
     trims what was typed (a URL's appended path, white space). `prose_only`: only problems whose own fix
-    is no assignment (a cross-field rule's fix is usually the smaller change)."""
+    is no assignment (a cross-field rule's fix is usually the smaller change), or that share their key
+    with another error: each rule's fix clears its own refusal, not the other's (`n_samples_per_prompt=1`
+    under GRPO: a batch that no longer divides, and groups of one), and the key's old value clears both."""
+    keys = [p.key for p in problems if p.severity == "error"]
+    shared = {key for key in keys if keys.count(key) > 1}
     return [
-        p if prose_only and (p.severity != "error" or _assigns(p.fix)) else _undone(p, overrides, config_dirs)
+        p
+        if prose_only and (p.severity != "error" or (_assigns(p.fix) and p.key not in shared))
+        else _undone(p, overrides, config_dirs)
         for p in problems
     ]
 

@@ -188,3 +188,39 @@ def test_kl_loss_turned_off_over_a_file_coefficient_is_blamed_on_the_switch(type
     problems = errors(argv)
     assert [p.key for p in problems] == [key], problems
     assert errors(fixed(argv, problems[0])) == [], problems[0].fix
+
+
+@pytest.mark.parametrize(
+    ("experiment", "key"),
+    [
+        ("retool", "stages.rl.curriculum.n_samples_per_prompt"),
+        ("bfcl_debug", "stages.rollouts.curriculum.n_samples_per_prompt"),
+    ],
+)
+def test_two_refusals_of_one_override_each_have_a_fix_that_clears_both(experiment: str, key: str) -> None:
+    """`n_samples_per_prompt=1` under GRPO is refused twice or more at its key (a batch it no longer divides;
+    groups of one): the first's fix (global_batch_size=128) left the second, whose own fix (8) left the
+    first. The key's value without the override clears both."""
+    argv = [f"+experiment={experiment}", f"{key}=1"]
+    problems = errors(argv)
+    assert len(problems) >= 2 and {p.key for p in problems} == {key}, problems
+    for problem in problems:
+        assert errors(fixed(argv, problem)) == [], problem.fix
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "model.architecture.num_attention_heads=1",  # no split into the file's 2 query groups
+        "model.architecture.num_attention_heads=3",
+        "model.architecture.num_query_groups=1",  # no split over the layout's TP 2
+        "model.architecture.num_query_groups=1.0",
+    ],
+)
+def test_an_architecture_count_typed_over_the_file_is_blamed_on_itself(override: str) -> None:
+    """Was: the quickstart's heads=1 refused at num_query_groups and groups=1 at hardware.tensor_parallel,
+    keys set in files nobody changed; blamed on the one set last, with a count that fits as fix."""
+    argv = ["+experiment=quickstart", override]
+    problems = errors(argv)
+    assert [p.key for p in problems] == [override.partition("=")[0]], problems
+    assert errors(fixed(argv, problems[0])) == [], problems[0].fix

@@ -140,6 +140,22 @@ def heads_divisible_by_tp(scope: Scope, ctx: Context) -> Iterator[Problem]:
         count = getattr(arch, field)
         if count is not None and count % tp:
             heads, groups = arch.num_attention_heads, arch.num_query_groups or arch.num_attention_heads
+            arch_key = f"model.architecture.{field}"
+            if ctx.latest(key, arch_key) == arch_key:  # the count typed over the layout's TP
+                # a multiple of TP the heads split into (query groups) or that splits into the groups (heads)
+                fits = [
+                    v
+                    for v in range(tp, max(heads, groups) * tp + 1, tp)
+                    if (heads % v == 0 if field == "num_query_groups" else v % groups == 0)
+                ]
+                yield Problem(
+                    arch_key,
+                    f"{field} {count} of {ctx.run.model.name} is not divisible by tensor_parallel {tp}",
+                    fix=f"set {arch_key}={min(fits, key=lambda v: abs(v - count))}"
+                    if fits
+                    else f"set {key}=1",
+                )
+                return
             options = [v for v in fitting(scope.world_size, 1) if heads % v == 0 and groups % v == 0]
             yield Problem(
                 key,

@@ -253,18 +253,27 @@ def expert_tp_needs_experts(scope: Scope, ctx: Context) -> Iterator[Problem]:
         )
 
 
+def _nearest_multiple(value: int, of: int) -> int:
+    """The multiple of `of` nearest `value`, at least `of` (the smaller on a tie)."""
+    return max(of, min((value // of) * of, (value // of + 1) * of, key=lambda m: abs(m - value)))
+
+
 def architecture_consistent(ctx: Context) -> Iterator[Problem]:
     """Megatron's own asserts on the architecture: query groups, head size, router top-k."""
     arch = ctx.run.model.architecture
     prefix = "model.architecture"
     groups = arch.num_query_groups
     if groups is not None and arch.num_attention_heads % groups:
-        options = [g for g in range(1, arch.num_attention_heads + 1) if arch.num_attention_heads % g == 0]
-        near = min(options, key=lambda g: abs(g - groups))
+        heads_key, groups_key = f"{prefix}.num_attention_heads", f"{prefix}.num_query_groups"
+        if ctx.latest(groups_key, heads_key) == heads_key:  # the heads typed over the file's groups
+            fix = f"set {heads_key}={_nearest_multiple(arch.num_attention_heads, groups)}"
+        else:
+            options = [g for g in range(1, arch.num_attention_heads + 1) if arch.num_attention_heads % g == 0]
+            fix = f"set {groups_key}={min(options, key=lambda g: abs(g - groups))}"
         yield Problem(
-            f"{prefix}.num_query_groups",
+            ctx.latest(groups_key, heads_key),
             f"{arch.num_attention_heads} attention heads do not split into {groups} query groups (Megatron)",
-            fix=f"set {prefix}.num_query_groups={near}",
+            fix=fix,
         )
     if arch.kv_channels is None and arch.mla is None and arch.hidden_size % arch.num_attention_heads:
         yield Problem(
