@@ -5,9 +5,11 @@ resumable record) and the launcher (`launch.files`)."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
+from typing import NoReturn
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
@@ -27,21 +29,38 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
                 os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except OSError as error:
-        Path(tmp).unlink(missing_ok=True)
-        if error.filename is not None:
-            raise
-        # A failed write names no file (a full disk, a quota): say which file it was for.
-        raise OSError(error.errno, error.strerror or str(error), str(path)) from error
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    except BaseException as error:
+        _failed(error, tmp, path)
     if durable:
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def atomic_copy(src: Path, dst: Path) -> None:
+    """`src` (its bytes, mode and times) copied to `dst` whole or not at all: a copy cut short by a
+    full disk or a file-size limit left half a file under the copy's name (a superseded config)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
+    os.close(fd)
+    try:
+        shutil.copy2(src, tmp)
+        os.replace(tmp, dst)
+    except BaseException as error:
+        _failed(error, tmp, dst)
+
+
+def _failed(error: BaseException, tmp: str, path: Path) -> NoReturn:
+    """Remove the temporary file of a write to `path` that failed, and raise its error; one that names
+    no file (a full disk, a quota, a file-size limit) or only the temporary one (a copy names its source
+    and the temporary file) is raised naming the file it was for."""
+    Path(tmp).unlink(missing_ok=True)
+    if not isinstance(error, OSError) or (
+        error.filename is not None and tmp not in (error.filename, error.filename2)
+    ):
+        raise error
+    raise OSError(error.errno, error.strerror or str(error), str(path)) from error
 
 
 def file_mode(path: Path) -> int:

@@ -41,6 +41,7 @@ from launch.config.secrets import mask_overrides, scrub_obj, scrub_text
 from launch.files import atomic_write_json, atomic_write_text
 from launch.run.output_digest import rerooted
 from launch.run.record_files import RunDirError, read_json, read_yaml, stage_record
+from t3rl_core.atomic_files import atomic_copy
 from t3rl_core.installed import package_versions
 from t3rl_core.yaml_text import safe_load
 
@@ -275,9 +276,10 @@ class RunDir:
             n = 1
             while (keep / f"config.{n}.yaml").exists():
                 n += 1
-            shutil.copy2(config_file, keep / f"config.{n}.yaml")
+            # Whole or not at all: a copy cut short (a full disk) kept half a config as the previous one.
             if overrides_file.exists():
-                shutil.copy2(overrides_file, keep / f"overrides.{n}.yaml")
+                atomic_copy(overrides_file, keep / f"overrides.{n}.yaml")
+            atomic_copy(config_file, keep / f"config.{n}.yaml")
         atomic_write_text(config_file, config_yaml)
         atomic_write_text(overrides_file, overrides_yaml)
 
@@ -419,7 +421,7 @@ class RunDir:
         for file in map(Path, files):
             if file.exists():
                 (target / "runtime").mkdir(exist_ok=True)
-                shutil.copy2(file, target / "runtime" / file.name)
+                atomic_copy(file, target / "runtime" / file.name)
         return target
 
 

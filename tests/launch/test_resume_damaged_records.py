@@ -308,3 +308,29 @@ def test_a_record_from_before_config_dirs_were_recorded_says_how_to_give_its_dir
     code, out = invoke("run", "--run-dir", str(run_dir), "--config-dir", conf)
     assert code == 0, out
     assert "cached (unchanged since it succeeded)" in out, out
+
+
+def test_a_previous_config_kept_under_superseded_is_whole_or_absent(run_dir: Path) -> None:
+    """The copy of the previous config.yaml a resume keeps under superseded/ is cut short by a file-size
+    limit (as by a full disk): no half copy is left under its name (shutil.copy2 left one, kept as the
+    run's previous config), and the resume without the limit keeps it whole."""
+    config = run_dir / "config.yaml"
+    edited = config.read_bytes() + b"# " + b"x" * 65536 + b"\n"  # edited by hand: a comment, no key
+    config.write_bytes(edited)
+    limit = 32768  # every other file of the record fits
+    command = [str(Path(sys.executable).with_name("t3rl")), "run", "--run-dir", str(run_dir)]
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=limited, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    kept = run_dir / "superseded" / "config.1.yaml"
+    assert f"error: {kept}: File too large" in " ".join(done.stderr.split()), done.stderr
+    assert not kept.exists() and not list(run_dir.rglob(".*.tmp"))
+    assert config.read_bytes() == edited
+
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert kept.read_bytes() == edited
+    assert (run_dir / "superseded" / "overrides.1.yaml").is_file()
