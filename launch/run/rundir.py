@@ -393,8 +393,10 @@ class RunDir:
 
     def remove_stale_temporaries(self) -> list[Path]:
         """The temporary files a killed launcher left beside the record's files (RECORD_FILES, each
-        stage's STAGE_RECORD_FILES, runtime/), removed; call only while holding the dir's lock."""
+        stage's STAGE_RECORD_FILES, runtime/, the previous configs kept under superseded/), removed;
+        call only while holding the dir's lock."""
         places = [(self.path, RECORD_FILES), (self.path / "runtime", None)]
+        places += [(self.path / "superseded", ("config", "overrides"))]
         places += [(stage, STAGE_RECORD_FILES) for stage in sorted((self.path / "stages").glob("*/"))]
         removed = []
         for directory, names in places:

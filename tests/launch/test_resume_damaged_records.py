@@ -334,3 +334,15 @@ def test_a_previous_config_kept_under_superseded_is_whole_or_absent(run_dir: Pat
     assert done.returncode == 0, done.stdout + done.stderr
     assert kept.read_bytes() == edited
     assert (run_dir / "superseded" / "overrides.1.yaml").is_file()
+
+
+def test_the_temporary_copy_a_killed_launcher_left_under_superseded_is_removed(run_dir: Path) -> None:
+    """A launcher killed while it copied the previous config under superseded/ leaves its temporary
+    file; the next launcher of the dir removes it, as it removes those beside the record's files."""
+    (run_dir / "superseded").mkdir()
+    left = [run_dir / "superseded" / f".{name}.1.yaml.k1ll3d.tmp" for name in ("config", "overrides")]
+    for tmp in left:
+        tmp.write_text("half a cop")
+    code, out = invoke("run", "--run-dir", str(run_dir))
+    assert code == 0, out
+    assert not [tmp for tmp in left if tmp.exists()]
