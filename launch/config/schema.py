@@ -627,6 +627,9 @@ class RunConfig(StrictModel):
 
     # The run's directory name under paths.runs_dir.
     name: PathComponent
+    # slime's seed, as --seed and --rollout-seed (its prompt shuffle). t3rl's data preparation and evals
+    # keep their own (env.data.seed, eval.seed): a train seed swept leaves the held-out tasks and their
+    # sampling as they were, so points stay comparable.
     seed: Seed = 42
     model: ModelConfig
     hardware: HardwareConfig
