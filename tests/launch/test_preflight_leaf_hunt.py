@@ -224,3 +224,26 @@ def test_an_architecture_count_typed_over_the_file_is_blamed_on_itself(override:
     problems = errors(argv)
     assert [p.key for p in problems] == [override.partition("=")[0]], problems
     assert errors(fixed(argv, problems[0])) == [], problems[0].fix
+
+
+def test_the_hunts_reading_of_a_plan_finds_what_it_looks_for() -> None:
+    """The judge is no formality: a planned value read as a flag, a number lost as 'nan' or 'None', an
+    empty flag value and a value the shell splits are each found (planted in argv and shell lines)."""
+    from tests.support.leaf_hunt import _token_problems, plan_problems
+
+    dash = Case("x", "leading dash", "k", "str", "-x", "'-x'")
+    assert _token_problems(["--hf-checkpoint", "-x"], dash)
+    assert _token_problems(["--hf-checkpoint=-x"], dash) == []  # one token: argparse reads it as the value
+    assert _token_problems(["--lr", "nan"], dash) and _token_problems(["--seed", "None"], dash)
+    empty = Case("x", "empty", "k", "str", "", "''")
+    assert _token_problems(["--save", ""], empty)
+    spaced = Case("x", "equals and space", "k", "str", "a=b c", "'a=b c'")
+
+    class Stage:
+        name, slime_job, env = "s", None, {}
+        commands = ("run --out a=b c",)
+
+    class Plan:
+        stages = (Stage,)
+
+    assert plan_problems(spaced, Plan) and plan_problems(dash, Plan) == []

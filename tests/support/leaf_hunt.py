@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from launch.checks.resolve import Resolved, resolve
+from launch.config.argv_tokens import is_flag
 from launch.config.errors import ConfigError, Problem
 from launch.config.fixes import quoted
 from launch.config.schema_walk import model_at
@@ -386,19 +387,11 @@ def _token_problems(tokens: list[str], case: Case) -> list[str]:
         if after_flag and token == "" and isinstance(case.value, str | list):
             problems.append(f"{tokens[i - 1]} given an empty value")
         typed = case.value if isinstance(case.value, str) else None
-        if after_flag and typed and typed.startswith("-") and token == typed and not _number(token):
+        if after_flag and typed and typed.startswith("-") and token == typed and is_flag(token):
             problems.append(f"{tokens[i - 1]} {token!r}: argparse reads the value as a flag")
         if after_flag and isinstance(case.value, list) and token in case.value and token.startswith("-"):
             problems.append(f"{tokens[i - 1]} {token!r}: argparse reads the item as a flag")
     return problems
-
-
-def _number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
 
 
 def main() -> int:
