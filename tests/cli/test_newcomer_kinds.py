@@ -262,7 +262,8 @@ def test_a_stage_status_t3rl_never_writes_is_named(here: Path, status: Any) -> N
     (run / "state.json").write_text(json.dumps({"version": 1, "stages": {"eval_tiny": {"status": status}}}))
     for argv in (["runs"], ["runs", "show", str(run)]):
         result = invoke(argv)
-        assert result.exit_code == 1 and "eval_tiny has status" in result.output, result.output
+        named = "state.json" in result.output and "stage 'eval_tiny'" in result.output
+        assert result.exit_code == 1 and named and "status" in result.output, result.output
 
 
 def test_resuming_an_eval_record_is_refused(here: Path) -> None:
