@@ -10,11 +10,12 @@ runtime's stage commands (`python -m t3rl_core.eval`, `…data`, `…chat.tiny`:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import PurePath
 from typing import NoReturn
 
@@ -63,6 +64,19 @@ def failed_file(error: OSError) -> str | None:
             if name is not None:
                 return name
     return None
+
+
+@contextlib.contextmanager
+def naming(file: object) -> Iterator[None]:
+    """An OSError of writing, flushing or closing `file` carries its path: `failed_file` reads the
+    error's own filename first, and the frames of a writer that holds its files as attributes (an
+    object's `close()`, a child process) hold no file object to read it from."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is None and isinstance(name := _file_name(file), str) and name:
+            error.filename = name
+        raise
 
 
 def _file_name(value: object) -> str | None:

@@ -14,13 +14,15 @@ Nothing sent is lost when the eval stops: the child runs in a process group of i
 Ctrl-C and a launcher's SIGTERM go to the eval's group) and writes until the pipe closes; `close()` (the
 eval's `finally`) waits for it, before the summary is written. Were the eval's process killed, the child still
 writes what the pipe holds and ends at its end. A child that failed makes the next `write` or `close`
-raise `RecordWriterError`, never BrokenPipeError (which the eval reads as its output's reader gone).
+raise the OSError of its file (a full disk: the stage's one line names the file) or `RecordWriterError`,
+never BrokenPipeError (which the eval reads as its output's reader gone).
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import pickle
 import queue
@@ -34,6 +36,7 @@ from typing import IO, Any, BinaryIO
 
 from t3rl_core.eval import resume as resuming
 from t3rl_core.eval.jsonl import line_of, record_bytes, record_parts
+from t3rl_core.os_errors import naming
 from t3rl_core.secret import SINK_ENV, mask_text, revealed
 from t3rl_core.secret import _note_revealed as note_revealed  # the parent's values, as it noted them
 
@@ -42,6 +45,8 @@ from t3rl_core.secret import _note_revealed as note_revealed  # the parent's val
 CHILD_FROM = 128
 _HEADER = struct.Struct("<Q")
 _SECRETS, _RECORD = 0, 1
+# How the child tells an OSError of its files (errno and file, as JSON after it) from any other failure.
+_OS_ERROR = "t3rl-record-writer-os-error "
 # A pipe as large as Linux lets a process make it: ~11 BFCL lines in flight before a send waits.
 _PIPE_BYTES = 1 << 20
 
@@ -60,11 +65,19 @@ class LoopWriter:
 
     def write(self, key: resuming.Key, record: dict[str, Any], job: str, attempt: int) -> None:
         # record_bytes: never lose an episode to a type
-        resuming.write(self._sink, self._index, key, record_bytes(record), job, attempt)
+        self.write_line(key, record_bytes(record), job, attempt)
+
+    def write_line(self, key: resuming.Key, line: bytes, job: str, attempt: int) -> None:
+        resuming.write(self._sink, self._index, key, line, job, attempt)
 
     def close(self) -> None:
-        with self._sink, self._index:
-            pass
+        # A failed flush leaves its bytes buffered: closing flushes them again, and fails again.
+        try:
+            with naming(self._index):
+                self._index.close()
+        finally:
+            with naming(self._sink):
+                self._sink.close()
 
 
 class ChildWriter:
@@ -86,7 +99,7 @@ class ChildWriter:
         if self._child is None:
             self._start()
         if self._failure is not None or self._child.poll() is not None:  # it ends only when closed
-            raise RecordWriterError(self._why())
+            raise self._error()
         secrets = revealed()
         if len(secrets) != len(self._sent_secrets):  # a Secret revealed since: the child masks it too
             self._send((_SECRETS, sorted(secrets - self._sent_secrets)))
@@ -104,7 +117,7 @@ class ChildWriter:
         code = _wait(self._child)
         if code != 0 or self._failure is not None:
             self._failure = self._failure or RecordWriterError(f"exit status {code}")
-            raise RecordWriterError(self._why())
+            raise self._error()
         if self._child.stderr is not None:
             self._child.stderr.close()
 
@@ -143,6 +156,18 @@ class ChildWriter:
                 except OSError as error:  # the child ended: nothing more can be written
                     self._failure = error
                     return
+
+    def _error(self) -> Exception:
+        """What the child's failure is to the eval: the OSError of one of its files (a full disk, a
+        quota: the stage's one line names the file and the fix, as for a record the loop writes), or
+        RecordWriterError with what the child said."""
+        why = self._why()
+        for line in why.splitlines():
+            _, said, error = line.partition(_OS_ERROR)
+            if said:
+                code, name = json.loads(error)
+                return OSError(code, os.strerror(code), name)
+        return RecordWriterError(why)
 
     def _why(self) -> str:
         assert self._child is not None
@@ -193,14 +218,19 @@ def main(trajectories: str, index: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        with open(trajectories, "ab") as sink, open(index, "a") as index_file:
+        lines = LoopWriter(Path(trajectories), Path(index))
+        with contextlib.closing(lines):
             for kind, body in _messages(sys.stdin.buffer):
                 if kind == _SECRETS:
                     for value in body:
                         note_revealed(value)
                     continue
                 key, job, attempt, parts = body
-                resuming.write(sink, index_file, key, line_of(parts), job, attempt)
+                lines.write_line(key, line_of(parts), job, attempt)
+    except OSError as error:  # one of its files: said so that the eval raises it as that file's error
+        name = error.filename if isinstance(error.filename, str) else None
+        sys.stderr.write(_OS_ERROR + json.dumps([error.errno, name and mask_text(name)]) + "\n")
+        sys.exit(1)
     except Exception as error:  # said to the eval, masked: a message may quote what it was writing
         sys.stderr.write(mask_text(f"{type(error).__name__}: {error}") + "\n")
         sys.exit(1)

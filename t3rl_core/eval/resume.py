@@ -23,6 +23,7 @@ import orjson
 
 from t3rl_core.atomic_files import atomic_write_text
 from t3rl_core.eval.identity import budget_of, decoding_of, scorer_record
+from t3rl_core.os_errors import naming
 
 INDEX_FILE = "trajectories.index.jsonl"
 # Engine settings that say how to reach or pace the engine, not what it answers.
@@ -138,10 +139,12 @@ def write(sink: IO[Any], index: IO[str], key: Key, line: str | bytes, job: str, 
     """Append one record and its index entry, both flushed (the record first: an index entry without
     its record never verifies anything). `line` is text for a text `sink`, bytes (UTF-8) for a binary
     one, as the eval writes it."""
-    sink.write(line)
-    sink.flush()
-    index.write(index_line(key, line, job, attempt))
-    index.flush()
+    with naming(sink):
+        sink.write(line)
+        sink.flush()
+    with naming(index):
+        index.write(index_line(key, line, job, attempt))
+        index.flush()
 
 
 def attempts_summary(records: list[Mapping[str, Any]], resumed: Resumed) -> dict[str, Any]:

@@ -7,6 +7,7 @@ is an error of its own, never a BrokenPipeError (the eval's reader gone)."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import signal
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from t3rl_core.eval import jsonl, record_writer, runner
 from t3rl_core.eval import resume as resuming
 from t3rl_core.eval.record_writer import ChildWriter, LoopWriter, RecordWriterError
+from t3rl_core.os_errors import failed_file, os_error_line
 from t3rl_core.secret import Secret
 from tests.eval.test_record_bytes import records
 from tests.support.eval_runs import bfcl_runtime, read_records, reference_config
@@ -221,3 +223,17 @@ def test_an_eval_of_many_episodes_takes_the_child(tmp_path: Path) -> None:
     few.close()
     many.close()
     assert isinstance(few, LoopWriter) and isinstance(many, ChildWriter)
+
+
+@pytest.mark.parametrize("full", ["lines", "index"])
+@pytest.mark.parametrize("kind", [LoopWriter, ChildWriter])
+def test_a_full_disk_is_the_error_of_the_file_it_filled(tmp_path: Path, full: str, kind: type) -> None:
+    """The stage's one line (os_errors.stage_main) names the file a full disk refused, from whichever
+    writer: the child's error was a RecordWriterError (a traceback), the loop writer's close() one
+    with no file in its frames."""
+    (tmp_path / full).symlink_to("/dev/full")
+    writer = kind(tmp_path / "lines", tmp_path / "index")
+    with pytest.raises(OSError) as raised:
+        write_all(writer, [{"status": "ok", "reward": 1.0}] * 3)
+    assert raised.value.errno == errno.ENOSPC and os_error_line(raised.value) is not None
+    assert failed_file(raised.value) == str(tmp_path / full)
