@@ -189,7 +189,7 @@ def show(
     try:
         files = rollout_files(target)
     except RolloutFileError as err:
-        console.print(f"[red]error:[/] {escape(str(err))}")
+        console.print(f"[red]error:[/] {escape(str(err))}", soft_wrap=True)
         return 2
     broken: list[str] = []
     hidden: list[str] = []
@@ -199,7 +199,7 @@ def show(
             rollout_id, samples = load_samples(path, trust=trust)
             rows = views(path, samples, width)
         except RolloutFileError as err:
-            console.print(f"[red]error:[/] {escape(str(err))}")
+            console.print(f"[red]error:[/] {escape(str(err))}", soft_wrap=True)
             return 2
         for v in rows:  # named, so one the table does not show (--limit) can be found
             if v.tito != "ok":

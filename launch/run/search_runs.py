@@ -143,6 +143,7 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
     console.print(
         f"search done: {sweep_dir} best {results.get('best_params')} = {results.get('best_value')}",
         markup=False,
+        soft_wrap=True,  # one line whatever the path's length: read and copied whole
     )
     return 0
 

@@ -397,7 +397,7 @@ def _gpu_capacity(resolved: Resolved, jobs: list[PointJob], console: Console) ->
     address = dashboard_address(executor)
     own = own_live_gpus([(job.run_dir, job.gpus) for job in jobs], lambda: live_submission_ids(address))
     capacity = sweep_capacity(address, own)
-    console.print(f"Ray cluster {address}: {capacity.note}", highlight=False)
+    console.print(f"Ray cluster {address}: {capacity.note}", highlight=False, soft_wrap=True)
     return capacity.gpus
 
 

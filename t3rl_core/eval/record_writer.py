@@ -34,6 +34,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from t3rl_core import outside_json
 from t3rl_core.eval import resume as resuming
 from t3rl_core.eval.jsonl import line_of, record_bytes, record_parts
 from t3rl_core.os_errors import naming
@@ -164,9 +165,10 @@ class ChildWriter:
         why = self._why()
         for line in why.splitlines():
             _, said, error = line.partition(_OS_ERROR)
-            if said:
-                code, name = json.loads(error)
-                return OSError(code, os.strerror(code), name)
+            with contextlib.suppress(ValueError, TypeError):  # cut short: the child's words, as they are
+                code, name = outside_json.loads(error, "the record writer's error") if said else (None, None)
+                if isinstance(code, int) and isinstance(name, str | None):
+                    return OSError(code, os.strerror(code), name)
         return RecordWriterError(why)
 
     def _why(self) -> str:
