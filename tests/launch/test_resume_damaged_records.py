@@ -26,13 +26,13 @@ from typer.testing import CliRunner
 from launch.checks.resolve import resolve
 from launch.cli.app import app
 from launch.cli.runs import load_run
-from launch.files import exclusive_lock
 from launch.run.pipeline import PipelineError, preview
 from launch.run.record_files import STAGE_FIELDS, RunDirError
 from launch.run.rundir import RunDir
 from launch.run.steps import plan_run
 from t3rl_core import outside_json
 from t3rl_core.atomic_files import atomic_write_text, umask
+from tests.support.lock_holder import held_by_another_process
 from tests.support.retool_prepare_only import rec_config_dir, tree_snapshot
 
 
@@ -225,26 +225,10 @@ def test_a_resume_of_a_run_dir_in_use_is_refused_before_it_shows_config_changes(
     """A second `t3rl run --run-dir` with an override, while another launcher holds the dir: refused at
     once with the holder's pid; it said first that the changed config was kept under superseded/ (the
     refusal came once the config was composed), which it never did."""
-    held_r, held_w = os.pipe()
-    release_r, release_w = os.pipe()
-    holder = os.fork()
-    if holder == 0:  # another launcher, holding the run dir until told to let go
-        try:
-            with exclusive_lock(run_dir / ".lock"):
-                os.write(held_w, b"x")
-                os.read(release_r, 1)
-        finally:
-            os._exit(0)
-    try:
-        assert os.read(held_r, 1) == b"x"
+    with held_by_another_process(run_dir / ".lock") as holder:
         before = tree_snapshot(run_dir)
         code, out = invoke("run", "--run-dir", str(run_dir), "env.data.test_size=3")
         assert tree_snapshot(run_dir) == before
-    finally:
-        os.write(release_w, b"x")
-        os.waitpid(holder, 0)
-        for fd in (held_r, held_w, release_r, release_w):
-            os.close(fd)
     assert code == 1, out
     assert f"is in use by another t3rl process (pid {holder})" in " ".join(out.split()), out
     assert "superseded" not in out and "config changes" not in out, out

@@ -24,13 +24,13 @@ from pipeline_helpers import alive, count, run, stage
 from typer.testing import CliRunner
 
 from launch.cli.app import app
-from launch.files import exclusive_lock
 from launch.plan.build import Plan
 from launch.run import pipeline
 from launch.run.executors.local import LocalExecutor
 from launch.run.pipeline import PipelineError
 from launch.run.rundir import RunDir
 from t3rl_core import atomic_files
+from tests.support.lock_holder import held_by_another_process
 from tests.support.retool_prepare_only import EXPERIMENT
 
 
@@ -138,25 +138,8 @@ def test_a_second_launcher_on_the_same_run_dir_names_the_first(dirs):
     """The refused launcher names the holder's pid (read from the kernel's lock table: the lock file
     itself is never written) and starts nothing."""
     run_dir, marks = dirs
-    held_r, held_w = os.pipe()
-    release_r, release_w = os.pipe()
-    holder = os.fork()
-    if holder == 0:  # another launcher, holding the run dir until told to let go
-        try:
-            with exclusive_lock(run_dir / ".lock"):
-                os.write(held_w, b"x")
-                os.read(release_r, 1)
-        finally:
-            os._exit(0)
-    try:
-        assert os.read(held_r, 1) == b"x"
-        with pytest.raises(PipelineError) as refused:
-            run(_plan(run_dir, marks), run_dir)
-    finally:
-        os.write(release_w, b"x")
-        os.waitpid(holder, 0)
-        for fd in (held_r, held_w, release_r, release_w):
-            os.close(fd)
+    with held_by_another_process(run_dir / ".lock") as holder, pytest.raises(PipelineError) as refused:
+        run(_plan(run_dir, marks), run_dir)
     assert f"in use by another t3rl process (pid {holder})" in str(refused.value), refused.value
     assert count(marks, "a", "started") == 0
     assert run(_plan(run_dir, marks), run_dir).status == "succeeded"
