@@ -678,7 +678,11 @@ def _looks_like_a_path(value: Any) -> bool:
 
 
 def _composition_problem(error: Exception, parsed: list[Override], loader: ConfigLoaderImpl) -> Problem:
-    from launch.config.composition_fixes import group_added_again  # lazy: only to explain a mistake
+    from launch.config.composition_fixes import (  # lazy: only to explain a mistake
+        entry_named_otherwise,
+        group_added_again,
+        override_key,
+    )
     from launch.config.defaults_order import (  # lazy: likewise
         group_listed_again,
         null_key,
@@ -689,6 +693,9 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     added = group_added_again(message, parsed, lambda group: internals.group_exists(loader, group))
     if added is not None:
         return added
+    renamed = entry_named_otherwise(message, parsed)
+    if renamed is not None:
+        return renamed
     early = override_before_entry(message, loader)
     if early is not None:
         return early
@@ -720,7 +727,7 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
         )
     quoted = message.split("'")
     name = quoted[1] if len(quoted) > 2 else ""
-    text = next((o.input_line for o in parsed if name and o.key_or_group == name), None)
+    text = next((o.input_line for o in parsed if name and name in (o.key_or_group, override_key(o))), None)
     group, conditioned, option = name.partition("=")
     if "No match in the defaults list" in message and conditioned and internals.group_exists(loader, group):
         # `~group=option` deletes the group only while that option is chosen
@@ -743,7 +750,9 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
             if guess
             else f"config groups: {', '.join(known)}; to add one use +{name}=...",
         )
-    return Problem(key=name, message=message, source=f"override `{text}`" if text else "")
+    # Never blank: a blank source reads "(schema default)", and a composition error is no default's.
+    source = f"override `{text}`" if text else _source_of_default(message) or "the defaults list"
+    return Problem(key=name, message=message, source=source)
 
 
 def _in_user_words(problem: Problem, written: dict[str, str]) -> Problem:

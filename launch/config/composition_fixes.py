@@ -8,6 +8,7 @@ supported").
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 
 from hydra.core.override_parser.types import Override
@@ -84,3 +85,53 @@ def group_added_again(
                 fix=f"+{plain}" if group in OPTIONAL_GROUPS else f"drop the '{pluses}': {plain}",
             )
     return None
+
+
+def override_key(override: Override) -> str:
+    """The key Hydra matches an override against the defaults list by: `group@package` or `group`."""
+    return f"{override.key_or_group}@{override.package}" if override.package else override.key_or_group
+
+
+# Hydra: "Could not override 'model@model'.\nDid you mean to override model?" (or "one of a, b?"),
+# after "In '<config>': " when a file's defaults list holds the override.
+_NO_SUCH_ENTRY = re.compile(
+    r"(?:In '(?P<file>[^']+)': )?Could not override '(?P<key>[^']+)'\.\n"
+    r"Did you mean to override (?:one of )?(?P<meant>[^?\n]+)\?"
+)
+
+
+def entry_named_otherwise(message: str, parsed: list[Override]) -> Problem | None:
+    """An override of a group's entry under another name than the defaults list's (`model@model=x` for
+    the entry `model`, `model@foo=x`): Hydra names the entry meant; the fix chooses through it, or drops
+    the override when the command line chooses that entry already."""
+    found = _NO_SUCH_ENTRY.match(message)
+    if found is None:
+        return None
+    key, meant = found["key"], [name.strip() for name in found["meant"].split(",")]
+    if found["file"] is not None:
+        file = f"{found['file']}.yaml"
+        # A file in a group's directory names other groups from the root (`/model`); Hydra names them so.
+        group = f"/{meant[0]}" if "/" in found["file"] else meant[0]
+        return Problem(
+            key=key,
+            message=f"the defaults list overrides '{key}', which names no entry of it",
+            source=file,
+            fix=f"in {file}, write `override {group}: <option>` (the entry's name)",
+        )
+    override = next((o for o in parsed if override_key(o) == key), None)
+    if override is None:
+        return None
+    value = override.input_line.partition("=")[2]
+    chosen = next((o for o in parsed if o is not override and override_key(o) in meant), None)
+    fix = (
+        f"drop `{override.input_line}` (`{chosen.input_line}` chooses {override_key(chosen)} already)"
+        if chosen is not None
+        else f"{meant[0]}={value} instead of `{override.input_line}`"
+    )
+    return Problem(
+        key=key,
+        message=f"'{key}' names no entry of the defaults list (its entry of group "
+        f"'{override.key_or_group}' is {' or '.join(repr(m) for m in meant)})",
+        source=f"override `{override.input_line}`",
+        fix=fix,
+    )
