@@ -231,8 +231,12 @@ def _check_out(out: Path) -> None:
         return
     try:
         manifest = record.read_manifest()
-    except RunDirError:
-        manifest = {"record": "damaged run"}
+    except RunDirError as damaged:  # named with what is wrong: "a damaged run's record" said neither
+        raise typer.BadParameter(
+            f"{out} holds a damaged record, which an eval never writes over: {str(damaged).rstrip('.')}; "
+            "or choose another --out (the eval's results go into a dir of their own)",
+            param_hint="--out",
+        ) from None
     kind = manifest.get("record", "run") if manifest else None
     if kind not in (None, EVAL_RECORD):
         raise typer.BadParameter(

@@ -175,18 +175,29 @@ def summaries_of(run_dir: Path) -> tuple[dict[str, dict[str, Any]], dict[str, st
     candidates = [("eval", run_dir / "summary.json")]
     candidates += [(p.parent.name, p) for p in sorted((run_dir / "stages").glob("*/summary.json"))]
     for stage, path in candidates:
-        try:
-            summary = outside_json.read_file(path)
-        except FileNotFoundError:
-            continue
-        except (OSError, ValueError) as error:
-            unreadable[stage] = f"{path} is not valid JSON" if isinstance(error, ValueError) else str(error)
-            continue
-        if isinstance(summary, dict) and isinstance(summary.get("overall"), Mapping):
+        summary, damage = read_summary(path)
+        if summary is not None and isinstance(summary.get("overall"), Mapping):
             found[stage] = summary
-        else:
+        elif summary is not None:
             unreadable[stage] = f"{path} has no 'overall' block (not an eval summary this t3rl can read)"
+        elif damage:
+            unreadable[stage] = damage
     return found, unreadable
+
+
+def read_summary(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """An eval's summary.json, as every command that shows results reads it: (its mapping, "");
+    (None, "") when there is none; (None, what is wrong) for one that cannot be read or is no JSON
+    mapping (edited by hand, cut short: a list there raised AttributeError out of `t3rl runs`)."""
+    try:
+        summary = outside_json.read_file(path)
+    except FileNotFoundError:
+        return None, ""
+    except (OSError, ValueError) as error:
+        return None, f"{path} is not valid JSON" if isinstance(error, ValueError) else str(error)
+    if not isinstance(summary, dict):
+        return None, f"{path} is not the JSON mapping an eval writes"
+    return summary, ""
 
 
 def compare_results(

@@ -38,6 +38,7 @@ from launch.cli.results_compare import (
     compare_results,
     differing,
     hidden_note,
+    read_summary,
     reference_identity,
     result_lines,
     tasks_key,
@@ -57,7 +58,6 @@ from launch.run.record_files import (
     read_yaml,
     stage_record,
 )
-from t3rl_core import outside_json
 
 # Run dirs sit at <runs>/<name>/<timestamp> and, for sweeps, <runs>/<name>/<sweep>/pNN; a standalone
 # `t3rl eval` writes <runs>/eval-<engine>-<time>.
@@ -150,10 +150,9 @@ def _eval_stage(path: Path) -> StageView:
     """A `t3rl eval` record as one stage: its summary says how it ended; without one, it is running
     while its eval holds the lock, else it was interrupted."""
     summary_file = path / "summary.json"
-    try:
-        summary = outside_json.read_file(summary_file) if summary_file.exists() else None
-    except ValueError:
-        summary = {"complete": False, "reason": f"{summary_file} is not valid JSON"}
+    summary, damage = read_summary(summary_file)
+    if damage:
+        summary = {"complete": False, "reason": damage}
     if summary is None:
         status = "running" if is_locked(path / ".lock") else "interrupted"
         return StageView(EVAL_RECORD, status, {})
@@ -349,12 +348,8 @@ def _summaries(view: RunView) -> list[tuple[str, dict[str, Any]]]:
     """(eval stage, its summary.json) for each stage that wrote a readable one."""
     found = []
     for stage in view.stages:
-        path = summary_file(view, stage.name)
-        try:
-            summary = outside_json.read_file(path) if path.exists() else None
-        except ValueError:
-            continue
-        if isinstance(summary, dict):
+        summary, _ = read_summary(summary_file(view, stage.name))
+        if summary is not None:
             found.append((stage.name, summary))
     return found
 

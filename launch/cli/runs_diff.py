@@ -20,7 +20,7 @@ from launch.output.plain import PlainConsole
 from launch.output.table import TextTable
 from launch.run import secret_fingerprints
 from launch.run.config_diff import flatten
-from launch.run.record_files import not_a_run_dir, read_json, read_yaml
+from launch.run.record_files import RunDirError, not_a_run_dir, read_json, read_yaml
 from launch.run.steps import PROVENANCE_FILE
 
 _ABSENT = object()
@@ -95,6 +95,8 @@ def diff_runs(a: Path, b: Path, console: Console | PlainConsole | None = None) -
             escape(source_of(provenances[1], difference.key) if difference.b is not _ABSENT else ""),
         )
     console.print(table)
+    if unknown:  # the masked values the table could not compare, and why
+        console.print(f"({escape(unknown)})", soft_wrap=True)
     missing = [path for path, provenance in zip((a, b), provenances, strict=True) if not provenance]
     if missing:
         why = escape(_no_provenance(missing))
@@ -120,7 +122,10 @@ def masked_differences(a: Path, b: Path, seen: set[str]) -> tuple[list[KeyDiffer
     """Keys both config.yaml files mask alike (`***`) whose values differ by their fingerprints
     (launch.run.secret_fingerprints), shown as "*** (secret, differs)"; and why masked values could not
     be compared, if they could not ("" when they were)."""
-    prints = [secret_fingerprints.read(path) for path in (a, b)]
+    try:
+        prints = [secret_fingerprints.read(path) for path in (a, b)]
+    except RunDirError as damaged:  # a detail of the diff: the configs are compared all the same
+        return [], f"masked values not compared: {damaged}"
     if prints[0] is None or prints[1] is None:
         masked = any(p and p["values"] for p in prints)
         return [], "masked values not compared: a run predates secret fingerprints" if masked else ""

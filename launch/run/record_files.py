@@ -52,6 +52,14 @@ def run_dir_hint(path: Path) -> str:
             f"did you mean {above / path}, or to cd {above} first?"
         )
     inside = sorted(_run_dirs(path))
+    if inside and (path / "sweep.md").is_file():
+        # A sweep's dir without its record: the file missing is named, not only a point to look at.
+        record = path / "sweep.json"
+        what = "is not a file" if record.exists() or record.is_symlink() else "is missing"
+        return (
+            f"it is a sweep's dir whose record, {record}, {what}: restore it; each point resumes alone, "
+            f"e.g. t3rl run --run-dir {inside[0]}"
+        )
     if inside:
         return f"it holds run dirs; the latest is {inside[-1]}"
     import difflib  # lazy: only for a path that is no run dir

@@ -22,7 +22,7 @@ from typing import Any
 
 from launch.config.compose_cache import cache_dir
 from launch.run.config_diff import flatten
-from t3rl_core import outside_json
+from launch.run.record_files import RunDirError, read_json
 
 FILE = "secret_fingerprints.json"
 _KEY_FILE = "secret-fingerprint.key"
@@ -44,12 +44,27 @@ def fingerprints(raw: Mapping[str, Any], masked: Mapping[str, Any]) -> dict[str,
 
 
 def read(run_dir: Path) -> dict[str, Any] | None:
-    """A run dir's fingerprints; None for a record written before they were kept (or unreadable)."""
-    try:
-        data = outside_json.read_file(run_dir / FILE)
-    except (OSError, ValueError):
+    """A run dir's fingerprints; None for a record written before they were kept. One that is not what
+    t3rl writes (a key id or null, and text fingerprints by key), edited by hand or damaged, is a
+    `RunDirError` naming it: read on, one without its `key` raised KeyError out of `t3rl runs diff`."""
+    path = run_dir / FILE
+    if not path.exists() and not path.is_symlink():
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("values"), dict) else None
+    data = read_json(path, dict)
+    key, values = data.get("key", _ABSENT), data.get("values")
+    if not (
+        (key is None or isinstance(key, str))
+        and isinstance(values, dict)
+        and all(isinstance(value, str) for value in values.values())
+    ):
+        raise RunDirError(
+            f"{path} is corrupt (not the key id and fingerprints t3rl writes): every `t3rl run` of the dir "
+            "writes it anew; until then its masked values are not compared"
+        )
+    return data
+
+
+_ABSENT = object()
 
 
 def _key() -> bytes:

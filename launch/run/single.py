@@ -223,11 +223,16 @@ def _blame_the_record(existing: RunDir, given: list[str], config_dirs: list[str]
     ours = package_versions().get("t3rl")
     version = f" by t3rl {recorded}; this is t3rl {ours}" if recorded and recorded != ours else ""
     command = f"t3rl {'plan' if dry else 'run'} --run-dir {shlex.quote(str(existing.path))}"
+    # No manifest.json at all (deleted, a copy without it) is no record of an older t3rl: said as it is.
+    why = (
+        "names no config dirs (written before they were recorded)"
+        if (existing.path / "manifest.json").exists()
+        else "is missing (deleted, or a copy without it): it named the config dirs the run was composed with"
+    )
     dirs = (
         ""
         if config_dirs or "config_dirs" in manifest
-        else f"; its manifest.json names no config dirs (written before they were recorded): if it ran "
-        f"with one, give it again with `{command} --config-dir DIR`"
+        else f"; its manifest.json {why}: if it ran with one, give it again with `{command} --config-dir DIR`"
     )
     command_console(stderr=True, highlight=False).print(
         f"note: the overrides not given on this command line are those recorded in "
