@@ -13,9 +13,9 @@ and the fix drops the deletion.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
+from launch.config.composition_fixes import unmet_condition
 from launch.config.errors import Problem
 from launch.config.optional_groups import OPTIONAL_GROUPS
 
@@ -78,16 +78,13 @@ def _deleted_key(override: str, problems: Sequence[Problem]) -> Problem | None:
     )
     if needed is None or needed.message.startswith("nothing to delete"):
         return None  # a key no file has (`~tracking.projct`): its own problem names the key meant
-    other = re.search(r"The value of '[^']*' is (.*) and not (.*)\.$", needed.message, re.S)
-    if other:  # `~key=value` deletes the key only while it holds that value
-        message = (
-            f"`{override}` deletes {key} only while it is {other[2]}, but it is {other[1]} here (the value "
-            "after `=` is a condition, not what to delete)"
-        )
-        fix = f"drop `{override}`; or `~{key}` instead, to delete it whatever it holds"
-        return Problem(key, message, f"override `{override}`", fix)
+    unmet = unmet_condition(override, key, needed.message)
+    if unmet is not None:  # `~key=value` deletes the key only while it holds that value
+        return unmet
     if "Could not delete from config" in needed.message:
         message = f"`{override}` deletes {key}, which holds no value here (null, or no file sets it)"
+    elif needed.source == f"override `{override}`":
+        return needed  # the deletion's own problem (`~group@package` names no entry): it says so already
     else:
         message = f"`{override}` deleted {key}, which this config needs ({needed.key or 'the config'}: "
         message += f"{needed.message})"

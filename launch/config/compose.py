@@ -565,7 +565,21 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
             f"+{key}={_value_text(override)} (its fields: t3rl show --explain {parent})"
         )
         return Problem(key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix)
-    if isinstance(node, DictConfig) and isinstance(node.get(leaf), DictConfig) and text.startswith(key):
+    from launch.config.composition_fixes import unmet_condition  # lazy: only to explain a mistake
+
+    unmet = unmet_condition(text, key, str(error)) if override.is_delete() else None
+    if unmet is not None:  # `~executor={a: 1}`, `~seed=7`: a condition the value does not meet
+        return unmet
+    section = isinstance(node, DictConfig) and isinstance(node.get(leaf), DictConfig)
+    if section and not override.is_delete() and not isinstance(override.value(), dict):
+        # `model.parsers=[1]`, `++stages.train=[]`: no '+' makes a list or a number fit a section
+        return Problem(
+            key=key,
+            message=f"{key} must be a mapping (a section of keys), not {override.value()!r}",
+            source=f"override `{text}`",
+            fix=f"drop `{text}` ({key} is a section: set its keys, {key}.<key>=…)",
+        )
+    if section and text.startswith(key):
         if not isinstance(override.value(), dict):  # `model.parsers=[1]`: '+' would not make a list fit
             return Problem(
                 key=key,
@@ -583,7 +597,13 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
         return Problem(
             key=key, message=f"cannot apply override: {error}", source=f"override `{text}`", fix=fix
         )
-    return Problem(key=key, message=f"cannot apply override: {error}", source=f"override `{text}`")
+    # What else Hydra refuses (`~hydra.sweeper`: its own node's keys): the line without it is the config.
+    return Problem(
+        key=key,
+        message=f"cannot apply override: {error}",
+        source=f"override `{text}`",
+        fix=f"drop `{text}`",
+    )
 
 
 def _missing_config_problem(
@@ -693,7 +713,7 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     added = group_added_again(message, parsed, lambda group: internals.group_exists(loader, group))
     if added is not None:
         return added
-    renamed = entry_named_otherwise(message, parsed)
+    renamed = entry_named_otherwise(message, parsed, lambda group: internals.group_options(loader, group))
     if renamed is not None:
         return renamed
     early = override_before_entry(message, loader)
@@ -710,7 +730,9 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
         (
             o
             for o in parsed
-            if not isinstance(o.value(), str | list) and internals.group_exists(loader, o.key_or_group)
+            if not o.is_delete()
+            and not isinstance(o.value(), str | list)
+            and internals.group_exists(loader, o.key_or_group)
         ),
         None,
     )
@@ -724,6 +746,27 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
             message=f"config group '{group}' takes one of its options, not {shown}",
             source=f"override `{text}`",
             fix=f"drop {dropped} (the option the config chose stays); or one of: {', '.join(options)}",
+        )
+    condition = next(
+        (
+            o
+            for o in parsed
+            if o.is_delete()
+            and o.value() is not None
+            and not isinstance(o.value(), str)
+            and internals.group_exists(loader, o.key_or_group.split("@")[0])
+        ),
+        None,
+    )
+    if condition is not None:  # `~tracking=1e-6`: Hydra shows its Override object's repr
+        group, text = override_key(condition), condition.input_line
+        options = internals.group_options(loader, condition.key_or_group)
+        return Problem(
+            key=group,
+            message=f"`{text}` deletes group {group} only while its option is the one after `=`, and "
+            f"{text.partition('=')[2]} is no option's name (options: {', '.join(options)})",
+            source=f"override `{text}`",
+            fix=f"drop `{text}`; or `~{group}` to delete the group's entry whatever is chosen",
         )
     quoted = message.split("'")
     name = quoted[1] if len(quoted) > 2 else ""
@@ -740,12 +783,24 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
             fix=f"drop `{text}`; or `~{group}` instead, to delete it whatever is chosen",
         )
     if "No match in the defaults list" in message and name:
+        key = name.partition("=")[0]  # `~group@package=option`: Hydra quotes the condition too
+        typed = text or next((o.input_line for o in parsed if override_key(o) == key), None)
+        source = f"override `{typed}`" if typed else "the defaults list"
+        group = key.split("@")[0]
+        if "@" in key and internals.group_exists(loader, group):
+            return Problem(
+                key=key,
+                message=f"'{key}' names no entry of the defaults list (group '{group}' is listed as "
+                f"'{group}')",
+                source=source,
+                fix=f"drop `{typed}`; or `~{group}` to delete the group's entry" if typed else f"~{group}",
+            )
         known = _groups_of(loader)
-        guess = did_you_mean(name.split("@")[0], known)
+        guess = did_you_mean(group, known)
         return Problem(
             key=name,
             message=f"'{name}' is not a config group of the defaults list",
-            source=f"override `{text}`" if text else "",
+            source=source,
             fix=f"did you mean '{guess}'?"
             if guess
             else f"config groups: {', '.join(known)}; to add one use +{name}=...",

@@ -89,7 +89,11 @@ def group_added_again(
 
 def override_key(override: Override) -> str:
     """The key Hydra matches an override against the defaults list by: `group@package` or `group`."""
-    return f"{override.key_or_group}@{override.package}" if override.package else override.key_or_group
+    return (
+        f"{override.key_or_group}@{override.package}"
+        if override.package is not None
+        else override.key_or_group
+    )
 
 
 # Hydra: "Could not override 'model@model'.\nDid you mean to override model?" (or "one of a, b?"),
@@ -100,7 +104,9 @@ _NO_SUCH_ENTRY = re.compile(
 )
 
 
-def entry_named_otherwise(message: str, parsed: list[Override]) -> Problem | None:
+def entry_named_otherwise(
+    message: str, parsed: list[Override], options: Callable[[str], list[str]]
+) -> Problem | None:
     """An override of a group's entry under another name than the defaults list's (`model@model=x` for
     the entry `model`, `model@foo=x`): Hydra names the entry meant; the fix chooses through it, or drops
     the override when the command line chooses that entry already."""
@@ -123,15 +129,35 @@ def entry_named_otherwise(message: str, parsed: list[Override]) -> Problem | Non
         return None
     value = override.input_line.partition("=")[2]
     chosen = next((o for o in parsed if o is not override and override_key(o) in meant), None)
-    fix = (
-        f"drop `{override.input_line}` (`{chosen.input_line}` chooses {override_key(chosen)} already)"
-        if chosen is not None
-        else f"{meant[0]}={value} instead of `{override.input_line}`"
-    )
+    known = options(override.key_or_group)
+    if chosen is not None:
+        fix = f"drop `{override.input_line}` (`{chosen.input_line}` chooses {override_key(chosen)} already)"
+    elif value in known:
+        fix = f"{meant[0]}={value} instead of `{override.input_line}`"
+    else:  # `reward@_global_=nosuch`: the option is no option of the group either
+        fix = f"{meant[0]}=<one of {', '.join(known)}> instead of `{override.input_line}`"
     return Problem(
         key=key,
         message=f"'{key}' names no entry of the defaults list (its entry of group "
         f"'{override.key_or_group}' is {' or '.join(repr(m) for m in meant)})",
         source=f"override `{override.input_line}`",
         fix=fix,
+    )
+
+
+# OmegaConf/Hydra: "Could not delete from config. The value of 'seed' is 42 and not 7."
+_UNMET = re.compile(r"The value of '[^']*' is (.*) and not (.*)\.$", re.S)
+
+
+def unmet_condition(override: str, key: str, message: str) -> Problem | None:
+    """`~key=value` deletes the key only while it holds that value; `message` said it holds another."""
+    other = _UNMET.search(message)
+    if other is None:
+        return None
+    return Problem(
+        key,
+        f"`{override}` deletes {key} only while it is {other[2]}, but it is {other[1]} here (the value "
+        "after `=` is a condition, not what to delete)",
+        f"override `{override}`",
+        f"drop `{override}`; or `~{key}` instead, to delete it whatever it holds",
     )

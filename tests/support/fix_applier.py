@@ -25,6 +25,10 @@ def apply_first_fix(args: list[str], error: Mapping[str, str]) -> list[str] | No
     # "set a=1 instead of `b=2`": the override typed is replaced by the one proposed.
     first, _, instead = first.partition(" instead of `")
     args = [a for a in args if a != instead.rstrip("`")] if instead else args
+    unplussed = re.match(r"drop the '\+\+?': (.+)$", first)
+    blamed_override = re.match(r"override `(.*)`", error["source"])
+    if unplussed and blamed_override:  # "drop the '+': a.b=1": the override typed, without its '+'
+        return [unplussed[1] if a == blamed_override[1] else a for a in args]
     dropped = re.match(r"drop `([^`]+)`", first)
     if dropped:  # "drop `+a.b=1`": the override typed is taken off the command line
         return [a for a in args if a != dropped[1]]
