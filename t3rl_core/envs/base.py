@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from t3rl_core.types import Action, Transition
@@ -12,6 +13,31 @@ if TYPE_CHECKING:
     from t3rl_core.envs.format_repair import FormatRepair
 
 Mode = Literal["train", "eval"]
+
+
+class EpisodeEnded(RuntimeError):
+    """A step of an episode that has ended (a transition with `done`): the driver's bug, since the loop
+    never steps an ended episode. Refused for every world alike (`Env.__init_subclass__`): ReTool ran
+    the code of a step after its end and added it to the scored response, OpenEnv sent it to the
+    server, and each world that checked it said so in its own words."""
+
+
+def _refusing_after_end(
+    method: Callable[..., Awaitable[Transition]],
+) -> Callable[..., Awaitable[Transition]]:
+    """`method` (a world's `reset` or `step`), refusing a call once a transition it gave was `done`."""
+
+    @functools.wraps(method)
+    async def guarded(self: Env, *args: Any) -> Transition:
+        if self.__dict__.get("_t3rl_ended"):
+            raise EpisodeEnded(f"{type(self).__name__}.{method.__name__}() after the episode ended")
+        transition = await method(self, *args)
+        if transition.done:
+            self.__dict__["_t3rl_ended"] = True
+        return transition
+
+    guarded.__dict__["_refuses_after_end"] = True
+    return guarded
 
 
 class Env(ABC):
@@ -29,6 +55,15 @@ class Env(ABC):
     # The format-repair protocol of this episode (t3rl_core.envs.format_repair), or None: a turn that
     # breaks the format then goes to `step()` like any other.
     format_repair: FormatRepair | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every world's own `reset` and `step` refuse a call after the episode ended (EpisodeEnded):
+        no world's state or outcome moves after its end, whichever world and whoever calls."""
+        super().__init_subclass__(**kwargs)
+        for name in ("reset", "step"):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_refuses_after_end", False):
+                setattr(cls, name, _refusing_after_end(method))
 
     async def reset(self) -> Transition:
         """Start the episode; returns observations to append after the prompt (usually none)."""

@@ -41,6 +41,13 @@ DONE_TOOL: dict[str, Any] = {
     },
 }
 
+# The arguments each protocol tool declares to the model: any other is refused naming it, as tau2 answers
+# a domain tool's unknown argument ("got an unexpected keyword argument").
+PROTOCOL_ARGUMENTS: dict[str, frozenset[str]] = {
+    tool["function"]["name"]: frozenset(tool["function"]["parameters"]["properties"])
+    for tool in (RESPOND_TOOL, DONE_TOOL)
+}
+
 SYSTEM_PROMPT = (
     "You are a customer service agent for the {domain} domain. Help the customer, following the policy "
     "below exactly.\n\n"

@@ -33,7 +33,7 @@ from t3rl_core.envs.base import Env, Mode
 from t3rl_core.envs.bounded_calls import CallWorkers
 from t3rl_core.envs.format_repair import FormatRepair
 from t3rl_core.envs.tau2.config import Tau2EnvConfig
-from t3rl_core.envs.tau2.domain import DONE, RESPOND, DomainSpec, domain_spec, user_task
+from t3rl_core.envs.tau2.domain import DONE, PROTOCOL_ARGUMENTS, RESPOND, DomainSpec, domain_spec, user_task
 from t3rl_core.envs.tau2.evaluation import domain_world, evaluate_episode
 from t3rl_core.envs.tau2.generic_calls import generic_workers, response
 from t3rl_core.envs.tau2.oracle import call_text, gold_plan
@@ -139,6 +139,9 @@ class Tau2Env(Env):
         call, problem = _single_call(action)
         if call is None:
             return self._format_error(problem)
+        unknown = _unknown_arguments(call)
+        if unknown is not None:
+            return self._format_error(unknown)
         if call.name == RESPOND:
             content = call.arguments.get("content")
             if not isinstance(content, str) or not content.strip():
@@ -373,6 +376,19 @@ def partial_components(evaluation: Mapping[str, Any]) -> dict[str, float]:
     if isinstance(db, Mapping) and "db_match" in db:
         components["db"] = 1.0 if db["db_match"] else 0.0
     return components
+
+
+def _unknown_arguments(call: ToolCall) -> str | None:
+    """Why a protocol tool's call (`respond`, `done`) has arguments its declaration does not: `done`
+    with a `reason` ended the episode and `respond` with an extra key spoke, where a domain tool's
+    unknown argument is tau2's error naming it."""
+    declared = PROTOCOL_ARGUMENTS.get(call.name)
+    extra = sorted(set(call.arguments) - declared) if declared is not None else []
+    if not extra:
+        return None
+    shown = ", ".join(repr(name[:64]) for name in extra[:5]) + (", …" if len(extra) > 5 else "")
+    takes = ", ".join(f"`{name}`" for name in sorted(declared or ())) or "no arguments"
+    return f"`{call.name}` takes {takes}; it has no argument {shown}."
 
 
 def _single_call(action: Action) -> tuple[ToolCall | None, str]:

@@ -102,7 +102,7 @@ def test_env_scores_the_raw_text_including_thinking():
     assert parsed == AnswerAction(text=text)
     asyncio.run(env.step(parsed))
     assert env.outcome() == {"response": text, "ground_truth": env.ground_truth, "answered": True}
-    with pytest.raises(RuntimeError, match="single answer"):
+    with pytest.raises(RuntimeError, match="after the episode ended"):
         asyncio.run(env.step(parsed))
 
 
