@@ -22,6 +22,29 @@ from t3rl_core.parsers.render import FORMATS, CallFormat, render_calls
 from t3rl_core.parsers.sglang_loader import load
 from t3rl_core.types import Action, AnswerAction, InvalidAction, ToolCall, ToolCallAction
 
+# The longest error a malformed turn is answered with: the error goes back to the model as an
+# observation, so a name or key the model wrote (60,000 characters of it, say) must never come back
+# whole. Every text of the model's an error quotes is cut to QUOTED_CHARS (`quoted`); MAX_ERROR_CHARS
+# bounds the whole message whatever builds it (`bounded`). tests/rollout/test_model_output_hunt.py.
+QUOTED_CHARS = 80
+MAX_ERROR_CHARS = 2000
+
+
+def quoted(text: object) -> str:
+    """`text` (the model's) as an error quotes it: its repr, cut to QUOTED_CHARS with the length said."""
+    text = str(text)
+    if len(text) <= QUOTED_CHARS:
+        return repr(text)
+    return f"{text[:QUOTED_CHARS]!r}… ({len(text)} characters)"
+
+
+def bounded(error: str) -> str:
+    """`error` cut to MAX_ERROR_CHARS, saying so."""
+    if len(error) <= MAX_ERROR_CHARS:
+        return error
+    tail = f"… ({len(error)} characters)"
+    return error[: MAX_ERROR_CHARS - len(tail)] + tail
+
 
 class InvalidOutput(ValueError):
     """The model's text breaks the format; the message is shown to the model."""
@@ -37,7 +60,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         return read
     keys = [key for key, _ in pairs]
     twice = sorted({key for key in keys if keys.count(key) > 1})
-    raise AmbiguousJSON(f"the key {', '.join(map(repr, twice))} appears twice in one object")
+    raise AmbiguousJSON(f"the key {', '.join(map(quoted, twice[:3]))} appears twice in one object")
 
 
 def _no_constant(name: str) -> Any:
@@ -206,15 +229,15 @@ class ToolCallActionParser:
     def parse(self, text: str) -> Action:
         too_deep = nesting_problem(text)  # before any reader recurses (parsers/nesting.py)
         if too_deep is not None:
-            return InvalidAction(error=f"Invalid output format: {too_deep}", text=text)
+            return InvalidAction(error=bounded(f"Invalid output format: {too_deep}"), text=text)
         try:
             reasoning, normal = self._reasoning.split(text)
             calls = self._parse_calls(normal.strip())
         except InvalidOutput as exc:
-            return InvalidAction(error=f"Invalid output format: {exc}", text=text)
+            return InvalidAction(error=bounded(f"Invalid output format: {exc}"), text=text)
         except Exception as exc:  # a parser bug must not end the episode: the model sees it as a format error
             return InvalidAction(
-                error=f"Invalid output format: could not parse the output ({exc!r})", text=text
+                error=bounded(f"Invalid output format: could not parse the output ({exc!r})"), text=text
             )
         if calls:
             return ToolCallAction(
@@ -234,8 +257,8 @@ class ToolCallActionParser:
                 raise InvalidOutput(f"tool call {index}: {attempt.error}. {self._hint()}")
             if attempt.name not in self._known:
                 raise InvalidOutput(
-                    f"tool call {index} uses an unknown function '{attempt.name}'; available functions: "
-                    f"{', '.join(self.tool_names) or 'none'}"
+                    f"tool call {index} uses an unknown function {quoted(attempt.name)}; "
+                    f"available functions: {', '.join(self.tool_names) or 'none'}"
                 )
         if attempts and self._direct_names is not None:
             direct = _read_directly(text, attempts, self._direct_names)
@@ -253,7 +276,7 @@ class ToolCallActionParser:
     def _tool_call(self, name: str | None, parameters: str) -> ToolCall:
         if name not in self._known:
             raise InvalidOutput(
-                f"unknown function '{name}'; available functions: {', '.join(self.tool_names)}"
+                f"unknown function {quoted(name)}; available functions: {', '.join(self.tool_names)}"
             )
         try:
             arguments = strict_json(parameters) if parameters else {}
@@ -301,6 +324,8 @@ class ToolCallActionParser:
             return [_read_block(self.tool_call_parser, block) for block in self._call_blocks.findall(text)]
         if self.tool_call_parser == "llama3":
             return _read_llama3(text)
+        if self.tool_call_parser == "glm4_0414":
+            return _read_glm4_0414(text, self._known)
         if self.tool_call_parser == "mistral":
             return _read_mistral(text)
         return None
@@ -420,11 +445,15 @@ def _read_block(parser_name: str, block: str) -> _Attempt:
             name, _, payload = payload.partition("\n")
             payload = payload.strip().removeprefix("```json").removesuffix("```")
         try:
-            strict_json(payload)
+            arguments = strict_json(payload)
         except json.JSONDecodeError as exc:
             return _Attempt(name.strip(), f"invalid JSON arguments ({exc.msg})")
         except AmbiguousJSON as exc:
             return _Attempt(name.strip(), f"ambiguous JSON arguments: {exc}")
+        # As in every JSON format (`_json_call`): the arguments are an object. SGLang's DeepSeek
+        # detectors read `null` as no arguments ({}), a call the model did not write.
+        if not isinstance(arguments, dict):
+            return _Attempt(name.strip(), "the arguments must be a JSON object")
         return _Attempt(name.strip())
     if parser_name == "qwen3_coder":
         match = re.search(r"<function=([^>\n]*)>", block)
@@ -442,7 +471,7 @@ def _named_arguments(name: str, keys: list[str]) -> _Attempt:
     keys = [key.strip() for key in keys]
     twice = sorted({key for key in keys if keys.count(key) > 1})
     if twice:
-        return _Attempt(name, f"the argument {', '.join(map(repr, twice))} is written twice")
+        return _Attempt(name, f"the argument {', '.join(map(quoted, twice[:3]))} is written twice")
     return _Attempt(name)
 
 
@@ -461,6 +490,29 @@ def _read_mistral(text: str) -> list[_Attempt]:
     if not isinstance(calls, list) or not calls:
         return [_Attempt(None, "expected a non-empty JSON list of calls after [TOOL_CALLS]")]
     return [_json_call(call, ("arguments", "parameters")) for call in calls]
+
+
+def _read_glm4_0414(text: str, known: set[str]) -> list[_Attempt]:
+    """GLM-4-0414's segments (t3rl_core.parsers.glm4_0414): each call, and each segment that is an
+    offered function's name then one JSON value other than an object (`add\\n[1, 2]`, `add\\nnull`):
+    a call whose arguments are no object, which the detector would read as text (an answer) and every
+    other JSON format refuses (`_json_call`). A segment of any other text is text."""
+    from t3rl_core.parsers.glm4_0414 import segments  # only GLM-4-0414's parsers read them
+
+    attempts = []
+    for segment in segments(text):
+        if segment.name is not None:
+            attempts.append(_Attempt(segment.name))
+            continue
+        name, newline, rest = segment.text.strip().partition("\n")
+        if not newline or name.strip() not in known:
+            continue
+        try:
+            strict_json(rest.strip())
+        except (json.JSONDecodeError, AmbiguousJSON):
+            continue
+        attempts.append(_Attempt(name.strip(), "the arguments must be a JSON object"))
+    return attempts
 
 
 def _read_llama3(text: str) -> list[_Attempt]:

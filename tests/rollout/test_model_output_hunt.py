@@ -1,0 +1,173 @@
+"""The model-output hunt (tests/support/output_hunt.py): every model option shipped in conf/model/, its
+declared family and parsers, and adversarial assistant outputs through the episode loop. Whatever the
+model writes: no exception escapes, the masked-in tokens are exactly the engine's, a malformed call is
+a bounded error naming the problem (or the episode ends with its reason), the reward is finite."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import cache
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from t3rl_core.chat.families import FAMILIES
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.parsers.render import FORMATS
+from t3rl_core.parsers.tool_calls import MAX_ERROR_CHARS, ToolCallActionParser
+from t3rl_core.rewards.base import RewardResult
+from t3rl_core.types import AnswerAction, InvalidAction, ToolCall
+from tests.rollout.fakes import TOOLS
+from tests.support.output_hunt import (
+    ERROR_LIMIT,
+    HUGE,
+    MODEL_DIR,
+    Hunt,
+    ModelOption,
+    Output,
+    chat_of,
+    judge,
+    play,
+    shipped_models,
+)
+
+OPTIONS = {option.name: option for option in shipped_models()}
+
+
+@cache
+def _chat(option: ModelOption) -> ChatFormat:
+    return chat_of(option)
+
+
+def test_every_option_in_conf_is_hunted_with_a_format_the_hunt_can_write() -> None:
+    assert sorted(OPTIONS) == sorted(path.stem for path in MODEL_DIR.glob("*.yaml"))
+    for option in OPTIONS.values():
+        assert option.family in FAMILIES, option
+        assert option.tool_call_parser in FORMATS, option
+    # the defaults of an option are read: the plain 2507 option is the 2507 one without reasoning tags
+    plain, base = OPTIONS["qwen3_4b_instruct_2507_plain"], OPTIONS["qwen3_4b_instruct_2507"]
+    assert (plain.family, plain.tool_call_parser) == (base.family, base.tool_call_parser)
+    assert base.think_tags and plain.think_tags is None and plain.reasoning_parser is None
+
+
+def test_the_hunt_plays_each_kind_of_output() -> None:
+    option = OPTIONS["qwen3_4b_instruct_2507"]
+    cases = {output.case for output in Hunt(option, _chat(option)).outputs()}
+    kinds = {
+        "cut_mid_json", "cut_mid_tag", "cut_mid_utf8", "two_calls_glued", "call_in_code_block",
+        "call_in_reasoning", "opener_only", "nested_tags", "arguments_a_string", "arguments_a_list",
+        "arguments_null", "tool_not_offered", "enormous_argument", "only_whitespace", "only_end_of_turn",
+        "stop_tokens_repeated_alone", "invalid_json_escapes", "length_mid_call", "cut_mid_utf8_at_length",
+        "tokens_of_llama3_around_a_call",
+    }  # fmt: skip
+    assert kinds <= cases
+
+
+@pytest.mark.parametrize("name", sorted(OPTIONS))
+def test_every_adversarial_output_keeps_the_contract(name: str) -> None:
+    option = OPTIONS[name]
+    chat = _chat(option)
+    broken = {}
+    for output in Hunt(option, chat).outputs():
+        problems = judge(play(option, chat, [output]), output, chat)
+        if problems:
+            broken[output.case] = problems
+    assert broken == {}
+
+
+@settings(max_examples=12, deadline=None)
+@given(data=st.data())
+def test_adversarial_turns_in_a_row_keep_the_contract(data: st.DataObject) -> None:
+    """Several adversarial turns in one episode: each error observation and delta after each."""
+    option = OPTIONS[data.draw(st.sampled_from(sorted(OPTIONS)))]
+    chat = _chat(option)
+    outputs = [o for o in Hunt(option, chat).outputs() if o.expect != "cut" and "enormous" not in o.case]
+    script = data.draw(st.lists(st.sampled_from(outputs), min_size=2, max_size=4))
+    played = play(option, chat, script)
+    assert judge(played, Output("several", (), expect="any"), chat) == []
+    assert played.result.num_model_calls >= min(len(script), len(played.actions))
+
+
+# ---------------------------------------------------------------------------------------- the judge
+
+
+def _good_episode() -> tuple[ModelOption, ChatFormat, Output]:
+    option = OPTIONS["qwen3_4b"]
+    chat = _chat(option)
+    hunt = Hunt(option, chat)
+    return option, chat, Output("tool_not_offered", hunt.ids(hunt.call(ToolCall("rm", {}))), expect="invalid")
+
+
+def test_the_judge_finds_each_broken_rule() -> None:
+    """Each rule of the contract, broken on a played episode that keeps it, is reported."""
+    option, chat, output = _good_episode()
+    played = play(option, chat, [output])
+    assert judge(played, output, chat) == []
+    result = played.result
+
+    def broken(**change: object) -> list[str]:
+        fields = {k: v for k, v in change.items() if k in {f.name for f in dataclasses.fields(result)}}
+        copy = dataclasses.replace(played, result=dataclasses.replace(result, **fields))
+        for key in ("reward", "actions"):
+            if key in change:
+                copy = dataclasses.replace(copy, **{key: change[key]})
+        return judge(copy, output, chat)
+
+    first = result.loss_mask.index(1)
+    retokenized = list(result.response_ids)
+    retokenized[first] = (retokenized[first] + 1) % len(chat.tokenizer)
+    assert broken(response_ids=retokenized)  # a model token that is not the engine's
+    assert broken(loss_mask=[1] * len(result.loss_mask))  # an observation trained on
+    assert broken(log_probs=[-0.25] * len(result.log_probs))  # an observation with a log-prob
+    assert broken(status="failed")
+    assert broken(reward=RewardResult(math.nan))
+    long_error = InvalidAction(error="Invalid output format: " + "x" * ERROR_LIMIT, text="")
+    assert broken(actions=[long_error])
+    assert broken(actions=[InvalidAction(error="", text="")])
+    assert broken(actions=[AnswerAction(text="")])  # a malformed call read as an answer
+
+
+def test_the_parsers_bound_is_within_the_hunts() -> None:
+    assert MAX_ERROR_CHARS <= ERROR_LIMIT
+
+
+# ------------------------------------------------------------------ the rules the hunt made (product)
+
+
+def _parser(option: ModelOption) -> ToolCallActionParser:
+    return ToolCallActionParser(option.parsers(), TOOLS)
+
+
+@pytest.mark.parametrize("name", sorted(OPTIONS))
+@pytest.mark.parametrize("arguments", ['"a=1, b=2"', "[1, 2]", "null", "3", "true"])
+def test_arguments_that_are_no_object_are_refused_in_every_format(name: str, arguments: str) -> None:
+    """DeepSeek's detector read `null` as no arguments ({}), a call the model never wrote; GLM-4-0414's
+    read `add\\n[1, 2]` as an answer. Every format now refuses it as JSON formats do."""
+    option = OPTIONS[name]
+    hunt = Hunt(option, _chat(option))
+    action = _parser(option).parse(hunt.reply(hunt._with_arguments(arguments)))
+    assert isinstance(action, InvalidAction), action
+    assert "must be a" in action.error and "object" in action.error
+
+
+@pytest.mark.parametrize("text", ["add\nIt adds two numbers.", "add\n", "echo\n{broken", "Sure\n[1, 2]"])
+def test_glm_text_after_a_name_stays_text_unless_it_is_one_json_value(text: str) -> None:
+    action = _parser(OPTIONS["glm4_9b"]).parse(text)
+    assert isinstance(action, AnswerAction) or "must be a JSON object" not in action.error
+
+
+@pytest.mark.parametrize("name", sorted(OPTIONS))
+@given(size=st.integers(1, 3 * HUGE), piece=st.sampled_from(["n", "語", "\\u0041", "🙂"]))
+@settings(max_examples=6, deadline=None)
+def test_an_error_never_quotes_the_models_text_whole(name: str, size: int, piece: str) -> None:
+    """A name or a key written twice of any length: the error observation stays bounded and says how
+    long the text was."""
+    option = OPTIONS[name]
+    hunt = Hunt(option, _chat(option))
+    word = (piece * size)[:size]
+    for text in (hunt.call(ToolCall(word, {})), hunt._key_twice(word)):
+        action = _parser(option).parse(hunt.reply(text))
+        assert isinstance(action, InvalidAction), action
+        assert len(action.error) <= MAX_ERROR_CHARS
