@@ -8,6 +8,7 @@ shell would otherwise split, glob or unquote them.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -41,9 +42,10 @@ def sweep_problem(override: Override, holds_list: bool) -> Problem:
     key = override.key_or_group
     prefix = override_prefix(override)
     # A glob's values are its group's options, which Hydra lists only inside its own multirun.
-    values = [] if is_glob(override) else sweep_strings(override)
-    sweep = f"`t3rl run -m … {text}` (one run per value; `t3rl validate -m` checks every point)"
+    # The first value only but for a list's fix: a range may run to a billion values.
     simple = override.value_type is not None and override.value_type.name == "SIMPLE_CHOICE_SWEEP"
+    values = [] if is_glob(override) else sweep_strings(override, None if simple else 1)
+    sweep = f"`t3rl run -m … {text}` (one run per value; `t3rl validate -m` checks every point)"
     if holds_list and simple:
         listed = f"{prefix}=[{','.join(values)}]"
         return Problem(
@@ -67,6 +69,9 @@ def sweep_strings(override: Override, limit: int | None = None) -> list[str]:
     as a value). Every reader of a sweep's values lists them here."""
     from itertools import islice  # lazy: only for a sweep
 
+    endless = range_problem(override)
+    if endless is not None:  # Hydra's iterator would never stop (a step of 0, an infinite bound)
+        raise ConfigError([endless])
     try:
         values = list(islice(override.sweep_string_iterator(), limit))
     except (ValueError, TypeError) as error:  # OmegaConf's ValidationError is a ValueError
@@ -75,6 +80,30 @@ def sweep_strings(override: Override, limit: int | None = None) -> list[str]:
     if not values and limit != 0 and not override.is_range_sweep():
         raise ConfigError([no_values_problem(override, "it lists none")])
     return values
+
+
+def range_problem(override: Override) -> Problem | None:
+    """A range sweep no one can list: a step of zero, or a bound or step that is no finite number (Hydra
+    lists `range(0,inf)` forever); None for any other override."""
+    if not override.is_range_sweep():
+        return None
+    sweep = override.value()
+    if not all(math.isfinite(number) for number in (sweep.start, sweep.stop, sweep.step)):
+        why = "its start, stop and step must be finite numbers"
+    elif sweep.step == 0:
+        why = "a step of 0 never reaches the stop"
+    elif not math.isfinite((sweep.stop - sweep.start) / sweep.step):
+        why = "it holds more values than a number can count"
+    else:
+        return None
+    text = as_typed(override)
+    return Problem(
+        key=override.key_or_group,
+        message=f"'{text}' is no range a sweep can run through: {why}",
+        source=f"override `{text}`",
+        fix=f"drop `{text}` (the value the config has stays); or a finite range: "
+        f"{override_prefix(override)}=range(<start>,<stop>,<step>)",
+    )
 
 
 def no_values_problem(override: Override, why: str) -> Problem:

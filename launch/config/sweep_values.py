@@ -18,6 +18,7 @@ from launch.config.override_fixes import (
     interval_problem,
     is_glob,
     override_prefix,
+    range_problem,
     shell_word,
     sweep_strings,
 )
@@ -35,6 +36,9 @@ def count(override: Override, options_of: OptionsOf) -> int:
     if not override.is_sweep_override():
         return 1
     if override.is_range_sweep():
+        endless = range_problem(override)
+        if endless is not None:
+            raise ConfigError([endless])
         sweep = override.value()
         return max(0, math.ceil((sweep.stop - sweep.start) / sweep.step))
     return len(values(override, options_of, limit=None))
