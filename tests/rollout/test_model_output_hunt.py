@@ -15,10 +15,11 @@ from hypothesis import strategies as st
 
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.format import ChatFormat
+from t3rl_core.envs.format_repair import FormatRepair
 from t3rl_core.parsers.render import FORMATS
 from t3rl_core.parsers.tool_calls import MAX_ERROR_CHARS, ToolCallActionParser
 from t3rl_core.rewards.base import RewardResult
-from t3rl_core.types import AnswerAction, InvalidAction, ToolCall
+from t3rl_core.types import AnswerAction, InvalidAction, ToolCall, ToolCallAction
 from tests.rollout.fakes import TOOLS
 from tests.support.output_hunt import (
     ERROR_LIMIT,
@@ -29,6 +30,7 @@ from tests.support.output_hunt import (
     Output,
     chat_of,
     judge,
+    judge_repaired,
     play,
     shipped_models,
 )
@@ -127,6 +129,34 @@ def test_the_judge_finds_each_broken_rule() -> None:
     assert broken(actions=[long_error])
     assert broken(actions=[InvalidAction(error="", text="")])
     assert broken(actions=[AnswerAction(text="")])  # a malformed call read as an answer
+    listed = ToolCallAction(calls=(ToolCall("add", [1, 2]),), text="")  # type: ignore[arg-type]
+    assert broken(actions=[listed])
+    assert broken(actions=[ToolCallAction(calls=(ToolCall("rm", {}),), text="")])
+
+
+@pytest.mark.parametrize("keep_in_history", [False, True])
+def test_a_repaired_turn_is_rewound_or_kept_untrained_in_every_option(keep_in_history: bool) -> None:
+    """A call of a tool not offered, repaired by a good call: one repair, the failed generation
+    trained on nowhere; and the repair judge finds a trained token that is not the engine's."""
+    repair = FormatRepair(1, 0.0, "FORMAT ERROR.", keep_in_history, train_on_repaired=True)
+    for option in OPTIONS.values():
+        chat = _chat(option)
+        hunt = Hunt(option, chat)
+        bad = Output("tool_not_offered", hunt.ids(hunt.reply(hunt.call(ToolCall("rm", {})))))
+        good = Output("good", hunt.ids(hunt.reply(hunt.good())))
+        played = play(option, chat, [bad, good], repair)
+        assert judge_repaired(played) == [], option.name
+        result = played.result
+        assert (result.status, result.format_repairs) == ("completed", 1), (option.name, result.error)
+        failed = list(bad.ids)
+        ids, n = result.response_ids, len(failed)
+        kept = any(ids[i : i + n] == failed for i in range(len(ids) - n + 1))
+        assert kept == keep_in_history, option.name
+        trained = [i for i, m in enumerate(result.loss_mask) if m == 1]
+        changed = list(result.response_ids)
+        changed[trained[0]] = (changed[trained[0]] + 1) % len(chat.tokenizer)
+        mutated = dataclasses.replace(played, result=dataclasses.replace(result, response_ids=changed))
+        assert judge_repaired(mutated), option.name
 
 
 def test_the_parsers_bound_is_within_the_hunts() -> None:
@@ -171,3 +201,24 @@ def test_an_error_never_quotes_the_models_text_whole(name: str, size: int, piece
         action = _parser(option).parse(hunt.reply(text))
         assert isinstance(action, InvalidAction), action
         assert len(action.error) <= MAX_ERROR_CHARS
+
+
+@settings(max_examples=16, deadline=None)
+@given(data=st.data())
+def test_adversarial_turns_under_format_repair_keep_the_contract(data: st.DataObject) -> None:
+    """The format-repair protocol on adversarial turns (the retry malformed too, cut at the token
+    limit, or good): the trained tokens are whole engine generations, never re-tokenized, and the
+    episode ends completed or with its reason."""
+    option = OPTIONS[data.draw(st.sampled_from(sorted(OPTIONS)))]
+    chat = _chat(option)
+    outputs = [o for o in Hunt(option, chat).outputs() if "enormous" not in o.case]
+    script = data.draw(st.lists(st.sampled_from(outputs), min_size=1, max_size=3))
+    repair = FormatRepair(
+        attempts=data.draw(st.integers(1, 2)),
+        temperature=0.0,
+        message="FORMAT ERROR. Write one call in the required format.",
+        keep_in_history=data.draw(st.booleans()),
+        train_on_repaired=data.draw(st.booleans()),
+    )
+    played = play(option, chat, script, repair)
+    assert judge_repaired(played) == []

@@ -24,6 +24,7 @@ from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import ParsersConfig, RuntimeConfig
 from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
+from t3rl_core.envs.format_repair import FormatRepair
 from t3rl_core.parsers.render import FORMATS, render_calls
 from t3rl_core.parsers.tool_calls import ReasoningSplitter
 from t3rl_core.rewards.base import RewardResult
@@ -265,7 +266,15 @@ class PlayedEngine(Engine):
 
 
 class HuntEnv(ToyEnv):
-    """The toy world, whose outcome also hands ToolRL's reward the model's last text as written."""
+    """The toy world, whose outcome also hands ToolRL's reward the model's last text as written; with
+    `repair`, a turn the parser refuses goes through the format-repair protocol first."""
+
+    def __init__(self, repair: FormatRepair | None = None) -> None:
+        super().__init__(("Add 1 and 2.",))
+        self.format_repair = repair
+
+    def format_problem(self, action: Action) -> str | None:
+        return action.error if isinstance(action, InvalidAction) else None
 
     def outcome(self) -> dict[str, Any]:
         last = self.actions[-1] if self.actions else None
@@ -277,11 +286,12 @@ GROUND_TRUTH = '<think>t</think>\n<tool_call>\n{"name": "add", "parameters": {"a
 
 
 class _Factory:
-    def __init__(self) -> None:
+    def __init__(self, repair: FormatRepair | None) -> None:
         self.envs: list[HuntEnv] = []
+        self.repair = repair
 
     def __call__(self, row: dict[str, Any], mode: str) -> HuntEnv:
-        self.envs.append(HuntEnv(("Add 1 and 2.",)))
+        self.envs.append(HuntEnv(self.repair))
         return self.envs[-1]
 
     async def aclose(self) -> None:
@@ -300,8 +310,11 @@ class Played:
     actions: list[Action] = field(default_factory=list)
 
 
-def play(option: ModelOption, chat: ChatFormat, outputs: Sequence[Output]) -> Played:
-    """One episode of the toy task: `outputs` first, then the plain answer."""
+def play(
+    option: ModelOption, chat: ChatFormat, outputs: Sequence[Output], repair: FormatRepair | None = None
+) -> Played:
+    """One episode of the toy task: `outputs` first, then the plain answer (with `repair`, the
+    format-repair protocol on refused turns)."""
     runtime = RuntimeConfig.model_validate(
         {
             "env": {"name": "bfcl_multi_turn"},
@@ -316,7 +329,7 @@ def play(option: ModelOption, chat: ChatFormat, outputs: Sequence[Output]) -> Pl
     )
     hunt = Hunt(option, chat)
     engine = PlayedEngine(outputs, hunt.ids(hunt.answer()))
-    factory = _Factory()
+    factory = _Factory(repair)
     runner = EpisodeRunner(
         runtime, engine, env_factory=factory, chat=chat, reward=ToolRLReward(ToolRLRewardConfig())
     )
@@ -366,11 +379,13 @@ def judge(played: Played, output: Output, chat: ChatFormat) -> list[str]:
         if isinstance(action, InvalidAction):
             problems.extend(_error_problems(action.error))
         if isinstance(action, ToolCallAction):
-            problems.extend(
-                f"a call of {call.name[:40]!r}, no tool offered"
-                for call in action.calls
-                if call.name not in _OFFERED
-            )
+            for call in action.calls:
+                if call.name not in _OFFERED:
+                    problems.append(f"a call of {call.name[:40]!r}, no tool offered")
+                if type(call.arguments) is not dict:
+                    problems.append(
+                        f"a call of {call.name!r} whose arguments are {type(call.arguments).__name__}"
+                    )
     return problems
 
 
@@ -397,3 +412,34 @@ def hunt_option(
         if problems:
             broken[output.case] = problems
     return broken
+
+
+def judge_repaired(played: Played) -> list[str]:
+    """The contract of an episode under the format-repair protocol: a failed turn is rewound (gone) or
+    kept untrained, so the trained tokens are whole engine generations, in order, each exactly as the
+    engine gave it (never re-tokenized), and every token in the response is one the engine or the
+    template wrote; the episode ends completed or with its reason (parse_error)."""
+    result, problems = played.result, []
+    if result.status not in ("completed", "parse_error", "truncated") or result.failure is not None:
+        problems.append(f"status {result.status}, failure {result.failure}: {result.error}")
+    if result.status == "parse_error" and not result.error:
+        problems.append("a parse_error with no recorded reason")
+    mask, response, log_probs = result.loss_mask, result.response_ids, result.log_probs
+    if not len(mask) == len(response) == len(log_probs):
+        return [*problems, "response, loss mask and log-probs differ in length"]
+    trained = [(t, lp) for t, m, lp in zip(response, mask, log_probs, strict=True) if m == 1]
+    at = 0
+    for generation in played.engine.returned:
+        whole = list(zip(generation.token_ids, generation.log_probs, strict=True))
+        if whole and trained[at : at + len(whole)] == whole:
+            at += len(whole)
+    if at != len(trained):
+        problems.append("trained tokens that are not whole engine generations in order")
+    if any(lp != 0.0 for m, lp in zip(mask, log_probs, strict=True) if m == 0):
+        problems.append("an untrained token carries a log-prob")
+    if not math.isfinite(played.reward.value):
+        problems.append(f"reward {played.reward.value!r}")
+    for action in played.actions:
+        if isinstance(action, InvalidAction):
+            problems.extend(_error_problems(action.error))
+    return problems
