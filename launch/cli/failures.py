@@ -144,7 +144,11 @@ def exit_code_for(error: BaseException, command: str | None = None) -> int | Non
     if isinstance(error, OSError) and path is not None:
         where = _OUTPUT_CHOICE.get(command or "", _RUNS_DIR_CHOICE)
         advice = advice_for(error, where)
-        run = _run_holding(path.partition(" → ")[0]) if command == "run" else None
+        record = _run_holding(path.partition(" → ")[0])
+        run = record if command == "run" else None
+        if record and error.errno == errno.EISDIR:
+            # t3rl chose the path: "give a file's path" was no fix of a record file made a directory.
+            advice = "a directory stands where t3rl keeps a file of the run's record: move it away"
         if run and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             # a run dir that exists (a resume): another paths.runs_dir would start a new run instead
             advice = f"the run dir {run} cannot be written here: make it writable"
@@ -161,7 +165,8 @@ def _run_holding(filename: str) -> str | None:
     from pathlib import Path  # lazy: only once a run failed on a file
 
     for folder in Path(filename).parents:
-        if (folder / "config.yaml").is_file() and (folder / "manifest.json").is_file():
+        # (exists, not is_file: the record's own file made a directory is a failure of this dir too)
+        if (folder / "config.yaml").exists() and (folder / "manifest.json").exists():
             return shlex.quote(str(folder))
     return None
 

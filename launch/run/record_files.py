@@ -14,8 +14,20 @@ import yaml
 from t3rl_core import outside_json
 from t3rl_core.yaml_text import safe_load
 
-_HAND_EDITED = "t3rl writes it atomically, so it was changed outside t3rl: restore it or fix it by hand."
+HAND_EDITED = "t3rl writes it atomically, so it was changed outside t3rl: restore it or fix it by hand."
 _SHAPES = {dict: "a mapping", list: "a list"}
+
+# The files of a run's record that the launcher writes, each atomically: a temporary `.<name>.<random>.tmp`
+# beside it until it is renamed over it. A launcher killed in between (SIGKILL, a lost node) leaves that
+# temporary file; the next launcher of the dir removes those of these names (a stage's own files, which
+# a stage left running may still be writing, are never touched). Declared here, with their readers:
+# launch.run.rundir writes them, and a dir holding some of them without its config.yaml is named as a
+# run's record missing that file.
+RECORD_FILES = (
+    "config.yaml", "overrides.yaml", "overrides.history.yaml", "manifest.json", "provenance.json",
+    "secret_fingerprints.json", "plan.sh", "state.json", "file_hashes.json",
+)  # fmt: skip
+STAGE_RECORD_FILES = ("command.sh", "status.json", "outputs.json")
 
 
 class RunDirError(Exception):
@@ -50,6 +62,14 @@ def run_dir_hint(path: Path) -> str:
         return (
             f"a relative path starts from the current directory, {Path.cwd()}: "
             f"did you mean {above / path}, or to cd {above} first?"
+        )
+    left = [name for name in RECORD_FILES[1:] if (path / name).is_file()]
+    if left:
+        # A run's record whose config.yaml is gone (deleted, moved): that file is what is missing.
+        kept = "; superseded/ keeps the earlier ones" if (path / "superseded").is_dir() else ""
+        return (
+            f"it holds a run's record ({', '.join(left[:3])}) without its config.yaml, the config the run "
+            f"ran with: restore {path / 'config.yaml'}{kept}"
         )
     inside = sorted(_run_dirs(path))
     if inside and (path / "sweep.md").is_file():
@@ -112,7 +132,7 @@ def read_json(path: Path, shape: type = object, advice: str = "") -> Any:
             else f" at line {err.lineno}, column {err.colno}"
         )
         raise RunDirError(
-            f"{path} is corrupt ({err.msg}{where}; {len(text)} bytes). " + _HAND_EDITED + advice
+            f"{path} is corrupt ({err.msg}{where}; {len(text)} bytes). " + HAND_EDITED + advice
         ) from err
     return _shaped(path, data, shape)
 
@@ -136,12 +156,12 @@ def yaml_data(text: str, path: Path) -> Any:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         reason = f"not valid YAML{where}"
-        raise RunDirError(f"{path} is corrupt ({reason}). {_HAND_EDITED}", reason) from err
+        raise RunDirError(f"{path} is corrupt ({reason}). {HAND_EDITED}", reason) from err
     except RecursionError:
         data = _TOO_DEEP
     if data is _TOO_DEEP or _nests_deeper(data, outside_json.MAX_DEPTH):
         reason = f"nested more than {outside_json.MAX_DEPTH} levels deep"
-        raise RunDirError(f"{path} is corrupt ({reason}). {_HAND_EDITED}", reason)
+        raise RunDirError(f"{path} is corrupt ({reason}). {HAND_EDITED}", reason)
     return data
 
 
@@ -174,7 +194,7 @@ def read_sweep(sweep_dir: Path) -> dict[str, Any]:
         and isinstance(points, list)
         and all(isinstance(p, dict) and isinstance(p.get("index"), int) for p in points)
     ):
-        raise RunDirError(f"{path} is corrupt (not the name and indexed points t3rl writes). {_HAND_EDITED}")
+        raise RunDirError(f"{path} is corrupt (not the name and indexed points t3rl writes). {HAND_EDITED}")
     # Each point's run dir as it is now: a sweep dir moved or copied elsewhere resumes and shows its
     # own points, not those left where it was written (`sweep_dir` names that place).
     was, here = data.get("sweep_dir"), str(sweep_dir.resolve())
@@ -225,7 +245,7 @@ def stage_record(path: Path, name: str, record: Any) -> Any:
     if problem is None:
         return record
     raise RunDirError(
-        f"{path}: the record of stage '{name}' {problem}. {_HAND_EDITED} Deleting the file makes the next "
+        f"{path}: the record of stage '{name}' {problem}. {HAND_EDITED} Deleting the file makes the next "
         "run start every stage over."
     )
 
@@ -257,7 +277,7 @@ def mapping_of_mappings(path: Path, data: Any, key: str) -> dict[str, dict[str, 
     """`data[key]` as t3rl writes it: names to mappings (absent: empty)."""
     value = data.get(key) or {}
     if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
-        raise RunDirError(f"{path}: `{key}` is not a mapping of names to records. {_HAND_EDITED}")
+        raise RunDirError(f"{path}: `{key}` is not a mapping of names to records. {HAND_EDITED}")
     return value
 
 
@@ -266,13 +286,22 @@ def _text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         reason = f"not UTF-8 text: byte {err.start}"
-        raise RunDirError(f"{path} is corrupt ({reason}). {_HAND_EDITED}", reason) from err
+        raise RunDirError(f"{path} is corrupt ({reason}). {HAND_EDITED}", reason) from err
     except OSError as err:
-        raise RunDirError(f"cannot read {path}: {err.strerror or err}") from err
+        raise RunDirError(f"cannot read {path}: {err.strerror or err}{_unreadable_fix(path, err)}") from err
+
+
+def _unreadable_fix(path: Path, err: OSError) -> str:
+    """The smallest fix of a record file that cannot be read for what it is, not for what it says."""
+    if isinstance(err, IsADirectoryError):
+        return f" (t3rl keeps a file there): move the directory away and restore {path.name}"
+    if isinstance(err, PermissionError):
+        return f": make it readable (chmod u+r {path})"
+    return ""
 
 
 def _shaped(path: Path, data: Any, shape: type) -> Any:
     if not isinstance(data, shape):
         found = _SHAPES.get(type(data), f"a {type(data).__name__}")
-        raise RunDirError(f"{path} is corrupt ({found} where t3rl writes {_SHAPES[shape]}). {_HAND_EDITED}")
+        raise RunDirError(f"{path} is corrupt ({found} where t3rl writes {_SHAPES[shape]}). {HAND_EDITED}")
     return data

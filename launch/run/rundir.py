@@ -40,7 +40,15 @@ import yaml
 from launch.config.secrets import mask_overrides, scrub_obj, scrub_text
 from launch.files import atomic_write_json, atomic_write_text
 from launch.run.output_digest import rerooted
-from launch.run.record_files import RunDirError, read_json, read_yaml, stage_record
+from launch.run.record_files import (
+    HAND_EDITED,
+    RECORD_FILES,
+    STAGE_RECORD_FILES,
+    RunDirError,
+    read_json,
+    read_yaml,
+    stage_record,
+)
 from t3rl_core.atomic_files import atomic_copy
 from t3rl_core.installed import package_versions
 from t3rl_core.yaml_text import safe_load
@@ -161,23 +169,16 @@ class RunState:
                 "t3rl that wrote it (manifest.json names its t3rl_version), or start a new run"
             )
         if not isinstance(data, dict) or version != STATE_VERSION or not isinstance(data.get("stages"), dict):
-            raise RunDirError(f"{path} is not a t3rl state file of version {STATE_VERSION}")
+            raise RunDirError(
+                f"{path} is corrupt (not the t3rl state of format {STATE_VERSION}: a mapping of its "
+                f"`version` and `stages`): {HAND_EDITED} Deleting it makes the next run start every stage "
+                "over."
+            )
         stages = {k: StageRecord.from_dict(k, v, path) for k, v in data["stages"].items()}
         for record in stages.values():
             record.outputs = rerooted(record.outputs, data.get("run_dir"), path.parent)
         pipeline = data.get("pipeline")
         return cls(stages, dict(pipeline) if isinstance(pipeline, dict) else None)
-
-
-# The files of a run's record that the launcher writes, each atomically: a temporary `.<name>.<random>.tmp`
-# beside it until it is renamed over it. A launcher killed in between (SIGKILL, a lost node) leaves that
-# temporary file; the next launcher of the dir removes those of these names (a stage's own files, which
-# a stage left running may still be writing, are never touched).
-RECORD_FILES = (
-    "config.yaml", "overrides.yaml", "overrides.history.yaml", "manifest.json", "provenance.json",
-    "secret_fingerprints.json", "plan.sh", "state.json", "file_hashes.json",
-)  # fmt: skip
-STAGE_RECORD_FILES = ("command.sh", "status.json", "outputs.json")
 
 
 def now() -> str:
@@ -285,14 +286,26 @@ class RunDir:
 
     def read_overrides(self) -> list[str]:
         path = self.path / "overrides.yaml"
-        if not path.exists():
-            raise RunDirError(f"{self.path} has no overrides.yaml: not a t3rl run directory")
+        if not path.exists() and not path.is_symlink():
+            raise RunDirError(f"{path} is missing: {self._overrides_fix()}")
         # Empty is no list: t3rl writes `[]` for none, and a resume without the run's overrides would
         # compose another config.
         data = read_yaml(path)
         if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-            raise RunDirError(f"{path} should be a list of override strings")
+            raise RunDirError(
+                f"{path} is corrupt (not the list of override strings t3rl writes): {HAND_EDITED}"
+            )
         return data
+
+    def _overrides_fix(self) -> str:
+        """How to restore overrides.yaml: the overrides its history recorded in force last, if readable."""
+        try:
+            last = self.read_history()[-1].get("overrides")
+        except (RunDirError, IndexError, AttributeError):
+            last = None
+        if isinstance(last, list) and last and all(isinstance(x, str) for x in last):
+            return f"restore it; the last attempt ran with {' '.join(last)} ({self.history_file.name})"
+        return "restore it (the list of overrides the run was started with)"
 
     def write_manifest(self, manifest: Mapping[str, Any]) -> None:
         atomic_write_json(self.path / "manifest.json", scrub_obj(dict(manifest)))
@@ -315,7 +328,10 @@ class RunDir:
             return []
         data = read_yaml(self.history_file)
         if not isinstance(data, list):
-            raise RunDirError(f"{self.history_file} should be a list of attempts")
+            raise RunDirError(
+                f"{self.history_file} is corrupt (not the list of attempts t3rl writes): {HAND_EDITED} "
+                "Deleting it starts the history anew from overrides.yaml."
+            )
         return data
 
     def append_history(self, given: list[str], overrides: list[str]) -> int:

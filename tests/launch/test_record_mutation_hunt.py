@@ -185,6 +185,8 @@ def test_the_hunt_finds_an_unknown_file_and_a_broken_contract(recorded: dict, tm
     before = hunt.tree(copy)
     refused = hunt.Answer("run --run-dir", 1, "error: something is wrong\n", reads_only=False)
     assert "without naming state.json" in str(hunt.judge(refused, case, before, {}))
+    named = hunt.Answer("run --run-dir", 1, f"error: {copy / 'state.json'} is bad\n", reads_only=False)
+    assert "naming no fix" in str(hunt.judge(named, case, before, {}))
     raised = hunt.Answer("runs show", 1, "", KeyError("key"))
     assert "raised KeyError" in str(hunt.judge(raised, case, before, {}))
     (copy / "state.json").write_text("{}")
@@ -269,3 +271,29 @@ def test_what_the_hunt_calls_unread_no_resume_reads(
             assert answer.code in (0, 1), answer.output  # `plan --run-dir` of a sweep refuses it
             read += [path for path in opened if path in unread]
     assert read == []
+
+
+def test_a_run_dir_missing_its_config_or_overrides_names_the_file_and_how_to_restore_it(
+    recorded: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's record without config.yaml was 'not a run dir' (`t3rl runs` lists them; `t3rl run
+    OVERRIDES…` starts a new run): it is named as the run's record missing that file, to restore. One
+    without overrides.yaml was 'not a t3rl run directory': it is named missing, with the overrides its
+    history recorded last."""
+    monkeypatch.chdir(recorded["root"])
+    copy = tmp_path / "run"
+    shutil.copytree(recorded["run"], copy, symlinks=True)
+    (copy / "config.yaml").unlink()
+    for args in (["runs", "show", str(copy)], ["run", "--run-dir", str(copy)]):
+        shown = " ".join(invoke(args).output.split())
+        assert "without its config.yaml, the config the run ran with: restore" in shown, shown
+    shutil.copy2(recorded["run"] / "config.yaml", copy / "config.yaml")
+    (copy / "overrides.yaml").unlink()
+    answer = invoke(["run", "--run-dir", str(copy)], reads_only=False)
+    shown = " ".join(answer.output.split())
+    assert answer.code == 1, answer.output
+    assert (
+        f"{copy / 'overrides.yaml'} is missing: restore it; the last attempt ran with +experiment=rec"
+        in shown
+    )
+    assert not (copy / "overrides.yaml").exists()

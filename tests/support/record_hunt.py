@@ -331,6 +331,13 @@ def tree(root: Path) -> dict[str, Print]:
     }
 
 
+# What a refusal's fix starts with, in the words t3rl's messages use: one of them is in every refusal.
+FIX_WORDS = (
+    "restore", "fix it by hand", "delet", "remove", "move", "rerun", "give it", "choose", "resume",
+    "t3rl run", "make it", "raise", "drop", "chmod",
+)  # fmt: skip
+
+
 @dataclass
 class Answer:
     """A command's answer to one damaged record."""
@@ -388,6 +395,8 @@ def judge(
         # The output folds long lines: joined, a path split over two lines is found.
         if rel not in answer.output and str(case.damaged) not in "".join(answer.output.split()):
             return f"exit {answer.code} without naming {rel}: {shown}"
+        if not any(word in shown.lower() for word in FIX_WORDS):
+            return f"exit {answer.code} naming no fix: {shown}"
         return None
     if now == was or _kept_anew(case, was, now, before, after):
         return None
