@@ -29,13 +29,15 @@ from tests.support.output_hunt import (
     ModelOption,
     Output,
     chat_of,
+    hunted_options,
     judge,
     judge_repaired,
     play,
     shipped_models,
 )
 
-OPTIONS = {option.name: option for option in shipped_models()}
+SHIPPED = {option.name: option for option in shipped_models()}
+OPTIONS = {option.name: option for option in hunted_options()}
 
 
 @cache
@@ -44,7 +46,11 @@ def _chat(option: ModelOption) -> ChatFormat:
 
 
 def test_every_option_in_conf_is_hunted_with_a_format_the_hunt_can_write() -> None:
-    assert sorted(OPTIONS) == sorted(path.stem for path in MODEL_DIR.glob("*.yaml"))
+    assert sorted(SHIPPED) == sorted(path.stem for path in MODEL_DIR.glob("*.yaml"))
+    # and every declared family with its own parsers, shipped in an option or not
+    assert {(f.name, f.tool_call_parser) for f in FAMILIES.values()} <= {
+        (o.family, o.tool_call_parser) for o in OPTIONS.values()
+    }
     for option in OPTIONS.values():
         assert option.family in FAMILIES, option
         assert option.tool_call_parser in FORMATS, option
@@ -170,14 +176,16 @@ def _parser(option: ModelOption) -> ToolCallActionParser:
     return ToolCallActionParser(option.parsers(), TOOLS)
 
 
-@pytest.mark.parametrize("name", sorted(OPTIONS))
+@pytest.mark.parametrize("name", sorted(SHIPPED))
 @pytest.mark.parametrize("arguments", ['"a=1, b=2"', "[1, 2]", "null", "3", "true"])
 def test_arguments_that_are_no_object_are_refused_in_every_format(name: str, arguments: str) -> None:
     """DeepSeek's detector read `null` as no arguments ({}), a call the model never wrote; GLM-4-0414's
     read `add\\n[1, 2]` as an answer. Every format now refuses it as JSON formats do."""
     option = OPTIONS[name]
     hunt = Hunt(option, _chat(option))
-    action = _parser(option).parse(hunt.reply(hunt._with_arguments(arguments)))
+    text = hunt._with_arguments(arguments)
+    assert text is not None, "every shipped format writes its arguments as a JSON object"
+    action = _parser(option).parse(hunt.reply(text))
     assert isinstance(action, InvalidAction), action
     assert "must be a" in action.error and "object" in action.error
 

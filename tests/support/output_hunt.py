@@ -100,6 +100,19 @@ def shipped_models(model_dir: Path = MODEL_DIR) -> list[ModelOption]:
     return options
 
 
+def hunted_options(model_dir: Path = MODEL_DIR) -> list[ModelOption]:
+    """The shipped options, then each chat family declared in t3rl_core/chat/families.py with its own
+    parsers that no option ships (GLM-4.5's glm4 today): a family a user can name is hunted too."""
+    shipped = shipped_models(model_dir)
+    pairs = {(option.family, option.tool_call_parser) for option in shipped}
+    declared = [
+        ModelOption(f"family_{name}", name, name, family.tool_call_parser, family.reasoning_parser, None)
+        for name, family in sorted(FAMILIES.items())
+        if (name, family.tool_call_parser) not in pairs
+    ]
+    return shipped + declared
+
+
 # ----------------------------------------------------------------------------------------- the outputs
 
 
@@ -140,18 +153,26 @@ class Hunt:
     def answer(self) -> str:
         return self.reply("The sum is 3.")
 
-    def _with_arguments(self, written: str) -> str:
-        """The good call with its arguments object written as `written` (a string, list, null...)."""
+    def _with_arguments(self, written: str) -> str | None:
+        """The good call with its arguments object written as `written` (a string, list, null...);
+        None in a format that writes no arguments object (tagged arguments: GLM-4.5, Qwen3-Coder)."""
         text, arguments = self.good(), json.dumps({"a": 1, "b": 2}, ensure_ascii=False)
-        assert text.count(arguments) == 1, (self.parser_name, text)
-        return text.replace(arguments, written)
+        return text.replace(arguments, written) if text.count(arguments) == 1 else None
 
-    def _echo_raw(self, raw_json_string: str) -> str:
-        """An echo call whose "text" argument is written as `raw_json_string` (escapes as typed)."""
+    def _echo_raw(self, raw_json_string: str) -> str | None:
+        """An echo call whose "text" argument is written as `raw_json_string` (escapes as typed); None in
+        a format that writes strings raw."""
         marker = "ECHO-MARKER"
         text = self.call(ToolCall("echo", {"text": marker}))
-        assert text.count(json.dumps(marker)) == 1, (self.parser_name, text)
-        return text.replace(json.dumps(marker), raw_json_string)
+        return (
+            text.replace(json.dumps(marker), raw_json_string) if text.count(json.dumps(marker)) == 1 else None
+        )
+
+    def _key_twice(self, key: str) -> str:
+        """A call of `add` naming the argument `key` twice, in the format's own way of naming one (both
+        spelled as `key` is typed, so that every reader reads one key twice)."""
+        one, two = "KEY-ONE-MARKER", "KEY-TWO-MARKER"
+        return self.call(ToolCall("add", {one: 1, two: 2})).replace(one, key).replace(two, key)
 
     # --- ids
 
@@ -189,11 +210,6 @@ class Hunt:
             Output("closer_twice", self.ids(reply(good + "\n" + closer))),
             Output("nested_tags", self.ids(reply(opener + good + closer))),
             Output(
-                "arguments_a_string", self.ids(reply(self._with_arguments('"a=1, b=2"'))), expect="invalid"
-            ),
-            Output("arguments_a_list", self.ids(reply(self._with_arguments("[1, 2]"))), expect="invalid"),
-            Output("arguments_null", self.ids(reply(self._with_arguments("null"))), expect="invalid"),
-            Output(
                 "tool_not_offered",
                 self.ids(reply(self.call(ToolCall("rm_rf", {"path": "/"})))),
                 expect="invalid",
@@ -205,10 +221,6 @@ class Hunt:
                 expect="invalid",
             ),
             Output("enormous_key_twice", self.ids(reply(self._key_twice("k" * HUGE))), expect="invalid"),
-            Output(
-                "invalid_json_escapes", self.ids(reply(self._echo_raw('"\\x41 \\u12 \\q"'))), expect="invalid"
-            ),
-            Output("lone_surrogate_escape", self.ids(reply(self._echo_raw('"\\ud800 and \\udfff"')))),
             Output("only_whitespace", self.ids(" \n\t  \n")),
             Output("only_end_of_turn", (self.stop,)),
             Output("stop_tokens_repeated_after_call", self.ids(reply(good), stops=3)),
@@ -217,6 +229,18 @@ class Hunt:
                 "every_stop_token", tuple(self.chat.encode(reply("ok"))) + tuple(self.chat.stop_token_ids)
             ),
         ]
+        written = {
+            "arguments_a_string": self._with_arguments('"a=1, b=2"'),
+            "arguments_a_list": self._with_arguments("[1, 2]"),
+            "arguments_null": self._with_arguments("null"),
+            "invalid_json_escapes": self._echo_raw('"\\x41 \\u12 \\q"'),
+        }
+        for case, text in written.items():
+            if text is not None:
+                cases.append(Output(case, self.ids(reply(text)), expect="invalid"))
+        surrogates = self._echo_raw('"\\ud800 and \\udfff"')
+        if surrogates is not None:
+            cases.append(Output("lone_surrogate_escape", self.ids(reply(surrogates))))
         utf8 = self._utf8_cut()
         if utf8 is not None:
             cases.append(Output("cut_mid_utf8_at_length", utf8, "length", "cut"))
@@ -235,9 +259,6 @@ class Hunt:
     def _in_reasoning(self, good: str) -> str:
         opener, closer = self.think_open or "<think>", self.think_close or "</think>"
         return opener + "Maybe " + good + closer + "The sum is 3."
-
-    def _key_twice(self, key: str) -> str:
-        return self._with_arguments(f'{{"{key}": 1, "{key}": 2}}')
 
 
 # ------------------------------------------------------------------------------------------ the episode
