@@ -42,10 +42,10 @@ def sweep_problem(override: Override, holds_list: bool) -> Problem:
     key = override.key_or_group
     prefix = override_prefix(override)
     # A glob's values are its group's options, which Hydra lists only inside its own multirun.
-    # The first value only but for a list's fix: a range may run to a billion values.
-    simple = override.value_type is not None and override.value_type.name == "SIMPLE_CHOICE_SWEEP"
-    values = [] if is_glob(override) else sweep_strings(override, None if simple else 1)
+    # A range's first value only (it may run to a billion); a choice's all, each checked a value.
+    values = [] if is_glob(override) else sweep_strings(override, 1 if override.is_range_sweep() else None)
     sweep = f"`t3rl run -m … {text}` (one run per value; `t3rl validate -m` checks every point)"
+    simple = override.value_type is not None and override.value_type.name == "SIMPLE_CHOICE_SWEEP"
     if holds_list and simple:
         listed = f"{prefix}=[{','.join(values)}]"
         return Problem(
@@ -96,25 +96,29 @@ def range_problem(override: Override) -> Problem | None:
         why = "it holds more values than a number can count"
     else:
         return None
-    text = as_typed(override)
-    return Problem(
-        key=override.key_or_group,
-        message=f"'{text}' is no range a sweep can run through: {why}",
-        source=f"override `{text}`",
-        fix=f"drop `{text}` (the value the config has stays); or a finite range: "
-        f"{override_prefix(override)}=range(<start>,<stop>,<step>)",
+    return _unlistable(
+        override,
+        f"is no range a sweep can run through: {why}",
+        "a finite range",
+        "range(<start>,<stop>,<step>)",
     )
 
 
 def no_values_problem(override: Override, why: str) -> Problem:
     """A sweep with no value a run can take: each value is one point (one run), and it lists none."""
+    message = f"lists no value a run can take ({why}): each value of a sweep is one run"
+    return _unlistable(override, message, "list plain values", "<a>,<b>")
+
+
+def _unlistable(override: Override, message: str, instead: str, value: str) -> Problem:
+    """A sweep refused before its values are listed; the fix drops it, or writes it as `instead` says."""
     text = as_typed(override)
     return Problem(
         key=override.key_or_group,
-        message=f"'{text}' lists no value a run can take ({why}): each value of a sweep is one run",
+        message=f"'{text}' {message}",
         source=f"override `{text}`",
-        fix=f"drop `{text}` (the value the config has stays); or list plain values: "
-        f"{override_prefix(override)}=<a>,<b>",
+        fix=f"drop `{text}` (the value the config has stays); or {instead}: "
+        f"{override_prefix(override)}={value}",
     )
 
 
