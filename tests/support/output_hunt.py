@@ -223,6 +223,8 @@ class Hunt:
             Output("enormous_key_twice", self.ids(reply(self._key_twice("k" * HUGE))), expect="invalid"),
             Output("only_whitespace", self.ids(" \n\t  \n")),
             Output("only_end_of_turn", (self.stop,)),
+            Output("no_tokens", ()),
+            Output("no_tokens_at_length", (), "length", "cut"),
             Output("stop_tokens_repeated_after_call", self.ids(reply(good), stops=3)),
             Output("stop_tokens_repeated_alone", (self.stop,) * 4),
             Output(
@@ -245,9 +247,9 @@ class Hunt:
         if utf8 is not None:
             cases.append(Output("cut_mid_utf8_at_length", utf8, "length", "cut"))
             cases.append(Output("cut_mid_utf8", (*utf8, self.stop), expect="invalid"))
+        # The control tokens and tags of every family's template in the text, its own family's too (a
+        # model writing a turn of its own: the ids the tokenizer gives them, special or not).
         for other in sorted(FAMILIES):
-            if other == self.option.family:
-                continue
             family = FAMILIES[other]
             foreign = "".join((*family.special_tokens, *family.tag_tokens))
             cases.append(
