@@ -11,13 +11,11 @@ import socket
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from openenv.core.env_server import Action as OpenEnvAction
 from openenv.core.env_server import Environment as OpenEnvEnvironment
 from openenv.core.env_server import Observation as OpenEnvObservation
@@ -40,6 +38,7 @@ from t3rl_core.envs.verifiers.data import prepare
 from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
 from t3rl_core.envs.verifiers.rescore import rescore
 from t3rl_core.types import AnswerAction, ToolCall, ToolCallAction
+from tests.support.inprocess_server import serving
 
 # A SingleTurnEnv whose one reward function returns what `kind` names (or raises).
 SCORED = """
@@ -373,16 +372,8 @@ class _Crashing(OpenEnvEnvironment):
 def crashing_server() -> Iterator[str]:
     """The environment served by uvicorn in this process (its own thread), as create_app serves it."""
     app = create_app(_Crashing, _Act, _Seen, env_name="crashing", max_concurrent_envs=4)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 120
-    while not (server.started and server.servers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join()
+    with serving(app) as url:
+        yield url
 
 
 def test_an_openenv_step_that_crashes_fails_the_episode(crashing_server: str, monkeypatch) -> None:

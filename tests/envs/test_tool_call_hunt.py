@@ -48,6 +48,7 @@ from t3rl_core.types import (
     ToolCallAction,
     Transition,
 )
+from tests.support.inprocess_server import serving
 from tests.support.tool_call_hunt import (
     DEPTH,
     Declared,
@@ -405,6 +406,83 @@ def test_toolrl_hostile_calls_score_within_the_rewards_range(tmp_path: Path, no_
 
     assert _run(hunt()) > 50
     assert no_writes == []
+
+
+# --------------------------------------------------------------------------------------------- OpenEnv
+
+
+@pytest.fixture(scope="module")
+def counter_server() -> Iterator[str]:
+    """t3rl's example OpenEnv environment (env=openenv's default) served by uvicorn in this process."""
+    from t3rl_core.envs.openenv.counter_example import app
+
+    with serving(app) as url:
+        yield url
+
+
+def test_openenv_every_declared_tool_answers_hostile_calls(
+    counter_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_writes: list[str]
+) -> None:
+    """The server's refusal ("Invalid message (code: VALIDATION_ERROR)") named neither the call nor its
+    arguments; a text holding a lone surrogate failed the episode as the environment's (the server
+    could not write its refusal: SESSION_ERROR)."""
+    from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
+    from t3rl_core.envs.openenv.env import OpenEnvEpisode
+    from t3rl_core.registries import DATASETS
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    config = OpenEnvEnvConfig(url=counter_server, data={"train_episodes": 1, "eval_episodes": 1})
+    written = DATASETS.factory("openenv")(config, tmp_path)["openenv_train"]
+    row = json.loads(written.read_text().splitlines()[0])
+
+    async def hunt() -> int:
+        refused = 0
+        for case, call in hostile_calls(declared(row["metadata"]["tools"])):
+            episode = OpenEnvEpisode(counter_server, config, row["metadata"]["openenv_reset"])
+            try:
+                await episode.reset()
+                transition = await episode.step(_act(call))
+            finally:
+                await episode.aclose()
+            _checked(call, transition)
+            outcome = episode.outcome()
+            assert not finite_numbers(outcome) and -1.0 <= outcome["reward"] <= 1.0, (case, outcome)
+            if outcome["turn_rewards"] == [None]:  # no step was taken: the model's mistake, named
+                refused += 1
+                assert names_the_tool(call, transition.messages), (case, transition.messages)
+                if call.arguments and call.name == config.tool_name:  # else the name is what is wrong
+                    assert any(repr(k[:64]) in transition.messages[0]["content"] for k in call.arguments)
+        return refused
+
+    assert _run(hunt()) >= 10
+    assert no_writes == []
+
+
+def test_openenv_a_lone_surrogate_is_the_models_mistake(
+    counter_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`{"delta": "\\ud800"}` (a JSON escape the parser decodes to a lone surrogate): the server failed
+    writing its refusal (SESSION_ERROR) and the episode failed as the environment's; now the model reads
+    which argument holds it, and the episode goes on."""
+    from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
+    from t3rl_core.envs.openenv.env import OpenEnvEpisode
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    episode = OpenEnvEpisode(counter_server, OpenEnvEnvConfig(url=counter_server), {"seed": 0})
+
+    async def play() -> tuple[Transition, Transition]:
+        try:
+            await episode.reset()
+            refused = await episode.step(_act(ToolCall("step", {"delta": {"d\ud800": ["\udfff"]}})))
+            return refused, await episode.step(_act(ToolCall("step", {"delta": 1})))
+        finally:
+            await episode.aclose()
+
+    refused, moved = _run(play())
+    [said] = refused.messages
+    assert said["name"] == "step" and "argument 'delta'" in said["content"] and "surrogate" in said["content"]
+    said["content"].encode("utf-8")  # the refusal itself is text
+    assert moved.messages[0]["content"] == '{"message": "Now at 1.", "target": 3, "value": 1}'
 
 
 # ------------------------------------------------------------------------------ a step after the end

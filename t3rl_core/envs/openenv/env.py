@@ -54,6 +54,27 @@ def observation_text(observation: Mapping[str, Any]) -> str:
     return json.dumps(shown, ensure_ascii=False, sort_keys=True)
 
 
+def _unsendable(payload: Any) -> str | None:
+    """Why `payload` cannot travel to the server as UTF-8 JSON: a text holding a lone surrogate (a JSON
+    escape such as "\\ud800" in the model's call decodes to one). OpenEnv's server failed writing its
+    own refusal of it (SESSION_ERROR), and the episode failed as the environment's."""
+    if isinstance(payload, str):
+        try:
+            payload.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a text holds a lone surrogate (\\ud800-\\udfff), which is no character: write characters"
+        return None
+    if isinstance(payload, Mapping):
+        for key, value in payload.items():
+            problem = _unsendable(key) or _unsendable(value)
+            if problem is not None:
+                return f"argument {str(key)[:64].encode('utf-8', 'replace').decode()!r}: {problem}"
+        return None
+    if isinstance(payload, list | tuple):
+        return next((p for p in map(_unsendable, payload) if p is not None), None)
+    return None
+
+
 def _error_code(error: RuntimeError) -> str | None:
     found = _CODE.search(str(error))
     return found.group(1) if found else None
@@ -89,21 +110,38 @@ class OpenEnvEpisode(Env):
         messages: list[Message] = []
         rewards: list[float] = []
         role = "tool" if isinstance(action, ToolCallAction) else "user"
+        # Which call each payload is: the model reads which call and which arguments were refused.
+        named: dict[str, str] = {"name": self.config.tool_name} if role == "tool" else {}
         for payload in payloads:
+            unsent = _unsendable(payload)
+            if unsent is not None:  # OpenEnv's server fails writing its refusal: the model's mistake
+                messages.append({"role": role, **named, "content": f"{self._call(payload)}: {unsent}"})
+                continue
             try:
                 result = await self.client.step(payload)
             except RuntimeError as exc:
                 if _error_code(exc) != _REFUSED_ACTION:
                     raise  # the environment failed, not the model: the episode fails, naming it
-                messages.append({"role": role, "content": str(exc)})  # the action fails the schema
+                # The action fails the schema; the server's words name neither the call nor its fields.
+                refused = f"{self._call(payload)} was refused by the environment: {exc}"
+                messages.append({"role": role, **named, "content": refused})
                 continue
             rewards.append(float(result.reward or 0.0))
-            messages.append({"role": role, "content": self._shown(result.observation, "step")})
+            content = self._shown(result.observation, "step")
+            messages.append({"role": role, **named, "content": content})
             if result.done:
                 self.done = True
                 break
         self.rewards.append(sum(rewards) if rewards else None)
         return Transition(messages=messages, done=self.done)
+
+    def _call(self, payload: Mapping[str, Any]) -> str:
+        """The refused action in the model's words: the call and its argument names (their values may
+        be anything the model wrote)."""
+        keys = ", ".join(repr(key[:64]) for key in list(payload)[:8]) + (", …" if len(payload) > 8 else "")
+        if self.config.text_field is not None and list(payload) == [self.config.text_field]:
+            return "the answer"
+        return f"the call of {self.config.tool_name!r} with arguments [{keys}]"
 
     def _shown(self, observation: Mapping[str, Any], request: str) -> str:
         """The observation's text, refused past env.max_observation_chars: tokenizing megabytes takes
