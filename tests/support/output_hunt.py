@@ -224,6 +224,7 @@ class Hunt:
             Output("only_whitespace", self.ids(" \n\t  \n")),
             Output("only_end_of_turn", (self.stop,)),
             Output("no_tokens", ()),
+            Output("call_then_stop_token_at_length", self.ids(reply(good)), "length", "cut"),
             Output("no_tokens_at_length", (), "length", "cut"),
             Output("stop_tokens_repeated_after_call", self.ids(reply(good), stops=3)),
             Output("stop_tokens_repeated_alone", (self.stop,) * 4),
