@@ -485,6 +485,45 @@ def test_openenv_a_lone_surrogate_is_the_models_mistake(
     assert moved.messages[0]["content"] == '{"message": "Now at 1.", "target": 3, "value": 1}'
 
 
+# ------------------------------------------------------------------------------------------- verifiers
+
+# The calculator example's rubric: correct_answer (0 or 1) weighted 1.0, used_tool (0 or 1) weighted 0.5.
+CALCULATOR_REWARD = (0.0, 1.5)
+
+
+def test_verifiers_every_declared_tool_answers_hostile_calls(tmp_path: Path, no_writes: list[str]) -> None:
+    """The hub adapter relays verifiers' own tool texts unchanged (its trajectory is what verifiers
+    scores), so only the adapter's part is checked: no raise, a bounded text, a finite reward within the
+    rubric's range, nothing written outside tmp."""
+    from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
+    from t3rl_core.envs.verifiers.data import prepare
+    from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
+
+    config = VerifiersEnvConfig(id="t3rl_core.envs.verifiers.calculator_example")
+    row = json.loads(prepare(config, tmp_path)["verifiers_eval"].read_text().splitlines()[0])
+    factory = VerifiersEnvFactory(config)
+    low, high = CALCULATOR_REWARD
+
+    async def hunt() -> int:
+        count = 0
+        for case, call in hostile_calls(declared(row["metadata"]["tools"])):
+            env = factory(row, "eval")
+            try:
+                await env.reset()
+                transition = await env.step(_act(call))
+                _checked(call, transition)
+                await env.finish()
+                reward = env.outcome()["reward"]
+            finally:
+                await env.aclose()
+            assert math.isfinite(reward) and low <= reward <= high, (case, reward)
+            count += 1
+        return count
+
+    assert _run(hunt()) > 20
+    assert no_writes == []
+
+
 # ------------------------------------------------------------------------------ a step after the end
 
 
