@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from t3rl_core.config import ParsersConfig
 from t3rl_core.envs.base import Env, EpisodeEnded
@@ -616,3 +618,43 @@ def test_observations_name_what_they_answer() -> None:
     assert observation_problem(call, [{"role": "tool", "content": "x" * 10**6}]) is not None
     assert observation_problem(call, [{"role": "tool", "content": None}]) is not None
     assert finite_numbers({"a": [1.0, math.nan]}) == ["outcome['a'][1]"]
+
+
+_TYPES = ["string", "integer", "number", "boolean", "array", "object", "int", "dict", None]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    tools=st.lists(
+        st.tuples(
+            st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True),
+            st.dictionaries(
+                st.from_regex(r"[a-z]{1,8}", fullmatch=True), st.sampled_from(_TYPES), max_size=4
+            ),
+            st.data(),
+        ),
+        min_size=1,
+        max_size=3,
+        unique_by=lambda tool: tool[0],
+    )
+)
+def test_every_declared_parameter_gets_every_case(tools: list[tuple[str, dict[str, Any], Any]]) -> None:
+    """The hunt reads the declaration: a tool or parameter added to a world is hunted with no edit here."""
+    schemas = []
+    for name, params, data in tools:
+        required = data.draw(st.lists(st.sampled_from(sorted(params)), unique=True)) if params else []
+        properties = {p: {} if kind is None else {"type": kind} for p, kind in params.items()}
+        parameters = {"type": "object", "properties": properties, "required": required}
+        schemas.append({"type": "function", "function": {"name": name, "parameters": parameters}})
+    cases = dict(hostile_calls(declared(schemas)))
+    for name, params, _ in tools:
+        tool = next(t for t in declared(schemas) if t.name == name)
+        assert f"{name}/extra:t3rl_unknown_argument" in cases and f"{name}/near_miss_name" in cases
+        assert cases[f"{name}/near_miss_name"].name != name
+        for required in tool.required:
+            assert required not in cases[f"{name}/missing:{required}"].arguments
+        for param in params:
+            kinds = {case.split("/", 1)[1].split(":")[0] for case in cases if case.endswith(f":{param}")}
+            assert {"null", "empty_string", "long_string", "nan", "inf", "huge", "minus_zero"} <= kinds
+            assert {"nested_deepest", "control_chars"} <= kinds and len(kinds) >= 12
+    assert "t3rl_no_such_tool" in cases
