@@ -21,6 +21,7 @@ from launch.output.table import TextTable
 from launch.run import secret_fingerprints
 from launch.run.config_diff import flatten
 from launch.run.record_files import RunDirError, not_a_run_dir, read_json, read_yaml
+from launch.run.rundir import RunDir
 from launch.run.steps import PROVENANCE_FILE
 
 _ABSENT = object()
@@ -149,5 +150,6 @@ def _provenance(path: Path) -> dict[str, str]:
 
 
 def _overrides(path: Path) -> list[str]:
-    file = path / "overrides.yaml"
-    return [str(o) for o in read_yaml(file, list)] if file.exists() else []
+    """The run's overrides as a resume reads them (RunDir.read_overrides, the one reader of the file: a
+    damaged one is named alike); none for a record without the file."""
+    return RunDir(path).read_overrides() if (path / "overrides.yaml").exists() else []

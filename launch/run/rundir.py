@@ -295,6 +295,11 @@ class RunDir:
             raise RunDirError(
                 f"{path} is corrupt (not the list of override strings t3rl writes): {HAND_EDITED}"
             )
+        # Each one t3rl wrote is KEY=VALUE or ~KEY: another (the file cut short: `- +experi`) was
+        # composed as typed, and refused as an override given on the command line.
+        cut = next((x for x in data if "=" not in x and not x.startswith("~")), None)
+        if cut is not None:
+            raise RunDirError(f"{path} is corrupt ({cut!r} is no override KEY=VALUE): {HAND_EDITED}")
         return data
 
     def _overrides_fix(self) -> str:

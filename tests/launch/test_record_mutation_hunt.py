@@ -297,3 +297,18 @@ def test_a_run_dir_missing_its_config_or_overrides_names_the_file_and_how_to_res
         in shown
     )
     assert not (copy / "overrides.yaml").exists()
+
+
+def test_overrides_yaml_cut_short_is_named_as_the_damaged_file(recorded: dict, tmp_path: Path) -> None:
+    """overrides.yaml cut in half (`- +experi`): the resume composed `+experi` as if typed, refused it
+    as an override given on the command line (`fix: +experi=<value>`); it is the file that is named."""
+    copy = tmp_path / "run"
+    shutil.copytree(recorded["run"], copy, symlinks=True)
+    (copy / "overrides.yaml").write_text("- +experi")
+    for command in ("plan", "run"):
+        answer = invoke([command, "--run-dir", str(copy)], reads_only=False)
+        shown = " ".join(answer.output.split())
+        assert answer.code == 1, answer.output
+        assert f"error: {copy / 'overrides.yaml'} is corrupt ('+experi' is no override KEY=VALUE)" in shown
+        assert "+experi=<value>" not in shown, shown
+    assert (copy / "overrides.yaml").read_text() == "- +experi"
