@@ -66,6 +66,7 @@ RUN_FIRST = (
     "tests/e2e/test_quickstart.py",  # 54 s
     "tests/launch/test_schema_domains.py",  # 60 s alone (44 tests, most under the listed 4.4 s)
     "tests/launch/test_preflight_leaf_hunt.py",  # 48 s of CPU (-n 0, load ~13: 145 s)
+    "tests/launch/test_record_mutation_hunt.py",  # 58 s of CPU (-n 0, load ~7: 111 s)
     "tests/launch/test_sweep_evals.py",  # 33 s
     "tests/envs/bfcl/test_bfcl_data.py",  # 32 s
     "tests/launch/test_cli_sweep.py",  # 30 s
