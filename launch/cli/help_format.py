@@ -1,7 +1,9 @@
 """Help and usage lines in the usual Unix spelling: `t3rl runs diff [OPTIONS] A B`, `--out DIR`,
 `--k INTEGER`, and nothing after a flag; and the checks every path parameter shares: an empty path
 (`--out ""`, `--out "$UNSET"`) is refused, where Python read it as `.` and wrote into the working dir,
-and so is a path t3rl records (--out, --run-dir, --config-dir) that is not UTF-8 text.
+a path longer than the system takes (`too_long`: ENAMETOOLONG came out of the first
+`Path.exists()` as a traceback or an exit 1), and a path t3rl records (--out, --run-dir, --config-dir)
+that is not UTF-8 text.
 
 Typer writes required arguments as `{a} {b}` and gives every option a type placeholder (`<bool>` after
 `--trust`, `<list[Path]>` after `--config-dir`). `plain_metavars(app)` gives every command and group of
@@ -13,6 +15,7 @@ PATH by default) and a flag shows none.
 from __future__ import annotations
 
 import inspect
+import os
 import shlex
 from typing import Any
 
@@ -39,6 +42,10 @@ def _refuse_unusable_path(param: Any, ctx: Any, value: Any) -> None:
             ctx=ctx,
             param=param,
         )
+    # Longer than the system takes: every call on it fails (ENAMETOOLONG), Path.exists() too.
+    long = next((why for why in map(too_long, values) if why is not None), None)
+    if long is not None:
+        raise typer.BadParameter(f"{long}: give a shorter path", ctx=ctx, param=param)
     # A name in another encoding reaches Python as lone surrogates, which no UTF-8 record can hold.
     if RECORDED_PATHS & set(param.opts) and any(not v.isascii() and not _utf8(v) for v in values):
         raise typer.BadParameter(
@@ -47,6 +54,36 @@ def _refuse_unusable_path(param: Any, ctx: Any, value: Any) -> None:
             ctx=ctx,
             param=param,
         )
+
+
+# POSIX's smallest allowed values stand in where the system does not say (or for a dir that is gone).
+_PATH_MAX = 4096
+_NAME_MAX = 255
+
+
+def _limit(name: str, fallback: int) -> int:
+    try:
+        return int(os.pathconf("/", name))
+    except (OSError, ValueError):
+        return fallback
+
+
+def too_long(path: str) -> str | None:
+    """Why the system cannot take `path` (absolute, `~` expanded) for its length, or None: a path of more
+    than PATH_MAX bytes, or a name in it of more than NAME_MAX, fails every call on it (ENAMETOOLONG),
+    which `Path.exists()` raises instead of answering False."""
+    full = os.path.abspath(os.path.expanduser(path)).encode("utf-8", "surrogateescape")
+    path_max = _limit("PC_PATH_MAX", _PATH_MAX)
+    if len(full) >= path_max:
+        return f"the path is {len(full)} bytes long and this system takes at most {path_max - 1}"
+    name_max = _limit("PC_NAME_MAX", _NAME_MAX)
+    longest = max(full.split(b"/"), key=len)
+    if len(longest) > name_max:
+        return (
+            f"a name in the path is {len(longest)} bytes long ({longest[:20].decode(errors='replace')}…) "
+            f"and this system takes at most {name_max}"
+        )
+    return None
 
 
 def _utf8(text: str) -> bool:

@@ -48,10 +48,14 @@ def run_command(
             if multirun:
                 if run_dir is not None:
                     raise PipelineError(
-                        f"--run-dir {run_dir} is not a sweep dir (no sweep.json): a new sweep makes its own"
+                        f"-m starts a new sweep, which makes its own dir, and --run-dir {run_dir} is not a "
+                        "sweep dir (no sweep.json): drop -m to resume that run, or --run-dir to start a sweep"
                     )
                 if out is not None:
-                    raise PipelineError("--out names one dir; a planned sweep makes one dir per point")
+                    raise PipelineError(
+                        "--out names one dir and -m plans a sweep, one dir per point: drop --out (the "
+                        "sweep's dir goes under paths.plans_dir) or -m"
+                    )
                 # lazy: the sweep modules (Hydra's sweep parser), only with -m
                 from launch.run.search import is_search
 

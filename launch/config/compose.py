@@ -13,6 +13,7 @@ internals used here are those of hydra-core 1.3 (pinned in requirements/lock.txt
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Collection, Sequence
@@ -139,6 +140,16 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
             or _missing_config_problem(e, parsed, loader, written)
         )
         raise ConfigError([_in_user_words(problem, written)]) from None
+    except OSError as e:
+        # A group option longer than a file name can be (`model=<300 characters>`): Hydra's file search
+        # raised ENAMETOOLONG; no such option exists, said as for any other unknown one.
+        chosen = _too_long_option(parsed, e)
+        if chosen is None:
+            raise
+        missing = MissingConfigException(str(e), missing_cfg_file=chosen)
+        raise ConfigError(
+            [_in_user_words(_missing_config_problem(missing, parsed, loader, written), written)]
+        ) from None
     except UnicodeDecodeError as e:
         file = undecodable_file(_normalise_dirs(config_dirs)) or "a config file"
         raise ConfigError([not_text_problem(file, e)]) from None
@@ -604,6 +615,17 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
         source=f"override `{text}`",
         fix=f"drop `{text}`",
     )
+
+
+def _too_long_option(parsed: list[Override], error: OSError) -> str | None:
+    """`group/option` of the override whose option is too long a name for a file, when that is `error`."""
+    if error.errno != errno.ENAMETOOLONG:
+        return None
+    for override in reversed(parsed):
+        value = override.value()
+        if isinstance(value, str) and len(value.encode("utf-8", "surrogateescape")) > 255:
+            return f"{override.key_or_group.split('@')[0]}/{value}"
+    return None
 
 
 def _missing_config_problem(

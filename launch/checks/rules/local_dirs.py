@@ -58,6 +58,16 @@ def _read(model: BaseModel, field: FieldInfo) -> bool:
 
 def unwritable(path: Path) -> str | None:
     """Why t3rl could not create or write `path`, or None."""
+    try:
+        return _unwritable(path)
+    except OSError as error:  # a name too long, a loop of links: every call on the path fails the same
+        return f"{path} cannot be used: {error.strerror}"
+
+
+def _unwritable(path: Path) -> str | None:
+    dangling = next((p for p in (path, *path.parents) if p.is_symlink() and not p.exists()), None)
+    if dangling is not None:  # mkdir through it fails ("File exists") once the work is done
+        return f"{dangling} is a symbolic link to {os.readlink(dangling)}, which does not exist"
     if path.exists():
         if not path.is_dir():
             return f"{path} is a file, not a directory"
