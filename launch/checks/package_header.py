@@ -7,6 +7,7 @@ byte-order mark an editor wrote. One problem per such file, whose fix puts the h
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from pathlib import Path
@@ -45,7 +46,14 @@ def with_header_fixes(problems: list[Problem], provenance: Provenance) -> list[P
             continue
         seen.add(file)
         top = problem.key.partition(".")[0]
-        fix = f"make `{HEADER}` its first line: " + _SED.format(header=HEADER, file=shlex.quote(file))
+        # sed edits lines, and an empty file has none: its `1i` wrote nothing and the fix failed again.
+        empty = os.path.getsize(file) == 0
+        command = (
+            f"echo '{HEADER}' > {shlex.quote(file)}"
+            if empty
+            else _SED.format(header=HEADER, file=shlex.quote(file))
+        )
+        fix = f"make `{HEADER}` its first line: {command}"
         message = (
             f"{file} {cause}, so its keys landed under '{top}' (an option of group "
             f"'{Path(file).parent.name}' sets keys of the whole config)"

@@ -246,12 +246,16 @@ def _missing_key_fix(composition: Composition, provenance: Provenance, missing: 
     parts = missing.split(".")
     for depth in range(len(parts) - 1, 0, -1):
         ancestor = ".".join(parts[:depth])
-        if OmegaConf.select(composition.config, ancestor) is not None:
+        node = OmegaConf.select(composition.config, ancestor)
+        if node is not None:
             from launch.config.schema_walk import field_names  # lazy: only to explain a missing key
 
             fields = field_names(ancestor, OmegaConf.to_container(composition.config))  # type: ignore[arg-type]
             swap = _swapped_in(provenance, ancestor) or _swapped_in(provenance, key)
-            if fields and parts[depth] not in fields:  # no option of this section has it: no file lacks it
+            # An empty section (a user's empty option file) tells the schema no kind: its fields are
+            # not the ones its options have, and the file that left it empty is the one to name.
+            empty = OmegaConf.is_dict(node) and len(node) == 0
+            if fields and parts[depth] not in fields and not empty:  # no option has it: no file lacks it
                 return f"drop {swap} (the option it replaced fits)" if swap else None
             source = provenance.source(ancestor)
             where = f"in {source}" if source else "in the config"

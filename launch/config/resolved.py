@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from launch.config.compose_cache import Plain, Reads, cached_compose
 from launch.config.direct.compose import compose_directly
+from launch.config.errors import ConfigError, Problem
 
 
 def composed_plain(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Plain:
@@ -29,4 +30,23 @@ def plain_composition(overrides: Sequence[str], config_dirs: Sequence[str], read
         return direct
     from launch.config.composed import plain_with_hydra  # lazy: Hydra and OmegaConf, only when needed
 
-    return plain_with_hydra(overrides, config_dirs, reads)
+    try:
+        return plain_with_hydra(overrides, config_dirs, reads)
+    except RecursionError:
+        # Hydra's defaults tree and OmegaConf recurse per level: a user's file nested thousands of levels
+        # deep, or two files whose defaults lists name each other, end here (the direct composition names
+        # the file; a command line it leaves to Hydra did not).
+        raise ConfigError([_recursed(config_dirs)]) from None
+
+
+def _recursed(config_dirs: Sequence[str]) -> Problem:
+    dirs = ", ".join(config_dirs) or "conf/"
+    return Problem(
+        key="defaults",
+        message=(
+            f"composing recursed without end: a config file of {dirs} nests thousands of levels deep, "
+            "or its defaults list names a file whose list names it again"
+        ),
+        source=dirs,
+        fix="flatten the deep keys, or delete the entry that closes the loop",
+    )

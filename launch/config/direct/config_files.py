@@ -25,6 +25,9 @@ _NUMBER_START = tuple("-+.0123456789")
 # Keys the direct composition handles (provenance and overrides read dotted keys).
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _HEADER_LINE = re.compile(r"#\s*@")
+# How deep a file may nest: a few thousand levels ended in Python's RecursionError, a traceback, in every
+# reader of a config (this module, OmegaConf, the schema); t3rl's own configs nest under ten.
+_MAX_DEPTH = 100
 # Hydra reads the header from a file's first 512 characters.
 _HEADER_CHARACTERS = 512
 
@@ -78,9 +81,45 @@ class Repository:
             self._loaded[config_path] = self._read(config_path)
         return self._loaded[config_path]
 
+    def shipped_headers(self, group: str) -> set[str | None]:
+        """The `# @package` headers of the options of `group` in the search path's first entry (t3rl's
+        own conf/)."""
+        _, root = self._sources[0]
+        directory = os.path.join(root, group)
+        names = (
+            sorted(n for n in os.listdir(directory) if n.endswith(".yaml"))
+            if os.path.isdir(directory)
+            else []
+        )
+        headers: set[str | None] = set()
+        for name in names:
+            with open(os.path.join(directory, name), encoding="utf-8") as f:
+                headers.add(_package_header(f.read()))
+        return headers
+
+    def shipped(self, loaded: Loaded) -> bool:
+        return loaded.source_path == self._sources[0][0]
+
+    def options(self, group: str) -> list[str]:
+        """The options of `group` on the whole search path, sorted."""
+        found: set[str] = set()
+        for _, root in self._sources:
+            directory = os.path.join(root, group)
+            if os.path.isdir(directory):
+                found.update(n[: -len(".yaml")] for n in os.listdir(directory) if n.endswith(".yaml"))
+        return sorted(found)
+
+    def path(self, config_path: str) -> str | None:
+        """The file "group/option" stands for (the first on the search path), or None."""
+        for _, root in self._sources:
+            # Opened by its joined path: the kernel resolves links as realpath would, without a stat per part.
+            file = os.path.join(root, f"{config_path}.yaml")
+            if os.path.isfile(file):
+                return file
+        return None
+
     def _read(self, config_path: str) -> Loaded | None:
         for source_path, root in self._sources:
-            # Opened by its joined path: the kernel resolves links as realpath would, without a stat per part.
             file = os.path.join(root, f"{config_path}.yaml")
             if os.path.isfile(file):
                 try:
@@ -89,7 +128,26 @@ class Repository:
                 except UnicodeDecodeError as error:
                     raise ConfigError([not_text_problem(file, error)]) from None
                 return _parse(source_path, text, file)
+        self._refuse_not_a_file(config_path)
         return None
+
+    def _refuse_not_a_file(self, config_path: str) -> None:
+        """No file has the name, but the name is there: a directory named `x.yaml`, or a link to nothing.
+        Hydra skips it and says "unknown option", naming no path; it is the option the user meant."""
+        for _, root in self._sources:
+            file = os.path.join(root, f"{config_path}.yaml")
+            if os.path.lexists(file):
+                raise ConfigError([not_a_file_problem(file)])
+
+
+def not_a_file_problem(file: str) -> Problem:
+    if os.path.islink(file):
+        what = f"a link to {os.readlink(file)}, which does not exist"
+        fix = f"point it at the option's YAML file: ln -sfn <that file> {file}"
+    else:
+        what = "a directory, not a file"
+        fix = f"put the option's `key: value` lines in a file at {file} (move the directory away first)"
+    return Problem(key=file, message=f"{file} is {what}: config options are YAML files", source=file, fix=fix)
 
 
 def _parse(source_path: str, text: str, file: str = "") -> Loaded:
@@ -98,6 +156,8 @@ def _parse(source_path: str, text: str, file: str = "") -> Loaded:
         data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError:
         raise Unsupported("not valid YAML") from None
+    except RecursionError:  # PyYAML's own constructor (without libyaml) recurses per level
+        raise _too_deep(file or source_path, text, None) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):  # Hydra merges a list into the group's node and fails far from here
@@ -111,22 +171,39 @@ def _parse(source_path: str, text: str, file: str = "") -> Loaded:
         raise ConfigError([problem])
     listed = "defaults" in data
     defaults = data.pop("defaults", None)
-    if listed and not isinstance(defaults, list):
-        raise Unsupported("a defaults list that is not a list")
-    _check(data)
+    if listed and not isinstance(defaults, list):  # Hydra refuses it too, naming no file
+        from launch.config.direct.defaults_problems import not_a_list  # lazy: only to explain a mistake
+
+        raise not_a_list(file or source_path, text)
+    try:
+        _check(data)
+    except _Deep:  # every reader of a config (this one, OmegaConf, the schema) recurses per level
+        raise _too_deep(file or source_path, text, data) from None
     return Loaded(source_path, _package_header(text), boxed(data), defaults)
 
 
-def _check(value: Any) -> None:
-    """Only the values OmegaConf keeps as they are: no MISSING, no key it would read otherwise."""
-    if isinstance(value, dict):
-        for key, child in value.items():
+class _Deep(Exception):
+    """A value nested deeper than _MAX_DEPTH."""
+
+
+def _too_deep(file: str, text: str, data: Any) -> ConfigError:
+    from launch.config.direct.depth import too_deep, too_deep_problem  # lazy: only to explain a mistake
+
+    return ConfigError([too_deep_problem(file, text, (too_deep(data) or []) if data is not None else [])])
+
+
+def _check(value: Any, depth: int = 0) -> None:
+    """Only the values OmegaConf keeps as they are: no MISSING, no key it would read otherwise, no
+    nesting deeper than `_MAX_DEPTH`."""
+    if isinstance(value, dict | list):
+        if depth > _MAX_DEPTH:
+            raise _Deep
+        for key, child in value.items() if isinstance(value, dict) else ():
             if not isinstance(key, str) or not _KEY.fullmatch(key):
                 raise Unsupported(f"a key the direct composition does not handle: {key!r}")
-            _check(child)
-    elif isinstance(value, list):
-        for child in value:
-            _check(child)
+            _check(child, depth + 1)
+        for child in value if isinstance(value, list) else ():
+            _check(child, depth + 1)
     elif value == "???":
         raise Unsupported("a mandatory value (???)")
     elif value is not None and not isinstance(value, str | int | float):

@@ -21,6 +21,8 @@ from t3rl_core.records import Record
 
 SELF = "_self_"
 _GLOBAL = "_global_"
+# Groups whose options are written at the config's root (conf/config.yaml's `experiment: null` ones).
+_GLOBAL_GROUPS = ("experiment", "hparams_search")
 # Group, option and package names the direct composition handles.
 _NAME = re.compile(r"/?[A-Za-z_][A-Za-z0-9_-]*(/[A-Za-z_][A-Za-z0-9_-]*)*")
 _PACKAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
@@ -52,6 +54,8 @@ class Entry:
         # The file's `# @package`, made absolute (`_global_.…`).
         self.header: str | None = None
         self.deleted = False
+        # The choice (command line or `override` entry) that set `value`, if one did.
+        self.chosen_by: Choice | None = None
 
     def is_self(self) -> bool:
         return self.path == SELF
@@ -166,10 +170,12 @@ class DefaultsList:
         loaded = self.repo.load(entry.config_path())
         if loaded is None:
             if not entry.optional:
+                self._refuse_missing(entry, parent)
                 raise Unsupported(f"no config {entry.config_path()}")
             entry.deleted = True
             return node
-        items = [_entry(item) for item in loaded.defaults or ()]
+        self._refuse_cycle(entry, parent)
+        items = self._items(entry, loaded.defaults or ())
         if items:
             self._add_self(entry, items, bool(loaded.content))
         self._register_overrides(entry, items)
@@ -183,7 +189,7 @@ class DefaultsList:
             item.set_parent(entry.group_path(), entry.final_package())
             choice = self.choices.get(item.override_key()) if item.group is not None else None
             if choice is not None:
-                item.value, choice.used = choice.value, True
+                item.value, choice.used, item.chosen_by = choice.value, True, choice
             child = self._expand(item, node)
             children.append(child.entry if child.children is None else child)
         if children:
@@ -193,6 +199,10 @@ class DefaultsList:
     def _read_header(self, entry: Entry) -> None:
         loaded = self.repo.load(entry.config_path())
         header = loaded.package_header if loaded is not None else None
+        # An empty file puts no key anywhere (any header fits); t3rl's own files are as shipped.
+        mounted = entry.group is None or entry.package is not None
+        if loaded is not None and loaded.content and not mounted and not self.repo.shipped(loaded):
+            self._refuse_other_header(entry, header)
         if header is None:
             return
         if "_group_" in header or "_name_" in header:
@@ -201,12 +211,68 @@ class DefaultsList:
             header = f"{_GLOBAL}.{header}"
         entry.header = header
 
+    def _refuse_cycle(self, entry: Entry, parent: _Node | None) -> None:
+        """A file reached again from its own defaults list (Hydra recursed until Python's limit)."""
+        chain = [entry]
+        while parent is not None:
+            chain.append(parent.entry)
+            if parent.entry.config_path() == entry.config_path():
+                from launch.config.direct import defaults_problems  # lazy: only to explain a mistake
+
+                chain.reverse()  # the repeated file first, then each file its list names
+                files = [self._file(e) for e in chain[:-1]]
+                names = [str(e.value if e.group is not None else e.path) for e in chain[1:]]
+                raise defaults_problems.cycle(files, names)
+            parent = parent.parent
+
+    def _refuse_other_header(self, entry: Entry, header: str | None) -> None:
+        """A user's option whose `# @package` is not the one t3rl's options of its group have: its keys
+        landed elsewhere (`_global_` in a model file: `hf_id` at the root) and the schema refused them
+        there, far from the header line that put them there. An experiment's or a search's header is
+        judged by launch.checks.package_header."""
+        group = entry.group_path()
+        if group in _GLOBAL_GROUPS:
+            return
+        shipped = self.repo.shipped_headers(group)
+        if len(shipped) != 1 or header in shipped:
+            return  # a group t3rl ships no option of, or options of several packages: any header fits
+        from launch.config.direct import defaults_problems  # lazy: only to explain a mistake
+
+        raise defaults_problems.other_header(self._file(entry), group, header, next(iter(shipped)))
+
+    def _refuse_missing(self, entry: Entry, parent: _Node | None) -> None:
+        """An option no config dir has, named by a user file's own defaults-list entry: refused at that
+        file and line (Hydra blamed the command line's choice of the file). A choice (the command line's,
+        or a file's `override` entry) is left to Hydra's words, which name the override or the file."""
+        if entry.chosen_by is not None or parent is None or parent.entry.primary:
+            return
+        from launch.config.direct import defaults_problems  # lazy: only to explain a mistake
+
+        name = str(entry.value if entry.group is not None else entry.path)
+        group = entry.group_path() if entry.group is not None else entry.base_dir or ""
+        raise defaults_problems.missing(self._file(parent.entry), name, group, self.repo.options(group))
+
+    def _file(self, entry: Entry) -> str:
+        return self.repo.path(entry.config_path()) or entry.config_path()
+
+    def _items(self, entry: Entry, written: list[Any]) -> list[Entry]:
+        """The items of `entry`'s defaults list; one Hydra refuses is refused at its file and line."""
+        for item in written:
+            if not isinstance(item, str | dict):  # Hydra refuses it too, naming no file
+                from launch.config.direct import defaults_problems  # lazy: only to explain a mistake
+
+                raise defaults_problems.wrong_item(self._file(entry), item)
+        items = [_entry(item) for item in written]
+        if sum(item.is_self() for item in items) > 1:
+            from launch.config.direct import defaults_problems  # lazy: only to explain a mistake
+
+            raise defaults_problems.self_twice(self._file(entry))
+        return items
+
     @staticmethod
     def _add_self(entry: Entry, items: list[Entry], has_content: bool) -> None:
         selves = sum(item.is_self() for item in items)
         plain = any(not item.override for item in items)
-        if selves > 1:
-            raise Unsupported("_self_ twice")
         if not selves and plain:
             if entry.primary and has_content:
                 raise Unsupported("a primary config without _self_ (Hydra warns)")
