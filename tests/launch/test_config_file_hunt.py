@@ -181,3 +181,21 @@ def test_an_empty_option_a_shipped_interpolation_reads_is_named(tmp_path: Path) 
     conf = _mine(tmp_path, "env", "")
     out = invoke(["validate", "--config-dir", str(conf), "+experiment=hub_env_grpo", "env=mine"]).output
     assert f"give env.data.eval_split a value in {conf}/env/mine.yaml" in out, out
+
+
+@pytest.mark.parametrize("kind", ["very deep", "default: cycle"])
+def test_a_recursion_in_a_composition_left_to_hydra_is_a_config_error(tmp_path: Path, kind: str) -> None:
+    # Before: RecursionError, a traceback (`published@eval.published=mine` is composed by Hydra).
+    conf = tmp_path / "userconf"
+    (conf / "published").mkdir(parents=True)
+    text = (file_hunt.CONF / "published" / "retool.yaml").read_text()
+    file_hunt.MUTATIONS[kind](conf / "published", "published", text)
+    argv = [
+        "validate",
+        "--config-dir",
+        str(conf),
+        "+experiment=bfcl_env_tuning",
+        "published@eval.published=mine",
+    ]
+    result = invoke(argv)
+    assert result.exit_code == 2 and "composing recursed without end" in result.output, result.output
