@@ -235,6 +235,40 @@ class PlainCommand(_HelpOptionPerNames, TyperCommand):
         # Every parameter, also those Typer adds late (--help, --install-completion).
         return [_plain(param) for param in super().get_params(ctx)]
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:
+            _refuse_given_twice(self.params, args, ctx)
+        return super().parse_args(ctx, args)
+
+
+def _refuse_given_twice(params: list[Any], args: list[str], ctx: Any, group: bool = False) -> None:
+    """An option that takes one value given twice with different values (`--out a … --out b`): Click
+    kept the last one silently, so a line edited by appending ran with a value its author had not read.
+    A group's own options end at its command's name."""
+    single = {
+        name: param
+        for param in params
+        if param.param_type_name == "option" and not param.multiple and not param.is_flag and not param.count
+        for name in param.opts
+    }
+    seen: dict[Any, tuple[str, str]] = {}
+    i = 0
+    while i < len(args) and args[i] != "--":
+        name, eq, value = args[i].partition("=")
+        if group and not args[i].startswith("-"):
+            return
+        param = single.get(name) if args[i].startswith("-") else None
+        if param is not None and not eq:
+            value, i = (args[i + 1] if i + 1 < len(args) else ""), i + 1
+        if param is not None:
+            first = seen.setdefault(param, (name, value))
+            if first[1] != value:
+                ctx.fail(
+                    f"{first[0]} is given twice ({first[1]!r}, then {value!r}); it takes one value: keep the "
+                    "one you mean"
+                )
+        i += 1
+
 
 class PlainGroup(_HelpOptionPerNames, TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -246,6 +280,11 @@ class PlainGroup(_HelpOptionPerNames, TyperGroup):
 
     def get_params(self, ctx: Any) -> list[Any]:
         return [_plain(param) for param in super().get_params(ctx)]
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:
+            _refuse_given_twice(self.params, args, ctx, group=True)
+        return super().parse_args(ctx, args)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         """A path where the group's command goes (`t3rl runs runs/quickstart`): Click said only "No such

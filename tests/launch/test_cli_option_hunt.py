@@ -194,3 +194,23 @@ def test_an_out_dir_that_is_a_link_to_nothing_is_refused_before_any_work(
         assert result.exit_code == 2 and "--out" in result.output, result.output
         assert "symbolic link" in result.output and not worked
         assert _files(tmp_path) == before
+
+
+SINGLE = [p for p in OPTIONS if p.kind != "flag" and not p.multiple]
+
+
+@pytest.mark.parametrize("option", SINGLE, ids=[f"{' '.join(p.command)} {p.name}" for p in SINGLE])
+def test_a_single_valued_option_given_twice_is_refused_naming_it(
+    world: cli_hunt.World, tmp_path: Path, option: cli_hunt.Parameter
+) -> None:
+    """`--out a … --out b`: Click kept the last one silently (the first was what the author had read)."""
+    base = cli_hunt.without(cli_hunt.BASE.get(option.command, ([], 0, ""))[0], option)
+    argv = [*option.command, *map(world.spell, base), option.name, "1", f"{option.name}=2"]
+    before = _files(tmp_path)
+    result = _invoke(argv)
+    assert result.exit_code == 2 and option.name in result.output and "given twice" in result.output, (
+        result.output
+    )
+    assert _files(tmp_path) == before
+    same = _invoke([*option.command, *map(world.spell, base), f"{option.name}=1", f"{option.name}=1"])
+    assert "given twice" not in same.output  # the same value twice changes nothing

@@ -24,6 +24,7 @@ import typer.main
 
 from launch.cli.app import app
 from launch.cli.help_format import PATH_METAVARS
+from launch.plan.slime_args import _without_flag
 
 # The command line each command needs around the parameter hunted, so that a value the command
 # accepts is then stopped before real work (the test module stubs eval's episodes and data's
@@ -257,7 +258,7 @@ def with_value(parameter: Parameter, value: str, world: World) -> list[str]:
     would hide B's)."""
     base = BASE.get(parameter.command, ([], 0, ""))[0]
     if not parameter.argument:
-        return [*parameter.command, *map(world.spell, base), f"{parameter.name}={value}"]
+        return [*parameter.command, *map(world.spell, without(base, parameter)), f"{parameter.name}={value}"]
     positional = [
         i
         for i, word in enumerate(base)
@@ -274,6 +275,13 @@ def with_value(parameter: Parameter, value: str, world: World) -> list[str]:
     arguments = [w for i, w in enumerate(words) if i in positional or i >= len(base)]
     # After `--`, a value with a leading '-' is an argument, as a shell user would write it.
     return [*parameter.command, *options, "--", *arguments]
+
+
+def without(line: list[str], parameter: Parameter) -> list[str]:
+    """`line` without the option `parameter` and its value (a single-valued option is given once)."""
+    for name in parameter.names:  # the base lines give no flag: every option there takes a value
+        line = _without_flag(line, name)
+    return line
 
 
 def near_miss(name: str) -> str:
