@@ -72,7 +72,10 @@ def too_long(path: str) -> str | None:
     """Why the system cannot take `path` (absolute, `~` expanded) for its length, or None: a path of more
     than PATH_MAX bytes, or a name in it of more than NAME_MAX, fails every call on it (ENAMETOOLONG),
     which `Path.exists()` raises instead of answering False."""
-    full = os.path.abspath(os.path.expanduser(path)).encode("utf-8", "surrogateescape")
+    try:
+        full = os.path.abspath(os.path.expanduser(path)).encode("utf-8", "surrogateescape")
+    except OSError:  # a working dir that is gone: the path as given is all there is to measure
+        full = path.encode("utf-8", "surrogateescape")
     path_max = _limit("PC_PATH_MAX", _PATH_MAX)
     if len(full) >= path_max:
         return f"the path is {len(full)} bytes long and this system takes at most {path_max - 1}"

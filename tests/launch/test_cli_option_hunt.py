@@ -214,3 +214,15 @@ def test_a_single_valued_option_given_twice_is_refused_naming_it(
     assert _files(tmp_path) == before
     same = _invoke([*option.command, *map(world.spell, base), f"{option.name}=1", f"{option.name}=1"])
     assert "given twice" not in same.output  # the same value twice changes nothing
+
+
+def test_a_relative_path_from_a_working_dir_that_is_gone_is_measured_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The length check made the path absolute, and os.getcwd() raised in a removed working dir."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    result = _invoke(["runs", "show", "rel/dir"])
+    assert result.exit_code == 1 and "rel/dir is not a t3rl run dir" in result.output, result.output
