@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -208,9 +209,25 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     else:
         return
     resolved = Path(os.fsdecode(path)).resolve()
+    if _bytecode(resolved):
+        return
     for roots, seen in _WATCH:
         if resolved != Path(os.devnull) and not any(resolved.is_relative_to(root) for root in roots):
             seen.append(f"{event} {resolved}")
+
+
+# The import system's own writes: a module first imported inside the block is compiled and cached (a
+# `.pyc`, written to a temporary `.pyc.<n>` and renamed; its `__pycache__` directory made).
+_BYTECODE = re.compile(r"\.pyc(\.\d+)?$")
+
+
+def _bytecode(path: Path) -> bool:
+    prefix = sys.pycache_prefix
+    return (
+        _BYTECODE.search(path.name) is not None
+        or path.name == "__pycache__"
+        or (prefix is not None and path.is_relative_to(Path(prefix).resolve()))
+    )
 
 
 _hooked = False
