@@ -32,11 +32,38 @@ def plain_composition(overrides: Sequence[str], config_dirs: Sequence[str], read
 
     try:
         return plain_with_hydra(overrides, config_dirs, reads)
+    except TypeError as error:  # OmegaConf's ConfigTypeError: a list file merged into a mapping
+        problems = _not_mappings(config_dirs) if "Cannot merge" in str(error) else []
+        if not problems:
+            raise
+        raise ConfigError(problems) from None
     except RecursionError:
         # Hydra's defaults tree and OmegaConf recurse per level: a user's file nested thousands of levels
         # deep, or two files whose defaults lists name each other, end here (the direct composition names
         # the file; a command line it leaves to Hydra did not).
         raise ConfigError([_recursed(config_dirs)]) from None
+
+
+def _not_mappings(config_dirs: Sequence[str]) -> list[Problem]:
+    """The files of the config dirs that hold no mapping (a list, a scalar): Hydra merged one into a
+    mapping and OmegaConf's ConfigTypeError was a traceback (a search, composed by Hydra alone)."""
+    from pathlib import Path
+
+    from t3rl_core.yaml_text import safe_load  # lazy: only to explain a mistake
+
+    problems = []
+    for directory in config_dirs:
+        for file in sorted(Path(directory).expanduser().rglob("*.yaml")):
+            try:
+                data = safe_load(file.read_text(encoding="utf-8"))
+            except Exception:  # unreadable or not YAML: another problem's
+                continue
+            if data is not None and not isinstance(data, dict):
+                kind = "a list" if isinstance(data, list) else f"a single {type(data).__name__}"
+                message = f"{kind} where a config file holds a mapping of keys"
+                fix = "write it as `key: value` lines (a list goes under a key)"
+                problems.append(Problem(str(file), message, str(file), fix))
+    return problems
 
 
 def _recursed(config_dirs: Sequence[str]) -> Problem:

@@ -199,3 +199,13 @@ def test_a_recursion_in_a_composition_left_to_hydra_is_a_config_error(tmp_path: 
     ]
     result = invoke(argv)
     assert result.exit_code == 2 and "composing recursed without end" in result.output, result.output
+
+
+def test_a_list_file_in_a_search_composed_by_hydra_is_named(tmp_path: Path) -> None:
+    # Before: OmegaConf's ConfigTypeError "Cannot merge DictConfig with ListConfig", a traceback.
+    conf = _mine(tmp_path, "hparams_search", "# @package _global_\n- a\n- b\n")
+    argv = ["validate", "--config-dir", str(conf), "-m", "+experiment=stage1_bfcl", "+hparams_search=mine"]
+    result = invoke(argv)
+    assert result.exit_code == 2 and f"{conf}/hparams_search/mine.yaml: a list where" in result.output, (
+        result.output
+    )
