@@ -47,7 +47,7 @@ def plain_composition(overrides: Sequence[str], config_dirs: Sequence[str], read
 def _not_mappings(config_dirs: Sequence[str]) -> list[Problem]:
     """The files of the config dirs that hold no mapping (a list, a scalar): Hydra merged one into a
     mapping and OmegaConf's ConfigTypeError was a traceback (a search, composed by Hydra alone)."""
-    from pathlib import Path
+    from pathlib import Path  # lazy: only to explain a mistake
 
     from t3rl_core.yaml_text import safe_load  # lazy: only to explain a mistake
 

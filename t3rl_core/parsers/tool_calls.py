@@ -497,7 +497,7 @@ def _read_glm4_0414(text: str, known: set[str]) -> list[_Attempt]:
     offered function's name then one JSON value other than an object (`add\\n[1, 2]`, `add\\nnull`):
     a call whose arguments are no object, which the detector would read as text (an answer) and every
     other JSON format refuses (`_json_call`). A segment of any other text is text."""
-    from t3rl_core.parsers.glm4_0414 import segments  # only GLM-4-0414's parsers read them
+    from t3rl_core.parsers.glm4_0414 import segments  # lazy: only GLM-4-0414's parsers read them
 
     attempts = []
     for segment in segments(text):

@@ -189,7 +189,8 @@ class _Deep(Exception):
 def _too_deep(file: str, text: str, data: Any) -> ConfigError:
     from launch.config.direct.depth import too_deep, too_deep_problem  # lazy: only to explain a mistake
 
-    return ConfigError([too_deep_problem(file, text, (too_deep(data) or []) if data is not None else [])])
+    path = (too_deep(data, _MAX_DEPTH) or []) if data is not None else []
+    return ConfigError([too_deep_problem(file, text, path, _MAX_DEPTH)])
 
 
 def _check(value: Any, depth: int = 0) -> None:
