@@ -590,14 +590,7 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
             source=f"override `{text}`",
             fix=f"drop `{text}` ({key} is a section: set its keys, {key}.<key>=…)",
         )
-    if section and text.startswith(key):
-        if not isinstance(override.value(), dict):  # `model.parsers=[1]`: '+' would not make a list fit
-            return Problem(
-                key=key,
-                message=f"{key} must be a mapping (a section of keys), not {override.value()!r}",
-                source=f"override `{text}`",
-                fix=f"drop `{text}` ({key} is a section: set its keys, {key}.<key>=…)",
-            )
+    if section and text.startswith(key):  # a mapping typed without '+' (anything else is refused above)
         from launch.config.mapping_keys import unknown_mapping_key  # lazy: only to explain a mistake
 
         unknown = unknown_mapping_key(key, text, override.value(), cfg)
