@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -64,3 +65,44 @@ def _is_bool(value: Any) -> bool:
     """A bool, Python's or numpy's (whose bool is no `numbers.Real`; numpy is not imported for it)."""
     kind = type(value)
     return isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"))
+
+
+class MissingScore(NotFinite):
+    """A world's scorer (tau2's evaluator, bfcl-eval's checkers, a math grader) answered no score where
+    one was due: the key missing, None, NaN, a text, a bool. Raised, it is the episode's failure
+    (recorded with its task, never trained on); read with `or 0.0` it was a wrong answer, and read
+    with bool() a NaN was a right one."""
+
+
+def scored(answer: Mapping[str, Any], key: str, source: str, *, share: bool = True) -> float:
+    """`answer[key]`, the score `source` (a scorer, its task named) gave, as a float; MissingScore naming
+    both for anything else, and for a `share` outside [0, 1]. The one reading of a scorer's score:
+    a missing score is never a 0 or a 1."""
+    if not isinstance(answer, Mapping) or key not in answer:
+        got = f"keys {sorted(map(str, answer))[:8]}" if isinstance(answer, Mapping) else shown(answer)
+        raise MissingScore(f"{source} gave no {key!r} ({got}): the score is missing, not 0")
+    value = as_score(answer[key], f"{source}: {key!r}")
+    if share and not 0.0 <= value <= 1.0:
+        raise MissingScore(f"{source}: {key!r} must be a share in [0, 1], got {shown(answer[key])}")
+    return value
+
+
+def as_score(value: Any, source: str) -> float:
+    """`value`, a score `source` gave, as a float (`outside_real`); MissingScore for anything else."""
+    try:
+        return outside_real(value, source)
+    except NotFinite as exc:
+        raise MissingScore(str(exc)) from None
+
+
+def verdict_flag(answer: Mapping[str, Any], key: str, source: str) -> bool:
+    """`answer[key]`, a pass/fail verdict `source` gave, which must be a bool (Python's or numpy's):
+    missing, None, NaN (true to bool()) or the text 'False' (true too) is MissingScore naming both."""
+    value = answer.get(key, _ABSENT) if isinstance(answer, Mapping) else _ABSENT
+    if _is_bool(value):
+        return bool(value)
+    got = "nothing" if value is _ABSENT else f"{type(value).__name__} {shown(value)}"
+    raise MissingScore(f"{source}: {key!r} must be true or false, got {got}: the verdict is missing")
+
+
+_ABSENT = object()

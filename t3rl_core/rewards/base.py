@@ -113,6 +113,17 @@ def within_bounds(reward: Any, inp: RewardInput, result: RewardResult) -> Reward
     return result
 
 
+def task_named(inp: RewardInput) -> str:
+    """How a message names `inp`'s task: " of task 'ID'" from the outcome's or the row's task id (or
+    index), "" when neither has one."""
+    for source in (inp.outcome, inp.metadata):
+        for key in ("task_id", "index"):
+            value = source.get(key) if isinstance(source, Mapping) else None
+            if value is not None:
+                return f" of task {shown(value)}"
+    return ""
+
+
 def reward_name(reward: Any) -> str:
     """How a message names the reward function `reward` (a plugin's, by its import path)."""
     named = reward if callable(reward) and hasattr(reward, "__qualname__") else type(reward)

@@ -17,7 +17,8 @@ from pydantic import Field
 from t3rl_core.config import RewardConfig
 from t3rl_core.envs.bounded_calls import CallWorkers
 from t3rl_core.fields import ChatTag
-from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
+from t3rl_core.finite import MissingScore, shown, verdict_flag
+from t3rl_core.rewards.base import Reward, RewardInput, RewardResult, task_named
 from t3rl_core.rewards.gapped import GappedPattern
 
 _FORMAT = GappedPattern(r"<answer>.*\\boxed\{.*\}.*</answer>$")
@@ -54,10 +55,12 @@ class ReToolOutcomeReward(Reward):
     def __call__(self, inp: RewardInput) -> RewardResult:
         text, ground_truth = self._graded_text(inp)
         try:
-            correct: bool | None = self.is_correct(text, ground_truth)
+            answer = self.is_correct(text, ground_truth)
         except Exception:
-            correct = None  # Agent-R1 scores any exception in grading as −1
-        return _result(text, correct)
+            return _result(text, None)  # Agent-R1 scores any exception in grading as −1
+        # The grader's answer is true or false: None or NaN is no grade (a missing score), never the
+        # −1 of a grading that raised nor, for NaN (true to bool()), a right answer.
+        return _result(text, verdict_flag({"correct": answer}, "correct", _grader(inp)))
 
     async def score_async(self, inp: RewardInput) -> RewardResult:
         text, ground_truth = self._graded_text(inp)
@@ -70,7 +73,11 @@ class ReToolOutcomeReward(Reward):
         verdict = await self._workers.run(
             f"{__name__}:grade", [predicted, ground_truth, timeout], 3 * timeout
         )
-        return _result(text, None if verdict == GRADING_ERROR else verdict == "1")
+        if verdict not in _GRADES:
+            raise MissingScore(
+                f"{_grader(inp)} answered {shown(verdict)}, not one of {sorted(_GRADES, key=str)}"
+            )
+        return _result(text, _GRADES[verdict])
 
     async def aclose(self) -> None:
         if self._workers is not None:
@@ -99,6 +106,14 @@ class ReToolOutcomeReward(Reward):
 
 
 GRADING_ERROR = "error"
+# What a grading worker answers, as the grade it is: correct, not (an answer not graded within the budget,
+# None, is not correct, as math-verify's own timeouts answer), or grading raised (None: −1).
+_GRADES: dict[str | None, bool | None] = {"1": True, "0": False, None: False, GRADING_ERROR: None}
+
+
+def _grader(inp: RewardInput) -> str:
+    """How a message names the grading of `inp`'s answer, its task named when the row has an id."""
+    return "math-verify's grading" + task_named(inp)
 
 
 def grade(predicted: str, ground_truth: str, timeout_s: int) -> str:

@@ -42,6 +42,7 @@ from pydantic import Field
 from t3rl_core.config import RewardConfig
 from t3rl_core.envs.tau2.config import Tau2Domain
 from t3rl_core.fields import AtMost, Probability
+from t3rl_core.finite import MissingScore, outside_real, scored, shown
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult, RewardWeight
 from t3rl_core.strict import StrictModel
 
@@ -146,8 +147,14 @@ class Tau2ShapedReward(Reward):
     def __call__(self, inp: RewardInput) -> RewardResult:
         outcome = inp.outcome
         domain = outcome.get("domain")
-        task_reward = float(outcome.get("task_reward") or 0.0)
-        components = dict(outcome.get("partial_components") or {})
+        # The world's score, read strictly: a missing task_reward (None, NaN, no key: a world that never
+        # scored the episode) is this reward's failure, recorded with the episode, never a 0.
+        source = f"the outcome of tau2 task {outcome.get('task_id')!r}"
+        task_reward = scored(outcome, "task_reward", source)
+        components = outcome.get("partial_components")
+        if not isinstance(components, Mapping):
+            raise MissingScore(f"{source}: 'partial_components' is no mapping, got {shown(components)}")
+        components = {str(name): scored(components, name, f"{source}: partial") for name in components}
         partial = self.partial(components, domain)
         alpha = self.alpha(domain)
         shaped = task_reward + alpha * partial
@@ -282,22 +289,22 @@ def reward_post_process(args: Any, samples: Sequence[Any]) -> tuple[list[float],
     """slime's --custom-reward-post-process-path: (raw task rewards, rewards to train on)."""
     flat = _flatten(samples)
     reward = _reward(args)
-    scored = [_scored(sample) for sample in flat]
+    items = [_scored(sample) for sample in flat]
     norm = Normalization(
         advantage_estimator=str(getattr(args, "advantage_estimator", "grpo")),
         rewards_normalization=bool(getattr(args, "rewards_normalization", True)),
         grpo_std_normalization=bool(getattr(args, "grpo_std_normalization", True)),
         group_size=int(getattr(args, "n_samples_per_prompt", 1)),
     )
-    result = reward.post_process(scored, norm)
-    for sample, item, weight in zip(flat, scored, result.curriculum_weights, strict=True):
+    result = reward.post_process(items, norm)
+    for sample, item, weight in zip(flat, items, result.curriculum_weights, strict=True):
         sample.metadata = {
             **(sample.metadata or {}),
             "raw_reward": item.task_reward,
             "shaped_reward": item.shaped,
             "curriculum_weight": weight,
         }
-    return [item.task_reward for item in scored], result.rewards
+    return [item.task_reward for item in items], result.rewards
 
 
 def rejection_sampling_filter(args: Any, samples: Sequence[Any], **_: Any) -> bool:
@@ -341,12 +348,21 @@ def _scored(sample: Any) -> ScoredSample:
     reward = sample.reward
     # tau2 task ids repeat across domains ("0" in retail and airline), so statistics key on both.
     task = f"{metadata.get('domain', '')}/{metadata.get('task_id', '')}" if metadata.get("task_id") else ""
+    removed = bool(getattr(sample, "remove_sample", False))
+    if removed:  # left out of training and of the curriculum: its scores are never read
+        task_reward, shaped, partial = 0.0, 0.0, 0.0
+    else:
+        # A kept sample was scored: a score missing here is a bug to name, never a 0 trained on.
+        source = f"the reward metrics of tau2 sample {task or '(no task id)'}"
+        task_reward = scored(metrics, "task_reward", source)
+        partial = scored(metrics, "partial_score", source)
+        shaped = outside_real(reward, f"the reward of tau2 sample {task or '(no task id)'}")
     return ScoredSample(
         task_id=task,
-        task_reward=float(metrics.get("task_reward", 0.0)),
-        shaped=float(reward) if isinstance(reward, int | float) else 0.0,
-        partial=float(metrics.get("partial_score", 0.0)),
-        removed=bool(getattr(sample, "remove_sample", False)),
+        task_reward=task_reward,
+        shaped=shaped,
+        partial=partial,
+        removed=removed,
         rft_keep=metadata.get(RFT_KEEP_KEY),
     )
 

@@ -28,7 +28,8 @@ from pydantic import model_validator
 from t3rl_core import outside_json
 from t3rl_core.config import RewardConfig
 from t3rl_core.fields import AtMost, NonNegativeInt, PositiveInt
-from t3rl_core.rewards.base import Reward, RewardBound, RewardInput, RewardResult
+from t3rl_core.finite import as_score
+from t3rl_core.rewards.base import Reward, RewardBound, RewardInput, RewardResult, task_named
 from t3rl_core.rewards.gapped import GappedPattern
 
 # The assistant turn of each chat format: text after the last header, up to the end-of-turn token.
@@ -145,6 +146,10 @@ class ToolRLReward(Reward):
         fmt = self.format_score(prediction, ground_truth, step)
         correctness = self.correctness_score(prediction, ground_truth, step)
         length = self.length_score(prediction, step) if self.config.with_length else 0.0
+        # Each part is a score its rule gave: one that is none (None, NaN) is named with its task, never
+        # summed into a total (None raised a TypeError naming nothing; NaN made the total NaN).
+        for name, part in (("format", fmt), ("correctness", correctness), ("length", length)):
+            as_score(part, f"the toolrl {name} score{task_named(inp)}")
         total = fmt + correctness + length
         # Fully right by ToolRL's own measure: the format and the correctness maxima (length aside).
         exact = fmt == self.format_range(step)[0] and (

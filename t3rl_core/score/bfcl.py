@@ -17,6 +17,7 @@ from t3rl_core.envs.bfcl.config import BFCLEnvConfig
 from t3rl_core.envs.bfcl.data import build_row, split_of_ids, system_prompt
 from t3rl_core.envs.bfcl.env import BFCLEnv, BFCLTask
 from t3rl_core.envs.bfcl.replay import Decoded, play_decoded
+from t3rl_core.finite import scored
 from t3rl_core.score.verdict import Verdict, run_sync
 
 
@@ -67,18 +68,22 @@ async def abfcl(
     _check_shape(decoded)
     env = BFCLEnv(BFCLTask.from_row(row), config, mode)
     outcome = await play_decoded(env, decoded)
+    # The world's scores read strictly (a NaN accuracy was solved to bool(), a None one failed).
+    source = f"the BFCL outcome of task {env.task.id!r}"
+    solved = scored(outcome, "accuracy", source) == 1.0
+    progress = scored(outcome, "progress", source)
     errors = outcome["turn_errors"]
     failed_turn = None
-    if not outcome["accuracy"]:
+    if not solved:
         failed_turn = next((t for t, e in enumerate(errors) if e), outcome["turns_completed"])
     details = {
-        "valid": bool(outcome["accuracy"]),
+        "valid": solved,
         "error_type": outcome["failure"],
         "failed_turn": failed_turn,
         "mode": mode,
         **{k: outcome[k] for k in ("progress", "turn_scores", "turn_errors", "turns_completed", "category")},
     }
-    return Verdict("bfcl", outcome["task_id"], float(outcome["progress"]), bool(outcome["accuracy"]), details)
+    return Verdict("bfcl", outcome["task_id"], progress, solved, details)
 
 
 def bfcl(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from t3rl_core.rewards.base import RewardInput
+from t3rl_core.rewards.base import RewardInput, within_bounds
 from t3rl_core.rewards.retool import ReToolOutcomeReward, ReToolRewardConfig
 from t3rl_core.rewards.toolrl import ToolRLReward, ToolRLRewardConfig
 from t3rl_core.score.verdict import Verdict
@@ -50,7 +50,9 @@ def toolrl(
     training `step` (slime's rollout id; ToolRL's step is step + step_offset)."""
     reward = ToolRLReward(toolrl_config(variant))
     outcome = {"response": response, "ground_truth": ground_truth, "answered": True}
-    result = reward(RewardInput(outcome=outcome, response=response, label=ground_truth, step=step))
+    inp = RewardInput(outcome=outcome, response=response, label=ground_truth, step=step)
+    # The checks a reward's result passes in training and eval: no NaN, None or text scored here either.
+    result = within_bounds(reward, inp, reward(inp))
     return Verdict("toolrl", id, result.value, bool(result.metrics["accuracy"]), dict(result.metrics))
 
 
@@ -60,5 +62,6 @@ def retool(
     """ReTool's outcome reward of one response (−1 bad format, 0 wrong, 1 right boxed answer)."""
     reward = ReToolOutcomeReward(config or ReToolRewardConfig())
     outcome = {"response": response, "ground_truth": answer}
-    result = reward(RewardInput(outcome=outcome, response=response, label=answer))
+    inp = RewardInput(outcome=outcome, response=response, label=answer, metadata={"task_id": id})
+    result = within_bounds(reward, inp, reward(inp))
     return Verdict("retool", id, result.value, result.value == 1.0, dict(result.metrics))

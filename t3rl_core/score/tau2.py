@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter
 
 from t3rl_core.envs.tau2.domain import tau2_registry
-from t3rl_core.envs.tau2.env import evaluate_trajectory, partial_components
+from t3rl_core.envs.tau2.env import evaluate_trajectory, evaluation_reward, partial_components
 from t3rl_core.score.verdict import Verdict, run_sync
 
 if TYPE_CHECKING:
@@ -68,12 +68,12 @@ async def atau2(
         task = Tau2Task.model_validate(dict(task))
     parsed = TypeAdapter(list[Message]).validate_python([dict(m) for m in messages])
     evaluation = await asyncio.to_thread(evaluate_trajectory, domain, task, parsed, termination_reason)
-    reward = float(evaluation.get("reward") or 0.0)
+    reward = evaluation_reward(evaluation, domain, task.id)
     details = {
         "domain": domain,
         "termination_reason": termination_reason,
         "reward_basis": evaluation.get("reward_basis"),
-        "partial_components": partial_components(evaluation),
+        "partial_components": partial_components(evaluation, f"{domain} task {task.id!r}"),
         "reward_info": evaluation,
     }
     return Verdict("tau2", task.id, reward, reward == 1.0, details)

@@ -8,6 +8,8 @@ from collections.abc import Coroutine
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
+from t3rl_core.finite import as_score, verdict_flag
+
 T = TypeVar("T")
 
 
@@ -20,6 +22,14 @@ class Verdict:
     reward: float
     success: bool
     details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Every world's scorer ends here: a reward that is no finite number (None, NaN, a text) or a
+        success that is no bool (NaN is true to bool()) is MissingScore naming the world and task,
+        never a verdict of 0 or of solved."""
+        source = f"the {self.world} verdict of task {self.id!r}"
+        object.__setattr__(self, "reward", as_score(self.reward, f"{source}: reward"))
+        object.__setattr__(self, "success", verdict_flag({"success": self.success}, "success", source))
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -276,7 +276,7 @@ class BFCLEnv(Env):
         elif self._calls_this_turn == 0:
             error = EMPTY_RESPONSE
         else:
-            error = check_turn(model, gold, self._model_results, gold_results, turn)
+            error = check_turn(model, gold, self._model_results, gold_results, turn, self.task.id)
         self._scores[turn], self._errors[turn] = (0.0 if error else 1.0), error
 
     def _turn_info(self, turn: int) -> dict[str, Any]:

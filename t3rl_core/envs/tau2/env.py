@@ -38,6 +38,7 @@ from t3rl_core.envs.tau2.evaluation import domain_world, evaluate_episode
 from t3rl_core.envs.tau2.generic_calls import generic_workers, response
 from t3rl_core.envs.tau2.oracle import call_text, gold_plan
 from t3rl_core.envs.tau2.users import UserSession, UserSimulator, UserToolResult, UserTurn
+from t3rl_core.finite import MissingScore, scored, verdict_flag
 from t3rl_core.registries import USER_SIMULATORS
 from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCall, ToolCallAction, Transition
 
@@ -102,6 +103,7 @@ class Tau2Env(Env):
         self._steps = self._errors = self._format_errors = self._user_turns = 0
         self._termination: str | None = None
         self._evaluation: dict[str, Any] | None = None
+        self._reward = 0.0  # tau2's reward of the evaluation, once there is one
         self._actions: list[dict[str, Any]] = []
         self._calls = 0
         self._plan = gold_plan(spec.task, domain)
@@ -271,8 +273,12 @@ class Tau2Env(Env):
         return self._termination is not None
 
     async def _finish(self, last: Message | None) -> Transition:
-        self._evaluation = await asyncio.to_thread(self._evaluate)
-        info = {"task_reward": self._evaluation["reward"], "termination_reason": self._termination}
+        evaluation = await asyncio.to_thread(self._evaluate)
+        # Read before it is kept: an evaluation without a reward (None, NaN, no key) raises here, the
+        # episode's failure naming its task, where `or 0.0` scored it as a wrong answer.
+        self._reward = evaluation_reward(evaluation, self.spec.domain, self.spec.task.id)
+        self._evaluation = evaluation
+        info = {"task_reward": self._reward, "termination_reason": self._termination}
         return Transition(messages=[last] if last else [], done=True, info=info)
 
     def _evaluate(self) -> dict[str, Any]:
@@ -286,7 +292,10 @@ class Tau2Env(Env):
     def outcome(self) -> dict[str, Any]:
         task = self.spec.task
         evaluation = self._evaluation or {}
-        reward = float(evaluation.get("reward") or 0.0)
+        # An episode tau2's rules never ended (cut off by the loop's limits, aborted, failed: the loop's
+        # status says which) has no evaluation and scores 0, as tau2 scores max_steps; an evaluated one
+        # scores the reward `_finish` read.
+        reward = 0.0 if self._evaluation is None else self._reward
         return {
             "domain": self.spec.domain,
             "task_id": task.id,
@@ -297,7 +306,7 @@ class Tau2Env(Env):
             # failed: the loop's status says which); such an episode scores 0, as tau2 scores max_steps.
             "termination_reason": self._termination,
             "terminated": self._evaluation is not None,
-            "partial_components": partial_components(evaluation),
+            "partial_components": partial_components(evaluation, f"{self.spec.domain} task {task.id!r}"),
             "reward_basis": evaluation.get("reward_basis"),
             "actions": list(self._actions),
             "tool_calls": len(self._actions),
@@ -359,22 +368,36 @@ def evaluate_trajectory(
     return info.model_dump(mode="json")
 
 
-def partial_components(evaluation: Mapping[str, Any]) -> dict[str, float]:
+def evaluation_reward(evaluation: Mapping[str, Any], domain: str, task_id: str) -> float:
+    """tau2's reward in an evaluation of task `task_id` (a share); MissingScore naming the task when
+    there is none (the key missing, None, NaN, a text) or it is no share."""
+    return scored(evaluation, "reward", f"tau2's evaluation of {domain} task {task_id!r}")
+
+
+def partial_components(evaluation: Mapping[str, Any], task: str = "the task") -> dict[str, float]:
     """Tau2-RL-Pipeline's partial-score components of a reward info: the fraction of gold actions
     matched, of required information communicated, of env assertions met (each present when its list
-    is non-empty) and the database match (present when a database check ran)."""
+    is non-empty) and the database match (present when a database check ran). A check whose verdict
+    is not a bool (missing, None, NaN) is MissingScore naming `task`: bool() counted it met or not."""
     components: dict[str, float] = {}
     for name, key, flag in (
         ("action", "action_checks", "action_match"),
         ("communicate", "communicate_checks", "met"),
         ("env_assertion", "env_assertions", "met"),
     ):
-        checks = evaluation.get(key) or []
+        checks = evaluation.get(key)
+        if checks is None:
+            continue
+        if not isinstance(checks, list) or not all(isinstance(check, Mapping) for check in checks):
+            raise MissingScore(f"tau2's evaluation of {task}: {key!r} is no list of checks")
         if checks:
-            components[name] = sum(bool(check.get(flag)) for check in checks) / len(checks)
+            met = sum(verdict_flag(check, flag, f"tau2's evaluation of {task}: {key}") for check in checks)
+            components[name] = met / len(checks)
     db = evaluation.get("db_check")
     if isinstance(db, Mapping) and "db_match" in db:
-        components["db"] = 1.0 if db["db_match"] else 0.0
+        components["db"] = (
+            1.0 if verdict_flag(db, "db_match", f"tau2's evaluation of {task}: db_check") else 0.0
+        )
     return components
 
 

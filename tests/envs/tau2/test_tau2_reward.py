@@ -181,9 +181,14 @@ def test_slime_hooks_on_slime_shaped_samples():
     assert reward_post_process(args, rft) == ([0.0, 0.0], [1.0, 0.0])  # kept → 1, unnormalised
     assert rejection_sampling_filter(args, [_sample(0.0, 0.1), _sample(0.0, 0.0)]) is False
 
-    # a row no env could start has an empty outcome and no metrics: it scores 0
+    # a row no env could start has an empty outcome and no metrics: removed (the generate hook's
+    # failure), it scores 0 and is left out; kept, its missing score is named, never a 0 trained on
     unplayable = Sample(reward=0.0, metadata={"task_id": "9", "outcome": {}, "reward_metrics": {}})
+    unplayable.remove_sample = True
     assert reward_post_process(args, [unplayable, _sample(1.0, 1.0)])[0] == [0.0, 1.0]
+    unplayable.remove_sample = False
+    with pytest.raises(ValueError, match=r"tau2 sample /9 gave no 'task_reward'.*missing, not 0"):
+        reward_post_process(args, [unplayable, _sample(1.0, 1.0)])
     with pytest.raises(ValueError, match="no t3rl outcome"):
         reward_post_process(args, [Sample(reward=1.0), _sample(1.0, 1.0)])
     with pytest.raises(ValueError, match="some samples of the batch went through the RFT filter"):
