@@ -20,11 +20,28 @@ __all__ = [
     "exclusive_lock",
     "is_locked",
     "waiting_lock",
+    "write_record",
+    "write_record_json",
 ]
 
 
 def atomic_write_json(path: Path, data: Any, *, durable: bool = False) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False) + "\n", durable=durable)
+
+
+def write_record(path: Path, text: str) -> None:
+    """Write a file of a run's record: the files `launch.run.record_files` declares (RECORD_FILES, a
+    stage's STAGE_RECORD_FILES), the runtime configs the stages read, the configs kept under
+    superseded/ and an executor's job record. Every one goes through here: atomic (the old content or
+    the new), and durable (the file and its directory fsynced), so after a power loss a record is
+    never older than the state.json that was written after it (config.yaml and manifest.json were not
+    fsynced while state.json was: a resume could find the new state beside the old config)."""
+    atomic_write_text(path, text, durable=True)
+
+
+def write_record_json(path: Path, data: Any) -> None:
+    """`write_record` of `data` as JSON (indented, keys in their order)."""
+    write_record(path, json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
 class LockHeld(Exception):

@@ -32,23 +32,37 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
     except BaseException as error:
         _failed(error, tmp, path)
     if durable:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        _sync_dir(path.parent)
 
 
-def atomic_copy(src: Path, dst: Path) -> None:
+def atomic_copy(src: Path, dst: Path, *, durable: bool = False) -> None:
     """`src` (its bytes, mode and times) copied to `dst` whole or not at all: a copy cut short by a
-    full disk or a file-size limit left half a file under the copy's name (a superseded config)."""
+    full disk or a file-size limit left half a file under the copy's name (a superseded config).
+    `durable` as for `atomic_write_text`."""
     fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
     os.close(fd)
     try:
         shutil.copy2(src, tmp)
+        if durable:
+            copied = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(copied)
+            finally:
+                os.close(copied)
         os.replace(tmp, dst)
     except BaseException as error:
         _failed(error, tmp, dst)
+    if durable:
+        _sync_dir(dst.parent)
+
+
+def _sync_dir(directory: Path) -> None:
+    """fsync `directory`, so a file renamed into it is there after a power loss."""
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def _failed(error: BaseException, tmp: str, path: Path) -> NoReturn:

@@ -25,7 +25,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from launch.files import atomic_write_json
+from launch.files import write_record_json
 from launch.run.record_files import moved_below
 from t3rl_core import outside_json
 
@@ -58,7 +58,7 @@ class FileHashes:
     def save(self, path: Path) -> None:
         """Write the hashes of the files that still exist, if any was added since loading."""
         if self.changed:
-            atomic_write_json(path, {k: v for k, v in self.entries.items() if os.path.exists(k)})
+            write_record_json(path, {k: v for k, v in self.entries.items() if os.path.exists(k)})
             self.changed = False
 
     def sha256(self, file: Path, st: os.stat_result) -> str:

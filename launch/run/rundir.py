@@ -15,9 +15,9 @@
       superseded/<name>.<n>/          a stage dir moved aside because its command or inputs changed
 
 Every write is atomic (temp file, then os.replace), so a reader sees the old file or the new one,
-never half of one; state.json and status.json are also fsynced (file and directory) before t3rl goes
-on. A file that still fails to parse (edited by hand, disk trouble) is reported with its path and
-what to do; it is never taken as "no state".
+never half of one, and durable: each record file is fsynced (file and directory) before t3rl goes on
+(`launch.files.write_record`, the one writer of a record). A file that still fails to parse (edited
+by hand, disk trouble) is reported with its path and what to do; it is never taken as "no state".
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any, Literal
 import yaml
 
 from launch.config.secrets import mask_overrides, scrub_obj, scrub_text
-from launch.files import atomic_write_json, atomic_write_text
+from launch.files import write_record, write_record_json
 from launch.run.output_digest import rerooted
 from launch.run.record_files import (
     HAND_EDITED,
@@ -279,10 +279,10 @@ class RunDir:
                 n += 1
             # Whole or not at all: a copy cut short (a full disk) kept half a config as the previous one.
             if overrides_file.exists():
-                atomic_copy(overrides_file, keep / f"overrides.{n}.yaml")
-            atomic_copy(config_file, keep / f"config.{n}.yaml")
-        atomic_write_text(config_file, config_yaml)
-        atomic_write_text(overrides_file, overrides_yaml)
+                atomic_copy(overrides_file, keep / f"overrides.{n}.yaml", durable=True)
+            atomic_copy(config_file, keep / f"config.{n}.yaml", durable=True)
+        write_record(config_file, config_yaml)
+        write_record(overrides_file, overrides_yaml)
 
     def read_overrides(self) -> list[str]:
         path = self.path / "overrides.yaml"
@@ -313,7 +313,7 @@ class RunDir:
         return "restore it (the list of overrides the run was started with)"
 
     def write_manifest(self, manifest: Mapping[str, Any]) -> None:
-        atomic_write_json(self.path / "manifest.json", scrub_obj(dict(manifest)))
+        write_record_json(self.path / "manifest.json", scrub_obj(dict(manifest)))
 
     def read_manifest(self) -> dict[str, Any]:
         path = self.path / "manifest.json"
@@ -357,28 +357,28 @@ class RunDir:
                 "overrides": mask_overrides(overrides),
             }
         )
-        atomic_write_text(self.history_file, yaml.safe_dump(history, sort_keys=False), durable=True)
+        write_record(self.history_file, yaml.safe_dump(history, sort_keys=False))
         return attempt
 
     def write_files(self, files: Mapping[str, str]) -> None:
         """Files the stages read, by run-dir-relative path."""
         for rel, text in files.items():
-            atomic_write_text(self.path / rel, _scrub_file(rel, text))
+            write_record(self.path / rel, _scrub_file(rel, text))
 
     def write_plan_script(self, text: str) -> None:
         path = self.path / "plan.sh"
-        atomic_write_text(path, text)
+        write_record(path, text)
         path.chmod(0o755)
 
     def write_stage_command(self, name: str, script: str) -> Path:
         path = self.stage_dir(name) / "command.sh"
         # Secrets reach jobs by environment (`${NAME}` references); a literal value is masked, never kept.
-        atomic_write_text(path, "#!/usr/bin/env bash\n" + scrub_text(script))
+        write_record(path, "#!/usr/bin/env bash\n" + scrub_text(script))
         path.chmod(0o755)
         return path
 
     def write_stage_outputs(self, name: str, outputs: Mapping[str, str]) -> None:
-        atomic_write_json(self.stage_dir(name) / "outputs.json", dict(outputs))
+        write_record_json(self.stage_dir(name) / "outputs.json", dict(outputs))
 
     # ------------------------------------------------------------------------------ state
 
@@ -390,7 +390,7 @@ class RunDir:
         return RunState.from_dict(read_json(self.state_file, dict, advice), self.state_file)
 
     def save_state(self, state: RunState) -> None:
-        atomic_write_json(self.state_file, state.to_dict(self.path), durable=True)
+        write_record_json(self.state_file, state.to_dict(self.path))
 
     def pipeline_started(self, state: RunState) -> None:
         """Record that a pipeline runs the dir's stages now (`t3rl runs`: running while it holds the
@@ -408,9 +408,7 @@ class RunDir:
         """Set a stage's record and persist it (state.json first: it is the source of truth)."""
         state.stages[name] = record
         self.save_state(state)
-        atomic_write_json(
-            self.stage_dir(name) / "status.json", {"stage": name, **record.as_dict()}, durable=True
-        )
+        write_record_json(self.stage_dir(name) / "status.json", {"stage": name, **record.as_dict()})
 
     def remove_stale_temporaries(self) -> list[Path]:
         """The temporary files a killed launcher left beside the record's files (RECORD_FILES, each
@@ -444,7 +442,7 @@ class RunDir:
         for file in map(Path, files):
             if file.exists():
                 (target / "runtime").mkdir(exist_ok=True)
-                atomic_copy(file, target / "runtime" / file.name)
+                atomic_copy(file, target / "runtime" / file.name, durable=True)
         return target
 
 

@@ -14,6 +14,7 @@ from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, Problem, render_problems
 from launch.config.schema import RunConfig, TrainStage
 from launch.config.secrets import scrub_obj, scrub_text, scrub_texts, secret_values
+from launch.files import write_record_json
 from launch.output.markup import escape
 from launch.plan.build import PlanContext, build_plan
 from launch.plan.slime_args import merge_hardware
@@ -23,7 +24,7 @@ from launch.run.executors.dry import DryExecutor
 from launch.run.exit_codes import EXIT_FAILED, EXIT_STOPPED
 from launch.run.pipeline import run_pipeline
 from launch.run.reporter import RichReporter
-from launch.run.rundir import atomic_write_json, collect_manifest
+from launch.run.rundir import collect_manifest
 from launch.run.secret_fingerprints import FILE, fingerprints
 from t3rl_core.yaml_text import safe_dump
 
@@ -170,7 +171,7 @@ def write_run_dir(
     sources = {source: scrub_text(source, secrets) for source in set(origins.values())}
     # A key may hold a credential as much as its source (a variable named with a token).
     keys = scrub_texts(list(origins), secrets)
-    atomic_write_json(
+    write_record_json(
         run_dir.path / PROVENANCE_FILE,
         {key: sources[source] for key, source in zip(keys, origins.values(), strict=True)},
     )
@@ -183,7 +184,7 @@ def write_secret_fingerprints(
 ) -> None:
     """What `t3rl runs diff` compares where config.yaml shows `***` (launch.run.secret_fingerprints);
     `masked`: `config` already scrubbed."""
-    atomic_write_json(path / FILE, fingerprints(config, scrub_obj(config) if masked is None else masked))
+    write_record_json(path / FILE, fingerprints(config, scrub_obj(config) if masked is None else masked))
 
 
 # Dotted key → the file or override that set it, in every run dir.

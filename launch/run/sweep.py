@@ -32,7 +32,7 @@ from launch.config.errors import ConfigError, Problem
 from launch.config.override_fixes import is_glob
 from launch.config.secrets import mask_overrides, scrub_obj
 from launch.config.sweep_values import OptionsOf, as_choices
-from launch.files import atomic_write_text
+from launch.files import write_record
 from launch.run.record_files import RunDirError, read_sweep
 from launch.run.sweep_compare import marks, objective_identity_differences
 from launch.run.sweep_limit import MAX_POINTS, check_size
@@ -309,7 +309,7 @@ class SweepSummary:
             self._refuse_anothers()
             self._claimed = True
         for name, text in files.items():
-            atomic_write_text(self.sweep_dir / name, text)
+            write_record(self.sweep_dir / name, text)  # the sweep's record: durable, as a run's
 
     def _refuse_anothers(self) -> None:
         """A new sweep's dir is named by the second it started: another sweep started in the same

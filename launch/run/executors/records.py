@@ -6,7 +6,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
-from launch.files import atomic_write_json
+from launch.files import write_record_json
 from t3rl_core import outside_json
 
 T = TypeVar("T")
@@ -18,5 +18,6 @@ def read_record(path: Path, cls: type[T]) -> T | None:
 
 
 def write_record(path: Path, record: Any) -> None:
-    """Write a dataclass record atomically (a crash leaves the old record or the new one)."""
-    atomic_write_json(path, asdict(record))
+    """Write a dataclass record atomically and durably (`launch.files.write_record`): a crash leaves the
+    old record or the new one, and a power loss never the job's record older than the state's."""
+    write_record_json(path, asdict(record))

@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 from launch.config.schema import SlurmExecutorConfig
 from launch.config.secrets import scrub_text
-from launch.files import atomic_write_text
+from launch.files import write_record
 from launch.plan.stages import Stage
 from launch.run.executors import records
 from launch.run.executors.base import Executor, StageContext, StageResult
@@ -92,7 +92,7 @@ class SlurmExecutor(Executor):
         job = sbatch_job(stage, ctx, ctx.plan.name)
         script = ctx.stage_dir / SCRIPT
 
-        atomic_write_text(script, scrub_text(render_sbatch(job, self.config)))
+        write_record(script, scrub_text(render_sbatch(job, self.config)))
         folder = Path(self.config.folder or ctx.run_dir / "slurm") / stage.name
         ctx.log_file.parent.mkdir(parents=True, exist_ok=True)
         with ctx.log_file.open("a", encoding="utf-8") as log:
