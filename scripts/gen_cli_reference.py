@@ -67,6 +67,9 @@ def _row(param: Any, ctx: typer.Context) -> str:
     if isinstance(param, TyperOption):
         names = ", ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
         value = param.display_type_rich(ctx) or ""
+        # A number's declared bounds, as `--help` shows them beside it (`N [1<=x<=16]`).
+        bounds = param._get_number_range_help_str()
+        value += f" [{bounds}]" if bounds else ""
     elif isinstance(param, TyperArgument):
         names, value = f"`{param.display_name_raw}`", ""
     else:

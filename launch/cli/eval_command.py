@@ -28,6 +28,7 @@ from launch.cli.eval_checkpoint import check_stage_checkpoint, not_a_checkpoint
 from launch.cli.lazy import ARGV_KEY
 from launch.cli.out_option import writable_out
 from launch.config.errors import EXIT_CONFIG_ERROR, did_you_mean
+from launch.config.schema import NODE_GPUS
 from launch.config.secrets import scrub_obj, scrub_text
 from launch.files import LockHeld, atomic_write_json, exclusive_lock
 from launch.run.published_view import print_verdicts, require_published
@@ -39,7 +40,7 @@ from t3rl_core.data.rows import DataError
 from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.eval import evaluate as evaluation
-from t3rl_core.eval.config import EvalConfig
+from t3rl_core.eval.config import MAX_SAMPLES_PER_TASK, EvalConfig
 from t3rl_core.eval.record_lock import RecordsInUse, refuse_if_in_use
 from t3rl_core.eval.runner import load_rows, select_rows
 from t3rl_core.registries import ENGINES as REGISTRY
@@ -50,6 +51,10 @@ if TYPE_CHECKING:
     from launch.config.schema import RunConfig
 
 ENGINES = ("reference", "hf", "sglang")
+# The most --limit-per-category takes: a category of an eval split holds hundreds of tasks (BFCL's
+# multi-turn ones 200, tau2's domains fewer), and the whole split is the default (no option), so a
+# hundred thousand is a typo, not a limit.
+MOST_TASKS_PER_CATEGORY = 100_000
 # The eval record's manifest says so: `t3rl runs` shows it as one stage of this name.
 EVAL_RECORD = "eval"
 # Sections of the composed config an eval does not run (the experiment's pipeline).
@@ -81,10 +86,17 @@ def eval_command(
     ] = None,
     k: Annotated[
         int | None,
-        typer.Option("--k", min=1, metavar="K", help="samples per task; reports pass@1 and pass@k"),
+        typer.Option(
+            "--k",
+            min=1,
+            max=MAX_SAMPLES_PER_TASK,  # eval.samples' bound: the option sets it
+            metavar="K",
+            help="samples per task; reports pass@1 and pass@k",
+        ),
     ] = None,
     limit_per_category: Annotated[
-        int | None, typer.Option(min=1, metavar="N", help="tasks per category")
+        int | None,
+        typer.Option(min=1, max=MOST_TASKS_PER_CATEGORY, metavar="N", help="tasks per category"),
     ] = None,
     out: Annotated[
         Path | None,
@@ -105,7 +117,15 @@ def eval_command(
     serve_checkpoint: Annotated[
         Path | None, typer.Option(metavar="DIR", help="HF dir to serve with SGLang (engine sglang)")
     ] = None,
-    tp: Annotated[int, typer.Option(min=1, metavar="N", help="SGLang TP size for --serve-checkpoint")] = 1,
+    tp: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=int(NODE_GPUS.most),  # the server runs here, on this node's GPUs
+            metavar="N",
+            help="SGLang TP size for --serve-checkpoint",
+        ),
+    ] = 1,
     resume: Annotated[
         bool, typer.Option(help="keep finished episodes of an interrupted eval in --out")
     ] = False,

@@ -97,10 +97,24 @@ def _utf8(text: str) -> bool:
     return True
 
 
+def _in_domain(param: Any, ctx: Any, value: Any, parse: Any) -> Any:
+    """`parse(ctx, value)`; a value outside the parameter's declared domain (its choices or bounds) is
+    refused naming the value, the domain and the nearest value inside it (launch.cli.option_domain)."""
+    try:
+        return parse(ctx, value)
+    except typer.BadParameter as error:
+        from launch.cli.option_domain import refusal  # lazy: only for a value Typer refused
+
+        why = refusal(param, value)
+        if why is None:
+            raise
+        raise typer.BadParameter(why, ctx=ctx, param=param) from error
+
+
 class _Argument(TyperArgument):
     def process_value(self, ctx: Any, value: Any) -> Any:
         _refuse_unusable_path(self, ctx, value)
-        return super().process_value(ctx, value)
+        return _in_domain(self, ctx, value, super().process_value)
 
     @property
     def display_name_raw(self) -> str:  # also the name errors give: "Missing argument 'RUN_DIR'"
@@ -118,7 +132,7 @@ class _Argument(TyperArgument):
 class _Option(TyperOption):
     def process_value(self, ctx: Any, value: Any) -> Any:
         _refuse_unusable_path(self, ctx, value)
-        return super().process_value(ctx, value)
+        return _in_domain(self, ctx, value, super().process_value)
 
     def display_type_rich(self, ctx: Any) -> str | None:
         if self.is_flag or self.count:
@@ -126,6 +140,8 @@ class _Option(TyperOption):
         if self.metavar is not None:
             return self.metavar
         label = self.display_type(ctx).strip("<>")
+        if self.type_descriptor.is_choice:  # its words as typed: `eval|train`
+            return label
         label = label.removeprefix("list[").removesuffix("]")  # repeatable: the help text says so
         return _CLICK_NAMES.get(label, label.upper())
 

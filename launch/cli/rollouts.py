@@ -60,6 +60,13 @@ def _number(path: Path) -> int:
     return int(digits[-1]) if digits else -1
 
 
+# The most samples one rollout file holds, for --limit and --full's bounds: a file is one rollout
+# step (rollout_batch_size × n_samples_per_prompt, thousands), unpickled into one process's memory; a
+# million samples of a few thousand tokens each would be tens of GB, so a larger number is a typo.
+MOST_SAMPLES = 1_000_000
+# The most characters of a prompt a row shows (twice that of the response): no terminal is more than a
+# few hundred columns wide, and 10,000 already hold a whole system prompt of tool schemas.
+MOST_WIDTH = 10_000
 # What a file torch.save wrote starts with: a zip archive (torch >= 1.6) or a pickle's protocol opcode.
 _TORCH_SAVE_HEADS = (b"PK\x03\x04", b"\x80")
 
@@ -272,14 +279,26 @@ def register(app: typer.Typer) -> None:
             ),
         ],
         limit: Annotated[
-            int | None, typer.Option("--limit", min=1, metavar="N", help="Rows per file (default: all).")
+            int | None,
+            typer.Option(
+                "--limit", min=1, max=MOST_SAMPLES, metavar="N", help="Rows per file (default: all)."
+            ),
         ] = None,
         width: Annotated[
-            int, typer.Option("--width", min=10, metavar="CHARS", help="Characters of prompt shown.")
+            int,
+            typer.Option(
+                "--width", min=10, max=MOST_WIDTH, metavar="CHARS", help="Characters of prompt shown."
+            ),
         ] = 60,
         full: Annotated[
             int | None,
-            typer.Option("--full", min=0, metavar="INDEX", help="Also print this sample's whole response."),
+            typer.Option(
+                "--full",
+                min=0,
+                max=MOST_SAMPLES - 1,
+                metavar="INDEX",
+                help="Also print this sample's whole response.",
+            ),
         ] = None,
         trust: Annotated[
             bool, typer.Option("--trust", help="Unpickle any object (only for files you made yourself).")

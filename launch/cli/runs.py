@@ -43,7 +43,7 @@ from launch.cli.results_compare import (
     result_lines,
     tasks_key,
 )
-from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, check_metric, lookup
+from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, RunStatus, check_metric, lookup
 from launch.files import is_locked
 from launch.output import console as command_console
 from launch.output.plain import PlainConsole
@@ -233,7 +233,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         status: Annotated[
-            str | None,
+            RunStatus | None,
             typer.Option(
                 "--status",
                 metavar="STATUS",

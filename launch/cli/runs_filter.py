@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import yaml
 
@@ -34,7 +34,10 @@ class Viewed(Protocol):
 
 
 # What RunView.status can be (a sweep point's `interrupted (launcher gone)` matches `interrupted`).
-RUN_STATUSES = ("succeeded", "running", "interrupted", "failed", "stopped", "planned")
+# Declared on `--status` (launch.cli.runs): `--help` lists them and Typer refuses another before any
+# run dir is read.
+RunStatus = Literal["succeeded", "running", "interrupted", "failed", "stopped", "planned"]
+RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 # A block's pass@k / pass^k, for any k.
 _PASS_K = re.compile(r"^pass[@^]\d+$")
 

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 import typer
 from pydantic import ValidationError
@@ -43,7 +43,11 @@ if TYPE_CHECKING:
 
     from t3rl_core.score import Verdict
 
-WORLDS = ("bfcl", "toolrl", "retool", "tau2", "verifiers")
+# The worlds whose checkers score a line, and bfcl's two verdicts (the official one, T3RL's progress):
+# declared on WORLD and --mode, so `--help` lists them and Typer refuses another before anything runs.
+World = Literal["bfcl", "toolrl", "retool", "tau2", "verifiers"]
+WORLDS: tuple[str, ...] = get_args(World)
+Mode = Literal["eval", "train"]
 EXIT_CONFIG = 2
 
 
@@ -53,7 +57,7 @@ def register(app: typer.Typer) -> None:
 
 def score_command(
     world: Annotated[
-        str,
+        World,
         typer.Argument(
             metavar="WORLD",
             help=f"one of {', '.join(WORLDS)}",
@@ -80,7 +84,7 @@ def score_command(
         ),
     ] = None,
     mode: Annotated[
-        str, typer.Option(metavar="eval|train", help="bfcl: eval (official verdict) or train (T3RL progress)")
+        Mode, typer.Option(help="bfcl: eval (official verdict) or train (T3RL progress)")
     ] = "eval",
     config_dir: Annotated[
         list[Path] | None,
@@ -119,10 +123,6 @@ def score_command(
 
       t3rl score toolrl answers.jsonl reward=toolrl_coarse --out scored/
     """
-    if world not in WORLDS:
-        raise typer.BadParameter(f"choose one of {', '.join(WORLDS)}", param_hint="WORLD")
-    if mode not in ("eval", "train"):
-        raise typer.BadParameter("choose eval or train", param_hint="--mode")
     if not file.is_file():
         raise typer.BadParameter(f"{file} is not a file", param_hint="FILE")
     if not any(line.strip() for line in file.read_text(encoding="utf-8", errors="replace").splitlines()):

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 # The default bound of points per sweep (`--max-points` raises it).
 MAX_POINTS = 256
+# The most `--max-points` takes (launch.cli.sweep_options declares it on the option): a sweep of more
+# points is split, not run whole.
+MOST_POINTS = 10_000
 
 
 def check_size(parsed: Sequence[Override], options_of: OptionsOf, max_points: int) -> int:
@@ -36,12 +39,17 @@ def check_size(parsed: Sequence[Override], options_of: OptionsOf, max_points: in
     others = total // width
     text = as_typed(widest)
     dimensions = " × ".join(str(size) for _, size in sizes)
-    raise_it = f"--max-points {total} if all {total} runs are meant"
+    # `--max-points N` is a fix only up to the most the option takes.
+    more = (
+        f"; or --max-points {total} if all {total} runs are meant"
+        if total <= MOST_POINTS
+        else f" (--max-points takes at most {MOST_POINTS}: a larger sweep is run as several)"
+    )
     fits = max_points // others
     if fits >= 1:
-        fix = f"{shell_word(_narrowed(widest, fits, options_of))} ({fits * others} points); or {raise_it}"
+        fix = f"{shell_word(_narrowed(widest, fits, options_of))} ({fits * others} points){more}"
     else:
-        fix = f"split it into several sweeps of at most {max_points} points each; or {raise_it}"
+        fix = f"split it into several sweeps of at most {max_points} points each{more}"
     raise ConfigError(
         [
             Problem(

@@ -16,7 +16,7 @@ from launch.cli.app import app
 from launch.config.compose import group_options, parse_overrides
 from launch.config.errors import ConfigError
 from launch.run.sweep import expand_points
-from launch.run.sweep_limit import MAX_POINTS, check_size
+from launch.run.sweep_limit import MAX_POINTS, MOST_POINTS, check_size
 
 
 def _invoke(*args: str) -> tuple[int, str]:
@@ -45,7 +45,8 @@ def test_a_huge_range_is_refused_before_any_point_is_listed() -> None:
     assert problem.key == "seed"
     assert "20000000 points (10000000 × 2)" in problem.message
     assert problem.source == "override `seed=range(0,10000000)`"
-    assert "--max-points 20000000" in problem.fix
+    # More points than --max-points takes: the fix does not propose a bound the option refuses.
+    assert "--max-points 20000000" not in problem.fix and f"at most {MOST_POINTS}" in problem.fix
     fixed = _first_fix_override(error)
     assert fixed == f"seed=range(0,{MAX_POINTS // 2})"
     assert len(expand_points([fixed, "reward=progress,binary"])) == MAX_POINTS
@@ -140,3 +141,13 @@ def test_max_points_is_an_option_of_run_plan_and_validate_and_its_help_says_the_
     assert code == 2 and "4 points" in out and "seed=range(0,3)" in out, out
     code, out = _invoke("validate", "-m", "--max-points", "0", "+experiment=quickstart", "seed=1,2")
     assert code == 2, out
+
+
+def test_the_most_points_the_option_takes_is_the_sweep_limits_and_its_fix_stays_within_it() -> None:
+    """`--max-points N` is proposed up to the option's declared most, never beyond it (refused there)."""
+    from launch.cli.sweep_options import MOST_POINTS as DECLARED
+
+    assert DECLARED == MOST_POINTS
+    assert f"--max-points {MOST_POINTS}" in _refusal([f"seed=range(0,{MOST_POINTS})"]).problems[0].fix
+    beyond = _refusal([f"seed=range(0,{MOST_POINTS + 1})"]).problems[0].fix
+    assert "--max-points " not in beyond.replace("--max-points takes", ""), beyond
