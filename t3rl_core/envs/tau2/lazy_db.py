@@ -32,16 +32,16 @@ from t3rl_core.envs.tau2.db_copy import copy_model, copy_tree
 class LazyTable(dict):  # type: ignore[type-arg]
     """A table (id → record) whose records are copied from a shared table on their first read."""
 
-    __slots__ = ("copied", "shared")
+    __slots__ = ("copied", "origin")
 
     def __init__(self, shared: dict[str, Any]) -> None:
         super().__init__(shared)
-        self.shared = shared
+        self.origin = shared  # the domain's table, never changed
         self.copied: set[Any] = set()
 
     def _own(self, key: Any) -> Any:
         value = dict.__getitem__(self, key)
-        if key not in self.copied and value is self.shared.get(key):
+        if key not in self.copied and value is self.origin.get(key):
             value = copy_tree(value)
             dict.__setitem__(self, key, value)
             self.copied.add(key)
@@ -147,7 +147,7 @@ class TableFragments:
         lazy = [
             name
             for name in self.tables
-            if type(fields.get(name)) is LazyTable and fields[name].shared is self.database.__dict__[name]
+            if type(fields.get(name)) is LazyTable and fields[name].origin is self.database.__dict__[name]
         ]
         if not all(self._plain(name, fields[name]) for name in lazy):
             return hashlib.sha256(_json(database.model_dump()).encode()).hexdigest()
@@ -168,7 +168,7 @@ class TableFragments:
         return all(type(key) is str for key in dict.keys(table)) and all(
             type(dict.__getitem__(table, key)) in types
             for key in dict.keys(table)
-            if key in table.copied or key not in table.shared
+            if key in table.copied or key not in table.origin
         )
 
     def _update_table(self, digest: Any, name: str, table: LazyTable) -> None:
@@ -176,7 +176,7 @@ class TableFragments:
         digest.update(b"{")
         for number, key in enumerate(sorted(dict.keys(table))):
             record = dict.__getitem__(table, key)
-            text = shared[key][2] if key in shared and record is table.shared.get(key) else None
+            text = shared[key][2] if key in shared and record is table.origin.get(key) else None
             if text is None:
                 text = self._record_text(name, key, record)
             digest.update(f"{', ' if number else ''}{json.dumps(key)}: {text}".encode())
