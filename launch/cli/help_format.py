@@ -97,6 +97,25 @@ def _utf8(text: str) -> bool:
     return True
 
 
+def _refuse_empty_word(param: Any, ctx: Any, value: Any) -> None:
+    """A word given empty or blank (a name, a key, a glob, a URL: `--stage "$STAGE"` with STAGE unset): no
+    free-text parameter means anything by it, and refused only later it cost a composition (`--from ''`
+    exited 1) or matched nothing (`runs --name ''`). Numbers and choices name their domain instead."""
+    desc = param.type_descriptor
+    words = desc.annotation in (str, list[str])  # a repeatable option's too (--where, --explain)
+    if param.metavar in PATH_METAVARS or param.nargs != 1 or not words or desc.choices:
+        return
+    values = [v for v in (value if isinstance(value, list | tuple) else [value]) if isinstance(v, str)]
+    if any(not v.strip() for v in values):
+        word = param.metavar or (param.name or "").upper()
+        longs = [o for o in param.opts if o.startswith("--")]
+        name = word if param.param_type_name == "argument" else (longs or param.opts)[0]
+        unset = "" if param.required else f", or leave out {name}"
+        raise typer.BadParameter(
+            f"an empty {word} (an unset shell variable?): give a {word}{unset}", ctx=ctx, param=param
+        )
+
+
 def _in_domain(param: Any, ctx: Any, value: Any, parse: Any) -> Any:
     """`parse(ctx, value)`; a value outside the parameter's declared domain (its choices or bounds) is
     refused naming the value, the domain and the nearest value inside it (launch.cli.option_domain)."""
@@ -114,6 +133,7 @@ def _in_domain(param: Any, ctx: Any, value: Any, parse: Any) -> Any:
 class _Argument(TyperArgument):
     def process_value(self, ctx: Any, value: Any) -> Any:
         _refuse_unusable_path(self, ctx, value)
+        _refuse_empty_word(self, ctx, value)
         return _in_domain(self, ctx, value, super().process_value)
 
     @property
@@ -132,6 +152,7 @@ class _Argument(TyperArgument):
 class _Option(TyperOption):
     def process_value(self, ctx: Any, value: Any) -> Any:
         _refuse_unusable_path(self, ctx, value)
+        _refuse_empty_word(self, ctx, value)
         return _in_domain(self, ctx, value, super().process_value)
 
     def display_type_rich(self, ctx: Any) -> str | None:

@@ -8,7 +8,8 @@ own (tests/support/cli_hunt.py hunts them).
 
 `outside(parameter)` derives the values a declaration excludes: below its least, above its most, a
 fraction for an integer, nan and ±inf, not a number, the empty string; a near-miss, a wrong case, a
-stray space and the empty string for a set of words. A new option is hunted with no edit here.
+stray space and the empty string for a set of words; the empty string and a blank for free text (what
+`launch.cli.help_format._refuse_empty_word` refuses). A new option is hunted with no edit here.
 """
 
 from __future__ import annotations
@@ -92,4 +93,6 @@ def outside(parameter: Parameter) -> list[Outside]:
         if first.upper() not in parameter.choices and first.upper() != first:
             values.append(Outside("wrong-case", first.upper()))
         return values
+    if parameter.kind == "text":  # free text: no word means anything empty or blank
+        return [Outside("empty", ""), Outside("blank", "  ")]
     return []
