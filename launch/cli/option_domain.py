@@ -19,9 +19,9 @@ _SHOWN = 60
 
 
 def refusal(param: Any, value: Any) -> str | None:
-    """Why `value` (as typed: a string, or a list of them) is outside `param`'s declared domain, with the
-    nearest value inside it as the fix; None when the domain takes it (Typer refused it for another
-    reason, whose words stand)."""
+    """Why `value` (as typed: a string, or a list of them), which Typer refused, is outside `param`'s
+    declared domain, with the nearest value inside it as the fix; None for a parameter that declares no
+    choices or numeric type (Typer's words stand)."""
     for item in value if isinstance(value, list | tuple) else [value]:
         if not isinstance(item, str):
             continue
@@ -81,10 +81,8 @@ def _out_of_bounds(param: Any, kind: type, item: str) -> tuple[str, str, str] | 
         why = f"{_shown(item)} is below {low}"
     elif high is not None and number > high:
         why = f"{_shown(item)} is above {high}"
-    elif kind is int and not _is_int(item):
-        why = f"{_shown(item)} is not {word} as typed"
-    else:
-        return None
+    else:  # inside the bounds, but spelt so Typer reads no number (`0x10`, `１６`, `1e3` for an integer)
+        why = f"{_shown(item)} is not {word} as typed (decimal ASCII digits)"
     return why, domain, _format(_nearest(param, number, low, high), kind)
 
 
@@ -98,14 +96,6 @@ def _number(item: str) -> float | None:
             return None
     except OverflowError:
         return math.inf
-
-
-def _is_int(item: str) -> bool:
-    try:
-        int(item)
-    except ValueError:
-        return False
-    return True
 
 
 def _nearest(param: Any, number: float | None, low: float | None, high: float | None) -> float:

@@ -7,7 +7,8 @@ config or a plugin defines, globs, keys, URLs); paths, flags and Hydra overrides
 own (tests/support/cli_hunt.py hunts them).
 
 `outside(parameter)` derives the values a declaration excludes: below its least, above its most, a
-fraction for an integer, nan and ±inf, not a number, the empty string; a near-miss, a wrong case, a
+fraction for an integer, nan and ±inf, not a number, the empty string, an in-bounds value in fullwidth
+digits; a near-miss, a wrong case, a
 stray space and the empty string for a set of words; the empty string and a blank for free text (what
 `launch.cli.help_format._refuse_empty_word` refuses). A new option is hunted with no edit here.
 """
@@ -65,6 +66,9 @@ def undeclared(parameters: list[Parameter]) -> list[str]:
     return found
 
 
+_FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+
+
 def _number(value: float, integer: bool) -> str:
     return str(int(value)) if integer else repr(float(value))
 
@@ -82,9 +86,11 @@ def outside(parameter: Parameter) -> list[Outside]:
             values.append(Outside("above-max", _number(parameter.high + step, integer)))
             far = _number(parameter.high, integer) + "0" * 30 if integer else "1e308"
             values.append(Outside("far-above-max", far))
+        low = parameter.low if parameter.low is not None else 0
         if integer:
-            low = parameter.low if parameter.low is not None else 0
             values.append(Outside("fraction", f"{low}.5"))
+        # An in-bounds value in fullwidth digits: Python's int() reads them, Typer does not.
+        values.append(Outside("fullwidth-digits", _number(low, integer).translate(_FULLWIDTH)))
         return values
     if parameter.kind == "choice":
         first = parameter.choices[0]
