@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -151,8 +153,8 @@ def test_every_record_sent_is_written_in_order_when_ctrl_c_and_sigterm_reach_the
     assert len(kept.records) == len(lines) and not kept.rerun
 
 
-# The eval's process sends 30 records (the pipe closed once they are in it) and is killed: no close, no
-# `finally`. Prints the child's pid.
+# The eval's process sends 30 records (outside an event loop, each in the pipe when `write` returns) and
+# is killed: no close, no `finally`. Prints the child's pid.
 _KILLED = """
 import os, sys
 from pathlib import Path
@@ -161,8 +163,6 @@ out = Path(sys.argv[1])
 writer = ChildWriter(out / "lines", out / "index")
 for number in range(30):
     writer.write((f"t{number}", 0, 0), {"task_id": f"t{number}", "response_ids": [number]}, "job", 1)
-writer._queue.put(None)
-writer._sender.join()
 print(writer._child.pid, flush=True)
 os.kill(os.getpid(), 9)
 """
@@ -237,3 +237,120 @@ def test_a_full_disk_is_the_error_of_the_file_it_filled(tmp_path: Path, full: st
         write_all(writer, [{"status": "ok", "reward": 1.0}] * 3)
     assert raised.value.errno == errno.ENOSPC and os_error_line(raised.value) is not None
     assert failed_file(raised.value) == str(tmp_path / full)
+
+
+class _Stingy(io.RawIOBase):
+    """A pipe's write end whose every write(2) takes at most `takes` bytes, as a write cut short by a
+    signal or by the eval being stopped (Ctrl-Z, SIGSTOP) and continued takes part of a record."""
+
+    def __init__(self, fd: int, takes: list[int]) -> None:
+        self.fd, self.takes, self.calls = fd, takes, 0
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def write(self, data: Any) -> int | None:
+        most = self.takes[self.calls % len(self.takes)]
+        self.calls += 1
+        try:
+            return os.write(self.fd, bytes(memoryview(data)[:most]))
+        except BlockingIOError:
+            return None
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self.fd)
+        super().close()
+
+
+def _stingy_pipes(monkeypatch: pytest.MonkeyPatch, takes: list[int]) -> None:
+    fdopen = os.fdopen
+
+    def opened(fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        return _Stingy(fd, takes) if mode == "wb" else fdopen(fd, mode, *args, **kwargs)
+
+    monkeypatch.setattr(record_writer.os, "fdopen", opened)
+
+
+def _big(count: int) -> list[dict[str, Any]]:
+    """Records of ~100-300 KB: a few fill the pipe, and each write(2) takes part of one."""
+    return [
+        {"task_id": f"t{n}", "response_ids": list(range(n, n + 30_000 * (1 + n % 3)))} for n in range(count)
+    ]
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(takes=st.lists(st.integers(997, 300_000), min_size=1, max_size=4), in_loop=st.booleans())
+def test_every_record_arrives_whole_whatever_each_write_of_the_pipe_takes(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, takes: list[int], in_loop: bool
+) -> None:
+    """A write(2) to a pipe may take part of what it is given; what it did not take is written next
+    (it was dropped: the child read the next record's bytes as this one's rest, and the eval failed)."""
+    drawn = _big(6)
+    expected = LoopWriter((out := tmp_path_factory.mktemp("loop")) / "lines", out / "index")
+    write_all(expected, drawn)
+    with monkeypatch.context() as patched:
+        _stingy_pipes(patched, takes)
+        writer = ChildWriter((got := tmp_path_factory.mktemp("child")) / "lines", got / "index")
+        if in_loop:
+
+            async def from_the_loop() -> None:
+                for number, record in enumerate(drawn):
+                    writer.write((f"task-{number}", 0, 0), record, f"job-{number}", 1)
+                    await asyncio.sleep(0)
+                writer.close()
+
+            asyncio.run(from_the_loop())
+        else:
+            write_all(writer, drawn)
+    assert _files(got) == _files(out)
+
+
+def test_the_child_yields_the_core_to_the_loop(tmp_path: Path) -> None:
+    """The child writes under SCHED_BATCH: woken by a record, it waits for the loop to wait instead of
+    taking the core it shares with the loop (one core kept busy) while the episodes' calls come due."""
+    writer = ChildWriter(tmp_path / "lines", tmp_path / "index")
+    writer.write(("t0", 0, 0), {"task_id": "t0"}, "job", 1)
+    assert writer._child is not None
+    try:
+        assert os.sched_getscheduler(writer._child.pid) == os.SCHED_BATCH
+    finally:
+        writer.close()
+
+
+def test_the_loop_never_waits_for_a_stopped_child(tmp_path: Path) -> None:
+    """Records written from the event loop while the child is stopped (a full pipe) wait in the eval's
+    buffer; `write` returns at once, and `close` writes them all once the child goes on. (A writer that
+    waited for the pipe would wait here until the guard continues the child, and fail.)"""
+    writer = ChildWriter(tmp_path / "lines", tmp_path / "index")
+    drawn = _big(20)  # ~4 MB: four times the pipe
+    guard_fired = threading.Event()
+
+    async def write_while_stopped() -> None:
+        writer.write(("t0", 0, 0), drawn[0], "job", 1)
+        while writer._child is None:  # started by a thread when a loop runs
+            await asyncio.sleep(0)
+        os.kill(writer._child.pid, signal.SIGSTOP)
+        guard = threading.Timer(120.0, _continue, args=(writer._child.pid, guard_fired))
+        guard.start()
+        try:
+            for number, record in enumerate(drawn[1:], start=1):
+                writer.write((f"t{number}", 0, 0), record, "job", 1)
+                await asyncio.sleep(0)
+        finally:
+            guard.cancel()
+            os.kill(writer._child.pid, signal.SIGCONT)
+        writer.close()
+
+    asyncio.run(write_while_stopped())
+    assert not guard_fired.is_set()
+    lines = (tmp_path / "lines").read_bytes().splitlines(keepends=True)
+    assert lines == [jsonl.record_bytes(record) for record in drawn]
+
+
+def _continue(pid: int, fired: threading.Event) -> None:
+    fired.set()
+    os.kill(pid, signal.SIGCONT)
