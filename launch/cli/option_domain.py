@@ -62,7 +62,7 @@ def _not_a_choice(desc: Any, item: str) -> tuple[str, str, str] | None:
     # loose, as these words are few and short.
     same_letters = [a for a in allowed if a.lower() == item.strip().lower()]
     guess = same_letters or difflib.get_close_matches(item.strip(), allowed, n=1, cutoff=0.5)
-    why = f"{_shown(item)} is not a choice" + (f"; did you mean '{guess[0]}'?" if guess else "")
+    why = f"{_shown(item)} is not a choice" + (f" (did you mean '{guess[0]}'?)" if guess else "")
     return why, f"one of {', '.join(allowed)}", (guess or allowed)[0]
 
 
