@@ -50,9 +50,11 @@ def _line(parameter: cli_hunt.Parameter, text: str, root: Path) -> list[str]:
     return cli_hunt.with_value(parameter, text, cli_hunt.World(root))
 
 
-def _assert_refused(parameter: cli_hunt.Parameter, text: str, root: Path, ran: list[Any]) -> str:
+def _assert_refused(
+    parameter: cli_hunt.Parameter, text: str, root: Path, ran: list[Any], of: typer.Typer = app
+) -> str:
     """The value is refused as the contract says; the fix the message gives."""
-    result = CliRunner().invoke(app, _line(parameter, text, root), env={"COLUMNS": "200"})
+    result = CliRunner().invoke(of, _line(parameter, text, root), env={"COLUMNS": "200"})
     said = _box(result.output)
     # A group's own function (`runs`) runs before its command's line is parsed; the command's must not.
     assert result.exit_code == 2 and parameter.command not in ran, (result.exit_code, ran, result.output)
@@ -140,3 +142,27 @@ def test_help_shows_each_declared_domain(command: tuple[str, ...]) -> None:
             assert all(choice in result.output for choice in p.choices), (p.name, result.output)
         else:
             assert f"{p.low}<=x<={p.high}" in result.output, (p.name, result.output)
+
+
+def test_a_float_option_outside_its_bounds_is_refused_with_a_fix_inside_them(tmp_path: Path) -> None:
+    """No t3rl option takes a float yet: the contract holds for one (nan, ±inf, 1e308, a fraction)."""
+    toy = typer.Typer()
+    given: list[float] = []
+
+    @toy.command("share")
+    def share(x: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.5) -> None:
+        """A command."""
+        given.append(x)
+
+    @toy.command("other")
+    def other() -> None:
+        """Another, so `share` is a subcommand."""
+
+    plain_metavars(toy)
+    (parameter,) = cli_hunt.parameters(typer.main.get_command(toy))[:1]
+    assert parameter.kind == "float" and outside(parameter)
+    for value in outside(parameter):
+        fixed = _assert_refused(parameter, value.text, tmp_path, given, of=toy)
+        assert not given, value  # refused before the command ran
+        result = CliRunner().invoke(toy, _line(parameter, fixed, tmp_path))
+        assert result.exit_code == 0 and given.pop() == float(fixed), (value, fixed, result.output)
