@@ -20,7 +20,6 @@ never BrokenPipeError (which the eval reads as its output's reader gone).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import io
@@ -33,7 +32,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from t3rl_core import outside_json
 from t3rl_core.eval import resume as resuming
@@ -41,6 +40,9 @@ from t3rl_core.eval.jsonl import line_of, record_bytes, record_parts
 from t3rl_core.os_errors import naming
 from t3rl_core.secret import SINK_ENV, mask_text, revealed
 from t3rl_core.secret import _note_revealed as note_revealed  # the parent's values, as it noted them
+
+if TYPE_CHECKING:
+    import asyncio
 
 # A child costs ~0.1 s of CPU to start (its imports) and saves the loop ~0.6 ms a record: evals of
 # fewer episodes write on the loop (and tests of small evals start no process).
@@ -272,6 +274,10 @@ def _second_to_the_loop(pid: int) -> None:
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
+    # An eval, which calls this, has asyncio imported already; the child never needs it (~60 ms of its
+    # start-up).
+    import asyncio  # lazy: ~60 ms of the record-writing child's start-up, which never needs it
+
     try:
         return asyncio.get_running_loop()
     except RuntimeError:

@@ -22,7 +22,6 @@ from typing import IO, Any
 import orjson
 
 from t3rl_core.atomic_files import atomic_write_text
-from t3rl_core.eval.identity import budget_of, decoding_of, scorer_record
 from t3rl_core.os_errors import naming
 
 INDEX_FILE = "trajectories.index.jsonl"
@@ -54,6 +53,10 @@ def digest(value: Any) -> str:
 
 def settings_digest(runtime: Any, config: Any) -> str:
     """What every episode of the eval depends on besides its row and seed."""
+    # The eval's record-writing child imports this module for `write` alone.
+    # lazy: the benchmark identity's imports were ~17 ms of that child's start-up
+    from t3rl_core.eval.identity import budget_of, decoding_of, scorer_record
+
     engine = {k: v for k, v in config.engine.model_dump(mode="json").items() if k not in OPERATIONAL}
     return digest(
         {

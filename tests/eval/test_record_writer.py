@@ -354,3 +354,13 @@ def test_the_loop_never_waits_for_a_stopped_child(tmp_path: Path) -> None:
 def _continue(pid: int, fired: threading.Event) -> None:
     fired.set()
     os.kill(pid, signal.SIGCONT)
+
+
+def test_the_child_imports_only_what_writing_needs() -> None:
+    """The child's start-up is CPU the eval's one free core pays (one core kept busy): neither asyncio
+    (~60 ms, the parent's loop) nor the benchmark identity (~17 ms, the parent's settings digest)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    heavy = "asyncio", "t3rl_core.eval.identity"
+    script = f"import sys, t3rl_core.eval.record_writer; print(sorted(set({heavy!r}) & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]"]
