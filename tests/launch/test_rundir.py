@@ -13,10 +13,10 @@ from launch.run.rundir import (
     RunDirError,
     RunState,
     StageRecord,
-    atomic_write_text,
     git_state,
     package_versions,
 )
+from t3rl_core.atomic_files import atomic_write_text
 
 REPO = Path(__file__).resolve().parents[2]
 
