@@ -85,6 +85,12 @@ def test_every_option_of_the_primary_groups() -> None:
         ["+experiment=hub_env_grpo", "env.id=primeintellect/wordle", "+eval.extra=http://h:8000/v1"],
         ["+experiment=bfcl_env_tuning", "+stages.stage1.hardware.context_parallel=2", "model=qwen3_8b"],
         ["model=qwen3_8b", "model=glm4_9b", "hardware.sequence_parallel=true"],
+        ["seed='7'", 'name="a b"', "+stages.train.note=''", "paths.runs_dir='~/r uns'", "model.name='a\nb'"],
+        ["+experiment=stage1_bfcl", "model.hf_id='1.2.3.4'", "eval.server.host='--x'", "+x.y='true'"],
+        ["+experiment=retool", "env.data.instruction='Solve: it, (a) [b] {c} = d # e'", "name='é 🔥'"],
+        ["+experiment=retool", "env.sandbox.env_allowlist=[PATH, 'A,B' ,\"\"]", "+x=[]", "+y=[1,2.5,null,x]"],
+        ["+experiment=stage1_bfcl", "model.parsers.think_tags=['<think>','</think>']", "+z=['a\nb']"],
+        ["+experiment=stage2_bfcl", "env.augmentation.kinds=[]", "env.augmentation.kinds=[a]"],
     ],
 )
 def test_override_lines(overrides: list[str]) -> None:
@@ -144,7 +150,15 @@ def test_null_over_a_list_or_a_mapping_a_file_brought(tmp_path: Path) -> None:
         ["++seed=3"],
         ["hydra.job.chdir=true"],
         ["+hparams_search=bfcl_lr_kl_reward"],
-        ["seed='7'"],
+        ["seed='${x}'"],
+        ["seed='a\\'b'"],
+        ["seed='???'"],
+        ["seed=[1]"],  # a list over a scalar
+        ["+seed=[1]"],
+        ["env.sandbox.env_allowlist=[[a]]"],
+        ["env.sandbox.env_allowlist=[a,]"],
+        ["env.sandbox.env_allowlist=[a b]"],
+        ["env.sandbox.env_allowlist=['${a}']"],
         ["name=${model.name}"],
         ["stages={}"],
         ["hardware.env_vars=[1,2]"],
@@ -285,16 +299,57 @@ OVERRIDE_VALUES = [
     "true_x",
     "nullx",
     "info",
+    "'x'",
+    '"x"',
+    "''",
+    "'a b'",
+    "'1'",
+    "'1.5'",
+    "'true'",
+    "'null'",
+    "'a\nb'",
+    "'a\"b'",
+    '"a\'b"',
+    "'a\\'b'",
+    "'a\\\\b'",
+    "'${a}'",
+    "'$a'",
+    "'???'",
+    "'~/x'",
+    "'  '",
+    "'x''y'",
+    "'x'y",
+    "'x",
+    "[]",
+    "[ ]",
+    "[a,b]",
+    "[a, b ,c]",
+    "['a,b',c]",
+    "[1,1.5,true,null,'x']",
+    "['-x']",
+    "['']",
+    "['a\nb']",
+    "[a,]",
+    "[,]",
+    "[[1]]",
+    "[a b]",
+    "[{a:1}]",
+    "['a\\'b']",
+    "[a",
 ]
 
 
 @pytest.mark.parametrize("raw", OVERRIDE_VALUES)
 def test_override_values_read_as_hydra_reads_them(raw: str) -> None:
-    expected = OverridesParser.create().parse_override(f"k={raw}").value()
+    try:
+        expected = OverridesParser.create().parse_override(f"k={raw}").value()
+    except Exception:
+        expected = Unsupported  # Hydra refuses it: so must the direct reader, leaving Hydra to say why
     try:
         got = parse(f"k={raw}").value
     except Unsupported:
         return
+    assert expected is not Unsupported, f"{raw}: Hydra refuses it, the direct reader did not"
     _assert_same_value(got, expected)
 
 

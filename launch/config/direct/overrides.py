@@ -2,10 +2,12 @@
 
 Read: `key=value` and `+key=value` with a key of dotted names and a value Hydra's grammar reads as one
 token of a known type: an integer, a decimal or exponent float, true/false, null, or a word of
-letters, digits and `_ . / : -` (not starting with a digit). Anything else (sweeps, lists, quotes,
-interpolations, `~key`, `++key`, `group@package`) is Unsupported. Applied: `key=value` to a key the
-config has (a scalar), `+key=value` to a key it lacks (or holds null), both as OmegaConf sets a value:
-in place, where the box is shared.
+letters, digits and `_ . / : -` (not starting with a digit), a string in single or double quotes
+holding no backslash, `$` or its own quote, or a list `[…]` of such values. Anything else (sweeps,
+nested containers, escapes, interpolations, `~key`, `++key`, `group@package`) is Unsupported. Applied:
+`key=value` to a key the config has (a scalar; a list to a list, its items replaced), `+key=value` to
+a key it lacks (a scalar also to one holding null), as OmegaConf sets a value: in place, where the box
+or list is shared.
 """
 
 from __future__ import annotations
@@ -23,6 +25,15 @@ _LINE = re.compile(r"(\+?)([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*
 _INT = re.compile(r"-?(0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+([eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)")
 _WORD = re.compile(r"[A-Za-z_/][A-Za-z0-9_./:-]*")
+# Hydra's lexer reads every character between the quotes as it stands (line breaks too) except a
+# backslash (an escape), `$` (an interpolation) and the closing quote; typed values are quoted to keep
+# them text (`'1.2.3.4'`, `''`, `'--x'`, `'a b'`), and they composed with Hydra.
+_QUOTED = re.compile(r"'([^'\\$]*)'|\"([^\"\\$]*)\"")
+# OmegaConf reads this string as a value left unset, not as text.
+_MISSING = "???"
+# A list's items, each a quoted string or a run without separators, quotes or brackets (read as a value
+# above), spaces around it dropped as Hydra's grammar drops them.
+_ITEM = re.compile(r"\s*('[^']*'|\"[^\"]*\"|[^\s,'\"\[\]{}]+)\s*(,|$)")
 # Words Hydra's grammar reads as another type (case-insensitive).
 _KEYWORDS = {"true": True, "false": False, "null": None}
 _FLOAT_WORDS = ("inf", "nan")
@@ -65,6 +76,8 @@ def reads_directly(overrides: Sequence[str]) -> bool:
 
 
 def _value(raw: str) -> Any:
+    if raw.startswith("[") and raw.endswith("]"):
+        return _items(raw[1:-1])
     if _INT.fullmatch(raw):
         return int(raw)
     if _FLOAT.fullmatch(raw):
@@ -74,7 +87,28 @@ def _value(raw: str) -> Any:
         return _KEYWORDS[word]
     if _WORD.fullmatch(raw) and word not in _FLOAT_WORDS:
         return raw
+    quoted = _QUOTED.fullmatch(raw)
+    if quoted is not None:
+        text = quoted.group(1) if quoted.group(1) is not None else quoted.group(2)
+        if text != _MISSING:
+            return text
     raise Unsupported(f"a value the direct composition does not read: {raw}")
+
+
+def _items(inner: str) -> list[Any]:
+    if not inner.strip():
+        return []
+    items, at = [], 0
+    while at < len(inner):
+        found = _ITEM.match(inner, at)
+        if found is None or (found.group(2) == "," and found.end() == len(inner)):  # `[a,]`: Hydra refuses
+            raise Unsupported(f"a list the direct composition does not read: [{inner}]")
+        item = _value(found.group(1))
+        if isinstance(item, list):
+            raise Unsupported(f"a nested list: [{inner}]")
+        items.append(item)
+        at = found.end()
+    return items
 
 
 def apply(config: dict[str, Any], override: Override) -> None:
@@ -90,6 +124,9 @@ def apply(config: dict[str, Any], override: Override) -> None:
             raise Unsupported(f"{override.text}: {part} is not a mapping of the config")
         node = child
     current = node.get(last)
+    if isinstance(override.value, list):
+        _apply_list(node, last, current, override)
+        return
     if override.add:
         if current is not None and not (isinstance(current, Box) and current.value is None):
             raise Unsupported(f"{override.text}: the key exists")
@@ -99,3 +136,15 @@ def apply(config: dict[str, Any], override: Override) -> None:
         current.value = override.value
     else:
         node[last] = Box(override.value)
+
+
+def _apply_list(node: dict[str, Any], last: str, current: Any, override: Override) -> None:
+    """A list set: over a list its items are replaced in place (OmegaConf merges a list into a list
+    node), a key the config lacks takes it with `+`; over a scalar, a null or a mapping OmegaConf makes
+    another node, which is left to Hydra."""
+    if isinstance(current, list) and not override.add:
+        current[:] = override.value
+    elif current is None and last not in node and override.add:
+        node[last] = list(override.value)
+    else:
+        raise Unsupported(f"{override.text}: a list over a {type(current).__name__}")
