@@ -24,7 +24,7 @@ from launch.config.provenance import Provenance
 from launch.config.resolved import composed_plain
 from launch.config.schema import RunConfig, build_run_validator, build_validators
 from launch.config.schema_errors import AS_TYPED, numbers_misread, problems_from_validation
-from launch.config.secrets import remember_config, remember_overrides, remember_revealed
+from launch.config.secrets import remember_expanded, remember_overrides, remember_revealed
 from launch.config.yaml_readings import misread, with_readings
 from t3rl_core.home_paths import expand_home
 from t3rl_core.records import Record
@@ -92,7 +92,7 @@ def resolve(
         hidden = hidden_option_problems(config_dirs, (origin.source for _, origin in provenance.items()))
         if hidden:  # the config composed is not the one written: its every other problem would mislead
             raise ConfigError(hidden)
-    remember_config(data)
+    remember_expanded(data, plain.data)  # only what expand_home changed is read again
     build_run_validator()  # a no-op when built already (build_validators)
     misreads = misread(provenance)  # a file's `12:00:00` that YAML 1.1 made 43200: the text is the truth
     try:

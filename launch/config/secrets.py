@@ -102,8 +102,26 @@ def scrub_text(text: str, secrets: Iterable[str] | None = None) -> str:
     also folded over lines or cut short: t3rl_core.secret_pieces), and every URL password and every
     credential known by its shape (t3rl_core.secret_shapes)."""
     values = secret_values() if secrets is None else frozenset(secrets) | _known()
+    # The same text scrubbed again with nothing learnt in between (a problem's texts, made again for its
+    # report; a file's path, the source of many problems): the same answer, not another scan. The key is
+    # all the answer depends on: the values and which of them are cut short (`_cuttable`).
+    key = (text, values, frozenset(_REMEMBERED), revealed())
+    done = _SCRUBBED.get(key)
+    if done is not None:
+        return done
     # Whole, folded over lines by a renderer, or (a credential's) cut short by a view.
-    return mask_text(mask_values(text, values, _cuttable))
+    scrubbed = mask_text(mask_values(text, values, _cuttable))
+    if len(text) <= _SCRUBBED_TEXT:
+        if len(_SCRUBBED) >= _SCRUBBED_COUNT:  # bounded: a long run's every log line passes here
+            _SCRUBBED.clear()
+        _SCRUBBED[key] = scrubbed
+    return scrubbed
+
+
+# `scrub_text`'s recent answers for short texts, by text and what else the answer depends on.
+_SCRUBBED: dict[tuple[str, frozenset[str], frozenset[str], frozenset[str]], str] = {}
+_SCRUBBED_TEXT = 4096
+_SCRUBBED_COUNT = 512
 
 
 def scrub_texts(texts: Sequence[str], secrets: Iterable[str] | None = None) -> list[str]:
@@ -332,6 +350,35 @@ def remember(values: Iterable[str]) -> None:
 def remember_config(data: Any) -> None:
     """Remember every secret a (composed) config holds."""
     remember(secrets_in(data))
+    _LAST_CONFIG[0] = data
+
+
+# The config `remember_config` last read (kept, so that its identity stays its own).
+_LAST_CONFIG: list[Any] = [None]
+
+
+def remember_expanded(data: Any, composed: Any) -> None:
+    """`remember_config(data)`, where `data` is `composed` with strings replaced (`expand_home`: `~/x`
+    made `/home/u/x`) and `composed` is the config this process's composition remembered last: only the
+    entries that differ are read again (a cold plan read its ~700 keys twice, ~10 M instructions). An
+    entry's secrets depend on its key path and value alone, and a list's on all its items (flags and
+    their values), so the secrets of `data` are those of `composed` and those of its differing entries,
+    each mapping cut to its differing keys, each list whole."""
+    if composed is not _LAST_CONFIG[0]:  # composed elsewhere (forked ahead, a cache hit): read it all
+        remember_config(data)
+        return
+    remember(secrets_in(_differing(data, composed)))
+    _LAST_CONFIG[0] = data
+
+
+def _differing(new: Any, old: Any) -> Any:
+    """`new` cut, in each mapping also in `old`, to the keys whose values differ (compared deeply, as
+    data); anything else whole."""
+    if not (isinstance(new, dict) and isinstance(old, dict)):
+        return new
+    return {
+        key: _differing(value, old[key]) for key, value in new.items() if key not in old or old[key] != value
+    }
 
 
 def remember_overrides(overrides: Sequence[str]) -> None:
