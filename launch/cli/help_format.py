@@ -107,9 +107,10 @@ def _refuse_empty_word(param: Any, ctx: Any, value: Any) -> None:
         return
     values = [v for v in (value if isinstance(value, list | tuple) else [value]) if isinstance(v, str)]
     if any(not v.strip() for v in values):
+        from launch.cli.option_domain import param_name  # lazy: only for a value refused
+
         word = param.metavar or (param.name or "").upper()
-        longs = [o for o in param.opts if o.startswith("--")]
-        name = word if param.param_type_name == "argument" else (longs or param.opts)[0]
+        name = param_name(param)
         unset = "" if param.required else f", or leave out {name}"
         raise typer.BadParameter(
             f"an empty {word} (an unset shell variable?): give a {word}{unset}", ctx=ctx, param=param

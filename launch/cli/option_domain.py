@@ -28,13 +28,14 @@ def refusal(param: Any, value: Any) -> str | None:
         found = _outside(param, item)
         if found is not None:
             why, domain, fix = found
-            name = _name(param)
+            name = param_name(param)
             spelled = f"{name} {shlex.quote(fix)}" if param.param_type_name == "option" else shlex.quote(fix)
             return f"{why}: {name} takes {domain}; fix: {spelled}"
     return None
 
 
-def _name(param: Any) -> str:
+def param_name(param: Any) -> str:
+    """How a message names `param`: an option by its first long name, an argument by its metavar."""
     if param.param_type_name != "option":
         return str(param.metavar or (param.name or "").upper())
     longs = [o for o in param.opts if o.startswith("--")]

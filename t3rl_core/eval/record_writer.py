@@ -274,8 +274,7 @@ def _second_to_the_loop(pid: int) -> None:
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
-    # An eval, which calls this, has asyncio imported already; the child never needs it (~60 ms of its
-    # start-up).
+    # An eval, which calls this, has asyncio imported already.
     import asyncio  # lazy: ~60 ms of the record-writing child's start-up, which never needs it
 
     try:

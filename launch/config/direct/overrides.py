@@ -103,10 +103,7 @@ def _items(inner: str) -> list[Any]:
         found = _ITEM.match(inner, at)
         if found is None or (found.group(2) == "," and found.end() == len(inner)):  # `[a,]`: Hydra refuses
             raise Unsupported(f"a list the direct composition does not read: [{inner}]")
-        item = _value(found.group(1))
-        if isinstance(item, list):
-            raise Unsupported(f"a nested list: [{inner}]")
-        items.append(item)
+        items.append(_value(found.group(1)))  # never a list: an item holds no bracket (`_ITEM`)
         at = found.end()
     return items
 

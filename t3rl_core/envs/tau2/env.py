@@ -293,9 +293,9 @@ class Tau2Env(Env):
         task = self.spec.task
         evaluation = self._evaluation or {}
         # An episode tau2's rules never ended (cut off by the loop's limits, aborted, failed: the loop's
-        # status says which) has no evaluation and scores 0, as tau2 scores max_steps; an evaluated one
-        # scores the reward `_finish` read.
-        reward = 0.0 if self._evaluation is None else self._reward
+        # status says which) has no evaluation and keeps `_reward`'s 0, as tau2 scores max_steps; an
+        # evaluated one scores the reward `_finish` read.
+        reward = self._reward
         return {
             "domain": self.spec.domain,
             "task_id": task.id,
