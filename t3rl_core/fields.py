@@ -162,7 +162,23 @@ Delay = Annotated[
     Le(MAX_WAIT_S),
     Usual(86400.0, 1.0, "a day: no retry or shutdown waits longer", scale=1000.0),
 ]
-GpuId = Annotated[int, Domain("GPU id", "a CUDA device index >= 0"), Ge(0)]
+# GPUs of one node (what a node has, a server's TP ranks, which run on one node): NCCL, which joins a
+# node's ranks (a server's TP, a node's training ranks), takes at most 72 of one host (its
+# NCCL_MAX_LOCAL_RANKS, an NVL72 rack's NVLink domain; 64 in older NCCL), so more is no node anything
+# runs on. Above 16 is valid but warned about (NODE_GPUS): no server board holds more.
+MOST_NODE_GPUS = 72
+NODE_GPUS = Usual(16, 8, "no server board holds more than 16 GPUs (DGX-2, HGX-2); most hold 8")
+NodeGpus = Annotated[
+    int,
+    Domain("GPUs of one node", f"a count of one node's GPUs in [1, {MOST_NODE_GPUS}]"),
+    Ge(1),
+    Le(MOST_NODE_GPUS),
+    NODE_GPUS,
+]
+# A CUDA device index of one node: below the most GPUs a node has.
+GpuId = Annotated[
+    int, Domain("GPU id", f"a CUDA device index in [0, {MOST_NODE_GPUS})"), Ge(0), Lt(MOST_NODE_GPUS)
+]
 # A POSIX user or group id a process drops its privileges to (not root's 0): uid_t and gid_t are 32-bit
 # unsigned, and 2**32 - 1 is (uid_t) -1, which setresuid/setresgid read as "leave unchanged": a cell
 # given it, or anything larger, would fail to drop its privileges at start-up, after the run began.

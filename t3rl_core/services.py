@@ -42,6 +42,7 @@ from t3rl_core.fields import (
     Hostname,
     LocalPath,
     ModelRef,
+    NodeGpus,
     PathComponent,
     Port,
     Seconds,
@@ -67,7 +68,7 @@ class ServiceSpec(StrictModel):
     command: Argv | None = None
     # Path a healthy server answers 200 on.
     health_path: UrlPath = "/health"
-    tp: int = Field(1, ge=1)
+    tp: NodeGpus = 1
     # GPU ids the server sees (CUDA_VISIBLE_DEVICES); empty = inherit the stage's.
     gpus: Annotated[list[GpuId], Distinct()] = Field(default_factory=list)
     host: Hostname = "127.0.0.1"

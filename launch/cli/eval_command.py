@@ -26,9 +26,9 @@ from launch.cli import completion
 from launch.cli import eval_setup as common
 from launch.cli.eval_checkpoint import check_stage_checkpoint, not_a_checkpoint
 from launch.cli.lazy import ARGV_KEY
+from launch.cli.option_fields import bounds
 from launch.cli.out_option import writable_out
 from launch.config.errors import EXIT_CONFIG_ERROR, did_you_mean
-from launch.config.schema import NODE_GPUS
 from launch.config.secrets import scrub_obj, scrub_text
 from launch.files import LockHeld, atomic_write_json, exclusive_lock
 from launch.run.published_view import print_verdicts, require_published
@@ -40,7 +40,7 @@ from t3rl_core.data.rows import DataError
 from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.eval import evaluate as evaluation
-from t3rl_core.eval.config import MAX_SAMPLES_PER_TASK, EvalConfig
+from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.record_lock import RecordsInUse, refuse_if_in_use
 from t3rl_core.eval.runner import load_rows, select_rows
 from t3rl_core.registries import ENGINES as REGISTRY
@@ -51,15 +51,10 @@ if TYPE_CHECKING:
     from launch.config.schema import RunConfig
 
 ENGINES = ("reference", "hf", "sglang")
-# The most --limit-per-category takes: a category of an eval split holds hundreds of tasks (BFCL's
-# multi-turn ones 200, tau2's domains fewer), and the whole split is the default (no option), so a
-# hundred thousand is a typo, not a limit.
-MOST_TASKS_PER_CATEGORY = 100_000
 # The eval record's manifest says so: `t3rl runs` shows it as one stage of this name.
 EVAL_RECORD = "eval"
 # Sections of the composed config an eval does not run (the experiment's pipeline).
 NOT_EVALUATED = ("stages", "services", "next_experiment", "objective", "curriculum")
-# The option that set each EvalConfig field, for errors in the values given.
 
 ConfigDirs = Annotated[
     list[str] | None,
@@ -88,15 +83,18 @@ def eval_command(
         int | None,
         typer.Option(
             "--k",
-            min=1,
-            max=MAX_SAMPLES_PER_TASK,  # eval.samples' bound: the option sets it
+            **bounds("--k"),  # eval.samples' bounds: the option sets it
             metavar="K",
             help="samples per task; reports pass@1 and pass@k",
         ),
     ] = None,
     limit_per_category: Annotated[
         int | None,
-        typer.Option(min=1, max=MOST_TASKS_PER_CATEGORY, metavar="N", help="tasks per category"),
+        typer.Option(
+            **bounds("--limit-per-category"),  # eval.limit_per_category's: the option sets it
+            metavar="N",
+            help="tasks per category (default: eval.limit_per_category)",
+        ),
     ] = None,
     out: Annotated[
         Path | None,
@@ -118,14 +116,13 @@ def eval_command(
         Path | None, typer.Option(metavar="DIR", help="HF dir to serve with SGLang (engine sglang)")
     ] = None,
     tp: Annotated[
-        int,
+        int | None,
         typer.Option(
-            min=1,
-            max=int(NODE_GPUS.most),  # the server runs here, on this node's GPUs
+            **bounds("--tp"),  # eval.server.tp's, a count of one node's GPUs: the option sets it
             metavar="N",
-            help="SGLang TP size for --serve-checkpoint",
+            help="SGLang TP size for --serve-checkpoint (default: eval.server.tp, else 1)",
         ),
-    ] = 1,
+    ] = None,
     resume: Annotated[
         bool, typer.Option(help="keep finished episodes of an interrupted eval in --out")
     ] = False,
@@ -185,7 +182,7 @@ def eval_command(
         runtime, runs_dir = common.runtime_of(run), Path(run.paths.runs_dir)
         composed = {k: v for k, v in resolved.config.items() if k not in NOT_EVALUATED}
     config = common.with_options(
-        config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category
+        config, engine=engine, url=url, split=split, k=k, limit_per_category=limit_per_category, tp=tp
     )
     if run is not None:
         check_stage_checkpoint(run, stage, config, serve_checkpoint, overrides or [])
@@ -219,7 +216,7 @@ def eval_command(
                 if data is None:  # the rows are known now, before the first episode and any engine
                     _check_gold(runtime, config, _prepared_rows(runtime, config, data_path))
                 summary = evaluation.evaluate(
-                    runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, tp=tp, resume=resume
+                    runtime, config, data_path, out, serve_checkpoint=serve_checkpoint, resume=resume
                 )
             except KeyboardInterrupt:
                 _say_how_to_resume(out)

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from launch.checks.resolve import resolve
+from launch.cli.option_fields import EVAL_FIELDS, option_key, option_of
 from launch.config.errors import EXIT_CONFIG_ERROR, ConfigError, render_problems
 from launch.config.overlay import overlay
 from launch.config.schema import EvalStage
@@ -24,22 +25,13 @@ if TYPE_CHECKING:
     from launch.config.schema import RunConfig
     from t3rl_core.eval.config import EvalConfig
 
-# The eval setting each command-line option sets, for errors that name the option.
-OPTION_OF = {
-    "samples": "--k",
-    "pass_k": "--k",
-    "temperature": "--k",
-    "limit_per_category": "--limit-per-category",
-    "split": "--split",
-    "engine": "--engine",
-}
-
 
 def with_options(config: EvalConfig, **options: Any) -> EvalConfig:
-    """The eval config with the command-line options applied (None = keep); a value the config refuses
-    exits 2 naming the option that gave it."""
+    """The eval config with the command-line options applied (None = keep), each by its keyword
+    (`limit_per_category=`), set where launch.cli.option_fields says; a value the config refuses exits 2
+    naming the option that gave it."""
     data = config.model_dump(mode="json")
-    engine, url, k = options.pop("engine"), options.pop("url"), options.pop("k")
+    engine, url, k = options.pop("engine", None), options.pop("url", None), options.pop("k", None)
     if engine is not None and engine != data["engine"]["name"]:
         data["engine"] = {"name": engine}  # another engine: its own defaults, not the old engine's keys
     if url is not None:
@@ -49,14 +41,22 @@ def with_options(config: EvalConfig, **options: Any) -> EvalConfig:
     if k is not None:
         data["samples"], data["pass_k"] = k, sorted({1, k})
         data["temperature"] = data["temperature"] or 1.0  # k greedy samples would all be equal
-    data |= {key: value for key, value in options.items() if value is not None}
+    fields = {option_key(option): field for option, field in EVAL_FIELDS.items()}
+    for key, value in options.items():
+        if value is not None:
+            *section, name = fields[key].split(".")
+            place = data
+            for part in section:
+                place = place[part]
+            place[name] = value
     try:
         return type(config).model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        option = "--url" if where.startswith("engine.url") else OPTION_OF.get(str(first["loc"][0]), where)
-        raise typer.BadParameter(f"eval.{where}: {first['msg']}", param_hint=option) from None
+        raise typer.BadParameter(
+            f"eval.{where}: {first['msg']}", param_hint=option_of(where) or where
+        ) from None
 
 
 def stage_eval_config(run: RunConfig, name: str) -> EvalConfig:

@@ -46,6 +46,7 @@ from t3rl_core.fields import (
     ModelDir,
     ModelRef,
     Name,
+    NodeGpus,
     OffOrPositiveInt,
     OutputDir,
     PathComponent,
@@ -165,8 +166,6 @@ class RecomputeConfig(StrictModel):
     num_layers: Annotated[int, _FULL_RECOMPUTE] = Field(1, ge=1)
 
 
-# GPUs of one node: no server board holds more than 16 (DGX-2 / HGX-2), most hold 8.
-NODE_GPUS = Usual(16, 8, "no server board holds more than 16 GPUs (DGX-2, HGX-2); most hold 8")
 # CPUs of one node: two 192-core sockets with two threads a core are 768; SLURM refuses a job asking
 # for more than a node has only when it is submitted, after the stages before it ran.
 NODE_CPUS = Usual(768, 64, "no server node has more than 768 CPUs (two 192-core sockets, two threads a core)")
@@ -195,9 +194,9 @@ class HardwareConfig(StrictModel):
     gpu_memory_gib: float | None = Field(None, gt=0)
     # GPUs each node physically has (what `ray start --num-gpus` and sbatch may claim per node);
     # None = gpus_per_node, i.e. training uses whole nodes.
-    node_gpus: Annotated[int, NODE_GPUS] | None = Field(None, ge=1)
+    node_gpus: NodeGpus | None = None
     nodes: int = Field(1, ge=1)
-    gpus_per_node: Annotated[int, NODE_GPUS] = Field(8, ge=1)
+    gpus_per_node: NodeGpus = 8
     # True: SGLang and Megatron share the training GPUs (train.py);
     # False: SGLang gets `rollout_gpus` extra GPUs (train_async.py).
     colocate: bool = True
@@ -576,7 +575,7 @@ class ServiceConfig(StrictModel):
     # Path a healthy server answers 200 on.
     health_path: UrlPath = "/health"
     # Tensor parallel size of the server; its GPUs, outside the stage's own (CUDA_VISIBLE_DEVICES).
-    tp: int = Field(1, ge=1)
+    tp: NodeGpus = 1
     # GPU ids the server sees (its CUDA_VISIBLE_DEVICES); empty = those the stage sees.
     gpus: Annotated[list[GpuId], Distinct(by="launch.checks.ledger.duplicate_gpus")] = Field(
         default_factory=empty_list

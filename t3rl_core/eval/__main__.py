@@ -1,17 +1,18 @@
 """The eval stage command.
 
     python -m t3rl_core.eval --runtime-config R --eval-config E --data FILE|DIR --out DIR
-                             [--serve-checkpoint HF_DIR --tp N | --url URL [--server-pid PID]]
+                             [--serve-checkpoint HF_DIR | --url URL [--server-pid PID]]
                              [--resume] [--no-progress]
 
 R is the runtime YAML (key `t3rl`), E an EvalConfig YAML (optionally under a key `eval`). With engine
 `sglang` and no `url`, `--serve-checkpoint` starts an SGLang server on that HF directory for the
-duration of the eval (and always stops it); with a url the eval uses that server. The pipeline's
-eval stage starts `python -m sglang.launch_server` itself (so plan.sh shows it) and passes
-`--url … --server-pid $!`: the eval waits for the server's /health, or fails as soon as it exits.
-`--data` is the split file, or the prepared data directory holding `<eval.split>.jsonl`.
-Writes trajectories.jsonl, summary.json, report.md and the chart into --out. Exits 1 when the engine
-does not answer its health check, or the eval is incomplete (summary.json `reason` says why).
+duration of the eval (and always stops it), on eval.server.tp GPUs (unset: one); with a url the eval
+uses that server. The pipeline's eval stage starts `python -m sglang.launch_server` itself (so plan.sh
+shows it) and passes `--url … --server-pid $!`: the eval waits for the server's /health, or fails as
+soon as it exits. `--data` is the split file, or the prepared data directory holding
+`<eval.split>.jsonl`. Writes trajectories.jsonl, summary.json, report.md and the chart into --out.
+Exits 1 when the engine does not answer its health check, or the eval is incomplete (summary.json
+`reason` says why).
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="split JSONL, or the prepared data dir")
     parser.add_argument("--out", type=Path, required=True, help="output directory")
     parser.add_argument("--serve-checkpoint", type=Path, help="HF dir to serve (engine sglang, no url)")
-    parser.add_argument("--tp", type=int, default=1, help="SGLang TP size for --serve-checkpoint")
     parser.add_argument("--url", help="the SGLang server to use (engine sglang); overrides eval.engine.url")
     parser.add_argument(
         "--server-pid",
@@ -65,7 +65,6 @@ def main(argv: list[str] | None = None) -> int:
             args.data,
             args.out,
             serve_checkpoint=args.serve_checkpoint,
-            tp=args.tp,
             resume=args.resume,
             progress=not args.no_progress,
         )

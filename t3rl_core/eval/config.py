@@ -11,6 +11,7 @@ from t3rl_core.fields import (
     Distinct,
     Hostname,
     Label,
+    NodeGpus,
     PathComponent,
     Port,
     Seconds,
@@ -24,6 +25,10 @@ from t3rl_core.strict import StrictModel, empty_list
 # Samples of one task (an eval's k, a training group): beyond it one task costs thousands of episodes,
 # which a typo (10000 for 100) gives far more often than a plan does.
 MAX_SAMPLES_PER_TASK = 1024
+# Tasks of one category an eval takes: a category of an eval split holds hundreds of tasks (BFCL's
+# multi-turn ones 200, tau2's domains fewer), and the whole split is the default (None), so a hundred
+# thousand is a typo, not a limit.
+MOST_TASKS_PER_CATEGORY = 100_000
 
 
 class ServerConfig(StrictModel):
@@ -31,9 +36,10 @@ class ServerConfig(StrictModel):
 
     port: Port = 30000
     host: Hostname = "127.0.0.1"
-    # The server's tensor parallel size (its GPUs, ids 0..tp-1 of the stage's node); None = the
-    # rollout engines' hardware.gpus_per_engine.
-    tp: int | None = Field(None, ge=1)
+    # The server's tensor parallel size (its GPUs, ids 0..tp-1 of the stage's node, or of this machine
+    # for `t3rl eval --serve-checkpoint`, whose --tp sets it); None = the rollout engines'
+    # hardware.gpus_per_engine in a pipeline's eval stage, one GPU in `t3rl eval`.
+    tp: NodeGpus | None = None
     # Seconds to wait for /health before the stage fails.
     startup_timeout_s: Seconds = 900.0
     # Extra `python -m sglang.launch_server` flags, e.g. ["--mem-fraction-static", "0.8"].
@@ -63,7 +69,7 @@ class EvalConfig(StrictModel):
     # set up ahead of a free slot (t3rl_core/eval/slots.py).
     concurrency: int = Field(32, ge=1)
     # Tasks per category (data_source); None = all.
-    limit_per_category: int | None = Field(None, ge=1)
+    limit_per_category: int | None = Field(None, ge=1, le=MOST_TASKS_PER_CATEGORY)
     # Categories (data_source values) to keep; None = all.
     categories: Annotated[list[Label], Distinct()] | None = Field(None, min_length=1)
     temperature: Temperature = 0.0

@@ -46,7 +46,6 @@ def evaluate(
     out_dir: Path,
     *,
     serve_checkpoint: Path | None = None,
-    tp: int = 1,
     resume: bool = False,
     progress: bool = True,
     launch: Sequence[str] = SGLANG_LAUNCH,
@@ -79,7 +78,7 @@ def evaluate(
             raise ValueError("engine sglang has no url: set eval.engine.url or pass --serve-checkpoint DIR")
         server = SGLangServer(
             serve_checkpoint,
-            tp=tp,
+            tp=config.server.tp or 1,  # unset: one GPU here (a pipeline's stage sizes its own server)
             tool_call_parser=runtime.parsers.tool_call_parser,
             # The server's parser would split on its own tags; t3rl parses the text itself anyway.
             reasoning_parser=None if runtime.parsers.think_tags else runtime.parsers.reasoning_parser,
