@@ -6,22 +6,17 @@ from typing import Annotated
 
 import typer
 
-# The most --max-points may raise the bound to (launch.run.sweep_limit.MOST_POINTS, a test keeps them
-# equal): every point is a whole pipeline with its own run dir and training job, and validate composes
-# each one (tens of milliseconds a point): 10,000 points are a GPU-year of even one-GPU-hour runs and
-# minutes of composing before the first point starts, so a larger bound is a typo (`--max-points
-# 1000000000000` let a sweep of that many points expand), not a plan.
-MOST_POINTS = 10_000
+from launch.run.sweep_bounds import MAX_POINTS, MOST_POINTS
 
-# None = launch.run.sweep_limit.MAX_POINTS, whose number the help repeats (a test keeps them equal): a
-# cold start does not import the sweep modules for a default.
+# None = MAX_POINTS (launch.run.sweep.expand_points); launch.run.sweep_bounds says why each number.
 MaxPoints = Annotated[
     int | None,
     typer.Option(
         "--max-points",
         min=1,
-        max=MOST_POINTS,
+        max=MOST_POINTS,  # each point is a whole run: more is a typo, not a plan
         metavar="N",
-        help="With -m: refuse a sweep of more than N points (default 256; each point is a whole run).",
+        help=f"With -m: refuse a sweep of more than N points (default {MAX_POINTS}; each point is a whole "
+        "run).",
     ),
 ]

@@ -34,8 +34,9 @@ from launch.config.secrets import mask_overrides, scrub_obj
 from launch.config.sweep_values import OptionsOf, as_choices
 from launch.files import write_record
 from launch.run.record_files import RunDirError, read_sweep
+from launch.run.sweep_bounds import MAX_POINTS
 from launch.run.sweep_compare import marks, objective_identity_differences
-from launch.run.sweep_limit import MAX_POINTS, check_size
+from launch.run.sweep_limit import check_size
 from t3rl_core import outside_json
 
 

@@ -15,15 +15,10 @@ from typing import TYPE_CHECKING
 from launch.config.errors import ConfigError, Problem
 from launch.config.override_fixes import as_typed, override_prefix, shell_word
 from launch.config.sweep_values import OptionsOf, count, values
+from launch.run.sweep_bounds import MOST_POINTS
 
 if TYPE_CHECKING:
     from hydra.core.override_parser.types import Override
-
-# The default bound of points per sweep (`--max-points` raises it).
-MAX_POINTS = 256
-# The most `--max-points` takes (launch.cli.sweep_options declares it on the option): a sweep of more
-# points is split, not run whole.
-MOST_POINTS = 10_000
 
 
 def check_size(parsed: Sequence[Override], options_of: OptionsOf, max_points: int) -> int:

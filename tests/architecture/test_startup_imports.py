@@ -91,13 +91,15 @@ BUDGET = {
 # on first use).
 # +1 everywhere but --help: t3rl_core.code_context, whether a place of a text is code, read by secret and
 # secret_prose from below both (secret_prose imported it from secret inside a function: an import cycle).
+# +1 for show (plan, validate and run were within theirs): launch.run.sweep_bounds, the two sweep bounds
+# the --max-points option and the sweep limit share (was a number typed in each), no imports, 0.17 ms.
 OWN_MODULE_BUDGET = {
     ("--help",): 13,
     ("plan", "+experiment=stage2_bfcl"): 192,
     ("validate", "+experiment=stage2_bfcl"): 177,
     ("validate", "+experiment=quickstart"): 178,
     ("run", "+experiment=stage2_bfcl", "executor=dry"): 192,
-    ("show", "+experiment=stage2_bfcl"): 194,
+    ("show", "+experiment=stage2_bfcl"): 195,
 }
 COMMAND_MODULES = {
     "launch.cli.run",

@@ -16,7 +16,9 @@ from launch.cli.app import app
 from launch.config.compose import group_options, parse_overrides
 from launch.config.errors import ConfigError
 from launch.run.sweep import expand_points
-from launch.run.sweep_limit import MAX_POINTS, MOST_POINTS, check_size
+from launch.run.sweep_bounds import MAX_POINTS, MOST_POINTS
+from launch.run.sweep_limit import check_size
+from tests.support import cli_hunt
 
 
 def _invoke(*args: str) -> tuple[int, str]:
@@ -145,9 +147,8 @@ def test_max_points_is_an_option_of_run_plan_and_validate_and_its_help_says_the_
 
 def test_the_most_points_the_option_takes_is_the_sweep_limits_and_its_fix_stays_within_it() -> None:
     """`--max-points N` is proposed up to the option's declared most, never beyond it (refused there)."""
-    from launch.cli.sweep_options import MOST_POINTS as DECLARED
-
-    assert DECLARED == MOST_POINTS
+    declared = {p.high for p in cli_hunt.parameters() if p.name == "--max-points"}
+    assert declared == {MOST_POINTS}  # run, plan and validate, as parsed
     assert f"--max-points {MOST_POINTS}" in _refusal([f"seed=range(0,{MOST_POINTS})"]).problems[0].fix
     beyond = _refusal([f"seed=range(0,{MOST_POINTS + 1})"]).problems[0].fix
     assert "--max-points " not in beyond.replace("--max-points takes", ""), beyond
