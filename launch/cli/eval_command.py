@@ -50,7 +50,8 @@ from t3rl_core.secret_shapes import credentials_in
 if TYPE_CHECKING:
     from launch.config.schema import RunConfig
 
-ENGINES = ("reference", "hf", "sglang")
+# The built-in engines, as the registry defines them (a plugin's name is taken too).
+ENGINES = tuple(REGISTRY.entries)
 # The eval record's manifest says so: `t3rl runs` shows it as one stage of this name.
 EVAL_RECORD = "eval"
 # Sections of the composed config an eval does not run (the experiment's pipeline).
