@@ -35,6 +35,7 @@ from launch.config.secrets import scrub_text
 from launch.files import LockHeld, atomic_write_text, exclusive_lock
 from t3rl_core import outside_json, registries, score
 from t3rl_core.data.progress import ProgressLines
+from t3rl_core.envs.base import Mode
 from t3rl_core.eval.runner import load_rows, task_id
 from t3rl_core.progress_format import SCORE_LABEL
 
@@ -43,11 +44,11 @@ if TYPE_CHECKING:
 
     from t3rl_core.score import Verdict
 
-# The worlds whose checkers score a line, and bfcl's two verdicts (the official one, T3RL's progress):
-# declared on WORLD and --mode, so `--help` lists them and Typer refuses another before anything runs.
+# The worlds whose checkers score a line, and bfcl's two verdicts (the official one, T3RL's progress; the
+# episode modes of t3rl_core.envs.base, which score.bfcl takes): declared on WORLD and --mode, so `--help`
+# lists them and Typer refuses another before anything runs.
 World = Literal["bfcl", "toolrl", "retool", "tau2", "verifiers"]
 WORLDS: tuple[str, ...] = get_args(World)
-Mode = Literal["eval", "train"]
 EXIT_CONFIG = 2
 
 
