@@ -29,7 +29,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -37,45 +36,24 @@ from t3rl_core.eval.server import ServerStartError, _alive, _healthy, _port_in_u
 from t3rl_core.fields import (
     Argv,
     Delay,
-    Distinct,
-    GpuId,
-    Hostname,
     LocalPath,
-    ModelRef,
-    NodeGpus,
     PathComponent,
-    Port,
-    Seconds,
-    UrlPath,
 )
 from t3rl_core.secret import log_tail
 from t3rl_core.secret_env import environment_for_untrusted
 from t3rl_core.secret_launch import argv_for
-from t3rl_core.strict import StrictModel
+from t3rl_core.service_fields import ServiceFields
 from t3rl_core.yaml_text import safe_load
 
 SGLANG_LAUNCH = ("python3", "-m", "sglang.launch_server")
 
 
-class ServiceSpec(StrictModel):
-    """One running service as a stage's command.sh starts it (written by the plan)."""
+class ServiceSpec(ServiceFields):
+    """One running service as a stage's command.sh starts it (written by the plan from the run's
+    `services.<name>`, whose fields it shares)."""
 
     name: PathComponent
-    # "sglang": an SGLang server of `model_path`; "command": the `command` argv, any HTTP server
-    # (an OpenEnv environment's), `{host}` and `{port}` in it replaced by this spec's.
-    kind: Literal["sglang", "command"] = "sglang"
-    model_path: ModelRef | None = None
-    command: Argv | None = None
-    # Path a healthy server answers 200 on.
-    health_path: UrlPath = "/health"
-    tp: NodeGpus = 1
-    # GPU ids the server sees (CUDA_VISIBLE_DEVICES); empty = inherit the stage's.
-    gpus: Annotated[list[GpuId], Distinct()] = Field(default_factory=list)
-    host: Hostname = "127.0.0.1"
-    port: Port = 30001
-    startup_timeout_s: Seconds = 900.0
     stop_grace_s: Delay = 20.0
-    extra_args: Argv = Field(default_factory=list)
     # argv prefix that starts the server (the default is SGLang's; tests use a stand-in).
     launch: Argv = Field(default_factory=lambda: list(SGLANG_LAUNCH))
     pid_file: LocalPath

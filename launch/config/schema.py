@@ -37,14 +37,12 @@ from t3rl_core.fields import (
     GpuId,
     HfHubId,
     HookPath,
-    Hostname,
     Identifier,
     Interpreter,
     Label,
     LearningRate,
     LocalPath,
     ModelDir,
-    ModelRef,
     Name,
     NodeGpus,
     OffOrPositiveInt,
@@ -57,7 +55,6 @@ from t3rl_core.fields import (
     ReadWhen,
     Repeats,
     SbatchOption,
-    Seconds,
     Seed,
     ShellScript,
     SlurmDuration,
@@ -69,6 +66,7 @@ from t3rl_core.fields import (
     UrlPath,
     Usual,
 )
+from t3rl_core.service_fields import ServiceFields
 from t3rl_core.strict import StrictModel, empty_list
 
 # ---------------------------------------------------------------------------------------------- model
@@ -561,33 +559,16 @@ StageSpec = Annotated[
 # --------------------------------------------------------------------------------------------- services
 
 
-class ServiceConfig(StrictModel):
+class ServiceConfig(ServiceFields):
     """A server some stages need while they run (tau2's LLM customer): started before the stage's
-    commands, healthy before they run, stopped when the stage ends (t3rl_core.services)."""
+    commands, healthy before they run, stopped when the stage ends (t3rl_core.services). What it serves
+    and where it answers are t3rl_core.service_fields', shared with the spec a stage starts it from."""
 
-    # "sglang": an SGLang server of `model_path`; "command": any HTTP server `command` starts (an OpenEnv
-    # environment's server), `{host}` and `{port}` in it replaced by this service's.
-    kind: Literal["sglang", "command"] = "sglang"
-    # HF dir of the served model (kind sglang).
-    model_path: ModelRef | None = None
-    # The server's argv (kind command).
-    command: Argv | None = None
-    # Path a healthy server answers 200 on.
-    health_path: UrlPath = "/health"
-    # Tensor parallel size of the server; its GPUs, outside the stage's own (CUDA_VISIBLE_DEVICES).
-    tp: NodeGpus = 1
     # GPU ids the server sees (its CUDA_VISIBLE_DEVICES); empty = those the stage sees.
-    gpus: Annotated[list[GpuId], Distinct(by="launch.checks.ledger.duplicate_gpus")] = Field(
-        default_factory=empty_list
-    )
-    # Address the server listens on and the stage reaches it at.
-    host: Hostname = "127.0.0.1"
-    # Port of that address; `{port}` in a command service's argv.
-    port: Port = 30001
-    # Seconds the server has to answer `health_path` before the stage fails.
-    startup_timeout_s: Seconds = 900.0
-    # Flags appended to the SGLang server's argv (kind sglang).
-    extra_args: Argv = Field(default_factory=empty_list)
+    gpus: Annotated[
+        list[GpuId],
+        Distinct(by="launch.checks.ledger.duplicate_gpus"),  # a repeat: the ledger's fix knows the free GPUs
+    ] = Field(default_factory=empty_list)
     # argv prefix that starts the server; None = `<cluster python> -m sglang.launch_server`.
     launch: Argv | None = None
     # Stages that need it; None = every train and eval stage.

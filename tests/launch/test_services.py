@@ -4,6 +4,7 @@ real with a stand-in server."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 import sys
@@ -118,3 +119,22 @@ def test_a_server_that_cannot_start_stops_the_stage_before_its_commands(tmp_path
     code, stage_dir, _ = _run_stage(tmp_path, ("echo ran > " + str(tmp_path / "ran"),), "--fake-exit", "1")
     assert code != 0 and not (tmp_path / "ran").exists()
     assert not (stage_dir / "user_sim.pid").exists()
+
+
+# Fields both declare on purpose: the run's GPU list is refused repeated by the GPU ledger (whose fix knows
+# the free GPUs), and the run's launch prefix None is the cluster's python, which the plan writes out.
+OWN_IN_EACH = {"gpus", "launch"}
+
+
+def test_a_setting_of_a_service_and_of_its_spec_is_declared_once() -> None:
+    """The run's `services.<name>` and the spec a stage starts the server from share each field they both
+    have (its domain and default) from one class, rather than each typing it again."""
+    from t3rl_core.services import ServiceSpec
+
+    def declared_in(model: type, name: str) -> type:
+        return next(c for c in model.__mro__ if name in inspect.get_annotations(c))
+
+    shared = (set(ServiceConfig.model_fields) & set(ServiceSpec.model_fields)) - OWN_IN_EACH
+    assert {"port", "host", "startup_timeout_s", "tp", "health_path"} <= shared
+    twice = sorted(n for n in shared if declared_in(ServiceConfig, n) is not declared_in(ServiceSpec, n))
+    assert twice == []
