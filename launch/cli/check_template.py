@@ -22,14 +22,13 @@ from launch.config.errors import ConfigError, render_problems
 from launch.config.resolved import composed_plain
 from launch.config.schema import ModelConfig
 from launch.config.schema_errors import problems_from_validation
+from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED
 from t3rl_core.chat.check import check_template
 from t3rl_core.chat.custom import resolve, template_plugin
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import build_tokenizer
 from t3rl_core.config import ChatConfig, ParsersConfig
-
-EXIT_CONFIG, EXIT_FAILED = 2, 1
 
 
 def register(app: typer.Typer) -> None:

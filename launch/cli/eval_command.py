@@ -28,9 +28,10 @@ from launch.cli.eval_checkpoint import check_stage_checkpoint, not_a_checkpoint
 from launch.cli.lazy import ARGV_KEY
 from launch.cli.option_fields import bounds
 from launch.cli.out_option import writable_out
-from launch.config.errors import EXIT_CONFIG_ERROR, did_you_mean
+from launch.config.errors import did_you_mean
 from launch.config.secrets import scrub_obj, scrub_text
 from launch.files import LockHeld, atomic_write_json, exclusive_lock
+from launch.run.exit_codes import EXIT_CONFIG
 from launch.run.published_view import print_verdicts, require_published
 from launch.run.rundir import RunDir, RunDirError, collect_manifest, fresh_dir, stamp_now
 from launch.run.steps import t3rl_root, write_secret_fingerprints
@@ -335,7 +336,7 @@ def _check_tokenizer(runtime: RuntimeConfig, run: RunConfig | None, arguments: l
     Console(stderr=True, highlight=False).print(
         f"error: the tokenizer {tokenizer} does not exist yet; {how}", soft_wrap=True
     )
-    raise typer.Exit(EXIT_CONFIG_ERROR)
+    raise typer.Exit(EXIT_CONFIG)
 
 
 def _from_runtime_config(

@@ -15,9 +15,10 @@ from rich.console import Console
 
 from launch.checks.resolve import resolve
 from launch.cli.option_fields import EVAL_FIELDS, option_key, option_of
-from launch.config.errors import EXIT_CONFIG_ERROR, ConfigError, render_problems
+from launch.config.errors import ConfigError, render_problems
 from launch.config.overlay import overlay
 from launch.config.schema import EvalStage
+from launch.run.exit_codes import EXIT_CONFIG
 from t3rl_core.config import RuntimeConfig
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def resolve_or_exit(overrides: list[str], config_dirs: list[str]) -> Resolved:
         return resolve(overrides, [os.path.abspath(os.path.expanduser(d)) for d in config_dirs])
     except ConfigError as error:
         render_problems([*error.problems, *error.warnings], Console(stderr=True))
-        raise typer.Exit(EXIT_CONFIG_ERROR) from None
+        raise typer.Exit(EXIT_CONFIG) from None
 
 
 def prepared(runtime: RuntimeConfig, data_dir: Path, split: str) -> Path:

@@ -19,7 +19,7 @@ from launch.cli import completion
 from launch.cli.eval_command import ConfigDirs, eval_command
 from launch.cli.eval_setup import resolve_or_exit
 from launch.cli.out_option import writable_out
-from launch.config.errors import EXIT_CONFIG_ERROR
+from launch.run.exit_codes import EXIT_CONFIG
 from t3rl_core.data.__main__ import prepare_and_show
 
 if TYPE_CHECKING:
@@ -74,5 +74,5 @@ def data_bfcl(
             "    fix: drop the env override, or use env=bfcl_multi_turn",
             err=True,
         )
-        raise typer.Exit(EXIT_CONFIG_ERROR)
+        raise typer.Exit(EXIT_CONFIG)
     raise typer.Exit(prepare_and_show(env, out))

@@ -33,6 +33,7 @@ from launch.config.resolved import composed_plain
 from launch.config.schema_errors import problems_from_validation
 from launch.config.secrets import scrub_text
 from launch.files import LockHeld, atomic_write_text, exclusive_lock
+from launch.run.exit_codes import EXIT_CONFIG
 from t3rl_core import outside_json, registries, score
 from t3rl_core.data.progress import ProgressLines
 from t3rl_core.envs.base import Mode
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 # lists them and Typer refuses another before anything runs.
 World = Literal["bfcl", "toolrl", "retool", "tau2", "verifiers"]
 WORLDS: tuple[str, ...] = get_args(World)
-EXIT_CONFIG = 2
 
 
 def register(app: typer.Typer) -> None:

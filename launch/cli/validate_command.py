@@ -9,13 +9,13 @@ from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, render_problems
 from launch.config.pydantic_plugins import without_plugins
 from launch.output import console, rich_of
+from launch.run.exit_codes import EXIT_CONFIG
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from launch.output.plain import PlainConsole
 
-EXIT_CONFIG = 2
 # Commands taking overrides hand an unknown `--option` to them, where it is read as the config key it
 # names (`--lr=1` → the corrected override) instead of Typer's bare "No such option".
 UNKNOWN_OPTIONS_AS_OVERRIDES = {"ignore_unknown_options": True}

@@ -1,7 +1,7 @@
 """Config problems as data: every problem names the key, where it was set and the smallest fix.
 
 Validation collects all problems of a config before failing, so one `t3rl validate` shows everything
-that is wrong. The CLI turns a `ConfigError` into exit code `EXIT_CONFIG_ERROR` (2).
+that is wrong. The CLI turns a `ConfigError` into exit code 2 (`launch.run.exit_codes.EXIT_CONFIG`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from launch.output.plain import PlainConsole
-
-EXIT_CONFIG_ERROR = 2
 
 Severity = Literal["error", "warning"]
 # How a fix that is the value typed, in the form the field takes (`2h` as 02:00:00, `Ｈ100` as H100), says
