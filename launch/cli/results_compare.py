@@ -28,6 +28,9 @@ from t3rl_core import outside_json
 if TYPE_CHECKING:
     from rich.console import Console
 
+# The eval summary key `t3rl runs` and `runs diff` show unless --metric names another.
+DEFAULT_METRIC = "overall.accuracy"
+
 # t3rl_core's identity and verdict modules are imported where used: `launch.cli.app` imports this module
 # (through launch.cli.runs) for every command, and they load importlib.metadata and statistics.
 
@@ -124,7 +127,7 @@ def result_lines(
     reference: Mapping[str, Any] | None,
     *,
     mixed: bool,
-    metric: str = "overall.accuracy",
+    metric: str = DEFAULT_METRIC,
 ) -> list[str]:
     """One eval stage's lines in `t3rl runs`' metric column (plain text: the caller escapes markup)."""
     missing = unmeasured(summary, metric) if value is None else None
@@ -200,9 +203,7 @@ def read_summary(path: Path) -> tuple[dict[str, Any] | None, str]:
     return summary, ""
 
 
-def compare_results(
-    a: Path, b: Path, console: Console, *, mixed: bool, metric: str = "overall.accuracy"
-) -> int:
+def compare_results(a: Path, b: Path, console: Console, *, mixed: bool, metric: str = DEFAULT_METRIC) -> int:
     """`runs diff`'s results section: each eval stage both runs have, side by side, when their
     benchmark identities are equal; 1 (refused, the differing parts named) when one pair's differ or a
     summary cannot be read. A stage only one run has is named."""

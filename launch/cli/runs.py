@@ -33,6 +33,7 @@ from rich.markup import escape
 from launch.cli import completion
 from launch.cli.eval_command import EVAL_RECORD
 from launch.cli.results_compare import (
+    DEFAULT_METRIC,
     MIXED_FLAG,
     MIXED_HELP,
     compare_results,
@@ -193,9 +194,6 @@ def summary_file(view: RunView, stage: str) -> Path:
 def default_runs_dir() -> Path:
     """conf/paths/default.yaml's default: $T3RL_RUNS_DIR, else ./runs."""
     return Path(os.environ.get("T3RL_RUNS_DIR", "runs"))
-
-
-DEFAULT_METRIC = "overall.accuracy"
 
 
 def _metric_option(help: str) -> Any:
@@ -359,7 +357,7 @@ def list_runs(
     console: Console | PlainConsole | None = None,
     *,
     filters: RunFilter | None = None,
-    metric: str = "overall.accuracy",
+    metric: str = DEFAULT_METRIC,
     given: bool = True,
     mixed: bool = False,
     as_json: bool = False,
