@@ -10,7 +10,9 @@ own node (a search: `hparams_search=…`, `hydra.sweeper.…`) — the code of H
 of the command line and that place of the working directory, together with a digest of everything
 else (taken before composing, so a file edited meanwhile makes the entry stale, never wrong) and a
 sha256 of the value of each variable `oc.env` read; a lookup recomputes the digest and rehashes those
-variables, and any difference is a miss that rewrites the entry.
+variables, and any difference is a miss that rewrites the entry. A line the direct composition reads
+(`launch.config.direct`) is stored the second time it is composed, a line Hydra composes at once
+(`Entry.first_sight`).
 
 What is cached is the resolved plain config, its provenance and Hydra's own node — never validation,
 which runs on every call. Never cached: errors, compositions that emitted a warning or called a resolver
@@ -94,6 +96,8 @@ class Reads:
     def __init__(self) -> None:
         self.env: dict[str, str | None] = {}
         self.impure: set[str] = set()
+        # Composed by Hydra (not `launch.config.direct`): its entry is stored at once (see `first_sight`).
+        self.by_hydra = False
 
 
 def cached_compose(
@@ -118,6 +122,8 @@ def cached_compose(
         for w in caught:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
     if caught or reads.impure or plain.hydra.get("searchpath"):
+        return plain
+    if not reads.by_hydra and entry.first_sight():
         return plain
     body = _body(plain)
     # A config holding a credential is never written to disk (a hit could not mask it back anyway);
@@ -213,6 +219,18 @@ class Entry(Record):
             return Plain(payload["data"], Provenance(origins, shadowed), payload["hydra"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
+
+    def first_sight(self) -> bool:
+        """True the first time this command line misses: it is marked (an empty file, which reads as a
+        miss) and not stored. A direct composition takes a few milliseconds, as much as scanning and
+        writing its entry, and most lines are composed once (each point of a sweep, each trial or bound
+        of a search, a line typed once); a line composed again is stored then. A line Hydra composes is
+        stored at once: it costs tens of times that, and Hydra's import."""
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            return True
+        return False
 
     def store(self, body: str, env: Mapping[str, str | None]) -> None:
         """Write the entry: `body` (`_body`) under a header of its inputs' digests."""

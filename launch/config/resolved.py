@@ -30,6 +30,7 @@ def plain_composition(overrides: Sequence[str], config_dirs: Sequence[str], read
         return direct
     from launch.config.composed import plain_with_hydra  # lazy: Hydra and OmegaConf, only when needed
 
+    reads.by_hydra = True
     try:
         return plain_with_hydra(overrides, config_dirs, reads)
     except TypeError as error:  # OmegaConf's ConfigTypeError: a list file merged into a mapping

@@ -14,7 +14,7 @@ from omegaconf.basecontainer import BaseContainer
 import launch.config.resolved as resolved_module
 from launch.checks.resolve import resolve
 from launch.config import compose_cache
-from launch.config.compose_cache import FORMAT, Entry, Plain, on_search_path
+from launch.config.compose_cache import FORMAT, Entry, Plain, Reads, on_search_path
 from launch.config.errors import ConfigError
 from launch.config.provenance import Origin, Provenance
 
@@ -57,8 +57,9 @@ def config_dir(tmp_path: Path) -> Path:
 
 
 def entries(tmp_path: Path) -> list[Path]:
+    """The entries stored (a line composed directly once leaves an empty file: `Entry.first_sight`)."""
     folder = tmp_path / "cache" / "compose"
-    return sorted(folder.glob("*.json")) if folder.exists() else []
+    return sorted(p for p in folder.glob("*.json") if p.stat().st_size) if folder.exists() else []
 
 
 def test_a_hit_gives_what_a_fresh_composition_gives(compositions, monkeypatch, tmp_path) -> None:
@@ -67,9 +68,10 @@ def test_a_hit_gives_what_a_fresh_composition_gives(compositions, monkeypatch, t
     assert entries(tmp_path) == []
     monkeypatch.delenv("T3RL_NO_CACHE")
     missed = resolve(STAGE2)
+    stored = resolve(STAGE2)
     hit = resolve(STAGE2)
-    assert len(compositions) == 2 and len(entries(tmp_path)) == 1
-    for other in (missed, hit):
+    assert len(compositions) == 3 and len(entries(tmp_path)) == 1
+    for other in (missed, stored, hit):
         assert json.dumps(other.config) == json.dumps(fresh.config)
         assert dict(other.provenance.items()) == dict(fresh.provenance.items())
         assert other.run == fresh.run and other.hydra == fresh.hydra
@@ -104,9 +106,28 @@ def test_adding_a_file_to_a_config_dir_recomposes(compositions, config_dir) -> N
 
 def test_a_changed_override_recomposes(compositions) -> None:
     assert resolve(["+experiment=stage2_bfcl", "seed=1"]).run.seed == 1
+    assert resolve(["+experiment=stage2_bfcl", "seed=1"]).run.seed == 1  # stored the second time
     assert resolve(["+experiment=stage2_bfcl", "seed=2"]).run.seed == 2
     assert resolve(["+experiment=stage2_bfcl", "seed=1"]).run.seed == 1
-    assert len(compositions) == 2
+    assert len(compositions) == 3
+
+
+def test_a_line_composed_directly_is_stored_the_second_time(compositions, monkeypatch, tmp_path) -> None:
+    """Most lines are composed once (a sweep's points, a search's trials): the first miss marks the line
+    and neither scans nor stores it; the second stores it; a line Hydra composes is stored at once."""
+    scanned: list[Plain] = []
+    real = compose_cache._holds_secret
+    monkeypatch.setattr(
+        compose_cache, "_holds_secret", lambda plain, o: scanned.append(plain) or real(plain, o)
+    )
+    resolve(["+experiment=stage2_bfcl", "seed=1"])
+    assert scanned == [] and entries(tmp_path) == []
+    resolve(["+experiment=stage2_bfcl", "seed=1"])
+    assert len(scanned) == 1 and len(entries(tmp_path)) == 1
+    resolve(["+experiment=stage2_bfcl", "seed=1"])
+    assert len(compositions) == 2 and len(scanned) == 1
+    resolve(SEARCH)  # left to Hydra by the direct composition
+    assert len(scanned) == 2 and len(entries(tmp_path)) == 2
 
 
 def test_a_changed_environment_variable_read_by_oc_env_recomposes(compositions, monkeypatch) -> None:
@@ -134,14 +155,15 @@ def test_a_changed_environment_variable_read_by_oc_env_recomposes(compositions, 
     ids=["garbage", "truncated", "edited-body", "old-format", "empty"],
 )
 def test_a_corrupt_entry_is_ignored_and_rewritten(compositions, tmp_path, damage) -> None:
-    expected = resolve(["+experiment=stage2_bfcl"])
+    resolve(["+experiment=stage2_bfcl"])
+    expected = resolve(["+experiment=stage2_bfcl"])  # stored the second time
     (entry,) = entries(tmp_path)
     entry.write_text(damage(entry.read_text()))
     again = resolve(["+experiment=stage2_bfcl"])
     assert again.config == expected.config and again.run.name == "stage2_bfcl"
-    assert len(compositions) == 2
+    assert len(compositions) == 3
     resolve(["+experiment=stage2_bfcl"])
-    assert len(compositions) == 2
+    assert len(compositions) == 3
 
 
 def test_errors_are_never_cached(compositions, tmp_path) -> None:
@@ -156,15 +178,14 @@ def test_validation_runs_on_a_hit(compositions, tmp_path) -> None:
     checkpoint = tmp_path / "ckpt"
     checkpoint.mkdir()
     overrides = ["+experiment=stage2_bfcl", f"model.hf_checkpoint={checkpoint}"]
-    resolve(overrides)  # no config.json: nothing to compare
+    resolve(overrides), resolve(overrides)  # no config.json: nothing to compare; stored the second time
     (checkpoint / "config.json").write_text(json.dumps({"hidden_size": 1, "num_hidden_layers": 1}))
     with pytest.raises(ConfigError, match=r"model\.architecture\.hidden_size"):
         resolve(overrides)
-    with pytest.raises(ConfigError, match="tensor_parallel"):
-        resolve([*overrides, "hardware.tensor_parallel=3"])
-    with pytest.raises(ConfigError, match="tensor_parallel"):
-        resolve([*overrides, "hardware.tensor_parallel=3"])
-    assert len(compositions) == 2
+    for _ in range(3):
+        with pytest.raises(ConfigError, match="tensor_parallel"):
+            resolve([*overrides, "hardware.tensor_parallel=3"])
+    assert len(compositions) == 4
 
 
 def test_another_resolver_is_refused_and_not_cached(compositions, config_dir, tmp_path) -> None:
@@ -206,12 +227,17 @@ def test_data_that_would_not_read_back_identical_is_not_stored_nor_scanned(tmp_p
     entry = Entry.of(["seed=1"], [])
     assert entry is not None
     provenance = Provenance({"seed": Origin("override `seed=1`", "", 1, 2000)})
+
+    def by_hydra(reads: Reads, data: dict) -> Plain:  # stored at first sight
+        reads.by_hydra = True
+        return Plain(data, provenance, {})
+
     for data in ({"seed": (1, 2)}, {"seed": {1: "a"}}, {"seed": float("nan")}):
-        compose_cache.cached_compose(["seed=1"], [], lambda reads, data=data: Plain(data, provenance, {}))
+        compose_cache.cached_compose(["seed=1"], [], lambda reads, data=data: by_hydra(reads, data))
         assert not entry.path.exists()
     assert scanned == []  # the scan, the dearest step, only for what would be written
     compose_cache.cached_compose(
-        ["seed=1"], [], lambda reads: Plain({"seed": [1, True, 1.0, None]}, provenance, {})
+        ["seed=1"], [], lambda reads: by_hydra(reads, {"seed": [1, True, 1.0, None]})
     )
     loaded = entry.load()
     assert loaded is not None and loaded.data == {"seed": [1, True, 1.0, None]} and len(scanned) == 1
@@ -221,6 +247,7 @@ def test_data_that_would_not_read_back_identical_is_not_stored_nor_scanned(tmp_p
 def test_old_entries_are_pruned(compositions, monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(compose_cache, "MAX_ENTRIES", 2)
     for seed in range(4):
+        resolve(["+experiment=stage2_bfcl", f"seed={seed}"])
         resolve(["+experiment=stage2_bfcl", f"seed={seed}"])
     assert len(entries(tmp_path)) == 2
 
@@ -270,18 +297,18 @@ def test_a_changed_search_file_or_sweeper_override_recomposes(compositions, conf
 def test_a_changed_hydra_plugin_recomposes_a_search_only(compositions, monkeypatch, tmp_path) -> None:
     """Hydra's plugins store their configs (the Optuna sweeper's) from code: an installed or edited
     `hydra_plugins` module changes what a search composes, not what a plain command line does."""
-    resolve(SEARCH), resolve(["+experiment=stage1_bfcl"])
-    assert len(compositions) == 2
+    resolve(SEARCH), resolve(["+experiment=stage1_bfcl"]), resolve(["+experiment=stage1_bfcl"])
+    assert len(compositions) == 3
     plugin = tmp_path / "site" / "hydra_plugins" / "_t3rl_probe"  # a leading _: Hydra never imports it
     plugin.mkdir(parents=True)
     (plugin / "__init__.py").write_text("# a plugin's code\n")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     resolve(SEARCH), resolve(["+experiment=stage1_bfcl"])
-    assert len(compositions) == 3
+    assert len(compositions) == 4
     (plugin / "__init__.py").write_text("# a plugin's code, edited\n")
     resolve(SEARCH)
     resolve(SEARCH)
-    assert len(compositions) == 4
+    assert len(compositions) == 5
 
 
 def test_a_search_path_beyond_the_digest_is_never_stored(compositions, config_dir, tmp_path) -> None:
