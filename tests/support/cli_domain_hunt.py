@@ -1,7 +1,8 @@
 """Every `t3rl` option and argument declares its domain, and values outside it come from the declaration.
 
-A number declares both bounds (Typer's `min=`/`max=`, with a comment saying what they mean), a closed set
-of words declares them (a `Literal` or an `Enum`); `--help` shows both, and Typer refuses a value outside
+A number declares both bounds (Typer's `min=`/`max=`, with a comment saying what they mean; an option that
+sets a config field takes them from the field, launch/cli/option_fields.py), a closed set of words declares
+them (a `Literal` or an `Enum`); `--help` shows both, and Typer refuses a value outside
 while parsing, before the command runs. Free text is allowed only where FREE_TEXT says why (names a
 config or a plugin defines, globs, keys, URLs); paths, flags and Hydra overrides have domains of their
 own (tests/support/cli_hunt.py hunts them).
