@@ -91,6 +91,8 @@ def test_every_option_of_the_primary_groups() -> None:
         ["+experiment=retool", "env.sandbox.env_allowlist=[PATH, 'A,B' ,\"\"]", "+x=[]", "+y=[1,2.5,null,x]"],
         ["+experiment=stage1_bfcl", "model.parsers.think_tags=['<think>','</think>']", "+z=['a\nb']"],
         ["+experiment=stage2_bfcl", "env.augmentation.kinds=[]", "env.augmentation.kinds=[a]"],
+        ["+experiment=quickstart", "eval.server.extra_args=[--context-length,4096,-x]", "+nan=NaN"],
+        ["+experiment=stage1_bfcl", "model.architecture.extra_args=[--use-flash-attn]", "+t=-inf"],
     ],
 )
 def test_override_lines(overrides: list[str]) -> None:
@@ -279,6 +281,34 @@ OVERRIDE_VALUES = [
     "inf",
     "nan",
     "-inf",
+    "+inf",
+    "INF",
+    "-NaN",
+    "+nan",
+    "--inf",
+    "-infx",
+    "-info",
+    "infinity",
+    "-Infinity",
+    "--context-length",
+    "-x",
+    "-",
+    "--",
+    "-1a",
+    "--1",
+    "-a.b",
+    "-a/b:c",
+    "-_x",
+    "-e5",
+    "-true",
+    "-null",
+    "---a",
+    "--a=b",
+    "--x,y",
+    "-a b",
+    "-a$",
+    "[--context-length,4096]",
+    "[-inf,nan,-x]",
     "true",
     "TRUE",
     "False",
@@ -380,7 +410,11 @@ def test_interpolations_resolve_as_omegaconf_resolves_them(text: str) -> None:
 
 def _assert_same_value(got: object, expected: object) -> None:
     assert type(got) is type(expected), (got, expected)
-    if isinstance(got, float) and math.isnan(got):
+    if isinstance(got, list):
+        assert len(got) == len(expected)  # type: ignore[arg-type]
+        for item, other in zip(got, expected, strict=True):  # type: ignore[call-overload]
+            _assert_same_value(item, other)
+    elif isinstance(got, float) and math.isnan(got):
         assert math.isnan(expected)  # type: ignore[arg-type]
     else:
         assert got == expected

@@ -171,9 +171,7 @@ def _parse(source_path: str, text: str, file: str = "") -> Loaded:
     return Loaded(source_path, header, boxed(data), copy.deepcopy(defaults))
 
 
-def _parsed(
-    source_path: str, text: str, file: str
-) -> tuple[str | None, dict[str, Any], list[Any] | None]:
+def _parsed(source_path: str, text: str, file: str) -> tuple[str | None, dict[str, Any], list[Any] | None]:
     """The file's `# @package` header, content and defaults list; a problem or Unsupported raised."""
     try:
         data = yaml.load(text, Loader=_Loader)

@@ -2,7 +2,8 @@
 
 Read: `key=value` and `+key=value` with a key of dotted names and a value Hydra's grammar reads as one
 token of a known type: an integer, a decimal or exponent float, true/false, null, or a word of
-letters, digits and `_ . / : -` (not starting with a digit), a string in single or double quotes
+letters, digits and `_ . / : -` (not starting with a digit; dashes first, as a flag's name), `inf`
+and `nan` with a sign or none, a string in single or double quotes
 holding no backslash, `$` or its own quote, or a list `[…]` of such values. Anything else (sweeps,
 nested containers, escapes, interpolations, `~key`, `++key`, `group@package`) is Unsupported. Applied:
 `key=value` to a key the config has (a scalar; a list to a list, its items replaced), `+key=value` to
@@ -25,6 +26,11 @@ _LINE = re.compile(r"(\+?)([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*
 _INT = re.compile(r"-?(0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+([eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)")
 _WORD = re.compile(r"[A-Za-z_/][A-Za-z0-9_./:-]*")
+# A flag's name, as extra_args lists hold them (`[--context-length,4096]`): Hydra reads dashes before a
+# word as text; `-inf` and `-nan` alone are floats.
+_DASHED_WORD = re.compile(r"-+[A-Za-z_][A-Za-z0-9_./:-]*")
+# Floats Hydra's grammar spells in letters, in any case and with a sign.
+_FLOAT_WORD = re.compile(r"[-+]?(inf|nan)", re.IGNORECASE)
 # Hydra's lexer reads every character between the quotes as it stands (line breaks too) except a
 # backslash (an escape), `$` (an interpolation) and the closing quote; typed values are quoted to keep
 # them text (`'1.2.3.4'`, `''`, `'--x'`, `'a b'`), and they composed with Hydra.
@@ -36,7 +42,6 @@ _MISSING = "???"
 _ITEM = re.compile(r"\s*('[^']*'|\"[^\"]*\"|[^\s,'\"\[\]{}]+)\s*(,|$)")
 # Words Hydra's grammar reads as another type (case-insensitive).
 _KEYWORDS = {"true": True, "false": False, "null": None}
-_FLOAT_WORDS = ("inf", "nan")
 # Keys whose overrides need Hydra's own node or a sweeper.
 _HYDRA_KEYS = ("hydra", "hparams_search")
 
@@ -82,10 +87,12 @@ def _value(raw: str) -> Any:
         return int(raw)
     if _FLOAT.fullmatch(raw):
         return float(raw)
+    if _FLOAT_WORD.fullmatch(raw):
+        return float(raw)
     word = raw.lower()
     if word in _KEYWORDS:
         return _KEYWORDS[word]
-    if _WORD.fullmatch(raw) and word not in _FLOAT_WORDS:
+    if _WORD.fullmatch(raw) or _DASHED_WORD.fullmatch(raw):
         return raw
     quoted = _QUOTED.fullmatch(raw)
     if quoted is not None:
