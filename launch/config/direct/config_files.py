@@ -5,7 +5,6 @@ by every use, as Hydra's caching repository does."""
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 from typing import Any
@@ -159,7 +158,7 @@ def not_a_file_problem(file: str) -> Problem:
 
 def _parse(source_path: str, text: str, file: str = "") -> Loaded:
     """`file`: the file's path, named in a problem (else its search-path entry). Each use gets its own
-    boxes and defaults list: a composition changes both in place."""
+    boxes (a composition sets values in place); the defaults list is only read, and shared."""
     key = (source_path, file, text)
     known = _PARSED.get(key)
     if known is None:
@@ -168,7 +167,7 @@ def _parse(source_path: str, text: str, file: str = "") -> Loaded:
             del _PARSED[next(iter(_PARSED))]
         _PARSED[key] = known
     header, data, defaults = known
-    return Loaded(source_path, header, boxed(data), copy.deepcopy(defaults))
+    return Loaded(source_path, header, boxed(data), defaults)
 
 
 def _parsed(source_path: str, text: str, file: str) -> tuple[str | None, dict[str, Any], list[Any] | None]:

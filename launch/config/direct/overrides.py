@@ -3,8 +3,8 @@
 Read: `key=value` and `+key=value` with a key of dotted names and a value Hydra's grammar reads as one
 token of a known type: an integer, a decimal or exponent float, true/false, null, or a word of
 letters, digits and `_ . / : -` (not starting with a digit; dashes first, as a flag's name), `inf`
-and `nan` with a sign or none, a string in single or double quotes
-holding no backslash, `$` or its own quote, or a list `[…]` of such values. Anything else (sweeps,
+and `nan` with a sign or none, a string in single or double quotes holding no backslash, `$` or its
+own quote, or a list `[…]` of such values. Anything else (sweeps,
 nested containers, escapes, interpolations, `~key`, `++key`, `group@package`) is Unsupported. Applied:
 `key=value` to a key the config has (a scalar; a list to a list, its items replaced), `+key=value` to
 a key it lacks (a scalar also to one holding null), as OmegaConf sets a value: in place, where the box
@@ -85,9 +85,7 @@ def _value(raw: str) -> Any:
         return _items(raw[1:-1])
     if _INT.fullmatch(raw):
         return int(raw)
-    if _FLOAT.fullmatch(raw):
-        return float(raw)
-    if _FLOAT_WORD.fullmatch(raw):
+    if _FLOAT.fullmatch(raw) or _FLOAT_WORD.fullmatch(raw):
         return float(raw)
     word = raw.lower()
     if word in _KEYWORDS:

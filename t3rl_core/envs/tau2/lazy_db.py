@@ -123,6 +123,11 @@ def _orjson(value: Any) -> bytes | None:
         return None
 
 
+def _part(number: int, key: Any, text: str) -> bytes:
+    """The hashed text of a table's `number`th record (in key order): `json.dumps`'s `, "id": {…}`."""
+    return f"{', ' if number else ''}{json.dumps(key)}: {text}".encode()
+
+
 class _TableText:
     """A shared table's hashed text: each record's part (`, "id": {…}`) in key order, their place by
     key, and the whole table's text, hashed in one call when no record differs from the shared one (a
@@ -196,7 +201,7 @@ class TableFragments:
             for key in changed:
                 at = text.place[key]
                 record = self._record_text(name, key, dict.__getitem__(table, key))
-                parts[at] = f"{', ' if at else ''}{json.dumps(key)}: {record}".encode()
+                parts[at] = _part(at, key, record)
             digest.update(b"{" + b"".join(parts) + b"}")
             return
         shared = self.records[name]
@@ -206,7 +211,7 @@ class TableFragments:
             text = shared[key][2] if key in shared and record is table.origin.get(key) else None
             if text is None:
                 text = self._record_text(name, key, record)
-            digest.update(f"{', ' if number else ''}{json.dumps(key)}: {text}".encode())
+            digest.update(_part(number, key, text))
         digest.update(b"}")
 
     def _table_text(self, name: str) -> _TableText:
@@ -215,10 +220,7 @@ class TableFragments:
         if known is None:
             shared = self.records[name]
             keys = sorted(shared)
-            parts = [
-                f"{', ' if number else ''}{json.dumps(key)}: {shared[key][2]}".encode()
-                for number, key in enumerate(keys)
-            ]
+            parts = [_part(number, key, shared[key][2]) for number, key in enumerate(keys)]
             known = self._texts[name] = _TableText(parts, {key: at for at, key in enumerate(keys)})
         return known
 
