@@ -14,8 +14,9 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from launch.checks.resolve import resolve
-from launch.cli.option_fields import EVAL_FIELDS, option_key, option_of
-from launch.config.errors import ConfigError, render_problems
+from launch.checks.rules.usual import unusual
+from launch.cli.option_fields import EVAL_FIELDS, option_key, option_of, usual
+from launch.config.errors import ConfigError, Problem, render_problems
 from launch.config.overlay import overlay
 from launch.config.schema import EvalStage
 from launch.run.exit_codes import EXIT_CONFIG
@@ -42,22 +43,37 @@ def with_options(config: EvalConfig, **options: Any) -> EvalConfig:
     if k is not None:
         data["samples"], data["pass_k"] = k, sorted({1, k})
         data["temperature"] = data["temperature"] or 1.0  # k greedy samples would all be equal
-    fields = {option_key(option): field for option, field in EVAL_FIELDS.items()}
+    by_key = {option_key(option): option for option in EVAL_FIELDS}
+    unusual_values = []
     for key, value in options.items():
         if value is not None:
-            *section, name = fields[key].split(".")
+            *section, name = EVAL_FIELDS[by_key[key]].split(".")
             place = data
             for part in section:
                 place = place[part]
             place[name] = value
+            unusual_values.append(_unusual_option(by_key[key], value))
     try:
-        return type(config).model_validate(data)
+        validated = type(config).model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise typer.BadParameter(
             f"eval.{where}: {first['msg']}", param_hint=option_of(where) or where
         ) from None
+    warnings = [problem for problem in unusual_values if problem is not None]
+    if warnings:
+        render_problems(warnings, Console(stderr=True))
+    return validated
+
+
+def _unusual_option(option: str, value: Any) -> Problem | None:
+    """The pre-flight's warning for a value above its field's usual ceiling, worded for the option:
+    validate warns about one set in the config, and an option's value is set after it ran."""
+    ceiling = usual(option)
+    if ceiling is None:
+        return None
+    return unusual(option, value, ceiling, fix_as=f"{option} {{}}", source="the command line")
 
 
 def stage_eval_config(run: RunConfig, name: str) -> EvalConfig:

@@ -17,6 +17,7 @@ from annotated_types import Ge, Le
 from pydantic import BaseModel
 
 from t3rl_core.eval.config import EvalConfig
+from t3rl_core.fields import Usual
 
 # `t3rl eval`'s options and the field of `eval` (a dotted path in EvalConfig) each sets. --k also sets
 # pass_k and temperature from its value; samples is the field whose domain it takes.
@@ -60,6 +61,11 @@ def bounds(option: str) -> dict[str, Any]:
         # An option declares both bounds (tests/support/cli_domain_hunt.py); its field must have them.
         raise TypeError(f"{option} sets eval.{path}, which declares no ge= and le= to take them from")
     return {"min": low, "max": high}
+
+
+def usual(option: str) -> Usual | None:
+    """The usual ceiling of the eval field `option` sets (launch/checks/rules/usual.py), if it has one."""
+    return next((c for c in constraints(EvalConfig, EVAL_FIELDS[option]) if isinstance(c, Usual)), None)
 
 
 def constraints(model: type[BaseModel], path: str) -> list[Any]:

@@ -2,7 +2,8 @@
 (launch/cli/option_fields.py): each option takes exactly the values its field takes, tried both ways at
 each edge of the option's declared bounds; every option the command hands to `with_options` is in the
 table; each sets the field the table names, and a value its field refuses is refused naming the option;
-`--tp` reaches the server through `eval.server.tp`.
+`--tp` reaches the server through `eval.server.tp`; a value above its field's usual ceiling is warned
+about as validate warns about it in a config.
 
 In process: the command's function is a recorder, so no case composes a config or runs an eval.
 """
@@ -23,7 +24,7 @@ from typer.testing import CliRunner
 from launch.cli import eval_command
 from launch.cli.app import app
 from launch.cli.eval_setup import with_options
-from launch.cli.option_fields import EVAL_FIELDS, option_key
+from launch.cli.option_fields import EVAL_FIELDS, option_key, usual
 from t3rl_core.eval import evaluate as evaluation
 from t3rl_core.eval.config import EvalConfig
 from tests.support import cli_hunt
@@ -116,6 +117,23 @@ def test_each_option_sets_the_field_the_table_names(option: str) -> None:
         with pytest.raises(typer.BadParameter) as refused:
             with_options(base, **{option_key(option): value + 1})
         assert refused.value.param_hint == option
+
+
+@pytest.mark.parametrize("option", [o for o in NUMBERS if usual(o) is not None])
+def test_an_option_above_its_usual_ceiling_is_warned_about(
+    option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """validate warns about a config's value above its field's usual ceiling (`eval.server.tp: 20`);
+    the option sets its value after validate ran, so the command warns, naming the option."""
+    ceiling = usual(option)
+    assert ceiling is not None
+    base = EvalConfig.model_validate(BASE)
+    with_options(base, **{option_key(option): int(ceiling.most)})
+    assert capsys.readouterr().err == ""
+    with_options(base, **{option_key(option): int(ceiling.most) + 1})
+    warned = " ".join(capsys.readouterr().err.split())
+    assert f"warning {option}: {option} is {int(ceiling.most) + 1}, far above" in warned, warned
+    assert f"set in: the command line fix: {option} {ceiling.typical:g}," in warned, warned
 
 
 def test_a_served_checkpoint_runs_on_eval_server_tp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

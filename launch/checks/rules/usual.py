@@ -22,17 +22,28 @@ from t3rl_core.fields import Usual
 def values_in_their_usual_range(ctx: Context) -> Iterator[Problem]:
     """A number above its type's usual ceiling is warned about."""
     for key, (value, usual) in run_fields_declaring(ctx, Usual).items():
-        if not isinstance(value, int | float) or isinstance(value, bool) or value <= usual.most:
-            continue
-        scaled = value / usual.scale if usual.scale else None
-        meant = scaled if scaled is not None and scaled <= usual.most else usual.typical
-        yield Problem(
-            key,
-            f"{key} is {value:g}, far above the usual at most {usual.most:g} ({usual.why}): is it a typo"
-            + (f" for {scaled:g}?" if meant == scaled else "?"),
-            fix=f"set {key}={meant:g}, or the value you meant",
-            severity="warning",
-        )
+        problem = unusual(key, value, usual)
+        if problem is not None:
+            yield problem
+
+
+def unusual(
+    key: str, value: object, usual: Usual, fix_as: str | None = None, source: str = ""
+) -> Problem | None:
+    """The warning for `value` of `key` above `usual`'s ceiling, or None. `fix_as` words the fix with
+    `{}` for the value meant (an option: "--tp {}"); by default `set <key>=<value>`."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= usual.most:
+        return None
+    scaled = value / usual.scale if usual.scale else None
+    meant = scaled if scaled is not None and scaled <= usual.most else usual.typical
+    return Problem(
+        key,
+        f"{key} is {value:g}, far above the usual at most {usual.most:g} ({usual.why}): is it a typo"
+        + (f" for {scaled:g}?" if meant == scaled else "?"),
+        source=source,
+        fix=f"{(fix_as or f'set {key}={{}}').format(f'{meant:g}')}, or the value you meant",
+        severity="warning",
+    )
 
 
 RULES = (values_in_their_usual_range,)
