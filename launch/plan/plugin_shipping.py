@@ -14,7 +14,6 @@ interpreter and PYTHONPATH of the stage that will import it (`ImportCheck`).
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import sysconfig
 from collections.abc import Iterable, Mapping
@@ -109,6 +108,10 @@ def _shipment(package: str, plugins: list[UsedPlugin], working_dir: str | None) 
 @cache
 def _distributions() -> Mapping[str, str]:
     """Top-level module → "distribution version" of the installed distributions."""
+    # A cold plan of the shipped experiments names no plugin.
+    # lazy: importlib.metadata (with the email, csv and zipfile modules it loads), only for a plugin
+    import importlib.metadata
+
     found: dict[str, str] = {}
     for module, names in importlib.metadata.packages_distributions().items():
         dist = importlib.metadata.distribution(names[0])

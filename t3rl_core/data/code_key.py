@@ -10,7 +10,6 @@ import hashlib
 import importlib.util
 from collections.abc import Mapping
 from functools import cache
-from importlib.metadata import distribution, packages_distributions
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +54,8 @@ def _distribution(module: str) -> str | None:
     names = _installed().get(module.split(".")[0])
     if not names:
         return None
+    # lazy: importlib.metadata (with the email, csv and zipfile modules it loads), only for a plugin's key
+    from importlib.metadata import distribution
 
     found = distribution(names[0])
     return f"{found.metadata['Name']} {found.version}"
@@ -64,4 +65,7 @@ def _distribution(module: str) -> str | None:
 def _installed() -> Mapping[str, list[str]]:
     """Top-level module → distributions providing it: a scan of every installed distribution (~1 s),
     once per process and only for configs naming a plugin (a plan keys each data stage twice)."""
+    # lazy: importlib.metadata (with the email, csv and zipfile modules it loads), only for a plugin's key
+    from importlib.metadata import packages_distributions
+
     return packages_distributions()

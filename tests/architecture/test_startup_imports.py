@@ -58,7 +58,9 @@ WATCHED = (
     "http.client",
     "importlib.metadata",
 )
-CONFIG = ("pydantic", "yaml", "importlib.metadata")
+# importlib.metadata: pydantic's plugin loader comes without it (launch.config.pydantic_plugins), and
+# t3rl reads distributions' metadata only for a config naming a plugin.
+CONFIG = ("pydantic", "yaml")
 # command line → what it imports of WATCHED, its output piped (rich only for a terminal: launch.output)
 BUDGET = {
     ("--help",): {"rich", "typer"},
@@ -66,7 +68,8 @@ BUDGET = {
     ("validate", "+experiment=stage2_bfcl"): {*CONFIG},
     ("validate", "+experiment=quickstart"): {*CONFIG},
     ("run", "+experiment=stage2_bfcl", "executor=dry"): {*CONFIG},
-    ("show", "+experiment=stage2_bfcl"): {*CONFIG, "rich", "typer"},
+    # show validates outside launch.config.pydantic_plugins.without_plugins: pydantic scans for plugins
+    ("show", "+experiment=stage2_bfcl"): {*CONFIG, "rich", "typer", "importlib.metadata"},
 }
 # command line → at most this many of t3rl's own modules (launch.*, t3rl_core.*): each costs a cold start
 # its module body, its dataclasses and models (benchmarks/cli_phases.py). Lower it when a change imports

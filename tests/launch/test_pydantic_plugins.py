@@ -3,6 +3,7 @@ plugins, and leaves the environment as it found it (a user's own setting include
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -25,6 +26,7 @@ try:
     main()
 except SystemExit:
     pass
+import json
 import os
 print("scans", scans, "switch", os.environ.get("PYDANTIC_DISABLE_PLUGINS"), file=sys.__stderr__)
 """
@@ -54,3 +56,34 @@ def test_the_switch_is_restored_and_a_users_setting_wins(monkeypatch: pytest.Mon
     with without_plugins():
         assert os.environ[SWITCH] == "logfire"
     assert os.environ[SWITCH] == "logfire"
+
+
+LOADER_PROBE = """
+import json, sys
+from launch.config.pydantic_plugins import loader_without_metadata
+loader_without_metadata()
+import pydantic.plugin._loader as loader
+before = "importlib.metadata" in sys.modules
+group = sys.argv[1]
+seen = sorted((p.name, p.value) for p in loader.entry_points(group=group))
+import importlib.metadata
+real = sorted((p.name, p.value) for p in importlib.metadata.entry_points(group=group))
+print(json.dumps([before, seen == real, len(real)]), file=sys.__stderr__)
+"""
+
+
+def test_the_loader_is_imported_without_metadata_and_scans_the_same(tmp_path: Path) -> None:
+    """pydantic's loader comes without importlib.metadata, and a scan through it (the switch unset)
+    reads the entry points importlib.metadata gives, for the group asked (console_scripts: many)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("T3RL_")} | {"PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", LOADER_PROBE, "console_scripts"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    before, same, found = json.loads(done.stderr.strip().splitlines()[-1])
+    assert before is False
+    assert same is True and found > 3
