@@ -6,7 +6,7 @@ import gc
 import os
 import sys
 
-from launch.cli.deferred_patterns import defer_yaml_reader
+from launch.cli.deferred_patterns import defer_library_patterns, defer_yaml_reader
 from launch.cli.failures import (
     exit_code_for,
     mend_surroundings,
@@ -22,6 +22,8 @@ from launch.config import compose_ahead
 # Before any of the command's modules imports PyYAML: its pure-Python reader's pattern is compiled only
 # if that reader runs (launch.cli.deferred_patterns).
 defer_yaml_reader()
+# Likewise the patterns a few standard modules compile on import (launch.cli.deferred_patterns).
+defer_library_patterns()
 # Before pydantic is imported: its core schema's ~740 string annotations compile ~200 distinct texts.
 share_compiled()
 

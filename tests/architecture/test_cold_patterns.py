@@ -4,9 +4,13 @@ re compiles, and caches, on first use. Run in a fresh interpreter, as a user run
 
 from __future__ import annotations
 
+import fractions
+import platform
+import textwrap
 from pathlib import Path
 
 import pytest
+import yaml.constructor
 import yaml.reader
 
 from launch.config import yaml_readings
@@ -26,6 +30,14 @@ NEVER_COMPILED = {
     "t3rl_core.secret_commands._CONFIG_SECRET_NAMES": secret_commands._CONFIG_SECRET_NAMES,
     "t3rl_core.secret_name_words._HASH": secret_name_words._HASH,
     "t3rl_core.secret_name_words._SECRET_KEY_HEAD": secret_name_words._SECRET_KEY_HEAD,
+    # Compiled on import by the standard library and PyYAML unless deferred (launch.cli.deferred_patterns:
+    # LIBRARY_MODULES): a Fraction read from text, PyPy's version string, the C library's version read
+    # from a binary, a wrapped text, a timestamp read by PyYAML's pure-Python constructor.
+    "fractions._RATIONAL_FORMAT": fractions._RATIONAL_FORMAT,
+    "platform._pypy_sys_version_parser": platform._pypy_sys_version_parser,
+    "platform._libc_search": platform._libc_search,
+    "textwrap.TextWrapper.wordsep_re": textwrap.TextWrapper.wordsep_re,
+    "yaml.constructor.SafeConstructor.timestamp_regexp": yaml.constructor.SafeConstructor.timestamp_regexp,
 }
 
 

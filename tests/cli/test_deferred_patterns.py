@@ -14,7 +14,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from launch.cli.deferred_patterns import YAML_NON_PRINTABLE, DeferredPattern, defer
+from launch.cli.deferred_patterns import YAML_NON_PRINTABLE, DeferredPattern, _deferring, defer
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,3 +105,70 @@ def test_defer_answers_the_stand_in_until_used_then_the_compiled_pattern() -> No
     assert isinstance(compiled, re.Pattern) and compiled is stand_in.compiled()
     defer(source)  # already compiled and cached: left as it is
     assert re.compile(source) is compiled
+
+
+# Imports each module of LIBRARY_MODULES (after the CLI with "cli") and prints, for every pattern its
+# module or classes hold, its text and flags and whether it is a stand-in, then what each module's
+# users get from those patterns.
+LIBRARY_PROBE = """
+import re, sys
+if sys.argv[1] == "cli":
+    import launch.cli
+import fractions, json, json.scanner, locale, platform, textwrap, tokenize, io
+import yaml, yaml.constructor
+from launch.cli.deferred_patterns import LIBRARY_MODULES, DeferredPattern
+held = {}
+for name in sorted(LIBRARY_MODULES):
+    module = sys.modules[name]
+    classes = [(k, v) for k, v in vars(module).items() if isinstance(v, type) and v.__module__ == name]
+    places = [(name, vars(module))] + [(f"{name}.{k}", vars(v)) for k, v in classes]
+    for place, names in places:
+        for key, value in names.items():
+            if isinstance(value, re.Pattern | DeferredPattern):
+                stand_in = isinstance(value, DeferredPattern)
+                held[f"{place}.{key}"] = [repr(value.pattern), value.flags, stand_in]
+uses = [
+    str(fractions.Fraction(" -3.25e-1 ")),
+    str(fractions.Fraction("22/7")),
+    textwrap.fill("a deferred pattern. Splits words-with-hyphens and   spaces, " * 3, width=23),
+    textwrap.dedent("    a\\n      b\\n"),
+    list(platform._sys_version("3.11.7 (main, May  9 2026, 07:35:25) [GCC 12.2.0]")),
+    str(yaml.load("2001-12-14 21:59:43.10 -5", Loader=yaml.SafeLoader)),
+    tokenize.detect_encoding(io.BytesIO(b"# -*- coding: latin-1 -*-\\nx = 1\\n").readline)[0],
+    locale.format_string("%.2f and %d", (1.5, 3)),
+    json.scanner.NUMBER_RE.match("-12.5e3,").groups(),
+]
+print(json.dumps({"held": held, "uses": uses}))
+"""
+
+
+def _library(mode: str) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("T3RL_")}
+    env["PYTHONPATH"] = str(REPO)
+    done = subprocess.run(
+        [sys.executable, "-c", LIBRARY_PROBE, mode], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_library_patterns_are_deferred_with_their_text_and_flags_and_answer_alike() -> None:
+    with_cli, plain = _library("cli"), _library("plain")
+    held, own = with_cli["held"], plain["held"]
+    assert isinstance(held, dict) and isinstance(own, dict)
+    assert held.keys() == own.keys() and len(held) > 15
+    assert {k: v[:2] for k, v in held.items()} == {k: v[:2] for k, v in own.items()}
+    assert not any(deferred for _, _, deferred in own.values())
+    # Every module compiled some of its patterns as it was imported: each is deferred under the CLI.
+    deferred_in = {key.split(".")[0] for key, (_, _, deferred) in held.items() if deferred}
+    assert deferred_in >= {"fractions", "platform", "textwrap", "yaml", "tokenize", "locale", "json"}
+    assert with_cli["uses"] == plain["uses"]
+
+
+def test_only_the_module_being_imported_gets_stand_ins() -> None:
+    """Another caller of `re.compile` meanwhile (another module, another thread) gets `re`'s pattern."""
+    own = _deferring(re.compile, globals())
+    assert isinstance(own(r"x+\d", re.IGNORECASE), DeferredPattern)
+    assert own(r"x+\d", re.IGNORECASE).flags == re.compile(r"x+\d", re.IGNORECASE).flags
+    other = _deferring(re.compile, {})
+    assert isinstance(other(r"x+\d"), re.Pattern)
