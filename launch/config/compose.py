@@ -440,9 +440,13 @@ def _chosen_by(
     text = next((o.input_line for o in reversed(parsed) if o.get_key_element().lstrip("+~") == key), None)
     if text:
         return f"override `{written.get(text, text)}`"
-    if default.parent and default.parent != PRIMARY_CONFIG:
+    if default.parent and default.parent not in (PRIMARY_CONFIG, _VIRTUAL_ROOT):
         return f"{default.parent}.yaml"
     return ""
+
+
+# The parent Hydra gives the primary config when its own node is composed (a search's line): no file.
+_VIRTUAL_ROOT = "<root>"
 
 
 def _apply_overrides(cfg: DictConfig, overrides: list[Override]) -> list[AppliedOverride]:

@@ -84,8 +84,37 @@ class Plain(Record):
     data: dict[str, Any]
     provenance: Provenance
     # Hydra's own node (sweeper settings); empty unless hydra/* or hparams_search was used (or the
-    # primary config sets it).
-    hydra: dict[str, Any]
+    # primary config sets it). A `DeferredHydra` where the direct composition left it out.
+    hydra: Mapping[str, Any]
+
+
+class DeferredHydra(Mapping[str, Any]):
+    """Hydra's own node of a command line the direct composition composed without it, composed with
+    Hydra the first time it is read. A search's `hparams_search` file shapes that node alone (its
+    `hydra:` section, its `override /hydra/sweeper` entry): the search reads the sweeper once, from its
+    base line, while each trial and bound it checks is a line of its own that never reads it."""
+
+    __slots__ = ("_config_dirs", "_node", "_overrides")
+
+    def __init__(self, overrides: Sequence[str], config_dirs: Sequence[str]) -> None:
+        self._overrides, self._config_dirs = list(overrides), list(config_dirs)
+        self._node: dict[str, Any] | None = None
+
+    def _read(self) -> dict[str, Any]:
+        if self._node is None:
+            from launch.config.composed import plain_with_hydra  # lazy: Hydra, only when its node is read
+
+            self._node = dict(plain_with_hydra(self._overrides, self._config_dirs, Reads()).hydra)
+        return self._node
+
+    def __getitem__(self, key: str) -> Any:
+        return self._read()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
 
 
 class Reads:
@@ -112,7 +141,7 @@ def cached_compose(
         return compose(reads)
     hit = entry.load()
     if hit is not None:
-        return hit
+        return hit if hit.hydra is not None else hit._replace(hydra=DeferredHydra(overrides, config_dirs))
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -121,7 +150,8 @@ def cached_compose(
         # Shown as they would have been; a composition that warns is not cached (a hit would hide it).
         for w in caught:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
-    if caught or reads.impure or plain.hydra.get("searchpath"):
+    # (A deferred node is never one that sets the search path: the direct composition refuses that.)
+    if caught or reads.impure or (isinstance(plain.hydra, dict) and plain.hydra.get("searchpath")):
         return plain
     if not reads.by_hydra and entry.first_sight():
         return plain
@@ -135,20 +165,21 @@ def cached_compose(
 
 def _holds_secret(plain: Plain, overrides: Sequence[str]) -> bool:
     provenance = [[o.source, o.raw] for _, o in plain.provenance.items()]
-    around = [list(overrides), plain.hydra, provenance]
+    around = [list(overrides), plain.hydra if isinstance(plain.hydra, dict) else {}, provenance]
     return holds_secret([*around, plain.data]) or holds_referenced_value(plain.data, around)
 
 
 def _body(plain: Plain) -> str | None:
     """What an entry stores of `plain`; None when it would not read back identical (then the cache is
-    skipped)."""
+    skipped). A deferred Hydra node is stored as null and deferred again when read back (storing it
+    would compose it)."""
     payload = {
         "data": plain.data,
         "provenance": {
             k: [o.source, o.chosen_by, o.raw, o.order, o.deleted] for k, o in plain.provenance.items()
         },
         "shadowed": {k: [s.source, s.raw, s.by] for k, s in plain.provenance.shadowed.items()},
-        "hydra": plain.hydra,
+        "hydra": plain.hydra if isinstance(plain.hydra, dict) else None,
     }
     try:
         body = json.dumps(payload, allow_nan=False)

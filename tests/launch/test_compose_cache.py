@@ -14,7 +14,7 @@ from omegaconf.basecontainer import BaseContainer
 import launch.config.resolved as resolved_module
 from launch.checks.resolve import resolve
 from launch.config import compose_cache
-from launch.config.compose_cache import FORMAT, Entry, Plain, Reads, on_search_path
+from launch.config.compose_cache import FORMAT, DeferredHydra, Entry, Plain, Reads, on_search_path
 from launch.config.errors import ConfigError
 from launch.config.provenance import Origin, Provenance
 
@@ -126,7 +126,7 @@ def test_a_line_composed_directly_is_stored_the_second_time(compositions, monkey
     assert len(scanned) == 1 and len(entries(tmp_path)) == 1
     resolve(["+experiment=stage2_bfcl", "seed=1"])
     assert len(compositions) == 2 and len(scanned) == 1
-    resolve(SEARCH)  # left to Hydra by the direct composition
+    resolve(["+experiment=stage2_bfcl", "++seed=3"])  # left to Hydra by the direct composition
     assert len(scanned) == 2 and len(entries(tmp_path)) == 2
 
 
@@ -263,15 +263,17 @@ SEARCH = ["+experiment=stage1_bfcl", "hparams_search=bfcl_lr_kl_reward"]
 
 
 def test_a_repeated_search_gives_what_a_fresh_composition_gives(compositions, monkeypatch, tmp_path) -> None:
-    """A search's command line composes Hydra's own node (the Optuna sweeper's settings) and is cached."""
+    """A search's command line is composed directly and cached as any other; Hydra's own node (the Optuna
+    sweeper's settings) is stored as deferred, and composed by Hydra when read, from a hit too."""
     monkeypatch.setenv("T3RL_NO_CACHE", "1")
     fresh = resolve(SEARCH)
     monkeypatch.delenv("T3RL_NO_CACHE")
-    missed, hit = resolve(SEARCH), resolve(SEARCH)
-    assert len(compositions) == 2 and len(entries(tmp_path)) == 1
+    missed, stored, hit = resolve(SEARCH), resolve(SEARCH), resolve(SEARCH)
+    assert len(compositions) == 3 and len(entries(tmp_path)) == 1
+    assert isinstance(hit.hydra, DeferredHydra)
     assert fresh.hydra["sweeper"]["params"]["reward"] == "choice(progress, binary)"
-    for other in (missed, hit):
-        assert json.dumps(other.config) == json.dumps(fresh.config) and other.hydra == fresh.hydra
+    for other in (missed, stored, hit):
+        assert json.dumps(other.config) == json.dumps(fresh.config) and dict(other.hydra) == dict(fresh.hydra)
         assert dict(other.provenance.items()) == dict(fresh.provenance.items())
     source = hit.provenance.source("objective.metric")
     assert source.endswith(
@@ -333,7 +335,8 @@ def test_hydras_resolvers_in_its_own_node_leave_a_search_cached(compositions, mo
     monkeypatch.setattr(BaseContainer, "_resolvers", dict(BaseContainer._resolvers))
     setup_globals()
     resolve(SEARCH), resolve(SEARCH)
-    assert len(compositions) == 1 and len(entries(tmp_path)) == 1
+    assert resolve(SEARCH).hydra["sweeper"]["n_trials"] == 12
+    assert len(compositions) == 2 and len(entries(tmp_path)) == 1
     stamped = ["+experiment=stage1_bfcl", "tracking.run_name=run-${now:%H%M%S}"]
     for _ in range(2):
         with pytest.raises(ConfigError, match="t3rl registers no resolver now"):

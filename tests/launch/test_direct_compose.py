@@ -16,7 +16,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 from omegaconf._utils import get_yaml_loader
 
-from launch.config.compose_cache import Plain, Reads
+from launch.config.compose_cache import DeferredHydra, Plain, Reads
 from launch.config.composed import plain_with_hydra
 from launch.config.direct import config_files
 from launch.config.direct.compose import compose_directly
@@ -24,6 +24,7 @@ from launch.config.direct.interpolation import Resolver
 from launch.config.direct.nodes import plain
 from launch.config.direct.overrides import parse
 from launch.config.direct.unsupported import Unsupported
+from launch.config.errors import ConfigError
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 PRIMARY_GROUPS = ("model", "hardware", "env", "user_sim", "sandbox", "reward", "eval", "executor", "tracking")
@@ -36,7 +37,7 @@ def _fingerprint(plain_: Plain) -> tuple[str, str, str, str]:
         repr(plain_.data),
         repr(list(plain_.provenance.items())),
         repr(sorted(plain_.provenance.shadowed.items())),
-        repr(plain_.hydra),
+        repr(dict(plain_.hydra)),  # a node the direct composition deferred is composed by Hydra here
     )
 
 
@@ -99,6 +100,52 @@ def test_override_lines(overrides: list[str]) -> None:
     _assert_identical(overrides)
 
 
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["+experiment=stage1_bfcl", "hparams_search=bfcl_lr_kl_reward"],
+        ["+experiment=stage1_bfcl", "+hparams_search=bfcl_lr_kl_reward", "reward=binary", "seed=3"],
+        [
+            "+experiment=stage1_bfcl",
+            "hparams_search=bfcl_lr_kl_reward",
+            "stages.train.curriculum.optimizer.lr=1e-7",
+        ],
+    ],
+)
+def test_a_search_line_with_hydras_node_deferred(overrides: list[str]) -> None:
+    """A search's file shapes Hydra's own node (its `hydra:` section, `override /hydra/sweeper`): the
+    config and provenance are composed directly, the node by Hydra once read, identical to Hydra's."""
+    direct, hydra = _both(overrides)
+    assert direct is not None and isinstance(direct.hydra, DeferredHydra), overrides
+    assert _fingerprint(direct) == _fingerprint(hydra)
+    assert direct.hydra["sweeper"]["params"] == hydra.hydra["sweeper"]["params"] != {}
+
+
+def test_a_search_file_that_chooses_a_plain_entry_after_its_sweeper_is_left_to_hydra(tmp_path: Path) -> None:
+    """Hydra refuses an `override` entry before a plain one; a sweeper choice counts as one."""
+    search = tmp_path / "hparams_search"
+    search.mkdir()
+    shipped = (CONF / "hparams_search" / "bfcl_lr_kl_reward.yaml").read_text()
+    plain = "  - /curriculum@extra: bfcl_stage1"
+    (search / "mine.yaml").write_text(shipped.replace("optuna  #", f"optuna\n{plain}  #", 1))
+    (search / "plain_first.yaml").write_text(shipped.replace("  - override", f"{plain}\n  - override", 1))
+    assert compose_directly(["hparams_search=mine"], [str(tmp_path)], {}) is None
+    with pytest.raises(ConfigError, match="override"):
+        plain_with_hydra(["hparams_search=mine"], [str(tmp_path)], Reads())
+    _assert_identical(["hparams_search=plain_first"], [str(tmp_path)])
+
+
+def test_a_file_setting_hydras_search_path_is_left_to_hydra(tmp_path: Path) -> None:
+    """`hydra.searchpath` in a file adds where configs are found: that node cannot be deferred."""
+    search = tmp_path / "hparams_search"
+    search.mkdir()
+    shipped = (CONF / "hparams_search" / "bfcl_lr_kl_reward.yaml").read_text()
+    elsewhere = f"\n  searchpath: [file://{tmp_path / 'more'}]\n  sweeper:  #"
+    (search / "mine.yaml").write_text(shipped.replace("\n  sweeper:  #", elsewhere, 1))
+    assert "searchpath" in (search / "mine.yaml").read_text()
+    assert compose_directly(["hparams_search=mine"], [str(tmp_path)], {}) is None
+
+
 def test_environment_variables_are_read_like_omegaconf(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("T3RL_RUNS_DIR", "/tmp/runs here")
     monkeypatch.setenv("SLIME_ROOT", "/opt/slime")
@@ -151,7 +198,6 @@ def test_null_over_a_list_or_a_mapping_a_file_brought(tmp_path: Path) -> None:
         ["~seed"],
         ["++seed=3"],
         ["hydra.job.chdir=true"],
-        ["+hparams_search=bfcl_lr_kl_reward"],
         ["seed='${x}'"],
         ["seed='a\\'b'"],
         ["seed='???'"],

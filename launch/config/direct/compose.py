@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from launch.config.compose_cache import Plain
+from launch.config.compose_cache import DeferredHydra, Plain
 from launch.config.direct.config_files import Repository
 from launch.config.direct.defaults import Choice, Chosen, DefaultsList
 from launch.config.direct.interpolation import Resolver
@@ -56,7 +56,8 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
             raise Unsupported(f"{override.text}: a group override the direct composition leaves to Hydra")
         else:
             choices[override.key] = Choice(override.value)
-    chosen = DefaultsList(repo, choices).build(PRIMARY_CONFIG)
+    defaults = DefaultsList(repo, choices)
+    chosen = defaults.build(PRIMARY_CONFIG)
 
     config: dict[str, Any] = {}
     merged = []
@@ -68,8 +69,9 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
         written_leaves = leaves(plain(content)) if experiment else {}
         merge(config, content)
         merged.append((default, loaded.source_path, content, written_leaves))
-    if "hydra" in config:
-        raise Unsupported("a config that sets Hydra's own node")
+    hydra = config.pop("hydra", None)
+    if hydra is not None and (not isinstance(hydra, dict) or "searchpath" in hydra):
+        raise Unsupported("a config that sets Hydra's search path in Hydra's own node")
     for override in key_overrides:
         apply(config, override)
     _keep_environment_references(config)
@@ -92,7 +94,10 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
     root = plain(config)
     data = Resolver(root, env).resolved(root)
     remember_config(data)
-    return Plain(data, provenance, {})
+    # Hydra's own node is composed by Hydra, once read (a search's sweeper): what shapes it here (a
+    # file's `hydra:` section, an `override /hydra/sweeper` entry) never reaches the config.
+    deferred = hydra is not None or defaults.hydra_entries
+    return Plain(data, provenance, DeferredHydra(overrides, config_dirs) if deferred else {})
 
 
 def _repository(config_dirs: Sequence[str]) -> Repository:

@@ -24,6 +24,7 @@ _EXPONENT_FLOAT = re.compile(r"[-+]?[0-9]+(\.[0-9]*)?[eE][-+]?[0-9]+")
 _NUMBER_START = tuple("-+.0123456789")
 # Keys the direct composition handles (provenance and overrides read dotted keys).
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_DOTTED_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*")
 _HEADER_LINE = re.compile(r"#\s*@")
 # How deep a file may nest: a few thousand levels ended in Python's RecursionError, a traceback, in every
 # reader of a config (this module, OmegaConf, the schema); t3rl's own configs nest under ten.
@@ -195,11 +196,19 @@ def _parsed(source_path: str, text: str, file: str) -> tuple[str | None, dict[st
         from launch.config.direct.defaults_problems import not_a_list  # lazy: only to explain a mistake
 
         raise not_a_list(file or source_path, text)
+    header = _package_header(text)
+    # Hydra's own node, at the root of a global file (a search's), names config keys in its sweeper's
+    # params (`stages.train.curriculum.optimizer.lr: …`); it never reaches the config.
+    hydra = data.get("hydra") if header == "_global_" else None
     try:
-        _check(data)
+        if isinstance(hydra, dict):
+            _check({k: v for k, v in data.items() if k != "hydra"})
+            _check(hydra, depth=1, dotted=True)
+        else:
+            _check(data)
     except _Deep:  # every reader of a config (this one, OmegaConf, the schema) recurses per level
         raise _too_deep(file or source_path, text, data) from None
-    return _package_header(text), data, defaults
+    return header, data, defaults
 
 
 class _Deep(Exception):
@@ -213,18 +222,19 @@ def _too_deep(file: str, text: str, data: Any) -> ConfigError:
     return ConfigError([too_deep_problem(file, text, path, _MAX_DEPTH)])
 
 
-def _check(value: Any, depth: int = 0) -> None:
-    """Only the values OmegaConf keeps as they are: no MISSING, no key it would read otherwise, no
-    nesting deeper than `_MAX_DEPTH`."""
+def _check(value: Any, depth: int = 0, dotted: bool = False) -> None:
+    """Only the values OmegaConf keeps as they are: no MISSING, no key it would read otherwise (but
+    `dotted` names, where keys name config keys), no nesting deeper than `_MAX_DEPTH`."""
     if isinstance(value, dict | list):
         if depth > _MAX_DEPTH:
             raise _Deep
+        key_pattern = _DOTTED_KEY if dotted else _KEY
         for key, child in value.items() if isinstance(value, dict) else ():
-            if not isinstance(key, str) or not _KEY.fullmatch(key):
+            if not isinstance(key, str) or not key_pattern.fullmatch(key):
                 raise Unsupported(f"a key the direct composition does not handle: {key!r}")
-            _check(child, depth + 1)
+            _check(child, depth + 1, dotted)
         for child in value if isinstance(value, list) else ():
-            _check(child, depth + 1)
+            _check(child, depth + 1, dotted)
     elif value == "???":
         raise Unsupported("a mandatory value (???)")
     elif value is not None and not isinstance(value, str | int | float):

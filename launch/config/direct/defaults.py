@@ -12,6 +12,7 @@ Unsupported.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from typing import Any
 
@@ -145,6 +146,9 @@ class DefaultsList:
     def __init__(self, repo: Repository, choices: dict[str, Choice]) -> None:
         self.repo, self.choices = repo, choices
         self._known: dict[str, str | None] = {}
+        # Whether a list chose Hydra's sweeper (`override /hydra/sweeper: optuna`): it shapes Hydra's own
+        # node alone, which the composition defers (launch.config.compose_cache.DeferredHydra).
+        self.hydra_entries = False
 
     def build(self, primary: str) -> list[Chosen]:
         root = Entry(path=primary, primary=True)
@@ -262,7 +266,16 @@ class DefaultsList:
                 from launch.config.direct import defaults_problems  # lazy: only to explain a mistake
 
                 raise defaults_problems.wrong_item(self._file(entry), item)
-        items = [_entry(item) for item in written]
+        kept = []
+        for position, item in enumerate(written):
+            if not _sweeper_choice(item):
+                kept.append(item)
+                continue
+            later = [_entry(i) for i in written[position + 1 :] if not _sweeper_choice(i)]
+            if any(not e.override and not e.is_self() for e in later):
+                raise Unsupported("an override entry before a plain one")
+            self.hydra_entries = True
+        items = [_entry(item) for item in kept]
         if sum(item.is_self() for item in items) > 1:
             from launch.config.direct import defaults_problems  # lazy: only to explain a mistake
 
@@ -313,6 +326,18 @@ class DefaultsList:
         parent = tree.entry.config_path() if tree is not None else None
         key = entry.override_key() if entry.group is not None else None
         out.append(Chosen(entry.config_path(), entry.final_package(), parent, key, False))
+
+
+def _sweeper_choice(item: Any) -> bool:
+    """`override /hydra/sweeper: <name>` of a sweeper Hydra has (its own `basic`, or a plugin
+    installed: t3rl's searches name `optuna`)."""
+    if not isinstance(item, dict) or len(item) != 1:
+        return False
+    ((key, value),) = item.items()
+    words = str(key).split(" ")
+    if words[:-1] != ["override"] or words[-1].lstrip("/") != "hydra/sweeper" or not _is_name(value):
+        return False
+    return value == "basic" or importlib.util.find_spec(f"hydra_plugins.hydra_{value}_sweeper") is not None
 
 
 def _entry(item: Any) -> Entry:

@@ -4,8 +4,8 @@ Read: `key=value` and `+key=value` with a key of dotted names and a value Hydra'
 token of a known type: an integer, a decimal or exponent float, true/false, null, or a word of
 letters, digits and `_ . / : -` (not starting with a digit; dashes first, as a flag's name), `inf`
 and `nan` with a sign or none, a string in single or double quotes holding no backslash, `$` or its
-own quote, or a list `[…]` of such values. Anything else (sweeps,
-nested containers, escapes, interpolations, `~key`, `++key`, `group@package`) is Unsupported. Applied:
+own quote, or a list `[…]` of such values. Anything else (sweeps, nested containers, escapes,
+interpolations, `~key`, `++key`, `group@package`, Hydra's own `hydra.*`) is Unsupported. Applied:
 `key=value` to a key the config has (a scalar; a list to a list, its items replaced), `+key=value` to
 a key it lacks (a scalar also to one holding null), as OmegaConf sets a value: in place, where the box
 or list is shared.
@@ -42,8 +42,8 @@ _MISSING = "???"
 _ITEM = re.compile(r"\s*('[^']*'|\"[^\"]*\"|[^\s,'\"\[\]{}]+)\s*(,|$)")
 # Words Hydra's grammar reads as another type (case-insensitive).
 _KEYWORDS = {"true": True, "false": False, "null": None}
-# Keys whose overrides need Hydra's own node or a sweeper.
-_HYDRA_KEYS = ("hydra", "hparams_search")
+# Keys whose overrides set Hydra's own node (a search's file shapes it too: see DeferredHydra).
+_HYDRA_KEYS = ("hydra",)
 
 
 class Override(Record):
