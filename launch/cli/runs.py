@@ -574,8 +574,9 @@ def show_run(path: Path, console: Console | PlainConsole | None = None) -> int:
 
 def show_sweep(path: Path, console: Console | PlainConsole) -> int:
     """A sweep dir: each point's status as it is now (a dead launcher's `running` point is
-    `interrupted (launcher gone)`), stage, job, metric, standing against the best point (sweep.md's) and
-    run dir."""
+    `interrupted (launcher gone)`; its own record's where sweep.json says otherwise, named below the
+    table), stage, job, metric, standing against the best point (sweep.md's) and run dir."""
+    from launch.run.point_record import own_point  # lazy: the sweep modules, only for a sweep dir
     from launch.run.sweep import SweepSummary  # lazy: the sweep modules, only for a sweep dir
     from launch.run.sweep_compare import marks  # lazy: the sweep modules, only for a sweep dir
 
@@ -583,8 +584,17 @@ def show_sweep(path: Path, console: Console | PlainConsole) -> int:
     from launch.run.sweep_liveness import LAUNCHER_GONE, launcher_alive, points_now
 
     data = read_sweep(path)
-    points = points_now(path)
-    standing = marks(SweepSummary.load(path))  # by interval; another benchmark's points not ranked
+    summary = SweepSummary.load(path)
+    # Each point as its own record has it (sweep.json indexes the points, their records are the truth);
+    # ranked so too: a point whose record is damaged is not best, whatever sweep.json says.
+    points, notes = [], []
+    for point in points_now(path):
+        own, note = own_point(point, summary.metric_name)
+        points.append(own)
+        notes += [note] if note else []
+        if own["index"] in summary.points:
+            summary.points[own["index"]].metric = own["metric"] if own["status"] == "succeeded" else None
+    standing = marks(summary)  # by interval; another benchmark's points not ranked
     launcher = "running" if launcher_alive(path) else "not running"
     console.print(
         f"[bold]{escape(str(path.resolve()))}[/]: sweep {escape(str(data.get('name')))}", soft_wrap=True
@@ -608,6 +618,8 @@ def show_sweep(path: Path, console: Console | PlainConsole) -> int:
             escape(os.path.relpath(point["run_dir"], path) if point.get("run_dir") else ""),
         )
     console.print(table)
+    for note in notes:
+        console.print(escape(note), soft_wrap=True)
     if any(p["status"] == LAUNCHER_GONE for p in points):
         console.print(
             f"resume it with: t3rl run --run-dir {shlex.quote(str(path))}", soft_wrap=True, markup=False

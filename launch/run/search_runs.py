@@ -14,6 +14,7 @@ from rich.table import Table
 from launch.config.errors import ConfigError, Problem
 from launch.run.exit_codes import EXIT_FAILED
 from launch.run.pipeline import PipelineError
+from launch.run.point_record import own_point
 from launch.run.rundir import RunDir, RunDirError, stamp_now
 from launch.run.search import NoTrialScored, TrialFailed, TrialOutcome, run_search, storage_problem
 from launch.run.steps import execute, new_sweep_dir, plan_run, resolve_overrides, write_run_dir
@@ -155,7 +156,8 @@ def _print_trials(sweep_dir: Path, console: Console) -> None:
     table = Table(title=f"{data['name']}: {len(data['points'])} trial(s)", title_justify="left")
     for column in ("#", "values", "status", metric, "started", "finished"):
         table.add_column(column, overflow="fold")
-    for point in data["points"]:
+    for recorded in data["points"]:
+        point, _ = own_point(recorded, data.get("metric"))  # its status as its own record has it
         value = point.get("metric")
         status = point["status"] + (f": {point['error']}" if point.get("error") else "")
         table.add_row(

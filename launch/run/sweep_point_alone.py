@@ -15,10 +15,11 @@ import os
 from pathlib import Path
 
 from launch.files import LockHeld, exclusive_lock
+from launch.run.point_record import point_outcome
 from launch.run.point_result import RESULT_ENV
 from launch.run.record_files import RunDirError
 from launch.run.rundir import now
-from launch.run.sweep import IncompleteEval, SweepSummary, complete_summary, read_metric
+from launch.run.sweep import SweepSummary
 from launch.run.sweep_liveness import SWEEP_LOCK
 from t3rl_core import outside_json
 
@@ -62,11 +63,5 @@ def _outcome(run_dir: Path, code: int, metric_name: str | None) -> tuple[str, fl
             name, record = failed[-1]
             return "failed", None, f"stage {name}: {record.get('message') or ''}".strip()
         return "failed", None, f"exit code {code}"
-    if not metric_name or ": " not in metric_name:  # no eval stage; a search's trial names no stage
-        return "succeeded", None, None
-    stage, _, key = metric_name.partition(": ")
-    try:
-        outputs = outside_json.read_file(run_dir / "stages" / stage / "outputs.json")
-        return "succeeded", read_metric(complete_summary(Path(outputs["summary"])), key), None
-    except (IncompleteEval, OSError, ValueError, KeyError) as err:
-        return "failed", None, f"no metric: {err}"
+    own = point_outcome(str(run_dir), metric_name)
+    return own.status, own.metric, own.error

@@ -17,7 +17,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, INTERRUPTED
 from launch.run.override_merge import refuse_literals_for_children, refuse_masked
 from launch.run.parallel import PointJob, PointScheduler
 from launch.run.pipeline import PipelineError
+from launch.run.point_record import own_point
 from launch.run.rundir import RunDir, RunDirError, now, stamp_now
 from launch.run.steps import (
     execute,
@@ -166,8 +167,16 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
     if summary.search is not None:
         raise PipelineError(search_not_resumed(sweep_dir, summary.search))
     planned = []
+    corrected = False
     for index in sorted(summary.points):
         record = summary.points[index]
+        # Whether the point succeeded is its own record's word: sweep.json only indexes it.
+        own, note = own_point(asdict(record), summary.metric_name)
+        if note is not None:
+            console.print(note, soft_wrap=True, markup=False)
+            # Written with the points' first update, under the sweep's lock (or below, when none runs).
+            record.status, record.metric, record.error = own["status"], own["metric"], own["error"]
+            corrected = True
         if record.run_dir is None or (record.status == "succeeded" and from_stage is None and only is None):
             continue
         run_dir = RunDir(Path(record.run_dir))
@@ -185,6 +194,9 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
         plan = plan_run(resolved, run_dir)
         planned.append(PlannedPoint(index, " ".join(record.varying), run_dir, resolved, plan, config_dirs))
     if not planned:
+        if corrected:
+            with sweep_lock(sweep_dir):
+                summary.write()
         console.print(
             f"every point of {sweep_dir} succeeded; nothing to resume", soft_wrap=True, markup=False
         )

@@ -110,6 +110,9 @@ def _sweep(tmp_path: Path, points: list[tuple[float, dict]]) -> SweepSummary:
     sweep = SweepSummary(sweep_dir=tmp_path / "sweep", name="sweep-x", metric_name="eval: overall.accuracy")
     for index, (accuracy, identity) in enumerate(points):
         run_dir = _run(tmp_path / "points", f"p{index:02d}", _summary(accuracy, identity))
+        # Its own record says it succeeded (`t3rl runs show` takes a point's status from there).
+        succeeded = {"status": "succeeded", "fingerprint": "f", "run_id": "r"}
+        (run_dir / "state.json").write_text(json.dumps({"version": 1, "stages": {"eval": succeeded}}))
         sweep.add(Point(index, (f"lr={index}",), (f"lr={index}",)))
         sweep.update(index, run_dir=str(run_dir), metric=accuracy, status="succeeded")
     return sweep

@@ -242,12 +242,17 @@ def test_a_damaged_file_below_a_symlinked_output_subdir_reruns_its_stage(tmp_pat
 
 
 def _sweep_whose_second_point_failed(conf: Path, tmp_path: Path) -> Path:
-    """A sweep of two points run to the end, its sweep.json then saying p01 failed (an earlier failure)."""
+    """A sweep of two points run to the end, its sweep.json and p01's own record then saying p01 failed
+    (an earlier failure: a resume takes whether a point succeeded from its own record)."""
     assert _invoke("run", "-m", "+experiment=rec", "seed=1,2", "--config-dir", str(conf)).exit_code == 0
     (sweep,) = (tmp_path / "runs" / "rec").iterdir()
     record = json.loads((sweep / "sweep.json").read_text())
     record["points"][1].update(status="failed", error="stage prepare_data: exit code 1")
     (sweep / "sweep.json").write_text(json.dumps(record))
+    state = json.loads((sweep / "p01" / "state.json").read_text())
+    state["stages"]["prepare_data"].update(status="failed", message="exit code 1")
+    state["pipeline"].update(status="failed")
+    (sweep / "p01" / "state.json").write_text(json.dumps(state))
     return sweep
 
 
