@@ -7,9 +7,11 @@ rows it has never seen through t3rl's loop, under `valgrind --tool=callgrind --i
 script switches instrumentation on (`callgrind_control -i on`) for those rows only. The count includes
 the scripted engine's own work (its oracle and its text's ids: ~a third), which is the same in both
 trees unless the engine changed. `--pythonpath DIR` runs another tree (a `git archive` snapshot).
-A diagnostic, not a target: bfcl_loop_cpu.py holds the target.
+The rows counted start at the test set's row `--start` (100: short-context rows); bfcl_loop_cpu.py
+plays all 300, whose last 75 are long-context rows (`--start 225`), where results and observations
+carry bfcl-eval's ~30k-character listings. A diagnostic, not a target: bfcl_loop_cpu.py holds the target.
 
-    .venv/bin/python benchmarks/bfcl_loop_instructions.py [--rows 40] [--pythonpath DIR]
+    .venv/bin/python benchmarks/bfcl_loop_instructions.py [--rows 40] [--start 100] [--pythonpath DIR]
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from pathlib import Path
 from bfcl_common import test_rows, trained_tokenizer
 from callgrind_window import counted
 
-# Runs in the child: argv = tree, tokenizer dir, rows, scratch dir (ready / go / done / end files).
+# Runs in the child: argv = tree, tokenizer dir, rows, scratch dir (ready / go / done / end files), first row.
 CHILD = r"""
 import asyncio, os, sys, time
 from pathlib import Path
 tree, tokenizer, count, scratch = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
+start = int(sys.argv[5])
 sys.path.insert(0, os.path.join(tree, "benchmarks"))
 from bfcl_common import EngineCpu, loop_cpu, make_runner, t3rl_episode, test_rows
 from bfcl_loop_cpu import prime_heads
@@ -55,7 +58,7 @@ def put(name, text):  # whole or not there: the parent reads a file once it exis
 
 put("ready", str(os.getpid()))
 wait("go")
-calls = asyncio.run(play(runner, engine, every[100 : 100 + count]))
+calls = asyncio.run(play(runner, engine, every[start : start + count]))
 put("done", str(calls))
 wait("end")
 """
@@ -64,6 +67,7 @@ wait("end")
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=40)
+    parser.add_argument("--start", type=int, default=100, help="the first test row counted")
     parser.add_argument("--pythonpath", default=str(Path(__file__).resolve().parent.parent))
     args = parser.parse_args()
     tree = str(Path(args.pythonpath).resolve())
@@ -75,14 +79,26 @@ def main() -> int:
         # checkout the child imported that checkout's t3rl_core whatever --pythonpath said.
         env = {**os.environ, "PYTHONPATH": tree, "PYTHONHASHSEED": "0", "PYTHONSAFEPATH": "1"}
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
-        command += [sys.executable, "-c", CHILD, tree, str(tokenizer), str(args.rows), str(scratch)]
+        command += [
+            sys.executable,
+            "-c",
+            CHILD,
+            tree,
+            str(tokenizer),
+            str(args.rows),
+            str(scratch),
+            str(args.start),
+        ]
         with counted(command, env, scratch):
             calls = int((scratch / "done").read_text())
         summary = re.search(r"^totals: (\d+)", out.read_text(), re.MULTILINE)
         if summary is None:
             raise SystemExit("callgrind wrote no totals line")
         instructions = int(summary.group(1))
-    print(f"tree {tree}: {args.rows} new rows, {calls} model calls, {instructions:,} instructions")
+    print(
+        f"tree {tree}: {args.rows} new rows from row {args.start}, {calls} model calls, "
+        f"{instructions:,} instructions"
+    )
     print(f"instructions per model call (the scripted engine's included): {instructions / calls:,.0f}")
     return 0
 

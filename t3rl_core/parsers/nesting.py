@@ -48,6 +48,9 @@ def nesting_problem(text: str) -> str | None:
 
 
 _CONTAINERS = (list, tuple, set, frozenset, dict)
+_PLAIN = frozenset({list, tuple, dict})
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+_SCANNED_BY_TYPE = 16
 
 
 def structure_depth(value: object, limit: int = MAX_NESTING) -> int:
@@ -67,6 +70,14 @@ def structure_depth(value: object, limit: int = MAX_NESTING) -> int:
         inner: list[Any] = []
         for item in level:
             members = item.values() if isinstance(item, dict) else item
+            # A long plain list, tuple or dict of atoms only (bfcl-eval's long-context listings) is
+            # ruled out by its types, in C, not by isinstance item by item.
+            if (
+                type(item) in _PLAIN
+                and len(members) > _SCANNED_BY_TYPE
+                and _ATOMS.issuperset(map(type, members))
+            ):
+                continue
             inner += [member for member in members if isinstance(member, _CONTAINERS)]
         # Each container once per level: a container held many times (or holding itself) is walked
         # once, where the level's list would grow with every path to it.

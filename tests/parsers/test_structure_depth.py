@@ -71,3 +71,21 @@ def test_containers_held_many_times_or_by_themselves() -> None:
     for _ in range(40):  # each level holds the next one twice: 2**40 paths
         shared = [shared, shared]
     assert structure_depth(shared) == 41
+
+
+class _Listed(list):  # a list subclass: walked item by item, as any container that is not plain
+    pass
+
+
+def test_long_containers_ruled_out_by_their_types_only_when_every_member_is_an_atom() -> None:
+    """A plain list, tuple or dict of more than a few members, every one of them a str, int, float,
+    bool or None, adds one level without its members tested one by one; any other member (a container
+    anywhere in it, an atom's subclass) is counted as the depth-first walk counts it."""
+    atoms: list[Any] = ["a", 1, 2.5, True, None] * 8
+    for where in (0, len(atoms) // 2, len(atoms)):
+        for inner in ([1], (1,), {"k": [1]}, frozenset({1}), _Listed([[1]])):
+            members = [*atoms[:where], inner, *atoms[where:]]
+            for candidate in (members, tuple(members), dict(enumerate(members)), _Listed(members)):
+                assert structure_depth(candidate) == _depth_first(candidate) >= 2
+    for flat in (atoms, tuple(atoms), dict(enumerate(atoms)), _Listed(atoms), [*atoms, _Listed()]):
+        assert structure_depth(flat) == _depth_first(flat)

@@ -17,6 +17,7 @@ import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache, lru_cache
+from operator import is_
 from types import FunctionType, MethodType
 from typing import Any
 
@@ -219,11 +220,52 @@ def result_text(result: Any) -> str:
     if problem is not None:
         raise ValueError(problem)
     if type(result) is dict:
+        text = _with_kept_lists(result)
+        if text is not None:
+            return text
         try:
             return json.dumps(result)
         except Exception:
             return str(result)
     return str(result)
+
+
+# A list of at least this many atoms in a dict result has its JSON text kept: bfcl-eval's long-context
+# results hand out the same module-level listings call after call (get_stock_info's two lists of 2,000
+# floats: ~2.7 ms of float formatting per call, twice a turn with the gold world's replay).
+KEPT_LIST_MIN = 256
+_KEPT_LISTS_MAX = 64
+# (length, id of the first item, id of the last) → (the items, their JSON text). The items are held,
+# so their ids stay theirs; a list matches only when it holds these very objects, in this order.
+_kept_lists: dict[tuple[int, int, int], tuple[tuple[Any, ...], str]] = {}
+
+
+def _with_kept_lists(result: dict[Any, Any]) -> str | None:
+    """`json.dumps(result)` with each long list of atoms written from kept text; None when `result`
+    has no such list or a key that is not exactly a str (then `json.dumps` itself decides)."""
+    if not any(type(value) is list and len(value) >= KEPT_LIST_MIN for value in result.values()):
+        return None
+    if not all(type(key) is str for key in result):
+        return None
+    # json.dumps's default separators and escaping, member by member.
+    members = [f"{json.dumps(key)}: {_value_text(value)}" for key, value in result.items()]
+    return "{" + ", ".join(members) + "}"
+
+
+def _value_text(value: Any) -> str:
+    if type(value) is not list or len(value) < KEPT_LIST_MIN:
+        return json.dumps(value)
+    key = (len(value), id(value[0]), id(value[-1]))
+    kept = _kept_lists.get(key)
+    if kept is not None and all(map(is_, value, kept[0])):
+        return kept[1]
+    text = json.dumps(value)
+    # Only atoms: the same objects then give the same text (a container could have changed inside).
+    if all(type(item) in _ATOMS for item in value):
+        if len(_kept_lists) >= _KEPT_LISTS_MAX:
+            _kept_lists.clear()
+        _kept_lists[key] = (tuple(value), text)
+    return text
 
 
 def render_call(call: ToolCall) -> str:
