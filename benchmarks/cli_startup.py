@@ -17,8 +17,11 @@ Each round runs every command twice, idle and with one core kept busy by a spinn
 forked path's wall times (with the second core taken there is nothing to compose ahead on: reported).
 Exit code 1 when a target is missed. More rows are printed for reference, no target:
   - the libraries a cold plan cannot do without, alone (PyYAML, pydantic with one model's validator
-    built, which imports importlib.metadata for pydantic's plugin loader): the share of the 1.5x budget
-    they take before any of t3rl's own modules or work;
+    built): the share of the 1.5x budget they take before any of t3rl's own modules or work. pydantic
+    as it comes: its plugin loader imports importlib.metadata and scans for plugins, which a cold plan
+    avoids (launch.config.pydantic_plugins): the row counts ~0.15x of the bare import more than t3rl
+    pays for them (callgrind: 708 M instructions, 590 M with the switch set and the loader imported as
+    t3rl does);
   - plan and validate cold in one process with their output on a terminal (a pseudo-terminal, 80
     columns, read as they print): what a user at a terminal pays, rich's console and table included.
     Every other row sends the output to /dev/null, as a pipe, a file or CI's log, where t3rl prints
