@@ -51,6 +51,8 @@ _MAX_PIECE_CHARS = 8192
 # before it (`_cut`): the zero-width `(?<=,)(?= \S)` cuts at the same places, but its look-behind is
 # tried at every character (~30 % slower on an eval's observations, all of which pass here).
 _CUT_AFTER = re.compile(r"(,)(?= \S)")
+# A ", " that is not a cut (the text's end is the other one).
+_NOT_CUT = re.compile(r", \s")
 # Pre-tokenisation patterns whose matches never hold "," then " " (see the module docstring): Qwen2/3's
 # (one digit a piece) and Llama 3's, GLM-4's and DeepSeek's (up to three digits a piece).
 _CUTTING_PATTERNS = frozenset(
@@ -66,6 +68,10 @@ def _cut(text: str) -> list[str]:
     """`text` in pieces, each cut between a "," and a " " followed by a non-space (`_CUT_AFTER`)."""
     if ", " not in text:  # no cut can be there: a scan for ", " is far cheaper than the pattern's
         return [text]
+    if "\0" not in text and not text.endswith(", ") and _NOT_CUT.search(text) is None:
+        # Every ", " is a cut: marked and split at in two passes of C, ~2.5x faster than the
+        # pattern's split on a long-context listing (~4,000 cuts in its ~30k characters).
+        return text.replace(", ", ",\0 ").split("\0")
     parts = _CUT_AFTER.split(text)  # [piece, ",", piece, ",", …, last piece]
     if len(parts) == 1:
         return parts
