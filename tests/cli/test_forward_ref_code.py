@@ -3,15 +3,21 @@ ForwardRefs compiled by the builtin do."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import subprocess
 import sys
 import typing
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launch.cli.forward_ref_code import compiled_once, share_compiled
+from launch.cli.forward_ref_code import compiled_once, exec_compiled_once, share_compiled
+
+REPO = Path(__file__).resolve().parents[2]
 
 TEXTS = ["bool", "dict[str, Any]", "Required[CoreSchema]", "int | None", "list['Inner']", "x.y[z]"]
 
@@ -64,3 +70,69 @@ def test_pydantic_core_compiles_each_text_once_after_launch_cli() -> None:
     compiles, distinct = map(int, done.stdout.split())
     assert distinct > 50
     assert compiles == distinct
+
+
+def test_dataclasses_exec_through_the_shared_compile() -> None:
+    assert vars(dataclasses)["exec"] is exec_compiled_once
+
+    @dataclasses.dataclass(frozen=True)
+    class One:
+        func: int
+
+    @dataclasses.dataclass(frozen=True)
+    class Other:
+        func: int
+
+    assert One.__eq__.__code__ is Other.__eq__.__code__  # one text, one code
+    assert One.__eq__ is not Other.__eq__ and One.__init__.__qualname__.startswith("test_")
+
+
+# A dataclass of every kind of field dataclasses writes code for, described by what its generated
+# methods do: run in fresh interpreters, with and without launch.cli's shared compile.
+DATACLASS_PROBE = """
+import sys
+if sys.argv[1] == "cli":
+    import launch.cli
+import dataclasses, inspect, json
+from typing import ClassVar
+
+@dataclasses.dataclass(frozen=True, slots=True, order=True)
+class Point:
+    x: int
+    y: "tuple[int, ...]" = dataclasses.field(default_factory=tuple)
+    z: ClassVar[int] = 3
+    w: dataclasses.InitVar[int] = 0
+    label: str = dataclasses.field(default="p", repr=False, compare=False)
+
+@dataclasses.dataclass(kw_only=True)
+class Bare:
+    a: float = 1.5
+
+p = Point(1, (2,), 4, label="q")
+try:
+    p.x = 2
+    frozen = "assigned"
+except dataclasses.FrozenInstanceError as error:
+    frozen = str(error)
+print(json.dumps([
+    repr(p), str(inspect.signature(Point)), {k: str(v) for k, v in Point.__init__.__annotations__.items()},
+    p == Point(1, (2,), label="r"), p < Point(2), hash(p) == hash(Point(1, (2,))), frozen, Point.__doc__,
+    repr(Bare()), str(inspect.signature(Bare)), Bare(a=2.0) == Bare(a=2.0), Bare.__init__.__qualname__,
+]))
+"""
+
+
+def test_a_dataclass_behaves_as_the_builtin_exec_makes_it() -> None:
+    """Annotations stay objects (compiled without this module's future flags), defaults, factories,
+    frozen assignment, ordering, hashing, keyword-only fields and names as dataclasses makes them."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def run(mode: str) -> list[object]:
+        done = subprocess.run(
+            [sys.executable, "-c", DATACLASS_PROBE, mode], env=env, capture_output=True, text=True, check=True
+        )
+        return json.loads(done.stdout)
+
+    with_cli, plain = run("cli"), run("plain")
+    assert with_cli == plain
+    assert with_cli[2]["x"] == "<class 'int'>"
