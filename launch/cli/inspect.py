@@ -25,8 +25,8 @@ from launch.cli.validate_command import (
     command_console,
     validate_command,
 )
-from launch.config.compose_cache import Plain
 from launch.config.errors import ConfigError, Problem, did_you_mean, render_problems
+from launch.config.plain import Plain
 from launch.config.resolved import composed_plain
 from launch.config.secrets import scrub_obj, scrub_text
 from t3rl_core import registries

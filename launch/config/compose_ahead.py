@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from launch.config.compose_cache import Plain
+    from launch.config.plain import Plain
 
 ENV_SWITCH = "T3RL_COMPOSE_AHEAD"
 

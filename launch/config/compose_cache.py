@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import Any
 
+from launch.config.direct.compose import DeferredHydra
+from launch.config.plain import Plain, Reads
 from launch.config.provenance import Origin, Provenance, Shadow
 from launch.config.search_path import PACKAGE, package_dir, roots
 from launch.config.secrets import holds_referenced_value, holds_secret
@@ -76,57 +78,6 @@ UNCACHED_KEYS = ("hydra.searchpath",)
 # Overrides of these keys compose Hydra's own node, from its plugins' code too.
 HYDRA_NODE_KEYS = ("hydra", "hparams_search")
 PLUGINS = "hydra_plugins"
-
-
-class Plain(Record):
-    """A composed config with interpolations resolved, as the validators take it."""
-
-    data: dict[str, Any]
-    provenance: Provenance
-    # Hydra's own node (sweeper settings); empty unless hydra/* or hparams_search was used (or the
-    # primary config sets it). A `DeferredHydra` where the direct composition left it out.
-    hydra: Mapping[str, Any]
-
-
-class DeferredHydra(Mapping[str, Any]):
-    """Hydra's own node of a command line the direct composition composed without it, composed with
-    Hydra the first time it is read. A search's `hparams_search` file shapes that node alone (its
-    `hydra:` section, its `override /hydra/sweeper` entry): the search reads the sweeper once, from its
-    base line, while each trial and bound it checks is a line of its own that never reads it."""
-
-    __slots__ = ("_config_dirs", "_node", "_overrides")
-
-    def __init__(self, overrides: Sequence[str], config_dirs: Sequence[str]) -> None:
-        self._overrides, self._config_dirs = list(overrides), list(config_dirs)
-        self._node: dict[str, Any] | None = None
-
-    def _read(self) -> dict[str, Any]:
-        if self._node is None:
-            from launch.config.composed import plain_with_hydra  # lazy: Hydra, only when its node is read
-
-            self._node = dict(plain_with_hydra(self._overrides, self._config_dirs, Reads()).hydra)
-        return self._node
-
-    def __getitem__(self, key: str) -> Any:
-        return self._read()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._read())
-
-    def __len__(self) -> int:
-        return len(self._read())
-
-
-class Reads:
-    """What a composition read besides its files: environment variables, and any impure resolver."""
-
-    # A plain class, not a dataclass: every cold command imports this module, and a dataclass compiles
-    # its methods from text as its class is created (~2 M instructions).
-    def __init__(self) -> None:
-        self.env: dict[str, str | None] = {}
-        self.impure: set[str] = set()
-        # Composed by Hydra (not `launch.config.direct`): its entry is stored at once (see `first_sight`).
-        self.by_hydra = False
 
 
 def cached_compose(

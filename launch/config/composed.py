@@ -21,9 +21,9 @@ from omegaconf.basecontainer import BaseContainer
 from omegaconf.errors import OmegaConfBaseException
 
 from launch.config.compose import Composition, compose
-from launch.config.compose_cache import Plain, Reads
 from launch.config.env_references import keep_environment_references, unset_variables
 from launch.config.errors import ConfigError, Problem, did_you_mean
+from launch.config.plain import Plain, Reads
 from launch.config.provenance import Provenance
 from launch.config.search_path import PACKAGE, package_dir
 from launch.config.secrets import remember_config, remember_overrides

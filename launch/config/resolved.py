@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from launch.config.compose_cache import Plain, Reads, cached_compose
+from launch.config.compose_cache import cached_compose
 from launch.config.direct.compose import compose_directly
 from launch.config.errors import ConfigError, Problem
+from launch.config.plain import Plain, Reads
 
 
 def composed_plain(overrides: Sequence[str], config_dirs: Sequence[str] = ()) -> Plain:

@@ -13,8 +13,8 @@ import pytest
 
 import launch.config.resolved as resolved_module
 from launch.config import compose_ahead
-from launch.config.compose_cache import Plain
 from launch.config.errors import ConfigError
+from launch.config.plain import Plain
 
 REPO = Path(__file__).resolve().parents[2]
 THREADS_RUNNING = compose_ahead._threads_running  # the fixture below stands it in for each test

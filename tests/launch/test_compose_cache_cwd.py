@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import launch.config.resolved as resolved_module
-from launch.config.compose_cache import Plain, Reads
+from launch.config.plain import Plain, Reads
 from launch.config.search_path import PACKAGE, package_dir
 
 CONF = package_dir(PACKAGE)

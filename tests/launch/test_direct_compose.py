@@ -16,15 +16,15 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 from omegaconf._utils import get_yaml_loader
 
-from launch.config.compose_cache import DeferredHydra, Plain, Reads
 from launch.config.composed import plain_with_hydra
 from launch.config.direct import config_files
-from launch.config.direct.compose import compose_directly
+from launch.config.direct.compose import DeferredHydra, compose_directly
 from launch.config.direct.interpolation import Resolver
 from launch.config.direct.nodes import plain
 from launch.config.direct.overrides import parse
 from launch.config.direct.unsupported import Unsupported
 from launch.config.errors import ConfigError
+from launch.config.plain import Plain, Reads
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 PRIMARY_GROUPS = ("model", "hardware", "env", "user_sim", "sandbox", "reward", "eval", "executor", "tracking")
@@ -94,6 +94,9 @@ def test_every_option_of_the_primary_groups() -> None:
         ["+experiment=stage2_bfcl", "env.augmentation.kinds=[]", "env.augmentation.kinds=[a]"],
         ["+experiment=quickstart", "eval.server.extra_args=[--context-length,4096,-x]", "+nan=NaN"],
         ["+experiment=stage1_bfcl", "model.architecture.extra_args=[--use-flash-attn]", "+t=-inf"],
+        ["+experiment=stage1_bfcl", "~seed", "~hardware.recompute", "++new.key=1", "++newkey=[1,2]"],
+        ["+experiment=quickstart", "~eval.server", "++seed=3", "++model.architecture.extra_args=[--x]"],
+        ["++model.hf_id=abc", "~model.hf_id", "+model.hf_id=x", "~name", "++name=y"],
     ],
 )
 def test_override_lines(overrides: list[str]) -> None:
@@ -195,8 +198,14 @@ def test_null_over_a_list_or_a_mapping_a_file_brought(tmp_path: Path) -> None:
     "overrides",
     [
         ["reward=progress,binary"],  # a sweep
-        ["~seed"],
-        ["++seed=3"],
+        ["~seed=42"],  # deletes only while the value is 42
+        ["~nothing"],  # Hydra's words: nothing to delete
+        ["~model"],  # a group's entry deleted from the defaults list
+        ["++model=x"],  # a group
+        ["++seed.x=1"],  # a scalar parent OmegaConf replaces by a mapping
+        ["++eval.server=x"],  # a mapping replaced by a scalar
+        ["~hardware.rollout_gpus"],  # holding null: Hydra refuses it as missing
+        ["name=${model.name}", "~name"],
         ["hydra.job.chdir=true"],
         ["seed='${x}'"],
         ["seed='a\\'b'"],

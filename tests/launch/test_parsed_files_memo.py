@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from launch.config.compose_cache import Plain
 from launch.config.direct import config_files
 from launch.config.direct.compose import compose_directly
+from launch.config.plain import Plain
 
 
 def _composed(overrides: list[str], dirs: list[str] | None = None) -> Plain:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from launch.config.compose_cache import DeferredHydra, Plain
 from launch.config.direct.config_files import Repository
 from launch.config.direct.defaults import Choice, Chosen, DefaultsList
 from launch.config.direct.interpolation import Resolver
@@ -18,6 +17,7 @@ from launch.config.direct.unsupported import Unsupported
 from launch.config.env_references import ENVIRONMENT_KEYS, kept_text, unset_variables
 from launch.config.layers import AppliedOverride, Layer, leaves
 from launch.config.optional_groups import optional_group_choice
+from launch.config.plain import Plain, Reads
 from launch.config.provenance import Provenance
 from launch.config.search_path import PACKAGE_SOURCE, display_path, roots
 from launch.config.secrets import remember_config, remember_overrides
@@ -52,7 +52,7 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
     for override in parsed:
         if not repo.group_exists(override.key):
             key_overrides.append(override)
-        elif override.add or not isinstance(override.value, str) or "/" in override.value:
+        elif override.prefix or not isinstance(override.value, str) or "/" in override.value:
             raise Unsupported(f"{override.text}: a group override the direct composition leaves to Hydra")
         else:
             choices[override.key] = Choice(override.value)
@@ -87,7 +87,7 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
         )
         for default, source_path, content, own in merged
     ]
-    applied = [AppliedOverride(o.text, o.key, o.value, delete=False) for o in key_overrides]
+    applied = [AppliedOverride(o.text, o.key, o.value, delete=o.delete) for o in key_overrides]
     provenance = Provenance.from_layers(layers, applied)
     if unset_variables(provenance):
         raise Unsupported("an unset environment variable (Hydra's composition words the error)")
@@ -146,3 +146,32 @@ def _chosen_by(
     if default.parent and default.parent != PRIMARY_CONFIG:
         return f"{default.parent}.yaml"
     return ""
+
+
+class DeferredHydra(Mapping[str, Any]):
+    """Hydra's own node of a command line the direct composition composed without it, composed with
+    Hydra the first time it is read. A search's `hparams_search` file shapes that node alone (its
+    `hydra:` section, its `override /hydra/sweeper` entry): the search reads the sweeper once, from its
+    base line, while each trial and bound it checks is a line of its own that never reads it."""
+
+    __slots__ = ("_config_dirs", "_node", "_overrides")
+
+    def __init__(self, overrides: Sequence[str], config_dirs: Sequence[str]) -> None:
+        self._overrides, self._config_dirs = list(overrides), list(config_dirs)
+        self._node: dict[str, Any] | None = None
+
+    def _read(self) -> dict[str, Any]:
+        if self._node is None:
+            from launch.config.composed import plain_with_hydra  # lazy: Hydra, only when its node is read
+
+            self._node = dict(plain_with_hydra(self._overrides, self._config_dirs, Reads()).hydra)
+        return self._node
+
+    def __getitem__(self, key: str) -> Any:
+        return self._read()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())

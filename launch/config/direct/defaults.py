@@ -147,7 +147,7 @@ class DefaultsList:
         self.repo, self.choices = repo, choices
         self._known: dict[str, str | None] = {}
         # Whether a list chose Hydra's sweeper (`override /hydra/sweeper: optuna`): it shapes Hydra's own
-        # node alone, which the composition defers (launch.config.compose_cache.DeferredHydra).
+        # node alone, which the composition defers (launch.config.direct.compose.DeferredHydra).
         self.hydra_entries = False
 
     def build(self, primary: str) -> list[Chosen]:

@@ -1,14 +1,15 @@
 """Command-line overrides in the forms people type every day, read and applied as Hydra does.
 
-Read: `key=value` and `+key=value` with a key of dotted names and a value Hydra's grammar reads as one
-token of a known type: an integer, a decimal or exponent float, true/false, null, or a word of
-letters, digits and `_ . / : -` (not starting with a digit; dashes first, as a flag's name), `inf`
-and `nan` with a sign or none, a string in single or double quotes holding no backslash, `$` or its
-own quote, or a list `[…]` of such values. Anything else (sweeps, nested containers, escapes,
-interpolations, `~key`, `++key`, `group@package`, Hydra's own `hydra.*`) is Unsupported. Applied:
-`key=value` to a key the config has (a scalar; a list to a list, its items replaced), `+key=value` to
-a key it lacks (a scalar also to one holding null), as OmegaConf sets a value: in place, where the box
-or list is shared.
+Read: `key=value`, `+key=value`, `++key=value` and `~key` with a key of dotted names and a value
+Hydra's grammar reads as one token of a known type: an integer, a decimal or exponent float,
+true/false, null, or a word of letters, digits and `_ . / : -` (not starting with a digit; dashes
+first, as a flag's name), `inf` and `nan` with a sign or none, a string in single or double quotes
+holding no backslash, `$` or its own quote, or a list `[…]` of such values. Anything else (sweeps,
+nested containers, escapes, interpolations, `~key=value`, `group@package`, Hydra's own `hydra.*`) is
+Unsupported. Applied: `key=value` to a key the config has (a scalar; a list to a list, its items
+replaced), `+key=value` to a key it lacks (a scalar also to one holding null), `++key=value` to either
+(a scalar over a scalar, a list over a list), as OmegaConf sets a value: in place, where the box or
+list is shared; `~key` deletes a key holding a value (Hydra refuses one holding null as missing).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from launch.config.direct.unsupported import Unsupported
 from launch.config.optional_groups import optional_group_choice
 from t3rl_core.records import Record
 
-_LINE = re.compile(r"(\+?)([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*)=(.+)", re.DOTALL)
+_KEY = r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*"
+_LINE = re.compile(rf"(\+{{0,2}})({_KEY})=(.+)", re.DOTALL)
+_DELETE = re.compile(rf"~({_KEY})")
 _INT = re.compile(r"-?(0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+([eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)")
 _WORD = re.compile(r"[A-Za-z_/][A-Za-z0-9_./:-]*")
@@ -52,21 +55,31 @@ class Override(Record):
     text: str
     key: str
     value: Any
-    add: bool
+    # "" (set), "+" (add), "++" (add or set) or "~" (delete).
+    prefix: str
+
+    @property
+    def add(self) -> bool:
+        return self.prefix == "+"
+
+    @property
+    def delete(self) -> bool:
+        return self.prefix == "~"
 
     def key_element(self) -> str:
-        """Hydra's key element: the key with its `+`."""
-        return f"+{self.key}" if self.add else self.key
+        """Hydra's key element: the key with its prefix."""
+        return f"{self.prefix}{self.key}"
 
 
 def parse(text: str) -> Override:
     found = _LINE.fullmatch(text)
-    if found is None:
+    deleted = _DELETE.fullmatch(text) if found is None else None
+    if found is None and deleted is None:
         raise Unsupported(f"an override the direct composition does not read: {text}")
-    add, key, raw = found.groups()
+    prefix, key, raw = found.groups() if found is not None else ("~", deleted.group(1), None)  # type: ignore[union-attr]
     if key.split(".")[0].startswith(_HYDRA_KEYS):
         raise Unsupported(f"{key}: Hydra's own settings")
-    return Override(text, key, _value(raw), bool(add))
+    return Override(text, key, None if raw is None else _value(raw), prefix)
 
 
 def reads_directly(overrides: Sequence[str]) -> bool:
@@ -120,18 +133,24 @@ def apply(config: dict[str, Any], override: Override) -> None:
     node = config
     for part in parents:
         child = node.get(part)
-        if child is None and override.add:
+        if child is None and part not in node and override.prefix in ("+", "++"):
             node[part] = child = {}
         if not isinstance(child, dict):
             raise Unsupported(f"{override.text}: {part} is not a mapping of the config")
         node = child
     current = node.get(last)
+    if override.delete:
+        _delete(node, last, current, override)
+        return
     if isinstance(override.value, list):
         _apply_list(node, last, current, override)
         return
     if override.add:
         if current is not None and not (isinstance(current, Box) and current.value is None):
             raise Unsupported(f"{override.text}: the key exists")
+    elif override.prefix == "++":
+        if last in node and not isinstance(current, Box):
+            raise Unsupported(f"{override.text}: not a scalar of the config")
     elif not isinstance(current, Box):
         raise Unsupported(f"{override.text}: not a scalar of the config")
     if isinstance(current, Box):
@@ -140,13 +159,22 @@ def apply(config: dict[str, Any], override: Override) -> None:
         node[last] = Box(override.value)
 
 
+def _delete(node: dict[str, Any], last: str, current: Any, override: Override) -> None:
+    """`~key`: Hydra deletes a key whose value (interpolations resolved) is not null, and refuses the
+    rest as missing; an interpolation is left to it."""
+    value = current.value if isinstance(current, Box) else current
+    if value is None or (isinstance(value, str) and "${" in value):
+        raise Unsupported(f"{override.text}: a key missing, null or interpolated")
+    del node[last]
+
+
 def _apply_list(node: dict[str, Any], last: str, current: Any, override: Override) -> None:
     """A list set: over a list its items are replaced in place (OmegaConf merges a list into a list
     node), a key the config lacks takes it with `+`; over a scalar, a null or a mapping OmegaConf makes
     another node, which is left to Hydra."""
     if isinstance(current, list) and not override.add:
         current[:] = override.value
-    elif current is None and last not in node and override.add:
+    elif current is None and last not in node and override.prefix in ("+", "++"):
         node[last] = list(override.value)
     else:
         raise Unsupported(f"{override.text}: a list over a {type(current).__name__}")
