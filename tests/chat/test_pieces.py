@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -29,6 +30,12 @@ FRAGMENTS = [
 LLAMA3_PATTERN = next(p for p in pieces._CUTTING_PATTERNS if r"\p{N}{1,3}" in p)
 
 
+@functools.cache
+def variant(name: str) -> Tokenizer:
+    """VARIANTS' tokenizer `name`, built once per process (each example of a property test reads it)."""
+    return VARIANTS[name]()
+
+
 def whole(backend: Tokenizer, text: str) -> list[int]:
     return backend.encode(text, add_special_tokens=False).ids
 
@@ -45,20 +52,39 @@ def qwen_backend() -> Tokenizer:
     return Tokenizer.from_file(str(Path(shared_tokenizer_dir("qwen3")) / "tokenizer.json"))
 
 
-def variants() -> dict[str, Tokenizer]:
-    """The tiny Qwen tokenizer with each admitted pre-tokenizer and normalizer."""
-    llama3 = qwen_backend()
-    llama3.pre_tokenizer = pre_tokenizers.Sequence(
+def qwen_with(change: Callable[[Tokenizer], object]) -> Callable[[], Tokenizer]:
+    """The tiny Qwen tokenizer changed by `change`, built when called: the cases below are named at
+    collection, which builds nothing (the tiny tokenizer imports transformers: ~1 s per process, and every
+    xdist worker collects the whole suite)."""
+
+    def build() -> Tokenizer:
+        backend = qwen_backend()
+        change(backend)
+        return backend
+
+    return build
+
+
+def split_then_bytes(pattern: str) -> pre_tokenizers.PreTokenizer:
+    """Cut at `pattern`, then map bytes to byte-level symbols (no regex of ByteLevel's own)."""
+    return pre_tokenizers.Sequence(
         [
-            pre_tokenizers.Split(Regex(LLAMA3_PATTERN), "isolated"),
+            pre_tokenizers.Split(Regex(pattern), "isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ]
     )
-    gpt2 = qwen_backend()
-    gpt2.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    nfc = qwen_backend()
-    nfc.normalizer = normalizers.NFC()
-    return {"llama3 digits": llama3, "gpt2 byte-level": gpt2, "nfc": nfc}
+
+
+# The tiny Qwen tokenizer with each admitted pre-tokenizer and normalizer.
+VARIANTS = {
+    "llama3 digits": qwen_with(lambda t: setattr(t, "pre_tokenizer", split_then_bytes(LLAMA3_PATTERN))),
+    "gpt2 byte-level": qwen_with(
+        lambda t: setattr(
+            t, "pre_tokenizer", pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        )
+    ),
+    "nfc": qwen_with(lambda t: setattr(t, "normalizer", normalizers.NFC())),
+}
 
 
 def test_every_shipped_family_encodes_long_texts_from_pieces(chat: ChatFormat) -> None:  # noqa: F811
@@ -81,9 +107,6 @@ def test_joined_pieces_are_the_whole_encode(chat: ChatFormat, data: st.DataObjec
     assert encoder.encode(text) == whole(chat._backend, text)
 
 
-VARIANTS = variants()
-
-
 # The cut's definition: between a "," and a " " followed by a non-space, every character kept.
 ZERO_WIDTH_CUT = re.compile(r"(?<=,)(?= \S)")
 # Around the cut: commas, spaces and other whitespace (Unicode's too), letters, digits, line ends.
@@ -100,47 +123,36 @@ def test_the_cut_is_the_zero_width_definition(text: str) -> None:
 @settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_every_admitted_tokenizer_kind_encodes_pieces_as_the_whole(name: str, data: st.DataObject) -> None:
-    backend = VARIANTS[name]
+    backend = variant(name)
     encoder = PieceEncoder.for_tokenizer(backend, batch_of(backend))
     assert encoder is not None
     text = data.draw(texts_of(["<|im_start|>", "<|im_end|>", "<tool_response>"]))
     assert encoder.encode(text) == whole(backend, text)
 
 
-def refused() -> dict[str, Tokenizer]:
-    """Tokenizers for which a cut text is not provably the whole: none may take the piece path."""
-    cases = {}
-    cases["lowercasing normalizer"] = qwen_backend()
-    cases["lowercasing normalizer"].normalizer = normalizers.Lowercase()
-    cases["added token with a comma"] = qwen_backend()
-    cases["added token with a comma"].add_tokens([AddedToken("a, b", special=False)])
-    cases["other pattern"] = qwen_backend()
-    cases["other pattern"].pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Split(Regex(r",\s|\s?\w+|\W"), "isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ]
-    )
-    cases["prefix space"] = qwen_backend()
-    cases["prefix space"].pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True)
-    cases["whitespace pre-tokenizer"] = qwen_backend()
-    cases["whitespace pre-tokenizer"].pre_tokenizer = pre_tokenizers.Whitespace()
-    cases["truncation"] = qwen_backend()
-    cases["truncation"].enable_truncation(64)
-    cases["dropout"] = qwen_backend()
-    cases["dropout"].model.dropout = 0.5
-    return cases
+# Tokenizers for which a cut text is not provably the whole: none may take the piece path.
+REFUSED = {
+    "lowercasing normalizer": qwen_with(lambda t: setattr(t, "normalizer", normalizers.Lowercase())),
+    "added token with a comma": qwen_with(lambda t: t.add_tokens([AddedToken("a, b", special=False)])),
+    "other pattern": qwen_with(lambda t: setattr(t, "pre_tokenizer", split_then_bytes(r",\s|\s?\w+|\W"))),
+    "prefix space": qwen_with(
+        lambda t: setattr(t, "pre_tokenizer", pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True))
+    ),
+    "whitespace pre-tokenizer": qwen_with(lambda t: setattr(t, "pre_tokenizer", pre_tokenizers.Whitespace())),
+    "truncation": qwen_with(lambda t: t.enable_truncation(64)),
+    "dropout": qwen_with(lambda t: setattr(t.model, "dropout", 0.5)),
+}
 
 
-@pytest.mark.parametrize("case", sorted(refused()))
+@pytest.mark.parametrize("case", sorted(REFUSED))
 def test_tokenizers_that_may_encode_a_cut_text_otherwise_are_refused(case: str) -> None:
-    backend = refused()[case]
+    backend = REFUSED[case]()
     assert PieceEncoder.for_tokenizer(backend, batch_of(backend)) is None
 
 
 def test_the_cut_matters_for_a_refused_pattern() -> None:
     """The admission is not vacuous: under a pattern that reads across ", " the joined ids differ."""
-    backend = refused()["other pattern"]
+    backend = REFUSED["other pattern"]()
     text = "alpha, the, and, that, is, the, file"
     assert PieceEncoder(batch_of(backend)).encode(text) != whole(backend, text)
 

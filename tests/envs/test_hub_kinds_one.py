@@ -13,14 +13,9 @@ import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from openenv.core.env_server import Action as OpenEnvAction
-from openenv.core.env_server import Environment as OpenEnvEnvironment
-from openenv.core.env_server import Observation as OpenEnvObservation
-from openenv.core.env_server import State as OpenEnvState
-from openenv.core.env_server import create_app
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
@@ -28,17 +23,17 @@ from launch.cli.app import app
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
-from t3rl_core.envs.openenv.data import prepare as openenv_prepare
-from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory
 from t3rl_core.envs.openenv.server import EnvServerError
 from t3rl_core.envs.unavailable import WorldUnavailable
-from t3rl_core.envs.verifiers.boundary import RubricProblem
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
-from t3rl_core.envs.verifiers.data import prepare
-from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
-from t3rl_core.envs.verifiers.rescore import rescore
 from t3rl_core.types import AnswerAction, ToolCall, ToolCallAction
 from tests.support.inprocess_server import serving
+
+if TYPE_CHECKING:
+    from openenv.core.env_server import Action, Environment, Observation
+
+# verifiers and openenv (and what t3rl imports of them: its data, env and rescore modules) are imported in
+# the tests that use them: ~4 s per process, and every xdist worker collects this module.
 
 # A SingleTurnEnv whose one reward function returns what `kind` names (or raises).
 SCORED = """
@@ -65,6 +60,9 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: s
 
 def play(config: VerifiersEnvConfig, out: Path) -> dict[str, Any]:
     """One episode of the first eval row, answered with the dataset's answer; the env's outcome."""
+    from t3rl_core.envs.verifiers.data import prepare
+    from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
+
     row = json.loads(prepare(config, out)["verifiers_eval"].read_text().splitlines()[0])
     factory = VerifiersEnvFactory(config)
 
@@ -132,6 +130,9 @@ def test_a_rollout_cut_by_the_environments_timeout_is_truncated(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """timeout_seconds=0: verifiers' wall-clock limit ends the rollout before the model's first turn."""
+    from t3rl_core.envs.verifiers.data import prepare
+    from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
+
     source = SCORED.replace(
         "rubric=vf.Rubric(funcs=[score]))", "rubric=vf.Rubric(funcs=[score]), timeout_seconds=0)"
     )
@@ -189,6 +190,8 @@ LOADERS = {
 def test_a_loader_that_gives_no_playable_environment_is_refused(
     name: str, words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from t3rl_core.envs.verifiers.data import prepare
+
     monkeypatch.delenv("VF_TEST_KEY", raising=False)
     module(tmp_path, monkeypatch, name, LOADERS[name])
     with pytest.raises(WorldUnavailable, match=f"environment '{name}'.*{words}"):
@@ -301,6 +304,8 @@ def not_openenv(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[_Answers]]:
 def test_a_server_that_is_no_openenv_server_is_named(
     answer: tuple[int, bytes], words: str, not_openenv: type[_Answers], tmp_path: Path
 ) -> None:
+    from t3rl_core.envs.openenv.data import prepare as openenv_prepare
+
     not_openenv.answer = answer
     url = f"http://127.0.0.1:{not_openenv.port}"  # type: ignore[attr-defined]
     with pytest.raises(EnvServerError, match=rf"the OpenEnv server at {url} {words}"):
@@ -308,6 +313,8 @@ def test_a_server_that_is_no_openenv_server_is_named(
 
 
 def test_an_unreachable_server_is_named_with_its_password_masked(tmp_path: Path) -> None:
+    from t3rl_core.envs.openenv.data import prepare as openenv_prepare
+
     with socket.socket() as held:  # a port nothing listens on: bound, never listening
         held.bind(("127.0.0.1", 0))
         url = f"http://user:pa55word@127.0.0.1:{held.getsockname()[1]}"
@@ -338,40 +345,45 @@ def test_t3rl_eval_of_an_environment_that_does_not_load_is_a_failed_eval(
     assert "raised KeyError: 'VF_TEST_KEY'" in result.output
 
 
-class _Act(OpenEnvAction):
-    kind: str
+def _crashing_env() -> tuple[type[Environment], type[Action], type[Observation]]:
+    """An OpenEnv environment whose step raises on `kind: crash` (its server answers EXECUTION_ERROR), with
+    its action and observation (classes of openenv's, made when the server starts)."""
+    from openenv.core.env_server import Action, Environment, Observation, State
 
+    class Act(Action):
+        kind: str
 
-class _Seen(OpenEnvObservation):
-    text: str
+    class Seen(Observation):
+        text: str
 
+    class Crashing(Environment):
+        SUPPORTS_CONCURRENT_SESSIONS = True
 
-class _Crashing(OpenEnvEnvironment):
-    """An OpenEnv environment whose step raises on `kind: crash` (its server answers EXECUTION_ERROR)."""
+        def __init__(self) -> None:
+            super().__init__()
+            self._state = State(episode_id="e", step_count=0)
 
-    SUPPORTS_CONCURRENT_SESSIONS = True
+        def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Seen:
+            return Seen(text="start", done=False)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._state = OpenEnvState(episode_id="e", step_count=0)
+        def step(self, action: Act, timeout_s: float | None = None, **kwargs: Any) -> Seen:
+            if action.kind == "crash":
+                raise RuntimeError("the environment's own bug")
+            return Seen(text="moved", done=True, reward=1.0)
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> _Seen:
-        return _Seen(text="start", done=False)
+        @property
+        def state(self) -> State:
+            return self._state
 
-    def step(self, action: _Act, timeout_s: float | None = None, **kwargs: Any) -> _Seen:
-        if action.kind == "crash":
-            raise RuntimeError("the environment's own bug")
-        return _Seen(text="moved", done=True, reward=1.0)
-
-    @property
-    def state(self) -> OpenEnvState:
-        return self._state
+    return Crashing, Act, Seen
 
 
 @pytest.fixture(scope="module")
 def crashing_server() -> Iterator[str]:
     """The environment served by uvicorn in this process (its own thread), as create_app serves it."""
-    app = create_app(_Crashing, _Act, _Seen, env_name="crashing", max_concurrent_envs=4)
+    from openenv.core.env_server import create_app
+
+    app = create_app(*_crashing_env(), env_name="crashing", max_concurrent_envs=4)
     with serving(app) as url:
         yield url
 
@@ -379,6 +391,8 @@ def crashing_server() -> Iterator[str]:
 def test_an_openenv_step_that_crashes_fails_the_episode(crashing_server: str, monkeypatch) -> None:
     """The environment's exception is not shown to the model as if its action were wrong; an action that
     fails the schema still is."""
+    from t3rl_core.envs.openenv.env import OpenEnvEpisode
+
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     config = OpenEnvEnvConfig(url=crashing_server)
 
@@ -402,6 +416,9 @@ def test_rows_prepared_against_another_schema_do_not_start(
 ) -> None:
     """The environment's server changed (or env.url points at another one) since the data was prepared:
     every episode would offer the model an action the server refuses."""
+    from t3rl_core.envs.openenv.data import prepare as openenv_prepare
+    from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory
+
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     config = OpenEnvEnvConfig(url=crashing_server)
     rows = openenv_prepare(config, tmp_path)["openenv_eval"].read_text().splitlines()
@@ -421,6 +438,9 @@ def test_rescoring_with_a_rubric_that_scores_no_number_fails_the_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`t3rl score verifiers`: the same check as an episode, not a 0.0 verdict."""
+    from t3rl_core.envs.verifiers.boundary import RubricProblem
+    from t3rl_core.envs.verifiers.rescore import rescore
+
     name = module(tmp_path, monkeypatch, "vf_rescored_none", SCORED)
     item = {
         "prompt": [{"role": "user", "content": "q"}],
@@ -435,6 +455,8 @@ def test_a_text_field_the_action_lacks_is_refused(
     crashing_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every plain-text answer would fill a field the server's schema refuses."""
+    from t3rl_core.envs.openenv.env import OpenEnvFactory
+
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     with pytest.raises(WorldUnavailable, match=r"env.text_field='message' is no field .*\['kind'\]"):
         OpenEnvFactory(OpenEnvEnvConfig(url=crashing_server, text_field="message"))

@@ -18,28 +18,23 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import uvicorn
-from openenv.core.env_server import Action as OpenEnvAction
-from openenv.core.env_server import Environment as OpenEnvEnvironment
-from openenv.core.env_server import Observation as OpenEnvObservation
-from openenv.core.env_server import State as OpenEnvState
-from openenv.core.env_server import create_app
-from openenv.core.env_server.types import EnvironmentMetadata
 from websockets.asyncio.server import ServerConnection, serve
 
-from t3rl_core.envs.openenv.boundary import OpenEnvProtocolError
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
-from t3rl_core.envs.openenv.data import prepare as openenv_prepare
-from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory
 from t3rl_core.envs.unavailable import WorldUnavailable
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
-from t3rl_core.envs.verifiers.data import prepare as verifiers_prepare
-from t3rl_core.envs.verifiers.env import EnvCrashed, EnvHung, VerifiersEnvFactory
 from t3rl_core.eval.identity import env_record
 from t3rl_core.types import AnswerAction, ToolCall, ToolCallAction
+
+if TYPE_CHECKING:
+    from openenv.core.env_server import Action, Environment, Observation
+
+# openenv and verifiers (and t3rl's modules that import them: boundary, data, env) are imported in the tests
+# that use them: ~4 s per process, and every xdist worker collects this module.
 
 START = json.dumps(
     {"type": "observation", "data": {"observation": {"text": "start"}, "reward": None, "done": False}}
@@ -58,6 +53,7 @@ Reply = str | Callable[[ServerConnection], Any]
 def play(step_reply: Reply, reset_reply: Reply = START, timeout_s: float | None = None, **env: Any) -> Any:
     """One episode against a server answering reset and one step as given: the step's Transition and the
     outcome, or the exception the episode raised."""
+    from t3rl_core.envs.openenv.env import OpenEnvEpisode
 
     async def handler(session: ServerConnection) -> None:
         async for raw in session:
@@ -120,6 +116,8 @@ WRONG = {
 @pytest.mark.parametrize("kind", list(WRONG))
 def test_an_answer_no_openenv_server_gives_fails_the_episode(kind: str) -> None:
     reply, expected = WRONG[kind]
+    from t3rl_core.envs.openenv.boundary import OpenEnvProtocolError
+
     failure = play(reply)
     assert isinstance(failure, OpenEnvProtocolError), failure
     assert "the OpenEnv server at http://127.0.0.1:" in str(failure)
@@ -130,6 +128,8 @@ def test_an_answer_no_openenv_server_gives_fails_the_episode(kind: str) -> None:
 def test_a_huge_observation_fails_the_episode_before_it_is_tokenized() -> None:
     """An observation past env.max_observation_chars (a page, a screenshot as base64) is the
     environment's failure: its tokens would take minutes and overflow any context at the engine."""
+    from t3rl_core.envs.openenv.boundary import OpenEnvProtocolError
+
     failure = play(answer(observation={"text": "x" * 5000}), max_observation_chars=4096)
     assert isinstance(failure, OpenEnvProtocolError), failure
     assert (
@@ -141,6 +141,8 @@ def test_a_huge_observation_fails_the_episode_before_it_is_tokenized() -> None:
 
 
 def test_a_wrong_reset_answer_fails_before_the_model_acts() -> None:
+    from t3rl_core.envs.openenv.boundary import OpenEnvProtocolError
+
     failure = play(answer(), reset_reply=answer(observation="start", done=False))
     assert isinstance(failure, OpenEnvProtocolError)
     assert "answered reset with observation str 'start'" in str(failure)
@@ -149,6 +151,7 @@ def test_a_wrong_reset_answer_fails_before_the_model_acts() -> None:
 def test_a_step_that_never_answers_fails_the_episode_at_the_clients_timeout() -> None:
     """The server holds the session open and never answers: the client's message timeout (OpenEnv's 60 s,
     shortened here) ends the episode with the request named, not asyncio's bare TimeoutError."""
+    from t3rl_core.envs.openenv.boundary import OpenEnvProtocolError
 
     async def hang(session: ServerConnection) -> None:
         await session.wait_closed()
@@ -166,43 +169,49 @@ def test_the_client_mode_of_the_machine_does_not_change_the_protocol(monkeypatch
     assert outcome["reward"] == 0.5
 
 
-class _Act(OpenEnvAction):
-    kind: str
-
-
-class _Seen(OpenEnvObservation):
-    text: str
-
-
 # The release the served environment publishes (its get_metadata), changed by the test as a redeploy would.
 RELEASE = {"version": "1.0.0"}
 
 
-class _Released(OpenEnvEnvironment):
-    """An environment whose published version is RELEASE's."""
+def _released_env() -> tuple[type[Environment], type[Action], type[Observation]]:
+    """An environment whose published version is RELEASE's, with its action and observation (classes of
+    openenv's, made when the server starts)."""
+    from openenv.core.env_server import Action, Environment, Observation, State
+    from openenv.core.env_server.types import EnvironmentMetadata
 
-    SUPPORTS_CONCURRENT_SESSIONS = True
+    class Act(Action):
+        kind: str
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> _Seen:
-        return _Seen(text="start", done=False)
+    class Seen(Observation):
+        text: str
 
-    def step(self, action: _Act, timeout_s: float | None = None, **kwargs: Any) -> _Seen:
-        return _Seen(text="moved", done=True, reward=1.0)
+    class Released(Environment):
+        SUPPORTS_CONCURRENT_SESSIONS = True
 
-    @property
-    def state(self) -> OpenEnvState:
-        return OpenEnvState(episode_id="e", step_count=0)
+        def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Seen:
+            return Seen(text="start", done=False)
 
-    def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(name="released", description="d", version=RELEASE["version"])
+        def step(self, action: Act, timeout_s: float | None = None, **kwargs: Any) -> Seen:
+            return Seen(text="moved", done=True, reward=1.0)
+
+        @property
+        def state(self) -> State:
+            return State(episode_id="e", step_count=0)
+
+        def get_metadata(self) -> EnvironmentMetadata:
+            return EnvironmentMetadata(name="released", description="d", version=RELEASE["version"])
+
+    return Released, Act, Seen
 
 
 @pytest.fixture
 def released_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The environment served by uvicorn in this process, as create_app serves it."""
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    from openenv.core.env_server import create_app
+
     monkeypatch.setitem(RELEASE, "version", "1.0.0")
-    app = create_app(_Released, _Act, _Seen, env_name="released", max_concurrent_envs=4)
+    app = create_app(*_released_env(), env_name="released", max_concurrent_envs=4)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -218,6 +227,9 @@ def test_rows_of_another_release_of_the_environment_do_not_start(
 ) -> None:
     """The environment was redeployed with the same action schema since the data was prepared: its
     rewards and dynamics may differ, so the rows (and a result on them) are of another environment."""
+    from t3rl_core.envs.openenv.data import prepare as openenv_prepare
+    from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory
+
     config = OpenEnvEnvConfig(url=released_server)
     rows = openenv_prepare(config, tmp_path)["openenv_eval"].read_text().splitlines()
     row = json.loads(rows[0])
@@ -240,6 +252,9 @@ def test_rows_of_another_release_of_the_environment_do_not_start(
 def first_episode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, **config: Any) -> Any:
     """The episode of the first eval row of a verifiers environment installed from `source` as module
     `config["id"]`."""
+    from t3rl_core.envs.verifiers.data import prepare as verifiers_prepare
+    from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
+
     (tmp_path / f"{config['id']}.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
     env_config = VerifiersEnvConfig(**config)
@@ -268,6 +283,8 @@ def test_a_verifiers_environment_that_hangs_fails_the_episode(
 ) -> None:
     """verifiers bounds nothing unless the environment sets timeout_seconds: the episode (and the eval)
     waited forever. env.step_timeout_s ends it as the environment's failure, its rollout cancelled."""
+    from t3rl_core.envs.verifiers.env import EnvHung
+
     env = first_episode(tmp_path, monkeypatch, HANGING, id="vf_hanging_env", step_timeout_s=0.2)
 
     async def go() -> Any:
@@ -323,6 +340,8 @@ def test_a_verifiers_reply_that_is_no_message_fails_the_episode_named(
 ) -> None:
     """verifiers lets the exception through its rollout: the episode failed with a bare KeyError or
     TypeError from verifiers' internals, naming neither the environment nor whose failure it is."""
+    from t3rl_core.envs.verifiers.env import EnvCrashed
+
     env = first_episode(tmp_path, monkeypatch, ODD_REPLY, id="vf_odd_reply", args={"reply": reply})
 
     async def go() -> Exception:
@@ -369,6 +388,9 @@ def test_rows_of_another_release_of_a_verifiers_environment_do_not_start(
 ) -> None:
     """The environment was upgraded since the data was prepared: its rubric (and what the rows hold)
     may differ, so the rows are of another environment; they played as if nothing had changed."""
+    from t3rl_core.envs.verifiers.data import prepare as verifiers_prepare
+    from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
+
     config = _release(tmp_path / "a", monkeypatch, "0.1.2")
     row = json.loads(
         verifiers_prepare(config, tmp_path / "out")["verifiers_eval"].read_text().splitlines()[0]

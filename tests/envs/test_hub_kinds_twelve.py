@@ -21,15 +21,13 @@ from pathlib import Path
 import pytest
 
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
-from t3rl_core.envs.openenv.data import prepare as openenv_prepare
-from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory, other_release_problem
 from t3rl_core.envs.openenv.server import EnvServer
 from t3rl_core.envs.unavailable import WorldUnavailable
-from t3rl_core.envs.verifiers.data import prepare as verifiers_prepare
-from t3rl_core.envs.verifiers.env import EnvTooLong, VerifiersEnvFactory
 from t3rl_core.types import AnswerAction
 from tests.envs.test_hub_kinds_three import SCORED_ENV, _release, first_episode, released_server  # noqa: F401
 
+# openenv and verifiers (and t3rl's modules that import them: data, env) are imported in the tests that use
+# them: ~4 s per process, and every xdist worker collects this module.
 PINNED = {"name": "released", "version": "1.0.0"}
 
 
@@ -46,6 +44,8 @@ PINNED = {"name": "released", "version": "1.0.0"}
 def test_rows_pinning_a_release_need_the_server_to_publish_it(
     server: dict, rows: dict, refused: str | None
 ) -> None:
+    from t3rl_core.envs.openenv.env import other_release_problem
+
     problem = other_release_problem(server, rows)
     assert (problem is None) if refused is None else (refused in str(problem))
 
@@ -55,6 +55,9 @@ def test_a_server_that_no_longer_publishes_its_release_does_not_play_pinned_rows
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from t3rl_core.envs.openenv.data import prepare as openenv_prepare
+    from t3rl_core.envs.openenv.env import OpenEnvEpisode, OpenEnvFactory
+
     config = OpenEnvEnvConfig(url=released_server)
     row = json.loads(openenv_prepare(config, tmp_path)["openenv_eval"].read_text().splitlines()[0])
     assert row["metadata"]["openenv_release"] == PINNED
@@ -70,6 +73,9 @@ def test_a_server_that_no_longer_publishes_its_release_does_not_play_pinned_rows
 def test_a_verifiers_environment_installed_without_its_version_does_not_play_pinned_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from t3rl_core.envs.verifiers.data import prepare as verifiers_prepare
+    from t3rl_core.envs.verifiers.env import VerifiersEnvFactory
+
     config = _release(tmp_path / "a", monkeypatch, "0.1.2")
     row = json.loads(
         verifiers_prepare(config, tmp_path / "out")["verifiers_eval"].read_text().splitlines()[0]
@@ -110,6 +116,8 @@ def load_environment():
 def test_a_verifiers_message_past_the_limit_fails_the_episode(
     size: int, fails: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from t3rl_core.envs.verifiers.env import EnvTooLong
+
     module = f"vf_wordy_{size}"
     env = first_episode(
         tmp_path, monkeypatch, WORDY.format(size=size), id=module, max_observation_chars=1_000

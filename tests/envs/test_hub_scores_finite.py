@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from test_hub_kinds_one import module, play
 
-from t3rl_core.envs.verifiers.boundary import RubricProblem
 from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
-from t3rl_core.envs.verifiers.rescore import rescore
+
+# verifiers (and t3rl's modules that import it: boundary, rescore) is imported in the tests: ~4 s per
+# process, and every xdist worker collects this module.
 
 # A SingleTurnEnv whose rubric writes the state's reward (and a metric) as `kind` names: what a custom
 # rubric or environment can leave there; "sum" is verifiers' own weighted sum of two finite scores.
@@ -59,6 +60,9 @@ def env_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 def test_a_state_reward_that_is_no_finite_number_fails_the_rollout(
     kind: str, env_id: str, tmp_path: Path
 ) -> None:
+    from t3rl_core.envs.verifiers.boundary import RubricProblem
+    from t3rl_core.envs.verifiers.rescore import rescore
+
     config = VerifiersEnvConfig(id=env_id, args={"kind": kind})
     words = rf"environment '{env_id}': state\['reward'\] \(the rubric's weighted score\)"
     with pytest.raises(RubricProblem, match=words):
@@ -71,6 +75,9 @@ def test_a_state_reward_that_is_no_finite_number_fails_the_rollout(
 def test_a_state_metric_that_is_no_finite_number_fails_the_rollout(
     metric: str, env_id: str, tmp_path: Path
 ) -> None:
+    from t3rl_core.envs.verifiers.boundary import RubricProblem
+    from t3rl_core.envs.verifiers.rescore import rescore
+
     config = VerifiersEnvConfig(id=env_id, args={"metric": metric})
     with pytest.raises(RubricProblem, match=r"state\['metrics'\]\['solved'\]"):
         play(config, tmp_path / "out")
@@ -80,6 +87,8 @@ def test_a_state_metric_that_is_no_finite_number_fails_the_rollout(
 
 @pytest.mark.parametrize(("kind", "reward"), [("one", 1.0), ("int", 2.0)])
 def test_a_finite_state_reward_is_the_outcomes(kind: str, reward: float, env_id: str, tmp_path: Path) -> None:
+    from t3rl_core.envs.verifiers.rescore import rescore
+
     config = VerifiersEnvConfig(id=env_id, args={"kind": kind, "metric": "bool_ok"})
     outcome: dict[str, Any] = play(config, tmp_path / "out")
     assert outcome["reward"] == reward and type(outcome["reward"]) is float

@@ -14,13 +14,14 @@ import pytest
 from t3rl_core.engines.base import Engine, Generation, SamplingParams
 from t3rl_core.engines.serve import GenerateServer
 from t3rl_core.engines.sglang_http import BadResponse, parse_generation
-from t3rl_core.envs.openenv.boundary import OpenEnvProtocolError
 from t3rl_core.envs.openenv.config import OpenEnvEnvConfig
 from t3rl_core.envs.openenv.server import EnvServer, EnvServerError
 from t3rl_core.outside_json import MAX_DEPTH
 from tests.envs.test_hub_kinds_three import play
 from tests.support.body_server import answering
 
+# openenv (imported by t3rl's openenv.boundary) is imported in the tests that use it: ~1.5 s per process,
+# and every xdist worker collects this module.
 LIMIT = f"nested at most {MAX_DEPTH} levels (t3rl_core.outside_json.MAX_DEPTH)"
 
 
@@ -42,6 +43,8 @@ def deep_answer(levels: int, opener: str = "[") -> str:
 def test_an_openenv_answer_nested_past_the_limit_fails_the_episode_naming_the_server(
     levels: int, opener: str
 ) -> None:
+    from t3rl_core.envs.openenv.boundary import OpenEnvProtocolError
+
     failure = play(deep_answer(levels, opener))
     assert isinstance(failure, OpenEnvProtocolError), repr(failure)
     text = str(failure)
@@ -52,6 +55,8 @@ def test_an_openenv_answer_nested_past_the_limit_fails_the_episode_naming_the_se
 def test_an_openenv_answer_within_the_limit_is_read_as_the_world_checks_it() -> None:
     """Nested within t3rl's JSON limit, the answer is read; the world's own result limit (64) still
     refuses the observation as the environment's failure."""
+    from t3rl_core.envs.openenv.boundary import OpenEnvProtocolError
+
     failure = play(deep_answer(MAX_DEPTH - 8))
     assert isinstance(failure, OpenEnvProtocolError) and "MAX_NESTING" in str(failure), failure
     step, outcome = play(deep_answer(3))

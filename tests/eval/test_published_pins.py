@@ -17,6 +17,7 @@ import pytest
 from launch.checks.resolve import resolve
 from t3rl_core.data import prepare_env_data
 from tests.eval.test_published_verdicts import SEEDS
+from tests.support.once_per_run import once_per_run
 
 
 def _pinned(experiment: str) -> dict[str, str]:
@@ -32,7 +33,11 @@ def _pinned(experiment: str) -> dict[str, str]:
     return {split: shas.pop() for split, shas in pins.items()}
 
 
-PINNED = {experiment: pins for experiment in SEEDS if (pins := _pinned(experiment))}
+# Composed once for the run (each seed experiment resolved: ~0.4 s of CPU), read back by every other xdist
+# worker as it collects.
+PINNED = once_per_run(
+    "published-pins", lambda: {experiment: pins for experiment in SEEDS if (pins := _pinned(experiment))}
+)
 
 
 def test_the_seed_experiments_pin_their_published_splits() -> None:

@@ -8,12 +8,19 @@ import multiprocessing
 import statistics
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from t3rl_core.hooks.advantage import Topology, kl_in_reward_grpo
 
-from t3rl_core.hooks.advantage import Topology, kl_in_reward_grpo  # noqa: E402
+if TYPE_CHECKING:
+    import torch
+
+
+# torch: bound by tests/hooks/conftest.py when the tests run, not imported at collection.
+pytestmark = pytest.mark.usefixtures("torch_in_module")
+
 
 ALONE = Topology()
 SECTION = {"coef": 0.001, "type": "kl"}

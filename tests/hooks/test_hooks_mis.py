@@ -2,12 +2,19 @@
 
 import math
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from t3rl_core.hooks.mis import compute_mis_weights_with_cp
 
-from t3rl_core.hooks.mis import compute_mis_weights_with_cp  # noqa: E402
+if TYPE_CHECKING:
+    import torch
+
+
+# torch: bound by tests/hooks/conftest.py when the tests run, not imported at collection.
+pytestmark = pytest.mark.usefixtures("torch_in_module")
+
 
 LN2 = math.log(2.0)
 

@@ -6,14 +6,21 @@ from __future__ import annotations
 
 import statistics
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from t3rl_core.credit import turn_record, turn_spans
+from t3rl_core.hooks.advantage import Topology, turn_level_advantages, turn_level_rewards
+from tests.support.slime_sample import Sample
 
-from t3rl_core.credit import turn_record, turn_spans  # noqa: E402
-from t3rl_core.hooks.advantage import Topology, turn_level_advantages, turn_level_rewards  # noqa: E402
-from tests.support.slime_sample import Sample  # noqa: E402
+if TYPE_CHECKING:
+    import torch
+
+
+# torch: bound by tests/hooks/conftest.py when the tests run, not imported at collection.
+pytestmark = pytest.mark.usefixtures("torch_in_module")
+
 
 ALONE = Topology()
 

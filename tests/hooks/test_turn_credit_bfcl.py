@@ -10,25 +10,29 @@ import itertools
 import statistics
 from collections.abc import Callable
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pytest
 import yaml
 
-torch = pytest.importorskip("torch")
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.chat.tiny import shared_tokenizer_dir
+from t3rl_core.config import RuntimeConfig
+from t3rl_core.envs.bfcl.config import BFCLEnvConfig
+from t3rl_core.envs.bfcl.env import DONE_TEXT, BFCLEnv, BFCLTask
+from t3rl_core.hooks.advantage import Topology, turn_level_advantages, turn_level_rewards
+from t3rl_core.parsers.render import render_calls
+from t3rl_core.types import Action, AnswerAction, ToolCallAction
+from tests.support.scripted_sglang import generate_with_router
+from tests.support.slime_sample import Sample
+from tests.support.tiny_stack import bfcl_rows
 
-from t3rl_core.chat.format import ChatFormat  # noqa: E402
-from t3rl_core.chat.tiny import shared_tokenizer_dir  # noqa: E402
-from t3rl_core.config import RuntimeConfig  # noqa: E402
-from t3rl_core.envs.bfcl.config import BFCLEnvConfig  # noqa: E402
-from t3rl_core.envs.bfcl.env import DONE_TEXT, BFCLEnv, BFCLTask  # noqa: E402
-from t3rl_core.hooks.advantage import Topology, turn_level_advantages, turn_level_rewards  # noqa: E402
-from t3rl_core.parsers.render import render_calls  # noqa: E402
-from t3rl_core.types import Action, AnswerAction, ToolCallAction  # noqa: E402
-from tests.support.scripted_sglang import generate_with_router  # noqa: E402
-from tests.support.slime_sample import Sample  # noqa: E402
-from tests.support.tiny_stack import bfcl_rows  # noqa: E402
+if TYPE_CHECKING:
+    import torch
 
-pytestmark = pytest.mark.slow
+
+# torch: bound by tests/hooks/conftest.py when the tests run, not imported at collection.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("torch_in_module")]
 
 PARSER = "qwen25"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import sys
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pytest
 from annotated_types import Le
@@ -19,13 +20,18 @@ from pydantic import BaseModel, ValidationError
 from t3rl_core.config import KlInRewardConfig
 from t3rl_core.credit import OUTCOME_WEIGHT_MAX, TurnCreditConfig
 from t3rl_core.fields import FLOAT32_TINY
+from t3rl_core.hooks.advantage import turn_level_rewards
 from t3rl_core.rewards.base import REWARD_LIMIT, REWARD_SCALE_MAX
 from tests.support.refusals import errors, fixed
 from tests.support.slime_sample import Sample
 
-torch = pytest.importorskip("torch")
+if TYPE_CHECKING:
+    import torch
 
-from t3rl_core.hooks.advantage import turn_level_rewards  # noqa: E402
+
+# torch: bound by tests/hooks/conftest.py when the tests run, not imported at collection.
+pytestmark = pytest.mark.usefixtures("torch_in_module")
+
 
 KEY = "stages.train.curriculum.algorithm.turn_outcome_weight"
 # The extremes of the domain, and the values between that a float can hold.

@@ -8,7 +8,6 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-import torch
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -49,6 +48,8 @@ def sample(index: int, *, reward: float = 1.0, mask_len: int | None = None) -> d
 
 
 def save(path: Path, rollout_id: int, samples: list[dict]) -> Path:
+    import torch  # here, not at collection: ~1.5 s per process, and every xdist worker collects the suite
+
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save({"rollout_id": rollout_id, "samples": samples}, path)
     return path
@@ -107,6 +108,8 @@ def test_a_directory_is_read_in_rollout_order(tmp_path: Path) -> None:
 
 
 def test_unsafe_or_foreign_files_are_refused_with_a_reason(tmp_path: Path) -> None:
+    import torch
+
     pickled = tmp_path / "custom.pt"
     torch.save({"rollout_id": 0, "samples": [Sample(index=0)]}, pickled)  # a live object, not a dict
     code, text = render(pickled)

@@ -4,6 +4,7 @@ readings would differ go through SGLang's detector."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -26,16 +27,17 @@ LATE = [
 ]
 
 
+@functools.cache
 def _parsers(name: str = "qwen25") -> tuple[ToolCallActionParser, ToolCallActionParser]:
-    """(the parser as built, the same parser with the direct reading off)."""
+    """(the parser as built, the same parser with the direct reading off), built once per process when a
+    test first reads them, not at collection (SGLang's detector imports sglang: ~0.3 s per process, and
+    every xdist worker collects the whole suite)."""
     config = ParsersConfig(tool_call_parser=name)
     direct = ToolCallActionParser(config, TOOLS, late_tools=LATE)
     through_sglang = ToolCallActionParser(config, TOOLS, late_tools=LATE)
     through_sglang._direct_names = None
     return direct, through_sglang
 
-
-DIRECT, THROUGH_SGLANG = _parsers()
 
 _JSON = st.recursive(
     st.none()
@@ -98,7 +100,8 @@ def _text(draw: st.DrawFn) -> str:
 @example('<tool_call>\n{"name": "cd", "arguments": {"a": [1e400]}}\n</tool_call>')
 @example('<tool_call>\n{"name": "cd"}</tool_call>\n<tool_call>\n{"name": "ls"}\n</tool_call>')
 def test_direct_reading_parses_as_sglang(text: str) -> None:
-    direct, through_sglang = DIRECT.parse(text), THROUGH_SGLANG.parse(text)
+    parser, through = _parsers()
+    direct, through_sglang = parser.parse(text), through.parse(text)
     # repr, not ==: 1 == 1.0 == True and 0.0 == -0.0, but the world receives the values as typed.
     assert repr(direct) == repr(through_sglang), text
 
@@ -117,12 +120,13 @@ def test_the_direct_reading_is_taken_for_template_calls(monkeypatch: pytest.Monk
         '<tool_call>\n{"name": "cd", "arguments": {"folder": "a", "n": [1, 2.5, -0.0, null]}}\n</tool_call>\n'
         '<tool_call>\n{"name": "ls", "parameters": {}}\n</tool_call>'
     )
-    action = DIRECT.parse(text)
+    direct, through_sglang = _parsers()
+    action = direct.parse(text)
     assert isinstance(action, ToolCallAction) and [call.name for call in action.calls] == ["cd", "ls"]
-    assert repr(action) == repr(THROUGH_SGLANG.parse(text))
+    assert repr(action) == repr(through_sglang.parse(text))
     # SGLang's reading of a float beyond range is refused by t3rl's: that text goes through SGLang.
     beyond = '<tool_call>\n{"name": "cd", "arguments": {"n": 1e400}}\n</tool_call>'
-    assert repr(DIRECT.parse(beyond)) == repr(THROUGH_SGLANG.parse(beyond))
+    assert repr(direct.parse(beyond)) == repr(through_sglang.parse(beyond))
     assert taken == [True, False]
 
 
