@@ -1,8 +1,10 @@
 """Suite-wide setup.
 
-- The composition cache (and Hypothesis's example database) lives in a fresh directory for this
-  session only, so tests (and the `t3rl` processes they start) neither read nor fill the user's
-  ~/.cache/t3rl, nor write into the checkout.
+- The composition cache lives in a fresh directory for this session only, so tests (and the `t3rl`
+  processes they start) neither read nor fill the user's ~/.cache/t3rl, nor write into the checkout.
+  Hypothesis's directory (its example database, the constants it read from t3rl's modules) is one for
+  the run's processes, filled by the xdist controller while its workers start
+  (tests/support/hypothesis_constants.py).
 - Users clone the repository alone: opening anything in a sibling `shared/` folder of the checkout
   fails the test that did it (an audit hook sees every `open` of this process; `scripts/test.sh`
   also runs the suite from a copy with no sibling folder, which covers subprocesses).
@@ -29,6 +31,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
+from tests.support.hypothesis_constants import warm_constants
 from tests.support.rewrite_ahead import rewrite_ahead
 
 # The suite's property tests draw the same examples on every run (a failure is one anyone can rerun, not
@@ -116,8 +119,9 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[SHARED_DIR] = tempfile.mkdtemp(prefix="t3rl-test-shared-")
         config.stash[_OWN_SHARED_DIR] = os.environ[SHARED_DIR]
     # Hypothesis keeps its example database in ./.hypothesis by default: the checkout (scripts/test.sh
-    # fails a suite that writes there).
-    set_hypothesis_home_dir(Path(os.environ[_CACHE_DIR]) / "hypothesis")
+    # fails a suite that writes there). One for the run's processes: the constants of t3rl's modules it
+    # stores there are read once for all workers (pytest_sessionstart).
+    set_hypothesis_home_dir(Path(os.environ[SHARED_DIR]) / "hypothesis")
     sys.addaudithook(_refuse_sibling_shared)
     # An xdist controller (its workers have `workerinput`) rewrites the test modules' asserts once for all
     # of them: with bytecode writing off, each worker rewrote every module as it collected.
@@ -129,6 +133,15 @@ def pytest_configure(config: pytest.Config) -> None:
     # default, as from a terminal.
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.hookimpl(trylast=True)  # after Hypothesis's own: its initialization ends there
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """An xdist controller stores Hypothesis's constants of t3rl's modules while its workers start: each
+    worker read them all (~2 s of CPU) as it ended its collection."""
+    config = session.config
+    if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
+        warm_constants(config.rootpath)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
