@@ -97,6 +97,9 @@ def test_every_option_of_the_primary_groups() -> None:
         ["+experiment=stage1_bfcl", "~seed", "~hardware.recompute", "++new.key=1", "++newkey=[1,2]"],
         ["+experiment=quickstart", "~eval.server", "++seed=3", "++model.architecture.extra_args=[--x]"],
         ["++model.hf_id=abc", "~model.hf_id", "+model.hf_id=x", "~name", "++name=y"],
+        ["+experiment=tau2_pipeline", "published@eval.published=t3rl_bfcl", "seed=3"],
+        ["+experiment=bfcl_env_tuning_4stage", "curriculum@stages.aligned.curriculum=tau2_sft"],
+        ["+experiment=stage1_bfcl", "curriculum@stages.train.curriculum=tau2_rft", "model=qwen3_8b"],
     ],
 )
 def test_override_lines(overrides: list[str]) -> None:
@@ -203,6 +206,10 @@ def test_null_over_a_list_or_a_mapping_a_file_brought(tmp_path: Path) -> None:
         ["~model"],  # a group's entry deleted from the defaults list
         ["++model=x"],  # a group
         ["++seed.x=1"],  # a scalar parent OmegaConf replaces by a mapping
+        ["+experiment=stage1_bfcl", "model@model=qwen3_8b"],  # no entry of model is at package model
+        ["+experiment=stage1_bfcl", "curriculum@stages.nosuch.curriculum=tau2_rft"],
+        ["+experiment=quickstart", "+published@eval.published=t3rl_bfcl"],  # an entry added
+        ["nosuch@eval.published=t3rl_bfcl"],
         ["++eval.server=x"],  # a mapping replaced by a scalar
         ["~hardware.rollout_gpus"],  # holding null: Hydra refuses it as missing
         ["name=${model.name}", "~name"],

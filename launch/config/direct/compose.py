@@ -50,7 +50,10 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
     choices: dict[str, Choice] = {}
     key_overrides: list[Override] = []
     for override in parsed:
-        if not repo.group_exists(override.key):
+        group, mounted, _ = override.key.partition("@")
+        if not repo.group_exists(group):
+            if mounted:
+                raise Unsupported(f"{override.text}: no group {group}")
             key_overrides.append(override)
         elif override.prefix or not isinstance(override.value, str) or "/" in override.value:
             raise Unsupported(f"{override.text}: a group override the direct composition leaves to Hydra")

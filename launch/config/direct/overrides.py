@@ -5,11 +5,12 @@ Hydra's grammar reads as one token of a known type: an integer, a decimal or exp
 true/false, null, or a word of letters, digits and `_ . / : -` (not starting with a digit; dashes
 first, as a flag's name), `inf` and `nan` with a sign or none, a string in single or double quotes
 holding no backslash, `$` or its own quote, or a list `[…]` of such values. Anything else (sweeps,
-nested containers, escapes, interpolations, `~key=value`, `group@package`, Hydra's own `hydra.*`) is
-Unsupported. Applied: `key=value` to a key the config has (a scalar; a list to a list, its items
-replaced), `+key=value` to a key it lacks (a scalar also to one holding null), `++key=value` to either
-(a scalar over a scalar, a list over a list), as OmegaConf sets a value: in place, where the box or
-list is shared; `~key` deletes a key holding a value (Hydra refuses one holding null as missing).
+nested containers, escapes, interpolations, `~key=value`, Hydra's own `hydra.*`) is Unsupported;
+`group@package=option` chooses the option of a group's entry at that package. Applied: `key=value` to
+a key the config has (a scalar; a list to a list, its items replaced), `+key=value` to a key it lacks
+(a scalar also to one holding null), `++key=value` to either (a scalar over a scalar, a list over a
+list), as OmegaConf sets a value: in place, where the box or list is shared; `~key` deletes a key
+holding a value (Hydra refuses one holding null as missing).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from t3rl_core.records import Record
 _KEY = r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*"
 _LINE = re.compile(rf"(\+{{0,2}})({_KEY})=(.+)", re.DOTALL)
 _DELETE = re.compile(rf"~({_KEY})")
+# `group@package=option`: another option for the group's entry at that package (a group mounted
+# elsewhere, as `/published@eval.published: t3rl_bfcl` in an experiment's defaults list).
+_MOUNTED = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*(?:/[A-Za-z_][A-Za-z0-9_-]*)*@" + _KEY + r")=(.+)", re.DOTALL)
 _INT = re.compile(r"-?(0|[1-9][0-9]*)")
 _FLOAT = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+([eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)")
 _WORD = re.compile(r"[A-Za-z_/][A-Za-z0-9_./:-]*")
@@ -72,6 +76,9 @@ class Override(Record):
 
 
 def parse(text: str) -> Override:
+    mounted = _MOUNTED.fullmatch(text)
+    if mounted is not None:
+        return Override(text, mounted.group(1), _value(mounted.group(2)), "")
     found = _LINE.fullmatch(text)
     deleted = _DELETE.fullmatch(text) if found is None else None
     if found is None and deleted is None:
