@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,7 +31,12 @@ TOOLS = [
 # Formats that write string values raw between tags: a value may not contain the tag syntax itself.
 RAW_STRING_FORMATS = {"glm", "glm45", "glm47", "qwen3_coder"}
 
-PARSERS = {name: ToolCallActionParser(ParsersConfig(tool_call_parser=name), TOOLS) for name in FORMATS}
+
+@functools.cache
+def parser(name: str) -> ToolCallActionParser:
+    """The parser of format `name`, built once per process when a test first reads it, not at collection
+    (SGLang's detectors import sglang: ~0.3 s per process, and every xdist worker collects the suite)."""
+    return ToolCallActionParser(ParsersConfig(tool_call_parser=name), TOOLS)
 
 
 def _strings(raw: bool) -> st.SearchStrategy[str]:
@@ -67,7 +74,7 @@ def test_roundtrip_fixed_calls(name: str) -> None:
     )
     if name in RAW_STRING_FORMATS:
         calls = (ToolCall("move_file", {"s": "report.txt", "n": 3, "b": True, "items": ["x", "y"]}), calls[1])
-    action = PARSERS[name].parse(render_calls(name, calls))
+    action = parser(name).parse(render_calls(name, calls))
     assert isinstance(action, ToolCallAction), action
     assert action.calls == calls
 
@@ -81,7 +88,7 @@ def test_roundtrip_random_arguments(name: str, data: st.DataObject) -> None:
         ToolCall(data.draw(st.sampled_from(["move_file", "ls"])), data.draw(_arguments(raw)))
         for _ in range(data.draw(st.integers(1, 3)))
     )
-    action = PARSERS[name].parse(render_calls(name, calls))
+    action = parser(name).parse(render_calls(name, calls))
     assert isinstance(action, ToolCallAction), action
     assert action.calls == calls
 
@@ -95,7 +102,7 @@ def test_roundtrip_random_arguments(name: str, data: st.DataObject) -> None:
 )
 def test_strings_that_look_like_json_stay_strings(name: str, value: str) -> None:
     calls = (ToolCall("move_file", {"s": value}),)
-    action = PARSERS[name].parse(render_calls(name, calls))
+    action = parser(name).parse(render_calls(name, calls))
     assert isinstance(action, ToolCallAction), action
     if name == "qwen3_coder" and value.lower() == "null":
         # The format cannot spell the string "null" in any case: SGLang's parser reads it as null for

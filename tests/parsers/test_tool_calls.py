@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -45,12 +49,18 @@ def parser(
     return ToolCallActionParser(config, TOOLS)
 
 
-QWEN3 = parser("qwen25", "qwen3")
-HERMES_T3RL = parser("hermes", think_tags=("<thinking>", "</thinking>"))
-DEEPSEEK_V3 = parser("deepseekv3")
-LLAMA3 = parser("llama3")
-GLM45 = parser("glm45", "glm45")
-GLM47 = parser("glm47", "glm45")
+def _once(*args: Any, **kwargs: Any) -> Callable[[], ToolCallActionParser]:
+    """parser(*args, **kwargs), built once per process when a test first calls for it, not at collection
+    (SGLang's detectors import sglang: ~0.3 s per process, and every xdist worker collects the suite)."""
+    return functools.cache(functools.partial(parser, *args, **kwargs))
+
+
+QWEN3 = _once("qwen25", "qwen3")
+HERMES_T3RL = _once("hermes", think_tags=("<thinking>", "</thinking>"))
+DEEPSEEK_V3 = _once("deepseekv3")
+LLAMA3 = _once("llama3")
+GLM45 = _once("glm45", "glm45")
+GLM47 = _once("glm47", "glm45")
 
 
 def test_qwen3_think_then_parallel_calls() -> None:
@@ -59,7 +69,7 @@ def test_qwen3_think_then_parallel_calls() -> None:
         '<tool_call>\n{"name": "get_weather", "arguments": {"location": "Tokyo", "days": 2}}\n</tool_call>\n'
         '<tool_call>\n{"name": "get_weather", "arguments": {"location": "Paris"}}\n</tool_call>'
     )
-    action = QWEN3.parse(text)
+    action = QWEN3().parse(text)
     assert isinstance(action, ToolCallAction)
     assert action.calls == (
         ToolCall("get_weather", {"location": "Tokyo", "days": 2}),
@@ -74,7 +84,7 @@ def test_t3rl_thinking_tags_with_hermes_one_line_calls() -> None:
         "<thinking>I must enter the documents folder first.</thinking>\n"
         '<tool_call>{"name": "cd", "arguments": {"folder": "documents"}}</tool_call>'
     )
-    action = HERMES_T3RL.parse(text)
+    action = HERMES_T3RL().parse(text)
     assert action == ToolCallAction(
         calls=(ToolCall("cd", {"folder": "documents"}),),
         text='<tool_call>{"name": "cd", "arguments": {"folder": "documents"}}</tool_call>',
@@ -84,10 +94,9 @@ def test_t3rl_thinking_tags_with_hermes_one_line_calls() -> None:
 
 
 def test_plain_answer_after_reasoning() -> None:
-    assert HERMES_T3RL.parse("<thinking>All done.</thinking>\nThe folder now holds 3 files.") == AnswerAction(
-        text="The folder now holds 3 files.", reasoning="All done."
-    )
-    assert QWEN3.parse("It is sunny in Tokyo.") == AnswerAction(text="It is sunny in Tokyo.")
+    answer = HERMES_T3RL().parse("<thinking>All done.</thinking>\nThe folder now holds 3 files.")
+    assert answer == AnswerAction(text="The folder now holds 3 files.", reasoning="All done.")
+    assert QWEN3().parse("It is sunny in Tokyo.") == AnswerAction(text="It is sunny in Tokyo.")
 
 
 def test_deepseek_v3_calls() -> None:
@@ -98,18 +107,18 @@ def test_deepseek_v3_calls() -> None:
         '<｜tool▁call▁begin｜>function<｜tool▁sep｜>cd\n```json\n{"folder": "tmp"}\n```<｜tool▁call▁end｜>'
         "<｜tool▁calls▁end｜>"
     )
-    action = DEEPSEEK_V3.parse(text)
+    action = DEEPSEEK_V3().parse(text)
     assert isinstance(action, ToolCallAction)
     assert action.calls == (ToolCall("get_weather", {"location": "Tokyo"}), ToolCall("cd", {"folder": "tmp"}))
 
 
 def test_llama3_json_calls() -> None:
-    action = LLAMA3.parse('{"name": "get_weather", "parameters": {"location": "Tokyo"}}')
+    action = LLAMA3().parse('{"name": "get_weather", "parameters": {"location": "Tokyo"}}')
     assert action == ToolCallAction(
         calls=(ToolCall("get_weather", {"location": "Tokyo"}),),
         text='{"name": "get_weather", "parameters": {"location": "Tokyo"}}',
     )
-    both = LLAMA3.parse(
+    both = LLAMA3().parse(
         '<|python_tag|>{"name": "cd", "parameters": {"folder": "a"}}; {"name": "cd", "parameters": {}}'
     )
     assert isinstance(both, ToolCallAction)
@@ -121,12 +130,12 @@ def test_glm45_and_glm47_calls_with_schema_types() -> None:
         "\n<think>Check the weather.</think>\n<tool_call>get_weather\n<arg_key>location</arg_key>\n"
         "<arg_value>New York</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>"
     )
-    action = GLM45.parse(glm45)
+    action = GLM45().parse(glm45)
     assert isinstance(action, ToolCallAction)
     assert action.calls == (ToolCall("get_weather", {"location": "New York", "days": 3}),)
     assert action.reasoning == "Check the weather."
     glm47 = "<tool_call>get_weather<arg_key>location</arg_key><arg_value>Tokyo</arg_value></tool_call>"
-    assert GLM47.parse(glm47).calls == (ToolCall("get_weather", {"location": "Tokyo"}),)
+    assert GLM47().parse(glm47).calls == (ToolCall("get_weather", {"location": "Tokyo"}),)
 
 
 @pytest.mark.parametrize(
@@ -170,14 +179,14 @@ def test_glm45_and_glm47_calls_with_schema_types() -> None:
     ],
 )
 def test_malformed_outputs_become_invalid_actions(action_parser, text: str, message: str) -> None:
-    action = action_parser.parse(text)
+    action = action_parser().parse(text)
     assert isinstance(action, InvalidAction), action
     assert message in action.error
     assert action.text == text
 
 
 def test_errors_show_the_expected_format() -> None:
-    action = QWEN3.parse('<tool_call>\n{"name": "cd", "arguments": {\n</tool_call>')
+    action = QWEN3().parse('<tool_call>\n{"name": "cd", "arguments": {\n</tool_call>')
     assert (
         '<tool_call>\n{"name": "get_weather", "arguments": {"argument": "value"}}\n</tool_call>'
         in action.error
@@ -216,7 +225,7 @@ FRAGMENTS = [
 def test_parsing_never_raises(pieces: list[str]) -> None:
     text = "".join(pieces)
     for action_parser in (QWEN3, HERMES_T3RL, DEEPSEEK_V3, LLAMA3, GLM45):
-        action = action_parser.parse(text)
+        action = action_parser().parse(text)
         assert isinstance(action, ToolCallAction | AnswerAction | InvalidAction)
         if isinstance(action, ToolCallAction):
             assert action.calls and all(call.name in ("get_weather", "cd") for call in action.calls)
