@@ -102,7 +102,7 @@ def cached_compose(
         for w in caught:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
     # (A deferred node is never one that sets the search path: the direct composition refuses that.)
-    if caught or reads.impure or (isinstance(plain.hydra, dict) and plain.hydra.get("searchpath")):
+    if caught or reads.impure or (_composed_node(plain) or {}).get("searchpath"):
         return plain
     if not reads.by_hydra and entry.first_sight():
         return plain
@@ -116,8 +116,13 @@ def cached_compose(
 
 def _holds_secret(plain: Plain, overrides: Sequence[str]) -> bool:
     provenance = [[o.source, o.raw] for _, o in plain.provenance.items()]
-    around = [list(overrides), plain.hydra if isinstance(plain.hydra, dict) else {}, provenance]
+    around = [list(overrides), _composed_node(plain) or {}, provenance]
     return holds_secret([*around, plain.data]) or holds_referenced_value(plain.data, around)
+
+
+def _composed_node(plain: Plain) -> dict[str, Any] | None:
+    """Hydra's own node as composed; None while it is deferred (reading it would compose it)."""
+    return plain.hydra if isinstance(plain.hydra, dict) else None
 
 
 def _body(plain: Plain) -> str | None:
@@ -130,7 +135,7 @@ def _body(plain: Plain) -> str | None:
             k: [o.source, o.chosen_by, o.raw, o.order, o.deleted] for k, o in plain.provenance.items()
         },
         "shadowed": {k: [s.source, s.raw, s.by] for k, s in plain.provenance.shadowed.items()},
-        "hydra": plain.hydra if isinstance(plain.hydra, dict) else None,
+        "hydra": _composed_node(plain),
     }
     try:
         body = json.dumps(payload, allow_nan=False)

@@ -266,16 +266,16 @@ class DefaultsList:
                 from launch.config.direct import defaults_problems  # lazy: only to explain a mistake
 
                 raise defaults_problems.wrong_item(self._file(entry), item)
-        kept = []
-        for position, item in enumerate(written):
-            if not _sweeper_choice(item):
-                kept.append(item)
+        items: list[Entry] = []
+        after_sweeper = False
+        for item in written:
+            if _sweeper_choice(item):  # an override entry: a plain one after it is refused by Hydra
+                after_sweeper = self.hydra_entries = True
                 continue
-            later = [_entry(i) for i in written[position + 1 :] if not _sweeper_choice(i)]
-            if any(not e.override and not e.is_self() for e in later):
+            entry = _entry(item)
+            if after_sweeper and not entry.override and not entry.is_self():
                 raise Unsupported("an override entry before a plain one")
-            self.hydra_entries = True
-        items = [_entry(item) for item in kept]
+            items.append(entry)
         if sum(item.is_self() for item in items) > 1:
             from launch.config.direct import defaults_problems  # lazy: only to explain a mistake
 

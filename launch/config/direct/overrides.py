@@ -80,10 +80,12 @@ def parse(text: str) -> Override:
     if mounted is not None:
         return Override(text, mounted.group(1), _value(mounted.group(2)), "")
     found = _LINE.fullmatch(text)
-    deleted = _DELETE.fullmatch(text) if found is None else None
-    if found is None and deleted is None:
+    if found is not None:
+        prefix, key, raw = found.groups()
+    elif (deleted := _DELETE.fullmatch(text)) is not None:
+        prefix, key, raw = "~", deleted.group(1), None
+    else:
         raise Unsupported(f"an override the direct composition does not read: {text}")
-    prefix, key, raw = found.groups() if found is not None else ("~", deleted.group(1), None)  # type: ignore[union-attr]
     if key.split(".")[0].startswith(_HYDRA_KEYS):
         raise Unsupported(f"{key}: Hydra's own settings")
     return Override(text, key, None if raw is None else _value(raw), prefix)
@@ -140,7 +142,7 @@ def apply(config: dict[str, Any], override: Override) -> None:
     node = config
     for part in parents:
         child = node.get(part)
-        if child is None and part not in node and override.prefix in ("+", "++"):
+        if child is None and override.prefix in ("+", "++"):
             node[part] = child = {}
         if not isinstance(child, dict):
             raise Unsupported(f"{override.text}: {part} is not a mapping of the config")
