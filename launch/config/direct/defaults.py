@@ -272,10 +272,10 @@ class DefaultsList:
             if _sweeper_choice(item):  # an override entry: a plain one after it is refused by Hydra
                 after_sweeper = self.hydra_entries = True
                 continue
-            entry = _entry(item)
-            if after_sweeper and not entry.override and not entry.is_self():
+            listed = _entry(item)
+            if after_sweeper and not listed.override and not listed.is_self():
                 raise Unsupported("an override entry before a plain one")
-            items.append(entry)
+            items.append(listed)
         if sum(item.is_self() for item in items) > 1:
             from launch.config.direct import defaults_problems  # lazy: only to explain a mistake
 
