@@ -6,7 +6,10 @@ file should be…).
 
 The group files are enumerated from conf/ (a new group file is hunted without a line here); the command
 that chooses each (`host`) is found once: the first of `+experiment=quickstart` and the shipped
-experiments on which choosing the shipped option validates.
+experiments on which choosing the shipped option validates, by the group's name or, for a group the
+experiments mount elsewhere (`- /curriculum@stages.train.curriculum: x`), by each package they mount it
+at, the experiments already choosing that option first; then the same with `executor=slurm` (a layout of
+several nodes). A file no host validates fails `test_every_shipped_group_file_is_hunted`.
 
 A case must end one of two ways (`judge`):
 - refused: `t3rl validate` exits 2 with problems, one naming the user's file (and its line, where YAML
@@ -38,8 +41,10 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
 FILES = sorted(p.relative_to(CONF).with_suffix("").as_posix() for p in CONF.glob("*/*.yaml"))
 OPTIONAL = ("experiment", "hparams_search")
-# A group mounted elsewhere by the experiments that choose it (`- /published@eval.published: x`).
-MOUNTED = {"published": "published@eval.published"}
+# An experiment's defaults-list entry mounting a group elsewhere (`- /published@eval.published: x`).
+_MOUNT = re.compile(r"^\s*- /(?P<group>\w+)@(?P<package>[\w.]+): (?P<option>\w+)", re.M)
+# A host's last resort: the local executor refuses a layout of several nodes.
+_EXECUTORS = ((), ("executor=slurm",))
 _BLOCK = re.compile(
     r"^error (?P<key>.*?): (?P<message>.*?)\n\s+set in: (?P<source>.*?)\n\s+fix: (?P<fix>.*?)$", re.M
 )
@@ -53,13 +58,13 @@ class Target:
     group: str
     option: str
     host: tuple[str, ...]
+    key: str
 
     def choose(self, option: str) -> list[str]:
         if self.group == "experiment":
             return [f"+experiment={option}"]
-        key = MOUNTED.get(self.group, self.group)
         plus = "+" if self.group in OPTIONAL else ""
-        return [*self.host, f"{plus}{key}={option}"]
+        return [*self.host, f"{plus}{self.key}={option}"]
 
     @property
     def text(self) -> str:
@@ -76,12 +81,29 @@ def _validates(argv: list[str]) -> bool:
 def target(path: str) -> Target | None:
     """The file `group/option` with a host on which choosing it validates; None when none does."""
     group, option = path.split("/")
-    hosts = [()] if group == "experiment" else [(f"+experiment={e}",) for e in ["quickstart", *EXPERIMENTS]]
-    for host in hosts:
-        t = Target(group, option, host)
-        if _validates(t.choose(option)):
-            return t
+    if group == "experiment":
+        return Target(group, option, (), group) if _validates([f"+experiment={option}"]) else None
+    for extra in _EXECUTORS:
+        for experiment, key in _keys(group, option):
+            t = Target(group, option, (f"+experiment={experiment}", *extra), key)
+            if _validates(t.choose(option)):
+                return t
     return None
+
+
+def _keys(group: str, option: str) -> list[tuple[str, str]]:
+    """(experiment, override key) pairs that may choose `group/option`: each package an experiment mounts
+    the group at, those already holding `option` first, or, for a group no experiment mounts, its name."""
+    experiments = ["quickstart", *EXPERIMENTS]
+    mounts = [
+        (m["option"] != option, experiment, f"{group}@{m['package']}")
+        for experiment in experiments
+        for m in _MOUNT.finditer((CONF / "experiment" / f"{experiment}.yaml").read_text(encoding="utf-8"))
+        if m["group"] == group
+    ]
+    if not mounts:
+        return [(experiment, group) for experiment in experiments]
+    return [(experiment, key) for _, experiment, key in sorted(mounts, key=lambda m: m[0])]
 
 
 # ------------------------------------------------------------------------------------------ mutations
