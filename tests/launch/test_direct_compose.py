@@ -100,6 +100,20 @@ def test_every_option_of_the_primary_groups() -> None:
         ["+experiment=tau2_pipeline", "published@eval.published=t3rl_bfcl", "seed=3"],
         ["+experiment=bfcl_env_tuning_4stage", "curriculum@stages.aligned.curriculum=tau2_sft"],
         ["+experiment=stage1_bfcl", "curriculum@stages.train.curriculum=tau2_rft", "model=qwen3_8b"],
+        # Mappings: a key the config lacks, a scalar replaced, merged into a mapping (new keys with +/++).
+        ["+x={a: 1}", "++y={a: 1, b: [1, 2]}", "+z.w={a:{b:1}}", "seed={a:1}", "+name={b: x}"],
+        ["+experiment=stage1_bfcl", "+model.chat.chat_template_kwargs={enable_thinking:false}", "stages={}"],
+        ["eval.server={host: x}", "+eval.server={a: 1}", "++eval.server={port: 1, b: {c: 2}}"],
+        ["eval.server={}", "++hardware.env_vars={A: x}", "hardware.env_vars={A: y}"],
+        ["model.architecture={num_layers: 3}", "+experiment=stage1_bfcl", "stages.train={kind: train}"],
+        ["+experiment=stage1_bfcl", "+stages.train.curriculum={optimizer: {lr: 1}}"],
+        ["+experiment=tau2_pipeline", "env.user={temperature: 0.5}", "++model.parsers={think_tags: null}"],
+        ["+experiment=hub_env_grpo", "env=openenv", "+services.s={kind: command, command: [p,-m], url: ''}"],
+        # Null over a list or a mapping.
+        ["+experiment=hub_env_grpo", "env=openenv", "env.command=null", "env.url=http://10.1.2.3:8000"],
+        ["+experiment=stage1_bfcl", "model.parsers.think_tags=null", "hardware.recompute=null"],
+        ["+experiment=tau2_pipeline", "eval.published=null", "model.architecture=null"],
+        ["+experiment=stage1_bfcl", "stages.train.curriculum=null", "++model.architecture=null"],
     ],
 )
 def test_override_lines(overrides: list[str]) -> None:
@@ -224,13 +238,19 @@ def test_null_over_a_list_or_a_mapping_a_file_brought(tmp_path: Path) -> None:
         ["env.sandbox.env_allowlist=[a b]"],
         ["env.sandbox.env_allowlist=['${a}']"],
         ["name=${model.name}"],
-        ["stages={}"],
         ["hardware.env_vars=[1,2]"],
         ["no_such_key=1"],
         ["model=no_such_model"],
         ["+seed=3"],  # exists
         ["model.parsers=x"],  # a mapping replaced by a scalar
+        ["+model.parsers=null"],  # Hydra's words: an item is already there
         ["curriculum=bfcl_stage1"],  # a group no defaults list names at the root
+        ["x={a: 1}"],  # a key the config lacks, without +
+        ["eval.server={newkey: 1}"],  # a key the mapping lacks, without +
+        ["+experiment=stage1_bfcl", "stages.train={curriculum: {nosuch: 1}}"],  # ... at any depth
+        ["+experiment=stage1_bfcl", "model.architecture.extra_args={a: 1}"],  # a mapping over a list
+        ["+experiment=bfcl_debug", "paths.cluster_python={a: 1}"],  # ... over an interpolation
+        ["+experiment=stage1_bfcl", "model.chat={tokenizer: x}"],  # ... merged over an interpolation
     ],
 )
 def test_what_it_leaves_to_hydra(overrides: list[str]) -> None:
@@ -428,6 +448,31 @@ OVERRIDE_VALUES = [
     "[{a:1}]",
     "['a\\'b']",
     "[a",
+    "{}",
+    "{ }",
+    "{a: 1}",
+    "{a:1,b:[x, 'y,z'],c: null}",
+    "{a: {b: {c: -x}}, d: {}}",
+    "{a : 'x: y', B_1: inf, c: 1e-6, d: true}",
+    "{enable_thinking: false}",
+    "{HF_HOME: /data/hf, N: 8}",
+    "{kind: command, command: [p,-m,x], port: 1, url: ''}",
+    "{a: [], b: ''}",
+    "{ a : 1 , b : 2 }",
+    "{a: '${x}'}",
+    "{true: 1}",
+    "{1: a}",
+    "{a: 1,}",
+    "{a: b c}",
+    "{a: b:c}",
+    "{a: 1, a: 2}",
+    "{a: [1,[2]]}",
+    "{a-b: 1}",
+    "{a: 1} ",
+    "{a: 1}}",
+    "{a:1",
+    "{a}",
+    "{a: [b}",
 ]
 
 
@@ -476,6 +521,10 @@ def _assert_same_value(got: object, expected: object) -> None:
         assert len(got) == len(expected)  # type: ignore[arg-type]
         for item, other in zip(got, expected, strict=True):  # type: ignore[call-overload]
             _assert_same_value(item, other)
+    elif isinstance(got, dict):
+        assert list(got) == list(expected)  # type: ignore[call-overload]
+        for key, item in got.items():
+            _assert_same_value(item, expected[key])  # type: ignore[index]
     elif isinstance(got, float) and math.isnan(got):
         assert math.isnan(expected)  # type: ignore[arg-type]
     else:

@@ -89,9 +89,9 @@ def merge(dest: dict[str, Any], src: dict[str, Any]) -> None:
 def _replaced_by(current: Any, value: Any) -> bool:
     """A scalar (not an interpolation) is replaced by anything; a mapping or a list by a null."""
     if isinstance(current, Box):
-        return not _is_interpolation(current.value)
+        return not is_interpolation(current.value)
     return isinstance(value, Box) and value.value is None
 
 
-def _is_interpolation(value: Any) -> bool:
+def is_interpolation(value: Any) -> bool:
     return isinstance(value, str) and "${" in value

@@ -4,13 +4,15 @@ Read: `key=value`, `+key=value`, `++key=value` and `~key` with a key of dotted n
 Hydra's grammar reads as one token of a known type: an integer, a decimal or exponent float,
 true/false, null, or a word of letters, digits and `_ . / : -` (not starting with a digit; dashes
 first, as a flag's name), `inf` and `nan` with a sign or none, a string in single or double quotes
-holding no backslash, `$` or its own quote, or a list `[…]` of such values. Anything else (sweeps,
-nested containers, escapes, interpolations, `~key=value`, Hydra's own `hydra.*`) is Unsupported;
-`group@package=option` chooses the option of a group's entry at that package. Applied: `key=value` to
-a key the config has (a scalar; a list to a list, its items replaced), `+key=value` to a key it lacks
-(a scalar also to one holding null), `++key=value` to either (a scalar over a scalar, a list over a
-list), as OmegaConf sets a value: in place, where the box or list is shared; `~key` deletes a key
-holding a value (Hydra refuses one holding null as missing).
+holding no backslash, `$` or its own quote, a list `[…]` of such values, or a mapping `{k: v, …}` of
+names to such values, lists or mappings. Anything else (sweeps, lists in lists, escapes,
+interpolations, `~key=value`, Hydra's own `hydra.*`) is Unsupported; `group@package=option` chooses
+the option of a group's entry at that package. Applied: `key=value` to a key the config has (a scalar;
+a list to a list, its items replaced), `+key=value` to a key it lacks (a scalar also to one holding
+null), `++key=value` to either (a scalar over a scalar, a list over a list), null over a list or a
+mapping (without `+`), as OmegaConf sets a value:
+in place, where the box or list is shared; a mapping as `OmegaConf.update(merge=True)` sets it (see
+`_apply_mapping`); `~key` deletes a key holding a value (Hydra refuses one holding null as missing).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from launch.config.direct.nodes import Box
+from launch.config.direct.nodes import Box, boxed, is_interpolation, merge
 from launch.config.direct.unsupported import Unsupported
 from launch.config.optional_groups import optional_group_choice
 from t3rl_core.records import Record
@@ -47,6 +49,15 @@ _MISSING = "???"
 # A list's items, each a quoted string or a run without separators, quotes or brackets (read as a value
 # above), spaces around it dropped as Hydra's grammar drops them.
 _ITEM = re.compile(r"\s*('[^']*'|\"[^\"]*\"|[^\s,'\"\[\]{}]+)\s*(,|$)")
+# A mapping's key (a name; Hydra reads others, keywords and numbers, as other types) and its colon; a
+# scalar value in a mapping as a list's item above, without a colon (Hydra's grammar reads `a: b:c`
+# its own way); the end of a pair; a mapping's end; spaces, which Hydra's grammar drops around tokens.
+_MAPPING_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:")
+_MAPPING_SCALAR = re.compile(r"('[^']*'|\"[^\"]*\"|[^\s,'\"\[\]{}:]+)\s*")
+_PAIR_END = re.compile(r"\s*([,}])")
+_MAPPING_EMPTY = re.compile(r"\{\s*\}")
+_SPACES = re.compile(r"\s*")
+_NOT_NAMES = {"true", "false", "null", "inf", "nan"}
 # Words Hydra's grammar reads as another type (case-insensitive).
 _KEYWORDS = {"true": True, "false": False, "null": None}
 # Keys whose overrides set Hydra's own node (a search's file shapes it too: see DeferredHydra).
@@ -103,6 +114,11 @@ def reads_directly(overrides: Sequence[str]) -> bool:
 
 
 def _value(raw: str) -> Any:
+    if raw.startswith("{"):
+        mapping, end = _mapping(raw, 0)
+        if end != len(raw):
+            raise Unsupported(f"a value the direct composition does not read: {raw}")
+        return mapping
     if raw.startswith("[") and raw.endswith("]"):
         return _items(raw[1:-1])
     if _INT.fullmatch(raw):
@@ -135,6 +151,42 @@ def _items(inner: str) -> list[Any]:
     return items
 
 
+def _mapping(text: str, at: int) -> tuple[dict[str, Any], int]:
+    """The mapping opening at `text[at]` (a `{`) and the index after its `}`."""
+    empty = _MAPPING_EMPTY.match(text, at)
+    if empty is not None:
+        return {}, empty.end()
+    mapping: dict[str, Any] = {}
+    at += 1
+    while True:
+        key = _MAPPING_KEY.match(text, at)
+        if key is None or key.group(1).lower() in _NOT_NAMES or key.group(1) in mapping:
+            raise Unsupported(f"a mapping the direct composition does not read: {text}")
+        mapping[key.group(1)], at = _element(text, key.end())
+        end = _PAIR_END.match(text, at)
+        if end is None:
+            raise Unsupported(f"a mapping the direct composition does not read: {text}")
+        at = end.end()
+        if end.group(1) == "}":
+            return mapping, at
+
+
+def _element(text: str, at: int) -> tuple[Any, int]:
+    """A mapping's value starting at `text[at]`, and the index after it."""
+    at = _SPACES.match(text, at).end()  # type: ignore[union-attr]  # matches every text
+    if text.startswith("{", at):
+        return _mapping(text, at)
+    if text.startswith("[", at):
+        end = text.find("]", at)  # a list here holds no bracket, quoted or not (`_items` declines one)
+        if end < 0:
+            raise Unsupported(f"a mapping the direct composition does not read: {text}")
+        return _items(text[at + 1 : end]), end + 1
+    scalar = _MAPPING_SCALAR.match(text, at)
+    if scalar is None:
+        raise Unsupported(f"a mapping the direct composition does not read: {text}")
+    return _value(scalar.group(1)), scalar.end()
+
+
 def apply(config: dict[str, Any], override: Override) -> None:
     """Set the override's value in the (boxed) composed config, or raise Unsupported where Hydra would
     refuse it or do something else (a missing key, a mapping or list replaced, an interpolated parent)."""
@@ -151,12 +203,17 @@ def apply(config: dict[str, Any], override: Override) -> None:
     if override.delete:
         _delete(node, last, current, override)
         return
+    if isinstance(override.value, dict):
+        _apply_mapping(node, last, current, override)
+        return
     if isinstance(override.value, list):
         _apply_list(node, last, current, override)
         return
     if override.add:
         if current is not None and not (isinstance(current, Box) and current.value is None):
             raise Unsupported(f"{override.text}: the key exists")
+    elif isinstance(current, dict | list) and override.value is None:
+        pass  # a mapping or a list set to null: OmegaConf sets its node null where it stands
     elif override.prefix == "++":
         if last in node and not isinstance(current, Box):
             raise Unsupported(f"{override.text}: not a scalar of the config")
@@ -187,3 +244,33 @@ def _apply_list(node: dict[str, Any], last: str, current: Any, override: Overrid
         node[last] = list(override.value)
     else:
         raise Unsupported(f"{override.text}: a list over a {type(current).__name__}")
+
+
+def _apply_mapping(node: dict[str, Any], last: str, current: Any, override: Override) -> None:
+    """A mapping set as Hydra sets it (`OmegaConf.update(merge=True)`, `+`/`++` lifting the struct flag):
+    merged into a mapping as a later file merges (a key the mapping lacks, at any depth, only with
+    `+`/`++`: Hydra refuses it otherwise), in place of a scalar (null too), or at a key the config lacks
+    with `+`/`++`. Over a list or an interpolation it is left to Hydra."""
+    if isinstance(current, dict):
+        if not override.prefix and _adds_keys(current, override.value):
+            raise Unsupported(f"{override.text}: a key the mapping lacks")
+        merge(current, boxed(override.value))
+    elif _replaceable(node, last, current, override.prefix):
+        node[last] = boxed(override.value)
+    else:
+        raise Unsupported(f"{override.text}: a mapping over a {type(current).__name__}")
+
+
+def _replaceable(node: dict[str, Any], last: str, current: Any, prefix: str) -> bool:
+    """A scalar (not an interpolation), or a key the config lacks with `+`/`++`."""
+    if isinstance(current, Box):
+        return not is_interpolation(current.value)
+    return current is None and last not in node and prefix in ("+", "++")
+
+
+def _adds_keys(current: dict[str, Any], value: dict[str, Any]) -> bool:
+    return any(
+        key not in current
+        or (isinstance(current[key], dict) and isinstance(item, dict) and _adds_keys(current[key], item))
+        for key, item in value.items()
+    )
