@@ -107,7 +107,7 @@ def is_credential_at(key: str, value: object) -> bool:
     """True when `value`, set at the dotted config `key`, is a credential itself: under a secret key
     (not a reference, not a special token), token-shaped and random under a key-like name, or a token
     whose issuer's prefix gives it away (`sk-…`, `hf_…`) under any key."""
-    if value in (None, "") or is_reference(value):
+    if value in (None, "") or is_reference(value) or _null(value):
         return False
     if is_shaped_credential(value) or names_a_credential(value):
         return True
@@ -119,6 +119,13 @@ def is_credential_at(key: str, value: object) -> bool:
         and looks_like_credential(value)
         and not (isinstance(value, str) and is_hash_under(name, value.strip().strip("'\"")))
     )
+
+
+def _null(value: object) -> bool:
+    """Hydra's null as an override types it (`eval.engine.api_key=null`, any case): no credential, but the
+    absence of one. Taken for one, the text "null" was masked in everything the process printed after,
+    the pre-flight's fixes included (`set eval.engine.url=***`)."""
+    return isinstance(value, str) and value.strip().lower() == "null"
 
 
 def is_secret_flag(token: str) -> bool:
