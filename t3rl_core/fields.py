@@ -449,7 +449,32 @@ def _host(value: str) -> str:
         )
     if not (re.match(_HOST, value) or re.match(_IPV6, value.strip("[]"))):
         raise ValueError("a host name or IP address, e.g. 127.0.0.1 or node-1.cluster")
+    _no_malformed_address(value)
     return value
+
+
+def _no_malformed_address(host: str) -> None:
+    """Refuse a host that can only be an address and is not one. No DNS name ends in a number (a top-level
+    domain is never all digits), so `256.1.1.1`, `0.0.0.0.0` and `192.168.1` are addresses: the first two
+    no resolver reads (the server fails to bind, the client to connect, after the stages before them
+    ran), and inet_aton reads the short form as another address (`192.168.1` is 192.168.0.1). An IPv6
+    literal is read the same way (`::1::`)."""
+    bare = host.strip("[]").partition("%")[0]  # a scope (fe80::1%eth0) is the interface's, not the address's
+    if ":" in bare:
+        kind, example = "an IPv6 address", "::1"
+    elif bare.rpartition(".")[2].isdigit():
+        kind, example = "an IPv4 address (four numbers 0-255 without leading zeros)", "127.0.0.1"
+    else:
+        return
+    import ipaddress  # lazy: only a host that is an address
+
+    try:
+        ipaddress.ip_address(bare)
+    except ValueError:
+        raise ValueError(
+            f"{host} can only be an address (no host name ends in a number or holds ':'), but it is not "
+            f"{kind}, e.g. {example}"
+        ) from None
 
 
 _no_nul_token = _no_nul("an argv token")
@@ -679,6 +704,7 @@ def _url(
             raise ValueError(f"a URL with a scheme and a host is needed, e.g. {schemes[0]}://host:port")
         if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
             raise ValueError(f"port {port!r} is not a number in 1..65535")
+        _no_malformed_address(host)
         path = "/" + rest.partition("/")[2].split("?", 1)[0].rstrip("/")
         for suffix, why in (appended or {}).items():
             if path.endswith(suffix):

@@ -1,6 +1,10 @@
 """A newcomer's and a careless expert's mistakes of kinds no issue listed (hunt wave 3), each refused at the
 key that was changed, with a first fix that validates, by a declaration rather than a case of its own:
 
+- a host that can only be an address and is not one (`eval.server.host=256.1.1.1`, `0.0.0.0.0`, the short
+  `192.168.1` that inet_aton reads as 192.168.0.1, a URL's `10.0.0.300`): the `Hostname` kind and every
+  URL kind refuse a name ending in a number that is not an IPv4 address, and an IPv6 literal that is
+  not one (t3rl_core.fields);
 - Hydra's `null` typed for a credential key (`eval.engine.api_key=null`): it was remembered as a
   credential, so every later "null" the process printed was masked, the pre-flight's fixes included
   (`set eval.engine.url=***`); null is no credential (t3rl_core.secret_names);
@@ -11,7 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter
 
+from t3rl_core.fields import Hostname, HttpUrl, SGLangUrl
 from tests.support.refusals import errors, fixed
 
 
@@ -30,8 +36,17 @@ def _refused_at_key_with_a_fix_that_validates(overrides: list[str], key: str) ->
 
 
 S2 = "+experiment=stage2_bfcl"
+TAU2 = "+experiment=tau2_pipeline"
 
 CASES = [
+    # hosts that can only be addresses, and are not (were accepted)
+    ([S2, "eval.server.host=256.1.1.1"], "eval.server.host"),
+    ([S2, "eval.server.host=0.0.0.0.0"], "eval.server.host"),
+    ([S2, "eval.server.host=192.168.1"], "eval.server.host"),
+    ([S2, "eval.server.host=010.0.0.1"], "eval.server.host"),
+    ([S2, "eval.engine.url=http://10.0.0.300:30000"], "eval.engine.url"),
+    ([S2, "eval.engine.url='http://[::1::]:30000'"], "eval.engine.url"),
+    ([TAU2, "env.user.base_url=http://127.0.0.1.1:30001/v1"], "env.user.base_url"),
     # null typed for a credential: the next refusal's fix was masked (`set eval.engine.url=***`)
     ([S2, "eval.engine.api_key=null", "eval.engine.url=localhost:30000"], "eval.engine.url"),
 ]
@@ -40,3 +55,28 @@ CASES = [
 @pytest.mark.parametrize(("overrides", "key"), CASES, ids=[" ".join(o[1:]) for o, _ in CASES])
 def test_a_mistake_is_refused_at_its_key_with_a_fix_that_validates(overrides: list[str], key: str) -> None:
     _refused_at_key_with_a_fix_that_validates(overrides, key)
+
+
+VALID = [
+    [S2, "eval.server.host=0.0.0.0"],
+]
+
+
+@pytest.mark.parametrize("overrides", VALID, ids=[" ".join(o[1:]) for o in VALID])
+def test_the_valid_setting_next_to_each_is_accepted(overrides: list[str]) -> None:
+    assert errors(overrides) == []
+
+
+@pytest.mark.parametrize(
+    "host", ["0.0.0.0", "127.0.0.1", "255.255.255.255", "localhost", "node-1.cluster", "1e100.net", "::1"]
+)
+def test_hosts_and_addresses_are_accepted(host: str) -> None:
+    assert TypeAdapter(Hostname).validate_python(host) == host
+
+
+@pytest.mark.parametrize(
+    "url", ["http://[::1]:30000", "http://[fe80::1%25eth0]:30000", "https://10.0.0.1", "http://node-1:8000"]
+)
+def test_urls_of_hosts_and_addresses_are_accepted(url: str) -> None:
+    assert TypeAdapter(HttpUrl).validate_python(url) == url
+    assert TypeAdapter(SGLangUrl).validate_python(url) == url
