@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from t3rl_core.fields import (
+    Above,
     AtLeast,
     Delay,
     Distinct,
@@ -15,7 +16,6 @@ from t3rl_core.fields import (
     Interpreter,
     LocalPath,
     ModuleName,
-    Name,
     RegistryName,
     SandboxFusionUrl,
     Seconds,
@@ -129,6 +129,13 @@ class LocalSandboxConfig(SandboxConfig):
         return env
 
 
+# The languages SandboxFusion's RunCodeRequest takes (bytedance/SandboxFusion, sandbox/datasets/types.py).
+SandboxFusionLanguage = Literal[
+    "python", "cpp", "nodejs", "go", "go_test", "java", "php", "csharp", "bash", "typescript", "sql",
+    "rust", "cuda", "lua", "R", "perl", "D_ut", "ruby", "scala", "julia", "pytest", "junit",
+    "kotlin_script", "jest", "verilog", "python_gpu", "lean", "swift", "racket",
+]  # fmt: skip
+
 _NO_CREDENTIAL = (
     "a sandbox cell runs code the model writes and must not get a credential (it could print it into "
     "a trajectory); remove it"
@@ -141,12 +148,16 @@ class SandboxFusionConfig(SandboxConfig):
     name: Literal["sandbox_fusion"] = "sandbox_fusion"
     # Server base URL (Agent-R1's ReTool: http://localhost:8080).
     url: SandboxFusionUrl = "http://localhost:8080"
-    language: Name = "python"
+    # RunCodeRequest.language: a name the server does not know fails every cell, and the model trains on
+    # the errors.
+    language: SandboxFusionLanguage = "python"
     # Limits the server enforces per cell, seconds (RunCodeRequest.run_timeout / compile_timeout).
     run_timeout_s: Seconds = 10.0
     compile_timeout_s: Seconds = 10.0
-    # HTTP timeout of one attempt, seconds; None = run_timeout_s + compile_timeout_s + 10.
-    request_timeout_s: Seconds | None = None
+    # HTTP timeout of one attempt, seconds; None = run_timeout_s + compile_timeout_s + 10. Above the run's
+    # limit: the server answers a cell that runs to its limit after it, so a shorter wait cuts that answer
+    # off and retries the cell until its attempts are spent.
+    request_timeout_s: Annotated[Seconds | None, Above("run_timeout_s")] = None
     # Requests in flight at once (Agent-R1: 32).
     max_concurrency: int = Field(32, ge=1)
     # Attempts per cell on transport errors, HTTP errors and status SandboxError (Agent-R1: 5).

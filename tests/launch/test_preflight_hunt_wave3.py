@@ -8,6 +8,9 @@ key that was changed, with a first fix that validates, by a declaration rather t
 - Hydra's `null` typed for a credential key (`eval.engine.api_key=null`): it was remembered as a
   credential, so every later "null" the process printed was masked, the pre-flight's fixes included
   (`set eval.engine.url=***`); null is no credential (t3rl_core.secret_names);
+- a SandboxFusion `language` the server does not know (`pyhton`), and an HTTP wait no longer than the
+  cell's run limit (`request_timeout_s=1` beside `run_timeout_s=10`): a Literal of RunCodeRequest's
+  languages and a declared order (`Above("run_timeout_s")`) on the sandbox's config.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ def _refused_at_key_with_a_fix_that_validates(overrides: list[str], key: str) ->
 
 S2 = "+experiment=stage2_bfcl"
 TAU2 = "+experiment=tau2_pipeline"
+FUSION = ["+experiment=retool", "sandbox=sandbox_fusion"]
 
 CASES = [
     # hosts that can only be addresses, and are not (were accepted)
@@ -49,6 +53,10 @@ CASES = [
     ([TAU2, "env.user.base_url=http://127.0.0.1.1:30001/v1"], "env.user.base_url"),
     # null typed for a credential: the next refusal's fix was masked (`set eval.engine.url=***`)
     ([S2, "eval.engine.api_key=null", "eval.engine.url=localhost:30000"], "eval.engine.url"),
+    # SandboxFusion's language and HTTP wait (were accepted)
+    ([*FUSION, "env.sandbox.language=pyhton"], "env.sandbox.language"),
+    ([*FUSION, "env.sandbox.request_timeout_s=1"], "env.sandbox.request_timeout_s"),
+    ([*FUSION, "env.sandbox.request_timeout_s=10"], "env.sandbox.request_timeout_s"),
 ]
 
 
@@ -59,6 +67,8 @@ def test_a_mistake_is_refused_at_its_key_with_a_fix_that_validates(overrides: li
 
 VALID = [
     [S2, "eval.server.host=0.0.0.0"],
+    [*FUSION, "env.sandbox.request_timeout_s=30"],
+    [*FUSION, "env.sandbox.language=cpp"],
 ]
 
 

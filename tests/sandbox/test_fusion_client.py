@@ -82,8 +82,9 @@ def test_a_hanging_server_is_timed_out_and_retried():
         assert (r.status, r.stdout) == ("success", "2\n")
         assert len(standin.requests) == 2
 
-    # Long enough for the retry to run its cell on a busy machine; the hanging attempt never answers.
-    with_client(test, faults=("hang",), request_timeout_s=3.0)
+    # Long enough for the retry to run its cell on a busy machine; the hanging attempt never answers. The
+    # wait is declared above the cell's run limit, so the limit comes down with it.
+    with_client(test, faults=("hang",), run_timeout_s=2.0, request_timeout_s=3.0)
 
 
 def test_attempts_are_bounded():
