@@ -13,11 +13,12 @@ policy are recorded once per module; each case damages a copy.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +37,30 @@ def invoke(args: list[str], reads_only: bool = True) -> hunt.Answer:
     return hunt.Answer(" ".join(args[:2]), result.exit_code, result.output, result.exception, reads_only)
 
 
+def _probed_once(probe: Callable[[Any], dict[str, Any]]) -> Callable[[Any], dict[str, Any]]:
+    """`probe` (`sandbox_manifest`: the run manifest's sandbox section, found by starting a sandbox)
+    run once per sandbox config: what this host's sandbox protects is the same for every run the hunt
+    records (~0.12 s of CPU a probe, most of it the zygote's process), and the probe reads no record."""
+    probed: dict[str, dict[str, Any]] = {}
+
+    def once(config: Any) -> dict[str, Any]:
+        key = config.model_dump_json()
+        if key not in probed:
+            probed[key] = probe(config)
+        return copy.deepcopy(probed[key])
+
+    return once
+
+
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A finished run of `rec`, a finished sweep of it, a finished eval; and where they were made."""
     root = tmp_path_factory.mktemp("recorded")
     with pytest.MonkeyPatch.context() as patch:
         conf = rec_config_dir(root, patch)
+        from t3rl_core.sandbox import local  # lazy: as write_run_dir imports it, which finds the patch
+
+        patch.setattr(local, "sandbox_manifest", _probed_once(local.sandbox_manifest))
         for args in (["run", "+experiment=rec"], ["run", "-m", "+experiment=rec", "env.data.test_size=3,4"]):
             answer = invoke([*args, "--config-dir", str(conf)], reads_only=False)
             assert answer.code == 0, answer.output
@@ -147,11 +166,15 @@ def test_every_reader_of_a_damaged_record_refuses_naming_it_or_goes_on_losing_no
         applied += 1
         _DAMAGED[:] = [case.damaged]
         outside = {p.name: p.read_bytes() for p in case.outside.iterdir()}
+        before = hunt.tree(case.root)
         for args, reads_only in _commands(target, case.root, tmp_path / str(n) / "runs", recorded):
             if args[0] in RESUMES and record.unread and mutation not in hunt.OF_THE_FILE:
                 continue  # a file it does not read: only what the file is can matter to it
-            before = hunt.tree(case.root)
-            problem = hunt.judge(invoke(args, reads_only), case, before, outside, usual[args[0], args[1]])
+            answer = invoke(args, reads_only)
+            # Taken once: the dir after one command is the dir before the next (nothing runs between).
+            after = hunt.tree(case.root)
+            problem = hunt.judge(answer, case, before, outside, usual[args[0], args[1]], after)
+            before = after
             if problem:
                 broken.append(f"{record.path} [{' '.join(args[:2])}]: {problem}")
     if mutation == "mode-000" and os.geteuid() == 0:

@@ -364,11 +364,17 @@ class Case:
 
 
 def judge(
-    answer: Answer, case: Case, before: dict[str, Print], outside_before: dict[str, bytes], usual: int = 0
+    answer: Answer,
+    case: Case,
+    before: dict[str, Print],
+    outside_before: dict[str, bytes],
+    usual: int = 0,
+    after: dict[str, Print] | None = None,
 ) -> str | None:
     """What breaks the contract in `answer` (None: kept). `before`: the dir's `tree` before the command,
     damage done; `outside_before`: the bytes of each file outside it; `usual`: the command's exit code
-    on the intact record (`plan --run-dir` of a sweep refuses it whatever it holds)."""
+    on the intact record (`plan --run-dir` of a sweep refuses it whatever it holds); `after`: the dir's
+    `tree` once the command ended, when the caller took it (it is the next command's `before`)."""
     shown = " ".join(answer.output.split())[-400:]
     if answer.exception is not None and not isinstance(answer.exception, SystemExit):
         return f"raised {type(answer.exception).__name__}: {answer.exception}"
@@ -381,7 +387,7 @@ def judge(
     )
     if written:
         return f"wrote {written} outside the dir, through the symlink"
-    after = tree(case.root)
+    after = tree(case.root) if after is None else after
     if answer.reads_only and after != before:
         changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
         return f"a command that only reads changed {changed[:5]}: {shown}"
