@@ -9,16 +9,23 @@
     t3rl runs show DIR                  its manifest, attempts and per-stage state (status, attempts, job ids,
                                         logs); a finished stage whose outputs no longer match is `damaged`
 
-Reads only what the run dirs hold (state.json, config.yaml, manifest.json; `show` also digests the
-recorded outputs, launch.run.output_digest); nothing is imported beyond rich and PyYAML. A stage
+Reads only what the run dirs hold (state.json, config.yaml, manifest.json, and the recorded outputs'
+digests, as a resume and a sweep point's outcome read them: launch.run.output_digest.output_damage; an
+output unchanged since it was hashed is only stat'ed, and the hashes of one read again are kept in
+file_hashes.json, the one file it may write); nothing is imported beyond rich and PyYAML. A
+finished stage whose outputs no longer match is `damaged`, and so is its run, named with the first
+damage below the table (`t3rl run --run-dir` reruns it). A stage
 recorded as running while no t3rl process holds the run dir's lock is shown as `interrupted` (its
 t3rl process died; `t3rl run --run-dir DIR` resumes it); a sweep point its sweep records as running
 while the sweep's launcher is gone is `interrupted (launcher gone)` (launch.run.sweep_liveness), and
-`t3rl runs show <sweep dir>` lists the sweep's points so.
+`t3rl runs show <sweep dir>` lists the sweep's points so. There the point it calls best is also
+checked for stale stages (launch.run.point_stale: its config composed, the only import beyond them).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shlex
@@ -49,7 +56,7 @@ from launch.files import is_locked
 from launch.output import console as command_console
 from launch.output.plain import PlainConsole
 from launch.output.table import TextTable
-from launch.run.output_digest import FileHashes, first_mismatch, rerooted
+from launch.run.output_digest import FileHashes, output_damage
 from launch.run.record_files import (
     RunDirError,
     mapping_of_mappings,
@@ -80,6 +87,8 @@ class StageView:
     name: str
     status: str
     record: dict[str, Any]
+    # How a finished stage's outputs differ from their recorded digests (its status is then `damaged`).
+    damage: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,12 +114,17 @@ class RunView:
             return "running"
         if ended in ("interrupted", "failed", "stopped"):
             return str(ended)
-        for status in ("interrupted", "failed", "stopped"):
+        for status in ("interrupted", "failed", "stopped", "damaged"):
             if status in statuses:
                 return status
         if statuses and all(s in ("succeeded", "skipped") for s in statuses):
             return "succeeded"
         return "planned"
+
+    @property
+    def damage(self) -> str | None:
+        """`stage S: <how its outputs differ>` for the first damaged stage, if any."""
+        return next((f"stage {s.name}: {s.damage}" for s in self.stages if s.damage is not None), None)
 
 
 def load_run(path: Path) -> RunView:
@@ -125,23 +139,32 @@ def load_run(path: Path) -> RunView:
     state_file = path / "state.json"
     records: dict[str, dict[str, Any]] = {}
     pipeline: dict[str, Any] | None = None
+    state: dict[str, Any] = {}
     if state_file.exists():
         state = read_json(state_file, dict)
         records = mapping_of_mappings(state_file, state, "stages")
         pipeline = dict(state["pipeline"]) if isinstance(state.get("pipeline"), dict) else None
-        for name, record in records.items():  # digests keyed below the dir the state was written in
+        for name, record in records.items():
             stage_record(state_file, name, record)
-            if isinstance(record.get("outputs"), dict):
-                record["outputs"] = rerooted(record["outputs"], state.get("run_dir"), path.resolve())
     active = is_locked(path / ".lock")
     names = list(planned) + [n for n in records if n not in planned]
+    hashes = FileHashes.load(path / "file_hashes.json") if records else FileHashes()
     stages = []
     for name in names:
         record = records.get(name, {})
         status = record.get("status", "planned")  # stage_record refused any other than t3rl writes
+        damage = None
         if status == "running" and not active:
             status = "interrupted"
-        stages.append(StageView(name, status, record))
+        elif status in ("succeeded", "skipped"):
+            damage = output_damage(path, record.get("outputs") or {}, state.get("run_dir"), hashes)
+            status = status if damage is None else "damaged"
+        stages.append(StageView(name, status, record, damage))
+    if not active:
+        # A cache, as a resume keeps it: the outputs of a dir copied elsewhere (new inodes) are read in
+        # full by the first listing, not by every one. A dir this user cannot write is read again.
+        with contextlib.suppress(OSError):
+            hashes.save(path / "file_hashes.json")
     if pipeline is not None and pipeline.get("status") == "running" and not active:
         pipeline["status"] = "interrupted"
     return RunView(path, manifest, tuple(stages), _gone_sweep_point(path), pipeline)
@@ -203,8 +226,10 @@ def _metric_option(help: str) -> Any:
 def register(app: typer.Typer) -> None:
     runs_app = typer.Typer(
         help="List run directories and their stages' status.\n\n"
-        "Newest first, one mark per stage, each eval stage's metric. Exit 1 when a run's record cannot be "
-        "read (the others are listed), 2 for a filter that can match nothing.\n\n"
+        "Newest first, one mark per stage, each eval stage's metric. A run whose finished stage's outputs "
+        "no longer match their recorded digests is damaged, the first change named below the table. Exit 1 "
+        "when a run's record cannot be read (the others are listed), 2 for a filter that can match "
+        "nothing.\n\n"
         "Examples:\n\n"
         "  t3rl runs --status failed --name 'stage1*'\n\n"
         "  t3rl runs --where reward.name=binary --metric overall.pass@1\n\n"
@@ -253,8 +278,9 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option(
                 "--json",
-                help="Print the runs as a JSON list instead (run, path, created, status, each stage's "
-                "status, each eval stage's metric, tasks and what differs from the other runs' benchmark).",
+                help="Print the runs as a JSON list instead (run, path, created, status, damage, each "
+                "stage's status, each eval stage's metric, tasks and what differs from the other runs' "
+                "benchmark).",
             ),
         ] = False,
     ) -> None:
@@ -438,6 +464,13 @@ def list_runs(
         metrics = "\n".join(escape(line) for line in lines)
         table.add_row(escape(relative), created, _status(view.status), stages, metrics)
     console.print(table)
+    for relative, view in rows:
+        if view.status == "damaged":
+            console.print(
+                f"{MARKS['damaged']} {escape(relative)}: {escape(view.damage or '')} "
+                f"(`t3rl run --run-dir` reruns it)",
+                soft_wrap=True,
+            )
     note = hidden_note(0 if mixed else hidden)
     if note:
         console.print(escape(note), soft_wrap=True)
@@ -460,6 +493,7 @@ def _as_json(
         "path": str(path.resolve()),
         "created": view.manifest.get("created_at"),
         "status": view.status,
+        "damage": view.damage,
         "stages": {stage.name: stage.status for stage in view.stages},
         "evals": evals,
     }
@@ -553,13 +587,12 @@ def show_run(path: Path, console: Console | PlainConsole | None = None) -> int:
         job = " ".join(
             f"{k}={v}" for k, v in _shaped(record, "handle", dict).items() if k in ("ray_job", "slurm_job")
         )
-        status, message = stage.status, str(record.get("message") or "")
-        damage = _damage(path, record) if status in ("succeeded", "skipped") else None
-        if damage is not None:
-            status, message = "damaged", f"{damage} (`t3rl run --run-dir` reruns it)"
+        message = str(record.get("message") or "")
+        if stage.damage is not None:
+            message = f"{stage.damage} (`t3rl run --run-dir` reruns it)"
         table.add_row(
             escape(stage.name),
-            _status(status),
+            _status(stage.status),
             str(_shaped(planned, stage.name, dict).get("gpus") or ""),
             str(record.get("attempts", "")),
             str(record.get("started_at") or ""),
@@ -595,6 +628,13 @@ def show_sweep(path: Path, console: Console | PlainConsole) -> int:
         if own["index"] in summary.points:
             summary.points[own["index"]].metric = own["metric"] if own["status"] == "succeeded" else None
     standing = marks(summary)  # by interval; another benchmark's points not ranked
+    # The point called best is checked for stages a resume would run again: its number came from them.
+    best = next((p for p in points if standing.get(p["index"], "").startswith("best")), None)
+    stale = _stale(Path(best["run_dir"])) if best is not None and best.get("run_dir") else None
+    if best is not None and stale is not None:
+        standing[best["index"]] += f"; {stale}"
+        label = f"point {best['index']} ({' '.join(best.get('varying') or [])})"
+        notes.append(f"{label}: best, but {stale}: `t3rl run --run-dir {path}` runs it again")
     launcher = "running" if launcher_alive(path) else "not running"
     console.print(
         f"[bold]{escape(str(path.resolve()))}[/]: sweep {escape(str(data.get('name')))}", soft_wrap=True
@@ -627,12 +667,30 @@ def show_sweep(path: Path, console: Console | PlainConsole) -> int:
     return 0
 
 
-def _damage(path: Path, record: dict[str, Any]) -> str | None:
-    """How a finished stage's outputs differ from the digests recorded when it finished, if they do."""
-    outputs = record.get("outputs") or {}
-    hashes = FileHashes.load(path / "file_hashes.json")
-    damage = first_mismatch(outputs, list(outputs), hashes) if isinstance(outputs, dict) else None
-    return damage.replace(f"{path.resolve()}/", "") if damage else None
+def _stale(run_dir: Path) -> str | None:
+    """What a resume of the point `run_dir` alone would run again (launch.run.point_stale), its config
+    composed as that resume composes it, in the dir it was started in; None when nothing."""
+    # lazy: the config's composition, only for a sweep's best point
+    from launch.config.errors import ConfigError
+    from launch.run.pipeline import PipelineError
+    from launch.run.point_stale import changed_since, composed_point, not_composed
+    from launch.run.rundir import RunDir
+
+    point = RunDir(run_dir)
+    try:
+        manifest = point.read_manifest()
+        started_in = manifest.get("working_dir")
+        here = started_in if isinstance(started_in, str) and os.path.isdir(started_in) else "."
+        with contextlib.chdir(here):  # its relative paths resolve there, as a resume's do
+            # The composition's warnings are the run's, not the listing's.
+            _, plan = composed_point(
+                point, list(manifest.get("config_dirs", [])), Console(file=io.StringIO())
+            )
+            return changed_since(plan, point)
+    except ConfigError as err:
+        return f"not checked for stale stages: {not_composed(err)}"
+    except (RunDirError, PipelineError) as err:
+        return f"not checked for stale stages: {str(err).splitlines()[0]}"
 
 
 def _shaped(record: dict[str, Any], key: str, kind: type) -> Any:

@@ -36,7 +36,7 @@ class Viewed(Protocol):
 # What RunView.status can be (a sweep point's `interrupted (launcher gone)` matches `interrupted`).
 # Declared on `--status` (launch.cli.runs): `--help` lists them and Typer refuses another before any
 # run dir is read.
-RunStatus = Literal["succeeded", "running", "interrupted", "failed", "stopped", "planned"]
+RunStatus = Literal["succeeded", "running", "interrupted", "failed", "stopped", "damaged", "planned"]
 RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 # A block's pass@k / pass^k, for any k.
 _PASS_K = re.compile(r"^pass[@^]\d+$")

@@ -61,12 +61,12 @@ class FileHashes:
             write_record_json(path, {k: v for k, v in self.entries.items() if os.path.exists(k)})
             self.changed = False
 
-    def sha256(self, file: Path, st: os.stat_result) -> str:
+    def sha256(self, file: str | Path, st: os.stat_result) -> str:
         key: list[int | str] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
         entry = self.entries.get(str(file))
         if entry is not None and entry[:4] == key:
             return str(entry[4])
-        sha = _file_sha256(file)
+        sha = _file_sha256(Path(file))
         self.entries[str(file)] = [*key, sha]
         self.changed = True
         return sha
@@ -122,6 +122,20 @@ def rerooted(recorded: Mapping[str, str | None], was: object, root: Path) -> dic
     return {moved_below(path, was, str(root)): value for path, value in recorded.items()}
 
 
+def output_damage(
+    run_dir: Path, outputs: Mapping[str, str | None], written_in: object, hashes: FileHashes
+) -> str | None:
+    """One line naming how a finished stage's outputs in `run_dir` differ from the digests its record
+    holds (keyed below `written_in`, the run dir its state.json names), the run dir's own paths relative
+    to it; None when all match. The one reader of a finished stage's outputs for `t3rl runs`, `t3rl runs
+    show` and a sweep point's outcome (launch.run.point_record); a resume checks the outputs its plan
+    declares (launch.run.pipeline.verified_outputs), which its record's are."""
+    root = run_dir.resolve()
+    recorded = rerooted(outputs, written_in, root)
+    damage = first_mismatch(recorded, list(recorded), hashes)
+    return damage.replace(f"{root}/", "") if damage is not None else None
+
+
 def _file_sha256(path: Path) -> str:
     sha = hashlib.sha256()
     with path.open("rb") as handle:
@@ -136,17 +150,20 @@ def _tree_digest(root: Path, hashes: FileHashes) -> str:
     reached twice (a link cycle, two links to one dir) is read once."""
     sha = hashlib.sha256()
     seen: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+    top = str(root)
+    # Paths as strings: pathlib's per-file objects were most of the time of a listing of many runs
+    # (`t3rl runs` reads every checkpoint's files' stat).
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=True):
         seen.add(os.path.realpath(dirpath))
         dirnames[:] = sorted(d for d in dirnames if os.path.realpath(os.path.join(dirpath, d)) not in seen)
+        below = dirpath[len(top) + 1 :] + "/" if dirpath != top else ""
         for name in sorted(filenames):
-            file = Path(dirpath) / name
+            file = os.path.join(dirpath, name)
             try:
-                st = file.stat()
+                st = os.stat(file)
             except FileNotFoundError:
                 continue
-            rel = file.relative_to(root).as_posix()
-            sha.update(f"{rel}\0{st.st_size}\0{hashes.sha256(file, st)}\0".encode())
+            sha.update(f"{below}{name}\0{st.st_size}\0{hashes.sha256(file, st)}\0".encode())
     return sha.hexdigest()
 
 

@@ -337,6 +337,13 @@ def preview(
     return PipelineResult("planned", decisions)
 
 
+def changes(decisions: list[Decision]) -> list[Decision]:
+    """The decisions that change a run dir: its stages that run (or resume, or finish) and those whose
+    existing output is adopted as complete. None: a resume of it is idle, nothing it recorded is stale (a
+    sweep's resume keeps such a point as it is, launch.run.sweep_runs)."""
+    return [d for d in decisions if d.executes or d.action == "complete"]
+
+
 def run_pipeline(
     plan: Plan,
     run_dir: RunDir,
@@ -385,7 +392,7 @@ def run_pipeline(
         # Every way out below records how the pipeline ended (state.json's `pipeline`), so a run stopped
         # between stages (no stage's record says so) never reads as `planned`, nor as `succeeded`.
         # A resume that changes nothing (every stage cached) leaves a succeeded record as it is.
-        idle = not any(d.executes or d.action == "complete" for d in decisions)
+        idle = not changes(decisions)
         recorded = not (idle and (state.pipeline or {}).get("status") in (None, "succeeded"))
         where: list[str] = []
         try:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from launch.run.output_digest import FileHashes, first_mismatch, rerooted
+from launch.run.output_digest import FileHashes, output_damage
 from launch.run.record_files import RunDirError, mapping_of_mappings, read_json, read_yaml, stage_record
 from launch.run.sweep import IncompleteEval, complete_summary, read_metric
 from launch.run.sweep_compare import summary_path
@@ -87,8 +87,7 @@ def _unfinished(path: Path) -> tuple[str, str] | None:
         return str(ended), f"{state_file}: its last pipeline is {ended}"
     hashes = FileHashes.load(path / "file_hashes.json")
     for name in planned:
-        outputs = rerooted(records[name].get("outputs") or {}, state.get("run_dir"), path.resolve())
-        damage = first_mismatch(outputs, list(outputs), hashes)
+        damage = output_damage(path, records[name].get("outputs") or {}, state.get("run_dir"), hashes)
         if damage is not None:
             return "damaged", f"stage {name}: output damaged: {damage}"
     return None

@@ -179,7 +179,7 @@ def _resumed(
     command = f"t3rl {'plan' if dry else 'run'} --run-dir {existing.path}"
     refuse_masked(overrides, existing.path, command)
     config_dirs = config_dirs or list(recorded_dirs)
-    _in_recorded_working_dir(existing, manifest.get("working_dir"), console)
+    in_recorded_working_dir(existing, manifest.get("working_dir"), console)
     verb = "previewing a resume of" if dry else "resuming"
     console.print(
         f"{verb} [bold]{escape(str(existing.path))}[/] with its overrides: "
@@ -191,7 +191,7 @@ def _resumed(
     return overrides, config_dirs
 
 
-def _in_recorded_working_dir(existing: RunDir, recorded: object, console: Console | PlainConsole) -> None:
+def in_recorded_working_dir(existing: RunDir, recorded: object, console: Console | PlainConsole) -> None:
     """Resume where the run was started: its config's relative paths (`models/…`, the conversion cache
     under `checkpoints/`) resolved against the working directory, so a resume typed in another one said
     "config: unchanged" and planned a conversion into another cache and a model that is not there."""

@@ -12,6 +12,7 @@ error (the sweep goes on), a signal `interrupted` (the sweep stops, and says how
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
 import sys
@@ -21,18 +22,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
 from rich.markup import escape
 
 from launch.checks.rules.local_dirs import fields_of_kind
+from launch.config.errors import ConfigError, render_problems
 from launch.files import is_locked
 from launch.run.executors.ray_capacity import live_submission_ids, own_live_gpus, sweep_capacity
 from launch.run.executors.ray_jobs import dashboard_address
 from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, INTERRUPTED
-from launch.run.override_merge import refuse_literals_for_children, refuse_masked
+from launch.run.override_merge import refuse_literals_for_children
 from launch.run.parallel import PointJob, PointScheduler
 from launch.run.pipeline import PipelineError
 from launch.run.point_record import own_point
+from launch.run.point_stale import changed_since, composed_point, not_composed
 from launch.run.rundir import RunDir, RunDirError, now, stamp_now
+from launch.run.single import in_recorded_working_dir
 from launch.run.steps import (
     execute,
     new_sweep_dir,
@@ -58,8 +63,6 @@ from launch.run.sweep_plot import plot_sweep
 from launch.run.sweep_view import live_points, points_table
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from launch.checks.resolve import Resolved
     from launch.plan.build import Plan
     from launch.run.parallel import PointProgress
@@ -161,8 +164,11 @@ def run_sweep(
 
 def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, console: Console) -> int:
     """`t3rl run --run-dir <sweep dir>`: every point that has not succeeded runs again in its own run
-    dir, with its own overrides (re-attaching to jobs still running); succeeded points stay as they are
-    unless --from/--only asks for a stage of every point."""
+    dir, with its own overrides (re-attaching to jobs still running), and so does a succeeded point that
+    a resume of it alone would not leave as it is (a stage whose command, env or config changed since
+    it ran: the pipeline's own decision, `changed_since`); the others stay as they are unless
+    --from/--only asks for a stage of every point."""
+    sweep_dir = sweep_dir.absolute()  # the points compose in the dir the sweep was started in
     summary = SweepSummary.load(sweep_dir)
     if summary.search is not None:
         raise PipelineError(search_not_resumed(sweep_dir, summary.search))
@@ -177,21 +183,47 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
             # Written with the points' first update, under the sweep's lock (or below, when none runs).
             record.status, record.metric, record.error = own["status"], own["metric"], own["error"]
             corrected = True
-        if record.run_dir is None or (record.status == "succeeded" and from_stage is None and only is None):
+        if record.run_dir is None:
             continue
         run_dir = RunDir(Path(record.run_dir))
+        label = f"point {index} ({' '.join(record.varying)})"
+        kept = record.status == "succeeded" and from_stage is None and only is None
         # The sweep says so since it records it; a point's manifest says so for sweeps planned before.
         if summary.record == "plan" or run_dir.is_plan():
             raise PipelineError(
                 f"{sweep_dir} was planned by `t3rl plan -m`, not run: start the sweep with "
                 "`t3rl run -m` and the same overrides (its record goes under paths.runs_dir)"
             )
-        config_dirs = list(run_dir.read_manifest().get("config_dirs", []))
-        stored = run_dir.read_overrides()
-        # A point cannot be given an override here: one whose credential was stored masked resumes alone.
-        refuse_masked(stored, run_dir.path, f"t3rl run --run-dir {run_dir.path}")
-        resolved = resolve_overrides(stored, config_dirs, console)
-        plan = plan_run(resolved, run_dir)
+        manifest = run_dir.read_manifest()
+        in_recorded_working_dir(run_dir, manifest.get("working_dir"), console)
+        config_dirs = list(manifest.get("config_dirs", []))
+        try:
+            # A kept point's warnings are said only if it runs: a resume that runs nothing says nothing.
+            resolved, plan = composed_point(
+                run_dir, config_dirs, Console(file=io.StringIO()) if kept else console
+            )
+        except ConfigError as err:
+            if not kept:
+                raise
+            # Kept, as before it was checked: what it recorded is intact, only its staleness is unknown.
+            console.print(
+                f"{label}: succeeded, kept; whether a stage of it changed since is not known: "
+                f"{not_composed(err)}",
+                soft_wrap=True,
+                markup=False,
+            )
+            continue
+        if kept:
+            stale = changed_since(plan, run_dir)
+            if stale is None:
+                continue
+            console.print(
+                f"{label}: its record says succeeded, but {stale} (a resume of the sweep runs it, as "
+                f"`t3rl run --run-dir {run_dir.path}` would)",
+                soft_wrap=True,
+                markup=False,
+            )
+            render_problems(resolved.warnings, console)
         planned.append(PlannedPoint(index, " ".join(record.varying), run_dir, resolved, plan, config_dirs))
     if not planned:
         if corrected:

@@ -4,8 +4,9 @@ point's run dir makes a resume of the sweep run that point again, and only that 
 says it succeeded is kept, not run again. (Each trusted sweep.json's word before.)
 
 One real two-point sweep of a data-preparation experiment (a second or two a point) is recorded once;
-each case damages a copy of it. The resume's composition and the points' runs are stood in for: what
-is checked is which points it would run.
+each case damages a copy of it. The points' runs are stood in for: what is checked is which points the
+resume would run (it composes each point, to check the succeeded ones for stale stages:
+test_sweep_point_fingerprint.py).
 """
 
 from __future__ import annotations
@@ -18,25 +19,17 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
 
-from launch.cli.app import app
-from launch.cli.runs import show_run
 from launch.run import sweep_runs
-from tests.support.retool_prepare_only import rec_config_dir
+from tests.support.rec_sweep import record_sweep, score_first_best
+from tests.support.rec_sweep import shown as _shown
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A finished sweep of `rec` over two test sizes."""
-    root = tmp_path_factory.mktemp("sweep")
     with pytest.MonkeyPatch.context() as patch:
-        conf = rec_config_dir(root, patch)
-        args = ["run", "-m", "+experiment=rec", "env.data.test_size=3,4", "--config-dir", str(conf)]
-        result = CliRunner().invoke(app, args, env={"COLUMNS": "300"}, catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-        (sweep_dir,) = (root / "runs" / "rec").iterdir()
-        yield sweep_dir
+        yield record_sweep(tmp_path_factory.mktemp("sweep"), patch)[0]
 
 
 @pytest.fixture
@@ -91,21 +84,10 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
 def _resumed(sweep: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[int] | None, str]:
     """The indexes of the points a resume of `sweep` runs (None: it ran none), and what it printed."""
     ran: list[list[int]] = []
-    monkeypatch.setattr(sweep_runs, "resolve_overrides", lambda *args: None)
-    monkeypatch.setattr(sweep_runs, "plan_run", lambda *args: None)
     monkeypatch.setattr(sweep_runs, "run_points", lambda run, *a, **k: ran.append([p.index for p in run]))
     out = io.StringIO()
     assert sweep_runs.resume_sweep(sweep, None, None, Console(file=out, width=300)) in (0, None)
     return (ran[0] if ran else None), " ".join(out.getvalue().split())
-
-
-def _shown(sweep: Path) -> dict[str, str]:
-    """`t3rl runs show <sweep dir>`: each point's row by its run dir, and the lines below the table."""
-    out = io.StringIO()
-    assert show_run(sweep, Console(file=out, width=300, highlight=False)) == 0
-    lines = out.getvalue().splitlines()
-    rows = {name: next(line for line in lines if f" {name} " in line) for name in ("p00", "p01")}
-    return {**rows, "all": " ".join(out.getvalue().split())}
 
 
 def test_the_recorded_sweep_resumes_nothing_and_lists_both_points_succeeded(
@@ -132,13 +114,8 @@ def test_a_damaged_point_is_run_again_alone_and_listed_as_not_succeeded(
 
 
 def test_a_damaged_point_is_never_the_best(sweep: Path) -> None:
-    """Scored as a search's trials are (a metric named without its stage: sweep.json's number is kept
-    while the record says the point succeeded), p00 best; damaged, it is not ranked and p01 is best."""
-    data = json.loads((sweep / "sweep.json").read_text())
-    data["metric"] = "overall.accuracy"
-    for point, metric in zip(data["points"], (0.9, 0.5), strict=True):
-        point["metric"] = metric
-    (sweep / "sweep.json").write_text(json.dumps(data))
+    """Scored as a search's trials are, p00 best; damaged, it is not ranked and p01 is best."""
+    score_first_best(sweep)
     shown = _shown(sweep)
     assert "best" in shown["p00"] and "best" not in shown["p01"], shown["all"]
     DAMAGE["output deleted"](sweep / "p00")
