@@ -3,16 +3,17 @@
 Read: `key=value`, `+key=value`, `++key=value` and `~key` with a key of dotted names and a value
 Hydra's grammar reads as one token of a known type: an integer, a decimal or exponent float,
 true/false, null, or a word of letters, digits and `_ . / : -` (not starting with a digit; dashes
-first, as a flag's name), `inf` and `nan` with a sign or none, a string in single or double quotes
-holding no backslash, `$` or its own quote, a list `[…]` of such values, or a mapping `{k: v, …}` of
-names to such values, lists or mappings. Anything else (sweeps, lists in lists, escapes,
-interpolations, `~key=value`, Hydra's own `hydra.*`) is Unsupported; `group@package=option` chooses
-the option of a group's entry at that package. Applied: `key=value` to a key the config has (a scalar;
-a list to a list, its items replaced), `+key=value` to a key it lacks (a scalar also to one holding
-null), `++key=value` to either (a scalar over a scalar, a list over a list), null over a list or a
-mapping (without `+`), as OmegaConf sets a value:
-in place, where the box or list is shared; a mapping as `OmegaConf.update(merge=True)` sets it (see
-`_apply_mapping`); `~key` deletes a key holding a value (Hydra refuses one holding null as missing).
+first, as a flag's name; any start with a `:` or `/` in it, as a relative path or a time), `inf` and
+`nan` with a sign or none, a string in single or double quotes holding no backslash, `$` or its own
+quote, a list `[…]` of such values, or a mapping `{k: v, …}` of names to such values, lists or
+mappings. Anything else (sweeps, lists in lists, escapes, interpolations, `~key=value`, Hydra's own
+`hydra.*`) is Unsupported; `group@package=option` chooses the option of a group's entry at that
+package. Applied: `key=value` to a key the config has (a scalar; a list to a list, its items
+replaced), `+key=value` to a key it lacks (a scalar also to one holding null), `++key=value` to either
+(a scalar over a scalar, a list over a list), null over a list or a mapping (without `+`), as
+OmegaConf sets a value: in place, where the box or list is shared; a mapping as
+`OmegaConf.update(merge=True)` sets it (see `_apply_mapping`); `~key` deletes a key holding a value
+(Hydra refuses one holding null as missing).
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ _WORD = re.compile(r"[A-Za-z_/][A-Za-z0-9_./:-]*")
 # A flag's name, as extra_args lists hold them (`[--context-length,4096]`): Hydra reads dashes before a
 # word as text; `-inf` and `-nan` alone are floats.
 _DASHED_WORD = re.compile(r"-+[A-Za-z_][A-Za-z0-9_./:-]*")
+# Text Hydra's grammar reads from several tokens, as a relative path or a time is typed (`../runs`,
+# `1-00:00:00`): a `:` or `/` is a token of its own, so no number or keyword spans the whole value.
+_SEVERAL_TOKENS = re.compile(r"[A-Za-z0-9_.:/-]*[:/][A-Za-z0-9_.:/-]*")
 # Floats Hydra's grammar spells in letters, in any case and with a sign.
 _FLOAT_WORD = re.compile(r"[-+]?(inf|nan)", re.IGNORECASE)
 # Hydra's lexer reads every character between the quotes as it stands (line breaks too) except a
@@ -128,7 +132,7 @@ def _value(raw: str) -> Any:
     word = raw.lower()
     if word in _KEYWORDS:
         return _KEYWORDS[word]
-    if _WORD.fullmatch(raw) or _DASHED_WORD.fullmatch(raw):
+    if _WORD.fullmatch(raw) or _DASHED_WORD.fullmatch(raw) or _SEVERAL_TOKENS.fullmatch(raw):
         return raw
     quoted = _QUOTED.fullmatch(raw)
     if quoted is not None:
