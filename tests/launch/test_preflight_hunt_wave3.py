@@ -5,6 +5,9 @@ key that was changed, with a first fix that validates, by a declaration rather t
   `192.168.1` that inet_aton reads as 192.168.0.1, a URL's `10.0.0.300`): the `Hostname` kind and every
   URL kind refuse a name ending in a number that is not an IPv4 address, and an IPv6 literal that is
   not one (t3rl_core.fields);
+- a credential reference that does not resolve where the stages run (`eval.engine.api_key=env:UNSET`,
+  `file:/missing`): under the local executor every `Secret` of the config is probed here
+  (launch/checks/rules/kinds.py), as the stage that reads it would, hours into the run;
 - Hydra's `null` typed for a credential key (`eval.engine.api_key=null`): it was remembered as a
   credential, so every later "null" the process printed was masked, the pre-flight's fixes included
   (`set eval.engine.url=***`); null is no credential (t3rl_core.secret_names);
@@ -23,11 +26,15 @@ from pydantic import TypeAdapter
 from t3rl_core.fields import Hostname, HttpUrl, SGLangUrl
 from tests.support.refusals import errors, fixed
 
+UNSET = "T3RL_HUNT_WAVE3_UNSET"
+MISSING_FILE = "/nonexistent/t3rl-hunt-wave3/key"
+
 
 @pytest.fixture(autouse=True)
 def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Relative paths of the configs resolve under tmp_path."""
+    """Relative paths of the configs resolve under tmp_path; the variable the cases name is unset."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(UNSET, raising=False)
 
 
 def _refused_at_key_with_a_fix_that_validates(overrides: list[str], key: str) -> None:
@@ -51,6 +58,12 @@ CASES = [
     ([S2, "eval.engine.url=http://10.0.0.300:30000"], "eval.engine.url"),
     ([S2, "eval.engine.url='http://[::1::]:30000'"], "eval.engine.url"),
     ([TAU2, "env.user.base_url=http://127.0.0.1.1:30001/v1"], "env.user.base_url"),
+    # credential references that do not resolve here, under the local executor (were accepted)
+    ([S2, f"eval.engine.api_key=env:{UNSET}"], "eval.engine.api_key"),
+    ([S2, f"eval.server.api_key=file:{MISSING_FILE}"], "eval.server.api_key"),
+    ([TAU2, f"env.user.api_key=env:{UNSET}"], "env.user.api_key"),
+    ([TAU2, "env.user.api_key=file:/tmp"], "env.user.api_key"),
+    ([S2, f"+stages.eval.eval.engine.api_key=env:{UNSET}"], "stages.eval.eval.engine.api_key"),
     # null typed for a credential: the next refusal's fix was masked (`set eval.engine.url=***`)
     ([S2, "eval.engine.api_key=null", "eval.engine.url=localhost:30000"], "eval.engine.url"),
     # SandboxFusion's language and HTTP wait (were accepted)
@@ -69,12 +82,23 @@ VALID = [
     [S2, "eval.server.host=0.0.0.0"],
     [*FUSION, "env.sandbox.request_timeout_s=30"],
     [*FUSION, "env.sandbox.language=cpp"],
+    # the reference resolves here; or the stages run on a cluster, whose environment is not this one
+    [TAU2, f"env.user.api_key=env:{UNSET}", "executor=slurm"],
+    # a root eval key no eval stage reads (each sets its own engine): a warning of its own says so
+    ["+experiment=quickstart", f"eval.engine.api_key=env:{UNSET}"],
 ]
 
 
 @pytest.mark.parametrize("overrides", VALID, ids=[" ".join(o[1:]) for o in VALID])
 def test_the_valid_setting_next_to_each_is_accepted(overrides: list[str]) -> None:
     assert errors(overrides) == []
+
+
+def test_a_reference_that_resolves_here_is_accepted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(UNSET, "a-key-of-the-user")
+    key_file = tmp_path / "key"
+    key_file.write_text("a-key-of-the-user\n")
+    assert errors([S2, f"eval.engine.api_key=env:{UNSET}", f"eval.server.api_key=file:{key_file}"]) == []
 
 
 @pytest.mark.parametrize(

@@ -94,7 +94,9 @@ def test_a_password_in_the_eval_url_is_refused_either_way_and_never_shown(tmp_pa
     api_key = "eval.engine.api_key=env:SGLANG_API_KEY"
     out = tmp_path / "out"
     result = runner.invoke(
-        app, ["eval", "--engine", "sglang", api_key, *given, "--out", str(out)], env={"COLUMNS": "300"}
+        app,
+        ["eval", "--engine", "sglang", api_key, *given, "--out", str(out)],
+        env={"COLUMNS": "300", "SGLANG_API_KEY": "key-of-the-test"},  # the reference resolves here
     )
     assert result.exit_code == 2, result.output
     assert "is embedded in this URL" in result.output  # a password (or any credential)

@@ -11,6 +11,10 @@ checked by declaring it so (t3rl_core.fields):
   counted without torch: NVIDIA's driver lists each in /proc/driver/nvidia/gpus, narrowed by
   CUDA_VISIBLE_DEVICES; a machine with another kind of device node (AMD's /dev/kfd, WSL's /dev/dxg)
   is not judged.
+- `Secret` (a credential by reference, `env:NAME` or `file:PATH`): under the local executor every
+  reference resolves here, where each stage reads it. An unset variable or an unreadable file does not
+  stop the stages before the one that reads it (tau2's customer in the second train stage, an eval's
+  server key at the end): the run fails there, hours in.
 - `list[Literal["a", ...]]` (BFCL's categories, tau2's domains and splits, augmentation kinds, a
   sandbox's required layers) names a set: each choice once. Where the list selects data, a repeat's
   tasks are prepared twice, so a split holds duplicates that a batch samples and an eval counts twice.
@@ -18,6 +22,7 @@ checked by declaring it so (t3rl_core.fields):
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import platform
@@ -31,12 +36,14 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 
 from launch.checks.context import Context
+from launch.checks.declared import walked
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.rules.local_dirs import fields_of_kind
 from launch.config.errors import Problem
 from launch.config.fixes import list_override, quoted
 from t3rl_core.fields import StrKind
 from t3rl_core.import_paths import nearest_module
+from t3rl_core.secret import Secret
 
 INTERPRETER = "interpreter"
 MODULE = "module name"
@@ -105,6 +112,75 @@ def modules_installed_here(ctx: Context) -> Iterator[Problem]:
             f"{key} (executor=local runs every stage here)",
             fix=f"set {list_override(key, fixed)}",
         )
+
+
+def references_resolve_here(ctx: Context) -> Iterator[Problem]:
+    """Under the local executor, every credential reference names a variable set here or a file readable
+    here (as `Secret.reveal` reads them, without reading the value)."""
+    if ctx.run.executor.kind != "local":
+        return
+    # the root eval section as each eval stage runs it (a stage's own key may replace it: then nothing
+    # reads the root's), and every other section as it is
+    evals = (
+        (eval_key(stage, overrides, field), secret)
+        for stage, config, overrides in eval_configs(ctx.run)
+        for field, secret in _secrets(config, "")
+    )
+    others = (
+        (key, secret)
+        for name in type(ctx.run).model_fields
+        if name != "eval"
+        for key, secret in _secrets(getattr(ctx.run, name), name)
+    )
+    for key, secret in dict([*evals, *others]).items():
+        if secret.kind == "env":
+            if os.environ.get(secret.target):
+                continue
+            why = f"environment variable {secret.target} is not set here"
+            other = f"export {secret.target}=<the credential> before the command"
+        else:
+            path = Path(secret.target).expanduser()
+            if not path.is_absolute() or (os.access(path, os.R_OK) and path.is_file()):
+                continue  # a relative path is read from the stage's own directory, not from here
+            why = f"{path} is {'not a file' if path.is_dir() else 'not a readable file'} here"
+            other = f"write the credential into {path}"
+        yield Problem(
+            key,
+            f"{key}={secret.reference}: {why}, and executor=local runs every stage here: the stage that "
+            "reads it fails then, after the stages before it ran",
+            fix=f"set {key}=null if the server takes no key; or {other}",
+        )
+
+
+def _secrets(node: Any, prefix: str) -> Iterator[tuple[str, Secret]]:
+    """(dotted key, reference) of every `Secret` under a validated config (models, mappings, lists)."""
+    if isinstance(node, Secret):
+        yield prefix, node
+        return
+    if isinstance(node, BaseModel):
+        items: Any = ((name, getattr(node, name)) for name in _secret_fields(type(node)))
+    elif isinstance(node, dict):
+        items = node.items()
+    elif isinstance(node, list | tuple):
+        items = enumerate(node)
+    else:
+        return
+    for name, value in items:
+        yield from _secrets(value, f"{prefix}.{name}" if prefix else str(name))
+
+
+@functools.cache
+def _secret_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of a model class a walk for `Secret` reads: those typed with it, and those that may hold
+    a model or a dict (read once per class: most fields are plain, and the walk runs at every validate)."""
+    nesting = {name for name, _ in walked(model, Secret)}
+    return tuple(
+        name for name, field in model.model_fields.items() if name in nesting or _holds(field.annotation)
+    )
+
+
+def _holds(annotation: Any) -> bool:
+    return annotation is Secret or any(_holds(arm) for arm in get_args(annotation))
 
 
 def _installed(module: str) -> bool:
@@ -229,6 +305,7 @@ def names_choices(annotation: Any) -> bool:
 RULES = (
     interpreters_exist_here,
     modules_installed_here,
+    references_resolve_here,
     devices_exist_here,
     choices_named_once,
 )
