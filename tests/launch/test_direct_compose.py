@@ -109,7 +109,7 @@ def test_every_option_of_the_primary_groups() -> None:
         ["+experiment=stage1_bfcl", "+stages.train.curriculum={optimizer: {lr: 1}}"],
         ["+experiment=tau2_pipeline", "env.user={temperature: 0.5}", "++model.parsers={think_tags: null}"],
         ["+experiment=hub_env_grpo", "env=openenv", "+services.s={kind: command, command: [p,-m], url: ''}"],
-        ["+experiment=stage1_bfcl", "executor=slurm", "executor.time_limit=1-00:00:00", "paths.runs_dir=.."],
+        ["executor=slurm", "executor.time_limit=1-00:00:00", "paths.runs_dir=../runs", "name=02:00:00"],
         # Null over a list or a mapping.
         ["+experiment=hub_env_grpo", "env=openenv", "env.command=null", "env.url=http://10.1.2.3:8000"],
         ["+experiment=stage1_bfcl", "model.parsers.think_tags=null", "hardware.recompute=null"],
