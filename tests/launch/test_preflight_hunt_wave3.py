@@ -64,6 +64,7 @@ CASES = [
     ([TAU2, f"env.user.api_key=env:{UNSET}"], "env.user.api_key"),
     ([TAU2, "env.user.api_key=file:/tmp"], "env.user.api_key"),
     ([S2, f"+stages.eval.eval.engine.api_key=env:{UNSET}"], "stages.eval.eval.engine.api_key"),
+    ([S2, "executor=ray", f"eval.engine.api_key=env:{UNSET}"], "eval.engine.api_key"),  # other_stages: local
     # null typed for a credential: the next refusal's fix was masked (`set eval.engine.url=***`)
     ([S2, "eval.engine.api_key=null", "eval.engine.url=localhost:30000"], "eval.engine.url"),
     # SandboxFusion's language and HTTP wait (were accepted)
@@ -84,6 +85,8 @@ VALID = [
     [*FUSION, "env.sandbox.language=cpp"],
     # the reference resolves here; or the stages run on a cluster, whose environment is not this one
     [TAU2, f"env.user.api_key=env:{UNSET}", "executor=slurm"],
+    [TAU2, f"env.user.api_key=env:{UNSET}", "executor=ray"],  # rollouts run on the cluster
+    [S2, "executor=ray", "executor.other_stages=ray", f"eval.engine.api_key=env:{UNSET}"],
     # a root eval key no eval stage reads (each sets its own engine): a warning of its own says so
     ["+experiment=quickstart", f"eval.engine.api_key=env:{UNSET}"],
 ]

@@ -11,10 +11,11 @@ checked by declaring it so (t3rl_core.fields):
   counted without torch: NVIDIA's driver lists each in /proc/driver/nvidia/gpus, narrowed by
   CUDA_VISIBLE_DEVICES; a machine with another kind of device node (AMD's /dev/kfd, WSL's /dev/dxg)
   is not judged.
-- `Secret` (a credential by reference, `env:NAME` or `file:PATH`): under the local executor every
-  reference resolves here, where each stage reads it. An unset variable or an unreadable file does not
-  stop the stages before the one that reads it (tau2's customer in the second train stage, an eval's
-  server key at the end): the run fails there, hours in.
+- `Secret` (a credential by reference, `env:NAME` or `file:PATH`): a reference a stage run here reads
+  resolves here (every one under the local executor; an eval stage's under Ray's `other_stages:
+  local`). An unset variable or an unreadable file does not stop the stages before the one that reads
+  it (tau2's customer in the second train stage, an eval's server key at the end): the run fails
+  there, hours in.
 - `list[Literal["a", ...]]` (BFCL's categories, tau2's domains and splits, augmentation kinds, a
   sandbox's required layers) names a set: each choice once. Where the list selects data, a repeat's
   tasks are prepared twice, so a split holds duplicates that a batch samples and an eval counts twice.
@@ -115,20 +116,19 @@ def modules_installed_here(ctx: Context) -> Iterator[Problem]:
 
 
 def references_resolve_here(ctx: Context) -> Iterator[Problem]:
-    """Under the local executor, every credential reference names a variable set here or a file readable
-    here (as `Secret.reveal` reads them, without reading the value)."""
-    if ctx.run.executor.kind != "local":
-        return
+    """Every credential reference a stage run here reads names a variable set here or a file readable here
+    (as `Secret.reveal` reads them, without reading the value): every one under the local executor, an
+    eval stage's also under Ray's `other_stages: local`."""
     # the root eval section as each eval stage runs it (a stage's own key may replace it: then nothing
     # reads the root's), and every other section as it is
     evals = (
         (eval_key(stage, overrides, field), secret)
-        for stage, config, overrides in eval_configs(ctx.run)
+        for stage, config, overrides in (eval_configs(ctx.run) if ctx.stages_run_here else ())
         for field, secret in _secrets(config, "")
     )
     others = (
         (key, secret)
-        for name in type(ctx.run).model_fields
+        for name in (type(ctx.run).model_fields if ctx.run.executor.kind == "local" else ())
         if name != "eval"
         for key, secret in _secrets(getattr(ctx.run, name), name)
     )
@@ -146,8 +146,8 @@ def references_resolve_here(ctx: Context) -> Iterator[Problem]:
             other = f"write the credential into {path}"
         yield Problem(
             key,
-            f"{key}={secret.reference}: {why}, and executor=local runs every stage here: the stage that "
-            "reads it fails then, after the stages before it ran",
+            f"{key}={secret.reference}: {why}, where the stage that reads it runs: it fails then, after "
+            "the stages before it ran",
             fix=f"set {key}=null if the server takes no key; or {other}",
         )
 
