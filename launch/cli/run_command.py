@@ -77,12 +77,15 @@ def run_command(
                 )
             path = Path(run_dir) if run_dir is not None else None
             out_path = Path(out) if out is not None else None
+            # Taken now: a resume moves to the dir the run was started in (in_recorded_working_dir), and
+            # a relative path read after it named another dir, so a point run alone was not recorded.
+            point = Path(os.path.abspath(path.expanduser())) if path is not None else None
             code = run_single(overrides, dirs, path, from_stage, only, dry=dry, console=console, out=out_path)
-            if path is not None and not dry and (path.expanduser().resolve().parent / "sweep.json").is_file():
+            if point is not None and not dry and (point.resolve().parent / "sweep.json").is_file():
                 # lazy: the sweep modules, only for a sweep point run on its own
                 from launch.run.sweep_point_alone import record_in_sweep
 
-                note = record_in_sweep(path.expanduser(), code)
+                note = record_in_sweep(point, code)
                 if note:
                     console.print(note, soft_wrap=True, markup=False)
             return code

@@ -168,7 +168,7 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
     a resume of it alone would not leave as it is (a stage whose command, env or config changed since
     it ran: the pipeline's own decision, `changed_since`); the others stay as they are unless
     --from/--only asks for a stage of every point."""
-    sweep_dir = sweep_dir.absolute()  # the points compose in the dir the sweep was started in
+    sweep_dir = Path(os.path.abspath(sweep_dir))  # the points compose in the dir the sweep was started in
     summary = SweepSummary.load(sweep_dir)
     if summary.search is not None:
         raise PipelineError(search_not_resumed(sweep_dir, summary.search))

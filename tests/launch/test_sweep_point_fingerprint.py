@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from launch.cli.run_command import run_command
 from launch.plan.stages import Stage
 from launch.run import sweep_runs
 from launch.run.pipeline import changes, preview
@@ -185,3 +186,21 @@ def test_runs_show_says_when_it_cannot_tell(sweep: Path, experiment: Path) -> No
     score_first_best(sweep)
     experiment.unlink()
     assert "best; not checked for stale stages: its config cannot be composed here" in _shown(sweep)["p00"]
+
+
+def test_a_point_run_alone_from_another_dir_is_recorded_in_its_sweep(
+    sweep: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl run --run-dir ../<sweep>/p00` typed in another dir: the resume moves to the dir the point
+    was started in, and the point's relative path, read after it, named no sweep: sweep.json kept
+    calling the point failed."""
+    data = json.loads((sweep / "sweep.json").read_text())
+    data["points"][0].update(status="failed", error="exit code 1")
+    (sweep / "sweep.json").write_text(json.dumps(data))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code = run_command([], False, f"../{sweep.name}/p00", None, None, [], dry=False)
+    assert code == 0
+    points = json.loads((sweep / "sweep.json").read_text())["points"]
+    assert [(p["status"], p["error"]) for p in points] == [("succeeded", None)] * 2
