@@ -436,15 +436,19 @@ ExecutorConfig = Annotated[
 
 
 _TRACKER = ReadWhen("kind", ("tensorboard", "wandb"), "no tracker reads it")
+# tensorboard's event files go to tracking.dir (slime's TENSORBOARD_DIR): no name of a run is passed to it.
+_NAMED = ReadWhen(
+    "kind", ("wandb",), "no tracker reads it except wandb (tensorboard's events go to tracking.dir)"
+)
 
 
 class TrackingConfig(StrictModel):
     """Experiment tracking, mapped to slime's flags."""
 
     kind: Literal["none", "tensorboard", "wandb"] = "none"
-    project: Annotated[Label, _TRACKER] | None = None
-    group: Annotated[Label, _TRACKER] | None = None
-    run_name: Annotated[Label, _TRACKER] | None = None
+    project: Annotated[Label, _NAMED] | None = None
+    group: Annotated[Label, _NAMED] | None = None
+    run_name: Annotated[Label, _NAMED] | None = None
     # wandb: "online", "offline" (forced when no WANDB_API_KEY is set) or "disabled".
     mode: Annotated[
         Literal["online", "offline", "disabled"], ReadWhen("kind", ("wandb",), "only wandb has a mode")

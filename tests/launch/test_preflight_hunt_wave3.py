@@ -13,7 +13,10 @@ key that was changed, with a first fix that validates, by a declaration rather t
   (`set eval.engine.url=***`); null is no credential (t3rl_core.secret_names);
 - a SandboxFusion `language` the server does not know (`pyhton`), and an HTTP wait no longer than the
   cell's run limit (`request_timeout_s=1` beside `run_timeout_s=10`): a Literal of RunCodeRequest's
-  languages and a declared order (`Above("run_timeout_s")`) on the sandbox's config.
+  languages and a declared order (`Above("run_timeout_s")`) on the sandbox's config;
+- a run's name typed for TensorBoard (`tracking.project=x` under `tracking=tensorboard`): t3rl passes slime
+  no name there (its events go to tracking.dir), so the setting changes nothing: its fields declare
+  they are read under wandb only (`ReadWhen`), and the unread-setting rule warns at the key.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
+from launch.checks.resolve import resolve
 from t3rl_core.fields import Hostname, HttpUrl, SGLangUrl
 from tests.support.refusals import errors, fixed
 
@@ -117,3 +121,13 @@ def test_hosts_and_addresses_are_accepted(host: str) -> None:
 def test_urls_of_hosts_and_addresses_are_accepted(url: str) -> None:
     assert TypeAdapter(HttpUrl).validate_python(url) == url
     assert TypeAdapter(SGLangUrl).validate_python(url) == url
+
+
+@pytest.mark.parametrize(
+    ("tracker", "warned"), [("tensorboard", True), ("wandb", False)], ids=["tensorboard", "wandb"]
+)
+def test_a_run_name_nothing_reads_is_warned_about(tracker: str, warned: bool) -> None:
+    keys = {"tracking.project", "tracking.group", "tracking.run_name"}
+    names = [f"tracking.{field}=try-3" for field in ("project", "group", "run_name")]
+    warnings = resolve([S2, f"tracking={tracker}", *names]).warnings
+    assert ({w.key for w in warnings} >= keys) is warned  # was: no warning under tensorboard
