@@ -56,7 +56,7 @@ from launch.files import is_locked
 from launch.output import console as command_console
 from launch.output.plain import PlainConsole
 from launch.output.table import TextTable
-from launch.run.output_digest import FileHashes, output_damage
+from launch.run.output_digest import FileHashes, keep_hashes, output_damage
 from launch.run.record_files import (
     RunDirError,
     mapping_of_mappings,
@@ -160,11 +160,7 @@ def load_run(path: Path) -> RunView:
             damage = output_damage(path, record.get("outputs") or {}, state.get("run_dir"), hashes)
             status = status if damage is None else "damaged"
         stages.append(StageView(name, status, record, damage))
-    if not active:
-        # A cache, as a resume keeps it: the outputs of a dir copied elsewhere (new inodes) are read in
-        # full by the first listing, not by every one. A dir this user cannot write is read again.
-        with contextlib.suppress(OSError):
-            hashes.save(path / "file_hashes.json")
+    keep_hashes(hashes, path)
     if pipeline is not None and pipeline.get("status") == "running" and not active:
         pipeline["status"] = "interrupted"
     return RunView(path, manifest, tuple(stages), _gone_sweep_point(path), pipeline)

@@ -224,3 +224,16 @@ def test_a_copied_run_s_outputs_are_read_by_one_listing_only(tmp_path: Path, has
     hashed.clear()
     assert "✓ succeeded" in _listed(tmp_path / "copy")[1]
     assert hashed == []
+
+
+def test_a_copied_point_s_outputs_are_read_by_one_outcome_only(tmp_path: Path, hashed: list[str]) -> None:
+    """The same for a sweep point's outcome (a sweep's resume, `t3rl runs show <sweep dir>`)."""
+    run = _run(tmp_path / "runs", "a")
+    copy = tmp_path / "copy" / "exp" / "a"
+    shutil.copytree(run, copy)
+    hashed.clear()  # as the stages recorded their outputs
+    assert point_outcome(str(copy), None).status == "succeeded"
+    assert len(hashed) == 8
+    hashed.clear()
+    assert point_outcome(str(copy), None).status == "succeeded"
+    assert hashed == []
