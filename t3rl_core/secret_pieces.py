@@ -2,8 +2,9 @@
 
 Replacing each value where it occurs whole misses it where the output was laid out after the value was
 put in: rich folds a word longer than the terminal over several lines (the value's pieces, each on a
-line of its own, read back into the value), and a view that shortens long text (`rollouts show`, a
-table cell) shows a value's beginning and an ellipsis; and a value with a quote, a backslash, a
+line of its own, read back into the value), and a value with spaces at them, as rich, textwrap and YAML
+fold words; a view that shortens long text (`rollouts show`, a table cell) shows a value's beginning
+and an ellipsis; and a value with a quote, a backslash, a
 non-ASCII letter or a space is written escaped in JSON (trajectories.jsonl, summary.json), quoted in a
 URL or in a shell command. `mask_values` masks a value whole and in each of those encodings, across
 line breaks and the indentation or border that follows them, and, for values that look random, any
@@ -120,8 +121,11 @@ def mask_folded(text: str, values: list[str]) -> str:
     spans joined)."""
     segments = _segments(text)
     joined = "".join(text[a:b] for a, b in segments)
+    # A value with spaces (a passphrase) is also folded at them, as rich, textwrap and YAML fold words:
+    # the line break takes the space's place and the padding around it is stripped with the break.
+    spaced = [_spaces_foldable(v) for v in values if " " in v.strip(" ")]
     values = [v for v in values if v in joined]
-    if not values:  # the common case, decided without mapping characters back
+    if not values and not any(pattern.search(joined) for pattern in spaced):  # the common case
         return text
     offsets = list(itertools.accumulate((b - a for a, b in segments), initial=0))  # of each in `joined`
 
@@ -135,7 +139,14 @@ def mask_folded(text: str, values: list[str]) -> str:
         while at != -1:
             spans.append((where(at), where(at + len(value) - 1) + 1))
             at = joined.find(value, at + len(value))
+    spans += [(where(m.start()), where(m.end() - 1) + 1) for p in spaced for m in p.finditer(joined)]
     return _masked(text, spans)
+
+
+@lru_cache(maxsize=256)
+def _spaces_foldable(value: str) -> re.Pattern[str]:
+    """`value` with each run of its spaces there or not (unfolded text has none where a line broke)."""
+    return re.compile(" *".join(re.escape(word) for word in value.strip(" ").split(" ") if word))
 
 
 def _segments(text: str) -> list[tuple[int, int]]:
