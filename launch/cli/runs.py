@@ -11,8 +11,9 @@
 
 Reads only what the run dirs hold (state.json, config.yaml, manifest.json, and the recorded outputs'
 digests, as a resume and a sweep point's outcome read them: launch.run.output_digest.output_damage; an
-output unchanged since it was hashed is only stat'ed, and the hashes of one read again are kept in
-file_hashes.json, the one file it may write); nothing is imported beyond rich and PyYAML. A
+output unchanged since it was hashed is only stat'ed; it writes nothing, so the outputs of a run dir
+copied elsewhere are read in full by each listing until a resume keeps their hashes); nothing is
+imported beyond rich and PyYAML. A
 finished stage whose outputs no longer match is `damaged`, and so is its run, named with the first
 damage below the table (`t3rl run --run-dir` reruns it). A stage
 recorded as running while no t3rl process holds the run dir's lock is shown as `interrupted` (its
@@ -56,7 +57,7 @@ from launch.files import is_locked
 from launch.output import console as command_console
 from launch.output.plain import PlainConsole
 from launch.output.table import TextTable
-from launch.run.output_digest import FileHashes, keep_hashes, output_damage
+from launch.run.output_digest import FileHashes, output_damage
 from launch.run.record_files import (
     RunDirError,
     mapping_of_mappings,
@@ -160,7 +161,6 @@ def load_run(path: Path) -> RunView:
             damage = output_damage(path, record.get("outputs") or {}, state.get("run_dir"), hashes)
             status = status if damage is None else "damaged"
         stages.append(StageView(name, status, record, damage))
-    keep_hashes(hashes, path)
     if pipeline is not None and pipeline.get("status") == "running" and not active:
         pipeline["status"] = "interrupted"
     return RunView(path, manifest, tuple(stages), _gone_sweep_point(path), pipeline)
@@ -666,11 +666,10 @@ def show_sweep(path: Path, console: Console | PlainConsole) -> int:
 def _stale(run_dir: Path) -> str | None:
     """What a resume of the point `run_dir` alone would run again (launch.run.point_stale), its config
     composed as that resume composes it, in the dir it was started in; None when nothing."""
-    # lazy: the config's composition, only for a sweep's best point
-    from launch.config.errors import ConfigError
-    from launch.run.pipeline import PipelineError
-    from launch.run.point_stale import changed_since, composed_point, not_composed
-    from launch.run.rundir import RunDir
+    from launch.config.errors import ConfigError  # lazy: the config's composition, only for a sweep's best
+    from launch.run.pipeline import PipelineError  # lazy: the pipeline's modules, only for a sweep's best
+    from launch.run.point_stale import changed_since, composed_point, not_composed  # lazy: as ConfigError
+    from launch.run.rundir import RunDir  # lazy: the run step's modules, only for a sweep's best point
 
     point = RunDir(run_dir)
     try:

@@ -23,10 +23,9 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Mapping
-from contextlib import suppress
 from pathlib import Path
 
-from launch.files import is_locked, write_record_json
+from launch.files import write_record_json
 from launch.run.record_files import moved_below
 from t3rl_core import outside_json
 
@@ -135,16 +134,6 @@ def output_damage(
     recorded = rerooted(outputs, written_in, root)
     damage = first_mismatch(recorded, list(recorded), hashes)
     return damage.replace(f"{root}/", "") if damage is not None else None
-
-
-def keep_hashes(hashes: FileHashes, run_dir: Path) -> None:
-    """Save the hashes a reader of a finished run computed (`t3rl runs`, a sweep point's outcome), as a
-    resume keeps them: the outputs of a run dir copied elsewhere (new inodes) are read in full once, not
-    by every reader. Not while a t3rl process holds the dir (its pipeline writes them), nor where this
-    user cannot write (they are read again next time)."""
-    if hashes.changed and not is_locked(run_dir / ".lock"):
-        with suppress(OSError):
-            hashes.save(run_dir / "file_hashes.json")
 
 
 def _file_sha256(path: Path) -> str:

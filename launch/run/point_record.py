@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from launch.run.output_digest import FileHashes, keep_hashes, output_damage
+from launch.run.output_digest import FileHashes, output_damage
 from launch.run.record_files import RunDirError, mapping_of_mappings, read_json, read_yaml, stage_record
 from launch.run.sweep import IncompleteEval, complete_summary, read_metric
 from launch.run.sweep_compare import summary_path
@@ -90,7 +90,6 @@ def _unfinished(path: Path) -> tuple[str, str] | None:
         damage = output_damage(path, records[name].get("outputs") or {}, state.get("run_dir"), hashes)
         if damage is not None:
             return "damaged", f"stage {name}: output damaged: {damage}"
-    keep_hashes(hashes, path)
     return None
 
 
