@@ -17,15 +17,18 @@ from functools import lru_cache
 # Named explicitly because their names do not all follow the patterns below.
 _KNOWN_SECRETS = frozenset({"WANDB_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
 # Environment-variable style (upper case), by the name's last word. PASS, PWD, PAT and AUTH only after
-# another word: PWD alone is the shell's working directory.
+# another word: PWD alone is the shell's working directory. A word in the plural names several
+# credentials (`OPENAI_API_KEYS`, `DB_PASSWORDS`: a list to rotate through); not TOKENS, which counts
+# (`MAX_NEW_TOKENS`).
 _SECRET_ENV_NAME = re.compile(
-    r"((^|_)(KEY|API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|BEARER)|_(PASS|PWD|PAT|AUTH))$"
+    r"((^|_)(KEYS?|API_?KEYS?|TOKEN|SECRETS?|PASSWORDS?|PASSWDS?|PASSPHRASES?|CREDENTIALS?|BEARER)"
+    r"|_(PASS|PWD|PAT|AUTH))$"
 )
 # Config-key style (any case, `-` read as `_`): narrower, because slime-shaped keys such as
 # `reward_key` or `input_key` name data fields, not credentials.
 _SECRET_KEY_NAME = re.compile(
-    r"(?i)(^|_)(api_?key|access_?key|secret_?key|private_?key|wandb_key|token|secret|password|passwd"
-    r"|passphrase|credentials?|auth|bearer|pat)$"
+    r"(?i)(^|_)(api_?keys?|access_?keys?|secret_?keys?|private_?keys?|wandb_key|token|secrets?|passwords?"
+    r"|passwds?|passphrases?|credentials?|auth|bearer|pat)$"
 )
 # Where a camelCase name's next word begins (`access|Token`, `client|Secret`): read as `_` by the name
 # patterns, as `-` is.

@@ -1,4 +1,4 @@
-"""Hunt wave 3 (secrets): a passphrase folded at its spaces.
+"""Hunt wave 3 (secrets): a passphrase folded at its spaces; a credential's name in the plural.
 
 A credential with spaces (`correct horse battery staple`, a file: secret's pass phrase) is folded over
 lines at its spaces by whatever lays text out in words: rich and textwrap put the break where the space
@@ -6,6 +6,11 @@ was, YAML (PyYAML's default width of 80, as a tool dumping a config writes it) t
 line indented. Unfolded, the break and its padding are gone, so the value read back had no space
 there and was not found: folded into pieces shorter than a cut-short beginning (12 characters), every
 word of it stayed in the text. Now each run of a value's spaces may be where a line broke.
+
+A name in the plural holds several credentials (`OPENAI_API_KEYS=k1,k2` to rotate through, `DB_PASSWORDS`,
+`apiKeys`): `++hardware.env_vars.DB_PASSWORDS=V` was written in clear to config.yaml, manifest.json,
+overrides.yaml and provenance.json and printed, as no name pattern took the plural. TOKENS stays
+ordinary: it counts (`MAX_NEW_TOKENS`, `max_tokens`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import textwrap
 import pytest
 import yaml
 
-from launch.config.secrets import scrub_text
+from launch.config import secrets
+from launch.config.secrets import mask_override, public_env, scrub_obj, scrub_text
 from t3rl_core import secret
 from t3rl_core.secret import mask_revealed
 
@@ -47,3 +53,33 @@ def test_its_words_elsewhere_stay(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secret, "_REVEALED", {PHRASE})
     text = "the velvet\nquarry is closed; 42 lanterns\nmosaic tiles"
     assert mask_revealed(text) == text
+
+
+PLURAL_VALUE = "tulip-garden-1987"  # no issuer's form, not random: only its name says what it is
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "hardware.env_vars.DB_PASSWORDS",
+        "hardware.env_vars.OPENAI_API_KEYS",
+        "eval.engine.apiKeys",
+        "hardware.env_vars.SECRETS",
+    ],
+)
+def test_a_credentials_name_in_the_plural_is_masked(key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())
+    *parents, name = key.split(".")
+    config: dict = {name: PLURAL_VALUE}
+    for parent in reversed(parents):
+        config = {parent: config}
+    assert PLURAL_VALUE not in str(scrub_obj(config))  # config.yaml, manifest.json
+    assert PLURAL_VALUE not in mask_override(f"++{key}={PLURAL_VALUE}")  # overrides.yaml, the printed command
+    assert public_env({name: PLURAL_VALUE}) == {}  # a command's environment written next to it
+
+
+def test_counts_named_in_the_plural_stay(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(secrets, "_REMEMBERED", set())
+    config = {"hardware": {"env_vars": {"MAX_NEW_TOKENS": "4096"}}, "eval": {"max_tokens": 512}}
+    assert scrub_obj(config) == config
+    assert mask_override("eval.max_tokens=512") == "eval.max_tokens=512"
