@@ -53,6 +53,11 @@ class Shown:
     refused: bool  # printed with an `error …` line under it
     said: str = ""  # the command's own comment, the block's comment lines and the sentence before it
     needs: str = ""  # what a `<!-- needs: … -->` marker says it needs from outside the checkout
+    # `export NAME=value` lines above the command in its block: the shell it is pasted into has them
+    exports: tuple[tuple[str, str], ...] = ()
+
+
+EXPORT = re.compile(r"^export (?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>\S+)$")
 
 
 def _command_lines(body: list[str], figure: bool) -> list[tuple[int, str, bool]]:
@@ -105,7 +110,13 @@ def shown_commands(text: str, page: str) -> list[Shown]:
                 if words is not None:
                     refused = refused or (info in ("bash", "sh") and following.startswith("error"))
                     said = " ".join([command.partition(" #")[2], comments, before])
-                    shown.append(Shown(f"{page}:{index + 2 + offset}", tuple(words), refused, said, needs))
+                    exports = tuple(
+                        (found["name"], found["value"])
+                        for line in body[:offset]
+                        if (found := EXPORT.match(line.strip())) is not None
+                    )
+                    where = f"{page}:{index + 2 + offset}"
+                    shown.append(Shown(where, tuple(words), refused, said, needs, exports))
         marked, needs = False, ""
         index = end + 1
     return shown
@@ -187,6 +198,12 @@ def test_the_commands_are_found() -> None:
     assert any(shown.refused for shown, _ in CHECKED)
 
 
+def test_an_export_above_a_command_in_its_block_is_in_its_environment() -> None:
+    page = "```bash\nexport A_KEY=…\nt3rl validate x=1\n```\n\n```bash\nt3rl validate y=1\n```\n"
+    first, second = shown_commands(page, "p.md")
+    assert first.exports == (("A_KEY", "…"),) and second.exports == ()
+
+
 def test_a_figure_of_a_refusal_expects_exit_2() -> None:
     page = "```text\n$ t3rl validate model=nope\nerror model: unknown option\n$ t3rl ls model\nmodel:\n```\n"
     first, second = shown_commands(page, "p.md")
@@ -203,6 +220,8 @@ def test_a_command_the_docs_show_validates_as_shown(
     shown: Shown, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(REPO)
+    for name, value in shown.exports:
+        monkeypatch.setenv(name, value)
     result = invoke([*argv, f"paths.plans_dir={tmp_path}"] if argv[0] == "plan" else argv, COLUMNS="200")
     expected = 2 if shown.refused else 0
     assert result.exit_code == expected, (
@@ -246,6 +265,8 @@ def test_a_run_the_docs_show_that_needs_gpus_says_so(
     """`t3rl run …` on a machine without the GPUs its plan asks for stops before starting (exit 1): a
     page showing such a command says GPU beside it (its comment, the block's, or the sentence before)."""
     monkeypatch.chdir(REPO)
+    for name, value in shown.exports:
+        monkeypatch.setenv(name, value)
     gpus = planned_gpus(argv, tmp_path / "plan")
     if not gpus or shown.where.startswith(UNMARKED_PAGES):
         return
