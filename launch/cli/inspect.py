@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 import typer
 import yaml
@@ -268,17 +268,13 @@ def _text(value: Any) -> str:
 
 
 def ls_command(group: str | None, config_dirs: list[str]) -> int:
-    from launch.config.compose import (  # lazy: Hydra, only for ls
-        compose,
-        config_source,
-        group_options,
-        groups,
-    )
+    from launch.config.direct.listing import direct_listing  # lazy: only for ls
     from launch.config.hidden_options import hidden_files, shown_path  # lazy: only for ls
 
+    listing: Listing = direct_listing(config_dirs) or _HydraListing(config_dirs)
     try:
-        known = groups(config_dirs)
-        defaults = compose([], config_dirs).choices
+        known = listing.groups()
+        defaults = listing.defaults()
     except ConfigError as error:
         render_problems(error.problems, command_console(stderr=True))
         return EXIT_CONFIG
@@ -290,11 +286,11 @@ def ls_command(group: str | None, config_dirs: list[str]) -> int:
         return EXIT_CONFIG
     console = command_console()
     never_read = hidden_files(config_dirs)  # own files an earlier search-path entry's of the same name hides
-    width = max((len(o) for g in known for o in group_options(g, config_dirs)), default=0) + 2
+    width = max((len(o) for g in known for o in listing.options(g)), default=0) + 2
     for name in [group] if group else known:
         console.print(f"[bold]{escape(name)}[/]")
-        for option in group_options(name, config_dirs) if name in known else []:
-            shown, description = config_source(f"{name}/{option}", config_dirs) or ("", "")
+        for option in listing.options(name) if name in known else []:
+            shown, description = listing.source(f"{name}/{option}") or ("", "")
             mark = "*" if defaults.get(name) == option else " "
             console.print(f"  {escape(option + mark):<{width}} {escape(description)}")
             if group:
@@ -303,9 +299,51 @@ def ls_command(group: str | None, config_dirs: list[str]) -> int:
             own, first = escape(shown_path(hidden.own)), escape(shown_path(hidden.first))
             console.print(f"  [yellow]{own} is never read: {first} has its name: rename it[/]")
         if group and group in REGISTRY_GROUPS:
-            _print_registry(group, config_dirs if name in known else None, console)
+            _print_registry(group, listing if name in known else None, console)
     console.print("* = the default; choose another with GROUP=OPTION (an experiment with +experiment=NAME)")
     return 0
+
+
+class Listing(Protocol):
+    """What `t3rl ls` reads of the search path (launch.config.direct.listing.DirectListing's methods)."""
+
+    def groups(self) -> list[str]: ...
+    def defaults(self) -> dict[str, str | None]: ...
+    def options(self, group: str) -> list[str]: ...
+    def source(self, config_path: str) -> tuple[str, str] | None: ...
+    def name(self, config_path: str) -> str | None: ...
+
+
+class _HydraListing:
+    """The listing through Hydra's loader, each part read when asked: where the direct one declines."""
+
+    def __init__(self, config_dirs: list[str]) -> None:
+        self._dirs = config_dirs
+
+    def groups(self) -> list[str]:
+        from launch.config.compose import groups  # lazy: Hydra, only when the direct listing declines
+
+        return groups(self._dirs)
+
+    def defaults(self) -> dict[str, str | None]:
+        from launch.config.compose import compose  # lazy: likewise
+
+        return compose([], self._dirs).choices
+
+    def options(self, group: str) -> list[str]:
+        from launch.config.compose import group_options  # lazy: likewise
+
+        return group_options(group, self._dirs)
+
+    def source(self, config_path: str) -> tuple[str, str] | None:
+        from launch.config.compose import config_source  # lazy: likewise
+
+        return config_source(config_path, self._dirs)
+
+    def name(self, config_path: str) -> str | None:
+        from launch.config.compose import option_name  # lazy: likewise
+
+        return option_name(config_path, self._dirs)
 
 
 # Config groups (and the eval engine) whose `name` picks a registry entry, by registries attribute.
@@ -318,17 +356,15 @@ REGISTRY_GROUPS = {
 }
 
 
-def _print_registry(group: str, config_dirs: list[str] | None, console: Console) -> None:
+def _print_registry(group: str, listing: Listing | None, console: Console) -> None:
     """The names a section's `name` may take: built-ins, installed entry-point plugins, and plugins
     the group's options name by import path, each with its source."""
-    from launch.config.compose import config_source, group_options, option_name  # lazy: Hydra, only for ls
-
     registry = getattr(registries, REGISTRY_GROUPS[group])
     rows = registry.listing()
-    for option in group_options(group, config_dirs) if config_dirs is not None else []:
-        name = option_name(f"{group}/{option}", config_dirs)
+    for option in listing.options(group) if listing is not None else []:
+        name = listing.name(f"{group}/{option}")
         if name is not None and is_import_path(name):
-            shown = (config_source(f"{group}/{option}", config_dirs) or ("?", ""))[0]
+            shown = (listing.source(f"{group}/{option}") or ("?", ""))[0]
             rows.append(Listed(name, f"import path, {group}={option} ({shown})"))
     width = max(len(row.name) for row in rows) + 2
     console.print(f"  [bold]{registry.kind} names[/] (`name:` of the section; plugins: {registry.group})")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -38,7 +37,7 @@ from launch.config.layers import AppliedOverride, Layer, leaves
 from launch.config.optional_groups import OPTIONAL_GROUPS, optional_group_choice
 from launch.config.override_fixes import nothing_to_delete, shell_word
 from launch.config.override_syntax import ConfigLookup
-from launch.config.search_path import PACKAGE_SOURCE, display_path, local_file
+from launch.config.search_path import PACKAGE_SOURCE, display_path, first_comment, local_file
 
 PRIMARY_CONFIG = "config"
 
@@ -280,7 +279,7 @@ def config_source(config_path: str, config_dirs: Sequence[str] = ()) -> tuple[st
     if result is None:
         return None
     shown = display_path(result.path, config_path)
-    return shown, _first_comment(local_file(result.path, config_path))
+    return shown, first_comment(local_file(result.path, config_path))
 
 
 def option_package(config_path: str, config_dirs: Sequence[str] = ()) -> str | None:
@@ -299,28 +298,6 @@ def option_name(config_path: str, config_dirs: Sequence[str] = ()) -> str | None
     result = _loader(_normalise_dirs(config_dirs)).repository.load_config(config_path)
     name = result.config.get("name") if result is not None else None
     return name if isinstance(name, str) else None
-
-
-def _first_comment(file: Path | None) -> str:
-    """The first sentence of a config file's header comment (its description in `t3rl ls`)."""
-    if file is None or not file.is_file():
-        return ""
-    words: list[str] = []
-    for line in file.read_text().splitlines():
-        stripped = line.strip()
-        if not stripped.startswith("#"):
-            break
-        if not stripped.startswith("# @package"):
-            words.append(stripped.lstrip("#").strip())
-    text = " ".join(words)
-    for end in (m.start() + 1 for m in re.finditer(r"\. ", text)):
-        if not text[:end].endswith(_ABBREVIATIONS):
-            return text[:end]
-    return text
-
-
-# Abbreviations whose period ends no sentence (`t3rl ls` cut a description at "i.e.").
-_ABBREVIATIONS = (" i.e.", " e.g.", " cf.", " vs.", " approx.", "(i.e.", "(e.g.", "(cf.")
 
 
 def _normalise_dirs(config_dirs: Sequence[str]) -> tuple[str, ...]:

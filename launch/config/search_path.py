@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -52,3 +53,25 @@ def roots(config_dirs: Sequence[str]) -> list[str] | None:
     package = list(spec.submodule_search_locations or []) if spec is not None else []
     found = [*package, *config_dirs]
     return found if package and all(os.path.isdir(r) for r in found) else None
+
+
+def first_comment(file: Path | None) -> str:
+    """The first sentence of a config file's header comment (its description in `t3rl ls`)."""
+    if file is None or not file.is_file():
+        return ""
+    words: list[str] = []
+    for line in file.read_text().splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("#"):
+            break
+        if not stripped.startswith("# @package"):
+            words.append(stripped.lstrip("#").strip())
+    text = " ".join(words)
+    for end in (m.start() + 1 for m in re.finditer(r"\. ", text)):
+        if not text[:end].endswith(_ABBREVIATIONS):
+            return text[:end]
+    return text
+
+
+# Abbreviations whose period ends no sentence (`t3rl ls` cut a description at "i.e.").
+_ABBREVIATIONS = (" i.e.", " e.g.", " cf.", " vs.", " approx.", "(i.e.", "(e.g.", "(cf.")

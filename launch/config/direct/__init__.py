@@ -7,5 +7,6 @@ list, merged the same way, the same overrides, interpolations and provenance. Ev
 handle exactly (a sweep, a Hydra setting, `~key`, a list value, an unusual interpolation, any error)
 raises `Unsupported`, and `launch.config.resolved` composes with Hydra instead, which also words every
 error. `tests/launch/test_direct_compose.py` checks that both give identical results on every shipped
-experiment and a corpus of override lines.
+experiment and a corpus of override lines. `listing.py` reads what `t3rl ls` shows through the same
+`Repository`, leaving to Hydra what it does not read exactly.
 """

@@ -44,7 +44,7 @@ def compose_directly(
 
 def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str, str | None]) -> Plain:
     remember_overrides(overrides)
-    repo = _repository(config_dirs)
+    repo = repository(config_dirs)
     written = {optional_group_choice(o): o for o in overrides}
     parsed = [parse(text) for text in written]
     choices: dict[str, Choice] = {}
@@ -103,7 +103,8 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
     return Plain(data, provenance, DeferredHydra(overrides, config_dirs) if deferred else {})
 
 
-def _repository(config_dirs: Sequence[str]) -> Repository:
+def repository(config_dirs: Sequence[str]) -> Repository:
+    """The search path's files; Unsupported when it holds anything but plain directories."""
     dirs = [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]
     found = roots(dirs)
     if found is None or len(found) != len(dirs) + 1:

@@ -107,6 +107,19 @@ class Repository:
     def shipped(self, loaded: Loaded) -> bool:
         return loaded.source_path == self._sources[0][0]
 
+    def groups(self) -> list[str]:
+        """The top-level directories of the whole search path, sorted, as Hydra lists its groups."""
+        found: set[str] = set()
+        for _, root in self._sources:
+            found.update(
+                n for n in os.listdir(root) if n != "__pycache__" and os.path.isdir(os.path.join(root, n))
+            )
+        return sorted(found)
+
+    def directories(self, group: str) -> list[str]:
+        """The directories of `group` on the search path, in its order."""
+        return [d for _, root in self._sources if os.path.isdir(d := os.path.join(root, group))]
+
     def options(self, group: str) -> list[str]:
         """The options of `group` on the whole search path, sorted."""
         found: set[str] = set()
