@@ -19,16 +19,17 @@ _KNOWN_SECRETS = frozenset({"WANDB_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGG
 # Environment-variable style (upper case), by the name's last word. PASS, PWD, PAT and AUTH only after
 # another word: PWD alone is the shell's working directory. A word in the plural names several
 # credentials (`OPENAI_API_KEYS`, `DB_PASSWORDS`: a list to rotate through); not TOKENS, which counts
-# (`MAX_NEW_TOKENS`).
+# (`MAX_NEW_TOKENS`). A number after the word tells one of several apart (`API_KEY_2`, `DB_PASS2`). PASSWORD,
+# PASSWD and PASSPHRASE also glued to the word before (libpq's `PGPASSWORD`, `HTPASSWD`).
 _SECRET_ENV_NAME = re.compile(
-    r"((^|_)(KEYS?|API_?KEYS?|TOKEN|SECRETS?|PASSWORDS?|PASSWDS?|PASSPHRASES?|CREDENTIALS?|BEARER)"
-    r"|_(PASS|PWD|PAT|AUTH))$"
+    r"((^|_)(KEYS?|API_?KEYS?|TOKEN|SECRETS?|CREDENTIALS?|BEARER)|PASSWORDS?|PASSWDS?|PASSPHRASES?"
+    r"|_(PASS|PWD|PAT|AUTH))(_?[0-9]+)?$"
 )
 # Config-key style (any case, `-` read as `_`): narrower, because slime-shaped keys such as
 # `reward_key` or `input_key` name data fields, not credentials.
 _SECRET_KEY_NAME = re.compile(
-    r"(?i)(^|_)(api_?keys?|access_?keys?|secret_?keys?|private_?keys?|wandb_key|token|secrets?|passwords?"
-    r"|passwds?|passphrases?|credentials?|auth|bearer|pat)$"
+    r"(?i)((^|_)(api_?keys?|access_?keys?|secret_?keys?|private_?keys?|wandb_key|token|secrets?|credentials?"
+    r"|auth|bearer|pat)|passwords?|passwds?|passphrases?)(_?[0-9]+)?$"
 )
 # Where a camelCase name's next word begins (`access|Token`, `client|Secret`): read as `_` by the name
 # patterns, as `-` is.

@@ -8,9 +8,11 @@ there and was not found: folded into pieces shorter than a cut-short beginning (
 word of it stayed in the text. Now each run of a value's spaces may be where a line broke.
 
 A name in the plural holds several credentials (`OPENAI_API_KEYS=k1,k2` to rotate through, `DB_PASSWORDS`,
-`apiKeys`): `++hardware.env_vars.DB_PASSWORDS=V` was written in clear to config.yaml, manifest.json,
-overrides.yaml and provenance.json and printed, as no name pattern took the plural. TOKENS stays
-ordinary: it counts (`MAX_NEW_TOKENS`, `max_tokens`).
+`apiKeys`), and so does one numbered (`API_KEY_2`, `apiKey2`, `DB_PASS_2`) or with the word glued to the
+one before (libpq's `PGPASSWORD`): `++hardware.env_vars.DB_PASSWORDS=V` was written in clear to
+config.yaml, manifest.json, overrides.yaml and provenance.json and printed, as no name pattern took
+them. TOKENS stays ordinary: it counts (`MAX_NEW_TOKENS`, `max_tokens`); so do names of what is no
+credential after the word (`PASSWORD_FILE`, `API_KEY_ID`).
 """
 
 from __future__ import annotations
@@ -65,9 +67,15 @@ PLURAL_VALUE = "tulip-garden-1987"  # no issuer's form, not random: only its nam
         "hardware.env_vars.OPENAI_API_KEYS",
         "eval.engine.apiKeys",
         "hardware.env_vars.SECRETS",
+        "hardware.env_vars.API_KEY_2",
+        "eval.engine.apiKey2",
+        "hardware.env_vars.PGPASSWORD",
+        "hardware.env_vars.DB_PASS_2",
     ],
 )
-def test_a_credentials_name_in_the_plural_is_masked(key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_credentials_name_numbered_glued_or_in_the_plural_is_masked(
+    key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(secrets, "_REMEMBERED", set())
     *parents, name = key.split(".")
     config: dict = {name: PLURAL_VALUE}
@@ -78,8 +86,9 @@ def test_a_credentials_name_in_the_plural_is_masked(key: str, monkeypatch: pytes
     assert public_env({name: PLURAL_VALUE}) == {}  # a command's environment written next to it
 
 
-def test_counts_named_in_the_plural_stay(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_counts_and_a_credentials_file_or_id_stay(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secrets, "_REMEMBERED", set())
-    config = {"hardware": {"env_vars": {"MAX_NEW_TOKENS": "4096"}}, "eval": {"max_tokens": 512}}
+    plain = {"MAX_NEW_TOKENS": "4096", "PASSWORD_FILE": "/run/secrets/db", "API_KEY_ID": "team-a"}
+    config = {"hardware": {"env_vars": plain}, "eval": {"max_tokens": 512}}
     assert scrub_obj(config) == config
     assert mask_override("eval.max_tokens=512") == "eval.max_tokens=512"
