@@ -109,9 +109,14 @@ def _target(
 ) -> tuple[str, ChatConfig, ParsersConfig]:
     """What to check: a model option's chat config and parsers, else a chat family's or template plugin's
     own template with the parsers its family names."""
-    from launch.config.compose import group_options  # lazy: Hydra lists the model options (not for --help)
+    from launch.config.direct.listing import group_options  # lazy: not for --help
 
-    if model not in group_options("model", config_dirs):
+    options = group_options("model", config_dirs)
+    if options is None:  # a search path the direct reader leaves to Hydra
+        from launch.config.compose import group_options as hydra_group_options  # lazy: Hydra, only then
+
+        options = hydra_group_options("model", config_dirs)
+    if model not in options:
         try:
             plugin = None if model in FAMILIES else template_plugin(model)
         except ValueError as err:

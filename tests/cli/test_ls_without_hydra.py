@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from launch.cli.inspect import ls_command
+from launch.config import compose
 from launch.config.direct import listing
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,3 +112,31 @@ def test_what_hydra_lists_otherwise_is_left_to_it(files: dict[str, str], tmp_pat
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     assert listing.direct_listing([str(tmp_path)]) is None
+    # The options alone are Hydra's but for the dotted name.
+    assert (listing.group_options("model", [str(tmp_path)]) is None) == ("model/a.b" in files)
+
+
+@pytest.mark.parametrize("with_user_dir", [False, True])
+def test_group_options_are_hydras(with_user_dir: bool, user_dir: str) -> None:
+    """What `t3rl check-template` asks of the model group (and any other)."""
+    dirs = [user_dir] if with_user_dir else []
+    for group in ("model", "experiment", "env", "mygroup", "nosuch"):
+        assert listing.group_options(group, dirs) == compose.group_options(group, dirs)
+
+
+def test_an_option_that_is_no_file_is_left_to_hydra(tmp_path: Path) -> None:
+    (tmp_path / "model" / "qwen3_8b.yaml").mkdir(parents=True)  # Hydra lists t3rl's file, skips this
+    (tmp_path / "model" / "mine.yaml").mkdir()  # Hydra skips it
+    assert listing.group_options("model", [str(tmp_path)]) is None
+    assert listing.direct_listing([str(tmp_path)]) is None
+
+
+def test_check_template_finds_a_model_option_without_hydra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from launch.cli import check_template
+
+    def hydra(*args: object) -> list[str]:
+        raise AssertionError("listed through Hydra")
+
+    monkeypatch.setattr(compose, "group_options", hydra)
+    label, _, parsers = check_template._target("qwen3_8b", [], [])
+    assert label == "qwen3_8b (qwen3)" and parsers.tool_call_parser

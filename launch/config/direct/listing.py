@@ -15,6 +15,7 @@ import os
 from collections.abc import Sequence
 
 from launch.config.direct.compose import PRIMARY_CONFIG, compose_directly, repository
+from launch.config.direct.config_files import Repository
 from launch.config.direct.defaults import DefaultsList
 from launch.config.direct.nodes import plain
 from launch.config.direct.unsupported import Unsupported
@@ -34,11 +35,10 @@ class DirectListing:
             c.override_key: c.config_path.rpartition("/")[2] for c in chosen if c.override_key is not None
         }
         self._groups = [g for g in repo.groups() if g != "hydra"]  # Hydra's own group is never listed
-        self._options = {g: repo.options(g) for g in self._groups}
+        self._options = {g: _options(repo, g) for g in self._groups}
         self._sources: dict[str, tuple[str, str]] = {}
         self._names: dict[str, str | None] = {}
         for group, options in self._options.items():
-            _refuse_odd_names(repo.directories(group))
             for option in options:
                 config_path = f"{group}/{option}"
                 loaded = repo.load(config_path)  # parsed: a file Hydra's load refuses is refused here
@@ -81,14 +81,23 @@ def direct_listing(config_dirs: Sequence[str]) -> DirectListing | None:
         return None
 
 
-def _refuse_odd_names(directories: list[str]) -> None:
-    """Hydra lists an option `a` for an entry `a.b` beside a file `a.b.yaml` (it cuts the name at its
-    last dot): left to Hydra."""
-    for directory in directories:
+def group_options(group: str, config_dirs: Sequence[str]) -> list[str] | None:
+    """The options of `group` as Hydra's loader lists them, or None to ask Hydra."""
+    try:
+        return _options(repository(config_dirs), group)
+    except Unsupported:
+        return None
+
+
+def _options(repo: Repository, group: str) -> list[str]:
+    """`repo.options(group)`; Unsupported where Hydra lists otherwise: it skips an `x.yaml` that is not a
+    file (a directory, a link to nothing), and lists an option `a` for an entry `a.b` beside a file
+    `a.b.yaml` (it cuts the name at its last dot)."""
+    for directory in repo.directories(group):
         for entry in os.listdir(directory):
-            if (
-                "." in entry
-                and not entry.endswith(".yaml")
-                and os.path.isfile(os.path.join(directory, f"{entry}.yaml"))
-            ):
-                raise Unsupported(f"{directory}/{entry}: a name Hydra lists otherwise")
+            path = os.path.join(directory, entry)
+            if entry.endswith(".yaml") and not os.path.isfile(path):
+                raise Unsupported(f"{path}: not a file")
+            if "." in entry and not entry.endswith(".yaml") and os.path.isfile(f"{path}.yaml"):
+                raise Unsupported(f"{path}: a name Hydra lists otherwise")
+    return repo.options(group)
