@@ -208,9 +208,15 @@ def _model_dir_problems(key: str, value: str, other: str, *, warn: bool) -> Iter
         )
 
 
+# What transformers' AutoTokenizer reads a local directory by: without any of them it fails to load.
+_TOKENIZER_FILES = ("tokenizer_config.json", "tokenizer.json", "config.json")
+
+
 def tokenizer_readable(ctx: Context) -> Iterator[Problem]:
     """A tokenizer given as a path here is a directory whose tokenizer_config.json, if it has one,
-    reads (a hub id, or a path not here yet, is read where the stage runs)."""
+    reads, and that holds a tokenizer: refused when it holds other files and none of a tokenizer's (a
+    directory given by mistake, `/etc`), a warning when it is empty (a download not made yet, as a model
+    directory without config.json). A hub id, or a path not here yet, is read where the stage runs."""
     key = "model.chat.tokenizer"
     path = Path(expand_home(ctx.run.model.chat.tokenizer))
     if path.is_file():
@@ -229,6 +235,22 @@ def tokenizer_readable(ctx: Context) -> Iterator[Problem]:
             key,
             f"{broken}: the stages that tokenize would fail to load the tokenizer",
             fix=f"download the tokenizer again, or set {key} to a tokenizer's directory",
+        )
+        return
+    # The base model t3rl builds itself (prepare_model), tokenizer included, is made again by its stage.
+    built = ctx.run.model.synthetic and path == Path(expand_home(ctx.run.model.hf_checkpoint))
+    if path.is_dir() and not built and not any((path / name).is_file() for name in _TOKENIZER_FILES):
+        try:
+            held = sorted(child.name for child in path.iterdir())
+        except OSError:
+            return  # unreadable here: read where the stage runs
+        what = f"holds {', '.join(held[:3])}{' …' if len(held) > 3 else ''} but" if held else "is empty:"
+        yield Problem(
+            key,
+            f"{path} {what} no tokenizer (none of {', '.join(_TOKENIZER_FILES)}): the stages that tokenize "
+            "would fail to load it",
+            fix=f"set {key} to the tokenizer's directory (the model's own: {ctx.run.model.hf_checkpoint})",
+            severity="error" if held else "warning",
         )
 
 
