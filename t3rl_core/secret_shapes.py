@@ -171,12 +171,16 @@ _VALUE = r"((?=[A-Za-z._~+/=-]*[0-9])(?=[0-9._~+/=-]*[A-Za-z])[A-Za-z0-9._~+/=-]
 # A quote around a name or a value, escaped however many times it was encoded: JSON inside JSON (a tool
 # call's arguments in a trajectories.jsonl line, a request's body in a JSON log line) writes `\"`.
 _QUOTE = r"(?:\\*['\"])?"
+# The end of a name after its word: the rest of a longer word, in the plural too (`DB_PASSWORDS`), and a
+# number telling one of several apart (`API_KEY_2`, `password2`), as t3rl_core.secret_name_words reads
+# a name.
+_NAME_END = r"(?:words?|wds?|phrases?|natures?|entials?|s)?(?:_?[0-9]+)?"
 # After the word: the rest of a longer one (`password`, `passphrase`, `signature`, `credentials`, in any
 # case: `MY_PASSWORD=V` in a dumped environment), a closing quote, the separator, the value; or a flag's
 # value after a space. Matched ignoring case.
 # The value may open a list or a sweep of several (`[V1,V2]`, `choice(V1, V2)`), whose next items follow
 # as `_NEXT_ITEM`s: a value without `=` (`password=V,user=alice2024` ends at the user).
-_ASSIGNED = rf"(?:word|wd|phrase|nature|entials?|s)?{_QUOTE}\s*[:=]\s*(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
+_ASSIGNED = rf"{_NAME_END}{_QUOTE}\s*[:=]\s*(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
 _NEXT_ITEM = (
     rf"{_QUOTE}\s*,\s*{_QUOTE}((?=[A-Za-z._~+/-]*[0-9])(?=[0-9._~+/-]*[A-Za-z])[A-Za-z0-9._~+/-]{{8,}})"
 )
@@ -185,15 +189,19 @@ _NEXT_ITEM = (
 # What `_value_may_follow` reads: the suffixes `_ASSIGNED` and `_FLAG_VALUE` take, read ignoring case
 # as `re` does (`İ`, `ı`, `ſ`, the Kelvin sign are also `i`, `s`, `k`), what they let stand before a
 # value (besides spaces and `choice(`), and a run of `_VALUE`'s characters
-_SUFFIXES = ("word", "wd", "phrase", "nature", "entials", "ential", "s")
+_SUFFIXES = ("words", "word", "wds", "wd", "phrases", "phrase", "natures", "nature", "entials", "ential", "s")
 _NAMED_VALUE: list[re.Pattern[str]] = []  # `_named_value_patterns()`
 _FOLD = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
 _BEFORE_VALUE = frozenset("\\'\":=,[(")
 _VALUE_RUN = "[A-Za-z0-9._~+/=\u0130\u0131\u017f\u212a-]*"
-_FLAG_VALUE = rf"(?:word|wd|phrase|nature|entials?|s)?(?:\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
+_FLAG_VALUE = rf"{_NAME_END}(?:\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
 # A dot may: it ends the path of a dotted key (`eval.engine.api_key=V`, an override quoted in a log).
 _NOT_BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+# Words that name a credential glued to the word before as well (libpq's `PGPASSWORD`, `HTPASSWD`).
+_GLUED = ("password", "passwd", "passphrase")
+# The number after a name's word (`API_KEY_2`), skipped by `_value_may_follow`.
+_NUMBER_AFTER = re.compile(r"(?:_?[0-9]+)?")
 # A URL whose user part is a token (`https://<token>@github.com/…`, as git takes one, also with a password
 # after it: `https://<token>:x-oauth-basic@github.com/…`): the token.
 _USER_TOKEN = r"://((?=[A-Za-z_-]*[0-9])(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,})(?=(?::[^/\s]*)?@)"
@@ -509,7 +517,12 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
         start = head.start()
     elif word == "key-like":
         word = "key"
-    if start and lower[start - 1] in _NOT_BEFORE_WORD and not _camel_word(text, start):
+    if (
+        start
+        and lower[start - 1] in _NOT_BEFORE_WORD
+        and not _camel_word(text, start)
+        and not (word == "pass" and lower.startswith(_GLUED, at))
+    ):
         return []
     value_follows = bool(_NAMED_VALUE) or _value_may_follow(text, at + len(word))
     assigned = _named_value_patterns()[0].match(text, at + len(word)) if value_follows else None
@@ -551,6 +564,7 @@ def _value_may_follow(text: str, at: int) -> bool:
         if text[at : at + len(suffix)].translate(_FOLD).lower() == suffix
     )
     for end in (at, *suffixed):
+        end = _NUMBER_AFTER.match(text, end).end()  # type: ignore[union-attr]  # `?` always matches
         while end < len(text) and (text[end] in _BEFORE_VALUE or text[end].isspace()):
             end += 1
             if text.startswith("(", end + 6) and text[end : end + 6].isalpha():  # `choice(`, in any case

@@ -12,7 +12,8 @@ A name in the plural holds several credentials (`OPENAI_API_KEYS=k1,k2` to rotat
 one before (libpq's `PGPASSWORD`): `++hardware.env_vars.DB_PASSWORDS=V` was written in clear to
 config.yaml, manifest.json, overrides.yaml and provenance.json and printed, as no name pattern took
 them. TOKENS stays ordinary: it counts (`MAX_NEW_TOKENS`, `max_tokens`); so do names of what is no
-credential after the word (`PASSWORD_FILE`, `API_KEY_ID`).
+credential after the word (`PASSWORD_FILE`, `API_KEY_ID`). In text (a child's log, a dumped
+environment) the same names gave their value away likewise (`PGPASSWORD=V psql`, `"password2": "V"`).
 """
 
 from __future__ import annotations
@@ -92,3 +93,24 @@ def test_counts_and_a_credentials_file_or_id_stay(monkeypatch: pytest.MonkeyPatc
     config = {"hardware": {"env_vars": plain}, "eval": {"max_tokens": 512}}
     assert scrub_obj(config) == config
     assert mask_override("eval.max_tokens=512") == "eval.max_tokens=512"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PGPASSWORD={v} psql -h db",  # a dumped environment, a command a log echoes
+        "DB_PASSWORDS={v}",
+        "API_KEY_2={v}",
+        '{{"password2": "{v}"}}',
+        "apiKey2: {v}",
+        "run --password2 {v}",
+    ],
+)
+def test_such_a_name_in_text_gives_its_value_away(text: str) -> None:
+    """The same names in text (a child's log, a traceback): the value a letter and a digit make out."""
+    assert PLURAL_VALUE not in scrub_text(text.format(v=PLURAL_VALUE), [])
+
+
+@pytest.mark.parametrize("text", ["bypass={v}", "compass: {v}", "passwordless={v}", "layer_2={v}"])
+def test_other_words_ending_or_numbered_so_give_nothing(text: str) -> None:
+    assert scrub_text(text.format(v=PLURAL_VALUE), []) == text.format(v=PLURAL_VALUE)
