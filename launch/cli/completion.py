@@ -62,14 +62,14 @@ def overrides(ctx: Any, incomplete: str) -> list[str]:
     if equals:
         if bare not in known:
             return []  # a config key's value: nothing to offer
-        # lazy: Hydra lists the options, only while completing
-        from launch.config.compose import group_options
+        from launch.config.direct import listing  # lazy: only while completing
 
-        return [
-            f"{key}={option}"
-            for option in _safe(group_options, bare, config_dirs)
-            if option.startswith(value)
-        ]
+        options = listing.group_options(bare, config_dirs)
+        if options is None:  # a search path the direct reader leaves to Hydra
+            from launch.config.compose import group_options  # lazy: Hydra, only then
+
+            options = _safe(group_options, bare, config_dirs)
+        return [f"{key}={option}" for option in options if option.startswith(value)]
     return [f"{_spelled(g)}=" for g in known if _spelled(g).startswith(key) or g.startswith(bare)]
 
 
@@ -79,8 +79,12 @@ def _spelled(group: str) -> str:
 
 
 def _groups(config_dirs: list[str]) -> list[str]:
-    # lazy: Hydra lists the groups, only while completing
-    from launch.config.compose import groups as config_groups
+    from launch.config.direct import listing  # lazy: only while completing
+
+    found = listing.groups(config_dirs)
+    if found is not None:
+        return found
+    from launch.config.compose import groups as config_groups  # lazy: Hydra, where the direct reader declines
 
     return _safe(config_groups, config_dirs)
 

@@ -9,9 +9,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from launch.cli import completion
 from launch.cli.inspect import ls_command
 from launch.config import compose
 from launch.config.direct import listing
@@ -140,3 +142,28 @@ def test_check_template_finds_a_model_option_without_hydra(monkeypatch: pytest.M
     monkeypatch.setattr(compose, "group_options", hydra)
     label, _, parsers = check_template._target("qwen3_8b", [], [])
     assert label == "qwen3_8b (qwen3)" and parsers.tool_call_parser
+
+
+@pytest.mark.parametrize("with_user_dir", [False, True])
+def test_completion_offers_what_hydra_lists(
+    with_user_dir: bool, user_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl ls <TAB>` and `t3rl validate model=<TAB>`: the groups and options, read without Hydra."""
+    ctx = SimpleNamespace(params={"config_dir": [user_dir] if with_user_dir else []})
+
+    def offered() -> tuple[object, ...]:
+        typed = ("", "m", "model=", "model=qwen3", "mygroup=", "+exp", "env=my")
+        return (completion.groups(ctx, ""), *(completion.overrides(ctx, t) for t in typed))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(listing, "groups", lambda config_dirs: None)
+        patch.setattr(listing, "group_options", lambda group, config_dirs: None)
+        by_hydra = offered()
+    assert "model=qwen3_8b" in by_hydra[3] and ("mygroup=a" in by_hydra[5]) == with_user_dir
+
+    def hydra(*args: object) -> list[str]:
+        raise AssertionError("listed through Hydra")
+
+    monkeypatch.setattr(compose, "groups", hydra)
+    monkeypatch.setattr(compose, "group_options", hydra)
+    assert offered() == by_hydra

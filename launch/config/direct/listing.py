@@ -34,7 +34,7 @@ class DirectListing:
         self._defaults: dict[str, str | None] = {
             c.override_key: c.config_path.rpartition("/")[2] for c in chosen if c.override_key is not None
         }
-        self._groups = [g for g in repo.groups() if g != "hydra"]  # Hydra's own group is never listed
+        self._groups = _groups(repo)
         self._options = {g: _options(repo, g) for g in self._groups}
         self._sources: dict[str, tuple[str, str]] = {}
         self._names: dict[str, str | None] = {}
@@ -79,6 +79,18 @@ def direct_listing(config_dirs: Sequence[str]) -> DirectListing | None:
         return DirectListing(config_dirs)
     except (Unsupported, ConfigError):
         return None
+
+
+def groups(config_dirs: Sequence[str]) -> list[str] | None:
+    """The top-level config groups as launch.config.compose.groups lists them, or None to ask Hydra."""
+    try:
+        return _groups(repository(config_dirs))
+    except Unsupported:
+        return None
+
+
+def _groups(repo: Repository) -> list[str]:
+    return [g for g in repo.groups() if g != "hydra"]  # Hydra's own group is never listed
 
 
 def group_options(group: str, config_dirs: Sequence[str]) -> list[str] | None:
