@@ -180,7 +180,10 @@ _NAME_END = r"(?:words?|wds?|phrases?|natures?|entials?|s)?(?:_?[0-9]+)?"
 # value after a space. Matched ignoring case.
 # The value may open a list or a sweep of several (`[V1,V2]`, `choice(V1, V2)`), whose next items follow
 # as `_NEXT_ITEM`s: a value without `=` (`password=V,user=alice2024` ends at the user).
-_ASSIGNED = rf"{_NAME_END}{_QUOTE}\s*[:=]\s*(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
+# A value on the next line: after a shell's line continuation (`--api-key \\` and the value indented
+# below, `PASSWORD=\\`), or as a YAML block scalar (`password: |`, `>-`).
+_NEXT_LINE = r"(?:\\\r?\n\s*|[|>][+-]?[ \t]*\r?\n\s*)?"
+_ASSIGNED = rf"{_NAME_END}{_QUOTE}\s*[:=]\s*{_NEXT_LINE}(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
 _NEXT_ITEM = (
     rf"{_QUOTE}\s*,\s*{_QUOTE}((?=[A-Za-z._~+/-]*[0-9])(?=[0-9._~+/-]*[A-Za-z])[A-Za-z0-9._~+/-]{{8,}})"
 )
@@ -194,7 +197,7 @@ _NAMED_VALUE: list[re.Pattern[str]] = []  # `_named_value_patterns()`
 _FOLD = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
 _BEFORE_VALUE = frozenset("\\'\":=,[(")
 _VALUE_RUN = "[A-Za-z0-9._~+/=\u0130\u0131\u017f\u212a-]*"
-_FLAG_VALUE = rf"{_NAME_END}(?:\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
+_FLAG_VALUE = rf"{_NAME_END}(?:[ \t]*\\\r?\n\s*|\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
 # A dot may: it ends the path of a dotted key (`eval.engine.api_key=V`, an override quoted in a log).
 _NOT_BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
@@ -202,6 +205,8 @@ _NOT_BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _GLUED = ("password", "passwd", "passphrase")
 # The number after a name's word (`API_KEY_2`), skipped by `_value_may_follow`.
 _NUMBER_AFTER = re.compile(r"(?:_?[0-9]+)?")
+# `|`, `>`, `|-`, `>+` and the line break after: what `_NEXT_LINE` lets stand before a value below.
+_BLOCK_SCALAR = re.compile(r"(?:[|>][+-]?[ \t]*\r?\n\s*)?")
 # A URL whose user part is a token (`https://<token>@github.com/…`, as git takes one, also with a password
 # after it: `https://<token>:x-oauth-basic@github.com/…`): the token.
 _USER_TOKEN = r"://((?=[A-Za-z_-]*[0-9])(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,})(?=(?::[^/\s]*)?@)"
@@ -569,6 +574,8 @@ def _value_may_follow(text: str, at: int) -> bool:
             end += 1
             if text.startswith("(", end + 6) and text[end : end + 6].isalpha():  # `choice(`, in any case
                 end += 7
+            if text.startswith(("|", ">"), end):  # a YAML block scalar's indicator, its value below
+                end = _BLOCK_SCALAR.match(text, end).end()  # type: ignore[union-attr]  # `?` always matches
         signs = end
         while signs > at and text[signs - 1] == "=":  # `=` is also a value's character
             signs -= 1

@@ -13,7 +13,9 @@ one before (libpq's `PGPASSWORD`): `++hardware.env_vars.DB_PASSWORDS=V` was writ
 config.yaml, manifest.json, overrides.yaml and provenance.json and printed, as no name pattern took
 them. TOKENS stays ordinary: it counts (`MAX_NEW_TOKENS`, `max_tokens`); so do names of what is no
 credential after the word (`PASSWORD_FILE`, `API_KEY_ID`). In text (a child's log, a dumped
-environment) the same names gave their value away likewise (`PGPASSWORD=V psql`, `"password2": "V"`).
+environment) the same names gave their value away likewise (`PGPASSWORD=V psql`, `"password2": "V"`),
+and so did a value on the line below its name: after a shell's line continuation (`--api-key \\`) or a
+YAML block scalar's indicator (`password: |`).
 """
 
 from __future__ import annotations
@@ -114,3 +116,21 @@ def test_such_a_name_in_text_gives_its_value_away(text: str) -> None:
 @pytest.mark.parametrize("text", ["bypass={v}", "compass: {v}", "passwordless={v}", "layer_2={v}"])
 def test_other_words_ending_or_numbered_so_give_nothing(text: str) -> None:
     assert scrub_text(text.format(v=PLURAL_VALUE), []) == text.format(v=PLURAL_VALUE)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mytool --api-key \\\n    {v} \\\n    --port 8000",  # a command over lines, as a log echoes it
+        "DB_PASSWORD=\\\n{v}",
+        "password: |\n  {v}\n",  # a YAML block scalar
+        "db_password: >-\n  {v}",
+    ],
+)
+def test_a_value_on_the_line_below_its_name_is_masked(text: str) -> None:
+    assert PLURAL_VALUE not in scrub_text(text.format(v=PLURAL_VALUE), [])
+
+
+@pytest.mark.parametrize("text", ["mytool --api-key \\\n  --port 8000", "password: |\n  the words of it\n"])
+def test_a_line_below_without_a_credentials_value_stays(text: str) -> None:
+    assert scrub_text(text, []) == text
