@@ -27,7 +27,7 @@ from t3rl_core.chat.check import check_template
 from t3rl_core.chat.custom import resolve, template_plugin
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.format import ChatFormat
-from t3rl_core.chat.tiny import build_tokenizer
+from t3rl_core.chat.tiny import build_local_tokenizer
 from t3rl_core.config import ChatConfig, ParsersConfig
 
 
@@ -90,7 +90,7 @@ def check_template_command(
                 )
                 raise typer.Exit(EXIT_CONFIG)
 
-            directory = build_tokenizer(family, Path(scratch) / "tokenizer", template=template)
+            directory = build_local_tokenizer(family, Path(scratch) / "tokenizer", template=template)
             console.print(f"tokenizer: a tiny offline one with the {escape(family.name)} family's tokens")
         else:
             console.print(f"tokenizer: {escape(str(directory))}")

@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from t3rl_core import outside_json
 from t3rl_core.chat.custom import resolve
@@ -26,6 +27,9 @@ from t3rl_core.chat.families import FAMILIES, Family, family
 from t3rl_core.chat.shipped import load_template
 from t3rl_core.config import ChatConfig
 from t3rl_core.installed import package_versions
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 # Pre-tokenization of the Qwen2 / Llama-3 tokenizers: a newline run is its own piece, so a text split
 # at a newline tokenizes as the whole does (TITO deltas end with the generation prompt's newline).
@@ -84,13 +88,42 @@ def build_tokenizer(
 ) -> Path:
     """Train and save a byte-level BPE tokenizer of the family (with its template) into `out_dir`; a
     family t3rl does not ship is given as a `Family` with its `template` source."""
-    # lazy: tokenizers, only when the tiny tokenizer is trained
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
-
     # lazy: transformers, only when the tiny tokenizer is trained
     from transformers import PreTrainedTokenizerFast
 
     spec = family_name if isinstance(family_name, Family) else family(family_name)
+    wrapped = PreTrainedTokenizerFast(
+        tokenizer_object=_trained(spec, corpus, vocab_size),
+        bos_token=spec.bos_token,
+        eos_token=spec.eos_token,
+        pad_token=spec.pad_token,
+        model_max_length=131072,
+    )
+    wrapped.chat_template = template or load_template(spec.name)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    wrapped.save_pretrained(str(out))
+    return out
+
+
+def build_local_tokenizer(spec: Family, out_dir: str | Path, template: str | None = None) -> Path:
+    """`build_tokenizer`'s tokenizer as `t3rl_core.chat.tokenizer.LocalTokenizer` reads it (its tokens,
+    named tokens and template), written without transformers, which costs more than the rest of `t3rl
+    check-template` to import. tests/chat/test_local_tiny_tokenizer.py checks that both read the same."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _trained(spec, None, 2048).save(str(out / "tokenizer.json"))
+    named = {"bos_token": spec.bos_token, "eos_token": spec.eos_token, "pad_token": spec.pad_token}
+    (out / "tokenizer_config.json").write_text(json.dumps(named), encoding="utf-8")
+    (out / "chat_template.jinja").write_text(template or load_template(spec.name), encoding="utf-8")
+    return out
+
+
+def _trained(spec: Family, corpus: str | Path | None, vocab_size: int) -> Tokenizer:
+    """The family's byte-level BPE tokenizer trained on the built-in text (and the corpus)."""
+    # lazy: tokenizers, only when the tiny tokenizer is trained
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
         [
@@ -108,19 +141,7 @@ def build_tokenizer(
     )
     tokenizer.train_from_iterator(_corpus_texts(Path(corpus) if corpus else None), trainer)
     tokenizer.add_tokens([AddedToken(token, special=False, normalized=False) for token in spec.tag_tokens])
-
-    wrapped = PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer,
-        bos_token=spec.bos_token,
-        eos_token=spec.eos_token,
-        pad_token=spec.pad_token,
-        model_max_length=131072,
-    )
-    wrapped.chat_template = template or load_template(spec.name)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    wrapped.save_pretrained(str(out))
-    return out
+    return tokenizer
 
 
 def build_model(
