@@ -18,11 +18,12 @@ from functools import lru_cache
 _KNOWN_SECRETS = frozenset({"WANDB_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
 # Environment-variable style (upper case), by the name's last word. PASS, PWD, PAT and AUTH only after
 # another word: PWD alone is the shell's working directory. A word in the plural names several
-# credentials (`OPENAI_API_KEYS`, `DB_PASSWORDS`: a list to rotate through); not TOKENS, which counts
-# (`MAX_NEW_TOKENS`). A number after the word tells one of several apart (`API_KEY_2`, `DB_PASS2`). PASSWORD,
-# PASSWD and PASSPHRASE also glued to the word before (libpq's `PGPASSWORD`, `HTPASSWD`).
+# credentials (`OPENAI_API_KEYS`, `DB_PASSWORDS`: a list to rotate through); not TOKENS nor a bare
+# KEYS, which count (`MAX_NEW_TOKENS`, `NUM_KEYS`). A number after the word tells one of several apart
+# (`API_KEY_2`, `DB_PASS2`). PASSWORD, PASSWD and PASSPHRASE also glued to the word before (libpq's
+# `PGPASSWORD`, `HTPASSWD`).
 _SECRET_ENV_NAME = re.compile(
-    r"((^|_)(KEYS?|API_?KEYS?|TOKEN|SECRETS?|CREDENTIALS?|BEARER)|PASSWORDS?|PASSWDS?|PASSPHRASES?"
+    r"((^|_)(KEY|API_?KEYS?|TOKEN|SECRETS?|CREDENTIALS?|BEARER)|PASSWORDS?|PASSWDS?|PASSPHRASES?"
     r"|_(PASS|PWD|PAT|AUTH))(_?[0-9]+)?$"
 )
 # Config-key style (any case, `-` read as `_`): narrower, because slime-shaped keys such as

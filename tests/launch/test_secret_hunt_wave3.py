@@ -91,10 +91,17 @@ def test_a_credentials_name_numbered_glued_or_in_the_plural_is_masked(
 
 def test_counts_and_a_credentials_file_or_id_stay(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secrets, "_REMEMBERED", set())
-    plain = {"MAX_NEW_TOKENS": "4096", "PASSWORD_FILE": "/run/secrets/db", "API_KEY_ID": "team-a"}
+    plain = {
+        "MAX_NEW_TOKENS": "4096",
+        "PASSWORD_FILE": "/run/secrets/db",
+        "API_KEY_ID": "team-a",
+        "NUM_KEYS": "8",  # a count: refused as a literal credential, and masked, when KEYS was read as one
+        "MAX_KEYS": "1024",
+    }
     config = {"hardware": {"env_vars": plain}, "eval": {"max_tokens": 512}}
     assert scrub_obj(config) == config
     assert mask_override("eval.max_tokens=512") == "eval.max_tokens=512"
+    assert mask_override("++hardware.env_vars.NUM_KEYS=8") == "++hardware.env_vars.NUM_KEYS=8"
 
 
 @pytest.mark.parametrize(
