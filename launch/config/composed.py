@@ -73,7 +73,8 @@ def _plain(composition: Composition, provenance: Provenance) -> dict[str, Any]:
     try:
         data = OmegaConf.to_container(composition.config, resolve=True, throw_on_missing=True)
     except OmegaConfBaseException as error:
-        key = str(getattr(error, "full_key", "") or "")
+        # OmegaConf names a list's element `pass_k[1]`; every key t3rl reads and prints is dotted
+        key = re.sub(r"\[(\d+)\]", r".\1", str(getattr(error, "full_key", "") or ""))
         message = str(getattr(error, "msg", error)).splitlines()[0]
         replaced = _section_replaced(provenance, key, message) or _section_listed(
             composition, provenance, key
@@ -191,10 +192,10 @@ def _interpolation_fix(composition: Composition, provenance: Provenance, key: st
     if not found or not isinstance(raw, str):
         return generic
     missing = found.group(1)
-    parent, _, leaf = missing.rpartition(".")
+    parent = missing.rpartition(".")[0]
     node = OmegaConf.select(composition.config, parent) if parent else composition.config
     keys = [str(k) for k in node] if OmegaConf.is_dict(node) else []
-    guess = did_you_mean(leaf, keys)
+    guess = _resolving_guess(composition, key, raw, missing, keys)
     if guess is None:
         # typed on the command line: without it the key has the value the files give it
         dropped = typed and f"drop {typed} (the interpolation names no key '{missing}', nor one like it)"
@@ -202,6 +203,27 @@ def _interpolation_fix(composition: Composition, provenance: Provenance, key: st
     corrected = raw.replace("${" + missing + "}", "${" + (f"{parent}.{guess}" if parent else guess) + "}")
     target = f"{parent}.{guess}" if parent else guess
     return f"set {key}={corrected} (the interpolation names no key '{missing}'; did you mean '{target}'?)"
+
+
+def _resolving_guess(
+    composition: Composition, key: str, raw: str, missing: str, keys: list[str]
+) -> str | None:
+    """The key nearest to `missing`'s leaf whose correction resolves at `key`: the nearest can be `key`
+    itself (`eval.repeats: ${eval.reps}` → `${eval.repeats}`), or a key that reads `key` back, and a fix
+    that makes the value read itself fails as "Recursive interpolation" in turn."""
+    parent, _, leaf = missing.rpartition(".")
+    candidates = list(keys)
+    while (guess := did_you_mean(leaf, candidates)) is not None:
+        target = f"{parent}.{guess}" if parent else guess
+        trial = composition.config.copy()
+        OmegaConf.update(trial, key, raw.replace("${" + missing + "}", "${" + target + "}"), force_add=True)
+        try:
+            OmegaConf.select(trial, key, throw_on_resolution_failure=True)
+        except OmegaConfBaseException:
+            candidates.remove(guess)
+            continue
+        return guess
+    return None
 
 
 _CWD = "${hydra:runtime.cwd}"
@@ -250,13 +272,23 @@ def _missing_key_fix(composition: Composition, provenance: Provenance, missing: 
         if node is not None:
             from launch.config.schema_walk import field_names  # lazy: only to explain a missing key
 
-            fields = field_names(ancestor, OmegaConf.to_container(composition.config))  # type: ignore[arg-type]
+            plain = OmegaConf.to_container(composition.config)
+            assert isinstance(plain, dict)
+            fields = field_names(ancestor, plain)
             swap = _swapped_in(provenance, ancestor) or _swapped_in(provenance, key)
             # An empty section (a user's empty option file) tells the schema no kind: its fields are
             # not the ones its options have, and the file that left it empty is the one to name.
             empty = OmegaConf.is_dict(node) and len(node) == 0
             if fields and parts[depth] not in fields and not empty:  # no option has it: no file lacks it
                 return f"drop {swap} (the option it replaced fits)" if swap else None
+            from launch.config.schema_errors import default_of  # lazy: only to explain a missing key
+
+            default = default_of(missing, plain) if depth == len(parts) - 1 else None
+            if default is not None:  # the schema's default is its one truth: no shipped file restates it
+                return (
+                    f"add +{missing}={default} (t3rl's default, which no config file sets: an "
+                    "interpolation reads only the keys files and overrides set)"
+                )
             source = provenance.source(ancestor)
             where = f"in {source}" if source else "in the config"
             give = (

@@ -22,7 +22,7 @@ from typing import Any
 
 from launch.config.errors import Problem
 from launch.config.provenance import Provenance
-from launch.config.schema_errors import INT64, _default_of
+from launch.config.schema_errors import INT64, default_of
 
 INT64_MAX = INT64[-1]
 
@@ -42,7 +42,7 @@ def misread_number_problems(
     for item, raw, number in found:
         key = _list_of(item)  # an item of a list is refused at the list, which the fix sets whole
         source = provenance.source(key) or provenance.source(item)
-        fallback = _value_at(section, key.removeprefix(prefix + ".")) if prefix else _default_of(key, root)
+        fallback = _value_at(section, key.removeprefix(prefix + ".")) if prefix else default_of(key, root)
         if prefix and source.startswith("override `"):
             # the overlay's value in its file, else the root's, comes back (the root's own keys get
             # their value without the override from launch.checks.undo)

@@ -201,7 +201,7 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     list_item = key.rpartition(".")[2].isdigit()
     if list_item:
         key = key.rpartition(".")[0]
-    default, why = _default_of(key, root), "its default"
+    default, why = default_of(key, root), "its default"
     if default is not None:
         fix = f"set {key}={default} ({fix.removeprefix('set ') if fix else why})"
     message = f"{item['msg']} (got {item.get('input')!r})"
@@ -221,7 +221,7 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     return Problem(key, message, source, fix or SEE_THE_FIELD)
 
 
-def _default_of(key: str, root: Mapping[str, Any]) -> str | None:
+def default_of(key: str, root: Mapping[str, Any]) -> str | None:
     """The schema default of `key` as override text, when it has one (a value that validates)."""
     # lazy: the docs reader, only when a fix names a field's default
     from launch.config.field_docs import schema_default
@@ -322,7 +322,7 @@ def _out_of_order(
     blamed = max((key, other), key=provenance.order)
     partner = other if blamed == key else key
     relation = cause.relation if blamed == key else _INVERSE[cause.relation]
-    default = _default_of(blamed, root)
+    default = default_of(blamed, root)
     if _number(default) is not None and HOLDS[relation](_number(default), values[partner]):
         fix = f"set {assign(root, blamed, default)} (its default)"
     elif "=" in relation:
