@@ -28,6 +28,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from launch.config.declared_fields import fields_holding
 from t3rl_core.secret import (
     Secret,
     SecretResolutionError,
@@ -430,25 +431,33 @@ def remember_revealed(config: Any) -> None:
     """Reveal every `Secret` a validated config (pydantic models, any depth) holds that resolves here,
     so that this process masks its value wherever it shows up, e.g. in a stage's output (a reference
     that does not resolve here is left to the process that needs it)."""
-    for secret in _secrets_of(config):
+    for _, secret in secret_references(config):
         try:
             secret.reveal()
         except SecretResolutionError:
             continue
 
 
-def _secrets_of(obj: Any) -> Iterator[Secret]:
-    if isinstance(obj, Secret):
-        yield obj
-    elif isinstance(obj, Mapping):
-        for value in obj.values():
-            yield from _secrets_of(value)
-    elif isinstance(obj, list | tuple):
-        for value in obj:
-            yield from _secrets_of(value)
-    elif hasattr(obj, "__pydantic_fields__"):  # a config model: its fields are its attributes
-        for value in vars(obj).values():
-            yield from _secrets_of(value)
+def secret_references(node: Any, prefix: str = "") -> Iterator[tuple[str, Secret]]:
+    """(dotted key under `prefix`, reference) of every `Secret` under validated config data: models,
+    mappings, lists and tuples, at any depth. The one walk for them (the masking here, the pre-flight
+    probe of references: launch.checks.rules.kinds); a model's fields that cannot hold one (an int, a
+    list of str) are passed by, read once per class (launch.config.declared_fields)."""
+    if isinstance(node, Secret):
+        yield prefix, node
+        return
+    if hasattr(node, "__pydantic_fields__"):  # a config model (pydantic is not imported here)
+        items: Iterable[tuple[Any, Any]] = (
+            (name, getattr(node, name)) for name in fields_holding(type(node), Secret)
+        )
+    elif isinstance(node, Mapping):
+        items = node.items()
+    elif isinstance(node, list | tuple):
+        items = enumerate(node)
+    else:
+        return
+    for name, value in items:
+        yield from secret_references(value, f"{prefix}.{name}" if prefix else str(name))
 
 
 def mask_override(override: str) -> str:

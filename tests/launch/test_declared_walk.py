@@ -18,6 +18,7 @@ from pydantic_core import core_schema
 
 from launch.checks import declared as walk
 from launch.checks.rules import local_dirs, unread
+from launch.config import declared_fields
 from launch.config.errors import ConfigError
 from t3rl_core.fields import Distinct, DockerRun, Domain, Ordered, ReadWhen, StrKind, Usual
 from tests.support.schema_leaves import config_models, import_all
@@ -253,7 +254,9 @@ def test_made_up_models_give_what_the_plain_walk_gave(node: Any, marker: type, a
 def test_a_str_subclass_with_its_own_schema_is_walked_into() -> None:
     """Only exactly the plain types are passed by: a subclass may validate into a dict of models."""
     model = create_model("Holder", x=(Text, ...), y=(Any, ...))
-    assert walk._may_nest(Text) and walk._may_nest(Any)
-    assert not walk._may_nest(int | None) and not walk._may_nest(Annotated[list[Leaf], Distinct()] | None)
+    assert declared_fields._may_nest(Text) and declared_fields._may_nest(Any)
+    assert not declared_fields._may_nest(int | None) and not declared_fields._may_nest(
+        Annotated[list[Leaf], Distinct()] | None
+    )
     node = model(x="plain", y={"k": Leaf(n=5)})
     assert [k for k, _, _ in walk.fields_declaring(node, Usual)] == ["y.k.n"]

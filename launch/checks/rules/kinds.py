@@ -23,7 +23,6 @@ checked by declaring it so (t3rl_core.fields):
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import os
 import platform
@@ -37,14 +36,13 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 
 from launch.checks.context import Context
-from launch.checks.declared import walked
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.rules.local_dirs import fields_of_kind
 from launch.config.errors import Problem
 from launch.config.fixes import list_override, quoted
+from launch.config.secrets import secret_references
 from t3rl_core.fields import StrKind
 from t3rl_core.import_paths import nearest_module
-from t3rl_core.secret import Secret
 
 INTERPRETER = "interpreter"
 MODULE = "module name"
@@ -124,13 +122,13 @@ def references_resolve_here(ctx: Context) -> Iterator[Problem]:
     evals = (
         (eval_key(stage, overrides, field), secret)
         for stage, config, overrides in (eval_configs(ctx.run) if ctx.stages_run_here else ())
-        for field, secret in _secrets(config, "")
+        for field, secret in secret_references(config)
     )
     others = (
         (key, secret)
         for name in (type(ctx.run).model_fields if ctx.run.executor.kind == "local" else ())
         if name != "eval"
-        for key, secret in _secrets(getattr(ctx.run, name), name)
+        for key, secret in secret_references(getattr(ctx.run, name), name)
     )
     for key, secret in dict([*evals, *others]).items():
         if secret.kind == "env":
@@ -150,37 +148,6 @@ def references_resolve_here(ctx: Context) -> Iterator[Problem]:
             "the stages before it ran",
             fix=f"set {key}=null if the server takes no key; or {other}",
         )
-
-
-def _secrets(node: Any, prefix: str) -> Iterator[tuple[str, Secret]]:
-    """(dotted key, reference) of every `Secret` under a validated config (models, mappings, lists)."""
-    if isinstance(node, Secret):
-        yield prefix, node
-        return
-    if isinstance(node, BaseModel):
-        items: Any = ((name, getattr(node, name)) for name in _secret_fields(type(node)))
-    elif isinstance(node, dict):
-        items = node.items()
-    elif isinstance(node, list | tuple):
-        items = enumerate(node)
-    else:
-        return
-    for name, value in items:
-        yield from _secrets(value, f"{prefix}.{name}" if prefix else str(name))
-
-
-@functools.cache
-def _secret_fields(model: type[BaseModel]) -> tuple[str, ...]:
-    """The fields of a model class a walk for `Secret` reads: those typed with it, and those that may hold
-    a model or a dict (read once per class: most fields are plain, and the walk runs at every validate)."""
-    nesting = {name for name, _ in walked(model, Secret)}
-    return tuple(
-        name for name, field in model.model_fields.items() if name in nesting or _holds(field.annotation)
-    )
-
-
-def _holds(annotation: Any) -> bool:
-    return annotation is Secret or any(_holds(arm) for arm in get_args(annotation))
 
 
 def _installed(module: str) -> bool:
