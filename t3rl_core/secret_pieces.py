@@ -38,7 +38,9 @@ _KEY_FIRST = r'(?:[\w.-]+|"[\w.-]+"):(?:\s|$)'
 def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], bool]) -> str:
     """`text` with each of `values` masked whole (longest first), folded over lines, and, where
     `is_random(value)`, any beginning or end of it at least `PIECE` long."""
-    ordered = sorted({form for v in values if v for form in encodings(v)}, key=len, reverse=True)
+    # Read once: `values` may be a generator (mask_revealed's), which the later passes would find empty.
+    values = {v for v in values if v}
+    ordered = sorted({form for v in values for form in encodings(v)}, key=len, reverse=True)
     for value in ordered:
         text = text.replace(value, MASK)
     # A value folded over lines keeps its first or its last 4 characters on one line.
@@ -47,7 +49,7 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
     )
     if foldable:
         text = mask_folded(text, foldable)
-    for value in {v for v in values if v}:
+    for value in values:
         if len(value) > PIECE and is_random(value):
             text = _mask_ends(text, value)
     return text
