@@ -43,6 +43,9 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
     ordered = sorted({form for v in values for form in encodings(v)}, key=len, reverse=True)
     for value in ordered:
         text = text.replace(value, MASK)
+    if "\\" in text or "%" in text:
+        for value in values:
+            text = _mask_escaped(text, value)
     # A value folded over lines keeps its first or its last 4 characters on one line.
     foldable = (
         [v for v in ordered if len(v) >= 4 and (v[:4] in text or v[-4:] in text)] if "\n" in text else []
@@ -75,6 +78,58 @@ def encodings(value: str) -> frozenset[str]:
     if len(value) >= PIECE:
         forms |= _base64_cores(value)
     return frozenset(form for form in forms if form)
+
+
+# What no JSON or URL encoder escapes (RFC 3986's unreserved characters): written as themselves.
+_AS_IS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~")
+
+
+def _mask_escaped(text: str, value: str) -> str:
+    """`text` with `value` masked where an encoder other than Python's escaped it: JSON may write any
+    character as `\\uXXXX` in either case (Go escapes `&<>`, .NET `+'` and every non-ASCII letter in
+    capitals) and `/` as `\\/` (PHP, some Java), a URL's `%XX` may be in lower case, and one text may
+    mix them; `encodings` holds Python's forms only."""
+    pattern = _escaped(value)
+    if pattern is None or not all(run in text for run in _runs(value)):
+        return text
+    return pattern.sub(MASK, text)
+
+
+@lru_cache(maxsize=1024)
+def _runs(value: str) -> tuple[str, ...]:
+    """The runs of `value` every escaped form writes as they are: each is in a text holding one."""
+    return tuple(run for run in re.split(r"[^A-Za-z0-9\-_.~]+", value) if run)
+
+
+@lru_cache(maxsize=1024)
+def _escaped(value: str) -> re.Pattern[str] | None:
+    """Every form of `value` with each character an encoder may escape as itself or escaped, or None
+    when it has none (the forms are then `value` itself)."""
+    if all(c in _AS_IS for c in value):
+        return None
+    parts = []
+    for c in value:
+        if c in _AS_IS:
+            parts.append(re.escape(c))
+            continue
+        # JSON writes a character beyond U+FFFF as two \\u escapes, one for each UTF-16 unit.
+        units = c.encode("utf-16-be", "surrogatepass")
+        forms = [
+            re.escape(c),
+            "".join(r"\\u" + _hex(units[i : i + 2]) for i in range(0, len(units), 2)),
+            "".join("%" + _hex(bytes([b])) for b in c.encode("utf-8", "surrogatepass")),
+        ]
+        if c in '"\\/':
+            forms.append(re.escape("\\" + c))
+        if c == " ":
+            forms.append(r"\+")  # a query's space
+        parts.append(f"(?:{'|'.join(forms)})")
+    return re.compile("".join(parts))
+
+
+def _hex(data: bytes) -> str:
+    """A pattern of `data` in hexadecimal digits of either case."""
+    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in data.hex())
 
 
 def _base64_cores(value: str) -> set[str]:

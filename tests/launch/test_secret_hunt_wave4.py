@@ -16,8 +16,12 @@ ways it still reached a file or the terminal:
 
 from __future__ import annotations
 
+import json
+import urllib.parse
+
 import pytest
 
+from launch.config.secrets import scrub_text
 from t3rl_core import secret
 from t3rl_core.secret import mask_revealed
 
@@ -30,3 +34,37 @@ def test_a_revealed_value_cut_short_by_a_view_is_masked(monkeypatch: pytest.Monk
         masked = mask_revealed(shown)
         assert "tulip garden is" not in masked and "1987 again" not in masked, masked
     assert mask_revealed("a tulip gard… (more)") == "a tulip gard… (more)"  # under 12: too short to be it
+
+
+KEY = "Ab3/Zq+ä&<9x>=="  # a generated password's signs, and a letter beyond ASCII
+
+
+def _escaped(value: str, escape: dict[str, str]) -> str:
+    return "".join(escape.get(c, c) for c in value)
+
+
+ESCAPED = {
+    "php": _escaped(KEY, {"/": "\\/", "ä": "\\u00e4"}),
+    "go": _escaped(KEY, {"&": "\\u0026", "<": "\\u003c", ">": "\\u003e", "ä": "ä"}),
+    "dotnet": _escaped(KEY, {"+": "\\u002B", "&": "\\u0026", "<": "\\u003C", ">": "\\u003E", "ä": "\\u00E4"}),
+    "every_sign": "".join(c if c.isalnum() and c.isascii() else f"\\u{ord(c):04x}" for c in KEY),
+    "url_lower": urllib.parse.quote(KEY, safe="").replace("%2F", "%2f").replace("%C3%A4", "%c3%a4"),
+}
+
+
+@pytest.mark.parametrize("form", ESCAPED.values(), ids=list(ESCAPED))
+def test_a_known_value_escaped_by_another_encoder_is_masked(
+    form: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert form != KEY and form not in {json.dumps(KEY)[1:-1], urllib.parse.quote(KEY, safe="")}
+    monkeypatch.setattr(secret, "_REVEALED", {KEY})
+    body = f'401 {{"error": "refused {form}", "user": "alice"}}'  # no name before it: only its value says
+    for masked in (mask_revealed(body), scrub_text(body, [KEY])):
+        assert masked == '401 {"error": "refused ***", "user": "alice"}', masked
+
+
+def test_another_value_escaped_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only an escape of the value's own character is it: a `-` where it has `/` is another text."""
+    monkeypatch.setattr(secret, "_REVEALED", {KEY})
+    other = _escaped(KEY, {"/": "-", "ä": "\\u00e4"})
+    assert mask_revealed(f"id {other}") == f"id {other}"
