@@ -5,8 +5,10 @@ key (t3rl_core.secret_launch) calls `mask_output` first, so no log, file or term
 
 `mask_output(values)` points file descriptors 1 and 2 (which every child inherits) at pipes read by a
 copier forked from this process, which writes each line to the original stdout or stderr with every
-value masked, and every credential `t3rl_core.secret.mask_text` knows by its form (a request log's
-`Authorization: Bearer …`, a URL's `?token=…`). The copier ends when the last writer of both pipes is
+value masked (also as a repr, JSON or a URL escapes it, or cut short: t3rl_core.secret_pieces; SGLang
+logs `ServerArgs(api_key='…')` through repr, which doubles a backslash), and every credential
+`t3rl_core.secret.mask_text` knows by its form (a request log's `Authorization: Bearer …`, a URL's
+`?token=…`). The copier ends when the last writer of both pipes is
 gone, so the last words of the process and of its children are copied too.
 """
 
@@ -17,8 +19,10 @@ import selectors
 import signal
 import sys
 from collections.abc import Iterable
+from functools import lru_cache
 
 from t3rl_core.secret import mask_text
+from t3rl_core.secret_pieces import mask_values
 from t3rl_core.secret_shapes import PEM_MARK, PemLines
 
 MASK = b"***"
@@ -96,10 +100,19 @@ def _masked(data: bytes, secrets: list[bytes], pem: PemLines) -> bytes:
     for secret in secrets:
         data = data.replace(secret, MASK)
     text = data.decode("utf-8", "surrogateescape")  # bytes that are not UTF-8 are copied as they came
-    masked = mask_text(text)
+    masked = mask_text(mask_values(text, _values(tuple(secrets)), _credential))
     if pem.inside or PEM_MARK in masked:
         masked = "".join(pem(line) for line in masked.splitlines(keepends=True))
     return data if masked == text else masked.encode("utf-8", "surrogateescape")
+
+
+@lru_cache(maxsize=1)
+def _values(secrets: tuple[bytes, ...]) -> tuple[str, ...]:
+    return tuple(secret.decode() for secret in secrets)
+
+
+def _credential(value: str) -> bool:
+    return True  # every value the copier masks is one (a key's beginning cut short is masked too)
 
 
 def _write(fd: int, data: bytes) -> None:

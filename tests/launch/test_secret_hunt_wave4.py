@@ -22,8 +22,9 @@ import urllib.parse
 import pytest
 
 from launch.config.secrets import scrub_text
-from t3rl_core import secret
+from t3rl_core import redact, secret
 from t3rl_core.secret import mask_revealed
+from t3rl_core.secret_shapes import PemLines
 
 PHRASE = "tulip garden is blooming 1987 again"  # no form of its own: only the Secret says what it is
 
@@ -68,3 +69,21 @@ def test_another_value_escaped_stays(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(secret, "_REVEALED", {KEY})
     other = _escaped(KEY, {"/": "-", "ä": "\\u00e4"})
     assert mask_revealed(f"id {other}") == f"id {other}"
+
+
+SERVER_KEY = 'k3y\\with/slash"and+Quote=='  # a generated key with a backslash
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"server_args=ServerArgs(host='0.0.0.0', api_key={SERVER_KEY!r}, port=30000)",  # SGLang's
+        json.dumps({"api_key": SERVER_KEY}),
+        f"GET /v1/models?key={urllib.parse.quote(SERVER_KEY, safe='')}",
+        f"key {SERVER_KEY[:14]}… rejected",  # a beginning cut short
+    ],
+)
+def test_a_servers_copier_masks_its_key_as_the_server_writes_it(line: str) -> None:
+    out = redact._masked(f"{line}\n".encode(), [SERVER_KEY.encode()], PemLines()).decode()
+    assert "k3y" not in out and "slash" not in out and "Quote" not in out, out
+    assert out.endswith("\n") and out.count("\n") == 1, out
