@@ -161,11 +161,16 @@ class Registry:
     def listing(self) -> list[Listed]:
         """Every built-in entry and installed entry-point plugin with its source."""
         rows = [Listed(name, BUILT_IN, _path(entry.factory)) for name, entry in sorted(self.entries.items())]
-        for name, point in sorted(self._entry_points().items()):
-            source = _entry_point_source(self.group or "", point)
-            if name in self.entries:
-                source += ", unused: the built-in of the same name wins"
-            rows.append(Listed(name, source, point.value))
+        group = self.group or ""
+        for name, first in sorted(self._entry_points().items()):
+            claims = claimants(group, name)
+            for point in claims or (first,):
+                source = _entry_point_source(group, point)
+                if name in self.entries:
+                    source += ", unused: the built-in of the same name wins"
+                elif claims:
+                    source += f", unusable by this name: {len(claims)} distributions register it"
+                rows.append(Listed(name, source, point.value))
         return rows
 
     # ------------------------------------------------------------------------------------- plugins
@@ -179,7 +184,11 @@ class Registry:
         point = self._entry_points().get(name)
         if point is None:
             raise UnknownNameError(self.kind, name, self.names())
-        return self._from_object(name, point.value, _entry_point_source(self.group or "", point))
+        group = self.group or ""
+        problem = entry_point_problem(group, name)
+        if problem is not None:
+            raise PluginError(self.kind, name, *problem)
+        return self._from_object(name, point.value, _entry_point_source(group, point))
 
     def _from_object(self, name: str, path: str, source: str) -> Entry:
         module = path.partition(":")[0]
@@ -246,18 +255,95 @@ class Registry:
             )
 
 
+# Per group, the names two or more installed distributions register for different objects, with
+# each entry point: filled by `entry_points`' scan, so that one scan serves both.
+_CLAIMED_TWICE: dict[str, dict[str, tuple[importlib.metadata.EntryPoint, ...]]] = {}
+
+
 @cache
 def entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
-    """The installed entry points of a group by name (scanned once per process)."""
+    """The installed entry points of a group by name (scanned once per process); a name several
+    distributions register is the first one's here, `claimants` has them all."""
     import importlib.metadata  # lazy: importlib.metadata, only when a name is not built in
 
-    return {point.name: point for point in importlib.metadata.entry_points(group=group)}
+    found: dict[str, dict[str, importlib.metadata.EntryPoint]] = {}
+    for point in importlib.metadata.entry_points(group=group):
+        # The same target listed twice (one distribution on two sys.path entries) is one plugin.
+        found.setdefault(point.name, {}).setdefault(point.value, point)
+    _CLAIMED_TWICE[group] = {name: tuple(by.values()) for name, by in found.items() if len(by) > 1}
+    return {name: next(iter(by.values())) for name, by in found.items()}
+
+
+def claimants(group: str, name: str) -> tuple[importlib.metadata.EntryPoint, ...]:
+    """Every installed entry point of `group` called `name` when more than one distribution registers
+    it for different objects (which one importlib lists first follows sys.path order), else ()."""
+    entry_points(group)
+    return _CLAIMED_TWICE.get(group, {}).get(name, ())
+
+
+def entry_point_problem(group: str, name: str) -> tuple[str, str] | None:
+    """(why, fix) when the installed entry point `name` of `group` cannot be used as it is: several
+    distributions register the name, or its distribution requires another t3rl; None when it can."""
+    claims = claimants(group, name)
+    if claims:
+        return _claimed_twice(group, name, claims), _pick_one(claims)
+    point = entry_points(group).get(name)
+    return _unmet_t3rl_requirement(point) if point is not None else None
+
+
+def _claimed_twice(group: str, name: str, claims: tuple[importlib.metadata.EntryPoint, ...]) -> str:
+    owners = ", ".join(f"{point.value}{_distribution(point)}" for point in claims)
+    return (
+        f"{len(claims)} installed distributions register '{name}' in {group}: {owners}; which one runs "
+        "would depend on the order of sys.path"
+    )
+
+
+def _pick_one(claims: tuple[importlib.metadata.EntryPoint, ...]) -> str:
+    paths = " or ".join(f"name={point.value}" for point in claims)
+    others = ", ".join(point.dist.name for point in claims if point.dist is not None)
+    return f"name the one you mean by its import path ({paths}), or pip uninstall the others of {others}"
+
+
+def _distribution(point: importlib.metadata.EntryPoint) -> str:
+    dist = point.dist
+    return f" ({dist.name} {dist.version})" if dist is not None else ""
+
+
+def _unmet_t3rl_requirement(point: importlib.metadata.EntryPoint) -> tuple[str, str] | None:
+    """(why, fix) when the entry point's distribution requires a t3rl other than the installed one (a
+    plugin built for another release: its hooks may call what this one lacks); None when it is met or
+    nothing is said."""
+    dist = point.dist
+    if dist is None:
+        return None
+    from importlib.metadata import PackageNotFoundError, version  # lazy: only for an entry-point plugin
+
+    from packaging.requirements import InvalidRequirement, Requirement  # lazy: as above
+
+    try:
+        installed = version("t3rl")
+    except PackageNotFoundError:  # t3rl run from a checkout without its metadata: nothing to compare
+        return None
+    for line in dist.requires or ():
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if requirement.name.lower() != "t3rl" or (requirement.marker and not requirement.marker.evaluate()):
+            continue
+        if requirement.specifier.contains(installed, prereleases=True):
+            return None
+        return (
+            f"{dist.name} {dist.version} requires {requirement}, and t3rl {installed} is installed",
+            f"install a release of {dist.name} made for t3rl {installed} "
+            f"(pip install '{dist.name}' with a version that allows it), or the t3rl it requires",
+        )
+    return None
 
 
 def _entry_point_source(group: str, point: importlib.metadata.EntryPoint) -> str:
-    dist = point.dist
-    where = f" ({dist.name} {dist.version})" if dist is not None else ""
-    return f"entry point {group}{where}"
+    return f"entry point {group}{_distribution(point)}"
 
 
 def _path(target: Any) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from t3rl_core.chat.families import FAMILIES, Family
 from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
 from t3rl_core.records import Record
-from t3rl_core.registry import entry_points, is_import_path, load_object
+from t3rl_core.registry import entry_point_problem, entry_points, is_import_path, load_object
 
 if TYPE_CHECKING:
     from t3rl_core.config import ChatConfig, ParsersConfig
@@ -38,6 +38,9 @@ def template_plugin(name: str) -> ChatTemplate | None:
         point = entry_points(TEMPLATE_GROUP).get(name)
         if point is None:
             return None
+        problem = entry_point_problem(TEMPLATE_GROUP, name)
+        if problem is not None:
+            raise ValueError(f"chat template plugin '{name}': {problem[0]}; {problem[1]}")
         path = point.value
     try:
         target: Any = load_object(path)
