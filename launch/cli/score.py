@@ -35,6 +35,7 @@ from launch.config.secrets import scrub_text
 from launch.files import LockHeld, atomic_write_text, exclusive_lock
 from launch.run.exit_codes import EXIT_CONFIG
 from t3rl_core import outside_json, registries, score
+from t3rl_core.data.jsonl_lines import NotJsonl, numbered_lines
 from t3rl_core.data.progress import ProgressLines
 from t3rl_core.envs.base import Mode
 from t3rl_core.eval.runner import load_rows, task_id
@@ -80,7 +81,7 @@ def score_command(
         typer.Option(
             metavar="DIR",
             help="output dir for verdicts.jsonl and summary.json (default: next to FILE, its name with "
-            ".scored for .jsonl: runs/r.jsonl → runs/r.scored/)",
+            ".scored for .jsonl or .jsonl.gz: runs/r.jsonl → runs/r.scored/)",
             callback=writable_out,
         ),
     ] = None,
@@ -105,6 +106,8 @@ def score_command(
 ) -> None:
     """Score a JSONL of trajectories with the worlds' own checkers; writes verdicts.jsonl + summary.json.
 
+    FILE may be gzip-compressed (read whatever its name) and may start with a UTF-8 byte-order mark.
+
     One JSON object per line:
 
     bfcl: {"id": "multi_turn_base_3", "decoded": turns of steps of call strings, "mode": "eval"}
@@ -126,7 +129,11 @@ def score_command(
     """
     if not file.is_file():
         raise typer.BadParameter(f"{file} is not a file", param_hint="FILE")
-    if not any(line.strip() for line in file.read_text(encoding="utf-8", errors="replace").splitlines()):
+    try:
+        lines = numbered_lines(file)
+    except (NotJsonl, OSError) as err:
+        raise typer.BadParameter(str(err), param_hint="FILE") from None
+    if not lines:
         raise typer.BadParameter(f"{file} has no line to score (it is empty)", param_hint="FILE")
     if data is not None and not data.is_file():
         raise typer.BadParameter(f"{data} is not a file", param_hint="--data")
@@ -134,7 +141,8 @@ def score_command(
     if data is not None:
         scorer = _with_rows(world, scorer, data)
     # The default, next to FILE, is checked as a given --out is (`writable_out`).
-    out = out or check_writable(file.with_name(file.name.removesuffix(".jsonl") + ".scored"))
+    scored = file.name.removesuffix(".gz").removesuffix(".jsonl") + ".scored"
+    out = out or check_writable(file.with_name(scored))
     if (out / "config.yaml").is_file():  # its summary.json would replace an eval's, beside a run's record
         raise typer.BadParameter(
             f"{out} holds a run's or an eval's record; verdicts go into a dir of their own",
@@ -143,7 +151,7 @@ def score_command(
     out.mkdir(parents=True, exist_ok=True)
     try:
         with exclusive_lock(out):  # two scorings into one dir would write one partial file
-            summary = score_file(world, file, out, scorer, show_progress=progress)
+            summary = score_file(world, file, lines, out, scorer, show_progress=progress)
     except LockHeld:
         typer.echo(
             f"error: {out} is in use by another t3rl score (wait for it, or choose another --out)", err=True
@@ -173,19 +181,18 @@ def _name_failed_lines(verdicts: Path, file: Path) -> None:
 def score_file(
     world: str,
     file: Path,
+    lines: list[tuple[int, bytes]],
     out: Path,
     scorer: Callable[[Mapping[str, Any]], Verdict],
     *,
     show_progress: bool = True,
 ) -> dict[str, Any]:
-    """Score every line of `file` into `out`/verdicts.jsonl and `out`/summary.json. A line that cannot be
+    """Score every line of `file` (`lines`: `numbered_lines`, each decoded alone so a line that is not
+    UTF-8 fails by itself) into `out`/verdicts.jsonl and `out`/summary.json. A line that cannot be
     scored becomes a verdict with its `error`; it never stops the others. The verdicts are written (and
     flushed per line) to `verdicts.jsonl.partial` and renamed once every line is scored, then the
     summary is written: a scoring stopped half-way leaves an earlier scoring in `out` whole, never new
     verdicts beside an old summary."""
-    # Numbered as an editor numbers them (blank lines count, only \n and \r end one); each line decoded
-    # alone, so one that is not UTF-8 text fails by itself.
-    lines = [(number, raw) for number, raw in enumerate(file.read_bytes().splitlines(), 1) if raw.strip()]
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
     started = time.monotonic()

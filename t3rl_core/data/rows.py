@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from t3rl_core import outside_json
+from t3rl_core.data.jsonl_lines import NotJsonl, numbered_lines
 
 
 class DataError(ValueError):
@@ -27,26 +28,26 @@ class DataError(ValueError):
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, decoded value) per non-blank line; DataError for a missing file or bad JSON."""
+    """(line number, decoded value) per non-blank line (gzip and a UTF-8 BOM read as `numbered_lines`
+    reads them); DataError for a missing file, one JSON document over several lines, or bad JSON."""
     try:
-        handle = path.open("rb")
+        lines = numbered_lines(path)
+    except NotJsonl as err:
+        raise DataError(path, None, str(err).removeprefix(f"{path} ")) from None
     except OSError as err:
         raise DataError(path, None, f"cannot be read ({err.strerror or err})") from None
-    with handle:
-        # Bytes, decoded line by line: a decoding error then names its own line, not a buffer's.
-        for number, raw in enumerate(handle, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise DataError(path, number, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
-            if not line.strip():
-                continue
-            try:
-                yield number, outside_json.loads(line, "the row")
-            except outside_json.OutsideJsonError as err:
-                raise DataError(path, number, str(err)) from None
-            except json.JSONDecodeError as err:
-                raise DataError(path, number, f"not JSON: {err.msg} (column {err.colno})") from None
+    # Decoded line by line: a decoding error then names its own line, not a buffer's.
+    for number, raw in lines:
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise DataError(path, number, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+        try:
+            yield number, outside_json.loads(line, "the row")
+        except outside_json.OutsideJsonError as err:
+            raise DataError(path, number, str(err)) from None
+        except json.JSONDecodeError as err:
+            raise DataError(path, number, f"not JSON: {err.msg} (column {err.colno})") from None
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
