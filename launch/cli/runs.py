@@ -669,14 +669,12 @@ def _stale(run_dir: Path) -> str | None:
     from launch.config.errors import ConfigError  # lazy: the config's composition, only for a sweep's best
     from launch.run.pipeline import PipelineError  # lazy: the pipeline's modules, only for a sweep's best
     from launch.run.point_stale import changed_since, composed_point, not_composed  # lazy: as ConfigError
-    from launch.run.rundir import RunDir  # lazy: the run step's modules, only for a sweep's best point
+    from launch.run.rundir import RunDir, started_in  # lazy: the run step's modules, only for a sweep's best
 
     point = RunDir(run_dir)
     try:
         manifest = point.read_manifest()
-        started_in = manifest.get("working_dir")
-        here = started_in if isinstance(started_in, str) and os.path.isdir(started_in) else "."
-        with contextlib.chdir(here):  # its relative paths resolve there, as a resume's do
+        with contextlib.chdir(started_in(manifest).resolve_in or "."):  # there, as a resume resolves them
             # The composition's warnings are the run's, not the listing's.
             _, plan = composed_point(
                 point, list(manifest.get("config_dirs", [])), Console(file=io.StringIO())

@@ -31,6 +31,7 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -521,9 +522,42 @@ def collect_manifest(
         "overrides": mask_overrides(overrides),
         "config_dirs": config_dirs,
         # What the config's relative paths (models/…, checkpoints, a data dir) resolve against: a resume
-        # runs there (launch.run.single), wherever it is typed.
-        "working_dir": os.getcwd(),
+        # runs there (launch.run.single), wherever it is typed. Read back by `started_in` only.
+        WORKING_DIR: os.getcwd(),
     }
+
+
+# The manifest's key for the directory the run was started in.
+WORKING_DIR = "working_dir"
+
+
+@dataclass(frozen=True)
+class StartedIn:
+    """The directory a run was started in, as its manifest records it (None: a record from before it was
+    recorded, or changed outside t3rl), and whether it is a directory here."""
+
+    recorded: str | None
+    exists: bool
+
+    @property
+    def resolve_in(self) -> str | None:
+        """Where a resume of the run (and a check of what it would run again) resolves the config's
+        relative paths: the recorded dir while it exists; None, the current dir, when it is gone or none
+        is recorded."""
+        return self.recorded if self.exists else None
+
+    @property
+    def gone(self) -> bool:
+        return self.recorded is not None and not self.exists
+
+
+def started_in(manifest: Mapping[str, Any]) -> StartedIn:
+    """Where the run of `manifest` was started: the one reader of what `collect_manifest` records, for a
+    resume (launch.run.single), a sweep's resume, `t3rl runs show`'s staleness and a sweep's extension."""
+    recorded = manifest.get(WORKING_DIR)
+    if not isinstance(recorded, str) or not recorded:
+        return StartedIn(None, exists=False)
+    return StartedIn(recorded, exists=os.path.isdir(recorded))
 
 
 # The manifest's platform string is `platform.platform()`'s, built without the child process that runs

@@ -23,7 +23,7 @@ from launch.run.pipeline import PipelineError, preview, refuse_in_use
 from launch.run.published_view import show_published
 from launch.run.record_files import read_yaml, run_dir_hint
 from launch.run.reporter import RichReporter
-from launch.run.rundir import RunDir, RunDirError, code_state, older_code, stamp_now
+from launch.run.rundir import RunDir, RunDirError, code_state, older_code, stamp_now, started_in
 from launch.run.steps import (
     config_yaml,
     execute,
@@ -179,7 +179,7 @@ def _resumed(
     command = f"t3rl {'plan' if dry else 'run'} --run-dir {existing.path}"
     refuse_masked(overrides, existing.path, command)
     config_dirs = config_dirs or list(recorded_dirs)
-    in_recorded_working_dir(existing, manifest.get("working_dir"), console)
+    in_recorded_working_dir(existing, manifest, console)
     verb = "previewing a resume of" if dry else "resuming"
     console.print(
         f"{verb} [bold]{escape(str(existing.path))}[/] with its overrides: "
@@ -191,23 +191,26 @@ def _resumed(
     return overrides, config_dirs
 
 
-def in_recorded_working_dir(existing: RunDir, recorded: object, console: Console | PlainConsole) -> None:
+def in_recorded_working_dir(
+    existing: RunDir, manifest: Mapping[str, Any], console: Console | PlainConsole
+) -> None:
     """Resume where the run was started: its config's relative paths (`models/…`, the conversion cache
     under `checkpoints/`) resolved against the working directory, so a resume typed in another one said
     "config: unchanged" and planned a conversion into another cache and a model that is not there."""
-    if not isinstance(recorded, str) or not recorded or os.path.realpath(recorded) == os.path.realpath("."):
-        return
-    if not os.path.isdir(recorded):
+    where = started_in(manifest)
+    if where.gone:
         console.print(
-            f"note: {existing.path} was started in {recorded}, which is gone: its relative paths "
+            f"note: {existing.path} was started in {where.recorded}, which is gone: its relative paths "
             f"({existing.path / 'config.yaml'}) now resolve in {os.getcwd()}",
             soft_wrap=True,
             markup=False,
         )
         return
-    os.chdir(recorded)
+    if where.resolve_in is None or os.path.realpath(where.resolve_in) == os.path.realpath("."):
+        return
+    os.chdir(where.resolve_in)
     console.print(
-        f"in {recorded}, where {existing.path.name} was started (its relative paths resolve there)",
+        f"in {where.resolve_in}, where {existing.path.name} was started (its relative paths resolve there)",
         soft_wrap=True,
         markup=False,
     )

@@ -26,7 +26,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from launch.run.record_files import RunDirError
-from launch.run.rundir import RunDir
+from launch.run.rundir import RunDir, started_in
 from launch.run.sweep import Point, SweepSummary
 from launch.run.sweep_liveness import launcher_alive
 
@@ -72,7 +72,7 @@ def earlier_meanings(summary: SweepSummary, path_keys: Collection[str]) -> dict[
         working_dir: str | Path = Path.cwd()
         if point.run_dir is not None:
             with contextlib.suppress(RunDirError, OSError):
-                working_dir = RunDir(Path(point.run_dir)).read_manifest().get("working_dir") or working_dir
+                working_dir = started_in(RunDir(Path(point.run_dir)).read_manifest()).recorded or working_dir
         found[point_meaning(point.overrides, working_dir, path_keys)] = point.index
     return found
 
@@ -109,7 +109,7 @@ def _same_config_dirs(summary: SweepSummary, mine: list[str]) -> bool:
         except (RunDirError, OSError):
             return False
         stored = manifest.get("config_dirs") or []
-        if _dirs(stored, manifest.get("working_dir") or Path.cwd()) != mine:
+        if _dirs(stored, started_in(manifest).recorded or Path.cwd()) != mine:
             return False
     return True
 

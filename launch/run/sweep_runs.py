@@ -195,7 +195,7 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
                 "`t3rl run -m` and the same overrides (its record goes under paths.runs_dir)"
             )
         manifest = run_dir.read_manifest()
-        in_recorded_working_dir(run_dir, manifest.get("working_dir"), console)
+        in_recorded_working_dir(run_dir, manifest, console)
         config_dirs = list(manifest.get("config_dirs", []))
         try:
             # A kept point's warnings are said only if it runs: a resume that runs nothing says nothing.
