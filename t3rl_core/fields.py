@@ -402,8 +402,52 @@ def _device(value: str) -> str:
     return value
 
 
-# SLURM's --time forms: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (sbatch(1), "-t, --time").
-_SLURM_TIME = r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^\d+-\d+$"
+# SLURM's --time forms (sbatch(1), "-t, --time"): M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, read as SLURM's
+# time_str2secs reads them: each field of any number of digits, the fields added up whatever their size
+# (99:99:99 is 4-04:40:39, a warning of launch/checks/rules/slurm_time.py), the sum in a C int of seconds.
+_SLURM_TIME = r"(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?"
+# SLURM's spellings of no limit, compared without case (xstrcasecmp).
+SLURM_NO_LIMIT = ("infinite", "unlimited", "-1")
+# time_str2secs sums days, hours, minutes and seconds in an int: a longer limit wraps round.
+SLURM_MOST_SECONDS = 2**31 - 1
+
+
+class SlurmFields(Record):
+    """The fields of a SLURM time limit as written (None: not written): `M:S` has minutes and seconds,
+    `D-H` days and hours."""
+
+    days: int | None
+    hours: int | None
+    minutes: int | None
+    seconds: int | None
+
+    @property
+    def total_seconds(self) -> int:
+        return (
+            ((self.days or 0) * 24 + (self.hours or 0)) * 3600
+            + (self.minutes or 0) * 60
+            + (self.seconds or 0)
+        )
+
+
+def slurm_fields(value: str) -> SlurmFields | None:
+    """The fields of a SLURM time limit SLURM reads, or None (no limit, or not a SLURM time)."""
+    found = re.fullmatch(_SLURM_TIME, value)
+    if found is None:
+        return None
+    d, h, m, s, first, second, third = (None if g is None else int(g) for g in found.groups())
+    if first is None:
+        return SlurmFields(d, h, m, s)
+    if third is None:  # minutes[:seconds]
+        return SlurmFields(None, None, first, second)
+    return SlurmFields(None, first, second, third)
+
+
+def slurm_clock(seconds: int) -> str:
+    """A duration as SLURM writes one: [D-]HH:MM:SS."""
+    days, rest = divmod(seconds, 86400)
+    clock = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+    return f"{days}-{clock}" if days else clock
 
 
 # A duration typed with a unit (`2h`, `90min`, `1.5 days`), which SLURM does not read: its seconds per unit.
@@ -412,15 +456,20 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def _slurm_time(value: str) -> str:
-    if value in ("infinite", "unlimited", "UNLIMITED", "INFINITE") or re.match(_SLURM_TIME, value):
+    if value.lower() in SLURM_NO_LIMIT:
+        return value
+    fields = slurm_fields(value)
+    if fields is not None:
+        if fields.total_seconds > SLURM_MOST_SECONDS:
+            raise ValueError(
+                f"{value} is {fields.total_seconds} seconds, past the {SLURM_MOST_SECONDS} SLURM sums a time "
+                "limit in (a C int): it wraps round; no limit is 'infinite'"
+            )
         return value
     why = "a SLURM time limit is minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS"
     typed = re.fullmatch(_DURATION, value.strip().lower())
     if typed:  # `2h`: the same duration as SLURM writes it (a bare number would be minutes)
-        seconds = round(float(typed[1]) * _UNIT_SECONDS[typed[2][0]])
-        days, rest = divmod(seconds, 86400)
-        clock = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
-        raise Reread(f"{why}, not a unit", f"{days}-{clock}" if days else clock)
+        raise Reread(f"{why}, not a unit", slurm_clock(round(float(typed[1]) * _UNIT_SECONDS[typed[2][0]])))
     raise ValueError(why)
 
 

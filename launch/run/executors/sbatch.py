@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from launch.config.schema import SlurmExecutorConfig
+from t3rl_core.fields import slurm_fields
 
 
 @dataclass(frozen=True)
@@ -201,14 +202,8 @@ def _extra_as_parameters(extra: Sequence[str]) -> dict[str, object]:
 
 
 def _minutes(time_limit: str) -> int:
-    """SLURM time formats (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS) as whole minutes, rounded up."""
-    days, _, clock = time_limit.rpartition("-")
-    fields = [int(part) for part in clock.split(":")]
-    if days:
-        hours, minutes, seconds = [*fields, 0, 0][:3]
-    elif len(fields) == 3:
-        hours, minutes, seconds = fields
-    else:
-        hours, minutes, seconds = 0, fields[0], (fields[1] if len(fields) == 2 else 0)
-    total = (int(days or 0) * 24 + hours) * 60 + minutes
-    return total + (1 if seconds else 0)
+    """A SLURM time limit as whole minutes, rounded up, added up as SLURM adds its fields (`0:90` is 2
+    minutes); SLURM's no limit (`infinite`) as 0, which sbatch(1) reads as no limit too (submitit does
+    arithmetic on the minutes it is given, so the word would fail in its signal handler)."""
+    fields = slurm_fields(time_limit)
+    return 0 if fields is None else -(-fields.total_seconds // 60)

@@ -1,0 +1,82 @@
+"""Hunt wave 4: kinds of wrong configuration no earlier hunt listed, each closed by a declaration (the kind
+of value, a bound its type declares, a rule reading every field of a kind), not by a case of its own:
+
+- a SLURM time limit read as SLURM reads it (`t3rl_core.fields.slurm_fields`): each field of any size,
+  the fields added up (`99:99:99` is 4-04:40:39, a warning with that reading as the fix), the sum in a C
+  int (past it, refused), the no-limit words in any case; a limit shorter than any stage (`2:00` is two
+  minutes) warned about with the hours meant (launch/checks/rules/slurm_time.py);
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launch.checks.resolve import resolve
+from launch.config.errors import Problem
+from launch.run.executors.sbatch import _minutes
+from tests.support.refusals import errors, fixed
+
+S1 = "+experiment=stage1_bfcl"
+SLURM = [S1, "executor=slurm"]
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Relative paths of the configs resolve under tmp_path."""
+    monkeypatch.chdir(tmp_path)
+
+
+def _warning(overrides: list[str], key: str) -> Problem | None:
+    return next((w for w in resolve(overrides).warnings if w.key == key), None)
+
+
+def _warned_with_a_fix_that_clears_it(overrides: list[str], key: str, fix: str) -> None:
+    warning = _warning(overrides, key)
+    assert warning is not None, f"no warning at {key}"
+    assert warning.fix.startswith(fix), warning.fix
+    assert _warning(fixed(overrides, warning), key) is None
+
+
+def _refused_at_key_with_a_fix_that_validates(overrides: list[str], key: str) -> None:
+    found = errors(overrides)
+    named = [e for e in found if e.key == key]
+    assert named, f"not refused at {key}: {[(e.key, e.message) for e in found]}"
+    assert errors(fixed(overrides, named[0])) == []
+
+
+# ------------------------------------------------------------------------------- SLURM time limits
+
+SLURM_WARNED = [
+    ("99:99:99", "set executor.time_limit=4-04:40:39"),  # minutes and seconds past 59, added up
+    ("1-25:00:00", "set executor.time_limit=2-01:00:00"),  # hours past 23 beside days
+    ("2-00:90", "set executor.time_limit=2-01:30:00"),
+    ("10:00:75", "set executor.time_limit=10:01:15"),
+    ("2:00", "set executor.time_limit=02:00:00"),  # two minutes to SLURM: two hours meant
+    ("0:60", "set executor.time_limit=01:00:00"),
+    ("'5'", "set executor.time_limit=05:00:00"),  # five minutes
+]
+
+
+@pytest.mark.parametrize(("limit", "fix"), SLURM_WARNED, ids=[limit for limit, _ in SLURM_WARNED])
+def test_a_slurm_time_as_slurm_reads_it_is_warned_about(limit: str, fix: str) -> None:
+    _warned_with_a_fix_that_clears_it([*SLURM, f"executor.time_limit={limit}"], "executor.time_limit", fix)
+
+
+def test_a_slurm_time_past_what_slurm_sums_is_refused() -> None:
+    _refused_at_key_with_a_fix_that_validates(
+        [*SLURM, "executor.time_limit=99999999-00:00:00"], "executor.time_limit"
+    )  # was accepted: SLURM's int of seconds wraps round
+
+
+@pytest.mark.parametrize("limit", ["48:00:00", "'90'", "90:00", "1-2:3:4", "Infinite", "unlimited", "600:00"])
+def test_a_slurm_time_that_reads_as_written_is_accepted_without_a_word(limit: str) -> None:
+    assert _warning([*SLURM, f"executor.time_limit={limit}"], "executor.time_limit") is None
+
+
+@pytest.mark.parametrize(
+    ("limit", "minutes"), [("0:90", 2), ("99:99:99", 6041), ("1-2", 1560), ("INFINITE", 0), ("unlimited", 0)]
+)
+def test_submitit_gets_the_minutes_slurm_reads(limit: str, minutes: int) -> None:
+    assert _minutes(limit) == minutes  # was 1 for 0:90, and a ValueError for the no-limit words
