@@ -354,11 +354,29 @@ def _from_runtime_config(
     try:
         return RuntimeConfig.from_yaml(path), EvalConfig(), Path("runs")
     except (yaml.YAMLError, ValidationError, AttributeError, UnicodeDecodeError) as error:
-        reason = str(error).splitlines()[0] if not isinstance(error, AttributeError) else "not a mapping"
         raise typer.BadParameter(
-            f"{path} is not a t3rl runtime YAML (runs/<run>/runtime/<stage>.yaml): {reason}",
+            f"{path} is not a t3rl runtime YAML (runs/<run>/runtime/<stage>.yaml): {_why_unread(error)}",
             param_hint="--runtime-config",
         ) from None
+
+
+# The validation errors named one by one; past these, only their count.
+_SHOWN_ERRORS = 5
+
+
+def _why_unread(error: Exception) -> str:
+    """What is wrong with a runtime YAML, where: each invalid key with pydantic's reason (was: "4
+    validation errors for RuntimeConfig", no key named), a YAML error's line and column."""
+    if isinstance(error, AttributeError):
+        return "not a mapping"
+    if isinstance(error, ValidationError):
+        found = error.errors()
+        named = [f"{'.'.join(map(str, e['loc'])) or '(top)'}: {e['msg']}" for e in found[:_SHOWN_ERRORS]]
+        more = len(found) - _SHOWN_ERRORS
+        return "; ".join(named) + (f"; and {more} more" if more > 0 else "")
+    mark = getattr(error, "problem_mark", None)
+    reason = str(getattr(error, "problem", None) or error).splitlines()[0]
+    return f"{reason} at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else reason
 
 
 def _check_engine_source(config: EvalConfig, serve_checkpoint: Path | None, data: Path | None) -> None:
