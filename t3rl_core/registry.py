@@ -13,6 +13,7 @@ A name that is not built in is a plugin (see `t3rl_core.plugins` for what a plug
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler
 
 BUILT_IN = "built-in"
+# Modules `t3rl plan` and `t3rl validate` never load (seconds of CPU each): a plugin whose import loads
+# one is named by pre-flight (launch/checks/rules/components.py).
+HEAVY_MODULES = ("torch", "transformers", "ray", "sglang", "wandb")
 
 
 class UnknownNameError(ValueError):
@@ -89,6 +93,8 @@ class Entry(Record):
     # The plugin's import path `pkg.module:Object` (what a Ray job must be able to import); None for
     # built-ins.
     target: str | None = None
+    # The HEAVY_MODULES that importing the plugin loaded (pre-flight warns: plan and validate load none).
+    heavy: tuple[str, ...] = ()
 
 
 class Listed(Record):
@@ -192,6 +198,7 @@ class Registry:
 
     def _from_object(self, name: str, path: str, source: str) -> Entry:
         module = path.partition(":")[0]
+        before = heavy_loaded()
         try:
             target = load_object(path)
         except ImportError as exc:
@@ -217,8 +224,9 @@ class Registry:
             raise PluginError(
                 self.kind, name, f"importing {module} raised {type(exc).__name__}: {exc}", f"fix {module}"
             ) from exc
+        heavy = tuple(sorted(heavy_loaded() - before))
         if isinstance(target, Entry):
-            return Entry(target.config, target.factory, source, path)
+            return Entry(target.config, target.factory, source, path, heavy)
         config = getattr(target, "Config", None)
         self._check_config(name, config)
         factory = getattr(target, self.attribute, None) if self.attribute else target
@@ -226,7 +234,7 @@ class Registry:
             raise PluginError(
                 self.kind, name, f"has no '{self.attribute}'", f"define {path}.{self.attribute}"
             )
-        return Entry(config, factory, source, path)
+        return Entry(config, factory, source, path, heavy)
 
     def _check_config(self, name: str, config: Any) -> None:
         base = load_object(self.base) if self.base else BaseModel
@@ -253,6 +261,11 @@ class Registry:
                 f"{config.__name__} accepts unknown keys (extra={config.model_config.get('extra')!r})",
                 "do not override model_config['extra']: t3rl configs reject unknown keys",
             )
+
+
+def heavy_loaded() -> set[str]:
+    """The HEAVY_MODULES this process has imported."""
+    return {name for name in HEAVY_MODULES if name in sys.modules}
 
 
 # Per group, the names two or more installed distributions register for different objects, with

@@ -112,3 +112,68 @@ def test_t3rl_ls_lists_each_distribution_of_a_name_registered_twice(site: Path) 
         (f"entry point t3rl.rewards (plug_a 1.0){unusable}", EXACT),
         (f"entry point t3rl.rewards (plug_b 1.0){unusable}", "other_reward:Other"),
     ]
+
+
+HEAVY_AT_IMPORT = """
+import {lib}
+from t3rl_counter.reward import ExactTarget, ExactTargetConfig
+
+
+class HeavyConfig(ExactTargetConfig):
+    name: str = "{module}:Heavy"
+
+
+class Heavy(ExactTarget):
+    Config = HeavyConfig
+"""
+HEAVY_WHEN_BUILT = """
+from t3rl_counter.reward import ExactTarget, ExactTargetConfig
+
+
+class HeavyConfig(ExactTargetConfig):
+    name: str = "{module}:Heavy"
+
+
+class Heavy(ExactTarget):
+    Config = HeavyConfig
+
+    def __init__(self, config):
+        import {lib}
+
+        super().__init__(config)
+"""
+
+
+@pytest.mark.parametrize("source", [HEAVY_AT_IMPORT, HEAVY_WHEN_BUILT], ids=["at-import", "when-built"])
+def test_a_plugin_that_loads_a_heavy_module_is_named(
+    source: str, site: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """torch at the top of a plugin's module made every `t3rl validate` of its config import it (3.4 s
+    CPU) without a word. A stand-in module plays torch here: the real one may already be loaded."""
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+    from t3rl_core import registry
+    from tests.support.plugin_example import EXAMPLE_CONF
+
+    tag = request.node.callspec.id.replace("-", "_")
+    lib, module = f"stand_in_torch_{tag}", f"heavy_reward_{tag}"
+    (site / f"{lib}.py").write_text("")
+    (site / f"{module}.py").write_text(source.format(lib=lib, module=module))
+    monkeypatch.setattr(registry, "HEAVY_MODULES", (lib,))
+    monkeypatch.chdir(site)
+    argv = [
+        "validate",
+        "--config-dir",
+        str(EXAMPLE_CONF),
+        "+experiment=counter",
+        f"reward.name={module}:Heavy",
+    ]
+    result = CliRunner().invoke(app, argv, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert f"warning reward.name: reward plugin {module}:Heavy: importing or building it loaded {lib}" in (
+        " ".join(result.output.split())
+    )
+    assert f"fix: import {lib} inside the function that uses it in {module}" in " ".join(
+        result.output.split()
+    )

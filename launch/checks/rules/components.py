@@ -16,30 +16,49 @@ from pydantic import BaseModel
 
 from launch.checks.context import Context
 from launch.config.errors import Problem
-from t3rl_core.plugins import registry_for, used_plugins
+from t3rl_core.plugins import UsedPlugin, registry_for, used_plugins
+from t3rl_core.registry import heavy_loaded
 
 _BUILT_HERE = ("env", "reward", "sandbox", "user simulator")
 
 
 def plugins_construct(ctx: Context) -> Iterator[Problem]:
-    """Each plugin env, reward, sandbox and user simulator constructs from its config."""
+    """Each plugin env, reward, sandbox and user simulator constructs from its config; a plugin whose
+    import or construction loads a heavy module (torch, …) is named, as it makes every plan and
+    validate of its config pay for that import."""
     for used in used_plugins(ctx.run):
-        if used.kind not in _BUILT_HERE:
-            continue
         config = _at(ctx.run, used.key)
         registry = registry_for(config) if isinstance(config, BaseModel) else None
         if registry is None:
             continue
-        try:
-            _close(registry.build(config))
-        except Exception as error:  # the plugin's own code: whatever it raises is the finding
-            yield Problem(
-                f"{used.key}.name",
-                f"{used.kind} plugin {used.name}: building it from its config raised "
-                f"{type(error).__name__}: {error}",
-                fix=f"fix the constructor in {used.module} (every stage that uses it builds it the same "
-                f"way), or the {used.key} settings it rejects",
-            )
+        heavy = set(registry.entry(used.name).heavy)
+        if used.kind in _BUILT_HERE:
+            before = heavy_loaded()
+            try:
+                _close(registry.build(config))
+            except Exception as error:  # the plugin's own code: whatever it raises is the finding
+                yield Problem(
+                    f"{used.key}.name",
+                    f"{used.kind} plugin {used.name}: building it from its config raised "
+                    f"{type(error).__name__}: {error}",
+                    fix=f"fix the constructor in {used.module} (every stage that uses it builds it the "
+                    f"same way), or the {used.key} settings it rejects",
+                )
+            heavy |= heavy_loaded() - before
+        if heavy:
+            yield _heavy(used, sorted(heavy))
+
+
+def _heavy(used: UsedPlugin, heavy: list[str]) -> Problem:
+    names = ", ".join(heavy)
+    return Problem(
+        f"{used.key}.name",
+        f"{used.kind} plugin {used.name}: importing or building it loaded {names}, which `t3rl plan` "
+        "and `t3rl validate` never load otherwise: each of them pays that import (seconds of CPU)",
+        fix=f"import {heavy[0]} inside the function that uses it in {used.module}, not at the top of a "
+        "module its config or constructor imports",
+        severity="warning",
+    )
 
 
 def _at(node: Any, key: str) -> Any:
