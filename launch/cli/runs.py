@@ -19,14 +19,12 @@ damage below the table (`t3rl run --run-dir` reruns it). A stage
 recorded as running while no t3rl process holds the run dir's lock is shown as `interrupted` (its
 t3rl process died; `t3rl run --run-dir DIR` resumes it); a sweep point its sweep records as running
 while the sweep's launcher is gone is `interrupted (launcher gone)` (launch.run.sweep_liveness), and
-`t3rl runs show <sweep dir>` lists the sweep's points so. There the point it calls best is also
+`t3rl runs show <sweep dir>` lists the sweep's points so. There each point that succeeded is also
 checked for stale stages (launch.run.point_stale: its config composed, the only import beyond them).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import shlex
@@ -606,6 +604,9 @@ def show_sweep(path: Path, console: Console | PlainConsole) -> int:
     `interrupted (launcher gone)`; its own record's where sweep.json says otherwise, named below the
     table), stage, job, metric, standing against the best point (sweep.md's) and run dir."""
     from launch.run.point_record import own_point  # lazy: the sweep modules, only for a sweep dir
+
+    # lazy: the config's composition and the pipeline's modules, only for a sweep dir
+    from launch.run.point_stale import stale_points
     from launch.run.sweep import SweepSummary  # lazy: the sweep modules, only for a sweep dir
     from launch.run.sweep_compare import marks  # lazy: the sweep modules, only for a sweep dir
 
@@ -624,13 +625,17 @@ def show_sweep(path: Path, console: Console | PlainConsole) -> int:
         if own["index"] in summary.points:
             summary.points[own["index"]].metric = own["metric"] if own["status"] == "succeeded" else None
     standing = marks(summary)  # by interval; another benchmark's points not ranked
-    # The point called best is checked for stages a resume would run again: its number came from them.
-    best = next((p for p in points if standing.get(p["index"], "").startswith("best")), None)
-    stale = _stale(Path(best["run_dir"])) if best is not None and best.get("run_dir") else None
-    if best is not None and stale is not None:
-        standing[best["index"]] += f"; {stale}"
-        label = f"point {best['index']} ({' '.join(best.get('varying') or [])})"
-        notes.append(f"{label}: best, but {stale}: `t3rl run --run-dir {path}` runs it again")
+    # Every point that succeeded is checked for stages a resume would run again: its number came from them.
+    for index, stale in stale_points(points).items():
+        mark = standing.get(index, "")
+        standing[index] = f"{mark}; {stale.line}" if mark else stale.line
+        if stale.runs_again:
+            point = next(p for p in points if p["index"] == index)
+            label = f"point {index} ({' '.join(point.get('varying') or [])})"
+            best = "best, but " if mark.startswith("best") else ""
+            # A search is not resumed as a whole (launch.run.sweep_runs): its trial alone is.
+            rerun = path if summary.search is None else point["run_dir"]
+            notes.append(f"{label}: {best}{stale.line}: `t3rl run --run-dir {rerun}` runs it again")
     launcher = "running" if launcher_alive(path) else "not running"
     console.print(
         f"[bold]{escape(str(path.resolve()))}[/]: sweep {escape(str(data.get('name')))}", soft_wrap=True
@@ -661,29 +666,6 @@ def show_sweep(path: Path, console: Console | PlainConsole) -> int:
             f"resume it with: t3rl run --run-dir {shlex.quote(str(path))}", soft_wrap=True, markup=False
         )
     return 0
-
-
-def _stale(run_dir: Path) -> str | None:
-    """What a resume of the point `run_dir` alone would run again (launch.run.point_stale), its config
-    composed as that resume composes it, in the dir it was started in; None when nothing."""
-    from launch.config.errors import ConfigError  # lazy: the config's composition, only for a sweep's best
-    from launch.run.pipeline import PipelineError  # lazy: the pipeline's modules, only for a sweep's best
-    from launch.run.point_stale import changed_since, composed_point, not_composed  # lazy: as ConfigError
-    from launch.run.rundir import RunDir, started_in  # lazy: the run step's modules, only for a sweep's best
-
-    point = RunDir(run_dir)
-    try:
-        manifest = point.read_manifest()
-        with contextlib.chdir(started_in(manifest).resolve_in or "."):  # there, as a resume resolves them
-            # The composition's warnings are the run's, not the listing's.
-            _, plan = composed_point(
-                point, list(manifest.get("config_dirs", [])), Console(file=io.StringIO())
-            )
-            return changed_since(plan, point)
-    except ConfigError as err:
-        return f"not checked for stale stages: {not_composed(err)}"
-    except (RunDirError, PipelineError) as err:
-        return f"not checked for stale stages: {str(err).splitlines()[0]}"
 
 
 def _shaped(record: dict[str, Any], key: str, kind: type) -> Any:

@@ -2,22 +2,28 @@
 again (its command, env or config changed since it ran: t3rl's code, a config file, an environment
 variable it reads). The decision is the pipeline's own (`launch.run.pipeline.decide`, read without
 writing by `preview`) on the point's config composed as a resume of it composes it; a sweep's resume
-runs such a point again (launch.run.sweep_runs) and `t3rl runs show <sweep dir>` says so of the point it
-calls best (launch.cli.runs)."""
+runs such a point again (launch.run.sweep_runs), and every listing of a sweep's points says so of each
+point that succeeded (`stale_points`: `t3rl runs show <sweep dir>`, a search's trial table)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import contextlib
+import io
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
 
 from launch.config.errors import ConfigError
 from launch.run.override_merge import refuse_masked
-from launch.run.pipeline import changes, preview
-from launch.run.rundir import RunDir
+from launch.run.pipeline import PipelineError, changes, preview
+from launch.run.record_files import RunDirError
+from launch.run.rundir import RunDir, started_in
 from launch.run.steps import plan_run, resolve_overrides
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from launch.checks.resolve import Resolved
     from launch.output.plain import PlainConsole
     from launch.plan.build import Plan
@@ -51,3 +57,44 @@ def not_composed(err: ConfigError) -> str:
     first = err.problems[0]
     more = f" (+{len(err.problems) - 1} more)" if len(err.problems) > 1 else ""
     return f"its config cannot be composed here: {first.key}: {first.message}{more}"
+
+
+@dataclass(frozen=True)
+class Stale:
+    """What a listing says of a point that succeeded: the line, and whether a resume runs it again (a
+    point whose config cannot be composed here is kept by a resume: only its staleness is unknown)."""
+
+    line: str
+    runs_again: bool
+
+
+def staleness(run_dir: Path) -> Stale | None:
+    """What a resume of the point `run_dir` alone would run again (`changed_since`), its config composed as
+    that resume composes it, in the dir it was started in; None when nothing."""
+    point = RunDir(run_dir)
+    try:
+        manifest = point.read_manifest()
+        with contextlib.chdir(started_in(manifest).resolve_in or "."):  # there, as a resume resolves them
+            # The composition's warnings are the run's, not the listing's.
+            _, plan = composed_point(
+                point, list(manifest.get("config_dirs", [])), Console(file=io.StringIO())
+            )
+            changed = changed_since(plan, point)
+            return None if changed is None else Stale(changed, runs_again=True)
+    except ConfigError as err:
+        return Stale(f"not checked for stale stages: {not_composed(err)}", runs_again=False)
+    except (RunDirError, PipelineError) as err:
+        return Stale(f"not checked for stale stages: {str(err).splitlines()[0]}", runs_again=False)
+
+
+def stale_points(points: Iterable[Mapping[str, Any]]) -> dict[int, Stale]:
+    """By index, what every listing of a sweep's points says of each point that succeeded (as its own
+    record says: launch.run.point_record.own_point) and is stale, or not checked: each such point's number
+    came from stages a resume would run again, not only the best one's."""
+    found = {}
+    for point in points:
+        if point.get("status") == "succeeded" and point.get("run_dir"):
+            stale = staleness(Path(point["run_dir"]))
+            if stale is not None:
+                found[point["index"]] = stale
+    return found

@@ -15,6 +15,8 @@ from launch.config.errors import ConfigError, Problem
 from launch.run.exit_codes import EXIT_FAILED
 from launch.run.pipeline import PipelineError
 from launch.run.point_record import own_point
+from launch.run.point_stale import stale_points
+from launch.run.record_files import read_sweep
 from launch.run.rundir import RunDir, RunDirError, stamp_now
 from launch.run.search import NoTrialScored, TrialFailed, TrialOutcome, run_search, storage_problem
 from launch.run.steps import execute, new_sweep_dir, plan_run, resolve_overrides, write_run_dir
@@ -22,7 +24,6 @@ from launch.run.sweep import IncompleteEval, SweepSummary, point_metric, resolvi
 from launch.run.sweep_checks import search_base, search_problems
 from launch.run.sweep_liveness import sweep_lock
 from launch.run.sweep_runs import PlannedPoint, at_once
-from t3rl_core import outside_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -151,15 +152,18 @@ def run_search_trials(overrides: list[str], config_dirs: list[str], console: Con
 
 def _print_trials(sweep_dir: Path, console: Console) -> None:
     """Every trial of the study so far: its values, status, metric (or why it has none) and run dir."""
-    data = outside_json.read_file(sweep_dir / "sweep.json")
+    data = read_sweep(sweep_dir)  # as every reader of a sweep reads it: its points where they are now
     metric = str(data.get("metric") or "metric")
     table = Table(title=f"{data['name']}: {len(data['points'])} trial(s)", title_justify="left")
     for column in ("#", "values", "status", metric, "started", "finished"):
         table.add_column(column, overflow="fold")
-    for recorded in data["points"]:
-        point, _ = own_point(recorded, data.get("metric"))  # its status as its own record has it
+    points = [own_point(recorded, data.get("metric"))[0] for recorded in data["points"]]  # as own records say
+    stale = stale_points(points)  # a trial run early in a long search may be stale by its end
+    for point in points:
         value = point.get("metric")
         status = point["status"] + (f": {point['error']}" if point.get("error") else "")
+        if point["index"] in stale:
+            status += f"; {stale[point['index']].line}"
         table.add_row(
             str(point["index"]),
             escape(" ".join(point["varying"])),

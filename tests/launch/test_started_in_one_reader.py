@@ -1,6 +1,6 @@
 """The directory a run was started in is read from its manifest by one function
 (launch.run.rundir.started_in): a resume moved there (launch.run.single.in_recorded_working_dir) and
-`t3rl runs show`'s check of a sweep point's stale stages composed there (launch.cli.runs), each reading
+every listing's check of a sweep point's stale stages composed there (launch.run.point_stale), each reading
 `working_dir` in its own way; a record whose dir is gone, empty, or not a path must send both to the same
 place."""
 
@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from launch.cli import runs
 from launch.output.plain import PlainConsole
 from launch.run import point_stale
 from launch.run.rundir import RunDir, RunDirError
@@ -57,7 +56,7 @@ def test_a_resume_and_the_stale_check_resolve_in_the_same_dir(
 
     monkeypatch.setattr(point_stale, "composed_point", composed_point)
     monkeypatch.chdir(here)
-    assert runs._stale(run) == "not checked for stale stages: stood in"
+    assert point_stale.staleness(run) == point_stale.Stale("not checked for stale stages: stood in", False)
     in_recorded_working_dir(RunDir(run), manifest, PlainConsole())
     assert composed_in == [os.getcwd()]
 

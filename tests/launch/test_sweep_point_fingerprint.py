@@ -22,7 +22,7 @@ from rich.console import Console
 
 from launch.cli.run_command import run_command
 from launch.plan.stages import Stage
-from launch.run import sweep_runs
+from launch.run import search_runs, sweep_runs
 from launch.run.pipeline import changes, preview
 from tests.support.rec_sweep import record_sweep, score_first_best
 from tests.support.rec_sweep import shown as _shown
@@ -180,6 +180,22 @@ def test_runs_show_says_the_best_point_is_stale(sweep: Path) -> None:
     assert f"best; {STALE}" in shown["p00"], shown["all"]
     assert f"point 0 (env.data.test_size=3): best, but {STALE}: `t3rl run --run-dir {sweep}`" in shown["all"]
     assert "stale" not in shown["p01"], shown["all"]
+
+
+def test_every_listing_says_each_stale_point(sweep: Path) -> None:
+    """Not only the best: a point that is not best is stale too, and `t3rl runs show` and a search's trial
+    table say so of it (launch.run.point_stale.stale_points, one reader for both)."""
+    score_first_best(sweep)
+    _recorded_by_another_command(sweep / "p01")
+    shown = _shown(sweep)
+    assert STALE in shown["p01"] and "stale" not in shown["p00"], shown["all"]
+    assert (
+        f"point 1 (env.data.test_size=4): {STALE}: `t3rl run --run-dir {sweep}` runs it again" in shown["all"]
+    )
+    out = io.StringIO()
+    search_runs._print_trials(sweep, Console(file=out, width=400, highlight=False))
+    rows = [line for line in out.getvalue().splitlines() if "env.data.test_size=" in line]
+    assert [STALE in row for row in rows] == [False, True], out.getvalue()
 
 
 def test_runs_show_says_when_it_cannot_tell(sweep: Path, experiment: Path) -> None:
