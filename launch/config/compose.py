@@ -699,6 +699,7 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
         group_added_again,
         override_key,
     )
+    from launch.config.defaults_entries import misread_entry  # lazy: likewise
     from launch.config.defaults_order import (  # lazy: likewise
         group_listed_again,
         null_key,
@@ -706,6 +707,9 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     )
 
     message = str(error).strip()
+    misread = misread_entry(message, loader, _groups_of(loader))
+    if misread is not None:
+        return misread
     added = group_added_again(message, parsed, lambda group: internals.group_exists(loader, group))
     if added is not None:
         return added

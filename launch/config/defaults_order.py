@@ -46,18 +46,21 @@ def override_before_entry(message: str, loader: Any) -> Problem | None:
     )
 
 
-def _defaults_of(file: str) -> list[str]:
-    """The file's defaults list entries as one-line texts (`quickstart`, `override /model: qwen3_8b`)."""
+def raw_defaults(file: str) -> list[Any]:
+    """The file's defaults list as YAML reads it; empty when it cannot be read (Hydra's words stand)."""
     try:
         with open(file, encoding="utf-8") as handle:
             data = safe_load(handle.read())
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return []
     defaults = data.get("defaults") if isinstance(data, dict) else None
-    if not isinstance(defaults, list):
-        return []
+    return defaults if isinstance(defaults, list) else []
+
+
+def _defaults_of(file: str) -> list[str]:
+    """The file's defaults list entries as one-line texts (`quickstart`, `override /model: qwen3_8b`)."""
     out = []
-    for item in defaults:
+    for item in raw_defaults(file):
         if isinstance(item, dict) and len(item) == 1:
             ((key, value),) = item.items()
             out.append(f"{key}: {value}")

@@ -1,0 +1,96 @@
+"""A newcomer's first hour, hunted by following the README and the tutorials and then making the usual
+mistakes (helper-134). Each case failed before its fix; each printed fix is applied as printed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from launch.config.defaults_entries import entry_meant
+from tests.support.cli_app import fix_of, invoke
+
+REPO = Path(__file__).resolve().parents[2]
+QUICKSTART = (REPO / "conf/experiment/quickstart.yaml").read_text(encoding="utf-8")
+
+# ------------------------------------------- a defaults-list entry of one's own file, misread by Hydra
+
+# (the line of quickstart.yaml's defaults list, as mistyped): each was answered with a problem of another
+# entry or of no entry ("'experiment/myqs' is not a config group", fix "did you mean 'experiment'?").
+MISREAD = [
+    ("  - override /reward: progress", "  - override /rewards: progress"),  # a misspelt group
+    ("  - override /model: tiny_qwen3", "  - override model: tiny_qwen3"),  # no leading '/'
+    ("  - override /env: bfcl_multi_turn", "  - env: bfcl_multi_turn"),  # no `override`
+    ("  - override /env: bfcl_multi_turn", "  - /env: bfcl_multi_turn"),  # no `override`, with '/'
+    ("  - override /env: bfcl_multi_turn", "  - override /env bfcl_multi_turn"),  # no ':'
+    ("  - override /env: bfcl_multi_turn", "  - overide /env: bfcl_multi_turn"),  # a misspelt keyword
+    ("  - _self_", "  - self"),  # the file's own keys
+]
+
+
+@pytest.fixture
+def own_experiment(here: Path) -> Path:
+    (here / "mine/experiment").mkdir(parents=True)
+    file = here / "mine/experiment/myqs.yaml"
+    file.write_text(QUICKSTART.replace("name: quickstart", "name: myqs"), encoding="utf-8")
+    return file
+
+
+@pytest.mark.parametrize(("meant", "typed"), MISREAD, ids=[t.strip() for _, t in MISREAD])
+def test_a_misread_defaults_entry_is_named_with_the_entry_meant(
+    own_experiment: Path, meant: str, typed: str
+) -> None:
+    text = own_experiment.read_text(encoding="utf-8")
+    assert meant in text
+    own_experiment.write_text(text.replace(meant, typed, 1), encoding="utf-8")
+    entry = typed.strip().removeprefix("- ")
+    argv = ["validate", "--config-dir", "mine", "+experiment=myqs"]
+    result = invoke(argv)
+    assert result.exit_code == 2, result.output
+    assert f"lists `- {entry}`" in result.output, result.output
+    fix = fix_of(result.output)
+    found = re.fullmatch(r"in (\S+)'s defaults list, write `- (.+)` for `- (.+)`", fix)
+    assert found is not None and found[3] == entry and found[2] == meant.strip().removeprefix("- "), fix
+    # applied as printed: the entry replaced in the file named
+    file = Path(found[1])
+    file.write_text(file.read_text(encoding="utf-8").replace(found[3], found[2], 1), encoding="utf-8")
+    assert invoke(argv).exit_code == 0
+
+
+def test_an_override_listed_too_early_is_still_answered_by_its_order(own_experiment: Path) -> None:
+    """A well-formed entry is read as written: the refusal that is about order keeps its answer."""
+    text = own_experiment.read_text(encoding="utf-8")
+    own_experiment.write_text(
+        text.replace(
+            "  - override /model: tiny_qwen3\n", "  - override /model: tiny_qwen3\n  - stage1_bfcl\n"
+        ),
+        encoding="utf-8",
+    )
+    result = invoke(["validate", "--config-dir", "mine", "+experiment=myqs"])
+    assert (
+        result.exit_code == 2
+        and "move `- override /model: tiny_qwen3` below `- stage1_bfcl`" in result.output
+    )
+
+
+def test_no_shipped_defaults_entry_is_taken_for_a_misread_one() -> None:
+    """Every entry of every shipped config file is read as written (no composition: the groups are the
+    directories of conf/)."""
+    conf = REPO / "conf"
+    groups = {str(d.relative_to(conf)) for d in conf.rglob("*") if d.is_dir()} | {"hydra/sweeper"}
+    top = sorted(g for g in groups if "/" not in g)
+    primary = [
+        next(iter(e)).split("@")[0].split()[-1]
+        for e in yaml.safe_load((conf / "config.yaml").read_text())["defaults"]
+        if isinstance(e, dict)
+    ]
+    checked = 0
+    for file in conf.rglob("*.yaml"):
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        own = str(file.parent.relative_to(conf))
+        for entry in data.get("defaults", []) if isinstance(data, dict) and own != "." else []:
+            assert entry_meant(entry, own, groups.__contains__, top, primary) is None, (file, entry)
+            checked += 1
+    assert checked > 100
