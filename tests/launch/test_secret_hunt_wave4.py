@@ -17,6 +17,8 @@ ways it still reached a file or the terminal:
 from __future__ import annotations
 
 import json
+import random
+import string
 import urllib.parse
 
 import pytest
@@ -62,6 +64,41 @@ def test_a_known_value_escaped_by_another_encoder_is_masked(
     body = f'401 {{"error": "refused {form}", "user": "alice"}}'  # no name before it: only its value says
     for masked in (mask_revealed(body), scrub_text(body, [KEY])):
         assert masked == '401 {"error": "refused ***", "user": "alice"}', masked
+
+
+def _any_escape(c: str, draw: random.Random) -> str:
+    """`c` as one of the ways an encoder may write it (JSON's \\u in either case, JSON's \\/, a URL's %XX
+    in either case, or as it is)."""
+    units = c.encode("utf-16-be")
+    u = "".join(f"\\u{units[i] << 8 | units[i + 1]:04x}" for i in range(0, len(units), 2))
+    forms = [
+        c,
+        u,
+        u.upper().replace("\\U", "\\u"),
+        urllib.parse.quote(c, safe=""),
+        urllib.parse.quote(c, safe="").lower(),
+    ]
+    if c == "/":
+        forms.append("\\/")
+    return draw.choice(forms)
+
+
+def test_a_known_value_escaped_any_way_character_by_character_is_masked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """40 fixed draws: a value of letters, digits and signs (and a letter beyond the BMP), each sign
+    written its own way; the text around it stays."""
+    draw = random.Random(4)
+    signs = "/+=&<>'\"!#$%^*()[]{}|;:,?@ äé😀"
+    for _ in range(40):
+        value = "".join(
+            draw.choice(string.ascii_letters + string.digits + signs) for _ in range(draw.randint(8, 24))
+        )
+        written = "".join(
+            c if c.isascii() and (c.isalnum() or c in "-_.~") else _any_escape(c, draw) for c in value
+        )
+        monkeypatch.setattr(secret, "_REVEALED", {value})
+        assert mask_revealed(f"refused ({written}) twice") == "refused (***) twice", (value, written)
 
 
 def test_another_value_escaped_stays(monkeypatch: pytest.MonkeyPatch) -> None:
