@@ -73,7 +73,54 @@ RUNTIME = {
     "parsers": "protocol",
     "rollout": "budget",  # field by field: ROLLOUT
 }
+# An env's sandbox section (ReTool's `sandbox`), by the sandbox's name: the limits a cell runs under are
+# what the model reads back (a timeout, a MemoryError, cut output), so they are the env part; how many
+# cells run at once and where the server is are not. A sandbox not declared here (a plugin's) is
+# compared by every field.
+_CELLS_AT_ONCE = f"{NOT_COMPARED}: how many cells run at once, not what each may do"
+SANDBOX_LOCAL = {
+    "name": "env",
+    "python": "env",  # another interpreter has other packages a cell may import
+    "timeout_s": "env",
+    "cpu_time_s": "env",
+    "memory_mb": "env",
+    "cpu_cores": "env",
+    "max_processes": "env",
+    "max_open_files": "env",
+    "max_file_size_mb": "env",
+    "max_output_bytes": "env",
+    "max_concurrency": _CELLS_AT_ONCE,
+    "isolation": "env",  # what a cell may reach (the network, files)
+    "require": f"{NOT_COMPARED}: which protections must exist to start, not what a cell may do",
+    "cell_uid": f"{NOT_COMPARED}: the unprivileged id cells run as on this machine",
+    "cell_gid": f"{NOT_COMPARED}: the unprivileged id cells run as on this machine",
+    "cell_disk_mb": "env",
+    "private_dirs": "env",
+    "preload": f"{NOT_COMPARED}: modules imported ahead, so that cells start warm",
+    "hidden_paths": "env",
+    "readable_paths": "env",
+    "env_allowlist": "env",
+    "env": "env",
+}
+SANDBOX_FUSION = {
+    "name": "env",
+    "url": f"{NOT_COMPARED}: where the server is",
+    "language": "env",
+    "run_timeout_s": "env",
+    "compile_timeout_s": "env",
+    "request_timeout_s": f"{NOT_COMPARED}: how long t3rl waits for the server's answer (above its limits)",
+    "max_concurrency": _CELLS_AT_ONCE,
+    "max_attempts": f"{NOT_COMPARED}: retries of a transport error, not of a cell's result",
+    "backoff_initial_s": f"{NOT_COMPARED}: the wait between retries",
+    "backoff_max_s": f"{NOT_COMPARED}: the wait between retries",
+}
+SANDBOXES = {"local": SANDBOX_LOCAL, "sandbox_fusion": SANDBOX_FUSION}
 SECTIONS = {"eval": EVAL, "rollout": ROLLOUT, "chat": CHAT, "parsers": PARSERS, "runtime": RUNTIME}
+
+
+def not_compared(section: dict[str, str]) -> frozenset[str]:
+    """The fields of `section` declared not compared."""
+    return frozenset(field for field, declared in section.items() if declared.startswith(NOT_COMPARED))
 
 
 def compared_in(section: str, part: str) -> tuple[str, ...]:

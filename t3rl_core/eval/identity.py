@@ -133,8 +133,13 @@ def env_record(env: Any) -> dict[str, Any]:
     # An env's own `WHERE_FIELDS` (OpenEnv's url, command…) say where its server is, not what it is.
     where = (*NOT_ENV_IDENTITY, *getattr(env, "WHERE_FIELDS", ()))
     kept = {key: value for key, value in dumped.items() if key not in where}
-    if isinstance(kept.get("sandbox"), Mapping):
-        kept["sandbox"] = {"name": kept["sandbox"].get("name")}  # its URL or limits say where, not what
+    sandbox = kept.get("sandbox")
+    if isinstance(sandbox, Mapping):
+        from t3rl_core.eval.compared import SANDBOXES, not_compared  # lazy: not on a plain `t3rl plan`'s path
+
+        # Its cells' limits are what the model reads back; its server and concurrency are not.
+        unread = not_compared(SANDBOXES.get(str(sandbox.get("name")), {}))
+        kept["sandbox"] = {key: value for key, value in sandbox.items() if key not in unread}
     return {"name": env.name, "config_sha256": _digest(kept)}
 
 
