@@ -87,6 +87,12 @@ def _key_not_text(mapping: str, raw: Any, provenance: Provenance) -> Problem:
     return Problem(mapping, message, source, fix)
 
 
+def _written_in_a_file(provenance: Provenance, key: str) -> bool:
+    """Whether `key` itself was written in a config file (not by an override, nor a section above it)."""
+    origin = provenance.origin(key)
+    return provenance.sets(key) and origin is not None and not origin.source.startswith("override")
+
+
 def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any]) -> Problem:
     from launch.config.group_names import group_choice_fix  # lazy: only to explain a mistake
     from launch.config.misplaced_keys import fits, misplaced_fix  # lazy: likewise
@@ -129,6 +135,10 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
             fix = other or f"drop {swap} ('{leaf}' was set for the option it replaced)"
         elif placed:
             fix = placed
+        elif target and _written_in_a_file(provenance, key):
+            # An override beside it leaves the misspelt key in the file, refused again: the file is fixed.
+            file, at = provenance.origin(key).source, f" (under {parent})" if parent else ""
+            fix = f"did you mean '{target}'? in {file}, rename `{leaf}:` to `{guess}:`{at}"
         elif target:
             value = "<the value>" if secret_fix == "" else _override_text(item.get("input"))
             fix = f"did you mean '{target}'? e.g. {assign(root, target, value)}"

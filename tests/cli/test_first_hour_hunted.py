@@ -94,3 +94,29 @@ def test_no_shipped_defaults_entry_is_taken_for_a_misread_one() -> None:
             assert entry_meant(entry, own, groups.__contains__, top, primary) is None, (file, entry)
             checked += 1
     assert checked > 100
+
+
+# ------------------------------------------- a misspelt key in one's own file
+
+
+@pytest.mark.parametrize(
+    ("right", "typed"),
+    [("name: myqs", "nmae: myqs"), ("limit_per_category: 5", "limit_per_categroy: 5")],
+)
+def test_a_misspelt_key_of_a_file_is_fixed_in_that_file(own_experiment: Path, right: str, typed: str) -> None:
+    """Before: `fix: did you mean 'seed'? e.g. seed=3`, an override that leaves the misspelt key in the
+    file, which is refused again."""
+    text = own_experiment.read_text(encoding="utf-8")
+    own_experiment.write_text(text.replace(right, typed, 1), encoding="utf-8")
+    argv = ["validate", "--config-dir", "mine", "+experiment=myqs"]
+    result = invoke(argv)
+    assert result.exit_code == 2, result.output
+    found = re.fullmatch(
+        r"did you mean '\S+'\? in (\S+), rename `(\w+):` to `(\w+):`( \(under \S+\))?", fix_of(result.output)
+    )
+    assert found is not None and found[2] == typed.split(":")[0].strip(), result.output
+    file = Path(found[1])
+    file.write_text(
+        file.read_text(encoding="utf-8").replace(f"{found[2]}:", f"{found[3]}:", 1), encoding="utf-8"
+    )
+    assert invoke(argv).exit_code == 0
