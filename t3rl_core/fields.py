@@ -50,7 +50,8 @@ class Domain(Record):
 class Usual(Record):
     """Values of a numeric domain above `most` are valid but almost never meant (50 typed for 0.5):
     pre-flight warns about them (`launch/checks/rules/usual.py`), proposing `typical`; it refuses only
-    what a domain's bounds exclude."""
+    what a domain's bounds exclude. A type may declare a floor too: a value below `least` (a timeout of
+    1 ms) is warned about, with `least` as the fix and `least_why` as the reason."""
 
     most: float
     typical: float
@@ -58,6 +59,9 @@ class Usual(Record):
     # A value above `most` is likeliest this many times the one meant (1000: milliseconds typed for
     # seconds): the fix divides by it when that lands in the usual range. None: the fix is `typical`.
     scale: float | None = None
+    # None: no floor declared (every timeout declares one: tests/launch/test_preflight_hunt_wave4.py).
+    least: float | None = None
+    least_why: str = ""
 
 
 class Distinct(Record):
@@ -150,17 +154,41 @@ Port = Annotated[int, Domain("port", "a TCP port in [1, 65535]"), Ge(1), Le(6553
 # The longest wait Python's clock takes (threading.TIMEOUT_MAX: int64 nanoseconds, ~292 years): a longer
 # timeout or delay raises OverflowError at the first sleep, lock or socket wait that is given it.
 MAX_WAIT_S = 9_223_372_036.0
-# A timeout of more than a day is milliseconds typed for seconds (600000 for 600), never a plan.
-_A_DAY = Usual(86400.0, 600.0, "a day: no request, start-up or code cell is waited for longer", scale=1000.0)
+# A timeout of more than a day is milliseconds typed for seconds (600000 for 600), never a plan; one of
+# less than a second (0.001) is a limit nothing t3rl waits for meets: a generation, a code cell (its
+# interpreter's start and imports alone take tens of milliseconds, a loaded machine's more), a reply.
+_A_DAY = "a day: no request, start-up or code cell is waited for longer"
+SECONDS_USUAL = Usual(
+    86400.0,
+    600.0,
+    _A_DAY,
+    scale=1000.0,
+    least=1.0,
+    least_why="no request or code cell answers reliably sooner",
+)
 Seconds = Annotated[
-    float, Domain("seconds", "a duration > 0 (a timeout or a limit)"), Gt(0), Le(MAX_WAIT_S), _A_DAY
+    float, Domain("seconds", "a duration > 0 (a timeout or a limit)"), Gt(0), Le(MAX_WAIT_S), SECONDS_USUAL
+]
+# A wait for something to start: a server loading a model's weights and capturing CUDA graphs, a Ray
+# cluster's GPUs registering, a container booting. Under 10 s it is cut off while it starts.
+STARTUP_USUAL = Usual(
+    86400.0,
+    600.0,
+    _A_DAY,
+    scale=1000.0,
+    least=10.0,
+    least_why="a server, container or Ray cluster takes longer than that to start (weights, CUDA graphs)",
+)
+StartupSeconds = Annotated[
+    float, Domain("seconds", "a duration > 0 (a timeout or a limit)"), Gt(0), Le(MAX_WAIT_S), STARTUP_USUAL
 ]
 Delay = Annotated[
     float,
     Domain("delay", "a wait in seconds >= 0 (0 = none)"),
     Ge(0),
     Le(MAX_WAIT_S),
-    Usual(86400.0, 1.0, "a day: no retry or shutdown waits longer", scale=1000.0),
+    # no floor: any wait down to none is a choice (a retry at once, a kill without grace)
+    Usual(86400.0, 1.0, "a day: no retry or shutdown waits longer", scale=1000.0, least=0.0),
 ]
 # GPUs of one node (what a node has, a server's TP ranks, which run on one node): NCCL, which joins a
 # node's ranks (a server's TP, a node's training ranks), takes at most 72 of one host (its

@@ -8,7 +8,17 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from t3rl_core.fields import Argv, Distinct, GpuId, Hostname, ModelRef, NodeGpus, Port, Seconds, UrlPath
+from t3rl_core.fields import (
+    Argv,
+    Distinct,
+    GpuId,
+    Hostname,
+    ModelRef,
+    NodeGpus,
+    Port,
+    StartupSeconds,
+    UrlPath,
+)
 from t3rl_core.strict import StrictModel, empty_list
 
 
@@ -33,6 +43,6 @@ class ServiceFields(StrictModel):
     # Port of that address; `{port}` in a command service's argv.
     port: Port = 30001
     # Seconds the server has to answer `health_path` before the stage fails.
-    startup_timeout_s: Seconds = 900.0
+    startup_timeout_s: StartupSeconds = 900.0
     # Flags appended to the SGLang server's argv (kind sglang).
     extra_args: Argv = Field(default_factory=empty_list)

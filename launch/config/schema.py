@@ -25,6 +25,7 @@ from t3rl_core.config import (
 from t3rl_core.credit import OutcomeWeight
 from t3rl_core.eval.config import MAX_SAMPLES_PER_TASK, EvalConfig
 from t3rl_core.fields import (
+    STARTUP_USUAL,
     Argv,
     AtLeast,
     ClusterPath,
@@ -422,7 +423,7 @@ class SlurmExecutorConfig(StrictModel):
     ray_port: Port = 6379
     dashboard_port: Port = 8265
     # Seconds to wait for every node's GPUs to register with the Ray head before giving up.
-    ray_start_timeout_s: int = Field(600, ge=1)
+    ray_start_timeout_s: Annotated[int, STARTUP_USUAL] = Field(600, ge=1)
     # Directory for submitit's files and the rendered scripts; None = <run dir>/slurm.
     folder: ClusterPath | None = None
     # Sweep points submitted at once (each its own SLURM jobs); None = all, SLURM's queue decides.

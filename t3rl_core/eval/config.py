@@ -14,8 +14,8 @@ from t3rl_core.fields import (
     NodeGpus,
     PathComponent,
     Port,
-    Seconds,
     Seed,
+    StartupSeconds,
     Temperature,
     TopK,
 )
@@ -41,7 +41,7 @@ class ServerConfig(StrictModel):
     # hardware.gpus_per_engine in a pipeline's eval stage, one GPU in `t3rl eval`.
     tp: NodeGpus | None = None
     # Seconds to wait for /health before the stage fails.
-    startup_timeout_s: Seconds = 900.0
+    startup_timeout_s: StartupSeconds = 900.0
     # Extra `python -m sglang.launch_server` flags, e.g. ["--mem-fraction-static", "0.8"].
     extra_args: Argv = Field(default_factory=empty_list)
     # The server's `--api-key`, by reference (env:NAME or file:PATH, resolved where the stage runs);

@@ -10,13 +10,13 @@ mathematical equivalence with math-verify (Agent-R1 used mathruler's grader). An
 from __future__ import annotations
 
 import threading
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from t3rl_core.config import RewardConfig
 from t3rl_core.envs.bounded_calls import CallWorkers
-from t3rl_core.fields import ChatTag
+from t3rl_core.fields import SECONDS_USUAL, ChatTag
 from t3rl_core.finite import MissingScore, shown, verdict_flag
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult, task_named
 from t3rl_core.rewards.gapped import GappedPattern
@@ -36,7 +36,7 @@ class ReToolRewardConfig(RewardConfig):
     # The response is cut at the first occurrence of this token (Qwen's <|im_end|>); "" = no cut.
     end_of_turn: ChatTag | Literal[""] = "<|im_end|>"
     # Seconds math-verify may spend parsing or comparing one answer (enforced on the main thread only).
-    grading_timeout_s: int = Field(5, ge=1)
+    grading_timeout_s: Annotated[int, SECONDS_USUAL] = Field(5, ge=1)
 
 
 class ReToolOutcomeReward(Reward):

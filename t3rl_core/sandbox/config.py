@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from t3rl_core.fields import (
+    SECONDS_USUAL,
     Above,
     AtLeast,
     Delay,
@@ -45,7 +46,7 @@ class LocalSandboxConfig(SandboxConfig):
     # Wall-clock limit per cell, seconds (ReTool's SandboxFusion run_timeout is 10).
     timeout_s: Seconds = 10.0
     # CPU-time limit per process (RLIMIT_CPU), seconds; None = the wall-clock limit rounded up.
-    cpu_time_s: int | None = Field(None, ge=1)
+    cpu_time_s: Annotated[int, SECONDS_USUAL] | None = Field(None, ge=1)
     # Address-space limit per process (RLIMIT_AS), MiB; with a memory cgroup (root, and a host that
     # allows it) also the cell's whole memory, all processes and shared memory together, plus its files.
     memory_mb: int = Field(1024, ge=64)

@@ -5,10 +5,15 @@ of value, a bound its type declares, a rule reading every field of a kind), not 
   the fields added up (`99:99:99` is 4-04:40:39, a warning with that reading as the fix), the sum in a C
   int (past it, refused), the no-limit words in any case; a limit shorter than any stage (`2:00` is two
   minutes) warned about with the hours meant (launch/checks/rules/slurm_time.py);
+- a timeout too short for what it waits for (a server's start of 0.5 s, a request's of 1 ms, a code cell's
+  of 0.001 s): `Usual` declares a floor beside its ceiling (`least`), 1 s for `Seconds` and 10 s for a
+  start-up (`StartupSeconds`), warned about with the floor as the fix; every field whose name says it
+  holds seconds or a timeout declares both (the audit below);
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +21,9 @@ import pytest
 from launch.checks.resolve import resolve
 from launch.config.errors import Problem
 from launch.run.executors.sbatch import _minutes
+from t3rl_core.fields import Usual
 from tests.support.refusals import errors, fixed
+from tests.support.schema_leaves import config_models, import_all, leaves
 
 S1 = "+experiment=stage1_bfcl"
 SLURM = [S1, "executor=slurm"]
@@ -80,3 +87,50 @@ def test_a_slurm_time_that_reads_as_written_is_accepted_without_a_word(limit: st
 )
 def test_submitit_gets_the_minutes_slurm_reads(limit: str, minutes: int) -> None:
     assert _minutes(limit) == minutes  # was 1 for 0:90, and a ValueError for the no-limit words
+
+
+# ----------------------------------------------------------------------------------- too-short timeouts
+
+S2 = "+experiment=stage2_bfcl"
+SHORT = [
+    ([S2, "eval.server.startup_timeout_s=0.5"], "eval.server.startup_timeout_s", "10"),
+    ([S2, "eval.engine.timeout_s=0.001"], "eval.engine.timeout_s", "1"),
+    ([S2, "eval.engine.health_timeout_s=0.05"], "eval.engine.health_timeout_s", "1"),
+    (
+        ["+experiment=retool", "sandbox=sandbox_fusion", "env.sandbox.run_timeout_s=0.001"],
+        "env.sandbox.run_timeout_s",
+        "1",
+    ),
+    (["+experiment=retool", "env.sandbox.timeout_s=0.01"], "env.sandbox.timeout_s", "1"),
+    (["+experiment=tau2_pipeline", "env.user.timeout_s=0.2"], "env.user.timeout_s", "1"),
+    ([*SLURM, "executor.ray_start_timeout_s=2"], "executor.ray_start_timeout_s", "10"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key", "floor"), SHORT, ids=[o[-1] for o, _, _ in SHORT])
+def test_a_timeout_below_its_declared_floor_is_warned_about(
+    overrides: list[str], key: str, floor: str
+) -> None:
+    _warned_with_a_fix_that_clears_it(overrides, key, f"set {key}={floor}")  # was accepted without a word
+
+
+def test_a_timeout_at_its_floor_is_accepted_without_a_word() -> None:
+    assert (
+        _warning([S2, "eval.server.startup_timeout_s=10", "eval.engine.timeout_s=1"], "eval.engine.timeout_s")
+        is None
+    )
+
+
+_TIMEOUT = re.compile(r"timeout|seconds|(^|_)s$")
+
+
+def test_every_timeout_field_declares_a_usual_ceiling_and_floor() -> None:
+    import_all()
+    timed = [leaf for model in config_models() for leaf in leaves(model) if _TIMEOUT.search(leaf.field)]
+    assert len(timed) > 15, "the walk found too few timeout fields"
+    undeclared = [
+        leaf.name
+        for leaf in timed
+        if not any(isinstance(m, Usual) and m.least is not None for m in leaf.metadata)
+    ]
+    assert undeclared == [], "declare a Usual with `least` (Seconds, StartupSeconds, Delay)"

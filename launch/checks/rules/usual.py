@@ -7,6 +7,8 @@ found by its declaration, walking the validated config (each eval stage's settin
 stage's hardware with their own overrides too), and a value above the ceiling is warned about with the
 type's typical value as the fix. `hardware.gpus_per_node` and `node_gpus` declare 16 (a node's GPUs).
 `Seconds` declares a day, with a scale of 1000: a timeout typed in milliseconds gets the seconds meant.
+A type may declare a floor as well (`least`): a timeout of a second or less (`Seconds`), a start-up wait
+of less than 10 s (`StartupSeconds`) ends before what it waits for could; the floor is the fix.
 """
 
 from __future__ import annotations
@@ -32,7 +34,18 @@ def unusual(
 ) -> Problem | None:
     """The warning for `value` of `key` above `usual`'s ceiling, or None. `fix_as` words the fix with
     `{}` for the value meant (an option: "--tp {}"); by default `set <key>=<value>`."""
-    if not isinstance(value, int | float) or isinstance(value, bool) or value <= usual.most:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    if usual.least is not None and value < usual.least:
+        return Problem(
+            key,
+            f"{key} is {value:g}, below the usual at least {usual.least:g} ({usual.least_why}): it is cut "
+            "off before it could end",
+            source=source,
+            fix=f"{(fix_as or f'set {key}={{}}').format(f'{usual.least:g}')}, or the value you meant",
+            severity="warning",
+        )
+    if value <= usual.most:
         return None
     scaled = value / usual.scale if usual.scale else None
     meant = scaled if scaled is not None and scaled <= usual.most else usual.typical

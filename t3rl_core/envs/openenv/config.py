@@ -16,7 +16,7 @@ from t3rl_core.fields import (
     HttpUrl,
     Identifier,
     PathComponent,
-    Seconds,
+    StartupSeconds,
     Text,
 )
 from t3rl_core.strict import StrictModel
@@ -59,7 +59,7 @@ class OpenEnvEnvConfig(EnvConfig):
     # when the world is built, stopped when it closes.
     command: Argv | None = None
     # Seconds a started server or container gets to answer /health.
-    startup_timeout_s: Seconds = 120.0
+    startup_timeout_s: StartupSeconds = 120.0
     # The system message of every task (the environment's first observation follows as a user message).
     system_prompt: Text = "You act in an environment through its tool. Call it until the episode ends."
     # The one tool the model acts with; its parameters are the environment's action schema.
