@@ -87,8 +87,9 @@ _AS_IS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 def _mask_escaped(text: str, value: str) -> str:
     """`text` with `value` masked where an encoder other than Python's escaped it: JSON may write any
     character as `\\uXXXX` in either case (Go escapes `&<>`, .NET `+'` and every non-ASCII letter in
-    capitals) and `/` as `\\/` (PHP, some Java), a URL's `%XX` may be in lower case, and one text may
-    mix them; `encodings` holds Python's forms only."""
+    capitals) and `/` as `\\/` (PHP, some Java), a URL's `%XX` may be in lower case, a bytes repr
+    writes a non-ASCII letter as its UTF-8 bytes `\\xNN`, and one text may mix them; `encodings`
+    holds the forms of Python's str encoders only."""
     pattern = _escaped(value)
     if pattern is None or not all(run in text for run in _runs(value)):
         return text
@@ -114,12 +115,16 @@ def _escaped(value: str) -> re.Pattern[str] | None:
             continue
         # JSON writes a character beyond U+FFFF as two \\u escapes, one for each UTF-16 unit.
         units = c.encode("utf-16-be", "surrogatepass")
+        utf8 = c.encode("utf-8", "surrogatepass")
         forms = [
             re.escape(c),
             "".join(r"\\u" + _hex(units[i : i + 2]) for i in range(0, len(units), 2)),
-            "".join("%" + _hex(bytes([b])) for b in c.encode("utf-8", "surrogatepass")),
+            "".join("%" + _hex(bytes([b])) for b in utf8),
         ]
-        if c in '"\\/':
+        if not (c.isascii() and c.isprintable()):
+            # A bytes repr (an HTTP body quoted as `raw[:500]!r`) writes each UTF-8 byte as \\xNN.
+            forms.append("".join(r"\\x" + _hex(bytes([b])) for b in utf8))
+        if c in "\"\\/'":
             forms.append(re.escape("\\" + c))
         if c == " ":
             forms.append(r"\+")  # a query's space

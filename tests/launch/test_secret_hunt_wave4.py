@@ -8,7 +8,8 @@ ways it still reached a file or the terminal:
   handed `mask_values` a generator, which its first pass used up, so the cut-short pass saw no value;
 - escaped by another program's encoder, as an HTTP error body or a gateway's log echoes it: JSON's
   `\\/` (PHP, some Java), `\\uXXXX` in either case (Go escapes `&<>`, .NET `+` and non-ASCII in
-  capitals), a URL's `%xx` in lower case;
+  capitals), a URL's `%xx` in lower case, a bytes repr's `\\xNN` (an engine quotes an HTTP error's
+  body so);
 - in a server's log through its copier (`t3rl_core.redact`, in front of every server started with a
   key): it masked the bytes as typed only, so SGLang's `ServerArgs(api_key='…')`, a repr that doubles
   a backslash, a JSON line and a cut-short beginning kept the key in server.log.
@@ -52,6 +53,8 @@ ESCAPED = {
     "dotnet": _escaped(KEY, {"+": "\\u002B", "&": "\\u0026", "<": "\\u003C", ">": "\\u003E", "ä": "\\u00E4"}),
     "every_sign": "".join(c if c.isalnum() and c.isascii() else f"\\u{ord(c):04x}" for c in KEY),
     "url_lower": urllib.parse.quote(KEY, safe="").replace("%2F", "%2f").replace("%C3%A4", "%c3%a4"),
+    # An engine's HTTP error quotes the body as bytes: f"HTTP {status}: {raw[:500]!r}"
+    "bytes_repr": repr(KEY.encode())[2:-1],
 }
 
 
@@ -80,20 +83,23 @@ def _any_escape(c: str, draw: random.Random) -> str:
     ]
     if c == "/":
         forms.append("\\/")
+    if not c.isascii():
+        forms.append(repr(c.encode())[2:-1])  # a bytes repr: \\xNN a UTF-8 byte
     return draw.choice(forms)
 
 
 def test_a_known_value_escaped_any_way_character_by_character_is_masked(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """40 fixed draws: a value of letters, digits and signs (and a letter beyond the BMP), each sign
-    written its own way; the text around it stays."""
+    """40 fixed draws: a value of letters, digits and signs with a letter beyond ASCII (one beyond the
+    BMP among them), each sign written its own way; the text around it stays."""
     draw = random.Random(4)
     signs = "/+=&<>'\"!#$%^*()[]{}|;:,?@ äé😀"
     for _ in range(40):
         value = "".join(
             draw.choice(string.ascii_letters + string.digits + signs) for _ in range(draw.randint(8, 24))
         )
+        value += draw.choice("äé😀")
         written = "".join(
             c if c.isascii() and (c.isalnum() or c in "-_.~") else _any_escape(c, draw) for c in value
         )
