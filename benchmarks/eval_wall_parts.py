@@ -10,6 +10,16 @@ busy loop). Slot-seconds are divided by the concurrency, so the parts add up to 
 event loop's thread CPU until all slots held a call, and the loop's and the process's CPU of the
 whole eval.
 
+Per model call, the two delays a slot sees beyond the latency, split by cause (the loop's selector
+records each wait that may block, the engine call each episode's reply and next call):
+- late (the engine's timer, due at the call's start + latency): "waking", the loop waiting in its
+  selector when the timer came due and waking after it (the wait rounded up to whole milliseconds,
+  the kernel's wake-up, the core taken by others); "queued", the loop running other callbacks first;
+- the gap between a reply and the same episode's next call, when no other callback ran in between:
+  the loop thread's CPU (the reply's parse, the env's step, the next prompt's build and encode: the
+  episode's own work) and the rest of that wall (the GIL or the core held elsewhere); a gap with
+  other callbacks in it (the episode waited for a worker thread's encode) is counted apart.
+
 With `--trees A B …`, each round runs one process per tree in turn (PYTHONPATH=<tree>; a `git
 archive` snapshot to compare against), each a warm-up eval at latency 0 then `--evals` timed ones,
 with the previous eval's garbage collected first, as eval_concurrency.py does. Medians of each part
@@ -23,11 +33,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import contextlib
+import functools
 import gc
 import io
+import itertools
 import json
 import os
+import selectors
 import statistics
 import subprocess
 import sys
@@ -39,6 +53,69 @@ from typing import Any
 from busy_core import condition, label
 
 PARTS = ("before first call", "until all slots", "empty mid-run", "at the end", "after last call", "late")
+PER_CALL = ("late waking", "late queued", "gap CPU", "gap rest", "gap awaiting")
+
+
+class WaitTimes(selectors.BaseSelector):
+    """A mix-in for the eval loop's selector: counts its calls, keeps (start, end) of each that may block."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[tuple[float, float]] = []
+        self.count = 0  # one a loop iteration: a callback other than the current one may have run
+
+    def select(self, timeout: float | None = None) -> list[Any]:
+        self.count += 1
+        if timeout is not None and timeout <= 0:
+            return super().select(timeout)
+        begin = time.perf_counter()
+        try:
+            return super().select(timeout)
+        finally:
+            self.waits.append((begin, time.perf_counter()))
+
+
+# One engine call: (episode, start, reply, loop thread CPU at start and at reply, selector calls then).
+Call = tuple[str, float, float, float, float, int, int]
+
+
+def _per_call(calls: list[Call], waits: list[tuple[float, float]], latency: float) -> dict[str, float]:
+    """Mean seconds a model call of PER_CALL (module docstring); the gaps' means are per gap."""
+    waking = queued = 0.0
+    starts = [begin for begin, _ in waits]
+    for _, begin, end, *_ in calls:
+        due = begin + latency
+        index = bisect.bisect_right(starts, due) - 1
+        woke = min(waits[index][1], end) if index >= 0 and waits[index][1] > due else due
+        waking += max(0.0, woke - due)
+        queued += max(0.0, end - woke)
+    own = rest = awaiting = 0.0
+    gaps = awaited = 0
+    longest: list[float] = []
+    by_episode: dict[str, list[Call]] = {}
+    for call in sorted(calls, key=lambda call: call[1]):
+        by_episode.setdefault(call[0], []).append(call)
+    for found in by_episode.values():
+        for before, after in itertools.pairwise(found):
+            gaps += 1
+            wall = after[1] - before[2]
+            if after[5] == before[6]:  # no loop iteration in between: one callback, the episode's
+                own += after[3] - before[4]
+                rest += wall - (after[3] - before[4])
+            else:
+                awaiting += wall
+                awaited += 1
+                longest.append(wall)
+    return {
+        "late waking": waking / len(calls),
+        "late queued": queued / len(calls),
+        "gap CPU": own / gaps,
+        "gap rest": rest / gaps,
+        "gap awaiting": awaiting / gaps,
+        "gaps awaiting": awaited,
+        "gaps": gaps,
+        "longest awaits": sorted(longest)[-3:],
+    }
 
 
 def _parts(
@@ -78,21 +155,29 @@ def child(latency: float, concurrency: int, evals: int) -> None:
     from t3rl_core.eval.config import EvalConfig
     from t3rl_core.eval.runner import run_eval
 
-    calls: list[tuple[float, float]] = []
+    # asyncio.run's selector, recording its waits.
+    recording = type("Recording", (WaitTimes, selectors.DefaultSelector), {})
+
+    calls: list[Call] = []
     filled: list[float] = []  # the loop thread's CPU when all slots first held a call
     in_flight = [0]
     generate = ReferenceEngine.generate
+    selector = recording()  # the current eval's (its loop closes it)
 
     async def timed(engine: Any, *args: Any, **kwargs: Any) -> Any:
-        begin = time.perf_counter()
+        count = selector.count
+        begin, cpu = time.perf_counter(), time.thread_time()
+        task = asyncio.current_task()
         in_flight[0] += 1
         if in_flight[0] == concurrency and not filled:
-            filled.append(time.thread_time())
+            filled.append(cpu)
         try:
             return await generate(engine, *args, **kwargs)
         finally:
             in_flight[0] -= 1
-            calls.append((begin, time.perf_counter()))
+            reply, reply_cpu = time.perf_counter(), time.thread_time()
+            episode = task.get_name() if task else ""
+            calls.append((episode, begin, reply, cpu, reply_cpu, count, selector.count))
 
     ReferenceEngine.generate = timed  # type: ignore[method-assign]
     runtime = bfcl_eval_runtime()
@@ -106,15 +191,24 @@ def child(latency: float, concurrency: int, evals: int) -> None:
         )
         calls.clear()
         filled.clear()
+        selector = recording()
         gc.collect()
-        with tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(io.StringIO()):
+        with (
+            tempfile.TemporaryDirectory() as out,
+            contextlib.redirect_stdout(io.StringIO()),
+            asyncio.Runner(loop_factory=functools.partial(asyncio.SelectorEventLoop, selector)) as loop,
+        ):
             started, loop_start, cpu = time.perf_counter(), time.thread_time(), time.process_time()
-            asyncio.run(run_eval(runtime, config, rows, Path(out), show_progress=False))
+            loop.run(run_eval(runtime, config, rows, Path(out), show_progress=False))
             ended = time.perf_counter()
             loop_cpu, cpu = time.thread_time() - loop_start, time.process_time() - cpu
         if not index:
             continue  # the warm-up: imports, API classes, parsers
-        parts = _parts(calls, started, ended, concurrency, latency)
+        parts = _parts([(begin, end) for _, begin, end, *_ in calls], started, ended, concurrency, latency)
+        parts |= _per_call(calls, selector.waits, latency)
+        # The loop's wall outside its waits beyond its thread's CPU: off the core (or without the GIL).
+        waited = sum(end - begin for begin, end in selector.waits)
+        parts["loop off-core"] = ended - started - waited - loop_cpu
         parts |= {
             "wall": ended - started,
             "calls": len(calls),
@@ -154,7 +248,11 @@ def main() -> int:
                     print(f"{tree}: " + _line(run), flush=True)
     print(f"medians ({label(args.busy)}), ms unless said:")
     for tree, found in runs.items():
-        median = {key: statistics.median(run[key] for run in found) for key in found[0]}
+        median = {
+            key: statistics.median(run[key] for run in found)
+            for key in found[0]
+            if not isinstance(found[0][key], list)
+        }
         print(f"{tree}: " + _line(median))
     return 0
 
@@ -164,9 +262,15 @@ def _line(run: dict[str, float]) -> str:
     parts = "; ".join(f"{name} {ms[name]:.0f}" for name in PARTS)
     return (
         f"ratio {run['ideal'] / run['wall']:.3f} (load {run['load']:.1f}); wall {ms['wall']:.0f}, "
-        f"ideal {ms['ideal']:.0f}: {parts}; late per call {ms['late'] * run['slots'] / run['calls']:.1f}; "
+        f"ideal {ms['ideal']:.0f}: {parts}; late per call {ms['late'] * run['slots'] / run['calls']:.1f} ("
+        + ", ".join(f"{name} {ms[name]:.2f}" for name in PER_CALL[:2])
+        + "); a gap between calls: "
+        + ", ".join(f"{name} {ms[name]:.2f}" for name in PER_CALL[2:])
+        + f" ({run['gaps awaiting']:.0f} of {run['gaps']:.0f} gaps awaited something; the longest "
+        + ", ".join(f"{1000 * wait:.0f}" for wait in run.get("longest awaits", ()))
+        + "); "
         f"loop CPU until all slots {ms['loop CPU until all slots']:.0f}, of the eval {ms['loop CPU']:.0f}, "
-        f"process CPU {ms['process CPU']:.0f}"
+        f"process CPU {ms['process CPU']:.0f}; the loop, not waiting, off its core {ms['loop off-core']:.0f}"
     )
 
 
