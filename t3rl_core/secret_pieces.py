@@ -122,8 +122,12 @@ def _escaped(value: str) -> re.Pattern[str] | None:
             "".join("%" + _hex(bytes([b])) for b in utf8),
         ]
         if not (c.isascii() and c.isprintable()):
-            # A bytes repr (an HTTP body quoted as `raw[:500]!r`) writes each UTF-8 byte as \\xNN.
+            # A bytes repr (an HTTP body quoted as `raw[:500]!r`) writes each UTF-8 byte as \\xNN;
+            # YAML's double-quoted style (PyYAML's default, without allow_unicode) and Python's
+            # unicode_escape write the character's code point, as \\xNN up to FF, else \\uNNNN or \\UNNNNNNNN.
             forms.append("".join(r"\\x" + _hex(bytes([b])) for b in utf8))
+            point = ord(c).to_bytes(4, "big")
+            forms.append(r"\\x" + _hex(point[3:]) if ord(c) <= 0xFF else r"\\U" + _hex(point))
         if c in "\"\\/'":
             forms.append(re.escape("\\" + c))
         if c == " ":

@@ -9,7 +9,7 @@ ways it still reached a file or the terminal:
 - escaped by another program's encoder, as an HTTP error body or a gateway's log echoes it: JSON's
   `\\/` (PHP, some Java), `\\uXXXX` in either case (Go escapes `&<>`, .NET `+` and non-ASCII in
   capitals), a URL's `%xx` in lower case, a bytes repr's `\\xNN` (an engine quotes an HTTP error's
-  body so);
+  body so), YAML's `\\xE4` and `\\U0001F600` (a child's log printing its config);
 - in a server's log through its copier (`t3rl_core.redact`, in front of every server started with a
   key): it masked the bytes as typed only, so SGLang's `ServerArgs(api_key='…')`, a repr that doubles
   a backslash, a JSON line and a cut-short beginning kept the key in server.log.
@@ -23,6 +23,7 @@ import string
 import urllib.parse
 
 import pytest
+import yaml
 
 from launch.config.secrets import scrub_text
 from t3rl_core import redact, secret
@@ -55,6 +56,7 @@ ESCAPED = {
     "url_lower": urllib.parse.quote(KEY, safe="").replace("%2F", "%2f").replace("%C3%A4", "%c3%a4"),
     # An engine's HTTP error quotes the body as bytes: f"HTTP {status}: {raw[:500]!r}"
     "bytes_repr": repr(KEY.encode())[2:-1],
+    "yaml": _escaped(KEY, {"ä": "\\xE4"}),  # PyYAML's double-quoted style, without allow_unicode
 }
 
 
@@ -85,6 +87,7 @@ def _any_escape(c: str, draw: random.Random) -> str:
         forms.append("\\/")
     if not c.isascii():
         forms.append(repr(c.encode())[2:-1])  # a bytes repr: \\xNN a UTF-8 byte
+        forms.append(c.encode("unicode_escape").decode())  # the code point: \\xNN, \\uNNNN, \\UNNNNNNNN
     return draw.choice(forms)
 
 
@@ -105,6 +108,15 @@ def test_a_known_value_escaped_any_way_character_by_character_is_masked(
         )
         monkeypatch.setattr(secret, "_REVEALED", {value})
         assert mask_revealed(f"refused ({written}) twice") == "refused (***) twice", (value, written)
+
+
+def test_a_known_value_in_a_yaml_dump_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child's log printing its config as PyYAML dumps it: a letter beyond ASCII as its code point."""
+    value = "pässwort-1987 😀"
+    monkeypatch.setattr(secret, "_REVEALED", {value})
+    dumped = yaml.safe_dump({"note": f"refused {value}", "user": "alice"})
+    assert "\\xE4" in dumped and "\\U0001F600" in dumped, dumped
+    assert mask_revealed(dumped) == 'note: "refused ***"\nuser: alice\n'
 
 
 def test_another_value_escaped_stays(monkeypatch: pytest.MonkeyPatch) -> None:
