@@ -9,6 +9,11 @@ of value, a bound its type declares, a rule reading every field of a kind), not 
   of 0.001 s): `Usual` declares a floor beside its ceiling (`least`), 1 s for `Seconds` and 10 s for a
   start-up (`StartupSeconds`), warned about with the floor as the fix; every field whose name says it
   holds seconds or a timeout declares both (the audit below);
+- a reference a job on the cluster reads (launch/checks/rules/cluster_references.py): under SLURM, whose
+  jobs get the environment they are submitted from, an `env:` credential unset here (and named by no
+  setup line) and a `file:` credential missing here; under SLURM and Ray, a credential file or a path of
+  a path kind written under a node-local directory (/tmp, /dev/shm): warnings, the job's node not being
+  this machine;
 """
 
 from __future__ import annotations
@@ -134,3 +139,46 @@ def test_every_timeout_field_declares_a_usual_ceiling_and_floor() -> None:
         if not any(isinstance(m, Usual) and m.least is not None for m in leaf.metadata)
     ]
     assert undeclared == [], "declare a Usual with `least` (Seconds, StartupSeconds, Delay)"
+
+
+# ------------------------------------------------------------------ references a cluster's job reads
+
+UNSET = "T3RL_HUNT_WAVE4_UNSET"
+TAU2 = "+experiment=tau2_pipeline"
+ON_THE_CLUSTER = [
+    ([TAU2, "executor=slurm", f"env.user.api_key=env:{UNSET}"], "env.user.api_key"),
+    ([S2, "executor=slurm", f"eval.engine.api_key=env:{UNSET}"], "eval.engine.api_key"),
+    ([TAU2, "executor=slurm", "env.user.api_key=file:/nonexistent/t3rl-wave4/key"], "env.user.api_key"),
+    ([TAU2, "executor=slurm", "env.user.api_key=file:/tmp/key"], "env.user.api_key"),
+    ([TAU2, "executor=ray", "env.user.api_key=file:/dev/shm/key"], "env.user.api_key"),
+    ([S2, "executor=slurm", "paths.runs_dir=/tmp/runs"], "paths.runs_dir"),
+    ([S2, "executor=ray", "paths.cache_dir=/var/tmp/t3rl"], "paths.cache_dir"),
+    ([S2, "executor=slurm", "model.hf_checkpoint=/dev/shm/qwen"], "model.hf_checkpoint"),
+]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"), ON_THE_CLUSTER, ids=[" ".join(o[1:]) for o, _ in ON_THE_CLUSTER]
+)
+def test_a_reference_the_clusters_job_cannot_read_is_warned_about(
+    overrides: list[str], key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(UNSET, raising=False)
+    warning = _warning(overrides, key)  # was accepted without a word
+    assert warning is not None, f"no warning at {key}"
+    if warning.fix.startswith(f"set {key}=") and " to " not in warning.fix.split(",")[0]:
+        assert _warning(fixed(overrides, warning), key) is None
+
+
+def test_what_the_cluster_may_read_is_accepted_without_a_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(UNSET, raising=False)
+    # Ray expands env: from the cluster's environment; a relative path is the job's own directory's
+    assert _warning([TAU2, "executor=ray", f"env.user.api_key=env:{UNSET}"], "env.user.api_key") is None
+    assert _warning([S2, "executor=slurm", "paths.runs_dir=runs"], "paths.runs_dir") is None
+    # a setup line exports it in the job; set here, sbatch passes it on
+    setup = f"executor.setup=['export {UNSET}=$(cat ~/.key)']"
+    assert (
+        _warning([TAU2, "executor=slurm", f"env.user.api_key=env:{UNSET}", setup], "env.user.api_key") is None
+    )
+    monkeypatch.setenv(UNSET, "a-key")
+    assert _warning([TAU2, "executor=slurm", f"env.user.api_key=env:{UNSET}"], "env.user.api_key") is None
