@@ -98,5 +98,9 @@ def build_plan(run: RunConfig, ctx: PlanContext) -> Plan:
         services = services_of(run, name, spec.kind)
         builder.stages[name] = wrap(stage, services, builder.cluster_python(), str(ctx.run_dir), ctx.base_dir)
     executor = run.executor
-    head = RayHead(getattr(executor, "ray_port", 6379), getattr(executor, "dashboard_port", 8265))
+    default = RayHead()  # the local executor's ports, for an executor that has none (dry, ray)
+    head = RayHead(
+        getattr(executor, "ray_port", default.port),
+        getattr(executor, "dashboard_port", default.dashboard_port),
+    )
     return Plan(run.name, ctx.run_dir, tuple(builder.stages.values()), head)

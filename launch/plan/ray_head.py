@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from launch.config.schema import LocalExecutorConfig
 from t3rl_core.records import Record
+
+# The ports are the executor's settings: a plan without one (executor=dry, whose plan.sh is run by hand)
+# takes the local executor's defaults, declared there only.
+_LOCAL = LocalExecutorConfig.model_fields
 
 
 class RayHead(Record):
     """The Ray head a local run (or plan.sh run by hand) starts around train stages."""
 
-    port: int = 6379
-    dashboard_port: int = 8265
+    port: int = _LOCAL["ray_port"].default
+    dashboard_port: int = _LOCAL["dashboard_port"].default
 
     def start_argv(self, gpus: int) -> list[str]:
         return [

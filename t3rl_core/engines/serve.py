@@ -200,13 +200,16 @@ def main(argv: list[str] | None = None) -> None:
     from t3rl_core.chat.format import ChatFormat
     from t3rl_core.engines.config import HFEngineConfig
     from t3rl_core.engines.hf import HFEngine
+    from t3rl_core.eval.config import ServerConfig
 
     parser = argparse.ArgumentParser(
         prog="python -m t3rl_core.engines.serve", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--model", required=True, help="local HF model directory (weights + tokenizer)")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=30000)
+    # The eval stage's server defaults (eval.server.host/port): this serves in its place.
+    server = ServerConfig.model_fields
+    parser.add_argument("--host", default=server["host"].default)
+    parser.add_argument("--port", type=int, default=server["port"].default)
     parser.add_argument(
         "--chat-template", help="a shipped chat template name, when the tokenizer's own is not wanted"
     )
