@@ -101,6 +101,13 @@ def run_single(
     if existing is not None:
         _show_config_changes(existing, resolved, console, resumed=True)
         _show_code_change(existing, console)
+    elif not dry:
+        from launch.run.unfinished import unfinished_same_run  # lazy: a new run only, not plan or validate
+
+        runs_dir = Path(resolved.run.paths.runs_dir).resolve()
+        repeated = unfinished_same_run(runs_dir, resolved.run.name, overrides, config_dirs)
+        if repeated is not None:
+            console.print(escape(repeated), soft_wrap=True)
     run_dir, fresh = (
         _plan_dir(resolved, out, stamp)
         if dry

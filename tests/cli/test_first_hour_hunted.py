@@ -3,7 +3,9 @@ mistakes (helper-134). Each case failed before its fix; each printed fix is appl
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -120,3 +122,55 @@ def test_a_misspelt_key_of_a_file_is_fixed_in_that_file(own_experiment: Path, ri
         file.read_text(encoding="utf-8").replace(f"{found[2]}:", f"{found[3]}:", 1), encoding="utf-8"
     )
     assert invoke(argv).exit_code == 0
+
+
+# ------------------------------------------- Ctrl-C, then the same `t3rl run` again
+
+
+def _recorded_run(name: str, statuses: dict[str, str], *overrides: str) -> Path:
+    """A run record of the quickstart (its plan's files, recorded as a run) with these stage statuses."""
+    path = Path("runs/quickstart") / name
+    assert invoke(["plan", "+experiment=quickstart", *overrides, "--out", str(path)]).exit_code == 0
+    manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    (path / "manifest.json").write_text(json.dumps({**manifest, "record": "run"}), encoding="utf-8")
+    stages = {s: {"status": status, "fingerprint": "0" * 16, "run_id": s} for s, status in statuses.items()}
+    state = {"version": 1, "run_dir": str(path.resolve()), "stages": stages}
+    (path / "state.json").write_text(json.dumps(state), encoding="utf-8")
+    return path
+
+
+STOPPED = {"prepare_data": "succeeded", "prepare_model": "stopped"}
+DONE = dict.fromkeys(["prepare_data", "prepare_model", "eval_reference", "eval_tiny"], "succeeded")
+NOTE = "note: the last run of these same overrides"
+
+
+def test_the_same_run_again_after_a_stop_names_the_run_to_resume(here: Path) -> None:
+    """Before: a new run dir and every stage from the beginning, without a word of the stopped run."""
+    stopped = _recorded_run("20260101-000000", STOPPED)
+    # `--only nosuch` ends the new run before its first stage, after what it says on starting
+    result = invoke(["run", "+experiment=quickstart", "--only", "nosuch"])
+    assert NOTE in result.output and "its stage prepare_model is recorded stopped" in result.output, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith(NOTE))
+    resume = shlex.split(line.rpartition("resume that one: ")[2])
+    assert resume == ["t3rl", "run", "--run-dir", str(stopped)], line
+    assert invoke(["plan", *resume[2:]]).exit_code == 0  # a resumable run record
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [("20260101-000000", DONE, ())],  # it finished
+        [("20260101-000000", STOPPED, ("seed=3",))],  # other overrides
+        [("20260101-000000", STOPPED, ()), ("20260102-000000", DONE, ())],  # a later one finished
+    ],
+    ids=["finished", "other-overrides", "finished-later"],
+)
+def test_no_note_where_no_unfinished_run_is_repeated(
+    here: Path, records: list[tuple[str, dict[str, str], tuple[str, ...]]]
+) -> None:
+    for name, statuses, overrides in records:
+        _recorded_run(name, statuses, *overrides)
+    result = invoke(["run", "+experiment=quickstart", "--only", "nosuch"])
+    assert result.exit_code == 1 and "no such stage" in result.output and NOTE not in result.output, (
+        result.output
+    )
