@@ -149,7 +149,9 @@ def test_the_same_run_again_after_a_stop_names_the_run_to_resume(here: Path) -> 
     stopped = _recorded_run("20260101-000000", STOPPED)
     # `--only nosuch` ends the new run before its first stage, after what it says on starting
     result = invoke(["run", "+experiment=quickstart", "--only", "nosuch"])
-    assert NOTE in result.output and "its stage prepare_model is recorded stopped" in result.output, result.output
+    assert NOTE in result.output and "its stage prepare_model is recorded stopped" in result.output, (
+        result.output
+    )
     line = next(x for x in result.output.splitlines() if x.startswith(NOTE))
     resume = shlex.split(line.rpartition("resume that one: ")[2])
     assert resume == ["t3rl", "run", "--run-dir", str(stopped)], line
@@ -174,3 +176,24 @@ def test_no_note_where_no_unfinished_run_is_repeated(
     assert result.exit_code == 1 and "no such stage" in result.output and NOTE not in result.output, (
         result.output
     )
+
+
+# ------------------------------------------- where the docs say a run dir goes
+
+
+def test_every_run_dir_layout_the_config_and_docs_name_is_the_one_made(tmp_path: Path) -> None:
+    """conf/config.yaml and the quickstart said `<paths.runs_dir>/<name>-<timestamp>` (so did `t3rl show
+    --explain name` and the config reference), while a run goes to `<name>/<timestamp>`: `<name>-<timestamp>`
+    is the run's id, not its dir."""
+    from launch.run.rundir import RunDir  # the layout itself, beside what is said of it
+
+    made = RunDir.new(tmp_path, "quickstart", "20260101-000000").path.relative_to(tmp_path)
+    assert made.parts == ("quickstart", "20260101-000000")
+    said = re.compile(r"<(?:paths\.)?runs_dir>/(?:<name>|[a-z0-9_]+)(?P<sep>[-/])<(?:time|timestamp|ts)>")
+    files = [
+        *(REPO / "conf").rglob("*.yaml"),
+        *(REPO / "docs").rglob("*.md"),
+        *(REPO / "launch").rglob("*.py"),
+    ]
+    found = [(f, m["sep"]) for f in files for m in said.finditer(f.read_text(encoding="utf-8"))]
+    assert len(found) >= 3 and all(sep == "/" for _, sep in found), [str(f) for f, s in found if s != "/"]
