@@ -50,7 +50,21 @@ def hidden_option_problems(config_dirs: Sequence[str], sources: Iterable[str]) -
     if not config_dirs:
         return []
     used = {os.path.realpath(source) for source in sources}
-    return [_problem(h) for h in hidden_files(config_dirs) if os.path.realpath(h.first) in used]
+    return [
+        _problem(h)
+        for h in hidden_files(config_dirs)
+        if os.path.realpath(h.first) in used and not _same_file_or_bytes(h.own, h.first)
+    ]
+
+
+def _same_file_or_bytes(own: Path, first: Path) -> bool:
+    """Whether the hidden file says what the one read says: nothing of it is lost. `--config-dir conf`
+    (t3rl's own config dir given as one) or a copy of it to edit a few files gave a problem for every
+    file this config composed, each with the fix to rename t3rl's own file (a `mv` inside conf/)."""
+    try:
+        return own.samefile(first) or own.read_bytes() == first.read_bytes()
+    except OSError:
+        return False
 
 
 def _problem(hidden: Hidden) -> Problem:

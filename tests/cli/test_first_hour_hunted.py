@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,31 @@ def test_every_run_dir_layout_the_config_and_docs_name_is_the_one_made(tmp_path:
     ]
     found = [(f, m["sep"]) for f in files for m in said.finditer(f.read_text(encoding="utf-8"))]
     assert len(found) >= 3 and all(sep == "/" for _, sep in found), [str(f) for f, s in found if s != "/"]
+
+
+# ------------------------------------------- t3rl's own config dir, or a copy of it, given as one
+
+
+def test_t3rls_own_config_dir_given_as_one_is_no_mistake(here: Path) -> None:
+    """Before: one error per file the quickstart composed (`conf/env/bfcl_multi_turn.yaml is never read:
+    conf/env/bfcl_multi_turn.yaml has the same name`), each fixed by renaming t3rl's own file."""
+    result = invoke(["validate", "--config-dir", str(REPO / "conf"), "+experiment=quickstart"])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_copy_of_the_config_dir_names_only_the_file_edited(here: Path) -> None:
+    shutil.copytree(REPO / "conf", "my_conf")
+    edited = Path("my_conf/experiment/quickstart.yaml")
+    edited.write_text(
+        edited.read_text(encoding="utf-8").replace("limit_per_category: 5", "limit_per_category: 3")
+    )
+    argv = ["validate", "--config-dir", "my_conf", "+experiment=quickstart"]
+    result = invoke(argv)
+    assert result.exit_code == 2 and result.output.count("is never read") == 1, result.output
+    move, _, choose = (
+        fix_of(result.output).removeprefix("give yours a name of its own: ").partition(" and choose it with ")
+    )
+    _, source, target = shlex.split(move)
+    assert source == str(edited), move
+    Path(source).rename(target)
+    assert invoke(["validate", "--config-dir", "my_conf", choose]).exit_code == 0
