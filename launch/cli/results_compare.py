@@ -45,34 +45,41 @@ _PASS_K = re.compile(r"pass[@^](\d+)")
 NEWER_PART = "(a part this t3rl does not know: written by a newer t3rl)"
 
 
-def reference_identity(summaries: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The identity most recorded summaries share (the first one's on a tie); None when none is recorded."""
+def reference_identity(
+    summaries: Iterable[Mapping[str, Any]], metric: str = DEFAULT_METRIC
+) -> Mapping[str, Any] | None:
+    """The identity most recorded summaries share for a comparison on `metric` (the first one's on a
+    tie); None when none is recorded."""
     # lazy: importlib.metadata (installed versions), only when results are compared
     from t3rl_core.eval.identity import reference
 
-    return reference(s.get("identity") for s in summaries)
+    return reference((s.get("identity") for s in summaries), metric)
 
 
-def differing(summary: Mapping[str, Any], reference: Mapping[str, Any] | None) -> list[str]:
-    """How `summary`'s identity differs from the reference (empty when equal, or when no listed summary
-    records one)."""
+def differing(
+    summary: Mapping[str, Any], reference: Mapping[str, Any] | None, metric: str = DEFAULT_METRIC
+) -> list[str]:
+    """How `summary`'s identity differs from the reference for a comparison on `metric` (empty when
+    equal, or when no listed summary records one)."""
     own = summary.get("identity")
     if reference is None:
         return []
     # An older summary has none: beside recorded ones, what it measured is unknown (named as such).
-    return all_differences(reference, own if isinstance(own, Mapping) else None)
+    return all_differences(reference, own if isinstance(own, Mapping) else None, metric)
 
 
-def all_differences(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> list[str]:
-    """identity.differences, and the parts neither knows here (a record of a newer t3rl) that differ:
-    what this t3rl cannot read is never taken for equal."""
+def all_differences(
+    a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, metric: str = DEFAULT_METRIC
+) -> list[str]:
+    """identity.differences on `metric`, and the parts neither knows here (a record of a newer t3rl)
+    that differ: what this t3rl cannot read is never taken for equal."""
     # lazy: importlib.metadata (installed versions), only when results are compared
     from t3rl_core.eval import identity as identities
 
     if a is None or b is None:
         return identities.differences(a, b)
-    found = [_split_named(part, a, b) for part in identities.differences(a, b)]
-    for part in sorted((a.keys() | b.keys()) - set(identities.PARTS)):
+    found = [_split_named(part, a, b) for part in identities.differences(a, b, metric)]
+    for part in sorted((a.keys() | b.keys()) - {*identities.PARTS, *identities.READ_BY}):
         if a.get(part) != b.get(part):
             # identity's own spelling of a difference ("key a vs b", a sha256 shortened), under a known part
             shown = identities.differences({"scorer": a.get(part)}, {"scorer": b.get(part)})[0]
@@ -133,7 +140,7 @@ def result_lines(
     missing = unmeasured(summary, metric) if value is None else None
     shown = "–" if value is None else f"{value:.3f}"
     head = f"{stage} {missing}" if missing else f"{stage} {shown}" + (f" (n={tasks})" if tasks else "")
-    parts = differing(summary, reference)
+    parts = differing(summary, reference, metric)
     if parts:
         parts_text = "; ".join(parts)
         head = f"{head} [other benchmark: {parts_text}]" if mixed else f"{stage} not ranked: {parts_text}"
@@ -232,7 +239,7 @@ def compare_results(a: Path, b: Path, console: Console, *, mixed: bool, metric: 
             side = "A" if stage in left else "B"
             console.print(f"{escape(stage)}: only {side} has this eval stage's result", soft_wrap=True)
             continue
-        parts = _identity_differences(left[stage], right[stage])
+        parts = _identity_differences(left[stage], right[stage], metric)
         if parts:
             _refusal(console, stage, parts, a, b)
             refused += 1
@@ -246,12 +253,12 @@ def compare_results(a: Path, b: Path, console: Console, *, mixed: bool, metric: 
     return 1 if broken or (refused and not mixed) else 0
 
 
-def _identity_differences(left: Mapping[str, Any], right: Mapping[str, Any]) -> list[str]:
-    """The parts two summaries' identities differ in; one recorded and one not differ ("identity: not
-    recorded…"); two unrecorded ones are left to the table's mark."""
+def _identity_differences(left: Mapping[str, Any], right: Mapping[str, Any], metric: str) -> list[str]:
+    """The parts two summaries' identities differ in for a comparison on `metric`; one recorded and one
+    not differ ("identity: not recorded…"); two unrecorded ones are left to the table's mark."""
     ids = [s.get("identity") for s in (left, right)]
     recorded = [i if isinstance(i, Mapping) else None for i in ids]
-    return [] if recorded == [None, None] else all_differences(*recorded)
+    return [] if recorded == [None, None] else all_differences(*recorded, metric)
 
 
 def _refusal(console: Console, stage: str, parts: list[str], a: Path, b: Path) -> None:

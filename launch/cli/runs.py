@@ -437,7 +437,7 @@ def list_runs(
     for _, view in rows:
         for stage, summary in _summaries(view):
             by_stage.setdefault(stage, []).append(summary)
-    references = {stage: reference_identity(summaries) for stage, summaries in by_stage.items()}
+    references = {stage: reference_identity(summaries, metric) for stage, summaries in by_stage.items()}
     if as_json:
         print(
             json.dumps(
@@ -454,7 +454,7 @@ def list_runs(
         lines = []
         for (name, value, n), (_, summary) in zip(eval_metrics(view, metric), _summaries(view), strict=True):
             lines += result_lines(name, value, n, summary, references[name], mixed=mixed, metric=metric)
-            hidden += bool(differing(summary, references[name]))
+            hidden += bool(differing(summary, references[name], metric))
         metrics = "\n".join(escape(line) for line in lines)
         table.add_row(escape(relative), created, _status(view.status), stages, metrics)
     console.print(table)
@@ -480,7 +480,7 @@ def _as_json(
     """One run of `t3rl runs --json`: what its row shows, as values (a metric not measured is null)."""
     evals = []
     for (stage, value, tasks), (_, summary) in zip(eval_metrics(view, metric), _summaries(view), strict=True):
-        other = differing(summary, references[stage])
+        other = differing(summary, references[stage], metric)
         evals.append({"stage": stage, metric: value, "tasks": tasks, "other_benchmark": list(other or [])})
     return {
         "run": relative,

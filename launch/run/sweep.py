@@ -450,7 +450,7 @@ def point_metric(stages: Sequence[Any], objective: Any = None) -> float | None:
     summary = complete_summary(path)
     sweep_dir = path.parents[3]  # <sweep dir>/pNN/stages/<stage>/summary.json
     if objective is not None and (sweep_dir / "sweep.json").exists():
-        parts = objective_identity_differences(sweep_dir, summary)
+        parts = objective_identity_differences(sweep_dir, summary, objective.metric)
         if parts:  # a study ranks only results of one benchmark
             raise IncomparableEval(
                 f"{path}: its eval measured another benchmark than the study's first scored trial, so its "

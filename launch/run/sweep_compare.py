@@ -100,7 +100,7 @@ def marks(sweep: SweepSummary) -> dict[int, str]:
     from t3rl_core.eval.identity import differences, reference
 
     results = point_results(sweep)
-    common = reference(r.identity for r in results)
+    common = reference((r.identity for r in results), sweep.metric_name)
     found: dict[int, str] = {}
     ranked = []
     for result in results:
@@ -108,7 +108,7 @@ def marks(sweep: SweepSummary) -> dict[int, str]:
             # What it measured is unknown: beside recorded ones it is not ranked (as in `t3rl runs`).
             found[result.index] = f"not ranked, {UNKNOWN_BENCHMARK}"
             continue
-        parts = differences(common, result.identity) if common is not None else []
+        parts = differences(common, result.identity, sweep.metric_name) if common is not None else []
         if parts:
             found[result.index] = "not ranked, another benchmark: " + "; ".join(parts)
         else:
@@ -141,9 +141,12 @@ def unranked(sweep: SweepSummary) -> set[int]:
     return {index for index, mark in marks(sweep).items() if mark.startswith("not ranked")}
 
 
-def objective_identity_differences(sweep_dir: Path, summary: Mapping[str, Any]) -> list[str]:
+def objective_identity_differences(
+    sweep_dir: Path, summary: Mapping[str, Any], metric: str | None = None
+) -> list[str]:
     """Record the first scored trial's identity in the sweep dir; for a later one, the parts in which its
-    identity differs from it (empty: the same benchmark, or no identity recorded)."""
+    identity differs from it for a comparison on `metric` (empty: the same benchmark, or no identity
+    recorded)."""
     # lazy: importlib.metadata (installed versions), only when points are compared
     from t3rl_core.eval.identity import differences
 
@@ -161,4 +164,4 @@ def objective_identity_differences(sweep_dir: Path, summary: Mapping[str, Any]) 
         return []
     finally:
         staged.unlink()
-    return differences(reference, own)
+    return differences(reference, own, metric)

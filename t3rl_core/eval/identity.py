@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -53,6 +54,11 @@ PARTS = (
     "protocol",
     "coverage",
 )
+# Parts that only some of a summary's numbers read: per part, the names of those numbers (a metric key's
+# last name, as `--metric` gives it: `overall.reward`, `categories.x.reward`). Two results differing in
+# such a part compare on every other number: the mean reward reads the reward's settings, an accuracy
+# by the env's own verdict does not (success by a full reward names them in `metric`).
+READ_BY = {"reward": frozenset({"reward"})}
 # Scorers whose version does not change with their code (t3rl's own, a plugin's unversioned package):
 # the identity adds the sha256 of the sources that score (the env's package and the reward's module).
 UNVERSIONED_SCORERS = ("t3rl",)
@@ -70,6 +76,7 @@ REMEDIES = {
     "protocol": "rerun one with the other's model.chat_template, model.chat_template_kwargs, tokenizer "
     "files (the same hub revision) and model.parsers",
     "coverage": "finish the incomplete eval (`--resume` runs its missing and engine-failed episodes)",
+    "reward": "rerun one with the other's reward settings, or compare another number than the reward",
     "identity": "rerun the older one with this t3rl (its summary records no identity)",
 }
 # A tokenizer directory's files that decide its ids and special tokens (any of them may change between two
@@ -357,19 +364,35 @@ def benchmark_identity(
         "coverage": coverage_of(
             records, complete, [k for k in config.pass_k if k <= config.samples * config.repeats]
         ),
+        "reward": reward_record(runtime.reward),
     }
 
 
-def differences(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> list[str]:
-    """The parts in which two identities differ, each as "part: what differs" (empty when equal). An
-    identity that was not recorded (a summary older than this record) differs from any recorded one."""
+def reward_record(reward: Any) -> dict[str, Any]:
+    """The reward the episodes' `reward` numbers come from: its name and the sha256 of its settings."""
+    return {"name": reward.name, "config_sha256": _digest(reward.model_dump(mode="json"))}
+
+
+def compared_parts(metric: str | None = None) -> tuple[str, ...]:
+    """The parts two results must share to be compared on `metric` (None: on the default accuracy)."""
+    # `overall.reward`, a sweep's `eval: categories.x.reward`: each name of the key, the stage's too.
+    names = {name.strip() for name in re.split(r"[.:]", metric or "")}
+    return (*PARTS, *(part for part, read in READ_BY.items() if names & read))
+
+
+def differences(
+    a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, metric: str | None = None
+) -> list[str]:
+    """The parts in which two identities differ, each as "part: what differs" (empty when equal), of
+    those a comparison on `metric` reads (`compared_parts`). An identity that was not recorded (a
+    summary older than this record) differs from any recorded one."""
     if a is None or b is None:
         return (
             [] if a is b else ["identity: not recorded in one of the summaries (written before t3rl kept it)"]
         )
     a, b = canonical(a), canonical(b)
     found = []
-    for part in PARTS:
+    for part in compared_parts(metric):
         left, right = a.get(part), b.get(part)
         if (part in a) != (part in b):
             found.append(f"{part}: not recorded in one of the summaries (written before t3rl recorded it)")
@@ -409,15 +432,17 @@ def canonical(identity: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**identity, "selection": {**selection, "categories": sorted(set(categories))}}
 
 
-def reference(identities: Iterable[Mapping[str, Any] | None]) -> Mapping[str, Any] | None:
-    """The identity most of these share (the first one's on a tie); None when none is recorded. Shared
-    is what `differences` finds no part of (a digest of the text told 1 from 1.0, and categories by
-    their order)."""
+def reference(
+    identities: Iterable[Mapping[str, Any] | None], metric: str | None = None
+) -> Mapping[str, Any] | None:
+    """The identity most of these share for a comparison on `metric` (the first one's on a tie); None
+    when none is recorded. Shared is what `differences` finds no part of (a digest of the text told 1
+    from 1.0, and categories by their order)."""
     groups: list[list[Mapping[str, Any]]] = []
     for identity in identities:
         if not isinstance(identity, Mapping):
             continue
-        group = next((g for g in groups if not differences(g[0], identity)), None)
+        group = next((g for g in groups if not differences(g[0], identity, metric)), None)
         if group is None:
             groups.append([identity])
         else:

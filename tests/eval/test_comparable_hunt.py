@@ -9,6 +9,7 @@ the identity an eval records to every declaration.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -111,3 +112,137 @@ def test_a_sandbox_nothing_declares_is_compared_by_every_field() -> None:
 
     assert _found(env(), env(max_concurrency=2)) == {"env"}
     assert _found(env(), env()) == set()
+
+
+# --- A number that reads a setting the accuracy does not --------------------------------------------
+# An env with its own verdict: success (and so accuracy, pass@k) does not read the reward's settings;
+# the summary's `reward` numbers do. Two evals of reward=progress and reward=binary were one benchmark
+# on `--metric overall.reward` too (`t3rl runs`, `runs diff`, a sweep's ranking, a search's objective).
+VERDICT = [
+    {
+        "status": "finished",
+        "category": "c",
+        "task_id": "t",
+        "reward_metrics": {"accuracy": 1.0},
+        "outcome": {},
+    }
+]
+METRICS_READING_REWARD = {
+    "overall.accuracy": False,
+    "overall.pass@1": False,
+    "overall.progress": False,
+    "categories.multi_turn_base.accuracy": False,
+    "overall.reward": True,
+    "categories.multi_turn_base.reward": True,
+    "eval: overall.reward": True,  # as a sweep names its metric
+}
+
+
+def _rewarded(reward: dict[str, Any]) -> dict[str, Any]:
+    from t3rl_core.config import RuntimeConfig
+    from t3rl_core.eval.config import EvalConfig
+    from t3rl_core.eval.identity import benchmark_identity
+    from t3rl_core.eval.runner import apply_eval_limits
+
+    dumped = bfcl_runtime().model_dump(mode="json") | {"reward": reward}
+    runtime, config = (
+        RuntimeConfig.model_validate(dumped),
+        EvalConfig.model_validate({"engine": {"name": "reference"}}),
+    )
+    return benchmark_identity(apply_eval_limits(runtime, config), config, "a" * 64, VERDICT, complete=True)
+
+
+@pytest.fixture(scope="module")
+def rewarded() -> tuple[dict[str, Any], dict[str, Any]]:
+    return _rewarded({"name": "progress"}), _rewarded({"name": "binary"})
+
+
+@pytest.mark.parametrize(("metric", "reads"), METRICS_READING_REWARD.items())
+def test_another_reward_is_another_benchmark_for_the_numbers_that_read_it(
+    rewarded: tuple[dict[str, Any], dict[str, Any]], metric: str, reads: bool
+) -> None:
+    from launch.cli.results_compare import all_differences, reference_identity
+
+    progress, binary = rewarded
+    found = [part.split(":", 1)[0] for part in differences(progress, binary, metric)]
+    assert found == (["reward"] if reads else []), (metric, found)
+    # `t3rl runs` and `runs diff` read it the same way, and rank by the identity most share on it.
+    assert [p.split(":", 1)[0] for p in all_differences(progress, binary, metric)] == found
+    common = reference_identity(
+        [{"identity": binary}, {"identity": progress}, {"identity": progress}], metric
+    )
+    # On a number that does not read it, all three are one benchmark: the first one's is the reference.
+    assert common is (progress if reads else binary)
+
+
+def test_a_summary_without_the_reward_part_is_named_on_a_reward_number_only(
+    rewarded: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    progress = rewarded[0]
+    older = {part: value for part, value in progress.items() if part != "reward"}
+    assert differences(older, progress) == []
+    assert differences(older, progress, "overall.reward") == [
+        "reward: not recorded in one of the summaries (written before t3rl recorded it)"
+    ]
+
+
+def test_runs_diff_and_a_search_refuse_another_reward_on_its_number(
+    rewarded: tuple[dict[str, Any], dict[str, Any]], tmp_path: Path
+) -> None:
+    import json
+    import os
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+    from launch.run.sweep_compare import objective_identity_differences
+
+    runs = []
+    progress, binary = rewarded
+    for name, ident in (("progress", progress), ("progress_again", progress), ("binary", binary)):
+        path = tmp_path / "runs" / name / "20260101-000000"
+        (path / "stages" / "eval").mkdir(parents=True)
+        (path / "config.yaml").write_text(
+            yaml.safe_dump({"name": name, "stages": {"eval": {"kind": "eval"}}})
+        )
+        summary = {
+            "complete": True,
+            "identity": ident,
+            "overall": {"tasks": 4, "accuracy": 1.0, "reward": 0.5},
+        }
+        (path / "stages" / "eval" / "summary.json").write_text(json.dumps(summary))
+        # Listed newest first, and a tie goes to the first listed: binary's must lose by count alone.
+        os.utime(path / "config.yaml", (1e9 + 10 * len(runs),) * 2)
+        runs.append(str(path))
+    runner = CliRunner()
+    pair = runs[1:]  # progress, binary
+    on_reward = runner.invoke(
+        app, ["runs", "diff", *pair, "--metric", "overall.reward"], env={"COLUMNS": "300"}
+    )
+    assert on_reward.exit_code == 1 and "reward: config_sha256" in " ".join(on_reward.output.split())
+    assert runner.invoke(app, ["runs", "diff", *pair], env={"COLUMNS": "300"}).exit_code == 0
+    listed = runner.invoke(
+        app,
+        ["runs", "--runs-dir", str(tmp_path / "runs"), "--metric", "overall.reward"],
+        env={"COLUMNS": "300"},
+    )
+    # The two of reward=progress are the reference; binary's result is the one held back, and counted.
+    rows = {
+        line.split("/")[0]: line
+        for line in listed.output.splitlines()
+        if line.startswith(("progress", "binary"))
+    }
+    assert "eval not ranked: reward:" in rows["binary"], listed.output
+    assert "not ranked" not in rows["progress"] + rows["progress_again"], listed.output
+    assert "1 result(s) measured another benchmark" in " ".join(listed.output.split())
+    assert "not ranked" not in runner.invoke(app, ["runs", "--runs-dir", str(tmp_path / "runs")]).output
+    # A search ranking by the reward: the first trial's identity is the study's.
+    study = tmp_path / "study"
+    study.mkdir()
+    first, second = ({"identity": ident} for ident in rewarded)
+    assert objective_identity_differences(study, first, "eval: overall.reward") == []
+    assert [
+        p.split(":")[0] for p in objective_identity_differences(study, second, "eval: overall.reward")
+    ] == ["reward"]
+    assert objective_identity_differences(study, second, "eval: overall.accuracy") == []
