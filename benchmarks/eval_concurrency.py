@@ -23,7 +23,6 @@ ratio.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import gc
 import io
@@ -64,6 +63,9 @@ def timed_eval(
     runtime: RuntimeConfig, rows: list, latency: float, concurrency: int
 ) -> tuple[float, float, int]:
     """(wall seconds, process CPU seconds: every thread, model calls) of one eval."""
+    # Here, not at the top: eval_wall_parts.py imports this module's runtime into trees before it.
+    from t3rl_core.eval import loop
+
     config = EvalConfig.model_validate(
         {"engine": {"name": "reference", "latency_s": latency}, "concurrency": concurrency}
     )
@@ -74,7 +76,7 @@ def timed_eval(
     # Its progress lines go to a buffer, as to a log file.
     with tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(io.StringIO()):
         start, cpu = time.perf_counter(), time.process_time()
-        asyncio.run(run_eval(runtime, config, rows, Path(out), show_progress=False))
+        loop.run(run_eval(runtime, config, rows, Path(out), show_progress=False))  # t3rl eval's loop
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         lines = (Path(out) / TRAJECTORIES_FILE).read_text().splitlines()
     records = [json.loads(line) for line in lines]

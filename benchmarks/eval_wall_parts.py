@@ -155,8 +155,11 @@ def child(latency: float, concurrency: int, evals: int) -> None:
     from t3rl_core.eval.config import EvalConfig
     from t3rl_core.eval.runner import run_eval
 
-    # asyncio.run's selector, recording its waits.
-    recording = type("Recording", (WaitTimes, selectors.DefaultSelector), {})
+    try:  # the selector `t3rl eval`'s loop runs on; a tree before t3rl_core.eval.loop: asyncio.run's
+        from t3rl_core.eval.loop import PreciseSelector as selector_class
+    except ImportError:
+        selector_class = selectors.DefaultSelector
+    recording = type("Recording", (WaitTimes, selector_class), {})
 
     calls: list[Call] = []
     filled: list[float] = []  # the loop thread's CPU when all slots first held a call

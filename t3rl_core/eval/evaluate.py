@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from rich.table import Table
 
 from t3rl_core import outside_json
 from t3rl_core.config import RuntimeConfig
+from t3rl_core.eval import loop
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.eval.metrics import OVERALL
 from t3rl_core.eval.report import STATUSES, write_report
@@ -59,7 +59,7 @@ def evaluate(
     out_dir.mkdir(parents=True, exist_ok=True)
 
     def run(config: EvalConfig) -> dict[str, Any]:
-        return asyncio.run(
+        return loop.run(
             run_eval(
                 runtime,
                 config,
