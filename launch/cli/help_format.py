@@ -264,7 +264,20 @@ class _HelpOptionPerNames:
         return super().get_help_option(ctx)  # type: ignore[misc]
 
 
-class PlainCommand(_HelpOptionPerNames, TyperCommand):
+class _ExitCodesEpilog:
+    """The command's exit codes at the end of its help, from their one declaration (launch.cli.exit_help)."""
+
+    epilog: str | None
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        if self.epilog is None:
+            from launch.cli.exit_help import exit_epilog  # lazy: only for a command's --help
+
+            self.epilog = exit_epilog(ctx.command_path)
+        super().format_help(ctx, formatter)  # type: ignore[misc]
+
+
+class PlainCommand(_ExitCodesEpilog, _HelpOptionPerNames, TyperCommand):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.help = reflowed(self.help)
@@ -311,7 +324,7 @@ def _refuse_given_twice(params: list[Any], args: list[str], ctx: Any, group: boo
         i += 1
 
 
-class PlainGroup(_HelpOptionPerNames, TyperGroup):
+class PlainGroup(_ExitCodesEpilog, _HelpOptionPerNames, TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.help = reflowed(self.help)

@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
         """Check a config (schema, topology, batch sizes, parsers, checkpoint, stages); exit 2 on errors.
 
         Each error names the key, the file or override that set it, and a fix that validates. Nothing is
-        written. Exit 0 valid (warnings may be printed), 2 errors.
+        written.
 
         Examples:
 
@@ -88,8 +88,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the resolved config, or with --explain where each value came from.
 
-        --explain also prints the key's type, domain, default and description. Exit 2 on a config error
-        (the config is still printed).
+        --explain also prints the key's type, domain, default and description.
 
         Examples:
 

@@ -306,8 +306,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """A table per file: prompt head, response with tool calls, reward, loss-mask coverage, TITO check.
 
-        Reads `debug: rollout_only` outputs (rollout_data_<id>.pt) and `--dump-details` files. Exit code 1
-        when a sample's token accounting is inconsistent, 2 when a file cannot be read.
+        Reads `debug: rollout_only` outputs (rollout_data_<id>.pt) and `--dump-details` files.
 
         Examples:
 

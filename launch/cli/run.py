@@ -69,7 +69,6 @@ def register(app: typer.Typer) -> None:
 
         A new run goes to <paths.runs_dir>/<name>/<time> (paths.runs_dir: $T3RL_RUNS_DIR, else ./runs).
         Ctrl-C or SIGTERM stops the running stage, records it and prints the command that resumes.
-        Exit 0 done, 1 a stage failed, 2 config error (nothing written), 130 stopped.
 
         Examples:
 
@@ -111,7 +110,7 @@ def register(app: typer.Typer) -> None:
         """Show every stage and its exact commands, and write them to a plan dir with plan.sh; run nothing.
 
         The plan dir is <paths.plans_dir>/<name>/<time> (paths.plans_dir: $T3RL_PLANS_DIR, else ./plans)
-        unless --out DIR. Exit 0 planned, 1 the plan dir cannot be used, 2 config error.
+        unless --out DIR.
 
         Examples:
 

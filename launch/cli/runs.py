@@ -221,9 +221,7 @@ def register(app: typer.Typer) -> None:
     runs_app = typer.Typer(
         help="List run directories and their stages' status.\n\n"
         "Newest first, one mark per stage, each eval stage's metric. A run whose finished stage's outputs "
-        "no longer match their recorded digests is damaged, the first change named below the table. Exit 1 "
-        "when a run's record cannot be read (the others are listed), 2 for a filter that can match "
-        "nothing.\n\n"
+        "no longer match their recorded digests is damaged, the first change named below the table.\n\n"
         "Examples:\n\n"
         "  t3rl runs --status failed --name 'stage1*'\n\n"
         "  t3rl runs --where reward.name=binary --metric overall.pass@1\n\n"

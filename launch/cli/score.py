@@ -118,9 +118,6 @@ def score_command(
 
     tau2: {"id": "0", "domain": "airline", "messages": tau2's messages, "termination_reason": "agent_stop"}
 
-    Exit code 0 when every line scored, 1 when some did not (each named on stderr with its line number;
-    verdicts.jsonl keeps them too), 2 for a bad argument or a file with no line to score (nothing written).
-
     Examples:
 
       t3rl score bfcl trajectories.jsonl

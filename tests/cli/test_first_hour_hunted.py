@@ -226,3 +226,43 @@ def test_a_copy_of_the_config_dir_names_only_the_file_edited(here: Path) -> None
     assert source == str(edited), move
     Path(source).rename(target)
     assert invoke(["validate", "--config-dir", "my_conf", choose]).exit_code == 0
+
+
+# ------------------------------------------- every command's --help says its exit codes
+
+
+def _commands() -> list[tuple[str, bool]]:
+    """(path, runs something) of every command and group under `t3rl`."""
+    import typer.main
+
+    from launch.cli.app import app
+
+    found: list[tuple[str, bool]] = []
+
+    def walk(command: object, path: str) -> None:
+        subcommands = getattr(command, "commands", None)
+        found.append((path, subcommands is None or bool(getattr(command, "invoke_without_command", False))))
+        for name, sub in (subcommands or {}).items():
+            walk(sub, f"{path} {name}".strip())
+
+    walk(typer.main.get_command(app), "")
+    return found
+
+
+def test_every_command_that_runs_something_says_its_exit_codes_in_its_help() -> None:
+    """Before: `t3rl ls`, `eval`, `data bfcl`, `runs show`, `runs diff` and `rollouts show` said nothing of
+    them; the others in a sentence each, without 130."""
+    from launch.cli.exit_help import EXIT_CODES
+
+    commands = _commands()
+    running = [path for path, runs in commands if runs and path]
+    assert sorted(EXIT_CODES) == sorted(running)  # a new command declares its codes
+    for path, runs in commands:
+        text = " ".join(invoke([*path.split(), "--help"]).output.replace("│", " ").split())
+        said = re.findall(r"\bExit\b", text)
+        if not runs or not path:
+            assert not said, (path, text)
+            continue
+        assert len(said) == 1, (path, text)  # the declaration, not a docstring's own sentence as well
+        for code, meaning in {**EXIT_CODES[path], 130: "stopped"}.items():
+            assert f"{code} {meaning}" in text, (path, code, text)
