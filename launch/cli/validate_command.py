@@ -47,7 +47,7 @@ def validate_command(
         # lazy: the run step's modules, only for a config without stages
         from launch.run.steps import no_stages_problem
 
-        warnings.append(no_stages_problem(severity="warning"))
+        warnings.append(no_stages_problem(severity="warning", config_dirs=config_dirs))
     if warnings:
         render_problems(warnings, command_console(stderr=True))
     stages = " → ".join(f"{name} ({stage.kind})" for name, stage in run.stages.items()) or "no stages"

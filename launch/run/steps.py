@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,19 +56,24 @@ def resolve_overrides(
     resolve_in = (lambda run: plan_context(plan_in(run))) if plan_in is not None else None
     resolved = resolve(overrides, config_dirs, resolve_in)
     if not resolved.run.stages:
-        raise ConfigError([no_stages_problem()])
+        raise ConfigError([no_stages_problem(config_dirs=config_dirs)])
     if resolved.warnings:
         render_problems(resolved.warnings, console)
     return resolved
 
 
-def no_stages_problem(severity: Severity = "error") -> Problem:
-    """A config without stages: what an experiment brings, so the fix names one."""
+def no_stages_problem(severity: Severity = "error", config_dirs: Sequence[str] = ()) -> Problem:
+    """A config without stages: what an experiment brings, so the fix names one: the user's own when
+    a config dir of theirs holds one (`t3rl run --config-dir mine` said +experiment=quickstart, and that
+    `t3rl ls experiment`, without the config dir, lists them: theirs were not listed)."""
+    own = sorted({f.stem for d in config_dirs for f in Path(d).expanduser().glob("experiment/*.yaml")})
+    dirs = "".join(f" --config-dir {shlex.quote(d)}" for d in config_dirs)
     return Problem(
         "stages",
         "the config has no stages, so there is nothing to run (no experiment was chosen?)",
         "the primary config (conf/config.yaml) and the overrides given",
-        "choose an experiment: +experiment=quickstart (`t3rl ls experiment` lists them)",
+        f"choose an experiment: +experiment={own[0] if own else 'quickstart'} (`t3rl ls experiment{dirs}` "
+        "lists them)",
         severity=severity,
     )
 

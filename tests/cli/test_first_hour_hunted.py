@@ -266,3 +266,20 @@ def test_every_command_that_runs_something_says_its_exit_codes_in_its_help() -> 
         assert len(said) == 1, (path, text)  # the declaration, not a docstring's own sentence as well
         for code, meaning in {**EXIT_CODES[path], 130: "stopped"}.items():
             assert f"{code} {meaning}" in text, (path, code, text)
+
+
+# ------------------------------------------- no experiment chosen, with a config dir of one's own
+
+
+def test_no_experiment_with_an_own_config_dir_names_ones_own(own_experiment: Path) -> None:
+    """Before: `fix: choose an experiment: +experiment=quickstart (`t3rl ls experiment` lists them)`:
+    without --config-dir that listing leaves out the user's own experiments."""
+    result = invoke(["run", "--config-dir", "mine"])
+    assert result.exit_code == 2, result.output
+    found = re.fullmatch(
+        r"choose an experiment: (\S+) \(`(t3rl ls experiment .*)` lists them\)", fix_of(result.output)
+    )
+    assert found is not None and found[1] == "+experiment=myqs", result.output
+    assert invoke(["validate", "--config-dir", "mine", found[1]]).exit_code == 0
+    listed = invoke(shlex.split(found[2])[1:])
+    assert listed.exit_code == 0 and "myqs" in listed.output, listed.output
