@@ -75,7 +75,9 @@ REMEDIES = {
     "decoding": "rerun one with the other's eval.temperature, eval.top_p and eval.top_k",
     "protocol": "rerun one with the other's model.chat_template, model.chat_template_kwargs, tokenizer "
     "files (the same hub revision) and model.parsers",
-    "coverage": "finish the incomplete eval (`--resume` runs its missing and engine-failed episodes)",
+    "coverage": "finish the incomplete eval (`--resume` runs its missing and engine-failed episodes); "
+    "for infrastructure_failed, fix what failed (the env, its sandbox or user model: the episodes' "
+    "`error`) and rerun that eval",
     "reward": "rerun one with the other's reward settings, or compare another number than the reward",
     "identity": "rerun the older one with this t3rl (its summary records no identity)",
 }
@@ -322,7 +324,8 @@ def coverage_of(records: list[Mapping[str, Any]], complete: bool, ks: Iterable[i
     engine failed each, within eval.max_engine_failure_rate): either measured fewer tasks than the split
     and selection say (which tasks those are is the data and selection parts'). `short_of_k` (only when
     some are): per k > 1 of `ks`, the tasks scored on fewer than k samples, which pass@k and pass^k
-    leave out (their average is over the other tasks)."""
+    leave out (their average is over the other tasks). `infrastructure_failed` (only when some are):
+    the scored episodes whose failure the attribution gives the infrastructure."""
     scored = Counter(_task(r) for r in records if r.get("status") != "aborted")
     coverage: dict[str, Any] = {
         "complete": complete,
@@ -331,7 +334,18 @@ def coverage_of(records: list[Mapping[str, Any]], complete: bool, ks: Iterable[i
     short = {str(k): sum(1 for n in scored.values() if n < k) for k in sorted(set(ks)) if k > 1}
     if any(short.values()):
         coverage["short_of_k"] = {k: count for k, count in short.items() if count}
+    # Scored episodes the infrastructure failed (a world, sandbox, scorer or user model that raised):
+    # each counts as a wrong answer, so two evals with other counts measured other failures, not
+    # other models (only when some are, as before).
+    crashed = sum(1 for r in records if r.get("status") != "aborted" and _party(r) == "infrastructure")
+    if crashed:
+        coverage["infrastructure_failed"] = crashed
     return coverage
+
+
+def _party(record: Mapping[str, Any]) -> Any:
+    attribution = record.get("attribution")
+    return attribution.get("party") if isinstance(attribution, Mapping) else None
 
 
 def _task(record: Mapping[str, Any]) -> str:

@@ -246,3 +246,35 @@ def test_runs_diff_and_a_search_refuse_another_reward_on_its_number(
         p.split(":")[0] for p in objective_identity_differences(study, second, "eval: overall.reward")
     ] == ["reward"]
     assert objective_identity_differences(study, second, "eval: overall.accuracy") == []
+
+
+# --- A world that failed episodes, scored as wrong answers ---------------------------------------------
+# An episode whose world raised is `failed` and attributed to the infrastructure, and it is scored: a
+# wrong answer. An eval whose world crashed in some episodes (a plugin's step raising, a sandbox or user
+# model unreachable) was the same benchmark as a clean one, its lower score ranked beside it.
+
+
+def test_an_eval_whose_world_failed_episodes_is_told_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from t3rl_core.envs.bfcl.env import BFCLEnv
+    from tests.eval.test_comparable_kinds import evaluate
+
+    # One task (multi_turn_base's): an eval of the four categories costs ~6 s of CPU each.
+    clean = evaluate(tmp_path / "clean", categories=["multi_turn_base"])
+    original, calls = BFCLEnv.step, []
+
+    async def step(self: BFCLEnv, action: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:  # one step of one episode: the world's own KeyError
+            raise KeyError("boom")
+        return await original(self, action)
+
+    monkeypatch.setattr(BFCLEnv, "step", step)
+    crashed = evaluate(tmp_path / "crashed", categories=["multi_turn_base"])
+    assert crashed["overall"]["failures"]["infrastructure"] == 1
+    assert clean["identity"]["coverage"] == {"complete": True, "unscored": 0}
+    assert crashed["identity"]["coverage"]["infrastructure_failed"] == 1
+    found = differences(clean["identity"], crashed["identity"])
+    assert found == ["coverage: infrastructure_failed null vs 1"], found
+    assert differences(crashed["identity"], crashed["identity"]) == []
