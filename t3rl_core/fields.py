@@ -171,11 +171,7 @@ Seconds = Annotated[
 ]
 # A wait for something to start: a server loading a model's weights and capturing CUDA graphs, a Ray
 # cluster's GPUs registering, a container booting. Under 10 s it is cut off while it starts.
-STARTUP_USUAL = Usual(
-    86400.0,
-    600.0,
-    _A_DAY,
-    scale=1000.0,
+STARTUP_USUAL = SECONDS_USUAL._replace(
     least=10.0,
     least_why="a server, container or Ray cluster takes longer than that to start (weights, CUDA graphs)",
 )
@@ -243,8 +239,9 @@ FLOAT32_TINY = 2.0**-126
 # A real with no natural bound, deliberately (e.g. a reward's range); finite like every float.
 FiniteReal = Annotated[float, Domain("real", "any finite number (deliberately unbounded)")]
 
-Relation = Literal[">=", ">", "<=", "<"]
+Relation = Literal[">=", ">", "<=", "<", "!="]
 HOLDS: dict[str, Callable[[Any, Any], bool]] = {
+    "!=": operator.ne,
     ">=": operator.ge,
     ">": operator.gt,
     "<=": operator.le,
@@ -295,6 +292,12 @@ def Above(other: str) -> Ordered:
 
 def Below(other: str) -> Ordered:
     return Ordered("<", other)
+
+
+def Differs(other: str) -> Ordered:
+    """Not the value of `other`: two settings naming one thing where two are meant (the column of the
+    questions given as that of the answers, which would hand the model its answer)."""
+    return Ordered("!=", other)
 
 
 # ------------------------------------------------------------------------------------------ strings
@@ -672,6 +675,11 @@ OutputDir = _kind("output dir", "a directory t3rl writes into, created when miss
 UploadDir = _kind("upload dir", "a local directory or .zip uploaded to the cluster, or a remote URI", _path)
 # A path read on the GPU machines, where the launcher's working directory means nothing.
 ClusterPath = _kind("cluster path", "an absolute path on the GPU machines", _absolute)
+# A directory this machine writes into and the GPU machines read (submitit's folder of job scripts): an
+# output dir judged here like OutputDir, and absolute like a ClusterPath.
+SharedOutputDir = _kind(
+    "output dir", "an absolute directory written from here and read on the GPU machines", _absolute
+)
 Interpreter = _kind(
     "interpreter", "a Python interpreter: a command name looked up on PATH, or an absolute path", _interpreter
 )

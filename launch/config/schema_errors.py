@@ -319,7 +319,7 @@ def _bounds_fix(item: Any, key: str) -> str:
     return template.format(key=key, value=item.get("input")) if template else ""
 
 
-_INVERSE = {">=": "<=", ">": "<", "<=": ">=", "<": ">"}
+_INVERSE = {">=": "<=", ">": "<", "<=": ">=", "<": ">", "!=": "!="}
 
 
 def _out_of_order(
@@ -335,12 +335,19 @@ def _out_of_order(
     default = default_of(blamed, root)
     if _number(default) is not None and HOLDS[relation](_number(default), values[partner]):
         fix = f"set {assign(root, blamed, default)} (its default)"
+    elif relation == "!=":  # two names of one thing: the default when it is another, else the other's
+        fix = (
+            f"set {assign(root, blamed, default)} (its default)"
+            if default is not None and default != str(values[partner])
+            else f"set {blamed} to another value than {partner}'s"
+        )
     elif "=" in relation:
         fix = f"set {assign(root, blamed, values[partner])}"
     else:
         fix = f"set {blamed} {relation} {values[partner]}"
     name, partner_name = blamed.rpartition(".")[2], partner.rpartition(".")[2]
-    message = f"{name} {values[blamed]} must be {relation} {partner_name} {values[partner]}"
+    verb = "differ from" if relation == "!=" else f"be {relation}"
+    message = f"{name} {values[blamed]} must {verb} {partner_name} {values[partner]}"
     return Problem(blamed, message, provenance.source(blamed), fix)
 
 

@@ -14,6 +14,12 @@ of value, a bound its type declares, a rule reading every field of a kind), not 
   setup line) and a `file:` credential missing here; under SLURM and Ray, a credential file or a path of
   a path kind written under a node-local directory (/tmp, /dev/shm): warnings, the job's node not being
   this machine;
+- two settings naming one thing where two are meant (ReTool's question column given as its answer
+  column: the model would be handed its answer): an order `Differs(other)` beside `AtLeast`/`Below`,
+  refused at the key set last, with its default as the fix;
+- a directory the launcher writes from this machine under SLURM or Ray (submitit's `executor.folder`,
+  the run and plan dirs) that is a file or cannot be created here: `executor.folder` is a
+  `SharedOutputDir` (an output dir, absolute), and these are judged under every executor;
 """
 
 from __future__ import annotations
@@ -182,3 +188,39 @@ def test_what_the_cluster_may_read_is_accepted_without_a_word(monkeypatch: pytes
     )
     monkeypatch.setenv(UNSET, "a-key")
     assert _warning([TAU2, "executor=slurm", f"env.user.api_key=env:{UNSET}"], "env.user.api_key") is None
+
+
+# -------------------------------------------------------------- two names of one thing, dirs written here
+
+RETOOL = "+experiment=retool"
+SAME_THING = [
+    ([RETOOL, "env.data.question_key=target"], "env.data.question_key"),
+    ([RETOOL, "env.data.answer_key=prompt"], "env.data.answer_key"),
+    ([RETOOL, "env.data.question_key=q", "env.data.answer_key=q"], "env.data.answer_key"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key"), SAME_THING, ids=[" ".join(o[1:]) for o, _ in SAME_THING])
+def test_two_settings_naming_one_column_are_refused(overrides: list[str], key: str) -> None:
+    _refused_at_key_with_a_fix_that_validates(
+        overrides, key
+    )  # was accepted: the answer given as the question
+
+
+WRITTEN_HERE = [
+    ([*SLURM, "executor.folder=/etc/passwd"], "executor.folder"),
+    ([*SLURM, "executor.folder=/proc/t3rl-wave4"], "executor.folder"),
+    ([*SLURM, "paths.runs_dir=/etc/passwd"], "paths.runs_dir"),
+    ([S1, "executor=ray", "paths.plans_dir=/dev/null"], "paths.plans_dir"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key"), WRITTEN_HERE, ids=[" ".join(o[1:]) for o, _ in WRITTEN_HERE])
+def test_a_directory_the_launcher_writes_here_is_refused_when_it_cannot_be(
+    overrides: list[str], key: str
+) -> None:
+    _refused_at_key_with_a_fix_that_validates(overrides, key)  # was accepted under slurm and ray
+
+
+def test_a_clusters_own_directory_is_not_judged_here() -> None:
+    assert errors([*SLURM, "paths.checkpoints_dir=/proc/t3rl-wave4"]) == []  # written by the nodes

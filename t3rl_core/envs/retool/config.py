@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from importlib import resources
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
 from t3rl_core.config import EnvConfig
-from t3rl_core.fields import Label, LocalPath, PathComponent, Seed, Text
+from t3rl_core.fields import Differs, Label, LocalPath, PathComponent, Seed, Text
 from t3rl_core.input_files import InputFile, count_rows
 from t3rl_core.sandbox.config import AnySandboxConfig, LocalSandboxConfig
 from t3rl_core.strict import StrictModel
@@ -30,7 +30,7 @@ class ReToolDataConfig(StrictModel):
     source: LocalPath | None = None
     # Field names of the problem text and of its reference answer (DAPO-Math-17K-cleaned: prompt, target).
     question_key: Label = "prompt"
-    answer_key: Label = "target"
+    answer_key: Annotated[Label, Differs("question_key")] = "target"
     # metadata.data_source of every row (Agent-R1 dispatches its reward on this value).
     data_source: Label = "BytedTsinghua-SIA/DAPO-Math-17k"
     # Shuffle seed; the first `test_size` shuffled rows are the test split, the rest train
