@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if (args.env is None) == (args.runtime_config is None):
         parser.error("give either a dataset name or --runtime-config, not both")
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # a log's lines stay whole
     try:
         if args.runtime_config:
             env = RuntimeConfig.from_yaml(args.runtime_config).env
@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def prepare_and_show(env: EnvConfig, out: Path) -> int:
     """Prepare `env`'s splits into `out` and print a table of them (rows, size, sha256)."""
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # a log's lines stay whole
     try:
         with _shown_progress(console, f"preparing {env.name} data"):
             prepare_env_data(env, out)

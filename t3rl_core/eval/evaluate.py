@@ -128,7 +128,8 @@ def _print(summary: dict[str, Any], out_dir: Path) -> None:
             *("–" if v is None else f"{v:.3f}" for v in values),
             status_cell(block["statuses"]),
         )
-    console = Console()
+    # A stage's log is read and grepped: a long line (the report's path) stays one line, not folded at 80.
+    console = Console(soft_wrap=True)
     console.print(table)
     failures = summary[OVERALL].get("engine_failures", 0)
     if failures:

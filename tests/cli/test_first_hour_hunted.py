@@ -283,3 +283,33 @@ def test_no_experiment_with_an_own_config_dir_names_ones_own(own_experiment: Pat
     assert invoke(["validate", "--config-dir", "mine", found[1]]).exit_code == 0
     listed = invoke(shlex.split(found[2])[1:])
     assert listed.exit_code == 0 and "myqs" in listed.output, listed.output
+
+
+# ------------------------------------------- a stage's log: a long line stays one line
+
+
+def test_the_eval_reports_path_is_one_line_in_a_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `report: ` at the end of one line and the path on the next in every eval stage's log.txt
+    (rich folds text at 80 columns where stdout is no terminal), so `grep report: log.txt` found no path."""
+    from t3rl_core.eval import evaluate
+
+    monkeypatch.setenv("COLUMNS", "80")
+    block = {"tasks": 1, "accuracy": 1.0, "progress": 1.0, "pass@1": 1.0, "statuses": {}}
+    summary = {"pass_k": [1], "split": "s", "engine": {"name": "reference"}, "categories": {"c": block}}
+    out = tmp_path / ("a-long-run-dir-name-" * 4) / "stages" / "eval_reference"
+    evaluate._print({**summary, evaluate.OVERALL: block, "complete": True}, out)
+    assert f"report: {out / 'report.md'}\n" in capsys.readouterr().out
+
+
+def test_a_data_stages_error_is_one_line_in_its_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from t3rl_core.data.__main__ import main
+
+    monkeypatch.setenv("COLUMNS", "80")
+    missing = tmp_path / ("a-long-run-dir-name-" * 4) / "runtime" / "prepare_data.yaml"
+    assert main(["--runtime-config", str(missing), "--out", str(tmp_path / "out")]) == 2
+    line = next(x for x in capsys.readouterr().err.splitlines() if x.startswith("cannot read the env config"))
+    assert str(missing) in line, line
