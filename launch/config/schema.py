@@ -57,6 +57,7 @@ from t3rl_core.fields import (
     Repeats,
     SbatchOption,
     Seed,
+    SharedOutputDir,
     ShellScript,
     SlurmDuration,
     StageName,
@@ -425,7 +426,7 @@ class SlurmExecutorConfig(StrictModel):
     # Seconds to wait for every node's GPUs to register with the Ray head before giving up.
     ray_start_timeout_s: Annotated[int, STARTUP_USUAL] = Field(600, ge=1)
     # Directory for submitit's files and the rendered scripts; None = <run dir>/slurm.
-    folder: ClusterPath | None = None
+    folder: SharedOutputDir | None = None
     # Sweep points submitted at once (each its own SLURM jobs); None = all, SLURM's queue decides.
     max_parallel: int | None = Field(None, ge=1)
 

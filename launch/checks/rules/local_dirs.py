@@ -4,9 +4,11 @@ uploads to the cluster are there.
 Fields are found by their declared kind (t3rl_core.fields), walking the validated config, so a new
 directory is checked by declaring its type:
 
-- `OutputDir`: under an executor that runs stages on this machine, a directory, or a path whose nearest
-  existing ancestor is a directory, that this user can write; a file in its place, or a read-only
-  tree, would stop the run at its first write. The dry executor writes only its plan (plans_dir).
+- `OutputDir` (and `SharedOutputDir`): under an executor that runs stages on this machine, a directory,
+  or a path whose nearest existing ancestor is a directory, that this user can write; a file in its
+  place, or a read-only tree, would stop the run at its first write. The dry executor writes only its
+  plan (plans_dir); under SLURM and Ray the launcher still writes the run dir, the plans and submitit's
+  job scripts from here (`_LAUNCHER_WRITES`), and the rest is the cluster's.
 - `UploadDir`: a local directory or .zip the launcher uploads (Ray's runtime_env working_dir) exists
   here; a remote URI (s3://, https://, ...) is the cluster's to fetch.
 """
@@ -97,15 +99,19 @@ def _refused_write(directory: Path, path: Path) -> str | None:
 
 # The one directory the dry executor writes (its plan: launch.run.single._plan_dir); it runs no stage.
 _DRY_WRITES = ("paths.plans_dir",)
+# What the launcher writes from this machine under any executor that runs something: the run dir, the
+# plans, and submitit's job scripts (executor.folder), before any job starts.
+_LAUNCHER_WRITES = ("paths.runs_dir", "paths.plans_dir", "executor.folder")
 
 
 def output_dirs_writable(ctx: Context) -> Iterator[Problem]:
     """Output directories of a run whose stages start on this machine can be created and written."""
-    if ctx.run.executor.kind not in ("local", "dry"):
-        return  # the paths are the cluster's
+    kind = ctx.run.executor.kind
     for key, value, default in fields_of_kind(ctx.run, "output dir"):
-        if ctx.run.executor.kind == "dry" and key not in _DRY_WRITES:
-            continue  # a plan for another machine: its run, checkpoint and cache paths are that one's
+        if (kind == "dry" and key not in _DRY_WRITES) or (
+            kind in ("slurm", "ray") and key not in _LAUNCHER_WRITES
+        ):
+            continue  # a plan for another machine, or a cluster's path: that machine's to write
         why = unwritable(Path(os.path.expanduser(value)))
         if why is None:
             continue
