@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from launch.config.compose_cache import cached_compose
-from launch.config.direct.compose import compose_directly
+from launch.config.direct.compose import compose_directly, composed_by_hydra
 from launch.config.errors import ConfigError, Problem
 from launch.config.plain import Plain, Reads
 
@@ -33,7 +33,7 @@ def plain_composition(overrides: Sequence[str], config_dirs: Sequence[str], read
 
     reads.by_hydra = True
     try:
-        return plain_with_hydra(overrides, config_dirs, reads)
+        composed = plain_with_hydra(overrides, config_dirs, reads)
     except TypeError as error:  # OmegaConf's ConfigTypeError: a list file merged into a mapping
         problems = _not_mappings(config_dirs) if "Cannot merge" in str(error) else []
         if not problems:
@@ -44,6 +44,8 @@ def plain_composition(overrides: Sequence[str], config_dirs: Sequence[str], read
         # deep, or two files whose defaults lists name each other, end here (the direct composition names
         # the file; a command line it leaves to Hydra did not).
         raise ConfigError([_recursed(config_dirs)]) from None
+    composed_by_hydra(overrides, config_dirs, composed.provenance)
+    return composed
 
 
 def _not_mappings(config_dirs: Sequence[str]) -> list[Problem]:

@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 from omegaconf._utils import get_yaml_loader
 
 from launch.config.composed import plain_with_hydra
+from launch.config.direct import compose as direct_compose
 from launch.config.direct import config_files
 from launch.config.direct.compose import DeferredHydra, compose_directly
 from launch.config.direct.interpolation import Resolver
@@ -25,6 +26,7 @@ from launch.config.direct.overrides import parse
 from launch.config.direct.unsupported import Unsupported
 from launch.config.errors import ConfigError
 from launch.config.plain import Plain, Reads
+from launch.config.resolved import plain_composition
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 PRIMARY_GROUPS = ("model", "hardware", "env", "user_sim", "sandbox", "reward", "eval", "executor", "tracking")
@@ -140,6 +142,94 @@ def test_a_search_line_with_hydras_node_deferred(overrides: list[str]) -> None:
     assert direct is not None and isinstance(direct.hydra, DeferredHydra), overrides
     assert _fingerprint(direct) == _fingerprint(hydra)
     assert direct.hydra["sweeper"]["params"] == hydra.hydra["sweeper"]["params"] != {}
+
+
+SEARCH = ["+experiment=stage1_bfcl", "+hparams_search=bfcl_lr_kl_reward"]
+SETTINGS = ["++hydra.sweeper.n_trials=3", "hydra.sweeper.direction=minimize"]
+
+
+@pytest.fixture
+def _nothing_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No sweeper settings accepted by Hydra yet (the process's record starts empty)."""
+    monkeypatch.setattr(direct_compose, "_ACCEPTED", {})
+    monkeypatch.setattr(direct_compose, "_unjudged", None)
+
+
+@pytest.mark.usefixtures("_nothing_accepted")
+def test_a_searchs_settings_are_composed_directly_once_hydra_accepted_them_on_the_same_node() -> None:
+    """`++hydra.sweeper.n_trials=3` on a search: left to Hydra the first time, then each trial and bound
+    line repeating it (another group choice, a value) is composed directly, identical to Hydra's."""
+    line = [*SEARCH, *SETTINGS]
+    assert compose_directly(line, [], {}) is None  # Hydra judges the settings first
+    plain_composition(line, [], Reads())
+    for extra in ([], ["reward=binary"], ["stages.train.curriculum.optimizer.lr=1e-7", "seed=4"]):
+        direct, hydra = _both([*line, *extra])
+        assert direct is not None and isinstance(direct.hydra, DeferredHydra), extra
+        assert _fingerprint(direct) == _fingerprint(hydra)
+        assert direct.hydra["sweeper"]["n_trials"] == 3 and direct.hydra["sweeper"]["direction"] == "minimize"
+    # Other settings, the same in another order, or the same on another node: Hydra's again.
+    assert compose_directly([*SEARCH, "++hydra.sweeper.n_trials=4", SETTINGS[1]], [], {}) is None
+    assert compose_directly([*SEARCH, *reversed(SETTINGS)], [], {}) is None
+    assert compose_directly(["+experiment=stage1_bfcl", *SETTINGS], [], {}) is None
+
+
+@pytest.mark.usefixtures("_nothing_accepted")
+@pytest.mark.parametrize(
+    "line",
+    [
+        ["+experiment=stage1_bfcl", "++hydra.sweeper.n_trials=3"],  # no search: the basic sweeper's node
+        [*SEARCH, "hydra.sweeper.no_such=1"],  # a key the sweeper lacks
+        [*SEARCH, "+hydra.sweeper.n_trials=3"],  # added where it is
+        [*SEARCH, "hydra.sweeper.n_trials=many"],  # an int of the sweeper's schema
+    ],
+)
+def test_sweeper_settings_hydra_refuses_are_never_composed_directly(line: list[str]) -> None:
+    for _ in range(2):
+        assert compose_directly(line, [], {}) is None
+        with pytest.raises(ConfigError):
+            plain_composition(line, [], Reads())
+    assert compose_directly([*line, "seed=4"], [], {}) is None
+
+
+@pytest.mark.usefixtures("_nothing_accepted")
+def test_sweeper_settings_accepted_on_one_node_are_judged_again_on_another(tmp_path: Path) -> None:
+    """The same settings and search after the search's file changed: a value of its `hydra:` section
+    (composed directly again once Hydra composed it, with the new value), then its sweeper to Hydra's
+    basic one, which has no n_trials (refused)."""
+    search = tmp_path / "hparams_search"
+    search.mkdir()
+    mine = "# @package _global_\ndefaults:\n  - override /hydra/sweeper: {}\n"
+    mine += "hydra:\n  sweeper:\n    params:\n"
+    (search / "mine.yaml").write_text(mine.format("optuna") + "      seed: choice(1, 2)\n")
+    line = ["+experiment=stage1_bfcl", "+hparams_search=mine", "hydra.sweeper.n_trials=3"]
+    dirs = [str(tmp_path)]
+    plain_composition(line, dirs, Reads())
+    assert compose_directly([*line, "seed=4"], dirs, {}) is not None
+    (search / "mine.yaml").write_text(mine.format("optuna") + "      seed: choice(1, 3)\n")
+    assert compose_directly([*line, "seed=4"], dirs, {}) is None
+    plain_composition(line, dirs, Reads())
+    _assert_identical([*line, "seed=4"], dirs)
+    (search / "mine.yaml").write_text(mine.format("basic") + "      seed: choice(1, 3)\n")
+    assert compose_directly([*line, "seed=4"], dirs, {}) is None
+    with pytest.raises(ConfigError, match="n_trials"):
+        plain_composition([*line, "seed=4"], dirs, Reads())
+
+
+@pytest.mark.usefixtures("_nothing_accepted")
+def test_sweeper_settings_accepted_under_one_search_are_judged_again_without_it(tmp_path: Path) -> None:
+    """A search chosen by an experiment's defaults list, not on the command line: the node is the same,
+    yet t3rl refuses the settings (no search chosen on the line; launch.config.sweeper_settings). (The
+    direct composition also declines the search's entry there; the shape names the search regardless.)"""
+    (tmp_path / "experiment").mkdir()
+    searched = "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - /hparams_search: bfcl_lr_kl_reward\n"
+    (tmp_path / "experiment" / "searched.yaml").write_text(searched)
+    dirs = [str(tmp_path)]
+    plain_composition([*SEARCH, SETTINGS[0]], dirs, Reads())
+    assert compose_directly([*SEARCH, SETTINGS[0], "seed=4"], dirs, {}) is not None
+    chosen_in_file = ["+experiment=searched", SETTINGS[0]]
+    assert compose_directly(chosen_in_file, dirs, {}) is None
+    with pytest.raises(ConfigError, match="chooses no search"):
+        plain_composition(chosen_in_file, dirs, Reads())
 
 
 def test_a_search_file_that_chooses_a_plain_entry_after_its_sweeper_is_left_to_hydra(tmp_path: Path) -> None:

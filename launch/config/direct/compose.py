@@ -12,7 +12,7 @@ from launch.config.direct.config_files import Repository
 from launch.config.direct.defaults import Choice, Chosen, DefaultsList
 from launch.config.direct.interpolation import Resolver
 from launch.config.direct.nodes import Box, embedded, merge, plain
-from launch.config.direct.overrides import Override, apply, parse
+from launch.config.direct.overrides import Override, apply, parse, sets_hydras_node
 from launch.config.direct.unsupported import Unsupported
 from launch.config.env_references import ENVIRONMENT_KEYS, kept_text, unset_variables
 from launch.config.layers import AppliedOverride, Layer, leaves
@@ -26,6 +26,26 @@ PRIMARY_CONFIG = "config"
 # What Hydra itself stores in its ConfigStore (the search path's last entry); anything else in it could
 # be a config the direct composition does not see.
 _HYDRA_STORE = frozenset({"hydra", "_dummy_empty_config_.yaml"})
+# A sweeper's settings (`++hydra.sweeper.n_trials=20`) set Hydra's own node alone, yet Hydra may refuse
+# them (a key its sweeper lacks, a type it does not take, no search chosen) where this package cannot
+# judge them. So they are composed directly once Hydra has composed a line with the same settings on a
+# node of the same shape (`_NodeShape`): a search's every trial and bound the pre-flight composes repeats
+# its base line's settings. The shapes Hydra accepted in this process, each with the values its
+# provenance gave the node's keys: a file's value, or the setting's where OmegaConf set it in the file's
+# own node (which the sweeper's schema decides: a field of type Any, not an int), as only Hydra knows.
+_ACCEPTED: dict[tuple[Any, ...], dict[str, Any]] = {}
+# The last line left to Hydra for want of that, with its shape (`composed_by_hydra` accepts it).
+_unjudged: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
+
+
+class _NodeShape(Unsupported):
+    """Sweeper settings Hydra has not accepted on this shape of its node: everything that shapes it
+    (the search path, the sweepers the defaults lists choose, the files' `hydra:` sections, the search
+    the command line chooses, which Hydra's settings need) and the settings, in order."""
+
+    def __init__(self, shape: tuple[Any, ...]) -> None:
+        super().__init__("a sweeper's settings Hydra has not composed on this node")
+        self.shape = shape
 
 
 def compose_directly(
@@ -34,12 +54,42 @@ def compose_directly(
     """The composition of this command line, or None to compose with Hydra. `env` gets each
     environment variable the interpolations read, with its value (for the composition cache)."""
     read: dict[str, str | None] = {}
+    global _unjudged
     try:
         composed = _compose(overrides, config_dirs, read)
+    except _NodeShape as unjudged:
+        _unjudged = ((tuple(overrides), tuple(config_dirs)), unjudged.shape)
+        return None
     except Unsupported:
         return None
     env.update(read)
     return composed
+
+
+def composed_by_hydra(overrides: Sequence[str], config_dirs: Sequence[str], provenance: Provenance) -> None:
+    """Hydra composed this command line without an error: if `compose_directly` left it to Hydra for its
+    sweeper settings alone, they are accepted on their node's shape from here on."""
+    global _unjudged
+    if _unjudged is not None and _unjudged[0] == (tuple(overrides), tuple(config_dirs)):
+        _ACCEPTED[_unjudged[1]] = {key: o.raw for key, o in provenance.items() if _in_hydras_node(key)}
+        _unjudged = None
+
+
+def _with_hydras_values(provenance: Provenance, shape: tuple[Any, ...]) -> Provenance:
+    """The provenance with the values Hydra's own gave the node's keys on this shape; _NodeShape when
+    Hydra has not accepted it (or gave other keys)."""
+    values = _ACCEPTED.get(shape)
+    origins = dict(provenance.items())
+    if values is None or set(values) != {key for key in origins if _in_hydras_node(key)}:
+        raise _NodeShape(shape)
+    return Provenance(
+        {key: o._replace(raw=values[key]) if key in values else o for key, o in origins.items()},
+        provenance.shadowed,
+    )
+
+
+def _in_hydras_node(key: str) -> bool:
+    return key == "hydra" or key.startswith("hydra.")
 
 
 def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str, str | None]) -> Plain:
@@ -49,7 +99,10 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
     parsed = [parse(text) for text in written]
     choices: dict[str, Choice] = {}
     key_overrides: list[Override] = []
+    node_settings = [o for o in parsed if sets_hydras_node(o)]
     for override in parsed:
+        if sets_hydras_node(override):
+            continue
         group, mounted, _ = override.key.partition("@")
         if not repo.group_exists(group):
             if mounted:
@@ -77,6 +130,7 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
         raise Unsupported("a config that sets Hydra's search path in Hydra's own node")
     for override in key_overrides:
         apply(config, override)
+    shape = _node_shape(repo, node_settings, defaults, hydra, choices, config_dirs)
     _keep_environment_references(config)
 
     layers = [
@@ -92,6 +146,8 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
     ]
     applied = [AppliedOverride(o.text, o.key, o.value, delete=o.delete) for o in key_overrides]
     provenance = Provenance.from_layers(layers, applied)
+    if shape is not None:
+        provenance = _with_hydras_values(provenance, shape)
     if unset_variables(provenance):
         raise Unsupported("an unset environment variable (Hydra's composition words the error)")
     root = plain(config)
@@ -99,8 +155,31 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
     remember_config(data)
     # Hydra's own node is composed by Hydra, once read (a search's sweeper): what shapes it here (a
     # file's `hydra:` section, an `override /hydra/sweeper` entry) never reaches the config.
-    deferred = hydra is not None or defaults.hydra_entries
+    deferred = hydra is not None or defaults.hydra_entries or node_settings
     return Plain(data, provenance, DeferredHydra(overrides, config_dirs) if deferred else {})
+
+
+def _node_shape(
+    repo: Repository,
+    settings: list[Override],
+    defaults: DefaultsList,
+    hydra: Any,
+    choices: dict[str, Choice],
+    config_dirs: Sequence[str],
+) -> tuple[Any, ...] | None:
+    """What Hydra's acceptance of these sweeper settings depends on (see `_NodeShape`); None for none."""
+    if not settings:
+        return None
+    if repo.group_exists("hydra"):
+        raise Unsupported("a config dir holding Hydra's own groups")
+    search = choices.get("hparams_search")
+    return (
+        tuple(config_dirs),
+        tuple(defaults.hydra_entries),
+        repr(plain(hydra)),
+        search.value if search is not None else None,
+        tuple(o.text for o in settings),
+    )
 
 
 def repository(config_dirs: Sequence[str]) -> Repository:

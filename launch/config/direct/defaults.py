@@ -146,9 +146,9 @@ class DefaultsList:
     def __init__(self, repo: Repository, choices: dict[str, Choice]) -> None:
         self.repo, self.choices = repo, choices
         self._known: dict[str, str | None] = {}
-        # Whether a list chose Hydra's sweeper (`override /hydra/sweeper: optuna`): it shapes Hydra's own
-        # node alone, which the composition defers (launch.config.direct.compose.DeferredHydra).
-        self.hydra_entries = False
+        # The sweepers the lists chose (`override /hydra/sweeper: optuna`): they shape Hydra's own node
+        # alone, which the composition defers (launch.config.direct.compose.DeferredHydra).
+        self.hydra_entries: list[str] = []
 
     def build(self, primary: str) -> list[Chosen]:
         root = Entry(path=primary, primary=True)
@@ -270,7 +270,8 @@ class DefaultsList:
         after_sweeper = False
         for item in written:
             if _sweeper_choice(item):  # an override entry: a plain one after it is refused by Hydra
-                after_sweeper = self.hydra_entries = True
+                after_sweeper = True
+                self.hydra_entries.append(str(next(iter(item.values()))))
                 continue
             listed = _entry(item)
             if after_sweeper and not listed.override and not listed.is_self():

@@ -7,13 +7,13 @@ first, as a flag's name; any start with a `:` or `/` in it, as a relative path o
 `nan` with a sign or none, a string in single or double quotes holding no backslash, `$` or its own
 quote, a list `[…]` of such values, or a mapping `{k: v, …}` of names to such values, lists or
 mappings. Anything else (sweeps, lists in lists, escapes, interpolations, `~key=value`, Hydra's own
-`hydra.*`) is Unsupported; `group@package=option` chooses the option of a group's entry at that
-package. Applied: `key=value` to a key the config has (a scalar; a list to a list, its items
-replaced), `+key=value` to a key it lacks (a scalar also to one holding null), `++key=value` to either
-(a scalar over a scalar, a list over a list), null over a list or a mapping (without `+`), as
-OmegaConf sets a value: in place, where the box or list is shared; a mapping as
-`OmegaConf.update(merge=True)` sets it (see `_apply_mapping`); `~key` deletes a key holding a value
-(Hydra refuses one holding null as missing).
+`hydra.*` but a sweeper's settings, see `SWEEPER_SETTINGS`) is Unsupported; `group@package=option`
+chooses the option of a group's entry at that package. Applied: `key=value` to a key the config has
+(a scalar; a list to a list, its items replaced), `+key=value` to a key it lacks (a scalar also to one
+holding null), `++key=value` to either (a scalar over a scalar, a list over a list), null over a list
+or a mapping (without `+`), as OmegaConf sets a value: in place, where the box or list is shared; a
+mapping as `OmegaConf.update(merge=True)` sets it (see `_apply_mapping`); `~key` deletes a key holding
+a value (Hydra refuses one holding null as missing).
 """
 
 from __future__ import annotations
@@ -66,6 +66,10 @@ _NOT_NAMES = {"true", "false", "null", "inf", "nan"}
 _KEYWORDS = {"true": True, "false": False, "null": None}
 # Keys whose overrides set Hydra's own node (a search's file shapes it too: see DeferredHydra).
 _HYDRA_KEYS = ("hydra",)
+# Of those, the settings of a search's sweeper (`++hydra.sweeper.n_trials=20`): read here, set in Hydra's
+# node alone, which the composition defers once Hydra has accepted them on the same node
+# (launch.config.direct.compose). Deleting one (`~`) is left to Hydra.
+SWEEPER_SETTINGS = "hydra.sweeper."
 
 
 class Override(Record):
@@ -101,20 +105,25 @@ def parse(text: str) -> Override:
         prefix, key, raw = "~", deleted.group(1), None
     else:
         raise Unsupported(f"an override the direct composition does not read: {text}")
-    if key.split(".")[0].startswith(_HYDRA_KEYS):
+    if key.split(".")[0].startswith(_HYDRA_KEYS) and (prefix == "~" or not key.startswith(SWEEPER_SETTINGS)):
         raise Unsupported(f"{key}: Hydra's own settings")
     return Override(text, key, None if raw is None else _value(raw), prefix)
+
+
+def sets_hydras_node(override: Override) -> bool:
+    """Whether the override sets a setting of Hydra's own node, not of the config."""
+    return override.key.startswith(SWEEPER_SETTINGS)
 
 
 def reads_directly(overrides: Sequence[str]) -> bool:
     """Whether the direct composition reads every override of this command line (its config files may
     still leave the line to Hydra)."""
     try:
-        for text in overrides:
-            parse(optional_group_choice(text))
+        # A sweeper's setting is composed directly only after Hydra accepted it (one composition with
+        # Hydra first, which a child composing ahead speeds up).
+        return not any(sets_hydras_node(parse(optional_group_choice(text))) for text in overrides)
     except Unsupported:
         return False
-    return True
 
 
 def _value(raw: str) -> Any:
