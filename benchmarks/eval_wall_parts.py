@@ -18,7 +18,11 @@ records each wait that may block, the engine call each episode's reply and next 
 - the gap between a reply and the same episode's next call, when no other callback ran in between:
   the loop thread's CPU (the reply's parse, the env's step, the next prompt's build and encode: the
   episode's own work) and the rest of that wall (the GIL or the core held elsewhere); a gap with
-  other callbacks in it (the episode waited for a worker thread's encode) is counted apart.
+  other callbacks in it (the episode waited for a worker thread's encode) is counted apart;
+- a handover: the k-th episode's last reply to the first call of the k-th episode after the first
+  wave (the next one to take a slot): the episode's last step and scoring, its slot's release, and the
+  next episode's set-up if not done yet and its wake-up; the median, and all of them in wall time
+  (slot-seconds / concurrency, as the parts).
 
 With `--trees A B …`, each round runs one process per tree in turn (PYTHONPATH=<tree>; a `git
 archive` snapshot to compare against), each a warm-up eval at latency 0 then `--evals` timed ones,
@@ -79,7 +83,9 @@ class WaitTimes(selectors.BaseSelector):
 Call = tuple[str, float, float, float, float, int, int]
 
 
-def _per_call(calls: list[Call], waits: list[tuple[float, float]], latency: float) -> dict[str, float]:
+def _per_call(
+    calls: list[Call], waits: list[tuple[float, float]], latency: float, slots: int
+) -> dict[str, float]:
     """Mean seconds a model call of PER_CALL (module docstring); the gaps' means are per gap."""
     waking = queued = 0.0
     starts = [begin for begin, _ in waits]
@@ -106,7 +112,12 @@ def _per_call(calls: list[Call], waits: list[tuple[float, float]], latency: floa
                 awaiting += wall
                 awaited += 1
                 longest.append(wall)
+    lasts = sorted(found[-1][2] for found in by_episode.values())
+    firsts = sorted(found[0][1] for found in by_episode.values())[slots:]
+    handovers = [first - last for last, first in zip(lasts, firsts, strict=False)]
     return {
+        "handover": statistics.median(handovers) if handovers else float("nan"),
+        "handovers": sum(handovers) / slots,
         "late waking": waking / len(calls),
         "late queued": queued / len(calls),
         "gap CPU": own / gaps,
@@ -208,7 +219,7 @@ def child(latency: float, concurrency: int, evals: int) -> None:
         if not index:
             continue  # the warm-up: imports, API classes, parsers
         parts = _parts([(begin, end) for _, begin, end, *_ in calls], started, ended, concurrency, latency)
-        parts |= _per_call(calls, selector.waits, latency)
+        parts |= _per_call(calls, selector.waits, latency, concurrency)
         # The loop's wall outside its waits beyond its thread's CPU: off the core (or without the GIL).
         waited = sum(end - begin for begin, end in selector.waits)
         parts["loop off-core"] = ended - started - waited - loop_cpu
@@ -271,7 +282,7 @@ def _line(run: dict[str, float]) -> str:
         + ", ".join(f"{name} {ms[name]:.2f}" for name in PER_CALL[2:])
         + f" ({run['gaps awaiting']:.0f} of {run['gaps']:.0f} gaps awaited something; the longest "
         + ", ".join(f"{1000 * wait:.0f}" for wait in run.get("longest awaits", ()))
-        + "); "
+        + f"); a handover {ms['handover']:.2f} (median; all {ms['handovers']:.0f} of the wall); "
         f"loop CPU until all slots {ms['loop CPU until all slots']:.0f}, of the eval {ms['loop CPU']:.0f}, "
         f"process CPU {ms['process CPU']:.0f}; the loop, not waiting, off its core {ms['loop off-core']:.0f}"
     )
