@@ -67,9 +67,13 @@ class Usual(Record):
 class Distinct(Record):
     """A list that is a set: each item once. A repeat is never needed, and more likely a typo for another
     item; pre-flight refuses it with the list of distinct items (`launch/checks/rules/distinct.py`), unless
-    `by` names the check that refuses a repeat with a fix knowing more (the ledger's, for a server's GPUs)."""
+    `by` names the check that refuses a repeat with a fix knowing more (the ledger's, for a server's GPUs).
+    Two items are one when their `identity` is (`what` names it): an sbatch option given twice with two
+    values (sbatch keeps the last), two mounts onto one destination (the last hides the first)."""
 
     by: str | None = None
+    identity: Callable[[Any], Any] | None = None
+    what: str = ""
 
 
 class Repeats(Record):
@@ -729,6 +733,19 @@ Argv = Annotated[list[ArgvToken], Repeats("a command line: each token's place gi
 # Lines run in order: one run twice may do more than once (`shift`, `cd ..`).
 ShellScript = Annotated[list[ShellLine], Repeats("a script: a line run twice may do more than once")]
 SbatchOption = _kind("sbatch option", "an #SBATCH option --name[=value]", _sbatch_option)
+
+
+def sbatch_option_name(option: str) -> str:
+    """The option an #SBATCH line sets (`--qos` of `--qos=high`)."""
+    return option.partition("=")[0]
+
+
+def mount_destination(mount: str) -> str:
+    """Where a pyxis mount SRC[:DST[:FLAGS]] appears in the container (DST, else SRC)."""
+    parts = mount.split(":")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
 ContainerImage = _kind(
     "container image",
     "an image reference or a squashfs file (pyxis --container-image)",

@@ -67,6 +67,8 @@ from t3rl_core.fields import (
     UploadDir,
     UrlPath,
     Usual,
+    mount_destination,
+    sbatch_option_name,
 )
 from t3rl_core.service_fields import ServiceFields
 from t3rl_core.strict import StrictModel, empty_list
@@ -412,9 +414,13 @@ class SlurmExecutorConfig(StrictModel):
     # sbatch --time: minutes, HH:MM:SS or D-HH:MM:SS.
     time_limit: SlurmDuration = "24:00:00"
     container_image: ContainerImage | None = None
-    container_mounts: Annotated[list[ContainerMount], Distinct()] = Field(default_factory=empty_list)
+    container_mounts: Annotated[
+        list[ContainerMount], Distinct(identity=mount_destination, what="mount destination")
+    ] = Field(default_factory=empty_list)
     # More #SBATCH options, e.g. ["--qos=high", "--constraint=h100"].
-    extra_sbatch: Annotated[list[SbatchOption], Distinct()] = Field(default_factory=empty_list)
+    extra_sbatch: Annotated[list[SbatchOption], Distinct(identity=sbatch_option_name, what="option")] = Field(
+        default_factory=empty_list
+    )
     # Shell lines run first in every job (e.g. `source /shared/t3rl/.venv/bin/activate`).
     setup: ShellScript = Field(default_factory=empty_list)
     cpus_per_task: Annotated[int, NODE_CPUS] | None = Field(None, ge=1)

@@ -20,6 +20,9 @@ of value, a bound its type declares, a rule reading every field of a kind), not 
 - a directory the launcher writes from this machine under SLURM or Ray (submitit's `executor.folder`,
   the run and plan dirs) that is a file or cannot be created here: `executor.folder` is a
   `SharedOutputDir` (an output dir, absolute), and these are judged under every executor;
+- one thing given twice in a list under two spellings (an sbatch option with two values, two mounts onto
+  one destination): `Distinct` declares what makes two items one (`identity`), and a repeat of it is
+  refused with the first of each as the fix;
 """
 
 from __future__ import annotations
@@ -224,3 +227,23 @@ def test_a_directory_the_launcher_writes_here_is_refused_when_it_cannot_be(
 
 def test_a_clusters_own_directory_is_not_judged_here() -> None:
     assert errors([*SLURM, "paths.checkpoints_dir=/proc/t3rl-wave4"]) == []  # written by the nodes
+
+
+REPEATED = [
+    ([*SLURM, "executor.extra_sbatch=['--qos=high','--qos=low']"], "executor.extra_sbatch"),
+    ([*SLURM, "executor.container_mounts=['/a:/b','/c:/b']"], "executor.container_mounts"),
+    (
+        [*SLURM, "executor.container_mounts=['/b','/c:/b']"],
+        "executor.container_mounts",
+    ),  # DST defaults to SRC
+]
+
+
+@pytest.mark.parametrize(("overrides", "key"), REPEATED, ids=[o[-1] for o, _ in REPEATED])
+def test_one_option_or_destination_given_twice_is_refused(overrides: list[str], key: str) -> None:
+    _refused_at_key_with_a_fix_that_validates(overrides, key)  # was accepted: the last one wins silently
+
+
+def test_distinct_options_and_destinations_are_accepted() -> None:
+    assert errors([*SLURM, "executor.extra_sbatch=['--qos=high','--constraint=h100']"]) == []
+    assert errors([*SLURM, "executor.container_mounts=['/a:/b','/a:/c']"]) == []

@@ -23,15 +23,21 @@ def sets_name_each_item_once(ctx: Context) -> Iterator[Problem]:
     for key, (items, marker) in run_fields_declaring(ctx, Distinct).items():
         if not isinstance(items, list) or marker.by is not None:
             continue
-        repeated = [item for i, item in enumerate(items) if item in items[:i]]
+        ids = [marker.identity(item) for item in items] if marker.identity else items
+        repeated = [ident for i, ident in enumerate(ids) if ident in ids[:i]]
         if repeated:
             # the items as written (`~/.ssh`, not the home it validates to), each first occurrence
             written = _written(ctx.data, key, len(items)) or items
-            once = [w for i, w in enumerate(written) if items[i] not in items[:i]]
+            once = [w for i, w in enumerate(written) if ids[i] not in ids[:i]]
+            names = ", ".join(map(str, dict.fromkeys(repeated)))
+            clashing = [str(item) for item, ident in zip(items, ids, strict=True) if ident in repeated]
             yield Problem(
                 key,
-                f"{key} names {', '.join(map(str, dict.fromkeys(repeated)))} more than once: it is a set "
-                "(a repeat changes nothing, and is more likely a typo for another item)",
+                f"{key} names {names} more than once: it is a set "
+                "(a repeat changes nothing, and is more likely a typo for another item)"
+                if not marker.what
+                else f"{key} gives the {marker.what} {names} more than once ({', '.join(clashing)}): only "
+                "one of them takes effect, the others are dropped without a word",
                 fix=f"set {list_override(key, once)}"
                 if all(isinstance(item, str) for item in once)
                 else f"set {key}=[{','.join(map(str, once))}]",
