@@ -26,6 +26,7 @@ from t3rl_core.credit import OutcomeWeight
 from t3rl_core.eval.config import MAX_SAMPLES_PER_TASK, EvalConfig
 from t3rl_core.fields import (
     STARTUP_USUAL,
+    WEIGHT_DECAY,
     Argv,
     AtLeast,
     ClusterPath,
@@ -250,7 +251,7 @@ class OptimizerConfig(StrictModel):
     lr_warmup_fraction: float | None = Field(None, gt=0, lt=1)
     # Each step multiplies every weight by 1 - lr × weight_decay (Adam's decoupled decay, SGD's L2 term): it
     # must stay above 0, so weight_decay < 1 / lr (at or past it a step zeroes or flips every weight).
-    weight_decay: float = Field(0.01, ge=0)
+    weight_decay: Annotated[float, WEIGHT_DECAY] = Field(0.01, ge=0)
     adam_beta1: Annotated[float, _ADAM] = Field(0.9, ge=0, lt=1)
     adam_beta2: Annotated[float, _ADAM] = Field(0.999, ge=0, lt=1)
     # Gradient-norm clipping; 0 = none.
@@ -377,12 +378,19 @@ class DryExecutorConfig(StrictModel):
     kind: Literal["dry"] = "dry"
 
 
+# The ports of a Ray head t3rl starts (Ray's own defaults), the local executor's and each SLURM job's, declared
+# once (conf/executor/ restates them, so that an override needs no '+': checked equal by
+# tests/launch/test_one_truth_audit.py).
+RAY_PORT = 6379
+RAY_DASHBOARD_PORT = 8265
+
+
 class LocalExecutorConfig(StrictModel):
     """Runs each stage's commands as subprocesses on this machine; starts its own Ray head for train."""
 
     kind: Literal["local"] = "local"
-    ray_port: Port = 6379
-    dashboard_port: Port = 8265
+    ray_port: Port = RAY_PORT
+    dashboard_port: Port = RAY_DASHBOARD_PORT
     # Seconds a child gets between SIGTERM and SIGKILL on Ctrl-C or failure.
     stop_grace_s: Delay = 10.0
     # Sweep points run at once on this machine (each its own launcher process).
@@ -427,8 +435,8 @@ class SlurmExecutorConfig(StrictModel):
     # Whole nodes for the job (Ray and slime assume they own the node's GPUs).
     exclusive: bool = True
     # Ports of the Ray head that each job starts on its first node.
-    ray_port: Port = 6379
-    dashboard_port: Port = 8265
+    ray_port: Port = RAY_PORT
+    dashboard_port: Port = RAY_DASHBOARD_PORT
     # Seconds to wait for every node's GPUs to register with the Ray head before giving up.
     ray_start_timeout_s: Annotated[int, STARTUP_USUAL] = Field(600, ge=1)
     # Directory for submitit's files and the rendered scripts; None = <run dir>/slurm.
