@@ -46,7 +46,7 @@ def not_a_run_dir(path: Path) -> str | None:
     if not path.exists():
         return f"{path} is not a t3rl run dir: it does not exist ({run_dir_hint(path)})"
     if not path.is_dir():
-        return f"{path} is not a t3rl run dir: it is a file (`t3rl runs` lists the run dirs)"
+        return f"{path} is not a t3rl run dir: it is a file ({run_dir_hint(path)})"
     if (path / "sweep.json").is_file():
         return f"{path} is not a t3rl run dir: it is a sweep (`t3rl runs show {path}` lists its points)"
     return f"{path} is not a t3rl run dir (no config.yaml; {run_dir_hint(path)})"
@@ -63,6 +63,9 @@ def run_dir_hint(path: Path) -> str:
             f"a relative path starts from the current directory, {Path.cwd()}: "
             f"did you mean {above / path}, or to cd {above} first?"
         )
+    run = run_dir_around(path)
+    if run is not None:
+        return f"it is inside the run dir {run}: did you mean {run}?{_stage_hint(path, run)}"
     left = [name for name in RECORD_FILES[1:] if (path / name).is_file()]
     if left:
         # A run's record whose config.yaml is gone (deleted, moved): that file is what is missing.
@@ -87,6 +90,27 @@ def run_dir_hint(path: Path) -> str:
     beside = [str(d) for d in _run_dirs(path.parent)]
     near = difflib.get_close_matches(str(path), beside, n=1, cutoff=0.8)
     return f"did you mean {near[0]}?" if near else "`t3rl runs` lists the run dirs"
+
+
+def run_dir_around(path: Path) -> Path | None:
+    """The run dir `path` lies inside (a stage's dir, its log, an output copied from the terminal: the
+    run dir is the path meant), or None. As typed: relative stays relative."""
+    for parent in path.parents:
+        if (
+            parent != Path(".")
+            and (parent / "config.yaml").is_file()
+            and (parent / "manifest.json").is_file()
+        ):
+            return parent
+    return None
+
+
+def _stage_hint(path: Path, run: Path) -> str:
+    """` (--only S runs stage S alone)` for a path under the run's stages/S."""
+    parts = path.relative_to(run).parts
+    if len(parts) >= 2 and parts[0] == "stages":
+        return f" (--only {parts[1]} runs stage {parts[1]} alone)"
+    return ""
 
 
 # A run dir's record, and a sweep dir's.

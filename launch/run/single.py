@@ -21,7 +21,7 @@ from launch.plan.build import PlanContext, build_plan
 from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview, refuse_in_use
 from launch.run.published_view import show_published
-from launch.run.record_files import read_yaml, run_dir_hint
+from launch.run.record_files import read_yaml, run_dir_around, run_dir_hint
 from launch.run.reporter import RichReporter
 from launch.run.rundir import RunDir, RunDirError, code_state, older_code, stamp_now, started_in
 from launch.run.steps import (
@@ -66,14 +66,16 @@ def run_single(
             "--run-dir previews a run without writing anything; --out writes a new plan: use one"
         )
     if run_dir_path is not None and existing is not None and not existing.exists():
+        otherwise = (
+            ""  # a path inside a run dir: the run dir is what was meant, not a new plan or run
+            if run_dir_around(run_dir_path) is not None
+            else f"; `t3rl plan --out {existing.path} …` writes a new plan there"
+            if dry
+            else "; `t3rl run OVERRIDES…` starts a new run (its dir goes under paths.runs_dir)"
+        )
         raise PipelineError(
             f"{existing.path} is not a run dir (no config.yaml: {run_dir_hint(run_dir_path)}), so there "
-            "is nothing to "
-            + (
-                f"preview; `t3rl plan --out {existing.path} …` writes a new plan there"
-                if dry
-                else "resume; `t3rl run OVERRIDES…` starts a new run (its dir goes under paths.runs_dir)"
-            )
+            f"is nothing to {'preview' if dry else 'resume'}{otherwise}"
         )
     if existing is not None and not dry:
         refuse_in_use(existing)

@@ -313,3 +313,31 @@ def test_a_data_stages_error_is_one_line_in_its_log(
     assert main(["--runtime-config", str(missing), "--out", str(tmp_path / "out")]) == 2
     line = next(x for x in capsys.readouterr().err.splitlines() if x.startswith("cannot read the env config"))
     assert str(missing) in line, line
+
+
+# ------------------------------------------- a path inside a run dir given for the run dir
+
+
+@pytest.mark.parametrize(
+    ("argv", "inside"),
+    [
+        (["plan", "--run-dir"], "stages/eval_tiny"),  # a stage's dir, copied from the stage's header
+        (["run", "--run-dir"], "stages/eval_tiny/log.txt"),  # its log
+        (["runs", "show"], "stages"),
+        (["runs", "show"], "manifest.json"),
+    ],
+)
+def test_a_path_inside_a_run_dir_names_the_run_dir(here: Path, argv: list[str], inside: str) -> None:
+    """Before: `… is not a run dir (no config.yaml: `t3rl runs` lists the run dirs)`, for plan with
+    `t3rl plan --out runs/…/stages/eval_tiny … writes a new plan there` (a plan into a run's stage dir)."""
+    run = _recorded_run("20260101-000000", DONE)
+    result = invoke([*argv, str(run / inside)])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1 and f"it is inside the run dir {run}: did you mean {run}?" in text, text
+    assert "writes a new plan there" not in text and "starts a new run" not in text, text
+    if inside.startswith("stages/"):
+        assert "(--only eval_tiny runs stage eval_tiny alone)" in text, text
+    assert (
+        invoke(["runs", "show", str(run)] if argv[0] == "runs" else ["plan", "--run-dir", str(run)]).exit_code
+        == 0
+    )
