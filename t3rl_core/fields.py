@@ -234,7 +234,20 @@ Temperature = Annotated[
 # A learning rate: an Adam step moves each weight by about lr, and an LLM's weights are ~1e-2, so 1 or more
 # is a typo (1e6 for 1e-6), never a schedule; and below 1e-10 a step is under half the float32 spacing of
 # such a weight (2**-31, 4.7e-10), which Megatron's float32 main weights round away: nothing would train.
-LearningRate = Annotated[float, Domain("learning rate", "a step size in [1e-10, 1)"), Ge(1e-10), Lt(1)]
+# Above 1e-2 no LLM trains (RL fine-tunes at ~1e-6, SFT at ~1e-5, pre-training at most a few 1e-3): valid
+# for Adam, so a warning with the typical value as the fix.
+LearningRate = Annotated[
+    float,
+    Domain("learning rate", "a step size in [1e-10, 1)"),
+    Ge(1e-10),
+    Lt(1),
+    Usual(
+        1e-2, 1e-6, "an LLM's weights diverge above it: RL fine-tunes at ~1e-6, pre-training at a few 1e-3"
+    ),
+]
+# AdamW's decoupled weight decay is a fraction of lr × weight taken off a step, 0.01 to 0.1 for LLMs: above
+# 1 it is a percent typed for a fraction (10 for 0.1).
+WEIGHT_DECAY = Usual(1.0, 0.01, "AdamW's decay of LLMs is 0.01 to 0.1, a fraction not a percent", scale=100.0)
 # The smallest normal float32 (bfloat16 has the same exponent range), the formats the trainer and SGLang
 # compute in: a nonzero setting smaller in size is 0 (or a subnormal) there, so it is 0 in disguise or a
 # typo (1e-300, 5e-324), never a value meant. Every float of every config is judged against it where the

@@ -23,6 +23,8 @@ of value, a bound its type declares, a rule reading every field of a kind), not 
 - one thing given twice in a list under two spellings (an sbatch option with two values, two mounts onto
   one destination): `Distinct` declares what makes two items one (`identity`), and a repeat of it is
   refused with the first of each as the fix;
+- an optimizer's rate far above any LLM's (a learning rate of 0.1, a weight decay of 10, a percent typed
+  for 0.1): `LearningRate` and `weight_decay` declare a `Usual` ceiling, warned about;
 """
 
 from __future__ import annotations
@@ -247,3 +249,21 @@ def test_one_option_or_destination_given_twice_is_refused(overrides: list[str], 
 def test_distinct_options_and_destinations_are_accepted() -> None:
     assert errors([*SLURM, "executor.extra_sbatch=['--qos=high','--constraint=h100']"]) == []
     assert errors([*SLURM, "executor.container_mounts=['/a:/b','/a:/c']"]) == []
+
+
+C = "stages.train.curriculum.optimizer"
+RATES = [
+    ([S1, f"{C}.weight_decay=10"], f"{C}.weight_decay", f"set {C}.weight_decay=0.1"),  # a percent for 0.1
+    ([S1, f"{C}.lr=0.1"], f"{C}.lr", f"set {C}.lr=1e-06"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key", "fix"), RATES, ids=[o[-1] for o, _, _ in RATES])
+def test_an_optimizer_rate_above_any_llms_is_warned_about(overrides: list[str], key: str, fix: str) -> None:
+    _warned_with_a_fix_that_clears_it(overrides, key, fix)  # was accepted without a word
+
+
+def test_an_llms_usual_rates_are_accepted_without_a_word() -> None:
+    overrides = [S1, f"{C}.weight_decay=0.1", f"{C}.lr=3e-4"]
+    assert _warning(overrides, f"{C}.weight_decay") is None
+    assert _warning(overrides, f"{C}.lr") is None
