@@ -36,7 +36,7 @@ class Scope(Record):
 
     @property
     def world_size(self) -> int:
-        return self.hardware.nodes * self.hardware.gpus_per_node
+        return self.hardware.world_size  # the schema's formula (HardwareConfig), not a second one
 
     @property
     def model_parallel(self) -> int:

@@ -360,3 +360,42 @@ def test_docs_that_print_a_default_print_the_schema_default() -> None:
         if not any(_equal(said, d) for d in defaults[key])
     ]
     assert not wrong, f"a page says another default than the schema's (docs/reference/config): {wrong}"
+
+
+# -------------------------------------------------------------------- a value derived by two formulas
+
+# A value derived from settings (the GPUs of a train stage, its model-parallel size, the samples of a
+# rollout) is computed in one place that the others read; each place computing it is listed with why.
+FORMULAS: dict[str, tuple[str, dict[str, str]]] = {
+    "world size (nodes × GPUs per node)": (
+        r"nodes\s*\*\s*[\w.]*gpus_per_node",
+        {
+            "launch/config/schema.py": "the truth: HardwareConfig.world_size",
+            "launch/checks/rules/batch.py": "LEFT: pre-flight rules are another helper's; use hw.world_size",
+            "launch/checks/rules/resources.py": "LEFT: as batch.py (and a count of candidate nodes)",
+        },
+    ),
+    "model-parallel size (TP × PP × CP)": (
+        r"tensor_parallel\s*\*\s*[\w.]*pipeline_parallel\s*\*\s*[\w.]*context_parallel",
+        {
+            "launch/checks/context.py": "the truth: Scope.model_parallel",
+            "launch/checks/rules/batch.py": "LEFT: pre-flight rules, another helper's; scope.model_parallel",
+        },
+    ),
+    "samples of a rollout (prompts × samples per prompt)": (
+        r"rollout_batch_size\)?\s*\*\s*[\w.(]*n_samples_per_prompt",
+        {
+            "launch/checks/rules/batch.py": "the truth for the checks: _samples",
+            "launch/checks/rules/megatron.py": "LEFT: pre-flight rules, another helper's; batch._samples",
+            "launch/checks/rules/data_sizes.py": "LEFT: as megatron.py",
+            "t3rl_core/hooks/slime.py": "slime's arguments at run time (no launch config here)",
+        },
+    ),
+}
+
+
+def test_each_derived_value_has_its_listed_formulas() -> None:
+    texts = {str(p.relative_to(ROOT)): p.read_text() for p in CODE_FILES}
+    for name, (pattern, places) in FORMULAS.items():
+        found = {path for path, text in texts.items() if re.search(pattern, text)}
+        assert found == set(places), f"{name} computed in {sorted(found)}; listed: {sorted(places)}"
