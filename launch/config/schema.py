@@ -378,12 +378,19 @@ class DryExecutorConfig(StrictModel):
     kind: Literal["dry"] = "dry"
 
 
+# The ports of a Ray head t3rl starts (Ray's own defaults), the local executor's and each SLURM job's, declared
+# once (conf/executor/ restates them, so that an override needs no '+': checked equal by
+# tests/launch/test_one_truth_audit.py).
+RAY_PORT = 6379
+RAY_DASHBOARD_PORT = 8265
+
+
 class LocalExecutorConfig(StrictModel):
     """Runs each stage's commands as subprocesses on this machine; starts its own Ray head for train."""
 
     kind: Literal["local"] = "local"
-    ray_port: Port = 6379
-    dashboard_port: Port = 8265
+    ray_port: Port = RAY_PORT
+    dashboard_port: Port = RAY_DASHBOARD_PORT
     # Seconds a child gets between SIGTERM and SIGKILL on Ctrl-C or failure.
     stop_grace_s: Delay = 10.0
     # Sweep points run at once on this machine (each its own launcher process).
@@ -428,8 +435,8 @@ class SlurmExecutorConfig(StrictModel):
     # Whole nodes for the job (Ray and slime assume they own the node's GPUs).
     exclusive: bool = True
     # Ports of the Ray head that each job starts on its first node.
-    ray_port: Port = 6379
-    dashboard_port: Port = 8265
+    ray_port: Port = RAY_PORT
+    dashboard_port: Port = RAY_DASHBOARD_PORT
     # Seconds to wait for every node's GPUs to register with the Ray head before giving up.
     ray_start_timeout_s: Annotated[int, STARTUP_USUAL] = Field(600, ge=1)
     # Directory for submitit's files and the rendered scripts; None = <run dir>/slurm.
