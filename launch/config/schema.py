@@ -378,8 +378,8 @@ class DryExecutorConfig(StrictModel):
     kind: Literal["dry"] = "dry"
 
 
-# The ports of a Ray head t3rl starts (Ray's own defaults), the local executor's and each SLURM job's, declared
-# once (conf/executor/ restates them, so that an override needs no '+': checked equal by
+# The ports of a Ray head t3rl starts (Ray's own defaults), the local executor's and each SLURM job's,
+# declared once (conf/executor/ restates them, so that an override needs no '+': checked equal by
 # tests/launch/test_one_truth_audit.py).
 RAY_PORT = 6379
 RAY_DASHBOARD_PORT = 8265
