@@ -36,6 +36,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
+from launch.config.errors import did_you_mean
 from launch.files import LockHeld, exclusive_lock, is_locked, lock_holder, waiting_lock
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
@@ -82,7 +83,9 @@ def decide(
     names = plan.names()
     for flag, value in (("--from", from_stage), ("--only", only)):
         if value is not None and value not in names:
-            raise PipelineError(f"{flag} {value}: no such stage (stages: {', '.join(names)})")
+            guess = did_you_mean(value, names)
+            meant = f"did you mean {flag} {guess}? " if guess else ""
+            raise PipelineError(f"{flag} {value}: no such stage ({meant}stages: {', '.join(names)})")
     if from_stage and only:
         raise PipelineError("use either --from or --only, not both")
     selected = {only} if only else set(names[names.index(from_stage) :]) if from_stage else set(names)

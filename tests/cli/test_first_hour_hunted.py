@@ -341,3 +341,16 @@ def test_a_path_inside_a_run_dir_names_the_run_dir(here: Path, argv: list[str], 
         invoke(["runs", "show", str(run)] if argv[0] == "runs" else ["plan", "--run-dir", str(run)]).exit_code
         == 0
     )
+
+
+# ------------------------------------------- --from / --only with a misspelt stage
+
+
+@pytest.mark.parametrize("flag", ["--from", "--only"])
+def test_a_misspelt_stage_is_answered_with_the_stage_meant(here: Path, flag: str) -> None:
+    """Before: `--from eval_tny: no such stage (stages: …)`, the four names listed and none chosen."""
+    run = _recorded_run("20260101-000000", DONE)
+    result = invoke(["plan", "--run-dir", str(run), flag, "eval_tny"])
+    assert result.exit_code == 1 and f"did you mean {flag} eval_tiny?" in result.output, result.output
+    # the name as meant passes the stage check (the record made here has no outputs for the rest)
+    assert "no such stage" not in invoke(["plan", "--run-dir", str(run), flag, "eval_tiny"]).output
