@@ -23,13 +23,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from launch.cli.runs_filter import BadFilter, check_metric, lookup
+from launch.run.record_files import DEFAULT_METRIC
 from t3rl_core import outside_json
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 # The eval summary key `t3rl runs` and `runs diff` show unless --metric names another.
-DEFAULT_METRIC = "overall.accuracy"
 
 # t3rl_core's identity and verdict modules are imported where used: `launch.cli.app` imports this module
 # (through launch.cli.runs) for every command, and they load importlib.metadata and statistics.

@@ -14,6 +14,10 @@ import yaml
 from t3rl_core import outside_json
 from t3rl_core.yaml_text import safe_load
 
+# What an eval stage's summary is read by when nothing names a metric (a sweep's points, `t3rl runs`, a
+# comparison of results): the last eval stage's accuracy over every task.
+DEFAULT_METRIC = "overall.accuracy"
+
 HAND_EDITED = "t3rl writes it atomically, so it was changed outside t3rl: restore it or fix it by hand."
 _SHAPES = {dict: "a mapping", list: "a list"}
 

@@ -33,7 +33,7 @@ from launch.config.override_fixes import is_glob
 from launch.config.secrets import mask_overrides, scrub_obj
 from launch.config.sweep_values import OptionsOf, as_choices
 from launch.files import write_record
-from launch.run.record_files import RunDirError, read_sweep
+from launch.run.record_files import DEFAULT_METRIC, RunDirError, read_sweep
 from launch.run.sweep_bounds import MAX_POINTS
 from launch.run.sweep_compare import marks, objective_identity_differences
 from launch.run.sweep_limit import check_size
@@ -400,10 +400,6 @@ def read_metric(summary: Mapping[str, Any], dotted: str) -> float:
     if isinstance(node, bool) or not isinstance(node, int | float):
         raise ValueError(f"{dotted!r} is {node!r}, not a number")
     return float(node)
-
-
-# What a point is scored by when its config names no objective: the last eval stage's accuracy.
-DEFAULT_METRIC = "overall.accuracy"
 
 
 def metric_label(stages: Sequence[Any], objective: Any = None) -> str | None:
