@@ -163,7 +163,7 @@ class _Reader:
         `key =v`, a group's option): what the shell split off a value with spaces."""
         words = []
         for j, item in enumerate(items):
-            if not _bare(item) or item.startswith("-") or _unbalanced(item):
+            if not _bare(item) or item.startswith("-") or _unbalanced(item) or _is_record_dir(item):
                 break
             alone = self._no_equals(item, items[j + 1 :])
             if alone is not None and alone.fixed:
@@ -176,6 +176,17 @@ class _Reader:
         config file's path."""
         if item.endswith((".yaml", ".yml")):
             return self._config_file(item)
+        if _is_record_dir(item):
+            # `--run-dir runs/quickstart/*`: the shell expanded the pattern, each dir after the first an
+            # argument of its own, read as a value the shell split off the override before it.
+            message = (
+                f"'{item}' is a run's record, not an override: t3rl run and t3rl plan take one with "
+                "--run-dir, one at a time (a pattern the shell expands to several passes the others as "
+                "overrides)"
+            )
+            word = shell_word(item)
+            note = f"t3rl run --run-dir {word} resumes it; t3rl runs show {word} shows it"
+            return _Reading(1, "--run-dir", message, (), note)
         if following and following[0].startswith("=") and following[0] != "=":
             return _spaced_equals(item, following[0][1:], 2)
         if following[:1] == ["="] and len(following) > 1 and _bare(following[1]):
@@ -275,6 +286,15 @@ class _Reader:
             note = secret_fix or "write it as an override without dashes; `t3rl show` prints every key"
             return _Reading(count, key or name, message, (), note)
         return _Reading(count, key, message, (f"{key}={value}",))
+
+
+def _is_record_dir(word: str) -> bool:
+    """Whether `word` names a run's, plan's or sweep's record dir here (only a word holding a '/' is looked
+    up: a bare word is an option's name or a key)."""
+    if "/" not in word:
+        return False
+    path = Path(word).expanduser()
+    return (path / "manifest.json").is_file() or (path / "sweep.json").is_file()
 
 
 def _spaced_equals(key: str, value: str, count: int) -> _Reading:

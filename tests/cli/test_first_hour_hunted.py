@@ -354,3 +354,27 @@ def test_a_misspelt_stage_is_answered_with_the_stage_meant(here: Path, flag: str
     assert result.exit_code == 1 and f"did you mean {flag} eval_tiny?" in result.output, result.output
     # the name as meant passes the stage check (the record made here has no outputs for the rest)
     assert "no such stage" not in invoke(["plan", "--run-dir", str(run), flag, "eval_tiny"]).output
+
+
+# ------------------------------------------- a run dir where an override goes (a pattern the shell expanded)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--run-dir", "{a}", "{b}"],  # `--run-dir runs/quickstart/*` matching two runs
+        ["plan", "+experiment=quickstart", "{b}"],
+        ["validate", "{b}"],
+    ],
+)
+def test_a_run_dir_given_as_an_override_is_named_so(here: Path, argv: list[str]) -> None:
+    """Before, for the first two: the shell split `+experiment=quickstart runs/quickstart/<ts>` at the
+    space, `fix: "+experiment='quickstart runs/quickstart/<ts>'"` (an experiment of that name)."""
+    a, b = _recorded_run("20260101-000000", DONE), _recorded_run("20260102-000000", DONE)
+    result = invoke([x.format(a=a, b=b) for x in argv])
+    assert result.exit_code == 2 and f"'{b}' is a run's record, not an override" in result.output, (
+        result.output
+    )
+    fix = fix_of(result.output)
+    assert fix == f"t3rl run --run-dir {b} resumes it; t3rl runs show {b} shows it", fix
+    assert invoke(["runs", "show", str(b)]).exit_code == 0
