@@ -63,6 +63,16 @@ FAMILY_REASONING_PARSERS: dict[str, tuple[str, ...]] = {
     "deepseek_v3": ("deepseek-r1", "deepseek-v3"),
 }
 
+# SamplingParams.normalize: a temperature below this (1e-6 typed for 1e-1, a 0 nudged to look like
+# sampling) decodes greedily, exactly as 0 does (SGLang sets top_k 1). Read by every greedy check.
+GREEDY_BELOW = 1e-6
+
+
+def greedy(temperature: float) -> bool:
+    """SGLang decodes at `temperature` greedily (one answer per prompt, whatever the samples)."""
+    return temperature < GREEDY_BELOW
+
+
 # sglang.srt.sampling.sampling_params.SamplingParams.verify: the values of a request's sampling SGLang
 # accepts (any other fails the request, so the rollout, mid-run). Checked against SGLang itself by
 # tests/launch/test_preflight_sglang_kinds.py; t3rl's own sampling fields have exactly these domains.

@@ -25,16 +25,20 @@ of value, a bound its type declares, a rule reading every field of a kind), not 
   refused with the first of each as the fix;
 - an optimizer's rate far above any LLM's (a learning rate of 0.1, a weight decay of 10, a percent typed
   for 0.1): `LearningRate` and `weight_decay` declare a `Usual` ceiling, warned about;
+- greedy decoding in disguise (a temperature of 1e-9, which SGLang decodes as it does 0): every greedy
+  check reads SGLang's threshold (`sglang_names.greedy`), not `== 0`;
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
 from launch.checks.resolve import resolve
+from launch.checks.sglang_names import GREEDY_BELOW
 from launch.config.errors import Problem
 from launch.run.executors.sbatch import _minutes
 from t3rl_core.fields import Usual
@@ -267,3 +271,29 @@ def test_an_llms_usual_rates_are_accepted_without_a_word() -> None:
     overrides = [S1, f"{C}.weight_decay=0.1", f"{C}.lr=3e-4"]
     assert _warning(overrides, f"{C}.weight_decay") is None
     assert _warning(overrides, f"{C}.lr") is None
+
+
+NEAR_ZERO = [
+    ([S1, "stages.train.curriculum.rollout_temperature=1e-9"], "stages.train.curriculum.rollout_temperature"),
+    ([S2, "eval.temperature=1e-7", "eval.samples=4", "eval.pass_k=[1,4]"], "eval.samples"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key"), NEAR_ZERO, ids=[o[1] for o, _ in NEAR_ZERO])
+def test_a_temperature_sglang_decodes_greedily_is_greedy(overrides: list[str], key: str) -> None:
+    _refused_at_key_with_a_fix_that_validates(overrides, key)  # was accepted: only 0 was greedy
+
+
+def test_greedy_nucleus_settings_are_warned_about_below_the_threshold_too() -> None:
+    assert _warning([S2, "eval.temperature=1e-7", "eval.top_p=0.9"], "eval.top_p") is not None
+    assert errors([S1, "stages.train.curriculum.rollout_temperature=1e-6"]) == []  # SGLang samples at it
+
+
+def test_the_greedy_threshold_is_sglangs() -> None:
+    spec = importlib.util.find_spec("sglang")
+    if spec is None or spec.origin is None:
+        pytest.skip("SGLang is not installed")
+    source = Path(spec.origin).parent / "srt" / "sampling" / "sampling_params.py"
+    found = re.search(r"^_SAMPLING_EPS = (\S+)$", source.read_text(), re.MULTILINE)
+    assert found is not None and float(found[1]) == GREEDY_BELOW  # read as text: importing SGLang loads torch
+    assert "if 0 <= self.temperature < _SAMPLING_EPS:" in source.read_text()

@@ -29,7 +29,7 @@ from pathlib import Path
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.hf_config import json_object
-from launch.checks.sglang_names import SAMPLING_DOMAINS
+from launch.checks.sglang_names import GREEDY_BELOW, SAMPLING_DOMAINS, greedy
 from launch.config.algorithms import ESTIMATORS, filter_declaration
 from launch.config.argv_tokens import argv_flags
 from launch.config.errors import Problem, did_you_mean
@@ -91,7 +91,12 @@ def greedy_rollouts(scope: Scope, ctx: Context) -> Iterator[Problem]:
     """Rollouts at temperature 0 repeat one answer per prompt: a group baseline then cancels every reward
     (a filter that sets the advantages itself, tau2's rejection sampling, has no baseline)."""
     cur = scope.curriculum
-    if cur is None or cur.mode != "rl" or cur.rollout_temperature != 0 or cur.n_samples_per_prompt == 1:
+    if (
+        cur is None
+        or cur.mode != "rl"
+        or not greedy(cur.rollout_temperature)
+        or cur.n_samples_per_prompt == 1
+    ):
         return  # a group of one is refused by values.algorithm_meaningful
     if ctx.run.env.varies_between_attempts() is not None:
         return  # the env's own sampling (an LLM customer) makes a greedy group differ
@@ -101,8 +106,9 @@ def greedy_rollouts(scope: Scope, ctx: Context) -> Iterator[Problem]:
         key = scope.cur("rollout_temperature")
         yield Problem(
             key,
-            f"rollout_temperature 0 is greedy: the {cur.n_samples_per_prompt} samples of each prompt are "
-            f"one answer repeated, so {estimator}'s group baseline makes every advantage 0 and training "
+            f"rollout_temperature {cur.rollout_temperature:g} is greedy (SGLang decodes below "
+            f"{GREEDY_BELOW:g} as at 0): the {cur.n_samples_per_prompt} samples of each prompt are one "
+            f"answer repeated, so {estimator}'s group baseline makes every advantage 0 and training "
             "never updates the policy",
             fix=f"set {key}=1.0",
         )
@@ -111,14 +117,15 @@ def greedy_rollouts(scope: Scope, ctx: Context) -> Iterator[Problem]:
 def greedy_eval_ignores_nucleus(ctx: Context) -> Iterator[Problem]:
     """An eval's top_p / top_k apply only when it samples (temperature > 0)."""
     for stage, config, overrides in eval_configs(ctx.run):
-        if config.temperature > 0 or config.engine.name == "reference":
+        if not greedy(config.temperature) or config.engine.name == "reference":
             continue
         for field, off in (("top_p", None), ("top_k", -1)):
             if getattr(config, field) != off:
                 key = eval_key(stage, overrides, field)
                 yield Problem(
                     key,
-                    f"{field} {getattr(config, field)} has no effect: temperature 0 decodes greedily",
+                    f"{field} {getattr(config, field)} has no effect: temperature {config.temperature:g} "
+                    "decodes greedily",
                     fix=f"set {eval_key(stage, overrides, 'temperature')}=1.0, or {key}="
                     + ("null" if off is None else str(off)),
                     severity="warning",

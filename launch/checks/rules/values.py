@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.checks.eval_configs import eval_configs, eval_key
+from launch.checks.sglang_names import greedy
 from launch.config.algorithms import ESTIMATORS, filter_declaration
 from launch.config.argv_tokens import argv_flags
 from launch.config.errors import Problem, did_you_mean
@@ -156,11 +157,12 @@ def repeated_samples_vary(ctx: Context) -> Iterator[Problem]:
     if ctx.run.env.varies_between_attempts() is not None:
         return  # the env's own sampling (an LLM customer) makes greedy attempts differ
     for name, config, overrides in eval_configs(ctx.run):
-        if config.samples > 1 and config.temperature == 0 and config.engine.name in ("sglang", "hf"):
+        if config.samples > 1 and greedy(config.temperature) and config.engine.name in ("sglang", "hf"):
             key = ctx.latest(eval_key(name, overrides, "samples"), eval_key(name, overrides, "temperature"))
             yield Problem(
                 key,
-                f"{config.samples} samples per task at temperature 0: greedy decoding repeats one answer, "
+                f"{config.samples} samples per task at temperature {config.temperature:g}: greedy decoding "
+                "repeats one answer, "
                 "so pass@k and pass^k equal pass@1",
                 fix=f"set {eval_key(name, overrides, 'temperature')}=1.0",
             )
