@@ -399,3 +399,53 @@ def test_each_derived_value_has_its_listed_formulas() -> None:
     for name, (pattern, places) in FORMULAS.items():
         found = {path for path, text in texts.items() if re.search(pattern, text)}
         assert found == set(places), f"{name} computed in {sorted(found)}; listed: {sorted(places)}"
+
+
+# ------------------------------------------------------------------ one constant declared in two modules
+
+# Module constants of one name (a leading underscore aside) and one literal value in several modules: one
+# constant declared twice, which an edit of one leaves behind. Each left is listed with why.
+TWIN_CONSTANTS: dict[str, str] = {
+    "MASK": "LEFT: launch.config.secrets and three t3rl_core secret modules (another helper's area this "
+    "session); t3rl_core.secret.MASK is the one to import",
+    "CHANGES": "LEFT: two secret-word modules' thresholds (another helper's area this session)",
+    "SETTLED_NS": "LEFT: compose_cache, hydra_internals, t3rl_core.installed: a home for it on every cold "
+    "path without adding a module is still to find",
+    "OVERALL": "LEFT: t3rl_core.eval.published would import statistics with t3rl_core.eval.metrics",
+    "SLIME_COMMIT": "generated: each slime table records the commit it was read from (its generator's test)",
+    "F_SETPIPE_SZ": "a Linux constant, in a sandbox child that imports nothing of the parent's",
+    "CONTEXT": "LEFT: pre-flight rules' key names (another helper's area this session)",
+    "EXTRA": "LEFT: as CONTEXT",
+    "TOKENIZER": "LEFT: as CONTEXT",
+    "ARCH": "LEFT: as CONTEXT",
+    "PRIMARY_CONFIG": "LEFT: Hydra's composition and the direct one; either importing the other's makes an "
+    "import circle (tests/architecture/test_import_graph.py)",
+    "SELF": "LEFT: Hydra's `_self_` in the direct defaults list and its problems, which it imports lazily: "
+    "importing it back makes an import circle",
+}
+
+
+def _constants(path: Path) -> Iterator[tuple[str, object]]:
+    for item in _tree(path).body:
+        if isinstance(item, ast.Assign) and isinstance(item.value, ast.Constant):
+            value = item.value.value
+            for target in item.targets:
+                if (
+                    isinstance(target, ast.Name)
+                    and target.id.lstrip("_").isupper()
+                    and value not in (None, "")
+                ):
+                    yield target.id.lstrip("_"), value
+
+
+def test_no_constant_is_declared_in_two_modules() -> None:
+    where: dict[tuple[str, type, object], set[str]] = {}
+    for path in CODE_FILES:
+        if re.search(r"^_?[A-Z][A-Z0-9_]* = ", path.read_text(), re.MULTILINE):
+            for name, value in _constants(path):
+                # by type too: 30 seconds as an int and 30.0 as a float are two authors' numbers
+                where.setdefault((name, type(value), value), set()).add(str(path.relative_to(ROOT)))
+    twins = {name for (name, _, _), paths in where.items() if len(paths) > 1}
+    new, gone = sorted(twins - set(TWIN_CONSTANTS)), sorted(set(TWIN_CONSTANTS) - twins)
+    assert not new, f"declared again in another module (import it from the first): {new}"
+    assert not gone, f"no longer twins (take them out of TWIN_CONSTANTS): {gone}"
