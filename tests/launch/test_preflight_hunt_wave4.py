@@ -13,7 +13,7 @@ of value, a bound its type declares, a rule reading every field of a kind), not 
   jobs get the environment they are submitted from, an `env:` credential unset here (and named by no
   setup line) and a `file:` credential missing here; under SLURM and Ray, a credential file or a path of
   a path kind written under a node-local directory (/tmp, /dev/shm): warnings, the job's node not being
-  this machine;
+  this machine; and an `env:` credential an sbatch `--export` without ALL leaves out of the job;
 - two settings naming one thing where two are meant (ReTool's question column given as its answer
   column: the model would be handed its answer): an order `Differs(other)` beside `AtLeast`/`Below`,
   refused at the key set last, with its default as the fix;
@@ -297,3 +297,21 @@ def test_the_greedy_threshold_is_sglangs() -> None:
     found = re.search(r"^_SAMPLING_EPS = (\S+)$", source.read_text(), re.MULTILINE)
     assert found is not None and float(found[1]) == GREEDY_BELOW  # read as text: importing SGLang loads torch
     assert "if 0 <= self.temperature < _SAMPLING_EPS:" in source.read_text()
+
+
+EXPORT = [
+    ("['--export=NONE']", True),
+    ("['--export=PATH']", True),  # only the variables it names
+    ("['--export=HOME,PATH']", False),
+    ("['--export=ALL']", False),
+]
+
+
+@pytest.mark.parametrize(("export", "warned"), EXPORT, ids=[e for e, _ in EXPORT])
+def test_a_credential_an_sbatch_export_leaves_out_is_warned_about(export: str, warned: bool) -> None:
+    # HOME is set here: without --export sbatch passes it on
+    overrides = [TAU2, "executor=slurm", "env.user.api_key=env:HOME", f"executor.extra_sbatch={export}"]
+    warning = _warning(overrides, "env.user.api_key")  # was accepted: sbatch passes only what --export names
+    assert (warning is not None) is warned
+    if warning is not None:
+        assert _warning(fixed(overrides, warning), "env.user.api_key") is None

@@ -3,9 +3,10 @@ not this machine, so none of it is certain).
 
 - SLURM: sbatch gives a job the environment it was submitted from (t3rl's scripts export no secret,
   launch/run/executors/sbatch.py), so an `env:NAME` credential unset here is unset in the job too, unless
-  a line of `executor.setup` names it. A `file:` credential is read on the job's node, which shares the
-  file systems of the machine that submits (home, project storage), so an absolute path missing here is
-  likely missing there too.
+  a line of `executor.setup` names it; and under an `--export` of `executor.extra_sbatch` that lists
+  neither ALL nor NAME (`--export=NONE`), it is unset in the job whether or not it is set here. A
+  `file:` credential is read on the job's node, which shares the file systems of the machine that
+  submits (home, project storage), so an absolute path missing here is likely missing there too.
 - SLURM and Ray: a path under a node-local directory (/tmp, /var/tmp, /dev/shm, /run) is another
   directory on every node, whether a credential file or a path a stage reads or writes (`paths.*`, a
   checkpoint, data): what the prepare stage writes there, the train stage's node does not see. Only a path
@@ -17,7 +18,7 @@ not judged. What a stage run here reads is probed for certain (`kinds.references
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import PurePosixPath
 
 from launch.checks.context import Context
@@ -56,7 +57,7 @@ def references_read_on_the_cluster(ctx: Context) -> Iterator[Problem]:
                 key,
                 f"{key}={secret.reference}: {why}; the job fails when its stage reads it, after the stages "
                 "before it ran",
-                fix=f"set {key}=null if the server takes no key; or {_remedy(secret)}",
+                fix=f"set {key}=null if the server takes no key; or {_remedy(secret, executor)}",
                 severity="warning",
             )
     for kind in _PATH_KINDS:
@@ -91,7 +92,16 @@ def _cluster_secrets(ctx: Context) -> dict[str, Secret]:
 def _unseen(secret: Secret, kind: str, executor: object) -> str | None:
     if secret.kind == "env":
         setup = " ".join(getattr(executor, "setup", ()))
-        if kind != "slurm" or os.environ.get(secret.target) or secret.target in setup:
+        if kind != "slurm" or secret.target in setup:
+            return None
+        exported = _exported(getattr(executor, "extra_sbatch", ()))
+        if exported is not None and secret.target not in exported:
+            passed = f" but {', '.join(sorted(exported))}" if exported else ""
+            return (
+                f"executor.extra_sbatch's --export passes the job none of this environment{passed}, so "
+                f"{secret.target} is unset in the job"
+            )
+        if os.environ.get(secret.target):
             return None
         return (
             f"environment variable {secret.target} is not set here, and sbatch gives the job the "
@@ -106,7 +116,19 @@ def _unseen(secret: Secret, kind: str, executor: object) -> str | None:
     return None
 
 
-def _remedy(secret: Secret) -> str:
+def _exported(extra_sbatch: Sequence[str]) -> frozenset[str] | None:
+    """The variables an sbatch `--export` passes the job (its NAME or NAME=value items), or None for all
+    of the submitting environment (no --export, or one listing ALL: sbatch's default)."""
+    items = [option.partition("=")[2] for option in extra_sbatch if option.startswith("--export=")]
+    if not items:
+        return None
+    names = [item.partition("=")[0] for item in items[-1].split(",")]  # sbatch keeps the last
+    return None if "ALL" in names else frozenset(n for n in names if n not in ("NONE", "NIL"))
+
+
+def _remedy(secret: Secret, executor: object) -> str:
+    if secret.kind == "env" and _exported(getattr(executor, "extra_sbatch", ())) is not None:
+        return f"name {secret.target} in executor.extra_sbatch's --export"
     if secret.kind == "env":
         return f"export {secret.target}=<the credential> before the command"
     return "keep the file on storage the nodes share (your home, the project's storage)"
