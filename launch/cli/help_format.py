@@ -292,7 +292,27 @@ class PlainCommand(_ExitCodesEpilog, _HelpOptionPerNames, TyperCommand):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if not ctx.resilient_parsing:
             _refuse_given_twice(self.params, args, ctx)
-        return super().parse_args(ctx, args)
+        return _value_missing_named(self.params, ctx, lambda: super(PlainCommand, self).parse_args(ctx, args))
+
+
+def _value_missing_named(params: list[Any], ctx: Any, parse: Any) -> list[str]:
+    """`parse()`, with an option given no value answered with what it takes and the usual cause: Click said
+    only "Option '--run-dir' requires an argument.", without the usage lines or a word of why (`--run-dir
+    $RUN` with RUN unset, `--out` last on the line)."""
+    from typer._click.exceptions import BadOptionUsage  # lazy: only to read a parse error (Typer vendors Click)
+
+    try:
+        return parse()  # type: ignore[no-any-return]
+    except BadOptionUsage as error:
+        param = next((p for p in params if error.option_name in getattr(p, "opts", ())), None)
+        if param is None or "requires" not in error.message:
+            raise
+        shown = param.display_type_rich(ctx) if isinstance(param, _Option) else None  # as --help shows it
+        takes = shown or "a value"
+        ctx.fail(
+            f"{error.option_name} takes {takes} and nothing followed it: was a shell variable unset or "
+            f"empty ({error.option_name} $VAR passes nothing)? See `{ctx.command_path} --help`"
+        )
 
 
 def _refuse_given_twice(params: list[Any], args: list[str], ctx: Any, group: bool = False) -> None:
@@ -338,7 +358,7 @@ class PlainGroup(_ExitCodesEpilog, _HelpOptionPerNames, TyperGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if not ctx.resilient_parsing:
             _refuse_given_twice(self.params, args, ctx, group=True)
-        return super().parse_args(ctx, args)
+        return _value_missing_named(self.params, ctx, lambda: super(PlainGroup, self).parse_args(ctx, args))
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         """A path where the group's command goes (`t3rl runs runs/quickstart`): Click said only "No such

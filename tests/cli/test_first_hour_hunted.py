@@ -378,3 +378,34 @@ def test_a_run_dir_given_as_an_override_is_named_so(here: Path, argv: list[str])
     fix = fix_of(result.output)
     assert fix == f"t3rl run --run-dir {b} resumes it; t3rl runs show {b} shows it", fix
     assert invoke(["runs", "show", str(b)]).exit_code == 0
+
+
+# ------------------------------------------- an option given no value (`--run-dir $RUN`, RUN unset)
+
+
+def test_every_option_given_no_value_says_what_it_takes() -> None:
+    """Before: `Option '--run-dir' requires an argument.` alone, without the usage lines, what the
+    option takes, or why nothing followed it."""
+    import typer.main
+
+    from launch.cli.app import app
+
+    checked = 0
+
+    def walk(command: object, path: list[str]) -> None:
+        nonlocal checked
+        for sub_name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, [*path, sub_name])
+        for param in getattr(command, "params", []):
+            takes_value = param.param_type_name == "option" and not param.is_flag and not param.count
+            if not takes_value or param.hidden:
+                continue
+            name = param.opts[0]
+            result = invoke([*path, name])
+            text = " ".join(result.output.replace("│", " ").split())
+            assert result.exit_code == 2 and f"{name} takes " in text and "nothing followed it" in text, text
+            assert "Usage:" in text and "requires an argument" not in text, text
+            checked += 1
+
+    walk(typer.main.get_command(app), [])
+    assert checked > 30
