@@ -299,7 +299,7 @@ def _value_missing_named(params: list[Any], ctx: Any, parse: Any) -> list[str]:
     """`parse()`, with an option given no value answered with what it takes and the usual cause: Click said
     only "Option '--run-dir' requires an argument.", without the usage lines or a word of why (`--run-dir
     $RUN` with RUN unset, `--out` last on the line)."""
-    from typer._click.exceptions import BadOptionUsage  # lazy: only to read a parse error (Typer vendors Click)
+    from typer._click.exceptions import BadOptionUsage  # lazy: only to read a parse error
 
     try:
         return parse()  # type: ignore[no-any-return]
