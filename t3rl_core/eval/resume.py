@@ -118,6 +118,9 @@ def load(out_dir: Path, trajectories: Path, jobs: Mapping[Key, str]) -> Resumed:
             resumed.rerun["changed"] += 1
         elif record.get("status") == "aborted":
             resumed.rerun["engine_failed"] += 1
+        elif (record.get("attribution") or {}).get("party") == "infrastructure":
+            # Its world, sandbox or user model failed it, not the model: played again, as the engine's.
+            resumed.rerun["infrastructure_failed"] += 1
         else:
             resumed.records[key] = record
             kept_lines.append(line + "\n")

@@ -324,8 +324,10 @@ async def _run_eval(
         # (anything that escaped it, a CancelledError nobody asked for) leaves the eval incomplete, its
         # missing episodes played again by --resume, never a summary over fewer tasks saying complete.
         missing = len(jobs) - len(records)
-        outcome.reason = budget.reason(missing) or (
-            f"{missing} episode(s) ended without a record; resume to play them" if missing else None
+        outcome.reason = (
+            budget.reason(missing)
+            or (f"{missing} episode(s) ended without a record; resume to play them" if missing else None)
+            or world_failed(records, runtime.env.name)
         )
         outcome.complete = outcome.reason is None
     except (KeyboardInterrupt, asyncio.CancelledError, BrokenPipeError) as stop:
@@ -459,6 +461,21 @@ def _success(metrics: Mapping[str, Any], outcome: Mapping[str, Any], reward: flo
         if "accuracy" in source and source["accuracy"] is not None:
             return float(source["accuracy"]) >= 1.0
     return reward >= 1.0
+
+
+def world_failed(records: list[Mapping[str, Any]], env: str) -> str | None:
+    """Why an eval whose every episode the infrastructure failed (its world, sandbox or user model
+    raised: a plugin world's step that raises or returns no Transition) measured nothing; None when
+    any episode was the model's to win or lose. Such an eval was complete with accuracy 0."""
+    played = [r for r in records if r.get("status") != "aborted"]
+    failed = [r for r in played if (r.get("attribution") or {}).get("party") == "infrastructure"]
+    if not played or len(failed) < len(played):
+        return None
+    return (
+        f"every episode failed in the infrastructure, not the model (env {env}): {failed[0].get('error')}; "
+        "fix the world (its step, sandbox or user model: each record's `error`), then --resume plays "
+        "these episodes again"
+    )
 
 
 # A record's per-token lists and conversation: most of its memory, and, kept to the end of the eval,

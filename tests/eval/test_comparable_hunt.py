@@ -278,3 +278,32 @@ def test_an_eval_whose_world_failed_episodes_is_told_apart(
     found = differences(clean["identity"], crashed["identity"])
     assert found == ["coverage: infrastructure_failed null vs 1"], found
     assert differences(crashed["identity"], crashed["identity"]) == []
+
+
+def test_an_eval_whose_world_failed_every_episode_is_incomplete_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A world whose step always raises (a plugin's bug) gave a complete eval of accuracy 0.000, exit 0;
+    --resume kept its episodes, so fixing the world changed nothing."""
+    import asyncio
+
+    from t3rl_core.envs.bfcl.env import BFCLEnv
+    from t3rl_core.eval.runner import run_eval
+    from tests.eval.test_comparable_kinds import evaluate, rows
+    from tests.support.eval_runs import reference_config
+
+    async def step(self: BFCLEnv, action: Any) -> Any:
+        raise KeyError("boom")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(BFCLEnv, "step", step)
+        broken = evaluate(tmp_path, categories=["multi_turn_base"])
+    assert broken["complete"] is False
+    assert broken["reason"].startswith(
+        "every episode failed in the infrastructure, not the model (env bfcl_multi_turn): "
+        "environment error: KeyError: 'boom'"
+    )
+    config = reference_config(concurrency=1, categories=["multi_turn_base"])
+    fixed = asyncio.run(run_eval(bfcl_runtime(), config, rows(), tmp_path, resume=True, show_progress=False))
+    assert fixed["complete"] is True and fixed["overall"]["accuracy"] == 1.0
+    assert fixed["attempts"]["rerun"] == {"infrastructure_failed": broken["overall"]["episodes"]}

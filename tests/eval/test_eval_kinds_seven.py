@@ -59,7 +59,9 @@ def test_an_episode_finished_when_the_eval_is_stopped_keeps_its_record(
     settings = resuming.settings_digest(apply_eval_limits(bfcl_runtime(), config), config)
     jobs = {job.key: job.fingerprint for job in plan_jobs(rows, config, settings)}
     kept = resuming.load(tmp_path, tmp_path / TRAJECTORIES_FILE, jobs)
-    assert len(kept.records) == 1 and not kept.rerun
+    # Whole and verified (neither torn nor unverified): played again only as the world's failure it is
+    # (an unplayable row is the infrastructure's, which --resume plays again like the engine's).
+    assert not kept.records and kept.rerun == {"infrastructure_failed": 1}
 
 
 def test_rows_sharing_a_task_id_are_refused_naming_the_id() -> None:
