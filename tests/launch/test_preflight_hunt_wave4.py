@@ -25,6 +25,8 @@ of value, a bound its type declares, a rule reading every field of a kind), not 
   refused with the first of each as the fix;
 - an optimizer's rate far above any LLM's (a learning rate of 0.1, a weight decay of 10, a percent typed
   for 0.1): `LearningRate` and `weight_decay` declare a `Usual` ceiling, warned about;
+- a switch on with nothing to do (BFCL's hints `enabled` with no `kinds`): the list declares at least one
+  item, as every list that selects does;
 - greedy decoding in disguise (a temperature of 1e-9, which SGLang decodes as it does 0): every greedy
   check reads SGLang's threshold (`sglang_names.greedy`), not `== 0`;
 """
@@ -315,3 +317,8 @@ def test_a_credential_an_sbatch_export_leaves_out_is_warned_about(export: str, w
     assert (warning is not None) is warned
     if warning is not None:
         assert _warning(fixed(overrides, warning), "env.user.api_key") is None
+
+
+def test_hints_enabled_with_no_kind_are_refused() -> None:
+    overrides = [S1, "env.augmentation.enabled=true", "env.augmentation.kinds=[]"]
+    _refused_at_key_with_a_fix_that_validates(overrides, "env.augmentation.kinds")  # was accepted

@@ -18,7 +18,9 @@ class AugmentationConfig(StrictModel):
     """Corrective hints after failed calls, train mode only."""
 
     enabled: bool = False
-    kinds: list[HintKind] = Field(default_factory=lambda: list(KINDS))
+    # At least one, as every list that selects (categories, domains, splits): none would be
+    # `enabled` with nothing to do, a hint-free run that says otherwise (enabled=false is that run).
+    kinds: list[HintKind] = Field(default_factory=lambda: list(KINDS), min_length=1)
     # Chance that a failed call whose error a kind explains gets its hint.
     probability: Probability = 1.0
     seed: Seed = 0
