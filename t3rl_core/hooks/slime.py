@@ -206,7 +206,10 @@ async def reward_func(args: Any, sample: Any, **_: Any) -> Any:
         return [await reward_func(args, s) for s in sample]
     if sample.reward is not None:
         return sample.reward
-    outcome = (sample.metadata or {}).get("outcome")
+    # A sample no t3rl generate filled may hold any metadata (slime's default is {}): without a mapping
+    # there is no outcome, and the error says so rather than an AttributeError out of slime's reward call.
+    metadata = sample.metadata if isinstance(sample.metadata, Mapping) else {}
+    outcome = metadata.get("outcome")
     if outcome is None:
         raise ValueError("sample has no t3rl outcome: was it produced by t3rl_core.hooks.slime.generate?")
     from t3rl_core.registries import REWARDS
@@ -217,7 +220,7 @@ async def reward_func(args: Any, sample: Any, **_: Any) -> Any:
         outcome=outcome,
         response=sample.response,
         label=sample.label,
-        metadata=sample.metadata,
+        metadata=metadata,
         step=training_step(),
     )
     return within_bounds(reward, inp, reward(inp)).value
