@@ -101,14 +101,25 @@ def plain_generation(answer: object) -> Generation:
         and type(answer) is Generation
     ):
         return answer
+    ids, log_probs = _token_ids(ids), _log_probs(log_probs)
+    problem = length_problem(ids, log_probs)
+    if problem is not None:
+        raise BadGeneration(problem)
     return Generation(
-        _token_ids(ids),
-        _log_probs(log_probs),
+        ids,
+        log_probs,
         _finish_reason(answer.finish_reason),
         error=_error(answer.error),
         meta=call_meta(meta) if isinstance(meta, Mapping) else {},
         on_request=_flag(answer.on_request),
     )
+
+
+def length_problem(token_ids: list[int], log_probs: list[float]) -> str | None:
+    """What breaks one log-prob per token in an engine's answer (None: nothing)."""
+    if len(token_ids) == len(log_probs):
+        return None
+    return f"{len(token_ids)} token ids but {len(log_probs)} log-probs (one per token is needed)"
 
 
 def _items(values: Any, what: str) -> list[Any]:

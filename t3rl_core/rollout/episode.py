@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from t3rl_core.chat.scalar_text import scalar_message, scalar_text
 from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
-from t3rl_core.engines.answers import BadGeneration, plain_generation
+from t3rl_core.engines.answers import BadGeneration, length_problem, plain_generation
 from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
 from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure, components_failure, describe
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
@@ -114,6 +114,12 @@ def generation_problem(
     log-prob that is no finite number or above 0 (slime's importance ratios read them: one NaN makes
     the loss NaN)."""
     ids = generation.token_ids
+    # A Generation checks its lengths when built, but its lists are the engine's and may change after
+    # (a plugin appending its stop token): one log-prob per token, or the engine's failure, not a
+    # TitoViolation counted as t3rl's bug.
+    problem = length_problem(ids, generation.log_probs)
+    if problem is not None:
+        return problem
     if len(ids) > max_new_tokens:
         return f"{len(ids)} tokens to a call of max_new_tokens={max_new_tokens}"
     if ids and min(ids) < 0:

@@ -1,0 +1,194 @@
+"""Runtime hunt, wave four: what an engine's answer, a retried request, a slime sample's metadata and a
+model's tags inside its own arguments do to an episode's token accounting (docs/explanation/tito.md,
+"Hunted")."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from t3rl_core.chat.families import FAMILIES
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.chat.tiny import shared_tokenizer_dir
+from t3rl_core.config import ParsersConfig, RolloutConfig
+from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
+from t3rl_core.engines.config import SGLangEngineConfig
+from t3rl_core.engines.sglang_http import SGLangEngine, parse_generation
+from t3rl_core.hooks import slime as hooks
+from t3rl_core.parsers.render import FORMATS, render_calls
+from t3rl_core.parsers.tool_calls import ToolCallActionParser
+from t3rl_core.rollout.episode import run_episode
+from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
+from tests.engines.test_sglang_http import serving
+from tests.hooks.slime_fakes import slime_args
+from tests.rollout.fakes import TOOLS, ToyEnv, play, task
+from tests.support.output_hunt import Hunt, hunted_options
+from tests.support.slime_sample import Sample
+
+CALL = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
+
+
+def _ids(chat: ChatFormat, text: str) -> list[int]:
+    return [*chat.encode(text), chat.stop_token_ids[0]]
+
+
+class _Changed(Engine):
+    """Answers the toy task's call, having changed its Generation's lists after building it (a plugin
+    appending its stop token, or dropping a log-prob, once the dataclass checked the lengths); with
+    `converted`, a log-prob is an int (the path that converts a plugin's answer to the declared types)."""
+
+    def __init__(self, chat: ChatFormat, change: str, *, plain: bool, converted: bool = False) -> None:
+        self.chat, self.change, self.converted = chat, change, converted
+        self.answers_plain = plain  # type: ignore[misc]  # per instance: both paths of _generate
+
+    async def generate(
+        self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
+    ) -> Generation:
+        ids = _ids(self.chat, CALL)
+        generation = Generation(ids, [-0.5] * len(ids), "stop")
+        if self.change == "append_id":
+            generation.token_ids.append(self.chat.stop_token_ids[0])
+        else:
+            generation.log_probs.pop()
+        if self.converted:
+            generation.log_probs[0] = -1  # type: ignore[call-overload]
+        return generation
+
+
+@pytest.mark.parametrize(
+    ("change", "plain", "converted"),
+    [("append_id", True, False), ("drop_log_prob", True, False), ("append_id", False, False),
+     ("drop_log_prob", False, True)],
+)  # fmt: skip
+def test_an_answer_of_more_ids_than_log_probs_is_the_engines_failure(
+    qwen_chat: ChatFormat, change: str, plain: bool, converted: bool
+) -> None:
+    """Before: the trajectory's TitoViolation failed the episode as t3rl's own bug (kind t3rl, counted
+    against t3rl, a traceback in the record), or, on the conversion path, Generation's ValueError as
+    an 'episode loop error'; the lists were the engine's."""
+    engine = _Changed(qwen_chat, change, plain=plain, converted=converted)
+    result = play(qwen_chat, ToyEnv(), engine, RolloutConfig())
+    assert result.failure is not None and result.failure.label == "engine/BadGeneration", result.failure
+    assert result.status == "aborted" and "log-probs (one per token is needed)" in (result.error or "")
+    assert result.response_ids == result.loss_mask == result.log_probs == []  # nothing of it taken
+
+
+# ------------------------------------------------------------------ a retry after a 5xx mid-episode
+
+
+class _Server:
+    """Answers each /generate with the next of `answers`: a body (HTTP 200) or (status, body)."""
+
+    def __init__(self, answers: list[Any]) -> None:
+        self.answers, self.requests = list(answers), []
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.requests.append(await request.json())
+        answer = self.answers.pop(0)
+        status, body = answer if isinstance(answer, tuple) else (200, answer)
+        return web.Response(status=status, text=json.dumps(body), content_type="application/json")
+
+
+def _body(ids: list[int], log_prob: float, text: str = "") -> dict[str, Any]:
+    return {
+        "text": text,
+        "output_ids": ids,
+        "meta_info": {
+            "finish_reason": {"type": "stop"},
+            "output_token_logprobs": [[log_prob, token, None] for token in ids],
+        },
+    }
+
+
+def test_a_retry_after_a_5xx_mid_episode_takes_each_answer_once(qwen_chat: ChatFormat) -> None:
+    """The second call meets a 500 whose body holds a generation of its own, then its retry answers:
+    the request is sent again whole (the same input ids: a /generate is not streamed, nothing of the
+    failed attempt is kept), and the trained tokens are the two answers taken, once each, in order,
+    with their own log-probs."""
+    call, answer = _ids(qwen_chat, CALL), _ids(qwen_chat, "The sum is 3.")
+    server = _Server(
+        [
+            _body(call, -0.25),
+            (500, _body(_ids(qwen_chat, "never taken"), -9.0)),
+            _body(answer, -0.75),
+        ]
+    )
+
+    async def episode() -> Any:
+        async with serving(server) as url:  # type: ignore[arg-type]
+            engine = SGLangEngine(SGLangEngineConfig(url=url, max_attempts=2, backoff_s=0.0))
+            try:
+                return await run_episode(
+                    task(("Add 1 and 2.",)),
+                    env=ToyEnv(("Add 1 and 2.",)),
+                    engine=engine,
+                    chat=qwen_chat,
+                    parser=ToolCallActionParser(ParsersConfig(tool_call_parser="qwen25"), TOOLS),
+                    sampling=SamplingParams(),
+                    limits=RolloutConfig(),
+                )
+            finally:
+                await engine.aclose()
+
+    result = asyncio.run(episode())
+    assert result.status == "completed" and result.num_model_calls == 2, result.error
+    assert server.requests[1]["input_ids"] == server.requests[2]["input_ids"]
+    trained = [
+        (t, lp) for t, m, lp in zip(result.response_ids, result.loss_mask, result.log_probs, strict=True) if m
+    ]
+    assert trained == [(t, -0.25) for t in call] + [(t, -0.75) for t in answer]
+    assert server.requests[2]["input_ids"] == result.tokens[: len(server.requests[2]["input_ids"])]
+
+
+def test_the_answers_text_is_never_read_for_tokens(qwen_chat: ChatFormat) -> None:
+    """SGLang's `text` may disagree with the ids (a detokenizer's normalisation, a proxy): the ids and
+    their log-probs are the answer, the text is read by nobody."""
+    ids = _ids(qwen_chat, "The sum is 3.")
+    truth = parse_generation(json.dumps(_body(ids, -0.5, text="The sum is 3.")).encode())
+    lying = parse_generation(json.dumps(_body(ids, -0.5, text="<|im_end|> something else")).encode())
+    assert lying == truth and lying.token_ids == ids
+
+
+# ------------------------------------------------------------------ slime's reward hook
+
+
+@pytest.mark.parametrize("metadata", [["outcome"], "outcome", 3])
+def test_reward_func_of_a_sample_whose_metadata_is_no_mapping_says_so(metadata: Any) -> None:
+    """Before: AttributeError ('list' object has no attribute 'get') out of slime's reward model call."""
+    sample = Sample()
+    sample.metadata = metadata
+    with pytest.raises(ValueError, match="no t3rl outcome"):
+        asyncio.run(hooks.reward_func(slime_args(), sample))
+
+
+# ------------------------------------------------------------------ tags inside an argument
+
+
+@pytest.mark.parametrize("option", hunted_options(), ids=lambda option: option.name)
+def test_a_tag_inside_an_argument_is_the_call_or_a_format_error_never_another_call(option: Any) -> None:
+    """A model passing its own format's tags (the call's, the reasoning block's, the template's control
+    tokens) as an argument's text: the call as written, or a format error, never a call with other
+    arguments; in a JSON format the same text written with a JSON escape is the call itself."""
+    chat = ChatFormat.from_pretrained(shared_tokenizer_dir(option.family), option.family)
+    hunt, parser = Hunt(option, chat), ToolCallActionParser(option.parsers(), TOOLS)
+    fmt = FORMATS[option.tool_call_parser]
+    family = FAMILIES[option.family]
+    pieces = (hunt.think_open, hunt.think_close, fmt.call_open, fmt.call_close, *family.special_tokens)
+    for piece in dict.fromkeys(piece for piece in pieces if piece):
+        wanted = ToolCall("echo", {"text": f"a{piece}b"})
+        text = hunt.reply(render_calls(option.tool_call_parser, [wanted]))
+        action = parser.parse(text)
+        if isinstance(action, ToolCallAction):
+            assert [(c.name, c.arguments) for c in action.calls] == [(wanted.name, wanted.arguments)], piece
+        else:
+            assert isinstance(action, InvalidAction) and action.error.startswith("Invalid output format: ")
+        written = json.dumps(wanted.arguments["text"], ensure_ascii=False)
+        escaped = json.dumps(wanted.arguments["text"]).replace("<", "\\u003c").replace("[", "\\u005b")
+        if text.count(written) == 1:  # a JSON format (GLM's tagged arguments are written raw)
+            action = parser.parse(text.replace(written, escaped))
+            assert isinstance(action, ToolCallAction), (piece, action)
+            assert [(c.name, c.arguments) for c in action.calls] == [(wanted.name, wanted.arguments)]
