@@ -109,11 +109,11 @@ def _taking(fields: list[ast.stmt], constants: set[str]) -> frozenset[str]:
     )
 
 
-# An indented `name: type = <number of four digits or more, or a quoted text>` or `= Field(...`, or a
-# module's `NAME = <the same>`: a line that may declare a distinctive default (a wider net than
-# `distinctive`, which judges what it catches).
+# An indented `name: type = <number of four digits or more, or a quoted text>`, `= Field(...` or `= NAME`
+# (a module constant): a line that may declare a distinctive default (a wider net than `distinctive`,
+# which judges what it catches); a module without one is not parsed.
 _MAY_DECLARE = re.compile(
-    r"^(?:[ \t]+\w+:[^=\n]+|[A-Z_][A-Z0-9_]*\s*)=\s*(?:Field\(|\d{4}|[\"'])", re.MULTILINE
+    r"^[ \t]+\w+:[^=\n]+=\s*(?:Field\(|\d{4}|[\"']|_?[A-Z][A-Z0-9_]*\s*$)", re.MULTILINE
 )
 
 
@@ -425,26 +425,28 @@ TWIN_CONSTANTS: dict[str, str] = {
 }
 
 
-def _constants(path: Path) -> Iterator[tuple[str, object]]:
-    for item in _tree(path).body:
-        if isinstance(item, ast.Assign) and isinstance(item.value, ast.Constant):
-            value = item.value.value
-            for target in item.targets:
-                if (
-                    isinstance(target, ast.Name)
-                    and target.id.lstrip("_").isupper()
-                    and value not in (None, "")
-                ):
-                    yield target.id.lstrip("_"), value
+# A module-level `NAME = <a number or a one-line string>` (read as text: parsing every module costs ~1 s).
+_CONSTANT = re.compile(
+    r"""^(_?[A-Z][A-Z0-9_]*) = (-?[\d.][\w.+-]*|"[^"\\\n]*"|'[^'\\\n]*')[ \t]*(?:#.*)?$""", re.MULTILINE
+)
+
+
+def _constants(text: str) -> Iterator[tuple[str, object]]:
+    for name, literal in _CONSTANT.findall(text):
+        try:
+            value = ast.literal_eval(literal)
+        except (ValueError, SyntaxError):
+            continue
+        if value not in (None, ""):
+            yield name.lstrip("_"), value
 
 
 def test_no_constant_is_declared_in_two_modules() -> None:
     where: dict[tuple[str, type, object], set[str]] = {}
     for path in CODE_FILES:
-        if re.search(r"^_?[A-Z][A-Z0-9_]* = ", path.read_text(), re.MULTILINE):
-            for name, value in _constants(path):
-                # by type too: 30 seconds as an int and 30.0 as a float are two authors' numbers
-                where.setdefault((name, type(value), value), set()).add(str(path.relative_to(ROOT)))
+        for name, value in _constants(path.read_text()):
+            # by type too: 30 seconds as an int and 30.0 as a float are two authors' numbers
+            where.setdefault((name, type(value), value), set()).add(str(path.relative_to(ROOT)))
     twins = {name for (name, _, _), paths in where.items() if len(paths) > 1}
     new, gone = sorted(twins - set(TWIN_CONSTANTS)), sorted(set(TWIN_CONSTANTS) - twins)
     assert not new, f"declared again in another module (import it from the first): {new}"
