@@ -32,7 +32,7 @@ ROOT_OPTIONS = {"--help", "--version", "-V", "--install-completion", "--show-com
 INLINE = re.compile(r"(?<!`)`(t3rl [^`]+)`(?!`)")
 PLACEHOLDER = re.compile(r"<[^>]*>|[A-Z][A-Z_|]*")
 # Inline mentions name a command without everything it needs (`t3rl score`, `t3rl run --run-dir`).
-MENTION = ("Missing argument", "Missing option", "requires an argument")
+MENTION = ("Missing argument", "Missing option", "nothing followed it")  # an option named without its value
 # The reference page that lists refused command lines, as typed, beside what t3rl answers.
 REFUSALS = "docs/reference/cli-behaviour.md"
 
