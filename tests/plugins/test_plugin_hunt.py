@@ -177,3 +177,27 @@ def test_a_plugin_that_loads_a_heavy_module_is_named(
     assert f"fix: import {lib} inside the function that uses it in {module}" in " ".join(
         result.output.split()
     )
+
+
+@pytest.mark.parametrize("loader", [True, False], ids=["an-environment", "no-environment"])
+def test_a_misspelt_hub_env_id_is_fixed_only_by_an_environment(
+    loader: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`env.id=primeintellect/wordel` was told to use `keyword` (the standard library's module nearest by
+    name), which the next validate refused: it defines no load_environment."""
+    import importlib
+
+    from pydantic import ValidationError
+
+    from t3rl_core.envs.verifiers.config import VerifiersEnvConfig
+    from t3rl_core.fields import Corrected
+
+    body = "def load_environment(**kwargs):\n    return None\n" if loader else "VALUE = 1\n"
+    (tmp_path / "quokka_env.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    with pytest.raises(ValidationError) as error:
+        VerifiersEnvConfig.model_validate({"id": "owner/quokka-enx"})
+    cause = error.value.errors()[0]["ctx"]["error"]
+    assert "no installed module 'quokka_enx'" in str(cause)
+    assert (cause.value if isinstance(cause, Corrected) else None) == ("quokka_env" if loader else None)

@@ -10,7 +10,12 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from t3rl_core.config import EnvConfig
 from t3rl_core.envs.verifiers.declared import requirement_problem
-from t3rl_core.envs.verifiers.loader_args import dependency_problem, loader_problem, module_name
+from t3rl_core.envs.verifiers.loader_args import (
+    dependency_problem,
+    is_environment,
+    loader_problem,
+    module_name,
+)
 from t3rl_core.fields import Corrected, Identifier, Name, PathComponent, Seconds
 from t3rl_core.import_paths import nearest_module
 from t3rl_core.strict import StrictModel
@@ -84,7 +89,9 @@ class VerifiersEnvConfig(EnvConfig):
             f"(`prime env install {value}` or `pip install` its package)"
         )
         nearest = nearest_module(name)
-        if nearest is not None:
+        # Only an environment is a fix: the installed module nearest to `wordel` was the standard
+        # library's `keyword`, which the next validate refused (no load_environment).
+        if nearest is not None and is_environment(nearest):
             raise Corrected(message, nearest)
         raise ValueError(message)
 

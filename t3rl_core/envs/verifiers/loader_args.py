@@ -55,6 +55,23 @@ def loader_problem(env_id: str, args: Mapping[str, Any]) -> str | None:
     return _call_problem(loader.args, args)
 
 
+def is_environment(module: str) -> bool:
+    """Whether installed module `module` defines (or re-exports) `load_environment`, read from its
+    source: a module that does not is no environment, and no fix for a misspelt `env.id`."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return False  # nothing to read: not offered as a fix, whatever it is
+    try:
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"), spec.origin)
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return False
+    defined = any(isinstance(node, ast.FunctionDef) and node.name == LOADER for node in tree.body)
+    return defined or _reexports_loader(tree)
+
+
 def dependency_problem(env_id: str) -> str | None:
     """Why importing `env_id`'s installed module fails whatever env.args are: a module it imports at its
     top is not installed (None = every one is, or its source cannot be read)."""
