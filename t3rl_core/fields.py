@@ -168,7 +168,7 @@ SECONDS_USUAL = Usual(
     _A_DAY,
     scale=1000.0,
     least=1.0,
-    least_why="no request or code cell answers reliably sooner",
+    least_why="no request or code cell answers surely sooner: it is cut off before it ends",
 )
 Seconds = Annotated[
     float, Domain("seconds", "a duration > 0 (a timeout or a limit)"), Gt(0), Le(MAX_WAIT_S), SECONDS_USUAL
@@ -177,7 +177,7 @@ Seconds = Annotated[
 # cluster's GPUs registering, a container booting. Under 10 s it is cut off while it starts.
 STARTUP_USUAL = SECONDS_USUAL._replace(
     least=10.0,
-    least_why="a server, container or Ray cluster takes longer than that to start (weights, CUDA graphs)",
+    least_why="a server, container or Ray cluster takes longer to start (weights, CUDA graphs): cut off",
 )
 StartupSeconds = Annotated[
     float, Domain("seconds", "a duration > 0 (a timeout or a limit)"), Gt(0), Le(MAX_WAIT_S), STARTUP_USUAL

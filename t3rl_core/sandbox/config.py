@@ -22,6 +22,7 @@ from t3rl_core.fields import (
     Seconds,
     Text,
     UnprivilegedId,
+    Usual,
 )
 from t3rl_core.registries import SANDBOXES
 from t3rl_core.registry import registered
@@ -29,6 +30,25 @@ from t3rl_core.sandbox.protections import Layer
 from t3rl_core.secret_env import credential_values, holds_credential
 from t3rl_core.secret_names import is_secret_name
 from t3rl_core.strict import StrictModel
+
+# Limits too small for any cell (warned about, the floor as the fix): Python's start alone takes ~30 ms of
+# CPU and numpy's import ~100 ms more, 1 s or longer of wall time below a tenth of a core, so every cell
+# would run into its timeout; a traceback's last lines are some hundred bytes, and a cell writing past
+# max_output_bytes is killed, so below 4 KiB most errors kill the cell instead of reaching the model.
+CELL_CORES = Usual(
+    256.0,
+    1.0,
+    "no server node has more cores",
+    least=0.1,
+    least_why="Python's start alone takes ~30 ms of CPU: every cell would run into its timeout",
+)
+CELL_OUTPUT = Usual(
+    float(1 << 30),
+    float(1 << 20),
+    "a GiB of one cell's output is no answer a model reads",
+    least=4096.0,
+    least_why="a traceback is longer, and a cell writing past the limit is killed",
+)
 
 
 class SandboxConfig(StrictModel):
@@ -54,7 +74,7 @@ class LocalSandboxConfig(SandboxConfig):
     # and the host has the controller; there all cells together also weigh as `max_concurrency`
     # processes of t3rl's, however many threads they run); None = no quota. Without a cpu cgroup cells
     # run at nice 10.
-    cpu_cores: float | None = Field(1.0, gt=0)
+    cpu_cores: Annotated[float, CELL_CORES] | None = Field(1.0, gt=0)
     # Processes and threads the cell may have at once (its slot's pids cgroup, which also holds the
     # slot's zygote and the cell's init; else RLIMIT_NPROC of the cell uid).
     max_processes: int = Field(32, ge=1)
@@ -64,7 +84,7 @@ class LocalSandboxConfig(SandboxConfig):
     # Largest file the cell may write (RLIMIT_FSIZE), MiB.
     max_file_size_mb: int = Field(16, ge=0)
     # Bytes kept of stdout and of stderr each; a cell writing more is killed (status output_limit).
-    max_output_bytes: int = Field(1 << 20, ge=1)
+    max_output_bytes: Annotated[int, CELL_OUTPUT] = Field(1 << 20, ge=1)
     # Cells running at once.
     max_concurrency: int = Field(8, ge=1)
     # best_effort: every protection the host allows, a warning naming the missing ones; required:

@@ -25,6 +25,8 @@ of value, a bound its type declares, a rule reading every field of a kind), not 
   refused with the first of each as the fix;
 - an optimizer's rate far above any LLM's (a learning rate of 0.1, a weight decay of 10, a percent typed
   for 0.1): `LearningRate` and `weight_decay` declare a `Usual` ceiling, warned about;
+- a limit too small for one use (a cell's tenth of a core, 4 KiB of its output, 64 characters of it shown
+  to the model): `Usual` floors on those fields, warned about as a timeout's are;
 - a switch on with nothing to do (BFCL's hints `enabled` with no `kinds`): the list declares at least one
   item, as every list that selects does;
 - greedy decoding in disguise (a temperature of 1e-9, which SGLang decodes as it does 0): every greedy
@@ -322,3 +324,15 @@ def test_a_credential_an_sbatch_export_leaves_out_is_warned_about(export: str, w
 def test_hints_enabled_with_no_kind_are_refused() -> None:
     overrides = [S1, "env.augmentation.enabled=true", "env.augmentation.kinds=[]"]
     _refused_at_key_with_a_fix_that_validates(overrides, "env.augmentation.kinds")  # was accepted
+
+
+TOO_SMALL = [
+    ([RETOOL, "env.sandbox.cpu_cores=0.001"], "env.sandbox.cpu_cores", "0.1"),
+    ([RETOOL, "env.sandbox.max_output_bytes=1"], "env.sandbox.max_output_bytes", "4096"),
+    ([RETOOL, "env.max_tool_response_length=1"], "env.max_tool_response_length", "64"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key", "floor"), TOO_SMALL, ids=[o[-1] for o, _, _ in TOO_SMALL])
+def test_a_limit_too_small_for_one_use_is_warned_about(overrides: list[str], key: str, floor: str) -> None:
+    _warned_with_a_fix_that_clears_it(overrides, key, f"set {key}={floor}")  # was accepted without a word

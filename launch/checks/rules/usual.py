@@ -39,8 +39,7 @@ def unusual(
     if usual.least is not None and value < usual.least:
         return Problem(
             key,
-            f"{key} is {value:g}, below the usual at least {usual.least:g} ({usual.least_why}): it is cut "
-            "off before it could end",
+            f"{key} is {value:g}, below the usual at least {usual.least:g}: {usual.least_why}",
             source=source,
             fix=f"{(fix_as or f'set {key}={{}}').format(f'{usual.least:g}')}, or the value you meant",
             severity="warning",

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from t3rl_core.config import EnvConfig
-from t3rl_core.fields import Differs, Label, LocalPath, PathComponent, Seed, Text
+from t3rl_core.fields import Differs, Label, LocalPath, PathComponent, Seed, Text, Usual
 from t3rl_core.input_files import InputFile, count_rows
 from t3rl_core.sandbox.config import AnySandboxConfig, LocalSandboxConfig
 from t3rl_core.strict import StrictModel
@@ -20,6 +20,17 @@ DEFAULT_INSTRUCTION = (
     "done, end your reply with the final answer in this form:\n"
     "<answer>\n\\boxed{{your final answer}}\n</answer>\n\n"
     "Problem: {question}"
+)
+
+
+# Characters of a cell's output the model is shown: below an error's last line (~64) it sees no error and
+# no result; above ~100k one answer fills a context.
+TOOL_RESPONSE_CHARS = Usual(
+    100_000.0,
+    512.0,
+    "one output would fill a model's context",
+    least=64.0,
+    least_why="an error's last line is longer: the model would see no result and no error",
 )
 
 
@@ -76,7 +87,7 @@ class ReToolEnvConfig(EnvConfig):
     # Model turns per episode (Agent-R1 tool.max_turns: 5); a code call in the last turn still runs.
     max_turns: int = Field(5, ge=1)
     # Characters of sandbox output returned to the model; longer output is cut and "..." appended.
-    max_tool_response_length: int = Field(512, ge=1)
+    max_tool_response_length: Annotated[int, TOOL_RESPONSE_CHARS] = Field(512, ge=1)
     sandbox: AnySandboxConfig = Field(default_factory=LocalSandboxConfig)
     data: ReToolDataConfig = Field(default_factory=ReToolDataConfig)
 
