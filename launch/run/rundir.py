@@ -191,6 +191,13 @@ def stamp_now() -> str:
     return datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
+def record_path(parent: Path, name: str, stamp: str) -> Path:
+    """Where a run (or a plan, a sweep: `stamp` `sweep-<time>`) named `name` started at `stamp` is recorded
+    under `parent` (a runs or plans dir), before the suffix `fresh_dir` gives a name already taken: the
+    one formula of a record's path, for the dir made and the one a plan is built for before it is."""
+    return parent / name / stamp
+
+
 def fresh_dir(parent: Path, name: str) -> Path:
     """`<parent>/<name>`, made now, suffixed -1, -2, … if it exists: two commands started in the same
     second never share a record."""
@@ -218,9 +225,10 @@ class RunDir:
     @classmethod
     def new(cls, runs_dir: Path, name: str, stamp: str | None = None) -> RunDir:
         """A fresh `<runs_dir>/<name>/<timestamp>` (suffixed -1, -2, … if that exists)."""
-        parent = runs_dir / name
+        path = record_path(runs_dir, name, stamp or stamp_now())
+        parent = path.parent
         created = [p for p in (parent, *parent.parents) if not p.exists()]
-        run_dir = cls(fresh_dir(parent, stamp or stamp_now()))
+        run_dir = cls(fresh_dir(parent, path.name))
         run_dir.created = created
         return run_dir
 

@@ -23,7 +23,7 @@ from launch.run.pipeline import PipelineError, preview, refuse_in_use
 from launch.run.published_view import show_published
 from launch.run.record_files import read_yaml, run_dir_around, run_dir_hint
 from launch.run.reporter import RichReporter
-from launch.run.rundir import RunDir, RunDirError, code_state, older_code, stamp_now, started_in
+from launch.run.rundir import RunDir, RunDirError, code_state, older_code, record_path, stamp_now, started_in
 from launch.run.steps import (
     config_yaml,
     execute,
@@ -343,7 +343,7 @@ def _commit(code: Mapping[str, Any]) -> str:
 
 def _plan_dir_named(run: RunConfig, out: Path | None, stamp: str) -> RunDir:
     """The dir `_plan_dir` makes or takes, before it does."""
-    return RunDir(out.expanduser() if out is not None else _plans(run) / run.name / stamp)
+    return RunDir(out.expanduser() if out is not None else record_path(_plans(run), run.name, stamp))
 
 
 def _plans(run: RunConfig) -> Path:

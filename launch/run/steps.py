@@ -24,7 +24,7 @@ from launch.run.executors.dry import DryExecutor
 from launch.run.exit_codes import EXIT_FAILED, EXIT_STOPPED
 from launch.run.pipeline import run_pipeline
 from launch.run.reporter import RichReporter
-from launch.run.rundir import collect_manifest
+from launch.run.rundir import collect_manifest, record_path
 from launch.run.secret_fingerprints import FILE, fingerprints
 from t3rl_core.yaml_text import safe_dump
 
@@ -279,8 +279,9 @@ def new_sweep_dir(resolved: Resolved, stamp: str, *, plan: bool = False) -> Path
     """`<runs_dir>/<name>/sweep-<stamp>`; under plans_dir for a sweep that is only planned."""
     paths = resolved.run.paths
     runs = Path(paths.plans_dir if plan else paths.runs_dir).resolve()
-    path, n = runs / resolved.run.name / f"sweep-{stamp}", 0
+    first = path = record_path(runs, resolved.run.name, f"sweep-{stamp}")
+    n = 0
     while path.exists():
         n += 1
-        path = runs / resolved.run.name / f"sweep-{stamp}-{n}"
+        path = first.with_name(f"{first.name}-{n}")  # as fresh_dir suffixes a name taken
     return path

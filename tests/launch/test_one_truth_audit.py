@@ -451,3 +451,21 @@ def test_no_constant_is_declared_in_two_modules() -> None:
     new, gone = sorted(twins - set(TWIN_CONSTANTS)), sorted(set(TWIN_CONSTANTS) - twins)
     assert not new, f"declared again in another module (import it from the first): {new}"
     assert not gone, f"no longer twins (take them out of TWIN_CONSTANTS): {gone}"
+
+
+def test_a_plan_is_built_for_the_dir_it_is_written_to(tmp_path: Path) -> None:
+    """`t3rl plan` builds its plan in the checks for the dir it names before making it (single.py's
+    _plan_dir_named) and then makes the dir (_plan_dir, RunDir.new): one formula (rundir.record_path), so
+    the plan is not built a second time; a name taken in the same second is suffixed, and only then
+    do the two differ (plan_run rebuilds for the dir made)."""
+    from types import SimpleNamespace
+
+    from launch.run import single
+
+    run = SimpleNamespace(name="exp", paths=SimpleNamespace(plans_dir=str(tmp_path)))
+    stamp = "20260101-000000"
+    named = single._plan_dir_named(run, None, stamp)  # type: ignore[arg-type]
+    made, fresh = single._plan_dir(SimpleNamespace(run=run), None, stamp)  # type: ignore[arg-type]
+    assert fresh and made.path == named.path == (tmp_path / "exp" / stamp).resolve()
+    again, _ = single._plan_dir(SimpleNamespace(run=run), None, stamp)  # type: ignore[arg-type]
+    assert again.path == named.path.with_name(f"{stamp}-1")
