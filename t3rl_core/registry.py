@@ -188,9 +188,12 @@ class Registry:
         if is_import_path(name):
             return self._from_object(name, name, f"import path {name}")
         point = self._entry_points().get(name)
-        if point is None:
-            raise UnknownNameError(self.kind, name, self.names())
         group = self.group or ""
+        if point is None:
+            astray = _in_other_groups(group, name)
+            if astray:
+                raise PluginError(self.kind, name, *_astray(group, name, astray))
+            raise UnknownNameError(self.kind, name, self.names())
         problem = entry_point_problem(group, name)
         if problem is not None:
             raise PluginError(self.kind, name, *problem)
@@ -302,6 +305,27 @@ def entry_point_problem(group: str, name: str) -> tuple[str, str] | None:
         return _claimed_twice(group, name, claims), _pick_one(claims)
     point = entry_points(group).get(name)
     return _unmet_t3rl_requirement(point) if point is not None else None
+
+
+def _in_other_groups(group: str, name: str) -> list[importlib.metadata.EntryPoint]:
+    """Entry points called `name` in a t3rl group other than `group` (a misspelt group, `t3rl.reward`,
+    or another kind's): scanned only once a name is found nowhere."""
+    import importlib.metadata  # lazy: only for a name no group of this kind has
+
+    if not group:
+        return []
+    found = importlib.metadata.entry_points().select(name=name)
+    return [point for point in found if point.group != group and point.group.startswith("t3rl")]
+
+
+def _astray(group: str, name: str, points: list[importlib.metadata.EntryPoint]) -> tuple[str, str]:
+    where = ", ".join(f"{point.group}{_distribution(point)}" for point in points)
+    return (
+        f"no entry point of group {group} is named '{name}'; it is registered in {where}, which t3rl does "
+        f"not read for this section",
+        f"name it by its import path (name={points[0].value}), or register it under "
+        f'[project.entry-points."{group}"] and reinstall its package',
+    )
 
 
 def _claimed_twice(group: str, name: str, claims: tuple[importlib.metadata.EntryPoint, ...]) -> str:

@@ -201,3 +201,18 @@ def test_a_misspelt_hub_env_id_is_fixed_only_by_an_environment(
     cause = error.value.errors()[0]["ctx"]["error"]
     assert "no installed module 'quokka_enx'" in str(cause)
     assert (cause.value if isinstance(cause, Corrected) else None) == ("quokka_env" if loader else None)
+
+
+@pytest.mark.parametrize("group", ["t3rl.reward", "t3rl.envs"], ids=["misspelt-group", "another-kind"])
+def test_an_entry_point_in_another_group_is_named_where_it_is(site: Path, group: str) -> None:
+    """`[project.entry-points."t3rl.reward"]` (one letter short) left the name unknown: the refusal
+    listed the rewards there are, and never said where the plugin was registered."""
+    from t3rl_core.registry import UnknownNameError
+
+    distribution(site, "plug_a", f"[{group}]\nexact = {EXACT}\n")
+    with pytest.raises(PluginError) as error:
+        fresh().validate({"name": "exact"})
+    assert f"it is registered in {group} (plug_a 1.0)" in str(error.value)
+    assert f"name={EXACT}" in error.value.fix and '[project.entry-points."t3rl.rewards"]' in error.value.fix
+    with pytest.raises(UnknownNameError):
+        fresh().validate({"name": "exact_nowhere"})
