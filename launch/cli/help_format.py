@@ -299,10 +299,13 @@ def _value_missing_named(params: list[Any], ctx: Any, parse: Any) -> list[str]:
     """`parse()`, with an option given no value answered with what it takes and the usual cause: Click said
     only "Option '--run-dir' requires an argument.", without the usage lines or a word of why (`--run-dir
     $RUN` with RUN unset, `--out` last on the line)."""
-    from typer._click.exceptions import BadOptionUsage  # lazy: only to read a parse error
+    from typer._click.exceptions import BadOptionUsage, NoSuchOption  # lazy: only to read a parse error
 
     try:
         return parse()  # type: ignore[no-any-return]
+    except NoSuchOption as error:
+        _group_option_after_its_command(ctx, error.option_name)
+        raise
     except BadOptionUsage as error:
         param = next((p for p in params if error.option_name in getattr(p, "opts", ())), None)
         if param is None or "requires" not in error.message:
@@ -313,6 +316,19 @@ def _value_missing_named(params: list[Any], ctx: Any, parse: Any) -> list[str]:
             f"{error.option_name} takes {takes} and nothing followed it: was a shell variable unset or "
             f"empty ({error.option_name} $VAR passes nothing)? See `{ctx.command_path} --help`"
         )
+
+
+def _group_option_after_its_command(ctx: Any, name: str) -> None:
+    """`t3rl runs show --runs-dir X`: an option of the group, typed after its command, where Click knows
+    it not ("No such option: --runs-dir"). Answered with where it goes; nothing when the group has none."""
+    parent = ctx.parent
+    option = name.partition("=")[0]
+    if parent is None or not any(option in getattr(p, "opts", ()) for p in parent.command.params):
+        return
+    ctx.fail(
+        f"{option} is an option of `{parent.command_path}`, so it goes before `{ctx.info_name}`: "
+        f"{parent.command_path} {option} … {ctx.info_name} …"
+    )
 
 
 def _refuse_given_twice(params: list[Any], args: list[str], ctx: Any, group: bool = False) -> None:

@@ -320,12 +320,13 @@ def register(app: typer.Typer) -> None:
 
     @runs_app.command("show")
     def show(
+        ctx: typer.Context,
         run_dir: Annotated[
             Path | None,
             typer.Argument(
                 metavar="RUN_DIR",
-                help="A run directory, or a sweep dir (default: the newest run under $T3RL_RUNS_DIR "
-                "or ./runs).",
+                help="A run directory, or a sweep dir (default: the newest run under `t3rl runs "
+                "--runs-dir DIR show`'s DIR, $T3RL_RUNS_DIR or ./runs).",
                 show_default=False,
             ),
         ] = None,
@@ -340,7 +341,9 @@ def register(app: typer.Typer) -> None:
           t3rl runs show                                  # the newest run
         """
         if run_dir is None:
-            run_dir = _newest_run()
+            # the group's --runs-dir (`t3rl runs --runs-dir DIR show`), which the newest was not read from
+            given = ctx.parent.params.get("runs_dir") if ctx.parent is not None else None
+            run_dir = _newest_run(given)
         raise typer.Exit(show_run(run_dir))
 
 
@@ -500,9 +503,10 @@ def _attempt(manifest: dict[str, Any]) -> str | None:
     return f"{number}, started {started}" if isinstance(number, int) else f"last started {started}"
 
 
-def _newest_run() -> Path:
-    """The newest run dir under the default runs dir, named first (what `t3rl runs` lists at its top)."""
-    runs_dir = default_runs_dir()
+def _newest_run(given: Path | None = None) -> Path:
+    """The newest run dir under `given` or the default runs dir, named first (what `t3rl runs` lists at its
+    top)."""
+    runs_dir = given or default_runs_dir()
     found = find_runs(runs_dir) if runs_dir.is_dir() else []
     if not found:
         why = _no_runs_dir(runs_dir) if not runs_dir.is_dir() else f"no run dir under {runs_dir}"

@@ -409,3 +409,22 @@ def test_every_option_given_no_value_says_what_it_takes() -> None:
 
     walk(typer.main.get_command(app), [])
     assert checked > 30
+
+
+# ------------------------------------------- `t3rl runs show` and the runs dir given to `t3rl runs`
+
+
+def test_runs_show_reads_the_runs_dir_given_to_runs(here: Path) -> None:
+    """Before: `t3rl runs --runs-dir elsewhere show` looked for the newest run in ./runs ('no runs yet'),
+    and `t3rl runs show --runs-dir elsewhere` said `No such option: --runs-dir`."""
+    _recorded_run("20260101-000000", DONE)
+    Path("runs").rename("elsewhere")
+    misplaced = invoke(["runs", "show", "--runs-dir", "elsewhere"])
+    text = " ".join(misplaced.output.replace("│", " ").split())
+    assert misplaced.exit_code == 2, text
+    assert (
+        "--runs-dir is an option of `t3rl runs`, so it goes before `show`: t3rl runs --runs-dir … show …"
+        in text
+    )
+    shown = invoke(["runs", "--runs-dir", "elsewhere", "show"])
+    assert shown.exit_code == 0 and "quickstart-20260101-000000" in shown.output, shown.output
