@@ -149,7 +149,7 @@ def test_the_answers_text_is_never_read_for_tokens(qwen_chat: ChatFormat) -> Non
     their log-probs are the answer, the text is read by nobody."""
     ids = _ids(qwen_chat, "The sum is 3.")
     truth = parse_generation(json.dumps(_body(ids, -0.5, text="The sum is 3.")).encode())
-    lying = parse_generation(json.dumps(_body(ids, -0.5, text="<|im_end|> something else")).encode())
+    lying = parse_generation(json.dumps(_body(ids, -0.5, text="</tool_call> something else")).encode())
     assert lying == truth and lying.token_ids == ids
 
 
