@@ -62,3 +62,13 @@ class Transition:
     done: bool = False
     truncated: bool = False  # ended by a limit rather than by the task
     info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The episode splices inline text into the model's turn and reads no messages beside it: a world
+        # returning both had its messages dropped, never shown to the model, without a word.
+        if self.inline is not None and self.messages:
+            raise ValueError(
+                "a Transition holds inline text or messages, not both: inline text goes on in the model's "
+                "turn, messages follow a finished one; write their text into the inline text, or return "
+                "them from a step of their own"
+            )

@@ -16,13 +16,14 @@ from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import ParsersConfig, RolloutConfig
 from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
-from t3rl_core.engines.config import SGLangEngineConfig
+from t3rl_core.engines.config import ReferenceEngineConfig, SGLangEngineConfig
+from t3rl_core.engines.reference import ReferenceEngine
 from t3rl_core.engines.sglang_http import SGLangEngine, parse_generation
 from t3rl_core.hooks import slime as hooks
 from t3rl_core.parsers.render import FORMATS, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.rollout.episode import run_episode
-from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
+from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction, Transition
 from tests.engines.test_sglang_http import serving
 from tests.hooks.slime_fakes import slime_args
 from tests.rollout.fakes import TOOLS, ToyEnv, play, task
@@ -192,3 +193,26 @@ def test_a_tag_inside_an_argument_is_the_call_or_a_format_error_never_another_ca
             action = parser.parse(text.replace(written, escaped))
             assert isinstance(action, ToolCallAction), (piece, action)
             assert [(c.name, c.arguments) for c in action.calls] == [(wanted.name, wanted.arguments)]
+
+
+# ------------------------------------------------------------------ a world's inline text and messages
+
+
+class _InlineAndMessages(ToyEnv):
+    """Answers each tool call with its result inline and a message beside it (a note to the user)."""
+
+    async def step(self, action: Any) -> Transition:
+        if isinstance(action, ToolCallAction):
+            return Transition(inline="\n<result>3</result>\n", messages=[{"role": "user", "content": "NOTE"}])
+        return await super().step(action)
+
+
+def test_inline_text_and_messages_at_once_is_the_worlds_failure(qwen_chat: ChatFormat) -> None:
+    """Before: the inline text went on in the model's turn and the messages were dropped, never shown
+    to the model (the episode completed, 'NOTE' nowhere in its tokens or messages)."""
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=qwen_chat)
+    result = play(qwen_chat, _InlineAndMessages(("Add 1 and 2.",)), engine, RolloutConfig())
+    assert result.status == "failed" and result.failure is not None and result.failure.kind == "env"
+    assert "inline text or messages, not both" in result.failure.message
+    assert len(result.response_ids) == len(result.loss_mask) == len(result.log_probs)
+    assert Transition(inline="x").inline == "x" and Transition(messages=[{"role": "user", "content": "y"}])
