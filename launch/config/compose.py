@@ -131,11 +131,15 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
             command_line=parsed,
         )
     except MissingConfigException as e:
-        from launch.config.composition_fixes import group_dir_given  # lazy: only to explain a mistake
+        from launch.config.composition_fixes import (  # lazy: only to explain a mistake
+            group_dir_given,
+            group_dir_misnamed,
+        )
 
         problem = (
             _path_as_option(parsed, loader, written)
             or group_dir_given(e, parsed, _normalise_dirs(config_dirs), written)
+            or group_dir_misnamed(e, parsed, _normalise_dirs(config_dirs))
             or _missing_config_problem(e, parsed, loader, written)
         )
         raise ConfigError([_in_user_words(problem, written)]) from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Callable, Sequence
 
 from hydra.core.override_parser.types import Override
@@ -54,6 +55,40 @@ def group_dir_given(
                 source=f"--config-dir {directory}",
                 fix=f"--config-dir {os.path.dirname(directory)} {written.get(text, text)}".strip(),
             )
+    return None
+
+
+def group_dir_misnamed(
+    error: MissingConfigException, parsed: list[Override], config_dirs: Sequence[str]
+) -> Problem | None:
+    """`mine/experiments/x.yaml` (or `models/`, `Experiment/`) chosen with `--config-dir mine +experiment=x`:
+    the file is there, in a folder whose name is no group's, so t3rl's own options were listed as if it
+    were not. The folder is named for its group."""
+    group, _, option = (error.missing_cfg_file or "").rpartition("/")
+    if not group or "/" in group:
+        return None
+    for directory in config_dirs:
+        try:
+            folders = [e.name for e in os.scandir(directory) if e.is_dir() and e.name != group]
+        except OSError:
+            continue
+        near = [f for f in folders if f.lower().rstrip("s") == group.lower() or did_you_mean(group, [f]) == f]
+        found = next((f for f in near if os.path.isfile(os.path.join(directory, f, f"{option}.yaml"))), None)
+        if found is None:
+            continue
+        text = next((o.input_line for o in parsed if o.key_or_group.split("@")[0] == group), "")
+        file, wrong, right = (
+            os.path.join(directory, *parts) for parts in ((found, f"{option}.yaml"), (found,), (group,))
+        )
+        return Problem(
+            key=group,
+            message=f"{file} is in folder '{found}', which is no config group: the folders of a config dir "
+            f"are named for their groups, so it was not read as an option of '{group}'",
+            source=f"override `{text}`" if text else f"--config-dir {directory}",
+            fix=f"mv {shlex.quote(wrong)} {shlex.quote(right)}"
+            if not os.path.exists(right)
+            else f"mv {shlex.quote(file)} {shlex.quote(right)}/",
+        )
     return None
 
 

@@ -428,3 +428,31 @@ def test_runs_show_reads_the_runs_dir_given_to_runs(here: Path) -> None:
     )
     shown = invoke(["runs", "--runs-dir", "elsewhere", "show"])
     assert shown.exit_code == 0 and "quickstart-20260101-000000" in shown.output, shown.output
+
+
+# ------------------------------------------- a config dir's folder not named for its group
+
+
+@pytest.mark.parametrize(
+    ("folder", "file", "source", "argv"),
+    [
+        ("experiments", "myqs.yaml", "conf/experiment/quickstart.yaml", ["+experiment=myqs"]),
+        ("Experiment", "myqs.yaml", "conf/experiment/quickstart.yaml", ["+experiment=myqs"]),
+        ("models", "mymodel.yaml", "conf/model/tiny_qwen3.yaml", ["+experiment=quickstart", "model=mymodel"]),
+    ],
+)
+def test_an_option_in_a_folder_misnamed_names_the_folder(
+    here: Path, folder: str, file: str, source: str, argv: list[str]
+) -> None:
+    """Before: `unknown option 'myqs' for config group 'experiment'`, `fix: choose one of:` t3rl's own."""
+    (here / "mine" / folder).mkdir(parents=True)
+    text = (REPO / source).read_text(encoding="utf-8")
+    (here / "mine" / folder / file).write_text(
+        text.replace("name: quickstart", "name: myqs"), encoding="utf-8"
+    )
+    result = invoke(["validate", "--config-dir", "mine", *argv])
+    assert result.exit_code == 2 and f"is in folder '{folder}', which is no config group" in result.output
+    command, *paths = shlex.split(fix_of(result.output))
+    assert command == "mv", paths
+    Path(paths[0]).rename(paths[1])
+    assert invoke(["validate", "--config-dir", "mine", *argv]).exit_code == 0
