@@ -8,6 +8,7 @@ tokens and template (nothing is downloaded).
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -18,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from launch.cli import completion
-from launch.config.errors import ConfigError, render_problems
+from launch.config.errors import ConfigError, Problem, render_problems
 from launch.config.resolved import composed_plain
 from launch.config.schema import ModelConfig
 from launch.config.schema_errors import problems_from_validation
@@ -148,5 +149,16 @@ def _model(model: str, overrides: list[str], config_dirs: list[str]) -> ModelCon
                 problems_from_validation(error, data, composed.provenance, prefix="model", root=composed.data)
             ) from None
     except ConfigError as error:
-        render_problems([*error.problems, *error.warnings], Console(stderr=True))
+        problems = [_as_typed(p, model) for p in (*error.problems, *error.warnings)]
+        render_problems(problems, Console(stderr=True))
         raise typer.Exit(EXIT_CONFIG) from None
+
+
+def _as_typed(problem: Problem, model: str) -> Problem:
+    """A problem of the `model=MODEL` override this command composes, in the words it was typed in: the
+    argument MODEL, and a fix that is this command (`did you mean model=qwen3_8b?` for `t3rl check-template
+    qwen3-8b` named an override the command does not take)."""
+    if problem.source != f"override `model={model}`":
+        return problem
+    fix = re.sub(r"\bmodel=(\S+?)(\?)?$", r"`t3rl check-template \1`\2", problem.fix)
+    return problem.replace(source=f"MODEL `{model}`", fix=fix)

@@ -456,3 +456,19 @@ def test_an_option_in_a_folder_misnamed_names_the_folder(
     assert command == "mv", paths
     Path(paths[0]).rename(paths[1])
     assert invoke(["validate", "--config-dir", "mine", *argv]).exit_code == 0
+
+
+# ------------------------------------------- check-template's MODEL misspelt
+
+
+def test_a_misspelt_model_of_check_template_is_fixed_with_the_command(here: Path) -> None:
+    """Before: `set in: override `model=qwen3-8b``, `fix: did you mean model=qwen3_8b?`, an override
+    `t3rl check-template` does not take in place of its MODEL."""
+    result = invoke(["check-template", "qwen3-8b"])
+    assert result.exit_code == 2 and "set in: MODEL `qwen3-8b`" in result.output, result.output
+    found = re.fullmatch(r"did you mean `(t3rl check-template \S+)`\?", fix_of(result.output))
+    assert found is not None, result.output
+    # the MODEL it names composes (the check itself, ~3 s of building a tokenizer, is not what was wrong)
+    from launch.cli.check_template import _model
+
+    assert _model(shlex.split(found[1])[2], [], []).name
