@@ -52,6 +52,8 @@ _SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_new_tokens")
 _OUTPUT_METADATA = frozenset(
     {"outcome", "reward_metrics", "messages", "turn_credit", "t3rl_metrics", METADATA_KEY}
 )
+# The key generate writes into every sample it fills: a sample holding it was filled by t3rl before.
+_FILLED = "t3rl_metrics"
 # The failures of the training step under way in this process (slime runs one rollout manager).
 _BUDGET: StepBudget | None = None
 
@@ -64,16 +66,29 @@ async def generate(
         raise ValueError("t3rl episodes cannot be resumed mid-way: run slime without --partial-rollout")
     runtime = RuntimeConfig.from_slime_args(args)
     runner = await _runner(args, runtime)
-    _clear_outputs(sample)
+    clash = _clear_outputs(sample)
     metadata = sample.metadata
     task = {
         "prompt": sample.prompt,
         "metadata": dict(metadata) if isinstance(metadata, Mapping) else metadata,  # else refused, named
         "label": sample.label,
     }
-    episode, reward = await runner.run(
-        task, "eval" if evaluation else "train", sampling=to_sampling(sampling_params), step=training_step()
-    )
+    if clash:
+        # The row's own values under the names generate writes its results under: dropped before the
+        # episode (the world never read them) and overwritten after, without a word.
+        reason = (
+            f"the row's metadata holds {', '.join(clash)}: t3rl's generate writes each episode's results "
+            "under these names (slime's sample.metadata), so the world would never read the row's: "
+            "rename them when the data is prepared"
+        )
+        episode, reward = runner.refused(task, reason)
+    else:
+        episode, reward = await runner.run(
+            task,
+            "eval" if evaluation else "train",
+            sampling=to_sampling(sampling_params),
+            step=training_step(),
+        )
     response_ids = list(episode.response_ids)
     if not len(response_ids) == len(episode.loss_mask) == len(episode.log_probs):
         raise AssertionError(
@@ -117,7 +132,7 @@ async def generate(
         "reward_metrics": dict(reward.metrics),
         "messages": list(episode.messages),
         "turn_credit": turn_record(episode.outcome, episode.step_starts, len(response_ids)),
-        "t3rl_metrics": {
+        _FILLED: {
             "num_model_calls": episode.num_model_calls,
             "trainable_tokens": sum(loss_mask),
             "format_repairs": episode.format_repairs,
@@ -147,19 +162,24 @@ def unplayed(episode: EpisodeResult) -> Failure | None:
     return Failure("env", "EndedBeforeFirstTurn", message)
 
 
-def _clear_outputs(sample: Any) -> None:
+def _clear_outputs(sample: Any) -> list[str]:
     """Take back what an earlier `generate` of this same sample object wrote: slime's fully-async
     rollout puts a group holding an aborted sample back into its buffer and hands the sample over
     again (t3rl refuses partial rollouts, so its episode starts over). The episode reads the row as
-    the dataset gave it, and the counters slime sums per call start from zero."""
+    the dataset gave it, and the counters slime sums per call start from zero. Returns the row's own
+    keys among the names generate writes (a sample no generate filled: none of them is t3rl's)."""
     sample.weight_versions = []
     sample.prefix_cache_info = type(sample.prefix_cache_info)()
     sample.spec_info = type(sample.spec_info)()
     metadata = sample.metadata or {}
-    if isinstance(metadata, Mapping):  # else the runner fails the row, naming what it is
-        # source_name is generate's copy of data_source (slime's get_source reads it), else the row's.
-        owned = _OUTPUT_METADATA | ({"source_name"} if metadata.get("data_source") is not None else set())
-        sample.metadata = {key: value for key, value in metadata.items() if key not in owned}
+    if not isinstance(metadata, Mapping):  # the runner fails the row, naming what it is
+        return []
+    if _FILLED not in metadata:
+        return sorted(key for key in metadata if key in _OUTPUT_METADATA)
+    # source_name is generate's copy of data_source (slime's get_source reads it), else the row's.
+    owned = _OUTPUT_METADATA | ({"source_name"} if metadata.get("data_source") is not None else set())
+    sample.metadata = {key: value for key, value in metadata.items() if key not in owned}
+    return []
 
 
 def _apply_call_meta(args: Any, sample: Any, episode: EpisodeResult) -> None:

@@ -218,6 +218,10 @@ class EpisodeRunner:
             result.failure = result.failure or Failure.from_exception("reward", exc, message)
             return RewardResult(value=0.0)
 
+    def refused(self, task: Mapping[str, Any], reason: str) -> tuple[EpisodeResult, RewardResult]:
+        """The FAILED result of a row its caller refuses before any episode (InvalidTask: `reason`)."""
+        return self._unplayable(task, [], Failure("env", InvalidTask.__name__, reason))
+
     def _unplayable(
         self, task: Mapping[str, Any], tools: list[dict[str, Any]], failure: Failure
     ) -> tuple[EpisodeResult, RewardResult]:

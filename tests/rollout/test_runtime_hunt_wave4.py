@@ -14,7 +14,7 @@ from aiohttp import web
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
-from t3rl_core.config import ParsersConfig, RolloutConfig
+from t3rl_core.config import ParsersConfig, RolloutConfig, RuntimeConfig
 from t3rl_core.engines.base import Engine, Generation, GenerationContext, SamplingParams
 from t3rl_core.engines.config import ReferenceEngineConfig, SGLangEngineConfig
 from t3rl_core.engines.reference import ReferenceEngine
@@ -23,9 +23,10 @@ from t3rl_core.hooks import slime as hooks
 from t3rl_core.parsers.render import FORMATS, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.rollout.episode import run_episode
+from t3rl_core.rollout.runner import EpisodeRunner
 from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction, Transition
 from tests.engines.test_sglang_http import serving
-from tests.hooks.slime_fakes import slime_args
+from tests.hooks.slime_fakes import Factory, Progress, slime_args, toy_sample
 from tests.rollout.fakes import TOOLS, ToyEnv, play, task
 from tests.support.output_hunt import Hunt, hunted_options
 from tests.support.slime_sample import Sample
@@ -216,3 +217,56 @@ def test_inline_text_and_messages_at_once_is_the_worlds_failure(qwen_chat: ChatF
     assert "inline text or messages, not both" in result.failure.message
     assert len(result.response_ids) == len(result.loss_mask) == len(result.log_probs)
     assert Transition(inline="x").inline == "x" and Transition(messages=[{"role": "user", "content": "y"}])
+
+
+# ------------------------------------------------------------------ a row's metadata under generate's names
+
+
+class _Reads(Factory):
+    """Records the rows the hook hands the env factory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict[str, Any]] = []
+
+    def __call__(self, row: dict[str, Any], mode: str) -> ToyEnv:
+        self.rows.append(row)
+        return super().__call__(row, mode)
+
+
+def _generate(monkeypatch: pytest.MonkeyPatch, chat: ChatFormat, sample: Sample) -> tuple[Sample, _Reads]:
+    factory = _Reads()
+
+    async def runner(args: Any, runtime: RuntimeConfig) -> EpisodeRunner:
+        engine = ReferenceEngine(ReferenceEngineConfig(), chat=chat)
+        return EpisodeRunner(runtime, engine, env_factory=factory, chat=chat, reward=Progress())
+
+    monkeypatch.setattr(hooks, "_runner", runner)
+    monkeypatch.setattr(hooks, "_BUDGET", None)
+    return asyncio.run(hooks.generate(slime_args(1.0), sample, {})), factory
+
+
+@pytest.mark.parametrize("key", ["messages", "outcome", "t3rl_failure"])
+def test_a_rows_metadata_under_a_name_generate_writes_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat, key: str
+) -> None:
+    """Before: generate took the row's metadata.messages (a dataset's own column) back as its own
+    earlier output, so the world never read it, and wrote the episode's messages over it."""
+    sample = toy_sample(0, group=0)
+    sample.metadata[key] = "the row's"
+    sample, factory = _generate(monkeypatch, qwen_chat, sample)
+    failure = sample.metadata["t3rl_failure"]
+    assert failure["error_type"] == "InvalidTask" and f"holds {key}:" in failure["message"], failure
+    assert sample.remove_sample and factory.rows == []  # no world was built for it
+    assert len(sample.tokens) - sample.response_length == len(sample.tokens) - len(sample.loss_mask) > 0
+
+
+def test_a_sample_generate_filled_before_is_played_again(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    """No false refusal: generate's own names in a sample it filled are taken back, the row read as given."""
+    first, _ = _generate(monkeypatch, qwen_chat, toy_sample(0, group=0))
+    assert "t3rl_failure" not in first.metadata and "messages" in first.metadata
+    again, factory = _generate(monkeypatch, qwen_chat, first)
+    assert "t3rl_failure" not in again.metadata and not again.remove_sample
+    assert "messages" not in factory.rows[0]["metadata"] and "t3rl_metrics" not in factory.rows[0]["metadata"]
