@@ -16,7 +16,7 @@ from rich.console import Console
 from launch.checks.resolve import resolve
 from launch.checks.rules.usual import unusual
 from launch.cli.option_fields import EVAL_FIELDS, option_key, option_of, usual
-from launch.config.errors import ConfigError, Problem, render_problems
+from launch.config.errors import ConfigError, Problem, did_you_mean, render_problems
 from launch.config.overlay import overlay
 from launch.config.schema import EvalStage
 from launch.run.exit_codes import EXIT_CONFIG
@@ -81,8 +81,11 @@ def stage_eval_config(run: RunConfig, name: str) -> EvalConfig:
     spec = run.stages.get(name)
     if not isinstance(spec, EvalStage):
         evals = [n for n, s in run.stages.items() if isinstance(s, EvalStage)]
+        guess = did_you_mean(name, evals)
+        meant = f"did you mean --stage {guess}? " if guess else ""
         raise typer.BadParameter(
-            f"'{name}' is not an eval stage of this config (eval stages: {', '.join(evals) or 'none'})",
+            f"'{name}' is not an eval stage of this config ({meant}eval stages: "
+            f"{', '.join(evals) or 'none'})",
             param_hint="--stage",
         )
     return type(run.eval).model_validate(overlay(run.eval.model_dump(mode="json"), spec.eval))

@@ -305,6 +305,7 @@ def _value_missing_named(params: list[Any], ctx: Any, parse: Any) -> list[str]:
         return parse()  # type: ignore[no-any-return]
     except NoSuchOption as error:
         _group_option_after_its_command(ctx, error.option_name)
+        _option_by_its_start(params, ctx, error.option_name)
         raise
     except BadOptionUsage as error:
         param = next((p for p in params if error.option_name in getattr(p, "opts", ())), None)
@@ -316,6 +317,15 @@ def _value_missing_named(params: list[Any], ctx: Any, parse: Any) -> list[str]:
             f"{error.option_name} takes {takes} and nothing followed it: was a shell variable unset or "
             f"empty ({error.option_name} $VAR passes nothing)? See `{ctx.command_path} --help`"
         )
+
+
+def _option_by_its_start(params: list[Any], ctx: Any, name: str) -> None:
+    """`t3rl eval --limit 1`: the start of one option's name (`--limit-per-category`), which Click's
+    "Possible options" missed for another it found as near (`--split`)."""
+    typed = name.partition("=")[0]
+    longer = [o for p in params for o in getattr(p, "opts", ()) if o.startswith(f"{typed}-")]
+    if len(longer) == 1:
+        ctx.fail(f"No such option: {typed}: did you mean {longer[0]}?")
 
 
 def _group_option_after_its_command(ctx: Any, name: str) -> None:

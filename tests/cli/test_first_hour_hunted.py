@@ -472,3 +472,34 @@ def test_a_misspelt_model_of_check_template_is_fixed_with_the_command(here: Path
     from launch.cli.check_template import _model
 
     assert _model(shlex.split(found[1])[2], [], []).name
+
+
+# ------------------------------------------- an eval's stage or option misspelt or cut short
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant", "said"),
+    [
+        (["--stage", "eval_tny"], ["--stage", "eval_tiny"], "did you mean --stage eval_tiny?"),
+        (
+            ["--limit", "1"],
+            ["--limit-per-category", "1"],
+            "No such option: --limit: did you mean --limit-per-category?",
+        ),
+    ],
+)
+def test_an_eval_option_misspelt_or_cut_short_is_answered_with_the_one_meant(
+    here: Path, typed: list[str], meant: list[str], said: str
+) -> None:
+    """Before: `'eval_tny' is not an eval stage of this config (eval stages: …)`; `No such option: --limit
+    (Possible options: --split)`."""
+    argv = ["eval", "+experiment=quickstart", "--engine", "reference"]
+    result = invoke([*argv, *typed])
+    text = " ".join(result.output.replace("│", " ").split())
+    assert result.exit_code == 2 and said in text, text
+    # as meant, the command line passes the parser and the stage check (the eval's split is not prepared
+    # here: refused later, for that)
+    after = " ".join(
+        invoke([*argv, *meant, "--out", "out", "--data", "nothing"]).output.replace("│", " ").split()
+    )
+    assert "No such option" not in after and "not an eval stage" not in after, after
