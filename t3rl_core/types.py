@@ -64,6 +64,17 @@ class Transition:
     info: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # Messages are a list of them: None failed the episode as t3rl's own bug (iterating it), and one
+        # message not in a list was read key by key ("a message that is a str").
+        if not isinstance(self.messages, list | tuple):
+            raise ValueError(
+                f"Transition.messages is a {type(self.messages).__name__}, not a list of messages: "
+                "write [{'role': 'tool', 'content': '...'}], or [] for none"
+            )
+        # A limit ending the episode ends it: with done=False the loop went on playing a world that
+        # said it was cut (gymnasium's truncated, which ends an episode there as terminated does).
+        if self.truncated and not self.done:
+            raise ValueError("Transition(truncated=True) ends the episode by a limit: set done=True with it")
         # The episode splices inline text into the model's turn and reads no messages beside it: a world
         # returning both had its messages dropped, never shown to the model, without a word.
         if self.inline is not None and self.messages:

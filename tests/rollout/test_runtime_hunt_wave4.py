@@ -137,7 +137,7 @@ def test_a_retry_after_a_5xx_mid_episode_takes_each_answer_once(qwen_chat: ChatF
                 await engine.aclose()
 
     result = asyncio.run(episode())
-    assert result.status == "completed" and result.num_model_calls == 2, result.error
+    assert result.status == "completed" and result.failure is None, result.error
     assert server.requests[1]["input_ids"] == server.requests[2]["input_ids"]
     trained = [
         (t, lp) for t, m, lp in zip(result.response_ids, result.loss_mask, result.log_probs, strict=True) if m
@@ -270,3 +270,52 @@ def test_a_sample_generate_filled_before_is_played_again(
     again, factory = _generate(monkeypatch, qwen_chat, first)
     assert "t3rl_failure" not in again.metadata and not again.remove_sample
     assert "messages" not in factory.rows[0]["metadata"] and "t3rl_metrics" not in factory.rows[0]["metadata"]
+
+
+# ------------------------------------------------------------------ a world's Transition of another shape
+
+
+class _Returns(ToyEnv):
+    """Answers its first step with the Transition `make()` builds (in the step, as a world does)."""
+
+    def __init__(self, make: Any) -> None:
+        super().__init__(("Add 1 and 2.",))
+        self.make = make
+
+    async def step(self, action: Any) -> Transition:
+        if not self.actions:
+            self.actions.append(action)
+            return self.make()
+        return await super().step(action)
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda: Transition(messages=None), "Transition.messages is a NoneType, not a list of messages"),
+        (lambda: Transition(messages={"role": "tool", "content": "3"}), "is a dict, not a list of messages"),
+        (lambda: Transition(messages="3"), "is a str, not a list of messages"),
+        (lambda: Transition(truncated=True), "set done=True with it"),
+    ],
+    ids=["none", "one_message", "text", "truncated_not_done"],
+)
+def test_a_transition_of_another_shape_is_the_worlds_failure_saying_what(
+    qwen_chat: ChatFormat, make: Any, said: str
+) -> None:
+    """Before: messages=None failed the episode as t3rl's own bug ('episode loop error: TypeError'), one
+    message not in a list was 'a message that is a str' (its keys), and truncated=True without done
+    (gymnasium's way to end an episode) was ignored: the loop went on playing the world."""
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=qwen_chat)
+    result = play(qwen_chat, _Returns(make), engine, RolloutConfig())
+    assert result.status == "failed" and result.failure is not None and result.failure.kind == "env"
+    assert said in result.failure.message and result.num_model_calls == 1, result.failure
+
+
+def test_transitions_of_the_declared_shapes_are_played(qwen_chat: ChatFormat) -> None:
+    """No false refusal: a tuple of messages, a limit with done, no messages at all."""
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=qwen_chat)
+    message = {"role": "tool", "content": "3"}
+    result = play(qwen_chat, _Returns(lambda: Transition(messages=(message,))), engine, RolloutConfig())
+    assert result.status == "completed" and result.failure is None, result.error
+    ended = play(qwen_chat, _Returns(lambda: Transition(done=True, truncated=True)), engine, RolloutConfig())
+    assert ended.status == "truncated" and ended.failure is None
