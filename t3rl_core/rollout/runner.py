@@ -92,6 +92,21 @@ def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
     return metadata, list(tools)
 
 
+def _check_stop(env: Env) -> None:
+    """`env.stop` is what Env declares, a tuple of stop strings; raises ValueError saying what it is.
+    A world writing `stop = "</code>"` (text, not a tuple) had each character made a stop string: every
+    call ended at its first "<" or "c", and the episode went on with those cut turns, unsaid."""
+    stop = env.stop
+    if isinstance(stop, list | tuple) and all(isinstance(text, str) and text for text in stop):
+        return
+    world = type(env).__name__
+    if isinstance(stop, str):
+        raise ValueError(
+            f"{world}.stop is the text {stop[:80]!r}, not a tuple of stop strings: write ({stop[:80]!r},)"
+        )
+    raise ValueError(f"{world}.stop must be a tuple of non-empty stop strings, not {str(stop)[:120]}")
+
+
 class EpisodeRunner:
     """Env factory, chat format, action parsers, reward and engine of one run."""
 
@@ -179,6 +194,7 @@ class EpisodeRunner:
         env: Env | None = None
         try:
             env = self.env_factory(task, mode)
+            _check_stop(env)
             late_tools = list(metadata.get("late_tools") or [])
             parser = self.parser(env.action_format, tools, late_tools, tools_key=tools_key)
         except BaseException as exc:

@@ -319,3 +319,45 @@ def test_transitions_of_the_declared_shapes_are_played(qwen_chat: ChatFormat) ->
     assert result.status == "completed" and result.failure is None, result.error
     ended = play(qwen_chat, _Returns(lambda: Transition(done=True, truncated=True)), engine, RolloutConfig())
     assert ended.status == "truncated" and ended.failure is None
+
+
+# ------------------------------------------------------------------ a world's stop strings
+
+
+class _Stops(Factory):
+    """Builds the toy world with `stop` as its stop strings."""
+
+    def __init__(self, stop: Any) -> None:
+        super().__init__()
+        self.stop = stop
+
+    def __call__(self, row: dict[str, Any], mode: str) -> ToyEnv:
+        return ToyEnv(row["metadata"]["questions"], stop=self.stop)
+
+
+def _run_with_stop(chat: ChatFormat, stop: Any) -> Any:
+    runtime = RuntimeConfig.model_validate(slime_args().t3rl)
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=chat)
+    runner = EpisodeRunner(runtime, engine, env_factory=_Stops(stop), chat=chat, reward=Progress())
+    return asyncio.run(runner.run(task(("Add 1 and 2.",))))[0]
+
+
+@pytest.mark.parametrize(
+    ("stop", "said"),
+    [("</tool_call>", "write ('</tool_call>',)"), (("",), "non-empty stop strings"), ((3,), "not (3,)")],
+)
+def test_a_worlds_stop_strings_that_are_no_tuple_of_texts_are_its_failure(
+    qwen_chat: ChatFormat, stop: Any, said: str
+) -> None:
+    """Before: `stop = "</tool_call>"` made each character a stop string; the reference engine's first
+    call ended at its first '<' and the episode completed on that cut turn, unsaid ('' would stop
+    every call at once)."""
+    result = _run_with_stop(qwen_chat, stop)
+    assert result.status == "failed" and result.failure is not None and result.failure.kind == "env"
+    assert said in result.failure.message and result.num_model_calls == 0, result.failure
+
+
+@pytest.mark.parametrize("stop", [(), ("</tool_call>",), ["</tool_call>"]])
+def test_a_tuple_or_list_of_stop_strings_is_played(qwen_chat: ChatFormat, stop: Any) -> None:
+    result = _run_with_stop(qwen_chat, stop)
+    assert result.status == "completed" and result.failure is None, result.error
