@@ -7,9 +7,10 @@ of them reads the first two and names the third with the command that converts i
 from __future__ import annotations
 
 import gzip
-import json
 import zlib
 from pathlib import Path
+
+from t3rl_core import outside_json
 
 # gzip's magic number (RFC 1952): the first two bytes of every gzip member.
 _GZIP = b"\x1f\x8b"
@@ -54,8 +55,8 @@ def numbered_lines(path: Path) -> list[tuple[int, bytes]]:
 def _one_document(data: bytes) -> bool:
     """Whether the whole text parses as one JSON array or object (a JSONL of two lines never does)."""
     try:
-        return isinstance(json.loads(data), list | dict)
-    except (ValueError, RecursionError):
+        return isinstance(outside_json.loads(data, "the file"), list | dict)
+    except ValueError:  # no JSON, or past the limit on what is read from outside (OutsideJsonError)
         return False
 
 
