@@ -270,7 +270,8 @@ class _ExitCodesEpilog:
     epilog: str | None
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        if self.epilog is None:
+        # `t3rl --help` alone (no subcommand in the path) has no exit codes: its cold start imports none
+        if self.epilog is None and " " in ctx.command_path:
             from launch.cli.exit_help import exit_epilog  # lazy: only for a command's --help
 
             self.epilog = exit_epilog(ctx.command_path)

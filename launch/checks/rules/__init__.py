@@ -1,11 +1,14 @@
 """Cross-field rules, one function each, grouped by what they look at. `RULES` runs in this order."""
 
+import importlib
+from collections.abc import Iterator
+
 from launch.checks import probes
+from launch.checks.context import Context, Rule
 from launch.checks.rules import (
     adam,
     batch,
     budgets,
-    cluster_references,
     components,
     context_flags,
     contracts,
@@ -33,7 +36,6 @@ from launch.checks.rules import (
     seeds,
     service_gpus,
     sglang,
-    slurm_time,
     splits,
     stages,
     topology,
@@ -43,6 +45,22 @@ from launch.checks.rules import (
     values,
     weights,
 )
+from launch.config.errors import Problem
+
+
+def _on_a_cluster(module: str) -> Rule:
+    """The rules of `launch.checks.rules.<module>`, imported only for a config whose jobs run on a
+    cluster (executor slurm or ray): a local run's cold validate and plan import none of them."""
+
+    def on_a_cluster(ctx: Context) -> Iterator[Problem]:
+        if ctx.run.executor.kind not in ("slurm", "ray"):
+            return
+        for rule in importlib.import_module(f"launch.checks.rules.{module}").RULES:
+            yield from rule(ctx)
+
+    on_a_cluster.__name__ = module
+    return on_a_cluster
+
 
 RULES = (
     *credentials.RULES,
@@ -68,7 +86,7 @@ RULES = (
     *probes.RULES,
     *local_dirs.RULES,
     *kinds.RULES,
-    *cluster_references.RULES,
+    _on_a_cluster("cluster_references"),
     *components.RULES,
     *tracking.RULES,
     *lengths.RULES,
@@ -80,7 +98,7 @@ RULES = (
     *seeds.RULES,
     *context_flags.RULES,
     *usual.RULES,
-    *slurm_time.RULES,
+    _on_a_cluster("slurm_time"),
     *weights.RULES,
     *eval_load.RULES,
     *eval_prompts.RULES,
