@@ -160,6 +160,7 @@ class ChatFormat:
         # Roles the template was probed to write (drops_role), and the probes' answers.
         self.written_roles: set[str] = set()
         self._dropped_roles: dict[str, bool] = {}
+        self._dropped_after_model: dict[str, bool] = {}
 
     @classmethod
     def from_config(cls, config: ChatConfig, parsers: ParsersConfig | None = None) -> ChatFormat:
@@ -218,6 +219,21 @@ class ChatFormat:
             self._dropped_roles[role] = dropped
             if not dropped:
                 self.written_roles.add(role)
+        return dropped
+
+    def drops_after_model(self, role: str) -> bool:
+        """Whether the template writes nothing of a message with `role` where a world's message comes,
+        after the model's turn (the turn delta): DeepSeek-V3's writes every system message in the
+        prompt's head, so a world's system message mid-episode was in no delta and never reached the
+        model, though the role is written at the start (`drops_role`). Probed once per role."""
+        dropped = self._dropped_after_model.get(role)
+        if dropped is None:
+            try:
+                delta = self._continuation([{"role": role, "content": _ROLE_PROBE}], True)
+                dropped = _ROLE_PROBE not in delta
+            except Exception:  # a template refusing the role says so when the delta is rendered
+                dropped = False
+            self._dropped_after_model[role] = dropped
         return dropped
 
     def encode(self, text: str) -> list[int]:

@@ -380,7 +380,7 @@ class _Episode:
             self.awaiting_model = self.mid_turn = True
             return
         observations = [scalar_message(message) for message in observations]
-        self._check_roles(observations)
+        self._check_roles(observations, after_model=True)
         self.messages.extend(observations)
         more = not transition.done and self.model_calls < self.limits.max_num_steps
         self.trajectory.append_observation(
@@ -406,17 +406,20 @@ class _Episode:
         error = f"world {type(self.env).__name__} returned {problem}, not text: write it as text (json.dumps)"
         raise _Ended("failed", error, Failure("env", "InvalidMessage", error))
 
-    def _check_roles(self, messages: list[Message]) -> None:
+    def _check_roles(self, messages: list[Message], after_model: bool = False) -> None:
         """Every message entering the conversation (the row's, the world's) is one the chat template
-        writes: a role it skips would hide the message's content from the model, unsaid."""
-        written = self.chat.written_roles
+        writes: a role it skips would hide the message's content from the model, unsaid. `after_model`:
+        the world's messages after a model turn, which the template must write there (in the delta)."""
+        drops = self.chat.drops_after_model if after_model else self.chat.drops_role
+        written = set() if after_model else self.chat.written_roles
         for message in messages:
             role = message.get("role")
-            if isinstance(role, str) and role not in written and self.chat.drops_role(role):
-                roles = [r for r in ("system", "user", "assistant", "tool") if not self.chat.drops_role(r)]
+            if isinstance(role, str) and role not in written and drops(role):
+                roles = [r for r in ("system", "user", "assistant", "tool") if not drops(r)]
+                where = " after the model's turn" if after_model else ""
                 error = (
-                    f"the chat template writes nothing of a '{role}' message, so its content would never "
-                    f"reach the model: give it a role the template writes ({', '.join(roles)})"
+                    f"the chat template writes nothing of a '{role}' message{where}, so its content would "
+                    f"never reach the model: give it a role the template writes there ({', '.join(roles)})"
                 )
                 raise _Ended("failed", error, Failure("env", "UnrenderedRole", error))
 

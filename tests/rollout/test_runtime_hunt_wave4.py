@@ -361,3 +361,36 @@ def test_a_worlds_stop_strings_that_are_no_tuple_of_texts_are_its_failure(
 def test_a_tuple_or_list_of_stop_strings_is_played(qwen_chat: ChatFormat, stop: Any) -> None:
     result = _run_with_stop(qwen_chat, stop)
     assert result.status == "completed" and result.failure is None, result.error
+
+
+# ------------------------------------------------------------------ a world's message the delta leaves out
+
+
+class _Says(ToyEnv):
+    """Answers the first call with one message of `role`, then ends."""
+
+    def __init__(self, role: str) -> None:
+        super().__init__(("Add 1 and 2.",))
+        self.role = role
+
+    async def step(self, action: Any) -> Transition:
+        self.actions.append(action)
+        if len(self.actions) == 1:
+            return Transition(messages=[{"role": self.role, "content": "HURRY-MARKER"}])
+        return Transition(done=True)
+
+
+@pytest.mark.parametrize("role", ["system", "user", "tool", "assistant", "developer", "ipython"])
+def test_a_worlds_message_reaches_the_model_or_the_episode_says_so(chat: ChatFormat, role: str) -> None:
+    """Before: DeepSeek-V3's template writes every system message in the prompt's head and GLM-4-0414's
+    none after the model's turn: a world's system message mid-episode was in no turn delta, never
+    reached the model, and the episode completed (only the drift check, when on, saw a difference)."""
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=chat)
+    result = play(chat, _Says(role), engine, RolloutConfig())
+    if result.failure is None:
+        assert "HURRY-MARKER" in chat.decode(result.response_ids), (role, result.status)
+    else:
+        assert result.failure.label == "env/UnrenderedRole" and f"'{role}' message" in result.failure.message
+    if role == "system":  # the two templates that write no system message after the model's turn
+        assert chat.family is not None
+        assert (result.failure is not None) is (chat.family.name in ("deepseek_v3", "glm4_0414"))
