@@ -8,6 +8,7 @@ environment does escapes as an exception: it ends the episode with a status and 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import math
@@ -20,6 +21,7 @@ from t3rl_core.chat.scalar_text import scalar_message, scalar_text
 from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
 from t3rl_core.engines.answers import BadGeneration, length_problem, plain_generation
 from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
+from t3rl_core.finite import shown
 from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure, components_failure, describe
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
 from t3rl_core.rollout.verdict_fields import (
@@ -216,7 +218,7 @@ class _Episode:
                 raise _aborted(generation)
             action = self.parser.parse(text)
             repair = self.env.format_repair
-            if repair is not None and not continuing and self.env.format_problem(action) is not None:
+            if repair is not None and not continuing and self._format_problem(action) is not None:
                 action, last_token = await self._repair(repair, generation)
             self.env_steps += 1
             transition = await self._env_call(self.env.step, action)
@@ -285,7 +287,7 @@ class _Episode:
                 raise _aborted(generation)
             action = self.parser.parse(text)
             problem = (
-                self.env.format_problem(action) or ""
+                self._format_problem(action) or ""
                 if generation.finish_reason == "stop"
                 else "the output was cut off at the token limit"
             )
@@ -293,6 +295,26 @@ class _Episode:
                 return action, generation, retry_start
         self._close_turn(generation.token_ids[-1] if generation.token_ids else None)
         raise _Ended("parse_error", f"the format repair failed: {problem}")
+
+    def _format_problem(self, action: Action) -> str | None:
+        """The world's `format_problem(action)`: None, or the problem as text. Anything else is the
+        world's failure: a False (or "") meant as "no problem" sent every correct turn through the
+        format repair (a correction after it, the turn untrained or taken back), and True ended the
+        episode as 'the format repair failed: True'."""
+        try:
+            problem = self.env.format_problem(action)
+        except BaseException as exc:
+            if not components_failure(exc):
+                raise
+            error = f"environment error: {describe(exc)}"
+            raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
+        if problem is None or (isinstance(problem, str) and problem):
+            return problem
+        error = (
+            f"world {type(self.env).__name__}.format_problem returned {shown(problem, 60)}: return None "
+            "when the action keeps the format, else the problem as text"
+        )
+        raise _Ended("failed", error, Failure("env", "InvalidFormatProblem", error))
 
     def _response_limit(self, prompt_length: int) -> int | None:
         """The response tokens `max_response_len` and `max_context_len` leave after the prompt."""
@@ -354,12 +376,23 @@ class _Episode:
             raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
 
     async def _env_call(self, method: Callable[..., Awaitable[Transition]], *args: Any) -> Transition:
+        bound = getattr(self.env, "CALL_TIMEOUT_S", None)
+        deadline = asyncio.timeout(bound)
         try:
-            return await method(*args)
+            async with deadline:
+                return await method(*args)
         except BaseException as exc:
-            if not components_failure(exc):
+            if deadline.expired():  # ours, not a TimeoutError the world raised itself
+                world = type(self.env).__name__
+                error = (
+                    f"environment error: {world}.{getattr(method, '__name__', 'call')}() did not return "
+                    f"within {bound:g} s ({world}.CALL_TIMEOUT_S; raise it for a world whose calls take "
+                    "longer)"
+                )
+            elif components_failure(exc):
+                error = f"environment error: {describe(exc)}"
+            else:
                 raise
-            error = f"environment error: {describe(exc)}"
             raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
 
     async def _observe(self, transition: Transition, last_token: int | None) -> None:

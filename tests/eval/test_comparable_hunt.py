@@ -307,3 +307,32 @@ def test_an_eval_whose_world_failed_every_episode_is_incomplete_and_resumes(
     fixed = asyncio.run(run_eval(bfcl_runtime(), config, rows(), tmp_path, resume=True, show_progress=False))
     assert fixed["complete"] is True and fixed["overall"]["accuracy"] == 1.0
     assert fixed["attempts"]["rerun"] == {"infrastructure_failed": broken["overall"]["episodes"]}
+
+
+@pytest.mark.parametrize("world", ["hangs", "raises-its-own-timeout"])
+def test_a_world_call_that_never_returns_fails_its_episode(
+    world: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin world's step that never returned hung `t3rl eval` (and a training rollout) for good: no
+    world's call was bounded. Each is now bounded by its class's CALL_TIMEOUT_S; a TimeoutError the
+    world raises itself stays its own error."""
+    import asyncio
+
+    from t3rl_core.envs.bfcl.env import BFCLEnv
+    from tests.eval.test_comparable_kinds import evaluate
+
+    async def step(self: BFCLEnv, action: Any) -> Any:
+        if world == "hangs":
+            await asyncio.Event().wait()
+        raise TimeoutError("the world's own")
+
+    monkeypatch.setattr(BFCLEnv, "step", step)
+    monkeypatch.setattr(BFCLEnv, "CALL_TIMEOUT_S", 0.05)
+    summary = evaluate(tmp_path, categories=["multi_turn_base"])
+    assert summary["complete"] is False
+    if world == "hangs":
+        assert "BFCLEnv.step() did not return within 0.05 s (BFCLEnv.CALL_TIMEOUT_S;" in summary["reason"]
+    else:
+        assert (
+            "TimeoutError: the world's own" in summary["reason"] and "did not return" not in summary["reason"]
+        )

@@ -50,6 +50,9 @@ class EnvCrashed(RuntimeError):
 class VerifiersEnv(Env):
     """One rollout of a loaded verifiers environment."""
 
+    # Its steps are bounded by its own env.step_timeout_s, which may be set above the default.
+    CALL_TIMEOUT_S = None
+
     def __init__(
         self,
         vf_env: Any,
