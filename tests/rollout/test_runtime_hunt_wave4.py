@@ -19,6 +19,7 @@ from t3rl_core.engines.base import Engine, Generation, GenerationContext, Sampli
 from t3rl_core.engines.config import ReferenceEngineConfig, SGLangEngineConfig
 from t3rl_core.engines.reference import ReferenceEngine
 from t3rl_core.engines.sglang_http import SGLangEngine, parse_generation
+from t3rl_core.envs.format_repair import FormatRepair
 from t3rl_core.hooks import slime as hooks
 from t3rl_core.parsers.render import FORMATS, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
@@ -394,3 +395,41 @@ def test_a_worlds_message_reaches_the_model_or_the_episode_says_so(chat: ChatFor
     if role == "system":  # the two templates that write no system message after the model's turn
         assert chat.family is not None
         assert (result.failure is not None) is (chat.family.name in ("deepseek_v3", "glm4_0414"))
+
+
+# ------------------------------------------------------------------ a world's format problem of another type
+
+
+class _Judges(ToyEnv):
+    """The toy world under the format-repair protocol, whose format_problem answers `verdict`."""
+
+    format_repair = FormatRepair(
+        attempts=1, temperature=0.0, message="Fix your format.", keep_in_history=True, train_on_repaired=True
+    )
+
+    def __init__(self, verdict: Any) -> None:
+        super().__init__(("Add 1 and 2.",))
+        self.verdict = verdict
+
+    def format_problem(self, action: Any) -> str | None:
+        return self.verdict
+
+
+@pytest.mark.parametrize("verdict", [False, "", 0, True])
+def test_a_format_problem_that_is_no_text_or_none_is_the_worlds_failure(
+    qwen_chat: ChatFormat, verdict: Any
+) -> None:
+    """Before: False (or '') meant as 'no problem' sent every correct turn through the format repair (a
+    correction message after it, two repairs and four calls for a two-call episode), and True ended the
+    episode as 'the format repair failed: True'."""
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=qwen_chat)
+    result = play(qwen_chat, _Judges(verdict), engine, RolloutConfig())
+    assert result.failure is not None and result.failure.label == "env/InvalidFormatProblem", result.failure
+    assert "return None when the action keeps the format" in result.failure.message
+    assert result.format_repairs == 0 and result.num_model_calls == 1
+
+
+def test_a_format_problem_of_none_plays_without_a_repair(qwen_chat: ChatFormat) -> None:
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=qwen_chat)
+    result = play(qwen_chat, _Judges(None), engine, RolloutConfig())
+    assert result.status == "completed" and result.format_repairs == 0 and result.failure is None
