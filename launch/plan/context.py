@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -20,3 +22,16 @@ class PlanContext(Record):
     python: str
     run_id: str
     environ: Mapping[str, str] = {}
+
+
+def this_interpreter() -> str:
+    """This interpreter as the stage commands name it: `python3` of its directory when that is the same
+    file (the name `t3rl`'s script starts it by), so `python -m launch run --run-dir …` resumes a run
+    `t3rl run` started with no stage's command changed (was: every stage ran again, `…/python` not being
+    `…/python3`). The directory is kept: a venv's interpreter is the venv only when started from it."""
+    executable = sys.executable
+    named = os.path.join(os.path.dirname(executable), "python3")
+    try:
+        return named if os.path.samefile(named, executable) else executable
+    except OSError:  # no python3 beside it (Windows, an embedded interpreter)
+        return executable

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from launch.output import console as command_console
 from launch.output.markup import escape
 from launch.output.table import TextTable
 from launch.plan.build import PlanContext, build_plan
+from launch.plan.context import this_interpreter
 from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview, refuse_in_use
 from launch.run.published_view import show_published
@@ -422,7 +422,7 @@ def _show_next(overrides: list[str], config_dirs: list[str], console: Console | 
         run_dir=runs / experiment / "<timestamp>",
         base_dir=Path.cwd(),
         t3rl_root=str(t3rl_root()),
-        python=sys.executable,
+        python=this_interpreter(),
         run_id=f"{experiment}-next",
         environ=dict(os.environ),
     )

@@ -17,6 +17,7 @@ from launch.config.secrets import scrub_obj, scrub_text, scrub_texts, secret_val
 from launch.files import write_record_json
 from launch.output.markup import escape
 from launch.plan.build import PlanContext, build_plan
+from launch.plan.context import this_interpreter
 from launch.plan.slime_args import merge_hardware
 from launch.plan.tracking import tracked
 from launch.run.executors.base import make_executor
@@ -84,7 +85,7 @@ def plan_context(run_dir: RunDir) -> PlanContext:
         run_dir=run_dir.path,
         base_dir=Path.cwd(),
         t3rl_root=str(t3rl_root()),
-        python=sys.executable,
+        python=this_interpreter(),
         run_id=run_dir.id,
         environ=dict(os.environ),
     )
