@@ -8,6 +8,7 @@ environment does escapes as an exception: it ends the episode with a status and 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import math
@@ -375,12 +376,23 @@ class _Episode:
             raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
 
     async def _env_call(self, method: Callable[..., Awaitable[Transition]], *args: Any) -> Transition:
+        bound = getattr(self.env, "CALL_TIMEOUT_S", None)
+        deadline = asyncio.timeout(bound)
         try:
-            return await method(*args)
+            async with deadline:
+                return await method(*args)
         except BaseException as exc:
-            if not components_failure(exc):
+            if deadline.expired():  # ours, not a TimeoutError the world raised itself
+                world = type(self.env).__name__
+                error = (
+                    f"environment error: {world}.{getattr(method, '__name__', 'call')}() did not return "
+                    f"within {bound:g} s ({world}.CALL_TIMEOUT_S; raise it for a world whose calls take "
+                    "longer)"
+                )
+            elif components_failure(exc):
+                error = f"environment error: {describe(exc)}"
+            else:
                 raise
-            error = f"environment error: {describe(exc)}"
             raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
 
     async def _observe(self, transition: Transition, last_token: int | None) -> None:
