@@ -148,7 +148,8 @@ def model_dirs_usable(ctx: Context) -> Iterator[Problem]:
     from launch.checks.rules.local_dirs import fields_of_kind  # lazy: the rules package imports this module
 
     model = ctx.run.model
-    local = ctx.run.executor.kind == "local"
+    # a config with no stage loads no model (`t3rl validate` with no experiment): a missing one is moot
+    local = ctx.run.executor.kind == "local" and bool(ctx.run.stages)
     # The root eval section is judged below as each eval stage runs it, and the stages' own sections hold
     # no model of their own (an eval stage's overrides are in its eval config): walked are the others.
     sections = [n for n in type(ctx.run).model_fields if n not in ("eval", "stages")]
