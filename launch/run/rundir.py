@@ -31,7 +31,6 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -52,6 +51,7 @@ from launch.run.record_files import (
 )
 from t3rl_core.atomic_files import atomic_copy
 from t3rl_core.installed import package_versions
+from t3rl_core.records import Record
 from t3rl_core.yaml_text import safe_load
 
 StageStatus = Literal["running", "succeeded", "failed", "stopped", "skipped"]
@@ -539,10 +539,10 @@ def collect_manifest(
 WORKING_DIR = "working_dir"
 
 
-@dataclass(frozen=True)
-class StartedIn:
+class StartedIn(Record):
     """The directory a run was started in, as its manifest records it (None: a record from before it was
-    recorded, or changed outside t3rl), and whether it is a directory here."""
+    recorded, or changed outside t3rl), and whether it is a directory here. A Record, not a dataclass:
+    a cold `t3rl plan` imports this module (tests/architecture/test_cold_dataclasses.py)."""
 
     recorded: str | None
     exists: bool
