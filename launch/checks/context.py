@@ -69,6 +69,11 @@ class Context(Record):
     # Builds a run's plan in memory, True when it is built (launch.checks.validate.trial_plan, handed in:
     # the rules come before the plan's step); None: no rule builds one.
     builds: Callable[[RunConfig], bool] | None = None
+    # The directory the command line names for the command's record (a resumed or previewed run dir,
+    # `t3rl plan --out`): the command writes there and probes it itself, and not under paths.runs_dir
+    # or paths.plans_dir, which it does not read (launch.checks.rules.local_dirs). None: a new record,
+    # under those dirs.
+    record_dir: str | None = None
 
     def latest(self, *keys: str) -> str:
         """Of several keys that together break a rule, the one changed last (the likeliest culprit)."""

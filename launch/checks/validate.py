@@ -50,6 +50,7 @@ def validate_and_plan(
     provenance: Provenance,
     config_dirs: Sequence[str] = (),
     plan_in: Callable[[RunConfig], PlanContext] | None = None,
+    record_dir: str | None = None,
 ) -> tuple[list[Problem], Plan | None]:
     """`validate`, and the plan its checks built (None when a rule refused the config first): in the
     context `plan_in` gives for the run, else in a trial context of placeholder paths."""
@@ -62,6 +63,7 @@ def validate_and_plan(
         config_dirs=tuple(config_dirs),
         scope_checks=SCOPE_RULES,
         builds=lambda trial: trial_plan(trial)[0] is not None,
+        record_dir=record_dir,
     )
     for rule in RULES:
         problems.extend(rule(ctx))

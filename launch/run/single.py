@@ -87,7 +87,9 @@ def run_single(
     plan_in = (lambda run: _plan_dir_named(run, out, stamp)) if dry and existing is None else None
     try:
         with without_plugins():
-            resolved = resolve_overrides(overrides, config_dirs, console, plan_in)
+            resolved = resolve_overrides(
+                overrides, config_dirs, console, plan_in, existing.path if existing is not None else out
+            )
     except ConfigError:
         if existing is not None:
             _blame_the_record(existing, given, config_dirs, dry=dry)

@@ -50,12 +50,15 @@ def resolve_overrides(
     config_dirs: list[str],
     console: Console | PlainConsole,
     plan_in: Callable[[RunConfig], RunDir] | None = None,
+    record_dir: Path | None = None,
 ) -> Resolved:
     """The validated config of a run, plan or sweep point; a config with no stage is refused here (there
     would be nothing to run, and no run dir is made for it). With `plan_in` (the run dir the plan will
-    be written to, not yet made), the checks build the plan there, and `plan_run` into that dir takes it."""
+    be written to, not yet made), the checks build the plan there, and `plan_run` into that dir takes it.
+    `record_dir`: the dir the command line names for the record (`Context.record_dir`)."""
     resolve_in = (lambda run: plan_context(plan_in(run))) if plan_in is not None else None
-    resolved = resolve(overrides, config_dirs, resolve_in)
+    named = str(record_dir) if record_dir is not None else None
+    resolved = resolve(overrides, config_dirs, resolve_in, named)
     if not resolved.run.stages:
         raise ConfigError([no_stages_problem(config_dirs=config_dirs)])
     if resolved.warnings:

@@ -102,6 +102,11 @@ _DRY_WRITES = ("paths.plans_dir",)
 # What the launcher writes from this machine under any executor that runs something: the run dir, the
 # plans, and submitit's job scripts (executor.folder), before any job starts.
 _LAUNCHER_WRITES = ("paths.runs_dir", "paths.plans_dir", "executor.folder")
+# Where a new record goes. A command whose command line names its record's dir (`Context.record_dir`:
+# a resume writes into its run dir, `t3rl plan --out` into DIR) reads neither, and probes its own dir:
+# judged here, an unwritable runs dir refused a resume of a writable copy, and its fix (another
+# paths.runs_dir) was one the resume never reads.
+_NEW_RECORD_DIRS = ("paths.runs_dir", "paths.plans_dir")
 
 
 def output_dirs_writable(ctx: Context) -> Iterator[Problem]:
@@ -112,6 +117,8 @@ def output_dirs_writable(ctx: Context) -> Iterator[Problem]:
             kind in ("slurm", "ray") and key not in _LAUNCHER_WRITES
         ):
             continue  # a plan for another machine, or a cluster's path: that machine's to write
+        if ctx.record_dir is not None and key in _NEW_RECORD_DIRS:
+            continue  # the command writes its record into the dir its command line names
         why = unwritable(Path(os.path.expanduser(value)))
         if why is None:
             continue
