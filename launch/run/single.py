@@ -77,6 +77,9 @@ def run_single(
             f"{existing.path} is not a run dir (no config.yaml: {run_dir_hint(run_dir_path)}), so there "
             f"is nothing to {'preview' if dry else 'resume'}{otherwise}"
         )
+    unwritable_run = _unwritable_run(existing, given) if existing is not None else None
+    if unwritable_run is not None and not dry:
+        raise PipelineError(unwritable_run)  # before the lock or any record is written
     if existing is not None and not dry:
         refuse_in_use(existing)
     if existing is not None:
@@ -96,6 +99,10 @@ def run_single(
         raise
     dry = dry or resolved.run.executor.kind == "dry"
     if dry and existing is not None:
+        if unwritable_run is not None:
+            console.print(
+                f"note: `t3rl run --run-dir` would refuse it: {unwritable_run}", soft_wrap=True, markup=False
+            )
         return _preview(existing, resolved, from_stage, only, given, config_dirs, console)
     if not dry and existing is not None and existing.is_plan():
         raise PipelineError(
@@ -164,6 +171,36 @@ def run_single(
         next_overrides = continuing_overrides(resolved, run_dir.path, upcoming, config_dirs)
         _show_next(next_overrides, config_dirs, console)
     return code
+
+
+def _unwritable_run(existing: RunDir, given: list[str]) -> str | None:
+    """Why a resume cannot write `existing` (another user's run, a read-only mount), and its fix, or None.
+    A resume writes into the run dir itself, so another paths.runs_dir is no fix: a copy where this user
+    can write is, resumed there."""
+    path = Path(os.path.abspath(existing.path.expanduser()))
+    why = unwritable(path, probe=False)  # a resume refused later leaves the run dir's mtime as it was
+    if why is None:
+        return None
+    copy = _copy_destination(path)
+    again = shlex.join(["t3rl", "run", "--run-dir", str(copy), *(replayable(o) for o in given)])
+    return (
+        f"{why}: a resume writes into the run dir itself (its lock, state and stage outputs), not under "
+        f"paths.runs_dir; copy it where you can write and resume the copy: mkdir -p "
+        f"{shlex.quote(str(copy.parent))} && cp -a {shlex.quote(str(path))} {shlex.quote(str(copy))} && "
+        f"{again} (or make {path} writable by this user)"
+    )
+
+
+def _copy_destination(run: Path) -> Path:
+    """A new dir this user can write, named as the run (`<experiment>/<time>`): under ./runs, else
+    ~/t3rl-runs, else the temp dir."""
+    import tempfile  # lazy: only for a run dir that cannot be written
+
+    for base in (Path.cwd() / "runs", Path.home() / "t3rl-runs", Path(tempfile.gettempdir()) / "t3rl-runs"):
+        copy = base / run.parent.name / run.name
+        if copy != run and not copy.exists() and unwritable(copy, probe=False) is None:
+            return copy
+    return Path.home() / "t3rl-runs" / run.parent.name / run.name
 
 
 def _resumed(

@@ -6,7 +6,9 @@ hunt: the fix proposed was another paths.runs_dir, which a resume never reads)."
 
 from __future__ import annotations
 
+import json
 import shutil
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,6 +70,7 @@ def test_a_resume_is_not_refused_over_a_runs_dir_it_does_not_write(copied_run: P
 def test_a_preview_of_a_resume_is_not_refused_over_the_config_s_dirs(copied_run: Path) -> None:
     code, out = _invoke("plan", "--run-dir", str(copied_run))
     assert code == 0 and "error paths." not in out, out
+    assert "would refuse" not in out, out  # the copy is writable: a resume of it would go ahead
 
 
 def test_a_plan_written_to_out_is_not_refused_over_plans_dir(copied_run: Path, tmp_path: Path) -> None:
@@ -81,3 +84,53 @@ def test_a_new_run_is_still_judged_by_its_runs_dir(copied_run: Path) -> None:
     """The config's dirs are skipped only when the command line names the record's dir."""
     code, out = _invoke("run", "+experiment=rec", "--config-dir", "conf")
     assert code == 2 and "error paths.runs_dir" in out and REFUSED_RUNS in out, out
+
+
+# Run as nobody (tests.sandbox.test_sandbox_non_root.as_nobody: a private /tmp, HOME=/tmp, in /): a run
+# dir of its own made read-only (0555 stops its owner when not root), resumed.
+AS_NOBODY = textwrap.dedent(
+    """
+    import contextlib, io, json, os
+    from launch.cli.run_command import run_command
+
+    run = "/tmp/runs/rec/20260101-000000"
+    os.makedirs(run)
+    with open(run + "/config.yaml", "w") as f:
+        f.write("name: rec\\n")
+    os.chmod(run, 0o555)
+    listing = lambda: sorted((p, os.stat(os.path.join(run, p)).st_mtime_ns) for p in [".", *os.listdir(run)])
+    before = listing()
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = run_command([], False, run, None, None, [], dry=False)
+    print(json.dumps({"code": code, "err": " ".join(err.getvalue().split()), "same": listing() == before,
+                      "tmp": sorted(os.listdir("/tmp"))}))
+    """
+)
+
+
+def test_a_run_dir_this_user_cannot_write_is_refused_with_the_copy_to_resume() -> None:
+    from tests.sandbox.test_sandbox_non_root import as_nobody  # skips where this host cannot
+
+    done = as_nobody(AS_NOBODY, 120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    run, copy = "/tmp/runs/rec/20260101-000000", "/tmp/t3rl-runs/rec/20260101-000000"
+    assert report["code"] == 1, report  # launch/cli/exit_help.py: run's 1, the run dir cannot be used
+    assert f"{run} is not writable by this user" in report["err"], report
+    assert f"mkdir -p /tmp/t3rl-runs/rec && cp -a {run} {copy} && t3rl run --run-dir {copy}" in report["err"]
+    assert "paths.runs_dir=" not in report["err"] and "point paths.runs_dir" not in report["err"], report
+    assert report["same"] and report["tmp"] == ["runs"], report  # no lock, no record, no copy made
+
+
+def test_the_copy_suggested_is_a_fresh_dir_of_this_user(made_run: tuple[Path, Path]) -> None:
+    """Beside the user's own runs when the working dir can hold them, named as the run."""
+    from launch.run.single import _copy_destination
+
+    root, run = made_run
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root / "conf")
+        assert _copy_destination(run) == root / "conf" / "runs" / "rec" / run.name
+        patch.chdir(root)  # ./runs/rec/<time> is the run itself: never its own copy
+        assert _copy_destination(run).parts[-2:] == ("rec", run.name)
+        assert _copy_destination(run) != run

@@ -58,15 +58,17 @@ def _read(model: BaseModel, field: FieldInfo) -> bool:
     return all(when.reads(getattr(model, when.sibling, None)) for when in whens)
 
 
-def unwritable(path: Path) -> str | None:
-    """Why t3rl could not create or write `path`, or None."""
+def unwritable(path: Path, *, probe: bool = True) -> str | None:
+    """Why t3rl could not create or write `path`, or None. Without `probe`, judged by access(2) alone
+    (permissions, ACLs and a read-only mount, for root too) and nothing is made: a run dir's mtime is
+    part of the record that a refused resume leaves as it was."""
     try:
-        return _unwritable(path)
+        return _unwritable(path, probe)
     except OSError as error:  # a name too long, a loop of links: every call on the path fails the same
         return f"{path} cannot be used: {error.strerror}"
 
 
-def _unwritable(path: Path) -> str | None:
+def _unwritable(path: Path, probe: bool = True) -> str | None:
     dangling = next((p for p in (path, *path.parents) if p.is_symlink() and not p.exists()), None)
     if dangling is not None:  # mkdir through it fails ("File exists") once the work is done
         return f"{dangling} is a symbolic link to {os.readlink(dangling)}, which does not exist"
@@ -75,7 +77,7 @@ def _unwritable(path: Path) -> str | None:
             return f"{path} is a file, not a directory"
         if not os.access(path, os.W_OK | os.X_OK):
             return f"{path} is not writable by this user"
-        return _refused_write(path, path)
+        return _refused_write(path, path) if probe else None
     ancestor = path.parent
     while not ancestor.exists() and ancestor != ancestor.parent:
         ancestor = ancestor.parent
@@ -83,7 +85,7 @@ def _unwritable(path: Path) -> str | None:
         return f"{ancestor} is a file, so {path} cannot be created"
     if not os.access(ancestor, os.W_OK | os.X_OK):
         return f"{path} does not exist and {ancestor} is not writable by this user"
-    return _refused_write(ancestor, path)
+    return _refused_write(ancestor, path) if probe else None
 
 
 def _refused_write(directory: Path, path: Path) -> str | None:
