@@ -8,13 +8,22 @@ other keys stay Hydra's to type.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from launch.config.errors import Problem, did_you_mean
 
-Direction = Literal["minimize", "maximize"]
+
+def _by_name(value: Any) -> Any:
+    """A member of an enum by its name: the Optuna sweeper's schema gives a search file that sets no
+    direction its own enum's member (`Direction.minimize`), which the Literal refused (was: "Input should
+    be 'minimize' or 'maximize' (got <Direction.minimize: 1>)" for every search without one)."""
+    return value.name if isinstance(value, Enum) else value
+
+
+Direction = Annotated[Literal["minimize", "maximize"], BeforeValidator(_by_name)]
 
 
 class SearchSettings(BaseModel):

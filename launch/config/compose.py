@@ -169,12 +169,14 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
             own = leaves(OmegaConf.to_container(loaded.config, resolve=False)) if experiment else {}
             try:
                 cfg.merge_with(loaded.config)
-            except OmegaConfBaseException:
+            except OmegaConfBaseException as error:
                 # lazy: only a file's mapping over a list, or list over a mapping
                 from launch.config.other_shapes import cleared_other_shapes
 
                 if not cleared_other_shapes(cfg, loaded.config):
-                    raise
+                    raise ConfigError(
+                        [_unmerged(error, display_path(loaded.path, default.config_path))]
+                    ) from None
                 cfg.merge_with(loaded.config)  # the file's value replaces it; the schema judges its shape
             if default.config_path is None or default.config_path.startswith("hydra/"):
                 continue
@@ -812,6 +814,22 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     # Never blank: a blank source reads "(schema default)", and a composition error is no default's.
     source = f"override `{text}`" if text else _source_of_default(message) or "the defaults list"
     return Problem(key=name, message=message, source=source)
+
+
+def _unmerged(error: OmegaConfBaseException, source: str) -> Problem:
+    """A config file's key that the typed node it merges into has no field for: Hydra's own settings
+    under a schema of another option (Optuna's `direction` under `hydra/sweeper: basic`). Was: "t3rl failed
+    unexpectedly: ConfigKeyError" (or ConfigCompositionException from Hydra's multirun)."""
+    key = str(getattr(error, "full_key", "") or "")
+    schema = getattr(error, "object_type_str", None) or "its schema"
+    message = str(getattr(error, "msg", error)).splitlines()[0]
+    section, _, leaf = key.rpartition(".")
+    fix = (
+        f"in {source}, drop `{leaf}:` under {section}, or choose the option whose schema has it"
+        if leaf
+        else f"fix {source}"
+    )
+    return Problem(key or "config", f"{message}: {section or 'the node'} is typed by {schema}", source, fix)
 
 
 def _in_user_words(problem: Problem, written: dict[str, str]) -> Problem:

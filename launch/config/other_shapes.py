@@ -33,6 +33,7 @@ def cleared_other_shapes(node: DictConfig, value: Any, *, lists: bool = True) ->
             with open_dict(node):
                 del node[key]
             cleared = True
-        elif isinstance(old, DictConfig) and isinstance(new, dict):
+        elif isinstance(old, DictConfig) and not old._is_none() and isinstance(new, dict):
+            # (a section a schema leaves None, `params: null` of Hydra's basic sweeper, holds no node)
             cleared = cleared_other_shapes(old, new, lists=lists) or cleared
     return cleared

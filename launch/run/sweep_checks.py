@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -212,6 +212,9 @@ def search_problems(overrides: Sequence[str], first: Resolved, config_dirs: Sequ
         set_by = [o for o in overrides if o.lstrip("+").split("=", 1)[0] == key]
         return f"override `{set_by[-1]}`" if set_by else first.provenance.source(key)
 
+    other = _other_sweeper(sweeper, source_of)
+    if other is not None:  # its settings are another sweeper's: Hydra refuses them when the search starts
+        return [other]
     settings = search_setting_problems(sweeper, source_of)
     if settings:  # a study that would not start (or do nothing): its space is judged once it can run
         return settings
@@ -227,6 +230,27 @@ def search_problems(overrides: Sequence[str], first: Resolved, config_dirs: Sequ
     if n_jobs > 1 and not problems:
         problems += _trials_at_once(first, n_jobs, source_of("hydra.sweeper.n_jobs"))
     return problems
+
+
+# The sweeper a search runs on (launch.run.search): Hydra's Optuna sweeper plugin.
+_OPTUNA_SWEEPER = "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper"
+
+
+def _other_sweeper(sweeper: Mapping[str, Any], source_of: Callable[[str], str]) -> Problem | None:
+    """A search file that chose another sweeper (`override /hydra/sweeper: basic`): t3rl runs a search on
+    Optuna's alone (was: valid here, then `t3rl run -m` said each point succeeded and each trial failed,
+    "Error executing job")."""
+    target = str(sweeper.get("_target_") or "")
+    if not target or target == _OPTUNA_SWEEPER:
+        return None
+    source = source_of("hydra.sweeper") or "the hparams_search file chosen"
+    return Problem(
+        "hydra.sweeper",
+        f"a search runs on Hydra's Optuna sweeper, and this one chose {target.rpartition('.')[2]} ({target})",
+        source,
+        fix="in the hparams_search file, choose `- override /hydra/sweeper: optuna` in its defaults list "
+        "(for a grid of every combination, drop the search and sweep: t3rl run -m key=a,b)",
+    )
 
 
 def _trial_eval_problems(
