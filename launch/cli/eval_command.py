@@ -178,7 +178,7 @@ def eval_command(
         runtime, config, runs_dir = _from_runtime_config(runtime_config, overrides or [], stage)
         composed: dict[str, Any] = {"t3rl": runtime.model_dump(mode="json")}
     else:
-        resolved = common.resolve_or_exit(overrides or [], config_dir or [])
+        resolved = common.resolve_or_exit(overrides or [], config_dir or [], out)
         run = resolved.run
         config = run.eval if stage is None else common.stage_eval_config(run, stage)
         runtime, runs_dir = common.runtime_of(run), Path(run.paths.runs_dir)

@@ -96,10 +96,13 @@ def runtime_of(run: RunConfig) -> RuntimeConfig:
     return RuntimeConfig(env=run.env, reward=run.reward, chat=run.model.chat, parsers=run.model.parsers)
 
 
-def resolve_or_exit(overrides: list[str], config_dirs: list[str]) -> Resolved:
-    """The validated run config; a config error is printed (key, source, fix) and exits with code 2."""
+def resolve_or_exit(overrides: list[str], config_dirs: list[str], out: Path | None = None) -> Resolved:
+    """The validated run config; a config error is printed (key, source, fix) and exits with code 2.
+    `out`: the --out DIR the command writes instead of one under paths.runs_dir (`Context.record_dir`:
+    then paths.runs_dir is not judged for it)."""
+    dirs = [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]
     try:
-        return resolve(overrides, [os.path.abspath(os.path.expanduser(d)) for d in config_dirs])
+        return resolve(overrides, dirs, None, str(out.expanduser()) if out is not None else None)
     except ConfigError as error:
         render_problems([*error.problems, *error.warnings], Console(stderr=True))
         raise typer.Exit(EXIT_CONFIG) from None

@@ -67,7 +67,7 @@ def data_bfcl(
             f"{out} holds a run's, plan's or eval's record; the splits go into a dir of their own",
             param_hint="--out",
         )
-    env = resolve_or_exit(overrides or [], config_dir or []).run.env
+    env = resolve_or_exit(overrides or [], config_dir or [], out).run.env  # writes --out alone
     if env.name != "bfcl_multi_turn":
         typer.echo(
             f"error env: the composed env is '{env.name}', not BFCL multi-turn\n"

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from launch.cli.app import app
@@ -78,6 +79,25 @@ def test_a_plan_written_to_out_is_not_refused_over_plans_dir(copied_run: Path, t
     code, out = _invoke("plan", "+experiment=rec", "--config-dir", "conf", "--out", str(out_dir))
     assert code == 0 and "error paths." not in out, out
     assert (out_dir / "plan.sh").is_file()
+
+
+def test_an_eval_written_to_out_is_not_judged_by_runs_dir(copied_run: Path, tmp_path: Path) -> None:
+    """`t3rl eval --out DIR` writes DIR (probed by its option's callback), not under paths.runs_dir."""
+    from launch.cli.eval_setup import resolve_or_exit
+
+    assert resolve_or_exit(["+experiment=rec"], ["conf"], tmp_path / "ev").run.name == "rec"
+    with pytest.raises(typer.Exit) as refused:  # its default dir is under paths.runs_dir: judged
+        resolve_or_exit(["+experiment=rec"], ["conf"])
+    assert refused.value.exit_code == 2
+
+
+def test_data_written_to_out_is_not_judged_by_runs_dir(
+    copied_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl data bfcl --out DIR` writes DIR alone (the preparation itself is not what is tested)."""
+    monkeypatch.setattr("launch.cli.runtime.prepare_and_show", lambda env, out: 0)
+    code, out = _invoke("data", "bfcl", "--out", str(tmp_path / "bfcl"))
+    assert code == 0 and "error paths." not in out, out
 
 
 def test_a_new_run_is_still_judged_by_its_runs_dir(copied_run: Path) -> None:
