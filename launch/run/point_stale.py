@@ -37,7 +37,7 @@ def composed_point(
     stored = run_dir.read_overrides()
     # A point cannot be given an override here: one whose credential was stored masked resumes alone.
     refuse_masked(stored, run_dir.path, f"t3rl run --run-dir {run_dir.path}")
-    resolved = resolve_overrides(stored, config_dirs, console)
+    resolved = resolve_overrides(stored, config_dirs, console, None, run_dir.path)  # it writes only there
     return resolved, plan_run(resolved, run_dir)
 
 

@@ -100,6 +100,17 @@ def test_data_written_to_out_is_not_judged_by_runs_dir(
     assert code == 0 and "error paths." not in out, out
 
 
+def test_a_sweep_point_resumed_is_not_judged_by_runs_dir(copied_run: Path) -> None:
+    """`t3rl run --run-dir <sweep dir>` composes each point as a resume of it, into its own run dir:
+    was 'its config cannot be composed here: paths.runs_dir …' for every point."""
+    from launch.output import console
+    from launch.run.point_stale import composed_point
+    from launch.run.rundir import RunDir
+
+    resolved, _ = composed_point(RunDir(copied_run), [str(Path("conf").resolve())], console())
+    assert resolved.run.name == "rec"
+
+
 def test_a_new_run_is_still_judged_by_its_runs_dir(copied_run: Path) -> None:
     """The config's dirs are skipped only when the command line names the record's dir."""
     code, out = _invoke("run", "+experiment=rec", "--config-dir", "conf")
