@@ -39,21 +39,26 @@ def numbered_lines(path: Path) -> list[tuple[int, bytes]]:
     data = file_bytes(path)
     lines = data.splitlines()
     numbered = [(number, raw) for number, raw in enumerate(lines, 1) if raw.strip()]
-    if len(numbered) > 1 and _one_document(data):
+    # A JSONL's first line is an object by itself: only a file whose first line is not is parsed whole
+    # (a prepared split of thousands of rows is read at every stage's start).
+    if numbered and not _an_object(numbered[0][1]) and _one_document(data):
+        over = f" over {len(lines)} lines" if len(numbered) > 1 else ""
         raise NotJsonl(
-            f"{path} holds one JSON {_kind(data)} over {len(lines)} lines, not one JSON object per line: "
+            f"{path} holds one JSON {_kind(data)}{over}, not one JSON object per line: "
             f"convert it with `jq -c {_jq(data)} {path} > {_converted(path)}`"
-        )
-    if len(numbered) == 1 and data.lstrip().startswith(b"[") and _one_document(data):
-        raise NotJsonl(
-            f"{path} holds one JSON array, not one JSON object per line: convert it with "
-            f"`jq -c '.[]' {path} > {_converted(path)}`"
         )
     return numbered
 
 
+def _an_object(line: bytes) -> bool:
+    try:
+        return isinstance(outside_json.loads(line, "the line"), dict)
+    except ValueError:  # no JSON, or past the limit on what is read from outside (OutsideJsonError)
+        return False
+
+
 def _one_document(data: bytes) -> bool:
-    """Whether the whole text parses as one JSON array or object (a JSONL of two lines never does)."""
+    """Whether the whole text parses as one JSON array or object."""
     try:
         return isinstance(outside_json.loads(data, "the file"), list | dict)
     except ValueError:  # no JSON, or past the limit on what is read from outside (OutsideJsonError)
