@@ -46,10 +46,9 @@ def node_local(path: str) -> str | None:
 
 
 def references_read_on_the_cluster(ctx: Context) -> Iterator[Problem]:
-    """A credential a job on the cluster reads that is missing here or lies on a node's own disk."""
+    """A credential a job on the cluster reads that is missing here or lies on a node's own disk (called
+    by the rule registry for a slurm or ray executor only: `launch.checks.rules._on_a_cluster`)."""
     executor = ctx.run.executor
-    if executor.kind not in ("slurm", "ray"):
-        return
     for key, secret in _cluster_secrets(ctx).items():
         why = _unseen(secret, executor.kind, executor)
         if why is not None:
