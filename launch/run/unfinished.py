@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from launch.config.hidden_options import shown_path
 from launch.config.secrets import mask_overrides
 from t3rl_core import outside_json
 
@@ -64,17 +65,9 @@ def _note(path: Path) -> str | None:
     if not ended and pipeline.get("status") not in _UNFINISHED:
         return None
     how = f"its stage {ended[0][0]} is recorded {ended[0][1]}" if ended else f"it was {pipeline['status']}"
-    shown = _shown(path)
+    shown = shown_path(path)
     return (
         f"note: the last run of these same overrides, {shown}, did not finish ({how}); this command "
         "starts a new run that does every stage again. To keep its finished stages, stop this one "
         f"(Ctrl-C) and resume that one: t3rl run --run-dir {shlex.quote(shown)}"
     )
-
-
-def _shown(path: Path) -> str:
-    """The run dir as typed from here: relative when below the working directory."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
