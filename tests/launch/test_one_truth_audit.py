@@ -255,11 +255,6 @@ DIFFERENT: dict[str, tuple[str, str]] = {
         "user's) defaults to the reference engine, which needs no server",
         "eval.engine.name eval.engine.concurrency",
     ),
-    "conf/env/bfcl_multi_turn.yaml": (
-        "LEFT: the train-mode step limit is 20 here (T3RL's configs) and 10 in BFCLEnvConfig, which "
-        "t3rl_core.score.bfcl uses in train mode when given no config; which is the truth is the env's call",
-        "env.max_step_limit",
-    ),
 }
 
 

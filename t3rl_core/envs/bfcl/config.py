@@ -89,8 +89,9 @@ class BFCLEnvConfig(EnvConfig):
     PURE_CALL_BUDGET_S: typing.ClassVar[float | None] = 10.0
 
     name: Literal["bfcl_multi_turn"] = "bfcl_multi_turn"
-    # Attempts (tool steps and format errors) per user turn in train mode before the turn is forced on.
-    max_step_limit: int = Field(10, ge=1)
+    # Attempts (tool steps and format errors) per user turn in train mode before the turn is forced on;
+    # T3RL's released configs use 20, the official harness's eval limit.
+    max_step_limit: int = Field(20, ge=1)
     # Per-turn step limit in eval mode (bfcl-eval's MAXIMUM_STEP_LIMIT); exceeding it fails the entry.
     eval_max_step_limit: int = Field(20, ge=1)
     # Train mode only: an empty-ground-truth turn (miss_func / miss_param) counts as correct only when
