@@ -153,6 +153,12 @@ def unmeasured(summary: Mapping[str, Any], metric: str) -> str | None:
     measured: the eval measured k = 1 with 1 sample(s) per task (eval.samples >= 4 measures it)"; None
     for another metric."""
     name = metric.rpartition(".")[2]
+    try:
+        metric_value(summary, metric, strict=True)
+    except ValueError as error:  # NaN, infinity, a text: named, never shown as a number ('nan', '+nan')
+        return f"{name} not shown: {error}"
+    except KeyError:
+        pass
     match = _PASS_K.fullmatch(name)
     if match is None:
         return None
@@ -272,26 +278,71 @@ def _refusal(console: Console, stage: str, parts: list[str], a: Path, b: Path) -
 
 def _pair(left: Mapping[str, Any], right: Mapping[str, Any], metric: str, parts: list[str]) -> list[str]:
     """The A, B, B − A and benchmark cells of one eval stage."""
-    numbers = [_metric(side, metric) for side in (left, right)]
+    numbers = [metric_value(side, metric) for side in (left, right)]
+    bounds = [interval(side, metric, number) for side, number in zip((left, right), numbers, strict=True)]
     delta = f"{numbers[1] - numbers[0]:+.3f}" if None not in numbers else "–"
+    if bounds[0] and bounds[1] and bounds[0][0] <= bounds[1][1] and bounds[1][0] <= bounds[0][1]:
+        # As sweep.md marks points: overlapping 95 % intervals are not told apart.
+        delta += "\nwithin both intervals: not told apart"
     recorded = all(isinstance(side.get("identity"), Mapping) for side in (left, right))
     same = "same" if recorded else NEITHER_RECORDED
     marks = ["[red]differs (shown by --mixed-identity)[/]" if parts else same]
+    if left == right:
+        marks.append("the same eval: B's summary is A's (the same run, or a copy of it)")
+    marks += [escape(f"compared across {line}") for line in across(left, right)]
     for side, summary, number in zip("AB", (left, right), numbers, strict=True):
         missing = unmeasured(summary, metric) if number is None else None
         if missing:
             marks.append(escape(f"{side}: {missing}"))
-    cells = [_cell(number, side, metric) for number, side in zip(numbers, (left, right), strict=True)]
+    cells = [_cell(n, side, metric, b) for n, side, b in zip(numbers, (left, right), bounds, strict=True)]
     return [*cells, delta, "\n".join(marks)]
 
 
-def _metric(summary: Mapping[str, Any], metric: str) -> float | None:
+def metric_value(summary: Mapping[str, Any], metric: str, *, strict: bool = False) -> float | None:
+    """The number at `metric` as every comparison reads it (launch.run.sweep.read_metric: a finite
+    number, never NaN, infinity or a bool); None when there is none, or with `strict` the KeyError /
+    ValueError saying why."""
     from launch.run.sweep import read_metric  # lazy: the sweep module, only for a sweep's metric
 
     try:
         return read_metric(summary, metric)
     except (KeyError, ValueError):
+        if strict:
+            raise
         return None
+
+
+def across(left: Mapping[str, Any], right: Mapping[str, Any]) -> list[str]:
+    """What two results of one benchmark were compared across, where they differ (compared.ACROSS: the
+    model and engine, seed, samples, repeats, the t3rl commit), each as "label: what differs"."""
+    from t3rl_core.eval.compared import ACROSS, ACROSS_HIDDEN  # lazy: see all_differences
+    from t3rl_core.eval.identity import differences
+
+    found = []
+    for label, key in ACROSS.items():
+        sides = [_without(side.get(key), ACROSS_HIDDEN) for side in (left, right)]
+        if sides[0] != sides[1]:
+            # identity's own spelling of a difference ("key a vs b", a sha256 shortened)
+            shown = differences({"scorer": sides[0]}, {"scorer": sides[1]})[0].partition(": ")[2]
+            found.append(f"{label}: {shown}")
+    return found
+
+
+def _without(value: Any, hidden: frozenset[str]) -> Any:
+    return {k: v for k, v in value.items() if k not in hidden} if isinstance(value, Mapping) else value
+
+
+def interval(summary: Mapping[str, Any], metric: str, value: float | None) -> tuple[float, float] | None:
+    """The 95 % Wilson interval of a rate (accuracy, pass@k, pass^k) over the tasks of the block that
+    holds it, as sweep.md ranks points by (launch.run.sweep_compare); None for another metric or no
+    count."""
+    from launch.run.sweep_compare import count, is_rate  # lazy: only when results are compared
+    from t3rl_core.eval.metrics import wilson_interval
+
+    n = count(summary, metric)
+    if value is None or n is None or not is_rate(metric) or not 0 <= value <= 1:
+        return None
+    return wilson_interval(round(value * n), n)
 
 
 def tasks_key(metric: str) -> str:
@@ -300,9 +351,13 @@ def tasks_key(metric: str) -> str:
     return f"{metric.rpartition('.')[0] or 'overall'}.tasks"
 
 
-def _cell(value: float | None, summary: Mapping[str, Any], metric: str) -> str:
+def _cell(
+    value: float | None, summary: Mapping[str, Any], metric: str, bounds: tuple[float, float] | None
+) -> str:
     tasks = lookup(summary, tasks_key(metric))
     tasks = tasks if isinstance(tasks, int) and not isinstance(tasks, bool) else None
     text = "–" if value is None else f"{value:.3f}" + (f" (n={tasks})" if tasks else "")
+    if bounds is not None:
+        text += f"\n95 % [{bounds[0]:.3f}, {bounds[1]:.3f}]"
     verdict = verdict_line(summary)
     return escape(text + (f"\n{verdict}" if verdict else ""))

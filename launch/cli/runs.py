@@ -45,6 +45,7 @@ from launch.cli.results_compare import (
     compare_results,
     differing,
     hidden_note,
+    metric_value,
     read_summary,
     reference_identity,
     result_lines,
@@ -351,15 +352,8 @@ def eval_metrics(view: RunView, metric: str) -> list[tuple[str, float | None, in
     """(eval stage, its summary's `metric`, its task count) for each eval stage that wrote a summary."""
     found = []
     for stage, summary in _summaries(view):
-        value = lookup(summary, metric)
         tasks = lookup(summary, tasks_key(metric))
-        found.append(
-            (
-                stage,
-                float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None,
-                tasks if isinstance(tasks, int) else None,
-            )
-        )
+        found.append((stage, metric_value(summary, metric), tasks if isinstance(tasks, int) else None))
     return found
 
 

@@ -38,6 +38,7 @@ from launch.run.sweep_bounds import MAX_POINTS
 from launch.run.sweep_compare import marks, objective_identity_differences
 from launch.run.sweep_limit import check_size
 from t3rl_core import outside_json
+from t3rl_core.finite import finite_real, shown
 
 
 @dataclass(frozen=True)
@@ -399,6 +400,10 @@ def read_metric(summary: Mapping[str, Any], dotted: str) -> float:
         node = node[part]
     if isinstance(node, bool) or not isinstance(node, int | float):
         raise ValueError(f"{dotted!r} is {node!r}, not a number")
+    if not finite_real(node):
+        # No eval writes one (rewards and verdicts are held finite); a summary edited or written by
+        # another tool may: NaN ranked by max() by its position, and its interval raised out of sweep.md.
+        raise UnreadableMetric(f"{dotted!r} is {shown(node)}, not a finite number: rerun that eval")
     return float(node)
 
 
@@ -414,6 +419,12 @@ def metric_label(stages: Sequence[Any], objective: Any = None) -> str | None:
 
 class IncompleteEval(Exception):
     """The eval a point is scored by did not finish: its numbers must not be read."""
+
+
+class UnreadableMetric(IncompleteEval, ValueError):
+    """The metric an eval summary holds is no finite number (NaN, infinity): it must not be read, ranked
+    or given to a study (an IncompleteEval and a ValueError, so every caller refusing either refuses
+    it)."""
 
 
 class IncomparableEval(IncompleteEval):

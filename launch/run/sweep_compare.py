@@ -23,6 +23,7 @@ from typing import Any
 
 from t3rl_core import outside_json
 from t3rl_core.eval.metrics import wilson_interval
+from t3rl_core.finite import finite_real
 
 # A sweep's record (launch.run.sweep.SweepSummary, which imports this module for its markdown) is read
 # through its `metric_name` and `points` only.
@@ -76,8 +77,8 @@ def point_results(sweep: SweepSummary) -> list[PointResult]:
     results = []
     for index in sorted(sweep.points):
         record = sweep.points[index]
-        if record.metric is None:
-            continue
+        if record.metric is None or not finite_real(record.metric):
+            continue  # a NaN (a sweep.json written before read_metric refused one) has no rank
         summary = _read(summary_path(record.run_dir, sweep.metric_name))
         n = count(summary, sweep.metric_name) if rate else None
         low, high = wilson_interval(round(record.metric * n), n) if n else (None, None)

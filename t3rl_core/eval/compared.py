@@ -126,3 +126,19 @@ def not_compared(section: dict[str, str]) -> frozenset[str]:
 def compared_in(section: str, part: str) -> tuple[str, ...]:
     """The fields of `section` that the identity's `part` records, in declaration order."""
     return tuple(field for field, declared in SECTIONS[section].items() if declared == part)
+
+
+# What results are compared across: the EVAL settings above declared so (the engine with the model it
+# serves, the seed, samples, repeats), and the t3rl commit that ran the eval (no setting). Not the
+# benchmark, so two results differing in them stand side by side, but a reader must see that they
+# differ: per label, the summary key every comparison shows where the two differ (`t3rl runs diff`'s
+# benchmark cell). The model's `url` (where it is served, masked) is not shown: the same checkpoint
+# served elsewhere is the same model.
+ACROSS = {
+    "model": "model",  # eval.engine, with the checkpoint it serves
+    "seed": "seed",
+    "samples": "samples",
+    "repeats": "repeats_count",
+    "t3rl": "git",
+}
+ACROSS_HIDDEN = frozenset({"url"})

@@ -1,0 +1,119 @@
+"""Comparable results, hunt wave two (docs/explanation/comparable-results.md, "Hunt wave two").
+
+Two results of one benchmark are compared across what the identity leaves out by design (the model and
+engine, seed, samples, repeats, the t3rl commit): `t3rl runs diff` showed them `same` with nothing of
+that, a run compared with itself looked like two runs agreeing, B − A was a bare number on 4 tasks, and
+a summary holding NaN was shown as `nan` / `+nan` (and `t3rl runs --json` printed no JSON; sweep.md
+raised on it). Each is closed where every comparison reads it: `compared.ACROSS` (shown where two
+results differ), `results_compare.metric_value` / `launch.run.sweep.read_metric` (a finite number or
+none, said why), `results_compare.interval` (the rate's Wilson interval over its block's tasks).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from launch.cli.app import app
+from launch.cli.results_compare import across
+from launch.cli.runs import list_runs
+from launch.run.sweep import IncompleteEval, UnreadableMetric, read_metric
+from launch.run.sweep_compare import marks
+from t3rl_core.eval.compared import ACROSS, EVAL, NOT_COMPARED
+from tests.eval.test_comparable_kinds import evaluate
+from tests.eval.test_identity_guard import IDENTITY, _run, _sweep
+
+RUNNER = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return evaluate(tmp_path_factory.mktemp("base"))
+
+
+def _diff(a: Path, b: Path, *args: str) -> tuple[int, str]:
+    done = RUNNER.invoke(app, ["runs", "diff", str(a), str(b), *args], env={"COLUMNS": "400"})
+    return done.exit_code, " ".join(done.output.split())
+
+
+def test_every_setting_results_are_compared_across_is_shown(base: dict, tmp_path: Path) -> None:
+    """A real eval at another seed, samples and repeats: one benchmark, and each is named as what the two
+    were compared across (the model, engine and commit by their summary keys)."""
+    assert {"seed", "samples", "repeats"} <= set(ACROSS)
+    for name in ("engine", "seed", "samples", "repeats"):
+        assert EVAL[name].startswith(NOT_COMPARED), name  # left out of the identity, so shown instead
+    other = evaluate(tmp_path / "other", seed=1, samples=2, repeats=2, pass_k=[1])
+    assert {line.split(":")[0] for line in across(base, other)} == {"seed", "samples", "repeats"}
+    served = copy.deepcopy(base) | {
+        "model": {"engine": "sglang", "url": "http://a:1", "checkpoint": {"fingerprint": "f" * 64}},
+        "git": {"sha": "1" * 40, "dirty": False},
+    }
+    elsewhere = copy.deepcopy(served)
+    elsewhere["model"]["url"] = "http://b:2"  # the same checkpoint served elsewhere: the same model
+    assert across(served, elsewhere) == []
+    code, text = _diff(_run(tmp_path, "a", base), _run(tmp_path, "b", served))
+    assert code == 0 and "same" in text
+    assert "compared across model: checkpoint null vs" in text and "engine reference vs sglang" in text
+    assert "compared across t3rl: " in text and "1111111111" in text
+
+
+def test_a_run_compared_with_itself_is_named(base: dict, tmp_path: Path) -> None:
+    a = _run(tmp_path, "a", base)
+    code, text = _diff(a, a)
+    assert code == 0 and "the same eval: B's summary is A's" in text
+    code, text = _diff(a, _run(tmp_path, "b", copy.deepcopy(base) | {"seed": 3}))
+    assert "the same eval" not in text
+
+
+def test_a_difference_is_shown_with_n_and_both_intervals(base: dict, tmp_path: Path) -> None:
+    """1.000 against 0.750 over 4 tasks is within both 95 % intervals; over 400 tasks it is not."""
+    worse = copy.deepcopy(base)
+    worse["overall"]["accuracy"] = 0.75
+    code, text = _diff(_run(tmp_path, "a", base), _run(tmp_path, "b", worse))
+    assert code == 0 and "│ 1.000 (n=4) │ 0.750 (n=4) │ -0.250 │" in text
+    assert "│ 95 % [0.510, 1.000] │ 95 % [0.301, 0.954] │ within both intervals: not told apart │" in text
+    many = [copy.deepcopy(s) for s in (base, worse)]
+    for summary in many:
+        summary["overall"]["tasks"] = 400
+    code, text = _diff(_run(tmp_path, "c", many[0]), _run(tmp_path, "d", many[1]))
+    assert "│ 1.000 (n=400) │ 0.750 (n=400) │ -0.250 │" in text and "not told apart" not in text
+    assert "│ 95 % [0.990, 1.000] │ 95 % [0.705, 0.790] │" in text
+    # A metric that is no rate (the mean reward) has no interval.
+    code, text = _diff(_run(tmp_path, "e", base), _run(tmp_path, "f", worse), "--metric", "overall.reward")
+    assert "95 %" not in text
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_a_number_that_is_no_finite_number_is_named_never_compared(
+    bad: float, base: dict, tmp_path: Path
+) -> None:
+    broken = copy.deepcopy(base)
+    broken["overall"]["accuracy"] = bad
+    with pytest.raises(UnreadableMetric, match="not a finite number") as raised:
+        read_metric(broken, "overall.accuracy")
+    assert isinstance(raised.value, IncompleteEval) and isinstance(raised.value, ValueError)
+    code, text = _diff(_run(tmp_path, "a", base), _run(tmp_path, "b", broken))
+    assert code == 0 and "B: accuracy not shown: 'overall.accuracy' is" in text
+    assert "│ eval │ 1.000 (n=4) │ – │ – │" in text  # no 'nan (n=4)', no '+nan' B − A
+    console = Console(record=True, width=400)
+    assert list_runs(tmp_path, console) == 0
+    assert "accuracy not shown" in console.export_text()
+    listed = RUNNER.invoke(app, ["runs", "--runs-dir", str(tmp_path), "--json"])
+    evals = {run["run"]: run["evals"][0] for run in json.loads(listed.stdout)}  # valid JSON: no NaN
+    assert evals["b/20260101-000000"]["overall.accuracy"] is None
+
+
+def test_sweep_points_tied_or_nan_rank_without_raising(tmp_path: Path) -> None:
+    sweep = _sweep(tmp_path, [(0.5, IDENTITY), (0.5, IDENTITY), (0.2, IDENTITY)])
+    found = marks(sweep)
+    assert found[0].startswith("best [") and found[1].startswith("overlaps best [")
+    assert found[2].startswith("below best [")
+    with_nan = _sweep(tmp_path / "nan", [(0.5, IDENTITY), (math.nan, IDENTITY)])
+    assert set(marks(with_nan)) == {0}  # the NaN point is left unranked, not best by its position
