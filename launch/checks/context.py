@@ -72,8 +72,19 @@ class Context(Record):
     # The directory the command line names for the command's record (a resumed or previewed run dir,
     # `t3rl plan --out`): the command writes there and probes it itself, and not under paths.runs_dir
     # or paths.plans_dir, which it does not read (launch.checks.rules.local_dirs). None: a new record,
-    # under those dirs.
+    # under one of those dirs (`plans` says which).
     record_dir: str | None = None
+    # The new record is a plan (`t3rl plan`, `t3rl plan -m`): it goes under paths.plans_dir, and a run's
+    # (`t3rl run`, `t3rl validate`'s judgement of one, a standalone eval) under paths.runs_dir; each
+    # command is judged by the one it writes (a run was refused over an unwritable plans dir).
+    plans: bool = False
+
+    @property
+    def record_key(self) -> str | None:
+        """The config key of the dir the new record goes under; None when the command line names it."""
+        if self.record_dir is not None:
+            return None
+        return "paths.plans_dir" if self.plans or self.run.executor.kind == "dry" else "paths.runs_dir"
 
     def latest(self, *keys: str) -> str:
         """Of several keys that together break a rule, the one changed last (the likeliest culprit)."""

@@ -62,11 +62,13 @@ def resolve(
     config_dirs: Sequence[str] = (),
     plan_in: Callable[[RunConfig], PlanContext] | None = None,
     record_dir: str | None = None,
+    *,
+    plans: bool = False,
 ) -> Resolved:
     """Compose, resolve and validate a run config; raises ConfigError with every problem found. With
     `plan_in`, the checks build the plan in the context it gives for the run, and `Resolved.plan` holds
     it (built once: `t3rl plan` writes the plan its checks judged). `record_dir`: the dir the command
-    line names for the record (`Context.record_dir`)."""
+    line names for the record (`Context.record_dir`); `plans`: a new record is a plan (`Context.plans`)."""
     remember_overrides(overrides)
     if compose_ahead.composing(overrides, config_dirs):  # work that needs no config, done meanwhile
         build_validators()
@@ -142,7 +144,7 @@ def resolve(
         bases = bases_merged_after(provenance)
         if bases:
             raise ConfigError(bases)
-    checked, plan = validate_and_plan(run, data, provenance, config_dirs, plan_in, record_dir)
+    checked, plan = validate_and_plan(run, data, provenance, config_dirs, plan_in, record_dir, plans=plans)
     problems = [
         *checked,
         *_override_warnings(overrides, data),

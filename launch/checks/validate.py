@@ -51,6 +51,8 @@ def validate_and_plan(
     config_dirs: Sequence[str] = (),
     plan_in: Callable[[RunConfig], PlanContext] | None = None,
     record_dir: str | None = None,
+    *,
+    plans: bool = False,
 ) -> tuple[list[Problem], Plan | None]:
     """`validate`, and the plan its checks built (None when a rule refused the config first): in the
     context `plan_in` gives for the run, else in a trial context of placeholder paths."""
@@ -64,6 +66,7 @@ def validate_and_plan(
         scope_checks=SCOPE_RULES,
         builds=lambda trial: trial_plan(trial)[0] is not None,
         record_dir=record_dir,
+        plans=plans,
     )
     for rule in RULES:
         problems.extend(rule(ctx))

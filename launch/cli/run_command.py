@@ -15,7 +15,7 @@ from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED, INTERR
 from launch.run.pipeline import PipelineError
 from launch.run.point_result import record_result
 from launch.run.rundir import RunDirError, prefetched_manifest_facts
-from launch.run.single import run_single
+from launch.run.single import run_single, unwritable_record
 from launch.run.steps import t3rl_root
 
 
@@ -122,4 +122,9 @@ def _resume_sweep(
         raise PipelineError(
             f"{sweep_dir} is a sweep: plan one point with t3rl plan --run-dir {sweep_dir}/pNN"
         )
+    # Before any point is composed or anything written (was: its lock refused after every point was
+    # composed, with paths.runs_dir as the fix, a key a resume never reads).
+    unwritable = unwritable_record(sweep_dir, [], "sweep dir")
+    if unwritable is not None:
+        raise PipelineError(unwritable)
     return resume_sweep(sweep_dir, from_stage, only, console)

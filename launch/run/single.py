@@ -77,7 +77,7 @@ def run_single(
             f"{existing.path} is not a run dir (no config.yaml: {run_dir_hint(run_dir_path)}), so there "
             f"is nothing to {'preview' if dry else 'resume'}{otherwise}"
         )
-    unwritable_run = _unwritable_run(existing, given) if existing is not None else None
+    unwritable_run = unwritable_record(existing.path, given) if existing is not None else None
     if unwritable_run is not None and not dry:
         raise PipelineError(unwritable_run)  # before the lock or any record is written
     if existing is not None and not dry:
@@ -91,7 +91,12 @@ def run_single(
     try:
         with without_plugins():
             resolved = resolve_overrides(
-                overrides, config_dirs, console, plan_in, existing.path if existing is not None else out
+                overrides,
+                config_dirs,
+                console,
+                plan_in,
+                existing.path if existing is not None else out,
+                plans=dry,
             )
     except ConfigError:
         if existing is not None:
@@ -173,18 +178,26 @@ def run_single(
     return code
 
 
-def _unwritable_run(existing: RunDir, given: list[str]) -> str | None:
-    """Why a resume cannot write `existing` (another user's run, a read-only mount), and its fix, or None.
-    A resume writes into the run dir itself, so another paths.runs_dir is no fix: a copy where this user
-    can write is, resumed there."""
-    path = Path(os.path.abspath(existing.path.expanduser()))
-    why = unwritable(path, probe=False)  # a resume refused later leaves the run dir's mtime as it was
+# What a resume writes into the record itself, by the record's kind.
+_RESUME_WRITES = {
+    "run dir": "its lock, state and stage outputs",
+    "sweep dir": "its lock, sweep.json and its points' run dirs",
+}
+
+
+def unwritable_record(record: Path, given: list[str], what: str = "run dir") -> str | None:
+    """Why a resume cannot write `record` (a run or sweep dir: another user's, on a read-only mount), and
+    its fix, or None. A resume writes into the record itself, so another paths.runs_dir is no fix: a
+    copy where this user can write is (a sweep's points are found below its dir as it is now), resumed
+    there."""
+    path = Path(os.path.abspath(record.expanduser()))
+    why = unwritable(path, probe=False)  # a resume refused later leaves the record's mtime as it was
     if why is None:
         return None
     copy = _copy_destination(path)
     again = shlex.join(["t3rl", "run", "--run-dir", str(copy), *(replayable(o) for o in given)])
     return (
-        f"{why}: a resume writes into the run dir itself (its lock, state and stage outputs), not under "
+        f"{why}: a resume writes into the {what} itself ({_RESUME_WRITES[what]}), not under "
         f"paths.runs_dir; copy it where you can write and resume the copy: mkdir -p "
         f"{shlex.quote(str(copy.parent))} && cp -a {shlex.quote(str(path))} {shlex.quote(str(copy))} && "
         f"{again} (or make {path} writable by this user)"

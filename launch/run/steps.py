@@ -51,14 +51,17 @@ def resolve_overrides(
     console: Console | PlainConsole,
     plan_in: Callable[[RunConfig], RunDir] | None = None,
     record_dir: Path | None = None,
+    *,
+    plans: bool = False,
 ) -> Resolved:
     """The validated config of a run, plan or sweep point; a config with no stage is refused here (there
     would be nothing to run, and no run dir is made for it). With `plan_in` (the run dir the plan will
     be written to, not yet made), the checks build the plan there, and `plan_run` into that dir takes it.
-    `record_dir`: the dir the command line names for the record (`Context.record_dir`)."""
+    `record_dir`: the dir the command line names for the record (`Context.record_dir`); `plans`: a new
+    record is a plan, under paths.plans_dir (`Context.plans`)."""
     resolve_in = (lambda run: plan_context(plan_in(run))) if plan_in is not None else None
     named = str(record_dir) if record_dir is not None else None
-    resolved = resolve(overrides, config_dirs, resolve_in, named)
+    resolved = resolve(overrides, config_dirs, resolve_in, named, plans=plans)
     if not resolved.run.stages:
         raise ConfigError([no_stages_problem(config_dirs=config_dirs)])
     if resolved.warnings:

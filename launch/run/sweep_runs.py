@@ -102,7 +102,7 @@ def run_sweep(
 
     def planner(point_overrides: tuple[str, ...]) -> tuple[Resolved, Plan]:
         index = next(indexes)
-        resolved = resolve_overrides(list(point_overrides), config_dirs, console)
+        resolved = resolve_overrides(list(point_overrides), config_dirs, console, plans=dry)
         if not sweep_dirs:
             parent = Path(resolved.run.paths.runs_dir).resolve() / resolved.run.name
             path_keys.update(key for kind in PATH_KINDS for key, _, _ in fields_of_kind(resolved.run, kind))

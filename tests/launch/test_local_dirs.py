@@ -42,13 +42,15 @@ def test_a_file_where_a_directory_is_written_is_refused(key: str, where: str, sa
     blocker.write_text("not a directory\n")
     target = blocker if where == "a file" else blocker / "sub" / "dir"
     overrides = [QS, f"{key}={target}"]
-    code, out = _invoke("validate", *overrides)
+    # A plan's dir is judged by the command that writes it; validate judges what a run writes.
+    command = "plan" if key == "paths.plans_dir" else "validate"
+    code, out = _invoke(command, *overrides)
     assert code == 2, out
     (error,) = [e for e in _errors(out) if e["key"] == key]
     assert str(blocker) in error["message"], out
     fixed = apply_first_fix(overrides, error)
     assert fixed is not None
-    code, after = _invoke("validate", *fixed)
+    code, after = _invoke(command, *fixed)
     assert code == 0, f"after {fixed}:\n{after}"
 
 

@@ -224,7 +224,8 @@ WRITTEN_HERE = [
     ([*SLURM, "executor.folder=/etc/passwd"], "executor.folder"),
     ([*SLURM, "executor.folder=/proc/t3rl-wave4"], "executor.folder"),
     ([*SLURM, "paths.runs_dir=/etc/passwd"], "paths.runs_dir"),
-    ([S1, "executor=ray", "paths.plans_dir=/dev/null"], "paths.plans_dir"),
+    # A run under ray writes its run dir here, and no plan: paths.plans_dir is t3rl plan's to judge.
+    ([S1, "executor=ray", "paths.runs_dir=/dev/null"], "paths.runs_dir"),
 ]
 
 

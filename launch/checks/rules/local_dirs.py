@@ -101,13 +101,14 @@ def _refused_write(directory: Path, path: Path) -> str | None:
 
 # The one directory the dry executor writes (its plan: launch.run.single._plan_dir); it runs no stage.
 _DRY_WRITES = ("paths.plans_dir",)
-# What the launcher writes from this machine under any executor that runs something: the run dir, the
-# plans, and submitit's job scripts (executor.folder), before any job starts.
+# What the launcher writes from this machine under any executor that runs something: the run dir (a
+# plan: the plan dir), and submitit's job scripts (executor.folder), before any job starts.
 _LAUNCHER_WRITES = ("paths.runs_dir", "paths.plans_dir", "executor.folder")
-# Where a new record goes. A command whose command line names its record's dir (`Context.record_dir`:
-# a resume writes into its run dir, `t3rl plan --out` into DIR) reads neither, and probes its own dir:
-# judged here, an unwritable runs dir refused a resume of a writable copy, and its fix (another
-# paths.runs_dir) was one the resume never reads.
+# Where a new record goes: each command is judged by the one it writes (`Context.record_key`), and one
+# whose command line names its record's dir (`Context.record_dir`: a resume writes into its run dir,
+# `t3rl plan --out` into DIR) by neither, and probes its own dir. Judged by both, an unwritable runs dir
+# refused a resume of a writable copy and an unwritable plans dir a new run, each with a fix (another
+# paths.runs_dir, paths.plans_dir) that the command never reads.
 _NEW_RECORD_DIRS = ("paths.runs_dir", "paths.plans_dir")
 
 
@@ -119,8 +120,8 @@ def output_dirs_writable(ctx: Context) -> Iterator[Problem]:
             kind in ("slurm", "ray") and key not in _LAUNCHER_WRITES
         ):
             continue  # a plan for another machine, or a cluster's path: that machine's to write
-        if ctx.record_dir is not None and key in _NEW_RECORD_DIRS:
-            continue  # the command writes its record into the dir its command line names
+        if key in _NEW_RECORD_DIRS and key != ctx.record_key:
+            continue  # the command writes its record elsewhere: the dir named, or the other one
         why = unwritable(Path(os.path.expanduser(value)))
         if why is None:
             continue
@@ -129,7 +130,8 @@ def output_dirs_writable(ctx: Context) -> Iterator[Problem]:
             fix = f"set {key}={quoted(fallback)} (its default, writable here)"
         else:
             fix = f"point {key} at a directory you can write (or fix the permissions of {value})"
-        yield Problem(key, f"{why}: t3rl writes into {key} when the run starts", fix=fix)
+        when = "the plan is written" if key == "paths.plans_dir" else "the run starts"
+        yield Problem(key, f"{why}: t3rl writes into {key} when {when}", fix=fix)
 
 
 def upload_dirs_present(ctx: Context) -> Iterator[Problem]:

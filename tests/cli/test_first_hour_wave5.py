@@ -1,0 +1,99 @@
+"""First hour, hunted (wave five): one test per kind a newcomer hunt found answered badly
+(docs/reference/cli-behaviour.md, "First hour, hunted (wave five)"). Each fails on the code before its
+fix; in-process where the kind allows."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from launch.cli.app import app
+from tests.support.retool_prepare_only import rec_config_dir
+
+# Directories the kernel refuses to anyone, root included (the write probe makes one in each).
+REFUSED_RUNS, REFUSED_PLANS = "/proc/t3rl-w5-runs", "/proc/t3rl-w5-plans"
+
+
+def _invoke(*args: str, **env: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "300", **env})
+    return result.exit_code, result.output
+
+
+# ------------------------------------------------- a new record judged by the dir the command writes
+
+
+def test_a_new_run_and_a_new_plan_are_each_judged_by_the_dir_they_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run writes under paths.runs_dir and a plan under paths.plans_dir: neither is refused over the
+    other's dir (was: exit 2 'paths.plans_dir: … cannot be created', fix: another paths.plans_dir, for
+    `t3rl run` and `t3rl validate`; likewise paths.runs_dir for `t3rl plan`)."""
+    rec_config_dir(tmp_path, monkeypatch)
+    monkeypatch.setenv("T3RL_PLANS_DIR", REFUSED_PLANS)
+    code, out = _invoke("validate", "+experiment=rec", "--config-dir", "conf")
+    assert code == 0, out
+    # A run goes past pre-flight (refused by --only later, before anything is written).
+    code, out = _invoke("run", "+experiment=rec", "--config-dir", "conf", "--only", "nosuch")
+    assert code == 1 and "no such stage" in out and "paths.plans_dir" not in out, out
+    assert not (tmp_path / "runs").exists()
+    code, out = _invoke("plan", "+experiment=rec", "--config-dir", "conf")  # its own dir: judged
+    assert code == 2 and f"error paths.plans_dir: {REFUSED_PLANS}" in out, out
+    assert "when the plan is written" in " ".join(out.split()), out
+
+    monkeypatch.setenv("T3RL_PLANS_DIR", "plans")
+    monkeypatch.setenv("T3RL_RUNS_DIR", REFUSED_RUNS)
+    code, out = _invoke("plan", "+experiment=rec", "--config-dir", "conf")
+    assert code == 0 and (tmp_path / "plans" / "rec").is_dir(), out
+    code, out = _invoke("plan", "-m", "+experiment=rec", "--config-dir", "conf", "seed=1,2")
+    assert code == 0, out
+    code, out = _invoke("validate", "+experiment=rec", "--config-dir", "conf")  # its own dir: judged
+    assert code == 2 and f"error paths.runs_dir: {REFUSED_RUNS}" in out, out
+
+
+# -------------------------------------------------------- a sweep dir this user cannot write, resumed
+
+# Run as nobody (a private /tmp, HOME=/tmp, in /): a sweep dir of its own made read-only, resumed.
+SWEEP_AS_NOBODY = textwrap.dedent(
+    """
+    import contextlib, io, json, os
+    from launch.cli.run_command import run_command
+
+    sweep = "/tmp/runs/rec/sweep-20260101-000000"
+    os.makedirs(sweep + "/p00")
+    point = {"index": 0, "varying": ["seed=1"], "overrides": ["+experiment=rec", "seed=1"],
+             "run_dir": sweep + "/p00", "status": "failed"}
+    with open(sweep + "/sweep.json", "w") as f:
+        json.dump({"name": "sweep-20260101-000000", "sweep_dir": sweep, "points": [point]}, f)
+    os.chmod(sweep, 0o555)
+    listing = lambda: sorted((p, os.stat(os.path.join(sweep, p)).st_mtime_ns)
+                             for p in [".", *os.listdir(sweep)])
+    before, in_tmp = listing(), set(os.listdir("/tmp"))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = run_command([], False, sweep, None, None, [], dry=False)
+    print(json.dumps({"code": code, "err": " ".join(err.getvalue().split()), "same": listing() == before,
+                      "new_in_tmp": sorted(set(os.listdir("/tmp")) - in_tmp)}))
+    """
+)
+
+
+def test_a_sweep_dir_this_user_cannot_write_is_refused_with_the_copy_to_resume() -> None:
+    """Refused before any point is composed, with the copy that resumes (a sweep's points are found
+    below its dir as it is now). Was: every point composed, then `.lock: Permission denied (… choose a
+    writable directory (paths.runs_dir=…))`, a key a resume never reads."""
+    from tests.sandbox.test_sandbox_non_root import as_nobody  # skips where this host cannot
+
+    done = as_nobody(SWEEP_AS_NOBODY, 120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    sweep, copy = "/tmp/runs/rec/sweep-20260101-000000", "/tmp/t3rl-runs/rec/sweep-20260101-000000"
+    err = report["err"]
+    assert report["code"] == 1, report  # run's 1: the run dir cannot be used
+    assert f"{sweep} is not writable by this user: a resume writes into the sweep dir itself" in err
+    assert f"mkdir -p /tmp/t3rl-runs/rec && cp -a {sweep} {copy} && t3rl run --run-dir {copy}" in err
+    assert "paths.runs_dir=" not in report["err"], report
+    assert report["same"] and report["new_in_tmp"] == [], report
