@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -61,7 +62,13 @@ def resolve_overrides(
     record is a plan, under paths.plans_dir (`Context.plans`)."""
     resolve_in = (lambda run: plan_context(plan_in(run))) if plan_in is not None else None
     named = str(record_dir) if record_dir is not None else None
-    resolved = resolve(overrides, config_dirs, resolve_in, named, plans=plans)
+    judged: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if record_dir is not None:
+        from launch.run.point_added import judged_as_the_sweeps  # lazy: a resumed record only
+
+        judged = judged_as_the_sweeps(record_dir, overrides)  # a sweep point's own names are not typed
+    with judged:
+        resolved = resolve(overrides, config_dirs, resolve_in, named, plans=plans)
     if not resolved.run.stages:
         raise ConfigError([no_stages_problem(config_dirs=config_dirs)])
     if resolved.warnings:

@@ -97,3 +97,22 @@ def test_a_sweep_dir_this_user_cannot_write_is_refused_with_the_copy_to_resume()
     assert f"mkdir -p /tmp/t3rl-runs/rec && cp -a {sweep} {copy} && t3rl run --run-dir {copy}" in err
     assert "paths.runs_dir=" not in report["err"], report
     assert report["same"] and report["new_in_tmp"] == [], report
+
+
+# ----------------------------------------------------- a sweep point's own names, on its resume
+
+
+def test_a_resumed_sweep_point_is_not_warned_about_the_names_its_sweep_added(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A point's record holds the tracking names its sweep added; its resume (alone, or the sweep's)
+    reads them as the sweep's, as the sweep did. Was: each resume warned `tracking.group is set, but
+    tracking.kind is none`, fix `~tracking.group`, twice per point, of names nobody typed."""
+    rec_config_dir(tmp_path, monkeypatch)
+    code, out = _invoke("run", "-m", "+experiment=rec", "--config-dir", "conf", "seed=1")
+    assert code == 0 and "warning tracking" not in out, out
+    (sweep,) = (tmp_path / "runs" / "rec").iterdir()
+    code, out = _invoke("plan", "--run-dir", str(sweep / "p00"))  # a preview of the point alone
+    assert code == 0 and "tracking.kind is none" not in out, out
+    code, out = _invoke("plan", "--run-dir", str(sweep / "p00"), "tracking.run_name=mine")  # typed: warned
+    assert code == 0 and "warning tracking.run_name" in out, out
