@@ -115,6 +115,7 @@ def misplaced_fix(
     root: Mapping[str, Any],
     guess: tuple[str, str] | None = None,
     parent: str = "",
+    written_in: str | None = None,
 ) -> str | None:
     """The fix for an unknown `key` carrying `value` whose setting lives elsewhere, or None. `guess`:
     (the unknown name, the sibling name offered for it): a setting elsewhere spelt as typed comes first;
@@ -122,7 +123,9 @@ def misplaced_fix(
     `n_samples_per_prompt`, not the top-level `name`); slime's name of a flag t3rl writes from a key
     (`use_dynamic_batch_size`) comes before a guess. `parent`: the known section the unknown name was
     typed under; the same name under a section of that name elsewhere is the same unknown key
-    (`+stages.train.env.nosuch=1`, judged as `env.nosuch`, is no place of its own)."""
+    (`+stages.train.env.nosuch=1`, judged as `env.nosuch`, is no place of its own). `written_in`: the
+    config file that holds `key`, where it is moved (an override beside it would leave it there, and
+    be refused again)."""
     leaves = typed_leaves(key, value)
     if len(leaves) != 1:
         return None
@@ -152,8 +155,15 @@ def misplaced_fix(
         return None
     if is_secret_key(found[0]):  # the value may be the credential itself: the reference form instead
         return f"{lead} {reference_fix(found[0])}"
-    fix = f"{lead} {assign(root, found[0], typed_text(typed_value))}"
-    return fix + (f" (also at {', '.join(found[1:])})" if found[1:] else "")
+    also = f" (also at {', '.join(found[1:])})" if found[1:] else ""
+    if written_in is not None:
+        section, _, name = key.rpartition(".")
+        at = f" under {section}" if section else " at the top level"
+        return (
+            f"{lead} in {written_in}, delete `{name}:`{at} and set {found[0]}: "
+            f"{typed_text(typed_value)} instead{also}"
+        )
+    return f"{lead} {assign(root, found[0], typed_text(typed_value))}{also}"
 
 
 def _another_entry_of_the_stage(place: str, key: str, root: Mapping[str, Any]) -> bool:

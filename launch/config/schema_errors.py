@@ -89,8 +89,14 @@ def _key_not_text(mapping: str, raw: Any, provenance: Provenance) -> Problem:
 
 def _written_in_a_file(provenance: Provenance, key: str) -> bool:
     """Whether `key` itself was written in a config file (not by an override, nor a section above it)."""
+    return _file_of(provenance, key) is not None
+
+
+def _file_of(provenance: Provenance, key: str) -> str | None:
+    """The config file that wrote `key` itself; None when an override or a section above it set it."""
     origin = provenance.origin(key)
-    return provenance.sets(key) and origin is not None and not origin.source.startswith("override")
+    written = provenance.sets(key) and origin is not None and not origin.source.startswith("override")
+    return origin.source if written and origin is not None else None
 
 
 def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any]) -> Problem:
@@ -121,6 +127,7 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
                 root,
                 (leaf, guess) if target else None,
                 parent,
+                _file_of(provenance, key),
             )
             if known
             else None
@@ -404,13 +411,14 @@ def _config_key(loc: tuple[Any, ...], data: Mapping[str, Any]) -> str:
         if at_value and isinstance(element, str):
             continue  # past the value: a union arm's label (`function-after[check(), str]`, `literal['']`)
         # A tag that is also a key of its node (an eval stage's `eval` overrides): a tag when the next
-        # element is the node's own field rather than one of that key's.
+        # element is the node's own key, also when that key's holds one of that name too (pydantic puts
+        # the tag first, so an error inside the key comes as `eval, eval, …`): `limit_per_category`
+        # typed on the stage beside its `eval` was read as the eval's own, blamed on the experiment.
         if _has(node, element) and not (
             isinstance(node, Mapping)
             and element in (node.get("kind"), node.get("name"))
             and after is not None
             and _has(node, after)
-            and not _has(node[element], after)
         ):
             node = node[element]
             at_value = not isinstance(node, Mapping)

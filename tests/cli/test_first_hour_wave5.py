@@ -116,3 +116,62 @@ def test_a_resumed_sweep_point_is_not_warned_about_the_names_its_sweep_added(
     assert code == 0 and "tracking.kind is none" not in out, out
     code, out = _invoke("plan", "--run-dir", str(sweep / "p00"), "tracking.run_name=mine")  # typed: warned
     assert code == 0 and "warning tracking.run_name" in out, out
+
+
+# ------------------------------------- a key one level off: named where typed, moved where written
+
+OFF_BY_A_LEVEL = """\
+# @package _global_
+defaults:
+  - quickstart
+  - _self_
+name: mine
+stages:
+  eval_tiny:
+    limit_per_category: 3
+"""
+
+
+def test_a_stage_key_typed_beside_its_eval_section_is_named_as_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`stages.eval_tiny.limit_per_category` (the stage's `eval:` level left out), typed or written in
+    one's own file. Was: reported as `stages.eval_tiny.eval.limit_per_category`, 'under
+    stages.eval_tiny.eval' (pydantic's union tag `eval` read as the stage's eval key, which quickstart
+    sets), blamed on conf/experiment/quickstart.yaml, fix `eval.limit_per_category=3` (the root eval,
+    which eval_tiny overrides); for the file, an override that left the key there, refused again."""
+    from launch.checks.resolve import resolve
+    from launch.config.errors import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+    typed = ["+experiment=quickstart", "+stages.eval_tiny.limit_per_category=3"]
+    with pytest.raises(ConfigError) as refused:
+        resolve(typed)
+    (problem,) = refused.value.problems
+    assert problem.key == "stages.eval_tiny.limit_per_category", problem
+    assert problem.source == "override `+stages.eval_tiny.limit_per_category=3`", problem
+    fix = problem.fix.removeprefix("set it where it lives: ").split(" (also at")[0]
+    assert fix == "stages.eval_tiny.eval.limit_per_category=3", problem
+    assert resolve([typed[0], fix]).run.stages["eval_tiny"].eval["limit_per_category"] == 3
+
+    experiment = tmp_path / "mine" / "experiment" / "mine.yaml"
+    experiment.parent.mkdir(parents=True)
+    experiment.write_text(OFF_BY_A_LEVEL)
+    with pytest.raises(ConfigError) as refused:
+        resolve(["+experiment=mine"], [str(tmp_path / "mine")])
+    (problem,) = refused.value.problems
+    assert problem.key == "stages.eval_tiny.limit_per_category", problem
+    assert problem.fix.startswith(
+        "set it where it lives: in mine/experiment/mine.yaml, delete `limit_per_category:` under "
+        "stages.eval_tiny and set stages.eval_tiny.eval.limit_per_category: 3 instead"
+    ), problem
+    # The edit as told: the key deleted where it was, set at the place named.
+    experiment.write_text(
+        OFF_BY_A_LEVEL.replace("    limit_per_category: 3", "    eval:\n      limit_per_category: 3")
+    )
+    assert (
+        resolve(["+experiment=mine"], [str(tmp_path / "mine")])
+        .run.stages["eval_tiny"]
+        .eval["limit_per_category"]
+        == 3
+    )

@@ -79,7 +79,12 @@ def test_a_setting_an_experiment_file_puts_at_the_wrong_place(here: Path) -> Non
     path.write_text("# @package _global_\ndefaults:\n  - stage1_bfcl\ntrain:\n  lr: 3.0e-06\n")
     result = invoke(["validate", "--config-dir", "mine", "+experiment=mine"])
     assert result.exit_code == 2, result.output
-    assert fix_of(result.output) == "set it where it lives: stages.train.curriculum.optimizer.lr=3e-06"
+    # In the file: an override beside it (`stages.train.curriculum.optimizer.lr=3e-06`) left `train:`
+    # there, refused again.
+    assert fix_of(result.output) == (
+        "set it where it lives: in mine/experiment/mine.yaml, delete `train:` at the top level and set "
+        "stages.train.curriculum.optimizer.lr: 3e-06 instead"
+    )
 
 
 def _leaves(node: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
