@@ -386,12 +386,27 @@ def _fits_file_systems(what: str) -> Callable[[str], str]:
 _path_fits = _fits_file_systems("a path")
 
 
+# A shell variable in a path: nothing between the config and the file system expands it (no shell reads
+# a config file, and t3rl passes paths quoted), so `$SCRATCH/runs` would be a directory named `$SCRATCH`.
+_SHELL_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _expanded(value: str) -> str:
+    if _SHELL_VARIABLE.search(value):
+        raise Corrected(
+            "holds a shell variable, which nothing expands here: the config reads the environment with "
+            "${oc.env:NAME}",
+            _SHELL_VARIABLE.sub(lambda m: "${oc.env:" + (m[1] or m[2]) + "}", value),
+        )
+    return value
+
+
 def _path(value: str) -> str:
-    return _path_fits(_trimmed_path(_no_nul("a path")(value)))
+    return _path_fits(_trimmed_path(_expanded(_no_nul("a path")(value))))
 
 
 def _absolute(value: str) -> str:
-    if not value.startswith("/"):
+    if not _expanded(value).startswith("/"):
         raise ValueError("must be an absolute path on the cluster (it is read there, not here)")
     return _path(value)
 
@@ -755,8 +770,7 @@ def sbatch_option_name(option: str) -> str:
 
 def mount_destination(mount: str) -> str:
     """Where a pyxis mount SRC[:DST[:FLAGS]] appears in the container (DST, else SRC)."""
-    parts = mount.split(":")
-    return parts[1] if len(parts) > 1 else parts[0]
+    return mount_parts(mount)[1]
 
 
 ContainerImage = _kind(
@@ -764,10 +778,65 @@ ContainerImage = _kind(
     "an image reference or a squashfs file (pyxis --container-image)",
     _no_space("a container image", "nvcr.io/nvidia/pytorch:24.07-py3"),
 )
+_mount_form = _matching(r"^[^\s,:]+(:[^\s,:]+){0,2}$", "a mount SRC[:DST[:FLAGS]], without ',' or spaces")
+# The mount options enroot applies (NVIDIA/enroot bin/enroot-mount.c's table; pyxis joins them with '+'):
+# any other word goes to mount(2) as file-system data, which a bind mount does not take.
+MOUNT_OPTIONS = frozenset(
+    {
+        *("async", "atime", "bind", "dev", "diratime", "dirsync", "exec", "iversion", "loud", "mand"),
+        *("noatime", "nodev", "nodiratime", "noexec", "noiversion", "nomand", "norelatime", "nostrictatime"),
+        *("nosuid", "private", "rbind", "relatime", "remount", "ro", "rprivate", "rshared", "rslave"),
+        *("runbindable", "rw", "shared", "silent", "slave", "strictatime", "suid", "sync", "unbindable"),
+        *("lazytime", "nolazytime", "auto", "defaults", "group", "noauto", "nofail", "nogroup", "noowner"),
+        *("nouser", "nousers", "owner", "user", "users", "x-create=dir", "x-create=file", "x-create=auto"),
+        *("x-move", "x-detach"),
+    }
+)
+
+
+def mount_parts(mount: str) -> tuple[str, str, list[str]]:
+    """(SRC, DST, FLAGS) of a pyxis mount SRC[:DST[:FLAGS]] (DST defaults to SRC)."""
+    parts = mount.split(":")
+    return parts[0], parts[1] if len(parts) > 1 else parts[0], parts[2].split("+") if len(parts) > 2 else []
+
+
+def _container_mount(value: str) -> str:
+    """What pyxis (args.c) and enroot take of one mount: a source that is a path ('/' or '.' first),
+    `tmpfs` or `umount`; a target path in the container that neither is its root (covering the image's
+    whole file system: its interpreter, its libraries) nor climbs out of it (enroot refuses '..'); flags
+    enroot knows."""
+    source, target, flags = mount_parts(_mount_form(value))
+    if source[0] not in "./" and source not in ("tmpfs", "umount"):
+        import os  # lazy: only a refused mount
+
+        raise Corrected(
+            f"pyxis takes a mount source that is a path ('/' or '.' first), tmpfs or umount, not {source!r}",
+            value.replace(source, os.path.abspath(source), 1),
+        )
+    if target[0] not in "./":
+        raise Corrected(
+            f"pyxis takes a mount target that is a path, not {target!r}",
+            f"{source}:/{value[len(source) + 1 :]}",
+        )
+    if re.fullmatch(r"[/.]+", target) and ".." not in target:
+        raise ValueError(f"target {target} is the container's root: the mount would hide the whole image")
+    if ".." in target.split("/"):
+        raise ValueError(f"target {target} climbs out of the container ('..'): enroot refuses it")
+    for flag in flags:
+        if flag not in MOUNT_OPTIONS:
+            import difflib  # lazy: only a refused flag
+
+            near = difflib.get_close_matches(flag, sorted(MOUNT_OPTIONS), n=1)
+            if not near:
+                raise ValueError(
+                    f"{flag!r} is no mount option enroot knows (ro, rw, nosuid, x-create=dir, …)"
+                )
+            raise Corrected(f"{flag!r} is no mount option enroot knows", value.replace(flag, near[0]))
+    return value
+
+
 ContainerMount = _kind(
-    "container mount",
-    "SRC[:DST[:FLAGS]] (pyxis --container-mounts, joined by ',')",
-    _matching(r"^[^\s,:]+(:[^\s,:]+){0,2}$", "a mount SRC[:DST[:FLAGS]], without ',' or spaces"),
+    "container mount", "SRC[:DST[:FLAGS]] (pyxis --container-mounts, joined by ',')", _container_mount
 )
 Hostname = _kind("host", "a host name or IP address", _host)
 UrlPath = _kind(

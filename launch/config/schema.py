@@ -423,7 +423,9 @@ class SlurmExecutorConfig(StrictModel):
     time_limit: SlurmDuration = "24:00:00"
     container_image: ContainerImage | None = None
     container_mounts: Annotated[
-        list[ContainerMount], Distinct(identity=mount_destination, what="mount destination")
+        list[ContainerMount],
+        Distinct(identity=mount_destination, what="mount destination"),
+        ReadWhen("container_image", (), "no container is started, so nothing is mounted"),
     ] = Field(default_factory=empty_list)
     # More #SBATCH options, e.g. ["--qos=high", "--constraint=h100"].
     extra_sbatch: Annotated[list[SbatchOption], Distinct(identity=sbatch_option_name, what="option")] = Field(
