@@ -33,6 +33,10 @@ _BORDERS = "│┃║|"
 _EDGES = " \t\r" + _BORDERS
 # A mapping's key at the start of a line (YAML, JSON); a string, compiled through re's cache on first use.
 _KEY_FIRST = r'(?:[\w.-]+|"[\w.-]+"):(?:\s|$)'
+# A line that begins with a word of prose (`started server`, `Ready.`): what a log writes after a line
+# ending with a value. Shorter than `PIECE`: where a renderer did fold a value there, what is left of
+# it on the line below is a piece too short to be taken for the value anywhere else.
+_PROSE_FIRST = r"[A-Za-z][a-z]{0,10}[.,;:!?)]?(?:[ \t]|\Z)"
 
 
 def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], bool]) -> str:
@@ -155,22 +159,25 @@ def _base64_cores(value: str) -> set[str]:
     return cores
 
 
-def unfolded(text: str, word_starts: tuple[str, ...] = ()) -> str:
+def unfolded(text: str, word_starts: tuple[str, ...] = (), prose_apart: bool = False) -> str:
     """`text` with its line breaks, and the padding and borders around them, taken out: what a value
     folded over lines reads as. A line that begins with one of `word_starts`, or with a mapping's key
     (`eval_tiny:`, `"seed": 1`), is kept apart by a space: a renderer's fold inside a value leaves no
     key there, and joined, `max_new_tokens: 32768` and the next line's `eval_tiny:` read as a token
     named by its key (`t3rl show +experiment=quickstart` lost the line of its stage `eval_tiny`).
     A JSON Web Token's claims (`eyJ…`) after a line ending with its header's dot are its own: they join
-    it (folded exactly at its `.eyJ`, a token read as two would be neither)."""
+    it (folded exactly at its `.eyJ`, a token read as two would be neither). With `prose_apart`, a line
+    that begins with a word of prose (`_PROSE_FIRST`) is kept apart too."""
     pieces = [text[a:b] for a, b in _segments(text)]
     key_first = re.compile(_KEY_FIRST).match  # once per text, not through re's cache once per line
+    prose_first = re.compile(_PROSE_FIRST).match if prose_apart else None
     return "".join(
         " " + piece
         if i
         and (
             (piece.startswith(word_starts) and not _claims_after_header(pieces[i - 1], piece))
             or key_first(piece)
+            or (prose_first is not None and prose_first(piece))
         )
         else piece
         for i, piece in enumerate(pieces)

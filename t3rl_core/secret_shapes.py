@@ -269,7 +269,20 @@ def folded_credentials_in(text: str) -> list[str]:
     runs into the next record's `machine`, masked with it (and that record's value left)."""
     if not (any(start in text for start in _TOKEN_STARTS) or "=" in text or _has_header(text.lower())):
         return []
-    return credentials_in(unfolded(text, _TOKEN_STARTS), commands=False)
+    found = credentials_in(unfolded(text, _TOKEN_STARTS), commands=False)
+    if all(value in text for value in found):  # none read over a line break (the common case)
+        return found
+    # A value read over a line break into a word of prose (`password=V` above `started server`): when
+    # the value is whole without that line (the text read with such lines apart gives its beginning),
+    # the word is the next line's text, not the value's end.
+    apart = credentials_in(unfolded(text, _TOKEN_STARTS, prose_apart=True), commands=False)
+    return [value if value in text else _before_prose(value, apart) for value in found]
+
+
+def _before_prose(value: str, apart: list[str]) -> str:
+    """The longest of `apart` that `value` begins with and is longer than, else `value`."""
+    heads = [head for head in apart if len(head) < len(value) and value.startswith(head)]
+    return max(heads, key=len, default=value)
 
 
 def is_shaped_credential(value: object) -> bool:

@@ -1,0 +1,63 @@
+"""Hunt wave 5 (secrets): what wave four left masked too much, and forms not looked for before.
+
+- `password=V` above a line beginning with a word of prose (`started server`) lost that word: the
+  fold rule (a value folded over lines by a renderer is read joined, `test_secret_redteam.py`'s
+  `test_a_value_folded_inside_a_panel_is_masked`) read the word as the value's end. A value that is
+  whole without that line now ends at the line break; a value whose rest is not a word of prose, or is
+  a piece of 12+ characters, is still read joined.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+import textwrap
+
+import pytest
+
+from launch.config.secrets import scrub_text
+from t3rl_core.secret import mask_text
+
+# ------------------------------------------------------------------ a value above a line of prose
+
+PROSE = ["started server on port 30000", "Ready.", "done", "loading weights", "ok"]
+
+
+@pytest.mark.parametrize("after", PROSE)
+@pytest.mark.parametrize(
+    "line",
+    ["password=tulipgarden1987", "DB_PASSWORD=hunter2xyz9", "api_key: Zq81Lm20Xc77", "token=abc123def456"],
+)
+def test_a_line_of_prose_below_a_named_value_keeps_its_words(line: str, after: str) -> None:
+    name, sign, _ = line.partition("=") if "=" in line else line.partition(": ")
+    for text in (f"{line}\n{after}", f"log start\n{line}\n{after}\nlog end"):
+        masked = mask_text(text)
+        assert masked == text.replace(line, f"{name}{sign}***"), masked
+        assert scrub_text(text, []) == masked
+
+
+def test_a_named_value_a_renderer_folded_is_still_masked_whole() -> None:
+    """Every fold of a value under a credential's name (textwrap's, at every width that splits it), the
+    text after it on the same logical line: no piece of 12+ characters stays, and the text around does."""
+    draw = random.Random(5)
+    for _ in range(10):
+        value = "".join(
+            draw.choice(string.ascii_letters + string.digits) for _ in range(draw.randint(20, 40))
+        )
+        value = value[:-1] + "7"  # a digit: the value's end is never a word of prose
+        logical = f"password={value} then more"
+        for width in range(12, len(logical)):
+            folded = "\n".join(textwrap.wrap(logical, width, break_on_hyphens=False))
+            masked = mask_text(folded)
+            for start in range(len(value) - 11):
+                assert value[start : start + 12] not in masked, (value, width, folded, masked)
+            assert masked.replace("\n", " ").split()[-2:] == ["then", "more"], masked
+
+
+def test_a_fold_whose_rest_is_a_word_of_prose_leaves_at_most_a_short_piece() -> None:
+    """The rest of a value that reads as a word of prose is left (the line is taken for the next), at most
+    11 characters: a piece too short to be it (docs/how-to/secrets.md, Hunt wave five)."""
+    masked = mask_text("password=abc123def456\nxyz then")
+    assert masked == "password=***\nxyz then", masked
+    long_rest = "password=abc123def456\nabcdefghijkl then"  # 12 letters: not a word of prose here
+    assert "abcdefghijkl" not in mask_text(long_rest)
