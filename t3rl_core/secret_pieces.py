@@ -47,7 +47,7 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
     ordered = sorted({form for v in values for form in encodings(v)}, key=len, reverse=True)
     for value in ordered:
         text = text.replace(value, MASK)
-    if "\\" in text or "%" in text:
+    if "\\" in text or "%" in text or "&" in text or "''" in text or '""' in text:
         for value in values:
             text = _mask_escaped(text, value)
     # A value folded over lines keeps its first or its last 4 characters on one line.
@@ -134,10 +134,25 @@ def _escaped(value: str) -> re.Pattern[str] | None:
             forms.append(r"\\x" + _hex(point[3:]) if ord(c) <= 0xFF else r"\\U" + _hex(point))
         if c in "\"\\/'":
             forms.append(re.escape("\\" + c))
+        forms += _QUOTED.get(c, [])
+        forms.append("%25" + "%25".join(_hex(bytes([b])) for b in utf8))  # a URL quoted again (in a query)
         if c == " ":
             forms.append(r"\+")  # a query's space
         parts.append(f"(?:{'|'.join(forms)})")
     return re.compile("".join(parts))
+
+
+# How a quoting writer other than Python's writes a quote or a markup sign inside a value: doubled
+# (YAML's single-quoted style, PyYAML's for a string that needs quotes; SQL, PowerShell, CSV), closed,
+# escaped and opened again (`'\''` as git and ssh quote for a shell, `'"'"'` as shlex does) or as an
+# entity (html.escape, XML, Jinja).
+_QUOTED = {
+    "'": [re.escape(form) for form in ("''", "'\\''", "'\"'\"'", "&apos;", "&#39;")] + ["&#[xX]0*27;"],
+    '"': [re.escape(form) for form in ('""', "&quot;", "&#34;")] + ["&#[xX]0*22;"],
+    "&": ["&amp;", "&#38;", "&#[xX]0*26;"],
+    "<": ["&lt;", "&#60;", "&#[xX]0*3[cC];"],
+    ">": ["&gt;", "&#62;", "&#[xX]0*3[eE];"],
+}
 
 
 def _hex(data: bytes) -> str:

@@ -5,18 +5,29 @@
   `test_a_value_folded_inside_a_panel_is_masked`) read the word as the value's end. A value that is
   whole without that line now ends at the line break; a value whose rest is not a word of prose, or is
   a piece of 12+ characters, is still read joined.
+- A value a `Secret` revealed, written by a writer that quotes a quote or a markup sign otherwise than
+  Python's encoders: doubled (PyYAML's single-quoted style, SQL, CSV), closed and opened again (`'\\''`,
+  shlex's `'"'"'`), as an HTML or XML entity, or percent-encoded twice. Pieces on each side of the sign
+  shorter than 12 characters stayed (the whole value, when it is short).
 """
 
 from __future__ import annotations
 
+import html
 import random
+import shlex
 import string
 import textwrap
+import urllib.parse
+import xml.sax.saxutils
+from collections.abc import Callable
 
 import pytest
+import yaml
 
 from launch.config.secrets import scrub_text
-from t3rl_core.secret import mask_text
+from t3rl_core import secret
+from t3rl_core.secret import MASK, mask_revealed, mask_text
 
 # ------------------------------------------------------------------ a value above a line of prose
 
@@ -61,3 +72,42 @@ def test_a_fold_whose_rest_is_a_word_of_prose_leaves_at_most_a_short_piece() -> 
     assert masked == "password=***\nxyz then", masked
     long_rest = "password=abc123def456\nabcdefghijkl then"  # 12 letters: not a word of prose here
     assert "abcdefghijkl" not in mask_text(long_rest)
+
+
+# ------------------------------------------------------------------ a known value quoted by another writer
+
+QUOTE_WRITERS = {
+    # PyYAML's single-quoted style: its choice for a string that needs quotes (`x: …` reads as a mapping)
+    "yaml": lambda v: yaml.safe_dump({"note": f"x: {v}"}),
+    "sql": lambda v: "ALTER USER bob PASSWORD '" + v.replace("'", "''") + "'",
+    "csv": lambda v: 'bob,"' + v.replace('"', '""') + '",db',
+    "git_shell": lambda v: "ssh h 'login " + v.replace("'", "'\\''") + "'",
+    "shlex": lambda v: shlex.quote(f"login {v}"),
+    "html": lambda v: f"<td>{html.escape(v)}</td>",
+    "xml_attr": lambda v: f"<cred value={xml.sax.saxutils.quoteattr(v + chr(39))} />",
+    "entities": lambda v: (
+        v.replace("&", "&#38;").replace("'", "&#x27;").replace('"', "&#34;").replace("<", "&#x3C;")
+    ),
+    "url_twice": lambda v: "next=" + urllib.parse.quote(urllib.parse.quote(v, safe=""), safe=""),
+}
+
+
+@pytest.mark.parametrize("writer", QUOTE_WRITERS.values(), ids=list(QUOTE_WRITERS))
+def test_a_known_value_quoted_by_another_writer_is_masked(
+    writer: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value with a quote or a markup sign between two pieces shorter than 12 characters (so neither
+    is masked as a beginning or an end), each such sign in turn; the text around it stays."""
+    for sign in "'\"&<>":
+        value = f"Xy7kq{sign}pQ2z9W"
+        monkeypatch.setattr(secret, "_REVEALED", {value})
+        written = writer(value)
+        for masked in (mask_revealed(written), scrub_text(written, [value])):
+            assert "Xy7kq" not in masked and "pQ2z9W" not in masked, (sign, written, masked)
+            assert MASK in masked, masked
+
+
+def test_a_quote_of_another_value_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(secret, "_REVEALED", {"Xy7kq'pQ2z9W"})
+    other = "it''s Xy7kq pQ2z9W &amp; more"
+    assert mask_revealed(other) == other
