@@ -320,12 +320,26 @@ def across(left: Mapping[str, Any], right: Mapping[str, Any]) -> list[str]:
 
     found = []
     for label, key in ACROSS.items():
-        sides = [_without(side.get(key), ACROSS_HIDDEN) for side in (left, right)]
+        sides = [_without(_across_value(side, key), ACROSS_HIDDEN) for side in (left, right)]
         if sides[0] != sides[1]:
             # identity's own spelling of a difference ("key a vs b", a sha256 shortened)
             shown = differences({"scorer": sides[0]}, {"scorer": sides[1]})[0].partition(": ")[2]
             found.append(f"{label}: {shown}")
     return found
+
+
+def _across_value(summary: Mapping[str, Any], key: str) -> Any:
+    """The value at dotted `key`; the t3rl commits (`attempts.commits`, attempt → commit) as the sorted
+    set of them, so that an eval resumed at its own commit equals one that ran once, and from `git` in a
+    summary written before they were kept."""
+    value = lookup(summary, key)
+    if key != "attempts.commits":
+        return value
+    if isinstance(value, Mapping):
+        return sorted({str(commit or "unknown") for commit in value.values()})
+    from t3rl_core.eval.resume import commit_of  # lazy: only when results are compared
+
+    return [commit_of(summary.get("git")) or "unknown"]
 
 
 def _without(value: Any, hidden: frozenset[str]) -> Any:

@@ -129,16 +129,17 @@ def compared_in(section: str, part: str) -> tuple[str, ...]:
 
 
 # What results are compared across: the EVAL settings above declared so (the engine with the model it
-# serves, the seed, samples, repeats), and the t3rl commit that ran the eval (no setting). Not the
-# benchmark, so two results differing in them stand side by side, but a reader must see that they
-# differ: per label, the summary key every comparison shows where the two differ (`t3rl runs diff`'s
-# benchmark cell). The model's `url` (where it is served, masked) is not shown: the same checkpoint
-# served elsewhere is the same model.
+# serves, the seed, samples, repeats), and the t3rl commits that ran the eval's episodes (no setting; a
+# resumed eval keeps an earlier attempt's episodes whatever t3rl ran them, so one summary may hold two).
+# Not the benchmark, so two results differing in them stand side by side, but a reader must see that
+# they differ: per label, the summary key (dotted) every comparison shows where the two differ (`t3rl
+# runs diff`'s benchmark cell). The model's `url` (where it is served, masked) is not shown: the same
+# checkpoint served elsewhere is the same model.
 ACROSS = {
     "model": "model",  # eval.engine, with the checkpoint it serves
     "seed": "seed",
     "samples": "samples",
     "repeats": "repeats_count",
-    "t3rl": "git",
+    "t3rl": "attempts.commits",  # each attempt's; compared as the set of them (`git` in older summaries)
 }
 ACROSS_HIDDEN = frozenset({"url"})

@@ -195,6 +195,13 @@ def _spread(stats: Mapping[str, Any]) -> float | None:
     return max(values) - min(values) if len(values) > 1 else None
 
 
+def _commits(commits: Any) -> str | None:
+    """Each attempt's t3rl commit, when the episodes came from more than one (a resume under another)."""
+    if not isinstance(commits, Mapping) or len(set(commits.values())) < 2:
+        return None
+    return ", ".join(f"attempt {attempt}: {commit or 'unknown'}" for attempt, commit in commits.items())
+
+
 def identity_section(summary: Mapping[str, Any]) -> list[str]:
     identity = summary.get("identity")
     if not identity:
@@ -223,6 +230,7 @@ def identity_section(summary: Mapping[str, Any]) -> list[str]:
             "ran again on resume",
             ", ".join(f"{n} {why.replace('_', ' ')}" for why, n in rerun.items()) or None,
         ),
+        ("t3rl commit by attempt", _commits(attempts.get("commits"))),
     ]
     rows = [[name, f"`{value}`"] for name, value in facts if value]
     return [

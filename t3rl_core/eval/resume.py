@@ -88,6 +88,9 @@ class Resumed:
     records: dict[Key, dict[str, Any]] = field(default_factory=dict)
     attempt: int = 1
     rerun: Counter[str] = field(default_factory=Counter)
+    # The t3rl commit each earlier attempt ran (its summary.json's `attempts.commits`, or `git` of one
+    # written before they were kept); an attempt whose summary was never written (killed) is absent.
+    commits: dict[str, str | None] = field(default_factory=dict)
 
 
 def load(out_dir: Path, trajectories: Path, jobs: Mapping[Key, str]) -> Resumed:
@@ -102,7 +105,7 @@ def load(out_dir: Path, trajectories: Path, jobs: Mapping[Key, str]) -> Resumed:
             index[key] = entry
             attempt = entry.get("attempt")
             attempts.append(attempt if type(attempt) is int else 0)
-    resumed = Resumed(attempt=max(attempts) + 1)
+    resumed = Resumed(attempt=max(attempts) + 1, commits=_earlier_commits(out_dir / "summary.json"))
     kept_lines, kept_index = [], []
     for line, record in _objects(trajectories):
         if record is None:
@@ -153,14 +156,44 @@ def write(sink: IO[Any], index: IO[str], key: Key, line: str | bytes, job: str, 
         index.flush()
 
 
-def attempts_summary(records: list[Mapping[str, Any]], resumed: Resumed) -> dict[str, Any]:
-    """How many scored episodes each attempt gave, and why episodes of earlier attempts ran again."""
+def attempts_summary(
+    records: list[Mapping[str, Any]], resumed: Resumed, git: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """How many scored episodes each attempt gave, why episodes of earlier attempts ran again, and the
+    t3rl commit of each attempt that gave them (`git` is this attempt's; None: not known)."""
     counts = Counter(str(r.get("attempt", 1)) for r in records)
+    by_attempt = dict(sorted(counts.items(), key=lambda item: int(item[0])))
+    commits = resumed.commits | {str(resumed.attempt): commit_of(git)}
     return {
         "this": resumed.attempt,
-        "episodes_by_attempt": dict(sorted(counts.items(), key=lambda item: int(item[0]))),
+        "episodes_by_attempt": by_attempt,
         "rerun": dict(resumed.rerun),
+        # A resume keeps an earlier attempt's episodes when their settings are equal, whatever t3rl ran
+        # them: an eval whose episodes came from two commits says so (compared.ACROSS shows it).
+        "commits": {attempt: commits.get(attempt) for attempt in by_attempt},
     }
+
+
+def commit_of(git: Mapping[str, Any] | None) -> str | None:
+    """`<sha>` or `<sha> (dirty)` of a summary's `git`; None when not in a git checkout."""
+    sha = git.get("sha") if isinstance(git, Mapping) else None
+    return f"{sha}{' (dirty)' if git.get('dirty') else ''}" if isinstance(sha, str) and git else None
+
+
+def _earlier_commits(summary: Path) -> dict[str, str | None]:
+    """The commits of the attempts an earlier summary.json records (nothing from one that is missing
+    or damaged: those attempts' commits are then not known)."""
+    try:
+        earlier = json.loads(summary.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    attempts = earlier.get("attempts") if isinstance(earlier, dict) else None
+    if not isinstance(attempts, dict):
+        return {}
+    kept = attempts.get("commits")
+    if isinstance(kept, dict):
+        return {str(k): v if isinstance(v, str) else None for k, v in kept.items()}
+    return {str(attempts.get("this", 1)): commit_of(earlier.get("git"))}
 
 
 def _key(value: Any) -> Key | None:

@@ -567,7 +567,7 @@ def _summary(
             "episodes": sum(bool(r.get("cut_tokens")) for r in records),
             "tokens": sum(int(r.get("cut_tokens") or 0) for r in records),
         },
-        "attempts": resuming.attempts_summary(records, resumed),
+        "attempts": resuming.attempts_summary(records, resumed, git),
         OVERALL: scores[OVERALL],
         "categories": scores["categories"],
         "repeats": repeat_stats(scored, config.repeats, config.pass_k, pooled=scores),

@@ -11,6 +11,7 @@ none, said why), `results_compare.interval` (the rate's Wilson interval over its
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import math
@@ -27,8 +28,11 @@ from launch.cli.runs import list_runs
 from launch.run.sweep import IncompleteEval, UnreadableMetric, read_metric
 from launch.run.sweep_compare import marks
 from t3rl_core.eval.compared import ACROSS, EVAL, NOT_COMPARED
-from tests.eval.test_comparable_kinds import evaluate
+from t3rl_core.eval.report import render_markdown
+from t3rl_core.eval.runner import run_eval
+from tests.eval.test_comparable_kinds import evaluate, rows
 from tests.eval.test_identity_guard import IDENTITY, _run, _sweep
+from tests.support.eval_runs import bfcl_runtime, reference_config
 
 RUNNER = CliRunner()
 
@@ -52,9 +56,9 @@ def test_every_setting_results_are_compared_across_is_shown(base: dict, tmp_path
     other = evaluate(tmp_path / "other", seed=1, samples=2, repeats=2, pass_k=[1])
     assert {line.split(":")[0] for line in across(base, other)} == {"seed", "samples", "repeats"}
     served = copy.deepcopy(base) | {
-        "model": {"engine": "sglang", "url": "http://a:1", "checkpoint": {"fingerprint": "f" * 64}},
-        "git": {"sha": "1" * 40, "dirty": False},
+        "model": {"engine": "sglang", "url": "http://a:1", "checkpoint": {"fingerprint": "f" * 64}}
     }
+    served["attempts"]["commits"] = {"1": "1" * 40}
     elsewhere = copy.deepcopy(served)
     elsewhere["model"]["url"] = "http://b:2"  # the same checkpoint served elsewhere: the same model
     assert across(served, elsewhere) == []
@@ -62,6 +66,8 @@ def test_every_setting_results_are_compared_across_is_shown(base: dict, tmp_path
     assert code == 0 and "same" in text
     assert "compared across model: checkpoint null vs" in text and "engine reference vs sglang" in text
     assert "compared across t3rl: " in text and "1111111111" in text
+    older = {k: v for k, v in served.items() if k != "attempts"} | {"git": {"sha": "1" * 40, "dirty": False}}
+    assert across(served, older) == []  # a summary written before commits were kept: its `git`
 
 
 def test_a_run_compared_with_itself_is_named(base: dict, tmp_path: Path) -> None:
@@ -117,3 +123,28 @@ def test_sweep_points_tied_or_nan_rank_without_raising(tmp_path: Path) -> None:
     assert found[2].startswith("below best [")
     with_nan = _sweep(tmp_path / "nan", [(0.5, IDENTITY), (math.nan, IDENTITY)])
     assert set(marks(with_nan)) == {0}  # the NaN point is left unranked, not best by its position
+
+
+def test_an_eval_resumed_under_another_commit_says_whose_episodes_it_holds(
+    base: dict, tmp_path: Path
+) -> None:
+    """A resume keeps an earlier attempt's episodes when their settings are equal, whatever t3rl ran them,
+    and the summary's `git` was the last attempt's alone: one eval of two commits read as one of HEAD."""
+    out = tmp_path / "resumed"
+    first = evaluate(out)
+    head = first["attempts"]["commits"]["1"]
+    assert head is not None and head.startswith(first["git"]["sha"])
+    earlier = json.loads((out / "summary.json").read_text())
+    earlier["attempts"]["commits"] = {"1": "0" * 40}  # as if attempt 1 had run at another commit
+    (out / "summary.json").write_text(json.dumps(earlier))
+    lines = (out / "trajectories.jsonl").read_text().splitlines(keepends=True)
+    (out / "trajectories.jsonl").write_text("".join(lines[:-1]))  # its last episode runs again
+    config = reference_config(concurrency=1)
+    resumed = asyncio.run(run_eval(bfcl_runtime(), config, rows(), out, resume=True, show_progress=False))
+    assert resumed["attempts"]["episodes_by_attempt"] == {"1": 3, "2": 1}
+    assert resumed["attempts"]["commits"] == {"1": "0" * 40, "2": head}
+    shown = [line for line in across(first, resumed) if line.startswith("t3rl:")]
+    assert len(shown) == 1 and '["0000000000' in shown[0], shown
+    report = render_markdown(resumed)
+    assert f"| t3rl commit by attempt | `attempt 1: {'0' * 40}, attempt 2: {head}` |" in report
+    assert "t3rl commit by attempt" not in render_markdown(first)  # one commit: nothing to say

@@ -105,6 +105,7 @@ def test_resume_keeps_verified_episodes_and_reruns_the_rest(rows, runtime, tmp_p
     config = _config()
     out = tmp_path / "eval"
     full = asyncio.run(run_eval(runtime, config, rows, out, show_progress=False))
+    head = full["attempts"].pop("commits")["1"]  # this checkout's (compared in test_comparable_hunt_wave2)
     assert full["attempts"] == {"this": 1, "episodes_by_attempt": {"1": 4}, "rerun": {}}
     lines = (out / TRAJECTORIES_FILE).read_text().splitlines(keepends=True)
     # Episode 0 stays as it is; 1 was edited after it was written; 2 is marked as an engine failure by a
@@ -126,6 +127,7 @@ def test_resume_keeps_verified_episodes_and_reruns_the_rest(rows, runtime, tmp_p
         "this": 2,
         "episodes_by_attempt": {"1": 1, "2": 3},
         "rerun": {"unverified": 1, "engine_failed": 1},
+        "commits": {"1": head, "2": head},
     }
     assert resumed["overall"]["accuracy"] == full["overall"]["accuracy"] == 1.0
     assert [r["attempt"] for r in read_records(out)] == [1, 2, 2, 2]
