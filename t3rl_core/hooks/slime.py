@@ -137,6 +137,7 @@ async def generate(
             "trainable_tokens": sum(loss_mask),
             "format_repairs": episode.format_repairs,
             "cut_tokens": episode.cut_tokens,
+            "after_stop_tokens": episode.after_stop_tokens,
             "parse_error": float(episode.status == "parse_error"),
             "status": episode.status,
             "error": episode.error,

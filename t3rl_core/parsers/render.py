@@ -139,6 +139,9 @@ class CallFormat:
     # Markers around the whole group of calls, when the format has them.
     block_open: str | None = None
     block_close: str | None = None
+    # Whether arguments are written as JSON, where a tag's `<` can be written as the escape `\u003c`
+    # (GLM's and Qwen3-Coder's values are raw text: a tag in one cannot be written at all).
+    json_arguments: bool = True
 
 
 _DEEPSEEK_MARKERS = {
@@ -156,11 +159,11 @@ FORMATS: dict[str, CallFormat] = {
     "llama3": CallFormat(_llama3),
     "deepseekv3": CallFormat(_deepseek_v3, **_DEEPSEEK_MARKERS),
     "deepseekv31": CallFormat(_deepseek_v31, **_DEEPSEEK_MARKERS),
-    "glm": CallFormat(_glm45, **_TAGGED),
-    "glm45": CallFormat(_glm45, **_TAGGED),
-    "glm47": CallFormat(_glm47, **_TAGGED),
+    "glm": CallFormat(_glm45, **_TAGGED, json_arguments=False),
+    "glm45": CallFormat(_glm45, **_TAGGED, json_arguments=False),
+    "glm47": CallFormat(_glm47, **_TAGGED, json_arguments=False),
     "glm4_0414": CallFormat(_glm4_0414),
-    "qwen3_coder": CallFormat(_qwen3_coder, **_TAGGED),
+    "qwen3_coder": CallFormat(_qwen3_coder, **_TAGGED, json_arguments=False),
     "mistral": CallFormat(_mistral),
 }
 

@@ -46,6 +46,11 @@ def bounded(error: str) -> str:
     return error[: MAX_ERROR_CHARS - len(tail)] + tail
 
 
+# A JSON string literal (its escapes included), read left to right: alternatives that cannot overlap,
+# so a scan is linear in the text.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
 class InvalidOutput(ValueError):
     """The model's text breaks the format; the message is shown to the model."""
 
@@ -225,6 +230,12 @@ class ToolCallActionParser:
             # Each pair's tags in text order (an opener captured): its lazy spans above scan from every
             # opener to the end when no closer follows, quadratic in a text of closers then openers.
             self._tag_orders = [re.compile(f"({re.escape(o)})|{re.escape(c)}") for o, c in pairs]
+        # The tags a JSON string of the model's may not hold raw (_escape_hint): the call format's and the
+        # reasoning block's, each starting with '<'.
+        markers = (fmt.call_open, fmt.call_close, fmt.block_open, fmt.block_close) if fmt else ()
+        self._tags = [
+            tag for tag in (*markers, self._reasoning.start, self._reasoning.end) if tag and tag[0] == "<"
+        ]
 
     def parse(self, text: str) -> Action:
         too_deep = nesting_problem(text)  # before any reader recurses (parsers/nesting.py)
@@ -234,7 +245,9 @@ class ToolCallActionParser:
             reasoning, normal = self._reasoning.split(text)
             calls = self._parse_calls(normal.strip())
         except InvalidOutput as exc:
-            return InvalidAction(error=bounded(f"Invalid output format: {exc}"), text=text)
+            return InvalidAction(
+                error=bounded(f"Invalid output format: {exc}{self._escape_hint(text)}"), text=text
+            )
         except Exception as exc:  # a parser bug must not end the episode: the model sees it as a format error
             return InvalidAction(
                 error=bounded(f"Invalid output format: could not parse the output ({exc!r})"), text=text
@@ -295,6 +308,20 @@ class ToolCallActionParser:
         for span in self._tagged_spans:
             text = span.sub("", text)
         return text.strip()
+
+    def _escape_hint(self, text: str) -> str:
+        """How to write a tag of the format (a call's or the reasoning's) that sits inside a JSON string
+        of `text` (an argument `"a</tool_call>b"`): every reader counts tags in the raw text, so the tag
+        broke the call; its JSON escape (`\\u003c/tool_call>`) is the same argument and no tag. Empty
+        when no tag is inside a string, or the format's arguments are no JSON."""
+        if self._format is None or not self._format.json_arguments:
+            return ""
+        for literal in _JSON_STRING.finditer(text):
+            tag = next((tag for tag in self._tags if tag in literal.group()), None)
+            if tag is not None:
+                escaped = "\\u003c" + tag[1:]
+                return f" The tag {tag} is inside a JSON string: write its '<' there as {escaped}."
+        return ""
 
     def _hint(self) -> str:
         if self._format is None:

@@ -77,6 +77,8 @@ class EpisodeResult:
     call_meta: list[dict[str, Any]] = field(default_factory=list)
     # Inserted tokens (observations, template text) dropped at the episode's token limits.
     cut_tokens: int = 0
+    # Tokens engines answered after a turn's stop token or stop string, dropped (never trained).
+    after_stop_tokens: int = 0
 
     def __post_init__(self) -> None:
         if not len(self.log_probs) == len(self.loss_mask) == len(self.response_ids):
@@ -185,6 +187,7 @@ class _Episode:
         # the model's own tokens begin and end: ChatFormat.tito_drift).
         self.model_spans: list[tuple[int, int]] = []
         self.generation_s = 0.0
+        self.after_stop = 0  # tokens engines answered past a turn's stop, dropped (_through_stop)
         self.call_meta: list[dict[str, Any]] = []
         # Message index → character spans of the env's inline text in that (assistant) message: the
         # drift check encodes them as the loop did, each on its own as text.
@@ -356,6 +359,7 @@ class _Episode:
         if problem is not None:
             error = f"engine answered what was not asked for: {problem}"
             raise _Ended("aborted", error, Failure("engine", "BadGeneration", error))
+        generation = self._through_stop(generation, sampling)
         if generation.meta:
             self.call_meta.append(generation.meta)
         self.trajectory.append_model(generation.token_ids, generation.log_probs)
@@ -364,6 +368,47 @@ class _Episode:
             self.model_spans.append((end - len(generation.token_ids), end))
         self.awaiting_model = self.mid_turn = False
         return generation
+
+    def _through_stop(self, generation: Generation, sampling: SamplingParams) -> Generation:
+        """`generation` up to and including its first stop: a stop token id, or the token whose text
+        completes a stop string. A turn ends there: what an engine answers past it is not the policy's
+        turn and is dropped (counted in `after_stop`), the turn ending as stopped whatever the finish
+        reason said (an abort stays an abort). Kept, those tokens were trained as the model's, the turn
+        delta repeated the turn's closing after them, and the context held a turn no render writes
+        (`...</tool_call><|im_end|>junk<|im_end|>`). SGLang's speculative decoding can answer them (an
+        accepted block crossing a stop, reported as `length`); a plugin engine may. A stop on the last
+        token leaves the answer as it is (a `length` cut there stays a cut)."""
+        ids = generation.token_ids
+        end = len(ids)
+        for stop in sampling.stop_token_ids:
+            try:
+                end = ids.index(stop, 0, end - 1) + 1  # before the last token only
+            except ValueError:
+                continue
+        if sampling.stop and end > 1 and self._holds_stop(ids[: end - 1], sampling.stop):
+            low, high = 1, end - 1  # the shortest prefix holding a stop string (one decode per halving)
+            while low < high:
+                middle = (low + high) // 2
+                low, high = (
+                    (low, middle) if self._holds_stop(ids[:middle], sampling.stop) else (middle + 1, high)
+                )
+            end = low
+        if end == len(ids):
+            return generation
+        self.after_stop += len(ids) - end
+        logger.warning(
+            "the engine answered %d tokens after the turn's stop (at token %d of %d); they are dropped",
+            len(ids) - end, end, len(ids),
+        )  # fmt: skip
+        # An abort stays one (the engine stopped the request: slime hands the sample over again).
+        finish = "abort" if generation.finish_reason == "abort" else "stop"
+        return dataclasses.replace(
+            generation, token_ids=ids[:end], log_probs=generation.log_probs[:end], finish_reason=finish
+        )
+
+    def _holds_stop(self, ids: list[int], stops: tuple[str, ...]) -> bool:
+        text = self.chat.decode(ids)
+        return any(stop in text for stop in stops if stop)
 
     def _cut_off(self, text: str) -> None:
         """Hand the env the text of a call cut at the token limit (`Env.cut_off`)."""
@@ -560,6 +605,7 @@ async def run_episode(
         failure=failure,
         call_meta=episode.call_meta,
         cut_tokens=trajectory.cut,
+        after_stop_tokens=episode.after_stop,
     )
 
 

@@ -30,8 +30,9 @@ FRAGMENTS = [
 
 class ServingEngine(FixedEngine):
     """The script's generations as a server gives them: cut at the call's max_new_tokens (finish
-    `length`), as SGLang cuts; an engine that overruns it is an engine failure of its own
-    (tests/rollout/test_runtime_kinds_seven.py)."""
+    `length`), as SGLang cuts, and at the first stop token (finish `stop`); an engine that overruns
+    the first is an engine failure of its own (tests/rollout/test_runtime_kinds_seven.py), tokens past
+    the second are dropped (tests/rollout/test_runtime_hunt_wave5.py)."""
 
     def __init__(self, outputs: list[Generation | BaseException]) -> None:
         super().__init__(outputs)
@@ -42,6 +43,10 @@ class ServingEngine(FixedEngine):
     ) -> Generation:
         output = await super().generate(input_ids, sampling, context)
         cut = sampling.max_new_tokens
+        stop = next((at for at, t in enumerate(output.token_ids) if t in sampling.stop_token_ids), None)
+        if stop is not None and stop + 1 < min(len(output.token_ids), cut + 1):
+            finish = "abort" if output.finish_reason == "abort" else "stop"
+            output = Generation(output.token_ids[: stop + 1], output.log_probs[: stop + 1], finish)
         if len(output.token_ids) > cut:
             finish = "length" if output.finish_reason == "stop" else output.finish_reason
             output = Generation(output.token_ids[:cut], output.log_probs[:cut], finish)

@@ -156,10 +156,13 @@ def test_budgets_hit_exactly_and_empty_turns_keep_the_lists_aligned(
     emitted = sum(len(output.token_ids) for output in outputs)
     budget = data.draw(st.sampled_from([None, max(emitted, 1)]))  # a limit is at least 1
     result = play(chat, ToyEnv(), FixedEngine(outputs), RolloutConfig(max_response_len=budget))
+    stops = set(chat.stop_token_ids)
 
     assert len(result.response_ids) == len(result.loss_mask) == len(result.log_probs)
     model = [t for t, mask in zip(result.response_ids, result.loss_mask, strict=True) if mask == 1]
-    played = [t for output in outputs[: result.num_model_calls] for t in output.token_ids]
+    # Each answer through its first stop token (_FORGED's text holds <|im_end|>): the turn ends there.
+    turns = [output.token_ids for output in outputs[: result.num_model_calls]]
+    played = [t for ids in turns for t in ids[: next((k + 1 for k, i in enumerate(ids) if i in stops), None)]]
     assert model == played[: len(model)]
     assert all(lp == 0.0 for lp, mask in zip(result.log_probs, result.loss_mask, strict=True) if mask == 0)
     if budget is not None:

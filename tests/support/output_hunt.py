@@ -273,7 +273,9 @@ class PlayedEngine(Engine):
     def __init__(self, outputs: Sequence[Output], answer_ids: Sequence[int]) -> None:
         self.outputs, self.answer_ids = list(outputs), list(answer_ids)
         self.inputs: list[list[int]] = []
-        self.returned: list[Generation] = []
+        # Each answer's turn: its tokens and log-probs through its first stop token (the episode
+        # drops what an engine answers after it: docs/explanation/tito.md, wave five).
+        self.turns: list[list[tuple[int, float]]] = []
 
     async def generate(
         self, input_ids: list[int], sampling: SamplingParams, context: GenerationContext | None = None
@@ -285,7 +287,8 @@ class PlayedEngine(Engine):
         else:
             ids, finish = list(self.answer_ids), "stop"
         generation = Generation(ids, [LOG_PROB] * len(ids), finish)  # type: ignore[arg-type]
-        self.returned.append(generation)
+        stops = [at for at, token in enumerate(ids) if token in sampling.stop_token_ids]
+        self.turns.append([(token, LOG_PROB) for token in ids[: stops[0] + 1 if stops else None]])
         return generation
 
 
@@ -374,11 +377,9 @@ def judge(played: Played, output: Output, chat: ChatFormat) -> list[str]:
     if not len(mask) == len(response) == len(log_probs):
         problems.append("response, loss mask and log-probs differ in length")
     model = [(t, lp) for t, m, lp in zip(response, mask, log_probs, strict=False) if m == 1]
-    returned = [
-        (t, lp) for g in played.engine.returned for t, lp in zip(g.token_ids, g.log_probs, strict=True)
-    ]
+    returned = [token for turn in played.engine.turns for token in turn]
     if model != returned:
-        problems.append("the masked-in tokens are not exactly the engine's tokens")
+        problems.append("the masked-in tokens are not exactly the engine's tokens (through each stop)")
     if any(lp != 0.0 for m, lp in zip(mask, log_probs, strict=False) if m == 0):
         problems.append("a token the model did not write carries a log-prob")
     # (result.drift_at is no part of it: a fresh render re-encodes the model's text, which cannot give
@@ -440,9 +441,10 @@ def hunt_option(
 
 def judge_repaired(played: Played) -> list[str]:
     """The contract of an episode under the format-repair protocol: a failed turn is rewound (gone) or
-    kept untrained, so the trained tokens are whole engine generations, in order, each exactly as the
-    engine gave it (never re-tokenized), and every token in the response is one the engine or the
-    template wrote; the episode ends completed or with its reason (parse_error)."""
+    kept untrained, so the trained tokens are whole engine turns (each answer through its first stop
+    token), in order, each exactly as the engine gave it (never re-tokenized), and every token in the
+    response is one the engine or the template wrote; the episode ends completed or with its reason
+    (parse_error)."""
     result, problems = played.result, []
     if result.status not in ("completed", "parse_error", "truncated") or result.failure is not None:
         problems.append(f"status {result.status}, failure {result.failure}: {result.error}")
@@ -453,8 +455,7 @@ def judge_repaired(played: Played) -> list[str]:
         return [*problems, "response, loss mask and log-probs differ in length"]
     trained = [(t, lp) for t, m, lp in zip(response, mask, log_probs, strict=True) if m == 1]
     at = 0
-    for generation in played.engine.returned:
-        whole = list(zip(generation.token_ids, generation.log_probs, strict=True))
+    for whole in played.engine.turns:
         if whole and trained[at : at + len(whole)] == whole:
             at += len(whole)
     if at != len(trained):

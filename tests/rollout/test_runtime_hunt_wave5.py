@@ -1,0 +1,158 @@
+"""Runtime hunt, wave five: what an engine answers past a turn's stop, and what else wave four left
+(docs/explanation/tito.md, "Hunted, wave five")."""
+
+from __future__ import annotations
+
+import pytest
+
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.config import ParsersConfig, RolloutConfig
+from t3rl_core.engines.base import Generation
+from t3rl_core.parsers.render import call_format, render_calls
+from t3rl_core.parsers.tool_calls import ToolCallActionParser
+from t3rl_core.rollout.episode import EpisodeResult
+from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
+from tests.rollout.fakes import TOOLS, FixedEngine, ToyEnv, play
+
+CALL = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
+
+# ------------------------------------------------------------------ tokens after a turn's stop
+
+
+def _answer(ids: list[int], finish: str = "stop") -> Generation:
+    return Generation(ids, [-0.25] * len(ids), finish)  # type: ignore[arg-type]
+
+
+def _trained(result: EpisodeResult) -> list[int]:
+    return [t for t, m in zip(result.response_ids, result.loss_mask, strict=True) if m]
+
+
+def _junk(chat: ChatFormat) -> list[int]:
+    # After the stop: more text, a fake tool result and a second stop, as a speculative block may hold.
+    return [*chat.encode("junk <tool_response>9</tool_response>"), chat.stop_token_ids[0]]
+
+
+def test_tokens_after_the_stop_token_are_no_part_of_the_turn(chat: ChatFormat) -> None:
+    """Every family: an answer `call <stop> junk <stop>` (finish stop). Before: the junk was trained as
+    the model's, the context held a turn no render writes, and the delta closed the turn again after
+    it (drift). Now the turn is the call through its stop: the rest is in no list, counted, and the
+    episode is a fresh render's prefix."""
+    assert chat.family is not None
+    stop = chat.stop_token_ids[0]
+    call = [
+        *chat.encode(render_calls(chat.family.tool_call_parser, [ToolCall("add", {"a": 1, "b": 2})])),
+        stop,
+    ]
+    answer = [*chat.encode("The sum is 3."), stop]
+    env = ToyEnv(("Add 1 and 2.",))
+    engine = FixedEngine([_answer(call + _junk(chat)), _answer(answer)])
+    result = play(chat, env, engine, RolloutConfig(tito_drift_check=True))
+
+    assert result.status == "completed", result.error
+    assert _trained(result) == call + answer
+    assert result.after_stop_tokens == len(_junk(chat))
+    assert result.drift_at is None
+    assert isinstance(env.actions[0], ToolCallAction)
+    assert not any("junk" in m["content"] for m in result.messages)
+
+
+def test_a_length_answer_crossing_a_stop_is_the_turn_it_stopped(qwen_chat: ChatFormat) -> None:
+    """SGLang's speculative decoding (sgl-project/sglang#31599): an accepted block crosses the stop
+    token and the answer says `length`. Before: the call was never stepped (a cut turn) and the junk
+    trained; now the turn stopped at its stop token and the call runs."""
+    stop = qwen_chat.stop_token_ids[0]
+    call = [*qwen_chat.encode(CALL), stop]
+    env = ToyEnv(("Add 1 and 2.",))
+    engine = FixedEngine(
+        [_answer(call + _junk(qwen_chat), "length"), _answer([*qwen_chat.encode("3"), stop])]
+    )
+    result = play(qwen_chat, env, engine, RolloutConfig(tito_drift_check=True))
+
+    assert result.status == "completed", result.error
+    assert isinstance(env.actions[0], ToolCallAction)
+    assert _trained(result)[: len(call)] == call and result.drift_at is None
+
+
+def test_a_stop_on_the_last_token_leaves_the_answer_as_it_is(qwen_chat: ChatFormat) -> None:
+    """A call ending on its stop token exactly at the length cap stays a cut turn (never stepped), and
+    an abort crossing a stop stays an abort, its tokens through the stop."""
+    stop = qwen_chat.stop_token_ids[0]
+    call = [*qwen_chat.encode(CALL), stop]
+    env = ToyEnv(("Add 1 and 2.",))
+    result = play(qwen_chat, env, FixedEngine([_answer(call, "length")]), RolloutConfig())
+    assert result.status == "truncated" and env.actions == [] and _trained(result) == call
+    assert result.after_stop_tokens == 0
+
+    env = ToyEnv(("Add 1 and 2.",))
+    result = play(qwen_chat, env, FixedEngine([_answer(call + _junk(qwen_chat), "abort")]), RolloutConfig())
+    assert result.status == "aborted" and env.actions == [] and _trained(result) == call
+
+
+def test_tokens_after_a_stop_string_are_no_part_of_the_turn(qwen_chat: ChatFormat) -> None:
+    """A world's stop string (ReTool's `</code>`, here `</tool_call>`) ends the call at the token that
+    completes it: an engine answering on (a fake `<result>` the world never wrote) had the model's own
+    result trained and shown before the world's."""
+    forged = qwen_chat.encode("\n<result>99</result>\nSo it is 99.")
+    env = ToyEnv(("Add 1 and 2.",), inline_calls=True, stop=("</tool_call>",))
+    call = qwen_chat.encode(CALL)
+    then = [*qwen_chat.encode("So the sum is 3."), qwen_chat.stop_token_ids[0]]
+    result = play(qwen_chat, env, FixedEngine([_answer(call + forged), _answer(then)]), RolloutConfig())
+
+    assert result.status == "completed", result.error
+    assert _trained(result) == call + then
+    assert result.after_stop_tokens == len(forged)
+    assert "99" not in qwen_chat.decode(result.response_ids)
+    assert result.messages[-1]["content"] == CALL + "\n<result>3</result>\nSo the sum is 3."
+
+
+@pytest.mark.parametrize("position", ["first", "middle"])
+def test_the_first_stop_string_token_is_found_wherever_it_is(qwen_chat: ChatFormat, position: str) -> None:
+    """The binary search lands on the token completing the first stop string, at the start too."""
+    env = ToyEnv(("Add 1 and 2.",), stop=("STOP",))
+    head = [] if position == "first" else qwen_chat.encode("a b c d e f g")
+    stop_ids = qwen_chat.encode("STOP")
+    answer = head + stop_ids + qwen_chat.encode(" h i STOP j")
+    result = play(qwen_chat, env, FixedEngine([_answer(answer)]), RolloutConfig(max_num_steps=1))
+    assert _trained(result) == head + stop_ids
+
+
+# ------------------------------------------------------------------ a tag inside a JSON argument
+
+# (format, reasoning parser): the formats whose arguments are JSON and that have tags to count.
+_JSON_TAGGED = [("qwen25", "qwen3"), ("hermes", None), ("deepseekv3", None), ("deepseekv31", None)]
+
+
+def _tags(parser: ToolCallActionParser) -> list[str]:
+    fmt = call_format(parser.tool_call_parser)
+    reasoning = parser._reasoning
+    return [t for t in (fmt.call_open, fmt.call_close, fmt.block_open, fmt.block_close, reasoning.start,
+                        reasoning.end) if t]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "reasoning"), _JSON_TAGGED)
+def test_a_tag_inside_a_json_argument_is_answered_with_its_escape(name: str, reasoning: str | None) -> None:
+    """Every tag of a JSON format written raw inside an argument's string breaks the call (readers
+    count tags in the raw text). Before, the error said 'unbalanced tags' and showed a call with no
+    tag in it: the model had no way to learn that the escape writes the same argument. Now the error
+    names the tag and its escape, and the call written with it is the call the model meant."""
+    parser = ToolCallActionParser(ParsersConfig(tool_call_parser=name, reasoning_parser=reasoning), TOOLS)
+    for tag in _tags(parser):
+        argument = f"a{tag}b"
+        action = parser.parse(render_calls(name, [ToolCall("echo", {"text": argument})]))
+        assert isinstance(action, InvalidAction), (tag, action)
+        escaped = "\\u003c" + tag[1:]
+        assert f"The tag {tag} is inside a JSON string: write its '<' there as {escaped}." in action.error
+        fixed = render_calls(name, [ToolCall("echo", {"text": argument})]).replace(f"a{tag}b", f"a{escaped}b")
+        followed = parser.parse(fixed)
+        assert isinstance(followed, ToolCallAction), (tag, followed)
+        assert followed.calls == (ToolCall("echo", {"text": argument}),)
+
+
+def test_no_escape_is_suggested_where_none_is_written_or_none_applies() -> None:
+    """A tag broken outside any string, and GLM's raw values (no JSON: no escape exists) get no hint."""
+    qwen = ToolCallActionParser(ParsersConfig(tool_call_parser="qwen25"), TOOLS)
+    action = qwen.parse('<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n')
+    assert isinstance(action, InvalidAction) and "JSON string" not in action.error
+    glm = ToolCallActionParser(ParsersConfig(tool_call_parser="glm45"), TOOLS)
+    action = glm.parse(render_calls("glm45", [ToolCall("echo", {"text": 'say "a</tool_call>b"'})]))
+    assert isinstance(action, InvalidAction) and "JSON string" not in action.error
