@@ -115,6 +115,9 @@ def decide(
             decisions.append(Decision(name, "outside", "not selected", output_id=current[name]))
             continue
         missing = [p for p, run_id in upstream.items() if run_id is None]
+        if missing and not state.stages:  # no stage of this run dir ever ran: a new run or plan
+            flag = f"--only {only}" if only else f"--from {from_stage}"
+            raise PipelineError(_selected_in_a_new_record(plan.run_dir, flag, name, missing))
         if missing:
             why = "".join(f"; {p}: {unusable[p]}" for p in missing if p in unusable)
             state_of = "cannot be read" if why else "has not succeeded in this run dir"
@@ -188,6 +191,37 @@ def _unusable(
     if upstream:
         return f"it was made from {', '.join(upstream)}, which cannot be read"
     return None
+
+
+def _selected_in_a_new_record(run_dir: Path, flag: str, stage: str, missing: list[str]) -> str:
+    """Why `flag` cannot start a new run (or plan) at `stage`, and the resume of the latest run of the
+    experiment it was likely meant for: `t3rl run +experiment=quickstart --from eval_tiny`, typed to run
+    eval_tiny again, was told to run without --from, of a run dir it had just made."""
+    import shlex  # lazy: only for this refusal
+
+    try:  # the runs beside it: a sweep point's are its sweep's other points, none of them this one's
+        earlier = (
+            []
+            if (run_dir.parent / "sweep.json").exists()
+            else sorted(
+                p
+                for p in run_dir.parent.iterdir()
+                if p != run_dir and RunDir(p).exists() and not RunDir(p).is_plan()
+            )
+        )
+    except OSError:
+        earlier = []
+    head = (
+        f"{flag} selects stages of a run dir that ran before, and this one is new: stage '{stage}' needs "
+        f"the outputs of {', '.join(missing)}, which none of its stages has made"
+    )
+    if not earlier:
+        return f"{head}; drop {flag.split()[0]} (a new run starts at its first stage)"
+    resume = shlex.join(["t3rl", "run", "--run-dir", str(earlier[-1]), *flag.split()])
+    return (
+        f"{head}; for the latest run of this experiment: {resume} (`t3rl runs` lists the others), "
+        f"or drop {flag.split()[0]} for a new run from its first stage"
+    )
 
 
 def exit_file(run_dir: Path, name: str) -> Path:

@@ -175,3 +175,40 @@ def test_a_stage_key_typed_beside_its_eval_section_is_named_as_typed(
         .eval["limit_per_category"]
         == 3
     )
+
+
+# ------------------------------------------------------- --from/--only on a new run
+
+
+def test_from_on_a_new_run_names_the_run_it_was_meant_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl run +experiment=quickstart --from eval_tiny`, typed to run eval_tiny again. Was: 'needs the
+    outputs of prepare_data, which has not succeeded in this run dir; run without --from/--only', of a
+    run dir the command had just made (and removed)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("T3RL_RUNS_DIR", "T3RL_PLANS_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    code, out = _invoke("plan", "+experiment=quickstart", "--only", "eval_tiny")
+    said = " ".join(out.split())
+    assert (
+        code == 1
+        and "--only eval_tiny selects stages of a run dir that ran before, and this one is new" in said
+    )
+    assert "drop --only (a new run starts at its first stage)" in said, out
+    assert not (tmp_path / "plans" / "quickstart").exists() or not any(
+        (tmp_path / "plans" / "quickstart").iterdir()
+    )
+
+    earlier = tmp_path / "runs" / "quickstart" / "20260101-000000"  # a run's record, as t3rl lists one
+    earlier.mkdir(parents=True)
+    (earlier / "manifest.json").write_text('{"record": "run"}')
+    (earlier / "config.yaml").write_text("name: quickstart\n")
+    code, out = _invoke("run", "+experiment=quickstart", "--from", "eval_tiny")
+    said = " ".join(out.split())
+    assert code == 1, out
+    assert f"for the latest run of this experiment: t3rl run --run-dir {earlier} --from eval_tiny" in said, (
+        out
+    )
+    assert sorted(p.name for p in earlier.parent.iterdir()) == [earlier.name]  # the new run dir removed
