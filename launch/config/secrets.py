@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -490,17 +491,40 @@ def public_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 class ScrubbingStream:
-    """A text stream that scrubs what is written through it (a backstop under every CLI output)."""
+    """A text stream that scrubs what is written through it (a backstop under every CLI output), a line
+    at a time: `print(a, b)` writes `a`, the separator and `b` apart, so a credential's name and its
+    value came in two writes (`print("password:", V)`, `print("https://alice:", rest, sep="")`) and
+    neither alone showed the value. What follows the last line break is kept until the next write ends
+    a line or the stream is flushed (rich's live display, a prompt, click's runner and the interpreter's
+    exit flush), or it outgrows `_PENDING_MAX`."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
+        self._pending = ""
+        self._lock = threading.Lock()  # two threads' writes: neither's text is written twice or lost
 
     def write(self, text: str) -> int:
-        self.inner.write(scrub_text(text))
+        with self._lock:
+            joined = self._pending + text
+            end = len(joined) if len(joined) > _PENDING_MAX else joined.rfind("\n") + 1
+            self._pending = joined[end:]
+            if end:
+                self.inner.write(scrub_text(joined[:end]))
         return len(text)
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._pending:
+                self.inner.write(scrub_text(self._pending))
+                self._pending = ""
+        self.inner.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+# A line longer than this without a break (a progress bar's dots never flushed) is written as it stands.
+_PENDING_MAX = 1 << 20
 
 
 def scrub_standard_streams() -> None:

@@ -9,11 +9,15 @@
   Python's encoders: doubled (PyYAML's single-quoted style, SQL, CSV), closed and opened again (`'\\''`,
   shlex's `'"'"'`), as an HTML or XML entity, or percent-encoded twice. Pieces on each side of the sign
   shorter than 12 characters stayed (the whole value, when it is short).
+- A credential's name and its value printed in two writes (`print("password:", V)`: print writes each
+  argument and the separator apart) reached the terminal: the stream under every CLI output scrubbed
+  each write alone.
 """
 
 from __future__ import annotations
 
 import html
+import io
 import random
 import shlex
 import string
@@ -25,7 +29,7 @@ from collections.abc import Callable
 import pytest
 import yaml
 
-from launch.config.secrets import scrub_text
+from launch.config.secrets import ScrubbingStream, scrub_text
 from t3rl_core import secret
 from t3rl_core.secret import MASK, mask_revealed, mask_text
 
@@ -111,3 +115,28 @@ def test_a_quote_of_another_value_stays(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(secret, "_REVEALED", {"Xy7kq'pQ2z9W"})
     other = "it''s Xy7kq pQ2z9W &amp; more"
     assert mask_revealed(other) == other
+
+
+# ------------------------------------------------------------------ a line written in pieces
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        ("password:", "hunter2xyz9"),  # print's separator and each argument are three writes
+        ("Authorization: Bearer", "abcdefgh12345678"),
+        ("https://alice:", "hunter2xyz9@db/app"),
+        ("DB_PASSWORD=", "hunter2xyz9"),
+    ],
+)
+def test_a_credential_printed_in_pieces_is_masked(pieces: tuple[str, str]) -> None:
+    """The stream under every CLI output saw each write alone: a name and its value in two writes
+    (`print("password:", V)`) read as neither."""
+    inner = io.StringIO()
+    stream = ScrubbingStream(inner)
+    print(*pieces, file=stream, sep="" if pieces[0].endswith((":", "=")) and "//" in pieces[0] else " ")
+    stream.write("a prompt> ")
+    assert inner.getvalue().count("\n") == 1 and "hunter2xyz9" not in inner.getvalue(), inner.getvalue()
+    assert "12345678" not in inner.getvalue() and "prompt" not in inner.getvalue()  # kept until a flush
+    stream.flush()
+    assert inner.getvalue().endswith("\na prompt> "), inner.getvalue()
