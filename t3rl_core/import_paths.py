@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from collections.abc import Mapping
 
 from t3rl_core.records import Record
@@ -82,6 +83,19 @@ def _by_import(path: str, module: str, attr: str) -> Unresolved | None:
             )
         target = getattr(target, part)
     return None
+
+
+def same_module(module: str) -> str | None:
+    """The one installed top-level module whose name is `module`'s but for case and the separators
+    `-`, `_` and `.` (as package names are compared: `Quokka-Env`, `quokka.env`, `QUOKKA_ENV` are
+    `quokka_env`); None when none is, or several are."""
+    import pkgutil  # lazy: only once a module is not found
+
+    def normal(name: str) -> str:
+        return re.sub(r"[-_.]+", "_", name).lower()
+
+    found = {m.name for m in pkgutil.iter_modules() if normal(m.name) == normal(module)} - {module}
+    return next(iter(found)) if len(found) == 1 else None
 
 
 def nearest_module(module: str) -> str | None:

@@ -13,6 +13,7 @@ A name that is not built in is a plugin (see `t3rl_core.plugins` for what a plug
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Mapping
 from functools import cache
@@ -95,6 +96,9 @@ class Entry(Record):
     target: str | None = None
     # The HEAVY_MODULES that importing the plugin loaded (pre-flight warns: plan and validate load none).
     heavy: tuple[str, ...] = ()
+    # What importing the plugin did to this process besides defining it (`import_effects`): pre-flight
+    # warns, since every process that imports it (each stage, slime's rollout workers) does it again.
+    effects: tuple[str, ...] = ()
 
 
 class Listed(Record):
@@ -202,6 +206,7 @@ class Registry:
     def _from_object(self, name: str, path: str, source: str) -> Entry:
         module = path.partition(":")[0]
         before = heavy_loaded()
+        state = process_state()
         try:
             target = load_object(path)
         except ImportError as exc:
@@ -223,13 +228,17 @@ class Registry:
                 "check the name after ':'",
                 nearest,
             ) from exc
-        except Exception as exc:  # the plugin's own module failed while importing: say so, not crash
+        except (Exception, SystemExit) as exc:  # its module failed while importing: say so, not crash
+            # SystemExit too: a module calling sys.exit() (a script's `main()` at its top) ended
+            # `t3rl validate` with the plugin's exit code and not a word of why.
+            import_effects(state)
             raise PluginError(
                 self.kind, name, f"importing {module} raised {type(exc).__name__}: {exc}", f"fix {module}"
             ) from exc
         heavy = tuple(sorted(heavy_loaded() - before))
+        effects = import_effects(state)
         if isinstance(target, Entry):
-            return Entry(target.config, target.factory, source, path, heavy)
+            return Entry(target.config, target.factory, source, path, heavy, effects)
         config = getattr(target, "Config", None)
         self._check_config(name, config)
         factory = getattr(target, self.attribute, None) if self.attribute else target
@@ -237,7 +246,7 @@ class Registry:
             raise PluginError(
                 self.kind, name, f"has no '{self.attribute}'", f"define {path}.{self.attribute}"
             )
-        return Entry(config, factory, source, path, heavy)
+        return Entry(config, factory, source, path, heavy, effects)
 
     def _check_config(self, name: str, config: Any) -> None:
         base = load_object(self.base) if self.base else BaseModel
@@ -264,6 +273,63 @@ class Registry:
                 f"{config.__name__} accepts unknown keys (extra={config.model_config.get('extra')!r})",
                 "do not override model_config['extra']: t3rl configs reject unknown keys",
             )
+
+
+class ProcessState(Record):
+    """What a plugin's import may change in the process that imports it."""
+
+    cwd: str
+    environ: dict[str, str]
+    threads: frozenset[int]
+    listing: frozenset[str]
+
+
+def process_state() -> ProcessState:
+    import threading  # lazy: only when a plugin is imported (a cold --help loads no threading)
+
+    try:
+        cwd = os.getcwd()
+        listing = frozenset(os.listdir(cwd))
+    except OSError:  # a working directory removed under the process: nothing to compare with
+        cwd, listing = "", frozenset()
+    return ProcessState(
+        cwd, dict(os.environ), frozenset(t.ident or 0 for t in threading.enumerate()), listing
+    )
+
+
+def import_effects(before: ProcessState) -> tuple[str, ...]:
+    """What changed since `before` (a plugin's import), each said; the working directory is put back
+    (relative paths of the run, resolved after the import, would follow it). Values of environment
+    variables are not shown: they may be credentials."""
+    import threading  # lazy: see process_state
+
+    found = []
+    try:
+        now = os.getcwd()
+    except OSError:
+        now = before.cwd
+    if before.cwd and now != before.cwd:
+        found.append(f"changed the working directory to {now} (t3rl put it back)")
+        os.chdir(before.cwd)
+    changed = sorted(
+        k for k in before.environ.keys() | os.environ.keys() if before.environ.get(k) != os.environ.get(k)
+    )
+    if changed:
+        found.append(f"set or removed environment variables {', '.join(changed)}")
+    started = [t for t in threading.enumerate() if (t.ident or 0) not in before.threads]
+    if started:
+        names = ", ".join(
+            f"{t.name}{'' if t.daemon else ' (not a daemon: the process cannot exit before it ends)'}"
+            for t in started
+        )
+        found.append(f"started threads {names}")
+    try:
+        written = sorted(set(os.listdir(before.cwd)) - before.listing) if before.cwd else []
+    except OSError:
+        written = []
+    if written:
+        found.append(f"wrote {', '.join(written[:5])} into the working directory")
+    return tuple(found)
 
 
 def heavy_loaded() -> set[str]:
@@ -299,12 +365,13 @@ def claimants(group: str, name: str) -> tuple[importlib.metadata.EntryPoint, ...
 
 def entry_point_problem(group: str, name: str) -> tuple[str, str] | None:
     """(why, fix) when the installed entry point `name` of `group` cannot be used as it is: several
-    distributions register the name, or its distribution requires another t3rl; None when it can."""
+    distributions register the name, or its distribution requires another version of t3rl or of a
+    distribution installed here; None when it can."""
     claims = claimants(group, name)
     if claims:
         return _claimed_twice(group, name, claims), _pick_one(claims)
     point = entry_points(group).get(name)
-    return _unmet_t3rl_requirement(point) if point is not None else None
+    return _unmet_requirement(point) if point is not None else None
 
 
 def _in_other_groups(group: str, name: str) -> list[importlib.metadata.EntryPoint]:
@@ -347,10 +414,12 @@ def _distribution(point: importlib.metadata.EntryPoint) -> str:
     return f" ({dist.name} {dist.version})" if dist is not None else ""
 
 
-def _unmet_t3rl_requirement(point: importlib.metadata.EntryPoint) -> tuple[str, str] | None:
-    """(why, fix) when the entry point's distribution requires a t3rl other than the installed one (a
-    plugin built for another release: its hooks may call what this one lacks); None when it is met or
-    nothing is said."""
+def _unmet_requirement(point: importlib.metadata.EntryPoint) -> tuple[str, str] | None:
+    """(why, fix) when the entry point's distribution requires another version of a distribution
+    installed here: of t3rl (a plugin built for another release: its hooks may call what this one
+    lacks), or of anything else it runs with (installed with --no-deps, or upgraded since: pip's own
+    check, which would have refused the pair). None when every requirement is met, or names a
+    distribution not installed here (its import says so, where it is needed)."""
     dist = point.dist
     if dist is None:
         return None
@@ -358,23 +427,33 @@ def _unmet_t3rl_requirement(point: importlib.metadata.EntryPoint) -> tuple[str, 
 
     from packaging.requirements import InvalidRequirement, Requirement  # lazy: as above
 
-    try:
-        installed = version("t3rl")
-    except PackageNotFoundError:  # t3rl run from a checkout without its metadata: nothing to compare
-        return None
     for line in dist.requires or ():
         try:
             requirement = Requirement(line)
         except InvalidRequirement:
             continue
-        if requirement.name.lower() != "t3rl" or (requirement.marker and not requirement.marker.evaluate()):
+        if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
+            continue  # another platform's, or an extra's
+        try:
+            installed = version(requirement.name)
+        except PackageNotFoundError:  # not installed here (t3rl run from a checkout without metadata)
             continue
         if requirement.specifier.contains(installed, prereleases=True):
-            return None
+            continue
+        needed = "t3rl" if requirement.name.lower() == "t3rl" else requirement.name
+        if needed == "t3rl":
+            fix = (
+                f"install a release of {dist.name} made for t3rl {installed} "
+                f"(pip install '{dist.name}' with a version that allows it), or the t3rl it requires"
+            )
+        else:
+            fix = (
+                f"pip install '{requirement.name}{requirement.specifier}' (what {dist.name} allows), or a "
+                f"release of {dist.name} made for {needed} {installed}"
+            )
         return (
-            f"{dist.name} {dist.version} requires {requirement}, and t3rl {installed} is installed",
-            f"install a release of {dist.name} made for t3rl {installed} "
-            f"(pip install '{dist.name}' with a version that allows it), or the t3rl it requires",
+            f"{dist.name} {dist.version} requires {requirement}, and {needed} {installed} is installed",
+            fix,
         )
     return None
 

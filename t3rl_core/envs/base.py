@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -25,13 +26,20 @@ class EpisodeEnded(RuntimeError):
 def _refusing_after_end(
     method: Callable[..., Awaitable[Transition]],
 ) -> Callable[..., Awaitable[Transition]]:
-    """`method` (a world's `reset` or `step`), refusing a call once a transition it gave was `done`."""
+    """`method` (a world's `reset` or `step`), refusing a call once a transition it gave was `done`, and
+    an answer that is no Transition (a dict's `done` raised AttributeError in the loop's words)."""
 
     @functools.wraps(method)
     async def guarded(self: Env, *args: Any) -> Transition:
+        world = type(self).__name__
         if self.__dict__.get("_t3rl_ended"):
-            raise EpisodeEnded(f"{type(self).__name__}.{method.__name__}() after the episode ended")
+            raise EpisodeEnded(f"{world}.{method.__name__}() after the episode ended")
         transition = await method(self, *args)
+        if not isinstance(transition, Transition):
+            raise TypeError(
+                f"{world}.{method.__name__}() returned {type(transition).__name__}, not a Transition: "
+                "return Transition(messages=[...], done=...) (t3rl_core.types)"
+            )
         if transition.done:
             self.__dict__["_t3rl_ended"] = True
         return transition
@@ -62,8 +70,14 @@ class Env(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every world's own `reset` and `step` refuse a call after the episode ended (EpisodeEnded):
-        no world's state or outcome moves after its end, whichever world and whoever calls."""
+        no world's state or outcome moves after its end, whichever world and whoever calls. Each
+        method a world overrides keeps Env's own contract (`_contract_problem`), refused here, when its
+        module is imported (so at `t3rl validate`, by the plugin's import), not at its first episode."""
         super().__init_subclass__(**kwargs)
+        for name, value in cls.__dict__.items():
+            problem = _contract_problem(cls, name, value) or _shared_problem(cls, name, value)
+            if problem is not None:
+                raise TypeError(problem)
         for name in ("reset", "step"):
             method = cls.__dict__.get(name)
             if method is not None and not getattr(method, "_refuses_after_end", False):
@@ -117,3 +131,49 @@ class EnvFactory(Protocol):
     def __call__(self, task: Mapping[str, Any], mode: Mode) -> Env: ...
 
     async def aclose(self) -> None: ...
+
+
+def _contract_problem(cls: type, name: str, method: Any) -> str | None:
+    """Why `cls.<name>`, overriding a method of Env, breaks Env's contract: the episode awaits
+    `reset`, `step`, `finish` and `aclose` and calls the others plainly, with the arguments Env's own
+    methods take (None = it keeps it, or Env has no such method). Env's methods are the one declaration:
+    a `def step` awaited raised "can't be used in 'await' expression" at every episode, an
+    `async def step(self)` "takes 1 positional argument but 2 were given"."""
+    declared = Env.__dict__.get(name)
+    if name.startswith("__") or not inspect.isfunction(declared) or not inspect.isfunction(method):
+        return None
+    awaited = inspect.iscoroutinefunction(declared)
+    shown = f"{cls.__name__}.{name}"
+    wanted = f"{'async ' if awaited else ''}def {name}({', '.join(inspect.signature(declared).parameters)})"
+    if awaited and inspect.isasyncgenfunction(method):
+        return f"{shown} is an async generator (it yields): the episode awaits one answer; write {wanted}"
+    if awaited != inspect.iscoroutinefunction(inspect.unwrap(method)):
+        how = "awaits it: make it async" if awaited else "calls it without awaiting: make it a plain def"
+        return f"{shown} does not keep Env's contract: the episode {how} ({wanted})"
+    given = len(inspect.signature(declared).parameters) - 1
+    try:
+        inspect.signature(method).bind(None, *range(given))
+    except TypeError:
+        return (
+            f"{shown}{inspect.signature(method)} cannot be called as the episode calls it, with "
+            f"{given} argument(s) after self: write {wanted}"
+        )
+    return None
+
+
+# Containers a class attribute would share, mutated, between every episode the class plays.
+_MUTABLE = (list, dict, set, bytearray)
+
+
+def _shared_problem(cls: type, name: str, value: Any) -> str | None:
+    """Why class attribute `name` of a world breaks the one-episode-per-Env isolation: a mutable container
+    on the class (`calls = []`, then `self.calls.append(…)`) is one object for every episode, concurrent
+    ones included, so an episode's outcome read another's state."""
+    if name.startswith("__") or not isinstance(value, _MUTABLE):
+        return None
+    kind = type(value).__name__
+    return (
+        f"{cls.__name__}.{name} is a {kind} on the class, one object shared by every episode (an Env "
+        f"plays one): set it in __init__ (self.{name} = {kind}(...)), or make a constant immutable "
+        "(a tuple, frozenset or types.MappingProxyType)"
+    )

@@ -92,6 +92,22 @@ def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
     return metadata, list(tools)
 
 
+def _fresh(env: Env) -> Env:
+    """`env`, marked as this episode's; RuntimeError when the factory returned it for an earlier episode.
+    Env instances are never reused: one handed to two episodes (a factory keeping a single Env) mixed
+    their state, and the second was refused as 'step() after the episode ended', the driver's bug."""
+    state = getattr(env, "__dict__", None)
+    if state is not None and state.get("_t3rl_episode"):
+        raise RuntimeError(
+            f"the world's factory returned a {type(env).__name__} it had returned for an earlier episode, "
+            "whose state would carry over: return a new Env from each call (what episodes share on "
+            "purpose, such as a client or a pool, belongs to the factory)"
+        )
+    if state is not None:
+        state["_t3rl_episode"] = True
+    return env
+
+
 def _check_stop(env: Env) -> None:
     """`env.stop` is what Env declares, a tuple of stop strings; raises ValueError saying what it is.
     A world writing `stop = "</code>"` (text, not a tuple) had each character made a stop string: every
@@ -193,7 +209,7 @@ class EpisodeRunner:
         tools_key = tools_cache_key(tools)
         env: Env | None = None
         try:
-            env = self.env_factory(task, mode)
+            env = _fresh(self.env_factory(task, mode))
             _check_stop(env)
             late_tools = list(metadata.get("late_tools") or [])
             parser = self.parser(env.action_format, tools, late_tools, tools_key=tools_key)

@@ -25,13 +25,17 @@ _BUILT_HERE = ("env", "reward", "sandbox", "user simulator")
 def plugins_construct(ctx: Context) -> Iterator[Problem]:
     """Each plugin env, reward, sandbox and user simulator constructs from its config; a plugin whose
     import or construction loads a heavy module (torch, …) is named, as it makes every plan and
-    validate of its config pay for that import."""
+    validate of its config pay for that import, and so is one whose import changes the process (its
+    working directory, environment, threads, files: `registry.import_effects`)."""
     for used in used_plugins(ctx.run):
         config = _at(ctx.run, used.key)
         registry = registry_for(config) if isinstance(config, BaseModel) else None
         if registry is None:
             continue
         heavy = set(registry.entry(used.name).heavy)
+        effects = registry.entry(used.name).effects
+        if effects:
+            yield _effects(used, effects)
         if used.kind in _BUILT_HERE:
             before = heavy_loaded()
             try:
@@ -57,6 +61,18 @@ def _heavy(used: UsedPlugin, heavy: list[str]) -> Problem:
         "and `t3rl validate` never load otherwise: each of them pays that import (seconds of CPU)",
         fix=f"import {heavy[0]} inside the function that uses it in {used.module}, not at the top of a "
         "module its config or constructor imports",
+        severity="warning",
+    )
+
+
+def _effects(used: UsedPlugin, effects: tuple[str, ...]) -> Problem:
+    """A plugin whose module does work when imported: every process that imports it (validate, each
+    stage, slime's rollout workers) does it again, before any of its code is called."""
+    return Problem(
+        f"{used.key}.name",
+        f"{used.kind} plugin {used.name}: importing {used.module} {'; '.join(effects)}",
+        fix=f"move that work out of the top of {used.module} into the function or constructor that needs "
+        "it (what a run needs set belongs in the config or the stage's environment)",
         severity="warning",
     )
 

@@ -17,7 +17,7 @@ from t3rl_core.envs.verifiers.loader_args import (
     module_name,
 )
 from t3rl_core.fields import Corrected, Identifier, Name, PathComponent, Seconds
-from t3rl_core.import_paths import nearest_module
+from t3rl_core.import_paths import nearest_module, same_module
 from t3rl_core.strict import StrictModel
 
 # What every episode's outcome carries (t3rl_core.envs.verifiers.env).
@@ -88,7 +88,9 @@ class VerifiersEnvConfig(EnvConfig):
             f"no installed module '{name}' (environment '{value}'): install the environment first "
             f"(`prime env install {value}` or `pip install` its package)"
         )
-        nearest = nearest_module(name)
+        # The id's own module spelt otherwise (`Owner/Wordle`, `wordle.env` for `wordle_env`) first:
+        # nearest_module compares text as written, and found none for `QUOKKA_ENV` beside `quokka_env`.
+        nearest = same_module(name) or nearest_module(name)
         # Only an environment is a fix: the installed module nearest to `wordel` was the standard
         # library's `keyword`, which the next validate refused (no load_environment).
         if nearest is not None and is_environment(nearest):
