@@ -42,7 +42,6 @@ NEITHER_RECORDED = (
     "benchmark identity), so nothing tells whether they compare"
 )
 _PASS_K = re.compile(r"pass[@^](\d+)")
-NEWER_PART = "(a part this t3rl does not know: written by a newer t3rl)"
 
 
 def reference_identity(
@@ -71,20 +70,14 @@ def differing(
 def all_differences(
     a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, metric: str = DEFAULT_METRIC
 ) -> list[str]:
-    """identity.differences on `metric`, and the parts neither knows here (a record of a newer t3rl)
-    that differ: what this t3rl cannot read is never taken for equal."""
+    """identity.differences on `metric` (a part this t3rl does not know included: it is never taken for
+    equal), with a `data:` part of two splits named by the splits."""
     # lazy: importlib.metadata (installed versions), only when results are compared
     from t3rl_core.eval import identity as identities
 
     if a is None or b is None:
         return identities.differences(a, b)
-    found = [_split_named(part, a, b) for part in identities.differences(a, b, metric)]
-    for part in sorted((a.keys() | b.keys()) - {*identities.PARTS, *identities.READ_BY}):
-        if a.get(part) != b.get(part):
-            # identity's own spelling of a difference ("key a vs b", a sha256 shortened), under a known part
-            shown = identities.differences({"scorer": a.get(part)}, {"scorer": b.get(part)})[0]
-            found.append(f"{part}: {shown.partition(': ')[2]} {NEWER_PART}")
-    return found
+    return [_split_named(part, a, b) for part in identities.differences(a, b, metric)]
 
 
 def _split_named(part: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
@@ -103,7 +96,7 @@ def remedy_of(parts: list[str]) -> str:
     t3rl does not know, the t3rl that wrote it."""
     from t3rl_core.eval import identity as identities  # lazy: see all_differences
 
-    known = [part for part in parts if not part.endswith(NEWER_PART)]
+    known = [part for part in parts if not part.endswith(identities.NEWER_PART)]
     fixes = [identities.remedy(known)] if known else []
     if len(known) < len(parts):
         fixes.append(

@@ -59,6 +59,8 @@ PARTS = (
 # such a part compare on every other number: the mean reward reads the reward's settings, an accuracy
 # by the env's own verdict does not (success by a full reward names them in `metric`).
 READ_BY = {"reward": frozenset({"reward"})}
+# Marks a part of an identity this t3rl does not know (recorded by a newer one).
+NEWER_PART = "(a part this t3rl does not know: written by a newer t3rl)"
 # Scorers whose version does not change with their code (t3rl's own, a plugin's unversioned package):
 # the identity adds the sha256 of the sources that score (the env's package and the reward's module).
 UNVERSIONED_SCORERS = ("t3rl",)
@@ -412,6 +414,12 @@ def differences(
             found.append(f"{part}: not recorded in one of the summaries (written before t3rl recorded it)")
         elif left != right:
             found.append(f"{part}: {_show(part, left, right)}")
+    # A part neither PARTS nor READ_BY names was written by a newer t3rl: what this one cannot read is
+    # never taken for equal, by any comparer (sweep.md and a search's objective took it so; `t3rl runs`
+    # alone named it).
+    for part in sorted((a.keys() | b.keys()) - {*PARTS, *READ_BY}):
+        if a.get(part) != b.get(part):
+            found.append(f"{part}: {_show(part, a.get(part), b.get(part))} {NEWER_PART}")
     return found
 
 

@@ -26,8 +26,9 @@ from launch.cli.app import app
 from launch.cli.results_compare import across
 from launch.cli.runs import list_runs
 from launch.run.sweep import IncompleteEval, UnreadableMetric, read_metric
-from launch.run.sweep_compare import marks
+from launch.run.sweep_compare import marks, objective_identity_differences
 from t3rl_core.eval.compared import ACROSS, EVAL, NOT_COMPARED
+from t3rl_core.eval.identity import NEWER_PART
 from t3rl_core.eval.report import render_markdown
 from t3rl_core.eval.runner import run_eval
 from tests.eval.test_comparable_kinds import evaluate, rows
@@ -148,3 +149,17 @@ def test_an_eval_resumed_under_another_commit_says_whose_episodes_it_holds(
     report = render_markdown(resumed)
     assert f"| t3rl commit by attempt | `attempt 1: {'0' * 40}, attempt 2: {head}` |" in report
     assert "t3rl commit by attempt" not in render_markdown(first)  # one commit: nothing to say
+
+
+def test_a_part_of_a_newer_t3rl_is_never_equal_to_any_comparer(tmp_path: Path) -> None:
+    """sweep.md and a search's objective read identity.differences, which left out a part this t3rl does
+    not know (only `t3rl runs` named it): two points measured by a newer t3rl's other setting ranked."""
+    newer = [IDENTITY | {"future": {"cap": cap}} for cap in (1, 2)]
+    found = marks(_sweep(tmp_path, [(0.5, newer[0]), (0.4, newer[0]), (0.9, newer[1])]))
+    assert found[2].startswith("not ranked, another benchmark: future: cap 1 vs 2 (a part this t3rl does not")
+    sweep_dir = tmp_path / "study"
+    sweep_dir.mkdir()
+    assert objective_identity_differences(sweep_dir, {"identity": newer[0]}) == []
+    assert objective_identity_differences(sweep_dir, {"identity": newer[1]}) == [
+        f"future: cap 1 vs 2 {NEWER_PART}"
+    ]
