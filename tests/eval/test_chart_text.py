@@ -19,8 +19,9 @@ from t3rl_core.eval.report import CHART_FILE, PASS_AT_K_FILE, REPORT_FILE, write
 REFUSED_AS_MATH = ["x_{$y}$", "price $5 to $\\frac", "$\\undefinedcmd$", "a$^^$b"]
 
 
-def _summary(category: str, model: str = "/models/ckpt") -> dict:
-    scores = [EpisodeScore(f"t{i}", category, i % 2 == 0, 1.0) for i in range(4)]
+def _summary(category: str | list[str], model: str = "/models/ckpt") -> dict:
+    categories = [category] if isinstance(category, str) else category
+    scores = [EpisodeScore(f"t{i}", name, i % 2 == 0, 1.0) for name in categories for i in range(4)]
     scores += [EpisodeScore("u0", "plain", True, 1.0), EpisodeScore("u0", "plain", False, 0.0)]
     summary = summarize(scores, [1, 2])
     return {
@@ -41,11 +42,14 @@ def test_a_category_and_a_model_path_that_are_no_math_still_report(tmp_path: Pat
         assert (out / PASS_AT_K_FILE).read_bytes().startswith(b"\x89PNG")
 
 
-@settings(max_examples=25, deadline=None)
-@given(st.text(st.sampled_from("$\\{}^_ab"), min_size=1, max_size=12))
-def test_any_text_of_dollars_and_backslashes_is_drawn(tmp_path_factory, text: str) -> None:
+# Each example draws its texts as the categories of one report: the texts of 25 reports of one category
+# each (the test before) cost 5 reports' drawing. Checked: with `text.parse_math` left on in
+# t3rl_core.charts, it fails.
+@settings(max_examples=5, deadline=None)
+@given(st.lists(st.text(st.sampled_from("$\\{}^_ab"), min_size=1, max_size=12), min_size=5, max_size=5))
+def test_any_text_of_dollars_and_backslashes_is_drawn(tmp_path_factory, texts: list[str]) -> None:
     out = tmp_path_factory.mktemp("report")
-    write_report(_summary(text), out)
+    write_report(_summary(texts), out)
     assert (out / CHART_FILE).is_file()
 
 
