@@ -8,7 +8,10 @@ text (the task's data: a BFCL task says `using access token 'V'`):
   `access token: V`), however short, when it holds a letter and a digit;
 - a key folded over lines by a renderer or a YAML file (`  <40 characters>` then `  <24 characters>`):
   every piece of a chain of line-ending and line-starting runs that reads as one key;
-- `user:password@host` in prose whatever the password (`connect as alice:password@db today`).
+- `user:password@host` in prose whatever the password (`connect as alice:password@db today`);
+- (wave five) such a value after a credential's name spelt as an identifier (`HF_TOKEN V`, `api_key V`,
+  `ENV DB_PASSWORD V`: a table's columns, a Dockerfile), inside a markup element of that name
+  (`<password>V</password>`), and as pydantic's `input_value` of an error whose location names one.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from t3rl_core.secret_name_words import (
     _reads_as_words,
     is_bare_key,
     is_hash,
+    is_secret_name,
     looks_like_credential,
 )
 
@@ -121,7 +125,8 @@ _PROSE_NAME = (
     r"(?i)(?:key|token|secret|password|passphrase|passwd|passcode|credential)s?(?![A-Za-z0-9_])"
     r"(?:[ \t]+(?:id|for[ \t]+[\w.-]{1,24}))?"  # `access key id V`, `the API token for prod: V`
     r"(?:\s+(?:is|was|are|were)(?:\s+now)?)?"
-    r"(?:[ \t]*(?:[:=]|->|=>|\u2014|\u2013|\\u201[34])[ \t]*|[ \t]+)(?:\\*['\"`])?"
+    # what prose puts between, or a table's border between two cells (`| HF_TOKEN | V |`, rich's `│`)
+    r"(?:[ \t]*(?:[:=]|->|=>|\u2014|\u2013|\\u201[34]|[|\u2502\u2503\u2551])[ \t]*|[ \t]+)(?:\\*['\"`])?"
 )
 # A dotted name (`t3rl_core.secret.mask_text`, `os.environ`) named after such a word in prose.
 _DOTTED_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
@@ -163,20 +168,81 @@ def _prose_value_at(text: str, lower: str, at: int) -> tuple[int, int] | None:
     escaped = text[max(0, at - 2) : at] in ("\\n", "\\t", "\\r")  # after a JSON-escaped break
     if at and (text[at - 1].isalnum() or text[at - 1] == "_") and not escaped:
         head = re.search(_PROSE_HEAD, lower[max(0, at - 9) : at])
-        if head is None:
+        if head is None and not _identifier_ends_with_name(text, at):
             return None  # inside another word (`monkey`, `tokenizer` ends below), not after `api`/`access`
     found = re.compile(_PROSE_NAME + _PROSE_VALUE).match(text, at)
     if found is None:
         return None
     value = found.group(1).rstrip(".,;:!?")
     start = found.start(1)
+    return (start, start + len(value)) if _named_value(value) else None
+
+
+def _identifier_ends_with_name(text: str, at: int) -> bool:
+    """The credential's word at `at` ends an identifier that names a credential (`HF_TOKEN`, `api_key`,
+    `db-password`, `accessToken`; `is_secret_name`, the one judge of a name): joined to what is before it
+    by `_` or `-`, or a camelCase word's capital."""
+    if not (text[at - 1] in "_-" or (text[at].isupper() and text[at - 1].islower())):
+        return False
+    start = at
+    while start and (text[start - 1].isalnum() or text[start - 1] in "_-"):
+        start -= 1
+    end = at
+    while end < len(text) and text[end].isalpha():
+        end += 1
+    return is_secret_name(text[start:end])
+
+
+def _named_value(value: str) -> bool:
+    """`value`, given to a credential's name, is one as a name's value is judged in text: 8+ characters
+    with a letter and a digit, not a reference, a path, a hash, a number, a version or a dotted name."""
     if len(value) < 8 or value.startswith(_NOT_PROSE_VALUES) or "/" in value.strip("/"):
-        return None
+        return False
     if not (any(c.isalpha() for c in value) and any(c.isdigit() for c in value)):
-        return None
-    if is_hash(value) or re.fullmatch(r"[0-9.eE+-]+|v?[0-9][0-9.]*[a-z0-9.+-]*", value) or _dotted(value):
-        return None  # a digest, a number, a version, a module's or an attribute's name
-    return start, start + len(value)
+        return False
+    # a digest, a number, a version, a module's or an attribute's name
+    return not (
+        is_hash(value) or re.fullmatch(r"[0-9.eE+-]+|v?[0-9][0-9.]*[a-z0-9.+-]*", value) or _dotted(value)
+    )
+
+
+# A markup element (XML, HTML: Maven's settings.xml, a SOAP body) and its text, up to the longest key.
+_ELEMENT = r"<((?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*))(?:\s[^<>]*)?>\s*([^<>\s]{1,256})\s*</\1\s*>"
+
+
+def element_value_spans(text: str) -> list[tuple[int, int]]:
+    """Where an element named as a credential holds its value (`<password>V</password>`)."""
+    if "</" not in text:  # most text holds no closing tag: no pattern tried
+        return []
+    return [
+        match.span(3)
+        for match in re.finditer(_ELEMENT, text)
+        if is_secret_name(match.group(2)) and _named_value(match.group(3))
+    ]
+
+
+# pydantic's line for one error: its location on the line above, the value as a repr after `input_value=`.
+_INPUT_VALUE = r"""input_value=(?:'((?:[^'\\\n]|\\.){1,256})'|"((?:[^"\\\n]|\\.){1,256})")"""
+
+
+def validation_input_spans(text: str) -> list[tuple[int, int]]:
+    """Where a pydantic ValidationError shows the value it refused for a field whose location names a
+    credential (`db.password` above `… [type=string_too_long, input_value='V', input_type=str]`): the
+    location and the value are on two lines, so no name stands beside the value."""
+    spans = []
+    at = text.find("input_value=")
+    while at >= 0:
+        line = text.rfind("\n", 0, at)
+        location = text[text.rfind("\n", 0, max(line, 0)) + 1 : max(line, 0)].strip()
+        found = re.compile(_INPUT_VALUE).match(text, at)
+        if (
+            found is not None
+            and any(is_secret_name(part) for part in re.split(r"[.\s]+", location) if not part.isdigit())
+            and _named_value(found.group(1) or found.group(2) or "")
+        ):
+            spans.append(found.span(1) if found.group(1) is not None else found.span(2))
+        at = text.find("input_value=", at + 1)
+    return spans
 
 
 # ------------------------------------------------------------------ a key folded over lines
@@ -434,6 +500,8 @@ def prose_spans(text: str) -> list[tuple[int, int]]:
     return (
         url_key_spans(text)
         + prose_value_spans(text)
+        + element_value_spans(text)
+        + validation_input_spans(text)
         + folded_key_spans(text)
         + prose_userinfo_spans(text)
         + webhook_spans(text)

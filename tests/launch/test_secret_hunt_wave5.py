@@ -12,6 +12,11 @@
 - A credential's name and its value printed in two writes (`print("password:", V)`: print writes each
   argument and the separator apart) reached the terminal: the stream under every CLI output scrubbed
   each write alone.
+- A value 8+ characters long with a letter and a digit was masked after a credential's name followed by
+  `=` or `:`, or in prose (`the api key is V`), not after the name spelt as an identifier and a space
+  (`HF_TOKEN V`, `api_key V`: a table's columns, a Dockerfile's `ENV NAME V`), inside a markup element
+  of that name (`<password>V</password>`), nor as pydantic's `input_value='V'`, whose location
+  (`db.password`) stands on the line above.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from collections.abc import Callable
 
 import pytest
 import yaml
+from pydantic import BaseModel, Field, ValidationError
 
 from launch.config.secrets import ScrubbingStream, scrub_text
 from t3rl_core import secret
@@ -140,3 +146,68 @@ def test_a_credential_printed_in_pieces_is_masked(pieces: tuple[str, str]) -> No
     assert "12345678" not in inner.getvalue() and "prompt" not in inner.getvalue()  # kept until a flush
     stream.flush()
     assert inner.getvalue().endswith("\na prompt> "), inner.getvalue()
+
+
+# ------------------------------------------------------------------ a name and its value apart
+
+VALUE = "hunter2xyz9Q"  # no form of its own: only a name beside it says what it is
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"HF_TOKEN {VALUE}",  # a table of variables: name and value in columns
+        f"DB_PASSWORD\t{VALUE}",
+        f"| api_key     | {VALUE} |",
+        f"│ DB_PASSWORD │ {VALUE} │",  # rich's table
+        f"ENV API_TOKEN {VALUE}",  # a Dockerfile's ENV without `=`
+        f"wandb: api_key {VALUE} (from the environment)",
+        f"accessToken {VALUE}",
+        f"the client-secret is {VALUE}.",
+        f"<password>{VALUE}</password>",  # Maven's settings.xml, a SOAP body
+        f'<ns:apiKey type="x">{VALUE}</ns:apiKey>',
+        f"<HF_TOKEN>\n  {VALUE}\n</HF_TOKEN>",
+    ],
+)
+def test_a_value_beside_a_credentials_name_spelt_as_an_identifier_is_masked(text: str) -> None:
+    assert VALUE not in scrub_text(text, []) and MASK in scrub_text(text, []), scrub_text(text, [])
+
+
+def test_pydantics_refusal_of_a_credential_field_masks_the_value_it_quotes() -> None:
+    """The location (`db.password`) and the value (`input_value='V'`) are on two lines of the error."""
+
+    class Db(BaseModel):
+        password: str = Field(max_length=8)
+        port: int = 5432
+
+    class Config(BaseModel):
+        db: Db
+        api_key: list[int] = []
+
+    with pytest.raises(ValidationError) as refused:
+        Config(db={"password": VALUE, "port": "abc123def456"}, api_key=[VALUE])  # type: ignore[arg-type,list-item]
+    message = str(refused.value)
+    assert message.count(VALUE) == 2, message
+    masked = scrub_text(message, [])
+    assert VALUE not in masked and masked.count(MASK) == 2, masked
+    assert "input_value='abc123def456'" in masked  # the port's location names no credential
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "pad_token <|im_end|>",
+        "max_tokens 4096",
+        "eos_token_id 151643",
+        "max_new_tokens 32768",
+        "HF_TOKEN env:HF_TOKEN",
+        "hf_token_file /run/secrets/hf1",
+        "sort_key created_at2024",
+        "<password>${DB_PASSWORD}</password>",
+        "<name>abc123def456</name>",
+        "db.port\n  Input should be a valid integer"
+        " [type=int_parsing, input_value='abc123def456', input_type=str]",
+    ],
+)
+def test_what_names_no_credential_or_gives_no_value_stays(text: str) -> None:
+    assert scrub_text(text, []) == text
