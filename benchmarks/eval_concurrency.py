@@ -17,6 +17,11 @@ run (every thread: the loop and the encode workers; with one core kept busy the 
 left, and this CPU is a bound on its wall). Target: >= 0.92 in both conditions. The last line is the
 ratio.
 
+`--conditions busy-own-session` is a third condition, for diagnosis and not part of the target: the
+spinner in a session of its own (benchmarks/busy_core.py), which the kernel's autogroups weigh apart
+from the eval's session, as a neighbour from another terminal; in "busy" the spinner is the eval's
+own child and shares the eval's session's weight.
+
     .venv/bin/python benchmarks/eval_concurrency.py [--per-category N] [--latency 0.05] [--concurrency 32]
 """
 
@@ -91,7 +96,9 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per model call")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--conditions", nargs="+", choices=["idle", "busy"], default=["idle", "busy"])
+    parser.add_argument(
+        "--conditions", nargs="+", choices=["idle", "busy", "busy-own-session"], default=["idle", "busy"]
+    )
     args = parser.parse_args()
 
     runtime = bfcl_eval_runtime()
@@ -100,9 +107,10 @@ def main() -> int:
 
     cpu_time, _, _ = timed_eval(runtime, rows, 0.0, 1)  # also the warm-up: imports, API classes, parsers
     met, medians = True, []
-    for busy in (name == "busy" for name in args.conditions):
+    for name in args.conditions:
+        busy, own_session = name != "idle", name == "busy-own-session"
         ratios, walls, ideal, loads, cpus = [], [], 0.0, [], []
-        with condition(busy):
+        with condition(busy, own_session):
             for _ in range(args.repeats):
                 load = os.getloadavg()[0]
                 wall, cpu, calls = timed_eval(runtime, rows, args.latency, args.concurrency)
@@ -112,10 +120,11 @@ def main() -> int:
                 ratios.append(ideal / wall)
                 loads.append(f"{ideal / wall:.2f} (load {load:.1f})")
         median = statistics.median(ratios)
-        met &= median >= TARGET
-        medians.append(f"{label(busy)} {median:.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
+        met &= median >= TARGET or own_session  # the diagnostic condition is no part of the target
+        shown = label(busy, own_session)
+        medians.append(f"{shown} {median:.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
         print(
-            f"{label(busy)}: {len(rows)} tasks, {calls} model calls, {args.concurrency} in flight, engine "
+            f"{shown}: {len(rows)} tasks, {calls} model calls, {args.concurrency} in flight, engine "
             f"{args.latency * 1000:.0f} ms per call; ideal {ideal:.2f} s; wall median "
             f"{statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}); process CPU "
             f"median {statistics.median(cpus):.2f} s; each run's "
