@@ -34,6 +34,10 @@ GENERIC_FIX = (
     "quote values with spaces or brackets for the shell"
 )
 _PAIRS = {"[": "]", "{": "}", "(": ")"}
+# Characters besides ASCII letters and digits that an unquoted value may hold without quotes mattering.
+_PLAIN_VALUE = "_-./:+@%~$|?*"
+# The characters of Hydra's override grammar itself.
+_GRAMMAR = "()[]{},'\"=\\ "
 _PLAN = ("t3rl plan", "`t3rl plan` shows every stage and its exact commands and runs nothing")
 _RESUME = "t3rl runs (lists the run dirs; then t3rl run --run-dir DIR)"
 # Where other commands (and other tools) take their output directory.
@@ -133,7 +137,27 @@ class _Reader:
             # One quoted argument with spaces around '=' ("seed = 3"): the quotes kept them for Hydra.
             message = f"spaces around '=' in `{item}`: an override is key=value, with none"
             return _Reading(1, key.strip().lstrip("+~"), message, (f"{key.strip()}={value.strip()}",))
-        return None
+        return self._unquoted_characters(key, value)
+
+    def _unquoted_characters(self, key: str, value: str) -> _Reading | None:
+        """A value with characters Hydra's grammar reads only inside quotes (`name=café`, `x=a&b`): the
+        same value quoted, when that parses (was: `token recognition error at: 'é'` and the generic fix)."""
+        as_text = quoted(value)
+        if as_text == value and "'" not in value:  # plain to Python's \w (é is a letter), not to Hydra
+            as_text = f"'{value}'"
+        fixed = f"{key}={as_text}"
+        # Only characters outside the grammar: its own (brackets, a function's parentheses, quotes) say
+        # something else was meant (a list, a sweep, a function Hydra refused), answered elsewhere.
+        odd = dict.fromkeys(
+            c for c in value if not (c.isascii() and (c.isalnum() or c in _PLAIN_VALUE or c in _GRAMMAR))
+        )
+        if not odd or not _is_key(key.lstrip("+~")) or only_typographic_quotes(fixed) or not parses(fixed):
+            return None
+        shown = " ".join(f"'{c}'" for c in list(odd)[:3])
+        message = (
+            f"`{key}={value}` has {shown} in its value, which Hydra's override grammar reads only quoted"
+        )
+        return _Reading(1, key.lstrip("+~"), message, (fixed,))
 
     def _split_value(self, item: str, following: list[str]) -> _Reading | None:
         """A valid override followed by the words the shell split off its value."""

@@ -212,3 +212,24 @@ def test_from_on_a_new_run_names_the_run_it_was_meant_for(
         out
     )
     assert sorted(p.name for p in earlier.parent.iterdir()) == [earlier.name]  # the new run dir removed
+
+
+# --------------------------------------------- a value Hydra's grammar reads only quoted
+
+
+@pytest.mark.parametrize("value", ["naïve", "T3RL–stage1", "a&b"])
+def test_a_value_the_override_grammar_reads_only_quoted_gets_it_quoted(value: str) -> None:
+    """`tracking.project=naïve` (an accent, a dash pasted from a page, `&`). Was: `token recognition
+    error at: 'ï'` and the generic 'write overrides as key=value …'."""
+    import shlex
+
+    from launch.checks.resolve import resolve
+    from launch.config.errors import ConfigError
+
+    typed = f"tracking.project={value}"
+    with pytest.raises(ConfigError) as refused:
+        resolve(["+experiment=quickstart", typed])
+    (problem,) = refused.value.problems
+    assert problem.key == "tracking.project" and "reads only quoted" in problem.message, problem
+    (fixed,) = shlex.split(problem.fix)  # one shell word, as the shell hands it over
+    assert resolve(["+experiment=quickstart", fixed]).run.tracking.project == value
