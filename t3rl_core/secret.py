@@ -57,11 +57,14 @@ _ENCODED_USERINFO = (
 )
 # `user:password@host` without a scheme (`--db alice:V@db:5432/app`, `DATABASE=alice:V@db.example.com`,
 # as database tools and ORMs take it), read back from each `@` (a pattern string, compiled on first use):
-# the password ends the text searched, the user starts after a space, a quote, `=` or a bracket, with a
+# the password ends the text searched, the user starts after a space, a quote, `=` or a bracket, or
+# after `//` (a URL without its scheme, as HTML writes one: `//alice:V@db.example.com/app`), with a
 # letter. The host after the `@` must look like one (`_BARE_HOST`), and the user be no scheme that takes
 # no `//` (`_NOT_USERS`): `mailto:alice@example.com`, a docker image's `name:tag@sha256:…` and
 # `a[i:n@W]` in a cell's code are not one.
-_BARE_USERINFO = r"(?<=[\s'\"=(\[,;{<>])([A-Za-z][A-Za-z0-9._~%+-]{0,63}):([^\s@/'\"<>:]{1,256})\Z"
+_BARE_USERINFO = (
+    r"(?:(?<=[\s'\"=(\[,;{<>])|(?<=//))([A-Za-z][A-Za-z0-9._~%+-]{0,63}):([^\s@/'\"<>:]{1,256})\Z"
+)
 # A dotted name, `localhost`, or any name with a port (`db:5432`), then no more of a name.
 _BARE_HOST = (
     r"(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|[A-Za-z0-9-]+(?=:[0-9]))(?::[0-9]{1,5})?"

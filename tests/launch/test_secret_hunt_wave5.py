@@ -211,3 +211,19 @@ def test_pydantics_refusal_of_a_credential_field_masks_the_value_it_quotes() -> 
 )
 def test_what_names_no_credential_or_gives_no_value_stays(text: str) -> None:
     assert scrub_text(text, []) == text
+
+
+# ------------------------------------------------------------------ a URL without its scheme
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"//alice:{VALUE}@db.example.com/app",  # a network-path reference
+        f'<script src="//bob:{VALUE}@cdn.example.com/a.js">',
+        f"DATABASE=//alice:{VALUE}@db:5432/app",
+    ],
+)
+def test_user_information_of_a_url_without_its_scheme_is_masked(text: str) -> None:
+    masked = scrub_text(text, [])
+    assert VALUE not in masked and f":{MASK}@" in masked, masked
