@@ -108,8 +108,23 @@ class ChatFormat:
             raise ValueError("the tokenizer has no chat template; name one with chat.chat_template")
         self.family = family_ or detect_family(tokenizer.get_vocab())
         self.template_kwargs = dict(template_kwargs or {})
-        stop_tokens = self.family.stop_tokens if self.family else (tokenizer.eos_token,)
         vocab = tokenizer.get_vocab()
+        if self.family is None and not (
+            isinstance(tokenizer.eos_token, str) and tokenizer.eos_token in vocab
+        ):
+            # No family's turn end, and no eos_token of the vocabulary to stand for it: 'lacks the
+            # turn-ending tokens [None] of its chat family' named a family there is none of.
+            eos = (
+                "declares no eos_token"
+                if tokenizer.eos_token is None
+                else f"declares the eos_token {tokenizer.eos_token!r}, no token of its vocabulary"
+            )
+            raise ValueError(
+                f"the tokenizer {eos}, and its vocabulary is of no chat family t3rl ships, so no token "
+                "ends a model turn: declare the family's tokens with chat.family (its stop_tokens, "
+                "eos_token, pad_token, special_tokens and name)"
+            )
+        stop_tokens = self.family.stop_tokens if self.family else (tokenizer.eos_token,)
         missing = [token for token in stop_tokens if token not in vocab]
         if missing:
             raise ValueError(f"the tokenizer lacks the turn-ending tokens {missing} of its chat family")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -69,13 +71,42 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _no_constant(name: str) -> Any:
-    raise AmbiguousJSON(f"{name} is not a JSON value")
+    # (also what a raw value past a float's range, GLM's `<arg_value>1e400`, reads as: SGLang's inf)
+    raise AmbiguousJSON(f"{name} is not a JSON value: write a finite number")
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or an exponent, refused past a float's range: Python reads 1e400 as
+    inf, which the tool then got, the template wrote back as `Infinity` (no JSON) and the error called
+    'Infinity', a word the model never wrote."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise AmbiguousJSON(f"the number {quoted(text)} is past a float's range (about 1.8e308)")
+    return value
+
+
+def _readable_int(text: str) -> int:
+    """A JSON integer; one of more digits than Python converts (sys.get_int_max_str_digits) is the
+    model's format error, not a parser bug telling it to call sys.set_int_max_str_digits."""
+    try:
+        return int(text)
+    except ValueError:
+        raise AmbiguousJSON(
+            f"an integer of {len(text.lstrip('-'))} digits is more than t3rl reads "
+            f"({sys.get_int_max_str_digits()}): write it as a string"
+        ) from None
 
 
 # One reading of every JSON the model writes in a call: a key written twice is one value to Python
 # (the last) and another to other readers (SGLang's detectors read the raw text too), so it is refused,
-# as are NaN and Infinity, which JSON does not have and the chat template would write back as is.
-STRICT_JSON = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+# as are NaN and Infinity, which JSON does not have and the chat template would write back as is, and
+# numbers Python cannot read as what they say (past a float's range, more digits than it converts).
+STRICT_JSON = json.JSONDecoder(
+    object_pairs_hook=_unique_keys,
+    parse_constant=_no_constant,
+    parse_float=_finite_float,
+    parse_int=_readable_int,
+)
 
 
 def strict_json(text: str) -> Any:
@@ -269,10 +300,7 @@ class ToolCallActionParser:
             if attempt.error:
                 raise InvalidOutput(f"tool call {index}: {attempt.error}. {self._hint()}")
             if attempt.name not in self._known:
-                raise InvalidOutput(
-                    f"tool call {index} uses an unknown function {quoted(attempt.name)}; "
-                    f"available functions: {', '.join(self.tool_names) or 'none'}"
-                )
+                raise InvalidOutput(f"tool call {index} uses {self._unknown(attempt.name)}")
         if attempts and self._direct_names is not None:
             direct = _read_directly(text, attempts, self._direct_names)
             if direct is not None:
@@ -288,9 +316,7 @@ class ToolCallActionParser:
 
     def _tool_call(self, name: str | None, parameters: str) -> ToolCall:
         if name not in self._known:
-            raise InvalidOutput(
-                f"unknown function {quoted(name)}; available functions: {', '.join(self.tool_names)}"
-            )
+            raise InvalidOutput(self._unknown(name))
         try:
             arguments = strict_json(parameters) if parameters else {}
         except json.JSONDecodeError as exc:
@@ -322,6 +348,24 @@ class ToolCallActionParser:
                 escaped = "\\u003c" + tag[1:]
                 return f" The tag {tag} is inside a JSON string: write its '<' there as {escaped}."
         return ""
+
+    def _unknown(self, name: str | None) -> str:
+        """The error of a call to `name`, no function offered. A name that folds to an offered one (case,
+        Unicode normalization, compatibility forms, invisible characters) is said so, with both names'
+        code points: `unknown function 'café'; available functions: café` showed the model two names
+        that look the same (NFD against NFC)."""
+        error = (
+            f"an unknown function {quoted(name)}; available functions: {', '.join(self.tool_names) or 'none'}"
+        )
+        folded = _folded(name or "")
+        like = next((offered for offered in self.tool_names if _folded(offered) == folded), None)
+        if like is None:
+            return error
+        points = f"{ascii(name)[:120]} against {ascii(like)[:120]}"
+        return (
+            f"{error}. It differs from the offered {quoted(like)} only in case, Unicode normalization or "
+            f"invisible characters ({points}): write the name as offered"
+        )
 
     def _hint(self) -> str:
         if self._format is None:
@@ -356,6 +400,13 @@ class ToolCallActionParser:
         if self.tool_call_parser == "mistral":
             return _read_mistral(text)
         return None
+
+
+def _folded(name: str) -> str:
+    """`name` as a reader would see it: compatibility-normalized, case-folded, without format characters
+    (zero-width spaces and joiners, direction marks)."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return "".join(c for c in folded if unicodedata.category(c) != "Cf")
 
 
 def _alternate(order: re.Pattern[str], text: str) -> bool:
@@ -406,8 +457,8 @@ def _read_directly(text: str, attempts: list[_Attempt], names: frozenset[str]) -
       (`_attempts`), so the detector's lazy "<tool_call>\n(.*?)\n</tool_call>" finds the same blocks,
       whose stripped text is the one read here;
     - every name is one the detector keeps (a tool's non-empty name);
-    - no number is infinite (a literal beyond a float's range): the detector writes the arguments back
-      with json.dumps, where it becomes Infinity, which the strict reading of them refuses.
+    - no number is infinite: the strict reading refuses a literal beyond a float's range (which the
+      detector would write back with json.dumps as Infinity).
     The strict reading (no key twice, no NaN) reads the block as json.loads does, and json.dumps then
     the strict reading of the arguments gives back an equal object. tests/parsers/test_direct_calls.py
     compares the two on generated texts."""
@@ -417,22 +468,10 @@ def _read_directly(text: str, attempts: list[_Attempt], names: frozenset[str]) -
         return None
     calls = []
     for attempt in attempts:
-        if attempt.name not in names or attempt.arguments is None or not _finite(attempt.arguments):
+        if attempt.name not in names or attempt.arguments is None:
             return None
         calls.append(ToolCall(name=attempt.name, arguments=attempt.arguments))
     return calls
-
-
-def _finite(value: Any) -> bool:
-    """Whether no float in a JSON value is infinite (or NaN, which the strict reading refuses already)."""
-    kind = type(value)
-    if kind is float:
-        return math.isfinite(value)
-    if kind is dict:
-        return all(map(_finite, value.values()))
-    if kind is list:
-        return all(map(_finite, value))
-    return True
 
 
 def _read_json_call(payload: str, arguments_keys: tuple[str, ...]) -> _Attempt:

@@ -124,10 +124,10 @@ def test_the_direct_reading_is_taken_for_template_calls(monkeypatch: pytest.Monk
     action = direct.parse(text)
     assert isinstance(action, ToolCallAction) and [call.name for call in action.calls] == ["cd", "ls"]
     assert repr(action) == repr(through_sglang.parse(text))
-    # SGLang's reading of a float beyond range is refused by t3rl's: that text goes through SGLang.
+    # A float beyond range is refused by the strict reading of the block, before either reading.
     beyond = '<tool_call>\n{"name": "cd", "arguments": {"n": 1e400}}\n</tool_call>'
     assert repr(direct.parse(beyond)) == repr(through_sglang.parse(beyond))
-    assert taken == [True, False]
+    assert taken == [True]
 
 
 @pytest.mark.parametrize("name", ["hermes", "glm45", "llama3", "deepseekv3"])

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+import unicodedata
+
 import pytest
 
 from t3rl_core.chat.format import ChatFormat
@@ -156,3 +159,103 @@ def test_no_escape_is_suggested_where_none_is_written_or_none_applies() -> None:
     glm = ToolCallActionParser(ParsersConfig(tool_call_parser="glm45"), TOOLS)
     action = glm.parse(render_calls("glm45", [ToolCall("echo", {"text": 'say "a</tool_call>b"'})]))
     assert isinstance(action, InvalidAction) and "JSON string" not in action.error
+
+
+# ------------------------------------------------------------------ numbers no reader holds as written
+
+_NUMBER_FORMATS = ["qwen25", "llama3", "mistral", "deepseekv3", "glm4_0414"]
+
+
+@pytest.mark.parametrize("name", _NUMBER_FORMATS)
+@pytest.mark.parametrize(
+    ("number", "said"),
+    [("1e400", "'1e400' is past a float's range"), ("-1e400", "'-1e400' is past a float's range"),
+     ("1" + "0" * 5000, "an integer of 5001 digits is more than t3rl reads"),
+     ("-" + "9" * 4301, "an integer of 4301 digits is more than t3rl reads")],
+)  # fmt: skip
+def test_a_number_python_cannot_read_as_written_is_a_format_error(name: str, number: str, said: str) -> None:
+    """Before: 1e400 was read as inf (the tool got it; the error, where one came, named 'Infinity', a
+    word the model never wrote), and a 5,001-digit integer raised out of the reader: 'could not parse
+    the output (ValueError(... use sys.set_int_max_str_digits() to increase the limit))', the message
+    of a parser bug, naming a Python call to the model. Now each is the format error naming the
+    number, in every JSON format (one decoder: STRICT_JSON's parse_float and parse_int)."""
+    parser = ToolCallActionParser(ParsersConfig(tool_call_parser=name), TOOLS)
+    text = render_calls(name, [ToolCall("add", {"a": 11111, "b": 2})]).replace("11111", number)
+    action = parser.parse(text)
+    assert isinstance(action, InvalidAction), action
+    assert said in action.error and "could not parse" not in action.error and len(action.error) < 2000
+
+
+@pytest.mark.parametrize("number", ["123456789012345678901234567890", "2.5e-3", "1.5e-400", "-0.0"])
+def test_numbers_python_reads_stay_the_call(number: str) -> None:
+    """A long integer, a small float and one that underflows to 0.0 (as every IEEE reader reads it)
+    are still calls."""
+    parser = ToolCallActionParser(ParsersConfig(tool_call_parser="qwen25"), TOOLS)
+    text = render_calls("qwen25", [ToolCall("add", {"a": 11111, "b": 2})]).replace("11111", number)
+    action = parser.parse(text)
+    assert isinstance(action, ToolCallAction), action
+    assert action.calls[0].arguments["a"] == json.loads(number)
+
+
+# ------------------------------------------------------------------ a name that only looks offered
+
+_CAFE = {
+    "type": "function",
+    "function": {"name": "café", "description": "x", "parameters": {"type": "object"}},
+}
+
+
+@pytest.mark.parametrize("name", ["qwen25", "glm45", "llama3", "mistral"])
+@pytest.mark.parametrize(
+    ("written", "offered"),
+    [(unicodedata.normalize("NFD", "café"), "café"), ("Add", "add"), ("ad\u200bd", "add"),
+     ("add\u200f", "add"), ("\uff41\uff44\uff44", "add")],
+)  # fmt: skip
+def test_a_name_differing_only_unseen_says_how(name: str, written: str, offered: str) -> None:
+    """Before: 'unknown function 'café'; available functions: café, add, echo', two names that look the
+    same (NFD against NFC), and so for a fullwidth 'ａｄｄ'. Now the error names the offered name it
+    folds to and both names' code points. The call is still refused: SGLang's detectors and the
+    worlds compare names exactly."""
+    parser = ToolCallActionParser(ParsersConfig(tool_call_parser=name), [_CAFE, *TOOLS])
+    action = parser.parse(render_calls(name, [ToolCall(written, {"a": 1})]))
+    assert isinstance(action, InvalidAction), action
+    assert f"differs from the offered {offered!r} only in case" in action.error, action.error
+    assert f"({written!a} against {offered!a})" in action.error
+
+
+def test_a_name_like_no_offered_one_gets_no_such_hint() -> None:
+    """Nor does a name folding to a function offered only later (BFCL's missing functions): errors never
+    name those early."""
+    late = {"type": "function", "function": {"name": "fly", "parameters": {"type": "object"}}}
+    parser = ToolCallActionParser(ParsersConfig(tool_call_parser="qwen25"), TOOLS, late_tools=[late])
+    for written in ("sub", "FLY"):
+        action = parser.parse(render_calls("qwen25", [ToolCall(written, {})]))
+        assert isinstance(action, InvalidAction) and "differs" not in action.error
+        assert "'fly'" not in action.error and "available functions: add, echo" in action.error
+
+
+# ------------------------------------------------------------------ a tokenizer with no turn end
+
+
+class _Tokenizer:
+    """What ChatFormat reads of a tokenizer before it needs one to encode: a template, a vocabulary of
+    no shipped family, and `eos_token`."""
+
+    chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+
+    def __init__(self, eos_token: str | None) -> None:
+        self.eos_token = eos_token
+
+    def get_vocab(self) -> dict[str, int]:
+        return {"a": 0, "b": 1, "<eos>": 2}
+
+
+@pytest.mark.parametrize(
+    ("eos", "said"), [(None, "declares no eos_token"), ("</s>", "declares the eos_token '</s>', no token of")]
+)
+def test_a_tokenizer_with_no_turn_end_names_the_family_to_declare(eos: str | None, said: str) -> None:
+    """Before: 'the tokenizer lacks the turn-ending tokens [None] of its chat family', for a tokenizer
+    of no family at all. Now it says what is missing and where to declare it."""
+    with pytest.raises(ValueError) as raised:
+        ChatFormat(_Tokenizer(eos))
+    assert said in str(raised.value) and "declare the family's tokens with chat.family" in str(raised.value)
