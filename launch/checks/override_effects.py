@@ -79,6 +79,16 @@ def _replaced(key: str, first: str, later: str) -> Problem:
             f"override `{first}`",
             f"drop `{first}` (or write an {key} whose defaults list names both)",
         )
+    if first.partition("=")[2] == later.partition("=")[2]:
+        # One override pasted twice: 'replaced by' itself, with the other as the alternative, said nothing.
+        return Problem(
+            key,
+            f"set twice on the command line to the same value (`{first}`, then `{later}`): the second "
+            "changes nothing",
+            f"override `{later}`",
+            f"drop the second `{later}`",
+            severity="warning",
+        )
     return Problem(
         key,
         f"set twice on the command line: `{first}` is replaced by `{later}`, the last one",

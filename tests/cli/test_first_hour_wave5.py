@@ -233,3 +233,19 @@ def test_a_value_the_override_grammar_reads_only_quoted_gets_it_quoted(value: st
     assert problem.key == "tracking.project" and "reads only quoted" in problem.message, problem
     (fixed,) = shlex.split(problem.fix)  # one shell word, as the shell hands it over
     assert resolve(["+experiment=quickstart", fixed]).run.tracking.project == value
+
+
+# ------------------------------------------------- one override pasted twice
+
+
+def test_an_override_given_twice_alike_says_so() -> None:
+    """`seed=3 … seed=3` (a line pasted after an edited one). Was: '`seed=3` is replaced by `seed=3`',
+    fix 'drop `seed=3` (or `seed=3`, if the first was meant)'."""
+    from launch.checks.resolve import resolve
+
+    (warning,) = [
+        w for w in resolve(["+experiment=quickstart", "seed=3", "seed=3"]).warnings if w.key == "seed"
+    ]
+    assert "to the same value (`seed=3`, then `seed=3`): the second changes nothing" in warning.message
+    assert warning.fix == "drop the second `seed=3`", warning
+    assert not [w for w in resolve(["+experiment=quickstart", "seed=3"]).warnings if w.key == "seed"]
