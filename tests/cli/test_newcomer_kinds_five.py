@@ -397,7 +397,11 @@ def test_an_eval_stopped_between_episodes_is_listed_as_stopped(
 
     monkeypatch.setattr(runner, "_run_episode", stopping)
     out = here / "ev"
+    # The split as --data (the tasks the eval would select from its prepared split): preparing all
+    # 800 rows and six files to play three episodes was most of the test's CPU.
+    data = write_jsonl(bfcl_rows(2), here / "bfcl_test.jsonl")
     argv = ["eval", "+experiment=quickstart", "--stage", "eval_reference", "--out", str(out)]
+    argv += ["--data", str(data)]
     from t3rl_core.chat.tiny import shared_tokenizer_dir
 
     tokenizer = f"model.chat.tokenizer={shared_tokenizer_dir('qwen3')}"
