@@ -182,6 +182,17 @@ STARTUP_USUAL = SECONDS_USUAL._replace(
 StartupSeconds = Annotated[
     float, Domain("seconds", "a duration > 0 (a timeout or a limit)"), Gt(0), Le(MAX_WAIT_S), STARTUP_USUAL
 ]
+# Tokens one model call may generate (its max_new_tokens): fewer than 16 hold neither a tool call's tags
+# and name nor a sentence of a reply, so every call is cut before it ends (an RL stage trains on cut-off
+# calls alone, an eval scores none); 8 is likelier 8k typed short. A tiny random model's smoke run keeps
+# 16 (quickstart). The ceiling is no model's context; each model's own is compared by the length rules.
+CALL_TOKENS = Usual(
+    16_777_216.0,
+    4096.0,
+    "no model's context holds 16M tokens",
+    least=16.0,
+    least_why="a tool call's tags and name, or a sentence of a reply, take more: each call is cut short",
+)
 Delay = Annotated[
     float,
     Domain("delay", "a wait in seconds >= 0 (0 = none)"),

@@ -267,7 +267,12 @@ def _service_claims(name: str, service: ServiceConfig, stage: str, host: str, po
 
 
 def _tree_claims(run: RunConfig, point: str) -> list[Claim]:
-    """Directories t3rl lists (each child a run or a plan): nothing else may live inside them."""
+    """Directories t3rl lists (each child a run or a plan): nothing else may live inside them. Every
+    other directory t3rl writes (a field of the kind OutputDir something reads: tracking.dir, submitit's
+    executor.folder) claims its tree too, so that its files are never taken for runs or plans."""
+    # lazy: launch.checks.rules imports launch.checks.probes, which imports this module
+    from launch.checks.rules.local_dirs import fields_of_kind
+
     paths = run.paths
     trees = {
         "paths.runs_dir": (paths.runs_dir, "the runs t3rl lists"),
@@ -276,6 +281,8 @@ def _tree_claims(run: RunConfig, point: str) -> list[Claim]:
         "paths.models_dir": (paths.models_dir, "the HF models"),
         "paths.cache_dir": (paths.cache_dir, "the prepared-data and tiny-model cache"),
     }
+    for key, value, _ in fields_of_kind(run, "output dir"):
+        trees.setdefault(key, (value, f"the files {key} names"))
     return [Claim("tree", "", _normal(path), what, key, point=point) for key, (path, what) in trees.items()]
 
 
@@ -467,5 +474,7 @@ def _free_port(claim: Claim, taken: set[tuple[str, int | str]]) -> int:
 def _outside(moved: Claim, fixed: Claim) -> str:
     """A directory for `moved` beside `fixed`'s tree, not inside or above it."""
     base = PurePosixPath(str(fixed.item))
-    name = moved.key.rsplit(".", 1)[-1].removesuffix("_dir")
+    parts = moved.key.split(".")
+    # `tracking.dir` is named by its section, `paths.cache_dir` by its field
+    name = parts[-2] if parts[-1] == "dir" and len(parts) > 1 else parts[-1].removesuffix("_dir")
     return str(base.parent / f"{base.name}-{name}" if base.name else base / name)

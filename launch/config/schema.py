@@ -25,6 +25,7 @@ from t3rl_core.config import (
 from t3rl_core.credit import OutcomeWeight
 from t3rl_core.eval.config import MAX_SAMPLES_PER_TASK, EvalConfig
 from t3rl_core.fields import (
+    CALL_TOKENS,
     STARTUP_USUAL,
     WEIGHT_DECAY,
     Argv,
@@ -349,8 +350,8 @@ class CurriculumConfig(StrictModel):
     rollout_shuffle: bool = True
     balance_data: Annotated[bool, _RL_ONLY] = True
     # Tokens per model call in training and in in-loop eval (slime's *-max-response-len).
-    rollout_max_response_len: int = Field(ge=1)
-    eval_max_response_len: Annotated[int, _IN_LOOP_EVAL] | None = Field(None, ge=1)
+    rollout_max_response_len: Annotated[int, CALL_TOKENS] = Field(ge=1)
+    eval_max_response_len: Annotated[int, _IN_LOOP_EVAL, CALL_TOKENS] | None = Field(None, ge=1)
     # Sampling temperature (slime --rollout-temperature); 0 = greedy, which SGLang accepts (pre-flight
     # refuses it with a group baseline: every group would be one answer repeated).
     rollout_temperature: Temperature = 1.0

@@ -7,6 +7,7 @@ from pydantic import Field
 from t3rl_core.engines.config import AnyEngineConfig, ReferenceEngineConfig
 from t3rl_core.eval.published import PublishedConfig
 from t3rl_core.fields import (
+    CALL_TOKENS,
     Argv,
     Distinct,
     Hostname,
@@ -78,7 +79,7 @@ class EvalConfig(StrictModel):
     top_k: TopK = -1
     seed: Seed = 0
     # Tokens per model call; None = the runtime config's rollout.max_new_tokens.
-    max_new_tokens: int | None = Field(None, ge=1)
+    max_new_tokens: Annotated[int, CALL_TOKENS] | None = Field(None, ge=1)
     # Model calls per episode; None = the runtime config's rollout.max_num_steps.
     max_num_steps: int | None = Field(None, ge=1)
     # Share of episodes the engine may fail (aborted: no answer, dropped connection, server abort)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
 from t3rl_core.fields import (
     SECONDS_USUAL,
@@ -55,6 +55,45 @@ class SandboxConfig(StrictModel):
     """Base of every sandbox section; subclasses narrow `name` to a Literal."""
 
     name: RegistryName
+
+
+# The trees a cell's process is loaded from: the system's (the loader, libc, the shell) and the
+# interpreter's (its prefix: the standard library, site-packages).
+_SYSTEM_TREES = (
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib",
+    "/usr/lib64",
+)
+
+
+def _run_from() -> tuple[str, ...]:
+    import sys  # the interpreter running t3rl: the cells' own when `python` is None
+
+    return (*_SYSTEM_TREES, os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix))
+
+
+def _system_left_visible(path: str) -> str:
+    """A hidden path (covered by an empty directory after the private dirs, whose covers bind the
+    interpreter's trees back) must not hold a tree the cells load from: the modules a cell imports, the
+    libraries they link, would be gone, every such code call would fail, and the model would train on
+    the errors."""
+    normal = os.path.normpath(os.path.expanduser(path))
+    for tree in _run_from():
+        if tree == normal or tree.startswith(normal.rstrip("/") + "/"):
+            raise ValueError(
+                f"{path} holds {tree}, which the cells load code from: hidden, their imports fail"
+            )
+    return path
+
+
+# A path hidden in every cell.
+CoveredPath = Annotated[LocalPath, AfterValidator(_system_left_visible)]
 
 
 class LocalSandboxConfig(SandboxConfig):
@@ -107,7 +146,7 @@ class LocalSandboxConfig(SandboxConfig):
     # Paths covered by an empty directory (or /dev/null for files) inside the cell's read-only
     # filesystem: credentials the cell's user could otherwise read ("~" is t3rl's home; matters most
     # without the user layer, i.e. when t3rl is not root and cells keep its uid).
-    hidden_paths: Annotated[list[LocalPath], Distinct()] = Field(
+    hidden_paths: Annotated[list[CoveredPath], Distinct()] = Field(
         default_factory=lambda: [
             *("~/.ssh", "~/.aws", "~/.config", "~/.cache", "~/.netrc", "~/.git-credentials"),
             *("~/.docker", "~/.kube", "~/.huggingface", "~/.npmrc", "~/.pypirc"),

@@ -13,11 +13,18 @@
 - sbatch options whose effect reaches past the allocation: `--export` without ALL is every srun's too,
   `--array` runs one stage many times into one dir, `--mem=64` is 64 MB;
 - a shell variable in a path (`$SCRATCH/runs`), which nothing expands: the config's `${oc.env:NAME}` is
-  the fix.
+  the fix;
+- a model call's token budget too small for one tool call or one sentence (`rollout_max_response_len=8`,
+  8 for 8k; a user simulator's `max_tokens=4`): `CALL_TOKENS` declares a floor on every such field;
+- a directory t3rl writes inside the runs it lists (`tracking.dir=runs/tb`, submitit's folder there):
+  every read field of the kind OutputDir claims its tree on the ledger, as the paths.* dirs did;
+- a sandbox's hidden path over what the cells load code from (`/`, `/usr/lib`, the interpreter's prefix):
+  `CoveredPath` refuses it (the private dirs' covers bind the interpreter's trees back; hidden ones do not).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -223,3 +230,64 @@ def test_a_shell_variable_in_a_path_is_refused_with_the_configs_reading_of_it(ke
     problem = _refused_at_key_with_a_fix_that_validates([S1, f"{key}='$HOME/t3rl-wave5'"], key)
     assert "use ${oc.env:HOME}/t3rl-wave5" in problem.message  # was accepted: a directory named '$HOME'
     assert errors([S1, f"{key}='${{oc.env:HOME}}/t3rl-wave5'"]) == []
+
+
+# ------------------------------------------------------------------------------- a call's token budget
+
+TAU2 = "+experiment=tau2_pipeline"
+SHORT_CALLS = [
+    (
+        [S1, "stages.train.curriculum.rollout_max_response_len=8"],
+        "stages.train.curriculum.rollout_max_response_len",
+    ),
+    (["+experiment=stage2_bfcl", "eval.max_new_tokens=4"], "eval.max_new_tokens"),
+    ([TAU2, "env.user.max_tokens=4"], "env.user.max_tokens"),  # the user simulator's reply
+]
+
+
+@pytest.mark.parametrize(("overrides", "key"), SHORT_CALLS, ids=[o[-1] for o, _ in SHORT_CALLS])
+def test_a_call_budget_below_one_tool_call_is_warned_about(overrides: list[str], key: str) -> None:
+    _warned_with_a_fix_that_clears_it(overrides, key, "below the usual at least 16")  # was accepted
+
+
+def test_a_smoke_runs_short_calls_are_accepted_without_a_word() -> None:
+    assert _warnings([TAU2, "env.user.max_tokens=16"], "env.user.max_tokens") == []
+    assert [w for w in resolve(["+experiment=quickstart"]).warnings if "max_new_tokens" in w.key] == []
+
+
+# ------------------------------------------------------------------ directories inside the listed trees
+
+IN_A_LISTED_TREE = [
+    ([S1, "tracking=tensorboard", "tracking.dir=runs/tb"], "tracking.dir"),
+    ([S1, "tracking=wandb", "tracking.dir=plans"], "tracking.dir"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "key"), IN_A_LISTED_TREE, ids=[o[-1] for o, _ in IN_A_LISTED_TREE])
+def test_a_directory_t3rl_writes_inside_the_runs_it_lists_is_refused(overrides: list[str], key: str) -> None:
+    _refused_at_key_with_a_fix_that_validates(overrides, key)  # was accepted: taken for a run or a plan
+
+
+def test_submitits_folder_inside_the_runs_is_refused() -> None:
+    folder = Path.cwd() / "runs" / "slurm"  # absolute: a SharedOutputDir is read on the nodes too
+    _refused_at_key_with_a_fix_that_validates([*SLURM, f"executor.folder={folder}"], "executor.folder")
+
+
+def test_a_directory_beside_the_listed_trees_or_unread_is_not_refused() -> None:
+    assert errors([S1, "tracking=tensorboard", "tracking.dir=tb"]) == []
+    assert errors([S1, "tracking=none", "tracking.dir=runs"]) == []  # no tracker writes it (warned as unread)
+
+
+# ------------------------------------------------------------------------------- a sandbox's hidden paths
+
+
+@pytest.mark.parametrize("hidden", ["/", "/usr/lib", "PREFIX"])
+def test_a_hidden_path_over_what_cells_load_code_from_is_refused(hidden: str) -> None:
+    path = str(Path(sys.prefix).resolve().parent) if hidden == "PREFIX" else hidden
+    overrides = [RETOOL, f"env.sandbox.hidden_paths=['~/.ssh','{path}']"]
+    _refused_at_key_with_a_fix_that_validates(overrides, "env.sandbox.hidden_paths")  # was accepted
+
+
+def test_hidden_paths_beside_the_code_and_private_dirs_over_it_are_accepted() -> None:
+    assert errors([RETOOL, "env.sandbox.hidden_paths=['~/.ssh','/usr/share/doc']"]) == []
+    assert errors([RETOOL, f"env.sandbox.private_dirs=['/tmp','{Path(sys.prefix).resolve().parent}']"]) == []

@@ -22,6 +22,7 @@ from pydantic import AfterValidator, Field
 
 from t3rl_core import outside_json
 from t3rl_core.fields import (
+    CALL_TOKENS,
     Identifier,
     Label,
     OpenAIBaseUrl,
@@ -68,7 +69,7 @@ class LLMUserConfig(UserSimulatorConfig):
     model: Annotated[Label, AfterValidator(served_model_name)]
     temperature: Temperature = 0.7
     # Tokens per user reply; None = the server's default.
-    max_tokens: int | None = Field(None, ge=1)
+    max_tokens: Annotated[int, CALL_TOKENS] | None = Field(None, ge=1)
     # The API key by reference: env:NAME or file:PATH (never the key itself); None = a local server
     # that checks no key.
     api_key: Secret | None = None
