@@ -195,15 +195,18 @@ def test_a_swept_list_with_a_value_more_runs_only_the_new_point_in_the_same_swee
     assert all(f"| {i} | seed=" in md for i in range(3)), md
 
 
-@pytest.mark.parametrize(
-    "second",
-    [("seed=1,2",), ("seed=1,3",), ("seed=1,2,3", "env.data.test_size=3")],
-    ids=["same points", "a point dropped", "another fixed override"],
-)
-def test_a_sweep_that_is_no_extension_starts_a_new_sweep(conf: Path, tmp_path: Path, second: tuple[str, ...]):
+def test_a_sweep_that_is_no_extension_starts_a_new_sweep(conf: Path, tmp_path: Path):
+    """Each command after one first sweep (one sweep run for the three: ~1 s of CPU each): none grows
+    the first sweep, nor any sweep an earlier one of them started (the same points, a point dropped,
+    another fixed override)."""
     _sweep(conf, "seed=1,2")
-    _sweep(conf, *second)
-    assert len(list((tmp_path / "runs" / "rec").iterdir())) == 2
+    (first,) = (tmp_path / "runs" / "rec").iterdir()
+    points = _points(first)
+    seconds = [("seed=1,2",), ("seed=1,3",), ("seed=1,2,3", "env.data.test_size=3")]
+    for sweeps, second in enumerate(seconds, 2):
+        _sweep(conf, *second)
+        assert len(list((tmp_path / "runs" / "rec").iterdir())) == sweeps, second
+        assert _points(first) == points, second
 
 
 # ------------------------------------------- every attempt's tracker config holds its own manifest
