@@ -116,6 +116,9 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
         )
         if listed:
             raise ConfigError(listed)
+    named = _file_name_as_option(parsed, loader, written)
+    if named is not None:
+        raise ConfigError([named])
     with_hydra = _needs_hydra_node(parsed)
     if with_hydra:
         # lazy: Hydra's plugin discovery, only when Hydra's own groups compose
@@ -676,6 +679,31 @@ def _path_as_option(
         else:
             fix = f"put the file in DIR/{group}/{name}.yaml and give --config-dir DIR {assign}={name}"
         return Problem(key=group, message=message, source=f"override `{typed}`", fix=fix)
+    return None
+
+
+def _file_name_as_option(
+    parsed: list[Override], loader: ConfigLoaderImpl, written: dict[str, str]
+) -> Problem | None:
+    """A group option given by its file's name (`+experiment=quickstart.yaml`): Hydra composed it, but
+    the run recorded the override as typed (another run's to a resume, `t3rl runs --where`, the note of
+    an unfinished run of the same overrides) and `--explain` named `experiment/quickstart.yaml.yaml`;
+    `.yml` printed Hydra's deprecation warning from its site-packages file first."""
+    for override in parsed:
+        value, group = override.value(), override.key_or_group.split("@")[0]
+        if not (isinstance(value, str) and value.endswith((".yaml", ".yml")) and "/" not in value):
+            continue
+        name = value.rpartition(".")[0]
+        if not internals.group_exists(loader, group) or name not in internals.group_options(loader, group):
+            continue
+        typed = written.get(override.input_line, override.input_line)
+        return Problem(
+            key=group,
+            message=f"'{value}' is a file's name; an option of config group '{group}' is named without it "
+            f"({group}/{name}.yaml is the option {name})",
+            source=f"override `{typed}`",
+            fix=f"{typed.split('=', 1)[0]}={name}",
+        )
     return None
 
 

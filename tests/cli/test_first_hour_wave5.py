@@ -249,3 +249,22 @@ def test_an_override_given_twice_alike_says_so() -> None:
     assert "to the same value (`seed=3`, then `seed=3`): the second changes nothing" in warning.message
     assert warning.fix == "drop the second `seed=3`", warning
     assert not [w for w in resolve(["+experiment=quickstart", "seed=3"]).warnings if w.key == "seed"]
+
+
+# ------------------------------------------------- an option given by its file's name
+
+
+@pytest.mark.parametrize("typed", ["+experiment=quickstart.yaml", "+experiment=quickstart.yml"])
+def test_an_option_given_by_its_file_name_is_refused_with_its_name(typed: str) -> None:
+    """Was: `.yaml` composed and recorded as typed (`--explain` said `chosen by: experiment/
+    quickstart.yaml.yaml`; a resume or `runs --where` saw another override); `.yml` printed Hydra's
+    deprecation warning from its site-packages file, then 'unknown option'."""
+    from launch.checks.resolve import resolve
+    from launch.config.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        resolve([typed])
+    (problem,) = refused.value.problems
+    assert problem.key == "experiment" and "is a file's name" in problem.message, problem
+    assert problem.fix == "+experiment=quickstart", problem
+    assert resolve([problem.fix]).run.name == "quickstart"
