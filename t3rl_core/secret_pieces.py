@@ -27,6 +27,9 @@ MASK = "***"
 # A beginning or end this long of a random value is taken for the value (a key's first 12 random
 # characters do not occur by chance; an ordinary value's, e.g. a path's, might, so they are not cut).
 PIECE = 12
+# A piece of a known value this long at a line's edge (its beginning ending a line, its end beginning one)
+# is taken for the value folded there: anchored at the break, it does not occur by chance as often.
+EDGE = 6
 # What a renderer puts around a line break besides padding: a panel's or table's border.
 _BORDERS = "│┃║|"
 # What `_strip` may take off a line's end; `line[:1] in _EDGES` also holds for an empty line.
@@ -59,6 +62,8 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
     for value in values:
         if len(value) > PIECE and is_random(value):
             text = _mask_ends(text, value)
+        if len(value) > EDGE and is_random(value):
+            text = _mask_line_edges(text, value)
     return text
 
 
@@ -281,6 +286,39 @@ def _mask_ends(text: str, value: str) -> str:
         spans.append((begin, end))
         at = text.find(tail, end)
     return _masked(text, spans)
+
+
+def _mask_line_edges(text: str, value: str) -> str:
+    """`text` with a beginning of `value` that ends a line, and an end of it that begins one, masked when
+    `EDGE` characters or longer and not read as a word: a value a child folded over two lines, read by a
+    line-by-line copier (a stage's log tee, a server's copier), arrives as two texts, and each piece of a
+    value under 2 × `PIECE` characters may be too short for `_mask_ends`."""
+    spans = []
+    at = text.find(value[:EDGE])
+    while at != -1:
+        end = len(text[: _line_end(text, at)].rstrip(" \t\r"))
+        if end - at < len(value) and text[at:end] == value[: end - at] and not _word(text[at:end]):
+            spans.append((at, end))
+        at = text.find(value[:EDGE], at + 1)
+    at = text.find(value[-EDGE:])
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        start += len(text[start:at]) - len(text[start:at].lstrip(" \t"))
+        piece = text[start : at + EDGE]
+        if len(piece) < len(value) and value.endswith(piece) and not _word(piece):
+            spans.append((start, at + EDGE))
+        at = text.find(value[-EDGE:], at + 1)
+    return _masked(text, spans) if spans else text
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end == -1 else end
+
+
+def _word(piece: str) -> bool:
+    """`piece` reads as a word (`correct`, `Horse`): a passphrase's word ending a line is left."""
+    return re.fullmatch(r"[A-Z]?[a-z]+", piece) is not None
 
 
 def _masked(text: str, spans: list[tuple[int, int]]) -> str:

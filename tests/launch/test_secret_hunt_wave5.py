@@ -17,6 +17,9 @@
   (`HF_TOKEN V`, `api_key V`: a table's columns, a Dockerfile's `ENV NAME V`), inside a markup element
   of that name (`<password>V</password>`), nor as pydantic's `input_value='V'`, whose location
   (`db.password`) stands on the line above.
+- A known value a child folded over two lines, read by a line-by-line copier (a stage's log tee, a
+  server's copier) as two texts: a value under 24 characters could fold into two pieces under 12,
+  neither masked as a beginning or an end.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import html
 import io
 import random
+import re
 import shlex
 import string
 import textwrap
@@ -36,8 +40,10 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from launch.config.secrets import ScrubbingStream, scrub_text
-from t3rl_core import secret
+from t3rl_core import redact, secret
 from t3rl_core.secret import MASK, mask_revealed, mask_text
+from t3rl_core.secret_pieces import EDGE
+from t3rl_core.secret_shapes import PemLines
 
 # ------------------------------------------------------------------ a value above a line of prose
 
@@ -227,3 +233,42 @@ def test_what_names_no_credential_or_gives_no_value_stays(text: str) -> None:
 def test_user_information_of_a_url_without_its_scheme_is_masked(text: str) -> None:
     masked = scrub_text(text, [])
     assert VALUE not in masked and f":{MASK}@" in masked, masked
+
+
+# ------------------------------------------------------------------ a known value over two lines, read apart
+
+
+def test_a_known_value_folded_over_two_lines_read_one_at_a_time_is_masked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line-by-line copier (a stage's log tee: `scrub_text`; a server's: `redact._masked`; a stage's own
+    records: `mask_revealed`) gets a value a child folded as two texts: each piece of a value shorter
+    than 24 characters may be under 12, which `_mask_ends` left. A piece of 6+ characters at the break
+    (the line's end, the next line's start) is masked unless it reads as a word."""
+    draw = random.Random(6)
+    for _ in range(12):
+        value = "".join(
+            draw.choice(string.ascii_letters + string.digits) for _ in range(draw.randint(13, 23))
+        )
+        monkeypatch.setattr(secret, "_REVEALED", {value})
+        for fold in range(EDGE, len(value) - EDGE + 1):
+            head, rest = value[:fold], value[fold:]
+            first, second = f"token {head}\n", f"  {rest} (expires)\n"
+            outs = [
+                (scrub_text(first, [value]), scrub_text(second, [value])),
+                (mask_revealed(first), mask_revealed(second)),
+                tuple(
+                    redact._masked(t.encode(), [value.encode()], PemLines()).decode() for t in (first, second)
+                ),
+            ]
+            for one, two in outs:
+                assert head not in one or re.fullmatch(r"[A-Z]?[a-z]+", head), (value, fold, one)
+                assert rest not in two or re.fullmatch(r"[A-Z]?[a-z]+", rest), (value, fold, two)
+                assert one.startswith("token ") and two.endswith(" (expires)\n"), (one, two)
+
+
+def test_a_passphrases_word_at_a_lines_end_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(secret, "_REVEALED", {"correct horse battery staple"})
+    assert mask_revealed("the answer is correct\n") == "the answer is correct\n"
+    monkeypatch.setattr(secret, "_REVEALED", {"Zq81Lm20Xc77Rt5mN8w3"})
+    assert mask_revealed("Zq81Lm20 is not at an edge\n") == "Zq81Lm20 is not at an edge\n"
