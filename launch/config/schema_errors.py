@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
@@ -92,6 +94,27 @@ def _written_in_a_file(provenance: Provenance, key: str) -> bool:
     return _file_of(provenance, key) is not None
 
 
+def _anchor_holder(file: str | None, leaf: str) -> str | None:
+    """The fix of an unknown key that a config file wrote only to hold a YAML anchor (`x_common: &common`,
+    merged elsewhere with `<<: *common`): deleting it, or moving its values as any other misplaced key's,
+    left each alias undefined. None when `leaf:` in `file` holds no anchor."""
+    if file is None:
+        return None
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = re.search(rf"^\s*{re.escape(leaf)}\s*:\s*&([^\s{{}}\[\],]+)", text, re.M)
+    if found is None:
+        return None
+    name = found[1]
+    return (
+        f"in {file}, `{leaf}:` only holds the YAML anchor &{name}, and every key of the file is one of the "
+        f"config: put &{name} on the first place that uses it (the section written in full there), alias "
+        f"it in the others (`<<: *{name}`), and delete `{leaf}:`"
+    )
+
+
 def _file_of(provenance: Provenance, key: str) -> str | None:
     """The config file that wrote `key` itself; None when an override or a section above it set it."""
     origin = provenance.origin(key)
@@ -133,7 +156,10 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
             else None
         )
         swap = _swapped_after(key, provenance)
-        if group:
+        anchor = _anchor_holder(_file_of(provenance, key), leaf)
+        if anchor:
+            fix = anchor
+        elif group:
             fix = group_choice_fix(group)
         elif secret_fix:
             fix = f"did you mean '{target}'? {secret_fix}"

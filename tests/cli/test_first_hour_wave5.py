@@ -268,3 +268,63 @@ def test_an_option_given_by_its_file_name_is_refused_with_its_name(typed: str) -
     assert problem.key == "experiment" and "is a file's name" in problem.message, problem
     assert problem.fix == "+experiment=quickstart", problem
     assert resolve([problem.fix]).run.name == "quickstart"
+
+
+# ------------------------------------------------- a key that only holds a YAML anchor
+
+ANCHORED = """\
+# @package _global_
+defaults:
+  - quickstart
+  - _self_
+name: anch
+x_common: &common
+  limit_per_category: 2
+stages:
+  eval_reference:
+    eval:
+      <<: *common
+  eval_tiny:
+    eval:
+      <<: *common
+"""
+# The edit the fix describes: the anchor on the first use, the alias in the other, the holder deleted.
+ANCHORED_AS_TOLD = """\
+# @package _global_
+defaults:
+  - quickstart
+  - _self_
+name: anch
+stages:
+  eval_reference:
+    eval: &common
+      limit_per_category: 2
+  eval_tiny:
+    eval:
+      <<: *common
+"""
+
+
+def test_a_key_that_only_holds_a_yaml_anchor_is_answered_as_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Was: 'set it where it lives: eval.limit_per_category=2' (now: delete `x_common:` and set …), which
+    leaves every `*common` alias undefined: YAML refuses the file."""
+    from launch.checks.resolve import resolve
+    from launch.config.errors import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+    experiment = tmp_path / "mine" / "experiment" / "anch.yaml"
+    experiment.parent.mkdir(parents=True)
+    experiment.write_text(ANCHORED)
+    with pytest.raises(ConfigError) as refused:
+        resolve(["+experiment=anch"], ["mine"])
+    (problem,) = refused.value.problems
+    assert problem.key == "x_common", problem
+    assert problem.fix.startswith(
+        "in mine/experiment/anch.yaml, `x_common:` only holds the YAML anchor &common"
+    )
+    assert "put &common on the first place that uses it" in problem.fix and "<<: *common" in problem.fix
+    experiment.write_text(ANCHORED_AS_TOLD)
+    stages = resolve(["+experiment=anch"], ["mine"]).run.stages
+    assert stages["eval_tiny"].eval["limit_per_category"] == 2  # the alias carried the anchored values
