@@ -23,6 +23,7 @@ import orjson
 
 from t3rl_core.atomic_files import atomic_write_text
 from t3rl_core.os_errors import naming
+from t3rl_core.outside_json import read_file
 
 INDEX_FILE = "trajectories.index.jsonl"
 # Engine settings that say how to reach or pace the engine, not what it answers.
@@ -184,7 +185,7 @@ def _earlier_commits(summary: Path) -> dict[str, str | None]:
     """The commits of the attempts an earlier summary.json records (nothing from one that is missing
     or damaged: those attempts' commits are then not known)."""
     try:
-        earlier = json.loads(summary.read_text(encoding="utf-8"))
+        earlier = read_file(summary, encoding="utf-8")
     except (OSError, ValueError):
         return {}
     attempts = earlier.get("attempts") if isinstance(earlier, dict) else None
