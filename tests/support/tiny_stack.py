@@ -23,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from tests.support.once_per_run import once_per_run
+
 
 def bfcl_rows(per_category: int, split: str | None = "test") -> list[dict[str, Any]]:
     """The first `per_category` rows of each multi-turn category in a split (None: of any split), in
@@ -37,12 +39,23 @@ def bfcl_rows(per_category: int, split: str | None = "test") -> list[dict[str, A
     return kept
 
 
-@cache  # ~1.5 s of CPU a build, asked for by a dozen modules (and at collection by one)
+@cache  # asked for by a dozen modules
 def _all_bfcl_rows() -> tuple[dict[str, Any], ...]:
+    return tuple(built_bfcl_rows())
+
+
+def built_bfcl_rows() -> list[dict[str, Any]]:
+    """Every row of BFCL's default config, built once for the test run (~1.8 s of CPU) by the first
+    process that asks and read back by the others (~0.8 s: tests/support/once_per_run.py); each call
+    after the first gives its own copy."""
+    return once_per_run("bfcl-rows", _build_bfcl_rows)
+
+
+def _build_bfcl_rows() -> list[dict[str, Any]]:
     from t3rl_core.envs.bfcl.config import BFCLEnvConfig
     from t3rl_core.envs.bfcl.data import build_rows
 
-    return tuple(build_rows(BFCLEnvConfig()))
+    return build_rows(BFCLEnvConfig())
 
 
 def write_jsonl(rows: list[dict[str, Any]], path: Path) -> Path:

@@ -1,4 +1,4 @@
-"""Shared BFCL fixtures: the 800 dataset rows, built in memory once per session from bfcl-eval's data."""
+"""Shared BFCL fixtures: the 800 dataset rows, built in memory once per test run from bfcl-eval's data."""
 
 from __future__ import annotations
 
@@ -6,13 +6,12 @@ from typing import Any
 
 import pytest
 
-from t3rl_core.envs.bfcl.config import BFCLEnvConfig
-from t3rl_core.envs.bfcl.data import build_rows
+from tests.support.tiny_stack import built_bfcl_rows
 
 
 @pytest.fixture(scope="session")
 def bfcl_rows() -> list[dict[str, Any]]:
-    return build_rows(BFCLEnvConfig())
+    return built_bfcl_rows()
 
 
 @pytest.fixture(scope="session")
