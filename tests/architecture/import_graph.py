@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from tests.support import source_tree
+
 PACKAGES = ("launch", "t3rl_core")
 
 
@@ -70,8 +72,8 @@ def import_graph(root: Path, *, when_imported: bool = False) -> dict[str, set[st
     graph: dict[str, set[str]] = {}
     for name, file in known.items():
         targets = set()
-        tree = ast.parse(file.read_text(encoding="utf-8"), str(file))
-        nodes = _module_level(tree.body) if when_imported else ast.walk(tree)
+        # Parsed once per process (tests/support/source_tree.py): each graph and function_imports read them.
+        nodes = _module_level(source_tree.tree(file).body) if when_imported else source_tree.nodes(file)
         for imported in _names_of(nodes, name, file.name == "__init__.py"):
             if imported in known:
                 targets.add(imported)
@@ -122,10 +124,9 @@ class LocalImport:
 def function_imports(root: Path, module: str) -> list[LocalImport]:
     """Every import statement inside a function (or method) of `module`."""
     file = modules(root)[module]
-    source = file.read_text(encoding="utf-8")
-    lines = source.splitlines()
+    lines = source_tree.text(file).splitlines()
     found = []
-    for function in ast.walk(ast.parse(source, str(file))):
+    for function in source_tree.nodes(file):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for node in ast.walk(function):

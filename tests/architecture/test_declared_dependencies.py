@@ -17,6 +17,8 @@ from functools import cache
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
+from tests.support import source_tree
+
 ROOT = Path(__file__).resolve().parents[2]
 CODE_DIRS = ("launch", "t3rl_core", "tests", "benchmarks", "scripts", "examples")
 DECLARATIONS = ("requirements/base.in", "requirements/nodeps.in")
@@ -59,7 +61,7 @@ def imported_top_levels(root: Path) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for folder in CODE_DIRS:
         for path in sorted((root / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+            for node in source_tree.nodes(path):  # parsed once for this process's scans
                 if isinstance(node, ast.Import):
                     modules = [alias.name for alias in node.names]
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 
 from t3rl_core.outside_json import MAX_DEPTH, OutsideJsonError, json_depth, loads
 from t3rl_core.parsers.nesting import structure_depth
+from tests.support import source_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 THE_READER = "t3rl_core/outside_json.py"
@@ -40,11 +42,12 @@ OWN = {
 _MODULES = {"json", "orjson"}
 
 
-def raw_reads(source: str) -> list[int]:
+def raw_reads(source: str, nodes: Sequence[ast.AST] | None = None) -> list[int]:
     """Lines parsing JSON text other than through outside_json: json/orjson `loads`/`load`, a
-    `JSONDecoder` or its `raw_decode`, an aiohttp body's `.json()`, `from json import loads`."""
+    `JSONDecoder` or its `raw_decode`, an aiohttp body's `.json()`, `from json import loads`. `nodes`:
+    the source's, when parsed already (tests/support/source_tree.py)."""
     lines = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(source)) if nodes is None else nodes:
         if (
             isinstance(node, ast.ImportFrom)
             and node.module in _MODULES
@@ -69,7 +72,7 @@ def test_every_json_text_from_outside_is_read_under_the_declared_limit() -> None
     for package in ("launch", "t3rl_core"):
         for path in sorted((ROOT / package).rglob("*.py")):
             name = str(path.relative_to(ROOT))
-            if name != THE_READER and (lines := raw_reads(path.read_text(encoding="utf-8"))):
+            if name != THE_READER and (lines := raw_reads(source_tree.text(path), source_tree.nodes(path))):
                 found[name] = lines
     unlisted = {name: lines for name, lines in found.items() if name not in OWN}
     assert not unlisted, f"read these with t3rl_core.outside_json.loads: {unlisted}"

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from t3rl_core.records import Record
+from tests.support import source_tree
 
 
 class Pair(NamedTuple):
@@ -161,7 +162,7 @@ def test_t3rl_makes_records_not_namedtuples() -> None:
         f"{path.relative_to(root)}:{node.lineno} {node.name}"
         for package in ("launch", "t3rl_core")
         for path in sorted((root / package).rglob("*.py"))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in source_tree.nodes(path)  # parsed once for the scans of this process
         if isinstance(node, ast.ClassDef)
         and any(ast.unparse(base) in ("NamedTuple", "typing.NamedTuple") for base in node.bases)
     ]

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from tests.support import source_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 # The `secrets` module's and `random`'s drawing functions; `random.seed(n)` first makes the latter's
@@ -35,12 +38,13 @@ _NUMPY_DRAW = re.compile(
 _TORCH_DRAW = re.compile(r"torch\.(rand|randn|randint|randperm|rand_like|randn_like|multinomial|bernoulli)")
 
 
-def unseeded_draws(source: str) -> list[str]:
-    """`line: what` for each draw of test data in `source` that is not the same every run."""
-    tree = ast.parse(source)
+def unseeded_draws(source: str, nodes: Sequence[ast.AST] | None = None) -> list[str]:
+    """`line: what` for each draw of test data in `source` that is not the same every run. `nodes`: the
+    source's, when parsed already (tests/support/source_tree.py)."""
+    nodes = tuple(ast.walk(ast.parse(source))) if nodes is None else nodes
     aliases = {"secrets": set(), "random": set()}  # the names each module is bound to
     seeded = False
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for name in node.names:
                 if name.name in aliases:
@@ -54,7 +58,7 @@ def unseeded_draws(source: str) -> list[str]:
             seeded = True
     imported = {name for name in aliases["secrets"] | aliases["random"] if name.startswith("from:")}
     found = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if not isinstance(node, ast.Call):
             continue
         what = ast.unparse(node.func)
@@ -103,7 +107,7 @@ def test_no_test_draws_new_data_each_run() -> None:
     found = {
         str(path.relative_to(ROOT)): draws
         for path in sorted((ROOT / "tests").rglob("*.py"))
-        if (draws := unseeded_draws(path.read_text()))
+        if (draws := unseeded_draws(source_tree.text(path), source_tree.nodes(path)))
     }
     assert found == {}, "draw from tests/support/draws.py or a random.Random(seed) instead:\n" + "\n".join(
         f"{path}:{line}" for path, lines in found.items() for line in lines

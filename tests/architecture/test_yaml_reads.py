@@ -6,23 +6,26 @@ point's planned eval files with it (8 % of its CPU), as did every run record and
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 import yaml
 
 from t3rl_core.yaml_text import safe_load
+from tests.support import source_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 # The one reader (the composition's loaders, libyaml-first classes of their own, pass theirs by name).
 ALLOWED = {"t3rl_core/yaml_text.py"}
 
 
-def _pure_python_reads(source: str) -> list[int]:
+def _pure_python_reads(source: str, nodes: Sequence[ast.AST] | None = None) -> list[int]:
     """Lines calling `yaml.safe_load` / `yaml.full_load` / `yaml.unsafe_load`, or `yaml.load` with
-    PyYAML's SafeLoader / FullLoader / Loader (or none)."""
+    PyYAML's SafeLoader / FullLoader / Loader (or none). `nodes`: the source's, when parsed already
+    (tests/support/source_tree.py)."""
     lines = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(source)) if nodes is None else nodes:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         owner, name = node.func.value, node.func.attr
@@ -43,7 +46,7 @@ def test_no_module_reads_yaml_with_the_pure_python_parser() -> None:
         for package in ("launch", "t3rl_core")
         for path in sorted((ROOT / package).rglob("*.py"))
         if str(path.relative_to(ROOT)) not in ALLOWED
-        for line in _pure_python_reads(path.read_text(encoding="utf-8"))
+        for line in _pure_python_reads(source_tree.text(path), source_tree.nodes(path))
     }
     assert not found, f"read these with t3rl_core.yaml_text.safe_load: {sorted(found)}"
 
