@@ -51,7 +51,15 @@ SHARED_DIR = "T3RL_TEST_SHARED_DIR"
 SAME_WORKER = {
     f"tests/scaleout/{name}.py": "ray_head"  # tests/scaleout/conftest.py's real Ray head
     for name in ("test_ray_executor", "test_parallel_sweep_ray", "test_ray_plugin_preflight")
-}
+} | {
+    # Scans of every source file, parsed once per process (tests/support/source_tree.py): on one worker
+    # the tree is parsed once (~4 s of CPU), not by each worker one of them landed on.
+    f"tests/architecture/{name}.py": "source_tree"
+    for name in (
+        "test_declared_dependencies", "test_seeded_draws", "test_outside_json", "test_yaml_reads",
+        "test_records", "test_lazy_imports", "test_import_graph",
+    )
+}  # fmt: skip
 # The longest units of work (a module, or a SAME_WORKER group), longest first. xdist otherwise hands out
 # modules by their number of tests, most first, so few-test modules of real runs, servers, clusters and
 # searches came last and one worker ran them while the other idled. Every unit of 15 s or more (and the
