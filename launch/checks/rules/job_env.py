@@ -143,6 +143,10 @@ def environments(model: BaseModel, prefix: str = "") -> Iterator[tuple[str, Mapp
             yield from environments(value, f"{key}.")
         elif isinstance(value, dict) and _keyed_by_variables(field.annotation):
             yield key, value
+        elif isinstance(value, dict):  # a map of sections (stages, services): each one's own
+            for item, section in value.items():
+                if isinstance(section, BaseModel):
+                    yield from environments(section, f"{key}.{item}.")
 
 
 def _keyed_by_variables(annotation: Any) -> bool:
