@@ -31,12 +31,56 @@ def nearest_dir_fix(missing: str) -> str:
         option = name.removesuffix(".yaml").removesuffix(".yml")
         chosen = f"{'+' if group in OPTIONAL_GROUPS else ''}{group}={option}"
         return f"--config-dir {above} {chosen} (a config dir holds group dirs; a file is chosen by name)"
+    above = _from_a_dir_above(missing)
+    if above is not None:
+        # Typed relative in a subdirectory of where it is (`cd docs` first): as a run dir is (record_files).
+        where, meant = above
+        return (
+            f"did you mean --config-dir {meant}? (a relative path starts from the current directory, "
+            f"{os.getcwd()}; or cd {where} first)"
+        )
     try:
         siblings = [e.name for e in os.scandir(parent) if e.is_dir()] if os.path.isdir(parent) else []
     except OSError:
         siblings = []
     guess = did_you_mean(name, siblings)
     return f"did you mean --config-dir {os.path.join(parent, guess)}?" if guess else generic
+
+
+def _from_a_dir_above(missing: str) -> tuple[str, str] | None:
+    """(the nearest directory above the current one, the config dir there) from which the path typed
+    relative to the current directory is a directory; None when it lies outside it or nowhere above."""
+    try:
+        here = os.getcwd()
+    except OSError:  # the current directory was deleted: nothing is above it
+        return None
+    relative = os.path.relpath(missing, here)
+    if relative.startswith(os.pardir):
+        return None
+    above = os.path.dirname(here)
+    while True:
+        candidate = os.path.join(above, relative)
+        if os.path.isdir(candidate) and _holds_groups(candidate):
+            return above, candidate
+        if above == os.path.dirname(above):
+            return None
+        above = os.path.dirname(above)
+
+
+def _holds_groups(directory: str) -> bool:
+    """Whether `directory` is a config dir: a folder of it named as one of t3rl's groups holds a config
+    file (any directory with a YAML file two levels down, `/tmp` among them, is not)."""
+    from launch.config.search_path import PACKAGE, package_dir  # lazy: only for a missing config dir
+
+    shipped = package_dir(PACKAGE)
+    groups = {e.name for e in os.scandir(shipped) if e.is_dir()} if shipped is not None else set()
+    try:
+        return any(
+            e.is_dir() and e.name in groups and any(f.endswith(".yaml") for f in os.listdir(e.path))
+            for e in os.scandir(directory)
+        )
+    except OSError:
+        return False
 
 
 def group_dir_given(

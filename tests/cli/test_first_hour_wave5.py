@@ -328,3 +328,33 @@ def test_a_key_that_only_holds_a_yaml_anchor_is_answered_as_one(
     experiment.write_text(ANCHORED_AS_TOLD)
     stages = resolve(["+experiment=anch"], ["mine"]).run.stages
     assert stages["eval_tiny"].eval["limit_per_category"] == 2  # the alias carried the anchored values
+
+
+# ------------------------------------------------- a relative --config-dir typed in a subdirectory
+
+
+def test_a_relative_config_dir_typed_in_a_subdirectory_names_the_one_above(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cd docs && t3rl validate --config-dir my_conf …` (my_conf in the checkout). Was: 'config
+    directory …/docs/my_conf does not exist', fix 'pass an existing directory of config groups'."""
+    import os
+
+    from launch.checks.resolve import resolve
+    from launch.config.errors import ConfigError
+
+    rec_config_dir(tmp_path, monkeypatch)  # tmp_path/conf/experiment/rec.yaml
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path / "docs")
+    with pytest.raises(ConfigError) as refused:
+        resolve(["+experiment=rec"], [os.path.abspath("conf")])  # as the commands hand it over
+    (problem,) = refused.value.problems
+    meant = tmp_path / "conf"
+    assert problem.fix.startswith(f"did you mean --config-dir {meant}? (a relative path starts"), problem
+    assert f"or cd {tmp_path} first" in problem.fix, problem
+    assert resolve(["+experiment=rec"], [str(meant)]).run.name == "rec"
+    (tmp_path / "notes" / "data").mkdir(parents=True)  # YAML two levels down, in no group's folder
+    (tmp_path / "notes" / "data" / "x.yaml").write_text("a: 1\n")
+    with pytest.raises(ConfigError) as refused:  # a directory above that holds no config is not named
+        resolve(["+experiment=rec"], [os.path.abspath("notes")])
+    assert "did you mean" not in refused.value.problems[0].fix
