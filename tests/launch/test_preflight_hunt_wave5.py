@@ -120,12 +120,22 @@ def test_a_value_its_reader_ignores_is_warned_about(overrides: list[str]) -> Non
     _warned_with_a_fix_that_clears_it(overrides, key, "its reader takes")
 
 
+def test_a_value_with_white_space_at_its_ends_is_warned_about_or_refused_in_a_domain() -> None:
+    overrides = [S1, "+hardware.env_vars.NCCL_SOCKET_IFNAME='eth0 '"]  # names no interface
+    _warned_with_a_fix_that_clears_it(overrides, "hardware.env_vars.NCCL_SOCKET_IFNAME", "white space")
+    refused = [S1, "+hardware.env_vars.PYTHONHASHSEED='42 '"]  # Python's strtoul stops at the space
+    assert _refused_at_key_with_a_fix_that_validates(
+        refused, "hardware.env_vars.PYTHONHASHSEED"
+    ).fix.endswith("'42'")
+
+
 def test_values_their_readers_take_are_accepted_without_a_word() -> None:
     overrides = [
         S1,
         "+hardware.env_vars.PYTHONHASHSEED='42'",
         "+hardware.env_vars.NCCL_DEBUG=info",
         "+hardware.env_vars.NCCL_SOCKET_IFNAME=eth0",
+        "+hardware.env_vars.NOTE='two words'",
     ]
     assert [w for w in resolve(overrides).warnings if ".env_vars." in w.key] == []
     assert (

@@ -15,6 +15,8 @@ process would otherwise have. One table (`READERS`) declares, per variable, who 
 - a domain: a value its reader does not take. Python refuses to start on a PYTHONHASHSEED that is
   neither `random` nor an integer below 2**32 (every worker, every cell: refused); libgomp, NCCL and
   CUDA ignore a value outside theirs and go on with their default (a warning, the value meant the fix).
+  Any variable's value with white space at its ends (`eth0 `, a YAML block's trailing line break) is
+  warned about: readers take the value as written.
 """
 
 from __future__ import annotations
@@ -97,14 +99,23 @@ def _extends(name: str, value: str) -> bool:
 
 
 def _domain_problems(key: str, name: str, value: str) -> Iterator[Problem]:
+    if value != value.strip() and value.strip() and (name not in _DOMAINS or _DOMAINS[name][1](value)):
+        # Every reader takes the value as written: `eth0 ` names no interface, `1\n` (a YAML block's line
+        # break) is no number. Free text inside stays as it is.
+        yield Problem(
+            key,
+            f"{name}={value!r} has white space at its ends, which its reader takes as part of the value",
+            fix=f"set {key}={quoted(value.strip())}",
+            severity="warning",
+        )
     if name not in _DOMAINS:
         return
     takes, check, meant, refused = _DOMAINS[name]
-    if not check(value.strip()):
+    if not check(value):
         yield Problem(
             key,
             f"{name}={value!r}: its reader takes {takes}",
-            fix=f"set {key}={quoted(meant)}",
+            fix=f"set {key}={quoted(value.strip() if check(value.strip()) else meant)}",
             severity="error" if refused else "warning",
         )
 
