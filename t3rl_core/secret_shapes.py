@@ -542,6 +542,9 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
         and not (word == "pass" and lower.startswith(_GLUED, at))
     ):
         return []
+    quoted = _quoted_value(text, at + len(word))
+    if quoted is not None:
+        return [quoted]
     value_follows = bool(_NAMED_VALUE) or _value_may_follow(text, at + len(word))
     assigned = _named_value_patterns()[0].match(text, at + len(word)) if value_follows else None
     if assigned is not None:
@@ -560,6 +563,36 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
         else None
     )
     return [flag.span(1)] if flag is not None else []
+
+
+# A value in quotes after a credential's name and its separator: the quotes say where it ends, whatever
+# it holds between them (JSON's `\u00e4` or `\"`, a space, `&`: `"password": "Tr0ub4dor&3"`), where
+# `_VALUE` stopped at the first character outside its set and kept the rest, or all of it.
+_QUOTED_VALUE = (
+    rf"(?i){_NAME_END}['\"]?\s*[:=]\s*"
+    r"""(?:"((?:[^"\\\n]|\\.){1,256})"|'((?:[^'\\\n]|\\.|''){1,256})')"""  # YAML doubles a `'`
+)
+_PLAIN_VALUE = r"[A-Za-z0-9._~+/=-]+"
+
+
+def _quoted_value(text: str, end: int) -> tuple[int, int] | None:
+    """The span of a quoted value holding a character `_VALUE` stops at, after the name's word ending at
+    `end`, when it is one as a name's value is judged (8+ characters, a letter and a digit); not a
+    reference (`env:`, `${…}`, `$(…)`) nor a special token (`<|reserved_special_token_0|>`, `[PAD1]`)."""
+    found = re.compile(_QUOTED_VALUE).match(text, end)
+    if found is None:
+        return None
+    group = 1 if found.group(1) is not None else 2
+    value = found.group(group)
+    if (
+        re.fullmatch(_PLAIN_VALUE, value) is not None  # `_ASSIGNED` reads it whole
+        or len(value) < 8
+        or not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
+        or value.startswith((*_NOT_VALUES, "$"))
+        or value[0] + value[-1] in ("<>", "[]")
+    ):
+        return None
+    return found.span(group)
 
 
 def _named_value_patterns() -> list[re.Pattern[str]]:

@@ -20,12 +20,16 @@
 - A known value a child folded over two lines, read by a line-by-line copier (a stage's log tee, a
   server's copier) as two texts: a value under 24 characters could fold into two pieces under 12,
   neither masked as a beginning or an end.
+- A quoted value under a credential's name holding a character outside a plain value's set (JSON's
+  `\u00e4` or `\"`, a space, `&`, YAML's doubled `'`) was masked up to that character only, or not at
+  all: `{"password": "p\u00e4ss1234wordXY"}` stayed whole, `"Tr0ub4dor&3"` became `***&3`.
 """
 
 from __future__ import annotations
 
 import html
 import io
+import json
 import random
 import re
 import shlex
@@ -272,3 +276,38 @@ def test_a_passphrases_word_at_a_lines_end_stays(monkeypatch: pytest.MonkeyPatch
     assert mask_revealed("the answer is correct\n") == "the answer is correct\n"
     monkeypatch.setattr(secret, "_REVEALED", {"Zq81Lm20Xc77Rt5mN8w3"})
     assert mask_revealed("Zq81Lm20 is not at an edge\n") == "Zq81Lm20 is not at an edge\n"
+
+
+# ------------------------------------------------------------------ a quoted value with any character
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["päss1234qzXY", 'ab"cd1234qz', "ab'cd1234qz", "ab cd 1234 qz", "Tr0ub4dor&3", "abc😀def1234XY"],
+)
+def test_a_quoted_value_under_a_credentials_name_is_masked_to_its_closing_quote(value: str) -> None:
+    """JSON's escapes (`ensure_ascii`: `\\u00e4`, a surrogate pair; `\\"`), a repr's other quote, YAML's
+    doubled `'`, a space or `&` stopped the value at its first such character: the rest, or all of it
+    (nothing before the escape was 8 long), stayed."""
+    forms = [
+        json.dumps({"password": value, "user": "alice"}),
+        json.dumps({"api_key": value}, ensure_ascii=False),
+        repr({"token": value, "user": "alice"}),
+        yaml.safe_dump({"password": value}, default_style="'"),
+        f'DB_PASSWORD="{value.replace(chr(34), chr(92) + chr(34))}" ./start',
+    ]
+    pieces = [p for p in re.split(r"[^A-Za-z0-9]+", value) if len(p) >= 3]
+    for text in forms:
+        masked = scrub_text(text, [])
+        assert not any(piece in masked for piece in pieces), (text, masked)
+        assert "alice" in masked or "alice" not in text, masked
+
+
+def test_a_quoted_reference_or_special_token_stays() -> None:
+    for text in [
+        json.dumps({"eos_token": "<|reserved_special_token_0|>"}),
+        json.dumps({"api_key": "env:MY KEY2"}),
+        'password="$(cat /run/secrets/db1)"',
+        json.dumps({"pad_token": "[PAD 12]"}),
+    ]:
+        assert scrub_text(text, []) == text
