@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from t3rl_core.records import Record
 
@@ -85,17 +85,24 @@ def _by_import(path: str, module: str, attr: str) -> Unresolved | None:
     return None
 
 
+def spelling(name: str) -> str:
+    """`name` as package names are compared: case and runs of the separators `-`, `_` and `.` aside
+    (`Quokka-Env`, `quokka.env` and `QUOKKA_ENV` are `quokka_env`)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def spelt_otherwise(name: str, candidates: Iterable[str]) -> str | None:
+    """The one candidate (not `name` itself) whose spelling is `name`'s; None when none is, or several."""
+    found = {c for c in candidates if spelling(c) == spelling(name)} - {name}
+    return next(iter(found)) if len(found) == 1 else None
+
+
 def same_module(module: str) -> str | None:
-    """The one installed top-level module whose name is `module`'s but for case and the separators
-    `-`, `_` and `.` (as package names are compared: `Quokka-Env`, `quokka.env`, `QUOKKA_ENV` are
-    `quokka_env`); None when none is, or several are."""
+    """The one installed top-level module whose name is `module`'s but for its spelling (case and
+    separators); None when none is, or several are."""
     import pkgutil  # lazy: only once a module is not found
 
-    def normal(name: str) -> str:
-        return re.sub(r"[-_.]+", "_", name).lower()
-
-    found = {m.name for m in pkgutil.iter_modules() if normal(m.name) == normal(module)} - {module}
-    return next(iter(found)) if len(found) == 1 else None
+    return spelt_otherwise(module, (m.name for m in pkgutil.iter_modules()))
 
 
 def nearest_module(module: str) -> str | None:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, BeforeValidator, TypeAdapter, ValidationError
 from pydantic_core import core_schema
 
 from t3rl_core.import_paths import resolve as resolve_import_path
+from t3rl_core.import_paths import spelt_otherwise
 from t3rl_core.records import Record
 
 if TYPE_CHECKING:
@@ -43,7 +44,10 @@ class UnknownNameError(ValueError):
     def __init__(self, kind: str, name: str, known: list[str]) -> None:
         import difflib  # lazy: only for an unknown name, not on every cold validate
 
-        close = difflib.get_close_matches(name, known, n=1)
+        # The same name spelt otherwise (`Exact`, `my-world` for `my_world`) first: difflib compares
+        # text as written and found nothing for `BFCL-MULTI-TURN`.
+        same = spelt_otherwise(name, known)
+        close = [same] if same else difflib.get_close_matches(name, known, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         super().__init__(
             f"unknown {kind} '{name}'; known: {', '.join(sorted(known))}.{hint} "

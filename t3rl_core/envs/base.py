@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import functools
-import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from t3rl_core.contracts import override_problem
 from t3rl_core.types import Action, Transition
 
 if TYPE_CHECKING:
@@ -71,11 +71,11 @@ class Env(ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every world's own `reset` and `step` refuse a call after the episode ended (EpisodeEnded):
         no world's state or outcome moves after its end, whichever world and whoever calls. Each
-        method a world overrides keeps Env's own contract (`_contract_problem`), refused here, when its
+        method a world overrides keeps Env's own contract (`t3rl_core.contracts`), refused here, when its
         module is imported (so at `t3rl validate`, by the plugin's import), not at its first episode."""
         super().__init_subclass__(**kwargs)
         for name, value in cls.__dict__.items():
-            problem = _contract_problem(cls, name, value) or _shared_problem(cls, name, value)
+            problem = override_problem(cls, name, value, Env) or _shared_problem(cls, name, value)
             if problem is not None:
                 raise TypeError(problem)
         for name in ("reset", "step"):
@@ -133,31 +133,16 @@ class EnvFactory(Protocol):
     async def aclose(self) -> None: ...
 
 
-def _contract_problem(cls: type, name: str, method: Any) -> str | None:
-    """Why `cls.<name>`, overriding a method of Env, breaks Env's contract: the episode awaits
-    `reset`, `step`, `finish` and `aclose` and calls the others plainly, with the arguments Env's own
-    methods take (None = it keeps it, or Env has no such method). Env's methods are the one declaration:
-    a `def step` awaited raised "can't be used in 'await' expression" at every episode, an
-    `async def step(self)` "takes 1 positional argument but 2 were given"."""
-    declared = Env.__dict__.get(name)
-    if name.startswith("__") or not inspect.isfunction(declared) or not inspect.isfunction(method):
-        return None
-    awaited = inspect.iscoroutinefunction(declared)
-    shown = f"{cls.__name__}.{name}"
-    wanted = f"{'async ' if awaited else ''}def {name}({', '.join(inspect.signature(declared).parameters)})"
-    if awaited and inspect.isasyncgenfunction(method):
-        return f"{shown} is an async generator (it yields): the episode awaits one answer; write {wanted}"
-    if awaited != inspect.iscoroutinefunction(inspect.unwrap(method)):
-        how = "awaits it: make it async" if awaited else "calls it without awaiting: make it a plain def"
-        return f"{shown} does not keep Env's contract: the episode {how} ({wanted})"
-    given = len(inspect.signature(declared).parameters) - 1
-    try:
-        inspect.signature(method).bind(None, *range(given))
-    except TypeError:
-        return (
-            f"{shown}{inspect.signature(method)} cannot be called as the episode calls it, with "
-            f"{given} argument(s) after self: write {wanted}"
-        )
+def factory_problem(factory: Any) -> str | None:
+    """Why a built env factory breaks EnvFactory's contract (its `__call__` makes an Env without being
+    awaited, its `aclose` is awaited), else None: pre-flight builds each plugin world's factory and
+    asks here, so an `async def __call__` (every episode got a coroutine for its Env) or a plain
+    `def aclose` (the eval failed at its end) is refused before a stage."""
+    for name in ("__call__", "aclose"):
+        method = getattr(type(factory), name, None)
+        problem = override_problem(type(factory), name, method, EnvFactory) if method is not None else None
+        if problem is not None:
+            return problem
     return None
 
 

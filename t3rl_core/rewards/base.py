@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from annotated_types import Ge, Le
 
+from t3rl_core.contracts import override_problem
 from t3rl_core.fields import Domain
 from t3rl_core.finite import finite_real, shown
 
@@ -142,6 +143,15 @@ def _finite(value: Any, what: str) -> float:
 
 class Reward(ABC):
     """A reward shape, built from its config."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each method a reward overrides keeps Reward's own contract (t3rl_core.contracts): an
+        `async def __call__` gave every episode a coroutine for its reward."""
+        super().__init_subclass__(**kwargs)
+        for name, method in cls.__dict__.items():
+            problem = override_problem(cls, name, method, Reward)
+            if problem is not None:
+                raise TypeError(problem)
 
     @abstractmethod
     def __call__(self, inp: RewardInput) -> RewardResult: ...

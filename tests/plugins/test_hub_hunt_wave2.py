@@ -83,6 +83,30 @@ def test_a_world_breaking_envs_contract_is_refused_when_defined(case: str) -> No
     assert said in str(refused.value)
 
 
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            "async def __call__(self, inp):\n    return None",
+            "Broken.__call__ does not keep Reward's contract",
+        ),
+        ("def score_async(self, inp):\n    return None", "t3rl awaits it: make it async"),
+        (
+            "def __call__(self):\n    return None",
+            "with 1 argument(s) after self: write def __call__(self, inp)",
+        ),
+    ],
+    ids=["async-call", "plain-score-async", "no-input"],
+)
+def test_a_reward_breaking_rewards_contract_is_refused_when_defined(body: str, said: str) -> None:
+    """The same declaration for a reward plugin: an `async def __call__` gave each episode a coroutine."""
+    from t3rl_core.rewards.base import Reward
+
+    with pytest.raises(TypeError, match="Broken") as refused:
+        exec("class Broken(Reward):\n" + textwrap.indent(body, "    ") + "\n", {"Reward": Reward}, {})
+    assert said in str(refused.value)
+
+
 def test_a_world_keeping_envs_contract_is_defined() -> None:
     assert _define(GOOD).stop == ("</x>",)
 
@@ -327,3 +351,61 @@ def test_an_environment_requiring_another_version_of_any_installed_library_is_re
         match=r"requires pydantic<2, but pydantic 2\.\S+ is installed: .*pip install 'pydantic<2'",
     ):
         VerifiersEnvConfig.model_validate({"id": "owner/quokka-env"})
+
+
+def test_a_registry_name_spelt_with_other_case_or_separators_gets_its_spelling() -> None:
+    """difflib compares text as written: `BFCL-MULTI-TURN` had no suggestion."""
+    from t3rl_core.registry import UnknownNameError
+
+    fresh = Registry(ENVS.kind, ENVS.entries, group=ENVS.group, base=ENVS.base)
+    for spelt in ("BFCL-MULTI-TURN", "Bfcl.Multi.Turn"):
+        with pytest.raises(UnknownNameError) as refused:
+            fresh.validate({"name": spelt})
+        assert refused.value.suggestion == "bfcl_multi_turn"
+
+
+ASYNC_WORLD = """
+from t3rl_counter.world import CounterConfig, CounterWorld
+
+
+class AsyncConfig(CounterConfig):
+    name: str = "{module}:Broken"
+
+
+class Broken(CounterWorld):
+    Config = AsyncConfig
+{body}
+"""
+FACTORY_BODIES = {
+    "async-call": (
+        "    async def __call__(self, task, mode):\n        return super().__call__(task, mode)\n",
+        "Broken.__call__ does not keep EnvFactory's contract: t3rl calls it without awaiting",
+    ),
+    "plain-aclose": (
+        "    def aclose(self):\n        pass\n",
+        "Broken.aclose does not keep EnvFactory's contract: t3rl awaits it: make it async",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(FACTORY_BODIES))
+def test_a_world_factory_breaking_its_contract_is_refused_at_validate(
+    kind: str, example_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An `async def __call__` gave every episode a coroutine for its Env; a plain `def aclose` failed
+    the eval at its end. Pre-flight builds the factory and asks `factory_problem`."""
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+    from tests.support.plugin_example import EXAMPLE_CONF
+
+    body, said = FACTORY_BODIES[kind]
+    module = f"broken_world_{kind.replace('-', '_')}"
+    (tmp_path / f"{module}.py").write_text(ASYNC_WORLD.format(module=module, body=body))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    argv = ["validate", "--config-dir", str(EXAMPLE_CONF), "+experiment=counter", f"env.name={module}:Broken"]
+    result = CliRunner().invoke(app, argv, catch_exceptions=False)
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert f"error env.name: env plugin {module}:Broken: {said}" in text

@@ -39,7 +39,9 @@ def plugins_construct(ctx: Context) -> Iterator[Problem]:
         if used.kind in _BUILT_HERE:
             before = heavy_loaded()
             try:
-                _close(registry.build(config))
+                built = registry.build(config)
+                broken = _factory_problem(built) if used.kind == "env" else None
+                _close(built)
             except Exception as error:  # the plugin's own code: whatever it raises is the finding
                 yield Problem(
                     f"{used.key}.name",
@@ -48,9 +50,22 @@ def plugins_construct(ctx: Context) -> Iterator[Problem]:
                     fix=f"fix the constructor in {used.module} (every stage that uses it builds it the "
                     f"same way), or the {used.key} settings it rejects",
                 )
+            else:
+                if broken is not None:
+                    yield Problem(
+                        f"{used.key}.name",
+                        f"env plugin {used.name}: {broken}",
+                        fix=f"change that method in {used.module} (every episode calls it so)",
+                    )
             heavy |= heavy_loaded() - before
         if heavy:
             yield _heavy(used, sorted(heavy))
+
+
+def _factory_problem(factory: Any) -> str | None:
+    from t3rl_core.envs.base import factory_problem  # lazy: only for a plugin env, built here
+
+    return factory_problem(factory)
 
 
 def _heavy(used: UsedPlugin, heavy: list[str]) -> Problem:
