@@ -61,6 +61,10 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
     if before is _SECTION and problem.key == key and not _assigns(problem.fix):
         # `env.data=null`: a section given a value; without the override its keys come back
         fix = f"drop `{text}` ({key} is a section: set its keys, {key}.<key>=…)"
+        parent, _, name = key.rpartition(".")
+        if written == "null" and parent and _named_entry(parent, text, overrides, config_dirs):
+            # `stages.eval_tiny=null` meant to remove the stage: an entry one names is deleted by name
+            fix = f"~{key} (deletes {parent}' entry {name}); or {fix}"
         generic = not problem.fix or problem.fix == SEE_THE_FIELD
         return problem.replace(fix=fix if generic else f"{fix}; or {problem.fix}")
     if before in (_MISSING, _SECTION) or written is None or _text(before) == written:
@@ -113,6 +117,17 @@ def value_without(text: str, overrides: Sequence[str], config_dirs: Sequence[str
     holds a section."""
     found = _value_without(text, overrides, config_dirs, key)
     return None if found is _MISSING or found is _SECTION else found
+
+
+def _named_entry(parent: str, text: str, overrides: Sequence[str], config_dirs: Sequence[str]) -> bool:
+    """Whether `parent` holds sections the user names (`stages`), in the composition without `text`."""
+    from launch.config.schema_walk import holds_named_sections  # lazy: only to explain a mistake
+
+    try:
+        data = composed_plain([o for o in overrides if o != text], config_dirs).data
+    except ConfigError:
+        return False
+    return holds_named_sections(parent, data)
 
 
 def _value_without(text: str, overrides: Sequence[str], config_dirs: Sequence[str], key: str) -> Any:

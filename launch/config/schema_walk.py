@@ -40,6 +40,13 @@ def takes_any_key(key: str, data: Mapping[str, Any]) -> bool:
     return isinstance(current, tuple) and not _holds_section(current[1])
 
 
+def holds_named_sections(key: str, data: Mapping[str, Any]) -> bool:
+    """Whether `key` is a mapping of sections the user names (`stages`, `services`): each entry is
+    removed by name (`~stages.eval_tiny`), not set to null."""
+    current = _type_at(key, data)
+    return isinstance(current, tuple) and _holds_section(current[1])
+
+
 def _holds_section(tp: Any) -> bool:
     """Whether a value of type `tp` may be a section: a model, a mapping, or a union with one."""
     tp = _unwrap(tp)

@@ -358,3 +358,22 @@ def test_a_relative_config_dir_typed_in_a_subdirectory_names_the_one_above(
     with pytest.raises(ConfigError) as refused:  # a directory above that holds no config is not named
         resolve(["+experiment=rec"], [os.path.abspath("notes")])
     assert "did you mean" not in refused.value.problems[0].fix
+
+
+# ------------------------------------------------- null for an entry one names
+
+
+def test_null_for_a_stage_is_answered_with_its_deletion() -> None:
+    """`stages.eval_tiny=null`, meant to drop the stage. Was: 'drop `stages.eval_tiny=null`
+    (stages.eval_tiny is a section: set its keys …)', no word of `~stages.eval_tiny`."""
+    from launch.checks.resolve import resolve
+    from launch.config.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        resolve(["+experiment=quickstart", "stages.eval_tiny=null"])
+    (problem,) = refused.value.problems
+    assert problem.fix.startswith("~stages.eval_tiny (deletes stages' entry eval_tiny); or drop"), problem
+    assert "eval_tiny" not in resolve(["+experiment=quickstart", "~stages.eval_tiny"]).run.stages
+    with pytest.raises(ConfigError) as refused:  # a section of the schema is no entry to delete
+        resolve(["+experiment=quickstart", "env.data=null"])
+    assert not refused.value.problems[0].fix.startswith("~"), refused.value.problems
