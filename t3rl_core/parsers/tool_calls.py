@@ -53,6 +53,14 @@ def bounded(error: str) -> str:
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
+class UnwritableTool(ValueError):
+    """A tool the row offers whose name the run's call format cannot write (the message says how)."""
+
+
+# (format, tool name) → why a call naming it cannot be written (None: it can); the oldest go first.
+_WRITABLE: dict[tuple[str, str], str | None] = {}
+
+
 class InvalidOutput(ValueError):
     """The model's text breaks the format; the message is shown to the model."""
 
@@ -267,6 +275,9 @@ class ToolCallActionParser:
         self._tags = [
             tag for tag in (*markers, self._reasoning.start, self._reasoning.end) if tag and tag[0] == "<"
         ]
+        unwritable = next(filter(None, map(self._unwritable, sorted(self._known))), None)
+        if unwritable is not None:
+            raise UnwritableTool(unwritable)
 
     def parse(self, text: str) -> Action:
         too_deep = nesting_problem(text)  # before any reader recurses (parsers/nesting.py)
@@ -348,6 +359,31 @@ class ToolCallActionParser:
                 escaped = "\\u003c" + tag[1:]
                 return f" The tag {tag} is inside a JSON string: write its '<' there as {escaped}."
         return ""
+
+    def _unwritable(self, name: str) -> str | None:
+        """Why a call of the tool `name` cannot be written in this format (None: it can): the format's
+        own call of it, read back, names another function or none. GLM-4-0414 writes a name then a
+        newline, Qwen3-Coder `<function=NAME>`, DeepSeek-V3 `NAME` before a newline, and SGLang drops a
+        call of an empty name: a row offering `a b` (GLM-4-0414), `a>b` (Qwen3-Coder), ` ab` (GLM,
+        DeepSeek) or `` had every call to it refused as the model's format error, a punishment for the
+        data it could never avoid. Judged once per format and name (`_WRITABLE`); a format t3rl cannot
+        write (no renderer: SGLang's pythonic) is not judged."""
+        if self._format is None:
+            return None
+        key = (self.tool_call_parser, name)
+        if key not in _WRITABLE:
+            try:
+                read = self._parse_calls(render_calls(self.tool_call_parser, [ToolCall(name, {})]))
+                problem = None if [call.name for call in read] == [name] else f"reads back as {read!r}"
+            except InvalidOutput as exc:
+                problem = str(exc)
+            _WRITABLE[key] = problem and (
+                f"the tool name {quoted(name)} cannot be written in the {self.tool_call_parser} call "
+                f"format (its call reads back: {problem[:200]}): rename it when the data is prepared"
+            )
+            if len(_WRITABLE) > _TOOLS_KEPT:
+                _WRITABLE.pop(next(iter(_WRITABLE)))
+        return _WRITABLE[key]
 
     def _unknown(self, name: str | None) -> str:
         """The error of a call to `name`, no function offered. A name that folds to an offered one (case,

@@ -3,19 +3,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import unicodedata
+from typing import Any
 
 import pytest
 
 from t3rl_core.chat.format import ChatFormat
-from t3rl_core.config import ParsersConfig, RolloutConfig
+from t3rl_core.config import ParsersConfig, RolloutConfig, RuntimeConfig
 from t3rl_core.engines.base import Generation
+from t3rl_core.engines.config import ReferenceEngineConfig
+from t3rl_core.engines.reference import ReferenceEngine
 from t3rl_core.parsers.render import call_format, render_calls
-from t3rl_core.parsers.tool_calls import ToolCallActionParser
+from t3rl_core.parsers.tool_calls import ToolCallActionParser, UnwritableTool
 from t3rl_core.rollout.episode import EpisodeResult
+from t3rl_core.rollout.runner import EpisodeRunner
 from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
-from tests.rollout.fakes import TOOLS, FixedEngine, ToyEnv, play
+from tests.hooks.slime_fakes import Factory, Progress, slime_args
+from tests.rollout.fakes import TOOLS, FixedEngine, ToyEnv, play, task
 
 CALL = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
 
@@ -259,3 +265,54 @@ def test_a_tokenizer_with_no_turn_end_names_the_family_to_declare(eos: str | Non
     with pytest.raises(ValueError) as raised:
         ChatFormat(_Tokenizer(eos))
     assert said in str(raised.value) and "declare the family's tokens with chat.family" in str(raised.value)
+
+
+# ------------------------------------------------------------------ a tool name the call format cannot write
+
+
+def _tool(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+
+
+@pytest.mark.parametrize(
+    ("parser", "name"),
+    [("qwen25", ""), ("glm4_0414", "Get Weather"), ("glm4_0414", "a\nb"), ("qwen3_coder", "a>b"),
+     ("glm45", " trailing "), ("deepseekv3", "ab "), ("deepseekv3", "a\nb")],
+)  # fmt: skip
+def test_a_tool_name_the_format_cannot_write_is_refused_with_the_tools(parser: str, name: str) -> None:
+    """Before: the parser was built, and every call of the tool was refused as the model's format error
+    (GLM-4-0414 read `Get Weather` + newline + JSON as no JSON arguments; Qwen3-Coder `<function=a>b>`
+    as a call of 'a'; SGLang drops an empty name), a penalty the model could never avoid. Now the tool
+    list is refused, naming the tool and the format; the names each format writes are kept."""
+    with pytest.raises(UnwritableTool) as raised:
+        ToolCallActionParser(ParsersConfig(tool_call_parser=parser), [*TOOLS, _tool(name)])
+    assert f"the tool name {name!r} cannot be written in the {parser} call format" in str(raised.value)
+    assert "rename it when the data is prepared" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "parser", ["qwen25", "glm4_0414", "qwen3_coder", "glm45", "deepseekv3", "llama3", "mistral"]
+)
+def test_names_every_format_writes_are_kept(parser: str) -> None:
+    tools = [*TOOLS, _tool("math.factorial"), _tool("get-weather_v2"), _tool("café")]
+    late = [_tool("fly")]
+    read = ToolCallActionParser(ParsersConfig(tool_call_parser=parser), tools, late_tools=late)
+    for name in ("math.factorial", "café", "fly"):
+        action = read.parse(render_calls(parser, [ToolCall(name, {"q": 1})]))
+        assert isinstance(action, ToolCallAction) and action.calls[0].name == name, action
+
+
+def test_a_row_offering_an_unwritable_tool_fails_before_any_model_call(qwen_chat: ChatFormat) -> None:
+    runtime = RuntimeConfig.model_validate(slime_args().t3rl)
+    engine = ReferenceEngine(ReferenceEngineConfig(), chat=qwen_chat)
+    runner = EpisodeRunner(runtime, engine, env_factory=_Toys(), chat=qwen_chat, reward=Progress())
+    row = task(("Add 1 and 2.",))
+    row["metadata"]["tools"] = [*TOOLS, _tool("")]
+    result = asyncio.run(runner.run(row))[0]
+    assert result.status == "failed" and result.failure is not None, result.error
+    assert result.failure.label == "env/UnwritableTool" and result.num_model_calls == 0
+
+
+class _Toys(Factory):
+    def __call__(self, row: dict[str, Any], mode: str) -> ToyEnv:
+        return ToyEnv(row["metadata"]["questions"])
