@@ -52,6 +52,7 @@ _SMB: _Options = {"-U": (ANY, USER_PERCENT), "--user": (ANY, USER_PERCENT), "--p
 _REGISTRY_LOGIN: _Options = {"-p": (ANY, PLAIN), "--password": (ANY, PLAIN)}
 _MOSQUITTO: _Options = {"-P": (ANY, PLAIN)}
 _SEVEN_ZIP: _Options = {"-p": (GLUED, PLAIN)}
+_HTTPIE: _Options = {"-a": (ANY, USER_COLON), "--auth": (ANY, USER_COLON)}  # `http`, `https`, `xh`
 _KEYTOOL: _Options = {
     f"-{option}": (ANY, PLAIN)
     for option in ("storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass", "destkeypass")
@@ -105,6 +106,8 @@ _OPTIONS: dict[str, _Options] = {
     "kubectl": {"--token": (ANY, PLAIN), "--password": (ANY, PLAIN)},
     "ngrok": {"--authtoken": (ANY, PLAIN)},
     "vault": {"-token": (ANY, PLAIN), "--token": (ANY, PLAIN)},
+    **dict.fromkeys(("http", "https", "xh", "xhs"), _HTTPIE),
+    "svn": {"--password": (ANY, PLAIN)},
 }  # fmt: skip
 _AFTER_WORD: dict[str, tuple[tuple[str, _Options], ...]] = {
     **dict.fromkeys(

@@ -183,7 +183,8 @@ _NAME_END = r"(?:words?|wds?|phrases?|natures?|entials?|s)?(?:_?[0-9]+)?"
 # A value on the next line: after a shell's line continuation (`--api-key \\` and the value indented
 # below, `PASSWORD=\\`), or as a YAML block scalar (`password: |`, `>-`).
 _NEXT_LINE = r"(?:\\\r?\n\s*|[|>][+-]?[ \t]*\r?\n\s*)?"
-_ASSIGNED = rf"{_NAME_END}{_QUOTE}\s*[:=]\s*{_NEXT_LINE}(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
+# A subscript's closing bracket may stand before the sign (`os.environ['HF_TOKEN'] = 'V'`).
+_ASSIGNED = rf"{_NAME_END}{_QUOTE}\]?\s*[:=]\s*{_NEXT_LINE}(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
 _NEXT_ITEM = (
     rf"{_QUOTE}\s*,\s*{_QUOTE}((?=[A-Za-z._~+/-]*[0-9])(?=[0-9._~+/-]*[A-Za-z])[A-Za-z0-9._~+/-]{{8,}})"
 )
@@ -195,7 +196,7 @@ _NEXT_ITEM = (
 _SUFFIXES = ("words", "word", "wds", "wd", "phrases", "phrase", "natures", "nature", "entials", "ential", "s")
 _NAMED_VALUE: list[re.Pattern[str]] = []  # `_named_value_patterns()`
 _FOLD = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
-_BEFORE_VALUE = frozenset("\\'\":=,[(")
+_BEFORE_VALUE = frozenset("\\'\":=,[(]")
 _VALUE_RUN = "[A-Za-z0-9._~+/=\u0130\u0131\u017f\u212a-]*"
 _FLAG_VALUE = rf"{_NAME_END}(?:[ \t]*\\\r?\n\s*|\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
@@ -215,9 +216,10 @@ _USER_TOKEN = r"://((?=[A-Za-z_-]*[0-9])(?=[0-9_-]*[A-Za-z])[A-Za-z0-9_-]{20,})(
 # is prose), or is cut short by a view (`Bearer abcd…`). A pattern string compiled on first use, through
 # re's cache: text without a header word (all a cold validate or plan scrubs) never needs it.
 _HEADER = (
-    rf"(?i)((?:\b(?:proxy-)?authorization{_QUOTE}\s*[:=]\s*{_QUOTE}(?:bearer|basic|token|digest)?\s*"
+    # Any scheme (Negotiate, Okta's SSWS, a vendor's own), after a space or its URL-encoding (`Bearer%20V`).
+    rf"(?i)((?:\b(?:proxy-)?authorization{_QUOTE}\s*[:=]\s*{_QUOTE}(?:[a-z][a-z0-9_-]*(?:\s+|%20))?\s*"
     rf"|\b(?:x-api-key|api-key|x-auth-token|x-access-token){_QUOTE}\s*[:=]\s*{_QUOTE}"
-    r"|\bbearer\s+))"
+    r"|\bbearer(?:\s+|%20)))"
     r"((?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{4,}(?=…|\.\.\.))"
 )
 # An Azure connection string's key (`AccountKey=V;`, `SharedAccessKey=V`): base64 of 32+ bytes.
@@ -569,7 +571,7 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
 # it holds between them (JSON's `\u00e4` or `\"`, a space, `&`: `"password": "Tr0ub4dor&3"`), where
 # `_VALUE` stopped at the first character outside its set and kept the rest, or all of it.
 _QUOTED_VALUE = (
-    rf"(?i){_NAME_END}['\"]?\s*[:=]\s*"
+    rf"(?i){_NAME_END}['\"]?\]?\s*[:=]\s*"
     r"""(?:"((?:[^"\\\n]|\\.){1,256})"|'((?:[^'\\\n]|\\.|''){1,256})')"""  # YAML doubles a `'`
 )
 _PLAIN_VALUE = r"[A-Za-z0-9._~+/=-]+"

@@ -501,11 +501,19 @@ class ScrubbingStream:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self._pending = ""
+        self._pid = os.getpid()
         self._lock = threading.Lock()  # two threads' writes: neither's text is written twice or lost
+
+    def _own_pending(self) -> str:
+        """What waits for a line's end, of this process: a forked child (compose_ahead's) inherits its
+        parent's, which the parent writes itself."""
+        if self._pid != os.getpid():
+            self._pid, self._pending = os.getpid(), ""
+        return self._pending
 
     def write(self, text: str) -> int:
         with self._lock:
-            joined = self._pending + text
+            joined = self._own_pending() + text
             end = len(joined) if len(joined) > _PENDING_MAX else joined.rfind("\n") + 1
             self._pending = joined[end:]
             if end:
@@ -514,7 +522,7 @@ class ScrubbingStream:
 
     def flush(self) -> None:
         with self._lock:
-            if self._pending:
+            if self._own_pending():
                 self.inner.write(scrub_text(self._pending))
                 self._pending = ""
         self.inner.flush()

@@ -30,6 +30,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import os
 import random
 import re
 import shlex
@@ -311,3 +312,60 @@ def test_a_quoted_reference_or_special_token_stays() -> None:
         json.dumps({"pad_token": "[PAD 12]"}),
     ]:
         assert scrub_text(text, []) == text
+
+
+# ------------------------------------------------------------------ headers, subscripts, HTTPie
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Authorization: Negotiate {VALUE}abcd",  # Kerberos
+        f"Authorization: SSWS {VALUE}abcd",  # Okta
+        f"authorization=Bearer%20{VALUE}abcd",  # a header URL-encoded into a query
+        f"'Authorization': 'Bearer%20{VALUE}abcd'",
+        f"os.environ['HF_TOKEN'] = '{VALUE}'",  # a subscript's bracket before the sign
+        f'env["DB_PASSWORD"]="{VALUE}"',
+        'os.environ["API_KEY"] = "Tr0ub4dor&3x"',
+        f"http --auth alice:{VALUE} example.com",  # HTTPie
+        f"xh -a alice:{VALUE} example.com",
+        f"svn checkout --password {VALUE} https://svn.example.com/r",
+    ],
+)
+def test_an_authorization_of_any_scheme_a_subscript_and_httpie_are_masked(text: str) -> None:
+    masked = scrub_text(text, [])
+    assert VALUE not in masked and "Tr0ub4dor" not in masked and MASK in masked, masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Authorization: required for value 1234abcd",
+        "the Authorization header is missing",
+        'x["max_tokens"] = 4096',
+        'cfg["eos_token"] = "<|im_end|>"',
+        "an http -a flag",
+    ],
+)
+def test_a_header_word_or_a_subscript_without_a_credential_stays(text: str) -> None:
+    assert scrub_text(text, []) == text
+
+
+def test_a_forked_child_does_not_write_its_parents_unfinished_line() -> None:
+    """compose_ahead forks a child that flushes stderr: the line its parent had not finished is the
+    parent's to write (else it is written twice)."""
+    inner = io.StringIO()
+    stream = ScrubbingStream(inner)
+    stream.write("composing ")
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        stream.flush()
+        os.write(write, inner.getvalue().encode() or b"-")
+        os._exit(0)
+    os.waitpid(child, 0)
+    os.close(write)
+    assert os.read(read, 100) == b"-"
+    os.close(read)
+    stream.flush()
+    assert inner.getvalue() == "composing "
