@@ -189,6 +189,10 @@ class _Reader:
         for j, item in enumerate(items):
             if not _bare(item) or item.startswith("-") or _unbalanced(item) or _is_record_dir(item):
                 break
+            if item in OPTIONAL_GROUPS or item in _top_level(self.keys):
+                # a section's or group's name alone (`t3rl show … model`): a word of its own, answered as
+                # one, not the rest of the value before it (`+experiment='quickstart model'`)
+                break
             alone = self._no_equals(item, items[j + 1 :])
             if alone is not None and alone.fixed:
                 break
@@ -250,6 +254,12 @@ class _Reader:
             group = choice.split("=", 1)[0].lstrip("+")
             return _Reading(1, group, f"'{word}' is an option of config group '{group}'", (choice,))
         message = f"'{word}' is not an override: it has no '='"
+        if word in OPTIONAL_GROUPS or word in _top_level(self.keys):
+            # a section's name alone: to set it, or (`t3rl show … model`) to see it
+            dirs = [f"--config-dir {shell_word(d)}" for d in self.lookup.config_dirs]
+            others = [shell_word(o) for o in self.items if o != word]
+            shown = " ".join(["t3rl show", *dirs, *others, "--explain", word])
+            return _Reading(1, word, message, (), f"give it a value: {word}=<value>; or, to see it: {shown}")
         return _Reading(1, word, message, (), f"give it a value: {word}=<value>")
 
     def _unclosed(self, i: int) -> _Reading:

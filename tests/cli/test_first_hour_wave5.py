@@ -377,3 +377,25 @@ def test_null_for_a_stage_is_answered_with_its_deletion() -> None:
     with pytest.raises(ConfigError) as refused:  # a section of the schema is no entry to delete
         resolve(["+experiment=quickstart", "env.data=null"])
     assert not refused.value.problems[0].fix.startswith("~"), refused.value.problems
+
+
+# ------------------------------------------------- a section's name alone after an override
+
+
+def test_a_sections_name_alone_is_not_read_as_the_rest_of_a_value() -> None:
+    """`t3rl show +experiment=quickstart model` (to see the model section). Was: 'the shell split
+    `+experiment=quickstart model` at the space', fix `"+experiment='quickstart model'"`, an experiment
+    that cannot exist (an option is a name)."""
+    import shlex
+
+    from launch.checks.resolve import resolve
+    from launch.config.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        resolve(["+experiment=quickstart", "model"])
+    (problem,) = refused.value.problems
+    assert problem.key == "model" and "quickstart model" not in problem.fix, problem
+    shown = problem.fix.partition("or, to see it: ")[2]
+    assert shown == "t3rl show +experiment=quickstart --explain model", problem
+    code, out = _invoke(*shlex.split(shown)[1:])
+    assert code == 0 and "model.name = tiny_qwen3" in out, out
