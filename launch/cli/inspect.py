@@ -278,8 +278,13 @@ def ls_command(group: str | None, config_dirs: list[str]) -> int:
         render_problems(error.problems, command_console(stderr=True))
         return EXIT_CONFIG
     if group is not None and group not in known and group not in REGISTRY_GROUPS:
-        guess = did_you_mean(group, [*known, *REGISTRY_GROUPS])
+        # `model=qwen3_8b`, `+experiment=x` (an override's form): the group is before '='; the option
+        # is seen with `t3rl show`, which takes the override as typed.
+        chosen = group.lstrip("+~").partition("=")[0] if "=" in group else None
+        guess = chosen if chosen in known else did_you_mean(group, [*known, *REGISTRY_GROUPS])
         fix = f"did you mean `t3rl ls {guess}`?" if guess else f"groups: {', '.join(known)}"
+        if chosen in known:
+            fix += f" (its options; `t3rl show {group}` shows the config that one composes)"
         problem = Problem(group, f"no config group '{group}'", "t3rl ls", fix)
         render_problems([problem], command_console(stderr=True))
         return EXIT_CONFIG

@@ -399,3 +399,17 @@ def test_a_sections_name_alone_is_not_read_as_the_rest_of_a_value() -> None:
     assert shown == "t3rl show +experiment=quickstart --explain model", problem
     code, out = _invoke(*shlex.split(shown)[1:])
     assert code == 0 and "model.name = tiny_qwen3" in out, out
+
+
+# ------------------------------------------------- an override given to t3rl ls
+
+
+def test_ls_of_an_override_names_its_group() -> None:
+    """`t3rl ls model=qwen3_8b`, `t3rl ls +experiment=quickstart`. Was: 'no config group', fix every
+    group listed (no did-you-mean: the whole text compared with the group names)."""
+    code, out = _invoke("ls", "+experiment=quickstart")
+    said = " ".join(out.split())
+    assert code == 2 and "fix: did you mean `t3rl ls experiment`?" in said, out
+    assert "`t3rl show +experiment=quickstart` shows the config that one composes" in said, out
+    code, out = _invoke("ls", "experiment")
+    assert code == 0 and "quickstart" in out, out
