@@ -137,7 +137,9 @@ def _escaped(value: str) -> re.Pattern[str] | None:
             forms.append("".join(r"\\x" + _hex(bytes([b])) for b in utf8))
             point = ord(c).to_bytes(4, "big")
             forms.append(r"\\x" + _hex(point[3:]) if ord(c) <= 0xFF else r"\\U" + _hex(point))
-        if c in "\"\\/'":
+        if c.isascii() and not c.isalnum():
+            # A backslash before a sign: JSON's `\"` and `\/`, a shell's `\!`, `\$`, `\ ` (printf %q,
+            # a double-quoted word), Markdown's and a regex's escapes.
             forms.append(re.escape("\\" + c))
         forms += _QUOTED.get(c, [])
         forms.append("%25" + "%25".join(_hex(bytes([b])) for b in utf8))  # a URL quoted again (in a query)

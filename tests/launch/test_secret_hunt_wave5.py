@@ -369,3 +369,19 @@ def test_a_forked_child_does_not_write_its_parents_unfinished_line() -> None:
     os.close(read)
     stream.flush()
     assert inner.getvalue() == "composing "
+
+
+def test_a_known_value_with_its_signs_escaped_by_a_backslash_is_masked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """bash's `printf %q` (and `${x@Q}`'s unquoted words) writes each sign with a backslash before it, a
+    double-quoted word `\\!`, `\\$` and `` \\` ``, Markdown `\\#`: only `\\"`, `\\\\`, `\\/` and `\\'` were
+    read as a sign's escape."""
+    value = "Rv9#kLm2!qZx7 W$t`"
+    monkeypatch.setattr(secret, "_REVEALED", {value})
+    for written in (
+        re.sub(r"([^A-Za-z0-9_./-])", r"\\\1", value),  # printf %q
+        '"' + value.replace("!", "\\!").replace("$", "\\$").replace("`", "\\`") + '"',
+        value.replace("#", "\\#").replace("!", "\\!"),  # Markdown
+    ):
+        assert mask_revealed(f"arg {written} end") in ("arg *** end", 'arg "***" end'), written
