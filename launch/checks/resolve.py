@@ -57,6 +57,15 @@ class Resolved(Record):
     gpu_stages: tuple[str, ...] = ()
 
 
+def _root_files(config_dirs: Sequence[str]) -> list[Problem]:
+    """Warnings of files at the top of one's config dirs, which nothing reads."""
+    if not config_dirs:
+        return []
+    from launch.config.root_files import root_file_warnings  # lazy: only with own config dirs
+
+    return list(root_file_warnings(config_dirs))
+
+
 def resolve(
     overrides: Sequence[str],
     config_dirs: Sequence[str] = (),
@@ -149,6 +158,7 @@ def resolve(
         *checked,
         *_override_warnings(overrides, data),
         *_variables_nothing_reads(),
+        *_root_files(config_dirs),
     ]
     if any(p.severity == "error" for p in problems):
         errors = [p for p in problems if p.severity == "error"]

@@ -413,3 +413,29 @@ def test_ls_of_an_override_names_its_group() -> None:
     assert "`t3rl show +experiment=quickstart` shows the config that one composes" in said, out
     code, out = _invoke("ls", "experiment")
     assert code == 0 and "quickstart" in out, out
+
+
+# ------------------------------------------------- a config file at the top of one's config dir
+
+
+def test_a_config_file_at_the_top_of_a_config_dir_is_said_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy of conf/config.yaml edited in one's config dir (`seed: 7`), an experiment saved beside the
+    group folders. Was: valid, seed 42, not a word (`--explain seed` named t3rl's own file)."""
+    from launch.checks.resolve import resolve
+
+    rec_config_dir(tmp_path, monkeypatch)
+    (tmp_path / "conf" / "config.yaml").write_text("defaults:\n  - _self_\nseed: 7\n")
+    resolved = resolve(["+experiment=rec"], ["conf"])
+    (warning,) = [w for w in resolved.warnings if w.key == "--config-dir"]
+    assert warning.message.startswith("conf/config.yaml is never read"), warning
+    assert warning.fix == (
+        "put the keys you changed in conf/local/default.yaml (the primary config reads it at the top) "
+        "and delete conf/config.yaml"
+    ), warning
+    (tmp_path / "conf" / "local").mkdir()  # the fix, applied
+    (tmp_path / "conf" / "local" / "default.yaml").write_text("seed: 7\n")
+    (tmp_path / "conf" / "config.yaml").unlink()
+    resolved = resolve(["+experiment=rec"], ["conf"])
+    assert resolved.run.seed == 7 and not [w for w in resolved.warnings if w.key == "--config-dir"]
