@@ -45,6 +45,11 @@ class Mismatch(Record):
     relation: str = "=="
 
     @property
+    def value(self) -> str:
+        """`expected` as an override's value (a section as Hydra's dict, None as null)."""
+        return override_value(self.expected)
+
+    @property
     def refused_by(self) -> str:
         """What refuses the disagreement, and when."""
         compared = "the conversion and slime's check of config.json refuse it"
@@ -137,7 +142,49 @@ def compare(arch: MegatronArch, hf: dict[str, Any]) -> list[Mismatch]:
                 mismatches.append(Mismatch(field, ours, hf_key, theirs, expected, ">="))
         elif not _equal(ours, expected):
             mismatches.append(Mismatch(field, ours, hf_key, theirs, expected))
-    return mismatches
+    return [*_sections_differ(arch, hf), *mismatches]
+
+
+# A section of the architecture and the config.json key whose value says the checkpoint has one: routed
+# experts (any of the expert keys, a count above 0) and multi-latent attention (a key-value LoRA rank).
+# `compare` reads a field only when both sides have it, so a dense model file on an MoE checkpoint (or
+# MLA's on one of plain attention) compared nothing of the section and passed; the conversion then cannot
+# load the experts' weights, or builds ones the checkpoint lacks.
+_SECTION_KEYS = {"moe": _EXPERT_KEYS, "mla": ("kv_lora_rank",)}
+SECTIONS = tuple(_SECTION_KEYS)
+
+
+def _sections_differ(arch: MegatronArch, hf: dict[str, Any]) -> list[Mismatch]:
+    """A section one side has and the other lacks: its fix drops ours or writes the checkpoint's."""
+    found = []
+    for section, keys in _SECTION_KEYS.items():
+        hf_key = next((k for k in keys if hf.get(k) is not None), keys[0])
+        theirs = hf.get(hf_key)
+        ours = getattr(arch, section)
+        if (ours is not None) == bool(theirs):
+            continue
+        fields = {
+            field.split(".", 1)[1]: hf.get(key)
+            for field, key in _FIELDS
+            if field.startswith(f"{section}.") and key not in _EXPERT_KEYS
+        }
+        if section == "moe":
+            fields["num_experts"] = theirs
+        expected = {k: v for k, v in fields.items() if v is not None} if theirs else None
+        shown = ours.model_dump(exclude_none=True) if ours is not None else None
+        found.append(Mismatch(section, shown, hf_key, theirs, expected))
+    return found
+
+
+def override_value(value: Any) -> str:
+    """`value` as Hydra's override grammar reads it back: null, a dict {k:v,...}, a list [a,b], else repr."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{override_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(override_value(v) for v in value) + "]"
+    return repr(value)
 
 
 # Our field, the HF key (rope_theta also appears as rope_parameters.rope_theta).
@@ -182,6 +229,8 @@ _NOT_COMPARED_BY_SLIME = {
     "moe.moe_router_topk": "slime does not compare it: the model would route each token to another "
     "number of experts than it was trained with",
     **{f"mla.{name}": _SHAPE for name in MLAArch.model_fields},
+    "moe": "slime compares no expert field one side lacks, and " + _SHAPE + " (with experts, or without)",
+    "mla": "slime compares no multi-latent attention field one side lacks, and " + _SHAPE,
 }
 
 

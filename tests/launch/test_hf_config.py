@@ -83,6 +83,7 @@ def test_moe_skips_dense_ffn_only_without_dense_layers(tmp_path: Path) -> None:
         "intermediate_size": 1,
         "moe_intermediate_size": 2048,
         "n_routed_experts": 256,
+        "kv_lora_rank": 512,  # multi-latent attention, as the architecture has it
         "num_hidden_layers": 61,
         "num_attention_heads": 128,
         "num_key_value_heads": 128,

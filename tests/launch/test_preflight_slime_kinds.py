@@ -25,6 +25,8 @@ V100 += ["hardware.sglang_attention_backend=null"]
 TOP1 = "model.hf_id=me/deepseek-v3-top1"
 MOE = ["model=deepseek_v3", "hardware.nodes=16", "hardware.tensor_parallel=4", "hardware.expert_parallel=128"]
 MOE += ["executor=slurm", "hardware.attention_backend=auto"]
+# A uniform recompute of chunks that divide its 61 layers (launch/checks/rules/megatron.py).
+MOE += ["hardware.recompute.num_layers=1"]
 
 # (id, overrides, key named, a fragment of the message)
 BAD = [
@@ -166,7 +168,11 @@ BAD = [
     ),
     (
         "uneven_pipeline_middle_not_even",
-        [f"{X}=[--decoder-last-pipeline-num-layers,'7']", "hardware.pipeline_parallel=4"],
+        [
+            f"{X}=[--decoder-last-pipeline-num-layers,'7']",
+            "hardware.pipeline_parallel=4",
+            "hardware.recompute.num_layers=1",
+        ],
         "hardware.pipeline_parallel",
         "29 layers are left to 3 middle pipeline stages",
     ),
@@ -217,7 +223,11 @@ UNUSUAL = [
     ("retain_interval_multiple", [f"{X}=[--save-retain-interval,'40']"]),
     (
         "virtual_pipeline",
-        [f"{X}=[--num-layers-per-virtual-pipeline-stage,'3']", "hardware.pipeline_parallel=2"],
+        [
+            f"{X}=[--num-layers-per-virtual-pipeline-stage,'3']",
+            "hardware.pipeline_parallel=2",
+            "hardware.recompute.num_layers=1",
+        ],
     ),
     (
         "top1_router_with_pre_softmax",

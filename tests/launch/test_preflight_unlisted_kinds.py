@@ -34,6 +34,7 @@ MOE = [
     "hardware.tensor_parallel=4",
     "hardware.expert_parallel=128",
     "executor=slurm",
+    "hardware.recompute.num_layers=1",  # chunks that divide its 61 layers (launch/checks/rules/megatron.py)
 ]
 # ReTool on problems of about 1000 and 10000 words, and on short ones ({data} is filled in below).
 LONG = [RETOOL, "env.data.source={data}/long.jsonl", "env.data.sft_source={data}/sft.jsonl"]

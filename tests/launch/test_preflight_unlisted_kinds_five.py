@@ -102,6 +102,7 @@ V3_LAYOUT = [
     "hardware.tensor_parallel=4",
     "hardware.expert_parallel=256",
     "executor=slurm",
+    "hardware.recompute.num_layers=1",  # chunks that divide its 61 layers (launch/checks/rules/megatron.py)
 ]
 PARSER = "model.parsers.reasoning_parser"
 THINKING_OFF = "+model.chat.chat_template_kwargs.enable_thinking=false"

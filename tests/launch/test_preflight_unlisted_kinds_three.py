@@ -25,6 +25,8 @@ TOOLRL = "+experiment=toolrl_grpo"
 # DeepSeek-V3 on a layout that plans (SLURM: 16 nodes are not this machine's)
 MOE = [S1, "model=deepseek_v3", "hardware.nodes=16", "hardware.tensor_parallel=4"]
 MOE += ["hardware.expert_parallel=128", "executor=slurm"]
+# A uniform recompute of chunks that divide its 61 layers (launch/checks/rules/megatron.py).
+MOE += ["hardware.recompute.num_layers=1"]
 A = "model.architecture"
 
 # (id, overrides, key named, a fragment of the message)

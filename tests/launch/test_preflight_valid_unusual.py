@@ -30,6 +30,9 @@ TAU2_SIM = [
 ]
 # Pipeline stages over 36 layers (Qwen3-4B) that 8 does not divide; TP 1 leaves the 8 GPUs to them.
 PP8 = ["hardware.tensor_parallel=1", "hardware.sequence_parallel=false", "hardware.pipeline_parallel=8"]
+# A uniform recompute's chunk divides every pipeline block's layers (launch/checks/rules/megatron.py).
+ONE_LAYER_CHUNKS = "hardware.recompute.num_layers=1"
+PP8 += [ONE_LAYER_CHUNKS]
 A100 = ["hardware.gpu_type=A100", "hardware.gpu_memory_gib=80"]
 RETOOL = "+experiment=retool"
 RL = "stages.rl.curriculum"
@@ -265,11 +268,21 @@ CASES: list[tuple[str, list[str]]] = [
     ("pp8-first-stage-given", [S1, *PP8, f"+{X}=['--decoder-first-pipeline-num-layers=8']"]),
     (
         "pp2-virtual-stages",
-        [S1, "hardware.pipeline_parallel=2", f"+{X}=['--num-virtual-stages-per-pipeline-rank=2']"],
+        [
+            S1,
+            "hardware.pipeline_parallel=2",
+            f"+{X}=['--num-virtual-stages-per-pipeline-rank=2']",
+            ONE_LAYER_CHUNKS,
+        ],
     ),
     (
         "pp2-virtual-layers",
-        [S1, "hardware.pipeline_parallel=2", f"+{X}=['--num-layers-per-virtual-pipeline-stage=9']"],
+        [
+            S1,
+            "hardware.pipeline_parallel=2",
+            f"+{X}=['--num-layers-per-virtual-pipeline-stage=9']",
+            ONE_LAYER_CHUNKS,
+        ],
     ),
     ("static-micro-batch", [S1, "hardware.dynamic_batch=false", f"+{X}=['--micro-batch-size=2']"]),
     # an LLM customer served beside the stages, with flags of its own

@@ -22,7 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from launch.checks.context import Context
 from launch.checks.eval_configs import eval_configs, eval_key
-from launch.checks.hf_config import as_hf_config, compare, read_hf_config
+from launch.checks.hf_config import SECTIONS, as_hf_config, compare, override_value, read_hf_config
 from launch.checks.model_options import ModelOption, family_of, model_option, model_options, options_of
 from launch.config.errors import Problem
 from launch.config.schema import MegatronArch, ModelConfig
@@ -219,7 +219,13 @@ def architecture_of_the_hub_checkpoint(ctx: Context) -> Iterator[Problem]:
         declared = MegatronArch.model_validate(own.architecture)
     except ValidationError:
         return
+    mismatches = compare(model.architecture, as_hf_config(declared))
+    # A section (experts, multi-latent attention) one side lacks is one problem, fixed to the option's
+    # whole section (with what config.json does not state, its layer pattern) or to none.
+    sections = {m.field for m in mismatches if m.field in SECTIONS}
     for field in _NO_HF_KEY:
+        if field.split(".")[0] in sections:
+            continue
         ours, theirs = _field(model.architecture, field), _field(declared, field)
         if ours != theirs:
             key = f"model.architecture.{field}"
@@ -230,15 +236,20 @@ def architecture_of_the_hub_checkpoint(ctx: Context) -> Iterator[Problem]:
                 "model (norms, biases and MLP shapes are weights)",
                 fix=f"set {key}={_shown(theirs)}",
             )
-    for m in compare(model.architecture, as_hf_config(declared)):
+    for m in mismatches:
         key = f"model.architecture.{m.field}"
         need = "at least " if m.relation == ">=" else ""
+        if m.field in sections:
+            section = getattr(declared, m.field)
+            value = override_value(section.model_dump(exclude_none=True) if section is not None else None)
+        else:
+            value = m.value
         yield Problem(
             key,
-            f"{key} is {m.ours!r}, but {model.hf_id}'s checkpoint has {m.hf_key} {m.theirs!r} (as model "
-            f"option {own.name} declares; needs {need}{m.expected!r}): {m.refused_by}, after the data "
-            "is prepared",
-            fix=f"set {key}={m.expected!r}",
+            f"{key} is {override_value(m.ours)}, but {model.hf_id}'s checkpoint has {m.hf_key} "
+            f"{override_value(m.theirs)} (as model option {own.name} declares; needs {need}{value}): "
+            f"{m.refused_by}, after the data is prepared",
+            fix=f"set {key}={value}",
         )
 
 

@@ -1,12 +1,14 @@
 """Megatron's needs that span the config, not only the argv: the number format and kernels the
 pass-through flags turn on against the GPU type (`launch.config.gpus.MEGATRON_NUMERICS`), the model's
-sizes and pipeline split against the parallel layout, the attention backend against context
+sizes and pipeline split against the parallel layout, a uniform recompute's chunk against each
+pipeline block's layers, the attention backend against context
 parallelism, and the learning-rate schedule's flags against the train stage's length. The flags'
 relations among themselves are slime's and Megatron's own assertions, declared in
 `launch.plan.slime_constraints` and checked on the built argv."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 
 from launch.checks.context import Context, Scope, per_scope
@@ -189,6 +191,82 @@ def schedule_flags_take_effect(scope: Scope, ctx: Context) -> Iterator[Problem]:
         )
 
 
+# Megatron's activation recomputation against the layers each pipeline stage holds. Under a full
+# recompute of method uniform, Megatron (TransformerBlock._checkpointed_forward at the commit
+# `launch.plan.slime_option_table` names) walks a block's layers in chunks of `recompute.num_layers`,
+# each `range(start, start + num_layers)`, never cut at the block's end: a block whose layer count the
+# chunk does not divide reads a layer past its last, an IndexError at the train job's first forward. A
+# block is one pipeline stage's layers (an uneven pipeline's first and last stages their own counts), or
+# one virtual stage's. The block method recomputes the first `num_layers` layers and runs the rest
+# plainly, so any count works there.
+VIRTUAL_LAYERS = "--num-layers-per-virtual-pipeline-stage"
+VIRTUAL_STAGES = "--num-virtual-stages-per-pipeline-rank"
+
+
+def block_sizes(scope: Scope, ctx: Context) -> set[int] | None:
+    """The layer counts of the transformer blocks Megatron builds on the pipeline ranks of this scope;
+    None when the split is itself invalid (the pipeline rules refuse it) or not read from a number."""
+    arch, pp = ctx.run.model.architecture, scope.hardware.pipeline_parallel
+    given = flags_on(list(arch.extra_args))
+    try:
+        first, last, virtual_layers, virtual_stages = (
+            int(given[flag][-1]) if given.get(flag) else None
+            for flag in (FIRST, LAST, VIRTUAL_LAYERS, VIRTUAL_STAGES)
+        )
+    except ValueError:
+        return None
+    if pp == 1 or (first is None and last is None):
+        if arch.num_layers % pp:
+            return None
+        sizes = {arch.num_layers // pp}
+    else:
+        middle_stages = pp - (first is not None) - (last is not None)
+        middle = arch.num_layers - (first or 0) - (last or 0)
+        if middle < 0 or (middle_stages and middle % middle_stages) or (not middle_stages and middle):
+            return None
+        sizes = {size for size in (first, last) if size is not None}
+        if middle_stages:
+            sizes.add(middle // middle_stages)
+    if virtual_layers is not None:
+        return {virtual_layers}
+    if virtual_stages is not None:
+        if any(size % virtual_stages for size in sizes):
+            return None
+        sizes = {size // virtual_stages for size in sizes}
+    return {size for size in sizes if size > 0} or None
+
+
+@per_scope
+def uniform_chunks_fit_each_block(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """A uniform full recompute's chunk of `recompute.num_layers` layers divides every block's layers."""
+    recompute = scope.hardware.recompute
+    # the root hardware of a config without train stages: no Megatron model is built
+    if (
+        scope.stage is None
+        or recompute is None
+        or recompute.granularity != "full"
+        or recompute.method != "uniform"
+    ):
+        return
+    sizes = block_sizes(scope, ctx)
+    if sizes is None or all(size % recompute.num_layers == 0 for size in sizes):
+        return
+    whole = math.gcd(*sizes)
+    chunk = max(d for d in range(1, min(recompute.num_layers, whole) + 1) if whole % d == 0)
+    key = scope.hw("recompute.num_layers")
+    shown = ", ".join(str(size) for size in sorted(sizes))
+    yield Problem(
+        ctx.latest(key, scope.hw("pipeline_parallel"), "model.architecture.num_layers"),
+        f"a uniform recompute walks each pipeline block's layers ({shown} here: "
+        f"{ctx.run.model.architecture.num_layers} layers over pipeline_parallel "
+        f"{scope.hardware.pipeline_parallel}) in chunks of recompute.num_layers {recompute.num_layers}, "
+        "and Megatron does not cut the last chunk at the block's end: it reads a layer past the last, an "
+        "IndexError at the train job's first forward",
+        fix=f"set {key}={chunk} (divides {shown} layers); or set {scope.hw('recompute.method')}=block "
+        f"(recomputes the first {recompute.num_layers} layers of each block, any count)",
+    )
+
+
 def _stage_sizes(first: float | None, last: float | None) -> str:
     sizes = [
         f"{name} stage {size:g}" for name, size in (("first", first), ("last", last)) if size is not None
@@ -222,4 +300,5 @@ RULES = (
     attention_backend_fits_layout,
     expert_and_tensor_parallel_need_sp,
     schedule_flags_take_effect,
+    uniform_chunks_fit_each_block,
 )

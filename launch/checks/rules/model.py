@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from launch.checks import sglang_names
 from launch.checks.context import Context
-from launch.checks.hf_config import compare, read_hf_config
+from launch.checks.hf_config import compare, override_value, read_hf_config
 from launch.checks.model_options import model_options
 from launch.config.algorithms import SFT_LOSS_MASK
 from launch.config.errors import Problem, did_you_mean
@@ -368,7 +368,7 @@ def hf_checkpoint_matches_architecture(ctx: Context) -> Iterator[Problem]:
             "checkpoint's config.json describes)"
             if option
             else "set "
-            + " ".join(f"{ARCH}.{m.field}={m.expected!r}" for m in mismatches)
+            + " ".join(f"{ARCH}.{m.field}={m.value}" for m in mismatches)
             + " (the architecture this checkpoint's config.json describes)",
         )
         return
@@ -377,9 +377,9 @@ def hf_checkpoint_matches_architecture(ctx: Context) -> Iterator[Problem]:
         need = "at least " if m.relation == ">=" else ""
         yield Problem(
             key,
-            f"{key} is {m.ours!r} but {model.hf_checkpoint}/config.json has {m.hf_key} = {m.theirs!r} "
-            f"(needs {need}{m.expected!r})",
-            fix=f"set {key}={m.expected!r}, or point model.hf_checkpoint at the checkpoint "
+            f"{key} is {override_value(m.ours)} but {model.hf_checkpoint}/config.json has {m.hf_key} = "
+            f"{override_value(m.theirs)} (needs {need}{m.value})",
+            fix=f"set {key}={m.value}, or point model.hf_checkpoint at the checkpoint "
             "this architecture describes",
         )
 

@@ -1,0 +1,167 @@
+"""Hunt wave five, models and hardware: combinations of a model family and a hardware layout that
+validated and failed on the GPUs, each closed by one declaration.
+
+- a uniform full recompute whose chunk (`recompute.num_layers`) does not divide the layers of each
+  pipeline block: Megatron reads a layer past the block's last (launch/checks/rules/megatron.py);
+- an architecture section (experts, multi-latent attention) on one side only of the model file and the
+  checkpoint (its local config.json, or the model option of its hub id): the comparison read a field only
+  when both sides had it, so a dense model file on an MoE checkpoint compared nothing of the experts
+  (launch/checks/hf_config._sections_differ); the hub option's fix pointed at a field of the section and
+  did not validate.
+
+Each refusal names its key and a first fix that validates; the valid settings next to them are accepted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from launch.checks.hf_config import as_hf_config
+from launch.checks.resolve import resolve
+from launch.config.errors import Problem
+from launch.config.schema import MegatronArch
+from tests.support.refusals import errors, fixed
+
+S1 = "+experiment=stage1_bfcl"
+# DeepSeek-V3 on a layout whose memory fits (16 nodes, TP 4, EP 128), single-layer recompute chunks.
+V3 = ["model=deepseek_v3", "hardware.nodes=16", "hardware.tensor_parallel=4", "executor=slurm"]
+V3 += ["hardware.expert_parallel=128", "hardware.recompute.num_layers=1"]
+DENSE_PP4 = ["hardware.pipeline_parallel=4", "hardware.tensor_parallel=1", "hardware.sequence_parallel=false"]
+A = "model.architecture"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Relative paths of the configs resolve under one temporary dir for the module."""
+    here = tmp_path_factory.mktemp("model_hardware")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(here)
+        yield here
+
+
+def _refused(overrides: list[str], says: str) -> Problem:
+    """The error saying `says`; its first fix, applied, validates."""
+    found = errors(overrides)
+    named = [e for e in found if says in e.message]
+    assert named, f"not refused saying {says!r}: {[(e.key, e.message) for e in found]}"
+    assert errors(fixed(overrides, named[0])) == []
+    return named[0]
+
+
+# ------------------------------------------------------------------ a uniform recompute's chunk of layers
+
+CHUNKS = "a uniform recompute walks each pipeline block's layers"
+CHUNK_REFUSED = [
+    # 36 layers, chunks of 5: the eighth chunk reads layers 35..39
+    (
+        "chunk_not_dividing_the_layers",
+        [S1, "hardware.recompute.num_layers=5"],
+        "hardware.recompute.num_layers",
+    ),
+    # more than the block holds
+    ("chunk_above_the_layers", [S1, "hardware.recompute.num_layers=40"], "hardware.recompute.num_layers"),
+    # 36 layers over 4 stages are 9 a stage: the profile's chunk of 2 breaks once the pipeline is set
+    ("pipeline_leaving_odd_stages", [S1, *DENSE_PP4], "hardware.pipeline_parallel"),
+    # an uneven pipeline: 16 layers on the last stage, 20 on the first; chunks of 8 divide neither
+    (
+        "uneven_pipeline_blocks",
+        [
+            S1,
+            *DENSE_PP4[1:],
+            "hardware.pipeline_parallel=2",
+            "hardware.recompute.num_layers=8",
+            f"{A}.extra_args=[--decoder-last-pipeline-num-layers,'16']",
+        ],
+        "hardware.recompute.num_layers",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"), [c[1:] for c in CHUNK_REFUSED], ids=[c[0] for c in CHUNK_REFUSED]
+)
+def test_a_uniform_chunk_that_does_not_divide_a_block_is_refused(overrides: list[str], key: str) -> None:
+    problem = _refused(overrides, CHUNKS)
+    assert problem.key == key
+    assert "recompute.method=block" in problem.fix
+
+
+def test_the_chunk_fix_divides_every_block() -> None:
+    problem = _refused(CHUNK_REFUSED[3][1], CHUNKS)
+    assert problem.fix.startswith("set hardware.recompute.num_layers=4 ")  # gcd(20, 16) = 4, below 8
+
+
+CHUNK_ACCEPTED = [
+    ("chunk_dividing_a_pipeline_stage", [S1, *DENSE_PP4, "hardware.recompute.num_layers=3"]),
+    (
+        "block_method_of_any_count",
+        [S1, "hardware.recompute.num_layers=40", "hardware.recompute.method=block"],
+    ),
+    (
+        "selective_recompute",
+        [S1, "hardware.recompute.granularity=selective", "hardware.recompute.num_layers=5"],
+    ),
+]
+
+
+@pytest.mark.parametrize("overrides", [c[1] for c in CHUNK_ACCEPTED], ids=[c[0] for c in CHUNK_ACCEPTED])
+def test_a_recompute_that_fits_its_blocks_is_accepted(overrides: list[str]) -> None:
+    assert [e for e in errors(overrides) if CHUNKS in e.message] == []
+
+
+# ------------------------------------------------------- a section of the architecture on one side only
+
+EXPERTS = "{num_experts:8,moe_ffn_hidden_size:1024,moe_router_topk:2}"
+SECTION_REFUSED = [
+    ("experts_on_a_dense_hub_model", [S1, f"+{A}.moe={EXPERTS}"], f"{A}.moe", "=null"),
+    (
+        "latent_attention_on_a_dense_hub_model",
+        [S1, f"+{A}.mla={{kv_lora_rank:512,qk_head_dim:128,qk_pos_emb_head_dim:64,v_head_dim:128}}"],
+        f"{A}.mla",
+        "=null",
+    ),
+    ("no_experts_on_deepseek_v3", [S1, *V3, f"{A}.moe=null"], f"{A}.moe", "moe_layer_freq:[0,0,0,1,"),
+]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "fix"), [c[1:] for c in SECTION_REFUSED], ids=[c[0] for c in SECTION_REFUSED]
+)
+def test_a_section_the_hub_checkpoint_lacks_or_has_is_refused(
+    overrides: list[str], key: str, fix: str
+) -> None:
+    found = errors(overrides)
+    named = [e for e in found if e.key.startswith(key)]
+    assert [e.key for e in named] == [key], [(e.key, e.message) for e in found]
+    assert fix in named[0].fix
+    assert errors(fixed(overrides, named[0])) == []
+
+
+@pytest.fixture(scope="module")
+def moe_checkpoint(_in_tmp: Path) -> Path:
+    """A local checkpoint dir whose config.json is Qwen3-4B-Instruct-2507's with 8 routed experts."""
+    shipped = Path(__file__).parents[2] / "conf/model/qwen3_4b_instruct_2507.yaml"
+    option = yaml.safe_load(shipped.read_text())
+    config = as_hf_config(MegatronArch.model_validate(option["architecture"]))
+    config |= {"num_experts": 8, "moe_intermediate_size": 768, "num_experts_per_tok": 2}
+    directory = _in_tmp / "moe-ckpt"
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config))
+    return directory
+
+
+def test_a_dense_model_file_on_a_local_moe_checkpoint_is_refused(moe_checkpoint: Path) -> None:
+    overrides = [S1, f"model.hf_checkpoint={moe_checkpoint}"]
+    problem = _refused(overrides, "num_experts 8")
+    assert problem.key == "model.hf_checkpoint"
+    assert f"{A}.moe={{moe_ffn_hidden_size:768,moe_router_topk:2,num_experts:8}}" in problem.fix
+
+
+def test_the_moe_model_file_of_that_checkpoint_is_accepted(moe_checkpoint: Path) -> None:
+    overrides = [S1, f"model.hf_checkpoint={moe_checkpoint}", f"+{A}.moe={EXPERTS.replace('1024', '768')}"]
+    resolve(overrides)
