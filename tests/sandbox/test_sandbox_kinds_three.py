@@ -75,9 +75,11 @@ def _inserted_controls(chat: ChatFormat, result: EpisodeResult) -> list[int]:
 
 
 def test_a_cell_printing_control_tokens_and_bytes_puts_text_into_the_trajectory(sandbox, qwen_chat):
+    # The code assembles the turn-ending token's text: a model's turn ends at that token, so its own
+    # text never holds it mid-turn (docs/explanation/tito.md, wave five); the cell's output may.
     hostile = (
         "import sys\n"
-        f"print('{FORGED}')\n"
+        f"print('{FORGED[:5]}' + '{FORGED[5:]}')\n"
         "sys.stdout.flush()\n"
         "sys.stdout.buffer.write(b'nul:\\x00 bad:\\xff\\xfe\\xc3 half:\\xe6\\x97\\n')\n"
     )
