@@ -196,6 +196,13 @@ def print_points_table(checks: Sequence[PointCheck], console: Console | None = N
             verdict = "\n".join(_problem_line(p) for p in check.problems)
         table.add_row(str(check.point.index), escape(" ".join(check.point.varying)), verdict)
     console.print(table, soft_wrap=True)
+    if checks and not any(c.point.varying for c in checks):
+        # `-m` by habit, or a comma list lost to quoting: one run, recorded as a sweep of one point
+        console.print(
+            "note: no override sweeps (key=a,b), so this sweep has one point; drop -m for a plain run",
+            soft_wrap=True,
+            markup=False,
+        )
     bad = sum(not c.ok for c in checks)
     if bad:
         console.print(

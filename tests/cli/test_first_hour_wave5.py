@@ -439,3 +439,26 @@ def test_a_config_file_at_the_top_of_a_config_dir_is_said_never_read(
     (tmp_path / "conf" / "config.yaml").unlink()
     resolved = resolve(["+experiment=rec"], ["conf"])
     assert resolved.run.seed == 7 and not [w for w in resolved.warnings if w.key == "--config-dir"]
+
+
+# ------------------------------------------------- -m with nothing swept
+
+
+def test_a_sweep_with_nothing_swept_says_it_is_one_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl validate -m +experiment=rec` (-m by habit). Was: '1 sweep points', a point with an empty
+    label, not a word of why."""
+    import io
+
+    from rich.console import Console
+
+    from launch.run.sweep import Point, PointCheck, print_points_table
+
+    rec_config_dir(tmp_path, monkeypatch)
+    code, out = _invoke("validate", "-m", "+experiment=rec", "--config-dir", "conf")
+    assert code == 0 and "note: no override sweeps (key=a,b), so this sweep has one point" in out, out
+    swept = [PointCheck(Point(i, ("+experiment=rec", f"seed={i}"), (f"seed={i}",))) for i in (1, 2)]
+    printed = io.StringIO()
+    print_points_table(swept, Console(file=printed, width=200))
+    assert "note: no override sweeps" not in printed.getvalue(), printed.getvalue()
