@@ -210,15 +210,31 @@ def _named_value(value: str) -> bool:
 _ELEMENT = r"<((?:[A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*))(?:\s[^<>]*)?>\s*([^<>\s]{1,256})\s*</\1\s*>"
 
 
+# An element whose `key` or `name` attribute names the value in its `value` attribute or its text (.NET's
+# `<add key="Password" value="V"/>`, NuGet's, Java's properties `<entry key="api.key">V</entry>`).
+_KEYED = (
+    r"""<[A-Za-z_][\w.:-]*\s+(?:key|name)\s*=\s*["']([\w.:-]{1,64})["']"""
+    r"""(?:\s+value\s*=\s*["']([^"'<>\s]{1,256})["']|\s*>\s*([^<>\s]{1,256})\s*</)"""
+)
+
+
 def element_value_spans(text: str) -> list[tuple[int, int]]:
-    """Where an element named as a credential holds its value (`<password>V</password>`)."""
-    if "</" not in text:  # most text holds no closing tag: no pattern tried
+    """Where an element named as a credential holds its value (`<password>V</password>`), or names one
+    by its `key` or `name` attribute (`<add key="Password" value="V"/>`)."""
+    if "</" not in text and "value" not in text:  # most text holds neither: no pattern tried
         return []
-    return [
+    spans = [
         match.span(3)
         for match in re.finditer(_ELEMENT, text)
         if is_secret_name(match.group(2)) and _named_value(match.group(3))
     ]
+    for match in re.finditer(_KEYED, text):
+        group = 2 if match.group(2) is not None else 3
+        name = match.group(1).replace(":", ".")
+        named = is_secret_name(name.replace(".", "_")) or any(map(is_secret_name, name.split(".")))
+        if named and _named_value(match.group(group)):
+            spans.append(match.span(group))
+    return spans
 
 
 # pydantic's line for one error: its location on the line above, the value as a repr after `input_value=`.

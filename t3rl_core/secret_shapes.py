@@ -184,7 +184,10 @@ _NAME_END = r"(?:words?|wds?|phrases?|natures?|entials?|s)?(?:_?[0-9]+)?"
 # below, `PASSWORD=\\`), or as a YAML block scalar (`password: |`, `>-`).
 _NEXT_LINE = r"(?:\\\r?\n\s*|[|>][+-]?[ \t]*\r?\n\s*)?"
 # A subscript's closing bracket may stand before the sign (`os.environ['HF_TOKEN'] = 'V'`).
-_ASSIGNED = rf"{_NAME_END}{_QUOTE}\]?\s*[:=]\s*{_NEXT_LINE}(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
+# The sign may be Ruby's and PHP's `=>`, or percent-encoded (`password%3DV`, `password%3A%20V`: a query
+# inside another's value).
+_SIGN = r"(?:=>|[:=]|%3[DdAa](?:%20)*)"
+_ASSIGNED = rf"{_NAME_END}{_QUOTE}\]?\s*{_SIGN}\s*{_NEXT_LINE}(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
 _NEXT_ITEM = (
     rf"{_QUOTE}\s*,\s*{_QUOTE}((?=[A-Za-z._~+/-]*[0-9])(?=[0-9._~+/-]*[A-Za-z])[A-Za-z0-9._~+/-]{{8,}})"
 )
@@ -571,7 +574,7 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
 # it holds between them (JSON's `\u00e4` or `\"`, a space, `&`: `"password": "Tr0ub4dor&3"`), where
 # `_VALUE` stopped at the first character outside its set and kept the rest, or all of it.
 _QUOTED_VALUE = (
-    rf"(?i){_NAME_END}['\"]?\]?\s*[:=]\s*"
+    rf"(?i){_NAME_END}['\"]?\]?\s*{_SIGN}\s*"
     r"""(?:"((?:[^"\\\n]|\\.){1,256})"|'((?:[^'\\\n]|\\.|''){1,256})')"""  # YAML doubles a `'`
 )
 _PLAIN_VALUE = r"[A-Za-z0-9._~+/=-]+"

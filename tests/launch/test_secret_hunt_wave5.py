@@ -385,3 +385,32 @@ def test_a_known_value_with_its_signs_escaped_by_a_backslash_is_masked(
         value.replace("#", "\\#").replace("!", "\\!"),  # Markdown
     ):
         assert mask_revealed(f"arg {written} end") in ("arg *** end", 'arg "***" end'), written
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"'password' => '{VALUE}'",  # Ruby's and PHP's hashes
+        f'"api_key" => "{VALUE}",',
+        f"https://sso.example.com/?next=%2Flogin%3Fpassword%3D{VALUE}",  # a query inside another's value
+        f"body: password%3A%20{VALUE}",
+        f'<add key="Password" value="{VALUE}" />',  # .NET's app.config, NuGet.config
+        f'<entry key="api.key">{VALUE}</entry>',  # Java's properties in XML
+    ],
+)
+def test_a_value_after_an_arrow_an_encoded_sign_or_a_keyed_element_is_masked(text: str) -> None:
+    masked = scrub_text(text, [])
+    assert VALUE not in masked and MASK in masked, masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<add key="Timeout" value="abc12345def" />',
+        '<entry key="user.name">alice12345</entry>',
+        "max_tokens%3D4096",
+        "password => env:PW1",
+    ],
+)
+def test_a_keyed_element_or_an_encoded_sign_without_a_credential_stays(text: str) -> None:
+    assert scrub_text(text, []) == text
