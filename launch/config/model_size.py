@@ -71,6 +71,21 @@ def engine_gib(arch: MegatronArch, gpus_per_engine: int) -> float:
     return param_counts(arch).total * 2 / gpus_per_engine / GIB
 
 
+def sglang_tp_problem(arch: MegatronArch, tp: int) -> str | None:
+    """Why SGLang cannot shard this model's attention over an engine of `tp` GPUs; None when it can. The
+    query heads divide by tp, and the key-value heads either divide by it or divide it (SGLang then
+    replicates each on tp / kv GPUs): its QKVParallelLinear and model files assert one or the other when
+    the server loads the model. Multi-latent attention's key-value projection is one latent, split with
+    the heads."""
+    heads = arch.num_attention_heads
+    if heads % tp:
+        return f"does not divide {heads} attention heads"
+    kv = arch.num_query_groups or heads
+    if arch.mla is None and kv % tp and tp % kv:
+        return f"neither divides nor is a multiple of the {kv} key-value heads"
+    return None
+
+
 def server_tp(arch: MegatronArch, hw: HardwareConfig, requested: int | None) -> int:
     """The TP of an eval stage's own SGLang server: `requested` when set; else the rollout engines'
     `gpus_per_engine` when its shard fits, else the smallest TP within a node that divides the heads
@@ -80,7 +95,7 @@ def server_tp(arch: MegatronArch, hw: HardwareConfig, requested: int | None) -> 
     node = hw.node_gpus or hw.gpus_per_node
     # a TP divides the heads: counted up to them, not to the node (`gpus_per_node=10**12` took hours)
     valid = [
-        v for v in range(1, min(node, arch.num_attention_heads) + 1) if arch.num_attention_heads % v == 0
+        v for v in range(1, min(node, arch.num_attention_heads) + 1) if sglang_tp_problem(arch, v) is None
     ]
     if hw.gpu_memory_gib is None or not valid:
         return hw.gpus_per_engine

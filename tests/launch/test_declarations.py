@@ -51,6 +51,7 @@ def test_an_unsupported_estimator_is_refused_by_its_declaration() -> None:
 
 def test_the_671b_eval_server_gets_a_whole_node_and_a_warning() -> None:
     layout = ["hardware.nodes=16", "hardware.tensor_parallel=4", "hardware.expert_parallel=128"]
+    layout += ["hardware.recompute.num_layers=1"]  # chunks that divide its 61 layers (rules/megatron.py)
     overrides = ["+experiment=stage1_bfcl", "model=deepseek_v3", "hardware=h200x8x2nodes", "executor=slurm"]
     resolved = resolve([*overrides, *layout])
     (warning,) = [p for p in resolved.warnings if p.key == "eval.server.tp"]

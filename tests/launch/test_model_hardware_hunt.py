@@ -7,7 +7,11 @@ validated and failed on the GPUs, each closed by one declaration.
   checkpoint (its local config.json, or the model option of its hub id): the comparison read a field only
   when both sides had it, so a dense model file on an MoE checkpoint compared nothing of the experts
   (launch/checks/hf_config._sections_differ); the hub option's fix pointed at a field of the section and
-  did not validate.
+  did not validate;
+- an SGLang engine's TP that neither divides nor is a multiple of the model's key-value heads (48 heads
+  in 6 groups at TP 4): SGLang asserts one or the other when the server loads the model; only the query
+  heads were checked (launch/config/model_size.sglang_tp_problem, read by the rollout engines' rule, the
+  eval server's and its default TP).
 
 Each refusal names its key and a first fix that validates; the valid settings next to them are accepted.
 """
@@ -165,3 +169,39 @@ def test_a_dense_model_file_on_a_local_moe_checkpoint_is_refused(moe_checkpoint:
 def test_the_moe_model_file_of_that_checkpoint_is_accepted(moe_checkpoint: Path) -> None:
     overrides = [S1, f"model.hf_checkpoint={moe_checkpoint}", f"+{A}.moe={EXPERTS.replace('1024', '768')}"]
     resolve(overrides)
+
+
+# --------------------------------------------------- an SGLang engine's TP against the key-value heads
+
+
+@pytest.fixture(scope="module")
+def six_groups(_in_tmp: Path) -> tuple[str, ...]:
+    """A config dir with a user's model file: Qwen3-8B's shape with 48 heads in 6 key-value groups."""
+    shipped = yaml.safe_load((Path(__file__).parents[2] / "conf/model/qwen3_8b.yaml").read_text())
+    shipped |= {"name": "six", "hf_id": "my-org/Six-8B"}
+    shipped["architecture"] |= {"num_attention_heads": 48, "num_query_groups": 6}
+    (_in_tmp / "own" / "model").mkdir(parents=True)
+    (_in_tmp / "own" / "model" / "six.yaml").write_text(yaml.safe_dump(shipped))
+    return (str(_in_tmp / "own"),)
+
+
+KV_REFUSED = [
+    ("rollout_engines", "hardware.gpus_per_engine=4", "hardware.gpus_per_engine"),
+    ("eval_server", "eval.server.tp=4", "eval.server.tp"),
+]
+
+
+@pytest.mark.parametrize(("override", "key"), [c[1:] for c in KV_REFUSED], ids=[c[0] for c in KV_REFUSED])
+def test_an_engine_tp_that_splits_no_key_value_head_is_refused(
+    override: str, key: str, six_groups: tuple[str, ...]
+) -> None:
+    overrides = [S1, "model=six", override]
+    found = [e for e in errors(overrides, six_groups) if e.key == key]
+    assert found and "the 6 key-value heads" in found[0].message, found
+    assert errors(fixed(overrides, found[0]), six_groups) == []
+
+
+def test_engines_that_split_or_replicate_key_value_heads_are_accepted(six_groups: tuple[str, ...]) -> None:
+    # 2 GPUs split 6 groups, 6 take one each; GLM-4-9B's 2 groups are replicated on 4 GPUs
+    assert errors([S1, "model=six", "hardware.gpus_per_engine=2", "eval.server.tp=6"], six_groups) == []
+    assert errors([S1, "model=glm4_9b", "hardware.gpus_per_engine=4", "eval.server.tp=8"]) == []

@@ -11,7 +11,7 @@ from launch.checks.context import Context
 from launch.checks.eval_configs import eval_config_of, eval_key
 from launch.checks.rules.resources import node_gpus
 from launch.config.errors import Problem
-from launch.config.model_size import WEIGHTS_SHARE, engine_gib, server_tp
+from launch.config.model_size import WEIGHTS_SHARE, engine_gib, server_tp, sglang_tp_problem
 from launch.config.schema import EvalStage
 
 
@@ -25,7 +25,7 @@ def eval_server_fits(ctx: Context) -> Iterator[Problem]:
     options = [
         v
         for v in range(1, min(node, heads) + 1)
-        if heads % v == 0 and (room is None or engine_gib(arch, v) <= room)
+        if sglang_tp_problem(arch, v) is None and (room is None or engine_gib(arch, v) <= room)
     ]
     for name, spec in ctx.run.stages.items():
         config = eval_config_of(ctx.run, spec) if isinstance(spec, EvalStage) else None
@@ -34,8 +34,9 @@ def eval_server_fits(ctx: Context) -> Iterator[Problem]:
         tp = server_tp(arch, hw, config.server.tp)
         key = eval_key(name, spec.eval, "server.tp")
         weights = engine_gib(arch, tp)
-        if heads % tp:
-            what = f"does not divide {heads} attention heads"
+        split = sglang_tp_problem(arch, tp)
+        if split is not None:
+            what = split
         elif tp > node:
             what = f"exceeds a node's {node} GPUs"
         elif room is not None and weights > room:

@@ -12,6 +12,7 @@ from launch.checks.context import Context, Scope, per_scope
 from launch.config.argv_tokens import argv_flags
 from launch.config.errors import Problem
 from launch.config.fixes import assign
+from launch.config.model_size import sglang_tp_problem
 
 ARCH = "model.architecture"
 _CUSTOM_PIPELINE_SPLIT = ("--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers")
@@ -238,16 +239,22 @@ def engines_fill_rollout_gpus(scope: Scope, ctx: Context) -> Iterator[Problem]:
 
 @per_scope
 def engine_tp_divides_heads(scope: Scope, ctx: Context) -> Iterator[Problem]:
-    """SGLang shards attention heads over an engine's GPUs (its TP = gpus_per_engine)."""
-    heads = ctx.run.model.architecture.num_attention_heads
+    """SGLang shards attention heads over an engine's GPUs (its TP = gpus_per_engine), and splits or
+    replicates the key-value heads (`launch.config.model_size.sglang_tp_problem`)."""
+    arch = ctx.run.model.architecture
     gpus = scope.hardware.gpus_per_engine
-    if heads % gpus:
+    split = sglang_tp_problem(arch, gpus)
+    if split is not None:
         key = scope.hw("gpus_per_engine")
-        options = [v for v in fitting(heads, 1) if v <= scope.hardware.gpus_per_node]
+        options = [
+            v
+            for v in fitting(arch.num_attention_heads, 1)
+            if v <= scope.hardware.gpus_per_node and sglang_tp_problem(arch, v) is None
+        ]
         yield Problem(
             key,
-            f"SGLang tensor parallel {gpus} does not divide {heads} attention heads of {ctx.run.model.name}",
-            fix=_set_one_of(key, options, f"divides {heads} heads", scope, ctx),
+            f"SGLang tensor parallel {gpus} {split} of {ctx.run.model.name}",
+            fix=_set_one_of(key, options, "shards its attention", scope, ctx),
         )
 
 
