@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -156,9 +157,11 @@ def _shared_problem(cls: type, name: str, value: Any) -> str | None:
     ones included, so an episode's outcome read another's state."""
     if name.startswith("__") or not isinstance(value, _MUTABLE):
         return None
+    if "ClassVar" in str(inspect.get_annotations(cls).get(name, "")):
+        return None  # declared shared on purpose (a test's injected verdicts, a registry of the class)
     kind = type(value).__name__
     return (
         f"{cls.__name__}.{name} is a {kind} on the class, one object shared by every episode (an Env "
-        f"plays one): set it in __init__ (self.{name} = {kind}(...)), or make a constant immutable "
-        "(a tuple, frozenset or types.MappingProxyType)"
+        f"plays one): set it in __init__ (self.{name} = {kind}(...)), make a constant immutable (a "
+        f"tuple, frozenset or types.MappingProxyType), or annotate it ClassVar when shared on purpose"
     )

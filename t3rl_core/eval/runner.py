@@ -97,7 +97,8 @@ class EpisodeJob:
     def fingerprint(self) -> str:
         """Of the row, seed and settings (t3rl_core.eval.resume): a resumed eval keeps a record only for
         it. Made when first read (a fresh eval: as the episode's record is written, not all before
-        the first episode starts, ~20 ms for the 300 BFCL test rows)."""
+        the first episode starts, ~20 ms for the 300 BFCL test rows; its row's digest as its first
+        episode starts, which `rows_changed` compares with the row after the eval)."""
         if not self.settings or self.row_digests is None:
             return ""
         return resuming.digest([self.row_digests.of(self.row), self.seed, self.settings])
@@ -114,6 +115,11 @@ class RowDigests:
         if made is None:
             made = self._made[id(row)] = (row, resuming.digest(row))  # the row kept: its id stays its own
         return made[1]
+
+    def changed(self) -> list[Mapping[str, Any]]:
+        """The rows digested (each before its first episode) that hash otherwise now: a world changed
+        the task it was handed, which every later sample and repeat of that row is handed too."""
+        return [row for row, made in self._made.values() if resuming.digest(row) != made]
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
@@ -166,6 +172,21 @@ def plan_jobs(rows: Iterable[Mapping[str, Any]], config: EvalConfig, settings: s
             "id is its text metadata.index, else metadata.data_source/index, and task ids must be unique"
         )
     return jobs
+
+
+def rows_changed(jobs: list[EpisodeJob], env: str) -> str | None:
+    """Why the eval is incomplete when a world changed the rows it was handed (a factory appending to
+    `task['prompt']`, popping a metadata key): the samples and repeats of a row share it, so those
+    played after saw another task than the split's; None when every row is as planned."""
+    digests = jobs[0].row_digests if jobs else None
+    changed = digests.changed() if digests is not None else []
+    if not changed:
+        return None
+    return (
+        f"world {env} changed {len(changed)} task row(s) it was handed (e.g. {task_id(changed[0])}): the "
+        "episodes of that row played after it saw another task than the split's; the world must copy "
+        "what it changes (copy.deepcopy(task) in its factory) and the eval be run again"
+    )
 
 
 def apply_eval_limits(runtime: RuntimeConfig, config: EvalConfig) -> RuntimeConfig:
@@ -281,6 +302,8 @@ async def _run_eval(
                 async with slots.episode():
                     if budget.exceeded:
                         return
+                    if job.row_digests is not None:  # the row as planned, before its world sees it
+                        job.row_digests.of(job.row)
                     record = await _run_episode(runner, job, sampling, resumed.attempt)
                 # Its slot is free: the next episode's first call goes out before this record's JSON
                 # (and, written on the loop, its masks, digest and write: t3rl_core.eval.record_writer),
@@ -328,6 +351,7 @@ async def _run_eval(
             budget.reason(missing)
             or (f"{missing} episode(s) ended without a record; resume to play them" if missing else None)
             or world_failed(records, runtime.env.name)
+            or rows_changed(jobs, runtime.env.name)
         )
         outcome.complete = outcome.reason is None
     except (KeyboardInterrupt, asyncio.CancelledError, BrokenPipeError) as stop:

@@ -163,3 +163,32 @@ def test_a_part_of_a_newer_t3rl_is_never_equal_to_any_comparer(tmp_path: Path) -
     assert objective_identity_differences(sweep_dir, {"identity": newer[1]}) == [
         f"future: cap 1 vs 2 {NEWER_PART}"
     ]
+
+
+def test_a_world_that_changes_the_rows_it_is_handed_leaves_the_eval_incomplete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row's samples and repeats share it: a world appending to its task's prompt had every later
+    episode of that row play another task than the split's (and a resume refuse its records as another
+    row's), and the eval said complete."""
+    from t3rl_core.envs.bfcl.env import BFCLEnvFactory
+
+    made = BFCLEnvFactory.__call__
+
+    def appending(self: Any, task: Any, mode: Any) -> Any:
+        task["prompt"].append({"role": "user", "content": "and one more thing"})
+        return made(self, task, mode)
+
+    monkeypatch.setattr(BFCLEnvFactory, "__call__", appending)
+    shared = [copy.deepcopy(row) for row in rows()[:1]]
+    config = reference_config(concurrency=1)  # one sample: the row as planned is read before it runs
+    changed = asyncio.run(run_eval(bfcl_runtime(), config, shared, tmp_path, show_progress=False))
+    assert changed["complete"] is False
+    assert (
+        "world bfcl_multi_turn changed 1 task row(s) it was handed (e.g. multi_turn_base_"
+        in changed["reason"]
+    )
+    assert "copy.deepcopy(task)" in changed["reason"]
+    monkeypatch.setattr(BFCLEnvFactory, "__call__", made)
+    kept = asyncio.run(run_eval(bfcl_runtime(), config, rows()[:1], tmp_path / "kept", show_progress=False))
+    assert kept["complete"] is True
