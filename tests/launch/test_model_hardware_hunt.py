@@ -100,6 +100,14 @@ def test_the_chunk_fix_divides_every_block() -> None:
     assert problem.fix.startswith("set hardware.recompute.num_layers=4 ")  # gcd(20, 16) = 4, below 8
 
 
+def test_a_proposed_pipeline_size_leaves_blocks_the_chunk_divides() -> None:
+    # 36 layers over PP 8 do not split; PP 4 would leave 9-layer stages to the profile's chunk of 2
+    problem = _refused(
+        [S1, *DENSE_PP4[1:], "hardware.pipeline_parallel=8"], "not divisible by pipeline_parallel 8"
+    )
+    assert problem.fix.startswith("set hardware.pipeline_parallel=2 ")
+
+
 CHUNK_ACCEPTED = [
     ("chunk_dividing_a_pipeline_stage", [S1, *DENSE_PP4, "hardware.recompute.num_layers=3"]),
     (

@@ -116,6 +116,13 @@ RULES = (
 SCOPE_RULES = tuple(
     rule.check  # type: ignore[attr-defined]
     # the layout's own rules, which a fix proposing a layout value must pass (expert TP on a dense model too)
-    for rule in (*topology.RULES, *batch.RULES, resources.layout_fits_nodes, values.expert_tp_needs_experts)
+    # and a uniform recompute's chunk against the pipeline blocks a proposed PP leaves
+    for rule in (
+        *topology.RULES,
+        *batch.RULES,
+        resources.layout_fits_nodes,
+        values.expert_tp_needs_experts,
+        megatron.uniform_chunks_fit_each_block,
+    )
     if hasattr(rule, "check")
 )
