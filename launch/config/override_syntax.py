@@ -153,6 +153,8 @@ class _Reader:
         )
         if not odd or not _is_key(key.lstrip("+~")) or only_typographic_quotes(fixed) or not parses(fixed):
             return None
+        if _lookalikes_fix(f"{key}={value}") is not None:
+            return None  # a Cyrillic `е` in `qwеn3_8b` meant the ASCII name: quoting would keep it
         shown = " ".join(f"'{c}'" for c in list(odd)[:3])
         message = (
             f"`{key}={value}` has {shown} in its value, which Hydra's override grammar reads only quoted"
