@@ -72,7 +72,8 @@ SHARED: ClassVar[dict] = {}  # declared shared on purpose
 def _define(body: str) -> type[Env]:
     namespace: dict[str, Any] = {}
     source = "class Broken(Env):\n" + textwrap.indent(body, "    ") + "\n"
-    exec(source, {"Env": Env, "Transition": Transition, "ClassVar": ClassVar}, namespace)  # a world under test, defined here
+    # a world under test, defined here
+    exec(source, {"Env": Env, "Transition": Transition, "ClassVar": ClassVar}, namespace)
     return namespace["Broken"]
 
 
