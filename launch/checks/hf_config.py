@@ -259,13 +259,31 @@ def _pairs(arch: MegatronArch, hf: dict[str, Any]) -> list[tuple[str, Any, str, 
     """(our field, our value, HF key, HF value) for each field both sides have."""
     ours = _ours(arch)
     experts = next((hf[k] for k in _EXPERT_KEYS if hf.get(k) is not None), None)
-    theirs = {**hf, "rope_theta": _rope_theta(hf), _EXPERT_KEYS[0]: experts}
+    theirs = {**hf, "rope_theta": _rope_theta(hf), _EXPERT_KEYS[0]: experts, "head_dim": _head_dim(hf)}
     skip_dense = _is_moe(hf) and not _has_dense_layers(arch)
     return [
-        (field, ours[field], hf_key, theirs[hf_key])
+        (
+            field,
+            ours[field],
+            _DEFAULTED if hf_key == "head_dim" and hf.get(hf_key) is None else hf_key,
+            theirs[hf_key],
+        )
         for field, hf_key in _FIELDS
         if hf_key in theirs and not (skip_dense and field == "ffn_hidden_size")
     ]
+
+
+# A config.json without head_dim (Llama 3.1's, Qwen2.5's) has HF's default head size, hidden_size /
+# num_attention_heads (LlamaConfig and Qwen2's attention take it so); compared only where it was
+# written, a kv_channels of another size passed, and the conversion could not load the weights.
+_DEFAULTED = "head_dim (not written: hidden_size / num_attention_heads)"
+
+
+def _head_dim(hf: dict[str, Any]) -> Any:
+    if hf.get("head_dim") is not None or hf.get("kv_lora_rank") is not None:
+        return hf.get("head_dim")  # multi-latent attention has its own head sizes
+    hidden, heads = hf.get("hidden_size"), hf.get("num_attention_heads")
+    return hidden // heads if isinstance(hidden, int) and isinstance(heads, int) and heads else None
 
 
 def _rope_theta(hf: dict[str, Any]) -> Any:

@@ -24,6 +24,7 @@ QWEN3_8B = {
     "num_hidden_layers": 36,
     "num_attention_heads": 32,
     "num_key_value_heads": 8,
+    "head_dim": 128,  # as Qwen3's config.json writes it (unwritten, HF's default is hidden / heads)
     "vocab_size": 151936,
     "rms_norm_eps": 1e-6,
     "rope_theta": 1000000,

@@ -8,6 +8,8 @@ validated and failed on the GPUs, each closed by one declaration.
   when both sides had it, so a dense model file on an MoE checkpoint compared nothing of the experts
   (launch/checks/hf_config._sections_differ); the hub option's fix pointed at a field of the section and
   did not validate;
+- a head size against a config.json that leaves it to HF's default (no head_dim: Llama 3.1's, Qwen2.5's):
+  HF takes hidden_size / num_attention_heads, the comparison took nothing (launch/checks/hf_config._head_dim);
 - an SGLang engine's TP that neither divides nor is a multiple of the model's key-value heads (48 heads
   in 6 groups at TP 4): SGLang asserts one or the other when the server loads the model; only the query
   heads were checked (launch/config/model_size.sglang_tp_problem, read by the rollout engines' rule, the
@@ -213,3 +215,25 @@ def test_engines_that_split_or_replicate_key_value_heads_are_accepted(six_groups
     # 2 GPUs split 6 groups, 6 take one each; GLM-4-9B's 2 groups are replicated on 4 GPUs
     assert errors([S1, "model=six", "hardware.gpus_per_engine=2", "eval.server.tp=6"], six_groups) == []
     assert errors([S1, "model=glm4_9b", "hardware.gpus_per_engine=4", "eval.server.tp=8"]) == []
+
+
+# ---------------------------------------------- a head size the checkpoint's config.json leaves unwritten
+
+
+@pytest.fixture(scope="module")
+def llama_without_head_dim(_in_tmp: Path) -> Path:
+    """A local Llama-3.1-8B-Instruct dir whose config.json, as Meta's, writes no head_dim."""
+    shipped = yaml.safe_load((Path(__file__).parents[2] / "conf/model/llama3_1_8b_instruct.yaml").read_text())
+    config = as_hf_config(MegatronArch.model_validate(shipped["architecture"]))
+    del config["head_dim"]
+    directory = _in_tmp / "llama"
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config))
+    return directory
+
+
+def test_a_head_size_against_an_unwritten_head_dim_is_refused(llama_without_head_dim: Path) -> None:
+    local = [S1, "model=llama3_1_8b_instruct", f"model.hf_checkpoint={llama_without_head_dim}"]
+    problem = _refused([*local, f"{A}.kv_channels=96"], "head_dim (not written")
+    assert problem.key == f"{A}.kv_channels" and problem.fix.startswith(f"set {A}.kv_channels=128")
+    assert errors(local) == []  # its own head size, hidden 4096 / 32 heads, is accepted
