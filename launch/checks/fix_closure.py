@@ -78,13 +78,18 @@ def _tried(refusals: Refusals, overrides: list[str], config_dirs: Sequence[str])
 _ONE_SET = re.compile(r"set (?P<key>[A-Za-z_][\w.]*)=(?P<value>'(?:[^'\\]|\\.)*'|\S+)")
 
 
+# "~<key> (deletes …": launch.checks.undo's deletion of an entry the user names.
+_DELETION = re.compile(r"~[A-Za-z_][\w.]*(?= \(deletes )")
+
+
 def tried_trims(
     problems: list[Problem], overrides: Sequence[str], config_dirs: Sequence[str], refusals: Refusals
 ) -> list[Problem]:
     """A fix that trims what was typed comes before the key's value without the override
     (launch.checks.undo.trims_first); tried as the user would apply it, it goes after that value when the
     line it makes is refused where the line typed was not: a split or stage name made safe (`'--x'` → `x`,
-    `'../x'` → `x`) names no split or stage the rest of the config knows."""
+    `'../x'` → `x`) names no split or stage the rest of the config knows. So does the deletion of an entry
+    the user names (`~stages.train` for `stages.train=null`) that another entry needs."""
     if _TRYING.get():
         return problems
     known = {(p.key, p.message) for p in problems}
@@ -100,11 +105,17 @@ def _tried_trim(
 ) -> Problem:
     first, _, rest = problem.fix.partition("; or ")
     found = _ONE_SET.fullmatch(first)
+    deleted = _DELETION.match(first)
     typed = problem.source.removeprefix("override `").removesuffix("`")
-    if found is None or not rest or typed not in overrides:
+    if not rest or typed not in overrides:
         return problem
-    plus = "+" if typed.startswith("+") else ""
-    trial = [*(o for o in overrides if o != typed), f"{plus}{found['key']}={found['value']}"]
+    if found is not None:
+        applied = f"{'+' if typed.startswith('+') else ''}{found['key']}={found['value']}"
+    elif deleted is not None:
+        applied = deleted[0]
+    else:
+        return problem
+    trial = [*(o for o in overrides if o != typed), applied]
     if any((e.key, e.message) not in known for e in _tried(refusals, trial, config_dirs)):
         return problem.replace(fix=f"{rest}; or {first}")
     return problem

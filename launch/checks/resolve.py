@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from launch.checks.group_choice import with_group_fixes, with_package_keys
-from launch.checks.undo import trims_first, with_undo_fixes
+from launch.checks.undo import deletion_first, trims_first, with_undo_fixes
 from launch.checks.validate import import_checks, validate_and_plan
 from launch.config import compose_ahead
 from launch.config.errors import ConfigError, Problem
@@ -129,7 +129,7 @@ def resolve(
             from launch.checks.fix_closure import completed  # lazy: only a fix that reads what was typed
 
             problems = completed(problems, overrides, config_dirs, _refusals)
-        if any(trims_first(p) for p in problems):
+        if any(trims_first(p) or deletion_first(p) for p in problems):
             from launch.checks.fix_closure import tried_trims  # lazy: only a fix that trims what was typed
 
             problems = tried_trims(problems, overrides, config_dirs, _refusals)

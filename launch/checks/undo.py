@@ -64,7 +64,7 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
         parent, _, name = key.rpartition(".")
         if written == "null" and parent and _named_entry(parent, text, overrides, config_dirs):
             # `stages.eval_tiny=null` meant to remove the stage: an entry one names is deleted by name
-            fix = f"~{key} (deletes {parent}' entry {name}); or {fix}"
+            fix = f"~{key} {DELETES}{parent}' entry {name}); or {fix}"
         generic = not problem.fix or problem.fix == SEE_THE_FIELD
         return problem.replace(fix=fix if generic else f"{fix}; or {problem.fix}")
     if before in (_MISSING, _SECTION) or written is None or _text(before) == written:
@@ -188,6 +188,15 @@ def trims_first(problem: Problem) -> bool:
 
 
 _WITHOUT = "(its value without `"
+# "~<key> (deletes …": a fix that deletes an entry the user names, tried as applied
+# (launch.checks.fix_closure.tried_trims): the rest of the config may need that entry.
+DELETES = "(deletes "
+
+
+def deletion_first(problem: Problem) -> bool:
+    """Whether the problem's first fix deletes an entry and has alternatives."""
+    first, _, rest = problem.fix.partition("; or ")
+    return first.startswith("~") and DELETES in first and bool(rest)
 
 
 def _trims(fix: str, written: str) -> bool:
