@@ -595,6 +595,8 @@ def _quoted_value(text: str, end: int) -> tuple[int, int] | None:
         or not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
         or value.startswith((*_NOT_VALUES, "$"))
         or value[0] + value[-1] in ("<>", "[]")
+        # a certificate's or a public key's PEM block (json.dumps writes its lines with `\n`): public
+        or (value.startswith("-----BEGIN ") and "PRIVATE" not in value.partition("-----\\n")[0])
     ):
         return None
     return found.span(group)

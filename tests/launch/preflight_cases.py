@@ -235,7 +235,8 @@ BAD = [
     # 4. resources
     (
         "671b-on-one-node",
-        [S1, "model=deepseek_v3", "hardware.attention_backend=auto"],
+        # recompute chunks of 1: 61 layers take no other uniform chunk (rules.megatron)
+        [S1, "model=deepseek_v3", "hardware.attention_backend=auto", "hardware.recompute.num_layers=1"],
         "hardware.nodes",
         "hardware.nodes=16",
         "conf/hardware/h200x8.yaml",
@@ -550,6 +551,7 @@ UNUSUAL = [
             S1,
             "model=deepseek_v3",
             "hardware.attention_backend=auto",
+            "hardware.recompute.num_layers=1",
             "hardware.nodes=16",
             "hardware.tensor_parallel=4",
             "hardware.expert_parallel=128",

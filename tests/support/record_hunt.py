@@ -77,7 +77,8 @@ EVAL_RECORDS = (
     Record("overrides.yaml", YAML, derived=True, unread=True),
     Record("manifest.json", JSON, derived=True),
     Record("secret_fingerprints.json", JSON, derived=True, unread=True),
-    Record("summary.json", JSON, derived=True, unread=True),
+    # read by --resume for its earlier attempts' commits (a damaged one: those commits not known)
+    Record("summary.json", JSON, derived=True),
     Record("report.md", TEXT, derived=True, unread=True),
     Record("accuracy_by_category.png", BINARY, derived=True, unread=True),
     Record("trajectories.jsonl", JSONL, redone=True),
