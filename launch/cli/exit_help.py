@@ -21,7 +21,7 @@ EXIT_CODES: dict[str, dict[int, str]] = {
     "plan": {0: "planned", 1: "the plan dir cannot be used", 2: "a config or command-line error"},
     "validate": {0: "valid (warnings may be printed)", 2: "a config error"},
     "show": {0: "printed", 2: "a config error (the config is still printed), or --explain names no key"},
-    "ls": {0: "listed", 2: "no such group, or a --config-dir that is missing"},
+    "ls": {0: "listed", 2: "no such group or option, or a --config-dir that is missing"},
     "eval": {
         0: "the eval completed",
         1: "the engine did not answer or failed too often (summary.json says complete: false and why)",

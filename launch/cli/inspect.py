@@ -26,6 +26,7 @@ from launch.cli.validate_command import (
     validate_command,
 )
 from launch.config.errors import ConfigError, Problem, did_you_mean, render_problems
+from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.plain import Plain
 from launch.config.resolved import composed_plain
 from launch.config.secrets import scrub_obj, scrub_text
@@ -106,6 +107,14 @@ def register(app: typer.Typer) -> None:
                 metavar="GROUP", help="A config group, e.g. model.", autocompletion=completion.groups
             ),
         ] = None,
+        option: Annotated[
+            str | None,
+            typer.Argument(
+                metavar="OPTION",
+                help="One option of GROUP: its file, its description and the command that shows the "
+                "config it composes.",
+            ),
+        ] = None,
         config_dir: ConfigDirs = None,
     ) -> None:
         """List config groups and their options (* = the default), with each file's description.
@@ -119,9 +128,11 @@ def register(app: typer.Typer) -> None:
 
           t3rl ls model
 
+          t3rl ls experiment quickstart
+
           t3rl ls experiment --config-dir ~/my_configs
         """
-        raise typer.Exit(ls_command(group, _dirs(config_dir)))
+        raise typer.Exit(ls_command(group, _dirs(config_dir), option))
 
 
 def _dirs(config_dir: list[Path] | None) -> list[str]:
@@ -266,7 +277,7 @@ def _text(value: Any) -> str:
 # -------------------------------------------------------------------------------------------------- ls
 
 
-def ls_command(group: str | None, config_dirs: list[str]) -> int:
+def ls_command(group: str | None, config_dirs: list[str], option: str | None = None) -> int:
     from launch.config.direct.listing import direct_listing  # lazy: only for ls
     from launch.config.hidden_options import hidden_files, shown_path  # lazy: only for ls
 
@@ -288,24 +299,47 @@ def ls_command(group: str | None, config_dirs: list[str]) -> int:
         problem = Problem(group, f"no config group '{group}'", "t3rl ls", fix)
         render_problems([problem], command_console(stderr=True))
         return EXIT_CONFIG
+    if group is not None and option is not None:
+        options = listing.options(group) if group in known else []
+        if option not in options:
+            render_problems([_no_option(group, option, options)], command_console(stderr=True))
+            return EXIT_CONFIG
     console = command_console()
     never_read = hidden_files(config_dirs)  # own files an earlier search-path entry's of the same name hides
     width = max((len(o) for g in known for o in listing.options(g)), default=0) + 2
     for name in [group] if group else known:
         console.print(f"[bold]{escape(name)}[/]")
-        for option in listing.options(name) if name in known else []:
-            shown, description = listing.source(f"{name}/{option}") or ("", "")
-            mark = "*" if defaults.get(name) == option else " "
-            console.print(f"  {escape(option + mark):<{width}} {escape(description)}")
+        for listed in listing.options(name) if name in known else []:
+            if option is not None and listed != option:
+                continue
+            shown, description = listing.source(f"{name}/{listed}") or ("", "")
+            mark = "*" if defaults.get(name) == listed else " "
+            console.print(f"  {escape(listed + mark):<{width}} {escape(description)}")
             if group:
                 console.print(f"  {'':<{width}} [dim]{escape(shown)}[/]")
         for hidden in (h for h in never_read if h.option.rpartition("/")[0] == name):
             own, first = escape(shown_path(hidden.own)), escape(shown_path(hidden.first))
             console.print(f"  [yellow]{own} is never read: {first} has its name: rename it[/]")
-        if group and group in REGISTRY_GROUPS:
+        if group and group in REGISTRY_GROUPS and option is None:
             _print_registry(group, listing if name in known else None, console)
+    if group is not None and option is not None:
+        chosen = f"{'+' if group in OPTIONAL_GROUPS else ''}{group}={option}"
+        console.print(f"the config it composes: t3rl show {escape(chosen)}; choose it with {escape(chosen)}")
+        return 0
     console.print("* = the default; choose another with GROUP=OPTION (an experiment with +experiment=NAME)")
     return 0
+
+
+def _no_option(group: str, option: str, options: list[str]) -> Problem:
+    """`t3rl ls model qwen3-8b`: the option meant, else the group's options."""
+    guess = did_you_mean(option, options)
+    if guess:
+        fix = f"did you mean `t3rl ls {group} {guess}`?"
+    elif options:
+        fix = f"options of {group}: {', '.join(options)}"
+    else:  # a group of registered names only (`t3rl ls env`): no config file to show
+        fix = f"`t3rl ls {group}` lists what it holds"
+    return Problem(group, f"no option '{option}' in config group '{group}'", "t3rl ls", fix)
 
 
 class Listing(Protocol):

@@ -416,6 +416,30 @@ def test_ls_of_an_override_names_its_group() -> None:
     assert code == 0 and "quickstart" in out, out
 
 
+def test_ls_of_a_group_and_one_option_shows_that_option_and_how_to_see_its_config() -> None:
+    """`t3rl ls experiment quickstart` (the group, then the option, as `t3rl ls` lists them). Was: Click's
+    'Got unexpected extra argument(s) (quickstart)'."""
+    import shlex
+
+    code, out = _invoke("ls", "experiment", "quickstart")
+    said = " ".join(out.split())
+    assert code == 0 and "conf/experiment/quickstart.yaml" in said, out
+    assert "stage1_bfcl" not in said, out  # that option alone
+    shown = said.split("the config it composes: ")[1].split(";")[0]
+    assert shown == "t3rl show +experiment=quickstart", said
+    code, out = _invoke(*shlex.split(shown)[1:])
+    assert code == 0 and "tiny_qwen3" in out, out
+    code, out = _invoke("ls", "model", "qwen3_8b")
+    assert code == 0 and "t3rl show model=qwen3_8b" in " ".join(out.split()), out
+
+
+def test_ls_of_a_misspelt_option_names_the_one_meant() -> None:
+    code, out = _invoke("ls", "experiment", "quikstart")
+    said = " ".join(out.split())
+    assert code == 2 and "no option 'quikstart' in config group 'experiment'" in said, out
+    assert "fix: did you mean `t3rl ls experiment quickstart`?" in said, out
+
+
 # ------------------------------------------------- a config file at the top of one's config dir
 
 

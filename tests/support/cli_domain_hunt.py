@@ -36,6 +36,7 @@ FREE_TEXT: dict[tuple[tuple[str, ...], str], str] = {
     (("plan",), "--only"): "the composed experiment's stages",
     # Config groups and their options are files under conf/ and every --config-dir.
     (("ls",), "GROUP"): "conf/'s groups and those of --config-dir",
+    (("ls",), "OPTION"): "GROUP's options in conf/ and --config-dir",
     (("check-template",), "MODEL"): "conf/model's options and those of --config-dir",
     (("show",), "--explain"): "any key of the composed config",
     # A shell glob, and conditions / metric keys over whatever configs and summaries the runs hold.

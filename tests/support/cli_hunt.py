@@ -45,7 +45,7 @@ BASE: dict[tuple[str, ...], tuple[list[str], int, str]] = {
     ("runs", "diff"): (["{dir}", "{dir}"], 1, "is not a t3rl run dir"),
     ("runs", "show"): (["{dir}"], 1, "is not a t3rl run dir"),
     ("runs",): ([], 0, "no runs yet"),
-    ("ls",): ([], 0, "experiment"),
+    ("ls",): (["experiment"], 0, "quickstart"),  # GROUP given: OPTION is the word after it
 }
 # Options of Typer's own, or that act on the user's shell (never run from a test).
 SKIPPED = frozenset({"--install-completion", "--show-completion", "--help", "-h", "--version", "-V"})
@@ -271,7 +271,7 @@ def with_value(parameter: Parameter, value: str, world: World) -> list[str]:
     else:
         words.append(value)
     words = list(map(world.spell, words))
-    options = [w for i, w in enumerate(words) if i not in positional]
+    options = [w for i, w in enumerate(words) if i not in positional and i < len(base)]
     arguments = [w for i, w in enumerate(words) if i in positional or i >= len(base)]
     # After `--`, a value with a leading '-' is an argument, as a shell user would write it.
     return [*parameter.command, *options, "--", *arguments]
