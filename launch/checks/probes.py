@@ -147,19 +147,9 @@ def model_dirs_usable(ctx: Context) -> Iterator[Problem]:
     whose own pre-flight then requires it)."""
     from launch.checks.rules.local_dirs import fields_of_kind  # lazy: the rules package imports this module
 
-    model = ctx.run.model
-    # a config with no stage loads no model (`t3rl validate` with no experiment): a missing one is moot
-    local = ctx.run.executor.kind == "local" and bool(ctx.run.stages)
-    # The root eval section is judged below as each eval stage runs it, and the stages' own sections hold
-    # no model of their own (an eval stage's overrides are in its eval config): walked are the others.
-    sections = [n for n in type(ctx.run).model_fields if n not in ("eval", "stages")]
-    for name, section in ((n, getattr(ctx.run, n)) for n in sections):
-        for key, path, _ in (
-            fields_of_kind(section, MODEL_DIR, f"{name}.") if isinstance(section, BaseModel) else ()
-        ):
-            # the base model t3rl builds itself (prepare_model) is not here yet
-            if not (key == "model.hf_checkpoint" and model.synthetic):
-                yield from _model_dir_problems(key, path, _download(model.hf_id, path), warn=local)
+    # One missing here is judged against the stages that require it (model_dirs_required, on the plan).
+    for key, path in _run_model_dirs(ctx):
+        yield from _model_dir_problems(key, path, _download(ctx.run.model.hf_id, path), warn=False)
     if not ctx.stages_run_here:
         return  # the eval stages run on the cluster (or, under the dry executor, nowhere)
     for stage, config, overrides in eval_configs(ctx.run):
@@ -170,6 +160,46 @@ def model_dirs_usable(ctx: Context) -> Iterator[Problem]:
 
 
 MODEL_DIR = "model dir"  # the kind of t3rl_core.fields.ModelDir
+
+
+def _run_model_dirs(ctx: Context) -> Iterator[tuple[str, str]]:
+    """The key and path of each local model directory the run's own sections name (the root eval section
+    is judged as each eval stage runs it; the stages' sections hold no model of their own), but the base
+    model t3rl builds itself (prepare_model), which is not here yet."""
+    from launch.checks.rules.local_dirs import fields_of_kind  # lazy: the rules package imports this module
+
+    sections = [n for n in type(ctx.run).model_fields if n not in ("eval", "stages")]
+    for name, section in ((n, getattr(ctx.run, n)) for n in sections):
+        for key, path, _ in (
+            fields_of_kind(section, MODEL_DIR, f"{name}.") if isinstance(section, BaseModel) else ()
+        ):
+            if not (key == "model.hf_checkpoint" and ctx.run.model.synthetic):
+                yield key, path
+
+
+def model_dirs_required(ctx: Context, plan: PlannedRun) -> Iterator[Problem]:
+    """A warning at a model directory that holds no config.json here when a stage that starts on this
+    machine requires it: `t3rl run` refuses it before any stage starts (the executor's preflight reads
+    each stage's `requires`, the one truth of what a stage loads). A config whose stages load no model
+    (its data alone, `--only prepare_data`'s stage) is not warned about it."""
+    if not ctx.stages_run_here:
+        return
+    required: dict[Path, list[str]] = {}
+    for stage in plan.stages:
+        for path in getattr(stage, "requires", {}):  # files it needs here (launch.plan.stages.Stage)
+            required.setdefault(Path(path).expanduser().absolute(), []).append(stage.name)
+    for key, value in _run_model_dirs(ctx):
+        config = Path(value).expanduser().absolute() / "config.json"
+        stages = required.get(config)
+        if stages and not config.is_file() and not config.parent.is_file():
+            yield Problem(
+                key,
+                f"{Path(value).expanduser()} holds no config.json here, which stage(s) "
+                f"{', '.join(dict.fromkeys(stages))} load: t3rl run refuses it before any stage starts",
+                fix=f"download it first ({_download(ctx.run.model.hf_id, value)}), or set {key} to the "
+                "model's directory",
+                severity="warning",
+            )
 
 
 def _download(hf_id: str, path: str) -> str:

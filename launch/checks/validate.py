@@ -24,7 +24,7 @@ from launch.checks.ledger import (
     ledger_problems,
     privileged_port_problems,
 )
-from launch.checks.probes import checkouts_here, interpreters_import_t3rl
+from launch.checks.probes import checkouts_here, interpreters_import_t3rl, model_dirs_required
 from launch.checks.rules import RULES, SCOPE_RULES
 from launch.config.errors import ConfigError, Problem
 from launch.config.overlay import overlay
@@ -111,6 +111,7 @@ def plan_checks(ctx: Context, plan: Plan) -> list[Problem]:
         *privileged_port_problems(claims, first_unprivileged_port() if binds_here else 0),
         *interpreters_import_t3rl(ctx, plan),
         *checkouts_here(ctx, plan),
+        *model_dirs_required(ctx, plan),
     ]
 
 

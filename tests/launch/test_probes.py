@@ -120,3 +120,15 @@ def test_a_host_whose_name_never_resolves_does_not_hold_the_command(monkeypatch:
     monkeypatch.setattr(probes, "ENDPOINT_TIMEOUT_S", 0.2)
     assert "no answer within" in (probes._unanswered("http://nowhere.invalid:30000/health") or "")
     blocked.set()
+
+
+def test_a_missing_model_is_warned_about_by_the_stages_that_load_it_and_only_then(tmp_path: Path) -> None:
+    """`t3rl run` refuses a model dir without config.json only when a stage `requires` it (the executor's
+    preflight): a config of the data stage alone was warned 't3rl run refuses it' and ran."""
+    missing = f"model.hf_checkpoint={tmp_path / 'no-model'}"
+    _, warned = _problems(["+experiment=stage1_bfcl", missing])
+    (model,) = [w for w in warned if w.key == "model.hf_checkpoint"]
+    assert "stage(s) to_torch_dist, train, to_hf load" in model.message, model
+    data_only = ["~stages.to_torch_dist", "~stages.train", "~stages.to_hf", "~stages.eval"]
+    _, warned = _problems(["+experiment=stage1_bfcl", missing, *data_only])
+    assert not [w for w in warned if w.key == "model.hf_checkpoint"], warned
