@@ -65,7 +65,7 @@ def test_a_built_command_runs_what_its_module_holds_when_it_runs(monkeypatch: py
     import launch.cli.inspect
 
     assert CliRunner().invoke(app, ["ls", "model"]).exit_code == 0
-    monkeypatch.setattr(launch.cli.inspect, "ls_command", lambda group, dirs: 3)
+    monkeypatch.setattr(launch.cli.inspect, "ls_command", lambda group, dirs, option: 3)
     assert CliRunner().invoke(app, ["ls", "model"]).exit_code == 3
 
 
