@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 
+from launch.checks.undo import DELETES
 from launch.config.errors import Problem
 from launch.config.schema_errors import AS_TYPED
 
@@ -79,7 +80,7 @@ _ONE_SET = re.compile(r"set (?P<key>[A-Za-z_][\w.]*)=(?P<value>'(?:[^'\\]|\\.)*'
 
 
 # "~<key> (deletes …": launch.checks.undo's deletion of an entry the user names.
-_DELETION = re.compile(r"~[A-Za-z_][\w.]*(?= \(deletes )")
+_DELETION = re.compile(rf"~[A-Za-z_][\w.]*(?= {re.escape(DELETES)})")
 
 
 def tried_trims(
