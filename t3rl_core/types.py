@@ -54,7 +54,9 @@ class Transition:
 
     `messages` are new chat messages (tool results, error feedback, the next user question), rendered
     through the chat template. `inline` is text spliced into the current assistant turn instead (the
-    ReTool `<interpreter>` block): the model continues the same message after it.
+    ReTool `<interpreter>` block): the model continues the same message after it. Only a turn the model
+    left open may be continued: one that stopped at one of the world's stop strings (`Env.stop`); after
+    the chat family's turn-ending token it is the world's failure (`env/InlineAfterTurnEnd`).
     """
 
     messages: list[Message] = field(default_factory=list)

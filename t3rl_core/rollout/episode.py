@@ -423,22 +423,40 @@ class _Episode:
     async def _env_call(self, method: Callable[..., Awaitable[Transition]], *args: Any) -> Transition:
         bound = getattr(self.env, "CALL_TIMEOUT_S", None)
         deadline = asyncio.timeout(bound)
+        world = type(self.env).__name__
+        called = f"{world}.{getattr(method, '__name__', 'call')}()"
+        started = time.monotonic()
         try:
             async with deadline:
-                return await method(*args)
+                transition = await method(*args)
         except BaseException as exc:
             if deadline.expired():  # ours, not a TimeoutError the world raised itself
-                world = type(self.env).__name__
                 error = (
-                    f"environment error: {world}.{getattr(method, '__name__', 'call')}() did not return "
-                    f"within {bound:g} s ({world}.CALL_TIMEOUT_S; raise it for a world whose calls take "
-                    "longer)"
+                    f"environment error: {called} did not return within {bound:g} s "
+                    f"({world}.CALL_TIMEOUT_S; raise it for a world whose calls take longer)"
                 )
             elif components_failure(exc):
                 error = f"environment error: {describe(exc)}"
             else:
                 raise
             raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
+        # CALL_TIMEOUT_S bounds the call's time, measured, not only what asyncio could cut: a call that
+        # held the event loop (time.sleep, blocking I/O in an async def) or caught the cancellation and
+        # returned anyway ran past its bound with the episode going on as if it had not.
+        took = time.monotonic() - started
+        if bound is not None and took > bound:
+            how = (
+                "it caught the cancellation and returned anyway: let asyncio.CancelledError propagate"
+                if deadline.expired()
+                else "it held the event loop (a time.sleep or blocking I/O in an async def), so no episode "
+                "ran meanwhile and asyncio could not cut it: run blocking work in asyncio.to_thread"
+            )
+            error = (
+                f"environment error: {called} took {took:.3g} s, past its {bound:g} s bound "
+                f"({world}.CALL_TIMEOUT_S): {how}"
+            )
+            raise _Ended("failed", error, Failure("env", "TimeoutError", error))
+        return transition
 
     async def _observe(self, transition: Transition, last_token: int | None) -> None:
         """Append what the env returned: inline text inside the model's turn, or the turn's end and
@@ -446,6 +464,7 @@ class _Episode:
         assert self.trajectory is not None
         observations = self._world_messages(transition)
         if transition.inline is not None:
+            self._check_turn_open(last_token)
             inline = scalar_text(transition.inline)
             self.trajectory.append_observation(await self.chat.encode_text_async(inline))
             start = len(self.messages[-1]["content"])
@@ -469,6 +488,25 @@ class _Episode:
             raise _Ended("truncated" if transition.truncated else "completed")
         if not more:
             raise _Ended("truncated")
+
+    def _check_turn_open(self, last_token: int | None) -> None:
+        """Inline text continues the model's turn (`Transition.inline`), so the turn must still be open:
+        the call ended at a stop string (the world's `Env.stop`, ReTool's `</code>`), was cut, or wrote
+        no stop token at all. After the turn-ending token of the chat family (`<|im_end|>`, Llama-3's
+        `<|eom_id|>`, GLM's `<|observation|>`) the trained context held `...<|im_end|>` then the
+        world's text inside what the messages record as one assistant message: a context no render
+        writes, which only `rollout.tito_drift_check` reported. The world's failure."""
+        if last_token is None or last_token not in self.chat.stop_token_ids:
+            return
+        world = type(self.env).__name__
+        ended = self.chat.decode([last_token])
+        error = (
+            f"world {world} returned inline text after the model ended its turn with {ended!r}: inline text "
+            f"continues a turn the model left open at one of the world's stop strings ({world}.stop is "
+            f"{tuple(self.env.stop)!r}); declare the text that ends a call in {world}.stop (e.g. the call "
+            "format's closing tag), or return the result as messages"
+        )
+        raise _Ended("failed", error, Failure("env", "InlineAfterTurnEnd", error))
 
     def _world_messages(self, transition: Transition) -> list[Message]:
         """`transition`'s messages, each a mapping whose role and content are text, and its inline text

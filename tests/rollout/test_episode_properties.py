@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import ParsersConfig, RolloutConfig
 from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
-from t3rl_core.parsers.render import render_calls
+from t3rl_core.parsers.render import call_format, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.rollout.episode import run_episode
 from t3rl_core.types import ToolCall
@@ -30,12 +30,14 @@ FRAGMENTS = [
 
 class ServingEngine(FixedEngine):
     """The script's generations as a server gives them: cut at the call's max_new_tokens (finish
-    `length`), as SGLang cuts, and at the first stop token (finish `stop`); an engine that overruns
+    `length`), as SGLang cuts, and at the first stop token or the token completing a stop string
+    (finish `stop`); an engine that overruns
     the first is an engine failure of its own (tests/rollout/test_runtime_kinds_seven.py), tokens past
     the second are dropped (tests/rollout/test_runtime_hunt_wave5.py)."""
 
-    def __init__(self, outputs: list[Generation | BaseException]) -> None:
+    def __init__(self, outputs: list[Generation | BaseException], chat: ChatFormat | None = None) -> None:
         super().__init__(outputs)
+        self.chat = chat  # to find stop strings (a world's Env.stop) as SGLang does, in the decoded text
         self.returned: list[Generation] = []
 
     async def generate(
@@ -44,6 +46,10 @@ class ServingEngine(FixedEngine):
         output = await super().generate(input_ids, sampling, context)
         cut = sampling.max_new_tokens
         stop = next((at for at, t in enumerate(output.token_ids) if t in sampling.stop_token_ids), None)
+        if sampling.stop and self.chat is not None:  # the token completing a stop string, if earlier
+            ids, chat = output.token_ids[: None if stop is None else stop], self.chat
+            held = [any(s in chat.decode(ids[: at + 1]) for s in sampling.stop) for at in range(len(ids))]
+            stop = held.index(True) if True in held else stop
         if stop is not None and stop + 1 < min(len(output.token_ids), cut + 1):
             finish = "abort" if output.finish_reason == "abort" else "stop"
             output = Generation(output.token_ids[: stop + 1], output.log_probs[: stop + 1], finish)
@@ -88,14 +94,20 @@ def test_random_outputs_never_crash_and_keep_tito(chat: ChatFormat, data: st.Dat
         max_num_steps=data.draw(st.integers(1, 6)),
         max_context_len=data.draw(st.none() | st.integers(1, 2000)),
     )
-    env = ToyEnv(inline_calls=data.draw(st.booleans()))
+    # A world continuing the model's turn with inline text declares the string that ends a call (Env.stop):
+    # the call format's closing marker (Llama-3's calls have none: such a world cannot be written there).
+    assert chat.family is not None
+    closing = call_format(chat.family.tool_call_parser)
+    close = closing.block_close or closing.call_close
+    inline = close is not None and data.draw(st.booleans())
+    env = ToyEnv(inline_calls=inline, stop=(close,) if inline and close else ())
     parser = ToolCallActionParser(
         ParsersConfig(
             tool_call_parser=chat.family.tool_call_parser, reasoning_parser=chat.family.reasoning_parser
         ),
         TOOLS,
     )
-    engine = ServingEngine(outputs)
+    engine = ServingEngine(outputs, chat)
     script = list(outputs)
     result = asyncio.run(
         run_episode(

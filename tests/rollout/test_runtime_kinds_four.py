@@ -220,8 +220,7 @@ def test_no_episode_passes_its_token_limits(
     if result.cut_tokens:
         assert result.status == "truncated"
         assert len(result.response_ids) + result.cut_tokens <= len(unlimited.response_ids)
-    if not inline:  # (the toy's inline text follows a turn the model closed, which no fresh render has)
-        assert result.drift_at is None
+    assert result.drift_at is None
 
 
 def test_slime_gets_a_sample_within_its_limits_with_the_cut_counted(
@@ -270,7 +269,7 @@ def test_a_tool_echoing_a_json_escaped_lone_surrogate(chat: ChatFormat) -> None:
 
 def test_surrogates_in_a_prompt_and_in_inline_text(qwen_chat: ChatFormat) -> None:
     engine = ScriptedEngine(qwen_chat, [_escaped_surrogates(qwen_chat), "Done."])
-    env = ToyEnv(inline_calls=True)
+    env = ToyEnv(inline_calls=True, stop=("</tool_call>",))
     row = task(("Add 1 and 2 \ud83d.", "Now add 3 and 4."))
     result = asyncio.run(
         run_episode(

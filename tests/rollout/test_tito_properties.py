@@ -92,7 +92,8 @@ class _Hostile(ToyEnv):
     """Every tool call returns `output`, whatever the model asked (a tool that prints what it likes)."""
 
     def __init__(self, output: str, *, inline_calls: bool = False) -> None:
-        super().__init__(inline_calls=inline_calls)
+        # Inline results continue a call the model left open at its closing tag (Qwen's, where it is played).
+        super().__init__(inline_calls=inline_calls, stop=("</tool_call>",) if inline_calls else ())
         self.output = output
 
     def _run(self, call: ToolCall) -> str:
