@@ -124,6 +124,12 @@ class EnvConfig(StrictModel):
         the lower ends every episode and the other does nothing."""
         return None
 
+    def episode_steps_needed(self) -> tuple[str, list[int]] | None:
+        """The env's own limit on an episode's steps in its own unit (its field, dotted under `env`) and
+        the fewest such steps each task of its data needs (None = not declared): a limit below most of
+        them ends most episodes before their task can be done (tau2's `max_steps`)."""
+        return None
+
     def model_calls_needed(self) -> list[int] | None:
         """The fewest model calls each task needs to be completed (one per user turn for BFCL), over
         the tasks the env's data holds; None = not declared. A step limit below most of them ends

@@ -26,6 +26,7 @@ from launch.config.schema import RunConfig, build_run_validator, build_validator
 from launch.config.schema_errors import AS_TYPED, numbers_misread, problems_from_validation
 from launch.config.secrets import remember_expanded, remember_overrides, remember_revealed
 from launch.config.yaml_readings import misread, with_readings
+from launch.plan.selection import EVERY_STAGE, Selection
 from t3rl_core.home_paths import expand_home
 from t3rl_core.records import Record
 
@@ -73,11 +74,13 @@ def resolve(
     record_dir: str | None = None,
     *,
     plans: bool = False,
+    selection: Selection = EVERY_STAGE,
 ) -> Resolved:
     """Compose, resolve and validate a run config; raises ConfigError with every problem found. With
     `plan_in`, the checks build the plan in the context it gives for the run, and `Resolved.plan` holds
     it (built once: `t3rl plan` writes the plan its checks judged). `record_dir`: the dir the command
-    line names for the record (`Context.record_dir`); `plans`: a new record is a plan (`Context.plans`)."""
+    line names for the record (`Context.record_dir`); `plans`: a new record is a plan (`Context.plans`);
+    `selection`: the stages the command runs, which the checks of this machine judge."""
     remember_overrides(overrides)
     if compose_ahead.composing(overrides, config_dirs):  # work that needs no config, done meanwhile
         build_validators()
@@ -153,7 +156,9 @@ def resolve(
         bases = bases_merged_after(provenance)
         if bases:
             raise ConfigError(bases)
-    checked, plan = validate_and_plan(run, data, provenance, config_dirs, plan_in, record_dir, plans=plans)
+    checked, plan = validate_and_plan(
+        run, data, provenance, config_dirs, plan_in, record_dir, plans=plans, selection=selection
+    )
     problems = [
         *checked,
         *_override_warnings(overrides, data),

@@ -31,6 +31,7 @@ from launch.config.overlay import overlay
 from launch.config.provenance import Provenance
 from launch.config.schema import HardwareConfig, RunConfig, TrainStage
 from launch.plan.build import PlanContext, build_plan
+from launch.plan.selection import EVERY_STAGE, Selection
 
 if TYPE_CHECKING:
     from launch.plan.build import Plan
@@ -53,9 +54,11 @@ def validate_and_plan(
     record_dir: str | None = None,
     *,
     plans: bool = False,
+    selection: Selection = EVERY_STAGE,
 ) -> tuple[list[Problem], Plan | None]:
     """`validate`, and the plan its checks built (None when a rule refused the config first): in the
-    context `plan_in` gives for the run, else in a trial context of placeholder paths."""
+    context `plan_in` gives for the run, else in a trial context of placeholder paths. The plan's checks
+    of this machine judge the stages `selection` runs (`--from`/`--only`)."""
     scopes, problems = build_scopes(run, data, provenance)
     ctx = Context(
         run=run,
@@ -75,7 +78,9 @@ def validate_and_plan(
         plan, refused = trial_plan(run, plan_in(run) if plan_in is not None else None)
         problems.extend(refused)
         if plan is not None:
-            problems.extend(plan_checks(ctx, plan))
+            selected = set(selection.of(plan.names()))
+            runs = plan._replace(stages=tuple(s for s in plan.stages if s.name in selected))
+            problems.extend(plan_checks(ctx, runs))
     return _unique(p.with_source(_source_of(provenance, p.key)) for p in problems), plan
 
 

@@ -39,6 +39,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from launch.config.errors import did_you_mean
 from launch.files import LockHeld, exclusive_lock, is_locked, lock_holder, waiting_lock
 from launch.plan.build import Plan
+from launch.plan.selection import Selection
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult, exit_record
 from launch.run.output_digest import FileHashes, digests, first_mismatch, manifest_disagreement
@@ -88,7 +89,7 @@ def decide(
             raise PipelineError(f"{flag} {value}: no such stage ({meant}stages: {', '.join(names)})")
     if from_stage and only:
         raise PipelineError("use either --from or --only, not both")
-    selected = {only} if only else set(names[names.index(from_stage) :]) if from_stage else set(names)
+    selected = set(Selection(from_stage, only).of(names))  # the pre-flight's checks judge these alone
     forced = {only or from_stage} - {None}
 
     first_selected = min(names.index(n) for n in selected)

@@ -18,6 +18,7 @@ from launch.output.markup import escape
 from launch.output.table import TextTable
 from launch.plan.build import PlanContext, build_plan
 from launch.plan.context import this_interpreter
+from launch.plan.selection import Selection
 from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview, refuse_in_use
 from launch.run.published_view import show_published
@@ -97,6 +98,7 @@ def run_single(
                 plan_in,
                 existing.path if existing is not None else out,
                 plans=dry,
+                selection=Selection(from_stage, only),
             )
     except ConfigError:
         if existing is not None:

@@ -19,6 +19,7 @@ from launch.files import write_record_json
 from launch.output.markup import escape
 from launch.plan.build import PlanContext, build_plan
 from launch.plan.context import this_interpreter
+from launch.plan.selection import EVERY_STAGE, Selection
 from launch.plan.slime_args import merge_hardware
 from launch.plan.tracking import tracked
 from launch.run.executors.base import make_executor
@@ -54,12 +55,14 @@ def resolve_overrides(
     record_dir: Path | None = None,
     *,
     plans: bool = False,
+    selection: Selection = EVERY_STAGE,
 ) -> Resolved:
     """The validated config of a run, plan or sweep point; a config with no stage is refused here (there
     would be nothing to run, and no run dir is made for it). With `plan_in` (the run dir the plan will
     be written to, not yet made), the checks build the plan there, and `plan_run` into that dir takes it.
     `record_dir`: the dir the command line names for the record (`Context.record_dir`); `plans`: a new
-    record is a plan, under paths.plans_dir (`Context.plans`)."""
+    record is a plan, under paths.plans_dir (`Context.plans`); `selection`: the stages the command runs
+    (`--from`/`--only`), which the checks of this machine judge."""
     resolve_in = (lambda run: plan_context(plan_in(run))) if plan_in is not None else None
     named = str(record_dir) if record_dir is not None else None
     judged: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
@@ -68,7 +71,7 @@ def resolve_overrides(
 
         judged = judged_as_the_sweeps(record_dir, overrides)  # a sweep point's own names are not typed
     with judged:
-        resolved = resolve(overrides, config_dirs, resolve_in, named, plans=plans)
+        resolved = resolve(overrides, config_dirs, resolve_in, named, plans=plans, selection=selection)
     if not resolved.run.stages:
         raise ConfigError([no_stages_problem(config_dirs=config_dirs)])
     if resolved.warnings:

@@ -28,6 +28,7 @@ from rich.markup import escape
 from launch.checks.rules.local_dirs import fields_of_kind
 from launch.config.errors import ConfigError, render_problems
 from launch.files import is_locked
+from launch.plan.selection import Selection
 from launch.run.executors.ray_capacity import live_submission_ids, own_live_gpus, sweep_capacity
 from launch.run.executors.ray_jobs import dashboard_address
 from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, INTERRUPTED
@@ -102,7 +103,9 @@ def run_sweep(
 
     def planner(point_overrides: tuple[str, ...]) -> tuple[Resolved, Plan]:
         index = next(indexes)
-        resolved = resolve_overrides(list(point_overrides), config_dirs, console, plans=dry)
+        resolved = resolve_overrides(
+            list(point_overrides), config_dirs, console, plans=dry, selection=Selection(from_stage, only)
+        )
         if not sweep_dirs:
             parent = Path(resolved.run.paths.runs_dir).resolve() / resolved.run.name
             path_keys.update(key for kind in PATH_KINDS for key, _, _ in fields_of_kind(resolved.run, kind))

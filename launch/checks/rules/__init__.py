@@ -17,6 +17,7 @@ from launch.checks.rules import (
     data_sizes,
     distinct,
     env_data,
+    env_steps,
     eval_load,
     eval_prompts,
     eval_server,
@@ -69,6 +70,7 @@ RULES = (
     # fixed before the rules about its details
     *hub_ids.RULES,
     *env_data.RULES,
+    *env_steps.RULES,
     *topology.RULES,
     *batch.RULES,
     *batch.NAME_RULES,

@@ -135,6 +135,17 @@ class Tau2EnvConfig(EnvConfig):
             found["tau2_sft"] = parts(self.data.demonstrations_split)
         return found
 
+    def episode_steps_needed(self) -> tuple[str, list[int]] | None:
+        """`max_steps` and the orchestrator steps each prepared task's gold plan takes (read from the
+        installed tau2's task files: t3rl_core.envs.tau2.task_steps)."""
+        from t3rl_core.envs.tau2.task_steps import steps_needed  # lazy: reads tau2's task files
+
+        splits = sorted(s for s in {*self.data.splits, self.data.demonstrations_split} if s is not None)
+        found = [steps_needed(domain, splits, self.data.limit) for domain in self.domains]
+        if any(steps is None for steps in found):
+            return None
+        return "max_steps", [n for steps in found if steps is not None for n in steps]
+
     def missing_splits(self) -> dict[str, list[str]]:
         """Split → the selected domains that do not ship it (each split is read from every domain)."""
         wanted = [*self.data.splits, self.data.demonstrations_split]

@@ -1,0 +1,100 @@
+"""Hunt wave 6: the launcher, the job, its environment and sweeps. Kinds of wrong configuration (or wrong
+judgement of a right one) no earlier hunt closed, each closed by a declaration:
+
+- the stages a command runs (`--only`, `--from`): one `Selection` (launch/plan/selection.py) read by the
+  pipeline's `decide` and by the pre-flight's checks of this machine, so `t3rl run --only data` is not
+  warned about the model the train stage loads;
+- an env's own step limit against its tasks' gold plans (`EnvConfig.episode_steps_needed`: tau2's
+  `max_steps` in orchestrator steps, two per agent tool call, read from the installed tau2's task files);
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from launch.checks.resolve import resolve
+from launch.config.errors import Problem
+from launch.plan.selection import EVERY_STAGE, Selection
+from tests.launch.test_preflight_hunt_wave5 import (
+    _refused_at_key_with_a_fix_that_validates,
+    _warned_with_a_fix_that_clears_it,
+)
+
+S1 = "+experiment=stage1_bfcl"
+TAU2 = "+experiment=tau2_pipeline"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Relative paths of the configs resolve under one temporary dir for the module (no model is here)."""
+    here = tmp_path_factory.mktemp("wave6")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(here)
+        yield here
+
+
+def _warnings(overrides: list[str], key: str, selection: Selection = EVERY_STAGE) -> list[Problem]:
+    return [w for w in resolve(overrides, selection=selection).warnings if w.key == key]
+
+
+# ------------------------------------------------------------------------------- the stages that run
+
+
+@pytest.mark.parametrize(
+    ("selection", "warned"),
+    [
+        (Selection(only="data"), False),  # was warned: the plan's checks judged every planned stage
+        (Selection(from_stage="train"), True),  # train and to_hf load it
+        (Selection(only="train"), True),
+        (Selection(only="prepare_data"), True),  # no such stage: judged whole, the pipeline refuses it
+    ],
+    ids=repr,
+)
+def test_checks_of_this_machine_judge_the_stages_the_command_runs(selection: Selection, warned: bool) -> None:
+    said = [w for w in _warnings([S1], "model.hf_checkpoint", selection) if "config.json" in w.message]
+    assert bool(said) is warned
+
+
+def test_the_pipeline_runs_the_selection_the_checks_judged() -> None:
+    from launch.checks.validate import trial_plan
+    from launch.run.pipeline import decide
+    from launch.run.rundir import RunState
+
+    plan, refused = trial_plan(resolve([S1, "executor=dry"]).run)
+    assert plan is not None and not refused
+    for selection in (Selection(only="data"), Selection(only="to_torch_dist"), Selection()):
+        ran = [d.stage for d in decide(plan, RunState(), **selection._asdict()) if d.action != "outside"]
+        assert ran == selection.of(plan.names())
+
+
+# --------------------------------------------------------------------------------- an env's step limit
+
+
+def test_an_env_step_limit_most_tasks_cannot_finish_in_is_refused() -> None:
+    problem = _refused_at_key_with_a_fix_that_validates([TAU2, "env.max_steps=5"], "env.max_steps")
+    assert "gold plan" in problem.message  # was accepted: every airline/retail episode ended at max_steps
+
+
+def test_an_env_step_limit_some_tasks_cannot_finish_in_is_warned_about() -> None:
+    _warned_with_a_fix_that_clears_it([TAU2, "env.max_steps=20"], "env.max_steps", "gold plan")
+
+
+def test_the_step_reader_agrees_with_a_whole_parse_of_the_task_files() -> None:
+    from t3rl_core.envs.tau2 import task_steps
+
+    for domain in ("airline", "retail"):  # telecom's file is 14 MB: the same reader, not parsed twice here
+        where = task_steps._domain_dir(domain)
+        assert where is not None
+        tasks = json.loads((where / "tasks.json").read_text())
+        whole = {
+            t["id"]: task_steps.steps_for((t.get("evaluation_criteria") or {}).get("actions") or [])
+            for t in tasks
+        }
+        assert task_steps._steps_by_task(domain) == whole
+    # one agent action: opening, call, result, done, and done before the count reaches the limit
+    assert task_steps.steps_for([{"name": "x"}]) == 5
+    assert task_steps.steps_for([{"name": "x", "requestor": "user"}]) == 7
