@@ -98,3 +98,27 @@ def test_the_step_reader_agrees_with_a_whole_parse_of_the_task_files() -> None:
     # one agent action: opening, call, result, done, and done before the count reaches the limit
     assert task_steps.steps_for([{"name": "x"}]) == 5
     assert task_steps.steps_for([{"name": "x", "requestor": "user"}]) == 7
+
+
+# ------------------------------------------------------------------------------ wandb's names, twice
+
+WANDB = [S1, "tracking=wandb"]
+
+
+@pytest.mark.parametrize("name", ["WANDB_PROJECT", "WANDB_RUN_GROUP", "WANDB_NAME"])
+def test_a_wandb_name_in_the_job_environment_is_refused(name: str) -> None:
+    key = f"hardware.env_vars.{name}"
+    problem = _refused_at_key_with_a_fix_that_validates([*WANDB, f"+{key}=mine"], key)
+    assert "never read" in problem.message  # was accepted: slime's wandb.init names all three itself
+
+
+def test_the_team_wandb_reads_from_the_job_environment_is_accepted() -> None:
+    assert _warnings([*WANDB, "+hardware.env_vars.WANDB_ENTITY=lab"], "hardware.env_vars.WANDB_ENTITY") == []
+
+
+def test_a_wandb_name_exported_here_that_t3rl_overrules_is_warned_about(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("WANDB_PROJECT", "mine")
+    _warned_with_a_fix_that_clears_it(WANDB, "tracking.project", "will not read it")
+    assert _warnings([S1], "tracking.project") == []  # no tracker: nothing is named
