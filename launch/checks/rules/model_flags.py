@@ -1,0 +1,201 @@
+"""The Megatron flags of `model.architecture.extra_args` that build the model, against the checkpoint.
+
+`MegatronArch` models the sizes and switches a config.json states; the rest of how Megatron builds a
+family's model rides in `extra_args` (GLM's layer spec and its extra norms, GLM's half-rotated heads,
+Llama 3.1's rope scaling, DeepSeek-V3's YaRN and router). A checkpoint is built with exactly its model
+option's set of them. A list override replaces the whole list (`extra_args=[--no-rope-fusion]` to add one
+flag drops GLM's spec), and a flag copied from another family's script adds scaling the checkpoint never
+had: Megatron then builds another model than the one SGLang serves from the same weights (a layer's
+weights not loading, or every position's rotation, hence every log-prob, differing between trainer and
+rollout engine), with nothing refusing it before the train job runs.
+
+The truth is, in this order: the model option of the hub id when the checkpoint is that id's download
+(the same condition as `hub_ids.architecture_of_the_hub_checkpoint`), and a local config.json's
+`rope_scaling` and `partial_rotary_factor` where it states them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from launch.checks.context import Context
+from launch.checks.hf_config import read_hf_config
+from launch.checks.model_options import model_option
+
+# A private helper of hub_ids: the one definition of "the checkpoint is the hub id's download", shared
+# rather than restated so the two rules agree on when the option is the truth.
+from launch.checks.rules.hub_ids import _hub_checkpoint
+from launch.config.argv_tokens import argv_flags, without_flag
+from launch.config.errors import Problem
+from launch.config.fixes import list_override
+from launch.config.schema import ConvertHfToTorchDistStage, TrainStage
+
+EXTRA = "model.architecture.extra_args"
+
+# Megatron flags that decide which weights a layer has or how positions enter attention: a checkpoint
+# needs exactly its own. (Kernel and training choices such as --no-rope-fusion or the aux-loss settings
+# are the user's to change, and are not listed.)
+BUILDS = (
+    "--spec",
+    "--post-self-attn-layernorm",
+    "--post-mlp-layernorm",
+    "--position-embedding-type",
+    "--rotary-percent",
+    "--rotary-interleaved",
+    "--use-rope-scaling",
+    "--rope-scaling-factor",
+    "--rope-type",
+    "--rotary-scaling-factor",
+    "--mscale",
+    "--mscale-all-dim",
+    "--moe-router-score-function",
+    "--moe-router-pre-softmax",
+    "--moe-router-enable-expert-bias",
+    "--moe-router-topk-scaling-factor",
+    "--moe-router-num-groups",
+    "--moe-router-group-topk",
+)
+# Megatron's value of a builder flag not given, where it has one that a checkpoint may state.
+_DEFAULTS = {"--rotary-percent": ("1.0",), "--rotary-scaling-factor": ("1.0",)}
+
+
+def _same(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Two flag values alike as Megatron parses them (8 and 8.0 are one float)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        try:
+            if float(x) != float(y):
+                return False
+        except ValueError:
+            if x != y:
+                return False
+    return True
+
+
+def builder_flags(argv: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Builder flag → its values, the last given of each (argparse keeps the last)."""
+    return {name: tuple(values) for _, name, values in argv_flags(argv) if name in BUILDS}
+
+
+def _shown(flags: dict[str, tuple[str, ...]]) -> str:
+    return ", ".join(" ".join((name, *values)) for name, values in flags.items())
+
+
+def _with(extra: Sequence[str], flags: dict[str, tuple[str, ...]]) -> list[str]:
+    """`extra` with every builder flag replaced by `flags` (the user's other flags kept, in order)."""
+    kept = list(extra)
+    for name in BUILDS:
+        kept = without_flag(kept, name)
+    return [*kept, *(token for name, values in flags.items() for token in (name, *values))]
+
+
+def _builds_megatron(ctx: Context) -> bool:
+    """A stage builds a Megatron model of the architecture (a conversion or a train stage)."""
+    return any(isinstance(s, TrainStage | ConvertHfToTorchDistStage) for s in ctx.run.stages.values())
+
+
+def builder_flags_of_the_hub_checkpoint(ctx: Context) -> Iterator[Problem]:
+    """The builder flags are the model option's when the checkpoint is its hub id's download."""
+    model = ctx.run.model
+    if not _builds_megatron(ctx) or not _hub_checkpoint(ctx):
+        return
+    own = model_option(model.name, ctx.config_dirs)
+    if own is None or own.hf_id != model.hf_id:
+        return  # another hub id: hub_ids.hf_id_of_the_model judges it
+    declared_argv = own.architecture.get("extra_args") or []
+    if not isinstance(declared_argv, list):
+        return  # the option's own file is refused by its schema
+    declared = builder_flags([str(token) for token in declared_argv])
+    ours = builder_flags(model.architecture.extra_args)
+    lost = {k: v for k, v in declared.items() if k not in ours or not _same(ours[k], v)}
+    added = {k: v for k, v in ours.items() if k not in declared}
+    if not lost and not added:
+        return
+    said = []
+    if lost:
+        said.append(f"lacks {_shown(lost)}")
+    if added:
+        said.append(f"adds {_shown(added)}")
+    yield Problem(
+        EXTRA,
+        f"{EXTRA} {' and '.join(said)}: {model.hf_id} is built with {_shown(declared) or 'none of them'} "
+        f"(as model option {own.name} declares), and Megatron would build another model than the one SGLang "
+        "serves from the same weights (weights that do not load, or positions rotated otherwise, so every "
+        "log-prob the trainer computes differs from the rollout's)",
+        fix=f"set {list_override(EXTRA, _with(model.architecture.extra_args, declared))} "
+        "(the option's model-building flags, your other flags kept)",
+    )
+
+
+def _config_json_needs(hf: dict[str, Any], mla: bool) -> dict[str, tuple[str, ...] | None]:
+    """Builder flag -> the values config.json's rope settings need of it (None: not given), for what it
+    states: Llama 3's scaling is Megatron's --use-rope-scaling, none rules it out; YaRN's factor is the
+    MLA models' --rotary-scaling-factor; a share of each head rotated is --rotary-percent."""
+    needs: dict[str, tuple[str, ...] | None] = {}
+    if "rope_scaling" in hf:
+        scaling = hf["rope_scaling"]
+        kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
+        if kind in (None, "default", "llama3"):
+            needs["--use-rope-scaling"] = () if kind == "llama3" else None
+        factor = scaling.get("factor") if isinstance(scaling, dict) else None
+        if kind == "yarn" and mla and _number(factor):
+            needs["--rotary-scaling-factor"] = (str(float(factor)),)
+    share = hf.get("partial_rotary_factor")
+    if _number(share):
+        needs["--rotary-percent"] = (str(float(share)),)
+    return needs
+
+
+def _differs(ours: dict[str, tuple[str, ...]], name: str, need: tuple[str, ...] | None) -> bool:
+    """The flag as given (or Megatron's default) is not what is needed (None: not given)."""
+    if need is None:
+        return name in ours
+    given = ours.get(name, _DEFAULTS.get(name))
+    return given is None or not _same(given, need)
+
+
+def _wrong_shown(ours: dict[str, tuple[str, ...]], name: str, need: tuple[str, ...] | None) -> str:
+    if need is None:
+        return f"{name} is given"
+    if not need:
+        return f"{name} is not given"
+    return f"{name} {' '.join(ours.get(name, _DEFAULTS.get(name, ())))}, not {' '.join(need)}"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def builder_flags_of_the_local_checkpoint(ctx: Context) -> Iterator[Problem]:
+    """A local config.json's rope scaling and rotated share are the builder flags'."""
+    model = ctx.run.model
+    if not _builds_megatron(ctx):
+        return
+    hf = read_hf_config(model.hf_checkpoint)
+    if hf is None:
+        return  # not here yet: the hub option is the truth (above), or it is read where the stage runs
+    extra = list(model.architecture.extra_args)
+    ours = builder_flags(extra)
+    wrong = {
+        name: need
+        for name, need in _config_json_needs(hf, model.architecture.mla is not None).items()
+        if _differs(ours, name, need)
+    }
+    if not wrong:
+        return
+    said = "; ".join(_wrong_shown(ours, name, need) for name, need in wrong.items())
+    fixed = {k: v for k, v in ours.items() if k not in wrong}
+    fixed |= {k: v for k, v in wrong.items() if v is not None and v != _DEFAULTS.get(k)}
+    stated = {k: hf[k] for k in ("rope_scaling", "partial_rotary_factor") if k in hf}
+    yield Problem(
+        EXTRA,
+        f"{model.hf_checkpoint}/config.json states {stated}, but {EXTRA} builds Megatron's model otherwise "
+        f"({said}): SGLang serves it as config.json says, so trainer and rollout engine rotate positions "
+        "differently and every log-prob differs",
+        fix=f"set {list_override(EXTRA, _with(extra, fixed))}",
+    )
+
+
+RULES = (builder_flags_of_the_hub_checkpoint, builder_flags_of_the_local_checkpoint)

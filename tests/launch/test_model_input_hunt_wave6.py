@@ -1,0 +1,165 @@
+"""Hunt wave six, models, engines and data: kinds that validated and failed (or ran wrong) later, each
+closed by one declaration (docs/explanation/preflight.md, "Hunt wave six: models, engines, data").
+
+- the Megatron flags of `model.architecture.extra_args` that build the model (a layer spec, extra norms,
+  the rotated share of a head, rope scaling, a router's scoring), against the checkpoint: the hub id's
+  model option, or a local config.json's rope settings (launch/checks/rules/model_flags.py).
+
+Each refusal names its key and a first fix that validates; the valid settings next to them are accepted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from launch.checks.hf_config import as_hf_config
+from launch.config.errors import Problem
+from launch.config.schema import MegatronArch
+from tests.support.refusals import errors, fixed
+
+S1 = "+experiment=stage1_bfcl"
+EXTRA = "model.architecture.extra_args"
+LLAMA = ["model=llama3_1_8b_instruct", "hardware=h100x2"]
+GLM = ["model=glm4_9b", "hardware.nodes=2", "executor=slurm"]
+CONF = Path(__file__).parents[2] / "conf"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Relative paths of the configs resolve under one temporary dir for the module."""
+    here = tmp_path_factory.mktemp("model_input_wave6")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(here)
+        yield here
+
+
+def _refused(overrides: list[str], says: str, key: str) -> Problem:
+    """The error at `key` saying `says`; its first fix, applied, validates."""
+    found = errors(overrides)
+    named = [e for e in found if says in e.message and e.key == key]
+    assert named, f"not refused at {key} saying {says!r}: {[(e.key, e.message) for e in found]}"
+    assert errors(fixed(overrides, named[0])) == [], named[0].fix
+    return named[0]
+
+
+def _checkpoint(where: Path, option: str, stated: dict[str, Any]) -> Path:
+    """A local checkpoint dir whose config.json is the option's architecture plus `stated`."""
+    shipped = yaml.safe_load((CONF / "model" / f"{option}.yaml").read_text())
+    config = as_hf_config(MegatronArch.model_validate(shipped["architecture"])) | stated
+    directory = where / option
+    directory.mkdir(exist_ok=True)
+    (directory / "config.json").write_text(json.dumps(config))
+    return directory
+
+
+# ------------------------------------------------- the flags that build the model, against the checkpoint
+
+HUB_REFUSED = [
+    # a list override replaces the list: GLM's layer spec, its extra norms and its half-rotated heads go
+    ("glm_spec_dropped_by_a_list_override", [*GLM, f"{EXTRA}=[--no-rope-fusion]"], "lacks --spec"),
+    # Llama 3.1's rope scaling dropped
+    ("llama_rope_scaling_dropped", [*LLAMA, f"{EXTRA}=[]"], "lacks --use-rope-scaling"),
+    # a flag of Llama's script copied onto Qwen3, which has no rope scaling
+    ("rope_scaling_added_to_qwen", [f"{EXTRA}=[--use-rope-scaling]"], "adds --use-rope-scaling"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "says"), [c[1:] for c in HUB_REFUSED], ids=[c[0] for c in HUB_REFUSED])
+def test_model_building_flags_other_than_the_hub_checkpoints_are_refused(
+    overrides: list[str], says: str
+) -> None:
+    problem = _refused([S1, *overrides], says, EXTRA)
+    assert "as model option" in problem.message
+
+
+def test_a_users_other_flags_are_kept_by_the_fix() -> None:
+    problem = _refused([S1, *GLM, f"{EXTRA}=[--no-rope-fusion]"], "lacks --spec", EXTRA)
+    assert problem.fix.startswith(f"set {EXTRA}=[--no-rope-fusion,--spec,")
+
+
+def test_flags_that_do_not_build_the_model_are_the_users() -> None:
+    # a kernel choice added to the option's own flags, and a factor written as 8 for 8.0
+    llama = "[--use-rope-scaling,--rotary-scaling-factor,'8',--no-rope-fusion]"
+    assert errors([S1, *LLAMA, f"{EXTRA}={llama}"]) == []
+    assert errors([S1, f"{EXTRA}=[--no-rope-fusion]"]) == []
+    assert errors([S1, *GLM]) == []
+
+
+LOCAL_REFUSED = [
+    (
+        "llama3_scaling_without_its_flag",
+        "llama3_1_8b_instruct",
+        {"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}},
+        [*LLAMA, f"{EXTRA}=[]"],
+        "--use-rope-scaling is not given",
+    ),
+    (
+        "scaling_flag_on_a_checkpoint_without_scaling",
+        "qwen3_4b_instruct_2507",
+        {"rope_scaling": None},
+        [f"{EXTRA}=[--use-rope-scaling]"],
+        "--use-rope-scaling is given",
+    ),
+    (
+        "rotated_share_of_another_value",
+        "glm4_9b",
+        {"partial_rotary_factor": 0.5},
+        [*GLM, f"{EXTRA}=[--rotary-percent,'1.0']"],
+        "--rotary-percent 1.0, not 0.5",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("option", "stated", "overrides", "says"),
+    [c[1:] for c in LOCAL_REFUSED],
+    ids=[c[0] for c in LOCAL_REFUSED],
+)
+def test_rope_flags_other_than_a_local_config_json_states_are_refused(
+    option: str, stated: dict[str, Any], overrides: list[str], says: str, _in_tmp: Path
+) -> None:
+    local = [S1, *overrides, f"model.hf_checkpoint={_checkpoint(_in_tmp, option, stated)}"]
+    problem = _refused(local, says, EXTRA)
+    assert "config.json states" in problem.message
+    # the option's own flags on the same checkpoint are accepted
+    assert errors([x for x in local if not x.startswith(EXTRA)]) == []
+
+
+# ------------------------------------------------------ a tokenizer's ids against the model's embedding
+
+
+def _tokenizer(where: Path, name: str, added: dict[int, str]) -> Path:
+    """A local tokenizer dir whose tokenizer_config.json adds `added` (id -> text)."""
+    directory = where / name
+    directory.mkdir(exist_ok=True)
+    decoder = {str(i): {"content": text, "special": True} for i, text in added.items()}
+    (directory / "tokenizer_config.json").write_text(json.dumps({"added_tokens_decoder": decoder}))
+    (directory / "tokenizer.json").write_text("{}")
+    return directory
+
+
+LLAMA_TOKENS = {128000: "<|begin_of_text|>", 128009: "<|eot_id|>"}
+
+
+def test_a_tokenizer_adding_ids_past_the_embedding_is_refused(_in_tmp: Path) -> None:
+    # <tool_call> added to Llama 3.1's tokenizer (128256 ids) without resizing the model
+    plus = _tokenizer(_in_tmp, "llama_plus", {**LLAMA_TOKENS, 128256: "<tool_call>"})
+    problem = _refused(
+        [S1, *LLAMA, f"model.chat.tokenizer={plus}"], "<tool_call> (128256)", "model.chat.tokenizer"
+    )
+    assert "128256 embedding rows" in problem.message
+    # Megatron's rows raised alone: the download's config.json (as the option declares it) still has 128256
+    found = errors([S1, *LLAMA, f"model.chat.tokenizer={plus}", "model.architecture.vocab_size=128512"])
+    assert any("as model option llama3_1_8b_instruct declares" in e.message for e in found), found
+
+
+def test_a_tokenizer_within_the_embedding_is_accepted(_in_tmp: Path) -> None:
+    # the last of Llama's 256 reserved ids is its last row
+    own = _tokenizer(_in_tmp, "llama_own", {**LLAMA_TOKENS, 128255: "<|reserved_special_token_247|>"})
+    assert errors([S1, *LLAMA, f"model.chat.tokenizer={own}"]) == []
