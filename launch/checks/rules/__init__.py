@@ -31,6 +31,7 @@ from launch.checks.rules import (
     logprobs,
     megatron,
     model,
+    model_flags,
     one_truth,
     prompt_lengths,
     resources,
@@ -46,6 +47,7 @@ from launch.checks.rules import (
     unread,
     usual,
     values,
+    vocab,
     weights,
 )
 from launch.config.errors import Problem
@@ -70,6 +72,8 @@ RULES = (
     # first: a premise the rest reasons from (the checkpoint's architecture, an SFT stage's data) is
     # fixed before the rules about its details
     *hub_ids.RULES,
+    *model_flags.RULES,
+    *vocab.RULES,
     *env_data.RULES,
     *env_steps.RULES,
     *topology.RULES,
