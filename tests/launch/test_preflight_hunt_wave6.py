@@ -122,3 +122,22 @@ def test_a_wandb_name_exported_here_that_t3rl_overrules_is_warned_about(
     monkeypatch.setenv("WANDB_PROJECT", "mine")
     _warned_with_a_fix_that_clears_it(WANDB, "tracking.project", "will not read it")
     assert _warnings([S1], "tracking.project") == []  # no tracker: nothing is named
+
+
+# ------------------------------------------------------------------- sbatch options against the job's control
+
+SLURM = [S1, "executor=slurm"]
+
+
+@pytest.mark.parametrize("option", ["--ntasks=8", "--hold", "--test-only", "--wait"])
+def test_an_sbatch_option_that_breaks_the_jobs_control_is_refused(option: str) -> None:
+    overrides = [*SLURM, f"executor.extra_sbatch=['--qos=high','{option}']"]
+    problem = _refused_at_key_with_a_fix_that_validates(overrides, "executor.extra_sbatch")
+    assert option in problem.message  # was accepted: submitted, then stuck or refused by sbatch
+
+
+def test_an_sbatch_chdir_is_warned_about_and_requeue_accepted() -> None:
+    chdir = [*SLURM, "executor.extra_sbatch=['--chdir=/scratch']"]
+    _warned_with_a_fix_that_clears_it(chdir, "executor.extra_sbatch", "does nothing")
+    requeue = [*SLURM, "executor.extra_sbatch=['--requeue','--ntasks-per-core=1']"]
+    assert _warnings(requeue, "executor.extra_sbatch") == []

@@ -110,6 +110,7 @@ RULES = (
     *usual.RULES,
     _on_a_cluster("slurm_time"),
     _on_a_cluster("slurm_job"),
+    _on_a_cluster("sbatch_control"),
     *weights.RULES,
     *eval_load.RULES,
     *eval_prompts.RULES,
