@@ -27,10 +27,14 @@ _SECRET_ENV_NAME = re.compile(
     r"|_(PASS|PWD|PAT|AUTH))(_?[0-9]+)?$"
 )
 # Config-key style (any case, `-` read as `_`): narrower, because slime-shaped keys such as
-# `reward_key` or `input_key` name data fields, not credentials.
+# `reward_key` or `input_key` name data fields, not credentials. A token or a secret glued to the word
+# that says whose it is, as one lower-case word (Docker's config.json `identitytoken`, OAuth clients'
+# `accesstoken`, `refreshtoken`, `clientsecret`), as `api_key` may be `apikey`: a word that counts or
+# pages (`maxtokens`, `pagetoken`) is not one of those.
 _SECRET_KEY_NAME = re.compile(
     r"(?i)((^|_)(api_?keys?|access_?keys?|secret_?keys?|private_?keys?|wandb_key|token|secrets?|credentials?"
-    r"|auth|bearer|pat)|passwords?|passwds?|passphrases?)(_?[0-9]+)?$"
+    r"|auth|bearer|pat|(?:access|refresh|identity|registry|session|auth|api|id|bearer|oauth|bot)tokens?"
+    r"|(?:client|app|api|consumer|shared|webhook|signing)secrets?)|passwords?|passwds?|passphrases?)(_?[0-9]+)?$"
 )
 # Where a camelCase name's next word begins (`access|Token`, `client|Secret`): read as `_` by the name
 # patterns, as `-` is.

@@ -36,10 +36,19 @@ _BORDERS = "│┃║|"
 _EDGES = " \t\r" + _BORDERS
 # A mapping's key at the start of a line (YAML, JSON); a string, compiled through re's cache on first use.
 _KEY_FIRST = r'(?:[\w.-]+|"[\w.-]+"):(?:\s|$)'
-# A line that begins with a word of prose (`started server`, `Ready.`): what a log writes after a line
-# ending with a value. Shorter than `PIECE`: where a renderer did fold a value there, what is left of
-# it on the line below is a piece too short to be taken for the value anywhere else.
-_PROSE_FIRST = r"[A-Za-z][a-z]{0,10}[.,;:!?)]?(?:[ \t]|\Z)"
+# A line that begins as a record of its own: what a log, an environment dump or a command's output
+# writes after a line ending with a value. A word of prose (`started server`, `Ready.`, `ERROR`), a number, a
+# date or a time (`2026-11-29 12:00:01`, `0.5`), a list's, a shell trace's or a prompt's sign (`- `,
+# `+ `, `$ `, `>>> `) or an ellipsis: each shorter than `PIECE`, so where a renderer did fold a value
+# there, what is left of it on the line below is a piece too short to be taken for the value anywhere
+# else. An assignment (`LANG=C.UTF-8`, `export HOME=/root`), a flag (`--port 8080`) or a path of two
+# lower-case names (`/usr/bin/python3`) has a sign no random value's rest holds there, whatever its
+# length (an environment dump's next variable was read as the value's end).
+_PROSE_FIRST = (
+    r"(?:(?:[A-Za-z][a-z]{0,10}|[A-Z]{2,10})[.,;:!?)]?|\d[\d.:/-]{0,10}|[-+*$#>]{1,3}|\.\.\.|…)(?:[ \t]|\Z)"
+    r"|(?:export[ \t]+)?[A-Za-z_][\w.-]*[ \t]?=(?=[^=\s])|(?:--[a-z][a-z0-9-]*|-[A-Za-z])(?:[ =]|\Z)"
+    r"|/[a-z][\w.-]*/[a-z]"
+)
 
 
 def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], bool]) -> str:
@@ -189,7 +198,8 @@ def unfolded(text: str, word_starts: tuple[str, ...] = (), prose_apart: bool = F
     named by its key (`t3rl show +experiment=quickstart` lost the line of its stage `eval_tiny`).
     A JSON Web Token's claims (`eyJ…`) after a line ending with its header's dot are its own: they join
     it (folded exactly at its `.eyJ`, a token read as two would be neither). With `prose_apart`, a line
-    that begins with a word of prose (`_PROSE_FIRST`) is kept apart too."""
+    that begins as a record of its own (`_PROSE_FIRST`: prose, an assignment, a flag, …) is kept apart
+    too."""
     pieces = [text[a:b] for a, b in _segments(text)]
     key_first = re.compile(_KEY_FIRST).match  # once per text, not through re's cache once per line
     prose_first = re.compile(_PROSE_FIRST).match if prose_apart else None

@@ -230,11 +230,120 @@ def element_value_spans(text: str) -> list[tuple[int, int]]:
     ]
     for match in re.finditer(_KEYED, text):
         group = 2 if match.group(2) is not None else 3
-        name = match.group(1).replace(":", ".")
-        named = is_secret_name(name.replace(".", "_")) or any(map(is_secret_name, name.split(".")))
-        if named and _named_value(match.group(group)):
+        if _names_credential(match.group(1)) and _named_value(match.group(group)):
             spans.append(match.span(group))
     return spans
+
+
+def _names_credential(name: str) -> bool:
+    """A record's name field names a credential: the whole (its dots, colons and slashes read as `_`) or
+    one of its parts (`api.key`, `/prod/db_password`, `X-Api-Key`)."""
+    parts = re.split(r"[.:/]", name)
+    return is_secret_name("_".join(part for part in parts if part)) or any(map(is_secret_name, parts))
+
+
+# A record that keeps a value's name in one field and the value in another: a mapping's `name` (`key`,
+# CloudFormation's `ParameterKey`) beside its `value` in either order (a Kubernetes or ECS `env` entry,
+# SSM's `Name`/`Value`, a HAR file's header), in JSON, a repr or YAML over lines; and a pair whose first
+# item is the name (`[('X-Api-Key', 'V')]`: a header list, aiohttp's raw headers as bytes). The markup
+# form is `_KEYED`.
+_FIELD_NAME = (
+    r"""(?<![\w-])["']?(?:name|key|parameter_?(?:key|name))["']?\s*[:=]\s*["']?([\w.:/-]{1,64})["']?"""
+)
+_FIELD_VALUE = (
+    r"""(?<![\w-])["']?(?:parameter_?)?value["']?\s*[:=]\s*"""
+    r"""(?:"((?:[^"\\\n]|\\.){1,256})"|'([^'\n]{1,256})'|([^\s"',}\]]{1,256}))"""
+)
+_NAMED_FIELDS = (
+    rf"(?i){_FIELD_NAME}\s*,?\s*{_FIELD_VALUE}",
+    rf"(?i){_FIELD_VALUE}\s*,?\s*{_FIELD_NAME}",
+)
+_NAMED_PAIR = r"""[\[(]\s*b?(["'])([\w.:-]{1,64})\1\s*,\s*b?(["'])((?:(?!\3)[^\\\n]|\\.){1,256})\3\s*[\])]"""
+
+
+def named_field_spans(text: str) -> list[tuple[int, int]]:
+    """Where a record names a credential in one field and holds its value in another
+    (`{"name": "DB_PASSWORD", "value": "V"}`, `- name: API_TOKEN` above `value: V`,
+    `('X-Api-Key', 'V')`), the value judged as a name's (`_named_value`)."""
+    spans = []
+    if "value" in text or "Value" in text or "VALUE" in text:  # most text holds no such field
+        for order, pattern in enumerate(_NAMED_FIELDS):
+            for match in re.finditer(pattern, text):
+                name, values = (match.group(1), (2, 3, 4)) if order == 0 else (match.group(4), (1, 2, 3))
+                group = next(g for g in values if match.group(g) is not None)
+                if _names_credential(name) and _named_value(match.group(group)):
+                    spans.append(match.span(group))
+    if "', " in text or '", ' in text or "',b" in text:
+        for match in re.finditer(_NAMED_PAIR, text):
+            if _names_credential(match.group(2)) and _named_value(match.group(4)):
+                spans.append(match.span(4))
+    return spans
+
+
+# ------------------------------------------------------------------ a table's column named as a credential
+
+# What parts a table's cells: CSV's comma, TSV's tab, a semicolon (CSV in locales whose decimal sign is a
+# comma), and the bars of Markdown and of rich's and psql's borders (a header's `┃` above a row's `│`).
+_CELL_SEPARATORS = (",", "\t", ";", "|")
+_BARS = str.maketrans("│┃║", "|||")
+# A rule between a table's header and its rows (`|---|:--:|`, `━━━╇━━━`, psql's `-----+-----`).
+_RULE = r"[\s|:+\-\u2500-\u257f]*"  # the box-drawing block
+
+
+def column_value_spans(text: str) -> list[tuple[int, int]]:
+    """Where a table (CSV, TSV, Markdown, a rich or psql table) holds a value in a column whose header
+    names a credential (`User name,Password` above `alice,V`: AWS's credentials.csv; `| user | token |`),
+    in each row below the header with as many cells, the value judged as a name's (`_named_value`).
+    Only lines holding a credential's word are read as a header."""
+    if "\n" not in text:
+        return []
+    lower = text.lower()
+    headers: set[int] = set()
+    for word in (*_PROSE_WORDS, "pass", "pwd", "auth"):
+        at = lower.find(word)
+        while at >= 0:
+            headers.add(lower.count("\n", 0, at))
+            at = lower.find(word, at + len(word))
+    if not headers:
+        return []
+    lines = text.translate(_BARS).split("\n")
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+    spans = []
+    for index in sorted(headers):
+        for separator in _CELL_SEPARATORS:
+            cells = _cells(lines[index], separator)
+            named = [i for i, (a, b) in enumerate(cells) if _names_column(lines[index][a:b])]
+            if len(cells) < 2 or not named:
+                continue
+            for row in range(index + 1, len(lines)):
+                if re.fullmatch(_RULE, lines[row]):
+                    continue
+                found = _cells(lines[row], separator)
+                if len(found) != len(cells):
+                    break
+                for i in named:
+                    a, b = found[i]
+                    if _named_value(lines[row][a:b]):
+                        spans.append((starts[row] + a, starts[row] + b))
+    return spans
+
+
+def _cells(line: str, separator: str) -> list[tuple[int, int]]:
+    """The spans of `line`'s cells parted by `separator`, their padding and quotes left out."""
+    if separator not in line:
+        return []
+    cells, start = [], 0
+    for part in line.split(separator):
+        stripped = part.strip().strip("\"'")
+        at = part.find(stripped) if stripped else 0
+        cells.append((start + at, start + at + len(stripped)))
+        start += len(part) + 1
+    return cells
+
+
+def _names_column(header: str) -> bool:
+    """A table's header cell names a credential (`Password`, `Secret access key`, `api_key`)."""
+    return 0 < len(header) <= 64 and is_secret_name(re.sub(r"[\s-]+", "_", header.strip()))
 
 
 # pydantic's line for one error: its location on the line above, the value as a repr after `input_value=`.
@@ -517,6 +626,8 @@ def prose_spans(text: str) -> list[tuple[int, int]]:
         url_key_spans(text)
         + prose_value_spans(text)
         + element_value_spans(text)
+        + named_field_spans(text)
+        + column_value_spans(text)
         + validation_input_spans(text)
         + folded_key_spans(text)
         + prose_userinfo_spans(text)

@@ -29,7 +29,13 @@ import re
 from collections.abc import Iterable
 
 from t3rl_core.secret_commands import command_spans, key_word_spans, named_spans
-from t3rl_core.secret_name_words import bare_key_spans, is_bare_key, is_hash_under, looks_like_credential
+from t3rl_core.secret_name_words import (
+    bare_key_spans,
+    is_bare_key,
+    is_hash_under,
+    is_secret_name,
+    looks_like_credential,
+)
 from t3rl_core.secret_pieces import unfolded
 from t3rl_core.secret_prose import is_url_key, prose_spans
 
@@ -145,7 +151,7 @@ _NEEDLES = _needles(_TOKEN_STARTS)
 # What the look-behind of `_PREFIXED` and `_CUT` refuses before a token's beginning.
 _BEFORE_NO_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 # Words a header of `_HEADER` holds (lower case), likewise.
-_HEADER_WORDS = ("authorization", "bearer", "api-key", "auth-token", "access-token", "cookie")
+_HEADER_WORDS = ("authorization", "bearer", "api-key", "auth-token", "access-token", "cookie", "digest ")
 # A name that says it holds a credential ends in a credential's word (`_SECRET_KEY_NAME` of
 # t3rl_core.secret_names, plus a URL's `sig`, `signature`, `jwt`), whatever words come before it
 # (`hf_token`, `PRIVATE-TOKEN`, `X-Goog-Signature`, `OPENAI_API_KEY`); `key` alone only after a word that
@@ -184,9 +190,12 @@ _NAME_END = r"(?:words?|wds?|phrases?|natures?|entials?|s)?(?:_?[0-9]+)?"
 # below, `PASSWORD=\\`), or as a YAML block scalar (`password: |`, `>-`).
 _NEXT_LINE = r"(?:\\\r?\n\s*|[|>][+-]?[ \t]*\r?\n\s*)?"
 # A subscript's closing bracket may stand before the sign (`os.environ['HF_TOKEN'] = 'V'`).
-# The sign may be Ruby's and PHP's `=>`, or percent-encoded (`password%3DV`, `password%3A%20V`: a query
-# inside another's value).
-_SIGN = r"(?:=>|[:=]|%3[DdAa](?:%20)*)"
+# The sign may be Ruby's and PHP's `=>`, or percent-encoded once or more (`password%3DV`,
+# `password%3A%20V`: a query inside another's value; `%253D`: inside a third's). `_value_may_follow`
+# skips `_ENCODED_SIGN` as it skips a plain sign, so the patterns are tried whatever was masked before.
+_PERCENT = r"%(?:25)*"
+_ENCODED_SIGN = rf"{_PERCENT}(?:3[DdAa]|20)"
+_SIGN = rf"(?:=>|[:=]|{_PERCENT}3[DdAa](?:{_PERCENT}20)*)"
 _ASSIGNED = rf"{_NAME_END}{_QUOTE}\]?\s*{_SIGN}\s*{_NEXT_LINE}(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
 _NEXT_ITEM = (
     rf"{_QUOTE}\s*,\s*{_QUOTE}((?=[A-Za-z._~+/-]*[0-9])(?=[0-9._~+/-]*[A-Za-z])[A-Za-z0-9._~+/-]{{8,}})"
@@ -199,7 +208,9 @@ _NEXT_ITEM = (
 _SUFFIXES = ("words", "word", "wds", "wd", "phrases", "phrase", "natures", "nature", "entials", "ential", "s")
 _NAMED_VALUE: list[re.Pattern[str]] = []  # `_named_value_patterns()`
 _FOLD = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
-_BEFORE_VALUE = frozenset("\\'\":=,[(]")
+# What may stand between a name and its value: `_SIGN`'s characters (`>` of `=>` too: without it the patterns
+# were tried on `'password' => 'V'` only once something else had compiled them), quotes, a list's opening.
+_BEFORE_VALUE = frozenset("\\'\":=>,[(]")
 _VALUE_RUN = "[A-Za-z0-9._~+/=\u0130\u0131\u017f\u212a-]*"
 _FLAG_VALUE = rf"{_NAME_END}(?:[ \t]*\\\r?\n\s*|\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
@@ -222,6 +233,9 @@ _HEADER = (
     # Any scheme (Negotiate, Okta's SSWS, a vendor's own), after a space or its URL-encoding (`Bearer%20V`).
     rf"(?i)((?:\b(?:proxy-)?authorization{_QUOTE}\s*[:=]\s*{_QUOTE}(?:[a-z][a-z0-9_-]*(?:\s+|%20))?\s*"
     rf"|\b(?:x-api-key|api-key|x-auth-token|x-access-token){_QUOTE}\s*[:=]\s*{_QUOTE}"
+    # Digest's credentials are its parameters (RFC 7616): `response` is a hash of the password a
+    # dictionary recovers it from (MD5 of `user:realm:password` under the nonce), the rest say whose.
+    rf"""|\bdigest\s+(?:[\w-]+\s*=\s*(?:\\*"[^"\r\n]*"|[^\s,"\\]*)\s*,\s*)*?response\s*=\s*{_QUOTE}"""
     r"|\bbearer(?:\s+|%20)))"
     r"((?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{4,}(?=…|\.\.\.))"
 )
@@ -545,6 +559,7 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
         and lower[start - 1] in _NOT_BEFORE_WORD
         and not _camel_word(text, start)
         and not (word == "pass" and lower.startswith(_GLUED, at))
+        and not (word in ("token", "secret") and _glued_name(text, lower, start, at + len(word)))
     ):
         return []
     quoted = _quoted_value(text, at + len(word))
@@ -629,6 +644,8 @@ def _value_may_follow(text: str, at: int) -> bool:
                 end += 7
             if text.startswith(("|", ">"), end):  # a YAML block scalar's indicator, its value below
                 end = _BLOCK_SCALAR.match(text, end).end()  # type: ignore[union-attr]  # `?` always matches
+        while text.startswith("%", end) and (sign := re.compile(_ENCODED_SIGN).match(text, end)):
+            end = sign.end()
         signs = end
         while signs > at and text[signs - 1] == "=":  # `=` is also a value's character
             signs -= 1
@@ -637,6 +654,15 @@ def _value_may_follow(text: str, at: int) -> bool:
         if run - signs >= 8 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
             return True
     return False
+
+
+def _glued_name(text: str, lower: str, start: int, end: int) -> bool:
+    """The word glued before a token's or a secret's (`identitytoken`, `clientsecret`, as Docker's
+    config.json and OAuth clients write them) makes the name a credential's by `is_secret_name`, the one
+    judge of names; `maxtokens` and `pagetoken` stay data."""
+    while start and (lower[start - 1].isalnum() or lower[start - 1] == "_"):
+        start -= 1
+    return is_secret_name(text[start : end + (lower[end : end + 1] == "s")])
 
 
 def _camel_word(text: str, at: int) -> bool:
