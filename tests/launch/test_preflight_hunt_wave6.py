@@ -141,3 +141,34 @@ def test_an_sbatch_chdir_is_warned_about_and_requeue_accepted() -> None:
     _warned_with_a_fix_that_clears_it(chdir, "executor.extra_sbatch", "does nothing")
     requeue = [*SLURM, "executor.extra_sbatch=['--requeue','--ntasks-per-core=1']"]
     assert _warnings(requeue, "executor.extra_sbatch") == []
+
+
+# ---------------------------------------------------------------------------- path variables of the job
+
+QUICK = "+experiment=quickstart"  # the local executor: its job runs here
+
+
+@pytest.mark.parametrize(
+    "assignment", ["HOME=home", "TRITON_CACHE_DIR=cache/triton", "LD_PRELOAD=lib/libjemalloc.so"]
+)
+def test_a_relative_path_in_the_job_environment_is_refused(assignment: str) -> None:
+    key = f"hardware.env_vars.{assignment.split('=')[0]}"
+    problem = _refused_at_key_with_a_fix_that_validates([S1, f"+hardware.env_vars.{assignment}"], key)
+    assert "relative path" in problem.message  # was accepted: another directory in every Ray worker
+
+
+@pytest.mark.parametrize(("name", "value"), [("HOME", "/no/such/home"), ("LD_PRELOAD", "/no/such/lib.so")])
+def test_a_home_or_preload_missing_where_the_job_runs_is_warned_about(name: str, value: str) -> None:
+    _warned_with_a_fix_that_clears_it(
+        [QUICK, f"+hardware.env_vars.{name}={value}"], f"hardware.env_vars.{name}", "does not exist here"
+    )
+
+
+def test_a_preload_by_name_or_reference_and_a_home_that_exists_are_accepted(tmp_path: Path) -> None:
+    overrides = [
+        QUICK,
+        "+hardware.env_vars.LD_PRELOAD=libjemalloc.so.2",  # found on the library path
+        f"+hardware.env_vars.HOME={tmp_path}",
+        "+hardware.env_vars.TMPDIR='${oc.env:TMPDIR,/tmp}'",
+    ]
+    assert [w for w in resolve(overrides).warnings if w.key.startswith("hardware.env_vars")] == []
