@@ -23,6 +23,7 @@ from tests.launch.test_preflight_hunt_wave5 import (
     _refused_at_key_with_a_fix_that_validates,
     _warned_with_a_fix_that_clears_it,
 )
+from tests.support.refusals import errors
 
 S1 = "+experiment=stage1_bfcl"
 TAU2 = "+experiment=tau2_pipeline"
@@ -172,3 +173,37 @@ def test_a_preload_by_name_or_reference_and_a_home_that_exists_are_accepted(tmp_
         "+hardware.env_vars.TMPDIR='${oc.env:TMPDIR,/tmp}'",
     ]
     assert [w for w in resolve(overrides).warnings if w.key.startswith("hardware.env_vars")] == []
+
+
+# ----------------------------------------------------------------------------- what Ray uploads
+
+
+def _working_dir(root: Path, weights_mib: int) -> list[str]:
+    (root / "code").mkdir(parents=True, exist_ok=True)
+    (root / "code" / "train.py").write_text("print('hi')\n")
+    (root / "models").mkdir(exist_ok=True)
+    with (root / "models" / "model.safetensors").open("wb") as out:
+        out.truncate(weights_mib * 1024 * 1024)  # sparse: no disk is written
+    return [S1, "executor=ray", f"executor.working_dir={root}"]
+
+
+def test_a_working_dir_ray_cannot_upload_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAY_max_grpc_message_size", str(4 * 1024 * 1024))  # a 4 MiB limit keeps files small
+    overrides = _working_dir(tmp_path, 9)
+    problem = _refused_at_key_with_a_fix_that_validates(overrides, "executor.working_dir")
+    assert "models 9 MiB" in problem.message  # was accepted: Ray refused the package at submission
+    (tmp_path / ".rayignore").write_text("models/\n")  # the other fix: left out as Ray leaves it out
+    assert errors(overrides) == []
+
+
+def test_a_working_dir_near_the_limit_before_zipping_is_warned_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAY_max_grpc_message_size", str(4 * 1024 * 1024))
+    (tmp_path / "logs").mkdir()
+    with (tmp_path / "logs" / "big.log").open("wb") as out:  # text: zipping may shrink it below
+        out.truncate(5 * 1024 * 1024)
+    overrides = _working_dir(tmp_path, 0)
+    assert [w for w in _warnings(overrides, "executor.working_dir") if "zipping" in w.message]
+    (tmp_path / ".gitignore").write_text("*.log\n")  # Ray reads .gitignore too
+    assert _warnings(overrides, "executor.working_dir") == []

@@ -98,6 +98,7 @@ RULES = (
     *local_dirs.RULES,
     *kinds.RULES,
     _on_a_cluster("cluster_references"),
+    _on_a_cluster("ray_upload"),
     *components.RULES,
     *tracking.RULES,
     *tracking_env.RULES,
