@@ -327,12 +327,18 @@ def coverage_of(records: list[Mapping[str, Any]], complete: bool, ks: Iterable[i
     and selection say (which tasks those are is the data and selection parts'). `short_of_k` (only when
     some are): per k > 1 of `ks`, the tasks scored on fewer than k samples, which pass@k and pass^k
     leave out (their average is over the other tasks). `infrastructure_failed` (only when some are):
-    the scored episodes whose failure the attribution gives the infrastructure."""
+    the scored episodes whose failure the attribution gives the infrastructure. `scored_tasks_sha256`
+    (only for an incomplete eval, or one with unscored tasks): the sha256 of the tasks it scored."""
     scored = Counter(_task(r) for r in records if r.get("status") != "aborted")
     coverage: dict[str, Any] = {
         "complete": complete,
         "unscored": len({_task(r) for r in records} - set(scored)),
     }
+    if not complete or coverage["unscored"]:
+        # Which tasks its numbers average over, when not every selected one: two evals stopped (or left
+        # tasks unscored) at other points averaged over other tasks, and their identities were equal
+        # (`complete: false, unscored: 0` both), so `t3rl runs diff` put them side by side as `same`.
+        coverage["scored_tasks_sha256"] = _digest(sorted(scored))
     short = {str(k): sum(1 for n in scored.values() if n < k) for k in sorted(set(ks)) if k > 1}
     if any(short.values()):
         coverage["short_of_k"] = {k: count for k, count in short.items() if count}

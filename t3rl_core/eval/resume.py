@@ -92,6 +92,27 @@ class Resumed:
     # The t3rl commit each earlier attempt ran (its summary.json's `attempts.commits`, or `git` of one
     # written before they were kept); an attempt whose summary was never written (killed) is absent.
     commits: dict[str, str | None] = field(default_factory=dict)
+    # The model the kept records were played by (the earlier summary.json's `model`; None: not known).
+    model: dict[str, Any] | None = None
+
+    def another_model(self, model: Mapping[str, Any] | None) -> str | None:
+        """Why this attempt may not add episodes to the kept ones: its engine serves another model than
+        the one that played them (compared as every comparison shows a model: not where it is served,
+        compared.ACROSS_HIDDEN), so the result would average two models' episodes under one name.
+        None when nothing is kept, either model is not known, or they are the same."""
+        from t3rl_core.eval.compared import ACROSS_HIDDEN  # lazy: see settings_digest
+
+        if not self.records or self.model is None or model is None:
+            return None
+        sides = [{k: v for k, v in side.items() if k not in ACROSS_HIDDEN} for side in (self.model, model)]
+        if sides[0] == sides[1]:
+            return None
+        return (
+            f"not resumed: the {len(self.records)} episode(s) kept here were played by {_shown(sides[0])}, "
+            f"and this attempt's engine serves {_shown(sides[1])}; one result would average two models' "
+            "episodes. Serve the model the kept episodes were played by again, or evaluate this one into "
+            "another --out (or without --resume)"
+        )
 
 
 def load(out_dir: Path, trajectories: Path, jobs: Mapping[Key, str]) -> Resumed:
@@ -106,7 +127,13 @@ def load(out_dir: Path, trajectories: Path, jobs: Mapping[Key, str]) -> Resumed:
             index[key] = entry
             attempt = entry.get("attempt")
             attempts.append(attempt if type(attempt) is int else 0)
-    resumed = Resumed(attempt=max(attempts) + 1, commits=_earlier_commits(out_dir / "summary.json"))
+    earlier = _earlier_summary(out_dir / "summary.json")
+    model = earlier.get("model")
+    resumed = Resumed(
+        attempt=max(attempts) + 1,
+        commits=_earlier_commits(earlier),
+        model=model if isinstance(model, dict) else None,
+    )
     kept_lines, kept_index = [], []
     for line, record in _objects(trajectories):
         if record is None:
@@ -181,14 +208,27 @@ def commit_of(git: Mapping[str, Any] | None) -> str | None:
     return f"{sha}{' (dirty)' if git.get('dirty') else ''}" if isinstance(sha, str) and git else None
 
 
-def _earlier_commits(summary: Path) -> dict[str, str | None]:
-    """The commits of the attempts an earlier summary.json records (nothing from one that is missing
-    or damaged: those attempts' commits are then not known)."""
+def _earlier_summary(summary: Path) -> dict[str, Any]:
+    """An earlier attempt's summary.json; empty when it is missing or damaged (what it would say of the
+    earlier attempts is then not known)."""
     try:
         earlier = read_file(summary, encoding="utf-8")
     except (OSError, ValueError):
         return {}
-    attempts = earlier.get("attempts") if isinstance(earlier, dict) else None
+    return earlier if isinstance(earlier, dict) else {}
+
+
+def _shown(model: Mapping[str, Any]) -> str:
+    checkpoint = model.get("checkpoint")
+    if isinstance(checkpoint, Mapping) and checkpoint.get("fingerprint"):
+        return f"checkpoint {str(checkpoint['fingerprint'])[:12]}… ({checkpoint.get('path')})"
+    named = model.get("served_model") or model.get("model_path") or model.get("policy") or model.get("engine")
+    return f"{model.get('engine')} {named}" if named != model.get("engine") else str(named)
+
+
+def _earlier_commits(earlier: Mapping[str, Any]) -> dict[str, str | None]:
+    """The commits of the attempts an earlier summary records."""
+    attempts = earlier.get("attempts")
     if not isinstance(attempts, dict):
         return {}
     kept = attempts.get("commits")

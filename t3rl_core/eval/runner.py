@@ -288,6 +288,9 @@ async def _run_eval(
             outcome.reason = f"engine unavailable before the first episode: {error}"
             raise
         outcome.model = model_record(config.engine, served, checkpoint)
+        mixed = resumed.another_model(outcome.model)
+        if mixed is not None:  # the kept records are the earlier model's: the summary stays theirs
+            outcome.model, pending = resumed.model, []
         index_file = out_dir / resuming.INDEX_FILE
         with (
             _progress(show_progress) as progress,
@@ -348,7 +351,8 @@ async def _run_eval(
         # missing episodes played again by --resume, never a summary over fewer tasks saying complete.
         missing = len(jobs) - len(records)
         outcome.reason = (
-            budget.reason(missing)
+            mixed
+            or budget.reason(missing)
             or (f"{missing} episode(s) ended without a record; resume to play them" if missing else None)
             or world_failed(records, runtime.env.name)
             or rows_changed(jobs, runtime.env.name)

@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from t3rl_core.chat.scalar_text import scalar_message, scalar_text
 from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
@@ -23,6 +23,7 @@ from t3rl_core.engines.answers import BadGeneration, length_problem, plain_gener
 from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
 from t3rl_core.finite import shown
 from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure, components_failure, describe
+from t3rl_core.rollout.outcome_json import json_outcome
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
 from t3rl_core.rollout.verdict_fields import (
     SCORE_FIELDS,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from t3rl_core.envs.format_repair import FormatRepair
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 # parse_error: a malformed turn the format-repair protocol could not get fixed (t3rl_core.envs.format_repair).
 Status = Literal["completed", "truncated", "aborted", "failed", "parse_error"]
@@ -420,7 +422,9 @@ class _Episode:
             error = f"environment error: {describe(exc)}"
             raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
 
-    async def _env_call(self, method: Callable[..., Awaitable[Transition]], *args: Any) -> Transition:
+    async def _env_call(self, method: Callable[..., Awaitable[_T]], *args: Any) -> _T:
+        """`method(*args)` of the world (reset, step, finish), bounded by its class's CALL_TIMEOUT_S;
+        what it raises, or its bound passed, ends the episode as the world's failure."""
         bound = getattr(self.env, "CALL_TIMEOUT_S", None)
         deadline = asyncio.timeout(bound)
         world = type(self.env).__name__
@@ -428,7 +432,7 @@ class _Episode:
         started = time.monotonic()
         try:
             async with deadline:
-                transition = await method(*args)
+                answer = await method(*args)
         except BaseException as exc:
             if deadline.expired():  # ours, not a TimeoutError the world raised itself
                 error = (
@@ -456,7 +460,7 @@ class _Episode:
                 f"({world}.CALL_TIMEOUT_S): {how}"
             )
             raise _Ended("failed", error, Failure("env", "TimeoutError", error))
-        return transition
+        return answer
 
     async def _observe(self, transition: Transition, last_token: int | None) -> None:
         """Append what the env returned: inline text inside the model's turn, or the turn's end and
@@ -667,8 +671,12 @@ async def _played(episode: _Episode, env: Env) -> tuple[Status, str | None, Fail
         failure = Failure.from_exception("t3rl", exc, error)
     outcome: dict[str, Any] = {}
     try:
-        await env.finish()
+        # Bounded as reset and step are: a finish() that never returned (a rubric awaiting a judge that
+        # does not answer) held the episode, and the eval or the rollout batch with it, for good.
+        await episode._env_call(env.finish)
         outcome = dict(env.outcome())
+    except _Ended as ended:
+        error, failure, status = error or ended.error, failure or ended.failure, "failed"
     except BaseException as exc:
         if not components_failure(exc):
             raise
@@ -686,14 +694,36 @@ async def _played(episode: _Episode, env: Env) -> tuple[Status, str | None, Fail
             failure = failure or Failure("env", error_type, message)
             status = "failed"
             outcome = {key: value for key, value in outcome.items() if key not in fields}
+    # Env.outcome() declares JSON data (records, slime's metadata), checked after the fields named above
+    # (their words are the more precise): numpy scalars are converted, an entry holding what JSON cannot
+    # (a set, a tuple key, NaN) is left out and fails the episode as the world's.
+    outcome, problems = json_outcome(outcome)
+    if problems:
+        message = (
+            f"world {type(env).__name__}.outcome() is no JSON data: {'; '.join(problems[:3])}. Return "
+            "text-keyed dicts, lists, text, finite numbers, bools or None (eval records and slime's "
+            "sample metadata hold it as JSON)"
+        )
+        error = error or message
+        failure = failure or Failure("env", "InvalidOutcome", message)
+        status = "failed"
     return status, error, failure, outcome
 
 
 async def release_world(env: Env) -> None:
-    """`env.aclose()`; a world failing to release is logged, never the episode's failure."""
+    """`env.aclose()`, bounded by the world class's CALL_TIMEOUT_S as its other calls are (an aclose that
+    never returned held the episode for good, after its result was known); a world failing to release,
+    or not within its bound, is logged, never the episode's failure."""
+    bound = getattr(env, "CALL_TIMEOUT_S", None)
+    deadline = asyncio.timeout(bound)
     try:
-        await env.aclose()
+        async with deadline:
+            await env.aclose()
     except BaseException as exc:
-        if not components_failure(exc):
+        if not (deadline.expired() or components_failure(exc)):
             raise
-        logger.warning("env.aclose() failed: %s", describe(exc))
+        world = type(env).__name__
+        if deadline.expired():
+            logger.warning("%s.aclose() did not return within %g s (%s.CALL_TIMEOUT_S)", world, bound, world)
+        else:
+            logger.warning("%s.aclose() failed: %s", world, describe(exc))

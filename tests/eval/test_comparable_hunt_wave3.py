@@ -1,0 +1,104 @@
+"""Comparable results, hunt wave three (docs/explanation/comparable-results.md, "Hunt wave three").
+
+Two evals stopped at other points (or leaving other tasks unscored) averaged over other tasks and
+recorded equal identities, so `t3rl runs diff` showed them `same`; a resume whose engine served another
+model kept the earlier model's episodes and named the new one. Each is closed where every comparison
+(or every resume) reads it: the identity's `coverage` records which tasks an eval scored when not all
+(`identity.coverage_of`); the kept records carry the model that played them (`resume.Resumed.model`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from launch.cli.app import app
+from t3rl_core.eval import runner
+from t3rl_core.eval.identity import coverage_of, differences
+from t3rl_core.eval.resume import Resumed
+from t3rl_core.eval.runner import run_eval
+from tests.eval.test_comparable_kinds import rows
+from tests.eval.test_identity_guard import _run
+from tests.support.eval_runs import bfcl_runtime, reference_config
+
+
+def _records(*tasks: str, aborted: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    return [
+        {"category": "multi_turn_base", "task_id": t, "status": "aborted" if t in aborted else "completed"}
+        for t in tasks
+    ]
+
+
+def test_two_evals_stopped_at_other_tasks_are_not_one_benchmark(tmp_path: Path) -> None:
+    """Both `complete: false, unscored: 0`: equal identities over other tasks, shown `same`."""
+    early = coverage_of(_records("t0", "t1"), complete=False)
+    late = coverage_of(_records("t2", "t3"), complete=False)
+    (found,) = differences({"coverage": early}, {"coverage": late})
+    assert found.startswith("coverage: scored_tasks_sha256 "), found
+    # The same tasks reached (an eval and its copy, or two stopped at the same point) still compare.
+    assert differences({"coverage": early}, {"coverage": coverage_of(_records("t1", "t0"), False)}) == []
+    # A complete eval's coverage is as before: summaries of every task stay equal to older ones.
+    assert coverage_of(_records("t0", "t1"), complete=True) == {"complete": True, "unscored": 0}
+    # Complete, each leaving another task unscored (the engine failed it, within the rate).
+    one = coverage_of(_records("t0", "t1", aborted=("t0",)), complete=True)
+    other = coverage_of(_records("t0", "t1", aborted=("t1",)), complete=True)
+    assert one["unscored"] == other["unscored"] == 1 and differences({"coverage": one}, {"coverage": other})
+
+
+def test_runs_diff_refuses_two_interrupted_evals_of_other_tasks(tmp_path: Path) -> None:
+    base = {
+        "complete": False,
+        "reason": "stopped by the user before every episode finished; --resume goes on",
+        "overall": {"accuracy": 1.0, "tasks": 2, "episodes": 2},
+        "identity": {"coverage": coverage_of(_records("t0", "t1"), complete=False)},
+    }
+    other = copy.deepcopy(base)
+    other["overall"]["accuracy"] = 0.5
+    other["identity"]["coverage"] = coverage_of(_records("t2", "t3"), complete=False)
+    done = CliRunner().invoke(
+        app, ["runs", "diff", str(_run(tmp_path, "a", base)), str(_run(tmp_path, "b", other))]
+    )
+    text = " ".join(done.output.split())
+    assert done.exit_code == 1 and "refused: eval: " in text and "scored_tasks_sha256" in text
+    assert "finish the incomplete eval (`--resume`" in text
+
+
+def _served(fingerprint: str) -> Any:
+    def record(engine: Any, served: Any, checkpoint: Any) -> dict[str, Any]:
+        return {
+            "engine": "sglang",
+            "url": "http://gpu-node:30000",
+            "served_model": "ckpt",
+            "checkpoint": {"path": "/ckpt", "fingerprint": fingerprint, "files": 3, "bytes": 9},
+        }
+
+    return record
+
+
+def test_a_resume_whose_engine_serves_another_model_adds_no_episode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job fingerprint holds the engine's settings, not the model its server serves: a resume against
+    a server now serving another checkpoint kept the earlier model's episodes, and the summary named the
+    new model alone."""
+    config, two = reference_config(concurrency=1), rows()[:2]
+    monkeypatch.setattr(runner, "model_record", _served("sha256:" + "a" * 64))
+    first = asyncio.run(run_eval(bfcl_runtime(), config, two, tmp_path, show_progress=False))
+    lines = (tmp_path / "trajectories.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "trajectories.jsonl").write_text("".join(lines[:-1]))  # its last episode to play again
+    monkeypatch.setattr(runner, "model_record", _served("sha256:" + "b" * 64))
+    mixed = asyncio.run(run_eval(bfcl_runtime(), config, two, tmp_path, resume=True, show_progress=False))
+    assert mixed["complete"] is False and mixed["reason"].startswith("not resumed: the 1 episode(s) kept")
+    assert "sha256:aaaa" in mixed["reason"] and "sha256:bbbb" in mixed["reason"]
+    assert mixed["model"] == first["model"]  # the summary stays the kept episodes' model's
+    assert mixed["attempts"]["episodes_by_attempt"] == {"1": 1}
+    # The same checkpoint served elsewhere (another url) is the same model: a resume goes on.
+    kept = Resumed(records={("t", 0, 0): {}}, model=first["model"])
+    assert kept.another_model(first["model"] | {"url": "http://other-node:30000"}) is None
+    assert kept.another_model(mixed["model"]) is None
+    assert Resumed(model=first["model"]).another_model({"engine": "reference"}) is None  # nothing kept
