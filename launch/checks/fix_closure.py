@@ -9,11 +9,13 @@ first, `eval.pass_k=[1]`, which drops what was typed; or `[4]`, refused in turn)
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 
-from launch.checks.undo import DELETES
-from launch.config.errors import Problem
+from launch.checks.undo import DELETES, WITHOUT
+from launch.config.errors import QUOTED_ONLY, Problem
+from launch.config.override_fixes import shell_word
 from launch.config.schema_errors import AS_TYPED
 
 # What resolving a command line refuses (errors only): launch.checks.resolve's, handed in, as it imports
@@ -119,4 +121,47 @@ def _tried_trim(
     trial = [*(o for o in overrides if o != typed), applied]
     if any((e.key, e.message) not in known for e in _tried(refusals, trial, config_dirs)):
         return problem.replace(fix=f"{rest}; or {first}")
+    return problem
+
+
+def quoted_tried(
+    problems: list[Problem], overrides: Sequence[str], config_dirs: Sequence[str], refusals: Refusals
+) -> list[Problem]:
+    """A value Hydra's grammar reads only quoted is answered with it quoted (launch.config.override_syntax);
+    tried as the user would apply it, a quoted value the field refuses in turn (`name='café'`: a directory
+    name is ASCII) is answered instead with the value the field's own refusal proposes from what was typed
+    (`name=cafe`), when that validates: one step, where it took two (was: quoted, then its ASCII spelling)."""
+    if _TRYING.get():
+        return problems
+    return [
+        _quoted_tried(p, overrides, config_dirs, refusals) if QUOTED_ONLY in p.message else p
+        for p in problems
+    ]
+
+
+def _quoted_tried(
+    problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str], refusals: Refusals
+) -> Problem:
+    typed = problem.source.removeprefix("override `").removesuffix("`")
+    words = shlex.split(problem.fix) if typed in overrides else []
+    if len(words) != 1:
+        return problem
+    quoted_line = words[0]
+    plus = "+" if typed.startswith("+") else ""
+    trial = [*(o for o in overrides if o != typed), quoted_line]
+    errors = _tried(refusals, trial, config_dirs)
+    if len(errors) != 1 or errors[0].key != problem.key:
+        return problem  # it validates, or what it leads to is not this field's refusal alone
+    # The refusal's alternatives that read what was typed: not the key's old value (`its value without`).
+    for alternative in errors[0].fix.split("; or "):
+        found = _ONE_SET.match(alternative.strip())
+        if found is None or found["key"] != problem.key or WITHOUT in alternative:
+            continue
+        line = f"{plus}{found['key']}={found['value']}"
+        if not _tried(refusals, [*(o for o in overrides if o != typed), line], config_dirs):
+            # its first clause: the rest repeats the value proposed
+            why = errors[0].message.removeprefix("Value error, ").partition(" (")[0].partition("; ")[0]
+            return problem.replace(
+                fix=f"{shell_word(line)} (quoted, {shell_word(quoted_line)} is refused in turn: {why})"
+            )
     return problem

@@ -69,7 +69,7 @@ def _undone(problem: Problem, overrides: Sequence[str], config_dirs: Sequence[st
         return problem.replace(fix=fix if generic else f"{fix}; or {problem.fix}")
     if before in (_MISSING, _SECTION) or written is None or _text(before) == written:
         return problem
-    undo = f"set {problem.key}={_text(before)} {_WITHOUT}{text}`)"
+    undo = f"set {problem.key}={_text(before)} {WITHOUT}{text}`)"
     if _holds_sections(before):
         undo = f"drop `{text}` ({problem.key} holds {len(before)} section(s) without it)"
     elif problem.key != key and written.startswith("{"):
@@ -103,9 +103,7 @@ def _section_undone(problem: Problem, overrides: Sequence[str], config_dirs: Seq
     key = text.split("=", 1)[0].lstrip("+")
     before = _value_without(text, overrides, config_dirs, key)
     undo = (
-        f"drop `{text}`"
-        if before in (_MISSING, _SECTION)
-        else f"set {key}={_text(before)} {_WITHOUT}{text}`)"
+        f"drop `{text}`" if before in (_MISSING, _SECTION) else f"set {key}={_text(before)} {WITHOUT}{text}`)"
     )
     return problem.replace(
         source=f"override `{text}`", fix=f"{undo}; or {problem.fix}" if problem.fix else undo
@@ -184,10 +182,12 @@ def trims_first(problem: Problem) -> bool:
     """Whether the problem's first fix is a trim of what was typed with the key's value without the
     override after it (launch.checks.fix_closure.tried_trims tries the trim)."""
     first, _, rest = problem.fix.partition("; or ")
-    return first.startswith("set ") and " (" not in first and _WITHOUT in rest
+    return first.startswith("set ") and " (" not in first and WITHOUT in rest
 
 
-_WITHOUT = "(its value without `"
+# How a fix that sets the key back to its value without the override says so (launch.checks.fix_closure
+# passes over it for one that reads what was typed).
+WITHOUT = "(its value without `"
 # "~<key> (deletes …": a fix that deletes an entry the user names, tried as applied
 # (launch.checks.fix_closure.tried_trims): the rest of the config may need that entry.
 DELETES = "(deletes "

@@ -53,6 +53,15 @@ def groups(ctx: Any, incomplete: str) -> list[tuple[str, str]]:
     ]
 
 
+def options(ctx: Any, incomplete: str) -> list[str]:
+    """`t3rl ls GROUP <TAB>`: GROUP's options, as `GROUP=<TAB>` offers them in an override (was: nothing,
+    so the shell offered the working directory's files)."""
+    group = (getattr(ctx, "params", None) or {}).get("group")
+    if not group:
+        return []
+    return [choice.partition("=")[2] for choice in overrides(ctx, f"{group}={incomplete}")]
+
+
 def overrides(ctx: Any, incomplete: str) -> list[str]:
     """An override being typed: `group=` keys first, then `group=option` once the `=` is there."""
     config_dirs = _config_dirs(ctx)

@@ -113,6 +113,7 @@ def register(app: typer.Typer) -> None:
                 metavar="OPTION",
                 help="One option of GROUP: its file, its description and the command that shows the "
                 "config it composes.",
+                autocompletion=completion.options,
             ),
         ] = None,
         config_dir: ConfigDirs = None,

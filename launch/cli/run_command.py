@@ -100,7 +100,14 @@ def run_command(
             record_result(EXIT_FAILED, str(error).splitlines()[0])
             return EXIT_FAILED
         except KeyboardInterrupt:
-            console.print("[yellow]stopped[/]: stages that were running are recorded as stopped.")
+            if dry:  # a plan runs nothing: what was stopped is its writing, and nothing of it is kept
+                command_console(stderr=True).print(
+                    "[yellow]stopped[/]: interrupted by Ctrl-C or SIGTERM before the plan was written: no "
+                    "plan dir is left (one half written is removed); the same command writes it again",
+                    soft_wrap=True,
+                )
+            else:
+                console.print("[yellow]stopped[/]: stages that were running are recorded as stopped.")
             record_result(EXIT_STOPPED, INTERRUPTED)
             return EXIT_STOPPED
         except Exception as error:

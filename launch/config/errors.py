@@ -22,6 +22,9 @@ Severity = Literal["error", "warning"]
 # so: launch.checks.undo puts it first, launch.checks.fix_closure tries it (launch.config.schema_errors and
 # launch.config.override_syntax write it).
 AS_TYPED = "the value typed, in the form the field takes"
+# How a value Hydra's grammar refuses unquoted (`name=café`) is answered (launch.config.override_syntax):
+# the quoted form, which launch.checks.fix_closure.quoted_tried tries as applied.
+QUOTED_ONLY = "which Hydra's override grammar reads only quoted"
 
 
 _FIELDS = ("key", "message", "source", "fix", "severity")

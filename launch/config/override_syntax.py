@@ -21,7 +21,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
 from launch.config.command_line import COMMAND_OPTIONS
-from launch.config.errors import AS_TYPED, Problem, did_you_mean
+from launch.config.errors import AS_TYPED, QUOTED_ONLY, Problem, did_you_mean
 from launch.config.fixes import quoted
 from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.override_fixes import shell_word
@@ -157,7 +157,7 @@ class _Reader:
             return None  # a Cyrillic `е` in `qwеn3_8b` meant the ASCII name: quoting would keep it
         shown = " ".join(f"'{c}'" for c in list(odd)[:3])
         message = (
-            f"`{key}={value}` has {shown} in its value, which Hydra's override grammar reads only quoted"
+            f"`{key}={value}` has {shown} in its value, {QUOTED_ONLY}"
         )
         return _Reading(1, key.lstrip("+~"), message, (fixed,))
 

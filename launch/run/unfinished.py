@@ -13,6 +13,7 @@ from typing import Any
 
 from launch.config.hidden_options import shown_path
 from launch.config.secrets import mask_overrides
+from launch.files import is_locked
 from t3rl_core import outside_json
 
 # A stage's or the pipeline's status in state.json when the run did not finish (`running`: another t3rl
@@ -66,6 +67,15 @@ def _note(path: Path) -> str | None:
         return None
     how = f"its stage {ended[0][0]} is recorded {ended[0][1]}" if ended else f"it was {pipeline['status']}"
     shown = shown_path(path)
+    if is_locked(path / ".lock"):
+        # Still running (its t3rl holds the lock, as `t3rl runs` reads it): a resume of it is refused as
+        # in use, so it is named as running, not as one to stop this one for (was: "did not finish …
+        # resume that one", which `t3rl run --run-dir` then refused).
+        return (
+            f"note: the last run of these same overrides, {shown}, is running now (another t3rl holds it); "
+            "this command starts a second run alongside it, which does every stage again. To follow that "
+            f"one instead, stop this one (Ctrl-C): t3rl runs show {shlex.quote(shown)}"
+        )
     return (
         f"note: the last run of these same overrides, {shown}, did not finish ({how}); this command "
         "starts a new run that does every stage again. To keep its finished stages, stop this one "

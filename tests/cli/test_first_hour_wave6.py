@@ -1,0 +1,108 @@
+"""First hour, hunted (wave six): one test per kind a newcomer hunt found answered badly
+(docs/reference/cli-behaviour.md, "First hour, hunted (wave six)"). Each fails on the code before its
+fix; in-process where the kind allows."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from launch.cli.run_command import run_command
+from launch.files import exclusive_lock
+from launch.run.unfinished import unfinished_same_run
+from tests.launch.test_cli_help import complete
+from tests.support.cli_app import fix_of, refused, validates
+from tests.support.retool_prepare_only import rec_config_dir
+
+# ------------------------------------------------ a non-ASCII value where t3rl wants ASCII, in one step
+
+
+@pytest.mark.parametrize(("typed", "fixed"), [("name=café", "name=cafe"), ("name=café run", "name=cafe_run")])
+def test_a_value_quoted_and_then_refused_is_answered_with_one_that_validates(typed: str, fixed: str) -> None:
+    """`name=café`: Hydra's grammar reads the accent only quoted, and a directory name is ASCII. Was: fix
+    `"name='café'"`, which was refused in turn with `name=cafe`: two steps. Now the quoted form is tried
+    as applied and the field's own proposal (from what was typed) is the fix, which validates."""
+    output = refused(["+experiment=quickstart", typed])
+    fix = fix_of(output)
+    assert fix.startswith(f"{fixed} (quoted,") and "refused in turn" in fix, output
+    validates(["+experiment=quickstart", shlex.split(fix)[0]])
+
+
+def test_a_quoted_value_the_field_takes_keeps_the_quoted_fix() -> None:
+    """No over-refusal: a field that takes any text (`tracking.project`) keeps the quoted form, and it
+    validates."""
+    fix = fix_of(refused(["+experiment=quickstart", "tracking.project=naïve"]))
+    assert fix == "\"tracking.project='naïve'\"", fix
+    validates(["+experiment=quickstart", shlex.split(fix)[0]])
+
+
+# ------------------------------------------------ a second `t3rl run` of the same line while the first runs
+
+
+def _run_record(runs: Path, stamp: str) -> Path:
+    """A run record of `+experiment=quickstart` whose pipeline is recorded running (as a live run's is)."""
+    run = runs / "quickstart" / stamp
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(
+        json.dumps({"record": "run", "overrides": ["+experiment=quickstart"], "config_dirs": []})
+    )
+    (run / "state.json").write_text(json.dumps({"stages": {"eval_tiny": {"status": "running"}}}))
+    return run
+
+
+def test_a_run_still_running_is_named_as_running_not_as_one_to_resume(tmp_path: Path) -> None:
+    """The same `t3rl run +experiment=quickstart` typed again in a second terminal while the first runs.
+    Was: 'did not finish (its stage eval_tiny is recorded running) … stop this one and resume that one:
+    t3rl run --run-dir …', a resume `t3rl run` refuses while that run holds its lock. A run that died
+    (nobody holds its lock) keeps the resume note."""
+    run = _run_record(tmp_path, "20260101-000000")
+    args = (tmp_path, "quickstart", ["+experiment=quickstart"], [])
+    with exclusive_lock(run / ".lock"):
+        note = unfinished_same_run(*args)
+    assert note is not None and "is running now (another t3rl holds it)" in note, note
+    assert "t3rl run --run-dir" not in note and f"t3rl runs show {run}" in note, note
+    note = unfinished_same_run(*args)  # its t3rl died: nobody holds the lock
+    assert note is not None and "did not finish" in note and f"t3rl run --run-dir {run}" in note, note
+
+
+# ------------------------------------------------ Ctrl-C while `t3rl plan` writes its plan
+
+
+def test_ctrl_c_during_plan_says_no_plan_is_left_not_that_stages_were_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C while `t3rl plan` wrote its stages' files. Was: 'stopped: stages that were running are
+    recorded as stopped.' on stdout (among the plan's own output), of a command that runs no stage; the
+    half-written plan dir was removed without a word. A `t3rl run` stopped keeps its line."""
+    rec_config_dir(tmp_path, monkeypatch)
+
+    def stopped_while_writing(*args: object, record: Callable[[], None], **kwargs: object) -> None:
+        record()  # the record is written, then Ctrl-C lands before the stages' files are
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("launch.run.single.execute", stopped_while_writing)
+    code = run_command(["+experiment=rec"], False, None, None, None, [str(tmp_path / "conf")], dry=True)
+    out, err = capsys.readouterr()
+    assert code == 130 and "stages that were running" not in out + err, out + err
+    assert "stopped: interrupted by Ctrl-C or SIGTERM before the plan was written: no plan dir is left" in err
+    assert not any((tmp_path / "plans").rglob("manifest.json")), list((tmp_path / "plans").rglob("*"))
+    code = run_command(["+experiment=rec"], False, None, None, None, [str(tmp_path / "conf")], dry=False)
+    assert code == 130 and "stages that were running are recorded as stopped" in capsys.readouterr().out
+
+
+# ------------------------------------------------ TAB after `t3rl ls GROUP `
+
+
+def test_ls_completes_the_options_of_the_group_typed(tmp_path: Path) -> None:
+    """`t3rl ls experiment <TAB>` (the OPTION argument `t3rl ls` takes since wave five). Was: nothing, so
+    bash offered the working directory's files. Now GROUP's options, one's own config dir's too."""
+    assert "quickstart" in complete("t3rl ls experiment ")
+    assert complete("t3rl ls model qwen3_8") == ["qwen3_8b"]
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "my_own_model.yaml").write_text("name: mine\n")
+    assert complete(f"t3rl ls --config-dir {tmp_path} model my_") == ["my_own_model"]
+    assert complete("t3rl ls nosuch x") == []  # no such group: nothing, no traceback
