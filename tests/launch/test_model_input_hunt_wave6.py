@@ -3,7 +3,11 @@ closed by one declaration (docs/explanation/preflight.md, "Hunt wave six: models
 
 - the Megatron flags of `model.architecture.extra_args` that build the model (a layer spec, extra norms,
   the rotated share of a head, rope scaling, a router's scoring), against the checkpoint: the hub id's
-  model option, or a local config.json's rope settings (launch/checks/rules/model_flags.py).
+  model option, or a local config.json's rope settings (launch/checks/rules/model_flags.py);
+- a flag an architecture field writes, passed through while the field is off or unset
+  (`--untie-embeddings-and-output-weights` on a tied model, `--num-experts` on a dense one): the checks
+  read the field, Megatron the flag (model_flags.modelled_flags_not_passed_through);
+- a local tokenizer adding ids past the model's embedding rows (launch/checks/rules/vocab.py).
 
 Each refusal names its key and a first fix that validates; the valid settings next to them are accepted.
 """
@@ -129,6 +133,42 @@ def test_rope_flags_other_than_a_local_config_json_states_are_refused(
     assert "config.json states" in problem.message
     # the option's own flags on the same checkpoint are accepted
     assert errors([x for x in local if not x.startswith(EXTRA)]) == []
+
+
+# --------------------------------------------------------- a field's own flag passed through beside it
+
+FIELD_REFUSED = [
+    # Qwen3-4B-Instruct-2507 ties its embeddings
+    ("untie_on_a_tied_model", [f"{EXTRA}=[--untie-embeddings-and-output-weights]"], "untie_embeddings"),
+    # experts' flags on a dense model: one problem for the section
+    (
+        "experts_on_a_dense_model",
+        [f"{EXTRA}=[--num-experts,'8',--moe-router-topk,'2']"],
+        "--num-experts 8, --moe",
+    ),
+    # an optional size left to Megatron's default by the field, given by the flag
+    (
+        "glm_kv_channels",
+        [
+            *GLM,
+            f"{EXTRA}=[--spec,slime_plugins.models.glm4,get_glm_spec,--post-self-attn-layernorm,"
+            "--post-mlp-layernorm,--rotary-interleaved,--rotary-percent,'0.5',--kv-channels,'128']",
+        ],
+        "--kv-channels 128",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "says"), [c[1:] for c in FIELD_REFUSED], ids=[c[0] for c in FIELD_REFUSED]
+)
+def test_a_fields_flag_passed_through_beside_it_is_refused(overrides: list[str], says: str) -> None:
+    problem = _refused([S1, *overrides], says, EXTRA)
+    assert "writes, and it is" in problem.message
+
+
+def test_the_kv_channels_alternative_validates() -> None:
+    assert errors([S1, *GLM, "model.architecture.kv_channels=128"]) == []
 
 
 # ------------------------------------------------------ a tokenizer's ids against the model's embedding

@@ -12,6 +12,10 @@ rollout engine), with nothing refusing it before the train job runs.
 The truth is, in this order: the model option of the hub id when the checkpoint is that id's download
 (the same condition as `hub_ids.architecture_of_the_hub_checkpoint`), and a local config.json's
 `rope_scaling` and `partial_rotary_factor` where it states them.
+
+The flags the architecture's fields write (`--untie-embeddings-and-output-weights`, `--num-experts`, …,
+each field's name as a Megatron flag) are the fields' alone: passed through while the field is off or
+unset, Megatron builds what the flag says while every check against the checkpoint reads the field.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from launch.checks.rules.hub_ids import _hub_checkpoint
 from launch.config.argv_tokens import argv_flags, without_flag
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
-from launch.config.schema import ConvertHfToTorchDistStage, TrainStage
+from launch.config.schema import ConvertHfToTorchDistStage, MegatronArch, MLAArch, MoEArch, TrainStage
 
 EXTRA = "model.architecture.extra_args"
 
@@ -40,7 +44,9 @@ BUILDS = (
     "--spec",
     "--post-self-attn-layernorm",
     "--post-mlp-layernorm",
-    "--position-embedding-type",
+    "--apply-layernorm-1p",
+    "--squared-relu",
+    "--no-position-embedding",
     "--rotary-percent",
     "--rotary-interleaved",
     "--use-rope-scaling",
@@ -198,4 +204,74 @@ def builder_flags_of_the_local_checkpoint(ctx: Context) -> Iterator[Problem]:
     )
 
 
-RULES = (builder_flags_of_the_hub_checkpoint, builder_flags_of_the_local_checkpoint)
+# The architecture's fields are Megatron's flags of the same name (`MegatronArch`: "the model architecture
+# as Megatron flags"), written by the plan only when the field is on or set; these markers are written for
+# a section or an optional field as a whole.
+_MARKERS = {"--group-query-attention": "num_query_groups", "--multi-latent-attention": "mla"}
+
+
+def _owned(arch: MegatronArch) -> dict[str, tuple[str, Any]]:
+    """Flag -> (the architecture field that writes it, the field's value), for every modelled flag."""
+    owned: dict[str, tuple[str, Any]] = {}
+    sections = {"moe": (MoEArch, arch.moe), "mla": (MLAArch, arch.mla)}
+    for name in MegatronArch.model_fields:
+        if name == "extra_args":
+            continue
+        if name in sections:
+            model, section = sections[name]
+            for field in model.model_fields:
+                owned[_flag(field)] = (
+                    f"{name}.{field}",
+                    None if section is None else getattr(section, field),
+                )
+            continue
+        owned[_flag(name)] = (name, getattr(arch, name))
+    for flag, name in _MARKERS.items():
+        owned[flag] = (name, getattr(arch, name))
+    return owned
+
+
+def _flag(field: str) -> str:
+    return "--" + field.replace("_", "-")
+
+
+def modelled_flags_not_passed_through(ctx: Context) -> Iterator[Problem]:
+    """A flag an architecture field writes is not passed through while the field leaves it out (a switch
+    off, a section or optional size unset): the plan would write both truths, the field's and the flag's
+    (one the field writes too is refused as given twice where the argv is built)."""
+    arch = ctx.run.model.architecture
+    owned = _owned(arch)
+    extra = list(arch.extra_args)
+    passed: dict[str, list[tuple[str, list[str]]]] = {}  # the field's top key -> its flags passed
+    for _, flag, values in argv_flags(extra):
+        if flag in owned and owned[flag][1] in (None, False):
+            passed.setdefault(owned[flag][0].split(".")[0], []).append((flag, values))
+    for top, flags in passed.items():
+        key = f"model.architecture.{top}"
+        rest = extra
+        for flag, _ in flags:
+            rest = without_flag(rest, flag)
+        value = getattr(arch, top)
+        values = [v for _, vs in flags for v in vs]
+        if value is False:
+            also = f"; or set {key}=true if the checkpoint has it"
+        elif top not in ("moe", "mla") and len(values) == 1:
+            also = f"; or set {key}={values[0]} instead"
+        else:
+            also = f" ({key} declares it, checked against the checkpoint)"
+        shown = ", ".join(" ".join((flag, *vs)) for flag, vs in flags)
+        state = "false" if value is False else "null"
+        yield Problem(
+            EXTRA,
+            f"{shown} in {EXTRA} is what {key} writes, and it is {state} here: "
+            "Megatron would build the model the flag says, while every check of the architecture against "
+            "the checkpoint reads the field",
+            fix=f"set {list_override(EXTRA, rest)}{also}",
+        )
+
+
+RULES = (
+    builder_flags_of_the_hub_checkpoint,
+    builder_flags_of_the_local_checkpoint,
+    modelled_flags_not_passed_through,
+)
