@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import time
 from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
@@ -36,6 +37,8 @@ BUILT_IN = "built-in"
 # Modules `t3rl plan` and `t3rl validate` never load (seconds of CPU each): a plugin whose import loads
 # one is named by pre-flight (launch/checks/rules/components.py).
 HEAVY_MODULES = ("torch", "transformers", "ray", "sglang", "wandb")
+# How `import_effects` names a thread that keeps the process from exiting (pre-flight reads it).
+NOT_A_DAEMON = "not a daemon: the process cannot exit before it ends"
 
 
 class UnknownNameError(ValueError):
@@ -301,11 +304,17 @@ def process_state() -> ProcessState:
     )
 
 
-def import_effects(before: ProcessState) -> tuple[str, ...]:
-    """What changed since `before` (a plugin's import), each said; the working directory is put back
-    (relative paths of the run, resolved after the import, would follow it). Values of environment
-    variables are not shown: they may be credentials."""
+def import_effects(before: ProcessState, settle_s: float = 0.0) -> tuple[str, ...]:
+    """What changed since `before` (a plugin's import, or a component's build and close), each said; the
+    working directory is put back (relative paths of the run, resolved after the import, would follow
+    it). Values of environment variables are not shown: they may be credentials. A thread started since
+    is waited for up to `settle_s` seconds in all (one a close asked to stop may take a moment)."""
     import threading  # lazy: see process_state
+
+    deadline = time.monotonic() + settle_s
+    for thread in threading.enumerate():
+        if (thread.ident or 0) not in before.threads and thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     found = []
     try:
@@ -322,10 +331,7 @@ def import_effects(before: ProcessState) -> tuple[str, ...]:
         found.append(f"set or removed environment variables {', '.join(changed)}")
     started = [t for t in threading.enumerate() if (t.ident or 0) not in before.threads]
     if started:
-        names = ", ".join(
-            f"{t.name}{'' if t.daemon else ' (not a daemon: the process cannot exit before it ends)'}"
-            for t in started
-        )
+        names = ", ".join(f"{t.name}{'' if t.daemon else f' ({NOT_A_DAEMON})'}" for t in started)
         found.append(f"started threads {names}")
     try:
         written = sorted(set(os.listdir(before.cwd)) - before.listing) if before.cwd else []

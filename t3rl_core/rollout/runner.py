@@ -6,6 +6,7 @@ episode's tokens, masks and log-probs plus its reward out.
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 
 # Parsers are cached per tool list: the n samples of a prompt (and repeated epochs) share one.
 _PARSER_CACHE_SIZE = 512
+
+logger = logging.getLogger(__name__)
 
 
 class InvalidTask(ValueError):
@@ -280,7 +283,24 @@ class EpisodeRunner:
         return result, RewardResult(value=0.0)
 
     async def aclose(self) -> None:
-        await self.env_factory.aclose()
-        await self.engine.aclose()
-        if isinstance(self.reward, Reward):
-            await self.reward.aclose()
+        """Release the world's factory, the engine and the reward, each even when one before it failed
+        to: a factory whose `aclose` raised left the engine open and an eval's summary.json unwritten
+        (the raise escaped its `finally`), every episode's record kept but no result. A component
+        failing to release is logged, as an episode's world is (`release_world`), never the run's
+        failure: the episodes it served have ended."""
+        reward = self.reward if isinstance(self.reward, Reward) else None
+        roles = (("env factory", self.env_factory), ("engine", self.engine), ("reward", reward))
+        for role, component in roles:
+            if component is None:
+                continue
+            try:
+                await component.aclose()
+            except BaseException as exc:
+                if not components_failure(exc):
+                    raise
+                logger.warning(
+                    "the %s %s failed to release (its aclose() raised %s): fix its aclose",
+                    role,
+                    type(component).__name__,
+                    describe(exc),
+                )

@@ -8,7 +8,9 @@ started is released by its `aclose`; what a plugin's import did to the process i
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -115,3 +117,99 @@ def test_a_call_asyncio_could_not_cut_still_fails_past_its_bound(
     assert "past its 0.05 s bound" in found and said in found
     monkeypatch.setattr(World, "env_class", _Quick)  # a world within its bound is played as before
     assert _play(_runner()) == "completed: "
+
+
+# ----------------------------------------------------------------------------- what a factory leaves
+
+
+POOLED = """
+import threading
+from t3rl_counter.world import CounterConfig, CounterWorld
+
+STOP = threading.Event()
+
+
+class PooledConfig(CounterConfig):
+    name: str = "{module}:Pooled"
+
+
+class Pooled(CounterWorld):
+    Config = PooledConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.poller = threading.Thread(target=STOP.wait, args=(30,), daemon={daemon}, name="poller")
+        self.poller.start()
+
+    async def aclose(self):
+{close}
+"""
+# How the factory's aclose ends its thread: not at all, or as it should (set the event, join).
+CLOSES = {"kept": "        pass", "ended": "        STOP.set()\n        self.poller.join()"}
+
+
+def _validate_pooled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, daemon: bool, close: str
+) -> tuple[int, str]:
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+    from tests.support.plugin_example import EXAMPLE_CONF
+
+    source = POOLED.format(module=module, daemon=daemon, close=CLOSES[close])
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    argv = ["validate", "--config-dir", str(EXAMPLE_CONF), "+experiment=counter", f"env.name={module}:Pooled"]
+    try:
+        done = CliRunner().invoke(app, argv, catch_exceptions=False)
+    finally:
+        sys.modules[module].STOP.set()  # the test process's own threads end here, whatever was said
+    return done.exit_code, " ".join(done.output.split())
+
+
+@pytest.mark.parametrize("daemon", [False, True], ids=["thread", "daemon"])
+def test_a_thread_a_factory_leaves_running_after_its_close_is_named_at_validate(
+    daemon: bool, example_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built once per run and closed after its last episode, a factory whose aclose does not end the
+    thread it started left it running: one that is no daemon kept the stage's process from ever exiting
+    (the eval hung after writing its summary), unsaid."""
+    module = f"pooled_{'daemon' if daemon else 'thread'}"
+    code, text = _validate_pooled(tmp_path, monkeypatch, module, daemon, "kept")
+    said = f"env plugin {module}:Pooled: built and closed as each stage does, it left this process changed: "
+    assert f"{said}started threads poller" in text, text
+    assert "end what the component starts in its aclose() (stop and join its threads" in text
+    if daemon:
+        assert code == 0 and f"warning env.name: {said}" in text
+    else:
+        assert code == 2 and f"error env.name: {said}" in text
+        assert "(not a daemon: the process cannot exit before it ends): a stage using it would never" in text
+
+
+def test_a_factory_that_ends_its_thread_in_aclose_is_not_named(
+    example_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, text = _validate_pooled(tmp_path, monkeypatch, "pooled_ended", False, "ended")
+    assert code == 0 and "left this process changed" not in text, text
+
+
+def test_a_factory_whose_close_raises_leaves_the_eval_summary_and_engine_closed(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`runner.aclose()` raised out of the eval's `finally`: no summary.json, the engine never closed."""
+    closed: list[str] = []
+
+    async def raising(self: Any) -> None:
+        raise RuntimeError("pool already gone")
+
+    async def engine_closed(self: Any) -> None:
+        closed.append("engine")
+
+    monkeypatch.setattr(World, "aclose", raising)
+    runner = _runner()
+    monkeypatch.setattr(type(runner.engine), "aclose", engine_closed, raising=False)
+    asyncio.run(runner.aclose())
+    assert closed == ["engine"]
+    said = "the env factory World failed to release (its aclose() raised RuntimeError: pool already gone)"
+    assert said in caplog.text

@@ -17,9 +17,11 @@ from pydantic import BaseModel
 from launch.checks.context import Context
 from launch.config.errors import Problem
 from t3rl_core.plugins import UsedPlugin, registry_for, used_plugins
-from t3rl_core.registry import heavy_loaded
+from t3rl_core.registry import NOT_A_DAEMON, heavy_loaded, import_effects, process_state
 
 _BUILT_HERE = ("env", "reward", "sandbox", "user simulator")
+# How long a thread a component's close asked to stop may take to end before it is named as left running.
+_SETTLE_S = 1.0
 
 
 def plugins_construct(ctx: Context) -> Iterator[Problem]:
@@ -37,11 +39,10 @@ def plugins_construct(ctx: Context) -> Iterator[Problem]:
         if effects:
             yield _effects(used, effects)
         if used.kind in _BUILT_HERE:
-            before = heavy_loaded()
+            before, state = heavy_loaded(), process_state()
             try:
                 built = registry.build(config)
                 broken = _factory_problem(built) if used.kind == "env" else None
-                _close(built)
             except Exception as error:  # the plugin's own code: whatever it raises is the finding
                 yield Problem(
                     f"{used.key}.name",
@@ -57,6 +58,20 @@ def plugins_construct(ctx: Context) -> Iterator[Problem]:
                         f"env plugin {used.name}: {broken}",
                         fix=f"change that method in {used.module} (every episode calls it so)",
                     )
+                # Closed apart from its build: a close that raised was told as its constructor's.
+                try:
+                    _close(built)
+                except Exception as error:  # the plugin's own code, as above
+                    yield Problem(
+                        f"{used.key}.name",
+                        f"{used.kind} plugin {used.name}: closing it (as every stage does after its last "
+                        f"episode) raised {type(error).__name__}: {error}",
+                        fix=f"fix its aclose() in {used.module}",
+                        severity="warning",
+                    )
+                left = import_effects(state, settle_s=_SETTLE_S)
+                if left:
+                    yield _left_behind(used, left)
             heavy |= heavy_loaded() - before
         if heavy:
             yield _heavy(used, sorted(heavy))
@@ -89,6 +104,21 @@ def _effects(used: UsedPlugin, effects: tuple[str, ...]) -> Problem:
         fix=f"move that work out of the top of {used.module} into the function or constructor that needs "
         "it (what a run needs set belongs in the config or the stage's environment)",
         severity="warning",
+    )
+
+
+def _left_behind(used: UsedPlugin, left: tuple[str, ...]) -> Problem:
+    """A component that, built and closed as each stage builds and closes it, left work in the process:
+    a thread its close does not end runs on after the stage's last episode (one that is no daemon
+    keeps the stage's process from exiting: the stage never ends), a directory or variable changed."""
+    hangs = any(NOT_A_DAEMON in effect for effect in left)
+    return Problem(
+        f"{used.key}.name",
+        f"{used.kind} plugin {used.name}: built and closed as each stage does, it left this process "
+        f"changed: {'; '.join(left)}" + (": a stage using it would never exit" if hangs else ""),
+        fix=f"in {used.module}, end what the component starts in its aclose() (stop and join its threads: "
+        "what episodes share is the factory's, and released with it)",
+        severity="error" if hangs else "warning",
     )
 
 
