@@ -10,7 +10,9 @@ a plain command when there is one (`launch.config.compose_ahead`); validation al
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -168,6 +170,7 @@ def resolve(
         *_override_warnings(overrides, data),
         *_variables_nothing_reads(),
         *_root_files(config_dirs),
+        *_another_checkout(),
     ]
     if any(p.severity == "error" for p in problems):
         errors = [p for p in problems if p.severity == "error"]
@@ -268,6 +271,45 @@ def _variables_nothing_reads() -> list[Problem]:
             )
         )
     return problems
+
+
+def _another_checkout() -> list[Problem]:
+    """A warning when the working directory is in a checkout of t3rl other than the one running: its
+    conf/ (and code) is not what this t3rl composes, so an edit there changed nothing without a word (a
+    second clone, with the first clone's venv on PATH)."""
+    running = Path(__file__).resolve().parents[2]
+    try:
+        here = Path.cwd()
+    except OSError:  # deleted under the shell: launch.cli.failures names that
+        return []
+    # A checkout is a directory holding both of these (two stats a level, up to the root).
+    found = next(
+        (
+            d
+            for d in (here, *here.parents)
+            if (d / "conf" / "config.yaml").is_file() and (d / "launch" / "cli").is_dir()
+        ),
+        None,
+    )
+    if found is None or found.resolve() == running:
+        return []
+    own = found / ".venv" / "bin" / "t3rl"
+    fix = (
+        f"run that checkout's own t3rl: {shlex.quote(str(own))} … instead of t3rl"
+        if own.is_file()
+        else f"set that checkout up and run its own t3rl: cd {shlex.quote(str(found))} && "
+        "./scripts/setup.sh && .venv/bin/t3rl …"
+    )
+    return [
+        Problem(
+            "conf",
+            f"the working directory is in the t3rl checkout {found}, but this t3rl runs from {running}: its "
+            f"conf/ is composed, not {found / 'conf'} (an edit there changes nothing here)",
+            "the working directory",
+            f"{fix}; or cd out of {found} to use the t3rl of {running}",
+            severity="warning",
+        )
+    ]
 
 
 def _refusals(overrides: list[str], config_dirs: Sequence[str]) -> list[Problem]:

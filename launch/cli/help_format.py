@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import os
 import shlex
+import textwrap
 from typing import Any
 
 import typer
@@ -177,45 +178,59 @@ def _plain(param: Any) -> Any:
     return param
 
 
-def reflowed(help_text: str | None) -> str | None:
+def reflowed(help_text: str | None, width: int = 80) -> str | None:
     """A docstring's paragraphs as one line each, for the terminal to wrap: Typer's rich help keeps every
     line break of the source, so at 80 columns (a pipe, a narrow terminal) a line wrapped at 110 in the
     source became one full line and one of a few words. Examples, lists and tables (indented lines, or
-    lines starting with `- `, `* ` or `|`) keep their lines."""
+    lines starting with `- `, `* ` or `|`) keep their lines, each example laid out for help printed
+    `width` columns wide."""
     if not help_text:
         return help_text
     # The first one too: a command's own help joined its lines, but a group's list of its commands
     # (`t3rl runs --help`) kept them, a line of 'then' between two full ones.
     paragraphs = inspect.cleandoc(help_text).split("\n\n")
-    return "\n\n".join(_pasteable(p) if _laid_out(p) else " ".join(p.split("\n")) for p in paragraphs)
+    limit = max(width - _MARGIN, _NARROWEST)
+    return "\n\n".join(_pasteable(p, limit) if _laid_out(p) else " ".join(p.split("\n")) for p in paragraphs)
 
 
-# Columns an example line (with its indent) may take in help printed at 80 (rich keeps a margin each
-# side). A longer one was wrapped by the terminal: a comment's tail (`finish`) or a command's last
-# option (`--k 4`) came out as a line of its own, which a pasted block ran as a command.
-_EXAMPLE_WIDTH = 77
+# Columns of help an example line (with its indent) may not take: rich keeps a margin each side, and one
+# more is spare (77 of 80). A longer one was wrapped by the terminal: a comment's tail (`finish`) or a
+# command's last option (`--k 4`) came out as a line of its own, which a pasted block ran as a command.
+_MARGIN = 3
+# Below this an example is left to wrap: a continuation line would hold a word or two.
+_NARROWEST = 24
 
 
-def _pasteable(paragraph: str) -> str:
-    """Each example command too long for 80 columns with its comment moved to the line above it, and
+def _pasteable(paragraph: str, limit: int) -> str:
+    """Each example command longer than `limit` columns with its comment moved to the line above it, and
     broken with a shell continuation (` \\`) where it is still too long."""
     lines: list[str] = []
     for line in paragraph.split("\n"):
         indent = line[: len(line) - len(line.lstrip())]
-        if not line.lstrip().startswith("t3rl ") or len(line) <= _EXAMPLE_WIDTH:
+        if line.lstrip().startswith("#") and len(line) > limit:
+            lines += _comment(line.strip().lstrip("#").strip(), indent, limit)
+            continue
+        if not line.lstrip().startswith("t3rl ") or len(line) <= limit:
             lines.append(line)
             continue
         command, _, comment = line.strip().partition("  #")
         if comment:
-            lines.append(f"{indent}#{comment}")
-        lines += _continued(command.rstrip(), indent)
+            lines += _comment(comment.strip(), indent, limit)
+        lines += _continued(command.rstrip(), indent, limit)
     return "\n".join(lines)
 
 
-def _continued(command: str, indent: str) -> list[str]:
+def _comment(text: str, indent: str, limit: int) -> list[str]:
+    """A comment as lines of `limit` columns, each a comment (a wrapped tail was pasted as a command)."""
+    return [f"{indent}# {part}" for part in textwrap.wrap(text, max(limit - len(indent) - 2, 1))]
+
+
+def _continued(command: str, indent: str, limit: int) -> list[str]:
     out, rest, lead = [], command, indent
-    while len(lead) + len(rest) > _EXAMPLE_WIDTH and " " in rest[: _EXAMPLE_WIDTH - len(lead) - 2]:
-        cut = rest.rindex(" ", 0, _EXAMPLE_WIDTH - len(lead) - 2)
+    while len(lead) + len(rest) > limit and " " in rest:
+        room = limit - len(lead) - 2
+        # a word longer than the room goes on a line of its own: a break before it, and one after
+        cut = rest.rindex(" ", 0, room) if " " in rest[:room] else rest.index(" ")
         out.append(f"{lead}{rest[:cut]} \\")
         rest, lead = rest[cut + 1 :], indent + "    "
     return [*out, f"{lead}{rest}"]
@@ -278,9 +293,31 @@ class _ExitCodesEpilog:
         super().format_help(ctx, formatter)  # type: ignore[misc]
 
 
-class PlainCommand(_ExitCodesEpilog, _HelpOptionPerNames, TyperCommand):
+class _ExamplesAtItsWidth:
+    """The help's examples laid out for the width it is printed at (`help` stays laid out for 80, what
+    docs/reference/cli.md is generated from): laid out for 80 alone, a terminal of 60 columns wrapped
+    `t3rl run -m +experiment=stage1_bfcl reward=progress,binary` after the experiment, and the block
+    pasted started that run without its sweep, then set a shell variable `reward`."""
+
+    help: str | None
+    _docstring: str | None
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from rich.console import Console  # lazy: only for --help, which rich prints
+        from typer import rich_utils
+
+        shown = self.help
+        self.help = reflowed(self._docstring, Console(width=rich_utils.MAX_WIDTH).width)
+        try:
+            super().format_help(ctx, formatter)  # type: ignore[misc]
+        finally:
+            self.help = shown
+
+
+class PlainCommand(_ExamplesAtItsWidth, _ExitCodesEpilog, _HelpOptionPerNames, TyperCommand):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._docstring = self.help
         self.help = reflowed(self.help)
 
     def get_help_option_names(self, ctx: Any) -> list[str]:
@@ -371,9 +408,10 @@ def _refuse_given_twice(params: list[Any], args: list[str], ctx: Any, group: boo
         i += 1
 
 
-class PlainGroup(_ExitCodesEpilog, _HelpOptionPerNames, TyperGroup):
+class PlainGroup(_ExamplesAtItsWidth, _ExitCodesEpilog, _HelpOptionPerNames, TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._docstring = self.help
         self.help = reflowed(self.help)
 
     def get_help_option_names(self, ctx: Any) -> list[str]:

@@ -10,6 +10,7 @@ _RUNS = "`t3rl runs` (every run, each stage's status and each eval's metric)"
 _RESUME = "`t3rl run --run-dir RUN_DIR` (`t3rl runs` lists the run dirs)"
 _DIFF = "`t3rl runs diff A B` (two runs' configs and eval results side by side)"
 _LOGS = "`t3rl runs show RUN_DIR` (its stages; each one's log is RUN_DIR/stages/<stage>/log.txt)"
+_REMOVE = "`rm -r RUN_DIR` (t3rl keeps no index of runs: `t3rl runs` lists the dirs it finds)"
 _ROOT = {
     **dict.fromkeys(("status", "list", "ps", "history", "results", "report"), _RUNS),
     **dict.fromkeys(("resume", "continue", "restart", "retry"), _RESUME),
@@ -22,6 +23,19 @@ _ROOT = {
         ("config", "explain", "inspect", "describe"), "`t3rl show +experiment=NAME --explain KEY`"
     ),
     "prepare": "`t3rl data bfcl --out DIR`",
+    # Click offered 'plan' for clean (difflib), a command of another kind.
+    **dict.fromkeys(("rm", "delete", "remove", "clean"), _REMOVE),
+    **dict.fromkeys(
+        ("init", "new", "create", "scaffold"),
+        "`mkdir -p my_conf/experiment`, write my_conf/experiment/NAME.yaml (an experiment of your own is a "
+        "YAML file in a config dir: docs/tutorials/first-experiment.md), then `t3rl validate --config-dir "
+        "my_conf +experiment=NAME`",
+    ),
+    **dict.fromkeys(
+        ("search", "tune", "optimize", "hpo"),
+        "`t3rl run -m +experiment=NAME +hparams_search=SEARCH` (`t3rl ls hparams_search` lists them)",
+    ),
+    "sweep": "`t3rl run -m +experiment=NAME KEY=a,b` (a run per point)",
 }
 _OWN_RUNS = "`t3rl runs` (with no command it lists them)"
 _IN_GROUP = {
@@ -31,10 +45,7 @@ _IN_GROUP = {
         **dict.fromkeys(("compare", "cmp"), _DIFF),
         **dict.fromkeys(("log", "logs", "info", "inspect"), _LOGS),
         "resume": _RESUME,
-        **dict.fromkeys(
-            ("rm", "delete", "remove", "clean"),
-            "`rm -r RUN_DIR` (t3rl keeps no index of runs: `t3rl runs` lists the dirs it finds)",
-        ),
+        **dict.fromkeys(("rm", "delete", "remove", "clean"), _REMOVE),
     },
 }
 

@@ -14,9 +14,12 @@ import pytest
 from launch.cli.run_command import run_command
 from launch.files import exclusive_lock
 from launch.run.unfinished import unfinished_same_run
+from tests.cli.test_newcomer_four import pasted_examples
 from tests.launch.test_cli_help import complete
-from tests.support.cli_app import fix_of, refused, validates
+from tests.support.cli_app import fix_of, invoke, refused, validates
 from tests.support.retool_prepare_only import rec_config_dir
+
+REPO = Path(__file__).resolve().parents[2]
 
 # ------------------------------------------------ a non-ASCII value where t3rl wants ASCII, in one step
 
@@ -106,3 +109,73 @@ def test_ls_completes_the_options_of_the_group_typed(tmp_path: Path) -> None:
     (tmp_path / "model" / "my_own_model.yaml").write_text("name: mine\n")
     assert complete(f"t3rl ls --config-dir {tmp_path} model my_") == ["my_own_model"]
     assert complete("t3rl ls nosuch x") == []  # no such group: nothing, no traceback
+
+
+# ------------------------------------------------ help examples pasted from a terminal narrower than 80
+
+
+@pytest.mark.parametrize("columns", ["60", "40"])
+def test_help_examples_pasted_from_a_narrow_terminal_are_whole_commands(columns: str) -> None:
+    """A split pane of 60 columns: `t3rl --help` wrapped `t3rl run -m +experiment=stage1_bfcl
+    reward=progress,binary` after the experiment (the examples were laid out for 80 only); pasted, the
+    block started that run without its sweep and then set a shell variable `reward`; `t3rl eval --help`'s
+    comment left `settings` on a line of its own. Each example is now one `t3rl` command (continued with
+    ` \\`) and each comment line a comment, at the width the help is printed at."""
+    for path in ([], ["run"], ["eval"], ["plan"], ["runs", "diff"], ["data", "bfcl"], ["score"]):
+        output = invoke([*path, "--help"], COLUMNS=columns).output
+        block = output.partition("Examples:")[2].partition("╭")[0]
+        assert block.strip() and all(len(line) <= int(columns) for line in block.splitlines()), output
+        for command in pasted_examples(output):
+            assert shlex.split(command.partition("  #")[0])[0] == "t3rl", f"{command!r} of\n{output}"
+
+
+# ------------------------------------------------ t3rl typed in another checkout of t3rl
+
+
+def test_t3rl_typed_in_another_checkout_says_whose_conf_it_composes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second clone, `conf/experiment/quickstart.yaml` edited there, `t3rl validate +experiment=quickstart`
+    with the first clone's venv on PATH. Was: valid, not a word: the first clone's conf/ was composed and
+    the edit changed nothing. Now a warning names both checkouts and the t3rl to run; in a subdirectory of
+    the checkout that runs, or outside any checkout, nothing is said (no over-warning)."""
+    clone = tmp_path / "clone two"
+    (clone / "conf").mkdir(parents=True)
+    (clone / "conf" / "config.yaml").write_text("defaults: []\n")
+    (clone / "launch" / "cli").mkdir(parents=True)
+    (clone / "docs").mkdir()
+    monkeypatch.chdir(clone / "docs")
+    result = invoke(["validate", "+experiment=quickstart"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert f"warning conf: the working directory is in the t3rl checkout {clone}, but this t3rl runs" in text
+    assert f"cd '{clone}' && ./scripts/setup.sh && .venv/bin/t3rl" in text, text
+    (clone / ".venv" / "bin").mkdir(parents=True)
+    (clone / ".venv" / "bin" / "t3rl").write_text("")
+    text = " ".join(invoke(["validate", "+experiment=quickstart"]).output.split())
+    assert f"fix: run that checkout's own t3rl: '{clone}/.venv/bin/t3rl' … instead of t3rl" in text, text
+    for elsewhere in (REPO / "docs", tmp_path):
+        monkeypatch.chdir(elsewhere)
+        assert "warning conf" not in invoke(["validate", "+experiment=quickstart"]).output
+
+
+# ------------------------------------------------ other tools' words: a new experiment, a search, a clean-up
+
+
+@pytest.mark.parametrize(
+    ("word", "line"),
+    [
+        ("init", "`mkdir -p my_conf/experiment`"),
+        ("new", "`t3rl validate --config-dir my_conf +experiment=NAME`"),
+        ("search", "`t3rl run -m +experiment=NAME +hparams_search=SEARCH`"),
+        ("sweep", "`t3rl run -m +experiment=NAME KEY=a,b`"),
+        ("clean", "`rm -r RUN_DIR`"),
+    ],
+)
+def test_another_tools_word_for_a_command_gets_the_line_that_does_it(word: str, line: str) -> None:
+    """`t3rl init`, `t3rl search`, `t3rl clean`. Was: `No such command 'init'.`, and for clean Click's
+    `Did you mean 'plan'?` (a command of another kind entirely)."""
+    result = invoke([word])
+    text = " ".join(result.output.replace("│", " ").split())
+    assert result.exit_code == 2 and f"`t3rl` has no command '{word}'; use" in text and line in text, text
+    assert "Did you mean" not in text, text
