@@ -7,7 +7,11 @@ closed by one declaration (docs/explanation/preflight.md, "Hunt wave six: models
 - a flag an architecture field writes, passed through while the field is off or unset
   (`--untie-embeddings-and-output-weights` on a tied model, `--num-experts` on a dense one): the checks
   read the field, Megatron the flag (model_flags.modelled_flags_not_passed_through);
-- a local tokenizer adding ids past the model's embedding rows (launch/checks/rules/vocab.py).
+- a local tokenizer adding ids past the model's embedding rows (launch/checks/rules/vocab.py);
+- an SGLang KV pool (`--max-total-tokens`) no larger than one call's budget: SGLang cuts every request to
+  the pool's room (launch/checks/rules/engines.py);
+- rollout engines computing in another number format than Megatron trains in (`--sglang-dtype float16`
+  beside bf16, `--fp16` beside the checkpoint's bf16): a warning (engines.py).
 
 Each refusal names its key and a first fix that validates; the valid settings next to them are accepted.
 """
@@ -23,8 +27,10 @@ import pytest
 import yaml
 
 from launch.checks.hf_config import as_hf_config
+from launch.checks.resolve import resolve
 from launch.config.errors import Problem
 from launch.config.schema import MegatronArch
+from tests.support.fix_applier import apply_first_fix
 from tests.support.refusals import errors, fixed
 
 S1 = "+experiment=stage1_bfcl"
@@ -203,3 +209,48 @@ def test_a_tokenizer_within_the_embedding_is_accepted(_in_tmp: Path) -> None:
     # the last of Llama's 256 reserved ids is its last row
     own = _tokenizer(_in_tmp, "llama_own", {**LLAMA_TOKENS, 128255: "<|reserved_special_token_247|>"})
     assert errors([S1, *LLAMA, f"model.chat.tokenizer={own}"]) == []
+
+
+# ------------------------------------------------------------------ an engine's pool and number format
+
+POOL_REFUSED = [
+    ("rollout_engines", f"{EXTRA}=[--sglang-max-total-tokens,'4000']", EXTRA, "rollout_max_response_len"),
+    ("eval_server", "eval.server.extra_args=[--max-total-tokens,'1000']", "eval.server.extra_args", "4096"),
+]
+
+
+@pytest.mark.parametrize(
+    ("override", "key", "says"), [c[1:] for c in POOL_REFUSED], ids=[c[0] for c in POOL_REFUSED]
+)
+def test_a_kv_pool_smaller_than_one_call_is_refused(override: str, key: str, says: str) -> None:
+    problem = _refused([S1, "eval.max_new_tokens=4096", override], says, key)
+    assert "KV pool" in problem.message
+
+
+def test_a_kv_pool_larger_than_a_call_is_accepted() -> None:
+    assert errors([S1, f"{EXTRA}=[--sglang-max-total-tokens,'64k']"]) == []
+
+
+def _format_warnings(overrides: list[str]) -> list[Problem]:
+    return [w for w in resolve([S1, *overrides]).warnings if "rollout engines compute in" in w.message]
+
+
+FORMATS_WARNED = [
+    ("fp16_engines_beside_bf16", "[--sglang-dtype,float16]", "compute in fp16"),
+    ("fp16_trainer_beside_the_checkpoints_bf16", "[--fp16]", "trains in fp16"),
+]
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"), [c[1:] for c in FORMATS_WARNED], ids=[c[0] for c in FORMATS_WARNED]
+)
+def test_engines_of_another_number_format_are_warned_about(extra: str, says: str) -> None:
+    (warning,) = _format_warnings([f"{EXTRA}={extra}"])
+    assert says in warning.message
+    applied = apply_first_fix([S1, f"{EXTRA}={extra}"], {"message": warning.message, "source": warning.source, "fix": warning.fix})
+    assert applied is not None and _format_warnings(applied[1:]) == []
+
+
+def test_one_number_format_on_both_sides_is_accepted() -> None:
+    assert _format_warnings([f"{EXTRA}=[--fp16,--sglang-dtype,half]"]) == []
+    assert _format_warnings([f"{EXTRA}=[--sglang-dtype,bfloat16]"]) == []
