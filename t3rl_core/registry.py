@@ -215,7 +215,10 @@ class Registry:
         before = heavy_loaded()
         state = process_state()
         try:
-            target = load_object(path)
+            try:
+                target = load_object(path)
+            finally:  # however the import ended: the cwd put back, the writes no longer watched
+                effects = import_effects(state)
         except ImportError as exc:
             nearest = _nearest(path)
             raise PluginError(
@@ -238,12 +241,10 @@ class Registry:
         except (Exception, SystemExit) as exc:  # its module failed while importing: say so, not crash
             # SystemExit too: a module calling sys.exit() (a script's `main()` at its top) ended
             # `t3rl validate` with the plugin's exit code and not a word of why.
-            import_effects(state)
             raise PluginError(
                 self.kind, name, f"importing {module} raised {type(exc).__name__}: {exc}", f"fix {module}"
             ) from exc
         heavy = tuple(sorted(heavy_loaded() - before))
-        effects = import_effects(state)
         if isinstance(target, Entry):
             return Entry(target.config, target.factory, source, path, heavy, effects)
         config = getattr(target, "Config", None)
@@ -289,19 +290,48 @@ class ProcessState(Record):
     environ: dict[str, str]
     threads: frozenset[int]
     listing: frozenset[str]
+    # Where in `_WRITES` the paths written since begin.
+    writes_from: int = 0
+
+
+# Audit events that write a file or directory, and which argument is the path written: a plugin's import
+# (or a component's build) writing outside the working directory (a cache under ~, a lock in /tmp) was
+# unsaid, as only the working directory's listing was compared.
+_WRITING_EVENTS = {"open": 0, "os.mkdir": 0, "os.rename": 1, "shutil.copyfile": 1, "sqlite3.connect": 0}
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+# The absolute paths written while some ProcessState is open (`_watching` of them), in order; whether
+# the hook is installed.
+_WRITES: list[str] = []
+_watching = [0]
+_hooked = [False]
+
+
+def _on_audit(event: str, args: tuple[Any, ...]) -> None:
+    """sys.addaudithook's hook, installed at the first plugin import (it cannot be removed): records the
+    paths written while a plugin is imported or built; nothing otherwise."""
+    if not _watching[0] or event not in _WRITING_EVENTS:
+        return
+    if event == "open" and not (isinstance(args[2], int) and args[2] & _WRITE_FLAGS):
+        return  # read only
+    path = args[_WRITING_EVENTS[event]]
+    if isinstance(path, str | os.PathLike) and "__pycache__" not in os.fspath(path):  # its bytecode
+        _WRITES.append(os.path.abspath(path))
 
 
 def process_state() -> ProcessState:
     import threading  # lazy: only when a plugin is imported (a cold --help loads no threading)
 
+    if not _hooked[0]:
+        sys.addaudithook(_on_audit)
+        _hooked[0] = True
+    _watching[0] += 1
     try:
         cwd = os.getcwd()
         listing = frozenset(os.listdir(cwd))
     except OSError:  # a working directory removed under the process: nothing to compare with
         cwd, listing = "", frozenset()
-    return ProcessState(
-        cwd, dict(os.environ), frozenset(t.ident or 0 for t in threading.enumerate()), listing
-    )
+    threads = frozenset(t.ident or 0 for t in threading.enumerate())
+    return ProcessState(cwd, dict(os.environ), threads, listing, len(_WRITES))
 
 
 def import_effects(before: ProcessState, settle_s: float = 0.0) -> tuple[str, ...]:
@@ -316,6 +346,7 @@ def import_effects(before: ProcessState, settle_s: float = 0.0) -> tuple[str, ..
         if (thread.ident or 0) not in before.threads and thread is not threading.current_thread():
             thread.join(max(0.0, deadline - time.monotonic()))
 
+    _watching[0] = max(0, _watching[0] - 1)
     found = []
     try:
         now = os.getcwd()
@@ -339,6 +370,14 @@ def import_effects(before: ProcessState, settle_s: float = 0.0) -> tuple[str, ..
         written = []
     if written:
         found.append(f"wrote {', '.join(written[:5])} into the working directory")
+    inside = os.path.join(before.cwd, "") if before.cwd else None
+    outside = sorted(set(_WRITES[before.writes_from :]) - {before.cwd})
+    if not _watching[0]:
+        _WRITES.clear()  # no state reads them any more
+    outside = [path for path in outside if inside is None or not path.startswith(inside)]
+    if outside:
+        more = f" (and {len(outside) - 5} more)" if len(outside) > 5 else ""
+        found.append(f"wrote {', '.join(outside[:5])}{more} outside the working directory")
     return tuple(found)
 
 

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from t3rl_core import registry
 from t3rl_core.chat.tiny import shared_tokenizer_dir
 from t3rl_core.config import EnvConfig, RuntimeConfig
 from t3rl_core.engines.base import Generation
@@ -213,3 +214,49 @@ def test_a_factory_whose_close_raises_leaves_the_eval_summary_and_engine_closed(
     assert closed == ["engine"]
     said = "the env factory World failed to release (its aclose() raised RuntimeError: pool already gone)"
     assert said in caplog.text
+
+
+# ----------------------------------------------------------------------------- what a plugin's import writes
+
+WRITER = """
+import os
+from pathlib import Path
+from t3rl_counter.reward import ExactTarget, ExactTargetConfig
+
+Path(os.environ["T3RL_HUNT_OUTSIDE"], "cache").mkdir()
+Path(os.environ["T3RL_HUNT_OUTSIDE"], "cache", "index.db").write_text("x")
+Path(os.environ["T3RL_HUNT_OUTSIDE"], "seen.txt").read_text()  # a read is no write
+
+
+class WriterConfig(ExactTargetConfig):
+    name: str = "writer_reward:Writer"
+
+
+class Writer(ExactTarget):
+    Config = WriterConfig
+"""
+
+
+def test_files_a_plugins_import_writes_outside_the_working_directory_are_named(
+    example_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the working directory's listing was compared: a cache under ~ or a lock in /tmp that every
+    process importing the plugin (each stage, each rollout worker) writes again was unsaid."""
+    from t3rl_core.registries import REWARDS
+    from t3rl_core.registry import Registry
+
+    outside, here = tmp_path / "home", tmp_path / "run"
+    outside.mkdir(), here.mkdir()
+    (outside / "seen.txt").write_text("read")
+    (tmp_path / "writer_reward.py").write_text(WRITER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("T3RL_HUNT_OUTSIDE", str(outside))
+    fresh = Registry(REWARDS.kind, REWARDS.entries, group=REWARDS.group, base=REWARDS.base)
+    fresh.validate({"name": "writer_reward:Writer"})
+    (effect,) = fresh.entry("writer_reward:Writer").effects
+    written = f"{outside / 'cache'}, {outside / 'cache' / 'index.db'}"
+    assert effect == f"wrote {written} outside the working directory"
+    # Nothing is watched once the import is read: a write afterwards is nobody's effect.
+    (outside / "later.txt").write_text("x")
+    assert registry._watching == [0] and registry._WRITES == []

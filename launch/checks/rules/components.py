@@ -44,6 +44,7 @@ def plugins_construct(ctx: Context) -> Iterator[Problem]:
                 built = registry.build(config)
                 broken = _factory_problem(built) if used.kind == "env" else None
             except Exception as error:  # the plugin's own code: whatever it raises is the finding
+                import_effects(state)  # ends the watch; what a failed build left is not the finding
                 yield Problem(
                     f"{used.key}.name",
                     f"{used.kind} plugin {used.name}: building it from its config raised "
