@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -245,8 +246,11 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     if list_item:
         key = key.rpartition(".")[0]
     default, why = default_of(key, root), "its default"
+    kept = _without_refused_items(key, root) if list_item and default is None else None
     if default is not None:
         fix = f"set {key}={default} ({fix.removeprefix('set ') if fix else why})"
+    elif kept is not None:  # a list whose default is refused here too (a venv under a hidden ~/.cache)
+        fix = f"set {assign(root, key, kept)} (without the items it refuses)"
     message = f"{item['msg']} (got {item.get('input')!r})"
     values = item.get("input")
     # a list of the wrong length for a fixed-length one (`think_tags=[a,b,c]`) is no value typed as a list
@@ -264,8 +268,50 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     return Problem(key, message, source, fix or SEE_THE_FIELD)
 
 
+def _field_at(key: str, root: Mapping[str, Any]) -> Any:
+    parent, _, leaf = key.rpartition(".")
+    model = model_at(parent, root)
+    return model.model_fields.get(leaf) if model is not None else None
+
+
+def _validates(field: Any, value: Any) -> bool:
+    """Whether `value` passes `field`'s type and validators here and now: a validator may read this
+    machine (the interpreter's prefix under a hidden path), so a default is no fix until it is tried. A
+    field that cannot be tried alone (a validator reading its model's other fields) counts as passing."""
+    from pydantic import TypeAdapter  # lazy: an error's path
+
+    annotation = Annotated[field.annotation, *field.metadata] if field.metadata else field.annotation
+    try:
+        TypeAdapter(annotation).validate_python(value)
+    except ValidationError:
+        return False
+    except Exception:  # not triable outside its model (info.data): as before, the default is proposed
+        return True
+    return True
+
+
+def _without_refused_items(key: str, root: Mapping[str, Any]) -> str | None:
+    """The list at `key` without the items its field refuses, as override text, when that validates."""
+    field, items = _field_at(key, root), value_at(root, key)
+    if field is None or not isinstance(items, list):
+        return None
+    if not all(isinstance(v, str | int | float) for v in items):
+        return None
+    kept = [v for v in items if _validates(field, [v])]
+    if len(kept) == len(items) or not _validates(field, kept):
+        return None
+    return "[" + ",".join(quoted(_as_written(v)) if isinstance(v, str) else str(v) for v in kept) + "]"
+
+
+def _as_written(text: str) -> str:
+    """A path below the home as a config writes it (`~/.ssh`): the config holds it expanded (expand_home),
+    and the same list in its expanded form reads differently to the credential scan of lists."""
+    home = os.path.expanduser("~")
+    return "~" + text[len(home) :] if home != "/" and text.startswith(home + "/") else text
+
+
 def default_of(key: str, root: Mapping[str, Any]) -> str | None:
-    """The schema default of `key` as override text, when it has one (a value that validates)."""
+    """The schema default of `key` as override text, when it has one that validates here."""
     # lazy: the docs reader, only when a fix names a field's default
     from launch.config.field_docs import schema_default
 
@@ -276,7 +322,7 @@ def default_of(key: str, root: Mapping[str, Any]) -> str | None:
     model = model_at(parent, root)
     field = model.model_fields.get(leaf) if model is not None else None
     found, value = schema_default(field) if field is not None else (False, None)
-    if not found:
+    if not found or not _validates(field, value):
         return None
     if value is None:
         return "null"

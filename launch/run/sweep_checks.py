@@ -12,7 +12,6 @@ the ledger like the points of a sweep.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -179,7 +178,9 @@ def _what_is_read(point: CheckedPoint) -> tuple[dict[str, Any], dict[str, Any]]:
     """The point's config without the keys a sweep sets per point and those nothing reads
     (`launch.checks.rules.unread`), and the values of the latter (key → value)."""
     resolved = point.resolved
-    config = copy.deepcopy(resolved.config)
+    # The validated values, not the text composed: `seed=1,01` or `lr=1e-6,0.000001` are one run (Hydra
+    # keeps '01' a string, which the schema reads as 1)
+    config = resolved.run.model_dump(mode="json")
     config["tracking"] = {k: v for k, v in config.get("tracking", {}).items() if k not in _PER_POINT_KEYS}
     scopes, _ = build_scopes(resolved.run, resolved.config, resolved.provenance)
     dropped = {}

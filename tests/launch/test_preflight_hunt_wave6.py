@@ -11,6 +11,8 @@ judgement of a right one) no earlier hunt closed, each closed by a declaration:
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -207,3 +209,32 @@ def test_a_working_dir_near_the_limit_before_zipping_is_warned_about(
     assert [w for w in _warnings(overrides, "executor.working_dir") if "zipping" in w.message]
     (tmp_path / ".gitignore").write_text("*.log\n")  # Ray reads .gitignore too
     assert _warnings(overrides, "executor.working_dir") == []
+
+
+# ------------------------------------------------------------------- a default refused here is no fix
+
+
+def test_a_fix_is_never_a_default_this_machine_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A venv under ~/.cache (poetry's default) with ReTool's local sandbox, which hides ~/.cache: refused
+    rightly, and the fix was the default list, ~/.cache in it, refused again."""
+    monkeypatch.setattr(sys, "prefix", os.path.expanduser("~/.cache/pypoetry/virtualenvs/t3rl-x"))
+    problem = _refused_at_key_with_a_fix_that_validates(["+experiment=retool"], "env.sandbox.hidden_paths")
+    assert ".cache" not in problem.fix and ".ssh" in problem.fix  # the others stay hidden
+
+
+# --------------------------------------------------------------- sweep points equal once validated
+
+
+@pytest.mark.parametrize("swept", ["seed=1,01", "seed=1,1.0"])
+def test_points_typed_apart_that_validate_equal_are_the_same_run(
+    swept: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from launch.run.sweep_checks import validate_multirun
+
+    assert validate_multirun([QUICK, swept], [], Console(file=io.StringIO())) == 0
+    said = capsys.readouterr()
+    assert "the sweep would do the same run twice: p01" in said.out + said.err  # was: two points, one run
