@@ -14,6 +14,7 @@ beginning or end of it of `PIECE` characters or more.
 from __future__ import annotations
 
 import base64
+import binascii
 import bisect
 import itertools
 import json
@@ -51,6 +52,36 @@ _PROSE_FIRST = (
 )
 
 
+# Base64 of text, as a Kubernetes secret's `data` or a registry's `.dockerconfigjson` holds it (a JSON
+# document holding base64 of `user:password` in turn): a run of 24+ standard base64 characters standing
+# alone, whole groups of four. Found where the text's bytes, mapped by `_B64_BYTES`, hold 24 `a`s.
+_BASE64_TEXT = (
+    r"(?<![A-Za-z0-9+/=_-])(?:[A-Za-z0-9+/]{4}){5,}[A-Za-z0-9+/]{2}[A-Za-z0-9+/=]{2}(?![A-Za-z0-9+/=_-])"
+)
+_B64_BYTES = bytes(
+    ord("a") if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+/") else ord(" ") for i in range(256)
+)
+_B64_MARK = b"a" * 24
+
+
+def mask_base64_text(text: str, masks: Callable[[str], str]) -> str:
+    """`text` with each run of base64 that decodes to text `masks` changes masked whole: a credential
+    inside a base64 document (a secret's JSON, a config file) is as readable as written plain, and no
+    form of it is in the run (each character of base64 mixes two of the text's). Binary data (an image,
+    a random key) decodes to no text and is left to the readers of keys."""
+    if _B64_MARK not in text.encode("utf-8", "surrogatepass").translate(_B64_BYTES):
+        return text
+    spans = []
+    for found in re.finditer(_BASE64_TEXT, text):
+        try:
+            decoded = base64.b64decode(found.group(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+        if all(c.isprintable() or c in "\n\r\t" for c in decoded) and masks(decoded) != decoded:
+            spans.append(found.span())
+    return _masked(text, spans) if spans else text
+
+
 def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], bool]) -> str:
     """`text` with each of `values` masked whole (longest first), folded over lines, and, where
     `is_random(value)`, any beginning or end of it at least `PIECE` long."""
@@ -73,7 +104,9 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
             text = _mask_ends(text, value)
         if len(value) > EDGE and is_random(value):
             text = _mask_line_edges(text, value)
-    return text
+    # A value inside base64 of a document (base64 twice: a registry's `auth` in a `.dockerconfigjson`),
+    # where `encodings` holds its base64 forms once only.
+    return mask_base64_text(text, lambda decoded: mask_values(decoded, values, is_random)) if values else text
 
 
 @lru_cache(maxsize=1024)

@@ -16,6 +16,7 @@ passes it) or `scrub_text` (the launcher's, with the values it knows), in-proces
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -226,3 +227,46 @@ def test_the_launcher_scrub_reads_the_same_forms() -> None:
     """`scrub_text` (the launcher's) masks through `mask_text`: every form above, with no value known."""
     for text in (*NAMED_FIELDS[:2], SIGNS[0], DIGEST, TABLES["markdown"]):
         assert V not in scrub_text(text, []) and "6629fae4939" not in scrub_text(text, [])
+
+
+# ------------------------------------------------------------------ base64 of a document
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+KNOWN = "tulipgarden1987"  # a value t3rl knows (a Secret revealed it), looking like no key
+DOCKER_CONFIG = json.dumps({"auths": {"ghcr.io": {"auth": _b64(f"alice:{KNOWN}")}}})
+PLAIN_DOC = "".join(f"key{i}: value number {i} of the config, plain text\n" for i in range(12))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"data:\n  .dockerconfigjson: {_b64(DOCKER_CONFIG)}\n",  # kubectl get secret -o yaml
+        f"config.yaml: {_b64(PLAIN_DOC + f'password: {V}' + chr(10))}",
+        f'{{"data": {{"env": "{_b64(PLAIN_DOC + "export HF_TOKEN=hf_" + "aB3" * 12)}"}}}}',
+        f"twice: {_b64(_b64(PLAIN_DOC + f'api_key={V}'))}",
+    ],
+)
+def test_a_credential_inside_base64_of_a_document_is_masked(text: str) -> None:
+    masked = mask_text(text)
+    assert "***" in masked and masked.count("***") == 1, masked
+    assert scrub_text(text, [KNOWN]) == masked
+
+
+def test_a_known_value_inside_base64_twice_is_masked() -> None:
+    """A registry's `auth` (base64 of `user:V`) inside a base64 `.dockerconfigjson`: `encodings` holds a
+    value's base64 forms once only; the document decoded is searched for the value."""
+    # Under no credential's name and longer than a key: nothing but the known value makes it one.
+    outer = _b64(json.dumps({"note": "plain words " * 20, "login": _b64(f"alice:{KNOWN}")}))
+    assert mask_text(f"cfg {outer}") == f"cfg {outer}"
+    assert scrub_text(f"cfg {outer}", [KNOWN]) == "cfg ***"
+
+
+def test_base64_of_a_plain_document_or_of_binary_stays() -> None:
+    plain = f"config.yaml: {_b64(PLAIN_DOC)}"
+    binary = "png: " + base64.b64encode(bytes(range(256)) * 2).decode()
+    assert mask_text(plain) == plain and mask_text(binary) == binary
+    assert scrub_text(plain, [KNOWN]) == plain
