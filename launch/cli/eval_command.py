@@ -77,9 +77,12 @@ def eval_command(
             autocompletion=completion.choices(ENGINES),
         ),
     ] = None,
-    url: Annotated[str | None, typer.Option(metavar="URL", help="SGLang server URL (engine sglang)")] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="SGLang server URL (engine sglang), e.g. http://127.0.0.1:30000"),
+    ] = None,
     split: Annotated[
-        str | None, typer.Option(metavar="SPLIT", help="prepared split (default: eval.split)")
+        str | None, typer.Option(metavar="SPLIT", help="prepared split (default: eval.split), e.g. bfcl_test")
     ] = None,
     k: Annotated[
         int | None,

@@ -82,7 +82,8 @@ def register(app: typer.Typer) -> None:
                 "--explain",
                 "-e",
                 metavar="KEY",
-                help="Print KEY's value and the file or override that set it.",
+                help="Print KEY's value and the file or override that set it, e.g. --explain "
+                "hardware.tensor_parallel (a dotted key of the config).",
             ),
         ] = None,
         config_dir: ConfigDirs = None,

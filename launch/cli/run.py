@@ -43,10 +43,21 @@ ConfigDirs = Annotated[
 FromStage = Annotated[
     str | None,
     typer.Option(
-        "--from", metavar="STAGE", help="Rerun this stage and the later stages that read its output."
+        "--from",
+        metavar="STAGE",
+        help="Rerun this stage and the later stages that read its output, e.g. --from eval_tiny (a stage of "
+        "the experiment: `t3rl plan` lists them).",
     ),
 ]
-Only = Annotated[str | None, typer.Option("--only", metavar="STAGE", help="Run only this stage.")]
+Only = Annotated[
+    str | None,
+    typer.Option(
+        "--only",
+        metavar="STAGE",
+        help="Run only this stage, e.g. --only eval_tiny (a stage of the experiment: `t3rl plan` lists "
+        "them).",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:

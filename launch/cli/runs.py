@@ -265,7 +265,13 @@ def register(app: typer.Typer) -> None:
                 help="Only runs whose config has KEY=VALUE, e.g. reward.name=binary (repeatable).",
             ),
         ] = None,
-        metric: Annotated[str, _metric_option("The eval summary key shown per eval stage.")] = DEFAULT_METRIC,
+        metric: Annotated[
+            str,
+            _metric_option(
+                "The eval summary key shown per eval stage, e.g. overall.pass@1 (a number of its "
+                "summary.json)."
+            ),
+        ] = DEFAULT_METRIC,
         mixed_identity: Annotated[bool, typer.Option(MIXED_FLAG, help=MIXED_HELP)] = False,
         as_json: Annotated[
             bool,
@@ -300,7 +306,7 @@ def register(app: typer.Typer) -> None:
         b: Annotated[Path, typer.Argument(metavar="B", help="Another run directory.", show_default=False)],
         mixed_identity: Annotated[bool, typer.Option(MIXED_FLAG, help=MIXED_HELP)] = False,
         metric: Annotated[
-            str, _metric_option("The eval summary key compared per eval stage.")
+            str, _metric_option("The eval summary key compared per eval stage, e.g. overall.pass@4.")
         ] = DEFAULT_METRIC,
     ) -> None:
         """How two runs' configs differ, key by key, with the file or override that set each side; then

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer.main
 
+from launch.cli.app import app
 from launch.cli.run_command import run_command
 from launch.files import exclusive_lock
 from launch.run.unfinished import unfinished_same_run
@@ -179,3 +182,30 @@ def test_another_tools_word_for_a_command_gets_the_line_that_does_it(word: str, 
     text = " ".join(result.output.replace("│", " ").split())
     assert result.exit_code == 2 and f"`t3rl` has no command '{word}'; use" in text and line in text, text
     assert "Did you mean" not in text, text
+
+
+# ------------------------------------------------ an option naming something of the config: an example
+
+# Metavars of options whose value is free text naming something of the config or a place (a stage, a
+# key, a split, a URL, a glob): the help's words alone do not say what such a value looks like.
+NAMED_BY_EXAMPLE = {"STAGE", "KEY", "SPLIT", "URL", "GLOB", "KEY=VALUE"}
+
+
+def _options(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
+    for param in command.params:
+        yield " ".join((*path, param.opts[0])), param
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from _options(sub, (*path, name))
+
+
+def test_every_option_naming_something_of_the_config_shows_an_example() -> None:
+    """`t3rl run --help`: `--from STAGE  Rerun this stage …`, `--only STAGE  Run only this stage.`, `t3rl runs
+    --metric KEY  The eval summary key shown per eval stage.`, `show --explain KEY`, `eval --url URL`, `eval
+    --split SPLIT`: what a value looks like was said nowhere in the help. Each such option's help has an
+    example (`e.g. --only eval_tiny`), also one added later (declared here by its metavar)."""
+    bare = [
+        where
+        for where, param in _options(typer.main.get_command(app))
+        if param.metavar in NAMED_BY_EXAMPLE and "e.g." not in (getattr(param, "help", None) or "")
+    ]
+    assert not bare, bare
