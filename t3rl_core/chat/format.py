@@ -23,6 +23,7 @@ from t3rl_core.chat.keys import json_key
 from t3rl_core.chat.offloop import INLINE_CHARS, OffLoopEncoder
 from t3rl_core.chat.pieces import MIN_CHARS, PieceEncoder
 from t3rl_core.chat.prompt_head import PromptHeads
+from t3rl_core.chat.scalar_text import scalar_value
 from t3rl_core.chat.shipped import TEMPLATES_DIR, load_template
 from t3rl_core.chat.template import RenderedJSON, compile_template, render_template
 from t3rl_core.chat.tokenizer import TokenizerError, load_tokenizer
@@ -383,7 +384,8 @@ class ChatFormat:
         rendered = self._tools.get(key)
         if rendered is None:
             # Its texts as the prompt's ids hold them: control tokens' texts as text (control_text.py).
-            rendered = self._tools[key] = RenderedJSON(self._control_text.hide_value(tool))
+            # Scalar text too (a lone surrogate no tokenizer encodes: chat/scalar_text.py).
+            rendered = self._tools[key] = RenderedJSON(self._control_text.hide_value(scalar_value(tool)))
             if len(self._tools) > _TOOL_CACHE_SIZE:
                 self._tools.popitem(last=False)
         else:

@@ -6,13 +6,16 @@ it: its text is decoded from ids (so it holds none), but a JSON escape in a tool
 (`{"text": "\\ud800"}`) decodes to one, and a tool that echoes its argument, a file it names or an
 error that quotes it hands it back. An episode then failed as t3rl's own bug (and with the drift check
 raised out of the loop). Every message and inline text that enters an episode is made scalar text
-first: each lone surrogate becomes U+FFFD, what a decode of invalid bytes gives.
+first: each lone surrogate becomes U+FFFD, what a decode of invalid bytes gives. So is each tool a
+row offers (`scalar_value`, once per tool as the chat format renders it): a description or an enum
+value holding one failed every episode of the row as t3rl's own bug, in the tokenizer's words.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from t3rl_core.types import Message
@@ -37,3 +40,19 @@ def scalar_message(message: Message) -> Message:
     if not any(isinstance(value, str) and _holds_surrogate(value) for value in message.values()):
         return message
     return {key: scalar_text(value) if isinstance(value, str) else value for key, value in message.items()}
+
+
+def scalar_value(value: Any) -> Any:
+    """`value` (a tool: dicts, lists, strings) with every key and string scalar text; `value` itself when
+    none holds a surrogate."""
+    if isinstance(value, str):
+        return scalar_text(value)
+    if isinstance(value, Mapping):
+        items = [(scalar_value(key), scalar_value(item)) for key, item in value.items()]
+        if all(a is key and b is item for (a, b), (key, item) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, list | tuple):
+        items = [scalar_value(item) for item in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value

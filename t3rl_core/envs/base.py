@@ -64,9 +64,10 @@ class Env(ABC):
     # The format-repair protocol of this episode (t3rl_core.envs.format_repair), or None: a turn that
     # breaks the format then goes to `step()` like any other.
     format_repair: FormatRepair | None = None
-    # Seconds one `reset()` or `step()` may take before the episode fails as the world's (a plugin's
-    # step that never returned hung the eval, or a training rollout, for good); None = unbounded, for a
-    # world that bounds its own calls. Generous: a tau2 step waits on its user model (120 s, 3 retries).
+    # Seconds one `reset()`, `step()` or `finish()` may take before the episode fails as the world's, and
+    # `aclose()` before it is left, logged (a plugin's step that never returned hung the eval, or a
+    # training rollout, for good); None = unbounded, for a world that bounds its own calls. Generous: a
+    # tau2 step waits on its user model (120 s, 3 retries).
     CALL_TIMEOUT_S: float | None = 1800.0
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

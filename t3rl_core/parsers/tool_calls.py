@@ -212,6 +212,16 @@ class ReasoningSplitter:
             )
         if starts and text.index(self.end) < text.index(self.start):
             raise InvalidOutput(f"{self.end} comes before {self.start}")
+        # A block the model opens itself opens its turn (whitespace before it aside: GLM writes its role's
+        # newline first). SGLang's reasoning parsers read all text before the end tag as reasoning, so a
+        # call or an answer before `<think>` vanished into it: the world saw an empty answer, unsaid.
+        if starts and not self.forced and text[: text.index(self.start)].strip():
+            before = text[: text.index(self.start)].strip()
+            raise InvalidOutput(
+                f"the reasoning block {self.start}…{self.end} must open the turn, but "
+                f"{quoted(before)} comes before it: write the reasoning first, then the answer or "
+                "the tool calls"
+            )
         if not ends:
             return None, text
         if self.parser_name:

@@ -3,13 +3,24 @@ else wave five left (docs/explanation/tito.md, "Hunted, wave six")."""
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import enum
+import json
+import math
+from typing import Any
+
+import numpy as np
 import pytest
 
 from t3rl_core.chat.format import ChatFormat
-from t3rl_core.config import RolloutConfig
+from t3rl_core.config import ParsersConfig, RolloutConfig
+from t3rl_core.engines.base import SamplingParams
 from t3rl_core.parsers.render import call_format, render_calls
-from t3rl_core.types import ToolCall
-from tests.rollout.fakes import ScriptedEngine, ToyEnv, play
+from t3rl_core.parsers.tool_calls import ToolCallActionParser
+from t3rl_core.rollout.episode import EpisodeResult, run_episode
+from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
+from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, family_parser, play, task
 
 
 def _call(chat: ChatFormat) -> str:
@@ -51,3 +62,176 @@ def test_inline_text_after_a_stop_string_continues_the_turn(chat: ChatFormat) ->
     assert result.status == "completed", result.error
     assert result.drift_at is None
     assert [m["role"] for m in result.messages[2:]] == ["assistant"]
+
+
+# ------------------------------------------------------------ a world's outcome that is no JSON data
+
+
+class _Reports(ToyEnv):
+    """The toy world, its outcome holding `extra` too."""
+
+    def __init__(self, extra: dict[Any, Any]) -> None:
+        super().__init__(("Add 1 and 2.",))
+        self.extra = extra
+
+    def outcome(self) -> dict[str, Any]:
+        return {**super().outcome(), **self.extra}
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ({("a", "b"): 1}, "a key of type tuple"),
+        ({1: "x"}, "a key of type int"),
+        ({"seen": {1, 2}}, "outcome['seen'] is of type set"),
+        ({"raw": b"xy"}, "outcome['raw'] is of type bytes"),
+        ({"deep": {"x": [object()]}}, "outcome['deep']['x'][0] is of type object"),
+        ({"rate": math.nan}, "outcome['rate'] is nan, which JSON cannot hold"),
+    ],
+    ids=["tuple-key", "int-key", "set", "bytes", "nested-object", "nan"],
+)
+def test_an_outcome_that_is_no_json_data_is_the_worlds_failure(
+    qwen_chat: ChatFormat, extra: dict[Any, Any], said: str
+) -> None:
+    """`Env.outcome()` declares JSON data. Before: a tuple key raised TypeError out of the eval's record
+    writer; a set, bytes or an object were written as their str ("{1, 2}"), an int key came back as
+    text and NaN was written as `NaN`, no JSON; all without a word. Now the world's failure naming the
+    entry, the entry left out (so the record is written), the rest of the outcome kept."""
+    result = play(
+        qwen_chat, _Reports(extra), ScriptedEngine(qwen_chat, [_call(qwen_chat), "3."]), RolloutConfig()
+    )
+    assert result.status == "failed" and result.failure is not None
+    assert result.failure.label == "env/InvalidOutcome"
+    assert said in (result.error or "") and "_Reports.outcome() is no JSON data" in (result.error or "")
+    assert result.outcome == {"turns_answered": 1, "turns": 1}
+    json.loads(json.dumps(result.outcome, allow_nan=False))
+
+
+def test_numpy_scalars_and_tuples_in_an_outcome_are_the_json_they_stand_for(qwen_chat: ChatFormat) -> None:
+    """The opposite: what stands for a JSON value is converted, not refused (a numpy count was written
+    as the text "3"; an IntEnum or StrEnum member is its value, as json writes it)."""
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    class Mode(enum.StrEnum):
+        FAST = "fast"
+
+    extra = {"n": np.int64(3), "share": np.float32(0.5), "ok": np.bool_(True), "pair": (1, "a"),
+             "level": Level.HIGH, "mode": Mode.FAST, "none": None}  # fmt: skip
+    result = play(
+        qwen_chat, _Reports(extra), ScriptedEngine(qwen_chat, [_call(qwen_chat), "3."]), RolloutConfig()
+    )
+    assert result.status == "completed", result.error
+    expected = {"n": 3, "share": 0.5, "ok": True, "pair": [1, "a"], "level": 2, "mode": "fast", "none": None}
+    assert {key: result.outcome[key] for key in extra} == expected
+    assert all(type(result.outcome[key]) is type(value) for key, value in expected.items())
+
+
+# ------------------------------------------------------------ a lone surrogate in a row's tool list
+
+
+def test_a_lone_surrogate_in_a_rows_tools_is_scalar_text(chat: ChatFormat) -> None:
+    """Every family: a tool's description, a parameter's doc, an enum value and a property's key holding
+    a lone surrogate (a dataset built from JSON escapes). Before: every episode of the row failed as
+    t3rl's own bug ("episode loop error: TypeError: TextEncodeInput must be Union[...]"), counted toward
+    the run's failure rate. Now each becomes U+FFFD as the messages' do, and the episode is a fresh
+    render of itself (no drift)."""
+    tools = copy.deepcopy(TOOLS)
+    function = tools[1]["function"]
+    function["description"] = "Repeat \ud800 a text."
+    function["parameters"]["properties"]["text"] |= {"description": "lo \udfff", "enum": ["x", "\ud83d"]}
+    function["parameters"]["properties"]["mode\udc00"] = {"type": "string"}
+    row = task(("Add 1 and 2.",))
+    row["metadata"]["tools"] = tools
+    engine = ScriptedEngine(chat, [_call(chat), "The sum is 3."])
+    result = asyncio.run(
+        run_episode(
+            row, env=ToyEnv(("Add 1 and 2.",)), engine=engine, chat=chat, parser=family_parser(chat),
+            sampling=SamplingParams(), limits=RolloutConfig(tito_drift_check=True),
+        )
+    )  # fmt: skip
+    assert result.status == "completed", result.error
+    assert result.drift_at is None
+    prompt = chat.decode(result.prompt_ids)
+    assert "Repeat \ufffd a text." in prompt and "mode\ufffd" in prompt
+    assert tools[1]["function"]["description"] == "Repeat \ud800 a text."  # the row itself is untouched
+
+
+# ------------------------------------------------------------ a world's finish or aclose that never returns
+
+
+class _Hangs(ToyEnv):
+    """The toy world whose finish() and/or aclose() never return (a rubric awaiting a judge that is gone).
+    The bound is a second: no toy reset or step comes near it, however busy the machine."""
+
+    CALL_TIMEOUT_S = 1.0
+
+    def __init__(self, hang: tuple[str, ...]) -> None:
+        super().__init__(("Add 1 and 2.",))
+        self.hang = hang
+
+    async def finish(self) -> None:
+        if "finish" in self.hang:
+            await asyncio.Event().wait()
+
+    async def aclose(self) -> None:
+        if "aclose" in self.hang:
+            await asyncio.Event().wait()
+        self.closed = True
+
+
+def _bounded_play(chat: ChatFormat, env: ToyEnv) -> EpisodeResult:
+    """One episode of the toy task, given up after 60 s (a hang fails the test rather than holding it)."""
+    engine = ScriptedEngine(chat, [_call(chat), "The sum is 3."])
+    episode = run_episode(
+        task(("Add 1 and 2.",)), env=env, engine=engine, chat=chat, parser=family_parser(chat),
+        sampling=SamplingParams(), limits=RolloutConfig(),
+    )  # fmt: skip
+    return asyncio.run(asyncio.wait_for(episode, 60))
+
+
+def test_a_worlds_finish_that_never_returns_fails_the_episode_within_its_bound(qwen_chat: ChatFormat) -> None:
+    """`finish()` was awaited unbounded (reset and step were bounded by CALL_TIMEOUT_S): the episode, and
+    the eval or the rollout batch with it, waited for good. Now the world's failure, named; an aclose()
+    that never returns is left after the bound (logged), the episode's result kept."""
+    result = _bounded_play(qwen_chat, _Hangs(("finish", "aclose")))
+    assert result.status == "failed" and result.failure is not None
+    assert result.failure.label == "env/TimeoutError"
+    assert "_Hangs.finish() did not return within 1 s (_Hangs.CALL_TIMEOUT_S;" in (result.error or "")
+
+    kept = _bounded_play(qwen_chat, _Hangs(("aclose",)))
+    assert kept.status == "completed" and kept.outcome == {"turns_answered": 1, "turns": 1}
+
+
+# ------------------------------------------------------------ text before the model's reasoning block
+
+# (tool-call parser, reasoning parser, think tags): the shipped families that read reasoning, and a
+# configuration of think tags alone (a model option without an SGLang reasoning parser).
+_REASONING = [("qwen25", "qwen3", None), ("glm45", "glm45", None), ("qwen25", None, ("<think>", "</think>"))]
+
+
+@pytest.mark.parametrize(("calls", "reasoning", "tags"), _REASONING)
+@pytest.mark.parametrize("first", ["call", "answer"])
+def test_text_before_the_reasoning_block_is_a_format_error(
+    calls: str, reasoning: str | None, tags: tuple[str, str] | None, first: str
+) -> None:
+    """A call (or an answer) written before `<think>…</think>`. Before: SGLang's reasoning parser read
+    every text before the end tag as reasoning, so the call vanished into it and the world was handed
+    an empty answer, without a word (with think tags alone, the text was kept: two readers, two
+    readings). Now one reading: a block the model opens opens its turn, else a format error saying so."""
+    parser = ToolCallActionParser(
+        ParsersConfig(tool_call_parser=calls, reasoning_parser=reasoning, think_tags=tags), TOOLS
+    )
+    head = render_calls(calls, [ToolCall("add", {"a": 1, "b": 2})]) if first == "call" else "The sum is 3."
+    action = parser.parse(head + "\n\n<think>Let me check.</think>\n\nDone.")
+    assert isinstance(action, InvalidAction), action
+    assert "the reasoning block <think>…</think> must open the turn" in action.error
+    assert "write the reasoning first, then the answer or the tool calls" in action.error
+
+    # The opposite: the block first (after whitespace, as GLM writes its role's newline) is read as before.
+    action = parser.parse(
+        "\n<think>Let me add.</think>\n" + render_calls(calls, [ToolCall("add", {"a": 1, "b": 2})])
+    )
+    assert isinstance(action, ToolCallAction) and action.calls == (ToolCall("add", {"a": 1, "b": 2}),), action
+    assert action.reasoning == "Let me add."
