@@ -30,7 +30,9 @@ from t3rl_core.records import Record
 if TYPE_CHECKING:
     # Imported where entry points are scanned: a config of built-in names never pays for it.
     import importlib.metadata  # lazy: importlib.metadata, only when a name is not built in
+    from collections.abc import Iterator
 
+    from packaging.requirements import Requirement
     from pydantic import GetCoreSchemaHandler
 
 BUILT_IN = "built-in"
@@ -106,6 +108,8 @@ class Entry(Record):
     # What importing the plugin did to this process besides defining it (`import_effects`): pre-flight
     # warns, since every process that imports it (each stage, slime's rollout workers) does it again.
     effects: tuple[str, ...] = ()
+    # What its distribution requires that is not installed here (`missing_requirements`): pre-flight warns.
+    missing: tuple[str, ...] = ()
 
 
 class Listed(Record):
@@ -208,7 +212,8 @@ class Registry:
         problem = entry_point_problem(group, name)
         if problem is not None:
             raise PluginError(self.kind, name, *problem)
-        return self._from_object(name, point.value, _entry_point_source(group, point))
+        entry = self._from_object(name, point.value, _entry_point_source(group, point))
+        return entry._replace(missing=missing_requirements(point))
 
     def _from_object(self, name: str, path: str, source: str) -> Entry:
         module = path.partition(":")[0]
@@ -472,20 +477,8 @@ def _unmet_requirement(point: importlib.metadata.EntryPoint) -> tuple[str, str] 
     dist = point.dist
     if dist is None:
         return None
-    from importlib.metadata import PackageNotFoundError, version  # lazy: only for an entry-point plugin
-
-    from packaging.requirements import InvalidRequirement, Requirement  # lazy: as above
-
-    for line in dist.requires or ():
-        try:
-            requirement = Requirement(line)
-        except InvalidRequirement:
-            continue
-        if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
-            continue  # another platform's, or an extra's
-        try:
-            installed = version(requirement.name)
-        except PackageNotFoundError:  # not installed here (t3rl run from a checkout without metadata)
+    for requirement, installed in _requirements(dist):
+        if installed is None:  # not installed here: `missing_requirements`
             continue
         if requirement.specifier.contains(installed, prereleases=True):
             continue
@@ -505,6 +498,40 @@ def _unmet_requirement(point: importlib.metadata.EntryPoint) -> tuple[str, str] 
             fix,
         )
     return None
+
+
+def missing_requirements(point: importlib.metadata.EntryPoint) -> tuple[str, ...]:
+    """The requirements of the entry point's distribution that name a distribution not installed here
+    (t3rl aside: a checkout run without its metadata): the plugin imports, and the code that needs one
+    fails with an ImportError where it first runs, an episode hours in. Pre-flight names them."""
+    dist = point.dist
+    if dist is None:
+        return ()
+    return tuple(
+        str(requirement)
+        for requirement, installed in _requirements(dist)
+        if installed is None and requirement.name.lower() != "t3rl"
+    )
+
+
+def _requirements(dist: importlib.metadata.Distribution) -> Iterator[tuple[Requirement, str | None]]:
+    """Each requirement of `dist` that applies here (not another platform's, nor an extra's) with the
+    version of it installed (None: not installed)."""
+    from importlib.metadata import PackageNotFoundError, version  # lazy: only for an entry-point plugin
+
+    from packaging.requirements import InvalidRequirement, Requirement  # lazy: as above
+
+    for line in dist.requires or ():
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
+            continue  # another platform's, or an extra's
+        try:
+            yield requirement, version(requirement.name)
+        except PackageNotFoundError:
+            yield requirement, None
 
 
 def _entry_point_source(group: str, point: importlib.metadata.EntryPoint) -> str:

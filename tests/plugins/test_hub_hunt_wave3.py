@@ -260,3 +260,38 @@ def test_files_a_plugins_import_writes_outside_the_working_directory_are_named(
     # Nothing is watched once the import is read: a write afterwards is nobody's effect.
     (outside / "later.txt").write_text("x")
     assert registry._watching == [0] and registry._WRITES == []
+
+
+# ----------------------------------------------------------------------------- what a plugin requires
+
+
+def test_a_plugin_requiring_a_distribution_not_installed_is_named_at_validate(
+    example_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_entry_points: None
+) -> None:
+    """Its import succeeds (the module imports the library where it uses it), and the code that needs it
+    raised ImportError at its first episode: `Requires-Dist` on a distribution not installed was skipped."""
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+    from tests.plugins.test_plugin_hunt import EXACT, distribution
+    from tests.support.plugin_example import EXAMPLE_CONF
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    requires = "t3rl-hunt-absent>=2.1\npytest; extra == 'test'\nt3rl-hunt-elsewhere; sys_platform == 'zos'\n"
+    distribution(tmp_path, "plug_m", f"[t3rl.rewards]\nexact_m = {EXACT}\n", requires)
+    argv = ["validate", "--config-dir", str(EXAMPLE_CONF), "+experiment=counter", "reward.name=exact_m"]
+    done = CliRunner().invoke(app, argv, catch_exceptions=False)
+    text = " ".join(done.output.split())
+    assert done.exit_code == 0, text  # a warning: the stage may run where it is installed
+    assert (
+        "warning reward.name: reward plugin exact_m: its distribution requires t3rl-hunt-absent>=2.1, "
+        "which is not installed here" in text
+    ), text
+    assert "fix: pip install 't3rl-hunt-absent>=2.1'" in text
+    assert "pytest" not in text and "elsewhere" not in text  # an extra's, another platform's
+    met = registry.Registry("reward", {}, group="t3rl.rewards")
+    (tmp_path / "plug_m-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: plug_m\nVersion: 1.0\nRequires-Dist: pydantic>=2\n"
+    )
+    registry.entry_points.cache_clear()
+    assert met.entry("exact_m").missing == ()  # every requirement installed: nothing to say

@@ -38,6 +38,9 @@ def plugins_construct(ctx: Context) -> Iterator[Problem]:
         effects = registry.entry(used.name).effects
         if effects:
             yield _effects(used, effects)
+        missing = registry.entry(used.name).missing
+        if missing:
+            yield _missing(used, missing)
         if used.kind in _BUILT_HERE:
             before, state = heavy_loaded(), process_state()
             try:
@@ -120,6 +123,21 @@ def _left_behind(used: UsedPlugin, left: tuple[str, ...]) -> Problem:
         fix=f"in {used.module}, end what the component starts in its aclose() (stop and join its threads: "
         "what episodes share is the factory's, and released with it)",
         severity="error" if hangs else "warning",
+    )
+
+
+def _missing(used: UsedPlugin, missing: tuple[str, ...]) -> Problem:
+    """A plugin whose distribution requires what is not installed here: it imports, and the code that
+    needs it raises ImportError where it first runs (an episode, a stage hours in). A warning: the stage
+    may run elsewhere (a Ray cluster) where it is installed."""
+    quoted = " ".join(f"'{requirement}'" for requirement in missing)
+    return Problem(
+        f"{used.key}.name",
+        f"{used.kind} plugin {used.name}: its distribution requires {', '.join(missing)}, which is not "
+        "installed here: the plugin imports, and its code that needs it fails with an ImportError where "
+        "it first runs (an episode)",
+        fix=f"pip install {quoted} (in the environment of every stage that runs it)",
+        severity="warning",
     )
 
 
