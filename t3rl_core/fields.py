@@ -85,6 +85,15 @@ class Repeats(Record):
     why: str
 
 
+class TokensOf(Record):
+    """A budget of tokens per call of the model a sibling field names (`served`: a served model name, a
+    hub id). Pre-flight compares it with that model's context where a model option of t3rl declares the
+    model (launch/checks/rules/served_context.py): a budget the context cannot hold with a prompt makes the
+    server refuse every request."""
+
+    served: str
+
+
 class ReadWhen(Record):
     """A field read only while a sibling field of its model holds one of `values` (none given: any value
     but None): otherwise nothing reads it, and a value set there does nothing. Pre-flight warns about

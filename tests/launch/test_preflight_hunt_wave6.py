@@ -238,3 +238,23 @@ def test_points_typed_apart_that_validate_equal_are_the_same_run(
     assert validate_multirun([QUICK, swept], [], Console(file=io.StringIO())) == 0
     said = capsys.readouterr()
     assert "the sweep would do the same run twice: p01" in said.out + said.err  # was: two points, one run
+
+
+# ------------------------------------------------------- a served model's budget against its context
+
+LLM_USER = [TAU2, "user_sim=llm"]
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-8B"],  # the policy's own hub id; a model option's
+)
+def test_a_user_simulators_budget_past_its_models_context_is_refused(model: str) -> None:
+    overrides = [*LLM_USER, f"env.user.model={model}", "env.user.max_tokens=300000"]
+    problem = _refused_at_key_with_a_fix_that_validates(overrides, "env.user.max_tokens")
+    assert model in problem.message  # was accepted: the user's server refused every request
+
+
+def test_a_user_model_t3rl_does_not_know_is_not_judged() -> None:
+    overrides = [*LLM_USER, "env.user.model=gpt-4o", "env.user.max_tokens=300000"]
+    assert [e for e in errors(overrides) if e.key == "env.user.max_tokens"] == []

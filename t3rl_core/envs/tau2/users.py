@@ -30,6 +30,7 @@ from t3rl_core.fields import (
     Seconds,
     Temperature,
     Text,
+    TokensOf,
 )
 from t3rl_core.model_routes import served_model_name
 from t3rl_core.secret import Secret
@@ -69,7 +70,7 @@ class LLMUserConfig(UserSimulatorConfig):
     model: Annotated[Label, AfterValidator(served_model_name)]
     temperature: Temperature = 0.7
     # Tokens per user reply; None = the server's default.
-    max_tokens: Annotated[int, CALL_TOKENS] | None = Field(None, ge=1)
+    max_tokens: Annotated[int, CALL_TOKENS, TokensOf("model")] | None = Field(None, ge=1)
     # The API key by reference: env:NAME or file:PATH (never the key itself); None = a local server
     # that checks no key.
     api_key: Secret | None = None
