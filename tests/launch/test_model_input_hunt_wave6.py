@@ -4,6 +4,8 @@ closed by one declaration (docs/explanation/preflight.md, "Hunt wave six: models
 - the Megatron flags of `model.architecture.extra_args` that build the model (a layer spec, extra norms,
   the rotated share of a head, rope scaling, a router's scoring), against the checkpoint: the hub id's
   model option, or a local config.json's rope settings (launch/checks/rules/model_flags.py);
+- a local checkpoint's model_type against the switches HF's class of it builds (norms, QKV bias, q/k
+  norms, a gated MLP): compared with a hub option only (model_flags.switches_of_the_local_checkpoint);
 - a flag an architecture field writes, passed through while the field is off or unset
   (`--untie-embeddings-and-output-weights` on a tied model, `--num-experts` on a dense one): the checks
   read the field, Megatron the flag (model_flags.modelled_flags_not_passed_through);
@@ -141,6 +143,43 @@ def test_rope_flags_other_than_a_local_config_json_states_are_refused(
     assert errors([x for x in local if not x.startswith(EXTRA)]) == []
 
 
+def test_llama3_scaling_written_as_transformers_5_rope_parameters_is_read(_in_tmp: Path) -> None:
+    stated = {"rope_parameters": {"rope_type": "llama3", "factor": 8.0, "rope_theta": 500000.0}}
+    local = [S1, *LLAMA, f"model.hf_checkpoint={_checkpoint(_in_tmp, 'llama3_1_8b_instruct', stated)}"]
+    _refused([*local, f"{EXTRA}=[]"], "--use-rope-scaling is not given", EXTRA)
+
+
+# ---------------------------------------------------- a local checkpoint's model_type against the switches
+
+SWITCHES_REFUSED = [
+    ("qwen2_without_its_qkv_bias", "qwen2_5_7b_instruct", {"model_type": "qwen2"}, "add_qkv_bias=false"),
+    ("qwen3_without_its_qk_norms", "qwen3_4b_instruct_2507", {"model_type": "qwen3"}, "qk_layernorm=false"),
+    # GLM-4's class takes its QKV bias from attention_bias, true unless written
+    ("glm4_bias_from_its_default", "glm4_9b", {"model_type": "glm4"}, "add_qkv_bias=false"),
+]
+MODELS = {"qwen2_5_7b_instruct": [], "qwen3_4b_instruct_2507": [], "glm4_9b": GLM}
+
+
+@pytest.mark.parametrize(
+    ("option", "stated", "change"), [c[1:] for c in SWITCHES_REFUSED], ids=[c[0] for c in SWITCHES_REFUSED]
+)
+def test_a_switch_other_than_a_local_checkpoints_class_builds_is_refused(
+    option: str, stated: dict[str, Any], change: str, _in_tmp: Path
+) -> None:
+    local = [
+        S1,
+        f"model={option}",
+        *MODELS[option],
+        f"model.hf_checkpoint={_checkpoint(_in_tmp, option, stated)}",
+    ]
+    field = change.split("=")[0]
+    problem = _refused(
+        [*local, f"model.architecture.{change}"], "config.json's model_type", f"model.architecture.{field}"
+    )
+    assert f"{stated['model_type']} checkpoint" in problem.message
+    assert errors(local) == []  # the option's own switches on it are accepted
+
+
 # --------------------------------------------------------- a field's own flag passed through beside it
 
 FIELD_REFUSED = [
@@ -247,7 +286,9 @@ FORMATS_WARNED = [
 def test_engines_of_another_number_format_are_warned_about(extra: str, says: str) -> None:
     (warning,) = _format_warnings([f"{EXTRA}={extra}"])
     assert says in warning.message
-    applied = apply_first_fix([S1, f"{EXTRA}={extra}"], {"message": warning.message, "source": warning.source, "fix": warning.fix})
+    applied = apply_first_fix(
+        [S1, f"{EXTRA}={extra}"], {"message": warning.message, "source": warning.source, "fix": warning.fix}
+    )
     assert applied is not None and _format_warnings(applied[1:]) == []
 
 

@@ -140,15 +140,23 @@ def _config_json_needs(hf: dict[str, Any], mla: bool) -> dict[str, tuple[str, ..
     states: Llama 3's scaling is Megatron's --use-rope-scaling, none rules it out; YaRN's factor is the
     MLA models' --rotary-scaling-factor; a share of each head rotated is --rotary-percent."""
     needs: dict[str, tuple[str, ...] | None] = {}
-    if "rope_scaling" in hf:
-        scaling = hf["rope_scaling"]
+    # transformers 5 writes rope_parameters (its rope_type "default" is no scaling), earlier ones rope_scaling
+    stated = (
+        "rope_scaling" if "rope_scaling" in hf else "rope_parameters" if "rope_parameters" in hf else None
+    )
+    if stated is not None:
+        scaling = hf[stated]
         kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
         if kind in (None, "default", "llama3"):
             needs["--use-rope-scaling"] = () if kind == "llama3" else None
         factor = scaling.get("factor") if isinstance(scaling, dict) else None
         if kind == "yarn" and mla and _number(factor):
             needs["--rotary-scaling-factor"] = (str(float(factor)),)
-    share = hf.get("partial_rotary_factor")
+    parameters = hf.get("rope_parameters")
+    share = hf.get(
+        "partial_rotary_factor",
+        parameters.get("partial_rotary_factor") if isinstance(parameters, dict) else None,
+    )
     if _number(share):
         needs["--rotary-percent"] = (str(float(share)),)
     return needs
@@ -194,7 +202,7 @@ def builder_flags_of_the_local_checkpoint(ctx: Context) -> Iterator[Problem]:
     said = "; ".join(_wrong_shown(ours, name, need) for name, need in wrong.items())
     fixed = {k: v for k, v in ours.items() if k not in wrong}
     fixed |= {k: v for k, v in wrong.items() if v is not None and v != _DEFAULTS.get(k)}
-    stated = {k: hf[k] for k in ("rope_scaling", "partial_rotary_factor") if k in hf}
+    stated = {k: hf[k] for k in ("rope_scaling", "rope_parameters", "partial_rotary_factor") if k in hf}
     yield Problem(
         EXTRA,
         f"{model.hf_checkpoint}/config.json states {stated}, but {EXTRA} builds Megatron's model otherwise "
@@ -202,6 +210,64 @@ def builder_flags_of_the_local_checkpoint(ctx: Context) -> Iterator[Problem]:
         "differently and every log-prob differs",
         fix=f"set {list_override(EXTRA, _with(extra, fixed))}",
     )
+
+
+# What the HF model class of each model_type builds that config.json states as no size (read from the
+# classes' modeling code): the switches hub_ids compares with a hub id's model option (`_NO_HF_KEY`), for
+# a local checkpoint. A string is the config.json key holding the value, with HF's default beside it.
+_BUILT_BY: dict[str, dict[str, Any]] = {
+    "qwen2": {"normalization": "RMSNorm", "swiglu": True, "qk_layernorm": False, "add_qkv_bias": True},
+    "qwen3": {
+        "normalization": "RMSNorm",
+        "swiglu": True,
+        "qk_layernorm": True,
+        "add_qkv_bias": ("attention_bias", False),
+    },
+    "llama": {
+        "normalization": "RMSNorm",
+        "swiglu": True,
+        "qk_layernorm": False,
+        "add_qkv_bias": ("attention_bias", False),
+    },
+    "glm4": {
+        "normalization": "RMSNorm",
+        "swiglu": True,
+        "qk_layernorm": False,
+        "add_qkv_bias": ("attention_bias", True),
+    },
+}
+
+
+def switches_of_the_local_checkpoint(ctx: Context) -> Iterator[Problem]:
+    """The architecture's switches are what a local checkpoint's model_type builds (its norms, its biases,
+    its gated MLP are weights: another switch leaves some unloaded, or loads into none)."""
+    model = ctx.run.model
+    if not _builds_megatron(ctx):
+        return
+    hf = read_hf_config(model.hf_checkpoint)
+    built = _BUILT_BY.get(str(hf.get("model_type"))) if hf is not None else None
+    if hf is None or built is None:
+        return  # not here, or a model_type whose class is not read here
+    for field, value in built.items():
+        if isinstance(value, tuple):
+            stated, default = value
+            value = hf.get(stated, default)
+        ours = getattr(model.architecture, field)
+        if ours == value:
+            continue
+        key = f"model.architecture.{field}"
+        shown = _typed(value)
+        yield Problem(
+            ctx.latest(key, "model.hf_checkpoint"),
+            f"{key} is {_typed(ours)}, but {model.hf_checkpoint} holds a {hf['model_type']} checkpoint "
+            f"(config.json's model_type), which HF builds with {field} {shown}: its weights would not load "
+            "into that model (norms, biases and MLP shapes are weights)",
+            fix=f"set {key}={shown}",
+        )
+
+
+def _typed(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 # The architecture's fields are Megatron's flags of the same name (`MegatronArch`: "the model architecture
@@ -273,5 +339,6 @@ def modelled_flags_not_passed_through(ctx: Context) -> Iterator[Problem]:
 RULES = (
     builder_flags_of_the_hub_checkpoint,
     builder_flags_of_the_local_checkpoint,
+    switches_of_the_local_checkpoint,
     modelled_flags_not_passed_through,
 )
