@@ -11,13 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-# Files credentials are conventionally kept in (gitignore patterns, matched at any depth).
-SECRET_FILES = (
-    ".env", ".env.*", "*.env", ".envrc", ".netrc", ".git-credentials", ".git/", ".pypirc", ".npmrc",
-    ".aws/", ".ssh/", ".gnupg/", ".docker/config.json", ".kube/", "huggingface/token",
-    "credentials", "credentials.json", "*credentials*.json", "service-account*.json", "secrets.*",
-    "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "id_ecdsa*",
-)  # fmt: skip
+# Files credentials are conventionally kept in: the one list a sandbox's readable paths are searched by too.
+from t3rl_core.secret_files import SECRET_FILES
+
+__all__ = ["SECRET_FILES", "with_upload_excludes"]
 
 
 def with_upload_excludes(runtime_env: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 
 from t3rl_core.fields import (
     SECONDS_USUAL,
@@ -177,6 +177,23 @@ class LocalSandboxConfig(SandboxConfig):
         if given:
             raise ValueError(f"{', '.join(given)}: {_NO_CREDENTIAL}")
         return names
+
+    # A hidden path covers whatever is below it, a readable one too: the cells would not see what the
+    # user asked them to read, and nothing said so (`~/.cache/huggingface/datasets` under `~/.cache`).
+    @field_validator("readable_paths")
+    @classmethod
+    def _not_below_a_hidden_path(cls, readable: list[str], info: ValidationInfo) -> list[str]:
+        hidden = info.data.get("hidden_paths", [])
+        for path in readable:
+            for cover in hidden:
+                mine, theirs = os.path.expanduser(path).rstrip("/"), os.path.expanduser(cover).rstrip("/")
+                if mine == theirs or mine.startswith(theirs + "/"):
+                    raise ValueError(
+                        f"{path} is below hidden_paths' {cover}, which covers it: cells would not see it. "
+                        f"Drop {cover} from hidden_paths (a credential file below a readable path is hidden "
+                        "from cells whatever hidden_paths names: t3rl_core.secret_files)"
+                    )
+        return readable
 
     @field_validator("env")
     @classmethod

@@ -35,7 +35,7 @@ from t3rl_core import outside_json
 from t3rl_core.sandbox.base import Sandbox, SandboxResult, SandboxStatus
 from t3rl_core.sandbox.cell_run import CellRun
 from t3rl_core.sandbox.cgroup import CellCgroups, SlotCgroup
-from t3rl_core.sandbox.child import seccomp
+from t3rl_core.sandbox.child import mounts, seccomp
 from t3rl_core.sandbox.config import LocalSandboxConfig
 from t3rl_core.sandbox.protections import (
     CELL_LAYERS,
@@ -48,8 +48,34 @@ from t3rl_core.sandbox.protections import (
 from t3rl_core.sandbox.slot_uids import slot_uids
 from t3rl_core.sandbox.zygote_process import CHILD_PACKAGE_PARENT, Zygote, ZygoteError
 from t3rl_core.secret_env import credential_values, without_credentials
+from t3rl_core.secret_files import SEARCHED_ENTRIES, SecretFileSearch
 
 log = logging.getLogger(__name__)
+
+
+def cell_hidden_paths(config: LocalSandboxConfig) -> list[str]:
+    """What every cell's root covers: `hidden_paths`, and each credential file or directory below a
+    readable path (`t3rl_core.secret_files`, the list Ray's uploads leave out too: a checkout's `.env`
+    and `.git`, a key file beside the data), whatever `hidden_paths` names. Cells read a readable path
+    whole otherwise, and `hidden_paths` names a home's files only."""
+    hidden = [os.path.expanduser(p) for p in config.hidden_paths]
+    for readable in config.readable_paths:
+        search = SecretFileSearch(os.path.expanduser(readable))
+        found = [f for f in search.found if not any(f == h or mounts.below(f, h) for h in hidden)]
+        if found:
+            log.info(
+                "local sandbox: hidden from cells below readable path %s: %s", readable, ", ".join(found)
+            )
+        if search.stopped:
+            log.warning(
+                "local sandbox: readable path %s searched for credential files in its first %d entries "
+                "only; list any further one in sandbox.hidden_paths",
+                readable,
+                SEARCHED_ENTRIES,
+            )
+        hidden += found
+    return hidden
+
 
 MIB = 1 << 20
 # Priority of cells without a cpu cgroup: a busy cell thread weighs a tenth of a process of t3rl's.
@@ -80,6 +106,7 @@ class LocalSandbox(Sandbox):
         # One zygote per cell running at once, started on demand; `_idle` are those free now.
         self._slots: list[_Slot] = []
         self._idle: list[_Slot] = []
+        self._hidden = cell_hidden_paths(config)  # searched once, not per slot
         try:
             first, self.protections = self._start()
         except BaseException:
@@ -155,7 +182,7 @@ class LocalSandbox(Sandbox):
             "gid": c.cell_gid,
             "disk_bytes": c.cell_disk_mb * MIB,
             "private_dirs": c.private_dirs,
-            "hidden": [os.path.expanduser(p) for p in c.hidden_paths],
+            "hidden": self._hidden,
             "readable_paths": [os.path.expanduser(p) for p in c.readable_paths],
             "workdir_root": self._workdir_root,
             "visible": [str(PROJECT_DIR)],
