@@ -18,12 +18,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from launch.checks.context import Context
 from launch.checks.ledger import sweep_problems as concurrent_problems
 from launch.checks.resolve import resolve
+from launch.checks.rules.stage_hardware import replaced_root_fields
 from launch.checks.rules.unread import unread_keys
 from launch.checks.search_settings import search_setting_problems
 from launch.checks.search_space import Param, edge_values, search_params, search_space_problems
-from launch.checks.validate import build_scopes
+from launch.checks.validate import build_scopes, trial_plan
 from launch.config.compose import parse_overrides
 from launch.config.errors import ConfigError, Problem, render_problems
 from launch.config.override_fixes import shell_word
@@ -184,7 +186,15 @@ def _what_is_read(point: CheckedPoint) -> tuple[dict[str, Any], dict[str, Any]]:
     config["tracking"] = {k: v for k, v in config.get("tracking", {}).items() if k not in _PER_POINT_KEYS}
     scopes, _ = build_scopes(resolved.run, resolved.config, resolved.provenance)
     dropped = {}
-    for key in unread_keys(resolved.run, scopes):
+    judged = Context(
+        run=resolved.run,
+        data=resolved.config,
+        provenance=resolved.provenance,
+        scopes=tuple(scopes),
+        builds=lambda trial: trial_plan(trial)[0] is not None,
+    )
+    # what every train stage's overlay replaces in the root hardware, as the point's own warning says
+    for key in [*unread_keys(resolved.run, scopes), *replaced_root_fields(judged)]:
         *parents, leaf = key.split(".")
         node: Any = config
         for part in parents:

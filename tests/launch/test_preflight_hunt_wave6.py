@@ -258,3 +258,18 @@ def test_a_user_simulators_budget_past_its_models_context_is_refused(model: str)
 def test_a_user_model_t3rl_does_not_know_is_not_judged() -> None:
     overrides = [*LLM_USER, "env.user.model=gpt-4o", "env.user.max_tokens=300000"]
     assert [e for e in errors(overrides) if e.key == "env.user.max_tokens"] == []
+
+
+def test_points_that_differ_in_a_root_setting_every_train_stage_replaces_are_one_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from launch.run.sweep_checks import validate_multirun
+
+    swept = [S1, "hardware.tensor_parallel=1,2", "+stages.train.hardware.tensor_parallel=4"]
+    assert validate_multirun(swept, [], Console(file=io.StringIO())) == 0
+    said = capsys.readouterr()
+    assert "the sweep would do the same run twice: p01" in said.out + said.err  # was: two points, one run

@@ -39,15 +39,24 @@ def _read_from_root(ctx: Context) -> set[str] | None:
     return recorder.read if built else None
 
 
+def replaced_root_fields(ctx: Context) -> set[str]:
+    """The root hardware fields (`hardware.<field>`) every train stage sets in its own overlay and no stage
+    reads from the root: what the run never uses of the root section (also the keys a sweep's points may
+    differ in and be one run: launch.run.sweep_checks)."""
+    trained = [s for s in ctx.scopes if s.stage is not None]
+    if not trained:
+        return set()
+    candidates = set.intersection(*(set(s.overridden) for s in trained))
+    read = _read_from_root(ctx) if candidates else None
+    return set() if read is None else {f"hardware.{field}" for field in candidates - read}
+
+
 def root_hardware_replaced(ctx: Context, key: str, source: str) -> list[Problem]:
     """A warning for `hardware.<field>…` set by `source` (an override) that every train stage sets in its own
     overlay and no stage reads from the root."""
     field = key.removeprefix("hardware.").split(".")[0]
     trained = [s for s in ctx.scopes if s.stage is not None]
-    if not trained or any(field not in s.overridden for s in trained):
-        return []
-    read = _read_from_root(ctx)
-    if read is None or field in read:
+    if f"hardware.{field}" not in replaced_root_fields(ctx):
         return []
     typed = value_at(ctx.data, key)
     theirs = ", ".join(
