@@ -100,7 +100,16 @@ class VerifiersEnv(Env):
         """t3rl ended the episode while verifiers waited for a turn: verifiers ends and scores it."""
         if self._rollout is not None and self._state is None:
             self.client.answer(EpisodeEnded("t3rl ended the episode (a step or token limit)"))
-            await asyncio.wait({self._rollout})
+            # Its scoring is bounded as its steps are (CALL_TIMEOUT_S is None: this world bounds its own
+            # calls): a rubric awaiting a judge that never answers held the episode for good.
+            done, _ = await asyncio.wait({self._rollout}, timeout=self.step_timeout_s)
+            if not done:
+                self._rollout.cancel()
+                raise EnvHung(
+                    f"environment '{self.env_id}' did not finish within {self.step_timeout_s:g} s of the "
+                    "episode's end (its rubric hangs): the environment's failure, not the model's (raise "
+                    "env.step_timeout_s if it takes that long on purpose)"
+                )
             self._state = self._ended(self._rollout)
 
     def outcome(self) -> dict[str, Any]:
