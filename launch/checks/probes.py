@@ -192,14 +192,31 @@ def model_dirs_required(ctx: Context, plan: PlannedRun) -> Iterator[Problem]:
         config = Path(value).expanduser().absolute() / "config.json"
         stages = required.get(config)
         if stages and not config.is_file() and not config.parent.is_file():
+            above = _holding_above(Path(value).expanduser(), "config.json")
             yield Problem(
                 key,
                 f"{Path(value).expanduser()} holds no config.json here, which stage(s) "
                 f"{', '.join(dict.fromkeys(stages))} load: t3rl run refuses it before any stage starts",
                 fix=f"download it first ({_download(ctx.run.model.hf_id, value)}), or set {key} to the "
-                "model's directory",
+                "model's directory"
+                if above is None
+                # typed in a subdirectory of where the download is (`cd docs`): relative paths start here
+                else f"set {key}={above / value} (a relative path starts from the current directory, "
+                f"{Path.cwd()}; or cd {above} first)",
                 severity="warning",
             )
+
+
+def _holding_above(path: Path, name: str) -> Path | None:
+    """The nearest directory above the current one in which the relative `path` holds `name` (the
+    checkout's models/ seen from its docs/); None when `path` is absolute or nothing above holds it."""
+    if path.is_absolute():
+        return None
+    try:
+        here = Path.cwd()
+    except OSError:  # deleted under the shell: nothing is above it
+        return None
+    return next((above for above in here.parents if (above / path / name).is_file()), None)
 
 
 def _download(hf_id: str, path: str) -> str:

@@ -29,6 +29,7 @@ import json
 import os
 import shlex
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -103,6 +104,19 @@ class RunView:
     # The last pipeline's own record (state.json `pipeline`), its `running` read as interrupted when
     # no t3rl holds the dir: how a run stopped between stages, where no stage's record says it.
     pipeline: dict[str, Any] | None = None
+    # Its config.yaml as read for its stages (None: a `t3rl eval` record, whose stage is its own).
+    config: dict[str, Any] | None = None
+
+    @cached_property
+    def summaries(self) -> list[tuple[str, dict[str, Any]]]:
+        """(eval stage, its summary.json) for each stage that wrote a readable one, read once: a listing
+        reads them for the metric's check, each stage's reference, and the row (was: four times each)."""
+        found = []
+        for stage in self.stages:
+            summary, _ = read_summary(summary_file(self, stage.name))
+            if summary is not None:
+                found.append((stage.name, summary))
+        return found
 
     @property
     def status(self) -> str:
@@ -135,7 +149,8 @@ def load_run(path: Path) -> RunView:
     if manifest.get("record") == EVAL_RECORD:
         return RunView(path, manifest, (_eval_stage(path),))
     config_file = path / "config.yaml"
-    planned = mapping_of_mappings(config_file, read_yaml(config_file, dict), "stages")
+    config = read_yaml(config_file, dict)
+    planned = mapping_of_mappings(config_file, config, "stages")
     state_file = path / "state.json"
     records: dict[str, dict[str, Any]] = {}
     pipeline: dict[str, Any] | None = None
@@ -162,7 +177,7 @@ def load_run(path: Path) -> RunView:
         stages.append(StageView(name, status, record, damage))
     if pipeline is not None and pipeline.get("status") == "running" and not active:
         pipeline["status"] = "interrupted"
-    return RunView(path, manifest, tuple(stages), _gone_sweep_point(path), pipeline)
+    return RunView(path, manifest, tuple(stages), _gone_sweep_point(path), pipeline, config)
 
 
 def _eval_stage(path: Path) -> StageView:
@@ -365,12 +380,7 @@ def eval_metrics(view: RunView, metric: str) -> list[tuple[str, float | None, in
 
 def _summaries(view: RunView) -> list[tuple[str, dict[str, Any]]]:
     """(eval stage, its summary.json) for each stage that wrote a readable one."""
-    found = []
-    for stage in view.stages:
-        summary, _ = read_summary(summary_file(view, stage.name))
-        if summary is not None:
-            found.append((stage.name, summary))
-    return found
+    return view.summaries
 
 
 def list_runs(
@@ -407,7 +417,9 @@ def list_runs(
     unreadable: list[RunDirError] = []  # listed after the table; the others are listed all the same
     for path in find_runs(runs_dir) if runs_dir.is_dir() else []:
         try:
-            view, configs[path] = load_run(path), read_yaml(path / "config.yaml", dict)
+            view = load_run(path)
+            # Read once: load_run read it for the stages (a thousand runs' configs were parsed twice).
+            configs[path] = view.config if view.config is not None else read_yaml(path / "config.yaml", dict)
         except RunDirError as error:
             unreadable.append(error)
             continue

@@ -144,6 +144,8 @@ def check_metric(metric: str, summaries: Iterable[Mapping[str, Any]]) -> None:
     found: set[str] = set()
     unmeasured: set[str] = set()  # an eval stopped or failed before any episode: accuracy null
     for summary in summaries:
+        if _is_number(lookup(summary, metric)):
+            return  # found: the other summaries' keys are read only to name what it may have meant
         keys = dotted_keys(summary).items()
         found |= {key for key, value in keys if _is_number(value)}
         unmeasured |= {key for key, value in keys if value is None}

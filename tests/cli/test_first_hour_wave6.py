@@ -5,13 +5,16 @@ fix; in-process where the kind allows."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import typer.main
+import yaml
 
 from launch.cli.app import app
 from launch.cli.run_command import run_command
@@ -19,7 +22,14 @@ from launch.files import exclusive_lock
 from launch.run.unfinished import unfinished_same_run
 from tests.cli.test_newcomer_four import pasted_examples
 from tests.launch.test_cli_help import complete
-from tests.support.cli_app import fix_of, invoke, refused, validates
+from tests.support.cli_app import (
+    fix_of,
+    invoke,
+    refused,
+    validates,
+    warned_with_a_fix_that_clears_it,
+    warnings_of,
+)
 from tests.support.retool_prepare_only import rec_config_dir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -209,3 +219,84 @@ def test_every_option_naming_something_of_the_config_shows_an_example() -> None:
         if param.metavar in NAMED_BY_EXAMPLE and "e.g." not in (getattr(param, "help", None) or "")
     ]
     assert not bare, bare
+
+
+# ------------------------------------------------ `t3rl runs` over many runs: each record file read once
+
+
+def test_runs_reads_each_runs_config_and_summary_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl runs` over a thousand quickstart runs took 7 s of CPU (tens of seconds on a busy machine):
+    each run's config.yaml was parsed twice (for its stages, then for --where) and each eval's summary.json
+    read four times (the metric's check, each stage's reference, the row). Counted, not timed: each is now
+    read once, and the listing says the same."""
+    for index in range(3):
+        run = tmp_path / "runs" / "quickstart" / f"2026010{index}-000000"
+        (run / "stages" / "eval_tiny").mkdir(parents=True)
+        (run / "config.yaml").write_text(
+            yaml.safe_dump({"name": "quickstart", "stages": {"eval_tiny": {"kind": "eval"}}})
+        )
+        (run / "manifest.json").write_text(json.dumps({"record": "run"}))
+        (run / "state.json").write_text(
+            json.dumps({"stages": {"eval_tiny": {"status": "succeeded", "outputs": {}}}})
+        )
+        summary = {"overall": {"accuracy": index / 4, "tasks": 4}}
+        (run / "stages" / "eval_tiny" / "summary.json").write_text(json.dumps(summary))
+    reads: Counter[str] = Counter()
+
+    def counted(read: Callable[..., Any]) -> Callable[..., Any]:
+        def reader(path: Path, *args: Any) -> Any:
+            reads[os.path.relpath(path, tmp_path)] += 1
+            return read(path, *args)
+
+        return reader
+
+    import launch.cli.runs as runs
+
+    monkeypatch.setattr(runs, "read_yaml", counted(runs.read_yaml))
+    monkeypatch.setattr(runs, "read_summary", counted(runs.read_summary))
+    monkeypatch.chdir(tmp_path)
+    result = invoke(["runs"])
+    assert result.exit_code == 0 and "3 runs in runs" in result.output, result.output
+    assert "eval_tiny 0.500 (n=4)" in result.output, result.output
+    assert len(reads) == 6 and set(reads.values()) == {1}, reads
+
+
+# ------------------------------------------------ a model downloaded at the checkout, t3rl typed in docs/
+
+# The fields of Qwen3-4B-Instruct-2507's config.json the checks compare with the model's config.
+QWEN3_4B = {
+    "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 2560,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 36, "intermediate_size": 9728,
+    "vocab_size": 151936, "head_dim": 128, "max_position_embeddings": 262144, "rope_theta": 5000000,
+    "rms_norm_eps": 1e-6, "tie_word_embeddings": True,
+}  # fmt: skip
+
+
+def test_a_model_dir_typed_relative_from_a_subdirectory_is_found_above(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 4B model downloaded as the how-to says (`--local-dir models/…`, at the checkout), then `cd docs
+    && t3rl validate +experiment=stage1_bfcl`. Was: 'models/Qwen3-4B-Instruct-2507 holds no config.json
+    here', fix 'download it first (huggingface-cli download …)': a second download into docs/models.
+    Now the directory above that holds it, as the fix (which clears the warning) or the cd."""
+    model = tmp_path / "models" / "Qwen3-4B-Instruct-2507"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text(json.dumps(QWEN3_4B))
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path / "docs")
+    warned_with_a_fix_that_clears_it(
+        ["+experiment=stage1_bfcl"], "model.hf_checkpoint", "holds no config.json here"
+    )
+    fix = next(
+        b["fix"]
+        for b in warnings_of(invoke(["validate", "+experiment=stage1_bfcl"], COLUMNS="400").output)
+        if b["key"] == "model.hf_checkpoint"
+    )
+    assert (
+        fix.startswith(f"set model.hf_checkpoint={model} (a relative path starts from")
+        and "huggingface-cli" not in fix
+    )
+    monkeypatch.chdir(tmp_path)  # where it was downloaded: nothing to say
+    assert "holds no config.json" not in invoke(["validate", "+experiment=stage1_bfcl"]).output
