@@ -593,6 +593,11 @@ def _read_mistral(text: str) -> list[_Attempt]:
     _, tag, after = text.partition("[TOOL_CALLS]")
     if not tag:
         return []
+    # One list holds every call: SGLang reads the first, and a second `[TOOL_CALLS] [...]` was dropped
+    # (its calls never ran, and nothing told the model).
+    if after.count("[TOOL_CALLS]"):
+        lists = after.count("[TOOL_CALLS]") + 1
+        return [_Attempt(None, f"write every call in one [TOOL_CALLS] list, not {lists} [TOOL_CALLS] lists")]
     try:
         calls, _ = STRICT_JSON.raw_decode(after.lstrip())
     except json.JSONDecodeError as exc:

@@ -16,7 +16,7 @@ import pytest
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import ParsersConfig, RolloutConfig
 from t3rl_core.engines.base import SamplingParams
-from t3rl_core.parsers.render import call_format, render_calls
+from t3rl_core.parsers.render import FORMATS, call_format, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
 from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
@@ -235,3 +235,32 @@ def test_text_before_the_reasoning_block_is_a_format_error(
     )
     assert isinstance(action, ToolCallAction) and action.calls == (ToolCall("add", {"a": 1, "b": 2}),), action
     assert action.reasoning == "Let me add."
+
+
+# ------------------------------------------------------------ calls written one after another, every format
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_calls_written_one_after_another_are_all_read_or_refused(fmt: str) -> None:
+    """Every call format t3rl renders: two or three calls, each written whole, glued or separated (a
+    newline, a blank line, a space, Llama-3's ';', a line of text). Each is read, or the turn is a format
+    error: never fewer calls than written. Before: Mistral's second `[TOOL_CALLS] [...]` list was
+    dropped (SGLang reads the first; t3rl's counter read only the first too), its calls never run and
+    nothing said."""
+    parser = ToolCallActionParser(ParsersConfig(tool_call_parser=fmt), TOOLS)
+    calls = [
+        ToolCall("add", {"a": 1, "b": 2}),
+        ToolCall("echo", {"text": "x"}),
+        ToolCall("add", {"a": 3, "b": 4}),
+    ]
+    for count in (2, 3):
+        for separator in ("", "\n", "\n\n", " ", ";", "\nThen:\n"):
+            text = separator.join(render_calls(fmt, [call]) for call in calls[:count])
+            action = parser.parse(text)
+            assert isinstance(action, InvalidAction) or (
+                isinstance(action, ToolCallAction) and action.calls == tuple(calls[:count])
+            ), (separator, action)
+    if fmt == "mistral":
+        action = parser.parse(render_calls(fmt, calls[:1]) + "\n" + render_calls(fmt, calls[1:2]))
+        assert isinstance(action, InvalidAction)
+        assert "write every call in one [TOOL_CALLS] list, not 2 [TOOL_CALLS] lists" in action.error
