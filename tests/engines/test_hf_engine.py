@@ -20,6 +20,7 @@ from t3rl_core.engines.config import HFEngineConfig, SGLangEngineConfig
 from t3rl_core.engines.hf import HFEngine
 from t3rl_core.engines.serve import GenerateServer
 from t3rl_core.engines.sglang_http import SGLangEngine
+from tests.support.tiny_stack import one_thread_env
 
 
 @pytest.fixture(scope="module")
@@ -135,6 +136,7 @@ def test_serve_cli_serves_the_tiny_model(model_dir: Path, chat: ChatFormat) -> N
         [sys.executable, "-m", "t3rl_core.engines.serve", "--model", str(model_dir), "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        env=one_thread_env(),
     )
     try:
         # Generous deadlines (a busy machine; nothing here is timed): the 60 s ones failed at load 12.

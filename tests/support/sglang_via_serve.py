@@ -4,8 +4,10 @@ SGLang-protocol server (t3rl_core.engines.serve) on CPU, so the eval stage's ser
 from __future__ import annotations
 
 import argparse
+import os
 
 from t3rl_core.engines.serve import main as serve
+from tests.support.tiny_stack import ONE_THREAD
 
 
 def main() -> None:
@@ -17,6 +19,7 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     args, _ = parser.parse_known_args()
+    os.environ.update(ONE_THREAD)  # read when torch loads, with the model at the first request
     serve(["--model", args.model_path, "--host", args.host, "--port", str(args.port)])
 
 

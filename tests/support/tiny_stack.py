@@ -127,6 +127,18 @@ def _build_tiny_stack(root: Path) -> tuple[Path, Path]:
     return data, build_tiny_model(root / "model", data)
 
 
+# The environment of every process a test starts to serve the tiny model: torch decodes on one thread.
+# Its default is a thread per core, and on the suite's 2 shared cores (3 xdist workers, other processes)
+# the extra thread mostly spins in OpenMP's wait: a served eval of 4 episodes took 10 s of the server's
+# CPU with it, 6.5 s without (load ~10). Nothing a test asserts depends on the thread count.
+ONE_THREAD = {"OMP_NUM_THREADS": "1"}
+
+
+def one_thread_env() -> dict[str, str]:
+    """This process's environment with ONE_THREAD, for a tiny-model server's Popen."""
+    return {**os.environ, **ONE_THREAD}
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -141,6 +153,7 @@ def generate_server(model_dir: Path, timeout: float = 60.0) -> Iterator[tuple[st
         [sys.executable, "-m", "t3rl_core.engines.serve", "--model", str(model_dir), "--port", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env=one_thread_env(),
     )
     try:
         deadline = time.monotonic() + timeout
