@@ -179,13 +179,30 @@ def scorer_record(env: Any, reward: Any) -> dict[str, Any]:
     """The scorer as identity: package and version, and for a scorer whose version does not follow its
     code (t3rl's own, an unversioned plugin) the sha256 of the sources that score."""
     record: dict[str, Any] = dict(scorer_of(env))
-    if record["version"] is None or record["package"] in UNVERSIONED_SCORERS:
+    # An editable install's version does not follow its code either: a plugin edited between two points
+    # of a sweep (or two attempts of a resume) kept its version, and both scored as one benchmark.
+    unversioned = record["package"] in UNVERSIONED_SCORERS or (
+        env.name not in SCORER_MODULES and _editable(record["package"])
+    )
+    if record["version"] is None or unversioned:
         scorer = _declared_scorer(env) or type(env).__module__
         record["source_sha256"] = _sources_digest(scorer, type(reward).__module__)
     libraries = getattr(env, "SCORER_LIBRARIES", ())  # a hub environment's framework (verifiers)
     if libraries:
         record["libraries"] = {name: _version(name) for name in libraries}
     return record
+
+
+def _editable(distribution: str | None) -> bool:
+    """Whether `distribution` is installed editable (`pip install -e`: its direct_url.json, PEP 610),
+    its code read from a source tree that may change under the same version."""
+    from importlib.metadata import distribution as installed  # lazy: only for a plugin's scorer
+
+    try:
+        text = installed(distribution).read_text("direct_url.json") if distribution else None
+        return bool(text) and json.loads(text).get("dir_info", {}).get("editable") is True
+    except (PackageNotFoundError, ValueError, AttributeError):
+        return False
 
 
 def _version(distribution: str) -> str | None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import importlib
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +21,9 @@ import pytest
 from typer.testing import CliRunner
 
 from launch.cli.app import app
+from t3rl_core.config import RewardConfig
 from t3rl_core.eval import runner
-from t3rl_core.eval.identity import coverage_of, differences
+from t3rl_core.eval.identity import coverage_of, differences, scorer_record
 from t3rl_core.eval.resume import Resumed
 from t3rl_core.eval.runner import run_eval
 from tests.eval.test_comparable_kinds import rows
@@ -102,3 +106,49 @@ def test_a_resume_whose_engine_serves_another_model_adds_no_episode(
     assert kept.another_model(first["model"] | {"url": "http://other-node:30000"}) is None
     assert kept.another_model(mixed["model"]) is None
     assert Resumed(model=first["model"]).another_model({"engine": "reference"}) is None  # nothing kept
+
+
+EDITED_WORLD = """
+from t3rl_core.config import EnvConfig
+
+
+class EditedConfig(EnvConfig):
+    name: str = "edited_world:World"
+
+
+def score(answer):
+    return {score}
+"""
+
+
+@pytest.mark.parametrize("editable", [True, False], ids=["editable", "released"])
+def test_a_plugin_edited_under_its_version_is_another_scorer_when_installed_editable(
+    editable: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin installed with `pip install -e` keeps its version while its code changes: edited between
+    two points of a sweep (or two attempts of a resume), both scored as one benchmark."""
+    package = tmp_path / "edited_world"
+    package.mkdir()
+    info = tmp_path / "edited_world-0.3.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: edited_world\nVersion: 0.3.0\n")
+    if editable:
+        url = {"url": package.as_uri(), "dir_info": {"editable": True}}
+        (info / "direct_url.json").write_text(json.dumps(url))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "edited_world", raising=False)
+    found = []
+    for score in ("answer == 1", "answer >= 1"):  # the world's scoring edited, the version kept
+        (package / "__init__.py").write_text(EDITED_WORLD.format(score=score))
+        importlib.invalidate_caches()
+        module = (
+            importlib.reload(sys.modules["edited_world"])
+            if found
+            else importlib.import_module("edited_world")
+        )
+        found.append(scorer_record(module.EditedConfig(), RewardConfig(name="env_score")))
+    assert found[0]["version"] == "0.3.0"
+    if editable:
+        assert found[0]["source_sha256"] != found[1]["source_sha256"]
+    else:  # a released version follows its code: recorded as before, by its version alone
+        assert found[0] == found[1] == {"package": "edited_world", "version": "0.3.0"}
