@@ -62,6 +62,14 @@ class Relation(Record):
     reads: tuple[str, ...] = ()
 
 
+_SLIME_SETS_THE_LENGTH = (
+    "slime sets train_iters to num_rollout × rollout_batch_size × n_samples_per_prompt // global_batch_size "
+    "(set the curriculum's num_rollout)"
+)
+_SLIME_COUNTS_STEPS = (
+    "slime's scheduler counts warmup and decay in optimizer steps and never reads a sample count "
+    "(--lr-warmup-iters, --lr-decay-iters, --lr-wsd-decay-iters or optimizer.lr_warmup_fraction)"
+)
 CONSTRAINTS = (
     # slime_validate_args
     Constraint(
@@ -167,6 +175,13 @@ CONSTRAINTS = (
     Constraint(
         "--moe-token-dispatcher-type=allgather",
         replaced="slime turns it into alltoall (allgather cannot take variable sequence lengths)",
+    ),
+    # slime sizes the run and its schedule itself (backends/megatron_utils/model.py at SLIME_COMMIT):
+    # train_iters from the rollouts, warmup and decay in iterations; no sample count is read.
+    *(Constraint(flag, replaced=_SLIME_SETS_THE_LENGTH) for flag in ("--train-iters", "--train-samples")),
+    *(
+        Constraint(flag, replaced=_SLIME_COUNTS_STEPS)
+        for flag in ("--lr-warmup-samples", "--lr-decay-samples", "--lr-wsd-decay-samples")
     ),
     Constraint(
         "--lr-wsd-decay-iters|--lr-wsd-decay-style",

@@ -10,6 +10,8 @@ closed by one declaration (docs/explanation/preflight.md, "Hunt wave six: models
   (`--untie-embeddings-and-output-weights` on a tied model, `--num-experts` on a dense one): the checks
   read the field, Megatron the flag (model_flags.modelled_flags_not_passed_through);
 - a local tokenizer adding ids past the model's embedding rows (launch/checks/rules/vocab.py);
+- a schedule flag slime never reads (`--lr-warmup-samples`, `--train-iters`: slime counts warmup and decay in
+  optimizer steps and sets train_iters itself): refused as having no effect (launch/plan/slime_constraints);
 - an SGLang KV pool (`--max-total-tokens`) no larger than one call's budget: SGLang cuts every request to
   the pool's room (launch/checks/rules/engines.py);
 - rollout engines computing in another number format than Megatron trains in (`--sglang-dtype float16`
@@ -248,6 +250,24 @@ def test_a_tokenizer_within_the_embedding_is_accepted(_in_tmp: Path) -> None:
     # the last of Llama's 256 reserved ids is its last row
     own = _tokenizer(_in_tmp, "llama_own", {**LLAMA_TOKENS, 128255: "<|reserved_special_token_247|>"})
     assert errors([S1, *LLAMA, f"model.chat.tokenizer={own}"]) == []
+
+
+# ------------------------------------------------------------------ schedule flags slime never reads
+
+UNREAD = [
+    ("warmup_in_samples", "[--lr-warmup-samples,'1000000']", "--lr-warmup-samples has no effect"),
+    ("decay_in_samples", "[--lr-decay-samples,'1000']", "--lr-decay-samples has no effect"),
+    ("train_iters_given", "[--train-iters,'10']", "--train-iters has no effect"),
+]
+
+
+@pytest.mark.parametrize(("extra", "says"), [c[1:] for c in UNREAD], ids=[c[0] for c in UNREAD])
+def test_a_schedule_flag_slime_never_reads_is_refused(extra: str, says: str) -> None:
+    _refused([S1, "stages.train.curriculum.optimizer.lr_decay_style=cosine", f"{EXTRA}={extra}"], says, EXTRA)
+
+
+def test_a_sample_count_of_zero_is_megatrons_default_and_accepted() -> None:
+    assert errors([S1, f"{EXTRA}=[--lr-warmup-samples,'0']"]) == []
 
 
 # ------------------------------------------------------------------ an engine's pool and number format
