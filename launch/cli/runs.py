@@ -401,6 +401,10 @@ def list_runs(
     console = console or command_console(highlight=False)
     errors = Console(stderr=True, highlight=False)
     filters = filters or RunFilter()
+    dangling = _dangling(runs_dir)
+    if dangling is not None:
+        errors.print(f"[red]error:[/] {escape(dangling)}", soft_wrap=True)
+        return 1
     if not runs_dir.is_dir() and (given or runs_dir.exists()):
         what = "no runs dir there: it is a file" if runs_dir.exists() else "no runs dir there"
         errors.print(f"[red]error:[/] --runs-dir {escape(str(runs_dir))}: {what}", soft_wrap=True)
@@ -442,7 +446,8 @@ def list_runs(
         return 0
     # Aligned rows in a pipe or a log (launch.output.table): `t3rl runs | grep <run>` finds its whole row.
     table = TextTable(
-        f"{len(rows)} runs in {escape(str(runs_dir))}", ("run", "created", "status", "stages", metric)
+        f"{len(rows)} run{'' if len(rows) == 1 else 's'} in {escape(str(runs_dir))}",
+        ("run", "created", "status", "stages", metric),
     )
     # Each eval stage is ranked against the same stage of the other runs: one run's evals may measure
     # differently by design (the quickstart's reference policy and tiny model).
@@ -527,9 +532,25 @@ def _newest_run(given: Path | None = None) -> Path:
     return found[0]
 
 
+def _dangling(runs_dir: Path) -> str | None:
+    """Why the runs below `runs_dir` cannot be read when it (or a dir above it) is a symbolic link to
+    nothing, else None: a scratch disk not mounted on this machine was 'no runs yet', read as runs lost."""
+    link = next((p for p in (runs_dir, *runs_dir.parents) if p.is_symlink() and not p.exists()), None)
+    if link is None:
+        return None
+    return (
+        f"{link} is a symbolic link to {os.readlink(link)}, which does not exist here (a disk not mounted "
+        "on this machine, or removed): the runs below it cannot be listed; mount it, or point --runs-dir "
+        "at another directory"
+    )
+
+
 def _no_runs_dir(runs_dir: Path) -> str:
     """What `t3rl runs` says when its runs dir does not exist: no run has started here, or (typed in a
     subdirectory of the checkout) the runs are in the same dir above this one, which it names."""
+    dangling = _dangling(runs_dir)
+    if dangling is not None:
+        return dangling
     try:
         parents = [] if runs_dir.is_absolute() else Path.cwd().parents
     except OSError:  # the current directory was deleted: nothing is above it

@@ -261,6 +261,8 @@ def test_runs_reads_each_runs_config_and_summary_once(
     assert result.exit_code == 0 and "3 runs in runs" in result.output, result.output
     assert "eval_tiny 0.500 (n=4)" in result.output, result.output
     assert len(reads) == 6 and set(reads.values()) == {1}, reads
+    one = invoke(["runs", "--name", "quickstart/20260100-*"]).output  # was: "1 runs in runs"
+    assert "1 run in runs" in one, one
 
 
 # ------------------------------------------------ a model downloaded at the checkout, t3rl typed in docs/
@@ -300,3 +302,22 @@ def test_a_model_dir_typed_relative_from_a_subdirectory_is_found_above(
     )
     monkeypatch.chdir(tmp_path)  # where it was downloaded: nothing to say
     assert "holds no config.json" not in invoke(["validate", "+experiment=stage1_bfcl"]).output
+
+
+# ------------------------------------------------ a runs dir linked to a disk not mounted here
+
+
+def test_a_runs_dir_linked_to_nothing_is_named_not_called_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`runs -> /scratch/…/runs` on a node where that scratch disk is not mounted. Was: `t3rl runs` 'no runs
+    yet: runs does not exist' (exit 0) and `t3rl runs show` 'no runs yet', read as runs lost (`t3rl validate`
+    named the link). Now the link and where it points, exit 1 (the runs cannot be read)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("T3RL_RUNS_DIR", raising=False)
+    (tmp_path / "runs").symlink_to(tmp_path / "unmounted" / "runs")
+    said = f"runs is a symbolic link to {tmp_path}/unmounted/runs, which does not exist here"
+    result = invoke(["runs"])
+    assert result.exit_code == 1 and said in " ".join(result.output.split()), result.output
+    result = invoke(["runs", "show"])
+    assert result.exit_code == 2 and said in " ".join(result.output.replace("│", " ").split()), result.output
