@@ -452,9 +452,16 @@ def remedy(found: Iterable[str]) -> str:
     return "; ".join(fixes)
 
 
+# Keys of a part whose difference another key of it already says, shown only when none other differs:
+# which tasks an eval scored differs whenever whether it completed, or how many it left, does.
+_SAID_BY_OTHERS = {"coverage": frozenset({"scored_tasks_sha256"})}
+
+
 def _show(part: str, left: Any, right: Any) -> str:
     if isinstance(left, Mapping) and isinstance(right, Mapping):
         keys = sorted(k for k in left.keys() | right.keys() if left.get(k) != right.get(k))
+        said = [k for k in keys if k not in _SAID_BY_OTHERS.get(part, ())]
+        keys = said or keys
         return "; ".join(f"{key} {_short(left.get(key))} vs {_short(right.get(key))}" for key in keys)
     return f"{_short(left)} vs {_short(right)}"
 
