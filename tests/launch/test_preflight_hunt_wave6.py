@@ -6,6 +6,17 @@ judgement of a right one) no earlier hunt closed, each closed by a declaration:
   warned about the model the train stage loads;
 - an env's own step limit against its tasks' gold plans (`EnvConfig.episode_steps_needed`: tau2's
   `max_steps` in orchestrator steps, two per agent tool call, read from the installed tau2's task files);
+- wandb's names given twice (rules/tracking_env.py): the job's WANDB_PROJECT/RUN_GROUP/NAME are never read;
+- sbatch options that break how t3rl submits and watches its jobs (rules/sbatch_control.py);
+- job variables holding paths that name another path in each worker, or nothing here
+  (rules/job_env_paths.py);
+- a working dir Ray cannot upload, probed as Ray walks it (rules/ray_upload.py);
+- a fix that is a default this machine refuses (schema_errors.default_of tries it first);
+- sweep points that validate equal, or differ only in a root setting every train stage replaces
+  (sweep_checks compares validated values; stage_hardware.replaced_root_fields);
+- a served model's per-call budget past its context (`TokensOf`, rules/served_context.py).
+
+See docs/explanation/preflight.md, "Hunt wave six: launcher, job and sweeps".
 """
 
 from __future__ import annotations
@@ -273,3 +284,13 @@ def test_points_that_differ_in_a_root_setting_every_train_stage_replaces_are_one
     assert validate_multirun(swept, [], Console(file=io.StringIO())) == 0
     said = capsys.readouterr()
     assert "the sweep would do the same run twice: p01" in said.out + said.err  # was: two points, one run
+
+
+# ------------------------------------------------------------------ a wait inside a job past its limit
+
+
+def test_a_wait_inside_a_slurm_job_past_its_time_limit_is_warned_about() -> None:
+    overrides = [*SLURM, "executor.time_limit=00:15:00", "executor.ray_start_timeout_s=3600"]
+    _warned_with_a_fix_that_clears_it(overrides, "executor.ray_start_timeout_s", "kills a train stage's job")
+    shorter = [*SLURM, "executor.ray_start_timeout_s=3600", "executor.time_limit=00:15:00"]
+    _warned_with_a_fix_that_clears_it(shorter, "executor.time_limit", "kills a train stage's job")

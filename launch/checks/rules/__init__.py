@@ -116,6 +116,7 @@ RULES = (
     *context_flags.RULES,
     *usual.RULES,
     _on_a_cluster("slurm_time"),
+    _on_a_cluster("job_waits"),
     _on_a_cluster("slurm_job"),
     _on_a_cluster("sbatch_control"),
     *weights.RULES,
