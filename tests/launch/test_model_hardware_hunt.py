@@ -21,7 +21,6 @@ Each refusal names its key and a first fix that validates; the valid settings ne
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ from launch.checks.hf_config import as_hf_config
 from launch.checks.resolve import resolve
 from launch.config.errors import Problem
 from launch.config.schema import MegatronArch
+from tests.support.in_tmp import in_tmp
 from tests.support.refusals import errors, fixed
 
 S1 = "+experiment=stage1_bfcl"
@@ -41,13 +41,7 @@ DENSE_PP4 = ["hardware.pipeline_parallel=4", "hardware.tensor_parallel=1", "hard
 A = "model.architecture"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Relative paths of the configs resolve under one temporary dir for the module."""
-    here = tmp_path_factory.mktemp("model_hardware")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(here)
-        yield here
+_in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
 
 
 def _refused(overrides: list[str], says: str) -> Problem:

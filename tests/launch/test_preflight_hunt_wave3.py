@@ -28,17 +28,15 @@ from pydantic import TypeAdapter
 
 from launch.checks.resolve import resolve
 from t3rl_core.fields import Hostname, HttpUrl, SGLangUrl
+from tests.support.in_tmp import in_tmp
 from tests.support.refusals import errors, fixed
 
 UNSET = "T3RL_HUNT_WAVE3_UNSET"
 MISSING_FILE = "/nonexistent/t3rl-hunt-wave3/key"
 
 
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Relative paths of the configs resolve under tmp_path; the variable the cases name is unset."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(UNSET, raising=False)
+# Relative paths of the configs resolve in one empty dir; the variable the cases name is unset.
+_in_tmp = in_tmp(**{UNSET: None})
 
 
 def _refused_at_key_with_a_fix_that_validates(overrides: list[str], key: str) -> None:

@@ -46,6 +46,7 @@ from launch.checks.sglang_names import GREEDY_BELOW
 from launch.config.errors import Problem
 from launch.run.executors.sbatch import _minutes
 from t3rl_core.fields import Usual
+from tests.support.in_tmp import in_tmp
 from tests.support.refusals import errors, fixed
 from tests.support.schema_leaves import config_models, import_all, leaves
 
@@ -53,10 +54,7 @@ S1 = "+experiment=stage1_bfcl"
 SLURM = [S1, "executor=slurm"]
 
 
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Relative paths of the configs resolve under tmp_path."""
-    monkeypatch.chdir(tmp_path)
+_in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
 
 
 def _warning(overrides: list[str], key: str) -> Problem | None:

@@ -25,13 +25,13 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from launch.checks.resolve import resolve
 from launch.config.errors import Problem
+from tests.support.in_tmp import in_tmp
 from tests.support.refusals import errors, fixed
 
 S1 = "+experiment=stage1_bfcl"
@@ -40,13 +40,7 @@ SLURM = [S1, "executor=slurm"]
 IMAGE = [*SLURM, "executor.container_image=nvcr.io/nvidia/pytorch:24.07-py3"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Relative paths of the configs resolve under one temporary dir for the module."""
-    here = tmp_path_factory.mktemp("wave5")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(here)
-        yield here
+_in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
 
 
 def _warnings(overrides: list[str], key: str) -> list[Problem]:

@@ -28,16 +28,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli_app import invoke
+from tests.support.in_tmp import in_tmp
 from tests.support.leaf_hunt import CLASSES, Case, cases, judge, sample
 from tests.support.once_per_run import once_per_run
 from tests.support.refusals import errors, fixed
 
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Relative paths typed ('x', '../x') resolve under tmp_path, where nothing of the checkout is."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("T3RL_NO_CACHE", "1")  # each command line is composed once: a cache only fills
+# Relative paths typed ('x', '../x') resolve in one empty dir, where nothing of the checkout is; each
+# command line is composed once: a cache only fills.
+_in_tmp = in_tmp(T3RL_NO_CACHE="1")
 
 
 # Drawn once for the run, read back by every other xdist worker as it collects.

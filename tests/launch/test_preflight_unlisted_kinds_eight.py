@@ -40,14 +40,11 @@ from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, Problem
 from launch.run.sweep import check_points, expand_points
 from tests.support.fix_applier import apply_first_fix
+from tests.support.in_tmp import in_tmp
 from tests.support.mutation_kinds import DELETED
 from tests.support.preflight_mutations import Mutation, judge
 
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Relative paths of the configs (the tracker's dir, the data) resolve under tmp_path."""
-    monkeypatch.chdir(tmp_path)
+_in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
 
 
 LEFTOVERS = [

@@ -40,16 +40,13 @@ from hypothesis import strategies as st
 
 from launch.checks.resolve import resolve
 from launch.config.errors import Problem
+from tests.support.in_tmp import in_tmp
 from tests.support.mutation_kinds import A_MAPPING, BEYOND_INT64, DELETED
 from tests.support.preflight_mutations import Mutation, judge
 from tests.support.refusals import errors as _errors
 from tests.support.refusals import fixed as _fixed
 
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Relative paths of the configs (the tracker's dir, the data) resolve under tmp_path."""
-    monkeypatch.chdir(tmp_path)
+_in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
 
 
 CASES = [

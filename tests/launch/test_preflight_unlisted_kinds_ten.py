@@ -21,16 +21,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.in_tmp import in_tmp
 from tests.support.mutation_kinds import BEYOND_INT64
 from tests.support.preflight_mutations import YAML_TEXT, Mutation, judge
 from tests.support.refusals import errors as _errors
 from tests.support.refusals import fixed as _fixed
 
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Relative paths of the configs (the tracker's dir, the data) resolve under tmp_path."""
-    monkeypatch.chdir(tmp_path)
+_in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
 
 
 CASES = [

@@ -31,16 +31,13 @@ import pytest
 from launch.config.errors import Problem
 from t3rl_core.fields import Distinct, Domain, LocalPath, Repeats
 from t3rl_core.strict import StrictModel
+from tests.support.in_tmp import in_tmp
 from tests.support.preflight_mutations import Mutation, judge
 from tests.support.refusals import errors as _errors
 from tests.support.refusals import fixed as _fixed
 from tests.support.schema_leaves import config_models, import_all, leaves
 
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Relative paths of the configs (the tracker's dir, the data) resolve under tmp_path."""
-    monkeypatch.chdir(tmp_path)
+_in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
 
 
 # ------------------------------------------------------------------------------------------ POSIX ids
