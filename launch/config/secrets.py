@@ -55,7 +55,12 @@ from t3rl_core.secret_shapes import any_credentials_in, credentials_in, is_shape
 MASK = "***"
 
 # `--flag=value`, `--flag,value` or `--flag value` inside an override's text (a Hydra list or string).
-_FLAG_IN_TEXT = re.compile(r"(--?[A-Za-z][\w-]*)(?:=|,\s*|\s+)['\"]?([^,\]\s'\"]+)")
+# A flag starts a token: the `-credentials` inside `~/.git-credentials,~/.docker` is part of a path,
+# and the next item no credential.
+# Each item may be quoted (`['--api-key', 'V']`) and a sweep's function call closes after the value.
+_FLAG_IN_TEXT = re.compile(
+    r"(?<![^\s\[,'\"=(])(--?[A-Za-z][\w-]*)['\"]?(?:=|,\s*|\s+)['\"]?([^,\])\s'\"]+)"
+)
 # _OC_ENV_NAME is a string, compiled by `re` (and cached) when first used, not on import: a cold `t3rl
 # validate +experiment=stage2_bfcl` never uses it.
 # `${oc.env:NAME…}` in a value: NAME.
