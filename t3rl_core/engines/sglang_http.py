@@ -120,6 +120,16 @@ def parse_generation(body: bytes) -> Generation:
             f"output_token_logprobs ({len(token_ids)} tokens) are not the answer's output_ids ({shown}): "
             "one log-prob per output token is needed"
         )
+    # Its third statement of the count, meta_info.completion_tokens (len(output_ids) in SGLang), holds
+    # where output_ids is absent (a proxy that answers the meta_info alone): a list cut short there was
+    # taken as the whole answer, the tokens past the cut lost from the episode the server went on with.
+    counts = call_meta(meta)  # a count that is no count is left out, as if not reported
+    completion = counts.get("completion_tokens")
+    if completion is not None and completion != len(token_ids):
+        raise BadResponse(
+            f"output_token_logprobs ({len(token_ids)} tokens) are not the answer's completion_tokens "
+            f"({completion}): one log-prob per output token is needed"
+        )
     if not all(map(math.isfinite, log_probs)):
         # A sampled token has a finite log-prob; a NaN or an infinity would reach slime's importance
         # ratios (rollout_log_probs) and make the loss NaN.
@@ -133,7 +143,7 @@ def parse_generation(body: bytes) -> Generation:
         # one without is an abort a client asked for.
         on_request = isinstance(finish, dict) and finish.get("status_code") is None
     return Generation(
-        token_ids, log_probs, FINISH_REASONS[kind], error=error, meta=call_meta(meta), on_request=on_request
+        token_ids, log_probs, FINISH_REASONS[kind], error=error, meta=counts, on_request=on_request
     )
 
 

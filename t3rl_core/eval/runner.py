@@ -460,10 +460,11 @@ async def _play(
     # (the runner keeps none of it), and copying a BFCL episode's ~25,000 ids cost ~60 µs a record.
     return record | {
         "status": status,
-        # A failed episode is solved only by its world's own verdict, never by its reward.
-        "success": (
-            _success({}, outcome, 0.0) if status == "failed" else _success(metrics, outcome, reward.value)
-        ),
+        # A failed episode is solved only by its world's own verdict, never by its reward; one the engine
+        # did not finish (aborted) by nobody: a world whose check passes untouched (tau2's) made an engine
+        # failure a success, which the attribution then left unattributed and the progress line counted.
+        "success": status != "aborted"
+        and (_success({}, outcome, 0.0) if status == "failed" else _success(metrics, outcome, reward.value)),
         "reward": reward.value,
         "progress": metrics.get("progress", outcome.get("progress")),
         "reward_metrics": metrics,

@@ -8,6 +8,7 @@ import copy
 import enum
 import json
 import math
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -15,12 +16,15 @@ import pytest
 
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import ParsersConfig, RolloutConfig
-from t3rl_core.engines.base import SamplingParams
+from t3rl_core.engines.base import Generation, SamplingParams
+from t3rl_core.engines.sglang_http import BadResponse, parse_generation
+from t3rl_core.eval import runner as eval_runner
 from t3rl_core.parsers.render import FORMATS, call_format, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
 from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
-from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, family_parser, play, task
+from tests.rollout.fakes import TOOLS, FixedEngine, ScriptedEngine, ToyEnv, family_parser, play, task
+from tests.rollout.test_runner import ToyFactory, toy_runner
 
 
 def _call(chat: ChatFormat) -> str:
@@ -264,3 +268,72 @@ def test_calls_written_one_after_another_are_all_read_or_refused(fmt: str) -> No
         action = parser.parse(render_calls(fmt, calls[:1]) + "\n" + render_calls(fmt, calls[1:2]))
         assert isinstance(action, InvalidAction)
         assert "write every call in one [TOOL_CALLS] list, not 2 [TOOL_CALLS] lists" in action.error
+
+
+# ------------------------------------------------------------ the eval's record of an aborted episode
+
+
+class _PassesUntouched(ToyEnv):
+    """A world whose own verdict is 1.0 before any action (tau2's tasks whose database check passes
+    untouched)."""
+
+    def outcome(self) -> dict[str, Any]:
+        return {**super().outcome(), "accuracy": 1.0}
+
+
+class _PassesFactory(ToyFactory):
+    def __call__(self, row: dict[str, Any], mode: str) -> ToyEnv:
+        return _PassesUntouched(row["metadata"]["questions"])
+
+
+@pytest.mark.parametrize("partial", [False, True], ids=["no-answer", "cut-mid-answer"])
+def test_an_episode_the_engine_aborted_is_no_success_in_the_eval(
+    qwen_chat: ChatFormat, partial: bool
+) -> None:
+    """The engine failed the first call (or aborted it mid-answer) of a task its world already scores
+    solved. Before: the record said `success: true` beside `status: aborted`, so its attribution was
+    None (an engine failure unattributed) and the eval's progress line counted it solved. Now an episode
+    the engine did not finish is solved by nobody: success false, attributed to the engine."""
+    runner = toy_runner(qwen_chat, factory=_PassesFactory())
+    ids = qwen_chat.encode("The sum") if partial else []
+    runner.engine = FixedEngine([Generation(ids, [-0.5] * len(ids), "abort", error="the server died")])
+    job = SimpleNamespace(row=task(), seed=0, task_id="toy", category="toy", sample=0, repeat=0)
+    record = asyncio.run(eval_runner._run_episode(runner, job, SamplingParams(), 1))
+    assert (record["status"], record["success"], record["engine_failure"]) == ("aborted", False, True)
+    assert record["attribution"] == {
+        "party": "infrastructure",
+        "kind": "engine_failure",
+        "evidence": "the server died",
+    }
+
+    runner = toy_runner(
+        qwen_chat, factory=_PassesFactory()
+    )  # the opposite: a finished episode keeps its verdict
+    record = asyncio.run(eval_runner._run_episode(runner, job, SamplingParams(), 1))
+    assert (record["status"], record["success"], record["attribution"]) == ("completed", True, None)
+
+
+# ------------------------------------------------------------ SGLang's three counts of its output tokens
+
+
+def _body(entries: int, **meta: Any) -> bytes:
+    """A /generate answer of `entries` tokens with their log-probs, without output_ids (a proxy that
+    answers the meta_info alone), meta_info holding `meta` too."""
+    logprobs = [[-0.5, 100 + i, None] for i in range(entries)]
+    info = {"finish_reason": {"type": "stop", "matched": 103}, "output_token_logprobs": logprobs, **meta}
+    return json.dumps({"text": "", "meta_info": info}).encode()
+
+
+def test_an_answer_whose_log_probs_fall_short_of_its_completion_tokens_is_refused() -> None:
+    """SGLang states its output's length three times: output_ids, output_token_logprobs and
+    meta_info.completion_tokens (len(output_ids)). Only the first two were compared, so an answer
+    without output_ids whose log-prob list was cut short (3 of 5 tokens) was taken as the whole answer:
+    the tokens past the cut were lost from the episode the server went on with. Now a BadResponse
+    (retried, then the engine's failure); counts that agree, or no count, are read as before."""
+    with pytest.raises(
+        BadResponse, match=r"output_token_logprobs \(3 tokens\) are not the answer's completion_tokens \(5\)"
+    ):
+        parse_generation(_body(3, completion_tokens=5))
+    assert parse_generation(_body(3, completion_tokens=3)).token_ids == [100, 101, 102]
+    assert parse_generation(_body(3)).token_ids == [100, 101, 102]
+    assert parse_generation(_body(0, completion_tokens=0)).token_ids == []
