@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
@@ -308,6 +309,7 @@ def ls_command(group: str | None, config_dirs: list[str], option: str | None = N
             return EXIT_CONFIG
     console = command_console()
     never_read = hidden_files(config_dirs)  # own files an earlier search-path entry's of the same name hides
+    misnamed = _misnamed_groups(known, config_dirs)
     width = max((len(o) for g in known for o in listing.options(g)), default=0) + 2
     for name in [group] if group else known:
         console.print(f"[bold]{escape(name)}[/]")
@@ -322,6 +324,12 @@ def ls_command(group: str | None, config_dirs: list[str], option: str | None = N
         for hidden in (h for h in never_read if h.option.rpartition("/")[0] == name):
             own, first = escape(shown_path(hidden.own)), escape(shown_path(hidden.first))
             console.print(f"  [yellow]{own} is never read: {first} has its name: rename it[/]")
+        for folder, meant in misnamed.get(name, ()):
+            console.print(
+                f"  [yellow]{escape(shown_path(folder))} is no config group of t3rl's, so its files are "
+                f"never read as options of '{meant}': mv {escape(shlex.quote(shown_path(folder)))} "
+                f"{escape(shlex.quote(shown_path(folder.parent / meant)))}[/]"
+            )
         if group and group in REGISTRY_GROUPS and option is None:
             _print_registry(group, listing if name in known else None, console)
     if group is not None and option is not None:
@@ -330,6 +338,25 @@ def ls_command(group: str | None, config_dirs: list[str], option: str | None = N
         return 0
     console.print("* = the default; choose another with GROUP=OPTION (an experiment with +experiment=NAME)")
     return 0
+
+
+def _misnamed_groups(known: list[str], config_dirs: list[str]) -> dict[str, list[tuple[Path, str]]]:
+    """Per group listed only from one's config dirs whose folder is misnamed for one of t3rl's own
+    (`mine/experimet/`): (that folder, the group meant). `t3rl ls` listed it as a group of its own, whose
+    options `+experiment=…` then could not find (composition_fixes.group_dir_misnamed refuses them)."""
+    if not config_dirs:
+        return {}
+    from launch.config.direct.listing import direct_listing  # lazy: only for ls
+    from launch.config.group_names import group_meant  # lazy: only with own config dirs
+
+    own = (direct_listing([]) or _HydraListing([])).groups()
+    found: dict[str, list[tuple[Path, str]]] = {}
+    for group in (g for g in known if g not in own):
+        meant = group_meant(group, own)
+        folders = [Path(d) / group for d in config_dirs if (Path(d) / group).is_dir()]
+        if meant is not None:
+            found[group] = [(folder, meant) for folder in folders]
+    return found
 
 
 def _no_option(group: str, option: str, options: list[str]) -> Problem:

@@ -16,6 +16,7 @@ from hydra.core.override_parser.types import Override
 from hydra.errors import MissingConfigException
 
 from launch.config.errors import Problem, did_you_mean
+from launch.config.group_names import group_meant
 from launch.config.optional_groups import OPTIONAL_GROUPS
 
 
@@ -116,7 +117,7 @@ def group_dir_misnamed(
             folders = [e.name for e in os.scandir(directory) if e.is_dir() and e.name != group]
         except OSError:
             continue
-        near = [f for f in folders if f.lower().rstrip("s") == group.lower() or did_you_mean(group, [f]) == f]
+        near = [f for f in folders if group_meant(f, [group]) is not None]
         found = next((f for f in near if os.path.isfile(os.path.join(directory, f, f"{option}.yaml"))), None)
         if found is None:
             continue

@@ -38,3 +38,18 @@ def nearest_group_choice(
 def group_choice_fix(choice: str) -> str:
     """The fix of a misspelt key that meant the group `choice` chooses (`+experiment=quickstart`)."""
     return f"did you mean the config group '{choice.lstrip('+').partition('=')[0]}'? {choice}"
+
+
+def group_meant(folder: str, groups: Sequence[str]) -> str | None:
+    """The config group among `groups` a folder of one's config dir is misnamed for (`experiments`,
+    `Experiment`, `experimet` for experiment), or None: the one reading of such a folder, for a refused
+    option (group_dir_misnamed) and for `t3rl ls`, which listed it as a group."""
+    return next(
+        (
+            g
+            for g in groups
+            if g != folder
+            and (folder.lower().rstrip("s") == g.lower() or did_you_mean(g, [folder]) == folder)
+        ),
+        None,
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -321,3 +322,31 @@ def test_a_runs_dir_linked_to_nothing_is_named_not_called_empty(
     assert result.exit_code == 1 and said in " ".join(result.output.split()), result.output
     result = invoke(["runs", "show"])
     assert result.exit_code == 2 and said in " ".join(result.output.replace("│", " ").split()), result.output
+
+
+# ------------------------------------------------ `t3rl ls` of a config dir with a group folder misspelt
+
+
+def test_ls_names_a_group_folder_misspelt_with_the_mv_that_fixes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mine/experimet/x1.yaml` (a typo) then `t3rl ls --config-dir mine`. Was: `experimet` listed as a
+    config group with its option x1, and `choose another with GROUP=OPTION` (`+experiment=x1` is refused,
+    since the folder is no group). Now the folder is named with the `mv` that fixes it; applied, x1 is an
+    experiment that validates. A folder near no group of t3rl's (`ablation/`) is left alone."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine" / "experimet").mkdir(parents=True)
+    (tmp_path / "mine" / "experimet" / "x1.yaml").write_text(
+        "# @package _global_\ndefaults:\n  - quickstart\n  - _self_\nname: x1\n"
+    )
+    (tmp_path / "mine" / "ablation").mkdir()
+    (tmp_path / "mine" / "ablation" / "a.yaml").write_text("x: 1\n")
+    output = invoke(["ls", "--config-dir", "mine"]).output
+    said = [line.strip() for line in output.splitlines() if "is no config group of t3rl's" in line]
+    assert said == [
+        "mine/experimet is no config group of t3rl's, so its files are never read as options of "
+        "'experiment': mv mine/experimet mine/experiment"
+    ], output
+    subprocess.run(said[0].rpartition(": ")[2], shell=True, check=True, cwd=tmp_path)
+    assert "x1" in invoke(["ls", "experiment", "--config-dir", "mine"]).output
+    validates(["--config-dir", "mine", "+experiment=x1"])
