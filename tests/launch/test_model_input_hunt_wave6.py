@@ -10,6 +10,8 @@ closed by one declaration (docs/explanation/preflight.md, "Hunt wave six: models
   (`--untie-embeddings-and-output-weights` on a tied model, `--num-experts` on a dense one): the checks
   read the field, Megatron the flag (model_flags.modelled_flags_not_passed_through);
 - a local tokenizer adding ids past the model's embedding rows (launch/checks/rules/vocab.py);
+- a synthetic model (tiny_qwen3) under a run with no prepare_model stage before the stages loading it:
+  nothing builds it, and it cannot be downloaded (launch/checks/rules/model_source.py, a warning);
 - a schedule flag slime never reads (`--lr-warmup-samples`, `--train-iters`: slime counts warmup and decay in
   optimizer steps and sets train_iters itself): refused as having no effect (launch/plan/slime_constraints);
 - an SGLang KV pool (`--max-total-tokens`) no larger than one call's budget: SGLang cuts every request to
@@ -250,6 +252,32 @@ def test_a_tokenizer_within_the_embedding_is_accepted(_in_tmp: Path) -> None:
     # the last of Llama's 256 reserved ids is its last row
     own = _tokenizer(_in_tmp, "llama_own", {**LLAMA_TOKENS, 128255: "<|reserved_special_token_247|>"})
     assert errors([S1, *LLAMA, f"model.chat.tokenizer={own}"]) == []
+
+
+# ------------------------------------------------------------------ a synthetic model nothing builds
+
+
+def _source_warnings(overrides: list[str]) -> list[Problem]:
+    return [w for w in resolve(overrides).warnings if "built offline (model.synthetic)" in w.message]
+
+
+def test_a_synthetic_model_no_stage_builds_is_warned_about(_in_tmp: Path) -> None:
+    line = [S1, "model=tiny_qwen3", f"model.hf_checkpoint={_in_tmp / 'not_built'}"]
+    (warning,) = _source_warnings(line)
+    assert warning.key == "model.name" and "to_torch_dist, train" in warning.message
+    applied = apply_first_fix(
+        line, {"message": warning.message, "source": warning.source, "fix": warning.fix}
+    )
+    assert applied is not None and errors(applied) == [] and _source_warnings(applied) == []
+
+
+def test_a_synthetic_model_built_first_or_already_is_accepted(_in_tmp: Path) -> None:
+    # the quickstart builds it in its prepare_model stage; a directory an earlier run built is used
+    assert _source_warnings(["+experiment=quickstart", f"model.hf_checkpoint={_in_tmp / 'not_built'}"]) == []
+    built = _in_tmp / "built"
+    built.mkdir()
+    (built / "config.json").write_text("{}")
+    assert _source_warnings([S1, "model=tiny_qwen3", f"model.hf_checkpoint={built}"]) == []
 
 
 # ------------------------------------------------------------------ schedule flags slime never reads
