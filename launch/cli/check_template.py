@@ -44,6 +44,7 @@ def check_template_command(
             help="a model/ config option (e.g. qwen3_8b), or a chat family or template plugin "
             "(e.g. glm4, my_pkg.chat:MINE) checked with its own parsers",
             show_default=False,
+            autocompletion=completion.models,
         ),
     ],
     overrides: Annotated[

@@ -57,8 +57,19 @@ def options(ctx: Any, incomplete: str) -> list[str]:
     """`t3rl ls GROUP <TAB>`: GROUP's options, as `GROUP=<TAB>` offers them in an override (was: nothing,
     so the shell offered the working directory's files)."""
     group = (getattr(ctx, "params", None) or {}).get("group")
-    if not group:
-        return []
+    return _options_of(ctx, group, incomplete) if group else []
+
+
+def models(ctx: Any, incomplete: str) -> list[str]:
+    """`t3rl check-template <TAB>`: the model options and the chat families MODEL takes (was: nothing of
+    t3rl's, the working directory's files)."""
+    from t3rl_core.chat.families import FAMILIES  # lazy: only while completing
+
+    families = [f for f in sorted(FAMILIES) if f.startswith(incomplete)]
+    return list(dict.fromkeys([*_options_of(ctx, "model", incomplete), *families]))
+
+
+def _options_of(ctx: Any, group: str, incomplete: str) -> list[str]:
     return [choice.partition("=")[2] for choice in overrides(ctx, f"{group}={incomplete}")]
 
 

@@ -125,6 +125,13 @@ def test_ls_completes_the_options_of_the_group_typed(tmp_path: Path) -> None:
     assert complete("t3rl ls nosuch x") == []  # no such group: nothing, no traceback
 
 
+def test_check_template_completes_its_model_options_and_chat_families() -> None:
+    """`t3rl check-template <TAB>` (MODEL: a model option or a chat family). Was: the directory's files."""
+    assert complete("t3rl check-template qwen3_8") == ["qwen3_8b"]
+    offered = complete("t3rl check-template gl")
+    assert "glm4_9b" in offered and "glm4" in offered, offered  # an option and a family
+
+
 # ------------------------------------------------ help examples pasted from a terminal narrower than 80
 
 
