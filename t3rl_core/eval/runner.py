@@ -473,6 +473,8 @@ async def _play(
         "format_repairs": episode.format_repairs,
         # Inserted tokens (tool outputs, turn closings) dropped at the context or response limit.
         "cut_tokens": episode.cut_tokens,
+        # Tokens the engine answered past a turn's stop, dropped (slime's t3rl_metrics keeps the same).
+        "after_stop_tokens": episode.after_stop_tokens,
         "error": episode.error,
         "timings": dict(episode.timings or {}),
         "prompt_ids": episode.prompt_ids,
@@ -592,9 +594,12 @@ def _summary(
         "git": git,
         "wall_time_s": round(wall_time_s, 3),
         "mean_response_tokens": sum(response_lengths) / len(response_lengths) if response_lengths else None,
-        "cut_tokens": {
-            "episodes": sum(bool(r.get("cut_tokens")) for r in records),
-            "tokens": sum(int(r.get("cut_tokens") or 0) for r in records),
+        **{
+            key: {
+                "episodes": sum(bool(r.get(key)) for r in records),
+                "tokens": sum(int(r.get(key) or 0) for r in records),
+            }
+            for key in ("cut_tokens", "after_stop_tokens")
         },
         "attempts": resuming.attempts_summary(records, resumed, git),
         OVERALL: scores[OVERALL],

@@ -337,3 +337,24 @@ def test_an_answer_whose_log_probs_fall_short_of_its_completion_tokens_is_refuse
     assert parse_generation(_body(3, completion_tokens=3)).token_ids == [100, 101, 102]
     assert parse_generation(_body(3)).token_ids == [100, 101, 102]
     assert parse_generation(_body(0, completion_tokens=0)).token_ids == []
+
+
+def test_the_eval_record_counts_the_tokens_dropped_after_a_stop(qwen_chat: ChatFormat) -> None:
+    """Wave five dropped what an engine answers past a turn's stop and counted it for slime's metrics
+    (t3rl_metrics.after_stop_tokens); an eval's record said nothing of it (left by wave five). Now the
+    record carries it beside cut_tokens (and summary.json sums both alike)."""
+    call = [*qwen_chat.encode(_call(qwen_chat)), qwen_chat.stop_token_ids[0]]
+    junk = qwen_chat.encode(" junk")
+    answer = [*qwen_chat.encode("3."), qwen_chat.stop_token_ids[0]]
+    runner = toy_runner(qwen_chat)
+    runner.engine = FixedEngine(
+        [
+            Generation(call + junk, [-0.5] * len(call + junk), "stop"),
+            Generation(answer, [-0.5] * len(answer), "stop"),
+        ]
+    )
+    job = SimpleNamespace(
+        row=task(("Add 1 and 2.",)), seed=0, task_id="toy", category="toy", sample=0, repeat=0
+    )
+    record = asyncio.run(eval_runner._run_episode(runner, job, SamplingParams(), 1))
+    assert record["status"] == "completed" and record["after_stop_tokens"] == len(junk) > 0
