@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 
 from launch.checks.undo import DELETES, WITHOUT
-from launch.config.errors import QUOTED_ONLY, Problem
+from launch.config.errors import QUOTED_ONLY, WITH_PLUS, Problem
 from launch.config.override_fixes import shell_word
 from launch.config.schema_errors import AS_TYPED
 
@@ -165,3 +165,36 @@ def _quoted_tried(
                 fix=f"{shell_word(line)} (quoted, {shell_word(quoted_line)} is refused in turn: {why})"
             )
     return problem
+
+
+def plus_tried(
+    problems: list[Problem], overrides: Sequence[str], config_dirs: Sequence[str], refusals: Refusals
+) -> list[Problem]:
+    """A mapping typed without '+' onto a mapping a file sets is answered with the line with '+' (Hydra's
+    merge); tried as the user would apply it, a line refused in turn at the mapping or a key of it
+    (`+hardware.env_vars={a: 1}`: a job variable is text; `+model.chat.chat_template_kwargs={a: 1}`: the
+    template reads no `a`) is answered first by dropping what was typed, with the refusal it leads to
+    and that refusal's fix as the reason (was: the '+' line alone, refused when applied)."""
+    if _TRYING.get():
+        return problems
+    return [
+        _plus_tried(p, overrides, config_dirs, refusals) if p.fix.startswith(WITH_PLUS) else p
+        for p in problems
+    ]
+
+
+def _plus_tried(
+    problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str], refusals: Refusals
+) -> Problem:
+    typed = problem.source.removeprefix("override `").removesuffix("`")
+    if typed not in overrides:
+        return problem
+    plus_line = problem.fix.removeprefix(WITH_PLUS)
+    errors = _tried(refusals, [*(o for o in overrides if o != typed), plus_line], config_dirs)
+    turn = next((e for e in errors if e.key == problem.key or e.key.startswith(f"{problem.key}.")), None)
+    if turn is None:
+        return problem  # it validates, or what it leads to is not this mapping's
+    return problem.replace(
+        fix=f"drop `{typed}` (with '+', {shell_word(plus_line)} is refused in turn at {turn.key}: "
+        f"{turn.message}; {turn.fix})"
+    )

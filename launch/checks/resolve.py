@@ -18,17 +18,17 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from launch.checks.group_choice import with_group_fixes, with_package_keys
+from launch.checks.selection import EVERY_STAGE, Selection
 from launch.checks.undo import deletion_first, trims_first, with_undo_fixes
 from launch.checks.validate import import_checks, validate_and_plan
 from launch.config import compose_ahead
-from launch.config.errors import QUOTED_ONLY, ConfigError, Problem
+from launch.config.errors import QUOTED_ONLY, WITH_PLUS, ConfigError, Problem
 from launch.config.provenance import Provenance
 from launch.config.resolved import composed_plain
 from launch.config.schema import RunConfig, build_run_validator, build_validators
 from launch.config.schema_errors import AS_TYPED, numbers_misread, problems_from_validation
 from launch.config.secrets import remember_expanded, remember_overrides, remember_revealed
 from launch.config.yaml_readings import misread, with_readings
-from launch.plan.selection import EVERY_STAGE, Selection
 from t3rl_core.home_paths import expand_home
 from t3rl_core.records import Record
 
@@ -105,6 +105,10 @@ def resolve(
             from launch.checks.fix_closure import quoted_tried  # lazy: only a value Hydra reads quoted
 
             problems = quoted_tried(problems, overrides, config_dirs, _refusals)
+        if any(p.fix.startswith(WITH_PLUS) for p in problems):  # `env_vars={a: 1}`: with '+', is it taken?
+            from launch.checks.fix_closure import plus_tried  # lazy: only a mapping typed without '+'
+
+            problems = plus_tried(problems, overrides, config_dirs, _refusals)
         raise ConfigError(problems) from None
     # `~/…` expanded here, once, after the composition cache (it reads $HOME every time).
     data, provenance = expand_home(plain.data), plain.provenance

@@ -30,7 +30,14 @@ from omegaconf import DictConfig, OmegaConf, flag_override, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from launch.config import hydra_internals as internals
-from launch.config.errors import ConfigError, Problem, did_you_mean, not_text_problem, undecodable_file
+from launch.config.errors import (
+    WITH_PLUS,
+    ConfigError,
+    Problem,
+    did_you_mean,
+    not_text_problem,
+    undecodable_file,
+)
 from launch.config.fixes import assign
 from launch.config.hydra_internals import ConfigLoaderImpl
 from launch.config.layers import AppliedOverride, Layer, leaves
@@ -587,7 +594,7 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
         if unknown is not None:  # `env.data={a: 1}`: '+' would add a key the section has no field for
             return unknown
         # `key={a: 1}` on a mapping a config file sets: Hydra merges new keys into it only with '+'
-        fix = f"add its keys with '+': +{text}"
+        fix = f"{WITH_PLUS}+{text}"
         return Problem(
             key=key, message=f"cannot apply override: {error}", source=f"override `{text}`", fix=fix
         )

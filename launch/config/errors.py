@@ -25,6 +25,9 @@ AS_TYPED = "the value typed, in the form the field takes"
 # How a value Hydra's grammar refuses unquoted (`name=café`) is answered (launch.config.override_syntax):
 # the quoted form, which launch.checks.fix_closure.quoted_tried tries as applied.
 QUOTED_ONLY = "which Hydra's override grammar reads only quoted"
+# How a mapping typed without '+' onto a mapping a file sets is answered (launch.config.compose): the line
+# with '+', which launch.checks.fix_closure.plus_tried tries as applied.
+WITH_PLUS = "add its keys with '+': "
 
 
 _FIELDS = ("key", "message", "source", "fix", "severity")
