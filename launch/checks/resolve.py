@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from launch.checks.context import EVERY_STAGE, Selection
 from launch.checks.group_choice import with_group_fixes, with_package_keys
-from launch.checks.selection import EVERY_STAGE, Selection
 from launch.checks.undo import deletion_first, trims_first, with_undo_fixes
 from launch.checks.validate import import_checks, validate_and_plan
 from launch.config import compose_ahead

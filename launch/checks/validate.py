@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from launch.checks.context import Context, Scope
+from launch.checks.context import EVERY_STAGE, Context, Scope, Selection
 from launch.checks.ledger import (
     claims_of,
     duplicate_gpus,
@@ -31,7 +31,6 @@ from launch.config.overlay import overlay
 from launch.config.provenance import Provenance
 from launch.config.schema import HardwareConfig, RunConfig, TrainStage
 from launch.plan.build import PlanContext, build_plan
-from launch.plan.selection import EVERY_STAGE, Selection
 
 if TYPE_CHECKING:
     from launch.plan.build import Plan

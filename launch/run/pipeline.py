@@ -36,10 +36,10 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
+from launch.checks.context import Selection
 from launch.config.errors import did_you_mean
 from launch.files import LockHeld, exclusive_lock, is_locked, lock_holder, waiting_lock
 from launch.plan.build import Plan
-from launch.plan.selection import Selection
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult, exit_record
 from launch.run.output_digest import FileHashes, digests, first_mismatch, manifest_disagreement

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from launch.checks.context import Selection
 from launch.checks.resolve import resolve
 from launch.checks.rules.local_dirs import unwritable
 from launch.config.errors import ConfigError
@@ -18,7 +19,6 @@ from launch.output.markup import escape
 from launch.output.table import TextTable
 from launch.plan.build import PlanContext, build_plan
 from launch.plan.context import this_interpreter
-from launch.plan.selection import Selection
 from launch.run.config_diff import config_changes
 from launch.run.pipeline import PipelineError, preview, refuse_in_use
 from launch.run.published_view import show_published

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import t3rl_core
+from launch.checks.context import EVERY_STAGE, Selection
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, Problem, render_problems
 from launch.config.schema import RunConfig, TrainStage
@@ -19,7 +20,6 @@ from launch.files import write_record_json
 from launch.output.markup import escape
 from launch.plan.build import PlanContext, build_plan
 from launch.plan.context import this_interpreter
-from launch.plan.selection import EVERY_STAGE, Selection
 from launch.plan.slime_args import merge_hardware
 from launch.plan.tracking import tracked
 from launch.run.executors.base import make_executor

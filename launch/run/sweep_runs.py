@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from launch.checks.context import Selection
 from launch.checks.rules.local_dirs import fields_of_kind
 from launch.config.errors import ConfigError, render_problems
 from launch.files import is_locked
-from launch.plan.selection import Selection
 from launch.run.executors.ray_capacity import live_submission_ids, own_live_gpus, sweep_capacity
 from launch.run.executors.ray_jobs import dashboard_address
 from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, INTERRUPTED

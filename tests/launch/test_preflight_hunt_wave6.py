@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
+from launch.checks.context import EVERY_STAGE, Selection
 from launch.checks.resolve import resolve
 from launch.config.errors import Problem
-from launch.plan.selection import EVERY_STAGE, Selection
 from tests.launch.test_preflight_hunt_wave5 import (
     _refused_at_key_with_a_fix_that_validates,
     _warned_with_a_fix_that_clears_it,

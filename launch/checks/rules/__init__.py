@@ -1,7 +1,7 @@
 """Cross-field rules, one function each, grouped by what they look at. `RULES` runs in this order."""
 
 import importlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from launch.checks import probes
 from launch.checks.context import Context, Rule
@@ -18,14 +18,12 @@ from launch.checks.rules import (
     distinct,
     engines,
     env_data,
-    env_steps,
     eval_load,
     eval_prompts,
     eval_server,
     hub_ids,
     imports,
     job_env,
-    job_env_paths,
     kernels,
     kinds,
     lengths,
@@ -47,7 +45,6 @@ from launch.checks.rules import (
     stages,
     topology,
     tracking,
-    tracking_env,
     unread,
     usual,
     values,
@@ -55,6 +52,20 @@ from launch.checks.rules import (
     weights,
 )
 from launch.config.errors import Problem
+from t3rl_core.config import EnvConfig
+
+
+def _only_when(module: str, applies: Callable[[Context], bool]) -> Rule:
+    """The rules of `launch.checks.rules.<module>`, imported only for a config they may judge (`applies`),
+    so a cold validate and plan of the others import none of them."""
+
+    def only_when(ctx: Context) -> Iterator[Problem]:
+        if applies(ctx):
+            for rule in importlib.import_module(f"launch.checks.rules.{module}").RULES:
+                yield from rule(ctx)
+
+    only_when.__name__ = module
+    return only_when
 
 
 def _on_a_cluster(module: str) -> Rule:
@@ -80,7 +91,10 @@ RULES = (
     *vocab.RULES,
     *model_source.RULES,
     *env_data.RULES,
-    *env_steps.RULES,
+    # an env whose own step limit declares what its tasks need (tau2's max_steps)
+    _only_when(
+        "env_steps", lambda ctx: type(ctx.run.env).episode_steps_needed is not EnvConfig.episode_steps_needed
+    ),
     *topology.RULES,
     *batch.RULES,
     *batch.NAME_RULES,
@@ -94,7 +108,7 @@ RULES = (
     *imports.RULES,
     *one_truth.RULES,
     *job_env.RULES,
-    *job_env_paths.RULES,
+    _only_when("job_env_paths", lambda ctx: any(s.hardware.env_vars for s in ctx.scopes)),
     *splits.RULES,
     *data_sizes.RULES,
     *kernels.RULES,
@@ -105,7 +119,7 @@ RULES = (
     _on_a_cluster("ray_upload"),
     *components.RULES,
     *tracking.RULES,
-    *tracking_env.RULES,
+    _only_when("tracking_env", lambda ctx: ctx.run.tracking.kind == "wandb"),
     *lengths.RULES,
     *prompt_lengths.RULES,
     *eval_server.RULES,

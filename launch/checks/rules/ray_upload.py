@@ -71,7 +71,7 @@ def _ignore_file(where: Path, name: str) -> Callable[[Path], bool] | None:
 def uploaded_sizes(root: Path, stop_at: int) -> tuple[int, int, list[tuple[int, str]]]:
     """(bytes of every file Ray would upload, of those in formats that do not shrink, the largest top-level
     entries as (bytes, name)), walking as Ray's `_dir_travel` does until the total reaches `stop_at`."""
-    from launch.plan.secret_uploads import SECRET_FILES  # the runtime env's excludes t3rl adds
+    from t3rl_core.secret_files import SECRET_FILES  # lazy: t3rl's upload excludes, only to probe
 
     secret = _spec(SECRET_FILES)
     excludes: list[Callable[[Path], bool]] = [lambda p: secret.match_file(str(p.relative_to(root)))]

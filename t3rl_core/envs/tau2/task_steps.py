@@ -21,7 +21,8 @@ from pathlib import Path
 from t3rl_core import outside_json
 
 # The gold actions of a task are the first key of its `evaluation_criteria` in every shipped file; each is
-# decoded alone (a telecom file is 14 MB: decoding it whole costs twice the scan).
+# decoded alone, raw: the installed package's own data, as trusted as its code t3rl imports (telecom's file
+# is 14 MB: outside_json's depth scan of the whole costs 0.3 s of a validate, eight times this scan).
 _ACTIONS = re.compile(r'"id":\s*("(?:[^"\\]|\\.)*")|"evaluation_criteria":\s*\{\s*"actions":\s*')
 
 
@@ -57,7 +58,7 @@ def _steps_by_task(domain: str) -> dict[str, int] | None:
     decoder, found, task = json.JSONDecoder(), {}, None
     for match in _ACTIONS.finditer(text):
         if match.group(1) is not None:
-            task = json.loads(match.group(1))
+            task = outside_json.loads(match.group(1), "a task id of tau2's tasks.json")
             continue
         try:
             actions, _ = decoder.raw_decode(text, match.end())
