@@ -16,6 +16,7 @@ text (the task's data: a BFCL task says `using access token 'V'`):
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import re
@@ -146,12 +147,11 @@ _PROSE_VALUE = r"([A-Za-z0-9+/_.~!#$%^&*-]{8,128})"
 _NOT_PROSE_VALUES = ("env:", "file:", "${", "***")
 
 
-def prose_value_spans(text: str) -> list[tuple[int, int]]:
+def prose_value_spans(text: str, lower: str) -> list[tuple[int, int]]:
     """Where prose gives a credential's name a value (`the api key is V`, `password V`): 8+ characters
     with a letter and a digit, not a hash (`token <git sha>`), not a path or a reference. The names are
     found by `str.find` over the lower-cased text and the pattern tried only there (tried at every
-    place of a 37 KB eval record it cost ~8 ms)."""
-    lower = text.lower()
+    place of a 37 KB eval record it cost ~8 ms). `lower`: `text` lower-cased (once for the module)."""
     spans = []
     for word in _PROSE_WORDS:
         at = lower.find(word)
@@ -258,22 +258,19 @@ _NAMED_FIELDS = (
     rf"(?i){_FIELD_NAME}\s*,?\s*{_FIELD_VALUE}",
     rf"(?i){_FIELD_VALUE}\s*,?\s*{_FIELD_NAME}",
 )
-# A word every credential's name holds (`is_secret_name`'s words), where a pair's first item is looked for.
-_PAIR_WORDS = ("key", "token", "secret", "pass", "pwd", "auth", "cred", "bearer", "pat")
 # The most a name's field (`_FIELD_NAME`: a quoted name of 64 characters and its signs) spans.
 _FIELD_SPAN = 100
 _NAMED_PAIR = r"""[\[(]\s*b?(["'])([\w.:-]{1,64})\1\s*,\s*b?(["'])((?:(?!\3)[^\\\n]|\\.){1,256})\3\s*[\])]"""
 
 
-def named_field_spans(text: str) -> list[tuple[int, int]]:
+def named_field_spans(text: str, lower: str) -> list[tuple[int, int]]:
     """Where a record names a credential in one field and holds its value in another
-    (`{"name": "DB_PASSWORD", "value": "V"}`, `- name: API_TOKEN` above `value: V`,
-    `('X-Api-Key', 'V')`), the value judged as a name's (`_named_value`)."""
+    (`{"name": "DB_PASSWORD", "value": "V"}`, `- name: API_TOKEN` above `value: V`), the value judged as
+    a name's (`_named_value`); a pair's (`('X-Api-Key', 'V')`) is `pair_value_span`'s."""
     spans = set()
     # Tried around each `value` (found by `str.find`: one in an eval record of 40 KB on average), not at
     # every place of the text (~2 ms a record): the name's field within a field's length before it, the
     # value within its own after it; a window begins at a word's start, as the look-behind needs.
-    lower = text.lower()
     at = lower.find("value")
     while at >= 0:
         for order, pattern in enumerate(_NAMED_FIELDS):
@@ -286,19 +283,23 @@ def named_field_spans(text: str) -> list[tuple[int, int]]:
                 if _names_credential(name) and _named_value(match.group(group)):
                     spans.add(match.span(group))
         at = lower.find("value", at + 5)
-    # A pair is tried where a credential's word stands in a quoted first item (a few places a record).
-    for word in _PAIR_WORDS:
-        at = lower.find(word)
-        while at >= 0:
-            quote = max(text.rfind("'", max(0, at - 64), at), text.rfind('"', max(0, at - 64), at))
-            opening = quote - 1 - (text[quote - 1 : quote] == "b")
-            while opening > 0 and text[opening].isspace():
-                opening -= 1
-            match = re.compile(_NAMED_PAIR).match(text, opening) if quote > 0 else None
-            if match is not None and _names_credential(match.group(2)) and _named_value(match.group(4)):
-                spans.add(match.span(4))
-            at = lower.find(word, at + len(word))
     return sorted(spans)
+
+
+def pair_value_span(text: str, at: int) -> tuple[int, int] | None:
+    """The value of a pair whose quoted first item holds the credential's word standing at `at`
+    (`('X-Api-Key', 'V')`): tried where t3rl_core.secret_shapes finds each name's word already, so no
+    more passes over the text."""
+    quote = max(text.rfind("'", max(0, at - 64), at), text.rfind('"', max(0, at - 64), at))
+    if quote < 1:
+        return None
+    opening = quote - 1 - (text[quote - 1] == "b")
+    while opening > 0 and text[opening].isspace():
+        opening -= 1
+    match = re.compile(_NAMED_PAIR).match(text, opening)
+    if match is None or not (_names_credential(match.group(2)) and _named_value(match.group(4))):
+        return None
+    return match.span(4)
 
 
 # ------------------------------------------------------------------ a table's column named as a credential
@@ -308,35 +309,38 @@ def named_field_spans(text: str) -> list[tuple[int, int]]:
 _CELL_SEPARATORS = (",", "\t", ";", "|")
 _BARS = str.maketrans("│┃║", "|||")
 # A rule between a table's header and its rows (`|---|:--:|`, `━━━╇━━━`, psql's `-----+-----`).
+# The most cells a header line has: a table's, not a record's.
+_MOST_CELLS = 64
 _RULE = r"[\s|:+\-\u2500-\u257f]*"  # the box-drawing block
 
 
-def column_value_spans(text: str) -> list[tuple[int, int]]:
+def column_value_spans(text: str, lower: str) -> list[tuple[int, int]]:
     """Where a table (CSV, TSV, Markdown, a rich or psql table) holds a value in a column whose header
     names a credential (`User name,Password` above `alice,V`: AWS's credentials.csv; `| user | token |`),
     in each row below the header with as many cells, the value judged as a name's (`_named_value`).
     Only lines holding a credential's word are read as a header."""
-    if "\n" not in text:
+    if text.find("\n", 0, len(text) - 1) < 0:  # one line, with its line break or not
         return []
-    lower = text.lower()
-    headers: set[int] = set()
-    for word in (*_PROSE_WORDS, "pass", "pwd", "auth"):
-        at = lower.find(word)
-        while at >= 0:
-            headers.add(lower.count("\n", 0, at))
-            at = lower.find(word, at + len(word))
-    if not headers:
+    words = [at for word in (*_PROSE_WORDS, "pass", "pwd", "auth") for at in _finds(lower, word)]
+    if not words:
         return []
     lines = text.translate(_BARS).split("\n")
     starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
     spans = []
-    for index in sorted(headers):
+    for index in sorted({bisect.bisect_right(starts, at) - 1 for at in words}):
+        header = lines[index]
+        # A header is a short line of a few cells with a row of as many below it (a JSON record of 40 KB
+        # and a line break is not one: each of its thousands of commas was judged as a name's end).
+        below = next(
+            (lines[i] for i in range(index + 1, len(lines)) if not re.fullmatch(_RULE, lines[i])), ""
+        )
         for separator in _CELL_SEPARATORS:
-            cells = _cells(lines[index], separator)
-            named = [i for i, (a, b) in enumerate(cells) if _names_column(lines[index][a:b])]
-            if len(cells) < 2 or not named:
+            count = header.count(separator)
+            if not 1 <= count <= _MOST_CELLS or below.count(separator) != count:
                 continue
-            for row in range(index + 1, len(lines)):
+            cells = _cells(header, separator)
+            named = [i for i, (a, b) in enumerate(cells) if _names_column(header[a:b])]
+            for row in range(index + 1, len(lines)) if named else ():
                 if re.fullmatch(_RULE, lines[row]):
                     continue
                 found = _cells(lines[row], separator)
@@ -347,6 +351,15 @@ def column_value_spans(text: str) -> list[tuple[int, int]]:
                     if _named_value(lines[row][a:b]):
                         spans.append((starts[row] + a, starts[row] + b))
     return spans
+
+
+def _finds(text: str, word: str) -> list[int]:
+    """Where `word` stands in `text` (`str.find`, from each end on)."""
+    found, at = [], text.find(word)
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + len(word))
+    return found
 
 
 def _cells(line: str, separator: str) -> list[tuple[int, int]]:
@@ -641,14 +654,14 @@ def _hook_key(part: str) -> bool:
     return mixed and looks_like_credential(part)
 
 
-def prose_spans(text: str) -> list[tuple[int, int]]:
-    """Every span this module masks in `text`."""
+def prose_spans(text: str, lower: str) -> list[tuple[int, int]]:
+    """Every span this module masks in `text` (`lower`: it lower-cased)."""
     return (
         url_key_spans(text)
-        + prose_value_spans(text)
+        + prose_value_spans(text, lower)
         + element_value_spans(text)
-        + named_field_spans(text)
-        + column_value_spans(text)
+        + named_field_spans(text, lower)
+        + column_value_spans(text, lower)
         + validation_input_spans(text)
         + folded_key_spans(text)
         + prose_userinfo_spans(text)

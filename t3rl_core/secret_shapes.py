@@ -37,7 +37,7 @@ from t3rl_core.secret_name_words import (
     looks_like_credential,
 )
 from t3rl_core.secret_pieces import unfolded
-from t3rl_core.secret_prose import is_url_key, prose_spans
+from t3rl_core.secret_prose import is_url_key, pair_value_span, prose_spans
 
 MASK = "***"
 # Between texts scanned as one (`any_credentials_in`): no shape below matches across it (no name, value,
@@ -516,11 +516,14 @@ def _named_spans(text: str, lower: str, commands: bool = True) -> list[tuple[int
         at = lower.find(word)
         while at >= 0:
             spans += _value_after(text, lower, at, word)
+            pair = pair_value_span(text, at) if commands else None
+            if pair is not None:
+                spans.append(pair)
             at = lower.find(word, at + 1)
     if "://" in text:
         spans += [match.span(1) for match in re.finditer(_USER_TOKEN, text)]
     spans += (
-        named_spans(text, lower) + key_word_spans(text) + bare_key_spans(text) + prose_spans(text)
+        named_spans(text, lower) + key_word_spans(text) + bare_key_spans(text) + prose_spans(text, lower)
         if commands
         else []
     )
