@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from t3rl_core.chat.keys import json_key
+from t3rl_core.chat.scalar_text import scalar_text
 from t3rl_core.config import ParsersConfig
 from t3rl_core.parsers.nesting import nesting_problem
 from t3rl_core.parsers.render import FORMATS, CallFormat, render_calls
@@ -383,11 +384,15 @@ class ToolCallActionParser:
         key = (self.tool_call_parser, name)
         if key not in _WRITABLE:
             try:
-                read = self._parse_calls(render_calls(self.tool_call_parser, [ToolCall(name, {})]))
+                # The name as the prompt shows it (scalar text: a lone surrogate is U+FFFD there, so no
+                # model can write it, even as a JSON escape it never saw).
+                shown = ToolCall(scalar_text(name), {})
+                read = self._parse_calls(render_calls(self.tool_call_parser, [shown]))
                 problem = None if [call.name for call in read] == [name] else f"reads back as {read!r}"
             except InvalidOutput as exc:
                 problem = str(exc)
-            _WRITABLE[key] = problem and (
+            # Scalar text: it quotes the offered names, which a log or a record must hold.
+            _WRITABLE[key] = problem and scalar_text(
                 f"the tool name {quoted(name)} cannot be written in the {self.tool_call_parser} call "
                 f"format (its call reads back: {problem[:200]}): rename it when the data is prepared"
             )

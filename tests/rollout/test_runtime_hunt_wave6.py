@@ -20,7 +20,7 @@ from t3rl_core.engines.base import Generation, SamplingParams
 from t3rl_core.engines.sglang_http import BadResponse, parse_generation
 from t3rl_core.eval import runner as eval_runner
 from t3rl_core.parsers.render import FORMATS, call_format, render_calls
-from t3rl_core.parsers.tool_calls import ToolCallActionParser
+from t3rl_core.parsers.tool_calls import ToolCallActionParser, UnwritableTool
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
 from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
 from tests.rollout.fakes import TOOLS, FixedEngine, ScriptedEngine, ToyEnv, family_parser, play, task
@@ -358,3 +358,17 @@ def test_the_eval_record_counts_the_tokens_dropped_after_a_stop(qwen_chat: ChatF
     )
     record = asyncio.run(eval_runner._run_episode(runner, job, SamplingParams(), 1))
     assert record["status"] == "completed" and record["after_stop_tokens"] == len(junk) > 0
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_a_tool_name_holding_a_lone_surrogate_is_unwritable(fmt: str) -> None:
+    """The prompt shows a tool's lone surrogate as U+FFFD (kind three), so a name holding one is a name
+    no model can write: every call of it was refused as 'unknown function', the model's format error,
+    unsaid. Now the tool list is refused when its parser is built (as wave five refuses names a format
+    cannot write), the message valid UTF-8 for a log or a record."""
+    tools = copy.deepcopy(TOOLS)
+    tools[0]["function"]["name"] = "ad\ud800d"
+    with pytest.raises(UnwritableTool) as refused:
+        ToolCallActionParser(ParsersConfig(tool_call_parser=fmt), tools)
+    assert f"the tool name 'ad\\ud800d' cannot be written in the {fmt} call format" in str(refused.value)
+    str(refused.value).encode("utf-8")
