@@ -38,6 +38,14 @@ from tests.support.output_hunt import (
 
 SHIPPED = {option.name: option for option in shipped_models()}
 OPTIONS = {option.name: option for option in hunted_options()}
+# Options the rollout reads alike (all but the name equal: family, chat template, parsers) play the same
+# bytes through the same code, so the hunts play each such reading once, under its first option's name
+# (qwen3_4b for qwen3_8b, qwen2_5_3b_instruct for qwen2_5_7b_instruct); an option whose template or
+# parsers differ from every other's is a reading of its own, hunted under its name.
+READINGS = {
+    option.name: option
+    for option in {dataclasses.replace(o, name=""): o for o in reversed(OPTIONS.values())}.values()
+}
 
 
 @cache
@@ -73,9 +81,9 @@ def test_the_hunt_plays_each_kind_of_output() -> None:
     assert kinds <= cases
 
 
-@pytest.mark.parametrize("name", sorted(OPTIONS))
+@pytest.mark.parametrize("name", sorted(READINGS))
 def test_every_adversarial_output_keeps_the_contract(name: str) -> None:
-    option = OPTIONS[name]
+    option = READINGS[name]
     chat = _chat(option)
     broken = {}
     for output in Hunt(option, chat).outputs():
@@ -89,7 +97,7 @@ def test_every_adversarial_output_keeps_the_contract(name: str) -> None:
 @given(data=st.data())
 def test_adversarial_turns_in_a_row_keep_the_contract(data: st.DataObject) -> None:
     """Several adversarial turns in one episode: each error observation and delta after each."""
-    option = OPTIONS[data.draw(st.sampled_from(sorted(OPTIONS)))]
+    option = READINGS[data.draw(st.sampled_from(sorted(READINGS)))]
     chat = _chat(option)
     outputs = [o for o in Hunt(option, chat).outputs() if o.expect != "cut" and "enormous" not in o.case]
     script = data.draw(st.lists(st.sampled_from(outputs), min_size=2, max_size=4))
@@ -217,7 +225,7 @@ def test_adversarial_turns_under_format_repair_keep_the_contract(data: st.DataOb
     """The format-repair protocol on adversarial turns (the retry malformed too, cut at the token
     limit, or good): the trained tokens are whole engine generations, never re-tokenized, and the
     episode ends completed or with its reason."""
-    option = OPTIONS[data.draw(st.sampled_from(sorted(OPTIONS)))]
+    option = READINGS[data.draw(st.sampled_from(sorted(READINGS)))]
     chat = _chat(option)
     outputs = [o for o in Hunt(option, chat).outputs() if "enormous" not in o.case]
     script = data.draw(st.lists(st.sampled_from(outputs), min_size=1, max_size=3))
