@@ -3,21 +3,24 @@ closed by one declaration (docs/explanation/preflight.md, "Hunt wave six: models
 
 - the Megatron flags of `model.architecture.extra_args` that build the model (a layer spec, extra norms,
   the rotated share of a head, rope scaling, a router's scoring), against the checkpoint: the hub id's
-  model option, or a local config.json's rope settings (launch/checks/rules/model_flags.py);
+  model option, or a local config.json's rope settings (launch/checks/rules/model_inputs.py);
 - a local checkpoint's model_type against the switches HF's class of it builds (norms, QKV bias, q/k
-  norms, a gated MLP): compared with a hub option only (model_flags.switches_of_the_local_checkpoint);
+  norms, a gated MLP): compared with a hub option only (model_inputs.switches_of_the_local_checkpoint);
 - a flag an architecture field writes, passed through while the field is off or unset
   (`--untie-embeddings-and-output-weights` on a tied model, `--num-experts` on a dense one): the checks
-  read the field, Megatron the flag (model_flags.modelled_flags_not_passed_through);
-- a local tokenizer adding ids past the model's embedding rows (launch/checks/rules/vocab.py);
+  read the field, Megatron the flag (model_inputs.modelled_flags_not_passed_through);
+- a local tokenizer adding ids past the model's embedding rows (launch/checks/rules/model_inputs.py);
 - a synthetic model (tiny_qwen3) under a run with no prepare_model stage before the stages loading it:
-  nothing builds it, and it cannot be downloaded (launch/checks/rules/model_source.py, a warning);
+  nothing builds it, and it cannot be downloaded (launch/checks/rules/model_inputs.py, a warning);
+- a fix swapping the model (`model=<option>`) chosen without the layout: SFT of a family slime has no loss
+  mask for was told model=qwen2_5_3b_instruct at TP 4, whose 2 query groups TP 4 does not split
+  (model_inputs.fitting_model tries each option against every scope's per-scope rules);
 - a schedule flag slime never reads (`--lr-warmup-samples`, `--train-iters`: slime counts warmup and decay in
   optimizer steps and sets train_iters itself): refused as having no effect (launch/plan/slime_constraints);
 - an SGLang KV pool (`--max-total-tokens`) no larger than one call's budget: SGLang cuts every request to
-  the pool's room (launch/checks/rules/engines.py);
+  the pool's room (launch/checks/rules/model_inputs.py);
 - rollout engines computing in another number format than Megatron trains in (`--sglang-dtype float16`
-  beside bf16, `--fp16` beside the checkpoint's bf16): a warning (engines.py).
+  beside bf16, `--fp16` beside the checkpoint's bf16): a warning (model_inputs.py).
 
 Each refusal names its key and a first fix that validates; the valid settings next to them are accepted.
 """
@@ -278,6 +281,19 @@ def test_a_synthetic_model_built_first_or_already_is_accepted(_in_tmp: Path) -> 
     built.mkdir()
     (built / "config.json").write_text("{}")
     assert _source_warnings([S1, "model=tiny_qwen3", f"model.hf_checkpoint={built}"]) == []
+
+
+# ------------------------------------------------------------ a model swapped in by a fix fits the layout
+
+
+def test_a_model_swapped_in_by_a_fix_fits_the_layout() -> None:
+    # GLM-4 under ReTool's SFT stage at TP 4 (its own 2 query groups refused too): the family's fix
+    line = ["+experiment=retool", "model=glm4_9b", "executor=slurm", "hardware.nodes=2"]
+    line += ["hardware.tensor_parallel=4", "stages.rl.hardware.gpus_per_engine=2"]
+    (problem,) = [e for e in errors(line) if "SFT loss masks" in e.message]
+    assert problem.fix.startswith("set model=qwen2_5_7b_instruct"), problem.fix
+    swapped = fixed(line, problem)
+    assert errors(swapped) == []
 
 
 # ------------------------------------------------------------------ schedule flags slime never reads

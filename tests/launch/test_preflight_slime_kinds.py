@@ -145,7 +145,7 @@ BAD = [
     (
         "allgather_dispatcher_replaced",
         # a DeepSeek-V3 of the user's own: the list replaces the hub option's YaRN and router flags, which
-        # rules/model_flags.py refuses for the hub checkpoint itself
+        # rules/model_inputs.py refuses for the hub checkpoint itself
         [*MOE, f"{X}=[--moe-token-dispatcher-type,allgather]", "model.hf_id=me/deepseek-v3-own"],
         X,
         "slime turns it into alltoall",

@@ -16,7 +16,6 @@ from launch.checks.rules import (
     credit,
     data_sizes,
     distinct,
-    engines,
     env_data,
     eval_load,
     eval_prompts,
@@ -31,8 +30,7 @@ from launch.checks.rules import (
     logprobs,
     megatron,
     model,
-    model_flags,
-    model_source,
+    model_inputs,
     one_truth,
     prompt_lengths,
     resources,
@@ -48,7 +46,6 @@ from launch.checks.rules import (
     unread,
     usual,
     values,
-    vocab,
     weights,
 )
 from launch.config.errors import Problem
@@ -87,9 +84,7 @@ RULES = (
     # first: a premise the rest reasons from (the checkpoint's architecture, an SFT stage's data) is
     # fixed before the rules about its details
     *hub_ids.RULES,
-    *model_flags.RULES,
-    *vocab.RULES,
-    *model_source.RULES,
+    *model_inputs.RULES,
     *env_data.RULES,
     # an env whose own step limit declares what its tasks need (tau2's max_steps)
     _only_when(
@@ -126,7 +121,6 @@ RULES = (
     *service_gpus.RULES,
     *megatron.RULES,
     *sglang.RULES,
-    *engines.RULES,
     *seeds.RULES,
     *served_context.RULES,
     *context_flags.RULES,

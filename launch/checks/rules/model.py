@@ -11,6 +11,7 @@ from launch.checks import sglang_names
 from launch.checks.context import Context
 from launch.checks.hf_config import compare, override_value, read_hf_config
 from launch.checks.model_options import model_options
+from launch.checks.rules.model_inputs import fitting_model
 from launch.config.algorithms import SFT_LOSS_MASK
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
@@ -408,7 +409,9 @@ def sft_family_has_a_loss_mask(ctx: Context) -> Iterator[Problem]:
             continue
         mode = f"stages.{name}.curriculum.mode"
         key = ctx.latest("model.family", mode)
-        swap = f"set model={known[0]} (a model of those families)" if known else ""
+        # a model the layout takes (model_inputs.fitting_model), so that the swap validates
+        fitting = fitting_model(ctx, known)
+        swap = f"set model={fitting or known[0]} (a model of those families)" if known else ""
         rl = f"set {mode}=rl"
         yield Problem(
             key,

@@ -1,4 +1,6 @@
-"""The Megatron flags of `model.architecture.extra_args` that build the model, against the checkpoint.
+"""What the model, its tokenizer and its engines are given, against what they are built from.
+
+The Megatron flags of `model.architecture.extra_args` that build the model, against the checkpoint.
 
 `MegatronArch` models the sizes and switches a config.json states; the rest of how Megatron builds a
 family's model rides in `extra_args` (GLM's layer spec and its extra norms, GLM's half-rotated heads,
@@ -16,24 +18,79 @@ The truth is, in this order: the model option of the hub id when the checkpoint 
 The flags the architecture's fields write (`--untie-embeddings-and-output-weights`, `--num-experts`, …,
 each field's name as a Megatron flag) are the fields' alone: passed through while the field is off or
 unset, Megatron builds what the flag says while every check against the checkpoint reads the field.
+
+A token id indexes the model's embedding: every id the tokenizer can produce is below the vocabulary
+the model is built with.
+
+A local tokenizer's tokenizer_config.json lists the tokens added to its base vocabulary with their ids
+(`added_tokens_decoder`). A tokenizer that added tokens past the model's rows (`<tool_call>` added to
+Llama 3.1's tokenizer without resizing the model, a fine-tune's tokenizer on its base model) encodes
+them as ids the embedding does not have: SGLang's and Megatron's lookups fail on the first sample that
+holds one (a CUDA index assertion, far from the config). The model's rows are Megatron's
+`model.architecture.vocab_size` and SGLang's `vocab_size`: a local config.json's, or the download's as
+the hub id's model option declares it.
+
+Where the run's base model comes from, before the stages that load it; and which model option a fix
+may swap in.
+
+A synthetic model (`model.synthetic`: tiny_qwen3 and options built on it) is no download: a prepare_model
+stage builds it at `model.hf_checkpoint`. A run whose stages load the base model (a conversion, a train
+stage, an eval of the base checkpoint) with no prepare_model stage before them (`model=tiny_qwen3` under a
+GPU experiment, or the stage added after them) has nothing that makes it; `t3rl run` refuses it before any
+stage starts, and the download hint of a released model does not apply (its hub id names nothing). The
+probe of model directories (`probes.model_dirs_required`) leaves the synthetic model to its builder; this
+rule says when there is none. A directory built by an earlier run is used as it is.
+
+A fix that swaps the model (`model=<option>`) validates only if the run's layout takes that model's
+architecture (layers over the pipeline, heads and query groups over TP): `fitting_model` tries each
+candidate against every scope's per-scope rules, as a fix proposing a layout value is tried.
+
+What an SGLang engine's own flags do to the calls t3rl sends it, and to the trainer it serves.
+
+- The KV pool (`--max-total-tokens`) bounds a request as the context does: SGLang's scheduler takes
+  min(context, pool) - 1 as the longest request, refuses a longer prompt and cuts each request's
+  max_new_tokens to the room left. A pool no larger than one call's budget (an RL stage's
+  rollout_max_response_len, an eval's max_new_tokens) cuts every long call short of the length the config
+  says, silently (`sglang.server_context_holds_a_call` reads the context the same way).
+- The rollout engines compute in one number format with the trainer: slime trains in bf16 (fp16 with
+  Megatron's --fp16) and copies its weights into engines that compute in `--sglang-dtype` (auto: the
+  checkpoint's torch_dtype, bf16 for every shipped model). Another format on either side makes every
+  rollout log-prob differ from the trainer's by rounding alone (the train/inference mismatch the
+  `mismatch_metrics` log measures), and bf16-trained activations may overflow fp16's range.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
-from launch.checks.context import Context
-from launch.checks.hf_config import read_hf_config
-from launch.checks.model_options import model_option
+from pydantic import ValidationError
 
-# A private helper of hub_ids: the one definition of "the checkpoint is the hub id's download", shared
-# rather than restated so the two rules agree on when the option is the truth.
+from launch.checks.context import Context
+from launch.checks.hf_config import json_object, read_hf_config
+from launch.checks.model_options import model_option, model_options
+
+# hub_ids' one definition of "the checkpoint is the hub id's download", and sglang's reading of the servers
+# t3rl starts with the call budgets each serves: private helpers shared rather than restated, so that the
+# rules here agree with those on when the option is the truth and which servers a request meets.
 from launch.checks.rules.hub_ids import _hub_checkpoint
-from launch.config.argv_tokens import argv_flags, without_flag
+from launch.checks.rules.layouts import scope_valid
+from launch.checks.rules.sglang import _eval_calls, _server_argvs
+from launch.config.argv_tokens import argv_flags, flags_on, without_flag
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
-from launch.config.schema import ConvertHfToTorchDistStage, MegatronArch, MLAArch, MoEArch, TrainStage
+from launch.config.schema import (
+    ConvertHfToTorchDistStage,
+    MegatronArch,
+    MLAArch,
+    MoEArch,
+    PrepareDataStage,
+    PrepareModelStage,
+    TrainStage,
+)
+from launch.config.server_options import human_int, resolve
+from t3rl_core.home_paths import expand_home
 
 EXTRA = "model.architecture.extra_args"
 
@@ -336,9 +393,198 @@ def modelled_flags_not_passed_through(ctx: Context) -> Iterator[Problem]:
         )
 
 
+TOKENIZER = "model.chat.tokenizer"
+VOCAB = "model.architecture.vocab_size"
+
+
+def _added_ids(path: Path) -> dict[int, str]:
+    """Added token id -> its text, as tokenizer_config.json lists them ({} when it lists none)."""
+    config, _ = json_object(path / "tokenizer_config.json")  # unreadable: probes.tokenizer_readable says
+    added = None if config is None else config.get("added_tokens_decoder")
+    if not isinstance(added, dict):
+        return {}
+    ids = {}
+    for key, entry in added.items():
+        if isinstance(key, str) and key.isdigit():
+            ids[int(key)] = str(entry.get("content", "?")) if isinstance(entry, dict) else "?"
+    return ids
+
+
+def tokenizer_ids_within_the_vocabulary(ctx: Context) -> Iterator[Problem]:
+    """The largest id a local tokenizer adds is below the model's vocabulary (Megatron's and SGLang's)."""
+    model = ctx.run.model
+    if model.synthetic:
+        return  # the tiny model is built from its own tokenizer (prepare_model)
+    ids = _added_ids(Path(expand_home(model.chat.tokenizer)))
+    if not ids:
+        return  # a hub id, a tokenizer not here yet, or one that lists no added tokens
+    rows = {VOCAB: model.architecture.vocab_size}
+    hf = read_hf_config(model.hf_checkpoint)
+    if hf is not None and isinstance(hf.get("vocab_size"), int):
+        rows[f"{model.hf_checkpoint}/config.json vocab_size"] = hf["vocab_size"]
+    own = model_option(model.name, ctx.config_dirs) if _hub_checkpoint(ctx) else None
+    declared = own.architecture.get("vocab_size") if own is not None and own.hf_id == model.hf_id else None
+    if isinstance(declared, int):  # the download's config.json, which SGLang builds its embedding from
+        rows[f"{model.hf_id}'s vocab_size, as model option {own.name} declares"] = declared
+    where, size = min(rows.items(), key=lambda item: item[1])
+    past = sorted(i for i in ids if i >= size)
+    if not past:
+        return
+    shown = ", ".join(f"{ids[i]} ({i})" for i in past[:3]) + (" …" if len(past) > 3 else "")
+    key = ctx.latest(TOKENIZER, VOCAB, "model.hf_checkpoint")
+    fix = (
+        f"set {TOKENIZER}={model.hf_checkpoint} (the model's own tokenizer)"
+        if key == TOKENIZER and model.chat.tokenizer != model.hf_checkpoint
+        else f"resize the model's embedding to at least {past[-1] + 1} rows (and set {VOCAB} to it), or set "
+        f"{TOKENIZER} to a tokenizer of this model"
+    )
+    yield Problem(
+        key,
+        f"tokenizer {model.chat.tokenizer} adds {len(past)} token(s) past the model's {size} embedding rows "
+        f"({where}): {shown}; the first sample holding one fails the embedding lookup (SGLang's and "
+        "Megatron's), mid-run",
+        fix=fix,
+    )
+
+
+def synthetic_model_is_built_first(ctx: Context) -> Iterator[Problem]:
+    """A synthetic base model is built by a prepare_model stage before the first stage that loads it,
+    unless it is built here already."""
+    model = ctx.run.model
+    if not model.synthetic or (Path(expand_home(model.hf_checkpoint)) / "config.json").is_file():
+        return
+    loading: list[str] = []
+    for name, stage in ctx.run.stages.items():
+        if isinstance(stage, PrepareModelStage):
+            break
+        if not isinstance(stage, PrepareDataStage):
+            loading.append(name)
+    if not loading:
+        return
+    released = sorted(
+        name
+        for name, option in model_options(ctx.config_dirs).items()
+        if not option.synthetic and option.family == model.family
+    )
+    swap = fitting_model(ctx, released)
+    instead = f"set model={swap} (a released {model.family} model); or " if swap else ""
+    yield Problem(
+        "model.name",
+        f"{model.name} is built offline (model.synthetic) by a prepare_model stage, and this run has none "
+        f"before stage(s) {', '.join(loading)}, which load it from {model.hf_checkpoint} (no config.json "
+        "there yet): t3rl run refuses it before any stage starts, and it cannot be downloaded",
+        fix=f"{instead}build it first with a run that has a prepare_model stage (t3rl run "
+        "+experiment=quickstart builds it there)",
+        severity="warning",
+    )
+
+
+def fitting_model(ctx: Context, names: list[str]) -> str | None:
+    """Of the model options `names` (in order), the first whose architecture every scope's layout takes
+    (the per-scope rules pass with it), so that a fix swapping the model in validates; None if none."""
+    options = model_options(ctx.config_dirs)
+    for name in names:
+        try:
+            arch = MegatronArch.model_validate(options[name].architecture)
+        except (KeyError, ValidationError):
+            continue
+        model = ctx.run.model.model_copy(update={"name": name, "architecture": arch})
+        trial = ctx._replace(run=ctx.run.model_copy(update={"model": model}))
+        if all(scope_valid(scope, trial) for scope in ctx.scopes):
+            return name
+    return None
+
+
+POOL = "--max-total-tokens"
+
+
+def kv_pool_holds_a_call(ctx: Context) -> Iterator[Problem]:
+    """A server's KV pool is larger than the tokens one call may ask for."""
+    calls = [
+        (s.cur("rollout_max_response_len"), s.curriculum.rollout_max_response_len)
+        for s in ctx.scopes
+        if s.curriculum
+    ]
+    for key, argv, prefix, own_model in _server_argvs(ctx):
+        if not own_model:
+            continue  # a service of another model: its calls are not this config's
+        for _, flag, values in argv_flags(argv):
+            if not flag.startswith(prefix) or resolve("--" + flag.removeprefix(prefix)) != POOL:
+                continue
+            try:
+                pool = human_int(values[0]) if len(values) == 1 else None
+            except ValueError:
+                continue  # refused by its type (server_options)
+            own = calls if prefix == "--sglang-" else _eval_calls(ctx, key)
+            cut = [(source, tokens) for source, tokens in own if pool is not None and tokens >= pool]
+            if not cut:
+                continue
+            source, tokens = max(cut, key=lambda pair: pair[1])
+            yield Problem(
+                ctx.latest(key, source),
+                f"{flag} {values[0]} makes the KV pool of each engine smaller than the {tokens} tokens "
+                f"{source} lets one call write: SGLang cuts every request's max_new_tokens to the room "
+                "the pool leaves (and refuses a prompt that fills it), so long calls end short of the "
+                "length the config says",
+                fix=f"set {list_override(key, without_flag(argv, flag))} (SGLang sizes the pool from its "
+                f"memory fraction); or set {source}={pool // 2}",
+            )
+
+
+# SGLang's --dtype words (and config.json's torch_dtype) by the format they compute in, and back.
+_DTYPES = {"half": "fp16", "float16": "fp16", "bfloat16": "bf16", "float": "fp32", "float32": "fp32"}
+_WORD = {"fp16": "float16", "bf16": "bfloat16"}
+
+
+def _engine_dtype(extra: list[str]) -> str | None:
+    """The value of --sglang-dtype (or an abbreviation SGLang's argparse takes for it), the last given."""
+    given = None
+    for _, flag, values in argv_flags(extra):
+        if flag.startswith("--sglang-") and resolve("--" + flag.removeprefix("--sglang-")) == "--dtype":
+            given = values[0] if len(values) == 1 else None
+    return given
+
+
+def engines_compute_in_the_trainers_format(ctx: Context) -> Iterator[Problem]:
+    """The rollout engines' --sglang-dtype is the number format Megatron trains in."""
+    if not any(isinstance(s, TrainStage) for s in ctx.run.stages.values()):
+        return  # no rollout engines: an eval's server has its own --dtype, for its own reasons
+    extra = list(ctx.run.model.architecture.extra_args)
+    trainer = "fp16" if "--fp16" in flags_on(extra) else "bf16"
+    given = _engine_dtype(extra)
+    hf = read_hf_config(ctx.run.model.hf_checkpoint)
+    stated = hf.get("torch_dtype") if hf is not None else None
+    # auto: the checkpoint's own format (bf16 for every shipped model and a download not made yet)
+    engine = _DTYPES.get(given or "") or (_DTYPES.get(stated, "bf16") if given in (None, "auto") else None)
+    if engine is None or engine == trainer:
+        return
+    flag = "--sglang-dtype"
+    shown = (
+        f"{flag} {given}" if given not in (None, "auto") else "the checkpoint's own, as --sglang-dtype auto"
+    )
+    fix = (
+        f"set {list_override(EXTRA, without_flag(extra, flag))} (the checkpoint's bf16 on both sides)"
+        if trainer == "bf16" and stated in (None, "bfloat16")
+        else f"set {list_override(EXTRA, [*without_flag(extra, flag), flag, _WORD[trainer]])}"
+    )
+    overflow = " (and bf16-trained activations may overflow fp16's range)" if engine == "fp16" else ""
+    yield Problem(
+        EXTRA,
+        f"the rollout engines compute in {engine} ({shown}) while Megatron trains in {trainer}: every "
+        "rollout log-prob differs from the trainer's by rounding alone, which the importance ratios and the "
+        f"KL read as a change of policy{overflow}",
+        fix=fix,
+        severity="warning",
+    )
+
+
 RULES = (
     builder_flags_of_the_hub_checkpoint,
     builder_flags_of_the_local_checkpoint,
     switches_of_the_local_checkpoint,
     modelled_flags_not_passed_through,
+    tokenizer_ids_within_the_vocabulary,
+    synthetic_model_is_built_first,
+    kv_pool_holds_a_call,
+    engines_compute_in_the_trainers_format,
 )
