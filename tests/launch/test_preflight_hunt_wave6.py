@@ -1,7 +1,7 @@
 """Hunt wave 6: the launcher, the job, its environment and sweeps. Kinds of wrong configuration (or wrong
 judgement of a right one) no earlier hunt closed, each closed by a declaration:
 
-- the stages a command runs (`--only`, `--from`): one `Selection` (launch/plan/selection.py) read by the
+- the stages a command runs (`--only`, `--from`): one `Selection` (launch/checks/context.py) read by the
   pipeline's `decide` and by the pre-flight's checks of this machine, so `t3rl run --only data` is not
   warned about the model the train stage loads;
 - an env's own step limit against its tasks' gold plans (`EnvConfig.episode_steps_needed`: tau2's
