@@ -36,6 +36,12 @@ def _refusing_after_end(
         if self.__dict__.get("_t3rl_ended"):
             raise EpisodeEnded(f"{world}.{method.__name__}() after the episode ended")
         transition = await method(self, *args)
+        if inspect.iscoroutine(transition):
+            transition.close()  # never run: no "was never awaited" warning on top of this error
+            raise TypeError(
+                f"{world}.{method.__name__}() returned a coroutine, not a Transition: an await is "
+                "missing where it returns an async call's result (return await ...)"
+            )
         if not isinstance(transition, Transition):
             raise TypeError(
                 f"{world}.{method.__name__}() returned {type(transition).__name__}, not a Transition: "

@@ -6,6 +6,7 @@ episode's tokens, masks and log-probs plus its reward out.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -99,6 +100,21 @@ def _fresh(env: Env) -> Env:
     """`env`, marked as this episode's; RuntimeError when the factory returned it for an earlier episode.
     Env instances are never reused: one handed to two episodes (a factory keeping a single Env) mixed
     their state, and the second was refused as 'step() after the episode ended', the driver's bug."""
+    from t3rl_core.envs.base import Env  # lazy: the runtime's Env, imported once a world is built
+
+    if not isinstance(env, Env):
+        # What Env declares is what the loop calls (reset, step, stop, outcome, aclose): any other
+        # object failed as "'coroutine' object has no attribute 'stop'", then again at its release.
+        made = type(env).__name__
+        why = (
+            "its __call__ is async, or returns an async call's result, which t3rl does not await: make "
+            "it a plain def returning the Env"
+            if inspect.isawaitable(env)
+            else "return an instance of a t3rl_core.envs.base.Env subclass from each call"
+        )
+        if inspect.iscoroutine(env):
+            env.close()  # never run: no "was never awaited" warning on top of this error
+        raise TypeError(f"the world's factory returned {made}, not an Env: {why}")
     state = getattr(env, "__dict__", None)
     if state is not None and state.get("_t3rl_episode"):
         raise RuntimeError(

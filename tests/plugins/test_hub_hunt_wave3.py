@@ -295,3 +295,52 @@ def test_a_plugin_requiring_a_distribution_not_installed_is_named_at_validate(
     )
     registry.entry_points.cache_clear()
     assert met.entry("exact_m").missing == ()  # every requirement installed: nothing to say
+
+
+# ----------------------------------------------------------------------------- async and sync, at run time
+
+
+class _MissingAwait(_Quick):
+    async def _settled(self) -> Transition:
+        return Transition(done=True)
+
+    async def step(self, action: Action) -> Transition:
+        return self._settled()  # type: ignore[return-value]  # the kind under test: `await` left out
+
+
+async def _made_async(task: dict[str, Any], mode: str) -> Env:
+    return _Quick()
+
+
+@pytest.mark.parametrize(
+    ("made", "said"),
+    [
+        (
+            lambda task, mode: _made_async(task, mode),
+            "failed: cannot start the episode: TypeError: the world's factory returned coroutine, not an "
+            "Env: its __call__ is async, or returns an async call's result, which t3rl does not await",
+        ),
+        (
+            lambda task, mode: {"messages": []},
+            "failed: cannot start the episode: TypeError: the world's factory returned dict, not an Env: "
+            "return an instance of a t3rl_core.envs.base.Env subclass",
+        ),
+    ],
+    ids=["returns-a-coroutine", "returns-a-dict"],
+)
+def test_a_factory_returning_no_env_fails_its_episode_naming_what_it_returned(
+    made: Any, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `__call__` returning an async helper's coroutine passes the definition check (it is a plain
+    def) and every episode failed as "'coroutine' object has no attribute 'stop'", then again at its
+    release ("coroutine.aclose() failed")."""
+    monkeypatch.setattr(World, "__call__", lambda self, task, mode: made(task, mode))
+    assert _play(_runner()).startswith(said)
+
+
+def test_a_step_returning_an_async_calls_result_unawaited_names_the_missing_await(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(World, "env_class", _MissingAwait)
+    found = _play(_runner())
+    assert "_MissingAwait.step() returned a coroutine, not a Transition: an await is missing" in found
