@@ -20,7 +20,9 @@ closed by one declaration (docs/explanation/preflight.md, "Hunt wave six: models
 - an SGLang KV pool (`--max-total-tokens`) no larger than one call's budget: SGLang cuts every request to
   the pool's room (launch/checks/rules/model_inputs.py);
 - rollout engines computing in another number format than Megatron trains in (`--sglang-dtype float16`
-  beside bf16, `--fp16` beside the checkpoint's bf16): a warning (model_inputs.py).
+  beside bf16, `--fp16` beside the checkpoint's bf16): a warning (model_inputs.py);
+- rollout engines told to build another model than Megatron trains (`--sglang-json-model-override-args`
+  changing a shape key: refused; rope or norm settings: warned); an eval server's override stays its own.
 
 Each refusal names its key and a first fix that validates; the valid settings next to them are accepted.
 """
@@ -359,3 +361,25 @@ def test_engines_of_another_number_format_are_warned_about(extra: str, says: str
 def test_one_number_format_on_both_sides_is_accepted() -> None:
     assert _format_warnings([f"{EXTRA}=[--fp16,--sglang-dtype,half]"]) == []
     assert _format_warnings([f"{EXTRA}=[--sglang-dtype,bfloat16]"]) == []
+
+
+OVERRIDE = "--sglang-json-model-override-args"
+
+
+def test_engines_overriding_the_models_shape_are_refused() -> None:
+    line = [S1, f"{EXTRA}=[{OVERRIDE},'{{\"num_hidden_layers\":12}}']"]
+    problem = _refused(line, "changes num_hidden_layers", EXTRA)
+    assert "other shapes" in problem.message
+
+
+def test_engines_overriding_how_positions_rotate_are_warned_about() -> None:
+    line = [S1, f"{EXTRA}=[{OVERRIDE},'{{\"rope_theta\":10000}}']"]
+    (warning,) = [w for w in resolve(line).warnings if OVERRIDE in w.message]
+    assert "compute otherwise" in warning.message
+
+
+def test_an_eval_servers_override_and_an_unrelated_key_are_accepted() -> None:
+    eval_side = [S1, "eval.server.extra_args=[--json-model-override-args,'{\"rope_theta\":10000}']"]
+    unrelated = [S1, f"{EXTRA}=[{OVERRIDE},'{{\"attn_logit_softcapping\":null}}']"]
+    for line in (eval_side, unrelated):
+        assert [w for w in resolve(line).warnings if "override-args" in w.message] == []

@@ -57,10 +57,15 @@ What an SGLang engine's own flags do to the calls t3rl sends it, and to the trai
   checkpoint's torch_dtype, bf16 for every shipped model). Another format on either side makes every
   rollout log-prob differ from the trainer's by rounding alone (the train/inference mismatch the
   `mismatch_metrics` log measures), and bf16-trained activations may overflow fp16's range.
+- The rollout engines build the model Megatron trains: `--sglang-json-model-override-args` changing a
+  config.json key the architecture is compared by (a shape: the trainer's weights would not fit) is
+  refused, one deciding how it computes (rope, norm epsilon) warned about. An eval server's override is
+  the eval's own choice (YaRN for long contexts).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -68,7 +73,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from launch.checks.context import Context
-from launch.checks.hf_config import json_object, read_hf_config
+from launch.checks.hf_config import as_hf_config, json_object, read_hf_config
 from launch.checks.model_options import model_option, model_options
 
 # hub_ids' one definition of "the checkpoint is the hub id's download", and sglang's reading of the servers
@@ -578,6 +583,56 @@ def engines_compute_in_the_trainers_format(ctx: Context) -> Iterator[Problem]:
     )
 
 
+# config.json keys an engine's --json-model-override-args may change: those deciding how the model computes
+# from its weights (positions, norms), and the other keys the architecture is compared by, which decide
+# the weights' shapes (`hf_config.as_hf_config`).
+_COMPUTES = ("rope_scaling", "rope_parameters", "rope_theta", "partial_rotary_factor", "rms_norm_eps")
+OVERRIDE = "--json-model-override-args"
+
+
+def engines_build_the_trainers_model(ctx: Context) -> Iterator[Problem]:
+    """The rollout engines serve the model Megatron trains: --sglang-json-model-override-args does not
+    change a key of config.json that decides the weights' shapes (the engines could not take the trainer's
+    weights) or how positions rotate (every rollout log-prob would differ from the trainer's). An eval
+    server's override is its own: scoring a checkpoint with YaRN for long contexts is a choice."""
+    if not any(isinstance(s, TrainStage) for s in ctx.run.stages.values()):
+        return
+    extra = list(ctx.run.model.architecture.extra_args)
+    shapes = set(as_hf_config(ctx.run.model.architecture)) - set(_COMPUTES)
+    for _, flag, values in argv_flags(extra):
+        if not flag.startswith("--sglang-") or resolve("--" + flag.removeprefix("--sglang-")) != OVERRIDE:
+            continue
+        try:
+            changed = json.loads(values[0]) if len(values) == 1 else None
+        except json.JSONDecodeError:
+            continue  # refused by its type (server_options)
+        if not isinstance(changed, dict):
+            continue
+        shape = sorted(k for k in changed if k in shapes)
+        computes = sorted(k for k in changed if k in _COMPUTES)
+        if not shape and not computes:
+            continue
+        fix = f"set {list_override(EXTRA, without_flag(extra, flag))}"
+        if shape:
+            yield Problem(
+                EXTRA,
+                f"{flag} changes {', '.join(shape)} of the model the rollout engines build: the weights "
+                "Megatron trains and sends them after every step have other shapes, and the first update "
+                "fails (model.architecture is the one truth of the model's shape)",
+                fix=fix,
+            )
+        if computes:
+            yield Problem(
+                EXTRA,
+                f"{flag} changes {', '.join(computes)} for the rollout engines only: they compute otherwise "
+                "than the model Megatron trains (its rotary_base, norm_epsilon and rope flags), so every "
+                "rollout log-prob differs from the trainer's",
+                fix=f"{fix}; or set the same on Megatron's side (model.architecture) and on a checkpoint "
+                "whose config.json states it",
+                severity="warning",
+            )
+
+
 RULES = (
     builder_flags_of_the_hub_checkpoint,
     builder_flags_of_the_local_checkpoint,
@@ -587,4 +642,5 @@ RULES = (
     synthetic_model_is_built_first,
     kv_pool_holds_a_call,
     engines_compute_in_the_trainers_format,
+    engines_build_the_trainers_model,
 )
