@@ -522,7 +522,10 @@ class _Episode:
         else:
             problem = next(filter(None, map(_message_problem, transition.messages)), None)
         if problem is None:
-            return transition.messages
+            # Copies: the episode owns what it took. A world keeping the messages it returned and editing
+            # them later (its own history, trimmed or annotated) changed the recorded conversation, and
+            # the drift check's render, away from the tokens the model read.
+            return [dict(message) for message in transition.messages]
         error = f"world {type(self.env).__name__} returned {problem}, not text: write it as text (json.dumps)"
         raise _Ended("failed", error, Failure("env", "InvalidMessage", error))
 

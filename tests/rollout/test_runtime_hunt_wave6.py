@@ -22,7 +22,7 @@ from t3rl_core.eval import runner as eval_runner
 from t3rl_core.parsers.render import FORMATS, call_format, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser, UnwritableTool
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
-from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction
+from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction, Transition
 from tests.rollout.fakes import TOOLS, FixedEngine, ScriptedEngine, ToyEnv, family_parser, play, task
 from tests.rollout.test_runner import ToyFactory, toy_runner
 
@@ -372,3 +372,34 @@ def test_a_tool_name_holding_a_lone_surrogate_is_unwritable(fmt: str) -> None:
         ToolCallActionParser(ParsersConfig(tool_call_parser=fmt), tools)
     assert f"the tool name 'ad\\ud800d' cannot be written in the {fmt} call format" in str(refused.value)
     str(refused.value).encode("utf-8")
+
+
+# ------------------------------------------------------------ a world editing the messages it returned
+
+
+class _Annotates(ToyEnv):
+    """The toy world keeping the messages it returned (its own history) and annotating them later."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[dict[str, Any]] = []
+
+    async def step(self, action: Any) -> Transition:
+        for message in self.sent:
+            message["content"] += " (seen)"
+        transition = await super().step(action)
+        self.sent.extend(transition.messages)
+        return transition
+
+
+def test_a_world_editing_the_messages_it_returned_changes_nothing_recorded(qwen_chat: ChatFormat) -> None:
+    """The episode kept the world's message objects: a world editing them after the step (trimming or
+    annotating its own history) changed the recorded conversation (eval records, slime's metadata, a
+    user simulator's context) away from the tokens the model read; only the drift check saw it. Now
+    the episode copies each message it takes: the record is what the model read, no drift."""
+    call = _call(qwen_chat)
+    engine = ScriptedEngine(qwen_chat, [call, "3.", call, "7."])
+    result = play(qwen_chat, _Annotates(), engine, RolloutConfig(tito_drift_check=True))
+    assert result.status == "completed" and result.drift_at is None
+    observed = [m["content"] for m in result.messages if m["role"] in ("tool", "user")]
+    assert observed == ["Add 1 and 2.", "3", "Now add 3 and 4.", "3"]
