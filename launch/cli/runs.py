@@ -446,8 +446,7 @@ def list_runs(
         return 0
     # Aligned rows in a pipe or a log (launch.output.table): `t3rl runs | grep <run>` finds its whole row.
     table = TextTable(
-        f"{len(rows)} run{'' if len(rows) == 1 else 's'} in {escape(str(runs_dir))}",
-        ("run", "created", "status", "stages", metric),
+        f"{len(rows)} runs in {escape(str(runs_dir))}", ("run", "created", "status", "stages", metric)
     )
     # Each eval stage is ranked against the same stage of the other runs: one run's evals may measure
     # differently by design (the quickstart's reference policy and tiny model).

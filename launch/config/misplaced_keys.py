@@ -130,6 +130,14 @@ def misplaced_fix(
     if len(leaves) != 1:
         return None
     typed, typed_value = leaves[0]
+    short = _abbreviated(typed, root)
+    if short is not None:  # `hardware.tp`: its own section's tensor_parallel, not eval.server's tp
+        if written_in is not None:
+            section, _, name = key.rpartition(".")
+            at = f" (under {section})" if section else ""
+            renamed = short.rpartition(".")[2]
+            return f"did you mean '{short}'? in {written_in}, rename `{name}:` to `{renamed}:`{at}"
+        return f"did you mean '{short}'? e.g. {assign(root, short, typed_text(typed_value))}"
     found = [
         place
         for place in places(typed, root)
@@ -164,6 +172,22 @@ def misplaced_fix(
             f"{typed_text(typed_value)} instead{also}"
         )
     return f"{lead} {assign(root, found[0], typed_text(typed_value))}{also}"
+
+
+def _abbreviated(typed: str, root: Mapping[str, Any]) -> str | None:
+    """The one field of `typed`'s own section that `typed`'s last name abbreviates by its words' initials
+    (`tp` tensor_parallel, `pp` pipeline_parallel, `lpc` limit_per_category), or None. Found first: a
+    place of that name in another section (`eval.server.tp`, SGLang's word) is another setting, and
+    moving the value there validated with the training's TP unchanged."""
+    section, _, last = typed.rpartition(".")
+    if not section or len(last) < 2 or not last.isalpha():
+        return None
+    meant = [
+        f
+        for f in field_names(section, root)
+        if "_" in f and "".join(w[:1] for w in f.split("_")) == last.lower()
+    ]
+    return f"{section}.{meant[0]}" if len(meant) == 1 else None
 
 
 def _another_entry_of_the_stage(place: str, key: str, root: Mapping[str, Any]) -> bool:

@@ -269,8 +269,6 @@ def test_runs_reads_each_runs_config_and_summary_once(
     assert result.exit_code == 0 and "3 runs in runs" in result.output, result.output
     assert "eval_tiny 0.500 (n=4)" in result.output, result.output
     assert len(reads) == 6 and set(reads.values()) == {1}, reads
-    one = invoke(["runs", "--name", "quickstart/20260100-*"]).output  # was: "1 runs in runs"
-    assert "1 run in runs" in one, one
 
 
 # ------------------------------------------------ a model downloaded at the checkout, t3rl typed in docs/
@@ -357,3 +355,38 @@ def test_ls_names_a_group_folder_misspelt_with_the_mv_that_fixes_it(
     subprocess.run(said[0].rpartition(": ")[2], shell=True, check=True, cwd=tmp_path)
     assert "x1" in invoke(["ls", "experiment", "--config-dir", "mine"]).output
     validates(["--config-dir", "mine", "+experiment=x1"])
+
+
+# ------------------------------------------------ a setting by its initials, under its own section
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("hardware.tp=2", "hardware.tensor_parallel=2"), ("eval.lpc=3", "eval.limit_per_category=3")],
+)
+def test_a_setting_abbreviated_by_its_initials_is_its_own_sections(typed: str, meant: str) -> None:
+    """`hardware.tp=2` (the TP of the training, as Megatron users say it). Was: `fix: set it where it
+    lives: eval.server.tp=2`, SGLang's eval-server TP, another setting: applied, it validated and the
+    training's TP stayed 1. Now the field of the section typed whose words' initials it is; applied, it
+    validates."""
+    base = "+experiment=stage1_bfcl" if typed.startswith("hardware") else "+experiment=quickstart"
+    fix = fix_of(refused([base, typed]))
+    assert fix == f"did you mean '{meant.partition('=')[0]}'? e.g. {meant}", fix
+    validates([base, meant])
+
+
+def test_a_setting_abbreviated_in_ones_file_is_renamed_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tp: 2` under `hardware:` in one's own experiment: the rename in the file, which then validates."""
+    monkeypatch.chdir(tmp_path)
+    experiment = tmp_path / "mine" / "experiment" / "hw.yaml"
+    experiment.parent.mkdir(parents=True)
+    experiment.write_text(
+        "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - _self_\nname: hw\nhardware:\n  tp: 2\n"
+    )
+    fix = fix_of(refused(["--config-dir", "mine", "+experiment=hw"]))
+    rename = f"in {experiment.relative_to(tmp_path)}, rename `tp:` to `tensor_parallel:` (under hardware)"
+    assert fix == f"did you mean 'hardware.tensor_parallel'? {rename}", fix
+    experiment.write_text(experiment.read_text().replace("  tp: 2", "  tensor_parallel: 2"))
+    validates(["--config-dir", "mine", "+experiment=hw"])
