@@ -292,9 +292,28 @@ def protocol_of(runtime: Any) -> dict[str, Any]:
     template = chat.get("chat_template")
     if isinstance(template, str) and template.endswith(".jinja") and Path(template).is_file():
         chat["chat_template"] = hashlib.sha256(Path(template).read_bytes()).hexdigest()
+    elif isinstance(template, str):
+        chat["chat_template"] = _plugin_template_digest(template) or template
     tokenizer = {"tokenizer_sha256": tokenizer_digest(runtime.chat.tokenizer)}
     parsers = runtime.parsers.model_dump(mode="json", include=set(compared_in("parsers", "protocol")))
     return {"chat_sha256": _digest(chat)} | tokenizer | parsers
+
+
+def _plugin_template_digest(name: str) -> str | None:
+    """sha256 of a template plugin's Jinja source and family (`my_pkg.chat:MINE`, or an entry point), as
+    a `.jinja` file is compared by its content: by its name, a plugin's template edited (or another
+    release of it) was the same protocol. None for a shipped template (compared by name, as t3rl's own
+    code is by its commit) or a name no plugin answers to."""
+    from t3rl_core.chat.custom import template_plugin  # lazy: only for a template t3rl does not ship
+    from t3rl_core.chat.shipped import TEMPLATES_DIR
+
+    if (TEMPLATES_DIR / f"{name}.jinja").is_file():
+        return None
+    try:
+        plugin = template_plugin(name)
+    except ValueError:  # it does not import here: its name is all there is
+        return None
+    return None if plugin is None else _digest({"template": plugin.template, "family": repr(plugin.family)})
 
 
 def tokenizer_digest(tokenizer: str | None) -> str | None:

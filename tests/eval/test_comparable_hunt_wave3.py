@@ -152,3 +152,35 @@ def test_a_plugin_edited_under_its_version_is_another_scorer_when_installed_edit
         assert found[0]["source_sha256"] != found[1]["source_sha256"]
     else:  # a released version follows its code: recorded as before, by its version alone
         assert found[0] == found[1] == {"package": "edited_world", "version": "0.3.0"}
+
+
+TEMPLATE_PLUGIN = """
+from t3rl_core.chat.custom import ChatTemplate
+from t3rl_core.chat.families import FAMILIES
+from t3rl_core.chat.shipped import load_template
+
+MINE = ChatTemplate(FAMILIES["qwen3"], load_template("qwen3"){edit})
+"""
+
+
+def test_a_chat_template_plugin_edited_under_its_name_is_another_protocol(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `.jinja` file was compared by its content, a template plugin (`my_pkg.chat:MINE`) by its name:
+    its template edited, or another release of its package, measured as the same protocol."""
+    from t3rl_core.eval.identity import _plugin_template_digest, protocol_of
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "mine_chat", raising=False)
+    runtime = bfcl_runtime()
+    found = []
+    for edit in ("", '.replace("<|im_start|>system", "<|im_start|>system\\\\nBe brief.")'):
+        (tmp_path / "mine_chat.py").write_text(TEMPLATE_PLUGIN.format(edit=edit))
+        importlib.invalidate_caches()
+        if "mine_chat" in sys.modules:
+            importlib.reload(sys.modules["mine_chat"])
+        chat = runtime.chat.model_copy(update={"chat_template": "mine_chat:MINE"})
+        found.append(protocol_of(runtime.model_copy(update={"chat": chat})))
+    assert found[0]["chat_sha256"] != found[1]["chat_sha256"]
+    # A shipped template is compared by its name, as before (its source follows t3rl's commit).
+    assert runtime.chat.chat_template == "qwen3" and _plugin_template_digest("qwen3") is None
