@@ -260,13 +260,22 @@ _NAMED_FIELDS = (
 )
 # The most a name's field (`_FIELD_NAME`: a quoted name of 64 characters and its signs) spans.
 _FIELD_SPAN = 100
-_NAMED_PAIR = r"""[\[(]\s*b?(["'])([\w.:-]{1,64})\1\s*,\s*b?(["'])((?:(?!\3)[^\\\n]|\\.){1,256})\3\s*[\])]"""
+# A quoted item that names a credential and the quoted item after it: a pair (`('X-Api-Key', 'V')`), a
+# call's arguments (`setenv("API_KEY", "V", 1)`, `config.set("auth", "token", "V")`, Redis'
+# `hset("creds", "password", "V")`), a list written out.
+_NAMED_ITEM = r"""b?(["'])([\w.:-]{1,64})\1\s*,\s*b?(["'])((?:(?!\3)[^\\\n]|\\.){1,256})\3"""
+# A call of a setter named for a credential (`ds.setPassword("V")`, `client.setApiKey("V")`,
+# `withToken("V")`, keyring's `set_password("svc", "alice", "V")`): its last argument, quoted.
+_SETTER = r"(?:set|with|put|store|save|update)_?[A-Za-z]\w*"
+_SETTER_CALL = (
+    r"""\(\s*(?:b?(?:"[^"\n]*"|'[^'\n]*')\s*,\s*){0,4}b?(["'])((?:(?!\1)[^\\\n]|\\.){1,256})\1\s*\)"""
+)
 
 
 def named_field_spans(text: str, lower: str) -> list[tuple[int, int]]:
     """Where a record names a credential in one field and holds its value in another
     (`{"name": "DB_PASSWORD", "value": "V"}`, `- name: API_TOKEN` above `value: V`), the value judged as
-    a name's (`_named_value`); a pair's (`('X-Api-Key', 'V')`) is `pair_value_span`'s."""
+    a name's (`_named_value`); an item's after its name (`('X-Api-Key', 'V')`) is `item_value_span`'s."""
     spans = set()
     # Tried around each `value` (found by `str.find`: one in an eval record of 40 KB on average), not at
     # every place of the text (~2 ms a record): the name's field within a field's length before it, the
@@ -286,17 +295,29 @@ def named_field_spans(text: str, lower: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-def pair_value_span(text: str, at: int) -> tuple[int, int] | None:
-    """The value of a pair whose quoted first item holds the credential's word standing at `at`
-    (`('X-Api-Key', 'V')`): tried where t3rl_core.secret_shapes finds each name's word already, so no
-    more passes over the text."""
-    quote = max(text.rfind("'", max(0, at - 64), at), text.rfind('"', max(0, at - 64), at))
-    if quote < 1:
+def item_value_span(text: str, at: int) -> tuple[int, int] | None:
+    """The value given to the credential's name whose word stands at `at` as a quoted item followed by
+    another (`('X-Api-Key', 'V')`, `setenv("API_KEY", "V", 1)`), or as a setter's name (`setPassword("V")`):
+    tried where t3rl_core.secret_shapes finds each name's word already, so no more passes over the text."""
+    end = at
+    while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        end += 1
+    start = at
+    while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    if (
+        text.startswith("(", end)
+        and re.fullmatch(_SETTER, text[start:end])
+        and is_secret_name(text[start:end])
+    ):
+        call = re.compile(_SETTER_CALL).match(text, end)
+        if call is not None and _named_value(call.group(2)):
+            return call.span(2)
         return None
-    opening = quote - 1 - (text[quote - 1] == "b")
-    while opening > 0 and text[opening].isspace():
-        opening -= 1
-    match = re.compile(_NAMED_PAIR).match(text, opening)
+    quote = max(text.rfind("'", max(0, at - 64), at), text.rfind('"', max(0, at - 64), at))
+    if quote < 0:
+        return None
+    match = re.compile(_NAMED_ITEM).match(text, quote - (text[quote - 1 : quote] == "b"))
     if match is None or not (_names_credential(match.group(2)) and _named_value(match.group(4))):
         return None
     return match.span(4)

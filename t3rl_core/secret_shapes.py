@@ -37,7 +37,7 @@ from t3rl_core.secret_name_words import (
     looks_like_credential,
 )
 from t3rl_core.secret_pieces import unfolded
-from t3rl_core.secret_prose import is_url_key, pair_value_span, prose_spans
+from t3rl_core.secret_prose import is_url_key, item_value_span, prose_spans
 
 MASK = "***"
 # Between texts scanned as one (`any_credentials_in`): no shape below matches across it (no name, value,
@@ -190,12 +190,13 @@ _NAME_END = r"(?:words?|wds?|phrases?|natures?|entials?|s)?(?:_?[0-9]+)?"
 # below, `PASSWORD=\\`), or as a YAML block scalar (`password: |`, `>-`).
 _NEXT_LINE = r"(?:\\\r?\n\s*|[|>][+-]?[ \t]*\r?\n\s*)?"
 # A subscript's closing bracket may stand before the sign (`os.environ['HF_TOKEN'] = 'V'`).
-# The sign may be Ruby's and PHP's `=>`, or percent-encoded once or more (`password%3DV`,
-# `password%3A%20V`: a query inside another's value; `%253D`: inside a third's). `_value_may_follow`
-# skips `_ENCODED_SIGN` as it skips a plain sign, so the patterns are tried whatever was masked before.
+# The sign may be Ruby's and PHP's `=>`, Go's `:=`, make's `?=` and `+=`, or percent-encoded once or
+# more (`password%3DV`, `password%3A%20V`: a query inside another's value; `%253D`: inside a third's).
+# `_value_may_follow` skips `_ENCODED_SIGN` as it skips a plain sign, so the patterns are tried whatever
+# was masked before.
 _PERCENT = r"%(?:25)*"
 _ENCODED_SIGN = rf"{_PERCENT}(?:3[DdAa]|20)"
-_SIGN = rf"(?:=>|[:=]|{_PERCENT}3[DdAa](?:{_PERCENT}20)*)"
+_SIGN = rf"(?:=>|[:?+]=|[:=]|{_PERCENT}3[DdAa](?:{_PERCENT}20)*)"
 _ASSIGNED = rf"{_NAME_END}{_QUOTE}\]?\s*{_SIGN}\s*{_NEXT_LINE}(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
 _NEXT_ITEM = (
     rf"{_QUOTE}\s*,\s*{_QUOTE}((?=[A-Za-z._~+/-]*[0-9])(?=[0-9._~+/-]*[A-Za-z])[A-Za-z0-9._~+/-]{{8,}})"
@@ -208,9 +209,10 @@ _NEXT_ITEM = (
 _SUFFIXES = ("words", "word", "wds", "wd", "phrases", "phrase", "natures", "nature", "entials", "ential", "s")
 _NAMED_VALUE: list[re.Pattern[str]] = []  # `_named_value_patterns()`
 _FOLD = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
-# What may stand between a name and its value: `_SIGN`'s characters (`>` of `=>` too: without it the patterns
-# were tried on `'password' => 'V'` only once something else had compiled them), quotes, a list's opening.
-_BEFORE_VALUE = frozenset("\\'\":=>,[(]")
+# What may stand between a name and its value: `_SIGN`'s characters (`>` of `=>` and `?` of `?=` too: without
+# them the patterns were tried on `'password' => 'V'` only once something else had compiled them; `+` is a
+# value's character), quotes, a list's opening.
+_BEFORE_VALUE = frozenset("\\'\":=>?,[(]")
 _VALUE_RUN = "[A-Za-z0-9._~+/=\u0130\u0131\u017f\u212a-]*"
 _FLAG_VALUE = rf"{_NAME_END}(?:[ \t]*\\\r?\n\s*|\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
@@ -516,7 +518,7 @@ def _named_spans(text: str, lower: str, commands: bool = True) -> list[tuple[int
         at = lower.find(word)
         while at >= 0:
             spans += _value_after(text, lower, at, word)
-            pair = pair_value_span(text, at) if commands else None
+            pair = item_value_span(text, at) if commands else None
             if pair is not None:
                 spans.append(pair)
             at = lower.find(word, at + 1)

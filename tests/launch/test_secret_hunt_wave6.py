@@ -143,6 +143,8 @@ SIGNS = [
     f"password%3A%20{V}",
     f"password%253D{V}",
     f"password%25253A%252520{V}",
+    f"PASSWORD ?= {V}",
+    f"export PASSWORD+={V}",
 ]
 
 
@@ -282,3 +284,40 @@ def test_json_lines_are_not_read_as_a_table(ids: int, monkeypatch: pytest.Monkey
     record = json.dumps({"token_ids": list(range(ids)), "note": "the api key is unset"}) + "\n"
     assert mask_text(record * 2) == record * 2
     assert judged == [], judged[:5]
+
+
+# ------------------------------------------------------------------ a call or a sign named for it
+
+CALLS = [
+    f'ds.setPassword("{V}");',  # Java's setter
+    f'client.setApiKey("{V}")',
+    f'builder.withToken("{V}")',
+    f'keyring.set_password("svc", "alice", "{V}")',  # the last argument is the password
+    f'setenv("API_KEY", "{V}", 1)',  # C: the name as an argument, the value after it
+    f'config.set("auth", "token", "{V}")',  # configparser
+    f'r.hset("creds", "password", "{V}")',  # Redis
+    f'password := "{V}"',  # Go
+    f"PASSWORD ?= {V}",  # make
+    f"export PASSWORD+={V}",
+]
+
+
+@pytest.mark.parametrize("text", CALLS)
+def test_a_value_a_call_or_a_sign_gives_a_credential_is_masked(text: str) -> None:
+    masked = mask_text(text)
+    assert V not in masked and masked.count("***") == 1, masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'getpass("Password: ")',
+        'keyring.get_password("svc", "alice1234")',  # a getter's arguments say whose, not the value
+        'setMaxTokens("4096abcd")',
+        '["password", "confirm_pw"]',
+        'required=["api_key", "base_url"]',
+        "count += 12345678a",
+    ],
+)
+def test_a_getter_or_a_plain_setter_stays(text: str) -> None:
+    assert mask_text(text) == text
