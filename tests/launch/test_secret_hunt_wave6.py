@@ -12,6 +12,8 @@ passes it) or `scrub_text` (the launcher's, with the values it knows), in-proces
   (a fresh process's first line kept it), and a sign encoded twice (`password%253DV`) never.
 - HTTP Digest's `response` (a hash of the password a dictionary recovers it from).
 - A table whose header names a credential's column (AWS's credentials.csv, Markdown, TSV, rich).
+- A credential inside base64 of a document (a `.dockerconfigjson`), a known value in base64 twice.
+- A value a call or a sign gives a credential (`setPassword("V")`, `setenv("API_KEY", "V", 1)`, `:=`, `?=`).
 """
 
 from __future__ import annotations
@@ -91,8 +93,23 @@ NAMED_FIELDS = [
 ]
 
 
-@pytest.mark.parametrize("text", NAMED_FIELDS)
-def test_a_value_in_the_field_beside_its_name_is_masked(text: str) -> None:
+# A value a call or a sign gives a credential.
+CALLS = [
+    f'ds.setPassword("{V}");',  # Java's setter
+    f'client.setApiKey("{V}")',
+    f'builder.withToken("{V}")',
+    f'keyring.set_password("svc", "alice", "{V}")',  # the last argument is the password
+    f'setenv("API_KEY", "{V}", 1)',  # C: the name as an argument, the value after it
+    f'config.set("auth", "token", "{V}")',  # configparser
+    f'r.hset("creds", "password", "{V}")',  # Redis
+    f'password := "{V}"',  # Go
+    f"PASSWORD ?= {V}",  # make
+    f"export PASSWORD+={V}",
+]
+
+
+@pytest.mark.parametrize("text", NAMED_FIELDS + CALLS)
+def test_a_value_in_the_field_beside_its_name_or_given_by_a_call_is_masked(text: str) -> None:
     masked = mask_text(text)
     assert V not in masked and masked.count("***") == 1, masked
 
@@ -108,9 +125,15 @@ def test_a_value_in_the_field_beside_its_name_is_masked(text: str) -> None:
         "[('Content-Type', 'application/json'), ('X-Request-Id', 'abc123def456')]",
         "- name: alice\n  value: abc123def456",
         '{"username": "alice", "value": "abc123def456"}',
+        'getpass("Password: ")',
+        'keyring.get_password("svc", "alice1234")',  # a getter's arguments say whose, not the value
+        'setMaxTokens("4096abcd")',
+        '["password", "confirm_pw"]',
+        'required=["api_key", "base_url"]',
+        "count += 12345678a",
     ],
 )
-def test_a_field_beside_a_plain_name_or_a_reference_stays(text: str) -> None:
+def test_a_field_beside_a_plain_name_a_reference_or_a_getter_stays(text: str) -> None:
     assert mask_text(text) == text
 
 
@@ -284,40 +307,3 @@ def test_json_lines_are_not_read_as_a_table(ids: int, monkeypatch: pytest.Monkey
     record = json.dumps({"token_ids": list(range(ids)), "note": "the api key is unset"}) + "\n"
     assert mask_text(record * 2) == record * 2
     assert judged == [], judged[:5]
-
-
-# ------------------------------------------------------------------ a call or a sign named for it
-
-CALLS = [
-    f'ds.setPassword("{V}");',  # Java's setter
-    f'client.setApiKey("{V}")',
-    f'builder.withToken("{V}")',
-    f'keyring.set_password("svc", "alice", "{V}")',  # the last argument is the password
-    f'setenv("API_KEY", "{V}", 1)',  # C: the name as an argument, the value after it
-    f'config.set("auth", "token", "{V}")',  # configparser
-    f'r.hset("creds", "password", "{V}")',  # Redis
-    f'password := "{V}"',  # Go
-    f"PASSWORD ?= {V}",  # make
-    f"export PASSWORD+={V}",
-]
-
-
-@pytest.mark.parametrize("text", CALLS)
-def test_a_value_a_call_or_a_sign_gives_a_credential_is_masked(text: str) -> None:
-    masked = mask_text(text)
-    assert V not in masked and masked.count("***") == 1, masked
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        'getpass("Password: ")',
-        'keyring.get_password("svc", "alice1234")',  # a getter's arguments say whose, not the value
-        'setMaxTokens("4096abcd")',
-        '["password", "confirm_pw"]',
-        'required=["api_key", "base_url"]',
-        "count += 12345678a",
-    ],
-)
-def test_a_getter_or_a_plain_setter_stays(text: str) -> None:
-    assert mask_text(text) == text
