@@ -35,3 +35,20 @@ def override_problem(cls: type, name: str, method: Any, contract: type) -> str |
             f"argument(s) after self: write {wanted}"
         )
     return None
+
+
+def unawaited(value: Any, called: str, wanted: str) -> str | None:
+    """Why `value`, which `called` returned where t3rl takes `wanted` (a Transition, an Env, a
+    RewardResult), is no such value but an awaitable: an `await` left out inside it, or an async
+    function where t3rl calls without awaiting (what the definition check cannot see: a plain def
+    returning an async helper's result). A coroutine is closed unrun, so Python's "never awaited"
+    warning does not follow the error. None for any other value."""
+    if not inspect.isawaitable(value):
+        return None
+    if inspect.iscoroutine(value):
+        value.close()
+    return (
+        f"{called} returned a {type(value).__name__}, not {wanted}: an await is missing where it returns "
+        f"an async call's result (return await ...), or it is async where t3rl does not await it (make "
+        "it a plain def)"
+    )

@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from t3rl_core.contracts import override_problem
+from t3rl_core.contracts import override_problem, unawaited
 from t3rl_core.types import Action, Transition
 
 if TYPE_CHECKING:
@@ -36,12 +36,9 @@ def _refusing_after_end(
         if self.__dict__.get("_t3rl_ended"):
             raise EpisodeEnded(f"{world}.{method.__name__}() after the episode ended")
         transition = await method(self, *args)
-        if inspect.iscoroutine(transition):
-            transition.close()  # never run: no "was never awaited" warning on top of this error
-            raise TypeError(
-                f"{world}.{method.__name__}() returned a coroutine, not a Transition: an await is "
-                "missing where it returns an async call's result (return await ...)"
-            )
+        problem = unawaited(transition, f"{world}.{method.__name__}()", "a Transition")
+        if problem is not None:
+            raise TypeError(problem)
         if not isinstance(transition, Transition):
             raise TypeError(
                 f"{world}.{method.__name__}() returned {type(transition).__name__}, not a Transition: "

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from annotated_types import Ge, Le
 
-from t3rl_core.contracts import override_problem
+from t3rl_core.contracts import override_problem, unawaited
 from t3rl_core.fields import Domain
 from t3rl_core.finite import finite_real, shown
 
@@ -72,7 +72,10 @@ def checked(result: RewardResult, source: str = "a reward") -> RewardResult:
     (rollout/<source>/<name>, the eval's summary): one NaN makes the mean NaN, and a value no mean
     takes was left out of it without a word."""
     if not isinstance(result, RewardResult):
-        raise InvalidReward(f"{source} returns a RewardResult, got {type(result).__name__} {shown(result)}")
+        raise InvalidReward(
+            unawaited(result, source, "a RewardResult")
+            or f"{source} returns a RewardResult, got {type(result).__name__} {shown(result)}"
+        )
     if isinstance(result.value, bool):
         raise InvalidReward(
             f"{source} gave the bool {result.value!r} as its reward: a reward is a real number, "

@@ -6,7 +6,6 @@ episode's tokens, masks and log-probs plus its reward out.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from t3rl_core.chat.format import ChatFormat, tools_cache_key
 from t3rl_core.chat.keys import json_key
+from t3rl_core.contracts import unawaited
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.registries import ACTION_PARSERS, ENVS, REWARDS
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult, episode_reward, within_bounds
@@ -105,16 +105,11 @@ def _fresh(env: Env) -> Env:
     if not isinstance(env, Env):
         # What Env declares is what the loop calls (reset, step, stop, outcome, aclose): any other
         # object failed as "'coroutine' object has no attribute 'stop'", then again at its release.
-        made = type(env).__name__
-        why = (
-            "its __call__ is async, or returns an async call's result, which t3rl does not await: make "
-            "it a plain def returning the Env"
-            if inspect.isawaitable(env)
-            else "return an instance of a t3rl_core.envs.base.Env subclass from each call"
+        raise TypeError(
+            unawaited(env, "the world's factory", "an Env")
+            or f"the world's factory returned {type(env).__name__}, not an Env: return an instance of a "
+            "t3rl_core.envs.base.Env subclass from each call"
         )
-        if inspect.iscoroutine(env):
-            env.close()  # never run: no "was never awaited" warning on top of this error
-        raise TypeError(f"the world's factory returned {made}, not an Env: {why}")
     state = getattr(env, "__dict__", None)
     if state is not None and state.get("_t3rl_episode"):
         raise RuntimeError(

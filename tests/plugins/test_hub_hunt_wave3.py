@@ -317,8 +317,9 @@ async def _made_async(task: dict[str, Any], mode: str) -> Env:
     [
         (
             lambda task, mode: _made_async(task, mode),
-            "failed: cannot start the episode: TypeError: the world's factory returned coroutine, not an "
-            "Env: its __call__ is async, or returns an async call's result, which t3rl does not await",
+            "failed: cannot start the episode: TypeError: the world's factory returned a coroutine, not an "
+            "Env: an await is missing where it returns an async call's result (return await ...), or it "
+            "is async where t3rl does not await it (make it a plain def)",
         ),
         (
             lambda task, mode: {"messages": []},
@@ -344,3 +345,14 @@ def test_a_step_returning_an_async_calls_result_unawaited_names_the_missing_awai
     monkeypatch.setattr(World, "env_class", _MissingAwait)
     found = _play(_runner())
     assert "_MissingAwait.step() returned a coroutine, not a Transition: an await is missing" in found
+
+
+def test_a_reward_returning_an_async_calls_result_unawaited_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain reward callable returning a coroutine: `returns a RewardResult, got coroutine <…>`."""
+    from t3rl_core.rewards.base import InvalidReward, RewardResult, checked
+
+    async def scored() -> RewardResult:
+        return RewardResult(value=1.0)
+
+    with pytest.raises(InvalidReward, match=r"^mine returned a coroutine, not a RewardResult: an await is"):
+        checked(scored(), "mine")  # type: ignore[arg-type]
