@@ -1,6 +1,10 @@
-"""The eval stage command with engine sglang and no url: it serves the checkpoint itself (here through a
-stand-in launch command running t3rl's SGLang-protocol server on the tiny model), evaluates over
-HTTP, writes the report and always stops the server."""
+"""The eval stage command with engine sglang and no url: it serves the checkpoint itself, evaluates over
+HTTP, writes the report and always stops the server. The planned stage script serves the tiny model
+(a stand-in launch command running t3rl's SGLang-protocol server on it): the one test here of a real
+model behind the server. The eval serving a checkpoint itself launches tests/support/dying_sglang.py (the
+SGLang protocol with a fixed reply, never dying here) in SGLang's place: what it tests is the eval's
+starting, recording and stopping of its server, not the model's answers, and a second real-model
+server cost ~6 s of CPU."""
 
 import hashlib
 import json
@@ -12,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.eval import __main__ as eval_main
 from t3rl_core.eval.config import EvalConfig
@@ -21,7 +26,8 @@ from tests.support.tiny_stack import free_port, shared_tiny_stack, write_runtime
 
 pytestmark = pytest.mark.slow
 
-LAUNCH = (sys.executable, str(Path(__file__).resolve().parents[1] / "support" / "sglang_via_serve.py"))
+SUPPORT = Path(__file__).resolve().parents[1] / "support"
+LAUNCH = (sys.executable, str(SUPPORT / "sglang_via_serve.py"))
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +45,10 @@ def _port_open(port):
 
 def test_served_checkpoint_eval(setup):
     root, data, model, runtime_file = setup
+    runtime = RuntimeConfig.from_yaml(runtime_file)
+    chat = ChatFormat.from_config(runtime.chat)
+    reply = ",".join(map(str, [*chat.encode("I cannot do that."), chat.stop_token_ids[0]]))
+    launch = (sys.executable, str(SUPPORT / "dying_sglang.py"), "--reply-ids", reply)
     port = free_port()
     config = EvalConfig.model_validate(
         {
@@ -50,23 +60,15 @@ def test_served_checkpoint_eval(setup):
         }
     )
     out = root / "out"
-    summary = evaluate(
-        RuntimeConfig.from_yaml(runtime_file),
-        config,
-        data,
-        out,
-        serve_checkpoint=model,
-        launch=LAUNCH,
-        progress=False,
-    )
+    summary = evaluate(runtime, config, data, out, serve_checkpoint=model, launch=launch, progress=False)
     assert not _port_open(port), "the served checkpoint outlived the eval"
     assert summary["complete"] and summary["overall"]["episodes"] == 4
     assert summary["engine"]["url"] == f"http://127.0.0.1:{port}"
     records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
     assert {r["status"] for r in records} <= {"completed", "truncated"}  # not aborted: the HTTP path worked
-    for record in records:
-        n = len(record["response_ids"])
-        assert 0 < sum(record["loss_mask"]) <= 8 * 2 and len(record["log_probs"]) == n
+    for record in records:  # every model token is the server's reply, with its log-prob
+        replied = [lp for lp, m in zip(record["log_probs"], record["loss_mask"], strict=True) if m == 1]
+        assert replied and replied == [-0.5] * len(replied)
     assert (out / "report.md").exists() and (out / "accuracy_by_category.png").exists()
     assert (out / "server.log").exists()
     # What was evaluated: the checkpoint the server reports, its fingerprint, the data's hash.
@@ -150,8 +152,15 @@ def test_the_planned_stage_script_starts_and_stops_the_server_when_run_by_hand(s
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["complete"] and summary["engine"]["url"] == f"http://127.0.0.1:{port}"
+    assert summary["overall"]["episodes"] == 4 and summary["model"]["served_model"] == str(model)
     assert not _port_open(port), "the server outlived the stage script"
     assert (out / "server.log").exists()
+    records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    assert {r["status"] for r in records} <= {"completed", "truncated"}  # not aborted: the HTTP path worked
+    for record in records:  # the tiny model's own tokens and log-probs, through the server
+        n = len(record["response_ids"])
+        assert 0 < sum(record["loss_mask"]) <= 8 * 2 and len(record["log_probs"]) == n
+    assert (out / "report.md").exists() and (out / "accuracy_by_category.png").exists()
 
 
 def test_the_eval_fails_at_once_when_the_servers_process_ends(setup, tmp_path):

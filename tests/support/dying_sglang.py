@@ -1,6 +1,7 @@
 """An SGLang-protocol server that answers every /generate with the same reply and dies on cue.
 
-    python dying_sglang.py --port P --reply-ids 1,2,3 [--die-after N] [--model-path X]
+    python dying_sglang.py --port P --reply-ids 1,2,3 [--die-after N] [--model-path X] [SGLang's --tp,
+    --tool-call-parser, --reasoning-parser, --host: ignored]
 
 `/health` and `/get_model_info` answer like SGLang's; after N `/generate` answers the process exits
 at once (no response, no clean shutdown), as a crashed or OOM-killed server does mid-eval.
@@ -21,6 +22,12 @@ def main() -> None:
     parser.add_argument("--reply-ids", required=True, help="token ids of every reply, comma-separated")
     parser.add_argument("--die-after", type=int, default=-1, help="answers before dying; -1 = never")
     parser.add_argument("--model-path", default="/models/dying-test-model")
+    # The rest of what t3rl's eval adds when it launches a server itself (t3rl_core.eval.server.launch_argv),
+    # taken and ignored, so an eval can launch this in SGLang's place.
+    parser.add_argument("--tp", type=int, default=1)
+    parser.add_argument("--tool-call-parser")
+    parser.add_argument("--reasoning-parser")
+    parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args()
     ids = [int(token) for token in args.reply_ids.split(",")]
     body = json.dumps(
