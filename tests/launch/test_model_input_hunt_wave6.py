@@ -19,6 +19,8 @@ closed by one declaration (docs/explanation/preflight.md, "Hunt wave six: models
   optimizer steps and sets train_iters itself): refused as having no effect (launch/plan/slime_constraints);
 - an SGLang KV pool (`--max-total-tokens`) no larger than one call's budget: SGLang cuts every request to
   the pool's room (launch/checks/rules/model_inputs.py);
+- an sglang_mem_fraction whose room after the weights holds fewer KV-cache tokens than one call: SGLang
+  sizes its pool from it and cuts every long call (model_inputs.kv_cache_left_holds_a_call, a warning);
 - rollout engines computing in another number format than Megatron trains in (`--sglang-dtype float16`
   beside bf16, `--fp16` beside the checkpoint's bf16): a warning (model_inputs.py);
 - rollout engines told to build another model than Megatron trains (`--sglang-json-model-override-args`
@@ -334,6 +336,32 @@ def test_a_kv_pool_smaller_than_one_call_is_refused(override: str, key: str, say
 
 def test_a_kv_pool_larger_than_a_call_is_accepted() -> None:
     assert errors([S1, f"{EXTRA}=[--sglang-max-total-tokens,'64k']"]) == []
+
+
+def _room_warnings(overrides: list[str]) -> list[Problem]:
+    return [w for w in resolve(overrides).warnings if "for the KV cache after" in w.message]
+
+
+def test_a_memory_fraction_leaving_less_kv_cache_than_one_call_is_warned_about() -> None:
+    # Qwen3-4B's 7.5 GiB of weights in 6 % of an H200: about 7,000 tokens of KV cache, calls of 10,000
+    line = [S1, "hardware.sglang_mem_fraction=0.06"]
+    (warning,) = _room_warnings(line)
+    assert warning.key == "hardware.sglang_mem_fraction"
+    applied = apply_first_fix(
+        line, {"message": warning.message, "source": warning.source, "fix": warning.fix}
+    )
+    assert applied is not None and errors(applied) == [] and _room_warnings(applied) == []
+
+
+def test_a_fraction_with_room_for_a_call_or_a_pool_given_is_not_warned_about() -> None:
+    assert _room_warnings([S1]) == []
+    # the pool given outright is the other rule's to judge
+    assert (
+        _room_warnings(
+            [S1, "hardware.sglang_mem_fraction=0.06", f"{EXTRA}=[--sglang-max-total-tokens,'64k']"]
+        )
+        == []
+    )
 
 
 def _format_warnings(overrides: list[str]) -> list[Problem]:

@@ -72,7 +72,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from launch.checks.context import Context
+from launch.checks.context import Context, Scope, per_scope
 from launch.checks.hf_config import as_hf_config, json_object, read_hf_config
 from launch.checks.model_options import model_option, model_options
 
@@ -85,6 +85,7 @@ from launch.checks.rules.sglang import _eval_calls, _server_argvs
 from launch.config.argv_tokens import argv_flags, flags_on, without_flag
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
+from launch.config.model_size import GIB, engine_gib
 from launch.config.schema import (
     ConvertHfToTorchDistStage,
     MegatronArch,
@@ -536,6 +537,54 @@ def kv_pool_holds_a_call(ctx: Context) -> Iterator[Problem]:
             )
 
 
+def kv_bytes_per_token(arch: MegatronArch, tp: int) -> int:
+    """bf16 KV-cache bytes one token takes on each GPU of an engine of `tp` GPUs: keys and values of every
+    layer's key-value heads on that GPU (replicated when TP exceeds them), or MLA's one latent a layer."""
+    if arch.mla is not None:
+        return arch.num_layers * (arch.mla.kv_lora_rank + arch.mla.qk_pos_emb_head_dim) * 2
+    heads = arch.num_query_groups or arch.num_attention_heads
+    head_dim = arch.kv_channels or arch.hidden_size // arch.num_attention_heads
+    return 2 * arch.num_layers * max(1, heads // tp) * head_dim * 2
+
+
+@per_scope
+def kv_cache_left_holds_a_call(scope: Scope, ctx: Context) -> Iterator[Problem]:
+    """What sglang_mem_fraction leaves of each engine GPU after the weights holds the KV cache of one call:
+    the pool is sized from that room (less SGLang's activations and graphs, so this estimate is its most),
+    and a pool below one call cuts every long call short, as --max-total-tokens would."""
+    hw, cur = scope.hardware, scope.curriculum
+    if cur is None or hw.gpu_memory_gib is None:
+        return
+    extra = ctx.run.model.architecture.extra_args
+    if any(
+        f.startswith("--sglang-") and resolve("--" + f.removeprefix("--sglang-")) == POOL
+        for _, f, _ in argv_flags(extra)
+    ):
+        return  # the pool is given: kv_pool_holds_a_call reads it
+    arch = ctx.run.model.architecture
+    room = hw.gpu_memory_gib * hw.sglang_mem_fraction - engine_gib(arch, hw.gpus_per_engine)
+    if room <= 0:
+        return  # the weights do not fit: resources.engine_weights_fit says so
+    per_token = kv_bytes_per_token(arch, hw.gpus_per_engine)
+    tokens = int(room * GIB // per_token)
+    call = cur.rollout_max_response_len
+    if tokens > call:
+        return
+    share = scope.hw("sglang_mem_fraction")
+    needed = (engine_gib(arch, hw.gpus_per_engine) + 2 * call * per_token / GIB) / hw.gpu_memory_gib
+    fix = f"set {share}={min(0.95, round(needed + 0.005, 2))}" if needed <= 0.95 else ""
+    source = scope.cur("rollout_max_response_len")
+    yield Problem(
+        ctx.latest(share, scope.hw("gpus_per_engine"), source),
+        f"sglang_mem_fraction {hw.sglang_mem_fraction} of {hw.gpu_memory_gib:g} GiB leaves at most "
+        f"{room:.1f} GiB of each engine GPU for the KV cache after {ctx.run.model.name}'s weights, "
+        f"{tokens} tokens, fewer than the {call} {source} lets one call write: SGLang cuts every request "
+        "to the pool's room, so long calls end short of the length the config says",
+        fix=(f"{fix}; or " if fix else "") + f"set {source}={max(16, tokens // 2)}",
+        severity="warning",
+    )
+
+
 # SGLang's --dtype words (and config.json's torch_dtype) by the format they compute in, and back.
 _DTYPES = {"half": "fp16", "float16": "fp16", "bfloat16": "bf16", "float": "fp32", "float32": "fp32"}
 _WORD = {"fp16": "float16", "bf16": "bfloat16"}
@@ -641,6 +690,7 @@ RULES = (
     tokenizer_ids_within_the_vocabulary,
     synthetic_model_is_built_first,
     kv_pool_holds_a_call,
+    kv_cache_left_holds_a_call,
     engines_compute_in_the_trainers_format,
     engines_build_the_trainers_model,
 )
