@@ -244,6 +244,11 @@ class EpisodeRunner:
             limits=self.runtime.rollout,
             tools_key=tools_key,
         )
+        if result.status == "aborted":
+            # The engine did not finish it: no score measures it (the eval leaves it out of every score,
+            # slime out of training), and a reward reading the world's unfinished outcome failed in its
+            # own words (tau2's "no 'task_reward'"), appended to the engine's error as a second fault.
+            return result, RewardResult(value=0.0)
         return result, await self._score(result, task, step)
 
     async def _score(self, result: EpisodeResult, task: Mapping[str, Any], step: int) -> RewardResult:

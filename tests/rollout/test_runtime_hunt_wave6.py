@@ -21,6 +21,7 @@ from t3rl_core.engines.sglang_http import BadResponse, parse_generation
 from t3rl_core.eval import runner as eval_runner
 from t3rl_core.parsers.render import FORMATS, call_format, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser, UnwritableTool
+from t3rl_core.rewards.base import Reward, RewardInput, RewardResult
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
 from t3rl_core.types import InvalidAction, ToolCall, ToolCallAction, Transition
 from tests.rollout.fakes import TOOLS, FixedEngine, ScriptedEngine, ToyEnv, family_parser, play, task
@@ -403,3 +404,25 @@ def test_a_world_editing_the_messages_it_returned_changes_nothing_recorded(qwen_
     assert result.status == "completed" and result.drift_at is None
     observed = [m["content"] for m in result.messages if m["role"] in ("tool", "user")]
     assert observed == ["Add 1 and 2.", "3", "Now add 3 and 4.", "3"]
+
+
+# ------------------------------------------------------------ the reward of an episode the engine aborted
+
+
+class _NeedsTaskReward(Reward):
+    """A reward reading a score the world sets only once the episode is played (tau2's task_reward)."""
+
+    def __call__(self, inp: RewardInput) -> RewardResult:
+        return RewardResult(float(inp.outcome["task_reward"]))
+
+
+def test_an_episode_the_engine_aborted_is_not_scored(qwen_chat: ChatFormat) -> None:
+    """The runner scored an episode the engine aborted, which no score measures (the eval leaves it out,
+    slime removes it): a reward reading the world's unfinished outcome failed in its own words, and the
+    error read 'the server died; reward failed: KeyError: 'task_reward'', a second fault that was none.
+    Now such an episode is not scored (0.0, the reward not called), its error the engine's alone."""
+    runner = toy_runner(qwen_chat, reward=_NeedsTaskReward())
+    runner.engine = FixedEngine([Generation([], [], "abort", error="the server died")])
+    result, reward = asyncio.run(runner.run(task()))
+    assert (result.status, result.error, reward.value) == ("aborted", "the server died", 0.0)
+    assert result.failure is not None and result.failure.label == "engine/abort"
