@@ -15,7 +15,7 @@ from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED, INTERR
 from launch.run.pipeline import PipelineError
 from launch.run.point_result import record_result
 from launch.run.rundir import RunDirError, prefetched_manifest_facts
-from launch.run.single import run_single, unwritable_record
+from launch.run.single import RecordKept, run_single, unwritable_record
 from launch.run.steps import t3rl_root
 
 
@@ -99,15 +99,21 @@ def run_command(
             )
             record_result(EXIT_FAILED, str(error).splitlines()[0])
             return EXIT_FAILED
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             if dry:  # a plan runs nothing: what was stopped is its writing, and nothing of it is kept
                 command_console(stderr=True).print(
                     "[yellow]stopped[/]: interrupted by Ctrl-C or SIGTERM before the plan was written: no "
                     "plan dir is left (one half written is removed); the same command writes it again",
                     soft_wrap=True,
                 )
-            else:
+            elif isinstance(stop, RecordKept) or multirun or run_dir is not None:
                 console.print("[yellow]stopped[/]: stages that were running are recorded as stopped.")
+            else:  # a new run stopped before its record was whole: it was removed, no stage had started
+                command_console(stderr=True).print(
+                    "[yellow]stopped[/]: interrupted by Ctrl-C or SIGTERM before the run's record was "
+                    "written: no run dir is left and no stage ran; the same command starts it again",
+                    soft_wrap=True,
+                )
             record_result(EXIT_STOPPED, INTERRUPTED)
             return EXIT_STOPPED
         except Exception as error:

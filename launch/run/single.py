@@ -160,6 +160,7 @@ def run_single(
             console.print(
                 f"resume with: t3rl run --run-dir {escape(shlex.quote(str(run_dir.path)))}", soft_wrap=True
             )
+            raise RecordKept from error  # what `t3rl run` says it stopped: a record, with its stages
         raise
     code = report_result(result, plan, run_dir, console, dry=dry)
     if dry:
@@ -178,6 +179,12 @@ def run_single(
         next_overrides = continuing_overrides(resolved, run_dir.path, upcoming, config_dirs)
         _show_next(next_overrides, config_dirs, console)
     return code
+
+
+class RecordKept(KeyboardInterrupt):
+    """A run stopped (Ctrl-C, SIGTERM) once its record was whole: its stages are recorded as stopped and
+    it resumes. Stopped before (while composing, at pre-flight, while its record was written), nothing of
+    it is kept, which `t3rl run` says instead."""
 
 
 # What a resume writes into the record itself, by the record's kind.

@@ -111,6 +111,24 @@ def test_ctrl_c_during_plan_says_no_plan_is_left_not_that_stages_were_stopped(
     assert code == 130 and "stages that were running are recorded as stopped" in capsys.readouterr().out
 
 
+def test_ctrl_c_before_a_runs_record_is_written_says_nothing_is_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C during a new run's pre-flight (before its record is whole). Was: 'stopped: stages that were
+    running are recorded as stopped.', of a run dir then removed and stages never started."""
+    rec_config_dir(tmp_path, monkeypatch)
+
+    def stopped_at_preflight(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("launch.run.single.execute", stopped_at_preflight)
+    code = run_command(["+experiment=rec"], False, None, None, None, [str(tmp_path / "conf")], dry=False)
+    out, err = capsys.readouterr()
+    assert code == 130 and "recorded as stopped" not in out + err and "resume with" not in out, out + err
+    assert "before the run's record was written: no run dir is left and no stage ran" in err, err
+    assert not any((tmp_path / "runs").rglob("manifest.json"))
+
+
 # ------------------------------------------------ TAB after `t3rl ls GROUP `
 
 
