@@ -244,7 +244,11 @@ def _model(depth: int) -> st.SearchStrategy[Any]:
     return build()
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+# 100 examples (300 before, ~4.7 s of CPU): under the suite's derandomized profile each mutant of
+# declared_fields/declared this test can see fails it at 80, 100, 120 and 300 examples (an Annotated
+# type, Any or a dict taken for plain, a union read by all or by its first arm, marked fields that do
+# not nest dropped, no descent into a map); at 50 the Annotated one passed, at 30 the first-arm one.
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(node=_model(2), marker=st.sampled_from([Usual, Distinct, DockerRun]), as_map=st.booleans())
 def test_made_up_models_give_what_the_plain_walk_gave(node: Any, marker: type, as_map: bool) -> None:
     node = {"a": node, "b": 3} if as_map else node
