@@ -95,7 +95,7 @@ class Resumed:
     # The model the kept records were played by (the earlier summary.json's `model`; None: not known).
     model: dict[str, Any] | None = None
 
-    def another_model(self, model: Mapping[str, Any] | None) -> str | None:
+    def another_model(self, model: Mapping[str, Any] | None, out_dir: Path) -> str | None:
         """Why this attempt may not add episodes to the kept ones: its engine serves another model than
         the one that played them (compared as every comparison shows a model: not where it is served,
         compared.ACROSS_HIDDEN), so the result would average two models' episodes under one name.
@@ -111,7 +111,8 @@ class Resumed:
             f"not resumed: the {len(self.records)} episode(s) kept here were played by {_shown(sides[0])}, "
             f"and this attempt's engine serves {_shown(sides[1])}; one result would average two models' "
             "episodes. Serve the model the kept episodes were played by again, or evaluate this one into "
-            "another --out (or without --resume)"
+            f"another --out (or without --resume; a pipeline's eval stage, which always resumes: remove "
+            f"{out_dir} and run the stage again)"
         )
 
 

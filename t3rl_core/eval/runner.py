@@ -288,7 +288,7 @@ async def _run_eval(
             outcome.reason = f"engine unavailable before the first episode: {error}"
             raise
         outcome.model = model_record(config.engine, served, checkpoint)
-        mixed = resumed.another_model(outcome.model)
+        mixed = resumed.another_model(outcome.model, out_dir)
         if mixed is not None:  # the kept records are the earlier model's: the summary stays theirs
             outcome.model, pending = resumed.model, []
         index_file = out_dir / resuming.INDEX_FILE

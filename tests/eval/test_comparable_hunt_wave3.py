@@ -99,13 +99,15 @@ def test_a_resume_whose_engine_serves_another_model_adds_no_episode(
     mixed = asyncio.run(run_eval(bfcl_runtime(), config, two, tmp_path, resume=True, show_progress=False))
     assert mixed["complete"] is False and mixed["reason"].startswith("not resumed: the 1 episode(s) kept")
     assert "sha256:aaaa" in mixed["reason"] and "sha256:bbbb" in mixed["reason"]
+    assert f"which always resumes: remove {tmp_path} and run the stage again" in mixed["reason"]
     assert mixed["model"] == first["model"]  # the summary stays the kept episodes' model's
     assert mixed["attempts"]["episodes_by_attempt"] == {"1": 1}
     # The same checkpoint served elsewhere (another url) is the same model: a resume goes on.
     kept = Resumed(records={("t", 0, 0): {}}, model=first["model"])
-    assert kept.another_model(first["model"] | {"url": "http://other-node:30000"}) is None
-    assert kept.another_model(mixed["model"]) is None
-    assert Resumed(model=first["model"]).another_model({"engine": "reference"}) is None  # nothing kept
+    assert kept.another_model(first["model"] | {"url": "http://other-node:30000"}, tmp_path) is None
+    assert kept.another_model(mixed["model"], tmp_path) is None
+    nothing_kept = Resumed(model=first["model"])
+    assert nothing_kept.another_model({"engine": "reference"}, tmp_path) is None
 
 
 EDITED_WORLD = """
