@@ -11,16 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-# Files credentials are conventionally kept in: the one list a sandbox's readable paths are searched by too.
-from t3rl_core.secret_files import SECRET_FILES
-
-__all__ = ["SECRET_FILES", "with_upload_excludes"]
-
 
 def with_upload_excludes(runtime_env: Mapping[str, Any]) -> dict[str, Any]:
     """`runtime_env` with `excludes` for credential files when it uploads code; as it is otherwise."""
     env = dict(runtime_env)
     if "working_dir" in env or "py_modules" in env:
+        # The files credentials are kept in: one list, which a sandbox's readable paths are searched by
+        # too; imported only for an upload (a plan without one loads no more modules).
+        from t3rl_core.secret_files import SECRET_FILES
+
         excludes = list(env.get("excludes", ()))
         env["excludes"] = excludes + [pattern for pattern in SECRET_FILES if pattern not in excludes]
     return env

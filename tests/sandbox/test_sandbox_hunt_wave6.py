@@ -44,7 +44,8 @@ def _tree(root: Path) -> Path:
 
 
 def test_one_list_of_credential_files_for_uploads_and_cells() -> None:
-    assert secret_uploads.SECRET_FILES is secret_files.SECRET_FILES
+    excludes = secret_uploads.with_upload_excludes({"working_dir": "."})["excludes"]
+    assert excludes == list(secret_files.SECRET_FILES)
 
 
 def test_the_search_finds_the_credential_files_and_no_data(tmp_path: Path) -> None:
