@@ -16,9 +16,8 @@ def with_upload_excludes(runtime_env: Mapping[str, Any]) -> dict[str, Any]:
     """`runtime_env` with `excludes` for credential files when it uploads code; as it is otherwise."""
     env = dict(runtime_env)
     if "working_dir" in env or "py_modules" in env:
-        # The files credentials are kept in: one list, which a sandbox's readable paths are searched by
-        # too; imported only for an upload (a plan without one loads no more modules).
-        from t3rl_core.secret_files import SECRET_FILES
+        # The files credentials are kept in: one list, which a sandbox's readable paths are searched by too.
+        from t3rl_core.secret_files import SECRET_FILES  # lazy: only a plan that uploads code loads it
 
         excludes = list(env.get("excludes", ()))
         env["excludes"] = excludes + [pattern for pattern in SECRET_FILES if pattern not in excludes]
