@@ -44,16 +44,13 @@ def runtime(port: int, **rollout: Any) -> RuntimeConfig:
     )
 
 
-def library_rewards(url: str, seed: int, deltas: list[int]) -> tuple[int, list[float]]:
+async def library_rewards(url: str, seed: int, deltas: list[int]) -> tuple[int, list[float]]:
     """OpenEnv's own client: reset with the task's seed, step the same moves (target, step rewards)."""
     from openenv.core.generic_client import GenericEnvClient
 
-    async def go() -> tuple[int, list[float]]:
-        async with GenericEnvClient(base_url=url) as client:
-            target = (await client.reset(seed=seed)).observation["target"]
-            return target, [(await client.step({"delta": d})).reward for d in deltas]
-
-    return asyncio.run(go())
+    async with GenericEnvClient(base_url=url) as client:
+        target = (await client.reset(seed=seed)).observation["target"]
+        return target, [(await client.step({"delta": d})).reward for d in deltas]
 
 
 def test_the_server_is_given_once() -> None:
@@ -78,21 +75,16 @@ def test_episodes_score_as_the_environment_does(tmp_path: Path, port: int) -> No
 
     async def play():
         try:
-            return await runner.run(row, "eval")
+            played = await runner.run(row, "eval")
+            # The same moves through OpenEnv's own client, on the server the world started (its reset
+            # with the task's seed begins the episode afresh): one server start, not two.
+            return played, await library_rewards(config.env.url, 1, [1, 3])
         finally:
             await runner.aclose()  # stops the server the world started
 
-    episode, reward = asyncio.run(play())
+    (episode, reward), (target, steps) = asyncio.run(play())
     assert episode.status == "completed" and episode.num_model_calls == 2
     assert [m["content"] for m in episode.messages if m["role"] == "tool"][-1] != ""
-    # The same moves through OpenEnv's own client, on a server of its own.
-    from t3rl_core.envs.openenv.server import EnvServer
-
-    server = EnvServer(config.env)
-    try:
-        target, steps = library_rewards(server.url, 1, [1, 3])
-    finally:
-        server.close()
     assert target == 4 and steps == [-0.1, 1.0]
     assert reward.value == pytest.approx(sum(steps))
     assert episode.outcome["turn_rewards"] == pytest.approx(steps)
