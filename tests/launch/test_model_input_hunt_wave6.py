@@ -400,6 +400,10 @@ def test_engines_overriding_the_models_shape_are_refused() -> None:
     assert "other shapes" in problem.message
 
 
+def test_an_engine_override_that_is_no_json_is_refused() -> None:
+    _refused([S1, f"{EXTRA}=[{OVERRIDE},notjson]"], "is no JSON", EXTRA)
+
+
 def test_engines_overriding_how_positions_rotate_are_warned_about() -> None:
     line = [S1, f"{EXTRA}=[{OVERRIDE},'{{\"rope_theta\":10000}}']"]
     (warning,) = [w for w in resolve(line).warnings if OVERRIDE in w.message]

@@ -653,8 +653,14 @@ def engines_build_the_trainers_model(ctx: Context) -> Iterator[Problem]:
             continue
         try:
             changed = json.loads(values[0]) if len(values) == 1 else None
-        except json.JSONDecodeError:
-            continue  # refused by its type (server_options)
+        except json.JSONDecodeError as error:
+            # SGLang's option is a string it reads with json.loads when each engine builds its model config
+            yield Problem(
+                EXTRA,
+                f"{flag} {values[0]!r} is no JSON ({error.msg}): every rollout engine fails as it starts",
+                fix=f"set {list_override(EXTRA, without_flag(extra, flag))}",
+            )
+            continue
         if not isinstance(changed, dict):
             continue
         shape = sorted(k for k in changed if k in shapes)
