@@ -32,6 +32,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from t3rl_core import outside_json
 from t3rl_core.model_routes import denoted_model
 
 # Distributions holding a scorer module, first found wins (the PyPI name `tau2` is an unrelated package,
@@ -200,7 +201,8 @@ def _editable(distribution: str | None) -> bool:
 
     try:
         text = installed(distribution).read_text("direct_url.json") if distribution else None
-        return bool(text) and json.loads(text).get("dir_info", {}).get("editable") is True
+        url = outside_json.loads(text, "direct_url.json") if text else {}
+        return url.get("dir_info", {}).get("editable") is True
     except (PackageNotFoundError, ValueError, AttributeError):
         return False
 

@@ -96,6 +96,7 @@ from launch.config.schema import (
     TrainStage,
 )
 from launch.config.server_options import human_int, resolve
+from t3rl_core import outside_json
 from t3rl_core.home_paths import expand_home
 
 EXTRA = "model.architecture.extra_args"
@@ -652,7 +653,7 @@ def engines_build_the_trainers_model(ctx: Context) -> Iterator[Problem]:
         if not flag.startswith("--sglang-") or resolve("--" + flag.removeprefix("--sglang-")) != OVERRIDE:
             continue
         try:
-            changed = json.loads(values[0]) if len(values) == 1 else None
+            changed = outside_json.loads(values[0], flag) if len(values) == 1 else None
         except json.JSONDecodeError as error:
             # SGLang's option is a string it reads with json.loads when each engine builds its model config
             yield Problem(
