@@ -175,17 +175,20 @@ def misplaced_fix(
 
 
 def _abbreviated(typed: str, root: Mapping[str, Any]) -> str | None:
-    """The one field of `typed`'s own section that `typed`'s last name abbreviates by its words' initials
-    (`tp` tensor_parallel, `pp` pipeline_parallel, `lpc` limit_per_category), or None. Found first: a
+    """The one field of `typed`'s own section that `typed`'s last name abbreviates, by its words' initials
+    (`tp` tensor_parallel, `lpc` limit_per_category) or by some of its words (`limit` limit_per_category,
+    not the nearer-spelt `split`), or None. Found first: a
     place of that name in another section (`eval.server.tp`, SGLang's word) is another setting, and
     moving the value there validated with the training's TP unchanged."""
     section, _, last = typed.rpartition(".")
     if not section or len(last) < 2 or not last.isalpha():
         return None
+    words = last.lower().split("_")
     meant = [
         f
         for f in field_names(section, root)
-        if "_" in f and "".join(w[:1] for w in f.split("_")) == last.lower()
+        if "_" in f
+        and ("".join(w[:1] for w in f.split("_")) == last.lower() or set(words) < set(f.split("_")))
     ]
     return f"{section}.{meant[0]}" if len(meant) == 1 else None
 

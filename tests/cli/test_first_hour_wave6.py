@@ -380,7 +380,11 @@ def test_ls_names_a_group_folder_misspelt_with_the_mv_that_fixes_it(
 
 @pytest.mark.parametrize(
     ("typed", "meant"),
-    [("hardware.tp=2", "hardware.tensor_parallel=2"), ("eval.lpc=3", "eval.limit_per_category=3")],
+    [
+        ("hardware.tp=2", "hardware.tensor_parallel=2"),
+        ("eval.lpc=3", "eval.limit_per_category=3"),
+        ("eval.limit=3", "eval.limit_per_category=3"),
+    ],
 )
 def test_a_setting_abbreviated_by_its_initials_is_its_own_sections(typed: str, meant: str) -> None:
     """`hardware.tp=2` (the TP of the training, as Megatron users say it). Was: `fix: set it where it
