@@ -5,6 +5,8 @@ stated support."""
 
 from __future__ import annotations
 
+import re
+from itertools import pairwise
 from typing import Literal
 
 from t3rl_core.records import Record
@@ -51,6 +53,15 @@ GPUS: dict[str, Gpu] = {
     "MI300X": Gpu("amd", None, (192,)),
     "MI325X": Gpu("amd", None, (256,)),
 }
+
+
+def named_gpu(text: str) -> str | None:
+    """The one GPU type among the words of `text`, as vendors' tools print a GPU (`nvidia-smi`: `NVIDIA
+    H100 80GB HBM3`, `Tesla V100-SXM2-32GB`, `NVIDIA GeForce RTX 4090`; `rocm-smi`: `AMD Instinct MI300X`);
+    None when it names none or several."""
+    words = [word for word in re.split(r"[\s_/-]+", text.upper()) if word]
+    found = {w for w in words if w in GPUS} | {a + b for a, b in pairwise(words) if a + b in GPUS}
+    return found.pop() if len(found) == 1 else None
 
 
 class KernelNeeds(Record):

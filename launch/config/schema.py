@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationInfo, field_validator, model_validator
 
+from launch.config.gpus import named_gpu
 from launch.config.overlay import overlay
 from t3rl_core.config import (
     AnyEnvConfig,
@@ -57,6 +58,7 @@ from t3rl_core.fields import (
     RayAddress,
     ReadWhen,
     Repeats,
+    Reread,
     SbatchOption,
     Seed,
     SharedOutputDir,
@@ -233,6 +235,17 @@ class HardwareConfig(StrictModel):
     @property
     def world_size(self) -> int:
         return self.nodes * self.gpus_per_node
+
+    @field_validator("gpu_type", mode="before")
+    @classmethod
+    def _gpu_as_printed(cls, value: Any) -> Any:
+        # No name holds a space; a GPU's name as its vendor's tool prints it does: its type is the fix.
+        meant = (
+            named_gpu(value) if isinstance(value, str) and any(c.isspace() for c in value.strip()) else None
+        )
+        if meant is not None:
+            raise Reread("a GPU's name as nvidia-smi or rocm-smi prints it; the GPU type is its model", meant)
+        return value
 
 
 # ----------------------------------------------------------------------------------------- curriculum

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from launch.checks.context import Context, Scope, per_scope
 from launch.config.errors import Problem, did_you_mean
-from launch.config.gpus import GPUS, MEGATRON_ATTENTION, SGLANG_ATTENTION, backends_for
+from launch.config.gpus import GPUS, MEGATRON_ATTENTION, SGLANG_ATTENTION, backends_for, named_gpu
 
 
 @per_scope
@@ -16,7 +16,9 @@ def gpu_type_known(scope: Scope, ctx: Context) -> Iterator[Problem]:
     hw = scope.hardware
     if hw.gpu_type in GPUS:
         return
-    guess = did_you_mean(hw.gpu_type, GPUS) or did_you_mean(hw.gpu_type.upper(), GPUS)
+    guess = (
+        named_gpu(hw.gpu_type) or did_you_mean(hw.gpu_type, GPUS) or did_you_mean(hw.gpu_type.upper(), GPUS)
+    )
     key = scope.hw("gpu_type")
     yield Problem(
         key,
