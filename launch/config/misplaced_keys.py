@@ -181,16 +181,31 @@ def _abbreviated(typed: str, root: Mapping[str, Any]) -> str | None:
     place of that name in another section (`eval.server.tp`, SGLang's word) is another setting, and
     moving the value there validated with the training's TP unchanged."""
     section, _, last = typed.rpartition(".")
-    if not section or len(last) < 2 or not last.isalpha():
+    if not section or len(last) < 2 or not last.replace("_", "").isalpha():
         return None
     words = last.lower().split("_")
+    # `tp_size`, `num_rollouts`: a word other frameworks add to a name says nothing of which setting
+    core = [w for w in words if w not in _COUNTING_WORDS] or words
     meant = [
         f
         for f in field_names(section, root)
-        if "_" in f
-        and ("".join(w[:1] for w in f.split("_")) == last.lower() or set(words) < set(f.split("_")))
+        if f != last
+        and (
+            ("_" in f and _initials(f.split("_")) in (last.lower(), "".join(core)))
+            or ("_" in f and set(words) < set(f.split("_")))
+            or (len(words) > 1 and f == _initials(words))  # `learning_rate` for `lr`
+        )
     ]
     return f"{section}.{meant[0]}" if len(meant) == 1 else None
+
+
+# Words a setting's name carries in other frameworks (Megatron's `tensor_model_parallel_size`, verl's
+# `tp_size`) that name no setting of their own.
+_COUNTING_WORDS = frozenset({"size", "num", "count", "n"})
+
+
+def _initials(words: list[str]) -> str:
+    return "".join(w[:1] for w in words)
 
 
 def _another_entry_of_the_stage(place: str, key: str, root: Mapping[str, Any]) -> bool:
