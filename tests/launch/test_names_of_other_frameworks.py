@@ -7,17 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from launch.checks.resolve import resolve
-from launch.config.errors import ConfigError, Problem
-from tests.support.fix_applier import apply_first_fix
-
-
-def _errors(overrides: list[str]) -> list[Problem]:
-    try:
-        resolve(overrides)
-    except ConfigError as error:
-        return [p for p in error.problems if p.severity == "error"]
-    return []
+from tests.support.refusals import errors, fixed
 
 
 @pytest.mark.parametrize(
@@ -31,13 +21,12 @@ def _errors(overrides: list[str]) -> list[Problem]:
 )
 def test_a_name_of_another_framework_is_answered_with_the_setting(typed: str, meant: str) -> None:
     overrides = ["+experiment=stage1_bfcl", typed]
-    (error,) = _errors(overrides)
+    (error,) = errors(overrides)
     assert error.fix.endswith(f"e.g. {meant}")
-    fixed = apply_first_fix(overrides, {"message": error.message, "source": error.source, "fix": error.fix})
-    assert fixed is not None and not _errors(fixed)
+    assert not errors(fixed(overrides, error))
 
 
 def test_a_name_that_abbreviates_no_setting_gets_no_invented_guess() -> None:
     # a made-up `xy_size`: no setting has the initials xy
-    (error,) = _errors(["+experiment=stage1_bfcl", "hardware.xy_size=2"])
+    (error,) = errors(["+experiment=stage1_bfcl", "hardware.xy_size=2"])
     assert "did you mean" not in error.fix

@@ -7,17 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from launch.checks.resolve import resolve
-from launch.config.errors import ConfigError, Problem
-from tests.support.fix_applier import apply_first_fix
-
-
-def _refusals(overrides: list[str]) -> list[Problem]:
-    try:
-        resolve(overrides)
-    except ConfigError as error:
-        return [p for p in error.problems if p.severity == "error"]
-    return []
+from tests.support.refusals import errors, fixed
 
 
 @pytest.mark.parametrize(
@@ -31,20 +21,14 @@ def test_a_plus_line_refused_in_turn_is_the_reason_to_drop_what_was_typed(
     typed: str, refused_at: str, why: str
 ) -> None:
     overrides = ["+experiment=bfcl_debug", typed]
-    (problem,) = _refusals(overrides)
+    (problem,) = errors(overrides)
     assert problem.fix.startswith(f"drop `{typed}` (with '+'")
     assert f"refused in turn at {refused_at}" in problem.fix and why in problem.fix
-    fixed = apply_first_fix(
-        overrides, {"message": problem.message, "source": problem.source, "fix": problem.fix}
-    )
-    assert fixed is not None and not _refusals(fixed)
+    assert not errors(fixed(overrides, problem))
 
 
 def test_a_plus_line_that_validates_is_the_fix() -> None:
     overrides = ["+experiment=bfcl_debug", "hardware.env_vars={A: b}"]
-    (problem,) = _refusals(overrides)
+    (problem,) = errors(overrides)
     assert problem.fix == "add its keys with '+': +hardware.env_vars={A: b}"
-    fixed = apply_first_fix(
-        overrides, {"message": problem.message, "source": problem.source, "fix": problem.fix}
-    )
-    assert fixed is not None and not _refusals(fixed)
+    assert not errors(fixed(overrides, problem))
