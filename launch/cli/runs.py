@@ -402,9 +402,9 @@ def list_runs(
     errors = Console(stderr=True, highlight=False)
     filters = filters or RunFilter()
     dangling = _dangling(runs_dir)
-    if dangling is not None:
+    if dangling is not None:  # a --runs-dir typed is refused as every bad value of an option is (2)
         errors.print(f"[red]error:[/] {escape(dangling)}", soft_wrap=True)
-        return 1
+        return 2 if given else 1
     if not runs_dir.is_dir() and (given or runs_dir.exists()):
         what = "no runs dir there: it is a file" if runs_dir.exists() else "no runs dir there"
         errors.print(f"[red]error:[/] --runs-dir {escape(str(runs_dir))}: {what}", soft_wrap=True)

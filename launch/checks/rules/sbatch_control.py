@@ -60,9 +60,10 @@ def sbatch_keeps_the_job_under_control(ctx: Context) -> Iterator[Problem]:
         return
     extra = list(slurm.extra_sbatch)
     for index, option in enumerate(extra):
-        found = _CONTROL.get(option.partition("=")[0])
-        if found is None:
-            continue
+        name, _, value = option.partition("=")
+        found = _CONTROL.get(name)
+        if found is None or (name == "--ntasks" and {value} == {str(n) for n in _stage_nodes(ctx)}):
+            continue  # (--ntasks) every stage runs on that many nodes: the tasks t3rl asks for anyway
         what, refused = found
         yield Problem(
             SBATCH,
@@ -70,6 +71,13 @@ def sbatch_keeps_the_job_under_control(ctx: Context) -> Iterator[Problem]:
             fix=f"set {list_override(SBATCH, [*extra[:index], *extra[index + 1 :]])}",
             severity="error" if refused else "warning",
         )
+
+
+def _stage_nodes(ctx: Context) -> set[int]:
+    """The node counts of the run's stages: a train stage's hardware's, one for each other stage (as
+    launch.run.executors.slurm places them)."""
+    trains = {scope.stage: scope.hardware.nodes for scope in ctx.scopes if scope.stage is not None}
+    return {trains.get(name, 1) for name in ctx.run.stages}
 
 
 RULES = (sbatch_keeps_the_job_under_control,)
