@@ -32,7 +32,6 @@ Each refusal names its key and a first fix that validates; the valid settings ne
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,7 @@ from launch.checks.resolve import resolve
 from launch.config.errors import Problem
 from launch.config.schema import MegatronArch
 from tests.support.fix_applier import apply_first_fix
+from tests.support.in_tmp import in_tmp
 from tests.support.refusals import errors, fixed
 
 S1 = "+experiment=stage1_bfcl"
@@ -53,13 +53,7 @@ GLM = ["model=glm4_9b", "hardware.nodes=2", "executor=slurm"]
 CONF = Path(__file__).parents[2] / "conf"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Relative paths of the configs resolve under one temporary dir for the module."""
-    here = tmp_path_factory.mktemp("model_input_wave6")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(here)
-        yield here
+_in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
 
 
 def _refused(overrides: list[str], says: str, key: str) -> Problem:

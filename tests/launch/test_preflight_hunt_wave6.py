@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,19 +35,14 @@ from tests.launch.test_preflight_hunt_wave5 import (
     _refused_at_key_with_a_fix_that_validates,
     _warned_with_a_fix_that_clears_it,
 )
+from tests.support.in_tmp import in_tmp
 from tests.support.refusals import errors
 
 S1 = "+experiment=stage1_bfcl"
 TAU2 = "+experiment=tau2_pipeline"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Relative paths of the configs resolve under one temporary dir for the module (no model is here)."""
-    here = tmp_path_factory.mktemp("wave6")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(here)
-        yield here
+_in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
 
 
 def _warnings(overrides: list[str], key: str, selection: Selection = EVERY_STAGE) -> list[Problem]:
