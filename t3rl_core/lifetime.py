@@ -24,7 +24,10 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from t3rl_core import module_help
+
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+USAGE = "usage: python -m t3rl_core.lifetime [--parent PID] -- ARGV..."
 
 
 def die_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
@@ -43,13 +46,15 @@ def die_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if module_help.asked(args, USAGE, __doc__):
+        return 0
     parent = os.getppid()
     if args[:1] == ["--parent"] and len(args) > 1 and args[1].isdigit():
         parent, args = int(args[1]), args[2:]
     if args[:1] == ["--"]:
         args = args[1:]
     if not args or args[0] == "--parent":
-        print("usage: python -m t3rl_core.lifetime [--parent PID] -- ARGV...", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     die_with_parent(parent)
     os.execvp(args[0], args)

@@ -63,6 +63,10 @@ def argv_for(argv: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     usage = f"usage: python -m {MODULE} FLAG REFERENCE [...] -- (-m MODULE | SCRIPT.py) ARGS..."
+    from t3rl_core import module_help  # lazy: plan imports this module for argv_for, not to run it
+
+    if module_help.asked(args, usage, __doc__):
+        return 0
     if "--" not in args:
         print(usage, file=sys.stderr)
         return 2

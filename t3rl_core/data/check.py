@@ -11,8 +11,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from t3rl_core import outside_json
+from t3rl_core import module_help, outside_json
 from t3rl_core.data import MANIFEST, describe_file
+
+USAGE = "usage: python -m t3rl_core.data.check DIR"
 
 
 def problems(out_dir: Path) -> list[str]:
@@ -37,8 +39,10 @@ def problems(out_dir: Path) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if module_help.asked(args, USAGE, __doc__):
+        return 0
     if len(args) != 1:
-        print("usage: python -m t3rl_core.data.check DIR", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     found = problems(Path(args[0]))
     for line in found:

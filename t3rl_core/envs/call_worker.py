@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from t3rl_core import module_help
 from t3rl_core.lifetime import die_with_parent
 
 # The pid of the process that started this worker (from the environment: by the time the worker reads
@@ -34,6 +35,9 @@ def _function(path: str, cache: dict[str, Callable[..., Any]]) -> Callable[..., 
 
 
 def main(preload: list[str]) -> None:
+    usage = "usage: python -m t3rl_core.envs.call_worker MODULE[:FUNCTION]..."
+    if module_help.asked(preload, usage, __doc__):
+        return
     parent = os.environ.get(PARENT_ENV)
     if parent is not None:
         die_with_parent(int(parent))

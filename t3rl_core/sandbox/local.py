@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from t3rl_core import outside_json
+from t3rl_core import module_help, outside_json
 from t3rl_core.sandbox.base import Sandbox, SandboxResult, SandboxStatus
 from t3rl_core.sandbox.cell_run import CellRun
 from t3rl_core.sandbox.cgroup import CellCgroups, SlotCgroup
@@ -459,5 +459,21 @@ def _last_line(text: bytes | bytearray) -> str:
     return lines[-1] if lines else ""
 
 
-if __name__ == "__main__":
+USAGE = "usage: python -m t3rl_core.sandbox.local"
+MAIN_DOC = """Prints, as JSON, what confines a cell of the local sandbox on this host under the default
+config (the manifest section a run records): the protections a probe cell observed, and those missing
+with why. Takes no arguments."""
+
+
+def main(argv: list[str]) -> int:
+    if module_help.asked(argv, USAGE, MAIN_DOC):
+        return 0
+    if argv:
+        print(f"{USAGE}\n(takes no arguments; got {' '.join(argv)})", file=sys.stderr)
+        return 2
     print(json.dumps(sandbox_manifest(LocalSandboxConfig()), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
