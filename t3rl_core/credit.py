@@ -16,6 +16,7 @@ from typing import Annotated, Any, ClassVar
 
 from annotated_types import Ge, Le
 
+from t3rl_core.counts import counted
 from t3rl_core.fields import Domain
 from t3rl_core.strict import StrictModel
 
@@ -115,7 +116,10 @@ def turn_fields_problem(outcome: Mapping[str, Any], taken: int | None = None) ->
     if not isinstance(steps, Sequence) or isinstance(steps, str):
         return f"outcome turn_steps is {type(steps).__name__}, not a list (turn_rewards: {shown(rewards)})"
     if len(rewards) != len(steps):
-        return f"{len(rewards)} turn rewards for {len(steps)} turns (outcome turn_rewards / turn_steps)"
+        return (
+            f"{len(rewards)} turn rewards for {counted(len(steps), 'turn')} (outcome turn_rewards / "
+            "turn_steps)"
+        )
     if not all(isinstance(count, Integral) and not isinstance(count, bool) and count >= 0 for count in steps):
         return f"outcome turn_steps must be step counts (ints >= 0): {shown(list(steps), 200)}"
     # A bool is a turn's check, not its score (as a reward's value: rewards.base.checked)

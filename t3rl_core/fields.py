@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic_core import core_schema
 
+from t3rl_core.counts import counted
 from t3rl_core.records import Record
 
 if TYPE_CHECKING:
@@ -395,7 +396,8 @@ def _fits_file_systems(what: str) -> Callable[[str], str]:
         name = max(value.split("/"), key=lambda part: len(part.encode()))
         if len(name.encode()) > _NAME_MAX:
             raise ValueError(
-                f"{what} with a name of {len(name.encode())} bytes ({name[:24]}…): no file system takes a "
+                f"{what} with a name of {counted(len(name.encode()), 'byte')} ({name[:24]}…): no file "
+                "system takes a "
                 f"name longer than {_NAME_MAX}"
             )
         return value

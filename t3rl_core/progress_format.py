@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from t3rl_core.counts import counted
+
 EVAL_LABEL = "eval progress"
 DATA_LABEL = "data progress"
 SCORE_LABEL = "score progress"
@@ -29,7 +31,7 @@ def _eta(eta_s: float | None) -> str:
 def eval_line(done: int, total: int, accuracy: float | None = None, eta_s: float | None = None) -> str:
     """`eval progress: done/total episodes, accuracy A, ETA Ns`; `, starting` while no accuracy is known."""
     said = STARTING if accuracy is None else f"accuracy {accuracy:.3f}"
-    return f"{EVAL_LABEL}: {done}/{total} episodes, {said}{_eta(eta_s)}"
+    return f"{EVAL_LABEL}: {done}/{counted(total, 'episode')}, {said}{_eta(eta_s)}"
 
 
 def counted_line(label: str, done: int, total: int, what: str, eta_s: float | None = None) -> str:

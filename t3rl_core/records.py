@@ -17,6 +17,8 @@ from operator import itemgetter
 from types import FunctionType
 from typing import Any, ClassVar, TypeVar
 
+from t3rl_core.counts import counted
+
 _R = TypeVar("_R", bound="Record")
 _tuple_new = tuple.__new__
 
@@ -137,7 +139,7 @@ class Record(tuple, metaclass=_RecordMeta):  # type: ignore[type-arg]
     def _make(cls: type[_R], iterable: Iterable[Any]) -> _R:
         made = _tuple_new(cls, iterable)
         if len(made) != len(cls._fields):
-            raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(made)}")
+            raise TypeError(f"Expected {counted(len(cls._fields), 'argument')}, got {len(made)}")
         return made
 
     def _replace(self: _R, **changes: Any) -> _R:

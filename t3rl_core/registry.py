@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, BeforeValidator, TypeAdapter, ValidationError
 from pydantic_core import core_schema
 
+from t3rl_core.counts import counted
 from t3rl_core.import_paths import resolve as resolve_import_path
 from t3rl_core.import_paths import spelt_otherwise
 from t3rl_core.records import Record
@@ -190,7 +191,7 @@ class Registry:
                 if name in self.entries:
                     source += ", unused: the built-in of the same name wins"
                 elif claims:
-                    source += f", unusable by this name: {len(claims)} distributions register it"
+                    source += f", unusable by this name: {counted(len(claims), 'distribution')} register it"
                 rows.append(Listed(name, source, point.value))
         return rows
 

@@ -26,6 +26,7 @@ from launch.config.errors import Problem
 from launch.config.override_fixes import shell_word, sweep_strings
 from launch.config.schema_walk import model_at
 from launch.config.secrets import mask_override, replayable, secrets_in
+from t3rl_core.counts import counted
 from t3rl_core.secret_names import is_secret_key
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def _one_valued(checks: Sequence[_EntryCheck], n_trials: int) -> list[Problem]:
         check, value = fixed[0]
         message = (
             f"'{check.param.text}' takes one value, {check.name}={value}, and so does every entry of the "
-            f"search space: each of its {n_trials} trials would be the same run"
+            f"search space: each of its {counted(n_trials, 'trial')} would be the same run"
         )
         fix = "++hydra.sweeper.n_trials=1 (the one run, once); or give an entry a second value to search"
         return [check._problem(message, "", fallback=fix)]

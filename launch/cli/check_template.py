@@ -30,6 +30,7 @@ from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import build_local_tokenizer
 from t3rl_core.config import ChatConfig, ParsersConfig
+from t3rl_core.counts import counted
 
 
 def register(app: typer.Typer) -> None:
@@ -102,7 +103,7 @@ def check_template_command(
         mark = "[green]ok[/]  " if finding.ok else "[red]FAIL[/]"
         console.print(f"{mark} {escape(finding.check)}: {escape(finding.detail)}")
     failed = [f for f in findings if not f.ok]
-    console.print(f"{label}: {len(findings) - len(failed)}/{len(findings)} checks pass")
+    console.print(f"{label}: {len(findings) - len(failed)}/{counted(len(findings), 'check')} pass")
     raise typer.Exit(EXIT_FAILED if failed else 0)
 
 

@@ -37,6 +37,7 @@ from launch.run.rundir import RunDir, RunDirError, collect_manifest, fresh_dir, 
 from launch.run.steps import t3rl_root, write_secret_fingerprints
 from t3rl_core.chat.format import cached_tokenizer
 from t3rl_core.config import EnvConfig, RuntimeConfig
+from t3rl_core.counts import counted
 from t3rl_core.data.rows import DataError
 from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.envs.unavailable import WorldUnavailable
@@ -418,7 +419,7 @@ def _check_gold(runtime: RuntimeConfig, config: EvalConfig, rows: Sequence[Mappi
         lacking = [why for row in rows if (why := env.gold_missing(row)) is not None]
         if not lacking:
             return
-        reason = f"{len(lacking)} of the {len(rows)} tasks have no gold: {lacking[0]}"
+        reason = f"{len(lacking)} of the {counted(len(rows), 'task')} have no gold: {lacking[0]}"
     raise typer.BadParameter(
         f"the reference engine plays each task's gold action, but env {env.name}: {reason}; evaluate a "
         "model instead: --engine sglang --url http://host:port (or --serve-checkpoint DIR), or --engine hf",

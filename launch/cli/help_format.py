@@ -23,6 +23,8 @@ from typing import Any
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
+from t3rl_core.counts import counted
+
 # Click's names for the values (`--k INTEGER`), by Typer's type label.
 _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH", "Path": "PATH"}
 
@@ -79,12 +81,13 @@ def too_long(path: str) -> str | None:
         full = path.encode("utf-8", "surrogateescape")
     path_max = _limit("PC_PATH_MAX", _PATH_MAX)
     if len(full) >= path_max:
-        return f"the path is {len(full)} bytes long and this system takes at most {path_max - 1}"
+        return f"the path is {counted(len(full), 'byte')} long and this system takes at most {path_max - 1}"
     name_max = _limit("PC_NAME_MAX", _NAME_MAX)
     longest = max(full.split(b"/"), key=len)
     if len(longest) > name_max:
         return (
-            f"a name in the path is {len(longest)} bytes long ({longest[:20].decode(errors='replace')}…) "
+            f"a name in the path is {counted(len(longest), 'byte')} long "
+            f"({longest[:20].decode(errors='replace')}…) "
             f"and this system takes at most {name_max}"
         )
     return None

@@ -22,6 +22,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from t3rl_core.counts import counted
+
 _TOOL_CALL = re.compile(r"<tool_call>.*?</tool_call>|<｜tool▁call▁begin｜>.*?<｜tool▁call▁end｜>", re.DOTALL)
 
 
@@ -182,7 +184,7 @@ def view(index: int, sample: Mapping[str, Any], width: int) -> SampleView:
         status=str(getattr(status, "value", status) or "-"),
         reward=_reward(sample.get("reward")),
         prompt=_prompt_head(sample.get("prompt", ""), width),
-        response=_clip(shown, width * 2) if response else f"({n} tokens, no text)",
+        response=_clip(shown, width * 2) if response else f"({counted(n, 'token')}, no text)",
         tool_calls=calls,
         coverage=coverage,
         tito="ok" if not problems else "✗ " + "; ".join(problems),
@@ -216,7 +218,8 @@ def show(
         rewards = [float(s["reward"]) for s in samples if isinstance(s.get("reward"), int | float)]
         mean = f", mean reward {sum(rewards) / len(rewards):.3f}" if rewards else ""
         table = Table(
-            title=escape(f"{path} — rollout {rollout_id}: {len(samples)} samples{mean}"), title_justify="left"
+            title=escape(f"{path} — rollout {rollout_id}: {counted(len(samples), 'sample')}{mean}"),
+            title_justify="left",
         )
         for column in (
             "#",

@@ -67,6 +67,7 @@ from launch.run.record_files import (
     read_yaml,
     stage_record,
 )
+from t3rl_core.counts import counted
 
 # Run dirs sit at <runs>/<name>/<timestamp> and, for sweeps, <runs>/<name>/<sweep>/pNN; a standalone
 # `t3rl eval` writes <runs>/eval-<engine>-<time>.
@@ -446,7 +447,8 @@ def list_runs(
         return 0
     # Aligned rows in a pipe or a log (launch.output.table): `t3rl runs | grep <run>` finds its whole row.
     table = TextTable(
-        f"{len(rows)} runs in {escape(str(runs_dir))}", ("run", "created", "status", "stages", metric)
+        f"{counted(len(rows), 'run')} in {escape(str(runs_dir))}",
+        ("run", "created", "status", "stages", metric),
     )
     # Each eval stage is ranked against the same stage of the other runs: one run's evals may measure
     # differently by design (the quickstart's reference policy and tiny model).

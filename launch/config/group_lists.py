@@ -11,6 +11,7 @@ from hydra.core.override_parser.types import Override
 
 from launch.config.errors import Problem
 from launch.config.override_fixes import as_typed, override_prefix, shell_word
+from t3rl_core.counts import counted
 
 
 def listed_options(
@@ -41,7 +42,8 @@ def listed_options(
         problems.append(
             Problem(
                 key=group,
-                message=f"'{text}' merges {len(listed)} options of config group '{group}' into one "
+                message=f"'{text}' merges {counted(len(listed), 'option')} of config group '{group}' into "
+                "one "
                 "section (Hydra's list of options); a run takes one option per group",
                 source=f"override `{text}`",
                 fix=fix,

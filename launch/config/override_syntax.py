@@ -26,6 +26,7 @@ from launch.config.fixes import quoted
 from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.override_fixes import shell_word
 from launch.config.pasted_overrides import only_typographic_quotes, parses, pasted_fix
+from t3rl_core.counts import counted
 
 # Hydra's words when a function of its grammar (choice, range, int, glob, tag, …) refused its arguments.
 _CALLED = re.compile(r"\w+ while evaluating '(\w+\(.*\))'")
@@ -338,7 +339,7 @@ def _spaced_equals(key: str, value: str, count: int) -> _Reading:
     return _Reading(
         count,
         key.lstrip("+~"),
-        f"a space around '=': the shell split `{typed}` into {count} arguments",
+        f"a space around '=': the shell split `{typed}` into {counted(count, 'argument')}",
         (f"{key}={value}",),
     )
 

@@ -22,6 +22,7 @@ from launch.config.override_fixes import (
     shell_word,
     sweep_strings,
 )
+from t3rl_core.counts import counted
 
 if TYPE_CHECKING:
     from hydra.core.override_parser.types import Override
@@ -76,7 +77,8 @@ def _empty_glob_problem(override: Override, options: Sequence[str]) -> Problem:
     some = ",".join(options[:2])
     return Problem(
         key=group,
-        message=f"'{text}' matches none of the {len(options)} options of {group}: {', '.join(options)}",
+        message=f"'{text}' matches none of the {counted(len(options), 'option')} of {group}: "
+        f"{', '.join(options)}",
         source=f"override `{text}`",
         fix=f"{shell_word(f'{override_prefix(override)}={some}')} (options of {group})",
     )

@@ -4,6 +4,7 @@ characters, and groups longer than 128 (wandb's own validation, which fails the 
 
 from __future__ import annotations
 
+from t3rl_core.counts import counted
 from t3rl_core.records import Record
 
 
@@ -18,7 +19,7 @@ class NameRule(Record):
         if bad:
             return f"may not contain {' '.join(repr(c) for c in bad)}"
         if self.max_length is not None and len(name) > self.max_length:
-            return f"is {len(name)} characters long, more than {self.max_length}"
+            return f"is {counted(len(name), 'character')} long, more than {self.max_length}"
         return None
 
     def cleaned(self, name: str) -> str:

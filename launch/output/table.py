@@ -8,6 +8,8 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from t3rl_core.counts import counted
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -33,7 +35,9 @@ class TextTable:
 
     def add_row(self, *cells: str) -> None:
         if len(cells) != len(self.columns):
-            raise ValueError(f"a row of {len(cells)} cells in a table of {len(self.columns)} columns")
+            raise ValueError(
+                f"a row of {counted(len(cells), 'cell')} in a table of {counted(len(self.columns), 'column')}"
+            )
         self.rows.append(list(cells))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Table | Text]:

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from t3rl_core import outside_json
+from t3rl_core.counts import counted
 from t3rl_core.yaml_text import safe_load
 
 # What an eval stage's summary is read by when nothing names a metric (a sweep's points, `t3rl runs`, a
@@ -160,7 +161,7 @@ def read_json(path: Path, shape: type = object, advice: str = "") -> Any:
             else f" at line {err.lineno}, column {err.colno}"
         )
         raise RunDirError(
-            f"{path} is corrupt ({err.msg}{where}; {len(text)} bytes). " + HAND_EDITED + advice
+            f"{path} is corrupt ({err.msg}{where}; {counted(len(text), 'byte')}). " + HAND_EDITED + advice
         ) from err
     return _shaped(path, data, shape)
 

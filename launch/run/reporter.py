@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from launch.output.markup import escape
 from launch.output.table import TextTable
+from t3rl_core.counts import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,7 +29,8 @@ class RichReporter:
 
     def decisions(self, plan: Plan, decisions: list[Decision]) -> None:
         table = TextTable(
-            f"{plan.name}: {len(plan.stages)} stages", ("#", "stage", "kind", "action", "what", "GPUs")
+            f"{plan.name}: {counted(len(plan.stages), 'stage')}",
+            ("#", "stage", "kind", "action", "what", "GPUs"),
         )
         colours = {
             "run": "green",

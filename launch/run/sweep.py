@@ -38,6 +38,7 @@ from launch.run.sweep_bounds import MAX_POINTS
 from launch.run.sweep_compare import marks, objective_identity_differences
 from launch.run.sweep_limit import check_size
 from t3rl_core import outside_json
+from t3rl_core.counts import counted
 from t3rl_core.finite import finite_real, shown
 
 
@@ -206,7 +207,8 @@ def print_points_table(checks: Sequence[PointCheck], console: Console | None = N
     bad = sum(not c.ok for c in checks)
     if bad:
         console.print(
-            f"[red]{bad} of {len(checks)} points are invalid[/]; nothing was submitted.", soft_wrap=True
+            f"[red]{bad} of {counted(len(checks), 'point')} are invalid[/]; nothing was submitted.",
+            soft_wrap=True,
         )
 
 

@@ -36,6 +36,7 @@ from launch.run.search import is_search
 from launch.run.steps import plan_run
 from launch.run.sweep import check_points, collapsed_overrides, expand_points, print_points_table
 from launch.run.sweep_evals import eval_part_problems
+from t3rl_core.counts import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -132,7 +133,7 @@ def _shared_run_names(points: Sequence[CheckedPoint]) -> list[Problem]:
         Problem(
             "tracking.run_name",
             f"every point of the sweep names its {tracking.kind} run '{tracking.run_name}': the "
-            f"{len(points)} runs share one name in one group, and none says which point "
+            f"{counted(len(points), 'run')} share one name in one group, and none says which point "
             f"({', '.join(p.label for p in points[:3])}{', …' if points[3:] else ''}) it is",
             fix=f"{named} (a name per point); or drop the override (t3rl names each point's run)",
             severity="warning",
@@ -298,7 +299,7 @@ def _trials_at_once(first: Resolved, n_jobs: int, source: str) -> list[Problem]:
     return [
         Problem(
             "hydra.sweeper.n_jobs",
-            f"the {n_jobs} trials of a batch run at once: {problem.message}",
+            f"the {counted(n_jobs, 'trial')} of a batch run at once: {problem.message}",
             source,
             "set hydra.sweeper.n_jobs=1 (one trial at a time on this machine), or executor=slurm "
             "(each trial its own nodes)",

@@ -16,6 +16,7 @@ from launch.config.errors import ConfigError, Problem
 from launch.config.override_fixes import as_typed, override_prefix, shell_word
 from launch.config.sweep_values import OptionsOf, count, values
 from launch.run.sweep_bounds import MOST_POINTS
+from t3rl_core.counts import counted
 
 if TYPE_CHECKING:
     from hydra.core.override_parser.types import Override
@@ -36,7 +37,7 @@ def check_size(parsed: Sequence[Override], options_of: OptionsOf, max_points: in
     dimensions = " × ".join(str(size) for _, size in sizes)
     # `--max-points N` is a fix only up to the most the option takes.
     more = (
-        f"; or --max-points {total} if all {total} runs are meant"
+        f"; or --max-points {total} if all {counted(total, 'run')} are meant"
         if total <= MOST_POINTS
         else f" (--max-points takes at most {MOST_POINTS}: a larger sweep is run as several)"
     )
@@ -50,7 +51,8 @@ def check_size(parsed: Sequence[Override], options_of: OptionsOf, max_points: in
             Problem(
                 key=widest.key_or_group,
                 message=(
-                    f"the sweep expands to {total} points ({dimensions}), each a whole pipeline run; "
+                    f"the sweep expands to {counted(total, 'point')} ({dimensions}), each a whole pipeline "
+                    "run; "
                     f"a sweep runs at most {max_points} unless --max-points says more"
                 ),
                 source=f"override `{text}`",

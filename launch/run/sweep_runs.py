@@ -62,6 +62,7 @@ from launch.run.sweep_extend import PATH_KINDS, extendable, renumbered
 from launch.run.sweep_liveness import sweep_lock
 from launch.run.sweep_plot import plot_sweep
 from launch.run.sweep_view import live_points, points_table
+from t3rl_core.counts import counted
 
 if TYPE_CHECKING:
     from launch.checks.resolve import Resolved
@@ -410,7 +411,7 @@ def at_once(
         show(progress)
 
     at_once = f"{max_parallel} at a time" if max_parallel else "all at once"
-    title = f"{summary.name}: {len(jobs)} points, {at_once}"
+    title = f"{summary.name}: {counted(len(jobs), 'point')}, {at_once}"
     scheduler = PointScheduler(
         jobs,
         max_parallel=max_parallel,

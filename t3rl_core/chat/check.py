@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from t3rl_core.counts import counted
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.engines.reference import as_model_output
 from t3rl_core.parsers.render import render_calls
@@ -97,7 +98,7 @@ def _render(chat: ChatFormat, parsers: ParsersConfig) -> Finding:
     if missing:
         return Finding("render", False, f"the rendered conversation lacks {missing}")
     return Finding(
-        "render", True, f"{len(text)} characters with tools, a call, its result and two user turns"
+        "render", True, f"{counted(len(text), 'character')} with tools, a call, its result and two user turns"
     )
 
 
@@ -143,7 +144,7 @@ def _tito(chat: ChatFormat, parsers: ParsersConfig) -> Finding:
         return Finding(
             "tito", False, f"episode tokens differ from a fresh render at token {at}: {ours!r} vs {theirs!r}"
         )
-    return Finding("tito", True, f"{len(tokens)} tokens over two model turns equal a fresh render")
+    return Finding("tito", True, f"{counted(len(tokens), 'token')} over two model turns equal a fresh render")
 
 
 def _think_text(parsers: ParsersConfig) -> str:

@@ -26,6 +26,7 @@ from t3rl_core.chat.custom import resolve
 from t3rl_core.chat.families import FAMILIES, Family, family
 from t3rl_core.chat.shipped import load_template
 from t3rl_core.config import ChatConfig
+from t3rl_core.counts import counted
 from t3rl_core.installed import package_versions
 
 if TYPE_CHECKING:
@@ -167,7 +168,9 @@ def build_model(
     spec = next((f for f in FAMILIES.values() if load_template(f.name) == tokenizer.chat_template), None)
     stop_ids = [vocab[token] for token in spec.stop_tokens] if spec else [tokenizer.eos_token_id]
     if vocab_size is not None and vocab_size < len(tokenizer):
-        raise ValueError(f"vocab_size {vocab_size} is smaller than the tokenizer ({len(tokenizer)} tokens)")
+        raise ValueError(
+            f"vocab_size {vocab_size} is smaller than the tokenizer ({counted(len(tokenizer), 'token')})"
+        )
     config = Qwen3Config(
         vocab_size=vocab_size or len(tokenizer),
         hidden_size=64,

@@ -11,6 +11,7 @@ import zlib
 from pathlib import Path
 
 from t3rl_core import outside_json
+from t3rl_core.counts import counted
 
 # gzip's magic number (RFC 1952): the first two bytes of every gzip member.
 _GZIP = b"\x1f\x8b"
@@ -42,7 +43,7 @@ def numbered_lines(path: Path) -> list[tuple[int, bytes]]:
     # A JSONL's first line is an object by itself: only a file whose first line is not is parsed whole
     # (a prepared split of thousands of rows is read at every stage's start).
     if numbered and not _an_object(numbered[0][1]) and _one_document(data):
-        over = f" over {len(lines)} lines" if len(numbered) > 1 else ""
+        over = f" over {counted(len(lines), 'line')}" if len(numbered) > 1 else ""
         raise NotJsonl(
             f"{path} holds one JSON {_kind(data)}{over}, not one JSON object per line: "
             f"convert it with `jq -c {_jq(data)} {path} > {_converted(path)}`"

@@ -6,6 +6,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from t3rl_core.counts import counted
+
 if TYPE_CHECKING:
     from t3rl_core.envs.base import Env
     from t3rl_core.types import Message
@@ -44,7 +46,7 @@ class Generation:
 
     def __post_init__(self) -> None:
         if len(self.token_ids) != len(self.log_probs):
-            raise ValueError(f"{len(self.token_ids)} tokens but {len(self.log_probs)} log-probs")
+            raise ValueError(f"{counted(len(self.token_ids), 'token')} but {len(self.log_probs)} log-probs")
 
 
 @dataclass

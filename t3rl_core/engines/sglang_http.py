@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from t3rl_core import finite, outside_json
 from t3rl_core.backoff import backoff_delay
+from t3rl_core.counts import counted
 from t3rl_core.engines.answers import FINISH_REASONS, call_meta
 from t3rl_core.engines.base import Engine, EngineUnavailable, Generation, GenerationContext, SamplingParams
 from t3rl_core.engines.config import SGLangEngineConfig
@@ -117,7 +118,8 @@ def parse_generation(body: bytes) -> Generation:
     if output_ids is not None and output_ids != token_ids:
         shown = len(output_ids) if isinstance(output_ids, list) else type(output_ids).__name__
         raise BadResponse(
-            f"output_token_logprobs ({len(token_ids)} tokens) are not the answer's output_ids ({shown}): "
+            f"output_token_logprobs ({counted(len(token_ids), 'token')}) are not the answer's output_ids "
+            f"({shown}): "
             "one log-prob per output token is needed"
         )
     # Its third statement of the count, meta_info.completion_tokens (len(output_ids) in SGLang), holds
@@ -127,7 +129,8 @@ def parse_generation(body: bytes) -> Generation:
     completion = counts.get("completion_tokens")
     if completion is not None and completion != len(token_ids):
         raise BadResponse(
-            f"output_token_logprobs ({len(token_ids)} tokens) are not the answer's completion_tokens "
+            f"output_token_logprobs ({counted(len(token_ids), 'token')}) are not the answer's "
+            "completion_tokens "
             f"({completion}): one log-prob per output token is needed"
         )
     if not all(map(math.isfinite, log_probs)):

@@ -40,6 +40,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.config import RUNTIME_KEY, KlInRewardConfig, RuntimeConfig
+from t3rl_core.counts import counted
 from t3rl_core.credit import TurnCreditConfig
 from t3rl_core.hooks.failures import failure_of
 
@@ -94,7 +95,7 @@ def kl_in_reward_grpo(
     group_size = int(args.n_samples_per_prompt)
     if len(raw_reward) % group_size:
         raise ValueError(
-            f"{len(raw_reward)} samples in the rollout batch do not form groups of "
+            f"{counted(len(raw_reward), 'sample')} in the rollout batch do not form groups of "
             f"n_samples_per_prompt {group_size}"
         )
     topo = topology()
@@ -270,7 +271,9 @@ def turn_level_rewards(args: Any, samples: list[Any]) -> tuple[list[float], list
     config = turn_credit_config(args)
     group = int(args.n_samples_per_prompt)
     if len(samples) % group:
-        raise ValueError(f"{len(samples)} samples do not form groups of n_samples_per_prompt {group}")
+        raise ValueError(
+            f"{counted(len(samples), 'sample')} do not form groups of n_samples_per_prompt {group}"
+        )
     records = [_turn_record(sample) for sample in samples]
     raw = [float(sample.reward) for sample in samples]
     outcome = group_zscore(

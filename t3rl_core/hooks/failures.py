@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from t3rl_core.counts import counted
 from t3rl_core.rollout.failures import Failure
 
 METADATA_KEY = "t3rl_failure"
@@ -65,7 +66,9 @@ def check_failure_rate(samples: list[Any], max_rate: float, where: str) -> None:
         counts = Counter(failure.label for _, failure in failed)
         sample, first = failed[0]
         raise FailureRateExceeded(
-            stop_message(where, f"{len(failed)} of {len(samples)} samples", max_rate, counts, first, sample)
+            stop_message(
+                where, f"{len(failed)} of {counted(len(samples), 'sample')}", max_rate, counts, first, sample
+            )
         )
 
 

@@ -40,6 +40,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 
 from t3rl_core.config import RewardConfig
+from t3rl_core.counts import counted
 from t3rl_core.envs.tau2.config import Tau2Domain
 from t3rl_core.fields import AtMost, Probability
 from t3rl_core.finite import MissingScore, outside_real, scored, shown
@@ -237,7 +238,9 @@ def group_normalize(
     """Per consecutive group of `group_size`: (r − mean over valid)·valid, divided by the population
     std over valid samples + 1e-6 when `std`."""
     if group_size < 1 or len(rewards) % group_size:
-        raise ValueError(f"{len(rewards)} rewards do not form groups of n_samples_per_prompt={group_size}")
+        raise ValueError(
+            f"{counted(len(rewards), 'reward')} do not form groups of n_samples_per_prompt={group_size}"
+        )
     out: list[float] = []
     for start in range(0, len(rewards), group_size):
         group = rewards[start : start + group_size]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from t3rl_core.chat.scalar_text import scalar_message, scalar_text
+from t3rl_core.counts import counted
 from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
 from t3rl_core.engines.answers import BadGeneration, length_problem, plain_generation
 from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
@@ -127,7 +128,7 @@ def generation_problem(
     if problem is not None:
         return problem
     if len(ids) > max_new_tokens:
-        return f"{len(ids)} tokens to a call of max_new_tokens={max_new_tokens}"
+        return f"{counted(len(ids), 'token')} to a call of max_new_tokens={max_new_tokens}"
     if ids and min(ids) < 0:
         return f"negative token id {min(ids)}"
     if ids and token_id_limit is not None and max(ids) >= token_id_limit:
@@ -181,6 +182,9 @@ class _Episode:
         self.plain_answers = getattr(engine, "answers_plain", False) is True
         self.trajectory: Trajectory | None = None
         self.model_texts: list[str] = []  # the texts of the model turns kept in the conversation
+        # The model's own assistant messages (by identity: a repair deletes messages before them), which
+        # alone may hold a turn's control tokens in a render (the drift check's: ControlText.hide).
+        self.model_messages: list[Message] = []
         self.model_calls = 0  # every call, also the repair attempts of a repaired turn
         self.format_repairs = 0
         self.step_starts: list[int] = []
@@ -239,6 +243,7 @@ class _Episode:
             self.messages[-1]["content"] += text
         else:
             self.messages.append({"role": "assistant", "content": text})
+            self.model_messages.append(self.messages[-1])
         return generation, text
 
     async def _repair(self, repair: FormatRepair, failed: Generation) -> tuple[Action, int | None]:
@@ -493,6 +498,11 @@ class _Episode:
         if not more:
             raise _Ended("truncated")
 
+    def model_turns(self) -> set[int]:
+        """The indices of the model's own assistant messages in the conversation."""
+        own = {id(message) for message in self.model_messages}
+        return {index for index, message in enumerate(self.messages) if id(message) in own}
+
     def _check_turn_open(self, last_token: int | None) -> None:
         """Inline text continues the model's turn (`Transition.inline`), so the turn must still be open:
         the call ended at a stop string (the world's `Env.stop`, ReTool's `</code>`), was cut, or wrote
@@ -620,6 +630,7 @@ async def run_episode(
             add_generation_prompt=episode.awaiting_model,
             env_spans=episode.inline_spans,
             cut=trajectory.cut > 0,
+            model_turns=episode.model_turns(),
             model_spans=[
                 (len(trajectory.prompt_ids) + a, len(trajectory.prompt_ids) + b)
                 for a, b in episode.model_spans

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from t3rl_core import outside_json
 from t3rl_core.backoff import backoff_delay
+from t3rl_core.counts import counted
 from t3rl_core.sandbox.base import Sandbox, SandboxResult, SandboxStatus
 from t3rl_core.sandbox.config import SandboxFusionConfig
 from t3rl_core.secret import mask_text
@@ -58,7 +59,8 @@ class SandboxFusionClient(Sandbox):
                 exit_code=None,
                 duration_s=time.monotonic() - started,
                 error=mask_text(
-                    f"SandboxFusion at {self.endpoint} failed {len(failures)} times; last: {failures[-1]}"
+                    f"SandboxFusion at {self.endpoint} failed {counted(len(failures), 'time')}; last: "
+                    f"{failures[-1]}"
                 ),
             )
 

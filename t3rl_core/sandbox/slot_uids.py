@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import pwd
 
+from t3rl_core.counts import counted
+
 
 def slot_uids(first: int, count: int) -> list[int]:
     """`count` uids for the slots: `first` (`cell_uid`, nobody by default), then the ids below it that
@@ -33,7 +35,7 @@ def slot_uids(first: int, count: int) -> list[int]:
         candidate -= 1
     if len(uids) < count:
         raise ValueError(
-            f"sandbox.cell_uid={first}: {count} uids are needed, one per cell running at once "
+            f"sandbox.cell_uid={first}: {counted(count, 'uid')} are needed, one per cell running at once "
             f"(max_concurrency), but only {len(uids)} at or below it name no user of this host; "
             "set cell_uid to a higher unused id"
         )

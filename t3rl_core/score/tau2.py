@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
+from t3rl_core.counts import counted
 from t3rl_core.envs.tau2.domain import tau2_registry
 from t3rl_core.envs.tau2.env import evaluate_trajectory, evaluation_reward, partial_components
 from t3rl_core.score.verdict import Verdict, run_sync
@@ -30,7 +31,7 @@ def tau2_task(domain: str, task_id: str) -> Task:
     """One task of a domain by id, from the data shipped in the tau2 package (every split)."""
     tasks = _tasks(domain)
     if task_id not in tasks:
-        raise ValueError(f"tau2 domain {domain} has no task {task_id!r} ({len(tasks)} tasks)")
+        raise ValueError(f"tau2 domain {domain} has no task {task_id!r} ({counted(len(tasks), 'task')})")
     return tasks[task_id]
 
 

@@ -4,8 +4,10 @@ fix; in-process where the kind allows."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
+import itertools
 import re
 import runpy
 import sys
@@ -13,6 +15,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+
+from t3rl_core.counts import counted
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,7 +49,9 @@ def _help_of(module: str) -> tuple[object, str]:
 
 def test_the_docs_name_the_modules_they_run() -> None:
     """The scan below reads what it must (else the next test would pass on nothing)."""
-    assert {"t3rl_core.data.check", "t3rl_core.lifetime", "t3rl_core.sandbox.local"} <= set(_modules_the_docs_run())
+    assert {"t3rl_core.data.check", "t3rl_core.lifetime", "t3rl_core.sandbox.local"} <= set(
+        _modules_the_docs_run()
+    )
 
 
 @pytest.mark.parametrize("module", _modules_the_docs_run())
@@ -53,6 +59,79 @@ def test_every_module_a_doc_runs_answers_help(module: str) -> None:
     """`python -m t3rl_core.data.check --help` (resume.md tells users to run it). Was: `--help/manifest.json:
     not a readable data manifest` (exit 1); `lifetime --help` tried to exec `--help`, `sandbox.local --help`
     ran the probe, `secret_launch --help` printed its usage on stderr, exit 2. Now every module the docs
-    name prints its usage on stdout and exits 0 (`t3rl_core/module_help.py` for those reading argv by hand)."""
+    name prints its usage on stdout and exits 0 (`t3rl_core/module_help.py` for those reading argv by
+    hand)."""
     code, out = _help_of(module)
     assert code == 0 and out.startswith("usage:") and module in out.splitlines()[0], (code, out[:300])
+
+
+# ------------------------------------------------ "1 runs in runs": a count and its noun, agreeing
+
+_COUNT_NAMES = re.compile(r"^(n|count|total|n_\w+|\w+_count|num_\w+)$")
+_PLURAL_AFTER = re.compile(r"^ ([a-z]+?)s(?![a-z(])")
+# Only a file with a formatted count is parsed (parsing all of launch/ and t3rl_core/ costs seconds).
+_A_FORMATTED_COUNT = re.compile(r"\{\s*(len\(|[\w.]*?\b(n|count|total|n_\w+|\w+_count|num_\w+)\s*\})")
+_NOT_NOUNS = {"i", "wa", "ha", "doe", "a", "u", "it", "thi", "les"}  # is, was, has, … read as "<x>s"
+
+
+def _a_count(value: ast.FormattedValue) -> bool:
+    """A value a message counts with: `len(...)`, or a name that holds a count (n, total, n_*, num_*)."""
+    v = value.value
+    if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "len":
+        return True
+    name = v.id if isinstance(v, ast.Name) else v.attr if isinstance(v, ast.Attribute) else ""
+    return bool(_COUNT_NAMES.match(name))
+
+
+def _counts_before_a_plural(root: Path) -> list[str]:
+    """Every f-string part of launch/ and t3rl_core/ putting a count before a plural noun
+    ("{len(rows)} runs"), which reads "1 runs" for one. A value with a format spec
+    ("{len(text):,} characters") is a size compared with a limit of at least 1, and "(s)" ("episode(s)")
+    agrees with any count."""
+    found = []
+    for path in sorted([*(root / "launch").rglob("*.py"), *(root / "t3rl_core").rglob("*.py")]):
+        source = path.read_text()
+        if not _A_FORMATTED_COUNT.search(source):
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.JoinedStr):
+                continue
+            for value, text in itertools.pairwise(node.values):
+                if not (
+                    isinstance(value, ast.FormattedValue) and value.format_spec is None and _a_count(value)
+                ):
+                    continue
+                word = _PLURAL_AFTER.match(text.value) if isinstance(text, ast.Constant) else None
+                if word and word.group(1) not in _NOT_NOUNS:
+                    found.append(
+                        f"{path.relative_to(root)}:{node.lineno}: {{{ast.unparse(value.value)}}}{word[0]}"
+                    )
+    return found
+
+
+def test_every_count_agrees_with_its_noun() -> None:
+    """`t3rl runs` with one run printed `1 runs in runs`, a plan of one stage `quickstart: 1 stages`, a
+    rollout of one sample `1 samples`: each message wrote its noun's plural after any count. Every count
+    now goes through `t3rl_core.counts.counted` (`1 run`, `3 runs`); this scan finds any f-string that
+    puts a count before a plural noun again."""
+    assert _counts_before_a_plural(REPO) == []
+
+
+def test_the_count_scan_finds_what_it_is_for(tmp_path: Path) -> None:
+    """The scan above reads f-strings as the old messages were written (else it would pass on nothing)."""
+    (tmp_path / "launch").mkdir()
+    (tmp_path / "t3rl_core").mkdir()
+    (tmp_path / "launch" / "m.py").write_text(
+        'a = f"{len(rows)} runs in {d}"\nb = f"{total} samples"\n'
+        'c = f"{n} episode(s)"\nd = f"{x} is {n} was"\n'
+    )
+    assert [line.split(": ", 1)[1] for line in _counts_before_a_plural(tmp_path)] == [
+        "{len(rows)} runs",
+        "{total} samples",
+    ]
+
+
+@pytest.mark.parametrize(("n", "text"), [(0, "0 runs"), (1, "1 run"), (2, "2 runs")])
+def test_counted_agrees(n: int, text: str) -> None:
+    assert counted(n, "run") == text and counted(1, "leaf", "leaves") == "1 leaf"
+    assert counted(3, "leaf", "leaves") == "3 leaves"

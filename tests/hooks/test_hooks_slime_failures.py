@@ -92,7 +92,7 @@ def test_engine_failures_in_training_are_failures_too(monkeypatch, qwen_chat, ou
     hooks.log_rollout_data(0, slime_args(max_failure_rate=1.0), [sample, healthy], extra, 1.0)
     assert extra[f"rollout/failures/{label}"] == 1.0 and extra["rollout/failures/removed_samples"] == 1.0
     # Only a rollout that lost every sample stops at rate 1.
-    with pytest.raises(FailureRateExceeded, match="1 of 1 samples"):
+    with pytest.raises(FailureRateExceeded, match=r"1 of 1 sample\b"):
         hooks.log_rollout_data(0, slime_args(max_failure_rate=1.0), [sample], {}, 1.0)
 
 

@@ -78,7 +78,7 @@ def test_a_where_key_by_its_last_names_gets_the_place_it_lives_at(typed: str, ru
     fix = f"--where {C}.optimizer.lr=1e-6"
     assert f"no run's config has the key '{typed}'; it is at {C}.optimizer.lr: {fix}" in result.output
     fixed = invoke(["runs", "--runs-dir", str(runs), *fix.split()])
-    assert fixed.exit_code == 0 and "1 runs" in fixed.output and "low" in fixed.output, fixed.output
+    assert fixed.exit_code == 0 and "1 run in" in fixed.output and "low" in fixed.output, fixed.output
 
 
 @pytest.mark.parametrize(("typed", "listed"), [("1e-6", "low"), ("0.000002", "high"), ("2.0e-06", "high")])
@@ -87,7 +87,7 @@ def test_a_where_value_matches_the_number_it_denotes_in_any_notation(
 ) -> None:
     """`1e-6` is the text '1e-6' to YAML 1.1 (no dot), so it matched no run's 1e-06."""
     result = invoke(["runs", "--runs-dir", str(runs), "--where", f"{C}.optimizer.lr={typed}"])
-    assert result.exit_code == 0 and "1 runs" in result.output and listed in result.output, result.output
+    assert result.exit_code == 0 and "1 run in" in result.output and listed in result.output, result.output
 
 
 def test_a_misspelt_where_key_still_gets_the_nearest_key(runs: Path) -> None:

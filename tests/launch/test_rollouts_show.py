@@ -115,7 +115,7 @@ def test_unsafe_or_foreign_files_are_refused_with_a_reason(tmp_path: Path) -> No
     code, text = render(pickled)
     assert code == 2 and "--trust" in text and "Unsupported global" in text
     code, text = render(pickled, trust=True)
-    assert code == 0 and "1 samples" in text and "pending" in text
+    assert code == 0 and "1 sample" in text and "pending" in text
     other = tmp_path / "weights.pt"
     torch.save({"weight": torch.zeros(2)}, other)
     assert render(other)[0] == 2

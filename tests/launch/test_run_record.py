@@ -97,7 +97,7 @@ def test_plans_live_apart_so_runs_lists_runs_only(finished, workdir):
     code, out = invoke("runs", "--runs-dir", str(workdir / "runs"))
     # One run listed, the finished one (the plan's dir may carry the same second-resolution stamp, so the
     # count is what shows the plan is not listed).
-    assert code == 0 and "1 runs in" in out and finished.name in out, out
+    assert code == 0 and "1 run in" in out and finished.name in out, out
 
 
 def test_resume_with_an_override_keeps_the_stored_ones_and_each_attempts_history(finished, workdir):

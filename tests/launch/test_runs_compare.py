@@ -72,7 +72,7 @@ def test_runs_lists_each_eval_metric_and_filters(tmp_path: Path) -> None:
     ok = invoke("runs", "--runs-dir", str(tmp_path), "--status", "succeeded", "--name", "stage*")
     assert "2 runs" in ok.output and "toolrl" not in ok.output
     reward = invoke("runs", "--runs-dir", str(tmp_path), "--name", "stage2*", "--metric", "overall.reward")
-    assert "1 runs" in reward.output and "eval 0.250" in reward.output
+    assert "1 run in" in reward.output and "eval 0.250" in reward.output
 
 
 def test_a_filter_or_metric_that_can_match_nothing_is_refused_naming_it(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from launch.checks.rules.layouts import first_valid, passes
 from launch.checks.rules.topology import fitting
 from launch.config.algorithms import ESTIMATORS, filter_declaration
 from launch.config.errors import Problem, did_you_mean
+from t3rl_core.counts import counted
 
 
 def _listed(values: list[int]) -> str:
@@ -47,16 +48,18 @@ def steps_per_rollout_defined(scope: Scope, ctx: Context) -> Iterator[Problem]:
     if steps is not None and total % steps:
         yield Problem(
             scope.cur("num_steps_per_rollout"),
-            f"{total} samples per rollout (rollout_batch_size × n_samples_per_prompt) "
+            f"{counted(total, 'sample')} per rollout (rollout_batch_size × n_samples_per_prompt) "
             f"do not split into {steps} steps",
-            fix=_pick(scope, ctx, "num_steps_per_rollout", fitting(total, 1), f"divides {total} samples"),
+            fix=_pick(
+                scope, ctx, "num_steps_per_rollout", fitting(total, 1), f"divides {counted(total, 'sample')}"
+            ),
         )
     elif steps is not None and gbs is not None and gbs != total // steps:
         key = ctx.latest(scope.cur("global_batch_size"), scope.cur("num_steps_per_rollout"))
         yield Problem(
             key,
             f"global_batch_size {gbs} disagrees with num_steps_per_rollout {steps}: "
-            f"{total} samples / {steps} steps = {total // steps} (slime asserts they match)",
+            f"{counted(total, 'sample')} / {steps} steps = {total // steps} (slime asserts they match)",
             fix=f"set {scope.cur('global_batch_size')}={total // steps}, or remove one of the two",
         )
 
@@ -79,7 +82,7 @@ def rollout_fills_whole_steps(scope: Scope, ctx: Context) -> Iterator[Problem]:
     yield Problem(
         key,
         f"rollout_batch_size {cur.rollout_batch_size} × n_samples_per_prompt {cur.n_samples_per_prompt} "
-        f"= {total} samples is not a multiple of global_batch_size {gbs}: {what}",
+        f"= {counted(total, 'sample')} is not a multiple of global_batch_size {gbs}: {what}",
         fix=_pick(
             scope,
             ctx,
@@ -479,13 +482,16 @@ def _data_parallel_fix(scope: Scope, ctx: Context, gbs: int, dp: int) -> str:
     working = f"layouts under which {gbs} splits: {listed}" if layouts else ""
     if batches and cur.num_steps_per_rollout is None:
         value = first_valid(scope, ctx, "curriculum", "global_batch_size", batches)
-        head = f"set {scope.cur('global_batch_size')}={value} (a multiple of {dp} dividing {total} samples)"
+        head = (
+            f"set {scope.cur('global_batch_size')}={value} (a multiple of {dp} dividing "
+            f"{counted(total, 'sample')})"
+        )
         return f"{head}; {working}" if working else head
     if layouts:
         key, ok = layouts[0]
-        why = f"no global batch that is a multiple of {dp} divides {total} samples"
+        why = f"no global batch that is a multiple of {dp} divides {counted(total, 'sample')}"
         return f"set {key}={ok[0]} ({why}; {working})"
-    return f"use a global batch that is a multiple of {dp} (none divides {total} samples)"
+    return f"use a global batch that is a multiple of {dp} (none divides {counted(total, 'sample')})"
 
 
 # The hardware fields that decide the data-parallel ranks (world / (TP × PP × CP)).

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from launch.checks.context import Context, Scope, per_scope
 from launch.config.errors import Problem
 from launch.config.schema import stage_sections
+from t3rl_core.counts import counted
 from t3rl_core.credit import CREDITS
 
 
@@ -51,7 +52,7 @@ def credit_has_what_it_needs(scope: Scope, ctx: Context) -> Iterator[Problem]:
         yield Problem(
             ctx.latest(key, scope.cur("n_samples_per_prompt")),
             f"algorithm.credit={algo.credit} normalises within a prompt's group of samples; "
-            f"n_samples_per_prompt {cur.n_samples_per_prompt} leaves nothing to compare",
+            f"n_samples_per_prompt {counted(cur.n_samples_per_prompt, 'leaf', 'leaves')} nothing to compare",
             fix=f"set {scope.cur('n_samples_per_prompt')}={max(credit.MIN_GROUP, 8)}, or {undo[4:]}",
         )
     if credit.ADVANTAGE_HOOK and algo.kl_in_reward is not None:

@@ -20,6 +20,7 @@ from launch.checks.context import Context
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem
 from launch.config.schema import TrainStage
+from t3rl_core.counts import counted
 
 
 def data_prepares(ctx: Context) -> Iterator[Problem]:
@@ -84,7 +85,8 @@ def steps_leave_tasks_room(ctx: Context) -> Iterator[Problem]:
         most = cut * 2 > len(needed)
         yield Problem(
             key,
-            f"{key} {steps}: {cut} of the env's {len(needed)} tasks need more model calls than that (one "
+            f"{key} {steps}: {cut} of the env's {counted(len(needed), 'task')} need more model calls than "
+            "that (one "
             f"per user turn, up to {max(needed)}), so they end before they can be completed",
             fix=f"set {key}={max(needed)}",
             severity="error" if most else "warning",

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from launch.checks.context import Context
 from launch.config.errors import Problem
 from launch.config.schema import TrainStage
+from t3rl_core.counts import counted
 
 
 def env_steps_leave_tasks_room(ctx: Context) -> Iterator[Problem]:
@@ -31,7 +32,8 @@ def env_steps_leave_tasks_room(ctx: Context) -> Iterator[Problem]:
         return
     yield Problem(
         key,
-        f"{key} {limit}: {cut} of the {len(needed)} tasks the env prepares take more of its steps than that "
+        f"{key} {limit}: {cut} of the {counted(len(needed), 'task')} the env prepares take more of its "
+        "steps than that "
         f"even played as their gold plan (up to {max(needed)}), so they end at the limit with reward 0",
         fix=f"set {key}={max(needed)}",
         severity="error" if cut * 2 > len(needed) else "warning",

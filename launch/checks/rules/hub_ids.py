@@ -27,6 +27,7 @@ from launch.checks.model_options import ModelOption, family_of, model_option, mo
 from launch.config.errors import Problem
 from launch.config.schema import MegatronArch, ModelConfig
 from t3rl_core.chat.families import FAMILIES
+from t3rl_core.counts import counted
 from t3rl_core.fields import HfHubId
 from t3rl_core.home_paths import expand_home
 
@@ -124,7 +125,7 @@ def hf_id_of_the_model(ctx: Context) -> Iterator[Problem]:
     yield Problem(
         HF_ID,
         f"{HF_ID} {model.hf_id} is {what}, not {model.name} (model.family {model.family}, "
-        f"{model.architecture.num_layers} layers): the checkpoint it downloads would not load",
+        f"{counted(model.architecture.num_layers, 'layer')}): the checkpoint it downloads would not load",
         fix=_hf_id_fix(model.name, own, exact),
     )
 

@@ -18,6 +18,7 @@ from launch.config.argv_tokens import flags_on, without_flag
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
 from launch.config.gpus import GPUS, MEGATRON_NUMERICS
+from t3rl_core.counts import counted
 
 EXTRA = "model.architecture.extra_args"
 FIRST, LAST = "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"
@@ -116,7 +117,8 @@ def uneven_pipeline_split(scope: Scope, ctx: Context) -> Iterator[Problem]:
     yield Problem(
         ctx.latest(EXTRA, scope.hw("pipeline_parallel")),
         f"{middle_layers:g} layers are left to {middle_stages} middle pipeline stages of {pp} "
-        f"({arch.num_layers} layers; {_stage_sizes(first, last)}): Megatron needs them split evenly",
+        f"({counted(arch.num_layers, 'layer')}; {_stage_sizes(first, last)}): Megatron needs them split "
+        "evenly",
         fix=f"set {list_override(EXTRA, split)}",
     )
 
@@ -258,12 +260,12 @@ def uniform_chunks_fit_each_block(scope: Scope, ctx: Context) -> Iterator[Proble
     yield Problem(
         ctx.latest(key, scope.hw("pipeline_parallel"), "model.architecture.num_layers"),
         f"a uniform recompute walks each pipeline block's layers ({shown} here: "
-        f"{ctx.run.model.architecture.num_layers} layers over pipeline_parallel "
+        f"{counted(ctx.run.model.architecture.num_layers, 'layer')} over pipeline_parallel "
         f"{scope.hardware.pipeline_parallel}) in chunks of recompute.num_layers {recompute.num_layers}, "
         "and Megatron does not cut the last chunk at the block's end: it reads a layer past the last, an "
         "IndexError at the train job's first forward",
         fix=f"set {key}={chunk} (divides {shown} layers); or set {scope.hw('recompute.method')}=block "
-        f"(recomputes the first {recompute.num_layers} layers of each block, any count)",
+        f"(recomputes the first {counted(recompute.num_layers, 'layer')} of each block, any count)",
     )
 
 

@@ -19,6 +19,7 @@ from launch.config.schema import MegatronArch, TrainStage
 from t3rl_core.chat.custom import template_plugin
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.shipped import load_template, shipped_templates
+from t3rl_core.counts import counted
 
 ARCH = "model.architecture"
 
@@ -332,9 +333,10 @@ def moe_layer_pattern_length(ctx: Context) -> Iterator[Problem]:
     if isinstance(freq, list) and len(freq) != arch.num_layers:
         yield Problem(
             f"{ARCH}.moe.moe_layer_freq",
-            f"moe_layer_freq lists {len(freq)} layers but the model has num_layers {arch.num_layers}",
+            f"moe_layer_freq lists {counted(len(freq), 'layer')} but the model has num_layers "
+            f"{arch.num_layers}",
             fix=f"set {ARCH}.moe.moe_layer_freq=[{','.join(map(str, _resized(freq, arch.num_layers)))}] "
-            f"({arch.num_layers} entries, one 0/1 per layer)",
+            f"({counted(arch.num_layers, 'entry', 'entries')}, one 0/1 per layer)",
         )
 
 

@@ -23,6 +23,7 @@ from launch.config.argv_tokens import argv_flags, without_flag
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
 from t3rl_core import outside_json
+from t3rl_core.counts import counted
 from t3rl_core.input_files import InputFile, scan
 from t3rl_core.records import Record
 
@@ -69,7 +70,7 @@ def over_limit(ctx: Context, prompts: Prompts, limit: Limit, split: str) -> Iter
     every = over == len(prompts.words)
     yield Problem(
         ctx.latest(limit.key, f"env.{prompts.spec.key}"),
-        f"{'all' if every else f'{over} of'} {len(prompts.words)} prompts measured in "
+        f"{'all' if every else f'{over} of'} {counted(len(prompts.words), 'prompt')} measured in "
         f"{prompts.spec.path} ({split}) hold at least {limit.tokens} tokens (their words alone): {limit.why}",
         fix=limit.fix,
         severity="error" if every else "warning",

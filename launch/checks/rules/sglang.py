@@ -38,6 +38,7 @@ from launch.config.gpus import GPUS, SGLANG_ATTENTION, SGLANG_QUANTIZATION
 from launch.config.server_options import SERVER_OPTIONS, human_int, resolve, server_argv_problems, without
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.shipped import load_template
+from t3rl_core.counts import counted
 from t3rl_core.home_paths import expand_home
 
 EXTRA = "model.architecture.extra_args"
@@ -107,7 +108,8 @@ def greedy_rollouts(scope: Scope, ctx: Context) -> Iterator[Problem]:
         yield Problem(
             key,
             f"rollout_temperature {cur.rollout_temperature:g} is greedy (SGLang decodes below "
-            f"{GREEDY_BELOW:g} as at 0): the {cur.n_samples_per_prompt} samples of each prompt are one "
+            f"{GREEDY_BELOW:g} as at 0): the {counted(cur.n_samples_per_prompt, 'sample')} of each prompt "
+            "are one "
             f"answer repeated, so {estimator}'s group baseline makes every advantage 0 and training "
             "never updates the policy",
             fix=f"set {key}=1.0",

@@ -13,6 +13,7 @@ from launch.config.argv_tokens import argv_flags
 from launch.config.errors import Problem
 from launch.config.fixes import assign
 from launch.config.model_size import sglang_tp_problem
+from t3rl_core.counts import counted
 
 ARCH = "model.architecture"
 _CUSTOM_PIPELINE_SPLIT = ("--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers")
@@ -105,11 +106,11 @@ def expert_parallel_needs_experts(scope: Scope, ctx: Context) -> Iterator[Proble
         options = [v for v in fitting(scope.world_size, 1) if moe.num_experts % v == 0]
         yield Problem(
             key,
-            f"{moe.num_experts} experts cannot be split evenly over expert_parallel {ep}",
+            f"{counted(moe.num_experts, 'expert')} cannot be split evenly over expert_parallel {ep}",
             fix=_set_one_of(
                 key,
                 options,
-                f"divides both {moe.num_experts} experts and world size {scope.world_size}",
+                f"divides both {counted(moe.num_experts, 'expert')} and world size {scope.world_size}",
                 scope,
                 ctx,
             ),
@@ -184,8 +185,10 @@ def layers_divisible_by_pp(scope: Scope, ctx: Context) -> Iterator[Problem]:
     options = [v for v in fitting(scope.world_size, scope.model_parallel // pp) if arch.num_layers % v == 0]
     yield Problem(
         key,
-        f"{arch.num_layers} layers are not divisible by pipeline_parallel {pp} (Megatron)",
-        fix=_set_one_of(key, options, f"divides {arch.num_layers} layers and fits the world size", scope, ctx)
+        f"{counted(arch.num_layers, 'layer')} are not divisible by pipeline_parallel {pp} (Megatron)",
+        fix=_set_one_of(
+            key, options, f"divides {counted(arch.num_layers, 'layer')} and fits the world size", scope, ctx
+        )
         + f"; or add --decoder-last-pipeline-num-layers to {ARCH}.extra_args",
     )
 

@@ -12,6 +12,7 @@ from launch.config.algorithms import ESTIMATORS, filter_declaration
 from launch.config.argv_tokens import argv_flags
 from launch.config.errors import Problem, did_you_mean
 from launch.config.schema import EvalStage
+from t3rl_core.counts import counted
 from t3rl_core.eval.config import EvalConfig
 
 # Numbers of an eval summary.json block (t3rl_core.eval.metrics._block) besides pass@k / pass^k.
@@ -280,7 +281,8 @@ def architecture_consistent(ctx: Context) -> Iterator[Problem]:
     if arch.kv_channels is None and arch.mla is None and arch.hidden_size % arch.num_attention_heads:
         yield Problem(
             f"{prefix}.kv_channels",
-            f"hidden_size {arch.hidden_size} is not divisible by {arch.num_attention_heads} heads and "
+            f"hidden_size {arch.hidden_size} is not divisible by "
+            f"{counted(arch.num_attention_heads, 'head')} and "
             "kv_channels (the head size) is not given (Megatron)",
             fix=f"set {prefix}.kv_channels={max(1, arch.hidden_size // arch.num_attention_heads)}",
         )

@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from t3rl_core.config import EnvConfig
+from t3rl_core.counts import counted
 from t3rl_core.envs.bfcl.augment_config import AugmentationConfig
 from t3rl_core.fields import ChatTag, Seed
 from t3rl_core.strict import StrictModel
@@ -154,7 +155,8 @@ class BFCLEnvConfig(EnvConfig):
             return [
                 (
                     "data.num_ids",
-                    f"data.num_ids {self.data.num_ids} cuts ids past bfcl-eval's last entry (id {bound - 1} "
+                    f"data.num_ids {counted(self.data.num_ids, 'cut')} ids past bfcl-eval's last entry (id "
+                    f"{bound - 1} "
                     f"in {', '.join(self.data.categories)}): {self.data.num_ids - bound} ids of the cut are "
                     "tasks of no category, and the splits hold fewer tasks than their ratios say",
                     f"set env.data.num_ids={bound}",
@@ -163,7 +165,8 @@ class BFCLEnvConfig(EnvConfig):
         return [
             (
                 "data.num_ids",
-                f"data.num_ids {self.data.num_ids} leaves bfcl-eval's {category} entries up to id "
+                f"data.num_ids {counted(self.data.num_ids, 'leaf', 'leaves')} bfcl-eval's {category} "
+                "entries up to id "
                 f"{bound - 1} in no split: prepare_data stops at the first of them",
                 f"set env.data.num_ids={bound}",
             )

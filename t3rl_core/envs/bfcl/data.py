@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from t3rl_core.counts import counted
 from t3rl_core.data.progress import Steps
 from t3rl_core.envs.bfcl.config import SPLIT_FILES, BFCLDataConfig, BFCLEnvConfig, id_split_counts
 
@@ -101,7 +102,9 @@ def build_row(
 
     questions = turn_questions(entry)
     if len(questions) != len(ground_truth):
-        raise ValueError(f"{entry['id']}: {len(questions)} turns but {len(ground_truth)} ground-truth turns")
+        raise ValueError(
+            f"{entry['id']}: {counted(len(questions), 'turn')} but {len(ground_truth)} ground-truth turns"
+        )
     # bfcl-eval already removed the held-out functions from `function`: they are offered in their turn.
     tools = converted(entry["function"])
     missed = entry.get("missed_function") or {}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from t3rl_core import outside_json
+from t3rl_core.counts import counted
 from t3rl_core.data.progress import Steps
 from t3rl_core.data.rows import read_jsonl
 from t3rl_core.envs.retool.config import ReToolDataConfig, ReToolEnvConfig
@@ -23,7 +24,8 @@ def prepare(config: ReToolEnvConfig, out_dir: Path) -> dict[str, Path]:
     records = read_problems(data)
     if len(records) <= data.test_size:
         raise ValueError(
-            f"{len(records)} problems leave no training rows after holding out test_size={data.test_size}; "
+            f"{counted(len(records), 'problem')} leave no training rows after holding out "
+            f"test_size={data.test_size}; "
             "lower env.data.test_size or point env.data.source at a larger set (e.g. DAPO-Math-17K)"
         )
     order = shuffled_order(len(records), data.seed)
