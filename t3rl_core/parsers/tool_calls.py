@@ -20,6 +20,7 @@ from typing import Any
 from t3rl_core.chat.keys import json_key
 from t3rl_core.chat.scalar_text import scalar_text
 from t3rl_core.config import ParsersConfig
+from t3rl_core.counts import counted
 from t3rl_core.parsers.nesting import nesting_problem
 from t3rl_core.parsers.render import FORMATS, CallFormat, render_calls
 from t3rl_core.parsers.sglang_loader import load
@@ -38,14 +39,14 @@ def quoted(text: object) -> str:
     text = str(text)
     if len(text) <= QUOTED_CHARS:
         return repr(text)
-    return f"{text[:QUOTED_CHARS]!r}… ({len(text)} characters)"
+    return f"{text[:QUOTED_CHARS]!r}… ({counted(len(text), 'character')})"
 
 
 def bounded(error: str) -> str:
     """`error` cut to MAX_ERROR_CHARS, saying so."""
     if len(error) <= MAX_ERROR_CHARS:
         return error
-    tail = f"… ({len(error)} characters)"
+    tail = f"… ({counted(len(error), 'character')})"
     return error[: MAX_ERROR_CHARS - len(tail)] + tail
 
 
@@ -101,7 +102,7 @@ def _readable_int(text: str) -> int:
         return int(text)
     except ValueError:
         raise AmbiguousJSON(
-            f"an integer of {len(text.lstrip('-'))} digits is more than t3rl reads "
+            f"an integer of {counted(len(text.lstrip('-')), 'digit')} is more than t3rl reads "
             f"({sys.get_int_max_str_digits()}): write it as a string"
         ) from None
 
