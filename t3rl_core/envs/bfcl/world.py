@@ -53,11 +53,14 @@ class World:
             if class_name not in STATELESS_CLASSES:
                 scenario = _fresh(initial_config.get(class_name, {}))
                 instance._load_scenario(scenario, long_context=long_context)
-                # A world's state is its own: bfcl-eval's long-context loads merge its module-level
-                # extensions by reference (TravelAPI's CREDIT_CARD_EXTENSION cards), so a booking or a
-                # cancellation changed that module's card, and every later world of the process
-                # (another sample of the prompt, the checker's gold replay) started from its balance.
-                vars(instance).update(copy.deepcopy(vars(instance)))
+                if long_context:
+                    # A world's state is its own: bfcl-eval's long-context loads merge its module-level
+                    # extensions by reference (TravelAPI's CREDIT_CARD_EXTENSION cards), so a booking or
+                    # a cancellation changed that module's card, and every later world of the process
+                    # (another sample of the prompt, the checker's gold replay) started from its
+                    # balance. The other loads copy their defaults themselves (tests/envs/
+                    # test_world_hunt_wave7.py walks both); copying those too cost ~0.4 ms a world.
+                    vars(instance).update(copy.deepcopy(vars(instance)))
             self.instances[class_name] = instance
             # A later class wins a shared method name, as in bfcl-eval's name → instance mapping.
             methods = _public_methods(instance)
