@@ -235,8 +235,10 @@ def compare_results(a: Path, b: Path, console: Console, *, mixed: bool, metric: 
             broken += 1
             continue
         if stage not in left or stage not in right:
-            side = "A" if stage in left else "B"
-            console.print(f"{escape(stage)}: only {side} has this eval stage's result", soft_wrap=True)
+            side, other, run = ("A", "B", b) if stage in left else ("B", "A", a)
+            why = escape(f"{other}'s {why_no_result(run, stage)}")
+            only = f"{escape(stage)}: only {side} has this eval stage's result ({why})"
+            console.print(only, soft_wrap=True)
             continue
         parts = _identity_differences(left[stage], right[stage], metric)
         if parts:
@@ -250,6 +252,32 @@ def compare_results(a: Path, b: Path, console: Console, *, mixed: bool, metric: 
     if refused and not mixed:
         console.print(f"{MIXED_FLAG} shows them side by side anyway, marked", soft_wrap=True)
     return 1 if broken or (refused and not mixed) else 0
+
+
+def why_no_result(run_dir: Path, stage: str) -> str:
+    """Why `run_dir` has no summary of eval stage `stage`, as its record says: the stage is not in its
+    config, never ran, is running, or ended without one (failed or stopped, with the stage's message),
+    and what makes one."""
+    from launch.cli.runs import load_run  # lazy: runs imports this module for the listing's cells
+    from launch.run.record_files import RunDirError
+
+    try:
+        stages = {view.name: view for view in load_run(run_dir).stages}
+    except (OSError, ValueError, RunDirError) as error:
+        return f"record cannot be read ({error})"
+    view = stages.get(stage)
+    if view is None:
+        return f"config has no stage {stage}"
+    resume = f"`t3rl run --run-dir {run_dir}` runs it"
+    if view.status == "planned":
+        return f"stage {stage} never ran (planned: a stage before it failed or the run stopped); {resume}"
+    if view.status == "running":
+        return f"stage {stage} is running now: compare once it ends"
+    message = str(view.record.get("message") or "").strip()
+    ended = f"stage {stage} {view.status}" + (f": {message}" if message else "")
+    if view.status in ("succeeded", "skipped"):
+        return f"{ended}, but wrote no summary.json (removed since?); {resume} again"
+    return f"{ended}, before it wrote a summary; {resume} again"
 
 
 def _identity_differences(left: Mapping[str, Any], right: Mapping[str, Any], metric: str) -> list[str]:
