@@ -43,6 +43,13 @@ class ReToolEnv(Env):
         if task.get("label") is None:
             raise ValueError("a retool task needs its reference answer as 'label'")
         self.ground_truth = str(task["label"])
+        # An empty reference is no answer: graded against it, an empty `\boxed{}` (a policy's cheapest
+        # output) was correct, as math-verify parses neither and their texts compare equal.
+        if not self.ground_truth.strip():
+            raise ValueError(
+                f"the retool task's label is {task['label']!r}, no reference answer: an empty \\boxed{{}} "
+                "would be graded correct; drop the row or give its answer when the data is prepared"
+            )
         self.sandbox, self.config = sandbox, config
         self.transcript: list[str] = []
         self.turns = self.code_calls = self.code_errors = self.sandbox_errors = 0
