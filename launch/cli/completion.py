@@ -3,8 +3,10 @@ group's `group=` key and then its options (`model=qwen3_<TAB>`), `+experiment=` 
 from t3rl's config dirs and the command line's own --config-dir (`t3rl --install-completion` installs
 the shell's side; subcommands and options complete as before).
 
-Each completer reads the config search path only (no composition, no schema): a TAB costs a
-fraction of a second. A config dir that does not exist completes nothing rather than failing.
+Each completer reads the config search path only (no schema), a TAB costing a fraction of a second; a
+stage (`--from`/`--only <TAB>`) or a key (`show --explain <TAB>`) is the command line's composition's,
+composed directly (`launch.config.direct`, ~0.1 s; a line it leaves to Hydra completes nothing), or of
+the `--run-dir` given. A config dir that does not exist completes nothing rather than failing.
 """
 
 from __future__ import annotations
@@ -67,6 +69,52 @@ def models(ctx: Any, incomplete: str) -> list[str]:
 
     families = [f for f in sorted(FAMILIES) if f.startswith(incomplete)]
     return list(dict.fromkeys([*_options_of(ctx, "model", incomplete), *families]))
+
+
+def stages(ctx: Any, incomplete: str) -> list[str]:
+    """`t3rl run … --from <TAB>`, `--only <TAB>`: the stages of the experiment the line composes, or of
+    its --run-dir's config (was: the working directory's files)."""
+    config = _composed(ctx)
+    names = config.get("stages") if isinstance(config, dict) else None
+    return [name for name in names if name.startswith(incomplete)] if isinstance(names, dict) else []
+
+
+def keys(ctx: Any, incomplete: str) -> list[str]:
+    """`t3rl show … --explain <TAB>`: the dotted keys of the line's config, one level at a time
+    (`stages.<TAB>` offers `stages.train`, …)."""
+    node: Any = _composed(ctx)
+    parent, dot, _ = incomplete.rpartition(".")
+    for part in parent.split(".") if dot else ():
+        node = node.get(part) if isinstance(node, dict) else None
+    if not isinstance(node, dict):
+        return []
+    return [f"{parent}{dot}{key}" for key in node if f"{parent}{dot}{key}".startswith(incomplete)]
+
+
+def _composed(ctx: Any) -> dict[str, Any] | None:
+    """The config the command line being completed names: its --run-dir's config.yaml, else its
+    overrides composed directly; None when neither reads."""
+    params = getattr(ctx, "params", None) or {}
+    if params.get("run_dir"):
+        from pathlib import Path  # lazy: only while completing
+
+        from launch.run.record_files import read_yaml  # lazy: only while completing
+
+        try:
+            return read_yaml(Path(str(params["run_dir"])).expanduser() / "config.yaml", dict)
+        except Exception:  # a run dir typed so far, unreadable: nothing to offer, never a traceback
+            return None
+    from launch.config.direct.compose import compose_directly  # lazy: only while completing
+
+    # While completing, Click leaves the words before the option being completed in ctx.args, not in
+    # the OVERRIDES argument.
+    words = [*(params.get("overrides") or ()), *(getattr(ctx, "args", None) or ())]
+    overrides = [word for word in words if not word.startswith("-")]
+    try:
+        composed = compose_directly(overrides, _config_dirs(ctx), {})
+    except Exception:  # an override or config dir typed so far that does not compose: nothing to offer
+        return None
+    return composed.data if composed is not None else None
 
 
 def _options_of(ctx: Any, group: str, incomplete: str) -> list[str]:

@@ -85,6 +85,7 @@ def register(app: typer.Typer) -> None:
                 metavar="KEY",
                 help="Print KEY's value and the file or override that set it, e.g. --explain "
                 "hardware.tensor_parallel (a dotted key of the config).",
+                autocompletion=completion.keys,
             ),
         ] = None,
         config_dir: ConfigDirs = None,

@@ -47,6 +47,7 @@ FromStage = Annotated[
         metavar="STAGE",
         help="Rerun this stage and the later stages that read its output, e.g. --from eval_tiny (a stage of "
         "the experiment: `t3rl plan` lists them).",
+        autocompletion=completion.stages,
     ),
 ]
 Only = Annotated[
@@ -56,6 +57,7 @@ Only = Annotated[
         metavar="STAGE",
         help="Run only this stage, e.g. --only eval_tiny (a stage of the experiment: `t3rl plan` lists "
         "them).",
+        autocompletion=completion.stages,
     ),
 ]
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from t3rl_core.counts import counted
+from tests.launch.test_cli_help import complete
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -135,3 +136,33 @@ def test_the_count_scan_finds_what_it_is_for(tmp_path: Path) -> None:
 def test_counted_agrees(n: int, text: str) -> None:
     assert counted(n, "run") == text and counted(1, "leaf", "leaves") == "1 leaf"
     assert counted(3, "leaf", "leaves") == "3 leaves"
+
+
+# ------------------------------------------------ TAB after --from, --only, --explain
+
+
+def test_tab_after_from_and_only_offers_the_lines_stages(tmp_path: Path) -> None:
+    """`t3rl run +experiment=quickstart --from <TAB>`. Was: the working directory's files (a stage is
+    known once the config is composed, which completion did not do). Now the line's stages, composed
+    directly, or those of its --run-dir's config; a line that does not compose offers nothing (no
+    traceback)."""
+    assert complete("t3rl run +experiment=quickstart --from ") == [
+        "prepare_data",
+        "prepare_model",
+        "eval_reference",
+        "eval_tiny",
+    ]
+    assert complete("t3rl plan +experiment=quickstart --only eval_t") == ["eval_tiny"]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text("stages:\n  train: {}\n  eval_mine: {}\n")
+    assert complete(f"t3rl run --run-dir {run} --only ") == ["train", "eval_mine"]
+    assert complete("t3rl run +experiment=nosuch --from ") == []
+
+
+def test_tab_after_explain_offers_the_configs_keys_a_level_at_a_time() -> None:
+    """`t3rl show +experiment=quickstart --explain stages.eval_tiny.eval.li<TAB>`. Was: the working
+    directory's files."""
+    assert "stages" in complete("t3rl show +experiment=quickstart --explain ")
+    offered = complete("t3rl show +experiment=quickstart --explain stages.eval_tiny.eval.li")
+    assert offered == ["stages.eval_tiny.eval.limit_per_category"], offered
