@@ -113,7 +113,7 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
 def encodings(value: str) -> frozenset[str]:
     """`value` as written plain, escaped in JSON (ASCII or not), quoted in a URL, in a Python repr or
     for a shell (alone, or inside a quoted `key=value`), and, when it is long enough not to occur by
-    chance, inside base64 (standard or URL-safe)."""
+    chance, inside base64 (standard or URL-safe) and in hexadecimal (either case)."""
     shell = shlex.quote(value)
     forms = {
         value,
@@ -128,6 +128,10 @@ def encodings(value: str) -> frozenset[str]:
     }
     if len(value) >= PIECE:
         forms |= _base64_cores(value)
+    if len(value) >= EDGE:
+        # Its bytes in hex, as `xxd -p`, `bytes.hex()` and a request's debug dump write them: 12+ digits
+        # of one value do not occur by chance in a hash.
+        forms |= {value.encode().hex(), value.encode().hex().upper()}
     return frozenset(form for form in forms if form)
 
 

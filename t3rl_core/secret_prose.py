@@ -11,7 +11,14 @@ text (the task's data: a BFCL task says `using access token 'V'`):
 - `user:password@host` in prose whatever the password (`connect as alice:password@db today`);
 - (wave five) such a value after a credential's name spelt as an identifier (`HF_TOKEN V`, `api_key V`,
   `ENV DB_PASSWORD V`: a table's columns, a Dockerfile), inside a markup element of that name
-  (`<password>V</password>`), and as pydantic's `input_value` of an error whose location names one.
+  (`<password>V</password>`), and as pydantic's `input_value` of an error whose location names one;
+- (wave seven) a credential's entry at a line's start whose value runs to the line's end, spaces
+  included (`password: it's 1234 go now`: YAML's plain scalar; an INI's or a `.env`'s `NAME = V W`), and
+  over the lines below indented further (a YAML block scalar after `|` or `>`, a plain scalar
+  continued); a session cookie, which is a login: under its framework's name (`PHPSESSID=V`,
+  `JSESSIONID=V`, Django's `sessionid`, Express's `connect.sid`: `SESSION_COOKIES`), and any cookie where
+  the text says it is one (`curl -b 'n=V'`, a cookie jar's `<Cookie n=V for host/>`, `cookies={'n': 'V'}`);
+  a form's field percent-encoded outside a URL's query (`curl -d 'password=tulip%20garden%2F1987'`).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import itertools
 import math
 import re
 from collections import Counter
+from urllib.parse import unquote_plus
 
 from t3rl_core.code_context import in_code
 from t3rl_core.secret_name_words import (
@@ -30,6 +38,7 @@ from t3rl_core.secret_name_words import (
     _reads_as_words,
     is_bare_key,
     is_hash,
+    is_hash_under,
     is_secret_name,
     looks_like_credential,
 )
@@ -119,11 +128,19 @@ def url_key_spans(text: str) -> list[tuple[int, int]]:
 # (`api key`, `access-token`, `apikey`), and the name then what prose puts between a name and its value
 # (`is`, `was`, `:`, `=`, an arrow, quotes).
 _PROSE_WORDS = ("key", "token", "secret", "password", "passphrase", "passwd", "passcode", "credential")
+# The last words of an environment variable's credential name (`DB_PASS`, `MYSQL_PWD`, `GITHUB_PAT`,
+# `X_AUTH`: `is_secret_name`'s) that are no credential's word in prose (`pass the test`, `the path`):
+# read only where they end such an identifier (`DB_PASS  V` in a table of variables, fish's `set`).
+_IDENTIFIER_WORDS = ("pass", "pwd", "pat", "auth")
+# What `str.find` looks for (over a 40 KB record each pass): `pass` finds `password`, `passwd`,
+# `passphrase` and `passcode` too.
+_PROSE_NEEDLES = ("key", "token", "secret", "credential", *_IDENTIFIER_WORDS)
+assert all(word.startswith(_PROSE_NEEDLES) for word in _PROSE_WORDS)
 _PROSE_HEAD = (
     r"(?:^|[^a-z0-9_]|\\[ntr])(?:api|access|secret|private|auth|license|signing|client|service)[ -]?$"
 )
 _PROSE_NAME = (
-    r"(?i)(?:key|token|secret|password|passphrase|passwd|passcode|credential)s?(?![A-Za-z0-9_])"
+    r"(?i)(?:key|token|secret|password|passphrase|passwd|passcode|credential|pass|pwd|pat|auth)s?(?![A-Za-z0-9_])"
     r"(?:[ \t]+(?:id|for[ \t]+[\w.-]{1,24}))?"  # `access key id V`, `the API token for prod: V`
     r"(?:\s+(?:is|was|are|were)(?:\s+now)?)?"
     # what prose puts between, or a table's border between two cells (`| HF_TOKEN | V |`, rich's `│`)
@@ -153,57 +170,78 @@ def prose_value_spans(text: str, lower: str) -> list[tuple[int, int]]:
     found by `str.find` over the lower-cased text and the pattern tried only there (tried at every
     place of a 37 KB eval record it cost ~8 ms). `lower`: `text` lower-cased (once for the module)."""
     spans = []
-    for word in _PROSE_WORDS:
+    for word in _PROSE_NEEDLES:
         at = lower.find(word)
         while at >= 0:
-            found = _prose_value_at(text, lower, at)
+            identifier_only = word in _IDENTIFIER_WORDS and not lower.startswith(_PROSE_WORDS, at)
+            found = _prose_value_at(text, lower, at, identifier_only)
             if found is not None:
                 spans.append(found)
             at = lower.find(word, at + 1)
     return sorted(set(spans))
 
 
-def _prose_value_at(text: str, lower: str, at: int) -> tuple[int, int] | None:
-    """The value a credential's name whose word begins at `at` is given in prose, if any."""
+def _prose_value_at(text: str, lower: str, at: int, identifier_only: bool = False) -> tuple[int, int] | None:
+    """The value a credential's name whose word begins at `at` is given in prose, if any;
+    `identifier_only`: the word counts only where it ends an identifier naming a credential."""
     escaped = text[max(0, at - 2) : at] in ("\\n", "\\t", "\\r")  # after a JSON-escaped break
+    name = None
     if at and (text[at - 1].isalnum() or text[at - 1] == "_") and not escaped:
         head = re.search(_PROSE_HEAD, lower[max(0, at - 9) : at])
-        if head is None and not _identifier_ends_with_name(text, at):
+        name = _identifier_ends_with_name(text, at)
+        if (head is None or identifier_only) and name is None:
             return None  # inside another word (`monkey`, `tokenizer` ends below), not after `api`/`access`
+        name = name or _identifier_at(text, at)  # `signing_key`: a secret's word before `key`
+    elif identifier_only:
+        return None
     found = re.compile(_PROSE_NAME + _PROSE_VALUE).match(text, at)
     if found is None:
         return None
-    value = found.group(1).rstrip(".,;:!?")
+    # A form's next field (`password=V&user=alice`) is not the value's: `&` is a value's character too.
     start = found.start(1)
-    return (start, start + len(value)) if _named_value(value) else None
+    field = re.compile(r"&[\w.-]+=").search(text, start, found.end(1) + 1)
+    value = text[start : field.start() if field else found.end(1)].rstrip(".,;:!?")
+    # Under an identifier naming a credential a hash is a credential written in hex (`GITHUB_TOKEN
+    # <40 hex>`, `db_password <hex>`), as after `=`: only a data key's name (`cache_key`, by
+    # `is_hash_under`) keeps one a hash.
+    hex_credential = name is not None and not (name.lower().endswith("key") and is_hash_under(name, value))
+    named = _named_value(value, hashes=not hex_credential)
+    return (start, start + len(value)) if named else None
 
 
-def _identifier_ends_with_name(text: str, at: int) -> bool:
-    """The credential's word at `at` ends an identifier that names a credential (`HF_TOKEN`, `api_key`,
-    `db-password`, `accessToken`; `is_secret_name`, the one judge of a name): joined to what is before it
-    by `_` or `-`, or a camelCase word's capital."""
+def _identifier_ends_with_name(text: str, at: int) -> str | None:
+    """The identifier that the credential's word at `at` ends, when it names a credential (`HF_TOKEN`,
+    `api_key`, `db-password`, `accessToken`; `is_secret_name`, the one judge of a name): joined to what
+    is before it by `_` or `-`, or a camelCase word's capital. None otherwise."""
     if not (text[at - 1] in "_-" or (text[at].isupper() and text[at - 1].islower())):
-        return False
+        return None
+    name = _identifier_at(text, at)
+    return name if is_secret_name(name) else None
+
+
+def _identifier_at(text: str, at: int) -> str:
+    """The identifier whose last word begins at `at` (`signing_key`, `HF_TOKEN`)."""
     start = at
     while start and (text[start - 1].isalnum() or text[start - 1] in "_-"):
         start -= 1
     end = at
     while end < len(text) and text[end].isalpha():
         end += 1
-    return is_secret_name(text[start:end])
+    return text[start:end]
 
 
-def _named_value(value: str) -> bool:
+def _named_value(value: str, hashes: bool = True) -> bool:
     """`value`, given to a credential's name, is one as a name's value is judged in text: 8+ characters
-    with a letter and a digit, not a reference, a path, a hash, a number, a version or a dotted name."""
+    with a letter and a digit, not a reference, a path, a hash (unless not `hashes`: a name that makes
+    one a key's), a number, a version or a dotted name."""
     if len(value) < 8 or value.startswith(_NOT_PROSE_VALUES) or "/" in value.strip("/"):
         return False
     if not (any(c.isalpha() for c in value) and any(c.isdigit() for c in value)):
         return False
     # a digest, a number, a version, a module's or an attribute's name
-    return not (
-        is_hash(value) or re.fullmatch(r"[0-9.eE+-]+|v?[0-9][0-9.]*[a-z0-9.+-]*", value) or _dotted(value)
-    )
+    if is_hash(value):
+        return not hashes  # read as a version too when it begins with a digit
+    return not (re.fullmatch(r"[0-9.eE+-]+|v?[0-9][0-9.]*[a-z0-9.+-]*", value) or _dotted(value))
 
 
 # A markup element (XML, HTML: Maven's settings.xml, a SOAP body) and its text, up to the longest key.
@@ -372,15 +410,6 @@ def column_value_spans(text: str, lower: str) -> list[tuple[int, int]]:
                     if _named_value(lines[row][a:b]):
                         spans.append((starts[row] + a, starts[row] + b))
     return spans
-
-
-def _finds(text: str, word: str) -> list[int]:
-    """Where `word` stands in `text` (`str.find`, from each end on)."""
-    found, at = [], text.find(word)
-    while at >= 0:
-        found.append(at)
-        at = text.find(word, at + len(word))
-    return found
 
 
 def _cells(line: str, separator: str) -> list[tuple[int, int]]:
@@ -675,6 +704,215 @@ def _hook_key(part: str) -> bool:
     return mixed and looks_like_credential(part)
 
 
+# ------------------------------------------------------------------ an entry's value over its line and below
+
+# The words every credential's name holds (`is_secret_name`'s), found by `str.find`: only their lines
+# are read as an entry.
+_ENTRY_WORDS = ("key", "token", "secret", "pass", "pwd", "auth", "cred", "pat")
+# A line's entry: indentation, a list's dash, `export`, the name (quoted or not, a dotted override's),
+# its sign and what follows on the line.
+_ENTRY = re.compile(
+    r"([ \t]*)(?:-[ \t]+)?(?:export[ \t]+)?([\"']?)([A-Za-z_][\w.-]{0,127})\2"
+    r"[ \t]*(=>|[:?+]=|:|=)[ \t]*(\S[^\r\n]*?)[ \t]*(?=\r?\n|\Z)"
+)
+_BLOCK_INDICATOR = re.compile(r"[|>][+-]?[0-9]?[+-]?[ \t]*(?:#.*)?")
+# What a plain value may not begin with: a quoted, flow, anchored or tagged value, a comment (the
+# readers of quoted values and of mappings read those), and a reference's or the mask's signs.
+_NOT_PLAIN_START = "'\"{[&*!#%@`"
+_NOT_VALUES = ("env:", "file:", "${", "$(", "***")
+# Code's signs in the value: a line of code (`api_key = load_key(3, cfg)`, `last_token = ids[-1] if ids
+# else None` in a traceback, a parameter's annotation `token: str = "0"`), or a sentence's aside.
+_CODE = re.compile(r"[()\[\]{}]|\s(?:if|else|for|in|and|or|not|lambda|await|return)\s|\s=\s|==")
+_LONGEST_VALUE = 4096
+
+
+def entry_value_spans(text: str, lower: str) -> list[tuple[int, int]]:
+    """Where an entry at a line's start names a credential (`is_secret_name`, of a dotted name its last
+    part) and its value holds a space or goes on over the lines below (indented further than the
+    entry: a YAML block scalar, a plain scalar continued): the whole value, judged as a name's is (8+
+    characters besides spaces, a letter and a digit; not a reference, nor a special token `<…>`). A
+    value of one word on its line is the other readers' (`HF_TOKEN=V`)."""
+    if text.find("\n", 0, len(text) - 1) < 0:  # one line (an eval's record): its start only
+        starts = {0}
+    else:
+        starts = {text.rfind("\n", 0, at) + 1 for word in _ENTRY_WORDS for at in _finds(lower, word)}
+    spans = []
+    for start in sorted(starts):
+        found = _ENTRY.match(text, start)
+        if found is None or not is_secret_name(found.group(3).rsplit(".", 1)[-1]):
+            continue
+        indent, rest = len(found.group(1).expandtabs()), found.group(5)
+        block = _BLOCK_INDICATOR.fullmatch(rest) is not None and found.group(4) == ":"
+        if rest[0] in _NOT_PLAIN_START and not block:
+            continue
+        below = _indented_below(text, found.end(), indent)
+        if block:
+            if below is None:
+                continue
+            span = below
+        else:
+            rest = re.split(r"[ \t]#", rest, maxsplit=1)[0]  # a comment ends a plain value
+            span = (found.start(5), found.start(5) + len(rest))
+            if below is not None and found.group(4) == ":" and _pieces(text[span[0] : below[1]]):
+                span = (span[0], below[1])  # a key's pieces, one a line (a list item's prose stays)
+            elif " " not in rest and "\t" not in rest:
+                continue
+        value = text[span[0] : span[1]]
+        if _named(value):
+            spans.append(span)
+    return spans
+
+
+def _indented_below(text: str, end: int, indent: int) -> tuple[int, int] | None:
+    """The span of the lines after `end` (a line's end) indented further than `indent`, blank lines
+    between them included: from the first's first character to the last's last; None when the next
+    line is not indented so."""
+    first = last = None
+    at = end
+    while at < len(text) and at - end <= _LONGEST_VALUE:
+        at = text.find("\n", at) + 1
+        if at == 0:
+            break
+        line_end = text.find("\n", at)
+        line_end = len(text) if line_end < 0 else line_end
+        line = text[at:line_end].rstrip("\r \t")
+        if not line:
+            at = line_end
+            continue
+        stripped = line.lstrip(" \t")
+        if len(line[: len(line) - len(stripped)].expandtabs()) <= indent:
+            break
+        first = at + len(line) - len(stripped) if first is None else first
+        last = at + len(line)
+        at = line_end
+    return None if first is None or last is None else (first, last)
+
+
+def _named(value: str) -> bool:
+    """`value`, an entry's, is a credential as a name's value is judged in text."""
+    joined = "".join(value.split())
+    return (
+        len(joined) >= 8
+        and not joined.startswith(_NOT_VALUES)
+        and joined[0] + joined[-1] != "<>"
+        and _CODE.search(value) is None
+        and any(c.isalpha() for c in joined)
+        and any(c.isdigit() for c in joined)
+    )
+
+
+def _pieces(value: str) -> bool:
+    """`value`, over lines, is one word a line (a key folded as YAML continues a plain scalar)."""
+    return all(len(line.split()) <= 1 for line in value.splitlines())
+
+
+def _finds(text: str, word: str) -> list[int]:
+    """Where `word` stands in `text` (`str.find`, from each end on)."""
+    found, at = [], text.find(word)
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + len(word))
+    return found
+
+
+# ------------------------------------------------------------------ session cookies
+
+# The session cookies of web frameworks, by their default names (lower-cased): each value is a login
+# to the site as whoever it belongs to. A plain `session_id` (a rollout's own, one per episode) is none.
+SESSION_COOKIES = (
+    "phpsessid",  # PHP
+    "jsessionid",  # Java servlets (Tomcat, Jetty, Spring)
+    "sessionid",  # Django
+    "connect.sid",  # Express
+    "laravel_session",  # Laravel
+    "asp.net_sessionid",  # ASP.NET
+    "ci_session",  # CodeIgniter
+    "rack.session",  # Rack, Sinatra
+    "_session_id",  # Rails' default store
+)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+# Each name found by a piece it shares with others (one `str.find` over a 40 KB record each): the
+# names holding it, with where it stands in each.
+_COOKIE_NEEDLES = tuple(
+    (needle, tuple((name, name.index(needle)) for name in SESSION_COOKIES if needle in name))
+    for needle in ("sess", ".sid")
+)
+assert all(any(needle in name for needle, _ in _COOKIE_NEEDLES) for name in SESSION_COOKIES)
+# After a cookie's name: its sign (in a header, a URL's `;jsessionid=`, a mapping's `': '`) and value.
+_COOKIE_VALUE = re.compile(r"""['"]?[ \t]*[:=][ \t]*['"]?([A-Za-z0-9%._:+/=-]{16,512})""")
+# A cookie jar's repr (`requests`, `http.cookiejar`): every cookie is the site's state for its user.
+_JAR_COOKIE = re.compile(r"<Cookie ([^\s=<>]{1,128})=([^\s<>]{8,4096}) for ")
+# curl's and wget's cookie options with the cookies themselves (a name and `=`; without `=` it is a file).
+_COOKIE_OPTION = re.compile(r"""(?:-b|--cookie)(?:[ \t]+|=)(?:'([^'\n]*)'|"([^"\n]*)"|(\S+))""")
+_PAIR = re.compile(r"([^=;\s]+)=([^;\s]*)")
+# A mapping of cookies (`cookies={'session': 'V'}`, httpx's `Cookies({…})`, JSON's `"cookies": {…}`).
+_COOKIE_MAPPING = re.compile(r"""cookies['"]?\)?[ \t]*(?:[=:(][ \t]*)+\{([^{}\n]{0,4096})\}""", re.IGNORECASE)
+_ITEM = re.compile(r"""(['"])([^'"\n]{1,128})\1[ \t]*:[ \t]*(['"])((?:(?!\3)[^\\\n]|\\.){8,4096})\3""")
+
+
+def cookie_spans(text: str, lower: str) -> list[tuple[int, int]]:
+    """Where `text` gives a session cookie's value (`SESSION_COOKIES`, 16+ characters with a letter and a
+    digit), or a cookie's value of 8+ characters where it says it is a cookie (a jar's repr, `curl -b`,
+    a mapping of cookies)."""
+    spans = []
+    for needle, names in _COOKIE_NEEDLES:
+        for at in _finds(lower, needle):
+            for name, offset in names:
+                start, end = at - offset, at - offset + len(name)
+                if start < 0 or not lower.startswith(name, start):
+                    continue
+                if (start and lower[start - 1] in _NAME_CHARS) or lower[end : end + 1] in _NAME_CHARS:
+                    continue
+                found = _COOKIE_VALUE.match(text, end)
+                if found is not None and _mixed(found.group(1)):
+                    spans.append(found.span(1))
+    if "<cookie " in lower:
+        spans += [found.span(2) for found in _JAR_COOKIE.finditer(text)]
+    options = [at + 1 for at in _finds(text, " -b") + _finds(text, " --cookie")]
+    for at in [0, *options] if text.startswith(("-b", "--cookie")) else options:
+        found = _COOKIE_OPTION.match(text, at)
+        if found is not None:
+            group = next(i for i in (1, 2, 3) if found.group(i) is not None)
+            base = found.start(group)
+            spans += [
+                (base + pair.start(2), base + pair.end(2))
+                for pair in _PAIR.finditer(found.group(group))
+                if len(pair.group(2)) >= 8
+            ]
+    for at in _finds(lower, "cookies"):
+        found = _COOKIE_MAPPING.match(text, at)
+        if found is not None:
+            base = found.start(1)
+            spans += [(base + item.start(4), base + item.end(4)) for item in _ITEM.finditer(found.group(1))]
+    return spans
+
+
+def _mixed(value: str) -> bool:
+    return any(c.isalpha() for c in value) and any(c.isdigit() for c in value)
+
+
+# ------------------------------------------------------------------ a form's value, percent-encoded
+
+# A form body's field (`application/x-www-form-urlencoded`: `password=tulip%20garden%21&user=alice`, as
+# `curl -d` and `requests`' `data=` send it) where a URL's query reader does not look: at the text's or a
+# word's start, not after `?` or `&`. Its value holds a percent escape; a plain one is `=`'s readers'.
+_FORM_FIELD = re.compile(
+    r"""(?<![^\s'"(])([A-Za-z_][\w.-]{0,127})=([^&#\s'"<>]*%[0-9A-Fa-f]{2}[^&#\s'"<>]*)"""
+)
+
+
+def form_value_spans(text: str) -> list[tuple[int, int]]:
+    """Where a form's field naming a credential holds a percent-encoded value, judged decoded as a
+    name's value is (8+ characters, a letter and a digit)."""
+    if "%" not in text:
+        return []
+    return [
+        found.span(2)
+        for found in _FORM_FIELD.finditer(text)
+        if is_secret_name(found.group(1).rsplit(".", 1)[-1]) and _named(unquote_plus(found.group(2)))
+    ]
+
+
 def prose_spans(text: str, lower: str) -> list[tuple[int, int]]:
     """Every span this module masks in `text` (`lower`: it lower-cased)."""
     return (
@@ -687,4 +925,7 @@ def prose_spans(text: str, lower: str) -> list[tuple[int, int]]:
         + folded_key_spans(text)
         + prose_userinfo_spans(text)
         + webhook_spans(text)
+        + entry_value_spans(text, lower)
+        + cookie_spans(text, lower)
+        + form_value_spans(text)
     )
