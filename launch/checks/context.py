@@ -65,13 +65,42 @@ class Selection(Record):
     only: str | None = None
 
     def of(self, names: Sequence[str]) -> list[str]:
-        """The names selected, in plan order. A name that is no stage selects every stage: the pipeline
-        refuses it with the stages there are (`decide`), and until then nothing is left unjudged."""
+        """The names selected, in plan order. A name that is no stage selects every stage: the checks
+        refuse it (`refused`) and so does the pipeline (`decide`), and until then nothing is left unjudged."""
         if self.only is not None:
             return [self.only] if self.only in names else list(names)
         if self.from_stage is not None and self.from_stage in names:
             return list(names[names.index(self.from_stage) :])
         return list(names)
+
+    def refused(self, names: Sequence[str]) -> list[Problem]:
+        """What the pipeline's `decide` would refuse of the selection, as the config's own errors: known
+        once the plan names its stages, and printed before the config's warnings, not after them."""
+        from launch.config.errors import did_you_mean  # lazy: only for a selection given
+
+        if self.from_stage is not None and self.only is not None:
+            return [
+                Problem(
+                    "--only",
+                    "use either --from or --only, not both",
+                    f"command line options --from {self.from_stage} --only {self.only}",
+                    f"drop --from {self.from_stage}",
+                )
+            ]
+        problems = []
+        for flag, value in (("--from", self.from_stage), ("--only", self.only)):
+            if value is not None and value not in names:
+                guess = did_you_mean(value, list(names))
+                choices = ", ".join(f"{flag} {n}" for n in names)
+                problems.append(
+                    Problem(
+                        flag,
+                        f"{flag} {value}: no such stage in this config's plan (stages: {', '.join(names)})",
+                        f"command line option {flag} {value}",
+                        f"did you mean {flag} {guess}?" if guess else f"one of {choices}",
+                    )
+                )
+        return problems
 
 
 EVERY_STAGE = Selection()

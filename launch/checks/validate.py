@@ -77,6 +77,7 @@ def validate_and_plan(
         plan, refused = trial_plan(run, plan_in(run) if plan_in is not None else None)
         problems.extend(refused)
         if plan is not None:
+            problems.extend(selection.refused(plan.names()))  # before its warnings are read as the answer
             selected = set(selection.of(plan.names()))
             runs = plan._replace(stages=tuple(s for s in plan.stages if s.name in selected))
             problems.extend(plan_checks(ctx, runs))

@@ -515,6 +515,7 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
     if isinstance(node, DictConfig) and leaf not in node:
         # lazy: the schema (pydantic), only to explain an unknown key
         from launch.config.group_names import group_choice_fix  # lazy: only to explain a mistake
+        from launch.config.guess_values import takes  # lazy: only to explain a mistake
         from launch.config.misplaced_keys import key_fits, misplaced_fix  # lazy: only to explain a mistake
         from launch.config.misspelt_secrets import unknown_key_fix  # lazy: only to explain a mistake
         from launch.config.schema_walk import field_names
@@ -539,6 +540,13 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
                 )
         if guess and not key_fits(_join(parent, guess) + below, composed):
             guess = None  # `train.lr` → `tracking.lr` would only be refused again
+        elif (
+            guess
+            and guess != leaf
+            and not below
+            and not takes(_join(parent, guess), override.value(), composed)
+        ):
+            guess = None  # `micro_batch_size=2` → `dynamic_batch=2`: the switch refuses the count
         where = f"under '{parent}'" if parent else "at the top level"
         # Before the Problem is made: its source quotes the value, masked if it is a credential.
         secret_fix = unknown_key_fix(key, _value_text(override), _join(parent, guess) if guess else None)
@@ -547,6 +555,16 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
             return Problem(
                 key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix
             )
+        if not guess and parent:
+            from launch.config.schema_errors import other_kinds_fix  # lazy: only to explain a mistake
+
+            # `executor.partition` under the local executor, `env.user.…` under BFCL: a key of another
+            # kind of the section is that kind's to choose, not a key of the same name elsewhere
+            other = other_kinds_fix(parent, leaf, composed, f"override `{text}`")
+            if other is not None:
+                return Problem(
+                    key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=other
+                )
         # Under a mapping of entries the user names (services) the key is a new entry, not a misplaced one.
         placed = (
             misplaced_fix(key, _value_text(override), composed, (leaf, guess) if guess else None, parent)

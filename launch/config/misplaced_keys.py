@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from launch.config.errors import did_you_mean
 from launch.config.fixes import assign, typed_text, value_at
+from launch.config.guess_values import takes
 from launch.config.misspelt_secrets import reference_fix
 from launch.config.other_entries import as_read, other_entries_fix
 from launch.config.schema_walk import OVERLAYS, field_names, model_at
@@ -131,6 +132,8 @@ def misplaced_fix(
         return None
     typed, typed_value = leaves[0]
     short = _abbreviated(typed, root)
+    if short is not None and not takes(short, typed_value, root):
+        short = None  # a fix must validate when applied: the abbreviated field refuses the value
     if short is not None:  # `hardware.tp`: its own section's tensor_parallel, not eval.server's tp
         if written_in is not None:
             section, _, name = key.rpartition(".")
@@ -141,7 +144,9 @@ def misplaced_fix(
     found = [
         place
         for place in places(typed, root)
-        if not _same_key(place, typed, parent) and not _another_entry_of_the_stage(place, typed, root)
+        if not _same_key(place, typed, parent)
+        and not _another_entry_of_the_stage(place, typed, root)
+        and takes(place, typed_value, root)
     ]
     other = other_entries_fix(typed, root)
     if other is not None and not [p for p in found if p.split(".")[-2:] == typed.split(".")[-2:]]:
@@ -157,7 +162,7 @@ def misplaced_fix(
         head, _, last = typed.rpartition(".")
         near = _closest_name(last, {leaf.rpartition(".")[2] for leaf in _leaf_keys(root, "")})
         found = places(f"{head}.{near}" if head else str(near), root) if near else []
-        found = [place for place in found if not _same_key(place, typed, parent)]
+        found = [p for p in found if not _same_key(p, typed, parent) and takes(p, typed_value, root)]
         lead = f"did you mean {found[0]}?" if found else ""
     if not found:
         return None

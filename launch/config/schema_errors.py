@@ -125,6 +125,7 @@ def _file_of(provenance: Provenance, key: str) -> str | None:
 
 def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any]) -> Problem:
     from launch.config.group_names import group_choice_fix  # lazy: only to explain a mistake
+    from launch.config.guess_values import takes  # lazy: likewise
     from launch.config.misplaced_keys import fits, misplaced_fix  # lazy: likewise
     from launch.config.misspelt_secrets import reference_fix, unknown_key_fix  # lazy: likewise
 
@@ -140,7 +141,11 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         guess = None if group else did_you_mean(leaf, known)
         where = f"under '{parent}'" if parent else "at the top level"
         target = (
-            _join(parent, guess) if guess and fits(_join(parent, guess), item.get("input"), root) else None
+            _join(parent, guess)
+            if guess
+            and fits(_join(parent, guess), item.get("input"), root)
+            and takes(_join(parent, guess), item.get("input"), root)  # a guess is a fix when it validates
+            else None
         )
         # Before the Problem is made: its source quotes the value, masked if it is a credential.
         secret_fix = unknown_key_fix(key, item.get("input"), target)
@@ -165,7 +170,7 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         elif secret_fix:
             fix = f"did you mean '{target}'? {secret_fix}"
         elif swap:  # the key belongs to the option the swap replaced: undoing it is the smallest fix
-            other = _other_kinds_fix(parent, leaf, root, f"override {swap}")
+            other = other_kinds_fix(parent, leaf, root, f"override {swap}")
             fix = other or f"drop {swap} ('{leaf}' was set for the option it replaced)"
         elif placed:
             fix = placed
@@ -177,7 +182,7 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
             value = "<the value>" if secret_fix == "" else _override_text(item.get("input"))
             fix = f"did you mean '{target}'? e.g. {assign(root, target, value)}"
         else:
-            fix = _other_kinds_fix(parent, leaf, root, source) or f"known keys {where}: {', '.join(known)}"
+            fix = other_kinds_fix(parent, leaf, root, source) or f"known keys {where}: {', '.join(known)}"
         return Problem(key, f"unknown key '{leaf}' {where}", source, fix)
     if kind == "missing":
         return Problem(
@@ -540,7 +545,7 @@ def _swapped_after(key: str, provenance: Provenance) -> str | None:
     return None
 
 
-def _other_kinds_fix(parent: str, leaf: str, root: Mapping[str, Any], source: str) -> str | None:
+def other_kinds_fix(parent: str, leaf: str, root: Mapping[str, Any], source: str) -> str | None:
     """`env.user` set for an env kind that has no such field while another kind has it."""
     from launch.config.compose import group_options, option_name  # lazy: only to explain a mistake
     from launch.config.section_kinds import kind_fix, kinds_with_field  # lazy: likewise
@@ -549,7 +554,8 @@ def _other_kinds_fix(parent: str, leaf: str, root: Mapping[str, Any], source: st
     if not kinds:
         return None
     group = parent.rpartition(".")[2]
-    options = {option: option_name(f"{group}/{option}") or "" for option in group_options(group)}
+    # an option chooses its kind by the registry name it sets, or (a union told apart by `kind`) is named so
+    options = {option: option_name(f"{group}/{option}") or option for option in group_options(group)}
     return kind_fix(parent, leaf, kinds, source, options)
 
 

@@ -9,8 +9,11 @@ what set it.
 from __future__ import annotations
 
 import re
+import types
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel
 
 from launch.config.schema_walk import model_at
 from t3rl_core import registries
@@ -27,6 +30,11 @@ def kinds_with_field(parent: str, leaf: str, root: Mapping[str, Any]) -> list[st
     model = model_at(parent, root)
     if model is None:
         return []
+    members = _union_members(parent, root)
+    if members:  # a section of several kinds told apart by `kind` (executor): each kind is a model
+        return sorted(
+            kind for kind, member in members.items() if leaf in member.model_fields and member is not model
+        )
     for attr in PLUGIN_REGISTRIES:
         registry = getattr(registries, attr)
         if registry.base and issubclass(model, load_object(registry.base)):
@@ -37,6 +45,27 @@ def kinds_with_field(parent: str, leaf: str, root: Mapping[str, Any]) -> list[st
                 and registry.config_class(name) is not model
             ]
     return []
+
+
+def _union_members(key: str, root: Mapping[str, Any]) -> dict[str, type[BaseModel]]:
+    """`kind` → model of each member of the union the field at `key` declares, told apart by `kind`
+    (`executor`: dry, local, ray, slurm); {} for a field of one model."""
+    parent, _, name = key.rpartition(".")
+    holder = model_at(parent, root)
+    field = holder.model_fields.get(name) if holder is not None else None
+    if field is None or get_origin(field.annotation) not in (Union, types.UnionType):
+        return {}
+    members: dict[str, type[BaseModel]] = {}
+    for member in get_args(field.annotation):
+        kind = (
+            member.model_fields.get("kind")
+            if isinstance(member, type) and issubclass(member, BaseModel)
+            else None
+        )
+        tags = get_args(kind.annotation) if kind is not None else ()
+        if len(tags) == 1 and isinstance(tags[0], str):
+            members[tags[0]] = member
+    return members
 
 
 def kind_fix(parent: str, leaf: str, kinds: list[str], source: str, options: Mapping[str, str]) -> str:

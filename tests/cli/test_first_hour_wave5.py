@@ -36,9 +36,9 @@ def test_a_new_run_and_a_new_plan_are_each_judged_by_the_dir_they_write(
     monkeypatch.setenv("T3RL_PLANS_DIR", REFUSED_PLANS)
     code, out = _invoke("validate", "+experiment=rec", "--config-dir", "conf")
     assert code == 0, out
-    # A run goes past pre-flight (refused by --only later, before anything is written).
+    # A run's pre-flight refuses only its --only naming no stage (exit 2, before anything is written).
     code, out = _invoke("run", "+experiment=rec", "--config-dir", "conf", "--only", "nosuch")
-    assert code == 1 and "no such stage" in out and "paths.plans_dir" not in out, out
+    assert code == 2 and "no such stage" in out and "paths.plans_dir" not in out, out
     assert not (tmp_path / "runs").exists()
     code, out = _invoke("plan", "+experiment=rec", "--config-dir", "conf")  # its own dir: judged
     assert code == 2 and f"error paths.plans_dir: {REFUSED_PLANS}" in out, out

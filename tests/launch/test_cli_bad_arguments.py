@@ -101,9 +101,9 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("score-file", ["score", "bfcl", "{garbage}", "--out", "scored"], 1, "line 1"),
     ("check-template-file", ["check-template", "{garbage}"], 2, "model"),
     # ---- a bad option value
-    ("run-from", ["run", "+experiment=quickstart", "--from", "nosuch"], 1, "no such stage"),
+    ("run-from", ["run", "+experiment=quickstart", "--from", "nosuch"], 2, "no such stage"),
     ("run-preflight", ["run", "+experiment=stage1_bfcl"], 1, "cannot run the plan"),  # no slime here
-    ("plan-only", ["plan", "+experiment=quickstart", "--only", "nosuch"], 1, "no such stage"),
+    ("plan-only", ["plan", "+experiment=quickstart", "--only", "nosuch"], 2, "no such stage"),
     (
         "run-override",
         ["run", "+experiment=quickstart", "hardware.tensor_parallel=many"],

@@ -58,7 +58,7 @@ def _warnings(overrides: list[str], key: str, selection: Selection = EVERY_STAGE
         (Selection(only="data"), False),  # was warned: the plan's checks judged every planned stage
         (Selection(from_stage="train"), True),  # train and to_hf load it
         (Selection(only="train"), True),
-        (Selection(only="prepare_data"), True),  # no such stage: judged whole, the pipeline refuses it
+        # no such stage (`--only prepare_data`): refused with the config's errors since wave seven
     ],
     ids=repr,
 )

@@ -94,11 +94,19 @@ _DOMAINS: dict[str, tuple[str, Callable[[str], bool], str, bool]] = {
 
 
 def _extends(name: str, value: str) -> bool:
-    """Whether a list variable's value keeps the worker's own list (`${oc.env:NAME}` or `${NAME}`)."""
-    return re.search(rf"\$\{{(oc\.env:)?{name}(,[^}}]*)?\}}", value) is not None
+    """Whether a list variable's value keeps the worker's own list (`${oc.env:NAME}`, `${NAME}` or, as
+    the shell writes it, `$NAME`: Ray expands the job's variables with os.path.expandvars, both forms)."""
+    return re.search(rf"\$(\{{(oc\.env:)?{name}(,[^}}]*)?\}}|{name}(?!\w))", value) is not None
 
 
-def _domain_problems(key: str, name: str, value: str) -> Iterator[Problem]:
+# A reference Ray expands in a job variable on the worker (os.path.expandvars: `$NAME`, `${NAME}`; t3rl
+# keeps `${oc.env:NAME}` as `${NAME}`): its value is the worker's, unknown here.
+_WORKER_REFERENCE = re.compile(r"\$(\w+|\{[^}]*\})")
+
+
+def _domain_problems(key: str, name: str, value: str, *, expanded: bool = False) -> Iterator[Problem]:
+    if expanded and _WORKER_REFERENCE.search(value):
+        return  # `OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK`: what its reader gets is the worker's value
     if value != value.strip() and value.strip() and (name not in _DOMAINS or _DOMAINS[name][1](value)):
         # Every reader takes the value as written: `eth0 ` names no interface, `1\n` (a YAML block's line
         # break) is no number. Free text inside stays as it is.
@@ -141,7 +149,7 @@ def job_variables_fit_their_readers(scope: Scope, ctx: Context) -> Iterator[Prob
                 fix=f"set {key}={quoted(value + ':${oc.env:' + name + '}')} (Ray expands it on the worker)",
                 severity="warning",
             )
-        yield from _domain_problems(key, name, value)
+        yield from _domain_problems(key, name, value, expanded=True)
 
 
 def environments(model: BaseModel, prefix: str = "") -> Iterator[tuple[str, Mapping[str, str]]]:

@@ -1,0 +1,154 @@
+"""Hunt wave 7: config keys, groups, the launcher and the job. Kinds no earlier hunt closed, each closed by
+a declaration:
+
+- a "did you mean" whose value the guessed key refuses (launch/config/guess_values.takes: every guess is
+  tried against its field's declared domain before it is offered);
+- a key of another kind of a section typed without '+' (`executor.partition` under the local executor,
+  `env.user.…` under BFCL): the kinds of a section told apart by `kind` (executor) are read as the
+  registry-typed ones were, and consulted before a key of the same name elsewhere;
+- a `--only`/`--from` that names no stage (`Selection.refused`): refused with the config's errors,
+  before its warnings;
+- a job variable referencing the worker's own variables (`PATH=$PATH:/x`, `OMP_NUM_THREADS=$N`): read
+  as Ray expands it (os.path.expandvars), not as a literal;
+- an eval stage's wait for its SGLang server inside a SLURM job past the job's limit (rules/job_waits.py
+  declares every wait a stage's job makes).
+
+See docs/explanation/preflight.md, "Hunt wave seven: keys, groups, launcher".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from launch.checks.context import EVERY_STAGE, Selection
+from launch.checks.resolve import resolve
+from launch.config.errors import ConfigError, Problem
+from launch.config.guess_values import takes
+from tests.launch.test_preflight_hunt_wave5 import _warned_with_a_fix_that_clears_it
+from tests.support.in_tmp import in_tmp
+from tests.support.refusals import errors, fixed
+
+S1 = "+experiment=stage1_bfcl"
+SLURM = [S1, "executor=slurm"]
+
+_in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
+
+
+@pytest.fixture(scope="module")
+def composed() -> dict[str, Any]:
+    """stage1_bfcl's resolved config: the one composition the unit cases read."""
+    return resolve([S1]).config
+
+
+def _warnings(overrides: list[str], key: str, selection: Selection = EVERY_STAGE) -> list[Problem]:
+    return [w for w in resolve(overrides, selection=selection).warnings if w.key == key]
+
+
+# ------------------------------------------------------------------ a guess the guessed key refuses
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "taken"),
+    [
+        ("hardware.dynamic_batch", 2, False),  # a switch refuses a count
+        ("hardware.dynamic_batch", True, True),
+        ("hardware.node_gpus", 8, True),
+        ("hardware.tensor_parallel", "abc", False),
+        ("executor.time_limit", "01:00:00", True),  # no such field here: not judged by the guess
+        ("eval.engine.api_key", "sk-raw", True),  # a credential's fix is its reference form, not the value
+    ],
+)
+def test_a_guess_is_tried_against_its_fields_domain(
+    composed: dict[str, Any], key: str, value: object, taken: bool
+) -> None:
+    assert takes(key, value, composed) is taken
+
+
+@pytest.mark.parametrize("typed", ["hardware.micro_batch_size=2", "+hardware.micro_batch_size=2"])
+def test_an_unknown_key_is_not_answered_with_a_key_refusing_its_value(typed: str) -> None:
+    (found,) = [e for e in errors([S1, typed]) if e.key == "hardware.micro_batch_size"]
+    # was: "did you mean 'hardware.dynamic_batch'? e.g. hardware.dynamic_batch=2", refused when applied
+    assert "dynamic_batch=2" not in found.fix, found.fix
+
+
+# ------------------------------------------------------------------ a key of another kind of a section
+
+
+@pytest.mark.parametrize(
+    ("typed", "chooses"),
+    [
+        ("executor.partition=gpu", "executor=slurm"),  # was: the local executor's keys
+        ("executor.working_dir=/tmp", "executor=ray"),
+        ("env.user.temperature=0.3", "env=tau2"),  # was: eval.temperature=0.3, another setting
+        ("env.sandbox.memory_mb=2048", "env=retool_python"),
+    ],
+)
+def test_a_key_of_another_kind_names_the_option_that_has_it(typed: str, chooses: str) -> None:
+    key = typed.partition("=")[0]
+    (found,) = [e for e in errors([S1, typed]) if e.key == key]
+    assert chooses in found.fix and "eval.temperature" not in found.fix, found.fix
+    assert errors(fixed([S1, typed], found)) == []  # its first fix (the override dropped) validates
+
+
+# ------------------------------------------------------------------ a selection naming no stage
+
+
+def test_a_selection_naming_no_stage_is_refused_with_the_configs_errors() -> None:
+    with pytest.raises(ConfigError) as raised:
+        resolve([S1], selection=Selection(only="trian"))
+    (found,) = [p for p in raised.value.problems if p.key == "--only"]
+    # was: printed after the config's warnings, by the pipeline's decide
+    assert found.severity == "error" and found.fix == "did you mean --only train?"
+
+
+@pytest.mark.parametrize(
+    ("selection", "fix"),
+    [
+        (Selection(from_stage="xyz"), "one of --from data, --from train, --from eval"),
+        (Selection(from_stage="train", only="eval"), "drop --from train"),
+        (Selection(only="train"), None),
+        (Selection(from_stage="eval"), None),
+    ],
+    ids=repr,
+)
+def test_what_a_selection_refuses(selection: Selection, fix: str | None) -> None:
+    refused = selection.refused(["data", "train", "eval"])
+    assert [p.fix for p in refused] == ([fix] if fix else [])
+
+
+# ------------------------------------------------------------------ a job variable's references
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "+hardware.env_vars.PATH=$PATH:/opt/tools",  # was warned, with PATH twice as the fix
+        "+hardware.env_vars.OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK",  # was warned: not a count as written
+        "+hardware.env_vars.OMP_NUM_THREADS=${oc.env:SLURM_CPUS_PER_TASK}",
+    ],
+)
+def test_a_job_variable_read_as_ray_expands_it(typed: str) -> None:
+    key = typed.partition("=")[0].lstrip("+")
+    assert _warnings([S1, typed], key) == []
+
+
+def test_a_search_list_replaced_by_another_variable_is_still_warned_about() -> None:
+    key = "hardware.env_vars.PATH"
+    _warned_with_a_fix_that_clears_it([S1, f"+{key}=/x:$PATHS"], key, "replaces the worker's own")
+
+
+# ------------------------------------------------------------------ waits inside a SLURM job
+
+
+def test_an_eval_servers_start_past_the_jobs_limit_is_warned_about() -> None:
+    overrides = [*SLURM, "executor.time_limit=00:15:00"]  # the server's default wait: 900 s
+    _warned_with_a_fix_that_clears_it(overrides, "executor.time_limit", "eval.server.startup_timeout_s")
+    overrides = [*SLURM, "executor.time_limit=00:15:00", "eval.server.startup_timeout_s=1200"]
+    _warned_with_a_fix_that_clears_it(overrides, "eval.server.startup_timeout_s", "SGLang server")
+
+
+def test_an_eval_served_elsewhere_waits_for_no_server() -> None:
+    overrides = [*SLURM, "executor.time_limit=00:15:00", "eval.engine.url=http://10.0.0.1:30000"]
+    assert _warnings(overrides, "executor.time_limit") == []
