@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from t3rl_core.secret import revealed, url_passwords
+from t3rl_core.secret_name_words import looks_like_credential
 from t3rl_core.secret_names import is_credential_at, is_secret_name
+from t3rl_core.secret_pieces import mask_values
 from t3rl_core.secret_shapes import credentials_in
 
 # Values this short ("1", "true") are as likely another variable's by chance as a copy of a credential.
@@ -36,13 +38,22 @@ def credential_values(environ: Mapping[str, str]) -> frozenset[str]:
 def holds_credential(name: str, value: str, known: Iterable[str] = ()) -> bool:
     """The variable `name=value` holds a credential: by its name, as its whole value, inside its value
     (a URL's password, a token known by its form, `api_key=V`, `?token=V`), or one of `known` (values of
-    credential variables, revealed values) anywhere in its value."""
+    credential variables, revealed values) anywhere in its value, in any form (`holds_known`)."""
     return (
         is_secret_name(name)
         or is_credential_at(name, value)
         or bool(url_passwords(value) or credentials_in(value))
-        or any(len(k) >= MIN_CREDENTIAL_LEN and k in value for k in known)
+        or holds_known(value, known)
     )
+
+
+def holds_known(value: str, known: Iterable[str]) -> bool:
+    """`value` holds one of `known` in any form the masking of text knows it by (`mask_values`: as it
+    is, percent-encoded, JSON-escaped, in base64 beside other bytes, as a registry's `auth` of
+    `user:V`, in hex, its beginning or end of 12+ characters): one rule for what a file may not show
+    and what a child may not inherit."""
+    values = [k for k in known if len(k) >= MIN_CREDENTIAL_LEN]
+    return bool(values) and mask_values(value, values, looks_like_credential) != value
 
 
 def without_credentials(
