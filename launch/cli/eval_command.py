@@ -30,7 +30,7 @@ from launch.cli.option_fields import bounds
 from launch.cli.out_option import writable_out
 from launch.config.errors import did_you_mean
 from launch.config.secrets import scrub_obj, scrub_text
-from launch.files import LockHeld, atomic_write_json, exclusive_lock
+from launch.files import LockHeld, atomic_write_json, exclusive_lock, is_locked
 from launch.run.exit_codes import EXIT_CONFIG
 from launch.run.published_view import print_verdicts, require_published
 from launch.run.rundir import RunDir, RunDirError, collect_manifest, fresh_dir, stamp_now
@@ -174,7 +174,8 @@ def eval_command(
             param_hint="--resume",
         )
     if out is not None:
-        _check_out(out)  # an argument: refused before the config is composed or a tokenizer looked for
+        # An argument: refused before the config is composed or a tokenizer looked for.
+        _check_out(out, resume)
     if engine is not None and engine not in ENGINES:
         _check_engine_plugin(engine)
     run: RunConfig | None = None
@@ -245,10 +246,11 @@ def eval_command(
         _fail(None, out)  # the reason was printed under the table
 
 
-def _check_out(out: Path) -> None:
+def _check_out(out: Path, resume: bool = False) -> None:
     """--out is new, empty or an eval's own record: an eval never writes over a run's or a plan's record
     (it rewrote its config and manifest, and `t3rl run --run-dir` then refused the run as an eval) nor
-    among other files."""
+    among other files; nor, without --resume, over the finished episodes of an eval that ended before its
+    summary (killed outright: SIGKILL, the OOM killer, a preempted node, where no resume line was said)."""
     record = RunDir(out)
     if not out.is_dir():
         return
@@ -267,6 +269,16 @@ def _check_out(out: Path) -> None:
             "(the eval's results go into a dir of their own)",
             param_hint="--out",
         )
+    # An eval writing there now holds its lock: refused below as in use, not as one that ended.
+    ended = kind == EVAL_RECORD and not resume and not is_locked(out / ".lock")
+    kept = _episodes_kept(out) if ended else 0
+    if kept:
+        raise typer.BadParameter(
+            f"{out} holds {counted(kept, 'finished episode')} of an eval that ended before its summary "
+            f"(killed, or its machine lost), which this eval would write over: {_resume_line(out)}; or "
+            "choose another --out to start afresh",
+            param_hint="--out",
+        )
     others = sorted(p.name for p in out.iterdir() if p.name != ".lock")
     if kind is None and others and not (out / "summary.json").exists():
         shown = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
@@ -277,22 +289,35 @@ def _check_out(out: Path) -> None:
         )
 
 
+def _episodes_kept(out: Path) -> int:
+    """The finished episodes an eval record holds without a summary (0 with one: a finished eval, which
+    the next eval into its dir replaces as before)."""
+    kept = out / "trajectories.jsonl"
+    if (out / "summary.json").exists() or not kept.is_file():
+        return 0
+    return sum(1 for line in kept.open("rb") if line.strip())
+
+
 def _say_how_to_resume(out: Path) -> None:
     """After Ctrl-C or SIGTERM: the finished episodes are kept; the same command with --resume and this
     --out runs only the others."""
     kept = out / "trajectories.jsonl"
-    episodes = sum(1 for line in kept.open("rb") if line.strip()) if kept.is_file() else 0
+    Console(stderr=True, highlight=False).print(
+        f"{_episodes_kept(out)} finished episode(s) kept in {escape(str(kept))}; {escape(_resume_line(out))}",
+        soft_wrap=True,
+    )
+
+
+def _resume_line(out: Path) -> str:
+    """The command typed, with --out `out` and --resume: it runs only the episodes `out` lacks."""
     typed = _typed_command()
     again = [*_without_out_and_resume(typed or []), "--out", str(out), "--resume"]
     line = shlex.join(["t3rl", *again])
     # The command itself when it can be shown whole (no credential typed in it would be masked).
-    how = (
+    return (
         f"resume with: {line}"
         if typed and scrub_text(line) == line
         else f"resume with the same command plus --out {shlex.quote(str(out))} --resume"
-    )
-    Console(stderr=True, highlight=False).print(
-        f"{episodes} finished episode(s) kept in {escape(str(kept))}; {escape(how)}", soft_wrap=True
     )
 
 

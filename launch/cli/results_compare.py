@@ -258,17 +258,22 @@ def why_no_result(run_dir: Path, stage: str) -> str:
     """Why `run_dir` has no summary of eval stage `stage`, as its record says: the stage is not in its
     config, never ran, is running, or ended without one (failed or stopped, with the stage's message),
     and what makes one."""
+    from launch.cli.eval_command import EVAL_RECORD  # lazy: as load_run, only for a missing result
     from launch.cli.runs import load_run  # lazy: runs imports this module for the listing's cells
     from launch.run.record_files import RunDirError
 
     try:
-        stages = {view.name: view for view in load_run(run_dir).stages}
+        run = load_run(run_dir)
     except (OSError, ValueError, RunDirError) as error:
         return f"record cannot be read ({error})"
-    view = stages.get(stage)
+    view = next((view for view in run.stages if view.name == stage), None)
     if view is None:
         return f"config has no stage {stage}"
-    resume = f"`t3rl run --run-dir {run_dir}` runs it"
+    resume = (
+        f"`t3rl eval --resume --out {run_dir}`, with the eval's other arguments, runs it"
+        if run.manifest.get("record") == EVAL_RECORD
+        else f"`t3rl run --run-dir {run_dir}` runs it"
+    )
     if view.status == "planned":
         return f"stage {stage} never ran (planned: a stage before it failed or the run stopped); {resume}"
     if view.status == "running":

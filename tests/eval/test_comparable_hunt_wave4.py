@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 import yaml
 from rich.console import Console
+from typer.testing import CliRunner
 
+from launch.cli.app import app
+from launch.cli.eval_command import _check_out
 from launch.cli.results_compare import compare_results
 
 WHEN = "20260101-000000"
@@ -72,3 +75,43 @@ def test_runs_diff_says_why_one_side_has_no_eval(tmp_path: Path, record: dict | 
     text = _diff_text(a, b)
     assert f"eval: only B has this eval stage's result ({says}" in text, text
     assert f"`t3rl run --run-dir {a}` runs it" in text, text
+
+
+def _eval_record(root: Path, name: str, episodes: int) -> Path:
+    """A `t3rl eval --out` record killed outright after `episodes` finished episodes: no summary.json."""
+    path = root / name
+    path.mkdir()
+    (path / "manifest.json").write_text(
+        json.dumps({"record": "eval", "overrides": ["+experiment=quickstart"]})
+    )
+    (path / "config.yaml").write_text(yaml.safe_dump({"name": "quickstart", "eval": {}}))
+    (path / "trajectories.jsonl").write_text("".join(json.dumps({"task": i}) + "\n" for i in range(episodes)))
+    return path
+
+
+def test_runs_diff_of_an_eval_record_killed_names_its_own_resume(tmp_path: Path) -> None:
+    """An eval record's missing result is resumed with `t3rl eval --resume --out`, not `t3rl run`, which
+    refuses an eval record."""
+    a, b = _eval_record(tmp_path, "killed", 3), _run(tmp_path, "b", None, summary=True)
+    text = _diff_text(a, b)
+    assert "(A's stage eval interrupted, before it wrote a summary; `t3rl eval --resume --out" in text, text
+
+
+# ------------------------------------------------ the same `t3rl eval --out DIR` again after a SIGKILL
+
+
+def test_an_eval_killed_outright_is_not_written_over_without_resume(tmp_path: Path) -> None:
+    """`t3rl eval … --out DIR` SIGKILLed (the OOM killer, a preempted node: no resume line is printed),
+    then the same command again. Was: a new attempt 1 over the record, its finished episodes dropped
+    without a word. Now refused (exit 2) with the resume line; with --resume it goes on, and over a
+    finished eval's record (its summary there) an eval writes as before (no over-refusal)."""
+    out = _eval_record(tmp_path, "out", 9)
+    argv = ["eval", "+experiment=quickstart", "--stage", "eval_reference", "--out", str(out)]
+    refused = CliRunner().invoke(app, argv, env={"COLUMNS": "400"})
+    text = " ".join(refused.output.split())
+    assert refused.exit_code == 2, refused.output
+    assert "holds 9 finished episodes of an eval that ended before its summary" in text, text
+    assert f"--stage eval_reference --out {out} --resume" in text, text
+    _check_out(out, True)  # --resume: no refusal
+    (out / "summary.json").write_text(json.dumps(SUMMARY))
+    _check_out(out, False)  # a finished eval's record: written over, as before
