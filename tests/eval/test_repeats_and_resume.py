@@ -157,13 +157,26 @@ def test_a_fresh_eval_digests_each_row_as_its_record_is_written_not_before_the_f
         at_first_episode.append(len(digested))
         return await run_episode(*args)
 
+    after_the_episodes: list[int] = []
+    rows_changed = runner.rows_changed
+
+    def compared(*args):
+        after_the_episodes.append(len(digested))
+        reason = rows_changed(*args)
+        after_the_episodes.append(len(digested))
+        return reason
+
     monkeypatch.setattr(resume, "digest", counting)
     monkeypatch.setattr(runner, "_run_episode", first)
+    monkeypatch.setattr(runner, "rows_changed", compared)
     config = reference_config(2)
     asyncio.run(run_eval(runtime, config, rows, tmp_path, show_progress=False))
     # The settings' digest and the first row's (taken as its first episode starts, so that a world
     # changing its row is found after: runner.rows_changed), never every row's before it.
     assert at_first_episode[0] <= 2
+    # Each row was compared with its digest as its last episode ended (RowDigests.ended): none is
+    # digested again after the last one, where nothing would overlap that CPU.
+    assert after_the_episodes[0] == after_the_episodes[1]
     # Each record's index entry holds its job's fingerprint, as a resumed eval makes it.
     settings = resume.settings_digest(runner.apply_eval_limits(runtime, config), config)
     fingerprints = {job.key: job.fingerprint for job in plan_jobs(rows, config, settings)}
