@@ -26,7 +26,39 @@ def with_group_fixes(
     """Each problem raised by an override `key=word` where `key` is a group's package and `word` one of
     its options gets the group choice as its fix; `overrides`: the command line, for a group an
     experiment's defaults list mounts at `key` (`/curriculum@stages.train.curriculum: bfcl_stage1`)."""
-    return [_chosen(p, config_dirs, overrides) or p for p in problems]
+    return [
+        _chosen(p, config_dirs, overrides) or _added_beside(p, config_dirs, overrides) or p for p in problems
+    ]
+
+
+# "conf/curriculum/bfcl_stage2.yaml (chosen by override `+curriculum=bfcl_stage2`)": a group added with '+'.
+_ADDED = r"\(chosen by override `\+(?P<group>\w+)=(?P<option>[\w.-]+)`\)$"
+
+
+def _added_beside(problem: Problem, config_dirs: Sequence[str], overrides: Sequence[str]) -> Problem | None:
+    """`+curriculum=bfcl_stage2` where the experiment's defaults list mounts the group elsewhere
+    (`curriculum@stages.train.curriculum`): '+' added a second copy at the group's own name, which no
+    section reads. The choice meant is the option at each mount the config without it chooses."""
+    found = re.search(_ADDED, problem.source)
+    if found is None or problem.key != found["group"]:
+        return None
+    from launch.config.compose import compose  # lazy: Hydra's config loader, only on a schema error's path
+
+    group, option = found["group"], found["option"]
+    typed = f"+{group}={option}"
+    try:
+        choices = compose([o for o in overrides if o != typed], config_dirs).choices
+    except ConfigError:
+        return None
+    mounts = [entry for entry, chosen in choices.items() if entry.startswith(f"{group}@") and chosen]
+    if not mounts:
+        return None
+    chosen = " or ".join(f"{entry}={option}" for entry in mounts)
+    return problem.replace(
+        message=f"`{typed}` adds a second {group} section at '{group}', which nothing reads: this config "
+        f"mounts the {group} group at {', '.join(m.partition('@')[2] for m in mounts)}",
+        fix=f"set {chosen} instead of `{typed}` (the option chosen at its mount)",
+    )
 
 
 def _chosen(problem: Problem, config_dirs: Sequence[str], overrides: Sequence[str]) -> Problem | None:

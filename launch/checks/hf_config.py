@@ -259,13 +259,19 @@ def _pairs(arch: MegatronArch, hf: dict[str, Any]) -> list[tuple[str, Any, str, 
     """(our field, our value, HF key, HF value) for each field both sides have."""
     ours = _ours(arch)
     experts = next((hf[k] for k in _EXPERT_KEYS if hf.get(k) is not None), None)
-    theirs = {**hf, "rope_theta": _rope_theta(hf), _EXPERT_KEYS[0]: experts, "head_dim": _head_dim(hf)}
+    theirs = {
+        **hf,
+        "rope_theta": _rope_theta(hf),
+        _EXPERT_KEYS[0]: experts,
+        "head_dim": _head_dim(hf),
+        "tie_word_embeddings": _tied(hf),
+    }
     skip_dense = _is_moe(hf) and not _has_dense_layers(arch)
     return [
         (
             field,
             ours[field],
-            _DEFAULTED if hf_key == "head_dim" and hf.get(hf_key) is None else hf_key,
+            _UNWRITTEN.get(hf_key, hf_key).format(hf.get("model_type")) if hf.get(hf_key) is None else hf_key,
             theirs[hf_key],
         )
         for field, hf_key in _FIELDS
@@ -277,6 +283,23 @@ def _pairs(arch: MegatronArch, hf: dict[str, Any]) -> list[tuple[str, Any, str, 
 # num_attention_heads (LlamaConfig and Qwen2's attention take it so); compared only where it was
 # written, a kv_channels of another size passed, and the conversion could not load the weights.
 _DEFAULTED = "head_dim (not written: hidden_size / num_attention_heads)"
+
+
+# A config.json without tie_word_embeddings has its model class's default, which each class of these
+# model_types declares False (Qwen2Config, Qwen3Config, LlamaConfig, Glm4Config; PretrainedConfig's own
+# default, True, is not theirs): compared only where written, a tied model file passed on an untied
+# checkpoint, and the conversion could not load its separate output layer.
+_TIED_BY_DEFAULT = {"qwen2": False, "qwen3": False, "llama": False, "glm4": False}
+# The HF key named in a message when config.json leaves it to a default ({} is the model_type).
+_UNWRITTEN = {
+    "head_dim": _DEFAULTED,
+    "tie_word_embeddings": "tie_word_embeddings (not written: the {} model class's default)",
+}
+
+
+def _tied(hf: dict[str, Any]) -> Any:
+    written = hf.get("tie_word_embeddings")
+    return written if written is not None else _TIED_BY_DEFAULT.get(str(hf.get("model_type")))
 
 
 def _head_dim(hf: dict[str, Any]) -> Any:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from launch.checks.bound_ports import bound_port_problems
 from launch.checks.context import EVERY_STAGE, Context, Scope, Selection
 from launch.checks.ledger import (
     claims_of,
@@ -114,6 +115,7 @@ def plan_checks(ctx: Context, plan: Plan) -> list[Problem]:
         *ledger_problems(claims, ctx.latest),
         *duplicate_gpus(ctx.run),
         *privileged_port_problems(claims, first_unprivileged_port() if binds_here else 0),
+        *(bound_port_problems(claims) if binds_here else ()),
         *interpreters_import_t3rl(ctx, plan),
         *checkouts_here(ctx, plan),
         *model_dirs_required(ctx, plan),

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from launch.config.errors import did_you_mean
 from launch.config.fixes import assign, typed_text, value_at
+from launch.config.gpu_totals import total_gpus_fix
 from launch.config.guess_values import takes
 from launch.config.misspelt_secrets import reference_fix
 from launch.config.other_entries import as_read, other_entries_fix
@@ -131,6 +132,9 @@ def misplaced_fix(
     if len(leaves) != 1:
         return None
     typed, typed_value = leaves[0]
+    total = total_gpus_fix(typed, typed_value, root)
+    if total is not None:  # `hardware.num_gpus=8`: the product the section declares, split as it does
+        return total
     short = _abbreviated(typed, root)
     if short is not None and not takes(short, typed_value, root):
         short = None  # a fix must validate when applied: the abbreviated field refuses the value

@@ -15,6 +15,7 @@ from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.schema_walk import model_at
 from t3rl_core import registries
 from t3rl_core.plugins import PLUGIN_REGISTRIES
@@ -73,6 +74,14 @@ def kind_fix(parent: str, leaf: str, kinds: list[str], source: str, options: Map
     the kind it chooses (`tau2` → `tau2`, `retool_python` → `retool`)."""
     chosen = [f"{parent}={option}" for option, kind in options.items() if kind in kinds]
     override = _OVERRIDE.search(source)
-    dropped = f"drop `{override[1]}`" if override else f"remove {parent}.{leaf} from {source or 'the config'}"
+    if override and override[1].lstrip("+").partition("=")[0] in OPTIONAL_GROUPS:
+        # an experiment's file wrote the key itself (`executor: {time_limit: …}`): dropping the whole
+        # experiment is no fix; the key is deleted where it was written
+        file = source.partition(" (chosen by")[0]
+        dropped = f"in {file}, delete `{leaf}:` under {parent}"
+    elif override:
+        dropped = f"drop `{override[1]}`"
+    else:
+        dropped = f"remove {parent}.{leaf} from {source or 'the config'}"
     kind_list = f"{parent} kind{'s' if len(kinds) > 1 else ''} {', '.join(kinds)}"
     return f"{dropped} ('{leaf}' is a field of the {kind_list} only), or choose one: {' or '.join(chosen)}"

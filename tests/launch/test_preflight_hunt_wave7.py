@@ -18,14 +18,21 @@ See docs/explanation/preflight.md, "Hunt wave seven: keys, groups, launcher".
 
 from __future__ import annotations
 
+import json
+import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from launch.checks.context import EVERY_STAGE, Selection
+from launch.checks.hf_config import as_hf_config
 from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, Problem
+from launch.config.gpu_totals import total_gpus_fix
 from launch.config.guess_values import takes
+from launch.config.schema import MegatronArch
 from tests.launch.test_preflight_hunt_wave5 import _warned_with_a_fix_that_clears_it
 from tests.support.in_tmp import in_tmp
 from tests.support.refusals import errors, fixed
@@ -152,3 +159,88 @@ def test_an_eval_servers_start_past_the_jobs_limit_is_warned_about() -> None:
 def test_an_eval_served_elsewhere_waits_for_no_server() -> None:
     overrides = [*SLURM, "executor.time_limit=00:15:00", "eval.engine.url=http://10.0.0.1:30000"]
     assert _warnings(overrides, "executor.time_limit") == []
+
+
+# ------------------------------------------------------------------ a group added beside its mount
+
+
+def test_a_group_added_with_plus_where_the_experiment_mounts_it_elsewhere() -> None:
+    typed = "+curriculum=bfcl_stage2"
+    (found,) = [e for e in errors([S1, typed]) if e.key == "curriculum"]
+    # was: `curriculum=<bfcl_stage1|bfcl_stage2|…>`: the option typed not read, and refused when applied
+    assert "curriculum@stages.train.curriculum=bfcl_stage2" in found.fix, found.fix
+    assert errors(fixed([S1, typed], found)) == []
+
+
+# ------------------------------------------------------------------ a total count of GPUs
+
+
+@pytest.mark.parametrize(
+    ("typed", "split"),
+    [
+        ("hardware.num_gpus=8", "hardware.nodes=1 hardware.gpus_per_node=8"),  # was: node_gpus=8
+        (
+            "hardware.world_size=16",
+            "hardware.nodes=2 hardware.gpus_per_node=8 executor=slurm",
+        ),  # was: the keys
+    ],
+)
+def test_a_total_count_of_gpus_is_split_as_the_section_declares_it(typed: str, split: str) -> None:
+    key = typed.partition("=")[0]
+    (found,) = [e for e in errors([S1, typed]) if e.key == key]
+    assert found.fix.startswith(f"set {split} ("), found.fix
+    assert errors(fixed([S1, typed], found)) == []
+
+
+def test_a_count_of_a_nodes_gpus_keeps_its_guess(composed: dict[str, Any]) -> None:
+    assert total_gpus_fix("hardware.num_gpus_per_node", 8, composed) is None
+    assert total_gpus_fix("hardware.node_gpu", 8, composed) is None
+    assert total_gpus_fix("eval.server.num_gpus", 8, composed) is None
+    assert "do not split" in (total_gpus_fix("hardware.gpus", "12", composed) or "")
+
+
+# ------------------------------------------------------------------ a port this machine holds now
+
+
+def test_a_port_another_process_holds_is_warned_about_with_one_that_binds() -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))  # a port of the ephemeral range: no holder of the suite asks for it
+        held.listen()
+        port = held.getsockname()[1]
+        # was: accepted; the eval stage's server failed to bind it after the training
+        _warned_with_a_fix_that_clears_it([S1, f"eval.server.port={port}"], "eval.server.port", "holds now")
+
+
+# ------------------------------------------------------------------ an embedding tie left to its class
+
+
+def test_a_tie_config_json_leaves_to_its_class_is_compared(_in_tmp: Path) -> None:
+    option = yaml.safe_load(
+        (Path(__file__).parents[2] / "conf/model/qwen3_4b_instruct_2507.yaml").read_text()
+    )
+    config = as_hf_config(MegatronArch.model_validate(option["architecture"])) | {"model_type": "qwen3"}
+    del config["tie_word_embeddings"]  # Qwen3Config's default: untied
+    directory = _in_tmp / "untied-qwen3"
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps(config))
+    overrides = [S1, f"model.hf_checkpoint={directory}"]
+    key = "model.architecture.untie_embeddings_and_output_weights"
+    found = [e for e in errors(overrides) if "tie_word_embeddings (not written" in e.message]
+    # was: accepted (compared only where written); the conversion found an output layer the model lacks
+    assert found and found[0].key in (key, "model.hf_checkpoint"), found
+    assert errors(fixed(overrides, found[0])) == []
+
+
+def test_a_key_of_another_kind_an_experiment_file_writes_is_deleted_there(_in_tmp: Path) -> None:
+    experiment = _in_tmp / "own" / "experiment" / "timed.yaml"
+    experiment.parent.mkdir(parents=True)
+    header = "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - _self_\n"
+    experiment.write_text(header + "executor:\n  time_limit: '01:00:00'\n")
+    (found,) = [
+        e for e in errors(["+experiment=timed"], (str(_in_tmp / "own"),)) if e.key == "executor.time_limit"
+    ]
+    # was: "drop `+experiment=timed`": the whole experiment, for one key it wrote
+    assert found.fix.startswith("in own/experiment/timed.yaml, delete `time_limit:` under executor"), (
+        found.fix
+    )
+    assert "executor=slurm" in found.fix
