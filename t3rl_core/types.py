@@ -73,6 +73,16 @@ class Transition:
                 f"Transition.messages is a {type(self.messages).__name__}, not a list of messages: "
                 "write [{'role': 'tool', 'content': '...'}], or [] for none"
             )
+        # done and truncated are flags: done="no" (a text), a list or None read as truthiness ended the
+        # episode a world meant to go on, or went on with one it meant to end, without a word. A NumPy
+        # bool (gymnasium's worlds return one) is a flag too.
+        for name in ("done", "truncated"):
+            value = getattr(self, name)
+            if not isinstance(value, bool) and type(value).__name__ not in ("bool_", "bool"):
+                raise ValueError(
+                    f"Transition.{name} is {type(value).__name__} {value!r}, not True or False: write "
+                    f"{name}=bool(...) of what ends the episode"
+                )
         # A limit ending the episode ends it: with done=False the loop went on playing a world that
         # said it was cut (gymnasium's truncated, which ends an episode there as terminated does).
         if self.truncated and not self.done:

@@ -1,0 +1,46 @@
+"""Adversarial hub environments and plugins, hunt wave four (docs/explanation/plugins.md, "Hunt wave
+four"). Each is answered by a declaration every world shares, not by a case of its own; in-process, on
+one world played through the episode loop (the harness of wave three).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from t3rl_core.types import Action, Transition
+from tests.plugins import test_hub_hunt_wave3 as wave3
+
+# ----------------------------------------------------------------------------- a flag that is no flag
+
+
+class _Flagged(wave3._Quick):
+    """A world whose step ends the episode with `DONE` as its flag."""
+
+    DONE: Any = True
+
+    async def step(self, action: Action) -> Transition:
+        return Transition(done=self.DONE)
+
+
+@pytest.mark.parametrize("done", ["no", "yes", None, [], 1.0], ids=["no", "yes", "none", "list", "float"])
+def test_a_done_that_is_no_flag_fails_the_world_not_the_episode_read(
+    done: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Transition(done="no")` (a status text, a value the world forgot to compare): read by its
+    truthiness, the episode ended where the world meant it to go on (or went on for None), scored
+    `completed`. Now the Transition's own check fails the episode as the world's, naming the field."""
+    monkeypatch.setattr(_Flagged, "DONE", done)
+    monkeypatch.setattr(wave3.World, "env_class", _Flagged)
+    found = wave3._play(wave3._runner())
+    assert found.startswith("failed: environment error: ValueError: Transition.done is "), found
+    assert "not True or False: write done=bool(...)" in found, found
+
+
+def test_a_numpy_flag_still_ends_the_episode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No over-refusal: gymnasium's worlds return NumPy booleans."""
+    numpy = pytest.importorskip("numpy")
+    monkeypatch.setattr(_Flagged, "DONE", numpy.True_)
+    monkeypatch.setattr(wave3.World, "env_class", _Flagged)
+    assert wave3._play(wave3._runner()) == "completed: "
