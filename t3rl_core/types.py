@@ -24,8 +24,8 @@ class ToolCallAction:
     calls: tuple[ToolCall, ...]
     text: str  # the assistant text the calls were parsed from (reasoning stripped)
     reasoning: str | None = None
-    # The text outside the calls (reasoning excluded), stripped; None when the format does not delimit
-    # its calls with tags, so the parser cannot tell where a call ends.
+    # The text outside the calls (reasoning excluded), stripped; None when no tag or marker delimits the
+    # format's calls (GLM-4-0414's), so the parser cannot tell where a call ends.
     content: str | None = None
 
 

@@ -20,7 +20,7 @@ or after the system message's content, a user turn), not in the order of the mes
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -43,10 +43,20 @@ _FIRST_CHARS = 5
 class ControlText:
     """The added tokens of one tokenizer, and how text that must not hold them is encoded."""
 
-    def __init__(self, added_tokens: Iterable[str], encode: Callable[[str], list[int]]) -> None:
+    def __init__(
+        self,
+        added_tokens: Iterable[str],
+        encode: Callable[[str], list[int]],
+        turn_tokens: Callable[[], Iterable[str]] = tuple,
+    ) -> None:
+        """`turn_tokens`: the texts of the tokens that end or open a turn (the template's own, around
+        messages), asked for once, when an assistant message that is not the model's holds one."""
         # One-character added tokens cannot be cut; a tokenizer with one has it parsed wherever it occurs.
         tokens = sorted({token for token in added_tokens if len(token) > 1}, key=len, reverse=True)
+        self._tokens = frozenset(tokens)
         self._encode = encode
+        self._turn_tokens = turn_tokens
+        self._turn_find: re.Pattern[str] | None = None
         alternatives = "|".join(map(re.escape, tokens))
         # What `hide` replaces (longest first, leftmost), and where any token starts (overlaps too).
         self._find = re.compile("|".join(filter(None, (alternatives, f"[{_HIDDEN}{_MARK}]"))))
@@ -60,20 +70,35 @@ class ControlText:
         self._marks: dict[str, str] = {}
 
     def hide(
-        self, messages: Sequence[Message], env_spans: Mapping[int, Sequence[tuple[int, int]]] | None = None
+        self,
+        messages: Sequence[Message],
+        env_spans: Mapping[int, Sequence[tuple[int, int]]] | None = None,
+        model_turns: Collection[int] | None = None,
     ) -> tuple[list[Message], list[str]]:
         """`messages` with every control token's text (and any `_HIDDEN`) in a content other than the
         model's replaced by `_HIDDEN`, and the texts replaced, in order. In the model's contents, each
         `_HIDDEN` it wrote is replaced too (so that the placeholders of a render are exactly the hidden
         texts), and so is each of `env_spans` (message index → [start, end) character spans of an
         env's inline text the episode spliced into the model's turn), whole: the episode encoded each
-        on its own, as text. Messages without any of these are the same objects."""
+        on its own, as text. `model_turns`: the indices of the model's own (sampled) assistant messages,
+        None when every assistant message is. An assistant message that is not the model's (a row's
+        few-shot turn, a world's message) keeps the tags a model writes inside its turn (a few-shot
+        `<tool_call>`, as the model writes it) but not a token that ends or opens a turn: its
+        `<|im_end|><|im_start|>user` forged a turn boundary no template writes inside a message, and is
+        encoded as text. Messages without any of these are the same objects."""
         hidden: list[str] = []
         masked: list[Message] = []
         for index, message in enumerate(messages):
             content = message.get("content") if isinstance(message, Mapping) else None
             if not isinstance(content, str):
                 masked.append(message)
+            elif message.get("role") == _MODEL_ROLE and model_turns is not None and index not in model_turns:
+                turns = self._turns()
+                if self._may_hold(content) and turns.search(content) is not None:
+                    hidden.extend(turns.findall(content))
+                    masked.append({**message, "content": turns.sub(_HIDDEN, content)})
+                else:
+                    masked.append(message)
             elif message.get("role") == _MODEL_ROLE:
                 spans = (env_spans or {}).get(index, ())
                 if not spans and _HIDDEN not in content and _MARK not in content:
@@ -86,6 +111,14 @@ class ControlText:
             else:
                 masked.append(message)
         return masked, hidden
+
+    def _turns(self) -> re.Pattern[str]:
+        """What an assistant message that is not the model's may not hold: a turn's tokens, the
+        noncharacters (probed once)."""
+        if self._turn_find is None:
+            turn = sorted(self._tokens.intersection(self._turn_tokens()), key=len, reverse=True)
+            self._turn_find = re.compile("|".join((*map(re.escape, turn), f"[{_HIDDEN}{_MARK}]")))
+        return self._turn_find
 
     def hide_value(self, value: Any) -> Any:
         """`value` (a tool: dicts, lists, strings) with every control token's text in its keys and

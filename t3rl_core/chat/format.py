@@ -169,7 +169,7 @@ class ChatFormat:
         self._pieces = PieceEncoder.for_tokenizer(self._backend, batch)
         self._off_loop = OffLoopEncoder(self.encode)
         # Control tokens' texts outside the model's turns are encoded as text (control_text.py).
-        self._control_text = ControlText(added_tokens(tokenizer), self.encode)
+        self._control_text = ControlText(added_tokens(tokenizer), self.encode, self.turn_tokens)
         self._byte_decoder = ByteDecoder.for_tokenizer(self._backend)
         # One past the largest id the model can emit (its config's vocab_size): vocab_limit.py.
         self.token_id_limit = token_id_limit(tokenizer)
@@ -218,6 +218,27 @@ class ChatFormat:
             add_generation_prompt=add_generation_prompt,
             variables=self._render_globals,
         )
+
+    def turn_tokens(self) -> list[str]:
+        """The texts of the tokens that end or open a turn: the added tokens the template writes around
+        a system, a user, an assistant and a tool message (turn ends, role markers, a BOS, Qwen's
+        <tool_response>), and the turn-ending tokens (Llama-3's <|eom_id|> ends a turn no plain render
+        holds). Not the tags a model writes inside its turn: the template writes none around these
+        contents (ControlText.hide)."""
+        turn = [{"role": "user", "content": _ROLE_PROBE}, {"role": "assistant", "content": _SENTINEL}]
+        around = ""
+        for probe in (
+            [{"role": "system", "content": _ROLE_PROBE}, *turn, {"role": "tool", "content": _ROLE_PROBE}],
+            turn,  # a template refusing a system or tool message there
+        ):
+            try:
+                around = self.render([*probe, {"role": "user", "content": _ROLE_PROBE}])
+                break
+            except Exception:
+                continue
+        around = around.replace(_ROLE_PROBE, "\n").replace(_SENTINEL, "\n")
+        written = [token for token in added_tokens(self.tokenizer) if token in around]
+        return [*written, *self._stop_text.values()]
 
     def drops_role(self, role: str) -> bool:
         """Whether the template writes nothing of a message with `role`: DeepSeek-V3's writes system,
@@ -293,12 +314,14 @@ class ChatFormat:
         *,
         add_generation_prompt: bool = False,
         env_spans: Mapping[int, Sequence[tuple[int, int]]] | None = None,
+        model_turns: Collection[int] | None = None,
     ) -> list[int]:
         """A fresh render of a whole conversation as token ids (control tokens' texts outside the model's
         turns and in the tools as text, as the episode encodes them). `env_spans`: message index →
         character spans of an env's inline text inside the model's turn, each encoded on its own as
-        text, as the episode encoded it (`ControlText.hide`)."""
-        masked, hidden = self._control_text.hide(messages, env_spans)
+        text, as the episode encoded it; `model_turns`: the indices of the model's own assistant
+        messages, None when every assistant message is (`ControlText.hide`)."""
+        masked, hidden = self._control_text.hide(messages, env_spans, model_turns)
         rendered_tools = self._rendered_tools(tools, tools_cache_key(tools))
         text = self.render(masked, rendered_tools, add_generation_prompt=add_generation_prompt)
         if hidden or self._control_text.marked(text):
@@ -328,7 +351,7 @@ class ChatFormat:
         `tools_key` is `tools_cache_key(tools)` when the caller has it already."""
         key, parts = self._cached_prompt(messages, tools, tools_key)
         if parts is None:
-            masked, hidden = self._control_text.hide(messages)
+            masked, hidden = self._control_text.hide(messages, model_turns=())
             text = self.render(masked, self._rendered_tools(tools, key[0]), add_generation_prompt=True)
             if hidden or self._control_text.marked(text):
                 parts = self._keep_prompt(key, (), self._control_text.encode_rendered(text, hidden))
@@ -346,7 +369,7 @@ class ChatFormat:
         """`prompt_ids` with its encodes off the event loop (`encode_async`): the same ids."""
         key, parts = self._cached_prompt(messages, tools, tools_key)
         if parts is None:
-            masked, hidden = self._control_text.hide(messages)
+            masked, hidden = self._control_text.hide(messages, model_turns=())
             text = self.render(masked, self._rendered_tools(tools, key[0]), add_generation_prompt=True)
             # Rare (a control token's text in a prompt or its tools): encoded in place, no head reuse.
             if hidden or self._control_text.marked(text):
@@ -425,7 +448,7 @@ class ChatFormat:
         key = self._delta_key(last_token, new_messages, add_generation_prompt)
         ids = self._deltas.get(key) if key else None
         if ids is None:
-            masked, hidden = self._control_text.hide(new_messages)
+            masked, hidden = self._control_text.hide(new_messages, model_turns=())
             text = self._turn_end_text(last_token, masked, add_generation_prompt)
             ids = self._control_text.encode_rendered(text, hidden) if hidden else self.encode(text)
             self._keep_delta(key, ids)
@@ -442,7 +465,7 @@ class ChatFormat:
         key = self._delta_key(last_token, new_messages, add_generation_prompt)
         ids = self._deltas.get(key) if key else None
         if ids is None:
-            masked, hidden = self._control_text.hide(new_messages)
+            masked, hidden = self._control_text.hide(new_messages, model_turns=())
             text = self._turn_end_text(last_token, masked, add_generation_prompt)
             if hidden:  # rare (a control token's text in an observation): encoded in place
                 ids = self._control_text.encode_rendered(text, hidden)
@@ -497,6 +520,7 @@ class ChatFormat:
         env_spans: Mapping[int, Sequence[tuple[int, int]]] | None = None,
         cut: bool = False,
         model_spans: Collection[tuple[int, int]] = (),
+        model_turns: Collection[int] | None = None,
     ) -> int | None:
         """Where an episode's tokens first differ from a fresh render of its conversation; None if they
         agree. A final turn-ending token is allowed when the template writes no turn closing (GLM: the
@@ -512,7 +536,11 @@ class ChatFormat:
         inline texts in the model's turns (`render_ids`); `cut`: the episode dropped its last inserted
         tokens at a token limit, so the tokens are a prefix of the render."""
         expected = self.render_ids(
-            messages, tools, add_generation_prompt=add_generation_prompt, env_spans=env_spans
+            messages,
+            tools,
+            add_generation_prompt=add_generation_prompt,
+            env_spans=env_spans,
+            model_turns=model_turns,
         )
         tokens = list(tokens)
         if cut:

@@ -351,9 +351,11 @@ class ToolCallActionParser:
         return ToolCall(name=name, arguments=arguments)
 
     def _outside(self, text: str) -> str | None:
-        """`text` without its tagged calls (and their block), stripped; None for untagged formats."""
+        """`text` without its calls (and their block or marker), stripped; None for a format whose calls
+        no marker delimits (GLM-4-0414's segments)."""
         if self._call_blocks is None:
-            return None
+            marked = _MARKED_OUTSIDE.get(self.tool_call_parser)
+            return marked(text) if marked is not None else None
         for span in self._tagged_spans:
             text = span.sub("", text)
         return text.strip()
@@ -613,6 +615,28 @@ def _read_mistral(text: str) -> list[_Attempt]:
     if not isinstance(calls, list) or not calls:
         return [_Attempt(None, "expected a non-empty JSON list of calls after [TOOL_CALLS]")]
     return [_json_call(call, ("arguments", "parameters")) for call in calls]
+
+
+def _mistral_outside(text: str) -> str:
+    """The text around Mistral's one `[TOOL_CALLS] [...]` list (read whole before: the calls parsed)."""
+    before, _, after = text.partition("[TOOL_CALLS]")
+    rest = after.lstrip()
+    _, end = STRICT_JSON.raw_decode(rest)
+    return (before + rest[end:]).strip()
+
+
+def _llama3_outside(text: str) -> str:
+    """The text before Llama-3's `<|python_tag|>` (its reader refuses any after the last call); a turn
+    of calls without the tag is calls only."""
+    before, tag, _ = text.partition("<|python_tag|>")
+    return before.strip() if tag else ""
+
+
+# The text outside the calls of a format whose calls follow a marker: before, the text around them was
+# no content (None), so a world's check of the text beside a call (tau2's strict format: "Text outside
+# the tool call.") passed `Sure. [TOOL_CALLS] [...]` and `[TOOL_CALLS] [...] The answer is 3.` under
+# Mistral, and `Sure.<|python_tag|>{...}` under Llama-3, while every tagged format refused them.
+_MARKED_OUTSIDE = {"mistral": _mistral_outside, "llama3": _llama3_outside}
 
 
 def _read_glm4_0414(text: str, known: set[str]) -> list[_Attempt]:

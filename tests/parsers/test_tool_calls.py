@@ -117,6 +117,7 @@ def test_llama3_json_calls() -> None:
     assert action == ToolCallAction(
         calls=(ToolCall("get_weather", {"location": "Tokyo"}),),
         text='{"name": "get_weather", "parameters": {"location": "Tokyo"}}',
+        content="",  # a turn of calls without <|python_tag|> is calls only
     )
     both = LLAMA3().parse(
         '<|python_tag|>{"name": "cd", "parameters": {"folder": "a"}}; {"name": "cd", "parameters": {}}'
@@ -259,7 +260,9 @@ def test_t3rl_recipe_qwen3_thinking_rules_on_thinking_tags():
             "Checking.\n\nDone?",
         ),
         ("qwen25", '<tool_call>\n{"name": "cd", "arguments": {}}\n</tool_call>\n', ""),
-        ("llama3", '{"name": "cd", "parameters": {}}', None),
+        ("llama3", '{"name": "cd", "parameters": {}}', ""),
+        ("llama3", 'Checking.<|python_tag|>{"name": "cd", "parameters": {}}', "Checking."),
+        ("mistral", 'Checking. [TOOL_CALLS] [{"name": "cd", "arguments": {}}] Done?', "Checking.  Done?"),
     ],
 )
 def test_the_text_outside_the_calls_is_reported(parser_name, text, content):
