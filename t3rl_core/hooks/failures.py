@@ -7,7 +7,8 @@
   batch before turning it into training data, removes every group with a failure.
 - Failures are counted by `kind/error_type` in the rollout and eval metrics.
 - A training step stops the run once its failures exceed `rollout.max_failure_rate` of its batch
-  (`rollout_batch_size × n_samples_per_prompt` samples), counted as episodes finish, so that a world
+  (`rollout_batch_size × n_samples_per_prompt` samples, or of the episodes it played when slime
+  over-samples more), counted as episodes finish, so that a world
   that always fails cannot keep slime over-sampling groups a dynamic filter drops; an eval stops when
   its failed share passes the same rate. The error names the first failure, with its traceback.
 """
@@ -74,23 +75,32 @@ def check_failure_rate(samples: list[Any], max_rate: float, where: str) -> None:
 
 @dataclass
 class StepBudget:
-    """The failures one training step may have: at most `max_rate` of its `batch` samples."""
+    """The failures one training step may have: at most `max_rate` of the episodes it played, and of
+    its `batch` samples while it has played fewer. slime's over-sampling (`--over-sampling-batch-size`,
+    a dynamic filter dropping groups) plays more episodes than a batch in a step: counted against the
+    batch alone, 20 failures of 600 episodes (3 %) stopped a run at `max_failure_rate` 0.05 of 256.
+    A world failing every episode still stops the step: at any rate below 1 as before, and at rate 1
+    once more episodes than a batch have all failed (a filter drops every group of such a world, and
+    slime would over-sample for good)."""
 
     step: int
-    max_rate: float
     batch: int
     counts: Counter[str] = field(default_factory=Counter)
     first: tuple[Failure, Any] | None = None
+    played: int = 0  # episodes finished in the step, failed or not
 
-    def record(self, failure: Failure, sample: Any) -> None:
+    def record(self, failure: Failure, sample: Any, max_rate: float) -> None:
         """Count a failed episode; raise FailureRateExceeded once the step's budget is spent."""
+        self.played += 1
         self.counts[failure.label] += 1
         self.first = self.first or (failure, sample)
         failed = sum(self.counts.values())
-        if failed > self.max_rate * self.batch:
-            what = f"{failed} episodes (a batch has {self.batch} samples)"
+        every = failed == self.played > self.batch
+        if failed > max_rate * max(self.batch, self.played) or every:
+            played = f"; {self.played} played" if self.played > self.batch else ""
+            what = f"{failed} episodes (a batch has {self.batch} samples{played})"
             raise FailureRateExceeded(
-                stop_message(f"rollout {self.step}", what, self.max_rate, self.counts, *self.first)
+                stop_message(f"rollout {self.step}", what, max_rate, self.counts, *self.first)
             )
 
 

@@ -144,8 +144,8 @@ async def generate(
             **{f"time_{name}": value for name, value in (episode.timings or {}).items()},
         },
     }
-    if failure is not None and not evaluation:
-        _count_failure(args, runtime, failure, sample)
+    if not evaluation:
+        _count_episode(args, runtime, failure, sample)
     return sample
 
 
@@ -195,19 +195,30 @@ def _apply_call_meta(args: Any, sample: Any, episode: EpisodeResult) -> None:
             sample.spec_info.add(meta)
 
 
-def _count_failure(args: Any, runtime: RuntimeConfig, failure: Failure, sample: Any) -> None:
-    """Count a failed training episode against its step's budget (raises once it is spent). An
-    episode slime itself aborted never reaches training and is not counted: at the end of a rollout,
-    and when its weight update pauses SGLang (which aborts every request in flight: the fully-async
-    rollout's groups go back into its buffer)."""
+def _count_episode(args: Any, runtime: RuntimeConfig, failure: Failure | None, sample: Any) -> None:
+    """Count a training episode, failed or not, against its step's budget (raises once it is spent).
+    An episode slime itself aborted never reaches training and is not counted: at the end of a
+    rollout, and when its weight update pauses SGLang (which aborts every request in flight: the
+    fully-async rollout's groups go back into its buffer)."""
     global _BUDGET
-    if failure.kind == "engine" and (failure.error_type == ABORT_REQUESTED or _slime_aborting()):
+    if (
+        failure is not None
+        and failure.kind == "engine"
+        and (failure.error_type == ABORT_REQUESTED or _slime_aborting())
+    ):
         return
     step = training_step()
-    if _BUDGET is None or _BUDGET.step != step:
-        batch = int(args.rollout_batch_size) * int(args.n_samples_per_prompt)
-        _BUDGET = StepBudget(step, runtime.rollout.max_failure_rate, batch)
-    _BUDGET.record(failure, sample)
+    # slime's args hold both; a caller's without them (a script driving generate) gets a budget over
+    # the episodes played alone.
+    batch = int(getattr(args, "rollout_batch_size", 0) or 0) * int(
+        getattr(args, "n_samples_per_prompt", 1) or 1
+    )
+    if _BUDGET is None or (_BUDGET.step, _BUDGET.batch) != (step, batch):
+        _BUDGET = StepBudget(step, batch)
+    if failure is None:
+        _BUDGET.played += 1
+    else:
+        _BUDGET.record(failure, sample, runtime.rollout.max_failure_rate)
 
 
 def _slime_aborting() -> bool:

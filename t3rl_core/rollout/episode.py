@@ -534,8 +534,21 @@ class _Episode:
         if problem is None:
             # Copies: the episode owns what it took. A world keeping the messages it returned and editing
             # them later (its own history, trimmed or annotated) changed the recorded conversation, and
-            # the drift check's render, away from the tokens the model read.
-            return [dict(message) for message in transition.messages]
+            # the drift check's render, away from the tokens the model read. JSON data too, as an
+            # outcome is: a message's tuple key (a tool_call_id kept as a uuid, a set of sources) raised
+            # out of the eval's record writer, NaN was written as no JSON, the rest as its str unsaid.
+            copies = []
+            for index, message in enumerate(transition.messages):
+                copy, problems = json_outcome(message, f"message {index}")
+                if problems:
+                    error = (
+                        f"world {type(self.env).__name__} returned a message that is no JSON data: "
+                        f"{'; '.join(problems)}. Return text-keyed dicts, lists, text, finite numbers, "
+                        "bools or None (a tool_call_id as text)"
+                    )
+                    raise _Ended("failed", error, Failure("env", "InvalidMessage", error))
+                copies.append(copy)
+            return copies
         error = f"world {type(self.env).__name__} returned {problem}, not text: write it as text (json.dumps)"
         raise _Ended("failed", error, Failure("env", "InvalidMessage", error))
 

@@ -20,17 +20,21 @@ from t3rl_core.outside_json import MAX_DEPTH
 _PLAIN = frozenset({str, int, float, bool})
 
 
-def json_outcome(outcome: Mapping[Any, Any]) -> tuple[dict[str, Any], list[str]]:
+def json_outcome(outcome: Mapping[Any, Any], name: str = "outcome") -> tuple[dict[str, Any], list[str]]:
     """`outcome` as JSON data (numpy scalars and tuples converted), without its entries that hold no
-    JSON value, and what is wrong with each of those (empty when nothing is)."""
+    JSON value, and what is wrong with each of those (empty when nothing is); `name` says what it is
+    in them (a world's message is JSON data too: episode._world_messages)."""
     kept: dict[str, Any] = {}
     problems: list[str] = []
     for key, value in outcome.items():
         if type(key) is not str:
-            problems.append(f"outcome has {_key(key)}")
+            problems.append(f"{name} has {_key(key)}")
+            continue
+        if type(value) is str:  # most of a message: its role and content
+            kept[key] = value
             continue
         try:
-            kept[key] = _json_value(value, f"outcome[{key!r}]")
+            kept[key] = _json_value(value, f"{name}[{key!r}]")
         except ValueError as exc:
             problems.append(str(exc))
     return kept, problems

@@ -4,15 +4,22 @@ beside a call in the marker formats) and the hooks' and worlds' boundaries (docs
 
 from __future__ import annotations
 
+import asyncio
+import math
+import uuid
 from typing import Any
 
+import numpy as np
 import pytest
 
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import ParsersConfig, RolloutConfig
+from t3rl_core.hooks import slime as hooks
+from t3rl_core.hooks.failures import FailureRateExceeded
 from t3rl_core.parsers.render import FORMATS, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.types import Action, AnswerAction, ToolCall, ToolCallAction, Transition
+from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
 from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, play
 
 _ADD = ToolCall("add", {"a": 1, "b": 2})
@@ -153,3 +160,108 @@ def test_the_models_own_turn_tokens_stay_its_own(chat: ChatFormat) -> None:
     result = play(chat, ToyEnv(), engine, RolloutConfig(tito_drift_check=True))
     assert result.status == "completed", result.error
     assert result.drift_at is None
+
+
+# ------------------------------------------------------------ the failure budget under slime's over-sampling
+
+
+class _Flaky(ToyEnv):
+    """A world that fails its steps while `broken` is set (a node losing its package mid-step)."""
+
+    broken = False
+
+    async def step(self, action: Action) -> Transition:
+        if _Flaky.broken:
+            raise OSError("the world's package is gone")
+        return await super().step(action)
+
+
+def _generate(args: Any, samples: list[Any]) -> list[Any]:
+    async def play() -> list[Any]:
+        return list(await asyncio.gather(*(hooks.generate(args, s, {}) for s in samples)))
+
+    return asyncio.run(play())
+
+
+def test_the_failure_budget_is_a_share_of_the_episodes_a_step_played(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    """slime over-sampling (a dynamic filter dropping groups) plays more episodes than a batch in a
+    step. The budget counted failures against the batch alone: 2 failures of 8 episodes played (25 %)
+    stopped a run at rollout.max_failure_rate 0.25 of a batch of 4. Now it is a share of the episodes
+    played (at least the batch): the third failure of 9 passes it, and the message says how many were
+    played."""
+    use_runner(monkeypatch, qwen_chat, env=_Flaky)
+    monkeypatch.setattr(hooks, "training_step", lambda: 3)
+    args = slime_args(max_failure_rate=0.25, rollout_batch_size=2, n_samples_per_prompt=2)
+    monkeypatch.setattr(_Flaky, "broken", False)
+    assert not any(s.remove_sample for s in _generate(args, [toy_sample(i, group=i // 2) for i in range(6)]))
+    monkeypatch.setattr(_Flaky, "broken", True)
+    assert all(s.remove_sample for s in _generate(args, [toy_sample(i, group=3) for i in (6, 7)]))
+    with pytest.raises(
+        FailureRateExceeded, match=r"^rollout 3: 3 episodes \(a batch has 4 samples; 9 played\)"
+    ):
+        _generate(args, [toy_sample(8, group=4)])
+
+
+def test_a_world_failing_every_episode_still_stops_the_step_at_rate_one(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    """The opposite: at rate 1 a world failing every episode (a filter drops each of its groups, and
+    slime over-samples for good) stops once more episodes than a batch have all failed."""
+    use_runner(monkeypatch, qwen_chat, env=_Flaky)
+    monkeypatch.setattr(_Flaky, "broken", True)
+    args = slime_args(max_failure_rate=1.0, rollout_batch_size=2, n_samples_per_prompt=2)
+    _generate(args, [toy_sample(i, group=i // 2) for i in range(4)])
+    with pytest.raises(FailureRateExceeded, match=r"5 episodes \(a batch has 4 samples; 5 played\)"):
+        _generate(args, [toy_sample(4, group=2)])
+
+
+# ------------------------------------------------------------ a world's message that is no JSON data
+
+
+class _Annotating(ToyEnv):
+    """Answers a call with a tool message holding `extra` beside its text."""
+
+    def __init__(self, extra: dict[Any, Any]) -> None:
+        super().__init__(("Add 1 and 2.",))
+        self.extra = extra
+
+    async def step(self, action: Action) -> Transition:
+        if isinstance(action, ToolCallAction):
+            self.called = True
+            return Transition(messages=[{"role": "tool", "content": "3", **self.extra}])
+        return await super().step(action)
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        ({"tool_call_id": uuid.UUID(int=7)}, "message 0['tool_call_id'] is of type UUID"),
+        ({("call", 1): "x"}, "message 0 has a key of type tuple"),
+        ({"score": math.nan}, "message 0['score'] is nan"),
+        ({"sources": {"db"}}, "message 0['sources'] is of type set"),
+    ],
+)
+def test_a_worlds_message_that_is_no_json_data_is_the_worlds_failure(
+    qwen_chat: ChatFormat, extra: dict[Any, Any], named: str
+) -> None:
+    """A world's tool message carrying a uuid, a tuple key, NaN or a set beside its text: the tuple key
+    raised TypeError out of the eval's record writer (no record), NaN was written as no JSON, the rest as
+    its str unsaid. Now, as a world's outcome (wave six), the world's failure naming the entry."""
+    engine = ScriptedEngine(qwen_chat, [_call(qwen_chat), "The sum is 3."])
+    result = play(qwen_chat, _Annotating(extra), engine, RolloutConfig())
+    assert result.status == "failed" and result.failure is not None
+    assert result.failure.label == "env/InvalidMessage"
+    assert "returned a message that is no JSON data" in (result.error or "") and named in (result.error or "")
+
+
+def test_a_worlds_message_of_json_stand_ins_is_converted(qwen_chat: ChatFormat) -> None:
+    """The opposite: a numpy count and a tuple stand for JSON values, converted as an outcome's are."""
+    extra = {"name": "add", "count": np.int64(3), "path": ("a", "b")}
+    engine = ScriptedEngine(qwen_chat, [_call(qwen_chat), "The sum is 3."])
+    result = play(qwen_chat, _Annotating(extra), engine, RolloutConfig())
+    assert result.status == "completed", result.error
+    tool = next(m for m in result.messages if m["role"] == "tool")
+    assert tool == {"role": "tool", "content": "3", "name": "add", "count": 3, "path": ["a", "b"]}
+    assert type(tool["count"]) is int
