@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from t3rl_core.code_context import in_code
 from t3rl_core.secret_name_words import is_hash
 from t3rl_core.secret_names import looks_like_credential
-from t3rl_core.secret_pieces import mask_base64_text, mask_folded, mask_values
+from t3rl_core.secret_pieces import mask_base64_text, mask_folded, mask_values, mask_wrapped_base64
 from t3rl_core.secret_shapes import folded_credentials_in, mask_issued, mask_shapes
 
 if TYPE_CHECKING:
@@ -141,6 +141,7 @@ def mask_text(text: str) -> str:
     `Authorization: Bearer …`) masked, also where a renderer folded them over lines."""
     text = mask_url(text)
     if "\n" in text:
+        text = mask_wrapped_base64(text, mask_text)
         folded = [v for v in folded_credentials_in(text) if len(v) >= _FOLDED_MIN]
         if folded:
             text = mask_folded(text, folded)

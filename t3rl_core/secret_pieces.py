@@ -71,15 +71,64 @@ def mask_base64_text(text: str, masks: Callable[[str], str]) -> str:
     a random key) decodes to no text and is left to the readers of keys."""
     if _B64_MARK not in text.encode("utf-8", "surrogatepass").translate(_B64_BYTES):
         return text
-    spans = []
-    for found in re.finditer(_BASE64_TEXT, text):
-        try:
-            decoded = base64.b64decode(found.group(), validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            continue
-        if all(c.isprintable() or c in "\n\r\t" for c in decoded) and masks(decoded) != decoded:
-            spans.append(found.span())
+    text = mask_wrapped_base64(text, masks)
+    found = re.finditer(_BASE64_TEXT, text)
+    spans = [run.span() for run in found if _masks_decoded(run.group(), masks)]
     return _masked(text, spans) if spans else text
+
+
+def mask_wrapped_base64(text: str, masks: Callable[[str], str]) -> str:
+    """`text` with each base64 document wrapped over lines (`base64` at 76 columns, MIME, a YAML block
+    of it) masked whole when its text `masks` changes: each line alone decodes to part of the document,
+    a value cut at its edge. Read before the readers of keys, which may mask one of its lines alone
+    (a line of 76 random-looking characters) and leave the rest."""
+    # One line, with its line break or not (an eval's record): no wrapped body, and no pass over its bytes.
+    if text.find("\n", 0, len(text) - 1) < 0:
+        return text
+    if _B64_MARK not in text.encode("utf-8", "surrogatepass").translate(_B64_BYTES):
+        return text
+    runs = [found.span() for found in re.finditer(_BASE64_TEXT, text)]
+    spans = [
+        span
+        for chain in _wrapped(text, runs)
+        if _masks_decoded("".join(text[a:b] for a, b in chain), masks)
+        for span in chain
+    ]
+    return _masked(text, spans) if spans else text
+
+
+def _masks_decoded(run: str, masks: Callable[[str], str]) -> bool:
+    """`run` is base64 of printable text that `masks` changes."""
+    try:
+        decoded = base64.b64decode(run, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return all(c.isprintable() or c in "\n\r\t" for c in decoded) and masks(decoded) != decoded
+
+
+def _wrapped(text: str, runs: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """The chains of 2+ `runs` that are each a whole line of consecutive lines, every line as wide as
+    the first but the last (no wider), as an encoder wraps one base64 body."""
+    chains, chain = [], []
+    for start, end in runs:
+        line = text.rfind("\n", 0, start) + 1
+        whole = not text[line:start].strip(" \t") and (end == len(text) or text[end] in "\r\n")
+        joins = (
+            chain
+            and whole
+            and text[chain[-1][1] : line].strip() == ""
+            and text.count("\n", chain[-1][1], line) == 1
+            and chain[-1][1] - chain[-1][0] == chain[0][1] - chain[0][0] >= end - start
+        )
+        if joins:
+            chain.append((start, end))
+            continue
+        if len(chain) >= 2:
+            chains.append(chain)
+        chain = [(start, end)] if whole else []
+    if len(chain) >= 2:
+        chains.append(chain)
+    return chains
 
 
 def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], bool]) -> str:

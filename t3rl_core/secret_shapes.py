@@ -198,8 +198,11 @@ _PERCENT = r"%(?:25)*"
 _ENCODED_SIGN = rf"{_PERCENT}(?:3[DdAa]|20)"
 _SIGN = rf"(?:=>|[:?+]=|[:=]|{_PERCENT}3[DdAa](?:{_PERCENT}20)*)"
 _ASSIGNED = rf"{_NAME_END}{_QUOTE}\]?\s*{_SIGN}\s*{_NEXT_LINE}(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
+# A name's next value: a list's or a sweep's (`V1,V2`), or what a change sets it to (`"V1" -> "V2"`:
+# terraform's plan, a diff's summary).
 _NEXT_ITEM = (
-    rf"{_QUOTE}\s*,\s*{_QUOTE}((?=[A-Za-z._~+/-]*[0-9])(?=[0-9._~+/-]*[A-Za-z])[A-Za-z0-9._~+/-]{{8,}})"
+    rf"{_QUOTE}\s*(?:,|->|=>|\u2192)\s*{_QUOTE}"
+    r"((?=[A-Za-z._~+/-]*[0-9])(?=[0-9._~+/-]*[A-Za-z])[A-Za-z0-9._~+/-]{8,})"
 )
 # The flag's value also as the next item of a list written out (`'--api-key', 'V'` in a failed command's
 # repr, `"--api-key", "V"` in JSON, `[--api-key,V]` in an override).

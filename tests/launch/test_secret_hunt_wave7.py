@@ -16,6 +16,7 @@ writer's text passes it) or `scrub_text` (the launcher's, with the values it kno
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 
 import pytest
@@ -223,3 +224,46 @@ def test_a_forms_percent_encoded_value_is_masked_and_its_next_field_kept(text: s
 @pytest.mark.parametrize("text", ["path=%2Fusr%2Fbin", "next=%2Flogin", "q=max%20tokens%204096"])
 def test_a_percent_encoded_field_of_another_name_stays(text: str) -> None:
     _kept(text)
+
+
+# ------------------------------------------------------------------ base64 wrapped over lines
+
+DOCUMENT = f"DB_HOST=db.internal\nDB_USER=alice\nDB_PASSWORD={PASSWORD}\nLOG_LEVEL=info\n"
+
+
+@pytest.mark.parametrize("width", [76, 64, 60])
+@pytest.mark.parametrize("indent", ["", "    "])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_wrapped_base64_of_a_document_is_masked_whole(width: int, indent: str, newline: str) -> None:
+    """`base64 secrets.env` wraps at 76 columns: the first line alone decodes to `DB_PASSWORD=tulipgarden`
+    (the value cut at its edge, no digit: not judged one), the second to the rest."""
+    encoded = base64.b64encode(DOCUMENT.encode()).decode()
+    lines = [indent + encoded[at : at + width] for at in range(0, len(encoded), width)]
+    masked = mask_text("data: |" + newline + newline.join(lines))
+    assert masked == "data: |" + newline + newline.join(indent + "***" for _ in lines), masked
+
+
+@pytest.mark.parametrize("seed", [b"hello world, nothing secret here at all. " * 5, bytes(range(256)) * 2])
+def test_base64_of_plain_text_or_binary_wrapped_over_lines_stays(seed: bytes) -> None:
+    encoded = base64.b64encode(seed).decode()
+    text = "\n".join(encoded[at : at + 76] for at in range(0, len(encoded), 76))
+    _kept(text)
+
+
+# ------------------------------------------------------------------ a change's new value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'  ~ secret = "{V}" -> "{V[::-1]}"',  # terraform's plan
+        f"api_key=abc123def456 \u2192 {V[::-1]}",
+        f"password: '{V}' => '{V[::-1]}'",
+    ],
+)
+def test_the_new_value_of_a_change_under_a_credentials_name_is_masked(text: str) -> None:
+    _masked(text, V, V[::-1])
+
+
+def test_a_change_of_a_plain_setting_stays() -> None:
+    _kept("max_tokens: 4096 -> 8192")
