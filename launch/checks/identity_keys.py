@@ -18,11 +18,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from launch.config import schema
-from launch.config.errors import Problem
+from launch.config.errors import ConfigError, Problem
+from launch.config.fixes import value_at
 
 # The keys that name a section (a registry entry, an executor's or tracker's kind), typed as a command
 # line override; a string compiled by `re` when first used: a cold command never has such an override.
-_IDENTITY = r"^(?P<group>[a-z_]+)\.(?P<field>name|kind)=(?P<value>[\w.-]+)$"
+_IDENTITY = r"^(?P<section>[a-z_][\w.]*)\.(?P<field>name|kind)=(?P<value>[\w.-]+)$"
 _STAGE_KIND = r"^stages\.(?P<name>[\w-]+)\.kind=(?P<kind>\w+)$"
 # Keys of the difference named in the message; the rest is counted.
 _NAMED = 4
@@ -31,40 +32,71 @@ _NAMED = 4
 def identity_key_problems(
     overrides: Sequence[str], config_dirs: Sequence[str], data: Mapping[str, Any]
 ) -> list[Problem]:
-    """One problem per override `GROUP.name|kind=OPTION` whose section in `data` (the config composed
-    with `overrides`) differs from the one OPTION brings."""
+    """One problem per override `SECTION.name|kind=OPTION` whose section in `data` (the config composed
+    with `overrides`) differs from the one OPTION brings; SECTION is where the group is mounted: its name
+    (`model`), its options' `# @package` (`env.user`, user_sim's), or the package the defaults list
+    gives it (`stages.train.curriculum`, an experiment's `curriculum@…`)."""
     found = [(override, m) for override in overrides if (m := re.match(_IDENTITY, override))]
     if not found:
         return []
-    from launch.config.compose import group_options  # lazy: Hydra's config loader, only for such overrides
-    from launch.config.resolved import composed_plain  # lazy: likewise
+    from launch.config.resolved import composed_plain  # lazy: Hydra's config loader, only for such overrides
 
     problems = []
     for override, match in found:
-        group, value = match["group"], match["value"]
-        if value not in group_options(group, config_dirs):
-            continue
-        choice = f"{group}={value}"
+        section, value = match["section"], match["value"]
         others = [o for o in overrides if o != override]
-        before = composed_plain(others, config_dirs).data.get(group)
+        mounted = _mounted_at(section, value, others, config_dirs)
+        if mounted is None:
+            continue
+        group, choice = mounted
+        before = value_at(composed_plain(others, config_dirs).data, section)
         if isinstance(before, Mapping) and before.get(match["field"]) == value:
             continue  # the name it already had (retool's env.name=retool_python): it renames nothing
-        meant = composed_plain([*others, choice], config_dirs).data.get(group)
-        differing = sorted(_differing(data.get(group), meant, ""))
+        meant = value_at(composed_plain([*others, choice], config_dirs).data, section)
+        differing = sorted(_differing(value_at(data, section), meant, ""))
         if not differing:
             continue
         more = f" and {len(differing) - _NAMED} more" if differing[_NAMED:] else ""
         named = ", ".join(differing[:_NAMED]) + more
         problems.append(
             Problem(
-                f"{group}.{match['field']}",
-                f"`{override}` renames the {group} section only: {named} keep the values of the option "
+                f"{section}.{match['field']}",
+                f"`{override}` renames the {section} section only: {named} keep the values of the option "
                 f"composed before, not {value}'s",
                 f"override `{override}`",
                 f"{choice} instead of `{override}` (the {group} group's option: its whole section)",
             )
         )
     return problems
+
+
+def _mounted_at(
+    section: str, option: str, others: Sequence[str], config_dirs: Sequence[str]
+) -> tuple[str, str] | None:
+    """(group, the override choosing `option` at `section`) of the group whose options are mounted at
+    `section` and have `option` among them; None when no group is."""
+    from launch.config import compose  # lazy: Hydra's config loader, only for such overrides
+
+    if "." not in section:
+        return (
+            (section, f"{section}={option}")
+            if option in compose.group_options(section, config_dirs)
+            else None
+        )
+    for group in compose.groups(config_dirs):  # a `# @package` its options declare (user_sim: env.user)
+        if option in compose.group_options(group, config_dirs) and (
+            compose.option_package(f"{group}/{option}", config_dirs) == section
+        ):
+            return group, f"{group}={option}"
+    try:  # the package a defaults list gives the group's entry (`curriculum@stages.train.curriculum`)
+        choices = compose.compose(others, config_dirs).choices
+    except ConfigError:
+        return None
+    for entry in choices:
+        group, _, package = entry.partition("@")
+        if package == section and option in compose.group_options(group, config_dirs):
+            return group, f"{entry}={option}"
+    return None
 
 
 def _differing(typed: Any, meant: Any, prefix: str) -> Iterator[str]:

@@ -450,13 +450,28 @@ def _values_quoted(item: str) -> str | None:
         return None
     inner = value[1:-1] if value.startswith("[") and value.endswith("]") else None
     if inner is not None and not any(c in inner for c in "[]{}'\""):
-        elements = [e.strip() for e in inner.split(",")] if inner.strip() else []
+        elements = _options_whole([e.strip() for e in inner.split(",")] if inner.strip() else [])
         repaired = f"{key}=[{','.join(quoted(e) for e in elements)}]"
     elif not any(c in value for c in "'\""):
         repaired = f"{key}={quoted(value)}"
     else:
         return None
     return repaired if repaired != item and parses(repaired) else None
+
+
+def _options_whole(elements: list[str]) -> list[str]:
+    """The elements of a list split at its commas, with an option's value that holds commas made whole
+    again: in `[--constraint=a100,h100]` or `[--exclude=n1,n2]` the comma is the option's own (SLURM's
+    lists), not Hydra's, and `h100` alone would be no option. An element that is no flag joins the
+    `--name=value` before it; a flag's separate value (`[--lr,1e-6]`) follows a flag without '='."""
+    whole: list[str] = []
+    for element in elements:
+        previous = whole[-1] if whole else ""
+        if previous.startswith("-") and "=" in previous and element and not element.startswith("-"):
+            whole[-1] = f"{previous},{element}"
+        else:
+            whole.append(element)
+    return whole
 
 
 def _bare(item: str) -> bool:

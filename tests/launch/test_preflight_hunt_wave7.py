@@ -11,7 +11,13 @@ a declaration:
 - a job variable referencing the worker's own variables (`PATH=$PATH:/x`, `OMP_NUM_THREADS=$N`): read
   as Ray expands it (os.path.expandvars), not as a literal;
 - an eval stage's wait for its SGLang server inside a SLURM job past the job's limit (rules/job_waits.py
-  declares every wait a stage's job makes).
+  declares every wait a stage's job makes);
+- a group added with '+' where the experiment mounts it elsewhere (group_choice._added_beside);
+- a total count of GPUs typed as a key (launch/config/gpu_totals.py: split as the section's product);
+- a port another process of this machine holds now (launch/checks/bound_ports.py, probed);
+- an embedding tie a local config.json leaves to its class (hf_config._tied);
+- a key of another kind an experiment file writes (section_kinds.kind_fix: deleted in that file);
+- a mounted group's section renamed by its name key (identity_keys reads the group's mount).
 
 See docs/explanation/preflight.md, "Hunt wave seven: keys, groups, launcher".
 """
@@ -244,3 +250,36 @@ def test_a_key_of_another_kind_an_experiment_file_writes_is_deleted_there(_in_tm
         found.fix
     )
     assert "executor=slurm" in found.fix
+
+
+# ------------------------------------------------------------------ a mounted group renamed by its key
+
+
+def test_a_mounted_groups_section_renamed_by_its_name_key_is_refused() -> None:
+    typed = "stages.train.curriculum.name=bfcl_stage2"  # was: valid, stage 1's curriculum named stage 2's
+    (found,) = [e for e in errors([S1, typed]) if e.key == "stages.train.curriculum.name"]
+    assert found.fix.startswith("curriculum@stages.train.curriculum=bfcl_stage2 instead of"), found.fix
+    assert errors(fixed([S1, typed], found)) == []
+
+
+def test_a_section_a_packaged_group_brings_renamed_by_its_name_key_is_refused() -> None:
+    typed = "env.sandbox.name=sandbox_fusion"  # was: the local sandbox's keys refused one by one
+    (found,) = [e for e in errors(["+experiment=retool", typed]) if e.key == "env.sandbox.name"]
+    assert "sandbox=sandbox_fusion instead of" in found.fix, found.fix
+
+
+# ------------------------------------------------------------------ an option's own commas in a list
+
+
+def test_a_list_items_own_commas_stay_in_its_quoted_fix() -> None:
+    typed = "executor.extra_sbatch=[--constraint=a100,h100,--qos=high]"
+    (found,) = errors([*SLURM, typed])
+    # was: "['--constraint=a100',h100,'--qos=high']": h100 made an item of its own, no sbatch option
+    assert "['--constraint=a100,h100','--qos=high']" in found.fix, found.fix
+    assert errors(fixed([*SLURM, typed], found)) == []
+
+
+def test_a_flags_separate_value_stays_an_item() -> None:
+    from launch.config.override_syntax import _options_whole
+
+    assert _options_whole(["--lr", "1e-6", "--x=a", "b", "--y"]) == ["--lr", "1e-6", "--x=a,b", "--y"]
