@@ -15,6 +15,7 @@ PATH by default) and a flag shows none.
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
 import shlex
 import textwrap
@@ -333,6 +334,7 @@ class PlainCommand(_ExamplesAtItsWidth, _ExitCodesEpilog, _HelpOptionPerNames, T
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if not ctx.resilient_parsing:
             _refuse_given_twice(self.params, args, ctx)
+            _glob_expanded_by_the_shell(self.params, args, ctx)
         return _value_missing_named(self.params, ctx, lambda: super(PlainCommand, self).parse_args(ctx, args))
 
 
@@ -382,6 +384,30 @@ def _group_option_after_its_command(ctx: Any, name: str) -> None:
     )
 
 
+def _glob_expanded_by_the_shell(params: list[Any], args: list[str], ctx: Any) -> None:
+    """`t3rl runs --name out*` unquoted: the shell matched the glob against the working directory's files
+    and passed them (`--name out1 out2`), so the second was read as a command ("No such command 'out2'")
+    or an extra argument, or, one file matching, the glob became that name. Every option whose metavar
+    is GLOB: its value and the words after it that are existing paths are named, with the quoting."""
+    globs = {opt for p in params if getattr(p, "metavar", None) == "GLOB" for opt in getattr(p, "opts", ())}
+    for i, word in enumerate(args[:-2] if globs else ()):
+        if word not in globs:
+            continue
+        expanded = list(itertools.takewhile(_a_path_typed, args[i + 1 :]))
+        if len(expanded) > 1:
+            prefix = os.path.commonprefix(expanded)  # noqa: RUF071 (the glob's start: characters, not path parts)
+            quoted = shlex.quote(f"{prefix}*") if prefix else "'…*'"
+            more = " …" if len(expanded) > 4 else ""
+            ctx.fail(
+                f"{word} takes one glob, and the shell expanded yours into {' '.join(expanded[:4])}{more} "
+                f"(the files here it matches): quote it so that t3rl matches it, e.g. {word} {quoted}"
+            )
+
+
+def _a_path_typed(word: str) -> bool:
+    return not word.startswith("-") and os.path.lexists(word)
+
+
 def _refuse_given_twice(params: list[Any], args: list[str], ctx: Any, group: bool = False) -> None:
     """An option that takes one value given twice with different values (`--out a … --out b`): Click
     kept the last one silently, so a line edited by appending ran with a value its author had not read.
@@ -426,6 +452,7 @@ class PlainGroup(_ExamplesAtItsWidth, _ExitCodesEpilog, _HelpOptionPerNames, Typ
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if not ctx.resilient_parsing:
             _refuse_given_twice(self.params, args, ctx, group=True)
+            _glob_expanded_by_the_shell(self.params, args, ctx)
         return _value_missing_named(self.params, ctx, lambda: super(PlainGroup, self).parse_args(ctx, args))
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:

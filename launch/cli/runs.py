@@ -477,6 +477,10 @@ def list_runs(
         metrics = "\n".join(escape(line) for line in lines)
         table.add_row(escape(relative), created, _status(view.status), stages, metrics)
     console.print(table)
+    listed = [(str(path.relative_to(runs_dir)), view, configs[path]) for path, view in runs]
+    why_none = None if rows else filters.why_none(listed)
+    if why_none:
+        console.print(f"note: no run listed: {escape(why_none)}", soft_wrap=True)
     for relative, view in rows:
         if view.status == "damaged":
             console.print(

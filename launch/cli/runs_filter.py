@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import json
 import re
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, Protocol, get_args
 
 import yaml
 
+from t3rl_core.counts import counted
 from t3rl_core.eval.metrics import EpisodeScore, summarize
 from t3rl_core.yaml_text import safe_load
 
@@ -99,6 +102,31 @@ class RunFilter:
         if self.status and self.status not in (view.status, view.status.split(" ")[0]):
             return False
         return all(denotes(wanted, lookup(config, key)) for key, wanted in self.where)
+
+    def why_none(self, runs: Sequence[tuple[str, Viewed, Mapping[str, Any]]]) -> str | None:
+        """Why these filters keep none of `runs` (relative path, view, config), when there are runs: the
+        first condition that alone keeps none, with what the runs have there instead (was: `0 runs`,
+        not a word of which condition, nor that `--where seed=abc` can match no run whose seed is 42)."""
+        if not runs:
+            return None
+        if self.name and not any(RunFilter(name=self.name).keeps(rel, v, c) for rel, v, c in runs):
+            return f"--name {self.name!r} matches no run's path here (e.g. {runs[0][0]})"
+        if self.status and not any(RunFilter(status=self.status).keeps(rel, v, c) for rel, v, c in runs):
+            statuses = _tally(view.status for _, view, _ in runs)
+            return f"--status {self.status}: no run is {self.status} (they are {statuses})"
+        for key, wanted in self.where:
+            values = [lookup(config, key) for _, _, config in runs]
+            if not any(denotes(wanted, value) for value in values):
+                shown = _tally(json.dumps(value) if not isinstance(value, str) else value for value in values)
+                return f"--where {key}={wanted}: no run has it ({key} is {shown})"
+        return "each condition keeps some runs, but no run meets them all"
+
+
+def _tally(values: Iterable[str]) -> str:
+    """`42 in 3 runs, 7 in 1 run`: each value and how many runs have it, the commonest first (five)."""
+    counts = Counter(values)
+    shown = [f"{value} in {counted(n, 'run')}" for value, n in counts.most_common(5)]
+    return ", ".join(shown) + (", …" if len(counts) > 5 else "")
 
 
 def denotes(text: str, value: Any) -> bool:

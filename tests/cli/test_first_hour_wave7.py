@@ -15,7 +15,10 @@ import warnings
 from pathlib import Path
 
 import pytest
+import yaml
+from typer.testing import CliRunner
 
+from launch.cli.app import app
 from t3rl_core.counts import counted
 from tests.launch.test_cli_help import complete
 
@@ -166,3 +169,67 @@ def test_tab_after_explain_offers_the_configs_keys_a_level_at_a_time() -> None:
     assert "stages" in complete("t3rl show +experiment=quickstart --explain ")
     offered = complete("t3rl show +experiment=quickstart --explain stages.eval_tiny.eval.li")
     assert offered == ["stages.eval_tiny.eval.limit_per_category"], offered
+
+
+# ------------------------------------------------ a glob the shell expanded before t3rl saw it
+
+
+def test_a_glob_the_shell_expanded_is_named_with_its_quoting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl runs --name out*` unquoted where out1/ and out2/ are in the working directory: the shell
+    passed `--name out1 out2`. Was: `No such command 'out2'`. Now the expansion is named with the quoted
+    glob (every option of metavar GLOB); one name, quoted or a plain word, lists as before."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("out1", "out2"):
+        (tmp_path / name).mkdir()
+    done = CliRunner().invoke(
+        app, ["runs", "--runs-dir", ".", "--name", "out1", "out2"], env={"COLUMNS": "300"}
+    )
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2, done.output
+    assert "--name takes one glob, and the shell expanded yours into out1 out2" in text, text
+    assert "e.g. --name 'out*'" in text, text
+    listed = CliRunner().invoke(app, ["runs", "--runs-dir", ".", "--name", "out*"])
+    assert listed.exit_code == 0 and "0 runs in ." in listed.output, listed.output
+
+
+# ------------------------------------------------ a listing's filters that keep no run
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two run dirs of seed 42, their one stage never run (planned)."""
+    root = tmp_path_factory.mktemp("runs")
+    for name in ("qs_a", "qs_b"):
+        run = root / name / "20260101-000000"
+        run.mkdir(parents=True)
+        config = {"name": name, "seed": 42, "stages": {"eval": {"kind": "eval"}}}
+        (run / "config.yaml").write_text(yaml.safe_dump(config))
+    return root
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--where", "seed=abc"], "--where seed=abc: no run has it (seed is 42 in 2 runs)"),
+        (["--status", "failed"], "--status failed: no run is failed (they are planned in 2 runs)"),
+        (["--name", "zz*"], "--name 'zz*' matches no run's path here"),
+        (
+            ["--name", "qs_a*", "--where", "name=qs_b"],
+            "each condition keeps some runs, but no run meets them all",
+        ),
+    ],
+    ids=["where", "status", "name", "together"],
+)
+def test_filters_that_keep_no_run_say_which_and_what_there_is(
+    two_runs: Path, argv: list[str], said: str
+) -> None:
+    """`t3rl runs --where seed=abc` over runs of seed 42. Was: `0 runs in runs`, not a word of which
+    condition kept none, nor what the runs have there. Now a note names it (`RunFilter.why_none`); a
+    filter that keeps runs adds no note."""
+    done = CliRunner().invoke(app, ["runs", "--runs-dir", str(two_runs), *argv], env={"COLUMNS": "300"})
+    text = " ".join(done.output.split())
+    assert done.exit_code == 0 and f"note: no run listed: {said}" in text, text
+    kept = CliRunner().invoke(app, ["runs", "--runs-dir", str(two_runs), "--where", "seed=42"])
+    assert "2 runs in" in kept.output and "note:" not in kept.output, kept.output
