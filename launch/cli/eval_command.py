@@ -202,6 +202,8 @@ def eval_command(
         require_published(config)
     if data is not None:
         _check_gold(runtime, config, _check_data(data, config))
+    if resume and out is not None:
+        _check_resumed_as_recorded(out, config)
     if out is None:
         out = fresh_dir(runs_dir, f"eval-{config.engine.name}-{stamp_now()}")
     else:
@@ -286,6 +288,45 @@ def _check_out(out: Path, resume: bool = False) -> None:
             f"{out} holds other files ({shown}); an eval's record goes into a new or empty dir, or over "
             "an earlier eval's: choose another --out",
             param_hint="--out",
+        )
+
+
+def _check_resumed_as_recorded(out: Path, config: EvalConfig) -> None:
+    """`--resume` goes on with the eval recorded in `out`: one whose selection or measurement differs
+    (`--resume --limit-per-category 2` on a finished eval of 5) kept only the episodes it plans, playing
+    the others again, and rewrote the record without the rest: a finished 20-task result became an
+    8-task one, 24 finished episodes deleted, unsaid. Refused (exit 2) when the record holds finished
+    episodes, naming each setting that differs; the settings no result depends on (compared.EVAL's
+    NOT_COMPARED, but samples and repeats, which key the episodes) may differ."""
+    from t3rl_core.eval.compared import EVAL, NOT_COMPARED  # lazy: only for a resume
+
+    kept = out / "trajectories.jsonl"
+    recorded_file = out / "config.yaml"
+    if not kept.is_file() or not recorded_file.is_file() or not kept.read_bytes().strip():
+        return
+    try:
+        recorded = (yaml.safe_load(recorded_file.read_text()) or {}).get("eval")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return  # an unreadable record is the resume's own refusal to make
+    if not isinstance(recorded, dict):
+        return
+    planned = config.model_dump(mode="json")
+    keyed = [name for name, part in EVAL.items() if not part.startswith(NOT_COMPARED)] + [
+        "samples",
+        "repeats",
+    ]
+    differ = [
+        f"eval.{name} ({recorded.get(name)!r} there, {planned.get(name)!r} here)"
+        for name in keyed
+        if name in recorded and recorded.get(name) != planned.get(name)
+    ]
+    if differ:
+        raise typer.BadParameter(
+            f"{out} records another eval than this one: {'; '.join(differ)}. --resume goes on with the "
+            "recorded eval and would drop its finished episodes this one does not plan: resume it with its "
+            "own settings (the same command without the options or overrides that changed them), or "
+            "evaluate this one into another --out",
+            param_hint="--resume",
         )
 
 

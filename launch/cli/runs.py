@@ -635,8 +635,26 @@ def show_run(path: Path, console: Console | PlainConsole | None = None) -> int:
             escape(message),
         )
     console.print(table)
+    if manifest.get("record") == EVAL_RECORD:
+        # An eval record has no stages/ dir (the line named a log that is not there), and one that ended
+        # before its summary (killed outright: no resume line was printed then) is resumed by `t3rl eval`.
+        console.print(f"records: {path / 'trajectories.jsonl'}", soft_wrap=True, markup=False)
+        if view.status != "succeeded":
+            console.print(
+                f"resume it with: {_eval_resume_line(path, manifest)}", soft_wrap=True, markup=False
+            )
+        return 0
     console.print(f"logs: {path / 'stages' / '<stage>' / 'log.txt'}", soft_wrap=True, markup=False)
     return 0
+
+
+def _eval_resume_line(path: Path, manifest: dict[str, Any]) -> str:
+    """`t3rl eval OVERRIDES [--stage S] --out PATH --resume`, from what the record's manifest keeps (the
+    options it does not keep are named: a resume refuses an eval of other settings, naming them)."""
+    stage = _shaped(manifest, "eval", dict).get("stage")
+    words = [*map(str, _shaped(manifest, "overrides", list)), *(["--stage", str(stage)] if stage else [])]
+    line = shlex.join(["t3rl", "eval", *words, "--out", str(path), "--resume"])
+    return f"{line} (with the --engine, --url or other options it was started with)"
 
 
 def show_sweep(path: Path, console: Console | PlainConsole) -> int:

@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
 import yaml
 from rich.console import Console
 from typer.testing import CliRunner
 
 from launch.cli.app import app
-from launch.cli.eval_command import _check_out
+from launch.cli.eval_command import _check_out, _check_resumed_as_recorded
 from launch.cli.results_compare import compare_results
+from t3rl_core.eval.config import EvalConfig
 
 WHEN = "20260101-000000"
 SUMMARY = {"overall": {"accuracy": 1.0, "n": 4}, "complete": True}
@@ -115,3 +117,37 @@ def test_an_eval_killed_outright_is_not_written_over_without_resume(tmp_path: Pa
     _check_out(out, True)  # --resume: no refusal
     (out / "summary.json").write_text(json.dumps(SUMMARY))
     _check_out(out, False)  # a finished eval's record: written over, as before
+
+
+# ------------------------------------------------ `--resume` with another selection or measurement
+
+
+def test_a_resume_of_another_eval_is_refused_before_it_drops_episodes(tmp_path: Path) -> None:
+    """`t3rl eval … --out DIR --resume --limit-per-category 2` on a finished eval of 5 per category. Was:
+    the record rewritten as an 8-task eval, its 24 other finished episodes deleted, exit 0. Now refused
+    naming the setting that differs; the same eval, or one differing only where no result depends
+    (concurrency, the server), resumes as before."""
+    recorded = EvalConfig(limit_per_category=5)
+    out = _eval_record(tmp_path, "out", 40)
+    (out / "config.yaml").write_text(yaml.safe_dump({"eval": recorded.model_dump(mode="json")}))
+    with pytest.raises(typer.BadParameter) as refused:
+        _check_resumed_as_recorded(out, EvalConfig(limit_per_category=2))
+    assert "eval.limit_per_category (5 there, 2 here)" in str(refused.value), refused.value
+    with pytest.raises(typer.BadParameter, match=r"eval\.max_new_tokens \(None there, 64 here\)"):
+        _check_resumed_as_recorded(out, EvalConfig(limit_per_category=5, max_new_tokens=64))
+    _check_resumed_as_recorded(out, EvalConfig(limit_per_category=5))
+    _check_resumed_as_recorded(out, EvalConfig(limit_per_category=5, concurrency=4))
+
+
+def test_runs_show_of_an_eval_killed_outright_gives_its_resume(tmp_path: Path) -> None:
+    """`t3rl runs show DIR` of a `t3rl eval` record killed before its summary. Was: the stage
+    `interrupted` and `logs: DIR/stages/<stage>/log.txt`, a file an eval record never has, with no word
+    of how to go on (the kill printed none). Now its records and the resume line from its manifest."""
+    out = _eval_record(tmp_path, "killed", 3)
+    manifest = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps(manifest | {"eval": {"stage": "eval_reference"}}))
+    shown = CliRunner().invoke(app, ["runs", "show", str(out)], env={"COLUMNS": "400"})
+    text = " ".join(shown.output.split())
+    assert shown.exit_code == 0 and "stages/<stage>/log.txt" not in text, text
+    line = f"t3rl eval +experiment=quickstart --stage eval_reference --out {out} --resume"
+    assert f"resume it with: {line}" in text, text
