@@ -785,6 +785,25 @@ ShellScript = Annotated[list[ShellLine], Repeats("a script: a line run twice may
 SbatchOption = _kind("sbatch option", "an #SBATCH option --name[=value]", _sbatch_option)
 
 
+class CommaList:
+    """Marks a kind whose one value is a list its reader splits at ',' (sbatch's partitions): a command
+    line's `key=a,b` is then that value, which Hydra's grammar reads as a sweep unless quoted."""
+
+
+# sbatch --partition takes a comma-separated list: the job starts in whichever partition has room first.
+SlurmPartitions = Annotated[
+    _kind(
+        "SLURM partitions",
+        "a partition, or several separated by ',' (sbatch --partition: the first with room runs the job)",
+        _matching(
+            r"^[A-Za-z0-9_][A-Za-z0-9_.:+@/-]*(,[A-Za-z0-9_][A-Za-z0-9_.:+@/-]*)*$",
+            "partition names (letters, digits and _ . : + @ / -) separated by ','",
+        ),
+    ),
+    CommaList(),
+]
+
+
 def sbatch_option_name(option: str) -> str:
     """The option an #SBATCH line sets (`--qos` of `--qos=high`)."""
     return option.partition("=")[0]

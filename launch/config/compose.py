@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -231,10 +231,32 @@ def _sweep_problems(
     overrides: Sequence[str], sweeps: list[Override], config_dirs: Sequence[str]
 ) -> list[Problem]:
     """A sweep in a command that runs once; a list is what it often meant, when the key holds one."""
+    from launch.config.guess_values import one_value_with_commas  # lazy: an error's path
     from launch.config.override_fixes import holds_list, sweep_problem  # lazy: an error's path
 
     data = _lookup(config_dirs).composed([o for o in overrides if o not in {s.input_line for s in sweeps}])
-    return [sweep_problem(o, data is not None and holds_list(o.key_or_group, data)) for o in sweeps]
+    return [
+        sweep_problem(
+            o,
+            data is not None and holds_list(o.key_or_group, data),
+            # `executor.partition=gpu,debug`: SLURM's own list, one value the key takes whole
+            whole=data is not None and _whole_value_taken(o, data, one_value_with_commas),
+        )
+        for o in sweeps
+    ]
+
+
+def _whole_value_taken(override: Override, data: dict[str, Any], whole: Callable[..., bool]) -> bool:
+    """Whether the sweep's text, commas and all, is the one value its key declares a list split at ','
+    (a plain choice sweep of words, not a range or a glob)."""
+    kind = override.value_type.name if override.value_type is not None else ""
+    text = override.input_line.partition("=")[2]
+    return (
+        kind == "SIMPLE_CHOICE_SWEEP"
+        and "'" not in text
+        and '"' not in text
+        and whole(override.key_or_group, text, data)
+    )
 
 
 def _lookup(config_dirs: Sequence[str]) -> ConfigLookup:
@@ -665,6 +687,16 @@ def _missing_config_problem(
     original = written.get(text or "", text)
     typed = original.partition("=")[0].strip() if original and original != text else group
     fix = f"did you mean {typed}={guess}?" if guess else f"choose one of: {', '.join(options)}"
+    # `model=h200x8`, `executor=wandb`: the option, spelt exactly, of another group, not a misspelt one
+    typed_groups = {o.key_or_group.split("@")[0] for o in parsed}  # a group chosen already stays chosen
+    elsewhere = [
+        g
+        for g in _groups_of(loader)
+        if g not in typed_groups and option in internals.group_options(loader, g)
+    ]
+    if elsewhere and text is not None and option not in options:
+        chosen_there = " or ".join(f"{'+' if g in OPTIONAL_GROUPS else ''}{g}={option}" for g in elsewhere)
+        fix = f"{chosen_there} instead of `{text}` ('{option}' is an option of {', '.join(elsewhere)})"
     if text is None:  # a defaults list's entry: Hydra names the primary config for an `override` one
         from launch.config.defaults_order import entry_choosing  # lazy: only to explain a mistake
 

@@ -10,13 +10,14 @@ the next candidate, or for the section's keys, when the field refuses the value.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
 from launch.config.fixes import value_at
 from launch.config.schema_walk import model_at
 from launch.config.secrets import is_secret_key
+from t3rl_core.fields import CommaList
 
 
 def takes(key: str, value: Any, root: Mapping[str, Any]) -> bool:
@@ -40,3 +41,17 @@ def takes(key: str, value: Any, root: Mapping[str, Any]) -> bool:
     except Exception:  # a validator needing the config's other keys: not this value's fault
         return True
     return True
+
+
+def one_value_with_commas(key: str, text: str, root: Mapping[str, Any]) -> bool:
+    """Whether the field at `key` declares its one value a list split at ',' (`CommaList`: sbatch's
+    partitions) and takes `text` so: `executor.partition=gpu,debug` is that value, not a sweep."""
+    parent, _, name = key.rpartition(".")
+    model = model_at(parent, root)
+    field = model.model_fields.get(name) if model is not None else None
+    return field is not None and _marked(field.annotation) and takes(key, text, root)
+
+
+def _marked(annotation: Any) -> bool:
+    """Whether a `CommaList` marks `annotation` or a type inside it (an optional's member)."""
+    return any(isinstance(arg, CommaList) or _marked(arg) for arg in get_args(annotation))

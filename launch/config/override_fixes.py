@@ -34,8 +34,9 @@ def shell_word(override: str) -> str:
     return shlex.quote(override)
 
 
-def sweep_problem(override: Override, holds_list: bool) -> Problem:
-    """A sweep (`a=1,2`) in a command that runs once: a list when the key holds one, else `-m`."""
+def sweep_problem(override: Override, holds_list: bool, *, whole: bool = False) -> Problem:
+    """A sweep (`a=1,2`) in a command that runs once: a list when the key holds one, one quoted value when
+    the key takes the text whole (`whole`: SLURM's partition list), else `-m`."""
     if override.is_interval_sweep():
         return interval_problem(override)
     text = as_typed(override)
@@ -55,6 +56,15 @@ def sweep_problem(override: Override, holds_list: bool) -> Problem:
             fix=f"{shell_word(listed)} (a list); or sweep it with {sweep}",
         )
     one = f"; or pick one value: {shell_word(f'{prefix}={values[0]}')}" if values else ""
+    if whole:
+        as_one = shell_word(f"{prefix}={quoted(text.partition('=')[2])}")
+        return Problem(
+            key=key,
+            message=f"'{text}' is a sweep in Hydra's syntax (one run per value), and {key} takes the "
+            "text with its commas as one value",
+            source=f"override `{text}`",
+            fix=f"{as_one} (one value, quoted for Hydra); or sweep it with {sweep}{one}",
+        )
     return Problem(
         key=key,
         message=f"'{text}' is a sweep (several values); this command runs once",

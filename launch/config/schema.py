@@ -64,6 +64,7 @@ from t3rl_core.fields import (
     SharedOutputDir,
     ShellScript,
     SlurmDuration,
+    SlurmPartitions,
     StageName,
     StageRef,
     Temperature,
@@ -432,7 +433,7 @@ class SlurmExecutorConfig(StrictModel):
 
     kind: Literal["slurm"] = "slurm"
     account: Name | None = None
-    partition: Name | None = None
+    partition: SlurmPartitions | None = None
     # sbatch --time: minutes, HH:MM:SS or D-HH:MM:SS.
     time_limit: SlurmDuration = "24:00:00"
     container_image: ContainerImage | None = None

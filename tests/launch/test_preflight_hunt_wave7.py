@@ -17,7 +17,11 @@ a declaration:
 - a port another process of this machine holds now (launch/checks/bound_ports.py, probed);
 - an embedding tie a local config.json leaves to its class (hf_config._tied);
 - a key of another kind an experiment file writes (section_kinds.kind_fix: deleted in that file);
-- a mounted group's section renamed by its name key (identity_keys reads the group's mount).
+- a mounted group's section renamed by its name key (identity_keys reads the group's mount);
+- a quoting fix splitting an option's own commas (override_syntax._options_whole);
+- SLURM's list of partitions (`SlurmPartitions`, marked `CommaList`: a sweep typed for it is answered
+  with the value quoted);
+- an option of another group (`model=h200x8` → hardware=h200x8).
 
 See docs/explanation/preflight.md, "Hunt wave seven: keys, groups, launcher".
 """
@@ -283,3 +287,38 @@ def test_a_flags_separate_value_stays_an_item() -> None:
     from launch.config.override_syntax import _options_whole
 
     assert _options_whole(["--lr", "1e-6", "--x=a", "b", "--y"]) == ["--lr", "1e-6", "--x=a,b", "--y"]
+
+
+# ------------------------------------------------------------------ SLURM's list of partitions
+
+
+def test_slurms_list_of_partitions_is_one_value() -> None:
+    assert errors([*SLURM, "executor.partition='gpu,debug'"]) == []  # was refused: no name holds ','
+    typed = "executor.partition=gpu,debug"  # Hydra's sweep syntax: the quoted list is the first fix
+    (found,) = errors([*SLURM, typed])
+    assert found.fix.startswith("\"executor.partition='gpu,debug'\" (one value"), found.fix
+    assert errors(fixed([*SLURM, typed], found)) == []
+    (named,) = errors([S1, "name=a,b"])  # a key that takes no comma: a sweep, as before
+    assert named.fix.startswith("add -m to sweep it"), named.fix
+
+
+# ------------------------------------------------------------------ an option of another group
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("model=h200x8", "hardware=h200x8"),
+        ("env=binary", "reward=binary"),
+        ("executor=wandb", "tracking=wandb"),
+    ],
+)
+def test_an_option_of_another_group_is_chosen_there(typed: str, meant: str) -> None:
+    (found,) = errors([S1, typed])
+    # was: the group's own options listed (`choose one of: deepseek_v3, …`)
+    assert found.fix.startswith(f"{meant} instead of `{typed}`"), found.fix
+
+
+def test_an_option_of_another_group_validates_there() -> None:
+    (found,) = errors([S1, "model=h200x8"])
+    assert errors(fixed([S1, "model=h200x8"], found)) == []
