@@ -85,14 +85,25 @@ class ControlText:
         few-shot turn, a world's message) keeps the tags a model writes inside its turn (a few-shot
         `<tool_call>`, as the model writes it) but not a token that ends or opens a turn: its
         `<|im_end|><|im_start|>user` forged a turn boundary no template writes inside a message, and is
-        encoded as text. Messages without any of these are the same objects."""
+        encoded as text. A message's other texts that are not the model's (a few-shot call's name and
+        arguments, its reasoning_content, a tool message's name), which a template renders where it
+        likes, have each control token's text as a marker naming it (`hide_value`): a few-shot call's
+        arguments holding `<|im_end|>` forged a turn as its content did. Messages without any of these
+        are the same objects."""
         hidden: list[str] = []
         masked: list[Message] = []
         for index, message in enumerate(messages):
+            own = model_turns is None or index in model_turns
+            if (
+                isinstance(message, Mapping)
+                and len(message) > 2
+                and not (own and message.get("role") == _MODEL_ROLE)
+            ):
+                message = self._hide_fields(message)
             content = message.get("content") if isinstance(message, Mapping) else None
             if not isinstance(content, str):
                 masked.append(message)
-            elif message.get("role") == _MODEL_ROLE and model_turns is not None and index not in model_turns:
+            elif message.get("role") == _MODEL_ROLE and not own:
                 turns = self._turns()
                 if self._may_hold(content) and turns.search(content) is not None:
                     hidden.extend(turns.findall(content))
@@ -111,6 +122,13 @@ class ControlText:
             else:
                 masked.append(message)
         return masked, hidden
+
+    def _hide_fields(self, message: Message) -> Message:
+        """`message` with its texts besides its role and content hidden by `hide_value`; itself when
+        they hold no control token's text."""
+        fields = {key: value for key, value in message.items() if key not in ("role", "content")}
+        shown = self.hide_value(fields)
+        return message if shown is fields else {**message, **shown}
 
     def _turns(self) -> re.Pattern[str]:
         """What an assistant message that is not the model's may not hold: a turn's tokens, the

@@ -450,7 +450,8 @@ class ChatFormat:
         if ids is None:
             masked, hidden = self._control_text.hide(new_messages, model_turns=())
             text = self._turn_end_text(last_token, masked, add_generation_prompt)
-            ids = self._control_text.encode_rendered(text, hidden) if hidden else self.encode(text)
+            marked = hidden or self._control_text.marked(text)  # a message's other fields: markers
+            ids = self._control_text.encode_rendered(text, hidden) if marked else self.encode(text)
             self._keep_delta(key, ids)
         return list(ids)
 
@@ -467,7 +468,7 @@ class ChatFormat:
         if ids is None:
             masked, hidden = self._control_text.hide(new_messages, model_turns=())
             text = self._turn_end_text(last_token, masked, add_generation_prompt)
-            if hidden:  # rare (a control token's text in an observation): encoded in place
+            if hidden or self._control_text.marked(text):  # rare (a control token's text): in place
                 ids = self._control_text.encode_rendered(text, hidden)
             else:
                 ids = await self.encode_async(text)

@@ -643,7 +643,9 @@ def _read_glm4_0414(text: str, known: set[str]) -> list[_Attempt]:
     """GLM-4-0414's segments (t3rl_core.parsers.glm4_0414): each call, and each segment that is an
     offered function's name then one JSON value other than an object (`add\\n[1, 2]`, `add\\nnull`):
     a call whose arguments are no object, which the detector would read as text (an answer) and every
-    other JSON format refuses (`_json_call`). A segment of any other text is text."""
+    other JSON format refuses (`_json_call`), or an object after another line break than one newline
+    (`add\\r\\n{…}`, a blank line), which the detector does not read either. A segment of any other
+    text is text."""
     from t3rl_core.parsers.glm4_0414 import segments  # lazy: only GLM-4-0414's parsers read them
 
     attempts = []
@@ -655,8 +657,18 @@ def _read_glm4_0414(text: str, known: set[str]) -> list[_Attempt]:
         if not newline or name.strip() not in known:
             continue
         try:
-            strict_json(rest.strip())
+            value = strict_json(rest.strip())
         except (json.JSONDecodeError, AmbiguousJSON):
+            continue
+        if isinstance(value, dict):
+            # An object the detector did not read: the line between the name and it is not one "\n"
+            # (a "\r\n", a blank line). The error said "must be a JSON object" of an object.
+            between = name[len(name.rstrip()) :] + newline + rest[: len(rest) - len(rest.lstrip())]
+            problem = (
+                f"the name {quoted(name.strip())} and its JSON object are separated by {between!r}: "
+                "write the name, one newline ('\\n') and the object, nothing else between them"
+            )
+            attempts.append(_Attempt(name.strip(), problem))
             continue
         attempts.append(_Attempt(name.strip(), "the arguments must be a JSON object"))
     return attempts
