@@ -987,12 +987,28 @@ SandboxFusionUrl = _kind(
 )
 # A Ray cluster for the Job Submission SDK: its dashboard (http://head:8265) or a Ray Client address
 # (ray://head:10001), never the GCS port 6379 that `ray start --address` takes.
+_ray_url = _url(
+    ("http", "https", "ray"),
+    {"/api/jobs": "the Job Submission client appends /api/jobs/ itself"},
+    _ray_ports,
+)
+
+
+def _ray_address(value: str) -> str:
+    """`auto` is Ray's word (ray.init, RAY_ADDRESS) for the cluster this machine runs, found through its
+    GCS; t3rl submits to a dashboard URL and resolves no word, so `http://auto` (a host named auto) was
+    the nearest reading offered. The cluster here is its dashboard's default address."""
+    if value.strip().lower() == "auto":
+        raise Corrected(
+            "'auto' is Ray's word for the cluster this machine runs; t3rl submits jobs to a dashboard URL "
+            "(ray start's default: http://127.0.0.1:8265)",
+            "http://127.0.0.1:8265",
+        )
+    return _ray_url(value)
+
+
 RayAddress = _kind(
     "Ray address",
     "a Ray dashboard URL http://head:8265 or a Ray Client address ray://head:10001",
-    _url(
-        ("http", "https", "ray"),
-        {"/api/jobs": "the Job Submission client appends /api/jobs/ itself"},
-        _ray_ports,
-    ),
+    _ray_address,
 )

@@ -21,7 +21,8 @@ a declaration:
 - a quoting fix splitting an option's own commas (override_syntax._options_whole);
 - SLURM's list of partitions (`SlurmPartitions`, marked `CommaList`: a sweep typed for it is answered
   with the value quoted);
-- an option of another group (`model=h200x8` → hardware=h200x8).
+- an option of another group (`model=h200x8` → hardware=h200x8);
+- Ray's `auto` typed for the dashboard address (the `RayAddress` kind corrects it to the cluster's here).
 
 See docs/explanation/preflight.md, "Hunt wave seven: keys, groups, launcher".
 """
@@ -322,3 +323,12 @@ def test_an_option_of_another_group_is_chosen_there(typed: str, meant: str) -> N
 def test_an_option_of_another_group_validates_there() -> None:
     (found,) = errors([S1, "model=h200x8"])
     assert errors(fixed([S1, "model=h200x8"], found)) == []
+
+
+# ------------------------------------------------------------------ Ray's word for the cluster here
+
+
+def test_rays_auto_is_read_as_the_clusters_dashboard_here() -> None:
+    (found,) = errors([S1, "executor=ray", "executor.address=auto"])
+    # was: "set executor.address=http://auto": a host named auto
+    assert "http://auto" not in found.fix and "executor.address=http://127.0.0.1:8265" in found.fix, found.fix
