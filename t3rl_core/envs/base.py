@@ -80,7 +80,11 @@ class Env(ABC):
         module is imported (so at `t3rl validate`, by the plugin's import), not at its first episode."""
         super().__init_subclass__(**kwargs)
         for name, value in cls.__dict__.items():
-            problem = override_problem(cls, name, value, Env) or _shared_problem(cls, name, value)
+            problem = (
+                override_problem(cls, name, value, Env)
+                or _shared_problem(cls, name, value)
+                or _bound_problem(cls, name, value)
+            )
             if problem is not None:
                 raise TypeError(problem)
         for name in ("reset", "step"):
@@ -153,6 +157,20 @@ def factory_problem(factory: Any) -> str | None:
 
 # Containers a class attribute would share, mutated, between every episode the class plays.
 _MUTABLE = (list, dict, set, bytearray)
+
+
+def _bound_problem(cls: type, name: str, value: Any) -> str | None:
+    """Why a world's `CALL_TIMEOUT_S` is no bound: a text ("30", from a config file) raised a TypeError
+    out of the episode loop, ending the whole eval; 0, a negative or NaN failed every episode as if its
+    calls "held the event loop". None (unbounded) or a positive finite number of seconds."""
+    if name != "CALL_TIMEOUT_S" or value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < float("inf"):
+        return None
+    return (
+        f"{cls.__name__}.CALL_TIMEOUT_S is {type(value).__name__} {value!r}: a call's bound is a positive "
+        "number of seconds (e.g. CALL_TIMEOUT_S = 30.0), or None for a world that bounds its own calls"
+    )
 
 
 def _shared_problem(cls: type, name: str, value: Any) -> str | None:

@@ -44,3 +44,23 @@ def test_a_numpy_flag_still_ends_the_episode(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(_Flagged, "DONE", numpy.True_)
     monkeypatch.setattr(wave3.World, "env_class", _Flagged)
     assert wave3._play(wave3._runner()) == "completed: "
+
+
+# ----------------------------------------------------------------------------- a bound that is no bound
+
+
+@pytest.mark.parametrize(
+    "bound", ["30", 0, -1, float("nan"), True], ids=["text", "zero", "negative", "nan", "bool"]
+)
+def test_a_call_bound_that_is_no_positive_number_is_refused_with_the_class(bound: Any) -> None:
+    """`CALL_TIMEOUT_S = "30"` (read from a config file as text) raised a TypeError out of the episode
+    loop, ending the eval; 0 or a negative failed every episode as if each call "held the event loop".
+    Now the class is refused where it is defined (at the plugin's import: `t3rl validate`), as a
+    mutable class attribute is; None and a positive number stay (no over-refusal)."""
+    with pytest.raises(
+        TypeError, match=r"CALL_TIMEOUT_S is .*: a call's bound is a positive number of seconds"
+    ):
+        type("Bounded", (wave3._Quick,), {"CALL_TIMEOUT_S": bound})
+    for fine in (None, 0.5, 30):
+        world = type("Bounded", (wave3._Quick,), {"CALL_TIMEOUT_S": fine})
+        assert fine == world.CALL_TIMEOUT_S
