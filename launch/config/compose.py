@@ -38,11 +38,11 @@ from launch.config.errors import (
     not_text_problem,
     undecodable_file,
 )
-from launch.config.fixes import assign
 from launch.config.hydra_internals import ConfigLoaderImpl
+from launch.config.key_refusals import added_again, unknown_key
 from launch.config.layers import AppliedOverride, Layer, leaves
 from launch.config.optional_groups import OPTIONAL_GROUPS, optional_group_choice
-from launch.config.override_fixes import nothing_to_delete, shell_word
+from launch.config.override_fixes import nothing_to_delete
 from launch.config.override_syntax import ConfigLookup
 from launch.config.search_path import PACKAGE_SOURCE, display_path, first_comment, local_file
 
@@ -522,97 +522,16 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
     while node is None and parent:  # a parent the config lacks: the first missing level is judged
         parent, _, leaf = parent.rpartition(".")
         node = OmegaConf.select(cfg, parent) if parent else cfg
-    below = key[len(_join(parent, leaf)) :]  # the rest of the key, under that level
     if override.is_add() and OmegaConf.select(cfg, key, throw_on_missing=False) is not None:
-        return Problem(
-            key=key,
-            message=f"'{key}' already exists, so it cannot be added with '+'",
-            source=f"override `{text}`",
-            fix=f"drop the '+': {text[1:]}",
-        )
+        return added_again(key, text)
     if override.is_delete() and not (isinstance(node, DictConfig) and leaf in node):
         siblings = [str(k) for k in node] if isinstance(node, DictConfig) else []
 
         return nothing_to_delete(key, text, siblings)
     if isinstance(node, DictConfig) and leaf not in node:
-        # lazy: the schema (pydantic), only to explain an unknown key
-        from launch.config.group_names import group_choice_fix  # lazy: only to explain a mistake
-        from launch.config.guess_values import takes  # lazy: only to explain a mistake
-        from launch.config.misplaced_keys import key_fits, misplaced_fix  # lazy: only to explain a mistake
-        from launch.config.misspelt_secrets import unknown_key_fix  # lazy: only to explain a mistake
-        from launch.config.schema_walk import field_names
-
         composed = OmegaConf.to_container(cfg, resolve=False)
-        known = set(node.keys()) | set(field_names(parent, composed))
-        group = None if parent or below else group_choice(leaf, override.value(), known)
-        guess = did_you_mean(leaf, known)
-        if guess == leaf and below and not key_fits(key, composed):
-            # `stages.eval.eval.engine.model_path`: the section is a field here, the key below is not one
-            # of the section the stage reads (an HF engine's under the SGLang engine)
-            from launch.config.other_entries import other_entries_fix  # lazy: only to explain a mistake
-
-            inner = _join(parent, leaf) + below
-            other = other_entries_fix(inner, composed)
-            if other is not None:
-                return Problem(
-                    key=key,
-                    message=f"unknown key '{inner.rpartition('.')[2]}' under '{inner.rpartition('.')[0]}'",
-                    source=f"override `{text}`",
-                    fix=f"drop `{text}` ({other.partition(' (')[2]}",
-                )
-        if guess and not key_fits(_join(parent, guess) + below, composed):
-            guess = None  # `train.lr` → `tracking.lr` would only be refused again
-        elif (
-            guess
-            and guess != leaf
-            and not below
-            and not takes(_join(parent, guess), override.value(), composed)
-        ):
-            guess = None  # `micro_batch_size=2` → `dynamic_batch=2`: the switch refuses the count
-        where = f"under '{parent}'" if parent else "at the top level"
-        # Before the Problem is made: its source quotes the value, masked if it is a credential.
-        secret_fix = unknown_key_fix(key, _value_text(override), _join(parent, guess) if guess else None)
-        if group or secret_fix:
-            fix = group_choice_fix(group) if group else f"did you mean '{_join(parent, guess)}'? {secret_fix}"
-            return Problem(
-                key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix
-            )
-        if not guess and parent:
-            from launch.config.schema_errors import other_kinds_fix  # lazy: only to explain a mistake
-
-            # `executor.partition` under the local executor, `env.user.…` under BFCL: a key of another
-            # kind of the section is that kind's to choose, not a key of the same name elsewhere
-            other = other_kinds_fix(parent, leaf, composed, f"override `{text}`")
-            if other is not None:
-                return Problem(
-                    key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=other
-                )
-        # Under a mapping of entries the user names (services) the key is a new entry, not a misplaced one.
-        placed = (
-            misplaced_fix(key, _value_text(override), composed, (leaf, guess) if guess else None, parent)
-            if known
-            else None
-        )
-        if guess == leaf:  # a schema field this composition leaves at its default: add it
-            return Problem(
-                key=key,
-                message=f"'{leaf}' is a field {where} that this config does not set",
-                source=f"override `{text}`",
-                fix=f"add it with '+': {shell_word(f'+{key}={_value_text(override)}')}",
-            )
-        fix = (
-            placed
-            if placed
-            else f"did you mean '{_join(parent, guess)}{below}'? e.g. "
-            + assign(composed, _join(parent, guess) + below, _value_text(override))
-            if guess
-            else (f"known keys {where}: {', '.join(sorted(known))}")
-            if known
-            # a mapping of entries the user names (services): nothing to guess from, an entry to add
-            else f"'{parent}' holds entries you name, none set here: add one with '+': "
-            f"+{key}={_value_text(override)} (its fields: t3rl show --explain {parent})"
-        )
-        return Problem(key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix)
+        assert isinstance(composed, dict)
+        return unknown_key(key, text, override.value(), parent, node.keys(), composed, group_choice)
     from launch.config.composition_fixes import unmet_condition  # lazy: only to explain a mistake
 
     unmet = unmet_condition(text, key, str(error)) if override.is_delete() else None
@@ -951,13 +870,3 @@ def _strip_defaults(cfg: Any) -> None:
             cfg.pop("defaults", None)
     for _key, value in cfg.items_ex(resolve=False):
         _strip_defaults(value)
-
-
-def _join(parent: str, leaf: str | None) -> str:
-    return f"{parent}.{leaf}" if parent else str(leaf)
-
-
-def _value_text(override: Override) -> str:
-    return (
-        override.input_line.split("=", 1)[1] if override.input_line and "=" in override.input_line else "..."
-    )

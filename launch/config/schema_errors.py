@@ -547,12 +547,14 @@ def _swapped_after(key: str, provenance: Provenance) -> str | None:
 
 def other_kinds_fix(parent: str, leaf: str, root: Mapping[str, Any], source: str) -> str | None:
     """`env.user` set for an env kind that has no such field while another kind has it."""
-    from launch.config.compose import group_options, option_name  # lazy: only to explain a mistake
-    from launch.config.section_kinds import kind_fix, kinds_with_field  # lazy: likewise
+    from launch.config.section_kinds import kind_fix, kinds_with_field  # lazy: only to explain a mistake
 
     kinds = kinds_with_field(parent, leaf, root) if parent else []
     if not kinds:
         return None
+    # lazy: Hydra, only where another kind has the key (a key refused without Hydra asks this first)
+    from launch.config.compose import group_options, option_name
+
     group = parent.rpartition(".")[2]
     # an option chooses its kind by the registry name it sets, or (a union told apart by `kind`) is named so
     options = {option: option_name(f"{group}/{option}") or option for option in group_options(group)}

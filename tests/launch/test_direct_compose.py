@@ -307,7 +307,6 @@ def test_null_over_a_list_or_a_mapping_a_file_brought(tmp_path: Path) -> None:
     [
         ["reward=progress,binary"],  # a sweep
         ["~seed=42"],  # deletes only while the value is 42
-        ["~nothing"],  # Hydra's words: nothing to delete
         ["~model"],  # a group's entry deleted from the defaults list
         ["++model=x"],  # a group
         ["++seed.x=1"],  # a scalar parent OmegaConf replaces by a mapping
@@ -330,13 +329,9 @@ def test_null_over_a_list_or_a_mapping_a_file_brought(tmp_path: Path) -> None:
         ["env.sandbox.env_allowlist=['${a}']"],
         ["name=${model.name}"],
         ["hardware.env_vars=[1,2]"],
-        ["no_such_key=1"],
         ["model=no_such_model"],
-        ["+seed=3"],  # exists
         ["model.parsers=x"],  # a mapping replaced by a scalar
-        ["+model.parsers=null"],  # Hydra's words: an item is already there
         ["curriculum=bfcl_stage1"],  # a group no defaults list names at the root
-        ["x={a: 1}"],  # a key the config lacks, without +
         ["eval.server={newkey: 1}"],  # a key the mapping lacks, without +
         ["+experiment=stage1_bfcl", "stages.train={curriculum: {nosuch: 1}}"],  # ... at any depth
         ["+experiment=stage1_bfcl", "model.architecture.extra_args={a: 1}"],  # a mapping over a list
@@ -345,6 +340,48 @@ def test_null_over_a_list_or_a_mapping_a_file_brought(tmp_path: Path) -> None:
     ],
 )
 def test_what_it_leaves_to_hydra(overrides: list[str]) -> None:
+    assert compose_directly(overrides, [], {}) is None
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["~nothing"],  # nothing to delete
+        ["no_such_key=1"],
+        ["+seed=3"],  # '+' of a key the config has
+        ["+model.parsers=null"],  # ... a mapping
+        ["x={a: 1}", "y=[1]", "z=null"],  # a key the config lacks, without '+', one problem each
+        ["modle=qwen3_8b"],  # a group misspelt: its choice is the fix
+        ["+experiment=stage1_bfcl", "env.max_steps=5", "seed=4", "hardware.num_nodes=2"],  # fields left unset
+        ["+experiment=stage1_bfcl", "stages.train.curriculum.optimizer.lrr=1e-5"],  # deep, misspelt
+        ["+experiment=stage1_bfcl", "stages.nosuch.curriculum.lr=1", "~stages.train.nosuch.x"],  # no parent
+        ["+experiment=stage1_bfcl", "hardware.micro_batch_size=2", "+hardware.nodes=2"],
+        ["+experiment=hub_env_grpo", "services.s.kind=command"],  # entries one names, none set
+        ["executor=slurm", "executor.partitionn=gpu"],
+        ["+experiment=stage1_bfcl", "wandb_api_key=abc123secretvalue0"],  # a credential's value, masked
+        ["+x.y=1", "x.z=2"],  # a key added by an earlier override is there for the next one
+    ],
+)
+def test_a_key_refused_is_refused_directly_with_hydras_problems(overrides: list[str]) -> None:
+    """A key the config lacks (or has, for '+') is refused without Hydra, every override's problem in
+    Hydra's words and order."""
+    with pytest.raises(ConfigError) as direct:
+        compose_directly(overrides, [], {})
+    with pytest.raises(ConfigError) as hydra:
+        plain_with_hydra(overrides, [], Reads())
+    assert [repr(p) for p in direct.value.problems] == [repr(p) for p in hydra.value.problems]
+    assert direct.value.warnings == hydra.value.warnings
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["no_such_key=1", "reward=progress,binary"],  # and a sweep: Hydra's problem is the sweep's
+        ["no_such_key=1", "seed=[1]"],  # and an override Hydra applies otherwise
+        [*SEARCH, "no_such_key=1"],  # Hydra's own node among the top-level keys
+    ],
+)
+def test_a_key_refused_beside_what_hydra_judges_is_left_to_it(overrides: list[str]) -> None:
     assert compose_directly(overrides, [], {}) is None
 
 

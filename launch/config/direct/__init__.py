@@ -6,7 +6,9 @@ overrides of existing keys), this package computes the same composition directly
 list, merged the same way, the same overrides, interpolations and provenance. Everything it does not
 handle exactly (a sweep, a Hydra setting, `~key`, a list value, an unusual interpolation, any error)
 raises `Unsupported`, and `launch.config.resolved` composes with Hydra instead, which also words every
-error. `tests/launch/test_direct_compose.py` checks that both give identical results on every shipped
-experiment and a corpus of override lines. `listing.py` reads what `t3rl ls` shows through the same
-`Repository`, leaving to Hydra what it does not read exactly.
+error but one: an override of a key the config lacks (or `+` of one it has), the commonest mistake, is
+refused here in Hydra's words (`refusals.py`). `tests/launch/test_direct_compose.py` checks that both
+give identical results (and problems) on every shipped experiment and a corpus of override lines.
+`listing.py` reads what `t3rl ls` shows through the same `Repository`, leaving to Hydra what it does
+not read exactly.
 """

@@ -12,9 +12,11 @@ from launch.config.direct.config_files import Repository
 from launch.config.direct.defaults import Choice, Chosen, DefaultsList
 from launch.config.direct.interpolation import Resolver
 from launch.config.direct.nodes import Box, embedded, merge, plain
-from launch.config.direct.overrides import Override, apply, parse, sets_hydras_node
+from launch.config.direct.overrides import Override, Refused, apply, parse, sets_hydras_node
+from launch.config.direct.refusals import refusal
 from launch.config.direct.unsupported import Unsupported
 from launch.config.env_references import ENVIRONMENT_KEYS, kept_text, unset_variables
+from launch.config.errors import ConfigError
 from launch.config.layers import AppliedOverride, Layer, leaves
 from launch.config.optional_groups import optional_group_choice
 from launch.config.plain import Plain, Reads
@@ -51,8 +53,9 @@ class _NodeShape(Unsupported):
 def compose_directly(
     overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str, str | None]
 ) -> Plain | None:
-    """The composition of this command line, or None to compose with Hydra. `env` gets each
-    environment variable the interpolations read, with its value (for the composition cache)."""
+    """The composition of this command line, or None to compose with Hydra; ConfigError with Hydra's
+    problems when its overrides name keys the config lacks (`refusals`). `env` gets each environment
+    variable the interpolations read, with its value (for the composition cache)."""
     read: dict[str, str | None] = {}
     global _unjudged
     try:
@@ -128,8 +131,18 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
     hydra = config.pop("hydra", None)
     if hydra is not None and (not isinstance(hydra, dict) or "searchpath" in hydra):
         raise Unsupported("a config that sets Hydra's search path in Hydra's own node")
+    problems = []
     for override in key_overrides:
-        apply(config, override)
+        try:
+            apply(config, override)
+        except Refused:
+            # Hydra words each such override from the config it applies it to, its own node among the
+            # top-level keys: that node is not here (a file's section, a search's), so those are its.
+            if hydra is not None or defaults.hydra_entries or node_settings or "hparams_search" in choices:
+                raise
+            problems.append(refusal(config, override))
+    if problems:
+        raise ConfigError(problems)
     shape = _node_shape(repo, node_settings, defaults, hydra, choices, config_dirs)
     _keep_environment_references(config)
 

@@ -200,19 +200,30 @@ def _element(text: str, at: int) -> tuple[Any, int]:
     return _value(scalar.group(1)), scalar.end()
 
 
+class Refused(Unsupported):
+    """An override Hydra refuses for its key alone, before changing the config: a key the config lacks
+    (at any level, without '+'; `~` of one), or `+` of a key holding a value it reads as is. Hydra's
+    words for it are `launch.config.key_refusals`' (`launch.config.direct.refusals`)."""
+
+
 def apply(config: dict[str, Any], override: Override) -> None:
     """Set the override's value in the (boxed) composed config, or raise Unsupported where Hydra would
-    refuse it or do something else (a missing key, a mapping or list replaced, an interpolated parent)."""
+    refuse it (Refused: see there) or do something else (a mapping or list replaced, an interpolated
+    parent)."""
     *parents, last = override.key.split(".")
     node = config
     for part in parents:
         child = node.get(part)
+        if part not in node and override.prefix not in ("+", "++"):
+            raise Refused(f"{override.text}: no key {part}")
         if child is None and override.prefix in ("+", "++"):
             node[part] = child = {}
         if not isinstance(child, dict):
             raise Unsupported(f"{override.text}: {part} is not a mapping of the config")
         node = child
     current = node.get(last)
+    if last not in node and override.prefix in ("", "~"):
+        raise Refused(f"{override.text}: no key {last}")
     if override.delete:
         _delete(node, last, current, override)
         return
@@ -223,6 +234,8 @@ def apply(config: dict[str, Any], override: Override) -> None:
         _apply_list(node, last, current, override)
         return
     if override.add:
+        if isinstance(current, dict | list) or (isinstance(current, Box) and _read_as_is(current.value)):
+            raise Refused(f"{override.text}: the key exists")
         if current is not None and not (isinstance(current, Box) and current.value is None):
             raise Unsupported(f"{override.text}: the key exists")
     elif isinstance(current, dict | list) and override.value is None:
@@ -236,6 +249,11 @@ def apply(config: dict[str, Any], override: Override) -> None:
         current.value = override.value
     else:
         node[last] = Box(override.value)
+
+
+def _read_as_is(value: Any) -> bool:
+    """A value OmegaConf selects as it stands: not null, not an interpolation, not left unset."""
+    return value is not None and not is_interpolation(value) and value != _MISSING
 
 
 def _delete(node: dict[str, Any], last: str, current: Any, override: Override) -> None:
