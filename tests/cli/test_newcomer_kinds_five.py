@@ -164,35 +164,56 @@ def test_an_error_of_no_file_is_left_as_it_is(tmp_path: Path) -> None:
 # ------------------------------------------- the eval stage's command on a full disk
 
 
-def _eval_stage(tmp_path: Path, out: Path, **environ: str) -> subprocess.CompletedProcess[str]:
-    """The eval stage's own command (reference engine, two BFCL tasks) into `out`."""
+def _eval_args(tmp_path: Path, out: Path) -> list[str]:
+    """The eval stage's own arguments (reference engine, two BFCL tasks) into `out`."""
     runtime = tmp_path / "runtime.yaml"
     runtime.write_text(yaml.safe_dump({"t3rl": bfcl_runtime().model_dump(mode="json")}))
     eval_config = tmp_path / "eval.yaml"
     eval_config.write_text(yaml.safe_dump({"engine": {"name": "reference"}, "concurrency": 1}))
     data = write_jsonl(bfcl_rows(1)[:2], tmp_path / "bfcl_test.jsonl")
-    command = [sys.executable, "-m", "t3rl_core.eval", "--runtime-config", str(runtime)]
-    command += ["--eval-config", str(eval_config), "--data", str(data), "--out", str(out), "--no-progress"]
+    args = ["--runtime-config", str(runtime), "--eval-config", str(eval_config), "--data", str(data)]
+    return [*args, "--out", str(out), "--no-progress"]
+
+
+def _eval_stage(tmp_path: Path, out: Path, **environ: str) -> subprocess.CompletedProcess[str]:
+    """The eval stage's own command, `python -m t3rl_core.eval` (_eval_args), in a process of its own."""
+    command = [sys.executable, "-m", "t3rl_core.eval", *_eval_args(tmp_path, out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), **environ}
     return subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env)
 
 
-@pytest.mark.parametrize("record", ["trajectories.jsonl", "trajectories.index.jsonl"])
-def test_the_eval_stage_on_a_full_disk_ends_with_one_line_not_a_traceback(
-    tmp_path: Path, record: str
-) -> None:
-    """Before: 'Traceback (most recent call last): … OSError: [Errno 28] No space left on device' (exit 1)."""
+def _full_disk_line(path: Path) -> str:
+    return (
+        f"error: {path}: No space left on device (the disk is full: free space or choose another directory)"
+    )
+
+
+def test_the_eval_stage_on_a_full_disk_ends_with_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """Before: 'Traceback (most recent call last): … OSError: [Errno 28] No space left on device' (exit 1).
+    The stage's own process: its entry point (stage_main) prints the line and sets the exit code."""
     out = tmp_path / "out"
     out.mkdir()
-    (out / record).symlink_to("/dev/full")
+    (out / "trajectories.jsonl").symlink_to("/dev/full")
     done = _eval_stage(tmp_path, out)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr + done.stdout, done.stderr
-    last = done.stderr.strip().splitlines()[-1]
-    assert last == (
-        f"error: {out / record}: No space left on device (the disk is full: free space or choose another "
-        "directory)"
-    ), done.stderr
+    assert done.stderr.strip().splitlines()[-1] == _full_disk_line(out / "trajectories.jsonl"), done.stderr
+
+
+def test_a_full_disk_under_the_trajectory_index_is_named_as_that_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index's own writer, in this process: what reaches stage_main (the case above runs it in the
+    stage's process, ~2.5 s of CPU a start) is an OSError from which it reads the index's line."""
+    from t3rl_core.eval.__main__ import main  # lazy: the eval stage's modules, for this case only
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "trajectories.index.jsonl").symlink_to("/dev/full")
+    with pytest.raises(OSError) as raised:
+        main(_eval_args(tmp_path, out))
+    assert os_error_line(raised.value) == _full_disk_line(out / "trajectories.index.jsonl")
 
 
 # ------------------------------------------- the eval's first line comes at once, in one declared format
