@@ -27,8 +27,40 @@ def with_group_fixes(
     its options gets the group choice as its fix; `overrides`: the command line, for a group an
     experiment's defaults list mounts at `key` (`/curriculum@stages.train.curriculum: bfcl_stage1`)."""
     return [
-        _chosen(p, config_dirs, overrides) or _added_beside(p, config_dirs, overrides) or p for p in problems
+        _chosen(p, config_dirs, overrides)
+        or _added_beside(p, config_dirs, overrides)
+        or _misspelt_at_mount(p, config_dirs, overrides)
+        or p
+        for p in problems
     ]
+
+
+# group_names.group_choice_fix's words: "did you mean the config group 'curriculum'? curriculum=bfcl_stage2".
+_GROUP_MEANT = r"^did you mean the config group '(?P<group>\w+)'\? \+?(?P=group)=(?P<option>[\w.-]+)$"
+
+
+def _misspelt_at_mount(
+    problem: Problem, config_dirs: Sequence[str], overrides: Sequence[str]
+) -> Problem | None:
+    """`+curriculm=bfcl_stage2`: the group meant is chosen where the experiment mounts it
+    (`curriculum@stages.train.curriculum=…`), not at its own name, which the defaults list has no entry
+    for (that choice was refused in turn, with the mount as its fix: two steps)."""
+    found = re.match(_GROUP_MEANT, problem.fix)
+    typed = problem.source.removeprefix("override `").removesuffix("`")
+    if found is None or typed not in overrides:
+        return None
+    from launch.config.compose import compose  # lazy: Hydra's config loader, only on a schema error's path
+
+    try:
+        choices = compose([o for o in overrides if o != typed], config_dirs).choices
+    except ConfigError:
+        return None
+    group, option = found["group"], found["option"]
+    mounts = [entry for entry, chosen in choices.items() if entry.startswith(f"{group}@") and chosen]
+    if group in choices or not mounts:
+        return None
+    chosen = " or ".join(f"{entry}={option}" for entry in mounts)
+    return problem.replace(fix=f"did you mean the config group '{group}'? {chosen}")
 
 
 # "conf/curriculum/bfcl_stage2.yaml (chosen by override `+curriculum=bfcl_stage2`)": a group added with '+'.

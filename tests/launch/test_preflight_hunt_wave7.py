@@ -332,3 +332,10 @@ def test_rays_auto_is_read_as_the_clusters_dashboard_here() -> None:
     (found,) = errors([S1, "executor=ray", "executor.address=auto"])
     # was: "set executor.address=http://auto": a host named auto
     assert "http://auto" not in found.fix and "executor.address=http://127.0.0.1:8265" in found.fix, found.fix
+
+
+def test_a_misspelt_group_is_chosen_at_its_mount() -> None:
+    typed = "+curriculm=bfcl_stage2"  # was: `curriculum=bfcl_stage2`, refused in turn (no such entry)
+    (found,) = errors([S1, typed])
+    assert found.fix.endswith("curriculum@stages.train.curriculum=bfcl_stage2"), found.fix
+    assert errors(fixed([S1, typed], found)) == []
