@@ -34,7 +34,7 @@ OWN = {
     "t3rl_core/sandbox/child/zygote.py": (1, "the spec its parent sends"),
     "t3rl_core/hooks/mis.py": (1, "the launcher's config, in an environment variable"),
     "t3rl_core/hooks/advantage.py": (1, "the launcher's config, in an environment variable"),
-    "t3rl_core/parsers/tool_calls.py": (3, "a model's calls, held to parsers.nesting.MAX_NESTING first"),
+    "t3rl_core/parsers/tool_calls.py": (4, "a model's calls, held to parsers.nesting.MAX_NESTING first"),
     "t3rl_core/envs/call_worker.py": (1, "the call its parent sends"),
     "t3rl_core/envs/bfcl/world.py": (1, "a value t3rl just wrote with json.dumps"),
     "t3rl_core/chat/pieces.py": (1, "the tokenizers library's own state"),
