@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, TypeAdapter, ValidationError
@@ -231,8 +232,7 @@ class Registry:
                 self.kind,
                 name,
                 f"cannot import {module}: {exc}",
-                f"install the package that provides {module.split('.')[0]} (pip install -e DIR) "
-                "or add its directory to PYTHONPATH",
+                _not_importable_fix(module.split(".")[0]),
                 nearest,
             ) from exc
         except AttributeError as exc:
@@ -568,6 +568,50 @@ def registered(base: type[BaseModel], registry: Registry) -> Any:
     this function without an import circle.
     """
     return Annotated[base, AsItsOwnModel(), BeforeValidator(registry.validate)]
+
+
+# Below the working directory, how deep a plugin's package not installed is looked for (the checkout's
+# examples/plugin/t3rl_counter is two levels down), and the directories never walked.
+_PACKAGE_DEPTH = 2
+_NOT_WALKED = frozenset(
+    {".git", ".venv", "venv", "node_modules", "site-packages", "runs", "plans", "__pycache__"}
+)
+
+
+def _not_importable_fix(top: str) -> str:
+    """The fix of a plugin whose package `top` does not import: the directory holding it, when it sits
+    below the working directory not installed (the example's `examples/plugin/t3rl_counter`: was
+    `pip install -e DIR`, which DIR left to guess); else what to do, in general."""
+    home = _package_home(top)
+    if home is None:
+        return (
+            f"install the package that provides {top} (pip install -e DIR) or add its directory to PYTHONPATH"
+        )
+    installable = any((home / name).is_file() for name in ("pyproject.toml", "setup.py"))
+    install = f" (or pip install -e {home}, its project)" if installable else ""
+    return f"{home}/{top} is not importable here: put its directory on the path, PYTHONPATH={home}{install}"
+
+
+def _package_home(top: str) -> Path | None:
+    """The directory holding package `top` (its `__init__.py`) at most `_PACKAGE_DEPTH` levels below the
+    working directory, the shallowest first; None when there is none (or the walk cannot read)."""
+    level = [Path.cwd()]
+    for _ in range(_PACKAGE_DEPTH + 1):
+        found = next((d for d in level if (d / top / "__init__.py").is_file()), None)
+        if found is not None:
+            return found
+        below = []
+        for directory in level:
+            try:
+                below += [d for d in sorted(directory.iterdir()) if d.is_dir() and _walked(d.name)]
+            except OSError:
+                continue
+        level = below
+    return None
+
+
+def _walked(name: str) -> bool:
+    return not name.startswith(".") and name not in _NOT_WALKED
 
 
 def _nearest(path: str) -> str | None:

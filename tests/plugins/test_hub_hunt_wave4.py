@@ -5,10 +5,13 @@ one world played through the episode loop (the harness of wave three).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from t3rl_core import registry
+from t3rl_core.registries import REWARDS
 from t3rl_core.types import Action, Transition
 from tests.plugins import test_hub_hunt_wave3 as wave3
 
@@ -64,3 +67,31 @@ def test_a_call_bound_that_is_no_positive_number_is_refused_with_the_class(bound
     for fine in (None, 0.5, 30):
         world = type("Bounded", (wave3._Quick,), {"CALL_TIMEOUT_S": fine})
         assert fine == world.CALL_TIMEOUT_S
+
+
+# ---------------------------------------------------------------------- a plugin's package not installed
+
+
+def test_a_plugin_package_below_the_working_directory_is_named_with_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl validate --config-dir examples/plugin/conf +experiment=counter` in the checkout, the example's
+    package not installed. Was: `fix: install the package that provides t3rl_counter (pip install -e DIR)
+    or add its directory to PYTHONPATH`, DIR left to guess. Now the directory below the working
+    directory holding the package, as PYTHONPATH (and its project for pip); applied, the plugin imports.
+    Nowhere below: the general fix, as before."""
+    project = tmp_path / "plugins" / "hunt4proj"
+    (project / "hunt4pkg").mkdir(parents=True)
+    (project / "hunt4pkg" / "__init__.py").write_text("class R:\n    pass\n")
+    (project / "pyproject.toml").write_text("[project]\nname = 'hunt4pkg'\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(registry.PluginError) as refused:
+        REWARDS.entry("hunt4pkg:R")
+    assert refused.value.fix == (
+        f"{project}/hunt4pkg is not importable here: put its directory on the path, PYTHONPATH={project} "
+        f"(or pip install -e {project}, its project)"
+    ), refused.value.fix
+    monkeypatch.syspath_prepend(str(project))  # the fix applied
+    assert registry.load_object("hunt4pkg:R").__name__ == "R"
+    monkeypatch.chdir(tmp_path / "plugins" / "hunt4proj" / "hunt4pkg")
+    assert "pip install -e DIR" in registry._not_importable_fix("hunt4absent")
