@@ -43,6 +43,12 @@ from t3rl_core.secret_name_words import (
     looks_like_credential,
 )
 
+# Between texts scanned as one (`secret_shapes.any_credentials_in`, `launch.config.secrets.scrub_texts`):
+# no shape matches across it (no name, value, space or quote class holds it), each reads it as the end
+# of a text (no letter, digit, `_` or `-`), and a line's reader as a line's start: the texts joined by it
+# hold a credential wherever one of them does.
+SEPARATOR = "\0"
+
 # ------------------------------------------------------------------ base64url keys by their look
 
 _URL_RUN = r"[A-Za-z0-9_-]{32,256}"
@@ -409,7 +415,44 @@ def column_value_spans(text: str, lower: str) -> list[tuple[int, int]]:
                     a, b = found[i]
                     if _named_value(lines[row][a:b]):
                         spans.append((starts[row] + a, starts[row] + b))
+        if len(header) <= _ALIGNED_WIDTH and not any(separator in header for separator in _CELL_SEPARATORS):
+            spans += [(starts[row] + a, starts[row] + b) for row, a, b in _aligned_values(lines, index)]
     return spans
+
+
+# A table laid out by spaces alone (pandas' print of a frame, `column -t`, kubectl's custom columns):
+# cells parted by two spaces or more, a column's cells standing under its header (left-, right- or
+# centre-aligned), at most this wide a line.
+_ALIGNED_CELL = re.compile(r"\S+(?: \S+)*")
+# A header's cell: a column's name (`User name`, `password`, `ACCESS_KEY`, `Secret access key (s3)`).
+_COLUMN_NAME = r"[A-Za-z_][\w .()/-]{0,63}"
+_ALIGNED_WIDTH = 512
+
+
+def _aligned_values(lines: list[str], index: int) -> list[tuple[int, int, int]]:
+    """(row, start, end) of each value under a header cell of `lines[index]` that names a credential,
+    in the rows below it up to a blank line: the row's cell that overlaps the header cell's columns
+    most, judged as a name's value (`_named_value`)."""
+    header = lines[index].expandtabs()
+    cells = [found.span() for found in _ALIGNED_CELL.finditer(header)]
+    named = [(a, b) for a, b in cells if _names_column(header[a:b])]
+    if not named or not 2 <= len(cells) <= _MOST_CELLS:
+        return []
+    if not all(re.fullmatch(_COLUMN_NAME, header[a:b]) for a, b in cells):
+        return []  # a line of code or YAML with a comment after two spaces (`kind: TokenKind  # the token`)
+    values = []
+    for row in range(index + 1, len(lines)):
+        line = lines[row]
+        if not line.strip() or "\t" in line or len(line) > _ALIGNED_WIDTH:
+            break
+        found = [match.span() for match in _ALIGNED_CELL.finditer(line)]
+        if len(found) < 2:
+            break
+        for a, b in named:
+            overlap = max(found, key=lambda span: min(span[1], b) - max(span[0], a))
+            if min(overlap[1], b) > max(overlap[0], a) and _named_value(line[overlap[0] : overlap[1]]):
+                values.append((row, *overlap))
+    return values
 
 
 def _cells(line: str, separator: str) -> list[tuple[int, int]]:
@@ -713,7 +756,7 @@ _ENTRY_WORDS = ("key", "token", "secret", "pass", "pwd", "auth", "cred", "pat")
 # its sign and what follows on the line.
 _ENTRY = re.compile(
     r"([ \t]*)(?:-[ \t]+)?(?:export[ \t]+)?([\"']?)([A-Za-z_][\w.-]{0,127})\2"
-    r"[ \t]*(=>|[:?+]=|:|=)[ \t]*(\S[^\r\n]*?)[ \t]*(?=\r?\n|\Z)"
+    r"[ \t]*(=>|[:?+]=|:|=)[ \t]*(\S[^\r\n\0]*?)[ \t]*(?=\r?\n|\0|\Z)"
 )
 _BLOCK_INDICATOR = re.compile(r"[|>][+-]?[0-9]?[+-]?[ \t]*(?:#.*)?")
 # What a plain value may not begin with: a quoted, flow, anchored or tagged value, a comment (the
@@ -732,10 +775,14 @@ def entry_value_spans(text: str, lower: str) -> list[tuple[int, int]]:
     entry: a YAML block scalar, a plain scalar continued): the whole value, judged as a name's is (8+
     characters besides spaces, a letter and a digit; not a reference, nor a special token `<…>`). A
     value of one word on its line is the other readers' (`HF_TOKEN=V`)."""
-    if text.find("\n", 0, len(text) - 1) < 0:  # one line (an eval's record): its start only
+    if text.find("\n", 0, len(text) - 1) < 0 and SEPARATOR not in text:  # one line (an eval's record)
         starts = {0}
-    else:
-        starts = {text.rfind("\n", 0, at) + 1 for word in _ENTRY_WORDS for at in _finds(lower, word)}
+    else:  # a line begins a text of its own too, where texts are scanned joined (`SEPARATOR`)
+        starts = {
+            max(text.rfind("\n", 0, at), text.rfind(SEPARATOR, 0, at)) + 1
+            for word in _ENTRY_WORDS
+            for at in _finds(lower, word)
+        }
     spans = []
     for start in sorted(starts):
         found = _ENTRY.match(text, start)

@@ -37,13 +37,9 @@ from t3rl_core.secret_name_words import (
     looks_like_credential,
 )
 from t3rl_core.secret_pieces import unfolded
-from t3rl_core.secret_prose import is_url_key, item_value_span, prose_spans
+from t3rl_core.secret_prose import SEPARATOR, is_url_key, item_value_span, prose_spans
 
 MASK = "***"
-# Between texts scanned as one (`any_credentials_in`): no shape below matches across it (no name, value,
-# space or quote class holds it) and each treats it as the end of a text (no letter, digit, `_` or `-`),
-# so the texts joined by it hold a credential wherever one of them does.
-SEPARATOR = "\0"
 # Every issuer's token, one row each: who issues it, what its tokens begin with (text holding none of
 # these is not searched), the pattern of a whole token, and the pattern of its beginning that a view
 # cutting it short (`sk-proj-Ab12…`) leaves recognisable (None: too short or plain to tell from a word

@@ -50,7 +50,7 @@ from t3rl_core.secret_names import (
     reference_default,
 )
 from t3rl_core.secret_pieces import mask_values
-from t3rl_core.secret_shapes import any_credentials_in, credentials_in, is_shaped_credential
+from t3rl_core.secret_shapes import SEPARATOR, any_credentials_in, credentials_in, is_shaped_credential
 
 MASK = "***"
 
@@ -134,9 +134,10 @@ _SCRUBBED_COUNT = 512
 def scrub_texts(texts: Sequence[str], secrets: Iterable[str] | None = None) -> list[str]:
     """`scrub_text` of each of `texts`, in one scrub of them all when that changes nothing (the usual
     case: a run's ~700 provenance keys): joined by a space, which no credential's shape, URL or query
-    value runs on across, every text that a scrub would change changes the joined text too."""
+    value runs on across, and `SEPARATOR`, where a line's reader sees a text begin (`password: a b 1234`
+    is its own line's entry), every text that a scrub would change changes the joined text too."""
     values = secret_values() if secrets is None else frozenset(secrets)
-    joined = " ".join(texts)
+    joined = f" {SEPARATOR} ".join(texts)
     if scrub_text(joined, values) == joined:
         return list(texts)
     return [scrub_text(text, values) for text in texts]

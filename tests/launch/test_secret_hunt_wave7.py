@@ -21,8 +21,9 @@ from collections.abc import Callable
 
 import pytest
 
-from launch.config.secrets import scrub_text
+from launch.config.secrets import scrub_obj, scrub_text, scrub_texts
 from t3rl_core.secret import mask_episode_text, mask_text
+from t3rl_core.secret_shapes import any_credentials_in
 
 V = "Zq81Lm20Xc77Rt5mN8w3"
 HEX = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"  # a 40-digit hex key (GitHub's classic tokens' look)
@@ -267,3 +268,49 @@ def test_the_new_value_of_a_change_under_a_credentials_name_is_masked(text: str)
 
 def test_a_change_of_a_plain_setting_stays() -> None:
     _kept("max_tokens: 4096 -> 8192")
+
+
+# ------------------------------------------------------------------ a table laid out by spaces
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"    user         password\n0  alice  {PASSWORD}\n1    bob  {V}",  # pandas' print of a frame
+        f"NAME       TOKEN\ndefault    {V}\nbuilder    {V[::-1]}",  # kubectl's custom columns
+        f"User name  Password         Console login link\nalice      {PASSWORD}  https://x.example.com/console",
+    ],
+)
+def test_a_value_under_a_credential_column_of_a_space_aligned_table_is_masked(text: str) -> None:
+    _masked(text, PASSWORD, V, V[::-1])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "step  max_tokens  reward\n1     4096        0.5\n2     8192abc1    0.7",
+        "name   token_count\nfoo    12345678a",
+        "Name        Token budget\nexample1    abc12345678",
+        "    kind: TokenKind  # the kind of token\n    line: int  # the 1-indexed line number 2",
+        "user   password\nalice  env:DB_PASS1",
+    ],
+)
+def test_a_space_aligned_table_without_a_credential_column_or_code_stays(text: str) -> None:
+    _kept(text)
+
+
+# ------------------------------------------------------------------ texts scanned joined
+
+
+def test_an_entry_that_begins_a_config_value_is_masked_where_texts_are_scanned_joined() -> None:
+    """`++hardware.env_vars.NOTE='password: my dog 1234 rex'`: the value is its own text's first line,
+    but config.yaml, manifest.json and the printed commands scrub a config's texts joined into one
+    first (`scrub_texts`, `holds_secret`), and pre-flight scans them so (`any_credentials_in`)."""
+    value = "password: my dog 1234 rex"
+    assert scrub_obj({"hardware": {"env_vars": {"NOTE": value, "MODE": "fast"}}}) == {
+        "hardware": {"env_vars": {"NOTE": "password: ***", "MODE": "fast"}}
+    }
+    texts = ["hardware.env_vars.NOTE", value, "x"]
+    assert scrub_texts(texts, []) == ["hardware.env_vars.NOTE", "password: ***", "x"]
+    assert any_credentials_in(["fast", value])
+    assert not any_credentials_in(["fast", "password: ${oc.env:DB_PASSWORD}"])
