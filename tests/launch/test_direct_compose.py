@@ -112,6 +112,9 @@ def test_every_option_of_the_primary_groups() -> None:
         ["+experiment=tau2_pipeline", "env.user={temperature: 0.5}", "++model.parsers={think_tags: null}"],
         ["+experiment=hub_env_grpo", "env=openenv", "+services.s={kind: command, command: [p,-m], url: ''}"],
         ["executor=slurm", "executor.time_limit=1-00:00:00", "paths.runs_dir=../runs", "name=02:00:00"],
+        # A list over a scalar or a null (a new node where it stood), twice.
+        ["+experiment=stage1_bfcl", "eval.categories=[multi_turn_base]", "seed=[1]", "++name=[a]"],
+        ["+experiment=retool", "env.sandbox.cpu_cores=[1.0]", "hardware.rollout_gpus=[]", "seed=[a]"],
         # Null over a list or a mapping.
         ["+experiment=hub_env_grpo", "env=openenv", "env.command=null", "env.url=http://10.1.2.3:8000"],
         ["+experiment=stage1_bfcl", "model.parsers.think_tags=null", "hardware.recompute=null"],
@@ -321,8 +324,9 @@ def test_null_over_a_list_or_a_mapping_a_file_brought(tmp_path: Path) -> None:
         ["seed='${x}'"],
         ["seed='a\\'b'"],
         ["seed='???'"],
-        ["seed=[1]"],  # a list over a scalar
         ["+seed=[1]"],
+        ["+experiment=stage1_bfcl", "paths.megatron_root=[x]"],  # a list over an interpolation
+        ["name=[a]", "name=b"],  # a scalar over the list
         ["env.sandbox.env_allowlist=[[a]]"],
         ["env.sandbox.env_allowlist=[a,]"],
         ["env.sandbox.env_allowlist=[a b]"],
@@ -360,6 +364,7 @@ def test_what_it_leaves_to_hydra(overrides: list[str]) -> None:
         ["executor=slurm", "executor.partitionn=gpu"],
         ["+experiment=stage1_bfcl", "wandb_api_key=abc123secretvalue0"],  # a credential's value, masked
         ["+x.y=1", "x.z=2"],  # a key added by an earlier override is there for the next one
+        ["no_such_key=1", "seed=[1]"],  # beside a list over a scalar
     ],
 )
 def test_a_key_refused_is_refused_directly_with_hydras_problems(overrides: list[str]) -> None:
@@ -377,7 +382,7 @@ def test_a_key_refused_is_refused_directly_with_hydras_problems(overrides: list[
     "overrides",
     [
         ["no_such_key=1", "reward=progress,binary"],  # and a sweep: Hydra's problem is the sweep's
-        ["no_such_key=1", "seed=[1]"],  # and an override Hydra applies otherwise
+        ["no_such_key=1", "+seed=[1]"],  # and an override Hydra applies otherwise
         [*SEARCH, "no_such_key=1"],  # Hydra's own node among the top-level keys
     ],
 )

@@ -267,14 +267,21 @@ def _delete(node: dict[str, Any], last: str, current: Any, override: Override) -
 
 def _apply_list(node: dict[str, Any], last: str, current: Any, override: Override) -> None:
     """A list set: over a list its items are replaced in place (OmegaConf merges a list into a list
-    node), a key the config lacks takes it with `+`; over a scalar, a null or a mapping OmegaConf makes
-    another node, which is left to Hydra."""
+    node), a key the config lacks takes it with `+`, and over a scalar or a null (not an interpolation)
+    OmegaConf sets a new node where the scalar's stood (`categories=[a]` where a file has `null`); `+`
+    over one, and a list over a mapping, are left to Hydra."""
     if isinstance(current, list) and not override.add:
         current[:] = override.value
-    elif current is None and last not in node and override.prefix in ("+", "++"):
+    elif _takes_new_list(node, last, current, override):
         node[last] = list(override.value)
     else:
         raise Unsupported(f"{override.text}: a list over a {type(current).__name__}")
+
+
+def _takes_new_list(node: dict[str, Any], last: str, current: Any, override: Override) -> bool:
+    if isinstance(current, Box):
+        return not is_interpolation(current.value) and not override.add
+    return current is None and last not in node and override.prefix in ("+", "++")
 
 
 def _apply_mapping(node: dict[str, Any], last: str, current: Any, override: Override) -> None:
