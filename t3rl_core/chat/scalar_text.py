@@ -36,10 +36,14 @@ def scalar_text(text: str) -> str:
 
 
 def scalar_message(message: Message) -> Message:
-    """`message` with every string value scalar text (the same object when none holds a surrogate)."""
-    if not any(isinstance(value, str) and _holds_surrogate(value) for value in message.values()):
+    """`message` with every string in it scalar text, nested ones too (the same object when none holds
+    a surrogate): a row's few-shot call kept as data (its tool_calls' arguments, its reasoning_content)
+    holding one failed every episode of the row as t3rl's own bug, as its content did before."""
+    if not all(type(value) is str for value in message.values()):
+        return scalar_value(message)
+    if not any(_holds_surrogate(value) for value in message.values()):
         return message
-    return {key: scalar_text(value) if isinstance(value, str) else value for key, value in message.items()}
+    return {key: scalar_text(value) for key, value in message.items()}
 
 
 def scalar_value(value: Any) -> Any:

@@ -14,13 +14,15 @@ import pytest
 
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import ParsersConfig, RolloutConfig
+from t3rl_core.engines.base import SamplingParams
 from t3rl_core.hooks import slime as hooks
 from t3rl_core.hooks.failures import FailureRateExceeded
 from t3rl_core.parsers.render import FORMATS, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
+from t3rl_core.rollout.episode import run_episode
 from t3rl_core.types import Action, AnswerAction, InvalidAction, ToolCall, ToolCallAction, Transition
 from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
-from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, play
+from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, family_parser, play
 
 _ADD = ToolCall("add", {"a": 1, "b": 2})
 
@@ -168,6 +170,29 @@ def test_a_rows_structured_few_shot_call_is_encoded_as_before(chat: ChatFormat) 
     conversation = _structured("a", "r")
     rendered = chat.render(conversation, TOOLS, add_generation_prompt=True)
     assert chat.prompt_ids(conversation, TOOLS) == chat.encode(rendered)
+
+
+def test_a_rows_structured_few_shot_call_holding_a_lone_surrogate_plays(chat: ChatFormat) -> None:
+    """A few-shot call kept as data whose arguments (and reasoning_content) hold a lone surrogate (a
+    dataset built from JSON escapes): every episode of the row failed as t3rl's own bug, in the
+    tokenizer's words ("TextEncodeInput must be …"), counted toward rollout.max_failure_rate. Now each
+    becomes U+FFFD, as in a content (wave five), and the episode plays."""
+    prompt = _structured("a\ud800b", "r\udc00")
+    task = {"prompt": prompt, "metadata": {"tools": TOOLS}}
+    engine = ScriptedEngine(chat, [_call(chat), "The sum is 3."])
+    result = asyncio.run(
+        run_episode(
+            task,
+            env=ToyEnv(("Add 1 and 2.",)),
+            engine=engine,
+            chat=chat,
+            parser=family_parser(chat),
+            sampling=SamplingParams(),
+            limits=RolloutConfig(tito_drift_check=True),
+        )
+    )
+    assert result.status == "completed" and result.drift_at is None, result.error
+    assert "a\ufffdb" in chat.decode(result.prompt_ids)
 
 
 class _Coach(ToyEnv):
