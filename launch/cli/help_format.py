@@ -24,8 +24,6 @@ from typing import Any
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from t3rl_core.counts import counted
-
 # Click's names for the values (`--k INTEGER`), by Typer's type label.
 _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH", "Path": "PATH"}
 
@@ -80,6 +78,9 @@ def too_long(path: str) -> str | None:
         full = os.path.abspath(os.path.expanduser(path)).encode("utf-8", "surrogateescape")
     except OSError:  # a working dir that is gone: the path as given is all there is to measure
         full = path.encode("utf-8", "surrogateescape")
+    # lazy: only for a path too long (`t3rl --help` loads no module of t3rl_core)
+    from t3rl_core.counts import counted
+
     path_max = _limit("PC_PATH_MAX", _PATH_MAX)
     if len(full) >= path_max:
         return f"the path is {counted(len(full), 'byte')} long and this system takes at most {path_max - 1}"
