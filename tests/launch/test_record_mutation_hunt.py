@@ -1,6 +1,6 @@
 """Every record file of a run dir, a sweep dir and a `t3rl eval` out dir, damaged every way
 (tests/support/record_hunt.MUTATIONS: deleted, emptied, cut in half, a torn last line, bytes that are no
-UTF-8, JSON/YAML of another shape, a field removed or added, 50 MB, a directory, a symlink out of the
+UTF-8, JSON/YAML of another shape, a field removed or added, 8 MB, a directory, a symlink out of the
 dir, mode 000, a time in the future), then read by every command that reads it: `t3rl runs`,
 `runs show`, `runs diff`, `plan --run-dir`, and the commands that write on: `run --run-dir` (a run, a
 sweep) and `eval --resume`. Each answer keeps the contract `record_hunt.judge` states: refused with
