@@ -54,6 +54,8 @@ _OUTPUT_METADATA = frozenset(
 )
 # The key generate writes into every sample it fills: a sample holding it was filled by t3rl before.
 _FILLED = "t3rl_metrics"
+# Under t3rl_metrics: the row's names among _OUTPUT_METADATA that refused it.
+_REFUSED = "refused_names"
 # The failures of the training step under way in this process (slime runs one rollout manager).
 _BUDGET: StepBudget | None = None
 
@@ -141,6 +143,9 @@ async def generate(
             "parse_error": float(episode.status == "parse_error"),
             "status": episode.status,
             "error": episode.error,
+            # The row's own names among generate's, kept so the refusal holds when slime hands the sample
+            # over again: its values are written over below, and the row would then play without them.
+            **({_REFUSED: clash} if clash else {}),
             **{f"time_{name}": value for name, value in (episode.timings or {}).items()},
         },
     }
@@ -168,7 +173,8 @@ def _clear_outputs(sample: Any) -> list[str]:
     rollout puts a group holding an aborted sample back into its buffer and hands the sample over
     again (t3rl refuses partial rollouts, so its episode starts over). The episode reads the row as
     the dataset gave it, and the counters slime sums per call start from zero. Returns the row's own
-    keys among the names generate writes (a sample no generate filled: none of them is t3rl's)."""
+    keys among the names generate writes (a sample no generate filled: none of them is t3rl's; one a
+    refusal filled: the names it was refused for, whose values that refusal wrote over)."""
     sample.weight_versions = []
     sample.prefix_cache_info = type(sample.prefix_cache_info)()
     sample.spec_info = type(sample.spec_info)()
@@ -180,7 +186,8 @@ def _clear_outputs(sample: Any) -> list[str]:
     # source_name is generate's copy of data_source (slime's get_source reads it), else the row's.
     owned = _OUTPUT_METADATA | ({"source_name"} if metadata.get("data_source") is not None else set())
     sample.metadata = {key: value for key, value in metadata.items() if key not in owned}
-    return []
+    filled = metadata[_FILLED]
+    return list(filled.get(_REFUSED) or []) if isinstance(filled, Mapping) else []
 
 
 def _apply_call_meta(args: Any, sample: Any, episode: EpisodeResult) -> None:

@@ -340,3 +340,23 @@ def test_a_worlds_message_of_json_stand_ins_is_converted(qwen_chat: ChatFormat) 
     tool = next(m for m in result.messages if m["role"] == "tool")
     assert tool == {"role": "tool", "content": "3", "name": "add", "count": 3, "path": ["a", "b"]}
     assert type(tool["count"]) is int
+
+
+# ------------------------------------------------------------ a refused row handed over again
+
+
+def test_a_refused_row_handed_over_again_is_refused_again(
+    monkeypatch: pytest.MonkeyPatch, qwen_chat: ChatFormat
+) -> None:
+    """A row refused for holding `messages` (a name generate writes): the refusal's outputs wrote over
+    the row's value, so when slime's fully-async rollout handed the same sample back, generate took
+    them back as its own and played the row without its column. Now the refusal holds."""
+    use_runner(monkeypatch, qwen_chat)
+    sample = toy_sample(0, group=0)
+    sample.metadata["messages"] = "the row's"
+    [first] = _generate(slime_args(1.0), [sample])
+    assert first.metadata["t3rl_failure"]["error_type"] == "InvalidTask"
+    [again] = _generate(slime_args(1.0), [first])
+    failure = again.metadata.get("t3rl_failure") or {}
+    assert failure.get("error_type") == "InvalidTask" and "holds messages:" in failure["message"]
+    assert again.remove_sample
