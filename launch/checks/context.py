@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from launch.checks.config_walk import ConfigWalk
 from launch.config.errors import Problem
 from launch.config.provenance import Provenance
 from launch.config.schema import CurriculumConfig, HardwareConfig, RunConfig
@@ -130,6 +131,17 @@ class Context(Record):
     # (`t3rl run`, `t3rl validate`'s judgement of one, a standalone eval) under paths.runs_dir; each
     # command is judged by the one it writes (a run was refused over an unwritable plans dir).
     plans: bool = False
+    # The walk of `data` and `run` the rules share (`walk`), made by the validator; None: one is made
+    # on each use (a context made by hand).
+    walked: ConfigWalk | None = None
+
+    @property
+    def walk(self) -> ConfigWalk:
+        """The views of the config the rules read (every leaf, key, list, section), each made once."""
+        walked = self.walked
+        if walked is not None and walked.of(self.data, self.run):
+            return walked
+        return ConfigWalk(self.data, self.run)  # another run (a fix tried): its own walk
 
     @property
     def record_key(self) -> str | None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from launch.checks.bound_ports import bound_port_problems
+from launch.checks.config_walk import ConfigWalk
 from launch.checks.context import EVERY_STAGE, Context, Scope, Selection
 from launch.checks.ledger import (
     claims_of,
@@ -70,6 +71,7 @@ def validate_and_plan(
         builds=lambda trial: trial_plan(trial)[0] is not None,
         record_dir=record_dir,
         plans=plans,
+        walked=ConfigWalk(data, run),
     )
     for rule in RULES:
         problems.extend(rule(ctx))
@@ -97,10 +99,12 @@ def trial_plan(run: RunConfig, ctx: PlanContext | None = None) -> tuple[Plan | N
     """The plan built in memory (no I/O), or what building it refuses, so that `validate` rejects every
     config `plan` and `run` reject. In `ctx` when given (the plan dir `t3rl plan` will write, so that
     the plan checked is the plan written), else in placeholder paths (the plan is dropped after the
-    checks)."""
+    checks, so its files are left without text)."""
     if ctx is None:
         where = Path.cwd() / "<run dir>"
-        ctx = PlanContext(where, Path.cwd(), "<t3rl>", sys.executable, "<run id>", dict(os.environ))
+        ctx = PlanContext(
+            where, Path.cwd(), "<t3rl>", sys.executable, "<run id>", dict(os.environ), texts=False
+        )
     try:
         return build_plan(run, ctx), []
     except ConfigError as error:

@@ -22,6 +22,9 @@ class PlanContext(Record):
     python: str
     run_id: str
     environ: Mapping[str, str] = {}
+    # Whether the files the stages read get their text. False: a trial plan of the pre-flight, dropped
+    # after its checks, which read no file's text (its YAML dumps were a fifth of the plan's cost).
+    texts: bool = True
 
 
 def this_interpreter() -> str:

@@ -43,7 +43,7 @@ _MIN_FOUND_LEN = 6
 
 def no_password_in_urls(ctx: Context) -> Iterator[Problem]:
     """`scheme://user:password@host` anywhere in the config."""
-    for key, value in _strings(ctx.data, ""):
+    for key, value in ctx.walk.strings:
         if url_passwords(value):
             yield Problem(key, "a password is embedded in this URL (user:password@host)", fix=_FIX)
 
@@ -51,7 +51,7 @@ def no_password_in_urls(ctx: Context) -> Iterator[Problem]:
 def no_secret_flag_values(ctx: Context) -> Iterator[Problem]:
     """`--api-key X` / `--token=X` in any argument list (extra_args and the like); `--api-key env:NAME`
     only where the program's own process reveals it."""
-    for key, items in _lists(ctx.data, ""):
+    for key, items in ctx.walk.lists:
         for i, item in enumerate(items):
             if not (isinstance(item, str) and is_secret_flag(item)):
                 continue
@@ -75,8 +75,9 @@ def no_shaped_credentials(ctx: Context) -> Iterator[Problem]:
     value, whatever the key is called: masked in every file and line, so the command, URL or name
     that holds it would not be what the run uses. A job variable that is one whole token is only
     warned about (literal_credentials): the job reads it from its own environment."""
-    named = ((key, name, True) for key, name in _keys(ctx.data, ""))
-    entries = [*named, *((key, value, False) for key, value in _strings(ctx.data, ""))]
+    walk = ctx.walk
+    named = ((key, name, True) for key, name in walk.keys)
+    entries = [*named, *((key, value, False) for key, value in walk.strings)]
     if not any_credentials_in(value for _, value, _ in entries):
         return  # the usual case, in one scan instead of one per name and value
     for key, value, is_name in entries:
@@ -136,7 +137,7 @@ def no_credential_in_config_dirs(ctx: Context) -> Iterator[Problem]:
 
 def literal_credentials(ctx: Context) -> Iterator[Problem]:
     """A literal that looks like a credential under a key that takes one (a warning: it is masked)."""
-    for key, value in _leaves(ctx.data, ""):
+    for key, value in ctx.walk.leaves:
         if not is_credential_at(key, value) or (is_shaped_credential(value) and not _in_environment(key)):
             continue  # a token by its form outside a job's environment: refused (no_shaped_credentials)
         name = key.rpartition(".")[2]
@@ -209,45 +210,6 @@ def _names_and_values(node: Any, key: str) -> Iterator[tuple[str, str, bool]]:
             yield from _names_and_values(v, f"{key}.{i}")
     elif isinstance(node, str) and not is_reference(node):
         yield key, node, False
-
-
-def _leaves(node: Any, key: str) -> Iterator[tuple[str, Any]]:
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _leaves(v, f"{key}.{k}" if key else str(k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _leaves(v, f"{key}.{i}")
-    else:
-        yield key, node
-
-
-def _keys(node: Any, key: str) -> Iterator[tuple[str, str]]:
-    """(dotted key, its last name) of every mapping entry."""
-    if isinstance(node, dict):
-        for k, v in node.items():
-            child = f"{key}.{k}" if key else str(k)
-            yield child, str(k)
-            yield from _keys(v, child)
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _keys(v, f"{key}.{i}")
-
-
-def _strings(node: Any, key: str) -> Iterator[tuple[str, str]]:
-    for path, leaf in _leaves(node, key):
-        if isinstance(leaf, str):
-            yield path, leaf
-
-
-def _lists(node: Any, key: str) -> Iterator[tuple[str, list[Any]]]:
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _lists(v, f"{key}.{k}" if key else str(k))
-    elif isinstance(node, list):
-        yield key, node
-        for i, v in enumerate(node):
-            yield from _lists(v, f"{key}.{i}")
 
 
 RULES = (

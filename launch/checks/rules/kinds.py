@@ -23,6 +23,7 @@ checked by declaring it so (t3rl_core.fields):
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import platform
@@ -227,7 +228,7 @@ def devices_exist_here(ctx: Context) -> Iterator[Problem]:
 
 def choices_named_once(ctx: Context) -> Iterator[Problem]:
     """Every list of named choices in the config holds each choice once."""
-    for key, names in _choice_lists(ctx.run, ""):
+    for key, names in _choice_lists(ctx):
         repeated = sorted({name for name in names if names.count(name) > 1}, key=names.index)
         if repeated:
             once = list(dict.fromkeys(names))
@@ -240,18 +241,16 @@ def choices_named_once(ctx: Context) -> Iterator[Problem]:
             )
 
 
-def _choice_lists(node: Any, prefix: str) -> Iterator[tuple[str, list[str]]]:
-    if isinstance(node, BaseModel):
-        for name, field in type(node).model_fields.items():
-            value = getattr(node, name)
-            key = f"{prefix}{name}"
-            if isinstance(value, list) and names_choices(field.annotation):
-                yield key, value
-            else:
-                yield from _choice_lists(value, f"{key}.")
-    elif isinstance(node, dict):
-        for name, value in node.items():
-            yield from _choice_lists(value, f"{prefix}{name}.")
+def _choice_lists(ctx: Context) -> Iterator[tuple[str, list[str]]]:
+    for key, model, name, value in ctx.walk.fields:
+        if isinstance(value, list) and _names_choices(type(model), name):
+            yield key, value
+
+
+@functools.cache
+def _names_choices(model: type[BaseModel], name: str) -> bool:
+    """`names_choices` of a field, read once per field (its annotation is the class's)."""
+    return names_choices(model.model_fields[name].annotation)
 
 
 def names_choices(annotation: Any) -> bool:

@@ -9,30 +9,16 @@ turns into 0 for every episode: a shaping term silently off (its own coefficient
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
-
-from pydantic import BaseModel
 
 from launch.checks.context import Context
 from launch.config.errors import Problem
 
 
-def _sections(node: Any, prefix: str) -> Iterator[tuple[str, BaseModel]]:
-    """(dotted key, model) of every model under `node` that declares its fields weights of a mean."""
-    if isinstance(node, dict):
-        for name, value in node.items():
-            yield from _sections(value, f"{prefix}{name}.")
-    if not isinstance(node, BaseModel):
-        return
-    if getattr(type(node), "WEIGHTS_OF_A_MEAN", False):
-        yield prefix.rstrip("."), node
-    for name in type(node).model_fields:
-        yield from _sections(getattr(node, name), f"{prefix}{name}.")
-
-
 def weights_have_a_sum(ctx: Context) -> Iterator[Problem]:
     """Every section of weights of a mean has one above zero."""
-    for key, section in _sections(ctx.run, ""):
+    for key, section in ctx.walk.sections:
+        if not getattr(type(section), "WEIGHTS_OF_A_MEAN", False):
+            continue
         fields = type(section).model_fields
         if any(getattr(section, name) for name in fields):
             continue

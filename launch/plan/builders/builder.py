@@ -154,7 +154,7 @@ class PlanBuilder:
             data = runtime.model_dump(mode="json")
             data["env"] = with_urls(data["env"], services)
             runtime = RuntimeConfig.model_validate(data)
-        return self.add_file(self.runtime_file(name), runtime.to_yaml())
+        return self.add_file(self.runtime_file(name), runtime.to_yaml() if self.ctx.texts else "")
 
     def needed_splits(self) -> list[str]:
         splits: list[str] = []

@@ -39,7 +39,9 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
     stage_dir = builder.stage_dir(name)
     runtime = builder.write_runtime(name, builder.runtime_config(hf, curriculum, for_eval=True))
     anchored_config = anchored(config, builder.ctx.base_dir)  # the stage runs elsewhere than the launcher
-    eval_yaml = safe_dump(anchored_config.model_dump(mode="json"), sort_keys=False)
+    eval_yaml = (
+        safe_dump(anchored_config.model_dump(mode="json"), sort_keys=False) if builder.ctx.texts else ""
+    )
     eval_file = builder.add_file(builder.runtime_file(name, ".eval"), eval_yaml)
     cmd = [
         builder.cluster_python(),
