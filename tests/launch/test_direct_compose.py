@@ -115,6 +115,7 @@ def test_every_option_of_the_primary_groups() -> None:
         # A list over a scalar or a null (a new node where it stood), twice.
         ["+experiment=stage1_bfcl", "eval.categories=[multi_turn_base]", "seed=[1]", "++name=[a]"],
         ["+experiment=retool", "env.sandbox.cpu_cores=[1.0]", "hardware.rollout_gpus=[]", "seed=[a]"],
+        ["+experiment=stage1_bfcl", "+model.architecture.extra_args=[--x]", "+env.augmentation.kinds=[]"],
         # Null over a list or a mapping.
         ["+experiment=hub_env_grpo", "env=openenv", "env.command=null", "env.url=http://10.1.2.3:8000"],
         ["+experiment=stage1_bfcl", "model.parsers.think_tags=null", "hardware.recompute=null"],

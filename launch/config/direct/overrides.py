@@ -267,10 +267,11 @@ def _delete(node: dict[str, Any], last: str, current: Any, override: Override) -
 
 def _apply_list(node: dict[str, Any], last: str, current: Any, override: Override) -> None:
     """A list set: over a list its items are replaced in place (OmegaConf merges a list into a list
-    node), a key the config lacks takes it with `+`, and over a scalar or a null (not an interpolation)
-    OmegaConf sets a new node where the scalar's stood (`categories=[a]` where a file has `null`); `+`
-    over one, and a list over a mapping, are left to Hydra."""
-    if isinstance(current, list) and not override.add:
+    node, with `+` too: Hydra adds a list by merging it), a key the config lacks takes it with `+`, and
+    over a scalar or a null (not an interpolation) OmegaConf sets a new node where the scalar's stood
+    (`categories=[a]` where a file has `null`); `+` over one, and a list over a mapping, are left to
+    Hydra."""
+    if isinstance(current, list):
         current[:] = override.value
     elif _takes_new_list(node, last, current, override):
         node[last] = list(override.value)
