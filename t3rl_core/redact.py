@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from t3rl_core.secret import mask_text
 from t3rl_core.secret_pieces import mask_values
-from t3rl_core.secret_shapes import PEM_MARK, PemLines
+from t3rl_core.secret_shapes import PemLines
 
 MASK = b"***"
 # A line is copied once its end arrives; a longer run without one is copied in pieces of this size,
@@ -101,7 +101,7 @@ def _masked(data: bytes, secrets: list[bytes], pem: PemLines) -> bytes:
         data = data.replace(secret, MASK)
     text = data.decode("utf-8", "surrogateescape")  # bytes that are not UTF-8 are copied as they came
     masked = mask_text(mask_values(text, _values(tuple(secrets)), _credential))
-    if pem.inside or PEM_MARK in masked:
+    if pem.needed(masked):
         masked = "".join(pem(line) for line in masked.splitlines(keepends=True))
     return data if masked == text else masked.encode("utf-8", "surrogateescape")
 

@@ -810,6 +810,22 @@ def entry_value_spans(text: str, lower: str) -> list[tuple[int, int]]:
     return spans
 
 
+def block_entry_indent(line: str) -> int | None:
+    """The indentation of `line` (one line, no line break) when it opens a YAML block scalar under a
+    credential's name (`  password: >-`, `api_key: |`), else None."""
+    found = _ENTRY.fullmatch(line)
+    if found is None or found.group(4) != ":" or _BLOCK_INDICATOR.fullmatch(found.group(5)) is None:
+        return None
+    return len(found.group(1).expandtabs()) if is_secret_name(found.group(3).rsplit(".", 1)[-1]) else None
+
+
+def block_entry_in(text: str) -> bool:
+    """Some line of `text` may open a YAML block scalar under a credential's name (`block_entry_indent`)."""
+    if "|" not in text and ">" not in text:
+        return False
+    return any(block_entry_indent(line) is not None for line in text.splitlines())
+
+
 def _indented_below(text: str, end: int, indent: int) -> tuple[int, int] | None:
     """The span of the lines after `end` (a line's end) indented further than `indent`, blank lines
     between them included: from the first's first character to the last's last; None when the next

@@ -37,7 +37,14 @@ from t3rl_core.secret_name_words import (
     looks_like_credential,
 )
 from t3rl_core.secret_pieces import unfolded
-from t3rl_core.secret_prose import SEPARATOR, is_url_key, item_value_span, prose_spans
+from t3rl_core.secret_prose import (
+    SEPARATOR,
+    block_entry_in,
+    block_entry_indent,
+    is_url_key,
+    item_value_span,
+    prose_spans,
+)
 
 MASK = "***"
 # Every issuer's token, one row each: who issues it, what its tokens begin with (text holding none of
@@ -377,16 +384,33 @@ def mask_shapes(text: str) -> str:
 class PemLines:
     """What text read line by line (a stage's log, whose tee sees one line at a time, already masked)
     gives away over lines: a private key's body (`mask_shapes` masks the rest of the BEGIN line, and
-    this every line after it up to its END line), and a command continued on the next line by a
-    backslash (`mysql -u root \\` then `  -pV app`), read with the lines before it."""
+    this every line after it up to its END line), a command continued on the next line by a
+    backslash (`mysql -u root \\` then `  -pV app`), read with the lines before it, and a YAML block
+    scalar under a credential's entry (`password: >-` above the value's pieces, one a line): every line
+    indented further than the entry, as `secret_prose.entry_value_spans` masks the block in one text."""
 
     def __init__(self) -> None:
         self.inside = False
         self.continued = ""  # the lines of a command so far, each ending with a backslash
+        self.block: int | None = None  # the indentation of the credential's entry whose block this is
+
+    def needed(self, text: str) -> bool:
+        """Lines of `text` may give away what only this reads (a copier that masks a chunk at a time
+        passes its lines here only then)."""
+        return self.inside or self.block is not None or PEM_MARK in text or block_entry_in(text)
 
     def __call__(self, line: str) -> str:
+        if self.block is not None:
+            body = line.rstrip("\r\n")
+            indent = len(body) - len(body.lstrip(" \t"))
+            if not body.strip():
+                return line
+            if len(body[:indent].expandtabs()) > self.block:
+                return body[:indent] + MASK + line[len(body) :]
+            self.block = None
         if self.continued or line.rstrip("\r\n").endswith("\\"):
             line = self._continue(line)
+        self.block = block_entry_indent(line.rstrip("\r\n"))
         if self.inside:
             end = line.find("-----END ")
             if end < 0:

@@ -22,8 +22,9 @@ from collections.abc import Callable
 import pytest
 
 from launch.config.secrets import scrub_obj, scrub_text, scrub_texts
+from t3rl_core import redact
 from t3rl_core.secret import mask_episode_text, mask_text
-from t3rl_core.secret_shapes import any_credentials_in
+from t3rl_core.secret_shapes import PemLines, any_credentials_in
 
 V = "Zq81Lm20Xc77Rt5mN8w3"
 HEX = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"  # a 40-digit hex key (GitHub's classic tokens' look)
@@ -314,3 +315,29 @@ def test_an_entry_that_begins_a_config_value_is_masked_where_texts_are_scanned_j
     assert scrub_texts(texts, []) == ["hardware.env_vars.NOTE", "password: ***", "x"]
     assert any_credentials_in(["fast", value])
     assert not any_credentials_in(["fast", "password: ${oc.env:DB_PASSWORD}"])
+
+
+# ------------------------------------------------------------------ a block read a line at a time
+
+BLOCK = (
+    "db:\n  password: >-\n    Zq81Lm20\n    Xc77Rt5m\n\n    N8w3Kq9a\n  host: db\n"
+    "api_key: |\n  abc123def\nnext: 1\n"
+)
+BLOCK_MASKED = "db:\n  password: >-\n    ***\n    ***\n\n    ***\n  host: db\napi_key: |\n  ***\nnext: 1\n"
+
+
+def test_a_block_under_a_credentials_entry_is_masked_by_a_line_at_a_time_copier() -> None:
+    """A stage's log tee and a Ray job's log copy (`scrub_text` then `PemLines`, a line at a time), and a
+    server's copier (`redact._masked`, a chunk at a time): each line of the block alone is a piece."""
+    lines = BLOCK.splitlines(keepends=True)
+    pem = PemLines()
+    assert "".join(pem(scrub_text(line)) for line in lines) == BLOCK_MASKED
+    pem = PemLines()
+    assert b"".join(redact._masked(line.encode(), [], pem) for line in lines).decode() == BLOCK_MASKED
+
+
+def test_lines_below_a_plain_entry_or_a_block_of_another_name_stay() -> None:
+    text = "description: |\n  Zq81Lm20 rotated weekly\nquery: a | b\n  Xc77Rt5m\n"
+    pem = PemLines()
+    assert "".join(pem(line) for line in text.splitlines(keepends=True)) == text
+    assert not pem.needed("query: a | b\n")
