@@ -61,7 +61,9 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         from t3rl_core.sandbox import local  # lazy: as write_run_dir imports it, which finds the patch
 
         patch.setattr(local, "sandbox_manifest", _probed_once(local.sandbox_manifest))
-        for args in (["run", "+experiment=rec"], ["run", "-m", "+experiment=rec", "env.data.test_size=3,4"]):
+        # The sweep varies the seed, which the data's content key leaves out: its points adopt the data
+        # the run prepared (~0.9 s of CPU a point less than preparing it again); the records are alike.
+        for args in (["run", "+experiment=rec"], ["run", "-m", "+experiment=rec", "seed=1,2"]):
             answer = invoke([*args, "--config-dir", str(conf)], reads_only=False)
             assert answer.code == 0, answer.output
         from tests.support.tiny_stack import shared_tiny_stack  # lazy: the eval's model and data
