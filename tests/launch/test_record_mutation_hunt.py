@@ -62,7 +62,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
 
         patch.setattr(local, "sandbox_manifest", _probed_once(local.sandbox_manifest))
         # The sweep varies the seed, which the data's content key leaves out: its points adopt the data
-        # the run prepared (~0.9 s of CPU a point less than preparing it again); the records are alike.
+        # the run prepared (~0.3 s of CPU a point less than preparing it again); the records are alike.
         for args in (["run", "+experiment=rec"], ["run", "-m", "+experiment=rec", "seed=1,2"]):
             answer = invoke([*args, "--config-dir", str(conf)], reads_only=False)
             assert answer.code == 0, answer.output
