@@ -40,6 +40,6 @@ def counted_line(label: str, done: int, total: int, what: str, eta_s: float | No
 
 
 EVAL_LINE = re.compile(
-    rf"^{EVAL_LABEL}: {_COUNTS} episodes, (?:accuracy (?P<accuracy>\d+\.\d+)|{STARTING}){_ETA}"
+    rf"^{EVAL_LABEL}: {_COUNTS} episodes?, (?:accuracy (?P<accuracy>\d+\.\d+)|{STARTING}){_ETA}"
 )
 DATA_LINE = re.compile(rf"^{DATA_LABEL}: {_COUNTS} (?P<what>[^,\n]+){_ETA}")
