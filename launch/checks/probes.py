@@ -316,13 +316,16 @@ def checkouts_here(ctx: Context, plan: PlannedRun) -> Iterator[Problem]:
     requires a file below it that is missing, naming the first such file."""
     if not ctx.stages_run_here:
         return
+    # The files each stage needs here (launch.plan.stages.Stage), each made a Path once for both checkouts.
+    required = [
+        (stage.name, path, Path(path)) for stage in plan.stages for path in getattr(stage, "requires", {})
+    ]
     for field, what in _CHECKOUTS.items():
         root = Path(getattr(ctx.run.paths, field))
         missing = [
-            (stage.name, path)
-            for stage in plan.stages
-            for path in getattr(stage, "requires", {})  # files it needs here (launch.plan.stages.Stage)
-            if (Path(path) == root or root in Path(path).parents) and not Path(path).exists()
+            (name, path)
+            for name, path, file in required
+            if (file == root or root in file.parents) and not file.exists()
         ]
         if missing:
             stages = ", ".join(dict.fromkeys(name for name, _ in missing))

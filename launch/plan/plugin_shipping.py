@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import sysconfig
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -56,20 +56,27 @@ class Shipment(Record):
         return f"{used}: runtime_env py_modules {self.path}"
 
 
-def shipments(configs: Mapping[str, BaseModel], working_dir: str | None = None) -> list[Shipment]:
+# How the plugins a section names are found: `used_plugins`, or a plan builder's memo of it (a plan
+# looks up the same env, reward and chat sections for each of its stages).
+FindPlugins = Callable[[BaseModel, str], list[UsedPlugin]]
+
+
+def shipments(
+    configs: Mapping[str, BaseModel], working_dir: str | None = None, find: FindPlugins = used_plugins
+) -> list[Shipment]:
     """How each plugin package named anywhere in `configs` (config key → section) reaches the jobs."""
     by_package: dict[str, list[UsedPlugin]] = {}
     for key, config in configs.items():
-        for used in used_plugins(config, key):
+        for used in find(config, key):
             by_package.setdefault(used.module.split(".")[0], []).append(used)
     return [_shipment(package, plugins, working_dir) for package, plugins in sorted(by_package.items())]
 
 
-def plugin_modules(configs: Mapping[str, BaseModel]) -> list[str]:
+def plugin_modules(configs: Mapping[str, BaseModel], find: FindPlugins = used_plugins) -> list[str]:
     """The modules a process must import to build the plugins of `configs` (for pre-flight)."""
     modules = set()
     for key, config in configs.items():
-        for used in used_plugins(config, key):
+        for used in find(config, key):
             modules.add(used.module)
     return sorted(modules)
 

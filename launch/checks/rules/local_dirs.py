@@ -58,17 +58,19 @@ def _read(model: BaseModel, field: FieldInfo) -> bool:
     return all(when.reads(getattr(model, when.sibling, None)) for when in whens)
 
 
-def unwritable(path: Path, *, probe: bool = True) -> str | None:
+def unwritable(path: Path, *, probe: bool = True, probed: dict[Path, str | None] | None = None) -> str | None:
     """Why t3rl could not create or write `path`, or None. Without `probe`, judged by access(2) alone
     (permissions, ACLs and a read-only mount, for root too) and nothing is made: a run dir's mtime is
-    part of the record that a refused resume leaves as it was."""
+    part of the record that a refused resume leaves as it was. `probed`: the probes of one check so
+    far (directory → why making a directory in it fails), shared by its paths, which mostly sit in
+    one directory (each probe is a mkdir and an rmdir)."""
     try:
-        return _unwritable(path, probe)
+        return _unwritable(path, probe, {} if probed is None else probed)
     except OSError as error:  # a name too long, a loop of links: every call on the path fails the same
         return f"{path} cannot be used: {error.strerror}"
 
 
-def _unwritable(path: Path, probe: bool = True) -> str | None:
+def _unwritable(path: Path, probe: bool, probed: dict[Path, str | None]) -> str | None:
     dangling = next((p for p in (path, *path.parents) if p.is_symlink() and not p.exists()), None)
     if dangling is not None:  # mkdir through it fails ("File exists") once the work is done
         return f"{dangling} is a symbolic link to {os.readlink(dangling)}, which does not exist"
@@ -77,7 +79,7 @@ def _unwritable(path: Path, probe: bool = True) -> str | None:
             return f"{path} is a file, not a directory"
         if not os.access(path, os.W_OK | os.X_OK):
             return f"{path} is not writable by this user"
-        return _refused_write(path, path) if probe else None
+        return _refused_write(path, path, probed) if probe else None
     ancestor = path.parent
     while not ancestor.exists() and ancestor != ancestor.parent:
         ancestor = ancestor.parent
@@ -85,18 +87,25 @@ def _unwritable(path: Path, probe: bool = True) -> str | None:
         return f"{ancestor} is a file, so {path} cannot be created"
     if not os.access(ancestor, os.W_OK | os.X_OK):
         return f"{path} does not exist and {ancestor} is not writable by this user"
-    return _refused_write(ancestor, path) if probe else None
+    return _refused_write(ancestor, path, probed) if probe else None
 
 
-def _refused_write(directory: Path, path: Path) -> str | None:
+def _refused_write(directory: Path, path: Path, probed: dict[Path, str | None]) -> str | None:
     """Why a directory cannot be made in `directory` (which `path` needs), found by making one and
     removing it: permission bits do not say it for root (who passes every access check) nor for the
     kernel's own trees (/proc, /sys), whose modes allow what the kernel then refuses."""
-    try:
-        os.rmdir(tempfile.mkdtemp(prefix=".t3rl-probe-", dir=directory))
-    except OSError as exc:
-        return f"{path} cannot be created: making a directory in {directory} fails ({exc.strerror})"
-    return None
+    if directory not in probed:
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".t3rl-probe-", dir=directory))
+            probed[directory] = None
+        except OSError as exc:
+            probed[directory] = exc.strerror
+    failed = probed[directory]
+    return (
+        None
+        if failed is None
+        else f"{path} cannot be created: making a directory in {directory} fails ({failed})"
+    )
 
 
 # The one directory the dry executor writes (its plan: launch.run.single._plan_dir); it runs no stage.
@@ -115,6 +124,7 @@ _NEW_RECORD_DIRS = ("paths.runs_dir", "paths.plans_dir")
 def output_dirs_writable(ctx: Context) -> Iterator[Problem]:
     """Output directories of a run whose stages start on this machine can be created and written."""
     kind = ctx.run.executor.kind
+    probed: dict[Path, str | None] = {}
     for key, value, default in fields_of_kind(ctx.run, "output dir"):
         if (kind == "dry" and key not in _DRY_WRITES) or (
             kind in ("slurm", "ray") and key not in _LAUNCHER_WRITES
@@ -122,11 +132,11 @@ def output_dirs_writable(ctx: Context) -> Iterator[Problem]:
             continue  # a plan for another machine, or a cluster's path: that machine's to write
         if key in _NEW_RECORD_DIRS and key != ctx.record_key:
             continue  # the command writes its record elsewhere: the dir named, or the other one
-        why = unwritable(Path(os.path.expanduser(value)))
+        why = unwritable(Path(os.path.expanduser(value)), probed=probed)
         if why is None:
             continue
         fallback = default if isinstance(default, str) and default != value else None
-        if fallback is not None and unwritable(Path(os.path.expanduser(fallback))) is None:
+        if fallback is not None and unwritable(Path(os.path.expanduser(fallback)), probed=probed) is None:
             fix = f"set {key}={quoted(fallback)} (its default, writable here)"
         else:
             fix = f"point {key} at a directory you can write (or fix the permissions of {value})"

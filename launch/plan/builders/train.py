@@ -90,7 +90,7 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
     imports = None
     if shipped:
         path = pythonpath(shipped, job.env_vars.get("PYTHONPATH"))
-        imports = ImportCheck(job.python, path, tuple(plugin_modules(sections)))
+        imports = ImportCheck(job.python, path, tuple(plugin_modules(sections, builder.plugins_of)))
     outputs = {
         "checkpoint": train_paths.save,
         "rollouts": f"{stage_dir}/rollouts",
