@@ -291,6 +291,13 @@ def _check_out(out: Path, resume: bool = False) -> None:
         )
 
 
+def _holds_text(path: Path) -> bool:
+    """Whether the file holds more than white space, read a block at a time (a finished eval's
+    trajectories can be hundreds of MB; the first block answers)."""
+    with path.open("rb") as file:
+        return any(block.strip() for block in iter(lambda: file.read(1 << 16), b""))
+
+
 def _check_resumed_as_recorded(out: Path, config: EvalConfig) -> None:
     """`--resume` goes on with the eval recorded in `out`: one whose selection or measurement differs
     (`--resume --limit-per-category 2` on a finished eval of 5) kept only the episodes it plans, playing
@@ -302,12 +309,12 @@ def _check_resumed_as_recorded(out: Path, config: EvalConfig) -> None:
 
     kept = out / "trajectories.jsonl"
     recorded_file = out / "config.yaml"
-    if not kept.is_file() or not recorded_file.is_file() or not kept.read_bytes().strip():
+    if not kept.is_file() or not recorded_file.is_file() or not _holds_text(kept):
         return
     try:
-        recorded = (yaml.safe_load(recorded_file.read_text()) or {}).get("eval")
-    except (OSError, yaml.YAMLError, AttributeError):
-        return  # an unreadable record is the resume's own refusal to make
+        recorded = (yaml.safe_load(recorded_file.read_text(encoding="utf-8")) or {}).get("eval")
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+        return  # an unreadable record (not UTF-8 too) is the resume's own refusal to make
     if not isinstance(recorded, dict):
         return
     planned = config.model_dump(mode="json")
