@@ -23,7 +23,8 @@ def _env_keys(ctx: Context) -> list[str]:
     """The env keys the split sizes depend on, as the config spells them, with the leaves under them
     (a split's own file under `env.data.splits`)."""
     fields = [f"env.{field}" for field in type(ctx.run.env).SIZE_FIELDS]
-    leaves = [k for k, _ in ctx.provenance.items() if any(k.startswith(f + ".") for f in fields)]
+    under = tuple(f"{field}." for field in fields)  # one startswith a key, not one per field
+    leaves = [k for k, _ in ctx.provenance.items() if k.startswith(under)]
     return [*fields, *leaves]
 
 

@@ -161,7 +161,8 @@ def _installed(module: str) -> bool:
 
 def _module_lists(model: BaseModel, prefix: str = "") -> Iterator[tuple[str, list[str], str | None]]:
     """(dotted key, names, the section's interpreter) of every list of module names under `model`."""
-    python = next((value for key, value, _ in fields_of_kind(model, INTERPRETER) if "." not in key), None)
+    # the section's own interpreter field (a walk of every section under it, for each section, before)
+    python = next((value for _, value, _ in fields_of_kind(model, INTERPRETER, nested=False)), None)
     for name, field in type(model).model_fields.items():
         value = getattr(model, name)
         key = f"{prefix}{name}"

@@ -32,16 +32,19 @@ from launch.config.fixes import quoted
 from t3rl_core.fields import ReadWhen, StrKind
 
 
-def fields_of_kind(model: BaseModel, kind: str, prefix: str = "") -> Iterator[tuple[str, str, Any]]:
+def fields_of_kind(
+    model: BaseModel, kind: str, prefix: str = "", *, nested: bool = True
+) -> Iterator[tuple[str, str, Any]]:
     """(dotted key, value, the field's default) of every set str field of kind `kind` under `model`
-    that something reads (a field whose `ReadWhen` its sibling does not meet is nobody's path)."""
+    that something reads (a field whose `ReadWhen` its sibling does not meet is nobody's path);
+    without `nested`, of `model`'s own fields only."""
     fields = type(model).model_fields
     for name, _ in walked(type(model), StrKind):  # the fields declaring a kind, or holding a model
         value = getattr(model, name)
         key = f"{prefix}{name}"
         if isinstance(value, str) and kind in _kinds(type(model), name) and _read(model, fields[name]):
             yield key, value, fields[name].default
-        elif isinstance(value, BaseModel):
+        elif nested and isinstance(value, BaseModel):
             yield from fields_of_kind(value, kind, f"{key}.")
 
 
