@@ -84,4 +84,6 @@ def kind_fix(parent: str, leaf: str, kinds: list[str], source: str, options: Map
     else:
         dropped = f"remove {parent}.{leaf} from {source or 'the config'}"
     kind_list = f"{parent} kind{'s' if len(kinds) > 1 else ''} {', '.join(kinds)}"
-    return f"{dropped} ('{leaf}' is a field of the {kind_list} only), or choose one: {' or '.join(chosen)}"
+    # a section no group chooses (eval.engine) has no option to name: dropping it is the fix
+    choose = f", or choose one: {' or '.join(chosen)}" if chosen else ""
+    return f"{dropped} ('{leaf}' is a field of the {kind_list} only){choose}"

@@ -314,13 +314,13 @@ def test_one_experiment_typed_twice_or_a_key_set_twice_stays_a_warning(data: Pat
         (
             ["+experiment=hub_env_grpo", "env.url=http://localhost:8000"],
             "env.url",
-            "the env openenv, not of verifiers",
+            "field of the env kind openenv only",
         ),
-        ([S1, "reward.format_max=2"], "reward.format_max", "the reward toolrl, not of progress"),
+        ([S1, "reward.format_max=2"], "reward.format_max", "field of the reward kind toolrl only"),
         (
             ["+experiment=quickstart", "eval.engine.device=cuda"],
             "eval.engine.device",
-            "the engine hf, not of sglang",
+            "field of the eval.engine kind hf only",
         ),
     ],
     ids=["openenv_url_under_verifiers", "toolrl_range_under_progress", "hf_device_under_sglang"],
@@ -328,10 +328,12 @@ def test_one_experiment_typed_twice_or_a_key_set_twice_stays_a_warning(data: Pat
 def test_a_key_of_another_registry_entry_names_the_entries_that_have_it(
     overrides: list[str], key: str, owner: str, data: Path
 ) -> None:
-    """`env.url` got "set it where it lives: eval.engine.url=…": another setting with the same last name."""
+    """`env.url` got "set it where it lives: eval.engine.url=…": another setting with the same last name.
+    Now the kinds that have the key are named, and the group option choosing one where a group does."""
     block = refused_with_a_fix_that_validates(overrides, key, "unknown key")
-    assert block["fix"].startswith(f"drop it: ~{key} ("), block
+    assert block["fix"].startswith(f"drop `{overrides[-1]}` ("), block
     assert owner in block["fix"] and "eval.engine.url" not in block["fix"], block
+    assert not block["fix"].endswith(": "), block  # a section no group chooses names no option
 
 
 def test_a_key_no_entry_has_still_lists_the_sections_keys(data: Path) -> None:
