@@ -15,7 +15,7 @@ named, never left out or shown as a bare '–'.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -209,10 +209,19 @@ def read_summary(path: Path) -> tuple[dict[str, Any] | None, str]:
     return summary, ""
 
 
-def compare_results(a: Path, b: Path, console: Console, *, mixed: bool, metric: str = DEFAULT_METRIC) -> int:
+def compare_results(
+    a: Path,
+    b: Path,
+    console: Console,
+    *,
+    mixed: bool,
+    why_missing: Callable[[Path, str], str],
+    metric: str = DEFAULT_METRIC,
+) -> int:
     """`runs diff`'s results section: each eval stage both runs have, side by side, when their
     benchmark identities are equal; 1 (refused, the differing parts named) when one pair's differ or a
-    summary cannot be read. A stage only one run has is named."""
+    summary cannot be read. A stage only one run has is named, with `why_missing(run, stage)`: why the
+    other run has none (launch.cli.runs reads its record: handed in, as runs imports this module)."""
     (left, left_bad), (right, right_bad) = summaries_of(a), summaries_of(b)
     try:
         check_metric(metric, [*left.values(), *right.values()])
@@ -236,7 +245,7 @@ def compare_results(a: Path, b: Path, console: Console, *, mixed: bool, metric: 
             continue
         if stage not in left or stage not in right:
             side, other, run = ("A", "B", b) if stage in left else ("B", "A", a)
-            why = escape(f"{other}'s {why_no_result(run, stage)}")
+            why = escape(f"{other}'s {why_missing(run, stage)}")
             only = f"{escape(stage)}: only {side} has this eval stage's result ({why})"
             console.print(only, soft_wrap=True)
             continue
@@ -252,37 +261,6 @@ def compare_results(a: Path, b: Path, console: Console, *, mixed: bool, metric: 
     if refused and not mixed:
         console.print(f"{MIXED_FLAG} shows them side by side anyway, marked", soft_wrap=True)
     return 1 if broken or (refused and not mixed) else 0
-
-
-def why_no_result(run_dir: Path, stage: str) -> str:
-    """Why `run_dir` has no summary of eval stage `stage`, as its record says: the stage is not in its
-    config, never ran, is running, or ended without one (failed or stopped, with the stage's message),
-    and what makes one."""
-    from launch.cli.eval_command import EVAL_RECORD  # lazy: as load_run, only for a missing result
-    from launch.cli.runs import load_run  # lazy: runs imports this module for the listing's cells
-    from launch.run.record_files import RunDirError
-
-    try:
-        run = load_run(run_dir)
-    except (OSError, ValueError, RunDirError) as error:
-        return f"record cannot be read ({error})"
-    view = next((view for view in run.stages if view.name == stage), None)
-    if view is None:
-        return f"config has no stage {stage}"
-    resume = (
-        f"`t3rl eval --resume --out {run_dir}`, with the eval's other arguments, runs it"
-        if run.manifest.get("record") == EVAL_RECORD
-        else f"`t3rl run --run-dir {run_dir}` runs it"
-    )
-    if view.status == "planned":
-        return f"stage {stage} never ran (planned: a stage before it failed or the run stopped); {resume}"
-    if view.status == "running":
-        return f"stage {stage} is running now: compare once it ends"
-    message = str(view.record.get("message") or "").strip()
-    ended = f"stage {stage} {view.status}" + (f": {message}" if message else "")
-    if view.status in ("succeeded", "skipped"):
-        return f"{ended}, but wrote no summary.json (removed since?); {resume} again"
-    return f"{ended}, before it wrote a summary; {resume} again"
 
 
 def _identity_differences(left: Mapping[str, Any], right: Mapping[str, Any], metric: str) -> list[str]:

@@ -181,6 +181,33 @@ def load_run(path: Path) -> RunView:
     return RunView(path, manifest, tuple(stages), _gone_sweep_point(path), pipeline, config)
 
 
+def why_no_result(run_dir: Path, stage: str) -> str:
+    """Why `run_dir` has no summary of eval stage `stage`, as its record says: the stage is not in its
+    config, never ran, is running, or ended without one (failed or stopped, with the stage's message),
+    and what makes one."""
+    try:
+        run = load_run(run_dir)
+    except (OSError, ValueError, RunDirError) as error:
+        return f"record cannot be read ({error})"
+    view = next((view for view in run.stages if view.name == stage), None)
+    if view is None:
+        return f"config has no stage {stage}"
+    resume = (
+        f"`t3rl eval --resume --out {run_dir}`, with the eval's other arguments, runs it"
+        if run.manifest.get("record") == EVAL_RECORD
+        else f"`t3rl run --run-dir {run_dir}` runs it"
+    )
+    if view.status == "planned":
+        return f"stage {stage} never ran (planned: a stage before it failed or the run stopped); {resume}"
+    if view.status == "running":
+        return f"stage {stage} is running now: compare once it ends"
+    message = str(view.record.get("message") or "").strip()
+    ended = f"stage {stage} {view.status}" + (f": {message}" if message else "")
+    if view.status in ("succeeded", "skipped"):
+        return f"{ended}, but wrote no summary.json (removed since?); {resume} again"
+    return f"{ended}, before it wrote a summary; {resume} again"
+
+
 def _eval_stage(path: Path) -> StageView:
     """A `t3rl eval` record as one stage: its summary says how it ended; without one, it is running
     while its eval holds the lock, else it was interrupted."""
@@ -338,7 +365,9 @@ def register(app: typer.Typer) -> None:
 
         code = diff_runs(a, b)
         if code == 0:
-            code = compare_results(a, b, Console(highlight=False), mixed=mixed_identity, metric=metric)
+            code = compare_results(
+                a, b, Console(highlight=False), mixed=mixed_identity, why_missing=why_no_result, metric=metric
+            )
         raise typer.Exit(code)
 
     @runs_app.command("show")

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from launch.cli.app import app
 from launch.cli.eval_command import _check_out, _check_resumed_as_recorded
 from launch.cli.results_compare import compare_results
+from launch.cli.runs import why_no_result
 from t3rl_core.eval.config import EvalConfig
 
 WHEN = "20260101-000000"
@@ -41,7 +42,7 @@ def _run(root: Path, name: str, record: dict[str, Any] | None, *, summary: bool 
 
 def _diff_text(a: Path, b: Path) -> str:
     console = Console(record=True, width=400)
-    compare_results(a, b, console, mixed=False)
+    compare_results(a, b, console, mixed=False, why_missing=why_no_result)
     return " ".join(console.export_text().split())
 
 
@@ -71,7 +72,7 @@ def _failed(message: str) -> dict[str, Any]:
 def test_runs_diff_says_why_one_side_has_no_eval(tmp_path: Path, record: dict | None, says: str) -> None:
     """`t3rl runs diff A B` where A's eval stage failed (or never ran, was stopped, lost its summary).
     Was: `eval: only B has this eval stage's result`, nothing of why nor what gives one. Now the side
-    without a result is read as `t3rl runs` reads it (`results_compare.why_no_result`): its status, the
+    without a result is read as `t3rl runs` reads it (`runs.why_no_result`): its status, the
     stage's message, and the resume that runs it."""
     a, b = _run(tmp_path, "a", record), _run(tmp_path, "b", None, summary=True)
     text = _diff_text(a, b)

@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from launch.cli.results_compare import compare_results
+from launch.cli.runs import why_no_result
 from launch.run.sweep import Point, SweepSummary
 from launch.run.sweep_compare import count, marks
 from launch.run.sweep_plot import point_scores
@@ -409,7 +410,12 @@ def test_runs_diff_of_a_categorys_rate_shows_its_own_task_count(tmp_path: Path) 
         (stage / "summary.json").write_text(json.dumps(summary | {"identity": _IDENTITY}))
         runs.append(tmp_path / name)
     console = Console(record=True, width=200)
-    assert compare_results(*runs, console, mixed=False, metric="categories.a.accuracy") == 0
+    assert (
+        compare_results(
+            *runs, console, mixed=False, why_missing=why_no_result, metric="categories.a.accuracy"
+        )
+        == 0
+    )
     shown = console.export_text()
     assert "0.500 (n=100)" in shown and "0.400 (n=100)" in shown and "n=400" not in shown
 
