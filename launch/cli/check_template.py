@@ -112,7 +112,7 @@ def _target(
 ) -> tuple[str, ChatConfig, ParsersConfig]:
     """What to check: a model option's chat config and parsers, else a chat family's or template plugin's
     own template with the parsers its family names."""
-    from launch.config.direct.listing import group_options  # lazy: not for --help
+    from launch.config.direct.search_files import group_options  # lazy: not for --help
 
     options = group_options("model", config_dirs)
     if options is None:  # a search path the direct reader leaves to Hydra

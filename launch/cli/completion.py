@@ -130,9 +130,9 @@ def overrides(ctx: Any, incomplete: str) -> list[str]:
     if equals:
         if bare not in known:
             return []  # a config key's value: nothing to offer
-        from launch.config.direct import listing  # lazy: only while completing
+        from launch.config.direct import search_files  # lazy: only while completing
 
-        options = listing.group_options(bare, config_dirs)
+        options = search_files.group_options(bare, config_dirs)
         if options is None:  # a search path the direct reader leaves to Hydra
             from launch.config.compose import group_options  # lazy: Hydra, only then
 
@@ -147,9 +147,9 @@ def _spelled(group: str) -> str:
 
 
 def _groups(config_dirs: list[str]) -> list[str]:
-    from launch.config.direct import listing  # lazy: only while completing
+    from launch.config.direct import search_files  # lazy: only while completing
 
-    found = listing.groups(config_dirs)
+    found = search_files.groups(config_dirs)
     if found is not None:
         return found
     from launch.config.compose import groups as config_groups  # lazy: Hydra, where the direct reader declines

@@ -338,6 +338,12 @@ def option_name(config_path: str, config_dirs: Sequence[str] = ()) -> str | None
     return name if isinstance(name, str) else None
 
 
+def option_kinds(group: str) -> dict[str, str]:
+    """Each shipped option of `group` → the registry name its file sets, else the option itself (an
+    option chooses its section's kind by that name, or, a union told apart by `kind`, is named so)."""
+    return {option: option_name(f"{group}/{option}") or option for option in group_options(group)}
+
+
 def _normalise_dirs(config_dirs: Sequence[str]) -> tuple[str, ...]:
     dirs = tuple(os.path.abspath(os.path.expanduser(d)) for d in config_dirs)
     missing = [d for d in dirs if not os.path.isdir(d)]
@@ -531,7 +537,9 @@ def _override_problem(override: Override, cfg: DictConfig, error: Exception) -> 
     if isinstance(node, DictConfig) and leaf not in node:
         composed = OmegaConf.to_container(cfg, resolve=False)
         assert isinstance(composed, dict)
-        return unknown_key(key, text, override.value(), parent, node.keys(), composed, group_choice)
+        return unknown_key(
+            key, text, override.value(), parent, node.keys(), composed, group_choice, option_kinds
+        )
     from launch.config.composition_fixes import unmet_condition  # lazy: only to explain a mistake
 
     unmet = unmet_condition(text, key, str(error)) if override.is_delete() else None

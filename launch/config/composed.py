@@ -50,7 +50,7 @@ def compose_resolved(overrides: Sequence[str], config_dirs: Sequence[str] = ()) 
     remember_overrides(overrides)
     composition = compose(overrides, config_dirs)
     keep_environment_references(composition.config)  # a job's variables and credentials stay references
-    provenance = Provenance.from_composition(composition)
+    provenance = Provenance.from_layers(composition.layers, composition.overrides)
     data = _plain(composition, provenance)
     remember_config(data)  # masked from here on wherever they reappear (show, errors, files, logs)
     return Composed(composition, provenance, data)

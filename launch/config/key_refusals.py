@@ -19,6 +19,9 @@ from launch.config.override_fixes import shell_word
 # (name, value, keys) -> the override choosing the config group a misspelt top-level name meant, or None
 # (`launch.config.compose.group_choice`).
 GroupChoice = Callable[[str, object, Collection[str]], str | None]
+# group -> each option's kind: the registry name its file sets, else the option (`launch.config.compose.
+# option_kinds`, with Hydra, or `launch.config.direct.search_files.option_kinds`, without)
+OptionKinds = Callable[[str], dict[str, str]]
 
 
 def added_again(key: str, text: str) -> Problem:
@@ -39,6 +42,7 @@ def unknown_key(
     node_keys: Iterable[str],
     composed: dict[str, Any],
     group_choice: GroupChoice,
+    option_kinds: OptionKinds,
 ) -> Problem:
     """`text` sets `key`, whose first level missing from the config is the one under `parent` (a mapping
     holding `node_keys`); `composed`: the config as composed so far, interpolations unresolved."""
@@ -79,11 +83,11 @@ def unknown_key(
         fix = group_choice_fix(group) if group else f"did you mean '{_join(parent, guess)}'? {secret_fix}"
         return Problem(key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix)
     if not guess and parent:
-        from launch.config.schema_errors import other_kinds_fix  # lazy: only to explain a mistake
+        from launch.config.section_kinds import other_kinds_fix  # lazy: only to explain a mistake
 
         # `executor.partition` under the local executor, `env.user.…` under BFCL: a key of another
         # kind of the section is that kind's to choose, not a key of the same name elsewhere
-        other = other_kinds_fix(parent, leaf, composed, f"override `{text}`")
+        other = other_kinds_fix(parent, leaf, composed, f"override `{text}`", option_kinds)
         if other is not None:
             return Problem(
                 key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=other

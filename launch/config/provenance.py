@@ -1,6 +1,6 @@
 """Where every key of a run config came from: a config file (and why it was chosen) or an override.
 
-Built from a `Composition`: each config file of the defaults list contributes the keys it sets, at its
+Built from a composition's layers: each config file of the defaults list contributes the keys it sets, at its
 package, in merge order; command-line overrides come last. Later sources win, as in the merge itself.
 """
 
@@ -9,14 +9,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from launch.config.layers import AppliedOverride, Layer
 from launch.config.secrets import mask_override
 from t3rl_core.records import Record
-
-if TYPE_CHECKING:
-    from launch.config.compose import Composition
 
 # Order offsets: files chosen by a command-line group override, then command-line key overrides.
 _CHOSEN_ON_COMMAND_LINE = 1_000
@@ -80,10 +77,6 @@ class Provenance:
         self._origins = origins
         # Leaf key → the experiment's value a later file replaced.
         self.shadowed = shadowed or {}
-
-    @classmethod
-    def from_composition(cls, composition: Composition) -> Provenance:
-        return cls.from_layers(composition.layers, composition.overrides)
 
     @classmethod
     def from_layers(cls, layers: Sequence[Layer], overrides: Sequence[AppliedOverride]) -> Provenance:

@@ -547,18 +547,16 @@ def _swapped_after(key: str, provenance: Provenance) -> str | None:
 
 def other_kinds_fix(parent: str, leaf: str, root: Mapping[str, Any], source: str) -> str | None:
     """`env.user` set for an env kind that has no such field while another kind has it."""
-    from launch.config.section_kinds import kind_fix, kinds_with_field  # lazy: only to explain a mistake
+    from launch.config.section_kinds import other_kinds_fix as fix  # lazy: only to explain a mistake
 
-    kinds = kinds_with_field(parent, leaf, root) if parent else []
-    if not kinds:
-        return None
+    return fix(parent, leaf, root, source, _option_kinds)
+
+
+def _option_kinds(group: str) -> dict[str, str]:
     # lazy: Hydra, only where another kind has the key (a key refused without Hydra asks this first)
-    from launch.config.compose import group_options, option_name
+    from launch.config.compose import option_kinds
 
-    group = parent.rpartition(".")[2]
-    # an option chooses its kind by the registry name it sets, or (a union told apart by `kind`) is named so
-    options = {option: option_name(f"{group}/{option}") or option for option in group_options(group)}
-    return kind_fix(parent, leaf, kinds, source, options)
+    return option_kinds(group)
 
 
 # The machine's integers (numpy's, torch's, a C extension's int64): a whole number past them overflows.

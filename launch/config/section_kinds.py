@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
@@ -87,3 +87,18 @@ def kind_fix(parent: str, leaf: str, kinds: list[str], source: str, options: Map
     # a section no group chooses (eval.engine) has no option to name: dropping it is the fix
     choose = f", or choose one: {' or '.join(chosen)}" if chosen else ""
     return f"{dropped} ('{leaf}' is a field of the {kind_list} only){choose}"
+
+
+def other_kinds_fix(
+    parent: str,
+    leaf: str,
+    root: Mapping[str, Any],
+    source: str,
+    option_kinds: Callable[[str], dict[str, str]],
+) -> str | None:
+    """`env.user` set for an env kind that has no such field while another kind has it; `option_kinds`:
+    group → each option's kind (read only when another kind has the key)."""
+    kinds = kinds_with_field(parent, leaf, root) if parent else []
+    if not kinds:
+        return None
+    return kind_fix(parent, leaf, kinds, source, option_kinds(parent.rpartition(".")[2]))

@@ -16,7 +16,7 @@ import pytest
 from launch.cli import completion
 from launch.cli.inspect import ls_command
 from launch.config import compose
-from launch.config.direct import listing
+from launch.config.direct import listing, search_files
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -115,7 +115,7 @@ def test_what_hydra_lists_otherwise_is_left_to_it(files: dict[str, str], tmp_pat
         (tmp_path / name).write_text(text)
     assert listing.direct_listing([str(tmp_path)]) is None
     # The options alone are Hydra's but for the dotted name.
-    assert (listing.group_options("model", [str(tmp_path)]) is None) == ("model/a.b" in files)
+    assert (search_files.group_options("model", [str(tmp_path)]) is None) == ("model/a.b" in files)
 
 
 @pytest.mark.parametrize("with_user_dir", [False, True])
@@ -123,13 +123,13 @@ def test_group_options_are_hydras(with_user_dir: bool, user_dir: str) -> None:
     """What `t3rl check-template` asks of the model group (and any other)."""
     dirs = [user_dir] if with_user_dir else []
     for group in ("model", "experiment", "env", "mygroup", "nosuch"):
-        assert listing.group_options(group, dirs) == compose.group_options(group, dirs)
+        assert search_files.group_options(group, dirs) == compose.group_options(group, dirs)
 
 
 def test_an_option_that_is_no_file_is_left_to_hydra(tmp_path: Path) -> None:
     (tmp_path / "model" / "qwen3_8b.yaml").mkdir(parents=True)  # Hydra lists t3rl's file, skips this
     (tmp_path / "model" / "mine.yaml").mkdir()  # Hydra skips it
-    assert listing.group_options("model", [str(tmp_path)]) is None
+    assert search_files.group_options("model", [str(tmp_path)]) is None
     assert listing.direct_listing([str(tmp_path)]) is None
 
 
@@ -156,8 +156,8 @@ def test_completion_offers_what_hydra_lists(
         return (completion.groups(ctx, ""), *(completion.overrides(ctx, t) for t in typed))
 
     with monkeypatch.context() as patch:
-        patch.setattr(listing, "groups", lambda config_dirs: None)
-        patch.setattr(listing, "group_options", lambda group, config_dirs: None)
+        patch.setattr(search_files, "groups", lambda config_dirs: None)
+        patch.setattr(search_files, "group_options", lambda group, config_dirs: None)
         by_hydra = offered()
     assert "model=qwen3_8b" in by_hydra[3] and ("mygroup=a" in by_hydra[5]) == with_user_dir
 

@@ -3,8 +3,6 @@ composition with Hydra, or None where this package does not reproduce it exactly
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -14,6 +12,7 @@ from launch.config.direct.interpolation import Resolver
 from launch.config.direct.nodes import Box, embedded, merge, plain
 from launch.config.direct.overrides import Override, Refused, apply, parse, sets_hydras_node
 from launch.config.direct.refusals import refusal
+from launch.config.direct.search_files import repository
 from launch.config.direct.unsupported import Unsupported
 from launch.config.env_references import ENVIRONMENT_KEYS, kept_text, unset_variables
 from launch.config.errors import ConfigError
@@ -21,13 +20,10 @@ from launch.config.layers import AppliedOverride, Layer, leaves
 from launch.config.optional_groups import optional_group_choice
 from launch.config.plain import Plain, Reads
 from launch.config.provenance import Provenance
-from launch.config.search_path import PACKAGE_SOURCE, display_path, roots
+from launch.config.search_path import display_path
 from launch.config.secrets import remember_config, remember_overrides
 
 PRIMARY_CONFIG = "config"
-# What Hydra itself stores in its ConfigStore (the search path's last entry); anything else in it could
-# be a config the direct composition does not see.
-_HYDRA_STORE = frozenset({"hydra", "_dummy_empty_config_.yaml"})
 # A sweeper's settings (`++hydra.sweeper.n_trials=20`) set Hydra's own node alone, yet Hydra may refuse
 # them (a key its sweeper lacks, a type it does not take, no search chosen) where this package cannot
 # judge them. So they are composed directly once Hydra has composed a line with the same settings on a
@@ -193,18 +189,6 @@ def _node_shape(
         search.value if search is not None else None,
         tuple(o.text for o in settings),
     )
-
-
-def repository(config_dirs: Sequence[str]) -> Repository:
-    """The search path's files; Unsupported when it holds anything but plain directories."""
-    dirs = [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]
-    found = roots(dirs)
-    if found is None or len(found) != len(dirs) + 1:
-        raise Unsupported("a search path entry that is not a plain directory")
-    store = sys.modules.get("hydra.core.config_store")
-    if store is not None and set(store.ConfigStore.instance().repo) - _HYDRA_STORE:
-        raise Unsupported("configs registered in Hydra's ConfigStore")
-    return Repository([(PACKAGE_SOURCE, found[0]), *((f"file://{d}", d) for d in dirs)])
 
 
 def _keep_environment_references(

@@ -11,13 +11,12 @@ resolve): `t3rl ls` then lists through Hydra, which also words every error.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
-from launch.config.direct.compose import PRIMARY_CONFIG, compose_directly, repository
-from launch.config.direct.config_files import Repository
+from launch.config.direct.compose import PRIMARY_CONFIG, compose_directly
 from launch.config.direct.defaults import DefaultsList
 from launch.config.direct.nodes import plain
+from launch.config.direct.search_files import repo_groups, repo_options, repository
 from launch.config.direct.unsupported import Unsupported
 from launch.config.errors import ConfigError
 from launch.config.search_path import display_path, first_comment, local_file
@@ -34,8 +33,8 @@ class DirectListing:
         self._defaults: dict[str, str | None] = {
             c.override_key: c.config_path.rpartition("/")[2] for c in chosen if c.override_key is not None
         }
-        self._groups = _groups(repo)
-        self._options = {g: _options(repo, g) for g in self._groups}
+        self._groups = repo_groups(repo)
+        self._options = {g: repo_options(repo, g) for g in self._groups}
         self._sources: dict[str, tuple[str, str]] = {}
         self._names: dict[str, str | None] = {}
         for group, options in self._options.items():
@@ -79,37 +78,3 @@ def direct_listing(config_dirs: Sequence[str]) -> DirectListing | None:
         return DirectListing(config_dirs)
     except (Unsupported, ConfigError):
         return None
-
-
-def groups(config_dirs: Sequence[str]) -> list[str] | None:
-    """The top-level config groups as launch.config.compose.groups lists them, or None to ask Hydra."""
-    try:
-        return _groups(repository(config_dirs))
-    except Unsupported:
-        return None
-
-
-def _groups(repo: Repository) -> list[str]:
-    return [g for g in repo.groups() if g != "hydra"]  # Hydra's own group is never listed
-
-
-def group_options(group: str, config_dirs: Sequence[str]) -> list[str] | None:
-    """The options of `group` as Hydra's loader lists them, or None to ask Hydra."""
-    try:
-        return _options(repository(config_dirs), group)
-    except Unsupported:
-        return None
-
-
-def _options(repo: Repository, group: str) -> list[str]:
-    """`repo.options(group)`; Unsupported where Hydra lists otherwise: it skips an `x.yaml` that is not a
-    file (a directory, a link to nothing), and lists an option `a` for an entry `a.b` beside a file
-    `a.b.yaml` (it cuts the name at its last dot)."""
-    for directory in repo.directories(group):
-        for entry in os.listdir(directory):
-            path = os.path.join(directory, entry)
-            if entry.endswith(".yaml") and not os.path.isfile(path):
-                raise Unsupported(f"{path}: not a file")
-            if "." in entry and not entry.endswith(".yaml") and os.path.isfile(f"{path}.yaml"):
-                raise Unsupported(f"{path}: a name Hydra lists otherwise")
-    return repo.options(group)

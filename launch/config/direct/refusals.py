@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from launch.config.direct import search_files
 from launch.config.direct.nodes import plain
 from launch.config.direct.overrides import Override
 from launch.config.direct.unsupported import Unsupported
@@ -32,20 +33,28 @@ def refusal(config: dict[str, Any], override: Override) -> Problem:
         return nothing_to_delete(override.key, override.text, list(node))
     assert leaf not in node  # the first level the config lacks
     composed = plain(config)
-    return unknown_key(override.key, override.text, override.value, parent, node, composed, _group_choice)
+    return unknown_key(
+        override.key,
+        override.text,
+        override.value,
+        parent,
+        node,
+        composed,
+        _group_choice,
+        search_files.option_kinds,
+    )
 
 
 def _group_choice(name: str, value: object, keys: Collection[str]) -> str | None:
     """`launch.config.compose.group_choice` (shipped groups alone, as it reads them) without Hydra."""
-    from launch.config.direct import listing  # lazy: it imports this package's composition
     from launch.config.group_names import nearest_group_choice  # lazy: only a top-level key refused
 
-    groups = listing.groups(())
+    groups = search_files.groups(())
     if groups is None:
         raise Unsupported("groups the direct listing leaves to Hydra")
 
     def options(group: str) -> list[str]:
-        found = listing.group_options(group, ())
+        found = search_files.group_options(group, ())
         if found is None:
             raise Unsupported(f"options of {group} the direct listing leaves to Hydra")
         return found
