@@ -48,6 +48,7 @@ from t3rl_core.eval.runner import load_rows, select_rows
 from t3rl_core.registries import ENGINES as REGISTRY
 from t3rl_core.secret import SecretResolutionError, url_passwords
 from t3rl_core.secret_shapes import credentials_in
+from t3rl_core.yaml_text import safe_load
 
 if TYPE_CHECKING:
     from launch.config.schema import RunConfig
@@ -312,7 +313,7 @@ def _check_resumed_as_recorded(out: Path, config: EvalConfig) -> None:
     if not kept.is_file() or not recorded_file.is_file() or not _holds_text(kept):
         return
     try:
-        recorded = (yaml.safe_load(recorded_file.read_text(encoding="utf-8")) or {}).get("eval")
+        recorded = (safe_load(recorded_file.read_text(encoding="utf-8")) or {}).get("eval")
     except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
         return  # an unreadable record (not UTF-8 too) is the resume's own refusal to make
     if not isinstance(recorded, dict):

@@ -11,7 +11,6 @@ from launch.config.direct.defaults import Choice, Chosen, DefaultsList
 from launch.config.direct.interpolation import Resolver
 from launch.config.direct.nodes import Box, embedded, merge, plain
 from launch.config.direct.overrides import Override, Refused, apply, parse, sets_hydras_node
-from launch.config.direct.refusals import refusal
 from launch.config.direct.search_files import repository
 from launch.config.direct.unsupported import Unsupported
 from launch.config.env_references import ENVIRONMENT_KEYS, kept_text, unset_variables
@@ -136,6 +135,8 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str], env: dict[str
             # top-level keys: that node is not here (a file's section, a search's), so those are its.
             if hydra is not None or defaults.hydra_entries or node_settings or "hparams_search" in choices:
                 raise
+            from launch.config.direct.refusals import refusal  # lazy: a refused key's words, no valid line's
+
             problems.append(refusal(config, override))
     if problems:
         raise ConfigError(problems)
