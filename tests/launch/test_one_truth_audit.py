@@ -378,7 +378,9 @@ FORMULAS: dict[str, tuple[str, dict[str, str]]] = {
         },
     ),
     "samples of a rollout (prompts × samples per prompt)": (
-        r"rollout_batch_size\)?\s*\*\s*[\w.(]*n_samples_per_prompt",
+        # `args.rollout_batch_size) * int(args.n_samples_per_prompt`, or read with getattr and a default
+        r'rollout_batch_size"?(?:, \d+\) or \d+)?\)?\s*\*\s*[\w.(\s]*?'
+        r'(?:getattr\(args, ")?n_samples_per_prompt',
         {
             "launch/checks/rules/batch.py": "the truth for the checks: _samples",
             "launch/checks/rules/megatron.py": "LEFT: pre-flight rules, another helper's; batch._samples",
