@@ -64,7 +64,7 @@ def turns_per_entry(categories: list[str]) -> list[int] | None:
         path = _latest(data / "possible_answer", category)
         if path is None:
             return None
-        turns += _turns(str(path), path.stat().st_mtime_ns)
+        turns += _turns(str(path), *_stamp(path))
     return turns
 
 
@@ -115,7 +115,7 @@ def _tail_ids(path: str, category: str, inode: int, mtime_ns: int, size: int) ->
 
 
 @functools.lru_cache(maxsize=16)
-def _turns(path: str, version: int) -> tuple[int, ...]:
+def _turns(path: str, inode: int, mtime_ns: int, size: int) -> tuple[int, ...]:
     with open(path, encoding="utf-8") as handle:
         return tuple(len(outside_json.loads(line, path)["ground_truth"]) for line in handle if line.strip())
 
