@@ -21,6 +21,7 @@ from t3rl_core.chat.keys import json_key
 from t3rl_core.chat.scalar_text import scalar_text
 from t3rl_core.config import ParsersConfig
 from t3rl_core.counts import counted
+from t3rl_core.parsers.layout import layout_problem
 from t3rl_core.parsers.nesting import nesting_problem
 from t3rl_core.parsers.render import FORMATS, CallFormat, render_calls
 from t3rl_core.parsers.sglang_loader import load
@@ -332,10 +333,18 @@ class ToolCallActionParser:
         calls = [self._tool_call(item.name, item.parameters) for item in items]
         expected = len(attempts) if attempts is not None else max(len(calls), 1)
         if len(calls) != expected:
-            raise InvalidOutput(
-                f"{expected - len(calls)} of {expected} tool call(s) could not be parsed. {self._hint()}"
-            )
+            # Calls this reader read and the detector dropped: named when the whitespace around the
+            # format's tags is what made it drop them (CRLF, a tab, a missing line break).
+            layout = layout_problem(self.tool_call_parser, text, lambda fixed: self._reads(fixed, expected))
+            dropped = f"{expected - len(calls)} of {expected} tool call(s) could not be parsed"
+            said = f"{dropped}: {layout}" if layout else dropped
+            raise InvalidOutput(f"{said}. {self._hint()}")
         return calls
+
+    def _reads(self, text: str, expected: int) -> bool:
+        """Whether SGLang's detector reads `expected` calls of offered names in `text`."""
+        _, items = self._calls.parse_non_stream(text)
+        return len(items) == expected and all(item.name in self._known for item in items)
 
     def _tool_call(self, name: str | None, parameters: str) -> ToolCall:
         if name not in self._known:
@@ -448,7 +457,7 @@ class ToolCallActionParser:
             assert self._call_blocks is not None
             return [_read_block(self.tool_call_parser, block) for block in self._call_blocks.findall(text)]
         if self.tool_call_parser == "llama3":
-            return _read_llama3(text)
+            return _read_llama3(text, self._known)
         if self.tool_call_parser == "glm4_0414":
             return _read_glm4_0414(text, self._known)
         if self.tool_call_parser == "mistral":
@@ -655,6 +664,14 @@ def _read_glm4_0414(text: str, known: set[str]) -> list[_Attempt]:
             continue
         name, newline, rest = segment.text.strip().partition("\n")
         if not newline or name.strip() not in known:
+            called = _trailing_calls(segment.text.strip(), _GLM4_0414_LINE_CALL, _glm4_0414_call, known)
+            if called is not None:
+                problem = (
+                    "a call written after text: GLM-4-0414 writes each call as its own segment, the "
+                    "function name on its first line; drop the text before it, or write <|assistant|> "
+                    "between the text and the call"
+                )
+                attempts.append(_Attempt(called, problem))
             continue
         try:
             value = strict_json(rest.strip())
@@ -674,14 +691,64 @@ def _read_glm4_0414(text: str, known: set[str]) -> list[_Attempt]:
     return attempts
 
 
-def _read_llama3(text: str) -> list[_Attempt]:
-    """Llama-3 JSON calls: `{...}; {...}`, optionally after <|python_tag|>; [] when the text is an answer."""
+# What counts as a call inside an answer, in the formats whose call is the whole turn (Llama-3 without
+# its tag, a GLM-4-0414 segment): the turn's text ends, from the start of a line, with calls of offered
+# functions that the format's reader reads without error. The detector reads such a turn as an answer
+# holding the call's text, the world ended the turn on it, and nothing told the model why its call never
+# ran. Text that quotes JSON (no offered name, or more text after it) stays an answer. Only the last
+# few line starts are tried: each try reads the rest of the turn.
+_TRIED_LINE_STARTS = 8
+_LLAMA3_LINE_CALL = re.compile(r"\n[ \t]*(?=\{)")
+_GLM4_0414_LINE_CALL = re.compile(r"\n[ \t]*(?=[^\s{}<>\"]+[ \t]*\n[ \t]*\{)")
+
+
+def _trailing_calls(text: str, line_starts: re.Pattern[str], read: Any, known: set[str]) -> str | None:
+    """The name of the first call that ends `text` after text of its own (`read` gives the attempts
+    of the text from a line start), or None."""
+    for start in [match.end() for match in line_starts.finditer(text)][-_TRIED_LINE_STARTS:]:
+        if not text[:start].strip():
+            continue
+        attempts = read(text[start:].strip())
+        if attempts and all(attempt.error is None and attempt.name in known for attempt in attempts):
+            return attempts[0].name
+    return None
+
+
+def _glm4_0414_call(text: str) -> list[_Attempt]:
+    """The one call a GLM-4-0414 segment of `text` is (its name, one newline, a JSON object), or []."""
+    from t3rl_core.parsers.glm4_0414 import segments
+
+    found = segments(text)
+    if len(found) != 1 or found[0].name is None:
+        return []
+    try:
+        arguments = strict_json(found[0].arguments)
+    except (json.JSONDecodeError, AmbiguousJSON):
+        return []
+    return [_Attempt(found[0].name)] if isinstance(arguments, dict) else []
+
+
+def _read_llama3(text: str, known: set[str]) -> list[_Attempt]:
+    """Llama-3 JSON calls: `{...}; {...}`, optionally after <|python_tag|>; [] when the text is an
+    answer, a call after text of its own refused (`_trailing_calls`)."""
     _, tag, after = text.partition("<|python_tag|>")
     payload = (after if tag else text).strip()
     if not tag and not payload.startswith("{"):
-        return []
+        name = _trailing_calls(payload, _LLAMA3_LINE_CALL, _llama3_calls, known)
+        if name is None:
+            return []
+        problem = (
+            "a call written after text: Llama-3's call is the whole turn; write the call alone, or "
+            "write <|python_tag|> between the text and the call"
+        )
+        return [_Attempt(name, problem)]
     if not payload:
         return [_Attempt(None, "no call after <|python_tag|>")]
+    return _llama3_calls(payload)
+
+
+def _llama3_calls(payload: str) -> list[_Attempt]:
+    """The calls of Llama-3's `{...}; {...}` (`payload` stripped, not empty)."""
     attempts: list[_Attempt] = []
     position = 0
     while position < len(payload):

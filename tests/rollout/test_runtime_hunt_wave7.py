@@ -20,7 +20,7 @@ from t3rl_core.hooks.failures import FailureRateExceeded
 from t3rl_core.parsers.render import FORMATS, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.rollout.episode import run_episode
-from t3rl_core.types import Action, AnswerAction, InvalidAction, ToolCall, ToolCallAction, Transition
+from t3rl_core.types import Action, InvalidAction, ToolCall, ToolCallAction, Transition
 from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
 from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, family_parser, play
 
@@ -51,13 +51,14 @@ def test_the_text_before_a_call_is_its_content_in_every_format(
     `[TOOL_CALLS]`, Llama-3's `<|python_tag|>`) reports `Sure.` as the text outside it, which a world's
     strict format check reads (tau2: "Text outside the tool call."). Before, Mistral's and Llama-3's
     content was None: the check passed a call the tagged formats' check refused. GLM-4-0414 defines a call
-    as a whole segment: the turn is an answer holding the call's text (wave six's declaration)."""
+    as a whole segment: a call after text of its own is a format error naming it (wave eight's
+    declaration, tests/rollout/test_runtime_hunt_wave8.py)."""
     call = render_calls(name, [_ADD])
     if name == "llama3":
         call = "<|python_tag|>" + call
     action = parsers[name].parse("Sure, adding.\n" + call)
     if name == "glm4_0414":
-        assert isinstance(action, AnswerAction)
+        assert isinstance(action, InvalidAction) and "a call written after text" in action.error
         return
     assert isinstance(action, ToolCallAction) and action.calls == (_ADD,), action
     assert action.content == "Sure, adding."
