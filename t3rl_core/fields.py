@@ -338,6 +338,38 @@ def Differs(other: str) -> Ordered:
     return Ordered("!=", other)
 
 
+class NamesNothing(ValueError):
+    """A field names no item of the earlier list field it refers to."""
+
+    def __init__(self, other: str, attr: str, names: list[Any]) -> None:
+        super().__init__(f"names none of the {other}' {attr}s: {names}")
+        self.other, self.attr, self.names = other, attr, names
+
+
+class NamesItem(Record):
+    """This field names one item of the earlier list field `other` by that item's `attr` (when set): a
+    reference inside one section (a published target is one result's label). Two files may set the two
+    (an experiment its target, a `published` option the results), so the reference is declared on the
+    field and judged where the section is validated, the blame going to the one set last."""
+
+    other: str
+    attr: str
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.with_info_after_validator_function(self._check, handler(source))
+
+    def _check(self, value: Any, info: ValidationInfo) -> Any:
+        items = info.data.get(self.other)
+        if value is None or items is None:  # unset, or the list itself refused
+            return value
+        names = [getattr(item, self.attr) for item in items]
+        if value in names:
+            return value
+        raise NamesNothing(self.other, self.attr, names)
+
+
 # ------------------------------------------------------------------------------------------ strings
 # Patterns are compiled on first use (re's own cache), not at import: most kinds a command never checks.
 

@@ -16,7 +16,7 @@ from launch.config.fixes import assign, quoted, value_at
 from launch.config.provenance import Provenance
 from launch.config.schema_walk import OVERLAYS, field_names, model_at
 from launch.config.secrets import is_secret_key
-from t3rl_core.fields import FLOAT32_TINY, HOLDS, Corrected, OutOfOrder, Reread
+from t3rl_core.fields import FLOAT32_TINY, HOLDS, Corrected, NamesNothing, OutOfOrder, Reread
 from t3rl_core.registry import PluginError, UnknownNameError
 from t3rl_core.secret import SECRET_REFERENCE_ERROR
 
@@ -227,6 +227,10 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
         return Problem(_list_of(key), message, source, f"set {_assignment(root, key, cause.value)}{reread}")
     if isinstance(cause, OutOfOrder):
         return _out_of_order(cause, key, item.get("input"), provenance, root)
+    if isinstance(cause, NamesNothing):
+        from launch.config.item_references import names_nothing  # lazy: an error's path
+
+        return names_nothing(cause, key, item.get("input"), provenance, root)
     one = _one_item_list(item, key, root) if kind == "list_type" else None
     if one:
         return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, one)

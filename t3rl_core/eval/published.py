@@ -21,6 +21,7 @@ from t3rl_core.fields import (
     HfHubId,
     Label,
     Name,
+    NamesItem,
     NonNegativeFloat,
     PathComponent,
     PositiveInt,
@@ -241,14 +242,12 @@ class PublishedConfig(StrictModel):
     results: Annotated[list[PublishedResult], Distinct()] = Field(min_length=1)
     # The label of the result this eval should reproduce (the model it evaluates); None = none is
     # published for it (e.g. T3RL's stage 2): every result is then shown for reference only.
-    target: Label | None = None
+    target: Annotated[Label | None, NamesItem("results", "label")] = None
     tolerance: Tolerance = Field(default_factory=Tolerance)
 
     @model_validator(mode="after")
-    def _target_is_a_result(self) -> "PublishedConfig":
+    def _labels_unique(self) -> "PublishedConfig":
         labels = [result.label for result in self.results]
         if len(set(labels)) != len(labels):
             raise ValueError(f"result labels must be unique: {labels}")
-        if self.target is not None and self.target not in labels:
-            raise ValueError(f"target {self.target!r} is none of the results' labels: {labels}")
         return self

@@ -1,0 +1,59 @@
+"""Hunt wave 8: config keys, groups, the launcher and the job. Kinds no earlier hunt closed, each closed by
+a declaration:
+
+- a reference to an item of a list beside it that names none (`NamesItem`: `eval.published.target` is one of
+  the results' labels), two files setting the two (`+published=retool` under stage1_bfcl's own target);
+
+See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from launch.config.errors import Problem
+from tests.support.in_tmp import in_tmp
+from tests.support.refusals import errors, fixed
+
+S1 = "+experiment=stage1_bfcl"
+
+_in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
+
+
+def _refused_at(overrides: list[str], key: str) -> Problem:
+    (found,) = [e for e in errors(overrides) if e.key == key]
+    return found
+
+
+# ------------------------------------------------------------------ a reference to an item that names none
+
+
+def test_a_published_option_chosen_under_an_experiments_own_target() -> None:
+    line = [S1, "+published=retool"]
+    found = _refused_at(line, "eval.published.target")
+    # was: at eval.published, the whole section quoted back, fix `eval.published=null` (the choice dropped)
+    assert (
+        "conf/experiment/stage1_bfcl.yaml" in found.message and "conf/published/retool.yaml" in found.message
+    )
+    assert found.source.endswith("override `+published=retool`)")
+    assert found.fix.startswith("set eval.published.target=null") and "drop `+published=retool`" in found.fix
+    assert errors(fixed(line, found)) == []
+
+
+def test_a_target_typed_that_names_no_result_gets_the_nearest_label() -> None:
+    line = [S1, "eval.published.target=T3RL stage1"]
+    found = _refused_at(line, "eval.published.target")
+    assert found.source == "override `eval.published.target=T3RL stage1`"
+    assert "'T3RL stage 1'" in found.fix.partition(";")[0]
+    assert errors(fixed(line, found)) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        [S1, "+published=retool", "eval.published.target=null"],
+        [S1, "eval.published.target='T3RL stage 1'"],
+    ],
+)
+def test_a_reference_that_names_an_item_is_valid(line: list[str]) -> None:
+    assert errors(line) == []
