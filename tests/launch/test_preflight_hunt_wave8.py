@@ -3,6 +3,7 @@ a declaration:
 
 - a reference to an item of a list beside it that names none (`NamesItem`: `eval.published.target` is one of
   the results' labels), two files setting the two (`+published=retool` under stage1_bfcl's own target);
+- `${oc.select:KEY}` naming no key (rules/selections.py): OmegaConf gives null without a word;
 
 See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from launch.checks.resolve import resolve
 from launch.config.errors import Problem
 from tests.support.in_tmp import in_tmp
 from tests.support.refusals import errors, fixed
@@ -57,3 +59,29 @@ def test_a_target_typed_that_names_no_result_gets_the_nearest_label() -> None:
 )
 def test_a_reference_that_names_an_item_is_valid(line: list[str]) -> None:
     assert errors(line) == []
+
+
+# ------------------------------------------------------------------ a selection that names no key
+
+
+@pytest.mark.parametrize(
+    ("typed", "fix"),
+    [
+        # was: valid, top-p null (unset); the nearest eval key, top_k, is no top-p (-1): not offered
+        ("eval.top_p=${oc.select:eval.topp}", "drop `eval.top_p=${oc.select:eval.topp}`"),
+        # was: valid, no group named
+        ("tracking.group=${oc.select:trackin.project}", "set tracking.group=${oc.select:tracking.project}"),
+    ],
+)
+def test_a_selection_of_no_key_is_refused(typed: str, fix: str) -> None:
+    found = _refused_at([S1, typed], typed.partition("=")[0])
+    assert found.fix.startswith(fix), found.fix
+    assert errors(fixed([S1, typed], found)) == []
+
+
+def test_a_selection_with_a_default_warns_only_beside_a_key_spelt_alike() -> None:
+    spelt = resolve([S1, "tracking.group=${oc.select:tracking.projct,null}"]).warnings
+    assert any(w.key == "tracking.group" and "tracking.project" in w.fix for w in spelt)
+    other = resolve([S1, "tracking.group=${oc.select:nothing.here,mine}"]).warnings
+    assert not any("oc.select" in w.message for w in other)  # a default meant for configs without it
+    assert errors([S1, "tracking.group=${oc.select:tracking.project}"]) == []

@@ -81,6 +81,8 @@ def _on_a_cluster(module: str) -> Rule:
 
 RULES = (
     *credentials.RULES,
+    # a selection `${oc.select:KEY}` names a key (imported only for a config that writes one)
+    _only_when("selections", lambda ctx: any("oc.select" in str(o.raw) for _, o in ctx.provenance.items())),
     # first: a premise the rest reasons from (the checkpoint's architecture, an SFT stage's data) is
     # fixed before the rules about its details
     *hub_ids.RULES,
