@@ -4,6 +4,7 @@ a declaration:
 - a reference to an item of a list beside it that names none (`NamesItem`: `eval.published.target` is one of
   the results' labels), two files setting the two (`+published=retool` under stage1_bfcl's own target);
 - `${oc.select:KEY}` naming no key (rules/selections.py): OmegaConf gives null without a word;
+- `RAY_ADDRESS` exported here, read by `executor.address`'s kind when the key is unset (rules/ray_address.py);
 
 See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
 """
@@ -85,3 +86,30 @@ def test_a_selection_with_a_default_warns_only_beside_a_key_spelt_alike() -> Non
     other = resolve([S1, "tracking.group=${oc.select:nothing.here,mine}"]).warnings
     assert not any("oc.select" in w.message for w in other)  # a default meant for configs without it
     assert errors([S1, "tracking.group=${oc.select:tracking.project}"]) == []
+
+
+# ------------------------------------------------------------------ RAY_ADDRESS exported here
+
+
+@pytest.mark.parametrize(
+    ("exported", "meant"),
+    [
+        ("auto", "http://127.0.0.1:8265"),  # was: valid, submitted to a dashboard at a host named auto
+        ("10.0.0.1:6379", "http://10.0.0.1:8265"),  # ray.init's GCS address: no Job API there
+    ],
+)
+def test_an_exported_ray_address_is_read_by_the_keys_kind(
+    monkeypatch: pytest.MonkeyPatch, exported: str, meant: str
+) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", exported)
+    line = [S1, "executor=ray"]
+    found = _refused_at(line, "executor.address")
+    assert found.source.startswith("$RAY_ADDRESS") and repr(exported) in found.message
+    assert found.fix.startswith(f"set executor.address={meant}")
+    assert errors(fixed(line, found)) == []
+
+
+@pytest.mark.parametrize("exported", ["10.0.0.1:8265", "http://head:8265", "ray://head:10001"])
+def test_an_exported_dashboard_is_valid(monkeypatch: pytest.MonkeyPatch, exported: str) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", exported)
+    assert errors([S1, "executor=ray"]) == []

@@ -113,6 +113,10 @@ RULES = (
     *local_dirs.RULES,
     *kinds.RULES,
     _on_a_cluster("cluster_references"),
+    # the cluster's address exported here when the key leaves it unset, read by the key's kind
+    _only_when(
+        "ray_address", lambda ctx: ctx.run.executor.kind == "ray" and ctx.run.executor.address is None
+    ),
     _on_a_cluster("ray_upload"),
     *components.RULES,
     *tracking.RULES,

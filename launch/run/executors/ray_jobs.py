@@ -48,6 +48,7 @@ from typing import Any, TextIO
 
 from launch.checks.import_probe import probe_argv, probe_failures
 from launch.config.errors import ConfigError, Problem
+from launch.config.ray_address import with_scheme
 from launch.config.schema import LocalExecutorConfig, RayExecutorConfig
 from launch.config.secrets import scrub_text
 from launch.plan.secret_uploads import with_upload_excludes
@@ -78,7 +79,7 @@ def dashboard_address(config: RayExecutorConfig, environ: Mapping[str, str] | No
                 )
             ]
         )
-    return address if "://" in address else f"http://{address}"
+    return with_scheme(address)
 
 
 def check_cluster(address: str, gpus: int, nodes: int, list_nodes: Callable[..., Any] | None = None) -> None:
