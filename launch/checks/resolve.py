@@ -109,6 +109,10 @@ def resolve(
             from launch.checks.fix_closure import plus_tried  # lazy: only a mapping typed without '+'
 
             problems = plus_tried(problems, overrides, config_dirs, _refusals)
+        if any("' is an option of " in p.fix for p in problems):  # `tracking=local`: which group takes it?
+            from launch.checks.other_groups_tried import tried_elsewhere  # lazy: only an option misplaced
+
+            problems = tried_elsewhere(problems, overrides, config_dirs, _refusals)
         raise ConfigError(problems) from None
     # `~/…` expanded here, once, after the composition cache (it reads $HOME every time).
     data, provenance = expand_home(plain.data), plain.provenance

@@ -5,6 +5,8 @@ a declaration:
   the results' labels), two files setting the two (`+published=retool` under stage1_bfcl's own target);
 - `${oc.select:KEY}` naming no key (rules/selections.py): OmegaConf gives null without a word;
 - `RAY_ADDRESS` exported here, read by `executor.address`'s kind when the key is unset (rules/ray_address.py);
+- an option typed under another group, answered with the groups that have it: each tried with the rest of
+  the line first (launch/checks/other_groups_tried.py: `sandbox=local` under BFCL is not offered);
 
 See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
 """
@@ -113,3 +115,20 @@ def test_an_exported_ray_address_is_read_by_the_keys_kind(
 def test_an_exported_dashboard_is_valid(monkeypatch: pytest.MonkeyPatch, exported: str) -> None:
     monkeypatch.setenv("RAY_ADDRESS", exported)
     assert errors([S1, "executor=ray"]) == []
+
+
+# ------------------------------------------------------------------ an option of other groups, each tried
+
+
+def test_an_option_of_other_groups_offers_only_the_groups_the_line_takes() -> None:
+    line = [S1, "tracking=local"]
+    found = _refused_at(line, "tracking")
+    # was: "executor=local or sandbox=local instead of …": BFCL's env has no sandbox, refused when applied
+    assert found.fix.startswith("executor=local instead of `tracking=local`"), found.fix
+    assert "sandbox=local is refused in turn at env.sandbox" in found.fix
+    assert errors(fixed(line, found)) == []
+
+
+def test_an_option_of_other_groups_the_line_takes_both() -> None:
+    found = _refused_at(["+experiment=retool", "tracking=local"], "tracking")
+    assert found.fix.startswith("executor=local or sandbox=local instead of"), found.fix  # ReTool has one
