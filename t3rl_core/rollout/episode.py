@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+from t3rl_core.chat.message_form import normal_message
 from t3rl_core.chat.scalar_text import scalar_message, scalar_text
 from t3rl_core.counts import counted
 from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
@@ -168,7 +169,11 @@ class _Episode:
     ) -> None:
         self.tools_key = tools_key
         self.env, self.engine, self.chat, self.parser, self.limits = env, engine, chat, parser, limits
-        self.messages: list[Message] = [scalar_message(dict(message)) for message in task["prompt"]]
+        # Each message in one form, content parts of text as text and a few-shot call's arguments an
+        # object (chat/message_form.py: task_parts refuses a row whose messages have no such form).
+        self.messages: list[Message] = [
+            scalar_message(dict(normal_message(message, "")[0])) for message in task["prompt"]
+        ]
         self.tools = (task.get("metadata") or {}).get("tools") or None
         self.sampling = dataclasses.replace(
             sampling,
@@ -210,6 +215,7 @@ class _Episode:
             raise _Ended("failed", error, Failure("env", "InlineReset", error))
         self.messages.extend(map(scalar_message, self._world_messages(first)))
         self._check_roles(self.messages)
+        self._check_placed(self.messages)
         prompt_ids = await self.chat.prompt_ids_async(self.messages, self.tools, tools_key=self.tools_key)
         self.trajectory = Trajectory(prompt_ids, self._response_limit(len(prompt_ids)))
         if first.done:
@@ -527,10 +533,17 @@ class _Episode:
         text: a tool's result handed over as a list or a dict (10,000 levels deep, or one) failed as t3rl's
         bug in one family's template and vanished unsaid in another's. A world writes its results as
         text (json.dumps), and a message that is not is the world's failure."""
+        messages = list(transition.messages)
+        for index, message in enumerate(messages):
+            if type(message) is dict or isinstance(message, Mapping):
+                messages[index], form = normal_message(message, f"message {index}")
+                if form is not None:
+                    error = f"world {type(self.env).__name__} returned a message no template renders: {form}"
+                    raise _Ended("failed", error, Failure("env", "InvalidMessage", error))
         if transition.inline is not None and not isinstance(transition.inline, str):
             problem = f"inline text that is a {type(transition.inline).__name__}"
         else:
-            problem = next(filter(None, map(_message_problem, transition.messages)), None)
+            problem = next(filter(None, map(_message_problem, messages)), None)
         if problem is None:
             # Copies: the episode owns what it took. A world keeping the messages it returned and editing
             # them later (its own history, trimmed or annotated) changed the recorded conversation, and
@@ -538,7 +551,7 @@ class _Episode:
             # outcome is: a message's tuple key (a tool_call_id kept as a uuid, a set of sources) raised
             # out of the eval's record writer, NaN was written as no JSON, the rest as its str unsaid.
             copies = []
-            for index, message in enumerate(transition.messages):
+            for index, message in enumerate(messages):
                 copy, problems = json_outcome(message, f"message {index}")
                 if problems:
                     error = (
@@ -566,6 +579,25 @@ class _Episode:
                 error = (
                     f"the chat template writes nothing of a '{role}' message{where}, so its content would "
                     f"never reach the model: give it a role the template writes there ({', '.join(roles)})"
+                )
+                raise _Ended("failed", error, Failure("env", "UnrenderedRole", error))
+
+    def _check_placed(self, messages: list[Message]) -> None:
+        """A message of the prompt after an assistant turn (a row's few-shot history, a world's opening)
+        is written there: DeepSeek-V3's and GLM-4-0414's templates write every system message in the
+        prompt's head, so a row's `system` message after a worked answer ("from now on, answer in
+        French") was moved before the turns it follows, unsaid. The probe of a world's message after
+        the model's turn (`ChatFormat.drops_after_model`) decides it for the prompt too."""
+        answered = next((i for i, m in enumerate(messages) if m.get("role") == "assistant"), len(messages))
+        for index in range(answered + 1, len(messages)):
+            role = messages[index].get("role")
+            if isinstance(role, str) and self.chat.drops_after_model(role):
+                roles = [r for r in ("user", "assistant", "tool") if not self.chat.drops_after_model(r)]
+                error = (
+                    f"the chat template does not write a '{role}' message where the prompt puts it "
+                    f"(message {index}, after an assistant turn): it moves or drops it, so the model "
+                    f"would read it elsewhere or not at all; put its text in the first system message, "
+                    f"or give it a role the template writes there ({', '.join(roles)})"
                 )
                 raise _Ended("failed", error, Failure("env", "UnrenderedRole", error))
 

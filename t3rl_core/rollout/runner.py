@@ -7,12 +7,14 @@ episode's tokens, masks and log-probs plus its reward out.
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from t3rl_core.chat.format import ChatFormat, tools_cache_key
 from t3rl_core.chat.keys import json_key
+from t3rl_core.chat.message_form import normal_message
 from t3rl_core.contracts import unawaited
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.registries import ACTION_PARSERS, ENVS, REWARDS
@@ -57,6 +59,10 @@ def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
     if not isinstance(prompt, list | tuple):
         raise InvalidTask(f"the row's prompt is {type(prompt).__name__}, not a list of chat messages")
     for i, message in enumerate(prompt):
+        if _is_mapping(message):
+            message, problem = normal_message(message, f"the row's prompt message {i}")
+            if problem is not None:
+                raise InvalidTask(problem + " when the data is prepared")
         if not (
             _is_mapping(message)
             and isinstance(message.get("role"), str)
@@ -93,7 +99,29 @@ def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
                 f"the row's metadata.tools name {function['name']!r} twice, with different schemas "
                 "(a call to it could follow either): keep one schema per name when the data is prepared"
             )
+    _names_told_apart(schemas)
     return metadata, list(tools)
+
+
+def _names_told_apart(schemas: Mapping[str, Any]) -> None:
+    """Raises InvalidTask when two offered names are one name as a reader sees it: the same after
+    Unicode's compatibility normalization, without invisible format characters (`café` composed and
+    decomposed, `add` and `ad\\u200bd`). The model reads two tools it cannot tell apart and writes
+    either spelling by chance; the call then ran the other tool, or the parser's hint for a misspelt
+    name ('differs only in Unicode normalization') named either. Case tells names apart and is kept."""
+    if all(name.isascii() for name in schemas):
+        return  # ASCII is its own normal form and holds no format character: distinct names stay so
+    seen: dict[str, str] = {}
+    for name in schemas:
+        folded = "".join(c for c in unicodedata.normalize("NFKC", name) if unicodedata.category(c) != "Cf")
+        other = seen.setdefault(folded, name)
+        if other != name:
+            raise InvalidTask(
+                f"the row's metadata.tools name {other!r} and {name!r}, one name as a reader sees it "
+                f"({other!a} and {name!a}: the same after Unicode normalization and without "
+                "invisible characters), so no call can tell which is meant: rename one when the data "
+                "is prepared"
+            )
 
 
 def _fresh(env: Env) -> Env:

@@ -3,13 +3,21 @@ inside a tagless answer) and the kinds found after (docs/explanation/tito.md, "H
 
 from __future__ import annotations
 
+import asyncio
+import re
+from typing import Any
+
 import pytest
 
-from t3rl_core.config import ParsersConfig
+from t3rl_core.chat.format import ChatFormat
+from t3rl_core.config import ParsersConfig, RolloutConfig
+from t3rl_core.engines.base import SamplingParams
 from t3rl_core.parsers.render import FORMATS, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
-from t3rl_core.types import AnswerAction, InvalidAction, ToolCall, ToolCallAction
-from tests.rollout.fakes import TOOLS
+from t3rl_core.rollout.episode import EpisodeResult, run_episode
+from t3rl_core.rollout.runner import InvalidTask, task_parts
+from t3rl_core.types import Action, AnswerAction, InvalidAction, ToolCall, ToolCallAction, Transition
+from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, family_parser, play
 
 _ADD = ToolCall("add", {"a": 1, "b": 2})
 
@@ -123,3 +131,180 @@ def test_answers_quoting_json_stay_answers(
     """No over-refusal: JSON of no offered function, a call with text after it, or one not on its own
     line is an answer, as before."""
     assert isinstance(parsers[name].parse(text), AnswerAction)
+
+
+# ------------------------------------------------------------ kind 3: a structured call's arguments
+
+
+def _few_shot(arguments: Any, wrapped: bool = True) -> dict[str, Any]:
+    call = {"name": "add", "arguments": arguments}
+    calls = [{"type": "function", "id": "c1", "function": call}] if wrapped else [call]
+    return {
+        "prompt": [
+            {"role": "user", "content": "Add 1 and 2."},
+            {"role": "assistant", "content": "", "tool_calls": calls},
+            {"role": "tool", "content": "3", "tool_call_id": "c1"},
+            {"role": "user", "content": "Now add 3 and 4."},
+        ],
+        "metadata": {"tools": TOOLS},
+    }
+
+
+def _played(chat: ChatFormat, row: dict[str, Any]) -> tuple[EpisodeResult, ScriptedEngine]:
+    """One episode of `row` answered "Done.", and the engine (its inputs: what the model read)."""
+    engine = ScriptedEngine(chat, ["Done."])
+    result = asyncio.run(
+        run_episode(
+            row,
+            env=ToyEnv(("q",)),
+            engine=engine,
+            chat=chat,
+            parser=family_parser(chat),
+            sampling=SamplingParams(),
+            limits=RolloutConfig(max_response_len=64),
+        )
+    )
+    return result, engine
+
+
+def _prompt_ids(chat: ChatFormat, row: dict[str, Any]) -> list[int]:
+    return _played(chat, row)[1].inputs[0]
+
+
+def test_a_few_shot_calls_json_text_arguments_render_as_its_object(chat: ChatFormat) -> None:
+    """Every family: a row's few-shot call in OpenAI's form (arguments as JSON text) renders exactly as
+    the same call with an object. Before, GLM-4.5's template wrote no argument of it
+    (`<tool_call>add\\n</tool_call>`: the prompt taught a call without arguments), the others the text
+    as written."""
+    as_object = _prompt_ids(chat, _few_shot({"a": 1, "b": 2}))
+    assert _prompt_ids(chat, _few_shot('{"a": 1, "b": 2}')) == as_object
+    assert _prompt_ids(chat, _few_shot({"a": 1, "b": 2}, wrapped=False)) == as_object
+    assert "<arg_key>a</arg_key>" in chat.decode(as_object) or chat.family.tool_call_parser != "glm45"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [(None, "None"), ("[1, 2]", "'[1, 2]'"), ("add(1, 2)", "'add(1, 2)'"), (..., "none")],
+)
+def test_a_few_shot_call_without_an_object_is_refused_naming_it(arguments: Any, said: str) -> None:
+    """`null` was written `"arguments": null` (a call every t3rl reader refuses from the model: the
+    prompt taught it), a call without arguments failed inside the template as t3rl's bug."""
+    row = _few_shot(arguments)
+    if arguments is ...:
+        del row["prompt"][1]["tool_calls"][0]["function"]["arguments"]
+    with pytest.raises(
+        InvalidTask, match=re.escape(f"message 1's tool_calls[0].function.arguments is {said}")
+    ):
+        task_parts(row)
+
+
+def test_a_worlds_call_without_an_object_is_the_worlds_failure(qwen_chat: ChatFormat) -> None:
+    class Annotating(ToyEnv):
+        async def step(self, action: Action) -> Transition:
+            call = {"type": "function", "function": {"name": "add", "arguments": "oops"}}
+            return Transition(messages=[{"role": "assistant", "content": "", "tool_calls": [call]}])
+
+    result = play(
+        qwen_chat, Annotating(), ScriptedEngine(qwen_chat, ["Hi."]), RolloutConfig(max_response_len=64)
+    )
+    assert result.failure is not None and (result.failure.kind, result.failure.error_type) == (
+        "env",
+        "InvalidMessage",
+    )
+    assert "message 0's tool_calls[0].function.arguments is 'oops'" in result.failure.message
+
+
+# ------------------------------------------------------------ kind 4: names a reader cannot tell apart
+
+
+def _offering(*names: str) -> dict[str, Any]:
+    tools = [
+        {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}} for name in names
+    ]
+    return {"prompt": [{"role": "user", "content": "Hi."}], "metadata": {"tools": tools}}
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), [("café", "cafe\u0301"), ("add", "ad\u200bd"), ("add", "ａｄｄ"), ("ﬁnd", "find")]
+)
+def test_two_offered_names_that_read_as_one_are_refused(first: str, second: str) -> None:
+    """A row offering `café` composed and decomposed (or `add` and `ad`+ZWSP+`d`): both were offered,
+    the model read two tools it cannot tell apart, wrote either by chance, and wave five's hint for a
+    misspelt name ('differs only in … Unicode normalization') could name either. Declared: the names a
+    row offers are distinct as a reader sees them (NFKC, no format characters)."""
+    with pytest.raises(InvalidTask, match="one name as a reader sees it") as refused:
+        task_parts(_offering(first, second))
+    assert ascii(second) in str(refused.value)
+
+
+def test_names_that_differ_in_case_or_letters_are_offered() -> None:
+    """No over-refusal: case tells names apart (`Add`, `add`), so do accents (`cafe`, `café`)."""
+    for names in (("Add", "add"), ("cafe", "café"), ("añadir", "anadir", "add")):
+        assert len(task_parts(_offering(*names))[1]) == len(names)
+
+
+# ------------------------------------------------------------ kind 5: a prompt's message the template moves
+
+
+def test_a_prompts_message_after_an_assistant_turn_is_written_there_or_refused(chat: ChatFormat) -> None:
+    """Every family: a row whose few-shot history holds a system message after a worked answer. DeepSeek-V3's
+    and GLM-4-0414's templates write every system message in the prompt's head, so it was moved before
+    the turns it follows, unsaid. Now the episode plays only where the template writes it after the answer,
+    and is `env/UnrenderedRole` where it does not (decided by the template's own rendering)."""
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Add 1 and 2."},
+        {"role": "assistant", "content": "WORKED"},
+        {"role": "system", "content": "MIDDLE"},
+        {"role": "user", "content": "Now add 3 and 4."},
+    ]
+    result, engine = _played(chat, {"prompt": messages, "metadata": {"tools": TOOLS}})
+    rendered = chat.render(messages, add_generation_prompt=True)
+    in_place = rendered.find("WORKED") < rendered.find("MIDDLE")
+    if in_place:
+        assert result.failure is None and result.status == "completed", result.failure
+        assert chat.decode(engine.inputs[0]).find("WORKED") < chat.decode(engine.inputs[0]).find("MIDDLE")
+    else:
+        assert result.failure is not None and result.failure.error_type == "UnrenderedRole"
+        assert "(message 3, after an assistant turn)" in result.failure.message
+    # A system message before any answer is the prompt's head, written as before in every family.
+    head, _ = _played(chat, {"prompt": [messages[0], messages[3], messages[1]], "metadata": {"tools": TOOLS}})
+    assert head.failure is None
+
+
+# ------------------------------------------------------------ kind 6: content parts instead of text
+
+
+_PARTS = [{"type": "text", "text": "Add 1"}, {"type": "text", "text": " and 2."}]
+
+
+def test_content_parts_of_text_are_their_text(qwen_chat: ChatFormat) -> None:
+    """OpenAI's content parts failed in every shipped template (`can only concatenate str (not "list")`):
+    a row holding them was refused as no chat message, a world's was told to json.dumps its content (the
+    model would have read the parts' JSON). Parts of text are their text, concatenated."""
+    as_text = {"prompt": [{"role": "user", "content": "Add 1 and 2."}], "metadata": {"tools": TOOLS}}
+    as_parts = {"prompt": [{"role": "user", "content": _PARTS}], "metadata": {"tools": TOOLS}}
+    task_parts(as_parts)
+    assert _prompt_ids(qwen_chat, as_parts) == _prompt_ids(qwen_chat, as_text)
+
+    class Parts(ToyEnv):
+        async def step(self, action: Action) -> Transition:
+            return Transition(messages=[{"role": "user", "content": list(_PARTS)}], done=True)
+
+    result = play(qwen_chat, Parts(), ScriptedEngine(qwen_chat, ["Hi."]), RolloutConfig(max_response_len=64))
+    assert result.failure is None and result.messages[-1]["content"] == "Add 1 and 2."
+
+
+def test_a_content_part_of_another_type_is_refused_naming_it(qwen_chat: ChatFormat) -> None:
+    image = [*_PARTS, {"type": "image_url", "image_url": {"url": "x"}}]
+    with pytest.raises(InvalidTask, match="message 0's content part 2 is of type 'image_url', not text"):
+        task_parts({"prompt": [{"role": "user", "content": image}], "metadata": {}})
+
+    class Image(ToyEnv):
+        async def step(self, action: Action) -> Transition:
+            return Transition(messages=[{"role": "tool", "content": image}])
+
+    result = play(qwen_chat, Image(), ScriptedEngine(qwen_chat, ["Hi."]), RolloutConfig(max_response_len=64))
+    assert result.failure is not None and result.failure.error_type == "InvalidMessage"
+    assert "content part 2 is of type 'image_url'" in result.failure.message
+    assert "json.dumps" not in result.failure.message

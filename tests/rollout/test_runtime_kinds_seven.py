@@ -297,7 +297,8 @@ def _row(**change: Any) -> Sample:
         (_row(prompt=[{"content": "Add 1 and 2."}]), "prompt message 0"),
         (_row(prompt=[{"role": "user", "content": None}]), "prompt message 0"),
         (_row(prompt=["Add 1 and 2."]), "prompt message 0"),
-        (_row(prompt=[{"role": "user", "content": [{"type": "text", "text": "Add 1 and 2."}]}]), "message 0"),
+        # Parts of text are their text (wave eight); a part of another type is no text.
+        (_row(prompt=[{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]), "message 0"),
         (_row(metadata='{"tools": []}'), "metadata is str"),
         (_row(metadata={"tools": json.dumps(TOOLS), "questions": ["q"]}), "metadata.tools is str"),
         (_row(metadata={"tools": [*TOOLS, "add"], "questions": ["q"]}), "metadata.tools[2]"),
