@@ -523,6 +523,10 @@ def _device(value: str) -> str:
 # time_str2secs reads them: each field of any number of digits, the fields added up whatever their size
 # (99:99:99 is 4-04:40:39, a warning of launch/checks/rules/slurm_time.py), the sum in a C int of seconds.
 _SLURM_TIME = r"(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?"
+# The forms above as a user reads them: the kind's description and every refusal of one say this, once.
+SLURM_TIME_FORMS = "minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS"
+# Days written as a fourth clock field (`25:00:00:00`, D:HH:MM:SS), which SLURM does not read.
+_DAYS_AS_A_FIELD = r"(\d+):(\d+):(\d+):(\d+)"
 # SLURM's spellings of no limit, compared without case (xstrcasecmp).
 SLURM_NO_LIMIT = ("infinite", "unlimited", "-1")
 # time_str2secs sums days, hours, minutes and seconds in an int: a longer limit wraps round.
@@ -583,10 +587,13 @@ def _slurm_time(value: str) -> str:
                 "limit in (a C int): it wraps round; no limit is 'infinite'"
             )
         return value
-    why = "a SLURM time limit is minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS"
+    why = f"a SLURM time limit is {SLURM_TIME_FORMS}"
     typed = re.fullmatch(_DURATION, value.strip().lower())
     if typed:  # `2h`: the same duration as SLURM writes it (a bare number would be minutes)
         raise Reread(f"{why}, not a unit", slurm_clock(round(float(typed[1]) * _UNIT_SECONDS[typed[2][0]])))
+    days = re.fullmatch(_DAYS_AS_A_FIELD, value.strip())
+    if days:  # `25:00:00:00`: the days SLURM writes before a '-'
+        raise Reread(f"{why}: days are joined by '-'", _slurm_time("{}-{}:{}:{}".format(*days.groups())))
     raise ValueError(why)
 
 
@@ -920,7 +927,7 @@ UrlPath = _kind(
 # A torch device string.
 Device = _kind("device", "a torch device: cpu, cuda, cuda:N or mps", _device)
 # A SLURM `--time` value.
-SlurmDuration = _kind("SLURM duration", "minutes, HH:MM:SS or D-HH:MM:SS", _slurm_time)
+SlurmDuration = _kind("SLURM duration", SLURM_TIME_FORMS, _slurm_time)
 
 
 # ---------------------------------------------------------------------------------------------- URLs

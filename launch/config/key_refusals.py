@@ -75,6 +75,13 @@ def unknown_key(
     if guess and not key_fits(_join(parent, guess) + below, composed):
         guess = None  # `train.lr` → `tracking.lr` would only be refused again
     elif guess and guess != leaf and not below and not takes(_join(parent, guess), value, composed):
+        from launch.config.guess_domains import refused_guess_fix  # lazy: likewise
+
+        # `executor.time=25:00:00:00`: a text kind refusing text is the setting in another form
+        refused = refused_guess_fix(_join(parent, guess), value, composed)
+        if refused:
+            where = f"under '{parent}'" if parent else "at the top level"
+            return Problem(key, f"unknown key '{leaf}' {where}", f"override `{text}`", refused)
         guess = None  # `micro_batch_size=2` → `dynamic_batch=2`: the switch refuses the count
     where = f"under '{parent}'" if parent else "at the top level"
     # Before the Problem is made: its source quotes the value, masked if it is a credential.

@@ -137,6 +137,12 @@ def misplaced_fix(
         return total
     short = _abbreviated(typed, root)
     if short is not None and not takes(short, typed_value, root):
+        from launch.config.guess_domains import refused_guess_fix  # lazy: only a value the field refuses
+
+        # `executor.time=25:00:00:00`: a text kind refusing text is the setting in another form
+        refused = refused_guess_fix(short, typed_value, root) if written_in is None else None
+        if refused is not None:
+            return refused
         short = None  # a fix must validate when applied: the abbreviated field refuses the value
     if short is not None:  # `hardware.tp`: its own section's tensor_parallel, not eval.server's tp
         if written_in is not None:

@@ -434,7 +434,7 @@ class SlurmExecutorConfig(StrictModel):
     kind: Literal["slurm"] = "slurm"
     account: Name | None = None
     partition: SlurmPartitions | None = None
-    # sbatch --time: minutes, HH:MM:SS or D-HH:MM:SS.
+    # sbatch --time, in a form SLURM reads (the kind, SlurmDuration, names them).
     time_limit: SlurmDuration = "24:00:00"
     container_image: ContainerImage | None = None
     container_mounts: Annotated[

@@ -182,7 +182,15 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
             value = "<the value>" if secret_fix == "" else _override_text(item.get("input"))
             fix = f"did you mean '{target}'? e.g. {assign(root, target, value)}"
         else:
-            fix = other_kinds_fix(parent, leaf, root, source) or f"known keys {where}: {', '.join(known)}"
+            from launch.config.guess_domains import refused_guess_fix  # lazy: an error's path
+
+            # `executor.time=25:00:00:00`: a text kind refusing text is the setting in another form
+            refused = refused_guess_fix(_join(parent, guess), item.get("input"), root) if guess else None
+            fix = (
+                refused
+                or other_kinds_fix(parent, leaf, root, source)
+                or f"known keys {where}: {', '.join(known)}"
+            )
         return Problem(key, f"unknown key '{leaf}' {where}", source, fix)
     if kind == "missing":
         return Problem(

@@ -7,6 +7,9 @@ a declaration:
 - `RAY_ADDRESS` exported here, read by `executor.address`'s kind when the key is unset (rules/ray_address.py);
 - an option typed under another group, answered with the groups that have it: each tried with the rest of
   the line first (launch/checks/other_groups_tried.py: `sandbox=local` under BFCL is not offered);
+- a SLURM time's forms declared once (`SLURM_TIME_FORMS`: the kind's description and every refusal), days
+  as a fourth clock field read (`25:00:00:00` → `25-00:00:00`), and a guessed key whose text kind refuses
+  the text typed named with what it takes (launch/config/guess_domains.py: `executor.time=…`);
 
 See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
 """
@@ -14,13 +17,17 @@ See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
 from __future__ import annotations
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from launch.checks.resolve import resolve
 from launch.config.errors import Problem
+from launch.config.guess_domains import text_kind
+from t3rl_core.fields import SLURM_TIME_FORMS, SlurmDuration
 from tests.support.in_tmp import in_tmp
 from tests.support.refusals import errors, fixed
 
 S1 = "+experiment=stage1_bfcl"
+SLURM = [S1, "executor=slurm"]
 
 _in_tmp = in_tmp()  # relative paths of the configs resolve in one empty dir
 
@@ -132,3 +139,41 @@ def test_an_option_of_other_groups_offers_only_the_groups_the_line_takes() -> No
 def test_an_option_of_other_groups_the_line_takes_both() -> None:
     found = _refused_at(["+experiment=retool", "tracking=local"], "tracking")
     assert found.fix.startswith("executor=local or sandbox=local instead of"), found.fix  # ReTool has one
+
+
+# ------------------------------------------------------------------ a SLURM time's forms, declared once
+
+
+def test_a_slurm_times_forms_are_the_kinds_description() -> None:
+    kind = text_kind(SlurmDuration)
+    assert kind is not None
+    with pytest.raises(ValidationError) as refused:
+        TypeAdapter(SlurmDuration).validate_python("1:2:3:4:5")
+    # was: the kind said "minutes, HH:MM:SS or D-HH:MM:SS", its refusal another list
+    assert kind.description in str(refused.value) and "D-HH:MM" in kind.description
+
+
+@pytest.mark.parametrize(
+    ("typed", "fix"),
+    [
+        # was: the section's keys (the guess time_limit refuses the value, and nothing said what it takes)
+        ("executor.time=25:00:00:00", "executor.time_limit='25-00:00:00'"),
+        ("+executor.time=25:00:00:00", "executor.time_limit='25-00:00:00'"),
+        ("executor.time=2h", "executor.time_limit='02:00:00'"),
+        # a name spelt alike, not an abbreviation: the direct composition's refusal and the schema's
+        ("executor.timelimit=25:00:00:00", "executor.time_limit='25-00:00:00'"),
+        ("+executor.timelimit=25:00:00:00", "executor.time_limit='25-00:00:00'"),
+        # was: the value without the override, the forms unsaid past the message
+        ("executor.time_limit=25:00:00:00", "executor.time_limit=25-00:00:00"),
+    ],
+)
+def test_a_slurm_time_typed_in_another_form_is_read(typed: str, fix: str) -> None:
+    line = [*SLURM, typed]
+    found = _refused_at(line, typed.lstrip("+").partition("=")[0])
+    assert fix in found.fix.partition(";")[0], found.fix
+    assert errors(fixed(line, found)) == []
+
+
+def test_a_guessed_key_refusing_the_text_names_its_forms() -> None:
+    found = _refused_at([*SLURM, "executor.time=forever"], "executor.time")
+    assert "executor.time_limit" in found.fix and SLURM_TIME_FORMS in found.fix, found.fix
