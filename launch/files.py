@@ -1,5 +1,6 @@
-"""Atomic file writes (`atomic_write_text` lives in t3rl_core, which the runtime shares) and exclusive
-locks, shared by every step of the flow (composition cache, run directory, executors, sweeps)."""
+"""Atomic file writes (`atomic_write_text` lives in t3rl_core, which the runtime shares), exclusive
+locks and where t3rl keeps its caches, shared by every step of the flow (composition cache, run
+directory, executors, sweeps, `t3rl runs`)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,29 @@ __all__ = [
     "LockHeld",
     "atomic_write_json",
     "atomic_write_text",
+    "cache_dir",
+    "caches_on",
     "exclusive_lock",
     "is_locked",
     "waiting_lock",
     "write_record",
     "write_record_json",
 ]
+
+
+def cache_dir() -> Path:
+    """Where t3rl keeps caches (the composition cache, `t3rl runs`' parsed configs, the secret
+    fingerprints' key): $T3RL_CACHE_DIR, else $XDG_CACHE_HOME/t3rl, else ~/.cache/t3rl."""
+    explicit = os.environ.get("T3RL_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "t3rl"
+
+
+def caches_on() -> bool:
+    """False under T3RL_NO_CACHE=1 (any value but 0): every cache off."""
+    return os.environ.get("T3RL_NO_CACHE", "") in ("", "0")
 
 
 def atomic_write_json(path: Path, data: Any, *, durable: bool = False) -> None:

@@ -11,8 +11,9 @@
 
 Reads only what the run dirs hold (state.json, config.yaml, manifest.json, and the recorded outputs'
 digests, as a resume and a sweep point's outcome read them: launch.run.output_digest.output_damage; an
-output unchanged since it was hashed is only stat'ed; it writes nothing, so the outputs of a run dir
-copied elsewhere are read in full by each listing until a resume keeps their hashes); nothing is
+output unchanged since it was hashed is only stat'ed; it writes nothing there: the hashes a listing
+computes for a run dir copied elsewhere, and the configs it parsed, are kept in t3rl's cache dir by
+launch.cli.runs_configs); nothing is
 imported beyond rich and PyYAML. A
 finished stage whose outputs no longer match is `damaged`, and so is its run, named with the first
 damage below the table (`t3rl run --run-dir` reruns it). A stage
@@ -52,6 +53,7 @@ from launch.cli.results_compare import (
     result_lines,
     tasks_key,
 )
+from launch.cli.runs_configs import ListingCache
 from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, RunStatus, check_metric, lookup
 from launch.files import is_locked
 from launch.output import console as command_console
@@ -142,15 +144,15 @@ class RunView:
         return next((f"stage {s.name}: {s.damage}" for s in self.stages if s.damage is not None), None)
 
 
-def load_run(path: Path) -> RunView:
+def load_run(path: Path, listing: ListingCache | None = None) -> RunView:
     """A run dir's stages in config order (stages never started are `planned`); a `t3rl eval` record is
-    one stage, `eval`."""
+    one stage, `eval`. A listing hands in what it read of the run dirs before (`listing`)."""
     manifest_file = path / "manifest.json"
     manifest = read_json(manifest_file, dict) if manifest_file.exists() else {}
     if manifest.get("record") == EVAL_RECORD:
         return RunView(path, manifest, (_eval_stage(path),))
     config_file = path / "config.yaml"
-    config = read_yaml(config_file, dict)
+    config = listing.read(config_file) if listing is not None else read_yaml(config_file, dict)
     planned = mapping_of_mappings(config_file, config, "stages")
     state_file = path / "state.json"
     records: dict[str, dict[str, Any]] = {}
@@ -164,7 +166,11 @@ def load_run(path: Path) -> RunView:
             stage_record(state_file, name, record)
     active = is_locked(path / ".lock")
     names = list(planned) + [n for n in records if n not in planned]
-    hashes = FileHashes.load(path / "file_hashes.json") if records else FileHashes()
+    hashes = FileHashes()
+    if records:
+        hashes = (
+            listing.file_hashes(path) if listing is not None else FileHashes.load(path / "file_hashes.json")
+        )
     stages = []
     for name in names:
         record = records.get(name, {})
@@ -178,6 +184,8 @@ def load_run(path: Path) -> RunView:
         stages.append(StageView(name, status, record, damage))
     if pipeline is not None and pipeline.get("status") == "running" and not active:
         pipeline["status"] = "interrupted"
+    if listing is not None:
+        listing.keep_hashes(path, hashes)
     return RunView(path, manifest, tuple(stages), _gone_sweep_point(path), pipeline, config)
 
 
@@ -242,7 +250,9 @@ def _gone_sweep_point(path: Path) -> str | None:
 def find_runs(runs_dir: Path) -> list[Path]:
     """Every run dir below `runs_dir`, newest first."""
     found = {p.parent for pattern in RUN_DIR_PATTERNS for p in runs_dir.glob(pattern)}
-    return sorted(found, key=lambda p: (p / "config.yaml").stat().st_mtime, reverse=True)
+    # Ties by path, the later timestamp first: runs copied or restored with their times (cp -a, rsync
+    # -a, a backup) share an mtime, and a set's order changed the listing between two identical calls.
+    return sorted(found, key=lambda p: ((p / "config.yaml").stat().st_mtime, str(p)), reverse=True)
 
 
 def summary_file(view: RunView, stage: str) -> Path:
@@ -449,15 +459,18 @@ def list_runs(
     runs: list[tuple[Path, RunView]] = []
     configs: dict[Path, dict[str, Any]] = {}
     unreadable: list[RunDirError] = []  # listed after the table; the others are listed all the same
+    listing = ListingCache(runs_dir)
     for path in find_runs(runs_dir) if runs_dir.is_dir() else []:
         try:
-            view = load_run(path)
+            view = load_run(path, listing)
             # Read once: load_run read it for the stages (a thousand runs' configs were parsed twice).
-            configs[path] = view.config if view.config is not None else read_yaml(path / "config.yaml", dict)
+            configs[path] = view.config if view.config is not None else listing.read(path / "config.yaml")
         except RunDirError as error:
             unreadable.append(error)
             continue
         runs.append((path, view))
+    if runs_dir.is_dir():
+        listing.save()
     rows = [
         (str(path.relative_to(runs_dir)), view)
         for path, view in runs

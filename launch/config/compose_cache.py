@@ -46,7 +46,7 @@ from launch.config.plain import Plain, Reads
 from launch.config.provenance import Origin, Provenance, Shadow
 from launch.config.search_path import PACKAGE, package_dir, roots
 from launch.config.secrets import holds_referenced_value, holds_secret
-from launch.files import atomic_write_text
+from launch.files import atomic_write_text, cache_dir, caches_on
 from t3rl_core import outside_json
 from t3rl_core.installed import package_versions
 from t3rl_core.records import Record
@@ -149,19 +149,6 @@ def _env_digest(value: str | None) -> str | None:
     return None if value is None else hashlib.sha256(value.encode()).hexdigest()
 
 
-def cache_dir() -> Path:
-    """Where t3rl keeps caches."""
-    explicit = os.environ.get("T3RL_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "t3rl"
-
-
-def enabled() -> bool:
-    return os.environ.get("T3RL_NO_CACHE", "") in ("", "0")
-
-
 class Entry(Record):
     """The cache file of one command line, and the digest of its current inputs."""
 
@@ -171,7 +158,7 @@ class Entry(Record):
     @classmethod
     def of(cls, overrides: Sequence[str], config_dirs: Sequence[str]) -> Entry | None:
         """None when the cache is off or this command line must not be cached."""
-        if not enabled() or any(_key_of(o).startswith(UNCACHED_KEYS) for o in overrides):
+        if not caches_on() or any(_key_of(o).startswith(UNCACHED_KEYS) for o in overrides):
             return None
         dirs = [os.path.abspath(os.path.expanduser(d)) for d in config_dirs]
         found = roots(dirs)

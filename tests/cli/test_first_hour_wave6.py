@@ -279,7 +279,10 @@ def test_runs_reads_each_runs_config_and_summary_once(
         return reader
 
     import launch.cli.runs as runs
+    import launch.cli.runs_configs as runs_configs
 
+    # A listing parses config.yaml through its cache of parsed configs (wave eight), a run dir alone here.
+    monkeypatch.setattr(runs_configs, "read_yaml", counted(runs_configs.read_yaml))
     monkeypatch.setattr(runs, "read_yaml", counted(runs.read_yaml))
     monkeypatch.setattr(runs, "read_summary", counted(runs.read_summary))
     monkeypatch.chdir(tmp_path)

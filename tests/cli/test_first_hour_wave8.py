@@ -1,0 +1,162 @@
+"""First hour, hunted (wave eight): one test per kind a newcomer hunt found answered badly
+(docs/reference/cli-behaviour.md, "First hour, hunted (wave eight)"). Each fails on the code before its
+fix; in-process, on run dirs written by hand in the shape t3rl writes them."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from launch.cli import runs, runs_configs
+from launch.output.plain import PlainConsole
+from launch.run import output_digest
+from launch.run.record_files import RunDirError
+
+
+def _run_dir(root: Path, name: str, payload: bytes = b"x" * 64) -> Path:
+    """A finished one-stage run dir: its config, its state (the stage's output with its digest) and the
+    output; no file_hashes.json, as a run dir copied or restored elsewhere has none that applies."""
+    path = root / "quick" / name
+    path.mkdir(parents=True)
+    (path / "config.yaml").write_text("name: quick\nseed: 42\nstages:\n  a:\n    kind: eval\n")
+    out = path / "out.bin"
+    out.write_bytes(payload)
+    record = {"status": "succeeded", "outputs": {str(out): "sha256:" + hashlib.sha256(payload).hexdigest()}}
+    (path / "state.json").write_text(json.dumps({"run_dir": str(path), "stages": {"a": record}}))
+    return path
+
+
+@pytest.fixture
+def hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every file whose bytes are read for its sha256."""
+    seen: list[str] = []
+    real = output_digest._file_sha256
+
+    def counting(path: Path) -> str:
+        seen.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(output_digest, "_file_sha256", counting)
+    return seen
+
+
+@pytest.fixture
+def parsed_yaml(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every config.yaml a listing parses."""
+    seen: list[str] = []
+    real = runs_configs.read_yaml
+
+    def counting(path: Path, shape: type = object) -> object:
+        seen.append(str(path))
+        return real(path, shape)
+
+    monkeypatch.setattr(runs_configs, "read_yaml", counting)
+    return seen
+
+
+def _listed(root: Path) -> list[str]:
+    """The run dirs `t3rl runs` lists, in its order (the table read back)."""
+    out = io.StringIO()
+    assert runs.list_runs(root, PlainConsole(file=out)) == 0
+    return [line.split()[0] for line in out.getvalue().splitlines() if line.startswith("quick/")]
+
+
+# ------------------------------------------------ a copied run dir hashed again at every listing
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_listing_keeps_the_hashes_it_computed_outside_the_record(tmp_path: Path, hashed: list[str]) -> None:
+    """`cp -a runs/quick/<ts> …` (or a backup restored, an rsync to another node): the copy's outputs
+    have new inodes, so none of its recorded hashes applied, and every `t3rl runs` read every output's
+    bytes again (300 copied quickstart runs: ~70 s of an ~80 s listing, each time). Now the first
+    listing keeps them in t3rl's cache dir (a reader writes nothing in a run's record); the next reads
+    no output's bytes, and an output changed since is still found."""
+    runs_dir = tmp_path / "runs"
+    run = _run_dir(runs_dir, "20261129-000001")
+    before = _tree(runs_dir)
+    assert _listed(runs_dir) == ["quick/20261129-000001"] and len(hashed) == 1
+    assert _listed(runs_dir) == ["quick/20261129-000001"] and len(hashed) == 1, hashed
+    assert _tree(runs_dir) == before
+    (run / "out.bin").write_bytes(b"y" * 65)
+    assert runs.load_run(run, runs_configs.ListingCache(runs_dir)).status == "damaged"
+
+
+def test_an_unwritable_cache_dir_lists_as_before(
+    tmp_path: Path, hashed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache dir this user cannot write (a file in its place here: as root no mode refuses a write),
+    or the caches turned off: listed, each output hashed again next time."""
+    runs_dir = tmp_path / "runs"
+    _run_dir(runs_dir, "20261129-000001")
+    (tmp_path / "blocked").write_text("")
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "blocked"))
+    assert _listed(runs_dir) == _listed(runs_dir) == ["quick/20261129-000001"]
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("T3RL_NO_CACHE", "1")
+    assert _listed(runs_dir) == ["quick/20261129-000001"]
+    assert len(hashed) == 3 and not (tmp_path / "cache").exists()
+
+
+# ------------------------------------------------ every config.yaml parsed by PyYAML at every listing
+
+
+def test_a_listing_parses_each_config_once_and_never_stale(tmp_path: Path, parsed_yaml: list[str]) -> None:
+    """`t3rl runs` over many runs spent a third of its CPU in PyYAML (wave seven's leftover: 300 runs,
+    1.6 s, 0.55 s of it parsing config.yaml). Now a listing keeps what it parsed, keyed by the file's
+    sha256 (and the reader's and PyYAML's versions): the next listing parses none, and a config.yaml
+    edited, damaged or replaced since is parsed again, never read from the cache."""
+    first, second = _run_dir(tmp_path, "20261129-000001"), _run_dir(tmp_path, "20261129-000002")
+    assert sorted(_listed(tmp_path)) == ["quick/20261129-000001", "quick/20261129-000002"]
+    assert len(parsed_yaml) == 2
+    parsed_yaml.clear()
+    _listed(tmp_path)
+    assert parsed_yaml == []
+    # Edited (the same size: a digit changed): read again, the new stages listed.
+    text = (first / "config.yaml").read_text().replace("seed: 42", "seed: 43").replace("  a:", "  b:")
+    (first / "config.yaml").write_text(text)
+    (first / "state.json").write_text(json.dumps({"stages": {}}))
+    assert runs.load_run(first, runs_configs.ListingCache(tmp_path)).stages[0].name == "b"
+    # Damaged after it was cached: the reader's own error, not the cached mapping.
+    (second / "config.yaml").write_text("name: [quick\n")
+    with pytest.raises(RunDirError, match="not valid YAML"):
+        runs.load_run(second, runs_configs.ListingCache(tmp_path))
+
+
+def test_a_mapping_json_would_change_is_never_kept(tmp_path: Path) -> None:
+    """What JSON does not give back as read (a key that is a number, NaN) is parsed each time; a cache
+    of another reader or PyYAML (its header) is not read."""
+    run = _run_dir(tmp_path, "20261129-000001")
+    (run / "config.yaml").write_text("name: quick\nstages: {a: {kind: eval}}\nweights: {1: .nan}\n")
+    cache = runs_configs.ListingCache(tmp_path)
+    assert 1 in cache.read(run / "config.yaml")["weights"]
+    assert cache.configs == {}
+    good = _run_dir(tmp_path, "20261129-000002")
+    cache.read(good / "config.yaml")
+    cache.save()
+    data = json.loads(cache.file.read_text())
+    assert list(data["configs"]) == [str(good.resolve())]
+    data["header"]["yaml"] = "0.0"
+    cache.file.write_text(json.dumps(data))
+    assert runs_configs.ListingCache(tmp_path).kept["configs"] == {}
+
+
+# ------------------------------------------------ runs of one mtime listed in another order each time
+
+
+def test_runs_of_one_mtime_list_in_one_order(tmp_path: Path) -> None:
+    """Runs copied or restored with their times (`cp -a`, `rsync -a`, a backup) share config.yaml's
+    mtime; `t3rl runs` sorted a set by mtime alone, so two identical listings showed them in other
+    orders. Now ties are broken by path, the later timestamp first."""
+    names = [f"20261129-0000{i:02d}" for i in range(12)]
+    for name in names:
+        config = _run_dir(tmp_path, name) / "config.yaml"
+        os.utime(config, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    assert [p.name for p in runs.find_runs(tmp_path)] == sorted(names, reverse=True)
