@@ -95,6 +95,10 @@ class MetricDefinition(StrictModel):
     max_num_steps: PositiveInt | None = None
     # Categories (data_source values) the overall value averages over; None = every category of the split.
     categories: Annotated[list[Label], Distinct()] | None = Field(None, min_length=1)
+    # How the source's overall averages: over tasks (each task weighs the same, as t3rl's overall does)
+    # or over categories (the mean of the categories' values, each category weighing the same, as
+    # leaderboards often report). The two differ unless every category has as many tasks.
+    average: Literal["tasks", "categories"] = "tasks"
 
     @model_validator(mode="after")
     def _one_meaning(self) -> "MetricDefinition":
@@ -144,6 +148,8 @@ class MetricDefinition(StrictModel):
         ]
         if self.categories is not None:
             parts.append(f"over {', '.join(self.categories)}")
+        if self.average == "categories":
+            parts.append("overall averaged per category")
         return ", ".join(parts)
 
 
@@ -211,7 +217,46 @@ class PublishedResult(StrictModel):
                     f"them (one success or failure per task: {self.metric.key()}, {self.metric.estimator}), "
                     "to its last digit: the value or the task count is another scope's"
                 )
+        self._overall_as_averaged()
         return self
+
+    def _overall_as_averaged(self) -> None:
+        """Where the categories' values and task counts make up the overall's (their tasks sum to its
+        tasks), the overall must be their mean as `metric.average` says, to the digits written: a
+        per-category mean declared as one over tasks (or the other way round) is compared with t3rl's
+        per-task overall as if both had one denominator."""
+        overall = next((v for v in self.values if v.scope == OVERALL), None)
+        parts = [v for v in self.values if v.scope != OVERALL]
+        if overall is None or overall.tasks is None or len(parts) < 2 or any(v.tasks is None for v in parts):
+            return
+        if sum(v.tasks or 0 for v in parts) != overall.tasks:
+            return
+        means = {
+            "tasks": sum(v.value * (v.tasks or 0) for v in parts) / overall.tasks,
+            "categories": sum(v.value for v in parts) / len(parts),
+        }
+        # Each value is rounded (or cut) to its last written digit: the mean may be off by as much.
+        slack = _unit(overall.value) + max(_unit(v.value) for v in parts) + 1e-12
+        declared, other = self.metric.average, "categories" if self.metric.average == "tasks" else "tasks"
+        if abs(means[declared] - overall.value) <= slack:
+            return
+        over = {"tasks": "over tasks", "categories": "per category"}
+        fits = abs(means[other] - overall.value) <= slack
+        raise ValueError(
+            f"result {self.label!r}: the overall {overall.value:g} is not the mean {over[declared]} of its "
+            f"categories' values ({means[declared]:.4g})"
+            + (
+                f"; it is their mean {over[other]} ({means[other]:.4g}): declare metric.average: {other}"
+                if fits
+                else ": one of the values or task counts is another scope's"
+            )
+        )
+
+
+def _unit(value: float) -> float:
+    """The place of the last digit `value` is written to (0.571 → 0.001)."""
+    exponent = Decimal(repr(value)).as_tuple().exponent
+    return 10.0 ** (exponent if isinstance(exponent, int) else 0)
 
 
 def _whole_tasks(value: float, tasks: int | None) -> bool:
@@ -219,8 +264,7 @@ def _whole_tasks(value: float, tasks: int | None) -> bool:
     of 0.571 over 70 tasks is 40/70, over 20 it is none (11.42 tasks)."""
     if tasks is None:
         return True
-    exponent = Decimal(repr(value)).as_tuple().exponent
-    unit = 10.0 ** (exponent if isinstance(exponent, int) else 0)
+    unit = _unit(value)
     near = value * tasks
     return any(abs(value - c / tasks) <= unit + 1e-12 for c in {math.floor(near), math.ceil(near)})
 

@@ -171,6 +171,8 @@ def _metric(summary: Mapping[str, Any], result: PublishedResult, value: Publishe
         reasons.append(
             f"other categories: published over {sorted(metric.categories)}, this eval over {categories}"
         )
+    if value.scope == OVERALL and metric.average == "categories":
+        reasons += _per_category(summary)
     block = _block(summary, value.scope)
     if block is None:
         reasons.append(f"this eval has no category {value.scope} (it has {', '.join(categories) or 'none'})")
@@ -186,6 +188,25 @@ def _metric(summary: Mapping[str, Any], result: PublishedResult, value: Publishe
         # The source averages over the whole split (it names no categories, nor a task count to check).
         reasons.append(f"a part of the split (eval.categories={selected}); the source's overall is all of it")
     return reasons
+
+
+def _per_category(summary: Mapping[str, Any]) -> list[str]:
+    """Why a published overall averaged per category does not compare with this eval's overall (an
+    average over tasks): its categories have other task counts, so the two denominators weigh them
+    otherwise. With equal counts the two means are one."""
+    counts = {
+        name: block.get("tasks")
+        for name, block in (summary.get("categories") or {}).items()
+        if isinstance(block, Mapping)
+    }
+    if len(set(counts.values())) <= 1:
+        return []
+    shown = ", ".join(f"{name} {tasks}" for name, tasks in sorted(counts.items()))
+    return [
+        "another average: the source's overall is the mean of its categories' values (each weighs the "
+        f"same), this eval's is over tasks, and its categories have other task counts ({shown}): "
+        "compare the categories' values"
+    ]
 
 
 def _settings(summary: Mapping[str, Any], metric: MetricDefinition) -> list[str]:
