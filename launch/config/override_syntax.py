@@ -26,7 +26,7 @@ from launch.config.fixes import quoted
 from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.override_fixes import shell_word
 from launch.config.pasted_overrides import only_typographic_quotes, parses, pasted_fix
-from t3rl_core.counts import counted
+from t3rl_core.counts import agreeing, counted
 
 # Hydra's words when a function of its grammar (choice, range, int, glob, tag, …) refused its arguments.
 _CALLED = re.compile(r"\w+ while evaluating '(\w+\(.*\))'")
@@ -157,9 +157,7 @@ class _Reader:
         if _lookalikes_fix(f"{key}={value}") is not None:
             return None  # a Cyrillic `е` in `qwеn3_8b` meant the ASCII name: quoting would keep it
         shown = " ".join(f"'{c}'" for c in list(odd)[:3])
-        message = (
-            f"`{key}={value}` has {shown} in its value, {QUOTED_ONLY}"
-        )
+        message = f"`{key}={value}` has {shown} in its value, {QUOTED_ONLY}"
         return _Reading(1, key.lstrip("+~"), message, (fixed,))
 
     def _split_value(self, item: str, following: list[str]) -> _Reading | None:
@@ -180,7 +178,7 @@ class _Reader:
         return _Reading(
             1 + len(words),
             key.lstrip("+~"),
-            f"the shell split `{' '.join([item, *words])}` at the space{'s' if len(words) > 1 else ''}: "
+            f"the shell split `{' '.join([item, *words])}` at the {agreeing(len(words), 'space')}: "
             "quotes around a value with spaces do not reach t3rl unless the whole override is quoted",
             (f"{key}={quoted(' '.join([value, *words]))}",),
         )
@@ -275,7 +273,7 @@ class _Reader:
         joined = " ".join(items[i:end])
         key = items[i].split("=", 1)[0].lstrip("+~")
         if not _unbalanced(joined):
-            message = f"the shell split `{joined}` at the space{'s' if end - i > 2 else ''}"
+            message = f"the shell split `{joined}` at the {agreeing(end - i - 1, 'space')}"
             fixed = (_without_split_spaces(joined),)
             return _Reading(end - i, key, message, fixed, "quoted, so the shell keeps it whole")
         closers = _closers(items[i])

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.schema_walk import model_at
 from t3rl_core import registries
+from t3rl_core.counts import agreeing
 from t3rl_core.plugins import PLUGIN_REGISTRIES
 from t3rl_core.registry import load_object
 
@@ -83,7 +84,7 @@ def kind_fix(parent: str, leaf: str, kinds: list[str], source: str, options: Map
         dropped = f"drop `{override[1]}`"
     else:
         dropped = f"remove {parent}.{leaf} from {source or 'the config'}"
-    kind_list = f"{parent} kind{'s' if len(kinds) > 1 else ''} {', '.join(kinds)}"
+    kind_list = f"{parent} {agreeing(len(kinds), 'kind')} {', '.join(kinds)}"
     # a section no group chooses (eval.engine) has no option to name: dropping it is the fix
     choose = f", or choose one: {' or '.join(chosen)}" if chosen else ""
     return f"{dropped} ('{leaf}' is a field of the {kind_list} only){choose}"

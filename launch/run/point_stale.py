@@ -22,6 +22,7 @@ from launch.run.pipeline import PipelineError, changes, preview
 from launch.run.record_files import RunDirError
 from launch.run.rundir import RunDir, started_in
 from launch.run.steps import plan_run, resolve_overrides
+from t3rl_core.counts import counted
 
 if TYPE_CHECKING:
     from launch.checks.resolve import Resolved
@@ -48,7 +49,7 @@ def changed_since(plan: Plan, run_dir: RunDir) -> str | None:
     if not changed:
         return None
     first, more = changed[0], len(changed) - 1
-    later = f", and {more} later stage{'s' if more > 1 else ''} with it" if more else ""
+    later = f", and {counted(more, 'later stage')} with it" if more else ""
     return f"stage {first.stage} is stale ({first.reason}){later}"
 
 

@@ -73,8 +73,14 @@ def test_every_module_a_doc_runs_answers_help(module: str) -> None:
 
 _COUNT_NAMES = re.compile(r"^(n|count|total|n_\w+|\w+_count|num_\w+)$")
 _PLURAL_AFTER = re.compile(r"^ ([a-z]+?)s(?![a-z(])")
-# Only a file with a formatted count is parsed (parsing all of launch/ and t3rl_core/ costs seconds).
-_A_FORMATTED_COUNT = re.compile(r"\{\s*(len\(|[\w.]*?\b(n|count|total|n_\w+|\w+_count|num_\w+)\s*\})")
+# Only a file with a formatted count, or a suffix chosen by a condition, is parsed (parsing all of launch/
+# and t3rl_core/ costs seconds).
+_A_FORMATTED_COUNT = re.compile(
+    r"\{\s*(len\(|[\w.]*?\b(n|count|total|n_\w+|\w+_count|num_\w+)\s*\})|(['\"])(e?s)?\3 if "
+)
+# A plural written by hand: `'s' if n > 1 else ''` (either way round), which says "0 row" and drifts from
+# t3rl_core.counts (counted, agreeing).
+_SUFFIXES = ({"s", ""}, {"es", ""})
 _NOT_NOUNS = {"i", "wa", "ha", "doe", "a", "u", "it", "thi", "les"}  # is, was, has, … read as "<x>s"
 
 
@@ -85,6 +91,12 @@ def _a_count(value: ast.FormattedValue) -> bool:
         return True
     name = v.id if isinstance(v, ast.Name) else v.attr if isinstance(v, ast.Attribute) else ""
     return bool(_COUNT_NAMES.match(name))
+
+
+def _a_suffix(node: ast.IfExp) -> bool:
+    branches = (node.body, node.orelse)
+    texts = {b.value for b in branches if isinstance(b, ast.Constant) and isinstance(b.value, str)}
+    return len(texts) == 2 and texts in _SUFFIXES
 
 
 def _counts_before_a_plural(root: Path) -> list[str]:
@@ -98,6 +110,8 @@ def _counts_before_a_plural(root: Path) -> list[str]:
         if not _A_FORMATTED_COUNT.search(source):
             continue
         for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.IfExp) and _a_suffix(node):
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
             if not isinstance(node, ast.JoinedStr):
                 continue
             for value, text in itertools.pairwise(node.values):
@@ -128,8 +142,12 @@ def test_the_count_scan_finds_what_it_is_for(tmp_path: Path) -> None:
     (tmp_path / "launch" / "m.py").write_text(
         'a = f"{len(rows)} runs in {d}"\nb = f"{total} samples"\n'
         'c = f"{n} episode(s)"\nd = f"{x} is {n} was"\n'
+        "e = f\"{needed} row{'s' if needed > 1 else ''}\"\nf = 'GPU' + ('' if k == 1 else 's')\n"
+        "g = 'a' if n else ''\n"
     )
-    assert [line.split(": ", 1)[1] for line in _counts_before_a_plural(tmp_path)] == [
+    assert sorted(line.split(": ", 1)[1] for line in _counts_before_a_plural(tmp_path)) == [
+        "'' if k == 1 else 's'",
+        "'s' if needed > 1 else ''",
         "{len(rows)} runs",
         "{total} samples",
     ]

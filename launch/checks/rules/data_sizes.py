@@ -16,6 +16,7 @@ from launch.checks.context import Context, Scope
 from launch.checks.eval_configs import eval_configs, eval_key
 from launch.checks.rules.layouts import scope_valid
 from launch.config.errors import Problem, did_you_mean
+from t3rl_core.counts import counted
 from t3rl_core.records import Record
 
 
@@ -123,7 +124,7 @@ def _other_split(key: str, split: str, sizes: dict[str, int], needed: int, env_k
         return _Fix(
             f"change {settings} so that split {split} holds {needed} row(s), or read another split at {key}"
         )
-    rows = f"{needed} row{'s' if needed > 1 else ''}"
+    rows = counted(needed, "row")
     assigned = f"{key}={did_you_mean(split, options) or options[0]}"
     return _Fix(f"set {assigned} (at least {rows})", (assigned,))
 

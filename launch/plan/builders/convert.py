@@ -12,6 +12,7 @@ from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
 from launch.plan.slime_args import model_args
 from launch.plan.slime_options import check_argv
 from launch.plan.stages import Command, Stage
+from t3rl_core.counts import counted
 
 
 def convert_hf_to_torch_dist(builder: PlanBuilder, name: str, _: ConvertHfToTorchDistStage) -> Stage:
@@ -60,7 +61,7 @@ def convert_hf_to_torch_dist(builder: PlanBuilder, name: str, _: ConvertHfToTorc
         complete_when=(f"{out}/latest_checkpointed_iteration.txt", marker),
         verify=(out,),
         requires={**builder.slime_requires(tool), **builder.hf_requires(inputs, hf)},
-        summary=f"{builder.run.model.name}: HF → torch_dist ({gpus} GPU{'s' if gpus > 1 else ''})",
+        summary=f"{builder.run.model.name}: HF → torch_dist ({counted(gpus, 'GPU')})",
     )
 
 
