@@ -53,15 +53,20 @@ _PROSE_FIRST = (
 
 
 # Base64 of text, as a Kubernetes secret's `data` or a registry's `.dockerconfigjson` holds it (a JSON
-# document holding base64 of `user:password` in turn): a run of 24+ standard base64 characters standing
-# alone, whole groups of four. Found where the text's bytes, mapped by `_B64_BYTES`, hold 24 `a`s.
-_BASE64_TEXT = (
-    r"(?<![A-Za-z0-9+/=_-])(?:[A-Za-z0-9+/]{4}){5,}[A-Za-z0-9+/]{2}[A-Za-z0-9+/=]{2}(?![A-Za-z0-9+/=_-])"
-)
+# document holding base64 of `user:password` in turn): a run of 16+ base64 characters standing alone,
+# whole groups of four, in the standard alphabet or the URL-safe one (`-_` for `+/`, a JWT's or a
+# signed cookie's). 16 is the shortest document a masking changes (`pwd=tulip9x1`, 12 bytes); a run
+# this short decodes to printable text by chance about once in 10^5 runs, and the masking must change
+# that text too. Found where the text's bytes, mapped by `_B64_BYTES`, hold 16 `a`s.
+# Found as a maximal run of the alphabets' characters where the text's bytes, mapped by `_B64_BYTES`,
+# hold 16 `a`s (`bytes.find`: a pattern tried at every place of a 37 KB eval record cost it 3-5 ms),
+# then judged by its shape: whole groups of four, `=` padding at its end only.
+_BASE64_TEXT = r"(?:[A-Za-z0-9+/_-]{4})*[A-Za-z0-9+/_-]{2}[A-Za-z0-9+/_=-]{2}"
 _B64_BYTES = bytes(
-    ord("a") if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+/") else ord(" ") for i in range(256)
+    ord("a") if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+/_-=") else ord(" ") for i in range(256)
 )
-_B64_MARK = b"a" * 24
+_B64_MARK = b"a" * 16
+_URL_SAFE = str.maketrans("-_", "+/")
 
 
 def mask_base64_text(text: str, masks: Callable[[str], str]) -> str:
@@ -69,12 +74,9 @@ def mask_base64_text(text: str, masks: Callable[[str], str]) -> str:
     inside a base64 document (a secret's JSON, a config file) is as readable as written plain, and no
     form of it is in the run (each character of base64 mixes two of the text's). Binary data (an image,
     a random key) decodes to no text and is left to the readers of keys."""
-    if _B64_MARK not in text.encode("utf-8", "surrogatepass").translate(_B64_BYTES):
-        return text
     text = mask_wrapped_base64(text, masks)
-    found = re.finditer(_BASE64_TEXT, text)
-    spans = [run.span() for run in found if _masks_decoded(run.group(), masks)]
-    return _masked(text, spans) if spans else text
+    spans = [(a, b) for a, b in _base64_runs(text) if _masks_decoded(text[a:b], masks)]
+    return masked_spans(text, spans) if spans else text
 
 
 def mask_wrapped_base64(text: str, masks: Callable[[str], str]) -> str:
@@ -85,20 +87,38 @@ def mask_wrapped_base64(text: str, masks: Callable[[str], str]) -> str:
     # One line, with its line break or not (an eval's record): no wrapped body, and no pass over its bytes.
     if text.find("\n", 0, len(text) - 1) < 0:
         return text
-    if _B64_MARK not in text.encode("utf-8", "surrogatepass").translate(_B64_BYTES):
+    runs = _base64_runs(text)
+    if len(runs) < 2:
         return text
-    runs = [found.span() for found in re.finditer(_BASE64_TEXT, text)]
     spans = [
         span
         for chain in _wrapped(text, runs)
         if _masks_decoded("".join(text[a:b] for a, b in chain), masks)
         for span in chain
     ]
-    return _masked(text, spans) if spans else text
+    return masked_spans(text, spans) if spans else text
+
+
+def _base64_runs(text: str) -> list[tuple[int, int]]:
+    """The spans of the runs of base64 standing alone in `text` (`_B64_BYTES`, `_BASE64_TEXT`)."""
+    # One byte a character (any other than ASCII is `?`, no base64), so a byte's offset is the text's.
+    marked = text.encode("ascii", "replace").translate(_B64_BYTES)
+    spans, start = [], marked.find(_B64_MARK)
+    while start >= 0:  # the leftmost 16 `a`s after the last run: a run's start
+        end = marked.find(b" ", start)
+        end = len(marked) if end < 0 else end
+        if re.fullmatch(_BASE64_TEXT, text[start:end]) is not None:
+            spans.append((start, end))
+        start = marked.find(_B64_MARK, end)
+    return spans
 
 
 def _masks_decoded(run: str, masks: Callable[[str], str]) -> bool:
     """`run` is base64 of printable text that `masks` changes."""
+    if "-" in run or "_" in run:
+        if "+" in run or "/" in run:  # two alphabets in one run: no encoder's
+            return False
+        run = run.translate(_URL_SAFE)
     try:
         decoded = base64.b64decode(run, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
@@ -138,7 +158,7 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
     values = {v for v in values if v}
     ordered = sorted({form for v in values for form in encodings(v)}, key=len, reverse=True)
     for value in ordered:
-        text = text.replace(value, MASK)
+        text = mask_whole_word(text, value) if _WORD.fullmatch(value) else text.replace(value, MASK)
     if "\\" in text or "%" in text or "&" in text or "''" in text or '""' in text:
         for value in values:
             text = _mask_escaped(text, value)
@@ -156,6 +176,29 @@ def mask_values(text: str, values: Iterable[str], is_random: Callable[[str], boo
     # A value inside base64 of a document (base64 twice: a registry's `auth` in a `.dockerconfigjson`),
     # where `encodings` holds its base64 forms once only.
     return mask_base64_text(text, lambda decoded: mask_values(decoded, values, is_random)) if values else text
+
+
+# A known value that reads as a word, or a word and a number (`postgres`, `changeme`, `admin123`: a
+# database image's default password in a developer's environment): the word also stands inside longer
+# ones (`postgresql://`, `admin1234`), which masking it there would shred. Such a value is masked where
+# it stands whole: no letter or digit joined to it, but the last character of an escape before it (`\n`
+# in JSON, `%3D` in a query). A value of any other look (mixed case, signs, random) is masked anywhere:
+# it does not occur inside ordinary text by chance.
+_WORD = re.compile(r"[A-Za-z]+[0-9]*")
+_ESCAPE_BEFORE = re.compile(r"(?:\\[ntrfbv0]|%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2})\Z")
+
+
+def mask_whole_word(text: str, value: str) -> str:
+    """`text` with `value` masked where it stands whole (`_WORD`'s rule)."""
+    pieces, done, at = [], 0, text.find(value)
+    while at >= 0:
+        end = at + len(value)
+        joined_before = at > 0 and text[at - 1].isalnum() and not _ESCAPE_BEFORE.search(text, 0, at)
+        if not joined_before and not text[end : end + 1].isalnum():
+            pieces += [text[done:at], MASK]
+            done = end
+        at = text.find(value, end)
+    return "".join(pieces) + text[done:] if pieces else text
 
 
 @lru_cache(maxsize=1024)
@@ -331,7 +374,7 @@ def mask_folded(text: str, values: list[str]) -> str:
             spans.append((where(at), where(at + len(value) - 1) + 1))
             at = joined.find(value, at + len(value))
     spans += [(where(m.start()), where(m.end() - 1) + 1) for p in spaced for m in p.finditer(joined)]
-    return _masked(text, spans)
+    return masked_spans(text, spans)
 
 
 @lru_cache(maxsize=256)
@@ -383,7 +426,7 @@ def _mask_ends(text: str, value: str) -> str:
             begin -= 1
         spans.append((begin, end))
         at = text.find(tail, end)
-    return _masked(text, spans)
+    return masked_spans(text, spans)
 
 
 def _mask_line_edges(text: str, value: str) -> str:
@@ -406,7 +449,7 @@ def _mask_line_edges(text: str, value: str) -> str:
         if len(piece) < len(value) and value.endswith(piece) and not _word(piece):
             spans.append((start, at + EDGE))
         at = text.find(value[-EDGE:], at + 1)
-    return _masked(text, spans) if spans else text
+    return masked_spans(text, spans) if spans else text
 
 
 def _line_end(text: str, at: int) -> int:
@@ -419,7 +462,7 @@ def _word(piece: str) -> bool:
     return re.fullmatch(r"[A-Z]?[a-z]+", piece) is not None
 
 
-def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+def masked_spans(text: str, spans: list[tuple[int, int]]) -> str:
     """`text` with each span (overlapping ones merged) replaced by the mask."""
     merged: list[tuple[int, int]] = []
     for begin, end in sorted(spans):

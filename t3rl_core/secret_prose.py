@@ -851,14 +851,35 @@ def _indented_below(text: str, end: int, indent: int) -> tuple[int, int] | None:
     return None if first is None or last is None else (first, last)
 
 
+# A count (`3 of 10 used`, `12 out of 20`, `3/10 used`, `1,024 left`, `100 requests/min`, `8 characters
+# min`, `50% used`): numbers, the words that relate them, and the words of a count's table below, which a
+# usage line or a limit gives a credential's name (`Token: 3 of 10 used`, `Password: 3 attempts left`).
+# A passphrase holds a word of no count (`my dog 1234 rex`, `it's 1234 go now`).
+_NUMBER = r"[0-9][0-9,._]*(?:[kKmMgG%]|[smh]\b)?"
+_COUNT_WORDS = (
+    "of|out|per|in|and|a|an|the|max|min|maximum|minimum|at|most|least|left|used|remaining|total|limit"
+    "|requests?|calls?|attempts?|tries|try|retries|keys?|tokens?|characters?|chars?|bytes?|days?|hours?"
+    "|minutes?|mins?|seconds?|secs?|weeks?|months?|uses?|sessions?|quota|budget|active|expired|valid|free"
+)
+_COUNT = re.compile(
+    rf"(?i)(?:\(?(?:{_NUMBER}|(?:{_COUNT_WORDS})(?:/(?:{_COUNT_WORDS}))?|/)[).,;:]?(?:\s+|/|$))+"
+)
+
+
+def is_count(value: str) -> bool:
+    """`value` reads as a count: numbers and `_COUNT_WORDS` only, a number among them."""
+    return _COUNT.fullmatch(value.strip()) is not None and re.search("[0-9]", value) is not None
+
+
 def _named(value: str) -> bool:
-    """`value`, an entry's, is a credential as a name's value is judged in text."""
+    """`value`, an entry's, is a credential as a name's value is judged in text, and no count."""
     joined = "".join(value.split())
     return (
         len(joined) >= 8
         and not joined.startswith(_NOT_VALUES)
         and joined[0] + joined[-1] != "<>"
         and _CODE.search(value) is None
+        and not is_count(value)
         and any(c.isalpha() for c in joined)
         and any(c.isdigit() for c in joined)
     )
@@ -908,8 +929,14 @@ _JAR_COOKIE = re.compile(r"<Cookie ([^\s=<>]{1,128})=([^\s<>]{8,4096}) for ")
 # curl's and wget's cookie options with the cookies themselves (a name and `=`; without `=` it is a file).
 _COOKIE_OPTION = re.compile(r"""(?:-b|--cookie)(?:[ \t]+|=)(?:'([^'\n]*)'|"([^"\n]*)"|(\S+))""")
 _PAIR = re.compile(r"([^=;\s]+)=([^;\s]*)")
-# A mapping of cookies (`cookies={'session': 'V'}`, httpx's `Cookies({…})`, JSON's `"cookies": {…}`).
-_COOKIE_MAPPING = re.compile(r"""cookies['"]?\)?[ \t]*(?:[=:(][ \t]*)+\{([^{}\n]{0,4096})\}""", re.IGNORECASE)
+# A mapping of cookies in each of its layouts: a flow mapping on one line or over several
+# (`cookies={'session': 'V'}`, httpx's `Cookies({…})`, JSON's `"cookies": {…}`, a dict printed one item
+# a line), and a block mapping below a `cookies:` entry (YAML, each `name: V` indented further).
+_COOKIE_MAPPING = re.compile(r"""cookies['"]?\)?\s*(?:[=:(]\s*)+\{([^{}]{0,4096})\}""", re.IGNORECASE)
+_COOKIE_BLOCK = re.compile(r"""cookies['"]?[ \t]*:[ \t]*(?:#[^\n]*)?(?=\r?\n)""", re.IGNORECASE)
+_BLOCK_ITEM = re.compile(
+    r"""[ \t]+(['"]?)[^\s'":#]{1,128}\1[ \t]*:[ \t]*(['"]?)([^\s'"#]{8,4096})\2[ \t]*\r?"""
+)
 _ITEM = re.compile(r"""(['"])([^'"\n]{1,128})\1[ \t]*:[ \t]*(['"])((?:(?!\3)[^\\\n]|\\.){8,4096})\3""")
 
 
@@ -947,6 +974,31 @@ def cookie_spans(text: str, lower: str) -> list[tuple[int, int]]:
         if found is not None:
             base = found.start(1)
             spans += [(base + item.start(4), base + item.end(4)) for item in _ITEM.finditer(found.group(1))]
+        elif (block := _COOKIE_BLOCK.match(text, at)) is not None:
+            spans += _block_cookie_spans(text, at, block.end())
+    return spans
+
+
+def _block_cookie_spans(text: str, entry: int, end: int) -> list[tuple[int, int]]:
+    """The values of 8+ characters with a letter and a digit of the block mapping below the `cookies:`
+    entry at `entry` (its line ending at `end`): the lines indented further than the entry's."""
+    before = text[text.rfind("\n", 0, entry) + 1 : entry]  # the entry's indentation (and a list's dash)
+    indent = len(before.expandtabs()) - len(before.lstrip(" \t-").expandtabs())
+    spans, at = [], end
+    while at < len(text):
+        at = text.find("\n", at) + 1
+        if at == 0:
+            break
+        line_end = text.find("\n", at)
+        line_end = len(text) if line_end < 0 else line_end
+        line = text[at:line_end]
+        body = line.lstrip(" \t")
+        if body.strip() and len(line[: len(line) - len(body)].expandtabs()) <= indent:
+            break
+        item = _BLOCK_ITEM.fullmatch(line)
+        if item is not None and _mixed(item.group(3)):
+            spans.append((at + item.start(3), at + item.end(3)))
+        at = line_end
     return spans
 
 

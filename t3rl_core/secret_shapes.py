@@ -164,8 +164,16 @@ _SECRET_WORD = (
     r"(?:(?:api|access|secret|private|wandb|client|subscription|account)[_-]?key"
     r"|token|secret|password|passwd|pwd|passphrase|credentials?|signature|sig|jwt|auth)"
 )
-# `?token=V` / `&private_token=V` / `;sig=V` in a URL (SAS, signed and OAuth URLs): V.
-_QUERY = re.compile(rf"(?i)([?&;](?:(?:[A-Za-z0-9._-]*[_-])?{_SECRET_WORD}|key)=)([^&#\\\s'\"<>]+)")
+# `?token=V` / `&private_token=V` / `;sig=V` in a URL (SAS, signed and OAuth URLs), or in its fragment
+# (`#access_token=V`, OAuth's implicit flow): V. OAuth's authorization code (`?code=V`, `device_code`)
+# is one too, for the minutes it lives, when it looks like one (`_OAUTH_CODE`): `?code=404` stays.
+_QUERY = re.compile(
+    rf"(?i)([?&;#](?:(?:[A-Za-z0-9._-]*[_-])?{_SECRET_WORD}|key|(?:authorization_|auth_|device_)?code)=)"
+    r"([^&#\\\s'\"<>]+)"
+)
+# An authorization code: 10+ characters with a letter and a digit, not an error's constant (`E_AUTH_1234`,
+# capitals, digits and `_`) or a version (`v2.1.0-rc1`).
+_OAUTH_CODE = re.compile(r"(?=.*[A-Za-z])(?=.*[0-9])(?![A-Z0-9_]+$)(?!v?[0-9][0-9.]*(?:-\w+)?$).{10,}")
 # The same names assigned in text (a traceback's repr, a child's error, a dumped environment or JSON):
 # `HF_TOKEN=V`, `api_key='V'`, `"password": "V"`, and a flag's `--api-key V`. V holds a letter and a digit
 # and has 8+ characters (`token: 151643` is a vocabulary id; `eos_token: <|im_end|>` starts with no such
@@ -265,7 +273,7 @@ _PEM = rf"(?s)({_PEM_BEGIN})(.+?)(-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?
 def credentials_in(text: str, commands: bool = True) -> list[str]:
     """Every credential `text` gives away by its shape (known prefixes, URL query, header), and with
     `commands` what a command or a `.netrc` record gives away (t3rl_core.secret_commands)."""
-    found = [m.group(2) for m in _QUERY.finditer(text)] if "=" in text else []
+    found = [m.group(2) for m in _QUERY.finditer(text) if _query_credential(m)] if "=" in text else []
     if _may_hold_token(text):
         prefixed, cut = _issued_patterns()
         found += [m.group(1) for m in prefixed.finditer(text)] + cut.findall(text)
@@ -368,7 +376,7 @@ def mask_shapes(text: str) -> str:
     short value is not masked elsewhere in the text)."""
     text, lower, header = _issued(text)
     if "=" in text:
-        queried = _QUERY.sub(_keep_name, text)
+        queried = _QUERY.sub(_keep_query_name, text)
         if queried != text:
             text, lower = queried, queried.lower()
     if header:
@@ -702,3 +710,12 @@ def _camel_word(text: str, at: int) -> bool:
 def _keep_name(match: re.Match[str]) -> str:
     value = match.group(2)
     return match.group(0) if value.startswith(_NOT_VALUES) else match.group(1) + MASK
+
+
+def _query_credential(match: re.Match[str]) -> bool:
+    """A match of `_QUERY` holds a credential: a code only when it looks like an authorization code."""
+    return not match.group(1).lower().endswith("code=") or _OAUTH_CODE.match(match.group(2)) is not None
+
+
+def _keep_query_name(match: re.Match[str]) -> str:
+    return _keep_name(match) if _query_credential(match) else match.group(0)

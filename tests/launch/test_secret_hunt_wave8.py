@@ -1,0 +1,267 @@
+"""Hunt wave 8 (secrets): wave seven's leftovers and an over-refusal, each through `mask_text` (every
+writer's text passes it), `scrub_text` (the launcher's) or `holds_secret` (pre-flight's refusal of a
+config value), in-process.
+
+- A credential's name with a character escaped (`api%5Fkey=V`, `"\\u0074oken": "V"`, `&#95;`): read as
+  written, no name. `t3rl_core.secret_escapes.ESCAPES` is the table of forms; the text is masked as it
+  reads decoded.
+- Base64 of a document of 16 to 23 characters (`pwd=tulip9x1`), and URL-safe base64 of one.
+- OAuth's authorization code in a URL (`?code=V`, `#code=V`, `device_code=V`).
+- A mapping of cookies over several lines (a dict printed an item a line, a YAML block).
+- Over-refusal: a count given to a credential's name (`Token: 3 of 10 used` in a job variable) was
+  refused at pre-flight as a credential with spaces.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from launch.config.secrets import holds_secret, scrub_text
+from t3rl_core.secret import mask_text
+from t3rl_core.secret_escapes import ESCAPES, decoded_names
+
+V = "tulipGarden1987x"
+
+
+def _masked(text: str, *secrets: str) -> None:
+    masked = mask_text(text)
+    assert all(secret not in masked for secret in secrets), masked
+    assert "***" in masked, masked
+
+
+def _kept(text: str) -> None:
+    assert mask_text(text) == text
+
+
+# ------------------------------------------------------------------ a name written with escapes
+
+
+def _escape(character: str, form: str) -> str:
+    code = ord(character)
+    return {
+        "percent": f"%{code:02X}",
+        "json": f"\\u{code:04x}",
+        "python": f"\\x{code:02x}",
+        "html decimal": f"&#{code};",
+        "html hex": f"&#x{code:x};",
+    }[form]
+
+
+FORMS = ("percent", "json", "python", "html decimal", "html hex")
+
+
+def test_the_table_holds_every_form() -> None:
+    assert tuple(form for form, _, _ in ESCAPES) == FORMS
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize(
+    "template", ["{name}={v}", '{{"{name}": "{v}"}}', "export {name}='{v}'", "?a=1&{name}={v}"]
+)
+@pytest.mark.parametrize(("name", "at"), [("api_key", 3), ("token", 0), ("HF_TOKEN", 4), ("password", 7)])
+def test_a_credentials_name_with_a_character_escaped_is_masked(
+    form: str, template: str, name: str, at: int
+) -> None:
+    """Every form of the table, on each of a name's characters that matter (its `_`, its first, its last)."""
+    escaped = name[:at] + _escape(name[at], form) + name[at + 1 :]
+    _masked(template.format(name=escaped, v=V), V)
+
+
+def test_the_escapes_themselves_are_masked_with_the_value_and_the_rest_kept() -> None:
+    assert mask_text(f"a%20b api%5Fkey={V}&page=2") == "a%20b api%5Fkey=***&page=2"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://example.com/search?q=caf%C3%A9%20au%20lait&page=2",  # escapes of no name's character
+        '{"text": "na\\u00efve \\u2019quoted\\u2019 \\n"}',
+        "it&#39;s &#x2F;usr",
+        "path%2Fto%2Ffile",
+        "%41BC=1234",  # a name's character escaped, no credential's name
+        "b'\\x00\\x01\\x41\\x42'",
+    ],
+)
+def test_text_whose_decoded_reading_holds_no_credential_stays(text: str) -> None:
+    _kept(text)
+
+
+def test_only_a_names_characters_are_decoded() -> None:
+    # Where each decoded character begins in the text: `_` at `%5F`'s 5, `A` at `\u0041`'s 15, the end at 21.
+    assert decoded_names("a%20b%5Fc\\u00e4\\u0041") == ("a%20b_c\\u00e4A", [*range(6), *range(8, 16), 21])
+    assert decoded_names("plain text, 100%") is None
+
+
+def test_the_launchers_scrub_reads_escaped_names_too() -> None:
+    assert V not in scrub_text(f"PGPASS%57ORD={V}", [])
+
+
+# ------------------------------------------------------------------ base64 of a short document
+
+
+@pytest.mark.parametrize(
+    "document", ["pwd=tulip9x1", "token=abcd1234", "key=tulip9x12", "pwd: a1b2c3d4x", "secret=Zq81Lm2x"]
+)
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode], ids=["standard", "urlsafe"])
+def test_base64_of_a_short_document_holding_a_credential_is_masked(document: str, encode: object) -> None:
+    run = encode(document.encode()).decode()  # type: ignore[operator]
+    assert len(run) < 24  # shorter than wave six's runs
+    _masked(f"data: {run}\n", run)
+
+
+def test_urlsafe_base64_of_a_document_is_masked() -> None:
+    run = base64.urlsafe_b64encode(json.dumps({"password": "a?b>c~1234567"}).encode()).decode()
+    assert "-" in run or "_" in run
+    _masked(f"value {run} end", run)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        base64.b64encode(b"hello world, all plain").decode(),  # plain text
+        base64.urlsafe_b64encode(bytes(range(200, 218))).decode(),  # binary
+        "some_long_identifier_name_x",  # a name of base64's letters
+        "Qwen3-30B-A3B-Instruct-2507a",
+        "abcd+efgh/ijkl_mnop",  # two alphabets: no encoder's
+    ],
+)
+def test_short_base64_of_no_credential_and_names_stay(text: str) -> None:
+    _kept(f"x {text} y")
+
+
+# ------------------------------------------------------------------ OAuth's authorization code
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://app.example.com/callback?code={V}&state=xyz",
+        "https://app.example.com/cb?state=1&code=4/0AY0e-g7Xk2mQ9zLp&scope=email",
+        f"https://app.example.com/cb#code={V}&state=1",
+        f"https://auth.example.com/token?device_code={V}",
+        f"https://auth.example.com/token?grant_type=authorization_code&authorization_code={V}",
+    ],
+)
+def test_an_oauth_authorization_code_in_a_url_is_masked(url: str) -> None:
+    masked = mask_text(url)
+    assert V not in masked and "g7Xk2mQ9zLp" not in masked and "***" in masked, masked
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://httpbin.org/status?code=404",
+        "https://example.com/lang?code=en-US",
+        "https://example.com/err?code=E_AUTH_1234",
+        "https://example.com/x?code=python",
+        "https://pypi.org/pkg?code=v2.1.0-rc1",
+        "https://example.com/x?grant_type=authorization_code&state=abc",
+    ],
+)
+def test_a_code_that_is_no_authorization_code_stays(url: str) -> None:
+    _kept(url)
+
+
+# ------------------------------------------------------------------ cookies over lines
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"cookies = {{\n    'session': '{V}',\n}}",
+        f'"cookies": {{\n  "lang": "en",\n  "session": "{V}"\n}}',
+        f'Cookies({{\n  "session": "{V}"}})',
+        f"cookies:\n  session: {V}\n  lang: en\nnext: 1",
+        f"  cookies:  # the jar\n    session: '{V}'\n  other: x",
+    ],
+)
+def test_a_mapping_of_cookies_over_several_lines_is_masked(text: str) -> None:
+    _masked(text, V)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cookies:\n  lang: en\n  theme: dark\n",
+        f"cookies:\n  lang: en\nsession_id: {V}",  # below the block, not a cookie
+        "cookies: cookies.txt\n",
+    ],
+)
+def test_cookies_without_a_value_and_what_follows_their_block_stay(text: str) -> None:
+    _kept(text)
+
+
+# ------------------------------------------------------------------ a count under a credential's name
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Token: 3 of 10 used",
+        "token: 3/10 used",
+        "password: 3 of 10 tries left",
+        "Token: 1,024 used",
+        "token: 12 out of 20",
+        "Password: 3 attempts left",
+        "password: 8 characters min",
+        "api_key: 100 requests/min",
+        "token: 50% of the quota used",
+    ],
+)
+def test_a_count_under_a_credentials_name_is_no_credential(line: str) -> None:
+    """Pre-flight refused `++hardware.env_vars.NOTE='Token: 3 of 10 used'` (and masked the count in every
+    file): the entry's value with spaces was judged by its name, 8+ characters, a letter and a digit."""
+    _kept(line)
+    assert not holds_secret({"hardware": {"env_vars": {"NOTE": line}}})
+
+
+@pytest.mark.parametrize(
+    "line", ["password: it's 1234 go now", "password = my dog 1234 rex", "Token: 3 of 10 used rex9"]
+)
+def test_a_passphrase_with_numbers_is_still_one(line: str) -> None:
+    _masked(line, line.split(maxsplit=1)[1].lstrip("= "))
+    assert holds_secret({"hardware": {"env_vars": {"NOTE": line}}})
+
+
+# ------------------------------------------------------------------ a known value that is a word
+
+
+WORDS = {"POSTGRES_PASSWORD": "postgres", "REDIS_PASSWORD": "changeme", "ADMIN_PASSWORD": "admin123"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "connecting to postgresql://db/app",
+        "admin1234 logged in",
+        "xchangeme and changemes",
+        "Postgres 16 started",  # another case is another word
+    ],
+)
+def test_a_known_value_that_is_a_word_does_not_shred_longer_words(text: str) -> None:
+    """`POSTGRES_PASSWORD=postgres` (a database image's default in a developer's environment) masked every
+    `postgresql://` as `***ql://` and `admin1234` as `***4` in every file and line."""
+    assert scrub_text(text, WORDS.values()) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PGPASSWORD=postgres psql",
+        "login as postgres.",
+        '{"t": "line\\npostgres"}',  # after an escaped line break
+        "?password%3Dpostgres&x=1",  # after a percent-encoded sign
+        "(changeme)",
+        "admin123",
+    ],
+)
+def test_a_known_value_that_is_a_word_is_masked_where_it_stands_whole(text: str) -> None:
+    masked = scrub_text(text, WORDS.values())
+    assert not any(word in masked for word in WORDS.values()), masked
+
+
+def test_a_known_value_of_another_look_is_masked_inside_words_as_before() -> None:
+    assert scrub_text("xTr0ub4dor&3y", ["Tr0ub4dor&3"]) == "x***y"
