@@ -23,6 +23,8 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 if TYPE_CHECKING:
     from t3rl_core.types import Message
 
@@ -65,6 +67,9 @@ class ControlText:
         self._firsts = tuple(sorted(firsts)) if len(firsts) <= _FIRST_CHARS else None
         # A rendered placeholder: a message's hidden text (the next of `hide`'s list) or a tool's marker.
         self._placeholders = re.compile(f"{_HIDDEN}|{_MARK}([0-9]+){_MARK}")
+        # Whether each token's text is written as it is inside a JSON string (orjson escapes only '"', '\\'
+        # and U+0000-U+001F): then a JSON text holds a token's text wherever one of its strings does.
+        self._json_verbatim = all(orjson.dumps(token)[1:-1] == token.encode() for token in tokens)
         # The texts tools' markers name (added tokens' texts and the noncharacters: a bounded set).
         self._marked: list[str] = []
         self._marks: dict[str, str] = {}
@@ -152,6 +157,13 @@ class ControlText:
             hidden = [self.hide_value(item) for item in value]
             return value if all(a is b for a, b in zip(hidden, value, strict=True)) else hidden
         return value
+
+    def json_shows_none(self, text: str) -> bool:
+        """Whether `text`, orjson's JSON of a value, proves that `hide_value` leaves that value as it is:
+        no string in it holds a control token's text or a noncharacter (searched in the whole text at
+        C speed; a match across two strings only sends the value to `hide_value`). False whenever a
+        token's text holds a character JSON escapes, which a string's JSON would then not show."""
+        return self._json_verbatim and not self.holds_control_text(text)
 
     def _mark(self, match: re.Match[str]) -> str:
         text = match.group()

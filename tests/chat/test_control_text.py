@@ -49,3 +49,63 @@ def test_the_pre_check_answers_as_the_search(data: st.DataObject, many: bool) ->
     masked, hidden = control.hide([{"role": "tool", "content": text}])
     assert masked[0]["content"] == hidden_content
     assert (hidden != []) is holds
+
+
+# Tokens whose texts JSON escapes ('"', '\\', a newline): a tool's JSON does not show them as they are.
+_ESCAPED = [*_FEW_FIRSTS, '<q"x>', "<b\\s>", "<n\ny>"]
+
+
+def _tool_values(tokens: list[str]) -> st.SearchStrategy[object]:
+    """Tool-like values: dicts with text keys, lists and tuples, texts of tokens, their halves, the
+    noncharacters, lone surrogates and characters JSON escapes; numbers, booleans, None."""
+    halves = [token[: len(token) // 2] for token in tokens] + [token[len(token) // 2 :] for token in tokens]
+    text = st.lists(
+        st.sampled_from([*tokens, *halves, _HIDDEN, "\ufdd1", "\ud800", '"', "\\", "\n", "<", "a", "語"]),
+        max_size=4,
+    ).map("".join)
+    leaves = text | st.integers(-5, 5) | st.booleans() | st.none() | st.floats(allow_nan=False)
+    return st.recursive(
+        leaves,
+        lambda inner: (
+            st.dictionaries(text, inner, max_size=3) | st.lists(inner, max_size=3) | st.tuples(inner, inner)
+        ),
+        max_leaves=6,
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), escaped=st.booleans())
+def test_a_tool_whose_json_shows_none_is_left_as_it_is(data: st.DataObject, escaped: bool) -> None:
+    """ChatFormat._rendered_tool skips the two walks of a tool (`scalar_value`, `hide_value`) when its
+    orjson text shows they change nothing: that must hold whenever it says so, also for tokens whose
+    texts JSON escapes (then it never says so) and for texts orjson refuses (lone surrogates)."""
+    import orjson
+
+    from t3rl_core.chat.scalar_text import scalar_value
+
+    tokens = _ESCAPED if escaped else _FEW_FIRSTS
+    value = data.draw(_tool_values(tokens))
+    control = ControlText(tokens, _encode)
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:  # refused (a lone surrogate): the walks run
+        return
+    assert scalar_value(value) is value  # orjson writes no lone surrogate
+    if control.json_shows_none(text):
+        assert control.hide_value(value) is value
+    if not escaped and control.hide_value(value) is value:  # and it says so for a plain tool
+        assert control.json_shows_none(text)
+
+
+def test_json_shows_none_of_tokens_json_escapes() -> None:
+    """The cases the property test may not draw: a token's text whose JSON is escaped, whole inside a
+    key, a value or a list, is hidden by `hide_value`, so its JSON must not pass as showing none."""
+    import orjson
+
+    control = ControlText(_ESCAPED, _encode)
+    for value in ({"d": 'see <q"x> here'}, {"k<b\\s>": 1}, ["<n\ny>"], {"plain": ["text", 1]}):
+        if control.json_shows_none(orjson.dumps(value).decode()):
+            assert control.hide_value(value) is value
+    plain = ControlText(_FEW_FIRSTS, _encode)
+    assert plain.json_shows_none(orjson.dumps({"plain": ["text", 1]}).decode())
+    assert not plain.json_shows_none(orjson.dumps({"d": "a <tool_call> b"}).decode())
