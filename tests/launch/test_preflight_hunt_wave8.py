@@ -10,6 +10,8 @@ a declaration:
 - a SLURM time's forms declared once (`SLURM_TIME_FORMS`: the kind's description and every refusal), days
   as a fourth clock field read (`25:00:00:00` → `25-00:00:00`), and a guessed key whose text kind refuses
   the text typed named with what it takes (launch/config/guess_domains.py: `executor.time=…`);
+- a model swap a fix proposes that the layout typed does not divide: the model with the layout it needs, two
+  groups at once (launch/checks/model_layouts.py);
 
 See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
 """
@@ -177,3 +179,24 @@ def test_a_slurm_time_typed_in_another_form_is_read(typed: str, fix: str) -> Non
 def test_a_guessed_key_refusing_the_text_names_its_forms() -> None:
     found = _refused_at([*SLURM, "executor.time=forever"], "executor.time")
     assert "executor.time_limit" in found.fix and SLURM_TIME_FORMS in found.fix, found.fix
+
+
+# ------------------------------------------------------------------ a model swapped in with its layout
+
+RETOOL_ON_EIGHT_NODES = ["+experiment=retool", "executor=slurm", "hardware.nodes=8"]
+
+
+@pytest.mark.parametrize(
+    ("layout", "with_it"),
+    [
+        # was: `set model=qwen2_5_3b_instruct`, refused when applied (36 layers over 8 pipeline stages)
+        ("hardware.pipeline_parallel=8", "hardware.pipeline_parallel=2"),
+        # 36 layers over 4 stages are blocks of 9, which the profile's recompute chunk of 2 does not divide
+        ("hardware.pipeline_parallel=4", "hardware.recompute.num_layers=1"),
+    ],
+)
+def test_a_model_swap_a_fix_proposes_comes_with_the_layout_it_needs(layout: str, with_it: str) -> None:
+    line = [*RETOOL_ON_EIGHT_NODES, layout, "model=llama3_1_8b_instruct"]  # SFT of a family slime cannot mask
+    found = _refused_at(line, "model.family")
+    assert found.fix.startswith(f"set model=qwen2_5_3b_instruct {with_it} ("), found.fix
+    assert errors(fixed(line, found)) == []

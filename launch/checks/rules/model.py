@@ -10,8 +10,8 @@ from pydantic import ValidationError
 from launch.checks import sglang_names
 from launch.checks.context import Context
 from launch.checks.hf_config import compare, override_value, read_hf_config
+from launch.checks.model_layouts import fitting_swap
 from launch.checks.model_options import model_options
-from launch.checks.rules.model_inputs import fitting_model
 from launch.config.algorithms import SFT_LOSS_MASK
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
@@ -405,15 +405,19 @@ def sft_family_has_a_loss_mask(ctx: Context) -> Iterator[Problem]:
     family = ctx.run.model.family
     if family in SFT_LOSS_MASK:
         return
-    known = sorted(n for n, o in model_options(ctx.config_dirs).items() if o.family in SFT_LOSS_MASK)
+    # a synthetic option (random weights built offline) is never the model meant instead of a released one
+    known = sorted(
+        n for n, o in model_options(ctx.config_dirs).items() if o.family in SFT_LOSS_MASK and not o.synthetic
+    )
     for name, stage in ctx.run.stages.items():
         if not isinstance(stage, TrainStage) or stage.curriculum.mode != "sft":
             continue
         mode = f"stages.{name}.curriculum.mode"
         key = ctx.latest("model.family", mode)
-        # a model the layout takes (model_inputs.fitting_model), so that the swap validates
-        fitting = fitting_model(ctx, known)
-        swap = f"set model={fitting or known[0]} (a model of those families)" if known else ""
+        # a model the layout takes, with the layout it needs when none takes the one typed (two groups
+        # at once: launch.checks.model_layouts), so that the swap validates
+        fitting = fitting_swap(ctx, known)
+        swap = f"set {fitting or f'model={known[0]}'} (a model of those families)" if known else ""
         rl = f"set {mode}=rl"
         yield Problem(
             key,
