@@ -22,8 +22,11 @@ REMOVED = dict.fromkeys(map(ord, "\a\b\v\f\r"))
 # control sequence (the screen cleared, the cursor moved up over earlier lines, the window's title, OSC
 # 52's clipboard), and text a model or a sandbox cell wrote (`t3rl rollouts show`) must not drive the
 # terminal that shows it. Printed as their Control Pictures (ESC as ␛), C1 as the replacement character.
+# The bidirectional controls (embeddings, overrides, isolates, marks: U+202E shows the rest of its line
+# reversed, so a cell's `reward 0.0` can read as another line) are printed as the replacement character
+# too: what t3rl prints of a rollout reads in the order it was written.
 # A pattern string, compiled through re's cache once text that is not all printable is shown.
-_CONTROLS = "[\x00-\x06\x0e-\x1f\x7f-\x9f]"
+_CONTROLS = "[\x00-\x06\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 
 
 def pictured(text: str) -> str:

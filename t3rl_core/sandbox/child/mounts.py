@@ -222,9 +222,31 @@ def mount_cell_dir(size_bytes: int, uid: int, gid: int, kept: list[str]) -> None
     mount("tmpfs", STAGING, MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "tmpfs", "size=4k,mode=0755")
 
 
-# Host facts a /proc of the cell's own still shows, covered by /dev/null: the kernel's command line (a
-# VM's boot parameters can carry a provisioning token) and build configuration, the loaded modules.
-PROC_COVERED = ("/proc/cmdline", "/proc/bootconfig", "/proc/config.gz", "/proc/modules")
+# Host facts a /proc of the cell's own still shows (a PID namespace filters processes, not these),
+# covered by /dev/null: the kernel's command line (a VM's boot parameters can carry a provisioning token)
+# and build configuration, the loaded modules; the host's users by uid with their keys' counts and its
+# boot's identity (the same in every cell of every run: a cell could tell which cells share its host);
+# its devices' interrupts, disks and swap, and the pressure of every process on its CPUs, memory and
+# I/O (how hard the trainer and the other cells work, sampled as they run). What programs size
+# themselves by stays: `cpuinfo`, `meminfo`, `stat`, `loadavg` (`os.getloadavg`).
+PROC_COVERED = (
+    "/proc/cmdline",
+    "/proc/bootconfig",
+    "/proc/config.gz",
+    "/proc/modules",
+    "/proc/key-users",
+    "/proc/keys",
+    "/proc/sys/kernel/random/boot_id",
+    "/proc/interrupts",
+    "/proc/softirqs",
+    "/proc/diskstats",
+    "/proc/partitions",
+    "/proc/swaps",
+    "/proc/pressure/cpu",
+    "/proc/pressure/memory",
+    "/proc/pressure/io",
+    "/proc/pressure/irq",
+)
 
 
 def mount_proc() -> None:
