@@ -356,7 +356,7 @@ class ToolCallActionParser:
         except AmbiguousJSON as exc:
             raise InvalidOutput(f"the arguments of '{name}' are ambiguous: {exc}") from None
         if not isinstance(arguments, dict):
-            raise InvalidOutput(f"the arguments of '{name}' must be an object of argument names to values")
+            raise InvalidOutput(f"the arguments of '{name}': {not_an_object(arguments)}")
         return ToolCall(name=name, arguments=arguments)
 
     def _outside(self, text: str) -> str | None:
@@ -547,18 +547,55 @@ def _read_json_call(payload: str, arguments_keys: tuple[str, ...]) -> _Attempt:
     return _json_call(obj, arguments_keys)
 
 
+def not_an_object(arguments: Any) -> str:
+    """The error of a call's arguments that are no JSON object: the arguments written as a string that
+    holds an object (OpenAI's messages keep them so, and a model trained on them writes it) are said
+    to be that, with the fix; any other value is named by its JSON type."""
+    if isinstance(arguments, str):
+        try:
+            inner = strict_json(arguments)
+        except (json.JSONDecodeError, AmbiguousJSON):
+            inner = None
+        if isinstance(inner, dict):
+            return (
+                f"the arguments must be a JSON object, but they are a string holding one "
+                f"({quoted(arguments)}): write the object itself, without the quotes and escapes"
+            )
+    kind = {str: "a string", list: "a list", type(None): "null", bool: "a boolean"}.get(
+        type(arguments), "a number"
+    )
+    return f"the arguments must be a JSON object, not {kind}"
+
+
+def _call_shape(obj: Any) -> str:
+    """Why the JSON value of a call is no call: what was written, against the one shape read."""
+    wanted = 'expected a JSON object with a "name" string'
+    if isinstance(obj, list):
+        return f'{wanted}, not a list: write each call as its own {{"name": …}} object'
+    if isinstance(obj, dict):
+        function = obj.get("function")
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            return (
+                f'{wanted}: the call is wrapped in "function" (the form of a chat message\'s '
+                'tool_calls): write the inner {"name": …, "arguments": …} object itself'
+            )
+        if isinstance(function, str):
+            return f'{wanted}: the function is named under "function" where the format reads "name"'
+    return wanted
+
+
 def _json_call(obj: Any, arguments_keys: tuple[str, ...]) -> _Attempt:
     """A call read as a JSON value: a name, and its arguments under exactly one of `arguments_keys`
     (SGLang takes "parameters" before "arguments" where both are written, a reader of the call's text
     the other)."""
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
-        return _Attempt(None, 'expected a JSON object with a "name" string')
+        return _Attempt(None, _call_shape(obj))
     written = [key for key in arguments_keys if key in obj]
     if len(written) > 1:
         return _Attempt(obj["name"], f'write the arguments once, under "{arguments_keys[0]}" only')
     arguments = obj[written[0]] if written else {}
     if not isinstance(arguments, dict):
-        return _Attempt(obj["name"], "the arguments must be a JSON object")
+        return _Attempt(obj["name"], not_an_object(arguments))
     return _Attempt(obj["name"], arguments=arguments)
 
 
@@ -582,7 +619,7 @@ def _read_block(parser_name: str, block: str) -> _Attempt:
         # As in every JSON format (`_json_call`): the arguments are an object. SGLang's DeepSeek
         # detectors read `null` as no arguments ({}), a call the model did not write.
         if not isinstance(arguments, dict):
-            return _Attempt(name.strip(), "the arguments must be a JSON object")
+            return _Attempt(name.strip(), not_an_object(arguments))
         return _Attempt(name.strip())
     if parser_name == "qwen3_coder":
         match = re.search(r"<function=([^>\n]*)>", block)
@@ -662,6 +699,11 @@ def _read_glm4_0414(text: str, known: set[str]) -> list[_Attempt]:
         if segment.name is not None:
             attempts.append(_Attempt(segment.name))
             continue
+        glued = _GLM4_0414_GLUED.fullmatch(segment.text.strip())
+        if glued is not None and glued.group(1) in known and _json_object(glued.group(3)):
+            # `add{"a": 1}`: no line break at all, which the detector reads as text (an answer).
+            attempts.append(_Attempt(glued.group(1), _separated(glued.group(1), glued.group(2))))
+            continue
         name, newline, rest = segment.text.strip().partition("\n")
         if not newline or name.strip() not in known:
             called = _trailing_calls(segment.text.strip(), _GLM4_0414_LINE_CALL, _glm4_0414_call, known)
@@ -681,14 +723,29 @@ def _read_glm4_0414(text: str, known: set[str]) -> list[_Attempt]:
             # An object the detector did not read: the line between the name and it is not one "\n"
             # (a "\r\n", a blank line). The error said "must be a JSON object" of an object.
             between = name[len(name.rstrip()) :] + newline + rest[: len(rest) - len(rest.lstrip())]
-            problem = (
-                f"the name {quoted(name.strip())} and its JSON object are separated by {between!r}: "
-                "write the name, one newline ('\\n') and the object, nothing else between them"
-            )
-            attempts.append(_Attempt(name.strip(), problem))
+            attempts.append(_Attempt(name.strip(), _separated(name.strip(), between)))
             continue
         attempts.append(_Attempt(name.strip(), "the arguments must be a JSON object"))
     return attempts
+
+
+# GLM-4-0414's name and JSON object on one line (no line break between them).
+_GLM4_0414_GLUED = re.compile(r"([^\s{}<>\"]+)([ \t]*)(\{.*)", re.DOTALL)
+
+
+def _separated(name: str, between: str) -> str:
+    """The error of a GLM-4-0414 call whose name and object are separated by `between`, not one newline."""
+    return (
+        f"the name {quoted(name)} and its JSON object are separated by {between!r}: "
+        "write the name, one newline ('\\n') and the object, nothing else between them"
+    )
+
+
+def _json_object(text: str) -> bool:
+    try:
+        return isinstance(strict_json(text.strip()), dict)
+    except (json.JSONDecodeError, AmbiguousJSON):
+        return False
 
 
 # What counts as a call inside an answer, in the formats whose call is the whole turn (Llama-3 without

@@ -308,3 +308,66 @@ def test_a_content_part_of_another_type_is_refused_naming_it(qwen_chat: ChatForm
     assert result.failure is not None and result.failure.error_type == "InvalidMessage"
     assert "content part 2 is of type 'image_url'" in result.failure.message
     assert "json.dumps" not in result.failure.message
+
+
+# ------------------------------------------------------------ kind 7: a call's JSON in another shape
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("qwen25", '<tool_call>\n{"name": "add", "arguments": "{\\"a\\": 1, \\"b\\": 2}"}\n</tool_call>'),
+        ("llama3", '{"name": "add", "parameters": "{\\"a\\": 1}"}'),
+        ("mistral", '[TOOL_CALLS] [{"name": "add", "arguments": "{\\"a\\": 1}"}]'),
+        (
+            "deepseekv31",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>add<｜tool▁sep｜>"
+            '"{\\"a\\": 1}"<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        ),
+    ],
+)
+def test_arguments_written_as_a_json_string_are_named(
+    parsers: dict[str, ToolCallActionParser], name: str, text: str
+) -> None:
+    """`"arguments": "{\\"a\\": 1}"` (OpenAI's messages keep arguments as text; a model trained on them
+    writes it): the error said "must be a JSON object" of what reads as an object. Now it says they
+    are a string holding one, and to write the object itself; that fix is read as the call."""
+    action = parsers[name].parse(text)
+    assert isinstance(action, InvalidAction)
+    assert "but they are a string holding one" in action.error and "write the object itself" in action.error
+    fixed = text.replace('"{', "{").replace('}"', "}").replace('\\"', '"')
+    assert isinstance(parsers[name].parse(fixed), ToolCallAction)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"type": "function", "function": {"name": "add", "arguments": {"a": 1}}}', 'wrapped in "function"'),
+        ('[{"name": "add", "arguments": {"a": 1}}]', "not a list"),
+        ('{"function": "add", "arguments": {"a": 1}}', 'named under "function"'),
+    ],
+)
+def test_a_call_object_of_another_shape_is_named(
+    parsers: dict[str, ToolCallActionParser], text: str, said: str
+) -> None:
+    """The chat message's wrapped call, a list in one block, the name under "function": each was
+    'expected a JSON object with a "name" string', now followed by what was written instead."""
+    action = parsers["qwen25"].parse(f"<tool_call>\n{text}\n</tool_call>")
+    assert isinstance(action, InvalidAction) and said in action.error
+    assert "arguments must be" not in action.error
+    other = parsers["qwen25"].parse('<tool_call>\n{"arguments": {"a": 1}}\n</tool_call>')
+    assert isinstance(other, InvalidAction) and 'with a "name" string. Write' in other.error
+
+
+@pytest.mark.parametrize(("text", "between"), [('add{"a": 1}', "''"), ('add {"a": 1}', "' '")])
+def test_glm4_0414s_name_glued_to_its_object_is_named(
+    parsers: dict[str, ToolCallActionParser], text: str, between: str
+) -> None:
+    """Kind one in the tagless GLM-4-0414: `add{"a": 1}` (no line break) was an answer holding the call's
+    text; wave seven named `\\r\\n` and a blank line only. Now the same error names the separator."""
+    action = parsers["glm4_0414"].parse(text)
+    assert (
+        isinstance(action, InvalidAction)
+        and f"separated by {between}: write the name, one newline" in action.error
+    )
+    assert isinstance(parsers["glm4_0414"].parse('word{"a": 1}'), AnswerAction)
