@@ -12,11 +12,15 @@ a declaration:
   the text typed named with what it takes (launch/config/guess_domains.py: `executor.time=…`);
 - a model swap a fix proposes that the layout typed does not divide: the model with the layout it needs, two
   groups at once (launch/checks/model_layouts.py);
+- an experiment file that chooses a group's option and writes another option's name into its section
+  (launch/checks/rules/renamed_in_files.py), as `model.name=…` typed is refused;
 
 See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
@@ -200,3 +204,27 @@ def test_a_model_swap_a_fix_proposes_comes_with_the_layout_it_needs(layout: str,
     found = _refused_at(line, "model.family")
     assert found.fix.startswith(f"set model=qwen2_5_3b_instruct {with_it} ("), found.fix
     assert errors(fixed(line, found)) == []
+
+
+# ------------------------------------------------------------------ a section renamed by a file
+
+
+def _experiment(tmp_path: Path, name: str, model: str) -> list[Problem]:
+    (tmp_path / "experiment").mkdir(exist_ok=True)
+    (tmp_path / "experiment" / f"{name}.yaml").write_text(
+        "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - override /model: qwen3_8b\n  - _self_\n"
+        f"model:\n  name: {model}\n"
+    )
+    return errors([f"+experiment={name}"], (str(tmp_path),))
+
+
+def test_a_file_renaming_the_section_its_option_brought_is_refused(tmp_path: Path) -> None:
+    (found,) = _experiment(tmp_path, "renamed", "glm4_9b")
+    # was: valid, a Qwen3-8B run recorded as glm4_9b
+    assert found.key == "model.name" and "qwen3_8b's" in found.message, found.message
+    assert "`- override /model: glm4_9b`" in found.fix and "renamed.yaml" in found.source
+
+
+def test_a_file_naming_the_section_its_own_way_is_valid(tmp_path: Path) -> None:
+    assert _experiment(tmp_path, "own_name", "my_qwen") == []  # no other option's name
+    assert _experiment(tmp_path, "same_name", "qwen3_8b") == []

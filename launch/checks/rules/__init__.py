@@ -79,8 +79,23 @@ def _on_a_cluster(module: str) -> Rule:
     return on_a_cluster
 
 
+def _named_by_another_file(ctx: Context) -> bool:
+    """Whether a config file other than a group's option file wrote a top-level section's name."""
+    for group, section in ctx.data.items():
+        origin = ctx.provenance.origin(f"{group}.name") if isinstance(section, dict) else None
+        if (
+            origin is not None
+            and not origin.source.startswith("override")
+            and f"/{group}/" not in origin.source
+        ):
+            return True
+    return False
+
+
 RULES = (
     *credentials.RULES,
+    # a section's name a config file writes that is not its option's (imported only for such a file)
+    _only_when("renamed_in_files", _named_by_another_file),
     # a selection `${oc.select:KEY}` names a key (imported only for a config that writes one)
     _only_when("selections", lambda ctx: any("oc.select" in str(o.raw) for _, o in ctx.provenance.items())),
     # first: a premise the rest reasons from (the checkpoint's architecture, an SFT stage's data) is
