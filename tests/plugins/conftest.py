@@ -20,5 +20,7 @@ def example_on_path(monkeypatch: pytest.MonkeyPatch) -> Path:
 def fresh_entry_points():
     """Entry points are scanned once per process; a test that installs one rescans before and after."""
     registry.entry_points.cache_clear()
+    registry._t3rl_entry_names.cache_clear()
     yield
     registry.entry_points.cache_clear()
+    registry._t3rl_entry_names.cache_clear()
