@@ -741,6 +741,11 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     again = group_listed_again(message, chosen, loader)
     if again is not None:
         return again
+    from launch.config.listed_twice import group_listed_twice  # lazy: only to explain a mistake
+
+    twice = group_listed_twice(message, chosen, loader)
+    if twice is not None:
+        return twice
     nothing = null_key(message, chosen, loader)
     if nothing is not None:
         return nothing

@@ -14,6 +14,8 @@ a declaration:
   groups at once (launch/checks/model_layouts.py);
 - an experiment file that chooses a group's option and writes another option's name into its section
   (launch/checks/rules/renamed_in_files.py), as `model.name=…` typed is refused;
+- a group an experiment of one's own lists without `override` before the base experiment that chooses it
+  (launch/config/listed_twice.py): Hydra's "appears more than once" had no key, file or fix;
 
 See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
 """
@@ -228,3 +230,22 @@ def test_a_file_renaming_the_section_its_option_brought_is_refused(tmp_path: Pat
 def test_a_file_naming_the_section_its_own_way_is_valid(tmp_path: Path) -> None:
     assert _experiment(tmp_path, "own_name", "my_qwen") == []  # no other option's name
     assert _experiment(tmp_path, "same_name", "qwen3_8b") == []
+
+
+# ------------------------------------------------------------------ a group listed before its base's choice
+
+
+def _defaults(tmp_path: Path, name: str, *entries: str) -> list[Problem]:
+    (tmp_path / "experiment").mkdir(exist_ok=True)
+    listed = "".join(f"  - {e}\n" for e in entries)
+    (tmp_path / "experiment" / f"{name}.yaml").write_text(f"# @package _global_\ndefaults:\n{listed}")
+    return errors([f"+experiment={name}"], (str(tmp_path),))
+
+
+def test_a_group_listed_before_the_base_that_chooses_it(tmp_path: Path) -> None:
+    (found,) = _defaults(tmp_path, "twice", "/model: qwen3_8b", "stage1_bfcl", "_self_")
+    # was: key '', source "the defaults list", no fix
+    assert found.source.endswith("experiment/twice.yaml") and found.key == "defaults"
+    assert "write `- override /model: qwen3_8b` for `- /model: qwen3_8b`" in found.fix
+    # the line the fix writes, after the base, validates
+    assert _defaults(tmp_path, "meant", "stage1_bfcl", "override /model: qwen3_8b", "_self_") == []
