@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import bisect
 import json
 import re
 from abc import ABC, abstractmethod
@@ -356,6 +357,11 @@ class ScriptedUserSession(UserSession):
         return UserTurn(text=self.config.stop_reply)
 
 
+# The longest call the scripted user reads, from its name to its ")": tau2's user tools take a few
+# short arguments (`set_network_mode_preference(mode="4g_5g_preferred")`).
+CALL_CHARS = 1000
+
+
 def requested_calls(text: str, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
     """The calls of `tools` that `text` asks for: `name(key=value, ...)` with literal values, in order,
     leaving out those in a sentence that says not to."""
@@ -363,26 +369,37 @@ def requested_calls(text: str, tools: set[str]) -> list[tuple[str, dict[str, Any
         return []
     names = "|".join(re.escape(name) for name in sorted(tools, key=len, reverse=True))
     calls = []
+    # The sentence starts and the negations of the whole text, each found once: both were read again
+    # from the start of the text (or of the call's sentence) for every call, so a 68 kB agent message
+    # of 4,000 calls in one sentence took 12 s of CPU on the event loop every episode shares.
+    starts = [m.end() for m in _SENTENCE_START.finditer(text)]
+    negations = [m.start() for m in _NEGATION.finditer(text)]
     for match in re.finditer(rf"\b({names})\s*\(", text):
         arguments = _call_arguments(text, match.start(), match.end())
         if arguments is None:
             continue
-        starts = [m.end() for m in _SENTENCE_START.finditer(text, 0, match.start() + 1)]
-        sentence = text[max(starts, default=0) : match.start()]
-        if not _NEGATION.search(sentence):
+        before = bisect.bisect_right(starts, match.start() + 1)
+        sentence = starts[before - 1] if before else 0
+        # A negation inside the call's sentence, before its name (the name's word boundary keeps any
+        # negation word from running into it).
+        negated = bisect.bisect_left(negations, sentence) < bisect.bisect_left(negations, match.start())
+        if not negated:
             calls.append((match.group(1), arguments))
     return calls
 
 
 def _call_arguments(text: str, start: int, open_paren: int) -> dict[str, Any] | None:
     """The keyword arguments of the call written from `start` (its "(" ends at `open_paren`), or None
-    when no closing ")" makes it a call with literal keyword arguments only."""
-    close = text.find(")", open_paren)
+    when no closing ")" within CALL_CHARS of its start makes it a call with literal keyword arguments
+    only. The bound keeps the reading linear in the agent's text: each ")" after the name is tried, so
+    a message of unclosed calls and many ")" was read in quadratic time (16 kB, 2 s of CPU)."""
+    end = start + CALL_CHARS
+    close = text.find(")", open_paren, end)
     while close != -1:
         try:
             node = ast.parse(text[start : close + 1], mode="eval").body
         except SyntaxError:
-            close = text.find(")", close + 1)
+            close = text.find(")", close + 1, end)
             continue
         if not isinstance(node, ast.Call) or node.args:
             return None
