@@ -170,6 +170,12 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     by_lower = {candidate.lower(): candidate for candidate in listed}
     if name.lower() in by_lower:  # `h100` is H100, not the as-near V100 difflib may rank first
         return by_lower[name.lower()]
+    if not name.isascii():  # `sееd` with Cyrillic е: the letters drawn as ASCII ones are those ones
+        from t3rl_core.fields import ascii_lookalike  # lazy: only a name in other letters
+
+        drawn = ascii_lookalike(name)
+        if drawn is not None and drawn.lower() in by_lower:
+            return by_lower[drawn.lower()]
     matches = difflib.get_close_matches(name, listed, n=1, cutoff=0.6)
     if matches:
         return matches[0]

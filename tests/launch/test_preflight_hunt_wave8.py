@@ -16,6 +16,8 @@ a declaration:
   (launch/checks/rules/renamed_in_files.py), as `model.name=…` typed is refused;
 - a group an experiment of one's own lists without `override` before the base experiment that chooses it
   (launch/config/listed_twice.py): Hydra's "appears more than once" had no key, file or fix;
+- a key a file writes in letters that only look like ASCII (`sееd:` with Cyrillic е): the nearest name is the
+  one those letters draw first (launch.config.errors.did_you_mean);
 
 See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
 """
@@ -249,3 +251,16 @@ def test_a_group_listed_before_the_base_that_chooses_it(tmp_path: Path) -> None:
     assert "write `- override /model: qwen3_8b` for `- /model: qwen3_8b`" in found.fix
     # the line the fix writes, after the base, validates
     assert _defaults(tmp_path, "meant", "stage1_bfcl", "override /model: qwen3_8b", "_self_") == []
+
+
+# ------------------------------------------------------------------ a file's key in look-alike letters
+
+
+def test_a_files_key_in_look_alike_letters_is_renamed(tmp_path: Path) -> None:
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "odd.yaml").write_text(
+        "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - _self_\nsееd: 7\n"
+    )
+    (found,) = errors(["+experiment=odd"], (str(tmp_path),))
+    # was: the section's keys listed (difflib reads each Cyrillic е as a letter unlike any)
+    assert "to `seed:`" in found.fix, found.fix
