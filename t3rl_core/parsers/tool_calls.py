@@ -773,7 +773,7 @@ def _trailing_calls(text: str, line_starts: re.Pattern[str], read: Any, known: s
 
 def _glm4_0414_call(text: str) -> list[_Attempt]:
     """The one call a GLM-4-0414 segment of `text` is (its name, one newline, a JSON object), or []."""
-    from t3rl_core.parsers.glm4_0414 import segments
+    from t3rl_core.parsers.glm4_0414 import segments  # lazy: only GLM-4-0414's parsers read them
 
     found = segments(text)
     if len(found) != 1 or found[0].name is None:
