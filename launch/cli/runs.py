@@ -315,7 +315,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--where",
                 metavar="KEY=VALUE",
-                help="Only runs whose config has KEY=VALUE, e.g. reward.name=binary (repeatable).",
+                help="Only runs whose config has KEY=VALUE, e.g. reward.name=binary (repeatable); also "
+                "KEY!=VALUE, and KEY>N, KEY>=N, KEY<N, KEY<=N for numbers, quoted: --where 'seed>3'.",
             ),
         ] = None,
         metric: Annotated[

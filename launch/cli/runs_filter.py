@@ -60,23 +60,15 @@ class RunFilter:
     # fnmatch glob on the run's path below the runs dir.
     name: str | None = None
     status: str | None = None
-    # (dotted key, value's text) pairs the run's config.yaml must hold (see `denotes`).
-    where: tuple[tuple[str, str], ...] = ()
+    # (dotted key, operator, value's text) the run's config.yaml must meet (see `meets`).
+    where: tuple[tuple[str, str, str], ...] = ()
 
     @classmethod
     def parse(cls, name: str | None, status: str | None, where: Iterable[str]) -> RunFilter:
         """The filter of these arguments; BadFilter for a status no run has or a condition without KEY=."""
         if status is not None and status not in RUN_STATUSES:
             raise BadFilter("--status", f"no run is '{status}'{_guess(status, RUN_STATUSES)}")
-        conditions = []
-        for condition in where:
-            key, equals, wanted = condition.partition("=")
-            if not equals or not key.strip():
-                raise BadFilter(
-                    "--where", f"'{condition}' is not KEY=VALUE (e.g. --where reward.name=binary)"
-                )
-            conditions.append((key.strip(), wanted))
-        return cls(name, status, tuple(conditions))
+        return cls(name, status, tuple(_condition(condition) for condition in where))
 
     def check_keys(self, configs: Iterable[Mapping[str, Any]]) -> None:
         """BadFilter for a --where key that no run's config has (nothing could ever match it)."""
@@ -86,9 +78,9 @@ class RunFilter:
         known: set[str] = set()
         for config in configs:
             known |= set(dotted_keys(config))
-        for key, wanted in self.where:
+        for key, op, wanted in self.where:
             if known and key not in known:
-                lives = _lives_at(key, wanted, configs) or _guess(key, known)
+                lives = _lives_at(key, f"{op}{wanted}", configs) or _guess(key, known)
                 raise BadFilter("--where", f"no run's config has the key '{key}'{lives}")
 
     def keeps(self, relative: str, view: Viewed, config: Mapping[str, Any]) -> bool:
@@ -101,7 +93,7 @@ class RunFilter:
         # `--status interrupted` also keeps `interrupted (launcher gone)`.
         if self.status and self.status not in (view.status, view.status.split(" ")[0]):
             return False
-        return all(denotes(wanted, lookup(config, key)) for key, wanted in self.where)
+        return all(meets(lookup(config, key), op, wanted) for key, op, wanted in self.where)
 
     def why_none(self, runs: Sequence[tuple[str, Viewed, Mapping[str, Any]]]) -> str | None:
         """Why these filters keep none of `runs` (relative path, view, config), when there are runs: the
@@ -114,11 +106,11 @@ class RunFilter:
         if self.status and not any(RunFilter(status=self.status).keeps(rel, v, c) for rel, v, c in runs):
             statuses = _tally(view.status for _, view, _ in runs)
             return f"--status {self.status}: no run is {self.status} (they are {statuses})"
-        for key, wanted in self.where:
+        for key, op, wanted in self.where:
             values = [lookup(config, key) for _, _, config in runs]
-            if not any(denotes(wanted, value) for value in values):
+            if not any(meets(value, op, wanted) for value in values):
                 shown = _tally(json.dumps(value) if not isinstance(value, str) else value for value in values)
-                return f"--where {key}={wanted}: no run has it ({key} is {shown})"
+                return f"--where {key}{op}{wanted}: no run has it ({key} is {shown})"
         return "each condition keeps some runs, but no run meets them all"
 
 
@@ -127,6 +119,50 @@ def _tally(values: Iterable[str]) -> str:
     counts = Counter(values)
     shown = [f"{value} in {counted(n, 'run')}" for value, n in counts.most_common(5)]
     return ", ".join(shown) + (", …" if len(counts) > 5 else "")
+
+
+# The comparisons --where reads, longest first (`>=` before `>`, `==` and `!=` before `=`): one
+# grammar, so that `seed!=42` is not the key `seed!` and `seed==42` not the value `=42`.
+OPERATORS = ("==", "!=", ">=", "<=", "=", ">", "<")
+_ORDERED = (">=", "<=", ">", "<")
+
+
+def _condition(condition: str) -> tuple[str, str, str]:
+    """(key, operator, value) of one --where condition; BadFilter for one without an operator or key,
+    or an order comparison of a value that is no number."""
+    found = min(((condition.find(op), -len(op), op) for op in OPERATORS if op in condition), default=None)
+    if found is None:
+        raise BadFilter(
+            "--where",
+            f"'{condition}' is not KEY=VALUE (e.g. --where reward.name=binary; also KEY!=VALUE, and "
+            f"KEY>N, KEY<=N for numbers). Typed {condition}>N unquoted? The shell reads '>N' as writing "
+            f"to a file named N: quote the condition, e.g. --where '{condition}>3'",
+        )
+    at, _, op = found
+    key, wanted = condition[:at].strip(), condition[at + len(op) :]
+    if not key:
+        raise BadFilter("--where", f"'{condition}' names no key before {op} (e.g. --where seed{op}3)")
+    if op in _ORDERED:
+        try:
+            float(wanted)
+        except ValueError:
+            raise BadFilter(
+                "--where", f"'{condition}': {op} compares numbers, and '{wanted.strip()}' is none"
+            ) from None
+    return key, "=" if op == "==" else op, wanted
+
+
+def meets(value: Any, op: str, wanted: str) -> bool:
+    """Whether the recorded `value` meets `op wanted`: = and != as `denotes` reads the text, the order
+    comparisons on numbers only (a value that is no number, or a flag, never meets one)."""
+    if op == "=":
+        return denotes(wanted, value)
+    if op == "!=":
+        return not denotes(wanted, value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    bound = float(wanted)
+    return {">": value > bound, "<": value < bound, ">=": value >= bound, "<=": value <= bound}[op]
 
 
 def denotes(text: str, value: Any) -> bool:

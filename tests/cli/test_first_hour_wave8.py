@@ -8,11 +8,13 @@ import hashlib
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from launch.cli import runs, runs_configs
+from launch.cli.runs_filter import BadFilter, RunFilter
 from launch.output.plain import PlainConsole
 from launch.run import output_digest
 from launch.run.record_files import RunDirError
@@ -160,3 +162,52 @@ def test_runs_of_one_mtime_list_in_one_order(tmp_path: Path) -> None:
         config = _run_dir(tmp_path, name) / "config.yaml"
         os.utime(config, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
     assert [p.name for p in runs.find_runs(tmp_path)] == sorted(names, reverse=True)
+
+
+# ------------------------------------------------ a comparison typed in --where
+
+
+def _seeded(root: Path, seeds: dict[str, object]) -> None:
+    for name, seed in seeds.items():
+        config = _run_dir(root, name) / "config.yaml"
+        config.write_text(config.read_text().replace("seed: 42", f"seed: {seed}"))
+
+
+@pytest.mark.parametrize(
+    ("condition", "kept"),
+    [
+        ("seed>42", ["quick/20261129-000003"]),
+        ("seed>=42", ["quick/20261129-000002", "quick/20261129-000003"]),
+        ("seed<42", ["quick/20261129-000001"]),
+        ("seed!=42", ["quick/20261129-000001", "quick/20261129-000003", "quick/20261129-000004"]),
+        ("seed==42", ["quick/20261129-000002"]),
+        ("seed=42", ["quick/20261129-000002"]),
+    ],
+)
+def test_a_comparison_in_where_compares(tmp_path: Path, condition: str, kept: list[str]) -> None:
+    """`--where 'seed!=42'` was the key `seed!` (`did you mean 'seed'?`), `seed==42` the value `=42`
+    (no run kept, `seed is 42 in 1 run`), `seed>3` `not KEY=VALUE`. Now one grammar reads each
+    operator: = (and ==), !=, and <, <=, >, >= on numbers (a text never meets an order)."""
+    _seeded(tmp_path, {"20261129-000001": 7, "20261129-000002": 42, "20261129-000003": 43})
+    _seeded(tmp_path, {"20261129-000004": "abc"})
+    out = io.StringIO()
+    filters = RunFilter.parse(None, None, [condition])
+    assert runs.list_runs(tmp_path, PlainConsole(file=out), filters=filters) == 0
+    listed = [line.split()[0] for line in out.getvalue().splitlines() if line.startswith("quick/")]
+    assert sorted(listed) == kept, out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("condition", "said"),
+    [
+        ("seed", "Typed seed>N unquoted? The shell reads '>N' as writing to a file named N"),
+        (">3", "names no key before >"),
+        ("seed<abc", "< compares numbers, and 'abc' is none"),
+    ],
+)
+def test_a_condition_without_a_comparison_says_why(condition: str, said: str) -> None:
+    """`--where seed>3` unquoted reaches t3rl as `--where seed` (the shell wrote a file named 3): the
+    refusal says so, and the quoted form it names is read."""
+    with pytest.raises(BadFilter, match=re.escape(said)):
+        RunFilter.parse(None, None, [condition])
+    assert RunFilter.parse(None, None, ["seed>3"]).where == (("seed", ">", "3"),)
