@@ -231,7 +231,53 @@ def command_spans(text: str) -> list[tuple[int, int]]:
         spans += _password_options(text)
     if text.count(":") >= 4:
         spans += _pgpass_spans(text)
+    if any(marker in text for marker in _STDIN_MARKERS):
+        spans += stdin_spans(text)
     return _ordered(spans)
+
+
+# A command that reads a credential from its standard input, known by one of these in its line: docker's,
+# podman's, helm's and the registries' `--password-stdin`, gh's `--with-token`, `sudo -S`/`--stdin`,
+# `passwd --stdin`, `chpasswd`, `vault login -`, gpg's `--passphrase-fd 0`, OpenSSL's `-passin stdin`.
+# What it reads is the credential, whatever it looks like: a literal an `echo` or a `printf` pipes to
+# it (`echo V | docker login --password-stdin`), or a here-string (`<<< V`).
+STDIN_READERS = (
+    r"--password-stdin|--with-token|--passphrase-fd[ =]0|--token-stdin|\bsudo\b[^|;&\n]*?\s(?:-S|--stdin)\b"
+    r"|\bpasswd\b[^|;&\n]*?\s--stdin\b|\bchpasswd\b|\bvault\s+login\s+-(?=\s|$)|-passin\s+stdin"
+)
+_STDIN_MARKERS = ("-stdin", "--with-token", "-fd", "sudo", "passwd", "vault", "-passin")
+# A shell word: quoted, or plain up to a space or a shell sign.
+_SHELL_WORD = r"""(?:'([^'\n]*)'|"((?:[^"\\\n]|\\.)*)"|([^\s'"|;&<>()]+))"""
+# `echo [-n] V |` or `printf [FORMAT] V |`, ending where the pipe is; the last word is what is piped. The
+# command begins its line (a real one or JSON's escaped `\n`), a quoted string or a shell's list.
+_PIPED = re.compile(
+    rf"(?:^|[\s;&('\"`]|\\[nt])(?:echo(?:\s+-[neE]+)*|printf(?:\s+{_SHELL_WORD})??)\s+{_SHELL_WORD}\s*\|\s*$"
+)
+_HERE_STRING = re.compile(rf"<<<\s*{_SHELL_WORD}")
+
+
+def stdin_spans(text: str) -> list[tuple[int, int]]:
+    """Where a literal is fed to a command that reads a credential from its standard input (`STDIN_READERS`),
+    on the command's line: piped by `echo`/`printf` into it, or given as a here-string."""
+    spans: list[tuple[int, int]] = []
+    for reader in re.finditer(STDIN_READERS, text):
+        start = text.rfind("\n", 0, reader.start()) + 1
+        end = text.find("\n", reader.end())
+        end = len(text) if end < 0 else end
+        pipe = text.rfind("|", start, reader.start())
+        if pipe > start and text[pipe - 1] != "|":
+            piped = _PIPED.search(text, start, pipe + 1)
+            if piped is not None:
+                spans.append(_word_span(piped, 4))
+        for here in _HERE_STRING.finditer(text, start, end):
+            spans.append(_word_span(here, 1))
+    return [(a, b) for a, b in spans if b > a and not text[a:b].startswith(_NOT_VALUES)]
+
+
+def _word_span(found: re.Match[str], first: int) -> tuple[int, int]:
+    """The span of the shell word whose three groups (quoted once, twice, plain) begin at `first`."""
+    group = next((g for g in range(first, first + 3) if found.group(g) is not None), first)
+    return found.span(group)
 
 
 def _pgpass_spans(text: str) -> list[tuple[int, int]]:

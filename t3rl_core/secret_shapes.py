@@ -67,7 +67,11 @@ ISSUERS: tuple[tuple[str, tuple[str, ...], str, str | None], ...] = (
     ("Hugging Face", ("hf_",), r"hf_[A-Za-z0-9]{30,}", r"hf_"),
     ("GitHub", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}", r"gh[pousr]_|github_pat_"),
-    ("GitLab", ("glpat-",), r"glpat-[A-Za-z0-9_-]{20,}", r"glpat-"),
+    # Personal, deploy, runner, CI job, pipeline trigger, feed, incoming mail, agent, SCIM, OAuth app.
+    ("GitLab", ("glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-", "glsoat-",
+                "gloas-"),
+     r"gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|soat|oas)-[A-Za-z0-9_-]{20,}",
+     r"gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|soat|oas)-"),
     ("Slack", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-"), r"xox[abposr]-[A-Za-z0-9-]{10,}",
      r"xox[abposr]-"),
     ("Google API", ("AIza",), r"AIza[A-Za-z0-9_-]{35}", r"AIza"),
@@ -106,6 +110,17 @@ ISSUERS: tuple[tuple[str, tuple[str, ...], str, str | None], ...] = (
     ("Postman", ("PMAK-",), r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", r"PMAK-"),
     ("Grafana", ("glsa_", "glc_"),
      rf"glsa_[A-Za-z0-9]{{32}}_[a-f0-9]{{8}}|glc_{_B64}{{32,}}", r"glsa_|glc_"),
+    # Wave eight: the hosted models and the infrastructure an RL run reaches besides (a cluster's
+    # tailnet, a run's database, its error tracker, its packages).
+    ("Hugging Face organisation", ("api_org_",), r"api_org_[A-Za-z0-9]{30,}", r"api_org_"),
+    ("Together AI", ("tgp_v1_",), r"tgp_v1_[A-Za-z0-9_-]{40,}", r"tgp_v1_"),
+    ("Fireworks AI", ("fw_",), r"fw_[A-Za-z0-9]{20,}", None),
+    ("Tailscale", ("tskey-",), r"tskey-[a-z]+-[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}", r"tskey-"),
+    ("Supabase", ("sbp_",), r"sbp_[a-f0-9]{40}", r"sbp_"),
+    ("Neon", ("napi_",), r"napi_[a-z0-9]{60,}", r"napi_"),
+    ("Sentry", ("sntrys_", "sntryu_"), rf"sntry[su]_{_B64}{{40,}}", r"sntry[su]_"),
+    ("Pulumi", ("pul-",), r"pul-[a-f0-9]{40}", r"pul-"),
+    ("RubyGems", ("rubygems_",), r"rubygems_[a-f0-9]{48}", r"rubygems_"),
 )  # fmt: skip
 _PREFIXED = r"(?<![A-Za-z0-9_-])(" + "|".join(token for _, _, token, _ in ISSUERS) + r")(?![A-Za-z0-9_])"
 # A token a view cut short (`sk-proj-Ab12…`): its prefix and what is left of it before the ellipsis.
