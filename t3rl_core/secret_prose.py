@@ -852,14 +852,16 @@ def _indented_below(text: str, end: int, indent: int) -> tuple[int, int] | None:
 
 
 # A count (`3 of 10 used`, `12 out of 20`, `3/10 used`, `1,024 left`, `100 requests/min`, `8 characters
-# min`, `50% used`): numbers, the words that relate them, and the words of a count's table below, which a
-# usage line or a limit gives a credential's name (`Token: 3 of 10 used`, `Password: 3 attempts left`).
-# A passphrase holds a word of no count (`my dog 1234 rex`, `it's 1234 go now`).
-_NUMBER = r"[0-9][0-9,._]*(?:[kKmMgG%]|[smh]\b)?"
+# min`, `50% used`, `12+ characters with 1 digit`): numbers, the words that relate them, and the words of
+# a count's table below, which a usage line, a limit or a password's rule gives a credential's name
+# (`Token: 3 of 10 used`, `Password: 3 attempts left`, `Password: at least 8 chars, 1 digit`). A
+# passphrase holds a word of no count (`my dog 1234 rex`, `it's 1234 go now`).
+_NUMBER = r"[0-9][0-9,._]*(?:[kKmMgG%+]|[smh]\b)?"
 _COUNT_WORDS = (
     "of|out|per|in|and|a|an|the|max|min|maximum|minimum|at|most|least|left|used|remaining|total|limit"
     "|requests?|calls?|attempts?|tries|try|retries|keys?|tokens?|characters?|chars?|bytes?|days?|hours?"
     "|minutes?|mins?|seconds?|secs?|weeks?|months?|uses?|sessions?|quota|budget|active|expired|valid|free"
+    "|with|long|digits?|letters?|symbols?|numbers?|uppercase|lowercase|special"
 )
 _COUNT = re.compile(
     rf"(?i)(?:\(?(?:{_NUMBER}|(?:{_COUNT_WORDS})(?:/(?:{_COUNT_WORDS}))?|/)[).,;:]?(?:\s+|/|$))+"

@@ -206,6 +206,8 @@ def test_cookies_without_a_value_and_what_follows_their_block_stay(text: str) ->
         "password: 8 characters min",
         "api_key: 100 requests/min",
         "token: 50% of the quota used",
+        "Password: at least 8 chars, 1 digit",  # a password's rule, as a sign-up tool's prompt says it
+        "password: 12+ characters with 1 symbol",
     ],
 )
 def test_a_count_under_a_credentials_name_is_no_credential(line: str) -> None:
