@@ -4,6 +4,7 @@ with its declaration turned off."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,67 @@ def test_a_built_in_name_in_another_group_or_no_clash_stays_valid(site: Path) ->
     assert type(_fresh(ENVS).validate({"name": "bfcl_multi_turn"})).__name__ == "BFCLEnvConfig"
     assert type(_fresh(REWARDS).validate({"name": "binary"})).__name__ == "BinaryRewardConfig"
     assert registry.entry_point_names("t3rl.envs") == {"mine"}
+
+
+# ------------------------------------------------ a constructor or close that never returns, at validate
+
+STUCK = """
+import threading
+from t3rl_counter.world import CounterConfig, CounterWorld
+
+RELEASE = threading.Event()
+
+
+class StuckConfig(CounterConfig):
+    name: str = "{module}:Stuck"
+
+
+class Stuck(CounterWorld):
+    Config = StuckConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        {build}
+
+    async def aclose(self):
+        {close}
+"""
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [("build", "building it from its config"), ("close", "closing it (as every stage does")],
+)
+def test_a_plugin_that_never_returns_at_validate_is_named_not_waited_for(
+    where: str, said: str, example_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hub world's constructor connecting to a server that is not up (or waiting on a lock, input),
+    or an aclose that never returns: pre-flight builds and closes each plugin as the stages do, with no
+    bound, so `t3rl validate` and `t3rl plan` hung for good. Now each is bounded
+    (components.BUILD_TIMEOUT_S) and the plugin is refused naming what hung and the fix."""
+    from typer.testing import CliRunner
+
+    from launch.checks.rules import components
+    from launch.cli.app import app
+    from tests.support.plugin_example import EXAMPLE_CONF
+
+    module = f"stuck_{where}"
+    waits, passes = "RELEASE.wait(30)", "pass"
+    source = STUCK.format(
+        module=module,
+        build=waits if where == "build" else passes,
+        close=waits if where == "close" else passes,
+    )
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(components, "BUILD_TIMEOUT_S", 0.3)
+    argv = ["validate", "--config-dir", str(EXAMPLE_CONF), "+experiment=counter", f"env.name={module}:Stuck"]
+    try:
+        done = CliRunner().invoke(app, argv, catch_exceptions=False)
+    finally:
+        sys.modules[module].RELEASE.set()  # the thread left waiting ends here
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2, text
+    assert f"error env.name: env plugin {module}:Stuck: {said}" in text, text
+    assert "did not return within 0.3 s" in text and "connect lazily" in text, text

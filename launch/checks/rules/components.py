@@ -9,7 +9,9 @@ model), which is no cheap probe; the eval stage's own start-up reports theirs.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel
@@ -22,6 +24,35 @@ from t3rl_core.registry import NOT_A_DAEMON, heavy_loaded, import_effects, proce
 _BUILT_HERE = ("env", "reward", "sandbox", "user simulator")
 # How long a thread a component's close asked to stop may take to end before it is named as left running.
 _SETTLE_S = 1.0
+# Seconds a plugin's construction, or its close, may take here: a constructor waiting on a server that is
+# not up (a hub world's), a lock or input hung `t3rl validate` and `t3rl plan` for good, unbounded.
+BUILD_TIMEOUT_S = 60.0
+
+
+class _NoReturn(Exception):
+    """A plugin's constructor or close that did not return within BUILD_TIMEOUT_S."""
+
+
+def _bounded(call: Callable[[], Any], name: str) -> Any:
+    """`call()` in a daemon thread, waited for BUILD_TIMEOUT_S: its result, or what it raised; _NoReturn
+    past the bound (the thread is left to itself: nothing can stop it, and a daemon keeps no process
+    from exiting)."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as error:  # the plugin's own code: re-raised in the caller's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    thread.join(BUILD_TIMEOUT_S)
+    if thread.is_alive():
+        raise _NoReturn(f"did not return within {BUILD_TIMEOUT_S:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
 
 
 def plugins_construct(ctx: Context) -> Iterator[Problem]:
@@ -44,8 +75,12 @@ def plugins_construct(ctx: Context) -> Iterator[Problem]:
         if used.kind in _BUILT_HERE:
             before, state = heavy_loaded(), process_state()
             try:
-                built = registry.build(config)
+                built = _bounded(partial(registry.build, config), f"t3rl pre-flight: build {used.name}")
                 broken = _factory_problem(built) if used.kind == "env" else None
+            except _NoReturn as stuck:
+                import_effects(state)  # ends the watch: the thread still building it is not the finding
+                yield _no_return(used, "building it from its config", stuck)
+                continue
             except Exception as error:  # the plugin's own code: whatever it raises is the finding
                 import_effects(state)  # ends the watch; what a failed build left is not the finding
                 yield Problem(
@@ -64,7 +99,11 @@ def plugins_construct(ctx: Context) -> Iterator[Problem]:
                     )
                 # Closed apart from its build: a close that raised was told as its constructor's.
                 try:
-                    _close(built)
+                    _bounded(partial(_close, built), f"t3rl pre-flight: close {used.name}")
+                except _NoReturn as stuck:
+                    import_effects(state)
+                    yield _no_return(used, "closing it (as every stage does after its last episode)", stuck)
+                    continue
                 except Exception as error:  # the plugin's own code, as above
                     yield Problem(
                         f"{used.key}.name",
@@ -79,6 +118,17 @@ def plugins_construct(ctx: Context) -> Iterator[Problem]:
             heavy |= heavy_loaded() - before
         if heavy:
             yield _heavy(used, sorted(heavy))
+
+
+def _no_return(used: UsedPlugin, doing: str, stuck: _NoReturn) -> Problem:
+    """A constructor or close that never returned: every stage building or closing it would hang."""
+    return Problem(
+        f"{used.key}.name",
+        f"{used.kind} plugin {used.name}: {doing} {stuck} (waiting on a server that is not up, a lock or "
+        "input?): every stage that uses it would hang there the same way",
+        fix=f"in {used.module}, connect lazily (in reset or the first step, with a timeout) and bound what "
+        "the constructor and aclose() wait for; or start the server it waits on first",
+    )
 
 
 def _factory_problem(factory: Any) -> str | None:
