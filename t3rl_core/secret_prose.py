@@ -719,16 +719,29 @@ def _user_starts(text: str, start: int, at: int) -> list[int]:
 # `…/IncomingWebhook/<key>/…`). Its key is a path segment after the hook's word.
 _HOOK_URL = r"(?i)https?://([^\s/'\"<>\\]+)(/[^\s?#'\"<>\\]*)"
 _HOOK_WORDS = frozenset({"webhook", "webhooks", "hooks", "incomingwebhook"})
+# Hosts whose URLs carry a credential in their path by the service's own convention, and the segment
+# before it ("": the path's first): Anaconda's private channels (`conda.anaconda.org/t/<token>/<channel>`,
+# in a `.condarc` or an environment.yml), Gemfury's indexes (`pypi.fury.io/<token>/<user>/`). The segment
+# is the credential whatever it looks like (8+ characters, a letter and a digit), where a segment follows.
+PATH_TOKEN_HOSTS = (("anaconda.org", "t"), ("anaconda.cloud", "t"), ("fury.io", ""))
 
 
 def webhook_spans(text: str) -> list[tuple[int, int]]:
     """Where a webhook's URL holds its key: each path segment after the hook's word (or any, on a
     hook's host: `hooks.slack.com`) of 16+ characters, small and capital letters and a digit, random,
-    not words (the hook's ids, digits or capitals alone, stay)."""
-    if "://" not in text or "hook" not in text.lower():
+    not words (the hook's ids, digits or capitals alone, stay); and where a host of `PATH_TOKEN_HOSTS`
+    holds its token."""
+    if "://" not in text:
+        return []
+    lower = text.lower()
+    if "hook" not in lower and "anaconda." not in lower and "fury.io" not in lower:
         return []
     spans = []
     for url in re.finditer(_HOOK_URL, text):
+        token = _path_token_span(url)
+        if token is not None:
+            spans.append(token)
+            continue
         at = url.start(2) if "hook" in url.group(1).lower() else None
         offset = url.start(2)
         for part in url.group(2).split("/"):
@@ -738,6 +751,27 @@ def webhook_spans(text: str) -> list[tuple[int, int]]:
                 spans.append((offset, offset + len(part)))
             offset += len(part) + 1
     return spans
+
+
+def _path_token_span(url: re.Match[str]) -> tuple[int, int] | None:
+    """The span of the token a host of `PATH_TOKEN_HOSTS` carries in `url`'s path, if it is there."""
+    host = url.group(1).lower().rsplit("@", 1)[-1].split(":", 1)[0]
+    for suffix, before in PATH_TOKEN_HOSTS:
+        if host != suffix and not host.endswith("." + suffix):
+            continue
+        parts = url.group(2).split("/")[1:]
+        index = 0 if before == "" else parts.index(before) + 1 if before in parts[:-1] else None
+        if index is None:
+            return None
+        part = parts[index]
+        # The token stands before what it opens (a channel, a user's index): `pypi.fury.io/alice1/` is
+        # a user's public index.
+        opens = index + 1 < len(parts) and parts[index + 1] != ""
+        if opens and len(part) >= 8 and _mixed(part):  # the mask (`***`) holds neither
+            start = url.start(2) + 1 + sum(len(p) + 1 for p in parts[:index])
+            return start, start + len(part)
+        return None
+    return None
 
 
 def _hook_key(part: str) -> bool:

@@ -338,3 +338,33 @@ def test_a_token_of_an_issuer_the_table_lacked_is_masked_and_refused(token: str)
 )
 def test_words_that_begin_as_those_tokens_stay(text: str) -> None:
     _kept(text)
+
+
+# ------------------------------------------------------------------ a token in a URL's path by convention
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://conda.anaconda.org/t/{v}/my-channel",
+        "channels:\n  - https://conda.anaconda.org/t/{v}/private\n",  # a .condarc
+        "https://repo.anaconda.cloud/t/{v}/main",
+        "pip install --index-url https://pypi.fury.io/{v}/alice/ pkg",
+    ],
+)
+def test_a_token_a_hosts_convention_puts_in_the_path_is_masked(url: str) -> None:
+    for token in (V, "xx-12345678-1234-1234-1234-123456789012"):  # Anaconda's own look: no random key
+        _masked(url.format(v=token), token)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://conda.anaconda.org/conda-forge/linux-64/repodata.json",
+        "https://anaconda.org/t/docs",
+        "https://pypi.fury.io/alice1234/",  # a user's public index
+        "https://gemfury.com/help/pypi-server",
+    ],
+)
+def test_public_channels_and_indexes_stay(url: str) -> None:
+    _kept(url)
