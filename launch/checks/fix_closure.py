@@ -24,7 +24,10 @@ Refusals = Callable[[list[str], Sequence[str]], list[Problem]]
 # Set while a fix is tried: the trial's own refusals are not completed again.
 _TRYING: ContextVar[bool] = ContextVar("trying_a_fix", default=False)
 # "set <key>=<value> (…": the first alternative of a fix that assigns one key.
-_SET = re.compile(r"set (?P<key>[A-Za-z_][\w.]*)=(?P<value>\S+) \(")
+_SET = re.compile(r"set \+?(?P<key>[A-Za-z_][\w.]*)=(?P<value>\S+) \(")
+# What a field's refusal of the value tried says was meant instead, as one override: a choice spelt in
+# another case (`did you mean hardware=h100x8?`), a key that exists typed with '+' (`drop the '+': seed=3`).
+_MEANT = re.compile(r"^(?:did you mean (?P<near>\S+=\S+)\?|drop the '\+': (?P<bare>\S+=\S+))$")
 
 
 def completed(
@@ -57,6 +60,12 @@ def _completed(
     errors = _tried(refusals, trial, config_dirs)
     if not errors:
         return problem
+    meant = _MEANT.match(errors[0].fix) if len(errors) == 1 and errors[0].key == key else None
+    line = meant and (meant["near"] or meant["bare"])
+    if line and not _tried(refusals, [*(o for o in overrides if o != typed), line], config_dirs):
+        # the look-alikes read (`hardware=Н100x8`, `+sееd=3`) name the key's value in one more step: both
+        fix = f"set {line} instead of `{typed}` ({AS_TYPED}, as {key} takes it: {errors[0].message})"
+        return problem.replace(fix=f"{fix}; or {rest}" if rest else fix)
     if len(errors) == 1 and errors[0].key == key and errors[0].fix.startswith("set "):
         more = re.split(r", or |; or | \(", errors[0].fix.removeprefix("set "), maxsplit=1)[0].split()
         others = all("=" in m and m.partition("=")[0].lstrip("+~") != key for m in more)

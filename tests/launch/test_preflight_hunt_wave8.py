@@ -18,6 +18,8 @@ a declaration:
   (launch/config/listed_twice.py): Hydra's "appears more than once" had no key, file or fix;
 - a key a file writes in letters that only look like ASCII (`sееd:` with Cyrillic е): the nearest name is the
   one those letters draw first (launch.config.errors.did_you_mean);
+- an override in look-alike letters whose ASCII reading the key takes in one more step (a group option in
+  another case, an existing key typed with '+'): both steps as one fix (launch/checks/fix_closure.py).
 
 See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
 """
@@ -264,3 +266,21 @@ def test_a_files_key_in_look_alike_letters_is_renamed(tmp_path: Path) -> None:
     (found,) = errors(["+experiment=odd"], (str(tmp_path),))
     # was: the section's keys listed (difflib reads each Cyrillic е as a letter unlike any)
     assert "to `seed:`" in found.fix, found.fix
+
+
+# ------------------------------------------------------------------ a look-alike reading one step short
+
+
+@pytest.mark.parametrize(
+    ("typed", "fix"),
+    [
+        # was: `set hardware=H100x8`, refused when applied (the group's option is h100x8)
+        ("hardware=Н100x8", "set hardware=h100x8 instead of `hardware=Н100x8`"),
+        # was: `set +seed=3`, refused when applied (seed exists: no '+'), and the typed line left in place
+        ("+sееd=3", "set seed=3 instead of `+sееd=3`"),
+    ],
+)
+def test_a_look_alike_reading_is_completed_to_what_the_key_takes(typed: str, fix: str) -> None:
+    (found,) = errors([S1, typed])
+    assert found.fix.startswith(fix), found.fix
+    assert errors(fixed([S1, typed], found)) == []
