@@ -331,6 +331,20 @@ def _max_failure_rate(args: Any) -> float:
     return RuntimeConfig.from_slime_args(args).rollout.max_failure_rate
 
 
+# The names the hooks write beside the per-source means under a prefix: a data source named so had its
+# means overwritten by the overall ones (`average`) or written among the failure counts (`failures`).
+_RESERVED_SOURCES = frozenset({"average", "failures"})
+_SOURCE_MARK = "source_"
+
+
+def metric_source(source: str) -> str:
+    """`source` as a metric path segment: a data source whose first segment is one of the hooks' own
+    names (or starts with the mark itself, so that no two sources share a key) is written as
+    `source_<name>`; every other source as it is."""
+    reserved = source.split("/", 1)[0] in _RESERVED_SOURCES or source.startswith(_SOURCE_MARK)
+    return _SOURCE_MARK + source if reserved else source
+
+
 def category_metrics(samples: Iterable[Any], prefix: str) -> dict[str, float]:
     """Means of the reward, its metrics and t3rl's counters per `metadata.data_source` and overall,
     over the samples no infrastructure failure broke."""
@@ -340,7 +354,7 @@ def category_metrics(samples: Iterable[Any], prefix: str) -> dict[str, float]:
         metadata = sample.metadata or {}
         if METADATA_KEY in metadata:  # measured nothing about the policy (rollout/failures/… counts it)
             continue
-        source = str(metadata.get("data_source", "default"))
+        source = metric_source(str(metadata.get("data_source", "default")))
         for name, value in _numbers(sample, metadata):
             per_source[source][name].append(value)
             everything[name].append(value)
@@ -359,6 +373,15 @@ def to_sampling(params: Mapping[str, Any]) -> SamplingParams:
     if params.get("stop"):
         stop = params["stop"]
         kwargs["stop"] = (stop,) if isinstance(stop, str) else tuple(stop)
+        # A stop string is non-empty text: SGLang's stop check finds "" in every text, so each call of
+        # every episode ended after its first token (a world's Env.stop is held to the same).
+        empty = [text for text in kwargs["stop"] if not isinstance(text, str) or not text]
+        if empty:
+            raise ValueError(
+                f"slime's sampling_params stop (--rollout-stop) holds {empty[0]!r}: SGLang finds an empty "
+                "stop string in every text and ends each call after its first token; drop it from "
+                "--rollout-stop"
+            )
     if params.get("stop_token_ids"):
         kwargs["stop_token_ids"] = tuple(params["stop_token_ids"])
     if params.get("sampling_seed") is not None:

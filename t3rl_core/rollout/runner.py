@@ -91,6 +91,24 @@ def task_parts(task: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[dict[st
             raise InvalidTask(
                 f"the row's metadata.tools[{i}] is no tool schema with a text name: {str(tool)[:200]}"
             )
+        # The rest of the schema in the shape every template and SGLang's Tool read: parameters stored
+        # as JSON text were shown to the model as one escaped string (no template reads them), and a
+        # description that is no text raised SGLang's ValidationError naming no row or tool.
+        for key, kind, shape in (
+            ("parameters", Mapping, "a JSON Schema object"),
+            ("description", str, "text"),
+        ):
+            value = function.get(key)
+            if value is not None and not isinstance(value, kind):
+                raise InvalidTask(
+                    f"the row's metadata.tools[{i}] ({function['name']!r}) has a {key} of type "
+                    f"{type(value).__name__}, not {shape}"
+                    + (
+                        " (JSON text must be loaded when the data is prepared)"
+                        if isinstance(value, str)
+                        else ""
+                    )
+                )
         # Two schemas of one name: the model reads both, a call names the tool only and the world runs
         # its one function, so a call written to the other schema is judged against one it did not follow.
         seen = schemas.setdefault(function["name"], function)

@@ -12,11 +12,13 @@ import pytest
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.config import ParsersConfig, RolloutConfig
 from t3rl_core.engines.base import SamplingParams
+from t3rl_core.hooks import slime as hooks
 from t3rl_core.parsers.render import FORMATS, render_calls
 from t3rl_core.parsers.tool_calls import ToolCallActionParser
 from t3rl_core.rollout.episode import EpisodeResult, run_episode
 from t3rl_core.rollout.runner import InvalidTask, task_parts
 from t3rl_core.types import Action, AnswerAction, InvalidAction, ToolCall, ToolCallAction, Transition
+from tests.hooks.slime_fakes import toy_sample
 from tests.rollout.fakes import TOOLS, ScriptedEngine, ToyEnv, family_parser, play
 
 _ADD = ToolCall("add", {"a": 1, "b": 2})
@@ -371,3 +373,69 @@ def test_glm4_0414s_name_glued_to_its_object_is_named(
         and f"separated by {between}: write the name, one newline" in action.error
     )
     assert isinstance(parsers["glm4_0414"].parse('word{"a": 1}'), AnswerAction)
+
+
+# ------------------------------------------------------------ kind 9: a tool schema of another shape
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        (
+            "parameters",
+            '{"type": "object"}',
+            "parameters of type str, not a JSON Schema object (JSON text must be",
+        ),
+        ("parameters", [], "parameters of type list, not a JSON Schema object"),
+        ("description", 3, "description of type int, not text"),
+    ],
+)
+def test_a_tool_schema_of_another_shape_is_refused_naming_it(key: str, value: Any, said: str) -> None:
+    """A row's tool whose parameters are JSON text was played: every template showed the model one
+    escaped string for its schema (no template reads it); a description that is no text raised
+    SGLang's ValidationError naming no row or tool ('cannot start the episode: ValidationError …')."""
+    row = _offering("add", "echo")
+    row["metadata"]["tools"][1]["function"][key] = value
+    with pytest.raises(InvalidTask, match=re.escape(f"metadata.tools[1] ('echo') has a {said}")):
+        task_parts(row)
+
+
+def test_a_tool_schema_without_parameters_or_description_is_offered() -> None:
+    row = _offering("add")
+    row["metadata"]["tools"][0]["function"] = {"name": "add", "parameters": None}
+    assert task_parts(row)[1] == row["metadata"]["tools"]
+
+
+# ------------------------------------------------------------ kind 10: a data source named as a hook's metric
+
+
+def test_a_data_source_named_as_the_hooks_own_metrics_keeps_its_means() -> None:
+    """A dataset whose `data_source` is `average` had its means overwritten by the batch's overall ones
+    (`rollout/average/reward`); one named `failures` was written among the failure counts. Such a source
+    is written as `source_<name>` (and so is one already starting with the mark: no two share a key)."""
+    samples = []
+    for source, reward in (("average", 1.0), ("failures", 0.5), ("source_average", 0.25), ("bfcl", 0.0)):
+        sample = toy_sample(len(samples), group=len(samples), source=source)
+        sample.reward = reward
+        samples.append(sample)
+    metrics = hooks.category_metrics(samples, "rollout")
+    assert metrics["rollout/source_average/reward"] == 1.0
+    assert metrics["rollout/source_failures/reward"] == 0.5
+    assert metrics["rollout/source_source_average/reward"] == 0.25
+    assert metrics["rollout/bfcl/reward"] == 0.0
+    assert metrics["rollout/average/reward"] == pytest.approx(1.75 / 4)
+    assert not any(key.startswith("rollout/failures/") for key in metrics)
+
+
+# ------------------------------------------------------------ kind 11: an empty stop string from slime
+
+
+@pytest.mark.parametrize("stop", [[""], ["</tool_call>", ""], [None]])
+def test_an_empty_stop_string_from_slime_is_refused(stop: list[Any]) -> None:
+    """`--rollout-stop ""` (or an empty entry beside others) reached SGLang, whose stop check finds "" in
+    every text: each call of every episode ended after its first token, trained on as the policy's
+    turns. A world's empty stop string was refused already (runner._check_stop); slime's now too."""
+    with pytest.raises(ValueError, match=r"--rollout-stop\) holds .*drop it from --rollout-stop"):
+        hooks.to_sampling({"stop": stop})
+    assert hooks.to_sampling({"stop": ["</tool_call>"]}).stop == ("</tool_call>",)
+    assert hooks.to_sampling({"stop": ""}).stop == ()  # no stop at all, as before
