@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from launch.cli.runs_filter import BadFilter, check_metric, lookup
-from launch.run.record_files import DEFAULT_METRIC
+from launch.run.record_files import DEFAULT_METRIC, RunDirError, read_json
 from t3rl_core import outside_json
 
 if TYPE_CHECKING:
@@ -228,6 +228,13 @@ def compare_results(
     except BadFilter as error:
         console.print(f"[red]error:[/] {error.argument}: {escape(str(error))}", soft_wrap=True)
         return 2
+    note = None
+    if is_eval_record(b) and not is_eval_record(a):
+        note = _pair_a_lone_eval(left, right, metric)
+    elif is_eval_record(a) and not is_eval_record(b):
+        note = _pair_a_lone_eval(right, left, metric, "A", "B")
+    if note:
+        console.print(escape(note), soft_wrap=True)
     stages = list(dict.fromkeys([*left, *left_bad, *right, *right_bad]))
     refused = broken = 0
     table = Table(title=f"eval results ({metric})", title_justify="left", show_lines=True)
@@ -261,6 +268,52 @@ def compare_results(
     if refused and not mixed:
         console.print(f"{MIXED_FLAG} shows them side by side anyway, marked", soft_wrap=True)
     return 1 if broken or (refused and not mixed) else 0
+
+
+# The one stage of a `t3rl eval` record (launch.cli.eval_command.EVAL_RECORD, which imports this module).
+_EVAL_RECORD = "eval"
+
+
+def is_eval_record(path: Path) -> bool:
+    """Whether `path` is a `t3rl eval` record (its manifest says so; a pipeline may name a stage eval)."""
+    manifest = path / "manifest.json"
+    try:
+        return manifest.is_file() and read_json(manifest, dict).get("record") == _EVAL_RECORD
+    except RunDirError:
+        return False
+
+
+def _pair_a_lone_eval(
+    runs: dict[str, Any], record: dict[str, Any], metric: str, side: str = "B", other: str = "A"
+) -> str | None:
+    """A `t3rl eval` record's one result (`record`, on `side`) beside a pipeline run's eval stages
+    (`runs`): stages pair by name, so the record's `eval` was never compared with the stage it
+    reproduces (`t3rl eval +experiment=X --stage S`). It is renamed in `record` to the one stage of
+    `runs` whose benchmark identity is its own, and the note says so; with none or several, the note
+    names the stages, and nothing is paired."""
+    if set(record) != {_EVAL_RECORD} or _EVAL_RECORD in runs or not runs:
+        return None
+    if not isinstance(record[_EVAL_RECORD].get("identity"), Mapping):
+        return None  # no identity to pair by (a summary older than identities): left to the names
+    same = [
+        stage
+        for stage, summary in runs.items()
+        if not _identity_differences(summary, record[_EVAL_RECORD], metric)
+    ]
+    if len(same) == 1:
+        record[same[0]] = record.pop(_EVAL_RECORD)
+        return (
+            f"{side} is a `t3rl eval` record: its result is compared with {other}'s eval stage {same[0]}, "
+            "the one that measured the same benchmark"
+        )
+    if same:
+        why = f"{', '.join(same)} each measured its benchmark"
+    else:
+        firsts = (_identity_differences(summary, record[_EVAL_RECORD], metric) for summary in runs.values())
+        why = "none measured its benchmark: " + "; ".join(
+            f"{stage}: {parts[0]}" for stage, parts in zip(runs, firsts, strict=True)
+        )
+    return f"{side} is a `t3rl eval` record: its result pairs with no eval stage of {other} ({why})"
 
 
 def _identity_differences(left: Mapping[str, Any], right: Mapping[str, Any], metric: str) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from launch.cli.eval_command import EVAL_RECORD
+from launch.cli.results_compare import is_eval_record
 from launch.output import console as command_console
 from launch.output.plain import PlainConsole
 from launch.output.table import TextTable
@@ -108,15 +108,10 @@ def diff_runs(a: Path, b: Path, console: Console | PlainConsole | None = None) -
 def _no_provenance(paths: list[Path]) -> str:
     """Why these run dirs name no source per key: a `t3rl eval` record keeps none (its overrides are all
     its config has), a pipeline run written before t3rl kept provenance.json predates it."""
-    evals = [p for p in paths if _is_eval_record(p)]
+    evals = [p for p in paths if is_eval_record(p)]
     if len(evals) == len(paths):
         return "a `t3rl eval` record keeps no provenance.json (overrides.yaml holds what it was given)"
     return "a run without provenance.json predates it"
-
-
-def _is_eval_record(path: Path) -> bool:
-    manifest = path / "manifest.json"
-    return manifest.is_file() and read_json(manifest, dict).get("record") == EVAL_RECORD
 
 
 def masked_differences(a: Path, b: Path, seen: set[str]) -> tuple[list[KeyDifference], str]:

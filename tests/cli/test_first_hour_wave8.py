@@ -12,8 +12,9 @@ import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
-from launch.cli import runs, runs_configs
+from launch.cli import results_compare, runs, runs_configs
 from launch.cli.runs_filter import BadFilter, RunFilter
 from launch.output.plain import PlainConsole
 from launch.run import output_digest
@@ -211,3 +212,45 @@ def test_a_condition_without_a_comparison_says_why(condition: str, said: str) ->
     with pytest.raises(BadFilter, match=re.escape(said)):
         RunFilter.parse(None, None, [condition])
     assert RunFilter.parse(None, None, ["seed>3"]).where == (("seed", ">", "3"),)
+
+
+# ------------------------------------------------ a `t3rl eval` record beside the run whose stage it redoes
+
+
+def _summary(split: str, accuracy: float) -> dict[str, object]:
+    return {
+        "complete": True,
+        "overall": {"accuracy": accuracy, "tasks": 4},
+        "identity": {"data": {"split": split}, "env": {"name": "bfcl_multi_turn"}},
+    }
+
+
+def _compared(runs_side: dict[str, object], record: dict[str, object], root: Path) -> tuple[int, str]:
+    """`t3rl runs diff A B`'s results section, A a pipeline run's eval stages, B a `t3rl eval` record
+    (its manifest says so)."""
+    (root / "B").mkdir(exist_ok=True)
+    (root / "B" / "manifest.json").write_text(json.dumps({"record": "eval"}))
+    out = io.StringIO()
+    console = Console(file=out, width=200)
+    sides = iter([(runs_side, {}), ({"eval": record}, {})])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(results_compare, "summaries_of", lambda path: next(sides))
+        code = results_compare.compare_results(
+            root / "A", root / "B", console, mixed=False, why_missing=lambda run, stage: "no such stage"
+        )
+    return code, " ".join(out.getvalue().split())
+
+
+def test_an_eval_record_is_compared_with_the_stage_of_its_benchmark(tmp_path: Path) -> None:
+    """`t3rl eval +experiment=quickstart --stage eval_reference --out ev`, then `t3rl runs diff <run> ev`:
+    results paired by stage name, so the record's `eval` was never compared with the stage it redid
+    (`only A has this eval stage's result`, three times). Now it is paired with the one stage of the
+    same benchmark identity, said; with none, each stage's first difference is named."""
+    stages = {"eval_reference": _summary("bfcl_test", 0.75), "eval_tiny": _summary("bfcl_val", 0.0)}
+    code, text = _compared(stages, _summary("bfcl_test", 0.5), tmp_path)
+    assert code == 0, text
+    assert "its result is compared with A's eval stage eval_reference" in text, text
+    assert "eval_reference │ 0.750" in text and "-0.250" in text, text
+    code, text = _compared(stages, _summary("bfcl_unseen", 0.5), tmp_path)
+    assert "pairs with no eval stage of A (none measured its benchmark: eval_reference: data: split" in text
+    assert "eval: only B has this eval stage's result" in text, text
