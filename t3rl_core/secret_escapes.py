@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from difflib import SequenceMatcher
 
-from t3rl_core.secret_pieces import masked_spans
+from t3rl_core.secret_pieces import MASK, masked_spans
 
 # (form, pattern of one escaped character, its group's base): percent-encoding (a URL, a form), JSON's
 # and JavaScript's `\u`, Python's and C's `\x`, HTML's and XML's numeric references. Each reads the
@@ -68,7 +67,64 @@ def mask_escaped_names(text: str, masks: Callable[[str], str]) -> str:
     masked = masks(decoded)
     if masked == decoded:
         return text
-    # What the masking replaced in the decoded reading, as spans of it; each mapped back to `text`.
-    changes = SequenceMatcher(None, decoded, masked, autojunk=False).get_opcodes()
-    spans = [(starts[a], starts[b]) for tag, a, b, _, _ in changes if tag in ("replace", "delete")]
-    return masked_spans(text, spans)
+    return masked_spans(text, [(starts[a], starts[b]) for a, b in replaced_spans(decoded, masked)])
+
+
+def replaced_spans(before: str, masked: str) -> list[tuple[int, int]]:
+    """The spans of `before` that the masking replaced by the mask to give `masked`: the text between
+    the mask's occurrences is `before`'s own, found in it in order (`str.find`, a C scan each) from the
+    left and again from the right. Where both readings agree and give `masked` again they are the spans;
+    where they differ (a piece between two masks also stood inside a masked value) or cannot be told (a
+    mask beside a `*` of the text, `****`, reads either side of it), everything from the first character
+    that differs to the last is taken: more than the values, never less (but a `*` of a value beside the
+    mask, which reads as the mask's own)."""
+    pieces = masked.split(MASK)
+    if MASK + "*" not in masked and before.startswith(pieces[0]) and before.endswith(pieces[-1]):
+        spans = _aligned(before, pieces)
+        if (
+            spans is not None
+            and spans == _aligned_from_the_right(before, pieces)
+            and masked_spans(before, spans) == masked
+        ):
+            return spans
+    first = _common_prefix(before, masked)
+    last = len(before) - min(_common_prefix(before[::-1], masked[::-1]), len(before) - first)
+    return [(first, last)]
+
+
+def _aligned(before: str, pieces: list[str]) -> list[tuple[int, int]] | None:
+    """The masked spans of `before` between `pieces`, each piece at its first place after the last."""
+    spans, at = [], len(pieces[0])
+    for piece in pieces[1:-1]:
+        found = before.find(piece, at + 1)
+        if found < 0:
+            return None
+        spans.append((at, found))
+        at = found + len(piece)
+    end = len(before) - len(pieces[-1])
+    return [*spans, (at, end)] if at < end else None
+
+
+def _aligned_from_the_right(before: str, pieces: list[str]) -> list[tuple[int, int]] | None:
+    """`_aligned`, each piece at its last place before the next."""
+    spans, at = [], len(before) - len(pieces[-1])
+    for piece in reversed(pieces[1:-1]):
+        found = before.rfind(piece, 0, at - 1)
+        if found < 0:
+            return None
+        spans.append((found + len(piece), at))
+        at = found
+    start = len(pieces[0])
+    return [(start, at), *reversed(spans)] if start < at else None
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common beginning of `a` and `b` (halving: each step one C comparison)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 
 import pytest
 
 from launch.config.secrets import holds_secret, scrub_text
 from t3rl_core.secret import mask_text
-from t3rl_core.secret_escapes import ESCAPES, decoded_names
+from t3rl_core.secret_escapes import ESCAPES, decoded_names, replaced_spans
+from t3rl_core.secret_pieces import masked_spans
 from tests.launch.test_secret_hunt_wave7 import _kept, _masked
 
 V = "tulipGarden1987x"
@@ -90,6 +92,21 @@ def test_only_a_names_characters_are_decoded() -> None:
     # Where each decoded character begins in the text: `_` at `%5F`'s 5, `A` at `\u0041`'s 15, the end at 21.
     assert decoded_names("a%20b%5Fc\\u00e4\\u0041") == ("a%20b_c\\u00e4A", [*range(6), *range(8, 16), 21])
     assert decoded_names("plain text, 100%") is None
+
+
+def test_what_a_masking_replaced_is_found_again_whole() -> None:
+    """Every character a masking replaced in the decoded reading is found again (the masked spans mapped
+    back to the text as written): 2,000 fixed draws of text in a small alphabet (pieces between masks
+    that also stand inside the values) with 1-3 spans masked."""
+    draw = random.Random(8)
+    for _ in range(2000):
+        text = "".join(draw.choice("ab c") for _ in range(draw.randint(2, 30)))
+        spans = sorted((a, draw.randint(a + 1, len(text))) for a in draw.sample(range(len(text)), 1))
+        spans += [
+            (a, draw.randint(a + 1, len(text))) for a in draw.sample(range(len(text)), draw.randint(0, 2))
+        ]
+        found = replaced_spans(text, masked_spans(text, spans))
+        assert {i for a, b in spans for i in range(a, b)} <= {i for a, b in found for i in range(a, b)}
 
 
 def test_the_launchers_scrub_reads_escaped_names_too() -> None:
