@@ -256,6 +256,12 @@ class ToolCallActionParser:
                 f"{', '.join(sorted(sglang.FunctionCallParser.ToolCallParserEnum))}"
             )
         self.tool_names = [_tool_name(tool) for tool in tools]
+        # Each tool's declared argument names (`_check_keys`), for the tools whose schema lists them.
+        self._properties = {
+            _tool_name(tool): frozenset(properties)
+            for tool in (*tools, *late_tools)
+            if isinstance(properties := _schema_properties(tool), Mapping)
+        }
         self._known = set(self.tool_names) | {_tool_name(tool) for tool in late_tools}
         sglang_tools = [_sglang_tool(sglang.Tool, tool) for tool in (*tools, *late_tools)]
         self._calls = sglang.FunctionCallParser(sglang_tools, self.tool_call_parser)
@@ -299,6 +305,7 @@ class ToolCallActionParser:
         try:
             reasoning, normal = self._reasoning.split(text)
             calls = self._parse_calls(normal.strip())
+            self._check_keys(calls)
         except InvalidOutput as exc:
             return InvalidAction(
                 error=bounded(f"Invalid output format: {exc}{self._escape_hint(text)}"), text=text
@@ -345,6 +352,26 @@ class ToolCallActionParser:
         """Whether SGLang's detector reads `expected` calls of offered names in `text`."""
         _, items = self._calls.parse_non_stream(text)
         return len(items) == expected and all(item.name in self._known for item in items)
+
+    def _check_keys(self, calls: list[ToolCall]) -> None:
+        """Raises InvalidOutput for an argument name that is a declared one only as a reader sees it (the
+        same after Unicode's compatibility normalization, without invisible characters), not as
+        written: `a` + U+200B or a decomposed `café` reached the world as an unknown argument, whose
+        error quoted a name that looks like the declared one (or a tool taking **kwargs dropped it)."""
+        for call in calls:
+            declared = self._properties.get(call.name)
+            if not declared:
+                continue
+            for key in call.arguments:
+                if key in declared or key.isascii():
+                    continue
+                like = next((name for name in declared if reader_form(name) == reader_form(key)), None)
+                if like is not None:
+                    raise InvalidOutput(
+                        f"the argument {quoted(key)} of {quoted(call.name)} differs from the declared "
+                        f"{quoted(like)} only in Unicode normalization or invisible characters "
+                        f"({ascii(key)[:120]} against {ascii(like)[:120]}): write the name as declared"
+                    )
 
     def _tool_call(self, name: str | None, parameters: str) -> ToolCall:
         if name not in self._known:
@@ -463,6 +490,17 @@ class ToolCallActionParser:
         if self.tool_call_parser == "mistral":
             return _read_mistral(text)
         return None
+
+
+def _schema_properties(tool: Mapping[str, Any]) -> Any:
+    function = tool.get("function", tool)
+    parameters = function.get("parameters") if isinstance(function, Mapping) else None
+    return parameters.get("properties") if isinstance(parameters, Mapping) else None
+
+
+def reader_form(name: str) -> str:
+    """`name` as a reader sees it: compatibility-normalized, without format characters (case kept)."""
+    return "".join(c for c in unicodedata.normalize("NFKC", name) if unicodedata.category(c) != "Cf")
 
 
 def _folded(name: str) -> str:

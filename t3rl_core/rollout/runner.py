@@ -7,7 +7,6 @@ episode's tokens, masks and log-probs plus its reward out.
 from __future__ import annotations
 
 import logging
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -129,10 +128,11 @@ def _names_told_apart(schemas: Mapping[str, Any]) -> None:
     name ('differs only in Unicode normalization') named either. Case tells names apart and is kept."""
     if all(name.isascii() for name in schemas):
         return  # ASCII is its own normal form and holds no format character: distinct names stay so
+    from t3rl_core.parsers.tool_calls import reader_form  # lazy: the parsers' one reading of a name
+
     seen: dict[str, str] = {}
     for name in schemas:
-        folded = "".join(c for c in unicodedata.normalize("NFKC", name) if unicodedata.category(c) != "Cf")
-        other = seen.setdefault(folded, name)
+        other = seen.setdefault(reader_form(name), name)
         if other != name:
             raise InvalidTask(
                 f"the row's metadata.tools name {other!r} and {name!r}, one name as a reader sees it "

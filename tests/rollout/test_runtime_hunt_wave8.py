@@ -439,3 +439,25 @@ def test_an_empty_stop_string_from_slime_is_refused(stop: list[Any]) -> None:
         hooks.to_sampling({"stop": stop})
     assert hooks.to_sampling({"stop": ["</tool_call>"]}).stop == ("</tool_call>",)
     assert hooks.to_sampling({"stop": ""}).stop == ()  # no stop at all, as before
+
+
+# ------------------------------------------------------------ kind 12: an argument name that looks declared
+
+
+@pytest.mark.parametrize("key", ["a\u200b", "ａ", "b\u2060"])
+def test_an_argument_name_that_only_looks_declared_is_a_format_error(
+    parsers: dict[str, ToolCallActionParser], key: str
+) -> None:
+    """`add(a=1, b=2)` with a zero-width space in `a` (or a fullwidth `ａ`) reached the world as an unknown
+    argument, whose error quoted a name that looks like the declared one (a tool taking **kwargs dropped
+    it). Wave five's reading of names that fold to an offered one, for argument names: every format."""
+    for name in ("qwen25", "llama3", "glm45", "deepseekv3"):
+        action = parsers[name].parse(render_calls(name, [ToolCall("add", {key: 1, "b": 2})]))
+        assert isinstance(action, InvalidAction), (name, action)
+        assert (
+            "differs from the declared 'a'" in action.error or "differs from the declared 'b'" in action.error
+        )
+    # Case and letters tell argument names apart: an undeclared `A` or `é` reaches the world as written.
+    for other in ("A", "é"):
+        action = parsers["qwen25"].parse(render_calls("qwen25", [ToolCall("add", {other: 1, "b": 2})]))
+        assert isinstance(action, ToolCallAction)
