@@ -372,13 +372,38 @@ def _option_by_its_start(params: list[Any], ctx: Any, name: str) -> None:
         ctx.fail(f"No such option: {typed}: did you mean {longer[0]}?")
 
 
+# Per command group (its name), which of the group's options each of its commands reads (`t3rl runs
+# show` reads --runs-dir alone): declared by the group's module (launch.cli.runs), read here and by the
+# group's callback, which refuses one its command does not read (was: ignored, `t3rl runs --json show`
+# printed text).
+GROUP_OPTIONS_READ: dict[str, dict[str, tuple[str, ...]]] = {}
+
+
+def group_option_unread(group: str, command: str, option: str) -> str | None:
+    """Why `option` of group `group` does nothing for its `command`, with the smallest fix; None when the
+    command reads it (or the group declares nothing of it)."""
+    read = GROUP_OPTIONS_READ.get(group, {}).get(command)
+    if read is None or option in read:
+        return None
+    why = f"{option} is an option of `t3rl {group}` itself, which `t3rl {group} {command}` does not read"
+    if command == "diff" and option in ("--metric", "--mixed-identity"):
+        return f"{why}: diff has its own, after it: t3rl {group} diff A B {option} …"
+    if option == "--json":
+        return f"{why} (it prints no JSON; a run's record is JSON already: RUN_DIR/manifest.json, state.json)"
+    return f"{why}: drop it (it applies to the listing: t3rl {group} {option} …)"
+
+
 def _group_option_after_its_command(ctx: Any, name: str) -> None:
     """`t3rl runs show --runs-dir X`: an option of the group, typed after its command, where Click knows
-    it not ("No such option: --runs-dir"). Answered with where it goes; nothing when the group has none."""
+    it not ("No such option: --runs-dir"). Answered with where it goes, or that the command does not
+    read it; nothing when the group has none."""
     parent = ctx.parent
     option = name.partition("=")[0]
     if parent is None or not any(option in getattr(p, "opts", ()) for p in parent.command.params):
         return
+    unread = group_option_unread(parent.info_name or "", ctx.info_name or "", option)
+    if unread is not None:
+        ctx.fail(unread)
     ctx.fail(
         f"{option} is an option of `{parent.command_path}`, so it goes before `{ctx.info_name}`: "
         f"{parent.command_path} {option} … {ctx.info_name} …"

@@ -40,6 +40,7 @@ from rich.markup import escape
 
 from launch.cli import completion
 from launch.cli.eval_command import EVAL_RECORD
+from launch.cli.help_format import GROUP_OPTIONS_READ, group_option_unread
 from launch.cli.results_compare import (
     DEFAULT_METRIC,
     MIXED_FLAG,
@@ -285,6 +286,8 @@ def register(app: typer.Typer) -> None:
         no_args_is_help=False,
     )
     app.add_typer(runs_app, name="runs")
+    # Which of the group's options each command reads (the others are refused with it, not ignored).
+    GROUP_OPTIONS_READ["runs"] = {"show": ("--runs-dir",), "diff": ()}
 
     @runs_app.callback(invoke_without_command=True)
     def runs(
@@ -339,6 +342,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Every run under the runs dir, newest first: one mark per stage, each eval stage's metric."""
         if ctx.invoked_subcommand is not None:
+            for param in ctx.command.params:
+                # By name: Typer vendors its own click, whose ParameterSource is not click's.
+                source = ctx.get_parameter_source(param.name or "")
+                given = getattr(source, "name", None) == "COMMANDLINE"
+                unread = given and group_option_unread("runs", ctx.invoked_subcommand, param.opts[0])
+                if unread:
+                    raise typer.BadParameter(unread, param_hint=param.opts[0])
             return
         try:
             filters = RunFilter.parse(name, status, where or ())

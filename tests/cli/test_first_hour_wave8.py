@@ -254,3 +254,35 @@ def test_an_eval_record_is_compared_with_the_stage_of_its_benchmark(tmp_path: Pa
     code, text = _compared(stages, _summary("bfcl_unseen", 0.5), tmp_path)
     assert "pairs with no eval stage of A (none measured its benchmark: eval_reference: data: split" in text
     assert "eval: only B has this eval stage's result" in text, text
+
+
+# ------------------------------------------------ an option of `t3rl runs` its command does not read
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["runs", "--json", "show"], "`t3rl runs show` does not read (it prints no JSON"),
+        (["runs", "show", "--json"], "`t3rl runs show` does not read (it prints no JSON"),
+        (["runs", "--status", "failed", "show"], "does not read: drop it (it applies to the listing"),
+        (
+            ["runs", "--metric", "overall.pass@1", "diff", "a", "b"],
+            "diff has its own, after it: t3rl runs diff",
+        ),
+        (["runs", "--runs-dir", "elsewhere", "diff", "a", "b"], "`t3rl runs diff` does not read"),
+    ],
+    ids=["json-show", "json-after-show", "status-show", "metric-diff", "runs-dir-diff"],
+)
+def test_an_option_of_runs_its_command_does_not_read_is_refused(argv: list[str], said: str) -> None:
+    """`t3rl runs --json show` printed text, `--status failed show` showed the newest run whatever its
+    status, `--metric overall.pass@1 diff A B` compared accuracy: the group's options were ignored by a
+    command that reads none of them (and `runs show --json` was told to put --json before `show`,
+    where it was ignored). Now each is refused naming what reads it (help_format.GROUP_OPTIONS_READ);
+    `--runs-dir DIR show`, which show reads, still works (wave four's test)."""
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+
+    done = CliRunner().invoke(app, argv)
+    text = " ".join(done.output.replace("│", " ").split())
+    assert done.exit_code == 2 and said in text, text
