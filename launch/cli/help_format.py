@@ -343,10 +343,14 @@ def _value_missing_named(params: list[Any], ctx: Any, parse: Any) -> list[str]:
     """`parse()`, with an option given no value answered with what it takes and the usual cause: Click said
     only "Option '--run-dir' requires an argument.", without the usage lines or a word of why (`--run-dir
     $RUN` with RUN unset, `--out` last on the line)."""
-    from typer._click.exceptions import BadOptionUsage, NoSuchOption  # lazy: only to read a parse error
+    # lazy: only to read a parse error
+    from typer._click.exceptions import BadOptionUsage, MissingParameter, NoSuchOption
 
     try:
         return parse()  # type: ignore[no-any-return]
+    except MissingParameter as error:
+        _argument_missing_shown(ctx, error.param)
+        raise
     except NoSuchOption as error:
         _group_option_after_its_command(ctx, error.option_name)
         _option_by_its_start(params, ctx, error.option_name)
@@ -361,6 +365,21 @@ def _value_missing_named(params: list[Any], ctx: Any, parse: Any) -> list[str]:
             f"{error.option_name} takes {takes} and nothing followed it: was a shell variable unset or "
             f"empty ({error.option_name} $VAR passes nothing)? See `{ctx.command_path} --help`"
         )
+
+
+def _argument_missing_shown(ctx: Any, param: Any) -> None:
+    """`t3rl check-template`, `t3rl runs diff A` (a required argument left out): Click said only "Missing
+    argument 'MODEL'." Answered with what the argument is (its help) and the command's first example
+    that gives it, as `--help` shows them."""
+    if param is None or getattr(param, "param_type_name", "") != "argument":
+        return
+    metavar = getattr(param, "metavar", None) or str(param.name).upper()
+    what = " ".join(str(getattr(param, "help", "") or "").split()).rstrip(".")
+    docstring = str(getattr(ctx.command, "_docstring", None) or ctx.command.help or "")
+    examples = [line.strip() for line in docstring.splitlines() if line.strip().startswith("t3rl ")]
+    example = next((e.split("  #")[0].strip() for e in examples if len(e.split()) > 2), None)
+    said = f"Missing argument '{metavar}'" + (f": {what}" if what else "")
+    ctx.fail(said + (f", e.g. {example}" if example else f" (see `{ctx.command_path} --help`)"))
 
 
 def _option_by_its_start(params: list[Any], ctx: Any, name: str) -> None:

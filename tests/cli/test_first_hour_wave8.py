@@ -286,3 +286,43 @@ def test_an_option_of_runs_its_command_does_not_read_is_refused(argv: list[str],
     done = CliRunner().invoke(app, argv)
     text = " ".join(done.output.replace("│", " ").split())
     assert done.exit_code == 2 and said in text, text
+
+
+# ------------------------------------------------ a required argument left out
+
+
+def _commands_with_a_required_argument() -> list[list[str]]:
+    """Each command path (`["runs", "diff"]`) whose first required parameter is an argument."""
+    import typer
+
+    from launch.cli.app import app
+
+    found: list[list[str]] = []
+
+    def walk(command: object, path: list[str]) -> None:
+        for name, sub in sorted((getattr(command, "commands", None) or {}).items()):
+            walk(sub, [*path, name])
+        params = getattr(command, "params", [])
+        required = [p for p in params if p.required and p.param_type_name != "option"]
+        if path and required and not any(p.required for p in params if p.param_type_name == "option"):
+            found.append(path)
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def test_every_missing_argument_says_what_it_is_with_an_example() -> None:
+    """`t3rl check-template`, `t3rl runs diff A`, `t3rl rollouts show`: Click said only "Missing argument
+    'MODEL'." Now what the argument is (its help) and the command's first example giving it, for every
+    command that takes one (launch/cli/help_format._argument_missing_shown)."""
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+
+    paths = _commands_with_a_required_argument()
+    assert ["check-template"] in paths and ["runs", "diff"] in paths and len(paths) >= 4, paths
+    for path in paths:
+        done = CliRunner().invoke(app, path)
+        text = " ".join(done.output.replace("│", " ").split())
+        assert done.exit_code == 2 and "Missing argument '" in text, (path, text)
+        assert f"e.g. t3rl {' '.join(path)} " in text or "--help`)" in text, (path, text)
