@@ -646,7 +646,15 @@ def _read_block(parser_name: str, block: str) -> _Attempt:
         if not sep:
             return _Attempt(None, "missing <｜tool▁sep｜> before the arguments")
         if parser_name == "deepseekv3":  # function<｜tool▁sep｜>NAME\n```json\nARGS\n```
-            name, _, payload = payload.partition("\n")
+            name, newline, payload = payload.partition("\n")
+            if not newline and "```" in name:
+                # `add```json{…}```` on one line: the name took the fence and the arguments with it, and
+                # the error said "invalid JSON" of a name the model wrote right.
+                return _Attempt(
+                    name.partition("```")[0].strip(),
+                    "the function name must end its line: write the name, a newline, then ```json, a "
+                    "newline and the arguments",
+                )
             payload = payload.strip().removeprefix("```json").removesuffix("```")
         try:
             arguments = strict_json(payload)

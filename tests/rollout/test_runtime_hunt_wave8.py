@@ -461,3 +461,13 @@ def test_an_argument_name_that_only_looks_declared_is_a_format_error(
     for other in ("A", "é"):
         action = parsers["qwen25"].parse(render_calls("qwen25", [ToolCall("add", {other: 1, "b": 2})]))
         assert isinstance(action, ToolCallAction)
+
+
+def test_deepseek_v3s_name_glued_to_its_fence_is_named(parsers: dict[str, ToolCallActionParser]) -> None:
+    """Kind one in DeepSeek-V3: a call written on one line (`add```json{…}````) was "invalid JSON
+    arguments (Expecting value)" of a name the model wrote right; one line break missing after the
+    fence is named by the layout reading."""
+    glued = parsers["deepseekv3"].parse(render_calls("deepseekv3", [_ADD]).replace("\n", ""))
+    assert isinstance(glued, InvalidAction) and "the function name must end its line" in glued.error
+    fence = parsers["deepseekv3"].parse(render_calls("deepseekv3", [_ADD]).replace("```json\n", "```json"))
+    assert isinstance(fence, InvalidAction) and "'' after ```json (the format writes '\\n')" in fence.error
