@@ -47,6 +47,9 @@ if TYPE_CHECKING:
 # A child costs ~0.1 s of CPU to start (its imports) and saves the loop ~0.6 ms a record: evals of
 # fewer episodes write on the loop (and tests of small evals start no process).
 CHILD_FROM = 128
+# The directory holding this t3rl_core: first on the child's path, so that it imports this code whatever
+# found it here (PYTHONPATH, or an editable install's import hook, which the child's `-S` leaves out).
+_ROOT = str(Path(__file__).resolve().parents[2])
 _HEADER = struct.Struct("<Q")
 _SECRETS, _RECORD = 0, 1
 # How the child tells an OSError of its files (errno and file, as JSON after it) from any other failure.
@@ -158,7 +161,7 @@ class ChildWriter:
         self._pipe = io.BufferedWriter(os.fdopen(write, "wb", buffering=0), buffer_size=_BUFFER_BYTES)
         # The values to mask come through the pipe; it announces none to a launcher (this process did).
         env = {key: value for key, value in os.environ.items() if key != SINK_ENV}
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        env["PYTHONPATH"] = os.pathsep.join([_ROOT, *(p for p in sys.path if p)])
         if _running_loop() is None:
             self._spawn(read, env)
         else:  # the loop goes on while the child starts; the pipe and its buffer hold the first records
@@ -168,8 +171,11 @@ class ChildWriter:
     def _spawn(self, read: int, env: dict[str, str]) -> None:
         try:
             with os.fdopen(read, "rb") as stdin:
+                # `-S`: no `site` (its .pth files, an editable install's import hook: ~50 ms of the
+                # child's ~0.15 s of start-up CPU, which shares the loop's core when one is kept busy);
+                # the path it would make is this process's, handed over whole in PYTHONPATH.
                 self._child = subprocess.Popen(
-                    [sys.executable, "-m", "t3rl_core.eval.record_writer", *map(str, self._paths)],
+                    [sys.executable, "-S", "-m", "t3rl_core.eval.record_writer", *map(str, self._paths)],
                     stdin=stdin,
                     stderr=subprocess.PIPE,
                     env=env,

@@ -364,3 +364,36 @@ def test_the_child_imports_only_what_writing_needs() -> None:
     script = f"import sys, t3rl_core.eval.record_writer; print(sorted(set({heavy!r}) & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["[]"]
+
+
+# An eval's process that found t3rl_core through an import hook (as an editable install's does), not on
+# its sys.path: the child, started without `site`, must still import the same t3rl_core.
+_HOOKED = """
+import importlib.machinery, sys
+from pathlib import Path
+out, root = Path(sys.argv[1]), sys.argv[2]
+sys.path[:] = [p for p in sys.path if p and Path(p).resolve() != Path(root).resolve()]
+
+class Hook:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        return importlib.machinery.PathFinder.find_spec(name, [root]) if name == "t3rl_core" else None
+
+sys.meta_path.append(Hook)
+from t3rl_core.eval.record_writer import ChildWriter
+writer = ChildWriter(out / "lines", out / "index")
+writer.write(("t0", 0, 0), {"task_id": "t0"}, "job", 1)
+writer.close()
+"""
+
+
+def test_the_child_imports_the_evals_t3rl_core_found_by_an_import_hook(tmp_path: Path) -> None:
+    root = str(Path(record_writer.__file__).resolve().parents[2])
+    path = [p for p in sys.path if p and Path(p).resolve() != Path(root).resolve()]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    done = subprocess.run(
+        [sys.executable, "-c", _HOOKED, str(tmp_path), root],
+        env=env, cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "lines").read_text() == '{"task_id": "t0"}\n'
