@@ -314,6 +314,8 @@ async def _run_eval(
     lines = None if show_progress else ProgressLines(len(jobs), len(done))
     if lines is not None:
         lines.start(records)
+    runner_closed = False
+    ready: dict[str, Any] | None = None  # the summary, made once every episode has ended
     try:
         try:
             served = await engine.check()
@@ -378,21 +380,33 @@ async def _run_eval(
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
             results = await asyncio.gather(*tasks, return_exceptions=True)
+            # Released before the record-writing child is waited for: the world's processes (BFCL's
+            # tool-call workers, killed and reaped: ~10 ms) end while the child writes the last records.
+            runner_closed = True
+            await runner.aclose()  # closes the engine too
             for result in results:
                 if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
                     raise result
-        # Complete means a record of every episode selected: an episode task that ended without one
-        # (anything that escaped it, a CancelledError nobody asked for) leaves the eval incomplete, its
-        # missing episodes played again by --resume, never a summary over fewer tasks saying complete.
-        missing = len(jobs) - len(records)
-        outcome.reason = (
-            mixed
-            or budget.reason(missing)
-            or (f"{missing} episode(s) ended without a record; resume to play them" if missing else None)
-            or world_failed(records, runtime.env.name)
-            or rows_changed(jobs, runtime.env.name)
-        )
-        outcome.complete = outcome.reason is None
+            # Complete means a record of every episode selected: an episode task that ended without one
+            # (anything that escaped it, a CancelledError nobody asked for) leaves the eval incomplete,
+            # its missing episodes played again by --resume, never a summary over fewer tasks saying
+            # complete.
+            missing = len(jobs) - len(records)
+            reason = (
+                mixed
+                or budget.reason(missing)
+                or (f"{missing} episode(s) ended without a record; resume to play them" if missing else None)
+                or world_failed(records, runtime.env.name)
+                or rows_changed(jobs, runtime.env.name)
+            )
+            # The summary of that ending, made while the record-writing child writes the last records
+            # (CPU that waited for it before); kept only once the records are all written, its wall
+            # time set then. A writer that fails leaves the outcome as it was: the summary is made anew.
+            ended = replace(outcome, reason=reason, complete=reason is None)
+            prepared = _summary(
+                runtime, config, records, data_path, 0.0, ended, out_dir, git.result(), resumed
+            )
+        outcome, ready = ended, prepared
     except (KeyboardInterrupt, asyncio.CancelledError, BrokenPipeError) as stop:
         # Stopped, not failed: Ctrl-C / SIGTERM, or the reader of its output went away (`| head`).
         # The summary says so (`stopped`), and `t3rl runs` shows the eval stopped, as a run's stage.
@@ -400,11 +414,16 @@ async def _run_eval(
         outcome.reason, outcome.stopped = f"{why} before every episode finished; --resume goes on", True
         raise
     finally:
-        await runner.aclose()  # closes the engine too
+        if not runner_closed:
+            await runner.aclose()
         wall_time_s = time.monotonic() - started
-        summary = _summary(
-            runtime, config, records, data_path, wall_time_s, outcome, out_dir, git.result(), resumed
-        )
+        if ready is None:
+            summary = _summary(
+                runtime, config, records, data_path, wall_time_s, outcome, out_dir, git.result(), resumed
+            )
+        else:
+            summary = ready
+            summary["wall_time_s"] = round(wall_time_s, 3)
         atomic_write_text(out_dir / SUMMARY_FILE, mask_revealed(json.dumps(summary, indent=2)) + "\n")
     return summary
 

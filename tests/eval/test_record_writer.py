@@ -217,6 +217,57 @@ def test_a_large_eval_masks_its_records_off_the_loop(tmp_path: Path, monkeypatch
     assert [entry["sha256"] for entry in entries] == [resuming.line_digest(line) for line in lines]
 
 
+def test_the_world_is_released_before_the_records_are_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the last episode the runner (the world's processes, the engine) is closed first, then the
+    writer waits for the last records, so that the two waits on other processes overlap."""
+    from t3rl_core.rollout.runner import EpisodeRunner
+
+    closed: list[str] = []
+    runner_close, writer_close = EpisodeRunner.aclose, LoopWriter.close
+
+    async def close_runner(self: EpisodeRunner) -> None:
+        closed.append("runner")
+        await runner_close(self)
+
+    def close_writer(self: LoopWriter) -> None:
+        closed.append("records")
+        writer_close(self)
+
+    monkeypatch.setattr(EpisodeRunner, "aclose", close_runner)
+    monkeypatch.setattr(LoopWriter, "close", close_writer)
+    rows = bfcl_rows(per_category=1)[:2]
+    asyncio.run(runner.run_eval(bfcl_runtime(), reference_config(1), rows, tmp_path, show_progress=False))
+    assert closed == ["runner", "records"] and len(read_records(tmp_path)) == len(rows)
+
+
+def test_records_not_all_written_leave_the_summary_incomplete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The summary is made while the last records are written, but kept only once they are: a writer
+    whose close fails (a full disk) leaves the eval incomplete, not the summary made before."""
+    closed = LoopWriter.close
+
+    def full_disk(self: LoopWriter) -> None:
+        closed(self)
+        raise OSError(errno.ENOSPC, "No space left on device", "trajectories.jsonl")
+
+    monkeypatch.setattr(LoopWriter, "close", full_disk)
+    with pytest.raises(OSError):
+        asyncio.run(
+            runner.run_eval(
+                bfcl_runtime(),
+                reference_config(1),
+                bfcl_rows(per_category=1)[:1],
+                tmp_path,
+                show_progress=False,
+            )
+        )
+    summary = json.loads((tmp_path / runner.SUMMARY_FILE).read_text())
+    assert summary["complete"] is False and "stopped before every episode finished" in summary["reason"]
+
+
 def test_an_eval_of_many_episodes_takes_the_child(tmp_path: Path) -> None:
     few = record_writer.writer(tmp_path / "a", tmp_path / "b", record_writer.CHILD_FROM - 1)
     many = record_writer.writer(tmp_path / "c", tmp_path / "d", record_writer.CHILD_FROM)
