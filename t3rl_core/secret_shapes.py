@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterable
 
 from t3rl_core.secret_commands import command_spans, key_word_spans, named_spans
+from t3rl_core.secret_escapes import decoded_names
 from t3rl_core.secret_name_words import (
     bare_key_spans,
     is_bare_key,
@@ -301,6 +302,11 @@ def credentials_in(text: str, commands: bool = True) -> list[str]:
     if PEM_MARK in text:
         found += [m.group(2) for m in re.finditer(_PEM, text) if m.group(2).strip(" \\n")]
     found += [text[start:end] for start, end in command_spans(text)] if commands else []
+    # Read as it reads with a name's escaped characters undone too (`api%5Fkey=V`), as `mask_text`
+    # masks it: a config value holding one is refused at pre-flight as the plain one is.
+    decoding = decoded_names(text)
+    if decoding is not None:
+        found += credentials_in(decoding[0], commands)
     return [value for value in found if not value.startswith(_NOT_VALUES)]
 
 

@@ -30,6 +30,7 @@ from launch.config.secrets import holds_secret, scrub_text
 from t3rl_core.secret import mask_text
 from t3rl_core.secret_escapes import ESCAPES, decoded_names, replaced_spans
 from t3rl_core.secret_pieces import masked_spans
+from t3rl_core.secret_shapes import any_credentials_in, credentials_in
 from tests.launch.test_secret_hunt_wave7 import _kept, _masked
 
 V = "tulipGarden1987x"
@@ -107,6 +108,15 @@ def test_what_a_masking_replaced_is_found_again_whole() -> None:
         ]
         found = replaced_spans(text, masked_spans(text, spans))
         assert {i for a, b in spans for i in range(a, b)} <= {i for a, b in found for i in range(a, b)}
+
+
+@pytest.mark.parametrize("text", [f"api%5Fkey={V}", f'{{"\\u0074oken": "{V}"}}', f"PGPASS\\x57ORD={V}"])
+def test_pre_flight_refuses_a_value_holding_an_escaped_name_as_the_plain_one(text: str) -> None:
+    """`++hardware.env_vars.NOTE='api%5Fkey=V'` passed `t3rl validate` while every file masked the value
+    (what runs would not be what the config says): the refusal's reader (`credentials_in`) reads the
+    decoded text too."""
+    assert V in credentials_in(text)
+    assert any_credentials_in(["plain", text])
 
 
 def test_the_launchers_scrub_reads_escaped_names_too() -> None:
