@@ -631,7 +631,10 @@ def show_run(path: Path, console: Console | PlainConsole | None = None) -> int:
     if why is not None:
         Console(stderr=True).print(f"[red]error:[/] {escape(why)}", soft_wrap=True)
         return 1
-    view = load_run(path)
+    # What it reads of the run kept as a listing keeps it (a copied run's hashes): shown again, only stat'ed.
+    kept = ListingCache(path.parent)
+    view = load_run(path, kept)
+    kept.save()
     manifest = view.manifest
     console.print(f"[bold]{escape(str(path.resolve()))}[/]: {_status(view.status)}", soft_wrap=True)
     if not (path / "manifest.json").exists():

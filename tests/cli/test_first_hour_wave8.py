@@ -88,6 +88,10 @@ def test_a_listing_keeps_the_hashes_it_computed_outside_the_record(tmp_path: Pat
     assert _listed(runs_dir) == ["quick/20261129-000001"] and len(hashed) == 1
     assert _listed(runs_dir) == ["quick/20261129-000001"] and len(hashed) == 1, hashed
     assert _tree(runs_dir) == before
+    # `t3rl runs show` of it, twice: hashed once more (its own cache), then only stat'ed.
+    assert runs.show_run(run, PlainConsole(file=io.StringIO())) == 0
+    assert runs.show_run(run, PlainConsole(file=io.StringIO())) == 0
+    assert len(hashed) == 2 and _tree(runs_dir) == before, hashed
     (run / "out.bin").write_bytes(b"y" * 65)
     assert runs.load_run(run, runs_configs.ListingCache(runs_dir)).status == "damaged"
 
