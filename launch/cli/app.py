@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 from launch.cli.lazy import LazyGroup
-from launch.config.command_line import COMMAND_OPTIONS
+from launch.config.command_line import COMMAND_OPTIONS, COMMANDS_WITH
 
 app = typer.Typer(
     name="t3rl",
@@ -68,3 +68,17 @@ def _options(
     command = ctx.command.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
     params = command.params if command is not None else []
     COMMAND_OPTIONS.set(tuple(o for param in params for o in param.opts if o.startswith("-")))
+    COMMANDS_WITH.set(lambda option: _commands_with(ctx, option))
+
+
+def _commands_with(ctx: typer.Context, option: str) -> list[str]:
+    """The commands other than the one run that have `option` (each command's module is imported: only
+    for an option the command refused)."""
+    group = ctx.command
+    assert isinstance(group, typer.core.TyperGroup)
+    found = []
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name) if name != ctx.invoked_subcommand else None
+        if command is not None and any(option in param.opts for param in command.params):
+            found.append(name)
+    return found

@@ -20,7 +20,7 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
-from launch.config.command_line import COMMAND_OPTIONS
+from launch.config.command_line import COMMAND_OPTIONS, COMMANDS_WITH
 from launch.config.errors import AS_TYPED, QUOTED_ONLY, Problem, did_you_mean
 from launch.config.fixes import quoted
 from launch.config.optional_groups import OPTIONAL_GROUPS
@@ -303,6 +303,12 @@ class _Reader:
             # `t3rl eval|data|plan --out DIR` carried over to a command that writes under paths.runs_dir
             message = f"'{typed}' is not an option of this command: a run's dir is made under paths.runs_dir"
             return _Reading(count, "paths.runs_dir", message, (f"paths.runs_dir={value}",))
+        # `t3rl validate --only train`: an option of another command, named no config key (`--tp` is one)
+        owners = [] if _key_named(flag.lstrip("-").replace("-", "_"), self.keys) else _commands_with(flag)
+        if owners:
+            commands = " and ".join(f"t3rl {c}" for c in owners)
+            message = f"'{typed}' is not an option of this command but of {commands}"
+            return _Reading(count, flag, message, (), f"drop `{typed}` here; or t3rl {owners[0]} {typed} …")
         option = _closest_option(flag)
         if option is not None:
             note = f"did you mean the option {option}? (`t3rl <command> --help` lists them)"
@@ -340,6 +346,12 @@ def _spaced_equals(key: str, value: str, count: int) -> _Reading:
         f"a space around '=': the shell split `{typed}` into {counted(count, 'argument')}",
         (f"{key}={value}",),
     )
+
+
+def _commands_with(flag: str) -> list[str]:
+    """The other t3rl commands that have the option `flag` (none outside the CLI)."""
+    listing = COMMANDS_WITH.get()
+    return listing(flag) if listing is not None and flag.startswith("--") else []
 
 
 def _closest_option(flag: str) -> str | None:

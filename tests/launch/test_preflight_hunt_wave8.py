@@ -19,7 +19,9 @@ a declaration:
 - a key a file writes in letters that only look like ASCII (`sееd:` with Cyrillic е): the nearest name is the
   one those letters draw first (launch.config.errors.did_you_mean);
 - an override in look-alike letters whose ASCII reading the key takes in one more step (a group option in
-  another case, an existing key typed with '+'): both steps as one fix (launch/checks/fix_closure.py).
+  another case, an existing key typed with '+'): both steps as one fix (launch/checks/fix_closure.py);
+- an option of another t3rl command typed to this one (`t3rl validate --only train`): named with the
+  commands that have it (launch.config.command_line.COMMANDS_WITH, set by the CLI).
 
 See docs/explanation/preflight.md, "Hunt wave eight: keys, groups, launcher".
 """
@@ -35,6 +37,7 @@ from launch.checks.resolve import resolve
 from launch.config.errors import Problem
 from launch.config.guess_domains import text_kind
 from t3rl_core.fields import SLURM_TIME_FORMS, SlurmDuration
+from tests.support.cli_app import invoke
 from tests.support.in_tmp import in_tmp
 from tests.support.refusals import errors, fixed
 
@@ -284,3 +287,28 @@ def test_a_look_alike_reading_is_completed_to_what_the_key_takes(typed: str, fix
     (found,) = errors([S1, typed])
     assert found.fix.startswith(fix), found.fix
     assert errors(fixed([S1, typed], found)) == []
+
+
+# ------------------------------------------------------------------ an option of another command
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        # was: "write it as an override without dashes" (`only=train`, no key of any config)
+        (
+            ["validate", "--only", "train"],
+            "'--only train' is not an option of this command but of t3rl run and",
+        ),
+        (["run", "--k", "4"], "'--k 4' is not an option of this command but of t3rl eval"),
+    ],
+)
+def test_an_option_of_another_command_names_the_command(argv: list[str], says: str) -> None:
+    result = invoke([*argv, S1, "executor=dry"])
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert f"fix: drop `{' '.join(argv[1:])}` here" in result.output
+
+
+def test_a_flag_naming_a_config_key_stays_that_key() -> None:
+    result = invoke(["run", "--tp", "4", S1, "executor=dry"])  # eval's option, and a key's name
+    assert "fix: eval.server.tp=4" in result.output, result.output

@@ -82,7 +82,8 @@ def _on_a_cluster(module: str) -> Rule:
 def _named_by_another_file(ctx: Context) -> bool:
     """Whether a config file other than a group's option file wrote a top-level section's name."""
     for group, section in ctx.data.items():
-        origin = ctx.provenance.origin(f"{group}.name") if isinstance(section, dict) else None
+        named = isinstance(section, dict) and isinstance(section.get("name"), str)
+        origin = ctx.provenance.origin(f"{group}.name") if named else None
         if (
             origin is not None
             and not origin.source.startswith("override")

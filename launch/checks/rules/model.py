@@ -10,7 +10,6 @@ from pydantic import ValidationError
 from launch.checks import sglang_names
 from launch.checks.context import Context
 from launch.checks.hf_config import compare, override_value, read_hf_config
-from launch.checks.model_layouts import fitting_swap
 from launch.checks.model_options import model_options
 from launch.config.algorithms import SFT_LOSS_MASK
 from launch.config.errors import Problem, did_you_mean
@@ -416,6 +415,8 @@ def sft_family_has_a_loss_mask(ctx: Context) -> Iterator[Problem]:
         key = ctx.latest("model.family", mode)
         # a model the layout takes, with the layout it needs when none takes the one typed (two groups
         # at once: launch.checks.model_layouts), so that the swap validates
+        from launch.checks.model_layouts import fitting_swap  # lazy: only an SFT stage refused
+
         fitting = fitting_swap(ctx, known)
         swap = f"set {fitting or f'model={known[0]}'} (a model of those families)" if known else ""
         rl = f"set {mode}=rl"
