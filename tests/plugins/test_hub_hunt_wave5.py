@@ -127,3 +127,111 @@ def test_a_plugin_that_never_returns_at_validate_is_named_not_waited_for(
     assert done.exit_code == 2, text
     assert f"error env.name: env plugin {module}:Stuck: {said}" in text, text
     assert "did not return within 0.3 s" in text and "connect lazily" in text, text
+
+
+# ------------------------------------------------ a world changing its module's state across episodes
+
+SHARING = """
+import os
+from typing import ClassVar
+from t3rl_counter.world import CounterConfig, CounterEnv, CounterWorld
+
+SEEN = []
+TOOLS = {{"add": "adds"}}
+COUNT = 0
+
+
+class SharingConfig(CounterConfig):
+    name: str = "{module}:Sharing"
+
+
+class Leaky(CounterEnv):
+{body}
+
+
+class Sharing(CounterWorld):
+    Config = SharingConfig
+"""
+# What a method of the world does to its module's state: (its header and first lines, its return).
+_STEP, _RESET = "async def step(self, action):", "async def reset(self):"
+_BODIES = {
+    "appends": ([_STEP, "    SEEN.append(action)"], "await super().step(action)"),
+    "rebinds": (["def outcome(self):", "    global COUNT", "    COUNT += 1"], "super().outcome()"),
+    "item-set": ([_RESET, "    TOOLS['sub'] = 'subtracts'"], "await super().reset()"),
+    "environ": ([_RESET, "    os.environ.setdefault('X', '1')"], "await super().reset()"),
+    "declared": (
+        ["SHARED_STATE: ClassVar = ('SEEN',)", _STEP, "    SEEN.append(action)"],
+        "await super().step(action)",
+    ),
+    "reads": ([_RESET, "    assert TOOLS['add']"], "await super().reset()"),
+}
+BODIES = {
+    kind: "".join(f"    {line}\n" for line in [*lines, f"    return {back}"])
+    for kind, (lines, back) in _BODIES.items()
+}
+
+
+def _sharing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> list[str]:
+    """What pre-flight says of a world whose method does `kind` to its module's state."""
+    import importlib
+
+    from launch.checks.rules import components
+    from t3rl_core.plugins import UsedPlugin
+
+    module = f"sharing_{kind.replace('-', '_')}"
+    (tmp_path / f"{module}.py").write_text(SHARING.format(module=module, body=BODIES[kind]))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    factory = importlib.import_module(module).Sharing(None)
+    used = UsedPlugin("env", "env", f"{module}:Sharing", module)
+    return [f"{p.message} | {p.fix}" for p in components._module_state_shared(used, factory)]
+
+
+@pytest.mark.parametrize(
+    ("kind", "changed"),
+    [("appends", "SEEN"), ("rebinds", "COUNT"), ("item-set", "TOOLS"), ("environ", "os.environ")],
+)
+def test_a_world_changing_its_module_state_is_refused_unless_declared(
+    kind: str, changed: str, example_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`SEEN.append(action)` in step, `global COUNT` in outcome, `TOOLS[k] = v` or os.environ set in
+    reset: one object for every concurrent episode of the process, unsaid (waves three and four's
+    leftover). Now pre-flight reads each plugin world's methods and names the global they change, with
+    the declaration that makes sharing it deliberate."""
+    (said,) = _sharing(tmp_path, monkeypatch, kind)
+    assert f"changes the module's {changed} (sharing_" in said, said
+    assert f"SHARED_STATE: ClassVar = ('{changed}',)" in said, said
+
+
+@pytest.mark.parametrize("kind", ["declared", "reads"])
+def test_a_declared_or_read_only_module_state_stays_valid(
+    kind: str, example_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No over-refusal: state declared shared (SHARED_STATE), and a module's constant only read."""
+    assert _sharing(tmp_path, monkeypatch, kind) == []
+
+
+def test_validate_names_a_world_changing_its_module_state(
+    example_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same, as `t3rl validate` of the example's counter says it (pre-flight builds the plugin)."""
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+    from tests.support.plugin_example import EXAMPLE_CONF
+
+    module = "sharing_cli"
+    (tmp_path / f"{module}.py").write_text(SHARING.format(module=module, body=BODIES["appends"]))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    argv = [
+        "validate",
+        "--config-dir",
+        str(EXAMPLE_CONF),
+        "+experiment=counter",
+        f"env.name={module}:Sharing",
+    ]
+    done = CliRunner().invoke(app, argv, catch_exceptions=False)
+    text = " ".join(done.output.split())
+    assert (
+        done.exit_code == 2 and f"error env.name: env plugin {module}:Sharing: Leaky.step changes" in text
+    ), text
