@@ -251,7 +251,7 @@ _SHELL_WORD = r"""(?:'([^'\n]*)'|"((?:[^"\\\n]|\\.)*)"|([^\s'"|;&<>()]+))"""
 # `echo [-n] V |` or `printf [FORMAT] V |`, ending where the pipe is; the last word is what is piped. The
 # command begins its line (a real one or JSON's escaped `\n`), a quoted string or a shell's list.
 _PIPED = re.compile(
-    rf"(?:^|[\s;&('\"`]|\\[nt])(?:echo(?:\s+-[neE]+)*|printf(?:\s+{_SHELL_WORD})??)\s+{_SHELL_WORD}\s*\|\s*$"
+    rf"(?:^|(?<=[\s;&('\"`\0])|(?<=\\[nt]))(?:echo(?:\s+-[neE]+)*|printf(?:\s+{_SHELL_WORD})??)\s+{_SHELL_WORD}\s*\|\s*$"
 )
 _HERE_STRING = re.compile(rf"<<<\s*{_SHELL_WORD}")
 
@@ -261,9 +261,11 @@ def stdin_spans(text: str) -> list[tuple[int, int]]:
     on the command's line: piped by `echo`/`printf` into it, or given as a here-string."""
     spans: list[tuple[int, int]] = []
     for reader in re.finditer(STDIN_READERS, text):
-        start = text.rfind("\n", 0, reader.start()) + 1
-        end = text.find("\n", reader.end())
-        end = len(text) if end < 0 else end
+        # A line ends at a line break, or at the NUL that parts texts scanned joined (pre-flight's
+        # `secret_prose.SEPARATOR`).
+        start = max(text.rfind("\n", 0, reader.start()), text.rfind("\0", 0, reader.start())) + 1
+        ends = [at for at in (text.find("\n", reader.end()), text.find("\0", reader.end())) if at >= 0]
+        end = min(ends, default=len(text))
         pipe = text.rfind("|", start, reader.start())
         if pipe > start and text[pipe - 1] != "|":
             piped = _PIPED.search(text, start, pipe + 1)

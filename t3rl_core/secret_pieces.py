@@ -115,15 +115,27 @@ def _base64_runs(text: str) -> list[tuple[int, int]]:
 
 def _masks_decoded(run: str, masks: Callable[[str], str]) -> bool:
     """`run` is base64 of printable text that `masks` changes."""
+    decoded = _decoded_text(run)
+    return decoded is not None and masks(decoded) != decoded
+
+
+def base64_texts(text: str) -> list[tuple[str, str]]:
+    """Each run of base64 standing alone in `text` that decodes to printable text, with that text (what
+    pre-flight's reader of credentials reads again, as the masking does)."""
+    return [(text[a:b], decoded) for a, b in _base64_runs(text) if (decoded := _decoded_text(text[a:b]))]
+
+
+def _decoded_text(run: str) -> str | None:
+    """The printable text `run` is base64 of, in either alphabet, or None."""
     if "-" in run or "_" in run:
         if "+" in run or "/" in run:  # two alphabets in one run: no encoder's
-            return False
+            return None
         run = run.translate(_URL_SAFE)
     try:
         decoded = base64.b64decode(run, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
-        return False
-    return all(c.isprintable() or c in "\n\r\t" for c in decoded) and masks(decoded) != decoded
+        return None
+    return decoded if all(c.isprintable() or c in "\n\r\t" for c in decoded) else None
 
 
 def _wrapped(text: str, runs: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:

@@ -37,7 +37,7 @@ from t3rl_core.secret_name_words import (
     is_secret_name,
     looks_like_credential,
 )
-from t3rl_core.secret_pieces import unfolded
+from t3rl_core.secret_pieces import base64_texts, unfolded
 from t3rl_core.secret_prose import (
     SEPARATOR,
     block_entry_in,
@@ -307,6 +307,8 @@ def credentials_in(text: str, commands: bool = True) -> list[str]:
     decoding = decoded_names(text)
     if decoding is not None:
         found += credentials_in(decoding[0], commands)
+    # And a base64 document holding one (`cHdkPXR1bGlwOXgx`, `pwd=tulip9x1`), as `mask_text` masks it.
+    found += [run for run, decoded in base64_texts(text) if credentials_in(decoded, commands)]
     return [value for value in found if not value.startswith(_NOT_VALUES)]
 
 

@@ -136,6 +136,16 @@ def test_base64_of_a_short_document_holding_a_credential_is_masked(document: str
     _masked(f"data: {run}\n", run)
 
 
+def test_pre_flight_refuses_a_config_value_holding_one() -> None:
+    """Masked in every file but valid at pre-flight (`++hardware.env_vars.NOTE='x cHdkPXR1bGlwOXgx y'`): a
+    run of 24+ was refused only as a random-looking key; pre-flight's reader decodes the run as the
+    masking does."""
+    run = base64.b64encode(b"pwd=tulip9x1").decode()
+    assert credentials_in(f"x {run} y") == [run]
+    assert any_credentials_in(["plain", f"x {run} y"])
+    assert not credentials_in("x " + base64.b64encode(b"hello world, plain").decode() + " y")
+
+
 def test_urlsafe_base64_of_a_document_is_masked() -> None:
     run = base64.urlsafe_b64encode(json.dumps({"password": "a?b>c~1234567"}).encode()).decode()
     assert "-" in run or "_" in run
@@ -311,6 +321,7 @@ def test_a_known_value_of_another_look_is_masked_inside_words_as_before() -> Non
         "printf {v} | vault login -",
         "echo {v} | gpg --batch --passphrase-fd 0 -d f.gpg",
         '{{"cmd": "echo {v} | docker login --password-stdin"}}',
+        "set -e\necho {v} | docker login --password-stdin\n",  # a script's second line
     ],
 )
 def test_a_literal_fed_to_a_command_reading_a_credential_from_stdin_is_masked(command: str) -> None:
@@ -318,6 +329,12 @@ def test_a_literal_fed_to_a_command_reading_a_credential_from_stdin_is_masked(co
     for value in ("hunter2", V):
         masked = mask_text(command.format(v=value))
         assert value not in masked and "***" in masked, masked
+
+
+def test_pre_flight_refuses_a_config_value_feeding_one() -> None:
+    """A job variable's text holding such a command was valid at pre-flight while every file masked the
+    value: the values are scanned joined by NUL (`secret_prose.SEPARATOR`), where a line begins too."""
+    assert any_credentials_in(["plain", "echo hunter2 | docker login --password-stdin"])
 
 
 @pytest.mark.parametrize(
