@@ -37,11 +37,13 @@ def normal_message(message: Mapping[str, Any], where: str) -> tuple[Mapping[str,
 def text_content(message: Mapping[str, Any], where: str) -> tuple[Mapping[str, Any], str | None]:
     """`message` with content parts of text as their text; the problem with any other part."""
     parts = message.get("content")
-    if not isinstance(parts, list | tuple):
+    # Content parts are a list of typed mappings; any other list is data a world meant as its result
+    # (left to the message's own check, which says to write it as text).
+    if not isinstance(parts, list | tuple) or not all(isinstance(p, Mapping) and "type" in p for p in parts):
         return message, None
     texts = []
     for index, part in enumerate(parts):
-        kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+        kind = part["type"]
         if kind != "text" or not isinstance(part.get("text"), str):
             return message, (
                 f"{where}'s content part {index} is of type {str(kind)[:40]!r}, not text: the chat formats "
