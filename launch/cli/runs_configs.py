@@ -23,18 +23,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from launch.files import atomic_write_text, cache_dir, caches_on
+from launch.run import record_files
 from launch.run.output_digest import FileHashes
 from launch.run.record_files import read_yaml
-from t3rl_core import __version__, outside_json
+from t3rl_core import __version__, outside_json, yaml_text
 
-# What a parse depends on besides the bytes: the reader (t3rl's version) and the YAML library.
-_HEADER = {"reader": f"t3rl {__version__}", "yaml": yaml.__version__}
+
+@cache
+def _header() -> dict[str, str]:
+    """What a parse depends on besides the bytes: the reader (t3rl's version, and the code that reads a
+    config.yaml: record_files' checks, t3rl's YAML loader, this module, so that a commit changing what
+    is refused there makes every entry stale under one version) and the YAML library. Once per process."""
+    sha = hashlib.sha256()
+    for module in (record_files, yaml_text, sys.modules[__name__]):
+        sha.update(Path(str(module.__file__)).read_bytes())
+    return {"reader": f"t3rl {__version__}", "code": sha.hexdigest(), "yaml": yaml.__version__}
 
 
 class ListingCache:
@@ -54,7 +65,7 @@ class ListingCache:
             data = outside_json.read_file(self.file)
         except (OSError, ValueError):
             return
-        if isinstance(data, dict) and data.get("header") == _HEADER:
+        if isinstance(data, dict) and data.get("header") == _header():
             for part in ("configs", "hashes"):
                 if isinstance(data.get(part), dict):
                     self.kept[part] = data[part]
@@ -102,7 +113,7 @@ class ListingCache:
         """Write the entries of the run dirs this listing read, if any differs from the cache's."""
         if not self.on or (self.configs == self.kept["configs"] and self.hashes == self.kept["hashes"]):
             return
-        body = json.dumps({"header": _HEADER, "configs": self.configs, "hashes": self.hashes})
+        body = json.dumps({"header": _header(), "configs": self.configs, "hashes": self.hashes})
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(self.file, body + "\n")

@@ -139,7 +139,7 @@ def test_a_listing_parses_each_config_once_and_never_stale(tmp_path: Path, parse
 
 def test_a_mapping_json_would_change_is_never_kept(tmp_path: Path) -> None:
     """What JSON does not give back as read (a key that is a number, NaN) is parsed each time; a cache
-    of another reader or PyYAML (its header) is not read."""
+    of another reader (t3rl's version or its reading code) or PyYAML (its header) is not read."""
     run = _run_dir(tmp_path, "20261129-000001")
     (run / "config.yaml").write_text("name: quick\nstages: {a: {kind: eval}}\nweights: {1: .nan}\n")
     cache = runs_configs.ListingCache(tmp_path)
@@ -150,9 +150,12 @@ def test_a_mapping_json_would_change_is_never_kept(tmp_path: Path) -> None:
     cache.save()
     data = json.loads(cache.file.read_text())
     assert list(data["configs"]) == [str(good.resolve())]
-    data["header"]["yaml"] = "0.0"
-    cache.file.write_text(json.dumps(data))
-    assert runs_configs.ListingCache(tmp_path).kept["configs"] == {}
+    assert runs_configs.ListingCache(tmp_path).kept["configs"] != {}
+    for part, other in (("yaml", "0.0"), ("code", "0" * 64)):  # another PyYAML, another reader's code
+        changed = json.loads(json.dumps(data))
+        changed["header"][part] = other
+        cache.file.write_text(json.dumps(changed))
+        assert runs_configs.ListingCache(tmp_path).kept["configs"] == {}
 
 
 # ------------------------------------------------ runs of one mtime listed in another order each time
