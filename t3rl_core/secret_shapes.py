@@ -286,9 +286,11 @@ _PEM_BEGIN = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _PEM = rf"(?s)({_PEM_BEGIN})(.+?)(-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)"
 
 
-def credentials_in(text: str, commands: bool = True) -> list[str]:
-    """Every credential `text` gives away by its shape (known prefixes, URL query, header), and with
-    `commands` what a command or a `.netrc` record gives away (t3rl_core.secret_commands)."""
+def credentials_in(text: str, commands: bool = True, decoded: bool = True) -> list[str]:
+    """Every credential `text` gives away by its shape (known prefixes, URL query, header), with
+    `commands` what a command or a `.netrc` record gives away (t3rl_core.secret_commands), and with
+    `decoded` what its reading with a name's escapes undone and its base64 documents hold (the reader
+    of folded text, which `mask_text` runs on every record with a line break, leaves those to it)."""
     found = [m.group(2) for m in _QUERY.finditer(text) if _query_credential(m)] if "=" in text else []
     if _may_hold_token(text):
         prefixed, cut = _issued_patterns()
@@ -304,11 +306,12 @@ def credentials_in(text: str, commands: bool = True) -> list[str]:
     found += [text[start:end] for start, end in command_spans(text)] if commands else []
     # Read as it reads with a name's escaped characters undone too (`api%5Fkey=V`), as `mask_text`
     # masks it: a config value holding one is refused at pre-flight as the plain one is.
-    decoding = decoded_names(text)
+    decoding = decoded_names(text) if decoded else None
     if decoding is not None:
         found += credentials_in(decoding[0], commands)
     # And a base64 document holding one (`cHdkPXR1bGlwOXgx`, `pwd=tulip9x1`), as `mask_text` masks it.
-    found += [run for run, decoded in base64_texts(text) if credentials_in(decoded, commands)]
+    if decoded:
+        found += [run for run, document in base64_texts(text) if credentials_in(document, commands)]
     return [value for value in found if not value.startswith(_NOT_VALUES)]
 
 
@@ -327,13 +330,13 @@ def folded_credentials_in(text: str) -> list[str]:
     runs into the next record's `machine`, masked with it (and that record's value left)."""
     if not (any(start in text for start in _TOKEN_STARTS) or "=" in text or _has_header(text.lower())):
         return []
-    found = credentials_in(unfolded(text, _TOKEN_STARTS), commands=False)
+    found = credentials_in(unfolded(text, _TOKEN_STARTS), commands=False, decoded=False)
     if all(value in text for value in found):  # none read over a line break (the common case)
         return found
     # A value read over a line break into a word of prose (`password=V` above `started server`): when
     # the value is whole without that line (the text read with such lines apart gives its beginning),
     # the word is the next line's text, not the value's end.
-    apart = credentials_in(unfolded(text, _TOKEN_STARTS, prose_apart=True), commands=False)
+    apart = credentials_in(unfolded(text, _TOKEN_STARTS, prose_apart=True), commands=False, decoded=False)
     return [value if value in text else _before_prose(value, apart) for value in found]
 
 
