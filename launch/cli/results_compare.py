@@ -230,9 +230,9 @@ def compare_results(
         return 2
     note = None
     if is_eval_record(b) and not is_eval_record(a):
-        note = _pair_a_lone_eval(left, right, metric)
+        note = _pair_a_lone_eval(left, right, metric, _evaluated_stage(b))
     elif is_eval_record(a) and not is_eval_record(b):
-        note = _pair_a_lone_eval(right, left, metric, "A", "B")
+        note = _pair_a_lone_eval(right, left, metric, _evaluated_stage(a), "A", "B")
     if note:
         console.print(escape(note), soft_wrap=True)
     stages = list(dict.fromkeys([*left, *left_bad, *right, *right_bad]))
@@ -283,16 +283,38 @@ def is_eval_record(path: Path) -> bool:
         return False
 
 
+def _evaluated_stage(path: Path) -> str | None:
+    """The stage of its experiment a `t3rl eval` record evaluated (`--stage S`, its manifest's
+    eval.stage), if any."""
+    try:
+        stage = (read_json(path / "manifest.json", dict).get("eval") or {}).get("stage")
+    except (RunDirError, AttributeError):
+        return None
+    return stage if isinstance(stage, str) else None
+
+
 def _pair_a_lone_eval(
-    runs: dict[str, Any], record: dict[str, Any], metric: str, side: str = "B", other: str = "A"
+    runs: dict[str, Any],
+    record: dict[str, Any],
+    metric: str,
+    evaluated: str | None,
+    side: str = "B",
+    other: str = "A",
 ) -> str | None:
     """A `t3rl eval` record's one result (`record`, on `side`) beside a pipeline run's eval stages
     (`runs`): stages pair by name, so the record's `eval` was never compared with the stage it
-    reproduces (`t3rl eval +experiment=X --stage S`). It is renamed in `record` to the one stage of
-    `runs` whose benchmark identity is its own, and the note says so; with none or several, the note
-    names the stages, and nothing is paired."""
+    reproduces (`t3rl eval +experiment=X --stage S`). It is renamed in `record` to the stage it
+    evaluated (`evaluated`, its manifest's) when `runs` has it (its identity is then compared as any
+    pair's), else to the one stage of `runs` whose benchmark identity is its own, and the note says so;
+    with none or several, the note names the stages, and nothing is paired."""
     if set(record) != {_EVAL_RECORD} or _EVAL_RECORD in runs or not runs:
         return None
+    if evaluated in runs:
+        record[evaluated] = record.pop(_EVAL_RECORD)
+        return (
+            f"{side} is a `t3rl eval` record of stage {evaluated} (--stage): its result is compared with "
+            f"{other}'s eval stage {evaluated}"
+        )
     if not isinstance(record[_EVAL_RECORD].get("identity"), Mapping):
         return None  # no identity to pair by (a summary older than identities): left to the names
     same = [

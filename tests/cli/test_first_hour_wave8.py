@@ -232,11 +232,14 @@ def _summary(split: str, accuracy: float) -> dict[str, object]:
     }
 
 
-def _compared(runs_side: dict[str, object], record: dict[str, object], root: Path) -> tuple[int, str]:
+def _compared(
+    runs_side: dict[str, object], record: dict[str, object], root: Path, stage: str | None = None
+) -> tuple[int, str]:
     """`t3rl runs diff A B`'s results section, A a pipeline run's eval stages, B a `t3rl eval` record
-    (its manifest says so)."""
+    (its manifest says so, and the stage it evaluated, `--stage`)."""
     (root / "B").mkdir(exist_ok=True)
-    (root / "B" / "manifest.json").write_text(json.dumps({"record": "eval"}))
+    manifest = {"record": "eval", "eval": {"stage": stage, "engine": "reference"}}
+    (root / "B" / "manifest.json").write_text(json.dumps(manifest))
     out = io.StringIO()
     console = Console(file=out, width=200)
     sides = iter([(runs_side, {}), ({"eval": record}, {})])
@@ -261,6 +264,10 @@ def test_an_eval_record_is_compared_with_the_stage_of_its_benchmark(tmp_path: Pa
     code, text = _compared(stages, _summary("bfcl_unseen", 0.5), tmp_path)
     assert "pairs with no eval stage of A (none measured its benchmark: eval_reference: data: split" in text
     assert "eval: only B has this eval stage's result" in text, text
+    # The stage its manifest records (`--stage eval_tiny`) is the pair, its identity compared as any.
+    code, text = _compared(stages, _summary("bfcl_test", 0.5), tmp_path, stage="eval_tiny")
+    assert "a `t3rl eval` record of stage eval_tiny (--stage): its result is compared with A's" in text
+    assert code == 1 and "refused: eval_tiny: the two evals measured different benchmarks" in text, text
 
 
 # ------------------------------------------------ an option of `t3rl runs` its command does not read
