@@ -24,10 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core.code_context import in_code
-from t3rl_core.secret_escapes import mask_escaped_names
 from t3rl_core.secret_name_words import is_hash
 from t3rl_core.secret_names import looks_like_credential
-from t3rl_core.secret_pieces import mask_base64_text, mask_folded, mask_values, mask_wrapped_base64
+from t3rl_core.secret_pieces import (
+    mask_base64_text,
+    mask_escaped_names,
+    mask_folded,
+    mask_values,
+    mask_wrapped_base64,
+)
 from t3rl_core.secret_shapes import folded_credentials_in, mask_issued, mask_shapes
 
 if TYPE_CHECKING:
@@ -140,7 +145,7 @@ def _url_runs(text: str) -> Iterator[tuple[int, int]]:
 def mask_text(text: str) -> str:
     """`text` with URL passwords and credentials known by their shape (`sk-…`, `?token=…`,
     `Authorization: Bearer …`) masked, also where a renderer folded them over lines, and as the text
-    reads with the escapes of a name's characters undone (`api%5Fkey=V`: t3rl_core.secret_escapes)."""
+    reads with the escapes of a name's characters undone (`api%5Fkey=V`: t3rl_core.secret_pieces.ESCAPES)."""
     return mask_escaped_names(_mask_text(text), _mask_text)
 
 

@@ -29,7 +29,6 @@ import re
 from collections.abc import Iterable
 
 from t3rl_core.secret_commands import command_spans, key_word_spans, named_spans
-from t3rl_core.secret_escapes import decoded_names
 from t3rl_core.secret_name_words import (
     bare_key_spans,
     is_bare_key,
@@ -37,7 +36,7 @@ from t3rl_core.secret_name_words import (
     is_secret_name,
     looks_like_credential,
 )
-from t3rl_core.secret_pieces import base64_texts, unfolded
+from t3rl_core.secret_pieces import base64_texts, decoded_names, unfolded
 from t3rl_core.secret_prose import (
     SEPARATOR,
     block_entry_in,

@@ -3,7 +3,7 @@ writer's text passes it), `scrub_text` (the launcher's) or `holds_secret` (pre-f
 config value), in-process.
 
 - A credential's name with a character escaped (`api%5Fkey=V`, `"\\u0074oken": "V"`, `&#95;`): read as
-  written, no name. `t3rl_core.secret_escapes.ESCAPES` is the table of forms; the text is masked as it
+  written, no name. `t3rl_core.secret_pieces.ESCAPES` is the table of forms; the text is masked as it
   reads decoded.
 - Base64 of a document of 16 to 23 characters (`pwd=tulip9x1`), and URL-safe base64 of one.
 - OAuth's authorization code in a URL (`?code=V`, `#code=V`, `device_code=V`).
@@ -28,8 +28,7 @@ import pytest
 
 from launch.config.secrets import holds_secret, scrub_text
 from t3rl_core.secret import mask_text
-from t3rl_core.secret_escapes import ESCAPES, decoded_names, replaced_spans
-from t3rl_core.secret_pieces import masked_spans
+from t3rl_core.secret_pieces import ESCAPES, decoded_names, masked_spans, replaced_spans
 from t3rl_core.secret_shapes import any_credentials_in, credentials_in
 from tests.launch.test_secret_hunt_wave7 import _kept, _masked
 
