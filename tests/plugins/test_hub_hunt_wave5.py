@@ -235,3 +235,24 @@ def test_validate_names_a_world_changing_its_module_state(
     assert (
         done.exit_code == 2 and f"error env.name: env plugin {module}:Sharing: Leaky.step changes" in text
     ), text
+
+
+def test_a_chat_template_entry_point_named_like_a_shipped_one_is_refused(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`[project.entry-points."t3rl.chat_templates"] qwen3 = my_pkg.chat:MINE`: t3rl's own qwen3.jinja
+    was rendered, silently, the plugin never was (the same kind for templates as for a registry's
+    built-in). Now `t3rl validate` of a config naming qwen3 refuses it with both origins; the plugin's
+    import path validates past it."""
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+
+    _distribution(site, "shadow_chat", "[t3rl.chat_templates]\nqwen3 = t3rl_counter.chat:CHATML\n")
+    monkeypatch.chdir(site)
+    done = CliRunner().invoke(app, ["validate", "+experiment=quickstart"], catch_exceptions=False)
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2, text
+    assert "error model.chat.chat_template: 'qwen3' is both t3rl's shipped chat template" in text, text
+    assert "t3rl_counter.chat:CHATML (shadow_chat 1.0)" in text, text
+    assert "model.chat.chat_template=t3rl_counter.chat:CHATML" in text, text

@@ -15,10 +15,11 @@ from launch.config.algorithms import SFT_LOSS_MASK
 from launch.config.errors import Problem, did_you_mean
 from launch.config.fixes import list_override
 from launch.config.schema import MegatronArch, TrainStage
-from t3rl_core.chat.custom import template_plugin
+from t3rl_core.chat.custom import TEMPLATE_GROUP, template_plugin
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.chat.shipped import load_template, shipped_templates
 from t3rl_core.counts import counted
+from t3rl_core.registry import entry_point_names, entry_points
 
 ARCH = "model.architecture"
 
@@ -63,10 +64,32 @@ def _plugin_family(template: str | None) -> str | None:
     return plugin.family.name if plugin else None
 
 
+def _shipped_name_claimed(template: str) -> Iterator[Problem]:
+    """A shipped template's name that an installed entry point of t3rl.chat_templates registers too: the
+    shipped one was rendered, silently, the plugin its user installed never was (hub hunt wave five:
+    the same refusal as a registry's built-in name, `Registry._refuse_a_clash`)."""
+    if template not in entry_point_names(TEMPLATE_GROUP):
+        return
+    point = entry_points(TEMPLATE_GROUP).get(template)
+    if point is None:
+        return
+    owner = f" ({point.dist.name} {point.dist.version})" if point.dist is not None else ""
+    yield Problem(
+        "model.chat.chat_template",
+        f"'{template}' is both t3rl's shipped chat template (t3rl_core/chat/templates/{template}.jinja) and "
+        f"an entry point of {TEMPLATE_GROUP} ({point.value}{owner}): the name cannot tell which one is meant",
+        fix=f"for the plugin, name it by its import path: model.chat.chat_template={point.value}; for "
+        f"t3rl's, rename the plugin's entry point under [project.entry-points.\"{TEMPLATE_GROUP}\"] and "
+        "reinstall it",
+    )
+
+
 def chat_template_shipped(ctx: Context) -> Iterator[Problem]:
     """A named chat template must be shipped in t3rl_core/chat/templates, a template plugin that imports,
     or a path to a .jinja file that compiles (as `t3rl_core.chat.shipped.load_template` reads it)."""
     template = ctx.run.model.chat.chat_template
+    if template is not None and template in shipped_templates():
+        yield from _shipped_name_claimed(template)
     if template is None or template in shipped_templates():
         return
     if Path(template).is_file():
