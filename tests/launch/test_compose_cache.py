@@ -19,6 +19,7 @@ from launch.config.direct.compose import DeferredHydra
 from launch.config.errors import ConfigError
 from launch.config.plain import Plain, Reads
 from launch.config.provenance import Origin, Provenance
+from tests.support.recorded_calls import calls_of
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 STAGE2 = [
@@ -37,15 +38,7 @@ def compositions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple]
     monkeypatch.delenv("T3RL_NO_CACHE", raising=False)
     for name in ("T3RL_RUNS_DIR", "T3RL_CHECKPOINTS_DIR", "T3RL_MODELS_DIR", "SLIME_ROOT", "MEGATRON_ROOT"):
         monkeypatch.delenv(name, raising=False)
-    calls: list[tuple] = []
-    real = resolved_module.plain_composition
-
-    def counting(*args: object) -> Plain:
-        calls.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(resolved_module, "plain_composition", counting)
-    return calls
+    return calls_of(monkeypatch, resolved_module, "plain_composition")
 
 
 @pytest.fixture
@@ -117,11 +110,7 @@ def test_a_changed_override_recomposes(compositions) -> None:
 def test_a_line_composed_directly_is_stored_the_second_time(compositions, monkeypatch, tmp_path) -> None:
     """Most lines are composed once (a sweep's points, a search's trials): the first miss marks the line
     and neither scans nor stores it; the second stores it; a line Hydra composes is stored at once."""
-    scanned: list[Plain] = []
-    real = compose_cache._holds_secret
-    monkeypatch.setattr(
-        compose_cache, "_holds_secret", lambda plain, o: scanned.append(plain) or real(plain, o)
-    )
+    scanned = calls_of(monkeypatch, compose_cache, "_holds_secret")
     resolve(["+experiment=stage2_bfcl", "seed=1"])
     assert scanned == [] and entries(tmp_path) == []
     resolve(["+experiment=stage2_bfcl", "seed=1"])
@@ -219,14 +208,7 @@ def test_hydra_overrides_and_disabled_cache_skip_it(compositions, config_dir, mo
 def test_data_that_would_not_read_back_identical_is_not_stored_nor_scanned(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("T3RL_NO_CACHE", raising=False)
-    scanned: list[Plain] = []
-    real = compose_cache._holds_secret
-
-    def scan(plain: Plain, overrides: list[str]) -> bool:
-        scanned.append(plain)
-        return real(plain, overrides)
-
-    monkeypatch.setattr(compose_cache, "_holds_secret", scan)
+    scanned = calls_of(monkeypatch, compose_cache, "_holds_secret")
     entry = Entry.of(["seed=1"], [])
     assert entry is not None
     provenance = Provenance({"seed": Origin("override `seed=1`", "", 1, 2000)})

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import launch.config.resolved as resolved_module
 from launch.config.plain import Plain, Reads
 from launch.config.search_path import PACKAGE, package_dir
+from tests.support.recorded_calls import calls_of
 
 CONF = package_dir(PACKAGE)
 LINE = ["+experiment=quickstart", "seed=3", "hardware=probe"]
@@ -61,24 +62,12 @@ def _fresh(where: Path, dirs: list[str]) -> Plain:
         os.chdir(before)
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    counted: list[int] = []
-    real = resolved_module.plain_composition
-
-    def counting(*args: object) -> Plain:
-        counted.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(resolved_module, "plain_composition", counting)
-    return counted
-
-
 def test_a_line_composed_from_two_unrelated_directories_is_composed_once(
     place: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("T3RL_NO_CACHE", raising=False)
-    counted = _counting(monkeypatch)
+    counted = calls_of(monkeypatch, resolved_module, "plain_composition")
     dirs = [str(place["user"])]
     _composed(place["one"], dirs)  # marked; stored the second time (`Entry.first_sight`)
     first = _composed(place["one"], dirs)

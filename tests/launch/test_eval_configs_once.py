@@ -4,8 +4,6 @@ search's candidate, sharing the stage) gets its own."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from launch.checks import eval_configs
@@ -14,20 +12,15 @@ from launch.config.resolved import composed_plain
 from launch.config.schema import EvalStage, RunConfig
 from t3rl_core.eval.config import EvalConfig
 from t3rl_core.home_paths import expand_home
+from tests.support.recorded_calls import calls_of
 
 
 def test_each_stage_s_eval_config_is_validated_once(monkeypatch: pytest.MonkeyPatch) -> None:
     run = RunConfig.model_validate(expand_home(composed_plain(["+experiment=stage2_bfcl"]).data))
     stages = {name: s for name, s in run.stages.items() if isinstance(s, EvalStage) and s.eval}
     assert stages  # stage2_bfcl's eval stage overrides the root eval section
-    validated: list[Any] = []
     original = EvalConfig.model_validate
-
-    def counted(data: Any) -> EvalConfig:
-        validated.append(data)
-        return original(data)
-
-    monkeypatch.setattr(EvalConfig, "model_validate", counted)
+    validated = calls_of(monkeypatch, EvalConfig, "model_validate")
     for _ in range(3):
         found = {name: config for name, config, _ in eval_configs.eval_configs(run)}
     assert len(validated) == len(stages)

@@ -13,24 +13,13 @@ from omegaconf import OmegaConf
 from launch.config import compose
 from launch.config import hydra_internals as internals
 from launch.config.search_path import PACKAGE, package_dir
+from tests.support.recorded_calls import calls_of
 
 LINES = [
     ["+experiment=quickstart"],
     ["+experiment=stage2_bfcl", "hardware.nodes=2", "env=bfcl_multi_turn"],
     ["+experiment=toolrl_grpo", "~seed"],
 ]
-
-
-def _counting_loads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    calls: list[object] = []
-    real = OmegaConf.load
-
-    def counting(file: object) -> object:
-        calls.append(file)
-        return real(file)
-
-    monkeypatch.setattr(OmegaConf, "load", counting)
-    return calls
 
 
 def _plain(line: list[str], dirs: tuple[str, ...] = ()) -> tuple[object, ...]:
@@ -48,7 +37,7 @@ def _plain(line: list[str], dirs: tuple[str, ...] = ()) -> tuple[object, ...]:
 
 def test_a_second_composition_builds_no_settled_file_again(monkeypatch: pytest.MonkeyPatch) -> None:
     compose.compose(LINES[0])
-    calls = _counting_loads(monkeypatch)
+    calls = calls_of(monkeypatch, OmegaConf, "load")
     compose.compose(LINES[0])
     assert calls == []  # was one load per file of the defaults list
 
