@@ -13,19 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from t3rl_core.chat import tiny
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.engines.config import HFEngineConfig, SGLangEngineConfig
 from t3rl_core.engines.hf import HFEngine
 from t3rl_core.engines.serve import GenerateServer
 from t3rl_core.engines.sglang_http import SGLangEngine
-from tests.support.tiny_stack import one_thread_env
+from tests.support.tiny_stack import one_thread_env, shared_tiny_stack
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny.build("qwen3", tmp_path_factory.mktemp("tiny_qwen3"))
+def model_dir() -> Path:
+    """The run's shared tiny Qwen3 model (tests/support/tiny_stack.py; read only here): built once for
+    the suite's modules that serve or load it, not once more here (~2.5 s of CPU a build)."""
+    return shared_tiny_stack()[1]
 
 
 @pytest.fixture(scope="module")
