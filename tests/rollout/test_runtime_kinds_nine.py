@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -295,17 +294,19 @@ def test_no_shipped_template_drops_the_standard_roles(chat: ChatFormat) -> None:
 # --- A cancelled call of the transformers engine ------------------------------------------------------------
 
 
-def test_a_cancelled_hf_call_stops_decoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cancelled_hf_call_stops_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine decodes in a thread, which a cancellation cannot stop: it went on to max_new_tokens,
     holding a core past its slot, and asyncio.run's end waited for it (Ctrl-C in an eval hung for the
     whole generation). Now the thread stops at the next token."""
     import threading
 
-    from t3rl_core.chat import tiny
     from t3rl_core.engines import hf
     from t3rl_core.engines.config import HFEngineConfig
+    from tests.support.tiny_stack import shared_tiny_stack
 
-    model_dir = tiny.build("qwen3", tmp_path / "tiny_qwen3")
+    # The run's shared tiny model (built once for the modules that load it; read only): any small model
+    # decodes in the engine's thread, and one build less is ~2.5 s of CPU.
+    model_dir = shared_tiny_stack()[1]
     chat = ChatFormat.from_pretrained(model_dir)
     engine = hf.HFEngine(HFEngineConfig(model_path=str(model_dir)), chat=chat)
     first, go_on = threading.Event(), threading.Event()
