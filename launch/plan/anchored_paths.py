@@ -13,6 +13,7 @@ left to the reader (expanded where it runs).
 
 from __future__ import annotations
 
+import functools
 import types
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
@@ -30,26 +31,37 @@ M = TypeVar("M", bound=BaseModel)
 def anchored(model: M, base: Path) -> M:
     """`model` with every relative path of a path kind under it made absolute against `base`."""
     update = {}
-    for name, field in type(model).model_fields.items():
+    for name, annotation, kinds in _fields(type(model)):
         value = getattr(model, name)
-        kinds = {m.name for m in field.metadata if isinstance(m, StrKind)}
-        new = _anchor(value, field.annotation, kinds, base)
+        if value is None or isinstance(value, int | float):  # no path in it (bool is an int)
+            continue
+        new = _anchor(value, annotation, kinds, base)
         if new is not value:
             update[name] = new
     return model.model_copy(update=update) if update else model
 
 
-def _anchor(value: Any, annotation: Any, kinds: set[str], base: Path) -> Any:
+@functools.cache
+def _fields(model: type[BaseModel]) -> tuple[tuple[str, Any, frozenset[str]], ...]:
+    """(name, annotation, the str kinds its metadata declares) of each field of `model`, read once per
+    class: each of the ~10 models of a runtime config a plan anchors read its fields' kinds anew."""
+    return tuple(
+        (name, field.annotation, frozenset(m.name for m in field.metadata if isinstance(m, StrKind)))
+        for name, field in model.model_fields.items()
+    )
+
+
+def _anchor(value: Any, annotation: Any, kinds: frozenset[str], base: Path) -> Any:
     if isinstance(value, BaseModel):
         return anchored(value, base)
     declared, item, mapped = _parts(annotation)
     if isinstance(value, str):
         return _anchor_text(value, kinds | declared, base)
     if isinstance(value, list) and item is not None:
-        new = [_anchor(v, item, set(), base) for v in value]
+        new = [_anchor(v, item, frozenset(), base) for v in value]
         return new if any(a is not b for a, b in zip(new, value, strict=True)) else value
     if isinstance(value, dict) and mapped is not None:
-        changed = {k: _anchor(v, mapped, set(), base) for k, v in value.items()}
+        changed = {k: _anchor(v, mapped, frozenset(), base) for k, v in value.items()}
         return changed if any(changed[k] is not v for k, v in value.items()) else value
     return value
 
@@ -86,7 +98,7 @@ def _read_parts(annotation: Any) -> tuple[frozenset[str], Any, Any]:
     return frozenset(kinds), item, mapped
 
 
-def _anchor_text(value: str, kinds: set[str], base: Path) -> str:
+def _anchor_text(value: str, kinds: frozenset[str], base: Path) -> str:
     """A str of these kinds, anchored when it is a relative path: always for a path kind, for a chat
     template when it names a .jinja file, for a model reference when it names a directory here."""
     if kinds & ANCHORED_KINDS or (TEMPLATE in kinds and value.endswith(".jinja")):

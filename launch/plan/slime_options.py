@@ -100,7 +100,8 @@ def _value_issues(index: int, name: str, option: Option, values: Sequence[str]) 
 
 
 def _values(argv: Sequence[str], start: int) -> Iterator[str]:
-    for token in argv[start:]:
+    for index in range(start, len(argv)):  # not a slice: a copy of the rest of the argv per flag
+        token = argv[index]
         if is_flag(token):
             return
         yield token
