@@ -33,6 +33,7 @@ from launch.config.secrets import scrub_obj, scrub_text
 from launch.files import LockHeld, atomic_write_json, exclusive_lock, is_locked
 from launch.run.exit_codes import EXIT_CONFIG
 from launch.run.published_view import print_verdicts, require_published
+from launch.run.record_files import EVAL_RECORD
 from launch.run.rundir import RunDir, RunDirError, collect_manifest, fresh_dir, stamp_now
 from launch.run.steps import t3rl_root, write_secret_fingerprints
 from t3rl_core.chat.format import cached_tokenizer
@@ -55,8 +56,6 @@ if TYPE_CHECKING:
 
 # The built-in engines, as the registry defines them (a plugin's name is taken too).
 ENGINES = tuple(REGISTRY.entries)
-# The eval record's manifest says so: `t3rl runs` shows it as one stage of this name.
-EVAL_RECORD = "eval"
 # Sections of the composed config an eval does not run (the experiment's pipeline).
 NOT_EVALUATED = ("stages", "services", "next_experiment", "objective", "curriculum")
 

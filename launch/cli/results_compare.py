@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from launch.cli.runs_filter import BadFilter, check_metric, lookup
-from launch.run.record_files import DEFAULT_METRIC, RunDirError, read_json
+from launch.run.record_files import DEFAULT_METRIC, EVAL_RECORD, RunDirError, read_json
 from t3rl_core import outside_json
 
 if TYPE_CHECKING:
@@ -270,15 +270,11 @@ def compare_results(
     return 1 if broken or (refused and not mixed) else 0
 
 
-# The one stage of a `t3rl eval` record (launch.cli.eval_command.EVAL_RECORD, which imports this module).
-_EVAL_RECORD = "eval"
-
-
 def is_eval_record(path: Path) -> bool:
     """Whether `path` is a `t3rl eval` record (its manifest says so; a pipeline may name a stage eval)."""
     manifest = path / "manifest.json"
     try:
-        return manifest.is_file() and read_json(manifest, dict).get("record") == _EVAL_RECORD
+        return manifest.is_file() and read_json(manifest, dict).get("record") == EVAL_RECORD
     except RunDirError:
         return False
 
@@ -307,23 +303,23 @@ def _pair_a_lone_eval(
     evaluated (`evaluated`, its manifest's) when `runs` has it (its identity is then compared as any
     pair's), else to the one stage of `runs` whose benchmark identity is its own, and the note says so;
     with none or several, the note names the stages, and nothing is paired."""
-    if set(record) != {_EVAL_RECORD} or _EVAL_RECORD in runs or not runs:
+    if set(record) != {EVAL_RECORD} or EVAL_RECORD in runs or not runs:
         return None
     if evaluated in runs:
-        record[evaluated] = record.pop(_EVAL_RECORD)
+        record[evaluated] = record.pop(EVAL_RECORD)
         return (
             f"{side} is a `t3rl eval` record of stage {evaluated} (--stage): its result is compared with "
             f"{other}'s eval stage {evaluated}"
         )
-    if not isinstance(record[_EVAL_RECORD].get("identity"), Mapping):
+    if not isinstance(record[EVAL_RECORD].get("identity"), Mapping):
         return None  # no identity to pair by (a summary older than identities): left to the names
     same = [
         stage
         for stage, summary in runs.items()
-        if not _identity_differences(summary, record[_EVAL_RECORD], metric)
+        if not _identity_differences(summary, record[EVAL_RECORD], metric)
     ]
     if len(same) == 1:
-        record[same[0]] = record.pop(_EVAL_RECORD)
+        record[same[0]] = record.pop(EVAL_RECORD)
         return (
             f"{side} is a `t3rl eval` record: its result is compared with {other}'s eval stage {same[0]}, "
             "the one that measured the same benchmark"
@@ -331,7 +327,7 @@ def _pair_a_lone_eval(
     if same:
         why = f"{', '.join(same)} each measured its benchmark"
     else:
-        firsts = (_identity_differences(summary, record[_EVAL_RECORD], metric) for summary in runs.values())
+        firsts = (_identity_differences(summary, record[EVAL_RECORD], metric) for summary in runs.values())
         why = "none measured its benchmark: " + "; ".join(
             f"{stage}: {parts[0]}" for stage, parts in zip(runs, firsts, strict=True)
         )

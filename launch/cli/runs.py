@@ -39,7 +39,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from launch.cli import completion
-from launch.cli.eval_command import EVAL_RECORD
 from launch.cli.help_format import GROUP_OPTIONS_READ, group_option_unread
 from launch.cli.results_compare import (
     DEFAULT_METRIC,
@@ -62,6 +61,7 @@ from launch.output.plain import PlainConsole
 from launch.output.table import TextTable
 from launch.run.output_digest import FileHashes, output_damage
 from launch.run.record_files import (
+    EVAL_RECORD,
     RunDirError,
     mapping_of_mappings,
     not_a_run_dir,

@@ -187,9 +187,10 @@ def denotes(text: str, value: Any) -> bool:
         return False
 
 
-def _lives_at(key: str, wanted: str, configs: Iterable[Mapping[str, Any]]) -> str:
-    """'; it is at <key>: --where <key>=<wanted>' for the places the configs hold a key typed by its last
-    names (`lr`, `optimizer.lr`, `train.lr`), as an override's misplaced key is answered; '' for none."""
+def _lives_at(key: str, condition: str, configs: Iterable[Mapping[str, Any]]) -> str:
+    """'; it is at <key>: --where <key><condition>' (`condition` the operator and value as typed, `=1e-6`)
+    for the places the configs hold a key typed by its last names (`lr`, `optimizer.lr`, `train.lr`), as an
+    override's misplaced key is answered; '' for none."""
     # lazy: the composed config's key finder, only once a --where key is missing
     from launch.config.misplaced_keys import places
 
@@ -199,7 +200,7 @@ def _lives_at(key: str, wanted: str, configs: Iterable[Mapping[str, Any]]) -> st
     if not found:
         return ""
     also = f" (also at {', '.join(found[1:])})" if found[1:] else ""
-    return f"; it is at {found[0]}: --where {found[0]}={wanted}{also}"
+    return f"; it is at {found[0]}: --where {found[0]}{condition}{also}"
 
 
 def check_metric(metric: str, summaries: Iterable[Mapping[str, Any]]) -> None:

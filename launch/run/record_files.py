@@ -18,6 +18,8 @@ from t3rl_core.yaml_text import safe_load
 # What an eval stage's summary is read by when nothing names a metric (a sweep's points, `t3rl runs`, a
 # comparison of results): the last eval stage's accuracy over every task.
 DEFAULT_METRIC = "overall.accuracy"
+# A `t3rl eval` record's manifest says so (`"record": "eval"`): `t3rl runs` shows it as a stage of this name.
+EVAL_RECORD = "eval"
 
 HAND_EDITED = "t3rl writes it atomically, so it was changed outside t3rl: restore it or fix it by hand."
 _SHAPES = {dict: "a mapping", list: "a list"}

@@ -18,8 +18,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from launch.cli.app import app
-from launch.cli.eval_command import EVAL_RECORD
 from launch.cli.runs import list_runs
+from launch.run.record_files import EVAL_RECORD
 from tests.eval.test_comparable_kinds import evaluate
 
 RUNNER = CliRunner()

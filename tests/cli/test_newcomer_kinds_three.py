@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launch.cli.eval_command import EVAL_RECORD
+from launch.run.record_files import EVAL_RECORD
 from t3rl_core.data import default_env_config
 from t3rl_core.data.__main__ import prepare_and_show
 from t3rl_core.data.publish import final_dir

@@ -81,6 +81,12 @@ def test_a_where_key_by_its_last_names_gets_the_place_it_lives_at(typed: str, ru
     assert fixed.exit_code == 0 and "1 run in" in fixed.output and "low" in fixed.output, fixed.output
 
 
+@pytest.mark.parametrize("op", ["!=", ">="])
+def test_a_where_key_moved_keeps_the_comparison_typed(op: str, runs: Path) -> None:
+    result = invoke(["runs", "--runs-dir", str(runs), "--where", f"lr{op}2e-6"])
+    assert f"it is at {C}.optimizer.lr: --where {C}.optimizer.lr{op}2e-6" in result.output, result.output
+
+
 @pytest.mark.parametrize(("typed", "listed"), [("1e-6", "low"), ("0.000002", "high"), ("2.0e-06", "high")])
 def test_a_where_value_matches_the_number_it_denotes_in_any_notation(
     typed: str, listed: str, runs: Path

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -149,8 +150,7 @@ def _module_state_shared(used: UsedPlugin, factory: Any) -> Iterator[Problem]:
     place. Episodes run concurrently in one process, each on its own Env, so such state is one for all
     of them: an episode read another's (wave three and four left it: nothing told state set on purpose
     from a leak). Declared on the class, `SHARED_STATE = ("N",)` (a ClassVar), it is shared on purpose."""
-    import dis
-    import sys
+    import dis  # lazy: reading a world's bytecode is only for a plugin env
 
     from t3rl_core.envs.base import Env  # lazy: only for a plugin env, built here
 
