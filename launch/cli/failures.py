@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_PIPE, EXIT_STOPPED
+from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_PIPE, EXIT_STOPPED, STOP_SIGNALS
 
 # Set to see the traceback of an unexpected exception instead of its one-line summary.
 TRACEBACK_VARIABLE = "T3RL_TRACEBACK"
@@ -76,9 +76,10 @@ def mend_surroundings() -> None:
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a scheduler, `kill`, `timeout`) stops a command as Ctrl-C does: the same records, 130.
-    Once a stop is under way, later SIGTERMs (schedulers repeat them) are let go: raised again they
-    would break the stop's own cleanup, and the default action would end the process with 143."""
+    """Each of STOP_SIGNALS (SIGTERM: a scheduler, `kill`, `timeout`; SIGHUP: a closed terminal) stops a
+    command as Ctrl-C does: the same records, 130. Once a stop is under way, later ones (schedulers repeat
+    them) are let go: raised again they would break the stop's own cleanup, and the default action would
+    end the process with 128 + the signal. A signal the process was started ignoring (`nohup`) stays so."""
     stopping = False
 
     def interrupt(signum: int, frame: Any) -> None:
@@ -87,15 +88,19 @@ def sigterm_as_interrupt() -> Iterator[None]:
             stopping = True
             raise KeyboardInterrupt
 
+    previous: dict[int, Any] = {}
     try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread: the signal stays with whoever handles it there
+        for signum in STOP_SIGNALS:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                previous[signum] = signal.signal(signum, interrupt)
+    except ValueError:  # not the main thread: the signals stay with whoever handles them there
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, interrupt if stopping else previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, interrupt if stopping else handler)
 
 
 def exit_code_for(error: BaseException, command: str | None = None) -> int | None:

@@ -1,0 +1,71 @@
+"""Hunt wave eight on the launcher's records and resume: kinds earlier waves left open.
+
+- SIGHUP (a closed terminal, a dropped ssh session) stops a run as Ctrl-C and SIGTERM do: the stage is
+  stopped, its record and the pipeline's say so, and a resume reruns it alone. Before, the launcher died
+  at once and the stage, in its own session, ran on unwatched while its record said `running`.
+- A signal the launcher was started ignoring (`nohup t3rl run …`) stays ignored.
+
+In process: the stage sends the signal to this process, inside the handler `t3rl run` installs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pipeline_helpers import count, run, three_stage_plan
+
+from launch.cli.failures import sigterm_as_interrupt
+
+
+@pytest.fixture
+def sentinel_handlers() -> Iterator[list[int]]:
+    """A handler of this test's for each stop signal while the test runs, restored after: a signal that
+    reaches it (instead of stopping the run) is listed, and never ends the test process."""
+    got: list[int] = []
+    # Named here, not read from STOP_SIGNALS: a SIGHUP left out of it must not end the test run.
+    handled = (signal.SIGTERM, signal.SIGHUP)
+    previous = {signum: signal.signal(signum, lambda signum, frame: got.append(signum)) for signum in handled}
+    try:
+        yield got
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def test_a_hangup_stops_the_stage_records_it_and_the_resume_reruns_it_alone(
+    tmp_path: Path, sentinel_handlers: list[int]
+) -> None:
+    run_dir, marks = tmp_path / "run", tmp_path / "marks"
+    run_dir.mkdir()
+    marks.mkdir()
+    # The first attempt hangs up on the launcher and would run on for 5 s; the resumed one just ends.
+    hangup = f"touch {marks}/hup; echo $$ > {marks}/b.pid; kill -HUP {os.getpid()}; sleep 5"
+    plan = three_stage_plan(run_dir, marks, f"if [ ! -e {marks}/hup ]; then {hangup}; fi")
+    with pytest.raises(KeyboardInterrupt), sigterm_as_interrupt():
+        run(plan, run_dir)
+    assert sentinel_handlers == []
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["pipeline"]["status"] == "stopped" and state["pipeline"]["message"].endswith(" at b")
+    statuses = {name: rec["status"] for name, rec in state["stages"].items()}
+    assert statuses == {"a": "succeeded", "b": "stopped"}
+    stage_pid = int((marks / "b.pid").read_text())
+    with pytest.raises(ProcessLookupError):  # stopped with its stage, not left running unwatched
+        os.kill(stage_pid, 0)
+
+    result = run(plan, run_dir)
+    assert result.status == "succeeded"
+    assert [(d.stage, d.action) for d in result.decisions] == [("a", "cached"), ("b", "resume"), ("c", "run")]
+    assert [count(marks, name, "done") for name in "abc"] == [1, 1, 1]
+
+
+def test_a_signal_ignored_at_start_stays_ignored(sentinel_handlers: list[int]) -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as `nohup` starts t3rl
+    with sigterm_as_interrupt():
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGHUP)  # ignored: nothing is raised
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
