@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_PIPE, EXIT_STOPPED, STOP_SIGNALS
+from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_PIPE, EXIT_STOPPED, STOP_SIGNALS, StopSignal
 
 # Set to see the traceback of an unexpected exception instead of its one-line summary.
 TRACEBACK_VARIABLE = "T3RL_TRACEBACK"
@@ -86,7 +86,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         nonlocal stopping
         if not stopping:
             stopping = True
-            raise KeyboardInterrupt
+            raise StopSignal(signum)
 
     previous: dict[int, Any] = {}
     try:

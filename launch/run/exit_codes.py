@@ -12,4 +12,20 @@ INTERRUPTED = "stopped by a signal (Ctrl-C, SIGTERM)"
 # default, SIGHUP (a closed terminal, a dropped ssh session) ended the launcher at once while the stage
 # (its own session) ran on unwatched, recorded as running. One the process was started ignoring (`nohup`)
 # stays ignored: whoever started it asked for that.
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# Each with what the record of what it stopped says sent it.
+STOP_SIGNALS = {
+    signal.SIGTERM: "SIGTERM (a scheduler, a shutdown, kill, timeout)",
+    signal.SIGHUP: "SIGHUP (the terminal closed or the ssh session dropped)",
+}
+
+
+class StopSignal(KeyboardInterrupt):
+    """A stop signal received: stops what runs as Ctrl-C does, and names the signal for the record."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(STOP_SIGNALS[signal.Signals(signum)])
+
+
+def stop_reason(err: KeyboardInterrupt) -> str:
+    """What the record of a stopped stage or run says stopped it: the stop signal, else Ctrl-C."""
+    return f"stopped by {err.args[0]}" if isinstance(err, StopSignal) else "stopped by the user (Ctrl-C)"

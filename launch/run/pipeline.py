@@ -42,6 +42,7 @@ from launch.files import LockHeld, exclusive_lock, is_locked, lock_holder, waiti
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult, exit_record
+from launch.run.exit_codes import stop_reason
 from launch.run.output_digest import FileHashes, digests, first_mismatch, manifest_disagreement
 from launch.run.rundir import RunDir, RunDirError, RunState, StageRecord, now
 from t3rl_core.records import Record
@@ -455,7 +456,7 @@ def run_pipeline(
 def _record_stop(run_dir: RunDir, state: RunState, err: BaseException, where: list[str]) -> None:
     """Record the pipeline stopped (or failed, for an error of t3rl's own) at the stage it was at."""
     if isinstance(err, KeyboardInterrupt):
-        status, why = "stopped", "stopped by the user (Ctrl-C or SIGTERM)"
+        status, why = "stopped", stop_reason(err)
     elif isinstance(err, BrokenPipeError | SystemExit):
         status, why = "stopped", READER_GONE
     else:
@@ -662,8 +663,8 @@ def _run_stage(
     try:
         reporter.stage_started(stage, decision, attempt)
         outcome = executor.run_stage(stage, ctx)
-    except KeyboardInterrupt:
-        outcome = StageResult("stopped", None, "stopped by the user (Ctrl-C)")
+    except KeyboardInterrupt as err:
+        outcome = StageResult("stopped", None, stop_reason(err))
         _finish(run_dir, state, stage.name, record, outcome)
         reporter.stage_finished(stage, outcome, time.monotonic() - started)
         raise

@@ -3,6 +3,8 @@
 - SIGHUP (a closed terminal, a dropped ssh session) stops a run as Ctrl-C and SIGTERM do: the stage is
   stopped, its record and the pipeline's say so, and a resume reruns it alone. Before, the launcher died
   at once and the stage, in its own session, ran on unwatched while its record said `running`.
+- Each record of a stop names what stopped it: Ctrl-C, SIGTERM or SIGHUP (each was "Ctrl-C" in a stage's
+  record and "Ctrl-C or SIGTERM" in the pipeline's).
 - A signal the launcher was started ignoring (`nohup t3rl run …`) stays ignored.
 
 In process: the stage sends the signal to this process, inside the handler `t3rl run` installs.
@@ -20,6 +22,7 @@ import pytest
 from pipeline_helpers import count, run, three_stage_plan
 
 from launch.cli.failures import sigterm_as_interrupt
+from launch.run.exit_codes import StopSignal, stop_reason
 
 
 @pytest.fixture
@@ -44,13 +47,16 @@ def test_a_hangup_stops_the_stage_records_it_and_the_resume_reruns_it_alone(
     run_dir.mkdir()
     marks.mkdir()
     # The first attempt hangs up on the launcher and would run on for 5 s; the resumed one just ends.
-    hangup = f"touch {marks}/hup; echo $$ > {marks}/b.pid; kill -HUP {os.getpid()}; sleep 5"
-    plan = three_stage_plan(run_dir, marks, f"if [ ! -e {marks}/hup ]; then {hangup}; fi")
+    hang_up = f"touch {marks}/hup; echo $$ > {marks}/b.pid; kill -HUP {os.getpid()}; sleep 5"
+    plan = three_stage_plan(run_dir, marks, f"if [ ! -e {marks}/hup ]; then {hang_up}; fi")
     with pytest.raises(KeyboardInterrupt), sigterm_as_interrupt():
         run(plan, run_dir)
     assert sentinel_handlers == []
     state = json.loads((run_dir / "state.json").read_text())
-    assert state["pipeline"]["status"] == "stopped" and state["pipeline"]["message"].endswith(" at b")
+    # Each record names the signal that stopped it, not Ctrl-C.
+    hangup = "stopped by SIGHUP (the terminal closed or the ssh session dropped)"
+    assert state["pipeline"]["status"] == "stopped" and state["pipeline"]["message"] == f"{hangup} at b"
+    assert state["stages"]["b"]["message"] == hangup
     statuses = {name: rec["status"] for name, rec in state["stages"].items()}
     assert statuses == {"a": "succeeded", "b": "stopped"}
     stage_pid = int((marks / "b.pid").read_text())
@@ -69,3 +75,8 @@ def test_a_signal_ignored_at_start_stays_ignored(sentinel_handlers: list[int]) -
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
         os.kill(os.getpid(), signal.SIGHUP)  # ignored: nothing is raised
     assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+
+
+def test_ctrl_c_is_still_named_as_ctrl_c() -> None:
+    assert stop_reason(KeyboardInterrupt()) == "stopped by the user (Ctrl-C)"
+    assert stop_reason(StopSignal(signal.SIGTERM)).startswith("stopped by SIGTERM (a scheduler")
