@@ -5,6 +5,9 @@
   at once and the stage, in its own session, ran on unwatched while its record said `running`.
 - Each record of a stop names what stopped it: Ctrl-C, SIGTERM or SIGHUP (each was "Ctrl-C" in a stage's
   record and "Ctrl-C or SIGTERM" in the pipeline's).
+- Ctrl-C pressed again while a stage is given its grace period to stop kills it at once: before, the
+  second one abandoned the stop, and a stage that ignores SIGTERM ran on unwatched, recorded `stopped`
+  (a resume stops leftovers of `running` records only).
 - A signal the launcher was started ignoring (`nohup t3rl run …`) stays ignored.
 
 In process: the stage sends the signal to this process, inside the handler `t3rl run` installs.
@@ -12,14 +15,18 @@ In process: the stage sends the signal to this process, inside the handler `t3rl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pipeline_helpers import alive, count, run, three_stage_plan
+from test_resume_verifies_outputs import dirs  # noqa: F401  (a fixture: a run dir and a marks dir)
 
 from launch.cli.failures import sigterm_as_interrupt
 from launch.run.exit_codes import StopSignal, stop_reason
@@ -41,11 +48,10 @@ def sentinel_handlers() -> Iterator[list[int]]:
 
 
 def test_a_hangup_stops_the_stage_records_it_and_the_resume_reruns_it_alone(
-    tmp_path: Path, sentinel_handlers: list[int]
+    dirs: tuple[Path, Path],  # noqa: F811 - the fixture
+    sentinel_handlers: list[int],
 ) -> None:
-    run_dir, marks = tmp_path / "run", tmp_path / "marks"
-    run_dir.mkdir()
-    marks.mkdir()
+    run_dir, marks = dirs
     # The first attempt hangs up on the launcher and would run on for 5 s; the resumed one just ends.
     hang_up = f"touch {marks}/hup; echo $$ > {marks}/b.pid; kill -HUP {os.getpid()}; sleep 5"
     plan = three_stage_plan(run_dir, marks, f"if [ ! -e {marks}/hup ]; then {hang_up}; fi")
@@ -79,3 +85,34 @@ def test_a_signal_ignored_at_start_stays_ignored(sentinel_handlers: list[int]) -
 def test_ctrl_c_is_still_named_as_ctrl_c() -> None:
     assert stop_reason(KeyboardInterrupt()) == "stopped by the user (Ctrl-C)"
     assert stop_reason(StopSignal(signal.SIGTERM)).startswith("stopped by SIGTERM (a scheduler")
+
+
+def test_ctrl_c_again_while_a_stage_is_stopping_kills_it_instead_of_leaving_it_running(
+    dirs: tuple[Path, Path],  # noqa: F811 - the fixture
+    sentinel_handlers: list[int],
+) -> None:
+    run_dir, marks = dirs
+    plan = three_stage_plan(run_dir, marks, f"trap '' TERM; echo $$ > {marks}/b.pid; sleep 60")
+
+    def press_ctrl_c_twice() -> None:
+        while not (marks / "b.pid").exists():
+            time.sleep(0.02)
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.3)  # within the 30 s grace period the stage is given
+        os.kill(os.getpid(), signal.SIGINT)
+
+    presser = threading.Thread(target=press_ctrl_c_twice)
+    presser.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run(plan, run_dir, grace=30.0)
+        presser.join()
+        state = json.loads((run_dir / "state.json").read_text())
+        assert state["stages"]["b"]["status"] == "stopped"
+        assert not alive(int((marks / "b.pid").read_text()))
+    finally:
+        presser.join()
+        pgid = json.loads((run_dir / "state.json").read_text())["stages"]["b"]["handle"]["pgid"]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)

@@ -135,7 +135,7 @@ class LocalExecutor(Executor):
             # Interrupted inside Popen (its child may have started): found by its execution's id, as a
             # resume finds one.
             for group in [proc.pid] if proc is not None else _groups_of_run(run_id):
-                self._stop_group(group)
+                self._stop_group_to_the_end(group)
             if proc is not None:
                 proc.wait()
             if reader is not None and reader.ident is not None:
@@ -178,6 +178,21 @@ class LocalExecutor(Executor):
                 # thread must go on reading, or the stage blocks on a full pipe and t3rl waits forever.
                 # Its output still goes to its log; the next line t3rl prints ends the run (exit 141).
                 echoing = False
+
+    def _stop_group_to_the_end(self, pgid: int) -> None:
+        """Stop the group even if Ctrl-C comes again meanwhile (users press it again while a stage takes its
+        grace period): a further one kills the group at once instead of abandoning the stop, which left the
+        stage running unwatched while its record said stopped, and a resume did not look for it."""
+        try:
+            self._stop_group(pgid)
+        except KeyboardInterrupt:
+            while True:
+                try:
+                    _signal_group(pgid, signal.SIGKILL)
+                    _wait_until_gone(pgid, _KILL_WAIT_S)
+                    return
+                except KeyboardInterrupt:
+                    continue
 
     def _stop_group(self, pgid: int) -> None:
         """SIGTERM the process group, then SIGKILL it if anything is still alive after the grace period."""
