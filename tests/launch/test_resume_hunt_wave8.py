@@ -8,6 +8,9 @@
 - Ctrl-C pressed again while a stage is given its grace period to stop kills it at once: before, the
   second one abandoned the stop, and a stage that ignores SIGTERM ran on unwatched, recorded `stopped`
   (a resume stops leftovers of `running` records only).
+- A process a stage moved into a session of its own (`setsid`, a daemon) ends with the stage: it carries
+  the stage's execution id, which finds it as a resume finds a dead launcher's leftovers. Before, only
+  the stage's process group was stopped.
 - A signal the launcher was started ignoring (`nohup t3rl run …`) stays ignored.
 
 In process: the stage sends the signal to this process, inside the handler `t3rl run` installs.
@@ -116,3 +119,18 @@ def test_ctrl_c_again_while_a_stage_is_stopping_kills_it_instead_of_leaving_it_r
         pgid = json.loads((run_dir / "state.json").read_text())["stages"]["b"]["handle"]["pgid"]
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
+
+
+def test_a_process_a_stage_moved_into_its_own_session_ends_with_the_stage(
+    dirs: tuple[Path, Path],  # noqa: F811 - the fixture
+) -> None:
+    """A daemon a stage starts in a session of its own (`setsid`) carries the stage's execution id: it is
+    stopped when the stage ends, as its process group is, not left running unwatched."""
+    run_dir, marks = dirs
+    plan = three_stage_plan(run_dir, marks, f"setsid sleep 60 & echo $! > {marks}/daemon.pid")
+    try:
+        assert run(plan, run_dir).status == "succeeded"
+        assert not alive(int((marks / "daemon.pid").read_text()))
+    finally:
+        with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
+            os.kill(int((marks / "daemon.pid").read_text()), signal.SIGKILL)

@@ -134,7 +134,7 @@ class LocalExecutor(Executor):
         except KeyboardInterrupt:
             # Interrupted inside Popen (its child may have started): found by its execution's id, as a
             # resume finds one.
-            for group in [proc.pid] if proc is not None else _groups_of_run(run_id):
+            for group in _stage_groups(proc, run_id):
                 self._stop_group_to_the_end(group)
             if proc is not None:
                 proc.wait()
@@ -144,7 +144,8 @@ class LocalExecutor(Executor):
             log.flush()
             raise
         # Whatever the command left running (background jobs, daemons) goes with it.
-        self._stop_group(proc.pid)
+        for group in _stage_groups(proc, run_id):
+            self._stop_group(group)
         reader.join(timeout=5)
         return code
 
@@ -239,6 +240,15 @@ def _group_alive(pgid: int) -> bool:
         except ProcessLookupError:
             continue
     return False
+
+
+def _stage_groups(proc: subprocess.Popen[bytes] | None, run_id: str) -> list[int]:
+    """Every process group of a stage's execution: the one its command started, and any a process of it
+    moved into (`setsid`, a daemon starting a server) that still carries its execution's id. The group
+    alone left such a process running after its stage ended or was stopped, unwatched and recorded as
+    ended (interrupted inside Popen, only the id finds its processes)."""
+    groups = [proc.pid] if proc is not None else []
+    return [*groups, *(group for group in _groups_of_run(run_id) if group not in groups)]
 
 
 def _groups_of_run(run_id: object) -> list[int]:
