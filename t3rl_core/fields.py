@@ -18,7 +18,7 @@ from __future__ import annotations
 import operator
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Le, Lt
@@ -1051,3 +1051,16 @@ RayAddress = _kind(
     "a Ray dashboard URL http://head:8265 or a Ray Client address ray://head:10001",
     _ray_address,
 )
+
+
+# slime's rollout options whose values become a field of the runtime's SamplingParams (slime's
+# sampling_params, read by t3rl_core.hooks.slime.to_sampling): the pre-flight holds each value to that
+# field's kind (launch.plan.slime_options), so `--rollout-stop ""` is refused at plan time, not at the
+# first episode.
+SLIME_SAMPLING_OPTIONS = {"--rollout-stop": "stop"}
+
+
+def refused_stops(stop: Iterable[object]) -> list[object]:
+    """The stop strings SGLang cannot take (empty, or not text): its stop check finds "" in every text,
+    so each call would end after its first token."""
+    return [text for text in stop if not isinstance(text, str) or not text]

@@ -6,14 +6,26 @@ so neither imports the other's module for these types.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from launch.checks.config_walk import ConfigWalk
 from launch.config.errors import Problem
 from launch.config.provenance import Provenance
 from launch.config.schema import CurriculumConfig, HardwareConfig, RunConfig
 from t3rl_core.records import Record
+
+
+class _Stages(Protocol):
+    """A plan's stages as `Selection.unmade` reads them (launch.plan.build.Plan, a later step's type)."""
+
+    @property
+    def stages(self) -> Sequence[Any]: ...
+
+    def names(self) -> list[str]: ...
+
+    def stage(self, name: str) -> Any: ...
 
 
 class Scope(Record):
@@ -102,6 +114,38 @@ class Selection(Record):
                     )
                 )
         return problems
+
+    def unmade(
+        self, plan: _Stages, exists: Callable[[str], bool] = os.path.exists
+    ) -> tuple[str, list[str]] | None:
+        """In a record none of whose stages ran (a new run or plan): the first stage selected that reads
+        the output of stages nothing will have made (outside the selection, their output not complete
+        already), with those stages; None when the selection can start there. The one reading of it, by
+        the pipeline's `decide` and before a record is made (`launch.run.steps.resolve_overrides`): `t3rl
+        run --only train` of a new run is refused before its run dir is made, with the pipeline's words."""
+        names = plan.names()
+        selected = set(self.of(names))
+        for stage in plan.stages:
+            if stage.name not in selected:
+                continue
+            missing = [
+                name
+                for name in stage.reads_from()
+                if name in names and name not in selected and not _complete(plan, name, exists)
+            ]
+            if missing:
+                return stage.name, missing
+        return None
+
+    def flag(self) -> str:
+        """The option as typed, e.g. `--only train`."""
+        return f"--only {self.only}" if self.only is not None else f"--from {self.from_stage}"
+
+
+def _complete(plan: _Stages, name: str, exists: Callable[[str], bool]) -> bool:
+    """The stage's output exists already, whatever made it (its `complete_when` files: a shared cache)."""
+    paths = plan.stage(name).complete_when
+    return bool(paths) and all(exists(p) for p in paths)
 
 
 EVERY_STAGE = Selection()

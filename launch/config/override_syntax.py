@@ -303,8 +303,10 @@ class _Reader:
             # `t3rl eval|data|plan --out DIR` carried over to a command that writes under paths.runs_dir
             message = f"'{typed}' is not an option of this command: a run's dir is made under paths.runs_dir"
             return _Reading(count, "paths.runs_dir", message, (f"paths.runs_dir={value}",))
-        # `t3rl validate --only train`: an option of another command, named no config key (`--tp` is one)
-        owners = [] if _key_named(flag.lstrip("-").replace("-", "_"), self.keys) else _commands_with(flag)
+        # `t3rl validate --only train`: an option of another command, naming no config key exactly (`--tp`
+        # names one); a key only spelt alike is not meant (`--run-dir` read as runs_dir: "did you mean
+        # --config-dir?", when it is t3rl run's option).
+        owners = [] if _key_exactly(flag.lstrip("-").replace("-", "_"), self.keys) else _commands_with(flag)
         if owners:
             commands = " and ".join(f"t3rl {c}" for c in owners)
             message = f"'{typed}' is not an option of this command but of {commands}"
@@ -369,6 +371,11 @@ def _key_named(name: str, keys: Collection[str]) -> str | None:
         by_leaf.setdefault(key.rpartition(".")[2], []).append(key)
     leaf = name if name in by_leaf else did_you_mean(name, by_leaf)
     return by_leaf[leaf][0] if leaf is not None else None
+
+
+def _key_exactly(name: str, keys: Collection[str]) -> bool:
+    """A flag's name is a config key or the last part of one, as typed (not only spelt alike)."""
+    return name in keys or any(key.rpartition(".")[2] == name for key in keys)
 
 
 def _top_level(keys: Collection[str]) -> set[str]:

@@ -245,6 +245,15 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     fraction = _as_fraction(item, key)
     if fraction:
         return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, fraction)
+    if kind in ("float_parsing", "int_parsing"):
+        from launch.config.unit_values import in_field_unit  # lazy: an error's path
+
+        # `gpu_memory_gib=80GiB`: the number in the unit the key's name says (was: the old value proposed)
+        read = in_field_unit(key, item.get("input"), whole=kind == "int_parsing")
+        if read is not None:
+            number, unit = read
+            fix = f"set {assign(root, key, str(number))} ({AS_TYPED}: a number of {unit}, as its name says)"
+            return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, fix)
     fix = _bounds_fix(item, key)
     if kind == "string_type":
         from launch.config.override_fixes import typed_as_scalar  # lazy: an error's path

@@ -19,6 +19,7 @@ from launch.config.fixes import list_override
 from launch.plan.option_types import value_problem
 from launch.plan.slime_option_table import OPTIONS, Option
 from launch.plan.slime_sglang_options import SGLANG_OPTIONS
+from t3rl_core.fields import SLIME_SAMPLING_OPTIONS
 from t3rl_core.records import Record
 
 
@@ -92,8 +93,17 @@ def _bounds(nargs: int | str) -> tuple[int, int | None]:
 def _value_issues(index: int, name: str, option: Option, values: Sequence[str]) -> list[ArgvIssue]:
     """Each value run through the option's declared type function and choices, as argparse would."""
     issues = []
+    field = SLIME_SAMPLING_OPTIONS.get(name)
     for value in values:
         problem = value_problem(option.type, option.choices, value)
+        if problem is None and field is not None:
+            # lazy: the runtime's sampling type, only for an argv that sets one of its fields
+            from t3rl_core.engines.base import SamplingParams
+
+            try:  # the runtime's own kind of the field the value becomes (an empty stop string)
+                SamplingParams(**{field: (value,)})
+            except ValueError as refused:
+                problem = f"{refused} (t3rl's rollout reads it as SamplingParams.{field})"
         if problem is not None:
             issues.append(ArgvIssue(index, name, problem))
     return issues

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 from launch.checks.context import Selection
-from launch.config.errors import did_you_mean
+from launch.config.errors import Problem, did_you_mean
 from launch.files import LockHeld, exclusive_lock, is_locked, lock_holder, waiting_lock
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
@@ -90,7 +90,11 @@ def decide(
             raise PipelineError(f"{flag} {value}: no such stage ({meant}stages: {', '.join(names)})")
     if from_stage and only:
         raise PipelineError("use either --from or --only, not both")
-    selected = set(Selection(from_stage, only).of(names))  # the pre-flight's checks judge these alone
+    selection = Selection(from_stage, only)
+    selected = set(selection.of(names))  # the pre-flight's checks judge these alone
+    unmade = selection.unmade(plan, exists) if not state.stages else None  # a new run or plan
+    if unmade is not None:
+        raise PipelineError("; ".join(_selected_in_a_new_record(plan.run_dir, selection.flag(), *unmade)))
     forced = {only or from_stage} - {None}
 
     first_selected = min(names.index(n) for n in selected)
@@ -117,9 +121,6 @@ def decide(
             decisions.append(Decision(name, "outside", "not selected", output_id=current[name]))
             continue
         missing = [p for p, run_id in upstream.items() if run_id is None]
-        if missing and not state.stages:  # no stage of this run dir ever ran: a new run or plan
-            flag = f"--only {only}" if only else f"--from {from_stage}"
-            raise PipelineError(_selected_in_a_new_record(plan.run_dir, flag, name, missing))
         if missing:
             why = "".join(f"; {p}: {unusable[p]}" for p in missing if p in unusable)
             state_of = "cannot be read" if why else "has not succeeded in this run dir"
@@ -195,10 +196,22 @@ def _unusable(
     return None
 
 
-def _selected_in_a_new_record(run_dir: Path, flag: str, stage: str, missing: list[str]) -> str:
-    """Why `flag` cannot start a new run (or plan) at `stage`, and the resume of the latest run of the
-    experiment it was likely meant for: `t3rl run +experiment=quickstart --from eval_tiny`, typed to run
-    eval_tiny again, was told to run without --from, of a run dir it had just made."""
+def refused_in_a_new_record(selection: Selection, plan: Plan, run_dir: Path) -> list[Problem]:
+    """What `decide` will refuse of `selection` in the new record `run_dir` (its name still a placeholder:
+    its parent is read), as the pre-flight's error at the option: `t3rl run --only train` of a new run was
+    refused only once its run dir was made."""
+    unmade = selection.unmade(plan)
+    if unmade is None:
+        return []
+    flag = selection.flag()
+    why, fix = _selected_in_a_new_record(run_dir, flag, *unmade)
+    return [Problem(flag.split()[0], why, f"command line option {flag}", fix)]
+
+
+def _selected_in_a_new_record(run_dir: Path, flag: str, stage: str, missing: list[str]) -> tuple[str, str]:
+    """Why `flag` cannot start a new run (or plan) at `stage`, and the fix: the resume of the latest run of
+    the experiment it was likely meant for: `t3rl run +experiment=quickstart --from eval_tiny`, typed to
+    run eval_tiny again, was told to run without --from, of a run dir it had just made."""
     import shlex  # lazy: only for this refusal
 
     try:  # the runs beside it: a sweep point's are its sweep's other points, none of them this one's
@@ -218,10 +231,10 @@ def _selected_in_a_new_record(run_dir: Path, flag: str, stage: str, missing: lis
         f"the outputs of {', '.join(missing)}, which none of its stages has made"
     )
     if not earlier:
-        return f"{head}; drop {flag.split()[0]} (a new run starts at its first stage)"
+        return head, f"drop {flag.split()[0]} (a new run starts at its first stage)"
     resume = shlex.join(["t3rl", "run", "--run-dir", str(earlier[-1]), *flag.split()])
-    return (
-        f"{head}; for the latest run of this experiment: {resume} (`t3rl runs` lists the others), "
+    return head, (
+        f"for the latest run of this experiment: {resume} (`t3rl runs` lists the others), "
         f"or drop {flag.split()[0]} for a new run from its first stage"
     )
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from t3rl_core.counts import counted
+from t3rl_core.fields import refused_stops
 
 if TYPE_CHECKING:
     from t3rl_core.envs.base import Env
@@ -26,6 +27,14 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     stop_token_ids: tuple[int, ...] = ()
     seed: int | None = None
+
+    def __post_init__(self) -> None:
+        refused = refused_stops(self.stop)
+        if refused:
+            raise ValueError(
+                f"stop string {refused[0]!r}: SGLang finds an empty stop string in every text and ends each "
+                "call after its first token; drop it"
+            )
 
 
 @dataclass(frozen=True)

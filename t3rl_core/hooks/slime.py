@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.credit import turn_record
 from t3rl_core.engines.base import SamplingParams
+from t3rl_core.fields import refused_stops
 from t3rl_core.hooks.failures import (
     METADATA_KEY,
     StepBudget,
@@ -375,7 +376,7 @@ def to_sampling(params: Mapping[str, Any]) -> SamplingParams:
         kwargs["stop"] = (stop,) if isinstance(stop, str) else tuple(stop)
         # A stop string is non-empty text: SGLang's stop check finds "" in every text, so each call of
         # every episode ended after its first token (a world's Env.stop is held to the same).
-        empty = [text for text in kwargs["stop"] if not isinstance(text, str) or not text]
+        empty = refused_stops(kwargs["stop"])
         if empty:
             raise ValueError(
                 f"slime's sampling_params stop (--rollout-stop) holds {empty[0]!r}: SGLang finds an empty "
