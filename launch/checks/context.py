@@ -121,8 +121,8 @@ class Selection(Record):
         """In a record none of whose stages ran (a new run or plan): the first stage selected that reads
         the output of stages nothing will have made (outside the selection, their output not complete
         already), with those stages; None when the selection can start there. The one reading of it, by
-        the pipeline's `decide` and before a record is made (`launch.run.steps.resolve_overrides`): `t3rl
-        run --only train` of a new run is refused before its run dir is made, with the pipeline's words."""
+        the pipeline's `decide` and before a new record is made (`refuse_selection_of_a_new_record` in
+        launch.run.steps): `t3rl run --only train` of a new run is refused before its run dir is made."""
         names = plan.names()
         selected = set(self.of(names))
         for stage in plan.stages:

@@ -29,6 +29,7 @@ from launch.run.steps import (
     config_yaml,
     execute,
     plan_run,
+    refuse_selection_of_a_new_record,
     report_result,
     resolve_overrides,
     source_of,
@@ -126,6 +127,8 @@ def run_single(
         repeated = unfinished_same_run(runs_dir, resolved.run.name, overrides, config_dirs)
         if repeated is not None:
             console.print(escape(repeated), soft_wrap=True)
+    if existing is None:  # after the note above: a stopped run's resume is what was likely meant
+        refuse_selection_of_a_new_record(resolved, Selection(from_stage, only), dry)
     run_dir, fresh = (
         _plan_dir(resolved, out, stamp)
         if dry

@@ -74,27 +74,27 @@ def resolve_overrides(
         resolved = resolve(overrides, config_dirs, resolve_in, named, plans=plans, selection=selection)
     if not resolved.run.stages:
         raise ConfigError([no_stages_problem(config_dirs=config_dirs)])
-    if selection != EVERY_STAGE and (record_dir is None or not record_dir.exists()):
-        refused = _selection_refused(resolved, selection, plans)
-        if refused:
-            raise ConfigError([*refused, *resolved.warnings])
     if resolved.warnings:
         render_problems(resolved.warnings, console)
     return resolved
 
 
-def _selection_refused(resolved: Resolved, selection: Selection, plans: bool) -> list[Problem]:
-    """What the pipeline's `decide` will refuse of `--from`/`--only` in the new record (a stage selected
-    reads one no stage of it will have made), with its words, before the record is made: `t3rl run
-    --only train` of a new run was refused once its run dir was (the selection passed the pre-flight)."""
+def refuse_selection_of_a_new_record(resolved: Resolved, selection: Selection, plans: bool) -> None:
+    """Raise what the pipeline's `decide` will refuse of `--from`/`--only` in a new record (a stage
+    selected reads one no stage of it will have made), with its words, as a config error before the record
+    is made: `t3rl run --only train` of a new run was refused by the pipeline, exit 1, as a run failed."""
+    if selection == EVERY_STAGE:
+        return
     from launch.checks.validate import trial_plan  # lazy: only for a selection given
 
     plan = resolved.plan or trial_plan(resolved.run)[0]
     if plan is None:  # the checks built it: not built here only when they refused it, and raised then
-        return []
+        return
     # The dir's name is not stamped yet; the runs beside it (its parent) are what the fix's resume reads.
     root = resolved.run.paths.plans_dir if plans else resolved.run.paths.runs_dir
-    return refused_in_a_new_record(selection, plan, Path(root) / resolved.run.name / "<new>")
+    refused = refused_in_a_new_record(selection, plan, Path(root).resolve() / resolved.run.name / "<new>")
+    if refused:
+        raise ConfigError(refused)
 
 
 def no_stages_problem(severity: Severity = "error", config_dirs: Sequence[str] = ()) -> Problem:

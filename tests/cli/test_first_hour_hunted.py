@@ -175,7 +175,7 @@ def test_no_note_where_no_unfinished_run_is_repeated(
     for name, statuses, overrides in records:
         _recorded_run(name, statuses, *overrides)
     result = invoke(["run", "+experiment=quickstart", "--only", "eval_tiny"])
-    assert result.exit_code == 1 and "needs the outputs" in result.output and NOTE not in result.output, (
+    assert result.exit_code == 2 and "needs the outputs" in result.output and NOTE not in result.output, (
         result.output
     )
 

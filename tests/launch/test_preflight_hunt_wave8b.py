@@ -30,7 +30,7 @@ from launch.plan.build import Plan
 from launch.plan.slime_options import argv_issues
 from launch.run.pipeline import PipelineError, decide, refused_in_a_new_record
 from launch.run.rundir import RunState
-from launch.run.steps import resolve_overrides
+from launch.run.steps import refuse_selection_of_a_new_record, resolve_overrides
 from t3rl_core.engines.base import SamplingParams
 from t3rl_core.hooks.slime import to_sampling
 from tests.support.cli_app import invoke
@@ -55,7 +55,8 @@ def plan() -> Plan:
 def _refused(overrides: list[str], selection: Selection) -> list[Problem]:
     """What `t3rl run` refuses of the line with `selection`, before its record is made."""
     try:
-        resolve_overrides(overrides, [], Console(file=io.StringIO()), selection=selection)
+        resolved = resolve_overrides(overrides, [], Console(file=io.StringIO()), selection=selection)
+        refuse_selection_of_a_new_record(resolved, selection, plans=False)
     except ConfigError as error:
         return [p for p in error.problems if p.severity == "error"]
     return []
