@@ -38,7 +38,9 @@ def plain(value: Any) -> Any:
     if isinstance(value, Box):
         return value.value
     if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
+        # A mapping's box opened in place: most values are boxes, and a call each was most of the
+        # ~750 a composition's `plain` makes (each file's content, then the config).
+        return {k: v.value if type(v) is Box else plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
@@ -49,7 +51,7 @@ def copied(value: Any) -> Any:
     if isinstance(value, Box):
         return Box(value.value)
     if isinstance(value, dict):
-        return {k: copied(v) for k, v in value.items()}
+        return {k: Box(v.value) if type(v) is Box else copied(v) for k, v in value.items()}  # as `plain`
     if isinstance(value, list):
         return [copied(v) for v in value]
     return value
