@@ -897,14 +897,14 @@ _COUNT_WORDS = (
     "|minutes?|mins?|seconds?|secs?|weeks?|months?|uses?|sessions?|quota|budget|active|expired|valid|free"
     "|with|long|digits?|letters?|symbols?|numbers?|uppercase|lowercase|special"
 )
-_COUNT = re.compile(
-    rf"(?i)(?:\(?(?:{_NUMBER}|(?:{_COUNT_WORDS})(?:/(?:{_COUNT_WORDS}))?|/)[).,;:]?(?:\s+|/|$))+"
-)
+# Compiled on first use through re's cache: ~1.6 ms, a tenth of the secret modules' import, for the few
+# values under a credential's name.
+_COUNT = rf"(?i)(?:\(?(?:{_NUMBER}|(?:{_COUNT_WORDS})(?:/(?:{_COUNT_WORDS}))?|/)[).,;:]?(?:\s+|/|$))+"
 
 
 def is_count(value: str) -> bool:
     """`value` reads as a count: numbers and `_COUNT_WORDS` only, a number among them."""
-    return _COUNT.fullmatch(value.strip()) is not None and re.search("[0-9]", value) is not None
+    return re.fullmatch(_COUNT, value.strip()) is not None and re.search("[0-9]", value) is not None
 
 
 def _named(value: str) -> bool:
