@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from launch.checks.context import Context, Scope
-from launch.checks.model_options import model_options
 from launch.checks.rules.layouts import scope_valid
-from launch.checks.rules.model_inputs import fitting_model
-from launch.config.schema import MegatronArch
+from launch.checks.rules.model_inputs import model_trials
 
 # "set a=1 b=2 (…": the assignments of a fix's first alternative.
 _FIRST = re.compile(r"^set ((?:[\w.]+=\S+ ?)+)")
@@ -31,17 +29,12 @@ def fitting_swap(ctx: Context, names: list[str]) -> str | None:
     """`model=<name>`, the first of `names` whose architecture every scope's layout takes; else the first
     with the hardware values the layout's rules propose for it (`model=<name> hardware.k=v …`); None when
     none fits either way."""
-    fitting = fitting_model(ctx, names)
-    if fitting is not None:
-        return f"model={fitting}"
-    options = model_options(ctx.config_dirs)
-    for name in names:
-        try:
-            arch = MegatronArch.model_validate(options[name].architecture)
-        except (KeyError, ValidationError):
-            continue
-        model = ctx.run.model.model_copy(update={"name": name, "architecture": arch})
-        trial = ctx._replace(run=ctx.run.model_copy(update={"model": model}))
+    # Built once for both passes: each trial is two model copies of the run config.
+    trials = list(model_trials(ctx, names))
+    for name, trial in trials:
+        if all(scope_valid(scope, trial) for scope in ctx.scopes):
+            return f"model={name}"
+    for name, trial in trials:
         changes: dict[str, str] = {}
         if all(_fitted(scope, trial, changes) for scope in ctx.scopes):
             return " ".join([f"model={name}", *(f"{k}={v}" for k, v in changes.items())])

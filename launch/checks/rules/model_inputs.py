@@ -486,9 +486,9 @@ def synthetic_model_is_built_first(ctx: Context) -> Iterator[Problem]:
     )
 
 
-def fitting_model(ctx: Context, names: list[str]) -> str | None:
-    """Of the model options `names` (in order), the first whose architecture every scope's layout takes
-    (the per-scope rules pass with it), so that a fix swapping the model in validates; None if none."""
+def model_trials(ctx: Context, names: list[str]) -> Iterator[tuple[str, Context]]:
+    """Each of the model options `names` (in order) whose architecture validates, with `ctx` as it would
+    be with that model in place of the run's (name and architecture swapped, nothing else)."""
     options = model_options(ctx.config_dirs)
     for name in names:
         try:
@@ -496,10 +496,14 @@ def fitting_model(ctx: Context, names: list[str]) -> str | None:
         except (KeyError, ValidationError):
             continue
         model = ctx.run.model.model_copy(update={"name": name, "architecture": arch})
-        trial = ctx._replace(run=ctx.run.model_copy(update={"model": model}))
-        if all(scope_valid(scope, trial) for scope in ctx.scopes):
-            return name
-    return None
+        yield name, ctx._replace(run=ctx.run.model_copy(update={"model": model}))
+
+
+def fitting_model(ctx: Context, names: list[str]) -> str | None:
+    """Of the model options `names` (in order), the first whose architecture every scope's layout takes
+    (the per-scope rules pass with it), so that a fix swapping the model in validates; None if none."""
+    trials = model_trials(ctx, names)
+    return next((name for name, trial in trials if all(scope_valid(s, trial) for s in ctx.scopes)), None)
 
 
 POOL = "--max-total-tokens"
