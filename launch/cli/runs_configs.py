@@ -17,12 +17,20 @@ outputs (to tell a damaged one). Both were read anew at every listing:
 
 The cache is `<cache dir>/runs/<sha256 of the runs dir's path>.json` (launch.files.cache_dir: off with
 T3RL_NO_CACHE=1). Unreadable, it is rebuilt; unwritable, the listing reads as before.
+
+Its bound, declared here and held at every write (`_prune`): a file holds the run dirs its last listing
+read, no others (a run dir removed since is dropped at the next listing); a file whose runs dir no
+longer exists is removed (its first key names it); and the files together stay within MAX_BYTES, the
+least recently used removed first (a file read is touched; a listing whose file alone would pass the
+bound keeps none).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sys
 from functools import cache
 from pathlib import Path
@@ -35,6 +43,11 @@ from launch.run import record_files
 from launch.run.output_digest import FileHashes
 from launch.run.record_files import read_yaml
 from t3rl_core import __version__, outside_json, yaml_text
+
+# The most the cache files of every runs dir listed may hold together (~1.5 KiB a run: ~40,000 runs).
+MAX_BYTES = 64 * 2**20
+# How a file starts: its runs dir first, so that pruning reads a file's head, not the whole of it.
+_HEAD = '{"runs_dir": '
 
 
 @cache
@@ -53,6 +66,7 @@ class ListingCache:
 
     def __init__(self, runs_dir: Path) -> None:
         where = str(runs_dir.resolve())
+        self.where = where
         self.file = cache_dir() / "runs" / f"{hashlib.sha256(where.encode()).hexdigest()[:32]}.json"
         self.on = caches_on()
         self.configs: dict[str, list[Any]] = {}
@@ -69,6 +83,9 @@ class ListingCache:
             for part in ("configs", "hashes"):
                 if isinstance(data.get(part), dict):
                     self.kept[part] = data[part]
+            # Used now: the bound removes the least recently used files first (unwritable: as written).
+            with contextlib.suppress(OSError):
+                os.utime(self.file)
 
     def read(self, config_file: Path) -> dict[str, Any]:
         """The mapping in `config_file`, as `read_yaml(config_file, dict)` reads it (its errors too)."""
@@ -113,9 +130,52 @@ class ListingCache:
         """Write the entries of the run dirs this listing read, if any differs from the cache's."""
         if not self.on or (self.configs == self.kept["configs"] and self.hashes == self.kept["hashes"]):
             return
-        body = json.dumps({"header": _header(), "configs": self.configs, "hashes": self.hashes})
+        body = json.dumps(
+            {"runs_dir": self.where, "header": _header(), "configs": self.configs, "hashes": self.hashes}
+        )
         try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(self.file, body + "\n")
+            if len(body) + 1 > MAX_BYTES:
+                self.file.unlink(missing_ok=True)  # past the bound alone: kept nowhere, read each time
+            else:
+                self.file.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(self.file, body + "\n")
+            _prune(self.file.parent, keep=self.file)
         except OSError:
             pass  # a cache dir this user cannot write: read again next time, as before
+
+
+def _runs_dir_of(file: Path) -> str | None:
+    """The runs dir a cache file was written for, read from its head; None when it does not say."""
+    try:
+        with file.open(encoding="utf-8") as stream:
+            # A path is at most 4,096 bytes, each at most 6 characters escaped in JSON.
+            head = stream.read(len(_HEAD) + 6 * 4096 + 2)
+        if not head.startswith(_HEAD):
+            return None
+        where, _ = json.JSONDecoder().raw_decode(head, len(_HEAD))
+    except (OSError, ValueError):
+        return None
+    return where if isinstance(where, str) else None
+
+
+def _prune(directory: Path, keep: Path) -> None:
+    """Hold the cache's bound: remove each file whose runs dir is gone, then the least recently used
+    files until the rest fit MAX_BYTES (`keep`, the one just written, is never removed)."""
+    files: list[tuple[float, int, Path]] = []
+    for file in directory.glob("*.json"):
+        try:
+            stat = file.stat()
+        except OSError:
+            continue  # removed by another listing meanwhile
+        where = None if file == keep else _runs_dir_of(file)
+        if where is not None and not os.path.isdir(where):
+            file.unlink(missing_ok=True)
+            continue
+        files.append((stat.st_mtime, stat.st_size, file))
+    total = sum(size for _, size, _ in files)
+    for _, size, file in sorted(files, key=lambda entry: (entry[0], str(entry[2]))):
+        if total <= MAX_BYTES:
+            break
+        if file != keep:
+            file.unlink(missing_ok=True)
+            total -= size

@@ -1,0 +1,81 @@
+"""First hour, hunted (wave nine): one test per kind a newcomer hunt found answered badly
+(docs/reference/cli-behaviour.md, "First hour, hunted (wave nine)"). Each fails on the code before its
+fix; in-process, on run dirs written by hand in the shape t3rl writes them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from launch.cli import runs_configs
+
+
+def _run_dir(root: Path, name: str) -> Path:
+    path = root / "quick" / name
+    path.mkdir(parents=True)
+    (path / "config.yaml").write_text("name: quick\nseed: 42\nstages:\n  a:\n    kind: eval\n")
+    return path
+
+
+def _listed(runs_dir: Path) -> Path:
+    """What one listing of `runs_dir` keeps: every run's config read, then saved. Its cache file."""
+    cache = runs_configs.ListingCache(runs_dir)
+    for config in sorted(runs_dir.glob("*/*/config.yaml")):
+        cache.read(config)
+    cache.save()
+    return cache.file
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("T3RL_NO_CACHE", raising=False)
+    return tmp_path / "cache" / "runs"
+
+
+def test_the_listing_cache_of_a_runs_dir_removed_is_pruned(tmp_path: Path, cache_dir: Path) -> None:
+    """`t3rl runs` kept one file per runs dir it ever listed, never pruned (wave eight's leftover): a
+    runs dir removed left its file for good. Now a file names its runs dir first, and a listing's save
+    removes each file whose runs dir is gone; a run dir removed is dropped from its runs dir's file."""
+    gone, kept = tmp_path / "gone", tmp_path / "kept"
+    _run_dir(gone, "20261129-000001")
+    first, second = _run_dir(kept, "20261129-000001"), _run_dir(kept, "20261129-000002")
+    gone_file = _listed(gone)
+    kept_file = _listed(kept)
+    assert gone_file.exists() and json.loads(gone_file.read_text())["runs_dir"] == str(gone.resolve())
+    shutil.rmtree(gone)
+    shutil.rmtree(second)
+    assert _listed(kept) == kept_file
+    assert not gone_file.exists()
+    assert list(json.loads(kept_file.read_text())["configs"]) == [str(first.resolve())]
+    assert sorted(cache_dir.iterdir()) == [kept_file]
+
+
+def test_the_listing_cache_stays_within_its_size_bound(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files of every runs dir listed stay within MAX_BYTES together, the least recently used
+    removed first (a listing reading its file touches it); a listing whose file alone would pass the
+    bound keeps none (and reads its configs each time, as with the cache off)."""
+    dirs = [tmp_path / f"runs{i}" for i in range(4)]
+    files = []
+    for i, runs_dir in enumerate(dirs):
+        _run_dir(runs_dir, "20261129-000001")
+        files.append(_listed(runs_dir))
+        os.utime(files[-1], (1_000_000 + i, 1_000_000 + i))  # written in this order, a second apart
+    size = files[0].stat().st_size
+    runs_configs.ListingCache(dirs[0])  # runs0 read again: used last, though written first
+    monkeypatch.setattr(runs_configs, "MAX_BYTES", 2 * size + size // 2)
+    _run_dir(dirs[3], "20261129-000002")  # runs3 changed: its file rewritten, the bound held
+    files[3] = _listed(dirs[3])
+    left = sorted(cache_dir.iterdir())
+    assert sum(f.stat().st_size for f in left) <= runs_configs.MAX_BYTES
+    assert left == sorted([files[0], files[3]]), left  # runs1 and runs2 were the least recently used
+    monkeypatch.setattr(runs_configs, "MAX_BYTES", size // 2)
+    _run_dir(dirs[0], "20261129-000002")
+    _listed(dirs[0])
+    assert sorted(cache_dir.iterdir()) == [], "a file alone past the bound is kept nowhere"
