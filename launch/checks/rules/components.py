@@ -9,7 +9,6 @@ model), which is no cheap probe; the eval stage's own start-up reports theirs.
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -135,23 +134,13 @@ def _no_return(used: UsedPlugin, doing: str, stuck: _NoReturn) -> Problem:
     )
 
 
-# Methods that change the container they are called on: a world calling one on a module's list, dict or
-# set changes what every episode of the process reads, concurrent ones included.
-_MUTATORS = frozenset(
-    ("append", "extend", "insert", "remove", "pop", "popitem", "clear", "update", "setdefault", "add",
-     "discard", "__setitem__", "__delitem__", "__iadd__", "__ior__")
-)  # fmt: skip
-_CONTAINERS = (list, dict, set, bytearray)
-
-
 def _module_state_shared(used: UsedPlugin, factory: Any) -> Iterator[Problem]:
-    """Each world (Env subclass) of the factory's module whose methods change its module's state: a
-    global rebound (`global N; N = …`), or a module-level list, dict or set (or os.environ) changed in
-    place. Episodes run concurrently in one process, each on its own Env, so such state is one for all
-    of them: an episode read another's (wave three and four left it: nothing told state set on purpose
-    from a leak). Declared on the class, `SHARED_STATE = ("N",)` (a ClassVar), it is shared on purpose."""
-    import dis  # lazy: reading a world's bytecode is only for a plugin env
-
+    """Each world (Env subclass) of the factory's module whose methods change state every episode of the
+    process shares: what its module holds (a global rebound, or changed in place through any alias:
+    launch.checks.rules.module_state), or a mutable default of a method. Episodes run concurrently in
+    one process, each on its own Env, so such state is one for all of them: an episode read another's.
+    Declared on the class, `SHARED_STATE = ("N",)` (a ClassVar), the module's N is shared on purpose."""
+    from launch.checks.rules.module_state import world_changes  # lazy: only for a plugin env
     from t3rl_core.envs.base import Env  # lazy: only for a plugin env, built here
 
     module = sys.modules.get(type(factory).__module__)
@@ -162,51 +151,37 @@ def _module_state_shared(used: UsedPlugin, factory: Any) -> Iterator[Problem]:
         if isinstance(v, type) and issubclass(v, Env) and v.__module__ == module.__name__
     ]
     for world in worlds:
-        declared = set(getattr(world, "SHARED_STATE", ()) or ())
-        for method_name, method in world.__dict__.items():
-            code = getattr(inspect.unwrap(method), "__code__", None) if callable(method) else None
-            if code is None:
+        declared = tuple(getattr(world, "SHARED_STATE", ()) or ())
+        told: set[str] = set()
+        for change in world_changes(world):
+            name = change.label.split("[", 1)[0]  # an item of TOOLS is declared as TOOLS
+            if change.method in told or (not change.default and _declared(name, declared)):
                 continue
-            instructions = list(dis.get_instructions(code))
-            for i in range(len(instructions)):
-                changed = _changes_module_state(instructions, i, names)
-                if changed is not None and changed not in declared:
-                    yield Problem(
-                        f"{used.key}.name",
-                        f"env plugin {used.name}: {world.__name__}.{method_name} changes the module's "
-                        f"{changed} ({type(factory).__module__}), one object for every episode of the "
-                        "process, concurrent ones included: an episode reads another's",
-                        fix=f"keep per-episode state on the Env (self.…, set in __init__) and what episodes "
-                        f"share on purpose on the factory; or declare it on {world.__name__}: "
-                        f"SHARED_STATE: ClassVar = ('{changed}',) (guarded by a lock where it must be)",
-                    )
-                    break
+            told.add(change.method)
+            where = f"{world.__name__}.{change.method}"
+            if change.default:
+                yield Problem(
+                    f"{used.key}.name",
+                    f"env plugin {used.name}: {where} changes its own default {name}, made once when the "
+                    "def ran: one object for every call, every episode's, concurrent ones included",
+                    fix=f"default {name} to None and make a fresh one in the body ({name} = [] if {name} "
+                    f"is None else {name}); or keep it on the Env (self.…, set in __init__)",
+                )
+                continue
+            yield Problem(
+                f"{used.key}.name",
+                f"env plugin {used.name}: {where} changes the module's {name} ({type(factory).__module__}), "
+                "one object for every episode of the process, concurrent ones included: an episode reads "
+                "another's",
+                fix=f"keep per-episode state on the Env (self.…, set in __init__) and what episodes share on "
+                f"purpose on the factory; or declare it on {world.__name__}: SHARED_STATE: ClassVar = "
+                f"('{name}',) (guarded by a lock where it must be)",
+            )
 
 
-def _changes_module_state(instructions: list[Any], i: int, names: dict[str, Any]) -> str | None:
-    """The module global instruction `i` starts changing (rebound, or a container changed in place: a
-    mutator called on it, an item set or deleted), else None."""
-    ins = instructions[i]
-    if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
-        return str(ins.argval)
-    if ins.opname != "LOAD_GLOBAL":
-        return None
-    name, value = str(ins.argval), names.get(str(ins.argval))
-    after = instructions[i + 1 : i + 4]
-    if name == "os" and after and after[0].opname == "LOAD_ATTR" and after[0].argval == "environ":
-        name, value, after = "os.environ", os.environ, after[1:]
-    if not isinstance(value, _CONTAINERS) and name != "os.environ":
-        return None
-    if after and after[0].opname in ("LOAD_METHOD", "LOAD_ATTR") and after[0].argval in _MUTATORS:
-        return name
-    # `N[k] = v` / `del N[k]`: the global, one load of the key, then the subscript's store or delete.
-    if (
-        len(after) >= 2
-        and after[1].opname in ("STORE_SUBSCR", "DELETE_SUBSCR")
-        and after[0].opname.startswith("LOAD_")
-    ):
-        return name
-    return None
+def _declared(name: str, declared: tuple[str, ...]) -> bool:
+    """Whether SHARED_STATE declares `name` (`m.x`, `TOOLS`): itself, or what holds it (`m`)."""
+    return any(name == d or name.startswith(f"{d}.") for d in declared)
 
 
 def _factory_problem(factory: Any) -> str | None:

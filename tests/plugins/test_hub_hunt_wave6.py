@@ -1,0 +1,159 @@
+"""Adversarial hub environments and plugins, hunt wave six (docs/explanation/plugins.md, "Hunt wave
+six"). Each is answered by a declaration every world or registry shares; in-process. Each test fails
+with its declaration turned off."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import types
+from collections.abc import Iterator
+
+import pytest
+
+from launch.checks.rules import components
+from launch.checks.rules.module_state import world_changes
+from t3rl_core.envs.base import Env
+from t3rl_core.plugins import UsedPlugin
+
+# ------------------------------------------------ state the module holds, changed through any spelling
+
+HEAD = """
+import collections as m
+import os as o
+import types
+from typing import ClassVar
+
+SEEN = []
+TOOLS = {"add": "adds", "nested": {}}
+STATE = types.SimpleNamespace(n=0)
+NAME = "counter"
+_MISSING = object()
+
+
+class Leaky:
+"""
+# What a method of the world does, and what it changes (None: nothing every episode shares).
+CHANGES = {
+    "module alias": ("def step(self, action):\n    m.x = action", "m.x"),
+    "module alias, augmented": ("def step(self, action):\n    m.n += 1", "m.n"),
+    "environ via alias": ("def reset(self):\n    o.environ.setdefault('X', '1')", "o.environ"),
+    "local alias": ("def step(self, action):\n    seen = SEEN\n    seen.append(action)", "SEEN"),
+    "in-place operator on an alias": (
+        "def step(self, action):\n    seen = SEEN\n    seen += [action]",
+        "SEEN",
+    ),
+    "class attribute via type(self)": ("def step(self, action):\n    type(self).calls += 1", "Leaky.calls"),
+    "class attribute via __class__": ("def step(self, action):\n    self.__class__.calls = 0", "Leaky.calls"),
+    "class attribute by name": ("def outcome(self):\n    Leaky.calls = 1", "Leaky.calls"),
+    "class attribute via cls": ("@classmethod\ndef bump(cls):\n    cls.calls += 1", "Leaky.calls"),
+    "mutable default": ("def step(self, action, seen=[]):\n    seen.append(action)", "seen"),
+    "item of a module dict": ("def reset(self):\n    TOOLS['nested']['k'] = 1", "TOOLS[…]"),
+    "module-level instance": ("def outcome(self):\n    STATE.n += 1", "STATE.n"),
+    "attribute of self bound to it": (
+        "def __init__(self):\n    self.seen = SEEN\ndef step(self, action):\n    self.seen.append(action)",
+        "SEEN",
+    ),
+    "in a comprehension": ("def step(self, action):\n    [SEEN.append(a) for a in action]", "SEEN"),
+    "in a nested function": (
+        "def step(self, action):\n    def keep():\n        TOOLS.update(a=action)\n    keep()",
+        "TOOLS",
+    ),
+    # No over-refusal: copies, per-episode state, scalars, sentinels and reads.
+    "a copy": ("def step(self, action):\n    seen = list(SEEN)\n    seen.append(action)", None),
+    "per-episode state": (
+        "def __init__(self):\n    self.seen = []\ndef step(self, a):\n    self.seen.append(a)",
+        None,
+    ),
+    "a string built": ("def step(self, action):\n    name = NAME\n    name += '!'\n    return name", None),
+    "an item's number": ("def step(self, action):\n    n = TOOLS['nested']\n    return len(n) + 1", None),
+    "a sentinel default": (  # as dataclasses' __init__ takes a field's default factory
+        "def __init__(self, seen=_MISSING):\n    self.seen = [] if seen is _MISSING else seen\n"
+        "def step(self, action):\n    self.seen.append(action)",
+        None,
+    ),
+    "a read of the class": ("def step(self, action):\n    return type(self).__name__ + Leaky.__name__", None),
+    "set at class definition": ("def __init_subclass__(cls):\n    cls.kinds = []", None),
+}
+
+
+def _world(kind: str, body: str | None = None) -> type:
+    """The class `Leaky` of a fresh module whose one method does `kind`."""
+    name = f"hunt6_{abs(hash(kind))}"
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    source = HEAD + textwrap.indent(body if body is not None else CHANGES[kind][0], "    ")
+    exec(compile(source, f"{name}.py", "exec"), module.__dict__)
+    return module.Leaky
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _forget_modules() -> Iterator[None]:
+    yield
+    for name in [n for n in sys.modules if n.startswith("hunt6_")]:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize("kind", list(CHANGES))
+def test_module_state_is_read_by_what_the_module_holds_not_its_spelling(kind: str) -> None:
+    """Wave five read `SEEN.append(…)` spelt on the global's own name only; an alias of a module
+    (`m.x = …`), of a container (`seen = SEEN`), a class attribute, a mutable default, an item of a
+    module's dict, a module-level instance or an attribute of self bound to it changed what every
+    episode shares unsaid. Now each method's bytecode is played over what its values are
+    (launch.checks.rules.module_state); copies, per-episode state and scalars stay valid."""
+    expected = CHANGES[kind][1]
+    labels = [change.label for change in world_changes(_world(kind))]
+    assert labels == ([expected] if expected else []), labels
+
+
+WORLD_MODULE = """
+from typing import ClassVar
+from t3rl_core.envs.base import Env, EnvFactory
+import collections as m
+
+SEEN = []
+
+
+class Leaky(Env):
+    SHARED_STATE: ClassVar = {declared}
+
+    async def reset(self):
+        m.x = 1
+        return None
+
+    async def step(self, action, seen=[]):
+        seen.append(action)
+        return None
+
+    def outcome(self):
+        return {{}}
+
+
+class Factory(EnvFactory):
+    def __call__(self, task, mode):
+        return Leaky()
+"""
+
+
+def _said(declared: tuple[str, ...]) -> list[str]:
+    name = f"hunt6_world_{len(declared)}"
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    exec(compile(WORLD_MODULE.format(declared=declared), f"{name}.py", "exec"), module.__dict__)
+    assert issubclass(module.Leaky, Env)
+    used = UsedPlugin(key="env", kind="env", name=f"{name}:Factory", target=f"{name}:Factory")
+    factory = object.__new__(module.Factory)
+    return [f"{p.message} | {p.fix}" for p in components._module_state_shared(used, factory)]
+
+
+def test_pre_flight_names_the_alias_and_the_default_with_their_fixes() -> None:
+    """What pre-flight says: the module's state by the name the world reached it by, declarable (and a
+    declaration of the module covers its attributes); a mutable default by its parameter, with the
+    fix that gives each call its own (no SHARED_STATE makes a default per-episode)."""
+    module_change, default_change = _said(())
+    assert "Leaky.reset changes the module's m.x (hunt6_world_0)" in module_change, module_change
+    assert "SHARED_STATE: ClassVar = ('m.x',)" in module_change, module_change
+    assert "Leaky.step changes its own default seen" in default_change, default_change
+    assert "seen = [] if seen is None else seen" in default_change, default_change
+    (left,) = _said(("m",))
+    assert "default seen" in left, left
