@@ -93,7 +93,8 @@ def resolve(
         from launch.checks.group_keys import group_key_problems  # lazy: only to explain a mistake
 
         problems = (
-            _deleted_groups(overrides, error.problems, config_dirs)
+            _hollow_options(error.problems, overrides, config_dirs)
+            or _deleted_groups(overrides, error.problems, config_dirs)
             or group_key_problems(overrides, config_dirs)
             or with_package_keys(error.problems, config_dirs)
         )
@@ -133,6 +134,9 @@ def resolve(
 
         problems = with_header_fixes(problems_from_validation(error, data, provenance), provenance)
         problems = with_readings(problems, misreads)
+        hollow = _hollow_options(problems, overrides, config_dirs)
+        if hollow:  # an option's file that gives its section nothing: the choice is the cause
+            raise ConfigError(hollow) from None
         deleted = _deleted_groups(overrides, problems, config_dirs)
         if deleted:  # the cause, undone by dropping it: no other fix applies
             raise ConfigError(deleted) from None
@@ -200,6 +204,16 @@ def resolve(
 
 # The checks of what an override does, each imported only when a command line holds such an override: a
 # cold command's line rarely does (tests/architecture/test_startup_imports.py counts its modules).
+
+
+def _hollow_options(
+    problems: Sequence[Problem], overrides: Sequence[str], config_dirs: Sequence[str]
+) -> list[Problem] | None:
+    if not any("=" in o and "." not in o.split("=", 1)[0].split("@")[0] for o in overrides):
+        return None  # no group chosen on the line: no option file to read
+    from launch.checks.hollow_options import hollow_option_problems  # lazy: only a group chosen, refused
+
+    return hollow_option_problems(problems, overrides, config_dirs)
 
 
 def _deleted_groups(

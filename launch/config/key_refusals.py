@@ -116,13 +116,24 @@ def unknown_key(
         else f"did you mean '{_join(parent, guess)}{below}'? e.g. "
         + assign(composed, _join(parent, guess) + below, value_text)
         if guess
-        else (f"known keys {where}: {', '.join(sorted(known))}")
+        else (
+            _nearest_path_fix(key, value, composed, _join(parent, leaf))
+            or f"known keys {where}: {', '.join(sorted(known))}"
+        )
         if known
         # a mapping of entries the user names (services): nothing to guess from, an entry to add
         else f"'{parent}' holds entries you name, none set here: add one with '+': "
         f"+{key}={value_text} (its fields: t3rl show --explain {parent})"
     )
     return Problem(key=key, message=f"unknown key '{leaf}' {where}", source=f"override `{text}`", fix=fix)
+
+
+def _nearest_path_fix(key: str, value: Any, composed: dict[str, Any], unknown: str) -> str | None:
+    """`trackng.project.name=x`: the key path nearest the one typed, as a whole, that takes its value."""
+    from launch.config.nearest_paths import nearest_path  # lazy: only to explain a mistake
+
+    near = nearest_path(key, value, composed, unknown)
+    return f"did you mean {near}? {assign(composed, near, shell_word(str(value)))}" if near else None
 
 
 def _join(parent: str, leaf: str | None) -> str:

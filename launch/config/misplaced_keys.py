@@ -103,7 +103,13 @@ def key_fits(key: str, root: Mapping[str, Any]) -> bool:
         known = field_names(".".join(parts[:depth]), root)
         if known and part not in known:
             return False
+        if not known and depth and _holds_a_value(value_at(root, ".".join(parts[:depth]))):
+            return False  # `tracking.project.name`: a text, a number holds no keys below it
     return True
+
+
+def _holds_a_value(node: Any) -> bool:
+    return node is not None and not isinstance(node, Mapping | BaseModel)
 
 
 def fits(target: str, value: Any, root: Mapping[str, Any]) -> bool:

@@ -119,7 +119,7 @@ class Provenance:
                 if isinstance(override.value, dict | list):
                     for key, raw in _nodes(_as_config(override.value), override.key):
                         origins[key] = Origin(source, "", raw, order)
-                if override.text.startswith("+") and not override.text.startswith("++"):
+                if override.text.startswith("+"):  # `+` and `++` alike create what the path lacks
                     _created_by(origins, override.key, origins[override.key])
             order += 1
         for key in [k for k in shadowed if origins[k].source.startswith("override")]:

@@ -189,6 +189,7 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
             fix = (
                 refused
                 or other_kinds_fix(parent, leaf, root, source)
+                or _nearest_path_fix(key, _typed_value(key, item.get("input"), source), root)
                 or f"known keys {where}: {', '.join(known)}"
             )
         return Problem(key, f"unknown key '{leaf}' {where}", source, fix)
@@ -476,6 +477,19 @@ def _list_of(key: str) -> str:
     """The key of the list a list item's key names (the key itself otherwise)."""
     parent, _, index = key.rpartition(".")
     return parent if index.isdigit() else key
+
+
+def _nearest_path_fix(key: str, value: Any, root: Mapping[str, Any]) -> str | None:
+    """`++trackng.project.name=x`: the key path nearest the one typed, as a whole, that takes its value."""
+    from launch.config.misplaced_keys import typed_leaves  # lazy: an error's path
+    from launch.config.nearest_paths import nearest_path  # lazy: likewise
+
+    leaves = typed_leaves(key, value)
+    if len(leaves) != 1:
+        return None
+    typed, typed_value = leaves[0]
+    near = nearest_path(typed, typed_value, root, key)
+    return f"did you mean {near}? {assign(root, near, _override_text(typed_value))}" if near else None
 
 
 def _typed_value(key: str, value: Any, source: str) -> Any:

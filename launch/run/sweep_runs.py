@@ -61,6 +61,7 @@ from launch.run.sweep_checks import CheckedPoint, refuse_whole_sweep
 from launch.run.sweep_extend import PATH_KINDS, extendable, renumbered
 from launch.run.sweep_liveness import sweep_lock
 from launch.run.sweep_plot import plot_sweep
+from launch.run.sweep_selections import new_points_refused
 from launch.run.sweep_view import live_points, points_table
 from t3rl_core.counts import counted
 
@@ -141,6 +142,12 @@ def run_sweep(
         return EXIT_CONFIG
 
     refuse_whole_sweep([CheckedPoint(c.point, *c.plan) for c in checks], overrides, only, console)
+    # every new point a new record: a selection none of its stages can feed is refused before any runs
+    unfed = new_points_refused(
+        [(c.point, c.plan[1]) for c in checks], Selection(from_stage, only), {p.index for p in new_points}
+    )
+    if unfed:
+        raise ConfigError(unfed)
     first_resolved, first_plan = checks[0].plan
     if not dry and len(points) > 1 and getattr(first_resolved.run.executor, "max_parallel", 1) != 1:
         refuse_literals_for_children(list(dict.fromkeys(o for c in checks for o in c.plan[0].overrides)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -115,15 +116,23 @@ def test_ctrl_c_stops_every_point_prints_the_resume_command_and_the_sweep_resume
 
 
 def test_points_at_once_record_why_each_failed(workdir: Path) -> None:
-    # Each point's own launcher refuses (its --only stage reads a checkpoint no stage made); the sweep
-    # records its words per point. (Only that stage runs, on no GPU: two points may run it at once.)
+    # Each point's data preparation fails (its interpreter exits 3 there, and runs the pre-flight's probes);
+    # the sweep records each point's words. (A --only stage no stage of a new point feeds, the cause here
+    # before, is refused before the sweep starts since hunt wave 9.)
+    conf = _conf(workdir)
+    python = workdir / "failing-python"
+    python.write_text(
+        '#!/bin/bash\n[[ "$1 $2" == "-m t3rl_core.data" ]] && exit 3\n'
+        f'exec {shlex.quote(sys.executable)} "$@"\n'
+    )
+    python.chmod(0o755)
     result = invoke(
-        "run", "-m", "+experiment=stage1_bfcl", "reward=progress,binary", "executor=local",
-        "executor.max_parallel=2", "--only", "to_hf",
+        "run", "-m", "+experiment=cli_data_only", "env.data.seed=1,2", "executor.max_parallel=2",
+        "--config-dir", str(conf), f"paths.cluster_python={python}",
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     (sweep_json,) = (workdir / "runs").rglob("sweep.json")
     points = json.loads(sweep_json.read_text())["points"]
     assert [p["status"] for p in points] == ["failed", "failed"]
-    assert all("needs the outputs of train" in p["error"] for p in points), points
+    assert all(p["error"].startswith("stage prepare_data: exit code 3;") for p in points), points
     assert "resume the rest with: t3rl run --run-dir" in result.output

@@ -1,0 +1,142 @@
+"""Hunt wave nine: keys, groups, launcher. Each kind is refused at its key, where it was set, with a first fix
+that validates when applied (tests.support.fix_applier), and the valid setting beside it still passes.
+
+- a config group option whose file is empty or a YAML list (`reward=mine`): refused at the group, set in the
+  choice, the choice dropped as the fix (launch/checks/hollow_options.py);
+- `--only`/`--from` of a sweep that some new point cannot start: refused for each such point, named, before
+  the sweep runs (launch/run/sweep_selections.py; was: the pipeline refused each point once it came up);
+- a nested key a forced add (`++`) or a plain set typed one level off or too deep
+  (`++hardware.gpu.memory_gib`, `++trackng.project.name`): the nearest key path as a whole, taking the value
+  (launch/config/nearest_paths.py), a `++`'s containers the override's (launch/config/provenance.py), and no
+  guess below a scalar (`misplaced_keys.key_fits`).
+
+See docs/explanation/preflight.md, "Hunt wave nine: keys, groups, launcher".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launch.checks.context import Selection
+from launch.config.errors import Problem
+from launch.run.sweep import Point
+from launch.run.sweep_selections import new_points_refused
+from tests.support.cli_app import invoke
+from tests.support.in_tmp import in_tmp
+from tests.support.refusals import errors, fixed
+
+S1 = "+experiment=stage1_bfcl"
+
+_in_tmp = in_tmp()
+
+
+def _refused_once(overrides: list[str], config_dirs: tuple[str, ...] = ()) -> Problem:
+    found = errors(overrides, config_dirs)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _fix_validates(overrides: list[str], problem: Problem, config_dirs: tuple[str, ...] = ()) -> None:
+    again = fixed(overrides, problem)
+    assert errors(again, config_dirs) == [], (problem.fix, again)
+
+
+# ------------------------------------------------------------- a group option whose file gives no section
+
+
+@pytest.fixture(scope="module")
+def own_dir(_in_tmp: Path) -> str:
+    """A config dir of one's own: reward options empty, comments only, a list, a scalar, and a valid one."""
+    reward = _in_tmp / "mine" / "reward"
+    reward.mkdir(parents=True)
+    (reward / "empty.yaml").write_text("")
+    (reward / "comments.yaml").write_text("# my reward, to be written\n")
+    (reward / "listy.yaml").write_text("- name: binary\n")
+    (reward / "word.yaml").write_text("binary\n")
+    (reward / "mine.yaml").write_text("name: binary\n")
+    return str(_in_tmp / "mine")
+
+
+@pytest.mark.parametrize("option", ["empty", "comments", "listy", "word"])
+def test_a_hollow_group_option_is_refused_at_the_group_with_the_choice_dropped(
+    own_dir: str, option: str
+) -> None:
+    line = [S1, f"reward={option}"]
+    problem = _refused_once(line, (own_dir,))
+    # was: at reward with "see the field's comment" (empty), or at the file's path with "write it as
+    # `key: value` lines" (a list), neither naming the choice nor a fix that validates
+    assert problem.key == "reward" and problem.source == f"override `reward={option}`", problem
+    assert f"reward/{option}.yaml" in problem.message
+    assert problem.fix.startswith(f"drop `reward={option}`"), problem.fix
+    _fix_validates(line, problem, (own_dir,))
+
+
+def test_a_group_option_of_ones_own_with_its_keys_stays_valid(own_dir: str) -> None:
+    assert errors([S1, "reward=mine"], (own_dir,)) == []
+
+
+# ------------------------------------------------------------- a nested key typed off: the nearest key path
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("++hardware.gpu.memory_gib=141", "hardware.gpu_memory_gib=141"),  # was: hardware's keys listed
+        ("+hardware.gpus.per_node=8", "hardware.gpus_per_node=8"),
+        ("++trackng.project.name=x", "tracking.project=x"),  # was: +tracking={project: {name: x}}, refused
+        ("trackng.project.name=x", "tracking.project=x"),  # was: the top level's keys listed
+        ("++stages.train.curiculum.optimizer.lr.value=2e-06", "stages.train.curriculum.optimizer.lr=2e-06"),
+    ],
+)
+def test_a_nested_key_typed_off_gets_the_nearest_key_path(typed: str, meant: str) -> None:
+    line = [S1, typed]
+    problem = _refused_once(line)
+    assert problem.source == f"override `{typed}`"
+    assert problem.fix.endswith(meant), problem.fix
+    _fix_validates(line, problem)
+
+
+def test_a_forced_add_of_a_section_the_model_lacks_is_the_overrides_not_the_model_files() -> None:
+    line = [S1, "++model.arch.num_layers=36"]
+    problem = _refused_once(line)
+    # was: "in conf/model/qwen3_4b_instruct_2507.yaml, delete `arch:` under model": the file has none
+    assert "conf/model" not in problem.fix and "model.architecture.num_layers=36" in problem.fix, problem.fix
+    _fix_validates(line, problem)
+
+
+def test_a_path_near_no_key_is_dropped() -> None:
+    line = [S1, "++some.unknown.nested=1"]
+    problem = _refused_once(line)
+    assert problem.fix.startswith("drop `++some.unknown.nested=1`"), problem.fix
+    _fix_validates(line, problem)
+
+
+# ------------------------------------------------------- a sweep's selection some new point cannot start
+
+
+def test_a_sweeps_selection_no_new_point_can_start_is_refused_before_any_runs(_in_tmp: Path) -> None:
+    runs = _in_tmp / "sweep_runs"
+    result = invoke(
+        ["run", "-m", "+experiment=quickstart", f"paths.runs_dir={runs}", "seed=1,2", "--only", "eval_tiny"]
+    )
+    # was: the sweep dir made, each point refused by the pipeline in turn (exit 1)
+    assert result.exit_code == 2, result.output
+    assert "point 0 (seed=1): --only eval_tiny selects stages" in result.output, result.output
+    assert "point 1 (seed=2): --only eval_tiny" in result.output
+    assert not runs.exists(), list(runs.rglob("*"))
+
+
+def test_only_the_new_points_of_an_extended_sweep_are_judged() -> None:
+    from launch.checks.resolve import resolve
+    from launch.checks.validate import trial_plan
+
+    plan, refused = trial_plan(resolve(["+experiment=quickstart"]).run)
+    assert plan is not None, refused
+    points = [(Point(i, (), (f"seed={i}",)), plan) for i in range(3)]
+    only = Selection(only="eval_tiny")
+    # points 0 and 1 ran before (a sweep extended): their records decide; point 2 is new
+    (problem,) = new_points_refused(points, only, {2})
+    assert problem.key == "--only" and problem.message.startswith("point 2 (seed=2): --only eval_tiny")
+    assert new_points_refused(points, Selection(only="prepare_data"), {0, 1, 2}) == []  # reads nothing
