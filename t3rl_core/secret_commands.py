@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from t3rl_core.secret_name_words import is_secret_name, looks_like_credential
+from t3rl_core.secret_name_words import OTHER_LANGUAGES, is_secret_name, looks_like_credential
 
 # How an option takes its value: glued to it only (`-pV`, `--password=V`: `mysql -p V` asks for the
 # password, V being the database), or glued or as the next word (`-a V`, `--user alice:V`).
@@ -233,6 +233,8 @@ def command_spans(text: str) -> list[tuple[int, int]]:
         spans += _pgpass_spans(text)
     if any(marker in text for marker in _STDIN_MARKERS):
         spans += stdin_spans(text)
+    if "send" in text and "expect" in text:
+        spans += expect_spans(text)
     return _ordered(spans)
 
 
@@ -256,6 +258,9 @@ _PIPED = (
     rf"\s+{_SHELL_WORD}\s*\|\s*$"
 )
 _HERE_STRING = rf"<<<\s*{_SHELL_WORD}"
+# A here-document's marker on the reader's line (`cat <<EOF | docker login --password-stdin`, `<<-'END'`):
+# its lines up to the delimiter's are what the command reads (`_here_document`); not a here-string's `<<<`.
+_HERE_DOC = r"(?<!<)<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2"
 
 
 def stdin_spans(text: str) -> list[tuple[int, int]]:
@@ -275,7 +280,84 @@ def stdin_spans(text: str) -> list[tuple[int, int]]:
                 spans.append(_word_span(piped, 4))
         for here in re.compile(_HERE_STRING).finditer(text, start, end):
             spans.append(_word_span(here, 1))
+        for here in re.compile(_HERE_DOC).finditer(text, start, end):
+            spans += _here_document(text, here)
     return [(a, b) for a, b in spans if b > a and not text[a:b].startswith(_NOT_VALUES)]
+
+
+# `expect`'s dialogue with a program that asks for a credential on its terminal (ssh, su, passwd, a
+# vault's unlock): the `send` after an `expect` of a prompt naming one is what the program reads, as a
+# stdin reader's line is. A prompt names one by a credential's word (`assword:`, `Passphrase`, `token`,
+# `PIN`) or a password's word of another language (t3rl_core.secret_name_words.OTHER_LANGUAGES); the
+# `send` follows within the next statements (`;`, a line break, real or JSON-escaped).
+# A statement begins after a space or a sign, or after JSON's escaped line break or tab.
+_EXPECT = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nt]))expect\s+(?:-[a-z]+\s+)*"
+_PROMPT_WORDS = ("assword", "passphrase", "token", "secret", "pin", *OTHER_LANGUAGES)
+_SEND = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nt]))send\s+(?:--\s+)?"
+
+
+def expect_spans(text: str) -> list[tuple[int, int]]:
+    """The words `expect`'s `send` answers a credential's prompt with (`expect "password:"` then
+    `send "V\\r"`), the line's `\\r` or `\\n` left out."""
+    spans = []
+    for prompt in re.finditer(_EXPECT, text):
+        words = text[prompt.end() : prompt.end() + 80].lower().split("send", 1)[0]
+        if not any(word in words for word in _PROMPT_WORDS):
+            continue
+        send = re.compile(_SEND).search(text, prompt.end(), prompt.end() + 160)
+        if send is not None:
+            spans.append(_sent(text, send.end()))
+    return [(a, b) for a, b in spans if b > a and not text.startswith(_NOT_VALUES, a)]
+
+
+def _sent(text: str, at: int) -> tuple[int, int]:
+    """The span of the word `send` gives at `at`: quoted (`"V\\r"`, also JSON-escaped `\\"V\\r\\"`), in
+    Tcl's braces, or plain up to a space or `;`."""
+    quote = re.compile(r'\\*"|\{').match(text, at)
+    if quote is None:
+        end = at
+        while end < len(text) and not text[end].isspace() and text[end] not in ";]":
+            end += 1
+    else:
+        at = quote.end()
+        end = text.find(quote.group().replace("{", "}"), at)
+        end = len(text) if end < 0 else end
+    while text[at:end].endswith(("\\r", "\\n")):
+        end -= 2
+    while end > at and text[end - 1] == "\\":
+        end -= 1
+    return at, end
+
+
+def _here_document(text: str, marker: re.Match[str]) -> list[tuple[int, int]]:
+    """The lines of the here-document `marker` (`<<EOF`, `<<-'END'`) opens, up to its delimiter's line (or
+    the text's end: a view cut short), over real line breaks or JSON's escaped ones (a cell's code in a
+    record): what the command reads from its standard input."""
+    breaks = [(at, sign) for sign in ("\\n", "\n") if (at := text.find(sign, marker.end())) >= 0]
+    if not breaks:
+        return []
+    at, sign = min(breaks)
+    delimiter, spans = marker.group(3), []
+    # Texts scanned joined (pre-flight's, parted by NUL) end the document at their end.
+    last = text.find("\0", at)
+    last = len(text) if last < 0 else last
+    at += len(sign)
+    while at < last:
+        line_end = text.find(sign, at, last)
+        line_end = last if line_end < 0 else line_end
+        line = text[at:line_end]
+        # `<<-` strips leading tabs (real or JSON-escaped); a CRLF text's `\r` ends the line.
+        if (_without_tabs(line) if marker.group(1) else line).rstrip("\r").removesuffix("\\r") == delimiter:
+            break
+        spans.append((at, line_end))
+        at = line_end + len(sign)
+    return spans
+
+
+def _without_tabs(line: str) -> str:
+    while line.startswith(("\t", "\\t")):
+        line = line[1:] if line[0] == "\t" else line[2:]
+    return line
 
 
 def _word_span(found: re.Match[str], first: int) -> tuple[int, int]:

@@ -41,13 +41,99 @@ _SECRET_KEY_NAME = re.compile(
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
+# A password's word in the languages names are also written in (`DB_PASSWORT`, `mot_de_passe`,
+# `contraseña`, `пароль`, `密码`), read as `password` by every reader of names: `is_secret_name` (config
+# keys, variables, so a value under such a name is masked and refused as under `DB_PASSWORD`) and the
+# reading of text (`names_in_english`, through `secret_pieces.decoded_names`). The one vocabulary: a row
+# added here is read everywhere. Only a whole word counts (`enclave`, `Kennwortlänge`, `密码学`
+# (cryptography) are no name of one: the readers of names want the word at a name's end).
+OTHER_LANGUAGES: dict[str, str] = {
+    "passwort": "de", "kennwort": "de", "mot_de_passe": "fr", "motdepasse": "fr", "contraseña": "es",
+    "contrasena": "es", "clave": "es", "senha": "pt", "wachtwoord": "nl", "hasło": "pl", "haslo": "pl",
+    "heslo": "cs", "lösenord": "sv", "losenord": "sv", "passord": "no", "adgangskode": "da",
+    "salasana": "fi", "jelszó": "hu", "jelszo": "hu", "şifre": "tr", "sifre": "tr", "parolă": "ro",
+    "пароль": "ru", "密码": "zh", "密碼": "zh", "パスワード": "ja", "비밀번호": "ko", "סיסמה": "he",
+    "पासवर्ड": "hi", "κωδικός": "el",
+}  # fmt: skip
+# Where free text is searched for them: a word with a letter beyond ASCII wherever the text holds one
+# (an ASCII text, nearly every record, holds none, so its search costs nothing); a word of ASCII only
+# where the readers of names already search for the English word it begins with (`pass`: `passwort`,
+# `passord` end as `PASS_ENDINGS`). A search of its own for each other ASCII word (`kennwort`, `senha`,
+# `clave`) cost `mask_text` ~0.6 % a word on a 40 KB eval record: those are read in names only
+# (`is_secret_name`: config keys and variables, whose values are then masked wherever they stand).
+_BEYOND_ASCII = tuple(word for word in OTHER_LANGUAGES if not word.isascii())
+PASS_ENDINGS = tuple(word.removeprefix("pass") for word in OTHER_LANGUAGES if word.startswith("pass"))
+
+
+def names_in_english(text: str, names_only: bool = False) -> tuple[str, list[int]] | None:
+    """`text` with every whole word of `OTHER_LANGUAGES` read as `password`, and where each of its
+    characters (and its end) begins in `text`; None when it holds none. `names_only`: every word of the
+    table (`text` is a name); otherwise those with a letter beyond ASCII (`_BEYOND_ASCII`)."""
+    if not (names_only or not text.isascii()):
+        return None
+    lower = text.lower()
+    if len(lower) != len(text):  # a letter whose lower case is longer (`İ`): read as it is
+        lower = text
+    if names_only:
+        words = [word for word in OTHER_LANGUAGES if word in lower]
+    else:
+        words = [word for word in _BEYOND_ASCII if word in lower] if not text.isascii() else []
+    if not words:
+        return None
+    found = sorted(
+        (at, at + len(word))
+        for word in words
+        for at in _occurrences(lower, word)
+        if _whole_word(text, word, at, at + len(word))
+    )
+    if not found:
+        return None
+    pieces: list[str] = []
+    starts: list[int] = []
+    done = 0
+    for start, end in found:
+        if start < done:
+            continue
+        pieces += [text[done:start], "password"]
+        starts += [*range(done, start), *(min(start + i, end - 1) for i in range(8))]
+        done = end
+    pieces.append(text[done:])
+    starts += [*range(done, len(text) + 1)]
+    return "".join(pieces), starts
+
+
+def _occurrences(text: str, word: str) -> list[int]:
+    found, at = [], text.find(word)
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
+
+
+def _whole_word(text: str, word: str, start: int, end: int) -> bool:
+    """`text[start:end]` (`word`) is a word of its own: in a script with case, no letter or digit joined
+    before it but a camelCase word's start (`dbPasswort`) and no small letter after it; a script without
+    case (`数据库密码`) writes no space between words, so only what follows counts there, and no letter
+    may (`密码学`)."""
+    after = text[end : end + 1]
+    if text[start].lower() == text[start].upper():  # no case: Chinese, Japanese, Korean, Hebrew, Hindi
+        return not after.isalpha()
+    before = text[start - 1 : start]
+    camel_start = (before.islower() or before.isdigit()) and text[start].isupper()
+    return not (before.isalnum() and not camel_start) and not (after.isalpha() and after.islower())
+
+
 # Cached: every scrub of printed or written text walks the environment's names through it.
 @lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
-    """True for variable or config-key names that hold credentials (FOO_API_KEY, GITHUB_PAT, api_key)."""
+    """True for variable or config-key names that hold credentials (FOO_API_KEY, GITHUB_PAT, api_key),
+    in the languages of `OTHER_LANGUAGES` too (`DB_PASSWORT`, `contraseña`)."""
     if name in _KNOWN_SECRETS or _SECRET_KEY_NAME.search(_CAMEL_BOUNDARY.sub("_", name).replace("-", "_")):
         return True
-    return name.isupper() and bool(_SECRET_ENV_NAME.search(name))
+    if name.isupper() and _SECRET_ENV_NAME.search(name):
+        return True
+    english = names_in_english(name, names_only=True)
+    return english is not None and is_secret_name(english[0])
 
 
 # A run of characters as random keys are written (base62, hex, base64 without `/`), long enough that a

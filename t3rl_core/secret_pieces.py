@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from urllib.parse import quote, quote_plus
 
+from t3rl_core.secret_name_words import names_in_english
+
 MASK = "***"
 # A beginning or end this long of a random value is taken for the value (a key's first 12 random
 # characters do not occur by chance; an ordinary value's, e.g. a path's, might, so they are not cut).
@@ -519,6 +521,17 @@ _NAME_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 
 def decoded_names(text: str) -> tuple[str, list[int]] | None:
+    """`text` with every escape of a name's character undone and a password's word in another language
+    read as `password` (`t3rl_core.secret_name_words.OTHER_LANGUAGES`), and where each of its characters
+    (and its end) begins in `text`; None when it holds neither."""
+    decoding = _unescaped(text)
+    english = names_in_english(text if decoding is None else decoding[0])
+    if english is None or decoding is None:
+        return english or decoding
+    return english[0], [decoding[1][at] for at in english[1]]
+
+
+def _unescaped(text: str) -> tuple[str, list[int]] | None:
     """`text` with every escape of a name's character undone, and where each of its characters (and its
     end) begins in `text`; None when it holds no such escape."""
     if not any(sign in text for sign in _SIGNS):

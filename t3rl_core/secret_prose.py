@@ -1042,6 +1042,36 @@ def _mixed(value: str) -> bool:
     return any(c.isalpha() for c in value) and any(c.isdigit() for c in value)
 
 
+# The same mappings as a line-by-line copier sees them (`secret_shapes.PemLines`): a line that opens one
+# and leaves it open (`cookies:` above its block, `"cookies": {` or `cookies={` above its items), and the
+# items of each line below it, read as `cookie_spans` reads them in one text.
+# Compiled on first use through re's cache (a line naming cookies).
+_COOKIE_OPENER = (
+    r"""(?i)([ \t-]*)(?:.*[^A-Za-z0-9_])?cookies['"]?"""
+    r"""(?:[ \t]*:[ \t]*(?:#.*)?\r?|\)?\s*(?:[=:(]\s*)+\{[^{}]*\r?)"""
+)
+
+
+def cookie_block_opened(line: str) -> tuple[int, bool] | None:
+    """`line` (one line, no line break) opens a mapping of cookies it does not close: the indentation of
+    its entry and whether the mapping is a flow mapping (`{` … `}` over lines) or a block one; else None."""
+    if "ookies" not in line and "OOKIES" not in line:
+        return None
+    found = re.fullmatch(_COOKIE_OPENER, line)
+    if found is None:
+        return None
+    return len(found.group(1).expandtabs()) - len(found.group(1).lstrip(" \t-").expandtabs()), "{" in line
+
+
+def cookie_item_spans(line: str, flow: bool) -> list[tuple[int, int]]:
+    """The values of 8+ characters with a letter and a digit that `line`, an item line of an open mapping of
+    cookies (`flow`: of `{` … `}`), gives (`  session: V`, `"session": "V",`)."""
+    if flow:
+        return [found.span(4) for found in _ITEM.finditer(line)]
+    item = _BLOCK_ITEM.fullmatch(line)
+    return [item.span(3)] if item is not None and _mixed(item.group(3)) else []
+
+
 # ------------------------------------------------------------------ a form's value, percent-encoded
 
 # A form body's field (`application/x-www-form-urlencoded`: `password=tulip%20garden%21&user=alice`, as

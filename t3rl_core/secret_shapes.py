@@ -30,17 +30,20 @@ from collections.abc import Iterable
 
 from t3rl_core.secret_commands import command_spans, key_word_spans, named_spans
 from t3rl_core.secret_name_words import (
+    PASS_ENDINGS,
     bare_key_spans,
     is_bare_key,
     is_hash_under,
     is_secret_name,
     looks_like_credential,
 )
-from t3rl_core.secret_pieces import base64_texts, decoded_names, unfolded
+from t3rl_core.secret_pieces import base64_texts, decoded_names, masked_spans, replaced_spans, unfolded
 from t3rl_core.secret_prose import (
     SEPARATOR,
     block_entry_in,
     block_entry_indent,
+    cookie_block_opened,
+    cookie_item_spans,
     is_url_key,
     item_value_span,
     prose_spans,
@@ -206,7 +209,9 @@ _QUOTE = r"(?:\\*['\"])?"
 # The end of a name after its word: the rest of a longer word, in the plural too (`DB_PASSWORDS`), and a
 # number telling one of several apart (`API_KEY_2`, `password2`), as t3rl_core.secret_name_words reads
 # a name.
-_NAME_END = r"(?:words?|wds?|phrases?|natures?|entials?|s)?(?:_?[0-9]+)?"
+# A password's word in another language that begins as `pass` does (`passwort`, `passord`:
+# t3rl_core.secret_name_words.OTHER_LANGUAGES) ends there too: read where `pass` is already searched for.
+_NAME_END = rf"(?:words?|wds?|phrases?|natures?|entials?|{'|'.join(PASS_ENDINGS)}|s)?(?:_?[0-9]+)?"
 # After the word: the rest of a longer one (`password`, `passphrase`, `signature`, `credentials`, in any
 # case: `MY_PASSWORD=V` in a dumped environment), a closing quote, the separator, the value; or a flag's
 # value after a space. Matched ignoring case.
@@ -235,7 +240,10 @@ _NEXT_ITEM = (
 # What `_value_may_follow` reads: the suffixes `_ASSIGNED` and `_FLAG_VALUE` take, read ignoring case
 # as `re` does (`İ`, `ı`, `ſ`, the Kelvin sign are also `i`, `s`, `k`), what they let stand before a
 # value (besides spaces and `choice(`), and a run of `_VALUE`'s characters
-_SUFFIXES = ("words", "word", "wds", "wd", "phrases", "phrase", "natures", "nature", "entials", "ential", "s")
+_SUFFIXES = (
+    "words", "word", "wds", "wd", "phrases", "phrase", "natures", "nature", "entials", "ential",
+    *PASS_ENDINGS, "s",
+)  # fmt: skip
 _NAMED_VALUE: list[re.Pattern[str]] = []  # `_named_value_patterns()`
 _FOLD = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
 # What may stand between a name and its value: `_SIGN`'s characters (`>` of `=>` and `?` of `?=` too: without
@@ -420,19 +428,44 @@ class PemLines:
     this every line after it up to its END line), a command continued on the next line by a
     backslash (`mysql -u root \\` then `  -pV app`), read with the lines before it, and a YAML block
     scalar under a credential's entry (`password: >-` above the value's pieces, one a line): every line
-    indented further than the entry, as `secret_prose.entry_value_spans` masks the block in one text."""
+    indented further than the entry, as `secret_prose.entry_value_spans` masks the block in one text; and
+    the items of a mapping of cookies over lines (`cookies:` or `"cookies": {` above `  session: V`), as
+    `secret_prose.cookie_spans` reads them in one text."""
 
     def __init__(self) -> None:
         self.inside = False
         self.continued = ""  # the lines of a command so far, each ending with a backslash
         self.block: int | None = None  # the indentation of the credential's entry whose block this is
+        # A mapping of cookies left open above (`cookies:`, `"cookies": {`): its entry's indentation and
+        # whether it is a flow mapping, closed by `}`.
+        self.cookies: tuple[int, bool] | None = None
+        # The line a copier cut short (a run of 64 KB without a line break, `t3rl_core.redact`), up to its
+        # last 4 KB: its next piece is read joined to it, as a reader of the output sees the line (a
+        # `Cookie:` header or a token the cut parted).
+        self.cut = ""
 
     def needed(self, text: str) -> bool:
         """Lines of `text` may give away what only this reads (a copier that masks a chunk at a time
         passes its lines here only then)."""
-        return self.inside or self.block is not None or PEM_MARK in text or block_entry_in(text)
+        return (
+            self.inside
+            or self.block is not None
+            or self.cookies is not None
+            or bool(self.cut)
+            or not text.endswith(("\n", "\r"))
+            or PEM_MARK in text
+            or block_entry_in(text)
+            or "ookies" in text
+            or "OOKIES" in text
+        )
 
     def __call__(self, line: str) -> str:
+        if self.cut:
+            line = self._joined(line)
+        if not line.endswith(("\n", "\r")):
+            self.cut = (self.cut + line)[-4096:]
+        if self.cookies is not None:
+            line = self._cookie_item(line)
         if self.block is not None:
             body = line.rstrip("\r\n")
             indent = len(body) - len(body.lstrip(" \t"))
@@ -444,6 +477,7 @@ class PemLines:
         if self.continued or line.rstrip("\r\n").endswith("\\"):
             line = self._continue(line)
         self.block = block_entry_indent(line.rstrip("\r\n"))
+        self.cookies = cookie_block_opened(line.rstrip("\r\n")) if self.cookies is None else self.cookies
         if self.inside:
             end = line.find("-----END ")
             if end < 0:
@@ -453,6 +487,35 @@ class PemLines:
         begin = line.rfind(PEM_MARK)
         if begin >= 0 and "-----BEGIN " in line and "-----END " not in line[begin:]:
             self.inside = re.search(_PEM_BEGIN, line) is not None
+        return line
+
+    def _joined(self, line: str) -> str:
+        """`line`, the rest of a line cut short before it, masked where its reading joined to the part
+        before the cut is (that part was written already)."""
+        # What was masked before the cut reads as a value again (a stand-in with a letter and a digit),
+        # so a header's or a name's value is read on over the cut: `Cookie: ***` + `Ij; theme=V`.
+        before, self.cut = self.cut.replace(MASK, "m4sk3d00"), ""
+        joined = before + line
+        masked = mask_shapes(joined)
+        if masked == joined:
+            return line
+        spans = [(max(a, len(before)), b) for a, b in replaced_spans(joined, masked) if b > len(before)]
+        return masked_spans(joined, spans)[len(before) :] if spans else line
+
+    def _cookie_item(self, line: str) -> str:
+        """`line` below an open mapping of cookies, its cookies' values masked; the mapping ends at a line
+        indented no further than its entry (a block) or at its `}` (a flow mapping)."""
+        assert self.cookies is not None
+        indent, flow = self.cookies
+        body = line.rstrip("\r\n")
+        stripped = body.lstrip(" \t")
+        if not flow and stripped and len(body[: len(body) - len(stripped)].expandtabs()) <= indent:
+            self.cookies = None
+            return line
+        if flow and "}" in body:
+            self.cookies = None
+        for start, end in reversed(cookie_item_spans(body, flow)):
+            line = line[:start] + MASK + line[end:]
         return line
 
     def _continue(self, line: str) -> str:

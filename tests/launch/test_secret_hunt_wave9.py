@@ -1,0 +1,169 @@
+"""Secret hunt wave nine: kinds no earlier wave closed (docs/how-to/secrets.md, "Hunt wave nine").
+
+In process: each text through the function every writer uses (`mask_text`, `scrub_text`, a copier's
+`PemLines`), each name through `is_secret_name` / `is_credential_at`, a config value through pre-flight's
+reader (`credentials_in`). Each kind has cases that must be masked and cases that must stay.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from launch.config.secrets import scrub_text, secret_values
+from t3rl_core.redact import _masked
+from t3rl_core.secret import mask_episode_text, mask_text
+from t3rl_core.secret_name_words import OTHER_LANGUAGES, is_secret_name
+from t3rl_core.secret_names import is_credential_at
+from t3rl_core.secret_shapes import PemLines, credentials_in
+
+V = "tulipGarden1987"
+
+
+def _masks(text: str, value: str = V) -> bool:
+    return value not in mask_text(text) and value not in scrub_text(text, ())
+
+
+# ------------------------------------------------------------ kind 1: a password's name in another language
+
+
+@pytest.mark.parametrize("word", sorted(OTHER_LANGUAGES))
+def test_every_word_of_the_vocabulary_names_a_credential(word: str) -> None:
+    assert is_secret_name(word)
+    assert is_secret_name(f"db_{word}")
+    assert is_credential_at(f"services.db.{word}", "hunter2")
+
+
+@pytest.mark.parametrize(
+    "name", ["DB_PASSWORT", "dbPasswort", "MY_KENNWORT", "SENHA_2", "mot_de_passe", "Пароль"]
+)
+def test_names_spelt_as_variables_and_camel_case(name: str) -> None:
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["enclave", "autoclave_temp", "conclave_size", "Kennwortlaenge", "passwortlos", "passwortHash",
+     "密码学", "clavecin", "Clavel", "heslovat", "sifrele"],
+)  # fmt: skip
+def test_a_word_holding_one_of_them_is_no_credential(name: str) -> None:
+    assert not is_secret_name(name)
+    assert not is_credential_at(f"model.{name}", "abc")
+
+
+def test_a_variable_named_so_is_masked_wherever_its_value_stands() -> None:
+    assert V in secret_values({"DB_PASSWORT": V, "PATH": "/usr/bin"})
+    assert V in secret_values({"CONTRASEÑA": V})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"DB_PASSWORT={V}", f"Passwort: {V}", f'{{"passord": "{V}"}}', f"пароль: {V}", f"Пароль = {V}",
+     f"密码={V}", f"数据库密码: {V}", f"パスワード: {V}", f"contraseña={V}", f"비밀번호: {V}"],
+)  # fmt: skip
+def test_a_value_given_to_such_a_name_in_text_is_masked(text: str) -> None:
+    assert _masks(text)
+    assert V in "".join(credentials_in(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["密码学: rsa2048keyabc", "Kennwortlänge: 12abcdefgh", "passwortlos=ja1234567", "enclave=sgx2abcdefg"],
+)
+def test_text_holding_a_longer_word_stays(text: str) -> None:
+    assert mask_text(text) == text
+
+
+# ------------------------------------------------------------ kind 2: a here-document or expect's send
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"cat <<EOF | docker login --password-stdin registry.example\n{V}\nEOF\necho done",
+        f"docker login -u alice --password-stdin <<'EOF'\n{V}\nEOF",
+        f"sudo -S apt-get update <<-END\n\t{V}\n\tEND",
+        # A cell's code in a record: JSON-escaped line breaks and tabs.
+        f'{{"code": "cat <<EOF | gh auth login --with-token\\n{V}\\nEOF\\n"}}',
+        f"docker login --password-stdin <<EOF\n{V}",  # a view cut short before the delimiter
+    ],
+)
+def test_a_here_document_a_stdin_reader_reads_is_masked(text: str) -> None:
+    assert _masks(text)
+    assert V not in mask_episode_text(text)
+    assert credentials_in(text)
+
+
+def test_a_here_document_ends_at_its_delimiter() -> None:
+    text = f"cat <<EOF | docker login --password-stdin\n{V}\nEOF\nhostname is build1234x\n"
+    assert mask_text(text).endswith("EOF\nhostname is build1234x\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'expect -c \'spawn ssh bob@h; expect "password:"; send "{V}\\r"; interact\'',
+        f'spawn su -\nexpect "Password: "\nsend "{V}\\r"\nexpect eof',
+        f"expect {{*assword*}}\nsend -- {{{V}}}\n",
+        f'expect "Passphrase for key"; send {V}\\r',
+        f'expect "Passwort:"; send "{V}\\r"',
+        f'{{"code": "spawn ssh h\\nexpect \\"password:\\"\\nsend \\"{V}\\\\r\\"\\n"}}',
+    ],
+)
+def test_expect_sending_a_credential_is_masked(text: str) -> None:
+    assert _masks(text)
+    assert V not in mask_episode_text(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cat <<EOF > notes.txt\ntulipGarden1987 is a word\nEOF",  # no stdin reader
+        'expect "login:"\nsend "alice1234x\\r"',  # a user's name, not a credential's prompt
+        "I expect we send tulipGarden1987 tomorrow",
+    ],
+)
+def test_other_here_documents_and_sends_stay(text: str) -> None:
+    assert mask_text(text) == text
+
+
+# ------------------------------------------------------------ kind 3: cookies over lines, cut lines
+
+
+def _copied(text: str, cut: int | None = None) -> str:
+    """`text` as the server copier (`t3rl_core.redact`) writes it, a line at a time, or in two reads cut
+    at `cut` (a line of 64 KB without a break is copied in pieces)."""
+    pem, secrets = PemLines(), [b"an-unrelated-known-value"]
+    raw = text.encode()
+    if cut is not None:
+        return (_masked(raw[:cut], secrets, pem) + _masked(raw[cut:], secrets, pem)).decode()
+    return b"".join(_masked(line, secrets, pem) for line in raw.splitlines(keepends=True)).decode()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"response:\n  cookies:\n    session: {V}\n    lang: en\n  status: 200\n",
+        f"cookies = {{\n    'session': '{V}',\n    'csrftoken': 'Zz99yy88XX77ww66'\n}}\n",
+        f'{{\n  "cookies": {{\n    "sid": "{V}"\n  }}\n}}\n',
+    ],
+)
+def test_a_mapping_of_cookies_read_a_line_at_a_time_is_masked(text: str) -> None:
+    assert V not in _copied(text)
+
+
+def test_the_lines_after_the_mapping_stay() -> None:
+    text = f"cookies:\n  session: {V}\nnext: x1234567890abc\nother = {{'a': 'AbCd1234EfGh5678'}}\n"
+    assert _copied(text).endswith("next: x1234567890abc\nother = {'a': 'AbCd1234EfGh5678'}\n")
+
+
+@pytest.mark.parametrize("cut", [110, 142, 150])
+def test_a_cookie_header_cut_between_two_reads_is_masked(cut: int) -> None:
+    line = "x" * 100 + f" Cookie: lang=en; session={V}Ij; theme=dark1234xx\n"
+    copied = _copied(line, cut)
+    assert "Ij; theme" not in copied and "dark1234xx" not in copied and V[-6:] not in copied
+
+
+def test_a_named_value_cut_between_two_reads_is_masked() -> None:
+    line = "x" * 100 + f" api_key={V}Ij then ok\n"
+    copied = _copied(line, 118)
+    assert V[8:] not in copied and copied.endswith(" then ok\n")
