@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
+from launch.plan.output_holds import Holds
 from t3rl_core.records import Record
 
 if TYPE_CHECKING:
@@ -79,11 +80,12 @@ class Stage(Record):
     # Environment variables that must be set (non-empty) where the stage runs, each with what reads
     # it (a credential by reference): checked with `requires`.
     requires_env: Mapping[str, str] = {}
-    # The outputs whose content a resume checks (`launch.run.output_digest`): digested when the stage
-    # finishes; a finished stage is skipped only while every one still matches, and a stage that exits
-    # 0 without writing one of them has failed. Not part of the fingerprint (what to check is not
-    # what the stage does).
-    verify: tuple[str, ...] = ()
+    # The outputs whose content a resume checks (`launch.run.output_digest`), each with what it must
+    # hold (`launch.plan.output_holds`: a file with bytes, a dir with entries and its markers): digested
+    # when the stage finishes; a stage that exits 0 without writing one, or with one holding less than
+    # declared, has failed, and a finished stage is skipped only while every one still matches. Not
+    # part of the fingerprint (what to check is not what the stage does).
+    verify: Mapping[str, Holds] = {}
     # Plugin modules the stage imports, checked by pre-flight where the stage runs.
     imports: ImportCheck | None = None
     # Lines for plan.sh above the stage's commands (e.g. how plugin code reaches its Ray job).

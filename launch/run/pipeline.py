@@ -40,6 +40,7 @@ from launch.checks.context import Selection
 from launch.config.errors import Problem, did_you_mean
 from launch.files import LockHeld, exclusive_lock, is_locked, lock_holder, waiting_lock
 from launch.plan.build import Plan
+from launch.plan.output_holds import first_shortfall
 from launch.plan.stages import Stage
 from launch.run.executors.base import Executor, StageContext, StageResult, exit_record
 from launch.run.exit_codes import stop_reason
@@ -139,7 +140,7 @@ def decide(
         damage = None
         if done and same_inputs and markers_ok and name not in forced:
             assert rec is not None
-            damage = first_mismatch(rec.outputs, verified_outputs(plan, stage), hashes)
+            damage = _damage(plan, stage, rec, hashes)
             if damage is None:
                 current[name] = rec.run_id
                 decisions.append(
@@ -186,7 +187,7 @@ def _unusable(
     """Why a finished stage outside --from/--only cannot be read by the stages selected, or None. Its
     output must be what the plan's stage makes now: intact, made by the command planned now (a config
     changed since leaves the old output: read, it mixed the two configs), from usable inputs."""
-    damage = first_mismatch(rec.outputs, verified_outputs(plan, stage), hashes)
+    damage = _damage(plan, stage, rec, hashes)
     if damage is not None:
         return "output damaged: " + damage.replace(f"{plan.run_dir}/", "")
     if not same_command(rec, plan, stage):
@@ -194,6 +195,12 @@ def _unusable(
     if upstream:
         return f"it was made from {', '.join(upstream)}, which cannot be read"
     return None
+
+
+def _damage(plan: Plan, stage: Stage, rec: StageRecord, hashes: FileHashes | None) -> str | None:
+    """How a finished stage's outputs differ from its record, or hold less than the stage declares (a
+    record of an older t3rl, which checked only that they exist); None when intact."""
+    return first_mismatch(rec.outputs, verified_outputs(plan, stage), hashes) or first_shortfall(stage.verify)
 
 
 def refused_in_a_new_record(selection: Selection, plan: Plan, run_dir: Path) -> list[Problem]:
@@ -713,6 +720,10 @@ def _check_outputs(
     if missing:
         shown = ", ".join(p.replace(f"{plan.run_dir}/", "") for p in missing)
         return StageResult("failed", outcome.returncode, f"exited 0 but did not write {shown}")
+    short = first_shortfall(stage.verify)
+    if short is not None:
+        shown = short.replace(f"{plan.run_dir}/", "")
+        return StageResult("failed", outcome.returncode, f"exited 0 but {shown}")
     disagreement = manifest_disagreement(record.outputs)
     if disagreement is not None:
         return StageResult("failed", outcome.returncode, disagreement.replace(f"{plan.run_dir}/", ""))

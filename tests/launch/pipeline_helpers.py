@@ -12,6 +12,7 @@ from pathlib import Path
 
 from launch.config.schema import LocalExecutorConfig
 from launch.plan.build import Plan
+from launch.plan.output_holds import MAY_BE_EMPTY
 from launch.plan.stages import OutputRef, Stage
 from launch.run.executors.local import LocalExecutor
 from launch.run.pipeline import run_pipeline
@@ -21,7 +22,9 @@ from tests.support.processes import alive  # noqa: F401  (the launch tests impor
 
 def stage(name: str, marks: Path, body: str = "true", reads: tuple[str, ...] = (), **fields: object) -> Stage:
     """A shell stage; `reads` names the earlier stages whose output it reads (a rerun of one of them
-    reruns it)."""
+    reruns it). `verify` may be a tuple of paths: each is then only to exist (MAY_BE_EMPTY)."""
+    if isinstance(fields.get("verify"), tuple):
+        fields["verify"] = dict.fromkeys(fields["verify"], MAY_BE_EMPTY)  # type: ignore[arg-type]
     script = f"echo x >> {marks}/{name}.started\n{body}\necho x >> {marks}/{name}.done"
     inputs = {f"from_{source}": OutputRef(source, "out") for source in reads}
     return Stage(name=name, kind="prepare_data", commands=(script,), inputs=inputs, **fields)  # type: ignore[arg-type]

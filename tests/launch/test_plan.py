@@ -245,10 +245,10 @@ def test_every_stage_kind_declares_the_outputs_a_resume_verifies():
         f"{data.outputs['dir']}/manifest.json",
     }
     assert {v for k, v in data.outputs.items() if k.startswith("split:")} <= set(data.verify)
-    assert plan.stage("train_stage1").verify == (plan.stage("train_stage1").outputs["checkpoint"],)
-    assert plan.stage("to_hf").verify == (plan.stage("to_hf").outputs["hf"],)
-    assert plan.stage("convert_base").verify == (plan.stage("convert_base").outputs["torch_dist"],)
-    assert plan.stage("eval").verify == (
+    assert tuple(plan.stage("train_stage1").verify) == (plan.stage("train_stage1").outputs["checkpoint"],)
+    assert tuple(plan.stage("to_hf").verify) == (plan.stage("to_hf").outputs["hf"],)
+    assert tuple(plan.stage("convert_base").verify) == (plan.stage("convert_base").outputs["torch_dist"],)
+    assert tuple(plan.stage("eval").verify) == (
         "/run/stages/eval/summary.json",
         "/run/stages/eval/trajectories.jsonl",
         "/run/stages/eval/report.md",

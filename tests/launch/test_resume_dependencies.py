@@ -62,6 +62,8 @@ def finished_state(plan: Plan) -> RunState:
             if path in s.verify and not p.suffix:
                 p.mkdir(parents=True, exist_ok=True)
                 (p / "index.json").write_text(json.dumps({"stage": s.name}))
+                for marker in s.verify[path].markers:  # what the stage declares a whole output holds
+                    (p / marker).write_text(s.name)
             else:
                 p.parent.mkdir(parents=True, exist_ok=True)
                 p.write_text(s.name)

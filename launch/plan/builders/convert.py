@@ -9,6 +9,7 @@ from launch.config.gpus import GPUS
 from launch.config.model_size import param_counts
 from launch.config.schema import ConvertHfToTorchDistStage, ConvertTorchDistToHfStage, RunConfig
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
+from launch.plan.output_holds import LATEST_CHECKPOINT, marked
 from launch.plan.slime_args import model_args
 from launch.plan.slime_options import check_argv
 from launch.plan.stages import Command, Stage
@@ -58,8 +59,8 @@ def convert_hf_to_torch_dist(builder: PlanBuilder, name: str, _: ConvertHfToTorc
         outputs={"torch_dist": out},
         **builder.slime_tool_env(),
         gpus=gpus,
-        complete_when=(f"{out}/latest_checkpointed_iteration.txt", marker),
-        verify=(out,),
+        complete_when=(f"{out}/{LATEST_CHECKPOINT}", marker),
+        verify={out: marked(LATEST_CHECKPOINT, COMPLETE_MARKER)},
         requires={**builder.slime_requires(tool), **builder.hf_requires(inputs, hf)},
         summary=f"{builder.run.model.name}: HF → torch_dist ({counted(gpus, 'GPU')})",
     )
@@ -73,7 +74,7 @@ def convert_torch_dist_to_hf(builder: PlanBuilder, name: str, spec: ConvertTorch
     save = builder.path(inputs["checkpoint"])
     out = f"{builder.stage_dir(name)}/hf"
     marker = f"{out}/{COMPLETE_MARKER}"
-    tracker = shlex.quote(f"{save}/latest_checkpointed_iteration.txt")
+    tracker = shlex.quote(f"{save}/{LATEST_CHECKPOINT}")
     tool = f"{paths.slime_root}/tools/convert_torch_dist_to_hf.py"
     convert = shlex.join([paths.python, tool])
     convert += f' --input-dir "{save}/iter_$(printf %07d "$ITER")"'
@@ -97,7 +98,7 @@ def convert_torch_dist_to_hf(builder: PlanBuilder, name: str, spec: ConvertTorch
         outputs={"hf": out},
         **builder.slime_tool_env(),
         complete_when=(marker,),
-        verify=(out,),
+        verify={out: marked(COMPLETE_MARKER)},
         summary=f"last checkpoint of {spec.source} → HF",
         requires={**builder.slime_requires(tool), **builder.hf_requires(inputs, hf)},
     )

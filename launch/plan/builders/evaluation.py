@@ -10,6 +10,7 @@ from launch.config.schema import ConvertTorchDistToHfStage, EvalStage
 from launch.config.server_options import server_argv_problems
 from launch.plan.anchored_paths import anchored
 from launch.plan.builders.builder import PlanBuilder, problem
+from launch.plan.output_holds import FILE
 from launch.plan.stages import Command, Stage, render_command
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import SERVER_LOG, launch_argv
@@ -114,7 +115,10 @@ def evaluate(builder: PlanBuilder, name: str, spec: EvalStage) -> Stage:
         outputs=outputs,
         # Each data-parallel replica of the server holds `gpus` (its TP) GPUs.
         gpus=gpus * data_parallel(config.server.extra_args),
-        verify=(outputs["summary"], f"{stage_dir}/trajectories.jsonl", outputs["report"]),
+        # An eval of no episode is refused before it starts: each record holds at least one line.
+        verify=dict.fromkeys(
+            (outputs["summary"], f"{stage_dir}/trajectories.jsonl", outputs["report"]), FILE
+        ),
         summary=f"{engine.name} eval of {what} on {config.split}",
         env=env,
         imports=imports,

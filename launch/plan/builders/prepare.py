@@ -6,6 +6,7 @@ import shlex
 
 from launch.config.schema import PrepareDataStage, PrepareModelStage
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
+from launch.plan.output_holds import FILE, MAY_BE_EMPTY, marked
 from launch.plan.stages import Command, Stage
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.config import ChatConfig
@@ -43,10 +44,15 @@ def prepare_data(builder: PlanBuilder, name: str, _: PrepareDataStage) -> Stage:
     )
     summary = f"{builder.run.env.name}: {', '.join(builder.needed_splits())}"
     # Every split the env writes (by content: a shared copy rebuilt elsewhere is still the same data)
-    # and the data manifest are checked on resume.
+    # and the data manifest are checked on resume. A split a later stage reads must hold rows (an
+    # empty one failed only at the train or eval reading it); one no stage reads may be empty.
     declared = getattr(builder.run.env, "split_names", None)
-    splits = dict.fromkeys([*(declared() if callable(declared) else []), *builder.needed_splits()])
-    verify = (*(f"{out}/{split}.jsonl" for split in splits), f"{out}/manifest.json")
+    needed = builder.needed_splits()
+    splits = dict.fromkeys([*(declared() if callable(declared) else []), *needed])
+    verify = {
+        **{f"{out}/{split}.jsonl": FILE if split in needed else MAY_BE_EMPTY for split in splits},
+        f"{out}/manifest.json": FILE,
+    }
     env, imports, notes = builder.local_plugin_env({"env": builder.run.env})
     return Stage(
         name,
@@ -74,7 +80,7 @@ def prepare_model(builder: PlanBuilder, name: str, _: PrepareModelStage) -> Stag
         (check,),
         outputs={"hf": hf},
         complete_when=(f"{hf}/config.json",),
-        verify=(hf,),
+        verify={hf: marked("config.json")},
         summary=f"check {model.hf_id} at {hf}",
     )
 
@@ -142,7 +148,7 @@ def _synthetic_model(builder: PlanBuilder, name: str) -> Stage:
         inputs=inputs,
         outputs={"hf": hf},
         complete_when=(marker,),
-        verify=(hf,),
+        verify={hf: marked(COMPLETE_MARKER)},
         summary=f"tiny offline {model.family} model → {hf}",
         env=env,
         imports=imports,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from launch.config.schema import TrainStage
 from launch.plan.builders.builder import PlanBuilder, problem
+from launch.plan.output_holds import LATEST_CHECKPOINT, marked
 from launch.plan.plugin_shipping import plugin_modules, py_modules, pythonpath
 from launch.plan.slime_args import TrainPaths, build_train_job
 from launch.plan.slime_debug import build_debug_job
@@ -108,7 +109,8 @@ def train(builder: PlanBuilder, name: str, spec: TrainStage) -> Stage:
         gpus=job.gpus,
         nodes=job.nodes,
         slime_job=job,
-        verify=(train_paths.save,) if cur.save_interval is not None else (),
+        # slime saves every save_interval rollouts (and at the end): the dir then holds a whole save.
+        verify={train_paths.save: marked(LATEST_CHECKPOINT)} if cur.save_interval is not None else {},
         requires={**builder.slime_requires(job.script), **builder.hf_requires(inputs, hf)},
         summary=f"{cur.mode} {cur.name} on {cur.train_split}: {Path(job.script).name}, {job.gpus} GPUs",
         imports=imports,

@@ -1,0 +1,164 @@
+"""Hunt wave nine on the launcher's records and resume: kinds earlier waves left open.
+
+- A stage that exits 0 with an empty output succeeded: each stage now declares what each output it writes
+  must hold (`launch.plan.output_holds`: a file with bytes, a directory with entries and its markers), the
+  pipeline checks the declaration when the stage ends (and a resume, of a record an older t3rl wrote), the
+  stage is recorded failed naming the output, and a resume runs it again. Every stage kind's declaration
+  agrees with what its command writes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import get_args
+
+import pytest
+from pipeline_helpers import run, stage
+from run_configs import group, make_run, t3rl_stages
+from test_resume_verifies_outputs import dirs  # noqa: F401  (a fixture: a run dir and a marks dir)
+
+from launch.plan.build import Plan, PlanContext, build_plan
+from launch.plan.builders.builder import COMPLETE_MARKER
+from launch.plan.output_holds import DIR, FILE, LATEST_CHECKPOINT, MAY_BE_EMPTY, Holds, marked
+from launch.plan.stages import StageKind
+from launch.run.executors.dry import DryExecutor
+from launch.run.output_digest import digest
+from launch.run.pipeline import decide, run_pipeline
+from launch.run.rundir import RunDir
+
+# --- kind 1: an output that exists but holds nothing ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("holds", "first", "why"),
+    [
+        (FILE, ": > {out}", "stages/a/out is empty (declared: a file with bytes)"),
+        (DIR, "mkdir -p {out}", "stages/a/out is an empty directory (declared: a directory with entries)"),
+        (
+            marked(LATEST_CHECKPOINT),
+            "mkdir -p {out} && echo w > {out}/shard.bin",
+            "stages/a/out has no latest_checkpointed_iteration.txt (declared: a directory with "
+            "latest_checkpointed_iteration.txt; it is not whole)",
+        ),
+        (FILE, "mkdir -p {out}", "stages/a/out is not a file (declared: a file with bytes)"),
+    ],
+)
+def test_a_stage_exiting_0_with_an_output_holding_less_than_declared_failed_and_reruns(
+    dirs: tuple[Path, Path],  # noqa: F811 - the fixture
+    holds: Holds,
+    first: str,
+    why: str,
+) -> None:
+    run_dir, marks = dirs
+    out = run_dir / "stages" / "a" / "out"
+    whole = f"rm -rf {out}; " + (
+        f"echo data > {out}"
+        if holds.kind == "file"
+        else f"mkdir -p {out} && echo w > {out}/shard.bin && echo 1 > {out}/{LATEST_CHECKPOINT}"
+    )
+    # The first attempt leaves `first` behind and exits 0; the next one writes the whole output.
+    body = f"if [ ! -e {marks}/tried ]; then touch {marks}/tried; {first.format(out=out)}; else {whole}; fi"
+    plan = Plan("test", run_dir, (stage("a", marks, body, verify={str(out): holds}),))
+    result = run(plan, run_dir)
+    assert result.status == "failed"
+    assert result.results["a"].message == f"exited 0 but {why}"
+    record = json.loads((run_dir / "state.json").read_text())["stages"]["a"]
+    assert (record["status"], record["message"]) == ("failed", f"exited 0 but {why}")
+
+    again = run(plan, run_dir)
+    assert [(d.stage, d.action) for d in again.decisions] == [("a", "resume")]
+    assert again.status == "succeeded"
+
+
+def test_a_finished_record_of_an_empty_output_is_damaged_on_resume(
+    dirs: tuple[Path, Path],  # noqa: F811 - the fixture
+) -> None:
+    """A record an older t3rl wrote (it checked existence only) of an empty summary: the digest matches,
+    the declaration does not, and the stage runs again naming why."""
+    run_dir, marks = dirs
+    summary = run_dir / "stages" / "a" / "summary.json"
+    write = f"echo '{{}}' > {summary}"
+    plan = Plan("test", run_dir, (stage("a", marks, write, verify={str(summary): FILE}),))
+    assert run(plan, run_dir).status == "succeeded"
+    summary.write_text("")
+    state = RunDir(run_dir).load_state()
+    state.stages["a"].outputs[str(summary)] = digest(summary)  # as if recorded so
+    (decision,) = decide(plan, state)
+    assert (decision.action, decision.reason) == (
+        "run",
+        "output damaged: stages/a/summary.json is empty (declared: a file with bytes)",
+    )
+
+
+# --- every stage kind: the declaration agrees with the command -------------------------------------
+
+
+def _plans(tmp_path: Path) -> list[Plan]:
+    """Every stage kind, through the dry executor (each stage's command.sh written, nothing run): the GPU
+    pipeline (data, base model, HF → torch_dist, train, torch_dist → HF, eval) and the tiny offline
+    model's build."""
+    stages = t3rl_stages()
+    stages["to_hf"] = {"kind": "convert_torch_dist_to_hf", "source": "train_stage1"}
+    stages["eval"] = {"kind": "eval", "checkpoint": "to_hf"}
+    tiny = {"prepare_data": {"kind": "prepare_data"}, "tiny": {"kind": "prepare_model"}}
+    plans = []
+    for name, run_config in (
+        ("gpu", make_run(stages=stages)),
+        ("tiny", make_run(stages=tiny, model="model/tiny_qwen3")),
+    ):
+        run_dir = tmp_path / name
+        run_dir.mkdir()
+        plan = build_plan(run_config, PlanContext(run_dir, tmp_path, "/t3rl", "/venv/bin/python", name, {}))
+        assert run_pipeline(plan, RunDir(run_dir), DryExecutor()).status == "planned"
+        plans.append(plan)
+    return plans
+
+
+def _written_by(script: str, path: str) -> bool:
+    """`path`, or a directory above it, is named in `script` (as the command's output or its link)."""
+    return any(re.search(re.escape(shlex.quote(p)) + r"(?![\w.-])", script) for p in _self_and_above(path))
+
+
+def _self_and_above(path: str) -> list[str]:
+    parts = Path(path).parts
+    return [str(Path(*parts[:n])) for n in range(len(parts), 2, -1)]
+
+
+def _marker_made(script: str, path: str, marker: str) -> bool:
+    """The command makes `marker` inside `path` (touches it once whole, has Megatron save it there, or
+    fails without it)."""
+    inside = shlex.quote(f"{path}/{marker}")
+    return bool(
+        re.search(r"touch \S*/" + re.escape(marker) + r"\b", script)
+        or f"test -f {inside}" in script
+        or (marker == LATEST_CHECKPOINT and f"--save {shlex.quote(path)}" in script)
+    )
+
+
+def test_every_stage_kinds_declared_outputs_are_what_its_command_writes(tmp_path: Path) -> None:
+    plans = _plans(tmp_path)
+    assert {s.kind for plan in plans for s in plan.stages} == set(get_args(StageKind))
+    for plan in plans:
+        for s in plan.stages:
+            script = (Path(plan.run_dir) / "stages" / s.name / "command.sh").read_text()
+            assert s.verify, s.name
+            for path, holds in s.verify.items():
+                assert _written_by(script, path), (s.name, path)
+                for marker in holds.markers:
+                    assert _marker_made(script, path, marker), (s.name, path, marker)
+    # An output may be declared as possibly empty only where no later stage reads it.
+    for plan in plans:
+        for s in plan.stages:
+            for ref in s.inputs.values():
+                producer = plan.stage(ref.stage)
+                path = producer.outputs[ref.key]
+                assert producer.verify.get(path, FILE) != MAY_BE_EMPTY, (s.name, ref)
+    gpu, tiny = plans
+    assert gpu.stage("train_stage1").verify == {
+        gpu.stage("train_stage1").outputs["checkpoint"]: marked(LATEST_CHECKPOINT)
+    }
+    assert tiny.stage("tiny").verify == {tiny.stage("tiny").outputs["hf"]: marked(COMPLETE_MARKER)}
+    assert group("curriculum/bfcl_stage1")["save_interval"]  # the train stage above saves checkpoints
