@@ -26,6 +26,21 @@ from t3rl_core.secret_env import environment_for_untrusted
 
 # A worker's imports on a busy machine: waited for apart from a call's budget.
 _STARTUP_S = 300.0
+# A call whose budget is CPU time (`run(..., cpu=True)`): how often its worker's CPU time is read, and
+# the wall time, in budgets, after which a worker that stopped using CPU is given up on all the same.
+_CPU_POLL_S = 0.1
+_WALL_PER_CPU_BUDGET = 20.0
+_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user + system) process `pid` has used, from /proc (None where there is no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) * _TICK_S  # utime, stime: fields 14 and 15 of stat
 
 
 class WorkerLost(RuntimeError):
@@ -53,17 +68,26 @@ class _Worker:
         os.set_blocking(self._out, False)
         self._buffer = b""
 
-    async def line(self, timeout: float) -> bytes | None:
-        """The worker's next output line; None past `timeout` seconds. Read without blocking the loop."""
+    async def line(self, timeout: float, cpu: bool = False) -> bytes | None:
+        """The worker's next output line; None past `timeout` seconds (with `cpu`, of the worker's CPU
+        time, or past _WALL_PER_CPU_BUDGET times that of wall time). Read without blocking the loop."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        start = cpu_seconds(self.process.pid) if cpu else None
+        wall = timeout * _WALL_PER_CPU_BUDGET if start is not None else timeout
+        deadline = loop.time() + wall
         while b"\n" not in self._buffer:
             readable: asyncio.Future[None] = loop.create_future()
             loop.add_reader(self._out, _set_done, readable)
             try:
-                await asyncio.wait_for(readable, max(deadline - loop.time(), 0.0))
+                left = max(deadline - loop.time(), 0.0)
+                await asyncio.wait_for(readable, left if start is None else min(left, _CPU_POLL_S))
             except TimeoutError:
-                return None
+                if start is None or loop.time() >= deadline:
+                    return None
+                used = cpu_seconds(self.process.pid)
+                if used is not None and used - start > timeout:
+                    return None
+                continue
             finally:
                 loop.remove_reader(self._out)
             chunk = os.read(self._out, 1 << 16)
@@ -109,16 +133,18 @@ class CallWorkers:
             weakref.WeakKeyDictionary()
         )
 
-    async def run(self, fn: str, args: Sequence[Any], budget_s: float) -> str | None:
+    async def run(self, fn: str, args: Sequence[Any], budget_s: float, *, cpu: bool = False) -> str | None:
         """`fn(*args)`'s text, run in a worker; None when it ran past `budget_s` (its worker killed).
-        `args` must survive a JSON round trip unchanged (the caller checks)."""
+        With `cpu`, the budget is the worker's CPU time, so a loaded machine (the worker waiting for a
+        core) does not decide whether the call finishes. `args` must survive a JSON round trip
+        unchanged (the caller checks)."""
         loop = asyncio.get_running_loop()
         slots = self._slots.setdefault(loop, asyncio.Semaphore(self.size))
         async with slots:
             worker = await self._take(loop)
             try:
                 worker.send(fn, args)
-                line = await worker.line(budget_s)
+                line = await worker.line(budget_s, cpu)
             except BaseException:
                 worker.kill()
                 raise

@@ -7,6 +7,8 @@ infrastructure
     crashed           the episode raised (an env, scorer or network error: status `failed`), unless the
                       user model refused the request itself (below)
     sandbox           ReTool's code sandbox failed to run the code (outcome.sandbox_errors)
+    not_graded        the reward could not grade an answer the protocol read (its metric `graded` is 0:
+                      ReTool's math-verify raised or ran past its CPU budget): not a wrong answer
 user_simulator (tau2)
     own_error         it sent an empty message (tau2's UserError ends the episode: `user_error`), or its
                       model refused the request (a 4xx from its API, e.g. the conversation outgrew it)
@@ -105,6 +107,7 @@ def _user_simulator(record: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[
 
 
 def _agent(record: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The agent's fault, or the reward's when it graded no answer the protocol read."""
     outcome = record.get("outcome") or {}
     metrics = record.get("reward_metrics") or {}
     if record.get("status") == "parse_error":
@@ -113,6 +116,12 @@ def _agent(record: Mapping[str, Any]) -> tuple[str, str, str]:
         return AGENT, "parse", f"{outcome['format_errors']} turn(s) the protocol could not read"
     if "format" in metrics and not metrics["format"]:
         return AGENT, "parse", "the reward's format check failed"
+    if metrics.get("graded") == 0:  # read after the agent's parse faults, which no grade would change
+        return (
+            INFRASTRUCTURE,
+            "not_graded",
+            f"the reward could not grade the answer (reward {record.get('reward')})",
+        )
     seen = [
         f"{key} {outcome[key]}"
         for key in ("failure", "termination_reason", "task_reward", "turns_correct", "turns_total")

@@ -5,6 +5,12 @@ end with `<answer> … \\boxed{…} … </answer>` (`re.search(r'<answer>.*\\box
 …, re.DOTALL)`; as with any `$` without MULTILINE, one final newline may follow). The answer is the last
 `\\boxed{…}` (braces balanced) inside the first `<answer>…</answer>`, graded against the reference for
 mathematical equivalence with math-verify (Agent-R1 used mathruler's grader). Any failure scores −1.
+
+A grading has three outcomes: right, wrong, or not graded (math-verify raised, or ran past its budget of
+CPU time). The value is the reference's for each (an answer not graded is not correct: 0 with the
+format, −1 when grading raised or without the format), and the metric `graded` (1.0 / 0.0) says which
+episodes were graded; `acc` is reported for graded episodes only, so a batch's mean accuracy is never
+lowered by answers nobody graded (slime and the eval average each metric over the episodes reporting it).
 """
 
 from __future__ import annotations
@@ -35,18 +41,21 @@ class ReToolRewardConfig(RewardConfig):
     name: Literal["retool_outcome"] = "retool_outcome"
     # The response is cut at the first occurrence of this token (Qwen's <|im_end|>); "" = no cut.
     end_of_turn: ChatTag | Literal[""] = "<|im_end|>"
-    # Seconds math-verify may spend parsing or comparing one answer (enforced on the main thread only).
+    # math-verify's budget for parsing or comparing once; a grading (two parses, one comparison) may use
+    # three of it in CPU time of its worker process on the episode loop, wall time offline (SIGALRM).
     grading_timeout_s: Annotated[int, SECONDS_USUAL] = Field(5, ge=1)
 
 
 class ReToolOutcomeReward(Reward):
-    """score = acc if the format holds else −1; metrics: score, format, acc.
+    """score = acc if the format holds else −1; metrics: score, format, graded, acc (graded only).
 
     On the episode loop (`score_async`) the grading runs in a tool-call worker process killed past
-    three grading timeouts (t3rl_core/envs/bounded_calls.py): math-verify's own timeouts are SIGALRM
-    handlers, which run on the main thread only and never inside one long operation in C, and a boxed
-    `9^{9^{9}}` held the process (and every episode) for minutes. An answer not graded within that
-    budget is not correct, as math-verify's own timeouts answer."""
+    three grading timeouts of its CPU time (t3rl_core/envs/bounded_calls.py): math-verify's own
+    timeouts are SIGALRM handlers, which run on the main thread only and never inside one long
+    operation in C (a boxed `9^{9^{9}}` held the process, and every episode, for minutes), and they
+    count wall time: on a loaded machine a right answer whose parse timed out was compared as text and
+    scored wrong. The worker grades without them; the budget is its CPU time, so the machine's load
+    does not decide the grade. An answer not graded within it is not graded (`graded` 0.0)."""
 
     def __init__(self, config: ReToolRewardConfig) -> None:
         self.config = config
@@ -57,7 +66,7 @@ class ReToolOutcomeReward(Reward):
         try:
             answer = self.is_correct(text, ground_truth)
         except Exception:
-            return _result(text, None)  # Agent-R1 scores any exception in grading as −1
+            return _result(text, NOT_GRADED, raised=True)  # Agent-R1 scores any exception in grading −1
         # The grader's answer is true or false: None or NaN is no grade (a missing score), never the
         # −1 of a grading that raised nor, for NaN (true to bool()), a right answer.
         return _result(text, verdict_flag({"correct": answer}, "correct", _grader(inp)))
@@ -69,15 +78,13 @@ class ReToolOutcomeReward(Reward):
             return _result(text, False)
         if self._workers is None:
             self._workers = CallWorkers(["math_verify"])
-        timeout = self.config.grading_timeout_s
-        verdict = await self._workers.run(
-            f"{__name__}:grade", [predicted, ground_truth, timeout], 3 * timeout
-        )
+        budget = 3 * self.config.grading_timeout_s
+        verdict = await self._workers.run(f"{__name__}:grade", [predicted, ground_truth], budget, cpu=True)
         if verdict not in _GRADES:
             raise MissingScore(
                 f"{_grader(inp)} answered {shown(verdict)}, not one of {sorted(_GRADES, key=str)}"
             )
-        return _result(text, _GRADES[verdict])
+        return _result(text, _GRADES[verdict], raised=verdict == GRADING_ERROR)
 
     async def aclose(self) -> None:
         if self._workers is not None:
@@ -106,9 +113,11 @@ class ReToolOutcomeReward(Reward):
 
 
 GRADING_ERROR = "error"
-# What a grading worker answers, as the grade it is: correct, not (an answer not graded within the budget,
-# None, is not correct, as math-verify's own timeouts answer), or grading raised (None: −1).
-_GRADES: dict[str | None, bool | None] = {"1": True, "0": False, None: False, GRADING_ERROR: None}
+# A grading that gave no answer: math-verify raised, or ran past its budget. Not a wrong answer.
+NOT_GRADED = None
+# What a grading worker answers, as the grade it is: right, wrong, or not graded (None: the worker ran
+# past its budget and was killed; GRADING_ERROR: grading raised).
+_GRADES: dict[str | None, bool | None] = {"1": True, "0": False, None: NOT_GRADED, GRADING_ERROR: NOT_GRADED}
 
 
 def _grader(inp: RewardInput) -> str:
@@ -116,10 +125,12 @@ def _grader(inp: RewardInput) -> str:
     return "math-verify's grading" + task_named(inp)
 
 
-def grade(predicted: str, ground_truth: str, timeout_s: int) -> str:
-    """In a worker (its main thread): "1", "0", or GRADING_ERROR when grading raised."""
+def grade(predicted: str, ground_truth: str) -> str:
+    """In a worker: "1", "0", or GRADING_ERROR when grading raised. Without math-verify's wall-time
+    timeouts (a parse cut by one is read as no parse and compared as text: a wrong grade under load);
+    the worker's CPU budget bounds the grading instead."""
     try:
-        return "1" if equivalent(predicted, ground_truth, timeout_s) else "0"
+        return "1" if equivalent(predicted, ground_truth, None) else "0"
     except Exception:
         return GRADING_ERROR
 
@@ -135,13 +146,16 @@ def equivalent(predicted: str, ground_truth: str, timeout_s: int | None) -> bool
     return bool(verify(gold, guess, timeout_seconds=timeout_s))
 
 
-def _result(text: str, correct: bool | None) -> RewardResult:
-    """The reward of a response of `text` whose answer is `correct` (None: grading raised)."""
+def _result(text: str, correct: bool | None, *, raised: bool = False) -> RewardResult:
+    """The reward of a response of `text` whose answer is `correct` (NOT_GRADED: no grade; `raised`:
+    because grading raised, which Agent-R1 scores −1)."""
     formatted = _FORMAT.search(text)
-    if correct is None:
-        return RewardResult(-1.0, {"score": -1.0, "format": float(formatted), "acc": 0.0})
+    if correct is NOT_GRADED:
+        score = 0.0 if formatted and not raised else -1.0
+        return RewardResult(score, {"score": score, "format": float(formatted), "graded": 0.0})
     score = (1.0 if correct else 0.0) if formatted else -1.0
-    return RewardResult(score, {"score": score, "format": float(formatted), "acc": float(correct)})
+    metrics = {"score": score, "format": float(formatted), "graded": 1.0, "acc": float(correct)}
+    return RewardResult(score, metrics)
 
 
 def predicted_answer(text: str) -> str | None:

@@ -22,17 +22,37 @@ def score(response: str, ground_truth: str = "391") -> dict[str, float]:
 
 def test_correct_wrong_and_unformatted():
     # format: ends with <answer>…\boxed{…}…</answer>; acc: the boxed answer equals the reference.
-    assert score(WORK + "<answer>\n\\boxed{391}\n</answer>") == {"score": 1.0, "format": 1.0, "acc": 1.0}
-    assert score(WORK + "<answer>\n\\boxed{390}\n</answer>") == {"score": 0.0, "format": 1.0, "acc": 0.0}
+    assert score(WORK + "<answer>\n\\boxed{391}\n</answer>") == {
+        "score": 1.0,
+        "format": 1.0,
+        "graded": 1.0,
+        "acc": 1.0,
+    }
+    assert score(WORK + "<answer>\n\\boxed{390}\n</answer>") == {
+        "score": 0.0,
+        "format": 1.0,
+        "graded": 1.0,
+        "acc": 0.0,
+    }
     # No <answer> block: −1 even though the boxed value is right.
-    assert score(WORK + "The answer is \\boxed{391}.") == {"score": -1.0, "format": 0.0, "acc": 0.0}
+    assert score(WORK + "The answer is \\boxed{391}.") == {
+        "score": -1.0,
+        "format": 0.0,
+        "graded": 1.0,
+        "acc": 0.0,
+    }
     # An <answer> without \boxed fails the format.
     assert score("<answer> 391 </answer>")["score"] == -1.0
 
 
 def test_nothing_may_follow_the_answer_but_one_final_newline():
     # Text after </answer> → −1, although the answer itself is right (acc 1 is still reported).
-    assert score("<answer>\\boxed{391}</answer> Done.") == {"score": -1.0, "format": 0.0, "acc": 1.0}
+    assert score("<answer>\\boxed{391}</answer> Done.") == {
+        "score": -1.0,
+        "format": 0.0,
+        "graded": 1.0,
+        "acc": 1.0,
+    }
     # `$` without MULTILINE also matches before a single final newline; two break it.
     assert score("<answer>\\boxed{391}</answer>\n")["score"] == 1.0
     assert score("<answer>\\boxed{391}</answer>\n\n")["score"] == -1.0
@@ -53,7 +73,7 @@ def test_which_boxed_answer_counts():
     assert score("<answer>\\boxed{1} or rather \\boxed{391}</answer>")["score"] == 1.0
     # The first <answer> block: the format regex spans both blocks, the answer is read from the first.
     two = "<answer>\\boxed{390}</answer> wait <answer>\\boxed{391}</answer>"
-    assert score(two) == {"score": 0.0, "format": 1.0, "acc": 0.0}
+    assert score(two) == {"score": 0.0, "format": 1.0, "graded": 1.0, "acc": 0.0}
     # Nested braces stay balanced.
     assert score("<answer>\\boxed{\\frac{1}{2}}</answer>", "0.5")["score"] == 1.0
 
@@ -79,7 +99,7 @@ def test_grading_off_the_main_thread():
     worker = threading.Thread(target=lambda: results.append(score(response, "\\frac{11}{12}")))
     worker.start()
     worker.join()
-    assert results == [{"score": 1.0, "format": 1.0, "acc": 1.0}]
+    assert results == [{"score": 1.0, "format": 1.0, "graded": 1.0, "acc": 1.0}]
 
 
 def test_missing_outcome_fields_name_the_env():

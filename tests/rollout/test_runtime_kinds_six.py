@@ -280,10 +280,11 @@ def test_a_hostile_answer_is_graded_off_the_loop_and_others_go_on() -> None:
 
     running, benign, after = asyncio.run(play())
     assert running
-    assert benign == after == RewardResult(1.0, {"score": 1.0, "format": 1.0, "acc": 1.0})
+    assert benign == after == RewardResult(1.0, {"score": 1.0, "format": 1.0, "graded": 1.0, "acc": 1.0})
 
 
-def test_an_answer_past_its_grading_budget_is_not_correct() -> None:
+def test_an_answer_past_its_grading_budget_is_not_graded() -> None:
+    """Not correct (the reference's 0 with the format) and not graded: no `acc` (wave nine)."""
     reward = retool_reward.ReToolOutcomeReward(retool_reward.ReToolRewardConfig(grading_timeout_s=1))
 
     async def grade() -> RewardResult:
@@ -292,7 +293,7 @@ def test_an_answer_past_its_grading_budget_is_not_correct() -> None:
         finally:
             await reward.aclose()
 
-    assert asyncio.run(grade()) == RewardResult(0.0, {"score": 0.0, "format": 1.0, "acc": 0.0})
+    assert asyncio.run(grade()) == RewardResult(0.0, {"score": 0.0, "format": 1.0, "graded": 0.0})
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)

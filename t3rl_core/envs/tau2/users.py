@@ -93,6 +93,11 @@ class ScriptedUserConfig(UserSimulatorConfig):
     confirm_reply: Text = "Yes, please go ahead."
     # Last reply once everything known has been told; the stop marker ends the episode.
     stop_reply: Text = "Thank you, that is all I need. ###STOP###"
+    # The most calls of its own tools the user makes for one agent message. Its replies are bounded by
+    # the episode's (one per agent message, tau2's env.max_steps); its calls per message were not: 4,000
+    # requested calls were 4,000 tool runs in one step. Asked for more, it makes none of them and
+    # says so (`too_many_calls_reply`), a reply the agent can act on; the episode goes on.
+    max_calls_per_turn: int = Field(16, ge=1)
 
 
 # ------------------------------------------------------------------------------------------ session
@@ -317,7 +322,8 @@ class ScriptedUserSession(UserSession):
        (`name(key=value, ...)`, values as Python literals, tau2's functional format) in a sentence
        that does not say not to → the user makes exactly those calls, with the agent's arguments,
        then reports the results (a tool's name alone, a call it cannot read or one the agent
-       forbids is no request);
+       forbids is no request); more than `max_calls_per_turn` of them → none, and
+       `too_many_calls_reply` says why;
     3. the agent asks for a confirmation or a yes/no decision → `confirm_reply`;
     4. known information (name, ids, ...) not yet told → all of it, in the scenario's order;
     5. otherwise → `stop_reply` (contains ###STOP###, which ends the episode).
@@ -343,6 +349,8 @@ class ScriptedUserSession(UserSession):
             self._opened = True
             return UserTurn(text=" ".join(first_person(self._reason).split()))
         requested = requested_calls(incoming, self._tools)
+        if len(requested) > self.config.max_calls_per_turn:
+            return UserTurn(text=too_many_calls_reply(len(requested), self.config.max_calls_per_turn))
         if requested:
             calls = []
             for name, arguments in requested:
@@ -355,6 +363,14 @@ class ScriptedUserSession(UserSession):
             told, self._known = " ".join(self._known), []
             return UserTurn(text=told)
         return UserTurn(text=self.config.stop_reply)
+
+
+def too_many_calls_reply(asked: int, most: int) -> str:
+    """The scripted user's reply to an agent message asking for more of its calls than it makes."""
+    return (
+        f"You asked me to do {asked} things on my device in one message; I do at most {most} at a time. "
+        "Please tell me the first few to do."
+    )
 
 
 # The longest call the scripted user reads, from its name to its ")": tau2's user tools take a few

@@ -66,7 +66,7 @@ def test_code_turn_then_answer():
     assert (episode.outcome["code_calls"], episode.num_model_calls) == (1, 2)
     # The interpreter tokens are observations: in the response, out of the loss.
     assert 0 < sum(episode.loss_mask) < len(episode.response_ids) == len(episode.loss_mask)
-    assert reward.value == 1.0 and reward.metrics == {"score": 1.0, "format": 1.0, "acc": 1.0}
+    assert reward.value == 1.0 and reward.metrics == {"score": 1.0, "format": 1.0, "graded": 1.0, "acc": 1.0}
 
 
 def test_turn_limit_ends_after_the_last_code_runs():

@@ -1,0 +1,124 @@
+"""World hunt, wave nine: ReTool's grading has three outcomes under a CPU budget, and tau2's scripted
+user declares its own budget of calls (docs/explanation/tito.md, "Hunted, wave nine")."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from t3rl_core.envs.bounded_calls import CallWorkers
+from t3rl_core.envs.tau2.users import (
+    ScriptedUser,
+    ScriptedUserConfig,
+    UserTask,
+    too_many_calls_reply,
+)
+from t3rl_core.eval.attribution import attribute
+from t3rl_core.hooks.slime import category_metrics
+from t3rl_core.rewards import retool
+from t3rl_core.rewards.base import RewardInput, RewardResult
+
+ANSWER = RewardInput(outcome={"response": "<answer>\\boxed{391}</answer>", "ground_truth": "391"})
+
+
+def _in_worker(fn: str, args: list[Any], budget_s: float) -> str | None:
+    async def run() -> str | None:
+        workers = CallWorkers(["tests.support.slow_calls"], size=1)
+        try:
+            return await workers.run(fn, args, budget_s, cpu=True)
+        finally:
+            workers.close()
+
+    return asyncio.run(run())
+
+
+def test_a_cpu_budget_is_not_spent_by_waiting() -> None:
+    """A worker waiting (for a core on a loaded machine; here asleep) past its budget of wall time still
+    answers: with a budget of CPU time the machine's load does not decide. Before: killed at 1 s."""
+    assert _in_worker("tests.support.slow_calls:sleeping", [1.5], 1.0) == "slept"
+
+
+def test_a_cpu_budget_stops_a_call_that_computes() -> None:
+    assert _in_worker("tests.support.slow_calls:spinning", [60.0], 0.3) is None
+
+
+def test_an_answer_not_graded_is_no_wrong_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The three outcomes: right, wrong, not graded. Not graded keeps the reference's value (0 with the
+    format) but reports `graded` 0 and no `acc`, so the batch's accuracy is the graded episodes'."""
+    reward = retool.ReToolOutcomeReward(retool.ReToolRewardConfig())
+    answers = {"391": "1", "390": "0", "392": None}
+
+    class Workers:
+        async def run(self, fn: str, args: list[Any], budget_s: float, *, cpu: bool = False) -> str | None:
+            assert cpu and budget_s == 3 * reward.config.grading_timeout_s
+            return answers[args[0]]
+
+    reward._workers = Workers()  # type: ignore[assignment]
+
+    def scored(boxed: str) -> RewardResult:
+        text = f"<answer>\\boxed{{{boxed}}}</answer>"
+        return asyncio.run(reward.score_async(RewardInput(outcome={"response": text, "ground_truth": "391"})))
+
+    right, wrong, ungraded = scored("391"), scored("390"), scored("392")
+    assert right.metrics == {"score": 1.0, "format": 1.0, "graded": 1.0, "acc": 1.0}
+    assert wrong.metrics == {"score": 0.0, "format": 1.0, "graded": 1.0, "acc": 0.0}
+    assert ungraded == RewardResult(0.0, {"score": 0.0, "format": 1.0, "graded": 0.0})
+    samples = [
+        SimpleNamespace(reward=r.value, metadata={"reward_metrics": r.metrics}, status="completed")
+        for r in (right, ungraded)
+    ]
+    means = category_metrics(samples, "rollout")
+    assert means["rollout/average/acc"] == 1.0 and means["rollout/average/graded"] == 0.5
+
+
+def test_the_worker_grades_without_wall_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """math-verify's timeouts count wall time, and a parse they cut is compared as text: a right answer
+    graded wrong under load. The worker grades without them (its CPU budget bounds it)."""
+    seen: list[int | None] = []
+    monkeypatch.setattr(retool, "equivalent", lambda p, g, timeout_s: seen.append(timeout_s) or p == g)
+    assert retool.grade("391", "391") == "1" and seen == [None]
+
+
+def test_a_grading_that_raised_is_not_graded(monkeypatch: pytest.MonkeyPatch) -> None:
+    def explode(*_: object) -> bool:
+        raise RuntimeError("sympy blew up")
+
+    monkeypatch.setattr(retool.ReToolOutcomeReward, "equivalent", explode)
+    result = retool.ReToolOutcomeReward(retool.ReToolRewardConfig())(ANSWER)
+    assert result == RewardResult(-1.0, {"score": -1.0, "format": 1.0, "graded": 0.0})
+
+
+def test_the_eval_attributes_an_ungraded_answer_to_the_infrastructure() -> None:
+    record = {"success": False, "status": "completed", "reward": 0.0, "outcome": {}}
+    ungraded = attribute(record | {"reward_metrics": {"score": 0.0, "format": 1.0, "graded": 0.0}})
+    assert ungraded is not None and (ungraded["party"], ungraded["kind"]) == ("infrastructure", "not_graded")
+    # A format the protocol could not read stays the agent's, whatever the grading did.
+    unread = attribute(record | {"reward_metrics": {"score": -1.0, "format": 0.0, "graded": 0.0}})
+    assert unread is not None and (unread["party"], unread["kind"]) == ("agent", "parse")
+
+
+TASK = UserTask(
+    system_prompt="",
+    instructions={"reason_for_call": "My data is off."},
+    tools=[{"type": "function", "function": {"name": "toggle_data", "parameters": {}}}],
+)
+
+
+async def _asked(calls: int, config: ScriptedUserConfig) -> Any:
+    user = ScriptedUser(config).session(TASK)
+    await user.reply("Hello, how can I help?")
+    return await user.reply("Please run " + "toggle_data(on=True) " * calls)
+
+
+def test_the_scripted_user_declares_its_calls_per_message() -> None:
+    """Before: it made every call asked for (4,000 above, each one tau2's tool run, in one step)."""
+    config = ScriptedUserConfig(max_calls_per_turn=3)
+    made = asyncio.run(_asked(3, config))
+    assert len(made.tool_calls) == 3
+    refused = asyncio.run(_asked(4, config))
+    assert refused.tool_calls == () and refused.text == too_many_calls_reply(4, 3)
+    assert not refused.stops  # the agent reads why and the episode goes on
+    assert len(asyncio.run(_asked(16, ScriptedUserConfig())).tool_calls) == 16
