@@ -16,7 +16,7 @@ import re
 from pydantic import BaseModel
 
 from launch.checks.context import Context, Scope
-from launch.checks.rules.layouts import scope_valid
+from launch.checks.rules.layouts import scope_valid, trying
 from launch.checks.rules.model_inputs import model_trials
 
 # "set a=1 b=2 (…": the assignments of a fix's first alternative.
@@ -32,20 +32,34 @@ def fitting_swap(ctx: Context, names: list[str]) -> str | None:
     # Built once for both passes: each trial is two model copies of the run config.
     trials = list(model_trials(ctx, names))
     for name, trial in trials:
-        if all(scope_valid(scope, trial) for scope in ctx.scopes):
+        if all(holds(scope, trial) for scope in ctx.scopes):
             return f"model={name}"
     for name, trial in trials:
         changes: dict[str, str] = {}
         if all(_fitted(scope, trial, changes) for scope in ctx.scopes):
             return " ".join([f"model={name}", *(f"{k}={v}" for k, v in changes.items())])
-    return None
+    from launch.checks.swap_hardware import swap_on_other_hardware  # lazy: only a swap no layout holds
+
+    return swap_on_other_hardware(ctx, names, holds)
+
+
+def holds(scope: Scope, ctx: Context) -> bool:
+    """The scope passes its layout's rules and its GPUs hold the model: training and the SGLang engines'
+    weights (a candidate the layout takes but no GPU of it holds is no swap: `gpu_memory_gib=4`)."""
+    from launch.checks.rules.resources import engine_weights_fit, training_fits_gpu_memory  # lazy: a swap
+
+    if not scope_valid(scope, ctx):
+        return False
+    with trying():
+        fits = (training_fits_gpu_memory.check, engine_weights_fit.check)  # type: ignore[attr-defined]
+        return not any(p.severity == "error" for rule in fits for p in rule(scope, ctx))
 
 
 def _fitted(scope: Scope, ctx: Context, changes: dict[str, str]) -> bool:
     """Whether `scope` passes its layout's rules once their own fixes are applied (recorded in `changes`,
     as override text); `scope_valid` judges each step as a proposed layout value is judged."""
     for _ in range(_STEPS):
-        if scope_valid(scope, ctx):
+        if holds(scope, ctx):
             return True
         errors = [p for rule in ctx.scope_checks for p in rule(scope, ctx) if p.severity == "error"]
         first = _FIRST.match(errors[0].fix) if errors else None
@@ -59,7 +73,7 @@ def _fitted(scope: Scope, ctx: Context, changes: dict[str, str]) -> bool:
                 return False  # a fix of another kind (a batch size, the executor): not a layout's
             hardware, changes[key] = _with(hardware, field.split("."), int(value)), value
         scope = scope._replace(hardware=hardware)
-    return scope_valid(scope, ctx)
+    return holds(scope, ctx)
 
 
 def _with(section: BaseModel, path: list[str], value: int) -> BaseModel:

@@ -5,6 +5,9 @@ that validates when applied (tests.support.fix_applier), and the valid setting b
   choice, the choice dropped as the fix (launch/checks/hollow_options.py);
 - `--only`/`--from` of a sweep that some new point cannot start: refused for each such point, named, before
   the sweep runs (launch/run/sweep_selections.py; was: the pipeline refused each point once it came up);
+- a model swap (SFT of a family slime cannot mask) where no candidate fits the hardware as typed: the
+  hardware option that holds one, the one chosen first, in place of the key typed (launch/checks/
+  swap_hardware.py), a candidate's memory judged too (`model_layouts.holds`); none: no swap proposed;
 - a nested key a forced add (`++`) or a plain set typed one level off or too deep
   (`++hardware.gpu.memory_gib`, `++trackng.project.name`): the nearest key path as a whole, taking the value
   (launch/config/nearest_paths.py), a `++`'s containers the override's (launch/config/provenance.py), and no
@@ -140,3 +143,38 @@ def test_only_the_new_points_of_an_extended_sweep_are_judged() -> None:
     (problem,) = new_points_refused(points, only, {2})
     assert problem.key == "--only" and problem.message.startswith("point 2 (seed=2): --only eval_tiny")
     assert new_points_refused(points, Selection(only="prepare_data"), {0, 1, 2}) == []  # reads nothing
+
+
+# ------------------------------------------------------- a model swap no layout of the hardware typed holds
+
+RETOOL_GLM = ["+experiment=retool", "model=glm4_9b"]
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "hardware.gpus_per_node=7",  # no batch of 64 splits over 7 ranks, whatever the model
+        "hardware.gpu_memory_gib=4",  # the layout takes a candidate, no GPU of it holds one
+    ],
+)
+def test_a_model_swap_no_layout_holds_comes_with_the_hardware_that_does(typed: str) -> None:
+    line = [*RETOOL_GLM, typed]
+    (problem,) = [p for p in errors(line) if p.key == "model.family"]
+    # was: `set model=qwen2_5_3b_instruct` alone, refused when applied
+    assert problem.fix.startswith(f"set model=qwen2_5_3b_instruct hardware=h100x8 instead of `{typed}`"), (
+        problem
+    )
+    _fix_validates(line, problem)
+
+
+def test_a_model_swap_no_hardware_option_holds_is_not_proposed() -> None:
+    line = [*RETOOL_GLM, "hardware.gpus_per_node=7", "hardware.gpu_memory_gib=4"]
+    (problem,) = [p for p in errors(line) if p.key == "model.family"]
+    assert "fits the hardware as it is set" in problem.message, problem
+    assert "model=" not in problem.fix, problem.fix  # was: `set model=qwen2_5_3b_instruct`, refused again
+
+
+def test_a_model_swap_the_layout_holds_is_proposed_alone() -> None:
+    (problem,) = [p for p in errors(RETOOL_GLM) if p.key == "model.family"]
+    assert problem.fix.startswith("set model=qwen2_5_3b_instruct (a model"), problem.fix
+    _fix_validates(RETOOL_GLM, problem)

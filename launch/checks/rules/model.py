@@ -440,13 +440,19 @@ def sft_family_has_a_loss_mask(ctx: Context) -> Iterator[Problem]:
         # at once: launch.checks.model_layouts), so that the swap validates
         from launch.checks.model_layouts import fitting_swap  # lazy: only an SFT stage refused
 
-        fitting = fitting_swap(ctx, known)
-        swap = f"set {fitting or f'model={known[0]}'} (a model of those families)" if known else ""
+        fitting = fitting_swap(ctx, known) if known else None
+        # no candidate on any layout or hardware option: no swap proposed (it would be refused when applied)
+        swap = f"set {fitting} (a model of those families)" if fitting else ""
+        none_fits = (
+            f"; none of their model options ({', '.join(known)}) fits the hardware as it is set"
+            if known and not fitting
+            else ""
+        )
         rl = f"set {mode}=rl"
         yield Problem(
             key,
             f"stage {name} is SFT, and slime's SFT loss masks know the chat families "
-            f"{sorted(SFT_LOSS_MASK)}, not '{family}'",
+            f"{sorted(SFT_LOSS_MASK)}, not '{family}'{none_fits}",
             fix=f"{swap}; or {rl}"
             if swap and key == "model.family"
             else f"{rl}" + (f"; or {swap}" if swap else ""),
