@@ -124,6 +124,13 @@ ISSUERS: tuple[tuple[str, tuple[str, ...], str, str | None], ...] = (
     ("Sentry", ("sntrys_", "sntryu_"), rf"sntry[su]_{_B64}{{40,}}", r"sntry[su]_"),
     ("Pulumi", ("pul-",), r"pul-[a-f0-9]{40}", r"pul-"),
     ("RubyGems", ("rubygems_",), r"rubygems_[a-f0-9]{48}", r"rubygems_"),
+    # Wave nine: issuers whose prefix is as short as a word's start, known by their whole shape instead.
+    # Modal's token id and secret: `ak-`/`as-` and exactly 22 base62 characters, nothing of a name
+    # after (`as-is`, `ak-47`, `as-yet-unnamed` are none); cut short, a word (`as-Intern…`).
+    ("Modal", ("ak-", "as-"), r"a[ks]-[A-Za-z0-9]{22}", None),
+    # Terraform Cloud / HCP's user and team tokens, `<14 characters>.atlasv1.<the secret>`: the mark is
+    # inside, so the row's token is what follows the id (the id before the mark names the token only).
+    ("Terraform Cloud", ("atlasv1.",), r"atlasv1\.[A-Za-z0-9_-]{60,}", r"atlasv1\."),
 )  # fmt: skip
 _PREFIXED = r"(?<![A-Za-z0-9_-])(" + "|".join(token for _, _, token, _ in ISSUERS) + r")(?![A-Za-z0-9_])"
 # A token a view cut short (`sk-proj-Ab12…`): its prefix and what is left of it before the ellipsis.

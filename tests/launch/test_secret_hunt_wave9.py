@@ -167,3 +167,32 @@ def test_a_named_value_cut_between_two_reads_is_masked() -> None:
     line = "x" * 100 + f" api_key={V}Ij then ok\n"
     copied = _copied(line, 118)
     assert V[8:] not in copied and copied.endswith(" then ok\n")
+
+
+# ------------------------------------------------------------ kind 4: issuers with short or inner marks
+
+MODAL_ID, MODAL_SECRET = "ak-AbCdEf0123456789xyzQrs", "as-ZyXw9876543210AbCdEfGh"
+TERRAFORM = "AbCdEf12345678.atlasv1." + "Zq8x7Kp2Wm9Lr4Ts6Yv1Nb3Hc5Jd7Fg9Qw2Er4Ty6Ui8Op0As2Df4Gh6" * 2
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"modal token set --token-id {MODAL_ID} --token-secret {MODAL_SECRET}", MODAL_SECRET),
+        (f"export MODAL_OPTS={MODAL_ID}", MODAL_ID),
+        (f'{{"note": "{MODAL_SECRET}"}}', MODAL_SECRET),
+        (f"credentials {{ app.terraform.io {{ token = {TERRAFORM} }} }}", TERRAFORM.split(".atlasv1.")[1]),
+        (f"TF note {TERRAFORM} done", TERRAFORM.split(".atlasv1.")[1]),
+    ],
+)
+def test_a_token_of_a_short_or_inner_mark_is_masked_by_its_shape(text: str, secret: str) -> None:
+    assert secret not in mask_text(text) and secret not in mask_episode_text(text)
+    assert any(secret in found for found in credentials_in(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["use it as-is", "the ak-47 and as-yet-unnamed things", "task-AbCdEf0123456789xyzQrs", "as-Abc123"],
+)
+def test_words_beginning_so_stay(text: str) -> None:
+    assert mask_text(text) == text
