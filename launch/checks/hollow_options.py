@@ -81,9 +81,10 @@ def _hollow(data: object) -> str | None:
 
 def _option_file(group: str, option: str, config_dirs: Sequence[str]) -> Path | None:
     """The file Hydra reads for the option: the config dirs' first, then t3rl's conf/."""
-    import conf  # lazy: t3rl's own config package, where the shipped groups live
+    from launch.config.search_path import PACKAGE, package_dir  # lazy: only for a refused choice
 
-    for directory in [*config_dirs, str(Path(conf.__file__).parent)]:
+    # t3rl's own configs by their installed package (`conf` imports only with the checkout on sys.path).
+    for directory in [*config_dirs, *map(str, filter(None, [package_dir(PACKAGE)]))]:
         path = Path(directory).expanduser() / group / f"{option}.yaml"
         if path.is_file():
             return path

@@ -79,3 +79,61 @@ def test_the_listing_cache_stays_within_its_size_bound(
     _run_dir(dirs[0], "20261129-000002")
     _listed(dirs[0])
     assert sorted(cache_dir.iterdir()) == [], "a file alone past the bound is kept nowhere"
+
+
+# ------------------------------------------------ t3rl's own configs by the package it installs
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _checkout_only_imports() -> list[str]:
+    """Every import in launch/ and t3rl_core/ of a top-level folder of the checkout that t3rl does not
+    install as a package (`conf`, `tests`, `examples`, …): importable only with the checkout on sys.path.
+    Read line by line (an import statement starts its line; parsing every module costs seconds)."""
+    import re
+
+    from launch.cli.failures import OWN_PACKAGES
+
+    folders = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    statement = re.compile(r"^\s*(?:from\s+(\w+)[\w.]*\s+import\b|import\s+([\w., ]+?)\s*(?:#.*)?$)")
+    found = []
+    for package in ("launch", "t3rl_core"):
+        for file in sorted((ROOT / package).rglob("*.py")):
+            for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+                match = statement.match(line)
+                if match is None:
+                    continue
+                names = [match[1]] if match[1] else [n.split(" as ")[0].strip() for n in match[2].split(",")]
+                for name in names:
+                    top = name.partition(".")[0]
+                    if top in folders and top not in OWN_PACKAGES:
+                        found.append(f"{file.relative_to(ROOT)}:{number}: import {name}")
+    return found
+
+
+def test_no_module_imports_the_checkouts_layout_instead_of_what_t3rl_installs() -> None:
+    """`t3rl validate --config-dir /no/such/dir +experiment=quickstart`, the installed console script,
+    answered `error: the Python module 'conf' is not installed …: run ./scripts/setup.sh` (exit 1): two
+    checks read t3rl's own configs with `import conf`, the repo folder's name, which imports only with the
+    checkout on sys.path (the tests' PYTHONPATH=.), never as installed (the package is `t3rl_conf`,
+    launch.config.search_path.PACKAGE). Now they read it there, and no module of launch/ or t3rl_core/
+    imports a checkout folder t3rl does not install (failures.OWN_PACKAGES declares those it does)."""
+    assert _checkout_only_imports() == []
+
+
+def test_a_config_dir_that_does_not_exist_is_named_without_the_checkout_on_the_path(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same command in process, `conf` made unimportable as it is for the console script."""
+    import sys
+
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+
+    monkeypatch.setitem(sys.modules, "conf", None)  # `import conf` raises, as outside the checkout
+    done = CliRunner().invoke(app, ["validate", "--config-dir", str(here / "nope"), "+experiment=quickstart"])
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2 and "error --config-dir: config directory" in text, text
+    assert "does not exist" in text, text
