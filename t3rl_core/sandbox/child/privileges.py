@@ -143,3 +143,19 @@ def set_limits(limits: dict[str, int], *, nproc: bool, own_uid: bool = True) -> 
         if current_hard != resource.RLIM_INFINITY:
             soft, hard = min(soft, current_hard), min(hard, current_hard)
         resource.setrlimit(which, (soft, hard))
+    # Every other limit a cell inherits from t3rl is pinned at t3rl's soft value, soft and hard: a cell
+    # raises no limit past what it was started with (a host's hard limits are often unlimited: a cell
+    # raised RLIMIT_STACK from 8 MiB to unlimited, which its threads' stacks and its children follow).
+    # RLIMIT_CPU's one second between soft and hard is `wanted`'s, on purpose.
+    for which in inherited_limits(wanted):
+        soft, _ = resource.getrlimit(which)
+        resource.setrlimit(which, (soft, soft))
+
+
+def inherited_limits(wanted: dict[int, tuple[int, int]]) -> list[int]:
+    """The limits `set_limits` does not choose a value for (RLIMIT_STACK, RLIMIT_DATA, RLIMIT_RSS,
+    RLIMIT_RTTIME, …, whatever this Python's `resource` knows), each once (RLIMIT_OFILE is RLIMIT_NOFILE)."""
+    chosen = {*wanted, resource.RLIMIT_CORE}
+    return sorted({
+        value for name, value in vars(resource).items() if name.startswith("RLIMIT_") and value not in chosen
+    })  # fmt: skip
