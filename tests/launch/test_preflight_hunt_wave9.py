@@ -8,6 +8,8 @@ that validates when applied (tests.support.fix_applier), and the valid setting b
 - a model swap (SFT of a family slime cannot mask) where no candidate fits the hardware as typed: the
   hardware option that holds one, the one chosen first, in place of the key typed (launch/checks/
   swap_hardware.py), a candidate's memory judged too (`model_layouts.holds`); none: no swap proposed;
+- a root hardware key typed for a run that trains nothing (quickstart's `hardware.tensor_parallel=2`): a
+  warning, the key dropped (launch/checks/rules/untrained_hardware.py; was: accepted without a word);
 - a nested key a forced add (`++`) or a plain set typed one level off or too deep
   (`++hardware.gpu.memory_gib`, `++trackng.project.name`): the nearest key path as a whole, taking the value
   (launch/config/nearest_paths.py), a `++`'s containers the override's (launch/config/provenance.py), and no
@@ -178,3 +180,27 @@ def test_a_model_swap_the_layout_holds_is_proposed_alone() -> None:
     (problem,) = [p for p in errors(RETOOL_GLM) if p.key == "model.family"]
     assert problem.fix.startswith("set model=qwen2_5_3b_instruct (a model"), problem.fix
     _fix_validates(RETOOL_GLM, problem)
+
+
+# -------------------------------------------------- a training layout typed for a run that trains nothing
+
+
+def _warnings(line: list[str]) -> list[Problem]:
+    from launch.checks.resolve import resolve
+
+    return list(resolve(line).warnings)
+
+
+@pytest.mark.parametrize("typed", ["hardware.tensor_parallel=2", "+hardware.env_vars.NCCL_DEBUG=INFO"])
+def test_a_hardware_key_of_a_run_that_trains_nothing_is_warned_about(typed: str) -> None:
+    line = ["+experiment=quickstart", typed]
+    key = typed.lstrip("+").split("=")[0]
+    (warning,) = [w for w in _warnings(line) if w.key == key]
+    assert "no stage of this run trains" in warning.message and warning.fix == f"drop `{typed}`", warning
+    again = fixed(line, warning)
+    assert again == ["+experiment=quickstart"] and not [w for w in _warnings(again) if w.key == key]
+
+
+def test_a_hardware_key_of_a_run_that_trains_is_not_warned_about_so() -> None:
+    found = _warnings([S1, "hardware.tensor_parallel=2"])
+    assert not [w for w in found if "no stage of this run trains" in w.message], found

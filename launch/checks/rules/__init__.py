@@ -122,6 +122,17 @@ RULES = (
     *one_truth.RULES,
     *job_env.RULES,
     _only_when("job_env_paths", lambda ctx: any(s.hardware.env_vars for s in ctx.scopes)),
+    # a root hardware key typed on the command line of a run that trains nothing
+    _only_when(
+        "untrained_hardware",
+        lambda ctx: (
+            all(s.stage is None for s in ctx.scopes)
+            and any(
+                k.startswith("hardware.") and o.source.startswith("override")
+                for k, o in ctx.provenance.items()
+            )
+        ),
+    ),
     *splits.RULES,
     *data_sizes.RULES,
     *kernels.RULES,
