@@ -137,8 +137,21 @@ def _in_domain(param: Any, ctx: Any, value: Any, parse: Any) -> Any:
         raise typer.BadParameter(why, ctx=ctx, param=param) from error
 
 
+def _home_expanded(param: Any, value: Any) -> Any:
+    """A path parameter's `~` read as the shell reads it at a word's start: `--out=~/x` (and a quoted
+    '~/x') reached t3rl with the `~` as a directory name, since a shell expands it only at a word's
+    start, and each command read it as a folder named `~` here (`--runs-dir=~/runs`: no runs dir there;
+    `plan --run-dir=~/…`: a new plan into ./~/…)."""
+    if param.metavar not in PATH_METAVARS:
+        return value
+    if isinstance(value, list | tuple):
+        return type(value)(os.path.expanduser(v) if isinstance(v, str) else v for v in value)
+    return os.path.expanduser(value) if isinstance(value, str) else value
+
+
 class _Argument(TyperArgument):
     def process_value(self, ctx: Any, value: Any) -> Any:
+        value = _home_expanded(self, value)
         _refuse_unusable_path(self, ctx, value)
         _refuse_empty_word(self, ctx, value)
         return _in_domain(self, ctx, value, super().process_value)
@@ -158,6 +171,7 @@ class _Argument(TyperArgument):
 
 class _Option(TyperOption):
     def process_value(self, ctx: Any, value: Any) -> Any:
+        value = _home_expanded(self, value)
         _refuse_unusable_path(self, ctx, value)
         _refuse_empty_word(self, ctx, value)
         return _in_domain(self, ctx, value, super().process_value)

@@ -137,3 +137,26 @@ def test_a_config_dir_that_does_not_exist_is_named_without_the_checkout_on_the_p
     text = " ".join(done.output.split())
     assert done.exit_code == 2 and "error --config-dir: config directory" in text, text
     assert "does not exist" in text, text
+
+
+# ------------------------------------------------ `--opt=~/x`: the `~` no shell expanded
+
+
+def test_a_path_option_written_with_equals_and_a_tilde_reads_the_home_dir(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`t3rl runs --runs-dir=~/runs`, `t3rl plan --run-dir=~/runs/…`, `t3rl eval … --out=~/ev`: a shell
+    expands `~` only at a word's start, so t3rl got the `~` as a folder's name and answered `no runs dir
+    there` (exit 0), or previewed `./~/runs/…` as a new plan's place. Now every parameter that names a
+    file or directory (help_format.PATH_METAVARS) reads `~` as the shell would have, before any command
+    sees it (an option as `--opt=value` or `--opt value`, an argument quoted)."""
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    run = _run_dir(tmp_path / "runs", "20261129-000001")
+    listed = CliRunner().invoke(app, ["runs", "--runs-dir=~/runs"])
+    assert listed.exit_code == 0 and "quick/20261129-000001" in listed.output, listed.output
+    shown = CliRunner().invoke(app, ["runs", "show", "~/runs/quick/20261129-000001"])
+    assert shown.exit_code == 0 and str(run) in " ".join(shown.output.split()), shown.output
