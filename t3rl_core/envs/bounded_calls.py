@@ -5,8 +5,8 @@ C: CPython holds the GIL for all of it, so neither a thread nor a Python-level t
 on the loop's process it stalls every episode for minutes. A world declares which of its calls are
 pure (their result depends on their arguments only) and a budget; such calls run in long-lived worker
 processes (`t3rl_core/envs/call_worker.py`, started as subprocesses: no fork of the loop's threads),
-and one past its budget has its worker killed and gets None, which the world turns into the call's
-error text. A worker's start-up (imports) is waited for apart from the budget.
+and one past its budget (of the worker's CPU time) has its worker killed and gets None, which the
+world turns into the call's error text. A worker's start-up (imports) is waited for apart from the budget.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from t3rl_core.secret_env import environment_for_untrusted
 
 # A worker's imports on a busy machine: waited for apart from a call's budget.
 _STARTUP_S = 300.0
-# A call whose budget is CPU time (`run(..., cpu=True)`): how often its worker's CPU time is read, and
-# the wall time, in budgets, after which a worker that stopped using CPU is given up on all the same.
+# A call's budget is its worker's CPU time: how often that is read, and the wall time, in budgets, after
+# which a worker that stopped using CPU is given up on all the same.
 _CPU_POLL_S = 0.1
 _WALL_PER_CPU_BUDGET = 20.0
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
@@ -70,7 +70,8 @@ class _Worker:
 
     async def line(self, timeout: float, cpu: bool = False) -> bytes | None:
         """The worker's next output line; None past `timeout` seconds (with `cpu`, of the worker's CPU
-        time, or past _WALL_PER_CPU_BUDGET times that of wall time). Read without blocking the loop."""
+        time, or past _WALL_PER_CPU_BUDGET times that of wall time; of wall time where there is no
+        /proc). Read without blocking the loop."""
         loop = asyncio.get_running_loop()
         start = cpu_seconds(self.process.pid) if cpu else None
         wall = timeout * _WALL_PER_CPU_BUDGET if start is not None else timeout
@@ -133,18 +134,17 @@ class CallWorkers:
             weakref.WeakKeyDictionary()
         )
 
-    async def run(self, fn: str, args: Sequence[Any], budget_s: float, *, cpu: bool = False) -> str | None:
-        """`fn(*args)`'s text, run in a worker; None when it ran past `budget_s` (its worker killed).
-        With `cpu`, the budget is the worker's CPU time, so a loaded machine (the worker waiting for a
-        core) does not decide whether the call finishes. `args` must survive a JSON round trip
-        unchanged (the caller checks)."""
+    async def run(self, fn: str, args: Sequence[Any], budget_s: float) -> str | None:
+        """`fn(*args)`'s text, run in a worker; None when it ran past `budget_s` of its worker's CPU time
+        (the worker killed): a loaded machine, the worker waiting for a core, does not decide whether a
+        call finishes. `args` must survive a JSON round trip unchanged (the caller checks)."""
         loop = asyncio.get_running_loop()
         slots = self._slots.setdefault(loop, asyncio.Semaphore(self.size))
         async with slots:
             worker = await self._take(loop)
             try:
                 worker.send(fn, args)
-                line = await worker.line(budget_s, cpu)
+                line = await worker.line(budget_s, cpu=True)
             except BaseException:
                 worker.kill()
                 raise

@@ -79,7 +79,7 @@ class ReToolOutcomeReward(Reward):
         if self._workers is None:
             self._workers = CallWorkers(["math_verify"])
         budget = 3 * self.config.grading_timeout_s
-        verdict = await self._workers.run(f"{__name__}:grade", [predicted, ground_truth], budget, cpu=True)
+        verdict = await self._workers.run(f"{__name__}:grade", [predicted, ground_truth], budget)
         if verdict not in _GRADES:
             raise MissingScore(
                 f"{_grader(inp)} answered {shown(verdict)}, not one of {sorted(_GRADES, key=str)}"

@@ -28,7 +28,7 @@ def _in_worker(fn: str, args: list[Any], budget_s: float) -> str | None:
     async def run() -> str | None:
         workers = CallWorkers(["tests.support.slow_calls"], size=1)
         try:
-            return await workers.run(fn, args, budget_s, cpu=True)
+            return await workers.run(fn, args, budget_s)
         finally:
             workers.close()
 
@@ -52,8 +52,8 @@ def test_an_answer_not_graded_is_no_wrong_answer(monkeypatch: pytest.MonkeyPatch
     answers = {"391": "1", "390": "0", "392": None}
 
     class Workers:
-        async def run(self, fn: str, args: list[Any], budget_s: float, *, cpu: bool = False) -> str | None:
-            assert cpu and budget_s == 3 * reward.config.grading_timeout_s
+        async def run(self, fn: str, args: list[Any], budget_s: float) -> str | None:
+            assert budget_s == 3 * reward.config.grading_timeout_s
             return answers[args[0]]
 
     reward._workers = Workers()  # type: ignore[assignment]
@@ -122,3 +122,54 @@ def test_the_scripted_user_declares_its_calls_per_message() -> None:
     assert refused.tool_calls == () and refused.text == too_many_calls_reply(4, 3)
     assert not refused.stops  # the agent reads why and the episode goes on
     assert len(asyncio.run(_asked(16, ScriptedUserConfig())).tool_calls) == 16
+
+
+# ------------------------------------------------ a hub world's message content of another form
+
+
+@pytest.fixture(scope="module")
+def qwen() -> Any:
+    from t3rl_core.chat.format import ChatFormat
+    from t3rl_core.chat.tiny import shared_tokenizer_dir
+
+    return ChatFormat.from_pretrained(shared_tokenizer_dir("qwen3"), "qwen3")
+
+
+def _hub_result(qwen: Any, content: Any) -> Any:
+    """An episode whose world answers the model's call with verifiers' tool message of `content`."""
+    from t3rl_core.config import RolloutConfig
+    from t3rl_core.envs.verifiers.convert import to_chat
+    from t3rl_core.types import ToolCallAction, Transition
+    from tests.rollout.fakes import ScriptedEngine, ToyEnv, play
+
+    class HubWorld(ToyEnv):
+        async def step(self, action: Any) -> Transition:
+            if isinstance(action, ToolCallAction):
+                message = {"role": "tool", "content": content, "tool_call_id": "c1"}
+                return Transition(messages=[to_chat(message)])
+            return await super().step(action)
+
+    call = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
+    return play(qwen, HubWorld(), ScriptedEngine(qwen, [call, "3"]), RolloutConfig())
+
+
+def test_a_hub_worlds_content_is_read_once(qwen: Any) -> None:
+    """verifiers' converter read contents its own way: a tool's dict result (or bytes, a number) failed
+    the episode with Python's words ("'str' object has no attribute 'model_dump'"). Now the episode's one
+    reading of a world's message decides, naming the type and the fix; text parts stay their text."""
+    from verifiers.types import ImageUrlContentPart, TextContentPart
+
+    for content, named in (({"sum": 3}, "dict"), (b"3", "bytes"), (3, "int")):
+        episode = _hub_result(qwen, content)
+        assert episode.failure is not None and episode.failure.error_type == "InvalidMessage", episode.error
+        assert f"content is a {named}, not text" in episode.failure.message
+    parts = [TextContentPart(type="text", text="3"), TextContentPart(type="text", text="!")]
+    played = _hub_result(qwen, parts)
+    assert (
+        played.failure is None and {"role": "tool", "content": "3!", "tool_call_id": "c1"} in played.messages
+    )
+    image = _hub_result(qwen, [ImageUrlContentPart(type="image_url", image_url={"url": "http://x"})])
+    assert (
+        image.failure is not None
+        and "content part 0 is of type 'image_url', not text" in image.failure.message
+    )

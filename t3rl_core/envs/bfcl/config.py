@@ -85,8 +85,8 @@ class BFCLEnvConfig(EnvConfig):
     )
 
     SIZE_FIELDS = ("data.categories", "data.num_ids", "data.train_ratio", "data.val_ratio")
-    # Seconds a model's call of a stateless class (bfcl-eval's MathAPI) may run, in a worker process
-    # that is killed past it (t3rl_core/envs/bounded_calls.py); None runs them on the event loop.
+    # Seconds of CPU time a model's call of a stateless class (bfcl-eval's MathAPI) may use, in a worker
+    # process that is killed past it (t3rl_core/envs/bounded_calls.py); None runs them on the event loop.
     PURE_CALL_BUDGET_S: typing.ClassVar[float | None] = 10.0
 
     name: Literal["bfcl_multi_turn"] = "bfcl_multi_turn"

@@ -55,9 +55,9 @@ class Tau2EnvConfig(EnvConfig):
     )
 
     SIZE_FIELDS = ("domains", "data.limit", "data.demonstrations_split")
-    # Seconds a call of a tool tau2 declares generic (no database: `calculate`, which evals the model's
-    # expression) may run, in a worker process killed past it (t3rl_core/envs/tau2/generic_calls.py);
-    # None runs them on the event loop.
+    # Seconds of CPU time a call of a tool tau2 declares generic (no database: `calculate`, which evals
+    # the model's expression) may use, in a worker process killed past it
+    # (t3rl_core/envs/tau2/generic_calls.py); None runs them on the event loop.
     GENERIC_CALL_BUDGET_S: typing.ClassVar[float | None] = 10.0
 
     name: Literal["tau2"] = "tau2"

@@ -15,27 +15,26 @@ from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCa
 MODEL = "t3rl"
 
 
-def text_of(content: Any) -> str:
-    """A message content as text: strings as they are, the text parts of a part list joined."""
+def content_of(content: Any) -> Any:
+    """A message content in the form t3rl's one reading of contents takes (t3rl_core.chat.message_form,
+    where a world's or a row's message enters an episode): None as "", verifiers' content-part models as
+    mappings, anything else as it is. That reading joins text parts and refuses the rest naming the
+    message and the fix; this converter's own reading failed on any other content with Python's words
+    (a tool's dict result: "'str' object has no attribute 'model_dump'")."""
     if content is None:
         return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for part in content:
-        data = part if isinstance(part, Mapping) else part.model_dump()
-        if data.get("type") == "text":
-            parts.append(str(data.get("text", "")))
-        else:
-            raise ValueError(f"t3rl renders text only; a message has a {data.get('type')!r} part")
-    return "".join(parts)
+    if isinstance(content, list | tuple):
+        return [
+            part.model_dump(exclude_none=True) if hasattr(part, "model_dump") else part for part in content
+        ]
+    return content
 
 
 def to_chat(message: VfMessage | Mapping[str, Any]) -> Message:
     """One verifiers message as the chat-template message t3rl renders."""
     data = message if isinstance(message, Mapping) else message.model_dump(exclude_none=True)
     role = str(data["role"])
-    out: Message = {"role": "user" if role == "text" else role, "content": text_of(data.get("content"))}
+    out: Message = {"role": "user" if role == "text" else role, "content": content_of(data.get("content"))}
     if role == "tool" and data.get("tool_call_id"):
         out["tool_call_id"] = data["tool_call_id"]
     return out

@@ -201,7 +201,8 @@ class VerifiersEnv(Env):
         the episode as the environment's (tokenizing megabytes takes minutes, no context holds them)."""
         chats = [to_chat(m) for m in messages]
         limit = self.max_observation_chars
-        longest = max((len(chat["content"]) for chat in chats), default=0)
+        # Only text is measured: any other content is refused where the episode takes the message.
+        longest = max((len(c["content"]) for c in chats if isinstance(c["content"], str)), default=0)
         if limit is not None and longest > limit:
             raise EnvTooLong(
                 f"environment '{self.env_id}' added a message of {longest:,} characters, more than "
