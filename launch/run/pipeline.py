@@ -46,6 +46,7 @@ from launch.run.executors.base import Executor, StageContext, StageResult, exit_
 from launch.run.exit_codes import stop_reason
 from launch.run.output_digest import FileHashes, digests, first_mismatch, manifest_disagreement
 from launch.run.rundir import RunDir, RunDirError, RunState, StageRecord, now
+from launch.run.stage_owner import executor_kind, left_by_another, started_by
 from t3rl_core.records import Record
 
 Action = Literal["run", "resume", "finish", "cached", "complete", "outside"]
@@ -439,6 +440,7 @@ def run_pipeline(
                     run_dir.write_files(stage.files)
                     run_dir.write_stage_command(stage.name, stage.script())
             return PipelineResult("planned", decisions)
+        _refuse_another_executor(run_dir, state, decisions, executor_kind(executor))
         missing = executor.preflight([plan.stage(d.stage) for d in decisions if d.executes])
         if missing:
             executor.close()
@@ -471,6 +473,23 @@ def run_pipeline(
         finally:
             executor.close()
         return result
+
+
+def _refuse_another_executor(
+    run_dir: RunDir, state: RunState, decisions: list[Decision], kind: str | None
+) -> None:
+    """Refuse to run a stage another executor kind left running (launch.run.stage_owner)."""
+    for decision in decisions:
+        rec = state.stages.get(decision.stage)
+        if not decision.executes or rec is None or rec.status != "running":
+            continue
+        other = left_by_another(decision.stage, rec.handle, kind)
+        if other is not None:
+            why, override = other
+            raise PipelineError(
+                f"{why}; resume it with the executor that started it: t3rl run --run-dir {run_dir.path} "
+                f"{override} (nothing was started)"
+            )
 
 
 def _record_stop(run_dir: RunDir, state: RunState, err: BaseException, where: list[str]) -> None:
@@ -665,7 +684,7 @@ def _run_stage(
     run_dir.record(state, stage.name, record)
 
     def started(handle: dict[str, Any], record: StageRecord = record, name: str = stage.name) -> None:
-        record.handle = dict(handle)
+        record.handle = started_by(executor_kind(executor), handle)
         run_dir.record(state, name, record)
 
     ctx = StageContext(

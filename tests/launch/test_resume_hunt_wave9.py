@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import get_args
 
 import pytest
-from pipeline_helpers import run, stage
+from pipeline_helpers import count, run, stage
 from run_configs import group, make_run, t3rl_stages
 from test_resume_verifies_outputs import dirs  # noqa: F401  (a fixture: a run dir and a marks dir)
 
@@ -26,7 +26,7 @@ from launch.plan.output_holds import DIR, FILE, LATEST_CHECKPOINT, MAY_BE_EMPTY,
 from launch.plan.stages import StageKind
 from launch.run.executors.dry import DryExecutor
 from launch.run.output_digest import digest
-from launch.run.pipeline import decide, run_pipeline
+from launch.run.pipeline import PipelineError, decide, run_pipeline
 from launch.run.rundir import RunDir
 
 # --- kind 1: an output that exists but holds nothing ------------------------------------------------
@@ -162,3 +162,33 @@ def test_every_stage_kinds_declared_outputs_are_what_its_command_writes(tmp_path
     }
     assert tiny.stage("tiny").verify == {tiny.stage("tiny").outputs["hf"]: marked(COMPLETE_MARKER)}
     assert group("curriculum/bfcl_stage1")["save_interval"]  # the train stage above saves checkpoints
+
+
+# --- kind 2: a resume with another executor than the one that left a stage running -----------------
+
+
+def test_a_stage_left_running_by_another_executor_is_not_run_beside_it(dirs: tuple[Path, Path]) -> None:  # noqa: F811
+    run_dir, marks = dirs
+    plan = Plan("test", run_dir, (stage("a", marks, f"[ -e {marks}/ok ]"),))
+    assert run(plan, run_dir).status == "failed"
+    state_file = run_dir / "state.json"
+    state = json.loads(state_file.read_text())
+    # The record names the executor kind that started it.
+    assert state["stages"]["a"]["handle"]["executor"] == "local"
+    # As a SLURM run whose launcher died leaves it: the job may still run.
+    state["stages"]["a"].update(status="running", handle={"executor": "slurm", "slurm_job": "4242"})
+    state_file.write_text(json.dumps(state))
+    with pytest.raises(PipelineError) as refused:
+        run(plan, run_dir)
+    assert str(refused.value) == (
+        "stage 'a' was left running by executor=slurm (SLURM job 4242) when the t3rl that ran it stopped, "
+        "and executor=local cannot see or stop it: run here, the stage would run twice at once, writing one "
+        f"output; resume it with the executor that started it: t3rl run --run-dir {run_dir} executor=slurm "
+        "(nothing was started)"
+    )
+    assert count(marks, "a", "started") == 1
+    # One that ended under SLURM (failed, stopped) is the local executor's to run again.
+    state["stages"]["a"]["status"] = "failed"
+    state_file.write_text(json.dumps(state))
+    (marks / "ok").touch()
+    assert run(plan, run_dir).status == "succeeded"

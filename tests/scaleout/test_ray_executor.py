@@ -110,7 +110,7 @@ def test_streams_the_log_and_a_resumed_run_reattaches_without_resubmitting(
     assert _submissions(cluster, run_dir) == [first.submission_id]
     assert read_record(run_dir / "stages/train").status == "SUCCEEDED"
     handle = json.loads((run_dir / "state.json").read_text())["stages"]["train"]["handle"]
-    assert handle == {"ray_job": first.submission_id, "address": cluster.dashboard}
+    assert handle == {"ray_job": first.submission_id, "address": cluster.dashboard, "executor": "ray"}
     text = log.read_text()
     for i in range(8):
         assert text.count(f"train line {i} from-runtime-env") == 1, text

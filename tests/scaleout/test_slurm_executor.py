@@ -70,7 +70,7 @@ def test_a_two_node_stage_runs_ray_bootstrap_inside_its_slurm_job(fake_slurm: Pa
     record = read_record(run_dir / "stages/train")
     assert record is not None and record.state == "COMPLETED" and record.job_id == "1002"
     handle = json.loads((run_dir / "state.json").read_text())["stages"]["train"]["handle"]
-    assert handle == {"slurm_job": "1002", "folder": str(run_dir / "slurm" / "train")}
+    assert handle == {"slurm_job": "1002", "folder": str(run_dir / "slurm" / "train"), "executor": "slurm"}
     ray = _calls(fake_slurm, "ray ")
     assert ray[0].startswith("ray node=node1 start --head")
     assert ray[1].startswith("ray node=node2 start --address=10.0.0.1:6379 --num-gpus=8")
