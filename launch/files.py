@@ -4,6 +4,7 @@ directory, executors, sweeps, `t3rl runs`)."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -118,7 +119,7 @@ def exclusive_lock(path: Path) -> Iterator[None]:
     """
     fd = os.open(path, os.O_RDONLY if path.is_dir() else os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, path)
     except BlockingIOError:
         os.close(fd)
         raise LockHeld(str(path), lock_holder(path)) from None
@@ -140,11 +141,11 @@ def waiting_lock(path: Path, on_wait: Callable[[], None] | None = None) -> Itera
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, path)
         except BlockingIOError:
             if on_wait is not None:
                 on_wait()
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _flock(fd, fcntl.LOCK_EX, path)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
@@ -162,9 +163,25 @@ def is_locked(path: Path) -> bool:
     except FileNotFoundError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        _flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, path)
     except BlockingIOError:
         return True
+    except OSError as err:
+        if err.errno != errno.ENOLCK:
+            raise
+        return False  # no file system lock here: no launcher can hold one either
     finally:
         os.close(fd)
     return False
+
+
+def _flock(fd: int, operation: int, path: Path) -> None:
+    """`fcntl.flock`, its refusal naming the lock file: a file system that keeps no locks (an NFS mount
+    without its lock service: ENOLCK) raised an OSError naming no file, which reached the user as a
+    traceback instead of one line naming the run dir's lock and where to put the run instead."""
+    try:
+        fcntl.flock(fd, operation)
+    except BlockingIOError:
+        raise
+    except OSError as err:
+        raise OSError(err.errno, err.strerror, str(path)) from None

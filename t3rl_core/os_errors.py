@@ -33,6 +33,9 @@ ADVICE = {
     errno.EIO: "the device reported an I/O error: check the disk (dmesg) or choose another directory",
     errno.ENAMETOOLONG: "the path is too long: choose a shorter one",
     errno.ENOENT: "it does not exist: check the path",
+    # flock on an NFS mount without its lock service: a run dir's lock is what keeps one launcher per dir.
+    errno.ENOLCK: "this file system keeps no file locks, as an NFS mount without its lock service does: "
+    "choose a directory on one that does ({where}; a run dir copied there resumes)",
 }
 # The errors a write or close raises without naming its file (the storage's, not the path's).
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS})

@@ -9,7 +9,10 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
+import os
 import re
 import shlex
 from pathlib import Path
@@ -20,6 +23,8 @@ from pipeline_helpers import count, run, stage
 from run_configs import group, make_run, t3rl_stages
 from test_resume_verifies_outputs import dirs  # noqa: F401  (a fixture: a run dir and a marks dir)
 
+from launch.cli.failures import exit_code_for
+from launch.files import is_locked
 from launch.plan.build import Plan, PlanContext, build_plan
 from launch.plan.builders.builder import COMPLETE_MARKER
 from launch.plan.output_holds import DIR, FILE, LATEST_CHECKPOINT, MAY_BE_EMPTY, Holds, marked
@@ -192,3 +197,31 @@ def test_a_stage_left_running_by_another_executor_is_not_run_beside_it(dirs: tup
     state_file.write_text(json.dumps(state))
     (marks / "ok").touch()
     assert run(plan, run_dir).status == "succeeded"
+
+
+# --- kind 3: a run dir on a file system that keeps no locks (NFS without its lock service) ---------
+
+
+def test_a_run_dir_where_no_lock_can_be_taken_is_one_line_naming_its_lock(
+    dirs: tuple[Path, Path],  # noqa: F811 - the fixture
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_dir, marks = dirs
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    plan = Plan("test", run_dir, (stage("a", marks),))
+    with pytest.raises(OSError) as raised:
+        run(plan, run_dir)
+    assert exit_code_for(raised.value, "run") == 1
+    assert capsys.readouterr().err.strip() == (
+        f"error: {run_dir}/.lock: No locks available (this file system keeps no file locks, as an NFS mount "
+        "without its lock service does: choose a directory on one that does (paths.runs_dir=…; a run dir "
+        "copied there resumes))"
+    )
+    assert count(marks, "a", "started") == 0
+    # `t3rl runs` probes each run dir's lock: there it holds none, and the listing goes on.
+    assert not is_locked(run_dir / ".lock")
