@@ -307,7 +307,10 @@ class ChatFormat:
             return self._byte_decoder.decode(ids)
         if self._backend is not None:
             return self._backend.decode(list(ids), skip_special_tokens=False)
-        return self.tokenizer.decode(list(ids), skip_special_tokens=False)
+        # The ids' own text: transformers' clean-up (per the tokenizer's config) rewrites " ," as "," and
+        # " 's" as "'s", so a slow tokenizer's model text, and the call arguments parsed from it, were not
+        # what the model sampled (and a fresh render of that text encodes other ids).
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
 
     def render_ids(
         self,

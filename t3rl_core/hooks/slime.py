@@ -156,16 +156,20 @@ async def generate(
 
 
 def unplayed(episode: EpisodeResult) -> Failure | None:
-    """The failure of an episode its world ended before the policy's first turn (a tau2 user hanging up
-    in its opening message): its reward measured the world, not the policy, so it must not stand in
-    its group. A hang-up scored 1.0 on tau2 tasks whose database check passes untouched, and only the
-    samples whose (model-played) user hung up did, so their siblings' advantages were built around it.
-    Training only: an eval records such an episode with its attribution (user_simulator)."""
-    if episode.num_model_calls or episode.status != "completed":
+    """The failure of an episode that ended before the policy's first turn, whatever ended it: its
+    world (a tau2 user hanging up in its opening message, a world done or cut at reset) or its limits
+    (a prompt over rollout.max_context_len). Its reward measured the world or the data, not the policy,
+    so it must not stand in its group: a hang-up scored 1.0 on tau2 tasks whose database check passes
+    untouched, and a prompt over the limit 0.0, and their siblings' advantages were built around it.
+    Training only: an eval records such an episode with its attribution."""
+    if episode.num_model_calls or episode.status not in ("completed", "truncated"):
         return None
+    if episode.error:
+        return Failure("env", "EndedBeforeFirstTurn", episode.error)
     termination = (episode.outcome or {}).get("termination_reason")
     said = f" (termination {termination})" if termination else ""
-    message = f"the world ended the episode before the policy's first turn{said}: nothing of it was played"
+    how = "cut" if episode.status == "truncated" else "ended"
+    message = f"the world {how} the episode before the policy's first turn{said}: nothing of it was played"
     return Failure("env", "EndedBeforeFirstTurn", message)
 
 

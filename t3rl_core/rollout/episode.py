@@ -339,6 +339,16 @@ class _Episode:
             limits.append(self.limits.max_context_len - prompt_length)
         return min(limits) if limits else None
 
+    def _no_room(self) -> str:
+        """Why the episode ends before the policy's first call: its prompt leaves no response token."""
+        assert self.trajectory is not None
+        prompt = len(self.trajectory.prompt_ids)
+        return (
+            f"the prompt of {prompt} tokens leaves no response token under rollout.max_context_len="
+            f"{self.limits.max_context_len} (max_response_len={self.limits.max_response_len}): the policy "
+            "never played; drop such rows when the data is prepared, or raise the limit"
+        )
+
     async def _generate(self, sampling: SamplingParams) -> Generation:
         assert self.trajectory is not None
         limit = self.trajectory.max_response
@@ -346,7 +356,8 @@ class _Episode:
         if self.model_calls >= self.limits.max_num_steps or (budget is not None and budget <= 0):
             if self.mid_turn:
                 self._close_turn(None)
-            raise _Ended("truncated")
+            no_room = self.model_calls == 0 and budget is not None and budget <= 0
+            raise _Ended("truncated", self._no_room() if no_room else None)
         if budget is not None:
             sampling = dataclasses.replace(sampling, max_new_tokens=min(sampling.max_new_tokens, budget))
         started = time.perf_counter()
