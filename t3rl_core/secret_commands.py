@@ -329,6 +329,59 @@ def _sent(text: str, at: int) -> tuple[int, int]:
     return at, end
 
 
+# A mail, file or key-value protocol's login as its client's debug output shows it (smtplib's `send:`,
+# poplib's and ftplib's `*cmd*`, imaplib's and curl's `> `, a transcript's `C: `): the verb, then what
+# it sends. One row a verb: the protocols that use it, and which of its arguments is the credential
+# (`last`: the last word of its line, a password after an optional user; `plain`: SASL PLAIN's base64 of
+# `\0user\0password`, or, without it, the client's second base64 line below (AUTH LOGIN's user, then
+# its password). Read where t3rl_core.secret_shapes already finds `pass` and `auth` (no pass of its own
+# over a record); IMAP's `LOGIN user password` and IRC's `IDENTIFY` would need one each (left).
+PROTOCOL_LOGINS: dict[str, tuple[str, str]] = {
+    "PASS": ("FTP, POP3, IRC", "last"),
+    "AUTH PLAIN": ("SMTP (SASL PLAIN)", "plain"),
+    "AUTHENTICATE PLAIN": ("IMAP (SASL PLAIN)", "plain"),
+    "AUTH LOGIN": ("SMTP (AUTH LOGIN)", "plain"),
+    "AUTH": ("Redis, Memcached", "last"),
+}
+_VERBS = sorted(PROTOCOL_LOGINS, key=len, reverse=True)  # `AUTH LOGIN` before `AUTH`
+# What stands before a verb a client sent: its debug output's mark, then a quote (`b'` of bytes) or none.
+_PROTOCOL_MARK = r"(?:^|[\r\n]|\\n)[ \t]*(?:\*cmd\*|\*put\*|send:|>|C:|>>>)[ \t]*b?['\"]?\Z"
+_B64_LINE = r"(?<![A-Za-z0-9+/=])([A-Za-z0-9+/]{4,}={0,2})(?=\\r|\\n|[\r\n'\"]|\Z)"
+
+
+def protocol_login_span(text: str, at: int) -> tuple[int, int] | None:
+    """The credential a protocol's login at `at` sends (`PROTOCOL_LOGINS`), where a client's debug mark
+    stands before its verb (`send: 'AUTH PLAIN <base64>'`, `*cmd* 'PASS V'`); None elsewhere (`PASS`
+    in a test runner's report, `auth` in prose)."""
+    verb = next(
+        (verb for verb in _VERBS if text.startswith(verb, at) and not text[at + len(verb) :][:1].isalnum()),
+        None,
+    )
+    if verb is None or re.search(_PROTOCOL_MARK, text[max(0, at - 16) : at]) is None:
+        return None
+    line_end = min((e for e in (text.find(c, at) for c in ("\r", "\n", "\\r", "\\n", "'", '"')) if e >= 0),
+                   default=len(text))  # fmt: skip
+    words = text[at + len(verb) : line_end].split()
+    if PROTOCOL_LOGINS[verb][1] == "last":
+        if not words or len(words) > 2:
+            return None
+        start = text.rfind(words[-1], at, line_end)
+        return start, start + len(words[-1])
+    if words:  # SASL PLAIN's initial response
+        start = text.find(words[0], at + len(verb))
+        return start, start + len(words[0])
+    # Without one: the client's lines below (a server's `334 …` challenges between), its second is the
+    # password (AUTH LOGIN) or its first the PLAIN response (AUTHENTICATE PLAIN).
+    sent = [
+        found.span(1) for found in re.finditer(_B64_LINE, text[line_end : line_end + 400])
+        if not text[line_end + found.start(1) - 4 : line_end + found.start(1)].endswith(("334 ", "+ "))
+    ]  # fmt: skip
+    if not sent:
+        return None
+    start, end = sent[1] if verb == "AUTH LOGIN" and len(sent) > 1 else sent[0]
+    return line_end + start, line_end + end
+
+
 def _here_document(text: str, marker: re.Match[str]) -> list[tuple[int, int]]:
     """The lines of the here-document `marker` (`<<EOF`, `<<-'END'`) opens, up to its delimiter's line (or
     the text's end: a view cut short), over real line breaks or JSON's escaped ones (a cell's code in a

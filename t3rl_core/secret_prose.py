@@ -1042,6 +1042,27 @@ def _mixed(value: str) -> bool:
     return any(c.isalpha() for c in value) and any(c.isdigit() for c in value)
 
 
+# A JSON Web Key's private members (RFC 7518 section 6: an RSA key's `d`, `p`, `q`, `dp`, `dq`, `qi`, an EC
+# or OKP key's `d`, a symmetric key's `k`), as a key set a service prints or a record quotes holds them:
+# the key itself, whatever its length (an RSA key's `d` is 342+ characters, past a bare key's 256). Its
+# public members (`n`, `e`, `x`, `y`, `crv`, `kid`) stay. Read in the object where `kty` stands, its
+# quotes JSON-escaped too; a pattern string compiled on first use.
+JWK_PRIVATE = ("d", "p", "q", "dp", "dq", "qi", "k")
+_JWK_MEMBER = rf"""(\\*["'])(?:{"|".join(JWK_PRIVATE)})\1\s*:\s*\\*["']([A-Za-z0-9_-]{{16,}})"""
+
+
+def jwk_private_spans(text: str) -> list[tuple[int, int]]:
+    """The values of the private members of each JSON Web Key in `text` (`JWK_PRIVATE`)."""
+    spans: list[tuple[int, int]] = []
+    at = text.find("kty")
+    while at >= 0:
+        start, end = text.rfind("{", 0, at), text.find("}", at)
+        start, end = max(start, 0), len(text) if end < 0 else end
+        spans += [found.span(2) for found in re.compile(_JWK_MEMBER).finditer(text, start, end)]
+        at = text.find("kty", end)
+    return spans
+
+
 # The same mappings as a line-by-line copier sees them (`secret_shapes.PemLines`): a line that opens one
 # and leaves it open (`cookies:` above its block, `"cookies": {` or `cookies={` above its items), and the
 # items of each line below it, read as `cookie_spans` reads them in one text.

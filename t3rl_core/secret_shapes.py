@@ -28,7 +28,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-from t3rl_core.secret_commands import command_spans, key_word_spans, named_spans
+from t3rl_core.secret_commands import command_spans, key_word_spans, named_spans, protocol_login_span
 from t3rl_core.secret_name_words import (
     PASS_ENDINGS,
     bare_key_spans,
@@ -46,6 +46,7 @@ from t3rl_core.secret_prose import (
     cookie_item_spans,
     is_url_key,
     item_value_span,
+    jwk_private_spans,
     prose_spans,
 )
 
@@ -578,6 +579,11 @@ _LONG_RUN = b"a" * _SHORTEST_TOKEN
 _AFTER_IN_RUN = frozenset(ord(c) for c in _RUN_CHARS - _BEFORE_NO_TOKEN)
 _STARTS_BYTES = tuple(start.encode() for start in _TOKEN_STARTS)
 assert all(set(start) <= _RUN_CHARS for start in _TOKEN_STARTS), "a start outside a token's run"
+# The first two bytes of every start (each has 2+): a run beginning with none of them begins with no start,
+# told by one set lookup instead of `bytes.startswith` with each of the ~80 starts (an eval record's ~11
+# long runs a text: ~40 % of `_may_hold_token`'s instructions).
+_START_HEADS = frozenset(start[:2] for start in _STARTS_BYTES)
+assert min(map(len, _STARTS_BYTES)) >= 2, "a start shorter than its head"
 
 
 # A run character that is not a name's followed by a start, as one pattern: a run is read by one search
@@ -601,7 +607,7 @@ def _run_holds_token(run: bytes) -> bool:
     """A token starts in `run` (a whole run of `_TOKEN_RUN`, no ellipsis after it) and runs on to its end
     for `_SHORTEST_TOKEN` or more: at its start (after no run character) or after a run character that
     is not in `_BEFORE_NO_TOKEN`."""
-    if run.startswith(_STARTS_BYTES):
+    if run[:2] in _START_HEADS and run.startswith(_STARTS_BYTES):
         return True
     # The leftmost such start (one character after the match's): no later one is closer to the run's start.
     found = _start_in_run().search(run)
@@ -647,11 +653,17 @@ def _named_spans(text: str, lower: str, commands: bool = True) -> list[tuple[int
             pair = item_value_span(text, at) if commands else None
             if pair is not None:
                 spans.append(pair)
+            if word in ("pass", "auth") and commands and (login := protocol_login_span(text, at)) is not None:
+                spans.append(login)
             at = lower.find(word, at + 1)
     if "://" in text:
         spans += [match.span(1) for match in re.finditer(_USER_TOKEN, text)]
     spans += (
-        named_spans(text, lower) + key_word_spans(text) + bare_key_spans(text) + prose_spans(text, lower)
+        named_spans(text, lower)
+        + key_word_spans(text)
+        + bare_key_spans(text)
+        + prose_spans(text, lower)
+        + jwk_private_spans(text)
         if commands
         else []
     )

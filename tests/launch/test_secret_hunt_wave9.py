@@ -7,6 +7,8 @@ reader (`credentials_in`). Each kind has cases that must be masked and cases tha
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from launch.config.secrets import scrub_text, secret_values
@@ -195,4 +197,63 @@ def test_a_token_of_a_short_or_inner_mark_is_masked_by_its_shape(text: str, secr
     ["use it as-is", "the ak-47 and as-yet-unnamed things", "task-AbCdEf0123456789xyzQrs", "as-Abc123"],
 )
 def test_words_beginning_so_stay(text: str) -> None:
+    assert mask_text(text) == text
+
+
+# ------------------------------------------------------------ kind 5: a protocol's login in a debug log
+
+PLAIN = "AGFsaWNlAHR1bGlwR2FyZGVuMTk4Nw=="  # base64 of \0alice\0tulipGarden1987 (SASL PLAIN)
+LOGIN = "dHVsaXBHYXJkZW4xOTg3"  # base64 of tulipGarden1987 (AUTH LOGIN's second line)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"send: 'AUTH PLAIN {PLAIN}\\r\\n'", PLAIN),  # smtplib.set_debuglevel(1)
+        (
+            "send: 'AUTH LOGIN\\r\\n'\nreply: b'334 VXNlcm5hbWU6\\r\\n'\n"
+            f"send: 'YWxpY2U=\\r\\n'\nsend: '{LOGIN}\\r\\n'",
+            LOGIN,
+        ),
+        (f"send: 'AUTHENTICATE PLAIN\\r\\n'\nreply: b'+ \\r\\n'\nsend: '{PLAIN}\\r\\n'", PLAIN),
+        (f"*cmd* 'PASS {V}'", V),  # poplib, ftplib
+        (f"> PASS {V}", V),  # curl -v of ftp://
+        (f"C: AUTH default {V}", V),  # a Redis transcript
+    ],
+)
+def test_a_protocols_login_is_masked(text: str, secret: str) -> None:
+    assert secret not in mask_text(text) and secret not in scrub_text(text, ())
+    assert any(secret in found for found in credentials_in(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["PASS src/app.test.js", " PASS  src/App.test.js (5 s)", "--- PASS: TestFoo (0.00s)",
+     "the auth step: AUTH fails", "AUTH PLAIN is what we use", "send: 'AUTH LOGIN\\r\\n'"],
+)  # fmt: skip
+def test_a_test_runners_pass_and_prose_stay(text: str) -> None:
+    assert mask_text(text) == text
+
+
+# ------------------------------------------------------------ kind 6: a JSON Web Key's private members
+
+D_RSA = (
+    "Zq8x7Kp2Wm9Lr4Ts6Yv1Nb3Hc5Jd7Fg9Qw2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz1Xc3Vb5Nm7Qa9Ws_-" * 5
+)  # 342 like 2048-bit
+
+
+@pytest.mark.parametrize(
+    "key",
+    [{"kty": "RSA", "n": "x" * 40, "e": "AQAB", "d": D_RSA, "p": D_RSA[:171], "qi": D_RSA[:171]},
+     {"kty": "oct", "k": "GawgguFyGrWKav7AX4VKUg"}],
+)  # fmt: skip
+def test_a_jwks_private_members_are_masked(key: dict[str, str]) -> None:
+    for text in (json.dumps({"keys": [key]}), json.dumps({"note": json.dumps(key)})):
+        masked = mask_text(text)
+        assert all(value[:16] not in masked for name, value in key.items() if name in ("d", "p", "qi", "k"))
+        assert "AQAB" in masked or key["kty"] == "oct"
+
+
+def test_a_public_jwk_stays() -> None:
+    text = json.dumps({"keys": [{"kty": "RSA", "kid": "abc", "n": "x" * 40, "e": "AQAB"}]})
     assert mask_text(text) == text
