@@ -15,8 +15,10 @@ lowered by answers nobody graded (slime and the eval average each metric over th
 
 from __future__ import annotations
 
+import signal
 import threading
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -41,8 +43,8 @@ class ReToolRewardConfig(RewardConfig):
     name: Literal["retool_outcome"] = "retool_outcome"
     # The response is cut at the first occurrence of this token (Qwen's <|im_end|>); "" = no cut.
     end_of_turn: ChatTag | Literal[""] = "<|im_end|>"
-    # math-verify's budget for parsing or comparing once; a grading (two parses, one comparison) may use
-    # three of it in CPU time of its worker process on the episode loop, wall time offline (SIGALRM).
+    # math-verify's budget for parsing or comparing once: a grading (two parses, one comparison) may use
+    # three of it in CPU time (of its worker process on the episode loop, of the process offline).
     grading_timeout_s: Annotated[int, SECONDS_USUAL] = Field(5, ge=1)
 
 
@@ -55,7 +57,9 @@ class ReToolOutcomeReward(Reward):
     operation in C (a boxed `9^{9^{9}}` held the process, and every episode, for minutes), and they
     count wall time: on a loaded machine a right answer whose parse timed out was compared as text and
     scored wrong. The worker grades without them; the budget is its CPU time, so the machine's load
-    does not decide the grade. An answer not graded within it is not graded (`graded` 0.0)."""
+    does not decide the grade. An answer not graded within it is not graded (`graded` 0.0). Called
+    directly (offline scoring, `t3rl score`) on the main thread, the grading has the same budget of
+    the process's CPU time (`_within_cpu`); off it, no bound (no signal can be set there)."""
 
     def __init__(self, config: ReToolRewardConfig) -> None:
         self.config = config
@@ -64,7 +68,9 @@ class ReToolOutcomeReward(Reward):
     def __call__(self, inp: RewardInput) -> RewardResult:
         text, ground_truth = self._graded_text(inp)
         try:
-            answer = self.is_correct(text, ground_truth)
+            answer = _within_cpu(3 * self.config.grading_timeout_s, self.is_correct, text, ground_truth)
+        except _OutOfBudget:
+            return _result(text, NOT_GRADED)
         except Exception:
             return _result(text, NOT_GRADED, raised=True)  # Agent-R1 scores any exception in grading −1
         # The grader's answer is true or false: None or NaN is no grade (a missing score), never the
@@ -107,9 +113,32 @@ class ReToolOutcomeReward(Reward):
         return predicted is not None and self.equivalent(predicted, ground_truth)
 
     def equivalent(self, predicted: str, ground_truth: str) -> bool:
-        # math-verify's timeouts use SIGALRM, which only the main thread may set.
-        on_main = threading.current_thread() is threading.main_thread()
-        return equivalent(predicted, ground_truth, self.config.grading_timeout_s if on_main else None)
+        # Without math-verify's wall-time timeouts: the caller bounds the grading's CPU time.
+        return equivalent(predicted, ground_truth, None)
+
+
+class _OutOfBudget(BaseException):
+    """A grading past its CPU budget. A BaseException: math-verify reads any Exception inside a parse or
+    a comparison as "no parse" / "not equal", which would make the cut grading a wrong answer."""
+
+
+def _within_cpu(seconds: float, grade: Callable[..., bool], *args: str) -> bool:
+    """`grade(*args)`, raising _OutOfBudget once the process has used `seconds` of CPU time in it (on the
+    main thread, where a signal handler runs; elsewhere unbounded). CPU time, not wall time: a loaded
+    machine does not decide whether an answer is graded."""
+    if threading.current_thread() is not threading.main_thread():
+        return grade(*args)
+
+    def expire(signum: int, frame: Any) -> None:
+        raise _OutOfBudget
+
+    previous = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        return grade(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 GRADING_ERROR = "error"

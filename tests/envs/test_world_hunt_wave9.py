@@ -4,6 +4,7 @@ user declares its own budget of calls (docs/explanation/tito.md, "Hunted, wave n
 from __future__ import annotations
 
 import asyncio
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -173,3 +174,29 @@ def test_a_hub_worlds_content_is_read_once(qwen: Any) -> None:
         image.failure is not None
         and "content part 0 is of type 'image_url', not text" in image.failure.message
     )
+
+
+def test_offline_grading_has_the_same_cpu_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`t3rl score` grades on its main thread: math-verify's SIGALRM timeouts counted wall time there,
+    and a parse they cut read as no parse, compared as text: a wrong grade. Now the grading runs under a
+    budget of the process's CPU time whose end math-verify cannot read as an answer (its `except
+    Exception` around each parse and comparison, mimicked here), and past it the answer is not graded."""
+
+    def swallowing_spin() -> bool:
+        try:
+            end = time.process_time() + 60
+            while time.process_time() < end:
+                pass
+        except Exception:
+            return False  # math-verify's reading of any error: not equal
+        return True
+
+    with pytest.raises(retool._OutOfBudget):
+        retool._within_cpu(0.2, swallowing_spin)
+
+    def out_of_budget(*_: Any) -> bool:
+        raise retool._OutOfBudget
+
+    monkeypatch.setattr(retool.ReToolOutcomeReward, "is_correct", out_of_budget)
+    result = retool.ReToolOutcomeReward(retool.ReToolRewardConfig())(ANSWER)
+    assert result == RewardResult(0.0, {"score": 0.0, "format": 1.0, "graded": 0.0})
