@@ -48,7 +48,7 @@ _KEY_FIRST = r'(?:[\w.-]+|"[\w.-]+"):(?:\s|$)'
 # else. An assignment (`LANG=C.UTF-8`, `export HOME=/root`), a flag (`--port 8080`) or a path of two
 # lower-case names (`/usr/bin/python3`) has a sign no random value's rest holds there, whatever its
 # length (an environment dump's next variable was read as the value's end).
-_PROSE_FIRST = (
+PROSE_FIRST = (
     r"(?:(?:[A-Za-z][a-z]{0,10}|[A-Z]{2,10})[.,;:!?)]?|\d[\d.:/-]{0,10}|[-+*$#>]{1,3}|\.\.\.|…)(?:[ \t]|\Z)"
     r"|(?:export[ \t]+)?[A-Za-z_][\w.-]*[ \t]?=(?=[^=\s])|(?:--[a-z][a-z0-9-]*|-[A-Za-z])(?:[ =]|\Z)"
     r"|/[a-z][\w.-]*/[a-z]"
@@ -342,11 +342,11 @@ def unfolded(text: str, word_starts: tuple[str, ...] = (), prose_apart: bool = F
     named by its key (`t3rl show +experiment=quickstart` lost the line of its stage `eval_tiny`).
     A JSON Web Token's claims (`eyJ…`) after a line ending with its header's dot are its own: they join
     it (folded exactly at its `.eyJ`, a token read as two would be neither). With `prose_apart`, a line
-    that begins as a record of its own (`_PROSE_FIRST`: prose, an assignment, a flag, …) is kept apart
+    that begins as a record of its own (`PROSE_FIRST`: prose, an assignment, a flag, …) is kept apart
     too."""
     pieces = [text[a:b] for a, b in _segments(text)]
     key_first = re.compile(_KEY_FIRST).match  # once per text, not through re's cache once per line
-    prose_first = re.compile(_PROSE_FIRST).match if prose_apart else None
+    prose_first = re.compile(PROSE_FIRST).match if prose_apart else None
     return "".join(
         " " + piece
         if i

@@ -42,6 +42,7 @@ from t3rl_core.secret_name_words import (
     is_secret_name,
     looks_like_credential,
 )
+from t3rl_core.secret_pieces import PROSE_FIRST
 
 # Between texts scanned as one (`secret_shapes.any_credentials_in`, `launch.config.secrets.scrub_texts`):
 # no shape matches across it (no name, value, space or quote class holds it), each reads it as the end
@@ -541,6 +542,8 @@ def folded_key_spans(text: str) -> list[tuple[int, int]]:
             indent = text[cursor : start_match.start(1)]
             if len(pieces) > 1 and indent != margin:
                 break  # a fold keeps one margin: a line indented otherwise is the next item
+            if _own_line(text, start_match.start(1)):
+                break  # `Status: ok`, `Initial setup done` below a key: the next line's text
             margin = indent
             indented = indented and bool(indent)
             pieces.append(start_match.span(1))
@@ -555,6 +558,13 @@ def folded_key_spans(text: str) -> list[tuple[int, int]]:
             spans += pieces
             done = pieces[-1][1]
     return spans
+
+
+def _own_line(text: str, at: int) -> bool:
+    """The line from `at` begins as a record of its own (secret_pieces.PROSE_FIRST, the one reading of it
+    every fold rule shares: a word of prose, a number, an assignment, a flag, a path), read to its end."""
+    ends = [end for end in (text.find("\n", at), text.find("\\n", at), text.find("\r", at)) if end >= 0]
+    return re.compile(PROSE_FIRST).match(text, at, min(ends, default=len(text))) is not None
 
 
 def _breaks(text: str) -> list[tuple[int, int]]:

@@ -257,3 +257,26 @@ def test_a_jwks_private_members_are_masked(key: dict[str, str]) -> None:
 def test_a_public_jwk_stays() -> None:
     text = json.dumps({"keys": [{"kty": "RSA", "kid": "abc", "n": "x" * 40, "e": "AQAB"}]})
     assert mask_text(text) == text
+
+
+# ------------------------------------------------------------ kind 7: the line below a key masked too
+
+KEY = "4jYbl2CBIv6SpkKj6Hos9iD32k5RfGkLzlosrrq/JgOm"  # a Vault unseal key's look: 44 base64 characters
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (f"Unseal Key 1: {KEY}\nInitial Root Token: hvs.AbCdEf0123456789GhIjKlMn", "\nInitial Root Token: "),
+        (f"note {KEY}\nInitial setup done", "\nInitial setup done"),
+        (f"note {KEY}\nStatus: ok", "\nStatus: ok"),
+        (f'{{"error": "key {KEY}\\nRetry later"}}', "\\nRetry later"),
+    ],
+)
+def test_a_line_of_its_own_below_a_key_stays(text: str, kept: str) -> None:
+    masked = mask_text(text)
+    assert KEY not in masked and kept in masked
+
+
+def test_a_key_folded_at_an_indented_margin_is_still_joined() -> None:
+    assert KEY[20:] not in mask_text(f"key:\n  {KEY[:20]}\n  {KEY[20:]}")
