@@ -285,6 +285,17 @@ class OptimizerConfig(StrictModel):
         return value
 
 
+# A clip range is the ratio's distance from 1 it allows (DAPO's upper 0.28 beside 0.2): from 1 on, the ratio
+# may double before the clip acts, which no recipe means (28 typed for 0.28, a percentage).
+CLIP_HIGH = Usual(
+    1.0,
+    0.28,
+    "a clip range is the distance of the ratio from 1 it allows (DAPO's 0.28): from 1 on the ratio may "
+    "double before the clip acts",
+    scale=100,
+)
+
+
 # A regulariser's weight beside the policy-gradient term, whose advantages are of size ~1 (GRPO's are
 # z-scores): above 1 the regulariser outweighs the reward. Past 2**24 the trainer's float32 rounds the
 # policy-gradient term away beside it (nothing learns from the reward), and 1e308 is inf there: the loss
@@ -315,7 +326,7 @@ class AlgorithmConfig(StrictModel):
     # at or below 0, and a ratio is never clipped from below.
     eps_clip: float = Field(0.2, gt=0, lt=1)
     # DAPO's clip-higher: the upper clip range is at least the lower one; None = eps_clip.
-    eps_clip_high: Annotated[PositiveFloat, AtLeast("eps_clip")] | None = 0.28
+    eps_clip_high: Annotated[PositiveFloat, AtLeast("eps_clip"), CLIP_HIGH] | None = 0.28
     # Dual-clip PPO's lower bound for negative advantages (slime --eps-clip-c; veRL clip_ratio_c); None = off.
     eps_clip_c: float | None = Field(None, gt=1)
     # Log train/inference mismatch metrics through t3rl's TIS hook (slime's --get-mismatch-metrics).

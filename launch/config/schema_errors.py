@@ -243,7 +243,7 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     one = _one_item_list(item, key, root) if kind == "list_type" else None
     if one:
         return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, one)
-    fraction = _as_fraction(item, key)
+    fraction = _as_fraction(item, key) or _percent_text(item, key, root)
     if fraction:
         return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, fraction)
     if kind in ("float_parsing", "int_parsing"):
@@ -388,6 +388,26 @@ def _as_fraction(item: Any, key: str) -> str | None:
     if bound != 1 or isinstance(value, bool) or not isinstance(value, int | float) or not 2 <= value <= 100:
         return None
     return f"set {key}={value / 100:g} ({AS_FRACTION}{value:g} % is {value / 100:g})"
+
+
+def _percent_text(item: Any, key: str, root: Mapping[str, Any]) -> str | None:
+    """A fraction typed as a percentage with its sign (`sglang_mem_fraction=85%`): the fraction it says, as
+    the fix (was: the key's old value), for a field whose domain ends at 1."""
+    typed = (
+        re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%\s*", str(item.get("input")))
+        if item["type"] == "float_parsing"
+        else None
+    )
+    parent, _, leaf = key.rpartition(".")
+    model = model_at(parent, root) if typed else None
+    field = model.model_fields.get(leaf) if model is not None else None
+    bounds = [getattr(m, b, None) for m in (field.metadata if field else ()) for b in ("le", "lt")]
+    if typed is None or 1 not in bounds:
+        return None
+    value = float(typed[1])
+    return (
+        f"set {key}={value / 100:g} ({AS_FRACTION}{value:g} % is {value / 100:g})" if value <= 100 else None
+    )
 
 
 def _one_item_list(item: Any, key: str, root: Mapping[str, Any]) -> str | None:

@@ -10,6 +10,10 @@ that validates when applied (tests.support.fix_applier), and the valid setting b
   swap_hardware.py), a candidate's memory judged too (`model_layouts.holds`); none: no swap proposed;
 - a root hardware key typed for a run that trains nothing (quickstart's `hardware.tensor_parallel=2`): a
   warning, the key dropped (launch/checks/rules/untrained_hardware.py; was: accepted without a word);
+- a fraction typed as a percentage with its sign (`hardware.sglang_mem_fraction=85%`): the fraction as the fix
+  (launch/config/schema_errors._percent_text; was: the key's old value);
+- DAPO's upper clip range typed as a percentage (`eps_clip_high=28`): a `Usual` ceiling of 1, scale 100, on
+  the field (launch/config/schema.py CLIP_HIGH; was: accepted, the ratio clipped at 29);
 - a nested key a forced add (`++`) or a plain set typed one level off or too deep
   (`++hardware.gpu.memory_gib`, `++trackng.project.name`): the nearest key path as a whole, taking the value
   (launch/config/nearest_paths.py), a `++`'s containers the override's (launch/config/provenance.py), and no
@@ -204,3 +208,37 @@ def test_a_hardware_key_of_a_run_that_trains_nothing_is_warned_about(typed: str)
 def test_a_hardware_key_of_a_run_that_trains_is_not_warned_about_so() -> None:
     found = _warnings([S1, "hardware.tensor_parallel=2"])
     assert not [w for w in found if "no stage of this run trains" in w.message], found
+
+
+# ------------------------------------------------------------------------------- percentages for fractions
+
+CURRICULUM = "stages.train.curriculum"
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("hardware.sglang_mem_fraction=85%", "hardware.sglang_mem_fraction=0.85"),
+        (f"{CURRICULUM}.rollout_top_p=95 %", f"{CURRICULUM}.rollout_top_p=0.95"),
+        (f"{CURRICULUM}.optimizer.lr_warmup_fraction=5%", f"{CURRICULUM}.optimizer.lr_warmup_fraction=0.05"),
+    ],
+)
+def test_a_fraction_typed_with_a_percent_sign_is_fixed_to_the_fraction(typed: str, meant: str) -> None:
+    line = [S1, typed]
+    problem = _refused_once(line)
+    assert problem.fix.startswith(f"set {meant} "), problem.fix  # was: the key's old value
+    _fix_validates(line, problem)
+
+
+def test_a_percent_sign_on_a_field_that_is_no_fraction_gets_no_fraction() -> None:
+    problem = _refused_once([S1, "seed=5%"])
+    assert "0.05" not in problem.fix, problem.fix
+
+
+def test_an_upper_clip_range_typed_as_a_percentage_is_warned_about() -> None:
+    key = f"{CURRICULUM}.algorithm.eps_clip_high"
+    line = [S1, f"{key}=28"]
+    (warning,) = [w for w in _warnings(line) if w.key == key]
+    assert "typo for 0.28" in warning.message and warning.fix.startswith(f"set {key}=0.28"), warning
+    assert not [w for w in _warnings(fixed(line, warning)) if w.key == key]
+    assert not [w for w in _warnings([S1, f"{key}=0.5"]) if w.key == key]  # a wider range, as meant
