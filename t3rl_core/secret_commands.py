@@ -108,6 +108,7 @@ _OPTIONS: dict[str, _Options] = {
     "vault": {"-token": (ANY, PLAIN), "--token": (ANY, PLAIN)},
     **dict.fromkeys(("http", "https", "xh", "xhs"), _HTTPIE),
     "svn": {"--password": (ANY, PLAIN)},
+    "rabbitmqadmin": {"-p": (ANY, PLAIN), "--password": (ANY, PLAIN)},  # wave nine: a broker's admin tool
 }  # fmt: skip
 _AFTER_WORD: dict[str, tuple[tuple[str, _Options], ...]] = {
     **dict.fromkeys(
@@ -119,6 +120,8 @@ _AFTER_WORD: dict[str, tuple[tuple[str, _Options], ...]] = {
     "gh": (("secret", {"-b": (ANY, PLAIN), "--body": (ANY, PLAIN)}),),
     "kubectl": (("secret", {"--from-literal": (ANY, ASSIGNED)}),),
 }
+# The options of `ansible-vault encrypt_string` that take the next word as theirs.
+_ANSIBLE_VALUED = frozenset({"-n", "--name", "--vault-id", "--vault-password-file", "--output"})
 # Positional credentials: after these words of the program, its Nth word that is no option (0: the
 # first), with the options that take the next word as theirs (`wandb login --host URL V`).
 _POSITIONAL: dict[str, tuple[tuple[tuple[str, ...], int, frozenset[str]], ...]] = {
@@ -126,6 +129,11 @@ _POSITIONAL: dict[str, tuple[tuple[tuple[str, ...], int, frozenset[str]], ...]] 
     "ngrok": ((("authtoken",), 0, frozenset()), (("config", "add-authtoken"), 0, frozenset())),
     "vault": ((("login",), 0, frozenset({"-method", "-path", "-address", "-namespace"})),),
     "rabbitmqctl": ((("add_user",), 1, frozenset()), (("change_password",), 1, frozenset())),
+    # Wave nine: MinIO's client takes an alias's access key and secret key as its words (`mc alias set
+    # NAME URL KEY SECRET`, formerly `mc config host add …`; found as a config command is, by its `set` or
+    # `config`: `_POSITIONAL_SETTERS`), Ansible a string to encrypt.
+    "mc": ((("alias", "set"), 3, frozenset()), (("config", "host", "add"), 3, frozenset())),
+    "ansible-vault": ((("encrypt_string",), 0, _ANSIBLE_VALUED),),
 }
 # `set NAME V`: a config command's value for a credential's name (`aws configure set`, `npm config set`,
 # `git config --global`, `poetry config`, `redis-cli CONFIG SET`).
@@ -146,7 +154,7 @@ _NEEDS = {
     "wandb": ("login",), "git": ("config",), "poetry": ("config",), "conda": ("--set",),
     **dict.fromkeys(("aws", "npm", "yarn", "pnpm", "pip", "pip3", "gcloud", "firebase"), ("set",)),
     "rabbitmqctl": ("add_user", "change_password"), "fly": ("secrets",), "flyctl": ("secrets",),
-    "doppler": ("secrets",),
+    "doppler": ("secrets",), "mc": ("alias", "host"), "ansible-vault": ("encrypt_string",),
 }  # fmt: skip
 _PROGRAMS = frozenset({*_OPTIONS, *_AFTER_WORD, *_POSITIONAL, *_CONFIG_SET, *_SECRETS_STORES, "htpasswd"})
 # The words of text a program's name may be, as bytes (every other byte a space): the programs of
@@ -157,7 +165,10 @@ _PROGRAMS = frozenset({*_OPTIONS, *_AFTER_WORD, *_POSITIONAL, *_CONFIG_SET, *_SE
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+-")
 _WORD_BYTES = bytes(b if chr(b) in _NAME_CHARS else 32 for b in range(256))
 _PROGRAM_NAMES = frozenset(program.encode() for program in _PROGRAMS)
-_SETTER_NAMES = frozenset(program.encode() for program in _CONFIG_SET)
+# Programs whose credential stands among the words after a `set` or `config` of theirs, as a config
+# command's does (`mc alias set NAME URL KEY SECRET`): found where `_SET_WORDS` are already searched.
+_POSITIONAL_SETTERS = ("mc",)
+_SETTER_NAMES = frozenset(program.encode() for program in (*_CONFIG_SET, *_POSITIONAL_SETTERS))
 # What may not stand before a program's name (more of a longer name) and what may follow it.
 _IN_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
 _AFTER_NAME = frozenset(" \t\n\r\f\v'\",]\\")
@@ -246,6 +257,8 @@ def command_spans(text: str) -> list[tuple[int, int]]:
 STDIN_READERS = (
     r"--password-stdin|--with-token|--passphrase-fd[ =]0|--token-stdin|\bsudo\b[^|;&\n]*?\s(?:-S|--stdin)\b"
     r"|\bpasswd\b[^|;&\n]*?\s--stdin\b|\bchpasswd\b|\bvault\s+login\s+-(?=\s|$)|-passin\s+stdin"
+    # Wave nine: OpenSSL's password hash of standard input, VNC's password file from it.
+    r"|\bopenssl\s+passwd\b[^|;&\n]*?\s-stdin\b|\bvncpasswd\b[^|;&\n]*?\s-f\b"
 )
 _STDIN_MARKERS = ("-stdin", "--with-token", "-fd", "sudo", "passwd", "vault", "-passin")
 # A shell word: quoted, or plain up to a space or a shell sign.

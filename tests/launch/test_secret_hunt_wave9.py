@@ -280,3 +280,31 @@ def test_a_line_of_its_own_below_a_key_stays(text: str, kept: str) -> None:
 
 def test_a_key_folded_at_an_indented_margin_is_still_joined() -> None:
     assert KEY[20:] not in mask_text(f"key:\n  {KEY[:20]}\n  {KEY[20:]}")
+
+
+# ------------------------------------------------------------ kind 8: programs no row named
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"rabbitmqadmin -u alice -p {V} list queues",
+        f"echo '{V}' | openssl passwd -6 -stdin",
+        f"printf '%s' {V} | vncpasswd -f > ~/.vnc/passwd",
+        f"ansible-vault encrypt_string '{V}' --name db_pass",
+        f"mc alias set myminio http://minio:9000 AKIAEXAMPLE {V}",
+        f"mc config host add myminio http://minio:9000 AKIAEXAMPLE {V}",
+    ],
+)
+def test_a_programs_credential_is_masked_by_its_row(text: str) -> None:
+    assert _masks(text)
+    assert V not in mask_episode_text(text)
+    assert credentials_in(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["mc alias set myminio http://minio:9000", "mc cp ./a myminio/bucket/a", "rabbitmqadmin list queues"],
+)
+def test_the_same_programs_without_a_credential_stay(text: str) -> None:
+    assert mask_text(text) == text
