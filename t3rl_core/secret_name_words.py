@@ -63,14 +63,21 @@ OTHER_LANGUAGES: dict[str, str] = {
 # (`is_secret_name`: config keys and variables, whose values are then masked wherever they stand).
 _BEYOND_ASCII = tuple(word for word in OTHER_LANGUAGES if not word.isascii())
 PASS_ENDINGS = tuple(word.removeprefix("pass") for word in OTHER_LANGUAGES if word.startswith("pass"))
+# Full-width forms of ASCII (U+FF01-U+FF5E), as a Chinese, Japanese or Korean input method types them:
+# `密码：V` (the full-width colon is the one those languages write), `ＡＰＩ＿ＫＥＹ＝V`. Read as ASCII, one
+# character for one, with the other languages' words.
+_FULLWIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 
 
 def names_in_english(text: str, names_only: bool = False) -> tuple[str, list[int]] | None:
-    """`text` with every whole word of `OTHER_LANGUAGES` read as `password`, and where each of its
-    characters (and its end) begins in `text`; None when it holds none. `names_only`: every word of the
-    table (`text` is a name); otherwise those with a letter beyond ASCII (`_BEYOND_ASCII`)."""
+    """`text` with every whole word of `OTHER_LANGUAGES` read as `password` and its full-width ASCII as
+    ASCII, and where each of its characters (and its end) begins in `text`; None when it holds neither.
+    `names_only`: every word of the table (`text` is a name); otherwise those with a letter beyond ASCII
+    (`_BEYOND_ASCII`)."""
     if not (names_only or not text.isascii()):
         return None
+    folded = text.translate(_FULLWIDTH)  # one character for one: where each stands does not move
+    text, changed = folded, folded != text
     lower = text.lower()
     if len(lower) != len(text):  # a letter whose lower case is longer (`İ`): read as it is
         lower = text
@@ -79,7 +86,7 @@ def names_in_english(text: str, names_only: bool = False) -> tuple[str, list[int
     else:
         words = [word for word in _BEYOND_ASCII if word in lower] if not text.isascii() else []
     if not words:
-        return None
+        return (text, list(range(len(text) + 1))) if changed else None
     found = sorted(
         (at, at + len(word))
         for word in words

@@ -308,3 +308,28 @@ def test_a_programs_credential_is_masked_by_its_row(text: str) -> None:
 )
 def test_the_same_programs_without_a_credential_stay(text: str) -> None:
     assert mask_text(text) == text
+
+
+# ------------------------------------------------------------ kind 9: full-width ASCII of an input method
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"密码：{V}",
+        f"数据库密码：{V}，请保存",
+        f"ＡＰＩ＿ＫＥＹ＝{V}",
+        "ｐａｓｓｗｏｒｄ：ｔｕｌｉｐ１９８７ｇａｒｄｅｎ",
+        f"パスワード：{V}",
+    ],
+)
+def test_a_name_and_sign_typed_full_width_give_their_value(text: str) -> None:
+    masked = mask_text(text)
+    assert V not in masked and "ｔｕｌｉｐ" not in masked
+    assert credentials_in(text)
+
+
+def test_full_width_text_without_a_credential_stays() -> None:
+    text = "全角：ＡＢＣ１２３ 密码学：ａｂｃ１２３４５６７"
+    assert mask_text(text) == text
+    assert is_secret_name("ＤＢ＿ＰＡＳＳＷＯＲＤ")
