@@ -72,6 +72,10 @@ class Env(ABC):
     # training rollout, for good); None = unbounded, for a world that bounds its own calls. Generous: a
     # tau2 step waits on its user model (120 s, 3 retries).
     CALL_TIMEOUT_S: float | None = 1800.0
+    # The episode's seed (its sampling's), set by the episode runner before `reset()`; None when the
+    # episode is unseeded. A world that samples on its own (a model-played user) draws from it, so the
+    # same seed plays the same episode: the policy's draws alone were seeded.
+    episode_seed: int | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Every world's own `reset` and `step` refuse a call after the episode ended (EpisodeEnded):

@@ -190,7 +190,7 @@ class _Episode:
         # The model's own assistant messages (by identity: a repair deletes messages before them), which
         # alone may hold a turn's control tokens in a render (the drift check's: ControlText.hide).
         self.model_messages: list[Message] = []
-        self.model_calls = 0  # every call, also the repair attempts of a repaired turn
+        self.model_calls = 0  # every answered call, also the repair attempts of a repaired turn
         self.format_repairs = 0
         self.step_starts: list[int] = []
         self.env_steps = 0  # env.step() calls: the steps a world's turn_steps must add up to
@@ -370,7 +370,6 @@ class _Episode:
             raise _Ended("aborted", error, Failure.from_exception("engine", exc, error)) from exc
         finally:
             self.generation_s += time.perf_counter() - started
-        self.model_calls += 1
         # The one place an answer is accepted: of exactly Generation's declared types (a plugin engine's
         # numpy ids converted, None or a bool id refused as the engine's failure, never t3rl's bug);
         # an engine declaring plain answers (t3rl's own) is taken as it is, with no check per token.
@@ -383,6 +382,11 @@ class _Episode:
         if problem is not None:
             error = f"engine answered what was not asked for: {problem}"
             raise _Ended("aborted", error, Failure("engine", "BadGeneration", error))
+        # A model call is an answer the episode takes: an engine that raised, answered what was not
+        # asked for, or aborted before any token gave none. Counted apart, the same server failure was
+        # one call more in the record when the engine answered `abort` than when it raised.
+        if generation.token_ids or generation.finish_reason != "abort":
+            self.model_calls += 1
         generation = self._through_stop(generation, sampling)
         if generation.meta:
             self.call_meta.append(generation.meta)

@@ -270,6 +270,7 @@ class EpisodeRunner:
         env: Env | None = None
         try:
             env = _fresh(self.env_factory(task, mode))
+            env.episode_seed = (sampling or self.default_sampling()).seed
             _check_stop(env)
             late_tools = list(metadata.get("late_tools") or [])
             parser = self.parser(env.action_format, tools, late_tools, tools_key=tools_key)

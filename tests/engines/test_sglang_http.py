@@ -239,7 +239,7 @@ def test_episode_over_http_ends_aborted_when_the_server_dies(qwen_chat: ChatForm
     call = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
     result, env = _episode(qwen_chat, ["ok", "500"], _body(qwen_chat, call, "stop"))
     assert result.status == "aborted" and "HTTP 500" in result.error
-    assert result.num_model_calls == 2 and len(env.actions) == 1
+    assert result.num_model_calls == 1 and len(env.actions) == 1  # the failed call answered nothing
     assert len(result.response_ids) == len(result.loss_mask) == len(result.log_probs)
     assert env.closed
 

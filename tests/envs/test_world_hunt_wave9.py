@@ -12,9 +12,12 @@ import pytest
 
 from t3rl_core.envs.bounded_calls import CallWorkers
 from t3rl_core.envs.tau2.users import (
+    LLMUser,
+    LLMUserConfig,
     ScriptedUser,
     ScriptedUserConfig,
     UserTask,
+    UserTurn,
     too_many_calls_reply,
 )
 from t3rl_core.eval.attribution import attribute
@@ -200,3 +203,41 @@ def test_offline_grading_has_the_same_cpu_budget(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(retool.ReToolOutcomeReward, "is_correct", out_of_budget)
     result = retool.ReToolOutcomeReward(retool.ReToolRewardConfig())(ANSWER)
     assert result == RewardResult(0.0, {"score": 0.0, "format": 1.0, "graded": 0.0})
+
+
+# ------------------------------------------------------ the user's draws follow the episode's seed
+
+
+class _SeedRecorder(LLMUser):
+    """A model-played user whose completions record the seed each request is sent with."""
+
+    def __init__(self) -> None:
+        super().__init__(LLMUserConfig(base_url="http://127.0.0.1:1/v1", model="user"))
+        self.seeds: list[int | None] = []
+
+    async def complete(self, messages: Any, tools: Any, seed: int | None = None) -> UserTurn:
+        self.seeds.append(seed)
+        return UserTurn(text="My data is off.")
+
+
+def _user_seeds(seed: int | None) -> list[int | None]:
+    user = _SeedRecorder()
+    session = user.session(TASK)
+    session.seed = seed
+
+    async def talk() -> None:
+        await session.reply("Hello, how can I help?")
+        await session.reply("Could you check your settings?")
+
+    asyncio.run(talk())
+    return user.seeds
+
+
+def test_a_model_played_users_draws_follow_the_episodes_seed() -> None:
+    """The same eval seed played other trajectories: the policy's sampling was seeded, the LLM user's
+    (temperature 0.7) was not. Now each request carries a seed drawn from the episode's (one per reply);
+    an unseeded episode sends none, as before."""
+    first = _user_seeds(7)
+    assert first == _user_seeds(7) and None not in first and len(set(first)) == 2
+    assert first != _user_seeds(8)
+    assert _user_seeds(None) == [None, None]

@@ -11,8 +11,13 @@ import pytest
 
 from t3rl_core.chat.format import ChatFormat
 from t3rl_core.chat.tiny import shared_tokenizer_dir
+from t3rl_core.config import RolloutConfig
+from t3rl_core.engines.base import Generation, SamplingParams
+from t3rl_core.engines.reference import as_model_output
 from t3rl_core.hooks import slime as hooks
+from t3rl_core.types import Transition
 from tests.hooks.slime_fakes import slime_args, toy_sample, use_runner
+from tests.rollout.fakes import FixedEngine, ToyEnv, play
 
 SAMPLING = {"temperature": 1.0, "max_new_tokens": 64}
 
@@ -74,3 +79,36 @@ def test_a_slow_tokenizers_text_is_its_ids_text() -> None:
     message was text whose fresh render encodes other ids. Now decode asks for the ids' own text."""
     slow = SimpleNamespace(_byte_decoder=None, _backend=None, tokenizer=_SlowTokenizer())
     assert ChatFormat.decode(slow, [0, 1, 2]) == '{"text": "a , b"}'  # type: ignore[arg-type]
+
+
+def test_the_world_is_told_the_episodes_seed(monkeypatch: pytest.MonkeyPatch, qwen: ChatFormat) -> None:
+    """A world that samples on its own (tau2's model-played user) reads the episode's seed, set by the
+    runner before reset from the sampling slime (or the eval) seeds the policy with."""
+    seen: list[int | None] = []
+
+    class SeededWorld(ToyEnv):
+        async def reset(self) -> Transition:
+            seen.append(self.episode_seed)
+            return await super().reset()
+
+    for sampling in ({**SAMPLING, "sampling_seed": 5}, SAMPLING):
+        use_runner(monkeypatch, qwen, env=SeededWorld)
+        asyncio.run(hooks.generate(slime_args(max_failure_rate=1.0), toy_sample(0, 0), sampling))
+    assert seen == [5, None]
+
+
+def test_an_engine_failure_is_no_model_call(qwen: ChatFormat) -> None:
+    """The same server failure on an episode's second call was 2 model calls in the record when the
+    engine answered `abort` (SGLang's engine after its retries) and 1 when it raised (a plugin's). Now a
+    model call is an answer the episode takes: the failures are 1 call each; an abort after some tokens
+    (slime stopping a request mid-answer) took those tokens, and counts."""
+    call = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
+    answered = as_model_output(qwen, call, calls_tools=True, sampling=SamplingParams())
+    first = Generation(answered.token_ids, [-0.5] * len(answered.token_ids), answered.finish_reason)
+    partial = Generation(first.token_ids[:3], [-0.5] * 3, "abort", on_request=True)
+    failures = (Generation([], [], "abort", error="server gone"), RuntimeError("boom"))
+    for failure in failures:
+        episode = play(qwen, ToyEnv(), FixedEngine([first, failure]), RolloutConfig())
+        assert (episode.status, episode.num_model_calls) == ("aborted", 1), failure
+    episode = play(qwen, ToyEnv(), FixedEngine([first, partial]), RolloutConfig())
+    assert (episode.status, episode.num_model_calls) == ("aborted", 2)

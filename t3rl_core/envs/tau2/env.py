@@ -117,6 +117,7 @@ class Tau2Env(Env):
         from tau2.utils.utils import get_now  # lazy: tau2, only when a tau2 episode runs
 
         self._env = await asyncio.to_thread(self._build_environment)
+        self.user.seed = self.episode_seed  # the user's draws follow the episode's seed
         greeting = deepcopy(DEFAULT_FIRST_AGENT_MESSAGE)
         greeting.timestamp = get_now()
         self._trajectory = [greeting]

@@ -14,6 +14,7 @@ import asyncio
 import bisect
 import json
 import re
+import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -152,6 +153,10 @@ Incoming = str | tuple[UserToolResult, ...]
 class UserSession(ABC):
     """The user of one episode."""
 
+    # The episode's seed (Env.episode_seed), set before its first reply; a session that samples seeds
+    # each of its requests from it (None: unseeded).
+    seed: int | None = None
+
     @abstractmethod
     async def reply(self, incoming: Incoming) -> UserTurn: ...
 
@@ -182,14 +187,18 @@ class LLMUser(UserSimulator):
     def session(self, task: UserTask) -> LLMUserSession:
         return LLMUserSession(self, task)
 
-    async def complete(self, messages: list[Message], tools: list[dict[str, Any]]) -> UserTurn:
-        """One chat completion as a user turn."""
+    async def complete(
+        self, messages: list[Message], tools: list[dict[str, Any]], seed: int | None = None
+    ) -> UserTurn:
+        """One chat completion as a user turn (`seed`: the request's sampling seed, None for none)."""
         client, semaphore = self._connection()
         request: dict[str, Any] = {
             "model": self.config.model,
             "messages": messages,
             "temperature": self.config.temperature,
         }
+        if seed is not None:
+            request["seed"] = seed
         if tools:
             request["tools"] = tools
         if self.config.max_tokens is not None:
@@ -242,7 +251,7 @@ class LLMUserSession(UserSession):
             self.messages.extend(
                 {"role": "tool", "tool_call_id": result.id, "content": result.content} for result in incoming
             )
-        turn = await self.user.complete(self.messages, self.task.tools)
+        turn = await self.user.complete(self.messages, self.task.tools, self._request_seed())
         message: Message = {"role": "assistant", "content": turn.text}
         if turn.tool_calls:
             message["tool_calls"] = [
@@ -255,6 +264,14 @@ class LLMUserSession(UserSession):
             ]
         self.messages.append(message)
         return turn
+
+    def _request_seed(self) -> int | None:
+        """The seed of this session's next request: one per reply, from the episode's seed and the
+        reply's index (the same seed for every reply would repeat the draws' noise at each one)."""
+        if self.seed is None:
+            return None
+        replies = sum(message["role"] == "assistant" for message in self.messages)
+        return zlib.crc32(f"{self.seed}/{replies}".encode()) & 0x7FFFFFFF
 
 
 def _arguments(text: str | None) -> dict[str, Any]:
