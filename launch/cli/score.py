@@ -15,6 +15,7 @@ reward leaves that world's defaults.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -35,6 +36,7 @@ from launch.config.secrets import scrub_text
 from launch.files import LockHeld, atomic_write_text, exclusive_lock
 from launch.run.exit_codes import EXIT_CONFIG
 from t3rl_core import outside_json, registries, score
+from t3rl_core.counts import counted
 from t3rl_core.data.jsonl_lines import NotJsonl, numbered_lines
 from t3rl_core.data.progress import ProgressLines
 from t3rl_core.envs.base import Mode
@@ -137,6 +139,9 @@ def score_command(
     scorer = _scorer(world, _section(world, overrides or [], [str(d) for d in config_dir or []]), mode)
     if data is not None:
         scorer = _with_rows(world, scorer, data)
+    refused = _not_of_world(world, file, lines, scorer)
+    if refused is not None:
+        raise typer.BadParameter(refused, param_hint="FILE")
     # The default, next to FILE, is checked as a given --out is (`writable_out`).
     scored = file.name.removesuffix(".gz").removesuffix(".jsonl") + ".scored"
     out = out or check_writable(file.with_name(scored))
@@ -227,6 +232,59 @@ REQUIRED = {
     "tau2": ("id", "domain", "messages"),
     "verifiers": ("prompt", "completion"),
 }
+
+
+# How many of FILE's first lines are read for its form before anything is written.
+_PROBED = 50
+# What every line of a t3rl eval's records holds (t3rl_core/eval/runner: the episode's tokens, whose fault).
+EVAL_RECORD_KEYS = ("prompt_ids", "response_ids", "attribution")
+
+
+def _has(world: str, item: Mapping[str, Any]) -> bool:
+    return all(key in item or (key == "id" and "task_id" in item) for key in REQUIRED[world])
+
+
+def _not_of_world(
+    world: str, file: Path, lines: list[tuple[int, bytes]], scorer: Callable[[Mapping[str, Any]], Verdict]
+) -> str | None:
+    """Why FILE is no file of `world`'s lines, read from its first lines before anything is written: none
+    has the keys a line of the world has (with --data, once filled from its row). A t3rl eval's own
+    records (`t3rl score bfcl trajectories.jsonl`, the example's very name) failed each line as
+    `missing decoded` and wrote a `.scored` dir into the run's record; another world's lines failed
+    each the same way. None when some line is one, or none is a JSON object (each line says why)."""
+    items = []
+    for number, raw in lines[:_PROBED]:
+        try:
+            item = outside_json.loads(raw.decode("utf-8"), f"line {number}")
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(item, dict):
+            items.append(item)
+    if not items:
+        return None
+    fill = getattr(scorer, "fill", None)
+    for item in items:
+        try:
+            if _has(world, fill(dict(item)) if fill is not None else item):
+                return None
+        except Exception:  # a row --data does not hold: that line's own error says so when scored
+            continue
+    form = f"a {world} line has {', '.join(REQUIRED[world])}"
+    if all(key in items[0] for key in EVAL_RECORD_KEYS):
+        return (
+            f"{file} holds the episodes of a t3rl eval (its records: {', '.join(EVAL_RECORD_KEYS)}, …), "
+            "scored by the world's own checker as they ran: their verdicts are in the summary.json and "
+            f"report.md beside it. `t3rl score` reads another system's outputs, one JSON object per line "
+            f"({form}; t3rl score --help shows each world's)"
+        )
+    keys = sorted({key for item in items for key in item})
+    fits = [other for other in REQUIRED if other != world and any(_has(other, item) for item in items)]
+    mean = f": did you mean t3rl score {fits[0]} {shlex.quote(str(file))}?" if fits else ""
+    which = "its one line" if len(items) == 1 else f"the first {counted(len(items), 'line')}"
+    return (
+        f"{file} has no {world} line ({which} read: {form}; {'it has' if len(items) == 1 else 'they have'} "
+        f"{', '.join(keys[:10])}{', …' if len(keys) > 10 else ''}){mean}"
+    )
 
 
 def _score_line(

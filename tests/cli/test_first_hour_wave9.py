@@ -160,3 +160,43 @@ def test_a_path_option_written_with_equals_and_a_tilde_reads_the_home_dir(
     assert listed.exit_code == 0 and "quick/20261129-000001" in listed.output, listed.output
     shown = CliRunner().invoke(app, ["runs", "show", "~/runs/quick/20261129-000001"])
     assert shown.exit_code == 0 and str(run) in " ".join(shown.output.split()), shown.output
+
+
+# ------------------------------------------------ `t3rl score` of lines that are no lines of its world
+
+
+def test_score_of_a_t3rl_eval_record_or_another_worlds_lines_is_refused_before_writing(
+    here: Path,
+) -> None:
+    """`t3rl score bfcl runs/…/stages/eval_reference/trajectories.jsonl` (the help's example names that
+    very file): each of its lines failed as `missing decoded`, exit 1, and a `trajectories.scored/` dir
+    was written into the run's record; a file of another world's lines failed each line alike. Now the
+    first lines are read for the world's form before anything is written: t3rl's own eval records are
+    named as such (their verdicts are the summary beside them), another world's lines get the command
+    of the world they fit, which scores them."""
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+    from launch.cli.score import EVAL_RECORD_KEYS
+
+    stage = here / "runs" / "quick" / "20261129-000001" / "stages" / "eval_reference"
+    stage.mkdir(parents=True)
+    record = {"task_id": "multi_turn_base_1", "status": "completed", "messages": []}
+    record |= {key: [] for key in EVAL_RECORD_KEYS}
+    (stage / "trajectories.jsonl").write_text(json.dumps(record) + "\n")
+    wide = {"COLUMNS": "1000"}  # the refusal's panel on one line
+    done = CliRunner().invoke(app, ["score", "bfcl", str(stage / "trajectories.jsonl")], env=wide)
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2 and "holds the episodes of a t3rl eval" in text, text
+    assert "summary.json and report.md beside it" in text, text
+    assert sorted(p.name for p in stage.iterdir()) == ["trajectories.jsonl"], "nothing written"
+
+    answer = {"id": "1", "response": "<answer>4</answer>", "answer": "4"}
+    (here / "answers.jsonl").write_text(json.dumps(answer) + "\n")
+    done = CliRunner().invoke(app, ["score", "bfcl", "answers.jsonl"], env=wide)
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2 and "answers.jsonl has no bfcl line (its one line read" in text, text
+    fix = text.split("did you mean ", 1)[1].split("?", 1)[0]
+    assert fix == "t3rl score retool answers.jsonl", text
+    applied = CliRunner().invoke(app, [*fix.split()[1:], "--no-progress"])
+    assert applied.exit_code == 0 and "1 scored, 0 failed to score" in applied.output, applied.output
