@@ -56,7 +56,11 @@ class Transition:
     through the chat template. `inline` is text spliced into the current assistant turn instead (the
     ReTool `<interpreter>` block): the model continues the same message after it. Only a turn the model
     left open may be continued: one that stopped at one of the world's stop strings (`Env.stop`); after
-    the chat family's turn-ending token it is the world's failure (`env/InlineAfterTurnEnd`).
+    the chat family's turn-ending token it is the world's failure (`env/InlineAfterTurnEnd`). `info` is
+    the world's note on the call, for people and scripts, never for the model or the score: a text-keyed
+    mapping of JSON data, kept per call in order (reset's first) as the episode's `step_info` in the
+    eval's records and slime's sample metadata; one that is no JSON data is the world's failure
+    (`env/InvalidInfo`).
     """
 
     messages: list[Message] = field(default_factory=list)

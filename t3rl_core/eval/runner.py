@@ -529,6 +529,8 @@ async def _play(
         "cut_tokens": episode.cut_tokens,
         # Tokens the engine answered past a turn's stop, dropped (slime's t3rl_metrics keeps the same).
         "after_stop_tokens": episode.after_stop_tokens,
+        # The world's note on each env call (Transition.info), reset's first.
+        "step_info": episode.step_info,
         "error": episode.error,
         "timings": dict(episode.timings or {}),
         "prompt_ids": episode.prompt_ids,

@@ -51,7 +51,7 @@ _RUNNERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, s
 _SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_new_tokens")
 # The metadata keys `generate` writes: one episode's results, never part of a task row.
 _OUTPUT_METADATA = frozenset(
-    {"outcome", "reward_metrics", "messages", "turn_credit", "t3rl_metrics", METADATA_KEY}
+    {"outcome", "reward_metrics", "messages", "step_info", "turn_credit", "t3rl_metrics", METADATA_KEY}
 )
 # The key generate writes into every sample it fills: a sample holding it was filled by t3rl before.
 _FILLED = "t3rl_metrics"
@@ -134,6 +134,7 @@ async def generate(
         "outcome": episode.outcome,
         "reward_metrics": dict(reward.metrics),
         "messages": list(episode.messages),
+        "step_info": episode.step_info,  # the world's note on each env call (Transition.info)
         "turn_credit": turn_record(episode.outcome, episode.step_starts, len(response_ids)),
         _FILLED: {
             "num_model_calls": episode.num_model_calls,

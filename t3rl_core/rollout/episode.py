@@ -83,6 +83,8 @@ class EpisodeResult:
     cut_tokens: int = 0
     # Tokens engines answered after a turn's stop token or stop string, dropped (never trained).
     after_stop_tokens: int = 0
+    # Each env call's Transition.info (reset's first, then each step's), as JSON data.
+    step_info: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not len(self.log_probs) == len(self.loss_mask) == len(self.response_ids):
@@ -194,6 +196,8 @@ class _Episode:
         self.format_repairs = 0
         self.step_starts: list[int] = []
         self.env_steps = 0  # env.step() calls: the steps a world's turn_steps must add up to
+        # Each env call's Transition.info, in order (reset's first): JSON data, kept in the records.
+        self.step_info: list[dict[str, Any]] = []
         # Response offsets [start, end) of each model call's tokens kept (the drift check reads where
         # the model's own tokens begin and end: ChatFormat.tito_drift).
         self.model_spans: list[tuple[int, int]] = []
@@ -210,6 +214,7 @@ class _Episode:
 
     async def run(self) -> None:
         first = await self._env_call(self.env.reset)
+        self._keep_info(first)
         if first.inline is not None:
             error = "env.reset() returned inline text; only step() may continue a model turn"
             raise _Ended("failed", error, Failure("env", "InlineReset", error))
@@ -493,6 +498,7 @@ class _Episode:
         new messages; ends the episode when the env is done or the step limit is reached."""
         assert self.trajectory is not None
         observations = self._world_messages(transition)
+        self._keep_info(transition)
         if transition.inline is not None:
             self._check_turn_open(last_token)
             inline = scalar_text(transition.inline)
@@ -542,6 +548,24 @@ class _Episode:
             "format's closing tag), or return the result as messages"
         )
         raise _Ended("failed", error, Failure("env", "InlineAfterTurnEnd", error))
+
+    def _keep_info(self, transition: Transition) -> None:
+        """Keep `transition.info`, the world's note on this call (ReTool's sandbox status, BFCL's turn
+        score), as the records keep it: a text-keyed mapping of JSON data, else the world's failure (it
+        was read by nothing, so a note no record could hold went unsaid)."""
+        info = transition.info
+        if not isinstance(info, Mapping):
+            problems = [f"Transition.info is a {type(info).__name__}, not a mapping"]
+        else:
+            kept, problems = json_outcome(info, "Transition.info")
+        if problems:
+            error = (
+                f"world {type(self.env).__name__} returned {'; '.join(problems[:3])}. Return text-keyed "
+                "dicts, lists, text, finite numbers, bools or None there (each call's info is kept in the "
+                "eval's records and slime's sample metadata as step_info)"
+            )
+            raise _Ended("failed", error, Failure("env", "InvalidInfo", error))
+        self.step_info.append(kept)
 
     def _world_messages(self, transition: Transition) -> list[Message]:
         """`transition`'s messages, each a mapping whose role and content are text, and its inline text
@@ -722,6 +746,7 @@ async def run_episode(
         call_meta=episode.call_meta,
         cut_tokens=trajectory.cut,
         after_stop_tokens=episode.after_stop,
+        step_info=episode.step_info,
     )
 
 

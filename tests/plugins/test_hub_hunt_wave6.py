@@ -4,17 +4,23 @@ with its declaration turned off."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import textwrap
 import types
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from launch.checks.rules import components
 from launch.checks.rules.module_state import world_changes
+from t3rl_core.engines.base import Generation
 from t3rl_core.envs.base import Env
 from t3rl_core.plugins import UsedPlugin
+from t3rl_core.types import Action, Transition
+from tests.plugins import test_hub_hunt_wave3 as wave3
+from tests.rollout.fakes import FixedEngine
 
 # ------------------------------------------------ state the module holds, changed through any spelling
 
@@ -157,3 +163,58 @@ def test_pre_flight_names_the_alias_and_the_default_with_their_fixes() -> None:
     assert "seen = [] if seen is None else seen" in default_change, default_change
     (left,) = _said(("m",))
     assert "default seen" in left, left
+
+
+# ------------------------------------------------ a world's Transition.info: recorded, JSON data
+
+
+class _Noting(wave3._Quick):
+    """A world whose reset and step each return `INFO` as their note."""
+
+    INFO: Any = None
+
+    async def reset(self) -> Transition:
+        return Transition(info={"seed": 3})
+
+    async def step(self, action: Action) -> Transition:
+        return Transition(done=True, info=self.INFO)
+
+
+def _episode(info: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr(_Noting, "INFO", info)
+    monkeypatch.setattr(wave3.World, "env_class", _Noting)
+    runner = wave3._runner()
+    ids = runner.chat.encode('<tool_call>\n{"name": "add", "arguments": {"n": 3}}\n</tool_call>')
+    runner.engine = FixedEngine([Generation(ids, [-0.5] * len(ids), "stop")])
+    task = {"prompt": [{"role": "user", "content": "Add 3."}], "metadata": {}}
+    episode, _ = asyncio.run(runner.run(task, "eval"))
+    return episode
+
+
+def test_a_worlds_info_is_kept_per_call_in_the_episode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Transition.info` was read by nothing (ReTool's sandbox status per call, BFCL's turn score never
+    reached a record: wave five's leftover). Now the episode keeps each env call's info in order, reset's
+    first, as `step_info`, which the eval's records and slime's sample metadata write."""
+    episode = _episode({"status": "ok", "took_s": 0.25, "calls": [1, 2]}, monkeypatch)
+    assert episode.status == "completed", episode.error
+    assert episode.step_info == [{"seed": 3}, {"status": "ok", "took_s": 0.25, "calls": [1, 2]}]
+
+
+@pytest.mark.parametrize(
+    ("info", "said"),
+    [
+        ({1: "x"}, "Transition.info has a key of type int"),
+        ({"seen": {1, 2}}, "Transition.info['seen'] is of type set"),
+        ({"took": float("nan")}, "Transition.info['took'] is nan"),
+        ("sandbox ok", "Transition.info is a str, not a mapping"),
+    ],
+    ids=["int-key", "set", "nan", "text"],
+)
+def test_an_info_no_record_holds_is_the_worlds_failure(
+    info: Any, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An info no JSON record holds fails the episode as the world's (`env/InvalidInfo`), named, as an
+    outcome that is no JSON data does; before, nothing read it, so nothing said."""
+    episode = _episode(info, monkeypatch)
+    assert episode.status == "failed" and episode.failure.kind == "env", episode.error
+    assert episode.failure.error_type == "InvalidInfo" and said in episode.error, episode.error
