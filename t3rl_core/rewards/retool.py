@@ -6,11 +6,12 @@ end with `<answer> … \\boxed{…} … </answer>` (`re.search(r'<answer>.*\\box
 `\\boxed{…}` (braces balanced) inside the first `<answer>…</answer>`, graded against the reference for
 mathematical equivalence with math-verify (Agent-R1 used mathruler's grader). Any failure scores −1.
 
-A grading has three outcomes: right, wrong, or not graded (math-verify raised, or ran past its budget of
-CPU time). The value is the reference's for each (an answer not graded is not correct: 0 with the
-format, −1 when grading raised or without the format), and the metric `graded` (1.0 / 0.0) says which
-episodes were graded; `acc` is reported for graded episodes only, so a batch's mean accuracy is never
-lowered by answers nobody graded (slime and the eval average each metric over the episodes reporting it).
+A grading has three outcomes: right, wrong, or not graded (math-verify raised, ran past its budget of
+CPU time, or its worker died). The value is the reference's for each (an answer not graded is not
+correct: 0 with the format, −1 when grading raised or without the format), and the metric `graded`
+(1.0 / 0.0) says which episodes were graded; `acc` is reported for graded episodes only, so a batch's
+mean accuracy is never lowered by answers nobody graded (slime and the eval average each metric over
+the episodes reporting it).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from t3rl_core.config import RewardConfig
-from t3rl_core.envs.bounded_calls import CallWorkers
+from t3rl_core.envs.bounded_calls import CallWorkers, WorkerLost
 from t3rl_core.fields import SECONDS_USUAL, ChatTag
 from t3rl_core.finite import MissingScore, shown, verdict_flag
 from t3rl_core.rewards.base import Reward, RewardInput, RewardResult, task_named
@@ -85,7 +86,13 @@ class ReToolOutcomeReward(Reward):
         if self._workers is None:
             self._workers = CallWorkers(["math_verify"])
         budget = 3 * self.config.grading_timeout_s
-        verdict = await self._workers.run(f"{__name__}:grade", [predicted, ground_truth], budget)
+        try:
+            verdict = await self._workers.run(f"{__name__}:grade", [predicted, ground_truth], budget)
+        except WorkerLost:
+            # The worker died grading (out of memory on the model's expression, a crash in sympy): the
+            # answer is not graded, as one past its budget. Raised, it failed the episode as the reward's,
+            # counted toward rollout.max_failure_rate: an answer the model writes could stop the run.
+            return _result(text, NOT_GRADED)
         if verdict not in _GRADES:
             raise MissingScore(
                 f"{_grader(inp)} answered {shown(verdict)}, not one of {sorted(_GRADES, key=str)}"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from t3rl_core.envs.bounded_calls import CallWorkers
+from t3rl_core.envs.bounded_calls import CallWorkers, WorkerLost
 from t3rl_core.envs.tau2.users import (
     LLMUser,
     LLMUserConfig,
@@ -58,6 +58,8 @@ def test_an_answer_not_graded_is_no_wrong_answer(monkeypatch: pytest.MonkeyPatch
     class Workers:
         async def run(self, fn: str, args: list[Any], budget_s: float) -> str | None:
             assert budget_s == 3 * reward.config.grading_timeout_s
+            if args[0] == "393":
+                raise WorkerLost("the call's worker process exited")
             return answers[args[0]]
 
     reward._workers = Workers()  # type: ignore[assignment]
@@ -70,6 +72,9 @@ def test_an_answer_not_graded_is_no_wrong_answer(monkeypatch: pytest.MonkeyPatch
     assert right.metrics == {"score": 1.0, "format": 1.0, "graded": 1.0, "acc": 1.0}
     assert wrong.metrics == {"score": 0.0, "format": 1.0, "graded": 1.0, "acc": 0.0}
     assert ungraded == RewardResult(0.0, {"score": 0.0, "format": 1.0, "graded": 0.0})
+    # A worker that died grading (out of memory on the model's expression) has not graded it either:
+    # raised, the episode failed as the reward's and counted toward rollout.max_failure_rate.
+    assert scored("393") == ungraded
     samples = [
         SimpleNamespace(reward=r.value, metadata={"reward_metrics": r.metrics}, status="completed")
         for r in (right, ungraded)
